@@ -1,0 +1,80 @@
+import { openSync, readSync, closeSync, fstatSync } from 'node:fs'
+import { open } from 'node:fs/promises'
+import type { CID } from 'multiformats/cid'
+import { CidBuilder } from './cid-builder.js'
+import type { CidProfile } from './profiles.js'
+import { AbortedError } from '../errors.js'
+
+/** What hashing a file saw: its CID and the stat it was read under. */
+export interface FileCid {
+  readonly cid: CID
+  readonly size: number
+  readonly mtimeMs: number
+}
+
+/** Thrown when a file's size or mtime moved while it was read: the CID would describe no real state. */
+export class FileChangedWhileHashingError extends Error {
+  readonly code = 'ERR_FILE_CHANGED'
+}
+
+/**
+ * Hashes a file with blocking reads, one chunk at a time into one reused buffer. Meant for worker
+ * threads, where blocking is the fast path; the main thread uses {@link fileCid}.
+ */
+export function fileCidSync (path: string, profile: CidProfile, buffer = Buffer.allocUnsafe(profile.chunkSize)): FileCid {
+  const fd = openSync(path, 'r')
+  try {
+    const before = fstatSync(fd)
+    const builder = new CidBuilder(profile)
+    for (;;) {
+      const read = readFully(fd, buffer)
+      if (read > 0) builder.update(buffer.subarray(0, read))
+      if (read < buffer.byteLength) break
+    }
+    const after = fstatSync(fd)
+    if (after.size !== before.size || after.mtimeMs !== before.mtimeMs || builder.size !== before.size) {
+      throw new FileChangedWhileHashingError(`${path} changed while it was being hashed`)
+    }
+    return { cid: builder.finish(), size: before.size, mtimeMs: before.mtimeMs }
+  } finally {
+    closeSync(fd)
+  }
+}
+
+function readFully (fd: number, buffer: Buffer): number {
+  let filled = 0
+  while (filled < buffer.byteLength) {
+    const read = readSync(fd, buffer, filled, buffer.byteLength - filled, null)
+    if (read === 0) break
+    filled += read
+  }
+  return filled
+}
+
+/** Hashes a file without blocking the event loop. */
+export async function fileCid (path: string, profile: CidProfile, options: { signal?: AbortSignal } = {}): Promise<FileCid> {
+  const handle = await open(path, 'r')
+  try {
+    const before = await handle.stat()
+    const builder = new CidBuilder(profile)
+    const buffer = Buffer.allocUnsafe(profile.chunkSize)
+    for (;;) {
+      if (options.signal?.aborted === true) throw new AbortedError(`hashing ${path} was aborted`)
+      const { bytesRead } = await handle.read(buffer, 0, buffer.byteLength, null)
+      if (bytesRead === 0) break
+      builder.update(buffer.subarray(0, bytesRead))
+    }
+    const after = await handle.stat()
+    if (after.size !== before.size || after.mtimeMs !== before.mtimeMs || builder.size !== before.size) {
+      throw new FileChangedWhileHashingError(`${path} changed while it was being hashed`)
+    }
+    return { cid: builder.finish(), size: before.size, mtimeMs: before.mtimeMs }
+  } finally {
+    await handle.close()
+  }
+}
+
+/** The CID of bytes already in memory (small inputs, tests, verification of fetched blocks). */
+export function bytesCid (bytes: Uint8Array, profile: CidProfile): CID {
+  return new CidBuilder(profile).update(bytes).finish()
+}

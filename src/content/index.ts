@@ -1,0 +1,9 @@
+/**
+ * Content addressing: the CID a file gets from `ipfs add` under one of three import profiles,
+ * computed from a stream with memory bounded by one chunk.
+ */
+export { CID_PROFILES, CID_PROFILE_NAMES, DEFAULT_CID_PROFILE, cidProfile, isCidProfileName } from './profiles.js'
+export type { CidProfile, CidProfileName } from './profiles.js'
+export { CidBuilder } from './cid-builder.js'
+export { fileCid, fileCidSync, bytesCid, FileChangedWhileHashingError } from './file-cid.js'
+export type { FileCid } from './file-cid.js'

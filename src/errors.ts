@@ -1,0 +1,115 @@
+/**
+ * Every failure cidsync reports is one of these classes: a stable `code` for tooling, a message
+ * that says what failed, on what, and what to do, and the CLI exit code it maps to.
+ */
+
+/** CLI exit codes (DESIGN.md, "CLI"). */
+export const ExitCode = {
+  ok: 0,
+  failure: 1,
+  usage: 2,
+  notFound: 3,
+  integrity: 4
+} as const
+
+export type ExitCodeValue = (typeof ExitCode)[keyof typeof ExitCode]
+
+export class CidsyncError extends Error {
+  readonly code: string = 'ERR_CIDSYNC'
+  readonly exitCode: ExitCodeValue = ExitCode.failure
+
+  constructor (message: string, options?: ErrorOptions) {
+    super(message, options)
+    this.name = new.target.name
+  }
+}
+
+/** A config file, environment variable or flag holds a value that is not allowed. */
+export class ConfigError extends CidsyncError {
+  override readonly code = 'ERR_CONFIG'
+  override readonly exitCode = ExitCode.usage
+}
+
+/** The command line itself is wrong: an unknown profile, a missing argument. */
+export class UsageError extends CidsyncError {
+  override readonly code = 'ERR_USAGE'
+  override readonly exitCode = ExitCode.usage
+}
+
+/** The index was written by a newer cidsync than this one. */
+export class SchemaTooNewError extends CidsyncError {
+  override readonly code = 'ERR_SCHEMA_TOO_NEW'
+
+  constructor (readonly path: string, readonly found: number, readonly known: number) {
+    super(`the index ${path} has schema version ${found}, but this cidsync knows versions up to ${known}: upgrade cidsync, or restore the index on this device`)
+  }
+}
+
+/** The index file does not exist where a read-only command expected it. */
+export class IndexMissingError extends CidsyncError {
+  override readonly code = 'ERR_INDEX_MISSING'
+  override readonly exitCode = ExitCode.notFound
+
+  constructor (readonly path: string) {
+    super(`no index at ${path}: start the daemon (cidsync daemon) or restore one (cidsync restore)`)
+  }
+}
+
+/** Another daemon already runs on this state dir. */
+export class LockHeldError extends CidsyncError {
+  override readonly code = 'ERR_LOCK_HELD'
+
+  constructor (readonly lockPath: string, readonly holder: string) {
+    super(`another cidsync daemon holds ${lockPath} (${holder}): stop it first, or give this one its own state_dir`)
+  }
+}
+
+/** The kernel refused another inotify watch. */
+export class WatchLimitError extends CidsyncError {
+  override readonly code = 'ERR_WATCH_LIMIT'
+
+  constructor (readonly folder: string, options?: ErrorOptions) {
+    super(`out of inotify watches while watching ${folder}: raise the limit with ` +
+      '`sudo sysctl fs.inotify.max_user_watches=524288` (persist it in /etc/sysctl.d/90-cidsync.conf), ' +
+      'or add ignore rules for large trees you do not need indexed', options)
+  }
+}
+
+/** A watched folder is missing or not a directory. */
+export class FolderError extends CidsyncError {
+  override readonly code = 'ERR_FOLDER'
+  override readonly exitCode = ExitCode.usage
+}
+
+/** The daemon's status endpoint could not be reached or answered badly. */
+export class StatusUnavailableError extends CidsyncError {
+  override readonly code = 'ERR_STATUS_UNAVAILABLE'
+}
+
+/** The status endpoint could not listen where the config says. */
+export class ListenError extends CidsyncError {
+  override readonly code = 'ERR_LISTEN'
+}
+
+/** Reading a file for its CID failed (vanished, unreadable, changed while being read). */
+export class HashError extends CidsyncError {
+  override readonly code: string = 'ERR_HASH'
+
+  constructor (readonly path: string, readonly reason: string, options?: ErrorOptions) {
+    super(`could not hash ${path}: ${reason}`, options)
+  }
+}
+
+/** An operation was cancelled through its AbortSignal. */
+export class AbortedError extends CidsyncError {
+  override readonly code = 'ERR_ABORTED'
+
+  constructor (message = 'the operation was aborted') {
+    super(message)
+  }
+}
+
+/** Maps anything thrown to an exit code: ours carry one, the rest are plain failures. */
+export function exitCodeOf (err: unknown): ExitCodeValue {
+  return err instanceof CidsyncError ? err.exitCode : ExitCode.failure
+}
