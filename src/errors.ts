@@ -91,12 +91,24 @@ export class ListenError extends CidsyncError {
   override readonly code = 'ERR_LISTEN'
 }
 
-/** Reading a file for its CID failed (vanished, unreadable, changed while being read). */
+const HASH_REASONS: Record<string, string> = {
+  ENOENT: 'it no longer exists',
+  EACCES: 'permission denied',
+  EPERM: 'permission denied',
+  EISDIR: 'it is a directory',
+  ERR_FILE_CHANGED: 'it changed while it was being read',
+  ERR_NOT_A_FILE: 'it is not a regular file'
+}
+
+/**
+ * Reading a file for its CID failed. `reason` is the errno-style code (`ENOENT`, `EACCES`,
+ * `ERR_FILE_CHANGED`...), so callers can tell a vanished file from an unreadable one.
+ */
 export class HashError extends CidsyncError {
-  override readonly code: string = 'ERR_HASH'
+  override readonly code = 'ERR_HASH'
 
   constructor (readonly path: string, readonly reason: string, options?: ErrorOptions) {
-    super(`could not hash ${path}: ${reason}`, options)
+    super(`could not hash ${path}: ${HASH_REASONS[reason] ?? reason}`, options)
   }
 }
 

@@ -1,4 +1,4 @@
-import { openSync, readSync, closeSync, fstatSync } from 'node:fs'
+import { openSync, readSync, closeSync, fstatSync, constants, type Stats } from 'node:fs'
 import { open } from 'node:fs/promises'
 import type { CID } from 'multiformats/cid'
 import { CidBuilder } from './cid-builder.js'
@@ -17,14 +17,25 @@ export class FileChangedWhileHashingError extends Error {
   readonly code = 'ERR_FILE_CHANGED'
 }
 
+/** Thrown for a path that is not a regular file (a FIFO swapped in after a stat, a device). */
+export class NotAFileError extends Error {
+  readonly code = 'ERR_NOT_A_FILE'
+}
+
+function requireRegularFile (path: string, stats: Stats): void {
+  if (!stats.isFile()) throw new NotAFileError(`${path} is not a regular file`)
+}
+
 /**
  * Hashes a file with blocking reads, one chunk at a time into one reused buffer. Meant for worker
  * threads, where blocking is the fast path; the main thread uses {@link fileCid}.
  */
-export function fileCidSync (path: string, profile: CidProfile, buffer = Buffer.allocUnsafe(profile.chunkSize)): FileCid {
-  const fd = openSync(path, 'r')
+export function fileCidSync (path: string, profile: CidProfile, buffer: Buffer = Buffer.allocUnsafe(profile.chunkSize)): FileCid {
+  // O_NONBLOCK: a FIFO swapped in after the caller's stat must not block the thread in open().
+  const fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK)
   try {
     const before = fstatSync(fd)
+    requireRegularFile(path, before)
     const builder = new CidBuilder(profile)
     for (;;) {
       const read = readFully(fd, buffer)
@@ -53,9 +64,10 @@ function readFully (fd: number, buffer: Buffer): number {
 
 /** Hashes a file without blocking the event loop. */
 export async function fileCid (path: string, profile: CidProfile, options: { signal?: AbortSignal } = {}): Promise<FileCid> {
-  const handle = await open(path, 'r')
+  const handle = await open(path, constants.O_RDONLY | constants.O_NONBLOCK)
   try {
     const before = await handle.stat()
+    requireRegularFile(path, before)
     const builder = new CidBuilder(profile)
     const buffer = Buffer.allocUnsafe(profile.chunkSize)
     for (;;) {

@@ -1,0 +1,45 @@
+import type { CidProfileName } from '../content/index.js'
+import type { ListenAddress } from './listen-address.js'
+import type { LOG_LEVELS } from './schema.js'
+
+/** A watched folder, its path absolute. */
+export interface FolderConfig {
+  readonly name: string
+  readonly path: string
+  readonly ignore: readonly string[]
+  readonly followSymlinks: boolean
+}
+
+/** The validated config with every path resolved: what the rest of cidsync reads. */
+export interface Config {
+  /** The file it came from, if any. */
+  readonly source: string | undefined
+  readonly namespace: string
+  readonly network: string
+  readonly stateDir: string
+  readonly cidProfile: CidProfileName
+  readonly logLevel: (typeof LOG_LEVELS)[number]
+  readonly folders: readonly FolderConfig[]
+  readonly status: { readonly listen: ListenAddress }
+  readonly service: {
+    readonly mode: 'embedded' | 'remote'
+    readonly dir: string
+    readonly dealUrl: string
+    readonly apiUrl: string
+    readonly pointerUrl: string
+    readonly uploadUrl: string
+    readonly gateways: readonly string[]
+  }
+  readonly snapshot: {
+    readonly schedule: string
+    readonly encryption: 'aes-256-gcm' | 'none'
+    readonly deal: boolean
+    readonly ipnsKey: string
+  }
+  readonly reconcile: { readonly schedule: string }
+  readonly watch: {
+    /** Hashing threads; 0 in the file means one per core. */
+    readonly hashWorkers: number
+    readonly settleMs: number
+  }
+}

@@ -1,0 +1,62 @@
+import { ConfigError } from '../errors.js'
+
+type EnvKind = 'string' | 'boolean' | 'integer' | 'list'
+
+/** Config keys that `CIDSYNC_<SECTION>_<KEY>` may set; folders come only from the file. */
+const ENV_KEYS: ReadonlyArray<readonly [string, EnvKind]> = [
+  ['namespace', 'string'], ['network', 'string'], ['state_dir', 'string'], ['cid_profile', 'string'], ['log_level', 'string'],
+  ['status.listen', 'string'],
+  ['service.mode', 'string'], ['service.dir', 'string'], ['service.deal_url', 'string'], ['service.api_url', 'string'],
+  ['service.pointer_url', 'string'], ['service.upload_url', 'string'], ['service.gateways', 'list'],
+  ['snapshot.schedule', 'string'], ['snapshot.encryption', 'string'], ['snapshot.deal', 'boolean'], ['snapshot.ipns_key', 'string'],
+  ['reconcile.schedule', 'string'],
+  ['watch.hash_workers', 'integer'], ['watch.settle_ms', 'integer']
+]
+
+export function envName (key: string): string {
+  return `CIDSYNC_${key.replace('.', '_').toUpperCase()}`
+}
+
+/** Every environment variable that may override a config key, for docs and error messages. */
+export const CONFIG_ENV_VARIABLES = ENV_KEYS.map(([key]) => envName(key))
+
+function convert (name: string, raw: string, kind: EnvKind): unknown {
+  switch (kind) {
+    case 'string': return raw
+    case 'list': return raw.split(',').map(s => s.trim()).filter(s => s !== '')
+    case 'integer':
+      if (!/^\d+$/.test(raw.trim())) throw new ConfigError(`${name} = ${JSON.stringify(raw)}: expected a whole number`)
+      return Number(raw.trim())
+    case 'boolean': {
+      const value = raw.trim().toLowerCase()
+      if (['1', 'true', 'yes', 'on'].includes(value)) return true
+      if (['0', 'false', 'no', 'off'].includes(value)) return false
+      throw new ConfigError(`${name} = ${JSON.stringify(raw)}: expected true or false`)
+    }
+  }
+}
+
+/**
+ * Lays `CIDSYNC_*` variables over the file's raw table. Answers the merged table and, for error
+ * messages, which dotted keys came from which variable.
+ */
+export function applyEnvOverrides (raw: Record<string, unknown>, env: NodeJS.ProcessEnv): { merged: Record<string, unknown>, fromEnv: Map<string, string> } {
+  const merged: Record<string, unknown> = { ...raw }
+  const fromEnv = new Map<string, string>()
+  for (const [key, kind] of ENV_KEYS) {
+    const name = envName(key)
+    const value = env[name]
+    if (value === undefined) continue
+    const [section, field] = key.split('.') as [string, string | undefined]
+    if (field === undefined) {
+      merged[section] = convert(name, value, kind)
+    } else {
+      const table = merged[section]
+      const copy = typeof table === 'object' && table !== null && !Array.isArray(table) ? { ...table as Record<string, unknown> } : {}
+      copy[field] = convert(name, value, kind)
+      merged[section] = copy
+    }
+    fromEnv.set(key, name)
+  }
+  return { merged, fromEnv }
+}

@@ -1,0 +1,12 @@
+/**
+ * The config: one TOML file, `CIDSYNC_*` overrides, validated once at the edge, paths resolved.
+ */
+export type { Config, FolderConfig } from './config.js'
+export { loadConfig, findConfigFile } from './load.js'
+export type { LoadConfigOptions } from './load.js'
+export { defaultConfigPath, defaultStateDir, expandHome, resolveConfigPath } from './paths.js'
+export { parseListenAddress, formatListenAddress, isLoopbackHost } from './listen-address.js'
+export type { ListenAddress } from './listen-address.js'
+export { renderConfigTemplate } from './template.js'
+export { CONFIG_ENV_VARIABLES } from './env.js'
+export { DEFAULT_STATUS_PORT, DEFAULT_STATUS_LISTEN, DEFAULT_SNAPSHOT_SCHEDULE, DEFAULT_RECONCILE_SCHEDULE, DEFAULT_SETTLE_MS } from './schema.js'

@@ -1,0 +1,100 @@
+import { existsSync, readFileSync } from 'node:fs'
+import { availableParallelism, homedir } from 'node:os'
+import { dirname, join } from 'node:path'
+import { parse as parseToml } from 'smol-toml'
+import { ConfigError } from '../errors.js'
+import type { Config } from './config.js'
+import { applyEnvOverrides } from './env.js'
+import { formatIssues } from './issues.js'
+import { parseListenAddress } from './listen-address.js'
+import { defaultConfigPath, defaultStateDir, resolveConfigPath, SYSTEM_CONFIG_PATH } from './paths.js'
+import { configFileSchema, type ConfigFile } from './schema.js'
+
+export interface LoadConfigOptions {
+  /** `--config`; wins over `$CIDSYNC_CONFIG` and the default paths. */
+  readonly configPath?: string | undefined
+  readonly env?: NodeJS.ProcessEnv
+  readonly cwd?: string
+  readonly home?: string
+}
+
+/** Which file to read: the flag, `$CIDSYNC_CONFIG`, the user's default, the system's; or none. */
+export function findConfigFile (options: LoadConfigOptions = {}): { path: string, explicit: boolean } | undefined {
+  const env = options.env ?? process.env
+  const cwd = options.cwd ?? process.cwd()
+  const explicit = options.configPath ?? (env.CIDSYNC_CONFIG !== '' ? env.CIDSYNC_CONFIG : undefined)
+  if (explicit !== undefined) return { path: resolveConfigPath(explicit, cwd, options.home), explicit: true }
+  for (const candidate of [defaultConfigPath(env, options.home), SYSTEM_CONFIG_PATH]) {
+    if (existsSync(candidate)) return { path: candidate, explicit: false }
+  }
+  return undefined
+}
+
+function readToml (path: string): Record<string, unknown> {
+  let text: string
+  try {
+    text = readFileSync(path, 'utf8')
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code
+    if (code === 'ENOENT') throw new ConfigError(`config file ${path} does not exist: create one with \`cidsync init --config ${path}\``)
+    throw new ConfigError(`config file ${path} could not be read (${code ?? String(err)}): check its permissions`, { cause: err })
+  }
+  try {
+    return parseToml(text) as Record<string, unknown>
+  } catch (err) {
+    throw new ConfigError(`config file ${path} is not valid TOML: ${(err as Error).message.split('\n')[0] ?? ''}`, { cause: err })
+  }
+}
+
+/**
+ * Loads the config: file, then `CIDSYNC_*` environment variables, then defaults; validates it
+ * once, here, and resolves every path. Errors name the key, the value, what is allowed and where
+ * the value came from.
+ */
+export function loadConfig (options: LoadConfigOptions = {}): Config {
+  const env = options.env ?? process.env
+  const home = options.home ?? homedir()
+  const found = findConfigFile(options)
+  const raw = found === undefined ? {} : readToml(found.path)
+  const { merged, fromEnv } = applyEnvOverrides(raw, env)
+  const origin = (key: string): string => {
+    const variable = fromEnv.get(key)
+    return variable !== undefined ? `(from ${variable})` : found !== undefined ? `(in ${found.path})` : '(default)'
+  }
+  const parsed = configFileSchema.safeParse(merged)
+  if (!parsed.success) {
+    throw new ConfigError(`invalid config:\n  ${formatIssues(parsed.error.issues, merged, origin).join('\n  ')}`)
+  }
+  const listen = parseListenAddress(parsed.data.status.listen)
+  if ('error' in listen) {
+    throw new ConfigError(`invalid config:\n  status.listen = ${JSON.stringify(parsed.data.status.listen)} ${origin('status.listen')}: ${listen.error}`)
+  }
+  const base = found !== undefined ? dirname(found.path) : (options.cwd ?? process.cwd())
+  return toConfig(parsed.data, found?.path, listen, (p) => resolveConfigPath(p, base, home), env, home)
+}
+
+function toConfig (file: ConfigFile, source: string | undefined, listen: Config['status']['listen'], resolvePath: (p: string) => string, env: NodeJS.ProcessEnv, home: string): Config {
+  const stateDir = file.state_dir !== undefined ? resolvePath(file.state_dir) : defaultStateDir(env, home)
+  return {
+    source,
+    namespace: file.namespace,
+    network: file.network,
+    stateDir,
+    cidProfile: file.cid_profile,
+    logLevel: file.log_level,
+    folders: file.folders.map(f => ({ name: f.name, path: resolvePath(f.path), ignore: f.ignore, followSymlinks: f.follow_symlinks })),
+    status: { listen },
+    service: {
+      mode: file.service.mode,
+      dir: file.service.dir !== '' ? resolvePath(file.service.dir) : join(stateDir, 'service'),
+      dealUrl: file.service.deal_url,
+      apiUrl: file.service.api_url,
+      pointerUrl: file.service.pointer_url,
+      uploadUrl: file.service.upload_url,
+      gateways: file.service.gateways
+    },
+    snapshot: { schedule: file.snapshot.schedule, encryption: file.snapshot.encryption, deal: file.snapshot.deal, ipnsKey: file.snapshot.ipns_key },
+    reconcile: { schedule: file.reconcile.schedule },
+    watch: { hashWorkers: file.watch.hash_workers === 0 ? availableParallelism() : file.watch.hash_workers, settleMs: file.watch.settle_ms }
+  }
+}

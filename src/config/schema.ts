@@ -1,0 +1,73 @@
+import { z } from 'zod'
+import cron from 'node-cron'
+import { CID_PROFILE_NAMES } from '../content/index.js'
+
+/** The status endpoint's default TCP port on loopback. */
+export const DEFAULT_STATUS_PORT = 7345
+export const DEFAULT_STATUS_LISTEN = `127.0.0.1:${DEFAULT_STATUS_PORT}`
+export const DEFAULT_SNAPSHOT_SCHEDULE = '*/15 * * * *'
+export const DEFAULT_RECONCILE_SCHEDULE = '0 * * * *'
+/** How long a path must stay quiet after an event before it is hashed (editors' atomic saves). */
+export const DEFAULT_SETTLE_MS = 150
+
+export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const
+
+const cronExpression = z.string().refine(value => cron.validate(value), {
+  message: 'expected a cron expression such as "*/15 * * * *" (minute hour day month weekday)'
+})
+
+const folderName = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, {
+  message: 'expected a label of letters, digits, ".", "_" or "-" (at most 64, starting with a letter or digit)'
+})
+
+const url = z.union([z.literal(''), z.url({ protocol: /^https?$/, message: 'expected an http(s) URL' })])
+
+const folder = z.strictObject({
+  name: folderName,
+  path: z.string().min(1, { message: 'expected the folder\'s path' }),
+  ignore: z.array(z.string().min(1)).default([]),
+  follow_symlinks: z.boolean().default(false)
+})
+
+/** The TOML file's shape, snake_case as users write it. Unknown keys are errors. */
+export const configFileSchema = z.strictObject({
+  namespace: z.string().min(1).default('default'),
+  network: z.string().min(1).default('mainnet'),
+  state_dir: z.string().min(1).optional(),
+  cid_profile: z.enum(CID_PROFILE_NAMES).default('kubo-cidv1'),
+  log_level: z.enum(LOG_LEVELS).default('info'),
+  folders: z.array(folder).default([]).superRefine((folders, ctx) => {
+    const seen = new Set<string>()
+    folders.forEach((f, i) => {
+      if (seen.has(f.name)) ctx.addIssue({ code: 'custom', path: [i, 'name'], message: 'expected each folder name to be unique' })
+      seen.add(f.name)
+    })
+  }),
+  status: z.strictObject({
+    listen: z.string().default(DEFAULT_STATUS_LISTEN)
+  }).prefault({}),
+  service: z.strictObject({
+    mode: z.enum(['embedded', 'remote']).default('embedded'),
+    dir: z.string().default(''),
+    deal_url: url.default(''),
+    api_url: url.default(''),
+    pointer_url: url.default(''),
+    upload_url: url.default(''),
+    gateways: z.array(z.url({ protocol: /^https?$/, message: 'expected an http(s) URL' })).default([])
+  }).prefault({}),
+  snapshot: z.strictObject({
+    schedule: cronExpression.default(DEFAULT_SNAPSHOT_SCHEDULE),
+    encryption: z.enum(['aes-256-gcm', 'none']).default('aes-256-gcm'),
+    deal: z.boolean().default(true),
+    ipns_key: z.string().default('')
+  }).prefault({}),
+  reconcile: z.strictObject({
+    schedule: cronExpression.default(DEFAULT_RECONCILE_SCHEDULE)
+  }).prefault({}),
+  watch: z.strictObject({
+    hash_workers: z.int().min(0).max(64).default(0),
+    settle_ms: z.int().min(0).max(60_000).default(DEFAULT_SETTLE_MS)
+  }).prefault({})
+})
+
+export type ConfigFile = z.output<typeof configFileSchema>

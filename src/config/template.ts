@@ -1,0 +1,56 @@
+import { DEFAULT_RECONCILE_SCHEDULE, DEFAULT_SETTLE_MS, DEFAULT_SNAPSHOT_SCHEDULE, DEFAULT_STATUS_LISTEN } from './schema.js'
+
+export interface TemplateFolder { readonly name: string, readonly path: string }
+
+const toml = (value: string): string => JSON.stringify(value)
+
+/**
+ * The commented config `cidsync init` writes; `config/cidsync.example.toml` is this with no
+ * folders given (a test keeps the two equal).
+ */
+export function renderConfigTemplate (folders: readonly TemplateFolder[] = [{ name: 'notes', path: '~/notes' }]): string {
+  const folderTables = folders.map(f => `[[folders]]
+name = ${toml(f.name)}                        # label; paths in the index are relative to the folder
+path = ${toml(f.path)}
+ignore = [".git/**", "node_modules/**", "**/*.tmp", "**/.DS_Store"]
+# follow_symlinks = false               # true: index what symlinks point to; false: skip symlinks
+`).join('\n')
+  return `# cidsync configuration (TOML). Every key is optional; the values shown are the defaults.
+# A CIDSYNC_<SECTION>_<KEY> environment variable overrides a key (CIDSYNC_STATUS_LISTEN, ...).
+# Relative paths are taken from this file's folder; "~" is your home.
+# Secrets (API key, session token, encryption key) never go here: see the README.
+
+namespace = "default"                   # pointer namespace
+network = "mainnet"                     # pointer network
+# state_dir = "~/.local/state/cidsync"  # index, keys, job state ($STATE_DIRECTORY under systemd)
+cid_profile = "kubo-cidv1"              # or "unixfs-v0-2015", "unixfs-v1-2025"
+log_level = "info"                      # trace, debug, info, warn, error, fatal, silent
+
+# One [[folders]] table per watched folder.
+${folderTables}
+[status]
+listen = ${toml(DEFAULT_STATUS_LISTEN)}              # loopback "host:port", or "unix:/path/status.sock"
+
+[service]
+mode = "embedded"                       # "embedded": the local service, in-process; "remote": the URLs below
+dir = ""                                # embedded: where the local service keeps its data (default: state_dir/service)
+deal_url = ""
+api_url = ""
+pointer_url = ""
+upload_url = ""
+gateways = []                           # tried in order
+
+[snapshot]
+schedule = ${toml(DEFAULT_SNAPSHOT_SCHEDULE)}
+encryption = "aes-256-gcm"              # or "none"
+deal = true                             # send each snapshot for a storage deal
+ipns_key = ""                           # ipnsName to publish the latest snapshot to ("" = none)
+
+[reconcile]
+schedule = ${toml(DEFAULT_RECONCILE_SCHEDULE)}
+
+[watch]
+hash_workers = 0                        # threads that hash files; 0 = one per core
+settle_ms = ${DEFAULT_SETTLE_MS}                          # quiet time after a change before a file is hashed
+`
+}

@@ -1,0 +1,141 @@
+import type { Database, Statement } from 'better-sqlite3'
+
+/** A file as one device last saw it. */
+export interface Entry {
+  readonly deviceId: string
+  readonly folder: string
+  /** Relative to the folder, `/`-separated. */
+  readonly path: string
+  readonly size: number
+  readonly mtimeMs: number
+  readonly cid: string | null
+  readonly cidProfile: string
+  readonly updatedAt: number
+  readonly deleted: boolean
+  readonly seq: number
+}
+
+/** What the scanner compares against: enough to tell whether a file needs hashing again. */
+export interface KnownFile {
+  readonly size: number
+  readonly mtimeMs: number
+  readonly cidProfile: string
+}
+
+/** One write of this device's own view of a file. */
+export type EntryChange =
+  | { readonly kind: 'upsert', readonly folder: string, readonly path: string, readonly size: number, readonly mtimeMs: number, readonly cid: string, readonly cidProfile: string }
+  | { readonly kind: 'delete', readonly folder: string, readonly path: string }
+
+export interface FolderTotals { readonly folder: string, readonly files: number, readonly bytes: number }
+
+export interface ListOptions {
+  /** Matches the start of `folder/path`. */
+  readonly prefix?: string
+  /** Only this device's entries; all devices when absent. */
+  readonly deviceId?: string
+  readonly includeDeleted?: boolean
+}
+
+interface EntryRow {
+  device_id: string, folder: string, path: string, size: number, mtime_ms: number, cid: string | null,
+  cid_profile: string, updated_at: number, deleted: number, seq: number
+}
+
+const toEntry = (r: EntryRow): Entry => ({
+  deviceId: r.device_id, folder: r.folder, path: r.path, size: r.size, mtimeMs: r.mtime_ms, cid: r.cid,
+  cidProfile: r.cid_profile, updatedAt: r.updated_at, deleted: r.deleted === 1, seq: r.seq
+})
+
+/**
+ * The entries table. Statements are prepared once; every batch of writes is one transaction that
+ * stamps each change with the next sequence number of the writing device.
+ */
+export class EntryStore {
+  private readonly writes?: {
+    ensureDevice: Statement, lastSeq: Statement, setSeq: Statement, upsert: Statement, tombstone: Statement
+  }
+
+  private readonly reads: { known: Statement, totals: Statement, list: Statement, get: Statement }
+
+  constructor (private readonly db: Database, readonly: boolean) {
+    if (!readonly) {
+      this.writes = {
+        ensureDevice: db.prepare('INSERT INTO devices (device_id, hostname, first_seen) VALUES (?, ?, ?) ON CONFLICT (device_id) DO UPDATE SET hostname = excluded.hostname'),
+        lastSeq: db.prepare('SELECT last_seq FROM devices WHERE device_id = ?').pluck(),
+        setSeq: db.prepare('UPDATE devices SET last_seq = ? WHERE device_id = ?'),
+        upsert: db.prepare(`INSERT INTO entries (device_id, folder, path, size, mtime_ms, cid, cid_profile, updated_at, deleted, seq)
+          VALUES (@deviceId, @folder, @path, @size, @mtimeMs, @cid, @cidProfile, @now, 0, @seq)
+          ON CONFLICT (device_id, folder, path) DO UPDATE SET size = excluded.size, mtime_ms = excluded.mtime_ms, cid = excluded.cid,
+            cid_profile = excluded.cid_profile, updated_at = excluded.updated_at, deleted = 0, seq = excluded.seq`),
+        tombstone: db.prepare('UPDATE entries SET deleted = 1, updated_at = @now, seq = @seq WHERE device_id = @deviceId AND folder = @folder AND path = @path AND deleted = 0')
+      }
+    }
+    this.reads = {
+      known: db.prepare('SELECT path, size, mtime_ms, cid_profile FROM entries WHERE device_id = ? AND folder = ? AND deleted = 0').raw(),
+      totals: db.prepare('SELECT folder, COUNT(*) AS files, COALESCE(SUM(size), 0) AS bytes FROM entries WHERE device_id = ? AND deleted = 0 GROUP BY folder'),
+      list: db.prepare(`SELECT * FROM entries
+        WHERE (@deviceId IS NULL OR device_id = @deviceId) AND (@includeDeleted = 1 OR deleted = 0)
+          AND substr(folder || '/' || path, 1, length(@prefix)) = @prefix
+        ORDER BY folder, path, device_id`),
+      get: db.prepare('SELECT * FROM entries WHERE device_id = ? AND folder = ? AND path = ?')
+    }
+  }
+
+  /** Registers this device so its rows have an owner with a sequence counter. */
+  registerDevice (deviceId: string, hostname: string): void {
+    this.writable().ensureDevice.run(deviceId, hostname, Date.now())
+  }
+
+  /** This device's live files in a folder, keyed by path. */
+  knownFiles (deviceId: string, folder: string): Map<string, KnownFile> {
+    const known = new Map<string, KnownFile>()
+    for (const row of this.reads.known.iterate(deviceId, folder) as Iterable<[string, number, number, string]>) {
+      known.set(row[0], { size: row[1], mtimeMs: row[2], cidProfile: row[3] })
+    }
+    return known
+  }
+
+  /**
+   * Writes a batch in one transaction. Answers how many rows changed; only those take a sequence
+   * number (a delete of something not indexed changes nothing).
+   */
+  apply (deviceId: string, changes: readonly EntryChange[]): number {
+    const writes = this.writable()
+    if (changes.length === 0) return 0
+    return this.db.transaction(() => {
+      const now = Date.now()
+      const last = writes.lastSeq.get(deviceId) as number | undefined
+      if (last === undefined) throw new Error(`device ${deviceId} is not registered in the index`)
+      let seq = last
+      for (const change of changes) {
+        const next = seq + 1
+        const result = change.kind === 'upsert'
+          ? writes.upsert.run({ ...change, deviceId, now, seq: next })
+          : writes.tombstone.run({ deviceId, folder: change.folder, path: change.path, now, seq: next })
+        if (result.changes > 0) seq = next
+      }
+      writes.setSeq.run(seq, deviceId)
+      return seq - last
+    }).immediate()
+  }
+
+  /** Live files and bytes per folder of one device. */
+  totals (deviceId: string): FolderTotals[] {
+    return this.reads.totals.all(deviceId) as FolderTotals[]
+  }
+
+  list (options: ListOptions = {}): Entry[] {
+    return (this.reads.list.all({ deviceId: options.deviceId ?? null, includeDeleted: options.includeDeleted === true ? 1 : 0, prefix: options.prefix ?? '' }) as EntryRow[]).map(toEntry)
+  }
+
+  get (deviceId: string, folder: string, path: string): Entry | undefined {
+    const row = this.reads.get.get(deviceId, folder, path) as EntryRow | undefined
+    return row === undefined ? undefined : toEntry(row)
+  }
+
+  private writable (): NonNullable<EntryStore['writes']> {
+    if (this.writes === undefined) throw new Error('the index was opened read-only')
+    return this.writes
+  }
+}

@@ -1,0 +1,48 @@
+/**
+ * The local index: one SQLite file in the state dir, opened once, WAL, versioned schema.
+ */
+import { join } from 'node:path'
+import type { Database } from 'better-sqlite3'
+import { openDatabase } from './open.js'
+import { EntryStore } from './entries.js'
+
+export type { Entry, EntryChange, KnownFile, FolderTotals, ListOptions } from './entries.js'
+export { EntryStore } from './entries.js'
+export { SCHEMA_VERSION } from './migrations.js'
+export { loadOrCreateDeviceId, readDeviceId, DEVICE_ID_FILE } from './device-id.js'
+
+export const INDEX_FILE = 'index.sqlite'
+
+/** The index file inside a state dir. */
+export function indexPath (stateDir: string): string {
+  return join(stateDir, INDEX_FILE)
+}
+
+export interface Index {
+  readonly path: string
+  readonly entries: EntryStore
+  /** For the rooms that add tables of their own in later migrations. */
+  readonly db: Database
+  close (): void
+}
+
+export interface OpenIndexInit {
+  readonly readonly?: boolean
+}
+
+/** Opens (and if writable, creates and migrates) the index at `path`. */
+export function openIndex (path: string, init: OpenIndexInit = {}): Index {
+  const readonly = init.readonly === true
+  const db = openDatabase(path, { readonly })
+  const entries = new EntryStore(db, readonly)
+  return {
+    path,
+    db,
+    entries,
+    close: () => {
+      if (!db.open) return
+      if (!readonly) db.pragma('wal_checkpoint(TRUNCATE)')
+      db.close()
+    }
+  }
+}

@@ -1,0 +1,97 @@
+import { hostname } from 'node:os'
+import type { Logger } from 'pino'
+import type { Config } from '../config/index.js'
+import type { Index } from '../index/index.js'
+import { ChangeWriter } from './change-writer.js'
+import { FolderIndexer, type FolderProgress } from './folder-indexer.js'
+import { HashPool } from './hash-pool.js'
+
+export type WatcherState = 'starting' | 'scanning' | 'watching' | 'degraded' | 'stopped'
+
+export interface WatcherStatus {
+  readonly state: WatcherState
+  readonly folders: readonly FolderProgress[]
+  /** When the startup scan finished and every changed file was hashed and written (ms since epoch). */
+  readonly currentAt: number | undefined
+  readonly rowsWritten: number
+  readonly writeErrors: number
+}
+
+export interface WatcherComponents {
+  readonly index: Index
+  readonly logger: Logger
+  readonly deviceId: string
+}
+
+export interface WatcherInit {
+  readonly folders: Config['folders']
+  readonly profile: Config['cidProfile']
+  readonly hashWorkers: number
+  readonly settleMs: number
+}
+
+/**
+ * Every watched folder, one hashing pool and one batched writer. `start()` resolves once the
+ * watches are up; `current()` once the index matches the disk.
+ */
+export class Watcher {
+  private readonly pool: HashPool
+  private readonly writer: ChangeWriter
+  private readonly folders: FolderIndexer[]
+  private state: WatcherState = 'starting'
+  private currentAt: number | undefined
+  private rowsWritten = 0
+  private writeErrors = 0
+
+  constructor (private readonly components: WatcherComponents, init: WatcherInit) {
+    const { index, logger, deviceId } = components
+    index.entries.registerDevice(deviceId, hostname())
+    this.pool = new HashPool({ workers: init.hashWorkers })
+    this.writer = new ChangeWriter(index.entries, deviceId, {
+      onFlush: (written, error) => {
+        this.rowsWritten += written
+        if (error !== undefined) {
+          this.writeErrors++
+          logger.error({ err: error }, 'index write failed')
+        }
+      }
+    })
+    this.folders = init.folders.map(folder => new FolderIndexer(
+      { entries: index.entries, pool: this.pool, writer: this.writer, logger, deviceId },
+      { folder, profile: init.profile, settleMs: init.settleMs }
+    ))
+  }
+
+  async start (): Promise<void> {
+    this.state = 'scanning'
+    const started = Date.now()
+    await Promise.all(this.folders.map(async f => { await f.start() }))
+    if ((this.state as WatcherState) === 'stopped') return
+    this.state = this.folders.some(f => f.progress().state === 'error') ? 'degraded' : 'watching'
+    this.components.logger.info({ folders: this.folders.length, ms: Date.now() - started }, 'watching')
+  }
+
+  /** Resolves when every folder is idle and its rows are committed. */
+  async current (): Promise<void> {
+    for (;;) {
+      await Promise.all(this.folders.map(async f => { await f.idle() }))
+      this.writer.flush()
+      if (this.folders.every(f => f.progress().toHash === 0)) break
+    }
+    this.currentAt ??= Date.now()
+  }
+
+  status (): WatcherStatus {
+    const folders = this.folders.map(f => f.progress())
+    const state = this.state === 'watching' && folders.some(f => f.state === 'error') ? 'degraded' : this.state
+    return { state, folders, currentAt: this.currentAt, rowsWritten: this.rowsWritten, writeErrors: this.writeErrors }
+  }
+
+  /** Closes the watches, stops the threads (a file cut off mid-hash is hashed again at the next start), commits the batch. */
+  async stop (): Promise<void> {
+    this.state = 'stopped'
+    await Promise.all(this.folders.map(async f => { await f.stop() }))
+    await this.pool.close()
+    this.writer.flush()
+  }
+}
