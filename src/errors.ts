@@ -92,7 +92,7 @@ export class ListenError extends CidsyncError {
 }
 
 const HASH_REASONS: Record<string, string> = {
-  ENOENT: 'it no longer exists',
+  ENOENT: 'no such file',
   EACCES: 'permission denied',
   EPERM: 'permission denied',
   EISDIR: 'it is a directory',

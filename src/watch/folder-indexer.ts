@@ -5,7 +5,7 @@ import type { Logger } from 'pino'
 import type { CidProfileName } from '../content/index.js'
 import type { EntryStore, KnownFile } from '../index/index.js'
 import type { FolderConfig } from '../config/index.js'
-import { HashError } from '../errors.js'
+import { FolderError, HashError } from '../errors.js'
 import type { ChangeWriter } from './change-writer.js'
 import { FolderWatcher } from './folder-watcher.js'
 import type { HashPool } from './hash-pool.js'
@@ -87,6 +87,13 @@ export class FolderIndexer {
 
   /** Scans and starts watching; resolves when the watches are up and every scanned file is queued. */
   async start (): Promise<void> {
+    // A missing folder (an unmounted disk) is an error to show, never a reason to mark its files deleted.
+    const root = await stat(this.init.folder.path).catch(() => undefined)
+    if (root === undefined || !root.isDirectory()) {
+      this.fail(new FolderError(`folder "${this.name}" at ${this.init.folder.path} ${root === undefined ? 'does not exist' : 'is not a directory'}: ` +
+        'create or mount it, or remove it from the config; its indexed files are kept as they were'))
+      return
+    }
     const { entries, deviceId } = this.components
     this.known = entries.knownFiles(deviceId, this.name)
     this.seen = new Set()

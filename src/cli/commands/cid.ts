@@ -1,0 +1,41 @@
+import type { Command } from 'commander'
+import { CidBuilder, cidProfile, DEFAULT_CID_PROFILE, CID_PROFILE_NAMES } from '../../content/index.js'
+import { HashPool } from '../../watch/index.js'
+import { ExitCode } from '../../errors.js'
+import { action, reportError } from '../run.js'
+
+async function stdinCid (profileName: string): Promise<string> {
+  const builder = new CidBuilder(cidProfile(profileName))
+  for await (const chunk of process.stdin) builder.update(chunk as Buffer)
+  return builder.finish().toString()
+}
+
+export function registerCid (program: Command): void {
+  program.command('cid')
+    .description('print the CID `ipfs add` gives each file, like sha256sum (- reads stdin)')
+    .argument('<files...>', 'files to hash')
+    .option('--profile <name>', `import profile: ${CID_PROFILE_NAMES.join(', ')}`, DEFAULT_CID_PROFILE)
+    .action(action(async (files: string[], options: { profile: string }) => {
+      const profile = cidProfile(options.profile)
+      const pool = new HashPool({ workers: Math.min(files.length, 8) })
+      try {
+        // All files go to the pool at once; lines come out in argument order. Each promise is
+        // settled into a value at once so a later failure is never an unhandled rejection.
+        const results = files.map(async file => await (file === '-' ? stdinCid(profile.name) : pool.hash(file, profile.name).then(r => r.cid))
+          .then(cid => ({ cid }), (err: unknown) => ({ err })))
+        let failed = 0
+        for (const [i, result] of results.entries()) {
+          const outcome = await result
+          if ('cid' in outcome) {
+            process.stdout.write(`${outcome.cid}  ${files[i] ?? ''}\n`)
+          } else {
+            failed++
+            reportError(outcome.err)
+          }
+        }
+        if (failed > 0) process.exitCode = ExitCode.failure
+      } finally {
+        await pool.close()
+      }
+    }))
+}

@@ -1,0 +1,43 @@
+import { existsSync, mkdirSync } from 'node:fs'
+import { basename, resolve } from 'node:path'
+import type { Command } from 'commander'
+import { defaultConfigPath, loadConfig, renderConfigTemplate } from '../../config/index.js'
+import { ConfigError } from '../../errors.js'
+import { writeFileAtomicSync } from '../../util/atomic-write.js'
+import { action } from '../run.js'
+
+interface InitOptions { config?: string, folder?: string[], stateDir?: string, force?: boolean }
+
+function folderName (path: string, taken: Set<string>): string {
+  const base = basename(path).replace(/[^A-Za-z0-9._-]/g, '-').replace(/^[^A-Za-z0-9]+/, '') || 'folder'
+  let name = base.slice(0, 60)
+  for (let n = 2; taken.has(name); n++) name = `${base.slice(0, 56)}-${n}`
+  taken.add(name)
+  return name
+}
+
+export function registerInit (program: Command): void {
+  program.command('init')
+    .description('write a commented config file and create the state dir')
+    .option('--config <path>', 'where to write the config (default: $CIDSYNC_CONFIG, else the XDG config dir)')
+    .option('--folder <path...>', 'folders to watch (default: ~/notes, as an example to edit)')
+    .option('--state-dir <dir>', 'where the index and keys live (default: $STATE_DIRECTORY, else the XDG state dir)')
+    .option('--force', 'overwrite an existing config file')
+    .action(action((options: InitOptions) => {
+      const target = resolve(options.config ?? (process.env.CIDSYNC_CONFIG !== undefined && process.env.CIDSYNC_CONFIG !== '' ? process.env.CIDSYNC_CONFIG : defaultConfigPath(process.env)))
+      if (existsSync(target) && options.force !== true) {
+        throw new ConfigError(`${target} already exists: edit it, or run \`cidsync init --force\` to replace it`)
+      }
+      const taken = new Set<string>()
+      const folders = options.folder?.map(p => ({ name: folderName(resolve(p), taken), path: resolve(p) }))
+      let text = renderConfigTemplate(folders)
+      if (options.stateDir !== undefined) {
+        text = text.replace(/^# state_dir = .*$/m, `state_dir = ${JSON.stringify(resolve(options.stateDir))}`)
+      }
+      writeFileAtomicSync(target, text, { mode: 0o644 })
+      const config = loadConfig({ configPath: target })
+      mkdirSync(config.stateDir, { recursive: true, mode: 0o700 })
+      process.stdout.write(`wrote ${target}\nstate dir ${config.stateDir}\n` +
+        (folders === undefined ? 'edit [[folders]] to name what to watch, then run: cidsync daemon\n' : 'next: cidsync daemon\n'))
+    }))
+}

@@ -1,0 +1,42 @@
+import type { Command } from 'commander'
+import { loadConfig } from '../../config/index.js'
+import type { StatusDocument } from '../../daemon/index.js'
+import { formatBytes, formatDuration, formatTable } from '../format.js'
+import { action } from '../run.js'
+import { getFromDaemon } from '../status-client.js'
+
+/** The readable summary of a status document. */
+export function formatStatus (s: StatusDocument): string {
+  const lines = [
+    `cidsync ${s.version} · device ${s.device.id.slice(0, 8)} (${s.device.hostname}) · up ${formatDuration(s.uptimeSeconds)} · pid ${s.pid}`,
+    `namespace ${s.namespace} · network ${s.network} · service ${s.service.mode} · profile ${s.cidProfile}`,
+    `watcher ${s.watcher.state}` + (s.watcher.currentAt !== null ? ` · index current since ${s.watcher.currentAt}` : ' · scanning, index not yet current'),
+    `index ${s.index.files.toLocaleString('en-US')} files, ${formatBytes(s.index.bytes)} · ${s.stateDir}`,
+    ''
+  ]
+  if (s.folders.length === 0) {
+    lines.push('no folders configured: add [[folders]] to the config')
+  } else {
+    lines.push(formatTable(['FOLDER', 'STATE', 'FILES', 'SIZE', 'TO HASH', 'SKIPPED', 'PATH'], s.folders.map(f => [
+      f.name, f.state, f.files.toLocaleString('en-US'), formatBytes(f.bytes), String(f.scan.toHash), String(f.skipped), f.path
+    ]), new Set([2, 3, 4, 5])).trimEnd())
+    for (const f of s.folders) if (f.error !== null) lines.push(`  ${f.name}: ${f.error}`)
+  }
+  if (s.lastErrors.length > 0) {
+    lines.push('', 'recent errors:')
+    for (const e of s.lastErrors.slice(-5)) lines.push(`  ${e.at}  ${e.message}${e.code !== null ? ` [${e.code}]` : ''}`)
+  }
+  return lines.join('\n') + '\n'
+}
+
+export function registerStatus (program: Command): void {
+  program.command('status')
+    .description('what the running daemon is doing, from its status endpoint')
+    .option('--config <path>', 'config file')
+    .option('--json', 'print the raw status document')
+    .action(action(async (options: { config?: string, json?: boolean }) => {
+      const config = loadConfig({ configPath: options.config })
+      const body = await getFromDaemon(config, '/status')
+      process.stdout.write(options.json === true ? body : formatStatus(JSON.parse(body) as StatusDocument))
+    }))
+}

@@ -1,0 +1,33 @@
+/** `1.5 MB`, `12 B`: decimal units, as file managers show sizes. */
+export function formatBytes (bytes: number): string {
+  const units = ['B', 'kB', 'MB', 'GB', 'TB', 'PB']
+  let value = bytes
+  let unit = 0
+  while (value >= 1000 && unit < units.length - 1) {
+    value /= 1000
+    unit++
+  }
+  return unit === 0 ? `${bytes} B` : `${value.toFixed(value < 10 ? 2 : value < 100 ? 1 : 0)} ${units[unit] ?? ''}`
+}
+
+/** `2h 03m`, `45s`. */
+export function formatDuration (seconds: number): string {
+  const s = Math.floor(seconds)
+  if (s < 60) return `${s}s`
+  if (s < 3600) return `${Math.floor(s / 60)}m ${String(s % 60).padStart(2, '0')}s`
+  if (s < 86400) return `${Math.floor(s / 3600)}h ${String(Math.floor(s / 60) % 60).padStart(2, '0')}m`
+  return `${Math.floor(s / 86400)}d ${String(Math.floor(s / 3600) % 24).padStart(2, '0')}h`
+}
+
+/** Rows as aligned columns; `right` names the columns to right-align (numbers). */
+export function formatTable (header: readonly string[], rows: ReadonlyArray<readonly string[]>, right: ReadonlySet<number> = new Set()): string {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map(r => (r[i] ?? '').length)))
+  const line = (cells: readonly string[]): string => cells
+    .map((c, i) => i === cells.length - 1 && !right.has(i) ? c : right.has(i) ? c.padStart(widths[i] ?? 0) : c.padEnd(widths[i] ?? 0))
+    .join('  ')
+  return [line(header), ...rows.map(line)].join('\n') + '\n'
+}
+
+export function printJson (value: unknown): void {
+  process.stdout.write(JSON.stringify(value, null, 2) + '\n')
+}

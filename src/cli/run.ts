@@ -1,0 +1,30 @@
+import { CommanderError } from 'commander'
+import { CidsyncError, ExitCode, exitCodeOf } from '../errors.js'
+
+/** Writes an error the way every command does: one line (or block) on stderr, prefixed. */
+export function reportError (err: unknown): void {
+  const message = err instanceof Error ? err.message : String(err)
+  const code = err instanceof CidsyncError ? ` [${err.code}]` : ''
+  process.stderr.write(`cidsync: ${message}${code}\n`)
+  if (!(err instanceof CidsyncError) && err instanceof Error && process.env.CIDSYNC_DEBUG !== undefined) {
+    process.stderr.write(`${err.stack ?? ''}\n`)
+  }
+}
+
+/** Wraps a command's action: its errors become a message and the exit code their class names. */
+export function action<A extends unknown[]> (fn: (...args: A) => Promise<void> | void): (...args: A) => Promise<void> {
+  return async (...args: A) => {
+    try {
+      await fn(...args)
+    } catch (err) {
+      reportError(err)
+      process.exitCode = exitCodeOf(err)
+    }
+  }
+}
+
+/** commander's own failures (unknown option, missing argument) are usage errors: exit 2. */
+export function exitCodeOfCommander (err: CommanderError): number {
+  if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.code === 'commander.help') return ExitCode.ok
+  return ExitCode.usage
+}

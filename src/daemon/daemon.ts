@@ -1,0 +1,145 @@
+import { mkdirSync } from 'node:fs'
+import { hostname } from 'node:os'
+import type { Config } from '../config/index.js'
+import { formatListenAddress } from '../config/index.js'
+import { indexPath, loadOrCreateDeviceId, openIndex, type FolderTotals, type Index } from '../index/index.js'
+import { createWatcher, type Watcher } from '../watch/index.js'
+import { VERSION } from '../version.js'
+import { acquireLock, type DaemonLock } from './lock.js'
+import type { Logger } from './logger.js'
+import { StatusServer } from './status-server.js'
+import type { RecentError, StatusDocument } from './status-document.js'
+
+export const DEFAULT_RECENT_ERRORS = 20
+
+function sumTotals (all: readonly FolderTotals[]): { files: number, bytes: number } {
+  return { files: all.reduce((n, t) => n + t.files, 0), bytes: all.reduce((n, t) => n + t.bytes, 0) }
+}
+
+export interface DaemonComponents {
+  readonly logger: Logger
+}
+
+export interface DaemonInit {
+  readonly config: Config
+}
+
+/**
+ * The long-running process: lock, index, watcher, status endpoint. `start()` returns once the
+ * endpoint answers; the scan goes on behind it and shows its progress there.
+ */
+export class Daemon {
+  private readonly config: Config
+  private readonly logger: Logger
+  private readonly startedAt = new Date()
+  private readonly recentErrors: RecentError[] = []
+  private lock: DaemonLock | undefined
+  private index: Index | undefined
+  private watcher: Watcher | undefined
+  private server: StatusServer | undefined
+  private deviceId = ''
+  private scanning: Promise<void> | undefined
+  private stopping: Promise<void> | undefined
+
+  constructor (components: DaemonComponents, init: DaemonInit) {
+    this.logger = components.logger
+    this.config = init.config
+  }
+
+  /** Where the status endpoint listens, as `cidsync status` reaches it. */
+  get statusAddress (): string | undefined {
+    const address = this.server?.address
+    return address === undefined ? undefined : formatListenAddress(address)
+  }
+
+  async start (): Promise<void> {
+    const { config, logger } = this
+    mkdirSync(config.stateDir, { recursive: true, mode: 0o700 })
+    this.lock = acquireLock(config.stateDir)
+    try {
+      this.deviceId = loadOrCreateDeviceId(config.stateDir)
+      this.index = openIndex(indexPath(config.stateDir))
+      this.watcher = createWatcher({ index: this.index, logger, deviceId: this.deviceId }, {
+        folders: config.folders,
+        profile: config.cidProfile,
+        hashWorkers: config.watch.hashWorkers,
+        settleMs: config.watch.settleMs
+      })
+      this.server = new StatusServer({ status: () => this.status() })
+      const bound = await this.server.listen(config.status.listen)
+      this.lock.update({ status: formatListenAddress(bound) })
+      logger.info({ version: VERSION, device: this.deviceId, stateDir: config.stateDir, status: formatListenAddress(bound), folders: config.folders.length }, 'daemon started')
+    } catch (err) {
+      await this.stop()
+      throw err
+    }
+    const watcher = this.watcher
+    const started = Date.now()
+    this.scanning = watcher.start()
+      .then(async () => { await watcher.current() })
+      .then(() => { logger.info({ ms: Date.now() - started, ...sumTotals(this.index?.entries.totals(this.deviceId) ?? []) }, 'index current') })
+      .catch((err: unknown) => { logger.error({ err }, 'the startup scan failed') })
+  }
+
+  /** Resolves once the startup scan is done and its changes are written. */
+  async current (): Promise<void> {
+    await this.scanning
+  }
+
+  /** Stops everything in order; safe to call twice, and from a failed start. */
+  async stop (): Promise<void> {
+    this.stopping ??= (async () => {
+      await this.server?.close()
+      await this.watcher?.stop()
+      this.index?.close()
+      this.lock?.release()
+      this.logger.info({ uptimeSeconds: this.uptimeSeconds() }, 'daemon stopped')
+    })()
+    await this.stopping
+  }
+
+  /** Remembers an error for /status; fed by the logger's error hook. */
+  recordError (message: string, code: string | undefined): void {
+    this.recentErrors.push({ at: new Date().toISOString(), message, code: code ?? null })
+    if (this.recentErrors.length > DEFAULT_RECENT_ERRORS) this.recentErrors.shift()
+  }
+
+  status (): StatusDocument {
+    const watch = this.watcher?.status()
+    const perFolder = this.index?.entries.totals(this.deviceId) ?? []
+    const totals = new Map(perFolder.map(t => [t.folder, t]))
+    const folders = (watch?.folders ?? []).map(f => ({
+      name: f.name,
+      path: f.path,
+      state: f.state,
+      files: totals.get(f.name)?.files ?? 0,
+      bytes: totals.get(f.name)?.bytes ?? 0,
+      scan: { scanned: f.scanned, toHash: f.toHash, hashed: f.hashed, hashedBytes: f.hashedBytes },
+      skipped: f.skipped,
+      error: f.error ?? null
+    }))
+    const memory = process.memoryUsage()
+    return {
+      version: VERSION,
+      pid: process.pid,
+      startedAt: this.startedAt.toISOString(),
+      uptimeSeconds: this.uptimeSeconds(),
+      device: { id: this.deviceId, hostname: hostname() },
+      namespace: this.config.namespace,
+      network: this.config.network,
+      stateDir: this.config.stateDir,
+      cidProfile: this.config.cidProfile,
+      service: { mode: this.config.service.mode },
+      watcher: { state: watch?.state ?? 'starting', currentAt: watch?.currentAt === undefined ? null : new Date(watch.currentAt).toISOString() },
+      folders,
+      index: { path: this.index?.path ?? '', ...sumTotals(perFolder), rowsWritten: watch?.rowsWritten ?? 0, writeErrors: watch?.writeErrors ?? 0 },
+      filesSkipped: folders.reduce((n, f) => n + f.skipped, 0),
+      memory: { rssBytes: memory.rss, heapUsedBytes: memory.heapUsed },
+      lastErrors: [...this.recentErrors]
+    }
+  }
+
+  private uptimeSeconds (): number {
+    return Math.round((Date.now() - this.startedAt.getTime()) / 100) / 10
+  }
+}

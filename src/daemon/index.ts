@@ -1,0 +1,45 @@
+/**
+ * The daemon: lifecycle, single-instance lock, logging, the status endpoint and its metrics.
+ */
+import type { Config } from '../config/index.js'
+import { Daemon } from './daemon.js'
+import { createLogger, type Logger } from './logger.js'
+
+export { Daemon, DEFAULT_RECENT_ERRORS } from './daemon.js'
+export type { DaemonComponents, DaemonInit } from './daemon.js'
+export { createLogger, REDACTED_PATHS } from './logger.js'
+export type { Logger, LoggerInit } from './logger.js'
+export { acquireLock, readDaemonInfo, DAEMON_INFO_FILE, LOCK_FILE } from './lock.js'
+export type { DaemonInfo, DaemonLock } from './lock.js'
+export { StatusServer, isAllowedHost } from './status-server.js'
+export type { StatusDocument, FolderStatus, RecentError } from './status-document.js'
+export { renderMetrics } from './metrics.js'
+
+/** How long a stop may take before the process gives up waiting and exits (systemd's default is 90 s; ours is 10). */
+export const DEFAULT_STOP_TIMEOUT_MS = 9_000
+
+export interface RunDaemonInit {
+  readonly config: Config
+  /** Stops the daemon when aborted; signals are wired by the caller. */
+  readonly signal: AbortSignal
+  readonly logger?: Logger
+}
+
+/** Builds a daemon whose errors also land in its status document. */
+export function createDaemon (config: Config, logger?: Logger): Daemon {
+  let daemon: Daemon | undefined
+  const log = logger ?? createLogger({
+    level: config.logLevel,
+    onError: (message, fields) => daemon?.recordError(message, (fields.err as { code?: string } | undefined)?.code)
+  })
+  daemon = new Daemon({ logger: log }, { config })
+  return daemon
+}
+
+/** Runs a daemon until `signal` aborts, then stops it. */
+export async function runDaemon (init: RunDaemonInit): Promise<void> {
+  const daemon = createDaemon(init.config, init.logger)
+  await daemon.start()
+  if (!init.signal.aborted) await new Promise<void>(resolve => init.signal.addEventListener('abort', () => resolve(), { once: true }))
+  await daemon.stop()
+}

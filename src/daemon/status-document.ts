@@ -1,0 +1,42 @@
+import type { WatcherState } from '../watch/index.js'
+
+/** A folder as /status shows it. */
+export interface FolderStatus {
+  readonly name: string
+  readonly path: string
+  readonly state: string
+  readonly files: number
+  readonly bytes: number
+  readonly scan: { readonly scanned: number, readonly toHash: number, readonly hashed: number, readonly hashedBytes: number }
+  readonly skipped: number
+  readonly error: string | null
+}
+
+export interface RecentError { readonly at: string, readonly message: string, readonly code: string | null }
+
+/**
+ * The JSON document `GET /status` answers. Fields are added over time, never renamed: tooling
+ * reads it.
+ */
+export interface StatusDocument {
+  readonly version: string
+  readonly pid: number
+  readonly startedAt: string
+  readonly uptimeSeconds: number
+  readonly device: { readonly id: string, readonly hostname: string }
+  readonly namespace: string
+  readonly network: string
+  readonly stateDir: string
+  readonly cidProfile: string
+  readonly service: { readonly mode: string }
+  readonly watcher: {
+    readonly state: WatcherState
+    /** When the index last caught up with the disk after start (null while still scanning). */
+    readonly currentAt: string | null
+  }
+  readonly folders: readonly FolderStatus[]
+  readonly index: { readonly path: string, readonly files: number, readonly bytes: number, readonly rowsWritten: number, readonly writeErrors: number }
+  readonly filesSkipped: number
+  readonly memory: { readonly rssBytes: number, readonly heapUsedBytes: number }
+  readonly lastErrors: readonly RecentError[]
+}

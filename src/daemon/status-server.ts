@@ -1,0 +1,108 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
+import { chmodSync, rmSync } from 'node:fs'
+import type { AddressInfo } from 'node:net'
+import { formatListenAddress, isLoopbackHost, type ListenAddress } from '../config/index.js'
+import { ListenError } from '../errors.js'
+import { renderMetrics } from './metrics.js'
+import type { StatusDocument } from './status-document.js'
+
+export interface StatusServerComponents {
+  /** Builds the document at request time. */
+  readonly status: () => StatusDocument
+}
+
+/** The host part of a Host header: `[::1]:80` → `::1`, `localhost:80` → `localhost`. */
+export function hostOf (header: string): string {
+  const bracketed = /^\[([^\]]+)\](?::\d+)?$/.exec(header)
+  if (bracketed !== null) return bracketed[1] as string
+  return header.replace(/:\d+$/, '')
+}
+
+/**
+ * A request for a name that is not loopback is a browser aimed at us by DNS rebinding (a page on
+ * evil.example resolving to 127.0.0.1): refuse it before routing.
+ */
+export function isAllowedHost (header: string | undefined): boolean {
+  return header !== undefined && isLoopbackHost(hostOf(header))
+}
+
+function send (res: ServerResponse, status: number, body: string, type = 'text/plain; charset=utf-8', headers: Record<string, string> = {}): void {
+  res.writeHead(status, { 'content-type': type, 'cache-control': 'no-store', 'x-content-type-options': 'nosniff', ...headers })
+  res.end(body)
+}
+
+const ROUTES: Record<string, (components: StatusServerComponents, res: ServerResponse) => void> = {
+  '/healthz': (_c, res) => send(res, 200, 'ok\n'),
+  '/status': (c, res) => send(res, 200, JSON.stringify(c.status(), null, 2) + '\n', 'application/json'),
+  '/metrics': (c, res) => send(res, 200, renderMetrics(c.status()), 'text/plain; version=0.0.4; charset=utf-8')
+}
+
+function handle (components: StatusServerComponents, req: IncomingMessage, res: ServerResponse): void {
+  if (!isAllowedHost(req.headers.host)) {
+    send(res, 403, 'forbidden: the status endpoint answers only to loopback host names\n')
+    return
+  }
+  const path = new URL(req.url ?? '/', 'http://localhost').pathname
+  const route = ROUTES[path]
+  if (route === undefined) {
+    send(res, 404, `not found: ${path} (try /status, /healthz or /metrics)\n`)
+    return
+  }
+  if (req.method !== 'GET' && req.method !== 'HEAD') {
+    send(res, 405, `method not allowed: ${req.method ?? ''} ${path}\n`, undefined, { allow: 'GET, HEAD' })
+    return
+  }
+  try {
+    route(components, res)
+  } catch (err) {
+    send(res, 500, `internal error: ${(err as Error).message}\n`)
+  }
+}
+
+/** The status endpoint, listening on loopback TCP or a unix socket. */
+export class StatusServer {
+  private readonly server: Server
+  private bound: ListenAddress | undefined
+
+  constructor (components: StatusServerComponents) {
+    this.server = createServer((req, res) => handle(components, req, res))
+    this.server.keepAliveTimeout = 5_000
+    this.server.headersTimeout = 10_000
+    this.server.requestTimeout = 10_000
+  }
+
+  /** Where it listens, the real port included (after listening on port 0). */
+  get address (): ListenAddress | undefined {
+    return this.bound
+  }
+
+  async listen (address: ListenAddress): Promise<ListenAddress> {
+    if (address.kind === 'unix') rmSync(address.path, { force: true })
+    await new Promise<void>((resolve, reject) => {
+      const onError = (err: NodeJS.ErrnoException): void => {
+        reject(new ListenError(`the status endpoint cannot listen on ${formatListenAddress(address)}: ${err.code ?? err.message}` +
+          (err.code === 'EADDRINUSE' ? ': another program uses it; set [status] listen to another port' : ''), { cause: err }))
+      }
+      this.server.once('error', onError)
+      const ready = (): void => { this.server.off('error', onError); resolve() }
+      if (address.kind === 'unix') this.server.listen(address.path, ready)
+      else this.server.listen(address.port, address.host, ready)
+    })
+    if (address.kind === 'unix') {
+      chmodSync(address.path, 0o600)
+      this.bound = address
+    } else {
+      const info = this.server.address() as AddressInfo
+      this.bound = { kind: 'tcp', host: address.host, port: info.port }
+    }
+    return this.bound
+  }
+
+  async close (): Promise<void> {
+    if (!this.server.listening) return
+    const closed = new Promise<void>(resolve => this.server.close(() => resolve()))
+    this.server.closeAllConnections()
+    await closed
+    if (this.bound?.kind === 'unix') rmSync(this.bound.path, { force: true })
+  }
+}
