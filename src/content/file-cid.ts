@@ -19,11 +19,14 @@ export class FileChangedWhileHashingError extends Error {
 
 /** Thrown for a path that is not a regular file (a FIFO swapped in after a stat, a device). */
 export class NotAFileError extends Error {
-  readonly code = 'ERR_NOT_A_FILE'
+  constructor (message: string, readonly code: 'EISDIR' | 'ERR_NOT_A_FILE') {
+    super(message)
+  }
 }
 
 function requireRegularFile (path: string, stats: Stats): void {
-  if (!stats.isFile()) throw new NotAFileError(`${path} is not a regular file`)
+  if (stats.isDirectory()) throw new NotAFileError(`${path} is a directory`, 'EISDIR')
+  if (!stats.isFile()) throw new NotAFileError(`${path} is not a regular file`, 'ERR_NOT_A_FILE')
 }
 
 /**

@@ -1,0 +1,129 @@
+import { describe, it, expect } from 'vitest'
+import { chmod, mkdir, writeFile, access } from 'node:fs/promises'
+import { join } from 'node:path'
+import { DaemonProcess, runCli } from '../helpers/cli.js'
+import { useTempDir } from '../helpers/temp-dir.js'
+import { until } from '../helpers/wait.js'
+
+async function setup (dir: string): Promise<string> {
+  await mkdir(join(dir, 'notes', 'sub'), { recursive: true })
+  await writeFile(join(dir, 'notes', 'hello.txt'), 'hello world')
+  await writeFile(join(dir, 'notes', 'sub', 'v.txt'), 'Hello Venus!\n')
+  const config = join(dir, 'config.toml')
+  await writeFile(config, `state_dir = "state"
+log_level = "info"
+[[folders]]
+name = "notes"
+path = "notes"
+[status]
+listen = "127.0.0.1:0"
+`)
+  return config
+}
+
+describe('cidsync daemon, as a process', () => {
+  it('indexes, answers status and ls, refuses a second daemon, and stops cleanly on SIGTERM', async () => {
+    const dir = await useTempDir()
+    const config = await setup(dir)
+    const daemon = new DaemonProcess(['--config', config])
+    const current = await daemon.logged('index current')
+    expect(current).toMatchObject({ files: 2, bytes: 24 })
+
+    const status = await runCli(['status', '--config', config])
+    expect(status.code).toBe(0)
+    expect(status.stdout).toMatch(/watcher watching · index current since/)
+    expect(status.stdout).toMatch(/notes\s+watching\s+2\s+24 B\s+0\s+0/)
+    const json = JSON.parse((await runCli(['status', '--config', config, '--json'])).stdout) as { folders: Array<{ files: number }> }
+    expect(json.folders[0]?.files).toBe(2)
+
+    const ls = await runCli(['ls', '--config', config])
+    expect(ls.stdout).toBe(
+      'SIZE  CID                                                          PATH\n' +
+      '11 B  bafkreifzjut3te2nhyekklss27nh3k72ysco7y32koao5eei66wof36n5e  notes/hello.txt\n' +
+      '13 B  bafkreihfsphazrk2ilejpekyltjeh5k4yvwgjuwg26ueafohqioeo3sdca  notes/sub/v.txt\n')
+    const lsJson = JSON.parse((await runCli(['ls', 'notes/sub/', '--config', config, '--json'])).stdout) as Array<Record<string, unknown>>
+    expect(lsJson).toEqual([expect.objectContaining({ folder: 'notes', path: 'sub/v.txt', size: 13, cid: 'bafkreihfsphazrk2ilejpekyltjeh5k4yvwgjuwg26ueafohqioeo3sdca', deleted: false })])
+
+    const second = await runCli(['daemon', '--config', config])
+    expect(second.code).toBe(1)
+    expect(second.stderr).toContain(`another cidsync daemon holds ${join(dir, 'state', 'daemon.lock')} (pid ${daemon.child.pid ?? 0}`)
+
+    const stopped = await daemon.stop('SIGTERM')
+    expect(stopped.code).toBe(0)
+    expect(stopped.ms).toBeLessThan(10_000)
+    expect(daemon.stderr).toContain('"msg":"daemon stopped"')
+    await expect(access(join(dir, 'state', 'daemon.json'))).rejects.toThrow()
+
+    const after = await runCli(['status', '--config', config])
+    expect(after.code).toBe(1)
+    expect(after.stderr).toContain('no daemon answers at')
+  })
+
+  it('stops cleanly on SIGINT in the middle of hashing a large folder, and finishes the job next start', async () => {
+    const dir = await useTempDir()
+    const config = await setup(dir)
+    const big = Buffer.alloc(8 * 1024 * 1024, 7)
+    for (let i = 0; i < 24; i++) await writeFile(join(dir, 'notes', `big-${i}.bin`), big)
+    const daemon = new DaemonProcess(['--config', config])
+    await daemon.logged('daemon started')
+    const stopped = await daemon.stop('SIGINT')
+    expect(stopped).toMatchObject({ code: 0 })
+    expect(stopped.ms).toBeLessThan(10_000)
+    const again = new DaemonProcess(['--config', config])
+    expect(await again.logged('index current')).toMatchObject({ files: 26 })
+    expect((await again.stop()).code).toBe(0)
+  })
+
+  it('exits 2 naming the key for a bad config', async () => {
+    const dir = await useTempDir()
+    await writeFile(join(dir, 'bad.toml'), '[status]\nlisten = "0.0.0.0:1"\n')
+    const result = await runCli(['daemon', '--config', join(dir, 'bad.toml')])
+    expect(result.code).toBe(2)
+    expect(result.stderr).toContain('status.listen = "0.0.0.0:1"')
+  })
+
+  // Root reads every file, so the unreadable file is only unreadable to an unprivileged daemon.
+  it.runIf(process.getuid?.() === 0)('skips a file it cannot read, logs it once, counts it in status', async () => {
+    const dir = await useTempDir()
+    await chmod(dir, 0o755)
+    const config = await setup(dir)
+    await writeFile(join(dir, 'notes', 'secret.txt'), 'no')
+    await chmod(join(dir, 'notes', 'secret.txt'), 0o600)
+    await mkdir(join(dir, 'state'), { mode: 0o777 })
+    await chmod(join(dir, 'state'), 0o777)
+    const daemon = new DaemonProcess(['--config', config], { uid: 65534, gid: 65534 })
+    expect(await daemon.logged('index current')).toMatchObject({ files: 2 })
+    const status = JSON.parse((await runCli(['status', '--config', config, '--json'])).stdout) as { filesSkipped: number, folders: Array<{ skipped: number }> }
+    expect(status.filesSkipped).toBe(1)
+    expect(daemon.stderr.split('\n').filter(l => l.includes('file skipped'))).toHaveLength(1)
+    await writeFile(join(dir, 'notes', 'secret.txt'), 'still no')
+    await until(() => daemon.stderr.includes('"path":"secret.txt"') ? true : undefined, 5_000, 'the skip to be logged')
+    await new Promise(resolve => setTimeout(resolve, 500))
+    expect(daemon.stderr.split('\n').filter(l => l.includes('file skipped'))).toHaveLength(1)
+    expect((await daemon.stop()).code).toBe(0)
+  })
+})
+
+describe('cidsync init', () => {
+  it('writes a config that loads, makes the state dir, and will not overwrite without --force', async () => {
+    const dir = await useTempDir()
+    const config = join(dir, 'etc', 'config.toml')
+    const first = await runCli(['init', '--config', config, '--folder', join(dir, 'My Notes'), '--state-dir', join(dir, 'st')])
+    expect(first.code).toBe(0)
+    expect(first.stdout).toContain(`wrote ${config}`)
+    expect(first.stdout).toContain(`state dir ${join(dir, 'st')}`)
+    await access(join(dir, 'st'))
+    const again = await runCli(['init', '--config', config])
+    expect(again.code).toBe(2)
+    expect(again.stderr).toContain('already exists')
+    expect((await runCli(['init', '--config', config, '--force'])).code).toBe(0)
+  })
+
+  it('leaves ls to say there is no index yet (exit 3)', async () => {
+    const dir = await useTempDir()
+    await writeFile(join(dir, 'c.toml'), 'state_dir = "st"\n')
+    const ls = await runCli(['ls', '--config', join(dir, 'c.toml')])
+    expect(ls.code).toBe(3)
+    expect(ls.stderr).toContain('no index at')
+  })
+})

@@ -1,0 +1,143 @@
+import { describe, it, expect } from 'vitest'
+import { readFile, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { loadConfig, renderConfigTemplate, DEFAULT_STATUS_PORT } from '../../src/config/index.js'
+import { ConfigError } from '../../src/errors.js'
+import { useTempDir } from '../helpers/temp-dir.js'
+
+async function configFile (dir: string, text: string): Promise<string> {
+  const path = join(dir, 'config.toml')
+  await writeFile(path, text)
+  return path
+}
+
+function loadError (fn: () => unknown): ConfigError {
+  try {
+    fn()
+  } catch (err) {
+    expect(err).toBeInstanceOf(ConfigError)
+    return err as ConfigError
+  }
+  throw new Error('expected a config error')
+}
+
+describe('loading the config', () => {
+  it('fills every default, and the state dir from XDG when nothing says otherwise', async () => {
+    const dir = await useTempDir()
+    const config = loadConfig({ configPath: await configFile(dir, ''), env: { XDG_STATE_HOME: '/xdg/state' }, home: '/home/u' })
+    expect(config).toMatchObject({
+      namespace: 'default', network: 'mainnet', stateDir: '/xdg/state/cidsync', cidProfile: 'kubo-cidv1', folders: [],
+      status: { listen: { kind: 'tcp', host: '127.0.0.1', port: DEFAULT_STATUS_PORT } },
+      service: { mode: 'embedded', dir: '/xdg/state/cidsync/service' },
+      snapshot: { schedule: '*/15 * * * *', encryption: 'aes-256-gcm', deal: true, ipnsKey: '' },
+      reconcile: { schedule: '0 * * * *' }
+    })
+  })
+
+  it('prefers systemd\'s $STATE_DIRECTORY, then ~/.local/state', async () => {
+    const dir = await useTempDir()
+    const path = await configFile(dir, '')
+    expect(loadConfig({ configPath: path, env: { STATE_DIRECTORY: '/var/lib/cidsync:/var/lib/other' } }).stateDir).toBe('/var/lib/cidsync')
+    expect(loadConfig({ configPath: path, env: {}, home: '/home/u' }).stateDir).toBe('/home/u/.local/state/cidsync')
+  })
+
+  it('expands ~ and takes relative paths from the config file\'s folder', async () => {
+    const dir = await useTempDir()
+    const path = await configFile(dir, `state_dir = "state"
+[[folders]]
+name = "notes"
+path = "~/notes"
+[[folders]]
+name = "here"
+path = "./here"
+ignore = ["*.tmp"]
+follow_symlinks = true
+`)
+    const config = loadConfig({ configPath: path, env: {}, home: '/home/u' })
+    expect(config.stateDir).toBe(join(dir, 'state'))
+    expect(config.folders).toEqual([
+      { name: 'notes', path: '/home/u/notes', ignore: [], followSymlinks: false },
+      { name: 'here', path: join(dir, 'here'), ignore: ['*.tmp'], followSymlinks: true }
+    ])
+  })
+
+  it('finds the file by --config, then $CIDSYNC_CONFIG, then the XDG default', async () => {
+    const dir = await useTempDir()
+    const byEnv = await configFile(dir, 'namespace = "from-env"')
+    await writeFile(join(dir, 'flag.toml'), 'namespace = "from-flag"')
+    expect(loadConfig({ configPath: join(dir, 'flag.toml'), env: { CIDSYNC_CONFIG: byEnv } }).namespace).toBe('from-flag')
+    expect(loadConfig({ env: { CIDSYNC_CONFIG: byEnv } }).namespace).toBe('from-env')
+    const xdg = join(dir, 'xdg')
+    await import('node:fs/promises').then(async fs => await fs.mkdir(join(xdg, 'cidsync'), { recursive: true }))
+    await writeFile(join(xdg, 'cidsync', 'config.toml'), 'namespace = "from-xdg"')
+    expect(loadConfig({ env: { XDG_CONFIG_HOME: xdg } }).namespace).toBe('from-xdg')
+  })
+
+  it('lets CIDSYNC_* variables override keys, typed', async () => {
+    const dir = await useTempDir()
+    const config = loadConfig({
+      configPath: await configFile(dir, 'network = "calibration"\n[snapshot]\ndeal = true'),
+      env: { CIDSYNC_NETWORK: 'mainnet', CIDSYNC_SNAPSHOT_DEAL: 'false', CIDSYNC_STATUS_LISTEN: '[::1]:9000', CIDSYNC_SERVICE_GATEWAYS: 'https://a.example, https://b.example', CIDSYNC_WATCH_HASH_WORKERS: '3' }
+    })
+    expect(config.network).toBe('mainnet')
+    expect(config.snapshot.deal).toBe(false)
+    expect(config.status.listen).toEqual({ kind: 'tcp', host: '::1', port: 9000 })
+    expect(config.service.gateways).toEqual(['https://a.example', 'https://b.example'])
+    expect(config.watch.hashWorkers).toBe(3)
+  })
+
+  it('names the key, the value, what is allowed and the file for a bad value', async () => {
+    const dir = await useTempDir()
+    const path = await configFile(dir, '[snapshot]\nencryption = "rot13"')
+    const err = loadError(() => loadConfig({ configPath: path, env: {} }))
+    expect(err.message).toContain(`snapshot.encryption = "rot13" (in ${path}): expected one of "aes-256-gcm", "none"`)
+    expect(err.exitCode).toBe(2)
+  })
+
+  it('names an unknown key and lists the allowed ones', async () => {
+    const dir = await useTempDir()
+    const path = await configFile(dir, '[snapshot]\nschedual = "* * * * *"')
+    expect(loadError(() => loadConfig({ configPath: path, env: {} })).message)
+      .toContain('unknown key snapshot.schedual (in ' + path + '): allowed keys here are schedule, encryption, deal, ipns_key')
+  })
+
+  it.each([
+    ['[[folders]]\nname = "bad name!"\npath = "/x"', 'folders[0].name = "bad name!"'],
+    ['[[folders]]\nname = "a"\npath = "/x"\n[[folders]]\nname = "a"\npath = "/y"', 'folders[1].name = "a"'],
+    ['[[folders]]\nname = "a"', 'folders[0].path = (missing)'],
+    ['[status]\nlisten = "0.0.0.0:80"', 'status.listen = "0.0.0.0:80"'],
+    ['[status]\nlisten = "unix:relative.sock"', 'expected an absolute socket path'],
+    ['[snapshot]\nschedule = "every hour"', 'expected a cron expression'],
+    ['[service]\nmode = "cloud"', 'service.mode = "cloud"'],
+    ['[service]\ngateways = ["ftp://x"]', 'service.gateways[0] = "ftp://x"'],
+    ['[watch]\nhash_workers = -1', 'watch.hash_workers = -1'],
+    ['cid_profile = "sha1"', 'expected one of "kubo-cidv1", "unixfs-v0-2015", "unixfs-v1-2025"'],
+    ['namespace = 5', 'namespace = 5'],
+    ['this is not toml', 'is not valid TOML']
+  ])('refuses %j', async (text, expected) => {
+    const dir = await useTempDir()
+    const path = await configFile(dir, text)
+    expect(loadError(() => loadConfig({ configPath: path, env: {} })).message).toContain(expected)
+  })
+
+  it('says which environment variable held a bad value', async () => {
+    const dir = await useTempDir()
+    const path = await configFile(dir, '')
+    expect(loadError(() => loadConfig({ configPath: path, env: { CIDSYNC_SNAPSHOT_DEAL: 'maybe' } })).message)
+      .toBe('CIDSYNC_SNAPSHOT_DEAL = "maybe": expected true or false')
+    expect(loadError(() => loadConfig({ configPath: path, env: { CIDSYNC_SNAPSHOT_ENCRYPTION: 'rot13' } })).message)
+      .toContain('snapshot.encryption = "rot13" (from CIDSYNC_SNAPSHOT_ENCRYPTION)')
+  })
+
+  it('refuses a --config that does not exist, saying how to make one', async () => {
+    const dir = await useTempDir()
+    expect(loadError(() => loadConfig({ configPath: join(dir, 'nope.toml'), env: {} })).message).toContain('cidsync init --config')
+  })
+
+  it('ships an example config equal to what `cidsync init` writes, and valid', async () => {
+    const example = await readFile(new URL('../../config/cidsync.example.toml', import.meta.url), 'utf8')
+    expect(example).toBe(renderConfigTemplate())
+    const dir = await useTempDir()
+    expect(loadConfig({ configPath: await configFile(dir, example), env: {}, home: '/home/u' }).folders[0]?.path).toBe('/home/u/notes')
+  })
+})

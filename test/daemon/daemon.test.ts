@@ -1,0 +1,130 @@
+import { describe, it, expect, afterEach } from 'vitest'
+import { mkdir, stat, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import pino from 'pino'
+import { loadConfig } from '../../src/config/index.js'
+import { Daemon, type StatusDocument } from '../../src/daemon/index.js'
+import { LockHeldError } from '../../src/errors.js'
+import { useTempDir } from '../helpers/temp-dir.js'
+import { within } from '../helpers/wait.js'
+import { httpGet } from '../helpers/http.js'
+
+const running: Daemon[] = []
+afterEach(async () => { for (const d of running.splice(0)) await d.stop() })
+
+async function startDaemon (dir: string, extra = ''): Promise<{ daemon: Daemon, port: number }> {
+  await mkdir(join(dir, 'notes'), { recursive: true })
+  await writeFile(join(dir, 'config.toml'), `state_dir = "state"
+[[folders]]
+name = "notes"
+path = "notes"
+[status]
+listen = "127.0.0.1:0"
+[watch]
+settle_ms = 20
+${extra}`)
+  const daemon = new Daemon({ logger: pino({ level: 'silent' }) }, { config: loadConfig({ configPath: join(dir, 'config.toml'), env: {} }) })
+  running.push(daemon)
+  await within(daemon.start(), 10_000, 'the daemon to start')
+  await within(daemon.current(), 10_000, 'the startup scan')
+  return { daemon, port: Number(daemon.statusAddress?.split(':').pop()) }
+}
+
+describe('the status endpoint', () => {
+  it('answers /healthz, /status and /metrics on loopback', async () => {
+    const dir = await useTempDir()
+    await mkdir(join(dir, 'notes'), { recursive: true })
+    await writeFile(join(dir, 'notes', 'a.md'), 'hello')
+    const { port } = await startDaemon(dir)
+    expect(await httpGet({ port }, '/healthz')).toMatchObject({ status: 200, body: 'ok\n' })
+    const status = await httpGet({ port }, '/status')
+    expect(status.headers['content-type']).toContain('application/json')
+    const doc = JSON.parse(status.body) as StatusDocument
+    expect(doc).toMatchObject({
+      version: expect.stringMatching(/^\d+\.\d+\.\d+/),
+      namespace: 'default',
+      network: 'mainnet',
+      watcher: { state: 'watching', currentAt: expect.any(String) },
+      folders: [{ name: 'notes', state: 'watching', files: 1, bytes: 5, scan: { scanned: 1, toHash: 0, hashed: 1 }, skipped: 0, error: null }],
+      index: { files: 1, bytes: 5 },
+      filesSkipped: 0
+    })
+    expect(doc.device.id).toMatch(/^[0-9a-f-]{36}$/)
+    expect(doc.uptimeSeconds).toBeGreaterThanOrEqual(0)
+    const metrics = await httpGet({ port }, '/metrics')
+    expect(metrics.headers['content-type']).toContain('text/plain; version=0.0.4')
+    expect(metrics.body).toContain('cidsync_folder_files{folder="notes"} 1')
+    expect(metrics.body).toContain('cidsync_watcher_state{state="watching"} 1')
+    for (const line of metrics.body.split('\n').filter(l => l !== '' && !l.startsWith('#'))) expect(line).toMatch(/^cidsync_[a-z_]+(\{.*\})? [0-9.e+-]+$/)
+  })
+
+  it.each(['evil.example', `evil.example:PORT`, '127.0.0.1.evil.example:PORT', '10.0.0.1:PORT'])('refuses Host %j with 403 (DNS rebinding)', async (host) => {
+    const dir = await useTempDir()
+    const { port } = await startDaemon(dir)
+    const answer = await httpGet({ port }, '/status', { host: host.replace('PORT', String(port)) })
+    expect(answer.status).toBe(403)
+    expect(answer.body).not.toContain('device')
+  })
+
+  it.each(['localhost:PORT', '127.0.0.1:PORT', '[::1]:PORT', 'LOCALHOST:PORT'])('accepts Host %j', async (host) => {
+    const dir = await useTempDir()
+    const { port } = await startDaemon(dir)
+    expect((await httpGet({ port }, '/healthz', { host: host.replace('PORT', String(port)) })).status).toBe(200)
+  })
+
+  it('answers 404 for an unknown path and 405 for a method it does not take', async () => {
+    const dir = await useTempDir()
+    const { port } = await startDaemon(dir)
+    expect((await httpGet({ port }, '/nope')).status).toBe(404)
+    const post = await httpGet({ port }, '/status', { method: 'POST' })
+    expect(post.status).toBe(405)
+    expect(post.headers.allow).toBe('GET, HEAD')
+  })
+
+  it('listens on a unix socket only its owner may use', async () => {
+    const dir = await useTempDir()
+    const socketPath = join(dir, 'status.sock')
+    const { daemon } = await startDaemonOnSocket(dir, socketPath)
+    expect(daemon.statusAddress).toBe(`unix:${socketPath}`)
+    expect((await stat(socketPath)).mode & 0o777).toBe(0o600)
+    expect(await httpGet({ socketPath }, '/healthz', { host: 'localhost' })).toMatchObject({ status: 200 })
+  })
+})
+
+async function startDaemonOnSocket (dir: string, socketPath: string): Promise<{ daemon: Daemon }> {
+  await writeFile(join(dir, 'config.toml'), `state_dir = "state"\n[status]\nlisten = "unix:${socketPath}"\n`)
+  const daemon = new Daemon({ logger: pino({ level: 'silent' }) }, { config: loadConfig({ configPath: join(dir, 'config.toml'), env: {} }) })
+  running.push(daemon)
+  await within(daemon.start(), 10_000, 'the daemon to start')
+  return { daemon }
+}
+
+describe('the daemon', () => {
+  it('runs once per state dir: a second one is refused, naming the first', async () => {
+    const dir = await useTempDir()
+    await startDaemon(dir)
+    const config = loadConfig({ configPath: join(dir, 'config.toml'), env: {} })
+    const second = new Daemon({ logger: pino({ level: 'silent' }) }, { config })
+    const err = await second.start().then(() => undefined, (e: unknown) => e)
+    expect(err).toBeInstanceOf(LockHeldError)
+    expect((err as Error).message).toContain(`pid ${process.pid}`)
+  })
+
+  it('shows a missing folder as an error and keeps its indexed files', async () => {
+    const dir = await useTempDir()
+    await mkdir(join(dir, 'notes'), { recursive: true })
+    await writeFile(join(dir, 'notes', 'kept.md'), 'kept')
+    const first = await startDaemon(dir)
+    await first.daemon.stop()
+    running.splice(0)
+    const { rm } = await import('node:fs/promises')
+    await rm(join(dir, 'notes'), { recursive: true })
+    const daemon = new Daemon({ logger: pino({ level: 'silent' }) }, { config: loadConfig({ configPath: join(dir, 'config.toml'), env: {} }) })
+    running.push(daemon)
+    await within(daemon.start(), 10_000, 'the daemon to start')
+    await within(daemon.current(), 10_000, 'the startup scan')
+    const doc = daemon.status()
+    expect(doc.watcher.state).toBe('degraded')
+    expect(doc.folders[0]).toMatchObject({ state: 'error', files: 1, error: expect.stringContaining('does not exist') })
+  })
+})

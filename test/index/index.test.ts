@@ -1,0 +1,82 @@
+import { describe, it, expect } from 'vitest'
+import { join } from 'node:path'
+import Database from 'better-sqlite3'
+import { openIndex, SCHEMA_VERSION, loadOrCreateDeviceId } from '../../src/index/index.js'
+import { IndexMissingError, SchemaTooNewError } from '../../src/errors.js'
+import { useTempDir } from '../helpers/temp-dir.js'
+
+const A = 'aaaaaaaa-0000-4000-8000-000000000000'
+const B = 'bbbbbbbb-0000-4000-8000-000000000000'
+const file = (path: string, cid = `cid-${path}`) => ({ kind: 'upsert' as const, folder: 'notes', path, size: 10, mtimeMs: 1.5, cid, cidProfile: 'kubo-cidv1' })
+
+describe('the index', () => {
+  it('is created with WAL and the current schema version', async () => {
+    const dir = await useTempDir()
+    const index = openIndex(join(dir, 'index.sqlite'))
+    expect(index.db.pragma('journal_mode', { simple: true })).toBe('wal')
+    expect(index.db.pragma('user_version', { simple: true })).toBe(SCHEMA_VERSION)
+    index.close()
+  })
+
+  it('gives each device its own gap-free sequence, only for writes that change something', async () => {
+    const dir = await useTempDir()
+    const index = openIndex(join(dir, 'index.sqlite'))
+    index.entries.registerDevice(A, 'laptop')
+    index.entries.registerDevice(B, 'desktop')
+    expect(index.entries.apply(A, [file('a'), file('b'), { kind: 'delete', folder: 'notes', path: 'never-indexed' }])).toBe(2)
+    expect(index.entries.apply(B, [file('a')])).toBe(1)
+    expect(index.entries.apply(A, [{ kind: 'delete', folder: 'notes', path: 'a' }])).toBe(1)
+    const rows = index.entries.list({ includeDeleted: true }).map(e => [e.deviceId === A ? 'A' : 'B', e.path, e.seq, e.deleted])
+    expect(rows).toEqual([['A', 'a', 3, true], ['B', 'a', 1, false], ['A', 'b', 2, false]])
+    expect(index.entries.totals(A)).toEqual([{ folder: 'notes', files: 1, bytes: 10 }])
+    index.close()
+  })
+
+  it('lists by folder/path prefix, case-sensitively', async () => {
+    const dir = await useTempDir()
+    const index = openIndex(join(dir, 'index.sqlite'))
+    index.entries.registerDevice(A, '')
+    index.entries.apply(A, [file('docs/x.md'), file('Docs/y.md'), file('docsz.md')])
+    expect(index.entries.list({ prefix: 'notes/docs/' }).map(e => e.path)).toEqual(['docs/x.md'])
+    expect(index.entries.list({ prefix: 'notes/docs' }).map(e => e.path)).toEqual(['docs/x.md', 'docsz.md'])
+    index.close()
+  })
+
+  it('can be read by a second, read-only connection while the writer holds it open', async () => {
+    const dir = await useTempDir()
+    const path = join(dir, 'index.sqlite')
+    const writer = openIndex(path)
+    writer.entries.registerDevice(A, '')
+    writer.entries.apply(A, [file('one')])
+    const reader = openIndex(path, { readonly: true })
+    expect(reader.entries.list().map(e => e.path)).toEqual(['one'])
+    writer.entries.apply(A, [file('two')])
+    expect(reader.entries.list().map(e => e.path)).toEqual(['one', 'two'])
+    expect(() => reader.entries.apply(A, [file('three')])).toThrow(/read-only/)
+    reader.close()
+    writer.close()
+  })
+
+  it('refuses an index from a newer cidsync, saying what to do', async () => {
+    const dir = await useTempDir()
+    const path = join(dir, 'index.sqlite')
+    const raw = new Database(path)
+    raw.pragma(`user_version = ${SCHEMA_VERSION + 1}`)
+    raw.close()
+    expect(() => openIndex(path)).toThrow(SchemaTooNewError)
+    expect(() => openIndex(path)).toThrow(/upgrade cidsync/)
+  })
+
+  it('is missing, not empty, for a reader when no daemon made it yet', async () => {
+    const dir = await useTempDir()
+    expect(() => openIndex(join(dir, 'index.sqlite'), { readonly: true })).toThrow(IndexMissingError)
+  })
+
+  it('keeps one device id per state dir', async () => {
+    const dir = await useTempDir()
+    const id = loadOrCreateDeviceId(dir)
+    expect(id).toMatch(/^[0-9a-f-]{36}$/)
+    expect(loadOrCreateDeviceId(dir)).toBe(id)
+    expect(loadOrCreateDeviceId(await useTempDir())).not.toBe(id)
+  })
+})
