@@ -40,14 +40,18 @@ function dagPbLeafFraming (length: number): { prefix: Uint8Array, suffix: Uint8A
  */
 export class CidBuilder {
   private readonly tree: BalancedTree
-  private readonly pending: Uint8Array
+  private pending: Uint8Array | undefined
   private pendingLength = 0
   private leaves = 0
   private bytes = 0
 
-  constructor (private readonly profile: CidProfile) {
+  /**
+   * @param scratch - a chunk-sized buffer to gather partial chunks in; callers that hash many
+   * files pass one and reuse it, so a small file costs no chunk-sized allocation.
+   */
+  constructor (private readonly profile: CidProfile, scratch?: Uint8Array) {
     this.tree = new BalancedTree(profile, block => sha256(block))
-    this.pending = new Uint8Array(profile.chunkSize)
+    this.pending = scratch !== undefined && scratch.byteLength >= profile.chunkSize ? scratch : undefined
   }
 
   /** Bytes fed so far. */
@@ -66,12 +70,13 @@ export class CidBuilder {
       }
     }
     while (offset < bytes.byteLength) {
+      const pending = this.pending ??= Buffer.allocUnsafe(this.profile.chunkSize)
       const take = Math.min(this.profile.chunkSize - this.pendingLength, bytes.byteLength - offset)
-      this.pending.set(bytes.subarray(offset, offset + take), this.pendingLength)
+      pending.set(bytes.subarray(offset, offset + take), this.pendingLength)
       this.pendingLength += take
       offset += take
       if (this.pendingLength === this.profile.chunkSize) {
-        this.addLeaf(this.pending)
+        this.addLeaf(pending.subarray(0, this.pendingLength))
         this.pendingLength = 0
       }
     }
@@ -81,7 +86,7 @@ export class CidBuilder {
   /** Ends the stream and answers its root CID. The builder is spent afterwards. */
   finish (): CID {
     if (this.pendingLength > 0 || this.leaves === 0) {
-      this.addLeaf(this.pending.subarray(0, this.pendingLength))
+      this.addLeaf(this.pending?.subarray(0, this.pendingLength) ?? new Uint8Array(0))
       this.pendingLength = 0
     }
     return this.tree.finish().cid

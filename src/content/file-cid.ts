@@ -29,17 +29,33 @@ function requireRegularFile (path: string, stats: Stats): void {
   if (!stats.isFile()) throw new NotAFileError(`${path} is not a regular file`, 'ERR_NOT_A_FILE')
 }
 
+const READ_BYTES = 2 * 1024 * 1024
+
+/** Buffers one thread reuses for every file it hashes under one profile. */
+export interface HashBuffers {
+  /** Whole chunks are hashed where they were read: a multiple of the chunk size. */
+  readonly read: Buffer
+  /** Gathers the last, partial chunk. */
+  readonly scratch: Buffer
+}
+
+export function allocateHashBuffers (profile: CidProfile): HashBuffers {
+  const chunks = Math.max(1, Math.floor(READ_BYTES / profile.chunkSize))
+  return { read: Buffer.allocUnsafe(chunks * profile.chunkSize), scratch: Buffer.allocUnsafe(profile.chunkSize) }
+}
+
 /**
- * Hashes a file with blocking reads, one chunk at a time into one reused buffer. Meant for worker
- * threads, where blocking is the fast path; the main thread uses {@link fileCid}.
+ * Hashes a file with blocking reads into reused buffers. Meant for worker threads, where blocking
+ * is the fast path; the main thread uses {@link fileCid}.
  */
-export function fileCidSync (path: string, profile: CidProfile, buffer: Buffer = Buffer.allocUnsafe(profile.chunkSize)): FileCid {
+export function fileCidSync (path: string, profile: CidProfile, buffers: HashBuffers = allocateHashBuffers(profile)): FileCid {
+  const buffer = buffers.read
   // O_NONBLOCK: a FIFO swapped in after the caller's stat must not block the thread in open().
   const fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK)
   try {
     const before = fstatSync(fd)
     requireRegularFile(path, before)
-    const builder = new CidBuilder(profile)
+    const builder = new CidBuilder(profile, buffers.scratch)
     for (;;) {
       const read = readFully(fd, buffer)
       if (read > 0) builder.update(buffer.subarray(0, read))
@@ -71,8 +87,8 @@ export async function fileCid (path: string, profile: CidProfile, options: { sig
   try {
     const before = await handle.stat()
     requireRegularFile(path, before)
-    const builder = new CidBuilder(profile)
-    const buffer = Buffer.allocUnsafe(profile.chunkSize)
+    const { read: buffer, scratch } = allocateHashBuffers(profile)
+    const builder = new CidBuilder(profile, scratch)
     for (;;) {
       if (options.signal?.aborted === true) throw new AbortedError(`hashing ${path} was aborted`)
       const { bytesRead } = await handle.read(buffer, 0, buffer.byteLength, null)

@@ -39,6 +39,7 @@ export class Daemon {
   private server: StatusServer | undefined
   private deviceId = ''
   private scanning: Promise<void> | undefined
+  private watching: Promise<void> | undefined
   private stopping: Promise<void> | undefined
 
   constructor (components: DaemonComponents, init: DaemonInit) {
@@ -75,15 +76,22 @@ export class Daemon {
     }
     const watcher = this.watcher
     const started = Date.now()
-    this.scanning = watcher.start()
-      .then(async () => { await watcher.current() })
+    const watching = watcher.start()
+    this.scanning = watcher.current()
       .then(() => { logger.info({ ms: Date.now() - started, ...sumTotals(this.index?.entries.totals(this.deviceId) ?? []) }, 'index current') })
-      .catch((err: unknown) => { logger.error({ err }, 'the startup scan failed') })
+    watching.catch((err: unknown) => { logger.error({ err }, 'the watcher failed to start') })
+    this.scanning.catch((err: unknown) => { logger.error({ err }, 'the startup scan failed') })
+    this.watching = watching
   }
 
   /** Resolves once the startup scan is done and its changes are written. */
   async current (): Promise<void> {
     await this.scanning
+  }
+
+  /** Resolves once every folder is watched (after {@link current}). */
+  async watchingAll (): Promise<void> {
+    await this.watching
   }
 
   /** Stops everything in order; safe to call twice, and from a failed start. */

@@ -56,9 +56,13 @@ export class EntryStore {
     ensureDevice: Statement, lastSeq: Statement, setSeq: Statement, upsert: Statement, tombstone: Statement
   }
 
-  private readonly reads: { known: Statement, totals: Statement, list: Statement, get: Statement }
+  private readonly reads: { known: Statement, livePaths: Statement, totals: Statement, list: Statement, get: Statement }
+
+  /** The database file, for threads that open their own read-only connection. */
+  readonly path: string
 
   constructor (private readonly db: Database, readonly: boolean) {
+    this.path = db.name
     if (!readonly) {
       this.writes = {
         ensureDevice: db.prepare('INSERT INTO devices (device_id, hostname, first_seen) VALUES (?, ?, ?) ON CONFLICT (device_id) DO UPDATE SET hostname = excluded.hostname'),
@@ -73,6 +77,7 @@ export class EntryStore {
     }
     this.reads = {
       known: db.prepare('SELECT path, size, mtime_ms, cid_profile FROM entries WHERE device_id = ? AND folder = ? AND deleted = 0').raw(),
+      livePaths: db.prepare('SELECT path FROM entries WHERE device_id = ? AND folder = ? AND deleted = 0').pluck(),
       totals: db.prepare('SELECT folder, COUNT(*) AS files, COALESCE(SUM(size), 0) AS bytes FROM entries WHERE device_id = ? AND deleted = 0 GROUP BY folder'),
       list: db.prepare(`SELECT * FROM entries
         WHERE (@deviceId IS NULL OR device_id = @deviceId) AND (@includeDeleted = 1 OR deleted = 0)
@@ -94,6 +99,11 @@ export class EntryStore {
       known.set(row[0], { size: row[1], mtimeMs: row[2], cidProfile: row[3] })
     }
     return known
+  }
+
+  /** Paths of this device's live files in a folder, streamed (run no other statement meanwhile). */
+  livePaths (deviceId: string, folder: string): IterableIterator<string> {
+    return this.reads.livePaths.iterate(deviceId, folder) as IterableIterator<string>
   }
 
   /**

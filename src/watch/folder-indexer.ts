@@ -4,6 +4,7 @@ import { join } from 'node:path'
 import type { Logger } from 'pino'
 import type { CidProfileName } from '../content/index.js'
 import type { EntryStore, KnownFile } from '../index/index.js'
+import { scanFolder } from './scan.js'
 import type { FolderConfig } from '../config/index.js'
 import { FolderError, HashError } from '../errors.js'
 import type { ChangeWriter } from './change-writer.js'
@@ -12,7 +13,11 @@ import type { HashPool } from './hash-pool.js'
 import { createIgnoreMatcher, type IgnoreMatcher } from './ignore.js'
 import { walkFiles } from './walk.js'
 
-export type FolderState = 'starting' | 'scanning' | 'watching' | 'error' | 'stopped'
+/**
+ * `scanning`: the startup scan runs; `verifying`: the index is being brought current and chokidar's
+ * first pass checks it; `watching`: live.
+ */
+export type FolderState = 'starting' | 'scanning' | 'verifying' | 'watching' | 'error' | 'stopped'
 
 /** A folder's progress, as /status shows it. */
 export interface FolderProgress {
@@ -56,9 +61,8 @@ export class FolderIndexer {
   private readonly watcher: FolderWatcher
   private state: FolderState = 'starting'
   private error: string | undefined
-  /** This device's rows as the scan began; dropped once the scan is done. */
-  private known: Map<string, KnownFile> | undefined
-  private seen: Set<string> | undefined
+  /** Files chokidar's first pass has checked; dropped once it is done. */
+  private verified: Set<string> | undefined
   private readonly settling = new Map<string, NodeJS.Timeout>()
   private readonly hashing = new Set<string>()
   private readonly again = new Set<string>()
@@ -72,7 +76,7 @@ export class FolderIndexer {
   constructor (private readonly components: FolderIndexerComponents, private readonly init: FolderIndexerInit) {
     this.ignore = createIgnoreMatcher(init.folder.ignore)
     this.watcher = new FolderWatcher({ root: init.folder.path, ignore: this.ignore, followSymlinks: init.folder.followSymlinks }, {
-      onFile: (rel, stats) => this.observe(rel, stats),
+      onFile: (rel, stats) => this.verify(rel, stats),
       onPath: (rel) => this.settle(rel),
       onDirAdded: (rel) => { void this.rescan(rel, true) },
       onDirRemoved: (rel) => this.removeTree(rel),
@@ -85,8 +89,12 @@ export class FolderIndexer {
     return this.init.folder.name
   }
 
-  /** Scans and starts watching; resolves when the watches are up and every scanned file is queued. */
-  async start (): Promise<void> {
+  /**
+   * The startup scan, on a thread of its own: every file whose size or mtime moved is queued for
+   * hashing, every row whose file is gone is looked at. Resolves when the scan is done (hashing
+   * may still run: see {@link idle}).
+   */
+  async scan (): Promise<void> {
     // A missing folder (an unmounted disk) is an error to show, never a reason to mark its files deleted.
     const root = await stat(this.init.folder.path).catch(() => undefined)
     if (root === undefined || !root.isDirectory()) {
@@ -94,22 +102,43 @@ export class FolderIndexer {
         'create or mount it, or remove it from the config; its indexed files are kept as they were'))
       return
     }
-    const { entries, deviceId } = this.components
-    this.known = entries.knownFiles(deviceId, this.name)
-    this.seen = new Set()
     this.state = 'scanning'
-    await this.watcher.start()
-    const known = this.known
-    const seen = this.seen
-    this.known = undefined
-    this.seen = undefined
-    for (const rel of known.keys()) {
-      if (seen.has(rel)) continue
+    const { folder } = this.init
+    const result = await scanFolder({
+      root: folder.path, folder: folder.name, ignore: folder.ignore, followSymlinks: folder.followSymlinks,
+      indexPath: this.components.entries.path, deviceId: this.components.deviceId, profile: this.init.profile
+    }, {
+      onChanged: (files, scanned) => {
+        this.scanned = scanned
+        for (const [rel, size] of files) this.hash(rel, size)
+      },
+      onUnreadable: (rel, code) => this.skip(rel, code)
+    })
+    this.scanned = result.scanned
+    for (const rel of result.missing) {
       // Gone while the daemon was down, or ignored by a rule added since.
       if (this.ignore(rel)) this.remove(rel)
       else this.settle(rel, 0)
     }
-    if (this.state === 'scanning') this.state = 'watching'
+    if (this.state === 'scanning') this.state = 'verifying'
+    this.wakeIdle()
+  }
+
+  /**
+   * Starts chokidar over the folder. Its first pass stats every file again; each is checked
+   * against its row, which catches what changed between the scan and the watch being set up,
+   * and rows it never saw are looked at. Resolves when the watches are up.
+   */
+  async watch (): Promise<void> {
+    if (this.state === 'error' || this.state === 'stopped') return
+    this.verified = new Set()
+    await this.watcher.start()
+    const verified = this.verified
+    this.verified = undefined
+    for (const rel of this.components.entries.livePaths(this.components.deviceId, this.name)) {
+      if (!verified.has(rel)) this.settle(rel, 0)
+    }
+    if (this.state === 'verifying') this.state = 'watching'
   }
 
   /** Resolves when nothing is settling or hashing: the folder's rows match the disk as last seen. */
@@ -140,13 +169,12 @@ export class FolderIndexer {
     }
   }
 
-  private observe (rel: string, stats: Stats | undefined): void {
-    if (this.known === undefined || this.seen === undefined) return
-    if (this.seen.has(rel)) return
-    this.seen.add(rel)
-    this.scanned++
-    const known = this.known.get(rel)
-    if (stats !== undefined && known !== undefined && this.matches(known, stats)) return
+  /** A file chokidar stat'ed while walking: during its first pass, check it against its row. */
+  private verify (rel: string, stats: Stats | undefined): void {
+    if (this.verified === undefined || this.verified.has(rel)) return
+    this.verified.add(rel)
+    const row = stats === undefined ? undefined : this.components.entries.get(this.components.deviceId, this.name, rel)
+    if (stats !== undefined && row !== undefined && !row.deleted && this.matches(row, stats)) return
     if (stats !== undefined) this.hash(rel, stats.size)
     else this.settle(rel, 0)
   }
@@ -218,10 +246,16 @@ export class FolderIndexer {
       const attempt = (this.retries.get(rel) ?? 0) + 1
       this.retries.set(rel, attempt)
       this.settle(rel, Math.min(this.init.settleMs * 2 ** attempt, MAX_RETRY_MS))
-    } else if (!this.skippedPaths.has(rel)) {
-      this.skippedPaths.add(rel)
-      this.components.logger.warn({ folder: this.name, path: rel, reason, err }, 'file skipped: it could not be read')
+    } else {
+      this.skip(rel, reason)
     }
+  }
+
+  /** Counts a path that cannot be read, and logs it the first time only. */
+  private skip (rel: string, reason: string): void {
+    if (this.skippedPaths.has(rel)) return
+    this.skippedPaths.add(rel)
+    this.components.logger.warn({ folder: this.name, path: rel, reason }, 'file skipped: it could not be read')
   }
 
   private remove (rel: string): void {

@@ -1,8 +1,9 @@
-import { Worker } from 'node:worker_threads'
+import type { Worker } from 'node:worker_threads'
 import { availableParallelism } from 'node:os'
 import type { CidProfileName } from '../content/index.js'
 import { AbortedError, HashError } from '../errors.js'
 import type { HashJob, HashOutcome } from './hash-messages.js'
+import { startWorker } from '../util/start-worker.js'
 
 export const DEFAULT_BATCH_FILES = 64
 /** Files past this size travel alone, so one big file does not hold small ones behind it. */
@@ -23,17 +24,6 @@ interface Pending {
 }
 
 interface Slot { readonly worker: Worker, inFlight: Map<number, Pending>, busy: boolean }
-
-// Under vitest the pool runs from TypeScript source; its thread then registers a TS loader (tsx,
-// a dev dependency) before loading the worker. Built code loads the compiled worker directly.
-const RUNS_FROM_SOURCE = import.meta.url.endsWith('.ts')
-const WORKER_URL = new URL(RUNS_FROM_SOURCE ? './hash-worker.ts' : './hash-worker.js', import.meta.url)
-
-function startWorker (): Worker {
-  if (!RUNS_FROM_SOURCE) return new Worker(WORKER_URL)
-  const bootstrap = `import('tsx/esm/api').then(tsx => { tsx.register(); return import(${JSON.stringify(WORKER_URL.href)}) })`
-  return new Worker(bootstrap, { eval: true })
-}
 
 /**
  * Hashes files on worker threads so the event loop never waits on a read or a digest. Jobs are
@@ -86,7 +76,7 @@ export class HashPool {
   }
 
   private spawn (): Slot {
-    const worker = startWorker()
+    const worker = startWorker(import.meta.url, 'hash-worker')
     const slot: Slot = { worker, inFlight: new Map(), busy: false }
     worker.on('message', (outcomes: HashOutcome[]) => {
       for (const outcome of outcomes) this.settle(slot, outcome)

@@ -1,19 +1,19 @@
 import { parentPort } from 'node:worker_threads'
-import { cidProfile, fileCidSync, type CidProfileName } from '../content/index.js'
+import { allocateHashBuffers, cidProfile, fileCidSync, type CidProfileName, type HashBuffers } from '../content/index.js'
 import type { HashJob, HashOutcome } from './hash-messages.js'
 
-// One read buffer per profile, reused for every file this thread hashes.
-const buffers = new Map<CidProfileName, Buffer>()
+// One set of buffers per profile, reused for every file this thread hashes.
+const buffers = new Map<CidProfileName, HashBuffers>()
 
 function hashOne (job: HashJob): HashOutcome {
   const profile = cidProfile(job.profile)
-  let buffer = buffers.get(job.profile)
-  if (buffer === undefined) {
-    buffer = Buffer.allocUnsafe(profile.chunkSize)
-    buffers.set(job.profile, buffer)
+  let reused = buffers.get(job.profile)
+  if (reused === undefined) {
+    reused = allocateHashBuffers(profile)
+    buffers.set(job.profile, reused)
   }
   try {
-    const { cid, size, mtimeMs } = fileCidSync(job.path, profile, buffer)
+    const { cid, size, mtimeMs } = fileCidSync(job.path, profile, reused)
     return { id: job.id, ok: true, cid: cid.toString(), size, mtimeMs }
   } catch (err) {
     const e = err as NodeJS.ErrnoException

@@ -6,7 +6,11 @@ import { ChangeWriter } from './change-writer.js'
 import { FolderIndexer, type FolderProgress } from './folder-indexer.js'
 import { HashPool } from './hash-pool.js'
 
-export type WatcherState = 'starting' | 'scanning' | 'watching' | 'degraded' | 'stopped'
+/**
+ * `scanning` until the index is current, `verifying` while chokidar sets up its watches and
+ * checks every file once more, then `watching`; `degraded` when a folder is in error.
+ */
+export type WatcherState = 'starting' | 'scanning' | 'verifying' | 'watching' | 'degraded' | 'stopped'
 
 export interface WatcherStatus {
   readonly state: WatcherState
@@ -39,6 +43,7 @@ export class Watcher {
   private readonly writer: ChangeWriter
   private readonly folders: FolderIndexer[]
   private state: WatcherState = 'starting'
+  private scanned: Promise<unknown> | undefined
   private currentAt: number | undefined
   private rowsWritten = 0
   private writeErrors = 0
@@ -62,17 +67,26 @@ export class Watcher {
     ))
   }
 
+  /**
+   * Scans every folder and hashes what changed (the index is then current: {@link current}),
+   * then sets up the watches. Resolves once watching.
+   */
   async start (): Promise<void> {
     this.state = 'scanning'
-    const started = Date.now()
-    await Promise.all(this.folders.map(async f => { await f.start() }))
+    this.scanned = Promise.all(this.folders.map(async f => { await f.scan() }))
+    await this.current()
     if ((this.state as WatcherState) === 'stopped') return
-    this.state = this.folders.some(f => f.progress().state === 'error') ? 'degraded' : 'watching'
+    this.state = 'verifying'
+    const started = Date.now()
+    await Promise.all(this.folders.map(async f => { await f.watch() }))
+    if ((this.state as WatcherState) === 'stopped') return
+    this.state = 'watching'
     this.components.logger.info({ folders: this.folders.length, ms: Date.now() - started }, 'watching')
   }
 
-  /** Resolves when every folder is idle and its rows are committed. */
+  /** Resolves once the startup scan is done and every change it found is hashed and committed. */
   async current (): Promise<void> {
+    await this.scanned
     for (;;) {
       await Promise.all(this.folders.map(async f => { await f.idle() }))
       this.writer.flush()
@@ -83,7 +97,7 @@ export class Watcher {
 
   status (): WatcherStatus {
     const folders = this.folders.map(f => f.progress())
-    const state = this.state === 'watching' && folders.some(f => f.state === 'error') ? 'degraded' : this.state
+    const state = this.state !== 'stopped' && folders.some(f => f.state === 'error') ? 'degraded' : this.state
     return { state, folders, currentAt: this.currentAt, rowsWritten: this.rowsWritten, writeErrors: this.writeErrors }
   }
 

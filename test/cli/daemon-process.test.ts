@@ -28,6 +28,7 @@ describe('cidsync daemon, as a process', () => {
     const daemon = new DaemonProcess(['--config', config])
     const current = await daemon.logged('index current')
     expect(current).toMatchObject({ files: 2, bytes: 24 })
+    await daemon.logged('watching')
 
     const status = await runCli(['status', '--config', config])
     expect(status.code).toBe(0)

@@ -27,6 +27,7 @@ ${extra}`)
   running.push(daemon)
   await within(daemon.start(), 10_000, 'the daemon to start')
   await within(daemon.current(), 10_000, 'the startup scan')
+  await within(daemon.watchingAll(), 10_000, 'the watches')
   return { daemon, port: Number(daemon.statusAddress?.split(':').pop()) }
 }
 

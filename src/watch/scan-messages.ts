@@ -1,0 +1,18 @@
+/** What the scan thread is asked to do. */
+export interface ScanRequest {
+  readonly root: string
+  readonly folder: string
+  readonly ignore: readonly string[]
+  readonly followSymlinks: boolean
+  /** The index to compare against (read-only); absent or empty means every file is new. */
+  readonly indexPath: string
+  readonly deviceId: string
+  readonly profile: string
+}
+
+/** What it answers, in order: batches of files to hash, then one `done`. */
+export type ScanMessage =
+  | { readonly type: 'changed', readonly files: ReadonlyArray<readonly [path: string, size: number]>, readonly scanned: number }
+  | { readonly type: 'unreadable', readonly path: string, readonly code: string }
+  | { readonly type: 'done', readonly scanned: number, readonly missing: readonly string[] }
+  | { readonly type: 'failed', readonly message: string }

@@ -1,0 +1,94 @@
+import { readdirSync, statSync, lstatSync, existsSync, type Dirent, type Stats } from 'node:fs'
+import { join } from 'node:path'
+import { parentPort, workerData } from 'node:worker_threads'
+import Database from 'better-sqlite3'
+import { createIgnoreMatcher } from './ignore.js'
+import type { ScanMessage, ScanRequest } from './scan-messages.js'
+
+const BATCH = 2_000
+
+type Known = Map<string, readonly [size: number, mtimeMs: number, profile: string]>
+
+function loadKnown (request: ScanRequest): Known {
+  const known: Known = new Map()
+  if (!existsSync(request.indexPath)) return known
+  const db = new Database(request.indexPath, { readonly: true, fileMustExist: true })
+  try {
+    if ((db.pragma('user_version', { simple: true }) as number) === 0) return known
+    const rows = db.prepare('SELECT path, size, mtime_ms, cid_profile FROM entries WHERE device_id = ? AND folder = ? AND deleted = 0').raw()
+    for (const [path, size, mtime, profile] of rows.iterate(request.deviceId, request.folder) as Iterable<[string, number, number, string]>) {
+      known.set(path, [size, mtime, profile])
+    }
+  } finally {
+    db.close()
+  }
+  return known
+}
+
+/**
+ * The startup scan, off the main thread: a walk with blocking readdir and stat (the fast way on
+ * a thread of its own), compared against this device's rows. It sends only what needs hashing, and
+ * at the end the rows whose files it did not find.
+ */
+function scan (request: ScanRequest, post: (message: ScanMessage) => void): void {
+  const known = loadKnown(request)
+  const ignore = createIgnoreMatcher(request.ignore)
+  const visited = new Set<string>()
+  const pending = ['']
+  let changed: Array<readonly [string, number]> = []
+  let scanned = 0
+  const flush = (): void => {
+    if (changed.length > 0) post({ type: 'changed', files: changed, scanned })
+    changed = []
+  }
+  while (pending.length > 0) {
+    const dirRel = pending.pop() as string
+    let entries: Dirent[]
+    try {
+      entries = readdirSync(join(request.root, dirRel), { withFileTypes: true })
+    } catch (err) {
+      post({ type: 'unreadable', path: dirRel, code: (err as NodeJS.ErrnoException).code ?? 'EIO' })
+      continue
+    }
+    for (const entry of entries) {
+      const rel = dirRel === '' ? entry.name : `${dirRel}/${entry.name}`
+      if (ignore.itself(rel)) continue
+      if (entry.isDirectory()) {
+        pending.push(rel)
+        continue
+      }
+      const isLink = entry.isSymbolicLink()
+      if ((isLink && !request.followSymlinks) || entry.isFIFO() || entry.isSocket() || entry.isBlockDevice() || entry.isCharacterDevice()) continue
+      // Files, followed links, and entries a file system gave no type: stat for size, mtime and kind.
+      let stats: Stats
+      try {
+        stats = isLink ? statSync(join(request.root, rel)) : lstatSync(join(request.root, rel))
+      } catch {
+        continue
+      }
+      if (stats.isDirectory()) {
+        const id = `${stats.dev}:${stats.ino}`
+        if (!visited.has(id)) { visited.add(id); pending.push(rel) }
+        continue
+      }
+      if (!stats.isFile()) continue
+      scanned++
+      const row = known.get(rel)
+      known.delete(rel)
+      if (row !== undefined && row[0] === stats.size && row[1] === stats.mtimeMs && row[2] === request.profile) continue
+      changed.push([rel, stats.size])
+      if (changed.length >= BATCH) flush()
+    }
+  }
+  flush()
+  post({ type: 'done', scanned, missing: [...known.keys()] })
+}
+
+const port = parentPort
+if (port !== null) {
+  try {
+    scan(workerData as ScanRequest, message => port.postMessage(message))
+  } catch (err) {
+    port.postMessage({ type: 'failed', message: (err as Error).message } satisfies ScanMessage)
+  }
+}

@@ -1,0 +1,35 @@
+import { startWorker } from '../util/start-worker.js'
+import type { ScanMessage, ScanRequest } from './scan-messages.js'
+
+export interface ScanHandlers {
+  /** Files whose size, mtime or profile differ from their row, or that have none. */
+  onChanged (files: ReadonlyArray<readonly [path: string, size: number]>, scanned: number): void
+  onUnreadable (path: string, code: string): void
+}
+
+export interface ScanResult {
+  readonly scanned: number
+  /** Rows of this device whose files the scan did not find. */
+  readonly missing: readonly string[]
+}
+
+/** Runs one folder's startup scan on a thread of its own. */
+export async function scanFolder (request: ScanRequest, handlers: ScanHandlers): Promise<ScanResult> {
+  const worker = startWorker(import.meta.url, 'scan-worker', { workerData: request })
+  try {
+    return await new Promise<ScanResult>((resolve, reject) => {
+      worker.on('message', (message: ScanMessage) => {
+        switch (message.type) {
+          case 'changed': handlers.onChanged(message.files, message.scanned); break
+          case 'unreadable': handlers.onUnreadable(message.path, message.code); break
+          case 'done': resolve({ scanned: message.scanned, missing: message.missing }); break
+          case 'failed': reject(new Error(`the scan of ${request.root} failed: ${message.message}`)); break
+        }
+      })
+      worker.on('error', reject)
+      worker.on('exit', code => reject(new Error(`the scan of ${request.root} stopped early (exit ${code})`)))
+    })
+  } finally {
+    await worker.terminate()
+  }
+}

@@ -1,0 +1,25 @@
+// npm run bench [-- cid|index|all]: each figure beside a baseline measured in the same run, as a ratio.
+// Runs the built code (dist/); writes its data under $BENCH_DIR (default: the OS temp dir) and removes it.
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir, cpus, totalmem } from 'node:os'
+import { join } from 'node:path'
+import { benchCid } from './cid-bench.mjs'
+import { benchIndex } from './index-bench.mjs'
+
+const which = process.argv[2] ?? 'all'
+const root = await mkdtemp(join(process.env.BENCH_DIR ?? tmpdir(), 'cidsync-bench-'))
+const rows = []
+const report = (name, value, baseline, ratio, target) => {
+  rows.push({ name, value, baseline, ratio, target })
+  console.log(`${name}: ${value} | baseline ${baseline} | ${ratio} | target ${target}`)
+}
+
+console.log(`machine: ${cpus().length} × ${cpus()[0]?.model ?? '?'}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, node ${process.version}, ${process.platform}`)
+try {
+  if (which === 'all' || which === 'cid') await benchCid(root, report)
+  if (which === 'all' || which === 'index') await benchIndex(root, report)
+} finally {
+  await rm(root, { recursive: true, force: true })
+}
+console.log('\n| measure | cidsync | baseline | ratio | target |\n|---|---|---|---|---|')
+for (const r of rows) console.log(`| ${r.name} | ${r.value} | ${r.baseline} | ${r.ratio} | ${r.target} |`)
