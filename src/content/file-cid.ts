@@ -56,10 +56,13 @@ export function fileCidSync (path: string, profile: CidProfile, buffers: HashBuf
     const before = fstatSync(fd)
     requireRegularFile(path, before)
     const builder = new CidBuilder(profile, buffers.scratch)
-    for (;;) {
-      const read = readFully(fd, buffer)
-      if (read > 0) builder.update(buffer.subarray(0, read))
-      if (read < buffer.byteLength) break
+    // Read exactly the size fstat gave: one read for a small file, no extra read to find EOF.
+    // A file that grew or shrank meanwhile fails the check below.
+    for (let remaining = before.size; remaining > 0;) {
+      const read = readFully(fd, buffer.subarray(0, Math.min(buffer.byteLength, remaining)))
+      if (read === 0) break
+      builder.update(buffer.subarray(0, read))
+      remaining -= read
     }
     const after = fstatSync(fd)
     if (after.size !== before.size || after.mtimeMs !== before.mtimeMs || builder.size !== before.size) {

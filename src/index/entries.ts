@@ -69,10 +69,10 @@ export class EntryStore {
         lastSeq: db.prepare('SELECT last_seq FROM devices WHERE device_id = ?').pluck(),
         setSeq: db.prepare('UPDATE devices SET last_seq = ? WHERE device_id = ?'),
         upsert: db.prepare(`INSERT INTO entries (device_id, folder, path, size, mtime_ms, cid, cid_profile, updated_at, deleted, seq)
-          VALUES (@deviceId, @folder, @path, @size, @mtimeMs, @cid, @cidProfile, @now, 0, @seq)
+          VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, ?)
           ON CONFLICT (device_id, folder, path) DO UPDATE SET size = excluded.size, mtime_ms = excluded.mtime_ms, cid = excluded.cid,
             cid_profile = excluded.cid_profile, updated_at = excluded.updated_at, deleted = 0, seq = excluded.seq`),
-        tombstone: db.prepare('UPDATE entries SET deleted = 1, updated_at = @now, seq = @seq WHERE device_id = @deviceId AND folder = @folder AND path = @path AND deleted = 0')
+        tombstone: db.prepare('UPDATE entries SET deleted = 1, updated_at = ?, seq = ? WHERE device_id = ? AND folder = ? AND path = ? AND deleted = 0')
       }
     }
     this.reads = {
@@ -120,9 +120,10 @@ export class EntryStore {
       let seq = last
       for (const change of changes) {
         const next = seq + 1
+        // Positional parameters: binding by name costs twice as much on this hot path.
         const result = change.kind === 'upsert'
-          ? writes.upsert.run({ ...change, deviceId, now, seq: next })
-          : writes.tombstone.run({ deviceId, folder: change.folder, path: change.path, now, seq: next })
+          ? writes.upsert.run(deviceId, change.folder, change.path, change.size, change.mtimeMs, change.cid, change.cidProfile, now, next)
+          : writes.tombstone.run(now, next, deviceId, change.folder, change.path)
         if (result.changes > 0) seq = next
       }
       writes.setSeq.run(seq, deviceId)

@@ -9,7 +9,7 @@ import type { FolderConfig } from '../config/index.js'
 import { FolderError, HashError } from '../errors.js'
 import type { ChangeWriter } from './change-writer.js'
 import { FolderWatcher } from './folder-watcher.js'
-import type { HashPool } from './hash-pool.js'
+import type { HashPool, HashResult } from './hash-pool.js'
 import { createIgnoreMatcher, type IgnoreMatcher } from './ignore.js'
 import { walkFiles } from './walk.js'
 
@@ -221,19 +221,21 @@ export class FolderIndexer {
       return
     }
     this.hashing.add(rel)
-    this.components.pool.hash(join(this.init.folder.path, rel), this.init.profile, { sizeHint })
-      .then(result => {
-        this.retries.delete(rel)
-        this.skippedPaths.delete(rel)
-        this.hashed++
-        this.hashedBytes += result.size
-        this.components.writer.write({ kind: 'upsert', folder: this.name, path: rel, size: result.size, mtimeMs: result.mtimeMs, cid: result.cid, cidProfile: this.init.profile })
-      }, (err: unknown) => this.hashFailed(rel, err))
-      .finally(() => {
-        this.hashing.delete(rel)
-        if (this.again.delete(rel)) this.settle(rel)
-        this.wakeIdle()
-      })
+    this.components.pool.submit(join(this.init.folder.path, rel), this.init.profile, sizeHint, (err, result) => {
+      this.hashing.delete(rel)
+      if (result !== undefined) this.indexed(rel, result)
+      else this.hashFailed(rel, err)
+      if (this.again.delete(rel)) this.settle(rel)
+      this.wakeIdle()
+    })
+  }
+
+  private indexed (rel: string, result: HashResult): void {
+    this.retries.delete(rel)
+    this.skippedPaths.delete(rel)
+    this.hashed++
+    this.hashedBytes += result.size
+    this.components.writer.write({ kind: 'upsert', folder: this.name, path: rel, size: result.size, mtimeMs: result.mtimeMs, cid: result.cid, cidProfile: this.init.profile })
   }
 
   private hashFailed (rel: string, err: unknown): void {

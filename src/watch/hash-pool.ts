@@ -4,43 +4,51 @@ import type { CidProfileName } from '../content/index.js'
 import { AbortedError, HashError } from '../errors.js'
 import type { HashJob, HashOutcome } from './hash-messages.js'
 import { startWorker } from '../util/start-worker.js'
+import { Queue } from '../util/queue.js'
 
-export const DEFAULT_BATCH_FILES = 64
+export const DEFAULT_BATCH_FILES = 128
 /** Files past this size travel alone, so one big file does not hold small ones behind it. */
 export const DEFAULT_BATCH_BYTES = 4 * 1024 * 1024
+/** Threads idle this long are stopped (each holds ~10 MB); the next file starts them again. */
+export const DEFAULT_IDLE_TIMEOUT_MS = 15_000
+/** A thread holds a second batch while it works on the first, so it never waits on a round trip. */
+const BATCHES_PER_THREAD = 2
 
 export interface HashPoolInit {
   /** Threads; one per core by default. */
   readonly workers?: number
+  readonly idleTimeoutMs?: number
 }
 
 export interface HashResult { readonly cid: string, readonly size: number, readonly mtimeMs: number }
 
-interface Pending {
-  readonly job: HashJob
-  readonly sizeHint: number
-  readonly resolve: (result: HashResult) => void
-  readonly reject: (err: Error) => void
-}
+/** Called once per job: a {@link HashError} (reason = errno-style code) or an AbortedError, else the result. */
+export type HashCallback = (err: HashError | AbortedError | undefined, result?: HashResult) => void
 
-interface Slot { readonly worker: Worker, inFlight: Map<number, Pending>, busy: boolean }
+interface Pending { readonly job: HashJob, readonly sizeHint: number, readonly done: HashCallback }
+
+interface Slot { readonly worker: Worker, readonly inFlight: Map<number, Pending>, batches: number }
 
 /**
  * Hashes files on worker threads so the event loop never waits on a read or a digest. Jobs are
- * sent in batches (small files cost one message per batch, not per file); each thread holds one
- * batch at a time, so big files spread across threads.
+ * sent in batches (small files cost one message per batch, not per file); each thread holds at
+ * most two batches, so big files spread across threads. Threads stop when idle.
  */
 export class HashPool {
-  private readonly slots: Slot[]
-  private readonly queue: Pending[] = []
+  private slots: Slot[] = []
+  private readonly queue = new Queue<Pending>()
+  private readonly threads: number
+  private readonly idleTimeoutMs: number
+  private idleTimer: NodeJS.Timeout | undefined
   private nextId = 1
   private closed = false
 
   constructor (init: HashPoolInit = {}) {
-    const count = Math.max(1, init.workers ?? availableParallelism())
-    this.slots = Array.from({ length: count }, () => this.spawn())
+    this.threads = Math.max(1, init.workers ?? availableParallelism())
+    this.idleTimeoutMs = init.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS
   }
 
+  /** Threads running now. */
   get size (): number {
     return this.slots.length
   }
@@ -50,46 +58,70 @@ export class HashPool {
     return this.queue.length + this.slots.reduce((n, s) => n + s.inFlight.size, 0)
   }
 
-  /**
-   * The CID of a file under a profile. Rejects with a {@link HashError} whose `reason` carries the
-   * errno code (`ENOENT`, `EACCES`, `ERR_FILE_CHANGED`...).
-   */
-  async hash (path: string, profile: CidProfileName, options: { sizeHint?: number, signal?: AbortSignal } = {}): Promise<HashResult> {
-    if (this.closed) throw new AbortedError('the hash pool is closed')
-    options.signal?.throwIfAborted()
+  /** Starts the threads ahead of the first job, so that start-up overlaps other work. */
+  warm (): void {
+    if (this.closed) return
+    while (this.slots.length < this.threads) this.slots.push(this.spawn())
+    this.armIdleTimer()
+  }
+
+  /** Queues a file; `done` is called once, from the event loop. The cheap path for many files. */
+  submit (path: string, profile: CidProfileName, sizeHint: number, done: HashCallback): void {
+    if (this.closed) {
+      done(new AbortedError('the hash pool is closed'))
+      return
+    }
+    this.queue.push({ job: { id: this.nextId++, path, profile }, sizeHint, done })
+    this.dispatch()
+  }
+
+  /** The CID of a file under a profile; rejects as {@link submit} reports. */
+  async hash (path: string, profile: CidProfileName, options: { sizeHint?: number } = {}): Promise<HashResult> {
     return await new Promise<HashResult>((resolve, reject) => {
-      this.queue.push({ job: { id: this.nextId++, path, profile }, sizeHint: options.sizeHint ?? 0, resolve, reject })
-      this.dispatch()
+      this.submit(path, profile, options.sizeHint ?? 0, (err, result) => { if (err !== undefined) reject(err); else resolve(result as HashResult) })
     })
   }
 
-  /** Stops the threads; waiting jobs are rejected. */
+  /** Stops the threads; waiting and running jobs are answered with an AbortedError. */
   async close (): Promise<void> {
     if (this.closed) return
     this.closed = true
-    for (const pending of this.queue.splice(0)) pending.reject(new AbortedError('the hash pool closed'))
-    await Promise.all(this.slots.map(async slot => {
-      for (const pending of slot.inFlight.values()) pending.reject(new AbortedError('the hash pool closed'))
+    clearTimeout(this.idleTimer)
+    for (const pending of this.queue.drain()) pending.done(new AbortedError('the hash pool closed'))
+    await this.stopThreads()
+  }
+
+  private async stopThreads (): Promise<void> {
+    const slots = this.slots
+    this.slots = []
+    await Promise.all(slots.map(async slot => {
+      for (const pending of slot.inFlight.values()) pending.done(new AbortedError('the hash pool closed'))
       slot.inFlight.clear()
       await slot.worker.terminate()
     }))
   }
 
+  private armIdleTimer (): void {
+    clearTimeout(this.idleTimer)
+    this.idleTimer = undefined
+    if (this.pending > 0 || this.slots.length === 0) return
+    this.idleTimer = setTimeout(() => { if (this.pending === 0) void this.stopThreads() }, this.idleTimeoutMs)
+    this.idleTimer.unref()
+  }
+
   private spawn (): Slot {
     const worker = startWorker(import.meta.url, 'hash-worker')
-    const slot: Slot = { worker, inFlight: new Map(), busy: false }
+    const slot: Slot = { worker, inFlight: new Map(), batches: 0 }
     worker.on('message', (outcomes: HashOutcome[]) => {
+      slot.batches--
       for (const outcome of outcomes) this.settle(slot, outcome)
-      slot.busy = false
       this.dispatch()
     })
     worker.on('error', (err) => {
-      // A thread that dies takes its batch with it; fail those jobs and replace the thread.
-      for (const pending of slot.inFlight.values()) pending.reject(new HashError(pending.job.path, `hashing thread failed: ${err.message}`, { cause: err }))
+      // A thread that dies takes its batches with it; fail those jobs and replace the thread.
+      for (const pending of slot.inFlight.values()) pending.done(new HashError(pending.job.path, `hashing thread failed: ${err.message}`, { cause: err }))
       slot.inFlight.clear()
-      if (this.closed) return
-      const index = this.slots.indexOf(slot)
-      if (index >= 0) this.slots[index] = this.spawn()
+      this.slots = this.slots.filter(s => s !== slot)
       this.dispatch()
     })
     return slot
@@ -99,25 +131,34 @@ export class HashPool {
     const pending = slot.inFlight.get(outcome.id)
     if (pending === undefined) return
     slot.inFlight.delete(outcome.id)
-    if (outcome.ok) pending.resolve({ cid: outcome.cid, size: outcome.size, mtimeMs: outcome.mtimeMs })
-    else pending.reject(new HashError(pending.job.path, outcome.code))
+    if (outcome.ok) pending.done(undefined, { cid: outcome.cid, size: outcome.size, mtimeMs: outcome.mtimeMs })
+    else pending.done(new HashError(pending.job.path, outcome.code))
   }
 
   private dispatch (): void {
-    for (const slot of this.slots) {
-      if (this.queue.length === 0) return
-      if (slot.busy) continue
-      const batch: Pending[] = []
-      let bytes = 0
-      while (this.queue.length > 0 && batch.length < DEFAULT_BATCH_FILES) {
-        const next = this.queue[0] as Pending
-        if (batch.length > 0 && bytes + next.sizeHint > DEFAULT_BATCH_BYTES) break
-        batch.push(this.queue.shift() as Pending)
-        bytes += next.sizeHint
+    if (this.queue.length > 0 && this.slots.length < this.threads && !this.closed) this.warm()
+    // Round by round, so that each thread gets its first batch before any gets a second.
+    for (let round = 0; round < BATCHES_PER_THREAD && this.queue.length > 0; round++) {
+      for (const slot of this.slots) {
+        if (this.queue.length === 0) break
+        if (slot.batches <= round) this.send(slot)
       }
-      for (const pending of batch) slot.inFlight.set(pending.job.id, pending)
-      slot.busy = true
-      slot.worker.postMessage(batch.map(p => p.job))
     }
+    this.armIdleTimer()
+  }
+
+  private send (slot: Slot): void {
+    const batch: Pending[] = []
+    let bytes = 0
+    while (this.queue.length > 0 && batch.length < DEFAULT_BATCH_FILES) {
+      const next = this.queue.peek() as Pending
+      if (batch.length > 0 && bytes + next.sizeHint > DEFAULT_BATCH_BYTES) break
+      this.queue.shift()
+      batch.push(next)
+      bytes += next.sizeHint
+    }
+    for (const pending of batch) slot.inFlight.set(pending.job.id, pending)
+    slot.batches++
+    slot.worker.postMessage(batch.map(p => p.job))
   }
 }

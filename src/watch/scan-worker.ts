@@ -59,6 +59,13 @@ function scan (request: ScanRequest, post: (message: ScanMessage) => void): void
       }
       const isLink = entry.isSymbolicLink()
       if ((isLink && !request.followSymlinks) || entry.isFIFO() || entry.isSocket() || entry.isBlockDevice() || entry.isCharacterDevice()) continue
+      if (entry.isFile() && !known.has(rel)) {
+        // No row to compare with: hashing stats it anyway, so skip a stat here (the cold start's cost).
+        scanned++
+        changed.push([rel, 0])
+        if (changed.length >= BATCH) flush()
+        continue
+      }
       // Files, followed links, and entries a file system gave no type: stat for size, mtime and kind.
       let stats: Stats
       try {

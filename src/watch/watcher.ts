@@ -5,6 +5,7 @@ import type { Index } from '../index/index.js'
 import { ChangeWriter } from './change-writer.js'
 import { FolderIndexer, type FolderProgress } from './folder-indexer.js'
 import { HashPool } from './hash-pool.js'
+import { releaseMemory } from '../util/release-memory.js'
 
 /**
  * `scanning` until the index is current, `verifying` while chokidar sets up its watches and
@@ -73,6 +74,7 @@ export class Watcher {
    */
   async start (): Promise<void> {
     this.state = 'scanning'
+    this.pool.warm()
     this.scanned = Promise.all(this.folders.map(async f => { await f.scan() }))
     await this.current()
     if ((this.state as WatcherState) === 'stopped') return
@@ -81,7 +83,8 @@ export class Watcher {
     await Promise.all(this.folders.map(async f => { await f.watch() }))
     if ((this.state as WatcherState) === 'stopped') return
     this.state = 'watching'
-    this.components.logger.info({ folders: this.folders.length, ms: Date.now() - started }, 'watching')
+    releaseMemory()
+    this.components.logger.info({ folders: this.folders.length, ms: Date.now() - started, rssBytes: process.memoryUsage.rss() }, 'watching')
   }
 
   /** Resolves once the startup scan is done and every change it found is hashed and committed. */

@@ -7,7 +7,9 @@ import { fileURLToPath } from 'node:url'
 const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url))
 const FILES = Number(process.env.BENCH_FILES ?? 100_000)
 const PER_DIR = 1000
-const IDLE_SETTLE_MS = 5_000
+/** RSS is read twice: soon after watching starts, and once idle threads have stopped (15 s). */
+const EARLY_RSS_MS = 5_000
+const SETTLED_RSS_MS = 30_000
 
 function makeTree (dir) {
   const bytes = Buffer.alloc(4096)
@@ -68,20 +70,28 @@ export async function benchIndex (root, report) {
   makeTree(tree)
   const config = join(root, 'bench.toml')
   writeFileSync(config, `state_dir = "${join(root, 'state')}"\nlog_level = "info"\n[[folders]]\nname = "tree"\npath = "${tree}"\n[status]\nlisten = "127.0.0.1:0"\n`)
+  spawnSync('sync')
   const sha = `find ${tree} -type f -print0 | xargs -0 sha256sum > /dev/null`
   timeShell(sha) // page cache warm for both
-  const baseline = timeShell(sha)
+  const baseline = Math.min(timeShell(sha), timeShell(sha))
 
-  rmSync(join(root, 'state'), { recursive: true, force: true })
-  const cold = await daemonUntilCurrent(config)
-  if (cold.event.files !== FILES) throw new Error(`indexed ${cold.event.files} files, expected ${FILES}`)
-  await stop(cold.child)
+  let cold
+  for (let run = 0; run < 2; run++) {
+    rmSync(join(root, 'state'), { recursive: true, force: true })
+    const attempt = await daemonUntilCurrent(config)
+    if (attempt.event.files !== FILES) throw new Error(`indexed ${attempt.event.files} files, expected ${FILES}`)
+    await stop(attempt.child)
+    if (cold === undefined || attempt.ms < cold.ms) cold = attempt
+  }
   report(`index ${FILES.toLocaleString('en-US')} files of 4 KiB, empty index (spawn to current)`, seconds(cold.ms), `find | xargs sha256sum ${seconds(baseline)}`, `${(cold.ms / baseline).toFixed(2)}x the time`, '<= 1.0x')
 
   const warm = await daemonUntilCurrent(config)
-  await new Promise(resolve => setTimeout(resolve, IDLE_SETTLE_MS))
+  await new Promise(resolve => setTimeout(resolve, EARLY_RSS_MS))
+  const earlyRss = rssOf(warm.child.pid)
+  await new Promise(resolve => setTimeout(resolve, SETTLED_RSS_MS - EARLY_RSS_MS))
   const rss = rssOf(warm.child.pid)
   await stop(warm.child)
   report(`restart over ${FILES.toLocaleString('en-US')} unchanged files (spawn to current)`, seconds(warm.ms), `sha256sum pass ${seconds(baseline)}`, `${(warm.ms / baseline).toFixed(2)}x the time`, '<= 2 s')
-  report(`daemon RSS idle over ${FILES.toLocaleString('en-US')} files`, `${(rss / 1e6).toFixed(0)} MB`, '-', '-', '< 250 MB')
+  report(`daemon RSS over ${FILES.toLocaleString('en-US')} files, ${EARLY_RSS_MS / 1000} s after current`, `${(earlyRss / 1e6).toFixed(0)} MB`, '-', '-', 'report')
+  report(`daemon RSS idle over ${FILES.toLocaleString('en-US')} files, ${SETTLED_RSS_MS / 1000} s after current`, `${(rss / 1e6).toFixed(0)} MB`, '-', '-', '< 250 MB')
 }

@@ -1,0 +1,22 @@
+import { setFlagsFromString } from 'node:v8'
+import { runInNewContext } from 'node:vm'
+
+let gc: (() => void) | undefined
+
+/**
+ * Runs a full garbage collection now. After the startup scan the heap holds ~100 MB of garbage
+ * per 100,000 files; an idle daemon allocates nothing, so V8 would keep it for half a minute or
+ * more. One collection at the end of a burst gives it back at once.
+ */
+export function releaseMemory (): void {
+  try {
+    if (gc === undefined) {
+      // The documented way to reach gc() without starting node with --expose-gc.
+      setFlagsFromString('--expose-gc')
+      gc = runInNewContext('gc') as () => void
+    }
+    gc()
+  } catch {
+    // Not available on this runtime: V8's own memory reducer gets there later.
+  }
+}
