@@ -18,13 +18,6 @@ export { renderMetrics } from './metrics.js'
 /** How long a stop may take before the process gives up waiting and exits (systemd's default is 90 s; ours is 10). */
 export const DEFAULT_STOP_TIMEOUT_MS = 9_000
 
-export interface RunDaemonInit {
-  readonly config: Config
-  /** Stops the daemon when aborted; signals are wired by the caller. */
-  readonly signal: AbortSignal
-  readonly logger?: Logger
-}
-
 /** Builds a daemon whose errors also land in its status document. */
 export function createDaemon (config: Config, logger?: Logger): Daemon {
   let daemon: Daemon | undefined
@@ -34,12 +27,4 @@ export function createDaemon (config: Config, logger?: Logger): Daemon {
   })
   daemon = new Daemon({ logger: log }, { config })
   return daemon
-}
-
-/** Runs a daemon until `signal` aborts, then stops it. */
-export async function runDaemon (init: RunDaemonInit): Promise<void> {
-  const daemon = createDaemon(init.config, init.logger)
-  await daemon.start()
-  if (!init.signal.aborted) await new Promise<void>(resolve => init.signal.addEventListener('abort', () => resolve(), { once: true }))
-  await daemon.stop()
 }

@@ -1,7 +1,30 @@
 import type { Command } from 'commander'
 import { loadConfig } from '../../config/index.js'
 import { createDaemon, DEFAULT_STOP_TIMEOUT_MS } from '../../daemon/index.js'
-import { action, reportError } from '../run.js'
+import { action } from '../run.js'
+
+/**
+ * SIGTERM and SIGINT stop the daemon cleanly; a second one, or a stop that outlives
+ * {@link DEFAULT_STOP_TIMEOUT_MS}, exits at once. Handlers go in before anything starts, so a
+ * signal during start-up is a clean stop too, not the default kill.
+ */
+function stopSignal (): AbortSignal {
+  const controller = new AbortController()
+  const onSignal = (signal: NodeJS.Signals): void => {
+    if (controller.signal.aborted) {
+      process.stderr.write(`cidsync: ${signal} again, exiting without a clean stop\n`)
+      process.exit(1)
+    }
+    setTimeout(() => {
+      process.stderr.write(`cidsync: the clean stop took longer than ${DEFAULT_STOP_TIMEOUT_MS} ms, exiting\n`)
+      process.exit(1)
+    }, DEFAULT_STOP_TIMEOUT_MS).unref()
+    controller.abort(signal)
+  }
+  process.on('SIGTERM', onSignal)
+  process.on('SIGINT', onSignal)
+  return controller.signal
+}
 
 export function registerDaemon (program: Command): void {
   program.command('daemon')
@@ -9,25 +32,13 @@ export function registerDaemon (program: Command): void {
     .option('--config <path>', 'config file')
     .action(action(async (options: { config?: string }) => {
       const config = loadConfig({ configPath: options.config })
+      const signal = stopSignal()
       const daemon = createDaemon(config)
-      await daemon.start()
-      await new Promise<void>((resolve) => {
-        let signals = 0
-        const onSignal = (signal: NodeJS.Signals): void => {
-          signals++
-          if (signals > 1) {
-            process.stderr.write(`cidsync: ${signal} again, exiting without a clean stop\n`)
-            process.exit(1)
-          }
-          // A stop that hangs must not outlive the service manager's patience.
-          setTimeout(() => {
-            process.stderr.write(`cidsync: the clean stop took longer than ${DEFAULT_STOP_TIMEOUT_MS} ms, exiting\n`)
-            process.exit(1)
-          }, DEFAULT_STOP_TIMEOUT_MS).unref()
-          daemon.stop().then(resolve, (err: unknown) => { reportError(err); process.exitCode = 1; resolve() })
-        }
-        process.on('SIGTERM', onSignal)
-        process.on('SIGINT', onSignal)
-      })
+      try {
+        await daemon.start()
+        if (!signal.aborted) await new Promise(resolve => signal.addEventListener('abort', resolve, { once: true }))
+      } finally {
+        await daemon.stop()
+      }
     }))
 }
