@@ -1,38 +1,7 @@
-import { createHash } from 'node:crypto'
 import type { CID } from 'multiformats/cid'
-import * as dagPb from '@ipld/dag-pb'
-import { BalancedTree, blockCid, rawLeafCid, type TreeLink } from './unixfs-tree.js'
+import { BalancedTree } from './unixfs-tree.js'
+import { leafDigest, leafLink, sha256 } from './leaf.js'
 import type { CidProfile } from './profiles.js'
-
-function sha256 (...parts: Uint8Array[]): Uint8Array {
-  const hash = createHash('sha256')
-  for (const part of parts) hash.update(part)
-  return hash.digest()
-}
-
-function varint (value: number): number[] {
-  const bytes: number[] = []
-  while (value >= 0x80) {
-    bytes.push((value % 0x80) | 0x80)
-    value = Math.floor(value / 0x80)
-  }
-  bytes.push(value)
-  return bytes
-}
-
-/**
- * A dag-pb leaf is `PBNode{Data: UnixFS{Type: File, Data: chunk, filesize}}`. Its bytes around the
- * chunk are a few varints, so the chunk is hashed in place rather than copied into an encoding.
- */
-function dagPbLeafFraming (length: number): { prefix: Uint8Array, suffix: Uint8Array } {
-  const dataField = length > 0 ? [0x12, ...varint(length)] : []
-  const sizeField = [0x18, ...varint(length)]
-  const unixfsLength = 2 + dataField.length + length + sizeField.length
-  return {
-    prefix: Uint8Array.from([0x0a, ...varint(unixfsLength), 0x08, 0x02, ...dataField]),
-    suffix: Uint8Array.from(sizeField)
-  }
-}
 
 /**
  * Computes the CID that `ipfs add` gives a byte stream, from bytes fed in any slices. Memory stays
@@ -94,19 +63,6 @@ export class CidBuilder {
 
   private addLeaf (chunk: Uint8Array): void {
     this.leaves++
-    this.tree.addLeaf(this.leafLink(chunk))
-  }
-
-  private leafLink (chunk: Uint8Array): TreeLink {
-    if (this.profile.rawLeaves) {
-      return { cid: rawLeafCid(this.profile, sha256(chunk)), fileSize: chunk.byteLength, treeSize: chunk.byteLength }
-    }
-    const { prefix, suffix } = dagPbLeafFraming(chunk.byteLength)
-    const digest = sha256(prefix, chunk, suffix)
-    return {
-      cid: blockCid(this.profile, dagPb.code, digest),
-      fileSize: chunk.byteLength,
-      treeSize: prefix.byteLength + chunk.byteLength + suffix.byteLength
-    }
+    this.tree.addLeaf(leafLink(this.profile, leafDigest(this.profile, chunk), chunk.byteLength))
   }
 }

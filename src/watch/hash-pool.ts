@@ -1,6 +1,6 @@
 import type { Worker } from 'node:worker_threads'
 import { availableParallelism } from 'node:os'
-import type { CidProfileName } from '../content/index.js'
+import { assembleCid, cidProfile, planSegments, type CidProfileName } from '../content/index.js'
 import { AbortedError, HashError } from '../errors.js'
 import type { HashJob, HashOutcome } from './hash-messages.js'
 import { startWorker } from '../util/start-worker.js'
@@ -11,6 +11,8 @@ export const DEFAULT_BATCH_FILES = 128
 export const DEFAULT_BATCH_BYTES = 4 * 1024 * 1024
 /** Threads idle this long are stopped (each holds ~10 MB); the next file starts them again. */
 export const DEFAULT_IDLE_TIMEOUT_MS = 15_000
+/** A file this large is cut into one segment per thread, so that one big file uses every core. */
+export const DEFAULT_SPLIT_BYTES = 64 * 1024 * 1024
 /** A thread holds a second batch while it works on the first, so it never waits on a round trip. */
 const BATCHES_PER_THREAD = 2
 
@@ -18,6 +20,8 @@ export interface HashPoolInit {
   /** Threads; one per core by default. */
   readonly workers?: number
   readonly idleTimeoutMs?: number
+  /** Files at least this large are hashed on every thread at once. */
+  readonly splitBytes?: number
 }
 
 export interface HashResult { readonly cid: string, readonly size: number, readonly mtimeMs: number }
@@ -25,7 +29,9 @@ export interface HashResult { readonly cid: string, readonly size: number, reado
 /** Called once per job: a {@link HashError} (reason = errno-style code) or an AbortedError, else the result. */
 export type HashCallback = (err: HashError | AbortedError | undefined, result?: HashResult) => void
 
-interface Pending { readonly job: HashJob, readonly sizeHint: number, readonly done: HashCallback }
+type Answer = { readonly cid: string, readonly size: number, readonly mtimeMs: number } | { readonly digests: Uint8Array, readonly mtimeMs: number }
+
+interface Pending { readonly job: HashJob, readonly sizeHint: number, readonly done: (err: HashError | AbortedError | undefined, answer?: Answer) => void }
 
 interface Slot { readonly worker: Worker, readonly inFlight: Map<number, Pending>, batches: number }
 
@@ -39,6 +45,7 @@ export class HashPool {
   private readonly queue = new Queue<Pending>()
   private readonly threads: number
   private readonly idleTimeoutMs: number
+  private readonly splitBytes: number
   private idleTimer: NodeJS.Timeout | undefined
   private nextId = 1
   private closed = false
@@ -46,6 +53,7 @@ export class HashPool {
   constructor (init: HashPoolInit = {}) {
     this.threads = Math.max(1, init.workers ?? availableParallelism())
     this.idleTimeoutMs = init.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS
+    this.splitBytes = init.splitBytes ?? DEFAULT_SPLIT_BYTES
   }
 
   /** Threads running now. */
@@ -65,13 +73,49 @@ export class HashPool {
     this.armIdleTimer()
   }
 
-  /** Queues a file; `done` is called once, from the event loop. The cheap path for many files. */
+  /**
+   * Queues a file; `done` is called once, from the event loop. The cheap path for many files.
+   * `sizeHint` (the size a stat gave, 0 if unknown) batches small files and splits large ones.
+   */
   submit (path: string, profile: CidProfileName, sizeHint: number, done: HashCallback): void {
     if (this.closed) {
       done(new AbortedError('the hash pool is closed'))
       return
     }
-    this.queue.push({ job: { id: this.nextId++, path, profile }, sizeHint, done })
+    if (sizeHint >= this.splitBytes && this.threads > 1) {
+      this.submitSegments(path, profile, sizeHint, done)
+      return
+    }
+    this.queue.push({
+      job: { id: this.nextId++, path, profile },
+      sizeHint,
+      done: (err, answer) => done(err, answer !== undefined && 'cid' in answer ? { cid: answer.cid, size: answer.size, mtimeMs: answer.mtimeMs } : undefined)
+    })
+    this.dispatch()
+  }
+
+  private submitSegments (path: string, profile: CidProfileName, size: number, done: HashCallback): void {
+    const profileInfo = cidProfile(profile)
+    const segments = planSegments(size, profileInfo, this.threads)
+    const digests: Uint8Array[] = []
+    const mtimes = new Set<number>()
+    let waiting = segments.length
+    let failed: HashError | AbortedError | undefined
+    segments.forEach((segment, i) => {
+      this.queue.push({
+        job: { id: this.nextId++, path, profile, segment: { ...segment, size } },
+        sizeHint: segment.count * profileInfo.chunkSize,
+        done: (err, answer) => {
+          if (err !== undefined) failed ??= err
+          else if (answer !== undefined && 'digests' in answer) { digests[i] = answer.digests; mtimes.add(answer.mtimeMs) }
+          if (--waiting > 0) return
+          if (failed !== undefined) return done(failed)
+          // Segments read at different times must have seen the same file.
+          if (mtimes.size !== 1) return done(new HashError(path, 'ERR_FILE_CHANGED'))
+          done(undefined, { cid: assembleCid(profileInfo, size, digests).toString(), size, mtimeMs: [...mtimes][0] as number })
+        }
+      })
+    })
     this.dispatch()
   }
 
@@ -131,7 +175,7 @@ export class HashPool {
     const pending = slot.inFlight.get(outcome.id)
     if (pending === undefined) return
     slot.inFlight.delete(outcome.id)
-    if (outcome.ok) pending.done(undefined, { cid: outcome.cid, size: outcome.size, mtimeMs: outcome.mtimeMs })
+    if (outcome.ok) pending.done(undefined, outcome)
     else pending.done(new HashError(pending.job.path, outcome.code))
   }
 

@@ -1,5 +1,5 @@
 import { parentPort } from 'node:worker_threads'
-import { allocateHashBuffers, cidProfile, fileCidSync, type CidProfileName, type HashBuffers } from '../content/index.js'
+import { allocateHashBuffers, cidProfile, fileCidSync, segmentDigestsSync, type CidProfileName, type HashBuffers } from '../content/index.js'
 import type { HashJob, HashOutcome } from './hash-messages.js'
 
 // One set of buffers per profile, reused for every file this thread hashes.
@@ -13,6 +13,10 @@ function hashOne (job: HashJob): HashOutcome {
     buffers.set(job.profile, reused)
   }
   try {
+    if (job.segment !== undefined) {
+      const { digests, mtimeMs } = segmentDigestsSync(job.path, profile, job.segment, job.segment.size, reused)
+      return { id: job.id, ok: true, digests, mtimeMs }
+    }
     const { cid, size, mtimeMs } = fileCidSync(job.path, profile, reused)
     return { id: job.id, ok: true, cid: cid.toString(), size, mtimeMs }
   } catch (err) {

@@ -1,3 +1,4 @@
+import { stat } from 'node:fs/promises'
 import type { Command } from 'commander'
 import { CidBuilder, cidProfile, DEFAULT_CID_PROFILE, CID_PROFILE_NAMES } from '../../content/index.js'
 import { HashPool } from '../../watch/index.js'
@@ -17,11 +18,12 @@ export function registerCid (program: Command): void {
     .option('--profile <name>', `import profile: ${CID_PROFILE_NAMES.join(', ')}`, DEFAULT_CID_PROFILE)
     .action(action(async (files: string[], options: { profile: string }) => {
       const profile = cidProfile(options.profile)
-      const pool = new HashPool({ workers: Math.min(files.length, 8) })
+      const pool = new HashPool()
       try {
         // All files go to the pool at once; lines come out in argument order. Each promise is
         // settled into a value at once so a later failure is never an unhandled rejection.
-        const results = files.map(async file => await (file === '-' ? stdinCid(profile.name) : pool.hash(file, profile.name).then(r => r.cid))
+        const sizeOf = async (file: string): Promise<number> => await stat(file).then(s => s.size, () => 0)
+        const results = files.map(async file => await (file === '-' ? stdinCid(profile.name) : sizeOf(file).then(async sizeHint => (await pool.hash(file, profile.name, { sizeHint })).cid))
           .then(cid => ({ cid }), (err: unknown) => ({ err })))
         let failed = 0
         for (const [i, result] of results.entries()) {

@@ -1,0 +1,80 @@
+import { describe, it, expect, afterEach } from 'vitest'
+import { writeFile } from 'node:fs/promises'
+import { execFileSync } from 'node:child_process'
+import { join } from 'node:path'
+import { HashPool } from '../../src/watch/index.js'
+import { bytesCid, cidProfile, CID_PROFILE_NAMES } from '../../src/content/index.js'
+import { HashError } from '../../src/errors.js'
+import { chachaBytes } from '../helpers/chacha-stream.js'
+import { useTempDir } from '../helpers/temp-dir.js'
+
+const pools: HashPool[] = []
+afterEach(async () => { for (const p of pools.splice(0)) await p.close() })
+const newPool = (init: ConstructorParameters<typeof HashPool>[0]): HashPool => { const p = new HashPool(init); pools.push(p); return p }
+
+describe('the hashing pool', () => {
+  it('hashes many small files across threads, each to its own CID', async () => {
+    const dir = await useTempDir()
+    const pool = newPool({ workers: 2 })
+    const files = await Promise.all(Array.from({ length: 300 }, async (_, i) => {
+      const path = join(dir, `f${i}`)
+      await writeFile(path, `file ${i}`)
+      return path
+    }))
+    const cids = await Promise.all(files.map(async f => (await pool.hash(f, 'kubo-cidv1')).cid))
+    expect(cids).toEqual(files.map((_, i) => bytesCid(Buffer.from(`file ${i}`), cidProfile('kubo-cidv1')).toString()))
+  })
+
+  // The published 45,613,057-byte vector has a two-level tree: the seam between segments must not show.
+  it('splits a large file across threads and gets the published CID', async () => {
+    const dir = await useTempDir()
+    const path = join(dir, 'v0.bin')
+    await writeFile(path, chachaBytes('v0-seed', 45613057))
+    const pool = newPool({ workers: 2, splitBytes: 1024 * 1024 })
+    expect(await pool.hash(path, 'unixfs-v0-2015', { sizeHint: 45613057 })).toMatchObject({ cid: 'QmV81WL765sC8DXsRhE5fJv2rwhS4icHRaf3J9Zk5FdRnW', size: 45613057 })
+  })
+
+  it.each(CID_PROFILE_NAMES)('splits files of awkward sizes the same as hashing them whole (%s)', async (name) => {
+    const dir = await useTempDir()
+    const profile = cidProfile(name)
+    const pool = newPool({ workers: 3, splitBytes: 1 })
+    for (const size of [1, profile.chunkSize, profile.chunkSize * 3 + 5, profile.chunkSize * 7]) {
+      const bytes = chachaBytes(`split-${size}`, size)
+      const path = join(dir, `s${size}`)
+      await writeFile(path, bytes)
+      expect((await pool.hash(path, name, { sizeHint: size })).cid, `${size} bytes`).toBe(bytesCid(bytes, profile).toString())
+    }
+  })
+
+  it('refuses a split file whose size moved since it was planned', async () => {
+    const dir = await useTempDir()
+    const path = join(dir, 'moved')
+    await writeFile(path, chachaBytes('moved', 3 * 262144))
+    const pool = newPool({ workers: 2, splitBytes: 1 })
+    const err = await pool.hash(path, 'kubo-cidv1', { sizeHint: 2 * 262144 }).catch((e: unknown) => e)
+    expect(err).toBeInstanceOf(HashError)
+    expect((err as HashError).reason).toBe('ERR_FILE_CHANGED')
+  })
+
+  it('answers a missing file and a FIFO with their reasons, without blocking a thread', async () => {
+    const dir = await useTempDir()
+    const pool = newPool({ workers: 1 })
+    await expect(pool.hash(join(dir, 'gone'), 'kubo-cidv1')).rejects.toMatchObject({ reason: 'ENOENT' })
+    const fifo = join(dir, 'fifo')
+    execFileSync('mkfifo', [fifo])
+    await expect(pool.hash(fifo, 'kubo-cidv1')).rejects.toMatchObject({ reason: 'ERR_NOT_A_FILE' })
+    await writeFile(join(dir, 'after'), 'still working')
+    expect((await pool.hash(join(dir, 'after'), 'kubo-cidv1')).size).toBe(13)
+  })
+
+  it('stops idle threads and starts them again for the next file', async () => {
+    const dir = await useTempDir()
+    await writeFile(join(dir, 'a'), 'a')
+    const pool = newPool({ workers: 2, idleTimeoutMs: 50 })
+    await pool.hash(join(dir, 'a'), 'kubo-cidv1')
+    expect(pool.size).toBe(2)
+    await new Promise(resolve => setTimeout(resolve, 300))
+    expect(pool.size).toBe(0)
+    expect((await pool.hash(join(dir, 'a'), 'kubo-cidv1')).cid).toBe(bytesCid(Buffer.from('a'), cidProfile('kubo-cidv1')).toString())
+  })
+})
