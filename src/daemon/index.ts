@@ -15,9 +15,6 @@ export { StatusServer, isAllowedHost } from './status-server.js'
 export type { StatusDocument, FolderStatus, RecentError } from './status-document.js'
 export { renderMetrics } from './metrics.js'
 
-/** How long a stop may take before the process gives up waiting and exits (systemd's default is 90 s; ours is 10). */
-export const DEFAULT_STOP_TIMEOUT_MS = 9_000
-
 /** Builds a daemon whose errors also land in its status document. */
 export function createDaemon (config: Config, logger?: Logger): Daemon {
   let daemon: Daemon | undefined

@@ -1,5 +1,5 @@
 import pino, { type Logger, type LevelWithSilent } from 'pino'
-import pretty from 'pino-pretty'
+import { createRequire } from 'node:module'
 
 export type { Logger } from 'pino'
 
@@ -39,8 +39,9 @@ export function createLogger (init: LoggerInit): Logger {
     }
   }
   const usePretty = init.pretty ?? process.stderr.isTTY === true
+  // pino-pretty costs ~60 ms to load: only a terminal needs it.
   const destination = usePretty
-    ? pretty({ destination: 2, sync: true, colorize: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' })
+    ? (createRequire(import.meta.url)('pino-pretty') as typeof import('pino-pretty'))({ destination: 2, sync: true, colorize: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' })
     : pino.destination({ dest: 2, sync: true })
   return pino(options, destination)
 }

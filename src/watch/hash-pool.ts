@@ -6,15 +6,15 @@ import type { HashJob, HashOutcome } from './hash-messages.js'
 import { startWorker } from '../util/start-worker.js'
 import { Queue } from '../util/queue.js'
 
-export const DEFAULT_BATCH_FILES = 128
+export const DEFAULT_BATCH_FILES = 256
 /** Files past this size travel alone, so one big file does not hold small ones behind it. */
 export const DEFAULT_BATCH_BYTES = 4 * 1024 * 1024
 /** Threads idle this long are stopped (each holds ~10 MB); the next file starts them again. */
 export const DEFAULT_IDLE_TIMEOUT_MS = 15_000
 /** A file this large is cut into one segment per thread, so that one big file uses every core. */
 export const DEFAULT_SPLIT_BYTES = 64 * 1024 * 1024
-/** A thread holds a second batch while it works on the first, so it never waits on a round trip. */
-const BATCHES_PER_THREAD = 2
+/** A thread holds more batches while it works on one, so it never waits on the main thread. */
+const BATCHES_PER_THREAD = 4
 
 export interface HashPoolInit {
   /** Threads; one per core by default. */
@@ -38,7 +38,7 @@ interface Slot { readonly worker: Worker, readonly inFlight: Map<number, Pending
 /**
  * Hashes files on worker threads so the event loop never waits on a read or a digest. Jobs are
  * sent in batches (small files cost one message per batch, not per file); each thread holds at
- * most two batches, so big files spread across threads. Threads stop when idle.
+ * most four batches (sent round by round), so big files spread across threads. Threads stop when idle.
  */
 export class HashPool {
   private slots: Slot[] = []

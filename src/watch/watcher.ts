@@ -74,7 +74,6 @@ export class Watcher {
    */
   async start (): Promise<void> {
     this.state = 'scanning'
-    this.pool.warm()
     this.scanned = Promise.all(this.folders.map(async f => { await f.scan() }))
     await this.current()
     if ((this.state as WatcherState) === 'stopped') return

@@ -1,7 +1,6 @@
 import { stat } from 'node:fs/promises'
 import type { Command } from 'commander'
 import { CidBuilder, cidProfile, DEFAULT_CID_PROFILE, CID_PROFILE_NAMES } from '../../content/index.js'
-import { HashPool } from '../../watch/index.js'
 import { ExitCode } from '../../errors.js'
 import { action, reportError } from '../run.js'
 
@@ -18,6 +17,7 @@ export function registerCid (program: Command): void {
     .option('--profile <name>', `import profile: ${CID_PROFILE_NAMES.join(', ')}`, DEFAULT_CID_PROFILE)
     .action(action(async (files: string[], options: { profile: string }) => {
       const profile = cidProfile(options.profile)
+      const { HashPool } = await import('../../watch/index.js')
       const pool = new HashPool()
       try {
         // All files go to the pool at once; lines come out in argument order. Each promise is

@@ -1,6 +1,5 @@
 import type { Command } from 'commander'
 import { loadConfig } from '../../config/index.js'
-import { createDaemon, DEFAULT_STOP_TIMEOUT_MS } from '../../daemon/index.js'
 import { action } from '../run.js'
 
 /**
@@ -26,6 +25,9 @@ function stopSignal (): AbortSignal {
   return controller.signal
 }
 
+/** How long a stop may take before the process gives up waiting and exits (systemd waits 90 s by default). */
+export const DEFAULT_STOP_TIMEOUT_MS = 9_000
+
 export function registerDaemon (program: Command): void {
   program.command('daemon')
     .description('run in the foreground: watch, index, serve status (the service unit\'s ExecStart)')
@@ -33,6 +35,7 @@ export function registerDaemon (program: Command): void {
     .action(action(async (options: { config?: string }) => {
       const config = loadConfig({ configPath: options.config })
       const signal = stopSignal()
+      const { createDaemon } = await import('../../daemon/index.js')
       const daemon = createDaemon(config)
       try {
         await daemon.start()

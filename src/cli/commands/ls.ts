@@ -1,6 +1,5 @@
 import type { Command } from 'commander'
 import { loadConfig } from '../../config/index.js'
-import { indexPath, openIndex, readDeviceId } from '../../index/index.js'
 import { UsageError } from '../../errors.js'
 import { formatBytes, formatTable, printJson } from '../format.js'
 import { action } from '../run.js'
@@ -16,9 +15,10 @@ export function registerLs (program: Command): void {
     .option('--all-devices', 'entries of every device the index knows')
     .option('--deleted', 'include deletions (tombstones)')
     .option('--json', 'print JSON')
-    .action(action((prefix: string | undefined, options: LsOptions) => {
+    .action(action(async (prefix: string | undefined, options: LsOptions) => {
       if (options.device !== undefined && options.allDevices === true) throw new UsageError('--device and --all-devices exclude each other')
       const config = loadConfig({ configPath: options.config })
+      const { indexPath, openIndex, readDeviceId } = await import('../../index/index.js')
       const index = openIndex(indexPath(config.stateDir), { readonly: true })
       try {
         const deviceId = options.allDevices === true ? undefined : options.device ?? readDeviceId(config.stateDir)

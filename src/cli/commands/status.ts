@@ -3,7 +3,6 @@ import { loadConfig } from '../../config/index.js'
 import type { StatusDocument } from '../../daemon/index.js'
 import { formatBytes, formatDuration, formatTable } from '../format.js'
 import { action } from '../run.js'
-import { getFromDaemon } from '../status-client.js'
 
 /** The readable summary of a status document. */
 export function formatStatus (s: StatusDocument): string {
@@ -36,6 +35,7 @@ export function registerStatus (program: Command): void {
     .option('--json', 'print the raw status document')
     .action(action(async (options: { config?: string, json?: boolean }) => {
       const config = loadConfig({ configPath: options.config })
+      const { getFromDaemon } = await import('../status-client.js')
       const body = await getFromDaemon(config, '/status')
       process.stdout.write(options.json === true ? body : formatStatus(JSON.parse(body) as StatusDocument))
     }))
