@@ -1,6 +1,7 @@
 import { z } from 'zod'
 import cron from 'node-cron'
-import { CID_PROFILE_NAMES } from '../content/index.js'
+// The light part of content's face: profile names without the CID machinery.
+import { CID_PROFILE_NAMES } from '../content/profiles.js'
 
 /** The status endpoint's default TCP port on loopback. */
 export const DEFAULT_STATUS_PORT = 7345
