@@ -1,9 +1,14 @@
 import { describe, it, expect } from 'vitest'
 import { chmod, mkdir, writeFile, access } from 'node:fs/promises'
 import { join } from 'node:path'
-import { DaemonProcess, runCli } from '../helpers/cli.js'
+import { spawnSync } from 'node:child_process'
+import { DaemonProcess, runCli, CLI } from '../helpers/cli.js'
 import { useTempDir } from '../helpers/temp-dir.js'
 import { until } from '../helpers/wait.js'
+
+const NOBODY = 65534
+const unprivilegedCanRunCli = process.getuid?.() === 0 &&
+  spawnSync(process.execPath, ['-e', `require('fs').accessSync(${JSON.stringify(CLI)}, require('fs').constants.R_OK)`], { uid: NOBODY, gid: NOBODY }).status === 0
 
 async function setup (dir: string): Promise<string> {
   await mkdir(join(dir, 'notes', 'sub'), { recursive: true })
@@ -83,8 +88,9 @@ describe('cidsync daemon, as a process', () => {
     expect(result.stderr).toContain('status.listen = "0.0.0.0:1"')
   })
 
-  // Root reads every file, so the unreadable file is only unreadable to an unprivileged daemon.
-  it.runIf(process.getuid?.() === 0)('skips a file it cannot read, logs it once, counts it in status', async () => {
+  // Root reads every file, so the unreadable file is only unreadable to an unprivileged daemon;
+  // that user must be able to reach the built CLI (a checkout under a private dir cannot).
+  it.runIf(unprivilegedCanRunCli)('skips a file it cannot read, logs it once, counts it in status', async () => {
     const dir = await useTempDir()
     await chmod(dir, 0o755)
     const config = await setup(dir)
@@ -92,7 +98,7 @@ describe('cidsync daemon, as a process', () => {
     await chmod(join(dir, 'notes', 'secret.txt'), 0o600)
     await mkdir(join(dir, 'state'), { mode: 0o777 })
     await chmod(join(dir, 'state'), 0o777)
-    const daemon = new DaemonProcess(['--config', config], { uid: 65534, gid: 65534 })
+    const daemon = new DaemonProcess(['--config', config], { uid: NOBODY, gid: NOBODY })
     expect(await daemon.logged('index current')).toMatchObject({ files: 2 })
     const status = JSON.parse((await runCli(['status', '--config', config, '--json'])).stdout) as { filesSkipped: number, folders: Array<{ skipped: number }> }
     expect(status.filesSkipped).toBe(1)
