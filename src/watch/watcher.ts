@@ -83,7 +83,8 @@ export class Watcher {
     if ((this.state as WatcherState) === 'stopped') return
     this.state = 'watching'
     releaseMemory()
-    this.components.logger.info({ folders: this.folders.length, ms: Date.now() - started, rssBytes: process.memoryUsage.rss() }, 'watching')
+    const inError = this.folders.filter(f => f.progress().state === 'error').map(f => f.name)
+    this.components.logger.info({ folders: this.folders.length, inError, ms: Date.now() - started, rssBytes: process.memoryUsage.rss() }, 'watching')
   }
 
   /** Resolves once the startup scan is done and every change it found is hashed and committed. */

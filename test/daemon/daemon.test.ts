@@ -1,5 +1,5 @@
 import { describe, it, expect, afterEach } from 'vitest'
-import { mkdir, stat, writeFile } from 'node:fs/promises'
+import { mkdir, stat, truncate, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import pino from 'pino'
 import { loadConfig } from '../../src/config/index.js'
@@ -127,5 +127,29 @@ describe('the daemon', () => {
     const doc = daemon.status()
     expect(doc.watcher.state).toBe('degraded')
     expect(doc.folders[0]).toMatchObject({ state: 'error', files: 1, error: expect.stringContaining('does not exist') })
+  })
+
+  it('keeps answering status while a large file is being hashed', async () => {
+    const dir = await useTempDir()
+    await mkdir(join(dir, 'notes'), { recursive: true })
+    // Sparse: 1 GiB to hash on one thread (seconds), nothing written to disk.
+    await writeFile(join(dir, 'notes', 'big.img'), '')
+    await truncate(join(dir, 'notes', 'big.img'), 1024 ** 3)
+    await writeFile(join(dir, 'config.toml'), 'state_dir = "state"\n[[folders]]\nname = "notes"\npath = "notes"\n[status]\nlisten = "127.0.0.1:0"\n[watch]\nhash_workers = 1\n')
+    const daemon = new Daemon({ logger: pino({ level: 'silent' }) }, { config: loadConfig({ configPath: join(dir, 'config.toml'), env: {} }) })
+    running.push(daemon)
+    await within(daemon.start(), 10_000, 'the daemon to start')
+    const port = Number(daemon.statusAddress?.split(':').pop())
+    let answeredWhileHashing = 0
+    for (let i = 0; i < 200 && daemon.status().folders[0]?.scan.hashed === 0; i++) {
+      const started = Date.now()
+      expect((await httpGet({ port }, '/healthz')).status).toBe(200)
+      expect(Date.now() - started).toBeLessThan(1_000)
+      if (daemon.status().folders[0]?.scan.toHash === 1) answeredWhileHashing++
+      await new Promise(resolve => setTimeout(resolve, 20))
+    }
+    expect(answeredWhileHashing).toBeGreaterThan(3)
+    await within(daemon.current(), 30_000, 'the hash of the large file')
+    expect(daemon.status().index.files).toBe(1)
   })
 })

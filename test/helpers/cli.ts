@@ -27,8 +27,11 @@ export class DaemonProcess {
   stderr = ''
   private readonly exited: Promise<{ code: number | null, signal: NodeJS.Signals | null }>
 
-  constructor (args: string[], options: SpawnOptions = {}) {
-    this.child = spawn(process.execPath, [CLI, 'daemon', ...args], { ...options, stdio: ['ignore', 'ignore', 'pipe'] })
+  /** `wrap` runs the daemon through another command (e.g. `unshare`), given the node command line. */
+  constructor (args: string[], options: SpawnOptions & { wrap?: (command: string[]) => string[] } = {}) {
+    const command = [process.execPath, CLI, 'daemon', ...args]
+    const [file, ...rest] = options.wrap?.(command) ?? command
+    this.child = spawn(file as string, rest, { ...options, stdio: ['ignore', 'ignore', 'pipe'] })
     this.child.stderr?.on('data', (d: Buffer) => { this.stderr += d.toString() })
     this.exited = new Promise(resolve => this.child.on('close', (code, signal) => resolve({ code, signal })))
     running.push(this)

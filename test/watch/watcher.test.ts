@@ -1,5 +1,5 @@
 import { describe, it, expect, afterEach } from 'vitest'
-import { mkdir, writeFile, rename, rm, utimes } from 'node:fs/promises'
+import { mkdir, writeFile, rename, rm, utimes, symlink } from 'node:fs/promises'
 import { join } from 'node:path'
 import pino from 'pino'
 import { openIndex, type Index } from '../../src/index/index.js'
@@ -22,12 +22,12 @@ afterEach(async () => {
   }
 })
 
-async function startWatching (dir: string, ignore: string[] = ['.git/**', '*.tmp']): Promise<Harness> {
+async function startWatching (dir: string, ignore: string[] = ['.git/**', '*.tmp'], followSymlinks = false): Promise<Harness> {
   const root = join(dir, 'notes')
   await mkdir(root, { recursive: true })
   const index = openIndex(join(dir, 'state', 'index.sqlite'))
   const watcher = createWatcher({ index, logger: pino({ level: 'silent' }), deviceId: DEVICE }, {
-    folders: [{ name: 'notes', path: root, ignore, followSymlinks: false }],
+    folders: [{ name: 'notes', path: root, ignore, followSymlinks }],
     profile: 'kubo-cidv1',
     hashWorkers: 2,
     settleMs: 50
@@ -156,5 +156,21 @@ describe('watching a folder', () => {
     expect(rows['new.md']).toBe(cidOf('new'))
     expect(rows).not.toHaveProperty('f3.md')
     expect(Object.keys(rows)).toHaveLength(50)
+  })
+
+  it('skips symlinks unless told to follow them, then indexes what they point to', async () => {
+    const dir = await useTempDir()
+    await mkdir(join(dir, 'elsewhere', 'deep'), { recursive: true })
+    await writeFile(join(dir, 'elsewhere', 'target.md'), 'target')
+    await writeFile(join(dir, 'elsewhere', 'deep', 'inner.md'), 'inner')
+    await mkdir(join(dir, 'notes'), { recursive: true })
+    await writeFile(join(dir, 'notes', 'real.md'), 'real')
+    await symlink(join(dir, 'elsewhere', 'target.md'), join(dir, 'notes', 'file-link.md'))
+    await symlink(join(dir, 'elsewhere', 'deep'), join(dir, 'notes', 'dir-link'))
+    const skipping = await startWatching(dir)
+    expect(live(skipping)).toEqual({ 'real.md': cidOf('real') })
+    await stopWatching(skipping)
+    const following = await startWatching(dir, [], true)
+    expect(live(following)).toEqual({ 'dir-link/inner.md': cidOf('inner'), 'file-link.md': cidOf('target'), 'real.md': cidOf('real') })
   })
 })
