@@ -1,28 +1,28 @@
 import { readdirSync, statSync, lstatSync, existsSync, type Dirent, type Stats } from 'node:fs'
 import { join } from 'node:path'
 import { parentPort, workerData } from 'node:worker_threads'
-import Database from 'better-sqlite3'
+import { openIndex, type KnownFile } from '../index/index.js'
+import { IndexMissingError } from '../errors.js'
 import { createIgnoreMatcher } from './ignore.js'
 import type { ScanMessage, ScanRequest } from './scan-messages.js'
 
 const BATCH = 2_000
 
-type Known = Map<string, readonly [size: number, mtimeMs: number, profile: string]>
-
-function loadKnown (request: ScanRequest): Known {
-  const known: Known = new Map()
-  if (!existsSync(request.indexPath)) return known
-  const db = new Database(request.indexPath, { readonly: true, fileMustExist: true })
+/** This device's rows of the folder, through a read-only connection of the scan's own. */
+function loadKnown (request: ScanRequest): Map<string, KnownFile> {
+  if (!existsSync(request.indexPath)) return new Map()
+  let index
   try {
-    if ((db.pragma('user_version', { simple: true }) as number) === 0) return known
-    const rows = db.prepare('SELECT path, size, mtime_ms, cid_profile FROM entries WHERE device_id = ? AND folder = ? AND deleted = 0').raw()
-    for (const [path, size, mtime, profile] of rows.iterate(request.deviceId, request.folder) as Iterable<[string, number, number, string]>) {
-      known.set(path, [size, mtime, profile])
-    }
-  } finally {
-    db.close()
+    index = openIndex(request.indexPath, { readonly: true })
+  } catch (err) {
+    if (err instanceof IndexMissingError) return new Map()
+    throw err
   }
-  return known
+  try {
+    return index.entries.knownFiles(request.deviceId, request.folder)
+  } finally {
+    index.close()
+  }
 }
 
 /**
@@ -82,7 +82,7 @@ function scan (request: ScanRequest, post: (message: ScanMessage) => void): void
       scanned++
       const row = known.get(rel)
       known.delete(rel)
-      if (row !== undefined && row[0] === stats.size && row[1] === stats.mtimeMs && row[2] === request.profile) continue
+      if (row !== undefined && row.size === stats.size && row.mtimeMs === stats.mtimeMs && row.cidProfile === request.profile) continue
       changed.push([rel, stats.size])
       if (changed.length >= BATCH) flush()
     }
