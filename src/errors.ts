@@ -125,3 +125,55 @@ export class AbortedError extends CidsyncError {
 export function exitCodeOf (err: unknown): ExitCodeValue {
   return err instanceof CidsyncError ? err.exitCode : ExitCode.failure
 }
+
+/** Where a remote failure happened, never with a secret: method, URL without credentials. */
+export interface RemoteContext {
+  readonly service: string
+  readonly method: string
+  readonly url: string
+}
+
+/** Any failure talking to the service: a status it refused with, the network, a bad answer. */
+export class RemoteError extends CidsyncError {
+  override readonly code: string = 'ERR_REMOTE'
+
+  constructor (readonly context: RemoteContext, message: string, options?: ErrorOptions) {
+    super(`${context.service}: ${context.method} ${context.url}: ${message}`, options)
+  }
+}
+
+/** The service answered with a status that is not success (after any retries). */
+export class RemoteStatusError extends RemoteError {
+  override readonly code: string = 'ERR_REMOTE_STATUS'
+
+  constructor (context: RemoteContext, readonly status: number, readonly excerpt: string, readonly hint: string) {
+    super(context, `answered ${status}${excerpt === '' ? '' : ` (${excerpt})`}${hint === '' ? '' : `: ${hint}`}`)
+  }
+}
+
+/** 401 or 403: the credential is missing, wrong or expired. Retrying will not help. */
+export class RemoteUnauthorizedError extends RemoteStatusError {
+  override readonly code = 'ERR_REMOTE_UNAUTHORIZED'
+}
+
+/** 404: nothing there (a pointer never PUT, an unknown CID). */
+export class RemoteNotFoundError extends RemoteStatusError {
+  override readonly code = 'ERR_REMOTE_NOT_FOUND'
+  override readonly exitCode = ExitCode.notFound
+}
+
+/** No answer: connection refused or reset, DNS, a timeout (after any retries). */
+export class RemoteNetworkError extends RemoteError {
+  override readonly code = 'ERR_REMOTE_NETWORK'
+}
+
+/** An answer whose body does not have the shape the service documents. */
+export class RemoteResponseError extends RemoteError {
+  override readonly code = 'ERR_REMOTE_RESPONSE'
+}
+
+/** Bytes that do not hash to the CID they were fetched for, or a CID the service computed differently. */
+export class IntegrityError extends CidsyncError {
+  override readonly code = 'ERR_INTEGRITY'
+  override readonly exitCode = ExitCode.integrity
+}
