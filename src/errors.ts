@@ -177,3 +177,13 @@ export class IntegrityError extends CidsyncError {
   override readonly code = 'ERR_INTEGRITY'
   override readonly exitCode = ExitCode.integrity
 }
+
+/** No pointer stored for a namespace and network: exit 3. */
+export class PointerNotFoundError extends CidsyncError {
+  override readonly code = 'ERR_POINTER_NOT_FOUND'
+  override readonly exitCode = ExitCode.notFound
+
+  constructor (readonly namespace: string, readonly network: string, options?: ErrorOptions) {
+    super(`nothing stored for namespace ${namespace} on network ${network}`, options)
+  }
+}

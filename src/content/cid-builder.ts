@@ -1,7 +1,17 @@
 import type { CID } from 'multiformats/cid'
-import { BalancedTree } from './unixfs-tree.js'
-import { leafDigest, leafLink, sha256 } from './leaf.js'
+import { BalancedTree, type TreeLink } from './unixfs-tree.js'
+import { leafBlock, leafDigest, leafLink, sha256 } from './leaf.js'
 import type { CidProfile } from './profiles.js'
+
+export interface CidBuilderInit {
+  /**
+   * A chunk-sized buffer to gather partial chunks in; callers that hash many files pass one and
+   * reuse it, so a small file costs no chunk-sized allocation.
+   */
+  readonly scratch?: Uint8Array
+  /** Told of every block (leaves, then each parent as it closes), for callers that store the DAG. */
+  readonly onBlock?: (cid: CID, block: Uint8Array) => void
+}
 
 /**
  * Computes the CID that `ipfs add` gives a byte stream, from bytes fed in any slices. Memory stays
@@ -14,13 +24,12 @@ export class CidBuilder {
   private leaves = 0
   private bytes = 0
 
-  /**
-   * @param scratch - a chunk-sized buffer to gather partial chunks in; callers that hash many
-   * files pass one and reuse it, so a small file costs no chunk-sized allocation.
-   */
-  constructor (private readonly profile: CidProfile, scratch?: Uint8Array) {
-    this.tree = new BalancedTree(profile, block => sha256(block))
-    this.pending = scratch !== undefined && scratch.byteLength >= profile.chunkSize ? scratch : undefined
+  private readonly onBlock: CidBuilderInit['onBlock']
+
+  constructor (private readonly profile: CidProfile, init: CidBuilderInit = {}) {
+    this.onBlock = init.onBlock
+    this.tree = new BalancedTree(profile, block => sha256(block), init.onBlock)
+    this.pending = init.scratch !== undefined && init.scratch.byteLength >= profile.chunkSize ? init.scratch : undefined
   }
 
   /** Bytes fed so far. */
@@ -54,15 +63,22 @@ export class CidBuilder {
 
   /** Ends the stream and answers its root CID. The builder is spent afterwards. */
   finish (): CID {
+    return this.finishLink().cid
+  }
+
+  /** Ends the stream and answers the root with its file size and DAG size (Kubo's `Size`). */
+  finishLink (): TreeLink {
     if (this.pendingLength > 0 || this.leaves === 0) {
       this.addLeaf(this.pending?.subarray(0, this.pendingLength) ?? new Uint8Array(0))
       this.pendingLength = 0
     }
-    return this.tree.finish().cid
+    return this.tree.finish()
   }
 
   private addLeaf (chunk: Uint8Array): void {
     this.leaves++
-    this.tree.addLeaf(leafLink(this.profile, leafDigest(this.profile, chunk), chunk.byteLength))
+    const link = leafLink(this.profile, leafDigest(this.profile, chunk), chunk.byteLength)
+    this.onBlock?.(link.cid, leafBlock(this.profile, chunk))
+    this.tree.addLeaf(link)
   }
 }

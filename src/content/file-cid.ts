@@ -55,7 +55,7 @@ export function fileCidSync (path: string, profile: CidProfile, buffers: HashBuf
   try {
     const before = fstatSync(fd)
     requireRegularFile(path, before)
-    const builder = new CidBuilder(profile, buffers.scratch)
+    const builder = new CidBuilder(profile, { scratch: buffers.scratch })
     // Read exactly the size fstat gave: one read for a small file, no extra read to find EOF.
     // A file that grew or shrank meanwhile fails the check below.
     for (let remaining = before.size; remaining > 0;) {
@@ -91,7 +91,7 @@ export async function fileCid (path: string, profile: CidProfile, options: { sig
     const before = await handle.stat()
     requireRegularFile(path, before)
     const { read: buffer, scratch } = allocateHashBuffers(profile)
-    const builder = new CidBuilder(profile, scratch)
+    const builder = new CidBuilder(profile, { scratch })
     for (;;) {
       if (options.signal?.aborted === true) throw new AbortedError(`hashing ${path} was aborted`)
       const { bytesRead } = await handle.read(buffer, 0, buffer.byteLength, null)

@@ -5,6 +5,8 @@
 export { CID_PROFILES, CID_PROFILE_NAMES, DEFAULT_CID_PROFILE, cidProfile, isCidProfileName } from './profiles.js'
 export type { CidProfile, CidProfileName } from './profiles.js'
 export { CidBuilder } from './cid-builder.js'
+export type { CidBuilderInit } from './cid-builder.js'
+export type { TreeLink } from './unixfs-tree.js'
 export { fileCid, fileCidSync, allocateHashBuffers, bytesCid, FileChangedWhileHashingError, NotAFileError } from './file-cid.js'
 export type { FileCid, HashBuffers } from './file-cid.js'
 export { planSegments, segmentDigestsSync, assembleCid } from './segment-cid.js'

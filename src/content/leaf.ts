@@ -46,3 +46,14 @@ export function leafLink (profile: CidProfile, digest: Uint8Array, length: numbe
   const { prefix, suffix } = dagPbLeafFraming(length)
   return { cid: blockCid(profile, dagPb.code, digest), fileSize: length, treeSize: prefix.byteLength + length + suffix.byteLength }
 }
+
+/** The bytes of a leaf block: the chunk itself (raw leaves) or its dag-pb encoding. */
+export function leafBlock (profile: CidProfile, chunk: Uint8Array): Uint8Array {
+  if (profile.rawLeaves) return Uint8Array.from(chunk)
+  const { prefix, suffix } = dagPbLeafFraming(chunk.byteLength)
+  const block = new Uint8Array(prefix.byteLength + chunk.byteLength + suffix.byteLength)
+  block.set(prefix)
+  block.set(chunk, prefix.byteLength)
+  block.set(suffix, prefix.byteLength + chunk.byteLength)
+  return block
+}

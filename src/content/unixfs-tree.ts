@@ -35,7 +35,8 @@ export class BalancedTree {
   private readonly levels: TreeLink[][] = [[]]
   private readonly hashBlock: (block: Uint8Array) => Uint8Array
 
-  constructor (private readonly profile: CidProfile, hashBlock: (block: Uint8Array) => Uint8Array) {
+  /** @param onBlock - told of each interior block as it is made, for callers that store the DAG. */
+  constructor (private readonly profile: CidProfile, hashBlock: (block: Uint8Array) => Uint8Array, private readonly onBlock?: (cid: CID, block: Uint8Array) => void) {
     this.hashBlock = hashBlock
   }
 
@@ -81,6 +82,7 @@ export class BalancedTree {
       Links: children.map(c => ({ Hash: c.cid, Name: '', Tsize: c.treeSize }))
     })
     const cid = blockCid(this.profile, dagPb.code, this.hashBlock(block))
+    this.onBlock?.(cid, block)
     return { cid, fileSize, treeSize: block.byteLength + childrenTreeSize }
   }
 }

@@ -1,0 +1,47 @@
+import { z } from 'zod'
+
+/** What to do wrong on a route, for tests of the clients' resilience. */
+export const faultSchema = z.strictObject({
+  /** Share of requests that fail with `status` (0–1). */
+  errorRate: z.number().min(0).max(1).default(0),
+  status: z.int().min(400).max(599).default(500),
+  /** Sent with a 429 or 503. */
+  retryAfterSeconds: z.int().min(0).optional(),
+  latencyMs: z.int().min(0).max(60_000).default(0),
+  /** Share of requests whose connection is cut before an answer. */
+  resetRate: z.number().min(0).max(1).default(0),
+  /** Gateway bodies: cut short, or one bit flipped. */
+  truncate: z.boolean().default(false),
+  bitflip: z.boolean().default(false),
+  /** How many requests the fault applies to; then it is gone. Unbounded when absent. */
+  times: z.int().min(1).optional()
+})
+
+export type Fault = z.output<typeof faultSchema>
+export type FaultInput = z.input<typeof faultSchema>
+
+/** Faults by route name; `*` applies to every route without one of its own. */
+export class Faults {
+  private readonly byRoute = new Map<string, Fault & { remaining?: number }>()
+
+  set (route: string, fault: FaultInput): void {
+    const parsed = faultSchema.parse(fault)
+    this.byRoute.set(route, { ...parsed, remaining: parsed.times })
+  }
+
+  clear (): void {
+    this.byRoute.clear()
+  }
+
+  /** The fault to apply to this request of `route`, if any, counted against its `times`. */
+  take (route: string): Fault | undefined {
+    const key = this.byRoute.has(route) ? route : this.byRoute.has('*') ? '*' : undefined
+    if (key === undefined) return undefined
+    const fault = this.byRoute.get(key) as Fault & { remaining?: number }
+    if (fault.remaining !== undefined) {
+      fault.remaining--
+      if (fault.remaining <= 0) this.byRoute.delete(key)
+    }
+    return fault
+  }
+}

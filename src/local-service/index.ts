@@ -1,0 +1,22 @@
+/**
+ * The local implementation of the service: the embedded default, a self-hosted backend, and the
+ * peer every test talks to. Its own world: it uses only `content/` and `crypto/` of the rest.
+ */
+import { LocalService, type LocalServiceInit } from './local-service.js'
+
+export { LocalService, DEFAULT_PAGE_SIZE, DEFAULT_DEAL_DELAY_MS, DEFAULT_AUTH_MESSAGE_TTL_MS } from './local-service.js'
+export type { LocalServiceInit } from './local-service.js'
+export type { FaultInput, Fault } from './faults.js'
+export type { RequestRecord } from './routes/admin.js'
+
+/** Opens (creating if need be) the service under `init.dir` and starts listening. */
+export async function startLocalService (init: LocalServiceInit): Promise<LocalService> {
+  const service = new LocalService(init)
+  try {
+    await service.start()
+  } catch (err) {
+    await service.stop()
+    throw err
+  }
+  return service
+}

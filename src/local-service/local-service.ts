@@ -1,0 +1,159 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import type Database from 'better-sqlite3'
+import { BlockStore } from './blocks.js'
+import { Faults, type FaultInput } from './faults.js'
+import { HttpFailure, sendJson, type Caller, type Route } from './http.js'
+import type { ServiceParts } from './parts.js'
+import { openServiceDatabase, settingOr } from './store.js'
+import { TokenIssuer } from './tokens.js'
+import { adminRoutes, type RequestRecord } from './routes/admin.js'
+import { authRoutes } from './routes/auth.js'
+import { dealRoutes } from './routes/deals.js'
+import { fileRoutes } from './routes/files.js'
+import { gatewayRoutes } from './routes/gateway.js'
+import { ipnsRoutes } from './routes/ipns.js'
+import { pointerRoutes } from './routes/pointers.js'
+import { uploadRoutes } from './routes/upload.js'
+
+export const DEFAULT_PAGE_SIZE = 2000
+/** Production takes up to two days; locally a deal appears after this. */
+export const DEFAULT_DEAL_DELAY_MS = 5_000
+export const DEFAULT_AUTH_MESSAGE_TTL_MS = 5 * 60_000
+export const DEFAULT_REQUEST_LOG = 10_000
+
+export interface LocalServiceInit {
+  /** Where its database and blocks live. */
+  readonly dir: string
+  readonly host?: string
+  /** 0 (the default) picks a free port. */
+  readonly port?: number
+  readonly pageSize?: number
+  readonly dealDelayMs?: number
+  readonly authMessageTtlMs?: number
+  readonly faults?: Readonly<Record<string, FaultInput>>
+}
+
+const LOOPBACK = /^(127\.\d+\.\d+\.\d+|::1|::ffff:127\.\d+\.\d+\.\d+)$/
+
+/**
+ * The whole service on one loopback HTTP server: deal service, main API, pointer service, upload
+ * endpoint and gateway, each under the paths production uses, persisted under `dir`.
+ */
+export class LocalService {
+  readonly faults = new Faults()
+  private readonly db: Database.Database
+  private readonly parts: ServiceParts
+  private readonly routes: Route[]
+  private readonly server: Server
+  private readonly requests: RequestRecord[] = []
+  private readonly apiKeyOwner: Database.Statement
+
+  constructor (private readonly init: LocalServiceInit) {
+    this.db = openServiceDatabase(init.dir)
+    const tokens = new TokenIssuer(Buffer.from(settingOr(this.db, 'token_secret', TokenIssuer.newSecret), 'base64url'))
+    this.parts = {
+      db: this.db,
+      blocks: new BlockStore(init.dir),
+      tokens,
+      pageSize: init.pageSize ?? DEFAULT_PAGE_SIZE,
+      dealDelayMs: init.dealDelayMs ?? DEFAULT_DEAL_DELAY_MS,
+      authMessageTtlMs: init.authMessageTtlMs ?? DEFAULT_AUTH_MESSAGE_TTL_MS
+    }
+    for (const [route, fault] of Object.entries(init.faults ?? {})) this.faults.set(route, fault)
+    this.apiKeyOwner = this.db.prepare('SELECT address FROM api_keys WHERE key = ?').pluck()
+    this.routes = [
+      ...authRoutes(this.parts), ...dealRoutes(this.parts), ...fileRoutes(this.parts), ...ipnsRoutes(this.parts),
+      ...pointerRoutes(this.parts), ...uploadRoutes(this.parts), ...gatewayRoutes(this.parts),
+      ...adminRoutes(this.parts, this.faults, () => this.requests)
+    ]
+    this.server = createServer((req, res) => { void this.handle(req, res) })
+    this.server.requestTimeout = 0 // uploads of many GB take long; idle sockets still time out
+  }
+
+  /** The base URL every client uses (all parts of the service share it). */
+  get url (): string {
+    const address = this.server.address() as AddressInfo | null
+    if (address === null) throw new Error('the local service is not listening')
+    return `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`
+  }
+
+  async start (): Promise<string> {
+    await new Promise<void>((resolve, reject) => {
+      this.server.once('error', reject)
+      this.server.listen(this.init.port ?? 0, this.init.host ?? '127.0.0.1', () => { this.server.off('error', reject); resolve() })
+    })
+    return this.url
+  }
+
+  async stop (): Promise<void> {
+    if (this.server.listening) {
+      const closed = new Promise<void>(resolve => this.server.close(() => resolve()))
+      this.server.closeAllConnections()
+      await closed
+    }
+    if (this.db.open) this.db.close()
+  }
+
+  /** A session token for the pointer service, as an identity provider would issue one. */
+  issueToken (user: string, ttlSeconds = 30 * 86_400): string {
+    return this.parts.tokens.issue(user, ttlSeconds)
+  }
+
+  /** What it was asked, newest last (bounded). */
+  requestLog (): readonly RequestRecord[] {
+    return this.requests
+  }
+
+  private async handle (req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://localhost')
+    const matches = this.routes.map(route => ({ route, params: this.match(route, url.pathname) })).filter(m => m.params !== undefined)
+    const found = matches.find(m => m.route.methods.includes(req.method ?? ''))
+    const name = found?.route.name ?? (matches[0]?.route.name ?? 'unknown')
+    res.on('finish', () => this.log({ at: Date.now(), method: req.method ?? '', path: url.pathname, route: name, status: res.statusCode }))
+    try {
+      if (found === undefined) {
+        if (matches.length > 0) res.setHeader('allow', [...new Set(matches.flatMap(m => m.route.methods))].join(', '))
+        throw new HttpFailure(matches.length > 0 ? 405 : 404, matches.length > 0 ? `method ${req.method ?? ''} not allowed` : `not found: ${url.pathname}`)
+      }
+      const fault = this.faults.take(found.route.name)
+      if (fault !== undefined && fault.latencyMs > 0) await new Promise(resolve => setTimeout(resolve, fault.latencyMs))
+      if (fault !== undefined && Math.random() < fault.resetRate) { req.socket.destroy(); return }
+      if (fault !== undefined && Math.random() < fault.errorRate) {
+        if (fault.retryAfterSeconds !== undefined) res.setHeader('retry-after', String(fault.retryAfterSeconds))
+        throw new HttpFailure(fault.status, 'injected fault')
+      }
+      const caller = this.authenticate(req, found.route.auth)
+      await found.route.handle({ req, res, url, params: found.params as string[], caller, fault })
+    } catch (err) {
+      if (res.headersSent) { res.destroy(); return }
+      if (err instanceof HttpFailure) sendJson(res, err.status, { error: err.message })
+      else sendJson(res, 500, { error: [{ message: 'Something went wrong.' }] })
+    }
+  }
+
+  private match (route: Route, path: string): string[] | undefined {
+    if (typeof route.path === 'string') return route.path === path ? [] : undefined
+    const m = route.path.exec(path)
+    return m === null ? undefined : m.slice(1).map(p => decodeURIComponent(p))
+  }
+
+  private authenticate (req: IncomingMessage, auth: Route['auth']): Caller {
+    if (auth === 'none') return { address: '' }
+    if (auth === 'loopback') {
+      if (!LOOPBACK.test(req.socket.remoteAddress ?? '')) throw new HttpFailure(403, 'only from loopback')
+      return { address: '' }
+    }
+    const header = req.headers.authorization ?? ''
+    const token = /^Bearer (.+)$/.exec(header)?.[1]
+    if (token === undefined) throw new HttpFailure(401, 'missing Authorization: Bearer header')
+    const address = auth === 'api-key' ? this.apiKeyOwner.get(token) as string | undefined : this.parts.tokens.verify(token)
+    if (address === undefined) throw new HttpFailure(401, auth === 'api-key' ? 'invalid API key' : 'invalid or expired session token')
+    return { address }
+  }
+
+  private log (record: RequestRecord): void {
+    this.requests.push(record)
+    if (this.requests.length > DEFAULT_REQUEST_LOG) this.requests.splice(0, this.requests.length - DEFAULT_REQUEST_LOG)
+  }
+}

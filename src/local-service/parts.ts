@@ -1,0 +1,24 @@
+import type Database from 'better-sqlite3'
+import { CID } from 'multiformats/cid'
+import type { BlockStore } from './blocks.js'
+import { HttpFailure } from './http.js'
+import type { TokenIssuer } from './tokens.js'
+
+/** What every route module is built from. */
+export interface ServiceParts {
+  readonly db: Database.Database
+  readonly blocks: BlockStore
+  readonly tokens: TokenIssuer
+  readonly pageSize: number
+  readonly dealDelayMs: number
+  readonly authMessageTtlMs: number
+}
+
+/** A CID from a request, or a 400 that says it is malformed. */
+export function parseCid (text: string): CID {
+  try {
+    return CID.parse(text)
+  } catch {
+    throw new HttpFailure(400, `invalid cid: ${text.slice(0, 100)}`)
+  }
+}

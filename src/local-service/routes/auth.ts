@@ -1,0 +1,50 @@
+import { randomBytes, randomUUID } from 'node:crypto'
+import { recoverSigner } from '../../crypto/index.js'
+import { HttpFailure, requireParam, sendJson, type Route } from '../http.js'
+import type { ServiceParts } from '../parts.js'
+
+const ADDRESS = /^0x[0-9a-fA-F]{40}$/
+
+/** API keys by signed message: a single-use, expiring message per request, checked by recovering its signer. */
+export function authRoutes (parts: ServiceParts): Route[] {
+  const { db } = parts
+  const insertMessage = db.prepare('INSERT INTO auth_messages (nonce, address, message, expires_at) VALUES (?, ?, ?, ?)')
+  const openMessages = db.prepare('SELECT nonce, message FROM auth_messages WHERE address = ? AND used = 0 AND expires_at > ? ORDER BY expires_at DESC').raw()
+  const useMessage = db.prepare('UPDATE auth_messages SET used = 1 WHERE nonce = ? AND used = 0')
+  const purge = db.prepare('DELETE FROM auth_messages WHERE expires_at <= ? OR used = 1')
+  const insertKey = db.prepare('INSERT INTO api_keys (key, address, created_at) VALUES (?, ?, ?)')
+
+  return [{
+    name: 'get_auth_message',
+    methods: ['GET'],
+    path: '/api/v1/user/get_auth_message',
+    auth: 'none',
+    handle: ({ url, res }) => {
+      const address = requireParam(url, 'publicKey')
+      if (!ADDRESS.test(address)) throw new HttpFailure(400, 'publicKey must be an address: 0x and 40 hex digits')
+      const now = Date.now()
+      purge.run(now)
+      // Production's nonce is a millisecond timestamp; random digits after it keep two in one ms apart.
+      const nonce = `${now}${randomBytes(3).readUIntBE(0, 3).toString().padStart(8, '0')}`
+      const message = `Please prove you are the owner of this wallet by signing this message, nonce=${nonce}`
+      insertMessage.run(nonce, address.toLowerCase(), message, now + parts.authMessageTtlMs)
+      sendJson(res, 200, message)
+    }
+  }, {
+    name: 'create_api_key',
+    methods: ['GET'],
+    path: '/api/v1/user/create_api_key',
+    auth: 'none',
+    handle: ({ url, res }) => {
+      const address = requireParam(url, 'publicKey').toLowerCase()
+      const signature = requireParam(url, 'signature')
+      const candidates = openMessages.all(address, Date.now()) as Array<[string, string]>
+      const signed = candidates.find(([, message]) => recoverSigner(message, signature) === address)
+      if (signed === undefined) throw new HttpFailure(401, 'invalid signature: request a new message with get_auth_message and sign it')
+      if (useMessage.run(signed[0]).changes === 0) throw new HttpFailure(401, 'this message was already used: request a new one')
+      const key = randomUUID()
+      insertKey.run(key, address, Date.now())
+      sendJson(res, 200, key)
+    }
+  }]
+}

@@ -1,0 +1,57 @@
+import { sendJson, requireParam, type Route } from '../http.js'
+import { parseCid, type ServiceParts } from '../parts.js'
+
+interface DealRow { address: string, cid: string, requested_at: number, active_at: number, deal_id: number, miner: string }
+
+const LOCAL_MINER = 'f0localminer'
+const EPOCH_MS = 30_000
+const DEAL_EPOCHS = 1_555_200
+
+/**
+ * Storage deals: `add_cid` records the request and marks the owner's upload sent for deal; the
+ * deal turns up in `deal_status` after `dealDelayMs` (production: up to two days).
+ */
+export function dealRoutes (parts: ServiceParts): Route[] {
+  const request = parts.db.prepare(`INSERT INTO deals (address, cid, requested_at, active_at, deal_id, miner) VALUES (?, ?, ?, ?, ?, ?)
+    ON CONFLICT (address, cid) DO NOTHING`)
+  const markSent = parts.db.prepare("UPDATE files SET sent_for_deal = 'yes', last_update = ? WHERE address = ? AND cid = ?")
+  const nextDealId = parts.db.prepare('SELECT COALESCE(MAX(deal_id), 1000000) + 1 FROM deals').pluck()
+  const active = parts.db.prepare('SELECT * FROM deals WHERE cid = ? AND active_at <= ? ORDER BY deal_id')
+  return [{
+    name: 'add_cid',
+    methods: ['GET'],
+    path: '/api/v1/pin/add_cid',
+    auth: 'api-key',
+    handle: ({ url, res, caller }) => {
+      const cid = parseCid(requireParam(url, 'cid')).toString()
+      const now = Date.now()
+      parts.db.transaction(() => {
+        request.run(caller.address, cid, now, now + parts.dealDelayMs, nextDealId.get() as number, LOCAL_MINER)
+        markSent.run(now, caller.address, cid)
+      })()
+      sendJson(res, 200, { message: 'cid added for deal', cid })
+    }
+  }, {
+    name: 'deal_status',
+    methods: ['GET'],
+    path: '/api/lighthouse/deal_status',
+    auth: 'none',
+    handle: ({ url, res }) => {
+      const cid = parseCid(requireParam(url, 'cid')).toString()
+      const deals = (active.all(cid, Date.now()) as DealRow[]).map(d => {
+        const startEpoch = Math.floor(d.active_at / EPOCH_MS)
+        return {
+          payloadCid: d.cid,
+          pieceCID: `baga6ea4seaq${d.cid.slice(-40)}`,
+          dealId: d.deal_id,
+          storageProvider: d.miner,
+          dealStatus: 'Active',
+          startEpoch,
+          endEpoch: startEpoch + DEAL_EPOCHS,
+          lastUpdate: d.active_at
+        }
+      })
+      sendJson(res, 200, deals)
+    }
+  }]
+}

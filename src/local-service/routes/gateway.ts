@@ -1,0 +1,88 @@
+import type { ServerResponse } from 'node:http'
+import { exporter } from 'ipfs-unixfs-exporter'
+import { CarWriter } from '@ipld/car'
+import * as dagPb from '@ipld/dag-pb'
+import type { CID } from 'multiformats/cid'
+import { HttpFailure, type Route } from '../http.js'
+import { parseCid, type ServiceParts } from '../parts.js'
+import { resolveIpns } from './ipns.js'
+import type { Fault } from '../faults.js'
+
+/** What the gateway may do wrong to a body, from the route's fault. */
+export type BodyFault = Pick<Fault, 'truncate' | 'bitflip'> | undefined
+
+async function * dagBlocks (parts: ServiceParts, root: CID): AsyncGenerator<{ cid: CID, bytes: Uint8Array }> {
+  const pending = [root]
+  while (pending.length > 0) {
+    const cid = pending.shift() as CID
+    const bytes = await parts.blocks.get(cid)
+    yield { cid, bytes }
+    if (cid.code === dagPb.code) for (const link of dagPb.decode(bytes).Links) pending.push(link.Hash)
+  }
+}
+
+async function writeBody (res: ServerResponse, chunks: AsyncIterable<Uint8Array> | Iterable<Uint8Array>, fault: BodyFault): Promise<void> {
+  let first = true
+  let sent = 0
+  for await (const chunk of chunks) {
+    let out = Buffer.from(chunk)
+    if (first && fault?.bitflip === true && out.byteLength > 0) {
+      out = Buffer.from(out)
+      out[out.byteLength >> 1] = (out[out.byteLength >> 1] as number) ^ 0x01
+    }
+    first = false
+    if (fault?.truncate === true && sent > 0) break
+    sent += out.byteLength
+    if (!res.write(out)) await new Promise(resolve => res.once('drain', resolve))
+  }
+  res.end()
+}
+
+async function serve (parts: ServiceParts, res: ServerResponse, cid: CID, format: string | null, head: boolean, fault: BodyFault): Promise<void> {
+  if (!parts.blocks.has(cid)) throw new HttpFailure(404, `${cid.toString()} is not stored here`)
+  if (format === 'raw') {
+    res.writeHead(200, { 'content-type': 'application/vnd.ipld.raw', 'x-ipfs-roots': cid.toString() })
+    if (head) { res.end(); return }
+    await writeBody(res, [await parts.blocks.get(cid)], fault)
+  } else if (format === 'car') {
+    const { writer, out } = CarWriter.create([cid])
+    res.writeHead(200, { 'content-type': 'application/vnd.ipld.car; version=1' })
+    if (head) { res.end(); return }
+    void (async () => {
+      for await (const block of dagBlocks(parts, cid)) await writer.put(block)
+      await writer.close()
+    })()
+    await writeBody(res, out, fault)
+  } else if (format !== null && format !== '') {
+    throw new HttpFailure(400, `unsupported format ${format.slice(0, 20)}: use raw or car`)
+  } else {
+    const entry = await exporter(cid, { get: async (c: CID) => await parts.blocks.get(c) } as never)
+    if (entry.type !== 'file' && entry.type !== 'raw') throw new HttpFailure(400, `${cid.toString()} is not a file`)
+    res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': String(entry.size), 'x-ipfs-roots': cid.toString(), etag: `"${cid.toString()}"` })
+    if (head) { res.end(); return }
+    await writeBody(res, entry.content(), fault)
+  }
+}
+
+/** The gateway: `/ipfs/<cid>` (the file, `?format=raw` one block, `?format=car` the DAG) and `/ipns/<id>/`. */
+export function gatewayRoutes (parts: ServiceParts): Route[] {
+  return [{
+    name: 'gateway',
+    methods: ['GET', 'HEAD'],
+    path: /^\/ipfs\/([^/?]+)\/?$/,
+    auth: 'none',
+    handle: async ({ req, res, url, params, fault }) => {
+      await serve(parts, res, parseCid(params[0] as string), url.searchParams.get('format'), req.method === 'HEAD', fault)
+    }
+  }, {
+    name: 'gateway_ipns',
+    methods: ['GET', 'HEAD'],
+    path: /^\/ipns\/([^/?]+)\/?$/,
+    auth: 'none',
+    handle: async ({ req, res, url, params, fault }) => {
+      const cid = resolveIpns(parts, params[0] as string)
+      if (cid === undefined) throw new HttpFailure(404, `no record for ${(params[0] as string).slice(0, 80)}`)
+      await serve(parts, res, parseCid(cid), url.searchParams.get('format'), req.method === 'HEAD', fault)
+    }
+  }]
+}

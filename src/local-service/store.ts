@@ -1,0 +1,51 @@
+import { mkdirSync } from 'node:fs'
+import { join } from 'node:path'
+import Database from 'better-sqlite3'
+import { SchemaTooNewError } from '../errors.js'
+
+const MIGRATIONS: readonly string[] = [
+  `CREATE TABLE settings (key TEXT PRIMARY KEY, value TEXT NOT NULL) STRICT;
+   CREATE TABLE auth_messages (nonce TEXT PRIMARY KEY, address TEXT NOT NULL, message TEXT NOT NULL, expires_at INTEGER NOT NULL, used INTEGER NOT NULL DEFAULT 0) STRICT;
+   CREATE TABLE api_keys (key TEXT PRIMARY KEY, address TEXT NOT NULL, created_at INTEGER NOT NULL) STRICT;
+   CREATE TABLE files (seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, address TEXT NOT NULL, cid TEXT NOT NULL, file_name TEXT NOT NULL,
+     mime_type TEXT NOT NULL, size INTEGER NOT NULL, sent_for_deal TEXT NOT NULL DEFAULT '', encryption INTEGER NOT NULL DEFAULT 0,
+     created_at INTEGER NOT NULL, last_update INTEGER NOT NULL) STRICT;
+   CREATE INDEX files_by_owner ON files (address, seq);
+   CREATE TABLE deals (address TEXT NOT NULL, cid TEXT NOT NULL, requested_at INTEGER NOT NULL, active_at INTEGER NOT NULL,
+     deal_id INTEGER NOT NULL, miner TEXT NOT NULL, PRIMARY KEY (address, cid)) STRICT;
+   CREATE TABLE ipns_keys (ipns_name TEXT PRIMARY KEY, ipns_id TEXT NOT NULL UNIQUE, address TEXT NOT NULL, private_key BLOB NOT NULL,
+     cid TEXT NOT NULL DEFAULT '', last_update INTEGER NOT NULL) STRICT;
+   CREATE TABLE pointers (user_id TEXT NOT NULL, namespace TEXT NOT NULL, network TEXT NOT NULL, snapshot_cid TEXT NOT NULL,
+     engine TEXT NOT NULL, memories INTEGER, updated_at TEXT NOT NULL, PRIMARY KEY (user_id, namespace, network)) STRICT;`
+]
+
+/** The local service's database: one SQLite file in its directory, WAL, versioned like the index. */
+export function openServiceDatabase (dir: string): Database.Database {
+  mkdirSync(dir, { recursive: true })
+  const path = join(dir, 'service.sqlite')
+  const db = new Database(path)
+  db.pragma('journal_mode = WAL')
+  db.pragma('synchronous = NORMAL')
+  db.pragma('busy_timeout = 5000')
+  const version = db.pragma('user_version', { simple: true }) as number
+  if (version > MIGRATIONS.length) {
+    db.close()
+    throw new SchemaTooNewError(path, version, MIGRATIONS.length)
+  }
+  for (let v = version; v < MIGRATIONS.length; v++) {
+    db.transaction(() => {
+      db.exec(MIGRATIONS[v] as string)
+      db.pragma(`user_version = ${v + 1}`)
+    }).immediate()
+  }
+  return db
+}
+
+/** A setting made once and kept (the token signing secret). */
+export function settingOr (db: Database.Database, key: string, make: () => string): string {
+  const found = db.prepare('SELECT value FROM settings WHERE key = ?').pluck().get(key) as string | undefined
+  if (found !== undefined) return found
+  const value = make()
+  db.prepare('INSERT OR IGNORE INTO settings (key, value) VALUES (?, ?)').run(key, value)
+  return db.prepare('SELECT value FROM settings WHERE key = ?').pluck().get(key) as string
+}

@@ -1,0 +1,57 @@
+import { z } from 'zod'
+import { personalSign, walletAddress } from '../crypto/index.js'
+import type { HttpClient } from './http-client.js'
+import { dealSchema } from './schemas.js'
+
+/** A storage deal, whatever field names the service used for it. */
+export interface Deal {
+  readonly dealId: number | undefined
+  readonly provider: string | undefined
+  readonly status: string | undefined
+  readonly pieceCid: string | undefined
+  readonly startEpoch: number | undefined
+  readonly endEpoch: number | undefined
+  readonly lastUpdate: number | undefined
+}
+
+export interface CallOptions { readonly signal?: AbortSignal }
+
+/** The deal service (API keys by signed message, `add_cid`) and deal status on the main API. */
+export class DealsClient {
+  constructor (private readonly components: { readonly deal: HttpClient, readonly api: HttpClient }) {}
+
+  async authMessage (address: string, options: CallOptions = {}): Promise<string> {
+    return await this.components.deal.json({ method: 'GET', path: '/api/v1/user/get_auth_message', query: { publicKey: address }, auth: false, signal: options.signal }, z.string().min(1))
+  }
+
+  async createApiKey (address: string, signature: string, options: CallOptions = {}): Promise<string> {
+    return await this.components.deal.json({ method: 'GET', path: '/api/v1/user/create_api_key', query: { publicKey: address, signature }, auth: false, retry: false, signal: options.signal }, z.string().min(1))
+  }
+
+  /** The whole flow: ask for a message, sign it with the wallet key, trade it for an API key. */
+  async login (walletKey: Uint8Array, options: CallOptions = {}): Promise<{ address: string, apiKey: string }> {
+    const address = walletAddress(walletKey)
+    const message = await this.authMessage(address, options)
+    return { address, apiKey: await this.createApiKey(address, personalSign(message, walletKey), options) }
+  }
+
+  /** Asks for a storage deal. Any 2xx is success: production documents no body. */
+  async addCid (cid: string, options: CallOptions = {}): Promise<void> {
+    const response = await this.components.deal.send({ method: 'GET', path: '/api/v1/pin/add_cid', query: { cid }, signal: options.signal })
+    await response.body.dump()
+  }
+
+  /** The deals made for a CID; empty while none is made yet (up to two days in production). */
+  async dealStatus (cid: string, options: CallOptions = {}): Promise<Deal[]> {
+    const deals = await this.components.api.json({ method: 'GET', path: '/api/lighthouse/deal_status', query: { cid }, auth: false, signal: options.signal }, z.array(dealSchema))
+    return deals.map(d => ({
+      dealId: d.dealId ?? d.DealID,
+      provider: d.storageProvider ?? d.miner ?? d.Provider,
+      status: d.dealStatus,
+      pieceCid: d.pieceCID,
+      startEpoch: d.startEpoch,
+      endEpoch: d.endEpoch,
+      lastUpdate: d.lastUpdate
+    }))
+  }
+}

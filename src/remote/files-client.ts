@@ -1,0 +1,36 @@
+import type { HttpClient } from './http-client.js'
+import { filesPageSchema, type FileRecord } from './schemas.js'
+import type { CallOptions } from './deals-client.js'
+
+export interface ListFilesOptions extends CallOptions {
+  /** Told after each page: records so far and the total the service claims. */
+  readonly onProgress?: (progress: { records: number, totalFiles: number, pages: number }) => void
+}
+
+/**
+ * Every record of the uploads listing, newest first, one page at a time (memory stays at one
+ * page). The page size is never assumed: it stops at an empty page, when the records reach
+ * `totalFiles`, or when the cursor does not move.
+ */
+export async function * listFiles (api: HttpClient, options: ListFilesOptions = {}): AsyncGenerator<FileRecord> {
+  let lastKey: string | undefined
+  let records = 0
+  let pages = 0
+  const seen = new Set<string>()
+  for (;;) {
+    const page = await api.json({ method: 'GET', path: '/api/user/files_uploaded', query: { lastKey: lastKey ?? 'null', fileType: 'all' }, signal: options.signal }, filesPageSchema)
+    pages++
+    let fresh = 0
+    for (const record of page.fileList) {
+      if (seen.has(record.id)) continue
+      seen.add(record.id)
+      fresh++
+      records++
+      yield record
+    }
+    options.onProgress?.({ records, totalFiles: page.totalFiles, pages })
+    const next = page.fileList.at(-1)?.id
+    if (page.fileList.length === 0 || fresh === 0 || records >= page.totalFiles || next === undefined || next === lastKey) return
+    lastKey = next
+  }
+}

@@ -1,0 +1,78 @@
+/**
+ * Clients for every part of the service over one HTTP core: deals and API keys, the uploads
+ * listing, IPNS names, pointers, uploads, and verified gateway fetches.
+ */
+import { HttpClient, type HttpClientInit } from './http-client.js'
+import { DealsClient } from './deals-client.js'
+import { listFiles, type ListFilesOptions } from './files-client.js'
+import { NamesClient } from './names-client.js'
+import { PointersClient } from './pointers-client.js'
+import { UploadClient } from './upload-client.js'
+import { GatewayClient } from './gateway-client.js'
+import type { FileRecord } from './schemas.js'
+
+export { HttpClient } from './http-client.js'
+export type { HttpClientInit, HttpRequest, HttpResponse } from './http-client.js'
+export { DealsClient } from './deals-client.js'
+export type { Deal, CallOptions } from './deals-client.js'
+export { listFiles } from './files-client.js'
+export type { ListFilesOptions } from './files-client.js'
+export { NamesClient } from './names-client.js'
+export { PointersClient } from './pointers-client.js'
+export type { PointerInput } from './pointers-client.js'
+export { UploadClient, addQuery } from './upload-client.js'
+export { GatewayClient } from './gateway-client.js'
+export type { FetchOptions } from './gateway-client.js'
+export type { FileRecord, Pointer } from './schemas.js'
+export { DEFAULT_RETRY_POLICY } from './retry.js'
+export type { RetryPolicy } from './retry.js'
+
+/** Where each part of the service answers. */
+export interface ServiceEndpoints {
+  readonly dealUrl: string
+  readonly apiUrl: string
+  readonly pointerUrl: string
+  readonly uploadUrl: string
+  readonly gateways: readonly string[]
+}
+
+/** The credentials, read at each request so renewed ones apply at once. */
+export interface ServiceCredentials {
+  readonly apiKey: () => string | undefined
+  readonly sessionToken: () => string | undefined
+}
+
+export interface ServiceClients {
+  readonly deals: DealsClient
+  readonly names: NamesClient
+  readonly pointers: PointersClient
+  readonly upload: UploadClient
+  readonly gateway: GatewayClient
+  files: (options?: ListFilesOptions) => AsyncGenerator<FileRecord>
+  close: () => Promise<void>
+}
+
+const API_KEY_HINT = 'the API key was refused: run `cidsync login`, or set CIDSYNC_API_KEY'
+const SESSION_HINT = 'the session token was refused or has expired: copy a new one from the dashboard into the session-token credential, or set CIDSYNC_SESSION_TOKEN'
+
+/** One HTTP core per base URL, each client on the one it talks to. */
+export function createServiceClients (endpoints: ServiceEndpoints, credentials: ServiceCredentials, init: Partial<HttpClientInit> = {}): ServiceClients {
+  const make = (service: string, baseUrl: string, credential?: () => string | undefined, hint?: string, extra: Partial<HttpClientInit> = {}): HttpClient =>
+    new HttpClient({ ...init, ...extra, service, baseUrl, credential, unauthorizedHint: hint })
+  const deal = make('deal service', endpoints.dealUrl, credentials.apiKey, API_KEY_HINT)
+  const api = make('main API', endpoints.apiUrl, credentials.apiKey, API_KEY_HINT)
+  const pointer = make('pointer service', endpoints.pointerUrl, credentials.sessionToken, SESSION_HINT)
+  // A large upload is answered only once the service has imported it all.
+  const upload = make('upload endpoint', endpoints.uploadUrl, credentials.apiKey, API_KEY_HINT, { headersTimeoutMs: 10 * 60_000 })
+  const gateways = endpoints.gateways.map(url => make('gateway', url))
+  const all = [deal, api, pointer, upload, ...gateways]
+  return {
+    deals: new DealsClient({ deal, api }),
+    names: new NamesClient(api),
+    pointers: new PointersClient(pointer),
+    upload: new UploadClient(upload),
+    gateway: new GatewayClient(gateways),
+    files: (options) => listFiles(api, options),
+    close: async () => { await Promise.all(all.map(async c => { await c.close() })) }
+  }
+}

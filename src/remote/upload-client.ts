@@ -1,0 +1,79 @@
+import { createReadStream } from 'node:fs'
+import { stat } from 'node:fs/promises'
+import { basename } from 'node:path'
+import { Readable } from 'node:stream'
+import { randomBytes } from 'node:crypto'
+import { CID } from 'multiformats/cid'
+import { CidBuilder, type CidProfile } from '../content/index.js'
+import { IntegrityError, RemoteResponseError } from '../errors.js'
+import type { HttpClient } from './http-client.js'
+import { parseBody } from './body.js'
+import { uploadAnswerSchema } from './schemas.js'
+import type { CallOptions } from './deals-client.js'
+
+const READ_BYTES = 1024 * 1024
+const KUBO_DEFAULT_LINKS = 174
+
+export interface UploadOptions extends CallOptions {
+  /** Told of the bytes sent so far. */
+  readonly onProgress?: (sent: number, total: number) => void
+}
+
+/** Kubo's `add` parameters for a profile, named explicitly: a server's defaults may differ. */
+export function addQuery (profile: CidProfile): Record<string, string> {
+  return {
+    'cid-version': String(profile.cidVersion),
+    'raw-leaves': String(profile.rawLeaves),
+    chunker: `size-${profile.chunkSize}`,
+    'wrap-with-directory': 'false',
+    ...(profile.maxLinks === KUBO_DEFAULT_LINKS ? {} : { 'max-file-links': String(profile.maxLinks) })
+  }
+}
+
+/**
+ * Uploads a file to a Kubo-compatible `add` endpoint as a streamed multipart body (never held in
+ * memory), computing its CID on the way, and refuses an answer whose CID differs from ours.
+ */
+export class UploadClient {
+  constructor (private readonly upload: HttpClient) {}
+
+  async add (path: string, profile: CidProfile, options: UploadOptions = {}): Promise<{ cid: string, size: number }> {
+    const { size } = await stat(path)
+    const computed: { cid?: CID } = {}
+    const boundary = `cidsync-${randomBytes(12).toString('hex')}`
+    const name = basename(path).replace(/["\r\n]/g, '_')
+    const body = (): Readable => Readable.from((async function * () {
+      const builder = new CidBuilder(profile)
+      let sent = 0
+      yield Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${name}"\r\nContent-Type: application/octet-stream\r\n\r\n`)
+      for await (const chunk of createReadStream(path, { highWaterMark: READ_BYTES })) {
+        builder.update(chunk as Buffer)
+        sent += (chunk as Buffer).byteLength
+        options.onProgress?.(sent, size)
+        yield chunk as Buffer
+      }
+      yield Buffer.from(`\r\n--${boundary}--\r\n`)
+      computed.cid = builder.finish()
+    })(), { objectMode: false })
+    const request = { method: 'POST' as const, path: '/api/v0/add', query: addQuery(profile), headers: { 'content-type': `multipart/form-data; boundary=${boundary}` }, body, signal: options.signal }
+    const response = await this.upload.send(request)
+    const text = await response.body.text()
+    // Kubo answers NDJSON (one object per line, the root last); others one JSON object.
+    const lines = text.split('\n').map(l => l.trim()).filter(l => l !== '')
+    const context = { service: 'upload endpoint', method: 'POST', url: this.upload.url(request).toString() }
+    if (lines.length === 0) throw new RemoteResponseError(context, 'answered with an empty body')
+    const answer = parseBody(context, lines.at(-1) as string, uploadAnswerSchema)
+    const local = computed.cid
+    if (local === undefined) throw new RemoteResponseError(context, 'answered before the whole file was sent')
+    let remote: CID
+    try {
+      remote = CID.parse(answer.Hash)
+    } catch {
+      throw new RemoteResponseError(context, `answered with a malformed CID ${answer.Hash.slice(0, 100)}`)
+    }
+    if (remote.toString() !== local.toString()) {
+      throw new IntegrityError(`the upload endpoint computed ${answer.Hash} for ${path}, cidsync computed ${local.toString()}: the service imported with other parameters than ${profile.name}`)
+    }
+    return { cid: local.toString(), size }
+  }
+}
