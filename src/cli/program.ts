@@ -5,6 +5,12 @@ import { registerDaemon } from './commands/daemon.js'
 import { registerInit } from './commands/init.js'
 import { registerLs } from './commands/ls.js'
 import { registerStatus } from './commands/status.js'
+import { registerLogin } from './commands/login.js'
+import { registerFiles } from './commands/files.js'
+import { registerNames } from './commands/names.js'
+import { registerDeal } from './commands/deal.js'
+import { registerPointer } from './commands/pointer.js'
+import { registerLocalService } from './commands/local-service.js'
 
 /** The `cidsync` command line: one register function per command, each in its own file. */
 export function createProgram (): Command {
@@ -13,8 +19,9 @@ export function createProgram (): Command {
     .version(VERSION)
     .showHelpAfterError('(run `cidsync help` for the commands)')
     .exitOverride()
-  for (const register of [registerInit, registerDaemon, registerStatus, registerLs, registerCid]) register(program)
+  for (const register of [registerInit, registerDaemon, registerStatus, registerLs, registerCid, registerLogin, registerFiles, registerNames, registerDeal, registerPointer, registerLocalService]) register(program)
   // Subcommands share the parent's exit override so their usage errors exit 2 too.
-  for (const command of program.commands) command.exitOverride()
+  const overrideAll = (command: Command): void => { command.exitOverride(); command.commands.forEach(overrideAll) }
+  program.commands.forEach(overrideAll)
   return program
 }

@@ -55,7 +55,13 @@ export const configFileSchema = z.strictObject({
     pointer_url: url.default(''),
     upload_url: url.default(''),
     gateways: z.array(z.url({ protocol: /^https?$/, message: 'expected an http(s) URL' })).default([])
-  }).prefault({}),
+  }).prefault({}).superRefine((service, ctx) => {
+    if (service.mode !== 'remote') return
+    for (const key of ['deal_url', 'api_url', 'pointer_url', 'upload_url'] as const) {
+      if (service[key] === '') ctx.addIssue({ code: 'custom', path: [key], message: 'expected the service\'s URL: mode = "remote" needs deal_url, api_url, pointer_url, upload_url and gateways' })
+    }
+    if (service.gateways.length === 0) ctx.addIssue({ code: 'custom', path: ['gateways'], message: 'expected at least one gateway URL with mode = "remote"' })
+  }),
   snapshot: z.strictObject({
     schedule: cronExpression.default(DEFAULT_SNAPSHOT_SCHEDULE),
     encryption: z.enum(['aes-256-gcm', 'none']).default('aes-256-gcm'),

@@ -5,6 +5,7 @@ import { formatListenAddress } from '../config/index.js'
 import { indexPath, loadOrCreateDeviceId, openIndex, type FolderTotals, type Index } from '../index/index.js'
 import { createWatcher, type Watcher } from '../watch/index.js'
 import { VERSION } from '../version.js'
+import { connectService, type ServiceConnection } from '../connect/index.js'
 import { acquireLock, type DaemonLock } from './lock.js'
 import type { Logger } from './logger.js'
 import { StatusServer } from './status-server.js'
@@ -37,6 +38,7 @@ export class Daemon {
   private index: Index | undefined
   private watcher: Watcher | undefined
   private server: StatusServer | undefined
+  private connection: ServiceConnection | undefined
   private deviceId = ''
   private scanning: Promise<void> | undefined
   private watching: Promise<void> | undefined
@@ -66,10 +68,11 @@ export class Daemon {
         hashWorkers: config.watch.hashWorkers,
         settleMs: config.watch.settleMs
       })
+      this.connection = await connectService(config)
       this.server = new StatusServer({ status: () => this.status() })
       const bound = await this.server.listen(config.status.listen)
       this.lock.update({ status: formatListenAddress(bound) })
-      logger.info({ version: VERSION, device: this.deviceId, stateDir: config.stateDir, status: formatListenAddress(bound), folders: config.folders.length }, 'daemon started')
+      logger.info({ version: VERSION, device: this.deviceId, stateDir: config.stateDir, status: formatListenAddress(bound), folders: config.folders.length, service: this.connection.describe }, 'daemon started')
     } catch (err) {
       await this.stop()
       throw err
@@ -99,6 +102,7 @@ export class Daemon {
     this.stopping ??= (async () => {
       await this.server?.close()
       await this.watcher?.stop()
+      await this.connection?.close()
       this.index?.close()
       this.lock?.release()
       this.logger.info({ uptimeSeconds: this.uptimeSeconds() }, 'daemon stopped')
@@ -137,7 +141,7 @@ export class Daemon {
       network: this.config.network,
       stateDir: this.config.stateDir,
       cidProfile: this.config.cidProfile,
-      service: { mode: this.config.service.mode },
+      service: { mode: this.config.service.mode, endpoint: this.connection?.describe ?? null },
       watcher: { state: watch?.state ?? 'starting', currentAt: watch?.currentAt === undefined ? null : new Date(watch.currentAt).toISOString() },
       folders,
       index: { path: this.index?.path ?? '', ...sumTotals(perFolder), rowsWritten: watch?.rowsWritten ?? 0, writeErrors: watch?.writeErrors ?? 0 },

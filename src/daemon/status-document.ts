@@ -28,7 +28,8 @@ export interface StatusDocument {
   readonly network: string
   readonly stateDir: string
   readonly cidProfile: string
-  readonly service: { readonly mode: string }
+  /** Which service the daemon talks to: mode, and the embedded service's URL or the remote base. */
+  readonly service: { readonly mode: string, readonly endpoint: string | null }
   readonly watcher: {
     readonly state: WatcherState
     /** When the index last caught up with the disk after start (null while still scanning). */

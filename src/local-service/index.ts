@@ -20,3 +20,18 @@ export async function startLocalService (init: LocalServiceInit): Promise<LocalS
   }
   return service
 }
+
+/**
+ * A session token from the service's directory, without a running server (the service may be
+ * running beside it: SQLite's WAL lets both read the signing secret).
+ */
+export async function issueTokenFor (dir: string, user: string, ttlSeconds: number): Promise<string> {
+  const { openServiceDatabase, settingOr } = await import('./store.js')
+  const { TokenIssuer } = await import('./tokens.js')
+  const db = openServiceDatabase(dir)
+  try {
+    return new TokenIssuer(Buffer.from(settingOr(db, 'token_secret', TokenIssuer.newSecret), 'base64url')).issue(user, ttlSeconds)
+  } finally {
+    db.close()
+  }
+}

@@ -141,3 +141,14 @@ follow_symlinks = true
     expect(loadConfig({ configPath: await configFile(dir, example), env: {}, home: '/home/u' }).folders[0]?.path).toBe('/home/u/notes')
   })
 })
+
+describe('the service section', () => {
+  it('needs every URL in remote mode, naming the missing one', async () => {
+    const dir = await useTempDir()
+    const path = join(dir, 'c.toml')
+    await writeFile(path, '[service]\nmode = "remote"\ndeal_url = "https://deal.example"\n')
+    expect(loadError(() => loadConfig({ configPath: path, env: {} })).message).toContain('service.api_url = (missing) (in')
+    await writeFile(path, '[service]\nmode = "remote"\ndeal_url = "https://d.example"\napi_url = "https://a.example"\npointer_url = "https://p.example"\nupload_url = "https://u.example"\ngateways = ["https://g.example"]\n')
+    expect(loadConfig({ configPath: path, env: {} }).service).toMatchObject({ mode: 'remote', gateways: ['https://g.example'] })
+  })
+})

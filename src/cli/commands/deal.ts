@@ -1,0 +1,25 @@
+import type { Command } from 'commander'
+import { formatTable, printJson } from '../format.js'
+import { action } from '../run.js'
+import { serviceOptions, withService } from '../service-command.js'
+
+export function registerDeal (program: Command): void {
+  const deal = program.command('deal').description('storage deals: ask for one, see where it is')
+  serviceOptions(deal.command('add').description('ask for a storage deal for a CID').argument('<cid>'))
+    .action(action(async (cid: string, options: { config?: string, json?: boolean }) => {
+      await withService(options, async ({ clients }) => {
+        await clients.deals.addCid(cid)
+        if (options.json === true) printJson({ cid, requested: true })
+        else process.stdout.write(`deal requested for ${cid}: it can take up to two days (cidsync deal status ${cid})\n`)
+      })
+    }))
+  serviceOptions(deal.command('status').description('the deals made for a CID').argument('<cid>'))
+    .action(action(async (cid: string, options: { config?: string, json?: boolean }) => {
+      await withService(options, async ({ clients }) => {
+        const deals = await clients.deals.dealStatus(cid)
+        if (options.json === true) printJson(deals)
+        else if (deals.length === 0) process.stdout.write(`no deal yet for ${cid}\n`)
+        else process.stdout.write(formatTable(['DEAL', 'PROVIDER', 'STATUS', 'START', 'END'], deals.map(d => [String(d.dealId ?? ''), d.provider ?? '', d.status ?? '', String(d.startEpoch ?? ''), String(d.endEpoch ?? '')])))
+      })
+    }))
+}

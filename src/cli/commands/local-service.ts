@@ -1,0 +1,49 @@
+import type { Command } from 'commander'
+import { loadConfig, isLoopbackHost } from '../../config/index.js'
+import { UsageError } from '../../errors.js'
+import { action } from '../run.js'
+
+interface ServeOptions { config?: string, dir?: string, listen: string, pageSize?: number, dealDelayMs?: number }
+
+function hostPort (listen: string): { host: string, port: number } {
+  const match = /^(\[[^\]]+\]|[^:]+):(\d{1,5})$/.exec(listen)
+  if (match === null || Number(match[2]) > 65535) throw new UsageError(`--listen ${listen}: expected HOST:PORT, e.g. 127.0.0.1:8790`)
+  return { host: (match[1] as string).replace(/^\[(.*)\]$/, '$1'), port: Number(match[2]) }
+}
+
+const int = (v: string): number => Number.parseInt(v, 10)
+
+export function registerLocalService (program: Command): void {
+  const command = program.command('local-service')
+    .description('run the local implementation of the service in the foreground and print its base URL')
+    .option('--config <path>', 'config file (for the default --dir)')
+    .option('--dir <dir>', 'where it keeps its data (default: the config\'s service.dir)')
+    .option('--listen <host:port>', 'where it listens', '127.0.0.1:0')
+    .option('--page-size <n>', 'records per page of the uploads listing', int)
+    .option('--deal-delay-ms <n>', 'how long until a requested deal appears', int)
+    .action(action(async (options: ServeOptions) => {
+      const dir = options.dir ?? loadConfig({ configPath: options.config }).service.dir
+      const { host, port } = hostPort(options.listen)
+      if (!isLoopbackHost(host)) process.stderr.write(`cidsync: warning: listening on ${host}, beyond this machine, with no TLS\n`)
+      const { startLocalService } = await import('../../local-service/index.js')
+      const service = await startLocalService({ dir, host, port, pageSize: options.pageSize, dealDelayMs: options.dealDelayMs })
+      process.stdout.write(`${service.url}\n`)
+      process.stderr.write(`local service on ${service.url}, data in ${dir}; Ctrl-C stops it\n`)
+      await new Promise<void>(resolve => {
+        process.once('SIGINT', () => resolve())
+        process.once('SIGTERM', () => resolve())
+      })
+      await service.stop()
+    }))
+  command.command('token')
+    .description('issue a session token for the pointer service, as an identity provider would')
+    .requiredOption('--user <user>', 'the user the token names (sub)')
+    .option('--config <path>', 'config file (for the default --dir)')
+    .option('--dir <dir>', 'the local service\'s data (default: the config\'s service.dir)')
+    .option('--ttl-seconds <n>', 'how long it is valid', int, 30 * 86_400)
+    .action(action(async (options: { user: string, config?: string, dir?: string, ttlSeconds: number }) => {
+      const dir = options.dir ?? loadConfig({ configPath: options.config }).service.dir
+      const { issueTokenFor } = await import('../../local-service/index.js')
+      process.stdout.write(`${await issueTokenFor(dir, options.user, options.ttlSeconds)}\n`)
+    }))
+}

@@ -1,0 +1,35 @@
+import type { Command } from 'commander'
+import { printJson } from '../format.js'
+import { action } from '../run.js'
+import { serviceOptions, withService } from '../service-command.js'
+
+interface PointerOptions { config?: string, json?: boolean, namespace?: string, network?: string }
+
+export const SNAPSHOT_ENGINE = 'cidsync-sqlite/1'
+
+export function registerPointer (program: Command): void {
+  const pointer = program.command('pointer').description('the latest snapshot CID per namespace and network, by hand')
+  serviceOptions(pointer.command('get').description('what the pointer holds (exit 3 when nothing is stored)'))
+    .option('--namespace <name>', 'default: the config\'s namespace')
+    .option('--network <name>', 'default: the config\'s network')
+    .action(action(async (options: PointerOptions) => {
+      await withService(options, async ({ clients }, config) => {
+        const current = await clients.pointers.current(options.namespace ?? config.namespace, options.network ?? config.network)
+        if (options.json === true) printJson(current)
+        else process.stdout.write(`${current.snapshotCid}  ${current.namespace}#${current.network}  engine ${current.engine}${current.memories === undefined ? '' : `  ${current.memories} entries`}${current.updatedAt === undefined ? '' : `  ${current.updatedAt}`}\n`)
+      })
+    }))
+  serviceOptions(pointer.command('put').description('overwrite the pointer').argument('<cid>', 'the snapshot CID'))
+    .option('--namespace <name>', 'default: the config\'s namespace')
+    .option('--network <name>', 'default: the config\'s network')
+    .option('--engine <engine>', 'the index engine that made the snapshot', SNAPSHOT_ENGINE)
+    .option('--memories <count>', 'entries in the snapshot', (v: string) => Number.parseInt(v, 10))
+    .action(action(async (cid: string, options: PointerOptions & { engine: string, memories?: number }) => {
+      await withService(options, async ({ clients }, config) => {
+        const input = { snapshotCid: cid, engine: options.engine, namespace: options.namespace ?? config.namespace, network: options.network ?? config.network, ...(options.memories === undefined ? {} : { memories: options.memories }) }
+        await clients.pointers.put(input)
+        if (options.json === true) printJson(input)
+        else process.stdout.write(`${input.namespace}#${input.network} -> ${cid}\n`)
+      })
+    }))
+}

@@ -1,0 +1,38 @@
+/**
+ * Reaching the service the config names: the embedded local service (started in-process and
+ * signed in to), or the remote one with credentials from the environment, systemd or files.
+ * The one place besides the CLI that starts the local service.
+ */
+import type { Config } from '../config/index.js'
+import { createServiceClients, type ServiceClients } from '../remote/index.js'
+import { Credential, credentialsDir } from './credentials.js'
+import { startEmbedded } from './embedded.js'
+
+export { Credential, credentialsDir } from './credentials.js'
+export type { CredentialName } from './credentials.js'
+
+export interface ServiceConnection {
+  readonly mode: 'embedded' | 'remote'
+  readonly clients: ServiceClients
+  /** Base URLs, for messages: the embedded service's own, or the config's. */
+  readonly describe: string
+  close: () => Promise<void>
+}
+
+export async function connectService (config: Config, env: NodeJS.ProcessEnv = process.env): Promise<ServiceConnection> {
+  if (config.service.mode === 'embedded') {
+    const embedded = await startEmbedded(config.service.dir)
+    return {
+      mode: 'embedded',
+      clients: embedded.clients,
+      describe: `the embedded service at ${embedded.service.url} (data in ${config.service.dir})`,
+      close: async () => { await embedded.clients.close(); await embedded.service.stop() }
+    }
+  }
+  const dir = credentialsDir(config, env)
+  const apiKey = new Credential('api-key', dir, env)
+  const sessionToken = new Credential('session-token', dir, env)
+  const { dealUrl, apiUrl, pointerUrl, uploadUrl, gateways } = config.service
+  const clients = createServiceClients({ dealUrl, apiUrl, pointerUrl, uploadUrl, gateways }, { apiKey: () => apiKey.value(), sessionToken: () => sessionToken.value() })
+  return { mode: 'remote', clients, describe: `the service at ${dealUrl}`, close: async () => { await clients.close() } }
+}
