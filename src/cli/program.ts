@@ -19,6 +19,8 @@ export function createProgram (): Command {
     .version(VERSION)
     .showHelpAfterError('(run `cidsync help` for the commands)')
     .exitOverride()
+    // Options belong to the command they follow (`local-service token --dir D` is token's --dir).
+    .enablePositionalOptions()
   for (const register of [registerInit, registerDaemon, registerStatus, registerLs, registerCid, registerLogin, registerFiles, registerNames, registerDeal, registerPointer, registerLocalService]) register(program)
   // Subcommands share the parent's exit override so their usage errors exit 2 too.
   const overrideAll = (command: Command): void => { command.exitOverride(); command.commands.forEach(overrideAll) }

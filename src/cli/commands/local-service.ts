@@ -21,6 +21,7 @@ export function registerLocalService (program: Command): void {
     .option('--listen <host:port>', 'where it listens', '127.0.0.1:0')
     .option('--page-size <n>', 'records per page of the uploads listing', int)
     .option('--deal-delay-ms <n>', 'how long until a requested deal appears', int)
+    .enablePositionalOptions()
     .action(action(async (options: ServeOptions) => {
       const dir = options.dir ?? loadConfig({ configPath: options.config }).service.dir
       const { host, port } = hostPort(options.listen)

@@ -1,0 +1,86 @@
+import { describe, it, expect } from 'vitest'
+import { spawn } from 'node:child_process'
+import { stat, writeFile, readFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { CLI, runCli } from '../helpers/cli.js'
+import { useTempDir } from '../helpers/temp-dir.js'
+import { formatWalletKey, newWalletKey, walletAddress } from '../../src/crypto/index.js'
+
+const EMPTY_CID = 'bafkreihdwdcefgh4dqkjv67uzcmw7ojee6xedzdetojuzjevtenxquvyku'
+
+/** `cidsync local-service` as a process; answers its URL and a stop function. */
+async function localServiceProcess (dir: string): Promise<{ url: string, stop: () => Promise<void> }> {
+  const child = spawn(process.execPath, [CLI, 'local-service', '--dir', dir, '--deal-delay-ms', '100'], { stdio: ['ignore', 'pipe', 'pipe'] })
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => { child.kill('SIGKILL'); reject(new Error('no URL from cidsync local-service')) }, 15_000)
+    child.stdout.once('data', (d: Buffer) => { clearTimeout(timer); resolve(d.toString().trim()) })
+    child.once('exit', code => { clearTimeout(timer); reject(new Error(`local-service exited ${code}`)) })
+  })
+  return {
+    url,
+    stop: async () => {
+      child.removeAllListeners('exit')
+      const exited = new Promise(resolve => child.once('exit', resolve))
+      child.kill('SIGTERM')
+      await exited
+    }
+  }
+}
+
+describe('service commands on the embedded default', () => {
+  it('create, publish, list and remove names; put and get the pointer; ask for a deal', async () => {
+    const dir = await useTempDir()
+    const config = join(dir, 'c.toml')
+    await writeFile(config, 'state_dir = "state"\n')
+    const c = ['--config', config]
+    const created = JSON.parse((await runCli(['names', 'create', ...c, '--json'])).stdout) as { ipnsName: string, ipnsId: string }
+    expect(created.ipnsId).toMatch(/^k51/)
+    expect((await runCli(['names', 'publish', created.ipnsName, EMPTY_CID, ...c])).stdout).toBe(`${created.ipnsId} -> /ipfs/${EMPTY_CID}\n`)
+    expect((await runCli(['names', 'list', ...c])).stdout).toContain(`${created.ipnsName}  ${created.ipnsId}  ${EMPTY_CID}`)
+    expect((await runCli(['names', 'remove', created.ipnsName, ...c])).stdout).toBe(`removed ${created.ipnsName}  ${created.ipnsId}\n`)
+
+    const none = await runCli(['pointer', 'get', ...c])
+    expect(none.code).toBe(3)
+    expect(none.stderr).toContain('nothing stored for namespace default on network mainnet')
+    expect((await runCli(['pointer', 'put', EMPTY_CID, '--memories', '7', ...c])).code).toBe(0)
+    expect(JSON.parse((await runCli(['pointer', 'get', ...c, '--json'])).stdout)).toMatchObject({ snapshotCid: EMPTY_CID, engine: 'cidsync-sqlite/1', memories: 7 })
+
+    expect((await runCli(['deal', 'add', EMPTY_CID, ...c])).stdout).toContain('deal requested')
+    expect((await runCli(['deal', 'add', 'nonsense', ...c])).stderr).toContain('answered 400 (invalid cid: nonsense)')
+    expect((await runCli(['files', ...c, '--json'])).stdout).toBe('')
+    expect((await stat(join(dir, 'state', 'service', 'embedded-account.json'))).mode & 0o777).toBe(0o600)
+  })
+})
+
+describe('service commands against a remote service', () => {
+  it('log in with a wallet key, save the key 0600, and use it; refuse a bad token', async () => {
+    const dir = await useTempDir()
+    const service = await localServiceProcess(join(dir, 'service'))
+    try {
+      const config = join(dir, 'etc', 'c.toml')
+      await import('node:fs/promises').then(async fs => await fs.mkdir(join(dir, 'etc')))
+      await writeFile(config, `state_dir = "../state"\n[service]\nmode = "remote"\ndeal_url = "${service.url}"\napi_url = "${service.url}"\npointer_url = "${service.url}"\nupload_url = "${service.url}"\ngateways = ["${service.url}"]\n`)
+      const c = ['--config', config]
+      const unauthenticated = await runCli(['names', 'list', ...c])
+      expect(unauthenticated.code).toBe(1)
+      expect(unauthenticated.stderr).toContain('run `cidsync login`')
+
+      const walletKey = newWalletKey()
+      const noKey = await runCli(['login', ...c], { env: { ...process.env, CIDSYNC_WALLET_KEY: '' } })
+      expect(noKey.code).toBe(2)
+      const login = await runCli(['login', ...c], { env: { ...process.env, CIDSYNC_WALLET_KEY: formatWalletKey(walletKey) } })
+      expect(login.stdout).toBe(`signed in as ${walletAddress(walletKey)}; API key saved to ${join(dir, 'etc', 'api-key')}\n`)
+      expect((await stat(join(dir, 'etc', 'api-key'))).mode & 0o777).toBe(0o600)
+      expect((await runCli(['names', 'list', ...c])).code).toBe(0)
+
+      const token = (await runCli(['local-service', 'token', '--user', walletAddress(walletKey), '--dir', join(dir, 'service')])).stdout.trim()
+      expect((await runCli(['pointer', 'get', ...c], { env: { ...process.env, CIDSYNC_SESSION_TOKEN: token } })).code).toBe(3)
+      const refused = await runCli(['pointer', 'get', ...c], { env: { ...process.env, CIDSYNC_SESSION_TOKEN: `${token}x` } })
+      expect(refused.code).toBe(1)
+      expect(refused.stderr).toContain('session token was refused or has expired')
+      expect(await readFile(join(dir, 'etc', 'api-key'), 'utf8')).toMatch(/^[0-9a-f-]{36}\n$/)
+    } finally {
+      await service.stop()
+    }
+  })
+})
