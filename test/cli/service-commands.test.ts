@@ -84,3 +84,16 @@ describe('service commands against a remote service', () => {
     }
   })
 })
+
+describe('the embedded service directory', () => {
+  it('is one account for every device that points at it', async () => {
+    const dir = await useTempDir()
+    const shared = join(dir, 'nas', 'cidsync-service')
+    for (const device of ['laptop', 'desktop']) {
+      await writeFile(join(dir, `${device}.toml`), `state_dir = "${device}-state"\n[service]\ndir = "${shared}"\n`)
+    }
+    expect((await runCli(['pointer', 'put', EMPTY_CID, '--config', join(dir, 'laptop.toml')])).code).toBe(0)
+    const seen = await runCli(['pointer', 'get', '--config', join(dir, 'desktop.toml'), '--json'])
+    expect(JSON.parse(seen.stdout)).toMatchObject({ snapshotCid: EMPTY_CID })
+  })
+})

@@ -179,4 +179,22 @@ describe('the local service', () => {
     expect(await httpGet({ port }, '/api/ipns/generate_key', { method: 'POST' })).toMatchObject({ status: 405 })
     expect(await httpGet({ port }, '/nowhere')).toMatchObject({ status: 404 })
   })
+
+  localOnly('expires auth messages', async () => {
+    const { clients, walletKey, address } = await serviceUnderTest({ authMessageTtlMs: 50 })
+    const message = await clients.deals.authMessage(address)
+    await new Promise(resolve => setTimeout(resolve, 120))
+    await expect(clients.deals.createApiKey(address, personalSign(message, walletKey))).rejects.toMatchObject({ status: 401 })
+  })
+
+  localOnly('cuts connections and delays answers on request, and the clients ride it out', async () => {
+    const { clients, local } = await serviceUnderTest()
+    if (local === undefined) return
+    local.faults.set('get_ipns_records', { resetRate: 1, times: 1 })
+    expect(await clients.names.list()).toEqual([])
+    local.faults.set('get_ipns_records', { latencyMs: 300, times: 1 })
+    const started = Date.now()
+    expect(await clients.names.list()).toEqual([])
+    expect(Date.now() - started).toBeGreaterThanOrEqual(280)
+  })
 })
