@@ -11,6 +11,7 @@ import type { CID } from 'multiformats/cid'
  */
 export class BlockStore {
   private readonly root: string
+  private readonly madeDirs = new Set<string>()
 
   constructor (dir: string) {
     this.root = join(dir, 'blocks')
@@ -28,8 +29,12 @@ export class BlockStore {
 
   put (cid: CID, block: Uint8Array): void {
     const path = this.pathOf(cid)
-    if (existsSync(path)) return
-    mkdirSync(join(path, '..'), { recursive: true })
+    const dir = join(path, '..')
+    if (!this.madeDirs.has(dir)) {
+      mkdirSync(dir, { recursive: true })
+      this.madeDirs.add(dir)
+    }
+    // A block already there is the same bytes: writing it again is harmless and saves a stat.
     const temp = `${path}.${randomBytes(4).toString('hex')}.tmp`
     writeFileSync(temp, block)
     renameSync(temp, path)

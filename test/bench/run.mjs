@@ -1,10 +1,11 @@
-// npm run bench [-- cid|index|all]: each figure beside a baseline measured in the same run, as a ratio.
+// npm run bench [-- cid|index|service|all]: each figure beside a baseline measured in the same run, as a ratio.
 // Runs the built code (dist/); writes its data under $BENCH_DIR (default: the OS temp dir) and removes it.
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir, cpus, totalmem } from 'node:os'
 import { join } from 'node:path'
 import { benchCid } from './cid-bench.mjs'
 import { benchIndex } from './index-bench.mjs'
+import { benchService } from './service-bench.mjs'
 
 const which = process.argv[2] ?? 'all'
 const root = await mkdtemp(join(process.env.BENCH_DIR ?? tmpdir(), 'cidsync-bench-'))
@@ -18,6 +19,7 @@ console.log(`machine: ${cpus().length} × ${cpus()[0]?.model ?? '?'}, ${(totalme
 try {
   if (which === 'all' || which === 'cid') await benchCid(root, report)
   if (which === 'all' || which === 'index') await benchIndex(root, report)
+  if (which === 'all' || which === 'service') await benchService(root, report)
 } finally {
   await rm(root, { recursive: true, force: true })
 }

@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http'
-import { exporter } from 'ipfs-unixfs-exporter'
+import { UnixFS } from 'ipfs-unixfs'
 import { CarWriter } from '@ipld/car'
 import * as dagPb from '@ipld/dag-pb'
 import type { CID } from 'multiformats/cid'
@@ -7,6 +7,8 @@ import { HttpFailure, type Route } from '../http.js'
 import { parseCid, type ServiceParts } from '../parts.js'
 import { resolveIpns } from './ipns.js'
 import type { Fault } from '../faults.js'
+
+const RAW_CODE = 0x55
 
 /** What the gateway may do wrong to a body, from the route's fault. */
 export type BodyFault = Pick<Fault, 'truncate' | 'bitflip'> | undefined
@@ -19,6 +21,32 @@ async function * dagBlocks (parts: ServiceParts, root: CID): AsyncGenerator<{ ci
     yield { cid, bytes }
     if (cid.code === dagPb.code) for (const link of dagPb.decode(bytes).Links) pending.push(link.Hash)
   }
+}
+
+/** A UnixFS file's size, or undefined when the root is not a file. */
+function fileSize (cid: CID, root: Uint8Array): number | undefined {
+  if (cid.code === RAW_CODE) return root.byteLength
+  if (cid.code !== dagPb.code) return undefined
+  const node = dagPb.decode(root)
+  if (node.Data === undefined) return undefined
+  const unixfs = UnixFS.unmarshal(node.Data)
+  return unixfs.type === 'file' || unixfs.type === 'raw' ? Number(unixfs.fileSize()) : undefined
+}
+
+/**
+ * A file's bytes in order, one block read at a time as the response drains: memory stays at a
+ * block however large the file. (ipfs-unixfs-exporter reads ahead without bound.)
+ */
+async function * fileBytes (parts: ServiceParts, cid: CID, block?: Uint8Array): AsyncGenerator<Uint8Array> {
+  const bytes = block ?? await parts.blocks.get(cid)
+  if (cid.code === RAW_CODE) {
+    yield bytes
+    return
+  }
+  const node = dagPb.decode(bytes)
+  const data = node.Data === undefined ? undefined : UnixFS.unmarshal(node.Data).data
+  if (data !== undefined && data.byteLength > 0) yield data
+  for (const link of node.Links) yield * fileBytes(parts, link.Hash)
 }
 
 async function writeBody (res: ServerResponse, chunks: AsyncIterable<Uint8Array> | Iterable<Uint8Array>, fault: BodyFault): Promise<void> {
@@ -56,15 +84,14 @@ async function serve (parts: ServiceParts, res: ServerResponse, cid: CID, format
   } else if (format !== null && format !== '') {
     throw new HttpFailure(400, `unsupported format ${format.slice(0, 20)}: use raw or car`)
   } else {
-    // The exporter's blockstore answers a block as a stream of chunks.
-    const blockstore = { get: async function * (c: CID) { yield await parts.blocks.get(c) } }
-    const entry = await exporter(cid, blockstore as never)
-    if (entry.type !== 'file' && entry.type !== 'raw') throw new HttpFailure(400, `${cid.toString()} is not a file`)
+    const root = await parts.blocks.get(cid)
+    const size = fileSize(cid, root)
+    if (size === undefined) throw new HttpFailure(400, `${cid.toString()} is not a file`)
     // A truncating fault sends no length, so the short body arrives whole and only its hash can tell.
-    const length = fault?.truncate === true ? {} : { 'content-length': String(entry.size) }
+    const length = fault?.truncate === true ? {} : { 'content-length': String(size) }
     res.writeHead(200, { 'content-type': 'application/octet-stream', ...length, 'x-ipfs-roots': cid.toString(), etag: `"${cid.toString()}"` })
     if (head) { res.end(); return }
-    await writeBody(res, entry.content(), fault)
+    await writeBody(res, fileBytes(parts, cid, root), fault)
   }
 }
 
