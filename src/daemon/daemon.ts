@@ -68,22 +68,26 @@ export class Daemon {
         hashWorkers: config.watch.hashWorkers,
         settleMs: config.watch.settleMs
       })
-      this.connection = await connectService(config)
       this.server = new StatusServer({ status: () => this.status() })
       const bound = await this.server.listen(config.status.listen)
       this.lock.update({ status: formatListenAddress(bound) })
+      // The scan needs no service: it runs while the service is reached (the embedded one started).
+      this.startScan(this.watcher)
+      this.connection = await connectService(config)
       logger.info({ version: VERSION, device: this.deviceId, stateDir: config.stateDir, status: formatListenAddress(bound), folders: config.folders.length, service: this.connection.describe }, 'daemon started')
     } catch (err) {
       await this.stop()
       throw err
     }
-    const watcher = this.watcher
+  }
+
+  private startScan (watcher: Watcher): void {
     const started = Date.now()
     const watching = watcher.start()
     this.scanning = watcher.current()
-      .then(() => { logger.info({ ms: Date.now() - started, ...sumTotals(this.index?.entries.totals(this.deviceId) ?? []) }, 'index current') })
-    watching.catch((err: unknown) => { logger.error({ err }, 'the watcher failed to start') })
-    this.scanning.catch((err: unknown) => { logger.error({ err }, 'the startup scan failed') })
+      .then(() => { this.logger.info({ ms: Date.now() - started, ...sumTotals(this.index?.entries.totals(this.deviceId) ?? []) }, 'index current') })
+    watching.catch((err: unknown) => { this.logger.error({ err }, 'the watcher failed to start') })
+    this.scanning.catch((err: unknown) => { this.logger.error({ err }, 'the startup scan failed') })
     this.watching = watching
   }
 

@@ -1,5 +1,6 @@
-import { createHash, createCipheriv } from 'node:crypto'
-import { createReadStream, openSync, writeSync, closeSync } from 'node:fs'
+import { createHash } from 'node:crypto'
+import { createReadStream } from 'node:fs'
+import { writeStreamFile } from './data.mjs'
 import { join } from 'node:path'
 import { availableParallelism } from 'node:os'
 import { importer } from 'ipfs-unixfs-importer'
@@ -11,14 +12,6 @@ import { HashPool } from '../../dist/watch/index.js'
 const MIB = 1024 * 1024
 const SIZE = Number(process.env.BENCH_CID_MIB ?? 512) * MIB
 const RUNS = 3
-
-function writeBigFile (path) {
-  const cipher = createCipheriv('chacha20', Buffer.alloc(32, 1), Buffer.alloc(16))
-  const zeros = Buffer.alloc(8 * MIB)
-  const fd = openSync(path, 'w')
-  for (let written = 0; written < SIZE; written += zeros.length) writeSync(fd, cipher.update(zeros))
-  closeSync(fd)
-}
 
 async function best (fn) {
   let fastest = Infinity
@@ -51,7 +44,7 @@ const mbps = (ms) => `${(SIZE / MIB / (ms / 1000)).toFixed(0)} MiB/s`
 
 export async function benchCid (root, report) {
   const path = join(root, 'big.bin')
-  writeBigFile(path)
+  writeStreamFile(path, SIZE)
   const profile = cidProfile('kubo-cidv1')
   await sha256File(path) // page cache warm for everyone
   const sha = await best(() => sha256File(path))

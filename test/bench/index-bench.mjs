@@ -1,5 +1,6 @@
 import { spawn, spawnSync } from 'node:child_process'
-import { mkdirSync, writeFileSync, readFileSync, rmSync } from 'node:fs'
+import { mkdirSync, writeFileSync, rmSync } from 'node:fs'
+import { rssOf } from './data.mjs'
 import { randomFillSync } from 'node:crypto'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -26,11 +27,6 @@ function timeShell (command) {
   const result = spawnSync('bash', ['-c', command], { stdio: ['ignore', 'ignore', 'inherit'] })
   if (result.status !== 0) throw new Error(`${command} failed`)
   return performance.now() - started
-}
-
-function rssOf (pid) {
-  const line = readFileSync(`/proc/${pid}/status`, 'utf8').split('\n').find(l => l.startsWith('VmRSS:'))
-  return Number(line?.split(/\s+/)[1] ?? 0) * 1024
 }
 
 /** Spawns the daemon and resolves when it logs `index current`; answers ms from spawn, the event and the child. */

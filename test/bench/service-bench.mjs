@@ -1,8 +1,9 @@
 import { spawn } from 'node:child_process'
-import { createReadStream, createWriteStream, openSync, writeSync, closeSync, readFileSync, statSync } from 'node:fs'
+import { createReadStream, createWriteStream, statSync } from 'node:fs'
 import { createServer, request as httpRequest } from 'node:http'
 import { pipeline } from 'node:stream/promises'
-import { createCipheriv, randomUUID } from 'node:crypto'
+import { randomUUID } from 'node:crypto'
+import { rssOf, writeStreamFile } from './data.mjs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import Database from 'better-sqlite3'
@@ -16,11 +17,6 @@ const RECORDS = Number(process.env.BENCH_RECORDS ?? 100_000)
 const PAGE = 2000
 const MIB = 1024 * 1024
 const BIG = Number(process.env.BENCH_SERVICE_MIB ?? 1024) * MIB
-
-function rssOf (pid) {
-  const line = readFileSync(`/proc/${pid}/status`, 'utf8').split('\n').find(l => l.startsWith('VmRSS:'))
-  return Number(line?.split(/\s+/)[1] ?? 0) * 1024
-}
 
 /** Samples the peak RSS of some processes while `fn` runs. */
 async function peakRss (pids, fn) {
@@ -42,14 +38,6 @@ async function startService (dir, pageSize) {
     child.once('exit', code => reject(new Error(`local-service exited ${code}`)))
   })
   return { child, url, stop: async () => { child.removeAllListeners('exit'); const done = new Promise(r => child.once('exit', r)); child.kill('SIGTERM'); await done } }
-}
-
-function writeBigFile (path) {
-  const cipher = createCipheriv('chacha20', Buffer.alloc(32, 2), Buffer.alloc(16))
-  const zeros = Buffer.alloc(8 * MIB)
-  const fd = openSync(path, 'w')
-  for (let written = 0; written < BIG; written += zeros.length) writeSync(fd, cipher.update(zeros))
-  closeSync(fd)
 }
 
 /** A plain loopback HTTP server that swallows PUTs and serves one file for GETs: the baseline. */
@@ -102,7 +90,7 @@ export async function benchService (root, report) {
     report('  client RSS growth while listing', mb(Math.max(0, listed.peaks[0] - before)), '-', '-', 'flat')
 
     const file = join(root, 'big.bin')
-    writeBigFile(file)
+    writeStreamFile(file, BIG, 2)
     const baseline = await plainServer(file)
     try {
       const put = await peakRss([process.pid], async () => {
