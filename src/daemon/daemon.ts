@@ -39,6 +39,7 @@ export class Daemon {
   private watcher: Watcher | undefined
   private server: StatusServer | undefined
   private connection: ServiceConnection | undefined
+  private serviceError: string | undefined
   private deviceId = ''
   private scanning: Promise<void> | undefined
   private watching: Promise<void> | undefined
@@ -71,14 +72,34 @@ export class Daemon {
       this.server = new StatusServer({ status: () => this.status() })
       const bound = await this.server.listen(config.status.listen)
       this.lock.update({ status: formatListenAddress(bound) })
-      // The scan needs no service: it runs while the service is reached (the embedded one started).
       this.startScan(this.watcher)
-      this.connection = await connectService(config)
-      logger.info({ version: VERSION, device: this.deviceId, stateDir: config.stateDir, status: formatListenAddress(bound), folders: config.folders.length, service: this.connection.describe }, 'daemon started')
+      this.connectWhenCurrent()
+      logger.info({ version: VERSION, device: this.deviceId, stateDir: config.stateDir, status: formatListenAddress(bound), folders: config.folders.length, service: config.service.mode }, 'daemon started')
     } catch (err) {
       await this.stop()
       throw err
     }
+  }
+
+  /**
+   * The index comes first: the service (the embedded one started and signed in to) is reached
+   * once the index is current. A service that cannot be reached is an error in status; indexing
+   * goes on.
+   */
+  private connectWhenCurrent (): void {
+    void (this.scanning ?? Promise.resolve()).then(async () => {
+      if (this.stopping !== undefined) return
+      const connection = await connectService(this.config)
+      if (this.stopping !== undefined) {
+        await connection.close()
+        return
+      }
+      this.connection = connection
+      this.logger.info({ service: connection.describe }, 'service ready')
+    }).catch((err: unknown) => {
+      this.serviceError = (err as Error).message
+      this.logger.error({ err }, 'the service could not be reached')
+    })
   }
 
   private startScan (watcher: Watcher): void {
@@ -145,7 +166,7 @@ export class Daemon {
       network: this.config.network,
       stateDir: this.config.stateDir,
       cidProfile: this.config.cidProfile,
-      service: { mode: this.config.service.mode, endpoint: this.connection?.describe ?? null },
+      service: { mode: this.config.service.mode, endpoint: this.connection?.describe ?? null, error: this.serviceError ?? null },
       watcher: { state: watch?.state ?? 'starting', currentAt: watch?.currentAt === undefined ? null : new Date(watch.currentAt).toISOString() },
       folders,
       index: { path: this.index?.path ?? '', ...sumTotals(perFolder), rowsWritten: watch?.rowsWritten ?? 0, writeErrors: watch?.writeErrors ?? 0 },

@@ -28,8 +28,11 @@ export interface StatusDocument {
   readonly network: string
   readonly stateDir: string
   readonly cidProfile: string
-  /** Which service the daemon talks to: mode, and the embedded service's URL or the remote base. */
-  readonly service: { readonly mode: string, readonly endpoint: string | null }
+  /**
+   * Which service the daemon talks to: mode, the embedded service's URL or the remote base (null
+   * until reached, after the index is current), and why it could not be reached.
+   */
+  readonly service: { readonly mode: string, readonly endpoint: string | null, readonly error: string | null }
   readonly watcher: {
     readonly state: WatcherState
     /** When the index last caught up with the disk after start (null while still scanning). */

@@ -6,7 +6,7 @@ import { loadConfig } from '../../src/config/index.js'
 import { Daemon, type StatusDocument } from '../../src/daemon/index.js'
 import { LockHeldError } from '../../src/errors.js'
 import { useTempDir } from '../helpers/temp-dir.js'
-import { within } from '../helpers/wait.js'
+import { within, until } from '../helpers/wait.js'
 import { httpGet } from '../helpers/http.js'
 
 const running: Daemon[] = []
@@ -52,6 +52,11 @@ describe('the status endpoint', () => {
     })
     expect(doc.device.id).toMatch(/^[0-9a-f-]{36}$/)
     expect(doc.uptimeSeconds).toBeGreaterThanOrEqual(0)
+    const reached = await until(async () => {
+      const d = JSON.parse((await httpGet({ port }, '/status')).body) as StatusDocument
+      return d.service.endpoint !== null ? d : undefined
+    }, 10_000, 'the embedded service to be reached')
+    expect(reached.service).toMatchObject({ mode: 'embedded', endpoint: expect.stringMatching(/^the embedded service at http:\/\/127\.0\.0\.1:\d+/), error: null })
     const metrics = await httpGet({ port }, '/metrics')
     expect(metrics.headers['content-type']).toContain('text/plain; version=0.0.4')
     expect(metrics.body).toContain('cidsync_folder_files{folder="notes"} 1')
@@ -151,5 +156,17 @@ describe('the daemon', () => {
     expect(answeredWhileHashing).toBeGreaterThan(3)
     await within(daemon.current(), 30_000, 'the hash of the large file')
     expect(daemon.status().index.files).toBe(1)
+  })
+
+  it('keeps indexing when the service cannot be reached, and says why', async () => {
+    const dir = await useTempDir()
+    await mkdir(join(dir, 'notes'), { recursive: true })
+    await writeFile(join(dir, 'notes', 'a.md'), 'a')
+    await writeFile(join(dir, 'not-a-dir'), 'a file where the service dir should be')
+    const { daemon } = await startDaemon(dir, `[service]\ndir = "${join(dir, 'not-a-dir', 'service')}"\n`)
+    const doc = await until(() => { const d = daemon.status(); return d.service.error !== null ? d : undefined }, 10_000, 'the service error')
+    expect(doc.service.error).toMatch(/ENOTDIR|not a directory/)
+    expect(doc.index.files).toBe(1)
+    expect(doc.watcher.state).toBe('watching')
   })
 })
