@@ -6,6 +6,7 @@ import { indexPath, loadOrCreateDeviceId, openIndex, type FolderTotals, type Ind
 import { createWatcher, type Watcher } from '../watch/index.js'
 import { VERSION } from '../version.js'
 import { connectService, type ServiceConnection } from '../connect/index.js'
+import { releaseMemory } from '../util/release-memory.js'
 import { acquireLock, type DaemonLock } from './lock.js'
 import type { Logger } from './logger.js'
 import { StatusServer } from './status-server.js'
@@ -95,6 +96,7 @@ export class Daemon {
         return
       }
       this.connection = connection
+      releaseMemory()
       this.logger.info({ service: connection.describe }, 'service ready')
     }).catch((err: unknown) => {
       this.serviceError = (err as Error).message

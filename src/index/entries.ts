@@ -56,7 +56,7 @@ export class EntryStore {
     ensureDevice: Statement, lastSeq: Statement, setSeq: Statement, upsert: Statement, tombstone: Statement
   }
 
-  private readonly reads: { known: Statement, livePaths: Statement, totals: Statement, list: Statement, get: Statement }
+  private readonly reads: { known: Statement, knownOne: Statement, livePaths: Statement, totals: Statement, list: Statement, get: Statement }
 
   /** The database file, for threads that open their own read-only connection. */
   readonly path: string
@@ -77,6 +77,7 @@ export class EntryStore {
     }
     this.reads = {
       known: db.prepare('SELECT path, size, mtime_ms, cid_profile FROM entries WHERE device_id = ? AND folder = ? AND deleted = 0').raw(),
+      knownOne: db.prepare('SELECT size, mtime_ms, cid_profile FROM entries WHERE device_id = ? AND folder = ? AND path = ? AND deleted = 0').raw(),
       livePaths: db.prepare('SELECT path FROM entries WHERE device_id = ? AND folder = ? AND deleted = 0').pluck(),
       totals: db.prepare('SELECT folder, COUNT(*) AS files, COALESCE(SUM(size), 0) AS bytes FROM entries WHERE device_id = ? AND deleted = 0 GROUP BY folder'),
       list: db.prepare(`SELECT * FROM entries
@@ -138,6 +139,12 @@ export class EntryStore {
 
   list (options: ListOptions = {}): Entry[] {
     return (this.reads.list.all({ deviceId: options.deviceId ?? null, includeDeleted: options.includeDeleted === true ? 1 : 0, prefix: options.prefix ?? '' }) as EntryRow[]).map(toEntry)
+  }
+
+  /** One live file's size, mtime and profile: the cheap lookup for checking a file against its row. */
+  knownFile (deviceId: string, folder: string, path: string): KnownFile | undefined {
+    const row = this.reads.knownOne.get(deviceId, folder, path) as [number, number, string] | undefined
+    return row === undefined ? undefined : { size: row[0], mtimeMs: row[1], cidProfile: row[2] }
   }
 
   get (deviceId: string, folder: string, path: string): Entry | undefined {

@@ -173,8 +173,8 @@ export class FolderIndexer {
   private verify (rel: string, stats: Stats | undefined): void {
     if (this.verified === undefined || this.verified.has(rel)) return
     this.verified.add(rel)
-    const row = stats === undefined ? undefined : this.components.entries.get(this.components.deviceId, this.name, rel)
-    if (stats !== undefined && row !== undefined && !row.deleted && this.matches(row, stats)) return
+    const row = stats === undefined ? undefined : this.components.entries.knownFile(this.components.deviceId, this.name, rel)
+    if (stats !== undefined && row !== undefined && this.matches(row, stats)) return
     if (stats !== undefined) this.hash(rel, stats.size)
     else this.settle(rel, 0)
   }
@@ -199,8 +199,8 @@ export class FolderIndexer {
       if (stats === undefined) this.remove(rel)
       return
     }
-    const row = this.components.entries.get(this.components.deviceId, this.name, rel)
-    if (row !== undefined && !row.deleted && this.matches(row, stats)) return
+    const row = this.components.entries.knownFile(this.components.deviceId, this.name, rel)
+    if (row !== undefined && this.matches(row, stats)) return
     this.hash(rel, stats.size)
   }
 
