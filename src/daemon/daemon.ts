@@ -5,7 +5,7 @@ import { formatListenAddress } from '../config/index.js'
 import { indexPath, loadOrCreateDeviceId, openIndex, type FolderTotals, type Index } from '../index/index.js'
 import { createWatcher, type Watcher } from '../watch/index.js'
 import { VERSION } from '../version.js'
-import { connectService, type ServiceConnection } from '../connect/index.js'
+import type { ServiceConnection } from '../connect/index.js'
 import { releaseMemory } from '../util/release-memory.js'
 import { acquireLock, type DaemonLock } from './lock.js'
 import type { Logger } from './logger.js'
@@ -90,6 +90,8 @@ export class Daemon {
   private connectWhenCurrent (): void {
     void (this.scanning ?? Promise.resolve()).then(async () => {
       if (this.stopping !== undefined) return
+      // Loaded here, not at start-up: the clients and the local service are not needed to index.
+      const { connectService } = await import('../connect/index.js')
       const connection = await connectService(this.config)
       if (this.stopping !== undefined) {
         await connection.close()
