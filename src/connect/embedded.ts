@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs'
+import { linkSync, readFileSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { formatWalletKey, newWalletKey, parseWalletKey, walletAddress } from '../crypto/index.js'
 import { startLocalService, type LocalService } from '../local-service/index.js'
@@ -17,6 +17,25 @@ function readAccount (dir: string): EmbeddedAccount | undefined {
     return JSON.parse(readFileSync(join(dir, ACCOUNT_FILE), 'utf8')) as EmbeddedAccount
   } catch {
     return undefined
+  }
+}
+
+/**
+ * Keeps the first account made for a directory: a daemon and a command starting together on a
+ * fresh directory each sign up, and both must end up the same user. The file appears whole
+ * (written aside, fsynced, then hard-linked into place, which fails if another got there first).
+ */
+function claimAccount (dir: string, mine: EmbeddedAccount): EmbeddedAccount {
+  const temp = join(dir, `.${ACCOUNT_FILE}.${process.pid}`)
+  writeFileAtomicSync(temp, JSON.stringify(mine, null, 2) + '\n', { mode: 0o600 })
+  try {
+    linkSync(temp, join(dir, ACCOUNT_FILE))
+    return mine
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err
+    return readAccount(dir) ?? mine
+  } finally {
+    rmSync(temp, { force: true })
   }
 }
 
@@ -45,8 +64,7 @@ export async function startEmbedded (dir: string): Promise<EmbeddedService> {
     if (account === undefined) {
       const walletKey = newWalletKey()
       const login = await clients.deals.login(walletKey)
-      account = { walletKey: formatWalletKey(walletKey), address: login.address, apiKey: login.apiKey }
-      writeFileAtomicSync(join(dir, ACCOUNT_FILE), JSON.stringify(account, null, 2) + '\n', { mode: 0o600 })
+      account = claimAccount(dir, { walletKey: formatWalletKey(walletKey), address: login.address, apiKey: login.apiKey })
     }
     credentials.apiKey = account.apiKey
     const address = walletAddress(parseWalletKey(account.walletKey))

@@ -97,3 +97,17 @@ describe('the embedded service directory', () => {
     expect(JSON.parse(seen.stdout)).toMatchObject({ snapshotCid: EMPTY_CID })
   })
 })
+
+describe('a fresh embedded service directory', () => {
+  it('becomes one account even when two commands start on it at once', async () => {
+    const dir = await useTempDir()
+    const config = join(dir, 'c.toml')
+    await writeFile(config, 'state_dir = "state"\n')
+    const [a, b] = await Promise.all([
+      runCli(['pointer', 'put', EMPTY_CID, '--namespace', 'race', '--config', config]),
+      runCli(['names', 'list', '--config', config])
+    ])
+    expect([a.code, b.code]).toEqual([0, 0])
+    expect(JSON.parse((await runCli(['pointer', 'get', '--namespace', 'race', '--config', config, '--json'])).stdout)).toMatchObject({ snapshotCid: EMPTY_CID })
+  })
+})
