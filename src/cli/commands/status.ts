@@ -11,6 +11,7 @@ export function formatStatus (s: StatusDocument): string {
     `namespace ${s.namespace} · network ${s.network} · service ${s.service.mode} · profile ${s.cidProfile}`,
     `watcher ${s.watcher.state}` + (s.watcher.currentAt !== null ? ` · index current since ${s.watcher.currentAt}` : ' · scanning, index not yet current'),
     `index ${s.index.files.toLocaleString('en-US')} files, ${formatBytes(s.index.bytes)} · ${s.stateDir}`,
+    s.service.error !== null ? `service: cannot be reached: ${s.service.error}` : `service: ${s.service.endpoint ?? 'reached once the index is current'}`,
     ''
   ]
   if (s.folders.length === 0) {
