@@ -187,3 +187,21 @@ export class PointerNotFoundError extends CidsyncError {
     super(`nothing stored for namespace ${namespace} on network ${network}`, options)
   }
 }
+
+/** A snapshot file that is not one this cidsync reads: wrong magic, format version or engine. */
+export class SnapshotFormatError extends CidsyncError {
+  override readonly code = 'ERR_SNAPSHOT_FORMAT'
+  override readonly exitCode = ExitCode.integrity
+}
+
+/** A snapshot encrypted with another key than this device has. */
+export class SnapshotKeyError extends CidsyncError {
+  override readonly code = 'ERR_SNAPSHOT_KEY'
+  override readonly exitCode = ExitCode.integrity
+}
+
+/** A snapshot whose bytes were changed (authentication failed) or whose database is damaged. */
+export class SnapshotIntegrityError extends CidsyncError {
+  override readonly code = 'ERR_SNAPSHOT_INTEGRITY'
+  override readonly exitCode = ExitCode.integrity
+}

@@ -11,6 +11,7 @@ import { registerNames } from './commands/names.js'
 import { registerDeal } from './commands/deal.js'
 import { registerPointer } from './commands/pointer.js'
 import { registerLocalService } from './commands/local-service.js'
+import { registerKey } from './commands/key.js'
 
 /** The `cidsync` command line: one register function per command, each in its own file. */
 export function createProgram (): Command {
@@ -21,7 +22,7 @@ export function createProgram (): Command {
     .exitOverride()
     // Options belong to the command they follow (`local-service token --dir D` is token's --dir).
     .enablePositionalOptions()
-  for (const register of [registerInit, registerDaemon, registerStatus, registerLs, registerCid, registerLogin, registerFiles, registerNames, registerDeal, registerPointer, registerLocalService]) register(program)
+  for (const register of [registerInit, registerDaemon, registerStatus, registerLs, registerCid, registerLogin, registerFiles, registerNames, registerDeal, registerPointer, registerLocalService, registerKey]) register(program)
   // Subcommands share the parent's exit override so their usage errors exit 2 too.
   const overrideAll = (command: Command): void => { command.exitOverride(); command.commands.forEach(overrideAll) }
   program.commands.forEach(overrideAll)

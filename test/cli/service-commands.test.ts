@@ -111,3 +111,21 @@ describe('a fresh embedded service directory', () => {
     expect(JSON.parse((await runCli(['pointer', 'get', '--namespace', 'race', '--config', config, '--json'])).stdout)).toMatchObject({ snapshotCid: EMPTY_CID })
   })
 })
+
+describe('cidsync key', () => {
+  it('exports a key on one device and imports it on another; refuses to replace one without --force', async () => {
+    const dir = await useTempDir()
+    await writeFile(join(dir, 'a.toml'), 'state_dir = "a"\n')
+    await writeFile(join(dir, 'b.toml'), 'state_dir = "b"\n')
+    const exported = await runCli(['key', 'export', '--config', join(dir, 'a.toml')])
+    expect(exported.stdout).toMatch(/^cidsync-key-1:[A-Za-z0-9_-]{43}\n$/)
+    const imported = await runCli(['key', 'import', '--config', join(dir, 'b.toml')], { input: exported.stdout })
+    expect(imported.stdout).toMatch(/^imported key [0-9a-f]{16} into /)
+    expect((await runCli(['key', 'export', '--config', join(dir, 'b.toml')])).stdout).toBe(exported.stdout)
+    await writeFile(join(dir, 'c.toml'), 'state_dir = "c"\n')
+    await runCli(['key', 'export', '--config', join(dir, 'c.toml')])
+    const refused = await runCli(['key', 'import', exported.stdout.trim(), '--config', join(dir, 'c.toml')])
+    expect(refused.code).toBe(2)
+    expect(refused.stderr).toContain('--force')
+  })
+})

@@ -1,0 +1,107 @@
+import { createDecipheriv } from 'node:crypto'
+import { createReadStream, createWriteStream } from 'node:fs'
+import { open, rename, rm, stat } from 'node:fs/promises'
+import { dirname } from 'node:path'
+import { pipeline } from 'node:stream/promises'
+import { createGunzip } from 'node:zlib'
+import Database from 'better-sqlite3'
+import { SnapshotFormatError, SnapshotIntegrityError, SnapshotKeyError } from '../errors.js'
+import { SCHEMA_VERSION } from '../index/index.js'
+import { decodeHeader, TAG_BYTES, type SnapshotHeader } from './format.js'
+import { readingKey } from './key.js'
+
+const PREFIX_BYTES = 8 + 2 + 4096
+
+export interface ReadSnapshotInit {
+  /** The snapshot file (already verified against its CID by whoever fetched it). */
+  readonly path: string
+  readonly stateDir: string
+  /** Where the database goes once it is decrypted, decompressed and checked. */
+  readonly destination: string
+  readonly passphrase?: string
+  readonly signal?: AbortSignal
+}
+
+/** Reads only the header: what a snapshot is, without its key. */
+export async function readSnapshotHeader (path: string): Promise<SnapshotHeader> {
+  const handle = await open(path, 'r')
+  try {
+    const prefix = Buffer.alloc(PREFIX_BYTES)
+    const { bytesRead } = await handle.read(prefix, 0, PREFIX_BYTES, 0)
+    return decodeHeader(prefix.subarray(0, bytesRead)).header
+  } finally {
+    await handle.close()
+  }
+}
+
+function checkDatabase (path: string): void {
+  const db = new Database(path, { readonly: true, fileMustExist: true })
+  try {
+    const result = db.pragma('integrity_check', { simple: true })
+    if (result !== 'ok') throw new SnapshotIntegrityError(`the snapshot's database is damaged (integrity_check: ${String(result)})`)
+    const version = db.pragma('user_version', { simple: true }) as number
+    if (version > SCHEMA_VERSION) throw new SnapshotFormatError(`the snapshot's index has schema version ${version}, newer than this cidsync's ${SCHEMA_VERSION}: upgrade cidsync`)
+    db.prepare('SELECT COUNT(*) FROM entries').pluck().get()
+  } catch (err) {
+    if (err instanceof SnapshotIntegrityError || err instanceof SnapshotFormatError) throw err
+    throw new SnapshotIntegrityError(`the snapshot's database cannot be read: ${(err as Error).message}`, { cause: err })
+  } finally {
+    db.close()
+  }
+}
+
+/**
+ * Opens a snapshot: checks its header, decrypts (the tag authenticates header and body),
+ * decompresses and runs `PRAGMA integrity_check`, then moves the database into `destination`.
+ * Nothing reaches `destination` unless every check passed.
+ */
+export async function readSnapshot (init: ReadSnapshotInit): Promise<SnapshotHeader> {
+  const handle = await open(init.path, 'r')
+  let header: SnapshotHeader
+  let bodyOffset: number
+  let headerBytes: Buffer
+  let tag: Buffer | undefined
+  const { size } = await stat(init.path)
+  try {
+    const prefix = Buffer.alloc(PREFIX_BYTES)
+    const { bytesRead } = await handle.read(prefix, 0, PREFIX_BYTES, 0)
+    const decoded = decodeHeader(prefix.subarray(0, bytesRead))
+    header = decoded.header
+    bodyOffset = decoded.bodyOffset
+    headerBytes = Buffer.from(decoded.headerBytes)
+    if (header.cipher !== 'none') {
+      if (size < bodyOffset + TAG_BYTES) throw new SnapshotIntegrityError('the snapshot is cut short: its authentication tag is missing')
+      tag = Buffer.alloc(TAG_BYTES)
+      await handle.read(tag, 0, TAG_BYTES, size - TAG_BYTES)
+    }
+  } finally {
+    await handle.close()
+  }
+  const temp = `${init.destination}.${process.pid}.restore`
+  try {
+    const body = createReadStream(init.path, { start: bodyOffset, end: size - (tag === undefined ? 0 : TAG_BYTES) - 1, highWaterMark: 1024 * 1024 })
+    const stages: NodeJS.ReadWriteStream[] = []
+    if (tag !== undefined) {
+      const key = readingKey(init.stateDir, header, init.passphrase)
+      stages.push(createDecipheriv('aes-256-gcm', key, Buffer.from(header.nonce, 'base64')).setAAD(headerBytes).setAuthTag(tag))
+    }
+    stages.push(createGunzip())
+    try {
+      await pipeline([body, ...stages, createWriteStream(temp)], { signal: init.signal })
+    } catch (err) {
+      if (init.signal?.aborted === true || err instanceof SnapshotKeyError) throw err
+      throw new SnapshotIntegrityError(`the snapshot's bytes were changed or damaged (${(err as Error).message}): refused`, { cause: err })
+    }
+    checkDatabase(temp)
+    const synced = await open(temp, 'r')
+    await synced.sync()
+    await synced.close()
+    await rename(temp, init.destination)
+    const dir = await open(dirname(init.destination), 'r')
+    await dir.sync()
+    await dir.close()
+    return header
+  } finally {
+    await rm(temp, { force: true })
+  }
+}
