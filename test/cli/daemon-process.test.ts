@@ -1,5 +1,5 @@
 import { describe, it, expect } from 'vitest'
-import { chmod, mkdir, writeFile, access } from 'node:fs/promises'
+import { chmod, mkdir, writeFile, access, stat } from 'node:fs/promises'
 import { join } from 'node:path'
 import { spawnSync } from 'node:child_process'
 import { DaemonProcess, runCli, CLI } from '../helpers/cli.js'
@@ -119,6 +119,8 @@ describe('cidsync init', () => {
     expect(first.code).toBe(0)
     expect(first.stdout).toContain(`wrote ${config}`)
     expect(first.stdout).toContain(`state dir ${join(dir, 'st')}`)
+    expect(first.stdout).toMatch(/snapshot key [0-9a-f]{16} in .*snapshot\.key/)
+    expect((await stat(join(dir, 'st', 'snapshot.key'))).mode & 0o777).toBe(0o600)
     await access(join(dir, 'st'))
     const again = await runCli(['init', '--config', config])
     expect(again.code).toBe(2)

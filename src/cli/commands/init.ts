@@ -1,5 +1,5 @@
 import { existsSync, mkdirSync } from 'node:fs'
-import { basename, resolve } from 'node:path'
+import { basename, join, resolve } from 'node:path'
 import type { Command } from 'commander'
 import { defaultConfigPath, loadConfig, renderConfigTemplate } from '../../config/index.js'
 import { ConfigError } from '../../errors.js'
@@ -23,7 +23,7 @@ export function registerInit (program: Command): void {
     .option('--folder <path...>', 'folders to watch (default: ~/notes, as an example to edit)')
     .option('--state-dir <dir>', 'where the index and keys live (default: $STATE_DIRECTORY, else the XDG state dir)')
     .option('--force', 'overwrite an existing config file')
-    .action(action((options: InitOptions) => {
+    .action(action(async (options: InitOptions) => {
       const target = resolve(options.config ?? (process.env.CIDSYNC_CONFIG !== undefined && process.env.CIDSYNC_CONFIG !== '' ? process.env.CIDSYNC_CONFIG : defaultConfigPath(process.env)))
       if (existsSync(target) && options.force !== true) {
         throw new ConfigError(`${target} already exists: edit it, or run \`cidsync init --force\` to replace it`)
@@ -37,7 +37,13 @@ export function registerInit (program: Command): void {
       writeFileAtomicSync(target, text, { mode: 0o644 })
       const config = loadConfig({ configPath: target })
       mkdirSync(config.stateDir, { recursive: true, mode: 0o700 })
-      process.stdout.write(`wrote ${target}\nstate dir ${config.stateDir}\n` +
+      let keyLine = ''
+      if (config.snapshot.encryption !== 'none' && (process.env.CIDSYNC_SNAPSHOT_PASSPHRASE ?? '') === '') {
+        const { writingKey, KEY_FILE } = await import('../../snapshot/index.js')
+        const key = writingKey(config.stateDir)
+        keyLine = `snapshot key ${key.keyId} in ${join(config.stateDir, KEY_FILE)} (carry it to other devices with \`cidsync key export\`)\n`
+      }
+      process.stdout.write(`wrote ${target}\nstate dir ${config.stateDir}\n${keyLine}` +
         (folders === undefined ? 'edit [[folders]] to name what to watch, then run: cidsync daemon\n' : 'next: cidsync daemon\n'))
     }))
 }
