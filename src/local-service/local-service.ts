@@ -135,7 +135,12 @@ export class LocalService {
   private match (route: Route, path: string): string[] | undefined {
     if (typeof route.path === 'string') return route.path === path ? [] : undefined
     const m = route.path.exec(path)
-    return m === null ? undefined : m.slice(1).map(p => decodeURIComponent(p))
+    if (m === null) return undefined
+    try {
+      return m.slice(1).map(p => decodeURIComponent(p))
+    } catch {
+      return m.slice(1) // malformed escapes stay as sent; the route refuses them as an invalid CID
+    }
   }
 
   private authenticate (req: IncomingMessage, auth: Route['auth']): Caller {
