@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import type { Logger } from 'pino'
 import type { CidProfileName } from '../content/index.js'
 import type { EntryStore, KnownFile } from '../index/index.js'
-import { scanFolder } from './scan.js'
+import { scanFolder, type ScanResult } from './scan.js'
 import type { FolderConfig } from '../config/index.js'
 import { FolderError, HashError } from '../errors.js'
 import type { ChangeWriter } from './change-writer.js'
@@ -72,6 +72,7 @@ export class FolderIndexer {
   private hashed = 0
   private hashedBytes = 0
   private idleWaiters: Array<() => void> = []
+  private readonly stopScan = new AbortController()
 
   constructor (private readonly components: FolderIndexerComponents, private readonly init: FolderIndexerInit) {
     this.ignore = createIgnoreMatcher(init.folder.ignore)
@@ -103,17 +104,8 @@ export class FolderIndexer {
       return
     }
     this.state = 'scanning'
-    const { folder } = this.init
-    const result = await scanFolder({
-      root: folder.path, folder: folder.name, ignore: folder.ignore, followSymlinks: folder.followSymlinks,
-      indexPath: this.components.entries.path, deviceId: this.components.deviceId, profile: this.init.profile
-    }, {
-      onChanged: (files, scanned) => {
-        this.scanned = scanned
-        for (const [rel, size] of files) this.hash(rel, size)
-      },
-      onUnreadable: (rel, code) => this.skip(rel, code)
-    })
+    const result = await this.runScan()
+    if (result === undefined) return
     this.scanned = result.scanned
     for (const rel of result.missing) {
       // Gone while the daemon was down, or ignored by a rule added since.
@@ -122,6 +114,27 @@ export class FolderIndexer {
     }
     if (this.state === 'scanning') this.state = 'verifying'
     this.wakeIdle()
+  }
+
+  /** The scan thread's answer, or undefined when the indexer was stopped meanwhile. */
+  private async runScan (): Promise<ScanResult | undefined> {
+    const { folder } = this.init
+    const request = {
+      root: folder.path, folder: folder.name, ignore: folder.ignore, followSymlinks: folder.followSymlinks,
+      indexPath: this.components.entries.path, deviceId: this.components.deviceId, profile: this.init.profile
+    }
+    try {
+      return await scanFolder(request, {
+        onChanged: (files, scanned) => {
+          this.scanned = scanned
+          for (const [rel, size] of files) this.hash(rel, size)
+        },
+        onUnreadable: (rel, code) => this.skip(rel, code)
+      }, { signal: this.stopScan.signal })
+    } catch (err) {
+      if (this.stopScan.signal.aborted) return undefined
+      throw err
+    }
   }
 
   /**
@@ -149,6 +162,7 @@ export class FolderIndexer {
 
   async stop (): Promise<void> {
     this.state = 'stopped'
+    this.stopScan.abort()
     for (const timer of this.settling.values()) clearTimeout(timer)
     this.settling.clear()
     await this.watcher.close()

@@ -1,4 +1,5 @@
 import { startWorker } from '../util/start-worker.js'
+import { AbortedError } from '../errors.js'
 import type { ScanMessage, ScanRequest } from './scan-messages.js'
 
 export interface ScanHandlers {
@@ -13,9 +14,12 @@ export interface ScanResult {
   readonly missing: readonly string[]
 }
 
-/** Runs one folder's startup scan on a thread of its own. */
-export async function scanFolder (request: ScanRequest, handlers: ScanHandlers): Promise<ScanResult> {
+/** Runs one folder's startup scan on a thread of its own; aborting `signal` stops the thread at once. */
+export async function scanFolder (request: ScanRequest, handlers: ScanHandlers, options: { signal?: AbortSignal } = {}): Promise<ScanResult> {
+  options.signal?.throwIfAborted()
   const worker = startWorker(import.meta.url, 'scan-worker', { workerData: request })
+  const onAbort = (): void => { void worker.terminate() }
+  options.signal?.addEventListener('abort', onAbort, { once: true })
   try {
     return await new Promise<ScanResult>((resolve, reject) => {
       worker.on('message', (message: ScanMessage) => {
@@ -27,9 +31,12 @@ export async function scanFolder (request: ScanRequest, handlers: ScanHandlers):
         }
       })
       worker.on('error', reject)
-      worker.on('exit', code => reject(new Error(`the scan of ${request.root} stopped early (exit ${code})`)))
+      worker.on('exit', code => reject(options.signal?.aborted === true
+        ? new AbortedError(`the scan of ${request.root} was stopped`)
+        : new Error(`the scan of ${request.root} stopped early (exit ${code})`)))
     })
   } finally {
+    options.signal?.removeEventListener('abort', onAbort)
     await worker.terminate()
   }
 }

@@ -173,4 +173,24 @@ describe('watching a folder', () => {
     const following = await startWatching(dir, [], true)
     expect(live(following)).toEqual({ 'dir-link/inner.md': cidOf('inner'), 'file-link.md': cidOf('target'), 'real.md': cidOf('real') })
   })
+
+  it('stops at once in the middle of a startup scan, and the next start finishes it', async () => {
+    const dir = await useTempDir()
+    const root = join(dir, 'notes')
+    for (let d = 0; d < 20; d++) {
+      await mkdir(join(root, `d${d}`), { recursive: true })
+      await Promise.all(Array.from({ length: 500 }, async (_, i) => { await writeFile(join(root, `d${d}`, `f${i}`), `${d}/${i}`) }))
+    }
+    const index = openIndex(join(dir, 'state', 'index.sqlite'))
+    const watcher = createWatcher({ index, logger: pino({ level: 'silent' }), deviceId: DEVICE }, {
+      folders: [{ name: 'notes', path: root, ignore: [], followSymlinks: false }], profile: 'kubo-cidv1', hashWorkers: 2, settleMs: 50
+    })
+    const starting = watcher.start().catch(() => undefined)
+    await new Promise(resolve => setTimeout(resolve, 50))
+    await within(watcher.stop(), 5_000, 'the watcher to stop mid-scan')
+    await within(starting, 5_000, 'the interrupted start to settle')
+    index.close()
+    const again = await startWatching(dir, [])
+    expect(Object.keys(live(again))).toHaveLength(10_000)
+  })
 })
