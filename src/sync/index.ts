@@ -1,0 +1,11 @@
+/**
+ * The sync jobs: publish (snapshot, upload, deal, pointer with merge, name) and restore, with
+ * their durable state beside the index.
+ */
+export { publish, SNAPSHOT_PROFILE, MAX_MERGES } from './publish.js'
+export type { Published, PublishComponents, PublishInit } from './publish.js'
+export { restore } from './restore.js'
+export type { RestoreInit, RestoreResult } from './restore.js'
+export { mergeIndex, changeMarker } from './merge.js'
+export { JobStore } from './job-store.js'
+export type { PublishJob, PublishStep } from './job-store.js'

@@ -1,0 +1,93 @@
+import { join } from 'node:path'
+import Database from 'better-sqlite3'
+
+/** Where a publish stands; each step is idempotent, so a restart resumes at the one recorded. */
+export type PublishStep = 'snapshot' | 'upload' | 'deal' | 'pointer' | 'name' | 'done'
+
+export interface PublishJob {
+  readonly id: number
+  readonly step: PublishStep
+  /** The pointer's CID this device last published or restored: what "nobody else published" means. */
+  readonly baseCid: string | null
+  readonly snapshotPath: string | null
+  readonly snapshotCid: string | null
+  /** Devices and their sequence numbers in the snapshot: unchanged means nothing to publish. */
+  readonly marker: string | null
+  readonly entries: number | null
+  readonly merges: number
+}
+
+const SCHEMA = `
+  CREATE TABLE IF NOT EXISTS publish_jobs (id INTEGER PRIMARY KEY, step TEXT NOT NULL, base_cid TEXT, snapshot_path TEXT,
+    snapshot_cid TEXT, marker TEXT, entries INTEGER, merges INTEGER NOT NULL DEFAULT 0, error TEXT, created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL) STRICT;
+  CREATE TABLE IF NOT EXISTS sync_state (key TEXT PRIMARY KEY, value TEXT NOT NULL) STRICT;`
+
+interface Row { id: number, step: PublishStep, base_cid: string | null, snapshot_path: string | null, snapshot_cid: string | null, marker: string | null, entries: number | null, merges: number }
+
+/**
+ * This device's sync progress, in `sync.sqlite` beside the index (never in a snapshot): the
+ * publish job in flight and what was last published or restored.
+ */
+export class JobStore {
+  private readonly db: Database.Database
+
+  constructor (stateDir: string) {
+    this.db = new Database(join(stateDir, 'sync.sqlite'))
+    this.db.pragma('journal_mode = WAL')
+    this.db.pragma('busy_timeout = 5000')
+    this.db.exec(SCHEMA)
+  }
+
+  /** The unfinished job, if a publish was cut short. */
+  current (): PublishJob | undefined {
+    const row = this.db.prepare("SELECT * FROM publish_jobs WHERE step != 'done' ORDER BY id DESC LIMIT 1").get() as Row | undefined
+    return row === undefined ? undefined : toJob(row)
+  }
+
+  start (baseCid: string | null): PublishJob {
+    const now = Date.now()
+    const id = Number(this.db.prepare("INSERT INTO publish_jobs (step, base_cid, created_at, updated_at) VALUES ('snapshot', ?, ?, ?)").run(baseCid, now, now).lastInsertRowid)
+    return this.get(id)
+  }
+
+  /** Records the next step and what the last one produced, in one write. */
+  advance (id: number, step: PublishStep, fields: Partial<Pick<PublishJob, 'baseCid' | 'snapshotPath' | 'snapshotCid' | 'marker' | 'entries' | 'merges'>> = {}): PublishJob {
+    const job = this.get(id)
+    this.db.prepare('UPDATE publish_jobs SET step = ?, base_cid = ?, snapshot_path = ?, snapshot_cid = ?, marker = ?, entries = ?, merges = ?, error = NULL, updated_at = ? WHERE id = ?').run(
+      step, fields.baseCid ?? job.baseCid, fields.snapshotPath ?? job.snapshotPath, fields.snapshotCid ?? job.snapshotCid,
+      fields.marker ?? job.marker, fields.entries ?? job.entries, fields.merges ?? job.merges, Date.now(), id)
+    return this.get(id)
+  }
+
+  failed (id: number, error: string): void {
+    this.db.prepare('UPDATE publish_jobs SET error = ?, updated_at = ? WHERE id = ?').run(error, Date.now(), id)
+  }
+
+  value (key: string): string | undefined {
+    return this.db.prepare('SELECT value FROM sync_state WHERE key = ?').pluck().get(key) as string | undefined
+  }
+
+  setValue (key: string, value: string): void {
+    this.db.prepare('INSERT INTO sync_state (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value').run(key, value)
+  }
+
+  close (): void {
+    this.db.close()
+  }
+
+  private get (id: number): PublishJob {
+    return toJob(this.db.prepare('SELECT * FROM publish_jobs WHERE id = ?').get(id) as Row)
+  }
+}
+
+function toJob (row: Row): PublishJob {
+  return { id: row.id, step: row.step, baseCid: row.base_cid, snapshotPath: row.snapshot_path, snapshotCid: row.snapshot_cid, marker: row.marker, entries: row.entries, merges: row.merges }
+}
+
+/** Keys of `sync_state`. */
+export const STATE = {
+  /** The pointer CID this device last published or restored. */
+  base: 'base_cid',
+  lastMarker: 'last_published_marker',
+  lastCid: 'last_published_cid'
+} as const

@@ -1,0 +1,89 @@
+import { existsSync, mkdirSync } from 'node:fs'
+import { rename, rm } from 'node:fs/promises'
+import { join } from 'node:path'
+import type { Config } from '../config/index.js'
+import { SnapshotFormatError, UsageError } from '../errors.js'
+import { indexPath, openIndex } from '../index/index.js'
+import type { ServiceClients } from '../remote/index.js'
+import { ENGINE, readSnapshot, type SnapshotHeader } from '../snapshot/index.js'
+import { writeFileAtomicSync } from '../util/atomic-write.js'
+import { DEVICE_ID_FILE } from '../index/index.js'
+import { JobStore, STATE } from './job-store.js'
+import { SNAPSHOT_PROFILE } from './publish.js'
+
+export interface RestoreInit {
+  readonly config: Config
+  readonly namespace: string
+  readonly network: string
+  /** A snapshot CID to restore instead of the pointer's. */
+  readonly cid?: string
+  /** Replace an existing index (kept as a backup beside it). */
+  readonly force?: boolean
+  readonly dryRun?: boolean
+  /** Continue as a device the restored index knows, instead of this state dir's own id. */
+  readonly asDevice?: string
+  readonly passphrase?: string
+  readonly signal?: AbortSignal
+  readonly onProgress?: (received: number, total: number | undefined) => void
+}
+
+export interface RestoreResult {
+  readonly cid: string
+  readonly dryRun: boolean
+  /** Where the previous index went, if there was one. */
+  readonly backup: string | undefined
+  readonly header: SnapshotHeader | undefined
+}
+
+/**
+ * Installs the index from the pointer (or a given CID): fetch through the gateways, verify the CID,
+ * decrypt, decompress, integrity check, then swap it in atomically. The caller holds the state
+ * dir's lock, so no daemon writes meanwhile.
+ */
+export async function restore (clients: ServiceClients, init: RestoreInit): Promise<RestoreResult> {
+  const { config } = init
+  let cid = init.cid
+  if (cid === undefined) {
+    const pointer = await clients.pointers.current(init.namespace, init.network, { signal: init.signal })
+    if (pointer.engine !== '' && pointer.engine !== ENGINE) throw new SnapshotFormatError(`the pointer holds a snapshot of engine ${pointer.engine}, not ${ENGINE}: cidsync cannot restore it`)
+    cid = pointer.snapshotCid
+  }
+  const target = indexPath(config.stateDir)
+  const exists = existsSync(target)
+  if (init.dryRun === true) return { cid, dryRun: true, backup: exists ? `${target}.backup-<time>` : undefined, header: undefined }
+  if (exists && init.force !== true) throw new UsageError(`an index already exists at ${target}: add --force to replace it (it is kept as a backup beside it)`)
+  mkdirSync(join(config.stateDir, 'snapshots'), { recursive: true, mode: 0o700 })
+  const fetched = join(config.stateDir, 'snapshots', `restore-${cid}.snap`)
+  const staged = `${target}.restoring`
+  try {
+    await clients.gateway.fetchVerified(cid, SNAPSHOT_PROFILE, fetched, { signal: init.signal, onProgress: init.onProgress })
+    const header = await readSnapshot({ path: fetched, stateDir: config.stateDir, destination: staged, passphrase: init.passphrase, signal: init.signal })
+    if (init.asDevice !== undefined) {
+      const restored = openIndex(staged, { readonly: true })
+      const known = restored.entries.list({ deviceId: init.asDevice, includeDeleted: true }).length > 0
+      restored.close()
+      if (!known) throw new UsageError(`the restored index has no device ${init.asDevice}: see \`cidsync ls --all-devices\` for the devices it knows`)
+    }
+    let backup: string | undefined
+    if (exists) {
+      // Fold the old index's WAL into it, so the one file moved aside is the whole of it.
+      openIndex(target).close()
+      backup = `${target}.backup-${new Date().toISOString().replace(/[:.]/g, '-')}`
+      await rename(target, backup)
+      await rm(`${target}-wal`, { force: true })
+      await rm(`${target}-shm`, { force: true })
+    }
+    await rename(staged, target)
+    if (init.asDevice !== undefined) writeFileAtomicSync(join(config.stateDir, DEVICE_ID_FILE), `${init.asDevice}\n`)
+    const store = new JobStore(config.stateDir)
+    try {
+      store.setValue(STATE.base, cid)
+    } finally {
+      store.close()
+    }
+    return { cid, dryRun: false, backup, header }
+  } finally {
+    await rm(fetched, { force: true })
+    await rm(staged, { force: true })
+  }
+}
