@@ -12,6 +12,8 @@ import { registerDeal } from './commands/deal.js'
 import { registerPointer } from './commands/pointer.js'
 import { registerLocalService } from './commands/local-service.js'
 import { registerKey } from './commands/key.js'
+import { registerSnapshot } from './commands/snapshot.js'
+import { registerRestore } from './commands/restore.js'
 
 /** The `cidsync` command line: one register function per command, each in its own file. */
 export function createProgram (): Command {
@@ -22,7 +24,7 @@ export function createProgram (): Command {
     .exitOverride()
     // Options belong to the command they follow (`local-service token --dir D` is token's --dir).
     .enablePositionalOptions()
-  for (const register of [registerInit, registerDaemon, registerStatus, registerLs, registerCid, registerLogin, registerFiles, registerNames, registerDeal, registerPointer, registerLocalService, registerKey]) register(program)
+  for (const register of [registerInit, registerDaemon, registerStatus, registerLs, registerCid, registerLogin, registerFiles, registerNames, registerDeal, registerPointer, registerLocalService, registerKey, registerSnapshot, registerRestore]) register(program)
   // Subcommands share the parent's exit override so their usage errors exit 2 too.
   const overrideAll = (command: Command): void => { command.exitOverride(); command.commands.forEach(overrideAll) }
   program.commands.forEach(overrideAll)

@@ -34,7 +34,10 @@ export interface Config {
     readonly schedule: string
     readonly encryption: 'aes-256-gcm' | 'none'
     readonly deal: boolean
+    /** An ipnsName to publish to, `auto` to make one on first use, or empty for none. */
     readonly ipnsKey: string
+    readonly minIntervalSeconds: number
+    readonly quietSeconds: number
   }
   readonly reconcile: { readonly schedule: string }
   readonly watch: {

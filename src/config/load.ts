@@ -93,7 +93,14 @@ function toConfig (file: ConfigFile, source: string | undefined, listen: Config[
       uploadUrl: file.service.upload_url,
       gateways: file.service.gateways
     },
-    snapshot: { schedule: file.snapshot.schedule, encryption: file.snapshot.encryption, deal: file.snapshot.deal, ipnsKey: file.snapshot.ipns_key },
+    snapshot: {
+      schedule: file.snapshot.schedule,
+      encryption: file.snapshot.encryption,
+      deal: file.snapshot.deal,
+      ipnsKey: file.snapshot.ipns_key,
+      minIntervalSeconds: file.snapshot.min_interval_seconds,
+      quietSeconds: file.snapshot.quiet_seconds
+    },
     reconcile: { schedule: file.reconcile.schedule },
     watch: { hashWorkers: file.watch.hash_workers === 0 ? availableParallelism() : file.watch.hash_workers, settleMs: file.watch.settle_ms }
   }

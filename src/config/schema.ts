@@ -10,6 +10,10 @@ export const DEFAULT_SNAPSHOT_SCHEDULE = '*/15 * * * *'
 export const DEFAULT_RECONCILE_SCHEDULE = '0 * * * *'
 /** How long a path must stay quiet after an event before it is hashed (editors' atomic saves). */
 export const DEFAULT_SETTLE_MS = 150
+/** A burst of changes gives one snapshot: at most one per this many seconds... */
+export const DEFAULT_MIN_INTERVAL_SECONDS = 300
+/** ...and not before the folders have been quiet this long. */
+export const DEFAULT_QUIET_SECONDS = 30
 
 export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const
 
@@ -66,7 +70,9 @@ export const configFileSchema = z.strictObject({
     schedule: cronExpression.default(DEFAULT_SNAPSHOT_SCHEDULE),
     encryption: z.enum(['aes-256-gcm', 'none']).default('aes-256-gcm'),
     deal: z.boolean().default(true),
-    ipns_key: z.string().default('')
+    ipns_key: z.string().default(''),
+    min_interval_seconds: z.int().min(0).max(86_400).default(DEFAULT_MIN_INTERVAL_SECONDS),
+    quiet_seconds: z.int().min(0).max(86_400).default(DEFAULT_QUIET_SECONDS)
   }).prefault({}),
   reconcile: z.strictObject({
     schedule: cronExpression.default(DEFAULT_RECONCILE_SCHEDULE)

@@ -44,7 +44,9 @@ gateways = []                           # tried in order
 schedule = ${toml(DEFAULT_SNAPSHOT_SCHEDULE)}
 encryption = "aes-256-gcm"              # or "none"
 deal = true                             # send each snapshot for a storage deal
-ipns_key = ""                           # ipnsName to publish the latest snapshot to ("" = none)
+ipns_key = ""                           # ipnsName to publish the latest snapshot to; "auto" = make one; "" = none
+min_interval_seconds = 300              # a burst of changes gives one snapshot: at most one this often,
+quiet_seconds = 30                      # and once the folders have been quiet this long
 
 [reconcile]
 schedule = ${toml(DEFAULT_RECONCILE_SCHEDULE)}

@@ -7,6 +7,8 @@ import { createWatcher, type Watcher } from '../watch/index.js'
 import { VERSION } from '../version.js'
 import type { ServiceConnection } from '../connect/index.js'
 import { releaseMemory } from '../util/release-memory.js'
+import type { SyncRunner } from '../sync/index.js'
+import { ensureStatusToken } from './status-token.js'
 import { acquireLock, type DaemonLock } from './lock.js'
 import type { Logger } from './logger.js'
 import { StatusServer } from './status-server.js'
@@ -41,6 +43,7 @@ export class Daemon {
   private server: StatusServer | undefined
   private connection: ServiceConnection | undefined
   private serviceError: string | undefined
+  private runner: SyncRunner | undefined
   private deviceId = ''
   private scanning: Promise<void> | undefined
   private watching: Promise<void> | undefined
@@ -68,9 +71,17 @@ export class Daemon {
         folders: config.folders,
         profile: config.cidProfile,
         hashWorkers: config.watch.hashWorkers,
-        settleMs: config.watch.settleMs
+        settleMs: config.watch.settleMs,
+        onRowsChanged: () => this.runner?.noteChange()
       })
-      this.server = new StatusServer({ status: () => this.status() })
+      this.server = new StatusServer({
+        status: () => this.status(),
+        token: ensureStatusToken(config.stateDir),
+        publishNow: async () => {
+          if (this.runner === undefined) throw new Error('not ready: publishing starts once the index is current and the service is reached')
+          return await this.runner.publishNow('request')
+        }
+      })
       const bound = await this.server.listen(config.status.listen)
       this.lock.update({ status: formatListenAddress(bound) })
       this.startScan(this.watcher)
@@ -98,6 +109,11 @@ export class Daemon {
         return
       }
       this.connection = connection
+      const { SyncRunner } = await import('../sync/index.js')
+      this.runner = new SyncRunner({ index: this.index as Index, logger: this.logger, deviceId: this.deviceId, clients: () => this.connection?.clients }, this.config)
+      this.runner.start()
+      // Changes made while the service was being reached, or while the daemon was down, are published too.
+      this.runner.noteChange()
       releaseMemory()
       this.logger.info({ service: connection.describe }, 'service ready')
     }).catch((err: unknown) => {
@@ -130,6 +146,7 @@ export class Daemon {
   async stop (): Promise<void> {
     this.stopping ??= (async () => {
       await this.server?.close()
+      await this.runner?.stop()
       await this.watcher?.stop()
       await this.connection?.close()
       this.index?.close()
@@ -171,6 +188,7 @@ export class Daemon {
       stateDir: this.config.stateDir,
       cidProfile: this.config.cidProfile,
       service: { mode: this.config.service.mode, endpoint: this.connection?.describe ?? null, error: this.serviceError ?? null },
+      publish: this.runner?.status() ?? null,
       watcher: { state: watch?.state ?? 'starting', currentAt: watch?.currentAt === undefined ? null : new Date(watch.currentAt).toISOString() },
       folders,
       index: { path: this.index?.path ?? '', ...sumTotals(perFolder), rowsWritten: watch?.rowsWritten ?? 0, writeErrors: watch?.writeErrors ?? 0 },

@@ -14,6 +14,7 @@ export type { DaemonInfo, DaemonLock } from './lock.js'
 export { StatusServer, isAllowedHost } from './status-server.js'
 export type { StatusDocument, FolderStatus, RecentError } from './status-document.js'
 export { renderMetrics } from './metrics.js'
+export { ensureStatusToken, readStatusToken, STATUS_TOKEN_FILE } from './status-token.js'
 
 /** Builds a daemon whose errors also land in its status document. */
 export function createDaemon (config: Config, logger?: Logger): Daemon {

@@ -1,4 +1,5 @@
 import type { WatcherState } from '../watch/index.js'
+import type { PublishStatus } from '../sync/index.js'
 
 /** A folder as /status shows it. */
 export interface FolderStatus {
@@ -38,6 +39,8 @@ export interface StatusDocument {
     /** When the index last caught up with the disk after start (null while still scanning). */
     readonly currentAt: string | null
   }
+  /** Snapshots published: the last one, one pending after changes, the last error (null until the service is reached). */
+  readonly publish: PublishStatus | null
   readonly folders: readonly FolderStatus[]
   readonly index: { readonly path: string, readonly files: number, readonly bytes: number, readonly rowsWritten: number, readonly writeErrors: number }
   readonly filesSkipped: number

@@ -4,11 +4,16 @@ import type { AddressInfo } from 'node:net'
 import { formatListenAddress, isLoopbackHost, type ListenAddress } from '../config/index.js'
 import { ListenError } from '../errors.js'
 import { renderMetrics } from './metrics.js'
+import { hasStatusToken } from './status-token.js'
 import type { StatusDocument } from './status-document.js'
 
 export interface StatusServerComponents {
   /** Builds the document at request time. */
   readonly status: () => StatusDocument
+  /** `POST /snapshot`: publish now; answers what was published. */
+  readonly publishNow?: () => Promise<unknown>
+  /** The token every POST must carry (`Authorization: Bearer`). */
+  readonly token: string
 }
 
 /** The host part of a Host header: `[::1]:80` → `::1`, `localhost:80` → `localhost`. */
@@ -37,12 +42,32 @@ const ROUTES: Record<string, (components: StatusServerComponents, res: ServerRes
   '/metrics': (c, res) => send(res, 200, renderMetrics(c.status()), 'text/plain; version=0.0.4; charset=utf-8')
 }
 
+async function handlePost (components: StatusServerComponents, req: IncomingMessage, res: ServerResponse, path: string): Promise<void> {
+  if (!hasStatusToken(req.headers.authorization, components.token)) {
+    send(res, 401, 'unauthorized: POSTs need Authorization: Bearer <the token in the state dir\'s status.token>\n')
+    return
+  }
+  if (path !== '/snapshot' || components.publishNow === undefined) {
+    send(res, path === '/snapshot' ? 503 : 404, path === '/snapshot' ? 'not ready: publishing starts once the index is current and the service is reached\n' : `not found: POST ${path}\n`)
+    return
+  }
+  try {
+    send(res, 200, JSON.stringify(await components.publishNow()) + '\n', 'application/json')
+  } catch (err) {
+    send(res, 502, JSON.stringify({ error: (err as Error).message, code: (err as { code?: string }).code ?? null }) + '\n', 'application/json')
+  }
+}
+
 function handle (components: StatusServerComponents, req: IncomingMessage, res: ServerResponse): void {
   if (!isAllowedHost(req.headers.host)) {
     send(res, 403, 'forbidden: the status endpoint answers only to loopback host names\n')
     return
   }
   const path = new URL(req.url ?? '/', 'http://localhost').pathname
+  if (req.method === 'POST') {
+    void handlePost(components, req, res, path)
+    return
+  }
   const route = ROUTES[path]
   if (route === undefined) {
     send(res, 404, `not found: ${path} (try /status, /healthz or /metrics)\n`)

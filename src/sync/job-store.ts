@@ -89,5 +89,10 @@ export const STATE = {
   /** The pointer CID this device last published or restored. */
   base: 'base_cid',
   lastMarker: 'last_published_marker',
-  lastCid: 'last_published_cid'
+  lastCid: 'last_published_cid',
+  lastAt: 'last_published_at',
+  lastEntries: 'last_published_entries',
+  /** The IPNS key made for `ipns_key = "auto"`. */
+  ipnsKey: 'ipns_key_name',
+  ipnsId: 'ipns_key_id'
 } as const

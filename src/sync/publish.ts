@@ -85,15 +85,31 @@ async function step (components: PublishComponents, init: PublishInit, store: Jo
       return store.advance(job.id, 'pointer')
     case 'pointer':
       return await pointerStep(components, init, store, job)
-    case 'name':
-      if (config.snapshot.ipnsKey !== '') await clients.names.publish(config.snapshot.ipnsKey, job.snapshotCid as string, { signal: init.signal })
+    case 'name': {
+      const keyName = await ipnsKeyName(clients, store, config.snapshot.ipnsKey, init.signal)
+      if (keyName !== undefined) await clients.names.publish(keyName, job.snapshotCid as string, { signal: init.signal })
       store.setValue(STATE.lastCid, job.snapshotCid as string)
       store.setValue(STATE.lastMarker, job.marker as string)
+      store.setValue(STATE.lastAt, new Date().toISOString())
+      store.setValue(STATE.lastEntries, String(job.entries ?? 0))
       await rm(job.snapshotPath as string, { force: true })
       return store.advance(job.id, 'done')
+    }
     default:
       return job
   }
+}
+
+/** The IPNS key to publish to: the configured one, or with `auto` one made on first use and remembered. */
+async function ipnsKeyName (clients: ServiceClients, store: JobStore, configured: string, signal?: AbortSignal): Promise<string | undefined> {
+  if (configured === '') return undefined
+  if (configured !== 'auto') return configured
+  const remembered = store.value(STATE.ipnsKey)
+  if (remembered !== undefined) return remembered
+  const key = await clients.names.create({ signal })
+  store.setValue(STATE.ipnsKey, key.ipnsName)
+  store.setValue(STATE.ipnsId, key.ipnsId)
+  return key.ipnsName
 }
 
 async function currentPointer (components: PublishComponents, config: Config, signal?: AbortSignal): Promise<string | undefined> {

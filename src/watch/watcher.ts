@@ -33,6 +33,8 @@ export interface WatcherInit {
   readonly profile: Config['cidProfile']
   readonly hashWorkers: number
   readonly settleMs: number
+  /** Told after each commit that changed rows (to schedule a publish). */
+  readonly onRowsChanged?: (rows: number) => void
 }
 
 /**
@@ -56,6 +58,7 @@ export class Watcher {
     this.writer = new ChangeWriter(index.entries, deviceId, {
       onFlush: (written, error) => {
         this.rowsWritten += written
+        if (written > 0) init.onRowsChanged?.(written)
         if (error !== undefined) {
           this.writeErrors++
           logger.error({ err: error }, 'index write failed')
@@ -85,6 +88,13 @@ export class Watcher {
     releaseMemory()
     const inError = this.folders.filter(f => f.progress().state === 'error').map(f => f.name)
     this.components.logger.info({ folders: this.folders.length, inError, ms: Date.now() - started, rssBytes: process.memoryUsage.rss() }, 'watching')
+  }
+
+  /** Brings the index up to date with the folders once, without watching (a command with no daemon). */
+  async catchUp (): Promise<void> {
+    this.state = 'scanning'
+    this.scanned = Promise.all(this.folders.map(async f => { await f.scan() }))
+    await this.current()
   }
 
   /** Resolves once the startup scan is done and every change it found is hashed and committed. */

@@ -82,9 +82,10 @@ describe('the status endpoint', () => {
     const dir = await useTempDir()
     const { port } = await startDaemon(dir)
     expect((await httpGet({ port }, '/nope')).status).toBe(404)
-    const post = await httpGet({ port }, '/status', { method: 'POST' })
-    expect(post.status).toBe(405)
-    expect(post.headers.allow).toBe('GET, HEAD')
+    const put = await httpGet({ port }, '/status', { method: 'PUT' })
+    expect(put.status).toBe(405)
+    expect(put.headers.allow).toBe('GET, HEAD')
+    expect((await httpGet({ port }, '/snapshot', { method: 'POST' })).status).toBe(401)
   })
 
   it('listens on a unix socket only its owner may use', async () => {

@@ -1,0 +1,122 @@
+import cron, { type ScheduledTask } from 'node-cron'
+import type { Logger } from 'pino'
+import type { Config } from '../config/index.js'
+import type { Index } from '../index/index.js'
+import type { ServiceClients } from '../remote/index.js'
+import { JobStore, STATE } from './job-store.js'
+import { publish, type Published } from './publish.js'
+
+/** What /status shows of publishing. */
+export interface PublishStatus {
+  readonly running: boolean
+  readonly last: { readonly cid: string, readonly at: string | null, readonly entries: number } | null
+  /** When the next publish is due after recent changes (debounced), if one is. */
+  readonly pendingAt: string | null
+  readonly lastError: { readonly at: string, readonly message: string } | null
+  readonly runs: number
+  readonly failures: number
+}
+
+export interface SyncRunnerComponents {
+  readonly index: Index
+  readonly logger: Logger
+  readonly deviceId: string
+  /** The service's clients once reached; publishing waits for them. */
+  readonly clients: () => ServiceClients | undefined
+}
+
+/**
+ * Runs publishes: on the cron schedule, after changes (debounced: at least `quiet_seconds` after
+ * the last change, at most one per `min_interval_seconds`), and on request. Never two at once: a
+ * request during a run waits for it and then runs again, once.
+ */
+export class SyncRunner {
+  private task: ScheduledTask | undefined
+  private debounce: NodeJS.Timeout | undefined
+  private pendingAt: number | undefined
+  private running: Promise<Published> | undefined
+  private again = false
+  private lastChangeAt = 0
+  private lastRunAt = 0
+  private lastError: PublishStatus['lastError'] = null
+  private runs = 0
+  private failures = 0
+  private stopped = false
+
+  constructor (private readonly components: SyncRunnerComponents, private readonly config: Config) {}
+
+  start (): void {
+    this.task = cron.schedule(this.config.snapshot.schedule, () => { void this.publishNow('schedule').catch(() => {}) })
+  }
+
+  /** Rows changed: publish once things are quiet, and not sooner than the minimum interval. */
+  noteChange (): void {
+    if (this.stopped) return
+    this.lastChangeAt = Date.now()
+    const due = Math.max(this.lastChangeAt + this.config.snapshot.quietSeconds * 1000, this.lastRunAt + this.config.snapshot.minIntervalSeconds * 1000)
+    clearTimeout(this.debounce)
+    this.pendingAt = due
+    this.debounce = setTimeout(() => { this.pendingAt = undefined; void this.publishNow('changes').catch(() => {}) }, Math.max(0, due - Date.now()))
+    this.debounce.unref()
+  }
+
+  /** Publishes now (or right after the run in progress) and answers what was published. */
+  async publishNow (reason = 'request'): Promise<Published> {
+    if (this.running !== undefined) {
+      this.again = true
+      await this.running.catch(() => undefined)
+      if (this.running !== undefined) return await this.running
+    }
+    this.again = false
+    this.running = this.run(reason)
+    try {
+      return await this.running
+    } finally {
+      this.running = undefined
+      if (this.again && !this.stopped) void this.publishNow('queued').catch(() => {})
+    }
+  }
+
+  status (): PublishStatus {
+    const store = new JobStore(this.config.stateDir)
+    try {
+      const cid = store.value(STATE.lastCid)
+      return {
+        running: this.running !== undefined,
+        last: cid === undefined ? null : { cid, at: store.value(STATE.lastAt) ?? null, entries: Number(store.value(STATE.lastEntries) ?? 0) },
+        pendingAt: this.pendingAt === undefined ? null : new Date(this.pendingAt).toISOString(),
+        lastError: this.lastError,
+        runs: this.runs,
+        failures: this.failures
+      }
+    } finally {
+      store.close()
+    }
+  }
+
+  async stop (): Promise<void> {
+    this.stopped = true
+    await this.task?.stop()
+    clearTimeout(this.debounce)
+    await this.running?.catch(() => undefined)
+  }
+
+  private async run (reason: string): Promise<Published> {
+    const clients = this.components.clients()
+    if (clients === undefined) throw new Error('the service is not reached yet: publishing starts once the index is current')
+    const started = Date.now()
+    this.runs++
+    try {
+      const published = await publish({ index: this.components.index, clients, logger: this.components.logger, deviceId: this.components.deviceId }, { config: this.config, passphrase: process.env.CIDSYNC_SNAPSHOT_PASSPHRASE })
+      this.lastRunAt = Date.now()
+      this.lastError = null
+      if (!published.skipped) this.components.logger.info({ reason, cid: published.cid, entries: published.entries, merged: published.merged, ms: Date.now() - started }, 'published')
+      return published
+    } catch (err) {
+      this.failures++
+      this.lastError = { at: new Date().toISOString(), message: (err as Error).message }
+      this.components.logger.error({ reason, err }, 'publish failed')
+      throw err
+    }
+  }
+}
