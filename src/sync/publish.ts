@@ -10,6 +10,7 @@ import type { ServiceClients } from '../remote/index.js'
 import { ENGINE, readSnapshot, writeSnapshot } from '../snapshot/index.js'
 import { JobStore, STATE, type PublishJob } from './job-store.js'
 import { changeMarker, mergeIndex } from './merge.js'
+import { failpoint } from '../util/failpoint.js'
 
 export const SNAPSHOT_PROFILE = cidProfile('kubo-cidv1')
 /** Other devices publishing between our GET and PUT this many times in a row is an error, not a loop. */
@@ -44,12 +45,13 @@ export async function publish (components: PublishComponents, init: PublishInit)
     if (job === undefined) {
       const marker = changeMarker(components.index.db)
       const last = store.value(STATE.lastCid)
-      if (last !== undefined && store.value(STATE.lastMarker) === marker) return { cid: last, entries: 0, skipped: true, merged: 0 }
+      if (last !== undefined && store.value(STATE.lastMarker) === marker) return await pullOnly(components, init, store, last)
       job = store.start(store.value(STATE.base) ?? null)
     }
     for (;;) {
       init.signal?.throwIfAborted()
       components.logger.debug({ job: job.id, step: job.step }, 'publish step')
+      failpoint(`publish:${job.step}`)
       if (job.step === 'done') break
       job = await step(components, init, store, job)
     }
@@ -100,6 +102,37 @@ async function step (components: PublishComponents, init: PublishInit, store: Jo
   }
 }
 
+/**
+ * Nothing changed here since the last publish; if another device published since, take its rows
+ * (the pointer's snapshot already holds ours), so this index shows every device's files.
+ */
+async function pullOnly (components: PublishComponents, init: PublishInit, store: JobStore, last: string): Promise<Published> {
+  const current = await currentPointer(components, init.config, init.signal)
+  if (current === undefined || current === store.value(STATE.base) || current === last) return { cid: last, entries: 0, skipped: true, merged: 0 }
+  await fetchAndMerge(components, init, current, 'pull')
+  store.setValue(STATE.base, current)
+  store.setValue(STATE.lastCid, current)
+  store.setValue(STATE.lastMarker, changeMarker(components.index.db))
+  return { cid: current, entries: 0, skipped: true, merged: 1 }
+}
+
+/** Fetches a snapshot through the gateways, opens it, and merges its other devices' rows into the index. */
+async function fetchAndMerge (components: PublishComponents, init: PublishInit, cid: string, label: string): Promise<void> {
+  const dir = join(init.config.stateDir, 'snapshots')
+  mkdirSync(dir, { recursive: true, mode: 0o700 })
+  const fetched = join(dir, `${label}-${process.pid}.snap`)
+  const database = join(dir, `${label}-${process.pid}.sqlite`)
+  try {
+    await components.clients.gateway.fetchVerified(cid, SNAPSHOT_PROFILE, fetched, { signal: init.signal })
+    await readSnapshot({ path: fetched, stateDir: init.config.stateDir, destination: database, passphrase: init.passphrase, signal: init.signal })
+    const merged = mergeIndex(components.index.db, database, components.deviceId)
+    components.logger.info({ from: cid, devices: merged.devicesTaken.length }, 'merged another device\'s snapshot')
+  } finally {
+    await rm(fetched, { force: true })
+    await rm(database, { force: true })
+  }
+}
+
 /** The IPNS key to publish to: the configured one, or with `auto` one made on first use and remembered. */
 async function ipnsKeyName (clients: ServiceClients, store: JobStore, configured: string, signal?: AbortSignal): Promise<string | undefined> {
   if (configured === '') return undefined
@@ -136,18 +169,8 @@ async function pointerStep (components: PublishComponents, init: PublishInit, st
   if (job.merges >= MAX_MERGES) throw new CidsyncError(`other devices published ${MAX_MERGES} times while this one was publishing: try again`)
   const current = await currentPointer(components, config, signal)
   if (current !== undefined && current !== job.baseCid && current !== cid) {
-    const fetched = join(config.stateDir, 'snapshots', `merge-${job.id}.snap`)
-    const database = join(config.stateDir, 'snapshots', `merge-${job.id}.sqlite`)
-    try {
-      await components.clients.gateway.fetchVerified(current, SNAPSHOT_PROFILE, fetched, { signal })
-      await readSnapshot({ path: fetched, stateDir: config.stateDir, destination: database, passphrase: init.passphrase, signal })
-      const merged = mergeIndex(components.index.db, database, components.deviceId)
-      components.logger.info({ from: current, devices: merged.devicesTaken.length }, 'merged another device\'s snapshot')
-    } finally {
-      await rm(fetched, { force: true })
-      await rm(database, { force: true })
-      await rm(job.snapshotPath as string, { force: true })
-    }
+    await fetchAndMerge(components, init, current, `merge-${job.id}`)
+    await rm(job.snapshotPath as string, { force: true })
     return store.advance(job.id, 'snapshot', { baseCid: current, merges: job.merges + 1 })
   }
   await components.clients.pointers.put({ snapshotCid: cid, engine: ENGINE, namespace: config.namespace, network: config.network, memories: job.entries ?? 0 }, { signal })
