@@ -80,6 +80,10 @@ export class Daemon {
         publishNow: async () => {
           if (this.runner === undefined) throw new Error('not ready: publishing starts once the index is current and the service is reached')
           return await this.runner.publishNow('request')
+        },
+        reconcileNow: async () => {
+          if (this.runner === undefined) throw new Error('not ready: reconciliation starts once the index is current and the service is reached')
+          return await this.runner.reconcileNow()
         }
       })
       const bound = await this.server.listen(config.status.listen)
@@ -114,6 +118,7 @@ export class Daemon {
       this.runner.start()
       // Changes made while the service was being reached, or while the daemon was down, are published too.
       this.runner.noteChange()
+      void this.runner.reconcileNow().catch(() => {})
       releaseMemory()
       this.logger.info({ service: connection.describe }, 'service ready')
     }).catch((err: unknown) => {
@@ -189,6 +194,7 @@ export class Daemon {
       cidProfile: this.config.cidProfile,
       service: { mode: this.config.service.mode, endpoint: this.connection?.describe ?? null, error: this.serviceError ?? null },
       publish: this.runner?.status() ?? null,
+      reconcile: this.runner?.reconcileStatus() ?? null,
       watcher: { state: watch?.state ?? 'starting', currentAt: watch?.currentAt === undefined ? null : new Date(watch.currentAt).toISOString() },
       folders,
       index: { path: this.index?.path ?? '', ...sumTotals(perFolder), rowsWritten: watch?.rowsWritten ?? 0, writeErrors: watch?.writeErrors ?? 0 },

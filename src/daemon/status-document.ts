@@ -1,5 +1,5 @@
 import type { WatcherState } from '../watch/index.js'
-import type { PublishStatus } from '../sync/index.js'
+import type { PublishStatus, ReconcileStatus } from '../sync/index.js'
 
 /** A folder as /status shows it. */
 export interface FolderStatus {
@@ -41,6 +41,8 @@ export interface StatusDocument {
   }
   /** Snapshots published: the last one, one pending after changes, the last error (null until the service is reached). */
   readonly publish: PublishStatus | null
+  /** The account mirrored: uploads, gone ones, deals pending and overdue (null until the service is reached). */
+  readonly reconcile: ReconcileStatus | null
   readonly folders: readonly FolderStatus[]
   readonly index: { readonly path: string, readonly files: number, readonly bytes: number, readonly rowsWritten: number, readonly writeErrors: number }
   readonly filesSkipped: number

@@ -12,6 +12,8 @@ export interface StatusServerComponents {
   readonly status: () => StatusDocument
   /** `POST /snapshot`: publish now; answers what was published. */
   readonly publishNow?: () => Promise<unknown>
+  /** `POST /reconcile`: mirror the account now. */
+  readonly reconcileNow?: () => Promise<unknown>
   /** The token every POST must carry (`Authorization: Bearer`). */
   readonly token: string
 }
@@ -47,12 +49,13 @@ async function handlePost (components: StatusServerComponents, req: IncomingMess
     send(res, 401, 'unauthorized: POSTs need Authorization: Bearer <the token in the state dir\'s status.token>\n')
     return
   }
-  if (path !== '/snapshot' || components.publishNow === undefined) {
-    send(res, path === '/snapshot' ? 503 : 404, path === '/snapshot' ? 'not ready: publishing starts once the index is current and the service is reached\n' : `not found: POST ${path}\n`)
+  const run = path === '/snapshot' ? components.publishNow : path === '/reconcile' ? components.reconcileNow : undefined
+  if (run === undefined) {
+    send(res, 404, `not found: POST ${path} (try /snapshot or /reconcile)\n`)
     return
   }
   try {
-    send(res, 200, JSON.stringify(await components.publishNow()) + '\n', 'application/json')
+    send(res, 200, JSON.stringify(await run()) + '\n', 'application/json')
   } catch (err) {
     send(res, 502, JSON.stringify({ error: (err as Error).message, code: (err as { code?: string }).code ?? null }) + '\n', 'application/json')
   }

@@ -5,11 +5,14 @@ import { join } from 'node:path'
 import type { Database } from 'better-sqlite3'
 import { openDatabase } from './open.js'
 import { EntryStore } from './entries.js'
+import { RemoteStore } from './remote.js'
 
 export type { Entry, EntryChange, KnownFile, FolderTotals, ListOptions } from './entries.js'
 export { EntryStore } from './entries.js'
 export { SCHEMA_VERSION } from './migrations.js'
 export { loadOrCreateDeviceId, readDeviceId, DEVICE_ID_FILE } from './device-id.js'
+export { RemoteStore, DEAL_OVERDUE_MS } from './remote.js'
+export type { RemoteFile, RemoteName, DealRecord, RemoteState } from './remote.js'
 
 export const INDEX_FILE = 'index.sqlite'
 
@@ -21,6 +24,8 @@ export function indexPath (stateDir: string): string {
 export interface Index {
   readonly path: string
   readonly entries: EntryStore
+  /** The account's side: uploads, IPNS names, deals. */
+  readonly remote: RemoteStore
   /** For the rooms that add tables of their own in later migrations. */
   readonly db: Database
   close (): void
@@ -35,10 +40,12 @@ export function openIndex (path: string, init: OpenIndexInit = {}): Index {
   const readonly = init.readonly === true
   const db = openDatabase(path, { readonly })
   const entries = new EntryStore(db, readonly)
+  const remote = new RemoteStore(db)
   return {
     path,
     db,
     entries,
+    remote,
     close: () => {
       if (!db.open) return
       if (!readonly) db.pragma('wal_checkpoint(TRUNCATE)')

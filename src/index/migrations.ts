@@ -31,6 +31,40 @@ export const MIGRATIONS: ReadonlyArray<(db: Database) => void> = [
     `)
     // No secondary indexes yet: each one tripled the cost of indexing 100,000 files (see
     // docs/benchmarks.md). A query that needs one adds it in its own migration.
+  },
+  // 2: the account's side, mirrored by reconciliation: uploads, IPNS names, deals asked for.
+  (db) => {
+    db.exec(`
+      CREATE TABLE remote_files (
+        id TEXT PRIMARY KEY,
+        cid TEXT NOT NULL,
+        file_name TEXT NOT NULL,
+        size INTEGER NOT NULL,
+        sent_for_deal TEXT NOT NULL,
+        created_at INTEGER,
+        seen_at INTEGER NOT NULL,
+        gone INTEGER NOT NULL DEFAULT 0
+      ) STRICT;
+      CREATE INDEX remote_files_by_cid ON remote_files (cid);
+
+      CREATE TABLE remote_names (
+        ipns_name TEXT PRIMARY KEY,
+        ipns_id TEXT NOT NULL,
+        cid TEXT NOT NULL,
+        last_update INTEGER,
+        seen_at INTEGER NOT NULL
+      ) STRICT;
+
+      CREATE TABLE deals (
+        cid TEXT PRIMARY KEY,
+        requested_at INTEGER NOT NULL,
+        device_id TEXT NOT NULL,
+        deal_id INTEGER,
+        provider TEXT,
+        status TEXT,
+        checked_at INTEGER
+      ) STRICT;
+    `)
   }
 ]
 

@@ -83,7 +83,10 @@ async function step (components: PublishComponents, init: PublishInit, store: Jo
       await clients.upload.add(job.snapshotPath as string, SNAPSHOT_PROFILE, { signal: init.signal })
       return store.advance(job.id, 'deal')
     case 'deal':
-      if (config.snapshot.deal) await clients.deals.addCid(job.snapshotCid as string, { signal: init.signal })
+      if (config.snapshot.deal) {
+        await clients.deals.addCid(job.snapshotCid as string, { signal: init.signal })
+        components.index.remote.requestDeal(job.snapshotCid as string, components.deviceId)
+      }
       return store.advance(job.id, 'pointer')
     case 'pointer':
       return await pointerStep(components, init, store, job)

@@ -5,6 +5,18 @@ import type { Index } from '../index/index.js'
 import type { ServiceClients } from '../remote/index.js'
 import { JobStore, STATE } from './job-store.js'
 import { publish, type Published } from './publish.js'
+import { reconcile, type Reconciled } from './reconcile.js'
+
+/** What /status shows of reconciliation. */
+export interface ReconcileStatus {
+  readonly running: boolean
+  readonly lastRun: string | null
+  readonly last: Reconciled | null
+  readonly lastError: { readonly at: string, readonly message: string } | null
+  readonly remoteFiles: number
+  readonly gone: number
+  readonly deals: { readonly pending: number, readonly overdue: number, readonly made: number }
+}
 
 /** What /status shows of publishing. */
 export interface PublishStatus {
@@ -32,6 +44,9 @@ export interface SyncRunnerComponents {
  */
 export class SyncRunner {
   private task: ScheduledTask | undefined
+  private reconcileTask: ScheduledTask | undefined
+  private reconciling: Promise<Reconciled> | undefined
+  private reconcileState: { lastRun: string | null, last: Reconciled | null, lastError: ReconcileStatus['lastError'] } = { lastRun: null, last: null, lastError: null }
   private debounce: NodeJS.Timeout | undefined
   private pendingAt: number | undefined
   private running: Promise<Published> | undefined
@@ -47,6 +62,37 @@ export class SyncRunner {
 
   start (): void {
     this.task = cron.schedule(this.config.snapshot.schedule, () => { void this.publishNow('schedule').catch(() => {}) })
+    this.reconcileTask = cron.schedule(this.config.reconcile.schedule, () => { void this.reconcileNow().catch(() => {}) })
+  }
+
+  /** Mirrors the account now (or joins the run in progress). */
+  async reconcileNow (): Promise<Reconciled> {
+    if (this.reconciling !== undefined) return await this.reconciling
+    const clients = this.components.clients()
+    if (clients === undefined) throw new Error('the service is not reached yet')
+    this.reconciling = reconcile({ index: this.components.index, clients, logger: this.components.logger, deviceId: this.components.deviceId }, { config: this.config })
+    try {
+      const result = await this.reconciling
+      this.reconcileState = { lastRun: new Date().toISOString(), last: result, lastError: null }
+      return result
+    } catch (err) {
+      this.reconcileState = { ...this.reconcileState, lastError: { at: new Date().toISOString(), message: (err as Error).message } }
+      this.components.logger.error({ err }, 'reconcile failed')
+      throw err
+    } finally {
+      this.reconciling = undefined
+    }
+  }
+
+  reconcileStatus (): ReconcileStatus {
+    const counts = this.components.index.remote.counts(this.components.deviceId)
+    return {
+      running: this.reconciling !== undefined,
+      ...this.reconcileState,
+      remoteFiles: counts.remoteFiles,
+      gone: counts.gone,
+      deals: { pending: counts.dealsPending, overdue: counts.dealsOverdue, made: counts.dealsMade }
+    }
   }
 
   /** Rows changed: publish once things are quiet, and not sooner than the minimum interval. */
@@ -97,6 +143,8 @@ export class SyncRunner {
   async stop (): Promise<void> {
     this.stopped = true
     await this.task?.stop()
+    await this.reconcileTask?.stop()
+    await this.reconciling?.catch(() => undefined)
     clearTimeout(this.debounce)
     await this.running?.catch(() => undefined)
   }

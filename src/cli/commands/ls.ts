@@ -8,7 +8,7 @@ interface LsOptions { config?: string, device?: string, allDevices?: boolean, de
 
 export function registerLs (program: Command): void {
   program.command('ls')
-    .description('list what the index holds: folder, path, size, CID')
+    .description('list what the index holds: size, CID, where it stands remotely (local-only, stored, sent-for-deal), folder/path')
     .argument('[prefix]', 'only entries whose folder/path starts with this')
     .option('--config <path>', 'config file')
     .option('--device <id>', 'entries of this device (default: this one)')
@@ -26,16 +26,17 @@ export function registerLs (program: Command): void {
         if (options.json === true) {
           printJson(entries.map(e => ({
             device: e.deviceId, folder: e.folder, path: e.path, size: e.size, mtime: new Date(e.mtimeMs).toISOString(),
-            cid: e.cid, cidProfile: e.cidProfile, updatedAt: new Date(e.updatedAt).toISOString(), deleted: e.deleted, seq: e.seq
+            cid: e.cid, cidProfile: e.cidProfile, updatedAt: new Date(e.updatedAt).toISOString(), deleted: e.deleted, seq: e.seq,
+            remote: index.remote.stateOf(e.cid)
           })))
           return
         }
         const many = options.allDevices === true
         const rows = entries.map(e => [
           ...(many ? [e.deviceId.slice(0, 8)] : []),
-          formatBytes(e.size), e.deleted ? '(deleted)' : e.cid ?? '', `${e.folder}/${e.path}`
+          formatBytes(e.size), e.deleted ? '(deleted)' : e.cid ?? '', e.deleted ? '' : index.remote.stateOf(e.cid), `${e.folder}/${e.path}`
         ])
-        const header = [...(many ? ['DEVICE'] : []), 'SIZE', 'CID', 'PATH']
+        const header = [...(many ? ['DEVICE'] : []), 'SIZE', 'CID', 'REMOTE', 'PATH']
         process.stdout.write(formatTable(header, rows, new Set([many ? 1 : 0])))
       } finally {
         index.close()

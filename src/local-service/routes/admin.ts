@@ -1,9 +1,12 @@
+import { randomUUID } from 'node:crypto'
 import { z } from 'zod'
 import { HttpFailure, readJsonBody, sendJson, type Route } from '../http.js'
 import { faultSchema, type Faults } from '../faults.js'
 import type { ServiceParts } from '../parts.js'
 
 export interface RequestRecord { readonly at: number, readonly method: string, readonly path: string, readonly route: string, readonly status: number }
+
+const seedRequest = z.object({ address: z.string().min(1), count: z.int().min(1).max(1_000_000) })
 
 const tokenRequest = z.object({ user: z.string().min(1), ttlSeconds: z.int().min(1).max(366 * 86_400).default(30 * 86_400) })
 
@@ -36,6 +39,32 @@ export function adminRoutes (parts: ServiceParts, faults: Faults, requests: () =
         for (const [route, fault] of Object.entries(parsed.data)) faults.set(route, fault)
       }
       sendJson(res, 200, { ok: true })
+    }
+  }, {
+    // Tests: an account with many uploads, without uploading them one by one.
+    name: 'local_seed_files',
+    methods: ['POST'],
+    path: '/local/seed-files',
+    auth: 'loopback',
+    handle: async ({ req, res }) => {
+      const parsed = seedRequest.safeParse(await readJsonBody(req))
+      if (!parsed.success) throw new HttpFailure(400, 'expected {"address": "0x...", "count": N}')
+      const insert = parts.db.prepare('INSERT INTO files (id, address, cid, file_name, mime_type, size, created_at, last_update) VALUES (?, ?, ?, ?, ?, ?, ?, ?)')
+      const now = Date.now()
+      parts.db.transaction(() => {
+        for (let i = 0; i < parsed.data.count; i++) insert.run(randomUUID(), parsed.data.address.toLowerCase(), `bafkreiseed${String(now % 1e6)}${String(i).padStart(42, 'a')}`, `seed-${i}.bin`, 'application/octet-stream', 100 + i, now + i, now + i)
+      })()
+      sendJson(res, 200, { ok: true })
+    }
+  }, {
+    // Tests: an upload removed on the account's side.
+    name: 'local_delete_file',
+    methods: ['DELETE'],
+    path: '/local/files',
+    auth: 'loopback',
+    handle: ({ url, res }) => {
+      const cid = url.searchParams.get('cid') ?? ''
+      sendJson(res, 200, { removed: parts.db.prepare('DELETE FROM files WHERE cid = ?').run(cid).changes })
     }
   }, {
     name: 'local_requests',

@@ -1,0 +1,85 @@
+import type { Database, Statement } from 'better-sqlite3'
+
+/** An upload as the listing gave it. */
+export interface RemoteFile { readonly id: string, readonly cid: string, readonly fileName: string, readonly size: number, readonly sentForDeal: string, readonly createdAt: number | undefined }
+export interface RemoteName { readonly ipnsName: string, readonly ipnsId: string, readonly cid: string, readonly lastUpdate: number | undefined }
+export interface DealRecord { readonly cid: string, readonly requestedAt: number, readonly dealId: number | null, readonly provider: string | null, readonly status: string | null }
+
+/** Where a local file stands on the account's side, by its CID. */
+export type RemoteState = 'local-only' | 'stored' | 'sent-for-deal'
+
+/** How long a deal may take in production before it is overdue. */
+export const DEAL_OVERDUE_MS = 2 * 86_400_000
+
+/**
+ * The account's side of the index: the uploads listing, IPNS names and the deals this device asked
+ * for, mirrored by reconciliation and cross-referenced with local files by CID.
+ */
+export class RemoteStore {
+  private readonly s: Record<'upsertFile' | 'markGone' | 'clearNames' | 'insertName' | 'requestDeal' | 'pendingDeals' | 'recordDeal' | 'counts' | 'dealCounts' | 'stateOf' | 'nameOf', Statement>
+
+  constructor (private readonly db: Database) {
+    this.s = {
+      upsertFile: db.prepare(`INSERT INTO remote_files (id, cid, file_name, size, sent_for_deal, created_at, seen_at, gone) VALUES (?, ?, ?, ?, ?, ?, ?, 0)
+        ON CONFLICT (id) DO UPDATE SET cid = excluded.cid, file_name = excluded.file_name, size = excluded.size, sent_for_deal = excluded.sent_for_deal, seen_at = excluded.seen_at, gone = 0`),
+      markGone: db.prepare('UPDATE remote_files SET gone = 1 WHERE seen_at < ? AND gone = 0'),
+      clearNames: db.prepare('DELETE FROM remote_names'),
+      insertName: db.prepare('INSERT INTO remote_names (ipns_name, ipns_id, cid, last_update, seen_at) VALUES (?, ?, ?, ?, ?)'),
+      requestDeal: db.prepare('INSERT INTO deals (cid, requested_at, device_id) VALUES (?, ?, ?) ON CONFLICT (cid) DO NOTHING'),
+      pendingDeals: db.prepare('SELECT cid, requested_at AS requestedAt, deal_id AS dealId, provider, status FROM deals WHERE deal_id IS NULL AND device_id = ?'),
+      recordDeal: db.prepare('UPDATE deals SET deal_id = ?, provider = ?, status = ?, checked_at = ? WHERE cid = ?'),
+      counts: db.prepare('SELECT COUNT(*) FILTER (WHERE gone = 0) AS live, COUNT(*) FILTER (WHERE gone = 1) AS gone FROM remote_files'),
+      dealCounts: db.prepare('SELECT COUNT(*) FILTER (WHERE deal_id IS NULL) AS pending, COUNT(*) FILTER (WHERE deal_id IS NULL AND requested_at < ?) AS overdue, COUNT(*) FILTER (WHERE deal_id IS NOT NULL) AS made FROM deals WHERE device_id = ?'),
+      stateOf: db.prepare("SELECT MAX(CASE WHEN sent_for_deal = 'yes' THEN 2 ELSE 1 END) FROM remote_files WHERE cid = ? AND gone = 0").pluck(),
+      nameOf: db.prepare('SELECT cid FROM remote_names WHERE ipns_name = ?').pluck()
+    }
+  }
+
+  /** One page of the listing, in one transaction, stamped with the run it belongs to. */
+  savePage (files: readonly RemoteFile[], run: number): void {
+    this.db.transaction(() => {
+      for (const f of files) this.s.upsertFile.run(f.id, f.cid, f.fileName, f.size, f.sentForDeal, f.createdAt ?? null, run)
+    })()
+  }
+
+  /** After a complete listing: what the run did not see is gone from the account. Answers how many. */
+  markGoneBefore (run: number): number {
+    return this.s.markGone.run(run).changes
+  }
+
+  replaceNames (names: readonly RemoteName[], run: number): void {
+    this.db.transaction(() => {
+      this.s.clearNames.run()
+      for (const n of names) this.s.insertName.run(n.ipnsName, n.ipnsId, n.cid, n.lastUpdate ?? null, run)
+    })()
+  }
+
+  nameTarget (ipnsName: string): string | undefined {
+    return this.s.nameOf.get(ipnsName) as string | undefined
+  }
+
+  requestDeal (cid: string, deviceId: string, at = Date.now()): void {
+    this.s.requestDeal.run(cid, at, deviceId)
+  }
+
+  pendingDeals (deviceId: string): DealRecord[] {
+    return this.s.pendingDeals.all(deviceId) as DealRecord[]
+  }
+
+  recordDeal (cid: string, dealId: number, provider: string | undefined, status: string | undefined): void {
+    this.s.recordDeal.run(dealId, provider ?? null, status ?? null, Date.now(), cid)
+  }
+
+  counts (deviceId: string, now = Date.now()): { remoteFiles: number, gone: number, dealsPending: number, dealsOverdue: number, dealsMade: number } {
+    const files = this.s.counts.get() as { live: number, gone: number }
+    const deals = this.s.dealCounts.get(now - DEAL_OVERDUE_MS, deviceId) as { pending: number, overdue: number, made: number }
+    return { remoteFiles: files.live, gone: files.gone, dealsPending: deals.pending, dealsOverdue: deals.overdue, dealsMade: deals.made }
+  }
+
+  /** Where a CID stands on the account's side. */
+  stateOf (cid: string | null): RemoteState {
+    if (cid === null) return 'local-only'
+    const state = this.s.stateOf.get(cid) as number | null
+    return state === 2 ? 'sent-for-deal' : state === 1 ? 'stored' : 'local-only'
+  }
+}

@@ -1,0 +1,75 @@
+import type { Logger } from 'pino'
+import type { Config } from '../config/index.js'
+import type { Index, RemoteFile } from '../index/index.js'
+import type { ServiceClients } from '../remote/index.js'
+import { JobStore, STATE } from './job-store.js'
+
+export interface ReconcileComponents {
+  readonly index: Index
+  readonly clients: ServiceClients
+  readonly logger: Logger
+  readonly deviceId: string
+}
+
+export interface Reconciled {
+  readonly remoteFiles: number
+  readonly gone: number
+  readonly names: number
+  readonly dealsMade: number
+  readonly republished: boolean
+}
+
+const PAGE_WRITE = 2000
+
+/**
+ * Mirrors the account into the index: every page of the uploads listing (what a complete listing
+ * no longer has is marked gone), the IPNS records, the deals this device asked for; and puts the
+ * snapshot's IPNS name back if it points elsewhere. Pages come one at a time; the HTTP core backs
+ * off when the service pushes back.
+ */
+export async function reconcile (components: ReconcileComponents, init: { config: Config, signal?: AbortSignal }): Promise<Reconciled> {
+  const { index, clients } = components
+  const run = Date.now()
+  let batch: RemoteFile[] = []
+  let seen = 0
+  for await (const record of clients.files({ signal: init.signal })) {
+    batch.push({ id: record.id, cid: record.cid, fileName: record.fileName, size: record.fileSizeInBytes, sentForDeal: record.sentForDeal ?? '', createdAt: record.createdAt })
+    seen++
+    if (batch.length >= PAGE_WRITE) { index.remote.savePage(batch, run); batch = [] }
+  }
+  index.remote.savePage(batch, run)
+  const gone = index.remote.markGoneBefore(run)
+
+  const names = await clients.names.list({ signal: init.signal })
+  index.remote.replaceNames(names.map(n => ({ ipnsName: n.ipnsName, ipnsId: n.ipnsId, cid: n.cid, lastUpdate: n.lastUpdate })), run)
+
+  let dealsMade = 0
+  for (const deal of index.remote.pendingDeals(components.deviceId)) {
+    const deals = await clients.deals.dealStatus(deal.cid, { signal: init.signal })
+    const made = deals.find(d => d.dealId !== undefined)
+    if (made?.dealId !== undefined) {
+      index.remote.recordDeal(deal.cid, made.dealId, made.provider, made.status)
+      dealsMade++
+    }
+  }
+
+  const republished = await republishName(components, init.config, init.signal)
+  const result = { remoteFiles: seen, gone, names: names.length, dealsMade, republished }
+  components.logger.info(result, 'reconciled')
+  return result
+}
+
+/** The snapshot's IPNS name must point at the last published snapshot. */
+async function republishName (components: ReconcileComponents, config: Config, signal?: AbortSignal): Promise<boolean> {
+  const store = new JobStore(config.stateDir)
+  try {
+    const keyName = config.snapshot.ipnsKey === 'auto' ? store.value(STATE.ipnsKey) : config.snapshot.ipnsKey === '' ? undefined : config.snapshot.ipnsKey
+    const last = store.value(STATE.lastCid)
+    if (keyName === undefined || last === undefined) return false
+    if (components.index.remote.nameTarget(keyName) === last) return false
+    await components.clients.names.publish(keyName, last, { signal })
+    return true
+  } finally {
+    store.close()
+  }
+}

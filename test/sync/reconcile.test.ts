@@ -1,0 +1,51 @@
+import { describe, it, expect, afterEach } from 'vitest'
+import { join } from 'node:path'
+import { writeFile } from 'node:fs/promises'
+import pino from 'pino'
+import { loadConfig } from '../../src/config/index.js'
+import { indexPath, openIndex, type Index } from '../../src/index/index.js'
+import { reconcile } from '../../src/sync/index.js'
+import { HttpClient } from '../../src/remote/index.js'
+import { cidProfile } from '../../src/content/index.js'
+import { serviceUnderTest } from '../helpers/service.js'
+import { useTempDir } from '../helpers/temp-dir.js'
+
+const DEVICE = 'aaaaaaaa-0000-4000-8000-000000000000'
+const open: Index[] = []
+afterEach(() => { for (const i of open.splice(0)) i.close() })
+
+describe.skipIf(process.env.CIDSYNC_CONTRACT_DEAL_URL !== undefined)('reconciliation', () => {
+  it('mirrors 5,000 uploads across pages of 100, marks one removed remotely as gone, and cross-references local files', async () => {
+    const { clients, local, address } = await serviceUnderTest({ pageSize: 100 })
+    if (local === undefined) return
+    const admin = new HttpClient({ service: 'local admin', baseUrl: local.url })
+    await admin.send({ method: 'POST', path: '/local/seed-files', json: { address, count: 4_999 } })
+    const dir = await useTempDir()
+    await writeFile(join(dir, 'mine.txt'), 'mine')
+    const { cid } = await clients.upload.add(join(dir, 'mine.txt'), cidProfile('kubo-cidv1'))
+    await writeFile(join(dir, 'c.toml'), 'state_dir = "state"\n')
+    const config = loadConfig({ configPath: join(dir, 'c.toml'), env: {} })
+    const { mkdirSync } = await import('node:fs')
+    mkdirSync(config.stateDir, { recursive: true })
+    const index = openIndex(indexPath(config.stateDir))
+    open.push(index)
+    index.entries.registerDevice(DEVICE, 'a')
+    index.entries.apply(DEVICE, [{ kind: 'upsert', folder: 'notes', path: 'mine.txt', size: 4, mtimeMs: 1, cid, cidProfile: 'kubo-cidv1' }, { kind: 'upsert', folder: 'notes', path: 'other.txt', size: 1, mtimeMs: 1, cid: 'bafkreinotuploaded', cidProfile: 'kubo-cidv1' }])
+    const logger = pino({ level: 'silent' })
+
+    const first = await reconcile({ index, clients, logger, deviceId: DEVICE }, { config })
+    expect(first).toMatchObject({ remoteFiles: 5_000, gone: 0 })
+    expect(local.requestLog().filter(r => r.route === 'files_uploaded').length).toBe(50)
+    expect(index.remote.stateOf(cid)).toBe('stored')
+    expect(index.remote.stateOf('bafkreinotuploaded')).toBe('local-only')
+
+    await clients.deals.addCid(cid)
+    const firstSeed = (await (async () => { for await (const r of clients.files()) if (r.fileName === 'seed-0.bin') return r.cid })())
+    await admin.send({ method: 'DELETE', path: '/local/files', query: { cid: firstSeed } })
+    const second = await reconcile({ index, clients, logger, deviceId: DEVICE }, { config })
+    expect(second).toMatchObject({ remoteFiles: 4_999, gone: 1 })
+    expect(index.remote.stateOf(cid)).toBe('sent-for-deal')
+    expect(index.remote.counts(DEVICE)).toMatchObject({ remoteFiles: 4_999, gone: 1 })
+    await admin.close()
+  })
+})
