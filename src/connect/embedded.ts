@@ -43,6 +43,7 @@ export interface EmbeddedService {
   readonly service: LocalService
   readonly clients: ServiceClients
   readonly address: string
+  readonly credentials: { readonly apiKey: () => string | undefined, readonly sessionToken: () => string | undefined }
 }
 
 /**
@@ -75,7 +76,7 @@ export async function startEmbedded (dir: string): Promise<EmbeddedService> {
     } finally {
       await identity.close()
     }
-    return { service, clients, address }
+    return { service, clients, address, credentials: { apiKey: () => credentials.apiKey, sessionToken: () => credentials.sessionToken } }
   } catch (err) {
     await clients.close()
     await service.stop()

@@ -14,6 +14,8 @@ export type { CredentialName } from './credentials.js'
 export interface ServiceConnection {
   readonly mode: 'embedded' | 'remote'
   readonly clients: ServiceClients
+  /** The credentials as they are now (read again at each call). */
+  readonly credentials: { readonly apiKey: () => string | undefined, readonly sessionToken: () => string | undefined }
   /** Base URLs, for messages: the embedded service's own, or the config's. */
   readonly describe: string
   close: () => Promise<void>
@@ -25,6 +27,7 @@ export async function connectService (config: Config, env: NodeJS.ProcessEnv = p
     return {
       mode: 'embedded',
       clients: embedded.clients,
+      credentials: embedded.credentials,
       describe: `the embedded service at ${embedded.service.url} (data in ${config.service.dir})`,
       close: async () => { await embedded.clients.close(); await embedded.service.stop() }
     }
@@ -33,6 +36,7 @@ export async function connectService (config: Config, env: NodeJS.ProcessEnv = p
   const apiKey = new Credential('api-key', dir, env)
   const sessionToken = new Credential('session-token', dir, env)
   const { dealUrl, apiUrl, pointerUrl, uploadUrl, gateways } = config.service
-  const clients = createServiceClients({ dealUrl, apiUrl, pointerUrl, uploadUrl, gateways }, { apiKey: () => apiKey.value(), sessionToken: () => sessionToken.value() })
-  return { mode: 'remote', clients, describe: `the service at ${dealUrl}`, close: async () => { await clients.close() } }
+  const credentials = { apiKey: () => apiKey.value(), sessionToken: () => sessionToken.value() }
+  const clients = createServiceClients({ dealUrl, apiUrl, pointerUrl, uploadUrl, gateways }, credentials)
+  return { mode: 'remote', clients, credentials, describe: `the service at ${dealUrl}`, close: async () => { await clients.close() } }
 }

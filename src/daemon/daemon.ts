@@ -7,6 +7,7 @@ import { createWatcher, type Watcher } from '../watch/index.js'
 import { VERSION } from '../version.js'
 import type { ServiceConnection } from '../connect/index.js'
 import { releaseMemory } from '../util/release-memory.js'
+import { jwtExpiry } from '../util/jwt.js'
 import type { SyncRunner } from '../sync/index.js'
 import { ensureStatusToken } from './status-token.js'
 import { acquireLock, type DaemonLock } from './lock.js'
@@ -15,6 +16,17 @@ import { StatusServer } from './status-server.js'
 import type { RecentError, StatusDocument } from './status-document.js'
 
 export const DEFAULT_RECENT_ERRORS = 20
+/** Warn this long before the session token expires. */
+const TOKEN_WARNING_MS = 86_400_000
+
+/** A credential getter may throw (a file with loose permissions): status and checks treat that as absent. */
+function safely (read: (() => string | undefined) | undefined): string | undefined {
+  try {
+    return read?.()
+  } catch {
+    return undefined
+  }
+}
 
 function sumTotals (all: readonly FolderTotals[]): { files: number, bytes: number } {
   return { files: all.reduce((n, t) => n + t.files, 0), bytes: all.reduce((n, t) => n + t.bytes, 0) }
@@ -114,7 +126,13 @@ export class Daemon {
       }
       this.connection = connection
       const { SyncRunner } = await import('../sync/index.js')
-      this.runner = new SyncRunner({ index: this.index as Index, logger: this.logger, deviceId: this.deviceId, clients: () => this.connection?.clients }, this.config)
+      this.runner = new SyncRunner({
+        index: this.index as Index,
+        logger: this.logger,
+        deviceId: this.deviceId,
+        clients: () => this.connection?.clients,
+        credentials: () => ({ apiKey: safely(this.connection?.credentials.apiKey), sessionToken: safely(this.connection?.credentials.sessionToken) })
+      }, this.config)
       this.runner.start()
       // Changes made while the service was being reached, or while the daemon was down, are published too.
       this.runner.noteChange()
@@ -194,6 +212,7 @@ export class Daemon {
       cidProfile: this.config.cidProfile,
       service: { mode: this.config.service.mode, endpoint: this.connection?.describe ?? null, error: this.serviceError ?? null },
       publish: this.runner?.status() ?? null,
+      auth: this.authState(),
       reconcile: this.runner?.reconcileStatus() ?? null,
       watcher: { state: watch?.state ?? 'starting', currentAt: watch?.currentAt === undefined ? null : new Date(watch.currentAt).toISOString() },
       folders,
@@ -201,6 +220,21 @@ export class Daemon {
       filesSkipped: folders.reduce((n, f) => n + f.skipped, 0),
       memory: { rssBytes: memory.rss, heapUsedBytes: memory.heapUsed },
       lastErrors: [...this.recentErrors]
+    }
+  }
+
+  private authState (): StatusDocument['auth'] {
+    const token = safely(this.connection?.credentials.sessionToken)
+    const expiry = jwtExpiry(token)
+    const left = expiry === undefined ? undefined : expiry.getTime() - Date.now()
+    const warning = left === undefined
+      ? (this.connection !== undefined && token === undefined ? 'no session token: the pointer service cannot be reached' : null)
+      : left <= 0
+        ? `the session token expired at ${expiry?.toISOString() ?? ''}: publishing is stopped until a new one is given`
+        : left < TOKEN_WARNING_MS ? `the session token expires at ${expiry?.toISOString() ?? ''}: renew it` : null
+    return {
+      apiKey: safely(this.connection?.credentials.apiKey) === undefined ? 'missing' : 'present',
+      sessionToken: { present: token !== undefined, expiresAt: expiry?.toISOString() ?? null, warning }
     }
   }
 

@@ -1,4 +1,5 @@
 import type { StatusDocument } from './status-document.js'
+import type { HistogramSnapshot } from '../util/histogram.js'
 
 type Labels = Record<string, string>
 interface Sample { readonly labels?: Labels, readonly value: number }
@@ -11,6 +12,14 @@ function family (name: string, type: 'gauge' | 'counter', help: string, samples:
     const rendered = labels === undefined ? '' : `{${Object.entries(labels).map(([k, v]) => `${k}="${escapeLabel(v)}"`).join(',')}}`
     lines.push(`${name}${rendered} ${Number.isFinite(value) ? value : 0}`)
   }
+  return lines.join('\n')
+}
+
+function histogram (name: string, help: string, h: HistogramSnapshot | undefined): string {
+  if (h === undefined) return ''
+  const lines = [`# HELP ${name} ${help}`, `# TYPE ${name} histogram`]
+  h.bounds.forEach((bound, i) => lines.push(`${name}_bucket{le="${bound}"} ${h.counts[i] ?? 0}`))
+  lines.push(`${name}_bucket{le="+Inf"} ${h.count}`, `${name}_sum ${h.sum}`, `${name}_count ${h.count}`)
   return lines.join('\n')
 }
 
@@ -35,6 +44,16 @@ export function renderMetrics (status: StatusDocument): string {
     family('cidsync_folder_up', 'gauge', '0 when a folder is in error (missing, out of watches).', perFolder(f => f.error === null ? 1 : 0)),
     family('cidsync_index_rows_written_total', 'counter', 'Index rows written since start.', [{ value: status.index.rowsWritten }]),
     family('cidsync_index_write_errors_total', 'counter', 'Index write batches that failed.', [{ value: status.index.writeErrors }]),
-    family('cidsync_resident_memory_bytes', 'gauge', 'Resident set size of the daemon.', [{ value: status.memory.rssBytes }])
-  ].join('\n') + '\n'
+    family('cidsync_resident_memory_bytes', 'gauge', 'Resident set size of the daemon.', [{ value: status.memory.rssBytes }]),
+    family('cidsync_publish_runs_total', 'counter', 'Publishes attempted.', [{ value: status.publish?.runs ?? 0 }]),
+    family('cidsync_publish_failures_total', 'counter', 'Publishes that failed.', [{ value: status.publish?.failures ?? 0 }]),
+    family('cidsync_publish_blocked', 'gauge', '1 while a refused or expired credential stops publishing.', [{ value: status.publish?.blocked === null || status.publish === null ? 0 : 1 }]),
+    family('cidsync_last_publish_timestamp_seconds', 'gauge', 'When the last snapshot was published.', [{ value: status.publish?.last?.at == null ? 0 : Date.parse(status.publish.last.at) / 1000 }]),
+    family('cidsync_remote_files', 'gauge', 'Uploads in the account, as last reconciled.', [{ value: status.reconcile?.remoteFiles ?? 0 }]),
+    family('cidsync_deals_pending', 'gauge', 'Deals this device asked for and not yet made.', [{ value: status.reconcile?.deals.pending ?? 0 }]),
+    family('cidsync_deals_overdue', 'gauge', 'Pending deals older than two days.', [{ value: status.reconcile?.deals.overdue ?? 0 }]),
+    family('cidsync_session_token_expiry_timestamp_seconds', 'gauge', 'When the session token expires (0: unknown).', [{ value: status.auth.sessionToken.expiresAt === null ? 0 : Date.parse(status.auth.sessionToken.expiresAt) / 1000 }]),
+    histogram('cidsync_publish_duration_seconds', 'Time to publish a snapshot.', status.publish?.durationsSeconds),
+    histogram('cidsync_reconcile_duration_seconds', 'Time to reconcile the account.', status.reconcile?.durationsSeconds)
+  ].filter(text => text !== '').join('\n') + '\n'
 }

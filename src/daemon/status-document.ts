@@ -41,6 +41,11 @@ export interface StatusDocument {
   }
   /** Snapshots published: the last one, one pending after changes, the last error (null until the service is reached). */
   readonly publish: PublishStatus | null
+  /** The credentials: whether there is an API key, when the session token expires (warned a day ahead). */
+  readonly auth: {
+    readonly apiKey: 'present' | 'missing'
+    readonly sessionToken: { readonly present: boolean, readonly expiresAt: string | null, readonly warning: string | null }
+  }
   /** The account mirrored: uploads, gone ones, deals pending and overdue (null until the service is reached). */
   readonly reconcile: ReconcileStatus | null
   readonly folders: readonly FolderStatus[]

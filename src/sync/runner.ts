@@ -1,4 +1,8 @@
+import { createHash } from 'node:crypto'
 import cron, { type ScheduledTask } from 'node-cron'
+import { CidsyncError, RemoteUnauthorizedError } from '../errors.js'
+import { Histogram, type HistogramSnapshot } from '../util/histogram.js'
+import { jwtExpiry } from '../util/jwt.js'
 import type { Logger } from 'pino'
 import type { Config } from '../config/index.js'
 import type { Index } from '../index/index.js'
@@ -16,6 +20,7 @@ export interface ReconcileStatus {
   readonly remoteFiles: number
   readonly gone: number
   readonly deals: { readonly pending: number, readonly overdue: number, readonly made: number }
+  readonly durationsSeconds: HistogramSnapshot
 }
 
 /** What /status shows of publishing. */
@@ -27,6 +32,9 @@ export interface PublishStatus {
   readonly lastError: { readonly at: string, readonly message: string } | null
   readonly runs: number
   readonly failures: number
+  /** Why publishing and reconciling are stopped (a refused or expired credential), until it changes. */
+  readonly blocked: string | null
+  readonly durationsSeconds: HistogramSnapshot
 }
 
 export interface SyncRunnerComponents {
@@ -35,6 +43,8 @@ export interface SyncRunnerComponents {
   readonly deviceId: string
   /** The service's clients once reached; publishing waits for them. */
   readonly clients: () => ServiceClients | undefined
+  /** The credentials now, to tell a renewed one from the one that was refused. */
+  readonly credentials: () => { readonly apiKey: string | undefined, readonly sessionToken: string | undefined }
 }
 
 /**
@@ -57,6 +67,9 @@ export class SyncRunner {
   private runs = 0
   private failures = 0
   private stopped = false
+  private blocked: { reason: string, fingerprint: string } | undefined
+  private readonly publishDurations = new Histogram()
+  private readonly reconcileDurations = new Histogram()
 
   constructor (private readonly components: SyncRunnerComponents, private readonly config: Config) {}
 
@@ -70,12 +83,16 @@ export class SyncRunner {
     if (this.reconciling !== undefined) return await this.reconciling
     const clients = this.components.clients()
     if (clients === undefined) throw new Error('the service is not reached yet')
+    this.checkBlocked()
+    const started = Date.now()
     this.reconciling = reconcile({ index: this.components.index, clients, logger: this.components.logger, deviceId: this.components.deviceId }, { config: this.config })
     try {
       const result = await this.reconciling
+      this.reconcileDurations.observe((Date.now() - started) / 1000)
       this.reconcileState = { lastRun: new Date().toISOString(), last: result, lastError: null }
       return result
     } catch (err) {
+      this.noteRefusal(err)
       this.reconcileState = { ...this.reconcileState, lastError: { at: new Date().toISOString(), message: (err as Error).message } }
       this.components.logger.error({ err }, 'reconcile failed')
       throw err
@@ -91,7 +108,8 @@ export class SyncRunner {
       ...this.reconcileState,
       remoteFiles: counts.remoteFiles,
       gone: counts.gone,
-      deals: { pending: counts.dealsPending, overdue: counts.dealsOverdue, made: counts.dealsMade }
+      deals: { pending: counts.dealsPending, overdue: counts.dealsOverdue, made: counts.dealsMade },
+      durationsSeconds: this.reconcileDurations.snapshot()
     }
   }
 
@@ -133,7 +151,9 @@ export class SyncRunner {
         pendingAt: this.pendingAt === undefined ? null : new Date(this.pendingAt).toISOString(),
         lastError: this.lastError,
         runs: this.runs,
-        failures: this.failures
+        failures: this.failures,
+        blocked: this.blocked?.reason ?? null,
+        durationsSeconds: this.publishDurations.snapshot()
       }
     } finally {
       store.close()
@@ -149,19 +169,45 @@ export class SyncRunner {
     await this.running?.catch(() => undefined)
   }
 
+  private fingerprint (): string {
+    const { apiKey, sessionToken } = this.components.credentials()
+    return createHash('sha256').update(`${apiKey ?? ''}\n${sessionToken ?? ''}`).digest('hex')
+  }
+
+  /** A refused credential stops the remote jobs (no retry storm) until the credential changes. */
+  private noteRefusal (err: unknown): void {
+    if (err instanceof RemoteUnauthorizedError) this.blocked = { reason: err.message, fingerprint: this.fingerprint() }
+  }
+
+  private checkBlocked (): void {
+    if (this.blocked === undefined) return
+    if (this.blocked.fingerprint !== this.fingerprint()) {
+      this.blocked = undefined
+      return
+    }
+    throw new CidsyncError(`stopped until the credential changes: ${this.blocked.reason}`)
+  }
+
   private async run (reason: string): Promise<Published> {
     const clients = this.components.clients()
     if (clients === undefined) throw new Error('the service is not reached yet: publishing starts once the index is current')
+    this.checkBlocked()
+    const expiry = jwtExpiry(this.components.credentials().sessionToken)
+    if (expiry !== undefined && expiry.getTime() <= Date.now()) {
+      throw new CidsyncError(`the session token expired at ${expiry.toISOString()}: copy a new one into the session-token credential; publishing waits for it (indexing goes on)`)
+    }
     const started = Date.now()
     this.runs++
     try {
       const published = await publish({ index: this.components.index, clients, logger: this.components.logger, deviceId: this.components.deviceId }, { config: this.config, passphrase: process.env.CIDSYNC_SNAPSHOT_PASSPHRASE })
       this.lastRunAt = Date.now()
+      this.publishDurations.observe((this.lastRunAt - started) / 1000)
       this.lastError = null
       if (!published.skipped) this.components.logger.info({ reason, cid: published.cid, entries: published.entries, merged: published.merged, ms: Date.now() - started }, 'published')
       return published
     } catch (err) {
       this.failures++
+      this.noteRefusal(err)
       this.lastError = { at: new Date().toISOString(), message: (err as Error).message }
       this.components.logger.error({ reason, err }, 'publish failed')
       throw err

@@ -1,5 +1,5 @@
 import { describe, it, expect, afterEach } from 'vitest'
-import { mkdir, stat, truncate, writeFile } from 'node:fs/promises'
+import { mkdir, readFile, stat, truncate, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import pino from 'pino'
 import { loadConfig } from '../../src/config/index.js'
@@ -170,4 +170,52 @@ describe('the daemon', () => {
     expect(doc.index.files).toBe(1)
     expect(doc.watcher.state).toBe('watching')
   })
+
+  it('stops publishing on an expired session token, says so, keeps indexing, and sends no request for it', async () => {
+    const dir = await useTempDir()
+    const { startLocalService } = await import('../../src/local-service/index.js')
+    const service = await startLocalService({ dir: join(dir, 'remote-service') })
+    const saved = { token: process.env.CIDSYNC_SESSION_TOKEN, key: process.env.CIDSYNC_API_KEY }
+    const { createServiceClients } = await import('../../src/remote/index.js')
+    const { newWalletKey } = await import('../../src/crypto/index.js')
+    const signup = createServiceClients({ dealUrl: service.url, apiUrl: service.url, pointerUrl: service.url, uploadUrl: service.url, gateways: [] }, { apiKey: () => undefined, sessionToken: () => undefined })
+    try {
+      process.env.CIDSYNC_API_KEY = (await signup.deals.login(newWalletKey())).apiKey
+      process.env.CIDSYNC_SESSION_TOKEN = service.issueToken('someone', 1)
+      await new Promise(resolve => setTimeout(resolve, 1_100))
+      const url = service.url
+      const { daemon, port } = await startDaemon(dir, `[service]\nmode = "remote"\ndeal_url = "${url}"\napi_url = "${url}"\npointer_url = "${url}"\nupload_url = "${url}"\ngateways = ["${url}"]\n`)
+      await until(() => daemon.status().publish !== null ? true : undefined, 10_000, 'the runner')
+      await writeFile(join(dir, 'notes', 'new.md'), 'still indexed')
+      await until(() => daemon.status().index.files === 1 ? true : undefined, 10_000, 'the new file to be indexed')
+      const token = (await readFile(join(dir, 'state', 'status.token'), 'utf8')).trim()
+      const refused = await httpRequest(port, '/snapshot', token)
+      expect(refused.status).toBe(502)
+      expect(refused.body).toContain('the session token expired at')
+      const doc = daemon.status()
+      expect(doc.auth.sessionToken.warning).toContain('expired')
+      expect(service.requestLog().filter(r => r.route.startsWith('pointers'))).toHaveLength(0)
+    } finally {
+      for (const [name, value] of [['CIDSYNC_SESSION_TOKEN', saved.token], ['CIDSYNC_API_KEY', saved.key]] as const) {
+        if (value === undefined) delete process.env[name]
+        else process.env[name] = value
+      }
+      await signup.close()
+      await service.stop()
+    }
+  })
 })
+
+async function httpRequest (port: number, path: string, token: string): Promise<{ status: number, body: string }> {
+  const { request } = await import('node:http')
+  return await new Promise((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port, path, method: 'POST', headers: { host: `127.0.0.1:${port}`, authorization: `Bearer ${token}` }, timeout: 10_000 }, res => {
+      let body = ''
+      res.setEncoding('utf8')
+      res.on('data', (c: string) => { body += c })
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }))
+    })
+    req.on('error', reject)
+    req.end()
+  })
+}

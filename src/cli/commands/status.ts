@@ -4,6 +4,22 @@ import type { StatusDocument } from '../../daemon/index.js'
 import { formatBytes, formatDuration, formatTable } from '../format.js'
 import { action } from '../run.js'
 
+function publishLines (s: StatusDocument): string[] {
+  const lines: string[] = []
+  if (s.publish !== null) {
+    const last = s.publish.last === null ? 'nothing published yet' : `last snapshot ${s.publish.last.cid} at ${s.publish.last.at ?? '?'} (${s.publish.last.entries} entries)`
+    lines.push(`publish: ${last}${s.publish.pendingAt === null ? '' : `; next after changes at ${s.publish.pendingAt}`}`)
+    if (s.publish.blocked !== null) lines.push(`publish: stopped: ${s.publish.blocked}`)
+    else if (s.publish.lastError !== null) lines.push(`publish: last attempt failed at ${s.publish.lastError.at}: ${s.publish.lastError.message}`)
+  }
+  if (s.reconcile !== null) {
+    lines.push(`account: ${s.reconcile.remoteFiles.toLocaleString('en-US')} uploads (${s.reconcile.gone} gone) · deals pending ${s.reconcile.deals.pending}, overdue ${s.reconcile.deals.overdue}, made ${s.reconcile.deals.made}` +
+      (s.reconcile.lastRun === null ? ' · not reconciled yet' : ` · reconciled ${s.reconcile.lastRun}`))
+  }
+  if (s.auth.sessionToken.warning !== null) lines.push(`auth: ${s.auth.sessionToken.warning}`)
+  return lines
+}
+
 /** The readable summary of a status document. */
 export function formatStatus (s: StatusDocument): string {
   const lines = [
@@ -12,6 +28,7 @@ export function formatStatus (s: StatusDocument): string {
     `watcher ${s.watcher.state}` + (s.watcher.currentAt !== null ? ` · index current since ${s.watcher.currentAt}` : ' · scanning, index not yet current'),
     `index ${s.index.files.toLocaleString('en-US')} files, ${formatBytes(s.index.bytes)} · ${s.stateDir}`,
     s.service.error !== null ? `service: cannot be reached: ${s.service.error}` : `service: ${s.service.endpoint ?? 'reached once the index is current'}`,
+    ...publishLines(s),
     ''
   ]
   if (s.folders.length === 0) {
