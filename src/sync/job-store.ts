@@ -92,6 +92,9 @@ export const STATE = {
   lastCid: 'last_published_cid',
   lastAt: 'last_published_at',
   lastEntries: 'last_published_entries',
+  /** What the pointer held when last looked at, and when. */
+  remotePointer: 'remote_pointer_cid',
+  remotePointerAt: 'remote_pointer_at',
   /** The IPNS key made for `ipns_key = "auto"`. */
   ipnsKey: 'ipns_key_name',
   ipnsId: 'ipns_key_id'

@@ -114,6 +114,7 @@ async function pullOnly (components: PublishComponents, init: PublishInit, store
   if (current === undefined || current === store.value(STATE.base) || current === last) return { cid: last, entries: 0, skipped: true, merged: 0 }
   await fetchAndMerge(components, init, current, 'pull')
   store.setValue(STATE.base, current)
+  store.setValue(STATE.remotePointer, current)
   store.setValue(STATE.lastCid, current)
   store.setValue(STATE.lastMarker, changeMarker(components.index.db))
   return { cid: current, entries: 0, skipped: true, merged: 1 }
@@ -181,5 +182,7 @@ async function pointerStep (components: PublishComponents, init: PublishInit, st
   // Another device PUT between ours and the read: go round again (merge, snapshot, PUT), counted.
   if (readBack !== cid) return store.advance(job.id, 'pointer', { merges: job.merges + 1 })
   store.setValue(STATE.base, cid)
+  store.setValue(STATE.remotePointer, cid)
+  store.setValue(STATE.remotePointerAt, new Date().toISOString())
   return store.advance(job.id, 'name', { baseCid: cid })
 }

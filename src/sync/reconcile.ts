@@ -3,6 +3,7 @@ import type { Config } from '../config/index.js'
 import type { Index, RemoteFile } from '../index/index.js'
 import type { ServiceClients } from '../remote/index.js'
 import { JobStore, STATE } from './job-store.js'
+import { PointerNotFoundError } from '../errors.js'
 
 export interface ReconcileComponents {
   readonly index: Index
@@ -53,10 +54,27 @@ export async function reconcile (components: ReconcileComponents, init: { config
     }
   }
 
+  await notePointer(components, init.config, init.signal)
   const republished = await republishName(components, init.config, init.signal)
   const result = { remoteFiles: seen, gone, names: names.length, dealsMade, republished }
   components.logger.info(result, 'reconciled')
   return result
+}
+
+/** Looks at the pointer, for status to say whether it holds this device's last snapshot. */
+async function notePointer (components: ReconcileComponents, config: Config, signal?: AbortSignal): Promise<void> {
+  const store = new JobStore(config.stateDir)
+  try {
+    const pointer = await components.clients.pointers.current(config.namespace, config.network, { signal })
+    store.setValue(STATE.remotePointer, pointer.snapshotCid)
+  } catch (err) {
+    // The pointer needs the session token, the rest the API key: one missing must not stop the other.
+    if (err instanceof PointerNotFoundError) store.setValue(STATE.remotePointer, '')
+    else components.logger.warn({ err }, 'could not read the pointer')
+  } finally {
+    store.setValue(STATE.remotePointerAt, new Date().toISOString())
+    store.close()
+  }
 }
 
 /** The snapshot's IPNS name must point at the last published snapshot. */

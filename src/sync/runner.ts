@@ -32,6 +32,8 @@ export interface PublishStatus {
   readonly lastError: { readonly at: string, readonly message: string } | null
   readonly runs: number
   readonly failures: number
+  /** The pointer as last seen: its CID, whether it is this device's last snapshot, and if not, why. */
+  readonly pointer: { readonly cid: string | null, readonly at: string | null, readonly inSync: boolean, readonly why: string | null }
   /** Why publishing and reconciling are stopped (a refused or expired credential), until it changes. */
   readonly blocked: string | null
   readonly durationsSeconds: HistogramSnapshot
@@ -145,7 +147,16 @@ export class SyncRunner {
     const store = new JobStore(this.config.stateDir)
     try {
       const cid = store.value(STATE.lastCid)
+      const remote = store.value(STATE.remotePointer)
+      const inSync = remote !== undefined && remote !== '' && remote === cid && this.pendingAt === undefined
+      const why = inSync
+        ? null
+        : remote === undefined ? 'not looked at yet (reconciliation reads it)'
+          : remote === '' ? 'nothing is stored for this namespace and network yet'
+            : remote !== cid ? `it holds ${remote}: another device published since, or this one has not yet`
+              : 'changes here are waiting to be published'
       return {
+        pointer: { cid: remote === undefined || remote === '' ? null : remote, at: store.value(STATE.remotePointerAt) ?? null, inSync, why },
         running: this.running !== undefined,
         last: cid === undefined ? null : { cid, at: store.value(STATE.lastAt) ?? null, entries: Number(store.value(STATE.lastEntries) ?? 0) },
         pendingAt: this.pendingAt === undefined ? null : new Date(this.pendingAt).toISOString(),

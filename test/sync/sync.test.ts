@@ -104,3 +104,36 @@ describe('publishing and restoring', () => {
     expect(local.requestLog().filter(r => r.route === 'upload').length).toBe(uploadsBefore)
   })
 })
+
+describe('restore refusals', () => {
+  it('refuses corrupted gateway bytes and leaves the existing index untouched; refuses a wrong key with exit 4', async () => {
+    const { clients, local } = await serviceUnderTest()
+    if (local === undefined) return
+    const root = await useTempDir()
+    const a = await device(root, 'a', 'aaaaaaaa-0000-4000-8000-000000000000')
+    write(a, 'precious.md')
+    await publish({ index: a.index, clients, logger, deviceId: a.id }, { config: a.config })
+    const b = await device(root, 'b', 'bbbbbbbb-0000-4000-8000-000000000000')
+    write(b, 'b-own.md')
+    const before = everything(b.index)
+    b.index.close()
+    open.splice(open.indexOf(b.index), 1)
+    const { exportKey, importKey } = await import('../../src/snapshot/index.js')
+    importKey(b.config.stateDir, exportKey(a.config.stateDir))
+    local.faults.set('gateway', { bitflip: true, times: 1 })
+    const { IntegrityError } = await import('../../src/errors.js')
+    await expect(restore(clients, { config: b.config, namespace: 'sync-test', network: 'mainnet', force: true })).rejects.toThrow(IntegrityError)
+    const untouched = openIndex(indexPath(b.config.stateDir), { readonly: true })
+    expect(everything(untouched)).toEqual(before)
+    untouched.close()
+
+    const c = await useTempDir()
+    await writeFile(join(c, 'c.toml'), 'state_dir = "state"\nnamespace = "sync-test"\n')
+    const cConfig = loadConfig({ configPath: join(c, 'c.toml'), env: {} })
+    await mkdir(cConfig.stateDir, { recursive: true })
+    exportKey(cConfig.stateDir)
+    const err = await restore(clients, { config: cConfig, namespace: 'sync-test', network: 'mainnet' }).catch((e: unknown) => e) as { exitCode: number, message: string }
+    expect(err.exitCode).toBe(4)
+    expect(err.message).toContain('import the right one')
+  })
+})

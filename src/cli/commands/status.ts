@@ -9,6 +9,7 @@ function publishLines (s: StatusDocument): string[] {
   if (s.publish !== null) {
     const last = s.publish.last === null ? 'nothing published yet' : `last snapshot ${s.publish.last.cid} at ${s.publish.last.at ?? '?'} (${s.publish.last.entries} entries)`
     lines.push(`publish: ${last}${s.publish.pendingAt === null ? '' : `; next after changes at ${s.publish.pendingAt}`}`)
+    lines.push(`pointer: ${s.publish.pointer.inSync ? `in sync (${s.publish.pointer.cid ?? ''})` : `not in sync: ${s.publish.pointer.why ?? ''}`}`)
     if (s.publish.blocked !== null) lines.push(`publish: stopped: ${s.publish.blocked}`)
     else if (s.publish.lastError !== null) lines.push(`publish: last attempt failed at ${s.publish.lastError.at}: ${s.publish.lastError.message}`)
   }
