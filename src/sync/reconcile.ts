@@ -28,7 +28,7 @@ const PAGE_WRITE = 2000
  * snapshot's IPNS name back if it points elsewhere. Pages come one at a time; the HTTP core backs
  * off when the service pushes back.
  */
-export async function reconcile (components: ReconcileComponents, init: { config: Config, signal?: AbortSignal }): Promise<Reconciled> {
+export async function reconcile (components: ReconcileComponents, init: { config: Config, signal?: AbortSignal, readPointer?: boolean }): Promise<Reconciled> {
   const { index, clients } = components
   const run = Date.now()
   let batch: RemoteFile[] = []
@@ -54,7 +54,7 @@ export async function reconcile (components: ReconcileComponents, init: { config
     }
   }
 
-  await notePointer(components, init.config, init.signal)
+  if (init.readPointer !== false) await notePointer(components, init.config, init.signal)
   const republished = await republishName(components, init.config, init.signal)
   const result = { remoteFiles: seen, gone, names: names.length, dealsMade, republished }
   components.logger.info(result, 'reconciled')

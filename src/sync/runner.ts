@@ -87,7 +87,10 @@ export class SyncRunner {
     if (clients === undefined) throw new Error('the service is not reached yet')
     this.checkBlocked()
     const started = Date.now()
-    this.reconciling = reconcile({ index: this.components.index, clients, logger: this.components.logger, deviceId: this.components.deviceId }, { config: this.config })
+    // A session token known to be expired is not sent: the pointer is read again once it is renewed.
+    const expiry = jwtExpiry(this.components.credentials().sessionToken)
+    const readPointer = expiry === undefined || expiry.getTime() > Date.now()
+    this.reconciling = reconcile({ index: this.components.index, clients, logger: this.components.logger, deviceId: this.components.deviceId }, { config: this.config, readPointer })
     try {
       const result = await this.reconciling
       this.reconcileDurations.observe((Date.now() - started) / 1000)
