@@ -54,6 +54,8 @@ export function renderMetrics (status: StatusDocument): string {
     family('cidsync_deals_overdue', 'gauge', 'Pending deals older than two days.', [{ value: status.reconcile?.deals.overdue ?? 0 }]),
     family('cidsync_session_token_expiry_timestamp_seconds', 'gauge', 'When the session token expires (0: unknown).', [{ value: status.auth.sessionToken.expiresAt === null ? 0 : Date.parse(status.auth.sessionToken.expiresAt) / 1000 }]),
     histogram('cidsync_publish_duration_seconds', 'Time to publish a snapshot.', status.publish?.durationsSeconds),
-    histogram('cidsync_reconcile_duration_seconds', 'Time to reconcile the account.', status.reconcile?.durationsSeconds)
+    histogram('cidsync_reconcile_duration_seconds', 'Time to reconcile the account.', status.reconcile?.durationsSeconds),
+    family('cidsync_restores_total', 'counter', 'Restores into this state dir (the last 100 are kept).', [{ value: status.publish?.restores.count ?? 0 }]),
+    histogram('cidsync_restore_duration_seconds', 'Time to restore the index, fetch included.', status.publish?.restores.durationsSeconds)
   ].filter(text => text !== '').join('\n') + '\n'
 }

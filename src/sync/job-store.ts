@@ -95,6 +95,8 @@ export const STATE = {
   /** What the pointer held when last looked at, and when. */
   remotePointer: 'remote_pointer_cid',
   remotePointerAt: 'remote_pointer_at',
+  /** Restores into this state dir: JSON list of `{at, seconds}`, the last 100. */
+  restores: 'restores',
   /** The IPNS key made for `ipns_key = "auto"`. */
   ipnsKey: 'ipns_key_name',
   ipnsId: 'ipns_key_id'

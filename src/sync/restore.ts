@@ -42,6 +42,7 @@ export interface RestoreResult {
  */
 export async function restore (clients: ServiceClients, init: RestoreInit): Promise<RestoreResult> {
   const { config } = init
+  const started = Date.now()
   let cid = init.cid
   if (cid === undefined) {
     const pointer = await clients.pointers.current(init.namespace, init.network, { signal: init.signal })
@@ -78,6 +79,9 @@ export async function restore (clients: ServiceClients, init: RestoreInit): Prom
     const store = new JobStore(config.stateDir)
     try {
       store.setValue(STATE.base, cid)
+      const history = JSON.parse(store.value(STATE.restores) ?? '[]') as Array<{ at: string, seconds: number }>
+      history.push({ at: new Date().toISOString(), seconds: (Date.now() - started) / 1000 })
+      store.setValue(STATE.restores, JSON.stringify(history.slice(-100)))
     } finally {
       store.close()
     }

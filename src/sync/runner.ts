@@ -37,6 +37,8 @@ export interface PublishStatus {
   /** Why publishing and reconciling are stopped (a refused or expired credential), until it changes. */
   readonly blocked: string | null
   readonly durationsSeconds: HistogramSnapshot
+  /** Restores into this state dir (run by `cidsync restore`, recorded in sync.sqlite). */
+  readonly restores: { readonly count: number, readonly last: string | null, readonly durationsSeconds: HistogramSnapshot }
 }
 
 export interface SyncRunnerComponents {
@@ -47,6 +49,13 @@ export interface SyncRunnerComponents {
   readonly clients: () => ServiceClients | undefined
   /** The credentials now, to tell a renewed one from the one that was refused. */
   readonly credentials: () => { readonly apiKey: string | undefined, readonly sessionToken: string | undefined }
+}
+
+function restoreHistory (json: string | undefined): PublishStatus['restores'] {
+  const history = JSON.parse(json ?? '[]') as Array<{ at: string, seconds: number }>
+  const histogram = new Histogram()
+  for (const restore of history) histogram.observe(restore.seconds)
+  return { count: history.length, last: history.at(-1)?.at ?? null, durationsSeconds: histogram.snapshot() }
 }
 
 /**
@@ -167,7 +176,8 @@ export class SyncRunner {
         runs: this.runs,
         failures: this.failures,
         blocked: this.blocked?.reason ?? null,
-        durationsSeconds: this.publishDurations.snapshot()
+        durationsSeconds: this.publishDurations.snapshot(),
+        restores: restoreHistory(store.value(STATE.restores))
       }
     } finally {
       store.close()

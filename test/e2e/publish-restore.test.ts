@@ -34,6 +34,17 @@ describe('publish and restore, as processes', () => {
     await runCli(['key', 'import', '--config', b], { input: (await runCli(['key', 'export', '--config', a])).stdout })
     expect((await runCli(['restore', '--config', b])).code).toBe(0)
     expect(await lsJson(b)).toEqual(await lsJson(a))
+    if (step !== 'snapshot') return
+    // The restore shows in the next daemon's metrics.
+    const daemon = new DaemonProcess(['--config', b])
+    await daemon.logged('service ready')
+    const metrics = await until(async () => {
+      const text = (await runCli(['status', '--json', '--config', b])).stdout
+      const doc = JSON.parse(text) as { publish: { restores: { count: number } } | null }
+      return doc.publish !== null ? doc : undefined
+    }, 10_000, 'the publish status')
+    expect(metrics.publish?.restores.count).toBe(1)
+    expect((await daemon.stop()).code).toBe(0)
   })
 
   it('two daemons, two state dirs, one service: each sees the other\'s files after a round', async () => {
