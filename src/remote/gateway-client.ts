@@ -1,5 +1,6 @@
 import { createWriteStream } from 'node:fs'
-import { open, rename, rm } from 'node:fs/promises'
+import { rename, rm } from 'node:fs/promises'
+import { fsyncPath } from '../util/fsync.js'
 import { dirname } from 'node:path'
 import { pipeline } from 'node:stream/promises'
 import { Transform } from 'node:stream'
@@ -10,15 +11,6 @@ import type { CallOptions } from './deals-client.js'
 
 export interface FetchOptions extends CallOptions {
   readonly onProgress?: (received: number, total: number | undefined) => void
-}
-
-async function fsyncPath (path: string): Promise<void> {
-  const handle = await open(path, 'r')
-  try {
-    await handle.sync()
-  } finally {
-    await handle.close()
-  }
 }
 
 /**

@@ -5,6 +5,7 @@ import { dirname } from 'node:path'
 import { pipeline } from 'node:stream/promises'
 import { createGunzip } from 'node:zlib'
 import Database from 'better-sqlite3'
+import { fsyncPath } from '../util/fsync.js'
 import { SnapshotFormatError, SnapshotIntegrityError, SnapshotKeyError } from '../errors.js'
 import { SCHEMA_VERSION } from '../index/index.js'
 import { decodeHeader, TAG_BYTES, type SnapshotHeader } from './format.js'
@@ -93,13 +94,9 @@ export async function readSnapshot (init: ReadSnapshotInit): Promise<SnapshotHea
       throw new SnapshotIntegrityError(`the snapshot's bytes were changed or damaged (${(err as Error).message}): refused`, { cause: err })
     }
     checkDatabase(temp)
-    const synced = await open(temp, 'r')
-    await synced.sync()
-    await synced.close()
+    await fsyncPath(temp)
     await rename(temp, init.destination)
-    const dir = await open(dirname(init.destination), 'r')
-    await dir.sync()
-    await dir.close()
+    await fsyncPath(dirname(init.destination))
     return header
   } finally {
     await rm(temp, { force: true })

@@ -1,6 +1,7 @@
 import { createCipheriv, randomBytes } from 'node:crypto'
 import { createReadStream, createWriteStream } from 'node:fs'
-import { open, rename, rm } from 'node:fs/promises'
+import { rename, rm } from 'node:fs/promises'
+import { fsyncPath } from '../util/fsync.js'
 import { dirname } from 'node:path'
 import { Transform } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
@@ -28,15 +29,6 @@ export interface WriteSnapshotInit {
 }
 
 export interface WrittenSnapshot { readonly path: string, readonly bytes: number, readonly entries: number, readonly keyId: string }
-
-async function fsync (path: string): Promise<void> {
-  const handle = await open(path, 'r')
-  try {
-    await handle.sync()
-  } finally {
-    await handle.close()
-  }
-}
 
 /**
  * Writes a snapshot of the index: a consistent copy (`VACUUM INTO`) without local-only tables,
@@ -86,9 +78,9 @@ export async function writeSnapshot (init: WriteSnapshotInit): Promise<WrittenSn
       }))
     }
     await pipeline([createReadStream(copy, { highWaterMark: 1024 * 1024 }), ...stages, out], { signal: init.signal })
-    await fsync(temp)
+    await fsyncPath(temp)
     await rename(temp, init.path)
-    await fsync(dirname(init.path))
+    await fsyncPath(dirname(init.path))
     return { path: init.path, bytes: out.bytesWritten, entries, keyId: key?.keyId ?? '' }
   } finally {
     await rm(copy, { force: true })

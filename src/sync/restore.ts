@@ -7,6 +7,7 @@ import { indexPath, openIndex } from '../index/index.js'
 import type { ServiceClients } from '../remote/index.js'
 import { ENGINE, readSnapshot, type SnapshotHeader } from '../snapshot/index.js'
 import { writeFileAtomicSync } from '../util/atomic-write.js'
+import { fsyncPath } from '../util/fsync.js'
 import { DEVICE_ID_FILE } from '../index/index.js'
 import { JobStore, STATE } from './job-store.js'
 import { SNAPSHOT_PROFILE } from './publish.js'
@@ -75,6 +76,7 @@ export async function restore (clients: ServiceClients, init: RestoreInit): Prom
       await rm(`${target}-shm`, { force: true })
     }
     await rename(staged, target)
+    await fsyncPath(config.stateDir)
     if (init.asDevice !== undefined) writeFileAtomicSync(join(config.stateDir, DEVICE_ID_FILE), `${init.asDevice}\n`)
     const store = new JobStore(config.stateDir)
     try {
