@@ -14,6 +14,7 @@ import { registerLocalService } from './commands/local-service.js'
 import { registerKey } from './commands/key.js'
 import { registerSnapshot } from './commands/snapshot.js'
 import { registerRestore } from './commands/restore.js'
+import { registerService } from './commands/service.js'
 
 /** The `cidsync` command line: one register function per command, each in its own file. */
 export function createProgram (): Command {
@@ -24,7 +25,7 @@ export function createProgram (): Command {
     .exitOverride()
     // Options belong to the command they follow (`local-service token --dir D` is token's --dir).
     .enablePositionalOptions()
-  for (const register of [registerInit, registerDaemon, registerStatus, registerLs, registerCid, registerLogin, registerFiles, registerNames, registerDeal, registerPointer, registerLocalService, registerKey, registerSnapshot, registerRestore]) register(program)
+  for (const register of [registerInit, registerDaemon, registerStatus, registerLs, registerCid, registerLogin, registerFiles, registerNames, registerDeal, registerPointer, registerLocalService, registerKey, registerSnapshot, registerRestore, registerService]) register(program)
   // Subcommands share the parent's exit override so their usage errors exit 2 too.
   const overrideAll = (command: Command): void => { command.exitOverride(); command.commands.forEach(overrideAll) }
   program.commands.forEach(overrideAll)

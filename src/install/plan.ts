@@ -1,0 +1,89 @@
+import { existsSync, readFileSync } from 'node:fs'
+import { homedir } from 'node:os'
+import { join } from 'node:path'
+
+/** The root of this install (dist/install/plan.js and src/install/plan.ts both sit two levels down). */
+const PACKAGE_ROOT = new URL('../../', import.meta.url)
+
+export type Platform = 'linux' | 'darwin'
+
+export interface InstallInput {
+  readonly platform: Platform
+  /** A per-user service (systemd --user, LaunchAgent) instead of the system one. */
+  readonly user: boolean
+  readonly node: string
+  readonly cli: string
+  readonly config: string
+  readonly folders: readonly string[]
+  /** Where credential files are looked for, for LoadCredential= (system units). */
+  readonly credentialsDir: string
+  readonly home?: string
+}
+
+/** What installing means on this platform: a file to write, and the commands to run after. */
+export interface InstallPlan {
+  readonly path: string
+  readonly content: string
+  readonly commands: ReadonlyArray<readonly string[]>
+}
+
+const CREDENTIALS = ['api-key', 'session-token'] as const
+
+function template (relative: string): string {
+  return readFileSync(new URL(relative, PACKAGE_ROOT), 'utf8')
+}
+
+const xml = (text: string): string => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;')
+// systemd unquotes its own way: paths with spaces are quoted, backslashes and quotes escaped.
+const unitArg = (text: string): string => /[\s"\\]/.test(text) ? `"${text.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"` : text
+
+export const SYSTEM_UNIT_PATH = '/etc/systemd/system/cidsync.service'
+export const LAUNCH_AGENT_LABEL = 'com.cidsync.daemon'
+
+/** The unit or plist for this install, with its absolute paths, and the commands that enable it. */
+export function planInstall (input: InstallInput): InstallPlan {
+  const home = input.home ?? homedir()
+  if (input.platform === 'darwin') {
+    const content = template('config/com.cidsync.daemon.plist')
+      .replace('@NODE@', xml(input.node)).replace('@CLI@', xml(input.cli)).replace('@CONFIG@', xml(input.config))
+      .replaceAll('@LOGS@', xml(join(home, 'Library', 'Logs')))
+    const path = join(home, 'Library', 'LaunchAgents', `${LAUNCH_AGENT_LABEL}.plist`)
+    return { path, content, commands: [['launchctl', 'bootstrap', `gui/${process.getuid?.() ?? 501}`, path]] }
+  }
+  const unit = input.user ? 'systemd/cidsync-user.service' : 'systemd/cidsync.service'
+  const credentials = CREDENTIALS.filter(name => existsSync(join(input.credentialsDir, name)))
+    .map(name => `LoadCredential=${name}:${join(input.credentialsDir, name)}`).join('\n')
+  const readOnly = input.folders.map(f => `ReadOnlyPaths=-${unitArg(f)}`).join('\n')
+  const content = template(unit)
+    .replace('@NODE@', unitArg(input.node)).replace('@CLI@', unitArg(input.cli)).replace('@CONFIG@', unitArg(input.config))
+    .replace('@CREDENTIALS@\n', credentials === '' ? '' : `${credentials}\n`)
+    .replace('@READONLY@\n', readOnly === '' ? '' : `${readOnly}\n`)
+  if (input.user) {
+    return {
+      path: join(home, '.config', 'systemd', 'user', 'cidsync.service'),
+      content,
+      commands: [['systemctl', '--user', 'daemon-reload'], ['systemctl', '--user', 'enable', '--now', 'cidsync.service']]
+    }
+  }
+  return {
+    path: SYSTEM_UNIT_PATH,
+    content,
+    commands: [
+      ['sh', '-c', 'id cidsync >/dev/null 2>&1 || useradd --system --home-dir /var/lib/cidsync --shell /usr/sbin/nologin cidsync'],
+      ['systemctl', 'daemon-reload'],
+      ['systemctl', 'enable', '--now', 'cidsync.service']
+    ]
+  }
+}
+
+/** Stopping and removing what {@link planInstall} put in place. */
+export function planUninstall (platform: Platform, user: boolean, home = homedir()): InstallPlan {
+  if (platform === 'darwin') {
+    const path = join(home, 'Library', 'LaunchAgents', `${LAUNCH_AGENT_LABEL}.plist`)
+    return { path, content: '', commands: [['launchctl', 'bootout', `gui/${process.getuid?.() ?? 501}/${LAUNCH_AGENT_LABEL}`]] }
+  }
+  if (user) {
+    return { path: join(home, '.config', 'systemd', 'user', 'cidsync.service'), content: '', commands: [['systemctl', '--user', 'disable', '--now', 'cidsync.service']] }
+  }
+  return { path: SYSTEM_UNIT_PATH, content: '', commands: [['systemctl', 'disable', '--now', 'cidsync.service']] }
+}
