@@ -20,7 +20,11 @@ export interface Config {
   readonly cidProfile: CidProfileName
   readonly logLevel: (typeof LOG_LEVELS)[number]
   readonly folders: readonly FolderConfig[]
-  readonly status: { readonly listen: ListenAddress }
+  readonly status: {
+    readonly listen: ListenAddress
+    /** `/metrics` needs the status token too. */
+    readonly metricsToken: boolean
+  }
   readonly service: {
     readonly mode: 'embedded' | 'remote'
     readonly dir: string

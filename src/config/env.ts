@@ -5,7 +5,7 @@ type EnvKind = 'string' | 'boolean' | 'integer' | 'list'
 /** Config keys that `CIDSYNC_<SECTION>_<KEY>` may set; folders come only from the file. */
 const ENV_KEYS: ReadonlyArray<readonly [string, EnvKind]> = [
   ['namespace', 'string'], ['network', 'string'], ['state_dir', 'string'], ['cid_profile', 'string'], ['log_level', 'string'],
-  ['status.listen', 'string'],
+  ['status.listen', 'string'], ['status.metrics_token', 'boolean'],
   ['service.mode', 'string'], ['service.dir', 'string'], ['service.deal_url', 'string'], ['service.api_url', 'string'],
   ['service.pointer_url', 'string'], ['service.upload_url', 'string'], ['service.gateways', 'list'],
   ['snapshot.schedule', 'string'], ['snapshot.encryption', 'string'], ['snapshot.deal', 'boolean'], ['snapshot.ipns_key', 'string'],

@@ -7,7 +7,7 @@ import type { Config } from './config.js'
 import { applyEnvOverrides } from './env.js'
 import { formatIssues } from './issues.js'
 import { parseListenAddress } from './listen-address.js'
-import { defaultConfigPath, defaultStateDir, resolveConfigPath, SYSTEM_CONFIG_PATH } from './paths.js'
+import { defaultConfigPath, defaultSocketPath, defaultStateDir, resolveConfigPath, SYSTEM_CONFIG_PATH } from './paths.js'
 import { configFileSchema, type ConfigFile } from './schema.js'
 
 export interface LoadConfigOptions {
@@ -65,16 +65,18 @@ export function loadConfig (options: LoadConfigOptions = {}): Config {
   if (!parsed.success) {
     throw new ConfigError(`invalid config:\n  ${formatIssues(parsed.error.issues, merged, origin).join('\n  ')}`)
   }
-  const listen = parseListenAddress(parsed.data.status.listen)
+  const base = found !== undefined ? dirname(found.path) : (options.cwd ?? process.cwd())
+  const resolvePath = (p: string): string => resolveConfigPath(p, base, home)
+  const stateDir = parsed.data.state_dir !== undefined ? resolvePath(parsed.data.state_dir) : defaultStateDir(env, home)
+  const listenText = parsed.data.status.listen === 'unix:' ? `unix:${defaultSocketPath(env, stateDir)}` : parsed.data.status.listen
+  const listen = parseListenAddress(listenText)
   if ('error' in listen) {
     throw new ConfigError(`invalid config:\n  status.listen = ${JSON.stringify(parsed.data.status.listen)} ${origin('status.listen')}: ${listen.error}`)
   }
-  const base = found !== undefined ? dirname(found.path) : (options.cwd ?? process.cwd())
-  return toConfig(parsed.data, found?.path, listen, (p) => resolveConfigPath(p, base, home), env, home)
+  return toConfig(parsed.data, found?.path, listen, stateDir, resolvePath)
 }
 
-function toConfig (file: ConfigFile, source: string | undefined, listen: Config['status']['listen'], resolvePath: (p: string) => string, env: NodeJS.ProcessEnv, home: string): Config {
-  const stateDir = file.state_dir !== undefined ? resolvePath(file.state_dir) : defaultStateDir(env, home)
+function toConfig (file: ConfigFile, source: string | undefined, listen: Config['status']['listen'], stateDir: string, resolvePath: (p: string) => string): Config {
   return {
     source,
     namespace: file.namespace,
@@ -83,7 +85,7 @@ function toConfig (file: ConfigFile, source: string | undefined, listen: Config[
     cidProfile: file.cid_profile,
     logLevel: file.log_level,
     folders: file.folders.map(f => ({ name: f.name, path: resolvePath(f.path), ignore: f.ignore, followSymlinks: f.follow_symlinks })),
-    status: { listen },
+    status: { listen, metricsToken: file.status.metrics_token },
     service: {
       mode: file.service.mode,
       dir: file.service.dir !== '' ? resolvePath(file.service.dir) : join(stateDir, 'service'),

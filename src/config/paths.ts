@@ -36,3 +36,11 @@ export function defaultConfigPath (env: NodeJS.ProcessEnv, home = homedir()): st
 
 /** The system-wide config, used when the user has none. */
 export const SYSTEM_CONFIG_PATH = '/etc/cidsync/config.toml'
+
+/** `listen = "unix:"`: systemd's runtime dir, else `$XDG_RUNTIME_DIR/cidsync`, else the state dir. */
+export function defaultSocketPath (env: NodeJS.ProcessEnv, stateDir: string): string {
+  const systemd = firstOf(env.RUNTIME_DIRECTORY)
+  if (systemd !== undefined) return join(systemd, 'status.sock')
+  if (env.XDG_RUNTIME_DIR !== undefined && env.XDG_RUNTIME_DIR !== '') return join(env.XDG_RUNTIME_DIR, 'cidsync', 'status.sock')
+  return join(stateDir, 'status.sock')
+}

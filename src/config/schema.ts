@@ -49,7 +49,8 @@ export const configFileSchema = z.strictObject({
     })
   }),
   status: z.strictObject({
-    listen: z.string().default(DEFAULT_STATUS_LISTEN)
+    listen: z.string().default(DEFAULT_STATUS_LISTEN),
+    metrics_token: z.boolean().default(false)
   }).prefault({}),
   service: z.strictObject({
     mode: z.enum(['embedded', 'remote']).default('embedded'),

@@ -29,7 +29,8 @@ log_level = "info"                      # trace, debug, info, warn, error, fatal
 # One [[folders]] table per watched folder.
 ${folderTables}
 [status]
-listen = ${toml(DEFAULT_STATUS_LISTEN)}              # loopback "host:port", or "unix:/path/status.sock"
+listen = ${toml(DEFAULT_STATUS_LISTEN)}              # loopback "host:port", "unix:/path/status.sock", or "unix:" (the runtime dir)
+metrics_token = false                   # true: /metrics needs the token in the state dir's status.token, like POSTs
 
 [service]
 mode = "embedded"                       # "embedded": the local service, in-process; "remote": the URLs below

@@ -89,6 +89,7 @@ export class Daemon {
       this.server = new StatusServer({
         status: () => this.status(),
         token: ensureStatusToken(config.stateDir),
+        metricsNeedToken: config.status.metricsToken,
         publishNow: async () => {
           if (this.runner === undefined) throw new Error('not ready: publishing starts once the index is current and the service is reached')
           return await this.runner.publishNow('request')

@@ -1,7 +1,8 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
-import { chmodSync, rmSync } from 'node:fs'
+import { chmodSync, mkdirSync, rmSync } from 'node:fs'
+import { dirname } from 'node:path'
 import type { AddressInfo } from 'node:net'
-import { formatListenAddress, isLoopbackHost, type ListenAddress } from '../config/index.js'
+import { formatListenAddress, type ListenAddress } from '../config/index.js'
 import { ListenError } from '../errors.js'
 import { renderMetrics } from './metrics.js'
 import { hasStatusToken } from './status-token.js'
@@ -16,21 +17,36 @@ export interface StatusServerComponents {
   readonly reconcileNow?: () => Promise<unknown>
   /** The token every POST must carry (`Authorization: Bearer`). */
   readonly token: string
-}
-
-/** The host part of a Host header: `[::1]:80` → `::1`, `localhost:80` → `localhost`. */
-export function hostOf (header: string): string {
-  const bracketed = /^\[([^\]]+)\](?::\d+)?$/.exec(header)
-  if (bracketed !== null) return bracketed[1] as string
-  return header.replace(/:\d+$/, '')
+  /** `/metrics` needs the token too. */
+  readonly metricsNeedToken?: boolean
 }
 
 /**
- * A request for a name that is not loopback is a browser aimed at us by DNS rebinding (a page on
- * evil.example resolving to 127.0.0.1): refuse it before routing.
+ * The exact `Host` values the endpoint answers to: loopback names with the port it listens on
+ * (a unix socket: `localhost`). Anything else is a browser aimed at us by DNS rebinding (a page on
+ * evil.example resolving to 127.0.0.1) or a guess: refused before routing.
  */
-export function isAllowedHost (header: string | undefined): boolean {
-  return header !== undefined && isLoopbackHost(hostOf(header))
+export function allowedHosts (address: ListenAddress): Set<string> {
+  if (address.kind === 'unix') return new Set(['localhost'])
+  const bound = address.host.includes(':') ? `[${address.host}]` : address.host
+  const names = new Set(['127.0.0.1', 'localhost', '[::1]', bound.toLowerCase()])
+  const hosts = new Set([...names].map(name => `${name}:${address.port}`))
+  if (address.port === 80) for (const name of names) hosts.add(name)
+  return hosts
+}
+
+export function isAllowedHost (header: string | undefined, allowed: ReadonlySet<string>): boolean {
+  return header !== undefined && allowed.has(header.toLowerCase())
+}
+
+/**
+ * A request with an `Origin` comes from a web page. Only our own origin may ask; a cross-origin
+ * or `null` origin is refused, and no CORS header is ever sent.
+ */
+export function isAllowedOrigin (origin: string | undefined, allowed: ReadonlySet<string>): boolean {
+  if (origin === undefined) return true
+  const match = /^http:\/\/(.+)$/.exec(origin.toLowerCase())
+  return match !== null && allowed.has(match[1] as string)
 }
 
 function send (res: ServerResponse, status: number, body: string, type = 'text/plain; charset=utf-8', headers: Record<string, string> = {}): void {
@@ -61,12 +77,20 @@ async function handlePost (components: StatusServerComponents, req: IncomingMess
   }
 }
 
-function handle (components: StatusServerComponents, req: IncomingMessage, res: ServerResponse): void {
-  if (!isAllowedHost(req.headers.host)) {
-    send(res, 403, 'forbidden: the status endpoint answers only to loopback host names\n')
+function handle (components: StatusServerComponents, allowed: ReadonlySet<string>, req: IncomingMessage, res: ServerResponse): void {
+  if (!isAllowedHost(req.headers.host, allowed)) {
+    send(res, 403, 'forbidden: the status endpoint answers only to its own loopback address and port\n')
+    return
+  }
+  if (!isAllowedOrigin(req.headers.origin, allowed)) {
+    send(res, 403, 'forbidden: requests from web pages are refused\n')
     return
   }
   const path = new URL(req.url ?? '/', 'http://localhost').pathname
+  if (path === '/metrics' && components.metricsNeedToken === true && !hasStatusToken(req.headers.authorization, components.token)) {
+    send(res, 401, 'unauthorized: /metrics needs Authorization: Bearer <the token in status.token> ([status] metrics_token = true)\n')
+    return
+  }
   if (req.method === 'POST') {
     void handlePost(components, req, res, path)
     return
@@ -91,9 +115,10 @@ function handle (components: StatusServerComponents, req: IncomingMessage, res: 
 export class StatusServer {
   private readonly server: Server
   private bound: ListenAddress | undefined
+  private allowed: ReadonlySet<string> = new Set()
 
   constructor (components: StatusServerComponents) {
-    this.server = createServer((req, res) => handle(components, req, res))
+    this.server = createServer((req, res) => handle(components, this.allowed, req, res))
     this.server.keepAliveTimeout = 5_000
     this.server.headersTimeout = 10_000
     this.server.requestTimeout = 10_000
@@ -105,7 +130,10 @@ export class StatusServer {
   }
 
   async listen (address: ListenAddress): Promise<ListenAddress> {
-    if (address.kind === 'unix') rmSync(address.path, { force: true })
+    if (address.kind === 'unix') {
+      mkdirSync(dirname(address.path), { recursive: true, mode: 0o700 })
+      rmSync(address.path, { force: true })
+    }
     await new Promise<void>((resolve, reject) => {
       const onError = (err: NodeJS.ErrnoException): void => {
         reject(new ListenError(`the status endpoint cannot listen on ${formatListenAddress(address)}: ${err.code ?? err.message}` +
@@ -123,6 +151,7 @@ export class StatusServer {
       const info = this.server.address() as AddressInfo
       this.bound = { kind: 'tcp', host: address.host, port: info.port }
     }
+    this.allowed = allowedHosts(this.bound)
     return this.bound
   }
 

@@ -12,7 +12,7 @@ import { httpGet } from '../helpers/http.js'
 const running: Daemon[] = []
 afterEach(async () => { for (const d of running.splice(0)) await d.stop() })
 
-async function startDaemon (dir: string, extra = ''): Promise<{ daemon: Daemon, port: number }> {
+async function startDaemon (dir: string, extra = '', status = ''): Promise<{ daemon: Daemon, port: number }> {
   await mkdir(join(dir, 'notes'), { recursive: true })
   await writeFile(join(dir, 'config.toml'), `state_dir = "state"
 [[folders]]
@@ -20,6 +20,7 @@ name = "notes"
 path = "notes"
 [status]
 listen = "127.0.0.1:0"
+${status}
 [watch]
 settle_ms = 20
 ${extra}`)
@@ -78,6 +79,28 @@ describe('the status endpoint', () => {
     expect((await httpGet({ port }, '/healthz', { host: host.replace('PORT', String(port)) })).status).toBe(200)
   })
 
+  it('answers only to its own port, and refuses requests from web pages', async () => {
+    const dir = await useTempDir()
+    const { port } = await startDaemon(dir)
+    expect((await httpGet({ port }, '/healthz', { host: `127.0.0.1:${port + 1}` })).status).toBe(403)
+    expect((await httpGet({ port }, '/healthz', { host: '127.0.0.1' })).status).toBe(403)
+    for (const origin of ['http://evil.example', 'null', `http://localhost:${port + 1}`, `https://127.0.0.1:${port}`]) {
+      expect((await httpGet({ port }, '/status', { headers: { origin } })).status, origin).toBe(403)
+    }
+    expect((await httpGet({ port }, '/status', { headers: { origin: `http://127.0.0.1:${port}` } })).status).toBe(200)
+    expect((await httpGet({ port }, '/status')).headers['access-control-allow-origin']).toBeUndefined()
+  })
+
+  it('asks for the token on /metrics when configured', async () => {
+    const dir = await useTempDir()
+    const { port } = await startDaemon(dir, '', 'metrics_token = true')
+    expect((await httpGet({ port }, '/metrics')).status).toBe(401)
+    const token = (await readFile(join(dir, 'state', 'status.token'), 'utf8')).trim()
+    expect((await httpGet({ port }, '/metrics', { headers: { authorization: `Bearer ${token}` } })).status).toBe(200)
+    expect((await httpGet({ port }, '/healthz')).status).toBe(200)
+    expect((await stat(join(dir, 'state', 'status.token'))).mode & 0o777).toBe(0o600)
+  })
+
   it('answers 404 for an unknown path and 405 for a method it does not take', async () => {
     const dir = await useTempDir()
     const { port } = await startDaemon(dir)
@@ -86,6 +109,18 @@ describe('the status endpoint', () => {
     expect(put.status).toBe(405)
     expect(put.headers.allow).toBe('GET, HEAD')
     expect((await httpGet({ port }, '/snapshot', { method: 'POST' })).status).toBe(401)
+  })
+
+  it('puts its socket in the runtime dir for listen = "unix:"', async () => {
+    const dir = await useTempDir()
+    await writeFile(join(dir, 'config.toml'), 'state_dir = "state"\n[status]\nlisten = "unix:"\n')
+    const config = loadConfig({ configPath: join(dir, 'config.toml'), env: { XDG_RUNTIME_DIR: join(dir, 'run') } })
+    expect(config.status.listen).toEqual({ kind: 'unix', path: join(dir, 'run', 'cidsync', 'status.sock') })
+    expect(loadConfig({ configPath: join(dir, 'config.toml'), env: { RUNTIME_DIRECTORY: '/run/cidsync' } }).status.listen).toEqual({ kind: 'unix', path: '/run/cidsync/status.sock' })
+    const daemon = new Daemon({ logger: pino({ level: 'silent' }) }, { config })
+    running.push(daemon)
+    await within(daemon.start(), 10_000, 'the daemon to start')
+    expect((await httpGet({ socketPath: join(dir, 'run', 'cidsync', 'status.sock') }, '/healthz', { host: 'localhost' })).status).toBe(200)
   })
 
   it('listens on a unix socket only its owner may use', async () => {
