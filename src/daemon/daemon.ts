@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs'
 import { hostname } from 'node:os'
 import type { Config } from '../config/index.js'
-import { formatListenAddress } from '../config/index.js'
+import { formatListenAddress, loadConfig } from '../config/index.js'
 import { indexPath, loadOrCreateDeviceId, openIndex, type FolderTotals, type Index } from '../index/index.js'
 import { createWatcher, type Watcher } from '../watch/index.js'
 import { VERSION } from '../version.js'
@@ -45,7 +45,7 @@ export interface DaemonInit {
  * endpoint answers; the scan goes on behind it and shows its progress there.
  */
 export class Daemon {
-  private readonly config: Config
+  private config: Config
   private readonly logger: Logger
   private readonly startedAt = new Date()
   private readonly recentErrors: RecentError[] = []
@@ -154,6 +154,27 @@ export class Daemon {
     watching.catch((err: unknown) => { this.logger.error({ err }, 'the watcher failed to start') })
     this.scanning.catch((err: unknown) => { this.logger.error({ err }, 'the startup scan failed') })
     this.watching = watching
+  }
+
+  /**
+   * SIGHUP: reads the config again and applies what can change while running (folders, schedules
+   * and publish settings, log level). A config that no longer validates is refused, logged, and
+   * the old one kept; keys that need a restart are named in the log.
+   */
+  async reload (): Promise<void> {
+    let next: Config
+    try {
+      next = loadConfig({ configPath: this.config.source })
+    } catch (err) {
+      this.logger.error({ err }, 'reload refused: the config no longer validates; the running one is kept')
+      return
+    }
+    const needRestart = (['stateDir', 'status', 'service', 'cidProfile', 'watch'] as const).filter(key => JSON.stringify(next[key]) !== JSON.stringify(this.config[key]))
+    this.logger.level = next.logLevel
+    const folders = await this.watcher?.setFolders(next.folders)
+    await this.runner?.reconfigure(next)
+    this.config = { ...next, stateDir: this.config.stateDir, status: this.config.status, service: this.config.service, cidProfile: this.config.cidProfile, watch: this.config.watch }
+    this.logger.info({ added: folders?.added ?? [], removed: folders?.removed ?? [], needRestart }, needRestart.length > 0 ? 'reloaded; restart to apply the rest' : 'reloaded')
   }
 
   /** Resolves once the startup scan is done and its changes are written. */

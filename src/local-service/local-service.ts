@@ -117,7 +117,8 @@ export class LocalService {
         throw new HttpFailure(matches.length > 0 ? 405 : 404, matches.length > 0 ? `method ${req.method ?? ''} not allowed` : `not found: ${url.pathname}`)
       }
       const fault = this.faults.take(found.route.name)
-      if (fault !== undefined && fault.latencyMs > 0) await new Promise(resolve => setTimeout(resolve, fault.latencyMs))
+      // Unref'd: an injected delay must not keep a stopping process alive.
+      if (fault !== undefined && fault.latencyMs > 0) await new Promise(resolve => setTimeout(resolve, fault.latencyMs).unref())
       if (fault !== undefined && Math.random() < fault.resetRate) { req.socket.destroy(); return }
       if (fault !== undefined && Math.random() < fault.errorRate) {
         if (fault.retryAfterSeconds !== undefined) res.setHeader('retry-after', String(fault.retryAfterSeconds))

@@ -82,7 +82,17 @@ export class SyncRunner {
   private readonly publishDurations = new Histogram()
   private readonly reconcileDurations = new Histogram()
 
-  constructor (private readonly components: SyncRunnerComponents, private readonly config: Config) {}
+  private readonly abort = new AbortController()
+
+  constructor (private readonly components: SyncRunnerComponents, private config: Config) {}
+
+  /** A reloaded config: schedules and publish settings apply from now on. */
+  async reconfigure (config: Config): Promise<void> {
+    await this.task?.stop()
+    await this.reconcileTask?.stop()
+    this.config = config
+    if (!this.stopped) this.start()
+  }
 
   start (): void {
     this.task = cron.schedule(this.config.snapshot.schedule, () => { void this.publishNow('schedule').catch(() => {}) })
@@ -99,7 +109,7 @@ export class SyncRunner {
     // A session token known to be expired is not sent: the pointer is read again once it is renewed.
     const expiry = jwtExpiry(this.components.credentials().sessionToken)
     const readPointer = expiry === undefined || expiry.getTime() > Date.now()
-    this.reconciling = reconcile({ index: this.components.index, clients, logger: this.components.logger, deviceId: this.components.deviceId }, { config: this.config, readPointer })
+    this.reconciling = reconcile({ index: this.components.index, clients, logger: this.components.logger, deviceId: this.components.deviceId }, { config: this.config, readPointer, signal: this.abort.signal })
     try {
       const result = await this.reconciling
       this.reconcileDurations.observe((Date.now() - started) / 1000)
@@ -186,6 +196,8 @@ export class SyncRunner {
 
   async stop (): Promise<void> {
     this.stopped = true
+    // A publish in flight stops at its next step boundary or request; its job resumes next start.
+    this.abort.abort()
     await this.task?.stop()
     await this.reconcileTask?.stop()
     await this.reconciling?.catch(() => undefined)
@@ -223,7 +235,7 @@ export class SyncRunner {
     const started = Date.now()
     this.runs++
     try {
-      const published = await publish({ index: this.components.index, clients, logger: this.components.logger, deviceId: this.components.deviceId }, { config: this.config, passphrase: process.env.CIDSYNC_SNAPSHOT_PASSPHRASE })
+      const published = await publish({ index: this.components.index, clients, logger: this.components.logger, deviceId: this.components.deviceId }, { config: this.config, passphrase: process.env.CIDSYNC_SNAPSHOT_PASSPHRASE, signal: this.abort.signal })
       this.lastRunAt = Date.now()
       this.publishDurations.observe((this.lastRunAt - started) / 1000)
       this.lastError = null

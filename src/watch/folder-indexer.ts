@@ -90,6 +90,10 @@ export class FolderIndexer {
     return this.init.folder.name
   }
 
+  get config (): FolderConfig {
+    return this.init.folder
+  }
+
   /**
    * The startup scan, on a thread of its own: every file whose size or mtime moved is queued for
    * hashing, every row whose file is gone is looked at. Resolves when the scan is done (hashing

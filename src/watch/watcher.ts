@@ -44,14 +44,14 @@ export interface WatcherInit {
 export class Watcher {
   private readonly pool: HashPool
   private readonly writer: ChangeWriter
-  private readonly folders: FolderIndexer[]
+  private folders: FolderIndexer[]
   private state: WatcherState = 'starting'
   private scanned: Promise<unknown> | undefined
   private currentAt: number | undefined
   private rowsWritten = 0
   private writeErrors = 0
 
-  constructor (private readonly components: WatcherComponents, init: WatcherInit) {
+  constructor (private readonly components: WatcherComponents, private readonly init: WatcherInit) {
     const { index, logger, deviceId } = components
     index.entries.registerDevice(deviceId, hostname())
     this.pool = new HashPool({ workers: init.hashWorkers })
@@ -65,10 +65,38 @@ export class Watcher {
         }
       }
     })
-    this.folders = init.folders.map(folder => new FolderIndexer(
+    this.folders = init.folders.map(folder => this.indexerFor(folder))
+  }
+
+  private indexerFor (folder: Config['folders'][number]): FolderIndexer {
+    const { index, logger, deviceId } = this.components
+    return new FolderIndexer(
       { entries: index.entries, pool: this.pool, writer: this.writer, logger, deviceId },
-      { folder, profile: init.profile, settleMs: init.settleMs }
-    ))
+      { folder, profile: this.init.profile, settleMs: this.init.settleMs }
+    )
+  }
+
+  /**
+   * Applies a new list of folders while running (SIGHUP): new ones are scanned and watched; removed
+   * ones stop and their rows are marked deleted; a changed one (path, ignore rules) starts over,
+   * its scan settling the rows. Unchanged folders are not touched.
+   */
+  async setFolders (folders: Config['folders']): Promise<{ added: string[], removed: string[] }> {
+    const same = (a: Config['folders'][number], b: Config['folders'][number]): boolean => JSON.stringify(a) === JSON.stringify(b)
+    const keep = this.folders.filter(f => folders.some(c => same(c, f.config)))
+    const removed = this.folders.filter(f => !keep.includes(f))
+    const added = folders.filter(c => !keep.some(f => same(c, f.config))).map(c => this.indexerFor(c))
+    for (const folder of removed) {
+      await folder.stop()
+      if (!folders.some(c => c.name === folder.name)) {
+        const { index, deviceId } = this.components
+        for (const entry of index.entries.list({ deviceId, prefix: `${folder.name}/` })) this.writer.write({ kind: 'delete', folder: folder.name, path: entry.path })
+      }
+    }
+    this.writer.flush()
+    this.folders = [...keep, ...added]
+    await Promise.all(added.map(async f => { await f.scan(); await f.watch() }))
+    return { added: added.map(f => f.name), removed: removed.map(f => f.name) }
   }
 
   /**

@@ -37,6 +37,7 @@ export function registerDaemon (program: Command): void {
       const signal = stopSignal()
       const { createDaemon } = await import('../../daemon/index.js')
       const daemon = createDaemon(config)
+      process.on('SIGHUP', () => { void daemon.reload() })
       try {
         await daemon.start()
         if (!signal.aborted) await new Promise(resolve => signal.addEventListener('abort', resolve, { once: true }))
