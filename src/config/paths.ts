@@ -20,18 +20,27 @@ function firstOf (list: string | undefined): string | undefined {
   return first === undefined || first === '' ? undefined : first
 }
 
-/** Where the state lives when the config does not say: systemd's, else XDG's. */
-export function defaultStateDir (env: NodeJS.ProcessEnv, home = homedir()): string {
-  return firstOf(env.STATE_DIRECTORY) ??
-    join(env.XDG_STATE_HOME !== undefined && env.XDG_STATE_HOME !== '' ? env.XDG_STATE_HOME : join(home, '.local', 'state'), 'cidsync')
+const set = (value: string | undefined): value is string => value !== undefined && value !== ''
+
+/** macOS keeps an app's files under ~/Library/Application Support, unless XDG is set explicitly. */
+function macSupport (home: string): string {
+  return join(home, 'Library', 'Application Support', 'cidsync')
+}
+
+/** Where the state lives when the config does not say: systemd's, else XDG's (macOS: Application Support). */
+export function defaultStateDir (env: NodeJS.ProcessEnv, home = homedir(), platform: NodeJS.Platform = process.platform): string {
+  const systemd = firstOf(env.STATE_DIRECTORY)
+  if (systemd !== undefined) return systemd
+  if (set(env.XDG_STATE_HOME)) return join(env.XDG_STATE_HOME, 'cidsync')
+  return platform === 'darwin' ? join(macSupport(home), 'state') : join(home, '.local', 'state', 'cidsync')
 }
 
 /** Where `cidsync init` writes and where the config is looked for when neither flag nor env names one. */
-export function defaultConfigPath (env: NodeJS.ProcessEnv, home = homedir()): string {
+export function defaultConfigPath (env: NodeJS.ProcessEnv, home = homedir(), platform: NodeJS.Platform = process.platform): string {
   const systemd = firstOf(env.CONFIGURATION_DIRECTORY)
   if (systemd !== undefined) return join(systemd, 'config.toml')
-  const base = env.XDG_CONFIG_HOME !== undefined && env.XDG_CONFIG_HOME !== '' ? env.XDG_CONFIG_HOME : join(home, '.config')
-  return join(base, 'cidsync', 'config.toml')
+  if (set(env.XDG_CONFIG_HOME)) return join(env.XDG_CONFIG_HOME, 'cidsync', 'config.toml')
+  return platform === 'darwin' ? join(macSupport(home), 'config.toml') : join(home, '.config', 'cidsync', 'config.toml')
 }
 
 /** The system-wide config, used when the user has none. */

@@ -152,3 +152,16 @@ describe('the service section', () => {
     expect(loadConfig({ configPath: path, env: {} }).service).toMatchObject({ mode: 'remote', gateways: ['https://g.example'] })
   })
 })
+
+describe('standard directories', () => {
+  it('follow systemd, then XDG, then the platform\'s own place', async () => {
+    const { defaultConfigPath, defaultStateDir } = await import('../../src/config/index.js')
+    expect(defaultStateDir({ STATE_DIRECTORY: '/var/lib/cidsync' }, '/home/u', 'linux')).toBe('/var/lib/cidsync')
+    expect(defaultConfigPath({ CONFIGURATION_DIRECTORY: '/etc/cidsync' }, '/home/u', 'linux')).toBe('/etc/cidsync/config.toml')
+    expect(defaultStateDir({}, '/home/u', 'linux')).toBe('/home/u/.local/state/cidsync')
+    expect(defaultConfigPath({}, '/home/u', 'linux')).toBe('/home/u/.config/cidsync/config.toml')
+    expect(defaultStateDir({}, '/Users/u', 'darwin')).toBe('/Users/u/Library/Application Support/cidsync/state')
+    expect(defaultConfigPath({}, '/Users/u', 'darwin')).toBe('/Users/u/Library/Application Support/cidsync/config.toml')
+    expect(defaultConfigPath({ XDG_CONFIG_HOME: '/x' }, '/Users/u', 'darwin')).toBe('/x/cidsync/config.toml')
+  })
+})
