@@ -83,6 +83,8 @@ export class SyncRunner {
   private readonly reconcileDurations = new Histogram()
 
   private readonly abort = new AbortController()
+  /** Read by every /status request: opened once, not per request. */
+  private stateStore: JobStore | undefined
 
   constructor (private readonly components: SyncRunnerComponents, private config: Config) {}
 
@@ -166,31 +168,27 @@ export class SyncRunner {
   }
 
   status (): PublishStatus {
-    const store = new JobStore(this.config.stateDir)
-    try {
-      const cid = store.value(STATE.lastCid)
-      const remote = store.value(STATE.remotePointer)
-      const inSync = remote !== undefined && remote !== '' && remote === cid && this.pendingAt === undefined
-      const why = inSync
-        ? null
-        : remote === undefined ? 'not looked at yet (reconciliation reads it)'
-          : remote === '' ? 'nothing is stored for this namespace and network yet'
-            : remote !== cid ? `it holds ${remote}: another device published since, or this one has not yet`
-              : 'changes here are waiting to be published'
-      return {
-        pointer: { cid: remote === undefined || remote === '' ? null : remote, at: store.value(STATE.remotePointerAt) ?? null, inSync, why },
-        running: this.running !== undefined,
-        last: cid === undefined ? null : { cid, at: store.value(STATE.lastAt) ?? null, entries: Number(store.value(STATE.lastEntries) ?? 0) },
-        pendingAt: this.pendingAt === undefined ? null : new Date(this.pendingAt).toISOString(),
-        lastError: this.lastError,
-        runs: this.runs,
-        failures: this.failures,
-        blocked: this.blocked?.reason ?? null,
-        durationsSeconds: this.publishDurations.snapshot(),
-        restores: restoreHistory(store.value(STATE.restores))
-      }
-    } finally {
-      store.close()
+    const store = this.stateStore ??= new JobStore(this.config.stateDir)
+    const cid = store.value(STATE.lastCid)
+    const remote = store.value(STATE.remotePointer)
+    const inSync = remote !== undefined && remote !== '' && remote === cid && this.pendingAt === undefined
+    const why = inSync
+      ? null
+      : remote === undefined ? 'not looked at yet (reconciliation reads it)'
+        : remote === '' ? 'nothing is stored for this namespace and network yet'
+          : remote !== cid ? `it holds ${remote}: another device published since, or this one has not yet`
+            : 'changes here are waiting to be published'
+    return {
+      pointer: { cid: remote === undefined || remote === '' ? null : remote, at: store.value(STATE.remotePointerAt) ?? null, inSync, why },
+      running: this.running !== undefined,
+      last: cid === undefined ? null : { cid, at: store.value(STATE.lastAt) ?? null, entries: Number(store.value(STATE.lastEntries) ?? 0) },
+      pendingAt: this.pendingAt === undefined ? null : new Date(this.pendingAt).toISOString(),
+      lastError: this.lastError,
+      runs: this.runs,
+      failures: this.failures,
+      blocked: this.blocked?.reason ?? null,
+      durationsSeconds: this.publishDurations.snapshot(),
+      restores: restoreHistory(store.value(STATE.restores))
     }
   }
 
@@ -201,6 +199,8 @@ export class SyncRunner {
     await this.task?.stop()
     await this.reconcileTask?.stop()
     await this.reconciling?.catch(() => undefined)
+    this.stateStore?.close()
+    this.stateStore = undefined
     clearTimeout(this.debounce)
     await this.running?.catch(() => undefined)
   }
