@@ -5,8 +5,6 @@ import { serviceOptions, withService } from '../service-command.js'
 
 interface PointerOptions { config?: string, json?: boolean, namespace?: string, network?: string }
 
-export const SNAPSHOT_ENGINE = 'cidsync-sqlite/1'
-
 export function registerPointer (program: Command): void {
   const pointer = program.command('pointer').description('the latest snapshot CID per namespace and network, by hand')
   serviceOptions(pointer.command('get').description('what the pointer holds (exit 3 when nothing is stored)'))
@@ -22,11 +20,13 @@ export function registerPointer (program: Command): void {
   serviceOptions(pointer.command('put').description('overwrite the pointer').argument('<cid>', 'the snapshot CID'))
     .option('--namespace <name>', 'default: the config\'s namespace')
     .option('--network <name>', 'default: the config\'s network')
-    .option('--engine <engine>', 'the index engine that made the snapshot', SNAPSHOT_ENGINE)
+    .option('--engine <engine>', 'the index engine that made the snapshot (default: cidsync-sqlite/1)')
     .option('--memories <count>', 'entries in the snapshot', (v: string) => Number.parseInt(v, 10))
-    .action(action(async (cid: string, options: PointerOptions & { engine: string, memories?: number }) => {
+    .action(action(async (cid: string, options: PointerOptions & { engine?: string, memories?: number }) => {
+      // The engine name lives with the snapshot format; loaded here, not at start-up.
+      const engine = options.engine ?? (await import('../../snapshot/index.js')).ENGINE
       await withService(options, async ({ clients }, config) => {
-        const input = { snapshotCid: cid, engine: options.engine, namespace: options.namespace ?? config.namespace, network: options.network ?? config.network, ...(options.memories === undefined ? {} : { memories: options.memories }) }
+        const input = { snapshotCid: cid, engine, namespace: options.namespace ?? config.namespace, network: options.network ?? config.network, ...(options.memories === undefined ? {} : { memories: options.memories }) }
         await clients.pointers.put(input)
         if (options.json === true) printJson(input)
         else process.stdout.write(`${input.namespace}#${input.network} -> ${cid}\n`)
