@@ -31,3 +31,8 @@ export function formatTable (header: readonly string[], rows: ReadonlyArray<read
 export function printJson (value: unknown): void {
   process.stdout.write(JSON.stringify(value, null, 2) + '\n')
 }
+
+/** `1 entry`, `2 entries`, `1,024 files`: a count with the word that agrees with it. */
+export function countOf (count: number, one: string, many: string): string {
+  return `${count.toLocaleString('en-US')} ${count === 1 ? one : many}`
+}

@@ -14,6 +14,9 @@ const ENV_KEYS: ReadonlyArray<readonly [string, EnvKind]> = [
   ['watch.hash_workers', 'integer'], ['watch.settle_ms', 'integer']
 ]
 
+const TRUE_SPELLINGS: readonly string[] = ['1', 'true', 'yes', 'on']
+const FALSE_SPELLINGS: readonly string[] = ['0', 'false', 'no', 'off']
+
 export function envName (key: string): string {
   return `CIDSYNC_${key.replace('.', '_').toUpperCase()}`
 }
@@ -30,9 +33,9 @@ function convert (name: string, raw: string, kind: EnvKind): unknown {
       return Number(raw.trim())
     case 'boolean': {
       const value = raw.trim().toLowerCase()
-      if (['1', 'true', 'yes', 'on'].includes(value)) return true
-      if (['0', 'false', 'no', 'off'].includes(value)) return false
-      throw new ConfigError(`${name} = ${JSON.stringify(raw)}: expected true or false`)
+      if (TRUE_SPELLINGS.includes(value)) return true
+      if (FALSE_SPELLINGS.includes(value)) return false
+      throw new ConfigError(`${name} = ${JSON.stringify(raw)}: expected true (${TRUE_SPELLINGS.join(', ')}) or false (${FALSE_SPELLINGS.join(', ')}), in any case`)
     }
   }
 }

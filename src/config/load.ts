@@ -30,6 +30,16 @@ export function findConfigFile (options: LoadConfigOptions = {}): { path: string
   return undefined
 }
 
+/** smol-toml's message, its line and column, and the lines it points at (its own excerpt). */
+function describeTomlError (err: unknown): string {
+  const { line, column, message } = err as { line?: unknown, column?: unknown, message?: unknown }
+  const text = String(message ?? err).replace(/^Invalid TOML document: /, '')
+  const [what = '', ...excerpt] = text.split('\n')
+  const where = typeof line === 'number' && typeof column === 'number' ? `line ${line}, column ${column}: ` : ''
+  const shown = excerpt.filter(l => l.trim() !== '').map(l => `    ${l}`).join('\n')
+  return `${where}${what}${shown === '' ? '' : `\n${shown}`}`
+}
+
 function readToml (path: string): Record<string, unknown> {
   let text: string
   try {
@@ -42,7 +52,7 @@ function readToml (path: string): Record<string, unknown> {
   try {
     return parseToml(text) as Record<string, unknown>
   } catch (err) {
-    throw new ConfigError(`config file ${path} is not valid TOML: ${(err as Error).message.split('\n')[0] ?? ''}`, { cause: err })
+    throw new ConfigError(`config file ${path} is not valid TOML: ${describeTomlError(err)}`, { cause: err })
   }
 }
 

@@ -124,9 +124,17 @@ follow_symlinks = true
     const dir = await useTempDir()
     const path = await configFile(dir, '')
     expect(loadError(() => loadConfig({ configPath: path, env: { CIDSYNC_SNAPSHOT_DEAL: 'maybe' } })).message)
-      .toBe('CIDSYNC_SNAPSHOT_DEAL = "maybe": expected true or false')
+      .toBe('CIDSYNC_SNAPSHOT_DEAL = "maybe": expected true (1, true, yes, on) or false (0, false, no, off), in any case')
     expect(loadError(() => loadConfig({ configPath: path, env: { CIDSYNC_SNAPSHOT_ENCRYPTION: 'rot13' } })).message)
       .toContain('snapshot.encryption = "rot13" (from CIDSYNC_SNAPSHOT_ENCRYPTION)')
+  })
+
+  it('says on which line and column a TOML file stops parsing, and shows it', async () => {
+    const dir = await useTempDir()
+    const path = await configFile(dir, 'namespace = "a"\n\n[snapshot]\nschedule = "0 * * * *\ndeal = true\n')
+    const message = loadError(() => loadConfig({ configPath: path, env: {} })).message
+    expect(message).toContain(`config file ${path} is not valid TOML: line 4, column `)
+    expect(message).toContain('schedule = "0 * * * *')
   })
 
   it('refuses a --config that does not exist, saying how to make one', async () => {

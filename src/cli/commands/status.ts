@@ -1,13 +1,13 @@
 import type { Command } from 'commander'
 import { loadConfig } from '../../config/index.js'
 import type { StatusDocument } from '../../daemon/index.js'
-import { formatBytes, formatDuration, formatTable } from '../format.js'
+import { countOf, formatBytes, formatDuration, formatTable } from '../format.js'
 import { action } from '../run.js'
 
 function publishLines (s: StatusDocument): string[] {
   const lines: string[] = []
   if (s.publish !== null) {
-    const last = s.publish.last === null ? 'nothing published yet' : `last snapshot ${s.publish.last.cid} at ${s.publish.last.at ?? '?'} (${s.publish.last.entries} entries)`
+    const last = s.publish.last === null ? 'nothing published yet' : `last snapshot ${s.publish.last.cid} at ${s.publish.last.at ?? '?'} (${countOf(s.publish.last.entries, 'entry', 'entries')})`
     lines.push(`publish: ${last}${s.publish.pendingAt === null ? '' : `; next after changes at ${s.publish.pendingAt}`}`)
     lines.push(`pointer: ${s.publish.pointer.inSync ? `in sync (${s.publish.pointer.cid ?? ''})` : `not in sync: ${s.publish.pointer.why ?? ''}`}`)
     if (s.publish.blocked !== null) lines.push(`publish: stopped: ${s.publish.blocked}`)
@@ -27,7 +27,7 @@ export function formatStatus (s: StatusDocument): string {
     `cidsync ${s.version} · device ${s.device.id.slice(0, 8)} (${s.device.hostname}) · up ${formatDuration(s.uptimeSeconds)} · pid ${s.pid}`,
     `namespace ${s.namespace} · network ${s.network} · service ${s.service.mode} · profile ${s.cidProfile}`,
     `watcher ${s.watcher.state}` + (s.watcher.currentAt !== null ? ` · index current since ${s.watcher.currentAt}` : ' · scanning, index not yet current'),
-    `index ${s.index.files.toLocaleString('en-US')} files, ${formatBytes(s.index.bytes)} · ${s.stateDir}`,
+    `index ${countOf(s.index.files, 'file', 'files')}, ${formatBytes(s.index.bytes)} · ${s.stateDir}`,
     s.service.error !== null ? `service: cannot be reached: ${s.service.error}` : `service: ${s.service.endpoint ?? 'reached once the index is current'}`,
     ...publishLines(s),
     ''

@@ -1,0 +1,15 @@
+import { describe, expect, it } from 'vitest'
+import { countOf, formatBytes } from '../../src/cli/format.js'
+
+describe('format', () => {
+  it('agrees a count with its word', () => {
+    expect(countOf(1, 'entry', 'entries')).toBe('1 entry')
+    expect(countOf(0, 'entry', 'entries')).toBe('0 entries')
+    expect(countOf(12_345, 'file', 'files')).toBe('12,345 files')
+  })
+
+  it('shows sizes in decimal units', () => {
+    expect(formatBytes(12)).toBe('12 B')
+    expect(formatBytes(1_500_000)).toBe('1.50 MB')
+  })
+})
