@@ -36,6 +36,12 @@ export class UsageError extends CidsyncError {
   override readonly exitCode = ExitCode.usage
 }
 
+/** The state dir belongs to another user (the system service's): use it as that user. */
+export class StateDirOwnerError extends CidsyncError {
+  override readonly code = 'ERR_STATE_DIR_OWNER'
+  override readonly exitCode = ExitCode.usage
+}
+
 /** The index was written by a newer cidsync than this one. */
 export class SchemaTooNewError extends CidsyncError {
   override readonly code = 'ERR_SCHEMA_TOO_NEW'

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import { CommanderError } from 'commander'
 import { createProgram } from './program.js'
+import { exitCodeOf } from '../errors.js'
 import { exitCodeOfCommander, reportError } from './run.js'
 
 try {
@@ -10,6 +11,6 @@ try {
     process.exitCode = exitCodeOfCommander(err)
   } else {
     reportError(err)
-    process.exitCode = 1
+    process.exitCode = exitCodeOf(err)
   }
 }

@@ -1,4 +1,6 @@
 import { Command } from 'commander'
+import { loadConfig, stateDirOwnerProblem } from '../config/index.js'
+import { StateDirOwnerError } from '../errors.js'
 import { VERSION } from '../version.js'
 import { registerCid } from './commands/cid.js'
 import { registerDaemon } from './commands/daemon.js'
@@ -16,6 +18,31 @@ import { registerSnapshot } from './commands/snapshot.js'
 import { registerRestore } from './commands/restore.js'
 import { registerService } from './commands/service.js'
 
+/** Commands that never open the state dir, or (service) run as root on purpose. */
+const WITHOUT_STATE = new Set(['init', 'cid', 'service', 'local-service', 'help'])
+
+function topLevel (command: Command): Command {
+  let top = command
+  while (top.parent?.parent != null) top = top.parent
+  return top
+}
+
+/**
+ * Before a command runs: a state dir that belongs to another user (the system service's) is
+ * refused with the `sudo -u` to run instead, rather than read as nothing or written as root.
+ */
+function checkStateDirOwner (_program: Command, command: Command): void {
+  if (WITHOUT_STATE.has(topLevel(command).name())) return
+  let stateDir: string
+  try {
+    stateDir = loadConfig({ configPath: (command.opts() as { config?: string }).config }).stateDir
+  } catch {
+    return // the command loads the config itself and reports what is wrong with it
+  }
+  const problem = stateDirOwnerProblem(stateDir)
+  if (problem !== undefined) throw new StateDirOwnerError(problem)
+}
+
 /** The `cidsync` command line: one register function per command, each in its own file. */
 export function createProgram (): Command {
   const program = new Command('cidsync')
@@ -25,6 +52,7 @@ export function createProgram (): Command {
     .exitOverride()
     // Options belong to the command they follow (`local-service token --dir D` is token's --dir).
     .enablePositionalOptions()
+    .hook('preAction', checkStateDirOwner)
   for (const register of [registerInit, registerDaemon, registerStatus, registerLs, registerCid, registerLogin, registerFiles, registerNames, registerDeal, registerPointer, registerLocalService, registerKey, registerSnapshot, registerRestore, registerService]) register(program)
   // Subcommands share the parent's exit override so their usage errors exit 2 too.
   const overrideAll = (command: Command): void => { command.exitOverride(); command.commands.forEach(overrideAll) }

@@ -17,6 +17,8 @@ export interface InstallInput {
   readonly folders: readonly string[]
   /** Where credential files are looked for, for LoadCredential= (system units). */
   readonly credentialsDir: string
+  /** The state dir the config names; a system unit may write there besides its own StateDirectory=. */
+  readonly stateDir?: string
   readonly home?: string
 }
 
@@ -25,6 +27,8 @@ export interface InstallPlan {
   readonly path: string
   readonly content: string
   readonly commands: ReadonlyArray<readonly string[]>
+  /** Commands to run once the file is written (install) or removed (uninstall). */
+  readonly after?: ReadonlyArray<readonly string[]>
 }
 
 const CREDENTIALS = ['api-key', 'session-token'] as const
@@ -38,6 +42,16 @@ const xml = (text: string): string => text.replace(/&/g, '&amp;').replace(/</g, 
 const unitArg = (text: string): string => /[\s"\\]/.test(text) ? `"${text.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"` : text
 
 export const SYSTEM_UNIT_PATH = '/etc/systemd/system/cidsync.service'
+/** What the system unit's `StateDirectory=cidsync` gives the daemon. */
+export const SYSTEM_STATE_DIR = '/var/lib/cidsync'
+/** The user the system unit runs as. */
+export const SERVICE_USER = 'cidsync'
+
+/** The template's line for a marker, `# cidsync:NAME (...)`, replaced by the given lines (or dropped). */
+function fillMarker (unit: string, name: string, lines: readonly string[]): string {
+  return unit.replace(new RegExp(`^# cidsync:${name}\\b.*\\n`, 'm'), lines.map(l => `${l}\n`).join(''))
+}
+
 export const LAUNCH_AGENT_LABEL = 'com.cidsync.daemon'
 
 /** The unit or plist for this install, with its absolute paths, and the commands that enable it. */
@@ -52,12 +66,13 @@ export function planInstall (input: InstallInput): InstallPlan {
   }
   const unit = input.user ? 'systemd/cidsync-user.service' : 'systemd/cidsync.service'
   const credentials = CREDENTIALS.filter(name => existsSync(join(input.credentialsDir, name)))
-    .map(name => `LoadCredential=${name}:${join(input.credentialsDir, name)}`).join('\n')
-  const readOnly = input.folders.map(f => `ReadOnlyPaths=-${unitArg(f)}`).join('\n')
-  const content = template(unit)
-    .replace('@NODE@', unitArg(input.node)).replace('@CLI@', unitArg(input.cli)).replace('@CONFIG@', unitArg(input.config))
-    .replace('@CREDENTIALS@\n', credentials === '' ? '' : `${credentials}\n`)
-    .replace('@READONLY@\n', readOnly === '' ? '' : `${readOnly}\n`)
+    .map(name => `LoadCredential=${name}:${join(input.credentialsDir, name)}`)
+  const paths = input.folders.map(f => `ReadOnlyPaths=-${unitArg(f)}`)
+  // ProtectSystem=strict leaves only StateDirectory= writable: a state dir elsewhere must be named.
+  if (!input.user && input.stateDir !== undefined && input.stateDir !== SYSTEM_STATE_DIR) paths.push(`ReadWritePaths=${unitArg(input.stateDir)}`)
+  const execStart = `ExecStart=${unitArg(input.node)} ${unitArg(input.cli)} daemon --config ${unitArg(input.config)}`
+  let content = template(unit).replace(/^ExecStart=.*$/m, () => execStart)
+  content = fillMarker(fillMarker(content, 'credentials', credentials), 'paths', paths)
   if (input.user) {
     return {
       path: join(home, '.config', 'systemd', 'user', 'cidsync.service'),
@@ -69,7 +84,7 @@ export function planInstall (input: InstallInput): InstallPlan {
     path: SYSTEM_UNIT_PATH,
     content,
     commands: [
-      ['sh', '-c', 'id cidsync >/dev/null 2>&1 || useradd --system --home-dir /var/lib/cidsync --shell /usr/sbin/nologin cidsync'],
+      ['sh', '-c', `id ${SERVICE_USER} >/dev/null 2>&1 || useradd --system --home-dir ${SYSTEM_STATE_DIR} --shell /usr/sbin/nologin ${SERVICE_USER}`],
       ['systemctl', 'daemon-reload'],
       ['systemctl', 'enable', '--now', 'cidsync.service']
     ]
@@ -82,8 +97,9 @@ export function planUninstall (platform: Platform, user: boolean, home = homedir
     const path = join(home, 'Library', 'LaunchAgents', `${LAUNCH_AGENT_LABEL}.plist`)
     return { path, content: '', commands: [['launchctl', 'bootout', `gui/${process.getuid?.() ?? 501}/${LAUNCH_AGENT_LABEL}`]] }
   }
+  // daemon-reload runs after the file is gone, so systemd forgets the unit.
   if (user) {
-    return { path: join(home, '.config', 'systemd', 'user', 'cidsync.service'), content: '', commands: [['systemctl', '--user', 'disable', '--now', 'cidsync.service']] }
+    return { path: join(home, '.config', 'systemd', 'user', 'cidsync.service'), content: '', commands: [['systemctl', '--user', 'disable', '--now', 'cidsync.service']], after: [['systemctl', '--user', 'daemon-reload']] }
   }
-  return { path: SYSTEM_UNIT_PATH, content: '', commands: [['systemctl', 'disable', '--now', 'cidsync.service']] }
+  return { path: SYSTEM_UNIT_PATH, content: '', commands: [['systemctl', 'disable', '--now', 'cidsync.service']], after: [['systemctl', 'daemon-reload']] }
 }

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process'
-import { rmSync } from 'node:fs'
+import { readFileSync, rmSync, statSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import type { Command } from 'commander'
 import { findConfigFile, loadConfig } from '../../config/index.js'
@@ -38,18 +38,38 @@ export function registerService (program: Command): void {
       const platform = platformOf(options.platform)
       const configPath = options.config ?? findConfigFile()?.path
       if (configPath === undefined) throw new UsageError('no config to run with: create one with `cidsync init`, or give --config')
-      const config = loadConfig({ configPath })
-      const { planInstall } = await import('../../install/index.js')
+      const dryRun = options.dryRun === true
+      if (!dryRun && options.platform !== undefined && options.platform !== process.platform) throw new UsageError('--platform other than this one needs --dry-run')
+      const install = await import('../../install/index.js')
+      const system = platform === 'linux' && options.user !== true
+      const cli = fileURLToPath(new URL('../main.js', import.meta.url))
+      let config = loadConfig({ configPath })
+      const source = config.source ?? configPath
+      if (system) {
+        // One state for the daemon and the administrator's CLI: the config names it.
+        const edited = install.withSystemStateDir(readFileSync(source, 'utf8'))
+        if (edited !== undefined && dryRun) {
+          process.stdout.write(`# ${source} gets, first: state_dir = "${install.SYSTEM_STATE_DIR}"\n`)
+          config = { ...config, stateDir: install.SYSTEM_STATE_DIR }
+        } else if (edited !== undefined) {
+          writeFileAtomicSync(source, edited, { mode: statSync(source).mode & 0o777 })
+          process.stdout.write(`added state_dir = "${install.SYSTEM_STATE_DIR}" to ${source}\n`)
+          config = loadConfig({ configPath: source })
+        }
+        const checks = install.checkSystemInstall({ node: process.execPath, cli, config: source, folders: config.folders.map(f => f.path), account: install.lookUpAccount(install.SERVICE_USER) })
+        for (const warning of checks.warnings) process.stderr.write(`cidsync: warning: ${warning}\n`)
+        if (checks.problems.length > 0 && !dryRun) throw new UsageError(`the service could not start as user ${install.SERVICE_USER}:\n  ${checks.problems.join('\n  ')}`)
+        for (const problem of checks.problems) process.stdout.write(`# problem: ${problem}\n`)
+      }
       const { credentialsDir } = await import('../../connect/index.js')
-      const plan = planInstall({
-        platform, user: options.user === true, node: process.execPath, cli: fileURLToPath(new URL('../main.js', import.meta.url)),
-        config: config.source ?? configPath, folders: config.folders.map(f => f.path), credentialsDir: credentialsDir(config)
+      const plan = install.planInstall({
+        platform, user: options.user === true, node: process.execPath, cli,
+        config: source, folders: config.folders.map(f => f.path), credentialsDir: credentialsDir(config), stateDir: config.stateDir
       })
-      if (options.dryRun === true) {
+      if (dryRun) {
         process.stdout.write(`# ${plan.path}\n${plan.content}\n# then:\n${show(plan.commands)}\n`)
         return
       }
-      if (options.platform !== undefined && options.platform !== process.platform) throw new UsageError('--platform other than this one needs --dry-run')
       writeFileAtomicSync(plan.path, plan.content, { mode: 0o644 })
       process.stdout.write(`wrote ${plan.path}\n`)
       run(plan.commands)
@@ -64,11 +84,12 @@ export function registerService (program: Command): void {
       const { planUninstall } = await import('../../install/index.js')
       const plan = planUninstall(platform, options.user === true)
       if (options.dryRun === true) {
-        process.stdout.write(`${show(plan.commands)}\nrm ${plan.path}\n`)
+        process.stdout.write(`${show(plan.commands)}\nrm ${plan.path}\n${show(plan.after ?? [])}\n`)
         return
       }
       run(plan.commands)
       rmSync(plan.path, { force: true })
       process.stdout.write(`removed ${plan.path}\n`)
+      run(plan.after ?? [])
     }))
 }
