@@ -111,6 +111,7 @@ describe('service files', () => {
     expect(JSON.parse(parsed.stdout)).toEqual({
       Label: 'com.cidsync.daemon',
       ProgramArguments: [process.execPath, CLI, 'daemon', '--config', join(dir, 'my config.toml')],
+      EnvironmentVariables: { CIDSYNC_SUPERVISOR: 'launchd' },
       RunAtLoad: true,
       KeepAlive: { SuccessfulExit: false },
       ProcessType: 'Background',

@@ -1,5 +1,5 @@
 import type { Command } from 'commander'
-import { loadConfig } from '../../config/index.js'
+import { loadDaemonConfig } from '../config-wait.js'
 import { action } from '../run.js'
 
 /**
@@ -33,8 +33,9 @@ export function registerDaemon (program: Command): void {
     .description('run in the foreground: watch, index, serve status (the service unit\'s ExecStart)')
     .option('--config <path>', 'config file')
     .action(action(async (options: { config?: string }) => {
-      const config = loadConfig({ configPath: options.config })
       const signal = stopSignal()
+      const config = await loadDaemonConfig(options.config, signal)
+      if (config === undefined) return
       const { createDaemon } = await import('../../daemon/index.js')
       const daemon = createDaemon(config)
       process.on('SIGHUP', () => { void daemon.reload() })
