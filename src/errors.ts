@@ -42,6 +42,12 @@ export class StateDirOwnerError extends CidsyncError {
   override readonly exitCode = ExitCode.usage
 }
 
+/** A device named on the command line is not in the index. */
+export class DeviceNotFoundError extends CidsyncError {
+  override readonly code = 'ERR_DEVICE_NOT_FOUND'
+  override readonly exitCode = ExitCode.notFound
+}
+
 /** The index was written by a newer cidsync than this one. */
 export class SchemaTooNewError extends CidsyncError {
   override readonly code = 'ERR_SCHEMA_TOO_NEW'

@@ -27,6 +27,8 @@ export type EntryChange =
   | { readonly kind: 'upsert', readonly folder: string, readonly path: string, readonly size: number, readonly mtimeMs: number, readonly cid: string, readonly cidProfile: string }
   | { readonly kind: 'delete', readonly folder: string, readonly path: string }
 
+export interface KnownDevice { readonly id: string, readonly hostname: string | null, readonly lastSeq: number }
+
 export interface FolderTotals { readonly folder: string, readonly files: number, readonly bytes: number }
 
 export interface ListOptions {
@@ -56,7 +58,7 @@ export class EntryStore {
     ensureDevice: Statement, lastSeq: Statement, setSeq: Statement, upsert: Statement, tombstone: Statement
   }
 
-  private readonly reads: { known: Statement, knownOne: Statement, livePaths: Statement, totals: Statement, list: Statement, get: Statement }
+  private readonly reads: { known: Statement, knownOne: Statement, livePaths: Statement, totals: Statement, list: Statement, get: Statement, devices: Statement }
 
   /** The database file, for threads that open their own read-only connection. */
   readonly path: string
@@ -84,8 +86,14 @@ export class EntryStore {
         WHERE (@deviceId IS NULL OR device_id = @deviceId) AND (@includeDeleted = 1 OR deleted = 0)
           AND substr(folder || '/' || path, 1, length(@prefix)) = @prefix
         ORDER BY folder, path, device_id`),
-      get: db.prepare('SELECT * FROM entries WHERE device_id = ? AND folder = ? AND path = ?')
+      get: db.prepare('SELECT * FROM entries WHERE device_id = ? AND folder = ? AND path = ?'),
+      devices: db.prepare('SELECT device_id AS id, hostname, last_seq AS lastSeq FROM devices ORDER BY device_id')
     }
+  }
+
+  /** Every device the index holds rows of (this one, and those merged or restored from others). */
+  devices (): KnownDevice[] {
+    return this.reads.devices.all() as KnownDevice[]
   }
 
   /** Registers this device so its rows have an owner with a sequence counter. */

@@ -7,7 +7,7 @@ import { openDatabase } from './open.js'
 import { EntryStore } from './entries.js'
 import { RemoteStore } from './remote.js'
 
-export type { Entry, EntryChange, KnownFile, FolderTotals, ListOptions } from './entries.js'
+export type { Entry, EntryChange, KnownFile, FolderTotals, KnownDevice, ListOptions } from './entries.js'
 export { EntryStore } from './entries.js'
 export { SCHEMA_VERSION } from './migrations.js'
 export { loadOrCreateDeviceId, readDeviceId, DEVICE_ID_FILE } from './device-id.js'

@@ -1,8 +1,18 @@
 import type { Command } from 'commander'
 import { loadConfig } from '../../config/index.js'
-import { UsageError } from '../../errors.js'
+import { DeviceNotFoundError, UsageError } from '../../errors.js'
+import type { KnownDevice } from '../../index/index.js'
 import { formatBytes, formatTable, printJson } from '../format.js'
 import { action } from '../run.js'
+
+/** `--device`: a whole id, or the short one `ls --all-devices` and status print (any unique prefix). */
+function resolveDevice (wanted: string, devices: readonly KnownDevice[]): string {
+  const matches = devices.filter(d => d.id === wanted || d.id.startsWith(wanted.toLowerCase()))
+  const known = devices.map(d => `${d.id.slice(0, 8)} (${d.hostname ?? '?'})`).join(', ')
+  if (matches.length === 0) throw new DeviceNotFoundError(`no device ${wanted} in the index${known === '' ? ' (it holds no device yet)' : `: it knows ${known}`}`)
+  if (matches.length > 1) throw new UsageError(`--device ${wanted} matches ${matches.length} devices: give more of the id (${known})`)
+  return (matches[0] as KnownDevice).id
+}
 
 interface LsOptions { config?: string, device?: string, allDevices?: boolean, deleted?: boolean, json?: boolean }
 
@@ -11,7 +21,7 @@ export function registerLs (program: Command): void {
     .description('list what the index holds: size, CID, where it stands remotely (local-only, stored, sent-for-deal), folder/path')
     .argument('[prefix]', 'only entries whose folder/path starts with this')
     .option('--config <path>', 'config file')
-    .option('--device <id>', 'entries of this device (default: this one)')
+    .option('--device <id>', 'entries of this device, by its id or short id (default: this one)')
     .option('--all-devices', 'entries of every device the index knows')
     .option('--deleted', 'include deletions (tombstones)')
     .option('--json', 'print JSON')
@@ -21,7 +31,12 @@ export function registerLs (program: Command): void {
       const { indexPath, openIndex, readDeviceId } = await import('../../index/index.js')
       const index = openIndex(indexPath(config.stateDir), { readonly: true })
       try {
-        const deviceId = options.allDevices === true ? undefined : options.device ?? readDeviceId(config.stateDir)
+        const own = readDeviceId(config.stateDir)
+        // A device that never ran the daemon has no id yet (a fresh restore): its index holds only
+        // other devices' rows, which must not be shown as its own.
+        const everyDevice = options.allDevices === true || (options.device === undefined && own === undefined)
+        if (everyDevice && options.allDevices !== true) process.stderr.write('cidsync: this device has no rows yet (its id is made on the first `cidsync daemon`): showing every device\'s rows\n')
+        const deviceId = everyDevice ? undefined : options.device !== undefined ? resolveDevice(options.device, index.entries.devices()) : own
         const entries = index.entries.list({ prefix: prefix ?? '', deviceId, includeDeleted: options.deleted === true })
         if (options.json === true) {
           printJson(entries.map(e => ({
@@ -31,7 +46,7 @@ export function registerLs (program: Command): void {
           })))
           return
         }
-        const many = options.allDevices === true
+        const many = everyDevice
         const rows = entries.map(e => [
           ...(many ? [e.deviceId.slice(0, 8)] : []),
           formatBytes(e.size), e.deleted ? '(deleted)' : e.cid ?? '', e.deleted ? '' : index.remote.stateOf(e.cid), `${e.folder}/${e.path}`

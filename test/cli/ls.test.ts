@@ -1,0 +1,42 @@
+import { describe, expect, it } from 'vitest'
+import { mkdir, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { runCli } from '../helpers/cli.js'
+import { useTempDir } from '../helpers/temp-dir.js'
+
+async function deviceConfig (root: string, name: string): Promise<string> {
+  await mkdir(join(root, name, 'notes'), { recursive: true })
+  const path = join(root, `${name}.toml`)
+  await writeFile(path, `state_dir = "${name}/state"\n[[folders]]\nname = "notes"\npath = "${name}/notes"\n[service]\ndir = "${join(root, 'service')}"\n[status]\nlisten = "127.0.0.1:0"\n`)
+  return path
+}
+
+describe('cidsync ls', () => {
+  it('on a restored device that never ran the daemon, shows each row\'s device, and takes a short --device id', async () => {
+    const root = await useTempDir()
+    const a = await deviceConfig(root, 'a')
+    await writeFile(join(root, 'a', 'notes', 'one.md'), 'one')
+    expect((await runCli(['snapshot', '--config', a])).code).toBe(0)
+    const idA = (JSON.parse((await runCli(['ls', '--json', '--config', a])).stdout) as Array<{ device: string }>)[0]?.device ?? ''
+    expect(idA).toMatch(/^[0-9a-f-]{36}$/)
+
+    const b = await deviceConfig(root, 'b')
+    await runCli(['key', 'import', '--config', b], { input: (await runCli(['key', 'export', '--config', a])).stdout })
+    expect((await runCli(['restore', '--config', b])).code).toBe(0)
+
+    const ls = await runCli(['ls', '--config', b])
+    expect(ls.code).toBe(0)
+    expect(ls.stdout.split('\n')[0]).toMatch(/^DEVICE\s+SIZE\s+CID/)
+    expect(ls.stdout).toContain(`${idA.slice(0, 8)}  `)
+    expect(ls.stderr).toContain('this device has no rows yet')
+
+    const byShortId = await runCli(['ls', '--json', '--device', idA.slice(0, 8), '--config', b])
+    expect(byShortId.code).toBe(0)
+    expect(JSON.parse(byShortId.stdout)).toMatchObject([{ device: idA, path: 'one.md' }])
+
+    const unknown = await runCli(['ls', '--device', 'ffffffff', '--config', b])
+    expect(unknown.code).toBe(3)
+    expect(unknown.stderr).toContain(`no device ffffffff in the index: it knows ${idA.slice(0, 8)}`)
+    expect(unknown.stderr).toContain('[ERR_DEVICE_NOT_FOUND]')
+  })
+})
