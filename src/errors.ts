@@ -98,6 +98,11 @@ export class StatusUnavailableError extends CidsyncError {
   override readonly code = 'ERR_STATUS_UNAVAILABLE'
 }
 
+/** `cidsync status --check` found something in error (a folder, the service, publishing). */
+export class StatusCheckError extends CidsyncError {
+  override readonly code = 'ERR_STATUS_CHECK'
+}
+
 /** The status endpoint could not listen where the config says. */
 export class ListenError extends CidsyncError {
   override readonly code = 'ERR_LISTEN'

@@ -2,7 +2,9 @@ import type { Command } from 'commander'
 import { loadConfig } from '../../config/index.js'
 import type { StatusDocument } from '../../daemon/index.js'
 import { countOf, formatBytes, formatDuration, formatTable } from '../format.js'
-import { action } from '../run.js'
+import { StatusCheckError, UsageError } from '../../errors.js'
+import { action, reportError } from '../run.js'
+import { progressBar, statusProblems } from '../status-check.js'
 
 function publishLines (s: StatusDocument): string[] {
   const lines: string[] = []
@@ -38,7 +40,12 @@ export function formatStatus (s: StatusDocument): string {
     lines.push(formatTable(['FOLDER', 'STATE', 'FILES', 'SIZE', 'TO HASH', 'SKIPPED', 'PATH'], s.folders.map(f => [
       f.name, f.state, f.files.toLocaleString('en-US'), formatBytes(f.bytes), String(f.scan.toHash), String(f.skipped), f.path
     ]), new Set([2, 3, 4, 5])).trimEnd())
-    for (const f of s.folders) if (f.error !== null) lines.push(`  ${f.name}: ${f.error}`)
+    for (const f of s.folders) {
+      if (f.error !== null) lines.push(`  ${f.name}: ${f.error}`)
+      if (f.scan.toHash > 0 && f.scan.hashed < f.scan.toHash) {
+        lines.push(`  ${f.name}: hashing ${progressBar(f.scan.hashed, f.scan.toHash)} ${f.scan.hashed.toLocaleString('en-US')} / ${countOf(f.scan.toHash, 'file', 'files')}, ${formatBytes(f.scan.hashedBytes)} hashed`)
+      }
+    }
   }
   if (s.lastErrors.length > 0) {
     lines.push('', 'recent errors:')
@@ -47,15 +54,55 @@ export function formatStatus (s: StatusDocument): string {
   return lines.join('\n') + '\n'
 }
 
+interface StatusOptions { config?: string, json?: boolean, check?: boolean, watch?: string | boolean }
+
+/** `--watch`: the summary again every few seconds (the screen cleared on a terminal) until Ctrl-C. */
+async function watch (read: () => Promise<string>, seconds: number, json: boolean): Promise<void> {
+  let stopped = false
+  const stop = (): void => { stopped = true }
+  process.once('SIGINT', stop)
+  process.once('SIGTERM', stop)
+  while (!stopped) {
+    let frame: string
+    try {
+      const body = await read()
+      frame = json ? body : formatStatus(JSON.parse(body) as StatusDocument)
+    } catch (err) {
+      frame = ''
+      reportError(err) // the daemon may be restarting: keep watching
+    }
+    if (process.stdout.isTTY) process.stdout.write('\x1b[H\x1b[2J')
+    process.stdout.write(`${frame}${process.stdout.isTTY ? '' : '\n'}`)
+    const deadline = Date.now() + seconds * 1000
+    while (!stopped && Date.now() < deadline) await new Promise(resolve => setTimeout(resolve, Math.min(200, seconds * 1000)))
+  }
+}
+
 export function registerStatus (program: Command): void {
   program.command('status')
     .description('what the running daemon is doing, from its status endpoint')
     .option('--config <path>', 'config file')
     .option('--json', 'print the raw status document')
-    .action(action(async (options: { config?: string, json?: boolean }) => {
+    .option('--check', 'exit 1 when a folder, the service or publishing is in error, saying what (for monitoring)')
+    .option('--watch [seconds]', 'show it again every few seconds (default 2) until Ctrl-C')
+    .action(action(async (options: StatusOptions) => {
       const config = loadConfig({ configPath: options.config })
       const { getFromDaemon } = await import('../status-client.js')
-      const body = await getFromDaemon(config, '/status')
-      process.stdout.write(options.json === true ? body : formatStatus(JSON.parse(body) as StatusDocument))
+      const read = async (): Promise<string> => await getFromDaemon(config, '/status')
+      if (options.watch !== undefined && options.watch !== false) {
+        const seconds = options.watch === true ? 2 : Number(options.watch)
+        if (!Number.isFinite(seconds) || seconds <= 0) throw new UsageError(`--watch ${String(options.watch)}: expected a number of seconds above 0`)
+        await watch(read, seconds, options.json === true)
+        return
+      }
+      const body = await read()
+      const document = JSON.parse(body) as StatusDocument
+      if (options.check === true) {
+        const problems = statusProblems(document)
+        if (problems.length > 0) throw new StatusCheckError(`${countOf(problems.length, 'problem', 'problems')}:\n  ${problems.join('\n  ')}`)
+        process.stdout.write(`ok: ${countOf(document.folders.length, 'folder', 'folders')} watched, ${countOf(document.index.files, 'file', 'files')} indexed${document.publish?.last != null ? `, last published ${document.publish.last.at ?? '?'}` : ''}\n`)
+        return
+      }
+      process.stdout.write(options.json === true ? body : formatStatus(document))
     }))
 }

@@ -1,0 +1,31 @@
+import type { StatusDocument } from '../daemon/index.js'
+
+/**
+ * What is wrong, for monitoring scripts (`cidsync status --check`): a folder in error, a service
+ * that cannot be reached, publishing stopped or its last attempt failed after the last success, an
+ * index that cannot be written. Each line says what and what to do; none means healthy.
+ */
+export function statusProblems (s: StatusDocument): string[] {
+  const problems: string[] = []
+  for (const folder of s.folders) {
+    if (folder.state === 'error' || folder.error !== null) problems.push(`folder ${folder.name}: ${folder.error ?? folder.state}`)
+  }
+  if (s.service.error !== null) problems.push(`service: cannot be reached: ${s.service.error}`)
+  if (s.publish !== null) {
+    if (s.publish.blocked !== null) {
+      problems.push(`publish: stopped: ${s.publish.blocked}`)
+    } else if (s.publish.lastError !== null && (s.publish.last?.at == null || s.publish.lastError.at > s.publish.last.at)) {
+      problems.push(`publish: the last attempt failed at ${s.publish.lastError.at}: ${s.publish.lastError.message}`)
+    }
+  }
+  if (s.index.writeErrors > 0) problems.push(`index: ${s.index.writeErrors} write(s) failed: see the recent errors in \`cidsync status\``)
+  return problems
+}
+
+const BAR_WIDTH = 24
+
+/** `[######------------------]  312 / 1,024 files`: a scan's hashing progress, for `--watch`. */
+export function progressBar (done: number, total: number): string {
+  const filled = total <= 0 ? BAR_WIDTH : Math.min(BAR_WIDTH, Math.floor(done / total * BAR_WIDTH))
+  return `[${'#'.repeat(filled)}${'-'.repeat(BAR_WIDTH - filled)}]`
+}

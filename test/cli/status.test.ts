@@ -1,0 +1,63 @@
+import { describe, expect, it } from 'vitest'
+import { spawn } from 'node:child_process'
+import { mkdir, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { CLI, DaemonProcess, runCli } from '../helpers/cli.js'
+import { useTempDir } from '../helpers/temp-dir.js'
+import { until } from '../helpers/wait.js'
+
+async function config (dir: string, folders: string[]): Promise<string> {
+  const path = join(dir, 'c.toml')
+  await writeFile(path, `state_dir = "state"\n${folders.map(f => `[[folders]]\nname = "${f}"\npath = "${f}"\n`).join('')}[status]\nlisten = "127.0.0.1:0"\n`)
+  return path
+}
+
+describe('cidsync status', () => {
+  it('--check exits 0 when all is well and 1 naming a folder in error, for monitoring scripts', async () => {
+    const dir = await useTempDir()
+    await mkdir(join(dir, 'notes'))
+    const path = await config(dir, ['notes', 'usb'])
+    const daemon = new DaemonProcess(['--config', path])
+    await daemon.logged('index current')
+    const failing = await runCli(['status', '--check', '--config', path])
+    expect(failing.code).toBe(1)
+    expect(failing.stderr).toContain('1 problem:')
+    expect(failing.stderr).toMatch(/folder usb: .*usb/)
+    expect(failing.stderr).toContain('[ERR_STATUS_CHECK]')
+    await daemon.stop()
+
+    await mkdir(join(dir, 'usb'))
+    const healthy = new DaemonProcess(['--config', path])
+    await healthy.logged('index current')
+    const ok = await until(async () => {
+      const result = await runCli(['status', '--check', '--config', path])
+      return result.code === 0 ? result : undefined
+    }, 15_000, 'a healthy check')
+    expect(ok.stdout).toMatch(/^ok: 2 folders watched, 0 files indexed/)
+    await healthy.stop()
+  })
+
+  it('--check exits 1 when no daemon answers', async () => {
+    const dir = await useTempDir()
+    const result = await runCli(['status', '--check', '--config', await config(dir, [])])
+    expect(result.code).toBe(1)
+    expect(result.stderr).toContain('no daemon answers')
+  })
+
+  it('--watch shows the summary again until Ctrl-C, then exits 0', async () => {
+    const dir = await useTempDir()
+    await mkdir(join(dir, 'notes'))
+    const path = await config(dir, ['notes'])
+    const daemon = new DaemonProcess(['--config', path])
+    await daemon.logged('index current')
+    const watcher = spawn(process.execPath, [CLI, 'status', '--watch', '0.2', '--config', path], { stdio: ['ignore', 'pipe', 'pipe'] })
+    let out = ''
+    watcher.stdout.on('data', (d: Buffer) => { out += d.toString() })
+    const exited = new Promise<number | null>(resolve => watcher.on('close', code => resolve(code)))
+    await until(() => (out.match(/^cidsync \d/gm)?.length ?? 0) >= 3 || undefined, 15_000, 'three frames')
+    watcher.kill('SIGINT')
+    expect(await exited).toBe(0)
+    expect(out).toContain('notes')
+    await daemon.stop()
+  })
+})
