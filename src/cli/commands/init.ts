@@ -6,7 +6,7 @@ import { ConfigError } from '../../errors.js'
 import { writeFileAtomicSync } from '../../util/atomic-write.js'
 import { action } from '../run.js'
 
-interface InitOptions { config?: string, folder?: string[], stateDir?: string, force?: boolean }
+interface InitOptions { config?: string, folder?: string[], stateDir?: string, force?: boolean, key?: string }
 
 function folderName (path: string, taken: Set<string>): string {
   const base = basename(path).replace(/[^A-Za-z0-9._-]/g, '-').replace(/^[^A-Za-z0-9]+/, '') || 'folder'
@@ -23,6 +23,7 @@ export function registerInit (program: Command): void {
     .option('--folder <path...>', 'folders to watch (default: ~/notes, as an example to edit)')
     .option('--state-dir <dir>', 'where the index and keys live (default: $STATE_DIRECTORY, else the XDG state dir)')
     .option('--force', 'overwrite an existing config file')
+    .option('--key <key|->', 'use the snapshot key exported on another device (`-`: from standard input) instead of making one')
     .action(action(async (options: InitOptions) => {
       const target = resolve(options.config ?? (process.env.CIDSYNC_CONFIG !== undefined && process.env.CIDSYNC_CONFIG !== '' ? process.env.CIDSYNC_CONFIG : defaultConfigPath(process.env)))
       if (existsSync(target) && options.force !== true) {
@@ -38,7 +39,12 @@ export function registerInit (program: Command): void {
       const config = loadConfig({ configPath: target })
       mkdirSync(config.stateDir, { recursive: true, mode: 0o700 })
       let keyLine = ''
-      if (config.snapshot.encryption !== 'none' && (process.env.CIDSYNC_SNAPSHOT_PASSPHRASE ?? '') === '') {
+      if (options.key !== undefined) {
+        const { installKey, readKeyText } = await import('./key.js')
+        const { KEY_FILE } = await import('../../snapshot/index.js')
+        const { id } = await installKey(config.stateDir, await readKeyText(options.key), false)
+        keyLine = `snapshot key ${id} (imported) in ${join(config.stateDir, KEY_FILE)}\n`
+      } else if (config.snapshot.encryption !== 'none' && (process.env.CIDSYNC_SNAPSHOT_PASSPHRASE ?? '') === '') {
         const { writingKey, KEY_FILE } = await import('../../snapshot/index.js')
         const key = writingKey(config.stateDir)
         keyLine = `snapshot key ${key.keyId} in ${join(config.stateDir, KEY_FILE)} (carry it to other devices with \`cidsync key export\`)\n`

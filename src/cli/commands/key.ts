@@ -2,11 +2,36 @@ import { mkdirSync } from 'node:fs'
 import type { Command } from 'commander'
 import { loadConfig } from '../../config/index.js'
 import { action } from '../run.js'
+import { readSecretLine } from '../prompt.js'
 
 async function readStdin (): Promise<string> {
   let text = ''
   for await (const chunk of process.stdin) text += (chunk as Buffer).toString('utf8')
   return text
+}
+
+/** The key from the argument, a file, standard input, or (on a terminal) typed without echo. */
+export async function readKeyText (argument: string | undefined): Promise<string> {
+  if (argument !== undefined && argument !== '-') return argument
+  if (argument === undefined && process.stdin.isTTY === true) return await readSecretLine('paste the key from `cidsync key export` (it is not shown), then Enter: ')
+  return await readStdin()
+}
+
+/**
+ * Installs a key carried from another device. A key here that never sealed anything (the one
+ * `init` made, before any publish or restore) is replaced without `--force`.
+ */
+export async function installKey (stateDir: string, text: string, force: boolean): Promise<{ id: string, replacedUnused: boolean }> {
+  const { importKey } = await import('../../snapshot/index.js')
+  const { hasSyncState } = await import('../../sync/index.js')
+  const unused = !hasSyncState(stateDir)
+  try {
+    return { id: importKey(stateDir, text, force), replacedUnused: false }
+  } catch (err) {
+    if (!unused || force) throw err
+    if (!(err instanceof Error) || !err.message.includes('holds another key')) throw err
+    return { id: importKey(stateDir, text, true), replacedUnused: true }
+  }
 }
 
 export function registerKey (program: Command): void {
@@ -25,12 +50,11 @@ export function registerKey (program: Command): void {
     .description('install a key exported on another device, so its snapshots open here')
     .argument('[key]', 'the exported key; read from standard input when absent or -')
     .option('--config <path>', 'config file')
-    .option('--force', 'replace a different key already here')
+    .option('--force', 'replace a different key already here, even one that sealed snapshots')
     .action(action(async (text: string | undefined, options: { config?: string, force?: boolean }) => {
       const config = loadConfig({ configPath: options.config })
       mkdirSync(config.stateDir, { recursive: true, mode: 0o700 })
-      const { importKey } = await import('../../snapshot/index.js')
-      const id = importKey(config.stateDir, text === undefined || text === '-' ? await readStdin() : text, options.force === true)
-      process.stdout.write(`imported key ${id} into ${config.stateDir}\n`)
+      const { id, replacedUnused } = await installKey(config.stateDir, await readKeyText(text), options.force === true)
+      process.stdout.write(`imported key ${id} into ${config.stateDir}${replacedUnused ? ' (replacing the unused one `init` made)' : ''}\n`)
     }))
 }

@@ -1,0 +1,67 @@
+import { describe, expect, it } from 'vitest'
+import { spawn, spawnSync } from 'node:child_process'
+import { mkdir, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { CLI, runCli } from '../helpers/cli.js'
+import { useTempDir } from '../helpers/temp-dir.js'
+import { until, within } from '../helpers/wait.js'
+
+const hasScript = spawnSync('script', ['--version']).status === 0
+
+describe('carrying the snapshot key to a new device, as docs/operations.md says', () => {
+  it('init, then key import, then restore: the unused key init made is replaced without --force', async () => {
+    const root = await useTempDir()
+    const env = { ...process.env, CIDSYNC_SERVICE_DIR: join(root, 'service'), CIDSYNC_STATUS_LISTEN: '127.0.0.1:0' }
+    for (const name of ['a', 'b']) await mkdir(join(root, name, 'notes'), { recursive: true })
+    await writeFile(join(root, 'a', 'notes', 'one.md'), 'one')
+    const a = join(root, 'a.toml')
+    const b = join(root, 'b.toml')
+    expect((await runCli(['init', '--config', a, '--folder', join(root, 'a', 'notes'), '--state-dir', join(root, 'a', 'state')], { env })).code).toBe(0)
+    expect((await runCli(['snapshot', '--config', a], { env })).code).toBe(0)
+    const exported = (await runCli(['key', 'export', '--config', a], { env })).stdout
+
+    const init = await runCli(['init', '--config', b, '--folder', join(root, 'b', 'notes'), '--state-dir', join(root, 'b', 'state')], { env })
+    expect(init.stdout).toContain('snapshot key ')
+    const imported = await runCli(['key', 'import', '--config', b], { env, input: exported })
+    expect(imported.code).toBe(0)
+    expect(imported.stdout).toContain('replacing the unused one `init` made')
+    expect((await runCli(['restore', '--config', b], { env })).code).toBe(0)
+
+    // Once it has restored (or published), a different key needs --force.
+    await writeFile(join(root, 'c.toml'), '')
+    const other = (await runCli(['key', 'export', '--config', join(root, 'c.toml')], { env: { ...env, CIDSYNC_STATE_DIR: join(root, 'c') } })).stdout
+    const refused = await runCli(['key', 'import', '--config', b], { env, input: other })
+    expect(refused.code).toBe(2)
+    expect(refused.stderr).toContain('add --force to replace it')
+  })
+
+  it('init --key - takes the key from standard input instead of making one', async () => {
+    const root = await useTempDir()
+    await writeFile(join(root, 'old.toml'), '')
+    const exported = (await runCli(['key', 'export', '--config', join(root, 'old.toml')], { env: { ...process.env, CIDSYNC_STATE_DIR: join(root, 'old') } })).stdout
+    const init = await runCli(['init', '--config', join(root, 'c.toml'), '--state-dir', join(root, 'new'), '--key', '-'], { input: exported })
+    expect(init.code).toBe(0)
+    expect(init.stdout).toMatch(/snapshot key \S+ \(imported\)/)
+    const again = (await runCli(['key', 'export', '--config', join(root, 'c.toml')])).stdout
+    expect(again).toBe(exported)
+  })
+
+  it.runIf(hasScript)('key import on a terminal prompts and does not echo the key', async () => {
+    const root = await useTempDir()
+    await writeFile(join(root, 'x.toml'), '')
+    const exported = (await runCli(['key', 'export', '--config', join(root, 'x.toml')], { env: { ...process.env, CIDSYNC_STATE_DIR: join(root, 'old') } })).stdout.trim()
+    const command = `${process.execPath} ${CLI} key import --config ${join(root, 'x.toml')}`
+    const child = spawn('script', ['-qec', command, '/dev/null'], { stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, CIDSYNC_STATE_DIR: join(root, 'new') } })
+    let stdout = ''
+    child.stdout.on('data', (d: Buffer) => { stdout += d.toString() })
+    const closed = new Promise(resolve => child.on('close', resolve))
+    // Typed once the prompt shows (and echo is off), as a person would.
+    await until(() => stdout.includes('it is not shown') || undefined, 20_000, 'the prompt')
+    child.stdin.write(`${exported}\r`)
+    await within(closed, 20_000, 'key import to end')
+    const result = { stdout }
+    expect(result.stdout).toContain('paste the key from `cidsync key export` (it is not shown)')
+    expect(result.stdout).toContain('imported key ')
+    expect(result.stdout).not.toContain(exported.slice(-20))
+  })
+})
