@@ -24,9 +24,11 @@ export function openServiceDatabase (dir: string): Database.Database {
   mkdirSync(dir, { recursive: true })
   const path = join(dir, 'service.sqlite')
   const db = new Database(path)
+  // The wait first: two processes opening a fresh directory at once (a daemon and a command)
+  // would otherwise see SQLITE_BUSY while the other switches the journal to WAL.
+  db.pragma('busy_timeout = 5000')
   db.pragma('journal_mode = WAL')
   db.pragma('synchronous = NORMAL')
-  db.pragma('busy_timeout = 5000')
   const version = db.pragma('user_version', { simple: true }) as number
   if (version > MIGRATIONS.length) {
     db.close()
@@ -34,6 +36,8 @@ export function openServiceDatabase (dir: string): Database.Database {
   }
   for (let v = version; v < MIGRATIONS.length; v++) {
     db.transaction(() => {
+      // Read again under the write lock: the other process may have migrated meanwhile.
+      if ((db.pragma('user_version', { simple: true }) as number) > v) return
       db.exec(MIGRATIONS[v] as string)
       db.pragma(`user_version = ${v + 1}`)
     }).immediate()
