@@ -98,6 +98,15 @@ export class StatusUnavailableError extends CidsyncError {
   override readonly code = 'ERR_STATUS_UNAVAILABLE'
 }
 
+/** The daemon cannot do that yet (the index is still being scanned, the service being reached); ask again soon. */
+export class NotReadyError extends CidsyncError {
+  override readonly code = 'ERR_NOT_READY'
+
+  constructor (message: string, readonly retryAfterSeconds = 1) {
+    super(message)
+  }
+}
+
 /** `cidsync status --check` found something in error (a folder, the service, publishing). */
 export class StatusCheckError extends CidsyncError {
   override readonly code = 'ERR_STATUS_CHECK'

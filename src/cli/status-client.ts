@@ -16,9 +16,35 @@ export async function getFromDaemon (config: Config, path: string): Promise<stri
   return await askDaemon(config, 'GET', path)
 }
 
-/** POSTs to the running daemon with the state dir's token; waits as long as `timeoutMs`. */
-export async function postToDaemon (config: Config, path: string, timeoutMs = 10 * 60_000): Promise<string> {
-  return await askDaemon(config, 'POST', path, timeoutMs)
+/** How long a POST waits for a daemon that is not ready yet (still scanning, reaching the service). */
+export const DEFAULT_READY_WAIT_MS = 120_000
+
+/**
+ * POSTs to the running daemon with the state dir's token; waits as long as `timeoutMs`. A daemon
+ * that answers 503 (not ready yet) is asked again after its Retry-After, for up to `readyWaitMs`,
+ * saying on stderr what it waits for.
+ */
+export async function postToDaemon (config: Config, path: string, timeoutMs = 10 * 60_000, readyWaitMs = DEFAULT_READY_WAIT_MS): Promise<string> {
+  const deadline = Date.now() + readyWaitMs
+  let said = ''
+  for (;;) {
+    try {
+      return await askDaemon(config, 'POST', path, timeoutMs)
+    } catch (err) {
+      if (!(err instanceof DaemonNotReadyError)) throw err
+      if (Date.now() + err.retryAfterMs > deadline) throw new StatusUnavailableError(`the daemon was not ready within ${Math.round(readyWaitMs / 1000)} s: ${err.message}; try again later`)
+      if (err.message !== said) process.stderr.write(`cidsync: waiting for the daemon: ${err.message}\n`)
+      said = err.message
+      await new Promise(resolve => setTimeout(resolve, err.retryAfterMs))
+    }
+  }
+}
+
+/** A 503 from the daemon: what it is still doing, and when to ask again. */
+class DaemonNotReadyError extends Error {
+  constructor (message: string, readonly retryAfterMs: number) {
+    super(message)
+  }
 }
 
 async function askDaemon (config: Config, method: 'GET' | 'POST', path: string, timeoutMs = DEFAULT_STATUS_TIMEOUT_MS): Promise<string> {
@@ -38,10 +64,15 @@ async function askDaemon (config: Config, method: 'GET' | 'POST', path: string, 
       signal: AbortSignal.timeout(timeoutMs)
     })
     const body = await response.body.text()
+    if (response.statusCode === 503) {
+      const seconds = Number(response.headers['retry-after'] ?? 1)
+      const reason = (() => { try { return (JSON.parse(body) as { error?: string }).error } catch { return undefined } })() ?? body.trim().slice(0, 200)
+      throw new DaemonNotReadyError(reason, Math.min(10_000, Math.max(250, (Number.isFinite(seconds) ? seconds : 1) * 1000)))
+    }
     if (response.statusCode !== 200) throw new StatusUnavailableError(`the daemon at ${where} answered ${response.statusCode} to ${path}: ${body.trim().slice(0, 200)}`)
     return body
   } catch (err) {
-    if (err instanceof StatusUnavailableError) throw err
+    if (err instanceof StatusUnavailableError || err instanceof DaemonNotReadyError) throw err
     throw new StatusUnavailableError(`no daemon answers at ${where} (${(err as { code?: string }).code ?? (err as Error).message}): start one with \`cidsync daemon\``, { cause: err })
   } finally {
     await dispatcher?.close()

@@ -8,6 +8,7 @@ import { VERSION } from '../version.js'
 import type { ServiceConnection } from '../connect/index.js'
 import { releaseMemory } from '../util/release-memory.js'
 import { jwtExpiry } from '../util/jwt.js'
+import { NotReadyError } from '../errors.js'
 import type { SyncRunner } from '../sync/index.js'
 import { ensureStatusToken } from './status-token.js'
 import { acquireLock, type DaemonLock } from './lock.js'
@@ -16,6 +17,8 @@ import { StatusServer } from './status-server.js'
 import type { RecentError, StatusDocument } from './status-document.js'
 
 export const DEFAULT_RECENT_ERRORS = 20
+/** The longest wait between attempts to reach a service that could not be reached. */
+const MAX_CONNECT_RETRY_MS = 300_000
 /** Warn this long before the session token expires. */
 const TOKEN_WARNING_MS = 86_400_000
 
@@ -60,6 +63,9 @@ export class Daemon {
   private scanning: Promise<void> | undefined
   private watching: Promise<void> | undefined
   private stopping: Promise<void> | undefined
+  private readonly stopped = new AbortController()
+  /** Cuts the wait before the next attempt to reach the service short (a user asked for it). */
+  private wakeConnect: (() => void) | undefined
 
   constructor (components: DaemonComponents, init: DaemonInit) {
     this.logger = components.logger
@@ -90,14 +96,8 @@ export class Daemon {
         status: () => this.status(),
         token: ensureStatusToken(config.stateDir),
         metricsNeedToken: config.status.metricsToken,
-        publishNow: async () => {
-          if (this.runner === undefined) throw new Error('not ready: publishing starts once the index is current and the service is reached')
-          return await this.runner.publishNow('request')
-        },
-        reconcileNow: async () => {
-          if (this.runner === undefined) throw new Error('not ready: reconciliation starts once the index is current and the service is reached')
-          return await this.runner.reconcileNow()
-        }
+        publishNow: async () => await this.readyRunner('publishing').publishNow('request'),
+        reconcileNow: async () => await this.readyRunner('reconciliation').reconcileNow()
       })
       const bound = await this.server.listen(config.status.listen)
       this.lock.update({ status: formatListenAddress(bound) })
@@ -110,40 +110,76 @@ export class Daemon {
     }
   }
 
+  /** The sync runner, or why there is none yet: a NotReadyError (503) that says what is awaited. */
+  private readyRunner (what: string): SyncRunner {
+    if (this.runner !== undefined) return this.runner
+    if (this.serviceError !== undefined) {
+      this.wakeConnect?.()
+      throw new NotReadyError(`not ready: ${what} waits for the service, which could not be reached: ${this.serviceError}`, 5)
+    }
+    const waiting = this.watcher?.status()
+    const toHash = waiting?.folders.reduce((n, f) => n + Math.max(0, f.toHash - f.hashed), 0) ?? 0
+    const reason = waiting?.currentAt === undefined
+      ? `the index is not current yet (scanning${toHash > 0 ? `, ${toHash} ${toHash === 1 ? 'file' : 'files'} to hash` : ''})`
+      : 'the service is being reached'
+    throw new NotReadyError(`not ready: ${what} starts once the index is current and the service is reached; now ${reason}`)
+  }
+
   /**
    * The index comes first: the service (the embedded one started and signed in to) is reached
-   * once the index is current. A service that cannot be reached is an error in status; indexing
-   * goes on.
+   * once the index is current. A service that cannot be reached is an error in status, tried
+   * again with a growing wait (up to {@link MAX_CONNECT_RETRY_MS}) until it can; indexing goes on.
    */
   private connectWhenCurrent (): void {
     void (this.scanning ?? Promise.resolve()).then(async () => {
-      if (this.stopping !== undefined) return
-      // Loaded here, not at start-up: the clients and the local service are not needed to index.
-      const { connectService } = await import('../connect/index.js')
-      const connection = await connectService(this.config)
-      if (this.stopping !== undefined) {
-        await connection.close()
-        return
+      for (let attempt = 0; this.stopping === undefined; attempt++) {
+        try {
+          await this.connectOnce()
+          return
+        } catch (err) {
+          const waitMs = Math.min(MAX_CONNECT_RETRY_MS, 1000 * 2 ** attempt)
+          this.serviceError = `${(err as Error).message} (trying again at ${new Date(Date.now() + waitMs).toISOString()})`
+          this.logger.error({ err, retryInMs: waitMs }, 'the service could not be reached')
+          await this.pause(waitMs)
+        }
       }
-      this.connection = connection
-      const { SyncRunner } = await import('../sync/index.js')
-      this.runner = new SyncRunner({
-        index: this.index as Index,
-        logger: this.logger,
-        deviceId: this.deviceId,
-        clients: () => this.connection?.clients,
-        credentials: () => ({ apiKey: safely(this.connection?.credentials.apiKey), sessionToken: safely(this.connection?.credentials.sessionToken) })
-      }, this.config)
-      this.runner.start()
-      // Changes made while the service was being reached, or while the daemon was down, are published too.
-      this.runner.noteChange()
-      void this.runner.reconcileNow().catch(() => {})
-      releaseMemory()
-      this.logger.info({ service: connection.describe }, 'service ready')
-    }).catch((err: unknown) => {
-      this.serviceError = (err as Error).message
-      this.logger.error({ err }, 'the service could not be reached')
+    }).catch((err: unknown) => { this.logger.error({ err }, 'reaching the service stopped') })
+  }
+
+  /** Waits, or less if the daemon stops or someone asks for the service meanwhile. */
+  private async pause (ms: number): Promise<void> {
+    await new Promise<void>(resolve => {
+      const done = (): void => { clearTimeout(timer); this.wakeConnect = undefined; resolve() }
+      const timer = setTimeout(done, ms)
+      this.wakeConnect = done
+      this.stopped.signal.addEventListener('abort', done, { once: true })
     })
+  }
+
+  private async connectOnce (): Promise<void> {
+    // Loaded here, not at start-up: the clients and the local service are not needed to index.
+    const { connectService } = await import('../connect/index.js')
+    const connection = await connectService(this.config)
+    if (this.stopping !== undefined) {
+      await connection.close()
+      return
+    }
+    this.connection = connection
+    this.serviceError = undefined
+    const { SyncRunner } = await import('../sync/index.js')
+    this.runner = new SyncRunner({
+      index: this.index as Index,
+      logger: this.logger,
+      deviceId: this.deviceId,
+      clients: () => this.connection?.clients,
+      credentials: () => ({ apiKey: safely(this.connection?.credentials.apiKey), sessionToken: safely(this.connection?.credentials.sessionToken) })
+    }, this.config)
+    this.runner.start()
+    // Changes made while the service was being reached, or while the daemon was down, are published too.
+    this.runner.noteChange()
+    void this.runner.reconcileNow().catch(() => {})
+    releaseMemory()
+    this.logger.info({ service: connection.describe }, 'service ready')
   }
 
   private startScan (watcher: Watcher): void {
@@ -189,6 +225,7 @@ export class Daemon {
 
   /** Stops everything in order; safe to call twice, and from a failed start. */
   async stop (): Promise<void> {
+    this.stopped.abort()
     this.stopping ??= (async () => {
       await this.server?.close()
       await this.runner?.stop()

@@ -3,7 +3,7 @@ import { chmodSync, mkdirSync, rmSync } from 'node:fs'
 import { dirname } from 'node:path'
 import type { AddressInfo } from 'node:net'
 import { formatListenAddress, type ListenAddress } from '../config/index.js'
-import { ListenError } from '../errors.js'
+import { ListenError, NotReadyError } from '../errors.js'
 import { renderMetrics } from './metrics.js'
 import { hasStatusToken } from './status-token.js'
 import type { StatusDocument } from './status-document.js'
@@ -73,7 +73,10 @@ async function handlePost (components: StatusServerComponents, req: IncomingMess
   try {
     send(res, 200, JSON.stringify(await run()) + '\n', 'application/json')
   } catch (err) {
-    send(res, 502, JSON.stringify({ error: (err as Error).message, code: (err as { code?: string }).code ?? null }) + '\n', 'application/json')
+    const body = JSON.stringify({ error: (err as Error).message, code: (err as { code?: string }).code ?? null }) + '\n'
+    // Not ready yet (still scanning, the service still being reached): a caller waits and asks again.
+    if (err instanceof NotReadyError) send(res, 503, body, 'application/json', { 'retry-after': String(err.retryAfterSeconds) })
+    else send(res, 502, body, 'application/json')
   }
 }
 
