@@ -82,12 +82,15 @@ export class HttpClient {
     const context: RemoteContext = { service: this.init.service, method: request.method, url: url.toString() }
     for (let attempt = 1; ; attempt++) {
       const last = request.retry === false || attempt >= this.policy.attempts
+      // Outside the try: a credential that cannot be read (a file readable by others) is that
+      // error, with its fix, not "no answer" from the network.
+      const headers = this.headers(request)
       let response: Dispatcher.ResponseData
       try {
         response = await this.pool.request({
           method: request.method,
           path: url.pathname + url.search,
-          headers: this.headers(request),
+          headers,
           body: request.json !== undefined ? JSON.stringify(request.json) : request.body?.(),
           signal: request.signal
         })
