@@ -231,3 +231,40 @@ export class SnapshotIntegrityError extends CidsyncError {
   override readonly code = 'ERR_SNAPSHOT_INTEGRITY'
   override readonly exitCode = ExitCode.integrity
 }
+
+/** A publish job in sync.sqlite has a step this cidsync does not know: the job is given up and the next publish starts over. */
+export class PublishStateError extends CidsyncError {
+  override readonly code = 'ERR_PUBLISH_STATE'
+}
+
+/** Other devices kept publishing between this one's read and write of the pointer: the job starts over after a wait. */
+export class PublishContendedError extends CidsyncError {
+  override readonly code = 'ERR_PUBLISH_CONTENDED'
+}
+
+/**
+ * A publish would drop many of this device's entries at once (a folder emptied by mistake, an
+ * unmounted disk, a lost index): held until someone confirms it.
+ */
+export class PublishHeldError extends CidsyncError {
+  override readonly code = 'ERR_PUBLISH_HELD'
+
+  constructor (message: string, readonly dropping: number, readonly of: number) {
+    super(message)
+  }
+}
+
+/** The pointer names a snapshot that cannot be fetched or opened here: every publish stops there until it is repaired. */
+export class PointerUnreadableError extends CidsyncError {
+  override readonly code = 'ERR_POINTER_UNREADABLE'
+
+  constructor (message: string, readonly cid: string, options?: ErrorOptions) {
+    super(message, options)
+  }
+}
+
+/** Every gateway answered 404 for a CID: it is not stored (or not any more). */
+export class ContentNotFoundError extends CidsyncError {
+  override readonly code = 'ERR_CONTENT_NOT_FOUND'
+  override readonly exitCode = ExitCode.notFound
+}

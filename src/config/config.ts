@@ -42,6 +42,9 @@ export interface Config {
     readonly ipnsKey: string
     readonly minIntervalSeconds: number
     readonly quietSeconds: number
+    /** A publish that drops more of this device's entries than both of these at once is held until confirmed. */
+    readonly maxDropEntries: number
+    readonly maxDropFraction: number
   }
   readonly reconcile: { readonly schedule: string }
   readonly watch: {

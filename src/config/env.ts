@@ -10,6 +10,7 @@ const ENV_KEYS: ReadonlyArray<readonly [string, EnvKind]> = [
   ['service.pointer_url', 'string'], ['service.upload_url', 'string'], ['service.gateways', 'list'],
   ['snapshot.schedule', 'string'], ['snapshot.encryption', 'string'], ['snapshot.deal', 'boolean'], ['snapshot.ipns_key', 'string'],
   ['snapshot.min_interval_seconds', 'integer'], ['snapshot.quiet_seconds', 'integer'],
+  ['snapshot.max_drop_entries', 'integer'],
   ['reconcile.schedule', 'string'],
   ['watch.hash_workers', 'integer'], ['watch.settle_ms', 'integer']
 ]

@@ -111,7 +111,9 @@ function toConfig (file: ConfigFile, source: string | undefined, listen: Config[
       deal: file.snapshot.deal,
       ipnsKey: file.snapshot.ipns_key,
       minIntervalSeconds: file.snapshot.min_interval_seconds,
-      quietSeconds: file.snapshot.quiet_seconds
+      quietSeconds: file.snapshot.quiet_seconds,
+      maxDropEntries: file.snapshot.max_drop_entries,
+      maxDropFraction: file.snapshot.max_drop_fraction
     },
     reconcile: { schedule: file.reconcile.schedule },
     watch: { hashWorkers: file.watch.hash_workers === 0 ? availableParallelism() : file.watch.hash_workers, settleMs: file.watch.settle_ms }

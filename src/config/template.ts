@@ -48,6 +48,8 @@ deal = true                             # send each snapshot for a storage deal
 ipns_key = ""                           # ipnsName to publish the latest snapshot to; "auto" = make one; "" = none
 min_interval_seconds = 300              # a burst of changes gives one snapshot: at most one this often,
 quiet_seconds = 30                      # and once the folders have been quiet this long
+max_drop_entries = 100                  # a publish that would drop more of this device's entries than both of
+max_drop_fraction = 0.5                 # these is held until confirmed (cidsync snapshot --confirm-drop)
 
 [reconcile]
 schedule = ${toml(DEFAULT_RECONCILE_SCHEDULE)}

@@ -96,7 +96,7 @@ export class Daemon {
         status: () => this.status(),
         token: ensureStatusToken(config.stateDir),
         metricsNeedToken: config.status.metricsToken,
-        publishNow: async () => await this.readyRunner('publishing').publishNow('request'),
+        publishNow: async (options) => await this.readyRunner('publishing').publishNow('request', options),
         reconcileNow: async () => await this.readyRunner('reconciliation').reconcileNow()
       })
       const bound = await this.server.listen(config.status.listen)

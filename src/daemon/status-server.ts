@@ -11,8 +11,11 @@ import type { StatusDocument } from './status-document.js'
 export interface StatusServerComponents {
   /** Builds the document at request time. */
   readonly status: () => StatusDocument
-  /** `POST /snapshot`: publish now; answers what was published. */
-  readonly publishNow?: () => Promise<unknown>
+  /**
+   * `POST /snapshot`: publish now; answers what was published. `?confirmDrop=1` lets a publish
+   * held for dropping many entries through; `?repairPointer=1` replaces an unusable pointer.
+   */
+  readonly publishNow?: (options: { confirmDrop: boolean, repairPointer: boolean }) => Promise<unknown>
   /** `POST /reconcile`: mirror the account now. */
   readonly reconcileNow?: () => Promise<unknown>
   /** The token every POST must carry (`Authorization: Bearer`). */
@@ -60,12 +63,17 @@ const ROUTES: Record<string, (components: StatusServerComponents, res: ServerRes
   '/metrics': (c, res) => send(res, 200, renderMetrics(c.status()), 'text/plain; version=0.0.4; charset=utf-8')
 }
 
-async function handlePost (components: StatusServerComponents, req: IncomingMessage, res: ServerResponse, path: string): Promise<void> {
+async function handlePost (components: StatusServerComponents, req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
+  const path = url.pathname
   if (!hasStatusToken(req.headers.authorization, components.token)) {
     send(res, 401, 'unauthorized: POSTs need Authorization: Bearer <the token in the state dir\'s status.token>\n')
     return
   }
-  const run = path === '/snapshot' ? components.publishNow : path === '/reconcile' ? components.reconcileNow : undefined
+  const publishNow = components.publishNow
+  const flag = (name: string): boolean => ['1', 'true', 'yes'].includes(url.searchParams.get(name) ?? '')
+  const run = path === '/snapshot' && publishNow !== undefined
+    ? async () => await publishNow({ confirmDrop: flag('confirmDrop'), repairPointer: flag('repairPointer') })
+    : path === '/reconcile' ? components.reconcileNow : undefined
   if (run === undefined) {
     send(res, 404, `not found: POST ${path} (try /snapshot or /reconcile)\n`)
     return
@@ -89,13 +97,14 @@ function handle (components: StatusServerComponents, allowed: ReadonlySet<string
     send(res, 403, 'forbidden: requests from web pages are refused\n')
     return
   }
-  const path = new URL(req.url ?? '/', 'http://localhost').pathname
+  const url = new URL(req.url ?? '/', 'http://localhost')
+  const path = url.pathname
   if (path === '/metrics' && components.metricsNeedToken === true && !hasStatusToken(req.headers.authorization, components.token)) {
     send(res, 401, 'unauthorized: /metrics needs Authorization: Bearer <the token in status.token> ([status] metrics_token = true)\n')
     return
   }
   if (req.method === 'POST') {
-    void handlePost(components, req, res, path)
+    void handlePost(components, req, res, url)
     return
   }
   const route = ROUTES[path]

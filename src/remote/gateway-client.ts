@@ -5,7 +5,7 @@ import { dirname } from 'node:path'
 import { pipeline } from 'node:stream/promises'
 import { Transform } from 'node:stream'
 import { CidBuilder, type CidProfile } from '../content/index.js'
-import { CidsyncError, IntegrityError } from '../errors.js'
+import { CidsyncError, ContentNotFoundError, IntegrityError, RemoteNotFoundError } from '../errors.js'
 import type { HttpClient } from './http-client.js'
 import type { CallOptions } from './deals-client.js'
 
@@ -24,6 +24,7 @@ export class GatewayClient {
   async fetchVerified (cid: string, profile: CidProfile, destination: string, options: FetchOptions = {}): Promise<{ size: number, gateway: string }> {
     const failures: string[] = []
     let integrity = false
+    let notFound = 0
     for (const gateway of this.gateways) {
       const temp = `${destination}.${process.pid}.part`
       try {
@@ -52,11 +53,13 @@ export class GatewayClient {
       } catch (err) {
         await rm(temp, { force: true })
         if (options.signal?.aborted === true) throw err
+        if (err instanceof RemoteNotFoundError) notFound++
         failures.push((err as Error).message)
       }
     }
     const summary = failures.length === 0 ? 'no gateway is configured: set [service] gateways' : failures.join('; ')
     if (integrity) throw new IntegrityError(`no gateway gave the bytes of ${cid}: ${summary}`)
+    if (notFound > 0 && notFound === this.gateways.length) throw new ContentNotFoundError(`no gateway has ${cid} (each answered 404)`)
     throw new CidsyncError(`could not fetch ${cid}: ${summary}`)
   }
 

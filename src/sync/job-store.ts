@@ -2,7 +2,11 @@ import { join } from 'node:path'
 import Database from 'better-sqlite3'
 
 /** Where a publish stands; each step is idempotent, so a restart resumes at the one recorded. */
-export type PublishStep = 'snapshot' | 'upload' | 'deal' | 'pointer' | 'name' | 'done'
+export type PublishStep = 'snapshot' | 'upload' | 'deal' | 'pointer' | 'name' | 'done' | 'abandoned'
+
+/** The steps that still have work to do, in order. */
+export const ACTIVE_STEPS = ['snapshot', 'upload', 'deal', 'pointer', 'name'] as const
+export type ActiveStep = typeof ACTIVE_STEPS[number]
 
 export interface PublishJob {
   readonly id: number
@@ -40,7 +44,7 @@ export class JobStore {
 
   /** The unfinished job, if a publish was cut short. */
   current (): PublishJob | undefined {
-    const row = this.db.prepare("SELECT * FROM publish_jobs WHERE step != 'done' ORDER BY id DESC LIMIT 1").get() as Row | undefined
+    const row = this.db.prepare("SELECT * FROM publish_jobs WHERE step NOT IN ('done', 'abandoned') ORDER BY id DESC LIMIT 1").get() as Row | undefined
     return row === undefined ? undefined : toJob(row)
   }
 
@@ -57,6 +61,11 @@ export class JobStore {
       step, fields.baseCid ?? job.baseCid, fields.snapshotPath ?? job.snapshotPath, fields.snapshotCid ?? job.snapshotCid,
       fields.marker ?? job.marker, fields.entries ?? job.entries, fields.merges ?? job.merges, Date.now(), id)
     return this.get(id)
+  }
+
+  /** Gives a job up (its step unknown, or contended too long): the next publish starts over. */
+  abandon (id: number, why: string): void {
+    this.db.prepare("UPDATE publish_jobs SET step = 'abandoned', error = ?, updated_at = ? WHERE id = ?").run(why, Date.now(), id)
   }
 
   failed (id: number, error: string): void {
@@ -99,5 +108,7 @@ export const STATE = {
   restores: 'restores',
   /** The IPNS key made for `ipns_key = "auto"`. */
   ipnsKey: 'ipns_key_name',
+  /** This device's own live entries in its last published snapshot: a publish that drops many is held. */
+  lastOwnEntries: 'last_published_own_entries',
   ipnsId: 'ipns_key_id'
 } as const

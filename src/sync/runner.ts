@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto'
 import cron, { type ScheduledTask } from 'node-cron'
-import { CidsyncError, RemoteUnauthorizedError } from '../errors.js'
+import { CidsyncError, PointerUnreadableError, PublishHeldError, RemoteUnauthorizedError } from '../errors.js'
+import { changeMarker } from './merge.js'
 import { Histogram, type HistogramSnapshot } from '../util/histogram.js'
 import { jwtExpiry } from '../util/jwt.js'
 import type { Logger } from 'pino'
@@ -36,10 +37,23 @@ export interface PublishStatus {
   readonly pointer: { readonly cid: string | null, readonly at: string | null, readonly inSync: boolean, readonly why: string | null }
   /** Why publishing and reconciling are stopped (a refused or expired credential), until it changes. */
   readonly blocked: string | null
+  /** A publish held because it would drop many of this device's entries, until confirmed or they come back. */
+  readonly held: { readonly since: string, readonly dropping: number, readonly of: number, readonly message: string } | null
+  /** After a failed publish, when it is tried again (the wait doubles with each failure in a row). */
+  readonly retryAt: string | null
+  /** The pointer names a snapshot that cannot be used here: what, and the fix (`cidsync pointer repair`). */
+  readonly pointerProblem: string | null
   readonly durationsSeconds: HistogramSnapshot
   /** Restores into this state dir (run by `cidsync restore`, recorded in sync.sqlite). */
   readonly restores: { readonly count: number, readonly last: string | null, readonly durationsSeconds: HistogramSnapshot }
 }
+
+/** What a caller may ask of one publish. */
+export interface PublishOptions { readonly confirmDrop?: boolean, readonly repairPointer?: boolean }
+
+/** The first wait after a failed publish, and the longest. */
+const RETRY_FIRST_MS = 10_000
+const RETRY_MAX_MS = 15 * 60_000
 
 export interface SyncRunnerComponents {
   readonly index: Index
@@ -79,6 +93,11 @@ export class SyncRunner {
   private failures = 0
   private stopped = false
   private blocked: { reason: string, fingerprint: string } | undefined
+  private held: PublishStatus['held'] = null
+  private pointerProblem: string | null = null
+  private consecutiveFailures = 0
+  private retryTimer: NodeJS.Timeout | undefined
+  private retryAt: number | undefined
   private readonly publishDurations = new Histogram()
   private readonly reconcileDurations = new Histogram()
 
@@ -150,15 +169,19 @@ export class SyncRunner {
     this.debounce.unref()
   }
 
-  /** Publishes now (or right after the run in progress) and answers what was published. */
-  async publishNow (reason = 'request'): Promise<Published> {
+  /**
+   * Publishes now (or right after the run in progress) and answers what was published.
+   * `confirmDrop` lets a held publish through; `repairPointer` replaces a pointer whose snapshot
+   * cannot be used.
+   */
+  async publishNow (reason = 'request', options: PublishOptions = {}): Promise<Published> {
     if (this.running !== undefined) {
       this.again = true
       await this.running.catch(() => undefined)
       if (this.running !== undefined) return await this.running
     }
     this.again = false
-    this.running = this.run(reason)
+    this.running = this.run(reason, options)
     try {
       return await this.running
     } finally {
@@ -171,15 +194,16 @@ export class SyncRunner {
     const store = this.stateStore ??= new JobStore(this.config.stateDir)
     const cid = store.value(STATE.lastCid)
     const remote = store.value(STATE.remotePointer)
-    const inSync = remote !== undefined && remote !== '' && remote === cid && this.pendingAt === undefined
-    const why = inSync
-      ? null
-      : remote === undefined ? 'not looked at yet (reconciliation reads it)'
+    const base = store.value(STATE.base)
+    const unpublished = this.pendingAt !== undefined || (cid !== undefined && store.value(STATE.lastMarker) !== changeMarker(this.components.index.db))
+    const why = this.pointerProblem ??
+      (remote === undefined ? 'not looked at yet (reconciliation reads it)'
         : remote === '' ? 'nothing is stored for this namespace and network yet'
-          : remote !== cid ? `it holds ${remote}: another device published since, or this one has not yet`
-            : 'changes here are waiting to be published'
+          : remote !== base ? `it holds ${remote}, which another device published and this one has not merged yet (the next publish does)`
+            : unpublished ? `changes here are waiting to be published${this.pendingAt === undefined ? '' : ` (at ${new Date(this.pendingAt).toISOString()})`}`
+              : null)
     return {
-      pointer: { cid: remote === undefined || remote === '' ? null : remote, at: store.value(STATE.remotePointerAt) ?? null, inSync, why },
+      pointer: { cid: remote === undefined || remote === '' ? null : remote, at: store.value(STATE.remotePointerAt) ?? null, inSync: why === null, why },
       running: this.running !== undefined,
       last: cid === undefined ? null : { cid, at: store.value(STATE.lastAt) ?? null, entries: Number(store.value(STATE.lastEntries) ?? 0) },
       pendingAt: this.pendingAt === undefined ? null : new Date(this.pendingAt).toISOString(),
@@ -187,6 +211,9 @@ export class SyncRunner {
       runs: this.runs,
       failures: this.failures,
       blocked: this.blocked?.reason ?? null,
+      held: this.held,
+      retryAt: this.retryAt === undefined ? null : new Date(this.retryAt).toISOString(),
+      pointerProblem: this.pointerProblem,
       durationsSeconds: this.publishDurations.snapshot(),
       restores: restoreHistory(store.value(STATE.restores))
     }
@@ -202,6 +229,7 @@ export class SyncRunner {
     this.stateStore?.close()
     this.stateStore = undefined
     clearTimeout(this.debounce)
+    clearTimeout(this.retryTimer)
     await this.running?.catch(() => undefined)
   }
 
@@ -224,7 +252,26 @@ export class SyncRunner {
     throw new CidsyncError(`stopped until the credential changes: ${this.blocked.reason}`)
   }
 
-  private async run (reason: string): Promise<Published> {
+  /**
+   * After a failure: try again after a wait that doubles with each failure in a row (with jitter),
+   * like Syncthing's pull loop, so a transient outage never stops publishing for good. A refused
+   * credential and a held publish wait for what can change them instead.
+   */
+  private scheduleRetry (err: unknown): void {
+    clearTimeout(this.retryTimer)
+    this.retryAt = undefined
+    if (this.stopped || err instanceof RemoteUnauthorizedError || err instanceof PublishHeldError || this.blocked !== undefined) return
+    const wait = Math.min(RETRY_MAX_MS, RETRY_FIRST_MS * 2 ** Math.min(20, this.consecutiveFailures - 1))
+    const delay = Math.round(wait * (0.8 + Math.random() * 0.4))
+    this.retryAt = Date.now() + delay
+    this.retryTimer = setTimeout(() => {
+      this.retryAt = undefined
+      void this.publishNow('retry').catch(() => {})
+    }, delay)
+    this.retryTimer.unref()
+  }
+
+  private async run (reason: string, options: PublishOptions = {}): Promise<Published> {
     const clients = this.components.clients()
     if (clients === undefined) throw new Error('the service is not reached yet: publishing starts once the index is current')
     this.checkBlocked()
@@ -235,17 +282,31 @@ export class SyncRunner {
     const started = Date.now()
     this.runs++
     try {
-      const published = await publish({ index: this.components.index, clients, logger: this.components.logger, deviceId: this.components.deviceId }, { config: this.config, passphrase: process.env.CIDSYNC_SNAPSHOT_PASSPHRASE, signal: this.abort.signal })
+      const published = await publish({ index: this.components.index, clients, logger: this.components.logger, deviceId: this.components.deviceId }, { config: this.config, passphrase: process.env.CIDSYNC_SNAPSHOT_PASSPHRASE, signal: this.abort.signal, ...options })
       this.lastRunAt = Date.now()
       this.publishDurations.observe((this.lastRunAt - started) / 1000)
       this.lastError = null
+      this.held = null
+      this.pointerProblem = null
+      this.consecutiveFailures = 0
+      clearTimeout(this.retryTimer)
+      this.retryAt = undefined
+      // Changes noted before this run began are in what it published: nothing is pending for them.
+      if (this.pendingAt !== undefined && this.lastChangeAt < started) {
+        clearTimeout(this.debounce)
+        this.pendingAt = undefined
+      }
       if (!published.skipped) this.components.logger.info({ reason, cid: published.cid, entries: published.entries, merged: published.merged, ms: Date.now() - started }, 'published')
       return published
     } catch (err) {
       this.failures++
+      this.consecutiveFailures++
       this.noteRefusal(err)
       this.lastError = { at: new Date().toISOString(), message: (err as Error).message }
+      if (err instanceof PublishHeldError) this.held = { since: this.held?.since ?? new Date().toISOString(), dropping: err.dropping, of: err.of, message: err.message }
+      this.pointerProblem = err instanceof PointerUnreadableError ? err.message : null
       this.components.logger.error({ reason, err }, 'publish failed')
+      this.scheduleRetry(err)
       throw err
     }
   }
