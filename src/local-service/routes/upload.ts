@@ -81,6 +81,7 @@ async function importParts (parts: ServiceParts, req: IncomingMessage, profile: 
         })
       }))
     })
+    busboy.on('field', (field: string) => fail(new HttpFailure(400, `unexpected form field ${field.slice(0, 40)}: send each file in a field named file, with a filename`)))
     busboy.on('filesLimit', () => fail(new HttpFailure(400, `more than ${MAX_PARTS} files in one request`)))
     busboy.on('error', (err: Error) => fail(new HttpFailure(400, `bad multipart body: ${err.message}`)))
     busboy.on('finish', () => {
