@@ -33,7 +33,7 @@ export class NamesClient {
   }
 
   /**
-   * Production answers every IPNS failure, an unknown key included, with 500 (or 400) and
+   * Production answers every IPNS failure, an unknown key included, with 500 (or 400, 404) and
    * "Something went wrong.". Retrying that four times and saying "try again later" is wrong when
    * the key does not exist, so one attempt is made, then the key list says which it was: an
    * unknown key, or a real failure, which gets the usual retries.
@@ -43,10 +43,10 @@ export class NamesClient {
       return await this.api.json({ ...request, retry: false }, schema)
     } catch (err) {
       const status = err instanceof RemoteStatusError ? err.status : undefined
-      if (status === 400 || (status !== undefined && status >= 500)) {
+      if (status === 400 || status === 404 || (status !== undefined && status >= 500)) {
         const keys = await this.list(options)
         if (!keys.some(k => k.ipnsName === keyName)) throw new NameNotFoundError(keyName, { cause: err })
-        if (status === 400) throw err
+        if (status !== undefined && status < 500) throw err
       } else if (!(err instanceof RemoteNetworkError) && !(status !== undefined && isRetryableStatus(status))) {
         throw err
       }

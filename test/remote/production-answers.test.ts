@@ -87,6 +87,12 @@ describe('names as production answers them', () => {
     expect(server.received.map(r => r.url.split('?')[0])).toEqual(['/api/ipns/publish_record', '/api/ipns/get_ipns_records'])
   })
 
+  it.each([400, 404])('says the key does not exist when removing it is answered %i', async (status) => {
+    const { clients, server } = await against({ status, body: { error: { message: 'Something went wrong.' } } }, { status: 200, body: [] })
+    await expect(clients.names.remove('d'.repeat(32))).rejects.toThrow(NameNotFoundError)
+    expect(server.received.map(r => r.method)).toEqual(['DELETE', 'GET'])
+  })
+
   it('retries as usual when the key exists and the service failed anyway', async () => {
     const key = { ipnsName: 'c'.repeat(32), ipnsId: 'k51c', publicKey: '0xabc', cid: '', lastUpdate: 1 }
     const { clients } = await against({ status: 500, body: { error: [{ message: 'Something went wrong.' }] } }, { status: 200, body: [key] },
