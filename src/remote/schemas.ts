@@ -81,14 +81,14 @@ export const ipnsRecordSchema = z.object({ ipnsName: z.string(), ipnsId: z.strin
 export const removeKeySchema = z.object({ Keys: z.array(z.object({ Name: z.string(), Id: z.string() })) })
 
 export const pointerSchema = z.object({
-  userId: z.string().optional(),
-  pointerKey: z.string().optional(),
+  userId: optional(z.string()),
+  pointerKey: optional(z.string()),
   snapshotCid: z.string().min(1),
-  engine: z.string().default(''),
+  engine: orElse(z.string(), ''),
   namespace: z.string(),
   network: z.string(),
-  memories: z.number().optional(),
-  updatedAt: z.string().optional()
+  memories: optional(numberish),
+  updatedAt: optional(z.string())
 })
 export type Pointer = z.output<typeof pointerSchema>
 

@@ -113,6 +113,13 @@ describe('uploads as production answers them', () => {
   })
 })
 
+describe('pointers as production answers them', () => {
+  it('reads null optional fields as absent', async () => {
+    const { clients } = await against({ status: 200, body: { pointer: { userId: null, pointerKey: null, snapshotCid: CID, engine: null, namespace: 'n', network: 'm', memories: null, updatedAt: null } } })
+    expect(await clients.pointers.current('n', 'm')).toEqual({ userId: undefined, pointerKey: undefined, snapshotCid: CID, engine: '', namespace: 'n', network: 'm', memories: undefined, updatedAt: undefined })
+  })
+})
+
 describe('refusals', () => {
   it('makes a 400 a usage error (exit 2) that says what the service said', async () => {
     const { clients } = await against({ status: 400, body: { error: 'namespace is too long' } })
