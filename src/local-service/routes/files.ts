@@ -39,7 +39,7 @@ export function fileRoutes (parts: ServiceParts): Route[] {
       if (lastKey === null || lastKey === '' || lastKey === 'null') {
         rows = firstPage.all(caller.address, parts.pageSize) as FileRow[]
       } else {
-        // Production answers an id it does not know (a record deleted since) with 200 and no records.
+        // An id it does not know (a record deleted since) is a 200, as production answers it: here with no records.
         const seq = seqOf.get(lastKey, caller.address) as number | undefined
         rows = seq === undefined ? [] : nextPage.all(caller.address, seq, parts.pageSize) as FileRow[]
       }
