@@ -267,4 +267,40 @@ export class PointerUnreadableError extends CidsyncError {
 export class ContentNotFoundError extends CidsyncError {
   override readonly code = 'ERR_CONTENT_NOT_FOUND'
   override readonly exitCode = ExitCode.notFound
+/** 400 or 422: the service refused what it was given. Retrying will not help; the input must change. */
+export class RemoteBadRequestError extends RemoteStatusError {
+  override readonly code = 'ERR_REMOTE_BAD_REQUEST'
+  override readonly exitCode = ExitCode.usage
+}
+
+/**
+ * The uploads listing could not be read to its end: the service sent the same page again for the
+ * next cursor. Partial listings are never passed off as whole ones.
+ */
+export class RemoteListingError extends RemoteError {
+  override readonly code = 'ERR_LISTING_INCOMPLETE'
+
+  constructor (context: RemoteContext, readonly records: number, readonly totalFiles: number, readonly lastKey: string) {
+    super(context, `the listing stopped after ${records} of ${totalFiles} files: asked for the page after ${lastKey.slice(0, 100)}, the service sent records already read (it does not move its cursor), so the rest cannot be read; try again later, and report it to the service if it persists`)
+  }
+}
+
+/** A text given as a CID is not one. */
+export class InvalidCidError extends CidsyncError {
+  override readonly code = 'ERR_INVALID_CID'
+  override readonly exitCode = ExitCode.usage
+
+  constructor (readonly text: string, readonly what = 'CID') {
+    super(`${text.slice(0, 100)} is not a valid ${what}: give a CID such as bafy… or Qm…`)
+  }
+}
+
+/** An IPNS key the account does not have. */
+export class NameNotFoundError extends CidsyncError {
+  override readonly code = 'ERR_NAME_NOT_FOUND'
+  override readonly exitCode = ExitCode.notFound
+
+  constructor (readonly keyName: string, options?: ErrorOptions) {
+    super(`the account has no IPNS key named ${keyName.slice(0, 100)}: \`cidsync names list\` shows its keys, \`cidsync names create\` makes one`, options)
+  }
 }

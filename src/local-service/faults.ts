@@ -13,6 +13,8 @@ export const faultSchema = z.strictObject({
   /** Gateway bodies: cut short, or one bit flipped. */
   truncate: z.boolean().default(false),
   bitflip: z.boolean().default(false),
+  /** `deal_status`: the field names production used before (`dealId`, `miner`, `storageProvider`). */
+  legacyDealFields: z.boolean().default(false),
   /** How many requests the fault applies to; then it is gone. Unbounded when absent. */
   times: z.int().min(1).optional()
 })

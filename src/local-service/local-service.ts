@@ -8,7 +8,7 @@ import type { ServiceParts } from './parts.js'
 import { openServiceDatabase, settingOr } from './store.js'
 import { TokenIssuer } from './tokens.js'
 import { adminRoutes, type RequestRecord } from './routes/admin.js'
-import { authRoutes } from './routes/auth.js'
+import { authRoutes, bearerToken, UNAUTHORIZED_MESSAGE } from './routes/auth.js'
 import { dealRoutes } from './routes/deals.js'
 import { fileRoutes } from './routes/files.js'
 import { gatewayRoutes } from './routes/gateway.js'
@@ -150,11 +150,9 @@ export class LocalService {
       if (!LOOPBACK.test(req.socket.remoteAddress ?? '')) throw new HttpFailure(403, 'only from loopback')
       return { address: '' }
     }
-    const header = req.headers.authorization ?? ''
-    const token = /^Bearer (.+)$/.exec(header)?.[1]
-    if (token === undefined) throw new HttpFailure(401, 'missing Authorization: Bearer header')
-    const address = auth === 'api-key' ? this.apiKeyOwner.get(token) as string | undefined : this.parts.tokens.verify(token)
-    if (address === undefined) throw new HttpFailure(401, auth === 'api-key' ? 'invalid API key' : 'invalid or expired session token')
+    const token = bearerToken(req.headers.authorization)
+    const address = token === undefined ? undefined : auth === 'api-key' ? this.apiKeyOwner.get(token) as string | undefined : this.parts.tokens.verify(token)
+    if (address === undefined) throw new HttpFailure(401, UNAUTHORIZED_MESSAGE[auth])
     return { address }
   }
 

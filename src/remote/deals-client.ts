@@ -1,14 +1,20 @@
 import { z } from 'zod'
 import { personalSign, walletAddress } from '../crypto/index.js'
 import type { HttpClient } from './http-client.js'
-import { dealSchema } from './schemas.js'
+import { RemoteUnauthorizedError } from '../errors.js'
+import { checkedCid } from './cid-text.js'
+import { dealStatusSchema } from './schemas.js'
 
 /** A storage deal, whatever field names the service used for it. */
 export interface Deal {
   readonly dealId: number | undefined
+  /** The deal's id on chain, when the service gives it apart from its own. */
+  readonly chainDealId: number | undefined
   readonly provider: string | undefined
   readonly status: string | undefined
   readonly pieceCid: string | undefined
+  /** The aggregate (a larger piece) the CID was packed into. */
+  readonly aggregateIn: string | undefined
   readonly startEpoch: number | undefined
   readonly endEpoch: number | undefined
   readonly lastUpdate: number | undefined
@@ -24,31 +30,44 @@ export class DealsClient {
     return await this.components.deal.json({ method: 'GET', path: '/api/v1/user/get_auth_message', query: { publicKey: address }, auth: false, signal: options.signal }, z.string().min(1))
   }
 
+  /** Retried like every call (429, 5xx, network): a message the service failed on is not used up. */
   async createApiKey (address: string, signature: string, options: CallOptions = {}): Promise<string> {
-    return await this.components.deal.json({ method: 'GET', path: '/api/v1/user/create_api_key', query: { publicKey: address, signature }, auth: false, retry: false, signal: options.signal }, z.string().min(1))
+    return await this.components.deal.json({ method: 'GET', path: '/api/v1/user/create_api_key', query: { publicKey: address, signature }, auth: false, signal: options.signal }, z.string().min(1))
   }
 
-  /** The whole flow: ask for a message, sign it with the wallet key, trade it for an API key. */
+  /**
+   * The whole flow: ask for a message, sign it with the wallet key, trade it for an API key. A
+   * message is single use, so when a retried exchange is refused (the service used the message
+   * but its answer was lost) the flow runs once more with a fresh message.
+   */
   async login (walletKey: Uint8Array, options: CallOptions = {}): Promise<{ address: string, apiKey: string }> {
     const address = walletAddress(walletKey)
-    const message = await this.authMessage(address, options)
-    return { address, apiKey: await this.createApiKey(address, personalSign(message, walletKey), options) }
+    for (let round = 1; ; round++) {
+      const message = await this.authMessage(address, options)
+      try {
+        return { address, apiKey: await this.createApiKey(address, personalSign(message, walletKey), options) }
+      } catch (err) {
+        if (round >= 2 || !(err instanceof RemoteUnauthorizedError)) throw err
+      }
+    }
   }
 
   /** Asks for a storage deal. Any 2xx is success: production documents no body. */
   async addCid (cid: string, options: CallOptions = {}): Promise<void> {
-    const response = await this.components.deal.send({ method: 'GET', path: '/api/v1/pin/add_cid', query: { cid }, signal: options.signal })
+    const response = await this.components.deal.send({ method: 'GET', path: '/api/v1/pin/add_cid', query: { cid: checkedCid(cid) }, signal: options.signal })
     await response.body.dump()
   }
 
   /** The deals made for a CID; empty while none is made yet (up to two days in production). */
   async dealStatus (cid: string, options: CallOptions = {}): Promise<Deal[]> {
-    const deals = await this.components.api.json({ method: 'GET', path: '/api/lighthouse/deal_status', query: { cid }, auth: false, signal: options.signal }, z.array(dealSchema))
+    const deals = await this.components.api.json({ method: 'GET', path: '/api/lighthouse/deal_status', query: { cid: checkedCid(cid) }, auth: false, signal: options.signal }, dealStatusSchema)
     return deals.map(d => ({
-      dealId: d.dealId ?? d.DealID,
-      provider: d.storageProvider ?? d.miner ?? d.Provider,
+      dealId: d.DealID ?? d.dealId ?? d.chainDealID,
+      chainDealId: d.chainDealID,
+      provider: d.Provider ?? d.storageProvider ?? d.miner,
       status: d.dealStatus,
       pieceCid: d.pieceCID,
+      aggregateIn: d.aggregateIn,
       startEpoch: d.startEpoch,
       endEpoch: d.endEpoch,
       lastUpdate: d.lastUpdate

@@ -1,3 +1,4 @@
+import { RemoteListingError } from '../errors.js'
 import type { HttpClient } from './http-client.js'
 import { filesPageSchema, type FileRecord } from './schemas.js'
 import type { CallOptions } from './deals-client.js'
@@ -9,8 +10,9 @@ export interface ListFilesOptions extends CallOptions {
 
 /**
  * Every record of the uploads listing, newest first, one page at a time (memory stays at one
- * page). The page size is never assumed: it stops at an empty page, when the records reach
- * `totalFiles`, or when the cursor does not move.
+ * page). The page size is never assumed: it stops at an empty page or when the records reach
+ * `totalFiles`. A page of records already read (a service that ignores `lastKey`) short of
+ * `totalFiles` is a {@link RemoteListingError}: a partial listing must not pass for a whole one.
  */
 export async function * listFiles (api: HttpClient, options: ListFilesOptions = {}): AsyncGenerator<FileRecord> {
   let lastKey: string | undefined
@@ -18,7 +20,8 @@ export async function * listFiles (api: HttpClient, options: ListFilesOptions = 
   let pages = 0
   const seen = new Set<string>()
   for (;;) {
-    const page = await api.json({ method: 'GET', path: '/api/user/files_uploaded', query: { lastKey: lastKey ?? 'null', fileType: 'all' }, signal: options.signal }, filesPageSchema)
+    const request = { method: 'GET', path: '/api/user/files_uploaded', query: { lastKey: lastKey ?? 'null', fileType: 'all' }, signal: options.signal } as const
+    const page = await api.json(request, filesPageSchema)
     pages++
     let fresh = 0
     for (const record of page.fileList) {
@@ -30,7 +33,10 @@ export async function * listFiles (api: HttpClient, options: ListFilesOptions = 
     }
     options.onProgress?.({ records, totalFiles: page.totalFiles, pages })
     const next = page.fileList.at(-1)?.id
-    if (page.fileList.length === 0 || fresh === 0 || records >= page.totalFiles || next === undefined || next === lastKey) return
+    if (page.fileList.length === 0 || records >= page.totalFiles || next === undefined) return
+    if (fresh === 0 || next === lastKey) {
+      throw new RemoteListingError({ service: 'main API', method: 'GET', url: api.url(request).toString() }, records, page.totalFiles, lastKey ?? 'null')
+    }
     lastKey = next
   }
 }

@@ -1,6 +1,6 @@
 import { Pool, type Dispatcher } from 'undici'
 import type { z } from 'zod'
-import { AbortedError, RemoteNetworkError, RemoteNotFoundError, RemoteStatusError, RemoteUnauthorizedError, type RemoteContext } from '../errors.js'
+import { AbortedError, RemoteBadRequestError, RemoteNetworkError, RemoteNotFoundError, RemoteStatusError, RemoteUnauthorizedError, type RemoteContext } from '../errors.js'
 import { VERSION } from '../version.js'
 import { backoffDelay, DEFAULT_RETRY_POLICY, isRetryableNetworkError, isRetryableStatus, parseRetryAfter, sleep, type RetryPolicy } from './retry.js'
 import { describeErrorBody, parseBody } from './body.js'
@@ -149,6 +149,7 @@ export class HttpClient {
       return new RemoteUnauthorizedError(context, status, excerpt, this.init.unauthorizedHint ?? 'the credential was refused')
     }
     if (status === 404) return new RemoteNotFoundError(context, status, excerpt, '')
+    if (status === 400 || status === 422) return new RemoteBadRequestError(context, status, excerpt, '')
     if (status === 429) return new RemoteStatusError(context, status, excerpt, 'the service is limiting requests: try again later')
     if (status >= 500) return new RemoteStatusError(context, status, excerpt, 'the service failed: try again later')
     return new RemoteStatusError(context, status, excerpt, '')

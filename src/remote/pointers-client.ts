@@ -1,6 +1,7 @@
 import { z } from 'zod'
 import { PointerNotFoundError, RemoteNotFoundError } from '../errors.js'
 import type { HttpClient } from './http-client.js'
+import { checkedCid } from './cid-text.js'
 import { pointerSchema, type Pointer } from './schemas.js'
 import type { CallOptions } from './deals-client.js'
 
@@ -16,7 +17,9 @@ export interface PointerInput {
 export class PointersClient {
   constructor (private readonly pointer: HttpClient) {}
 
+  /** Overwrites the pointer; a snapshot CID that is not a CID is refused before sending (exit 2). */
   async put (input: PointerInput, options: CallOptions = {}): Promise<void> {
+    checkedCid(input.snapshotCid, 'snapshot CID')
     const response = await this.pointer.send({ method: 'PUT', path: '/v1/pointers', json: input, signal: options.signal })
     await response.body.dump()
   }

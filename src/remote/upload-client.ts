@@ -31,6 +31,20 @@ export function addQuery (profile: CidProfile): Record<string, string> {
 }
 
 /**
+ * The root's entry in an `add` answer: one JSON object, a JSON array of them, or NDJSON (Kubo:
+ * one object a line); the root is the last.
+ */
+function lastEntry (text: string): string | undefined {
+  try {
+    const whole = JSON.parse(text) as unknown
+    if (Array.isArray(whole)) return whole.length === 0 ? undefined : JSON.stringify(whole.at(-1))
+    return text
+  } catch {
+    return text.split('\n').map(l => l.trim()).filter(l => l !== '').at(-1)
+  }
+}
+
+/**
  * Uploads a file to a Kubo-compatible `add` endpoint as a streamed multipart body (never held in
  * memory), computing its CID on the way, and refuses an answer whose CID differs from ours.
  */
@@ -57,12 +71,10 @@ export class UploadClient {
     })(), { objectMode: false })
     const request = { method: 'POST' as const, path: '/api/v0/add', query: addQuery(profile), headers: { 'content-type': `multipart/form-data; boundary=${boundary}` }, body, signal: options.signal }
     const response = await this.upload.send(request)
-    const text = await response.body.text()
-    // Kubo answers NDJSON (one object per line, the root last); others one JSON object.
-    const lines = text.split('\n').map(l => l.trim()).filter(l => l !== '')
     const context = { service: 'upload endpoint', method: 'POST', url: this.upload.url(request).toString() }
-    if (lines.length === 0) throw new RemoteResponseError(context, 'answered with an empty body')
-    const answer = parseBody(context, lines.at(-1) as string, uploadAnswerSchema)
+    const root = lastEntry(await response.body.text())
+    if (root === undefined) throw new RemoteResponseError(context, 'answered with an empty body')
+    const answer = parseBody(context, root, uploadAnswerSchema)
     const local = computed.cid
     if (local === undefined) throw new RemoteResponseError(context, 'answered before the whole file was sent')
     let remote: CID

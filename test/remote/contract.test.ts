@@ -3,7 +3,7 @@ import { writeFile, access, readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { cidProfile, bytesCid, CID_PROFILE_NAMES } from '../../src/content/index.js'
 import { personalSign } from '../../src/crypto/index.js'
-import { IntegrityError, PointerNotFoundError, RemoteStatusError, RemoteUnauthorizedError } from '../../src/errors.js'
+import { IntegrityError, InvalidCidError, PointerNotFoundError, RemoteStatusError, RemoteUnauthorizedError } from '../../src/errors.js'
 import { GatewayClient, HttpClient } from '../../src/remote/index.js'
 import { ScriptedServer } from '../helpers/scripted-server.js'
 import { serviceUnderTest, EXTERNAL } from '../helpers/service.js'
@@ -92,11 +92,17 @@ describe('the service, through its clients', () => {
     expect(deals[0]).toMatchObject({ status: 'Active', provider: expect.any(String), dealId: expect.any(Number) })
   })
 
-  it('refuses a malformed CID with a 400, not retried', async () => {
-    const { clients, local } = await serviceUnderTest()
-    const err = await clients.deals.addCid('not-a-cid').catch((e: unknown) => e) as RemoteStatusError
-    expect(err).toBeInstanceOf(RemoteStatusError)
-    expect(err.status).toBe(400)
+  it('refuses a malformed CID with a 400, not retried; the client does not even send one', async () => {
+    const { clients, local, baseUrls, apiKey } = await serviceUnderTest()
+    await expect(clients.deals.addCid('not-a-cid')).rejects.toThrow(InvalidCidError)
+    const deal = new HttpClient({ service: 'deal service', baseUrl: baseUrls.deal, credential: () => apiKey })
+    try {
+      const err = await deal.send({ method: 'GET', path: '/api/v1/pin/add_cid', query: { cid: 'not-a-cid' } }).catch((e: unknown) => e) as RemoteStatusError
+      expect(err).toBeInstanceOf(RemoteStatusError)
+      expect(err).toMatchObject({ status: 400, exitCode: 2 })
+    } finally {
+      await deal.close()
+    }
     if (local !== undefined) expect(local.requestLog().filter(r => r.route === 'add_cid')).toHaveLength(1)
   })
 

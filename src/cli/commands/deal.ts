@@ -3,10 +3,16 @@ import { formatTable, printJson } from '../format.js'
 import { action } from '../run.js'
 import { serviceOptions, withService } from '../service-command.js'
 
+/** Bad input is refused before the service is reached (exit 2). */
+async function checkCid (cid: string): Promise<void> {
+  (await import('../../remote/index.js')).checkedCid(cid)
+}
+
 export function registerDeal (program: Command): void {
   const deal = program.command('deal').description('storage deals: ask for one, see where it is')
   serviceOptions(deal.command('add').description('ask for a storage deal for a CID').argument('<cid>'))
     .action(action(async (cid: string, options: { config?: string, json?: boolean }) => {
+      await checkCid(cid)
       await withService(options, async ({ clients }) => {
         await clients.deals.addCid(cid)
         if (options.json === true) printJson({ cid, requested: true })
@@ -15,6 +21,7 @@ export function registerDeal (program: Command): void {
     }))
   serviceOptions(deal.command('status').description('the deals made for a CID').argument('<cid>'))
     .action(action(async (cid: string, options: { config?: string, json?: boolean }) => {
+      await checkCid(cid)
       await withService(options, async ({ clients }) => {
         const deals = await clients.deals.dealStatus(cid)
         if (options.json === true) printJson(deals)

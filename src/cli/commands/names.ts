@@ -14,6 +14,8 @@ export function registerNames (program: Command): void {
   }))
   serviceOptions(names.command('publish').description('bind a key to a CID (again: rebind, same id)').argument('<keyName>', 'the key\'s ipnsName').argument('<cid>', 'what it points to'))
     .action(action(async (keyName: string, cid: string, options: { config?: string, json?: boolean }) => {
+      const { checkedCid } = await import('../../remote/index.js')
+      checkedCid(cid)
       await withService(options, async ({ clients }) => {
         const published = await clients.names.publish(keyName, cid)
         if (options.json === true) printJson(published)

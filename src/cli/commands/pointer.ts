@@ -1,7 +1,13 @@
-import type { Command } from 'commander'
+import { InvalidArgumentError, type Command } from 'commander'
 import { printJson } from '../format.js'
 import { action } from '../run.js'
 import { serviceOptions, withService } from '../service-command.js'
+
+/** `--memories`: a count, or the pointer would carry `null` (what JSON makes of NaN). */
+function entryCount (text: string): number {
+  if (!/^\d+$/.test(text.trim()) || !Number.isSafeInteger(Number(text))) throw new InvalidArgumentError('expected a whole number of entries, such as 120')
+  return Number(text)
+}
 
 interface PointerOptions { config?: string, json?: boolean, namespace?: string, network?: string }
 
@@ -21,8 +27,11 @@ export function registerPointer (program: Command): void {
     .option('--namespace <name>', 'default: the config\'s namespace')
     .option('--network <name>', 'default: the config\'s network')
     .option('--engine <engine>', 'the index engine that made the snapshot (default: cidsync-sqlite/1)')
-    .option('--memories <count>', 'entries in the snapshot', (v: string) => Number.parseInt(v, 10))
+    .option('--memories <count>', 'entries in the snapshot', entryCount)
     .action(action(async (cid: string, options: PointerOptions & { engine?: string, memories?: number }) => {
+      // Refused before the service is reached: a malformed CID is a usage error (exit 2).
+      const { checkedCid } = await import('../../remote/index.js')
+      checkedCid(cid, 'snapshot CID')
       // The engine name lives with the snapshot format; loaded here, not at start-up.
       const engine = options.engine ?? (await import('../../snapshot/index.js')).ENGINE
       await withService(options, async ({ clients }, config) => {

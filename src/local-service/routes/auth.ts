@@ -5,6 +5,18 @@ import type { ServiceParts } from '../parts.js'
 
 const ADDRESS = /^0x[0-9a-fA-F]{40}$/
 
+/**
+ * What a 401 says, worded as production words it: terse, and the same whether the credential is
+ * missing, malformed or unknown (a client must not depend on more).
+ */
+export const UNAUTHORIZED_MESSAGE = { 'api-key': 'Authentication failed', session: 'Unauthorized' } as const
+
+/** The credential of an `Authorization` header; the scheme's name is case-insensitive (RFC 9110). */
+export function bearerToken (header: string | undefined): string | undefined {
+  const token = /^bearer[ \t]+(.+)$/i.exec(header ?? '')?.[1]?.trim()
+  return token === '' ? undefined : token
+}
+
 /** API keys by signed message: a single-use, expiring message per request, checked by recovering its signer. */
 export function authRoutes (parts: ServiceParts): Route[] {
   const { db } = parts

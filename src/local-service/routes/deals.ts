@@ -7,6 +7,40 @@ const LOCAL_MINER = 'f0localminer'
 const EPOCH_MS = 30_000
 const DEAL_EPOCHS = 1_555_200
 
+/** A deal as production's `deal_status` now names its fields. */
+function currentDeal (d: DealRow): Record<string, unknown> {
+  const startEpoch = Math.floor(d.active_at / EPOCH_MS)
+  return {
+    DealID: d.deal_id,
+    Provider: d.miner,
+    chainDealID: d.deal_id,
+    pieceCID: pieceCid(d.cid),
+    aggregateIn: `baga6ea4seaqa${d.cid.slice(-39)}`,
+    dealStatus: 'Active',
+    startEpoch,
+    endEpoch: startEpoch + DEAL_EPOCHS,
+    lastUpdate: d.active_at
+  }
+}
+
+/** The older names (`dealId`, `miner`, `storageProvider`), served under the `legacyDealFields` fault. */
+function legacyDeal (d: DealRow): Record<string, unknown> {
+  const startEpoch = Math.floor(d.active_at / EPOCH_MS)
+  return {
+    payloadCid: d.cid,
+    pieceCID: pieceCid(d.cid),
+    dealId: d.deal_id,
+    miner: d.miner,
+    storageProvider: d.miner,
+    dealStatus: 'Active',
+    startEpoch,
+    endEpoch: startEpoch + DEAL_EPOCHS,
+    lastUpdate: d.active_at
+  }
+}
+
+const pieceCid = (cid: string): string => `baga6ea4seaq${cid.slice(-40)}`
+
 /**
  * Storage deals: `add_cid` records the request and marks the owner's upload sent for deal; the
  * deal turns up in `deal_status` after `dealDelayMs` (production: up to two days).
@@ -36,21 +70,9 @@ export function dealRoutes (parts: ServiceParts): Route[] {
     methods: ['GET'],
     path: '/api/lighthouse/deal_status',
     auth: 'none',
-    handle: ({ url, res }) => {
+    handle: ({ url, res, fault }) => {
       const cid = parseCid(requireParam(url, 'cid')).toString()
-      const deals = (active.all(cid, Date.now()) as DealRow[]).map(d => {
-        const startEpoch = Math.floor(d.active_at / EPOCH_MS)
-        return {
-          payloadCid: d.cid,
-          pieceCID: `baga6ea4seaq${d.cid.slice(-40)}`,
-          dealId: d.deal_id,
-          storageProvider: d.miner,
-          dealStatus: 'Active',
-          startEpoch,
-          endEpoch: startEpoch + DEAL_EPOCHS,
-          lastUpdate: d.active_at
-        }
-      })
+      const deals = (active.all(cid, Date.now()) as DealRow[]).map(d => fault?.legacyDealFields === true ? legacyDeal(d) : currentDeal(d))
       sendJson(res, 200, deals)
     }
   }]

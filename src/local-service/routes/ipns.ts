@@ -1,6 +1,23 @@
-import { HttpFailure, requireParam, sendJson, type Route } from '../http.js'
+import type { ServerResponse } from 'node:http'
+import { CID } from 'multiformats/cid'
+import { requireParam, sendJson, type Route } from '../http.js'
 import { newIpnsKey } from '../ipns-key.js'
-import { parseCid, type ServiceParts } from '../parts.js'
+import type { ServiceParts } from '../parts.js'
+
+/** How production answers any IPNS failure: an unknown key, a bad CID, a key already removed. */
+export const IPNS_FAILURE = { error: [{ message: 'Something went wrong.' }] }
+
+function failLikeProduction (res: ServerResponse): void {
+  sendJson(res, 500, IPNS_FAILURE)
+}
+
+function validCid (text: string): string | undefined {
+  try {
+    return CID.parse(text).toString()
+  } catch {
+    return undefined
+  }
+}
 
 interface KeyRow { ipns_name: string, ipns_id: string, address: string, cid: string, last_update: number }
 
@@ -11,11 +28,7 @@ export function ipnsRoutes (parts: ServiceParts): Route[] {
   const bind = parts.db.prepare('UPDATE ipns_keys SET cid = ?, last_update = ? WHERE ipns_name = ? AND address = ?')
   const list = parts.db.prepare('SELECT * FROM ipns_keys WHERE address = ? ORDER BY last_update DESC, ipns_name')
   const remove = parts.db.prepare('DELETE FROM ipns_keys WHERE ipns_name = ? AND address = ?')
-  const ownKey = (name: string, address: string): KeyRow => {
-    const row = find.get(name, address) as KeyRow | undefined
-    if (row === undefined) throw new HttpFailure(400, `no key named ${name.slice(0, 64)}`)
-    return row
-  }
+  const ownKey = (name: string, address: string): KeyRow | undefined => find.get(name, address) as KeyRow | undefined
   return [{
     name: 'generate_key',
     methods: ['GET'],
@@ -32,8 +45,9 @@ export function ipnsRoutes (parts: ServiceParts): Route[] {
     path: '/api/ipns/publish_record',
     auth: 'api-key',
     handle: ({ url, res, caller }) => {
-      const cid = parseCid(requireParam(url, 'cid')).toString()
+      const cid = validCid(requireParam(url, 'cid'))
       const key = ownKey(requireParam(url, 'keyName'), caller.address)
+      if (cid === undefined || key === undefined) { failLikeProduction(res); return }
       bind.run(cid, Date.now(), key.ipns_name, caller.address)
       sendJson(res, 200, { Name: key.ipns_id, Value: `/ipfs/${cid}` })
     }
@@ -54,6 +68,7 @@ export function ipnsRoutes (parts: ServiceParts): Route[] {
     auth: 'api-key',
     handle: ({ url, res, caller }) => {
       const key = ownKey(requireParam(url, 'keyName'), caller.address)
+      if (key === undefined) { failLikeProduction(res); return }
       remove.run(key.ipns_name, caller.address)
       sendJson(res, 200, { Keys: [{ Name: key.ipns_name, Id: key.ipns_id }] })
     }

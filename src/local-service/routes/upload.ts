@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto'
+import type { IncomingMessage } from 'node:http'
 import { Busboy } from '@fastify/busboy'
 import { CidBuilder, type CidProfile } from '../../content/index.js'
 import { HttpFailure, sendJson, type Route } from '../http.js'
@@ -8,6 +9,8 @@ const KUBO_DEFAULT_CHUNK = 262_144
 const KUBO_DEFAULT_LINKS = 174
 const MAX_CHUNK = 1024 * 1024
 
+const MAX_PARTS = 1000
+
 function flag (url: URL, name: string): boolean | undefined {
   const value = url.searchParams.get(name)
   if (value === null) return undefined
@@ -16,26 +19,83 @@ function flag (url: URL, name: string): boolean | undefined {
   throw new HttpFailure(400, `${name} must be true or false`)
 }
 
+/** Kubo `add` parameters read into the profile below. */
+const IMPORT_PARAMETERS = new Set(['cid-version', 'raw-leaves', 'chunker', 'max-file-links'])
+/** Kubo parameters implemented at one value only (Kubo's default): a flag that must be false... */
+const FALSE_ONLY = new Set(['wrap-with-directory', 'trickle', 'only-hash', 'inline', 'nocopy', 'fscache', 'progress', 'quiet', 'quieter', 'silent', 'preserve-mode', 'preserve-mtime'])
+/** ...or a value that must be this. */
+const FIXED: Readonly<Record<string, readonly string[]>> = { hash: ['sha2-256'], pin: ['true', ''], 'stream-channels': ['true', 'false', ''], encoding: ['json'] }
+
+/**
+ * Refuses, naming it, any parameter this service would otherwise ignore: a client that asked for
+ * `hash=blake2b-256` or `trickle=true` must not get a CID made some other way without being told.
+ */
+function refuseUnimplemented (url: URL): void {
+  for (const [name, value] of url.searchParams) {
+    if (IMPORT_PARAMETERS.has(name)) continue
+    if (FALSE_ONLY.has(name)) {
+      if (flag(url, name) === true) throw new HttpFailure(400, `${name}=${value.slice(0, 40)} is not implemented by this service: leave it out or send ${name}=false`)
+      continue
+    }
+    const allowed = FIXED[name]
+    if (allowed === undefined) throw new HttpFailure(400, `parameter ${name.slice(0, 40)} is not implemented by this service`)
+    if (!allowed.includes(value)) throw new HttpFailure(400, `${name}=${value.slice(0, 40)} is not implemented by this service: only ${name}=${allowed[0] as string}`)
+  }
+}
+
 /** Kubo's `add` parameters as an import profile; Kubo's own defaults where one is absent. */
 export function profileFromQuery (url: URL): CidProfile {
+  refuseUnimplemented(url)
   const version = url.searchParams.get('cid-version') ?? '0'
   if (version !== '0' && version !== '1') throw new HttpFailure(400, 'cid-version must be 0 or 1')
   const chunker = url.searchParams.get('chunker') ?? `size-${KUBO_DEFAULT_CHUNK}`
   const size = /^size-(\d+)$/.exec(chunker)
-  if (size === null || Number(size[1]) < 1 || Number(size[1]) > MAX_CHUNK) throw new HttpFailure(400, `unsupported chunker ${chunker.slice(0, 40)}: use size-N, N up to ${MAX_CHUNK}`)
+  if (size === null || Number(size[1]) < 1 || Number(size[1]) > MAX_CHUNK) throw new HttpFailure(400, `chunker=${chunker.slice(0, 40)} is not implemented by this service: use size-N, N up to ${MAX_CHUNK}`)
   const links = Number(url.searchParams.get('max-file-links') ?? KUBO_DEFAULT_LINKS)
   if (!Number.isInteger(links) || links < 2 || links > 4096) throw new HttpFailure(400, 'max-file-links must be from 2 to 4096')
   const cidVersion = version === '1' ? 1 : 0
   const rawLeaves = flag(url, 'raw-leaves') ?? cidVersion === 1
-  if (cidVersion === 0 && rawLeaves) throw new HttpFailure(400, 'raw-leaves needs cid-version=1')
-  if (flag(url, 'wrap-with-directory') === true) throw new HttpFailure(400, 'wrap-with-directory is not supported: send wrap-with-directory=false')
+  if (cidVersion === 0 && rawLeaves) throw new HttpFailure(400, 'raw-leaves=true with cid-version=0 is not implemented by this service: send cid-version=1, or raw-leaves=false')
   // The name is only a label; the builder reads the parameters.
   return { name: 'kubo-cidv1', cidVersion, chunkSize: Number(size[1]), maxLinks: links, rawLeaves }
 }
 
+interface Added { cid: string, size: number, dagSize: number, name: string, mime: string }
+
+/** Imports every `file` part of a multipart body as it streams in, in order. */
+async function importParts (parts: ServiceParts, req: IncomingMessage, profile: CidProfile): Promise<Added[]> {
+  return await new Promise<Added[]>((resolve, reject) => {
+    const busboy = new Busboy({ headers: req.headers as { 'content-type': string }, limits: { files: MAX_PARTS } })
+    const added: Array<Promise<Added>> = []
+    const fail = (err: unknown): void => { req.unpipe(busboy); req.resume(); reject(err) }
+    busboy.on('file', (field, stream, filename, _encoding, mime) => {
+      if (field !== 'file') { stream.resume(); fail(new HttpFailure(400, `unexpected multipart field ${field.slice(0, 40)}: send each file in a field named file`)); return }
+      if (mime === 'application/x-directory') { stream.resume(); fail(new HttpFailure(400, 'directories are not implemented by this service: send files')); return }
+      const builder = new CidBuilder(profile, { onBlock: (cid, block) => parts.blocks.put(cid, block) })
+      added.push(new Promise<Added>((resolvePart, rejectPart) => {
+        stream.on('data', (chunk: Buffer) => builder.update(chunk))
+        stream.on('error', rejectPart)
+        stream.on('end', () => {
+          const root = builder.finishLink()
+          resolvePart({ cid: root.cid.toString(), size: root.fileSize, dagSize: root.treeSize, name: filename ?? root.cid.toString(), mime: mime ?? 'application/octet-stream' })
+        })
+      }))
+    })
+    busboy.on('field', (field: string) => fail(new HttpFailure(400, `unexpected form field ${field.slice(0, 40)}: send each file in a field named file, with a filename`)))
+    busboy.on('filesLimit', () => fail(new HttpFailure(400, `more than ${MAX_PARTS} files in one request`)))
+    busboy.on('error', (err: Error) => fail(new HttpFailure(400, `bad multipart body: ${err.message}`)))
+    busboy.on('finish', () => {
+      if (added.length === 0) { reject(new HttpFailure(400, 'no field named file in the body')); return }
+      Promise.all(added).then(resolve, reject)
+    })
+    req.pipe(busboy)
+  })
+}
+
 /**
- * Kubo's `/api/v0/add`: one multipart field `file`, imported with the requested parameters while
- * it streams in (never held whole), its blocks stored, the file listed for the caller.
+ * Kubo's `/api/v0/add`: every multipart part named `file` imported with the requested parameters
+ * while it streams in (never held whole), its blocks stored, listed for the caller. One file is
+ * answered with one object, as production does; several with one line each, as Kubo does.
  */
 export function uploadRoutes (parts: ServiceParts): Route[] {
   const insert = parts.db.prepare(`INSERT INTO files (id, address, cid, file_name, mime_type, size, created_at, last_update)
@@ -49,27 +109,17 @@ export function uploadRoutes (parts: ServiceParts): Route[] {
       const profile = profileFromQuery(url)
       const contentType = req.headers['content-type'] ?? ''
       if (!contentType.startsWith('multipart/form-data')) throw new HttpFailure(400, 'expected a multipart/form-data body with a field named file')
-      const added = await new Promise<{ cid: string, size: number, dagSize: number, name: string, mime: string }>((resolve, reject) => {
-        const busboy = new Busboy({ headers: req.headers as { 'content-type': string }, limits: { files: 1 } })
-        let seen = false
-        busboy.on('file', (field, stream, filename, _encoding, mime) => {
-          if (field !== 'file' || seen) { stream.resume(); return }
-          seen = true
-          const builder = new CidBuilder(profile, { onBlock: (cid, block) => parts.blocks.put(cid, block) })
-          stream.on('data', (chunk: Buffer) => builder.update(chunk))
-          stream.on('error', reject)
-          stream.on('end', () => {
-            const root = builder.finishLink()
-            resolve({ cid: root.cid.toString(), size: root.fileSize, dagSize: root.treeSize, name: filename ?? root.cid.toString(), mime: mime ?? 'application/octet-stream' })
-          })
-        })
-        busboy.on('error', (err: Error) => reject(new HttpFailure(400, `bad multipart body: ${err.message}`)))
-        busboy.on('finish', () => { if (!seen) reject(new HttpFailure(400, 'no field named file in the body')) })
-        req.pipe(busboy)
-      })
+      const added = await importParts(parts, req, profile)
       const now = Date.now()
-      insert.run(randomUUID(), caller.address, added.cid, added.name, added.mime, added.size, now, now)
-      sendJson(res, 200, { Name: added.name, Hash: added.cid, Size: String(added.dagSize) })
+      parts.db.transaction(() => {
+        for (const file of added) insert.run(randomUUID(), caller.address, file.cid, file.name, file.mime, file.size, now, now)
+      })()
+      const answers = added.map(file => ({ Name: file.name, Hash: file.cid, Size: String(file.dagSize) }))
+      if (answers.length === 1) { sendJson(res, 200, answers[0]); return }
+      // Several files: one line each, as Kubo streams them.
+      const text = answers.map(a => JSON.stringify(a)).join('\n') + '\n'
+      res.writeHead(200, { 'content-type': 'application/json', 'x-chunked-output': '1', 'content-length': Buffer.byteLength(text) })
+      res.end(text)
     }
   }]
 }
