@@ -267,6 +267,8 @@ export class PointerUnreadableError extends CidsyncError {
 export class ContentNotFoundError extends CidsyncError {
   override readonly code = 'ERR_CONTENT_NOT_FOUND'
   override readonly exitCode = ExitCode.notFound
+}
+
 /** 400 or 422: the service refused what it was given. Retrying will not help; the input must change. */
 export class RemoteBadRequestError extends RemoteStatusError {
   override readonly code = 'ERR_REMOTE_BAD_REQUEST'
