@@ -50,7 +50,7 @@ describe('bad input and missing things, as a user sees them', () => {
     const server = await new ScriptedServer().listen()
     server.answer({ status: 400, body: { error: 'namespace must be at most 64 characters' } })
     const { args, env } = await remoteConfig(dir, server.url)
-    const run = await runCli(['pointer', 'put', CID, '--namespace', 'n'.repeat(100), ...args], { env })
+    const run = await runCli(['pointer', 'put', CID, '--force', '--namespace', 'n'.repeat(100), ...args], { env })
     expect(run.code).toBe(2)
     expect(run.stderr).toContain('namespace must be at most 64 characters')
   })

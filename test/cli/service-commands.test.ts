@@ -42,7 +42,7 @@ describe('service commands on the embedded default', () => {
     const none = await runCli(['pointer', 'get', ...c])
     expect(none.code).toBe(3)
     expect(none.stderr).toContain('nothing stored for namespace default on network mainnet')
-    expect((await runCli(['pointer', 'put', EMPTY_CID, '--memories', '7', ...c])).code).toBe(0)
+    expect((await runCli(['pointer', 'put', EMPTY_CID, '--force', '--memories', '7', ...c])).code).toBe(0)
     expect(JSON.parse((await runCli(['pointer', 'get', ...c, '--json'])).stdout)).toMatchObject({ snapshotCid: EMPTY_CID, engine: 'cidsync-sqlite/1', memories: 7 })
 
     expect((await runCli(['deal', 'add', EMPTY_CID, ...c])).stdout).toContain('deal requested')
@@ -92,7 +92,7 @@ describe('the embedded service directory', () => {
     for (const device of ['laptop', 'desktop']) {
       await writeFile(join(dir, `${device}.toml`), `state_dir = "${device}-state"\n[service]\ndir = "${shared}"\n`)
     }
-    expect((await runCli(['pointer', 'put', EMPTY_CID, '--config', join(dir, 'laptop.toml')])).code).toBe(0)
+    expect((await runCli(['pointer', 'put', EMPTY_CID, '--force', '--config', join(dir, 'laptop.toml')])).code).toBe(0)
     const seen = await runCli(['pointer', 'get', '--config', join(dir, 'desktop.toml'), '--json'])
     expect(JSON.parse(seen.stdout)).toMatchObject({ snapshotCid: EMPTY_CID })
   })
@@ -104,7 +104,7 @@ describe('a fresh embedded service directory', () => {
     const config = join(dir, 'c.toml')
     await writeFile(config, 'state_dir = "state"\n')
     const [a, b] = await Promise.all([
-      runCli(['pointer', 'put', EMPTY_CID, '--namespace', 'race', '--config', config]),
+      runCli(['pointer', 'put', EMPTY_CID, '--force', '--namespace', 'race', '--config', config]),
       runCli(['names', 'list', '--config', config])
     ])
     expect([a.code, b.code]).toEqual([0, 0])
@@ -124,6 +124,8 @@ describe('cidsync key', () => {
     expect((await runCli(['key', 'export', '--config', join(dir, 'b.toml')])).stdout).toBe(exported.stdout)
     await writeFile(join(dir, 'c.toml'), 'state_dir = "c"\n')
     await runCli(['key', 'export', '--config', join(dir, 'c.toml')])
+    // A state dir that published or restored (it has sync state): its key sealed or opened snapshots.
+    await writeFile(join(dir, 'c', 'sync.sqlite'), '')
     const refused = await runCli(['key', 'import', exported.stdout.trim(), '--config', join(dir, 'c.toml')])
     expect(refused.code).toBe(2)
     expect(refused.stderr).toContain('--force')

@@ -1,4 +1,5 @@
 import { InvalidArgumentError, type Command } from 'commander'
+import { UsageError } from '../../errors.js'
 import { printJson } from '../format.js'
 import { action } from '../run.js'
 import { serviceOptions, withService } from '../service-command.js'
@@ -27,18 +28,37 @@ export function registerPointer (program: Command): void {
     .option('--namespace <name>', 'default: the config\'s namespace')
     .option('--network <name>', 'default: the config\'s network')
     .option('--engine <engine>', 'the index engine that made the snapshot (default: cidsync-sqlite/1)')
-    .option('--memories <count>', 'entries in the snapshot', entryCount)
-    .action(action(async (cid: string, options: PointerOptions & { engine?: string, memories?: number }) => {
+    .option('--memories <count>', 'entries in the snapshot (default: what the snapshot holds)', entryCount)
+    .option('--force', 'put it even if it is not a cidsync snapshot this device can open')
+    .action(action(async (cid: string, options: PointerOptions & { engine?: string, memories?: number, force?: boolean }) => {
       // Refused before the service is reached: a malformed CID is a usage error (exit 2).
       const { checkedCid } = await import('../../remote/index.js')
       checkedCid(cid, 'snapshot CID')
       // The engine name lives with the snapshot format; loaded here, not at start-up.
       const engine = options.engine ?? (await import('../../snapshot/index.js')).ENGINE
       await withService(options, async ({ clients }, config) => {
-        const input = { snapshotCid: cid, engine, namespace: options.namespace ?? config.namespace, network: options.network ?? config.network, ...(options.memories === undefined ? {} : { memories: options.memories }) }
+        let memories = options.memories
+        if (options.force !== true && options.engine === undefined) {
+          const { checkSnapshotCid } = await import('./pointer-checks.js')
+          try {
+            memories ??= (await checkSnapshotCid(clients, config, cid)).entries
+          } catch (err) {
+            throw new UsageError(`refused: ${cid} is not a cidsync snapshot this device can open (${(err as Error).message}); every device's next publish would stop at it. Add --force to put it anyway`, { cause: err })
+          }
+        }
+        const input = { snapshotCid: cid, engine, namespace: options.namespace ?? config.namespace, network: options.network ?? config.network, ...(memories === undefined ? {} : { memories }) }
         await clients.pointers.put(input)
         if (options.json === true) printJson(input)
         else process.stdout.write(`${input.namespace}#${input.network} -> ${cid}\n`)
       })
+    }))
+  pointer.command('repair')
+    .description('put this device\'s index (with every other device\'s rows it holds) over a pointer whose snapshot is missing or cannot be opened')
+    .option('--config <path>', 'config file')
+    .option('--json', 'print JSON')
+    .option('--yes', 'do not ask for confirmation')
+    .action(action(async (options: { config?: string, json?: boolean, yes?: boolean }) => {
+      const { repairPointer } = await import('./pointer-repair.js')
+      await repairPointer(options)
     }))
 }

@@ -2,13 +2,16 @@ import { mkdirSync } from 'node:fs'
 import type { Command } from 'commander'
 import { loadConfig, type Config } from '../../config/index.js'
 import { LockHeldError } from '../../errors.js'
-import { printJson } from '../format.js'
+import { countOf, printJson } from '../format.js'
 import { action } from '../run.js'
 
 interface Published { cid: string, entries: number, skipped: boolean, merged: number }
 
+/** What a caller may ask of one publish (see sync's `PublishOptions`). */
+export interface PublishRequest { readonly confirmDrop?: boolean, readonly repairPointer?: boolean }
+
 /** No daemon: take the lock, bring the index up to date with the folders, publish, let go. */
-async function publishStandalone (config: Config): Promise<Published> {
+async function publishStandalone (config: Config, request: PublishRequest): Promise<Published> {
   const { acquireLock, createLogger } = await import('../../daemon/index.js')
   mkdirSync(config.stateDir, { recursive: true, mode: 0o700 })
   const lock = acquireLock(config.stateDir)
@@ -28,7 +31,7 @@ async function publishStandalone (config: Config): Promise<Published> {
     const connection = await connectService(config)
     try {
       const { publish } = await import('../../sync/index.js')
-      return await publish({ index, clients: connection.clients, logger, deviceId }, { config, passphrase: process.env.CIDSYNC_SNAPSHOT_PASSPHRASE })
+      return await publish({ index, clients: connection.clients, logger, deviceId }, { config, passphrase: process.env.CIDSYNC_SNAPSHOT_PASSPHRASE, ...request })
     } finally {
       await connection.close()
     }
@@ -38,22 +41,28 @@ async function publishStandalone (config: Config): Promise<Published> {
   }
 }
 
+/** Publishes through the running daemon, or on its own when none runs. */
+export async function publishOnce (config: Config, request: PublishRequest = {}): Promise<Published> {
+  try {
+    return await publishStandalone(config, request)
+  } catch (err) {
+    if (!(err instanceof LockHeldError)) throw err
+    const { postToDaemon } = await import('../status-client.js')
+    const query = [request.confirmDrop === true ? 'confirmDrop=1' : '', request.repairPointer === true ? 'repairPointer=1' : ''].filter(q => q !== '').join('&')
+    return JSON.parse(await postToDaemon(config, `/snapshot${query === '' ? '' : `?${query}`}`)) as Published
+  }
+}
+
 export function registerSnapshot (program: Command): void {
   program.command('snapshot')
     .description('publish now and print the snapshot CID: through the running daemon, or on its own after catching up with the folders')
     .option('--config <path>', 'config file')
     .option('--json', 'print JSON')
-    .action(action(async (options: { config?: string, json?: boolean }) => {
+    .option('--confirm-drop', 'publish even though it drops many of this device\'s entries at once (status says when a publish is held for that)')
+    .action(action(async (options: { config?: string, json?: boolean, confirmDrop?: boolean }) => {
       const config = loadConfig({ configPath: options.config })
-      let published: Published
-      try {
-        published = await publishStandalone(config)
-      } catch (err) {
-        if (!(err instanceof LockHeldError)) throw err
-        const { postToDaemon } = await import('../status-client.js')
-        published = JSON.parse(await postToDaemon(config, '/snapshot')) as Published
-      }
+      const published = await publishOnce(config, { confirmDrop: options.confirmDrop === true })
       if (options.json === true) printJson(published)
-      else process.stdout.write(`${published.cid}${published.skipped ? '  (unchanged since the last snapshot)' : `  ${published.entries} entries${published.merged > 0 ? `, merged ${published.merged} other snapshot(s)` : ''}`}\n`)
+      else process.stdout.write(`${published.cid}  ${countOf(published.entries, 'entry', 'entries')}${published.skipped ? ' (unchanged here since the last snapshot)' : ''}${published.merged > 0 ? `, merged ${countOf(published.merged, 'other snapshot', 'other snapshots')}` : ''}\n`)
     }))
 }

@@ -1,0 +1,161 @@
+import { describe, it, expect, afterEach } from 'vitest'
+import { mkdir, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import Database from 'better-sqlite3'
+import pino from 'pino'
+import { loadConfig, type Config } from '../../src/config/index.js'
+import { indexPath, openIndex, type Index } from '../../src/index/index.js'
+import { publish, JobStore, SyncRunner } from '../../src/sync/index.js'
+import { PointerUnreadableError, PublishContendedError, PublishHeldError, PublishStateError } from '../../src/errors.js'
+import { EXTERNAL, serviceUnderTest } from '../helpers/service.js'
+import { useTempDir } from '../helpers/temp-dir.js'
+
+const logger = pino({ level: 'silent' })
+const open: Index[] = []
+afterEach(() => { for (const i of open.splice(0)) i.close() })
+
+interface Device { id: string, config: Config, index: Index }
+
+async function device (root: string, name: string, id: string, extra = ''): Promise<Device> {
+  const dir = join(root, name)
+  await mkdir(dir, { recursive: true })
+  await writeFile(join(dir, 'c.toml'), `state_dir = "state"\nnamespace = "guards"\n[snapshot]\ndeal = false\n${extra}`)
+  const config = loadConfig({ configPath: join(dir, 'c.toml'), env: {} })
+  await mkdir(config.stateDir, { recursive: true })
+  const index = openIndex(indexPath(config.stateDir))
+  open.push(index)
+  index.entries.registerDevice(id, name)
+  return { id, config, index }
+}
+
+function write (d: Device, ...paths: string[]): void {
+  d.index.entries.apply(d.id, paths.map(path => ({ kind: 'upsert' as const, folder: 'notes', path, size: path.length, mtimeMs: 1, cid: `cid-${path}`, cidProfile: 'kubo-cidv1' })))
+}
+
+function remove (d: Device, ...paths: string[]): void {
+  d.index.entries.apply(d.id, paths.map(path => ({ kind: 'delete' as const, folder: 'notes', path })))
+}
+
+/** What a newer or broken cidsync could leave in sync.sqlite: written the way SQLite allows, not through our store. */
+function setJob (d: Device, fields: string): void {
+  const db = new Database(join(d.config.stateDir, 'sync.sqlite'))
+  db.exec(`UPDATE publish_jobs SET ${fields} WHERE step NOT IN ('done', 'abandoned')`)
+  db.close()
+}
+
+describe.skipIf(EXTERNAL)('a publish that cannot go on', () => {
+  it('with an unknown step is given up loudly at once, and the next publish starts over', async () => {
+    const { clients, local } = await serviceUnderTest()
+    const root = await useTempDir()
+    const a = await device(root, 'a', 'aaaaaaaa-0000-4000-8000-000000000000')
+    write(a, 'x.md')
+    local?.faults.set('pointers_put', { errorRate: 1, status: 400, times: 1 })
+    await expect(publish({ index: a.index, clients, logger, deviceId: a.id }, { config: a.config })).rejects.toThrow(/answered 400/)
+    setJob(a, "step = 'frobnicate'")
+    await expect(publish({ index: a.index, clients, logger, deviceId: a.id }, { config: a.config })).rejects.toThrow(PublishStateError)
+    const store = new JobStore(a.config.stateDir)
+    expect(store.current()).toBeUndefined()
+    store.close()
+    expect(await publish({ index: a.index, clients, logger, deviceId: a.id }, { config: a.config })).toMatchObject({ skipped: false, entries: 1 })
+  })
+
+  it('outrun by other devices too often is given up and started over, not left to fail forever', async () => {
+    const { clients, local } = await serviceUnderTest()
+    const root = await useTempDir()
+    const a = await device(root, 'a', 'aaaaaaaa-0000-4000-8000-000000000000')
+    write(a, 'x.md')
+    local?.faults.set('pointers_put', { errorRate: 1, status: 400, times: 1 })
+    await expect(publish({ index: a.index, clients, logger, deviceId: a.id }, { config: a.config })).rejects.toThrow(/answered 400/)
+    setJob(a, 'merges = 3')
+    await expect(publish({ index: a.index, clients, logger, deviceId: a.id }, { config: a.config })).rejects.toThrow(PublishContendedError)
+    const published = await publish({ index: a.index, clients, logger, deviceId: a.id }, { config: a.config })
+    expect(published).toMatchObject({ skipped: false, merged: 0, entries: 1 })
+    expect((await clients.pointers.current('guards', 'mainnet')).snapshotCid).toBe(published.cid)
+  })
+
+  it('that drops most of this device\'s entries is held until confirmed; a small drop is not', async () => {
+    const { clients } = await serviceUnderTest()
+    const root = await useTempDir()
+    const a = await device(root, 'a', 'aaaaaaaa-0000-4000-8000-000000000000', 'max_drop_entries = 10\n')
+    const names = Array.from({ length: 40 }, (_, i) => `f${i}.md`)
+    write(a, ...names)
+    const first = await publish({ index: a.index, clients, logger, deviceId: a.id }, { config: a.config })
+    remove(a, ...names.slice(0, 5))
+    expect(await publish({ index: a.index, clients, logger, deviceId: a.id }, { config: a.config })).toMatchObject({ skipped: false, entries: 35 })
+    remove(a, ...names.slice(5, 30))
+    const held = await publish({ index: a.index, clients, logger, deviceId: a.id }, { config: a.config }).catch((e: unknown) => e)
+    expect(held).toBeInstanceOf(PublishHeldError)
+    expect((held as PublishHeldError).message).toContain('it would drop 25 of the 35 entries this device last published (10 left)')
+    expect((held as PublishHeldError).message).toContain('cidsync snapshot --confirm-drop')
+    expect((await clients.pointers.current('guards', 'mainnet')).memories).toBe(35)
+    const confirmed = await publish({ index: a.index, clients, logger, deviceId: a.id }, { config: a.config, confirmDrop: true })
+    expect(confirmed).toMatchObject({ skipped: false, entries: 10 })
+    expect(confirmed.cid).not.toBe(first.cid)
+  })
+
+  it('whose pointer names a missing or a foreign snapshot says so with the repair, and the repair keeps every row', async () => {
+    const { clients } = await serviceUnderTest()
+    const root = await useTempDir()
+    const a = await device(root, 'a', 'aaaaaaaa-0000-4000-8000-000000000000')
+    const b = await device(root, 'b', 'bbbbbbbb-0000-4000-8000-000000000000')
+    const { exportKey, importKey } = await import('../../src/snapshot/index.js')
+    importKey(b.config.stateDir, exportKey(a.config.stateDir))
+    write(a, 'from-a.md')
+    await publish({ index: a.index, clients, logger, deviceId: a.id }, { config: a.config })
+    write(b, 'from-b.md')
+    await publish({ index: b.index, clients, logger, deviceId: b.id }, { config: b.config })
+
+    // Missing: a CID no gateway has. Foreign: a file that is not a snapshot.
+    const foreignFile = join(root, 'not-a-snapshot.txt')
+    await writeFile(foreignFile, 'hello, I am not a snapshot')
+    const { SNAPSHOT_PROFILE } = await import('../../src/sync/index.js')
+    const foreign = await clients.upload.add(foreignFile, SNAPSHOT_PROFILE)
+    for (const bad of ['bafkreigh2akiscaildcqabsyg3dfr6chu3fgpregiymsck7e7aqa4s52zy', foreign.cid]) {
+      await clients.pointers.put({ snapshotCid: bad, engine: 'cidsync-sqlite/1', namespace: 'guards', network: 'mainnet', memories: 2 })
+      write(b, `after-${bad.slice(-6)}.md`)
+      const err = await publish({ index: b.index, clients, logger, deviceId: b.id }, { config: b.config }).catch((e: unknown) => e)
+      expect(err).toBeInstanceOf(PointerUnreadableError)
+      expect((err as Error).message).toContain(`names ${bad}, which cannot be used here`)
+      expect((err as Error).message).toContain('cidsync pointer repair')
+      const repaired = await publish({ index: b.index, clients, logger, deviceId: b.id }, { config: b.config, repairPointer: true })
+      expect((await clients.pointers.current('guards', 'mainnet')).snapshotCid).toBe(repaired.cid)
+      expect(b.index.entries.list().map(e => e.path)).toContain('from-a.md')
+    }
+  })
+})
+
+describe.skipIf(EXTERNAL)('the runner after a failed publish', () => {
+  it('tries again after a wait that grows, and says when; a held publish waits for a change instead', async () => {
+    const { clients, local } = await serviceUnderTest()
+    const root = await useTempDir()
+    const a = await device(root, 'a', 'aaaaaaaa-0000-4000-8000-000000000000', 'max_drop_entries = 1\n')
+    const runner = new SyncRunner({ index: a.index, logger, deviceId: a.id, clients: () => clients, credentials: () => ({ apiKey: undefined, sessionToken: undefined }) }, a.config)
+    try {
+      write(a, 'one.md', 'two.md', 'three.md', 'four.md')
+      const first = await runner.publishNow()
+      expect(runner.status()).toMatchObject({ last: { cid: first.cid, entries: 4 }, pointer: { cid: first.cid, inSync: true, why: null }, retryAt: null })
+
+      write(a, 'five.md')
+      local?.faults.set('pointers_get', { errorRate: 1, status: 503 })
+      const before = Date.now()
+      await expect(runner.publishNow()).rejects.toThrow()
+      const failed = runner.status()
+      expect(failed.retryAt).not.toBeNull()
+      const wait = Date.parse(failed.retryAt as string) - before
+      expect(wait).toBeGreaterThan(7_000)
+      expect(wait).toBeLessThan(13_000 + (Date.now() - before))
+      expect(failed.pointer.inSync).toBe(false)
+      local?.faults.clear()
+      const next = await runner.publishNow()
+      expect(runner.status()).toMatchObject({ retryAt: null, lastError: null, pointer: { cid: next.cid, inSync: true } })
+
+      remove(a, 'one.md', 'two.md', 'three.md', 'four.md')
+      await expect(runner.publishNow()).rejects.toThrow(PublishHeldError)
+      expect(runner.status()).toMatchObject({ retryAt: null, held: { dropping: 4, of: 5 } })
+      await runner.publishNow('request', { confirmDrop: true })
+      expect(runner.status().held).toBeNull()
+    } finally {
+      await runner.stop()
+    }
+  })
+})
