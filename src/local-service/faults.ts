@@ -1,3 +1,4 @@
+import type { IncomingMessage, ServerResponse } from 'node:http'
 import { z } from 'zod'
 
 /** What to do wrong on a route, for tests of the clients' resilience. */
@@ -10,6 +11,8 @@ export const faultSchema = z.strictObject({
   latencyMs: z.int().min(0).max(60_000).default(0),
   /** Share of requests whose connection is cut before an answer. */
   resetRate: z.number().min(0).max(1).default(0),
+  /** Share of requests carried out in full whose answer is then lost: the connection is cut instead. */
+  resetAfterRate: z.number().min(0).max(1).default(0),
   /** Gateway bodies: cut short, or one bit flipped. */
   truncate: z.boolean().default(false),
   bitflip: z.boolean().default(false),
@@ -46,4 +49,15 @@ export class Faults {
     }
     return fault
   }
+}
+
+/**
+ * Lets the route do its work (store the upload, put the pointer) and then cuts the connection
+ * instead of answering: what a client sees when an answer is lost on the way back.
+ */
+export function loseAnswer (req: IncomingMessage, res: ServerResponse): void {
+  res.writeHead = (() => res) as unknown as ServerResponse['writeHead']
+  res.setHeader = (() => res) as unknown as ServerResponse['setHeader']
+  res.write = (() => true) as unknown as ServerResponse['write']
+  res.end = (() => { req.socket.destroy(); return res }) as unknown as ServerResponse['end']
 }

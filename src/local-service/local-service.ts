@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net'
 import type Database from 'better-sqlite3'
 import { BlockStore } from './blocks.js'
-import { Faults, type FaultInput } from './faults.js'
+import { Faults, loseAnswer, type FaultInput } from './faults.js'
 import { HttpFailure, sendJson, type Caller, type Route } from './http.js'
 import type { ServiceParts } from './parts.js'
 import { openServiceDatabase, settingOr } from './store.js'
@@ -120,6 +120,7 @@ export class LocalService {
       // Unref'd: an injected delay must not keep a stopping process alive.
       if (fault !== undefined && fault.latencyMs > 0) await new Promise(resolve => setTimeout(resolve, fault.latencyMs).unref())
       if (fault !== undefined && Math.random() < fault.resetRate) { req.socket.destroy(); return }
+      if (fault !== undefined && Math.random() < fault.resetAfterRate) loseAnswer(req, res)
       if (fault !== undefined && Math.random() < fault.errorRate) {
         if (fault.retryAfterSeconds !== undefined) res.setHeader('retry-after', String(fault.retryAfterSeconds))
         throw new HttpFailure(fault.status, 'injected fault')

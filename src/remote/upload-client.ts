@@ -15,6 +15,8 @@ const READ_BYTES = 1024 * 1024
 const KUBO_DEFAULT_LINKS = 174
 
 export interface UploadOptions extends CallOptions {
+  /** `false`: one attempt only (a caller that checks for a lost answer before sending again). */
+  readonly retry?: false
   /** Told of the bytes sent so far. */
   readonly onProgress?: (sent: number, total: number) => void
 }
@@ -69,7 +71,7 @@ export class UploadClient {
       yield Buffer.from(`\r\n--${boundary}--\r\n`)
       computed.cid = builder.finish()
     })(), { objectMode: false })
-    const request = { method: 'POST' as const, path: '/api/v0/add', query: addQuery(profile), headers: { 'content-type': `multipart/form-data; boundary=${boundary}` }, body, signal: options.signal }
+    const request = { method: 'POST' as const, path: '/api/v0/add', query: addQuery(profile), headers: { 'content-type': `multipart/form-data; boundary=${boundary}` }, body, signal: options.signal, ...(options.retry === false ? { retry: false } : {}) }
     const response = await this.upload.send(request)
     const context = { service: 'upload endpoint', method: 'POST', url: this.upload.url(request).toString() }
     const root = lastEntry(await response.body.text())

@@ -13,6 +13,7 @@ import { JobStore, STATE, type ActiveStep, type PublishJob } from './job-store.j
 import { changeMarker } from './merge.js'
 import { currentPointer, fetchAndMerge } from './pointer-snapshot.js'
 import { SNAPSHOT_PROFILE } from './snapshot-profile.js'
+import { uploadOnce } from './upload-once.js'
 import { failpoint } from '../util/failpoint.js'
 
 export { SNAPSHOT_PROFILE } from './snapshot-profile.js'
@@ -98,8 +99,9 @@ const STEPS: { readonly [S in ActiveStep]: StepRun } = {
     return store.advance(job.id, 'upload', { snapshotPath: path, snapshotCid: cid.toString(), marker, entries: written.entries })
   },
   upload: async (components, init, store, job) => {
-    // The client checks that the service computed our CID; uploading the same bytes twice is harmless.
-    await components.clients.upload.add(job.snapshotPath as string, SNAPSHOT_PROFILE, { signal: init.signal })
+    // The client checks that the service computed our CID; an upload already made is reused.
+    const how = await uploadOnce(components.clients, job.snapshotPath as string, job.snapshotCid as string, init.signal)
+    if (how === 'reused') components.logger.info({ cid: job.snapshotCid }, 'the snapshot was already uploaded (its answer was lost): reused')
     return store.advance(job.id, 'deal')
   },
   deal: async (components, init, store, job) => {

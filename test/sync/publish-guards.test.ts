@@ -124,6 +124,22 @@ describe.skipIf(EXTERNAL)('a publish that cannot go on', () => {
   })
 })
 
+describe.skipIf(EXTERNAL)('an upload whose answer was lost', () => {
+  it('is found in the listing and reused, not sent again into a second row', async () => {
+    const { clients, local } = await serviceUnderTest()
+    const root = await useTempDir()
+    const a = await device(root, 'a', 'aaaaaaaa-0000-4000-8000-000000000000')
+    write(a, 'x.md')
+    local?.faults.set('upload', { resetAfterRate: 1, times: 1 })
+    const published = await publish({ index: a.index, clients, logger, deviceId: a.id }, { config: a.config })
+    const rows: string[] = []
+    for await (const record of clients.files()) if (record.cid === published.cid) rows.push(record.id)
+    expect(rows).toHaveLength(1)
+    // The one upload lost its answer (the log keeps answered requests): none was answered, so none was sent again.
+    expect(local?.requestLog().filter(r => r.route === 'upload')).toHaveLength(0)
+  })
+})
+
 describe.skipIf(EXTERNAL)('the runner after a failed publish', () => {
   it('tries again after a wait that grows, and says when; a held publish waits for a change instead', async () => {
     const { clients, local } = await serviceUnderTest()

@@ -1,0 +1,42 @@
+import { RemoteNetworkError, RemoteStatusError } from '../errors.js'
+import type { ServiceClients } from '../remote/index.js'
+import { SNAPSHOT_PROFILE } from './snapshot-profile.js'
+
+/** The newest uploads looked at for one already made: a snapshot just sent is among the first. */
+const RECENT_UPLOADS = 200
+const ATTEMPTS = 4
+
+/** Whether the account's newest uploads hold `cid` (one page or two of the listing, not all of it). */
+export async function recentlyUploaded (clients: ServiceClients, cid: string, signal?: AbortSignal): Promise<boolean> {
+  let looked = 0
+  for await (const record of clients.files({ signal })) {
+    if (record.cid === cid) return true
+    if (++looked >= RECENT_UPLOADS) break
+  }
+  return false
+}
+
+function mayHaveArrived (err: unknown): boolean {
+  return err instanceof RemoteNetworkError || (err instanceof RemoteStatusError && (err.status === 408 || err.status === 429 || err.status >= 500))
+}
+
+/**
+ * Uploads a snapshot once. An upload whose answer was lost (a reset after the service stored it,
+ * or a kill before the step was recorded) is found in the uploads listing and reused, instead of
+ * sent again into a second listing row. Tries a bounded number of times, then fails (the job stays
+ * at this step and the runner tries again later).
+ */
+export async function uploadOnce (clients: ServiceClients, path: string, cid: string, signal?: AbortSignal): Promise<'uploaded' | 'reused'> {
+  if (await recentlyUploaded(clients, cid, signal)) return 'reused'
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await clients.upload.add(path, SNAPSHOT_PROFILE, { signal, retry: false })
+      return 'uploaded'
+    } catch (err) {
+      if (attempt >= ATTEMPTS || !mayHaveArrived(err)) throw err
+      if (await recentlyUploaded(clients, cid, signal).catch(() => false)) return 'reused'
+      await new Promise(resolve => setTimeout(resolve, 500 * 2 ** attempt))
+      signal?.throwIfAborted()
+    }
+  }
+}
