@@ -18,8 +18,11 @@ import { registerSnapshot } from './commands/snapshot.js'
 import { registerRestore } from './commands/restore.js'
 import { registerService } from './commands/service.js'
 
-/** Commands that never open the state dir, or (service) run as root on purpose. */
-const WITHOUT_STATE = new Set(['init', 'cid', 'service', 'local-service', 'help'])
+/**
+ * Commands that never write the state dir (status only reads daemon.json and asks the daemon), or
+ * (service) run as root on purpose.
+ */
+const WITHOUT_STATE = new Set(['init', 'cid', 'service', 'local-service', 'status', 'help'])
 
 function topLevel (command: Command): Command {
   let top = command

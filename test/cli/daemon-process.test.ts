@@ -1,5 +1,5 @@
 import { describe, it, expect } from 'vitest'
-import { chmod, mkdir, writeFile, access, stat } from 'node:fs/promises'
+import { chmod, chown, mkdir, writeFile, access, stat } from 'node:fs/promises'
 import { join } from 'node:path'
 import { spawnSync } from 'node:child_process'
 import { DaemonProcess, runCli, CLI } from '../helpers/cli.js'
@@ -96,8 +96,9 @@ describe('cidsync daemon, as a process', () => {
     const config = await setup(dir)
     await writeFile(join(dir, 'notes', 'secret.txt'), 'no')
     await chmod(join(dir, 'notes', 'secret.txt'), 0o600)
-    await mkdir(join(dir, 'state'), { mode: 0o777 })
-    await chmod(join(dir, 'state'), 0o777)
+    // The daemon's own state dir, as the service user's is.
+    await mkdir(join(dir, 'state'), { mode: 0o700 })
+    await chown(join(dir, 'state'), NOBODY, NOBODY)
     const daemon = new DaemonProcess(['--config', config], { uid: NOBODY, gid: NOBODY })
     expect(await daemon.logged('index current')).toMatchObject({ files: 2 })
     const status = JSON.parse((await runCli(['status', '--config', config, '--json'])).stdout) as { filesSkipped: number, folders: Array<{ skipped: number }> }
