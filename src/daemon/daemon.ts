@@ -290,7 +290,8 @@ export class Daemon {
       ? (this.connection !== undefined && token === undefined ? 'no session token: the pointer service cannot be reached' : null)
       : left <= 0
         ? `the session token expired at ${expiry?.toISOString() ?? ''}: publishing is stopped until a new one is given`
-        : left < TOKEN_WARNING_MS ? `the session token expires at ${expiry?.toISOString() ?? ''}: renew it` : null
+        // The embedded service's token renews itself: nothing for the user to do.
+        : left < TOKEN_WARNING_MS && this.connection?.mode !== 'embedded' ? `the session token expires at ${expiry?.toISOString() ?? ''}: renew it` : null
     return {
       apiKey: safely(this.connection?.credentials.apiKey) === undefined ? 'missing' : 'present',
       sessionToken: { present: token !== undefined, expiresAt: expiry?.toISOString() ?? null, warning }
