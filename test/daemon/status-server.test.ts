@@ -4,7 +4,8 @@ import { mkdir, readFile, stat, writeFile } from 'node:fs/promises'
 import { connect, createServer, type Socket } from 'node:net'
 import { spawnSync } from 'node:child_process'
 import { join } from 'node:path'
-import { StatusServer } from '../../src/daemon/status-server.js'
+import { DEFAULT_STATUS_MAX_CONNECTIONS, StatusServer } from '../../src/daemon/status-server.js'
+import { DaemonProcess } from '../helpers/cli.js'
 import { ListenError } from '../../src/errors.js'
 import { useTempDir } from '../helpers/temp-dir.js'
 import { until } from '../helpers/wait.js'
@@ -57,6 +58,29 @@ describe.skipIf(process.platform !== 'linux')('the status endpoint under a flood
     const bound = await server.listen({ kind: 'tcp', host: '127.0.0.1', port: 0 })
     const answer = await httpGet({ port: bound.kind === 'tcp' ? bound.port : 0 }, '/snapshot', { method: 'POST', headers: { authorization: 'Bearer t' } })
     expect(answer).toMatchObject({ status: 200, body: '{"cid":"x"}\n' })
+  })
+})
+
+describe.skipIf(process.platform !== 'linux')('a running daemon under a flood of idle connections', () => {
+  it('keeps its descriptors bounded and answers /status', async () => {
+    const root = await useTempDir()
+    await mkdir(join(root, 'notes'))
+    const file = join(root, 'c.toml')
+    await writeFile(file, 'state_dir = "state"\n[[folders]]\nname = "notes"\npath = "notes"\n[status]\nlisten = "127.0.0.1:0"\n')
+    const daemon = new DaemonProcess(['--config', file])
+    await daemon.logged('daemon started')
+    const port = Number((JSON.parse(await readFile(join(root, 'state', 'daemon.json'), 'utf8')) as { status: string }).status.split(':').pop())
+    const fds = (): number => readdirSync(`/proc/${daemon.child.pid ?? 0}/fd`).length
+    const before = fds()
+    await Promise.all(Array.from({ length: 300 }, async () => await new Promise<void>(resolve => {
+      const socket = connect(port, '127.0.0.1', () => resolve())
+      socket.on('error', () => resolve())
+      clients.push(socket)
+    })))
+    await until(() => clients.filter(c => !c.destroyed && c.readyState === 'open').length <= DEFAULT_STATUS_MAX_CONNECTIONS + 5 ? true : undefined, 10_000, 'the excess to be closed')
+    expect(fds() - before).toBeLessThanOrEqual(DEFAULT_STATUS_MAX_CONNECTIONS + 10)
+    expect((await httpGet({ port }, '/status')).status).toBe(200)
+    expect((await daemon.stop()).code).toBe(0)
   })
 })
 
