@@ -1,5 +1,5 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto'
-import { chmodSync, closeSync, openSync, readFileSync, renameSync, statSync, writeSync, fsyncSync } from 'node:fs'
+import { chmodSync, closeSync, fsyncSync, linkSync, openSync, readFileSync, rmSync, statSync, writeSync } from 'node:fs'
 import type { IncomingMessage } from 'node:http'
 import { join } from 'node:path'
 import { HttpFailure } from './http.js'
@@ -14,23 +14,37 @@ const LOOPBACK = /^(127\.\d+\.\d+\.\d+|::1|::ffff:127\.\d+\.\d+\.\d+)$/
  */
 export function ensureAdminToken (dir: string): string {
   const path = join(dir, ADMIN_TOKEN_FILE)
-  const stats = statSync(path, { throwIfNoEntry: false })
-  if (stats !== undefined) {
-    if ((stats.mode & 0o077) !== 0) chmodSync(path, 0o600)
-    const token = readFileSync(path, 'utf8').trim()
-    if (token !== '') return token
-  }
+  const existing = readToken(path)
+  if (existing !== undefined) return existing
+  // Written aside and hard-linked into place: two processes starting on one directory agree on one token.
   const token = randomBytes(32).toString('base64url')
-  const temp = `${path}.${process.pid}.tmp`
-  const fd = openSync(temp, 'w', 0o600)
+  const temp = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`
+  const fd = openSync(temp, 'wx', 0o600)
   try {
     writeSync(fd, `${token}\n`)
     fsyncSync(fd)
   } finally {
     closeSync(fd)
   }
-  renameSync(temp, path)
-  return token
+  try {
+    linkSync(temp, path)
+    return token
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err
+    return readToken(path) ?? token
+  } finally {
+    rmSync(temp, { force: true })
+  }
+}
+
+function readToken (path: string): string | undefined {
+  const stats = statSync(path, { throwIfNoEntry: false })
+  if (stats === undefined) return undefined
+  if ((stats.mode & 0o077) !== 0) chmodSync(path, 0o600)
+  const token = readFileSync(path, 'utf8').trim()
+  if (token !== '') return token
+  rmSync(path, { force: true })
+  return undefined
 }
 
 /**

@@ -61,6 +61,14 @@ describe('the local service\'s admin routes', () => {
     expect((await send(port, 'GET', '/local/requests', { ...auth, host: `localhost:${port}` })).status).toBe(200)
   })
 
+  it('keep one admin token per directory, however many services start on it', async () => {
+    const { dir } = await service({ admin: true })
+    const [a, b] = await Promise.all([startLocalService({ dir, admin: true }), startLocalService({ dir, admin: true })])
+    started.push(a, b)
+    const token = (await readFile(join(dir, 'admin.token'), 'utf8')).trim()
+    for (const local of [a, b]) expect((await send(Number(new URL(local.url).port), 'GET', '/local/requests', { authorization: `Bearer ${token}` })).status).toBe(200)
+  })
+
   it('do not exist unless asked for', async () => {
     const { local, port, dir } = await service()
     expect(local.adminTokenPath).toBeUndefined()
