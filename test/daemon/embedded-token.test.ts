@@ -47,5 +47,5 @@ describe('the embedded service\'s session token', () => {
     }
     expect(cids.size).toBe(3)
     expect(daemon.status().publish).toMatchObject({ lastError: null })
-  })
+  }, 60_000) // three real token lifetimes; about 15 s on an idle machine
 })
