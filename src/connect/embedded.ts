@@ -2,15 +2,14 @@ import { linkSync, readFileSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { formatWalletKey, newWalletKey, parseWalletKey, walletAddress } from '../crypto/index.js'
 import { startLocalService, type LocalService } from '../local-service/index.js'
-import { z } from 'zod'
-import { createServiceClients, HttpClient, type ServiceClients } from '../remote/index.js'
+import { createServiceClients, type ServiceClients } from '../remote/index.js'
 import { writeFileAtomicSync } from '../util/atomic-write.js'
+import { DEFAULT_EMBEDDED_TOKEN_TTL_SECONDS, type EmbeddedOptions } from './embedded-options.js'
 
 /** The account of an embedded service: made once, kept in its directory (0600). */
 interface EmbeddedAccount { walletKey: string, address: string, apiKey: string }
 
 const ACCOUNT_FILE = 'embedded-account.json'
-const TOKEN_TTL_SECONDS = 7 * 86_400
 
 function readAccount (dir: string): EmbeddedAccount | undefined {
   try {
@@ -47,18 +46,36 @@ export interface EmbeddedService {
 }
 
 /**
- * Starts the local service in-process on a free loopback port and signs in to it the way a user
- * signs in to production: a wallet made once, a signed message traded for an API key, a session
- * token from the identity route. The account lives in the service's directory, so every device
- * pointed at the same directory (a NAS folder) is the same user.
+ * A session token issued in-process (no HTTP route to guard) and issued again once half its life
+ * has passed, so whoever reads it never holds an expired one: publishing never stops for it.
  */
-export async function startEmbedded (dir: string): Promise<EmbeddedService> {
-  const service = await startLocalService({ dir })
-  const credentials: { apiKey?: string, sessionToken?: string } = {}
+function renewingToken (service: LocalService, user: string, ttlSeconds: number): () => string {
+  let current: { token: string, renewAt: number } | undefined
+  return () => {
+    const now = Date.now()
+    if (current === undefined || now >= current.renewAt) {
+      // The token's exp is whole seconds from the floored issue time.
+      const expiresAt = (Math.floor(now / 1000) + ttlSeconds) * 1000
+      current = { token: service.issueToken(user, ttlSeconds), renewAt: expiresAt - ttlSeconds * 500 }
+    }
+    return current.token
+  }
+}
+
+/**
+ * Starts the local service in-process on a free loopback port and signs in to it the way a user
+ * signs in to production: a wallet made once, a signed message traded for an API key. The session
+ * token is issued in-process, as the identity provider would, and renewed before it expires. The
+ * account lives in the service's directory, so every device pointed at the same directory (a NAS
+ * folder) is the same user. The admin routes exist only when `options.admin` asks for them.
+ */
+export async function startEmbedded (dir: string, options: Partial<EmbeddedOptions> = {}): Promise<EmbeddedService> {
+  const service = await startLocalService({ dir, admin: options.admin ?? false })
+  const credentials: { apiKey?: string, sessionToken?: () => string } = {}
   const url = service.url
   const clients = createServiceClients(
     { dealUrl: url, apiUrl: url, pointerUrl: url, uploadUrl: url, gateways: [url] },
-    { apiKey: () => credentials.apiKey, sessionToken: () => credentials.sessionToken }
+    { apiKey: () => credentials.apiKey, sessionToken: () => credentials.sessionToken?.() }
   )
   try {
     let account = readAccount(dir)
@@ -69,14 +86,8 @@ export async function startEmbedded (dir: string): Promise<EmbeddedService> {
     }
     credentials.apiKey = account.apiKey
     const address = walletAddress(parseWalletKey(account.walletKey))
-    const identity = new HttpClient({ service: 'local identity route', baseUrl: url })
-    try {
-      const answer = await identity.json({ method: 'POST', path: '/local/token', json: { user: address, ttlSeconds: TOKEN_TTL_SECONDS } }, z.object({ token: z.string() }))
-      credentials.sessionToken = answer.token
-    } finally {
-      await identity.close()
-    }
-    return { service, clients, address, credentials: { apiKey: () => credentials.apiKey, sessionToken: () => credentials.sessionToken } }
+    credentials.sessionToken = renewingToken(service, address, options.tokenTtlSeconds ?? DEFAULT_EMBEDDED_TOKEN_TTL_SECONDS)
+    return { service, clients, address, credentials: { apiKey: () => credentials.apiKey, sessionToken: () => credentials.sessionToken?.() } }
   } catch (err) {
     await clients.close()
     await service.stop()

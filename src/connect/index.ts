@@ -7,9 +7,11 @@ import type { Config } from '../config/index.js'
 import { createServiceClients, type ServiceClients } from '../remote/index.js'
 import { Credential, credentialsDir } from './credentials.js'
 import { startEmbedded } from './embedded.js'
+import { embeddedOptions } from './embedded-options.js'
 
 export { Credential, credentialsDir } from './credentials.js'
 export type { CredentialName } from './credentials.js'
+export { DEFAULT_EMBEDDED_TOKEN_TTL_SECONDS } from './embedded-options.js'
 
 export interface ServiceConnection {
   readonly mode: 'embedded' | 'remote'
@@ -23,12 +25,13 @@ export interface ServiceConnection {
 
 export async function connectService (config: Config, env: NodeJS.ProcessEnv = process.env): Promise<ServiceConnection> {
   if (config.service.mode === 'embedded') {
-    const embedded = await startEmbedded(config.service.dir)
+    const embedded = await startEmbedded(config.service.dir, embeddedOptions(env))
     return {
       mode: 'embedded',
       clients: embedded.clients,
       credentials: embedded.credentials,
-      describe: `the embedded service at ${embedded.service.url} (data in ${config.service.dir})`,
+      describe: `the embedded service at ${embedded.service.url} (data in ${config.service.dir}` +
+        (embedded.service.adminTokenPath === undefined ? ')' : `; admin routes on, token in ${embedded.service.adminTokenPath})`),
       close: async () => { await embedded.clients.close(); await embedded.service.stop() }
     }
   }

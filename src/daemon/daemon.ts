@@ -1,4 +1,3 @@
-import { mkdirSync } from 'node:fs'
 import { hostname } from 'node:os'
 import type { Config } from '../config/index.js'
 import { formatListenAddress, loadConfig } from '../config/index.js'
@@ -7,6 +6,7 @@ import { createWatcher, type Watcher } from '../watch/index.js'
 import { VERSION } from '../version.js'
 import type { ServiceConnection } from '../connect/index.js'
 import { releaseMemory } from '../util/release-memory.js'
+import { ensurePrivateDir } from '../util/private-dir.js'
 import { jwtExpiry } from '../util/jwt.js'
 import { NotReadyError } from '../errors.js'
 import type { SyncRunner } from '../sync/index.js'
@@ -80,7 +80,8 @@ export class Daemon {
 
   async start (): Promise<void> {
     const { config, logger } = this
-    mkdirSync(config.stateDir, { recursive: true, mode: 0o700 })
+    const loose = ensurePrivateDir(config.stateDir)
+    if (loose !== undefined) logger.warn({ stateDir: config.stateDir, mode: loose.toString(8) }, 'the state dir was open to others: tightened to 0700')
     this.lock = acquireLock(config.stateDir)
     try {
       this.deviceId = loadOrCreateDeviceId(config.stateDir)
@@ -290,7 +291,8 @@ export class Daemon {
       ? (this.connection !== undefined && token === undefined ? 'no session token: the pointer service cannot be reached' : null)
       : left <= 0
         ? `the session token expired at ${expiry?.toISOString() ?? ''}: publishing is stopped until a new one is given`
-        : left < TOKEN_WARNING_MS ? `the session token expires at ${expiry?.toISOString() ?? ''}: renew it` : null
+        // The embedded service's token renews itself: nothing for the user to do.
+        : left < TOKEN_WARNING_MS && this.connection?.mode !== 'embedded' ? `the session token expires at ${expiry?.toISOString() ?? ''}: renew it` : null
     return {
       apiKey: safely(this.connection?.credentials.apiKey) === undefined ? 'missing' : 'present',
       sessionToken: { present: token !== undefined, expiresAt: expiry?.toISOString() ?? null, warning }

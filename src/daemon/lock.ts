@@ -1,4 +1,4 @@
-import { readFileSync, rmSync } from 'node:fs'
+import { chmodSync, closeSync, openSync, readFileSync, rmSync } from 'node:fs'
 import { hostname } from 'node:os'
 import { join } from 'node:path'
 import Database from 'better-sqlite3'
@@ -37,6 +37,8 @@ export function readDaemonInfo (stateDir: string): DaemonInfo | undefined {
  */
 export function acquireLock (stateDir: string): DaemonLock {
   const lockPath = join(stateDir, LOCK_FILE)
+  closeSync(openSync(lockPath, 'a', 0o600))
+  chmodSync(lockPath, 0o600)
   const db = new Database(lockPath, { timeout: 0 })
   try {
     db.pragma('locking_mode = EXCLUSIVE')
@@ -51,11 +53,12 @@ export function acquireLock (stateDir: string): DaemonLock {
   }
   let info: DaemonInfo = { pid: process.pid, hostname: hostname(), startedAt: new Date().toISOString() }
   const infoPath = join(stateDir, DAEMON_INFO_FILE)
-  writeFileAtomicSync(infoPath, JSON.stringify(info) + '\n')
+  // Private like the rest of the state dir: it says where the status endpoint listens.
+  writeFileAtomicSync(infoPath, JSON.stringify(info) + '\n', { mode: 0o600 })
   return {
     update (more) {
       info = { ...info, ...more }
-      writeFileAtomicSync(infoPath, JSON.stringify(info) + '\n')
+      writeFileAtomicSync(infoPath, JSON.stringify(info) + '\n', { mode: 0o600 })
     },
     release () {
       if (!db.open) return

@@ -1,7 +1,8 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
-import { chmodSync, mkdirSync, rmSync } from 'node:fs'
+import { chmodSync, lstatSync, mkdirSync, rmSync } from 'node:fs'
 import { dirname } from 'node:path'
-import type { AddressInfo } from 'node:net'
+import type { AddressInfo, Socket } from 'node:net'
+import { clearStaleSocket } from './stale-socket.js'
 import { formatListenAddress, type ListenAddress } from '../config/index.js'
 import { ListenError, NotReadyError } from '../errors.js'
 import { renderMetrics } from './metrics.js'
@@ -123,17 +124,62 @@ function handle (components: StatusServerComponents, allowed: ReadonlySet<string
   }
 }
 
-/** The status endpoint, listening on loopback TCP or a unix socket. */
+/** How many connections the endpoint holds at once, and how long an idle one may stay. */
+export interface StatusServerLimits {
+  readonly maxConnections?: number
+  readonly idleTimeoutMs?: number
+}
+
+export const DEFAULT_STATUS_MAX_CONNECTIONS = 64
+export const DEFAULT_STATUS_IDLE_TIMEOUT_MS = 10_000
+
+/**
+ * The status endpoint, listening on loopback TCP or a unix socket. Any local user can connect, so
+ * what it holds is bounded: past `maxConnections` the oldest connection not in a request is closed
+ * to make room (a real request still gets in while thousands of idle ones are held open), or the
+ * new one when every connection is busy; idle and slow connections are closed after a timeout.
+ */
 export class StatusServer {
   private readonly server: Server
   private bound: ListenAddress | undefined
   private allowed: ReadonlySet<string> = new Set()
+  /** Open connections, oldest first, with how many requests each is in. */
+  private readonly sockets = new Map<Socket, { busy: number }>()
+  private readonly maxConnections: number
+  private readonly idleTimeoutMs: number
 
-  constructor (components: StatusServerComponents) {
-    this.server = createServer((req, res) => handle(components, this.allowed, req, res))
-    this.server.keepAliveTimeout = 5_000
-    this.server.headersTimeout = 10_000
+  constructor (components: StatusServerComponents, limits: StatusServerLimits = {}) {
+    this.maxConnections = limits.maxConnections ?? DEFAULT_STATUS_MAX_CONNECTIONS
+    this.idleTimeoutMs = limits.idleTimeoutMs ?? DEFAULT_STATUS_IDLE_TIMEOUT_MS
+    this.server = createServer({ connectionsCheckingInterval: 1_000 }, (req, res) => handle(components, this.allowed, req, res))
+    this.server.keepAliveTimeout = Math.min(5_000, this.idleTimeoutMs)
+    this.server.headersTimeout = Math.min(5_000, this.idleTimeoutMs)
     this.server.requestTimeout = 10_000
+    // A socket with no traffic for this long is destroyed (no 'timeout' listener on the server).
+    this.server.timeout = this.idleTimeoutMs
+    this.server.on('connection', socket => { this.admit(socket) })
+    this.server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+      const state = this.sockets.get(req.socket)
+      if (state === undefined) return
+      state.busy++
+      // A POST /snapshot may take minutes: no idle timeout while it runs; keep-alive's comes after.
+      req.socket.setTimeout(0)
+      res.once('close', () => { state.busy-- })
+    })
+  }
+
+  private admit (socket: Socket): void {
+    this.sockets.set(socket, { busy: 0 })
+    socket.once('close', () => this.sockets.delete(socket))
+    if (this.sockets.size <= this.maxConnections) return
+    for (const [open, state] of this.sockets) {
+      if (open === socket || state.busy > 0) continue
+      this.sockets.delete(open)
+      open.destroy()
+      return
+    }
+    this.sockets.delete(socket)
+    socket.destroy()
   }
 
   /** Where it listens, the real port included (after listening on port 0). */
@@ -144,7 +190,7 @@ export class StatusServer {
   async listen (address: ListenAddress): Promise<ListenAddress> {
     if (address.kind === 'unix') {
       mkdirSync(dirname(address.path), { recursive: true, mode: 0o700 })
-      rmSync(address.path, { force: true })
+      await clearStaleSocket(address.path)
     }
     await new Promise<void>((resolve, reject) => {
       const onError = (err: NodeJS.ErrnoException): void => {
@@ -172,6 +218,7 @@ export class StatusServer {
     const closed = new Promise<void>(resolve => this.server.close(() => resolve()))
     this.server.closeAllConnections()
     await closed
-    if (this.bound?.kind === 'unix') rmSync(this.bound.path, { force: true })
+    // Ours to remove only while it is still a socket.
+    if (this.bound?.kind === 'unix' && lstatSync(this.bound.path, { throwIfNoEntry: false })?.isSocket() === true) rmSync(this.bound.path, { force: true })
   }
 }

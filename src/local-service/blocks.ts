@@ -15,7 +15,7 @@ export class BlockStore {
 
   constructor (dir: string) {
     this.root = join(dir, 'blocks')
-    mkdirSync(this.root, { recursive: true })
+    mkdirSync(this.root, { recursive: true, mode: 0o700 })
   }
 
   private pathOf (cid: CID): string {
@@ -31,12 +31,12 @@ export class BlockStore {
     const path = this.pathOf(cid)
     const dir = join(path, '..')
     if (!this.madeDirs.has(dir)) {
-      mkdirSync(dir, { recursive: true })
+      mkdirSync(dir, { recursive: true, mode: 0o700 })
       this.madeDirs.add(dir)
     }
     // A block already there is the same bytes: writing it again is harmless and saves a stat.
     const temp = `${path}.${randomBytes(4).toString('hex')}.tmp`
-    writeFileSync(temp, block)
+    writeFileSync(temp, block, { mode: 0o600 })
     renameSync(temp, path)
   }
 

@@ -15,7 +15,8 @@ export interface RouteContext {
   readonly fault: Fault | undefined
 }
 
-export type Auth = 'none' | 'api-key' | 'session' | 'loopback'
+/** `admin`: the `/local/...` routes, behind the admin token (see admin-guard.ts). */
+export type Auth = 'none' | 'api-key' | 'session' | 'admin'
 
 export interface Route {
   /** Names the route in faults and the request log: `add_cid`, `files_uploaded`... */

@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import { join } from 'node:path'
 import type Database from 'better-sqlite3'
 import { BlockStore } from './blocks.js'
 import { Faults, loseAnswer, type FaultInput } from './faults.js'
@@ -8,6 +9,7 @@ import type { ServiceParts } from './parts.js'
 import { openServiceDatabase, settingOr } from './store.js'
 import { TokenIssuer } from './tokens.js'
 import { adminRoutes, type RequestRecord } from './routes/admin.js'
+import { ADMIN_TOKEN_FILE, adminHosts, checkAdminRequest, ensureAdminToken } from './admin-guard.js'
 import { authRoutes, bearerToken, UNAUTHORIZED_MESSAGE } from './routes/auth.js'
 import { dealRoutes } from './routes/deals.js'
 import { fileRoutes } from './routes/files.js'
@@ -32,9 +34,12 @@ export interface LocalServiceInit {
   readonly dealDelayMs?: number
   readonly authMessageTtlMs?: number
   readonly faults?: Readonly<Record<string, FaultInput>>
+  /**
+   * Serve the admin routes (`/local/...`: session tokens, faults, seeding, the request log),
+   * guarded by the admin token kept in `dir`. Off by default: without it they do not exist.
+   */
+  readonly admin?: boolean
 }
-
-const LOOPBACK = /^(127\.\d+\.\d+\.\d+|::1|::ffff:127\.\d+\.\d+\.\d+)$/
 
 /**
  * The whole service on one loopback HTTP server: deal service, main API, pointer service, upload
@@ -48,6 +53,8 @@ export class LocalService {
   private readonly server: Server
   private readonly requests: RequestRecord[] = []
   private readonly apiKeyOwner: Database.Statement
+  private readonly adminToken: string | undefined
+  private adminHostNames: ReadonlySet<string> = new Set()
 
   constructor (private readonly init: LocalServiceInit) {
     this.db = openServiceDatabase(init.dir)
@@ -65,8 +72,9 @@ export class LocalService {
     this.routes = [
       ...authRoutes(this.parts), ...dealRoutes(this.parts), ...fileRoutes(this.parts), ...ipnsRoutes(this.parts),
       ...pointerRoutes(this.parts), ...uploadRoutes(this.parts), ...gatewayRoutes(this.parts),
-      ...adminRoutes(this.parts, this.faults, () => this.requests)
+      ...(init.admin === true ? adminRoutes(this.parts, this.faults, () => this.requests) : [])
     ]
+    this.adminToken = init.admin === true ? ensureAdminToken(init.dir) : undefined
     this.server = createServer((req, res) => { void this.handle(req, res) })
     this.server.requestTimeout = 0 // uploads of many GB take long; idle sockets still time out
   }
@@ -83,6 +91,8 @@ export class LocalService {
       this.server.once('error', reject)
       this.server.listen(this.init.port ?? 0, this.init.host ?? '127.0.0.1', () => { this.server.off('error', reject); resolve() })
     })
+    const address = this.server.address() as AddressInfo
+    this.adminHostNames = adminHosts(address.address, address.port)
     return this.url
   }
 
@@ -98,6 +108,11 @@ export class LocalService {
   /** A session token for the pointer service, as an identity provider would issue one. */
   issueToken (user: string, ttlSeconds = 30 * 86_400): string {
     return this.parts.tokens.issue(user, ttlSeconds)
+  }
+
+  /** Where the admin token is, when the admin routes are served. */
+  get adminTokenPath (): string | undefined {
+    return this.adminToken === undefined ? undefined : join(this.init.dir, ADMIN_TOKEN_FILE)
   }
 
   /** What it was asked, newest last (bounded). */
@@ -116,7 +131,9 @@ export class LocalService {
         if (matches.length > 0) res.setHeader('allow', [...new Set(matches.flatMap(m => m.route.methods))].join(', '))
         throw new HttpFailure(matches.length > 0 ? 405 : 404, matches.length > 0 ? `method ${req.method ?? ''} not allowed` : `not found: ${url.pathname}`)
       }
-      const fault = this.faults.take(found.route.name)
+      // Admin routes are checked first and never faulted: a fault rule must not lock out the route that clears it.
+      if (found.route.auth === 'admin') checkAdminRequest(req, this.adminHostNames, this.adminToken ?? '')
+      const fault = found.route.auth === 'admin' ? undefined : this.faults.take(found.route.name)
       // Unref'd: an injected delay must not keep a stopping process alive.
       if (fault !== undefined && fault.latencyMs > 0) await new Promise(resolve => setTimeout(resolve, fault.latencyMs).unref())
       if (fault !== undefined && Math.random() < fault.resetRate) { req.socket.destroy(); return }
@@ -146,11 +163,7 @@ export class LocalService {
   }
 
   private authenticate (req: IncomingMessage, auth: Route['auth']): Caller {
-    if (auth === 'none') return { address: '' }
-    if (auth === 'loopback') {
-      if (!LOOPBACK.test(req.socket.remoteAddress ?? '')) throw new HttpFailure(403, 'only from loopback')
-      return { address: '' }
-    }
+    if (auth === 'none' || auth === 'admin') return { address: '' }
     const token = bearerToken(req.headers.authorization)
     const address = token === undefined ? undefined : auth === 'api-key' ? this.apiKeyOwner.get(token) as string | undefined : this.parts.tokens.verify(token)
     if (address === undefined) throw new HttpFailure(401, UNAUTHORIZED_MESSAGE[auth])

@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs'
+import { chmodSync, closeSync, mkdirSync, openSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import Database from 'better-sqlite3'
 import { SchemaTooNewError } from '../errors.js'
@@ -19,10 +19,28 @@ const MIGRATIONS: readonly string[] = [
      engine TEXT NOT NULL, memories INTEGER, updated_at TEXT NOT NULL, PRIMARY KEY (user_id, namespace, network)) STRICT;`
 ]
 
+/** Gives `path` exactly `mode` if it exists with another. */
+function tighten (path: string, mode: number): void {
+  const stats = statSync(path, { throwIfNoEntry: false })
+  if (stats !== undefined && (stats.mode & 0o777) !== mode) chmodSync(path, mode)
+}
+
+/**
+ * The directory and database private to this user: they hold API keys, the token signing secret
+ * and the IPNS private keys (the WAL too). SQLite gives -wal and -shm the database file's mode, so
+ * the file is made 0600 before SQLite opens it.
+ */
+function makePrivate (dir: string, path: string): void {
+  mkdirSync(dir, { recursive: true, mode: 0o700 })
+  tighten(dir, 0o700)
+  closeSync(openSync(path, 'a', 0o600))
+  for (const file of [path, `${path}-wal`, `${path}-shm`]) tighten(file, 0o600)
+}
+
 /** The local service's database: one SQLite file in its directory, WAL, versioned like the index. */
 export function openServiceDatabase (dir: string): Database.Database {
-  mkdirSync(dir, { recursive: true })
   const path = join(dir, 'service.sqlite')
+  makePrivate(dir, path)
   const db = new Database(path)
   // The wait first: two processes opening a fresh directory at once (a daemon and a command)
   // would otherwise see SQLITE_BUSY while the other switches the journal to WAL.

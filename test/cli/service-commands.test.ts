@@ -1,16 +1,19 @@
 import { describe, it, expect } from 'vitest'
 import { spawn } from 'node:child_process'
-import { stat, writeFile, readFile } from 'node:fs/promises'
+import { chmod, stat, writeFile, readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { CLI, runCli } from '../helpers/cli.js'
 import { useTempDir } from '../helpers/temp-dir.js'
+import { until } from '../helpers/wait.js'
 import { formatWalletKey, newWalletKey, walletAddress } from '../../src/crypto/index.js'
 
 const EMPTY_CID = 'bafkreihdwdcefgh4dqkjv67uzcmw7ojee6xedzdetojuzjevtenxquvyku'
 
 /** `cidsync local-service` as a process; answers its URL and a stop function. */
-async function localServiceProcess (dir: string): Promise<{ url: string, stop: () => Promise<void> }> {
+async function localServiceProcess (dir: string): Promise<{ url: string, stderr: () => string, stop: () => Promise<void> }> {
   const child = spawn(process.execPath, [CLI, 'local-service', '--dir', dir, '--deal-delay-ms', '100'], { stdio: ['ignore', 'pipe', 'pipe'] })
+  let stderr = ''
+  child.stderr.on('data', (d: Buffer) => { stderr += d.toString() })
   const url = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => { child.kill('SIGKILL'); reject(new Error('no URL from cidsync local-service')) }, 15_000)
     child.stdout.once('data', (d: Buffer) => { clearTimeout(timer); resolve(d.toString().trim()) })
@@ -18,6 +21,7 @@ async function localServiceProcess (dir: string): Promise<{ url: string, stop: (
   })
   return {
     url,
+    stderr: () => stderr,
     stop: async () => {
       child.removeAllListeners('exit')
       const exited = new Promise(resolve => child.once('exit', resolve))
@@ -68,7 +72,14 @@ describe('service commands against a remote service', () => {
       const walletKey = newWalletKey()
       const noKey = await runCli(['login', ...c], { env: { ...process.env, CIDSYNC_WALLET_KEY: '' } })
       expect(noKey.code).toBe(2)
-      const login = await runCli(['login', ...c], { env: { ...process.env, CIDSYNC_WALLET_KEY: formatWalletKey(walletKey) } })
+      const keyFile = join(dir, 'wallet.key')
+      await writeFile(keyFile, formatWalletKey(walletKey), { mode: 0o644 })
+      await chmod(keyFile, 0o644)
+      const loose = await runCli(['login', ...c, '--wallet-key-file', keyFile], { env: { ...process.env, CIDSYNC_WALLET_KEY: '' } })
+      expect(loose.code).toBe(2)
+      expect(loose.stderr).toContain(`run \`chmod 600 ${keyFile}\``)
+      await chmod(keyFile, 0o600)
+      const login = await runCli(['login', ...c, '--wallet-key-file', keyFile], { env: { ...process.env, CIDSYNC_WALLET_KEY: '' } })
       expect(login.stdout).toBe(`signed in as ${walletAddress(walletKey)}; API key saved to ${join(dir, 'etc', 'api-key')}\n`)
       expect((await stat(join(dir, 'etc', 'api-key'))).mode & 0o777).toBe(0o600)
       expect((await runCli(['names', 'list', ...c])).code).toBe(0)
@@ -79,6 +90,30 @@ describe('service commands against a remote service', () => {
       expect(refused.code).toBe(1)
       expect(refused.stderr).toContain('session token was refused or has expired')
       expect(await readFile(join(dir, 'etc', 'api-key'), 'utf8')).toMatch(/^[0-9a-f-]{36}\n$/)
+    } finally {
+      await service.stop()
+    }
+  })
+})
+
+describe('cidsync local-service', () => {
+  it('serves its admin routes only with the admin token it names, kept 0600 in its directory', async () => {
+    const dir = await useTempDir()
+    const service = await localServiceProcess(join(dir, 'service'))
+    try {
+      const tokenPath = join(dir, 'service', 'admin.token')
+      await until(() => service.stderr().includes(tokenPath) ? true : undefined, 5_000, 'where the admin token is')
+      expect((await stat(tokenPath)).mode & 0o777).toBe(0o600)
+      const { request } = await import('undici')
+      const mint = async (headers: Record<string, string>): Promise<number> => {
+        const answer = await request(`${service.url}/local/token`, { method: 'POST', headers, body: JSON.stringify({ user: 'u' }) })
+        await answer.body.dump()
+        return answer.statusCode
+      }
+      expect(await mint({})).toBe(401)
+      const token = (await readFile(tokenPath, 'utf8')).trim()
+      expect(await mint({ authorization: `Bearer ${token}`, origin: 'http://evil.example' })).toBe(403)
+      expect(await mint({ authorization: `Bearer ${token}` })).toBe(200)
     } finally {
       await service.stop()
     }

@@ -51,12 +51,15 @@ describe('running as a service', () => {
     await writeFile(join(root, 'notes', 'a.md'), 'a')
     const file = join(root, 'c.toml')
     await writeFile(file, config(root, ['notes']))
-    const daemon = new DaemonProcess(['--config', file])
+    const daemon = new DaemonProcess(['--config', file], { env: { ...process.env, CIDSYNC_EMBEDDED_ADMIN: '1' } })
     const ready = await daemon.logged('service ready') as { service: string }
     const serviceUrl = /http:\/\/127\.0\.0\.1:\d+/.exec(ready.service)?.[0] as string
-    // The embedded service's admin route: every upload now takes 20 s.
+    // The embedded service's admin route (asked for above): every upload now takes 20 s.
+    const adminToken = (await readFile(join(root, 'state', 'service', 'admin.token'), 'utf8')).trim()
     const { request } = await import('undici')
-    await (await request(`${serviceUrl}/local/faults`, { method: 'PUT', body: JSON.stringify({ upload: { latencyMs: 20_000 } }) })).body.dump()
+    const faulted = await request(`${serviceUrl}/local/faults`, { method: 'PUT', headers: { authorization: `Bearer ${adminToken}` }, body: JSON.stringify({ upload: { latencyMs: 20_000 } }) })
+    await faulted.body.dump()
+    expect(faulted.statusCode).toBe(200)
     const info = JSON.parse(await readFile(join(root, 'state', 'daemon.json'), 'utf8')) as { status: string }
     const token = (await readFile(join(root, 'state', 'status.token'), 'utf8')).trim()
     const port = Number(info.status.split(':').pop())

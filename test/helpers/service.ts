@@ -3,7 +3,8 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { startLocalService, type LocalService, type LocalServiceInit } from '../../src/local-service/index.js'
-import { createServiceClients, type ServiceClients } from '../../src/remote/index.js'
+import { readFileSync } from 'node:fs'
+import { createServiceClients, HttpClient, type ServiceClients } from '../../src/remote/index.js'
 import { newWalletKey, parseWalletKey } from '../../src/crypto/index.js'
 
 /**
@@ -39,7 +40,7 @@ export async function serviceUnderTest (init: Partial<LocalServiceInit> = {}): P
     }
   } else {
     const dir = await mkdtemp(join(tmpdir(), 'cidsync-service-'))
-    local = await startLocalService({ dir, pageSize: 3, dealDelayMs: 200, ...init })
+    local = await startLocalService({ dir, pageSize: 3, dealDelayMs: 200, admin: true, ...init })
     const service = local
     cleanups.push(async () => { await service.stop(); await rm(dir, { recursive: true, force: true }) })
     baseUrls = { deal: local.url, api: local.url, pointer: local.url, upload: local.url, gateways: [local.url] }
@@ -60,4 +61,16 @@ export async function serviceUnderTest (init: Partial<LocalServiceInit> = {}): P
   const address = walletAddress(walletKey)
   if (credentials.sessionToken === undefined && local !== undefined) credentials.sessionToken = local.issueToken(address)
   return { clients, walletKey, address, apiKey: credentials.apiKey as string, local, baseUrls }
+}
+
+/** The admin token of a local service started with `admin`, as an operator reads it from its dir. */
+export function adminTokenOf (local: LocalService): string {
+  if (local.adminTokenPath === undefined) throw new Error('this local service was started without its admin routes')
+  return readFileSync(local.adminTokenPath, 'utf8').trim()
+}
+
+/** A client of the local service's admin routes, carrying its admin token. */
+export function adminClient (local: LocalService): HttpClient {
+  const token = adminTokenOf(local)
+  return new HttpClient({ service: 'local admin', baseUrl: local.url, credential: () => token })
 }

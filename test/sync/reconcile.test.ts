@@ -5,9 +5,8 @@ import pino from 'pino'
 import { loadConfig } from '../../src/config/index.js'
 import { indexPath, openIndex, type Index } from '../../src/index/index.js'
 import { reconcile } from '../../src/sync/index.js'
-import { HttpClient } from '../../src/remote/index.js'
 import { cidProfile } from '../../src/content/index.js'
-import { serviceUnderTest } from '../helpers/service.js'
+import { adminClient, serviceUnderTest } from '../helpers/service.js'
 import { useTempDir } from '../helpers/temp-dir.js'
 
 const DEVICE = 'aaaaaaaa-0000-4000-8000-000000000000'
@@ -18,7 +17,7 @@ describe.skipIf(process.env.CIDSYNC_CONTRACT_DEAL_URL !== undefined)('reconcilia
   it('mirrors 5,000 uploads across pages of 100, marks one removed remotely as gone, and cross-references local files', async () => {
     const { clients, local, address } = await serviceUnderTest({ pageSize: 100 })
     if (local === undefined) return
-    const admin = new HttpClient({ service: 'local admin', baseUrl: local.url })
+    const admin = adminClient(local)
     await admin.send({ method: 'POST', path: '/local/seed-files', json: { address, count: 4_999 } })
     const dir = await useTempDir()
     await writeFile(join(dir, 'mine.txt'), 'mine')

@@ -3,7 +3,7 @@ import { loadConfig, isLoopbackHost } from '../../config/index.js'
 import { UsageError } from '../../errors.js'
 import { action } from '../run.js'
 
-interface ServeOptions { config?: string, dir?: string, listen: string, pageSize?: number, dealDelayMs?: number }
+interface ServeOptions { config?: string, dir?: string, listen: string, pageSize?: number, dealDelayMs?: number, admin: boolean }
 
 function hostPort (listen: string): { host: string, port: number } {
   const match = /^(\[[^\]]+\]|[^:]+):(\d{1,5})$/.exec(listen)
@@ -21,15 +21,19 @@ export function registerLocalService (program: Command): void {
     .option('--listen <host:port>', 'where it listens', '127.0.0.1:0')
     .option('--page-size <n>', 'records per page of the uploads listing', int)
     .option('--deal-delay-ms <n>', 'how long until a requested deal appears', int)
+    .option('--no-admin', 'do not serve the admin routes (/local/...: tokens, faults, seeding, the request log)')
     .enablePositionalOptions()
     .action(action(async (options: ServeOptions) => {
       const dir = options.dir ?? loadConfig({ configPath: options.config }).service.dir
       const { host, port } = hostPort(options.listen)
       if (!isLoopbackHost(host)) process.stderr.write(`cidsync: warning: listening on ${host}, beyond this machine, with no TLS\n`)
       const { startLocalService } = await import('../../local-service/index.js')
-      const service = await startLocalService({ dir, host, port, pageSize: options.pageSize, dealDelayMs: options.dealDelayMs })
+      const service = await startLocalService({ dir, host, port, pageSize: options.pageSize, dealDelayMs: options.dealDelayMs, admin: options.admin })
       process.stdout.write(`${service.url}\n`)
-      process.stderr.write(`local service on ${service.url}, data in ${dir}; Ctrl-C stops it\n`)
+      const admin = service.adminTokenPath === undefined
+        ? 'admin routes off'
+        : `admin routes under /local/ need Authorization: Bearer <the token in ${service.adminTokenPath}>`
+      process.stderr.write(`local service on ${service.url}, data in ${dir}; ${admin}; Ctrl-C stops it\n`)
       await new Promise<void>(resolve => {
         process.once('SIGINT', () => resolve())
         process.once('SIGTERM', () => resolve())

@@ -1,12 +1,19 @@
-import { readFileSync } from 'node:fs'
+import { readFileSync, statSync } from 'node:fs'
 import type { Command } from 'commander'
 import { loadConfig } from '../../config/index.js'
-import { UsageError } from '../../errors.js'
+import { ConfigError, UsageError } from '../../errors.js'
 import { printJson } from '../format.js'
 import { action } from '../run.js'
 
 function walletKeyText (file: string | undefined): string {
-  if (file !== undefined) return readFileSync(file, 'utf8')
+  if (file !== undefined) {
+    // The wallet key signs for the account: refused when others may read it, like the saved credentials.
+    const mode = statSync(file, { throwIfNoEntry: false })?.mode
+    if (mode !== undefined && (mode & 0o077) !== 0) {
+      throw new ConfigError(`${file} is readable by others (mode ${(mode & 0o777).toString(8)}): run \`chmod 600 ${file}\``)
+    }
+    return readFileSync(file, 'utf8')
+  }
   const fromEnv = process.env.CIDSYNC_WALLET_KEY
   if (fromEnv !== undefined && fromEnv !== '') return fromEnv
   throw new UsageError('no wallet key: give --wallet-key-file FILE, or set CIDSYNC_WALLET_KEY')

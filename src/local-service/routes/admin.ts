@@ -11,15 +11,16 @@ const seedRequest = z.object({ address: z.string().min(1), count: z.int().min(1)
 const tokenRequest = z.object({ user: z.string().min(1), ttlSeconds: z.int().min(1).max(366 * 86_400).default(30 * 86_400) })
 
 /**
- * Loopback-only routes for operators and tests: session tokens, faults, the request log. They are
- * not part of the production service.
+ * Admin routes for operators and tests: session tokens, faults, the request log. They are not part
+ * of the production service, exist only when the service is started with `admin`, and need the
+ * admin token from a loopback client that is not a web page.
  */
 export function adminRoutes (parts: ServiceParts, faults: Faults, requests: () => readonly RequestRecord[]): Route[] {
   return [{
     name: 'local_token',
     methods: ['POST'],
     path: '/local/token',
-    auth: 'loopback',
+    auth: 'admin',
     handle: async ({ req, res }) => {
       const parsed = tokenRequest.safeParse(await readJsonBody(req))
       if (!parsed.success) throw new HttpFailure(400, 'expected {"user": "...", "ttlSeconds": N}')
@@ -29,7 +30,7 @@ export function adminRoutes (parts: ServiceParts, faults: Faults, requests: () =
     name: 'local_faults',
     methods: ['PUT', 'DELETE'],
     path: '/local/faults',
-    auth: 'loopback',
+    auth: 'admin',
     handle: async ({ req, res }) => {
       if (req.method === 'DELETE') {
         faults.clear()
@@ -45,7 +46,7 @@ export function adminRoutes (parts: ServiceParts, faults: Faults, requests: () =
     name: 'local_seed_files',
     methods: ['POST'],
     path: '/local/seed-files',
-    auth: 'loopback',
+    auth: 'admin',
     handle: async ({ req, res }) => {
       const parsed = seedRequest.safeParse(await readJsonBody(req))
       if (!parsed.success) throw new HttpFailure(400, 'expected {"address": "0x...", "count": N}')
@@ -61,7 +62,7 @@ export function adminRoutes (parts: ServiceParts, faults: Faults, requests: () =
     name: 'local_delete_file',
     methods: ['DELETE'],
     path: '/local/files',
-    auth: 'loopback',
+    auth: 'admin',
     handle: ({ url, res }) => {
       const cid = url.searchParams.get('cid') ?? ''
       sendJson(res, 200, { removed: parts.db.prepare('DELETE FROM files WHERE cid = ?').run(cid).changes })
@@ -70,7 +71,7 @@ export function adminRoutes (parts: ServiceParts, faults: Faults, requests: () =
     name: 'local_requests',
     methods: ['GET'],
     path: '/local/requests',
-    auth: 'loopback',
+    auth: 'admin',
     handle: ({ res }) => sendJson(res, 200, requests())
   }]
 }

@@ -1,0 +1,53 @@
+import { describe, it, expect } from 'vitest'
+import { readFile, stat, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { request } from 'undici'
+import { loadConfig } from '../../src/config/index.js'
+import { connectService } from '../../src/connect/index.js'
+import { ConfigError } from '../../src/errors.js'
+import { useTempDir } from '../helpers/temp-dir.js'
+
+async function embeddedConfig (): Promise<ReturnType<typeof loadConfig>> {
+  const dir = await useTempDir()
+  await writeFile(join(dir, 'c.toml'), 'state_dir = "state"\n')
+  return loadConfig({ configPath: join(dir, 'c.toml'), env: {} })
+}
+
+async function statusOf (url: string, token?: string): Promise<number> {
+  const answer = await request(`${url}/local/token`, { method: 'POST', headers: token === undefined ? {} : { authorization: `Bearer ${token}` }, body: JSON.stringify({ user: 'someone' }) })
+  await answer.body.dump()
+  return answer.statusCode
+}
+
+describe('the embedded service', () => {
+  it('signs in without the admin routes and does not serve them', async () => {
+    const config = await embeddedConfig()
+    const connection = await connectService(config, {})
+    try {
+      const url = /http:\/\/127\.0\.0\.1:\d+/.exec(connection.describe)?.[0] as string
+      expect(await statusOf(url)).toBe(404)
+      expect(connection.credentials.sessionToken()).toMatch(/^ey/)
+      await expect(connection.clients.pointers.current('default', 'mainnet')).rejects.toMatchObject({ code: 'ERR_POINTER_NOT_FOUND' })
+      expect((await stat(join(config.service.dir, 'embedded-account.json'))).mode & 0o777).toBe(0o600)
+      expect((await stat(config.service.dir)).mode & 0o777).toBe(0o700)
+    } finally {
+      await connection.close()
+    }
+  })
+
+  it('serves them behind its admin token when CIDSYNC_EMBEDDED_ADMIN=1, and refuses a bad value', async () => {
+    const config = await embeddedConfig()
+    const connection = await connectService(config, { CIDSYNC_EMBEDDED_ADMIN: '1' })
+    try {
+      const url = /http:\/\/127\.0\.0\.1:\d+/.exec(connection.describe)?.[0] as string
+      const tokenPath = join(config.service.dir, 'admin.token')
+      expect(connection.describe).toContain(tokenPath)
+      expect(await statusOf(url)).toBe(401)
+      expect(await statusOf(url, (await readFile(tokenPath, 'utf8')).trim())).toBe(200)
+    } finally {
+      await connection.close()
+    }
+    await expect(connectService(config, { CIDSYNC_EMBEDDED_ADMIN: 'maybe' })).rejects.toBeInstanceOf(ConfigError)
+    await expect(connectService(config, { CIDSYNC_EMBEDDED_TOKEN_TTL_SECONDS: '1.5' })).rejects.toBeInstanceOf(ConfigError)
+  })
+})
