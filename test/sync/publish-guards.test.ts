@@ -148,6 +148,8 @@ describe.skipIf(EXTERNAL)('the runner after a failed publish', () => {
     const runner = new SyncRunner({ index: a.index, logger, deviceId: a.id, clients: () => clients, credentials: () => ({ apiKey: undefined, sessionToken: undefined }) }, a.config)
     try {
       write(a, 'one.md', 'two.md', 'three.md', 'four.md')
+      // As the daemon does at start: a publish after changes is pending when the user asks for one.
+      runner.noteChange()
       const first = await runner.publishNow()
       expect(runner.status()).toMatchObject({ last: { cid: first.cid, entries: 4 }, pointer: { cid: first.cid, inSync: true, why: null }, retryAt: null })
 
