@@ -292,7 +292,7 @@ export class SyncRunner {
       clearTimeout(this.retryTimer)
       this.retryAt = undefined
       // Changes noted before this run began are in what it published: nothing is pending for them.
-      if (this.pendingAt !== undefined && this.lastChangeAt < started) {
+      if (this.pendingAt !== undefined && this.lastChangeAt <= started) {
         clearTimeout(this.debounce)
         this.pendingAt = undefined
       }
