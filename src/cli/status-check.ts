@@ -14,6 +14,8 @@ export function statusProblems (s: StatusDocument): string[] {
   if (s.publish !== null) {
     if (s.publish.blocked !== null) {
       problems.push(`publish: stopped: ${s.publish.blocked}`)
+    } else if (s.publish.held != null) {
+      problems.push(`publish: held: ${s.publish.held.message}`)
     } else if (s.publish.lastError !== null && (s.publish.last?.at == null || s.publish.lastError.at > s.publish.last.at)) {
       problems.push(`publish: the last attempt failed at ${s.publish.lastError.at}: ${s.publish.lastError.message}`)
     }

@@ -13,7 +13,8 @@ function publishLines (s: StatusDocument): string[] {
     lines.push(`publish: ${last}${s.publish.pendingAt === null ? '' : `; next after changes at ${s.publish.pendingAt}`}`)
     lines.push(`pointer: ${s.publish.pointer.inSync ? `in sync (${s.publish.pointer.cid ?? ''})` : `not in sync: ${s.publish.pointer.why ?? ''}`}`)
     if (s.publish.blocked !== null) lines.push(`publish: stopped: ${s.publish.blocked}`)
-    else if (s.publish.lastError !== null) lines.push(`publish: last attempt failed at ${s.publish.lastError.at}: ${s.publish.lastError.message}`)
+    else if (s.publish.held != null) lines.push(`publish: held since ${s.publish.held.since}: ${s.publish.held.message}`)
+    else if (s.publish.lastError !== null) lines.push(`publish: last attempt failed at ${s.publish.lastError.at}: ${s.publish.lastError.message}${s.publish.retryAt == null ? '' : `; next try at ${s.publish.retryAt}`}`)
   }
   if (s.reconcile !== null) {
     lines.push(`account: ${s.reconcile.remoteFiles.toLocaleString('en-US')} uploads (${s.reconcile.gone} gone) · deals pending ${s.reconcile.deals.pending}, overdue ${s.reconcile.deals.overdue}, made ${s.reconcile.deals.made}` +
