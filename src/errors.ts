@@ -117,6 +117,49 @@ export class ListenError extends CidsyncError {
   override readonly code = 'ERR_LISTEN'
 }
 
+const INDEX_WRITE_ADVICE: Record<string, string> = {
+  SQLITE_FULL: 'the disk (or the file system\'s quota) holding it is full: free some space',
+  SQLITE_READONLY: 'it cannot be written (a read-only file, directory or file system): make it writable by the daemon\'s user',
+  SQLITE_CORRUPT: 'the database is damaged: restart the daemon so it is checked and rebuilt from the folders',
+  SQLITE_NOTADB: 'the file is not a database any more: restart the daemon so it is rebuilt from the folders',
+  SQLITE_BUSY: 'another program holds a write lock on it: close whatever opened it for writing',
+  SQLITE_IOERR: 'the disk answered with an I/O error: check the disk (dmesg, smartctl)'
+}
+
+/** The SQLite family of a result code: SQLITE_IOERR_WRITE is an SQLITE_IOERR. */
+function sqliteFamily (code: string): string {
+  return Object.keys(INDEX_WRITE_ADVICE).find(known => code === known || code.startsWith(`${known}_`)) ?? code
+}
+
+/**
+ * A batch of index writes failed. The changes are kept (newer ones merged in) and written again
+ * after a back-off; `sqliteCode` is SQLite's (`SQLITE_FULL`, `SQLITE_READONLY`...).
+ */
+export class IndexWriteError extends CidsyncError {
+  override readonly code = 'ERR_INDEX_WRITE'
+
+  constructor (readonly path: string, readonly sqliteCode: string, readonly pending: number, options?: ErrorOptions) {
+    super(`writing the index ${path} failed (${sqliteCode}): ${INDEX_WRITE_ADVICE[sqliteFamily(sqliteCode)] ?? (options?.cause as Error | undefined)?.message ?? 'unknown error'}; ` +
+      `${pending} change${pending === 1 ? ' is' : 's are'} kept and written again once it can`, options)
+  }
+
+  /** A damaged database: retrying cannot help, a restart (which checks and rebuilds it) can. */
+  get damaged (): boolean {
+    const family = sqliteFamily(this.sqliteCode)
+    return family === 'SQLITE_CORRUPT' || family === 'SQLITE_NOTADB'
+  }
+}
+
+/** Index writes failed for good (a damaged database, or too many changes held): the daemon stops. */
+export class IndexWriteFatalError extends CidsyncError {
+  override readonly code = 'ERR_INDEX_WRITE_FATAL'
+
+  constructor (readonly last: IndexWriteError, why: string) {
+    super(`the daemon stopped: ${why}. The last error: ${last.message}. Nothing is lost: once the index can be written, ` +
+      'start the daemon again and its scan finds every change not written', { cause: last })
+  }
+}
+
 const HASH_REASONS: Record<string, string> = {
   ENOENT: 'no such file',
   EACCES: 'permission denied',

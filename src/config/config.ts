@@ -51,5 +51,7 @@ export interface Config {
     /** Hashing threads; 0 in the file means one per core. */
     readonly hashWorkers: number
     readonly settleMs: number
+    /** Between drift checks (a fresh walk compared with the index); 0 = only on request. */
+    readonly rescanIntervalSeconds: number
   }
 }

@@ -12,7 +12,7 @@ const ENV_KEYS: ReadonlyArray<readonly [string, EnvKind]> = [
   ['snapshot.min_interval_seconds', 'integer'], ['snapshot.quiet_seconds', 'integer'],
   ['snapshot.max_drop_entries', 'integer'],
   ['reconcile.schedule', 'string'],
-  ['watch.hash_workers', 'integer'], ['watch.settle_ms', 'integer']
+  ['watch.hash_workers', 'integer'], ['watch.settle_ms', 'integer'], ['watch.rescan_interval_seconds', 'integer']
 ]
 
 const TRUE_SPELLINGS: readonly string[] = ['1', 'true', 'yes', 'on']

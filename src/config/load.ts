@@ -116,6 +116,6 @@ function toConfig (file: ConfigFile, source: string | undefined, listen: Config[
       maxDropFraction: file.snapshot.max_drop_fraction
     },
     reconcile: { schedule: file.reconcile.schedule },
-    watch: { hashWorkers: file.watch.hash_workers === 0 ? availableParallelism() : file.watch.hash_workers, settleMs: file.watch.settle_ms }
+    watch: { hashWorkers: file.watch.hash_workers === 0 ? availableParallelism() : file.watch.hash_workers, settleMs: file.watch.settle_ms, rescanIntervalSeconds: file.watch.rescan_interval_seconds }
   }
 }

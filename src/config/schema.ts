@@ -10,6 +10,8 @@ export const DEFAULT_SNAPSHOT_SCHEDULE = '*/15 * * * *'
 export const DEFAULT_RECONCILE_SCHEDULE = '0 * * * *'
 /** How long a path must stay quiet after an event before it is hashed (editors' atomic saves). */
 export const DEFAULT_SETTLE_MS = 150
+/** The drift check: every six hours the folders are walked afresh and compared with the index. */
+export const DEFAULT_RESCAN_INTERVAL_SECONDS = 21_600
 /** A burst of changes gives one snapshot: at most one per this many seconds... */
 export const DEFAULT_MIN_INTERVAL_SECONDS = 300
 /** ...and not before the folders have been quiet this long. */
@@ -82,7 +84,8 @@ export const configFileSchema = z.strictObject({
   }).prefault({}),
   watch: z.strictObject({
     hash_workers: z.int().min(0).max(64).default(0),
-    settle_ms: z.int().min(0).max(60_000).default(DEFAULT_SETTLE_MS)
+    settle_ms: z.int().min(0).max(60_000).default(DEFAULT_SETTLE_MS),
+    rescan_interval_seconds: z.int().refine(n => n === 0 || (n >= 60 && n <= 2_592_000), '0 (off) or 60 to 2592000 (30 days)').default(DEFAULT_RESCAN_INTERVAL_SECONDS)
   }).prefault({})
 })
 

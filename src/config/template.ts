@@ -1,4 +1,4 @@
-import { DEFAULT_RECONCILE_SCHEDULE, DEFAULT_SETTLE_MS, DEFAULT_SNAPSHOT_SCHEDULE, DEFAULT_STATUS_LISTEN } from './schema.js'
+import { DEFAULT_RECONCILE_SCHEDULE, DEFAULT_RESCAN_INTERVAL_SECONDS, DEFAULT_SETTLE_MS, DEFAULT_SNAPSHOT_SCHEDULE, DEFAULT_STATUS_LISTEN } from './schema.js'
 
 export interface TemplateFolder { readonly name: string, readonly path: string }
 
@@ -57,5 +57,6 @@ schedule = ${toml(DEFAULT_RECONCILE_SCHEDULE)}
 [watch]
 hash_workers = 0                        # threads that hash files; 0 = one per core
 settle_ms = ${DEFAULT_SETTLE_MS}                          # quiet time after a change before a file is hashed
+rescan_interval_seconds = ${DEFAULT_RESCAN_INTERVAL_SECONDS}         # walk the folders afresh and repair the index this often; 0 = only on \`cidsync rescan\`
 `
 }

@@ -66,6 +66,8 @@ export class Daemon {
   private readonly stopped = new AbortController()
   /** Cuts the wait before the next attempt to reach the service short (a user asked for it). */
   private wakeConnect: (() => void) | undefined
+  private fatal: ((error: Error) => void) | undefined
+  private readonly fatalError = new Promise<Error>(resolve => { this.fatal = resolve })
 
   constructor (components: DaemonComponents, init: DaemonInit) {
     this.logger = components.logger
@@ -91,14 +93,20 @@ export class Daemon {
         profile: config.cidProfile,
         hashWorkers: config.watch.hashWorkers,
         settleMs: config.watch.settleMs,
-        onRowsChanged: () => this.runner?.noteChange()
+        onRowsChanged: () => this.runner?.noteChange(),
+        onFatal: (error) => this.fatal?.(error),
+        rescanIntervalMs: config.watch.rescanIntervalSeconds * 1000
       })
       this.server = new StatusServer({
         status: () => this.status(),
         token: ensureStatusToken(config.stateDir),
         metricsNeedToken: config.status.metricsToken,
         publishNow: async (options) => await this.readyRunner('publishing').publishNow('request', options),
-        reconcileNow: async () => await this.readyRunner('reconciliation').reconcileNow()
+        reconcileNow: async () => await this.readyRunner('reconciliation').reconcileNow(),
+        rescanNow: async () => {
+          if (this.watcher === undefined) throw new Error('not ready: the drift check runs once the folders are watched')
+          return await this.watcher.checkDrift()
+        }
       })
       const bound = await this.server.listen(config.status.listen)
       this.lock.update({ status: formatListenAddress(bound) })
@@ -214,6 +222,14 @@ export class Daemon {
     this.logger.info({ added: folders?.added ?? [], removed: folders?.removed ?? [], needRestart }, needRestart.length > 0 ? 'reloaded; restart to apply the rest' : 'reloaded')
   }
 
+  /**
+   * Resolves (never rejects) with the error that keeps the daemon from going on, such as an
+   * index that cannot be written any more; the owner then stops it and exits non-zero.
+   */
+  async whenFatal (): Promise<Error> {
+    return await this.fatalError
+  }
+
   /** Resolves once the startup scan is done and its changes are written. */
   async current (): Promise<void> {
     await this.scanning
@@ -257,6 +273,7 @@ export class Daemon {
       bytes: totals.get(f.name)?.bytes ?? 0,
       scan: { scanned: f.scanned, toHash: f.toHash, hashed: f.hashed, hashedBytes: f.hashedBytes },
       skipped: f.skipped,
+      skippedFiles: f.skippedFiles,
       error: f.error ?? null
     }))
     const memory = process.memoryUsage()
@@ -276,7 +293,18 @@ export class Daemon {
       reconcile: this.runner?.reconcileStatus() ?? null,
       watcher: { state: watch?.state ?? 'starting', currentAt: watch?.currentAt === undefined ? null : new Date(watch.currentAt).toISOString() },
       folders,
-      index: { path: this.index?.path ?? '', ...sumTotals(perFolder), rowsWritten: watch?.rowsWritten ?? 0, writeErrors: watch?.writeErrors ?? 0 },
+      index: {
+        path: this.index?.path ?? '',
+        ...sumTotals(perFolder),
+        rowsWritten: watch?.rowsWritten ?? 0,
+        writeErrors: watch?.writeErrors ?? 0,
+        writeState: watch?.writer.state ?? 'ok',
+        pendingWrites: watch?.writer.pending ?? 0,
+        lastError: watch?.writer.lastError === undefined
+          ? null
+          : { at: new Date(watch.writer.lastError.at).toISOString(), code: watch.writer.lastError.code, message: watch.writer.lastError.message, retryAt: watch.writer.retryAt === undefined ? null : new Date(watch.writer.retryAt).toISOString() }
+      },
+      drift: watch?.drift ?? null,
       filesSkipped: folders.reduce((n, f) => n + f.skipped, 0),
       memory: { rssBytes: memory.rss, heapUsedBytes: memory.heapUsed },
       lastErrors: [...this.recentErrors]

@@ -1,4 +1,4 @@
-import type { WatcherState } from '../watch/index.js'
+import type { DriftStatus, SkippedFile, WatcherState } from '../watch/index.js'
 import type { PublishStatus, ReconcileStatus } from '../sync/index.js'
 
 /** A folder as /status shows it. */
@@ -10,6 +10,8 @@ export interface FolderStatus {
   readonly bytes: number
   readonly scan: { readonly scanned: number, readonly toHash: number, readonly hashed: number, readonly hashedBytes: number }
   readonly skipped: number
+  /** The first skipped paths (bounded), each with why, since when and how often it was retried. */
+  readonly skippedFiles: readonly SkippedFile[]
   readonly error: string | null
 }
 
@@ -49,7 +51,21 @@ export interface StatusDocument {
   /** The account mirrored: uploads, gone ones, deals pending and overdue (null until the service is reached). */
   readonly reconcile: ReconcileStatus | null
   readonly folders: readonly FolderStatus[]
-  readonly index: { readonly path: string, readonly files: number, readonly bytes: number, readonly rowsWritten: number, readonly writeErrors: number }
+  readonly index: {
+    readonly path: string
+    readonly files: number
+    readonly bytes: number
+    readonly rowsWritten: number
+    readonly writeErrors: number
+    /** `retrying`: writes fail (disk full...) and are tried again, nothing dropped; `stopped`: given up, the daemon exits. */
+    readonly writeState: 'ok' | 'retrying' | 'stopped'
+    /** Changes gathered and not yet committed. */
+    readonly pendingWrites: number
+    /** The last failed write and what to do (kept after recovery; `writeState` says whether it still fails). */
+    readonly lastError: { readonly at: string, readonly code: string, readonly message: string, readonly retryAt: string | null } | null
+  }
+  /** The drift check (a fresh walk compared with the index); null before the watcher exists. */
+  readonly drift: DriftStatus | null
   readonly filesSkipped: number
   readonly memory: { readonly rssBytes: number, readonly heapUsedBytes: number }
   readonly lastErrors: readonly RecentError[]

@@ -17,6 +17,8 @@ export interface StatusServerComponents {
    * held for dropping many entries through; `?repairPointer=1` replaces an unusable pointer.
    */
   readonly publishNow?: (options: { confirmDrop: boolean, repairPointer: boolean }) => Promise<unknown>
+  /** `POST /rescan`: the drift check now (a fresh walk compared with the index); answers what it repaired. */
+  readonly rescanNow?: () => Promise<unknown>
   /** `POST /reconcile`: mirror the account now. */
   readonly reconcileNow?: () => Promise<unknown>
   /** The token every POST must carry (`Authorization: Bearer`). */
@@ -74,9 +76,9 @@ async function handlePost (components: StatusServerComponents, req: IncomingMess
   const flag = (name: string): boolean => ['1', 'true', 'yes'].includes(url.searchParams.get(name) ?? '')
   const run = path === '/snapshot' && publishNow !== undefined
     ? async () => await publishNow({ confirmDrop: flag('confirmDrop'), repairPointer: flag('repairPointer') })
-    : path === '/reconcile' ? components.reconcileNow : undefined
+    : path === '/reconcile' ? components.reconcileNow : path === '/rescan' ? components.rescanNow : undefined
   if (run === undefined) {
-    send(res, 404, `not found: POST ${path} (try /snapshot or /reconcile)\n`)
+    send(res, 404, `not found: POST ${path} (try /snapshot, /reconcile or /rescan)\n`)
     return
   }
   try {

@@ -1,6 +1,6 @@
-import { lstat, stat } from 'node:fs/promises'
+import { lstat, opendir, stat } from 'node:fs/promises'
 import type { Stats } from 'node:fs'
-import { join } from 'node:path'
+import { join, sep } from 'node:path'
 import type { Logger } from 'pino'
 import type { CidProfileName } from '../content/index.js'
 import type { EntryStore, KnownFile } from '../index/index.js'
@@ -12,6 +12,7 @@ import { FolderWatcher } from './folder-watcher.js'
 import type { HashPool, HashResult } from './hash-pool.js'
 import { createIgnoreMatcher, type IgnoreMatcher } from './ignore.js'
 import { walkFiles } from './walk.js'
+import { SkippedFiles, type SkippedFile } from './skipped-files.js'
 
 /**
  * `scanning`: the startup scan runs; `verifying`: the index is being brought current and chokidar's
@@ -30,8 +31,10 @@ export interface FolderProgress {
   readonly toHash: number
   readonly hashed: number
   readonly hashedBytes: number
-  /** Files that could not be read (permissions, I/O errors), each logged once. */
+  /** Files that could not be read (permissions, I/O errors), each logged once and retried. */
   readonly skipped: number
+  /** The first of them, with why and since when (bounded: see {@link SkippedFiles}). */
+  readonly skippedFiles: readonly SkippedFile[]
   readonly error: string | undefined
 }
 
@@ -47,9 +50,13 @@ export interface FolderIndexerInit {
   readonly folder: FolderConfig
   readonly profile: CidProfileName
   readonly settleMs: number
+  /** The first retry of a skipped file (doubling from there); tests shorten it. */
+  readonly skipRetryMs?: number
 }
 
 const MAX_RETRY_MS = 60_000
+/** A file still changing after this many looks is listed as skipped (and still looked at). */
+const BUSY_LISTED_AFTER = 5
 
 /**
  * Keeps one folder's rows true to the disk: a startup scan that hashes only files whose size or
@@ -67,7 +74,8 @@ export class FolderIndexer {
   private readonly hashing = new Set<string>()
   private readonly again = new Set<string>()
   private readonly retries = new Map<string, number>()
-  private readonly skippedPaths = new Set<string>()
+  /** Paths that could not be read, retried until they can (or are gone). */
+  readonly skipped: SkippedFiles
   private scanned = 0
   private hashed = 0
   private hashedBytes = 0
@@ -76,13 +84,14 @@ export class FolderIndexer {
 
   constructor (private readonly components: FolderIndexerComponents, private readonly init: FolderIndexerInit) {
     this.ignore = createIgnoreMatcher(init.folder.ignore)
+    this.skipped = new SkippedFiles({ onDue: (rel, kind) => this.retrySkipped(rel, kind), minRetryMs: init.skipRetryMs })
     this.watcher = new FolderWatcher({ root: init.folder.path, ignore: this.ignore, followSymlinks: init.folder.followSymlinks }, {
       onFile: (rel, stats) => this.verify(rel, stats),
       onPath: (rel) => this.settle(rel),
       onDirAdded: (rel) => { void this.rescan(rel, true) },
       onDirRemoved: (rel) => this.removeTree(rel),
       onDirChanged: (rel) => { void this.rescan(rel, false) },
-      onError: (err) => this.fail(err)
+      onError: (err) => this.watchFailed(err)
     })
   }
 
@@ -120,8 +129,35 @@ export class FolderIndexer {
     this.wakeIdle()
   }
 
+  /**
+   * The drift check's pass over a watched folder: a fresh scan compared with the rows, every
+   * difference queued for repair as at start (files hashed, vanished ones looked at and tombstoned).
+   * Answers how many differences it found that no event had already queued, or undefined when the
+   * folder is not being watched or its root is missing (an unmounted disk is never taken for deletes).
+   */
+  async checkDrift (): Promise<number | undefined> {
+    if (this.state !== 'watching' || !(await this.rootPresent())) return undefined
+    // Rows gathered but not committed would look like drift to the scan's own connection.
+    this.components.writer.flush()
+    const busy = (rel: string): boolean => this.settling.has(rel) || this.hashing.has(rel) || this.skipped.has(rel)
+    let found = 0
+    const result = await this.runScan(rel => { if (!busy(rel)) found++ })
+    if (result === undefined || this.state !== 'watching' || !(await this.rootPresent())) return undefined
+    for (const rel of result.missing) {
+      if (busy(rel)) continue
+      found++
+      if (this.ignore(rel)) this.remove(rel)
+      else this.settle(rel, 0)
+    }
+    return found
+  }
+
+  private async rootPresent (): Promise<boolean> {
+    return (await stat(this.init.folder.path).catch(() => undefined))?.isDirectory() === true
+  }
+
   /** The scan thread's answer, or undefined when the indexer was stopped meanwhile. */
-  private async runScan (): Promise<ScanResult | undefined> {
+  private async runScan (seen?: (rel: string) => void): Promise<ScanResult | undefined> {
     const { folder } = this.init
     const request = {
       root: folder.path, folder: folder.name, ignore: folder.ignore, followSymlinks: folder.followSymlinks,
@@ -131,9 +167,12 @@ export class FolderIndexer {
       return await scanFolder(request, {
         onChanged: (files, scanned) => {
           this.scanned = scanned
-          for (const [rel, size] of files) this.hash(rel, size)
+          for (const [rel, size] of files) {
+            seen?.(rel)
+            this.hash(rel, size)
+          }
         },
-        onUnreadable: (rel, code) => this.skip(rel, code)
+        onUnreadable: (rel, code) => this.skip(rel, code, 'dir')
       }, { signal: this.stopScan.signal })
     } catch (err) {
       if (this.stopScan.signal.aborted) return undefined
@@ -167,6 +206,7 @@ export class FolderIndexer {
   async stop (): Promise<void> {
     this.state = 'stopped'
     this.stopScan.abort()
+    this.skipped.close()
     for (const timer of this.settling.values()) clearTimeout(timer)
     this.settling.clear()
     await this.watcher.close()
@@ -182,7 +222,8 @@ export class FolderIndexer {
       toHash: this.settling.size + this.hashing.size,
       hashed: this.hashed,
       hashedBytes: this.hashedBytes,
-      skipped: this.skippedPaths.size,
+      skipped: this.skipped.size,
+      skippedFiles: this.skipped.list(),
       error: this.error
     }
   }
@@ -213,23 +254,37 @@ export class FolderIndexer {
   /** After a path settles: gone, unchanged, or to be hashed. */
   private async look (rel: string): Promise<void> {
     const stats = await this.statOf(rel)
+    if (stats === 'unreadable') return
     if (stats === undefined || !stats.isFile()) {
       if (stats === undefined) this.remove(rel)
+      // A skipped directory touched (chmod'ed back, say): try it now rather than at its next retry.
+      else if (stats.isDirectory() && this.skipped.has(rel)) this.retrySkipped(rel, 'dir')
+      else this.skipped.clear(rel)
       return
     }
     const row = this.components.entries.knownFile(this.components.deviceId, this.name, rel)
-    if (row !== undefined && this.matches(row, stats)) return
+    if (row !== undefined && this.matches(row, stats)) {
+      this.skipped.clear(rel)
+      return
+    }
     this.hash(rel, stats.size)
   }
 
-  private async statOf (rel: string): Promise<Stats | undefined> {
+  /**
+   * undefined when the path is gone; 'unreadable' (noted as skipped) when it cannot be stat'ed for
+   * another reason, such as a directory above it losing its permissions: that is no delete.
+   */
+  private async statOf (rel: string): Promise<Stats | undefined | 'unreadable'> {
     const path = join(this.init.folder.path, rel)
     try {
       const stats = await lstat(path)
       if (!stats.isSymbolicLink()) return stats
       return this.init.folder.followSymlinks ? await stat(path) : undefined
-    } catch {
-      return undefined
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code ?? 'EIO'
+      if (code === 'ENOENT' || code === 'ENOTDIR') return undefined
+      this.skip(rel, code)
+      return 'unreadable'
     }
   }
 
@@ -250,7 +305,7 @@ export class FolderIndexer {
 
   private indexed (rel: string, result: HashResult): void {
     this.retries.delete(rel)
-    this.skippedPaths.delete(rel)
+    this.skipped.clear(rel)
     this.hashed++
     this.hashedBytes += result.size
     this.components.writer.write({ kind: 'upsert', folder: this.name, path: rel, size: result.size, mtimeMs: result.mtimeMs, cid: result.cid, cidProfile: this.init.profile })
@@ -265,21 +320,46 @@ export class FolderIndexer {
       // Still being written: look again later, backing off so a growing log is not rehashed nonstop.
       const attempt = (this.retries.get(rel) ?? 0) + 1
       this.retries.set(rel, attempt)
+      // Busy for long (a log written nonstop): listed, so it is not silently behind.
+      if (attempt >= BUSY_LISTED_AFTER) this.skipped.note(rel, reason, { retry: false })
       this.settle(rel, Math.min(this.init.settleMs * 2 ** attempt, MAX_RETRY_MS))
     } else {
       this.skip(rel, reason)
     }
   }
 
-  /** Counts a path that cannot be read, and logs it the first time only. */
-  private skip (rel: string, reason: string): void {
-    if (this.skippedPaths.has(rel)) return
-    this.skippedPaths.add(rel)
-    this.components.logger.warn({ folder: this.name, path: rel, reason }, 'file skipped: it could not be read')
+  /** Lists a path that cannot be read, to be retried with back-off, and logs it the first time only. */
+  private skip (rel: string, reason: string, kind: 'file' | 'dir' = 'file'): void {
+    if (this.state === 'stopped') return
+    if (!this.skipped.note(rel, reason, { kind })) return
+    this.components.logger.warn({ folder: this.name, path: rel, reason, kind }, kind === 'dir' ? 'directory skipped: it could not be read; retrying' : 'file skipped: it could not be read; retrying')
+  }
+
+  /** A skipped path is due: a file is looked at again, a directory walked again. */
+  private retrySkipped (rel: string, kind: 'file' | 'dir'): void {
+    if (this.state === 'stopped') return
+    if (this.ignore(rel)) {
+      this.skipped.clear(rel)
+      return
+    }
+    if (kind === 'file') {
+      this.settle(rel, 0)
+      return
+    }
+    void opendir(join(this.init.folder.path, rel)).then(async dir => {
+      await dir.close()
+      if (!this.skipped.clear(rel)) return
+      this.components.logger.info({ folder: this.name, path: rel }, 'directory readable again: indexing it')
+      this.watcher.rewatch(rel)
+      await this.rescan(rel, true)
+    }, (err: NodeJS.ErrnoException) => {
+      if (err.code === 'ENOENT' || err.code === 'ENOTDIR') this.skipped.clearTree(rel)
+      else this.skip(rel, err.code ?? 'EIO', 'dir')
+    }).catch((err: unknown) => { this.components.logger.warn({ folder: this.name, path: rel, err }, 'retrying a skipped directory failed') })
   }
 
   private remove (rel: string): void {
-    this.skippedPaths.delete(rel)
+    this.skipped.clear(rel)
     this.components.writer.write({ kind: 'delete', folder: this.name, path: rel })
   }
 
@@ -290,8 +370,22 @@ export class FolderIndexer {
 
   private async rescan (relDir: string, recursive: boolean): Promise<void> {
     if (this.ignore(relDir)) return
-    const options = { ignore: this.ignore, followSymlinks: this.init.folder.followSymlinks, recursive }
+    const options = { ignore: this.ignore, followSymlinks: this.init.folder.followSymlinks, recursive, onUnreadable: (rel: string, code: string, kind: 'file' | 'dir') => this.skip(rel, code, kind) }
     for await (const file of walkFiles(this.init.folder.path, relDir, options)) this.settle(file.relativePath, 0)
+  }
+
+  /**
+   * A directory inside the folder that cannot be watched (no permission) is skipped and retried,
+   * not the whole folder put in error.
+   */
+  private watchFailed (err: Error): void {
+    const { code, path } = err as NodeJS.ErrnoException
+    const root = this.init.folder.path
+    if ((code === 'EACCES' || code === 'EPERM') && path !== undefined && path.startsWith(`${root}/`)) {
+      this.skip(path.slice(root.length + 1).split(sep).join('/'), code, 'dir')
+      return
+    }
+    this.fail(err)
   }
 
   private fail (err: Error): void {

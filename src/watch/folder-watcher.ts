@@ -1,5 +1,5 @@
 import type { Stats } from 'node:fs'
-import { sep } from 'node:path'
+import { join, sep } from 'node:path'
 import { watch, type FSWatcher } from 'chokidar'
 import { WatchLimitError } from '../errors.js'
 import type { IgnoreMatcher } from './ignore.js'
@@ -64,6 +64,13 @@ export class FolderWatcher {
       this.events.onError(error.code === 'ENOSPC' ? new WatchLimitError(root, { cause: error }) : error)
     })
     await new Promise<void>((resolve) => watcher.once('ready', () => resolve()))
+  }
+
+  /** Watches a directory again whose watch failed (it could not be read then, it can now). */
+  rewatch (relativePath: string): void {
+    const path = join(this.init.root, relativePath)
+    this.watcher?.unwatch(path)
+    this.watcher?.add(path)
   }
 
   async close (): Promise<void> {

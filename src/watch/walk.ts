@@ -10,7 +10,12 @@ export interface WalkOptions {
   readonly followSymlinks: boolean
   readonly recursive: boolean
   readonly signal?: AbortSignal
+  /** A directory or file that exists but could not be read (not one that vanished meanwhile). */
+  readonly onUnreadable?: (relativePath: string, code: string, kind: 'file' | 'dir') => void
 }
+
+const vanished = (err: unknown): boolean => ['ENOENT', 'ENOTDIR'].includes((err as NodeJS.ErrnoException).code ?? '')
+const codeOf = (err: unknown): string => (err as NodeJS.ErrnoException).code ?? 'EIO'
 
 /**
  * The regular files under `root/relativeDir`, stats included; ignored trees are never entered and
@@ -26,7 +31,8 @@ export async function * walkFiles (root: string, relativeDir: string, options: W
     let dir
     try {
       dir = await opendir(join(root, dirRel), { bufferSize: 256 })
-    } catch {
+    } catch (err) {
+      if (!vanished(err)) options.onUnreadable?.(dirRel, codeOf(err), 'dir')
       continue
     }
     for await (const entry of dir) {
@@ -35,7 +41,8 @@ export async function * walkFiles (root: string, relativeDir: string, options: W
       let stats: Stats
       try {
         stats = entry.isSymbolicLink() && options.followSymlinks ? await stat(join(root, rel)) : await lstat(join(root, rel))
-      } catch {
+      } catch (err) {
+        if (!vanished(err)) options.onUnreadable?.(rel, codeOf(err), 'file')
         continue
       }
       if (stats.isFile()) yield { relativePath: rel, stats }

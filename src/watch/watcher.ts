@@ -2,7 +2,9 @@ import { hostname } from 'node:os'
 import type { Logger } from 'pino'
 import type { Config } from '../config/index.js'
 import type { Index } from '../index/index.js'
-import { ChangeWriter } from './change-writer.js'
+import { ChangeWriter, type WriterState } from './change-writer.js'
+import { DriftCheck, type DriftResult, type DriftStatus } from './drift-check.js'
+import type { IndexWriteFatalError } from '../errors.js'
 import { FolderIndexer, type FolderProgress } from './folder-indexer.js'
 import { HashPool } from './hash-pool.js'
 import { releaseMemory } from '../util/release-memory.js'
@@ -20,6 +22,9 @@ export interface WatcherStatus {
   readonly currentAt: number | undefined
   readonly rowsWritten: number
   readonly writeErrors: number
+  /** Index writes: ok, or failing and retried (with the last error and what to do). */
+  readonly writer: WriterState
+  readonly drift: DriftStatus
 }
 
 export interface WatcherComponents {
@@ -35,6 +40,12 @@ export interface WatcherInit {
   readonly settleMs: number
   /** Told after each commit that changed rows (to schedule a publish). */
   readonly onRowsChanged?: (rows: number) => void
+  /** Told once when the index cannot be written any more: the owner stops the process. */
+  readonly onFatal?: (error: IndexWriteFatalError) => void
+  /** Between drift checks; 0 or absent = only on request ({@link Watcher.checkDrift}). */
+  readonly rescanIntervalMs?: number
+  /** Index write back-off and skipped-file retry, shortened by tests. */
+  readonly retry?: { readonly writeMinMs?: number, readonly writeMaxMs?: number, readonly skipMinMs?: number, readonly maxPending?: number }
 }
 
 /**
@@ -44,6 +55,7 @@ export interface WatcherInit {
 export class Watcher {
   private readonly pool: HashPool
   private readonly writer: ChangeWriter
+  private readonly drift: DriftCheck
   private folders: FolderIndexer[]
   private state: WatcherState = 'starting'
   private scanned: Promise<unknown> | undefined
@@ -56,23 +68,36 @@ export class Watcher {
     index.entries.registerDevice(deviceId, hostname())
     this.pool = new HashPool({ workers: init.hashWorkers })
     this.writer = new ChangeWriter(index.entries, deviceId, {
+      retryMinMs: init.retry?.writeMinMs,
+      retryMaxMs: init.retry?.writeMaxMs,
+      maxPending: init.retry?.maxPending,
       onFlush: (written, error) => {
         this.rowsWritten += written
         if (written > 0) init.onRowsChanged?.(written)
         if (error !== undefined) {
           this.writeErrors++
-          logger.error({ err: error }, 'index write failed')
+          logger.error({ err: error, pending: this.writer.pending }, error.message)
         }
+      },
+      onFatal: (error) => {
+        logger.fatal({ err: error }, error.message)
+        init.onFatal?.(error)
       }
     })
     this.folders = init.folders.map(folder => this.indexerFor(folder))
+    this.drift = new DriftCheck({
+      folders: () => this.folders,
+      intervalMs: init.rescanIntervalMs ?? 0,
+      logger,
+      written: async () => { this.writer.flush(); await this.writer.drained() }
+    })
   }
 
   private indexerFor (folder: Config['folders'][number]): FolderIndexer {
     const { index, logger, deviceId } = this.components
     return new FolderIndexer(
       { entries: index.entries, pool: this.pool, writer: this.writer, logger, deviceId },
-      { folder, profile: this.init.profile, settleMs: this.init.settleMs }
+      { folder, profile: this.init.profile, settleMs: this.init.settleMs, skipRetryMs: this.init.retry?.skipMinMs }
     )
   }
 
@@ -113,6 +138,7 @@ export class Watcher {
     await Promise.all(this.folders.map(async f => { await f.watch() }))
     if ((this.state as WatcherState) === 'stopped') return
     this.state = 'watching'
+    this.drift.start()
     releaseMemory()
     const inError = this.folders.filter(f => f.progress().state === 'error').map(f => f.name)
     this.components.logger.info({ folders: this.folders.length, inError, ms: Date.now() - started, rssBytes: process.memoryUsage.rss() }, 'watching')
@@ -131,6 +157,9 @@ export class Watcher {
     for (;;) {
       await Promise.all(this.folders.map(async f => { await f.idle() }))
       this.writer.flush()
+      // While writes fail and are retried, the index is not current yet.
+      await this.writer.drained()
+      if ((this.state as WatcherState) === 'stopped') return
       if (this.folders.every(f => f.progress().toHash === 0)) break
     }
     this.currentAt ??= Date.now()
@@ -139,14 +168,21 @@ export class Watcher {
   status (): WatcherStatus {
     const folders = this.folders.map(f => f.progress())
     const state = this.state !== 'stopped' && folders.some(f => f.state === 'error') ? 'degraded' : this.state
-    return { state, folders, currentAt: this.currentAt, rowsWritten: this.rowsWritten, writeErrors: this.writeErrors }
+    return { state, folders, currentAt: this.currentAt, rowsWritten: this.rowsWritten, writeErrors: this.writeErrors, writer: this.writer.state(), drift: this.drift.status() }
+  }
+
+  /** Walks every watched folder afresh and repairs the rows that differ (see {@link DriftCheck}). */
+  async checkDrift (): Promise<DriftResult> {
+    return await this.drift.run('request')
   }
 
   /** Closes the watches, stops the threads (a file cut off mid-hash is hashed again at the next start), commits the batch. */
   async stop (): Promise<void> {
     this.state = 'stopped'
+    this.drift.stop()
     await Promise.all(this.folders.map(async f => { await f.stop() }))
     await this.pool.close()
-    this.writer.flush()
+    const unwritten = this.writer.close()
+    if (unwritten > 0) this.components.logger.error({ unwritten }, `${unwritten} index changes could not be written before stopping: the next start's scan finds them again`)
   }
 }

@@ -39,11 +39,19 @@ export function registerDaemon (program: Command): void {
       const { createDaemon } = await import('../../daemon/index.js')
       const daemon = createDaemon(config)
       process.on('SIGHUP', () => { void daemon.reload() })
+      let fatal: Error | undefined
       try {
         await daemon.start()
-        if (!signal.aborted) await new Promise(resolve => signal.addEventListener('abort', resolve, { once: true }))
+        // Until a signal, or until the daemon cannot go on (an index that cannot be written any more).
+        if (!signal.aborted) {
+          await Promise.race([
+            new Promise(resolve => signal.addEventListener('abort', resolve, { once: true })),
+            daemon.whenFatal().then(err => { fatal = err })
+          ])
+        }
       } finally {
         await daemon.stop()
       }
+      if (fatal !== undefined) throw fatal
     }))
 }

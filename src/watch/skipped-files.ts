@@ -1,0 +1,125 @@
+/** A path that is not in the index as it is on disk, and why, as /status shows it. */
+export interface SkippedFile {
+  /** Relative to the folder, `/`-separated (a directory when `kind` is `dir`). */
+  readonly path: string
+  readonly kind: 'file' | 'dir'
+  /** errno-style: `EACCES`, `EMFILE`, `ERR_FILE_CHANGED`... */
+  readonly reason: string
+  /** When it was first skipped (ISO). */
+  readonly since: string
+  /** Attempts after the first. */
+  readonly retries: number
+  /** When it is tried again (ISO); null when it is not retried (a name that cannot be indexed). */
+  readonly nextRetryAt: string | null
+}
+
+export interface SkipOptions {
+  readonly kind?: 'file' | 'dir'
+  /** False for what waiting cannot fix; it stays listed until {@link SkippedFiles.clear}. */
+  readonly retry?: boolean
+}
+
+export interface SkippedFilesInit {
+  /** Called when a path is due for another try; it reports back with `note` (still failing) or `clear`. */
+  readonly onDue: (path: string, kind: 'file' | 'dir') => void
+  readonly minRetryMs?: number
+  readonly maxRetryMs?: number
+}
+
+/** First retry after a second, doubling up to five minutes: a permission fixed by hand is picked up soon. */
+export const DEFAULT_SKIP_RETRY_MIN_MS = 1_000
+export const DEFAULT_SKIP_RETRY_MAX_MS = 300_000
+/** How many of a folder's skipped paths status lists (all of them are counted). */
+export const SKIPPED_SHOWN = 100
+
+interface Record { kind: 'file' | 'dir', reason: string, since: number, retries: number, nextAt: number | undefined }
+
+/**
+ * One folder's skipped paths, each retried with a bounded exponential back-off from one timer,
+ * so a thousand unreadable files cost one timer, not a thousand. Shared by every part of the
+ * watch room that cannot index a path: nothing is left out without being listed here.
+ */
+export class SkippedFiles {
+  private readonly records = new Map<string, Record>()
+  private timer: NodeJS.Timeout | undefined
+  private timerAt = Infinity
+  private closed = false
+
+  constructor (private readonly init: SkippedFilesInit) {}
+
+  get size (): number {
+    return this.records.size
+  }
+
+  has (path: string): boolean {
+    return this.records.has(path)
+  }
+
+  /** Notes a failure (again): answers true the first time, so the caller logs it once. */
+  note (path: string, reason: string, options: SkipOptions = {}): boolean {
+    const known = this.records.get(path)
+    const retries = known === undefined ? 0 : known.retries + 1
+    const min = this.init.minRetryMs ?? DEFAULT_SKIP_RETRY_MIN_MS
+    const delay = Math.min(min * 2 ** retries, this.init.maxRetryMs ?? DEFAULT_SKIP_RETRY_MAX_MS)
+    const nextAt = options.retry === false || this.closed ? undefined : Date.now() + delay
+    this.records.set(path, { kind: options.kind ?? known?.kind ?? 'file', reason, since: known?.since ?? Date.now(), retries: known === undefined ? 0 : retries, nextAt })
+    if (nextAt !== undefined) this.arm(nextAt)
+    return known === undefined
+  }
+
+  /** The path is indexed, gone or ignored now: it leaves the list. Answers whether it was on it. */
+  clear (path: string): boolean {
+    return this.records.delete(path)
+  }
+
+  /** Clears a directory's entry and everything under it (the directory went away). */
+  clearTree (dir: string): void {
+    for (const path of [...this.records.keys()]) if (path === dir || path.startsWith(`${dir}/`)) this.records.delete(path)
+  }
+
+  list (limit = SKIPPED_SHOWN): SkippedFile[] {
+    const shown: SkippedFile[] = []
+    for (const [path, r] of this.records) {
+      if (shown.length >= limit) break
+      shown.push({ path, kind: r.kind, reason: r.reason, since: new Date(r.since).toISOString(), retries: r.retries, nextRetryAt: r.nextAt === undefined ? null : new Date(r.nextAt).toISOString() })
+    }
+    return shown
+  }
+
+  close (): void {
+    this.closed = true
+    clearTimeout(this.timer)
+    this.timer = undefined
+  }
+
+  private arm (at: number): void {
+    if (this.closed || at >= this.timerAt) return
+    clearTimeout(this.timer)
+    this.timerAt = at
+    this.timer = setTimeout(() => this.fire(), Math.max(0, at - Date.now()))
+    this.timer.unref()
+  }
+
+  private fire (): void {
+    this.timer = undefined
+    this.timerAt = Infinity
+    const now = Date.now()
+    let next = Infinity
+    for (const [path, r] of this.records) {
+      if (r.nextAt === undefined) continue
+      if (r.nextAt > now) {
+        next = Math.min(next, r.nextAt)
+        continue
+      }
+      // In flight until the caller notes or clears it.
+      r.nextAt = undefined
+      try {
+        this.init.onDue(path, r.kind)
+      } catch {
+        // The caller's look failed before it could report: try again at the longest wait.
+        r.nextAt = now + (this.init.maxRetryMs ?? DEFAULT_SKIP_RETRY_MAX_MS)
+      }
+    }
+    if (next !== Infinity) this.arm(next)
+  }
+}
