@@ -20,7 +20,9 @@ export function statusProblems (s: StatusDocument): string[] {
       problems.push(`publish: the last attempt failed at ${s.publish.lastError.at}: ${s.publish.lastError.message}`)
     }
   }
-  if (s.index.writeErrors > 0) problems.push(`index: ${s.index.writeErrors} write(s) failed: see the recent errors in \`cidsync status\``)
+  // A write that failed and then went through is history (counted in writeErrors), not a problem now.
+  if (s.index.writeState !== undefined && s.index.writeState !== 'ok') problems.push(`index: writes ${s.index.writeState === 'stopped' ? 'stopped' : 'failing, retried'}: ${s.index.lastError?.message ?? 'see the recent errors in `cidsync status`'}`)
+  else if (s.index.writeState === undefined && s.index.writeErrors > 0) problems.push(`index: ${s.index.writeErrors} write(s) failed: see the recent errors in \`cidsync status\``)
   return problems
 }
 

@@ -24,6 +24,24 @@ function publishLines (s: StatusDocument): string[] {
   return lines
 }
 
+const SKIPPED_LINES = 5
+
+/** Index writes failing, and the drift check's last result. */
+function indexLines (s: StatusDocument): string[] {
+  const lines: string[] = []
+  if (s.index.writeState !== undefined && s.index.writeState !== 'ok') {
+    lines.push(`index: writes ${s.index.writeState === 'stopped' ? 'stopped' : `failing (${s.index.pendingWrites} changes kept${s.index.lastError?.retryAt == null ? '' : `, next try at ${s.index.lastError.retryAt}`})`}: ${s.index.lastError?.message ?? ''}`)
+  }
+  const drift = s.drift
+  if (drift != null) {
+    lines.push(drift.lastRunAt === null
+      ? `drift check: not run yet${drift.nextRunAt === null ? ' (only on `cidsync rescan`)' : ` · next at ${drift.nextRunAt}`}`
+      : `drift check: ${drift.running ? 'running · ' : ''}last at ${drift.lastRunAt}, repaired ${drift.lastRepaired ?? 0} (${drift.totalRepaired} since start)` +
+        (drift.lastUnchecked.length > 0 ? ` · not checked: ${drift.lastUnchecked.join(', ')}` : '') + (drift.nextRunAt === null ? '' : ` · next at ${drift.nextRunAt}`))
+  }
+  return lines
+}
+
 /** The readable summary of a status document. */
 export function formatStatus (s: StatusDocument): string {
   const lines = [
@@ -31,6 +49,7 @@ export function formatStatus (s: StatusDocument): string {
     `namespace ${s.namespace} · network ${s.network} · service ${s.service.mode} · profile ${s.cidProfile}`,
     `watcher ${s.watcher.state}` + (s.watcher.currentAt !== null ? ` · index current since ${s.watcher.currentAt}` : ' · scanning, index not yet current'),
     `index ${countOf(s.index.files, 'file', 'files')}, ${formatBytes(s.index.bytes)} · ${s.stateDir}`,
+    ...indexLines(s),
     s.service.error !== null ? `service: cannot be reached: ${s.service.error}` : `service: ${s.service.endpoint ?? 'reached once the index is current'}`,
     ...publishLines(s),
     ''
@@ -43,6 +62,10 @@ export function formatStatus (s: StatusDocument): string {
     ]), new Set([2, 3, 4, 5])).trimEnd())
     for (const f of s.folders) {
       if (f.error !== null) lines.push(`  ${f.name}: ${f.error}`)
+      for (const skipped of (f.skippedFiles ?? []).slice(0, SKIPPED_LINES)) {
+        lines.push(`  ${f.name}: skipped ${skipped.path}${skipped.kind === 'dir' ? '/' : ''} (${skipped.reason} since ${skipped.since}, ${countOf(skipped.retries, 'retry', 'retries')}${skipped.nextRetryAt === null ? '' : `, next at ${skipped.nextRetryAt}`}): fix its permissions, it is picked up without a restart`)
+      }
+      if (f.skipped > SKIPPED_LINES) lines.push(`  ${f.name}: ${f.skipped - SKIPPED_LINES} more skipped (cidsync status --json lists up to 100)`)
       if (f.scan.toHash > 0 && f.scan.hashed < f.scan.toHash) {
         lines.push(`  ${f.name}: hashing ${progressBar(f.scan.hashed, f.scan.toHash)} ${f.scan.hashed.toLocaleString('en-US')} / ${countOf(f.scan.toHash, 'file', 'files')}, ${formatBytes(f.scan.hashedBytes)} hashed`)
       }
