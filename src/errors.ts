@@ -120,8 +120,8 @@ export class ListenError extends CidsyncError {
 const INDEX_WRITE_ADVICE: Record<string, string> = {
   SQLITE_FULL: 'the disk (or the file system\'s quota) holding it is full: free some space',
   SQLITE_READONLY: 'it cannot be written (a read-only file, directory or file system): make it writable by the daemon\'s user',
-  SQLITE_CORRUPT: 'the database is damaged: restart the daemon so it is checked and rebuilt from the folders',
-  SQLITE_NOTADB: 'the file is not a database any more: restart the daemon so it is rebuilt from the folders',
+  SQLITE_CORRUPT: 'the database is damaged (a failing disk, or another program wrote into it)',
+  SQLITE_NOTADB: 'the file is not a database any more (another program overwrote it)',
   SQLITE_BUSY: 'another program holds a write lock on it: close whatever opened it for writing',
   SQLITE_IOERR: 'the disk answered with an I/O error: check the disk (dmesg, smartctl)'
 }
@@ -139,8 +139,13 @@ export class IndexWriteError extends CidsyncError {
   override readonly code = 'ERR_INDEX_WRITE'
 
   constructor (readonly path: string, readonly sqliteCode: string, readonly pending: number, options?: ErrorOptions) {
-    super(`writing the index ${path} failed (${sqliteCode}): ${INDEX_WRITE_ADVICE[sqliteFamily(sqliteCode)] ?? (options?.cause as Error | undefined)?.message ?? 'unknown error'}; ` +
+    super(`writing the index ${path} failed (${sqliteCode}): ${IndexWriteError.why(sqliteCode, options?.cause)}; ` +
       `${pending} change${pending === 1 ? ' is' : 's are'} kept and written again once it can`, options)
+  }
+
+  /** What is wrong and what to do, for a SQLite result code. */
+  static why (sqliteCode: string, cause?: unknown): string {
+    return INDEX_WRITE_ADVICE[sqliteFamily(sqliteCode)] ?? (cause as Error | undefined)?.message ?? 'unknown error'
   }
 
   /** A damaged database: retrying cannot help, a restart (which checks and rebuilds it) can. */
@@ -155,8 +160,8 @@ export class IndexWriteFatalError extends CidsyncError {
   override readonly code = 'ERR_INDEX_WRITE_FATAL'
 
   constructor (readonly last: IndexWriteError, why: string) {
-    super(`the daemon stopped: ${why}. The last error: ${last.message}. Nothing is lost: once the index can be written, ` +
-      'start the daemon again and its scan finds every change not written', { cause: last })
+    super(`the daemon stopped: ${why}: the index ${last.path} cannot be written (${last.sqliteCode}): ` +
+      `${IndexWriteError.why(last.sqliteCode, last.cause)}. Nothing is lost: once it can be written, start the daemon again and its scan finds every change not written`, { cause: last })
   }
 }
 

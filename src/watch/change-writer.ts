@@ -53,6 +53,8 @@ export class ChangeWriter {
   private retryAt: number | undefined
   private lastError: WriterState['lastError']
   private stopped = false
+  /** Reads or writes in a row that found the database damaged. */
+  private damagedSeen = 0
   private drainWaiters: Array<() => void> = []
 
   constructor (private readonly entries: EntryStore, private readonly deviceId: string, private readonly init: ChangeWriterInit = {}) {
@@ -117,6 +119,7 @@ export class ChangeWriter {
       return 0
     }
     this.attempts = 0
+    this.damagedSeen = 0
     this.retryAt = undefined
     this.init.onFlush?.(written)
     if (this.batch.size > 0) this.timer ??= setTimeout(() => this.flush(), this.flushMs)
@@ -140,13 +143,28 @@ export class ChangeWriter {
     return unwritten
   }
 
-  private failed (cause: Error): void {
-    this.attempts++
+  /**
+   * A read of the index failed where the watch room looks a row up: counted and shown like a
+   * failed write, and a damaged database stops writing the same way.
+   */
+  readFailed (cause: Error): void {
+    if (this.stopped) return
+    const error = this.noteError(cause)
+    if (error.damaged && ++this.damagedSeen >= DAMAGED_ATTEMPTS) this.giveUp('the index is damaged', error)
+  }
+
+  private noteError (cause: Error): IndexWriteError {
     const sqliteCode = (cause as { code?: unknown }).code
     const error = new IndexWriteError(this.entries.path, typeof sqliteCode === 'string' ? sqliteCode : 'ERR_UNKNOWN', this.batch.size, { cause })
     this.lastError = { at: Date.now(), code: error.sqliteCode, message: error.message }
     this.init.onFlush?.(0, error)
-    if (error.damaged && this.attempts >= DAMAGED_ATTEMPTS) {
+    return error
+  }
+
+  private failed (cause: Error): void {
+    this.attempts++
+    const error = this.noteError(cause)
+    if (error.damaged && ++this.damagedSeen >= DAMAGED_ATTEMPTS) {
       this.giveUp('the index is damaged', error)
       return
     }

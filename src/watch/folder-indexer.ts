@@ -232,7 +232,14 @@ export class FolderIndexer {
   private verify (rel: string, stats: Stats | undefined): void {
     if (this.verified === undefined || this.verified.has(rel)) return
     this.verified.add(rel)
-    const row = stats === undefined ? undefined : this.components.entries.knownFile(this.components.deviceId, this.name, rel)
+    let row: KnownFile | undefined
+    try {
+      row = stats === undefined ? undefined : this.components.entries.knownFile(this.components.deviceId, this.name, rel)
+    } catch (err) {
+      // Inside chokidar's walk: never throw there. Looked at again once settled.
+      this.lookFailed(rel, err as Error)
+      return
+    }
     if (stats !== undefined && row !== undefined && this.matches(row, stats)) return
     if (stats !== undefined) this.hash(rel, stats.size)
     else this.settle(rel, 0)
@@ -247,8 +254,16 @@ export class FolderIndexer {
     clearTimeout(this.settling.get(rel))
     this.settling.set(rel, setTimeout(() => {
       this.settling.delete(rel)
-      void this.look(rel).finally(() => this.wakeIdle())
+      void this.look(rel).catch((err: unknown) => this.lookFailed(rel, err as Error)).finally(() => this.wakeIdle())
     }, delay))
+  }
+
+  /** The index could not be read for this path: counted like a failed write, looked at again later. */
+  private lookFailed (rel: string, err: Error): void {
+    this.components.writer.readFailed(err)
+    const attempt = (this.retries.get(rel) ?? 0) + 1
+    this.retries.set(rel, attempt)
+    this.settle(rel, Math.min(this.init.settleMs * 2 ** attempt, MAX_RETRY_MS))
   }
 
   /** After a path settles: gone, unchanged, or to be hashed. */
