@@ -380,7 +380,13 @@ export class FolderIndexer {
 
   private removeTree (relDir: string): void {
     const { entries, deviceId } = this.components
-    for (const entry of entries.list({ deviceId, prefix: `${this.name}/${relDir}/` })) this.settle(entry.path, 0)
+    this.skipped.clearTree(relDir)
+    try {
+      for (const entry of entries.list({ deviceId, prefix: `${this.name}/${relDir}/` })) this.settle(entry.path, 0)
+    } catch (err) {
+      // From chokidar's event: never throw there. The drift check finds these rows later.
+      this.components.writer.readFailed(err as Error)
+    }
   }
 
   private async rescan (relDir: string, recursive: boolean): Promise<void> {
