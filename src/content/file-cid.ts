@@ -48,7 +48,7 @@ export function allocateHashBuffers (profile: CidProfile): HashBuffers {
  * Hashes a file with blocking reads into reused buffers. Meant for worker threads, where blocking
  * is the fast path; the main thread uses {@link fileCid}.
  */
-export function fileCidSync (path: string, profile: CidProfile, buffers: HashBuffers = allocateHashBuffers(profile)): FileCid {
+export function fileCidSync (path: string, profile: CidProfile, buffers: HashBuffers = allocateHashBuffers(profile), onRead?: (bytes: number) => void): FileCid {
   const buffer = buffers.read
   // O_NONBLOCK: a FIFO swapped in after the caller's stat must not block the thread in open().
   const fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK)
@@ -62,6 +62,7 @@ export function fileCidSync (path: string, profile: CidProfile, buffers: HashBuf
       const read = readFully(fd, buffer.subarray(0, Math.min(buffer.byteLength, remaining)))
       if (read === 0) break
       builder.update(buffer.subarray(0, read))
+      onRead?.(read)
       remaining -= read
     }
     const after = fstatSync(fd)

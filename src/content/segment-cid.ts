@@ -23,7 +23,7 @@ export function planSegments (size: number, profile: CidProfile, parts: number):
  * The leaf digests of one segment of a file, read with blocking positional reads (a worker
  * thread's job). The file must still have `size` bytes and the same mtime from start to end.
  */
-export function segmentDigestsSync (path: string, profile: CidProfile, segment: FileSegment, size: number, buffers: HashBuffers): { digests: Uint8Array, mtimeMs: number } {
+export function segmentDigestsSync (path: string, profile: CidProfile, segment: FileSegment, size: number, buffers: HashBuffers, onRead?: (bytes: number) => void): { digests: Uint8Array, mtimeMs: number } {
   const fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK)
   try {
     const before = fstatSync(fd)
@@ -45,6 +45,7 @@ export function segmentDigestsSync (path: string, profile: CidProfile, segment: 
         const chunk = buffers.read.subarray(c * profile.chunkSize, Math.min((c + 1) * profile.chunkSize, filled))
         digests.set(leafDigest(profile, chunk), (done + c) * DIGEST_BYTES)
       }
+      onRead?.(filled)
       done += chunks
     }
     const after = fstatSync(fd)

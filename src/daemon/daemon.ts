@@ -291,7 +291,7 @@ export class Daemon {
       publish: this.runner?.status() ?? null,
       auth: this.authState(),
       reconcile: this.runner?.reconcileStatus() ?? null,
-      watcher: { state: watch?.state ?? 'starting', currentAt: watch?.currentAt === undefined ? null : new Date(watch.currentAt).toISOString() },
+      watcher: { state: watch?.state ?? 'starting', currentAt: watch?.currentAt === undefined ? null : new Date(watch.currentAt).toISOString(), hashing: watch?.hashing ?? { files: 0, bytes: 0, bytesRead: 0 } },
       folders,
       index: {
         path: this.index?.path ?? '',

@@ -40,6 +40,8 @@ export interface StatusDocument {
     readonly state: WatcherState
     /** When the index last caught up with the disk after start (null while still scanning). */
     readonly currentAt: string | null
+    /** Files being hashed now: their bytes and how many are read (a large file's progress). */
+    readonly hashing: { readonly files: number, readonly bytes: number, readonly bytesRead: number }
   }
   /** Snapshots published: the last one, one pending after changes, the last error (null until the service is reached). */
   readonly publish: PublishStatus | null

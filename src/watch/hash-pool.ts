@@ -33,7 +33,10 @@ type Answer = { readonly cid: string, readonly size: number, readonly mtimeMs: n
 
 interface Pending { readonly job: HashJob, readonly sizeHint: number, readonly done: (err: HashError | AbortedError | undefined, answer?: Answer) => void }
 
-interface Slot { readonly worker: Worker, readonly inFlight: Map<number, Pending>, batches: number }
+interface Slot { readonly worker: Worker, readonly inFlight: Map<number, Pending>, batches: number, readonly progress: BigInt64Array }
+
+/** What the pool is hashing now (see {@link HashPool.progress}). */
+export interface HashingProgress { readonly files: number, readonly bytes: number, readonly bytesRead: number }
 
 /**
  * Hashes files on worker threads so the event loop never waits on a read or a digest. Jobs are
@@ -64,6 +67,21 @@ export class HashPool {
   /** Jobs waiting or running. */
   get pending (): number {
     return this.queue.length + this.slots.reduce((n, s) => n + s.inFlight.size, 0)
+  }
+
+  /**
+   * The files being hashed now, their bytes, and how many of those are read: large files show
+   * their progress here, a batch of small ones as it goes.
+   */
+  progress (): HashingProgress {
+    let files = 0
+    let bytes = 0
+    let bytesRead = 0
+    for (const slot of this.slots) {
+      for (const pending of slot.inFlight.values()) { files++; bytes += pending.sizeHint }
+      bytesRead += Number(Atomics.load(slot.progress, 0))
+    }
+    return { files, bytes, bytesRead: Math.min(bytes, bytesRead) }
   }
 
   /** Starts the threads ahead of the first job, so that start-up overlaps other work. */
@@ -155,7 +173,9 @@ export class HashPool {
 
   private spawn (): Slot {
     const worker = startWorker(import.meta.url, 'hash-worker')
-    const slot: Slot = { worker, inFlight: new Map(), batches: 0 }
+    const progress = new SharedArrayBuffer(8)
+    worker.postMessage({ progress })
+    const slot: Slot = { worker, inFlight: new Map(), batches: 0, progress: new BigInt64Array(progress) }
     worker.on('message', (outcomes: HashOutcome[]) => {
       slot.batches--
       for (const outcome of outcomes) this.settle(slot, outcome)

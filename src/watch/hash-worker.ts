@@ -5,6 +5,10 @@ import type { HashJob, HashOutcome } from './hash-messages.js'
 // One set of buffers per profile, reused for every file this thread hashes.
 const buffers = new Map<CidProfileName, HashBuffers>()
 
+/** Bytes read of the batch in hand, shared with the main thread (status shows large files' progress). */
+let progress: BigInt64Array | undefined
+const onRead = (bytes: number): void => { if (progress !== undefined) Atomics.add(progress, 0, BigInt(bytes)) }
+
 function hashOne (job: HashJob): HashOutcome {
   const profile = cidProfile(job.profile)
   let reused = buffers.get(job.profile)
@@ -14,10 +18,10 @@ function hashOne (job: HashJob): HashOutcome {
   }
   try {
     if (job.segment !== undefined) {
-      const { digests, mtimeMs } = segmentDigestsSync(job.path, profile, job.segment, job.segment.size, reused)
+      const { digests, mtimeMs } = segmentDigestsSync(job.path, profile, job.segment, job.segment.size, reused, onRead)
       return { id: job.id, ok: true, digests, mtimeMs }
     }
-    const { cid, size, mtimeMs } = fileCidSync(job.path, profile, reused)
+    const { cid, size, mtimeMs } = fileCidSync(job.path, profile, reused, onRead)
     return { id: job.id, ok: true, cid: cid.toString(), size, mtimeMs }
   } catch (err) {
     const e = err as NodeJS.ErrnoException
@@ -25,6 +29,11 @@ function hashOne (job: HashJob): HashOutcome {
   }
 }
 
-parentPort?.on('message', (jobs: HashJob[]) => {
-  parentPort?.postMessage(jobs.map(hashOne))
+parentPort?.on('message', (message: HashJob[] | { progress: SharedArrayBuffer }) => {
+  if (!Array.isArray(message)) {
+    progress = new BigInt64Array(message.progress)
+    return
+  }
+  if (progress !== undefined) Atomics.store(progress, 0, 0n)
+  parentPort?.postMessage(message.map(hashOne))
 })

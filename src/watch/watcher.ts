@@ -6,7 +6,7 @@ import { ChangeWriter, type WriterState } from './change-writer.js'
 import { DriftCheck, type DriftResult, type DriftStatus } from './drift-check.js'
 import type { IndexWriteFatalError } from '../errors.js'
 import { FolderIndexer, type FolderProgress } from './folder-indexer.js'
-import { HashPool } from './hash-pool.js'
+import { HashPool, type HashingProgress } from './hash-pool.js'
 import { releaseMemory } from '../util/release-memory.js'
 
 /**
@@ -25,6 +25,8 @@ export interface WatcherStatus {
   /** Index writes: ok, or failing and retried (with the last error and what to do). */
   readonly writer: WriterState
   readonly drift: DriftStatus
+  /** The files being hashed now and how much of them is read (a large file's progress). */
+  readonly hashing: HashingProgress
 }
 
 export interface WatcherComponents {
@@ -168,7 +170,7 @@ export class Watcher {
   status (): WatcherStatus {
     const folders = this.folders.map(f => f.progress())
     const state = this.state !== 'stopped' && folders.some(f => f.state === 'error') ? 'degraded' : this.state
-    return { state, folders, currentAt: this.currentAt, rowsWritten: this.rowsWritten, writeErrors: this.writeErrors, writer: this.writer.state(), drift: this.drift.status() }
+    return { state, folders, currentAt: this.currentAt, rowsWritten: this.rowsWritten, writeErrors: this.writeErrors, writer: this.writer.state(), drift: this.drift.status(), hashing: this.pool.progress() }
   }
 
   /** Walks every watched folder afresh and repairs the rows that differ (see {@link DriftCheck}). */

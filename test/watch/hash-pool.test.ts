@@ -25,6 +25,27 @@ describe('the hashing pool', () => {
     expect(cids).toEqual(files.map((_, i) => bytesCid(Buffer.from(`file ${i}`), cidProfile('kubo-cidv1')).toString()))
   })
 
+  it('shows how much of a large file it has read while it hashes it', async () => {
+    const dir = await useTempDir()
+    const path = join(dir, 'large.bin')
+    const size = 768 * 1024 * 1024
+    execFileSync('truncate', ['-s', String(size), path])
+    const pool = newPool({ workers: 2 })
+    const seen: Array<{ files: number, bytes: number, bytesRead: number }> = []
+    let finished = false
+    const hashing = pool.hash(path, 'kubo-cidv1', { sizeHint: size }).finally(() => { finished = true })
+    while (!finished) {
+      seen.push(pool.progress())
+      await new Promise(resolve => setTimeout(resolve, 2))
+    }
+    await hashing
+    const partway = seen.filter(p => p.bytes === size && p.bytesRead > 0 && p.bytesRead < size)
+    expect(partway.length).toBeGreaterThan(0)
+    const reads = partway.map(p => p.bytesRead)
+    expect([...reads].sort((a, b) => a - b)).toEqual(reads)
+    expect(pool.progress()).toEqual({ files: 0, bytes: 0, bytesRead: 0 })
+  })
+
   // The published 45,613,057-byte vector has a two-level tree: the seam between segments must not show.
   it('splits a large file across threads and gets the published CID', async () => {
     const dir = await useTempDir()

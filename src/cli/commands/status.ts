@@ -48,6 +48,9 @@ export function formatStatus (s: StatusDocument): string {
     `cidsync ${s.version} · device ${s.device.id.slice(0, 8)} (${s.device.hostname}) · up ${formatDuration(s.uptimeSeconds)} · pid ${s.pid}`,
     `namespace ${s.namespace} · network ${s.network} · service ${s.service.mode} · profile ${s.cidProfile}`,
     `watcher ${s.watcher.state}` + (s.watcher.currentAt !== null ? ` · index current since ${s.watcher.currentAt}` : ' · scanning, index not yet current'),
+    ...(s.watcher.hashing.files > 0
+      ? [`hashing ${countOf(s.watcher.hashing.files, 'file', 'files')} ${progressBar(s.watcher.hashing.bytesRead, s.watcher.hashing.bytes)} ${formatBytes(s.watcher.hashing.bytesRead)} of ${formatBytes(s.watcher.hashing.bytes)} read`]
+      : []),
     `index ${countOf(s.index.files, 'file', 'files')}, ${formatBytes(s.index.bytes)} · ${s.stateDir}`,
     ...indexLines(s),
     s.service.error !== null ? `service: cannot be reached: ${s.service.error}` : `service: ${s.service.endpoint ?? 'reached once the index is current'}`,
