@@ -70,6 +70,7 @@ export const configFileSchema = z.strictObject({
   snapshot: z.strictObject({
     schedule: cronExpression.default(DEFAULT_SNAPSHOT_SCHEDULE),
     encryption: z.enum(['aes-256-gcm', 'none']).default('aes-256-gcm'),
+    accept_unencrypted: z.boolean().default(false),
     deal: z.boolean().default(true),
     ipns_key: z.string().default(''),
     min_interval_seconds: z.int().min(0).max(86_400).default(DEFAULT_MIN_INTERVAL_SECONDS),
