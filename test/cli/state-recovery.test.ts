@@ -110,10 +110,10 @@ describe('state files at daemon start, as processes', () => {
 
     const daemon = new DaemonProcess(['--config', a])
     await daemon.logged('service ready')
-    const doc = await status(a)
-    expect(doc.stateFiles.recovered).toEqual([expect.objectContaining({ file: join(state, 'index.sqlite'), problem: expect.stringContaining('missing') as string })])
     expect((await runCli(['snapshot', '--config', a])).code).toBe(0)
     expect(await lsPaths(a)).toEqual(['from-a.md', 'from-b.md'])
+    const doc = await status(a)
+    expect(doc.stateFiles.recovered).toEqual([expect.objectContaining({ file: join(state, 'index.sqlite'), problem: expect.stringContaining('missing') as string })])
     // What the pointer holds now has both devices' rows.
     expect(JSON.parse((await runCli(['pointer', 'get', '--json', '--config', a])).stdout)).toMatchObject({ memories: 2 })
     expect((await daemon.stop()).code).toBe(0)
