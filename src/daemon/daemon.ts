@@ -191,12 +191,8 @@ export class Daemon {
 
   /** A damaged index was moved aside and made afresh: say so; the scan rebuilds it from the folders. */
   private noteIndexOpened (opened: OpenedIndex): Index {
-    if (opened.damaged !== undefined) {
-      this.indexLost = `it was damaged (${opened.damaged.problem})`
-      this.noteRecovery(opened.index.path, this.indexLost, `moved aside to ${opened.damaged.movedTo} (kept) and rebuilt from the folders`)
-    } else if (opened.created) {
-      this.indexLost = 'it was missing'
-    }
+    this.indexLost = opened.lost
+    if (opened.damaged !== undefined) this.noteRecovery(opened.index.path, opened.lost ?? 'damaged', `moved aside to ${opened.damaged.movedTo} (kept) and rebuilt from the folders`)
     return opened.index
   }
 

@@ -9,6 +9,8 @@ export interface OpenedIndex {
   readonly created: boolean
   /** The file was damaged: moved aside to `movedTo` and made afresh. */
   readonly damaged: { readonly problem: string, readonly movedTo: string } | undefined
+  /** Why the rows it held are gone (missing, or damaged), if they are: what the sync start-up weighs against its history. */
+  readonly lost: string | undefined
 }
 
 /** `index.sqlite.damaged-2026-11-22T09-15-00-000Z`: sorts by time, never matched by our leftover cleanup. */
@@ -33,10 +35,10 @@ export function moveAside (path: string): string {
 export function openIndexRecovering (path: string): OpenedIndex {
   const created = !existsSync(path)
   try {
-    return { index: openIndex(path), created, damaged: undefined }
+    return { index: openIndex(path), created, damaged: undefined, lost: created ? 'it was missing' : undefined }
   } catch (err) {
     if (!(err instanceof IndexDamagedError)) throw err
     const movedTo = moveAside(path)
-    return { index: openIndex(path), created: false, damaged: { problem: err.problem, movedTo } }
+    return { index: openIndex(path), created: false, damaged: { problem: err.problem, movedTo }, lost: `it was damaged (${err.problem})` }
   }
 }
