@@ -70,13 +70,13 @@ export const configFileSchema = z.strictObject({
   snapshot: z.strictObject({
     schedule: cronExpression.default(DEFAULT_SNAPSHOT_SCHEDULE),
     encryption: z.enum(['aes-256-gcm', 'none']).default('aes-256-gcm'),
-    accept_unencrypted: z.boolean().default(false),
     deal: z.boolean().default(true),
     ipns_key: z.string().default(''),
     min_interval_seconds: z.int().min(0).max(86_400).default(DEFAULT_MIN_INTERVAL_SECONDS),
     quiet_seconds: z.int().min(0).max(86_400).default(DEFAULT_QUIET_SECONDS),
     max_drop_entries: z.int().min(0).default(100),
-    max_drop_fraction: z.number().min(0).max(1).default(0.5)
+    max_drop_fraction: z.number().min(0).max(1).default(0.5),
+    accept_unencrypted: z.boolean().default(false)
   }).prefault({}),
   reconcile: z.strictObject({
     schedule: cronExpression.default(DEFAULT_RECONCILE_SCHEDULE)
