@@ -1,5 +1,5 @@
 import { describe, it, expect, afterEach } from 'vitest'
-import { mkdir, readdir, stat, writeFile } from 'node:fs/promises'
+import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { gzipSync } from 'node:zlib'
 import pino from 'pino'
@@ -138,6 +138,25 @@ describe.skipIf(EXTERNAL)('restore --force', () => {
     const backups = (await readdir(b.config.stateDir)).filter(n => n.startsWith('index.sqlite.backup-')).sort()
     expect(backups).toEqual(['index.sqlite.backup-2023-01-01T00-00-00-000Z', first.backup, second.backup, 'index.sqlite.backup-notes.txt'].map(p => (p as string).split('/').at(-1)).sort())
     for (const name of ['index.sqlite', 'sync.sqlite']) expect((await stat(join(b.config.stateDir, name))).mode & 0o777).toBe(0o600)
+  })
+})
+
+describe.skipIf(EXTERNAL)('restore --force over a damaged index', () => {
+  it('keeps the damaged file as the backup and installs the snapshot', async () => {
+    const { clients } = await serviceUnderTest()
+    const root = await useTempDir()
+    const a = await device(root, 'a', A)
+    write(a, 'one.md')
+    await publish({ index: a.index, clients, logger, deviceId: a.id }, { config: a.config })
+    const b = await device(root, 'b', 'bbbbbbbb-0000-4000-8000-000000000000')
+    importKey(b.config.stateDir, exportKey(a.config.stateDir))
+    closeIndex(b)
+    await writeFile(indexPath(b.config.stateDir), Buffer.alloc(8192, 'damaged '))
+    const restored = await restore(clients, { config: b.config, namespace: NS, network: 'mainnet', force: true })
+    expect((await readFile(restored.backup as string)).subarray(0, 7).toString()).toBe('damaged')
+    const back = openIndex(indexPath(b.config.stateDir), { readonly: true })
+    expect(paths(back)).toEqual(['one.md'])
+    back.close()
   })
 })
 
