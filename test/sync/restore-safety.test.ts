@@ -1,11 +1,11 @@
 import { describe, it, expect, afterEach } from 'vitest'
-import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises'
+import { mkdir, readdir, readFile, stat, utimes, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { gzipSync } from 'node:zlib'
 import pino from 'pino'
 import { loadConfig, type Config } from '../../src/config/index.js'
 import { indexPath, openIndex, type Index } from '../../src/index/index.js'
-import { JobStore, KEPT_BACKUPS, publish, restore, SNAPSHOT_PROFILE } from '../../src/sync/index.js'
+import { JobStore, KEPT_BACKUPS, prepareSyncState, publish, restore, SNAPSHOT_PROFILE } from '../../src/sync/index.js'
 import { MAGIC, writeSnapshot, exportKey, importKey } from '../../src/snapshot/index.js'
 import { SnapshotTooLargeError, SnapshotUnencryptedError, SyncStateDamagedError } from '../../src/errors.js'
 import type { ServiceClients } from '../../src/remote/index.js'
@@ -168,5 +168,30 @@ describe('sync.sqlite', () => {
     try { new JobStore(dir).close() } catch (e) { err = e }
     expect(err).toBeInstanceOf(SyncStateDamagedError)
     expect((err as SyncStateDamagedError).exitCode).toBe(4)
+  })
+})
+
+describe('leftovers at start', () => {
+  it('removes only the temp names of killed jobs, never the unfinished publish\'s snapshot nor anything else', async () => {
+    const state = await useTempDir()
+    const snapshots = join(state, 'snapshots')
+    await mkdir(snapshots)
+    const store = new JobStore(state)
+    const job = store.start(null)
+    store.advance(job.id, 'upload', { snapshotPath: join(snapshots, `publish-${job.id}.snap`), snapshotCid: 'bafy' })
+    store.close()
+    const ours = [`snapshots/publish-${job.id + 1}.snap`, `snapshots/publish-${job.id}.snap.4242.part`, `snapshots/publish-${job.id}.snap.4242.copy.sqlite`,
+      'snapshots/pull-4242.snap', 'snapshots/pull-4242.snap.4242.part', 'snapshots/merge-7-4242.sqlite', 'snapshots/merge-7-4242.sqlite.4242.restore',
+      'snapshots/restore-bafkreiabc.snap', 'snapshots/restore-bafkreiabc.snap.4242.part', 'index.sqlite.restoring', 'index.sqlite.restoring.4242.restore',
+      '.daemon.json.0123456789ab.tmp']
+    const kept = [`snapshots/publish-${job.id}.snap`, 'snapshots/my-notes.txt', 'index.sqlite.backup-2024-01-01T00-00-00-000Z', '.device-id.ba9876543210.tmp', 'restore-bafkreiabc.snap']
+    for (const name of [...ours, ...kept]) await writeFile(join(state, name), 'x'.repeat(10))
+    const hourAgo = new Date(Date.now() - 3_600_000)
+    await utimes(join(state, '.daemon.json.0123456789ab.tmp'), hourAgo, hourAgo)
+    const prepared = await prepareSyncState(state)
+    expect(prepared.leftovers).toMatchObject({ files: ours.length, bytes: ours.length * 10 })
+    expect([...prepared.leftovers.paths].sort()).toEqual(ours.map(n => join(state, n)).sort())
+    for (const name of kept) await stat(join(state, name))
+    expect(prepared.recovered).toEqual([])
   })
 })
