@@ -52,7 +52,7 @@ function limit (bound: number): Transform {
     transform (chunk: Buffer, _encoding, done) {
       total += chunk.byteLength
       if (total > bound) {
-        done(new SnapshotTooLargeError(`the snapshot inflates past ${bound} bytes, more than its entry count and size allow: refused (a decompression bomb, or a damaged file)`))
+        done(new SnapshotTooLargeError(`the snapshot inflates past ${bound} bytes, more than its entry count and size allow: refused (a decompression bomb, or a damaged file): restore another snapshot with --cid, or publish again from a device you trust`))
         return
       }
       done(null, chunk)
