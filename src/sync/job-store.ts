@@ -3,6 +3,7 @@ import Database from 'better-sqlite3'
 import { SyncStateDamagedError } from '../errors.js'
 import { isDamageError } from '../index/index.js'
 import { preparePrivateDatabase } from '../util/private-file.js'
+import { SYNC_STATE_FILE } from './sync-state-file.js'
 
 /** Where a publish stands; each step is idempotent, so a restart resumes at the one recorded. */
 export type PublishStep = 'snapshot' | 'upload' | 'deal' | 'pointer' | 'name' | 'done' | 'abandoned'
@@ -23,9 +24,6 @@ export interface PublishJob {
   readonly entries: number | null
   readonly merges: number
 }
-
-/** This device's sync progress, beside the index. */
-export const SYNC_STATE_FILE = 'sync.sqlite'
 
 const SCHEMA = `
   CREATE TABLE IF NOT EXISTS publish_jobs (id INTEGER PRIMARY KEY, step TEXT NOT NULL, base_cid TEXT, snapshot_path TEXT,

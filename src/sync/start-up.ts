@@ -2,7 +2,8 @@ import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { moveAside } from '../index/index.js'
 import { SyncStateDamagedError } from '../errors.js'
-import { JobStore, STATE, SYNC_STATE_FILE } from './job-store.js'
+import { JobStore, STATE } from './job-store.js'
+import { SYNC_STATE_FILE } from './sync-state-file.js'
 import { removeLeftovers, type LeftoversRemoved } from './leftovers.js'
 
 /** Something the daemon found wrong with its sync files at start, and what it did. */
