@@ -52,7 +52,7 @@ function limit (bound: number): Transform {
     transform (chunk: Buffer, _encoding, done) {
       total += chunk.byteLength
       if (total > bound) {
-        done(new SnapshotTooLargeError(`the snapshot inflates past ${bound} bytes, more than its entry count and size allow: refused (a decompression bomb, or a damaged file): restore another snapshot with --cid, or publish again from a device you trust`))
+        done(new SnapshotTooLargeError(`the snapshot inflates past ${bound} bytes, more than its entry count and size allow: refused (a decompression bomb, or a damaged file): restore another snapshot with --cid, or put this device's index over it with \`cidsync pointer repair\``))
         return
       }
       done(null, chunk)
@@ -109,7 +109,8 @@ export async function readSnapshot (init: ReadSnapshotInit): Promise<SnapshotHea
     headerBytes = Buffer.from(decoded.headerBytes)
     if (header.cipher === 'none' && init.acceptUnencrypted !== true) {
       throw new SnapshotUnencryptedError('the snapshot is not encrypted (cipher: none) but this device encrypts its snapshots: anyone who can write the pointer could have made it, so it is refused. ' +
-        'If a device of yours publishes with encryption = "none", restore with --allow-unencrypted, or set [snapshot] accept_unencrypted = true')
+        'If a device of yours publishes with encryption = "none", restore with --allow-unencrypted, or set [snapshot] accept_unencrypted = true; ' +
+        'if not, `cidsync pointer repair` puts this device\'s index over it')
     }
     if (header.cipher !== 'none') {
       if (size < bodyOffset + TAG_BYTES) throw new SnapshotIntegrityError('the snapshot is cut short: its authentication tag is missing')
