@@ -354,3 +354,35 @@ export class NameNotFoundError extends CidsyncError {
     super(`the account has no IPNS key named ${keyName.slice(0, 100)}: \`cidsync names list\` shows its keys, \`cidsync names create\` makes one`, options)
   }
 }
+
+/** A snapshot without a cipher, while this device's config encrypts: it could have been put there by anyone. */
+export class SnapshotUnencryptedError extends CidsyncError {
+  override readonly code = 'ERR_SNAPSHOT_UNENCRYPTED'
+  override readonly exitCode = ExitCode.integrity
+}
+
+/** A snapshot whose body inflates past what its header allows (a decompression bomb, or damage). */
+export class SnapshotTooLargeError extends CidsyncError {
+  override readonly code = 'ERR_SNAPSHOT_TOO_LARGE'
+  override readonly exitCode = ExitCode.integrity
+}
+
+/** `index.sqlite` is not a database, or fails SQLite's quick check: it must not be written on. */
+export class IndexDamagedError extends CidsyncError {
+  override readonly code = 'ERR_INDEX_DAMAGED'
+  override readonly exitCode = ExitCode.integrity
+
+  constructor (readonly path: string, readonly problem: string, options?: ErrorOptions) {
+    super(`the index ${path} is damaged (${problem}): start \`cidsync daemon\`, which moves it aside and rebuilds it from the folders`, options)
+  }
+}
+
+/** `sync.sqlite` (publish progress) is not a database or is damaged. */
+export class SyncStateDamagedError extends CidsyncError {
+  override readonly code = 'ERR_SYNC_STATE_DAMAGED'
+  override readonly exitCode = ExitCode.integrity
+
+  constructor (readonly path: string, readonly problem: string, options?: ErrorOptions) {
+    super(`the sync state ${path} is damaged (${problem}): restart \`cidsync daemon\`, which moves it aside and starts it afresh (the next publish merges the pointer first)`, options)
+  }
+}

@@ -37,6 +37,8 @@ export interface Config {
   readonly snapshot: {
     readonly schedule: string
     readonly encryption: 'aes-256-gcm' | 'none'
+    /** Merge (and restore) snapshots with no cipher even though this device encrypts. */
+    readonly acceptUnencrypted: boolean
     readonly deal: boolean
     /** An ipnsName to publish to, `auto` to make one on first use, or empty for none. */
     readonly ipnsKey: string

@@ -8,7 +8,7 @@ const ENV_KEYS: ReadonlyArray<readonly [string, EnvKind]> = [
   ['status.listen', 'string'], ['status.metrics_token', 'boolean'],
   ['service.mode', 'string'], ['service.dir', 'string'], ['service.deal_url', 'string'], ['service.api_url', 'string'],
   ['service.pointer_url', 'string'], ['service.upload_url', 'string'], ['service.gateways', 'list'],
-  ['snapshot.schedule', 'string'], ['snapshot.encryption', 'string'], ['snapshot.deal', 'boolean'], ['snapshot.ipns_key', 'string'],
+  ['snapshot.schedule', 'string'], ['snapshot.encryption', 'string'], ['snapshot.accept_unencrypted', 'boolean'], ['snapshot.deal', 'boolean'], ['snapshot.ipns_key', 'string'],
   ['snapshot.min_interval_seconds', 'integer'], ['snapshot.quiet_seconds', 'integer'],
   ['snapshot.max_drop_entries', 'integer'],
   ['reconcile.schedule', 'string'],

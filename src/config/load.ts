@@ -108,6 +108,7 @@ function toConfig (file: ConfigFile, source: string | undefined, listen: Config[
     snapshot: {
       schedule: file.snapshot.schedule,
       encryption: file.snapshot.encryption,
+      acceptUnencrypted: file.snapshot.accept_unencrypted,
       deal: file.snapshot.deal,
       ipnsKey: file.snapshot.ipns_key,
       minIntervalSeconds: file.snapshot.min_interval_seconds,

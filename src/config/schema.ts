@@ -77,7 +77,8 @@ export const configFileSchema = z.strictObject({
     min_interval_seconds: z.int().min(0).max(86_400).default(DEFAULT_MIN_INTERVAL_SECONDS),
     quiet_seconds: z.int().min(0).max(86_400).default(DEFAULT_QUIET_SECONDS),
     max_drop_entries: z.int().min(0).default(100),
-    max_drop_fraction: z.number().min(0).max(1).default(0.5)
+    max_drop_fraction: z.number().min(0).max(1).default(0.5),
+    accept_unencrypted: z.boolean().default(false)
   }).prefault({}),
   reconcile: z.strictObject({
     schedule: cronExpression.default(DEFAULT_RECONCILE_SCHEDULE)

@@ -1,7 +1,7 @@
 import { hostname } from 'node:os'
 import type { Config } from '../config/index.js'
 import { formatListenAddress, loadConfig } from '../config/index.js'
-import { indexPath, loadOrCreateDeviceId, openIndex, type FolderTotals, type Index } from '../index/index.js'
+import { indexPath, loadOrCreateDeviceId, openIndexRecovering, type FolderTotals, type Index, type OpenedIndex } from '../index/index.js'
 import { createWatcher, type Watcher } from '../watch/index.js'
 import { VERSION } from '../version.js'
 import type { ServiceConnection } from '../connect/index.js'
@@ -14,7 +14,7 @@ import { ensureStatusToken } from './status-token.js'
 import { acquireLock, type DaemonLock } from './lock.js'
 import type { Logger } from './logger.js'
 import { StatusServer } from './status-server.js'
-import type { RecentError, StatusDocument } from './status-document.js'
+import type { RecentError, StateRecovery, StatusDocument } from './status-document.js'
 
 export const DEFAULT_RECENT_ERRORS = 20
 /** The longest wait between attempts to reach a service that could not be reached. */
@@ -52,6 +52,11 @@ export class Daemon {
   private readonly logger: Logger
   private readonly startedAt = new Date()
   private readonly recentErrors: RecentError[] = []
+  private readonly recovered: StateRecovery[] = []
+  private leftoversRemoved = { files: 0, bytes: 0 }
+  private syncStateError: string | null = null
+  /** Why the index this device last published from is gone, if it is (checked against sync.sqlite once sync loads). */
+  private indexLost: string | undefined
   private lock: DaemonLock | undefined
   private index: Index | undefined
   private watcher: Watcher | undefined
@@ -87,7 +92,7 @@ export class Daemon {
     this.lock = acquireLock(config.stateDir)
     try {
       this.deviceId = loadOrCreateDeviceId(config.stateDir)
-      this.index = openIndex(indexPath(config.stateDir))
+      this.index = this.noteIndexOpened(openIndexRecovering(indexPath(config.stateDir)))
       this.watcher = createWatcher({ index: this.index, logger, deviceId: this.deviceId }, {
         folders: config.folders,
         profile: config.cidProfile,
@@ -141,6 +146,7 @@ export class Daemon {
    */
   private connectWhenCurrent (): void {
     void (this.scanning ?? Promise.resolve()).then(async () => {
+      if (this.stopping === undefined) await this.prepareSyncState()
       for (let attempt = 0; this.stopping === undefined; attempt++) {
         try {
           await this.connectOnce()
@@ -189,6 +195,43 @@ export class Daemon {
     void this.runner.reconcileNow().catch(() => {})
     releaseMemory()
     this.logger.info({ service: connection.describe }, 'service ready')
+  }
+
+  /** A damaged index was moved aside and made afresh: say so; the scan rebuilds it from the folders. */
+  private noteIndexOpened (opened: OpenedIndex): Index {
+    this.indexLost = opened.lost
+    if (opened.damaged !== undefined) this.noteRecovery(opened.index.path, opened.lost ?? 'damaged', `moved aside to ${opened.damaged.movedTo} (kept) and rebuilt from the folders`)
+    return opened.index
+  }
+
+  private noteRecovery (file: string, problem: string, action: string): void {
+    this.recovered.push({ at: new Date().toISOString(), file, problem, action })
+    this.logger.warn({ file, problem, action }, 'recovered a state file')
+  }
+
+  /** sync.sqlite checked (moved aside if unreadable), a lost index noted against it, killed jobs' temp files removed. */
+  private async prepareSyncState (): Promise<void> {
+    try {
+      const { prepareSyncState } = await import('../sync/index.js')
+      const prepared = await prepareSyncState(this.config.stateDir, { indexLost: this.indexLost })
+      for (const r of prepared.recovered) this.noteRecovery(r.file, r.problem, r.action)
+      this.leftoversRemoved = { files: prepared.leftovers.files, bytes: prepared.leftovers.bytes }
+      if (prepared.leftovers.files > 0) this.logger.info(this.leftoversRemoved, 'removed temp files left by killed publishes and restores')
+    } catch (err) {
+      this.logger.error({ err }, 'the start-up check of the sync state failed')
+    }
+  }
+
+  /** The runner's status reads sync.sqlite: an error there shows in status instead of failing it. */
+  private publishStatus (): StatusDocument['publish'] {
+    try {
+      const status = this.runner?.status() ?? null
+      this.syncStateError = null
+      return status
+    } catch (err) {
+      this.syncStateError = `${(err as Error).message}: restart the daemon; it moves a damaged sync.sqlite aside`
+      return null
+    }
   }
 
   private startScan (watcher: Watcher): void {
@@ -288,7 +331,7 @@ export class Daemon {
       stateDir: this.config.stateDir,
       cidProfile: this.config.cidProfile,
       service: { mode: this.config.service.mode, endpoint: this.connection?.describe ?? null, error: this.serviceError ?? null },
-      publish: this.runner?.status() ?? null,
+      publish: this.publishStatus(),
       auth: this.authState(),
       reconcile: this.runner?.reconcileStatus() ?? null,
       watcher: { state: watch?.state ?? 'starting', currentAt: watch?.currentAt === undefined ? null : new Date(watch.currentAt).toISOString(), hashing: watch?.hashing ?? { files: 0, bytes: 0, bytesRead: 0 } },
@@ -307,7 +350,8 @@ export class Daemon {
       drift: watch?.drift ?? null,
       filesSkipped: folders.reduce((n, f) => n + f.skipped, 0),
       memory: { rssBytes: memory.rss, heapUsedBytes: memory.heapUsed },
-      lastErrors: [...this.recentErrors]
+      lastErrors: [...this.recentErrors],
+      stateFiles: { recovered: [...this.recovered], leftoversRemoved: this.leftoversRemoved, syncStateError: this.syncStateError }
     }
   }
 

@@ -60,6 +60,9 @@ export function renderMetrics (status: StatusDocument): string {
     histogram('cidsync_publish_duration_seconds', 'Time to publish a snapshot.', status.publish?.durationsSeconds),
     histogram('cidsync_reconcile_duration_seconds', 'Time to reconcile the account.', status.reconcile?.durationsSeconds),
     family('cidsync_restores_total', 'counter', 'Restores into this state dir (the last 100 are kept).', [{ value: status.publish?.restores.count ?? 0 }]),
+    family('cidsync_state_recoveries_total', 'counter', 'State files found damaged or lost at start and recovered (see stateFiles in /status).', [{ value: status.stateFiles.recovered.length }]),
+    family('cidsync_leftover_files_removed_total', 'counter', 'Temp files of killed publishes and restores removed at start.', [{ value: status.stateFiles.leftoversRemoved.files }]),
+    family('cidsync_sync_state_up', 'gauge', '0 while sync.sqlite cannot be read.', [{ value: status.stateFiles.syncStateError === null ? 1 : 0 }]),
     histogram('cidsync_restore_duration_seconds', 'Time to restore the index, fetch included.', status.publish?.restores.durationsSeconds)
   ].filter(text => text !== '').join('\n') + '\n'
 }

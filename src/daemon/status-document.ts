@@ -15,6 +15,9 @@ export interface FolderStatus {
   readonly error: string | null
 }
 
+/** Something wrong the daemon found with its own files at start, and what it did about it. */
+export interface StateRecovery { readonly at: string, readonly file: string, readonly problem: string, readonly action: string }
+
 export interface RecentError { readonly at: string, readonly message: string, readonly code: string | null }
 
 /**
@@ -71,4 +74,14 @@ export interface StatusDocument {
   readonly filesSkipped: number
   readonly memory: { readonly rssBytes: number, readonly heapUsedBytes: number }
   readonly lastErrors: readonly RecentError[]
+  /**
+   * The daemon's own files: what it found wrong at start and did (a damaged index or sync.sqlite
+   * moved aside, a lost index rebuilt), temp files of killed jobs removed at start, and an error
+   * reading sync.sqlite now (publish is null meanwhile).
+   */
+  readonly stateFiles: {
+    readonly recovered: readonly StateRecovery[]
+    readonly leftoversRemoved: { readonly files: number, readonly bytes: number }
+    readonly syncStateError: string | null
+  }
 }

@@ -13,6 +13,9 @@ export { SCHEMA_VERSION } from './migrations.js'
 export { loadOrCreateDeviceId, readDeviceId, DEVICE_ID_FILE } from './device-id.js'
 export { RemoteStore, DEAL_OVERDUE_MS } from './remote.js'
 export type { RemoteFile, RemoteName, DealRecord, RemoteState } from './remote.js'
+export { openIndexRecovering, moveAside } from './recover.js'
+export type { OpenedIndex } from './recover.js'
+export { isDamageError } from './open.js'
 
 export const INDEX_FILE = 'index.sqlite'
 
@@ -33,12 +36,17 @@ export interface Index {
 
 export interface OpenIndexInit {
   readonly readonly?: boolean
+  /** `PRAGMA quick_check` first (default: for writers); a damaged file throws `IndexDamagedError`. */
+  readonly check?: boolean
 }
 
-/** Opens (and if writable, creates and migrates) the index at `path`. */
+/**
+ * Opens (and if writable, creates 0600, quick-checks and migrates) the index at `path`. A file
+ * that is not a database or fails the check throws `IndexDamagedError` (exit 4).
+ */
 export function openIndex (path: string, init: OpenIndexInit = {}): Index {
   const readonly = init.readonly === true
-  const db = openDatabase(path, { readonly })
+  const db = openDatabase(path, { readonly, check: init.check })
   const entries = new EntryStore(db, readonly)
   const remote = new RemoteStore(db)
   return {

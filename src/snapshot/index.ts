@@ -4,7 +4,7 @@
  */
 export { writeSnapshot, DEFAULT_COMPRESSION_LEVEL, LOCAL_ONLY_TABLES } from './write-snapshot.js'
 export type { WriteSnapshotInit, WrittenSnapshot } from './write-snapshot.js'
-export { readSnapshot, readSnapshotHeader } from './read-snapshot.js'
+export { readSnapshot, readSnapshotHeader, inflateBound, MIN_INFLATE_BOUND, MAX_INFLATE_BOUND } from './read-snapshot.js'
 export type { ReadSnapshotInit } from './read-snapshot.js'
 export { ENGINE, FORMAT_VERSION, MAGIC } from './format.js'
 export type { SnapshotHeader } from './format.js'

@@ -1,6 +1,6 @@
 import { createCipheriv, randomBytes } from 'node:crypto'
 import { createReadStream, createWriteStream } from 'node:fs'
-import { rename, rm } from 'node:fs/promises'
+import { rename, rm, writeFile } from 'node:fs/promises'
 import { fsyncPath } from '../util/fsync.js'
 import { dirname } from 'node:path'
 import { Transform } from 'node:stream'
@@ -40,6 +40,8 @@ export async function writeSnapshot (init: WriteSnapshotInit): Promise<WrittenSn
   const temp = `${init.path}.${process.pid}.part`
   try {
     await rm(copy, { force: true })
+    // An unencrypted copy of the index: made 0600 empty first (VACUUM INTO fills an empty file).
+    await writeFile(copy, '', { mode: 0o600, flag: 'wx' })
     init.db.prepare('VACUUM INTO ?').run(copy)
     const snapshotDb = new Database(copy)
     let entries: number
@@ -65,7 +67,7 @@ export async function writeSnapshot (init: WriteSnapshotInit): Promise<WrittenSn
       entries
     }
     const headerBytes = encodeHeader(header)
-    const out = createWriteStream(temp)
+    const out = createWriteStream(temp, { mode: 0o600 })
     out.write(headerBytes)
     const stages: NodeJS.ReadWriteStream[] = [createGzip({ level: init.compressionLevel ?? DEFAULT_COMPRESSION_LEVEL })]
     const cipher = key === undefined ? undefined : createCipheriv('aes-256-gcm', key.key, nonce).setAAD(headerBytes)

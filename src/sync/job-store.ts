@@ -1,5 +1,9 @@
 import { join } from 'node:path'
 import Database from 'better-sqlite3'
+import { SyncStateDamagedError } from '../errors.js'
+import { isDamageError } from '../index/index.js'
+import { preparePrivateDatabase } from '../util/private-file.js'
+import { SYNC_STATE_FILE } from './sync-state-file.js'
 
 /** Where a publish stands; each step is idempotent, so a restart resumes at the one recorded. */
 export type PublishStep = 'snapshot' | 'upload' | 'deal' | 'pointer' | 'name' | 'done' | 'abandoned'
@@ -35,11 +39,35 @@ interface Row { id: number, step: PublishStep, base_cid: string | null, snapshot
 export class JobStore {
   private readonly db: Database.Database
 
+  /** The file, 0600 (its `-wal` and `-shm` too). One that is not a database throws `SyncStateDamagedError`. */
   constructor (stateDir: string) {
-    this.db = new Database(join(stateDir, 'sync.sqlite'))
-    this.db.pragma('journal_mode = WAL')
-    this.db.pragma('busy_timeout = 5000')
-    this.db.exec(SCHEMA)
+    const path = join(stateDir, SYNC_STATE_FILE)
+    preparePrivateDatabase(path)
+    try {
+      this.db = new Database(path)
+    } catch (err) {
+      throw isDamageError(err) ? new SyncStateDamagedError(path, (err as Error).message, { cause: err }) : err
+    }
+    try {
+      this.db.pragma('journal_mode = WAL')
+      this.db.pragma('busy_timeout = 5000')
+      this.db.exec(SCHEMA)
+    } catch (err) {
+      this.db.close()
+      throw isDamageError(err) ? new SyncStateDamagedError(path, (err as Error).message, { cause: err }) : err
+    }
+  }
+
+  /** `PRAGMA quick_check`: throws `SyncStateDamagedError` when the file's pages do not add up. */
+  check (): void {
+    const path = this.db.name
+    let result: unknown
+    try {
+      result = this.db.pragma('quick_check(1)', { simple: true })
+    } catch (err) {
+      throw isDamageError(err) ? new SyncStateDamagedError(path, (err as Error).message, { cause: err }) : err
+    }
+    if (result !== 'ok') throw new SyncStateDamagedError(path, `quick_check: ${String(result)}`)
   }
 
   /** The unfinished job, if a publish was cut short. */

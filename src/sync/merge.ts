@@ -1,4 +1,15 @@
 import type { Database } from 'better-sqlite3'
+import type { Config } from '../config/index.js'
+
+/**
+ * Whether a snapshot with no cipher may be opened here. A device that encrypts refuses one
+ * unless told otherwise (`[snapshot] accept_unencrypted`, or restore's `--allow-unencrypted`):
+ * without a cipher nothing proves a device of this user made it, and its rows would be merged
+ * and then re-encrypted under the user's key.
+ */
+export function acceptsUnencrypted (config: Config, allowedByFlag = false): boolean {
+  return config.snapshot.encryption === 'none' || config.snapshot.acceptUnencrypted || allowedByFlag
+}
 
 export interface MergeResult {
   /** Devices whose rows were taken from the other index (it had newer ones). */

@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import type { Config } from '../config/index.js'
 import { CidsyncError, ContentNotFoundError, IntegrityError, PointerNotFoundError, PointerUnreadableError, SnapshotFormatError, SnapshotIntegrityError, SnapshotKeyError } from '../errors.js'
 import { ENGINE, readSnapshot } from '../snapshot/index.js'
-import { mergeIndex } from './merge.js'
+import { acceptsUnencrypted, mergeIndex } from './merge.js'
 import { SNAPSHOT_PROFILE } from './snapshot-profile.js'
 import type { PublishComponents, PublishInit } from './publish.js'
 
@@ -41,7 +41,7 @@ export async function fetchAndMerge (components: PublishComponents, init: Publis
   try {
     try {
       await components.clients.gateway.fetchVerified(cid, SNAPSHOT_PROFILE, fetched, { signal: init.signal })
-      await readSnapshot({ path: fetched, stateDir: init.config.stateDir, destination: database, passphrase: init.passphrase, signal: init.signal })
+      await readSnapshot({ path: fetched, stateDir: init.config.stateDir, destination: database, passphrase: init.passphrase, signal: init.signal, acceptUnencrypted: acceptsUnencrypted(init.config) })
     } catch (err) {
       if (!isUnreadable(err)) throw err
       const { namespace, network } = init.config

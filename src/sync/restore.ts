@@ -1,14 +1,16 @@
 import { existsSync, mkdirSync } from 'node:fs'
-import { rename, rm } from 'node:fs/promises'
-import { join } from 'node:path'
+import { copyFile, link, readdir, rename, rm } from 'node:fs/promises'
+import { basename, dirname, join } from 'node:path'
 import type { Config } from '../config/index.js'
-import { SnapshotFormatError, UsageError } from '../errors.js'
+import { IndexDamagedError, SnapshotFormatError, UsageError } from '../errors.js'
 import { DEVICE_ID_FILE, indexPath, openIndex } from '../index/index.js'
 import type { ServiceClients } from '../remote/index.js'
 import { ENGINE, readSnapshot, type SnapshotHeader } from '../snapshot/index.js'
 import { writeFileAtomicSync } from '../util/atomic-write.js'
+import { failpoint } from '../util/failpoint.js'
 import { fsyncPath } from '../util/fsync.js'
 import { JobStore, STATE } from './job-store.js'
+import { acceptsUnencrypted } from './merge.js'
 import { SNAPSHOT_PROFILE } from './publish.js'
 
 export interface RestoreInit {
@@ -23,6 +25,8 @@ export interface RestoreInit {
   /** Continue as a device the restored index knows, instead of this state dir's own id. */
   readonly asDevice?: string
   readonly passphrase?: string
+  /** `--allow-unencrypted`: take a snapshot with no cipher although this device encrypts. */
+  readonly allowUnencrypted?: boolean
   readonly signal?: AbortSignal
   readonly onProgress?: (received: number, total: number | undefined) => void
 }
@@ -33,6 +37,43 @@ export interface RestoreResult {
   /** Where the previous index went, if there was one. */
   readonly backup: string | undefined
   readonly header: SnapshotHeader | undefined
+}
+
+/** `restore --force` keeps this many backups of the index it replaced (the newest); older ones are removed. */
+export const KEPT_BACKUPS = 3
+const BACKUP_INFIX = '.backup-'
+
+/** Removes all but the newest {@link KEPT_BACKUPS} backups (their names sort by time); answers what went. */
+async function pruneBackups (target: string): Promise<string[]> {
+  const prefix = `${basename(target)}${BACKUP_INFIX}`
+  const backups = (await readdir(dirname(target))).filter(name => name.startsWith(prefix) && /^[0-9TZ-]+$/.test(name.slice(prefix.length))).sort()
+  const removed = backups.slice(0, Math.max(0, backups.length - KEPT_BACKUPS)).map(name => join(dirname(target), name))
+  for (const path of removed) {
+    for (const suffix of ['', '-wal', '-shm']) await rm(`${path}${suffix}`, { force: true })
+  }
+  return removed
+}
+
+/**
+ * Keeps the old index as `backup` without ever leaving the state dir with no index: a second
+ * name for the same file (a copy where hard links are not supported); the new index is then
+ * renamed over the old name in one step.
+ */
+async function keepBackup (target: string, backup: string): Promise<void> {
+  try {
+    // Fold the old index's WAL into it, so the one file kept is the whole of it.
+    openIndex(target, { check: false }).close()
+  } catch (err) {
+    if (!(err instanceof IndexDamagedError)) throw err
+    // A damaged index is kept as it is, side files beside it.
+    for (const suffix of ['-wal', '-shm']) if (existsSync(`${target}${suffix}`)) await copyFile(`${target}${suffix}`, `${backup}${suffix}`)
+  }
+  try {
+    await link(target, backup)
+  } catch (err) {
+    if (!['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'EXDEV', 'ENOSYS'].includes((err as NodeJS.ErrnoException).code ?? '')) throw err
+    await copyFile(target, backup)
+  }
 }
 
 /**
@@ -58,7 +99,10 @@ export async function restore (clients: ServiceClients, init: RestoreInit): Prom
   const staged = `${target}.restoring`
   try {
     await clients.gateway.fetchVerified(cid, SNAPSHOT_PROFILE, fetched, { signal: init.signal, onProgress: init.onProgress })
-    const header = await readSnapshot({ path: fetched, stateDir: config.stateDir, destination: staged, passphrase: init.passphrase, signal: init.signal })
+    const header = await readSnapshot({
+      path: fetched, stateDir: config.stateDir, destination: staged, passphrase: init.passphrase, signal: init.signal,
+      acceptUnencrypted: acceptsUnencrypted(config, init.allowUnencrypted)
+    })
     if (init.asDevice !== undefined) {
       const restored = openIndex(staged, { readonly: true })
       const known = restored.entries.list({ deviceId: init.asDevice, includeDeleted: true }).length > 0
@@ -67,15 +111,18 @@ export async function restore (clients: ServiceClients, init: RestoreInit): Prom
     }
     let backup: string | undefined
     if (exists) {
-      // Fold the old index's WAL into it, so the one file moved aside is the whole of it.
-      openIndex(target).close()
-      backup = `${target}.backup-${new Date().toISOString().replace(/[:.]/g, '-')}`
-      await rename(target, backup)
+      backup = `${target}${BACKUP_INFIX}${new Date().toISOString().replace(/[:.]/g, '-')}`
+      await keepBackup(target, backup)
+      // The old WAL must never be replayed into the new file (it is folded in, or kept with the backup).
       await rm(`${target}-wal`, { force: true })
       await rm(`${target}-shm`, { force: true })
+      await fsyncPath(config.stateDir)
     }
+    // Killed here, the state dir still holds the old index (and its backup): never no index.
+    failpoint('restore:between-renames')
     await rename(staged, target)
     await fsyncPath(config.stateDir)
+    if (exists) await pruneBackups(target)
     if (init.asDevice !== undefined) writeFileAtomicSync(join(config.stateDir, DEVICE_ID_FILE), `${init.asDevice}\n`)
     const store = new JobStore(config.stateDir)
     try {

@@ -1,8 +1,9 @@
 import { describe, it, expect } from 'vitest'
-import { join } from 'node:path'
+import { chmodSync, existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
+import { basename, join } from 'node:path'
 import Database from 'better-sqlite3'
-import { openIndex, SCHEMA_VERSION, loadOrCreateDeviceId } from '../../src/index/index.js'
-import { IndexMissingError, SchemaTooNewError } from '../../src/errors.js'
+import { openIndex, openIndexRecovering, SCHEMA_VERSION, loadOrCreateDeviceId } from '../../src/index/index.js'
+import { IndexDamagedError, IndexMissingError, SchemaTooNewError } from '../../src/errors.js'
 import { useTempDir } from '../helpers/temp-dir.js'
 
 const A = 'aaaaaaaa-0000-4000-8000-000000000000'
@@ -78,5 +79,56 @@ describe('the index', () => {
     expect(id).toMatch(/^[0-9a-f-]{36}$/)
     expect(loadOrCreateDeviceId(dir)).toBe(id)
     expect(loadOrCreateDeviceId(await useTempDir())).not.toBe(id)
+  })
+
+  it('is created 0600 with its -wal and -shm, and an older one readable by others is tightened', async () => {
+    const dir = await useTempDir()
+    const path = join(dir, 'index.sqlite')
+    const index = openIndex(path)
+    index.entries.registerDevice(A, '')
+    index.entries.apply(A, [file('one')])
+    for (const name of ['index.sqlite', 'index.sqlite-wal', 'index.sqlite-shm']) expect(statSync(join(dir, name)).mode & 0o777).toBe(0o600)
+    index.close()
+    chmodSync(path, 0o644)
+    openIndex(path).close()
+    expect(statSync(path).mode & 0o777).toBe(0o600)
+  })
+
+  it('refuses a file that is not a database, and one whose pages fail the quick check, as damaged (exit 4)', async () => {
+    const dir = await useTempDir()
+    const garbage = join(dir, 'garbage.sqlite')
+    writeFileSync(garbage, Buffer.alloc(8192, 'not a database at all. '))
+    expect(() => openIndex(garbage)).toThrow(IndexDamagedError)
+    const damaged = join(dir, 'index.sqlite')
+    const index = openIndex(damaged)
+    index.entries.registerDevice(A, '')
+    index.entries.apply(A, Array.from({ length: 2000 }, (_, i) => file(`dir/${i}/${'x'.repeat(40)}`)))
+    index.close()
+    // Scribble over the middle of the table's pages, as a bad disk block would.
+    const bytes = readFileSync(damaged)
+    bytes.fill(0x55, Math.floor(bytes.byteLength / 2), Math.floor(bytes.byteLength / 2) + 4096)
+    writeFileSync(damaged, bytes)
+    let err: unknown
+    try { openIndex(damaged) } catch (e) { err = e }
+    expect(err).toBeInstanceOf(IndexDamagedError)
+    expect((err as IndexDamagedError).exitCode).toBe(4)
+    expect((err as Error).message).toContain('moves it aside and rebuilds it')
+  })
+
+  it('at daemon start, moves a damaged index aside (kept, named with the time) and makes a fresh one', async () => {
+    const dir = await useTempDir()
+    const path = join(dir, 'index.sqlite')
+    const first = openIndexRecovering(path)
+    expect(first).toMatchObject({ created: true, damaged: undefined })
+    first.index.close()
+    writeFileSync(path, Buffer.alloc(8192, 'garbage '))
+    const opened = openIndexRecovering(path)
+    expect(opened.created).toBe(false)
+    expect(opened.damaged?.movedTo).toMatch(/index\.sqlite\.damaged-\d{4}-\d\d-\d\dT[\d-]+Z$/)
+    expect(opened.index.entries.list()).toEqual([])
+    opened.index.close()
+    expect(readFileSync(opened.damaged?.movedTo as string).subarray(0, 7).toString()).toBe('garbage')
+    expect(readdirSync(dir).filter(n => n.startsWith('index.sqlite.damaged-'))).toEqual([basename(opened.damaged?.movedTo as string)])
+    expect(existsSync(path)).toBe(true)
   })
 })

@@ -1,9 +1,10 @@
 import { describe, it, expect } from 'vitest'
-import { access, readFile, stat, writeFile } from 'node:fs/promises'
+import { access, readdir, readFile, stat, writeFile } from 'node:fs/promises'
+import { gzipSync } from 'node:zlib'
 import { join } from 'node:path'
 import { openIndex, type Index } from '../../src/index/index.js'
 import { exportKey, importKey, readSnapshot, readSnapshotHeader, writeSnapshot, MAGIC } from '../../src/snapshot/index.js'
-import { SnapshotFormatError, SnapshotIntegrityError, SnapshotKeyError, UsageError } from '../../src/errors.js'
+import { SnapshotFormatError, SnapshotIntegrityError, SnapshotKeyError, SnapshotTooLargeError, SnapshotUnencryptedError, UsageError } from '../../src/errors.js'
 import { useTempDir } from '../helpers/temp-dir.js'
 
 const A = 'aaaaaaaa-0000-4000-8000-000000000000'
@@ -29,9 +30,9 @@ async function snapshotOf (dir: string, encryption: 'aes-256-gcm' | 'none' = 'ae
   return { path, index }
 }
 
-async function restoreError (snapshot: string, stateDir: string, passphrase?: string): Promise<Error> {
+async function restoreError (snapshot: string, stateDir: string, passphrase?: string, acceptUnencrypted = false): Promise<Error> {
   const destination = join(stateDir, 'restored.sqlite')
-  const err = await readSnapshot({ path: snapshot, stateDir, destination, passphrase }).then(() => undefined, (e: unknown) => e as Error)
+  const err = await readSnapshot({ path: snapshot, stateDir, destination, passphrase, acceptUnencrypted }).then(() => undefined, (e: unknown) => e as Error)
   await expect(access(destination)).rejects.toThrow()
   if (err === undefined) throw new Error('expected the snapshot to be refused')
   return err
@@ -53,12 +54,44 @@ describe('snapshots', () => {
     expect((await stat(join(dir, 'snapshot.key'))).mode & 0o777).toBe(0o600)
   })
 
-  it('round-trip without a cipher when the config says none', async () => {
+  it('round-trip without a cipher only when asked to accept one; refused otherwise (exit 4)', async () => {
     const dir = await useTempDir()
     const { path, index } = await snapshotOf(dir, 'none')
     expect((await readSnapshotHeader(path)).cipher).toBe('none')
-    await readSnapshot({ path, stateDir: await useTempDir(), destination: join(dir, 'r.sqlite') })
+    const err = await restoreError(path, await useTempDir())
+    expect(err).toBeInstanceOf(SnapshotUnencryptedError)
+    expect((err as SnapshotUnencryptedError).exitCode).toBe(4)
+    expect(err.message).toContain('--allow-unencrypted')
+    await readSnapshot({ path, stateDir: await useTempDir(), destination: join(dir, 'r.sqlite'), acceptUnencrypted: true })
     index.close()
+  })
+
+  it('stop a body that inflates past its bound (a decompression bomb), write nothing and leave no temp file', async () => {
+    const dir = await useTempDir()
+    const header = Buffer.from(JSON.stringify({ format: 1, engine: 'cidsync-sqlite/1', compression: 'gzip', cipher: 'none', nonce: '', keyId: '', salt: '', createdAt: '', device: A, entries: 1 }))
+    const length = Buffer.alloc(2)
+    length.writeUInt16BE(header.byteLength)
+    // 256 gzip members of 1 MiB of zeros each: ~260 KB that inflate to 256 MiB (gunzip reads every member).
+    const member = gzipSync(Buffer.alloc(1024 * 1024))
+    const bomb = join(dir, 'bomb.snap')
+    await writeFile(bomb, Buffer.concat([MAGIC, length, header, ...Array.from({ length: 256 }, () => member)]))
+    const started = Date.now()
+    const err = await restoreError(bomb, dir, undefined, true)
+    expect(err).toBeInstanceOf(SnapshotTooLargeError)
+    expect((err as SnapshotTooLargeError).exitCode).toBe(4)
+    expect(err.message).toMatch(/inflates past 67108864 bytes/)
+    expect(Date.now() - started).toBeLessThan(10_000)
+    expect((await readdir(dir)).sort()).toEqual(['bomb.snap'])
+  })
+
+  it('write the snapshot and the restored database private (0600)', async () => {
+    const dir = await useTempDir()
+    const { path, index } = await snapshotOf(dir)
+    index.close()
+    expect((await stat(path)).mode & 0o777).toBe(0o600)
+    const destination = join(dir, 'restored.sqlite')
+    await readSnapshot({ path, stateDir: dir, destination })
+    expect((await stat(destination)).mode & 0o777).toBe(0o600)
   })
 
   it('refuse a file that is not a snapshot, a newer format and a foreign engine, each saying so (exit 4)', async () => {

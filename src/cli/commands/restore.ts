@@ -4,7 +4,7 @@ import { printJson } from '../format.js'
 import { action } from '../run.js'
 import { withService } from '../service-command.js'
 
-interface RestoreOptions { config?: string, json?: boolean, namespace?: string, network?: string, cid?: string, force?: boolean, dryRun?: boolean, asDevice?: string }
+interface RestoreOptions { config?: string, json?: boolean, namespace?: string, network?: string, cid?: string, force?: boolean, dryRun?: boolean, asDevice?: string, allowUnencrypted?: boolean }
 
 function progressBar (): ((received: number, total: number | undefined) => void) | undefined {
   if (process.stderr.isTTY !== true) return undefined
@@ -27,7 +27,8 @@ export function registerRestore (program: Command): void {
     .option('--namespace <name>', 'default: the config\'s namespace')
     .option('--network <name>', 'default: the config\'s network')
     .option('--cid <cid>', 'restore this snapshot instead of the pointer\'s')
-    .option('--force', 'replace an existing index (kept as a backup beside it)')
+    .option('--force', 'replace an existing index (kept as a backup beside it; the 3 newest backups are kept)')
+    .option('--allow-unencrypted', 'accept a snapshot with no cipher although this device encrypts (only if a device of yours publishes with encryption = "none")')
     .option('--dry-run', 'say what would be fetched and replaced, and do nothing')
     .option('--as-device <id>', 'continue as a device the restored index knows')
     .option('--json', 'print JSON')
@@ -43,7 +44,7 @@ export function registerRestore (program: Command): void {
           const { restore } = await import('../../sync/index.js')
           const result = await restore(clients, {
             config, namespace: options.namespace ?? config.namespace, network: options.network ?? config.network, cid: options.cid,
-            force: options.force, dryRun: options.dryRun, asDevice: options.asDevice, passphrase: process.env.CIDSYNC_SNAPSHOT_PASSPHRASE, onProgress: progressBar()
+            force: options.force, dryRun: options.dryRun, allowUnencrypted: options.allowUnencrypted, asDevice: options.asDevice, passphrase: process.env.CIDSYNC_SNAPSHOT_PASSPHRASE, onProgress: progressBar()
           })
           if (options.json === true) { printJson(result); return }
           if (result.dryRun) {

@@ -15,10 +15,15 @@ async function publishStandalone (config: Config, request: PublishRequest): Prom
   const { acquireLock, createLogger } = await import('../../daemon/index.js')
   mkdirSync(config.stateDir, { recursive: true, mode: 0o700 })
   const lock = acquireLock(config.stateDir)
-  const { indexPath, loadOrCreateDeviceId, openIndex } = await import('../../index/index.js')
-  const index = openIndex(indexPath(config.stateDir))
+  const { indexPath, loadOrCreateDeviceId, openIndexRecovering } = await import('../../index/index.js')
+  const logger = createLogger({ level: config.logLevel === 'info' ? 'warn' : config.logLevel })
+  // As the daemon does at start: a damaged index moved aside, and one lost since the last publish merges the pointer first.
+  const opened = openIndexRecovering(indexPath(config.stateDir))
+  const index = opened.index
   try {
-    const logger = createLogger({ level: config.logLevel === 'info' ? 'warn' : config.logLevel })
+    if (opened.damaged !== undefined) logger.warn({ file: index.path, problem: opened.lost, action: `moved aside to ${opened.damaged.movedTo} (kept) and rebuilt from the folders` }, 'recovered a state file')
+    const { prepareSyncState } = await import('../../sync/index.js')
+    for (const r of (await prepareSyncState(config.stateDir, { indexLost: opened.lost })).recovered) logger.warn(r, 'recovered a state file')
     const deviceId = loadOrCreateDeviceId(config.stateDir)
     const { createWatcher } = await import('../../watch/index.js')
     const watcher = createWatcher({ index, logger, deviceId }, { folders: config.folders, profile: config.cidProfile, hashWorkers: config.watch.hashWorkers, settleMs: config.watch.settleMs })

@@ -74,6 +74,8 @@ export function formatStatus (s: StatusDocument): string {
       }
     }
   }
+  for (const r of s.stateFiles?.recovered ?? []) lines.push(`recovered at ${r.at}: ${r.file}: ${r.problem}: ${r.action}`)
+  if (s.stateFiles?.syncStateError != null) lines.push(`sync state: ${s.stateFiles.syncStateError}`)
   if (s.lastErrors.length > 0) {
     lines.push('', 'recent errors:')
     for (const e of s.lastErrors.slice(-5)) lines.push(`  ${e.at}  ${e.message}${e.code !== null ? ` [${e.code}]` : ''}`)

@@ -1,0 +1,60 @@
+import { readdir, rm, stat } from 'node:fs/promises'
+import { join } from 'node:path'
+
+/**
+ * Temp files a publish, merge, restore or gateway fetch killed midway leaves behind, by the names
+ * they are made under (`snapshots/` and the restore's staging beside the index). Only these names
+ * are touched: anything else in the state dir is not ours to remove.
+ */
+const SNAPSHOT_DIR_PATTERNS = [
+  /^publish-\d+\.snap$/,
+  /^publish-\d+\.snap\.\d+\.(part|copy\.sqlite(-wal|-shm|-journal)?)$/,
+  /^(pull|merge-\d+)-\d+\.(snap|sqlite)(\.\d+\.(part|restore))?$/,
+  /^restore-[A-Za-z0-9]+\.snap(\.\d+\.part)?$/
+]
+const STATE_DIR_PATTERNS = [/^index\.sqlite\.restoring(\.\d+\.restore)?(-wal|-shm|-journal)?$/]
+/** `util/atomic-write.ts` temps; commands that write without the lock (`key import`) may own a fresh one. */
+const ATOMIC_TEMP = /^\..+\.[0-9a-f]{12}\.tmp$/
+const ATOMIC_TEMP_AGE_MS = 10 * 60_000
+/** A state dir never holds more than a handful: stop looking after this many names. */
+const MAX_NAMES = 10_000
+
+export interface LeftoversRemoved { readonly files: number, readonly bytes: number, readonly paths: readonly string[] }
+
+async function names (dir: string): Promise<string[]> {
+  try {
+    return (await readdir(dir)).slice(0, MAX_NAMES)
+  } catch {
+    return []
+  }
+}
+
+/**
+ * Removes what killed jobs left behind. Call it holding the state dir's lock (no publish or
+ * restore can be running); `keep` is the unfinished publish's snapshot, which it resumes from.
+ */
+export async function removeLeftovers (stateDir: string, keep: string | null | undefined, now = Date.now()): Promise<LeftoversRemoved> {
+  const candidates: string[] = []
+  const snapshots = join(stateDir, 'snapshots')
+  for (const name of await names(snapshots)) {
+    if (SNAPSHOT_DIR_PATTERNS.some(p => p.test(name))) candidates.push(join(snapshots, name))
+  }
+  for (const name of await names(stateDir)) {
+    if (STATE_DIR_PATTERNS.some(p => p.test(name))) candidates.push(join(stateDir, name))
+    else if (ATOMIC_TEMP.test(name)) {
+      const stats = await stat(join(stateDir, name)).catch(() => undefined)
+      if (stats !== undefined && now - stats.mtimeMs > ATOMIC_TEMP_AGE_MS) candidates.push(join(stateDir, name))
+    }
+  }
+  const removed: string[] = []
+  let bytes = 0
+  for (const path of candidates) {
+    if (path === keep) continue
+    const stats = await stat(path).catch(() => undefined)
+    if (stats === undefined || !stats.isFile()) continue
+    await rm(path, { force: true })
+    removed.push(path)
+    bytes += stats.size
+  }
+  return { files: removed.length, bytes, paths: removed }
+}
