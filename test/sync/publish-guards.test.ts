@@ -1,36 +1,16 @@
-import { describe, it, expect, afterEach } from 'vitest'
-import { mkdir, writeFile } from 'node:fs/promises'
+import { describe, it, expect } from 'vitest'
+import { writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import Database from 'better-sqlite3'
 import pino from 'pino'
-import { loadConfig, type Config } from '../../src/config/index.js'
-import { indexPath, openIndex, type Index } from '../../src/index/index.js'
 import { publish, JobStore, SyncRunner } from '../../src/sync/index.js'
 import { PointerUnreadableError, PublishContendedError, PublishHeldError, PublishStateError } from '../../src/errors.js'
 import { EXTERNAL, serviceUnderTest } from '../helpers/service.js'
 import { useTempDir } from '../helpers/temp-dir.js'
+import { syncDevice, writeRows as write, type SyncDevice as Device } from '../helpers/sync-device.js'
 
 const logger = pino({ level: 'silent' })
-const open: Index[] = []
-afterEach(() => { for (const i of open.splice(0)) i.close() })
 
-interface Device { id: string, config: Config, index: Index }
-
-async function device (root: string, name: string, id: string, extra = ''): Promise<Device> {
-  const dir = join(root, name)
-  await mkdir(dir, { recursive: true })
-  await writeFile(join(dir, 'c.toml'), `state_dir = "state"\nnamespace = "guards"\n[snapshot]\ndeal = false\n${extra}`)
-  const config = loadConfig({ configPath: join(dir, 'c.toml'), env: {} })
-  await mkdir(config.stateDir, { recursive: true })
-  const index = openIndex(indexPath(config.stateDir))
-  open.push(index)
-  index.entries.registerDevice(id, name)
-  return { id, config, index }
-}
-
-function write (d: Device, ...paths: string[]): void {
-  d.index.entries.apply(d.id, paths.map(path => ({ kind: 'upsert' as const, folder: 'notes', path, size: path.length, mtimeMs: 1, cid: `cid-${path}`, cidProfile: 'kubo-cidv1' })))
-}
 
 function remove (d: Device, ...paths: string[]): void {
   d.index.entries.apply(d.id, paths.map(path => ({ kind: 'delete' as const, folder: 'notes', path })))
@@ -47,7 +27,7 @@ describe.skipIf(EXTERNAL)('a publish that cannot go on', () => {
   it('with an unknown step is given up loudly at once, and the next publish starts over', async () => {
     const { clients, local } = await serviceUnderTest()
     const root = await useTempDir()
-    const a = await device(root, 'a', 'aaaaaaaa-0000-4000-8000-000000000000')
+    const a = await syncDevice(root, 'a', 'aaaaaaaa-0000-4000-8000-000000000000', { namespace: 'guards' })
     write(a, 'x.md')
     local?.faults.set('pointers_put', { errorRate: 1, status: 400, times: 1 })
     await expect(publish({ index: a.index, clients, logger, deviceId: a.id }, { config: a.config })).rejects.toThrow(/answered 400/)
@@ -62,7 +42,7 @@ describe.skipIf(EXTERNAL)('a publish that cannot go on', () => {
   it('outrun by other devices too often is given up and started over, not left to fail forever', async () => {
     const { clients, local } = await serviceUnderTest()
     const root = await useTempDir()
-    const a = await device(root, 'a', 'aaaaaaaa-0000-4000-8000-000000000000')
+    const a = await syncDevice(root, 'a', 'aaaaaaaa-0000-4000-8000-000000000000', { namespace: 'guards' })
     write(a, 'x.md')
     local?.faults.set('pointers_put', { errorRate: 1, status: 400, times: 1 })
     await expect(publish({ index: a.index, clients, logger, deviceId: a.id }, { config: a.config })).rejects.toThrow(/answered 400/)
@@ -76,7 +56,7 @@ describe.skipIf(EXTERNAL)('a publish that cannot go on', () => {
   it('that drops most of this device\'s entries is held until confirmed; a small drop is not', async () => {
     const { clients } = await serviceUnderTest()
     const root = await useTempDir()
-    const a = await device(root, 'a', 'aaaaaaaa-0000-4000-8000-000000000000', 'max_drop_entries = 10\n')
+    const a = await syncDevice(root, 'a', 'aaaaaaaa-0000-4000-8000-000000000000', { namespace: 'guards', snapshot: 'deal = false\nmax_drop_entries = 10\n' })
     const names = Array.from({ length: 40 }, (_, i) => `f${i}.md`)
     write(a, ...names)
     const first = await publish({ index: a.index, clients, logger, deviceId: a.id }, { config: a.config })
@@ -96,8 +76,8 @@ describe.skipIf(EXTERNAL)('a publish that cannot go on', () => {
   it('whose pointer names a missing or a foreign snapshot says so with the repair, and the repair keeps every row', async () => {
     const { clients } = await serviceUnderTest()
     const root = await useTempDir()
-    const a = await device(root, 'a', 'aaaaaaaa-0000-4000-8000-000000000000')
-    const b = await device(root, 'b', 'bbbbbbbb-0000-4000-8000-000000000000')
+    const a = await syncDevice(root, 'a', 'aaaaaaaa-0000-4000-8000-000000000000', { namespace: 'guards' })
+    const b = await syncDevice(root, 'b', 'bbbbbbbb-0000-4000-8000-000000000000', { namespace: 'guards' })
     const { exportKey, importKey } = await import('../../src/snapshot/index.js')
     importKey(b.config.stateDir, exportKey(a.config.stateDir))
     write(a, 'from-a.md')
@@ -128,7 +108,7 @@ describe.skipIf(EXTERNAL)('an upload whose answer was lost', () => {
   it('is found in the listing and reused, not sent again into a second row', async () => {
     const { clients, local } = await serviceUnderTest()
     const root = await useTempDir()
-    const a = await device(root, 'a', 'aaaaaaaa-0000-4000-8000-000000000000')
+    const a = await syncDevice(root, 'a', 'aaaaaaaa-0000-4000-8000-000000000000', { namespace: 'guards' })
     write(a, 'x.md')
     local?.faults.set('upload', { resetAfterRate: 1, times: 1 })
     const published = await publish({ index: a.index, clients, logger, deviceId: a.id }, { config: a.config })
@@ -144,7 +124,7 @@ describe.skipIf(EXTERNAL)('the runner after a failed publish', () => {
   it('tries again after a wait that grows, and says when; a held publish waits for a change instead', async () => {
     const { clients, local } = await serviceUnderTest()
     const root = await useTempDir()
-    const a = await device(root, 'a', 'aaaaaaaa-0000-4000-8000-000000000000', 'max_drop_entries = 1\n')
+    const a = await syncDevice(root, 'a', 'aaaaaaaa-0000-4000-8000-000000000000', { namespace: 'guards', snapshot: 'deal = false\nmax_drop_entries = 1\n' })
     const runner = new SyncRunner({ index: a.index, logger, deviceId: a.id, clients: () => clients, credentials: () => ({ apiKey: undefined, sessionToken: undefined }) }, a.config)
     try {
       write(a, 'one.md', 'two.md', 'three.md', 'four.md')

@@ -1,9 +1,9 @@
-import { describe, it, expect, afterEach } from 'vitest'
+import { describe, it, expect } from 'vitest'
 import { mkdir, readdir, readFile, stat, utimes, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { gzipSync } from 'node:zlib'
 import pino from 'pino'
-import { loadConfig, type Config } from '../../src/config/index.js'
+import { loadConfig } from '../../src/config/index.js'
 import { indexPath, openIndex, type Index } from '../../src/index/index.js'
 import { JobStore, KEPT_BACKUPS, prepareSyncState, publish, restore, SNAPSHOT_PROFILE } from '../../src/sync/index.js'
 import { MAGIC, writeSnapshot, exportKey, importKey } from '../../src/snapshot/index.js'
@@ -11,37 +11,14 @@ import { SnapshotTooLargeError, SnapshotUnencryptedError, SyncStateDamagedError 
 import type { ServiceClients } from '../../src/remote/index.js'
 import { serviceUnderTest, EXTERNAL } from '../helpers/service.js'
 import { useTempDir } from '../helpers/temp-dir.js'
+import { closeDeviceIndex, syncDevice, writeRows as write } from '../helpers/sync-device.js'
 
 const logger = pino({ level: 'silent' })
-const open: Index[] = []
-afterEach(() => { for (const i of open.splice(0)) i.close() })
 
 const A = 'aaaaaaaa-0000-4000-8000-000000000000'
 const EVIL = 'eeeeeeee-0000-4000-8000-000000000000'
 const NS = 'restore-safety'
 
-interface Device { id: string, config: Config, index: Index }
-
-async function device (root: string, name: string, id: string, extra = ''): Promise<Device> {
-  const dir = join(root, name)
-  await mkdir(dir, { recursive: true })
-  await writeFile(join(dir, 'c.toml'), `state_dir = "state"\nnamespace = "${NS}"\n[snapshot]\ndeal = false\n${extra}`)
-  const config = loadConfig({ configPath: join(dir, 'c.toml'), env: {} })
-  await mkdir(config.stateDir, { recursive: true })
-  const index = openIndex(indexPath(config.stateDir))
-  open.push(index)
-  index.entries.registerDevice(id, name)
-  return { id, config, index }
-}
-
-function write (d: Device, ...paths: string[]): void {
-  d.index.entries.apply(d.id, paths.map(path => ({ kind: 'upsert' as const, folder: 'notes', path, size: path.length, mtimeMs: 1, cid: `cid-${path}`, cidProfile: 'kubo-cidv1' })))
-}
-
-function closeIndex (d: Device): void {
-  d.index.close()
-  open.splice(open.indexOf(d.index), 1)
-}
 
 const paths = (index: Index): string[] => index.entries.list({ includeDeleted: true }).map(e => e.path)
 
@@ -68,9 +45,9 @@ describe.skipIf(EXTERNAL)('a snapshot without a cipher behind the pointer', () =
   it('is refused by restore (exit 4) and leaves the index untouched; --allow-unencrypted takes it', async () => {
     const { clients } = await serviceUnderTest()
     const root = await useTempDir()
-    const a = await device(root, 'a', A)
+    const a = await syncDevice(root, 'a', A, { namespace: NS })
     write(a, 'mine.md')
-    closeIndex(a)
+    closeDeviceIndex(a)
     await forgeBehindPointer(clients, root)
     const err = await restore(clients, { config: a.config, namespace: NS, network: 'mainnet', force: true }).catch((e: unknown) => e as Error)
     expect(err).toBeInstanceOf(SnapshotUnencryptedError)
@@ -87,7 +64,7 @@ describe.skipIf(EXTERNAL)('a snapshot without a cipher behind the pointer', () =
   it('is refused by the merge before a publish, so its rows never get in; [snapshot] accept_unencrypted takes it', async () => {
     const { clients } = await serviceUnderTest()
     const root = await useTempDir()
-    const a = await device(root, 'a', A)
+    const a = await syncDevice(root, 'a', A, { namespace: NS })
     write(a, 'mine.md')
     await publish({ index: a.index, clients, logger, deviceId: a.id }, { config: a.config })
     await forgeBehindPointer(clients, root)
@@ -104,8 +81,8 @@ describe.skipIf(EXTERNAL)('a snapshot without a cipher behind the pointer', () =
   it('that inflates toward GiBs is stopped at its bound (exit 4), with nothing left in the state dir', async () => {
     const { clients } = await serviceUnderTest()
     const root = await useTempDir()
-    const a = await device(root, 'a', A)
-    closeIndex(a)
+    const a = await syncDevice(root, 'a', A, { namespace: NS })
+    closeDeviceIndex(a)
     const header = Buffer.from(JSON.stringify({ format: 1, engine: 'cidsync-sqlite/1', compression: 'gzip', cipher: 'none', nonce: '', keyId: '', salt: '', createdAt: '', device: EVIL, entries: 1 }))
     const length = Buffer.alloc(2)
     length.writeUInt16BE(header.byteLength)
@@ -124,12 +101,12 @@ describe.skipIf(EXTERNAL)('restore --force', () => {
   it(`keeps the ${KEPT_BACKUPS} newest backups and removes older ones; the restored index and sync state are 0600`, async () => {
     const { clients } = await serviceUnderTest()
     const root = await useTempDir()
-    const a = await device(root, 'a', A)
+    const a = await syncDevice(root, 'a', A, { namespace: NS })
     write(a, 'one.md')
     await publish({ index: a.index, clients, logger, deviceId: a.id }, { config: a.config })
-    const b = await device(root, 'b', 'bbbbbbbb-0000-4000-8000-000000000000')
+    const b = await syncDevice(root, 'b', 'bbbbbbbb-0000-4000-8000-000000000000', { namespace: NS })
     importKey(b.config.stateDir, exportKey(a.config.stateDir))
-    closeIndex(b)
+    closeDeviceIndex(b)
     const old = ['2020-01-01T00-00-00-000Z', '2021-01-01T00-00-00-000Z', '2022-01-01T00-00-00-000Z', '2023-01-01T00-00-00-000Z']
     for (const at of old) await writeFile(join(b.config.stateDir, `index.sqlite.backup-${at}`), 'old backup')
     await writeFile(join(b.config.stateDir, 'index.sqlite.backup-notes.txt'), 'not a backup of ours')
@@ -145,12 +122,12 @@ describe.skipIf(EXTERNAL)('restore --force over a damaged index', () => {
   it('keeps the damaged file as the backup and installs the snapshot', async () => {
     const { clients } = await serviceUnderTest()
     const root = await useTempDir()
-    const a = await device(root, 'a', A)
+    const a = await syncDevice(root, 'a', A, { namespace: NS })
     write(a, 'one.md')
     await publish({ index: a.index, clients, logger, deviceId: a.id }, { config: a.config })
-    const b = await device(root, 'b', 'bbbbbbbb-0000-4000-8000-000000000000')
+    const b = await syncDevice(root, 'b', 'bbbbbbbb-0000-4000-8000-000000000000', { namespace: NS })
     importKey(b.config.stateDir, exportKey(a.config.stateDir))
-    closeIndex(b)
+    closeDeviceIndex(b)
     await writeFile(indexPath(b.config.stateDir), Buffer.alloc(8192, 'damaged '))
     const restored = await restore(clients, { config: b.config, namespace: NS, network: 'mainnet', force: true })
     expect((await readFile(restored.backup as string)).subarray(0, 7).toString()).toBe('damaged')

@@ -1,35 +1,17 @@
-import { describe, it, expect, afterEach } from 'vitest'
+import { describe, it, expect } from 'vitest'
 import { access, mkdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import pino from 'pino'
-import { loadConfig, type Config } from '../../src/config/index.js'
+import { loadConfig } from '../../src/config/index.js'
 import { indexPath, openIndex, type Index } from '../../src/index/index.js'
 import { publish, restore, JobStore } from '../../src/sync/index.js'
 import { PointerNotFoundError, UsageError } from '../../src/errors.js'
 import { serviceUnderTest } from '../helpers/service.js'
 import { useTempDir } from '../helpers/temp-dir.js'
+import { closeDeviceIndex, syncDevice, writeRows as write } from '../helpers/sync-device.js'
 
 const logger = pino({ level: 'silent' })
-const open: Index[] = []
-afterEach(() => { for (const i of open.splice(0)) i.close() })
 
-interface Device { id: string, config: Config, index: Index }
-
-async function device (root: string, name: string, id: string): Promise<Device> {
-  const dir = join(root, name)
-  await mkdir(dir, { recursive: true })
-  await writeFile(join(dir, 'c.toml'), `state_dir = "state"\nnamespace = "sync-test"\n[snapshot]\ndeal = true\n`)
-  const config = loadConfig({ configPath: join(dir, 'c.toml'), env: {} })
-  await mkdir(config.stateDir, { recursive: true })
-  const index = openIndex(indexPath(config.stateDir))
-  open.push(index)
-  index.entries.registerDevice(id, name)
-  return { id, config, index }
-}
-
-function write (d: Device, ...paths: string[]): void {
-  d.index.entries.apply(d.id, paths.map(path => ({ kind: 'upsert' as const, folder: 'notes', path, size: path.length, mtimeMs: 1, cid: `cid-${path}`, cidProfile: 'kubo-cidv1' })))
-}
 
 const everything = (index: Index): unknown[] => index.entries.list({ includeDeleted: true }).map(e => [e.deviceId, e.path, e.seq, e.deleted])
 
@@ -37,7 +19,7 @@ describe('publishing and restoring', () => {
   it('publishes, skips when nothing changed, and restores an identical index on a fresh device', async () => {
     const { clients } = await serviceUnderTest()
     const root = await useTempDir()
-    const a = await device(root, 'a', 'aaaaaaaa-0000-4000-8000-000000000000')
+    const a = await syncDevice(root, 'a', 'aaaaaaaa-0000-4000-8000-000000000000', { namespace: 'sync-test', snapshot: 'deal = true\n' })
     write(a, 'one.md', 'two.md')
     a.index.entries.apply(a.id, [{ kind: 'delete', folder: 'notes', path: 'two.md' }])
     const first = await publish({ index: a.index, clients, logger, deviceId: a.id }, { config: a.config })
@@ -45,9 +27,8 @@ describe('publishing and restoring', () => {
     expect(await clients.pointers.current('sync-test', 'mainnet')).toMatchObject({ snapshotCid: first.cid, engine: 'cidsync-sqlite/1', memories: 1 })
     expect(await publish({ index: a.index, clients, logger, deviceId: a.id }, { config: a.config })).toMatchObject({ skipped: true, cid: first.cid })
 
-    const fresh = await device(root, 'fresh', 'ffffffff-0000-4000-8000-000000000000')
-    fresh.index.close()
-    open.splice(open.indexOf(fresh.index), 1)
+    const fresh = await syncDevice(root, 'fresh', 'ffffffff-0000-4000-8000-000000000000', { namespace: 'sync-test', snapshot: 'deal = true\n' })
+    closeDeviceIndex(fresh)
     await expect(restore(clients, { config: fresh.config, namespace: 'sync-test', network: 'mainnet' })).rejects.toThrow(UsageError)
     const { exportKey, importKey } = await import('../../src/snapshot/index.js')
     importKey(fresh.config.stateDir, exportKey(a.config.stateDir))
@@ -62,15 +43,15 @@ describe('publishing and restoring', () => {
   it('says when nothing is stored for the namespace and network', async () => {
     const { clients } = await serviceUnderTest()
     const root = await useTempDir()
-    const c = await device(root, 'c', 'cccccccc-0000-4000-8000-000000000000')
+    const c = await syncDevice(root, 'c', 'cccccccc-0000-4000-8000-000000000000', { namespace: 'sync-test', snapshot: 'deal = true\n' })
     await expect(restore(clients, { config: c.config, namespace: 'nothing-here', network: 'mainnet', force: true })).rejects.toThrow(PointerNotFoundError)
   })
 
   it('merges another device\'s snapshot before publishing over it, so the pointer holds both', async () => {
     const { clients } = await serviceUnderTest()
     const root = await useTempDir()
-    const a = await device(root, 'a', 'aaaaaaaa-0000-4000-8000-000000000000')
-    const b = await device(root, 'b', 'bbbbbbbb-0000-4000-8000-000000000000')
+    const a = await syncDevice(root, 'a', 'aaaaaaaa-0000-4000-8000-000000000000', { namespace: 'sync-test', snapshot: 'deal = true\n' })
+    const b = await syncDevice(root, 'b', 'bbbbbbbb-0000-4000-8000-000000000000', { namespace: 'sync-test', snapshot: 'deal = true\n' })
     const { exportKey, importKey } = await import('../../src/snapshot/index.js')
     importKey(b.config.stateDir, exportKey(a.config.stateDir))
     write(a, 'from-a.md')
@@ -90,7 +71,7 @@ describe('publishing and restoring', () => {
     const { clients, local } = await serviceUnderTest()
     if (local === undefined) return
     const root = await useTempDir()
-    const a = await device(root, 'a', 'aaaaaaaa-0000-4000-8000-000000000000')
+    const a = await syncDevice(root, 'a', 'aaaaaaaa-0000-4000-8000-000000000000', { namespace: 'sync-test', snapshot: 'deal = true\n' })
     write(a, 'x.md')
     local.faults.set('pointers_put', { errorRate: 1, status: 400, times: 1 })
     await expect(publish({ index: a.index, clients, logger, deviceId: a.id }, { config: a.config })).rejects.toThrow(/answered 400/)
@@ -110,14 +91,13 @@ describe('restore refusals', () => {
     const { clients, local } = await serviceUnderTest()
     if (local === undefined) return
     const root = await useTempDir()
-    const a = await device(root, 'a', 'aaaaaaaa-0000-4000-8000-000000000000')
+    const a = await syncDevice(root, 'a', 'aaaaaaaa-0000-4000-8000-000000000000', { namespace: 'sync-test', snapshot: 'deal = true\n' })
     write(a, 'precious.md')
     await publish({ index: a.index, clients, logger, deviceId: a.id }, { config: a.config })
-    const b = await device(root, 'b', 'bbbbbbbb-0000-4000-8000-000000000000')
+    const b = await syncDevice(root, 'b', 'bbbbbbbb-0000-4000-8000-000000000000', { namespace: 'sync-test', snapshot: 'deal = true\n' })
     write(b, 'b-own.md')
     const before = everything(b.index)
-    b.index.close()
-    open.splice(open.indexOf(b.index), 1)
+    closeDeviceIndex(b)
     const { exportKey, importKey } = await import('../../src/snapshot/index.js')
     importKey(b.config.stateDir, exportKey(a.config.stateDir))
     local.faults.set('gateway', { bitflip: true, times: 1 })

@@ -1,0 +1,35 @@
+import { afterEach } from 'vitest'
+import { mkdir, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { loadConfig, type Config } from '../../src/config/index.js'
+import { indexPath, openIndex, type Index } from '../../src/index/index.js'
+
+/** A device for sync tests: its config (namespace and `[snapshot]` keys given), state dir and open index. */
+export interface SyncDevice { id: string, config: Config, index: Index }
+
+const open: Index[] = []
+afterEach(() => { for (const i of open.splice(0)) i.close() })
+
+/** Makes `root/name` with a config (`snapshot` lines go under `[snapshot]`), a state dir and a registered device. */
+export async function syncDevice (root: string, name: string, id: string, options: { namespace: string, snapshot?: string }): Promise<SyncDevice> {
+  const dir = join(root, name)
+  await mkdir(dir, { recursive: true })
+  await writeFile(join(dir, 'c.toml'), `state_dir = "state"\nnamespace = "${options.namespace}"\n[snapshot]\n${options.snapshot ?? 'deal = false\n'}`)
+  const config = loadConfig({ configPath: join(dir, 'c.toml'), env: {} })
+  await mkdir(config.stateDir, { recursive: true })
+  const index = openIndex(indexPath(config.stateDir))
+  open.push(index)
+  index.entries.registerDevice(id, name)
+  return { id, config, index }
+}
+
+/** Rows as the watcher would write them for files named `paths` in folder `notes`. */
+export function writeRows (d: SyncDevice, ...paths: string[]): void {
+  d.index.entries.apply(d.id, paths.map(path => ({ kind: 'upsert' as const, folder: 'notes', path, size: path.length, mtimeMs: 1, cid: `cid-${path}`, cidProfile: 'kubo-cidv1' })))
+}
+
+/** Closes a device's index before the test ends (a restore replaces it). */
+export function closeDeviceIndex (d: SyncDevice): void {
+  d.index.close()
+  open.splice(open.indexOf(d.index), 1)
+}
