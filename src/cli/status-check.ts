@@ -22,7 +22,7 @@ export function statusProblems (s: StatusDocument): string[] {
   }
   // A write that failed and then went through is history (counted in writeErrors), not a problem now.
   if (s.index.writeState !== undefined && s.index.writeState !== 'ok') problems.push(`index: writes ${s.index.writeState === 'stopped' ? 'stopped' : 'failing, retried'}: ${s.index.lastError?.message ?? 'see the recent errors in `cidsync status`'}`)
-  else if (s.index.writeState === undefined && s.index.writeErrors > 0) problems.push(`index: ${s.index.writeErrors} write(s) failed: see the recent errors in \`cidsync status\``)
+  else if (s.index.writeState === undefined && s.index.writeErrors > 0) problems.push(`index: ${s.index.writeErrors} ${s.index.writeErrors === 1 ? 'write' : 'writes'} failed: see the recent errors in \`cidsync status\``)
   return problems
 }
 

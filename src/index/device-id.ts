@@ -18,7 +18,7 @@ export function loadOrCreateDeviceId (stateDir: string): string {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err
   }
   const id = randomUUID()
-  writeFileAtomicSync(path, `${id}\n`)
+  writeFileAtomicSync(path, `${id}\n`, { mode: 0o600 })
   return id
 }
 

@@ -123,7 +123,7 @@ export async function restore (clients: ServiceClients, init: RestoreInit): Prom
     await rename(staged, target)
     await fsyncPath(config.stateDir)
     if (exists) await pruneBackups(target)
-    if (init.asDevice !== undefined) writeFileAtomicSync(join(config.stateDir, DEVICE_ID_FILE), `${init.asDevice}\n`)
+    if (init.asDevice !== undefined) writeFileAtomicSync(join(config.stateDir, DEVICE_ID_FILE), `${init.asDevice}\n`, { mode: 0o600 })
     const store = new JobStore(config.stateDir)
     try {
       store.setValue(STATE.base, cid)

@@ -1,6 +1,6 @@
 import { InvalidArgumentError, type Command } from 'commander'
 import { UsageError } from '../../errors.js'
-import { printJson } from '../format.js'
+import { countOf, printJson } from '../format.js'
 import { action } from '../run.js'
 import { serviceOptions, withService } from '../service-command.js'
 
@@ -21,7 +21,7 @@ export function registerPointer (program: Command): void {
       await withService(options, async ({ clients }, config) => {
         const current = await clients.pointers.current(options.namespace ?? config.namespace, options.network ?? config.network)
         if (options.json === true) printJson(current)
-        else process.stdout.write(`${current.snapshotCid}  ${current.namespace}#${current.network}  engine ${current.engine}${current.memories === undefined ? '' : `  ${current.memories} entries`}${current.updatedAt === undefined ? '' : `  ${current.updatedAt}`}\n`)
+        else process.stdout.write(`${current.snapshotCid}  ${current.namespace}#${current.network}  engine ${current.engine}${current.memories === undefined ? '' : `  ${countOf(current.memories, 'entry', 'entries')}`}${current.updatedAt === undefined ? '' : `  ${current.updatedAt}`}\n`)
       })
     }))
   serviceOptions(pointer.command('put').description('overwrite the pointer').argument('<cid>', 'the snapshot CID'))

@@ -1,6 +1,6 @@
 import type { Command } from 'commander'
 import { loadConfig } from '../../config/index.js'
-import { printJson } from '../format.js'
+import { countOf, printJson } from '../format.js'
 import { action } from '../run.js'
 import { withService } from '../service-command.js'
 
@@ -51,7 +51,7 @@ export function registerRestore (program: Command): void {
             process.stdout.write(`would fetch ${result.cid}${result.backup === undefined ? ' into an empty state dir' : ' and replace the index (kept as a backup)'}\n`)
             return
           }
-          process.stdout.write(`restored ${result.cid}: ${result.header?.entries ?? 0} entries from device ${result.header?.device.slice(0, 8) ?? '?'}` +
+          process.stdout.write(`restored ${result.cid}: ${countOf(result.header?.entries ?? 0, 'entry', 'entries')} from device ${result.header?.device.slice(0, 8) ?? '?'}` +
             `${result.backup === undefined ? '' : `; the old index is at ${result.backup}`}\nthe next \`cidsync daemon\` rescans the folders against it\n`)
         })
       } finally {
