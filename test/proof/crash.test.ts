@@ -62,7 +62,7 @@ describe('proof: crash (kill -9) at random moments and named points', () => {
     for (const [round, moment] of moments.entries()) {
       await mutate(a, rng, round)
       const context = `round ${round}: ${JSON.stringify(moment)} (seed ${rng.seed})`
-      let killed: { signal: NodeJS.Signals | null, code: number | null }
+      let killed: { signal: NodeJS.Signals | null, code: number | null, stderr?: string }
       if (moment.kind === 'scan') {
         const daemon = new DaemonProcess(['--config', a.config])
         await new Promise(resolve => setTimeout(resolve, moment.ms))
@@ -81,14 +81,15 @@ describe('proof: crash (kill -9) at random moments and named points', () => {
         killed = await killAfter(['restore', '--force', '--config', b.config], moment.ms)
         if (had) expect.soft(existsSync(join(b.state, 'index.sqlite')), `${context}: a killed restore left no index.sqlite`).toBe(true)
       } else {
-        const isRestore = moment.point.startsWith('restore:')
+        const point = (moment as { point: string }).point
+        const isRestore = point.startsWith('restore:')
         if (isRestore) await ok(['snapshot', '--config', a.config])
         const had = existsSync(join(b.state, 'index.sqlite'))
-        killed = await killAfter(isRestore ? ['restore', '--force', '--config', b.config] : ['snapshot', '--config', a.config], 60_000, { ...process.env, CIDSYNC_FAILPOINT: moment.point })
-        expect.soft(killed.signal, `${context}: the failpoint ${moment.point} was never reached:\n${killed.stderr}`).toBe('SIGKILL')
+        killed = await killAfter(isRestore ? ['restore', '--force', '--config', b.config] : ['snapshot', '--config', a.config], 60_000, { ...process.env, CIDSYNC_FAILPOINT: point })
+        expect.soft(killed.signal, `${context}: the failpoint ${point} was never reached:\n${killed.stderr ?? ''}`).toBe('SIGKILL')
         if (isRestore && had) expect.soft(existsSync(join(b.state, 'index.sqlite')), `${context}: killed between restore's renames, no index.sqlite`).toBe(true)
       }
-      const name = moment.kind === 'failpoint' ? moment.point : `${moment.kind}:${killed.signal === 'SIGKILL' ? 'killed' : 'finished first'}`
+      const name = moment.kind === 'failpoint' ? (moment as { point: string }).point : `${moment.kind}:${killed.signal === 'SIGKILL' ? 'killed' : 'finished first'}`
       outcome[name] = (outcome[name] ?? 0) + 1
       // CI restores after the moments that touched a restore and at the end; full, after every one.
       await expectWhole(a, b, context, FULL || moment.kind !== 'publish' || round === moments.length - 1)
