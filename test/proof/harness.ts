@@ -213,3 +213,41 @@ export async function statusOf (d: Device): Promise<{ port: number, token: strin
   const token = (await readFile(join(d.state, 'status.token'), 'utf8')).trim()
   return { port: Number(info.status.split(':').pop()), token }
 }
+
+/**
+ * A device in remote mode against `service`: a wallet signs in through `cidsync login` (the API
+ * key lands beside the config), and the service's identity tool issues its session token.
+ */
+export async function remoteDevice (root: string, name: string, service: { url: string, dir: string }, options: { extra?: string, ttlSeconds?: number } = {}): Promise<Device & { address: string, walletKey: string }> {
+  const { formatWalletKey, newWalletKey, walletAddress } = await import('../../src/crypto/index.js')
+  const key = newWalletKey()
+  const walletKey = formatWalletKey(key)
+  const address = walletAddress(key)
+  const d = await device(root, name, { remoteUrl: service.url, extra: options.extra })
+  await ok(['login', '--config', d.config], { env: { ...process.env, CIDSYNC_WALLET_KEY: walletKey } })
+  await renewToken(d, service, address, options.ttlSeconds ?? 30 * 86_400)
+  return { ...d, address, walletKey }
+}
+
+/** Writes a fresh session token beside the config, as a user copying it from the dashboard. */
+export async function renewToken (d: Device, service: { dir: string }, address: string, ttlSeconds: number): Promise<string> {
+  const token = (await ok(['local-service', 'token', '--user', address, '--dir', service.dir, '--ttl-seconds', String(ttlSeconds)])).stdout.trim()
+  await writeFile(join(d.root, 'session-token.new'), `${token}\n`, { mode: 0o600 })
+  const { rename } = await import('node:fs/promises')
+  await rename(join(d.root, 'session-token.new'), join(d.root, 'session-token'))
+  return token
+}
+
+/** POSTs to a running daemon's status endpoint with its token (`/snapshot`, `/reconcile`, `/rescan`). */
+export async function post (d: Device, path: string, ms = 120_000): Promise<{ status: number, body: string }> {
+  const { port, token } = await statusOf(d)
+  const res = await fetch(`http://127.0.0.1:${port}${path}`, { method: 'POST', headers: { authorization: `Bearer ${token}` }, signal: AbortSignal.timeout(ms) })
+  return { status: res.status, body: await res.text() }
+}
+
+/** GET /status of a running daemon. */
+export async function status (d: Device): Promise<Record<string, any>> {
+  const { port } = await statusOf(d)
+  const res = await fetch(`http://127.0.0.1:${port}/status`, { signal: AbortSignal.timeout(10_000) })
+  return await res.json() as Record<string, any>
+}
