@@ -79,7 +79,8 @@ export async function walk (dir: string): Promise<Map<string, number>> {
   return found
 }
 
-export interface Row { device: string, folder: string, path: string, size: number, cid: string | null, updatedAt: string, deleted: boolean, seq: number }
+/** A row as `ls --json` prints it; read from the db, `updatedAt` and `mtimeMs` are ms numbers. */
+export interface Row { device: string, folder: string, path: string, size: number, cid: string | null, updatedAt: any, mtimeMs?: number, deleted: boolean, seq: number }
 
 /** `cidsync ls --json` (this device's live rows, or every device's). */
 export async function ls (config: string, allDevices = false): Promise<Row[]> {
@@ -97,7 +98,7 @@ export async function rows (d: Device, allDevices = false): Promise<Row[]> {
   const db = new Database(join(d.state, 'index.sqlite'), { readonly: true, fileMustExist: true })
   try {
     db.pragma('busy_timeout = 5000')
-    const all = db.prepare('SELECT device_id AS device, folder, path, size, cid, updated_at AS updatedAt, deleted, seq FROM entries').all() as Array<Omit<Row, 'deleted'> & { deleted: number }>
+    const all = db.prepare('SELECT device_id AS device, folder, path, size, cid, updated_at AS updatedAt, mtime_ms AS mtimeMs, deleted, seq FROM entries').all() as Array<Omit<Row, 'deleted'> & { deleted: number }>
     return all.map(r => ({ ...r, deleted: r.deleted === 1 })).filter(r => allDevices || (r.device === self && !r.deleted))
   } finally {
     db.close()
