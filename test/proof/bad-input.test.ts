@@ -3,8 +3,7 @@ import { chmod, readdir, readFile, stat, writeFile } from 'node:fs/promises'
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { DaemonProcess, runCli } from '../helpers/cli.js'
-import { useTempDir } from '../helpers/temp-dir.js'
-import { device, expectIndexEqualsFolder, ok, remoteDevice, rows, seeded, serviceProcess, shareKey, status, writeFiles, type Device } from './harness.js'
+import { device, expectIndexEqualsFolder, ok, proofDir, remoteDevice, rows, seeded, serviceProcess, shareKey, status, type Device, writeFiles } from './harness.js'
 
 /**
  * Bad input: what a forged or damaged thing does to each command. Every case names its exit code
@@ -53,7 +52,7 @@ async function snapshotBytes (root: string, cid: string): Promise<Buffer> {
 
 describe('proof: bad input', () => {
   it('a forged unencrypted snapshot behind the pointer is refused (exit 4) by restore and merge when encryption is required, and nothing is lost', async () => {
-    const root = await useTempDir('cidsync-proof-')
+    const root = await proofDir()
     const { a, held } = await published(root)
     // Someone with the account's credentials but not the key publishes rows of their own, unencrypted.
     const forger = await device(root, 'forger', { extra: 'namespace = "forged"\n[snapshot]\nencryption = "none"\n' })
@@ -74,7 +73,7 @@ describe('proof: bad input', () => {
   })
 
   it('a truncated or corrupted snapshot behind the pointer is refused (exit 4); the existing index stays whole', async () => {
-    const root = await useTempDir('cidsync-proof-')
+    const root = await proofDir()
     const { a, held, cid } = await published(root)
     const bytes = await snapshotBytes(root, cid)
     const middle = Math.floor(bytes.length / 2)
@@ -89,7 +88,7 @@ describe('proof: bad input', () => {
   })
 
   it('a pointer to a missing CID: restore exits 3, a publish says to run `cidsync pointer repair`, which puts things right keeping every row', async () => {
-    const root = await useTempDir('cidsync-proof-')
+    const root = await proofDir()
     const { a, held } = await published(root)
     await writeFile(join(root, 'never-uploaded'), `nobody uploaded this ${Date.now()}`)
     const missing = (await ok(['cid', join(root, 'never-uploaded')])).stdout.split(/\s+/)[0] as string
@@ -111,7 +110,7 @@ describe('proof: bad input', () => {
   })
 
   it('a damaged index.sqlite is moved aside at start and rebuilt from the folder, and the daemon says so', async () => {
-    const root = await useTempDir('cidsync-proof-')
+    const root = await proofDir()
     const { a } = await published(root)
     const path = join(a.state, 'index.sqlite')
     const size = (await stat(path)).size
@@ -130,7 +129,7 @@ describe('proof: bad input', () => {
   })
 
   it('a damaged sync.sqlite does not take /status down; indexing goes on', async () => {
-    const root = await useTempDir('cidsync-proof-')
+    const root = await proofDir()
     const { a } = await published(root)
     await writeFile(join(a.state, 'sync.sqlite'), Buffer.alloc(8192, 0x5a))
     const daemon = new DaemonProcess(['--config', a.config])
@@ -145,7 +144,7 @@ describe('proof: bad input', () => {
   })
 
   it('listen = "unix:PATH" where PATH is a regular file: the daemon refuses (exit 2) and the file is untouched', async () => {
-    const root = await useTempDir('cidsync-proof-')
+    const root = await proofDir()
     const precious = join(root, 'precious.txt')
     await writeFile(precious, 'do not delete me')
     const a = await device(root, 'a', { status: `unix:${precious}` })
@@ -157,7 +156,7 @@ describe('proof: bad input', () => {
   })
 
   it('credential files others can read are refused (exit 2) with the chmod to run: session token, API key, wallet key', async () => {
-    const root = await useTempDir('cidsync-proof-')
+    const root = await proofDir()
     const service = await serviceProcess(join(root, 'service'))
     const a = await remoteDevice(root, 'a', service)
     for (const [name, command] of [['session-token', ['pointer', 'get']], ['api-key', ['files']]] as const) {

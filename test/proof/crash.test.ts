@@ -3,8 +3,7 @@ import { existsSync } from 'node:fs'
 import { readdir, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { DaemonProcess } from '../helpers/cli.js'
-import { useTempDir } from '../helpers/temp-dir.js'
-import { FULL, device, expectIndexEqualsFolder, killAfter, limit, ok, rows, report, seeded, shareKey, size, walk, writeFiles, type Device } from './harness.js'
+import { device, expectIndexEqualsFolder, FULL, killAfter, limit, ok, proofDir, report, rows, seeded, shareKey, size, type Device, walk, writeFiles } from './harness.js'
 
 /**
  * Crash: kill -9 at seeded random moments of a daemon's start-up scan, a publish and a restore,
@@ -48,7 +47,7 @@ async function expectWhole (a: Device, b: Device, context: string, restore: bool
 describe('proof: crash (kill -9) at random moments and named points', () => {
   it('after every kill the index equals the folder, the pointer restores, nothing lost or duplicated', async () => {
     const rng = seeded('crash')
-    const root = await useTempDir('cidsync-proof-')
+    const root = await proofDir()
     const a = await device(root, 'a')
     const b = await device(root, 'b')
     await writeFiles(a.folder, size(150, 3_000), rng)

@@ -2,9 +2,8 @@ import { describe, it, expect } from 'vitest'
 import { writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { DaemonProcess } from '../helpers/cli.js'
-import { useTempDir } from '../helpers/temp-dir.js'
 import { until } from '../helpers/wait.js'
-import { FULL, admin, limit, ok, post, rows, remoteDevice, report, seeded, serviceProcess, size, writeFiles } from './harness.js'
+import { admin, FULL, limit, ok, post, proofDir, remoteDevice, report, rows, seeded, serviceProcess, size, writeFiles } from './harness.js'
 
 /**
  * Faults: a daemon in remote mode against the local service run as its own process, which fails
@@ -27,7 +26,7 @@ const MAX_TRIES = 3
 describe('proof: faults', () => {
   it('every publish and reconcile succeeds eventually under 20% 5xx, 429, resets and slow answers, in bounded requests', async () => {
     const rng = seeded('faults')
-    const root = await useTempDir('cidsync-proof-')
+    const root = await proofDir()
     const service = await serviceProcess(join(root, 'service'), ['--page-size', '20', '--deal-delay-ms', '200'])
     const a = await remoteDevice(root, 'a', service, {
       extra: '[snapshot]\nschedule = "0 0 1 1 *"\nquiet_seconds = 86400\nmin_interval_seconds = 0\nipns_key = "auto"\n[reconcile]\nschedule = "0 0 1 1 *"\n'

@@ -1,7 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process'
-import { mkdir, readdir, readFile, writeFile, lstat } from 'node:fs/promises'
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile, lstat } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
 import { join, relative } from 'node:path'
-import { afterEach, expect } from 'vitest'
+import { afterEach, expect, onTestFinished } from 'vitest'
 import Database from 'better-sqlite3'
 import { CLI, runCli, type CliResult } from '../helpers/cli.js'
 
@@ -37,6 +38,13 @@ export function seeded (suite: string): { seed: number, next: () => number, int:
 /** One line of a suite's results, printed and kept for docs/reliability.md. */
 export function report (suite: string, result: Record<string, unknown>): void {
   console.log(`[proof] ${suite} ${FULL ? 'full' : 'ci'}: ${JSON.stringify(result)}`)
+}
+
+/** A fresh directory for this test, removed when it finishes, passed or failed or timed out. */
+export async function proofDir (): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'cidsync-proof-'))
+  onTestFinished(async () => { await rm(dir, { recursive: true, force: true, maxRetries: 3 }) })
+  return dir
 }
 
 export interface Device { readonly config: string, readonly state: string, readonly folder: string, readonly root: string }

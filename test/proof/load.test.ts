@@ -2,8 +2,7 @@ import { describe, it, expect } from 'vitest'
 import { mkdir, readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { DaemonProcess } from '../helpers/cli.js'
-import { useTempDir } from '../helpers/temp-dir.js'
-import { device, drift, expectIndexEqualsFolder, limit, report, rows, seeded, size } from './harness.js'
+import { device, drift, expectIndexEqualsFolder, limit, proofDir, report, rows, seeded, size } from './harness.js'
 
 /**
  * Load: files written in bursts into new directories while the daemon runs. The index must equal
@@ -25,7 +24,7 @@ async function peakRss (pid: number): Promise<number> {
 describe('proof: load', () => {
   it('files written in bursts into new directories all reach the index without a restart', async () => {
     const rng = seeded('load')
-    const root = await useTempDir('cidsync-proof-')
+    const root = await proofDir()
     const a = await device(root, 'a', { extra: '[snapshot]\nschedule = "0 0 1 1 *"\nquiet_seconds = 86400\n' })
     const daemon = new DaemonProcess(['--config', a.config])
     await daemon.logged('watching', 30_000)

@@ -2,8 +2,7 @@ import { describe, it, expect } from 'vitest'
 import { lstat, readdir, readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { DaemonProcess, runCli } from '../helpers/cli.js'
-import { useTempDir } from '../helpers/temp-dir.js'
-import { adminToken, device, ok, post, remoteDevice, report, seeded, serviceProcess, statusOf, writeFiles } from './harness.js'
+import { adminToken, device, ok, post, proofDir, remoteDevice, report, seeded, serviceProcess, statusOf, writeFiles } from './harness.js'
 
 /**
  * Secrets: the API key, session token, wallet key, snapshot key and admin token never appear in
@@ -38,7 +37,7 @@ function spellings (value: string): string[] {
 describe('proof: secrets', () => {
   it('no secret in logs, status, metrics or errors, and every state file is private', async () => {
     const rng = seeded('secrets')
-    const root = await useTempDir('cidsync-proof-')
+    const root = await proofDir()
     const service = await serviceProcess(join(root, 'service'))
     const a = await remoteDevice(root, 'a', service, { extra: 'log_level = "debug"\n[snapshot]\nipns_key = "auto"\nquiet_seconds = 0\nmin_interval_seconds = 0\n' })
     await writeFiles(a.folder, 20, rng)

@@ -2,9 +2,8 @@ import { describe, it, expect } from 'vitest'
 import { rename, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { DaemonProcess } from '../helpers/cli.js'
-import { useTempDir } from '../helpers/temp-dir.js'
 import { until } from '../helpers/wait.js'
-import { admin, device, expectIndexEqualsFolder, limit, ok, report, rows, seeded, shareKey, size, status, type Device } from './harness.js'
+import { admin, device, expectIndexEqualsFolder, limit, ok, proofDir, report, rows, seeded, shareKey, size, status, type Device } from './harness.js'
 
 /**
  * Time: the embedded service's session token made to live seconds instead of a week, publishes
@@ -34,7 +33,7 @@ async function start (a: Device): Promise<{ daemon: DaemonProcess, url: string }
 describe('proof: time', () => {
   it('through many token expiries, outages, unmounts and restarts, the daemon ends current and publishing', async () => {
     const rng = seeded('time')
-    const root = await useTempDir('cidsync-proof-')
+    const root = await proofDir()
     const serviceDir = join(root, 'service')
     const a = await device(root, 'a', { extra: '[snapshot]\nschedule = "*/2 * * * * *"\nquiet_seconds = 1\nmin_interval_seconds = 0\n[reconcile]\nschedule = "*/3 * * * * *"\n' })
     await writeFile(join(a.folder, 'first.txt'), 'first')
