@@ -53,7 +53,7 @@ describe('proof: load', () => {
     report('load', {
       seed: rng.seed, files: total, bursts: BURSTS, newDirectories: BURSTS * DIRS_PER_BURST, writtenInMs: written,
       indexed, missing: diff.missing.length, missingDirectories: new Set(diff.missing.map(p => p.split('/').slice(0, 2).join('/'))).size,
-      latencyMs: { p50: percentile(latencies, 0.5), p99: percentile(latencies, 0.99), max: latencies[latencies.length - 1] },
+      latencyMs: { p50: Math.round(percentile(latencies, 0.5)), p99: Math.round(percentile(latencies, 0.99)), max: Math.round(latencies[latencies.length - 1] ?? NaN) },
       peakRssMB: Math.round(peak / 2 ** 20)
     })
     await expectIndexEqualsFolder(a, `${total} files in ${BURSTS} bursts, without a restart`)
