@@ -103,14 +103,15 @@ describe('proof: crash (kill -9) at random moments and named points', () => {
       expect.soft(temps, `${d.state}/snapshots after the last publish and restore`).toEqual([])
     }
     report('crash', { seed: rng.seed, moments: moments.length, files: (await walk(a.folder)).size, outcome })
-  }, limit(60_000, 1_800_000))
+  }, limit(90_000, 1_800_000))
 })
 
-/** CI: one random moment of each kind and two named points; full: 54 random moments and every named point. */
+/** CI: one random moment of each kind and the restore point; full: 54 random moments and every named point. */
 function FULL_MOMENTS (named: Moment[], rng: ReturnType<typeof seeded>): Moment[] {
   const at = (kind: 'scan' | 'publish' | 'restore'): Moment => ({ kind, ms: 50 + rng.int(kind === 'scan' ? 1_500 : 2_000) })
   const random = (_: unknown, i: number): Moment => at(FULL ? rng.pick(['scan', 'publish', 'restore'] as const) : (['scan', 'publish', 'restore'] as const)[i % 3] as 'scan')
   const count = size(3, 54)
-  const chosen = size([rng.pick(named.slice(0, PUBLISH_POINTS.length)), named[named.length - 1] as Moment], named)
+  // CI: the restore point only; test/e2e/publish-restore.test.ts kills a publish at each of its steps already.
+  const chosen = size([named[named.length - 1] as Moment], named)
   return [...Array.from({ length: count }, random), ...chosen].sort(() => rng.next() - 0.5)
 }

@@ -36,7 +36,7 @@ describe('proof: faults', () => {
     await daemon.logged('service ready', 30_000)
     expect((await post(a, '/snapshot')).status).toBe(200)
 
-    const operations = size(40, 1_000)
+    const operations = size(30, 1_000)
     const kinds = Object.keys(FAULTS)
     const unsupported = new Set<string>()
     const perOp: number[] = []
@@ -80,7 +80,7 @@ describe('proof: faults', () => {
     const sorted = [...perOp].sort((x, y) => x - y)
     report('faults', { seed: rng.seed, operations, requestsPerOperation: { p50: sorted[Math.floor(sorted.length / 2)], max: sorted[sorted.length - 1] }, tries, unsupportedFaults: [...unsupported] })
     expect(unsupported, 'fault kinds the local service does not offer').toEqual(new Set())
-  }, limit(60_000, 3_600_000))
+  }, limit(90_000, 3_600_000))
 })
 
 /** Requests the service has answered since `at`, its own admin routes left out. */

@@ -87,5 +87,5 @@ describe('proof: time', () => {
     await shareKey(a, b)
     await ok(['restore', '--config', b.config])
     expect((await rows(b, true)).filter(r => !r.deleted).map(r => r.path)).toContain('final.txt')
-  }, limit(60_000, 600_000))
+  }, limit(90_000, 600_000))
 })
