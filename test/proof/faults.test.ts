@@ -3,7 +3,7 @@ import { writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { DaemonProcess } from '../helpers/cli.js'
 import { until } from '../helpers/wait.js'
-import { admin, FULL, limit, ok, post, proofDir, remoteDevice, report, rows, seeded, serviceProcess, size, writeFiles } from './harness.js'
+import { admin, limit, ok, post, proofDir, remoteDevice, report, rows, seeded, serviceProcess, size, writeFiles } from './harness.js'
 
 /**
  * Faults: a daemon in remote mode against the local service run as its own process, which fails
