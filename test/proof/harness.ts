@@ -258,5 +258,7 @@ export async function post (d: Device, path: string, ms = 120_000): Promise<{ st
 export async function status (d: Device): Promise<Record<string, any>> {
   const { port } = await statusOf(d)
   const res = await fetch(`http://127.0.0.1:${port}/status`, { signal: AbortSignal.timeout(10_000) })
-  return await res.json() as Record<string, any>
+  const text = await res.text()
+  if (res.status !== 200) throw new Error(`GET /status answered ${res.status}: ${text.slice(0, 500)}`)
+  return JSON.parse(text) as Record<string, any>
 }
