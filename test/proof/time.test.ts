@@ -77,7 +77,7 @@ describe('proof: time', () => {
     report('time', { seed: rng.seed, ttlSeconds: TTL_SECONDS, runSeconds: Math.round((Date.now() - started) / 1000), tokenLifetimesPassed: Math.floor((Date.now() - started) / 1000 / TTL_SECONDS), published, events, publish: { blocked: doc.publish?.blocked, lastError: doc.publish?.lastError, failures: doc.publish?.failures, runs: doc.publish?.runs } })
     // The short lifetime really applied (else this run proved nothing about renewal).
     const expiresAt = Date.parse(doc.auth?.sessionToken?.expiresAt as string)
-    expect(expiresAt - Date.now(), `the session token expires at ${String(doc.auth?.sessionToken?.expiresAt)}: the ${TTL_SECONDS} s lifetime was not applied`).toBeLessThanOrEqual(TTL_SECONDS * 1000 + 1_000)
+    expect.soft(expiresAt - Date.now(), `the session token expires at ${String(doc.auth?.sessionToken?.expiresAt)}: the ${TTL_SECONDS} s lifetime was not applied`).toBeLessThanOrEqual(TTL_SECONDS * 1000 + 1_000)
     expect(events.faultsRefused, 'outages could not be injected (admin routes of the embedded service)').toBe(0)
     expect(doc.publish?.blocked ?? null, JSON.stringify(doc.publish)).toBeNull()
     expect(Date.parse(doc.publish?.last?.at as string), `no publish after the last change: ${JSON.stringify(doc.publish)}`).toBeGreaterThan(finalAt)
