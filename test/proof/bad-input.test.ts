@@ -33,7 +33,8 @@ async function pointAt (root: string, a: Device, bytes: Uint8Array): Promise<str
     expect(res.status).toBe(200)
     const cid = (await res.json() as { Hash: string }).Hash
     await service.stop()
-    await ok(['pointer', 'put', cid, '--config', a.config])
+    // --force: pointer put refuses what it cannot open, and that is the point here.
+    await ok(['pointer', 'put', cid, '--force', '--config', a.config])
     return cid
   } finally {
     await service.stop().catch(() => undefined)
@@ -61,7 +62,7 @@ describe('proof: bad input', () => {
     const forger = await device(root, 'forger', { extra: 'namespace = "forged"\n[snapshot]\nencryption = "none"\n' })
     await writeFile(join(forger.folder, 'injected.txt'), 'not yours')
     const forged = (JSON.parse((await ok(['snapshot', '--json', '--config', forger.config])).stdout) as { cid: string }).cid
-    await ok(['pointer', 'put', forged, '--config', a.config])
+    await ok(['pointer', 'put', forged, '--force', '--config', a.config])
     const restore = await runCli(['restore', '--force', '--config', a.config])
     expect(restore.code, restore.stderr).toBe(4)
     expect(await sorted(a)).toEqual(held)
@@ -95,7 +96,7 @@ describe('proof: bad input', () => {
     const { a, held } = await published(root)
     await writeFile(join(root, 'never-uploaded'), `nobody uploaded this ${Date.now()}`)
     const missing = (await ok(['cid', join(root, 'never-uploaded')])).stdout.split(/\s+/)[0] as string
-    await ok(['pointer', 'put', missing, '--config', a.config])
+    await ok(['pointer', 'put', missing, '--force', '--config', a.config])
     const restore = await runCli(['restore', '--force', '--config', a.config])
     expect(restore.code, restore.stderr).toBe(3)
     expect(await sorted(a)).toEqual(held)
