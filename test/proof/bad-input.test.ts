@@ -146,7 +146,7 @@ describe('proof: bad input', () => {
     expect((await daemon.stop()).code).toBe(0)
   }, TIMEOUT)
 
-  it('listen = "unix:PATH" where PATH is a regular file: the daemon refuses (exit 2) and the file is untouched', async () => {
+  it('listen = "unix:PATH" where PATH is a regular file: the daemon refuses (exit 1, ERR_LISTEN) and the file is untouched', async () => {
     const root = await proofDir()
     const precious = join(root, 'precious.txt')
     await writeFile(precious, 'do not delete me')
@@ -154,7 +154,8 @@ describe('proof: bad input', () => {
     const daemon = new DaemonProcess(['--config', a.config])
     const { until } = await import('../helpers/wait.js')
     const code = await until(() => daemon.child.exitCode ?? undefined, 10_000, 'the daemon to refuse').catch(() => 'still running')
-    expect(code, daemon.stderr).toBe(2)
+    expect(code, daemon.stderr).toBe(1)
+    expect(daemon.stderr).toContain('[ERR_LISTEN]')
     expect(await readFile(precious, 'utf8')).toBe('do not delete me')
   }, TIMEOUT)
 
