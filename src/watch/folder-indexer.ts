@@ -12,6 +12,8 @@ import { FolderWatcher } from './folder-watcher.js'
 import type { HashPool, HashResult } from './hash-pool.js'
 import { createIgnoreMatcher, type IgnoreMatcher } from './ignore.js'
 import { walkFiles } from './walk.js'
+import { RootGuard, type RootState } from './root-guard.js'
+import { NewDirs } from './new-dirs.js'
 import { SkippedFiles, type SkippedFile } from './skipped-files.js'
 
 /**
@@ -55,6 +57,8 @@ export interface FolderIndexerInit {
 }
 
 const MAX_RETRY_MS = 60_000
+/** The reason listed for a name that is not UTF-8: it cannot be a row, and waiting will not fix it. */
+const NAME_NOT_UTF8 = 'ERR_NAME_NOT_UTF8'
 /** A file still changing after this many looks is listed as skipped (and still looked at). */
 const BUSY_LISTED_AFTER = 5
 
@@ -80,6 +84,11 @@ export class FolderIndexer {
   private hashed = 0
   private hashedBytes = 0
   private idleWaiters: Array<() => void> = []
+  private readonly newDirs: NewDirs
+  private readonly root: RootGuard
+  /** The folder's root is away (missing, replaced, unmounted): the error clears when it is back. */
+  private lost = false
+  private restarting: Promise<void> | undefined
   private readonly stopScan = new AbortController()
 
   constructor (private readonly components: FolderIndexerComponents, private readonly init: FolderIndexerInit) {
@@ -88,11 +97,20 @@ export class FolderIndexer {
     this.watcher = new FolderWatcher({ root: init.folder.path, ignore: this.ignore, followSymlinks: init.folder.followSymlinks }, {
       onFile: (rel, stats) => this.verify(rel, stats),
       onPath: (rel) => this.settle(rel),
-      onDirAdded: (rel) => { void this.rescan(rel, true) },
+      onDirAdded: (rel) => this.newDirs.add(rel),
       onDirRemoved: (rel) => this.removeTree(rel),
-      onDirChanged: (rel) => { void this.rescan(rel, false) },
+      onDirChanged: (rel) => {
+        this.rescan(rel, false).catch((err: unknown) => { this.components.logger.warn({ folder: this.name, path: rel, err }, 'a directory could not be looked at again') })
+      },
+      onRootChanged: () => this.root.schedule(50),
       onError: (err) => this.watchFailed(err)
     })
+    this.newDirs = new NewDirs({
+      root: init.folder.path, folder: init.folder.name, ignore: this.ignore, followSymlinks: init.folder.followSymlinks, watcher: this.watcher,
+      logger: components.logger, signal: this.stopScan.signal,
+      onFile: (rel) => this.settle(rel, 0), onBadName: (rel) => this.skip(rel, NAME_NOT_UTF8), onIdle: () => this.wakeIdle()
+    })
+    this.root = new RootGuard({ path: init.folder.path, hasRows: () => this.hasRows(), onCheck: async (state) => { await this.onRootCheck(state) } })
   }
 
   get name (): string {
@@ -110,14 +128,23 @@ export class FolderIndexer {
    */
   async scan (): Promise<void> {
     // A missing folder (an unmounted disk) is an error to show, never a reason to mark its files deleted.
-    const root = await stat(this.init.folder.path).catch(() => undefined)
-    if (root === undefined || !root.isDirectory()) {
-      this.fail(new FolderError(`folder "${this.name}" at ${this.init.folder.path} ${root === undefined ? 'does not exist' : 'is not a directory'}: ` +
-        'create or mount it, or remove it from the config; its indexed files are kept as they were'))
+    if (this.state === 'stopped') return
+    const why = await this.root.pin()
+    if ((this.state as FolderState) === 'stopped') return
+    if (why !== undefined) {
+      this.loseRoot(why)
       return
     }
     this.state = 'scanning'
-    const result = await this.runScan()
+    let result
+    try {
+      result = await this.runScan()
+    } catch (err) {
+      // The folder went away under the scan: not a reason to think its files are gone.
+      if (await this.root.intact()) throw err
+      this.loseRoot('went away during the scan')
+      return
+    }
     if (result === undefined) return
     this.scanned = result.scanned
     for (const rel of result.missing) {
@@ -186,15 +213,28 @@ export class FolderIndexer {
    * and rows it never saw are looked at. Resolves when the watches are up.
    */
   async watch (): Promise<void> {
-    if (this.state === 'error' || this.state === 'stopped') return
+    // Not after a failed scan; nor when the folder came back meanwhile and is being watched anew.
+    if (this.state !== 'verifying' || this.restarting !== undefined) return
+    await this.startWatching()
+  }
+
+  private async startWatching (): Promise<void> {
+    if (this.state === 'stopped') return
     this.verified = new Set()
     await this.watcher.start()
+    // Stopped meanwhile (a folder that came back just as the daemon stops): no watch may outlive it.
+    if ((this.state as FolderState) === 'stopped') {
+      this.verified = undefined
+      await this.watcher.close()
+      return
+    }
     const verified = this.verified
     this.verified = undefined
     for (const rel of this.components.entries.livePaths(this.components.deviceId, this.name)) {
       if (!verified.has(rel)) this.settle(rel, 0)
     }
     if (this.state === 'verifying') this.state = 'watching'
+    if (this.state === 'watching') this.root.settled()
   }
 
   /** Resolves when nothing is settling or hashing: the folder's rows match the disk as last seen. */
@@ -206,6 +246,7 @@ export class FolderIndexer {
   async stop (): Promise<void> {
     this.state = 'stopped'
     this.stopScan.abort()
+    this.root.stop()
     this.skipped.close()
     for (const timer of this.settling.values()) clearTimeout(timer)
     this.settling.clear()
@@ -271,7 +312,11 @@ export class FolderIndexer {
     const stats = await this.statOf(rel)
     if (stats === 'unreadable') return
     if (stats === undefined || !stats.isFile()) {
-      if (stats === undefined) this.remove(rel)
+      // Gone, unless the whole folder is: an unmounted disk's files are not deleted ones.
+      if (stats === undefined) {
+        if (await this.root.intact()) this.remove(rel)
+        else this.root.schedule(0)
+      }
       // A skipped directory touched (chmod'ed back, say): try it now rather than at its next retry.
       else if (stats.isDirectory() && this.skipped.has(rel)) this.retrySkipped(rel, 'dir')
       else this.skipped.clear(rel)
@@ -330,7 +375,7 @@ export class FolderIndexer {
     if (this.state === 'stopped') return
     const reason = err instanceof HashError ? err.reason : 'EIO'
     if (reason === 'ENOENT' || reason === 'ENOTDIR') {
-      this.remove(rel)
+      this.settle(rel, 0)
     } else if (reason === 'ERR_FILE_CHANGED') {
       // Still being written: look again later, backing off so a growing log is not rehashed nonstop.
       const attempt = (this.retries.get(rel) ?? 0) + 1
@@ -346,6 +391,10 @@ export class FolderIndexer {
   /** Lists a path that cannot be read, to be retried with back-off, and logs it the first time only. */
   private skip (rel: string, reason: string, kind: 'file' | 'dir' = 'file'): void {
     if (this.state === 'stopped') return
+    if (reason === NAME_NOT_UTF8) {
+      if (this.skipped.note(rel, reason, { kind: 'file', retry: false })) this.components.logger.warn({ folder: this.name, path: rel, reason }, 'file skipped: its name is not valid UTF-8; rename it to index it')
+      return
+    }
     if (!this.skipped.note(rel, reason, { kind })) return
     this.components.logger.warn({ folder: this.name, path: rel, reason, kind }, kind === 'dir' ? 'directory skipped: it could not be read; retrying' : 'file skipped: it could not be read; retrying')
   }
@@ -391,8 +440,79 @@ export class FolderIndexer {
 
   private async rescan (relDir: string, recursive: boolean): Promise<void> {
     if (this.ignore(relDir)) return
-    const options = { ignore: this.ignore, followSymlinks: this.init.folder.followSymlinks, recursive, onUnreadable: (rel: string, code: string, kind: 'file' | 'dir') => this.skip(rel, code, kind) }
+    // Names that are not UTF-8 in this directory are listed again: one renamed since leaves the list.
+    const prefix = relDir === '' ? '' : `${relDir}/`
+    const before = this.skipped.list(Infinity).filter(f => f.reason === NAME_NOT_UTF8 && f.path.startsWith(prefix) && (recursive || !f.path.slice(prefix.length).includes('/'))).map(f => f.path)
+    const found = new Set<string>()
+    const onBadName = (rel: string): void => { found.add(rel); this.skip(rel, NAME_NOT_UTF8) }
+    const options = { ignore: this.ignore, followSymlinks: this.init.folder.followSymlinks, recursive, onBadName, onUnreadable: (rel: string, code: string, kind: 'file' | 'dir') => this.skip(rel, code, kind) }
     for await (const file of walkFiles(this.init.folder.path, relDir, options)) this.settle(file.relativePath, 0)
+    for (const path of before) if (!found.has(path)) this.skipped.clear(path)
+  }
+
+  private hasRows (): boolean {
+    return (this.components.entries.totals(this.components.deviceId).find(t => t.folder === this.name)?.files ?? 0) > 0
+  }
+
+  /** What the root guard found: the folder gone, emptied, or back (scanned and watched anew). */
+  private async onRootCheck (state: RootState): Promise<void> {
+    if (this.state === 'stopped') return
+    switch (state.kind) {
+      case 'same':
+        if (this.lost) await this.restart()
+        else this.root.schedule()
+        return
+      case 'missing':
+        this.loseRoot(state.why)
+        return
+      case 'emptied':
+        this.loseRoot('is now another, empty directory (was a disk unmounted?)', 'mount it again, or put files in it to index it as it is now')
+        return
+      case 'back':
+        await this.restart()
+    }
+  }
+
+  /** The folder is away: an error in status, its rows kept, its watches closed, looked for again with back-off. */
+  private loseRoot (why: string, fix = 'create or mount it, or remove it from the config'): void {
+    if (this.state === 'stopped') return
+    const message = `folder "${this.name}" at ${this.init.folder.path} ${why}: ${fix}; its indexed files are kept as they were`
+    if (this.error !== message) {
+      this.error = undefined
+      this.fail(new FolderError(message))
+    }
+    this.state = 'error'
+    this.lost = true
+    this.watcher.close().catch((err: unknown) => { this.components.logger.warn({ folder: this.name, err }, 'closing the watches failed') })
+    this.root.retry()
+    this.wakeIdle()
+  }
+
+  /** The folder is back (or another one is mounted there): scan it against the rows, then watch it. */
+  private async restart (): Promise<void> {
+    if (this.restarting !== undefined || this.state === 'stopped') return
+    this.components.logger.info({ folder: this.name, path: this.init.folder.path }, 'folder is back: scanning it again')
+    this.restarting = (async () => {
+      await this.watcher.close()
+      if ((this.state as FolderState) === 'stopped') return
+      this.lost = false
+      this.error = undefined
+      this.state = 'starting'
+      await this.scan()
+      if ((this.state as FolderState) === 'verifying') await this.startWatching()
+    })()
+    try {
+      await this.restarting
+    } catch (err) {
+      if ((this.state as FolderState) === 'stopped') return
+      this.error = undefined
+      this.fail(err as Error)
+      this.lost = true
+      this.root.retry()
+    } finally {
+      this.restarting = undefined
+      this.wakeIdle()
+    }
   }
 
   /**
@@ -417,7 +537,7 @@ export class FolderIndexer {
   }
 
   private isIdle (): boolean {
-    return this.state !== 'scanning' && this.state !== 'starting' && this.settling.size === 0 && this.hashing.size === 0
+    return this.state !== 'scanning' && this.state !== 'starting' && this.settling.size === 0 && this.hashing.size === 0 && !this.newDirs.busy
   }
 
   private wakeIdle (): void {

@@ -1,8 +1,18 @@
-import type { Stats } from 'node:fs'
-import { join, sep } from 'node:path'
+import { statSync, type Stats } from 'node:fs'
+import { lstat } from 'node:fs/promises'
+import { basename, dirname, join, sep } from 'node:path'
+import { setTimeout as delay } from 'node:timers/promises'
 import { watch, type FSWatcher } from 'chokidar'
 import { WatchLimitError } from '../errors.js'
+import { chainIds, dirId } from './dir-chain.js'
 import type { IgnoreMatcher } from './ignore.js'
+
+/** How often {@link FolderWatcher.watched} looks whether a new directory's watch is up. */
+const WATCH_POLL_MS = 10
+/** A directory chokidar has not started watching by then is added to it here. */
+const WATCH_ADD_AFTER_MS = 1_000
+/** Past this, a new directory is walked without waiting any longer. */
+const WATCH_WAIT_MS = 5_000
 
 /** What the chokidar adapter reports, every path relative to the folder and `/`-separated. */
 export interface FolderEvents {
@@ -16,6 +26,8 @@ export interface FolderEvents {
   onDirRemoved (relativePath: string): void
   /** A watch event could not name its file: look at the whole folder it came from. */
   onDirChanged (relativePath: string): void
+  /** The folder itself may have been moved, removed or unmounted: look at it now. */
+  onRootChanged (): void
   onError (error: Error): void
 }
 
@@ -54,7 +66,9 @@ export class FolderWatcher {
       const watchedPath = (details as { watchedPath?: string } | undefined)?.watchedPath
       const dir = watchedPath === undefined ? undefined : this.relative(watchedPath)
       if (dir === undefined) return
-      if (filename === null || filename === '') this.events.onDirChanged(dir)
+      if (dir === '' && filename === basename(this.init.root)) this.events.onRootChanged()
+      // A name that is not UTF-8 arrives with U+FFFD in it, a path that does not exist: look at the directory instead.
+      if (filename === null || filename === '' || filename.includes('\uFFFD')) this.events.onDirChanged(dir)
       else this.events.onPath(dir === '' ? filename : `${dir}/${filename}`)
     })
     watcher.on('addDir', (path: string) => { const rel = this.relative(path); if (rel !== undefined && rel !== '') this.events.onDirAdded(rel) })
@@ -66,6 +80,36 @@ export class FolderWatcher {
     await new Promise<void>((resolve) => watcher.once('ready', () => resolve()))
   }
 
+  /**
+   * Resolves once `relDir` has a watch of its own, so that a walk started then misses nothing:
+   * what comes after, the watch reports. chokidar emits `addDir` before it reads a new directory
+   * and before it watches it, and never adds a directory made between its parent's read and its
+   * parent's watch; such a directory is added here after {@link WATCH_ADD_AFTER_MS}. Answers false
+   * when the directory is gone or no watch came up in time (the walk goes ahead anyway).
+   */
+  async watched (relDir: string): Promise<boolean> {
+    const path = join(this.init.root, relDir)
+    const started = Date.now()
+    let added = false
+    for (;;) {
+      const watcher = this.watcher
+      if (watcher === undefined) return false
+      // chokidar 5 keeps a path's closers in `_closers` once its watch is set (handler.js, _addToNodeFs):
+      // the only sign there is. Should that change, a fixed wait stands in for it.
+      const closers = (watcher as unknown as { _closers?: unknown })._closers
+      if (!(closers instanceof Map)) { await delay(WATCH_ADD_AFTER_MS); return true }
+      if (closers.has(path)) return true
+      const waited = Date.now() - started
+      if (waited > WATCH_WAIT_MS) return false
+      if (!added && waited > WATCH_ADD_AFTER_MS) {
+        if (!(await lstat(path).then(s => s.isDirectory() || s.isSymbolicLink(), () => false))) return false
+        added = true
+        watcher.add(path)
+      }
+      await delay(WATCH_POLL_MS)
+    }
+  }
+
   /** Watches a directory again whose watch failed (it could not be read then, it can now). */
   rewatch (relativePath: string): void {
     const path = join(this.init.root, relativePath)
@@ -74,8 +118,10 @@ export class FolderWatcher {
   }
 
   async close (): Promise<void> {
-    await this.watcher?.close()
+    // Let go first: a close still running must not clear a watcher started after it.
+    const watcher = this.watcher
     this.watcher = undefined
+    await watcher?.close()
   }
 
   private relative (path: string): string | undefined {
@@ -91,7 +137,7 @@ export class FolderWatcher {
     if (this.init.ignore.itself(rel)) return true
     if (stats === undefined) return false
     if (stats.isSymbolicLink()) {
-      if (!this.init.followSymlinks) return true
+      if (!this.init.followSymlinks || this.isLoop(path, rel)) return true
       // chokidar resolves followed links itself; the file behind one is stat'ed by the scan.
       this.events.onFile(rel, undefined)
       return false
@@ -101,5 +147,18 @@ export class FolderWatcher {
       return true
     }
     return !stats.isDirectory()
+  }
+
+  /** A followed link to a directory above it: chokidar would follow it round and round. */
+  private isLoop (path: string, rel: string): boolean {
+    let target: Stats
+    try {
+      target = statSync(path)
+    } catch {
+      return false
+    }
+    if (!target.isDirectory()) return false
+    const parent = dirname(rel)
+    return chainIds(this.init.root, parent === '.' ? '' : parent).includes(dirId(target))
   }
 }
