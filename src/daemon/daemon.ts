@@ -79,6 +79,11 @@ export class Daemon {
     this.config = init.config
   }
 
+  /** The daemon's logger: the process logs its last words (a failure nothing handled) here. */
+  get log (): Logger {
+    return this.logger
+  }
+
   /** Where the status endpoint listens, as `cidsync status` reaches it. */
   get statusAddress (): string | undefined {
     const address = this.server?.address
