@@ -148,7 +148,11 @@ export class HttpClient {
         })
         if (response.statusCode >= 200 && response.statusCode < 300) {
           const answer = { status: response.statusCode, headers: response.headers, body: response.body }
-          if (!readInside) return await read(answer, context)
+          if (!readInside) {
+            // The caller reads the body: the deadline ends with it.
+            response.body.once('close', () => { clearTimeout(timer) })
+            return await read(answer, context)
+          }
           try {
             return await read(answer, context)
           } finally {
