@@ -14,21 +14,12 @@ import { ensureStatusToken } from './status-token.js'
 import { acquireLock, type DaemonLock } from './lock.js'
 import type { Logger } from './logger.js'
 import { StatusServer } from './status-server.js'
+import { planReload, type ReloadPlan } from './reload-plan.js'
 import type { RecentError, StateRecovery, StatusDocument } from './status-document.js'
 
 export const DEFAULT_RECENT_ERRORS = 20
 /** The longest wait between attempts to reach a service that could not be reached. */
 const MAX_CONNECT_RETRY_MS = 300_000
-/** Config keys a running daemon keeps as it started with: a reload names them. */
-const RESTART_ONLY_KEYS = ['stateDir', 'status', 'service', 'cidProfile', 'watch'] as const
-
-/** A reload, built whole before any of it is applied. */
-interface ReloadPlan {
-  readonly next: Config
-  readonly needRestart: ReadonlyArray<typeof RESTART_ONLY_KEYS[number]>
-  readonly added: readonly string[]
-  readonly removed: readonly string[]
-}
 /** Warn this long before the session token expires. */
 const TOKEN_WARNING_MS = 86_400_000
 
@@ -289,7 +280,7 @@ export class Daemon {
     const source = this.config.source
     let plan: ReloadPlan
     try {
-      plan = this.planReload(loadConfig({ configPath: source }))
+      plan = planReload(this.config, loadConfig({ configPath: source }))
     } catch (err) {
       this.logger.error({ err, config: source }, 'reload refused: the config no longer validates; the running one is kept')
       return
@@ -303,19 +294,6 @@ export class Daemon {
       this.logger.info({ added: folders?.added ?? added, removed: folders?.removed ?? removed, needRestart }, needRestart.length > 0 ? 'reloaded; restart to apply the rest' : 'reloaded')
     } catch (err) {
       this.logger.error({ err, config: source, added, removed }, 'reload failed while applying the folders: see the folders in status; restart the daemon if they are not as configured')
-    }
-  }
-
-  /** Everything a reload applies, computed before any of it is: what changes, what needs a restart. */
-  private planReload (loaded: Config): ReloadPlan {
-    const current = this.config
-    const needRestart = RESTART_ONLY_KEYS.filter(key => JSON.stringify(loaded[key]) !== JSON.stringify(current[key]))
-    const same = (a: Config['folders'][number], b: Config['folders'][number]): boolean => JSON.stringify(a) === JSON.stringify(b)
-    return {
-      next: { ...loaded, stateDir: current.stateDir, status: current.status, service: current.service, cidProfile: current.cidProfile, watch: current.watch },
-      needRestart,
-      added: loaded.folders.filter(f => !current.folders.some(c => same(c, f))).map(f => f.name),
-      removed: current.folders.filter(c => !loaded.folders.some(f => same(c, f))).map(f => f.name)
     }
   }
 
