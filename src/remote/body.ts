@@ -103,3 +103,15 @@ export async function readBounded (body: AsyncIterable<Uint8Array> & { destroy: 
   }
   return Buffer.concat(chunks, total)
 }
+
+/** The first `maxBytes` of a body (a refusal's explanation): the rest is never read. */
+export async function readPrefix (body: AsyncIterable<Uint8Array>, maxBytes: number): Promise<string> {
+  const chunks: Uint8Array[] = []
+  let total = 0
+  for await (const chunk of body) {
+    chunks.push(chunk)
+    total += chunk.byteLength
+    if (total >= maxBytes) break
+  }
+  return Buffer.concat(chunks, total).subarray(0, maxBytes).toString('utf8')
+}

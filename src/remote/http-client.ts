@@ -3,7 +3,7 @@ import type { z } from 'zod'
 import { AbortedError, CidsyncError, RemoteBadRequestError, RemoteNetworkError, RemoteNotFoundError, RemoteStatusError, RemoteUnauthorizedError, type RemoteContext } from '../errors.js'
 import { VERSION } from '../version.js'
 import { backoffDelay, DEFAULT_RETRY_POLICY, isRetryableNetworkError, isRetryableStatus, parseRetryAfter, sleep, type RetryPolicy } from './retry.js'
-import { ANSWER_LIMITS, describeErrorBody, parseBody, readBounded } from './body.js'
+import { ANSWER_LIMITS, describeErrorBody, parseBody, readBounded, readPrefix } from './body.js'
 
 export const DEFAULT_CONNECT_TIMEOUT_MS = 10_000
 export const DEFAULT_HEADERS_TIMEOUT_MS = 30_000
@@ -159,7 +159,7 @@ export class HttpClient {
             clearTimeout(timer)
           }
         }
-        const excerpt = describeErrorBody(await readBounded(response.body, {}, context, ANSWER_LIMITS.small).then(b => b.toString('utf8')).catch(() => ''))
+        const excerpt = describeErrorBody(await readPrefix(response.body, ANSWER_LIMITS.small).catch(() => ''))
         clearTimeout(timer)
         if (!last && isRetryableStatus(response.statusCode)) {
           const retryAfter = parseRetryAfter(response.headers['retry-after'])

@@ -57,7 +57,7 @@ function trickle (everyMs: number) {
 /** Writes `total` bytes in 64 KiB pieces as fast as the client reads, counting what went out. */
 function flood (prefix: string, total: number, filler: (i: number) => string, headers: Record<string, string> = {}) {
   return (res: ServerResponse, _req: IncomingMessage, state: RawServer): void => {
-    res.writeHead(200, { 'content-type': 'application/json', ...headers })
+    res.writeHead(res.statusCode, { 'content-type': 'application/json', ...headers })
     res.write(prefix)
     let i = 0
     const pump = (): void => {
@@ -109,6 +109,17 @@ describe('bounded answers', () => {
     // What left the server before the drop: the cap plus what the sockets buffer, far from all of it.
     expect(server.written).toBeLessThan(24 * 1024 * 1024)
     expect(process.memoryUsage().rss - started).toBeLessThan(200 * 1024 * 1024)
+  })
+
+  it('reads no more of a refusal than its explanation needs', async () => {
+    const server = await rawServer((res, req, state) => {
+      res.statusCode = 400
+      flood('{"error":"', 40 * 1024 * 1024, () => 'z'.repeat(65_536))(res, req, state)
+    })
+    const err = await within(client(server.url).json({ method: 'GET', path: '/thing' }, thing).catch((e: unknown) => e), 10_000, 'the refusal') as Error
+    expect(err.message).toMatch(/answered 400 \(\{"error":"zzz/)
+    await within((async () => { while (server.closedEarly === 0) await new Promise(resolve => setTimeout(resolve, 10)) })(), 5_000, 'the connection to be dropped')
+    expect(server.written).toBeLessThan(24 * 1024 * 1024)
   })
 
   it('refuses a pointer announced larger than a pointer can be, without reading it', async () => {
