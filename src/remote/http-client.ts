@@ -122,21 +122,15 @@ export class HttpClient {
     const deadlineMs = request.deadlineMs ?? this.init.deadlineMs ?? DEFAULT_DEADLINE_MS
     for (let attempt = 1; ; attempt++) {
       const last = request.retry === false || attempt >= this.policy.attempts
+      // Outside the try: a credential that cannot be read (a file readable by others) is that
+      // error, with its fix, not "no answer" from the network.
+      const headers = this.headers(request)
       const deadline = new AbortController()
       const timer = setTimeout(() => {
         deadline.abort(new RemoteNetworkError(context, `the answer did not end within ${deadlineMs} ms (deadline exceeded): the service is stalled or too slow; try again later`))
       }, deadlineMs)
       timer.unref()
       const signal = request.signal === undefined ? deadline.signal : AbortSignal.any([request.signal, deadline.signal])
-      // Outside the try: a credential that cannot be read (a file readable by others) is that
-      // error, with its fix, not "no answer" from the network.
-      let headers: Record<string, string>
-      try {
-        headers = this.headers(request)
-      } catch (err) {
-        clearTimeout(timer)
-        throw err
-      }
       let failure: unknown
       try {
         const response = await this.pool.request({
