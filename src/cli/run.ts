@@ -28,3 +28,13 @@ export function exitCodeOfCommander (err: CommanderError): number {
   if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.code === 'commander.help') return ExitCode.ok
   return ExitCode.usage
 }
+
+/**
+ * Every promise has an owner, and this is the last one: a rejection nobody handled, or an
+ * exception thrown where nothing catches it, goes to `handle` with where it came from, instead of
+ * Node's default (a bare stack on stderr, outside the log).
+ */
+export function onUnhandledFailure (handle: (err: unknown, origin: 'unhandledRejection' | 'uncaughtException') => void): void {
+  process.on('unhandledRejection', (reason) => { handle(reason, 'unhandledRejection') })
+  process.on('uncaughtException', (err) => { handle(err, 'uncaughtException') })
+}

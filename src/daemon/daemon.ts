@@ -14,6 +14,7 @@ import { ensureStatusToken } from './status-token.js'
 import { acquireLock, type DaemonLock } from './lock.js'
 import type { Logger } from './logger.js'
 import { StatusServer } from './status-server.js'
+import { planReload, type ReloadPlan } from './reload-plan.js'
 import type { RecentError, StateRecovery, StatusDocument } from './status-document.js'
 
 export const DEFAULT_RECENT_ERRORS = 20
@@ -73,10 +74,17 @@ export class Daemon {
   private wakeConnect: (() => void) | undefined
   private fatal: ((error: Error) => void) | undefined
   private readonly fatalError = new Promise<Error>(resolve => { this.fatal = resolve })
+  private reloading: Promise<void> | undefined
+  private reloadQueued: Promise<void> | undefined
 
   constructor (components: DaemonComponents, init: DaemonInit) {
     this.logger = components.logger
     this.config = init.config
+  }
+
+  /** The daemon's logger: the process logs its last words (a failure nothing handled) here. */
+  get log (): Logger {
+    return this.logger
   }
 
   /** Where the status endpoint listens, as `cidsync status` reaches it. */
@@ -246,23 +254,47 @@ export class Daemon {
 
   /**
    * SIGHUP: reads the config again and applies what can change while running (folders, schedules
-   * and publish settings, log level). A config that no longer validates is refused, logged, and
-   * the old one kept; keys that need a restart are named in the log.
+   * and publish settings, log level). The whole new config is built first: one that no longer
+   * validates is refused, logged, and nothing of it applied; keys that need a restart are named in
+   * the log. One reload runs at a time: signals that come during one are folded into a single
+   * reload after it, which reads the file as it is then. Never rejects: a failure is logged.
    */
   async reload (): Promise<void> {
-    let next: Config
-    try {
-      next = loadConfig({ configPath: this.config.source })
-    } catch (err) {
-      this.logger.error({ err }, 'reload refused: the config no longer validates; the running one is kept')
+    if (this.reloading === undefined) {
+      this.reloading = this.reloadOnce().finally(() => { this.reloading = undefined })
+      await this.reloading
       return
     }
-    const needRestart = (['stateDir', 'status', 'service', 'cidProfile', 'watch'] as const).filter(key => JSON.stringify(next[key]) !== JSON.stringify(this.config[key]))
-    this.logger.level = next.logLevel
-    const folders = await this.watcher?.setFolders(next.folders)
-    await this.runner?.reconfigure(next)
-    this.config = { ...next, stateDir: this.config.stateDir, status: this.config.status, service: this.config.service, cidProfile: this.config.cidProfile, watch: this.config.watch }
-    this.logger.info({ added: folders?.added ?? [], removed: folders?.removed ?? [], needRestart }, needRestart.length > 0 ? 'reloaded; restart to apply the rest' : 'reloaded')
+    this.reloadQueued ??= this.reloading.then(async () => {
+      this.reloadQueued = undefined
+      await this.reload()
+    })
+    await this.reloadQueued
+  }
+
+  private async reloadOnce (): Promise<void> {
+    if (this.stopping !== undefined) {
+      this.logger.warn('reload ignored: the daemon is stopping')
+      return
+    }
+    const source = this.config.source
+    let plan: ReloadPlan
+    try {
+      plan = planReload(this.config, loadConfig({ configPath: source }))
+    } catch (err) {
+      this.logger.error({ err, config: source }, 'reload refused: the config no longer validates; the running one is kept')
+      return
+    }
+    const { next, needRestart, added, removed } = plan
+    try {
+      this.config = next
+      this.logger.level = next.logLevel
+      await this.runner?.reconfigure(next)
+      const folders = await this.watcher?.setFolders(next.folders)
+      this.logger.info({ added: folders?.added ?? added, removed: folders?.removed ?? removed, needRestart }, needRestart.length > 0 ? 'reloaded; restart to apply the rest' : 'reloaded')
+    } catch (err) {
+      this.logger.error({ err, config: source, added, removed }, 'reload failed while applying the folders: see the folders in status; restart the daemon if they are not as configured')
+    }
   }
 
   /**

@@ -1,6 +1,7 @@
 import { z } from 'zod'
 import { personalSign, walletAddress } from '../crypto/index.js'
 import type { HttpClient } from './http-client.js'
+import { ANSWER_LIMITS } from './body.js'
 import { RemoteUnauthorizedError } from '../errors.js'
 import { checkedCid } from './cid-text.js'
 import { dealStatusSchema } from './schemas.js'
@@ -60,7 +61,7 @@ export class DealsClient {
 
   /** The deals made for a CID; empty while none is made yet (up to two days in production). */
   async dealStatus (cid: string, options: CallOptions = {}): Promise<Deal[]> {
-    const deals = await this.components.api.json({ method: 'GET', path: '/api/lighthouse/deal_status', query: { cid: checkedCid(cid) }, auth: false, signal: options.signal }, dealStatusSchema)
+    const deals = await this.components.api.json({ method: 'GET', path: '/api/lighthouse/deal_status', query: { cid: checkedCid(cid) }, auth: false, maxBytes: ANSWER_LIMITS.deals, signal: options.signal }, dealStatusSchema)
     return deals.map(d => ({
       dealId: d.DealID ?? d.dealId ?? d.chainDealID,
       chainDealId: d.chainDealID,

@@ -1,5 +1,6 @@
 import { RemoteListingError } from '../errors.js'
 import type { HttpClient } from './http-client.js'
+import { ANSWER_LIMITS } from './body.js'
 import { filesPageSchema, type FileRecord } from './schemas.js'
 import type { CallOptions } from './deals-client.js'
 
@@ -20,7 +21,7 @@ export async function * listFiles (api: HttpClient, options: ListFilesOptions = 
   let pages = 0
   const seen = new Set<string>()
   for (;;) {
-    const request = { method: 'GET', path: '/api/user/files_uploaded', query: { lastKey: lastKey ?? 'null', fileType: 'all' }, signal: options.signal } as const
+    const request = { method: 'GET', path: '/api/user/files_uploaded', query: { lastKey: lastKey ?? 'null', fileType: 'all' }, maxBytes: ANSWER_LIMITS.listing, signal: options.signal } as const
     const page = await api.json(request, filesPageSchema)
     pages++
     let fresh = 0

@@ -8,9 +8,22 @@ import { CidBuilder, type CidProfile } from '../content/index.js'
 import { CidsyncError, ContentNotFoundError, IntegrityError, RemoteNotFoundError } from '../errors.js'
 import type { HttpClient } from './http-client.js'
 import type { CallOptions } from './deals-client.js'
+import { ANSWER_LIMITS, announcedLength, readBounded, tooLargeError } from './body.js'
 
 export interface FetchOptions extends CallOptions {
   readonly onProgress?: (received: number, total: number | undefined) => void
+  /** The size the caller knows the bytes have (or the most it accepts); the client's maximum otherwise. */
+  readonly maxBytes?: number
+  /** The whole fetch from one gateway, instead of {@link FETCH_DEADLINE_MS}. */
+  readonly deadlineMs?: number
+}
+
+/** One gateway's whole answer: slow links get time, a trickle does not get forever. */
+export const FETCH_DEADLINE_MS = 30 * 60_000
+
+export interface GatewayLimits {
+  /** The most a fetch writes when the caller names no size (default {@link ANSWER_LIMITS}.fetch). */
+  readonly maxBytes?: number
 }
 
 /**
@@ -19,24 +32,36 @@ export interface FetchOptions extends CallOptions {
  * renamed into place. Trustless formats are never relied on.
  */
 export class GatewayClient {
-  constructor (private readonly gateways: readonly HttpClient[]) {}
+  private readonly maxBytes: number
+
+  constructor (private readonly gateways: readonly HttpClient[], limits: GatewayLimits = {}) {
+    this.maxBytes = limits.maxBytes ?? ANSWER_LIMITS.fetch
+  }
 
   async fetchVerified (cid: string, profile: CidProfile, destination: string, options: FetchOptions = {}): Promise<{ size: number, gateway: string }> {
     const failures: string[] = []
+    const maxBytes = options.maxBytes ?? this.maxBytes
     let integrity = false
     let notFound = 0
     for (const gateway of this.gateways) {
       const temp = `${destination}.${process.pid}.part`
       try {
-        const response = await gateway.send({ method: 'GET', path: `/ipfs/${cid}`, auth: false, signal: options.signal, headers: { accept: 'application/octet-stream' } })
-        const total = Number(response.headers['content-length'] ?? NaN)
+        const request = { method: 'GET' as const, path: `/ipfs/${cid}`, auth: false, signal: options.signal, headers: { accept: 'application/octet-stream' }, deadlineMs: options.deadlineMs ?? FETCH_DEADLINE_MS }
+        const response = await gateway.send(request)
+        const total = announcedLength(response.headers)
+        if (total !== undefined && total > maxBytes) {
+          response.body.destroy()
+          throw tooLargeError(gateway.context(request), maxBytes, total)
+        }
         const builder = new CidBuilder(profile)
         let received = 0
         const hasher = new Transform({
           transform (chunk: Buffer, _encoding, done) {
-            builder.update(chunk)
             received += chunk.byteLength
-            options.onProgress?.(received, Number.isNaN(total) ? undefined : total)
+            // Nothing past the cap reaches the disk: the fetch stops there.
+            if (received > maxBytes) { done(tooLargeError(gateway.context(request), maxBytes)); return }
+            builder.update(chunk)
+            options.onProgress?.(received, total)
             done(null, chunk)
           }
         })
@@ -68,8 +93,9 @@ export class GatewayClient {
     const failures: string[] = []
     for (const gateway of this.gateways) {
       try {
-        const response = await gateway.send({ method: 'GET', path: `/ipns/${ipnsId}/`, auth: false, signal: options.signal })
-        return Buffer.from(await response.body.arrayBuffer())
+        const request = { method: 'GET' as const, path: `/ipns/${ipnsId}/`, auth: false, signal: options.signal }
+        const response = await gateway.send(request)
+        return await readBounded(response.body, response.headers, gateway.context(request), ANSWER_LIMITS.resolved)
       } catch (err) {
         failures.push((err as Error).message)
       }

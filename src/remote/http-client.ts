@@ -1,13 +1,15 @@
 import { Pool, type Dispatcher } from 'undici'
 import type { z } from 'zod'
-import { AbortedError, RemoteBadRequestError, RemoteNetworkError, RemoteNotFoundError, RemoteStatusError, RemoteUnauthorizedError, type RemoteContext } from '../errors.js'
+import { AbortedError, CidsyncError, RemoteBadRequestError, RemoteNetworkError, RemoteNotFoundError, RemoteStatusError, RemoteUnauthorizedError, type RemoteContext } from '../errors.js'
 import { VERSION } from '../version.js'
 import { backoffDelay, DEFAULT_RETRY_POLICY, isRetryableNetworkError, isRetryableStatus, parseRetryAfter, sleep, type RetryPolicy } from './retry.js'
-import { describeErrorBody, parseBody } from './body.js'
+import { ANSWER_LIMITS, describeErrorBody, parseBody, readBounded, readPrefix } from './body.js'
 
 export const DEFAULT_CONNECT_TIMEOUT_MS = 10_000
 export const DEFAULT_HEADERS_TIMEOUT_MS = 30_000
 export const DEFAULT_BODY_TIMEOUT_MS = 60_000
+/** The whole of one attempt, from connecting to the body's last byte: a body that trickles ends here. */
+export const DEFAULT_DEADLINE_MS = 120_000
 
 export interface HttpClientInit {
   /** Names the service in errors: "deal service", "main API"... */
@@ -19,7 +21,10 @@ export interface HttpClientInit {
   readonly unauthorizedHint?: string
   readonly connectTimeoutMs?: number
   readonly headersTimeoutMs?: number
+  /** Longest wait between two pieces of a body. */
   readonly bodyTimeoutMs?: number
+  /** The total time one attempt may take, body included (default {@link DEFAULT_DEADLINE_MS}). */
+  readonly deadlineMs?: number
   readonly retry?: Partial<RetryPolicy>
   /** Told of each retry, for logs and metrics. */
   readonly onRetry?: (info: { attempt: number, delayMs: number, reason: string, context: RemoteContext }) => void
@@ -40,6 +45,10 @@ export interface HttpRequest {
   readonly auth?: boolean
   /** Retry what may succeed later (default true); off for bodies that cannot be replayed. */
   readonly retry?: boolean
+  /** This request's total deadline per attempt, instead of the client's. */
+  readonly deadlineMs?: number
+  /** The most {@link HttpClient.json} and {@link HttpClient.text} read of the answer (default {@link ANSWER_LIMITS}.small). */
+  readonly maxBytes?: number
 }
 
 export interface HttpResponse {
@@ -76,51 +85,98 @@ export class HttpClient {
     return url
   }
 
-  /** Sends a request until it succeeds or may not be retried. Answers a 2xx; the body is the caller's to read. */
+  /**
+   * Sends a request until it succeeds or may not be retried. Answers a 2xx; the body is the
+   * caller's to read, and the attempt's deadline still runs while it does: a stalled body fails
+   * with a {@link RemoteNetworkError} that names the deadline.
+   */
   async send (request: HttpRequest): Promise<HttpResponse> {
+    return await this.exchange(request, async response => response, false)
+  }
+
+  /** Sends a request and reads its answer as text, at most `request.maxBytes`, retrying a body cut short. */
+  async text (request: HttpRequest): Promise<string> {
+    return await this.exchange(request, async (response, context) =>
+      (await readBounded(response.body, response.headers, context, request.maxBytes ?? ANSWER_LIMITS.small)).toString('utf8'), true)
+  }
+
+  /** Sends a request and parses its JSON answer, bare or wrapped in `{data}`, with `schema`. */
+  async json<S extends z.ZodType> (request: HttpRequest, schema: S): Promise<z.output<S>> {
+    const text = await this.text(request)
+    return parseBody(this.context(request), text, schema)
+  }
+
+  /** Names a request in errors and logs, never with a credential. */
+  context (request: Pick<HttpRequest, 'method' | 'path' | 'query'>): RemoteContext {
+    return { service: this.init.service, method: request.method, url: this.url(request).toString() }
+  }
+
+  /**
+   * The retry loop. Each attempt has a total deadline (connect, headers and body); `read` runs
+   * inside the attempt, so a body that stalls or is cut is retried like a lost answer when
+   * `readInside` says the read is the client's own (not the caller's, who gets the stream).
+   */
+  private async exchange<T> (request: HttpRequest, read: (response: HttpResponse, context: RemoteContext) => Promise<T>, readInside: boolean): Promise<T> {
     const url = this.url(request)
-    const context: RemoteContext = { service: this.init.service, method: request.method, url: url.toString() }
+    const context = this.context(request)
+    const deadlineMs = request.deadlineMs ?? this.init.deadlineMs ?? DEFAULT_DEADLINE_MS
     for (let attempt = 1; ; attempt++) {
       const last = request.retry === false || attempt >= this.policy.attempts
       // Outside the try: a credential that cannot be read (a file readable by others) is that
       // error, with its fix, not "no answer" from the network.
       const headers = this.headers(request)
-      let response: Dispatcher.ResponseData
+      const deadline = new AbortController()
+      const timer = setTimeout(() => {
+        deadline.abort(new RemoteNetworkError(context, `the answer did not end within ${deadlineMs} ms (deadline exceeded): the service is stalled or too slow; try again later`))
+      }, deadlineMs)
+      timer.unref()
+      const signal = request.signal === undefined ? deadline.signal : AbortSignal.any([request.signal, deadline.signal])
+      let failure: unknown
       try {
-        response = await this.pool.request({
+        const response = await this.pool.request({
           method: request.method,
           path: url.pathname + url.search,
           headers,
           body: request.json !== undefined ? JSON.stringify(request.json) : request.body?.(),
-          signal: request.signal
+          signal
         })
-      } catch (err) {
-        if (request.signal?.aborted === true) throw new AbortedError(`${context.method} ${context.url} was aborted`)
-        if (last || !isRetryableNetworkError(err)) throw new RemoteNetworkError(context, `no answer (${(err as { code?: string }).code ?? (err as Error).message})`, { cause: err })
-        await this.wait(context, attempt, backoffDelay(this.policy, attempt), (err as { code?: string }).code ?? 'network error', request.signal)
-        continue
-      }
-      if (response.statusCode >= 200 && response.statusCode < 300) {
-        return { status: response.statusCode, headers: response.headers, body: response.body }
-      }
-      const excerpt = describeErrorBody(await response.body.text().catch(() => ''))
-      if (!last && isRetryableStatus(response.statusCode)) {
-        const retryAfter = parseRetryAfter(response.headers['retry-after'])
-        if (retryAfter === undefined || retryAfter <= this.policy.maxRetryAfterMs) {
-          await this.wait(context, attempt, retryAfter ?? backoffDelay(this.policy, attempt), `status ${response.statusCode}`, request.signal)
-          continue
+        if (response.statusCode >= 200 && response.statusCode < 300) {
+          const answer = { status: response.statusCode, headers: response.headers, body: response.body }
+          if (!readInside) {
+            // The caller reads the body: the deadline ends with it.
+            response.body.once('close', () => { clearTimeout(timer) })
+            return await read(answer, context)
+          }
+          try {
+            return await read(answer, context)
+          } finally {
+            clearTimeout(timer)
+          }
         }
+        const excerpt = describeErrorBody(await readPrefix(response.body, ANSWER_LIMITS.small).catch(() => ''))
+        clearTimeout(timer)
+        if (!last && isRetryableStatus(response.statusCode)) {
+          const retryAfter = parseRetryAfter(response.headers['retry-after'])
+          if (retryAfter === undefined || retryAfter <= this.policy.maxRetryAfterMs) {
+            await this.wait(context, attempt, retryAfter ?? backoffDelay(this.policy, attempt), `status ${response.statusCode}`, request.signal)
+            continue
+          }
+        }
+        throw this.statusError(context, response.statusCode, excerpt)
+      } catch (err) {
+        clearTimeout(timer)
+        failure = err
       }
-      throw this.statusError(context, response.statusCode, excerpt)
+      if (request.signal?.aborted === true) throw new AbortedError(`${context.method} ${context.url} was aborted`)
+      const timedOut = deadline.signal.aborted && failure === deadline.signal.reason
+      // Our own errors (a status refused, an answer too large) are final; only a lost answer is retried.
+      if (!timedOut && failure instanceof CidsyncError) throw failure
+      const code = timedOut ? 'deadline exceeded' : (failure as { code?: string }).code ?? (failure as Error).message
+      if (last || !(timedOut || isRetryableNetworkError(failure))) {
+        throw timedOut ? deadline.signal.reason as RemoteNetworkError : new RemoteNetworkError(context, `no answer (${code})`, { cause: failure })
+      }
+      await this.wait(context, attempt, backoffDelay(this.policy, attempt), code, request.signal)
     }
-  }
-
-  /** Sends a request and parses its JSON answer, bare or wrapped in `{data}`, with `schema`. */
-  async json<S extends z.ZodType> (request: HttpRequest, schema: S): Promise<z.output<S>> {
-    const response = await this.send(request)
-    const context = { service: this.init.service, method: request.method, url: this.url(request).toString() }
-    const text = await response.body.text()
-    return parseBody(context, text, schema)
   }
 
   async close (): Promise<void> {

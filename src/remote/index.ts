@@ -23,9 +23,10 @@ export type { PointerInput } from './pointers-client.js'
 export { UploadClient, addQuery } from './upload-client.js'
 export { GatewayClient } from './gateway-client.js'
 export { checkedCid } from './cid-text.js'
-export type { FetchOptions } from './gateway-client.js'
+export type { FetchOptions, GatewayLimits } from './gateway-client.js'
 export type { FileRecord, Pointer } from './schemas.js'
 export { DEFAULT_RETRY_POLICY } from './retry.js'
+export { ANSWER_LIMITS } from './body.js'
 export type { RetryPolicy } from './retry.js'
 
 /** Where each part of the service answers. */
@@ -53,18 +54,27 @@ export interface ServiceClients {
   close: () => Promise<void>
 }
 
+/** A whole upload, the body sent and the service's import of it answered. */
+const UPLOAD_DEADLINE_MS = 60 * 60_000
+
 const API_KEY_HINT = 'the API key was refused: run `cidsync login`, or set CIDSYNC_API_KEY'
 const SESSION_HINT = 'the session token was refused or has expired: copy a new one from the dashboard into the session-token credential, or set CIDSYNC_SESSION_TOKEN'
 
+export interface ServiceLimits {
+  /** The most a gateway fetch may write to disk when the caller knows no size (default 4 GiB). */
+  readonly maxFetchBytes?: number
+}
+
 /** One HTTP core per base URL, each client on the one it talks to. */
-export function createServiceClients (endpoints: ServiceEndpoints, credentials: ServiceCredentials, init: Partial<HttpClientInit> = {}): ServiceClients {
+export function createServiceClients (endpoints: ServiceEndpoints, credentials: ServiceCredentials, options: Partial<HttpClientInit> & ServiceLimits = {}): ServiceClients {
+  const { maxFetchBytes, ...init } = options
   const make = (service: string, baseUrl: string, credential?: () => string | undefined, hint?: string, extra: Partial<HttpClientInit> = {}): HttpClient =>
     new HttpClient({ ...init, ...extra, service, baseUrl, credential, unauthorizedHint: hint })
   const deal = make('deal service', endpoints.dealUrl, credentials.apiKey, API_KEY_HINT)
   const api = make('main API', endpoints.apiUrl, credentials.apiKey, API_KEY_HINT)
   const pointer = make('pointer service', endpoints.pointerUrl, credentials.sessionToken, SESSION_HINT)
   // A large upload is answered only once the service has imported it all.
-  const upload = make('upload endpoint', endpoints.uploadUrl, credentials.apiKey, API_KEY_HINT, { headersTimeoutMs: 10 * 60_000 })
+  const upload = make('upload endpoint', endpoints.uploadUrl, credentials.apiKey, API_KEY_HINT, { headersTimeoutMs: 10 * 60_000, deadlineMs: UPLOAD_DEADLINE_MS })
   const gateways = endpoints.gateways.map(url => make('gateway', url))
   const all = [deal, api, pointer, upload, ...gateways]
   return {
@@ -72,7 +82,7 @@ export function createServiceClients (endpoints: ServiceEndpoints, credentials: 
     names: new NamesClient(api),
     pointers: new PointersClient(pointer),
     upload: new UploadClient(upload),
-    gateway: new GatewayClient(gateways),
+    gateway: new GatewayClient(gateways, { maxBytes: maxFetchBytes }),
     files: (options) => listFiles(api, options),
     close: async () => { await Promise.all(all.map(async c => { await c.close() })) }
   }

@@ -1,6 +1,7 @@
 import { z } from 'zod'
 import { NameNotFoundError, RemoteNetworkError, RemoteStatusError } from '../errors.js'
 import type { HttpClient, HttpRequest } from './http-client.js'
+import { ANSWER_LIMITS } from './body.js'
 import { isRetryableStatus } from './retry.js'
 import { checkedCid } from './cid-text.js'
 import { ipnsKeySchema, ipnsRecordSchema, publishSchema, removeKeySchema } from './schemas.js'
@@ -22,7 +23,7 @@ export class NamesClient {
   }
 
   async list (options: CallOptions = {}): Promise<Array<z.output<typeof ipnsRecordSchema>>> {
-    return await this.api.json({ method: 'GET', path: '/api/ipns/get_ipns_records', signal: options.signal }, z.array(ipnsRecordSchema))
+    return await this.api.json({ method: 'GET', path: '/api/ipns/get_ipns_records', maxBytes: ANSWER_LIMITS.listing, signal: options.signal }, z.array(ipnsRecordSchema))
   }
 
   /** Removes a key. The official SDKs send DELETE, which is what this does. */

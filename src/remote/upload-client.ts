@@ -7,7 +7,7 @@ import { CID } from 'multiformats/cid'
 import { CidBuilder, type CidProfile } from '../content/index.js'
 import { IntegrityError, RemoteResponseError } from '../errors.js'
 import type { HttpClient } from './http-client.js'
-import { parseBody } from './body.js'
+import { ANSWER_LIMITS, parseBody, readBounded } from './body.js'
 import { uploadAnswerSchema } from './schemas.js'
 import type { CallOptions } from './deals-client.js'
 
@@ -74,7 +74,7 @@ export class UploadClient {
     const request = { method: 'POST' as const, path: '/api/v0/add', query: addQuery(profile), headers: { 'content-type': `multipart/form-data; boundary=${boundary}` }, body, signal: options.signal, ...(options.retry === false ? { retry: false } : {}) }
     const response = await this.upload.send(request)
     const context = { service: 'upload endpoint', method: 'POST', url: this.upload.url(request).toString() }
-    const root = lastEntry(await response.body.text())
+    const root = lastEntry((await readBounded(response.body, response.headers, context, ANSWER_LIMITS.small)).toString('utf8'))
     if (root === undefined) throw new RemoteResponseError(context, 'answered with an empty body')
     const answer = parseBody(context, root, uploadAnswerSchema)
     const local = computed.cid

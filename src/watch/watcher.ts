@@ -164,7 +164,8 @@ export class Watcher {
       if ((this.state as WatcherState) === 'stopped') return
       if (this.folders.every(f => f.progress().toHash === 0)) break
     }
-    this.currentAt ??= Date.now()
+    // A scan cut short by a stop leaves the index behind the disk: never call that current.
+    if (this.state !== 'stopped') this.currentAt ??= Date.now()
   }
 
   status (): WatcherStatus {

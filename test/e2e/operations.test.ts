@@ -1,10 +1,18 @@
-import { describe, it, expect } from 'vitest'
+import { describe, it, expect, afterEach } from 'vitest'
 import { mkdir, readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { DaemonProcess, runCli } from '../helpers/cli.js'
 import { useTempDir } from '../helpers/temp-dir.js'
 import { until } from '../helpers/wait.js'
 import { httpGet } from '../helpers/http.js'
+import { startLocalService, type LocalService } from '../../src/local-service/index.js'
+import { createServiceClients, type ServiceClients } from '../../src/remote/index.js'
+import { PointerNotFoundError } from '../../src/errors.js'
+import { newWalletKey } from '../../src/crypto/index.js'
+import { JobStore } from '../../src/sync/index.js'
+
+const stopAfter: Array<LocalService | ServiceClients> = []
+afterEach(async () => { for (const s of stopAfter.splice(0).reverse()) await ('stop' in s ? s.stop() : s.close()) })
 
 const config = (root: string, folders: string[], extra = ''): string => `state_dir = "state"
 ${folders.map(f => `[[folders]]\nname = "${f}"\npath = "${f}"\n`).join('')}[status]
@@ -49,29 +57,53 @@ describe('running as a service', () => {
     const root = await useTempDir()
     await mkdir(join(root, 'notes'))
     await writeFile(join(root, 'notes', 'a.md'), 'a')
+    // The service in this process, so its faults are set directly: every upload takes 20 s.
+    const local = await startLocalService({ dir: join(root, 'service') })
+    stopAfter.push(local)
+    local.faults.set('upload', { latencyMs: 20_000 })
+    const credentials: { apiKey?: string, sessionToken?: string } = {}
+    const clients = createServiceClients({ dealUrl: local.url, apiUrl: local.url, pointerUrl: local.url, uploadUrl: local.url, gateways: [local.url] }, { apiKey: () => credentials.apiKey, sessionToken: () => credentials.sessionToken })
+    stopAfter.push(clients)
+    const { address, apiKey } = await clients.deals.login(newWalletKey())
+    Object.assign(credentials, { apiKey, sessionToken: local.issueToken(address) })
+    const env = { ...process.env, CIDSYNC_API_KEY: credentials.apiKey, CIDSYNC_SESSION_TOKEN: credentials.sessionToken }
     const file = join(root, 'c.toml')
-    await writeFile(file, config(root, ['notes']))
-    const daemon = new DaemonProcess(['--config', file], { env: { ...process.env, CIDSYNC_EMBEDDED_ADMIN: '1' } })
-    const ready = await daemon.logged('service ready') as { service: string }
-    const serviceUrl = /http:\/\/127\.0\.0\.1:\d+/.exec(ready.service)?.[0] as string
-    // The embedded service's admin route (asked for above): every upload now takes 20 s.
-    const adminToken = (await readFile(join(root, 'state', 'service', 'admin.token'), 'utf8')).trim()
-    const { request } = await import('undici')
-    const faulted = await request(`${serviceUrl}/local/faults`, { method: 'PUT', headers: { authorization: `Bearer ${adminToken}` }, body: JSON.stringify({ upload: { latencyMs: 20_000 } }) })
-    await faulted.body.dump()
-    expect(faulted.statusCode).toBe(200)
+    // At debug level: the wait below reads the publish's step lines.
+    await writeFile(file, `log_level = "debug"\n${config(root, ['notes'])}
+[service]
+mode = "remote"
+deal_url = "${local.url}"
+api_url = "${local.url}"
+pointer_url = "${local.url}"
+upload_url = "${local.url}"
+gateways = ["${local.url}"]
+`)
+    const daemon = new DaemonProcess(['--config', file], { env })
+    await daemon.logged('service ready')
     const info = JSON.parse(await readFile(join(root, 'state', 'daemon.json'), 'utf8')) as { status: string }
     const token = (await readFile(join(root, 'state', 'status.token'), 'utf8')).trim()
     const port = Number(info.status.split(':').pop())
     const inFlight = httpGet({ port }, '/snapshot', { method: 'POST', headers: { authorization: `Bearer ${token}` } }).catch(() => undefined)
-    await until(() => daemon.stderr.includes('"step":"upload"') || daemon.stderr.includes('publish step') ? true : undefined, 5_000, 'the publish to start').catch(() => undefined)
-    await new Promise(resolve => setTimeout(resolve, 500))
+    // The publish has reached its upload, which the service holds for 20 s.
+    await until(() => daemon.stderr.split('\n').some(l => l.includes('"msg":"publish step"') && l.includes('"step":"upload"')) ? true : undefined, 10_000, 'the publish to reach its upload')
+    const status = JSON.parse((await runCli(['status', '--json', '--config', file], { env })).stdout) as { publish: { running: boolean } | null }
+    expect(status.publish?.running).toBe(true)
+
     const stopped = await daemon.stop('SIGTERM')
     expect(stopped.code, daemon.stderr.split('\n').slice(-6).join('\n')).toBe(0)
-    expect(stopped.ms).toBeLessThan(15_000)
+    // Well inside the upload's 20 s: the stop cut it rather than waiting for it.
+    expect(stopped.ms).toBeLessThan(10_000)
+    expect(daemon.stderr).toContain('"msg":"daemon stopped"')
     await inFlight
-    const published = await runCli(['snapshot', '--json', '--config', file])
-    expect(published.code).toBe(0)
-    expect(JSON.parse(published.stdout)).toMatchObject({ skipped: false, entries: 1 })
+    const jobs = new JobStore(join(root, 'state'))
+    const cut = jobs.current()
+    jobs.close()
+    expect(cut).toMatchObject({ step: 'upload', snapshotCid: expect.stringMatching(/^baf/) })
+    await expect(clients.pointers.current('default', 'mainnet')).rejects.toThrow(PointerNotFoundError)
+
+    local.faults.clear()
+    const published = await runCli(['snapshot', '--json', '--config', file], { env })
+    expect(published.code, published.stderr).toBe(0)
+    expect(JSON.parse(published.stdout)).toMatchObject({ skipped: false, entries: 1, cid: cut?.snapshotCid })
   })
 })

@@ -74,3 +74,14 @@ export function adminClient (local: LocalService): HttpClient {
   const token = adminTokenOf(local)
   return new HttpClient({ service: 'local admin', baseUrl: local.url, credential: () => token })
 }
+
+/**
+ * The local service, for a test that needs its faults or request log: such a test is marked
+ * `skipIf(EXTERNAL)` (reported as skipped), and this fails it rather than let it pass without checking.
+ */
+export async function localServiceUnderTest (init: Partial<LocalServiceInit> = {}): Promise<ServiceUnderTest & { readonly local: LocalService }> {
+  const service = await serviceUnderTest(init)
+  const local = service.local
+  if (local === undefined) throw new Error('this test needs the local service: mark it skipIf(EXTERNAL)')
+  return { ...service, local }
+}

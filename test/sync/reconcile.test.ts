@@ -6,17 +6,16 @@ import { loadConfig } from '../../src/config/index.js'
 import { indexPath, openIndex, type Index } from '../../src/index/index.js'
 import { reconcile } from '../../src/sync/index.js'
 import { cidProfile } from '../../src/content/index.js'
-import { adminClient, serviceUnderTest } from '../helpers/service.js'
+import { adminClient, localServiceUnderTest, EXTERNAL } from '../helpers/service.js'
 import { useTempDir } from '../helpers/temp-dir.js'
 
 const DEVICE = 'aaaaaaaa-0000-4000-8000-000000000000'
 const open: Index[] = []
 afterEach(() => { for (const i of open.splice(0)) i.close() })
 
-describe.skipIf(process.env.CIDSYNC_CONTRACT_DEAL_URL !== undefined)('reconciliation', () => {
+describe.skipIf(EXTERNAL)('reconciliation', () => {
   it('mirrors 5,000 uploads across pages of 100, marks one removed remotely as gone, and cross-references local files', async () => {
-    const { clients, local, address } = await serviceUnderTest({ pageSize: 100 })
-    if (local === undefined) return
+    const { clients, local, address } = await localServiceUnderTest({ pageSize: 100 })
     const admin = adminClient(local)
     await admin.send({ method: 'POST', path: '/local/seed-files', json: { address, count: 4_999 } })
     const dir = await useTempDir()

@@ -6,7 +6,7 @@ import { loadConfig } from '../../src/config/index.js'
 import { indexPath, openIndex, type Index } from '../../src/index/index.js'
 import { publish, restore, JobStore } from '../../src/sync/index.js'
 import { PointerNotFoundError, UsageError } from '../../src/errors.js'
-import { serviceUnderTest } from '../helpers/service.js'
+import { serviceUnderTest, localServiceUnderTest, EXTERNAL } from '../helpers/service.js'
 import { useTempDir } from '../helpers/temp-dir.js'
 import { closeDeviceIndex, syncDevice, writeRows as write } from '../helpers/sync-device.js'
 
@@ -67,9 +67,8 @@ describe('publishing and restoring', () => {
     expect((await clients.pointers.current('sync-test', 'mainnet')).snapshotCid).toBe(fromA.cid)
   })
 
-  it('resumes a publish cut short at the step it reached, with the same snapshot', async () => {
-    const { clients, local } = await serviceUnderTest()
-    if (local === undefined) return
+  it.skipIf(EXTERNAL)('resumes a publish cut short at the step it reached, with the same snapshot', async () => {
+    const { clients, local } = await localServiceUnderTest()
     const root = await useTempDir()
     const a = await syncDevice(root, 'a', 'aaaaaaaa-0000-4000-8000-000000000000', { namespace: 'sync-test', snapshot: 'deal = true\n' })
     write(a, 'x.md')
@@ -87,9 +86,8 @@ describe('publishing and restoring', () => {
 })
 
 describe('restore refusals', () => {
-  it('refuses corrupted gateway bytes and leaves the existing index untouched; refuses a wrong key with exit 4', async () => {
-    const { clients, local } = await serviceUnderTest()
-    if (local === undefined) return
+  it.skipIf(EXTERNAL)('refuses corrupted gateway bytes and leaves the existing index untouched; refuses a wrong key with exit 4', async () => {
+    const { clients, local } = await localServiceUnderTest()
     const root = await useTempDir()
     const a = await syncDevice(root, 'a', 'aaaaaaaa-0000-4000-8000-000000000000', { namespace: 'sync-test', snapshot: 'deal = true\n' })
     write(a, 'precious.md')

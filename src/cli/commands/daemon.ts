@@ -1,6 +1,7 @@
 import type { Command } from 'commander'
 import { loadDaemonConfig } from '../config-wait.js'
-import { action } from '../run.js'
+import { action, onUnhandledFailure, reportError } from '../run.js'
+import type { Daemon } from '../../daemon/index.js'
 
 /**
  * SIGTERM and SIGINT stop the daemon cleanly; a second one, or a stop that outlives
@@ -25,6 +26,30 @@ function stopSignal (): AbortSignal {
   return controller.signal
 }
 
+/**
+ * A failure nothing handled: logged at fatal with where it came from, then a bounded attempt at a
+ * clean stop (the pending batch committed, the lock released) and exit 1. A second one while
+ * stopping exits at once.
+ */
+function failed (daemon: Daemon | undefined, err: unknown, origin: string): void {
+  const uptimeSeconds = Math.round(process.uptime())
+  if (daemon === undefined) reportError(err)
+  else daemon.log.fatal({ err, origin, uptimeSeconds }, 'a failure nothing handled: stopping (a bug: please report it with this line)')
+  if (stoppingAfterFailure) process.exit(1)
+  stoppingAfterFailure = true
+  process.exitCode = 1
+  setTimeout(() => { process.exit(1) }, DEFAULT_STOP_TIMEOUT_MS).unref()
+  void (daemon?.stop() ?? Promise.resolve()).catch(() => undefined).finally(() => process.exit(1))
+}
+let stoppingAfterFailure = false
+
+/** Crash-testing hooks (CIDSYNC_FAILPOINT, as elsewhere): once started, a promise rejected with no owner, or a throw from a timer. */
+function testHook (): void {
+  const point = process.env.CIDSYNC_FAILPOINT
+  if (point === 'daemon:unhandled-rejection') setTimeout(() => { void Promise.reject(new Error(`failpoint ${point}`)) }, 50)
+  if (point === 'daemon:uncaught-exception') setTimeout(() => { throw new Error(`failpoint ${point}`) }, 50)
+}
+
 /** How long a stop may take before the process gives up waiting and exits (systemd waits 90 s by default). */
 export const DEFAULT_STOP_TIMEOUT_MS = 9_000
 
@@ -33,15 +58,19 @@ export function registerDaemon (program: Command): void {
     .description('run in the foreground: watch, index, serve status (the service unit\'s ExecStart)')
     .option('--config <path>', 'config file')
     .action(action(async (options: { config?: string }) => {
+      let daemon: Daemon | undefined
+      onUnhandledFailure((err, origin) => { failed(daemon, err, origin) })
       const signal = stopSignal()
       const config = await loadDaemonConfig(options.config, signal)
       if (config === undefined) return
       const { createDaemon } = await import('../../daemon/index.js')
-      const daemon = createDaemon(config)
-      process.on('SIGHUP', () => { void daemon.reload() })
+      daemon = createDaemon(config)
+      const running = daemon
+      process.on('SIGHUP', () => { void running.reload() })
       let fatal: Error | undefined
       try {
         await daemon.start()
+        testHook()
         // Until a signal, or until the daemon cannot go on (an index that cannot be written any more).
         if (!signal.aborted) {
           await Promise.race([

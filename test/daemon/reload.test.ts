@@ -1,0 +1,79 @@
+import { describe, it, expect, afterEach } from 'vitest'
+import { writeFileSync } from 'node:fs'
+import { mkdir, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import pino from 'pino'
+import { loadConfig } from '../../src/config/index.js'
+import { Daemon } from '../../src/daemon/index.js'
+import { useTempDir } from '../helpers/temp-dir.js'
+import { within } from '../helpers/wait.js'
+
+const running: Daemon[] = []
+afterEach(async () => { for (const d of running.splice(0)) await d.stop() })
+
+const config = (namespace: string, folders: string[]): string => `state_dir = "state"
+namespace = "${namespace}"
+${folders.map(f => `[[folders]]\nname = "${f}"\npath = "${f}"\n`).join('')}[status]
+listen = "127.0.0.1:0"
+[service]
+mode = "remote"
+deal_url = "http://127.0.0.1:9"
+api_url = "http://127.0.0.1:9"
+pointer_url = "http://127.0.0.1:9"
+upload_url = "http://127.0.0.1:9"
+gateways = ["http://127.0.0.1:9"]
+`
+
+/** A daemon in this process whose log lines are kept, parsed, for the test to read. */
+async function startDaemon (dir: string, text: string): Promise<{ daemon: Daemon, lines: Array<Record<string, unknown>>, file: string }> {
+  for (const f of ['notes', 'photos']) await mkdir(join(dir, f), { recursive: true })
+  const file = join(dir, 'c.toml')
+  await writeFile(file, text)
+  const lines: Array<Record<string, unknown>> = []
+  const logger = pino({ level: 'info' }, { write: (line: string) => { lines.push(JSON.parse(line) as Record<string, unknown>) } })
+  const daemon = new Daemon({ logger }, { config: loadConfig({ configPath: file, env: {} }) })
+  running.push(daemon)
+  await within(daemon.start(), 10_000, 'the daemon to start')
+  await within(daemon.watchingAll(), 10_000, 'the watches')
+  return { daemon, lines, file }
+}
+
+describe('reload (SIGHUP)', () => {
+  it('runs one reload at a time: signals during one fold into a single reload after it, which reads the file as it is then', async () => {
+    const dir = await useTempDir()
+    const { daemon, lines, file } = await startDaemon(dir, config('zero', ['notes']))
+    writeFileSync(file, config('one', ['notes', 'photos']))
+    const first = daemon.reload()
+    // While the first reload runs: the file changes again and three more signals come.
+    writeFileSync(file, config('two', ['notes', 'photos']))
+    const more = [daemon.reload(), daemon.reload(), daemon.reload()]
+    await within(Promise.all([first, ...more]), 10_000, 'the reloads')
+    const reloads = lines.filter(l => typeof l.msg === 'string' && l.msg.startsWith('reloaded'))
+    expect(reloads).toEqual([
+      expect.objectContaining({ added: ['photos'], removed: [] }),
+      expect.objectContaining({ added: [], removed: [] })
+    ])
+    expect(daemon.status()).toMatchObject({ namespace: 'two', folders: [{ name: 'notes' }, { name: 'photos' }] })
+  })
+
+  it('refuses a config that does not validate and applies none of it, naming the file', async () => {
+    const dir = await useTempDir()
+    const { daemon, lines, file } = await startDaemon(dir, config('zero', ['notes']))
+    writeFileSync(file, `${config('changed', ['photos'])}log_level = "debug"\n[snapshot]\nencryption = "rot13"\n`)
+    await within(daemon.reload(), 10_000, 'the reload')
+    expect(lines.find(l => l.msg === 'reload refused: the config no longer validates; the running one is kept')).toMatchObject({ level: 50, config: file })
+    expect(daemon.status()).toMatchObject({ namespace: 'zero', folders: [{ name: 'notes' }] })
+    expect(daemon.log.level).toBe('info')
+  })
+
+  it('never rejects: a signal that comes while stopping, or after, is logged and ignored', async () => {
+    const dir = await useTempDir()
+    const { daemon, lines, file } = await startDaemon(dir, config('zero', ['notes']))
+    writeFileSync(file, config('zero', ['photos']))
+    const stopping = daemon.stop()
+    await expect(daemon.reload()).resolves.toBeUndefined()
+    await stopping
+    await expect(daemon.reload()).resolves.toBeUndefined()
+    expect(lines.filter(l => l.msg === 'reload ignored: the daemon is stopping')).toHaveLength(2)
+  })
+})
