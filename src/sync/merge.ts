@@ -37,6 +37,14 @@ export function mergeIndex (db: Database, otherPath: string, selfDeviceId: strin
           ON CONFLICT (device_id) DO UPDATE SET hostname = excluded.hostname, last_seq = excluded.last_seq`).run(device.device_id, device.hostname, device.first_seen, device.last_seq)
         taken.push(device.device_id)
       }
+      // The other side knows this device at a higher sequence than its own index does (its index
+      // was rebuilt, or restored from an older snapshot): count on from there, so that the next
+      // publish of these rows wins over the stale ones others hold.
+      const seenElsewhere = db.prepare('SELECT last_seq FROM other.devices WHERE device_id = ?').pluck().get(selfDeviceId) as number | undefined
+      const mine = (ours.get(selfDeviceId) as number | undefined) ?? 0
+      if (seenElsewhere !== undefined && seenElsewhere >= mine) {
+        db.prepare('UPDATE main.devices SET last_seq = ? WHERE device_id = ?').run(seenElsewhere + 1, selfDeviceId)
+      }
       return { devicesTaken: taken }
     }).immediate()
   } finally {

@@ -7,7 +7,7 @@ import { publish, JobStore, SyncRunner } from '../../src/sync/index.js'
 import { PointerUnreadableError, PublishContendedError, PublishHeldError, PublishStateError } from '../../src/errors.js'
 import { EXTERNAL, serviceUnderTest } from '../helpers/service.js'
 import { useTempDir } from '../helpers/temp-dir.js'
-import { syncDevice, writeRows as write, type SyncDevice as Device } from '../helpers/sync-device.js'
+import { closeDeviceIndex, syncDevice, writeRows as write, type SyncDevice as Device } from '../helpers/sync-device.js'
 
 const logger = pino({ level: 'silent' })
 
@@ -101,6 +101,33 @@ describe.skipIf(EXTERNAL)('a publish that cannot go on', () => {
       expect((await clients.pointers.current('guards', 'mainnet')).snapshotCid).toBe(repaired.cid)
       expect(b.index.entries.list().map(e => e.path)).toContain('from-a.md')
     }
+  })
+})
+
+describe.skipIf(EXTERNAL)('a device whose index was rebuilt', () => {
+  it('wins its own rows back: others take what it holds now, not the stale rows they kept', async () => {
+    const { clients } = await serviceUnderTest()
+    const root = await useTempDir()
+    const id = 'aaaaaaaa-0000-4000-8000-000000000000'
+    const a = await syncDevice(root, 'a', id, { namespace: 'guards' })
+    const b = await syncDevice(root, 'b', 'bbbbbbbb-0000-4000-8000-000000000000', { namespace: 'guards' })
+    const { exportKey, importKey } = await import('../../src/snapshot/index.js')
+    importKey(b.config.stateDir, exportKey(a.config.stateDir))
+    write(a, 'old-1.md', 'old-2.md')
+    write(a, 'old-3.md')
+    await publish({ index: a.index, clients, logger, deviceId: a.id }, { config: a.config })
+    write(b, 'from-b.md')
+    await publish({ index: b.index, clients, logger, deviceId: b.id }, { config: b.config })
+
+    // a's index is lost and rebuilt from its folder, which now holds one file: its sequence starts over.
+    closeDeviceIndex(a)
+    const { rm } = await import('node:fs/promises')
+    for (const suffix of ['', '-wal', '-shm']) await rm(`${a.index.path}${suffix}`, { force: true })
+    const rebuilt = await syncDevice(root, 'a', id, { namespace: 'guards' })
+    write(rebuilt, 'new.md')
+    await publish({ index: rebuilt.index, clients, logger, deviceId: id }, { config: rebuilt.config })
+    await publish({ index: b.index, clients, logger, deviceId: b.id }, { config: b.config })
+    expect(b.index.entries.list({ deviceId: id }).map(e => e.path)).toEqual(['new.md'])
   })
 })
 
