@@ -6,12 +6,15 @@ import type { Database } from 'better-sqlite3'
 import { openDatabase } from './open.js'
 import { EntryStore } from './entries.js'
 import { RemoteStore } from './remote.js'
+import { SegmentStore } from './segments.js'
 
 export type { Entry, EntryChange, KnownFile, FolderTotals, KnownDevice, ListOptions } from './entries.js'
 export { EntryStore } from './entries.js'
 export { SCHEMA_VERSION } from './migrations.js'
 export { loadOrCreateDeviceId, readDeviceId, DEVICE_ID_FILE } from './device-id.js'
 export { RemoteStore, DEAL_OVERDUE_MS } from './remote.js'
+export { SegmentStore, checkSegment } from './segments.js'
+export type { SegmentRange, RecordedChain, IncomingDevice, DeviceState } from './segments.js'
 export type { RemoteFile, RemoteName, DealRecord, RemoteState } from './remote.js'
 export { openIndexRecovering, moveAside } from './recover.js'
 export type { OpenedIndex } from './recover.js'
@@ -29,6 +32,8 @@ export interface Index {
   readonly entries: EntryStore
   /** The account's side: uploads, IPNS names, deals. */
   readonly remote: RemoteStore
+  /** Segments of `cidsync-sqlite/2`: cut, check, apply, and the recorded segment lists. */
+  readonly segments: SegmentStore
   /** For the rooms that add tables of their own in later migrations. */
   readonly db: Database
   close (): void
@@ -49,11 +54,13 @@ export function openIndex (path: string, init: OpenIndexInit = {}): Index {
   const db = openDatabase(path, { readonly, check: init.check })
   const entries = new EntryStore(db, readonly)
   const remote = new RemoteStore(db)
+  const segments = new SegmentStore(db)
   return {
     path,
     db,
     entries,
     remote,
+    segments,
     close: () => {
       if (!db.open) return
       if (!readonly) db.pragma('wal_checkpoint(TRUNCATE)')
