@@ -7,6 +7,7 @@ import { openDatabase } from './open.js'
 import { EntryStore } from './entries.js'
 import { RemoteStore } from './remote.js'
 import { SegmentStore } from './segments.js'
+import { IndexSync, type MergeResult } from './sync-sql.js'
 
 export type { Entry, EntryChange, KnownFile, FolderTotals, KnownDevice, ListOptions } from './entries.js'
 export { EntryStore } from './entries.js'
@@ -19,6 +20,7 @@ export type { RemoteFile, RemoteName, DealRecord, RemoteState } from './remote.j
 export { openIndexRecovering, moveAside } from './recover.js'
 export type { OpenedIndex } from './recover.js'
 export { isDamageError } from './open.js'
+export type { MergeResult } from './sync-sql.js'
 
 export const INDEX_FILE = 'index.sqlite'
 
@@ -34,8 +36,21 @@ export interface Index {
   readonly remote: RemoteStore
   /** Segments of `cidsync-sqlite/2`: cut, check, apply, and the recorded segment lists. */
   readonly segments: SegmentStore
-  /** For the rooms that add tables of their own in later migrations. */
+  /**
+   * The raw connection. Nothing outside this room uses it (sync and snapshot go through the
+   * methods below); tests keep it for fault injection (`max_page_count`, rows deleted behind the
+   * watcher's back), which needs the daemon's own connection.
+   */
   readonly db: Database
+  /** A consistent copy of the whole index at one instant (`VACUUM INTO`) into an empty or absent file. */
+  copyTo (path: string): void
+  /**
+   * Merges another index file into this one: for every device but `selfDeviceId`, the side with
+   * the higher sequence keeps its rows whole. One transaction.
+   */
+  mergeFrom (otherPath: string, selfDeviceId: string): MergeResult
+  /** The devices and their sequence numbers, as a string: equal markers, nothing new to publish. */
+  changeMarker (): string
   close (): void
 }
 
@@ -55,12 +70,16 @@ export function openIndex (path: string, init: OpenIndexInit = {}): Index {
   const entries = new EntryStore(db, readonly)
   const remote = new RemoteStore(db)
   const segments = new SegmentStore(db)
+  const sync = new IndexSync(db)
   return {
     path,
     db,
     entries,
     remote,
     segments,
+    copyTo: (to) => { sync.copyTo(to) },
+    mergeFrom: (otherPath, selfDeviceId) => sync.mergeFrom(otherPath, selfDeviceId),
+    changeMarker: () => sync.changeMarker(),
     close: () => {
       if (!db.open) return
       if (!readonly) db.pragma('wal_checkpoint(TRUNCATE)')

@@ -4,8 +4,8 @@ import { ENGINE_V1 } from './format.js'
 import { seal } from './sealed-file.js'
 
 export interface WriteSnapshotInit {
-  /** Makes a consistent copy of the index at the path it is given (`Index.copyTo`). */
-  readonly copyIndex: (path: string) => void
+  /** The open index: the copy is taken through it (`Index.copyTo`), consistent at one instant. */
+  readonly index: { copyTo: (path: string) => void }
   readonly stateDir: string
   /** Where the snapshot file goes (written aside and renamed into place). */
   readonly path: string
@@ -28,7 +28,7 @@ export async function writeSnapshot (init: WriteSnapshotInit): Promise<WrittenSn
     await rm(copy, { force: true })
     // An unencrypted copy of the index: made 0600 empty first (VACUUM INTO fills an empty file).
     await writeFile(copy, '', { mode: 0o600, flag: 'wx' })
-    init.copyIndex(copy)
+    init.index.copyTo(copy)
     const db = new Database(copy)
     let entries: number
     try {

@@ -5,7 +5,7 @@ import { STATE, type JobStore } from './job-store.js'
 
 /** This device's live entries now. */
 export function ownEntries (index: Index, deviceId: string): number {
-  return index.entries.totals(deviceId).reduce((n, t) => n + t.files, 0)
+  return index.entries.liveCount(deviceId)
 }
 
 /**

@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import type { Config } from '../config/index.js'
 import { CidsyncError, ContentNotFoundError, IntegrityError, PointerNotFoundError, PointerUnreadableError, SnapshotFormatError, SnapshotIntegrityError, SnapshotKeyError } from '../errors.js'
 import { ENGINE, readSnapshot } from '../snapshot/index.js'
-import { acceptsUnencrypted, mergeIndex } from './merge.js'
+import { acceptsUnencrypted } from './merge.js'
 import { SNAPSHOT_PROFILE } from './snapshot-profile.js'
 import type { PublishComponents, PublishInit } from './publish.js'
 
@@ -48,7 +48,7 @@ export async function fetchAndMerge (components: PublishComponents, init: Publis
       throw new PointerUnreadableError(`the pointer for ${namespace} on ${network} names ${cid}, which cannot be used here: ${(err as Error).message}. ` +
         'Publishing stops there (nothing of it can be merged); to put this device\'s index, with every other device\'s rows it holds, in its place, run `cidsync pointer repair`', cid, { cause: err })
     }
-    const merged = mergeIndex(components.index.db, database, components.deviceId)
+    const merged = components.index.mergeFrom(database, components.deviceId)
     components.logger.info({ from: cid, devices: merged.devicesTaken.length }, 'merged another device\'s snapshot')
   } finally {
     await rm(fetched, { force: true })

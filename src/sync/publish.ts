@@ -10,7 +10,6 @@ import type { ServiceClients } from '../remote/index.js'
 import { ENGINE, writeSnapshot } from '../snapshot/index.js'
 import { checkDrop, ownEntries } from './drop-guard.js'
 import { JobStore, STATE, type ActiveStep, type PublishJob } from './job-store.js'
-import { changeMarker } from './merge.js'
 import { currentPointer, fetchAndMerge } from './pointer-snapshot.js'
 import { SNAPSHOT_PROFILE } from './snapshot-profile.js'
 import { uploadOnce } from './upload-once.js'
@@ -55,7 +54,7 @@ export async function publish (components: PublishComponents, init: PublishInit)
   try {
     const resumed = store.current()
     if (resumed === undefined) {
-      const marker = changeMarker(components.index.db)
+      const marker = components.index.changeMarker()
       const last = store.value(STATE.lastCid)
       if (last !== undefined && store.value(STATE.lastMarker) === marker && init.repairPointer !== true) return await pullOnly(components, init, store, last)
       checkDrop(components.index, components.deviceId, config, store, init.confirmDrop === true)
@@ -93,8 +92,8 @@ const STEPS: { readonly [S in ActiveStep]: StepRun } = {
     const dir = join(config.stateDir, 'snapshots')
     mkdirSync(dir, { recursive: true, mode: 0o700 })
     const path = join(dir, `publish-${job.id}.snap`)
-    const marker = changeMarker(components.index.db)
-    const written = await writeSnapshot({ db: components.index.db, stateDir: config.stateDir, path, encryption: config.snapshot.encryption, device: components.deviceId, passphrase: init.passphrase, signal: init.signal })
+    const marker = components.index.changeMarker()
+    const written = await writeSnapshot({ index: components.index, stateDir: config.stateDir, path, encryption: config.snapshot.encryption, device: components.deviceId, passphrase: init.passphrase, signal: init.signal })
     const { cid } = await fileCid(path, SNAPSHOT_PROFILE, { signal: init.signal })
     return store.advance(job.id, 'upload', { snapshotPath: path, snapshotCid: cid.toString(), marker, entries: written.entries })
   },
@@ -141,7 +140,7 @@ async function pullOnly (components: PublishComponents, init: PublishInit, store
   store.setValue(STATE.base, current.cid)
   noteRemotePointer(store, current.cid)
   // Our last publish is inside the merged one: what was published stays ours; only the marker moves.
-  store.setValue(STATE.lastMarker, changeMarker(components.index.db))
+  store.setValue(STATE.lastMarker, components.index.changeMarker())
   return { cid: current.cid, entries, skipped: true, merged: 1 }
 }
 

@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto'
 import cron, { type ScheduledTask } from 'node-cron'
 import { CidsyncError, PointerUnreadableError, PublishHeldError, RemoteUnauthorizedError } from '../errors.js'
-import { changeMarker } from './merge.js'
 import { Histogram, type HistogramSnapshot } from '../util/histogram.js'
 import { jwtExpiry } from '../util/jwt.js'
 import type { Logger } from 'pino'
@@ -195,7 +194,7 @@ export class SyncRunner {
     const cid = store.value(STATE.lastCid)
     const remote = store.value(STATE.remotePointer)
     const base = store.value(STATE.base)
-    const unpublished = this.pendingAt !== undefined || (cid !== undefined && store.value(STATE.lastMarker) !== changeMarker(this.components.index.db))
+    const unpublished = this.pendingAt !== undefined || (cid !== undefined && store.value(STATE.lastMarker) !== this.components.index.changeMarker())
     const why = this.pointerProblem ??
       (remote === undefined ? 'not looked at yet (reconciliation reads it)'
         : remote === '' ? 'nothing is stored for this namespace and network yet'

@@ -26,7 +26,7 @@ const rows = (index: Index): unknown[] => index.entries.list({ includeDeleted: t
 async function snapshotOf (dir: string, encryption: 'aes-256-gcm' | 'none' = 'aes-256-gcm', passphrase?: string): Promise<{ path: string, index: Index }> {
   const index = indexWithRows(dir)
   const path = join(dir, 'snapshot.bin')
-  await writeSnapshot({ db: index.db, stateDir: dir, path, encryption, device: A, passphrase })
+  await writeSnapshot({ index, stateDir: dir, path, encryption, device: A, passphrase })
   return { path, index }
 }
 

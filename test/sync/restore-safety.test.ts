@@ -31,7 +31,7 @@ async function forgeBehindPointer (clients: ServiceClients, root: string, body?:
     const index = openIndex(join(dir, 'index.sqlite'))
     index.entries.registerDevice(EVIL, 'evil')
     index.entries.apply(EVIL, [{ kind: 'upsert', folder: 'notes', path: 'injected.md', size: 1, mtimeMs: 1, cid: 'cid-injected', cidProfile: 'kubo-cidv1' }])
-    await writeSnapshot({ db: index.db, stateDir: dir, path: file, encryption: 'none', device: EVIL })
+    await writeSnapshot({ index, stateDir: dir, path: file, encryption: 'none', device: EVIL })
     index.close()
   } else {
     await writeFile(file, body)
