@@ -9,7 +9,7 @@ import { ENGINE, readSnapshot, type SnapshotHeader } from '../snapshot/index.js'
 import { writeFileAtomicSync } from '../util/atomic-write.js'
 import { failpoint } from '../util/failpoint.js'
 import { fsyncPath } from '../util/fsync.js'
-import { JobStore, STATE } from './job-store.js'
+import { withSyncStore, type SyncStore } from './sync-store.js'
 import { acceptsUnencrypted } from './merge.js'
 import { SNAPSHOT_PROFILE } from './publish.js'
 
@@ -28,6 +28,8 @@ export interface RestoreInit {
   /** `--allow-unencrypted`: take a snapshot with no cipher although this device encrypts. */
   readonly allowUnencrypted?: boolean
   readonly signal?: AbortSignal
+  /** The command's sync store; absent: one is opened once the restore is installed (a dry run makes none). */
+  readonly store?: SyncStore
   readonly onProgress?: (received: number, total: number | undefined) => void
 }
 
@@ -124,15 +126,8 @@ export async function restore (clients: ServiceClients, init: RestoreInit): Prom
     await fsyncPath(config.stateDir)
     if (exists) await pruneBackups(target)
     if (init.asDevice !== undefined) writeFileAtomicSync(join(config.stateDir, DEVICE_ID_FILE), `${init.asDevice}\n`, { mode: 0o600 })
-    const store = new JobStore(config.stateDir)
-    try {
-      store.setValue(STATE.base, cid)
-      const history = JSON.parse(store.value(STATE.restores) ?? '[]') as Array<{ at: string, seconds: number }>
-      history.push({ at: new Date().toISOString(), seconds: (Date.now() - started) / 1000 })
-      store.setValue(STATE.restores, JSON.stringify(history.slice(-100)))
-    } finally {
-      store.close()
-    }
+    const installed = cid
+    await withSyncStore(init.store, config.stateDir, async (store) => { store.restored(installed, (Date.now() - started) / 1000) })
     return { cid, dryRun: false, backup, header }
   } finally {
     await rm(fetched, { force: true })

@@ -3,7 +3,7 @@ import { writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import Database from 'better-sqlite3'
 import pino from 'pino'
-import { publish, JobStore, SyncRunner } from '../../src/sync/index.js'
+import { publish, SyncStore, SyncRunner } from '../../src/sync/index.js'
 import { PointerUnreadableError, PublishContendedError, PublishHeldError, PublishStateError } from '../../src/errors.js'
 import { EXTERNAL, serviceUnderTest } from '../helpers/service.js'
 import { useTempDir } from '../helpers/temp-dir.js'
@@ -33,7 +33,7 @@ describe.skipIf(EXTERNAL)('a publish that cannot go on', () => {
     await expect(publish({ index: a.index, clients, logger, deviceId: a.id }, { config: a.config })).rejects.toThrow(/answered 400/)
     setJob(a, "step = 'frobnicate'")
     await expect(publish({ index: a.index, clients, logger, deviceId: a.id }, { config: a.config })).rejects.toThrow(PublishStateError)
-    const store = new JobStore(a.config.stateDir)
+    const store = new SyncStore(a.config.stateDir)
     expect(store.current()).toBeUndefined()
     store.close()
     expect(await publish({ index: a.index, clients, logger, deviceId: a.id }, { config: a.config })).toMatchObject({ skipped: false, entries: 1 })
