@@ -311,6 +311,12 @@ export class PointerUnreadableError extends CidsyncError {
   }
 }
 
+/** `restore --at`: the history holds nothing published at or before that time. */
+export class NothingAtTimeError extends CidsyncError {
+  override readonly code = 'ERR_NOTHING_AT_TIME'
+  override readonly exitCode = ExitCode.notFound
+}
+
 /** A segment or manifest that a restore needs cannot be fetched, verified, decrypted or checked: names it. */
 export class SegmentUnusableError extends CidsyncError {
   override readonly code = 'ERR_SEGMENT_UNUSABLE'

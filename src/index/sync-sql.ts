@@ -44,6 +44,8 @@ export class IndexSync {
         const take = db.prepare('INSERT INTO main.entries SELECT * FROM other.entries WHERE device_id = ?')
         const device = db.prepare(`INSERT INTO main.devices (device_id, hostname, first_seen, last_seq) VALUES (?, ?, ?, ?)
           ON CONFLICT (device_id) DO UPDATE SET hostname = excluded.hostname, last_seq = excluded.last_seq`)
+        // Rows from a whole-index snapshot come with no segment list: the next publish writes bases.
+        const forget = db.prepare('DELETE FROM main.segment_chains WHERE device_id = ?')
         const taken: string[] = []
         for (const other of theirs) {
           const mine = (ours.get(other.device_id) as number | undefined) ?? -1
@@ -51,6 +53,7 @@ export class IndexSync {
           drop.run(other.device_id)
           take.run(other.device_id)
           device.run(other.device_id, other.hostname, other.first_seen, other.last_seq)
+          forget.run(other.device_id)
           taken.push(other.device_id)
         }
         // The other side knows this device at a higher sequence than its own index does (its index
@@ -60,6 +63,7 @@ export class IndexSync {
         const mine = (ours.get(selfDeviceId) as number | undefined) ?? 0
         if (seenElsewhere !== undefined && seenElsewhere >= mine) {
           db.prepare('UPDATE main.devices SET last_seq = ? WHERE device_id = ?').run(seenElsewhere + 1, selfDeviceId)
+          forget.run(selfDeviceId)
         }
         return { devicesTaken: taken }
       }).immediate()

@@ -3,17 +3,16 @@ import { rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { Logger } from 'pino'
 import type { Config } from '../config/index.js'
-import { fileCid } from '../content/index.js'
 import { PointerUnreadableError, PublishContendedError, PublishStateError } from '../errors.js'
 import type { Index } from '../index/index.js'
 import type { ServiceClients } from '../remote/index.js'
-import { ENGINE, writeSnapshot } from '../snapshot/index.js'
+import { ENGINE, parseManifest } from '../snapshot/index.js'
 import { checkDrop, ownEntries } from './drop-guard.js'
 import type { ActiveStep, JobAt, PublishJob } from './publish-job.js'
 import { withSyncStore, type SyncStore } from './sync-store.js'
 import { currentPointer, fetchAndMerge } from './pointer-snapshot.js'
-import { SNAPSHOT_PROFILE } from './snapshot-profile.js'
-import { uploadOnce } from './upload-once.js'
+import { chainsOf, writePublication } from './publication.js'
+import { uploadAll } from './upload-once.js'
 import { failpoint } from '../util/failpoint.js'
 
 export { SNAPSHOT_PROFILE } from './snapshot-profile.js'
@@ -100,22 +99,29 @@ const STEPS: { readonly [S in ActiveStep]: StepRun<S> } = {
     const { config } = init
     const dir = join(config.stateDir, 'snapshots')
     mkdirSync(dir, { recursive: true, mode: 0o700 })
-    const path = join(dir, `publish-${job.id}.snap`)
-    const marker = components.index.changeMarker()
-    const written = await writeSnapshot({ index: components.index, stateDir: config.stateDir, path, encryption: config.snapshot.encryption, device: components.deviceId, passphrase: init.passphrase, signal: init.signal })
-    const { cid } = await fileCid(path, SNAPSHOT_PROFILE, { signal: init.signal })
-    return store.snapshotted(job, { snapshotPath: path, snapshotCid: cid.toString(), marker, entries: written.entries })
+    const made = await writePublication({
+      index: components.index, self: components.deviceId, previous: job.baseCid === '' ? null : job.baseCid, dir, label: `publish-${job.id}-${job.merges}`,
+      policy: { afterDeltas: config.snapshot.compactAfterDeltas, fraction: config.snapshot.compactFraction },
+      encryption: config.snapshot.encryption, stateDir: config.stateDir, passphrase: init.passphrase, signal: init.signal
+    })
+    const manifest = JSON.stringify(made.manifest)
+    store.manifestCache.put(made.manifestFile.cid, JSON.stringify({ kind: 'manifest', manifest: made.manifest }))
+    components.logger.info({ segments: made.files.length - 1, bytes: made.manifest.bytesAdded, entries: made.manifest.entries }, 'publish: segments written')
+    return store.snapshotted(job, { snapshotPath: made.manifestFile.path, snapshotCid: made.manifestFile.cid, files: made.files, manifest, marker: made.marker, entries: made.manifest.entries })
   },
   upload: async (components, init, store, job) => {
-    // The client checks that the service computed our CID; an upload already made is reused.
-    const how = await uploadOnce(components.clients, job.snapshotPath, job.snapshotCid, init.signal)
-    if (how === 'reused') components.logger.info({ cid: job.snapshotCid }, 'the snapshot was already uploaded (its answer was lost): reused')
+    // The client checks that the service computed each CID; an upload already made is reused.
+    const reused = await uploadAll(components.clients, job.files, init.signal)
+    if (reused > 0) components.logger.info({ reused }, 'files already uploaded (an answer was lost): reused')
     return store.uploaded(job)
   },
   deal: async (components, init, store, job) => {
     if (init.config.snapshot.deal) {
-      await components.clients.deals.addCid(job.snapshotCid, { signal: init.signal })
-      components.index.remote.requestDeal(job.snapshotCid, components.deviceId)
+      // Every new segment and the manifest: the service aggregates small files.
+      for (const file of job.files) {
+        await components.clients.deals.addCid(file.cid, { signal: init.signal })
+        components.index.remote.requestDeal(file.cid, components.deviceId)
+      }
     }
     return store.dealt(job)
   },
@@ -123,7 +129,7 @@ const STEPS: { readonly [S in ActiveStep]: StepRun<S> } = {
   name: async (components, init, store, job) => {
     const keyName = await ipnsKeyName(components.clients, store, init.config.snapshot.ipnsKey, init.signal)
     if (keyName !== undefined) await components.clients.names.publish(keyName, job.snapshotCid, { signal: init.signal })
-    await rm(job.snapshotPath, { force: true })
+    await removeFiles(job.files)
     return store.finishPublish(job, { ownEntries: ownEntries(components.index, components.deviceId) })
   }
 }
@@ -179,7 +185,7 @@ async function pointerStep (components: PublishComponents, init: PublishInit, st
       components.logger.warn({ replaced: current.cid, cid }, 'repairing the pointer: its snapshot could not be used')
       return await putPointer(components, init, store, { ...job, baseCid: current.cid })
     }
-    await rm(job.snapshotPath, { force: true })
+    await removeFiles(job.files)
     return store.merged(job, current.cid)
   }
   return await putPointer(components, init, store, job)
@@ -192,5 +198,11 @@ async function putPointer (components: PublishComponents, init: PublishInit, sto
   await components.clients.pointers.put({ snapshotCid: cid, engine: ENGINE, namespace: config.namespace, network: config.network, memories: job.entries }, { signal })
   const readBack = await currentPointer(components, config, signal)
   if (readBack?.cid !== cid) return store.outrun(job)
+  // The lists first: killed before the job moves on, the pointer step runs again and finds its own PUT.
+  components.index.segments.recordChains(chainsOf(parseManifest(job.manifest, cid)))
   return store.pointerPut(job)
+}
+
+async function removeFiles (files: ReadonlyArray<{ readonly path: string }>): Promise<void> {
+  for (const file of files) await rm(file.path, { force: true })
 }

@@ -13,8 +13,8 @@ export interface FetchInit {
   readonly passphrase?: string
   readonly acceptUnencrypted?: boolean
   readonly signal?: AbortSignal
-  /** Called after each file is fetched and checked. */
-  readonly onProgress?: (done: number, total: number) => void
+  /** Called after each segment is fetched and checked: bytes so far, bytes in all. */
+  readonly onProgress?: (received: number, total: number | undefined) => void
 }
 
 /** Failures a retry cannot mend: the bytes are missing, not what their CID says, or not ours to open. */
@@ -49,6 +49,8 @@ export async function fetchManifest (clients: ServiceClients, cid: string, init:
  */
 export async function fetchSegments (clients: ServiceClients, wanted: ReadonlyArray<{ readonly deviceId: string, readonly segment: SegmentRef }>, init: FetchInit): Promise<Map<string, string>> {
   const databases = new Map<string, string>()
+  const total = wanted.reduce((sum, w) => sum + w.segment.bytes, 0)
+  let received = 0
   try {
     for (const { deviceId, segment } of wanted) {
       if (databases.has(segment.cid)) continue
@@ -66,7 +68,8 @@ export async function fetchSegments (clients: ServiceClients, wanted: ReadonlyAr
         await rm(`${base}.seg`, { force: true })
       }
       databases.set(segment.cid, `${base}.sqlite`)
-      init.onProgress?.(databases.size, wanted.length)
+      received += segment.bytes
+      init.onProgress?.(received, total)
     }
     return databases
   } catch (err) {

@@ -13,6 +13,14 @@ export const SYNC_MIGRATIONS: ReadonlyArray<(db: Database) => void> = [
         snapshot_cid TEXT, marker TEXT, entries INTEGER, merges INTEGER NOT NULL DEFAULT 0, error TEXT, created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL) STRICT;
       CREATE TABLE IF NOT EXISTS sync_state (key TEXT PRIMARY KEY, value TEXT NOT NULL) STRICT;
     `)
+  },
+  // 2: cidsync-sqlite/2: a publish's files and manifest, the manifests already read, the last drill.
+  (db) => {
+    db.exec(`
+      ALTER TABLE publish_jobs ADD COLUMN files TEXT;
+      ALTER TABLE publish_jobs ADD COLUMN manifest TEXT;
+      CREATE TABLE manifest_cache (cid TEXT PRIMARY KEY, body TEXT NOT NULL, cached_at INTEGER NOT NULL) STRICT;
+    `)
   }
 ]
 

@@ -24,7 +24,11 @@ const KEY = {
   restores: 'restores',
   /** The IPNS key made for `ipns_key = "auto"`. */
   ipnsKey: 'ipns_key_name',
-  ipnsId: 'ipns_key_id'
+  ipnsId: 'ipns_key_id',
+  /** The last restore drill's result (JSON `VerifyResult`). */
+  lastVerify: 'last_verify',
+  /** When a drill last found everything restorable. */
+  lastVerifySuccess: 'last_verify_success_at'
 } as const
 type Key = typeof KEY[keyof typeof KEY]
 
@@ -79,7 +83,7 @@ export class SyncStore {
         get: this.db.prepare('SELECT * FROM publish_jobs WHERE id = ?'),
         insert: this.db.prepare("INSERT INTO publish_jobs (step, base_cid, created_at, updated_at) VALUES ('snapshot', ?, ?, ?)"),
         update: this.db.prepare(`UPDATE publish_jobs SET step = @step, base_cid = @baseCid, snapshot_path = @snapshotPath, snapshot_cid = @snapshotCid,
-          marker = @marker, entries = @entries, merges = @merges, error = NULL, updated_at = @now WHERE id = @id`),
+          marker = @marker, entries = @entries, merges = @merges, files = @files, manifest = @manifest, error = NULL, updated_at = @now WHERE id = @id`),
         abandon: this.db.prepare("UPDATE publish_jobs SET step = 'abandoned', error = ?, updated_at = ? WHERE id = ?"),
         failed: this.db.prepare('UPDATE publish_jobs SET error = ?, updated_at = ? WHERE id = ?'),
         value: this.db.prepare('SELECT value FROM sync_state WHERE key = ?').pluck(),
@@ -264,11 +268,40 @@ export class SyncStore {
     })()
   }
 
+  // cidsync-sqlite/2: manifests already read, and restore drills.
+
+  /** Manifests are immutable (named by their CID): each one read is kept here and never fetched again. */
+  get manifestCache (): { get: (cid: string) => string | undefined, put: (cid: string, json: string) => void } {
+    if (this.manifestCacheAccess === undefined) {
+      const get = this.db.prepare('SELECT body FROM manifest_cache WHERE cid = ?').pluck()
+      const put = this.db.prepare('INSERT INTO manifest_cache (cid, body, cached_at) VALUES (?, ?, ?) ON CONFLICT (cid) DO NOTHING')
+      this.manifestCacheAccess = {
+        get: (cid) => get.get(cid) as string | undefined,
+        put: (cid, json) => { put.run(cid, json, Date.now()) }
+      }
+    }
+    return this.manifestCacheAccess
+  }
+
+  private manifestCacheAccess?: { get: (cid: string) => string | undefined, put: (cid: string, json: string) => void }
+
+  /** The last restore drill (JSON as the drill answered it) and when one last succeeded. */
+  lastVerify (): { readonly result: string | undefined, readonly lastSuccessAt: string | undefined } {
+    return { result: this.value(KEY.lastVerify), lastSuccessAt: this.value(KEY.lastVerifySuccess) }
+  }
+
+  verified (result: { readonly restorable: boolean, readonly checkedAt: string }): void {
+    this.db.transaction(() => {
+      this.setValue(KEY.lastVerify, JSON.stringify(result))
+      if (result.restorable) this.setValue(KEY.lastVerifySuccess, result.checkedAt)
+    })()
+  }
+
   /** Writes the job's row as given (error cleared) and reads it back, typed by its new step. */
   private advance<S extends PublishJob['step']> (job: JobFields & { readonly step: S }): JobAt<S> {
     this.s.update.run({
       id: job.id, step: job.step, baseCid: job.baseCid, snapshotPath: job.snapshotPath, snapshotCid: job.snapshotCid,
-      marker: job.marker, entries: job.entries, merges: job.merges, now: Date.now()
+      marker: job.marker, entries: job.entries, merges: job.merges, files: job.files === null ? null : JSON.stringify(job.files), manifest: job.manifest, now: Date.now()
     })
     return this.job(job.id) as JobAt<S>
   }

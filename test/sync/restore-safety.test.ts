@@ -155,7 +155,7 @@ describe('leftovers at start', () => {
     await mkdir(snapshots)
     const store = new SyncStore(state)
     const job = store.start(null)
-    store.snapshotted(job, { snapshotPath: join(snapshots, `publish-${job.id}.snap`), snapshotCid: 'bafy', marker: '[]', entries: 0 })
+    store.snapshotted(job, { snapshotPath: join(snapshots, `publish-${job.id}.snap`), snapshotCid: 'bafy', marker: '[]', entries: 0, files: [], manifest: '{}' })
     store.close()
     const ours = [`snapshots/publish-${job.id + 1}.snap`, `snapshots/publish-${job.id}.snap.4242.part`, `snapshots/publish-${job.id}.snap.4242.copy.sqlite`,
       'snapshots/pull-4242.snap', 'snapshots/pull-4242.snap.4242.part', 'snapshots/merge-7-4242.sqlite', 'snapshots/merge-7-4242.sqlite.4242.restore',
