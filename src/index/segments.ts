@@ -8,7 +8,7 @@ import { SCHEMA_VERSION } from './migrations.js'
 /** Which rows of one device a segment holds (docs/snapshot-format.md). */
 export interface SegmentRange {
   readonly deviceId: string
-  /** A base holds the device's live rows at `to`; a delta every row written in `(from, to]`. */
+  /** A base holds the device's rows at `to` (tombstones too: a restore is exact); a delta every row written in `(from, to]`. */
   readonly kind: 'base' | 'delta'
   readonly from: number
   readonly to: number
@@ -108,7 +108,7 @@ export class SegmentStore {
       return this.db.transaction(() => {
         this.db.prepare('INSERT INTO segment.devices (device_id, hostname, first_seen, last_seq) VALUES (?, ?, ?, ?)').run(range.deviceId, device.hostname, device.firstSeen, range.to)
         const copied = range.kind === 'base'
-          ? this.db.prepare(`INSERT INTO segment.entries (${COLUMNS}) SELECT ${COLUMNS} FROM main.entries WHERE device_id = ? AND deleted = 0 AND seq <= ?`).run(range.deviceId, range.to)
+          ? this.db.prepare(`INSERT INTO segment.entries (${COLUMNS}) SELECT ${COLUMNS} FROM main.entries WHERE device_id = ? AND seq <= ?`).run(range.deviceId, range.to)
           : this.db.prepare(`INSERT INTO segment.entries (${COLUMNS}) SELECT ${COLUMNS} FROM main.entries WHERE device_id = ? AND seq > ? AND seq <= ?`).run(range.deviceId, range.from, range.to)
         return { entries: copied.changes }
       })()

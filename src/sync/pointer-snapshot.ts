@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs'
 import { rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { Config } from '../config/index.js'
-import { CidsyncError, PointerNotFoundError, PointerUnreadableError } from '../errors.js'
+import { CidsyncError, PointerNotFoundError, PointerUnreadableError, SnapshotUnencryptedError } from '../errors.js'
 import { READABLE_ENGINES, readSnapshot } from '../snapshot/index.js'
 import { withSyncStore } from './sync-store.js'
 import { acceptsUnencrypted } from './merge.js'
@@ -45,7 +45,8 @@ export async function fetchAndMerge (components: PublishComponents, init: Publis
     const merged = await mergeManifest(components, publish.manifest, fetch)
     components.logger.info({ from: cid, devices: merged.devicesTaken.length, segments: merged.segmentsFetched }, 'merged other devices\' segments')
   } catch (err) {
-    if (!isUnusable(err)) throw err
+    // No cipher: its own message names the choices (accept it, or repair the pointer).
+    if (!isUnusable(err) || err instanceof SnapshotUnencryptedError) throw err
     const { namespace, network } = init.config
     throw new PointerUnreadableError(`the pointer for ${namespace} on ${network} names ${cid}, which cannot be used here: ${(err as Error).message}. ` +
       'Publishing stops there (nothing of it can be merged); to put this device\'s index, with every other device\'s rows it holds, in its place, run `cidsync pointer repair`', cid, { cause: err })

@@ -9,10 +9,11 @@ import { READABLE_ENGINES, readSnapshot, type Manifest } from '../snapshot/index
 import { writeFileAtomicSync } from '../util/atomic-write.js'
 import { failpoint } from '../util/failpoint.js'
 import { fsyncPath } from '../util/fsync.js'
-import { withSyncStore, type SyncStore } from './sync-store.js'
+import { SyncStore, withSyncStore } from './sync-store.js'
+import { hasSyncState } from './sync-state-file.js'
 import { acceptsUnencrypted } from './merge.js'
 import { SNAPSHOT_PROFILE } from './snapshot-profile.js'
-import { publishAt, readPublish, type HistoryEntry } from './history.js'
+import { publishAt, readPublish, type HistoryEntry, type ManifestCache } from './history.js'
 import { buildIndex } from './merge-manifest.js'
 import type { FetchInit } from './segment-fetch.js'
 
@@ -105,8 +106,11 @@ export async function restore (clients: ServiceClients, init: RestoreInit): Prom
   const dir = join(config.stateDir, 'snapshots')
   mkdirSync(dir, { recursive: true, mode: 0o700 })
   const fetch: FetchInit = { stateDir: config.stateDir, dir, label: 'restore', passphrase: init.passphrase, acceptUnencrypted: acceptsUnencrypted(config, init.allowUnencrypted), signal: init.signal, onProgress: init.onProgress }
-  return await withSyncStore(init.store, config.stateDir, async (store) => {
-    const chosen = await choose(clients, cid, init.at, store, fetch)
+  // A state dir that never synced gets its sync.sqlite only once a restore is installed.
+  const opened = init.store ?? (hasSyncState(config.stateDir) ? new SyncStore(config.stateDir) : undefined)
+  const cache = opened?.manifestCache ?? memoryCache()
+  try {
+    const chosen = await choose(clients, cid, init.at, cache, fetch)
     if (init.dryRun === true) return { cid: chosen.entry.cid, dryRun: true, backup: exists ? `${target}.backup-<time>` : undefined, publish: chosen.entry }
     const staged = `${target}.restoring`
     try {
@@ -134,18 +138,26 @@ export async function restore (clients: ServiceClients, init: RestoreInit): Prom
       await fsyncPath(config.stateDir)
       if (exists) await pruneBackups(target)
       if (init.asDevice !== undefined) writeFileAtomicSync(join(config.stateDir, DEVICE_ID_FILE), `${init.asDevice}\n`, { mode: 0o600 })
-      store.restored(chosen.entry.cid, (Date.now() - started) / 1000)
+      const seconds = (Date.now() - started) / 1000
+      await withSyncStore(opened, config.stateDir, async (store) => { store.restored(chosen.entry.cid, seconds) })
       return { cid: chosen.entry.cid, dryRun: false, backup, publish: chosen.entry }
     } finally {
       await rm(staged, { force: true })
     }
-  })
+  } finally {
+    if (init.store === undefined) opened?.close()
+  }
+}
+
+function memoryCache (): ManifestCache {
+  const kept = new Map<string, string>()
+  return { get: (cid) => kept.get(cid), put: (cid, json) => { kept.set(cid, json) } }
 }
 
 /** The publish to install: `start` itself, or with `at` the newest in its history made at or before then. */
-async function choose (clients: ServiceClients, start: string, at: Date | undefined, store: SyncStore, fetch: FetchInit): Promise<{ entry: HistoryEntry, manifest: Manifest | undefined }> {
-  if (at === undefined) return await readPublish(clients, start, store.manifestCache, fetch)
-  const found = await publishAt(clients, start, at, store.manifestCache, fetch)
+async function choose (clients: ServiceClients, start: string, at: Date | undefined, cache: ManifestCache, fetch: FetchInit): Promise<{ entry: HistoryEntry, manifest: Manifest | undefined }> {
+  if (at === undefined) return await readPublish(clients, start, cache, fetch)
+  const found = await publishAt(clients, start, at, cache, fetch)
   if (found === undefined) throw new NothingAtTimeError(`nothing was published at or before ${at.toISOString()} in the history from ${start}: see \`cidsync history\` for the times there are`)
   return found
 }

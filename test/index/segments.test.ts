@@ -10,18 +10,18 @@ const file = (path: string, cid = `cid-${path}`) => ({ kind: 'upsert' as const, 
 const live = (index: ReturnType<typeof openIndex>, device: string) => index.entries.list({ deviceId: device }).map(e => [e.path, e.cid, e.seq])
 
 describe('segments of the index', () => {
-  it('cuts a base (live rows only) and a delta (every write in the range, tombstones too) that rebuild the device elsewhere', async () => {
+  it('cuts a base (every row at its sequence) and a delta (every write in the range, tombstones too) that rebuild the device elsewhere', async () => {
     const dir = await useTempDir()
     const source = openIndex(join(dir, 'a.sqlite'))
     source.entries.registerDevice(A, 'laptop')
     source.entries.apply(A, [file('a'), file('b'), file('c')])
     source.entries.apply(A, [{ kind: 'delete', folder: 'notes', path: 'b' }])
     const base = source.segments.writeSegment(join(dir, 'base.sqlite'), { deviceId: A, kind: 'base', from: 0, to: 4 }, { hostname: 'laptop', firstSeen: 1 })
-    expect(base.entries).toBe(2)
+    expect(base.entries).toBe(3)
     source.entries.apply(A, [file('a', 'cid-a2'), { kind: 'delete', folder: 'notes', path: 'c' }, file('d')])
     const delta = source.segments.writeSegment(join(dir, 'delta.sqlite'), { deviceId: A, kind: 'delta', from: 4, to: 7 }, { hostname: 'laptop', firstSeen: 1 })
     expect(delta.entries).toBe(3)
-    checkSegment(join(dir, 'base.sqlite'), { deviceId: A, kind: 'base', from: 0, to: 4, entries: 2 }, 'base')
+    checkSegment(join(dir, 'base.sqlite'), { deviceId: A, kind: 'base', from: 0, to: 4, entries: 3 }, 'base')
     checkSegment(join(dir, 'delta.sqlite'), { deviceId: A, kind: 'delta', from: 4, to: 7, entries: 3 }, 'delta')
 
     const target = openIndex(join(dir, 'b.sqlite'))

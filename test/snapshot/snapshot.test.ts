@@ -102,7 +102,7 @@ describe('snapshots', () => {
     expect(err).toBeInstanceOf(SnapshotFormatError)
     expect(err.message).toContain('wrong magic')
     expect((err as SnapshotFormatError).exitCode).toBe(4)
-    for (const [change, message] of [[{ format: 2 }, 'format version 2'], [{ engine: 'other-db/9' }, 'engine other-db/9']] as const) {
+    for (const [change, message] of [[{ format: 3 }, 'format version 3'], [{ engine: 'other-db/9' }, 'engine other-db/9']] as const) {
       const base: Record<string, unknown> = { format: 1, engine: 'cidsync-sqlite/1', compression: 'gzip', cipher: 'none' }
       const header = Buffer.from(JSON.stringify({ ...base, ...change }))
       const length = Buffer.alloc(2)

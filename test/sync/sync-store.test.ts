@@ -25,7 +25,8 @@ describe('the sync store', () => {
       expect(store.remotePointer()).toEqual({ cid: 'bafyremote', at: '2026-01-02T00:00:00.000Z' })
       expect(store.restores()).toEqual([{ at: '2026-01-03T00:00:00.000Z', seconds: 1.5 }])
       expect(store.ipnsKey()).toEqual({ name: 'k51', id: 'id51' })
-      expect(store.current()).toMatchObject({ step: 'pointer', baseCid: 'bafybase', snapshotPath: '/s.snap', snapshotCid: 'bafysnap', marker: '[]', entries: 4, merges: 1 })
+      // A job an older cidsync left mid-way (one whole snapshot, no segments) is given up loudly, never resumed wrongly.
+      expect(store.current()).toMatchObject({ step: 'pointer', snapshotCid: 'bafysnap', problem: expect.stringMatching(/older cidsync/) })
     } finally {
       store.close()
     }

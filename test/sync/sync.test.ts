@@ -24,7 +24,7 @@ describe('publishing and restoring', () => {
     a.index.entries.apply(a.id, [{ kind: 'delete', folder: 'notes', path: 'two.md' }])
     const first = await publish({ index: a.index, clients, logger, deviceId: a.id }, { config: a.config })
     expect(first).toMatchObject({ skipped: false, entries: 1, merged: 0 })
-    expect(await clients.pointers.current('sync-test', 'mainnet')).toMatchObject({ snapshotCid: first.cid, engine: 'cidsync-sqlite/1', memories: 1 })
+    expect(await clients.pointers.current('sync-test', 'mainnet')).toMatchObject({ snapshotCid: first.cid, engine: 'cidsync-sqlite/2', memories: 1 })
     expect(await publish({ index: a.index, clients, logger, deviceId: a.id }, { config: a.config })).toMatchObject({ skipped: true, cid: first.cid })
 
     const fresh = await syncDevice(root, 'fresh', 'ffffffff-0000-4000-8000-000000000000', { namespace: 'sync-test', snapshot: 'deal = true\n' })
