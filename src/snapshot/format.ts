@@ -98,7 +98,12 @@ export function decodeHeader (prefix: Buffer): { header: SealedHeader, bodyOffse
   if (typeof engine !== 'string' || !READABLE_ENGINES.includes(engine)) {
     throw new SnapshotFormatError(`the snapshot was made by engine ${String(engine)}, not one of ${READABLE_ENGINES.join(', ')}: cidsync cannot read it (upgrade cidsync)`)
   }
-  const parsed = z.union([v1Header, segmentHeader, manifestHeader]).safeParse(json)
+  const parsed = z.union([v1Header, segmentHeader, manifestHeader]).superRefine((header, ctx) => {
+    // A forged header must fail here, coded, never inside the cipher with a raw error.
+    if (header.cipher === 'aes-256-gcm' && !/^[A-Za-z0-9+/]{16}$/.test(header.nonce)) ctx.addIssue({ code: 'custom', path: ['nonce'], message: 'expected the base64 of a 12-byte nonce' })
+    if (header.cipher === 'aes-256-gcm' && !/^[0-9a-f]{16}$/.test(header.keyId)) ctx.addIssue({ code: 'custom', path: ['keyId'], message: 'expected 16 hex digits' })
+    if (header.salt !== '' && !/^[A-Za-z0-9+/]+={0,2}$/.test(header.salt)) ctx.addIssue({ code: 'custom', path: ['salt'], message: 'expected base64' })
+  }).safeParse(json)
   if (!parsed.success) {
     throw new SnapshotFormatError(`the snapshot header does not say what cidsync expects (${parsed.error.issues.slice(0, 3).map(i => `${i.path.join('.') || 'header'}: ${i.message}`).join('; ')}): upgrade cidsync, or the file is damaged`)
   }

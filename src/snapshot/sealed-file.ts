@@ -137,7 +137,11 @@ export async function unseal (init: UnsealInit): Promise<SealedHeader> {
     const stages: NodeJS.ReadWriteStream[] = []
     if (tag !== undefined) {
       const key = readingKey(init.stateDir, header, init.passphrase)
-      stages.push(createDecipheriv('aes-256-gcm', key, Buffer.from(header.nonce, 'base64')).setAAD(Buffer.from(decoded.headerBytes)).setAuthTag(tag))
+      try {
+        stages.push(createDecipheriv('aes-256-gcm', key, Buffer.from(header.nonce, 'base64')).setAAD(Buffer.from(decoded.headerBytes)).setAuthTag(tag))
+      } catch (err) {
+        throw new SnapshotIntegrityError(`the snapshot's header cannot be used to decrypt it (${(err as Error).message}): refused`, { cause: err })
+      }
     }
     stages.push(header.compression === 'gzip' ? createGunzip() : createBrotliDecompress(), limit(init.inflateBound(header, size - bodyOffset)))
     try {

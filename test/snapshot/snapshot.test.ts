@@ -110,6 +110,17 @@ describe('snapshots', () => {
       await writeFile(notSnapshot, Buffer.concat([MAGIC, length, header, Buffer.from('body')]))
       expect((await restoreError(notSnapshot, dir)).message).toContain(message)
     }
+    // Forged headers (found by an attacker run): each a coded refusal, never a raw error from the cipher.
+    const v1 = { format: 1, engine: 'cidsync-sqlite/1', compression: 'gzip', cipher: 'aes-256-gcm', nonce: 'AAAAAAAAAAAAAAAA', keyId: '0123456789abcdef', salt: '', createdAt: '', device: 'x', entries: 1 }
+    for (const forged of [null, [], 'text', { ...v1, nonce: '' }, { ...v1, nonce: {} }, { ...v1, keyId: 7 }, { ...v1, entries: -1 }]) {
+      const header = Buffer.from(JSON.stringify(forged))
+      const length = Buffer.alloc(2)
+      length.writeUInt16BE(header.byteLength)
+      await writeFile(notSnapshot, Buffer.concat([MAGIC, length, header, Buffer.alloc(64)]))
+      const refused = await restoreError(notSnapshot, dir)
+      expect(refused, JSON.stringify(forged)).toBeInstanceOf(SnapshotFormatError)
+      expect((refused as SnapshotFormatError).exitCode).toBe(4)
+    }
   })
 
   it('refuse another device\'s key, naming both keys and what to do', async () => {
