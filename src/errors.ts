@@ -311,6 +311,22 @@ export class PointerUnreadableError extends CidsyncError {
   }
 }
 
+/** `restore --at`: the history holds nothing published at or before that time. */
+export class NothingAtTimeError extends CidsyncError {
+  override readonly code = 'ERR_NOTHING_AT_TIME'
+  override readonly exitCode = ExitCode.notFound
+}
+
+/** A segment or manifest that a restore needs cannot be fetched, verified, decrypted or checked: names it. */
+export class SegmentUnusableError extends CidsyncError {
+  override readonly code = 'ERR_SEGMENT_UNUSABLE'
+  override readonly exitCode = ExitCode.integrity
+
+  constructor (message: string, readonly cid: string, options?: ErrorOptions) {
+    super(message, options)
+  }
+}
+
 /** Every gateway answered 404 for a CID: it is not stored (or not any more). */
 export class ContentNotFoundError extends CidsyncError {
   override readonly code = 'ERR_CONTENT_NOT_FOUND'

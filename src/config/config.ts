@@ -47,7 +47,13 @@ export interface Config {
     /** A publish that drops more of this device's entries than both of these at once is held until confirmed. */
     readonly maxDropEntries: number
     readonly maxDropFraction: number
+    /** This device writes a new base of its rows instead of a delta once it has this many deltas... */
+    readonly compactAfterDeltas: number
+    /** ...or once its deltas' bytes pass this fraction of its base's. */
+    readonly compactFraction: number
   }
+  /** The restore drill (`cidsync verify`) on a schedule; empty: only on request. */
+  readonly verify: { readonly schedule: string }
   readonly reconcile: { readonly schedule: string }
   readonly watch: {
     /** Hashing threads; 0 in the file means one per core. */

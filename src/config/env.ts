@@ -10,7 +10,7 @@ const ENV_KEYS: ReadonlyArray<readonly [string, EnvKind]> = [
   ['service.pointer_url', 'string'], ['service.upload_url', 'string'], ['service.gateways', 'list'],
   ['snapshot.schedule', 'string'], ['snapshot.encryption', 'string'], ['snapshot.accept_unencrypted', 'boolean'], ['snapshot.deal', 'boolean'], ['snapshot.ipns_key', 'string'],
   ['snapshot.min_interval_seconds', 'integer'], ['snapshot.quiet_seconds', 'integer'],
-  ['snapshot.max_drop_entries', 'integer'],
+  ['snapshot.max_drop_entries', 'integer'], ['snapshot.compact_after_deltas', 'integer'], ['verify.schedule', 'string'],
   ['reconcile.schedule', 'string'],
   ['watch.hash_workers', 'integer'], ['watch.settle_ms', 'integer'], ['watch.rescan_interval_seconds', 'integer']
 ]

@@ -114,9 +114,12 @@ function toConfig (file: ConfigFile, source: string | undefined, listen: Config[
       minIntervalSeconds: file.snapshot.min_interval_seconds,
       quietSeconds: file.snapshot.quiet_seconds,
       maxDropEntries: file.snapshot.max_drop_entries,
-      maxDropFraction: file.snapshot.max_drop_fraction
+      maxDropFraction: file.snapshot.max_drop_fraction,
+      compactAfterDeltas: file.snapshot.compact_after_deltas,
+      compactFraction: file.snapshot.compact_fraction
     },
     reconcile: { schedule: file.reconcile.schedule },
+    verify: { schedule: file.verify.schedule },
     watch: { hashWorkers: file.watch.hash_workers === 0 ? availableParallelism() : file.watch.hash_workers, settleMs: file.watch.settle_ms, rescanIntervalSeconds: file.watch.rescan_interval_seconds }
   }
 }

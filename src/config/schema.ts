@@ -8,6 +8,8 @@ export const DEFAULT_STATUS_PORT = 7345
 export const DEFAULT_STATUS_LISTEN = `127.0.0.1:${DEFAULT_STATUS_PORT}`
 export const DEFAULT_SNAPSHOT_SCHEDULE = '*/15 * * * *'
 export const DEFAULT_RECONCILE_SCHEDULE = '0 * * * *'
+/** The restore drill: daily, at a minute past the hour most schedules avoid. */
+export const DEFAULT_VERIFY_SCHEDULE = '37 4 * * *'
 /** How long a path must stay quiet after an event before it is hashed (editors' atomic saves). */
 export const DEFAULT_SETTLE_MS = 150
 /** The drift check: every six hours the folders are walked afresh and compared with the index. */
@@ -78,7 +80,12 @@ export const configFileSchema = z.strictObject({
     quiet_seconds: z.int().min(0).max(86_400).default(DEFAULT_QUIET_SECONDS),
     max_drop_entries: z.int().min(0).default(100),
     max_drop_fraction: z.number().min(0).max(1).default(0.5),
-    accept_unencrypted: z.boolean().default(false)
+    accept_unencrypted: z.boolean().default(false),
+    compact_after_deltas: z.int().min(1).max(1000).default(32),
+    compact_fraction: z.number().min(0.01).max(100).default(0.5)
+  }).prefault({}),
+  verify: z.strictObject({
+    schedule: z.union([z.literal(''), cronExpression]).default(DEFAULT_VERIFY_SCHEDULE)
   }).prefault({}),
   reconcile: z.strictObject({
     schedule: cronExpression.default(DEFAULT_RECONCILE_SCHEDULE)

@@ -1,4 +1,4 @@
-import { DEFAULT_RECONCILE_SCHEDULE, DEFAULT_RESCAN_INTERVAL_SECONDS, DEFAULT_SETTLE_MS, DEFAULT_SNAPSHOT_SCHEDULE, DEFAULT_STATUS_LISTEN } from './schema.js'
+import { DEFAULT_RECONCILE_SCHEDULE, DEFAULT_VERIFY_SCHEDULE, DEFAULT_RESCAN_INTERVAL_SECONDS, DEFAULT_SETTLE_MS, DEFAULT_SNAPSHOT_SCHEDULE, DEFAULT_STATUS_LISTEN } from './schema.js'
 
 export interface TemplateFolder { readonly name: string, readonly path: string }
 
@@ -50,6 +50,11 @@ min_interval_seconds = 300              # a burst of changes gives one snapshot:
 quiet_seconds = 30                      # and once the folders have been quiet this long
 max_drop_entries = 100                  # a publish that would drop more of this device's entries than both of
 max_drop_fraction = 0.5                 # these is held until confirmed (cidsync snapshot --confirm-drop)
+compact_after_deltas = 32               # a publish sends only what changed (a delta); after this many deltas,
+compact_fraction = 0.5                  # or deltas past this fraction of the base's bytes, a new base instead
+
+[verify]
+schedule = ${toml(DEFAULT_VERIFY_SCHEDULE)}            # the restore drill: fetch, verify and decrypt what a restore needs; "" = only on request
 
 [reconcile]
 schedule = ${toml(DEFAULT_RECONCILE_SCHEDULE)}

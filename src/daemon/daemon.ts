@@ -9,7 +9,7 @@ import { releaseMemory } from '../util/release-memory.js'
 import { ensurePrivateDir } from '../util/private-dir.js'
 import { jwtExpiry } from '../util/jwt.js'
 import { NotReadyError } from '../errors.js'
-import type { SyncRunner } from '../sync/index.js'
+import type { SyncRunner, SyncStore } from '../sync/index.js'
 import { ensureStatusToken } from './status-token.js'
 import { acquireLock, type DaemonLock } from './lock.js'
 import type { Logger } from './logger.js'
@@ -65,6 +65,8 @@ export class Daemon {
   private connection: ServiceConnection | undefined
   private serviceError: string | undefined
   private runner: SyncRunner | undefined
+  /** sync.sqlite, opened once by the start-up check and shared by everything that syncs. */
+  private syncStore: SyncStore | undefined
   private deviceId = ''
   private scanning: Promise<void> | undefined
   private watching: Promise<void> | undefined
@@ -189,8 +191,11 @@ export class Daemon {
     }
     this.connection = connection
     this.serviceError = undefined
-    const { SyncRunner } = await import('../sync/index.js')
+    const { SyncRunner, SyncStore } = await import('../sync/index.js')
+    // The start-up check opens it; if that failed, it is opened here (and an error here is tried again).
+    const store = this.syncStore ??= new SyncStore(this.config.stateDir)
     this.runner = new SyncRunner({
+      store,
       index: this.index as Index,
       logger: this.logger,
       deviceId: this.deviceId,
@@ -222,6 +227,7 @@ export class Daemon {
     try {
       const { prepareSyncState } = await import('../sync/index.js')
       const prepared = await prepareSyncState(this.config.stateDir, { indexLost: this.indexLost })
+      this.syncStore = prepared.store
       for (const r of prepared.recovered) this.noteRecovery(r.file, r.problem, r.action)
       this.leftoversRemoved = { files: prepared.leftovers.files, bytes: prepared.leftovers.bytes }
       if (prepared.leftovers.files > 0) this.logger.info(this.leftoversRemoved, 'removed temp files left by killed publishes and restores')
@@ -321,6 +327,7 @@ export class Daemon {
     this.stopping ??= (async () => {
       await this.server?.close()
       await this.runner?.stop()
+      this.syncStore?.close()
       await this.watcher?.stop()
       await this.connection?.close()
       this.index?.close()

@@ -58,7 +58,7 @@ export class EntryStore {
     ensureDevice: Statement, lastSeq: Statement, setSeq: Statement, upsert: Statement, tombstone: Statement
   }
 
-  private readonly reads: { known: Statement, knownOne: Statement, livePaths: Statement, totals: Statement, list: Statement, get: Statement, devices: Statement }
+  private readonly reads: { known: Statement, knownOne: Statement, livePaths: Statement, liveCount: Statement, totals: Statement, list: Statement, get: Statement, devices: Statement }
 
   /** The database file, for threads that open their own read-only connection. */
   readonly path: string
@@ -81,6 +81,7 @@ export class EntryStore {
       known: db.prepare('SELECT path, size, mtime_ms, cid_profile FROM entries WHERE device_id = ? AND folder = ? AND deleted = 0').raw(),
       knownOne: db.prepare('SELECT size, mtime_ms, cid_profile FROM entries WHERE device_id = ? AND folder = ? AND path = ? AND deleted = 0').raw(),
       livePaths: db.prepare('SELECT path FROM entries WHERE device_id = ? AND folder = ? AND deleted = 0').pluck(),
+      liveCount: db.prepare('SELECT COUNT(*) FROM entries WHERE device_id = ? AND deleted = 0').pluck(),
       totals: db.prepare('SELECT folder, COUNT(*) AS files, COALESCE(SUM(size), 0) AS bytes FROM entries WHERE device_id = ? AND deleted = 0 GROUP BY folder'),
       list: db.prepare(`SELECT * FROM entries
         WHERE (@deviceId IS NULL OR device_id = @deviceId) AND (@includeDeleted = 1 OR deleted = 0)
@@ -138,6 +139,11 @@ export class EntryStore {
       writes.setSeq.run(seq, deviceId)
       return seq - last
     }).immediate()
+  }
+
+  /** How many live files one device has, in all folders. */
+  liveCount (deviceId: string): number {
+    return this.reads.liveCount.get(deviceId) as number
   }
 
   /** Live files and bytes per folder of one device. */

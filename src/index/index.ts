@@ -6,16 +6,21 @@ import type { Database } from 'better-sqlite3'
 import { openDatabase } from './open.js'
 import { EntryStore } from './entries.js'
 import { RemoteStore } from './remote.js'
+import { SegmentStore } from './segments.js'
+import { IndexSync, type MergeResult } from './sync-sql.js'
 
 export type { Entry, EntryChange, KnownFile, FolderTotals, KnownDevice, ListOptions } from './entries.js'
 export { EntryStore } from './entries.js'
 export { SCHEMA_VERSION } from './migrations.js'
 export { loadOrCreateDeviceId, readDeviceId, DEVICE_ID_FILE } from './device-id.js'
 export { RemoteStore, DEAL_OVERDUE_MS } from './remote.js'
+export { SegmentStore, checkSegment } from './segments.js'
+export type { SegmentRange, RecordedChain, IncomingDevice, DeviceState } from './segments.js'
 export type { RemoteFile, RemoteName, DealRecord, RemoteState } from './remote.js'
 export { openIndexRecovering, moveAside } from './recover.js'
 export type { OpenedIndex } from './recover.js'
 export { isDamageError } from './open.js'
+export type { MergeResult } from './sync-sql.js'
 
 export const INDEX_FILE = 'index.sqlite'
 
@@ -29,8 +34,23 @@ export interface Index {
   readonly entries: EntryStore
   /** The account's side: uploads, IPNS names, deals. */
   readonly remote: RemoteStore
-  /** For the rooms that add tables of their own in later migrations. */
+  /** Segments of `cidsync-sqlite/2`: cut, check, apply, and the recorded segment lists. */
+  readonly segments: SegmentStore
+  /**
+   * The raw connection. Nothing outside this room uses it (sync and snapshot go through the
+   * methods below); tests keep it for fault injection (`max_page_count`, rows deleted behind the
+   * watcher's back), which needs the daemon's own connection.
+   */
   readonly db: Database
+  /** A consistent copy of the whole index at one instant (`VACUUM INTO`) into an empty or absent file. */
+  copyTo (path: string): void
+  /**
+   * Merges another index file into this one: for every device but `selfDeviceId`, the side with
+   * the higher sequence keeps its rows whole. One transaction.
+   */
+  mergeFrom (otherPath: string, selfDeviceId: string): MergeResult
+  /** The devices and their sequence numbers, as a string: equal markers, nothing new to publish. */
+  changeMarker (): string
   close (): void
 }
 
@@ -49,11 +69,17 @@ export function openIndex (path: string, init: OpenIndexInit = {}): Index {
   const db = openDatabase(path, { readonly, check: init.check })
   const entries = new EntryStore(db, readonly)
   const remote = new RemoteStore(db)
+  const segments = new SegmentStore(db)
+  const sync = new IndexSync(db)
   return {
     path,
     db,
     entries,
     remote,
+    segments,
+    copyTo: (to) => { sync.copyTo(to) },
+    mergeFrom: (otherPath, selfDeviceId) => sync.mergeFrom(otherPath, selfDeviceId),
+    changeMarker: () => sync.changeMarker(),
     close: () => {
       if (!db.open) return
       if (!readonly) db.pragma('wal_checkpoint(TRUNCATE)')

@@ -65,6 +65,16 @@ export const MIGRATIONS: ReadonlyArray<(db: Database) => void> = [
         checked_at INTEGER
       ) STRICT;
     `)
+  },
+  // 3: the segment list (cidsync-sqlite/2) that rebuilds the rows this index holds of each device.
+  (db) => {
+    db.exec(`
+      CREATE TABLE segment_chains (
+        device_id TEXT PRIMARY KEY,
+        to_seq INTEGER NOT NULL,
+        segments TEXT NOT NULL
+      ) STRICT;
+    `)
   }
 ]
 

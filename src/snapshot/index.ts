@@ -1,12 +1,19 @@
 /**
- * The snapshot file (engine `cidsync-sqlite/1`): a consistent copy of the index, gzip, AES-256-GCM
- * under an authenticated header; and its key, random per state dir or from a passphrase.
+ * What a publish stores (docs/snapshot-format.md): sealed files (compressed, AES-256-GCM under an
+ * authenticated header) holding `cidsync-sqlite/2` segments and manifests, or a whole
+ * `cidsync-sqlite/1` index; and their key, random per state dir or from a passphrase.
  */
-export { writeSnapshot, DEFAULT_COMPRESSION_LEVEL, LOCAL_ONLY_TABLES } from './write-snapshot.js'
+export { writeSnapshot } from './write-snapshot.js'
 export type { WriteSnapshotInit, WrittenSnapshot } from './write-snapshot.js'
-export { readSnapshot, readSnapshotHeader, inflateBound, MIN_INFLATE_BOUND, MAX_INFLATE_BOUND } from './read-snapshot.js'
+export { readSnapshot, readSnapshotHeader, inflateBound, checkDatabase, MIN_INFLATE_BOUND, MAX_INFLATE_BOUND } from './read-snapshot.js'
 export type { ReadSnapshotInit } from './read-snapshot.js'
-export { ENGINE, FORMAT_VERSION, MAGIC } from './format.js'
-export type { SnapshotHeader } from './format.js'
+export { seal, unseal, readSealedHeader, BROTLI_QUALITY } from './sealed-file.js'
+export type { Sealed, SealInit, UnsealInit } from './sealed-file.js'
+export { sealSegment, openSegment } from './segment-file.js'
+export type { SealSegmentInit, OpenSegmentInit } from './segment-file.js'
+export { sealManifest, openManifest, parseManifest, checkChains, deviceChainSchema, MAX_MANIFEST_BYTES } from './manifest.js'
+export type { Manifest, DeviceChain, SegmentRef, SealManifestInit, OpenManifestInit } from './manifest.js'
+export { ENGINE, ENGINE_V1, READABLE_ENGINES, FORMAT_VERSION, MAGIC } from './format.js'
+export type { SnapshotHeader, SegmentHeader, ManifestHeader, SealedHeader } from './format.js'
 export { exportKey, importKey, keyIdOf, writingKey, readingKey, KEY_FILE } from './key.js'
 export type { SnapshotKey } from './key.js'

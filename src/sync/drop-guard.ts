@@ -1,11 +1,11 @@
 import type { Config } from '../config/index.js'
 import { PublishHeldError } from '../errors.js'
 import type { Index } from '../index/index.js'
-import { STATE, type JobStore } from './job-store.js'
+import type { SyncStore } from './sync-store.js'
 
 /** This device's live entries now. */
 export function ownEntries (index: Index, deviceId: string): number {
-  return index.entries.totals(deviceId).reduce((n, t) => n + t.files, 0)
+  return index.entries.liveCount(deviceId)
 }
 
 /**
@@ -14,9 +14,9 @@ export function ownEntries (index: Index, deviceId: string): number {
  * folder emptied by mistake, an unmounted disk or a lost index must not overwrite the only copy
  * others restore from. `confirmed` lets it through.
  */
-export function checkDrop (index: Index, deviceId: string, config: Config, store: JobStore, confirmed: boolean): void {
-  const last = Number(store.value(STATE.lastOwnEntries) ?? Number.NaN)
-  if (Number.isNaN(last) || confirmed) return
+export function checkDrop (index: Index, deviceId: string, config: Config, store: SyncStore, confirmed: boolean): void {
+  const last = store.lastPublished()?.ownEntries ?? null
+  if (last === null || confirmed) return
   const now = ownEntries(index, deviceId)
   const dropping = last - now
   if (dropping <= config.snapshot.maxDropEntries || dropping <= last * config.snapshot.maxDropFraction) return

@@ -2,17 +2,21 @@ import { mkdirSync } from 'node:fs'
 import { rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { Config } from '../config/index.js'
-import { CidsyncError, ContentNotFoundError, IntegrityError, PointerNotFoundError, PointerUnreadableError, SnapshotFormatError, SnapshotIntegrityError, SnapshotKeyError } from '../errors.js'
-import { ENGINE, readSnapshot } from '../snapshot/index.js'
-import { acceptsUnencrypted, mergeIndex } from './merge.js'
+import { CidsyncError, PointerNotFoundError, PointerUnreadableError, SnapshotUnencryptedError } from '../errors.js'
+import { READABLE_ENGINES, readSnapshot } from '../snapshot/index.js'
+import { withSyncStore } from './sync-store.js'
+import { acceptsUnencrypted } from './merge.js'
 import { SNAPSHOT_PROFILE } from './snapshot-profile.js'
 import type { PublishComponents, PublishInit } from './publish.js'
+import { readPublish } from './history.js'
+import { mergeManifest } from './merge-manifest.js'
+import { isUnusable, type FetchInit } from './segment-fetch.js'
 
 /** What the pointer holds now: its CID and entry count, or undefined when nothing is stored. */
 export async function currentPointer (components: PublishComponents, config: Config, signal?: AbortSignal): Promise<{ cid: string, memories: number | undefined } | undefined> {
   try {
     const pointer = await components.clients.pointers.current(config.namespace, config.network, { signal })
-    if (pointer.engine !== '' && pointer.engine !== ENGINE) {
+    if (pointer.engine !== '' && !READABLE_ENGINES.includes(pointer.engine)) {
       throw new CidsyncError(`the pointer for ${config.namespace} on ${config.network} holds a snapshot of engine ${pointer.engine}: cidsync will not overwrite it; use another namespace`)
     }
     return { cid: pointer.snapshotCid, memories: pointer.memories }
@@ -22,34 +26,42 @@ export async function currentPointer (components: PublishComponents, config: Con
   }
 }
 
-/** Failures that retrying cannot mend: the pointer's snapshot is not there, or not one this device can open. */
-function isUnreadable (err: unknown): boolean {
-  return err instanceof ContentNotFoundError || err instanceof IntegrityError || err instanceof SnapshotFormatError ||
-    err instanceof SnapshotKeyError || err instanceof SnapshotIntegrityError
-}
-
 /**
- * Fetches the pointer's snapshot through the gateways, opens it, and merges its other devices'
- * rows into the index. A snapshot that is missing or foreign is a {@link PointerUnreadableError}
- * naming the repair; a network failure stays what it is (tried again later).
+ * Fetches what the pointer names through the gateways (a `/2` manifest and only the segments this
+ * index lacks, or a whole `/1` snapshot), opens it, and merges its other devices' rows into the
+ * index. Something missing or foreign is a {@link PointerUnreadableError} naming the repair; a
+ * network failure stays what it is (tried again later).
  */
 export async function fetchAndMerge (components: PublishComponents, init: PublishInit, cid: string, label: string): Promise<void> {
   const dir = join(init.config.stateDir, 'snapshots')
   mkdirSync(dir, { recursive: true, mode: 0o700 })
-  const fetched = join(dir, `${label}-${process.pid}.snap`)
-  const database = join(dir, `${label}-${process.pid}.sqlite`)
+  const fetch: FetchInit = { stateDir: init.config.stateDir, dir, label, passphrase: init.passphrase, acceptUnencrypted: acceptsUnencrypted(init.config), signal: init.signal }
   try {
-    try {
-      await components.clients.gateway.fetchVerified(cid, SNAPSHOT_PROFILE, fetched, { signal: init.signal })
-      await readSnapshot({ path: fetched, stateDir: init.config.stateDir, destination: database, passphrase: init.passphrase, signal: init.signal, acceptUnencrypted: acceptsUnencrypted(init.config) })
-    } catch (err) {
-      if (!isUnreadable(err)) throw err
-      const { namespace, network } = init.config
-      throw new PointerUnreadableError(`the pointer for ${namespace} on ${network} names ${cid}, which cannot be used here: ${(err as Error).message}. ` +
-        'Publishing stops there (nothing of it can be merged); to put this device\'s index, with every other device\'s rows it holds, in its place, run `cidsync pointer repair`', cid, { cause: err })
+    const publish = await withSyncStore(components.store, init.config.stateDir, async (store) => await readPublish(components.clients, cid, store.manifestCache, fetch))
+    if (publish.manifest === undefined) {
+      await mergeV1(components, init, cid, fetch)
+      return
     }
-    const merged = mergeIndex(components.index.db, database, components.deviceId)
-    components.logger.info({ from: cid, devices: merged.devicesTaken.length }, 'merged another device\'s snapshot')
+    const merged = await mergeManifest(components, publish.manifest, fetch)
+    components.logger.info({ from: cid, devices: merged.devicesTaken.length, segments: merged.segmentsFetched }, 'merged other devices\' segments')
+  } catch (err) {
+    // No cipher: its own message names the choices (accept it, or repair the pointer).
+    if (!isUnusable(err) || err instanceof SnapshotUnencryptedError) throw err
+    const { namespace, network } = init.config
+    throw new PointerUnreadableError(`the pointer for ${namespace} on ${network} names ${cid}, which cannot be used here: ${(err as Error).message}. ` +
+      'Publishing stops there (nothing of it can be merged); to put this device\'s index, with every other device\'s rows it holds, in its place, run `cidsync pointer repair`', cid, { cause: err })
+  }
+}
+
+/** A `cidsync-sqlite/1` snapshot: the whole index, merged device by device (their lists forgotten: the next publish writes bases). */
+async function mergeV1 (components: PublishComponents, init: PublishInit, cid: string, fetch: FetchInit): Promise<void> {
+  const fetched = join(fetch.dir, `${fetch.label}-${process.pid}.snap`)
+  const database = join(fetch.dir, `${fetch.label}-${process.pid}.sqlite`)
+  try {
+    await components.clients.gateway.fetchVerified(cid, SNAPSHOT_PROFILE, fetched, { signal: init.signal })
+    await readSnapshot({ path: fetched, stateDir: init.config.stateDir, destination: database, passphrase: init.passphrase, signal: init.signal, acceptUnencrypted: fetch.acceptUnencrypted })
+    const merged = components.index.mergeFrom(database, components.deviceId)
+    components.logger.info({ from: cid, devices: merged.devicesTaken.length }, 'merged another device\'s cidsync-sqlite/1 snapshot')
   } finally {
     await rm(fetched, { force: true })
     await rm(database, { force: true })

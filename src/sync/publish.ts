@@ -3,17 +3,16 @@ import { rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { Logger } from 'pino'
 import type { Config } from '../config/index.js'
-import { fileCid } from '../content/index.js'
 import { PointerUnreadableError, PublishContendedError, PublishStateError } from '../errors.js'
 import type { Index } from '../index/index.js'
 import type { ServiceClients } from '../remote/index.js'
-import { ENGINE, writeSnapshot } from '../snapshot/index.js'
+import { ENGINE, parseManifest } from '../snapshot/index.js'
 import { checkDrop, ownEntries } from './drop-guard.js'
-import { JobStore, STATE, type ActiveStep, type PublishJob } from './job-store.js'
-import { changeMarker } from './merge.js'
+import type { ActiveStep, JobAt, PublishJob } from './publish-job.js'
+import { withSyncStore, type SyncStore } from './sync-store.js'
 import { currentPointer, fetchAndMerge } from './pointer-snapshot.js'
-import { SNAPSHOT_PROFILE } from './snapshot-profile.js'
-import { uploadOnce } from './upload-once.js'
+import { chainsOf, writePublication } from './publication.js'
+import { uploadAll } from './upload-once.js'
 import { failpoint } from '../util/failpoint.js'
 
 export { SNAPSHOT_PROFILE } from './snapshot-profile.js'
@@ -25,6 +24,8 @@ export interface PublishComponents {
   readonly clients: ServiceClients
   readonly logger: Logger
   readonly deviceId: string
+  /** The process's sync store (the daemon's, a command's); absent: one is opened for this publish. */
+  readonly store?: SyncStore
 }
 
 export interface PublishInit {
@@ -40,7 +41,7 @@ export interface PublishInit {
 /** What a publish did: the CID the pointer holds now and its entry count. */
 export interface Published { readonly cid: string, readonly entries: number, readonly skipped: boolean, readonly merged: number }
 
-type StepRun = (components: PublishComponents, init: PublishInit, store: JobStore, job: PublishJob) => Promise<PublishJob>
+type StepRun<S extends ActiveStep> = (components: PublishComponents, init: PublishInit, store: SyncStore, job: JobAt<S>) => Promise<PublishJob>
 
 /**
  * Publishes the index: snapshot, CID, upload, deal, pointer (merging first if another device
@@ -50,78 +51,86 @@ type StepRun = (components: PublishComponents, init: PublishInit, store: JobStor
  * or that other devices kept outrunning, is given up loudly, so the next publish starts over.
  */
 export async function publish (components: PublishComponents, init: PublishInit): Promise<Published> {
+  return await withSyncStore(components.store, init.config.stateDir, async (store) => await publishWith(components, init, store))
+}
+
+async function publishWith (components: PublishComponents, init: PublishInit, store: SyncStore): Promise<Published> {
   const { config } = init
-  const store = new JobStore(config.stateDir)
   try {
     const resumed = store.current()
     if (resumed === undefined) {
-      const marker = changeMarker(components.index.db)
-      const last = store.value(STATE.lastCid)
-      if (last !== undefined && store.value(STATE.lastMarker) === marker && init.repairPointer !== true) return await pullOnly(components, init, store, last)
+      const last = store.lastPublished()
+      if (last !== undefined && last.marker === components.index.changeMarker() && init.repairPointer !== true) return await pullOnly(components, init, store, last.cid)
       checkDrop(components.index, components.deviceId, config, store, init.confirmDrop === true)
     }
-    let job: PublishJob = resumed ?? store.start(store.value(STATE.base) ?? null)
+    if (resumed !== undefined && 'problem' in resumed) abandon(store, resumed.id, resumed.problem)
+    let job: PublishJob = resumed ?? store.start(store.base() ?? null)
     for (let steps = 0; ; steps++) {
       init.signal?.throwIfAborted()
       components.logger.debug({ job: job.id, step: job.step }, 'publish step')
       failpoint(`publish:${job.step}`)
-      if (job.step === 'done') break
-      const run: StepRun | undefined = (STEPS as Record<string, StepRun | undefined>)[job.step]
-      if (run === undefined || steps > MAX_STEPS) {
-        const why = run === undefined ? `has the unknown step "${job.step}" (sync.sqlite written by another version of cidsync?)` : `ran ${steps} steps without finishing`
-        store.abandon(job.id, why)
-        throw new PublishStateError(`publish job ${job.id} ${why}: it was given up, and the next publish starts over`)
-      }
-      job = await run(components, init, store, job)
+      if (job.step === 'done') return { cid: job.snapshotCid, entries: job.entries, skipped: false, merged: job.merges }
+      if (steps > MAX_STEPS) abandon(store, job.id, `ran ${steps} steps without finishing`)
+      job = await runStep(job.step, components, init, store, job)
     }
-    return { cid: job.snapshotCid as string, entries: job.entries ?? 0, skipped: false, merged: job.merges }
   } catch (err) {
     const current = store.current()
     if (current !== undefined) store.failed(current.id, (err as Error).message)
     throw err
-  } finally {
-    store.close()
   }
+}
+
+function abandon (store: SyncStore, id: number, why: string): never {
+  store.abandon(id, why)
+  throw new PublishStateError(`publish job ${id} ${why}: it was given up, and the next publish starts over`)
+}
+
+/** The step's run from the table, typed for the job at that step. */
+async function runStep<S extends ActiveStep> (step: S, components: PublishComponents, init: PublishInit, store: SyncStore, job: JobAt<S>): Promise<PublishJob> {
+  const run: StepRun<S> = STEPS[step]
+  return await run(components, init, store, job)
 }
 
 /** A publish runs each step once, the snapshot and pointer steps again per merge: more is a loop. */
 const MAX_STEPS = 6 * (MAX_MERGES + 2)
 
-const STEPS: { readonly [S in ActiveStep]: StepRun } = {
+const STEPS: { readonly [S in ActiveStep]: StepRun<S> } = {
   snapshot: async (components, init, store, job) => {
     const { config } = init
     const dir = join(config.stateDir, 'snapshots')
     mkdirSync(dir, { recursive: true, mode: 0o700 })
-    const path = join(dir, `publish-${job.id}.snap`)
-    const marker = changeMarker(components.index.db)
-    const written = await writeSnapshot({ db: components.index.db, stateDir: config.stateDir, path, encryption: config.snapshot.encryption, device: components.deviceId, passphrase: init.passphrase, signal: init.signal })
-    const { cid } = await fileCid(path, SNAPSHOT_PROFILE, { signal: init.signal })
-    return store.advance(job.id, 'upload', { snapshotPath: path, snapshotCid: cid.toString(), marker, entries: written.entries })
+    const made = await writePublication({
+      index: components.index, self: components.deviceId, previous: job.baseCid === '' ? null : job.baseCid, dir, label: `publish-${job.id}-${job.merges}`,
+      policy: { afterDeltas: config.snapshot.compactAfterDeltas, fraction: config.snapshot.compactFraction },
+      encryption: config.snapshot.encryption, stateDir: config.stateDir, passphrase: init.passphrase, signal: init.signal
+    })
+    const manifest = JSON.stringify(made.manifest)
+    store.manifestCache.put(made.manifestFile.cid, JSON.stringify({ kind: 'manifest', manifest: made.manifest }))
+    components.logger.info({ segments: made.files.length - 1, bytes: made.manifest.bytesAdded, entries: made.manifest.entries }, 'publish: segments written')
+    return store.snapshotted(job, { snapshotPath: made.manifestFile.path, snapshotCid: made.manifestFile.cid, files: made.files, manifest, marker: made.marker, entries: made.manifest.entries })
   },
   upload: async (components, init, store, job) => {
-    // The client checks that the service computed our CID; an upload already made is reused.
-    const how = await uploadOnce(components.clients, job.snapshotPath as string, job.snapshotCid as string, init.signal)
-    if (how === 'reused') components.logger.info({ cid: job.snapshotCid }, 'the snapshot was already uploaded (its answer was lost): reused')
-    return store.advance(job.id, 'deal')
+    // The client checks that the service computed each CID; an upload already made is reused.
+    const reused = await uploadAll(components.clients, job.files, init.signal)
+    if (reused > 0) components.logger.info({ reused }, 'files already uploaded (an answer was lost): reused')
+    return store.uploaded(job)
   },
   deal: async (components, init, store, job) => {
     if (init.config.snapshot.deal) {
-      await components.clients.deals.addCid(job.snapshotCid as string, { signal: init.signal })
-      components.index.remote.requestDeal(job.snapshotCid as string, components.deviceId)
+      // Every new segment and the manifest: the service aggregates small files.
+      for (const file of job.files) {
+        await components.clients.deals.addCid(file.cid, { signal: init.signal })
+        components.index.remote.requestDeal(file.cid, components.deviceId)
+      }
     }
-    return store.advance(job.id, 'pointer')
+    return store.dealt(job)
   },
   pointer: async (components, init, store, job) => await pointerStep(components, init, store, job),
   name: async (components, init, store, job) => {
     const keyName = await ipnsKeyName(components.clients, store, init.config.snapshot.ipnsKey, init.signal)
-    if (keyName !== undefined) await components.clients.names.publish(keyName, job.snapshotCid as string, { signal: init.signal })
-    store.setValue(STATE.lastCid, job.snapshotCid as string)
-    store.setValue(STATE.lastMarker, job.marker as string)
-    store.setValue(STATE.lastAt, new Date().toISOString())
-    store.setValue(STATE.lastEntries, String(job.entries ?? 0))
-    store.setValue(STATE.lastOwnEntries, String(ownEntries(components.index, components.deviceId)))
-    await rm(job.snapshotPath as string, { force: true })
-    return store.advance(job.id, 'done')
+    if (keyName !== undefined) await components.clients.names.publish(keyName, job.snapshotCid, { signal: init.signal })
+    await removeFiles(job.files)
+    return store.finishPublish(job, { ownEntries: ownEntries(components.index, components.deviceId) })
   }
 }
 
@@ -130,34 +139,27 @@ const STEPS: { readonly [S in ActiveStep]: StepRun } = {
  * (the pointer's snapshot already holds ours), so this index shows every device's files. Answers
  * what the pointer holds, with its entry count.
  */
-async function pullOnly (components: PublishComponents, init: PublishInit, store: JobStore, last: string): Promise<Published> {
+async function pullOnly (components: PublishComponents, init: PublishInit, store: SyncStore, last: string): Promise<Published> {
   const current = await currentPointer(components, init.config, init.signal)
-  const entries = current?.memories ?? Number(store.value(STATE.lastEntries) ?? 0)
-  if (current === undefined || current.cid === store.value(STATE.base) || current.cid === last) {
-    if (current !== undefined) noteRemotePointer(store, current.cid)
+  const entries = current?.memories ?? store.lastPublished()?.entries ?? 0
+  if (current === undefined || current.cid === store.base() || current.cid === last) {
+    if (current !== undefined) store.notePointer(current.cid)
     return { cid: current?.cid ?? last, entries, skipped: true, merged: 0 }
   }
   await fetchAndMerge(components, init, current.cid, 'pull')
-  store.setValue(STATE.base, current.cid)
-  noteRemotePointer(store, current.cid)
   // Our last publish is inside the merged one: what was published stays ours; only the marker moves.
-  store.setValue(STATE.lastMarker, changeMarker(components.index.db))
+  store.pulled(current.cid, components.index.changeMarker())
   return { cid: current.cid, entries, skipped: true, merged: 1 }
 }
 
-function noteRemotePointer (store: JobStore, cid: string): void {
-  store.setValue(STATE.remotePointer, cid)
-  store.setValue(STATE.remotePointerAt, new Date().toISOString())
-}
 /** The IPNS key to publish to: the configured one, or with `auto` one made on first use and remembered. */
-async function ipnsKeyName (clients: ServiceClients, store: JobStore, configured: string, signal?: AbortSignal): Promise<string | undefined> {
+async function ipnsKeyName (clients: ServiceClients, store: SyncStore, configured: string, signal?: AbortSignal): Promise<string | undefined> {
   if (configured === '') return undefined
   if (configured !== 'auto') return configured
-  const remembered = store.value(STATE.ipnsKey)
-  if (remembered !== undefined) return remembered
+  const remembered = store.ipnsKey()
+  if (remembered !== undefined) return remembered.name
   const key = await clients.names.create({ signal })
-  store.setValue(STATE.ipnsKey, key.ipnsName)
-  store.setValue(STATE.ipnsId, key.ipnsId)
+  store.setIpnsKey(key.ipnsName, key.ipnsId)
   return key.ipnsName
 }
 
@@ -166,9 +168,9 @@ async function ipnsKeyName (clients: ServiceClients, store: JobStore, configured
  * base, fetch its snapshot, merge, and go back to the snapshot step on top of it. Then PUT and
  * read back.
  */
-async function pointerStep (components: PublishComponents, init: PublishInit, store: JobStore, job: PublishJob): Promise<PublishJob> {
+async function pointerStep (components: PublishComponents, init: PublishInit, store: SyncStore, job: JobAt<'pointer'>): Promise<PublishJob> {
   const { config, signal } = init
-  const cid = job.snapshotCid as string
+  const cid = job.snapshotCid
   if (job.merges >= MAX_MERGES) {
     store.abandon(job.id, 'contended')
     throw new PublishContendedError(`other devices published ${MAX_MERGES} times while this one was publishing: this publish starts over after a wait`)
@@ -183,20 +185,24 @@ async function pointerStep (components: PublishComponents, init: PublishInit, st
       components.logger.warn({ replaced: current.cid, cid }, 'repairing the pointer: its snapshot could not be used')
       return await putPointer(components, init, store, { ...job, baseCid: current.cid })
     }
-    await rm(job.snapshotPath as string, { force: true })
-    return store.advance(job.id, 'snapshot', { baseCid: current.cid, merges: job.merges + 1 })
+    await removeFiles(job.files)
+    return store.merged(job, current.cid)
   }
   return await putPointer(components, init, store, job)
 }
 
 /** PUT, then read back: another device's PUT in between sends the job round again (counted). */
-async function putPointer (components: PublishComponents, init: PublishInit, store: JobStore, job: PublishJob): Promise<PublishJob> {
+async function putPointer (components: PublishComponents, init: PublishInit, store: SyncStore, job: JobAt<'pointer'>): Promise<PublishJob> {
   const { config, signal } = init
-  const cid = job.snapshotCid as string
-  await components.clients.pointers.put({ snapshotCid: cid, engine: ENGINE, namespace: config.namespace, network: config.network, memories: job.entries ?? 0 }, { signal })
+  const cid = job.snapshotCid
+  await components.clients.pointers.put({ snapshotCid: cid, engine: ENGINE, namespace: config.namespace, network: config.network, memories: job.entries }, { signal })
   const readBack = await currentPointer(components, config, signal)
-  if (readBack?.cid !== cid) return store.advance(job.id, 'pointer', { merges: job.merges + 1, baseCid: job.baseCid })
-  store.setValue(STATE.base, cid)
-  noteRemotePointer(store, cid)
-  return store.advance(job.id, 'name', { baseCid: cid })
+  if (readBack?.cid !== cid) return store.outrun(job)
+  // The lists first: killed before the job moves on, the pointer step runs again and finds its own PUT.
+  components.index.segments.recordChains(chainsOf(parseManifest(job.manifest, cid)))
+  return store.pointerPut(job)
+}
+
+async function removeFiles (files: ReadonlyArray<{ readonly path: string }>): Promise<void> {
+  for (const file of files) await rm(file.path, { force: true })
 }

@@ -2,7 +2,7 @@ import type { Logger } from 'pino'
 import type { Config } from '../config/index.js'
 import type { Index, RemoteFile } from '../index/index.js'
 import type { ServiceClients } from '../remote/index.js'
-import { JobStore, STATE } from './job-store.js'
+import { withSyncStore, type SyncStore } from './sync-store.js'
 import { PointerNotFoundError } from '../errors.js'
 
 export interface ReconcileComponents {
@@ -10,6 +10,8 @@ export interface ReconcileComponents {
   readonly clients: ServiceClients
   readonly logger: Logger
   readonly deviceId: string
+  /** The process's sync store; absent: one is opened for this run. */
+  readonly store?: SyncStore
 }
 
 export interface Reconciled {
@@ -29,6 +31,10 @@ const PAGE_WRITE = 2000
  * off when the service pushes back.
  */
 export async function reconcile (components: ReconcileComponents, init: { config: Config, signal?: AbortSignal, readPointer?: boolean }): Promise<Reconciled> {
+  return await withSyncStore(components.store, init.config.stateDir, async (store) => await reconcileWith(components, init, store))
+}
+
+async function reconcileWith (components: ReconcileComponents, init: { config: Config, signal?: AbortSignal, readPointer?: boolean }, store: SyncStore): Promise<Reconciled> {
   const { index, clients } = components
   const run = Date.now()
   let batch: RemoteFile[] = []
@@ -54,40 +60,34 @@ export async function reconcile (components: ReconcileComponents, init: { config
     }
   }
 
-  if (init.readPointer !== false) await notePointer(components, init.config, init.signal)
-  const republished = await republishName(components, init.config, init.signal)
+  if (init.readPointer !== false) await notePointer(components, store, init.config, init.signal)
+  const republished = await republishName(components, store, init.config, init.signal)
   const result = { remoteFiles: seen, gone, names: names.length, dealsMade, republished }
   components.logger.info(result, 'reconciled')
   return result
 }
 
 /** Looks at the pointer, for status to say whether it holds this device's last snapshot. */
-async function notePointer (components: ReconcileComponents, config: Config, signal?: AbortSignal): Promise<void> {
-  const store = new JobStore(config.stateDir)
+async function notePointer (components: ReconcileComponents, store: SyncStore, config: Config, signal?: AbortSignal): Promise<void> {
   try {
     const pointer = await components.clients.pointers.current(config.namespace, config.network, { signal })
-    store.setValue(STATE.remotePointer, pointer.snapshotCid)
+    store.notePointer(pointer.snapshotCid)
   } catch (err) {
     // The pointer needs the session token, the rest the API key: one missing must not stop the other.
-    if (err instanceof PointerNotFoundError) store.setValue(STATE.remotePointer, '')
-    else components.logger.warn({ err }, 'could not read the pointer')
-  } finally {
-    store.setValue(STATE.remotePointerAt, new Date().toISOString())
-    store.close()
+    if (err instanceof PointerNotFoundError) store.notePointer('')
+    else {
+      components.logger.warn({ err }, 'could not read the pointer')
+      store.notePointerLookedAt()
+    }
   }
 }
 
 /** The snapshot's IPNS name must point at the last published snapshot. */
-async function republishName (components: ReconcileComponents, config: Config, signal?: AbortSignal): Promise<boolean> {
-  const store = new JobStore(config.stateDir)
-  try {
-    const keyName = config.snapshot.ipnsKey === 'auto' ? store.value(STATE.ipnsKey) : config.snapshot.ipnsKey === '' ? undefined : config.snapshot.ipnsKey
-    const last = store.value(STATE.lastCid)
-    if (keyName === undefined || last === undefined) return false
-    if (components.index.remote.nameTarget(keyName) === last) return false
-    await components.clients.names.publish(keyName, last, { signal })
-    return true
-  } finally {
-    store.close()
-  }
+async function republishName (components: ReconcileComponents, store: SyncStore, config: Config, signal?: AbortSignal): Promise<boolean> {
+  const keyName = config.snapshot.ipnsKey === 'auto' ? store.ipnsKey()?.name : config.snapshot.ipnsKey === '' ? undefined : config.snapshot.ipnsKey
+  const last = store.lastPublished()?.cid
+  if (keyName === undefined || last === undefined) return false
+  if (components.index.remote.nameTarget(keyName) === last) return false
+  await components.clients.names.publish(keyName, last, { signal })
+  return true
 }

@@ -2,23 +2,29 @@ import { existsSync, mkdirSync } from 'node:fs'
 import { copyFile, link, readdir, rename, rm } from 'node:fs/promises'
 import { basename, dirname, join } from 'node:path'
 import type { Config } from '../config/index.js'
-import { IndexDamagedError, SnapshotFormatError, UsageError } from '../errors.js'
+import { IndexDamagedError, NothingAtTimeError, SnapshotFormatError, UsageError } from '../errors.js'
 import { DEVICE_ID_FILE, indexPath, openIndex } from '../index/index.js'
 import type { ServiceClients } from '../remote/index.js'
-import { ENGINE, readSnapshot, type SnapshotHeader } from '../snapshot/index.js'
+import { READABLE_ENGINES, readSnapshot, type Manifest } from '../snapshot/index.js'
 import { writeFileAtomicSync } from '../util/atomic-write.js'
 import { failpoint } from '../util/failpoint.js'
 import { fsyncPath } from '../util/fsync.js'
-import { JobStore, STATE } from './job-store.js'
+import { SyncStore, withSyncStore } from './sync-store.js'
+import { hasSyncState } from './sync-state-file.js'
 import { acceptsUnencrypted } from './merge.js'
-import { SNAPSHOT_PROFILE } from './publish.js'
+import { SNAPSHOT_PROFILE } from './snapshot-profile.js'
+import { publishAt, readPublish, type HistoryEntry, type ManifestCache } from './history.js'
+import { buildIndex } from './merge-manifest.js'
+import type { FetchInit } from './segment-fetch.js'
 
 export interface RestoreInit {
   readonly config: Config
   readonly namespace: string
   readonly network: string
-  /** A snapshot CID to restore instead of the pointer's. */
+  /** A publish to restore instead of the pointer's: a manifest, or a `/1` snapshot. */
   readonly cid?: string
+  /** The newest publish at or before this time, in the history from the pointer (or `cid`). */
+  readonly at?: Date
   /** Replace an existing index (kept as a backup beside it). */
   readonly force?: boolean
   readonly dryRun?: boolean
@@ -28,6 +34,8 @@ export interface RestoreInit {
   /** `--allow-unencrypted`: take a snapshot with no cipher although this device encrypts. */
   readonly allowUnencrypted?: boolean
   readonly signal?: AbortSignal
+  /** The command's sync store; absent: one is opened once the restore is installed (a dry run makes none). */
+  readonly store?: SyncStore
   readonly onProgress?: (received: number, total: number | undefined) => void
 }
 
@@ -36,7 +44,8 @@ export interface RestoreResult {
   readonly dryRun: boolean
   /** Where the previous index went, if there was one. */
   readonly backup: string | undefined
-  readonly header: SnapshotHeader | undefined
+  /** What was (or with `dryRun`, would be) installed: when, by which device, how many entries. */
+  readonly publish: HistoryEntry
 }
 
 /** `restore --force` keeps this many backups of the index it replaced (the newest); older ones are removed. */
@@ -77,9 +86,10 @@ async function keepBackup (target: string, backup: string): Promise<void> {
 }
 
 /**
- * Installs the index from the pointer (or a given CID): fetch through the gateways, verify the CID,
- * decrypt, decompress, integrity check, then swap it in atomically. The caller holds the state
- * dir's lock, so no daemon writes meanwhile.
+ * Installs the index from the pointer (or a given CID, or the publish the history holds at a
+ * time): fetch through the gateways, verify every CID, decrypt, decompress, check, build the index
+ * aside, then swap it in atomically. The caller holds the state dir's lock, so no daemon writes
+ * meanwhile.
  */
 export async function restore (clients: ServiceClients, init: RestoreInit): Promise<RestoreResult> {
   const { config } = init
@@ -87,55 +97,78 @@ export async function restore (clients: ServiceClients, init: RestoreInit): Prom
   let cid = init.cid
   if (cid === undefined) {
     const pointer = await clients.pointers.current(init.namespace, init.network, { signal: init.signal })
-    if (pointer.engine !== '' && pointer.engine !== ENGINE) throw new SnapshotFormatError(`the pointer holds a snapshot of engine ${pointer.engine}, not ${ENGINE}: cidsync cannot restore it`)
+    if (pointer.engine !== '' && !READABLE_ENGINES.includes(pointer.engine)) throw new SnapshotFormatError(`the pointer holds a snapshot of engine ${pointer.engine}, not one of ${READABLE_ENGINES.join(', ')}: upgrade cidsync`)
     cid = pointer.snapshotCid
   }
   const target = indexPath(config.stateDir)
   const exists = existsSync(target)
-  if (init.dryRun === true) return { cid, dryRun: true, backup: exists ? `${target}.backup-<time>` : undefined, header: undefined }
-  if (exists && init.force !== true) throw new UsageError(`an index already exists at ${target}: add --force to replace it (it is kept as a backup beside it)`)
-  mkdirSync(join(config.stateDir, 'snapshots'), { recursive: true, mode: 0o700 })
-  const fetched = join(config.stateDir, 'snapshots', `restore-${cid}.snap`)
-  const staged = `${target}.restoring`
+  if (exists && init.force !== true && init.dryRun !== true) throw new UsageError(`an index already exists at ${target}: add --force to replace it (it is kept as a backup beside it)`)
+  const dir = join(config.stateDir, 'snapshots')
+  mkdirSync(dir, { recursive: true, mode: 0o700 })
+  const fetch: FetchInit = { stateDir: config.stateDir, dir, label: 'restore', passphrase: init.passphrase, acceptUnencrypted: acceptsUnencrypted(config, init.allowUnencrypted), signal: init.signal, onProgress: init.onProgress }
+  // A state dir that never synced gets its sync.sqlite only once a restore is installed.
+  const opened = init.store ?? (hasSyncState(config.stateDir) ? new SyncStore(config.stateDir) : undefined)
+  const cache = opened?.manifestCache ?? memoryCache()
   try {
-    await clients.gateway.fetchVerified(cid, SNAPSHOT_PROFILE, fetched, { signal: init.signal, onProgress: init.onProgress })
-    const header = await readSnapshot({
-      path: fetched, stateDir: config.stateDir, destination: staged, passphrase: init.passphrase, signal: init.signal,
-      acceptUnencrypted: acceptsUnencrypted(config, init.allowUnencrypted)
-    })
-    if (init.asDevice !== undefined) {
-      const restored = openIndex(staged, { readonly: true })
-      const known = restored.entries.list({ deviceId: init.asDevice, includeDeleted: true }).length > 0
-      restored.close()
-      if (!known) throw new UsageError(`the restored index has no device ${init.asDevice}: see \`cidsync ls --all-devices\` for the devices it knows`)
-    }
-    let backup: string | undefined
-    if (exists) {
-      backup = `${target}${BACKUP_INFIX}${new Date().toISOString().replace(/[:.]/g, '-')}`
-      await keepBackup(target, backup)
-      // The old WAL must never be replayed into the new file (it is folded in, or kept with the backup).
-      await rm(`${target}-wal`, { force: true })
-      await rm(`${target}-shm`, { force: true })
-      await fsyncPath(config.stateDir)
-    }
-    // Killed here, the state dir still holds the old index (and its backup): never no index.
-    failpoint('restore:between-renames')
-    await rename(staged, target)
-    await fsyncPath(config.stateDir)
-    if (exists) await pruneBackups(target)
-    if (init.asDevice !== undefined) writeFileAtomicSync(join(config.stateDir, DEVICE_ID_FILE), `${init.asDevice}\n`, { mode: 0o600 })
-    const store = new JobStore(config.stateDir)
+    const chosen = await choose(clients, cid, init.at, cache, fetch)
+    if (init.dryRun === true) return { cid: chosen.entry.cid, dryRun: true, backup: exists ? `${target}.backup-<time>` : undefined, publish: chosen.entry }
+    const staged = `${target}.restoring`
     try {
-      store.setValue(STATE.base, cid)
-      const history = JSON.parse(store.value(STATE.restores) ?? '[]') as Array<{ at: string, seconds: number }>
-      history.push({ at: new Date().toISOString(), seconds: (Date.now() - started) / 1000 })
-      store.setValue(STATE.restores, JSON.stringify(history.slice(-100)))
+      if (chosen.manifest === undefined) await fetchWhole(clients, chosen.entry.cid, staged, fetch)
+      else await buildIndex(clients, chosen.manifest, staged, fetch)
+      if (init.asDevice !== undefined) {
+        const restored = openIndex(staged, { readonly: true })
+        const known = restored.entries.list({ deviceId: init.asDevice, includeDeleted: true }).length > 0
+        restored.close()
+        if (!known) throw new UsageError(`the restored index has no device ${init.asDevice}: see \`cidsync ls --all-devices\` for the devices it knows`)
+      }
+      await fsyncPath(staged)
+      let backup: string | undefined
+      if (exists) {
+        backup = `${target}${BACKUP_INFIX}${new Date().toISOString().replace(/[:.]/g, '-')}`
+        await keepBackup(target, backup)
+        // The old WAL must never be replayed into the new file (it is folded in, or kept with the backup).
+        await rm(`${target}-wal`, { force: true })
+        await rm(`${target}-shm`, { force: true })
+        await fsyncPath(config.stateDir)
+      }
+      // Killed here, the state dir still holds the old index (and its backup): never no index.
+      failpoint('restore:between-renames')
+      await rename(staged, target)
+      await fsyncPath(config.stateDir)
+      if (exists) await pruneBackups(target)
+      if (init.asDevice !== undefined) writeFileAtomicSync(join(config.stateDir, DEVICE_ID_FILE), `${init.asDevice}\n`, { mode: 0o600 })
+      const seconds = (Date.now() - started) / 1000
+      await withSyncStore(opened, config.stateDir, async (store) => { store.restored(chosen.entry.cid, seconds) })
+      return { cid: chosen.entry.cid, dryRun: false, backup, publish: chosen.entry }
     } finally {
-      store.close()
+      await rm(staged, { force: true })
     }
-    return { cid, dryRun: false, backup, header }
+  } finally {
+    if (init.store === undefined) opened?.close()
+  }
+}
+
+function memoryCache (): ManifestCache {
+  const kept = new Map<string, string>()
+  return { get: (cid) => kept.get(cid), put: (cid, json) => { kept.set(cid, json) } }
+}
+
+/** The publish to install: `start` itself, or with `at` the newest in its history made at or before then. */
+async function choose (clients: ServiceClients, start: string, at: Date | undefined, cache: ManifestCache, fetch: FetchInit): Promise<{ entry: HistoryEntry, manifest: Manifest | undefined }> {
+  if (at === undefined) return await readPublish(clients, start, cache, fetch)
+  const found = await publishAt(clients, start, at, cache, fetch)
+  if (found === undefined) throw new NothingAtTimeError(`nothing was published at or before ${at.toISOString()} in the history from ${start}: see \`cidsync history\` for the times there are`)
+  return found
+}
+
+/** A `cidsync-sqlite/1` snapshot: one file, the whole index. */
+async function fetchWhole (clients: ServiceClients, cid: string, staged: string, fetch: FetchInit): Promise<void> {
+  const fetched = join(fetch.dir, `restore-${process.pid}.snap`)
+  try {
+    await clients.gateway.fetchVerified(cid, SNAPSHOT_PROFILE, fetched, { signal: fetch.signal, onProgress: fetch.onProgress })
+    await readSnapshot({ path: fetched, stateDir: fetch.stateDir, destination: staged, passphrase: fetch.passphrase, signal: fetch.signal, acceptUnencrypted: fetch.acceptUnencrypted })
   } finally {
     await rm(fetched, { force: true })
-    await rm(staged, { force: true })
   }
 }

@@ -1,14 +1,13 @@
 import { createHash } from 'node:crypto'
 import cron, { type ScheduledTask } from 'node-cron'
 import { CidsyncError, PointerUnreadableError, PublishHeldError, RemoteUnauthorizedError } from '../errors.js'
-import { changeMarker } from './merge.js'
 import { Histogram, type HistogramSnapshot } from '../util/histogram.js'
 import { jwtExpiry } from '../util/jwt.js'
 import type { Logger } from 'pino'
 import type { Config } from '../config/index.js'
 import type { Index } from '../index/index.js'
 import type { ServiceClients } from '../remote/index.js'
-import { JobStore, STATE } from './job-store.js'
+import { SyncStore, type RestoreRecord } from './sync-store.js'
 import { publish, type Published } from './publish.js'
 import { reconcile, type Reconciled } from './reconcile.js'
 
@@ -63,10 +62,11 @@ export interface SyncRunnerComponents {
   readonly clients: () => ServiceClients | undefined
   /** The credentials now, to tell a renewed one from the one that was refused. */
   readonly credentials: () => { readonly apiKey: string | undefined, readonly sessionToken: string | undefined }
+  /** The process's sync store (the daemon's); absent: the runner opens its own on first use and closes it on stop. */
+  readonly store?: SyncStore
 }
 
-function restoreHistory (json: string | undefined): PublishStatus['restores'] {
-  const history = JSON.parse(json ?? '[]') as Array<{ at: string, seconds: number }>
+function restoreHistory (history: readonly RestoreRecord[]): PublishStatus['restores'] {
   const histogram = new Histogram()
   for (const restore of history) histogram.observe(restore.seconds)
   return { count: history.length, last: history.at(-1)?.at ?? null, durationsSeconds: histogram.snapshot() }
@@ -102,8 +102,8 @@ export class SyncRunner {
   private readonly reconcileDurations = new Histogram()
 
   private readonly abort = new AbortController()
-  /** Read by every /status request: opened once, not per request. */
-  private stateStore: JobStore | undefined
+  /** The runner's own store, when none was given: opened on first use, closed on stop. */
+  private ownStore: SyncStore | undefined
 
   constructor (private readonly components: SyncRunnerComponents, private config: Config) {}
 
@@ -130,7 +130,7 @@ export class SyncRunner {
     // A session token known to be expired is not sent: the pointer is read again once it is renewed.
     const expiry = jwtExpiry(this.components.credentials().sessionToken)
     const readPointer = expiry === undefined || expiry.getTime() > Date.now()
-    this.reconciling = reconcile({ index: this.components.index, clients, logger: this.components.logger, deviceId: this.components.deviceId }, { config: this.config, readPointer, signal: this.abort.signal })
+    this.reconciling = reconcile({ index: this.components.index, clients, logger: this.components.logger, deviceId: this.components.deviceId, store: this.store() }, { config: this.config, readPointer, signal: this.abort.signal })
     try {
       const result = await this.reconciling
       this.reconcileDurations.observe((Date.now() - started) / 1000)
@@ -191,11 +191,12 @@ export class SyncRunner {
   }
 
   status (): PublishStatus {
-    const store = this.stateStore ??= new JobStore(this.config.stateDir)
-    const cid = store.value(STATE.lastCid)
-    const remote = store.value(STATE.remotePointer)
-    const base = store.value(STATE.base)
-    const unpublished = this.pendingAt !== undefined || (cid !== undefined && store.value(STATE.lastMarker) !== changeMarker(this.components.index.db))
+    const store = this.store()
+    const last = store.lastPublished()
+    const seen = store.remotePointer()
+    const remote = seen?.cid
+    const base = store.base()
+    const unpublished = this.pendingAt !== undefined || (last !== undefined && last.marker !== this.components.index.changeMarker())
     const why = this.pointerProblem ??
       (remote === undefined ? 'not looked at yet (reconciliation reads it)'
         : remote === '' ? 'nothing is stored for this namespace and network yet'
@@ -203,9 +204,9 @@ export class SyncRunner {
             : unpublished ? `changes here are waiting to be published${this.pendingAt === undefined ? '' : ` (at ${new Date(this.pendingAt).toISOString()})`}`
               : null)
     return {
-      pointer: { cid: remote === undefined || remote === '' ? null : remote, at: store.value(STATE.remotePointerAt) ?? null, inSync: why === null, why },
+      pointer: { cid: remote === undefined || remote === '' ? null : remote, at: seen?.at ?? null, inSync: why === null, why },
       running: this.running !== undefined,
-      last: cid === undefined ? null : { cid, at: store.value(STATE.lastAt) ?? null, entries: Number(store.value(STATE.lastEntries) ?? 0) },
+      last: last === undefined ? null : { cid: last.cid, at: last.at, entries: last.entries },
       pendingAt: this.pendingAt === undefined ? null : new Date(this.pendingAt).toISOString(),
       lastError: this.lastError,
       runs: this.runs,
@@ -215,7 +216,7 @@ export class SyncRunner {
       retryAt: this.retryAt === undefined ? null : new Date(this.retryAt).toISOString(),
       pointerProblem: this.pointerProblem,
       durationsSeconds: this.publishDurations.snapshot(),
-      restores: restoreHistory(store.value(STATE.restores))
+      restores: restoreHistory(store.restores())
     }
   }
 
@@ -226,11 +227,15 @@ export class SyncRunner {
     await this.task?.stop()
     await this.reconcileTask?.stop()
     await this.reconciling?.catch(() => undefined)
-    this.stateStore?.close()
-    this.stateStore = undefined
     clearTimeout(this.debounce)
     clearTimeout(this.retryTimer)
     await this.running?.catch(() => undefined)
+    this.ownStore?.close()
+    this.ownStore = undefined
+  }
+
+  private store (): SyncStore {
+    return this.components.store ?? (this.ownStore ??= new SyncStore(this.config.stateDir))
   }
 
   private fingerprint (): string {
@@ -282,7 +287,7 @@ export class SyncRunner {
     const started = Date.now()
     this.runs++
     try {
-      const published = await publish({ index: this.components.index, clients, logger: this.components.logger, deviceId: this.components.deviceId }, { config: this.config, passphrase: process.env.CIDSYNC_SNAPSHOT_PASSPHRASE, signal: this.abort.signal, ...options })
+      const published = await publish({ index: this.components.index, clients, logger: this.components.logger, deviceId: this.components.deviceId, store: this.store() }, { config: this.config, passphrase: process.env.CIDSYNC_SNAPSHOT_PASSPHRASE, signal: this.abort.signal, ...options })
       this.lastRunAt = Date.now()
       this.publishDurations.observe((this.lastRunAt - started) / 1000)
       this.lastError = null

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { moveAside } from '../index/index.js'
 import { SyncStateDamagedError } from '../errors.js'
-import { JobStore, STATE } from './job-store.js'
+import { SyncStore } from './sync-store.js'
 import { SYNC_STATE_FILE } from './sync-state-file.js'
 import { removeLeftovers, type LeftoversRemoved } from './leftovers.js'
 
@@ -12,6 +12,8 @@ export interface SyncRecovery { readonly file: string, readonly problem: string,
 export interface PreparedSyncState {
   readonly recovered: readonly SyncRecovery[]
   readonly leftovers: LeftoversRemoved
+  /** The sync store, checked and open: the caller's for the rest of its run (it closes it). */
+  readonly store: SyncStore
 }
 
 export interface PrepareSyncStateInit {
@@ -28,11 +30,12 @@ export interface PrepareSyncStateInit {
 export async function prepareSyncState (stateDir: string, init: PrepareSyncStateInit = {}): Promise<PreparedSyncState> {
   const recovered: SyncRecovery[] = []
   const path = join(stateDir, SYNC_STATE_FILE)
-  let store: JobStore
+  let store: SyncStore | undefined
   try {
-    store = new JobStore(stateDir)
+    store = new SyncStore(stateDir)
     store.check()
   } catch (err) {
+    store?.close()
     if (!(err instanceof SyncStateDamagedError)) throw err
     const movedTo = existsSync(path) ? moveAside(path) : path
     recovered.push({
@@ -40,16 +43,13 @@ export async function prepareSyncState (stateDir: string, init: PrepareSyncState
       problem: `damaged: ${err.problem}`,
       action: `moved aside to ${movedTo} and started afresh: the next publish merges the pointer before it publishes; an ipns_key = "auto" key is made again`
     })
-    store = new JobStore(stateDir)
+    store = new SyncStore(stateDir)
   }
   try {
-    const published = store.value(STATE.base) ?? store.value(STATE.lastCid)
+    const published = store.base() ?? store.lastPublished()?.cid
     if (init.indexLost !== undefined && published !== undefined && published !== '') {
       // Forget what "nobody else published" meant: the pointer's snapshot is merged before any PUT.
-      store.setValue(STATE.base, '')
-      store.setValue(STATE.lastMarker, '')
-      const job = store.current()
-      if (job !== undefined) store.advance(job.id, job.step, { baseCid: '' })
+      store.forgetBase()
       recovered.push({
         file: join(stateDir, 'index.sqlite'),
         problem: `${init.indexLost}, though this device had published ${published}`,
@@ -57,8 +57,9 @@ export async function prepareSyncState (stateDir: string, init: PrepareSyncState
       })
     }
     const leftovers = await removeLeftovers(stateDir, store.current()?.snapshotPath)
-    return { recovered, leftovers }
-  } finally {
+    return { recovered, leftovers, store }
+  } catch (err) {
     store.close()
+    throw err
   }
 }

@@ -28,6 +28,11 @@ function mayHaveArrived (err: unknown): boolean {
  */
 export async function uploadOnce (clients: ServiceClients, path: string, cid: string, signal?: AbortSignal): Promise<'uploaded' | 'reused'> {
   if (await recentlyUploaded(clients, cid, signal)) return 'reused'
+  return await uploadAfterCheck(clients, path, cid, signal)
+}
+
+/** Uploads a file the listing did not hold; after a failure that may have arrived, looks again before sending it again. */
+async function uploadAfterCheck (clients: ServiceClients, path: string, cid: string, signal?: AbortSignal): Promise<'uploaded' | 'reused'> {
   for (let attempt = 1; ; attempt++) {
     try {
       await clients.upload.add(path, SNAPSHOT_PROFILE, { signal, retry: false })
@@ -39,4 +44,24 @@ export async function uploadOnce (clients: ServiceClients, path: string, cid: st
       signal?.throwIfAborted()
     }
   }
+}
+
+/**
+ * Uploads a publish's files in order (segments, then the manifest), each once: those the newest
+ * uploads already hold (an answer lost, a kill before the step was recorded) are reused. Answers
+ * how many were reused.
+ */
+export async function uploadAll (clients: ServiceClients, files: ReadonlyArray<{ readonly path: string, readonly cid: string }>, signal?: AbortSignal): Promise<number> {
+  const recent = new Set<string>()
+  let looked = 0
+  for await (const record of clients.files({ signal })) {
+    recent.add(record.cid)
+    if (++looked >= RECENT_UPLOADS) break
+  }
+  let reused = 0
+  for (const file of files) {
+    if (recent.has(file.cid)) { reused++; continue }
+    if (await uploadAfterCheck(clients, file.path, file.cid, signal) === 'reused') reused++
+  }
+  return reused
 }

@@ -9,7 +9,7 @@ import { startLocalService, type LocalService } from '../../src/local-service/in
 import { createServiceClients, type ServiceClients } from '../../src/remote/index.js'
 import { PointerNotFoundError } from '../../src/errors.js'
 import { newWalletKey } from '../../src/crypto/index.js'
-import { JobStore } from '../../src/sync/index.js'
+import { SyncStore } from '../../src/sync/index.js'
 
 const stopAfter: Array<LocalService | ServiceClients> = []
 afterEach(async () => { for (const s of stopAfter.splice(0).reverse()) await ('stop' in s ? s.stop() : s.close()) })
@@ -95,7 +95,7 @@ gateways = ["${local.url}"]
     expect(stopped.ms).toBeLessThan(10_000)
     expect(daemon.stderr).toContain('"msg":"daemon stopped"')
     await inFlight
-    const jobs = new JobStore(join(root, 'state'))
+    const jobs = new SyncStore(join(root, 'state'))
     const cut = jobs.current()
     jobs.close()
     expect(cut).toMatchObject({ step: 'upload', snapshotCid: expect.stringMatching(/^baf/) })

@@ -26,7 +26,7 @@ const rows = (index: Index): unknown[] => index.entries.list({ includeDeleted: t
 async function snapshotOf (dir: string, encryption: 'aes-256-gcm' | 'none' = 'aes-256-gcm', passphrase?: string): Promise<{ path: string, index: Index }> {
   const index = indexWithRows(dir)
   const path = join(dir, 'snapshot.bin')
-  await writeSnapshot({ db: index.db, stateDir: dir, path, encryption, device: A, passphrase })
+  await writeSnapshot({ index, stateDir: dir, path, encryption, device: A, passphrase })
   return { path, index }
 }
 
@@ -102,13 +102,24 @@ describe('snapshots', () => {
     expect(err).toBeInstanceOf(SnapshotFormatError)
     expect(err.message).toContain('wrong magic')
     expect((err as SnapshotFormatError).exitCode).toBe(4)
-    for (const [change, message] of [[{ format: 2 }, 'format version 2'], [{ engine: 'other-db/9' }, 'engine other-db/9']] as const) {
+    for (const [change, message] of [[{ format: 3 }, 'format version 3'], [{ engine: 'other-db/9' }, 'engine other-db/9']] as const) {
       const base: Record<string, unknown> = { format: 1, engine: 'cidsync-sqlite/1', compression: 'gzip', cipher: 'none' }
       const header = Buffer.from(JSON.stringify({ ...base, ...change }))
       const length = Buffer.alloc(2)
       length.writeUInt16BE(header.byteLength)
       await writeFile(notSnapshot, Buffer.concat([MAGIC, length, header, Buffer.from('body')]))
       expect((await restoreError(notSnapshot, dir)).message).toContain(message)
+    }
+    // Forged headers (found by an attacker run): each a coded refusal, never a raw error from the cipher.
+    const v1 = { format: 1, engine: 'cidsync-sqlite/1', compression: 'gzip', cipher: 'aes-256-gcm', nonce: 'AAAAAAAAAAAAAAAA', keyId: '0123456789abcdef', salt: '', createdAt: '', device: 'x', entries: 1 }
+    for (const forged of [null, [], 'text', { ...v1, nonce: '' }, { ...v1, nonce: {} }, { ...v1, keyId: 7 }, { ...v1, entries: -1 }]) {
+      const header = Buffer.from(JSON.stringify(forged))
+      const length = Buffer.alloc(2)
+      length.writeUInt16BE(header.byteLength)
+      await writeFile(notSnapshot, Buffer.concat([MAGIC, length, header, Buffer.alloc(64)]))
+      const refused = await restoreError(notSnapshot, dir)
+      expect(refused, JSON.stringify(forged)).toBeInstanceOf(SnapshotFormatError)
+      expect((refused as SnapshotFormatError).exitCode).toBe(4)
     }
   })
 

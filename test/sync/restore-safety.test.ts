@@ -5,7 +5,7 @@ import { gzipSync } from 'node:zlib'
 import pino from 'pino'
 import { loadConfig } from '../../src/config/index.js'
 import { indexPath, openIndex, type Index } from '../../src/index/index.js'
-import { JobStore, KEPT_BACKUPS, prepareSyncState, publish, restore, SNAPSHOT_PROFILE } from '../../src/sync/index.js'
+import { SyncStore, KEPT_BACKUPS, prepareSyncState, publish, restore, SNAPSHOT_PROFILE } from '../../src/sync/index.js'
 import { MAGIC, writeSnapshot, exportKey, importKey } from '../../src/snapshot/index.js'
 import { SnapshotTooLargeError, SnapshotUnencryptedError, SyncStateDamagedError } from '../../src/errors.js'
 import type { ServiceClients } from '../../src/remote/index.js'
@@ -31,7 +31,7 @@ async function forgeBehindPointer (clients: ServiceClients, root: string, body?:
     const index = openIndex(join(dir, 'index.sqlite'))
     index.entries.registerDevice(EVIL, 'evil')
     index.entries.apply(EVIL, [{ kind: 'upsert', folder: 'notes', path: 'injected.md', size: 1, mtimeMs: 1, cid: 'cid-injected', cidProfile: 'kubo-cidv1' }])
-    await writeSnapshot({ db: index.db, stateDir: dir, path: file, encryption: 'none', device: EVIL })
+    await writeSnapshot({ index, stateDir: dir, path: file, encryption: 'none', device: EVIL })
     index.close()
   } else {
     await writeFile(file, body)
@@ -142,7 +142,7 @@ describe('sync.sqlite', () => {
     const dir = await useTempDir()
     await writeFile(join(dir, 'sync.sqlite'), Buffer.alloc(4096, 'garbage '))
     let err: unknown
-    try { new JobStore(dir).close() } catch (e) { err = e }
+    try { new SyncStore(dir).close() } catch (e) { err = e }
     expect(err).toBeInstanceOf(SyncStateDamagedError)
     expect((err as SyncStateDamagedError).exitCode).toBe(4)
   })
@@ -153,9 +153,9 @@ describe('leftovers at start', () => {
     const state = await useTempDir()
     const snapshots = join(state, 'snapshots')
     await mkdir(snapshots)
-    const store = new JobStore(state)
+    const store = new SyncStore(state)
     const job = store.start(null)
-    store.advance(job.id, 'upload', { snapshotPath: join(snapshots, `publish-${job.id}.snap`), snapshotCid: 'bafy' })
+    store.snapshotted(job, { snapshotPath: join(snapshots, `publish-${job.id}.snap`), snapshotCid: 'bafy', marker: '[]', entries: 0, files: [], manifest: '{}' })
     store.close()
     const ours = [`snapshots/publish-${job.id + 1}.snap`, `snapshots/publish-${job.id}.snap.4242.part`, `snapshots/publish-${job.id}.snap.4242.copy.sqlite`,
       'snapshots/pull-4242.snap', 'snapshots/pull-4242.snap.4242.part', 'snapshots/merge-7-4242.sqlite', 'snapshots/merge-7-4242.sqlite.4242.restore',
@@ -166,6 +166,7 @@ describe('leftovers at start', () => {
     const hourAgo = new Date(Date.now() - 3_600_000)
     await utimes(join(state, '.daemon.json.0123456789ab.tmp'), hourAgo, hourAgo)
     const prepared = await prepareSyncState(state)
+    prepared.store.close()
     expect(prepared.leftovers).toMatchObject({ files: ours.length, bytes: ours.length * 10 })
     expect([...prepared.leftovers.paths].sort()).toEqual(ours.map(n => join(state, n)).sort())
     for (const name of kept) await stat(join(state, name))

@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import pino from 'pino'
 import { loadConfig } from '../../src/config/index.js'
 import { indexPath, openIndex, type Index } from '../../src/index/index.js'
-import { publish, restore, JobStore } from '../../src/sync/index.js'
+import { publish, restore, SyncStore } from '../../src/sync/index.js'
 import { PointerNotFoundError, UsageError } from '../../src/errors.js'
 import { serviceUnderTest, localServiceUnderTest, EXTERNAL } from '../helpers/service.js'
 import { useTempDir } from '../helpers/temp-dir.js'
@@ -24,7 +24,7 @@ describe('publishing and restoring', () => {
     a.index.entries.apply(a.id, [{ kind: 'delete', folder: 'notes', path: 'two.md' }])
     const first = await publish({ index: a.index, clients, logger, deviceId: a.id }, { config: a.config })
     expect(first).toMatchObject({ skipped: false, entries: 1, merged: 0 })
-    expect(await clients.pointers.current('sync-test', 'mainnet')).toMatchObject({ snapshotCid: first.cid, engine: 'cidsync-sqlite/1', memories: 1 })
+    expect(await clients.pointers.current('sync-test', 'mainnet')).toMatchObject({ snapshotCid: first.cid, engine: 'cidsync-sqlite/2', memories: 1 })
     expect(await publish({ index: a.index, clients, logger, deviceId: a.id }, { config: a.config })).toMatchObject({ skipped: true, cid: first.cid })
 
     const fresh = await syncDevice(root, 'fresh', 'ffffffff-0000-4000-8000-000000000000', { namespace: 'sync-test', snapshot: 'deal = true\n' })
@@ -74,7 +74,7 @@ describe('publishing and restoring', () => {
     write(a, 'x.md')
     local.faults.set('pointers_put', { errorRate: 1, status: 400, times: 1 })
     await expect(publish({ index: a.index, clients, logger, deviceId: a.id }, { config: a.config })).rejects.toThrow(/answered 400/)
-    const store = new JobStore(a.config.stateDir)
+    const store = new SyncStore(a.config.stateDir)
     const stuck = store.current()
     store.close()
     expect(stuck).toMatchObject({ step: 'pointer' })

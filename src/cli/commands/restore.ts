@@ -2,9 +2,10 @@ import type { Command } from 'commander'
 import { loadConfig } from '../../config/index.js'
 import { countOf, printJson } from '../format.js'
 import { action } from '../run.js'
+import { parseTimeArg } from '../time-arg.js'
 import { withService } from '../service-command.js'
 
-interface RestoreOptions { config?: string, json?: boolean, namespace?: string, network?: string, cid?: string, force?: boolean, dryRun?: boolean, asDevice?: string, allowUnencrypted?: boolean }
+interface RestoreOptions { config?: string, json?: boolean, namespace?: string, network?: string, cid?: string, at?: string, force?: boolean, dryRun?: boolean, asDevice?: string, allowUnencrypted?: boolean }
 
 function progressBar (): ((received: number, total: number | undefined) => void) | undefined {
   if (process.stderr.isTTY !== true) return undefined
@@ -26,7 +27,8 @@ export function registerRestore (program: Command): void {
     .option('--config <path>', 'config file')
     .option('--namespace <name>', 'default: the config\'s namespace')
     .option('--network <name>', 'default: the config\'s network')
-    .option('--cid <cid>', 'restore this snapshot instead of the pointer\'s')
+    .option('--cid <cid>', 'restore this publish (a manifest, or an older cidsync-sqlite/1 snapshot) instead of the pointer\'s')
+    .option('--at <time>', 'restore the index as the newest publish at or before this time saw it: RFC 3339 (2026-11-20T08:00:00Z), a date, or an age (90m, 2h, 3d, 1w); see `cidsync history`')
     .option('--force', 'replace an existing index (kept as a backup beside it; the 3 newest backups are kept)')
     .option('--allow-unencrypted', 'accept a snapshot with no cipher although this device encrypts (only if a device of yours publishes with encryption = "none")')
     .option('--dry-run', 'say what would be fetched and replaced, and do nothing')
@@ -34,6 +36,7 @@ export function registerRestore (program: Command): void {
     .option('--json', 'print JSON')
     .action(action(async (options: RestoreOptions) => {
       const config = loadConfig({ configPath: options.config })
+      const at = options.at === undefined ? undefined : parseTimeArg(options.at)
       const { acquireLock } = await import('../../daemon/index.js')
       const { mkdirSync } = await import('node:fs')
       mkdirSync(config.stateDir, { recursive: true, mode: 0o700 })
@@ -43,15 +46,16 @@ export function registerRestore (program: Command): void {
         await withService(options, async ({ clients }) => {
           const { restore } = await import('../../sync/index.js')
           const result = await restore(clients, {
-            config, namespace: options.namespace ?? config.namespace, network: options.network ?? config.network, cid: options.cid,
+            config, namespace: options.namespace ?? config.namespace, network: options.network ?? config.network, cid: options.cid, at,
             force: options.force, dryRun: options.dryRun, allowUnencrypted: options.allowUnencrypted, asDevice: options.asDevice, passphrase: process.env.CIDSYNC_SNAPSHOT_PASSPHRASE, onProgress: progressBar()
           })
           if (options.json === true) { printJson(result); return }
+          const what = `${result.cid}, published ${result.publish.at} by ${result.publish.device.slice(0, 8)}${result.publish.hostname === '' ? '' : ` (${result.publish.hostname})`}: ${countOf(result.publish.entries, 'entry', 'entries')}`
           if (result.dryRun) {
-            process.stdout.write(`would fetch ${result.cid}${result.backup === undefined ? ' into an empty state dir' : ' and replace the index (kept as a backup)'}\n`)
+            process.stdout.write(`would install ${what}\n${result.backup === undefined ? 'into an empty state dir' : 'and replace the index (kept as a backup)'}; nothing was changed\n`)
             return
           }
-          process.stdout.write(`restored ${result.cid}: ${countOf(result.header?.entries ?? 0, 'entry', 'entries')} from device ${result.header?.device.slice(0, 8) ?? '?'}` +
+          process.stdout.write(`restored ${what}` +
             `${result.backup === undefined ? '' : `; the old index is at ${result.backup}`}\nthe next \`cidsync daemon\` rescans the folders against it\n`)
         })
       } finally {

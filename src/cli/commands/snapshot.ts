@@ -22,23 +22,28 @@ async function publishStandalone (config: Config, request: PublishRequest): Prom
   const index = opened.index
   try {
     if (opened.damaged !== undefined) logger.warn({ file: index.path, problem: opened.lost, action: `moved aside to ${opened.damaged.movedTo} (kept) and rebuilt from the folders` }, 'recovered a state file')
-    const { prepareSyncState } = await import('../../sync/index.js')
-    for (const r of (await prepareSyncState(config.stateDir, { indexLost: opened.lost })).recovered) logger.warn(r, 'recovered a state file')
-    const deviceId = loadOrCreateDeviceId(config.stateDir)
-    const { createWatcher } = await import('../../watch/index.js')
-    const watcher = createWatcher({ index, logger, deviceId }, { folders: config.folders, profile: config.cidProfile, hashWorkers: config.watch.hashWorkers, settleMs: config.watch.settleMs })
+    const { prepareSyncState, publish } = await import('../../sync/index.js')
+    // sync.sqlite: checked, then open for the rest of this run.
+    const { recovered, store } = await prepareSyncState(config.stateDir, { indexLost: opened.lost })
     try {
-      await watcher.catchUp()
+      for (const r of recovered) logger.warn(r, 'recovered a state file')
+      const deviceId = loadOrCreateDeviceId(config.stateDir)
+      const { createWatcher } = await import('../../watch/index.js')
+      const watcher = createWatcher({ index, logger, deviceId }, { folders: config.folders, profile: config.cidProfile, hashWorkers: config.watch.hashWorkers, settleMs: config.watch.settleMs })
+      try {
+        await watcher.catchUp()
+      } finally {
+        await watcher.stop()
+      }
+      const { connectService } = await import('../../connect/index.js')
+      const connection = await connectService(config)
+      try {
+        return await publish({ index, clients: connection.clients, logger, deviceId, store }, { config, passphrase: process.env.CIDSYNC_SNAPSHOT_PASSPHRASE, ...request })
+      } finally {
+        await connection.close()
+      }
     } finally {
-      await watcher.stop()
-    }
-    const { connectService } = await import('../../connect/index.js')
-    const connection = await connectService(config)
-    try {
-      const { publish } = await import('../../sync/index.js')
-      return await publish({ index, clients: connection.clients, logger, deviceId }, { config, passphrase: process.env.CIDSYNC_SNAPSHOT_PASSPHRASE, ...request })
-    } finally {
-      await connection.close()
+      store.close()
     }
   } finally {
     index.close()

@@ -1,0 +1,133 @@
+import { readFile, rm } from 'node:fs/promises'
+import { z } from 'zod'
+import { SnapshotFormatError } from '../errors.js'
+import { ENGINE, FORMAT_VERSION, type SealedHeader } from './format.js'
+import { seal, unseal, type Sealed } from './sealed-file.js'
+
+/** The most a manifest's body may inflate to: 10,000 devices of 10,000 segments stay far below it. */
+export const MAX_MANIFEST_BYTES = 16 * 1024 * 1024
+const MAX_DEVICES = 10_000
+const MAX_SEGMENTS = 10_000
+
+const count = z.number().int().nonnegative()
+const cidText = z.string().min(1).max(256)
+
+export const segmentRefSchema = z.object({
+  cid: cidText,
+  kind: z.enum(['base', 'delta']),
+  from: count,
+  to: count,
+  entries: count,
+  bytes: count
+})
+
+export const deviceChainSchema = z.object({
+  deviceId: z.string().min(1).max(128),
+  hostname: z.string().max(512),
+  firstSeen: count,
+  lastSeq: count,
+  segments: z.array(segmentRefSchema).min(1).max(MAX_SEGMENTS)
+})
+
+export const manifestSchema = z.object({
+  version: z.literal(FORMAT_VERSION),
+  createdAt: z.string().max(64).refine(text => Number.isFinite(Date.parse(text)), 'not a time'),
+  device: z.string().min(1).max(128),
+  hostname: z.string().max(512),
+  previous: cidText.nullable(),
+  entries: count,
+  devices: z.array(deviceChainSchema).max(MAX_DEVICES),
+  added: z.array(cidText).max(MAX_DEVICES * 2),
+  bytesAdded: count
+})
+
+/** One segment as a manifest lists it. */
+export type SegmentRef = z.infer<typeof segmentRefSchema>
+/** The segments that rebuild one device's rows, in order. */
+export type DeviceChain = z.infer<typeof deviceChainSchema>
+/** A publish (docs/snapshot-format.md): who, when, on top of what, and every device's segments. */
+export type Manifest = z.infer<typeof manifestSchema>
+
+/** Throws unless every device's list is a base followed by contiguous deltas ending at its `lastSeq`. */
+export function checkChains (manifest: Manifest, name: string): void {
+  const seen = new Set<string>()
+  for (const device of manifest.devices) {
+    if (seen.has(device.deviceId)) throw new SnapshotFormatError(`manifest ${name} lists device ${device.deviceId} twice`)
+    seen.add(device.deviceId)
+    let at = 0
+    device.segments.forEach((segment, i) => {
+      const wanted = i === 0 ? 'base' : 'delta'
+      if (segment.kind !== wanted || segment.from !== at || segment.to < segment.from) {
+        throw new SnapshotFormatError(`manifest ${name}: device ${device.deviceId}'s segment ${i + 1} (${segment.kind} ${segment.from}..${segment.to}) does not follow on from ${at}`)
+      }
+      at = segment.to
+    })
+    if (at !== device.lastSeq) throw new SnapshotFormatError(`manifest ${name}: device ${device.deviceId}'s segments end at ${at}, not at its sequence ${device.lastSeq}`)
+  }
+}
+
+export interface SealManifestInit {
+  readonly path: string
+  readonly manifest: Manifest
+  readonly encryption: 'aes-256-gcm' | 'none'
+  readonly stateDir: string
+  readonly passphrase?: string
+  readonly signal?: AbortSignal
+}
+
+/** Seals a manifest: its JSON body, brotli, AES-256-GCM, under a header that names nothing else. */
+export async function sealManifest (init: SealManifestInit): Promise<Sealed> {
+  checkChains(init.manifest, init.path)
+  return await seal({
+    path: init.path,
+    header: { format: FORMAT_VERSION, engine: ENGINE, kind: 'manifest', compression: 'br' },
+    body: { bytes: Buffer.from(JSON.stringify(init.manifest)) },
+    encryption: init.encryption,
+    stateDir: init.stateDir,
+    passphrase: init.passphrase,
+    signal: init.signal
+  })
+}
+
+export interface OpenManifestInit {
+  readonly path: string
+  /** Names it in errors: its CID. */
+  readonly name: string
+  readonly stateDir: string
+  readonly passphrase?: string
+  readonly acceptUnencrypted?: boolean
+  readonly signal?: AbortSignal
+}
+
+function expectManifest (header: SealedHeader): void {
+  if (!('kind' in header) || header.kind !== 'manifest') {
+    throw new SnapshotFormatError(`expected a ${ENGINE} manifest, found a ${header.engine} ${'kind' in header ? header.kind : 'snapshot'}`)
+  }
+}
+
+/** Opens, parses and checks a sealed manifest. */
+export async function openManifest (init: OpenManifestInit): Promise<Manifest> {
+  const body = `${init.path}.json`
+  try {
+    await unseal({ ...init, destination: body, expect: expectManifest, inflateBound: () => MAX_MANIFEST_BYTES })
+    return parseManifest(await readFile(body, 'utf8'), init.name)
+  } finally {
+    await rm(body, { force: true })
+  }
+}
+
+/** Parses a manifest's JSON (from a sealed file or the local cache) and checks its chains. */
+export function parseManifest (json: string, name: string): Manifest {
+  let value: unknown
+  try {
+    value = JSON.parse(json)
+  } catch {
+    throw new SnapshotFormatError(`manifest ${name} is not JSON: the file is damaged`)
+  }
+  const parsed = manifestSchema.safeParse(value)
+  if (!parsed.success) {
+    throw new SnapshotFormatError(`manifest ${name} does not say what cidsync expects (${parsed.error.issues.slice(0, 3).map(i => `${i.path.join('.') || 'manifest'}: ${i.message}`).join('; ')}): upgrade cidsync, or it is damaged`)
+  }
+  checkChains(parsed.data, name)
+  return parsed.data
+}

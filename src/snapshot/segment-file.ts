@@ -1,0 +1,66 @@
+import { rm } from 'node:fs/promises'
+import { SnapshotFormatError } from '../errors.js'
+import { checkSegment, type SegmentRange } from '../index/index.js'
+import { ENGINE, FORMAT_VERSION, type SealedHeader } from './format.js'
+import { inflateBound } from './read-snapshot.js'
+import { seal, unseal, type Sealed } from './sealed-file.js'
+
+export interface SealSegmentInit {
+  /** The segment database (`SegmentStore.writeSegment`). */
+  readonly database: string
+  readonly path: string
+  readonly range: SegmentRange
+  readonly entries: number
+  readonly encryption: 'aes-256-gcm' | 'none'
+  readonly stateDir: string
+  readonly passphrase?: string
+  readonly signal?: AbortSignal
+}
+
+/** Seals a segment database: brotli, AES-256-GCM, its device, range and row count in the authenticated header. */
+export async function sealSegment (init: SealSegmentInit): Promise<Sealed> {
+  return await seal({
+    path: init.path,
+    header: { format: FORMAT_VERSION, engine: ENGINE, kind: 'segment', compression: 'br', device: init.range.deviceId, from: init.range.from, to: init.range.to, entries: init.entries },
+    body: { file: init.database },
+    encryption: init.encryption,
+    stateDir: init.stateDir,
+    passphrase: init.passphrase,
+    signal: init.signal
+  })
+}
+
+export interface OpenSegmentInit {
+  readonly path: string
+  /** Where the checked database goes. */
+  readonly destination: string
+  /** What the manifest says the segment is; the header and the rows must agree. */
+  readonly expected: SegmentRange & { readonly entries: number }
+  /** Names it in errors: its CID. */
+  readonly name: string
+  readonly stateDir: string
+  readonly passphrase?: string
+  readonly acceptUnencrypted?: boolean
+  readonly signal?: AbortSignal
+}
+
+/**
+ * Opens a sealed segment: the header must say what the manifest says (device, range, count),
+ * the tag must verify, and the database must hold exactly those rows (`checkSegment`).
+ */
+export async function openSegment (init: OpenSegmentInit): Promise<void> {
+  const { expected, name } = init
+  const expect = (header: SealedHeader): void => {
+    if (!('kind' in header) || header.kind !== 'segment') throw new SnapshotFormatError(`${name} is not a ${ENGINE} segment`)
+    if (header.device !== expected.deviceId || header.from !== expected.from || header.to !== expected.to || header.entries !== expected.entries) {
+      throw new SnapshotFormatError(`segment ${name} says it holds ${header.entries} rows of ${header.device} in ${header.from}..${header.to}; its manifest says ${expected.entries} of ${expected.deviceId} in ${expected.from}..${expected.to}`)
+    }
+  }
+  try {
+    await unseal({ ...init, expect, inflateBound })
+    checkSegment(init.destination, expected, name)
+  } catch (err) {
+    await rm(init.destination, { force: true })
+    throw err
+  }
+}

@@ -1,0 +1,94 @@
+import { rm, stat } from 'node:fs/promises'
+import { join } from 'node:path'
+import type { ServiceClients } from '../remote/index.js'
+import { ENGINE_V1, openManifest, parseManifest, readSealedHeader, type Manifest } from '../snapshot/index.js'
+import { SnapshotFormatError } from '../errors.js'
+import { SNAPSHOT_PROFILE } from './snapshot-profile.js'
+import type { FetchInit } from './segment-fetch.js'
+
+/** One publish in the chain, as `cidsync history` shows it. */
+export interface HistoryEntry {
+  readonly cid: string
+  readonly engine: string
+  readonly at: string
+  readonly device: string
+  readonly hostname: string
+  readonly entries: number
+  /** What the publish uploaded besides its manifest (a `/1` snapshot: its whole size). */
+  readonly bytesAdded: number
+  readonly previous: string | null
+}
+
+/** Manifests are immutable (named by their CID): each one read is kept, and never fetched again. */
+export interface ManifestCache {
+  get: (cid: string) => string | undefined
+  put: (cid: string, json: string) => void
+}
+
+/** A walk never goes past this many publishes, whatever the chain says (a loop in a forged chain included). */
+export const MAX_HISTORY = 100_000
+
+type Cached = { readonly kind: 'manifest', readonly manifest: Manifest } | { readonly kind: 'v1', readonly entry: HistoryEntry }
+
+function entryOf (cid: string, manifest: Manifest): HistoryEntry {
+  return { cid, engine: 'cidsync-sqlite/2', at: manifest.createdAt, device: manifest.device, hostname: manifest.hostname, entries: manifest.entries, bytesAdded: manifest.bytesAdded, previous: manifest.previous }
+}
+
+/** Reads one publish: from the cache, or fetched (verified), opened and then cached. */
+export async function readPublish (clients: ServiceClients, cid: string, cache: ManifestCache, init: FetchInit): Promise<{ entry: HistoryEntry, manifest: Manifest | undefined }> {
+  const cached = cache.get(cid)
+  if (cached !== undefined) {
+    try {
+      const value = JSON.parse(cached) as Cached
+      if (value.kind === 'v1') return { entry: value.entry, manifest: undefined }
+      const manifest = parseManifest(JSON.stringify(value.manifest), cid)
+      return { entry: entryOf(cid, manifest), manifest }
+    } catch {
+      // A damaged cache row is fetched again.
+    }
+  }
+  const path = join(init.dir, `${init.label}-${process.pid}-${cid.slice(-16)}.read`)
+  try {
+    await clients.gateway.fetchVerified(cid, SNAPSHOT_PROFILE, path, { signal: init.signal })
+    const header = await readSealedHeader(path)
+    if (header.engine === ENGINE_V1 && 'createdAt' in header) {
+      const entry: HistoryEntry = { cid, engine: ENGINE_V1, at: header.createdAt, device: header.device, hostname: '', entries: header.entries, bytesAdded: (await stat(path)).size, previous: null }
+      cache.put(cid, JSON.stringify({ kind: 'v1', entry } satisfies Cached))
+      return { entry, manifest: undefined }
+    }
+    if (!('kind' in header) || header.kind !== 'manifest') throw new SnapshotFormatError(`${cid} is a ${header.engine} ${'kind' in header ? header.kind : 'file'}, not a publish (a manifest or a /1 snapshot)`)
+    const manifest = await openManifest({ path, name: cid, stateDir: init.stateDir, passphrase: init.passphrase, acceptUnencrypted: init.acceptUnencrypted, signal: init.signal })
+    cache.put(cid, JSON.stringify({ kind: 'manifest', manifest } satisfies Cached))
+    return { entry: entryOf(cid, manifest), manifest }
+  } finally {
+    await rm(path, { force: true })
+  }
+}
+
+/**
+ * Walks the chain from `start` back along `previous`: newest first, at most `limit` publishes,
+ * never one twice.
+ */
+export async function * walkHistory (clients: ServiceClients, start: string, cache: ManifestCache, init: FetchInit & { readonly limit?: number }): AsyncGenerator<{ entry: HistoryEntry, manifest: Manifest | undefined }> {
+  const seen = new Set<string>()
+  const limit = Math.min(init.limit ?? MAX_HISTORY, MAX_HISTORY)
+  let cid: string | null = start
+  while (cid !== null && seen.size < limit) {
+    if (seen.has(cid)) throw new SnapshotFormatError(`the history loops back to ${cid}: a manifest names a later one as its previous (damaged or forged)`)
+    seen.add(cid)
+    const publish = await readPublish(clients, cid, cache, init)
+    yield publish
+    cid = publish.entry.previous
+  }
+}
+
+/**
+ * The newest publish made at or before `time` (history walked from `start`), or undefined when
+ * the chain begins after it.
+ */
+export async function publishAt (clients: ServiceClients, start: string, time: Date, cache: ManifestCache, init: FetchInit): Promise<{ entry: HistoryEntry, manifest: Manifest | undefined } | undefined> {
+  for await (const publish of walkHistory(clients, start, cache, init)) {
+    if (Date.parse(publish.entry.at) <= time.getTime()) return publish
+  }
+  return undefined
+}

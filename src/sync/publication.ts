@@ -1,0 +1,148 @@
+import { hostname } from 'node:os'
+import { rm } from 'node:fs/promises'
+import { join } from 'node:path'
+import { fileCid } from '../content/index.js'
+import { SnapshotFormatError } from '../errors.js'
+import type { DeviceState, Index, RecordedChain, SegmentRange } from '../index/index.js'
+import { deviceChainSchema, sealManifest, sealSegment, type DeviceChain, type Manifest, type SegmentRef } from '../snapshot/index.js'
+import { SNAPSHOT_PROFILE } from './snapshot-profile.js'
+
+/** When this device writes a new base of its own rows instead of another delta. */
+export interface CompactionPolicy { readonly afterDeltas: number, readonly fraction: number }
+
+/** What a publish does for one device: reuse its list as it is, or write one segment and end the list with it. */
+export interface DevicePlan {
+  readonly device: DeviceState
+  readonly reuse: readonly SegmentRef[]
+  readonly write: SegmentRange | undefined
+}
+
+/** The segment list recorded for each device, parsed (a list that does not parse is as good as none). */
+export function parseChains (recorded: readonly RecordedChain[]): Map<string, DeviceChain['segments']> {
+  const chains = new Map<string, DeviceChain['segments']>()
+  for (const chain of recorded) {
+    try {
+      const segments = deviceChainSchema.shape.segments.parse(JSON.parse(chain.segments))
+      if (segments.at(-1)?.to === chain.toSeq) chains.set(chain.deviceId, segments)
+    } catch {
+      // Forgotten: the device gets a base, which is always right.
+    }
+  }
+  return chains
+}
+
+function compactionDue (segments: readonly SegmentRef[], policy: CompactionPolicy): boolean {
+  const deltas = segments.slice(1)
+  const deltaBytes = deltas.reduce((sum, s) => sum + s.bytes, 0)
+  return deltas.length >= policy.afterDeltas || deltaBytes > policy.fraction * (segments[0]?.bytes ?? 0)
+}
+
+/**
+ * Decides each device's segments (docs/snapshot-format.md, "Publish"): a list that ends at the
+ * device's sequence is reused; this device's list that ends below it gets a delta unless
+ * compaction is due; anything else (no list, rows from a `/1` snapshot, a rebuilt index) a base.
+ */
+export function planPublication (devices: readonly DeviceState[], chains: ReadonlyMap<string, readonly SegmentRef[]>, self: string, policy: CompactionPolicy): DevicePlan[] {
+  const plans: DevicePlan[] = []
+  for (const device of devices) {
+    if (device.lastSeq === 0) continue
+    const list = chains.get(device.deviceId)
+    const end = list?.at(-1)?.to
+    if (list !== undefined && end === device.lastSeq) {
+      plans.push({ device, reuse: list, write: undefined })
+    } else if (device.deviceId === self && list !== undefined && end !== undefined && end < device.lastSeq && !compactionDue(list, policy)) {
+      plans.push({ device, reuse: list, write: { deviceId: device.deviceId, kind: 'delta', from: end, to: device.lastSeq } })
+    } else {
+      plans.push({ device, reuse: [], write: { deviceId: device.deviceId, kind: 'base', from: 0, to: device.lastSeq } })
+    }
+  }
+  return plans
+}
+
+export interface PublicationInit {
+  readonly index: Index
+  readonly self: string
+  /** The pointer's CID this publish is made on top of. */
+  readonly previous: string | null
+  /** Where its files go, and a name that keeps them apart from another publish's. */
+  readonly dir: string
+  readonly label: string
+  readonly policy: CompactionPolicy
+  readonly encryption: 'aes-256-gcm' | 'none'
+  readonly stateDir: string
+  readonly passphrase?: string
+  readonly signal?: AbortSignal
+}
+
+/** A file to upload and send for a deal. */
+export interface PublishedFile { readonly path: string, readonly cid: string, readonly bytes: number }
+
+export interface Publication {
+  readonly manifest: Manifest
+  readonly manifestFile: PublishedFile
+  /** New segments, then the manifest: the order they are uploaded in. */
+  readonly files: readonly PublishedFile[]
+  /** Devices and sequences the manifest holds (nothing changed since: nothing to publish). */
+  readonly marker: string
+}
+
+/**
+ * Writes a publish's new segments and its manifest, sealed, with their CIDs. The plan and every
+ * segment's rows are taken in one synchronous stretch, so they describe one instant of the index.
+ */
+export async function writePublication (init: PublicationInit): Promise<Publication> {
+  const { index, dir, label } = init
+  const devices = index.segments.devices()
+  const plans = planPublication(devices, parseChains(index.segments.chains()), init.self, init.policy)
+  const entries = index.segments.liveEntries()
+  const marker = JSON.stringify(devices.map(d => [d.deviceId, d.lastSeq]))
+  const databases: Array<{ plan: DevicePlan, range: SegmentRange, database: string, entries: number }> = []
+  try {
+    for (const plan of plans) {
+      if (plan.write === undefined) continue
+      const database = join(dir, `${label}-${plan.device.deviceId.slice(0, 12)}-${plan.write.to}.sqlite`)
+      await rm(database, { force: true })
+      const written = index.segments.writeSegment(database, plan.write, plan.device)
+      databases.push({ plan, range: plan.write, database, entries: written.entries })
+    }
+    const files: PublishedFile[] = []
+    const added = new Map<string, SegmentRef>()
+    for (const { plan, range, database, entries: rows } of databases) {
+      const path = database.replace(/\.sqlite$/, '.seg')
+      const sealed = await sealSegment({ database, path, range, entries: rows, encryption: init.encryption, stateDir: init.stateDir, passphrase: init.passphrase, signal: init.signal })
+      const { cid } = await fileCid(path, SNAPSHOT_PROFILE, { signal: init.signal })
+      files.push({ path, cid: cid.toString(), bytes: sealed.bytes })
+      added.set(plan.device.deviceId, { cid: cid.toString(), kind: range.kind, from: range.from, to: range.to, entries: rows, bytes: sealed.bytes })
+    }
+    const manifest: Manifest = {
+      version: 2,
+      createdAt: new Date().toISOString(),
+      device: init.self,
+      hostname: hostname(),
+      previous: init.previous,
+      entries,
+      devices: plans.map(({ device, reuse }) => {
+        const extra = added.get(device.deviceId)
+        return { deviceId: device.deviceId, hostname: device.hostname, firstSeen: device.firstSeen, lastSeq: device.lastSeq, segments: extra === undefined ? [...reuse] : [...reuse, extra] }
+      }),
+      added: files.map(f => f.cid),
+      bytesAdded: files.reduce((sum, f) => sum + f.bytes, 0)
+    }
+    const path = join(dir, `${label}.manifest`)
+    const sealed = await sealManifest({ path, manifest, encryption: init.encryption, stateDir: init.stateDir, passphrase: init.passphrase, signal: init.signal })
+    const { cid } = await fileCid(path, SNAPSHOT_PROFILE, { signal: init.signal })
+    const manifestFile = { path, cid: cid.toString(), bytes: sealed.bytes }
+    return { manifest, manifestFile, files: [...files, manifestFile], marker }
+  } finally {
+    for (const { database } of databases) await rm(database, { force: true })
+  }
+}
+
+/** The lists a published manifest holds, as the index records them once its pointer PUT held. */
+export function chainsOf (manifest: Manifest): RecordedChain[] {
+  return manifest.devices.map(device => {
+    const to = device.segments.at(-1)?.to
+    if (to === undefined) throw new SnapshotFormatError(`device ${device.deviceId} has no segments`)
+    return { deviceId: device.deviceId, toSeq: to, segments: JSON.stringify(device.segments) }
+  })
+}

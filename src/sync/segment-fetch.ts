@@ -1,0 +1,84 @@
+import { rm } from 'node:fs/promises'
+import { join } from 'node:path'
+import { CidsyncError, ContentNotFoundError, IntegrityError, SegmentUnusableError, SnapshotFormatError, SnapshotIntegrityError, SnapshotKeyError, SnapshotTooLargeError, SnapshotUnencryptedError } from '../errors.js'
+import type { ServiceClients } from '../remote/index.js'
+import { openManifest, openSegment, type Manifest, type SegmentRef } from '../snapshot/index.js'
+import { SNAPSHOT_PROFILE } from './snapshot-profile.js'
+
+export interface FetchInit {
+  readonly stateDir: string
+  /** Where the fetched files go while they are opened. */
+  readonly dir: string
+  readonly label: string
+  readonly passphrase?: string
+  readonly acceptUnencrypted?: boolean
+  readonly signal?: AbortSignal
+  /** Called after each segment is fetched and checked: bytes so far, bytes in all. */
+  readonly onProgress?: (received: number, total: number | undefined) => void
+}
+
+/** Failures a retry cannot mend: the bytes are missing, not what their CID says, or not ours to open. */
+export function isUnusable (err: unknown): boolean {
+  return err instanceof ContentNotFoundError || err instanceof IntegrityError || err instanceof SnapshotFormatError ||
+    err instanceof SnapshotKeyError || err instanceof SnapshotIntegrityError || err instanceof SnapshotTooLargeError ||
+    err instanceof SnapshotUnencryptedError || err instanceof SegmentUnusableError
+}
+
+function named (err: unknown, what: string, cid: string): unknown {
+  if (!isUnusable(err) || err instanceof SegmentUnusableError) return err
+  return new SegmentUnusableError(`${what} ${cid} cannot be used: ${(err as CidsyncError).message}`, cid, { cause: err })
+}
+
+/** Fetches a manifest through the gateways (verified against its CID), opens and checks it. */
+export async function fetchManifest (clients: ServiceClients, cid: string, init: FetchInit): Promise<Manifest> {
+  const path = join(init.dir, `${init.label}-${process.pid}-${cid.slice(-16)}.manifest`)
+  try {
+    await clients.gateway.fetchVerified(cid, SNAPSHOT_PROFILE, path, { signal: init.signal })
+    return await openManifest({ path, name: cid, stateDir: init.stateDir, passphrase: init.passphrase, acceptUnencrypted: init.acceptUnencrypted, signal: init.signal })
+  } catch (err) {
+    throw named(err, 'manifest', cid)
+  } finally {
+    await rm(path, { force: true })
+  }
+}
+
+/**
+ * Fetches segments (each verified against its CID, no larger than the manifest says), opens and
+ * checks each into a database file. Answers each CID's database; the caller removes them
+ * (`removeFetched`). The first that fails is a {@link SegmentUnusableError} naming it.
+ */
+export async function fetchSegments (clients: ServiceClients, wanted: ReadonlyArray<{ readonly deviceId: string, readonly segment: SegmentRef }>, init: FetchInit): Promise<Map<string, string>> {
+  const databases = new Map<string, string>()
+  const total = wanted.reduce((sum, w) => sum + w.segment.bytes, 0)
+  let received = 0
+  try {
+    for (const { deviceId, segment } of wanted) {
+      if (databases.has(segment.cid)) continue
+      const base = join(init.dir, `${init.label}-${process.pid}-${segment.cid.slice(-16)}`)
+      try {
+        await clients.gateway.fetchVerified(segment.cid, SNAPSHOT_PROFILE, `${base}.seg`, { signal: init.signal, maxBytes: segment.bytes })
+        await openSegment({
+          path: `${base}.seg`, destination: `${base}.sqlite`, name: segment.cid, stateDir: init.stateDir, passphrase: init.passphrase,
+          acceptUnencrypted: init.acceptUnencrypted, signal: init.signal,
+          expected: { deviceId, kind: segment.kind, from: segment.from, to: segment.to, entries: segment.entries }
+        })
+      } catch (err) {
+        throw named(err, `segment (${segment.kind} ${segment.from}..${segment.to} of device ${deviceId.slice(0, 12)})`, segment.cid)
+      } finally {
+        await rm(`${base}.seg`, { force: true })
+      }
+      databases.set(segment.cid, `${base}.sqlite`)
+      received += segment.bytes
+      init.onProgress?.(received, total)
+    }
+    return databases
+  } catch (err) {
+    await removeFetched(databases)
+    throw err
+  }
+}
+
+/** Removes the databases {@link fetchSegments} made. */
+export async function removeFetched (databases: ReadonlyMap<string, string>): Promise<void> {
+  for (const path of databases.values()) await rm(path, { force: true })
+}

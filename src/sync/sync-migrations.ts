@@ -1,0 +1,28 @@
+import type { Database } from 'better-sqlite3'
+
+/**
+ * The schema of `sync.sqlite`, one step per version; `PRAGMA user_version` records the last step
+ * applied. Steps are append-only: a released step is never edited, only followed by a new one.
+ */
+export const SYNC_MIGRATIONS: ReadonlyArray<(db: Database) => void> = [
+  // 1: the publish jobs and the state keys. IF NOT EXISTS: files written before versions were
+  // recorded (user_version 0) already hold these tables and read the same.
+  (db) => {
+    db.exec(`
+      CREATE TABLE IF NOT EXISTS publish_jobs (id INTEGER PRIMARY KEY, step TEXT NOT NULL, base_cid TEXT, snapshot_path TEXT,
+        snapshot_cid TEXT, marker TEXT, entries INTEGER, merges INTEGER NOT NULL DEFAULT 0, error TEXT, created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL) STRICT;
+      CREATE TABLE IF NOT EXISTS sync_state (key TEXT PRIMARY KEY, value TEXT NOT NULL) STRICT;
+    `)
+  },
+  // 2: cidsync-sqlite/2: a publish's files and manifest, the manifests already read, the last drill.
+  (db) => {
+    db.exec(`
+      ALTER TABLE publish_jobs ADD COLUMN files TEXT;
+      ALTER TABLE publish_jobs ADD COLUMN manifest TEXT;
+      CREATE TABLE manifest_cache (cid TEXT PRIMARY KEY, body TEXT NOT NULL, cached_at INTEGER NOT NULL) STRICT;
+    `)
+  }
+]
+
+/** The `sync.sqlite` schema version this build writes. */
+export const SYNC_SCHEMA_VERSION = SYNC_MIGRATIONS.length

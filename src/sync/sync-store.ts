@@ -1,0 +1,345 @@
+import { join } from 'node:path'
+import Database, { type Statement } from 'better-sqlite3'
+import { CidsyncError, SyncStateDamagedError } from '../errors.js'
+import { isDamageError } from '../index/index.js'
+import { preparePrivateDatabase } from '../util/private-file.js'
+import { jobFromRow, type JobAt, type JobRow, type PublishJob, type SnapshotMade, type UnusableJob } from './publish-job.js'
+import { SYNC_MIGRATIONS, SYNC_SCHEMA_VERSION } from './sync-migrations.js'
+import { SYNC_STATE_FILE } from './sync-state-file.js'
+
+/** Keys of `sync_state`, as on disk since the first version (an existing sync.sqlite reads the same). */
+const KEY = {
+  /** The pointer CID this device last published or restored. */
+  base: 'base_cid',
+  lastMarker: 'last_published_marker',
+  lastCid: 'last_published_cid',
+  lastAt: 'last_published_at',
+  lastEntries: 'last_published_entries',
+  /** This device's own live entries in its last published snapshot: a publish that drops many is held. */
+  lastOwnEntries: 'last_published_own_entries',
+  /** What the pointer held when last looked at ('' for nothing stored), and when. */
+  remotePointer: 'remote_pointer_cid',
+  remotePointerAt: 'remote_pointer_at',
+  /** Restores into this state dir: JSON list of `{at, seconds}`, the last 100. */
+  restores: 'restores',
+  /** The IPNS key made for `ipns_key = "auto"`. */
+  ipnsKey: 'ipns_key_name',
+  ipnsId: 'ipns_key_id',
+  /** The last restore drill's result (JSON `VerifyResult`). */
+  lastVerify: 'last_verify',
+  /** When a drill last found everything restorable. */
+  lastVerifySuccess: 'last_verify_success_at'
+} as const
+type Key = typeof KEY[keyof typeof KEY]
+
+/** A job's columns, as written. */
+type JobFields = Omit<{ readonly [K in keyof PublishJob]: PublishJob[K] | null }, 'step' | 'id' | 'merges'> & { readonly id: number, readonly merges: number }
+
+/** Restores remembered for status. */
+const KEPT_RESTORES = 100
+
+/** What this device last published. */
+export interface LastPublished {
+  readonly cid: string
+  /** The change marker it was published at ('' once the index it came from was lost). */
+  readonly marker: string | null
+  readonly at: string | null
+  readonly entries: number
+  /** This device's own live entries in it, for the drop guard. */
+  readonly ownEntries: number | null
+}
+
+export interface RestoreRecord { readonly at: string, readonly seconds: number }
+
+function damaged (path: string, err: unknown): unknown {
+  return isDamageError(err) ? new SyncStateDamagedError(path, (err as Error).message, { cause: err }) : err
+}
+
+/**
+ * This device's sync progress, in `sync.sqlite` beside the index (never in a snapshot): the
+ * publish job in flight and what was last published, restored and seen. Opened once per process
+ * (the daemon passes it down; a CLI command opens it for its run), statements prepared once, and
+ * each change a step makes written in one transaction.
+ */
+export class SyncStore {
+  private readonly db: Database.Database
+  private readonly s: Record<'current' | 'get' | 'insert' | 'update' | 'abandon' | 'failed' | 'value' | 'setValue', Statement>
+
+  /** The file, 0600 (its `-wal` and `-shm` too). One that is not a database throws `SyncStateDamagedError`. */
+  constructor (stateDir: string) {
+    const path = join(stateDir, SYNC_STATE_FILE)
+    preparePrivateDatabase(path)
+    try {
+      this.db = new Database(path)
+    } catch (err) {
+      throw damaged(path, err)
+    }
+    try {
+      this.db.pragma('journal_mode = WAL')
+      this.db.pragma('busy_timeout = 5000')
+      this.migrate(path)
+      this.s = {
+        current: this.db.prepare("SELECT * FROM publish_jobs WHERE step NOT IN ('done', 'abandoned') ORDER BY id DESC LIMIT 1"),
+        get: this.db.prepare('SELECT * FROM publish_jobs WHERE id = ?'),
+        insert: this.db.prepare("INSERT INTO publish_jobs (step, base_cid, created_at, updated_at) VALUES ('snapshot', ?, ?, ?)"),
+        update: this.db.prepare(`UPDATE publish_jobs SET step = @step, base_cid = @baseCid, snapshot_path = @snapshotPath, snapshot_cid = @snapshotCid,
+          marker = @marker, entries = @entries, merges = @merges, files = @files, manifest = @manifest, error = NULL, updated_at = @now WHERE id = @id`),
+        abandon: this.db.prepare("UPDATE publish_jobs SET step = 'abandoned', error = ?, updated_at = ? WHERE id = ?"),
+        failed: this.db.prepare('UPDATE publish_jobs SET error = ?, updated_at = ? WHERE id = ?'),
+        value: this.db.prepare('SELECT value FROM sync_state WHERE key = ?').pluck(),
+        setValue: this.db.prepare('INSERT INTO sync_state (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value')
+      }
+    } catch (err) {
+      this.db.close()
+      throw damaged(path, err)
+    }
+  }
+
+  /** `PRAGMA quick_check`: throws `SyncStateDamagedError` when the file's pages do not add up. */
+  check (): void {
+    const path = this.db.name
+    let result: unknown
+    try {
+      result = this.db.pragma('quick_check(1)', { simple: true })
+    } catch (err) {
+      throw damaged(path, err)
+    }
+    if (result !== 'ok') throw new SyncStateDamagedError(path, `quick_check: ${String(result)}`)
+  }
+
+  close (): void {
+    if (this.db.open) this.db.close()
+  }
+
+  // Reads.
+
+  /** The unfinished job, if a publish was cut short (or why the one on disk cannot go on). */
+  current (): PublishJob | UnusableJob | undefined {
+    const row = this.s.current.get() as JobRow | undefined
+    return row === undefined ? undefined : jobFromRow(row)
+  }
+
+  /** The pointer CID this device last published or restored ('' once forgotten: merge before any PUT). */
+  base (): string | undefined {
+    return this.value(KEY.base)
+  }
+
+  lastPublished (): LastPublished | undefined {
+    const cid = this.value(KEY.lastCid)
+    if (cid === undefined) return undefined
+    const own = this.value(KEY.lastOwnEntries)
+    return {
+      cid,
+      marker: this.value(KEY.lastMarker) ?? null,
+      at: this.value(KEY.lastAt) ?? null,
+      entries: Number(this.value(KEY.lastEntries) ?? 0),
+      ownEntries: own === undefined || Number.isNaN(Number(own)) ? null : Number(own)
+    }
+  }
+
+  /** What the pointer held when last looked at ('' for nothing stored), and when; undefined before the first look. */
+  remotePointer (): { readonly cid: string, readonly at: string | null } | undefined {
+    const cid = this.value(KEY.remotePointer)
+    return cid === undefined ? undefined : { cid, at: this.value(KEY.remotePointerAt) ?? null }
+  }
+
+  /** Restores into this state dir, oldest first (the last {@link KEPT_RESTORES}). */
+  restores (): RestoreRecord[] {
+    return JSON.parse(this.value(KEY.restores) ?? '[]') as RestoreRecord[]
+  }
+
+  /** The IPNS key made for `ipns_key = "auto"`, once made. */
+  ipnsKey (): { readonly name: string, readonly id: string | undefined } | undefined {
+    const name = this.value(KEY.ipnsKey)
+    return name === undefined ? undefined : { name, id: this.value(KEY.ipnsId) }
+  }
+
+  // Publish job steps: each one transaction.
+
+  start (baseCid: string | null): JobAt<'snapshot'> {
+    const now = Date.now()
+    return this.job(Number(this.s.insert.run(baseCid, now, now).lastInsertRowid)) as JobAt<'snapshot'>
+  }
+
+  /** `snapshot` done: the file, its CID, marker and entries; next `upload`. */
+  snapshotted (job: JobAt<'snapshot'>, made: SnapshotMade): JobAt<'upload'> {
+    return this.advance({ ...job, ...made, step: 'upload' })
+  }
+
+  uploaded (job: JobAt<'upload'>): JobAt<'deal'> {
+    return this.advance({ ...job, step: 'deal' })
+  }
+
+  dealt (job: JobAt<'deal'>): JobAt<'pointer'> {
+    return this.advance({ ...job, step: 'pointer' })
+  }
+
+  /** The pointer moved on since `baseCid`, and that snapshot was merged: a new snapshot, counted. */
+  merged (job: JobAt<'pointer'>, baseCid: string): JobAt<'snapshot'> {
+    return this.advance({ ...job, step: 'snapshot', baseCid, merges: job.merges + 1 })
+  }
+
+  /** Another device's PUT came between ours and the read back: the pointer step again, counted. */
+  outrun (job: JobAt<'pointer'>): JobAt<'pointer'> {
+    return this.advance({ ...job, merges: job.merges + 1 })
+  }
+
+  /** The pointer holds our snapshot: it is the base, and what the pointer was last seen holding; next `name`. */
+  pointerPut (job: JobAt<'pointer'>, at = new Date()): JobAt<'name'> {
+    return this.db.transaction(() => {
+      this.setValue(KEY.base, job.snapshotCid)
+      this.notePointer(job.snapshotCid, at)
+      return this.advance({ ...job, step: 'name', baseCid: job.snapshotCid })
+    })()
+  }
+
+  /** The publish is done: what was published is recorded with the job's end. */
+  finishPublish (job: JobAt<'name'>, done: { readonly ownEntries: number, readonly at?: Date }): JobAt<'done'> {
+    return this.db.transaction(() => {
+      this.setValue(KEY.lastCid, job.snapshotCid)
+      this.setValue(KEY.lastMarker, job.marker)
+      this.setValue(KEY.lastAt, (done.at ?? new Date()).toISOString())
+      this.setValue(KEY.lastEntries, String(job.entries))
+      this.setValue(KEY.lastOwnEntries, String(done.ownEntries))
+      return this.advance({ ...job, step: 'done' })
+    })()
+  }
+
+  /** Gives a job up (its step unknown, or contended too long): the next publish starts over. */
+  abandon (id: number, why: string): void {
+    this.s.abandon.run(why, Date.now(), id)
+  }
+
+  failed (id: number, error: string): void {
+    this.s.failed.run(error, Date.now(), id)
+  }
+
+  // Other state changes, each one transaction.
+
+  /** Nothing changed here; the pointer's newer snapshot was merged: it is the base, and our marker moves. */
+  pulled (cid: string, marker: string, at = new Date()): void {
+    this.db.transaction(() => {
+      this.setValue(KEY.base, cid)
+      this.notePointer(cid, at)
+      this.setValue(KEY.lastMarker, marker)
+    })()
+  }
+
+  /** What the pointer holds now ('' for nothing stored). */
+  notePointer (cid: string, at = new Date()): void {
+    this.db.transaction(() => {
+      this.setValue(KEY.remotePointer, cid)
+      this.setValue(KEY.remotePointerAt, at.toISOString())
+    })()
+  }
+
+  /** The pointer could not be read: only when it was looked at. */
+  notePointerLookedAt (at = new Date()): void {
+    this.setValue(KEY.remotePointerAt, at.toISOString())
+  }
+
+  setIpnsKey (name: string, id: string): void {
+    this.db.transaction(() => {
+      this.setValue(KEY.ipnsKey, name)
+      this.setValue(KEY.ipnsId, id)
+    })()
+  }
+
+  /** A restore installed `cid`: it is the base, and the restore is remembered for status. */
+  restored (cid: string, seconds: number, at = new Date()): void {
+    this.db.transaction(() => {
+      this.setValue(KEY.base, cid)
+      const history = [...this.restores(), { at: at.toISOString(), seconds }]
+      this.setValue(KEY.restores, JSON.stringify(history.slice(-KEPT_RESTORES)))
+    })()
+  }
+
+  /**
+   * The index this device published from was lost: forget what "nobody else published" meant
+   * (the base, the last marker, the unfinished job's base), so the next publish merges the
+   * pointer's snapshot before it PUTs.
+   */
+  forgetBase (): void {
+    this.db.transaction(() => {
+      this.setValue(KEY.base, '')
+      this.setValue(KEY.lastMarker, '')
+      const job = this.current()
+      if (job !== undefined && 'baseCid' in job) this.advance({ ...job, baseCid: '' })
+    })()
+  }
+
+  // cidsync-sqlite/2: manifests already read, and restore drills.
+
+  /** Manifests are immutable (named by their CID): each one read is kept here and never fetched again. */
+  get manifestCache (): { get: (cid: string) => string | undefined, put: (cid: string, json: string) => void } {
+    if (this.manifestCacheAccess === undefined) {
+      const get = this.db.prepare('SELECT body FROM manifest_cache WHERE cid = ?').pluck()
+      const put = this.db.prepare('INSERT INTO manifest_cache (cid, body, cached_at) VALUES (?, ?, ?) ON CONFLICT (cid) DO NOTHING')
+      this.manifestCacheAccess = {
+        get: (cid) => get.get(cid) as string | undefined,
+        put: (cid, json) => { put.run(cid, json, Date.now()) }
+      }
+    }
+    return this.manifestCacheAccess
+  }
+
+  private manifestCacheAccess?: { get: (cid: string) => string | undefined, put: (cid: string, json: string) => void }
+
+  /** The last restore drill (JSON as the drill answered it) and when one last succeeded. */
+  lastVerify (): { readonly result: string | undefined, readonly lastSuccessAt: string | undefined } {
+    return { result: this.value(KEY.lastVerify), lastSuccessAt: this.value(KEY.lastVerifySuccess) }
+  }
+
+  verified (result: { readonly restorable: boolean, readonly checkedAt: string }): void {
+    this.db.transaction(() => {
+      this.setValue(KEY.lastVerify, JSON.stringify(result))
+      if (result.restorable) this.setValue(KEY.lastVerifySuccess, result.checkedAt)
+    })()
+  }
+
+  /** Writes the job's row as given (error cleared) and reads it back, typed by its new step. */
+  private advance<S extends PublishJob['step']> (job: JobFields & { readonly step: S }): JobAt<S> {
+    this.s.update.run({
+      id: job.id, step: job.step, baseCid: job.baseCid, snapshotPath: job.snapshotPath, snapshotCid: job.snapshotCid,
+      marker: job.marker, entries: job.entries, merges: job.merges, files: job.files === null ? null : JSON.stringify(job.files), manifest: job.manifest, now: Date.now()
+    })
+    return this.job(job.id) as JobAt<S>
+  }
+
+  private job (id: number): PublishJob | UnusableJob {
+    return jobFromRow(this.s.get.get(id) as JobRow)
+  }
+
+  private value (key: Key): string | undefined {
+    return this.s.value.get(key) as string | undefined
+  }
+
+  private setValue (key: Key, value: string): void {
+    this.s.setValue.run(key, value)
+  }
+
+  private migrate (path: string): void {
+    const version = this.db.pragma('user_version', { simple: true }) as number
+    if (version > SYNC_SCHEMA_VERSION) {
+      throw new CidsyncError(`the sync state ${path} has schema version ${version}, but this cidsync knows versions up to ${SYNC_SCHEMA_VERSION}: upgrade cidsync`)
+    }
+    for (let v = version; v < SYNC_SCHEMA_VERSION; v++) {
+      const step = SYNC_MIGRATIONS[v] as (db: Database.Database) => void
+      this.db.transaction(() => {
+        step(this.db)
+        this.db.pragma(`user_version = ${v + 1}`)
+      }).immediate()
+    }
+  }
+}
+
+/** Runs `use` with the store given, or with one opened for this call and closed after (one-off library use, tests). */
+export async function withSyncStore<T> (given: SyncStore | undefined, stateDir: string, use: (store: SyncStore) => Promise<T>): Promise<T> {
+  if (given !== undefined) return await use(given)
+  const store = new SyncStore(stateDir)
+  try {
+    return await use(store)
+  } finally {
+    store.close()
+  }
+}

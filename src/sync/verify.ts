@@ -1,0 +1,124 @@
+import { mkdirSync } from 'node:fs'
+import { rm } from 'node:fs/promises'
+import { join } from 'node:path'
+import type { Logger } from 'pino'
+import { CidsyncError, SegmentUnusableError } from '../errors.js'
+import type { Index } from '../index/index.js'
+import type { ServiceClients } from '../remote/index.js'
+import { ENGINE_V1, readSnapshot, type Manifest } from '../snapshot/index.js'
+import { buildIndex } from './merge-manifest.js'
+import { fetchSegments, isUnusable, removeFetched, type FetchInit } from './segment-fetch.js'
+import { readPublish, walkHistory, type ManifestCache } from './history.js'
+import { SNAPSHOT_PROFILE } from './snapshot-profile.js'
+
+/** What a restore drill found. */
+export interface VerifyResult {
+  /** A restore of what the pointer names would succeed (and with `full`, of every point in the history). */
+  readonly restorable: boolean
+  readonly cid: string
+  readonly checkedAt: string
+  readonly publishes: number
+  readonly segments: number
+  /** This device's rows in the restored index against the local index, as far as the publish saw them. */
+  readonly own: { readonly compared: number, readonly differing: number, readonly first: string | null } | null
+  /** The first object that failed: its CID and why. */
+  readonly failed: { readonly cid: string, readonly message: string } | null
+}
+
+export interface VerifyComponents {
+  readonly index: Index
+  readonly clients: ServiceClients
+  readonly logger: Logger
+  readonly deviceId: string
+}
+
+export interface VerifyInit extends Omit<FetchInit, 'dir' | 'label'> {
+  /** What the pointer names now. */
+  readonly cid: string
+  readonly full?: boolean
+  readonly cache: ManifestCache
+}
+
+/**
+ * A restore drill (`cidsync verify`): fetches what the pointer names and every segment a restore
+ * needs through the gateways, verifies each against its CID, decrypts and checks it, builds the
+ * index aside and compares this device's rows with the local index; with `full`, every segment of
+ * every publish in the history is fetched and checked too. Nothing local is changed. An object that
+ * cannot be used ends the drill with `restorable: false` naming it; a network failure throws (the
+ * drill could not be run, which says nothing either way).
+ */
+export async function verify (components: VerifyComponents, init: VerifyInit): Promise<VerifyResult> {
+  const dir = join(init.stateDir, 'snapshots')
+  mkdirSync(dir, { recursive: true, mode: 0o700 })
+  const fetch: FetchInit = { ...init, dir, label: 'verify' }
+  const drill = join(dir, `verify-${process.pid}.sqlite`)
+  let publishes = 0
+  let segments = 0
+  let own: VerifyResult['own'] = null
+  const result = (failed: VerifyResult['failed']): VerifyResult => ({ restorable: failed === null && (own?.differing ?? 0) === 0, cid: init.cid, checkedAt: new Date().toISOString(), publishes, segments, own, failed })
+  try {
+    // Never the cache for the newest: a drill proves the service still has it.
+    const head = await readPublish(components.clients, init.cid, { get: () => undefined, put: init.cache.put }, fetch)
+    publishes++
+    if (head.manifest === undefined) {
+      await fetchV1(components.clients, init.cid, drill, fetch)
+      own = components.index.segments.compareDevice(drill, components.deviceId)
+    } else {
+      await buildIndex(components.clients, head.manifest, drill, fetch)
+      segments += head.manifest.devices.reduce((n, d) => n + d.segments.length, 0)
+      const seen = head.manifest.devices.find(d => d.deviceId === components.deviceId)?.lastSeq
+      own = seen === undefined ? null : components.index.segments.compareDevice(drill, components.deviceId, seen)
+    }
+    await rm(drill, { force: true })
+    if (own !== null && own.differing > 0) {
+      return result({ cid: init.cid, message: `${own.differing} of this device's files differ between the index and what a restore would install (first: ${own.first ?? '?'})` })
+    }
+    if (init.full === true && head.entry.previous !== null) {
+      const checked = new Set((head.manifest?.devices ?? []).flatMap(d => d.segments.map(s => s.cid)))
+      for await (const publish of walkHistory(components.clients, head.entry.previous, init.cache, fetch)) {
+        publishes++
+        if (publish.manifest === undefined) {
+          await fetchV1(components.clients, publish.entry.cid, drill, fetch)
+          await rm(drill, { force: true })
+          continue
+        }
+        segments += await checkSegments(components.clients, publish.manifest, checked, fetch)
+      }
+    }
+    return result(null)
+  } catch (err) {
+    if (!isUnusable(err)) throw err
+    const cid = err instanceof SegmentUnusableError ? err.cid : init.cid
+    components.logger.warn({ cid, err: (err as Error).message }, 'restore drill failed')
+    return result({ cid, message: (err as CidsyncError).message })
+  } finally {
+    await rm(drill, { force: true })
+  }
+}
+
+async function fetchV1 (clients: ServiceClients, cid: string, destination: string, init: FetchInit): Promise<void> {
+  const path = join(init.dir, `verify-${process.pid}.snap`)
+  try {
+    await clients.gateway.fetchVerified(cid, SNAPSHOT_PROFILE, path, { signal: init.signal })
+    await readSnapshot({ path, stateDir: init.stateDir, destination, passphrase: init.passphrase, acceptUnencrypted: init.acceptUnencrypted, signal: init.signal })
+  } catch (err) {
+    if (!isUnusable(err)) throw err
+    throw new SegmentUnusableError(`${ENGINE_V1} snapshot ${cid} cannot be used: ${(err as Error).message}`, cid, { cause: err })
+  } finally {
+    await rm(path, { force: true })
+  }
+}
+
+/** Fetches and checks the segments of a manifest not checked yet (one at a time: a drill needs no more disk than one segment). */
+async function checkSegments (clients: ServiceClients, manifest: Manifest, checked: Set<string>, init: FetchInit): Promise<number> {
+  let count = 0
+  for (const device of manifest.devices) {
+    for (const segment of device.segments) {
+      if (checked.has(segment.cid)) continue
+      await removeFetched(await fetchSegments(clients, [{ deviceId: device.deviceId, segment }], init))
+      checked.add(segment.cid)
+      count++
+    }
+  }
+  return count
+}

@@ -1,0 +1,66 @@
+import { describe, it, expect } from 'vitest'
+import { join } from 'node:path'
+import { checkSegment, openIndex } from '../../src/index/index.js'
+import { SnapshotIntegrityError } from '../../src/errors.js'
+import { useTempDir } from '../helpers/temp-dir.js'
+
+const A = 'aaaaaaaa-0000-4000-8000-000000000000'
+const B = 'bbbbbbbb-0000-4000-8000-000000000000'
+const file = (path: string, cid = `cid-${path}`) => ({ kind: 'upsert' as const, folder: 'notes', path, size: 10, mtimeMs: 1.5, cid, cidProfile: 'kubo-cidv1' })
+const live = (index: ReturnType<typeof openIndex>, device: string) => index.entries.list({ deviceId: device }).map(e => [e.path, e.cid, e.seq])
+
+describe('segments of the index', () => {
+  it('cuts a base (every row at its sequence) and a delta (every write in the range, tombstones too) that rebuild the device elsewhere', async () => {
+    const dir = await useTempDir()
+    const source = openIndex(join(dir, 'a.sqlite'))
+    source.entries.registerDevice(A, 'laptop')
+    source.entries.apply(A, [file('a'), file('b'), file('c')])
+    source.entries.apply(A, [{ kind: 'delete', folder: 'notes', path: 'b' }])
+    const base = source.segments.writeSegment(join(dir, 'base.sqlite'), { deviceId: A, kind: 'base', from: 0, to: 4 }, { hostname: 'laptop', firstSeen: 1 })
+    expect(base.entries).toBe(3)
+    source.entries.apply(A, [file('a', 'cid-a2'), { kind: 'delete', folder: 'notes', path: 'c' }, file('d')])
+    const delta = source.segments.writeSegment(join(dir, 'delta.sqlite'), { deviceId: A, kind: 'delta', from: 4, to: 7 }, { hostname: 'laptop', firstSeen: 1 })
+    expect(delta.entries).toBe(3)
+    checkSegment(join(dir, 'base.sqlite'), { deviceId: A, kind: 'base', from: 0, to: 4, entries: 3 }, 'base')
+    checkSegment(join(dir, 'delta.sqlite'), { deviceId: A, kind: 'delta', from: 4, to: 7, entries: 3 }, 'delta')
+
+    const target = openIndex(join(dir, 'b.sqlite'))
+    target.entries.registerDevice(B, 'desktop')
+    target.entries.apply(B, [file('mine')])
+    target.segments.applyDevices([{ deviceId: A, hostname: 'laptop', firstSeen: 1, lastSeq: 7, replace: true, files: [join(dir, 'base.sqlite'), join(dir, 'delta.sqlite')], chain: { deviceId: A, toSeq: 7, segments: '[]' } }])
+    expect(live(target, A)).toEqual(live(source, A))
+    expect(live(target, B)).toEqual([['mine', 'cid-mine', 1]])
+    expect(target.segments.devices().find(d => d.deviceId === A)?.lastSeq).toBe(7)
+    expect(target.segments.chains()).toEqual([{ deviceId: A, toSeq: 7, segments: '[]' }])
+    expect(target.segments.compareDevice(join(dir, 'a.sqlite'), A)).toEqual({ compared: 2, differing: 0, first: null })
+    source.close()
+    target.close()
+  })
+
+  it('refuses a segment whose rows are not what it says: another device, outside its range, another count', async () => {
+    const dir = await useTempDir()
+    const source = openIndex(join(dir, 'a.sqlite'))
+    source.entries.registerDevice(A, 'laptop')
+    source.entries.apply(A, [file('a'), file('b')])
+    const path = join(dir, 'seg.sqlite')
+    source.segments.writeSegment(path, { deviceId: A, kind: 'delta', from: 0, to: 2 }, { hostname: 'laptop', firstSeen: 1 })
+    expect(() => checkSegment(path, { deviceId: B, kind: 'delta', from: 0, to: 2, entries: 2 }, 'x')).toThrow(/2 rows of another device/)
+    expect(() => checkSegment(path, { deviceId: A, kind: 'delta', from: 1, to: 2, entries: 2 }, 'x')).toThrow(/not after 1/)
+    expect(() => checkSegment(path, { deviceId: A, kind: 'delta', from: 0, to: 1, entries: 2 }, 'x')).toThrow(/past 1/)
+    expect(() => checkSegment(path, { deviceId: A, kind: 'delta', from: 0, to: 2, entries: 3 }, 'x')).toThrow(SnapshotIntegrityError)
+    source.close()
+  })
+
+  it('counts on past the sequence others know this device at, and forgets its own list then', async () => {
+    const dir = await useTempDir()
+    const index = openIndex(join(dir, 'a.sqlite'))
+    index.entries.registerDevice(A, 'laptop')
+    index.entries.apply(A, [file('a')])
+    index.segments.recordChains([{ deviceId: A, toSeq: 1, segments: '[]' }])
+    expect(index.segments.catchUpSelf(A, 0)).toBe(false)
+    expect(index.segments.catchUpSelf(A, 40)).toBe(true)
+    expect(index.segments.devices()[0]?.lastSeq).toBe(41)
+    expect(index.segments.chains()).toEqual([])
+    index.close()
+  })
+})
