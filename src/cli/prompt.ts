@@ -4,8 +4,9 @@
  */
 export async function readSecretLine (question: string): Promise<string> {
   const stdin = process.stdin
-  process.stderr.write(question)
+  // Echo off before the question shows: a key typed (or pasted) the moment it appears is never echoed.
   stdin.setRawMode(true)
+  process.stderr.write(question)
   stdin.resume()
   try {
     return await new Promise<string>((resolve) => {
