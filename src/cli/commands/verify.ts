@@ -1,0 +1,48 @@
+import type { Command } from 'commander'
+import { loadConfig } from '../../config/index.js'
+import { SegmentUnusableError } from '../../errors.js'
+import { countOf, printJson } from '../format.js'
+import { action } from '../run.js'
+import { withService } from '../service-command.js'
+
+interface VerifyOptions { config?: string, json?: boolean, full?: boolean, namespace?: string, network?: string }
+
+export function registerVerify (program: Command): void {
+  program.command('verify')
+    .description('a restore drill: fetch what the pointer names and every segment a restore needs through the gateways, verify, decrypt and check each, rebuild the index aside and compare this device\'s files; exit 4 naming the first that fails. Changes nothing')
+    .option('--config <path>', 'config file')
+    .option('--namespace <name>', 'default: the config\'s namespace')
+    .option('--network <name>', 'default: the config\'s network')
+    .option('--full', 'also fetch and check every segment of every publish in the history')
+    .option('--json', 'print JSON')
+    .action(action(async (options: VerifyOptions) => {
+      const config = loadConfig({ configPath: options.config })
+      const { mkdirSync } = await import('node:fs')
+      mkdirSync(config.stateDir, { recursive: true, mode: 0o700 })
+      const { indexPath, openIndex, readDeviceId } = await import('../../index/index.js')
+      const { createLogger } = await import('../../daemon/index.js')
+      const logger = createLogger({ level: 'error' })
+      await withService(options, async ({ clients }) => {
+        const { SyncStore, verify, acceptsUnencrypted } = await import('../../sync/index.js')
+        const pointer = await clients.pointers.current(options.namespace ?? config.namespace, options.network ?? config.network)
+        const index = openIndex(indexPath(config.stateDir), { readonly: true })
+        const store = new SyncStore(config.stateDir)
+        try {
+          const result = await verify({ index, clients, logger, deviceId: readDeviceId(config.stateDir) ?? '' }, {
+            cid: pointer.snapshotCid, full: options.full, cache: store.manifestCache, stateDir: config.stateDir,
+            passphrase: process.env.CIDSYNC_SNAPSHOT_PASSPHRASE, acceptUnencrypted: acceptsUnencrypted(config)
+          })
+          store.verified(result)
+          if (options.json === true) printJson(result)
+          else {
+            const own = result.own === null ? 'this device has no rows there' : `${countOf(result.own.compared, 'file', 'files')} of this device compared, ${result.own.differing} differ`
+            process.stdout.write(`${result.restorable ? 'restorable' : 'NOT restorable'}: ${result.cid}; ${countOf(result.publishes, 'publish', 'publishes')}, ${countOf(result.segments, 'segment', 'segments')} fetched and checked; ${own}\n`)
+          }
+          if (result.failed !== null) throw new SegmentUnusableError(`${result.failed.message}: a restore from ${result.cid} would fail. Publish again from a device that holds the files (\`cidsync snapshot\`; a device whose index lost them: \`cidsync pointer repair\`), then verify again`, result.failed.cid)
+        } finally {
+          store.close()
+          index.close()
+        }
+      })
+    }))
+}
