@@ -9,7 +9,7 @@ import type { Index } from '../index/index.js'
 import type { ServiceClients } from '../remote/index.js'
 import { ENGINE, writeSnapshot } from '../snapshot/index.js'
 import { checkDrop, ownEntries } from './drop-guard.js'
-import { JobStore, STATE, type ActiveStep, type PublishJob } from './job-store.js'
+import { JobStore, STATE, type ActiveStep, type PublishJob, type PublishStep } from './job-store.js'
 import { changeMarker } from './merge.js'
 import { currentPointer, fetchAndMerge } from './pointer-snapshot.js'
 import { SNAPSHOT_PROFILE } from './snapshot-profile.js'
@@ -25,6 +25,8 @@ export interface PublishComponents {
   readonly clients: ServiceClients
   readonly logger: Logger
   readonly deviceId: string
+  /** Told each step as the job reaches it, with how many merges it made so far. */
+  readonly onStep?: (step: PublishStep, merges: number) => void
 }
 
 export interface PublishInit {
@@ -64,6 +66,7 @@ export async function publish (components: PublishComponents, init: PublishInit)
     for (let steps = 0; ; steps++) {
       init.signal?.throwIfAborted()
       components.logger.debug({ job: job.id, step: job.step }, 'publish step')
+      components.onStep?.(job.step, job.merges)
       failpoint(`publish:${job.step}`)
       if (job.step === 'done') break
       const run: StepRun | undefined = (STEPS as Record<string, StepRun | undefined>)[job.step]
