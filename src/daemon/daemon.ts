@@ -406,6 +406,7 @@ export class Daemon {
       filesSkipped: folders.reduce((n, f) => n + f.skipped, 0),
       memory: { rssBytes: memory.rss, heapUsedBytes: memory.heapUsed },
       lastErrors: [...this.recentErrors],
+      events: { lastId: this.events.lastId, streams: this.server?.eventStreams.open ?? 0, dropped: this.server?.eventStreams.dropped ?? 0, peakBufferedBytes: this.server?.eventStreams.peakBufferedBytes ?? 0 },
       stateFiles: { recovered: [...this.recovered], leftoversRemoved: this.leftoversRemoved, syncStateError: this.syncStateError }
     }
   }

@@ -19,8 +19,7 @@ function same (a: string, b: string): boolean {
 }
 
 /** Drops expired entries, then the oldest past `max` (a Map keeps insertion order). */
-function prune<T extends { expiresAt: number }> (map: Map<string, T>, max: number): void {
-  const now = Date.now()
+function prune<T extends { expiresAt: number }> (map: Map<string, T>, max: number, now: number): void {
   for (const [key, value] of map) if (value.expiresAt <= now) map.delete(key)
   for (const key of map.keys()) {
     if (map.size <= max) break
@@ -57,23 +56,26 @@ export class DashboardAuth {
   private readonly codes = new Map<string, { expiresAt: number }>()
   private readonly sessions = new Map<string, Session>()
 
+  /** `now`: the clock, moved by tests. */
+  constructor (private readonly now: () => number = Date.now) {}
+
   issueCode (): { code: string, expiresAt: string } {
-    prune(this.codes, MAX_CODES - 1)
+    prune(this.codes, MAX_CODES - 1, this.now())
     const code = randomBytes(24).toString('base64url')
-    const expiresAt = Date.now() + LOGIN_CODE_TTL_MS
+    const expiresAt = this.now() + LOGIN_CODE_TTL_MS
     this.codes.set(code, { expiresAt })
     return { code, expiresAt: new Date(expiresAt).toISOString() }
   }
 
   /** Uses the code up and answers the `Set-Cookie` value, or undefined for a code unknown, used or expired. */
   redeem (code: string, host: string): string | undefined {
-    prune(this.codes, MAX_CODES)
+    prune(this.codes, MAX_CODES, this.now())
     const known = [...this.codes.keys()].find(candidate => same(candidate, code))
     if (known === undefined) return undefined
     this.codes.delete(known)
-    prune(this.sessions, MAX_SESSIONS - 1)
+    prune(this.sessions, MAX_SESSIONS - 1, this.now())
     const id = randomBytes(32).toString('base64url')
-    this.sessions.set(id, { host: host.toLowerCase(), csrf: randomBytes(24).toString('base64url'), expiresAt: Date.now() + SESSION_TTL_MS })
+    this.sessions.set(id, { host: host.toLowerCase(), csrf: randomBytes(24).toString('base64url'), expiresAt: this.now() + SESSION_TTL_MS })
     return `${sessionCookieName(host)}=${id}; HttpOnly; SameSite=Strict; Path=/; Max-Age=${SESSION_TTL_MS / 1000}`
   }
 
@@ -83,7 +85,7 @@ export class DashboardAuth {
     const id = cookie(req.headers.cookie, sessionCookieName(host))
     if (id === undefined) return undefined
     const found = [...this.sessions.entries()].find(([candidate]) => same(candidate, id))
-    if (found === undefined || found[1].expiresAt <= Date.now() || found[1].host !== host) return undefined
+    if (found === undefined || found[1].expiresAt <= this.now() || found[1].host !== host) return undefined
     return { id: found[0], ...found[1] }
   }
 

@@ -37,8 +37,10 @@ export class EventStreams {
   private readonly maxStreams: number
   private readonly maxBufferedBytes: number
   private readonly heartbeatMs: number
-  /** Consumers dropped for not reading, since start (shown in metrics and tests). */
+  /** Consumers dropped for not reading, since start (shown in status). */
   dropped = 0
+  /** The most bytes any stream had waiting when an event came: what the bound kept it to. */
+  peakWaiting = 0
 
   constructor (private readonly bus: EventBus, limits: EventStreamLimits = {}) {
     this.maxStreams = limits.maxStreams ?? DEFAULT_MAX_STREAMS
@@ -96,7 +98,9 @@ export class EventStreams {
   /** Writes, unless the consumer already has more than the bound waiting: then it is dropped. */
   private send (res: ServerResponse, text: string, drop: () => void): boolean {
     if (res.destroyed) return false
-    if (waiting(res) > this.maxBufferedBytes) {
+    const bytes = waiting(res)
+    if (bytes > this.peakWaiting) this.peakWaiting = bytes
+    if (bytes > this.maxBufferedBytes) {
       drop()
       return false
     }

@@ -81,6 +81,11 @@ export interface StatusDocument {
   readonly memory: { readonly rssBytes: number, readonly heapUsedBytes: number }
   readonly lastErrors: readonly RecentError[]
   /**
+   * `GET /events`: the last event's id, the streams open, the consumers dropped for not reading,
+   * and the most bytes one stream ever had waiting (kept under the bound by dropping).
+   */
+  readonly events: { readonly lastId: number, readonly streams: number, readonly dropped: number, readonly peakBufferedBytes: number }
+  /**
    * The daemon's own files: what it found wrong at start and did (a damaged index or sync.sqlite
    * moved aside, a lost index rebuilt), temp files of killed jobs removed at start, and an error
    * reading sync.sqlite now (publish is null meanwhile).

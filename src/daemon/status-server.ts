@@ -219,8 +219,9 @@ export class StatusServer {
   }
 
   /** The event streams open now, and the consumers dropped for not reading. */
-  get eventStreams (): { open: number, dropped: number } {
-    return { open: this.dashboard.streams?.streams ?? 0, dropped: this.dashboard.streams?.dropped ?? 0 }
+  get eventStreams (): { open: number, dropped: number, peakBufferedBytes: number } {
+    const streams = this.dashboard.streams
+    return { open: streams?.streams ?? 0, dropped: streams?.dropped ?? 0, peakBufferedBytes: streams?.peakWaiting ?? 0 }
   }
 
   /** Where it listens, the real port included (after listening on port 0). */

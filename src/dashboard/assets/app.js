@@ -79,9 +79,9 @@ function renderHeader (s) {
 
 function renderFolders (s) {
   const rows = s.folders.map(f => {
-    const scanning = f.state !== 'watching' && f.state !== 'error' && f.scan.toHash > 0
+    // toHash: files waiting for or in hashing now; hashed: done since start.
     const stateCell = el('td', {}, stateBadge(f.state),
-      scanning ? el('div', {}, el('progress', { max: f.scan.toHash, value: Math.min(f.scan.hashed, f.scan.toHash) }), ` ${count(f.scan.hashed)} / ${count(f.scan.toHash)} hashed`) : null,
+      f.scan.toHash > 0 ? el('div', {}, el('progress', { max: f.scan.hashed + f.scan.toHash, value: f.scan.hashed }), ` ${count(f.scan.toHash)} to hash`) : null,
       f.skipped > 0 ? el('div', { class: 'warn' }, `${count(f.skipped)} skipped`) : null,
       f.error ? el('div', { class: 'bad' }, f.error, el('p', { class: 'fix muted' }, `what to do: ${fixFor(null, f.error)}`)) : null)
     return el('tr', { 'data-folder': f.name }, el('td', {}, f.name, el('div', { class: 'muted' }, el('code', {}, f.path))), stateCell,
@@ -208,7 +208,7 @@ function describeEvent (type, d) {
   switch (type) {
     case 'index.batch': return `${d.rows} row${d.rows === 1 ? '' : 's'} written`
     case 'folder.state': return `${d.folder}: ${d.state}${d.error ? ` (${d.error})` : ''}`
-    case 'scan.progress': return `${d.folder}: ${d.hashed} / ${d.toHash} hashed`
+    case 'scan.progress': return `${d.folder}: ${d.toHash} to hash, ${d.hashed} hashed`
     case 'publish.done': return `published ${d.cid} (${d.entries} entries${d.skipped ? ', nothing new' : ''})`
     case 'publish.failed': return `publish failed: ${d.message}`
     case 'publish.step': return `publish step ${d.step}`
