@@ -8,7 +8,7 @@ import { action } from '../run.js'
 function opener (): { command: string, why?: string } {
   if (process.platform === 'darwin') return { command: 'open' }
   if (process.platform === 'win32') return { command: 'explorer.exe' }
-  if (process.env.DISPLAY === undefined && process.env.WAYLAND_DISPLAY === undefined) return { command: 'xdg-open', why: 'no graphical session here (neither DISPLAY nor WAYLAND_DISPLAY is set)' }
+  if ((process.env.DISPLAY ?? '') === '' && (process.env.WAYLAND_DISPLAY ?? '') === '') return { command: 'xdg-open', why: 'no graphical session here (neither DISPLAY nor WAYLAND_DISPLAY is set)' }
   return { command: 'xdg-open' }
 }
 

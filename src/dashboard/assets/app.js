@@ -41,7 +41,9 @@ function when (iso) {
   if (!iso) return '–'
   const t = new Date(iso)
   const ago = (Date.now() - t.getTime()) / 1000
-  const rel = ago < 0 ? 'in the future' : ago < 60 ? `${Math.round(ago)} s ago` : ago < 3600 ? `${Math.round(ago / 60)} min ago` : ago < 86400 ? `${Math.round(ago / 3600)} h ago` : `${Math.round(ago / 86400)} d ago`
+  const span = Math.abs(ago)
+  const amount = span < 60 ? `${Math.round(span)} s` : span < 3600 ? `${Math.round(span / 60)} min` : span < 86400 ? `${Math.round(span / 3600)} h` : `${Math.round(span / 86400)} d`
+  const rel = ago < 0 ? `in ${amount}` : `${amount} ago`
   return el('time', { datetime: iso, title: iso }, `${t.toLocaleString()} (${rel})`)
 }
 
@@ -213,6 +215,11 @@ function describeEvent (type, d) {
     case 'publish.failed': return `publish failed: ${d.message}`
     case 'publish.step': return `publish step ${d.step}`
     case 'publish.started': return `publish started (${d.reason})`
+    case 'deals': return `deals: ${d.pending} pending, ${d.active} active, ${d.overdue} overdue`
+    case 'merge': return `merged another device's snapshot (${d.merges} so far in this publish)`
+    case 'reconcile.done': return `reconciled: ${d.remoteFiles} uploads on the account, ${d.gone} gone`
+    case 'reconcile.failed': return `reconcile failed: ${d.message}`
+    case 'watcher.state': return `watcher ${d.state}`
     case 'error': return `${d.message}${d.detail ? `: ${d.detail}` : ''}`
     default: return JSON.stringify(d)
   }
