@@ -35,6 +35,11 @@ export function handleDashboardGet (routes: DashboardRoutes, req: IncomingMessag
     answer(res, 200, asset.type, req.method === 'HEAD' ? '' : asset.body)
     return true
   }
+  // A HEAD must neither open a stream nor use a login code up (link previews send them).
+  if ((path === '/events' || path === '/login') && req.method !== 'GET') {
+    answer(res, 405, 'text/plain; charset=utf-8', '', { allow: 'GET' })
+    return true
+  }
   if (path === '/events' && routes.streams !== undefined) {
     routes.streams.handle(req, res, url, { pid: process.pid })
     return true

@@ -47,6 +47,8 @@ describe('dashboard sign-in', () => {
     const dir = await useTempDir()
     const { port, token } = await startInProcessDaemon(dir)
     const code = await loginCode(port, token)
+    // A link preview's HEAD does not use the code up.
+    expect((await httpGet({ port }, `/login?code=${code}`, { method: 'HEAD' })).status).toBe(405)
     const login = await httpGet({ port }, `/login?code=${code}`)
     expect(login.status).toBe(303)
     expect(login.headers.location).toBe('/')
