@@ -112,6 +112,12 @@ export class StatusCheckError extends CidsyncError {
   override readonly code = 'ERR_STATUS_CHECK'
 }
 
+/** `cidsync dashboard` cannot make a link a browser can open (the endpoint is a unix socket). */
+export class DashboardUnavailableError extends CidsyncError {
+  override readonly code = 'ERR_DASHBOARD_UNAVAILABLE'
+  override readonly exitCode = ExitCode.usage
+}
+
 /** The status endpoint could not listen where the config says. */
 export class ListenError extends CidsyncError {
   override readonly code = 'ERR_LISTEN'

@@ -20,6 +20,7 @@ import { registerService } from './commands/service.js'
 import { registerRescan } from './commands/rescan.js'
 import { registerHistory } from './commands/history.js'
 import { registerVerify } from './commands/verify.js'
+import { registerDashboard } from './commands/dashboard.js'
 
 /**
  * Commands that never write the state dir (status only reads daemon.json and asks the daemon), or
@@ -59,7 +60,7 @@ export function createProgram (): Command {
     // Options belong to the command they follow (`local-service token --dir D` is token's --dir).
     .enablePositionalOptions()
     .hook('preAction', checkStateDirOwner)
-  for (const register of [registerInit, registerDaemon, registerStatus, registerLs, registerCid, registerLogin, registerFiles, registerNames, registerDeal, registerPointer, registerLocalService, registerKey, registerSnapshot, registerRestore, registerService, registerRescan, registerHistory, registerVerify]) register(program)
+  for (const register of [registerInit, registerDaemon, registerStatus, registerLs, registerCid, registerLogin, registerFiles, registerNames, registerDeal, registerPointer, registerLocalService, registerKey, registerSnapshot, registerRestore, registerService, registerRescan, registerHistory, registerVerify, registerDashboard]) register(program)
   // Subcommands share the parent's exit override so their usage errors exit 2 too.
   const overrideAll = (command: Command): void => { command.exitOverride(); command.commands.forEach(overrideAll) }
   program.commands.forEach(overrideAll)

@@ -9,7 +9,9 @@ import { releaseMemory } from '../util/release-memory.js'
 import { ensurePrivateDir } from '../util/private-dir.js'
 import { jwtExpiry } from '../util/jwt.js'
 import { NotReadyError } from '../errors.js'
-import type { SyncRunner, SyncStore } from '../sync/index.js'
+import type { SyncEvent, SyncRunner, SyncStore } from '../sync/index.js'
+import { EventBus } from './event-bus.js'
+import { EventObserver } from './event-observer.js'
 import { ensureStatusToken } from './status-token.js'
 import { acquireLock, type DaemonLock } from './lock.js'
 import type { Logger } from './logger.js'
@@ -78,6 +80,10 @@ export class Daemon {
   private readonly fatalError = new Promise<Error>(resolve => { this.fatal = resolve })
   private reloading: Promise<void> | undefined
   private reloadQueued: Promise<void> | undefined
+  /** What `GET /events` streams. */
+  readonly events = new EventBus()
+  private readonly observer = new EventObserver(this.events, { watcher: () => this.watcher?.status(), deals: () => this.runner?.reconcileStatus().deals })
+  private account: StatusDocument['account'] = null
 
   constructor (components: DaemonComponents, init: DaemonInit) {
     this.logger = components.logger
@@ -108,13 +114,14 @@ export class Daemon {
         profile: config.cidProfile,
         hashWorkers: config.watch.hashWorkers,
         settleMs: config.watch.settleMs,
-        onRowsChanged: () => this.runner?.noteChange(),
+        onRowsChanged: (rows) => { this.runner?.noteChange(); this.observer.rowsChanged(rows) },
         onFatal: (error) => this.fatal?.(error),
         rescanIntervalMs: config.watch.rescanIntervalSeconds * 1000
       })
       this.server = new StatusServer({
         status: () => this.status(),
         token: ensureStatusToken(config.stateDir),
+        events: this.events,
         metricsNeedToken: config.status.metricsToken,
         publishNow: async (options) => await this.readyRunner('publishing').publishNow('request', options),
         reconcileNow: async () => await this.readyRunner('reconciliation').reconcileNow(),
@@ -125,6 +132,7 @@ export class Daemon {
       })
       const bound = await this.server.listen(config.status.listen)
       this.lock.update({ status: formatListenAddress(bound) })
+      this.observer.start()
       this.startScan(this.watcher)
       this.connectWhenCurrent()
       logger.info({ version: VERSION, device: this.deviceId, stateDir: config.stateDir, status: formatListenAddress(bound), folders: config.folders.length, service: config.service.mode }, 'daemon started')
@@ -200,7 +208,8 @@ export class Daemon {
       logger: this.logger,
       deviceId: this.deviceId,
       clients: () => this.connection?.clients,
-      credentials: () => ({ apiKey: safely(this.connection?.credentials.apiKey), sessionToken: safely(this.connection?.credentials.sessionToken) })
+      credentials: () => ({ apiKey: safely(this.connection?.credentials.apiKey), sessionToken: safely(this.connection?.credentials.sessionToken) }),
+      onEvent: (event) => { this.noteSyncEvent(event) }
     }, this.config)
     this.runner.start()
     // Changes made while the service was being reached, or while the daemon was down, are published too.
@@ -208,6 +217,17 @@ export class Daemon {
     void this.runner.reconcileNow().catch(() => {})
     releaseMemory()
     this.logger.info({ service: connection.describe }, 'service ready')
+  }
+
+  /** Onto the event stream; after a reconciliation, the account's side of this device's files is counted afresh. */
+  private noteSyncEvent (event: SyncEvent): void {
+    this.observer.sync(event)
+    if (event.type !== 'reconcile.done' || this.index === undefined) return
+    try {
+      this.account = { ...this.index.remote.fileStates(this.deviceId), countedAt: new Date().toISOString() }
+    } catch (err) {
+      this.logger.warn({ err }, 'counting the files on the account\'s side failed')
+    }
   }
 
   /** A damaged index was moved aside and made afresh: say so; the scan rebuilds it from the folders. */
@@ -324,6 +344,7 @@ export class Daemon {
   /** Stops everything in order; safe to call twice, and from a failed start. */
   async stop (): Promise<void> {
     this.stopped.abort()
+    this.observer.stop()
     this.stopping ??= (async () => {
       await this.server?.close()
       await this.runner?.stop()
@@ -338,8 +359,9 @@ export class Daemon {
   }
 
   /** Remembers an error for /status; fed by the logger's error hook. */
-  recordError (message: string, code: string | undefined): void {
-    this.recentErrors.push({ at: new Date().toISOString(), message, code: code ?? null })
+  recordError (message: string, code: string | undefined, detail?: string): void {
+    this.recentErrors.push({ at: new Date().toISOString(), message, code: code ?? null, detail: detail ?? null })
+    this.observer.error(message, code ?? null, detail ?? null)
     if (this.recentErrors.length > DEFAULT_RECENT_ERRORS) this.recentErrors.shift()
   }
 
@@ -373,6 +395,7 @@ export class Daemon {
       publish: this.publishStatus(),
       auth: this.authState(),
       reconcile: this.runner?.reconcileStatus() ?? null,
+      account: this.account,
       watcher: { state: watch?.state ?? 'starting', currentAt: watch?.currentAt === undefined ? null : new Date(watch.currentAt).toISOString(), hashing: watch?.hashing ?? { files: 0, bytes: 0, bytesRead: 0 } },
       folders,
       index: {
@@ -390,6 +413,7 @@ export class Daemon {
       filesSkipped: folders.reduce((n, f) => n + f.skipped, 0),
       memory: { rssBytes: memory.rss, heapUsedBytes: memory.heapUsed },
       lastErrors: [...this.recentErrors],
+      events: { lastId: this.events.lastId, streams: this.server?.eventStreams.open ?? 0, dropped: this.server?.eventStreams.dropped ?? 0, peakBufferedBytes: this.server?.eventStreams.peakBufferedBytes ?? 0 },
       stateFiles: { recovered: [...this.recovered], leftoversRemoved: this.leftoversRemoved, syncStateError: this.syncStateError }
     }
   }

@@ -15,13 +15,20 @@ export { StatusServer, isAllowedHost, isAllowedOrigin, allowedHosts } from './st
 export type { StatusDocument, FolderStatus, RecentError } from './status-document.js'
 export { renderMetrics } from './metrics.js'
 export { ensureStatusToken, readStatusToken, STATUS_TOKEN_FILE } from './status-token.js'
+export { EventBus, EVENT_TYPES, DEFAULT_EVENT_RING } from './event-bus.js'
+export type { DaemonEvent, EventType } from './event-bus.js'
+export { EventStreams, DEFAULT_MAX_STREAMS, DEFAULT_MAX_BUFFERED_BYTES } from './event-stream.js'
+export { DashboardAuth, CSRF_HEADER, LOGIN_CODE_TTL_MS, sessionCookieName } from './dashboard-auth.js'
 
 /** Builds a daemon whose errors also land in its status document. */
 export function createDaemon (config: Config, logger?: Logger): Daemon {
   let daemon: Daemon | undefined
   const log = logger ?? createLogger({
     level: config.logLevel,
-    onError: (message, fields) => daemon?.recordError(message, (fields.err as { code?: string } | undefined)?.code)
+    onError: (message, fields) => {
+      const err = fields.err as { code?: string, message?: string } | undefined
+      daemon?.recordError(message, err?.code, err?.message)
+    }
   })
   daemon = new Daemon({ logger: log }, { config })
   return daemon

@@ -18,7 +18,8 @@ export interface FolderStatus {
 /** Something wrong the daemon found with its own files at start, and what it did about it. */
 export interface StateRecovery { readonly at: string, readonly file: string, readonly problem: string, readonly action: string }
 
-export interface RecentError { readonly at: string, readonly message: string, readonly code: string | null }
+/** `detail`: the error's own message, which says what to do. */
+export interface RecentError { readonly at: string, readonly message: string, readonly code: string | null, readonly detail: string | null }
 
 /**
  * The JSON document `GET /status` answers. Fields are added over time, never renamed: tooling
@@ -55,6 +56,11 @@ export interface StatusDocument {
   }
   /** The account mirrored: uploads, gone ones, deals pending and overdue (null until the service is reached). */
   readonly reconcile: ReconcileStatus | null
+  /**
+   * This device's live files by where they stand on the account's side (as `cidsync ls` shows
+   * each), counted after each reconciliation (null before the first).
+   */
+  readonly account: { readonly localOnly: number, readonly stored: number, readonly sentForDeal: number, readonly countedAt: string } | null
   readonly folders: readonly FolderStatus[]
   readonly index: {
     readonly path: string
@@ -74,6 +80,11 @@ export interface StatusDocument {
   readonly filesSkipped: number
   readonly memory: { readonly rssBytes: number, readonly heapUsedBytes: number }
   readonly lastErrors: readonly RecentError[]
+  /**
+   * `GET /events`: the last event's id, the streams open, the consumers dropped for not reading,
+   * and the most bytes one stream ever had waiting (kept under the bound by dropping).
+   */
+  readonly events: { readonly lastId: number, readonly streams: number, readonly dropped: number, readonly peakBufferedBytes: number }
   /**
    * The daemon's own files: what it found wrong at start and did (a damaged index or sync.sqlite
    * moved aside, a lost index rebuilt), temp files of killed jobs removed at start, and an error

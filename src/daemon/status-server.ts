@@ -8,6 +8,10 @@ import { ListenError, NotReadyError } from '../errors.js'
 import { renderMetrics } from './metrics.js'
 import { hasStatusToken } from './status-token.js'
 import type { StatusDocument } from './status-document.js'
+import { DashboardAuth } from './dashboard-auth.js'
+import { handleDashboardGet, type DashboardRoutes } from './dashboard-routes.js'
+import type { EventBus } from './event-bus.js'
+import { EventStreams, type EventStreamLimits } from './event-stream.js'
 
 export interface StatusServerComponents {
   /** Builds the document at request time. */
@@ -21,6 +25,10 @@ export interface StatusServerComponents {
   readonly rescanNow?: () => Promise<unknown>
   /** `POST /reconcile`: mirror the account now. */
   readonly reconcileNow?: () => Promise<unknown>
+  /** `POST /verify`: a restore drill now (absent until the daemon has one: the POST answers 404). */
+  readonly verifyNow?: () => Promise<unknown>
+  /** What `GET /events` streams; without it there is no /events. */
+  readonly events?: EventBus
   /** The token every POST must carry (`Authorization: Bearer`). */
   readonly token: string
   /** `/metrics` needs the token too. */
@@ -66,17 +74,39 @@ const ROUTES: Record<string, (components: StatusServerComponents, res: ServerRes
   '/metrics': (c, res) => send(res, 200, renderMetrics(c.status()), 'text/plain; version=0.0.4; charset=utf-8')
 }
 
-async function handlePost (components: StatusServerComponents, req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
+/**
+ * Who may POST: the state dir's token (`Authorization: Bearer`, the CLI), or a dashboard session
+ * (cookie, same origin, CSRF header). `/login-code` takes the token only: a page signed in must
+ * never be able to mint codes.
+ */
+function postRefusal (dashboard: DashboardRoutes, token: string, req: IncomingMessage, path: string): { status: number, why: string } | undefined {
+  if (hasStatusToken(req.headers.authorization, token)) return undefined
+  const bearerOnly = 'unauthorized: POSTs need Authorization: Bearer <the token in the state dir\'s status.token>'
+  if (path === '/login-code' || req.headers.cookie === undefined) return { status: 401, why: bearerOnly }
+  const why = dashboard.auth.refusal(req)
+  return why === undefined ? undefined : { status: 403, why: `forbidden: ${why}` }
+}
+
+async function handlePost (components: StatusServerComponents, dashboard: DashboardRoutes, req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
   const path = url.pathname
-  if (!hasStatusToken(req.headers.authorization, components.token)) {
-    send(res, 401, 'unauthorized: POSTs need Authorization: Bearer <the token in the state dir\'s status.token>\n')
+  const refused = postRefusal(dashboard, components.token, req, path)
+  if (refused !== undefined) {
+    send(res, refused.status, `${refused.why}\n`)
+    return
+  }
+  if (path === '/login-code') {
+    send(res, 200, JSON.stringify(dashboard.auth.issueCode()) + '\n', 'application/json')
+    return
+  }
+  if (path === '/logout') {
+    send(res, 200, '{"signedIn":false}\n', 'application/json', { 'set-cookie': dashboard.auth.end(req) })
     return
   }
   const publishNow = components.publishNow
   const flag = (name: string): boolean => ['1', 'true', 'yes'].includes(url.searchParams.get(name) ?? '')
   const run = path === '/snapshot' && publishNow !== undefined
     ? async () => await publishNow({ confirmDrop: flag('confirmDrop'), repairPointer: flag('repairPointer') })
-    : path === '/reconcile' ? components.reconcileNow : path === '/rescan' ? components.rescanNow : undefined
+    : ({ '/reconcile': components.reconcileNow, '/rescan': components.rescanNow, '/verify': components.verifyNow } as Record<string, (() => Promise<unknown>) | undefined>)[path]
   if (run === undefined) {
     send(res, 404, `not found: POST ${path} (try /snapshot, /reconcile or /rescan)\n`)
     return
@@ -91,7 +121,7 @@ async function handlePost (components: StatusServerComponents, req: IncomingMess
   }
 }
 
-function handle (components: StatusServerComponents, allowed: ReadonlySet<string>, req: IncomingMessage, res: ServerResponse): void {
+function handle (components: StatusServerComponents, dashboard: DashboardRoutes, allowed: ReadonlySet<string>, req: IncomingMessage, res: ServerResponse): void {
   if (!isAllowedHost(req.headers.host, allowed)) {
     send(res, 403, 'forbidden: the status endpoint answers only to its own loopback address and port\n')
     return
@@ -107,12 +137,13 @@ function handle (components: StatusServerComponents, allowed: ReadonlySet<string
     return
   }
   if (req.method === 'POST') {
-    void handlePost(components, req, res, url)
+    void handlePost(components, dashboard, req, res, url)
     return
   }
+  if ((req.method === 'GET' || req.method === 'HEAD') && handleDashboardGet(dashboard, req, res, url)) return
   const route = ROUTES[path]
   if (route === undefined) {
-    send(res, 404, `not found: ${path} (try /status, /healthz or /metrics)\n`)
+    send(res, 404, `not found: ${path} (try /, /status, /events, /healthz or /metrics)\n`)
     return
   }
   if (req.method !== 'GET' && req.method !== 'HEAD') {
@@ -130,6 +161,7 @@ function handle (components: StatusServerComponents, allowed: ReadonlySet<string
 export interface StatusServerLimits {
   readonly maxConnections?: number
   readonly idleTimeoutMs?: number
+  readonly events?: EventStreamLimits
 }
 
 export const DEFAULT_STATUS_MAX_CONNECTIONS = 64
@@ -149,11 +181,13 @@ export class StatusServer {
   private readonly sockets = new Map<Socket, { busy: number }>()
   private readonly maxConnections: number
   private readonly idleTimeoutMs: number
+  private readonly dashboard: DashboardRoutes
 
   constructor (components: StatusServerComponents, limits: StatusServerLimits = {}) {
     this.maxConnections = limits.maxConnections ?? DEFAULT_STATUS_MAX_CONNECTIONS
     this.idleTimeoutMs = limits.idleTimeoutMs ?? DEFAULT_STATUS_IDLE_TIMEOUT_MS
-    this.server = createServer({ connectionsCheckingInterval: 1_000 }, (req, res) => handle(components, this.allowed, req, res))
+    const dashboard = this.dashboard = { auth: new DashboardAuth(), streams: components.events === undefined ? undefined : new EventStreams(components.events, limits.events) }
+    this.server = createServer({ connectionsCheckingInterval: 1_000 }, (req, res) => handle(components, dashboard, this.allowed, req, res))
     this.server.keepAliveTimeout = Math.min(5_000, this.idleTimeoutMs)
     this.server.headersTimeout = Math.min(5_000, this.idleTimeoutMs)
     this.server.requestTimeout = 10_000
@@ -182,6 +216,12 @@ export class StatusServer {
     }
     this.sockets.delete(socket)
     socket.destroy()
+  }
+
+  /** The event streams open now, and the consumers dropped for not reading. */
+  get eventStreams (): { open: number, dropped: number, peakBufferedBytes: number } {
+    const streams = this.dashboard.streams
+    return { open: streams?.streams ?? 0, dropped: streams?.dropped ?? 0, peakBufferedBytes: streams?.peakWaiting ?? 0 }
   }
 
   /** Where it listens, the real port included (after listening on port 0). */
@@ -218,6 +258,7 @@ export class StatusServer {
   async close (): Promise<void> {
     if (!this.server.listening) return
     const closed = new Promise<void>(resolve => this.server.close(() => resolve()))
+    this.dashboard.streams?.closeAll()
     this.server.closeAllConnections()
     await closed
     // Ours to remove only while it is still a socket.

@@ -76,6 +76,18 @@ export class RemoteStore {
     return { remoteFiles: files.live, gone: files.gone, dealsPending: deals.pending, dealsOverdue: deals.overdue, dealsMade: deals.made }
   }
 
+  /**
+   * How many of a device's live files stand where on the account's side (as `stateOf` says per
+   * file), counted in one pass: a join over every entry, so it is run after a reconciliation, not
+   * per status request.
+   */
+  fileStates (deviceId: string): { localOnly: number, stored: number, sentForDeal: number } {
+    const row = this.db.prepare(`WITH r AS (SELECT cid, MAX(CASE WHEN sent_for_deal = 'yes' THEN 2 ELSE 1 END) AS s FROM remote_files WHERE gone = 0 GROUP BY cid)
+      SELECT COUNT(*) FILTER (WHERE r.s IS NULL) AS localOnly, COUNT(*) FILTER (WHERE r.s = 1) AS stored, COUNT(*) FILTER (WHERE r.s = 2) AS sentForDeal
+      FROM entries e LEFT JOIN r ON r.cid = e.cid WHERE e.device_id = ? AND e.deleted = 0`).get(deviceId) as { localOnly: number, stored: number, sentForDeal: number }
+    return row
+  }
+
   /** Where a CID stands on the account's side. */
   stateOf (cid: string | null): RemoteState {
     if (cid === null) return 'local-only'

@@ -8,7 +8,7 @@ import type { Index } from '../index/index.js'
 import type { ServiceClients } from '../remote/index.js'
 import { ENGINE, parseManifest } from '../snapshot/index.js'
 import { checkDrop, ownEntries } from './drop-guard.js'
-import type { ActiveStep, JobAt, PublishJob } from './publish-job.js'
+import type { ActiveStep, JobAt, PublishJob, PublishStep } from './publish-job.js'
 import { withSyncStore, type SyncStore } from './sync-store.js'
 import { currentPointer, fetchAndMerge } from './pointer-snapshot.js'
 import { chainsOf, writePublication } from './publication.js'
@@ -26,6 +26,8 @@ export interface PublishComponents {
   readonly deviceId: string
   /** The process's sync store (the daemon's, a command's); absent: one is opened for this publish. */
   readonly store?: SyncStore
+  /** Told each step as the job reaches it, with how many merges it made so far. */
+  readonly onStep?: (step: PublishStep, merges: number) => void
 }
 
 export interface PublishInit {
@@ -68,6 +70,7 @@ async function publishWith (components: PublishComponents, init: PublishInit, st
     for (let steps = 0; ; steps++) {
       init.signal?.throwIfAborted()
       components.logger.debug({ job: job.id, step: job.step }, 'publish step')
+      components.onStep?.(job.step, job.merges)
       failpoint(`publish:${job.step}`)
       if (job.step === 'done') return { cid: job.snapshotCid, entries: job.entries, skipped: false, merged: job.merges }
       if (steps > MAX_STEPS) abandon(store, job.id, `ran ${steps} steps without finishing`)

@@ -10,6 +10,7 @@ import type { ServiceClients } from '../remote/index.js'
 import { SyncStore, type RestoreRecord } from './sync-store.js'
 import { publish, type Published } from './publish.js'
 import { reconcile, type Reconciled } from './reconcile.js'
+import type { SyncEventListener } from './sync-event.js'
 
 /** What /status shows of reconciliation. */
 export interface ReconcileStatus {
@@ -64,6 +65,8 @@ export interface SyncRunnerComponents {
   readonly credentials: () => { readonly apiKey: string | undefined, readonly sessionToken: string | undefined }
   /** The process's sync store (the daemon's); absent: the runner opens its own on first use and closes it on stop. */
   readonly store?: SyncStore
+  /** Told as publishes and reconciliations start, step and end. */
+  readonly onEvent?: SyncEventListener
 }
 
 function restoreHistory (history: readonly RestoreRecord[]): PublishStatus['restores'] {
@@ -135,11 +138,13 @@ export class SyncRunner {
       const result = await this.reconciling
       this.reconcileDurations.observe((Date.now() - started) / 1000)
       this.reconcileState = { lastRun: new Date().toISOString(), last: result, lastError: null }
+      this.components.onEvent?.({ type: 'reconcile.done', ms: Date.now() - started, ...result })
       return result
     } catch (err) {
       this.noteRefusal(err)
       this.reconcileState = { ...this.reconcileState, lastError: { at: new Date().toISOString(), message: (err as Error).message } }
       this.components.logger.error({ err }, 'reconcile failed')
+      this.components.onEvent?.({ type: 'reconcile.failed', message: (err as Error).message, code: (err as { code?: string }).code ?? null })
       throw err
     } finally {
       this.reconciling = undefined
@@ -286,8 +291,13 @@ export class SyncRunner {
     }
     const started = Date.now()
     this.runs++
+    const onEvent = this.components.onEvent
+    onEvent?.({ type: 'publish.started', reason })
     try {
-      const published = await publish({ index: this.components.index, clients, logger: this.components.logger, deviceId: this.components.deviceId, store: this.store() }, { config: this.config, passphrase: process.env.CIDSYNC_SNAPSHOT_PASSPHRASE, signal: this.abort.signal, ...options })
+      const published = await publish({
+        index: this.components.index, clients, logger: this.components.logger, deviceId: this.components.deviceId, store: this.store(),
+        onStep: onEvent === undefined ? undefined : (step, merges) => onEvent({ type: 'publish.step', step, merges })
+      }, { config: this.config, passphrase: process.env.CIDSYNC_SNAPSHOT_PASSPHRASE, signal: this.abort.signal, ...options })
       this.lastRunAt = Date.now()
       this.publishDurations.observe((this.lastRunAt - started) / 1000)
       this.lastError = null
@@ -302,6 +312,7 @@ export class SyncRunner {
         this.pendingAt = undefined
       }
       if (!published.skipped) this.components.logger.info({ reason, cid: published.cid, entries: published.entries, merged: published.merged, ms: Date.now() - started }, 'published')
+      onEvent?.({ type: 'publish.done', reason, ...published, ms: Date.now() - started })
       return published
     } catch (err) {
       this.failures++
@@ -311,6 +322,7 @@ export class SyncRunner {
       if (err instanceof PublishHeldError) this.held = { since: this.held?.since ?? new Date().toISOString(), dropping: err.dropping, of: err.of, message: err.message }
       this.pointerProblem = err instanceof PointerUnreadableError ? err.message : null
       this.components.logger.error({ reason, err }, 'publish failed')
+      onEvent?.({ type: 'publish.failed', reason, message: (err as Error).message, code: (err as { code?: string }).code ?? null })
       this.scheduleRetry(err)
       throw err
     }

@@ -1,0 +1,298 @@
+// The cidsync dashboard: reads /status, follows /events, and (signed in) presses the daemon's buttons.
+// Plain DOM, text only (never innerHTML with data: file names and messages come from outside).
+'use strict'
+
+const HISTORY_PAGE = 10
+const ACTIVITY_KEEP = 50
+const EVENT_TYPES = ['watcher.state', 'folder.state', 'scan.progress', 'index.batch', 'publish.started', 'publish.step',
+  'publish.done', 'publish.failed', 'merge', 'reconcile.done', 'reconcile.failed', 'deals', 'drill', 'error']
+
+const state = { status: null, session: { signedIn: false }, historyPage: 0, refreshTimer: null, refreshing: false, again: false }
+
+function $ (selector) { return document.querySelector(selector) }
+
+/** An element with attributes and children (strings become text nodes). */
+function el (tag, attrs, ...children) {
+  const node = document.createElement(tag)
+  for (const [key, value] of Object.entries(attrs || {})) {
+    if (value === undefined || value === null || value === false) continue
+    if (key === 'class') node.className = value
+    else node.setAttribute(key, String(value))
+  }
+  for (const child of children.flat()) {
+    if (child === undefined || child === null || child === false) continue
+    node.append(child instanceof Node ? child : document.createTextNode(String(child)))
+  }
+  return node
+}
+
+function bytes (n) {
+  if (typeof n !== 'number') return '–'
+  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB']
+  let i = 0
+  let v = n
+  while (v >= 1024 && i < units.length - 1) { v /= 1024; i++ }
+  return `${i === 0 ? v : v.toFixed(1)} ${units[i]}`
+}
+
+function count (n) { return typeof n === 'number' ? n.toLocaleString('en') : '–' }
+
+function when (iso) {
+  if (!iso) return '–'
+  const t = new Date(iso)
+  const ago = (Date.now() - t.getTime()) / 1000
+  const span = Math.abs(ago)
+  const amount = span < 60 ? `${Math.round(span)} s` : span < 3600 ? `${Math.round(span / 60)} min` : span < 86400 ? `${Math.round(span / 3600)} h` : `${Math.round(span / 86400)} d`
+  const rel = ago < 0 ? `in ${amount}` : `${amount} ago`
+  return el('time', { datetime: iso, title: iso }, `${t.toLocaleString()} (${rel})`)
+}
+
+function shortCid (cid) { return cid ? el('span', { class: 'cid', title: cid }, cid.length > 20 ? `${cid.slice(0, 10)}…${cid.slice(-8)}` : cid) : '–' }
+
+function defs (target, rows) {
+  target.replaceChildren(...rows.filter(Boolean).flatMap(([term, value]) => [el('dt', {}, term), el('dd', {}, value)]))
+}
+
+/** What to do about an error, from its code or its words (the troubleshooting table of docs/operations.md). */
+function fixFor (code, text) {
+  const t = `${code || ''} ${text || ''}`
+  if (/inotify|ERR_WATCH_LIMIT/.test(t)) return 'raise fs.inotify.max_user_watches (sudo sysctl fs.inotify.max_user_watches=524288), then restart cidsync'
+  if (/empty directory|unmounted/.test(t)) return 'mount the disk again; it is scanned and watched again without a restart'
+  if (/does not exist|ENOENT/.test(t)) return 'mount or create the folder: it is picked up without a restart; or remove it from the config and reload'
+  if (/EACCES|EPERM|permission/i.test(t)) return 'give cidsync read access: it is picked up without a restart'
+  if (/ERR_REMOTE_UNAUTHORIZED|401/.test(t)) return 'run cidsync login (or set a new CIDSYNC_API_KEY): it is picked up without a restart'
+  if (/session token expire/.test(t)) return 'copy a new session token into session-token beside the config'
+  if (/ERR_PUBLISH_HELD/.test(t)) return 'bring the folder back, or cidsync snapshot --confirm-drop if the files are really gone'
+  if (/ERR_POINTER_UNREADABLE/.test(t)) return 'cidsync pointer repair'
+  if (/full|ENOSPC|ERR_INDEX_WRITE/.test(t)) return 'free space on the disk holding the state dir; it catches up on its own'
+  if (/ERR_REMOTE_NETWORK|ECONNREFUSED|timed out|deadline/.test(t)) return 'nothing: it is tried again; check the service if it persists'
+  return 'see the troubleshooting table in docs/operations.md'
+}
+
+function stateBadge (stateName) {
+  const kind = stateName === 'watching' ? 'ok' : stateName === 'error' || stateName === 'degraded' ? 'bad' : 'warn'
+  return el('span', { class: `badge ${kind}` }, stateName)
+}
+
+function renderHeader (s) {
+  $('#device').textContent = `${s.device.hostname} · ${s.device.id.slice(0, 8)} · v${s.version}`
+  document.title = `cidsync · ${s.device.hostname}`
+}
+
+function renderFolders (s) {
+  const rows = s.folders.map(f => {
+    // toHash: files waiting for or in hashing now; hashed: done since start.
+    const stateCell = el('td', {}, stateBadge(f.state),
+      f.scan.toHash > 0 ? el('div', {}, el('progress', { max: f.scan.hashed + f.scan.toHash, value: f.scan.hashed }), ` ${count(f.scan.toHash)} to hash`) : null,
+      f.skipped > 0 ? el('div', { class: 'warn' }, `${count(f.skipped)} skipped`) : null,
+      f.error ? el('div', { class: 'bad' }, f.error, el('p', { class: 'fix muted' }, `what to do: ${fixFor(null, f.error)}`)) : null)
+    return el('tr', { 'data-folder': f.name }, el('td', {}, f.name, el('div', { class: 'muted' }, el('code', {}, f.path))), stateCell,
+      el('td', { class: 'num entries' }, count(f.files)), el('td', { class: 'num' }, bytes(f.bytes)))
+  })
+  $('#folders tbody').replaceChildren(...(rows.length > 0 ? rows : [el('tr', {}, el('td', { colspan: 4, class: 'muted' }, 'no folders configured'))]))
+}
+
+function renderPublish (s) {
+  const p = s.publish
+  if (!p) {
+    defs($('#publish dl'), [['state', s.service.error ? el('span', { class: 'bad' }, `service not reached: ${s.service.error}`) : 'waiting for the index to be current and the service to be reached']])
+    return
+  }
+  const pointer = p.pointer.inSync ? el('span', { class: 'ok' }, 'in sync') : el('span', { class: 'warn' }, `not in sync: ${p.pointer.why}`)
+  defs($('#publish dl'), [
+    ['last', p.last ? el('span', {}, shortCid(p.last.cid), ' · ', `${count(p.last.entries)} entries · `, when(p.last.at)) : 'nothing published yet'],
+    p.running && ['now', el('span', { class: 'warn' }, 'publishing…')],
+    p.pendingAt && ['next', el('span', {}, 'after changes, ', when(p.pendingAt))],
+    ['pointer', el('span', {}, shortCid(p.pointer.cid), ' ', pointer)],
+    p.held && ['held', el('span', { class: 'bad' }, p.held.message)],
+    p.blocked && ['stopped', el('span', { class: 'bad' }, p.blocked, el('p', { class: 'fix muted' }, `what to do: ${fixFor(null, p.blocked)}`))],
+    p.lastError && ['last error', el('span', { class: 'bad' }, p.lastError.message, ' ', when(p.lastError.at))],
+    p.retryAt && ['retry', when(p.retryAt)],
+    ['runs', `${count(p.runs)} (${count(p.failures)} failed)`]
+  ])
+}
+
+function renderRestorable (s) {
+  const r = s.restorable
+  const body = $('#restorable .body')
+  if (!r) {
+    body.replaceChildren(el('span', { class: 'muted' }, 'not checked yet'))
+    return
+  }
+  body.replaceChildren(r.ok
+    ? el('span', { class: 'ok' }, 'yes: the last drill restored the pointer\'s snapshot')
+    : el('span', { class: 'bad' }, `no: ${r.failed || 'the last drill failed'}`), el('div', { class: 'muted' }, 'checked ', when(r.checkedAt)))
+}
+
+function renderHistory (s) {
+  const history = Array.isArray(s.history) ? s.history : []
+  const pages = Math.max(1, Math.ceil(history.length / HISTORY_PAGE))
+  state.historyPage = Math.min(state.historyPage, pages - 1)
+  const shown = history.slice(state.historyPage * HISTORY_PAGE, (state.historyPage + 1) * HISTORY_PAGE)
+  $('#history tbody').replaceChildren(...shown.map(h => el('tr', {},
+    el('td', {}, when(h.at)), el('td', {}, h.hostname || (h.device ? h.device.slice(0, 8) : '–')),
+    el('td', { class: 'num' }, count(h.entries)), el('td', { class: 'num' }, bytes(h.bytesAdded)),
+    el('td', {}, shortCid(h.cid)), el('td', {}, h.deal ? String(h.deal.status || h.deal.id || h.deal) : '–'))))
+  $('#history .empty').hidden = history.length > 0
+  $('#history .pager').hidden = history.length <= HISTORY_PAGE
+  $('#history .page').textContent = `page ${state.historyPage + 1} of ${pages}`
+  $('#history .newer').disabled = state.historyPage === 0
+  $('#history .older').disabled = state.historyPage >= pages - 1
+}
+
+function renderDeals (s) {
+  const r = s.reconcile
+  if (!r) { defs($('#deals dl'), [['deals', 'not reconciled yet']]); return }
+  defs($('#deals dl'), [
+    ['pending', count(r.deals.pending)],
+    ['active', count(r.deals.made)],
+    ['overdue', r.deals.overdue > 0 ? el('span', { class: 'bad' }, `${count(r.deals.overdue)} (older than two days: cidsync deal status CID)`) : '0']
+  ])
+}
+
+function renderAccount (s) {
+  const a = s.account
+  const r = s.reconcile
+  defs($('#account dl'), [
+    ['stored', a ? count(a.stored) : '–'],
+    ['sent for deal', a ? count(a.sentForDeal) : '–'],
+    ['local only', a ? count(a.localOnly) : '–'],
+    ['counted', a ? when(a.countedAt) : 'after the first reconciliation'],
+    r && ['uploads', `${count(r.remoteFiles)} on the account (${count(r.gone)} gone)`],
+    r && ['reconciled', r.running ? 'running…' : when(r.lastRun)],
+    r && r.lastError && ['last error', el('span', { class: 'bad' }, r.lastError.message)]
+  ])
+}
+
+function renderErrors (s) {
+  const list = [...s.lastErrors].reverse()
+  if (s.index.writeState !== 'ok' && s.index.lastError) list.unshift({ at: s.index.lastError.at, message: 'index writes failing', code: s.index.lastError.code, detail: s.index.lastError.message })
+  $('#errors ul').replaceChildren(...(list.length > 0
+    ? list.map(e => el('li', {}, when(e.at), ' ', el('span', { class: 'bad' }, e.message), e.code ? el('code', {}, ` [${e.code}]`) : null,
+      e.detail ? el('div', {}, e.detail) : null, el('p', { class: 'fix muted' }, `what to do: ${fixFor(e.code, e.detail || e.message)}`)))
+    : [el('li', { class: 'muted' }, 'none')]))
+}
+
+function render () {
+  const s = state.status
+  if (!s) return
+  renderHeader(s)
+  renderFolders(s)
+  renderPublish(s)
+  renderRestorable(s)
+  renderHistory(s)
+  renderDeals(s)
+  renderAccount(s)
+  renderErrors(s)
+}
+
+async function refresh () {
+  if (state.refreshing) { state.again = true; return }
+  state.refreshing = true
+  try {
+    const answer = await fetch('/status', { cache: 'no-store' })
+    if (answer.ok) { state.status = await answer.json(); render() }
+  } catch {
+    // The daemon is restarting: the event stream says so and reconnects; the next event refreshes.
+  } finally {
+    state.refreshing = false
+    if (state.again) { state.again = false; scheduleRefresh() }
+  }
+}
+
+/** Events come in bursts (a scan): read /status at most every 300 ms. */
+function scheduleRefresh () {
+  if (state.refreshTimer !== null) return
+  state.refreshTimer = setTimeout(() => { state.refreshTimer = null; refresh() }, 300)
+}
+
+function describeEvent (type, d) {
+  switch (type) {
+    case 'index.batch': return `${d.rows} row${d.rows === 1 ? '' : 's'} written`
+    case 'folder.state': return `${d.folder}: ${d.state}${d.error ? ` (${d.error})` : ''}`
+    case 'scan.progress': return `${d.folder}: ${d.toHash} to hash, ${d.hashed} hashed`
+    case 'publish.done': return `published ${d.cid} (${d.entries} entries${d.skipped ? ', nothing new' : ''})`
+    case 'publish.failed': return `publish failed: ${d.message}`
+    case 'publish.step': return `publish step ${d.step}`
+    case 'publish.started': return `publish started (${d.reason})`
+    case 'deals': return `deals: ${d.pending} pending, ${d.active} active, ${d.overdue} overdue`
+    case 'merge': return `merged another device's snapshot (${d.merges} so far in this publish)`
+    case 'reconcile.done': return `reconciled: ${d.remoteFiles} uploads on the account, ${d.gone} gone`
+    case 'reconcile.failed': return `reconcile failed: ${d.message}`
+    case 'watcher.state': return `watcher ${d.state}`
+    case 'error': return `${d.message}${d.detail ? `: ${d.detail}` : ''}`
+    default: return JSON.stringify(d)
+  }
+}
+
+function noteEvent (type, data, id) {
+  const list = $('#activity ol')
+  list.prepend(el('li', { 'data-type': type }, el('code', {}, type), ' ', describeEvent(type, data), id ? el('span', { class: 'muted' }, ` #${id}`) : null))
+  while (list.children.length > ACTIVITY_KEEP) list.lastElementChild.remove()
+}
+
+function follow () {
+  const source = new EventSource('/events')
+  const live = $('#live')
+  source.addEventListener('hello', () => { live.textContent = 'live'; live.className = 'badge ok' })
+  source.addEventListener('resync', () => refresh())
+  source.onerror = () => { live.textContent = 'reconnecting…'; live.className = 'badge warn' }
+  for (const type of EVENT_TYPES) {
+    source.addEventListener(type, message => {
+      let data = {}
+      try { data = JSON.parse(message.data) } catch {}
+      if (type !== 'scan.progress') noteEvent(type, data, message.lastEventId)
+      scheduleRefresh()
+    })
+  }
+}
+
+async function loadSession () {
+  try {
+    const answer = await fetch('/session', { cache: 'no-store' })
+    state.session = answer.ok ? await answer.json() : { signedIn: false }
+  } catch {
+    state.session = { signedIn: false }
+  }
+  const signedIn = state.session.signedIn === true
+  for (const id of ['#publish-now', '#reconcile-now', '#verify-now']) $(id).disabled = !signedIn
+  $('#signin').textContent = signedIn ? 'signed in' : 'read only'
+  $('#action-hint').textContent = signedIn ? '' : 'Read only: to use the buttons, run `cidsync dashboard` and open the link it prints.'
+}
+
+async function press (button, path, label) {
+  const result = $('#action-result')
+  button.disabled = true
+  result.hidden = false
+  result.textContent = `${label}…`
+  try {
+    const answer = await fetch(path, { method: 'POST', headers: { 'x-cidsync-csrf': state.session.csrf || '' } })
+    const text = await answer.text()
+    let shown = text.trim()
+    try { shown = JSON.stringify(JSON.parse(text), null, 2) } catch {}
+    result.textContent = `${label}: ${answer.ok ? 'done' : `the daemon answered ${answer.status}`}\n${shown}`
+    result.className = answer.ok ? 'ok' : 'bad'
+    if (answer.status === 401 || answer.status === 403) loadSession()
+  } catch (err) {
+    result.textContent = `${label}: the daemon could not be reached (${err.message})`
+    result.className = 'bad'
+  } finally {
+    button.disabled = state.session.signedIn !== true
+    refresh()
+  }
+}
+
+function wire () {
+  $('#publish-now').addEventListener('click', event => press(event.currentTarget, '/snapshot', 'publish'))
+  $('#reconcile-now').addEventListener('click', event => press(event.currentTarget, '/reconcile', 'reconcile'))
+  $('#verify-now').addEventListener('click', event => press(event.currentTarget, '/verify', 'verify'))
+  $('#history .newer').addEventListener('click', () => { state.historyPage = Math.max(0, state.historyPage - 1); render() })
+  $('#history .older').addEventListener('click', () => { state.historyPage++; render() })
+  // Relative times age: redraw once a minute even when nothing happens.
+  setInterval(render, 60_000)
+}
+
+wire()
+loadSession()
+refresh()
+follow()

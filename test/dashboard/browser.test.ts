@@ -1,0 +1,154 @@
+import { describe, it, expect, afterEach } from 'vitest'
+import { existsSync, mkdirSync } from 'node:fs'
+import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { chromium, type BrowserContext, type ConsoleMessage, type Page } from 'playwright-core'
+import { useTempDir } from '../helpers/temp-dir.js'
+import { runCli } from '../helpers/cli.js'
+import { httpGet } from '../helpers/http.js'
+import { startInProcessDaemon, statusOf, untilReached } from '../helpers/in-process-daemon.js'
+import { until } from '../helpers/wait.js'
+
+const CHROMIUM = '/usr/bin/chromium'
+const ARTIFACTS = join(process.cwd(), 'test-artifacts')
+const hasChromium = existsSync(CHROMIUM)
+if (!hasChromium) console.warn(`skipping the dashboard browser test: ${CHROMIUM} is not installed (apt-get install chromium; .ci/run installs it)`)
+
+const contexts: BrowserContext[] = []
+afterEach(async () => {
+  for (const context of contexts.splice(0)) await context.close()
+})
+
+async function launch (viewport: { width: number, height: number }): Promise<BrowserContext> {
+  const profile = await mkdtemp(join(tmpdir(), 'cidsync-chromium-'))
+  afterEach(async () => { await rm(profile, { recursive: true, force: true, maxRetries: 3 }) })
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM,
+    headless: true,
+    viewport,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync']
+  })
+  contexts.push(context)
+  return context
+}
+
+/** Console errors and uncaught exceptions, except the refusals the test provokes on purpose. */
+function watchConsole (page: Page, expected: (message: ConsoleMessage) => boolean): string[] {
+  const errors: string[] = []
+  page.on('console', message => { if (message.type() === 'error' && !expected(message)) errors.push(`${message.text()} (${message.location().url})`) })
+  page.on('pageerror', err => { errors.push(`uncaught: ${err.message}`) })
+  return errors
+}
+
+async function text (page: Page, selector: string): Promise<string> {
+  return (await page.locator(selector).innerText()).trim()
+}
+
+describe.skipIf(!hasChromium)(`the dashboard in a real browser (${CHROMIUM})`, () => {
+  it('shows every section with real data, updates live, and acts only after the login link', async () => {
+    const dir = await useTempDir()
+    // No publish on its own during the test: the one after the login is the button's.
+    const { port, token, config, notes } = await startInProcessDaemon(dir, `[snapshot]
+quiet_seconds = 3600
+min_interval_seconds = 3600
+[[folders]]
+name = "usb"
+path = "unplugged-disk"
+`)
+    await writeFile(join(notes, 'a.md'), 'alpha')
+    await writeFile(join(notes, 'b.md'), 'beta, a little longer')
+    await untilReached(port)
+    // A first publish by the CLI's way (the token), so the publish section has one to show.
+    const first = JSON.parse((await httpGet({ port }, '/snapshot', { method: 'POST', headers: { authorization: `Bearer ${token}` } })).body) as { cid: string }
+    await httpGet({ port }, '/reconcile', { method: 'POST', headers: { authorization: `Bearer ${token}` } })
+
+    const context = await launch({ width: 1200, height: 900 })
+    const page = await context.newPage()
+    const base = `http://127.0.0.1:${port}`
+    const errors = watchConsole(page, m => m.text().startsWith('Failed to load resource') && m.location().url === `${base}/verify`)
+    await page.goto(`${base}/`)
+    await page.locator('#live.ok').waitFor({ timeout: 10_000 })
+
+    // Every section, from the daemon's own status.
+    const notesRow = page.locator('#folders tr[data-folder="notes"]')
+    await until(async () => (await notesRow.locator('.entries').innerText()) === '2' ? true : undefined, 10_000, 'two entries shown')
+    expect(await notesRow.innerText()).toContain('watching')
+    const usb = await text(page, '#folders tr[data-folder="usb"]')
+    expect(usb).toContain('error')
+    expect(usb).toContain('what to do: mount or create the folder')
+    expect(await text(page, '#publish')).toContain(first.cid.slice(0, 10))
+    expect(await text(page, '#publish')).toMatch(/pointer.*in sync/s)
+    expect(await text(page, '#restorable')).toContain('not checked yet')
+    expect(await text(page, '#history')).toContain('no history yet')
+    expect(await text(page, '#deals')).toMatch(/pending\s+1/)
+    expect(await text(page, '#account')).toMatch(/local only\s+2/)
+    expect(await text(page, '#errors')).toBeTruthy()
+    expect(await page.locator('#publish-now').isDisabled()).toBe(true)
+
+    // A file added appears without a reload.
+    await page.evaluate('window.__sameDocument = true')
+    await writeFile(join(notes, 'c.md'), 'gamma')
+    await until(async () => (await notesRow.locator('.entries').innerText()) === '3' ? true : undefined, 10_000, 'the new file to appear')
+    expect(await page.evaluate('window.__sameDocument')).toBe(true)
+    expect(await text(page, '#activity')).toContain('index.batch')
+
+    // Not signed in: the page cannot act, whatever it sends.
+    const refused = await httpGet({ port }, '/snapshot', { method: 'POST', headers: { origin: base } })
+    expect(refused.status).toBe(401)
+
+    // Signed in through the link `cidsync dashboard` prints.
+    const cli = await runCli(['dashboard', '--config', config], { env: { ...process.env, CIDSYNC_CONFIG: config } })
+    expect(cli.code).toBe(0)
+    const link = cli.stdout.trim()
+    expect(link).toMatch(new RegExp(`^${base}/login\\?code=[\\w-]+$`))
+    await page.goto(link)
+    expect(page.url()).toBe(`${base}/`)
+    await page.locator('#publish-now:enabled').waitFor({ timeout: 10_000 })
+    await page.locator('#publish-now').click()
+    await until(async () => (await text(page, '#action-result')).startsWith('publish: done') ? true : undefined, 20_000, 'the publish to finish')
+    const published = (await statusOf(port)).publish?.last?.cid as string
+    expect(published).not.toBe(first.cid)
+    await until(async () => (await text(page, '#publish')).includes(published.slice(0, 10)) ? true : undefined, 10_000, 'the new publish to show')
+    await until(async () => (await text(page, '#activity')).includes('publish.done') ? true : undefined, 10_000, 'publish.done in the live events')
+
+    // Verify: not built yet in the daemon; the page shows what the daemon answered.
+    await page.locator('#verify-now').click()
+    await until(async () => (await text(page, '#action-result')).includes('answered 404') ? true : undefined, 10_000, 'the verify answer')
+
+    mkdirSync(ARTIFACTS, { recursive: true })
+    await page.screenshot({ path: join(ARTIFACTS, 'dashboard.png'), fullPage: true })
+
+    // The same daemon under another name for its Host is another origin: the cookie is not for it.
+    const other = await context.newPage()
+    await other.goto(`http://localhost:${port}/`)
+    await other.locator('#signin').filter({ hasText: 'read only' }).waitFor({ timeout: 10_000 })
+    expect(await other.locator('#publish-now').isDisabled()).toBe(true)
+    await other.close()
+
+    // Foreign Host and Origin are refused outright.
+    expect((await httpGet({ port }, '/', { host: 'evil.example' })).status).toBe(403)
+    expect((await httpGet({ port }, '/snapshot', { method: 'POST', host: 'evil.example', headers: { authorization: `Bearer ${token}` } })).status).toBe(403)
+    expect((await httpGet({ port }, '/session', { headers: { origin: 'http://evil.example' } })).status).toBe(403)
+
+    expect(errors).toEqual([])
+  }, 90_000)
+
+  it('fits a phone-sized screen', async () => {
+    const dir = await useTempDir()
+    const { port, notes } = await startInProcessDaemon(dir)
+    await writeFile(join(notes, 'a-file-with-a-rather-long-name-that-could-push-the-layout-sideways.md'), 'x')
+    await untilReached(port)
+    const context = await launch({ width: 390, height: 844 })
+    const page = await context.newPage()
+    const errors = watchConsole(page, () => false)
+    await page.goto(`http://127.0.0.1:${port}/`)
+    await page.locator('#live.ok').waitFor({ timeout: 10_000 })
+    await until(async () => (await page.locator('#folders .entries').first().innerText()) === '1' ? true : undefined, 10_000, 'the folder shown')
+    const overflow = await page.evaluate('document.documentElement.scrollWidth - window.innerWidth') as number
+    expect(overflow).toBeLessThanOrEqual(0)
+    mkdirSync(ARTIFACTS, { recursive: true })
+    await page.screenshot({ path: join(ARTIFACTS, 'dashboard-phone.png'), fullPage: true })
+    expect(errors).toEqual([])
+  }, 60_000)
+})
