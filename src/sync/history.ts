@@ -92,3 +92,27 @@ export async function publishAt (clients: ServiceClients, start: string, time: D
   }
   return undefined
 }
+
+/**
+ * The chain from `start` as far as the cache holds it, newest first, at most `limit`: what status
+ * and the dashboard show without fetching anything.
+ */
+export function cachedHistory (cache: ManifestCache, start: string | null, limit: number): HistoryEntry[] {
+  const entries: HistoryEntry[] = []
+  const seen = new Set<string>()
+  let cid = start
+  while (cid !== null && cid !== '' && entries.length < limit && !seen.has(cid)) {
+    seen.add(cid)
+    const json = cache.get(cid)
+    if (json === undefined) break
+    try {
+      const value = JSON.parse(json) as Cached
+      const entry = value.kind === 'v1' ? value.entry : entryOf(cid, value.manifest)
+      entries.push(entry)
+      cid = entry.previous
+    } catch {
+      break
+    }
+  }
+  return entries
+}

@@ -81,7 +81,8 @@ path = "unplugged-disk"
     expect(await text(page, '#publish')).toMatch(/pointer.*in sync/s)
     expect(await text(page, '#restorable')).toContain('not checked yet')
     expect(await text(page, '#history')).toContain('no history yet')
-    expect(await text(page, '#deals')).toMatch(/pending\s+1/)
+    // One publish asks a deal for its segment and one for its manifest.
+    expect(await text(page, '#deals')).toMatch(/pending\s+2/)
     expect(await text(page, '#account')).toMatch(/local only\s+2/)
     expect(await text(page, '#errors')).toBeTruthy()
     expect(await page.locator('#publish-now').isDisabled()).toBe(true)
