@@ -7,10 +7,8 @@ import { join } from 'node:path'
  * are touched: anything else in the state dir is not ours to remove.
  */
 const SNAPSHOT_DIR_PATTERNS = [
-  /^publish-\d+\.snap$/,
-  /^publish-\d+\.snap\.\d+\.(part|copy\.sqlite(-wal|-shm|-journal)?)$/,
-  /^(pull|merge-\d+)-\d+\.(snap|sqlite)(\.\d+\.(part|restore))?$/,
-  /^restore-[A-Za-z0-9]+\.snap(\.\d+\.part)?$/
+  // Every file a job makes there starts with its label: segments, manifests, fetched and opened files, their temps.
+  /^(publish|pull|merge|restore|verify|history)-[A-Za-z0-9.-]+$/
 ]
 const STATE_DIR_PATTERNS = [/^index\.sqlite\.restoring(\.\d+\.restore)?(-wal|-shm|-journal)?$/]
 /** `util/atomic-write.ts` temps; commands that write without the lock (`key import`) may own a fresh one. */
@@ -31,9 +29,9 @@ async function names (dir: string): Promise<string[]> {
 
 /**
  * Removes what killed jobs left behind. Call it holding the state dir's lock (no publish or
- * restore can be running); `keep` is the unfinished publish's snapshot, which it resumes from.
+ * restore can be running); `keep` is the unfinished publish's files, which it resumes from.
  */
-export async function removeLeftovers (stateDir: string, keep: string | null | undefined, now = Date.now()): Promise<LeftoversRemoved> {
+export async function removeLeftovers (stateDir: string, keep: readonly string[], now = Date.now()): Promise<LeftoversRemoved> {
   const candidates: string[] = []
   const snapshots = join(stateDir, 'snapshots')
   for (const name of await names(snapshots)) {
@@ -49,7 +47,7 @@ export async function removeLeftovers (stateDir: string, keep: string | null | u
   const removed: string[] = []
   let bytes = 0
   for (const path of candidates) {
-    if (path === keep) continue
+    if (keep.includes(path)) continue
     const stats = await stat(path).catch(() => undefined)
     if (stats === undefined || !stats.isFile()) continue
     await rm(path, { force: true })

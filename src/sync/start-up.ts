@@ -56,7 +56,9 @@ export async function prepareSyncState (stateDir: string, init: PrepareSyncState
         action: 'rebuilt from the folders; the next publish first merges the pointer\'s snapshot back in (other devices\' rows), so nothing is published without them'
       })
     }
-    const leftovers = await removeLeftovers(stateDir, store.current()?.snapshotPath)
+    const unfinished = store.current()
+    const keep = unfinished === undefined ? [] : [unfinished.snapshotPath, ...('files' in unfinished && unfinished.files !== null ? unfinished.files.map(f => f.path) : [])]
+    const leftovers = await removeLeftovers(stateDir, keep.filter((p): p is string => p !== null))
     return { recovered, leftovers, store }
   } catch (err) {
     store.close()

@@ -31,7 +31,8 @@ async function localServiceProcess (dir: string): Promise<{ url: string, stderr:
   }
 }
 
-describe('service commands on the embedded default', () => {
+// Each runs the built CLI a dozen times, each starting the embedded service: more on a loaded machine.
+describe('service commands on the embedded default', { timeout: 90_000 }, () => {
   it('create, publish, list and remove names; put and get the pointer; ask for a deal', async () => {
     const dir = await useTempDir()
     const config = join(dir, 'c.toml')
@@ -47,7 +48,7 @@ describe('service commands on the embedded default', () => {
     expect(none.code).toBe(3)
     expect(none.stderr).toContain('nothing stored for namespace default on network mainnet')
     expect((await runCli(['pointer', 'put', EMPTY_CID, '--force', '--memories', '7', ...c])).code).toBe(0)
-    expect(JSON.parse((await runCli(['pointer', 'get', ...c, '--json'])).stdout)).toMatchObject({ snapshotCid: EMPTY_CID, engine: 'cidsync-sqlite/1', memories: 7 })
+    expect(JSON.parse((await runCli(['pointer', 'get', ...c, '--json'])).stdout)).toMatchObject({ snapshotCid: EMPTY_CID, engine: 'cidsync-sqlite/2', memories: 7 })
 
     expect((await runCli(['deal', 'add', EMPTY_CID, ...c])).stdout).toContain('deal requested')
     expect(await runCli(['deal', 'add', 'nonsense', ...c])).toMatchObject({ code: 2, stderr: expect.stringContaining('nonsense is not a valid CID') })
@@ -56,7 +57,7 @@ describe('service commands on the embedded default', () => {
   })
 })
 
-describe('service commands against a remote service', () => {
+describe('service commands against a remote service', { timeout: 90_000 }, () => {
   it('log in with a wallet key, save the key 0600, and use it; refuse a bad token', async () => {
     const dir = await useTempDir()
     const service = await localServiceProcess(join(dir, 'service'))

@@ -5,18 +5,25 @@ import type { Config } from '../../config/index.js'
 import type { ServiceClients } from '../../remote/index.js'
 
 /**
- * Refuses (throws) a CID that is not a cidsync snapshot this device can open: fetched through the
- * gateways, verified against the CID, its header read and the body decrypted and checked. A
- * pointer put by hand that named anything else would stop every device's next publish.
+ * Refuses (throws) a CID that is not a cidsync publish this device can open: a `cidsync-sqlite/2`
+ * manifest, or an older `/1` snapshot, fetched through the gateways, verified against the CID, its
+ * header read and its body decrypted and checked. A pointer put by hand that named anything else
+ * would stop every device's next publish. Answers its entry count and engine.
  */
-export async function checkSnapshotCid (clients: ServiceClients, config: Config, cid: string): Promise<{ entries: number }> {
-  const { SNAPSHOT_PROFILE, acceptsUnencrypted } = await import('../../sync/index.js')
-  const { readSnapshot } = await import('../../snapshot/index.js')
+export async function checkSnapshotCid (clients: ServiceClients, config: Config, cid: string): Promise<{ entries: number, engine: string }> {
+  const { acceptsUnencrypted, readPublish } = await import('../../sync/index.js')
   const dir = await mkdtemp(join(tmpdir(), 'cidsync-check-'))
   try {
-    await clients.gateway.fetchVerified(cid, SNAPSHOT_PROFILE, join(dir, 'snapshot'))
-    const header = await readSnapshot({ path: join(dir, 'snapshot'), stateDir: config.stateDir, destination: join(dir, 'index.sqlite'), passphrase: process.env.CIDSYNC_SNAPSHOT_PASSPHRASE, acceptUnencrypted: acceptsUnencrypted(config) })
-    return { entries: header.entries }
+    const nothingCached = { get: () => undefined, put: () => {} }
+    const publish = await readPublish(clients, cid, nothingCached, { stateDir: config.stateDir, dir, label: 'check', passphrase: process.env.CIDSYNC_SNAPSHOT_PASSPHRASE, acceptUnencrypted: acceptsUnencrypted(config) })
+    if (publish.manifest === undefined) {
+      // A `/1` header is readable without the key: open the whole file to prove this device can.
+      const { SNAPSHOT_PROFILE } = await import('../../sync/index.js')
+      const { readSnapshot } = await import('../../snapshot/index.js')
+      await clients.gateway.fetchVerified(cid, SNAPSHOT_PROFILE, join(dir, 'snapshot'))
+      await readSnapshot({ path: join(dir, 'snapshot'), stateDir: config.stateDir, destination: join(dir, 'index.sqlite'), passphrase: process.env.CIDSYNC_SNAPSHOT_PASSPHRASE, acceptUnencrypted: acceptsUnencrypted(config) })
+    }
+    return { entries: publish.entry.entries, engine: publish.entry.engine }
   } finally {
     await rm(dir, { recursive: true, force: true })
   }

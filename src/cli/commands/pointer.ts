@@ -27,7 +27,7 @@ export function registerPointer (program: Command): void {
   serviceOptions(pointer.command('put').description('overwrite the pointer').argument('<cid>', 'the snapshot CID'))
     .option('--namespace <name>', 'default: the config\'s namespace')
     .option('--network <name>', 'default: the config\'s network')
-    .option('--engine <engine>', 'the index engine that made the snapshot (default: cidsync-sqlite/1)')
+    .option('--engine <engine>', 'the engine that made it (default: what it is; with --force, cidsync-sqlite/2)')
     .option('--memories <count>', 'entries in the snapshot (default: what the snapshot holds)', entryCount)
     .option('--force', 'put it even if it is not a cidsync snapshot this device can open')
     .action(action(async (cid: string, options: PointerOptions & { engine?: string, memories?: number, force?: boolean }) => {
@@ -35,13 +35,15 @@ export function registerPointer (program: Command): void {
       const { checkedCid } = await import('../../remote/index.js')
       checkedCid(cid, 'snapshot CID')
       // The engine name lives with the snapshot format; loaded here, not at start-up.
-      const engine = options.engine ?? (await import('../../snapshot/index.js')).ENGINE
+      let engine = options.engine ?? (await import('../../snapshot/index.js')).ENGINE
       await withService(options, async ({ clients }, config) => {
         let memories = options.memories
         if (options.force !== true && options.engine === undefined) {
           const { checkSnapshotCid } = await import('./pointer-checks.js')
           try {
-            memories ??= (await checkSnapshotCid(clients, config, cid)).entries
+            const checked = await checkSnapshotCid(clients, config, cid)
+            memories ??= checked.entries
+            engine = checked.engine
           } catch (err) {
             throw new UsageError(`refused: ${cid} is not a cidsync snapshot this device can open (${(err as Error).message}); every device's next publish would stop at it. Add --force to put it anyway`, { cause: err })
           }
