@@ -1,38 +1,24 @@
 import { hostname } from 'node:os'
 import type { Config } from '../config/index.js'
-import { formatListenAddress, loadConfig } from '../config/index.js'
+import { formatListenAddress } from '../config/index.js'
 import { indexPath, loadOrCreateDeviceId, openIndexRecovering, type FolderTotals, type Index, type OpenedIndex } from '../index/index.js'
 import { createWatcher, type Watcher } from '../watch/index.js'
 import { VERSION } from '../version.js'
-import type { ServiceConnection } from '../connect/index.js'
-import { releaseMemory } from '../util/release-memory.js'
 import { ensurePrivateDir } from '../util/private-dir.js'
-import { jwtExpiry } from '../util/jwt.js'
 import { NotReadyError } from '../errors.js'
-import type { SyncEvent, SyncRunner, SyncStore } from '../sync/index.js'
+import type { SyncEvent, SyncRunner } from '../sync/index.js'
 import { EventBus } from './event-bus.js'
 import { EventObserver } from './event-observer.js'
 import { ensureStatusToken } from './status-token.js'
 import { acquireLock, type DaemonLock } from './lock.js'
 import type { Logger } from './logger.js'
 import { StatusServer } from './status-server.js'
-import { planReload, type ReloadPlan } from './reload-plan.js'
+import { ServiceLink } from './service-link.js'
+import { authState } from './auth-state.js'
+import { foldCalls, reloadConfig } from './reload.js'
 import type { RecentError, StateRecovery, StatusDocument } from './status-document.js'
 
 export const DEFAULT_RECENT_ERRORS = 20
-/** The longest wait between attempts to reach a service that could not be reached. */
-const MAX_CONNECT_RETRY_MS = 300_000
-/** Warn this long before the session token expires. */
-const TOKEN_WARNING_MS = 86_400_000
-
-/** A credential getter may throw (a file with loose permissions): status and checks treat that as absent. */
-function safely (read: (() => string | undefined) | undefined): string | undefined {
-  try {
-    return read?.()
-  } catch {
-    return undefined
-  }
-}
 
 function sumTotals (all: readonly FolderTotals[]): { files: number, bytes: number } {
   return { files: all.reduce((n, t) => n + t.files, 0), bytes: all.reduce((n, t) => n + t.bytes, 0) }
@@ -56,33 +42,24 @@ export class Daemon {
   private readonly startedAt = new Date()
   private readonly recentErrors: RecentError[] = []
   private readonly recovered: StateRecovery[] = []
-  private leftoversRemoved = { files: 0, bytes: 0 }
-  private syncStateError: string | null = null
   /** Why the index this device last published from is gone, if it is (checked against sync.sqlite once sync loads). */
   private indexLost: string | undefined
   private lock: DaemonLock | undefined
   private index: Index | undefined
   private watcher: Watcher | undefined
   private server: StatusServer | undefined
-  private connection: ServiceConnection | undefined
-  private serviceError: string | undefined
-  private runner: SyncRunner | undefined
-  /** sync.sqlite, opened once by the start-up check and shared by everything that syncs. */
-  private syncStore: SyncStore | undefined
+  /** The service and the sync runner, once the index is current. */
+  private link: ServiceLink | undefined
   private deviceId = ''
   private scanning: Promise<void> | undefined
   private watching: Promise<void> | undefined
   private stopping: Promise<void> | undefined
   private readonly stopped = new AbortController()
-  /** Cuts the wait before the next attempt to reach the service short (a user asked for it). */
-  private wakeConnect: (() => void) | undefined
   private fatal: ((error: Error) => void) | undefined
   private readonly fatalError = new Promise<Error>(resolve => { this.fatal = resolve })
-  private reloading: Promise<void> | undefined
-  private reloadQueued: Promise<void> | undefined
   /** What `GET /events` streams. */
   readonly events = new EventBus()
-  private readonly observer = new EventObserver(this.events, { watcher: () => this.watcher?.status(), deals: () => this.runner?.reconcileStatus().deals })
+  private readonly observer = new EventObserver(this.events, { watcher: () => this.watcher?.status(), deals: () => this.link?.runner?.reconcileStatus().deals })
   private account: StatusDocument['account'] = null
 
   constructor (components: DaemonComponents, init: DaemonInit) {
@@ -114,7 +91,7 @@ export class Daemon {
         profile: config.cidProfile,
         hashWorkers: config.watch.hashWorkers,
         settleMs: config.watch.settleMs,
-        onRowsChanged: (rows) => { this.runner?.noteChange(); this.observer.rowsChanged(rows) },
+        onRowsChanged: (rows) => { this.link?.runner?.noteChange(); this.observer.rowsChanged(rows) },
         onFatal: (error) => this.fatal?.(error),
         rescanIntervalMs: config.watch.rescanIntervalSeconds * 1000
       })
@@ -134,7 +111,12 @@ export class Daemon {
       this.lock.update({ status: formatListenAddress(bound) })
       this.observer.start()
       this.startScan(this.watcher)
-      this.connectWhenCurrent()
+      this.link = new ServiceLink({
+        logger, index: this.index, deviceId: this.deviceId, config: () => this.config, stopped: this.stopped.signal,
+        noteRecovery: (file, problem, action) => { this.noteRecovery(file, problem, action) },
+        onSyncEvent: (event) => { this.noteSyncEvent(event) }
+      })
+      this.link.connectWhen(this.scanning ?? Promise.resolve(), this.indexLost)
       logger.info({ version: VERSION, device: this.deviceId, stateDir: config.stateDir, status: formatListenAddress(bound), folders: config.folders.length, service: config.service.mode }, 'daemon started')
     } catch (err) {
       await this.stop()
@@ -144,10 +126,11 @@ export class Daemon {
 
   /** The sync runner, or why there is none yet: a NotReadyError (503) that says what is awaited. */
   private readyRunner (what: string): SyncRunner {
-    if (this.runner !== undefined) return this.runner
-    if (this.serviceError !== undefined) {
-      this.wakeConnect?.()
-      throw new NotReadyError(`not ready: ${what} waits for the service, which could not be reached: ${this.serviceError}`, 5)
+    const link = this.link
+    if (link?.runner !== undefined) return link.runner
+    if (link?.error !== undefined) {
+      link.wake()
+      throw new NotReadyError(`not ready: ${what} waits for the service, which could not be reached: ${link.error}`, 5)
     }
     const waiting = this.watcher?.status()
     const toHash = waiting?.folders.reduce((n, f) => n + Math.max(0, f.toHash - f.hashed), 0) ?? 0
@@ -155,79 +138,6 @@ export class Daemon {
       ? `the index is not current yet (scanning${toHash > 0 ? `, ${toHash} ${toHash === 1 ? 'file' : 'files'} to hash` : ''})`
       : 'the service is being reached'
     throw new NotReadyError(`not ready: ${what} starts once the index is current and the service is reached; now ${reason}`)
-  }
-
-  /**
-   * The index comes first: the service (the embedded one started and signed in to) is reached
-   * once the index is current. A service that cannot be reached is an error in status, tried
-   * again with a growing wait (up to {@link MAX_CONNECT_RETRY_MS}) until it can; indexing goes on.
-   */
-  private connectWhenCurrent (): void {
-    void (this.scanning ?? Promise.resolve()).then(async () => {
-      if (this.stopping === undefined) await this.prepareSyncState()
-      for (let attempt = 0; this.stopping === undefined; attempt++) {
-        try {
-          await this.connectOnce()
-          return
-        } catch (err) {
-          const waitMs = Math.min(MAX_CONNECT_RETRY_MS, 1000 * 2 ** attempt)
-          this.serviceError = `${(err as Error).message} (trying again at ${new Date(Date.now() + waitMs).toISOString()})`
-          this.logger.error({ err, retryInMs: waitMs }, 'the service could not be reached')
-          await this.pause(waitMs)
-        }
-      }
-    }).catch((err: unknown) => { this.logger.error({ err }, 'reaching the service stopped') })
-  }
-
-  /** Waits, or less if the daemon stops or someone asks for the service meanwhile. */
-  private async pause (ms: number): Promise<void> {
-    await new Promise<void>(resolve => {
-      const done = (): void => { clearTimeout(timer); this.wakeConnect = undefined; resolve() }
-      const timer = setTimeout(done, ms)
-      this.wakeConnect = done
-      this.stopped.signal.addEventListener('abort', done, { once: true })
-    })
-  }
-
-  private async connectOnce (): Promise<void> {
-    // Loaded here, not at start-up: the clients and the local service are not needed to index.
-    const { connectService } = await import('../connect/index.js')
-    const connection = await connectService(this.config)
-    if (this.stopping !== undefined) {
-      await connection.close()
-      return
-    }
-    this.connection = connection
-    this.serviceError = undefined
-    const { SyncRunner, SyncStore } = await import('../sync/index.js')
-    // The start-up check opens it; if that failed, it is opened here (and an error here is tried again).
-    const store = this.syncStore ??= new SyncStore(this.config.stateDir)
-    this.runner = new SyncRunner({
-      store,
-      index: this.index as Index,
-      logger: this.logger,
-      deviceId: this.deviceId,
-      clients: () => this.connection?.clients,
-      credentials: () => ({ apiKey: safely(this.connection?.credentials.apiKey), sessionToken: safely(this.connection?.credentials.sessionToken) }),
-      onEvent: (event) => { this.noteSyncEvent(event) }
-    }, this.config)
-    this.runner.start()
-    // Changes made while the service was being reached, or while the daemon was down, are published too.
-    this.runner.noteChange()
-    void this.runner.reconcileNow().catch(() => {})
-    releaseMemory()
-    this.logger.info({ service: connection.describe }, 'service ready')
-  }
-
-  /** Onto the event stream; after a reconciliation, the account's side of this device's files is counted afresh. */
-  private noteSyncEvent (event: SyncEvent): void {
-    this.observer.sync(event)
-    if (event.type !== 'reconcile.done' || this.index === undefined) return
-    try {
-      this.account = { ...this.index.remote.fileStates(this.deviceId), countedAt: new Date().toISOString() }
-    } catch (err) {
-      this.logger.warn({ err }, 'counting the files on the account\'s side failed')
-    }
   }
 
   /** A damaged index was moved aside and made afresh: say so; the scan rebuilds it from the folders. */
@@ -240,32 +150,6 @@ export class Daemon {
   private noteRecovery (file: string, problem: string, action: string): void {
     this.recovered.push({ at: new Date().toISOString(), file, problem, action })
     this.logger.warn({ file, problem, action }, 'recovered a state file')
-  }
-
-  /** sync.sqlite checked (moved aside if unreadable), a lost index noted against it, killed jobs' temp files removed. */
-  private async prepareSyncState (): Promise<void> {
-    try {
-      const { prepareSyncState } = await import('../sync/index.js')
-      const prepared = await prepareSyncState(this.config.stateDir, { indexLost: this.indexLost })
-      this.syncStore = prepared.store
-      for (const r of prepared.recovered) this.noteRecovery(r.file, r.problem, r.action)
-      this.leftoversRemoved = { files: prepared.leftovers.files, bytes: prepared.leftovers.bytes }
-      if (prepared.leftovers.files > 0) this.logger.info(this.leftoversRemoved, 'removed temp files left by killed publishes and restores')
-    } catch (err) {
-      this.logger.error({ err }, 'the start-up check of the sync state failed')
-    }
-  }
-
-  /** The runner's status reads sync.sqlite: an error there shows in status instead of failing it. */
-  private publishStatus (): StatusDocument['publish'] {
-    try {
-      const status = this.runner?.status() ?? null
-      this.syncStateError = null
-      return status
-    } catch (err) {
-      this.syncStateError = `${(err as Error).message}: restart the daemon; it moves a damaged sync.sqlite aside`
-      return null
-    }
   }
 
   private startScan (watcher: Watcher): void {
@@ -286,42 +170,22 @@ export class Daemon {
    * reload after it, which reads the file as it is then. Never rejects: a failure is logged.
    */
   async reload (): Promise<void> {
-    if (this.reloading === undefined) {
-      this.reloading = this.reloadOnce().finally(() => { this.reloading = undefined })
-      await this.reloading
-      return
-    }
-    this.reloadQueued ??= this.reloading.then(async () => {
-      this.reloadQueued = undefined
-      await this.reload()
-    })
-    await this.reloadQueued
+    await this.reloadFolded()
   }
 
-  private async reloadOnce (): Promise<void> {
-    if (this.stopping !== undefined) {
-      this.logger.warn('reload ignored: the daemon is stopping')
-      return
-    }
-    const source = this.config.source
-    let plan: ReloadPlan
-    try {
-      plan = planReload(this.config, loadConfig({ configPath: source }))
-    } catch (err) {
-      this.logger.error({ err, config: source }, 'reload refused: the config no longer validates; the running one is kept')
-      return
-    }
-    const { next, needRestart, added, removed } = plan
-    try {
-      this.config = next
-      this.logger.level = next.logLevel
-      await this.runner?.reconfigure(next)
-      const folders = await this.watcher?.setFolders(next.folders)
-      this.logger.info({ added: folders?.added ?? added, removed: folders?.removed ?? removed, needRestart }, needRestart.length > 0 ? 'reloaded; restart to apply the rest' : 'reloaded')
-    } catch (err) {
-      this.logger.error({ err, config: source, added, removed }, 'reload failed while applying the folders: see the folders in status; restart the daemon if they are not as configured')
-    }
-  }
+  private readonly reloadFolded = foldCalls(async () => {
+    await reloadConfig({
+      logger: this.logger,
+      config: () => this.config,
+      stopping: () => this.stopping !== undefined,
+      apply: async (next) => {
+        this.config = next
+        this.logger.level = next.logLevel
+        await this.link?.runner?.reconfigure(next)
+        return await this.watcher?.setFolders(next.folders)
+      }
+    })
+  })
 
   /**
    * Resolves (never rejects) with the error that keeps the daemon from going on, such as an
@@ -341,16 +205,26 @@ export class Daemon {
     await this.watching
   }
 
+  /** Onto the event stream; after a reconciliation, the account's side of this device's files is counted afresh. */
+  private noteSyncEvent (event: SyncEvent): void {
+    this.observer.sync(event)
+    if (event.type !== 'reconcile.done' || this.index === undefined) return
+    try {
+      this.account = { ...this.index.remote.fileStates(this.deviceId), countedAt: new Date().toISOString() }
+    } catch (err) {
+      this.logger.warn({ err }, 'counting the files on the account\'s side failed')
+    }
+  }
+
   /** Stops everything in order; safe to call twice, and from a failed start. */
   async stop (): Promise<void> {
     this.stopped.abort()
     this.observer.stop()
     this.stopping ??= (async () => {
       await this.server?.close()
-      await this.runner?.stop()
-      this.syncStore?.close()
+      await this.link?.stopSync()
       await this.watcher?.stop()
-      await this.connection?.close()
+      await this.link?.close()
       this.index?.close()
       this.lock?.release()
       this.logger.info({ uptimeSeconds: this.uptimeSeconds() }, 'daemon stopped')
@@ -391,10 +265,10 @@ export class Daemon {
       network: this.config.network,
       stateDir: this.config.stateDir,
       cidProfile: this.config.cidProfile,
-      service: { mode: this.config.service.mode, endpoint: this.connection?.describe ?? null, error: this.serviceError ?? null },
-      publish: this.publishStatus(),
-      auth: this.authState(),
-      reconcile: this.runner?.reconcileStatus() ?? null,
+      service: { mode: this.config.service.mode, endpoint: this.link?.connection?.describe ?? null, error: this.link?.error ?? null },
+      publish: this.link?.publishStatus() ?? null,
+      auth: authState(this.link?.connection),
+      reconcile: this.link?.runner?.reconcileStatus() ?? null,
       account: this.account,
       watcher: { state: watch?.state ?? 'starting', currentAt: watch?.currentAt === undefined ? null : new Date(watch.currentAt).toISOString(), hashing: watch?.hashing ?? { files: 0, bytes: 0, bytesRead: 0 } },
       folders,
@@ -414,23 +288,7 @@ export class Daemon {
       memory: { rssBytes: memory.rss, heapUsedBytes: memory.heapUsed },
       lastErrors: [...this.recentErrors],
       events: { lastId: this.events.lastId, streams: this.server?.eventStreams.open ?? 0, dropped: this.server?.eventStreams.dropped ?? 0, peakBufferedBytes: this.server?.eventStreams.peakBufferedBytes ?? 0 },
-      stateFiles: { recovered: [...this.recovered], leftoversRemoved: this.leftoversRemoved, syncStateError: this.syncStateError }
-    }
-  }
-
-  private authState (): StatusDocument['auth'] {
-    const token = safely(this.connection?.credentials.sessionToken)
-    const expiry = jwtExpiry(token)
-    const left = expiry === undefined ? undefined : expiry.getTime() - Date.now()
-    const warning = left === undefined
-      ? (this.connection !== undefined && token === undefined ? 'no session token: the pointer service cannot be reached' : null)
-      : left <= 0
-        ? `the session token expired at ${expiry?.toISOString() ?? ''}: publishing is stopped until a new one is given`
-        // The embedded service's token renews itself: nothing for the user to do.
-        : left < TOKEN_WARNING_MS && this.connection?.mode !== 'embedded' ? `the session token expires at ${expiry?.toISOString() ?? ''}: renew it` : null
-    return {
-      apiKey: safely(this.connection?.credentials.apiKey) === undefined ? 'missing' : 'present',
-      sessionToken: { present: token !== undefined, expiresAt: expiry?.toISOString() ?? null, warning }
+      stateFiles: { recovered: [...this.recovered], leftoversRemoved: this.link?.leftoversRemoved ?? { files: 0, bytes: 0 }, syncStateError: this.link?.syncStateError ?? null }
     }
   }
 

@@ -2,7 +2,8 @@ import type { Logger } from 'pino'
 import type { Config } from '../config/index.js'
 import type { Index, RemoteFile } from '../index/index.js'
 import type { ServiceClients } from '../remote/index.js'
-import { withSyncStore, type SyncStore } from './sync-store.js'
+import type { SyncStore } from './sync-store.js'
+import { withSyncStore } from './with-sync-store.js'
 import { PointerNotFoundError } from '../errors.js'
 
 export interface ReconcileComponents {

@@ -6,50 +6,12 @@ import { preparePrivateDatabase } from '../util/private-file.js'
 import { jobFromRow, type JobAt, type JobRow, type PublishJob, type SnapshotMade, type UnusableJob } from './publish-job.js'
 import { SYNC_MIGRATIONS, SYNC_SCHEMA_VERSION } from './sync-migrations.js'
 import { SYNC_STATE_FILE } from './sync-state-file.js'
+import { KEEP_RESTORES, KEY, type Key, type LastPublished, type RestoreRecord } from './sync-state-keys.js'
 
-/** Keys of `sync_state`, as on disk since the first version (an existing sync.sqlite reads the same). */
-const KEY = {
-  /** The pointer CID this device last published or restored. */
-  base: 'base_cid',
-  lastMarker: 'last_published_marker',
-  lastCid: 'last_published_cid',
-  lastAt: 'last_published_at',
-  lastEntries: 'last_published_entries',
-  /** This device's own live entries in its last published snapshot: a publish that drops many is held. */
-  lastOwnEntries: 'last_published_own_entries',
-  /** What the pointer held when last looked at ('' for nothing stored), and when. */
-  remotePointer: 'remote_pointer_cid',
-  remotePointerAt: 'remote_pointer_at',
-  /** Restores into this state dir: JSON list of `{at, seconds}`, the last 100. */
-  restores: 'restores',
-  /** The IPNS key made for `ipns_key = "auto"`. */
-  ipnsKey: 'ipns_key_name',
-  ipnsId: 'ipns_key_id',
-  /** The last restore drill's result (JSON `VerifyResult`). */
-  lastVerify: 'last_verify',
-  /** When a drill last found everything restorable. */
-  lastVerifySuccess: 'last_verify_success_at'
-} as const
-type Key = typeof KEY[keyof typeof KEY]
+export type { LastPublished, RestoreRecord } from './sync-state-keys.js'
 
 /** A job's columns, as written. */
 type JobFields = Omit<{ readonly [K in keyof PublishJob]: PublishJob[K] | null }, 'step' | 'id' | 'merges'> & { readonly id: number, readonly merges: number }
-
-/** Restores remembered for status. */
-const KEPT_RESTORES = 100
-
-/** What this device last published. */
-export interface LastPublished {
-  readonly cid: string
-  /** The change marker it was published at ('' once the index it came from was lost). */
-  readonly marker: string | null
-  readonly at: string | null
-  readonly entries: number
-  /** This device's own live entries in it, for the drop guard. */
-  readonly ownEntries: number | null
-}
-
-export interface RestoreRecord { readonly at: string, readonly seconds: number }
 
 function damaged (path: string, err: unknown): unknown {
   return isDamageError(err) ? new SyncStateDamagedError(path, (err as Error).message, { cause: err }) : err
@@ -143,7 +105,7 @@ export class SyncStore {
     return cid === undefined ? undefined : { cid, at: this.value(KEY.remotePointerAt) ?? null }
   }
 
-  /** Restores into this state dir, oldest first (the last {@link KEPT_RESTORES}). */
+  /** Restores into this state dir, oldest first (the last {@link KEEP_RESTORES}). */
   restores (): RestoreRecord[] {
     return JSON.parse(this.value(KEY.restores) ?? '[]') as RestoreRecord[]
   }
@@ -250,7 +212,7 @@ export class SyncStore {
     this.db.transaction(() => {
       this.setValue(KEY.base, cid)
       const history = [...this.restores(), { at: at.toISOString(), seconds }]
-      this.setValue(KEY.restores, JSON.stringify(history.slice(-KEPT_RESTORES)))
+      this.setValue(KEY.restores, JSON.stringify(history.slice(-KEEP_RESTORES)))
     })()
   }
 
@@ -330,16 +292,5 @@ export class SyncStore {
         this.db.pragma(`user_version = ${v + 1}`)
       }).immediate()
     }
-  }
-}
-
-/** Runs `use` with the store given, or with one opened for this call and closed after (one-off library use, tests). */
-export async function withSyncStore<T> (given: SyncStore | undefined, stateDir: string, use: (store: SyncStore) => Promise<T>): Promise<T> {
-  if (given !== undefined) return await use(given)
-  const store = new SyncStore(stateDir)
-  try {
-    return await use(store)
-  } finally {
-    store.close()
   }
 }

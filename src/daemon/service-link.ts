@@ -1,0 +1,157 @@
+import type { Config } from '../config/index.js'
+import type { ServiceConnection } from '../connect/index.js'
+import type { Index } from '../index/index.js'
+import type { SyncEventListener, SyncRunner, SyncStore } from '../sync/index.js'
+import { releaseMemory } from '../util/release-memory.js'
+import type { Logger } from './logger.js'
+import type { StatusDocument } from './status-document.js'
+
+/** The longest wait between attempts to reach a service that could not be reached. */
+const MAX_CONNECT_RETRY_MS = 300_000
+
+/** A credential getter may throw (a file with loose permissions): status and checks treat that as absent. */
+export function safely (read: (() => string | undefined) | undefined): string | undefined {
+  try {
+    return read?.()
+  } catch {
+    return undefined
+  }
+}
+
+export interface ServiceLinkComponents {
+  readonly logger: Logger
+  readonly index: Index
+  readonly deviceId: string
+  /** The config now (a reload replaces it). */
+  readonly config: () => Config
+  /** Aborted when the daemon stops. */
+  readonly stopped: AbortSignal
+  /** A file the start-up check of the sync state recovered. */
+  readonly noteRecovery: (file: string, problem: string, action: string) => void
+  /** Told as publishes and reconciliations start, step and end. */
+  readonly onSyncEvent?: SyncEventListener
+}
+
+/**
+ * The daemon's side that talks to the service: once the index is current, the sync state is
+ * checked (sync.sqlite opened once, for everything that syncs), then the service is reached (the
+ * embedded one started and signed in to) and the sync runner started. A service that cannot be
+ * reached is an error in status, tried again with a growing wait (up to
+ * {@link MAX_CONNECT_RETRY_MS}) until it can; indexing goes on meanwhile.
+ */
+export class ServiceLink {
+  connection: ServiceConnection | undefined
+  runner: SyncRunner | undefined
+  /** Why the service could not be reached, and when it is tried again. */
+  error: string | undefined
+  leftoversRemoved = { files: 0, bytes: 0 }
+  syncStateError: string | null = null
+  private store: SyncStore | undefined
+  /** Cuts the wait before the next attempt to reach the service short (a user asked for it). */
+  private wakeConnect: (() => void) | undefined
+
+  constructor (private readonly components: ServiceLinkComponents) {}
+
+  /** Starts once `current` resolves (the index is current); never rejects. */
+  connectWhen (current: Promise<void>, indexLost: string | undefined): void {
+    const { logger, stopped } = this.components
+    void current.then(async () => {
+      if (!stopped.aborted) await this.prepareSyncState(indexLost)
+      for (let attempt = 0; !stopped.aborted; attempt++) {
+        try {
+          await this.connectOnce()
+          return
+        } catch (err) {
+          const waitMs = Math.min(MAX_CONNECT_RETRY_MS, 1000 * 2 ** attempt)
+          this.error = `${(err as Error).message} (trying again at ${new Date(Date.now() + waitMs).toISOString()})`
+          logger.error({ err, retryInMs: waitMs }, 'the service could not be reached')
+          await this.pause(waitMs)
+        }
+      }
+    }).catch((err: unknown) => { logger.error({ err }, 'reaching the service stopped') })
+  }
+
+  /** Someone asked for the service: the next attempt is made now. */
+  wake (): void {
+    this.wakeConnect?.()
+  }
+
+  /** The runner's status reads sync.sqlite: an error there shows in status instead of failing it. */
+  publishStatus (): StatusDocument['publish'] {
+    try {
+      const status = this.runner?.status() ?? null
+      this.syncStateError = null
+      return status
+    } catch (err) {
+      this.syncStateError = `${(err as Error).message}: restart the daemon; it moves a damaged sync.sqlite aside`
+      return null
+    }
+  }
+
+  /** The runner stopped (a publish in flight ends at its next step), then sync.sqlite closed. */
+  async stopSync (): Promise<void> {
+    await this.runner?.stop()
+    this.store?.close()
+  }
+
+  async close (): Promise<void> {
+    await this.connection?.close()
+  }
+
+  /** Waits, or less if the daemon stops or someone asks for the service meanwhile. */
+  private async pause (ms: number): Promise<void> {
+    await new Promise<void>(resolve => {
+      const done = (): void => { clearTimeout(timer); this.wakeConnect = undefined; resolve() }
+      const timer = setTimeout(done, ms)
+      this.wakeConnect = done
+      this.components.stopped.addEventListener('abort', done, { once: true })
+    })
+  }
+
+  /** sync.sqlite checked (moved aside if unreadable), a lost index noted against it, killed jobs' temp files removed. */
+  private async prepareSyncState (indexLost: string | undefined): Promise<void> {
+    const { logger, noteRecovery } = this.components
+    try {
+      const { prepareSyncState } = await import('../sync/index.js')
+      const prepared = await prepareSyncState(this.components.config().stateDir, { indexLost })
+      this.store = prepared.store
+      for (const r of prepared.recovered) noteRecovery(r.file, r.problem, r.action)
+      this.leftoversRemoved = { files: prepared.leftovers.files, bytes: prepared.leftovers.bytes }
+      if (prepared.leftovers.files > 0) logger.info(this.leftoversRemoved, 'removed temp files left by killed publishes and restores')
+    } catch (err) {
+      logger.error({ err }, 'the start-up check of the sync state failed')
+    }
+  }
+
+  private async connectOnce (): Promise<void> {
+    const { logger, index, deviceId, stopped } = this.components
+    const config = this.components.config()
+    // Loaded here, not at start-up: the clients and the local service are not needed to index.
+    const { connectService } = await import('../connect/index.js')
+    const connection = await connectService(config)
+    if (stopped.aborted) {
+      await connection.close()
+      return
+    }
+    this.connection = connection
+    this.error = undefined
+    const { SyncRunner, SyncStore } = await import('../sync/index.js')
+    // The start-up check opens it; if that failed, it is opened here (and an error here is tried again).
+    const store = this.store ??= new SyncStore(config.stateDir)
+    this.runner = new SyncRunner({
+      store,
+      index,
+      logger,
+      deviceId,
+      clients: () => this.connection?.clients,
+      credentials: () => ({ apiKey: safely(this.connection?.credentials.apiKey), sessionToken: safely(this.connection?.credentials.sessionToken) }),
+      onEvent: this.components.onSyncEvent
+    }, config)
+    this.runner.start()
+    // Changes made while the service was being reached, or while the daemon was down, are published too.
+    this.runner.noteChange()
+    void this.runner.reconcileNow().catch(() => {})
+    releaseMemory()
+    logger.info({ service: connection.describe }, 'service ready')
+  }
+}

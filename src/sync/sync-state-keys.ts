@@ -1,0 +1,42 @@
+/** Keys and values of `sync_state`: what the sync store reads and writes there. */
+
+/** Keys of `sync_state`, as on disk since the first version (an existing sync.sqlite reads the same). */
+export const KEY = {
+  /** The pointer CID this device last published or restored. */
+  base: 'base_cid',
+  lastMarker: 'last_published_marker',
+  lastCid: 'last_published_cid',
+  lastAt: 'last_published_at',
+  lastEntries: 'last_published_entries',
+  /** This device's own live entries in its last published snapshot: a publish that drops many is held. */
+  lastOwnEntries: 'last_published_own_entries',
+  /** What the pointer held when last looked at ('' for nothing stored), and when. */
+  remotePointer: 'remote_pointer_cid',
+  remotePointerAt: 'remote_pointer_at',
+  /** Restores into this state dir: JSON list of `{at, seconds}`, the last 100. */
+  restores: 'restores',
+  /** The IPNS key made for `ipns_key = "auto"`. */
+  ipnsKey: 'ipns_key_name',
+  ipnsId: 'ipns_key_id',
+  /** The last restore drill's result (JSON `VerifyResult`). */
+  lastVerify: 'last_verify',
+  /** When a drill last found everything restorable. */
+  lastVerifySuccess: 'last_verify_success_at'
+} as const
+export type Key = typeof KEY[keyof typeof KEY]
+
+/** Restores remembered for status. */
+export const KEEP_RESTORES = 100
+
+/** What this device last published. */
+export interface LastPublished {
+  readonly cid: string
+  /** The change marker it was published at ('' once the index it came from was lost). */
+  readonly marker: string | null
+  readonly at: string | null
+  readonly entries: number
+  /** This device's own live entries in it, for the drop guard. */
+  readonly ownEntries: number | null
+}
+
+export interface RestoreRecord { readonly at: string, readonly seconds: number }

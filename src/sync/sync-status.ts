@@ -1,0 +1,93 @@
+import { Histogram, type HistogramSnapshot } from '../util/histogram.js'
+import type { Reconciled } from './reconcile.js'
+import type { RestoreRecord, SyncStore } from './sync-store.js'
+
+/** What /status shows of reconciliation. */
+export interface ReconcileStatus {
+  readonly running: boolean
+  readonly lastRun: string | null
+  readonly last: Reconciled | null
+  readonly lastError: { readonly at: string, readonly message: string } | null
+  readonly remoteFiles: number
+  readonly gone: number
+  readonly deals: { readonly pending: number, readonly overdue: number, readonly made: number }
+  readonly durationsSeconds: HistogramSnapshot
+}
+
+/** What /status shows of publishing. */
+export interface PublishStatus {
+  readonly running: boolean
+  readonly last: { readonly cid: string, readonly at: string | null, readonly entries: number } | null
+  /** When the next publish is due after recent changes (debounced), if one is. */
+  readonly pendingAt: string | null
+  readonly lastError: { readonly at: string, readonly message: string } | null
+  readonly runs: number
+  readonly failures: number
+  /** The pointer as last seen: its CID, whether it is this device's last snapshot, and if not, why. */
+  readonly pointer: { readonly cid: string | null, readonly at: string | null, readonly inSync: boolean, readonly why: string | null }
+  /** Why publishing and reconciling are stopped (a refused or expired credential), until it changes. */
+  readonly blocked: string | null
+  /** A publish held because it would drop many of this device's entries, until confirmed or they come back. */
+  readonly held: { readonly since: string, readonly dropping: number, readonly of: number, readonly message: string } | null
+  /** After a failed publish, when it is tried again (the wait doubles with each failure in a row). */
+  readonly retryAt: string | null
+  /** The pointer names a snapshot that cannot be used here: what, and the fix (`cidsync pointer repair`). */
+  readonly pointerProblem: string | null
+  readonly durationsSeconds: HistogramSnapshot
+  /** Restores into this state dir (run by `cidsync restore`, recorded in sync.sqlite). */
+  readonly restores: { readonly count: number, readonly last: string | null, readonly durationsSeconds: HistogramSnapshot }
+}
+
+/** What the runner knows of publishing beyond sync.sqlite: its counters and the state of its schedule. */
+export interface PublishRunState {
+  readonly running: boolean
+  readonly pendingAt: number | undefined
+  readonly retryAt: number | undefined
+  readonly lastError: PublishStatus['lastError']
+  readonly runs: number
+  readonly failures: number
+  readonly blocked: string | null
+  readonly held: PublishStatus['held']
+  readonly pointerProblem: string | null
+  readonly durationsSeconds: HistogramSnapshot
+}
+
+function restoreHistory (history: readonly RestoreRecord[]): PublishStatus['restores'] {
+  const histogram = new Histogram()
+  for (const restore of history) histogram.observe(restore.seconds)
+  return { count: history.length, last: history.at(-1)?.at ?? null, durationsSeconds: histogram.snapshot() }
+}
+
+const iso = (ms: number | undefined): string | null => ms === undefined ? null : new Date(ms).toISOString()
+
+/**
+ * /status's `publish`: what sync.sqlite records (last publish, the pointer as last seen, restores)
+ * with the runner's state, and whether the pointer holds this device's last snapshot (if not, why).
+ */
+export function publishStatus (store: SyncStore, changeMarker: string, run: PublishRunState): PublishStatus {
+  const last = store.lastPublished()
+  const seen = store.remotePointer()
+  const remote = seen?.cid
+  const unpublished = run.pendingAt !== undefined || (last !== undefined && last.marker !== changeMarker)
+  const why = run.pointerProblem ??
+    (remote === undefined ? 'not looked at yet (reconciliation reads it)'
+      : remote === '' ? 'nothing is stored for this namespace and network yet'
+        : remote !== store.base() ? `it holds ${remote}, which another device published and this one has not merged yet (the next publish does)`
+          : unpublished ? `changes here are waiting to be published${run.pendingAt === undefined ? '' : ` (at ${new Date(run.pendingAt).toISOString()})`}`
+            : null)
+  return {
+    pointer: { cid: remote === undefined || remote === '' ? null : remote, at: seen?.at ?? null, inSync: why === null, why },
+    running: run.running,
+    last: last === undefined ? null : { cid: last.cid, at: last.at, entries: last.entries },
+    pendingAt: iso(run.pendingAt),
+    lastError: run.lastError,
+    runs: run.runs,
+    failures: run.failures,
+    blocked: run.blocked,
+    held: run.held,
+    retryAt: iso(run.retryAt),
+    pointerProblem: run.pointerProblem,
+    durationsSeconds: run.durationsSeconds,
+    restores: restoreHistory(store.restores())
+  }
+}
