@@ -34,12 +34,17 @@ export function fillIndex (index, device, count, hostname = 'bench') {
   index.entries.registerDevice(device, hostname)
   const insert = index.db.prepare('INSERT INTO entries (device_id, folder, path, size, mtime_ms, cid, cid_profile, updated_at, deleted, seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, ?)')
   const now = Date.now()
+  // In key order (appends to the b-tree instead of inserts all over a 190 MB one), with a large cache meanwhile.
+  const order = Array.from({ length: count }, (_, i) => `${benchEntry(i).path}\0${i}`).sort().map(k => Number(k.slice(k.indexOf('\0') + 1)))
+  const cache = index.db.pragma('cache_size', { simple: true })
+  index.db.pragma('cache_size = -262144')
   index.db.transaction(() => {
-    for (let i = 0; i < count; i++) {
+    for (const i of order) {
       const e = benchEntry(i)
       insert.run(device, e.folder, e.path, e.size, e.mtimeMs, e.cid, e.cidProfile, now, i + 1)
     }
     index.db.prepare('UPDATE devices SET last_seq = ? WHERE device_id = ?').run(count, device)
   })()
+  index.db.pragma(`cache_size = ${cache}`)
   index.db.pragma('wal_checkpoint(TRUNCATE)')
 }
