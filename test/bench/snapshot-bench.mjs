@@ -9,6 +9,7 @@ import { startLocalService } from '../../dist/local-service/index.js'
 import { createServiceClients } from '../../dist/remote/index.js'
 import { newWalletKey } from '../../dist/crypto/index.js'
 import { request } from 'undici'
+import { benchEntry } from './data.mjs'
 
 const ENTRIES = Number(process.env.BENCH_ENTRIES ?? 1_000_000)
 const DEVICE = 'aaaaaaaa-0000-4000-8000-000000000000'
@@ -19,7 +20,7 @@ function makeIndex (path) {
   for (let start = 0; start < ENTRIES; start += 50_000) {
     const batch = []
     for (let i = start; i < Math.min(ENTRIES, start + 50_000); i++) {
-      batch.push({ kind: 'upsert', folder: 'photos', path: `${2000 + (i % 25)}/${String(i % 1000).padStart(3, '0')}/IMG_${i}.jpg`, size: 1_000_000 + i, mtimeMs: 1_700_000_000_000 + i * 1.5, cid: `bafkreih${(i * 2654435761 % 2 ** 32).toString(36).padStart(52, 'q')}`, cidProfile: 'kubo-cidv1' })
+      batch.push(benchEntry(i))
     }
     index.entries.apply(DEVICE, batch)
   }
