@@ -2,8 +2,8 @@ import type { StatusDocument } from '../daemon/index.js'
 
 /**
  * What is wrong, for monitoring scripts (`cidsync status --check`): a folder in error, a service
- * that cannot be reached, publishing stopped or its last attempt failed after the last success, an
- * index that cannot be written. Each line says what and what to do; none means healthy.
+ * that cannot be reached, publishing stopped or its last attempt failed after the last success, a
+ * restore drill that failed, an index that cannot be written. Each line says what and what to do; none means healthy.
  */
 export function statusProblems (s: StatusDocument): string[] {
   const problems: string[] = []
@@ -20,6 +20,7 @@ export function statusProblems (s: StatusDocument): string[] {
       problems.push(`publish: the last attempt failed at ${s.publish.lastError.at}: ${s.publish.lastError.message}`)
     }
   }
+  if (s.restorable != null && !s.restorable.ok) problems.push(`restorable: NO, the restore drill at ${s.restorable.checkedAt} failed: ${s.restorable.failed ?? '?'}: publish again (\`cidsync snapshot\`), then \`cidsync verify\``)
   // A write that failed and then went through is history (counted in writeErrors), not a problem now.
   if (s.index.writeState !== undefined && s.index.writeState !== 'ok') problems.push(`index: writes ${s.index.writeState === 'stopped' ? 'stopped' : 'failing, retried'}: ${s.index.lastError?.message ?? 'see the recent errors in `cidsync status`'}`)
   else if (s.index.writeState === undefined && s.index.writeErrors > 0) problems.push(`index: ${s.index.writeErrors} ${s.index.writeErrors === 1 ? 'write' : 'writes'} failed: see the recent errors in \`cidsync status\``)

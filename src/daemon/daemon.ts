@@ -101,6 +101,7 @@ export class Daemon {
         events: this.events,
         metricsNeedToken: config.status.metricsToken,
         publishNow: async (options) => await this.readyRunner('publishing').publishNow('request', options),
+        verifyNow: async () => await this.readyRunner('the restore drill').verifyNow(),
         reconcileNow: async () => await this.readyRunner('reconciliation').reconcileNow(),
         rescanNow: async () => {
           if (this.watcher === undefined) throw new Error('not ready: the drift check runs once the folders are watched')
@@ -270,6 +271,8 @@ export class Daemon {
       auth: authState(this.link?.connection),
       reconcile: this.link?.runner?.reconcileStatus() ?? null,
       account: this.account,
+      restorable: this.link?.runner?.restorable() ?? null,
+      history: this.link?.runner?.history() ?? [],
       watcher: { state: watch?.state ?? 'starting', currentAt: watch?.currentAt === undefined ? null : new Date(watch.currentAt).toISOString(), hashing: watch?.hashing ?? { files: 0, bytes: 0, bytesRead: 0 } },
       folders,
       index: {

@@ -60,6 +60,8 @@ export function renderMetrics (status: StatusDocument): string {
     histogram('cidsync_publish_duration_seconds', 'Time to publish a snapshot.', status.publish?.durationsSeconds),
     histogram('cidsync_reconcile_duration_seconds', 'Time to reconcile the account.', status.reconcile?.durationsSeconds),
     family('cidsync_restores_total', 'counter', 'Restores into this state dir (the last 100 are kept).', [{ value: status.publish?.restores.count ?? 0 }]),
+    family('cidsync_restorable', 'gauge', '1 when the last restore drill restored what the pointer names, 0 when it failed; absent before the first drill.', status.restorable === null ? [] : [{ value: status.restorable.ok ? 1 : 0 }]),
+    family('cidsync_verify_last_success_timestamp_seconds', 'gauge', 'When a restore drill last succeeded (Unix time); absent before one did.', status.restorable?.lastSuccessAt == null ? [] : [{ value: Date.parse(status.restorable.lastSuccessAt) / 1000 }]),
     family('cidsync_state_recoveries_total', 'counter', 'State files found damaged or lost at start and recovered (see stateFiles in /status).', [{ value: status.stateFiles.recovered.length }]),
     family('cidsync_leftover_files_removed_total', 'counter', 'Temp files of killed publishes and restores removed at start.', [{ value: status.stateFiles.leftoversRemoved.files }]),
     family('cidsync_sync_state_up', 'gauge', '0 while sync.sqlite cannot be read.', [{ value: status.stateFiles.syncStateError === null ? 1 : 0 }]),

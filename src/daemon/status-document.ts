@@ -1,3 +1,4 @@
+import type { HistoryRow, RestorableStatus } from '../sync/index.js'
 import type { DriftStatus, SkippedFile, WatcherState } from '../watch/index.js'
 import type { PublishStatus, ReconcileStatus } from '../sync/index.js'
 
@@ -61,6 +62,10 @@ export interface StatusDocument {
    * each), counted after each reconciliation (null before the first).
    */
   readonly account: { readonly localOnly: number, readonly stored: number, readonly sentForDeal: number, readonly countedAt: string } | null
+  /** The last restore drill (`[verify] schedule`, `POST /verify`, `cidsync verify`): whether the pointer restores (null before the first). */
+  readonly restorable: RestorableStatus | null
+  /** The publishes from the pointer back, newest first, as far as the manifests already read go (at most 100). */
+  readonly history: readonly HistoryRow[]
   readonly folders: readonly FolderStatus[]
   readonly index: {
     readonly path: string

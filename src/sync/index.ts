@@ -30,3 +30,5 @@ export { walkHistory, publishAt, readPublish, cachedHistory, MAX_HISTORY } from 
 export type { HistoryEntry, ManifestCache } from './history.js'
 export { verify } from './verify.js'
 export type { VerifyResult, VerifyComponents, VerifyInit } from './verify.js'
+export { runDrill, restorableStatus, historyStatus } from './drill.js'
+export type { RestorableStatus, HistoryRow } from './drill.js'

@@ -12,6 +12,8 @@ import { Scheduler } from './scheduler.js'
 import { publishStatus, type PublishStatus, type ReconcileStatus } from './sync-status.js'
 import { SyncStore } from './sync-store.js'
 import type { SyncEventListener } from './sync-event.js'
+import { historyStatus, restorableStatus, runDrill, type HistoryRow, type RestorableStatus } from './drill.js'
+import type { VerifyResult } from './verify.js'
 
 export type { PublishStatus, ReconcileStatus } from './sync-status.js'
 
@@ -47,6 +49,7 @@ export interface SyncRunnerComponents {
 export class SyncRunner {
   private readonly publishing: Scheduler<Published, PublishOptions>
   private readonly reconciling: Scheduler<Reconciled>
+  private readonly drilling: Scheduler<VerifyResult>
   private reconcileState: { lastRun: string | null, last: Reconciled | null, lastError: ReconcileStatus['lastError'] } = { lastRun: null, last: null, lastError: null }
   private lastError: PublishStatus['lastError'] = null
   private runs = 0
@@ -78,6 +81,15 @@ export class SyncRunner {
       run: async () => await this.runReconcile(),
       whenBusy: 'join'
     })
+    this.drilling = new Scheduler<VerifyResult>({
+      timing: () => ({ cron: this.config.verify.schedule }),
+      ready: () => {
+        if (this.components.clients() === undefined) throw new Error('the service is not reached yet')
+        this.checkBlocked()
+      },
+      run: async () => await this.runDrill(),
+      whenBusy: 'join'
+    })
   }
 
   /** A reloaded config: schedules and publish settings apply from now on. */
@@ -85,11 +97,28 @@ export class SyncRunner {
     this.config = config
     await this.publishing.restart()
     await this.reconciling.restart()
+    await this.drilling.restart()
   }
 
   start (): void {
     this.publishing.start()
     this.reconciling.start()
+    this.drilling.start()
+  }
+
+  /** A restore drill now (or joins the one in progress): what the pointer names, fetched, verified, decrypted, checked. */
+  async verifyNow (): Promise<VerifyResult> {
+    return await this.drilling.runNow()
+  }
+
+  /** The last restore drill (null before the first). */
+  restorable (): RestorableStatus | null {
+    return restorableStatus(this.store())
+  }
+
+  /** The publishes from the pointer back, as far as the manifests already read go (nothing fetched). */
+  history (limit = 100): HistoryRow[] {
+    return historyStatus(this.store(), this.components.index, limit)
   }
 
   /** Mirrors the account now (or joins the run in progress). */
@@ -141,7 +170,7 @@ export class SyncRunner {
   async stop (): Promise<void> {
     // A publish in flight stops at its next step boundary or request; its job resumes next start.
     this.abort.abort()
-    await Promise.all([this.publishing.stop(), this.reconciling.stop()])
+    await Promise.all([this.publishing.stop(), this.reconciling.stop(), this.drilling.stop()])
     this.ownStore?.close()
     this.ownStore = undefined
   }
@@ -205,6 +234,21 @@ export class SyncRunner {
       this.pointerProblem = err instanceof PointerUnreadableError ? err.message : null
       this.components.logger.error({ reason, err }, 'publish failed')
       onEvent?.({ type: 'publish.failed', reason, message: (err as Error).message, code: (err as { code?: string }).code ?? null })
+      throw err
+    }
+  }
+
+  private async runDrill (): Promise<VerifyResult> {
+    const clients = this.components.clients() as ServiceClients
+    const { index, logger, deviceId } = this.components
+    try {
+      const result = await runDrill({ index, clients, logger, deviceId, store: this.store() }, this.config, this.abort.signal)
+      const failed = restorableStatus(this.store())?.failed ?? null
+      this.components.onEvent?.({ type: 'drill', ok: result.restorable, cid: result.cid, failed, segments: result.segments })
+      return result
+    } catch (err) {
+      this.noteRefusal(err)
+      logger.error({ err }, 'restore drill could not run')
       throw err
     }
   }

@@ -69,7 +69,10 @@ export class Scheduler<T, O = undefined> {
 
   start (): void {
     if (this.stopped) return
-    this.task = cron.schedule(this.init.timing().cron, () => { void this.runNow('schedule').catch(() => {}) })
+    const expression = this.init.timing().cron
+    // No schedule: the job runs on request (and after changes, if noted) only.
+    if (expression === '') return
+    this.task = cron.schedule(expression, () => { void this.runNow('schedule').catch(() => {}) })
   }
 
   /** The timing changed: the cron schedule starts again from it (the debounce reads it at each change). */

@@ -11,5 +11,6 @@ export type SyncEvent =
   | { readonly type: 'publish.failed', readonly reason: string, readonly message: string, readonly code: string | null }
   | ({ readonly type: 'reconcile.done', readonly ms: number } & Reconciled)
   | { readonly type: 'reconcile.failed', readonly message: string, readonly code: string | null }
+  | { readonly type: 'drill', readonly ok: boolean, readonly cid: string, readonly failed: string | null, readonly segments: number }
 
 export type SyncEventListener = (event: SyncEvent) => void

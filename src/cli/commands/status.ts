@@ -12,6 +12,8 @@ function publishLines (s: StatusDocument): string[] {
     const last = s.publish.last === null ? 'nothing published yet' : `last snapshot ${s.publish.last.cid} at ${s.publish.last.at ?? '?'} (${countOf(s.publish.last.entries, 'entry', 'entries')})`
     lines.push(`publish: ${last}${s.publish.pendingAt === null ? '' : `; next after changes at ${s.publish.pendingAt}`}`)
     lines.push(`pointer: ${s.publish.pointer.inSync ? `in sync (${s.publish.pointer.cid ?? ''})` : `not in sync: ${s.publish.pointer.why ?? ''}`}`)
+    const r = s.restorable
+    lines.push(`restorable: ${r == null ? 'not checked yet (the drill runs on [verify] schedule, or `cidsync verify`)' : r.ok ? `yes (drill at ${r.checkedAt})` : `NO (drill at ${r.checkedAt}): ${r.failed ?? '?'}`}`)
     if (s.publish.blocked !== null) lines.push(`publish: stopped: ${s.publish.blocked}`)
     else if (s.publish.held != null) lines.push(`publish: held since ${s.publish.held.since}: ${s.publish.held.message}`)
     else if (s.publish.lastError !== null) lines.push(`publish: last attempt failed at ${s.publish.lastError.at}: ${s.publish.lastError.message}${s.publish.retryAt == null ? '' : `; next try at ${s.publish.retryAt}`}`)

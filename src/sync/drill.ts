@@ -1,0 +1,71 @@
+import type { Logger } from 'pino'
+import type { Config } from '../config/index.js'
+import { CidsyncError, PointerNotFoundError } from '../errors.js'
+import type { Index } from '../index/index.js'
+import type { ServiceClients } from '../remote/index.js'
+import { cachedHistory, type HistoryEntry } from './history.js'
+import { acceptsUnencrypted } from './merge.js'
+import type { SyncStore } from './sync-store.js'
+import { verify, type VerifyResult } from './verify.js'
+
+/** What status shows of restore drills: the last one (null before the first). */
+export interface RestorableStatus {
+  readonly ok: boolean
+  readonly checkedAt: string
+  readonly cid: string
+  /** What failed (naming the object), or null. */
+  readonly failed: string | null
+  /** When a drill last found everything restorable. */
+  readonly lastSuccessAt: string | null
+}
+
+/** A publish as status and the dashboard list it, with where it stands on the account. */
+export interface HistoryRow extends HistoryEntry { readonly deal: string }
+
+export interface DrillComponents {
+  readonly index: Index
+  readonly clients: ServiceClients
+  readonly logger: Logger
+  readonly deviceId: string
+  readonly store: SyncStore
+}
+
+/** Runs a restore drill on what the pointer names now and records the result (status, metrics, `cidsync status`). */
+export async function runDrill (components: DrillComponents, config: Config, signal?: AbortSignal): Promise<VerifyResult> {
+  let cid: string
+  try {
+    cid = (await components.clients.pointers.current(config.namespace, config.network, { signal })).snapshotCid
+  } catch (err) {
+    if (err instanceof PointerNotFoundError) throw new CidsyncError(`nothing is published for ${config.namespace} on ${config.network} yet: a restore drill runs once something is`, { cause: err })
+    throw err
+  }
+  const result = await verify(components, {
+    cid, cache: components.store.manifestCache, stateDir: config.stateDir, signal,
+    passphrase: process.env.CIDSYNC_SNAPSHOT_PASSPHRASE, acceptUnencrypted: acceptsUnencrypted(config)
+  })
+  components.store.verified(result)
+  if (result.restorable) components.logger.info({ cid, segments: result.segments }, 'restore drill: restorable')
+  else components.logger.error({ cid, failed: result.failed }, 'restore drill: NOT restorable')
+  return result
+}
+
+/** The last drill, as status shows it. */
+export function restorableStatus (store: SyncStore): RestorableStatus | null {
+  const { result, lastSuccessAt } = store.lastVerify()
+  if (result === undefined) return null
+  try {
+    const last = JSON.parse(result) as VerifyResult
+    const failed = last.failed === null
+      ? (last.own !== null && last.own.differing > 0 ? `${last.own.differing} of this device's files differ from what a restore installs (first: ${last.own.first ?? '?'})` : null)
+      : `${last.failed.cid}: ${last.failed.message}`
+    return { ok: last.restorable, checkedAt: last.checkedAt, cid: last.cid, failed, lastSuccessAt: lastSuccessAt ?? null }
+  } catch {
+    return null
+  }
+}
+
+/** The history from the pointer as far as the manifest cache holds it (nothing fetched), newest first. */
+export function historyStatus (store: SyncStore, index: Index, limit: number): HistoryRow[] {
+  const start = store.remotePointer()?.cid ?? null
+  return cachedHistory(store.manifestCache, start, limit).map(entry => ({ ...entry, deal: index.remote.stateOf(entry.cid) }))
+}
