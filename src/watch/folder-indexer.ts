@@ -275,7 +275,7 @@ export class FolderIndexer {
     this.verified.add(rel)
     let row: KnownFile | undefined
     try {
-      row = stats === undefined ? undefined : this.components.entries.knownFile(this.components.deviceId, this.name, rel)
+      row = stats === undefined ? undefined : this.knownFile(rel)
     } catch (err) {
       // Inside chokidar's walk: never throw there. Looked at again once settled.
       this.lookFailed(rel, err as Error)
@@ -284,6 +284,17 @@ export class FolderIndexer {
     if (stats !== undefined && row !== undefined && this.matches(row, stats)) return
     if (stats !== undefined) this.hash(rel, stats.size)
     else this.settle(rel, 0)
+  }
+
+  /**
+   * The row as it is about to be: a change gathered and not yet committed wins over the committed
+   * row. A directory moved away and back within a batch has tombstones queued for files whose rows
+   * still look live; compared with those rows, the files would be taken as unchanged and then lost.
+   */
+  private knownFile (rel: string): KnownFile | undefined {
+    const pending = this.components.writer.pendingFor(this.name, rel)
+    if (pending !== undefined) return pending.kind === 'delete' ? undefined : { size: pending.size, mtimeMs: pending.mtimeMs, cidProfile: pending.cidProfile }
+    return this.components.entries.knownFile(this.components.deviceId, this.name, rel)
   }
 
   private matches (known: KnownFile, stats: Stats): boolean {
@@ -322,7 +333,7 @@ export class FolderIndexer {
       else this.skipped.clear(rel)
       return
     }
-    const row = this.components.entries.knownFile(this.components.deviceId, this.name, rel)
+    const row = this.knownFile(rel)
     if (row !== undefined && this.matches(row, stats)) {
       this.skipped.clear(rel)
       return
