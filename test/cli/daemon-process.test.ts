@@ -1,10 +1,11 @@
 import { describe, it, expect } from 'vitest'
-import { chmod, chown, mkdir, writeFile, access, stat } from 'node:fs/promises'
+import { chmod, chown, mkdir, writeFile, access, stat, readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { spawnSync } from 'node:child_process'
 import { DaemonProcess, runCli, CLI } from '../helpers/cli.js'
 import { useTempDir } from '../helpers/temp-dir.js'
 import { until } from '../helpers/wait.js'
+import { httpGet } from '../helpers/http.js'
 
 const NOBODY = 65534
 const unprivilegedCanRunCli = process.getuid?.() === 0 &&
@@ -63,6 +64,25 @@ describe('cidsync daemon, as a process', () => {
     const after = await runCli(['status', '--config', config])
     expect(after.code).toBe(1)
     expect(after.stderr).toContain('no daemon answers at')
+  })
+
+  it('keeps running through a SIGHUP before it is started, and reloads once it is', async () => {
+    const dir = await useTempDir()
+    const config = await setup(dir)
+    const good = await readFile(config, 'utf8')
+    // Held in start-up: under launchd a bad config is waited on (before that, the daemon module is not even loaded).
+    await writeFile(config, good.replace('[status]', '[snapshot]\nencryption = "rot13"\n[status]'))
+    const daemon = new DaemonProcess(['--config', config], { env: { ...process.env, CIDSYNC_SUPERVISOR: 'launchd' } })
+    await until(() => daemon.stderr.includes('waiting for') || undefined, 15_000, 'the daemon to wait for its config')
+    daemon.child.kill('SIGHUP')
+    await writeFile(config, good)
+    const started = await daemon.logged('daemon started')
+    const port = Number(String(started.status).split(':').pop())
+    expect((await httpGet({ port }, '/healthz')).status).toBe(200)
+    await daemon.logged('a SIGHUP came during start-up: reloading now')
+    await daemon.logged('reloaded')
+    expect(daemon.child.exitCode).toBeNull()
+    expect((await daemon.stop('SIGTERM')).code).toBe(0)
   })
 
   it('stops cleanly on SIGINT in the middle of hashing a large folder, and finishes the job next start', async () => {
