@@ -328,9 +328,13 @@ export class FolderIndexer {
         if (await this.root.intact()) this.remove(rel)
         else this.root.schedule(0)
       }
-      // A skipped directory touched (chmod'ed back, say): try it now rather than at its next retry.
-      else if (stats.isDirectory() && this.skipped.has(rel)) this.retrySkipped(rel, 'dir')
-      else this.skipped.clear(rel)
+      else {
+        // A file's name taken by a directory (or a fifo, a socket): its row is no file any more.
+        if (this.knownFile(rel) !== undefined) this.remove(rel)
+        // A skipped directory touched (chmod'ed back, say): try it now rather than at its next retry.
+        if (stats.isDirectory() && this.skipped.has(rel)) this.retrySkipped(rel, 'dir')
+        else this.skipped.clear(rel)
+      }
       return
     }
     const row = this.knownFile(rel)
