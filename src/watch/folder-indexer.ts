@@ -8,7 +8,7 @@ import { scanFolder, type ScanResult } from './scan.js'
 import type { FolderConfig } from '../config/index.js'
 import { FolderError, HashError } from '../errors.js'
 import type { ChangeWriter } from './change-writer.js'
-import { FolderWatcher } from './folder-watcher.js'
+import { FolderWatcher, holdsTooLongPath } from './folder-watcher.js'
 import type { HashPool, HashResult } from './hash-pool.js'
 import { createIgnoreMatcher, type IgnoreMatcher } from './ignore.js'
 import { walkFiles } from './walk.js'
@@ -427,6 +427,11 @@ export class FolderIndexer {
     }
     void opendir(join(this.init.folder.path, rel)).then(async dir => {
       await dir.close()
+      // Readable, but still holding a path too long to watch: stays skipped, backing off.
+      if (holdsTooLongPath(join(this.init.folder.path, rel))) {
+        this.skip(rel, 'ENAMETOOLONG', 'dir')
+        return
+      }
       if (!this.skipped.clear(rel)) return
       this.components.logger.info({ folder: this.name, path: rel }, 'directory readable again: indexing it')
       this.watcher.rewatch(rel)
@@ -531,13 +536,13 @@ export class FolderIndexer {
   }
 
   /**
-   * A directory inside the folder that cannot be watched (no permission) is skipped and retried,
-   * not the whole folder put in error.
+   * A path inside the folder that cannot be watched (no permission; a name past the system's
+   * length limit) is skipped and retried, not the whole folder put in error.
    */
   private watchFailed (err: Error): void {
     const { code, path } = err as NodeJS.ErrnoException
     const root = this.init.folder.path
-    if ((code === 'EACCES' || code === 'EPERM') && path !== undefined && path.startsWith(`${root}/`)) {
+    if ((code === 'EACCES' || code === 'EPERM' || code === 'ENAMETOOLONG') && path !== undefined && path.startsWith(`${root}/`)) {
       this.skip(path.slice(root.length + 1).split(sep).join('/'), code, 'dir')
       return
     }

@@ -25,6 +25,8 @@ export interface HarnessOptions {
   readonly keepRoot?: boolean
   /** How long the writer gathers changes before a commit. */
   readonly flushMs?: number
+  /** The first retry of a skipped path. */
+  readonly skipRetryMs?: number
 }
 
 /** A watcher over `dir/notes`, in this process, started and current. */
@@ -37,7 +39,8 @@ export async function startWatching (dir: string, options: HarnessOptions = {}):
     profile: 'kubo-cidv1',
     hashWorkers: 2,
     settleMs: 50,
-    flushMs: options.flushMs
+    flushMs: options.flushMs,
+    retry: { skipMinMs: options.skipRetryMs }
   })
   const harness = { root, index, watcher }
   open.push(harness)
