@@ -76,6 +76,16 @@ export class LockHeldError extends CidsyncError {
   }
 }
 
+/** The daemon could not start because the disk holding its state dir is full. */
+export class StateDiskFullError extends CidsyncError {
+  override readonly code = 'ERR_STATE_DISK_FULL'
+
+  constructor (readonly stateDir: string, options?: ErrorOptions) {
+    super(`cannot start: the disk holding the state dir ${stateDir} is full (${(options?.cause as Error | undefined)?.message ?? 'no space left'}): ` +
+      `free space in ${stateDir} (or on its file system), then start the daemon again`, options)
+  }
+}
+
 /** The kernel refused another inotify watch. */
 export class WatchLimitError extends CidsyncError {
   override readonly code = 'ERR_WATCH_LIMIT'

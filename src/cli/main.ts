@@ -1,8 +1,10 @@
 #!/usr/bin/env node
-import { CommanderError } from 'commander'
-import { createProgram } from './program.js'
-import { exitCodeOf } from '../errors.js'
-import { exitCodeOfCommander, reportError } from './run.js'
+// The daemon's signals are held first (early-signals.ts); the rest of the CLI is loaded only then,
+// dynamically: a static import would load the whole command tree before this module ran.
+import './early-signals.js'
+
+const [{ CommanderError }, { createProgram }, { exitCodeOf }, { exitCodeOfCommander, reportError }] =
+  await Promise.all([import('commander'), import('./program.js'), import('../errors.js'), import('./run.js')])
 
 try {
   await createProgram().parseAsync(process.argv)

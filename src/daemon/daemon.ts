@@ -1,3 +1,4 @@
+import { statfsSync } from 'node:fs'
 import { hostname } from 'node:os'
 import type { Config } from '../config/index.js'
 import { formatListenAddress } from '../config/index.js'
@@ -5,7 +6,7 @@ import { indexPath, loadOrCreateDeviceId, openIndexRecovering, type FolderTotals
 import { createWatcher, type Watcher } from '../watch/index.js'
 import { VERSION } from '../version.js'
 import { ensurePrivateDir } from '../util/private-dir.js'
-import { NotReadyError } from '../errors.js'
+import { CidsyncError, NotReadyError, StateDiskFullError } from '../errors.js'
 import type { SyncEvent, SyncRunner } from '../sync/index.js'
 import { EventBus } from './event-bus.js'
 import { EventObserver } from './event-observer.js'
@@ -36,6 +37,27 @@ export interface DaemonInit {
  * The long-running process: lock, index, watcher, status endpoint. `start()` returns once the
  * endpoint answers; the scan goes on behind it and shows its progress there.
  */
+/** Bytes the daemon's user may still write on the state dir's file system; undefined when unknown. */
+function spaceLeft (stateDir: string): number | undefined {
+  try {
+    const fs = statfsSync(stateDir)
+    return (process.getuid?.() === 0 ? fs.bfree : fs.bavail) * fs.bsize
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * A start-up failure caused by a full state disk: ENOSPC, SQLite's SQLITE_FULL, or any other
+ * failure (SQLite's "disk I/O error" on a -shm it cannot grow) while no space is left there.
+ */
+function stateDiskFull (stateDir: string, err: unknown): StateDiskFullError | undefined {
+  if (err instanceof CidsyncError) return undefined
+  const code = (err as { code?: unknown }).code
+  if (code !== 'ENOSPC' && code !== 'SQLITE_FULL' && spaceLeft(stateDir) !== 0) return undefined
+  return new StateDiskFullError(stateDir, { cause: err })
+}
+
 export class Daemon {
   private config: Config
   private readonly logger: Logger
@@ -78,7 +100,16 @@ export class Daemon {
     return address === undefined ? undefined : formatListenAddress(address)
   }
 
+  /** Starts everything; a failure that is the state dir's disk being full says so ({@link StateDiskFullError}). */
   async start (): Promise<void> {
+    try {
+      await this.startUp()
+    } catch (err) {
+      throw stateDiskFull(this.config.stateDir, err) ?? err
+    }
+  }
+
+  private async startUp (): Promise<void> {
     const { config, logger } = this
     const loose = ensurePrivateDir(config.stateDir)
     if (loose !== undefined) logger.warn({ stateDir: config.stateDir, mode: loose.toString(8) }, 'the state dir was open to others: tightened to 0700')

@@ -66,6 +66,11 @@ export class ChangeWriter {
     return this.batch.size
   }
 
+  /** The change to a path gathered and not yet committed, if any: what its row is about to become. */
+  pendingFor (folder: string, path: string): EntryChange | undefined {
+    return this.batch.get(`${folder}\0${path}`)
+  }
+
   state (): WriterState {
     return {
       state: this.stopped ? 'stopped' : this.attempts > 0 ? 'retrying' : 'ok',

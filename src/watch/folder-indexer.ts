@@ -8,7 +8,7 @@ import { scanFolder, type ScanResult } from './scan.js'
 import type { FolderConfig } from '../config/index.js'
 import { FolderError, HashError } from '../errors.js'
 import type { ChangeWriter } from './change-writer.js'
-import { FolderWatcher } from './folder-watcher.js'
+import { FolderWatcher, holdsTooLongPath } from './folder-watcher.js'
 import type { HashPool, HashResult } from './hash-pool.js'
 import { createIgnoreMatcher, type IgnoreMatcher } from './ignore.js'
 import { walkFiles } from './walk.js'
@@ -275,7 +275,7 @@ export class FolderIndexer {
     this.verified.add(rel)
     let row: KnownFile | undefined
     try {
-      row = stats === undefined ? undefined : this.components.entries.knownFile(this.components.deviceId, this.name, rel)
+      row = stats === undefined ? undefined : this.knownFile(rel)
     } catch (err) {
       // Inside chokidar's walk: never throw there. Looked at again once settled.
       this.lookFailed(rel, err as Error)
@@ -284,6 +284,17 @@ export class FolderIndexer {
     if (stats !== undefined && row !== undefined && this.matches(row, stats)) return
     if (stats !== undefined) this.hash(rel, stats.size)
     else this.settle(rel, 0)
+  }
+
+  /**
+   * The row as it is about to be: a change gathered and not yet committed wins over the committed
+   * row. A directory moved away and back within a batch has tombstones queued for files whose rows
+   * still look live; compared with those rows, the files would be taken as unchanged and then lost.
+   */
+  private knownFile (rel: string): KnownFile | undefined {
+    const pending = this.components.writer.pendingFor(this.name, rel)
+    if (pending !== undefined) return pending.kind === 'delete' ? undefined : { size: pending.size, mtimeMs: pending.mtimeMs, cidProfile: pending.cidProfile }
+    return this.components.entries.knownFile(this.components.deviceId, this.name, rel)
   }
 
   private matches (known: KnownFile, stats: Stats): boolean {
@@ -317,12 +328,16 @@ export class FolderIndexer {
         if (await this.root.intact()) this.remove(rel)
         else this.root.schedule(0)
       }
-      // A skipped directory touched (chmod'ed back, say): try it now rather than at its next retry.
-      else if (stats.isDirectory() && this.skipped.has(rel)) this.retrySkipped(rel, 'dir')
-      else this.skipped.clear(rel)
+      else {
+        // A file's name taken by a directory (or a fifo, a socket): its row is no file any more.
+        if (this.knownFile(rel) !== undefined) this.remove(rel)
+        // A skipped directory touched (chmod'ed back, say): try it now rather than at its next retry.
+        if (stats.isDirectory() && this.skipped.has(rel)) this.retrySkipped(rel, 'dir')
+        else this.skipped.clear(rel)
+      }
       return
     }
-    const row = this.components.entries.knownFile(this.components.deviceId, this.name, rel)
+    const row = this.knownFile(rel)
     if (row !== undefined && this.matches(row, stats)) {
       this.skipped.clear(rel)
       return
@@ -412,6 +427,11 @@ export class FolderIndexer {
     }
     void opendir(join(this.init.folder.path, rel)).then(async dir => {
       await dir.close()
+      // Readable, but still holding a path too long to watch: stays skipped, backing off.
+      if (holdsTooLongPath(join(this.init.folder.path, rel))) {
+        this.skip(rel, 'ENAMETOOLONG', 'dir')
+        return
+      }
       if (!this.skipped.clear(rel)) return
       this.components.logger.info({ folder: this.name, path: rel }, 'directory readable again: indexing it')
       this.watcher.rewatch(rel)
@@ -516,13 +536,13 @@ export class FolderIndexer {
   }
 
   /**
-   * A directory inside the folder that cannot be watched (no permission) is skipped and retried,
-   * not the whole folder put in error.
+   * A path inside the folder that cannot be watched (no permission; a name past the system's
+   * length limit) is skipped and retried, not the whole folder put in error.
    */
   private watchFailed (err: Error): void {
     const { code, path } = err as NodeJS.ErrnoException
     const root = this.init.folder.path
-    if ((code === 'EACCES' || code === 'EPERM') && path !== undefined && path.startsWith(`${root}/`)) {
+    if ((code === 'EACCES' || code === 'EPERM' || code === 'ENAMETOOLONG') && path !== undefined && path.startsWith(`${root}/`)) {
       this.skip(path.slice(root.length + 1).split(sep).join('/'), code, 'dir')
       return
     }

@@ -1,4 +1,4 @@
-import { statSync, type Stats } from 'node:fs'
+import { readdirSync, statSync, type Stats } from 'node:fs'
 import { lstat } from 'node:fs/promises'
 import { basename, dirname, join, sep } from 'node:path'
 import { setTimeout as delay } from 'node:timers/promises'
@@ -13,6 +13,26 @@ const WATCH_POLL_MS = 10
 const WATCH_ADD_AFTER_MS = 1_000
 /** Past this, a new directory is walked without waiting any longer. */
 const WATCH_WAIT_MS = 5_000
+
+/** The longest path the system takes, its NUL included (PATH_MAX: 4096 on Linux, 1024 on macOS). */
+const PATH_MAX = process.platform === 'linux' ? 4_096 : 1_024
+/** The longest name a directory holds (NAME_MAX). */
+const NAME_MAX = 255
+
+/**
+ * Whether a directory holds a name whose path is past {@link PATH_MAX}: chokidar's read of such a
+ * directory stops at the first of them (ENAMETOOLONG ends its walk there, not a path skipped) and
+ * its first pass would never finish. Looked at only near the limit, so it costs nothing elsewhere.
+ */
+export function holdsTooLongPath (dir: string): boolean {
+  const length = Buffer.byteLength(dir)
+  if (length + 1 + NAME_MAX + 1 <= PATH_MAX) return false
+  try {
+    return readdirSync(dir, { encoding: 'buffer' }).some(name => length + 1 + name.length + 1 > PATH_MAX)
+  } catch {
+    return false
+  }
+}
 
 /** What the chokidar adapter reports, every path relative to the folder and `/`-separated. */
 export interface FolderEvents {
@@ -89,6 +109,8 @@ export class FolderWatcher {
    */
   async watched (relDir: string): Promise<boolean> {
     const path = join(this.init.root, relDir)
+    // Left unwatched on purpose (see ignored): no watch is coming.
+    if (holdsTooLongPath(path)) return false
     const started = Date.now()
     let added = false
     for (;;) {
@@ -146,7 +168,13 @@ export class FolderWatcher {
       this.events.onFile(rel, stats)
       return true
     }
-    return !stats.isDirectory()
+    if (!stats.isDirectory()) return true
+    if (holdsTooLongPath(path)) {
+      // Left unwatched and reported, to be skipped (and retried) like any path that cannot be read.
+      this.events.onError(Object.assign(new Error(`ENAMETOOLONG: ${path} holds a path longer than the system allows (${PATH_MAX - 1} bytes)`), { code: 'ENAMETOOLONG', path }))
+      return true
+    }
+    return false
   }
 
   /** A followed link to a directory above it: chokidar would follow it round and round. */

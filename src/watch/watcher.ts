@@ -46,6 +46,8 @@ export interface WatcherInit {
   readonly onFatal?: (error: IndexWriteFatalError) => void
   /** Between drift checks; 0 or absent = only on request ({@link Watcher.checkDrift}). */
   readonly rescanIntervalMs?: number
+  /** How long changes are gathered before a commit (250 ms by default); tests widen it to hold a race open. */
+  readonly flushMs?: number
   /** Index write back-off and skipped-file retry, shortened by tests. */
   readonly retry?: { readonly writeMinMs?: number, readonly writeMaxMs?: number, readonly skipMinMs?: number, readonly maxPending?: number }
 }
@@ -70,6 +72,7 @@ export class Watcher {
     index.entries.registerDevice(deviceId, hostname())
     this.pool = new HashPool({ workers: init.hashWorkers })
     this.writer = new ChangeWriter(index.entries, deviceId, {
+      flushMs: init.flushMs,
       retryMinMs: init.retry?.writeMinMs,
       retryMaxMs: init.retry?.writeMaxMs,
       maxPending: init.retry?.maxPending,

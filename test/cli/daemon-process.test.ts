@@ -1,10 +1,17 @@
 import { describe, it, expect } from 'vitest'
-import { chmod, chown, mkdir, writeFile, access, stat } from 'node:fs/promises'
+import { chmod, chown, mkdir, writeFile, access, stat, readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { spawnSync } from 'node:child_process'
 import { DaemonProcess, runCli, CLI } from '../helpers/cli.js'
 import { useTempDir } from '../helpers/temp-dir.js'
 import { until } from '../helpers/wait.js'
+import { httpGet } from '../helpers/http.js'
+
+/** The daemon can be run where it may mount a small tmpfs of its own (a user namespace). */
+const canMountTmpfs = spawnSync('unshare', ['-Urm', 'sh', '-c', 'd=$(mktemp -d) && mount -t tmpfs -o size=64k tmpfs "$d"; r=$?; umount "$d" 2>/dev/null; rmdir "$d"; exit $r']).status === 0
+/** Runs a command with the state dir `$0/state` on a tmpfs holding a copy of it, then filled to the last byte. */
+const FULL_STATE_DISK = 'cp -a "$0/state" "$0/state-copy" && mount -t tmpfs -o size=4m tmpfs "$0/state" && cp -a "$0/state-copy/." "$0/state/" && ' +
+  'rm -rf "$0/state-copy" && { dd if=/dev/zero of="$0/state/filler" bs=4k 2>/dev/null; true; } && exec "$@"'
 
 const NOBODY = 65534
 const unprivilegedCanRunCli = process.getuid?.() === 0 &&
@@ -65,6 +72,25 @@ describe('cidsync daemon, as a process', () => {
     expect(after.stderr).toContain('no daemon answers at')
   })
 
+  it('keeps running through a SIGHUP before it is started, and reloads once it is', async () => {
+    const dir = await useTempDir()
+    const config = await setup(dir)
+    const good = await readFile(config, 'utf8')
+    // Held in start-up: under launchd a bad config is waited on (before that, the daemon module is not even loaded).
+    await writeFile(config, good.replace('[status]', '[snapshot]\nencryption = "rot13"\n[status]'))
+    const daemon = new DaemonProcess(['--config', config], { env: { ...process.env, CIDSYNC_SUPERVISOR: 'launchd' } })
+    await until(() => daemon.stderr.includes('waiting for') || undefined, 15_000, 'the daemon to wait for its config')
+    daemon.child.kill('SIGHUP')
+    await writeFile(config, good)
+    const started = await daemon.logged('daemon started')
+    const port = Number(String(started.status).split(':').pop())
+    expect((await httpGet({ port }, '/healthz')).status).toBe(200)
+    await daemon.logged('a SIGHUP came during start-up: reloading now')
+    await daemon.logged('reloaded')
+    expect(daemon.child.exitCode).toBeNull()
+    expect((await daemon.stop('SIGTERM')).code).toBe(0)
+  })
+
   it('stops cleanly on SIGINT in the middle of hashing a large folder, and finishes the job next start', async () => {
     const dir = await useTempDir()
     const config = await setup(dir)
@@ -78,6 +104,20 @@ describe('cidsync daemon, as a process', () => {
     const again = new DaemonProcess(['--config', config])
     expect(await again.logged('index current')).toMatchObject({ files: 26 })
     expect((await again.stop()).code).toBe(0)
+  })
+
+  it.runIf(canMountTmpfs)('cannot start on a full state disk: exits 1 with a code that says to free space in the state dir', async () => {
+    const dir = await useTempDir()
+    const config = await setup(dir)
+    const first = new DaemonProcess(['--config', config])
+    await first.logged('index current')
+    expect((await first.stop()).code).toBe(0)
+    const full = new DaemonProcess(['--config', config], { wrap: command => ['unshare', '-Urm', 'sh', '-c', FULL_STATE_DISK, dir, ...command] })
+    await until(() => full.child.exitCode ?? undefined, 15_000, 'the daemon to exit')
+    expect(full.child.exitCode).toBe(1)
+    expect(full.stderr).toContain(`cidsync: cannot start: the disk holding the state dir ${join(dir, 'state')} is full`)
+    expect(full.stderr).toContain(`free space in ${join(dir, 'state')}`)
+    expect(full.stderr).toContain('[ERR_STATE_DISK_FULL]')
   })
 
   it('exits 2 naming the key for a bad config', async () => {

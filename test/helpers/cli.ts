@@ -46,7 +46,7 @@ export class DaemonProcess {
         const event = JSON.parse(line) as Record<string, unknown>
         if (event.msg === message) return event
       }
-      if (this.child.exitCode !== null) throw new Error(`the daemon exited (${this.child.exitCode}) before logging "${message}":\n${this.stderr}`)
+      if (this.child.exitCode !== null || this.child.signalCode !== null) throw new Error(`the daemon exited (${this.child.exitCode ?? this.child.signalCode}) before logging "${message}":\n${this.stderr}`)
       if (Date.now() > deadline) throw new Error(`no "${message}" after ${ms} ms:\n${this.stderr}`)
       await new Promise(resolve => setTimeout(resolve, 25))
     }

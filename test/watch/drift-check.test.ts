@@ -44,4 +44,27 @@ describe('the periodic drift check', () => {
     await until(() => watcher.status().drift.runs >= drift.runs + 2 ? true : undefined, 10_000, 'two more runs')
     expect(watcher.status().drift.totalRepaired).toBe(1)
   })
+
+  it('repairs a live row for a path that is now a directory, once', async () => {
+    const dir = await useTempDir()
+    const root = join(dir, 'notes')
+    await mkdir(join(root, 'x'), { recursive: true })
+    await writeFile(join(root, 'x', 'y'), 'b')
+    const index = openIndex(join(dir, 'state', 'index.sqlite'))
+    const watcher = createWatcher({ index, logger: pino({ level: 'silent' }), deviceId: DEVICE }, {
+      folders: [{ name: 'notes', path: root, ignore: [], followSymlinks: false }],
+      profile: 'kubo-cidv1',
+      hashWorkers: 1,
+      settleMs: 20
+    })
+    open.push({ index, watcher })
+    await within(watcher.start(), 10_000, 'the watcher to start')
+    // A row left for the file `x` was before the directory took its name (as a missed event leaves it).
+    index.entries.apply(DEVICE, [{ kind: 'upsert', folder: 'notes', path: 'x', size: 1, mtimeMs: 1, cid: cidOf('a'), cidProfile: 'kubo-cidv1' }])
+    expect((await watcher.checkDrift()).repaired).toBe(1)
+    await within(watcher.current(), 10_000, 'the repair to be written')
+    expect(index.entries.get(DEVICE, 'notes', 'x')).toMatchObject({ deleted: true })
+    expect(index.entries.get(DEVICE, 'notes', 'x/y')).toMatchObject({ cid: cidOf('b'), deleted: false })
+    expect((await watcher.checkDrift()).repaired).toBe(0)
+  })
 })

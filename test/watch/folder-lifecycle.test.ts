@@ -91,3 +91,24 @@ describe('a folder that goes away and comes back while watched', () => {
     await indexed(h, ['c.md'])
   })
 })
+
+describe('a subdirectory that goes away and comes back while watched', () => {
+  it('moved out and back before its deletes are committed: every file stays indexed', async () => {
+    const dir = await useTempDir()
+    const files = Array.from({ length: 20 }, (_, i) => `seq1/f${i}`).sort()
+    await mkdir(join(dir, 'notes', 'seq1'), { recursive: true })
+    for (const f of files) await writeFile(join(dir, 'notes', f), f)
+    await mkdir(join(dir, 'outside'))
+    // A long batch window holds the deletes uncommitted while the directory comes back.
+    const h = await startWatching(dir, { flushMs: 3_000 })
+    await indexed(h, files)
+    await rename(join(h.root, 'seq1'), join(dir, 'outside', 'seq1'))
+    await until(() => h.watcher.status().writer.pending === files.length ? true : undefined, 10_000, 'the deletes to be queued')
+    await rename(join(dir, 'outside', 'seq1'), join(h.root, 'seq1'))
+    await indexed(h, files)
+    // Still there once every queued change is written.
+    await h.watcher.current()
+    expect(h.watcher.status().writer.pending).toBe(0)
+    expect(livePaths(h)).toEqual(files)
+  })
+})

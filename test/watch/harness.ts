@@ -23,6 +23,10 @@ export interface HarnessOptions {
   readonly followSymlinks?: boolean
   /** Leave the folder as it is (missing, say) instead of creating it. */
   readonly keepRoot?: boolean
+  /** How long the writer gathers changes before a commit. */
+  readonly flushMs?: number
+  /** The first retry of a skipped path. */
+  readonly skipRetryMs?: number
 }
 
 /** A watcher over `dir/notes`, in this process, started and current. */
@@ -34,7 +38,9 @@ export async function startWatching (dir: string, options: HarnessOptions = {}):
     folders: [{ name: 'notes', path: root, ignore: options.ignore ?? [], followSymlinks: options.followSymlinks ?? false }],
     profile: 'kubo-cidv1',
     hashWorkers: 2,
-    settleMs: 50
+    settleMs: 50,
+    flushMs: options.flushMs,
+    retry: { skipMinMs: options.skipRetryMs }
   })
   const harness = { root, index, watcher }
   open.push(harness)

@@ -105,6 +105,18 @@ describe('watching a folder', () => {
     expect(h.index.entries.get(DEVICE, 'notes', 'old.md')).toMatchObject({ deleted: true })
   })
 
+  it('records a file replaced by a directory of the same name as deleted, and the directory\'s files present', async () => {
+    const dir = await useTempDir()
+    await mkdir(join(dir, 'notes'), { recursive: true })
+    await writeFile(join(dir, 'notes', 'x'), 'a')
+    const h = await startWatching(dir)
+    await rm(join(h.root, 'x'))
+    await mkdir(join(h.root, 'x'))
+    await writeFile(join(h.root, 'x', 'y'), 'b')
+    await settled(h, { 'x/y': cidOf('b') })
+    expect(h.index.entries.get(DEVICE, 'notes', 'x')).toMatchObject({ deleted: true })
+  })
+
   it('follows folders made, moved in and removed', async () => {
     const dir = await useTempDir()
     const h = await startWatching(dir)

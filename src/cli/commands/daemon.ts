@@ -2,13 +2,14 @@ import type { Command } from 'commander'
 import { loadDaemonConfig } from '../config-wait.js'
 import { action, onUnhandledFailure, reportError } from '../run.js'
 import type { Daemon } from '../../daemon/index.js'
+import { takeEarlySignals } from '../early-signals.js'
 
 /**
  * SIGTERM and SIGINT stop the daemon cleanly; a second one, or a stop that outlives
  * {@link DEFAULT_STOP_TIMEOUT_MS}, exits at once. Handlers go in before anything starts, so a
  * signal during start-up is a clean stop too, not the default kill.
  */
-function stopSignal (): AbortSignal {
+function stopSignal (): { signal: AbortSignal, onSignal: (signal: NodeJS.Signals) => void } {
   const controller = new AbortController()
   const onSignal = (signal: NodeJS.Signals): void => {
     if (controller.signal.aborted) {
@@ -23,7 +24,35 @@ function stopSignal (): AbortSignal {
   }
   process.on('SIGTERM', onSignal)
   process.on('SIGINT', onSignal)
-  return controller.signal
+  return { signal: controller.signal, onSignal }
+}
+
+/**
+ * SIGHUP reloads the config. One that comes before the daemon is started (its handler is in from
+ * the first moment, see early-signals.ts) is remembered and applied once it is, never Node's
+ * default exit.
+ */
+class ReloadSignal {
+  private daemon: Daemon | undefined
+  private wanted = false
+
+  constructor () {
+    process.on('SIGHUP', () => { this.received() })
+  }
+
+  received (): void {
+    if (this.daemon === undefined) this.wanted = true
+    else void this.daemon.reload()
+  }
+
+  /** The daemon is started: a SIGHUP that came meanwhile is applied now. */
+  ready (daemon: Daemon): void {
+    this.daemon = daemon
+    if (!this.wanted) return
+    this.wanted = false
+    daemon.log.info('a SIGHUP came during start-up: reloading now')
+    void daemon.reload()
+  }
 }
 
 /**
@@ -60,16 +89,20 @@ export function registerDaemon (program: Command): void {
     .action(action(async (options: { config?: string }) => {
       let daemon: Daemon | undefined
       onUnhandledFailure((err, origin) => { failed(daemon, err, origin) })
-      const signal = stopSignal()
+      const { signal, onSignal } = stopSignal()
+      const reload = new ReloadSignal()
+      for (const early of takeEarlySignals()) {
+        if (early === 'SIGHUP') reload.received()
+        else onSignal(early)
+      }
       const config = await loadDaemonConfig(options.config, signal)
       if (config === undefined) return
       const { createDaemon } = await import('../../daemon/index.js')
       daemon = createDaemon(config)
-      const running = daemon
-      process.on('SIGHUP', () => { void running.reload() })
       let fatal: Error | undefined
       try {
         await daemon.start()
+        reload.ready(daemon)
         testHook()
         // Until a signal, or until the daemon cannot go on (an index that cannot be written any more).
         if (!signal.aborted) {
