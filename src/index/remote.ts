@@ -88,6 +88,20 @@ export class RemoteStore {
     return row
   }
 
+  /**
+   * Where the deal this device asked for a CID stands: `made`, `pending`, `overdue` (pending for
+   * more than two days), or `none` (not asked for here: another device's publish, or deals off).
+   */
+  dealState (cid: string, now = Date.now()): 'made' | 'pending' | 'overdue' | 'none' {
+    this.dealOf ??= this.db.prepare('SELECT deal_id AS dealId, requested_at AS requestedAt FROM deals WHERE cid = ?')
+    const deal = this.dealOf.get(cid) as { dealId: number | null, requestedAt: number } | undefined
+    if (deal === undefined) return 'none'
+    if (deal.dealId !== null) return 'made'
+    return deal.requestedAt < now - DEAL_OVERDUE_MS ? 'overdue' : 'pending'
+  }
+
+  private dealOf: Statement | undefined
+
   /** Where a CID stands on the account's side. */
   stateOf (cid: string | null): RemoteState {
     if (cid === null) return 'local-only'

@@ -19,8 +19,8 @@ export interface RestorableStatus {
   readonly lastSuccessAt: string | null
 }
 
-/** A publish as status and the dashboard list it, with where it stands on the account. */
-export interface HistoryRow extends HistoryEntry { readonly deal: string }
+/** A publish as status and the dashboard list it, with where the deal this device asked for its manifest stands. */
+export interface HistoryRow extends HistoryEntry { readonly deal: 'made' | 'pending' | 'overdue' | 'none' }
 
 export interface DrillComponents {
   readonly index: Index
@@ -67,5 +67,5 @@ export function restorableStatus (store: SyncStore): RestorableStatus | null {
 /** The history from the pointer as far as the manifest cache holds it (nothing fetched), newest first. */
 export function historyStatus (store: SyncStore, index: Index, limit: number): HistoryRow[] {
   const start = store.remotePointer()?.cid ?? null
-  return cachedHistory(store.manifestCache, start, limit).map(entry => ({ ...entry, deal: index.remote.stateOf(entry.cid) }))
+  return cachedHistory(store.manifestCache, start, limit).map(entry => ({ ...entry, deal: index.remote.dealState(entry.cid) }))
 }

@@ -9,7 +9,7 @@ interface HistoryOptions { config?: string, json?: boolean, limit?: string, name
 
 export function registerHistory (program: Command): void {
   program.command('history')
-    .description('the publishes the pointer\'s chain holds, newest first: time, device, entries, bytes added, CID, where it stands on the account (any of them restores with `cidsync restore --cid` or `--at`)')
+    .description('the publishes the pointer\'s chain holds, newest first: time, device, entries, bytes added, the deal this device asked for it (made, pending, overdue; none: not asked here), CID (any of them restores with `cidsync restore --cid` or `--at`)')
     .option('--config <path>', 'config file')
     .option('--namespace <name>', 'default: the config\'s namespace')
     .option('--network <name>', 'default: the config\'s network')
@@ -26,16 +26,16 @@ export function registerHistory (program: Command): void {
         const { SyncStore, walkHistory, acceptsUnencrypted } = await import('../../sync/index.js')
         const pointer = await clients.pointers.current(options.namespace ?? config.namespace, options.network ?? config.network)
         const store = new SyncStore(config.stateDir)
-        const stateOf = await remoteStates(config.stateDir)
+        const dealOf = await dealStates(config.stateDir)
         try {
           const rows = []
           for await (const { entry } of walkHistory(clients, pointer.snapshotCid, store.manifestCache, {
             stateDir: config.stateDir, dir: join(config.stateDir, 'snapshots'), label: 'history', limit,
             passphrase: process.env.CIDSYNC_SNAPSHOT_PASSPHRASE, acceptUnencrypted: acceptsUnencrypted(config)
-          })) rows.push({ ...entry, account: stateOf(entry.cid) })
+          })) rows.push({ ...entry, deal: dealOf(entry.cid) })
           if (options.json === true) { printJson(rows); return }
-          process.stdout.write(formatTable(['TIME', 'DEVICE', 'ENTRIES', 'ADDED', 'ACCOUNT', 'CID'],
-            rows.map(r => [r.at.replace('T', ' ').replace(/\.\d+Z$/, 'Z'), `${r.device.slice(0, 8)}${r.hostname === '' ? '' : ` ${r.hostname}`}`, String(r.entries), formatBytes(r.bytesAdded), r.account, r.cid]), new Set([2, 3])))
+          process.stdout.write(formatTable(['TIME', 'DEVICE', 'ENTRIES', 'ADDED', 'DEAL', 'CID'],
+            rows.map(r => [r.at.replace('T', ' ').replace(/\.\d+Z$/, 'Z'), `${r.device.slice(0, 8)}${r.hostname === '' ? '' : ` ${r.hostname}`}`, String(r.entries), formatBytes(r.bytesAdded), r.deal, r.cid]), new Set([2, 3])))
           const more = rows.at(-1)?.previous
           process.stdout.write(`${countOf(rows.length, 'publish', 'publishes')}${more !== null && more !== undefined ? ` (more before: --limit ${limit * 2})` : ''}\n`)
         } finally {
@@ -45,15 +45,15 @@ export function registerHistory (program: Command): void {
     }))
 }
 
-/** Where each CID stands on the account, from the index's mirror of the uploads listing (nothing when there is no index yet). */
-async function remoteStates (stateDir: string): Promise<(cid: string) => string> {
+/** Where the deal this device asked for each CID stands, from the index (`?` when there is no index yet). */
+async function dealStates (stateDir: string): Promise<(cid: string) => string> {
   const { indexPath, openIndex } = await import('../../index/index.js')
   try {
     const index = openIndex(indexPath(stateDir), { readonly: true })
     const states = new Map<string, string>()
     process.once('exit', () => { index.close() })
     return (cid) => {
-      if (!states.has(cid)) states.set(cid, index.remote.stateOf(cid))
+      if (!states.has(cid)) states.set(cid, index.remote.dealState(cid))
       return states.get(cid) as string
     }
   } catch {

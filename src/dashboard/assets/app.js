@@ -132,7 +132,7 @@ function renderHistory (s) {
   $('#history tbody').replaceChildren(...shown.map(h => el('tr', {},
     el('td', {}, when(h.at)), el('td', {}, h.hostname || (h.device ? h.device.slice(0, 8) : '–')),
     el('td', { class: 'num' }, count(h.entries)), el('td', { class: 'num' }, bytes(h.bytesAdded)),
-    el('td', {}, shortCid(h.cid)), el('td', {}, h.deal ? String(h.deal.status || h.deal.id || h.deal) : '–'))))
+    el('td', {}, shortCid(h.cid)), el('td', {}, h.deal && h.deal !== 'none' ? String(h.deal) : '–'))))
   $('#history .empty').hidden = history.length > 0
   $('#history .pager').hidden = history.length <= HISTORY_PAGE
   $('#history .page').textContent = `page ${state.historyPage + 1} of ${pages}`
