@@ -38,6 +38,11 @@ export function registerInit (program: Command): void {
       writeFileAtomicSync(target, text, { mode: 0o644 })
       const config = loadConfig({ configPath: target })
       mkdirSync(config.stateDir, { recursive: true, mode: 0o700 })
+      for (const folder of config.folders) {
+        for (const e of folder.exclude ?? []) {
+          process.stderr.write(`cidsync: warning: ${e.what} ${e.dir} lies inside the watched folder ${folder.name} (${folder.path}): it is left out of the folder, never indexed\n`)
+        }
+      }
       let keyLine = ''
       if (options.key !== undefined) {
         const { installKey, readKeyText } = await import('./key.js')

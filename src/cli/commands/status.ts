@@ -65,6 +65,7 @@ export function formatStatus (s: StatusDocument): string {
     ]), new Set([2, 3, 4, 5])).trimEnd())
     for (const f of s.folders) {
       if (f.error !== null) lines.push(`  ${f.name}: ${f.error}`)
+      for (const note of f.notes ?? []) lines.push(`  ${f.name}: note: ${note}`)
       for (const skipped of (f.skippedFiles ?? []).slice(0, SKIPPED_LINES)) {
         lines.push(`  ${f.name}: skipped ${skipped.path}${skipped.kind === 'dir' ? '/' : ''} (${skipped.reason} since ${skipped.since}, ${countOf(skipped.retries, 'retry', 'retries')}${skipped.nextRetryAt === null ? '' : `, next at ${skipped.nextRetryAt}`}): fix its permissions, it is picked up without a restart`)
       }
