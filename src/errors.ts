@@ -263,8 +263,9 @@ export class PointerNotFoundError extends CidsyncError {
   override readonly code = 'ERR_POINTER_NOT_FOUND'
   override readonly exitCode = ExitCode.notFound
 
-  constructor (readonly namespace: string, readonly network: string, options?: ErrorOptions) {
-    super(`nothing stored for namespace ${namespace} on network ${network}`, options)
+  /** `asked`: which service was asked and what to do, when the caller knows (the CLI's commands). */
+  constructor (readonly namespace: string, readonly network: string, options?: ErrorOptions & { asked?: string }) {
+    super(`nothing stored for namespace ${namespace} on network ${network}${options?.asked === undefined ? '' : `: ${options.asked}`}`, options)
   }
 }
 

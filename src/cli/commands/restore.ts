@@ -3,7 +3,7 @@ import { loadConfig } from '../../config/index.js'
 import { countOf, printJson } from '../format.js'
 import { action } from '../run.js'
 import { parseTimeArg } from '../time-arg.js'
-import { withService } from '../service-command.js'
+import { explainMissingPointer, withService } from '../service-command.js'
 
 interface RestoreOptions { config?: string, json?: boolean, namespace?: string, network?: string, cid?: string, at?: string, force?: boolean, dryRun?: boolean, asDevice?: string, allowUnencrypted?: boolean }
 
@@ -48,7 +48,7 @@ export function registerRestore (program: Command): void {
           const result = await restore(clients, {
             config, namespace: options.namespace ?? config.namespace, network: options.network ?? config.network, cid: options.cid, at,
             force: options.force, dryRun: options.dryRun, allowUnencrypted: options.allowUnencrypted, asDevice: options.asDevice, passphrase: process.env.CIDSYNC_SNAPSHOT_PASSPHRASE, onProgress: progressBar()
-          })
+          }).catch((err: unknown) => { throw explainMissingPointer(err, config) })
           if (options.json === true) { printJson(result); return }
           const what = `${result.cid}, published ${result.publish.at} by ${result.publish.device.slice(0, 8)}${result.publish.hostname === '' ? '' : ` (${result.publish.hostname})`}: ${countOf(result.publish.entries, 'entry', 'entries')}`
           if (result.dryRun) {
