@@ -98,6 +98,22 @@ export class StatusUnavailableError extends CidsyncError {
   override readonly code = 'ERR_STATUS_UNAVAILABLE'
 }
 
+/**
+ * What the running daemon met doing what it was asked (a publish through `cidsync snapshot`): its
+ * message, code and exit code as the daemon answered them, so the CLI says the same as when it
+ * does the work itself.
+ */
+export class DaemonReportedError extends CidsyncError {
+  override readonly code: string
+  override readonly exitCode: ExitCodeValue
+
+  constructor (message: string, code: string, exitCode: number) {
+    super(message)
+    this.code = code
+    this.exitCode = (Object.values(ExitCode) as number[]).includes(exitCode) && exitCode !== ExitCode.ok ? exitCode as ExitCodeValue : ExitCode.failure
+  }
+}
+
 /** The daemon cannot do that yet (the index is still being scanned, the service being reached); ask again soon. */
 export class NotReadyError extends CidsyncError {
   override readonly code = 'ERR_NOT_READY'

@@ -4,7 +4,7 @@ import type { StatusDocument } from '../../daemon/index.js'
 import { countOf, formatBytes, formatDuration, formatTable } from '../format.js'
 import { StatusCheckError, UsageError } from '../../errors.js'
 import { action, reportError } from '../run.js'
-import { progressBar, statusProblems } from '../status-check.js'
+import { lastUnreachable, progressBar, statusProblems } from '../status-check.js'
 
 function publishLines (s: StatusDocument): string[] {
   const lines: string[] = []
@@ -22,6 +22,16 @@ function publishLines (s: StatusDocument): string[] {
   }
   if (s.auth.sessionToken.warning !== null) lines.push(`auth: ${s.auth.sessionToken.warning}`)
   return lines
+}
+
+/** The service: reached, not yet, or not at the last publish or reconciliation (a network error). */
+function serviceLine (s: StatusDocument): string {
+  if (s.service.error !== null) return `service: cannot be reached: ${s.service.error}`
+  if (s.service.endpoint === null) return 'service: reached once the index is current'
+  const lost = lastUnreachable(s)
+  return lost === undefined
+    ? `service: ${s.service.endpoint}`
+    : `service: ${s.service.endpoint}: cannot be reached (the last ${lost.what}, at ${lost.at}, failed): ${lost.message} [ERR_REMOTE_NETWORK]`
 }
 
 const SKIPPED_LINES = 5
@@ -70,7 +80,7 @@ export function formatStatus (s: StatusDocument): string {
       : []),
     `index ${countOf(s.index.files, 'file', 'files')}, ${formatBytes(s.index.bytes)} · ${s.stateDir}`,
     ...indexLines(s),
-    s.service.error !== null ? `service: cannot be reached: ${s.service.error}` : `service: ${s.service.endpoint ?? 'reached once the index is current'}`,
+    serviceLine(s),
     ...publishLines(s),
     ''
   ]
