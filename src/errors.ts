@@ -71,8 +71,9 @@ export class IndexMissingError extends CidsyncError {
 export class LockHeldError extends CidsyncError {
   override readonly code = 'ERR_LOCK_HELD'
 
-  constructor (readonly lockPath: string, readonly holder: string) {
-    super(`another cidsync daemon holds ${lockPath} (${holder}): stop it first, or give this one its own state_dir`)
+  /** `advice`: what to do, when the command that met the lock knows better than a second daemon would. */
+  constructor (readonly lockPath: string, readonly holder: string, advice = 'stop it first, or give this one its own state_dir') {
+    super(`another cidsync daemon holds ${lockPath} (${holder}): ${advice}`)
   }
 }
 
