@@ -71,8 +71,9 @@ export class IndexMissingError extends CidsyncError {
 export class LockHeldError extends CidsyncError {
   override readonly code = 'ERR_LOCK_HELD'
 
-  constructor (readonly lockPath: string, readonly holder: string) {
-    super(`another cidsync daemon holds ${lockPath} (${holder}): stop it first, or give this one its own state_dir`)
+  /** `advice`: what to do, when the command that met the lock knows better than a second daemon would. */
+  constructor (readonly lockPath: string, readonly holder: string, advice = 'stop it first, or give this one its own state_dir') {
+    super(`another cidsync daemon holds ${lockPath} (${holder}): ${advice}`)
   }
 }
 
@@ -106,6 +107,22 @@ export class FolderError extends CidsyncError {
 /** The daemon's status endpoint could not be reached or answered badly. */
 export class StatusUnavailableError extends CidsyncError {
   override readonly code = 'ERR_STATUS_UNAVAILABLE'
+}
+
+/**
+ * What the running daemon met doing what it was asked (a publish through `cidsync snapshot`): its
+ * message, code and exit code as the daemon answered them, so the CLI says the same as when it
+ * does the work itself.
+ */
+export class DaemonReportedError extends CidsyncError {
+  override readonly code: string
+  override readonly exitCode: ExitCodeValue
+
+  constructor (message: string, code: string, exitCode: number) {
+    super(message)
+    this.code = code
+    this.exitCode = (Object.values(ExitCode) as number[]).includes(exitCode) && exitCode !== ExitCode.ok ? exitCode as ExitCodeValue : ExitCode.failure
+  }
 }
 
 /** The daemon cannot do that yet (the index is still being scanned, the service being reached); ask again soon. */
@@ -273,8 +290,9 @@ export class PointerNotFoundError extends CidsyncError {
   override readonly code = 'ERR_POINTER_NOT_FOUND'
   override readonly exitCode = ExitCode.notFound
 
-  constructor (readonly namespace: string, readonly network: string, options?: ErrorOptions) {
-    super(`nothing stored for namespace ${namespace} on network ${network}`, options)
+  /** `asked`: which service was asked and what to do, when the caller knows (the CLI's commands). */
+  constructor (readonly namespace: string, readonly network: string, options?: ErrorOptions & { asked?: string }) {
+    super(`nothing stored for namespace ${namespace} on network ${network}${options?.asked === undefined ? '' : `: ${options.asked}`}`, options)
   }
 }
 

@@ -2,6 +2,7 @@ import type { Command } from 'commander'
 import type { Config } from '../config/index.js'
 import { loadConfig } from '../config/index.js'
 import type { ServiceConnection } from '../connect/index.js'
+import { PointerNotFoundError } from '../errors.js'
 
 /** Adds the options every service command takes. */
 export function serviceOptions (command: Command): Command {
@@ -18,4 +19,24 @@ export async function withService<T> (options: { config?: string }, fn: (connect
   } finally {
     await connection.close()
   }
+}
+
+/**
+ * Which service was asked for a pointer, and what to do when it holds none. Each embedded service
+ * dir is an account of its own: a new device on the default finds nothing another device published.
+ */
+export function pointerAskedOf (config: Config): string {
+  if (config.service.mode === 'embedded') {
+    return `asked the embedded service at ${config.service.dir}, a separate account per service dir. ` +
+      'To restore what another device published, both must use the same service: set `[service] dir` to the service dir that device uses ' +
+      '(a shared folder), or `mode = "remote"` with the same service on both; else publish from this device first (`cidsync snapshot`)'
+  }
+  return `asked the pointer service at ${config.service.pointerUrl}. Check that this device uses the same service and account ` +
+    '(session token) as the device that published, and the same namespace and network; else publish from this device first (`cidsync snapshot`)'
+}
+
+/** A missing pointer said with which service was asked ({@link pointerAskedOf}); other errors as they are. */
+export function explainMissingPointer (err: unknown, config: Config): unknown {
+  if (!(err instanceof PointerNotFoundError)) return err
+  return new PointerNotFoundError(err.namespace, err.network, { cause: err, asked: pointerAskedOf(config) })
 }

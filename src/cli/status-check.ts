@@ -34,3 +34,20 @@ export function progressBar (done: number, total: number): string {
   const filled = total <= 0 ? BAR_WIDTH : Math.min(BAR_WIDTH, Math.floor(done / total * BAR_WIDTH))
   return `[${'#'.repeat(filled)}${'-'.repeat(BAR_WIDTH - filled)}]`
 }
+
+/**
+ * The service reached once but not at the last try: the latest failed publish or reconciliation
+ * that could not reach it (`ERR_REMOTE_NETWORK`), when nothing has succeeded since.
+ */
+export function lastUnreachable (s: StatusDocument): { what: string, at: string, message: string } | undefined {
+  const tries = [
+    { what: 'publish', error: s.publish?.lastError, since: s.publish?.last?.at ?? null },
+    { what: 'reconciliation', error: s.reconcile?.lastError, since: s.reconcile?.lastRun ?? null }
+  ]
+  let found: { what: string, at: string, message: string } | undefined
+  for (const t of tries) {
+    if (t.error?.code !== 'ERR_REMOTE_NETWORK' || (t.since !== null && t.since >= t.error.at)) continue
+    if (found === undefined || t.error.at > found.at) found = { what: t.what, at: t.error.at, message: t.error.message }
+  }
+  return found
+}

@@ -2,7 +2,7 @@ import { Agent, request } from 'undici'
 import type { Config } from '../config/index.js'
 import { formatListenAddress, parseListenAddress } from '../config/index.js'
 import { readDaemonInfo, readStatusToken } from '../daemon/index.js'
-import { StatusUnavailableError } from '../errors.js'
+import { DaemonReportedError, StatusUnavailableError } from '../errors.js'
 
 export const DEFAULT_STATUS_TIMEOUT_MS = 5_000
 
@@ -47,6 +47,23 @@ class DaemonNotReadyError extends Error {
   }
 }
 
+const WHAT: Record<string, string> = { '/snapshot': 'publish', '/reconcile': 'reconciliation', '/rescan': 'drift check' }
+
+/** The daemon answered with what went wrong (`{error, code, exitCode}`): that error, as if met here. */
+function reported (path: string, body: string): DaemonReportedError | undefined {
+  let parsed: { error?: unknown, code?: unknown, exitCode?: unknown }
+  try {
+    parsed = JSON.parse(body) as typeof parsed
+  } catch {
+    return undefined
+  }
+  if (typeof parsed !== 'object' || parsed === null || typeof parsed.error !== 'string') return undefined
+  const code = typeof parsed.code === 'string' ? parsed.code : 'ERR_DAEMON'
+  const what = WHAT[path.split('?')[0] ?? ''] ?? `POST ${path}`
+  const unreachable = code === 'ERR_REMOTE_NETWORK' ? ' (the service cannot be reached: check that it is up and this machine reaches it)' : ''
+  return new DaemonReportedError(`the daemon's ${what} failed${unreachable}: ${parsed.error}`, code, typeof parsed.exitCode === 'number' ? parsed.exitCode : 1)
+}
+
 async function askDaemon (config: Config, method: 'GET' | 'POST', path: string, timeoutMs = DEFAULT_STATUS_TIMEOUT_MS): Promise<string> {
   const where = statusAddress(config)
   const address = parseListenAddress(where)
@@ -69,10 +86,10 @@ async function askDaemon (config: Config, method: 'GET' | 'POST', path: string, 
       const reason = (() => { try { return (JSON.parse(body) as { error?: string }).error } catch { return undefined } })() ?? body.trim().slice(0, 200)
       throw new DaemonNotReadyError(reason, Math.min(10_000, Math.max(250, (Number.isFinite(seconds) ? seconds : 1) * 1000)))
     }
-    if (response.statusCode !== 200) throw new StatusUnavailableError(`the daemon at ${where} answered ${response.statusCode} to ${path}: ${body.trim().slice(0, 200)}`)
+    if (response.statusCode !== 200) throw reported(path, body) ?? new StatusUnavailableError(`the daemon at ${where} answered ${response.statusCode} to ${path}: ${body.trim().slice(0, 200)}`)
     return body
   } catch (err) {
-    if (err instanceof StatusUnavailableError || err instanceof DaemonNotReadyError) throw err
+    if (err instanceof StatusUnavailableError || err instanceof DaemonNotReadyError || err instanceof DaemonReportedError) throw err
     throw new StatusUnavailableError(`no daemon answers at ${where} (${(err as { code?: string }).code ?? (err as Error).message}): start one with \`cidsync daemon\``, { cause: err })
   } finally {
     await dispatcher?.close()

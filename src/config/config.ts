@@ -8,6 +8,21 @@ export interface FolderConfig {
   readonly path: string
   readonly ignore: readonly string[]
   readonly followSymlinks: boolean
+  /**
+   * cidsync's own dirs inside this folder (the state dir, the embedded service's dir), never
+   * indexed, scanned or watched; absent when there are none. Set by the config loader.
+   */
+  readonly exclude?: readonly ExcludedDir[]
+}
+
+/** One of cidsync's own dirs that lies inside a watched folder. */
+export interface ExcludedDir {
+  /** Its path relative to the folder, `/`-separated. */
+  readonly path: string
+  /** Its absolute path, as configured. */
+  readonly dir: string
+  /** What it is, for messages: "the state dir". */
+  readonly what: string
 }
 
 /** The validated config with every path resolved: what the rest of cidsync reads. */

@@ -1,7 +1,8 @@
 /**
  * The config: one TOML file, `CIDSYNC_*` overrides, validated once at the edge, paths resolved.
  */
-export type { Config, FolderConfig } from './config.js'
+export type { Config, ExcludedDir, FolderConfig } from './config.js'
+export { excludeOwnDirs, excludedNotes } from './own-dirs.js'
 export { loadConfig, findConfigFile } from './load.js'
 export type { LoadConfigOptions } from './load.js'
 export { defaultConfigPath, defaultStateDir, expandHome, resolveConfigPath } from './paths.js'

@@ -6,6 +6,7 @@ import { ConfigError } from '../errors.js'
 import type { Config } from './config.js'
 import { applyEnvOverrides } from './env.js'
 import { formatIssues } from './issues.js'
+import { excludeOwnDirs } from './own-dirs.js'
 import { parseListenAddress } from './listen-address.js'
 import { defaultConfigPath, defaultSocketPath, defaultStateDir, resolveConfigPath, SYSTEM_CONFIG_PATH } from './paths.js'
 import { configFileSchema, type ConfigFile } from './schema.js'
@@ -83,7 +84,8 @@ export function loadConfig (options: LoadConfigOptions = {}): Config {
   if ('error' in listen) {
     throw new ConfigError(`invalid config:\n  status.listen = ${JSON.stringify(parsed.data.status.listen)} ${origin('status.listen')}: ${listen.error}`)
   }
-  return toConfig(parsed.data, found?.path, listen, stateDir, resolvePath)
+  const config = toConfig(parsed.data, found?.path, listen, stateDir, resolvePath)
+  return { ...config, folders: excludeOwnDirs(config.folders, config) }
 }
 
 function toConfig (file: ConfigFile, source: string | undefined, listen: Config['status']['listen'], stateDir: string, resolvePath: (p: string) => string): Config {

@@ -1,7 +1,7 @@
 import { statfsSync } from 'node:fs'
 import { hostname } from 'node:os'
 import type { Config } from '../config/index.js'
-import { formatListenAddress } from '../config/index.js'
+import { excludedNotes, formatListenAddress } from '../config/index.js'
 import { indexPath, loadOrCreateDeviceId, openIndexRecovering, type FolderTotals, type Index, type OpenedIndex } from '../index/index.js'
 import { createWatcher, type Watcher } from '../watch/index.js'
 import { VERSION } from '../version.js'
@@ -150,9 +150,19 @@ export class Daemon {
       })
       this.link.connectWhen(this.scanning ?? Promise.resolve(), this.indexLost)
       logger.info({ version: VERSION, device: this.deviceId, stateDir: config.stateDir, status: formatListenAddress(bound), folders: config.folders.length, service: config.service.mode }, 'daemon started')
+      this.warnExcluded(config.folders)
     } catch (err) {
       await this.stop()
       throw err
+    }
+  }
+
+  /** cidsync's own dirs inside watched folders are left out of them: say so, once per folder set up. */
+  private warnExcluded (folders: Config['folders']): void {
+    for (const folder of folders) {
+      for (const e of folder.exclude ?? []) {
+        this.logger.warn({ folder: folder.name, dir: e.dir, path: e.path }, `${e.what} ${e.dir} lies inside the watched folder ${folder.name} (${folder.path}): it is not indexed`)
+      }
     }
   }
 
@@ -214,7 +224,9 @@ export class Daemon {
         this.config = next
         this.logger.level = next.logLevel
         await this.link?.runner?.reconfigure(next)
-        return await this.watcher?.setFolders(next.folders)
+        const folders = await this.watcher?.setFolders(next.folders)
+        this.warnExcluded(next.folders.filter(f => folders?.added.includes(f.name) === true))
+        return folders
       }
     })
   })
@@ -284,7 +296,8 @@ export class Daemon {
       scan: { scanned: f.scanned, toHash: f.toHash, hashed: f.hashed, hashedBytes: f.hashedBytes },
       skipped: f.skipped,
       skippedFiles: f.skippedFiles,
-      error: f.error ?? null
+      error: f.error ?? null,
+      notes: excludedNotes(this.config.folders.find(c => c.name === f.name) ?? { name: f.name, path: f.path, ignore: [], followSymlinks: false })
     }))
     const memory = process.memoryUsage()
     return {

@@ -1,4 +1,4 @@
-import type { Config } from '../config/index.js'
+import { excludeOwnDirs, type Config } from '../config/index.js'
 
 /** Config keys a running daemon keeps as it started with: a reload names them. */
 export const RESTART_ONLY_KEYS = ['stateDir', 'status', 'service', 'cidProfile', 'watch'] as const
@@ -16,7 +16,9 @@ type Folder = Config['folders'][number]
 const same = (a: Folder, b: Folder): boolean => JSON.stringify(a) === JSON.stringify(b)
 
 /** Everything a reload applies, computed before any of it is: what changes, what needs a restart. */
-export function planReload (current: Config, loaded: Config): ReloadPlan {
+export function planReload (current: Config, fromFile: Config): ReloadPlan {
+  // The dirs left out of the folders are those of the state dir and service the daemon runs with.
+  const loaded = { ...fromFile, folders: excludeOwnDirs(fromFile.folders, current) }
   return {
     next: { ...loaded, stateDir: current.stateDir, status: current.status, service: current.service, cidProfile: current.cidProfile, watch: current.watch },
     needRestart: RESTART_ONLY_KEYS.filter(key => JSON.stringify(loaded[key]) !== JSON.stringify(current[key])),

@@ -14,6 +14,8 @@ export interface FolderStatus {
   /** The first skipped paths (bounded), each with why, since when and how often it was retried. */
   readonly skippedFiles: readonly SkippedFile[]
   readonly error: string | null
+  /** Not errors, but worth knowing: cidsync's own dirs that lie inside the folder and are left out. */
+  readonly notes: readonly string[]
 }
 
 /** Something wrong the daemon found with its own files at start, and what it did about it. */

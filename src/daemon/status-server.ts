@@ -4,7 +4,7 @@ import { dirname } from 'node:path'
 import type { AddressInfo, Socket } from 'node:net'
 import { clearStaleSocket } from './stale-socket.js'
 import { formatListenAddress, type ListenAddress } from '../config/index.js'
-import { ListenError, NotReadyError } from '../errors.js'
+import { exitCodeOf, ListenError, NotReadyError } from '../errors.js'
 import { renderMetrics } from './metrics.js'
 import { hasStatusToken } from './status-token.js'
 import type { StatusDocument } from './status-document.js'
@@ -114,7 +114,7 @@ async function handlePost (components: StatusServerComponents, dashboard: Dashbo
   try {
     send(res, 200, JSON.stringify(await run()) + '\n', 'application/json')
   } catch (err) {
-    const body = JSON.stringify({ error: (err as Error).message, code: (err as { code?: string }).code ?? null }) + '\n'
+    const body = JSON.stringify({ error: (err as Error).message, code: (err as { code?: string }).code ?? null, exitCode: exitCodeOf(err) }) + '\n'
     // Not ready yet (still scanning, the service still being reached): a caller waits and asks again.
     if (err instanceof NotReadyError) send(res, 503, body, 'application/json', { 'retry-after': String(err.retryAfterSeconds) })
     else send(res, 502, body, 'application/json')

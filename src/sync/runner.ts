@@ -17,6 +17,10 @@ import type { VerifyResult } from './verify.js'
 
 export type { PublishStatus, ReconcileStatus } from './sync-status.js'
 
+function codeOf (err: unknown): string | null {
+  return err instanceof CidsyncError ? err.code : null
+}
+
 /** What a caller may ask of one publish. */
 export interface PublishOptions { readonly confirmDrop?: boolean, readonly repairPointer?: boolean }
 
@@ -229,7 +233,7 @@ export class SyncRunner {
     } catch (err) {
       this.failures++
       this.noteRefusal(err)
-      this.lastError = { at: new Date().toISOString(), message: (err as Error).message }
+      this.lastError = { at: new Date().toISOString(), message: (err as Error).message, code: codeOf(err) }
       if (err instanceof PublishHeldError) this.held = { since: this.held?.since ?? new Date().toISOString(), dropping: err.dropping, of: err.of, message: err.message }
       this.pointerProblem = err instanceof PointerUnreadableError ? err.message : null
       this.components.logger.error({ reason, err }, 'publish failed')
@@ -267,7 +271,7 @@ export class SyncRunner {
       return result
     } catch (err) {
       this.noteRefusal(err)
-      this.reconcileState = { ...this.reconcileState, lastError: { at: new Date().toISOString(), message: (err as Error).message } }
+      this.reconcileState = { ...this.reconcileState, lastError: { at: new Date().toISOString(), message: (err as Error).message, code: codeOf(err) } }
       this.components.logger.error({ err }, 'reconcile failed')
       this.components.onEvent?.({ type: 'reconcile.failed', message: (err as Error).message, code: (err as { code?: string }).code ?? null })
       throw err

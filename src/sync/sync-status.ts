@@ -7,7 +7,8 @@ export interface ReconcileStatus {
   readonly running: boolean
   readonly lastRun: string | null
   readonly last: Reconciled | null
-  readonly lastError: { readonly at: string, readonly message: string } | null
+  /** `code`: the error's stable code (`ERR_REMOTE_NETWORK`: the service could not be reached). */
+  readonly lastError: { readonly at: string, readonly message: string, readonly code: string | null } | null
   readonly remoteFiles: number
   readonly gone: number
   readonly deals: { readonly pending: number, readonly overdue: number, readonly made: number }
@@ -20,7 +21,8 @@ export interface PublishStatus {
   readonly last: { readonly cid: string, readonly at: string | null, readonly entries: number } | null
   /** When the next publish is due after recent changes (debounced), if one is. */
   readonly pendingAt: string | null
-  readonly lastError: { readonly at: string, readonly message: string } | null
+  /** `code`: the error's stable code (`ERR_REMOTE_NETWORK`: the service could not be reached). */
+  readonly lastError: { readonly at: string, readonly message: string, readonly code: string | null } | null
   readonly runs: number
   readonly failures: number
   /** The pointer as last seen: its CID, whether it is this device's last snapshot, and if not, why. */

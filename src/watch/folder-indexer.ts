@@ -57,6 +57,11 @@ export interface FolderIndexerInit {
 }
 
 const MAX_RETRY_MS = 60_000
+
+/** cidsync's own dirs inside the folder, never indexed. */
+function excludedPaths (folder: FolderConfig): string[] {
+  return (folder.exclude ?? []).map(e => e.path)
+}
 /** The reason listed for a name that is not UTF-8: it cannot be a row, and waiting will not fix it. */
 const NAME_NOT_UTF8 = 'ERR_NAME_NOT_UTF8'
 /** A file still changing after this many looks is listed as skipped (and still looked at). */
@@ -92,7 +97,7 @@ export class FolderIndexer {
   private readonly stopScan = new AbortController()
 
   constructor (private readonly components: FolderIndexerComponents, private readonly init: FolderIndexerInit) {
-    this.ignore = createIgnoreMatcher(init.folder.ignore)
+    this.ignore = createIgnoreMatcher(init.folder.ignore, excludedPaths(init.folder))
     this.skipped = new SkippedFiles({ onDue: (rel, kind) => this.retrySkipped(rel, kind), minRetryMs: init.skipRetryMs })
     this.watcher = new FolderWatcher({ root: init.folder.path, ignore: this.ignore, followSymlinks: init.folder.followSymlinks }, {
       onFile: (rel, stats) => this.verify(rel, stats),
@@ -187,7 +192,7 @@ export class FolderIndexer {
   private async runScan (seen?: (rel: string) => void): Promise<ScanResult | undefined> {
     const { folder } = this.init
     const request = {
-      root: folder.path, folder: folder.name, ignore: folder.ignore, followSymlinks: folder.followSymlinks,
+      root: folder.path, folder: folder.name, ignore: folder.ignore, exclude: excludedPaths(folder), followSymlinks: folder.followSymlinks,
       indexPath: this.components.entries.path, deviceId: this.components.deviceId, profile: this.init.profile
     }
     try {

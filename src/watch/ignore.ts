@@ -12,16 +12,18 @@ export interface IgnoreMatcher {
  * Compiles a folder's ignore globs. A pattern with a `/` matches from the folder's root
  * (`.git/**`, `build/out`); one without matches a name at any depth (`*.tmp`, `node_modules`).
  * A path is ignored when it or any folder above it matches, so a file inside an ignored tree is
- * ignored even when an event names it directly.
+ * ignored even when an event names it directly. `excluded` are exact paths (no globs) that are
+ * ignored the same way: cidsync's own dirs inside the folder.
  */
-export function createIgnoreMatcher (patterns: readonly string[]): IgnoreMatcher {
+export function createIgnoreMatcher (patterns: readonly string[], excluded: readonly string[] = []): IgnoreMatcher {
+  const own = new Set(excluded)
   const anchored = patterns.filter(p => p.includes('/'))
   const named = patterns.filter(p => !p.includes('/'))
   const matchAnchored = anchored.length > 0 ? picomatch(anchored, { dot: true }) : () => false
   const matchName = named.length > 0 ? picomatch(named, { dot: true }) : () => false
   const itself = (path: string): boolean => {
     const name = path.slice(path.lastIndexOf('/') + 1)
-    return matchName(name) || matchAnchored(path) || matchAnchored(`${path}/`)
+    return own.has(path) || matchName(name) || matchAnchored(path) || matchAnchored(`${path}/`)
   }
   const matcher = (relativePath: string): boolean => {
     for (let end = relativePath.length; end > 0; end = relativePath.lastIndexOf('/', end - 1)) {

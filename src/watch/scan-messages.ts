@@ -3,6 +3,8 @@ export interface ScanRequest {
   readonly root: string
   readonly folder: string
   readonly ignore: readonly string[]
+  /** Exact paths never entered (cidsync's own dirs inside the folder). */
+  readonly exclude: readonly string[]
   readonly followSymlinks: boolean
   /** The index to compare against (read-only); absent or empty means every file is new. */
   readonly indexPath: string

@@ -54,7 +54,7 @@ function withoutBadNames (root: string, dirRel: string, entries: Dirent[], post:
  */
 function scan (request: ScanRequest, post: (message: ScanMessage) => void): void {
   const known = loadKnown(request)
-  const ignore = createIgnoreMatcher(request.ignore)
+  const ignore = createIgnoreMatcher(request.ignore, request.exclude)
   // Followed links can lead back up the tree: each directory carries the (device, inode) of those
   // above it, and a link to one of them is not entered.
   const follow = request.followSymlinks

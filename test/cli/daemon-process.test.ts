@@ -143,6 +143,7 @@ describe('cidsync daemon, as a process', () => {
     expect(await daemon.logged('index current')).toMatchObject({ files: 2 })
     const status = JSON.parse((await runCli(['status', '--config', config, '--json'])).stdout) as { filesSkipped: number, folders: Array<{ skipped: number }> }
     expect(status.filesSkipped).toBe(1)
+    expect((await runCli(['status', '--config', config])).stdout).toMatch(/skipped secret\.txt \(EACCES .*\): the file cannot be read: fix its permissions, it is picked up without a restart/)
     expect(daemon.stderr.split('\n').filter(l => l.includes('file skipped'))).toHaveLength(1)
     await writeFile(join(dir, 'notes', 'secret.txt'), 'still no')
     await until(() => daemon.stderr.includes('"path":"secret.txt"') ? true : undefined, 5_000, 'the skip to be logged')

@@ -35,6 +35,31 @@ describe('carrying the snapshot key to a new device, as docs/operations.md says'
     expect(refused.stderr).toContain('add --force to replace it')
   })
 
+  it('a new device on its own embedded service finds no pointer, and restore says which service it asked and what to do', async () => {
+    const root = await useTempDir()
+    const env = { ...process.env, CIDSYNC_STATUS_LISTEN: '127.0.0.1:0' }
+    for (const name of ['a', 'b']) await mkdir(join(root, name, 'notes'), { recursive: true })
+    await writeFile(join(root, 'a', 'notes', 'one.md'), 'one')
+    const a = join(root, 'a.toml')
+    const b = join(root, 'b.toml')
+    expect((await runCli(['init', '--config', a, '--folder', join(root, 'a', 'notes'), '--state-dir', join(root, 'a', 'state')], { env })).code).toBe(0)
+    expect((await runCli(['snapshot', '--config', a], { env })).code).toBe(0)
+    const exported = (await runCli(['key', 'export', '--config', a], { env })).stdout
+    expect((await runCli(['init', '--config', b, '--folder', join(root, 'b', 'notes'), '--state-dir', join(root, 'b', 'state')], { env })).code).toBe(0)
+    expect((await runCli(['key', 'import', '--config', b], { env, input: exported })).code).toBe(0)
+
+    // Each device's embedded service is a separate account: b's holds no pointer.
+    const restore = await runCli(['restore', '--config', b], { env })
+    expect(restore.code).toBe(3)
+    expect(restore.stderr).toContain(`nothing stored for namespace default on network mainnet: asked the embedded service at ${join(root, 'b', 'state', 'service')}, a separate account per service dir`)
+    expect(restore.stderr).toContain('set `[service] dir` to the service dir that device uses')
+    expect(restore.stderr).toContain('[ERR_POINTER_NOT_FOUND]')
+
+    // Pointed at a's service dir, as the message says, it finds a's snapshot.
+    const shared = { ...env, CIDSYNC_SERVICE_DIR: join(root, 'a', 'state', 'service') }
+    expect((await runCli(['restore', '--config', b], { env: shared })).code).toBe(0)
+  })
+
   it('init --key - takes the key from standard input instead of making one', async () => {
     const root = await useTempDir()
     await writeFile(join(root, 'old.toml'), '')

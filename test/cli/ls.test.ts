@@ -39,4 +39,24 @@ describe('cidsync ls', () => {
     expect(unknown.stderr).toContain(`no device ffffffff in the index: it knows ${idA.slice(0, 8)}`)
     expect(unknown.stderr).toContain('[ERR_DEVICE_NOT_FOUND]')
   })
+
+  it('says on stderr when a prefix matches nothing because it does not start with a folder name, listing the folders', async () => {
+    const root = await useTempDir()
+    const a = await deviceConfig(root, 'a')
+    await mkdir(join(root, 'a', 'notes', 'sub'))
+    await writeFile(join(root, 'a', 'notes', 'sub', 'one.md'), 'one')
+    expect((await runCli(['snapshot', '--config', a])).code).toBe(0)
+
+    expect((await runCli(['ls', 'notes/sub', '--config', a])).stdout).toContain('notes/sub/one.md')
+    const bare = await runCli(['ls', 'sub/one.md', '--config', a])
+    expect(bare.code).toBe(0)
+    expect(bare.stdout).not.toContain('one.md')
+    expect(bare.stderr).toContain('cidsync: nothing matches sub/one.md: a prefix starts with the folder\'s name (folder/path, as `cidsync ls` prints them); the folders are: notes')
+    const absolute = await runCli(['ls', join(root, 'a', 'notes'), '--config', a])
+    expect(absolute.stderr).toContain('the folders are: notes')
+
+    // A folder name with nothing under the rest of the prefix: just empty, nothing to correct.
+    const none = await runCli(['ls', 'notes/nothing-here', '--config', a])
+    expect(none).toMatchObject({ code: 0, stderr: '' })
+  })
 })

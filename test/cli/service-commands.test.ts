@@ -46,7 +46,7 @@ describe('service commands on the embedded default', { timeout: 90_000 }, () => 
 
     const none = await runCli(['pointer', 'get', ...c])
     expect(none.code).toBe(3)
-    expect(none.stderr).toContain('nothing stored for namespace default on network mainnet')
+    expect(none.stderr).toContain(`nothing stored for namespace default on network mainnet: asked the embedded service at ${join(dir, 'state', 'service')}, a separate account per service dir`)
     expect((await runCli(['pointer', 'put', EMPTY_CID, '--force', '--memories', '7', ...c])).code).toBe(0)
     expect(JSON.parse((await runCli(['pointer', 'get', ...c, '--json'])).stdout)).toMatchObject({ snapshotCid: EMPTY_CID, engine: 'cidsync-sqlite/2', memories: 7 })
 

@@ -37,6 +37,38 @@ describe('cidsync status', () => {
     await healthy.stop()
   })
 
+  it('notes a state dir inside a watched folder, left out of it, without calling it a problem', async () => {
+    const dir = await useTempDir()
+    await mkdir(join(dir, 'notes'))
+    const path = join(dir, 'c.toml')
+    await writeFile(path, 'state_dir = "notes/.cidsync"\n[[folders]]\nname = "notes"\npath = "notes"\n[status]\nlisten = "127.0.0.1:0"\n')
+    const daemon = new DaemonProcess(['--config', path])
+    await daemon.logged('index current')
+    expect(daemon.stderr).toContain(`the state dir ${join(dir, 'notes', '.cidsync')} lies inside the watched folder notes`)
+    const status = await runCli(['status', '--config', path])
+    expect(status.stdout).toContain(`notes: note: the state dir ${join(dir, 'notes', '.cidsync')} lies inside this folder (at .cidsync/): it is not indexed`)
+    expect((await runCli(['status', '--check', '--config', path])).code).toBe(0)
+    await daemon.stop()
+  })
+
+  it('gives the advice that fits a skipped file: a name that is not UTF-8 is to be renamed, not a matter of permissions', async () => {
+    const dir = await useTempDir()
+    await mkdir(join(dir, 'notes'))
+    await writeFile(Buffer.concat([Buffer.from(`${join(dir, 'notes')}/bad`), Buffer.from([0xff]), Buffer.from('.md')]), 'x')
+    const path = await config(dir, ['notes'])
+    const daemon = new DaemonProcess(['--config', path])
+    await daemon.logged('index current')
+    const status = await until(async () => {
+      const result = await runCli(['status', '--config', path])
+      return result.stdout.includes('skipped bad') ? result : undefined
+    }, 15_000, 'the bad name listed')
+    const line = status.stdout.split('\n').find(l => l.includes('skipped bad')) ?? ''
+    expect(line).toContain('bad\\xff.md (ERR_NAME_NOT_UTF8')
+    expect(line).toContain('its name is not valid UTF-8: rename it to index it (not retried')
+    expect(line).not.toContain('permissions')
+    await daemon.stop()
+  })
+
   it('--check exits 1 when no daemon answers', async () => {
     const dir = await useTempDir()
     const result = await runCli(['status', '--check', '--config', await config(dir, [])])

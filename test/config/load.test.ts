@@ -61,6 +61,34 @@ follow_symlinks = true
     ])
   })
 
+  it('marks cidsync\'s own dirs inside a watched folder as excluded from it (the state dir, the embedded service\'s dir)', async () => {
+    const dir = await useTempDir()
+    const path = await configFile(dir, `[[folders]]
+name = "home"
+path = "~"
+[[folders]]
+name = "notes"
+path = "~/notes"
+[[folders]]
+name = "data"
+path = "/data"
+[service]
+dir = "/data/shared/service"
+`)
+    const config = loadConfig({ configPath: path, env: {}, home: '/home/u' })
+    expect(config.folders.map(f => [f.name, f.exclude])).toEqual([
+      ['home', [{ path: '.local/state/cidsync', dir: '/home/u/.local/state/cidsync', what: 'the state dir' }]],
+      ['notes', undefined],
+      ['data', [{ path: 'shared/service', dir: '/data/shared/service', what: 'the embedded service\'s dir (service.dir)' }]]
+    ])
+    // The default service dir lies in the state dir: one exclusion covers both. Remote mode has no service dir.
+    const inState = loadConfig({ configPath: await configFile(dir, '[[folders]]\nname = "home"\npath = "~"\n[service]\nmode = "remote"\ndeal_url = "http://127.0.0.1:1"\napi_url = "http://127.0.0.1:1"\npointer_url = "http://127.0.0.1:1"\nupload_url = "http://127.0.0.1:1"\ngateways = ["http://127.0.0.1:1"]\n'), env: {}, home: '/home/u' })
+    expect(inState.folders[0]?.exclude?.map(e => e.path)).toEqual(['.local/state/cidsync'])
+    // A folder beside the state dir (a name that only starts the same) is not touched.
+    const beside = loadConfig({ configPath: await configFile(dir, 'state_dir = "/srv/state"\n[[folders]]\nname = "s"\npath = "/srv/state-two"\n'), env: {}, home: '/home/u' })
+    expect(beside.folders[0]?.exclude).toBeUndefined()
+  })
+
   it('finds the file by --config, then $CIDSYNC_CONFIG, then the XDG default', async () => {
     const dir = await useTempDir()
     const byEnv = await configFile(dir, 'namespace = "from-env"')

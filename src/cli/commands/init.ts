@@ -8,6 +8,11 @@ import { action } from '../run.js'
 
 interface InitOptions { config?: string, folder?: string[], stateDir?: string, force?: boolean, key?: string }
 
+/** A path as a shell reads it back: quoted when it holds anything but plain characters. */
+function shellWord (text: string): string {
+  return /^[\w@%+=:,./-]+$/.test(text) ? text : `'${text.replace(/'/g, `'\\''`)}'`
+}
+
 function folderName (path: string, taken: Set<string>): string {
   const base = basename(path).replace(/[^A-Za-z0-9._-]/g, '-').replace(/^[^A-Za-z0-9]+/, '') || 'folder'
   let name = base.slice(0, 60)
@@ -38,6 +43,12 @@ export function registerInit (program: Command): void {
       writeFileAtomicSync(target, text, { mode: 0o644 })
       const config = loadConfig({ configPath: target })
       mkdirSync(config.stateDir, { recursive: true, mode: 0o700 })
+      for (const folder of config.folders) {
+        if (!existsSync(folder.path)) process.stderr.write(`cidsync: warning: the folder ${folder.path} does not exist: it is written to the config, and the daemon shows it as an error until it is created\n`)
+        for (const e of folder.exclude ?? []) {
+          process.stderr.write(`cidsync: warning: ${e.what} ${e.dir} lies inside the watched folder ${folder.name} (${folder.path}): it is left out of the folder, never indexed\n`)
+        }
+      }
       let keyLine = ''
       if (options.key !== undefined) {
         const { installKey, readKeyText } = await import('./key.js')
@@ -49,7 +60,9 @@ export function registerInit (program: Command): void {
         const key = writingKey(config.stateDir)
         keyLine = `snapshot key ${key.keyId} in ${join(config.stateDir, KEY_FILE)} (carry it to other devices with \`cidsync key export\`)\n`
       }
+      // The daemon finds the file itself only at the default path: anywhere else, the next command names it.
+      const daemon = target === resolve(defaultConfigPath(process.env)) ? 'cidsync daemon' : `cidsync daemon --config ${shellWord(target)}`
       process.stdout.write(`wrote ${target}\nstate dir ${config.stateDir}\n${keyLine}` +
-        (folders === undefined ? 'edit [[folders]] to name what to watch, then run: cidsync daemon\n' : 'next: cidsync daemon\n'))
+        (folders === undefined ? `edit [[folders]] to name what to watch, then run: ${daemon}\n` : `next: ${daemon}\n`))
     }))
 }

@@ -14,6 +14,12 @@ function resolveDevice (wanted: string, devices: readonly KnownDevice[]): string
   return (matches[0] as KnownDevice).id
 }
 
+/** `notes/x` or `notes` for a folder `notes`; a bare `no` may still be the start of one's name. */
+function startsWithFolder (prefix: string, folders: readonly string[]): boolean {
+  const slash = prefix.indexOf('/')
+  return slash === -1 ? folders.some(f => f.startsWith(prefix)) : folders.includes(prefix.slice(0, slash))
+}
+
 interface LsOptions { config?: string, device?: string, allDevices?: boolean, deleted?: boolean, json?: boolean }
 
 export function registerLs (program: Command): void {
@@ -38,6 +44,13 @@ export function registerLs (program: Command): void {
         if (everyDevice && options.allDevices !== true) process.stderr.write('cidsync: this device has no rows yet (its id is made on the first `cidsync daemon`): showing every device\'s rows\n')
         const deviceId = everyDevice ? undefined : options.device !== undefined ? resolveDevice(options.device, index.entries.devices()) : own
         const entries = index.entries.list({ prefix: prefix ?? '', deviceId, includeDeleted: options.deleted === true })
+        if (entries.length === 0 && prefix !== undefined && prefix !== '') {
+          const folders = [...new Set([...config.folders.map(f => f.name), ...index.entries.devices().flatMap(d => index.entries.totals(d.id).map(t => t.folder))])].sort()
+          if (!startsWithFolder(prefix, folders)) {
+            process.stderr.write(`cidsync: nothing matches ${prefix}: a prefix starts with the folder's name (folder/path, as \`cidsync ls\` prints them); ` +
+              `${folders.length === 0 ? 'no folder is configured or indexed yet' : `the folders are: ${folders.join(', ')}`}\n`)
+          }
+        }
         if (options.json === true) {
           printJson(entries.map(e => ({
             device: e.deviceId, folder: e.folder, path: e.path, size: e.size, mtime: new Date(e.mtimeMs).toISOString(),

@@ -2,7 +2,7 @@ import { InvalidArgumentError, type Command } from 'commander'
 import { UsageError } from '../../errors.js'
 import { countOf, printJson } from '../format.js'
 import { action } from '../run.js'
-import { serviceOptions, withService } from '../service-command.js'
+import { explainMissingPointer, serviceOptions, withService } from '../service-command.js'
 
 /** `--memories`: a count, or the pointer would carry `null` (what JSON makes of NaN). */
 function entryCount (text: string): number {
@@ -20,6 +20,7 @@ export function registerPointer (program: Command): void {
     .action(action(async (options: PointerOptions) => {
       await withService(options, async ({ clients }, config) => {
         const current = await clients.pointers.current(options.namespace ?? config.namespace, options.network ?? config.network)
+          .catch((err: unknown) => { throw explainMissingPointer(err, config) })
         if (options.json === true) printJson(current)
         else process.stdout.write(`${current.snapshotCid}  ${current.namespace}#${current.network}  engine ${current.engine}${current.memories === undefined ? '' : `  ${countOf(current.memories, 'entry', 'entries')}`}${current.updatedAt === undefined ? '' : `  ${current.updatedAt}`}\n`)
       })

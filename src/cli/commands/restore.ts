@@ -1,9 +1,10 @@
 import type { Command } from 'commander'
 import { loadConfig } from '../../config/index.js'
+import { LockHeldError } from '../../errors.js'
 import { countOf, printJson } from '../format.js'
 import { action } from '../run.js'
 import { parseTimeArg } from '../time-arg.js'
-import { withService } from '../service-command.js'
+import { explainMissingPointer, withService } from '../service-command.js'
 
 interface RestoreOptions { config?: string, json?: boolean, namespace?: string, network?: string, cid?: string, at?: string, force?: boolean, dryRun?: boolean, asDevice?: string, allowUnencrypted?: boolean }
 
@@ -18,6 +19,17 @@ function progressBar (): ((received: number, total: number | undefined) => void)
     const bar = total === undefined ? '' : `[${'#'.repeat(Math.round(received / total * 30)).padEnd(30, '.')}] `
     process.stderr.write(`\rfetching ${bar}${mb} MB${total === undefined ? '' : ` of ${(total / 1e6).toFixed(1)} MB`}`)
     if (received === total) process.stderr.write('\n')
+  }
+}
+
+/** The state dir's lock; a daemon holding it is to be stopped (another state dir would restore somewhere else). */
+function lockForRestore<T> (acquire: (stateDir: string) => T, stateDir: string): T {
+  try {
+    return acquire(stateDir)
+  } catch (err) {
+    if (!(err instanceof LockHeldError)) throw err
+    throw new LockHeldError(err.lockPath, err.holder,
+      'restore replaces the index that daemon writes: stop it (`systemctl --user stop cidsync`, `sudo systemctl stop cidsync` for the system service, or Ctrl-C where it runs in a terminal), then run restore again, and start the daemon after')
   }
 }
 
@@ -41,14 +53,14 @@ export function registerRestore (program: Command): void {
       const { mkdirSync } = await import('node:fs')
       mkdirSync(config.stateDir, { recursive: true, mode: 0o700 })
       // No daemon may write the index while it is replaced: take its lock (a running one is named).
-      const lock = options.dryRun === true ? undefined : acquireLock(config.stateDir)
+      const lock = options.dryRun === true ? undefined : lockForRestore(acquireLock, config.stateDir)
       try {
         await withService(options, async ({ clients }) => {
           const { restore } = await import('../../sync/index.js')
           const result = await restore(clients, {
             config, namespace: options.namespace ?? config.namespace, network: options.network ?? config.network, cid: options.cid, at,
             force: options.force, dryRun: options.dryRun, allowUnencrypted: options.allowUnencrypted, asDevice: options.asDevice, passphrase: process.env.CIDSYNC_SNAPSHOT_PASSPHRASE, onProgress: progressBar()
-          })
+          }).catch((err: unknown) => { throw explainMissingPointer(err, config) })
           if (options.json === true) { printJson(result); return }
           const what = `${result.cid}, published ${result.publish.at} by ${result.publish.device.slice(0, 8)}${result.publish.hostname === '' ? '' : ` (${result.publish.hostname})`}: ${countOf(result.publish.entries, 'entry', 'entries')}`
           if (result.dryRun) {

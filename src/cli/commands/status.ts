@@ -4,7 +4,7 @@ import type { StatusDocument } from '../../daemon/index.js'
 import { countOf, formatBytes, formatDuration, formatTable } from '../format.js'
 import { StatusCheckError, UsageError } from '../../errors.js'
 import { action, reportError } from '../run.js'
-import { progressBar, statusProblems } from '../status-check.js'
+import { lastUnreachable, progressBar, statusProblems } from '../status-check.js'
 
 function publishLines (s: StatusDocument): string[] {
   const lines: string[] = []
@@ -26,7 +26,34 @@ function publishLines (s: StatusDocument): string[] {
   return lines
 }
 
+/** The service: reached, not yet, or not at the last publish or reconciliation (a network error). */
+function serviceLine (s: StatusDocument): string {
+  if (s.service.error !== null) return `service: cannot be reached: ${s.service.error}`
+  if (s.service.endpoint === null) return 'service: reached once the index is current'
+  const lost = lastUnreachable(s)
+  return lost === undefined
+    ? `service: ${s.service.endpoint}`
+    : `service: ${s.service.endpoint}: cannot be reached (the last ${lost.what}, at ${lost.at}, failed): ${lost.message} [ERR_REMOTE_NETWORK]`
+}
+
 const SKIPPED_LINES = 5
+
+/** What to do about a skipped path, by its reason code: only some are fixed by permissions, some are never retried. */
+export function skippedAdvice (reason: string, kind: 'file' | 'dir'): string {
+  const it = kind === 'dir' ? 'the directory' : 'the file'
+  switch (reason) {
+    case 'ERR_NAME_NOT_UTF8': return 'its name is not valid UTF-8: rename it to index it (not retried; the renamed file is picked up without a restart)'
+    case 'EACCES':
+    case 'EPERM': return `${it} cannot be read: fix its permissions, it is picked up without a restart`
+    case 'ERR_FILE_CHANGED': return `${it} changes every time it is read (written nonstop): it is indexed once it holds still; add an ignore rule for it if it never does`
+    case 'ENAMETOOLONG': return 'its path is too long for the system: shorten it or its folders\' names'
+    case 'ELOOP': return 'too many symbolic links lead to it (a loop?): fix the links'
+    case 'EMFILE':
+    case 'ENFILE': return 'too many open files: raise the limit (`ulimit -n`, or LimitNOFILE= in the unit); it is retried'
+    case 'EIO': return `the disk could not read ${it} (I/O error): check the disk; it is retried`
+    default: return `${it} could not be read (${reason}): it is retried with back-off, and picked up without a restart once it can be`
+  }
+}
 
 /** Index writes failing, and the drift check's last result. */
 function indexLines (s: StatusDocument): string[] {
@@ -55,7 +82,7 @@ export function formatStatus (s: StatusDocument): string {
       : []),
     `index ${countOf(s.index.files, 'file', 'files')}, ${formatBytes(s.index.bytes)} · ${s.stateDir}`,
     ...indexLines(s),
-    s.service.error !== null ? `service: cannot be reached: ${s.service.error}` : `service: ${s.service.endpoint ?? 'reached once the index is current'}`,
+    serviceLine(s),
     ...publishLines(s),
     ''
   ]
@@ -67,8 +94,9 @@ export function formatStatus (s: StatusDocument): string {
     ]), new Set([2, 3, 4, 5])).trimEnd())
     for (const f of s.folders) {
       if (f.error !== null) lines.push(`  ${f.name}: ${f.error}`)
+      for (const note of f.notes ?? []) lines.push(`  ${f.name}: note: ${note}`)
       for (const skipped of (f.skippedFiles ?? []).slice(0, SKIPPED_LINES)) {
-        lines.push(`  ${f.name}: skipped ${skipped.path}${skipped.kind === 'dir' ? '/' : ''} (${skipped.reason} since ${skipped.since}, ${countOf(skipped.retries, 'retry', 'retries')}${skipped.nextRetryAt === null ? '' : `, next at ${skipped.nextRetryAt}`}): fix its permissions, it is picked up without a restart`)
+        lines.push(`  ${f.name}: skipped ${skipped.path}${skipped.kind === 'dir' ? '/' : ''} (${skipped.reason} since ${skipped.since}, ${countOf(skipped.retries, 'retry', 'retries')}${skipped.nextRetryAt === null ? '' : `, next at ${skipped.nextRetryAt}`}): ${skippedAdvice(skipped.reason, skipped.kind)}`)
       }
       if (f.skipped > SKIPPED_LINES) lines.push(`  ${f.name}: ${f.skipped - SKIPPED_LINES} more skipped (cidsync status --json lists up to 100)`)
       if (f.scan.toHash > 0 && f.scan.hashed < f.scan.toHash) {

@@ -1,0 +1,46 @@
+import { describe, it, expect } from 'vitest'
+import { mkdir } from 'node:fs/promises'
+import { join } from 'node:path'
+import { loadConfig } from '../../src/config/index.js'
+import { runCli } from '../helpers/cli.js'
+import { useTempDir } from '../helpers/temp-dir.js'
+
+describe('cidsync init', () => {
+  it('warns that a state dir inside a watched folder is left out of it', async () => {
+    const dir = await useTempDir()
+    const config = join(dir, 'config.toml')
+    const home = join(dir, 'home')
+    const init = await runCli(['init', '--config', config, '--folder', home, '--state-dir', join(home, '.local', 'state', 'cidsync')])
+    expect(init.code).toBe(0)
+    expect(init.stderr).toContain(`cidsync: warning: the state dir ${join(home, '.local', 'state', 'cidsync')} lies inside the watched folder home (${home}): it is left out of the folder, never indexed`)
+    expect(loadConfig({ configPath: config, env: {} }).folders[0]?.exclude?.map(e => e.path)).toEqual(['.local/state/cidsync'])
+  })
+  it('names --config in the next command when the config is not where the daemon looks by itself', async () => {
+    const dir = await useTempDir()
+    await mkdir(join(dir, 'notes'))
+    const config = join(dir, 'elsewhere', 'c.toml')
+    const env = { ...process.env, XDG_CONFIG_HOME: join(dir, 'xdg'), CIDSYNC_CONFIG: '' }
+    const init = await runCli(['init', '--config', config, '--folder', join(dir, 'notes'), '--state-dir', join(dir, 'state')], { env })
+    expect(init.code).toBe(0)
+    expect(init.stdout).toContain(`next: cidsync daemon --config ${config}\n`)
+    expect(init.stderr).toBe('')
+    const none = await runCli(['init', '--config', join(dir, 'bare.toml'), '--state-dir', join(dir, 'state2')], { env })
+    expect(none.stdout).toContain(`then run: cidsync daemon --config ${join(dir, 'bare.toml')}\n`)
+    // At the default path, the daemon finds it without the flag.
+    const plain = await runCli(['init', '--folder', join(dir, 'notes'), '--state-dir', join(dir, 'state3')], { env })
+    expect(plain.stdout).toContain(`wrote ${join(dir, 'xdg', 'cidsync', 'config.toml')}`)
+    expect(plain.stdout).toContain('next: cidsync daemon\n')
+    // A path with a space is quoted, so the line can be pasted.
+    const spaced = await runCli(['init', '--config', join(dir, 'my configs', 'c.toml'), '--state-dir', join(dir, 'state4'), '--folder', join(dir, 'notes')], { env })
+    expect(spaced.stdout).toContain(`next: cidsync daemon --config '${join(dir, 'my configs', 'c.toml')}'\n`)
+  })
+
+  it('warns about a --folder that does not exist, and still writes it', async () => {
+    const dir = await useTempDir()
+    const config = join(dir, 'c.toml')
+    const init = await runCli(['init', '--config', config, '--folder', join(dir, 'Notes'), '--state-dir', join(dir, 'state')])
+    expect(init.code).toBe(0)
+    expect(init.stderr).toContain(`cidsync: warning: the folder ${join(dir, 'Notes')} does not exist: it is written to the config, and the daemon shows it as an error until it is created`)
+    expect(loadConfig({ configPath: config, env: {} }).folders.map(f => f.path)).toEqual([join(dir, 'Notes')])
+  })
+})
