@@ -22,7 +22,7 @@ const blockFile = (serviceDir: string, cid: string): string => join(serviceDir, 
 async function corrupt (serviceDir: string, cid: string): Promise<void> {
   const path = blockFile(serviceDir, cid)
   const bytes = await readFile(path)
-  bytes[bytes.length >> 1] ^= 0xff
+  bytes[bytes.length >> 1] = (bytes[bytes.length >> 1] ?? 0) ^ 0xff
   await writeFile(path, bytes)
 }
 
@@ -70,7 +70,7 @@ describe.skipIf(EXTERNAL)('verify (the restore drill)', () => {
     await restore(clients, { config: r.config, namespace: NS, network: 'mainnet', force: true, cid: (await chain(clients, a, cid))[1]?.entry.cid })
     const before = readIndex(r.config, everything)
     const bytes = await readFile(indexPath(r.config.stateDir))
-    const err = await restore(clients, { config: r.config, namespace: NS, network: 'mainnet', force: true }).catch((e: unknown) => e as Error & { exitCode: number, cid: string })
+    const err = await restore(clients, { config: r.config, namespace: NS, network: 'mainnet', force: true }).then(() => { throw new Error('restored') }, (e: unknown) => e as Error & { exitCode: number, cid: string })
     expect(err.exitCode).toBe(4)
     expect(err.message).toContain(delta?.cid)
     expect(readIndex(r.config, everything)).toEqual(before)
@@ -121,7 +121,7 @@ describe.skipIf(EXTERNAL)('forged manifests', () => {
     const forgedCid = await forgeManifest(clients, a, NS, forged)
 
     const r = await restorer(root, 'r', a, NS)
-    const err = await restore(clients, { config: r.config, namespace: NS, network: 'mainnet', force: true }).catch((e: unknown) => e as SnapshotFormatError)
+    const err = await restore(clients, { config: r.config, namespace: NS, network: 'mainnet', force: true }).then(() => { throw new Error('restored') }, (e: unknown) => e as SnapshotFormatError)
     expect(err).toBeInstanceOf(SnapshotFormatError)
     expect(err.exitCode).toBe(4)
     expect(err.message).toContain(forgedCid)
