@@ -1,5 +1,5 @@
 import { describe, it, expect } from 'vitest'
-import { mkdir, readdir, rm } from 'node:fs/promises'
+import { mkdir, readdir, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { indexPath, openIndex } from '../../src/index/index.js'
 import { exportKey, importKey } from '../../src/snapshot/index.js'
@@ -209,5 +209,32 @@ describe('a publish\'s segments describe one instant of the index', () => {
     expect(base).toMatchObject({ kind: 'base', from: 0, to: 2 })
     // Both files existed at sequence 2: a restore of this publish must have both.
     expect(base?.entries).toBe(2)
+  })
+})
+
+describe('leftovers of killed cidsync-sqlite/2 jobs', () => {
+  // BUG (src/sync/leftovers.ts, not in this change's files): its patterns are the /1 names only.
+  // A restore, merge, pull, verify or history killed midway leaves fetched segments (a base is
+  // the size of a whole index) under names with its pid, and a publish killed while writing
+  // leaves its segment databases; nothing ever removes them. `it.fails` until it is fixed.
+  it.fails('are removed at start, and the unfinished publish keeps every file it resumes from', async () => {
+    const { prepareSyncState, SyncStore } = await import('../../src/sync/index.js')
+    const state = await useTempDir()
+    const snapshots = join(state, 'snapshots')
+    await mkdir(snapshots)
+    const store = new SyncStore(state)
+    const job = store.start(null)
+    const files = [`publish-${job.id}-0-aaaaaaaa-000-7.seg`, `publish-${job.id}-0.manifest`].map(n => ({ path: join(snapshots, n), cid: 'bafy', bytes: 10 }))
+    store.snapshotted(job, { snapshotPath: files[1]?.path as string, snapshotCid: 'bafy', marker: '[]', entries: 0, files, manifest: '{}' })
+    store.close()
+    const cid16 = 'abcdefghij234567'
+    const ours = [`restore-4242-${cid16}.seg`, `restore-4242-${cid16}.sqlite`, `restore-4242-${cid16}.sqlite.4242.unseal`, `merge-7-4242-${cid16}.sqlite`,
+      `pull-4242-${cid16}.seg`, `verify-4242.sqlite`, `verify-4242-${cid16}.sqlite`, `history-4242-${cid16}.read`, `restore-4242-${cid16}.manifest.json`,
+      `publish-${job.id - 1}-0-aaaaaaaa-000-3.sqlite`, `publish-${job.id - 1}-0-aaaaaaaa-000-3.seg.4242.part`, `publish-${job.id - 1}-1.manifest`]
+    const kept = files.map(f => f.path.split('/').at(-1) as string).concat(['my-notes.txt'])
+    for (const name of [...ours, ...kept]) await writeFile(join(snapshots, name), 'x'.repeat(10))
+    const prepared = await prepareSyncState(state)
+    prepared.store.close()
+    expect((await readdir(snapshots)).sort()).toEqual(kept.sort())
   })
 })
