@@ -1,5 +1,5 @@
 import { describe, it, expect } from 'vitest'
-import { readFile, writeFile } from 'node:fs/promises'
+import { readFile, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { indexPath } from '../../src/index/index.js'
 import type { ServiceClients } from '../../src/remote/index.js'
@@ -66,6 +66,14 @@ describe.skipIf(EXTERNAL)('verify (the restore drill)', () => {
     expect(bad.failed?.cid).toBe(delta?.cid)
     expect(bad.failed?.message).toContain(delta?.cid)
 
+    // A segment whose blocks are gone from the service altogether is named the same way.
+    const base = (await manifestOf(clients, a, cid)).devices[0]?.segments[0]
+    const baseBlock = blockFile(join(root, 'service'), base?.cid as string)
+    const kept = await readFile(baseBlock)
+    await rm(baseBlock)
+    expect(await drill(a, clients, NS)).toMatchObject({ restorable: false, failed: { cid: base?.cid } })
+    await writeFile(baseBlock, kept)
+
     const r = await restorer(root, 'r', a, NS)
     await restore(clients, { config: r.config, namespace: NS, network: 'mainnet', force: true, cid: (await chain(clients, a, cid))[1]?.entry.cid })
     const before = readIndex(r.config, everything)
@@ -131,6 +139,28 @@ describe.skipIf(EXTERNAL)('forged manifests', () => {
     expect(a.index.entries.list({ deviceId: B })).toEqual([])
     const drilled = await drill(a, clients, NS)
     expect(drilled).toMatchObject({ restorable: false, failed: { cid: forgedCid } })
+  })
+  // BUG (src/remote/gateway-client.ts, not in this change's files): a segment larger than its
+  // manifest's `bytes` is answered as a generic "could not fetch ... the service is misbehaving,
+  // try again later" (exit 1), which verify throws instead of naming the segment; the destroyed
+  // body also raises an unhandled AbortError (UND_ERR_ABORTED), which fails the whole run, so this is
+  // skipped, not `it.fails`: unskip it with the fix.
+  it.skip('whose segment is larger than the manifest says is refused (exit 4) naming the segment, by restore and verify', async () => {
+    const root = await useTempDir()
+    const { clients } = await localServiceUnderTest({ dir: join(root, 'service') })
+    const NS = 'v2-forged-size'
+    const a = await syncDevice(root, 'a', A, { namespace: NS, snapshot: INCREMENTAL })
+    write(a, 'one.md', 'two.md')
+    const { cid } = await pub(a, clients)
+    const real = await manifestOf(clients, a, cid)
+    const device = real.devices[0] as Manifest['devices'][number]
+    const segment = device.segments[0] as Manifest['devices'][number]['segments'][number]
+    await forgeManifest(clients, a, NS, { ...real, previous: cid, devices: [{ ...device, segments: [{ ...segment, bytes: 10 }] }] })
+    const r = await restorer(root, 'r', a, NS)
+    const err = await restore(clients, { config: r.config, namespace: NS, network: 'mainnet', force: true }).then(() => { throw new Error('restored') }, (e: unknown) => e as Error & { exitCode: number })
+    expect(err.message).toContain(segment.cid)
+    expect(err.exitCode).toBe(4)
+    expect(await drill(a, clients, NS)).toMatchObject({ restorable: false, failed: { cid: segment.cid } })
   })
 })
 
