@@ -45,12 +45,16 @@ export class GatewayClient {
     let notFound = 0
     for (const gateway of this.gateways) {
       const temp = `${destination}.${process.pid}.part`
+      let tooLarge = false
       try {
         const request = { method: 'GET' as const, path: `/ipfs/${cid}`, auth: false, signal: options.signal, headers: { accept: 'application/octet-stream' }, deadlineMs: options.deadlineMs ?? FETCH_DEADLINE_MS }
         const response = await gateway.send(request)
         const total = announcedLength(response.headers)
         if (total !== undefined && total > maxBytes) {
+          // Destroyed unread: its abort must not surface as an error nothing handles.
+          response.body.on('error', () => {})
           response.body.destroy()
+          tooLarge = true
           throw tooLargeError(gateway.context(request), maxBytes, total)
         }
         const builder = new CidBuilder(profile)
@@ -59,7 +63,7 @@ export class GatewayClient {
           transform (chunk: Buffer, _encoding, done) {
             received += chunk.byteLength
             // Nothing past the cap reaches the disk: the fetch stops there.
-            if (received > maxBytes) { done(tooLargeError(gateway.context(request), maxBytes)); return }
+            if (received > maxBytes) { tooLarge = true; done(tooLargeError(gateway.context(request), maxBytes)); return }
             builder.update(chunk)
             options.onProgress?.(received, total)
             done(null, chunk)
@@ -78,12 +82,15 @@ export class GatewayClient {
       } catch (err) {
         await rm(temp, { force: true })
         if (options.signal?.aborted === true) throw err
+        // Larger than the caller knows the content to be (a manifest names each segment's size):
+        // not what the CID names, whatever this gateway says.
+        if (options.maxBytes !== undefined && tooLarge) integrity = true
         if (err instanceof RemoteNotFoundError) notFound++
         failures.push((err as Error).message)
       }
     }
     const summary = failures.length === 0 ? 'no gateway is configured: set [service] gateways' : failures.join('; ')
-    if (integrity) throw new IntegrityError(`no gateway gave the bytes of ${cid}: ${summary}`)
+    if (integrity) throw new IntegrityError(`no gateway gave the bytes of ${cid} (at most ${maxBytes} bytes): ${summary}`)
     if (notFound > 0 && notFound === this.gateways.length) throw new ContentNotFoundError(`no gateway has ${cid} (each answered 404)`)
     throw new CidsyncError(`could not fetch ${cid}: ${summary}`)
   }

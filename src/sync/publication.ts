@@ -1,4 +1,5 @@
 import { hostname } from 'node:os'
+import { rmSync } from 'node:fs'
 import { rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import { fileCid } from '../content/index.js'
@@ -98,10 +99,13 @@ export async function writePublication (init: PublicationInit): Promise<Publicat
   const marker = JSON.stringify(devices.map(d => [d.deviceId, d.lastSeq]))
   const databases: Array<{ plan: DevicePlan, range: SegmentRange, database: string, entries: number }> = []
   try {
+    // From reading the devices to the last segment's rows: no await, so no write of this process
+    // lands in between and every segment holds exactly its range (a row rewritten in a gap would
+    // move past `to` and out of this publish).
     for (const plan of plans) {
       if (plan.write === undefined) continue
       const database = join(dir, `${label}-${plan.device.deviceId.slice(0, 12)}-${plan.write.to}.sqlite`)
-      await rm(database, { force: true })
+      rmSync(database, { force: true })
       const written = index.segments.writeSegment(database, plan.write, plan.device)
       databases.push({ plan, range: plan.write, database, entries: written.entries })
     }

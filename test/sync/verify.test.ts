@@ -140,12 +140,8 @@ describe.skipIf(EXTERNAL)('forged manifests', () => {
     const drilled = await drill(a, clients, NS)
     expect(drilled).toMatchObject({ restorable: false, failed: { cid: forgedCid } })
   })
-  // BUG (src/remote/gateway-client.ts, not in this change's files): a segment larger than its
-  // manifest's `bytes` is answered as a generic "could not fetch ... the service is misbehaving,
-  // try again later" (exit 1), which verify throws instead of naming the segment; the destroyed
-  // body also raises an unhandled AbortError (UND_ERR_ABORTED), which fails the whole run, so this is
-  // skipped, not `it.fails`: unskip it with the fix.
-  it.skip('whose segment is larger than the manifest says is refused (exit 4) naming the segment, by restore and verify', async () => {
+  // Found by this test: over the size its manifest names was a generic fetch failure (exit 1), and the destroyed body an unhandled abort.
+  it('whose segment is larger than the manifest says is refused (exit 4) naming the segment, by restore and verify', async () => {
     const root = await useTempDir()
     const { clients } = await localServiceUnderTest({ dir: join(root, 'service') })
     const NS = 'v2-forged-size'
