@@ -4,7 +4,7 @@ import type { IncomingMessage } from 'node:http'
 /** A login code lives this long and works once. */
 export const LOGIN_CODE_TTL_MS = 120_000
 /** A dashboard session (the cookie) lives this long; `cidsync dashboard` signs in again. */
-export const SESSION_TTL_MS = 12 * 3_600_000
+export const SESSION_TTL_MS = 2 * 3_600_000
 const MAX_CODES = 8
 const MAX_SESSIONS = 16
 /** The header the page's buttons send their session's CSRF token in. */
@@ -35,12 +35,14 @@ export function sessionCookieName (host: string): string {
   return `cidsync_session_${/:(\d+)$/.exec(host)?.[1] ?? '80'}`
 }
 
-function cookie (header: string | undefined, name: string): string | undefined {
-  for (const part of (header ?? '').split(';')) {
+/** Every value of a cookie: a page on another local port can plant one of the same name (cookies ignore ports), which must not hide ours. */
+function cookies (header: string | undefined, name: string): string[] {
+  const values: string[] = []
+  for (const part of (header ?? '').split(';').slice(0, 100)) {
     const [key, ...value] = part.trim().split('=')
-    if (key === name) return value.join('=')
+    if (key === name) values.push(value.join('='))
   }
-  return undefined
+  return values
 }
 
 /**
@@ -48,8 +50,10 @@ function cookie (header: string | undefined, name: string): string | undefined {
  * token, which a browser never holds: `cidsync dashboard` trades it (a Bearer POST) for a login
  * code that is random, works once and lives two minutes; the browser trades the code for a
  * session cookie (HttpOnly, SameSite=Strict) bound to the exact Host it was issued on. A POST with
- * that cookie must also come from the same origin and carry the session's CSRF token in a header,
- * which the page reads from `/session` (a read no other origin can make: no CORS is ever sent).
+ * that cookie must also come from the same origin and carry the session's CSRF token in a header.
+ * The token reaches the page once, in the fragment of the login redirect (`/#csrf=`), and stays in
+ * the tab's sessionStorage, which is per origin, port included: cookies are not, so a program on
+ * another local port that the browser visits receives the cookie, but never the token.
  * Sessions live in memory: a restart signs everyone out.
  */
 export class DashboardAuth {
@@ -67,26 +71,28 @@ export class DashboardAuth {
     return { code, expiresAt: new Date(expiresAt).toISOString() }
   }
 
-  /** Uses the code up and answers the `Set-Cookie` value, or undefined for a code unknown, used or expired. */
-  redeem (code: string, host: string): string | undefined {
+  /** Uses the code up and answers the `Set-Cookie` value and the session's CSRF token, or undefined for a code unknown, used or expired. */
+  redeem (code: string, host: string): { cookie: string, csrf: string } | undefined {
     prune(this.codes, MAX_CODES, this.now())
     const known = [...this.codes.keys()].find(candidate => same(candidate, code))
     if (known === undefined) return undefined
     this.codes.delete(known)
     prune(this.sessions, MAX_SESSIONS - 1, this.now())
     const id = randomBytes(32).toString('base64url')
-    this.sessions.set(id, { host: host.toLowerCase(), csrf: randomBytes(24).toString('base64url'), expiresAt: this.now() + SESSION_TTL_MS })
-    return `${sessionCookieName(host)}=${id}; HttpOnly; SameSite=Strict; Path=/; Max-Age=${SESSION_TTL_MS / 1000}`
+    const csrf = randomBytes(24).toString('base64url')
+    this.sessions.set(id, { host: host.toLowerCase(), csrf, expiresAt: this.now() + SESSION_TTL_MS })
+    return { cookie: `${sessionCookieName(host)}=${id}; HttpOnly; SameSite=Strict; Path=/; Max-Age=${SESSION_TTL_MS / 1000}`, csrf }
   }
 
   /** The request's session: its cookie known, not expired, and issued for this very Host. */
   session (req: IncomingMessage): (Session & { id: string }) | undefined {
     const host = (req.headers.host ?? '').toLowerCase()
-    const id = cookie(req.headers.cookie, sessionCookieName(host))
-    if (id === undefined) return undefined
-    const found = [...this.sessions.entries()].find(([candidate]) => same(candidate, id))
-    if (found === undefined || found[1].expiresAt <= this.now() || found[1].host !== host) return undefined
-    return { id: found[0], ...found[1] }
+    for (const id of cookies(req.headers.cookie, sessionCookieName(host))) {
+      const found = [...this.sessions.entries()].find(([candidate]) => same(candidate, id))
+      if (found === undefined || found[1].expiresAt <= this.now() || found[1].host !== host) continue
+      return { id: found[0], ...found[1] }
+    }
+    return undefined
   }
 
   end (req: IncomingMessage): string {

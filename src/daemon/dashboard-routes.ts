@@ -46,17 +46,18 @@ export function handleDashboardGet (routes: DashboardRoutes, req: IncomingMessag
   }
   if (path === '/session') {
     const session = routes.auth.session(req)
-    const body = session === undefined ? { signedIn: false } : { signedIn: true, csrf: session.csrf, expiresAt: new Date(session.expiresAt).toISOString() }
+    // Never the CSRF token: the cookie alone (which other local ports can receive) must not get it.
+    const body = session === undefined ? { signedIn: false } : { signedIn: true, expiresAt: new Date(session.expiresAt).toISOString() }
     answer(res, 200, 'application/json', JSON.stringify(body) + '\n')
     return true
   }
   if (path === '/login') {
-    const cookie = routes.auth.redeem(url.searchParams.get('code') ?? '', req.headers.host ?? '')
-    if (cookie === undefined) {
+    const signedIn = routes.auth.redeem(url.searchParams.get('code') ?? '', req.headers.host ?? '')
+    if (signedIn === undefined) {
       answer(res, 403, 'text/plain; charset=utf-8', 'this login link was already used or has expired (links work once, for two minutes): run `cidsync dashboard` for a new one\n')
       return true
     }
-    answer(res, 303, 'text/plain; charset=utf-8', 'signed in\n', { location: '/', 'set-cookie': cookie })
+    answer(res, 303, 'text/plain; charset=utf-8', 'signed in\n', { location: `/#csrf=${signedIn.csrf}`, 'set-cookie': signedIn.cookie })
     return true
   }
   return false

@@ -104,6 +104,10 @@ async function handlePost (components: StatusServerComponents, dashboard: Dashbo
   }
   const publishNow = components.publishNow
   const flag = (name: string): boolean => ['1', 'true', 'yes'].includes(url.searchParams.get(name) ?? '')
+  if ((flag('confirmDrop') || flag('repairPointer')) && !hasStatusToken(req.headers.authorization, components.token)) {
+    send(res, 403, 'forbidden: confirming a drop or repairing the pointer needs the token: run `cidsync snapshot --confirm-drop` or `cidsync pointer repair`\n')
+    return
+  }
   const run = path === '/snapshot' && publishNow !== undefined
     ? async () => await publishNow({ confirmDrop: flag('confirmDrop'), repairPointer: flag('repairPointer') })
     : ({ '/reconcile': components.reconcileNow, '/rescan': components.rescanNow, '/verify': components.verifyNow } as Record<string, (() => Promise<unknown>) | undefined>)[path]

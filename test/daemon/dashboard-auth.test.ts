@@ -15,9 +15,13 @@ async function signIn (port: number, token: string, host = `127.0.0.1:${port}`):
   const login = await httpGet({ port }, `/login?code=${await loginCode(port, token)}`, { host })
   expect(login.status).toBe(303)
   const cookie = String(login.headers['set-cookie']).split(';')[0] as string
-  const session = JSON.parse((await httpGet({ port }, '/session', { host, headers: { cookie } })).body) as { signedIn: boolean, csrf: string }
+  const session = JSON.parse((await httpGet({ port }, '/session', { host, headers: { cookie } })).body) as { signedIn: boolean, csrf?: string }
   expect(session.signedIn).toBe(true)
-  return { cookie, csrf: session.csrf }
+  // The cookie alone never gets the CSRF token: it comes once, in the redirect's fragment.
+  expect(session.csrf).toBeUndefined()
+  const csrf = /^\/#csrf=([\w-]+)$/.exec(String(login.headers.location))?.[1]
+  expect(csrf).toBeDefined()
+  return { cookie, csrf: csrf as string }
 }
 
 describe('dashboard sign-in', () => {
@@ -51,7 +55,7 @@ describe('dashboard sign-in', () => {
     expect((await httpGet({ port }, `/login?code=${code}`, { method: 'HEAD' })).status).toBe(405)
     const login = await httpGet({ port }, `/login?code=${code}`)
     expect(login.status).toBe(303)
-    expect(login.headers.location).toBe('/')
+    expect(login.headers.location).toMatch(/^\/#csrf=[\w-]{32}$/)
     expect(login.headers['referrer-policy']).toBe('no-referrer')
     const setCookie = String(login.headers['set-cookie'])
     expect(setCookie).toMatch(new RegExp(`^${sessionCookieName(`127.0.0.1:${port}`)}=[\\w-]{43}; HttpOnly; SameSite=Strict; Path=/; Max-Age=\\d+$`))
@@ -61,7 +65,7 @@ describe('dashboard sign-in', () => {
     // The same cookie sent with another name for this endpoint is not a session.
     const elsewhere = JSON.parse((await httpGet({ port }, '/session', { host: `localhost:${port}`, headers: { cookie: cookie.replace(/_\d+=/, `_${port}=`) } })).body) as { signedIn: boolean }
     expect(elsewhere.signedIn).toBe(false)
-    const csrf = (JSON.parse((await httpGet({ port }, '/session', { headers: { cookie } })).body) as { csrf: string }).csrf
+    const csrf = /^\/#csrf=([\w-]+)$/.exec(String(login.headers.location))?.[1] as string
     const otherHost = await httpGet({ port }, '/rescan', { method: 'POST', host: `localhost:${port}`, headers: { cookie, origin: `http://localhost:${port}`, [CSRF_HEADER]: csrf } })
     expect(otherHost.status).toBe(403)
     expect(otherHost.body).toContain('not signed in')
@@ -86,6 +90,23 @@ describe('dashboard sign-in', () => {
     expect(await post({ origin: own, [CSRF_HEADER]: csrf })).toBe(403)
   })
 
+  it('holds up against a program on another local port: a planted cookie of the same name, the cookie without the fragment\'s token, and the token-only flags', async () => {
+    const dir = await useTempDir()
+    const { port, token } = await startInProcessDaemon(dir)
+    const own = `http://127.0.0.1:${port}`
+    const { cookie, csrf } = await signIn(port, token)
+    const name = sessionCookieName(`127.0.0.1:${port}`)
+    // Planted first by a page on another port (cookies ignore ports): ours still counts.
+    const both = `${name}=tossed; ${cookie}`
+    expect((await httpGet({ port }, '/rescan', { method: 'POST', headers: { cookie: both, origin: own, [CSRF_HEADER]: csrf } })).status).toBe(200)
+    // The cookie alone (what another port receives) cannot act: no token, and /session does not hand it out.
+    expect((await httpGet({ port }, '/rescan', { method: 'POST', headers: { cookie, origin: own } })).status).toBe(403)
+    // Confirming a drop or repairing the pointer needs the state dir's token, never a session.
+    const flagged = await httpGet({ port }, '/snapshot?confirmDrop=1', { method: 'POST', headers: { cookie, origin: own, [CSRF_HEADER]: csrf } })
+    expect(flagged.status).toBe(403)
+    expect(flagged.body).toContain('needs the token')
+  })
+
   it('lets a code expire after two minutes', () => {
     let now = 1_000_000
     const auth = new DashboardAuth(() => now)
@@ -93,6 +114,6 @@ describe('dashboard sign-in', () => {
     now += LOGIN_CODE_TTL_MS + 1
     expect(auth.redeem(code, '127.0.0.1:7345')).toBeUndefined()
     const fresh = auth.issueCode().code
-    expect(auth.redeem(fresh, '127.0.0.1:7345')).toMatch(/^cidsync_session_7345=/)
+    expect(auth.redeem(fresh, '127.0.0.1:7345')?.cookie).toMatch(/^cidsync_session_7345=/)
   })
 })

@@ -5,6 +5,7 @@ import { useTempDir } from '../helpers/temp-dir.js'
 import { httpGet } from '../helpers/http.js'
 import { startInProcessDaemon, statusOf, untilReached } from '../helpers/in-process-daemon.js'
 import { statusProblems } from '../../src/cli/status-check.js'
+import { until } from '../helpers/wait.js'
 
 /** The local service keeps a block per file, named by its CID (src/local-service/blocks.ts). */
 const blockFile = (dir: string, cid: string): string => join(dir, 'state', 'service', 'blocks', cid.slice(-3, -1), cid)
@@ -14,6 +15,7 @@ describe('the restore drill in the daemon', () => {
     const dir = await useTempDir()
     const { port, token, notes } = await startInProcessDaemon(dir, '[snapshot]\nquiet_seconds = 3600\nmin_interval_seconds = 3600\n')
     await writeFile(join(notes, 'a.md'), 'alpha')
+    await until(async () => (await statusOf(port)).index.files === 1 || undefined, 20_000, 'a.md indexed')
     const before = await untilReached(port)
     expect(before.restorable).toBeNull()
     expect((await httpGet({ port }, '/metrics')).body).not.toMatch(/^cidsync_restorable /m)

@@ -141,7 +141,7 @@ describe('proof: bad input', () => {
     expect((await status(a)).watcher).toBeDefined()
     await writeFile(join(a.folder, 'after.txt'), 'still indexed')
     const { until } = await import('../helpers/wait.js')
-    await until(async () => (await rows(a)).some(r => r.path === 'after.txt') ? true : undefined, 10_000, 'a new file indexed')
+    await until(async () => (await rows(a)).some(r => r.path === 'after.txt') ? true : undefined, 30_000, 'a new file indexed')
     expect((await status(a)).watcher).toBeDefined()
     expect((await daemon.stop()).code).toBe(0)
   }, TIMEOUT)

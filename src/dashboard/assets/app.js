@@ -247,6 +247,14 @@ function follow () {
   }
 }
 
+/** The CSRF token arrives once, in the login redirect's fragment, and stays in this tab (sessionStorage is per origin, port included). */
+function takeCsrfFromFragment () {
+  const match = /^#csrf=([\w-]+)$/.exec(location.hash)
+  if (match === null) return
+  sessionStorage.setItem('cidsync-csrf', match[1])
+  history.replaceState(null, '', location.pathname)
+}
+
 async function loadSession () {
   try {
     const answer = await fetch('/session', { cache: 'no-store' })
@@ -254,6 +262,9 @@ async function loadSession () {
   } catch {
     state.session = { signedIn: false }
   }
+  state.session.csrf = sessionStorage.getItem('cidsync-csrf') || ''
+  // Signed in, but not in this tab (no token here): read only until the link is opened here.
+  if (state.session.signedIn === true && state.session.csrf === '') state.session.signedIn = false
   const signedIn = state.session.signedIn === true
   for (const id of ['#publish-now', '#reconcile-now', '#verify-now']) $(id).disabled = !signedIn
   $('#signin').textContent = signedIn ? 'signed in' : 'read only'
@@ -293,6 +304,7 @@ function wire () {
 }
 
 wire()
+takeCsrfFromFragment()
 loadSession()
 refresh()
 follow()
