@@ -4,6 +4,7 @@ import type { Database as Db, Statement } from 'better-sqlite3'
 import { SnapshotFormatError, SnapshotIntegrityError } from '../errors.js'
 import { openDatabase } from './open.js'
 import { SCHEMA_VERSION } from './migrations.js'
+import { segmentSchemaProblems } from './segment-schema.js'
 
 /** Which rows of one device a segment holds (docs/snapshot-format.md). */
 export interface SegmentRange {
@@ -216,7 +217,7 @@ export function checkSegment (path: string, range: SegmentRange & { readonly ent
     const quick = db.pragma('quick_check(1)', { simple: true })
     if (quick !== 'ok') throw new SnapshotIntegrityError(`segment ${name} holds a damaged database (quick_check: ${String(quick)})`)
     const found = db.prepare('SELECT COUNT(*) AS rows, SUM(device_id != ?) AS foreign_rows, MIN(seq) AS low, MAX(seq) AS high FROM entries').get(range.deviceId) as { rows: number, foreign_rows: number | null, low: number | null, high: number | null }
-    const problems: string[] = []
+    const problems: string[] = segmentSchemaProblems(db, range.deviceId, range.to)
     if (found.rows !== range.entries) problems.push(`${found.rows} rows where ${range.entries} were announced`)
     if ((found.foreign_rows ?? 0) > 0) problems.push(`${found.foreign_rows ?? 0} rows of another device`)
     if (found.low !== null && found.low <= (range.kind === 'base' ? -1 : range.from)) problems.push(`a row at sequence ${found.low}, not after ${range.from}`)

@@ -47,8 +47,8 @@ const segmentHeader = z.object({
   compression: z.literal('br'),
   ...sealing,
   device: z.string().min(1).max(128),
-  from: count,
-  to: count,
+  from: count.max(2 ** 48),
+  to: count.max(2 ** 48),
   entries: count
 })
 

@@ -11,7 +11,7 @@ export { seal, unseal, readSealedHeader, BROTLI_QUALITY } from './sealed-file.js
 export type { Sealed, SealInit, UnsealInit } from './sealed-file.js'
 export { sealSegment, openSegment } from './segment-file.js'
 export type { SealSegmentInit, OpenSegmentInit } from './segment-file.js'
-export { sealManifest, openManifest, parseManifest, checkChains, deviceChainSchema, MAX_MANIFEST_BYTES } from './manifest.js'
+export { sealManifest, openManifest, parseManifest, checkChains, deviceChainSchema, MAX_MANIFEST_BYTES, MAX_SEQUENCE } from './manifest.js'
 export type { Manifest, DeviceChain, SegmentRef, SealManifestInit, OpenManifestInit } from './manifest.js'
 export { ENGINE, ENGINE_V1, READABLE_ENGINES, FORMAT_VERSION, MAGIC } from './format.js'
 export type { SnapshotHeader, SegmentHeader, ManifestHeader, SealedHeader } from './format.js'

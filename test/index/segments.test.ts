@@ -1,5 +1,6 @@
 import { describe, it, expect } from 'vitest'
 import { join } from 'node:path'
+import Database from 'better-sqlite3'
 import { checkSegment, openIndex } from '../../src/index/index.js'
 import { SnapshotIntegrityError } from '../../src/errors.js'
 import { useTempDir } from '../helpers/temp-dir.js'
@@ -48,6 +49,34 @@ describe('segments of the index', () => {
     expect(() => checkSegment(path, { deviceId: A, kind: 'delta', from: 1, to: 2, entries: 2 }, 'x')).toThrow(/not after 1/)
     expect(() => checkSegment(path, { deviceId: A, kind: 'delta', from: 0, to: 1, entries: 2 }, 'x')).toThrow(/past 1/)
     expect(() => checkSegment(path, { deviceId: A, kind: 'delta', from: 0, to: 2, entries: 3 }, 'x')).toThrow(SnapshotIntegrityError)
+    source.close()
+  })
+
+  it('refuses a segment that carries anything besides its rows: a trigger, another device, rows in other tables, a loosened column (a restore adopts the largest base as the index)', async () => {
+    const dir = await useTempDir()
+    const source = openIndex(join(dir, 'a.sqlite'))
+    source.entries.registerDevice(A, 'laptop')
+    source.entries.apply(A, [file('a'), file('b')])
+    const range = { deviceId: A, kind: 'base' as const, from: 0, to: 2 }
+    const tamper = (name: string, sql: string): string => {
+      const path = join(dir, `${name}.sqlite`)
+      source.segments.writeSegment(path, range, { hostname: 'laptop', firstSeen: 1 })
+      const db = new Database(path)
+      db.exec(sql)
+      db.close()
+      return path
+    }
+    checkSegment(tamper('clean', 'SELECT 1'), { ...range, entries: 2 }, 'clean')
+    const cases: Array<[string, string, RegExp]> = [
+      ['trigger', "CREATE TRIGGER evil AFTER INSERT ON entries BEGIN UPDATE entries SET cid = 'forged'; END", /extra trigger evil/],
+      ['ghost', "INSERT INTO devices VALUES ('ghost', 'x', 1, 999)", /devices holds 2 rows/],
+      ['chains', "INSERT INTO segment_chains VALUES ('ghost', 1, '[]')", /rows in segment_chains/],
+      ['deals', "INSERT INTO deals (cid, requested_at, device_id) VALUES ('bafy', 1, 'x')", /rows in deals/],
+      ['loose', 'DROP TABLE segment_chains; CREATE TABLE segment_chains (device_id, to_seq, segments)', /declared otherwise/]
+    ]
+    for (const [name, sql, why] of cases) {
+      expect(() => checkSegment(tamper(name, sql), { ...range, entries: 2 }, name), name).toThrow(why)
+    }
     source.close()
   })
 

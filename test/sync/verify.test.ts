@@ -115,7 +115,9 @@ describe.skipIf(EXTERNAL)('forged manifests', () => {
     ['a gap in the ranges', (cid: string) => [base(cid, 2), { cid, kind: 'delta', from: 3, to: 4, entries: 1, bytes: 10 }], 4],
     ['an unknown kind', (cid: string) => [base(cid, 2), { cid, kind: 'patch', from: 2, to: 4, entries: 1, bytes: 10 }], 4],
     ['a delta first', (cid: string) => [{ cid, kind: 'delta', from: 0, to: 4, entries: 1, bytes: 10 }], 4],
-    ['segments ending before the sequence', (cid: string) => [base(cid, 2)], 4]
+    ['segments ending before the sequence', (cid: string) => [base(cid, 2)], 4],
+    // Found by an attacker run: near 2^53 a device counted on past exact integers and published manifests no reader takes.
+    ['a sequence past 2^48', (cid: string) => [base(cid, 2), { cid, kind: 'delta', from: 2, to: 2 ** 52, entries: 1, bytes: 10 }], 2 ** 52]
   ])('with %s is refused (exit 4) by restore, merge and verify', async (_what, segments, lastSeq) => {
     const root = await useTempDir()
     const { clients } = await localServiceUnderTest({ dir: join(root, 'service') })
