@@ -79,8 +79,10 @@ export class EntryStore {
         lastSeq: db.prepare('SELECT last_seq FROM devices WHERE device_id = ?').pluck(),
         setSeq: db.prepare('UPDATE devices SET last_seq = ? WHERE device_id = ?'),
         // An upsert in two statements so that it tells whether a row became live (live_counts):
-        // a new or dead row is written by the first (1 change: one more live), a live one is left
-        // to the second (0 changes). A new file, the hot path, costs one statement as before.
+        // a new or dead row is written by the first (1 change: one more live), a live one by the
+        // second (a row it does not change is new or dead). `apply` tries first the one that
+        // served the previous upsert of the batch: a batch of new files (the cold index) or of
+        // changed ones costs one statement a file, as before.
         insertOrRevive: db.prepare(`INSERT INTO entries (device_id, folder, path, size, mtime_ms, cid, cid_profile, updated_at, deleted, seq)
           VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, ?)
           ON CONFLICT (device_id, folder, path) DO UPDATE SET size = excluded.size, mtime_ms = excluded.mtime_ms, cid = excluded.cid,
@@ -143,14 +145,19 @@ export class EntryStore {
       if (last === undefined) throw new Error(`device ${deviceId} is not registered in the index`)
       let seq = last
       let live = 0
+      let updating = false
       for (const change of changes) {
         const next = seq + 1
         // Positional parameters: binding by name costs twice as much on this hot path.
         if (change.kind === 'upsert') {
-          if (writes.insertOrRevive.run(deviceId, change.folder, change.path, change.size, change.mtimeMs, change.cid, change.cidProfile, now, next).changes > 0) {
+          if (updating && writes.updateLive.run(change.size, change.mtimeMs, change.cid, change.cidProfile, now, next, deviceId, change.folder, change.path).changes > 0) {
+            // A live row changed: no count moves.
+          } else if (writes.insertOrRevive.run(deviceId, change.folder, change.path, change.size, change.mtimeMs, change.cid, change.cidProfile, now, next).changes > 0) {
             live++
+            updating = false
           } else {
             writes.updateLive.run(change.size, change.mtimeMs, change.cid, change.cidProfile, now, next, deviceId, change.folder, change.path)
+            updating = true
           }
           seq = next
         } else if (writes.tombstone.run(now, next, deviceId, change.folder, change.path).changes > 0) {
