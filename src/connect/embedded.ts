@@ -85,7 +85,10 @@ export async function startEmbedded (dir: string, options: Partial<EmbeddedOptio
       account = claimAccount(dir, { walletKey: formatWalletKey(walletKey), address: login.address, apiKey: login.apiKey })
     }
     credentials.apiKey = account.apiKey
-    const address = walletAddress(parseWalletKey(account.walletKey))
+    // The address was kept beside the key when the account was made (walletAddress, lowercase, as
+    // login derived it): deriving it again is a
+    // scalar multiplication on secp256k1 (0.1 s of every command's start-up on a cold process).
+    const address = typeof account.address === 'string' && /^0x[0-9a-f]{40}$/.test(account.address) ? account.address : walletAddress(parseWalletKey(account.walletKey))
     credentials.sessionToken = renewingToken(service, address, options.tokenTtlSeconds ?? DEFAULT_EMBEDDED_TOKEN_TTL_SECONDS)
     return { service, clients, address, credentials: { apiKey: () => credentials.apiKey, sessionToken: () => credentials.sessionToken?.() } }
   } catch (err) {

@@ -82,6 +82,18 @@ export const MIGRATIONS: ReadonlyArray<(db: Database) => void> = [
   // on its first delta.
   (db) => {
     db.exec('CREATE INDEX IF NOT EXISTS entries_by_seq ON entries (device_id, seq)')
+  },
+  // 5: each device's live entries, kept as rows change (EntryStore.apply, SegmentStore.applyDevices,
+  // IndexSync.mergeFrom, segment files), not counted: three COUNT(*) scans of 1,000,000 rows were
+  // most of a one-row publish (0.3-0.6 s each; docs/benchmarks.md). A device with no row has none.
+  (db) => {
+    db.exec(`
+      CREATE TABLE live_counts (
+        device_id TEXT PRIMARY KEY,
+        live INTEGER NOT NULL
+      ) STRICT;
+      INSERT INTO live_counts (device_id, live) SELECT device_id, COUNT(*) FROM entries WHERE deleted = 0 GROUP BY device_id;
+    `)
   }
 ]
 

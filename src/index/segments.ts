@@ -5,6 +5,7 @@ import { SnapshotFormatError, SnapshotIntegrityError } from '../errors.js'
 import { openDatabase } from './open.js'
 import { SCHEMA_VERSION } from './migrations.js'
 import { segmentSchemaProblems } from './segment-schema.js'
+import { hasLiveCounts } from './entries.js'
 
 /** Which rows of one device a segment holds (docs/snapshot-format.md). */
 export interface SegmentRange {
@@ -63,7 +64,7 @@ export class SegmentStore {
       forgetChain: db.prepare('DELETE FROM segment_chains WHERE device_id = ?'),
       lastSeq: db.prepare('SELECT last_seq FROM devices WHERE device_id = ?').pluck(),
       devices: db.prepare('SELECT device_id AS deviceId, hostname, first_seen AS firstSeen, last_seq AS lastSeq FROM devices ORDER BY device_id'),
-      live: db.prepare('SELECT COUNT(*) FROM entries WHERE deleted = 0').pluck()
+      live: db.prepare(hasLiveCounts(db) ? 'SELECT COALESCE(SUM(live), 0) FROM live_counts' : 'SELECT COUNT(*) FROM entries WHERE deleted = 0').pluck()
     }
     return this.prepared
   }
@@ -73,7 +74,7 @@ export class SegmentStore {
     return this.statements.devices.all() as DeviceState[]
   }
 
-  /** Live rows of every device: what a manifest's `entries` and the pointer's `memories` say. */
+  /** Live rows of every device (kept in `live_counts`, not counted): what a manifest's `entries` and the pointer's `memories` say. */
   liveEntries (): number {
     return this.statements.live.get() as number
   }
@@ -120,6 +121,13 @@ export class SegmentStore {
           : range.kind === 'base'
             ? this.db.prepare(`INSERT INTO segment.entries (${COLUMNS}) SELECT ${COLUMNS} FROM main.entries WHERE device_id = ? AND seq <= ?`).run(range.deviceId, range.to)
             : this.db.prepare(`INSERT INTO segment.entries (${COLUMNS}) SELECT ${COLUMNS} FROM main.entries WHERE device_id = ? AND seq > ? AND seq <= ?`).run(range.deviceId, range.from, range.to)
+        // The file carries its live count (a base becomes a restored index as it is): a base of
+        // the device as it is now has the index's own; anything else counts its rows.
+        const lastSeq = this.statements.lastSeq.get(range.deviceId) as number | undefined
+        const live = range.kind === 'base' && range.to === lastSeq
+          ? this.db.prepare('SELECT COALESCE((SELECT live FROM main.live_counts WHERE device_id = ?), 0)').pluck().get(range.deviceId) as number
+          : this.db.prepare('SELECT COUNT(*) FROM segment.entries WHERE deleted = 0').pluck().get() as number
+        if (live > 0) this.db.prepare('INSERT INTO segment.live_counts (device_id, live) VALUES (?, ?)').run(range.deviceId, live)
         return { entries: copied.changes }
       })()
     } finally {
@@ -149,7 +157,17 @@ export class SegmentStore {
       }
       this.db.transaction(() => {
         for (const device of devices) {
-          if (device.replace) this.db.prepare('DELETE FROM main.entries WHERE device_id = ?').run(device.deviceId)
+          // Live counts from the incoming rows (a segment's own count is not needed): replaced rows
+          // are theirs alone; rows put on top add theirs and take away the live ones they replace.
+          const incomingLive = this.db.prepare('SELECT COUNT(*) FROM temp.incoming WHERE device_id = ? AND deleted = 0').pluck().get(device.deviceId) as number
+          if (device.replace) {
+            this.db.prepare('DELETE FROM main.entries WHERE device_id = ?').run(device.deviceId)
+            this.db.prepare('INSERT INTO main.live_counts (device_id, live) VALUES (?, ?) ON CONFLICT (device_id) DO UPDATE SET live = excluded.live').run(device.deviceId, incomingLive)
+          } else {
+            const replacedLive = this.db.prepare(`SELECT COUNT(*) FROM temp.incoming i JOIN main.entries e
+              ON e.device_id = i.device_id AND e.folder = i.folder AND e.path = i.path WHERE i.device_id = ? AND e.deleted = 0`).pluck().get(device.deviceId) as number
+            this.db.prepare('INSERT INTO main.live_counts (device_id, live) VALUES (?, ?) ON CONFLICT (device_id) DO UPDATE SET live = live + excluded.live').run(device.deviceId, incomingLive - replacedLive)
+          }
           this.db.prepare(`INSERT OR REPLACE INTO main.entries (${COLUMNS}) SELECT ${COLUMNS} FROM temp.incoming WHERE device_id = ?`).run(device.deviceId)
           this.db.prepare(`INSERT INTO main.devices (device_id, hostname, first_seen, last_seq) VALUES (?, ?, ?, ?)
             ON CONFLICT (device_id) DO UPDATE SET hostname = excluded.hostname, last_seq = excluded.last_seq`).run(device.deviceId, device.hostname, device.firstSeen, device.lastSeq)
@@ -216,8 +234,13 @@ export function checkSegment (path: string, range: SegmentRange & { readonly ent
     db = openDatabase(path, { readonly: true, check: false })
     const quick = db.pragma('quick_check(1)', { simple: true })
     if (quick !== 'ok') throw new SnapshotIntegrityError(`segment ${name} holds a damaged database (quick_check: ${String(quick)})`)
-    const found = db.prepare('SELECT COUNT(*) AS rows, SUM(device_id != ?) AS foreign_rows, MIN(seq) AS low, MAX(seq) AS high FROM entries').get(range.deviceId) as { rows: number, foreign_rows: number | null, low: number | null, high: number | null }
+    const found = db.prepare('SELECT COUNT(*) AS rows, SUM(device_id != ?) AS foreign_rows, MIN(seq) AS low, MAX(seq) AS high, COALESCE(SUM(deleted = 0), 0) AS live FROM entries').get(range.deviceId) as { rows: number, foreign_rows: number | null, low: number | null, high: number | null, live: number }
     const problems: string[] = segmentSchemaProblems(db, range.deviceId, range.to)
+    // A segment of schema 5+ carries its live count (a base becomes a restored index as it is).
+    if (hasLiveCounts(db)) {
+      const carried = db.prepare('SELECT COALESCE(SUM(live), 0) FROM live_counts').pluck().get() as number
+      if (carried !== found.live) problems.push(`a live count of ${carried} where it holds ${found.live} live rows`)
+    }
     if (found.rows !== range.entries) problems.push(`${found.rows} rows where ${range.entries} were announced`)
     if ((found.foreign_rows ?? 0) > 0) problems.push(`${found.foreign_rows ?? 0} rows of another device`)
     if (found.low !== null && found.low <= (range.kind === 'base' ? -1 : range.from)) problems.push(`a row at sequence ${found.low}, not after ${range.from}`)

@@ -46,12 +46,16 @@ export class IndexSync {
           ON CONFLICT (device_id) DO UPDATE SET hostname = excluded.hostname, last_seq = excluded.last_seq`)
         // Rows from a whole-index snapshot come with no segment list: the next publish writes bases.
         const forget = db.prepare('DELETE FROM main.segment_chains WHERE device_id = ?')
+        // The taken rows' live count, counted once (the other file may be older than live_counts).
+        const recount = db.prepare(`INSERT INTO main.live_counts (device_id, live) SELECT ?, COUNT(*) FROM main.entries WHERE device_id = ? AND deleted = 0
+          ON CONFLICT (device_id) DO UPDATE SET live = excluded.live`)
         const taken: string[] = []
         for (const other of theirs) {
           const mine = (ours.get(other.device_id) as number | undefined) ?? -1
           if (other.last_seq <= mine) continue
           drop.run(other.device_id)
           take.run(other.device_id)
+          recount.run(other.device_id, other.device_id)
           device.run(other.device_id, other.hostname, other.first_seen, other.last_seq)
           forget.run(other.device_id)
           taken.push(other.device_id)

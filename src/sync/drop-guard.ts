@@ -3,7 +3,7 @@ import { PublishHeldError } from '../errors.js'
 import type { Index } from '../index/index.js'
 import type { SyncStore } from './sync-store.js'
 
-/** This device's live entries now. */
+/** This device's live entries now (kept in `live_counts` as rows change, not counted). */
 export function ownEntries (index: Index, deviceId: string): number {
   return index.entries.liveCount(deviceId)
 }

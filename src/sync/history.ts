@@ -83,6 +83,45 @@ export async function * walkHistory (clients: ServiceClients, start: string, cac
 }
 
 /**
+ * A cached publish's row as `cidsync history` shows it, without checking the whole manifest again
+ * (it was checked before it was cached): only the fields shown, each of the right type. Undefined
+ * when the row is missing or does not hold them (then {@link readPublish} reads it whole, or fetches it).
+ */
+function cachedEntry (cid: string, cache: ManifestCache): HistoryEntry | undefined {
+  const json = cache.get(cid)
+  if (json === undefined) return undefined
+  try {
+    const value = JSON.parse(json) as { kind?: unknown, entry?: HistoryEntry, manifest?: Record<string, unknown> }
+    if (value.kind === 'v1' && value.entry !== undefined) return value.entry
+    const m = value.manifest
+    if (value.kind !== 'manifest' || m === undefined || m === null) return undefined
+    if (typeof m.createdAt !== 'string' || typeof m.device !== 'string' || typeof m.hostname !== 'string' || typeof m.entries !== 'number' ||
+      typeof m.bytesAdded !== 'number' || (m.previous !== null && typeof m.previous !== 'string')) return undefined
+    return { cid, engine: 'cidsync-sqlite/2', at: m.createdAt, device: m.device, hostname: m.hostname, entries: m.entries, bytesAdded: m.bytesAdded, previous: m.previous as string | null }
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * {@link walkHistory} for what `cidsync history` lists: the entries alone, a cached manifest read
+ * for its shown fields only (1,000 cached: 0.49 s of JSON and schema checks to a few ms;
+ * docs/benchmarks.md), anything else read as {@link readPublish} does.
+ */
+export async function * walkEntries (clients: ServiceClients, start: string, cache: ManifestCache, init: FetchInit & { readonly limit?: number }): AsyncGenerator<HistoryEntry> {
+  const seen = new Set<string>()
+  const limit = Math.min(init.limit ?? MAX_HISTORY, MAX_HISTORY)
+  let cid: string | null = start
+  while (cid !== null && seen.size < limit) {
+    if (seen.has(cid)) throw new SnapshotFormatError(`the history loops back to ${cid}: a manifest names a later one as its previous (damaged or forged)`)
+    seen.add(cid)
+    const entry: HistoryEntry = cachedEntry(cid, cache) ?? (await readPublish(clients, cid, cache, init)).entry
+    yield entry
+    cid = entry.previous
+  }
+}
+
+/**
  * The newest publish made at or before `time` (history walked from `start`), or undefined when
  * the chain begins after it.
  */

@@ -23,13 +23,14 @@ export function registerHistory (program: Command): void {
       const { join } = await import('node:path')
       mkdirSync(join(config.stateDir, 'snapshots'), { recursive: true, mode: 0o700 })
       await withService(options, async ({ clients }) => {
-        const { SyncStore, walkHistory, acceptsUnencrypted } = await import('../../sync/index.js')
+        // The three modules the walk needs, not all of sync (its jobs, runner and scheduler): less to load.
+        const [{ SyncStore }, { walkEntries }, { acceptsUnencrypted }] = await Promise.all([import('../../sync/sync-store.js'), import('../../sync/history.js'), import('../../sync/merge.js')])
         const pointer = await clients.pointers.current(options.namespace ?? config.namespace, options.network ?? config.network)
         const store = new SyncStore(config.stateDir)
         const dealOf = await dealStates(config.stateDir)
         try {
           const rows = []
-          for await (const { entry } of walkHistory(clients, pointer.snapshotCid, store.manifestCache, {
+          for await (const entry of walkEntries(clients, pointer.snapshotCid, store.manifestCache, {
             stateDir: config.stateDir, dir: join(config.stateDir, 'snapshots'), label: 'history', limit,
             passphrase: process.env.CIDSYNC_SNAPSHOT_PASSPHRASE, acceptUnencrypted: acceptsUnencrypted(config)
           })) rows.push({ ...entry, deal: dealOf(entry.cid) })
