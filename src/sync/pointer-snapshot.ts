@@ -10,7 +10,7 @@ import { SNAPSHOT_PROFILE } from './snapshot-profile.js'
 import type { PublishComponents, PublishInit } from './publish.js'
 import { readPublish } from './history.js'
 import { mergeManifest } from './merge-manifest.js'
-import { isUnusable, type FetchInit } from './segment-fetch.js'
+import { isUnusable, missingKey, type FetchInit } from './segment-fetch.js'
 
 /** What the pointer holds now: its CID and entry count, or undefined when nothing is stored. */
 export async function currentPointer (components: PublishComponents, config: Config, signal?: AbortSignal): Promise<{ cid: string, memories: number | undefined } | undefined> {
@@ -45,8 +45,12 @@ export async function fetchAndMerge (components: PublishComponents, init: Publis
     const merged = await mergeManifest(components, publish.manifest, fetch)
     components.logger.info({ from: cid, devices: merged.devicesTaken.length, segments: merged.segmentsFetched }, 'merged other devices\' segments')
   } catch (err) {
-    // No cipher: its own message names the choices (accept it, or repair the pointer).
+    // No cipher: its own message names the choices (accept it, or repair the pointer). Another key:
+    // this device's problem, never the pointer's (a repair would put this device's key over
+    // every other device's history), so never offered.
     if (!isUnusable(err) || err instanceof SnapshotUnencryptedError) throw err
+    const key = missingKey(err)
+    if (key !== undefined) throw key
     const { namespace, network } = init.config
     throw new PointerUnreadableError(`the pointer for ${namespace} on ${network} names ${cid}, which cannot be used here: ${(err as Error).message}. ` +
       'Publishing stops there (nothing of it can be merged); to put this device\'s index, with every other device\'s rows it holds, in its place, run `cidsync pointer repair`', cid, { cause: err })

@@ -24,6 +24,17 @@ export function isUnusable (err: unknown): boolean {
     err instanceof SnapshotUnencryptedError || err instanceof SegmentUnusableError
 }
 
+/**
+ * This device lacks the key the files were sealed with (found anywhere in the cause chain): not
+ * damage, and never a reason to replace the pointer; the fix is `cidsync key import`.
+ */
+export function missingKey (err: unknown): SnapshotKeyError | undefined {
+  for (let at: unknown = err, depth = 0; at instanceof Error && depth < 10; at = at.cause, depth++) {
+    if (at instanceof SnapshotKeyError) return at
+  }
+  return undefined
+}
+
 function named (err: unknown, what: string, cid: string): unknown {
   if (!isUnusable(err) || err instanceof SegmentUnusableError) return err
   return new SegmentUnusableError(`${what} ${cid} cannot be used: ${(err as CidsyncError).message}`, cid, { cause: err })

@@ -7,7 +7,7 @@ import type { Index } from '../index/index.js'
 import type { ServiceClients } from '../remote/index.js'
 import { ENGINE_V1, readSnapshot, type Manifest } from '../snapshot/index.js'
 import { buildIndex } from './merge-manifest.js'
-import { fetchSegments, isUnusable, removeFetched, type FetchInit } from './segment-fetch.js'
+import { fetchSegments, isUnusable, missingKey, removeFetched, type FetchInit } from './segment-fetch.js'
 import { readPublish, walkHistory, type ManifestCache } from './history.js'
 import { SNAPSHOT_PROFILE } from './snapshot-profile.js'
 
@@ -88,6 +88,9 @@ export async function verify (components: VerifyComponents, init: VerifyInit): P
     return result(null)
   } catch (err) {
     if (!isUnusable(err)) throw err
+    // This device cannot open them, which says nothing of whether they restore where the key is.
+    const key = missingKey(err)
+    if (key !== undefined) throw key
     const cid = err instanceof SegmentUnusableError ? err.cid : init.cid
     components.logger.warn({ cid, err: (err as Error).message }, 'restore drill failed')
     return result({ cid, message: (err as CidsyncError).message })

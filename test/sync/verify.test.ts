@@ -238,3 +238,24 @@ describe.skipIf(EXTERNAL)('history and cidsync-sqlite/1', () => {
     }
   })
 })
+
+describe.skipIf(EXTERNAL)('a device without the key the pointer was sealed with', () => {
+  // Found by a newcomer run: the advice was `pointer repair`, which put this device's key over every other device's history.
+  it('is told to import the key, and can neither repair the pointer over it nor call it unrestorable', async () => {
+    const root = await useTempDir()
+    const { clients } = await localServiceUnderTest({ dir: join(root, 'service') })
+    const NS = 'v2-wrong-key'
+    const a = await syncDevice(root, 'a', A, { namespace: NS, snapshot: INCREMENTAL })
+    write(a, 'one.md')
+    const { cid } = await pub(a, clients)
+    const b = await syncDevice(root, 'b', B, { namespace: NS, snapshot: INCREMENTAL })
+    write(b, 'mine.md')
+    const { SnapshotKeyError } = await import('../../src/errors.js')
+    await expect(publish({ index: b.index, clients, logger, deviceId: b.id }, { config: b.config })).rejects.toThrow(SnapshotKeyError)
+    const repair = await publish({ index: b.index, clients, logger, deviceId: b.id }, { config: b.config, repairPointer: true }).catch((e: unknown) => e as Error)
+    expect(repair).toBeInstanceOf(SnapshotKeyError)
+    expect(repair.message).toContain('cidsync key import')
+    expect((await clients.pointers.current(NS, 'mainnet')).snapshotCid).toBe(cid)
+    await expect(drill(b, clients, NS)).rejects.toThrow(SnapshotKeyError)
+  })
+})
