@@ -18,7 +18,7 @@ export function parseTimeArg (text: string, now = new Date()): Date {
   const date = /^\d{4}-\d{2}-\d{2}$/.exec(trimmed)
   if (date !== null) {
     const start = Date.parse(`${trimmed}T00:00:00Z`)
-    if (Number.isFinite(start)) return new Date(start + UNITS.d - 1)
+    if (Number.isFinite(start)) return new Date(start + 86_400_000 - 1)
   }
   const time = /^(\d{4}-\d{2}-\d{2})[Tt ](\d{2}:\d{2})(:\d{2})?(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/.exec(trimmed)
   if (time !== null) {

@@ -229,6 +229,8 @@ export class SyncRunner {
       this.pointerProblem = null
       if (!published.skipped) this.components.logger.info({ reason, cid: published.cid, entries: published.entries, merged: published.merged, ms: Date.now() - started }, 'published')
       onEvent?.({ type: 'publish.done', reason, ...published, ms: Date.now() - started })
+      // A failed drill is looked at again once a publish went through, not only at its next schedule.
+      if (!published.skipped && this.restorable()?.ok === false) void this.drilling.runNow('after a publish').catch(() => {})
       return published
     } catch (err) {
       this.failures++

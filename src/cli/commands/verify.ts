@@ -35,7 +35,7 @@ export function registerVerify (program: Command): void {
           store.verified(result)
           if (options.json === true) printJson(result)
           else {
-            const own = result.own === null ? 'this device has no rows there' : `${countOf(result.own.compared, 'file', 'files')} of this device compared, ${result.own.differing} differ`
+            const own = result.own === null ? 'this device\'s files not compared (none there, or this index is behind the pointer, as after `restore --at`: its next publish catches up)' : `${countOf(result.own.compared, 'file', 'files')} of this device compared, ${result.own.differing} differ`
             process.stdout.write(`${result.restorable ? 'restorable' : 'NOT restorable'}: ${result.cid}; ${countOf(result.publishes, 'publish', 'publishes')}, ${countOf(result.segments, 'segment', 'segments')} fetched and checked; ${own}\n`)
           }
           if (result.failed !== null) throw new SegmentUnusableError(`${result.failed.message}: a restore from ${result.cid} would fail. Publish again from a device that holds the files (\`cidsync snapshot\`; a device whose index lost them: \`cidsync pointer repair\`), then verify again`, result.failed.cid)

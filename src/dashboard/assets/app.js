@@ -130,7 +130,7 @@ function renderHistory (s) {
   state.historyPage = Math.min(state.historyPage, pages - 1)
   const shown = history.slice(state.historyPage * HISTORY_PAGE, (state.historyPage + 1) * HISTORY_PAGE)
   $('#history tbody').replaceChildren(...shown.map(h => el('tr', {},
-    el('td', {}, when(h.at)), el('td', {}, h.hostname || (h.device ? h.device.slice(0, 8) : '–')),
+    el('td', {}, when(h.at)), el('td', {}, [h.device ? h.device.slice(0, 8) : '', h.hostname || ''].filter(Boolean).join(' ') || '–'),
     el('td', { class: 'num' }, count(h.entries)), el('td', { class: 'num' }, bytes(h.bytesAdded)),
     el('td', {}, shortCid(h.cid)), el('td', {}, h.deal && h.deal !== 'none' ? String(h.deal) : '–'))))
   $('#history .empty').hidden = history.length > 0
