@@ -64,7 +64,7 @@ export function registerRestore (program: Command): void {
           if (options.json === true) { printJson(result); return }
           const what = `${result.cid}, published ${result.publish.at} by ${result.publish.device.slice(0, 8)}${result.publish.hostname === '' ? '' : ` (${result.publish.hostname})`}: ${countOf(result.publish.entries, 'entry', 'entries')}`
           if (result.dryRun) {
-            process.stdout.write(`would install ${what}\n${result.backup === undefined ? 'into an empty state dir' : 'and replace the index (kept as a backup)'}; nothing was changed\n`)
+            process.stdout.write(`would install ${what}\n${result.backup === undefined ? 'into an empty state dir' : `and replace the index (kept as a backup${options.force === true ? '' : '; the real run needs --force'})`}; nothing was changed. It only replaces the index: stop the daemon first, and note that its next start rescans the folders against it\n`)
             return
           }
           process.stdout.write(`restored ${what}` +
