@@ -70,15 +70,20 @@ export async function readPublish (clients: ServiceClients, cid: string, cache: 
  * never one twice.
  */
 export async function * walkHistory (clients: ServiceClients, start: string, cache: ManifestCache, init: FetchInit & { readonly limit?: number }): AsyncGenerator<{ entry: HistoryEntry, manifest: Manifest | undefined }> {
+  yield * chainFrom(start, init.limit, async (cid) => await readPublish(clients, cid, cache, init), publish => publish.entry.previous)
+}
+
+/** Follows `previous` from `start`: at most `limit` links (and {@link MAX_HISTORY}), never one twice. */
+async function * chainFrom<T> (start: string, limit: number | undefined, read: (cid: string) => Promise<T>, previousOf: (link: T) => string | null): AsyncGenerator<T> {
   const seen = new Set<string>()
-  const limit = Math.min(init.limit ?? MAX_HISTORY, MAX_HISTORY)
+  const most = Math.min(limit ?? MAX_HISTORY, MAX_HISTORY)
   let cid: string | null = start
-  while (cid !== null && seen.size < limit) {
+  while (cid !== null && seen.size < most) {
     if (seen.has(cid)) throw new SnapshotFormatError(`the history loops back to ${cid}: a manifest names a later one as its previous (damaged or forged)`)
     seen.add(cid)
-    const publish = await readPublish(clients, cid, cache, init)
-    yield publish
-    cid = publish.entry.previous
+    const link = await read(cid)
+    yield link
+    cid = previousOf(link)
   }
 }
 
@@ -109,16 +114,7 @@ function cachedEntry (cid: string, cache: ManifestCache): HistoryEntry | undefin
  * docs/benchmarks.md), anything else read as {@link readPublish} does.
  */
 export async function * walkEntries (clients: ServiceClients, start: string, cache: ManifestCache, init: FetchInit & { readonly limit?: number }): AsyncGenerator<HistoryEntry> {
-  const seen = new Set<string>()
-  const limit = Math.min(init.limit ?? MAX_HISTORY, MAX_HISTORY)
-  let cid: string | null = start
-  while (cid !== null && seen.size < limit) {
-    if (seen.has(cid)) throw new SnapshotFormatError(`the history loops back to ${cid}: a manifest names a later one as its previous (damaged or forged)`)
-    seen.add(cid)
-    const entry: HistoryEntry = cachedEntry(cid, cache) ?? (await readPublish(clients, cid, cache, init)).entry
-    yield entry
-    cid = entry.previous
-  }
+  yield * chainFrom(start, init.limit, async (cid) => cachedEntry(cid, cache) ?? (await readPublish(clients, cid, cache, init)).entry, entry => entry.previous)
 }
 
 /**
