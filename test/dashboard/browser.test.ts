@@ -58,6 +58,8 @@ path = "unplugged-disk"
 `)
     await writeFile(join(notes, 'a.md'), 'alpha')
     await writeFile(join(notes, 'b.md'), 'beta, a little longer')
+    // Both indexed before the reconciliation that counts the account's side (slow on a loaded machine).
+    await until(async () => (await statusOf(port)).index.files === 2 || undefined, 20_000, 'both files indexed')
     await untilReached(port)
     // A first publish by the CLI's way (the token), so the publish section has one to show.
     const first = JSON.parse((await httpGet({ port }, '/snapshot', { method: 'POST', headers: { authorization: `Bearer ${token}` } })).body) as { cid: string }
