@@ -135,19 +135,12 @@ export async function publishAt (clients: ServiceClients, start: string, time: D
 export function cachedHistory (cache: ManifestCache, start: string | null, limit: number): HistoryEntry[] {
   const entries: HistoryEntry[] = []
   const seen = new Set<string>()
-  let cid = start
-  while (cid !== null && cid !== '' && entries.length < limit && !seen.has(cid)) {
+  for (let cid = start; cid !== null && cid !== '' && entries.length < limit && !seen.has(cid);) {
     seen.add(cid)
-    const json = cache.get(cid)
-    if (json === undefined) break
-    try {
-      const value = JSON.parse(json) as Cached
-      const entry = value.kind === 'v1' ? value.entry : entryOf(cid, value.manifest)
-      entries.push(entry)
-      cid = entry.previous
-    } catch {
-      break
-    }
+    const entry = cachedEntry(cid, cache)
+    if (entry === undefined) break
+    entries.push(entry)
+    cid = entry.previous
   }
   return entries
 }

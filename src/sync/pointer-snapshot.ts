@@ -3,14 +3,13 @@ import { rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { Config } from '../config/index.js'
 import { CidsyncError, PointerNotFoundError, PointerUnreadableError, SnapshotUnencryptedError } from '../errors.js'
-import { READABLE_ENGINES, readSnapshot } from '../snapshot/index.js'
+import { READABLE_ENGINES } from '../snapshot/index.js'
 import { withSyncStore } from './with-sync-store.js'
 import { acceptsUnencrypted } from './merge.js'
-import { SNAPSHOT_PROFILE } from './snapshot-profile.js'
 import type { PublishComponents, PublishInit } from './publish.js'
 import { readPublish } from './history.js'
 import { mergeManifest } from './merge-manifest.js'
-import { isUnusable, missingKey, type FetchInit } from './segment-fetch.js'
+import { fetchV1Snapshot, isUnusable, missingKey, type FetchInit } from './segment-fetch.js'
 
 /** What the pointer holds now: its CID and entry count, or undefined when nothing is stored. */
 export async function currentPointer (components: PublishComponents, config: Config, signal?: AbortSignal): Promise<{ cid: string, memories: number | undefined } | undefined> {
@@ -59,15 +58,12 @@ export async function fetchAndMerge (components: PublishComponents, init: Publis
 
 /** A `cidsync-sqlite/1` snapshot: the whole index, merged device by device (their lists forgotten: the next publish writes bases). */
 async function mergeV1 (components: PublishComponents, init: PublishInit, cid: string, fetch: FetchInit): Promise<void> {
-  const fetched = join(fetch.dir, `${fetch.label}-${process.pid}.snap`)
   const database = join(fetch.dir, `${fetch.label}-${process.pid}.sqlite`)
   try {
-    await components.clients.gateway.fetchVerified(cid, SNAPSHOT_PROFILE, fetched, { signal: init.signal })
-    await readSnapshot({ path: fetched, stateDir: init.config.stateDir, destination: database, passphrase: init.passphrase, signal: init.signal, acceptUnencrypted: fetch.acceptUnencrypted })
+    await fetchV1Snapshot(components.clients, cid, database, fetch)
     const merged = components.index.mergeFrom(database, components.deviceId)
     components.logger.info({ from: cid, devices: merged.devicesTaken.length }, 'merged another device\'s cidsync-sqlite/1 snapshot')
   } finally {
-    await rm(fetched, { force: true })
     await rm(database, { force: true })
   }
 }

@@ -5,7 +5,7 @@ import type { Config } from '../config/index.js'
 import { IndexDamagedError, NothingAtTimeError, SnapshotFormatError, UsageError } from '../errors.js'
 import { DEVICE_ID_FILE, indexPath, openIndex } from '../index/index.js'
 import type { ServiceClients } from '../remote/index.js'
-import { READABLE_ENGINES, readSnapshot, type Manifest } from '../snapshot/index.js'
+import { READABLE_ENGINES, type Manifest } from '../snapshot/index.js'
 import { writeFileAtomicSync } from '../util/atomic-write.js'
 import { failpoint } from '../util/failpoint.js'
 import { fsyncPath } from '../util/fsync.js'
@@ -13,10 +13,9 @@ import { SyncStore } from './sync-store.js'
 import { withSyncStore } from './with-sync-store.js'
 import { hasSyncState } from './sync-state-file.js'
 import { acceptsUnencrypted } from './merge.js'
-import { SNAPSHOT_PROFILE } from './snapshot-profile.js'
 import { publishAt, readPublish, type HistoryEntry, type ManifestCache } from './history.js'
 import { buildIndex } from './merge-manifest.js'
-import type { FetchInit } from './segment-fetch.js'
+import { fetchV1Snapshot, type FetchInit } from './segment-fetch.js'
 
 export interface RestoreInit {
   readonly config: Config
@@ -115,7 +114,7 @@ export async function restore (clients: ServiceClients, init: RestoreInit): Prom
     if (init.dryRun === true) return { cid: chosen.entry.cid, dryRun: true, backup: exists ? `${target}.backup-<time>` : undefined, publish: chosen.entry }
     const staged = `${target}.restoring`
     try {
-      if (chosen.manifest === undefined) await fetchWhole(clients, chosen.entry.cid, staged, fetch)
+      if (chosen.manifest === undefined) await fetchV1Snapshot(clients, chosen.entry.cid, staged, fetch)
       else await buildIndex(clients, chosen.manifest, staged, fetch)
       if (init.asDevice !== undefined) {
         const restored = openIndex(staged, { readonly: true })
@@ -163,13 +162,3 @@ async function choose (clients: ServiceClients, start: string, at: Date | undefi
   return found
 }
 
-/** A `cidsync-sqlite/1` snapshot: one file, the whole index. */
-async function fetchWhole (clients: ServiceClients, cid: string, staged: string, fetch: FetchInit): Promise<void> {
-  const fetched = join(fetch.dir, `restore-${process.pid}.snap`)
-  try {
-    await clients.gateway.fetchVerified(cid, SNAPSHOT_PROFILE, fetched, { signal: fetch.signal, onProgress: fetch.onProgress })
-    await readSnapshot({ path: fetched, stateDir: fetch.stateDir, destination: staged, passphrase: fetch.passphrase, signal: fetch.signal, acceptUnencrypted: fetch.acceptUnencrypted })
-  } finally {
-    await rm(fetched, { force: true })
-  }
-}

@@ -2,7 +2,7 @@ import { rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import { CidsyncError, ContentNotFoundError, IntegrityError, SegmentUnusableError, SnapshotFormatError, SnapshotIntegrityError, SnapshotKeyError, SnapshotTooLargeError, SnapshotUnencryptedError } from '../errors.js'
 import type { ServiceClients } from '../remote/index.js'
-import { openManifest, openSegment, type Manifest, type SegmentRef } from '../snapshot/index.js'
+import { openManifest, openSegment, readSnapshot, type Manifest, type SegmentRef } from '../snapshot/index.js'
 import { SNAPSHOT_PROFILE } from './snapshot-profile.js'
 
 export interface FetchInit {
@@ -92,4 +92,18 @@ export async function fetchSegments (clients: ServiceClients, wanted: ReadonlyAr
 /** Removes the databases {@link fetchSegments} made. */
 export async function removeFetched (databases: ReadonlyMap<string, string>): Promise<void> {
   for (const path of databases.values()) await rm(path, { force: true })
+}
+
+/**
+ * Fetches a whole `cidsync-sqlite/1` snapshot (verified against its CID), opens and checks it into
+ * `destination`. Its errors are the snapshot's own (`SnapshotKeyError`, `SnapshotUnencryptedError`, ...).
+ */
+export async function fetchV1Snapshot (clients: ServiceClients, cid: string, destination: string, init: FetchInit): Promise<void> {
+  const path = join(init.dir, `${init.label}-${process.pid}-${cid.slice(-16)}.snap`)
+  try {
+    await clients.gateway.fetchVerified(cid, SNAPSHOT_PROFILE, path, { signal: init.signal, onProgress: init.onProgress })
+    await readSnapshot({ path, stateDir: init.stateDir, destination, passphrase: init.passphrase, acceptUnencrypted: init.acceptUnencrypted, signal: init.signal })
+  } finally {
+    await rm(path, { force: true })
+  }
 }

@@ -5,11 +5,10 @@ import type { Logger } from 'pino'
 import { CidsyncError, SegmentUnusableError } from '../errors.js'
 import type { Index } from '../index/index.js'
 import type { ServiceClients } from '../remote/index.js'
-import { ENGINE_V1, readSnapshot, type Manifest } from '../snapshot/index.js'
+import { ENGINE_V1, type Manifest } from '../snapshot/index.js'
 import { buildIndex } from './merge-manifest.js'
-import { fetchSegments, isUnusable, missingKey, removeFetched, type FetchInit } from './segment-fetch.js'
+import { fetchSegments, fetchV1Snapshot, isUnusable, missingKey, removeFetched, type FetchInit } from './segment-fetch.js'
 import { readPublish, walkHistory, type ManifestCache } from './history.js'
-import { SNAPSHOT_PROFILE } from './snapshot-profile.js'
 
 /** What a restore drill found. */
 export interface VerifyResult {
@@ -61,7 +60,7 @@ export async function verify (components: VerifyComponents, init: VerifyInit): P
     const head = await readPublish(components.clients, init.cid, { get: () => undefined, put: init.cache.put }, fetch)
     publishes++
     if (head.manifest === undefined) {
-      await fetchV1(components.clients, init.cid, drill, fetch)
+      await namedV1(init.cid, fetchV1Snapshot(components.clients, init.cid, drill, fetch))
       own = components.index.segments.compareDevice(drill, components.deviceId)
     } else {
       await buildIndex(components.clients, head.manifest, drill, fetch)
@@ -81,7 +80,7 @@ export async function verify (components: VerifyComponents, init: VerifyInit): P
       for await (const publish of walkHistory(components.clients, head.entry.previous, init.cache, fetch)) {
         publishes++
         if (publish.manifest === undefined) {
-          await fetchV1(components.clients, publish.entry.cid, drill, fetch)
+          await namedV1(publish.entry.cid, fetchV1Snapshot(components.clients, publish.entry.cid, drill, fetch))
           await rm(drill, { force: true })
           continue
         }
@@ -102,16 +101,13 @@ export async function verify (components: VerifyComponents, init: VerifyInit): P
   }
 }
 
-async function fetchV1 (clients: ServiceClients, cid: string, destination: string, init: FetchInit): Promise<void> {
-  const path = join(init.dir, `verify-${process.pid}.snap`)
+/** A `/1` snapshot that cannot be used ends the drill naming it. */
+async function namedV1 (cid: string, opening: Promise<void>): Promise<void> {
   try {
-    await clients.gateway.fetchVerified(cid, SNAPSHOT_PROFILE, path, { signal: init.signal })
-    await readSnapshot({ path, stateDir: init.stateDir, destination, passphrase: init.passphrase, acceptUnencrypted: init.acceptUnencrypted, signal: init.signal })
+    await opening
   } catch (err) {
     if (!isUnusable(err)) throw err
     throw new SegmentUnusableError(`${ENGINE_V1} snapshot ${cid} cannot be used: ${(err as Error).message}`, cid, { cause: err })
-  } finally {
-    await rm(path, { force: true })
   }
 }
 
