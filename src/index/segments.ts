@@ -217,10 +217,6 @@ export class SegmentStore {
     }
   }
 
-  /** Forgets recorded lists (rows taken from a `/1` snapshot have none). */
-  forgetChains (deviceIds: readonly string[]): void {
-    this.db.transaction(() => { for (const id of deviceIds) this.statements.forgetChain.run(id) })()
-  }
 }
 
 /**

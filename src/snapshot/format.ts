@@ -20,6 +20,11 @@ export const MAX_HEADER_BYTES = 4096
 export const PREFIX_BYTES = MAGIC.byteLength + 2 + MAX_HEADER_BYTES
 
 const count = z.number().int().nonnegative()
+/**
+ * Sequence numbers stay far below 2^53 (past it they are no longer exact): a forged file that
+ * names one beyond this is refused, so no device ever counts on from it.
+ */
+export const MAX_SEQUENCE = 2 ** 48
 const sealing = {
   cipher: z.enum(['aes-256-gcm', 'none']),
   /** base64 of the 12-byte GCM nonce; empty with no cipher. */
@@ -47,8 +52,8 @@ const segmentHeader = z.object({
   compression: z.literal('br'),
   ...sealing,
   device: z.string().min(1).max(128),
-  from: count.max(2 ** 48),
-  to: count.max(2 ** 48),
+  from: count.max(MAX_SEQUENCE),
+  to: count.max(MAX_SEQUENCE),
   entries: count
 })
 

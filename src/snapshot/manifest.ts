@@ -1,7 +1,7 @@
 import { readFile, rm } from 'node:fs/promises'
 import { z } from 'zod'
 import { SnapshotFormatError } from '../errors.js'
-import { ENGINE, FORMAT_VERSION, type SealedHeader } from './format.js'
+import { ENGINE, FORMAT_VERSION, MAX_SEQUENCE, type SealedHeader } from './format.js'
 import { seal, unseal, type Sealed } from './sealed-file.js'
 
 /** The most a manifest's body may inflate to: 10,000 devices of 10,000 segments stay far below it. */
@@ -10,11 +10,6 @@ const MAX_DEVICES = 10_000
 const MAX_SEGMENTS = 10_000
 
 const count = z.number().int().nonnegative()
-/**
- * Sequence numbers stay far below 2^53 (past it they are no longer exact): a forged manifest that
- * names one beyond this is refused, so no device ever counts on from it.
- */
-export const MAX_SEQUENCE = 2 ** 48
 const sequence = count.max(MAX_SEQUENCE)
 const cidText = z.string().min(1).max(256)
 
