@@ -173,6 +173,12 @@ export class ChangeWriter {
       this.giveUp('the index is damaged', error)
       return
     }
+    // A batch that was already past its bound when its first write failed (it all arrived at once)
+    // has no later change to notice it: the bound holds here too.
+    if (this.batch.size > (this.init.maxPending ?? DEFAULT_MAX_PENDING)) {
+      this.giveUp(`${this.batch.size} changes are waiting to be written`, error)
+      return
+    }
     const delay = Math.min((this.init.retryMinMs ?? DEFAULT_RETRY_MIN_MS) * 2 ** (this.attempts - 1), this.init.retryMaxMs ?? DEFAULT_RETRY_MAX_MS)
     this.retryAt = Date.now() + delay
     clearTimeout(this.timer)

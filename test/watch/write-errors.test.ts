@@ -94,7 +94,7 @@ describe('index writes that fail', () => {
     const { root, index, watcher } = await start(dir, { maxPending: 40, onFatal: err => fatal.push(err) })
     fillDisk(index)
     for (let i = 0; i < 80; i++) await writeFile(join(root, `f-${i}-${'y'.repeat(200)}.md`), `n ${i}`)
-    await until(() => fatal.length > 0 ? true : undefined, 10_000, 'the writer to give up')
+    await until(() => fatal.length > 0 ? true : undefined, 10_000, 'the writer to give up').catch((err: Error) => { throw new Error(`${err.message}: ${JSON.stringify(watcher.status().writer)}`) })
     expect(fatal).toHaveLength(1)
     expect(fatal[0]?.code).toBe('ERR_INDEX_WRITE_FATAL')
     expect(fatal[0]?.message).toMatch(/^the daemon stopped: \d+ changes are waiting to be written: the index .* cannot be written \(SQLITE_FULL\): the disk .* is full: free some space\. Nothing is lost/)
