@@ -96,3 +96,10 @@ function parseFiles (json: string | null): PublishFile[] | undefined {
     return undefined
   }
 }
+
+/** The files an unfinished job resumes from (kept when leftovers are removed): its manifest and segments. */
+export function jobFiles (job: PublishJob | UnusableJob | undefined): string[] {
+  if (job === undefined) return []
+  const files = 'files' in job && job.files !== null ? job.files.map(f => f.path) : []
+  return [job.snapshotPath, ...files].filter((path): path is string => path !== null)
+}

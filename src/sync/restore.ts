@@ -12,6 +12,8 @@ import { fsyncPath } from '../util/fsync.js'
 import { SyncStore } from './sync-store.js'
 import { withSyncStore } from './with-sync-store.js'
 import { hasSyncState } from './sync-state-file.js'
+import { removeLeftovers } from './leftovers.js'
+import { jobFiles } from './publish-job.js'
 import { acceptsUnencrypted } from './merge.js'
 import { publishAt, readPublish, type HistoryEntry, type ManifestCache } from './history.js'
 import { buildIndex } from './merge-manifest.js'
@@ -108,6 +110,12 @@ export async function restore (clients: ServiceClients, init: RestoreInit): Prom
   const fetch: FetchInit = { stateDir: config.stateDir, dir, label: 'restore', passphrase: init.passphrase, acceptUnencrypted: acceptsUnencrypted(config, init.allowUnencrypted), signal: init.signal, onProgress: init.onProgress }
   // A state dir that never synced gets its sync.sqlite only once a restore is installed.
   const opened = init.store ?? (hasSyncState(config.stateDir) ? new SyncStore(config.stateDir) : undefined)
+  if (init.dryRun !== true) {
+    // The caller holds the lock: what earlier killed jobs left (a restore killed mid-fetch leaves
+    // a segment or a whole index) goes now, not only at the next daemon start; an unfinished
+    // publish keeps its files.
+    await removeLeftovers(config.stateDir, jobFiles(opened?.current()))
+  }
   const cache = opened?.manifestCache ?? memoryCache()
   try {
     const chosen = await choose(clients, cid, init.at, cache, fetch)

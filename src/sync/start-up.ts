@@ -5,6 +5,7 @@ import { SyncStateDamagedError } from '../errors.js'
 import { SyncStore } from './sync-store.js'
 import { SYNC_STATE_FILE } from './sync-state-file.js'
 import { removeLeftovers, type LeftoversRemoved } from './leftovers.js'
+import { jobFiles } from './publish-job.js'
 
 /** Something the daemon found wrong with its sync files at start, and what it did. */
 export interface SyncRecovery { readonly file: string, readonly problem: string, readonly action: string }
@@ -56,9 +57,7 @@ export async function prepareSyncState (stateDir: string, init: PrepareSyncState
         action: 'rebuilt from the folders; the next publish first merges the pointer\'s snapshot back in (other devices\' rows), so nothing is published without them'
       })
     }
-    const unfinished = store.current()
-    const keep = unfinished === undefined ? [] : [unfinished.snapshotPath, ...('files' in unfinished && unfinished.files !== null ? unfinished.files.map(f => f.path) : [])]
-    const leftovers = await removeLeftovers(stateDir, keep.filter((p): p is string => p !== null))
+    const leftovers = await removeLeftovers(stateDir, jobFiles(store.current()))
     return { recovered, leftovers, store }
   } catch (err) {
     store.close()
