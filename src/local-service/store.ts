@@ -37,6 +37,23 @@ function makePrivate (dir: string, path: string): void {
   for (const file of [path, `${path}-wal`, `${path}-shm`]) tighten(file, 0o600)
 }
 
+/**
+ * Runs `step` again while SQLite answers SQLITE_BUSY (at most 5 s): switching a fresh file to WAL
+ * while another process does the same, or runs WAL recovery, can answer BUSY without waiting on
+ * the busy timeout (seen once in about 15 when two commands start on a fresh directory at once).
+ */
+function whileBusy<T> (step: () => T): T {
+  const deadline = Date.now() + 5_000
+  for (;;) {
+    try {
+      return step()
+    } catch (err) {
+      if (!String((err as { code?: unknown }).code ?? '').startsWith('SQLITE_BUSY') || Date.now() > deadline) throw err
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 25)
+    }
+  }
+}
+
 /** The local service's database: one SQLite file in its directory, WAL, versioned like the index. */
 export function openServiceDatabase (dir: string): Database.Database {
   const path = join(dir, 'service.sqlite')
@@ -45,7 +62,7 @@ export function openServiceDatabase (dir: string): Database.Database {
   // The wait first: two processes opening a fresh directory at once (a daemon and a command)
   // would otherwise see SQLITE_BUSY while the other switches the journal to WAL.
   db.pragma('busy_timeout = 5000')
-  db.pragma('journal_mode = WAL')
+  whileBusy(() => db.pragma('journal_mode = WAL'))
   db.pragma('synchronous = NORMAL')
   const version = db.pragma('user_version', { simple: true }) as number
   if (version > MIGRATIONS.length) {
