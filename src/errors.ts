@@ -436,3 +436,9 @@ export class SyncStateDamagedError extends CidsyncError {
     super(`the sync state ${path} is damaged (${problem}): restart \`cidsync daemon\`, which moves it aside and starts it afresh (the next publish merges the pointer first)`, options)
   }
 }
+
+/** Stored content did not open or did not hash to its file's CID: a damaged, truncated or forged object. */
+export class ContentIntegrityError extends CidsyncError {
+  override readonly code = 'ERR_CONTENT_INTEGRITY'
+  override readonly exitCode = ExitCode.integrity
+}

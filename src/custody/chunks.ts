@@ -1,0 +1,64 @@
+import { createCipheriv, createDecipheriv } from 'node:crypto'
+import type { CID } from 'multiformats/cid'
+import { ContentIntegrityError } from '../errors.js'
+
+/** Plaintext bytes per sealed chunk. */
+export const CHUNK_BYTES = 1024 * 1024
+/** What sealing adds to each chunk: the GCM tag. */
+export const TAG_BYTES = 16
+const DOMAIN = Buffer.from('cidsync-content/1')
+
+/** How many chunks a file of `size` bytes seals to: an empty file is one empty chunk. */
+export function chunkCount (size: number): number {
+  return Math.max(1, Math.ceil(size / CHUNK_BYTES))
+}
+
+/** The length of a file's blob: every chunk grows by its tag. */
+export function sealedSize (size: number): number {
+  return size + chunkCount(size) * TAG_BYTES
+}
+
+/** The plaintext length of chunk `index` of a file of `size` bytes. */
+export function plainChunkLength (size: number, index: number): number {
+  const count = chunkCount(size)
+  if (!Number.isSafeInteger(index) || index < 0 || index >= count) throw new RangeError(`chunk ${index} of a ${count}-chunk file`)
+  return index === count - 1 ? size - index * CHUNK_BYTES : CHUNK_BYTES
+}
+
+function nonceOf (index: number): Buffer {
+  const nonce = Buffer.alloc(12)
+  nonce.writeBigUInt64BE(BigInt(index), 4)
+  return nonce
+}
+
+function associatedData (cid: CID, index: number, last: boolean): Buffer {
+  const tail = Buffer.alloc(9)
+  tail.writeBigUInt64BE(BigInt(index), 0)
+  tail[8] = last ? 1 : 0
+  return Buffer.concat([DOMAIN, cid.bytes, tail])
+}
+
+/** Seals chunk `index` of the file `cid` under its file key: ciphertext then tag. */
+export function sealChunk (key: Uint8Array, cid: CID, index: number, last: boolean, plain: Uint8Array): Buffer {
+  const cipher = createCipheriv('aes-256-gcm', key, nonceOf(index))
+  cipher.setAAD(associatedData(cid, index, last))
+  return Buffer.concat([cipher.update(plain), cipher.final(), cipher.getAuthTag()])
+}
+
+/**
+ * Opens chunk `index` of the file `cid`, or throws a {@link ContentIntegrityError} naming the chunk:
+ * a changed byte, a chunk moved to another place or file, or a non-final chunk presented as the
+ * last all fail here.
+ */
+export function openChunk (key: Uint8Array, cid: CID, index: number, last: boolean, sealed: Uint8Array): Buffer {
+  if (sealed.byteLength < TAG_BYTES) throw new ContentIntegrityError(`chunk ${index} of ${cid.toString()} is ${sealed.byteLength} bytes, shorter than its tag`)
+  const body = sealed.subarray(0, sealed.byteLength - TAG_BYTES)
+  const decipher = createDecipheriv('aes-256-gcm', key, nonceOf(index))
+  decipher.setAAD(associatedData(cid, index, last))
+  decipher.setAuthTag(sealed.subarray(sealed.byteLength - TAG_BYTES))
+  try {
+    return Buffer.concat([decipher.update(body), decipher.final()])
+  } catch {
+    throw new ContentIntegrityError(`chunk ${index} of ${cid.toString()} does not open with this key: the stored object is damaged or forged, or sealed with another key`)
+  }
+}

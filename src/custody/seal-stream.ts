@@ -1,0 +1,97 @@
+import type { CID } from 'multiformats/cid'
+import { FileChangedWhileHashingError } from '../content/index.js'
+import { ContentIntegrityError } from '../errors.js'
+import { CHUNK_BYTES, TAG_BYTES, chunkCount, openChunk, plainChunkLength, sealChunk } from './chunks.js'
+
+/** One sealed chunk, with where it lies in its file. */
+export interface SealedChunk {
+  readonly index: number
+  readonly last: boolean
+  /** Plaintext bytes it holds. */
+  readonly plainBytes: number
+  readonly bytes: Buffer
+}
+
+export interface SealStreamInit {
+  /** The file key ({@link fileKey}). */
+  readonly key: Uint8Array
+  /** The file's CID as the index holds it: bound into every chunk. */
+  readonly cid: CID
+  /** The size the index holds: a source that gives more or fewer bytes is a changed file. */
+  readonly size: number
+  /** Seen for every plaintext slice, in order, before it is sealed: to hash the same bytes. */
+  readonly onPlain?: (bytes: Uint8Array) => void
+}
+
+/**
+ * Seals a file's bytes as they are read, a chunk at a time, so memory stays at one chunk whatever
+ * the file's size. Throws {@link FileChangedWhileHashingError} when the source's length is not
+ * `size` (the file changed since its row was written).
+ */
+export async function * sealStream (source: AsyncIterable<Uint8Array>, init: SealStreamInit): AsyncGenerator<SealedChunk> {
+  let index = 0
+  // Never more than the file's size: a source that gives more is refused before it is copied.
+  const pending = Buffer.allocUnsafe(Math.min(CHUNK_BYTES, init.size))
+  let filled = 0
+  let seen = 0
+  const emit = (last: boolean): SealedChunk => {
+    const plain = pending.subarray(0, filled)
+    const chunk = { index, last, plainBytes: filled, bytes: sealChunk(init.key, init.cid, index, last, plain) }
+    index++
+    filled = 0
+    return chunk
+  }
+  for await (const slice of source) {
+    seen += slice.byteLength
+    if (seen > init.size) throw new FileChangedWhileHashingError(`the file grew past its indexed ${init.size} bytes while it was read`)
+    init.onPlain?.(slice)
+    let offset = 0
+    while (offset < slice.byteLength) {
+      if (filled === CHUNK_BYTES) yield emit(false)
+      const take = Math.min(pending.byteLength - filled, slice.byteLength - offset)
+      pending.set(slice.subarray(offset, offset + take), filled)
+      filled += take
+      offset += take
+    }
+  }
+  if (seen !== init.size) throw new FileChangedWhileHashingError(`the file has ${seen} bytes, not its indexed ${init.size}, as it was read`)
+  yield emit(true)
+}
+
+export interface OpenStreamInit {
+  readonly key: Uint8Array
+  readonly cid: CID
+  /** The file's size: frames the chunks, and a blob longer or shorter than it is refused. */
+  readonly size: number
+}
+
+/**
+ * Opens a blob read in any slices and yields the file's plaintext a chunk at a time. A blob that
+ * does not open, or holds a byte more or less than `size` seals to, throws
+ * {@link ContentIntegrityError}.
+ */
+export async function * openStream (source: AsyncIterable<Uint8Array>, init: OpenStreamInit): AsyncGenerator<Buffer> {
+  const count = chunkCount(init.size)
+  const buffer = Buffer.allocUnsafe(CHUNK_BYTES + TAG_BYTES)
+  let index = 0
+  let filled = 0
+  let want = plainChunkLength(init.size, 0) + TAG_BYTES
+  for await (const slice of source) {
+    let offset = 0
+    while (offset < slice.byteLength) {
+      if (index >= count) throw new ContentIntegrityError(`the stored content of ${init.cid.toString()} is longer than its ${init.size} bytes seal to: damaged or forged`)
+      const take = Math.min(want - filled, slice.byteLength - offset)
+      buffer.set(slice.subarray(offset, offset + take), filled)
+      filled += take
+      offset += take
+      if (filled === want) {
+        const last = index === count - 1
+        yield openChunk(init.key, init.cid, index, last, buffer.subarray(0, want))
+        index++
+        filled = 0
+        if (!last) want = plainChunkLength(init.size, index) + TAG_BYTES
+      }
+    }
+  }
+  if (index !== count) throw new ContentIntegrityError(`the stored content of ${init.cid.toString()} ends after ${index} of its ${count} chunks: truncated`)
+}
