@@ -2,8 +2,20 @@
  * Content custody: what cidsync stores of a file's bytes and how it reads them back
  * (docs/content-format.md). Sealing is convergent under the user's key: equal files seal to equal
  * bytes on every device that shares the key, and to nothing anyone else can open or confirm.
+ * Small files travel in packs, large ones in parts; every file that comes back is hashed to its
+ * row's CID before it takes the place of anything.
  */
 export { contentMasterKey, fileKey } from './content-key.js'
 export { CHUNK_BYTES, TAG_BYTES, chunkCount, sealedSize, plainChunkLength, sealChunk, openChunk } from './chunks.js'
 export { sealStream, openStream } from './seal-stream.js'
 export type { SealedChunk, SealStreamInit, OpenStreamInit } from './seal-stream.js'
+export { SMALL_FILE_BYTES, PACK_MAX_BYTES, PACK_MAX_BLOBS, PART_CHUNKS } from './layout.js'
+export { parseContentRecord, SEALINGS } from './record.js'
+export type { ContentRecord, Sealing } from './record.js'
+export type { FileToStore } from './seal-file.js'
+export { ContentStorer } from './content-storer.js'
+export type { ContentStorerComponents, ContentStorerInit, ContentSealingKey } from './content-storer.js'
+export { ObjectCache } from './object-cache.js'
+export type { FetchObject } from './object-cache.js'
+export { fetchFile } from './fetch-file.js'
+export type { FetchFileInit, FileRow } from './fetch-file.js'

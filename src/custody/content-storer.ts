@@ -1,0 +1,146 @@
+import { writeFile, rm, mkdir } from 'node:fs/promises'
+import { join } from 'node:path'
+import { randomBytes } from 'node:crypto'
+import { FileChangedWhileHashingError } from '../content/index.js'
+import type { CidProfile } from '../content/index.js'
+import { contentMasterKey, fileKey } from './content-key.js'
+import { PACK_MAX_BLOBS, PACK_MAX_BYTES, SMALL_FILE_BYTES } from './layout.js'
+import type { ContentRecord, Sealing } from './record.js'
+import { sealFileInParts, sealSmallFile, type FileToStore } from './seal-file.js'
+
+/** What storing needs from outside: the upload endpoint. */
+export interface ContentStorerComponents {
+  /** Sends an object file under the snapshots' profile; answers its CID. */
+  readonly storeObject: (path: string, options: { signal?: AbortSignal }) => Promise<string>
+  /** Sends a file as it is under its own profile; answers the CID the service gave it. */
+  readonly storePlain: (path: string, profile: CidProfile, options: { signal?: AbortSignal }) => Promise<string>
+}
+
+/** The key content is sealed under: the snapshot key, with its id and salt to name it in records. */
+export interface ContentSealingKey {
+  readonly key: Uint8Array
+  readonly keyId: string
+  readonly salt: string
+}
+
+export interface ContentStorerInit {
+  readonly sealing: Sealing
+  /** Required unless `sealing` is "none". */
+  readonly key?: ContentSealingKey
+  /** A directory of this device's state for object files on their way out (made 0700). */
+  readonly spoolDir: string
+  /** Told of every record once its objects are stored: the caller writes them to the index. */
+  readonly onStored: (records: ContentRecord[]) => void | Promise<void>
+  /** Parts of a large file stored by an earlier run, so a resumed file sends only the rest. */
+  readonly storedParts?: (file: FileToStore) => ReadonlyMap<number, string>
+  /** Told of each part as it is stored, to be handed back through `storedParts` after a kill. */
+  readonly onPartStored?: (file: FileToStore, index: number, object: string) => void
+  /** Told of plaintext bytes as they are stored, for progress and rates. */
+  readonly onProgress?: (event: { type: 'stored', files: number, bytes: number }) => void
+}
+
+interface PackedBlob { readonly file: FileToStore, readonly blob: Buffer }
+
+/**
+ * Stores files' content (docs/content-format.md): small files gathered into packs, large ones in
+ * parts, each object sent once it is whole, and a record handed out for every file whose objects
+ * are all stored. Files hand in the order they come; {@link flush} sends what a pack holds.
+ */
+export class ContentStorer {
+  private readonly master: Buffer | undefined
+  private pack: PackedBlob[] = []
+  private packBytes = 0
+  private readonly packed = new Set<string>()
+  private spoolReady: Promise<void> | undefined
+
+  constructor (private readonly components: ContentStorerComponents, private readonly init: ContentStorerInit) {
+    if (init.sealing !== 'none' && init.key === undefined) throw new RangeError('sealed content needs a key')
+    this.master = init.key === undefined ? undefined : contentMasterKey(init.key.key)
+  }
+
+  /** Files waiting in the pack being filled. */
+  get pendingFiles (): number {
+    return this.pack.length
+  }
+
+  /**
+   * Stores one file, or adds it to the pack being filled. Throws
+   * `FileChangedWhileHashingError` when the file no longer holds its row's content: nothing of it
+   * is recorded, and its next row will be stored instead.
+   */
+  async add (file: FileToStore, options: { signal?: AbortSignal } = {}): Promise<void> {
+    await this.ensureSpool()
+    if (this.init.sealing === 'none') return await this.addPlain(file, options)
+    const key = fileKey(this.master as Buffer, file.cid)
+    if (file.size < SMALL_FILE_BYTES) {
+      if (this.packed.has(file.cid.toString())) return
+      const blob = await sealSmallFile(file, key, options.signal)
+      if (this.pack.length >= PACK_MAX_BLOBS || this.packBytes + blob.byteLength > PACK_MAX_BYTES) await this.flush(options)
+      this.pack.push({ file, blob })
+      this.packBytes += blob.byteLength
+      this.packed.add(file.cid.toString())
+      return
+    }
+    const parts = await sealFileInParts(file, {
+      key,
+      spoolDir: this.init.spoolDir,
+      storedParts: this.init.storedParts?.(file) ?? new Map(),
+      storePart: async (index, path) => {
+        const object = await this.components.storeObject(path, options)
+        this.init.onPartStored?.(file, index, object)
+        return object
+      },
+      signal: options.signal
+    })
+    await this.init.onStored([{ ...this.recordBase(file), objects: parts.map(([object, length]) => [object, 0, length] as const) }])
+    this.init.onProgress?.({ type: 'stored', files: 1, bytes: file.size })
+  }
+
+  /** Sends the pack being filled, if any, and hands out its records. */
+  async flush (options: { signal?: AbortSignal } = {}): Promise<void> {
+    if (this.pack.length === 0) return
+    await this.ensureSpool()
+    const pack = this.pack
+    const path = join(this.init.spoolDir, `pack-${randomBytes(8).toString('hex')}.tmp`)
+    await writeFile(path, Buffer.concat(pack.map(p => p.blob)), { mode: 0o600 })
+    let object: string
+    try {
+      object = await this.components.storeObject(path, options)
+    } finally {
+      await rm(path, { force: true })
+    }
+    let offset = 0
+    const records = pack.map(({ file, blob }) => {
+      const record: ContentRecord = { ...this.recordBase(file), objects: [[object, offset, blob.byteLength]] }
+      offset += blob.byteLength
+      return record
+    })
+    this.pack = []
+    this.packBytes = 0
+    this.packed.clear()
+    await this.init.onStored(records)
+    this.init.onProgress?.({ type: 'stored', files: records.length, bytes: pack.reduce((sum, p) => sum + p.file.size, 0) })
+  }
+
+  private async addPlain (file: FileToStore, options: { signal?: AbortSignal }): Promise<void> {
+    const got = await this.components.storePlain(file.path, file.profile, options)
+    if (got !== file.cid.toString()) throw new FileChangedWhileHashingError(`${file.path} was stored as ${got}, not its indexed ${file.cid.toString()}: it changed since it was indexed`)
+    await this.init.onStored([{ ...this.recordBase(file), objects: [[got, 0, file.size]] }])
+    this.init.onProgress?.({ type: 'stored', files: 1, bytes: file.size })
+  }
+
+  private recordBase (file: FileToStore): Omit<ContentRecord, 'objects'> {
+    return {
+      cid: file.cid.toString(),
+      size: file.size,
+      sealing: this.init.sealing,
+      keyId: this.init.sealing === 'none' ? '' : (this.init.key as ContentSealingKey).keyId,
+      keySalt: this.init.sealing === 'none' ? '' : (this.init.key as ContentSealingKey).salt
+    }
+  }
+
+  private async ensureSpool (): Promise<void> {
+    this.spoolReady ??= mkdir(this.init.spoolDir, { recursive: true, mode: 0o700 }).then(() => {})
+    await this.spoolReady
+  }
+}

@@ -1,0 +1,91 @@
+import { createReadStream } from 'node:fs'
+import { chmod, open, rename, rm, utimes } from 'node:fs/promises'
+import { basename, dirname, join } from 'node:path'
+import { randomBytes } from 'node:crypto'
+import type { CID } from 'multiformats/cid'
+import { CidBuilder, type CidProfile } from '../content/index.js'
+import { ContentIntegrityError } from '../errors.js'
+import { fsyncPath } from '../util/fsync.js'
+import { contentMasterKey, fileKey } from './content-key.js'
+import { openStream } from './seal-stream.js'
+import { MAX_OBJECT_BYTES } from './layout.js'
+import type { ContentRecord } from './record.js'
+import type { ObjectCache } from './object-cache.js'
+
+/** What the index row says a file holds. */
+export interface FileRow {
+  readonly cid: CID
+  readonly size: number
+  readonly mtimeMs: number
+  readonly profile: CidProfile
+}
+
+export interface FetchFileInit {
+  /** A record parsed with `parseContentRecord`, for the row's CID. */
+  readonly record: ContentRecord
+  readonly row: FileRow
+  /** The final path, already checked to lie inside the target. */
+  readonly target: string
+  /** The snapshot key the record names (required for sealed content). */
+  readonly snapshotKey?: Uint8Array
+  readonly objects: ObjectCache
+  readonly signal?: AbortSignal
+  /** Told of plaintext bytes written. */
+  readonly onBytes?: (bytes: number) => void
+}
+
+async function * spans (init: FetchFileInit): AsyncGenerator<Uint8Array> {
+  const lastUse = init.record.objects.length > 1
+  for (const [object, offset, length] of init.record.objects) {
+    // A range past the object's end reads short; openStream or the CID check then refuses it.
+    // Plain content is the file itself; a sealed object is never larger than a part.
+    const bound = init.record.sealing === 'none' ? length : Math.max(offset + length, MAX_OBJECT_BYTES)
+    const path = await init.objects.get(object, bound, init.signal)
+    if (length > 0) yield * createReadStream(path, { start: offset, end: offset + length - 1, highWaterMark: 1024 * 1024, signal: init.signal })
+    if (lastUse) await init.objects.release(object)
+  }
+}
+
+/**
+ * Brings one file back: its objects fetched (each verified against its CID), its chunks opened,
+ * its plaintext hashed with the row's profile as it is written to a temp file beside the target.
+ * The temp file becomes the target only when it hashes to the row's CID; otherwise nothing is
+ * left and a {@link ContentIntegrityError} names the file.
+ */
+export async function fetchFile (init: FetchFileInit): Promise<void> {
+  const { record, row } = init
+  if (record.cid !== row.cid.toString() || record.size !== row.size) throw new ContentIntegrityError(`the content record for ${row.cid.toString()} describes ${record.cid} of ${record.size} bytes: forged`)
+  let plain: AsyncIterable<Uint8Array> = spans(init)
+  if (record.sealing !== 'none') {
+    if (init.snapshotKey === undefined) throw new ContentIntegrityError(`${row.cid.toString()} is sealed and no key was given`)
+    plain = openStream(plain, { key: fileKey(contentMasterKey(init.snapshotKey), row.cid), cid: row.cid, size: row.size })
+  }
+  const temp = join(dirname(init.target), `.${basename(init.target).slice(0, 64)}.cidsync-${randomBytes(6).toString('hex')}.part`)
+  const builder = new CidBuilder(row.profile)
+  const handle = await open(temp, 'wx', 0o600)
+  let written = 0
+  try {
+    try {
+      for await (const bytes of plain) {
+        builder.update(bytes)
+        written += bytes.byteLength
+        if (written > row.size) throw new ContentIntegrityError(`the stored content of ${row.cid.toString()} is longer than its ${row.size} bytes`)
+        await handle.write(bytes)
+        init.onBytes?.(bytes.byteLength)
+      }
+      await handle.sync()
+    } finally {
+      await handle.close()
+    }
+    const got = builder.finish().toString()
+    if (got !== row.cid.toString()) throw new ContentIntegrityError(`the stored content of ${row.cid.toString()} hashes to ${got}: damaged or forged, nothing written`)
+    // Plain files are made 0600 while unverified; once verified, the usual mode for a user's file.
+    await chmod(temp, 0o644 & ~process.umask())
+    await utimes(temp, new Date(), new Date(row.mtimeMs))
+    await rename(temp, init.target)
+    await fsyncPath(dirname(init.target))
+  } catch (err) {
+    await rm(temp, { force: true })
+    throw err
+  }
+}

@@ -1,0 +1,70 @@
+import { CID } from 'multiformats/cid'
+import { z } from 'zod'
+import { ContentIntegrityError } from '../errors.js'
+import { sealedSize } from './chunks.js'
+
+/** The sealings a record may name (docs/content-format.md). */
+export const SEALINGS = ['aes-256-gcm/1', 'none'] as const
+export type Sealing = (typeof SEALINGS)[number]
+
+/** Largest file a record may describe: far past any disk, well inside a safe integer. */
+const MAX_FILE_BYTES = 2 ** 50
+/** The most objects one file spans: 2^50 bytes in 64 MiB parts. */
+const MAX_OBJECTS = 2 ** 24
+
+/** A CID as text that is exactly what parsing it prints back: nothing else may name an object. */
+const canonicalCid = z.string().min(1).max(256).refine(text => {
+  try {
+    return CID.parse(text).toString() === text
+  } catch {
+    return false
+  }
+}, 'not a CID')
+
+const offset = z.number().int().nonnegative().max(MAX_FILE_BYTES * 2)
+
+const objectSpanSchema = z.tuple([canonicalCid, offset, offset])
+
+const recordSchema = z.object({
+  cid: canonicalCid,
+  size: z.number().int().nonnegative().max(MAX_FILE_BYTES),
+  sealing: z.enum(SEALINGS),
+  keyId: z.string().regex(/^(|[0-9a-f]{16})$/),
+  keySalt: z.string().max(64).regex(/^[A-Za-z0-9+/=]*$/),
+  objects: z.array(objectSpanSchema).min(1).max(MAX_OBJECTS)
+})
+
+/** Where one stored file's content lies, and how it is sealed. */
+export interface ContentRecord {
+  /** The file's CID, as its index row holds it. */
+  readonly cid: string
+  readonly size: number
+  readonly sealing: Sealing
+  /** The snapshot key's id the content is sealed under ("" when plain). */
+  readonly keyId: string
+  /** Its scrypt salt when the key comes from a passphrase, else "". */
+  readonly keySalt: string
+  /** In order: each object's CID, and the range of it that holds this file's bytes. */
+  readonly objects: ReadonlyArray<readonly [object: string, offset: number, length: number]>
+}
+
+/**
+ * Parses a record from anywhere outside this process (a segment, another device, the service):
+ * every CID canonical, every range a whole number, the ranges adding up to what the file seals
+ * to. A record that fails is refused with {@link ContentIntegrityError}, never partly used.
+ */
+export function parseContentRecord (value: unknown): ContentRecord {
+  const parsed = recordSchema.safeParse(value)
+  if (!parsed.success) {
+    throw new ContentIntegrityError(`a content record does not say what cidsync expects (${parsed.error.issues.slice(0, 3).map(i => `${i.path.join('.') || 'record'}: ${i.message}`).join('; ')}): it is damaged or forged`)
+  }
+  const record = parsed.data
+  const stored = record.sealing === 'none' ? record.size : sealedSize(record.size)
+  const spanned = record.objects.reduce((sum, [, , length]) => sum + length, 0)
+  if (spanned !== stored) throw new ContentIntegrityError(`the content record of ${record.cid} spans ${spanned} bytes, not the ${stored} its file stores as: damaged or forged`)
+  if (record.sealing === 'none' && (record.objects.length !== 1 || record.objects[0]?.[0] !== record.cid || record.objects[0]?.[1] !== 0)) {
+    throw new ContentIntegrityError(`the plain content record of ${record.cid} names another object than the file itself: forged`)
+  }
+  if (record.sealing !== 'none' && record.keyId === '') throw new ContentIntegrityError(`the sealed content record of ${record.cid} names no key`)
+  return record
+}
