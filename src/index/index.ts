@@ -7,6 +7,7 @@ import { openDatabase } from './open.js'
 import { EntryStore } from './entries.js'
 import { RemoteStore } from './remote.js'
 import { SegmentStore } from './segments.js'
+import { ContentRecordStore } from './content-records.js'
 import { IndexSync, type MergeResult } from './sync-sql.js'
 
 export type { Entry, EntryChange, KnownFile, FolderTotals, KnownDevice, ListOptions } from './entries.js'
@@ -15,6 +16,8 @@ export { SCHEMA_VERSION } from './migrations.js'
 export { loadOrCreateDeviceId, readDeviceId, DEVICE_ID_FILE } from './device-id.js'
 export { RemoteStore, DEAL_OVERDUE_MS } from './remote.js'
 export { SegmentStore, checkSegment } from './segments.js'
+export { ContentRecordStore } from './content-records.js'
+export type { StoredContentRow, NewContentRecord } from './content-records.js'
 export type { SegmentRange, RecordedChain, IncomingDevice, DeviceState } from './segments.js'
 export type { RemoteFile, RemoteName, DealRecord, RemoteState } from './remote.js'
 export { openIndexRecovering, moveAside } from './recover.js'
@@ -36,6 +39,8 @@ export interface Index {
   readonly remote: RemoteStore
   /** Segments of `cidsync-sqlite/2`: cut, check, apply, and the recorded segment lists. */
   readonly segments: SegmentStore
+  /** Where stored files' content lies (docs/content-format.md). */
+  readonly content: ContentRecordStore
   /**
    * The raw connection. Nothing outside this room uses it (sync and snapshot go through the
    * methods below); tests keep it for fault injection (`max_page_count`, rows deleted behind the
@@ -70,6 +75,7 @@ export function openIndex (path: string, init: OpenIndexInit = {}): Index {
   const entries = new EntryStore(db, readonly)
   const remote = new RemoteStore(db)
   const segments = new SegmentStore(db)
+  const content = new ContentRecordStore(db)
   const sync = new IndexSync(db)
   return {
     path,
@@ -77,6 +83,7 @@ export function openIndex (path: string, init: OpenIndexInit = {}): Index {
     entries,
     remote,
     segments,
+    content,
     copyTo: (to) => { sync.copyTo(to) },
     mergeFrom: (otherPath, selfDeviceId) => sync.mergeFrom(otherPath, selfDeviceId),
     changeMarker: () => sync.changeMarker(),

@@ -94,6 +94,25 @@ export const MIGRATIONS: ReadonlyArray<(db: Database) => void> = [
       ) STRICT;
       INSERT INTO live_counts (device_id, live) SELECT device_id, COUNT(*) FROM entries WHERE deleted = 0 GROUP BY device_id;
     `)
+  },
+  // 6: where each stored file's content lies (docs/content-format.md), rows of their device like
+  // entries: numbered with its sequence, carried in its segments, merged by the same rule.
+  (db) => {
+    db.exec(`
+      CREATE TABLE content (
+        device_id TEXT NOT NULL,
+        cid TEXT NOT NULL,
+        size INTEGER NOT NULL,
+        sealing TEXT NOT NULL,
+        key_id TEXT NOT NULL,
+        key_salt TEXT NOT NULL,
+        objects TEXT NOT NULL,
+        stored_at INTEGER NOT NULL,
+        seq INTEGER NOT NULL,
+        PRIMARY KEY (device_id, cid)
+      ) STRICT, WITHOUT ROWID;
+      CREATE INDEX content_by_cid ON content (cid);
+    `)
   }
 ]
 

@@ -27,7 +27,7 @@ function schemaOf (db: Db): SchemaObject[] {
 }
 
 /** Tables whose rows a segment carries; every other table of the index schema must be empty. */
-const CARRIED = new Set(['entries', 'devices', 'live_counts'])
+const CARRIED = new Set(['entries', 'devices', 'live_counts', 'content'])
 
 /**
  * What is wrong with a segment database beyond its rows of `entries`, or nothing: its schema must

@@ -6,6 +6,7 @@ import { openDatabase } from './open.js'
 import { SCHEMA_VERSION } from './migrations.js'
 import { segmentSchemaProblems } from './segment-schema.js'
 import { hasLiveCounts } from './entries.js'
+import { CONTENT_COLUMNS } from './content-records.js'
 
 /** Which rows of one device a segment holds (docs/snapshot-format.md). */
 export interface SegmentRange {
@@ -128,6 +129,9 @@ export class SegmentStore {
           ? this.db.prepare('SELECT COALESCE((SELECT live FROM main.live_counts WHERE device_id = ?), 0)').pluck().get(range.deviceId) as number
           : this.db.prepare('SELECT COUNT(*) FROM segment.entries WHERE deleted = 0').pluck().get() as number
         if (live > 0) this.db.prepare('INSERT INTO segment.live_counts (device_id, live) VALUES (?, ?)').run(range.deviceId, live)
+        // Content records travel with the rows of their device, by the same sequence range.
+        if (range.kind === 'base') this.db.prepare(`INSERT INTO segment.content (${CONTENT_COLUMNS}) SELECT ${CONTENT_COLUMNS} FROM main.content WHERE device_id = ? AND seq <= ?`).run(range.deviceId, range.to)
+        else this.db.prepare(`INSERT INTO segment.content (${CONTENT_COLUMNS}) SELECT ${CONTENT_COLUMNS} FROM main.content WHERE device_id = ? AND seq > ? AND seq <= ?`).run(range.deviceId, range.from, range.to)
         return { entries: copied.changes }
       })()
     } finally {
@@ -144,12 +148,18 @@ export class SegmentStore {
     if (devices.length === 0) return
     this.db.exec(`CREATE TEMP TABLE IF NOT EXISTS incoming AS SELECT ${COLUMNS} FROM main.entries WHERE 0`)
     this.db.exec('CREATE UNIQUE INDEX IF NOT EXISTS temp.incoming_key ON incoming (device_id, folder, path)')
+    this.db.exec(`CREATE TEMP TABLE IF NOT EXISTS incoming_content AS SELECT ${CONTENT_COLUMNS} FROM main.content WHERE 0`)
+    this.db.exec('CREATE UNIQUE INDEX IF NOT EXISTS temp.incoming_content_key ON incoming_content (device_id, cid)')
     try {
       for (const device of devices) {
         for (const file of device.files) {
           this.db.prepare('ATTACH DATABASE ? AS segment').run(file)
           try {
             this.db.prepare(`INSERT OR REPLACE INTO temp.incoming (${COLUMNS}) SELECT ${COLUMNS} FROM segment.entries WHERE device_id = ?`).run(device.deviceId)
+            // Segments of an older schema carry no content records.
+            if (this.db.prepare("SELECT 1 FROM segment.sqlite_schema WHERE type = 'table' AND name = 'content'").pluck().get() === 1) {
+              this.db.prepare(`INSERT OR REPLACE INTO temp.incoming_content (${CONTENT_COLUMNS}) SELECT ${CONTENT_COLUMNS} FROM segment.content WHERE device_id = ?`).run(device.deviceId)
+            }
           } finally {
             this.db.exec('DETACH DATABASE segment')
           }
@@ -169,6 +179,8 @@ export class SegmentStore {
             this.db.prepare('INSERT INTO main.live_counts (device_id, live) VALUES (?, ?) ON CONFLICT (device_id) DO UPDATE SET live = live + excluded.live').run(device.deviceId, incomingLive - replacedLive)
           }
           this.db.prepare(`INSERT OR REPLACE INTO main.entries (${COLUMNS}) SELECT ${COLUMNS} FROM temp.incoming WHERE device_id = ?`).run(device.deviceId)
+          if (device.replace) this.db.prepare('DELETE FROM main.content WHERE device_id = ?').run(device.deviceId)
+          this.db.prepare(`INSERT OR REPLACE INTO main.content (${CONTENT_COLUMNS}) SELECT ${CONTENT_COLUMNS} FROM temp.incoming_content WHERE device_id = ?`).run(device.deviceId)
           this.db.prepare(`INSERT INTO main.devices (device_id, hostname, first_seen, last_seq) VALUES (?, ?, ?, ?)
             ON CONFLICT (device_id) DO UPDATE SET hostname = excluded.hostname, last_seq = excluded.last_seq`).run(device.deviceId, device.hostname, device.firstSeen, device.lastSeq)
           this.statements.setChain.run(device.chain.deviceId, device.chain.toSeq, device.chain.segments)
@@ -176,6 +188,7 @@ export class SegmentStore {
       }).immediate()
     } finally {
       this.db.exec('DROP TABLE IF EXISTS temp.incoming')
+      this.db.exec('DROP TABLE IF EXISTS temp.incoming_content')
     }
   }
 
@@ -241,6 +254,12 @@ export function checkSegment (path: string, range: SegmentRange & { readonly ent
     if ((found.foreign_rows ?? 0) > 0) problems.push(`${found.foreign_rows ?? 0} rows of another device`)
     if (found.low !== null && found.low <= (range.kind === 'base' ? -1 : range.from)) problems.push(`a row at sequence ${found.low}, not after ${range.from}`)
     if (found.high !== null && found.high > range.to) problems.push(`a row at sequence ${found.high}, past ${range.to}`)
+    if (db.prepare("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'content'").pluck().get() === 1) {
+      const content = db.prepare('SELECT SUM(device_id != ?) AS foreign_rows, MIN(seq) AS low, MAX(seq) AS high FROM content').get(range.deviceId) as { foreign_rows: number | null, low: number | null, high: number | null }
+      if ((content.foreign_rows ?? 0) > 0) problems.push(`${content.foreign_rows ?? 0} content records of another device`)
+      if (content.low !== null && content.low <= (range.kind === 'base' ? -1 : range.from)) problems.push(`a content record at sequence ${content.low}, not after ${range.from}`)
+      if (content.high !== null && content.high > range.to) problems.push(`a content record at sequence ${content.high}, past ${range.to}`)
+    }
     if (problems.length > 0) throw new SnapshotIntegrityError(`segment ${name} does not hold what it says: ${problems.join(', ')}`)
   } catch (err) {
     if (err instanceof SnapshotIntegrityError || err instanceof SnapshotFormatError) throw err

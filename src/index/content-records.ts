@@ -1,0 +1,78 @@
+import type { Database, Statement } from 'better-sqlite3'
+
+/** A content record as the index keeps it; the custody room parses `objects` before use. */
+export interface StoredContentRow {
+  readonly deviceId: string
+  readonly cid: string
+  readonly size: number
+  readonly sealing: string
+  readonly keyId: string
+  readonly keySalt: string
+  /** JSON, as written: `[[object, offset, length], ...]`. */
+  readonly objects: string
+  readonly storedAt: number
+  readonly seq: number
+}
+
+/** What a device records when its objects are stored. */
+export type NewContentRecord = Omit<StoredContentRow, 'deviceId' | 'seq' | 'storedAt'>
+
+export const CONTENT_COLUMNS = 'device_id, cid, size, sealing, key_id, key_salt, objects, stored_at, seq'
+const SELECT = 'SELECT device_id AS deviceId, cid, size, sealing, key_id AS keyId, key_salt AS keySalt, objects, stored_at AS storedAt, seq FROM content'
+
+/**
+ * The `content` table: where each stored file lies. A record belongs to the device that stored
+ * the content and takes that device's next sequence number, as its entries do, so it travels in
+ * the device's next segment. Statements are prepared once, on first use.
+ */
+export class ContentRecordStore {
+  private prepared?: { byCid: Statement, ensureDevice: Statement, lastSeq: Statement, setSeq: Statement, upsert: Statement, has: Statement, count: Statement }
+
+  constructor (private readonly db: Database) {}
+
+  private get statements (): NonNullable<ContentRecordStore['prepared']> {
+    const db = this.db
+    this.prepared ??= {
+      byCid: db.prepare(`${SELECT} WHERE cid = ? ORDER BY stored_at`),
+      ensureDevice: db.prepare('INSERT INTO devices (device_id, hostname, first_seen) VALUES (?, ?, ?) ON CONFLICT (device_id) DO NOTHING'),
+      lastSeq: db.prepare('SELECT last_seq FROM devices WHERE device_id = ?').pluck(),
+      setSeq: db.prepare('UPDATE devices SET last_seq = ? WHERE device_id = ?'),
+      upsert: db.prepare(`INSERT INTO content (${CONTENT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+        ON CONFLICT (device_id, cid) DO UPDATE SET size = excluded.size, sealing = excluded.sealing, key_id = excluded.key_id,
+          key_salt = excluded.key_salt, objects = excluded.objects, stored_at = excluded.stored_at, seq = excluded.seq`),
+      has: db.prepare('SELECT 1 FROM content WHERE cid = ? AND key_id = ? LIMIT 1').pluck(),
+      count: db.prepare('SELECT COUNT(*) AS records, COALESCE(SUM(size), 0) AS bytes FROM content WHERE device_id = ?')
+    }
+    return this.prepared
+  }
+
+  /** Every device's records of a file's content, oldest first. */
+  lookup (cid: string): StoredContentRow[] {
+    return this.statements.byCid.all(cid) as StoredContentRow[]
+  }
+
+  /** Whether any device stored this content under the key `keyId` ("" for plain content). */
+  has (cid: string, keyId: string): boolean {
+    return this.statements.has.get(cid, keyId) === 1
+  }
+
+  /** This device's records and the bytes of content they describe. */
+  totals (deviceId: string): { readonly records: number, readonly bytes: number } {
+    return this.statements.count.get(deviceId) as { records: number, bytes: number }
+  }
+
+  /** Records what this device stored, each with its next sequence number, in one transaction. */
+  record (deviceId: string, hostname: string, records: readonly NewContentRecord[], now = Date.now()): void {
+    if (records.length === 0) return
+    const s = this.statements
+    this.db.transaction(() => {
+      s.ensureDevice.run(deviceId, hostname, now)
+      let seq = s.lastSeq.get(deviceId) as number
+      for (const r of records) {
+        seq++
+        s.upsert.run(deviceId, r.cid, r.size, r.sealing, r.keyId, r.keySalt, r.objects, now, seq)
+      }
+      s.setSeq.run(seq, deviceId)
+    }).immediate()
+  }
+}
