@@ -12,7 +12,7 @@ import { IndexSync, type MergeResult } from './sync-sql.js'
 
 export type { Entry, EntryChange, KnownFile, FolderTotals, KnownDevice, ListOptions } from './entries.js'
 export { EntryStore } from './entries.js'
-export { SCHEMA_VERSION } from './migrations.js'
+export { SCHEMA_VERSION, CONTENT_SCHEMA_VERSION } from './migrations.js'
 export { loadOrCreateDeviceId, readDeviceId, DEVICE_ID_FILE } from './device-id.js'
 export { RemoteStore, DEAL_OVERDUE_MS } from './remote.js'
 export { SegmentStore, checkSegment } from './segments.js'

@@ -116,5 +116,8 @@ export const MIGRATIONS: ReadonlyArray<(db: Database) => void> = [
   }
 ]
 
+/** The first schema with content records: a segment without any is written at the one before, which older cidsync reads. */
+export const CONTENT_SCHEMA_VERSION = 6
+
 /** The schema version this build of cidsync writes. */
 export const SCHEMA_VERSION = MIGRATIONS.length

@@ -13,6 +13,8 @@ export interface OpenDatabaseOptions {
    * an {@link IndexDamagedError}, never written on.
    */
   readonly check?: boolean
+  /** Migrate a writer's file only this far (a segment written for older readers); default: the newest. */
+  readonly schemaVersion?: number
 }
 
 const BUSY_TIMEOUT_MS = 5_000
@@ -56,7 +58,7 @@ export function openDatabase (path: string, options: OpenDatabaseOptions = {}): 
     const version = db.pragma('user_version', { simple: true }) as number
     if (version > SCHEMA_VERSION) throw new SchemaTooNewError(path, version, SCHEMA_VERSION)
     if (readonly && version === 0) throw new IndexMissingError(path)
-    if (!readonly) migrate(db, version)
+    if (!readonly) migrate(db, version, options.schemaVersion ?? SCHEMA_VERSION)
     return db
   } catch (err) {
     db.close()
@@ -65,8 +67,8 @@ export function openDatabase (path: string, options: OpenDatabaseOptions = {}): 
   }
 }
 
-function migrate (db: Database.Database, from: number): void {
-  for (let version = from; version < SCHEMA_VERSION; version++) {
+function migrate (db: Database.Database, from: number, to: number): void {
+  for (let version = from; version < to; version++) {
     const step = MIGRATIONS[version] as (db: Database.Database) => void
     db.transaction(() => {
       step(db)

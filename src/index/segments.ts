@@ -3,7 +3,7 @@ import Database from 'better-sqlite3'
 import type { Database as Db, Statement } from 'better-sqlite3'
 import { SnapshotFormatError, SnapshotIntegrityError } from '../errors.js'
 import { openDatabase } from './open.js'
-import { SCHEMA_VERSION } from './migrations.js'
+import { CONTENT_SCHEMA_VERSION, SCHEMA_VERSION } from './migrations.js'
 import { segmentSchemaProblems } from './segment-schema.js'
 import { hasLiveCounts } from './entries.js'
 import { CONTENT_COLUMNS } from './content-records.js'
@@ -99,7 +99,13 @@ export class SegmentStore {
    */
   writeSegment (path: string, range: SegmentRange, device: { readonly hostname: string, readonly firstSeen: number }): { readonly entries: number } {
     writeFileSync(path, '', { mode: 0o600, flag: 'wx' })
-    openDatabase(path, { check: false }).close()
+    // The oldest schema that holds its rows (docs/content-format.md, "Older cidsync"): a segment
+    // without content records stays readable by a cidsync from before them.
+    const withContent = this.db.prepare(range.kind === 'base'
+      ? 'SELECT EXISTS (SELECT 1 FROM main.content WHERE device_id = ? AND seq <= ?)'
+      : 'SELECT EXISTS (SELECT 1 FROM main.content WHERE device_id = ? AND seq > ? AND seq <= ?)').pluck()
+      .get(...(range.kind === 'base' ? [range.deviceId, range.to] : [range.deviceId, range.from, range.to])) === 1
+    openDatabase(path, { check: false, schemaVersion: withContent ? SCHEMA_VERSION : CONTENT_SCHEMA_VERSION - 1 }).close()
     // Back to a rollback journal: the file must be whole by itself when it is sealed and when it is restored.
     const fresh = new Database(path)
     fresh.pragma('journal_mode = DELETE')
@@ -130,8 +136,12 @@ export class SegmentStore {
           : this.db.prepare('SELECT COUNT(*) FROM segment.entries WHERE deleted = 0').pluck().get() as number
         if (live > 0) this.db.prepare('INSERT INTO segment.live_counts (device_id, live) VALUES (?, ?)').run(range.deviceId, live)
         // Content records travel with the rows of their device, by the same sequence range.
-        if (range.kind === 'base') this.db.prepare(`INSERT INTO segment.content (${CONTENT_COLUMNS}) SELECT ${CONTENT_COLUMNS} FROM main.content WHERE device_id = ? AND seq <= ?`).run(range.deviceId, range.to)
-        else this.db.prepare(`INSERT INTO segment.content (${CONTENT_COLUMNS}) SELECT ${CONTENT_COLUMNS} FROM main.content WHERE device_id = ? AND seq > ? AND seq <= ?`).run(range.deviceId, range.from, range.to)
+        if (withContent) {
+          const records = range.kind === 'base'
+            ? this.db.prepare(`INSERT INTO segment.content (${CONTENT_COLUMNS}) SELECT ${CONTENT_COLUMNS} FROM main.content WHERE device_id = ? AND seq <= ?`)
+            : this.db.prepare(`INSERT INTO segment.content (${CONTENT_COLUMNS}) SELECT ${CONTENT_COLUMNS} FROM main.content WHERE device_id = ? AND seq > ? AND seq <= ?`)
+          records.run(...(range.kind === 'base' ? [range.deviceId, range.to] : [range.deviceId, range.from, range.to]))
+        }
         return { entries: copied.changes }
       })()
     } finally {

@@ -4,7 +4,9 @@ import { useTempDir } from '../helpers/temp-dir.js'
 import { syncDevice, writeRows } from '../helpers/sync-device.js'
 import { pub, readIndex, restoreInto, restorer, sleep } from '../sync/v2-helpers.js'
 import { importKey, exportKey } from '../../src/snapshot/index.js'
-import type { NewContentRecord } from '../../src/index/index.js'
+import { join } from 'node:path'
+import Database from 'better-sqlite3'
+import { checkSegment, CONTENT_SCHEMA_VERSION, SCHEMA_VERSION, type NewContentRecord } from '../../src/index/index.js'
 
 const A = 'aaaaaaaa-0000-4000-8000-00000000c0de'
 const B = 'bbbbbbbb-0000-4000-8000-00000000c0de'
@@ -45,5 +47,26 @@ describe('content records: rows of their device, carried in its segments', () =>
     expect(readIndex(r.config, where('cid-one.md'))).toEqual([[A, 'bafkreigh2akiscaildcqabsyg3dfr6chu3fgpregiymsck7e7aqa4s52zy']])
     await restoreInto(clients, r, NS, { cid: first.cid })
     expect(readIndex(r.config, where('cid-one.md'))).toEqual([])
+  })
+
+  it('a segment without content records is written at the schema before them, which an older cidsync reads', async () => {
+    const root = await useTempDir()
+    const a = await syncDevice(root, 'a', A, { namespace: 'old-readers' })
+    writeRows(a, 'one.md', 'two.md')
+    const versionOf = (path: string): number => {
+      const db = new Database(path, { readonly: true })
+      try { return db.pragma('user_version', { simple: true }) as number } finally { db.close() }
+    }
+    const device = { hostname: 'a', firstSeen: 1 }
+    a.index.segments.writeSegment(join(root, 'plain-base'), { deviceId: A, kind: 'base', from: 0, to: 2 }, device)
+    expect(versionOf(join(root, 'plain-base'))).toBe(CONTENT_SCHEMA_VERSION - 1)
+    a.index.content.record(A, 'a', [record('cid-one.md', 'bafkreigh2akiscaildcqabsyg3dfr6chu3fgpregiymsck7e7aqa4s52zy')])
+    a.index.segments.writeSegment(join(root, 'base'), { deviceId: A, kind: 'base', from: 0, to: 3 }, device)
+    a.index.segments.writeSegment(join(root, 'delta'), { deviceId: A, kind: 'delta', from: 2, to: 3 }, device)
+    a.index.segments.writeSegment(join(root, 'old-delta'), { deviceId: A, kind: 'delta', from: 0, to: 2 }, device)
+    expect([versionOf(join(root, 'base')), versionOf(join(root, 'delta')), versionOf(join(root, 'old-delta'))]).toEqual([SCHEMA_VERSION, SCHEMA_VERSION, CONTENT_SCHEMA_VERSION - 1])
+    checkSegment(join(root, 'delta'), { deviceId: A, kind: 'delta', from: 2, to: 3, entries: 0 }, 'delta')
+    // A record another device's segment carries, or one outside the range, is refused.
+    expect(() => { checkSegment(join(root, 'delta'), { deviceId: A, kind: 'delta', from: 3, to: 3, entries: 0 }, 'shifted') }).toThrow(/content record at sequence 3/)
   })
 })
