@@ -442,3 +442,26 @@ export class ContentIntegrityError extends CidsyncError {
   override readonly code = 'ERR_CONTENT_INTEGRITY'
   override readonly exitCode = ExitCode.integrity
 }
+
+/** A path asked for is not in the index (at the time asked for). */
+export class PathNotFoundError extends CidsyncError {
+  override readonly code = 'ERR_PATH_NOT_FOUND'
+  override readonly exitCode = ExitCode.notFound
+}
+
+/** Some files asked for could not be brought back; each is named with why. */
+export class FilesNotRestoredError extends CidsyncError {
+  override readonly code = 'ERR_FILES_NOT_RESTORED'
+  override readonly exitCode: ExitCodeValue
+
+  /** `integrity`: some file's stored bytes were refused (exit 4), else exit 1. */
+  constructor (message: string, readonly integrity: boolean) {
+    super(message)
+    this.exitCode = integrity ? ExitCode.integrity : ExitCode.failure
+  }
+}
+
+/** Some files of storing folders were not stored: a publish lists them, but cannot bring them back. */
+export class ContentNotStoredError extends CidsyncError {
+  override readonly code = 'ERR_CONTENT_NOT_STORED'
+}

@@ -6,6 +6,7 @@ import { registerCid } from './commands/cid.js'
 import { registerDaemon } from './commands/daemon.js'
 import { registerInit } from './commands/init.js'
 import { registerLs } from './commands/ls.js'
+import { registerGet } from './commands/get.js'
 import { registerStatus } from './commands/status.js'
 import { registerLogin } from './commands/login.js'
 import { registerFiles } from './commands/files.js'
@@ -60,7 +61,7 @@ export function createProgram (): Command {
     // Options belong to the command they follow (`local-service token --dir D` is token's --dir).
     .enablePositionalOptions()
     .hook('preAction', checkStateDirOwner)
-  for (const register of [registerInit, registerDaemon, registerStatus, registerLs, registerCid, registerLogin, registerFiles, registerNames, registerDeal, registerPointer, registerLocalService, registerKey, registerSnapshot, registerRestore, registerService, registerRescan, registerHistory, registerVerify, registerDashboard]) register(program)
+  for (const register of [registerInit, registerDaemon, registerStatus, registerLs, registerGet, registerCid, registerLogin, registerFiles, registerNames, registerDeal, registerPointer, registerLocalService, registerKey, registerSnapshot, registerRestore, registerService, registerRescan, registerHistory, registerVerify, registerDashboard]) register(program)
   // Subcommands share the parent's exit override so their usage errors exit 2 too.
   const overrideAll = (command: Command): void => { command.exitOverride(); command.commands.forEach(overrideAll) }
   program.commands.forEach(overrideAll)

@@ -8,6 +8,8 @@ export interface FolderConfig {
   readonly path: string
   readonly ignore: readonly string[]
   readonly followSymlinks: boolean
+  /** Store the folder's files' content (docs/content-format.md), not only index them. */
+  readonly store?: boolean
   /**
    * cidsync's own dirs inside this folder (the state dir, the embedded service's dir), never
    * indexed, scanned or watched; absent when there are none. Set by the config loader.
@@ -66,6 +68,17 @@ export interface Config {
     readonly compactAfterDeltas: number
     /** ...or once its deltas' bytes pass this fraction of its base's. */
     readonly compactFraction: number
+  }
+  /** Storing files' content (docs/content-format.md): only for folders with `store`. */
+  readonly content: {
+    readonly encryption: 'aes-256-gcm' | 'none'
+    /** Bytes a second for content uploads; 0 = unlimited. */
+    readonly uploadRate: number
+    /** Larger files are indexed, not stored, and listed as such. */
+    readonly maxFileSize: number
+    /** Globs (as a folder's `ignore`) of files indexed but never stored. */
+    readonly exclude: readonly string[]
+    readonly concurrency: number
   }
   /** The restore drill (`cidsync verify`) on a schedule; empty: only on request. */
   readonly verify: { readonly schedule: string }

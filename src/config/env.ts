@@ -11,7 +11,8 @@ const ENV_KEYS: ReadonlyArray<readonly [string, EnvKind]> = [
   ['snapshot.schedule', 'string'], ['snapshot.encryption', 'string'], ['snapshot.accept_unencrypted', 'boolean'], ['snapshot.deal', 'boolean'], ['snapshot.ipns_key', 'string'],
   ['snapshot.min_interval_seconds', 'integer'], ['snapshot.quiet_seconds', 'integer'],
   ['snapshot.max_drop_entries', 'integer'], ['snapshot.compact_after_deltas', 'integer'], ['verify.schedule', 'string'],
-  ['reconcile.schedule', 'string'],
+  ['reconcile.schedule', 'string'], ['content.encryption', 'string'], ['content.upload_rate', 'string'], ['content.max_file_size', 'string'],
+  ['content.concurrency', 'integer'],
   ['watch.hash_workers', 'integer'], ['watch.settle_ms', 'integer'], ['watch.rescan_interval_seconds', 'integer']
 ]
 

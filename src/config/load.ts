@@ -96,7 +96,7 @@ function toConfig (file: ConfigFile, source: string | undefined, listen: Config[
     stateDir,
     cidProfile: file.cid_profile,
     logLevel: file.log_level,
-    folders: file.folders.map(f => ({ name: f.name, path: resolvePath(f.path), ignore: f.ignore, followSymlinks: f.follow_symlinks })),
+    folders: file.folders.map(f => ({ name: f.name, path: resolvePath(f.path), ignore: f.ignore, followSymlinks: f.follow_symlinks, store: f.store })),
     status: { listen, metricsToken: file.status.metrics_token },
     service: {
       mode: file.service.mode,
@@ -119,6 +119,13 @@ function toConfig (file: ConfigFile, source: string | undefined, listen: Config[
       maxDropFraction: file.snapshot.max_drop_fraction,
       compactAfterDeltas: file.snapshot.compact_after_deltas,
       compactFraction: file.snapshot.compact_fraction
+    },
+    content: {
+      encryption: file.content.encryption,
+      uploadRate: file.content.upload_rate,
+      maxFileSize: file.content.max_file_size,
+      exclude: file.content.exclude,
+      concurrency: file.content.concurrency
     },
     reconcile: { schedule: file.reconcile.schedule },
     verify: { schedule: file.verify.schedule },

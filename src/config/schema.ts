@@ -35,7 +35,28 @@ const folder = z.strictObject({
   name: folderName,
   path: z.string().min(1, { message: 'expected the folder\'s path' }),
   ignore: z.array(z.string().min(1)).default([]),
-  follow_symlinks: z.boolean().default(false)
+  follow_symlinks: z.boolean().default(false),
+  // Off unless asked for: a config from before content custody uploads nothing new.
+  store: z.boolean().default(false)
+})
+
+const UNITS: Readonly<Record<string, number>> = { '': 1, B: 1, KB: 1e3, MB: 1e6, GB: 1e9, TB: 1e12, KIB: 2 ** 10, MIB: 2 ** 20, GIB: 2 ** 30, TIB: 2 ** 40 }
+
+/** A byte count as people write one: 1048576, "20MiB", "1.5 GB". */
+export function parseByteSize (text: string): number | undefined {
+  const match = /^\s*(\d+(?:\.\d+)?)\s*([kmgt]i?b|b)?\s*$/i.exec(text)
+  if (match === null) return undefined
+  const bytes = Math.round(Number(match[1]) * (UNITS[(match[2] ?? '').toUpperCase()] ?? NaN))
+  return Number.isSafeInteger(bytes) ? bytes : undefined
+}
+
+const byteSize = z.union([z.int().nonnegative(), z.string()]).transform((value, ctx) => {
+  const bytes = typeof value === 'number' ? value : parseByteSize(value)
+  if (bytes === undefined) {
+    ctx.addIssue({ code: 'custom', message: 'expected a size such as 1048576, "20MiB" or "1.5GB"' })
+    return z.NEVER
+  }
+  return bytes
 })
 
 /** The TOML file's shape, snake_case as users write it. Unknown keys are errors. */
@@ -83,6 +104,14 @@ export const configFileSchema = z.strictObject({
     accept_unencrypted: z.boolean().default(false),
     compact_after_deltas: z.int().min(1).max(1000).default(32),
     compact_fraction: z.number().min(0.01).max(100).default(0.5)
+  }).prefault({}),
+  content: z.strictObject({
+    encryption: z.enum(['aes-256-gcm', 'none']).default('aes-256-gcm'),
+    // Bytes a second; 0: as fast as the link goes.
+    upload_rate: byteSize.default(0),
+    max_file_size: byteSize.default(64 * 2 ** 30),
+    exclude: z.array(z.string().min(1)).default([]),
+    concurrency: z.int().min(1).max(16).default(2)
   }).prefault({}),
   verify: z.strictObject({
     schedule: z.union([z.literal(''), cronExpression]).default(DEFAULT_VERIFY_SCHEDULE)

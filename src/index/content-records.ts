@@ -14,6 +14,16 @@ export interface StoredContentRow {
   readonly seq: number
 }
 
+/** A live file of this device whose content no record holds yet under the key in use. */
+export interface UnstoredFile {
+  readonly folder: string
+  readonly path: string
+  readonly cid: string
+  readonly size: number
+  readonly mtimeMs: number
+  readonly cidProfile: string
+}
+
 /** What a device records when its objects are stored. */
 export type NewContentRecord = Omit<StoredContentRow, 'deviceId' | 'seq' | 'storedAt'>
 
@@ -26,7 +36,7 @@ const SELECT = 'SELECT device_id AS deviceId, cid, size, sealing, key_id AS keyI
  * the device's next segment. Statements are prepared once, on first use.
  */
 export class ContentRecordStore {
-  private prepared?: { byCid: Statement, ensureDevice: Statement, lastSeq: Statement, setSeq: Statement, upsert: Statement, has: Statement, count: Statement }
+  private prepared?: { byCid: Statement, ensureDevice: Statement, lastSeq: Statement, setSeq: Statement, upsert: Statement, has: Statement, count: Statement, unstored: Statement, folderState: Statement }
 
   constructor (private readonly db: Database) {}
 
@@ -41,7 +51,14 @@ export class ContentRecordStore {
         ON CONFLICT (device_id, cid) DO UPDATE SET size = excluded.size, sealing = excluded.sealing, key_id = excluded.key_id,
           key_salt = excluded.key_salt, objects = excluded.objects, stored_at = excluded.stored_at, seq = excluded.seq`),
       has: db.prepare('SELECT 1 FROM content WHERE cid = ? AND key_id = ? LIMIT 1').pluck(),
-      count: db.prepare('SELECT COUNT(*) AS records, COALESCE(SUM(size), 0) AS bytes FROM content WHERE device_id = ?')
+      count: db.prepare('SELECT COUNT(*) AS records, COALESCE(SUM(size), 0) AS bytes FROM content WHERE device_id = ?'),
+      // In path order from a cursor, so a long queue is walked in batches, never all at once.
+      unstored: db.prepare(`SELECT folder, path, cid, size, mtime_ms AS mtimeMs, cid_profile AS cidProfile FROM entries e
+        WHERE device_id = ? AND folder = ? AND path > ? AND deleted = 0 AND cid IS NOT NULL
+          AND NOT EXISTS (SELECT 1 FROM content c WHERE c.cid = e.cid AND c.key_id = ?)
+        ORDER BY path LIMIT ?`),
+      folderState: db.prepare(`SELECT EXISTS (SELECT 1 FROM content c WHERE c.cid = e.cid AND c.key_id = ?) AS stored, COUNT(*) AS files, COALESCE(SUM(size), 0) AS bytes
+        FROM entries e WHERE device_id = ? AND folder = ? AND deleted = 0 AND cid IS NOT NULL GROUP BY stored`)
     }
     return this.prepared
   }
@@ -59,6 +76,20 @@ export class ContentRecordStore {
   /** This device's records and the bytes of content they describe. */
   totals (deviceId: string): { readonly records: number, readonly bytes: number } {
     return this.statements.count.get(deviceId) as { records: number, bytes: number }
+  }
+
+  /** This device's live files in `folder` after `afterPath` whose content is not stored under `keyId`, at most `limit`. */
+  unstored (deviceId: string, folder: string, keyId: string, afterPath: string, limit: number): UnstoredFile[] {
+    return this.statements.unstored.all(deviceId, folder, afterPath, keyId, limit) as UnstoredFile[]
+  }
+
+  /** How many of this device's live files in `folder`, and how many bytes, are stored under `keyId` and how many not. */
+  folderTotals (deviceId: string, folder: string, keyId: string): { readonly stored: { files: number, bytes: number }, readonly unstored: { files: number, bytes: number } } {
+    const totals = { stored: { files: 0, bytes: 0 }, unstored: { files: 0, bytes: 0 } }
+    for (const row of this.statements.folderState.all(keyId, deviceId, folder) as Array<{ stored: number, files: number, bytes: number }>) {
+      totals[row.stored === 1 ? 'stored' : 'unstored'] = { files: row.files, bytes: row.bytes }
+    }
+    return totals
   }
 
   /** Records what this device stored, each with its next sequence number, in one transaction. */

@@ -17,7 +17,7 @@ export { loadOrCreateDeviceId, readDeviceId, DEVICE_ID_FILE } from './device-id.
 export { RemoteStore, DEAL_OVERDUE_MS } from './remote.js'
 export { SegmentStore, checkSegment } from './segments.js'
 export { ContentRecordStore } from './content-records.js'
-export type { StoredContentRow, NewContentRecord } from './content-records.js'
+export type { StoredContentRow, NewContentRecord, UnstoredFile } from './content-records.js'
 export type { SegmentRange, RecordedChain, IncomingDevice, DeviceState } from './segments.js'
 export type { RemoteFile, RemoteName, DealRecord, RemoteState } from './remote.js'
 export { openIndexRecovering, moveAside } from './recover.js'

@@ -13,6 +13,10 @@ export type { LastPublished, RestoreRecord } from './sync-state-keys.js'
 /** A job's columns, as written. */
 type JobFields = Omit<{ readonly [K in keyof PublishJob]: PublishJob[K] | null }, 'step' | 'id' | 'merges'> & { readonly id: number, readonly merges: number }
 
+function partsKey (cid: string, keyId: string): string {
+  return `content-parts/${keyId}/${cid}`
+}
+
 function damaged (path: string, err: unknown): unknown {
   return isDamageError(err) ? new SyncStateDamagedError(path, (err as Error).message, { cause: err }) : err
 }
@@ -257,6 +261,24 @@ export class SyncStore {
       this.setValue(KEY.lastVerify, JSON.stringify(result))
       if (result.restorable) this.setValue(KEY.lastVerifySuccess, result.checkedAt)
     })()
+  }
+
+  /** Parts of a large file that an interrupted run already stored: a resumed run sends only the rest. */
+  contentParts (cid: string, keyId: string): Map<number, string> {
+    const json = this.s.value.get(partsKey(cid, keyId)) as string | undefined
+    return new Map(json === undefined ? [] : JSON.parse(json) as Array<[number, string]>)
+  }
+
+  contentPartStored (cid: string, keyId: string, index: number, object: string): void {
+    this.db.transaction(() => {
+      const parts = this.contentParts(cid, keyId).set(index, object)
+      this.s.setValue.run(partsKey(cid, keyId), JSON.stringify([...parts]))
+    }).immediate()
+  }
+
+  /** Once the file's record is in the index, its parts are no longer in flight. */
+  forgetContentParts (cid: string, keyId: string): void {
+    this.db.prepare('DELETE FROM sync_state WHERE key = ?').run(partsKey(cid, keyId))
   }
 
   /** Writes the job's row as given (error cleared) and reads it back, typed by its new step. */

@@ -1,12 +1,12 @@
 import type { Command } from 'commander'
 import { loadConfig } from '../../config/index.js'
-import { LockHeldError } from '../../errors.js'
+import { LockHeldError, UsageError } from '../../errors.js'
 import { countOf, printJson } from '../format.js'
 import { action } from '../run.js'
 import { parseTimeArg } from '../time-arg.js'
 import { explainMissingPointer, withService } from '../service-command.js'
 
-interface RestoreOptions { config?: string, json?: boolean, namespace?: string, network?: string, cid?: string, at?: string, force?: boolean, dryRun?: boolean, asDevice?: string, allowUnencrypted?: boolean }
+interface RestoreOptions { files?: string | boolean, to?: string, overwrite?: boolean, config?: string, json?: boolean, namespace?: string, network?: string, cid?: string, at?: string, force?: boolean, dryRun?: boolean, asDevice?: string, allowUnencrypted?: boolean }
 
 function progressBar (): ((received: number, total: number | undefined) => void) | undefined {
   if (process.stderr.isTTY !== true) return undefined
@@ -45,8 +45,19 @@ export function registerRestore (program: Command): void {
     .option('--allow-unencrypted', 'accept a snapshot with no cipher although this device encrypts (only if a device of yours publishes with encryption = "none")')
     .option('--dry-run', 'say what would be fetched and replaced, and do nothing')
     .option('--as-device <id>', 'continue as a device the restored index knows')
+    .option('--files [prefix]', 'bring stored files back (all, or those under folder/path PREFIX) instead of the index: into each folder\'s path, or under --to')
+    .option('--to <dir>', 'with --files: write DIR/folder/path')
+    .option('--overwrite', 'with --files: replace local files that hold other content')
     .option('--json', 'print JSON')
     .action(action(async (options: RestoreOptions) => {
+      if (options.files !== undefined) {
+        const clash = (['cid', 'force', 'dryRun', 'asDevice', 'namespace', 'network', 'allowUnencrypted'] as const).filter(k => options[k] !== undefined)
+        if (clash.length > 0) throw new UsageError(`--files brings files back and leaves the index alone: it does not take --${clash.map(k => k.replace(/[A-Z]/g, c => `-${c.toLowerCase()}`)).join(', --')}`)
+        const { runGet } = await import('./get.js')
+        await runGet(options, [typeof options.files === 'string' ? options.files : ''], true)
+        return
+      }
+      if (options.to !== undefined || options.overwrite !== undefined) throw new UsageError('--to and --overwrite go with --files')
       const config = loadConfig({ configPath: options.config })
       const at = options.at === undefined ? undefined : parseTimeArg(options.at)
       const { acquireLock } = await import('../../daemon/index.js')

@@ -1,11 +1,16 @@
 import { mkdirSync } from 'node:fs'
 import type { Command } from 'commander'
 import { loadConfig, type Config } from '../../config/index.js'
-import { LockHeldError } from '../../errors.js'
-import { countOf, printJson } from '../format.js'
+import { ContentNotStoredError, LockHeldError } from '../../errors.js'
+import { countOf, formatBytes, printJson } from '../format.js'
+import type { StoreContentProgress } from '../../sync/index.js'
 import { action } from '../run.js'
 
-interface Published { cid: string, entries: number, skipped: boolean, merged: number }
+interface Published {
+  cid: string, entries: number, skipped: boolean, merged: number
+  /** What was stored of files' content first (folders with `store = true`). */
+  content?: { storedFiles: number, storedBytes: number, notStored: Array<{ folder: string, path: string, reason: string, code: string }> }
+}
 
 /** What a caller may ask of one publish (see sync's `PublishOptions`). */
 export interface PublishRequest { readonly confirmDrop?: boolean, readonly repairPointer?: boolean }
@@ -38,7 +43,14 @@ async function publishStandalone (config: Config, request: PublishRequest): Prom
       const { connectService } = await import('../../connect/index.js')
       const connection = await connectService(config)
       try {
-        return await publish({ index, clients: connection.clients, logger, deviceId, store }, { config, passphrase: process.env.CIDSYNC_SNAPSHOT_PASSPHRASE, ...request })
+        const passphrase = process.env.CIDSYNC_SNAPSHOT_PASSPHRASE
+        // Content first, so the publish printed restores every file it lists as stored.
+        const { storeContent } = await import('../../sync/index.js')
+        const { hostname } = await import('node:os')
+        const stored = await storeContent({ index, clients: connection.clients, store, logger, deviceId, hostname: hostname() }, { config, passphrase, onProgress: storeProgress() })
+        const published = await publish({ index, clients: connection.clients, logger, deviceId, store }, { config, passphrase, ...request })
+        const notStored = [...stored.failed, ...stored.tooLarge]
+        return config.folders.some(f => f.store === true) ? { ...published, content: { storedFiles: stored.storedFiles, storedBytes: stored.storedBytes, notStored } } : published
       } finally {
         await connection.close()
       }
@@ -48,6 +60,19 @@ async function publishStandalone (config: Config, request: PublishRequest): Prom
   } finally {
     index.close()
     lock.release()
+  }
+}
+
+/** On a terminal: files and bytes stored so far. */
+function storeProgress (): ((event: StoreContentProgress) => void) | undefined {
+  if (process.stderr.isTTY !== true) return undefined
+  let files = 0
+  let bytes = 0
+  return (event) => {
+    if (event.type !== 'stored') return
+    files += event.files
+    bytes += event.bytes
+    process.stderr.write(`\rstoring content: ${countOf(files, 'file', 'files')}, ${formatBytes(bytes)}   `)
   }
 }
 
@@ -74,5 +99,13 @@ export function registerSnapshot (program: Command): void {
       const published = await publishOnce(config, { confirmDrop: options.confirmDrop === true })
       if (options.json === true) printJson(published)
       else process.stdout.write(`${published.cid}  ${countOf(published.entries, 'entry', 'entries')}${published.skipped ? ' (unchanged here since the last snapshot)' : ''}${published.merged > 0 ? `, merged ${countOf(published.merged, 'other snapshot', 'other snapshots')}` : ''}\n`)
+      const content = published.content
+      if (content === undefined) return
+      if (options.json !== true) {
+        if (process.stderr.isTTY === true) process.stderr.write('\n')
+        process.stderr.write(`stored ${countOf(content.storedFiles, 'file', 'files')} (${formatBytes(content.storedBytes)}) of content first\n`)
+        for (const n of content.notStored) process.stderr.write(`cidsync: not stored: ${n.folder}/${n.path}: ${n.reason} [${n.code}]\n`)
+      }
+      if (content.notStored.length > 0) throw new ContentNotStoredError(`${countOf(content.notStored.length, 'file\'s content was', 'files\' content was')} not stored, so this publish cannot bring ${content.notStored.length === 1 ? 'it' : 'them'} back (named above): the daemon tries again, or run \`cidsync snapshot\` again`)
     }))
 }

@@ -1,0 +1,89 @@
+import type { Command } from 'commander'
+import type { Config } from '../../config/index.js'
+import { FilesNotRestoredError } from '../../errors.js'
+import type { GetFilesProgress, GetOutcome } from '../../sync/index.js'
+import { countOf, formatBytes } from '../format.js'
+import { action } from '../run.js'
+import { withService } from '../service-command.js'
+import { parseTimeArg } from '../time-arg.js'
+import { resolveDevice } from './ls.js'
+
+export interface GetOptions { config?: string, to?: string, at?: string, device?: string, overwrite?: boolean, json?: boolean }
+
+/** A bar on a terminal (files, bytes, rate, ETA); JSON lines with `--json`; nothing otherwise. */
+function progressReporter (json: boolean): (event: GetFilesProgress) => void {
+  if (json) return (event) => { process.stdout.write(JSON.stringify(event) + '\n') }
+  if (process.stderr.isTTY !== true) return () => {}
+  const started = Date.now()
+  let files = 0
+  let totalFiles = 0
+  let bytes = 0
+  let totalBytes = 0
+  let last = 0
+  return (event) => {
+    if (event.type === 'start') { totalFiles = event.files; totalBytes = event.bytes; return }
+    if (event.type === 'bytes') bytes += event.bytes
+    if (event.type === 'file') files++
+    const now = Date.now()
+    if (now - last < 100 && files !== totalFiles) return
+    last = now
+    const rate = bytes / Math.max(0.001, (now - started) / 1000)
+    const eta = rate > 0 && totalBytes > bytes ? ` ETA ${Math.ceil((totalBytes - bytes) / rate)} s` : ''
+    const bar = `[${'#'.repeat(totalBytes === 0 ? 30 : Math.round(bytes / totalBytes * 30)).padEnd(30, '.')}]`
+    process.stderr.write(`\r${bar} ${files}/${totalFiles} files, ${formatBytes(bytes)} of ${formatBytes(totalBytes)}, ${formatBytes(rate)}/s${eta}   `)
+    if (files === totalFiles) process.stderr.write('\n')
+  }
+}
+
+/**
+ * Brings the chosen files back (shared by `get` and `restore --files`): rows from this device's
+ * index, or from the publish `--at` names, then every file through `getFiles`. Exits 0 only when
+ * every file is in place; each one that is not is named with why.
+ */
+export async function runGet (options: GetOptions, paths: readonly string[], prefix: boolean): Promise<void> {
+  const at = options.at === undefined ? undefined : parseTimeArg(options.at)
+  await withService(options, async ({ clients }, config: Config) => {
+    const { indexPath, openIndex, readDeviceId } = await import('../../index/index.js')
+    const { getFiles, openPastIndex, selectRows } = await import('../../sync/index.js')
+    const passphrase = process.env.CIDSYNC_SNAPSHOT_PASSPHRASE
+    const past = at === undefined ? undefined : await openPastIndex(clients, config, at, { passphrase })
+    const index = past?.index ?? openIndex(indexPath(config.stateDir), { readonly: true })
+    try {
+      const deviceId = options.device === undefined ? undefined : resolveDevice(options.device, index.entries.devices())
+      const rows = selectRows(index, { paths, prefix, deviceId, own: readDeviceId(config.stateDir) })
+      if (past !== undefined && options.json !== true) process.stderr.write(`from the publish of ${past.at} (${past.cid})\n`)
+      const outcomes = await getFiles(clients, index, { config, rows, to: options.to, overwrite: options.overwrite, passphrase, onProgress: progressReporter(options.json === true) })
+      report(outcomes, options.json === true)
+    } finally {
+      if (past !== undefined) await past.close()
+      else index.close()
+    }
+  })
+}
+
+function report (outcomes: readonly GetOutcome[], json: boolean): void {
+  const count = (what: GetOutcome['outcome']): number => outcomes.filter(o => o.outcome === what).length
+  const notDone = outcomes.filter(o => o.outcome === 'failed' || o.outcome === 'kept-different' || o.outcome === 'not-stored')
+  if (!json) {
+    for (const o of notDone) process.stderr.write(`cidsync: ${o.path}: ${o.reason ?? o.outcome} [${o.code ?? 'ERR_CIDSYNC'}]\n`)
+    process.stdout.write(`${countOf(count('written'), 'file', 'files')} written, ${count('already-there')} already right` +
+      `${notDone.length === 0 ? '' : `; not brought back: ${count('not-stored')} not stored, ${count('kept-different')} kept (different local file), ${count('failed')} failed`}\n`)
+  }
+  if (notDone.length > 0) {
+    const integrity = outcomes.some(o => o.outcome === 'failed' && (o.code === 'ERR_CONTENT_INTEGRITY' || o.code === 'ERR_INTEGRITY'))
+    throw new FilesNotRestoredError(`${countOf(notDone.length, 'file was', 'files were')} not brought back (each named above)`, integrity)
+  }
+}
+
+export function registerGet (program: Command): void {
+  program.command('get')
+    .description('bring stored files back from the service, verified against their CIDs: into their folders, or under --to DIR')
+    .argument('<path...>', 'folder/path as `cidsync ls` prints it')
+    .option('--config <path>', 'config file')
+    .option('--to <dir>', 'write DIR/folder/path instead of into each folder\'s configured path')
+    .option('--at <time>', 'the file as the newest publish at or before this time held it (RFC 3339, a date, or an age: 2h, 3d)')
+    .option('--device <id>', 'the file as this device holds it (default: this device\'s, else the newest)')
+    .option('--overwrite', 'replace a local file that holds other content')
+    .option('--json', 'JSON lines: progress and each file\'s outcome')
+    .action(action(async (paths: string[], options: GetOptions) => { await runGet(options, paths, false) }))
+}

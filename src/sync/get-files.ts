@@ -1,0 +1,128 @@
+import { lstat, mkdir, stat } from 'node:fs/promises'
+import { join } from 'node:path'
+import { CID } from 'multiformats/cid'
+import type { Config } from '../config/index.js'
+import { cidProfile, fileCid, isCidProfileName } from '../content/index.js'
+import { ObjectCache, fetchFile, parseContentRecord, type ContentRecord } from '../custody/index.js'
+import { ContentIntegrityError, UsageError } from '../errors.js'
+import type { Entry, Index } from '../index/index.js'
+import type { ServiceClients } from '../remote/index.js'
+import { readingKey } from '../snapshot/index.js'
+import { SNAPSHOT_PROFILE } from './snapshot-profile.js'
+import { prepareTarget, safeComponents } from './safe-target.js'
+
+export interface GetFilesInit {
+  readonly config: Config
+  /** The rows to bring back (this device's index, or a past one), chosen by the caller. */
+  readonly rows: readonly Entry[]
+  /** `DIR/folder/path` for each file; absent: each folder's configured path. */
+  readonly to?: string
+  /** Replace a local file that holds other content. */
+  readonly overwrite?: boolean
+  readonly passphrase?: string
+  readonly signal?: AbortSignal
+  readonly onProgress?: (event: GetFilesProgress) => void
+}
+
+export type GetFilesProgress =
+  | { readonly type: 'start', readonly files: number, readonly bytes: number }
+  | { readonly type: 'bytes', readonly bytes: number }
+  | { readonly type: 'file', readonly path: string, readonly outcome: GetOutcome['outcome'] }
+
+/** What became of one file. */
+export interface GetOutcome {
+  /** `folder/path`, as `ls` prints it. */
+  readonly path: string
+  readonly outcome: 'written' | 'already-there' | 'kept-different' | 'not-stored' | 'failed'
+  readonly target?: string
+  readonly reason?: string
+  readonly code?: string
+}
+
+/** Where a row's file goes, under `--to` or its folder's configured path. */
+function targetRoot (config: Config, to: string | undefined, row: Entry): { root: string, components: string[] } {
+  const components = safeComponents(`${row.folder}/${row.path}`)
+  if (to !== undefined) return { root: to, components }
+  const folder = config.folders.find(f => f.name === row.folder)
+  if (folder === undefined) throw new UsageError(`${row.folder}/${row.path}: this device has no folder "${row.folder}" in its config: bring it back with --to DIR`)
+  return { root: folder.path, components: components.slice(1) }
+}
+
+/** The first record of the row's content this device can use, parsed; or why there is none. */
+function usableRecord (index: Index, row: Entry): ContentRecord | string {
+  const problems: string[] = []
+  for (const stored of index.content.lookup(row.cid ?? '')) {
+    try {
+      return parseContentRecord({ cid: stored.cid, size: stored.size, sealing: stored.sealing, keyId: stored.keyId, keySalt: stored.keySalt, objects: JSON.parse(stored.objects) as unknown })
+    } catch (err) {
+      problems.push((err as Error).message)
+    }
+  }
+  return problems[0] ?? 'its content was never stored: set `store = true` on its folder on the device that has it'
+}
+
+/**
+ * Brings files back from the service (docs/content-format.md, "Restore"): each through the
+ * gateways, opened, hashed to its row's CID and renamed into place; a file already right is
+ * skipped, a different one kept unless `overwrite`. One file's failure does not stop the rest:
+ * every outcome is answered, for the caller to count and exit on.
+ */
+export async function getFiles (clients: ServiceClients, index: Index, init: GetFilesInit): Promise<GetOutcome[]> {
+  const { config } = init
+  const objects = new ObjectCache(join(config.stateDir, 'content-fetch', String(process.pid)), async (cid, destination, options) => {
+    await clients.gateway.fetchVerified(cid, SNAPSHOT_PROFILE, destination, { ...options, signal: options.signal })
+  })
+  if (init.to !== undefined) await mkdir(init.to, { recursive: true, mode: 0o755 })
+  const rows = init.rows.filter(r => !r.deleted && r.cid !== null)
+  init.onProgress?.({ type: 'start', files: rows.length, bytes: rows.reduce((sum, r) => sum + r.size, 0) })
+  const outcomes: GetOutcome[] = []
+  const keys = new Map<string, Buffer>()
+  try {
+    for (const row of rows) {
+      const shown = `${row.folder}/${row.path}`
+      const done = (outcome: GetOutcome): void => { outcomes.push(outcome); init.onProgress?.({ type: 'file', path: shown, outcome: outcome.outcome }) }
+      try {
+        init.signal?.throwIfAborted()
+        const record = usableRecord(index, row)
+        if (typeof record === 'string') { done({ path: shown, outcome: 'not-stored', reason: record, code: 'ERR_CONTENT_NOT_STORED' }); continue }
+        if (!isCidProfileName(row.cidProfile)) throw new ContentIntegrityError(`${shown} has CID profile ${JSON.stringify(row.cidProfile)}, which this cidsync does not know: upgrade cidsync`)
+        const profile = cidProfile(row.cidProfile)
+        const { root, components } = targetRoot(config, init.to, row)
+        // A folder's own path must be there: a missing one is an unmounted disk, not a place to make.
+        if (init.to === undefined && !(await stat(root).catch(() => undefined))?.isDirectory()) throw new UsageError(`the folder ${row.folder} is not at ${root} (an unmounted disk?): mount it, or bring the file back with --to DIR`)
+        const target = await prepareTarget(root, components)
+        const there = await lstat(target).catch(() => undefined)
+        if (there !== undefined) {
+          const same = there.isFile() && there.size === row.size && (await fileCid(target, profile, { signal: init.signal })).cid.toString() === row.cid
+          if (same) { done({ path: shown, outcome: 'already-there', target }); continue }
+          if (init.overwrite !== true || !there.isFile()) {
+            done({ path: shown, outcome: 'kept-different', target, code: 'ERR_TARGET_EXISTS', reason: `${target} holds other content${there.isFile() ? ': add --overwrite to replace it' : ' and is not a regular file'}` })
+            continue
+          }
+        }
+        let key: Buffer | undefined
+        if (record.sealing !== 'none') {
+          key = keys.get(record.keyId) ?? readingKey(config.stateDir, { keyId: record.keyId, salt: record.keySalt }, init.passphrase)
+          keys.set(record.keyId, key)
+        }
+        await fetchFile({
+          record,
+          row: { cid: CID.parse(row.cid as string), size: row.size, mtimeMs: row.mtimeMs, profile },
+          target,
+          snapshotKey: key,
+          objects,
+          signal: init.signal,
+          onBytes: (bytes) => init.onProgress?.({ type: 'bytes', bytes })
+        })
+        done({ path: shown, outcome: 'written', target })
+      } catch (err) {
+        if (init.signal?.aborted === true) throw err
+        const error = err as Error & { code?: unknown }
+        done({ path: shown, outcome: 'failed', reason: error.message, code: typeof error.code === 'string' ? error.code : 'ERR_CIDSYNC' })
+      }
+    }
+  } finally {
+    await objects.clear()
+  }
+  return outcomes
+}

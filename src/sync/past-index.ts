@@ -1,0 +1,47 @@
+import { mkdirSync } from 'node:fs'
+import { rm } from 'node:fs/promises'
+import { join } from 'node:path'
+import type { Config } from '../config/index.js'
+import { NothingAtTimeError } from '../errors.js'
+import { openIndex, type Index } from '../index/index.js'
+import type { ServiceClients } from '../remote/index.js'
+import { publishAt } from './history.js'
+import { buildIndex } from './merge-manifest.js'
+import { acceptsUnencrypted } from './merge.js'
+import type { FetchInit } from './segment-fetch.js'
+import { withSyncStore } from './with-sync-store.js'
+
+/** An index as a past publish saw it, built aside in the state dir; `close` removes it. */
+export interface PastIndex {
+  readonly index: Index
+  /** The publish it is: its manifest's CID and time. */
+  readonly cid: string
+  readonly at: string
+  close: () => Promise<void>
+}
+
+/**
+ * Builds the index the newest publish at or before `at` held (docs/snapshot-format.md, "Restore"),
+ * into a file of its own: nothing of this device's index changes. Exit 3 when nothing that early
+ * was published.
+ */
+export async function openPastIndex (clients: ServiceClients, config: Config, at: Date, options: { passphrase?: string, signal?: AbortSignal } = {}): Promise<PastIndex> {
+  const dir = join(config.stateDir, 'snapshots')
+  mkdirSync(dir, { recursive: true, mode: 0o700 })
+  const fetch: FetchInit = { stateDir: config.stateDir, dir, label: 'past', passphrase: options.passphrase, acceptUnencrypted: acceptsUnencrypted(config), signal: options.signal }
+  const pointer = await clients.pointers.current(config.namespace, config.network, { signal: options.signal })
+  const found = await withSyncStore(undefined, config.stateDir, async (store) => await publishAt(clients, pointer.snapshotCid, at, store.manifestCache, fetch))
+  if (found === undefined || found.manifest === undefined) {
+    throw new NothingAtTimeError(`nothing ${found === undefined ? 'was published' : 'of cidsync-sqlite/2 (with content records) was published'} at or before ${at.toISOString()}: see \`cidsync history\` for the times there are`)
+  }
+  const path = join(dir, `past-${process.pid}-${Date.now()}.sqlite`)
+  const remove = async (): Promise<void> => { for (const suffix of ['', '-wal', '-shm']) await rm(`${path}${suffix}`, { force: true }) }
+  try {
+    await buildIndex(clients, found.manifest, path, fetch)
+    const index = openIndex(path, { check: false })
+    return { index, cid: found.entry.cid, at: found.entry.at, close: async () => { index.close(); await remove() } }
+  } catch (err) {
+    await remove()
+    throw err
+  }
+}

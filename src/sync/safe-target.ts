@@ -1,0 +1,34 @@
+import { lstat, mkdir } from 'node:fs/promises'
+import { join } from 'node:path'
+import { ContentIntegrityError } from '../errors.js'
+
+/**
+ * The components of a `folder/path` that came from an index row (possibly another device's, or
+ * a forged segment's), or a refusal: nothing empty, `.`, `..`, absolute or holding a NUL may
+ * become part of a path on this disk.
+ */
+export function safeComponents (relative: string): string[] {
+  const parts = relative.split('/')
+  if (relative.startsWith('/') || parts.some(p => p === '' || p === '.' || p === '..' || p.includes('\0'))) {
+    throw new ContentIntegrityError(`the index names ${JSON.stringify(relative.slice(0, 200))} as a file: not a path inside a folder, refused (a damaged or forged row)`)
+  }
+  return parts
+}
+
+/**
+ * Makes the directories from `root` down to a file's parent, one component at a time, refusing
+ * any that exists as something other than a real directory (a symlink planted on the way would
+ * send the write elsewhere). Answers the file's path under `root`.
+ */
+export async function prepareTarget (root: string, components: readonly string[]): Promise<string> {
+  let dir = root
+  for (const name of components.slice(0, -1)) {
+    dir = join(dir, name)
+    const stats = await lstat(dir).catch((err: NodeJS.ErrnoException) => { if (err.code === 'ENOENT') return undefined; throw err })
+    if (stats === undefined) await mkdir(dir, { mode: 0o755 }).catch((err: NodeJS.ErrnoException) => { if (err.code !== 'EEXIST') throw err })
+    else if (!stats.isDirectory()) throw new ContentIntegrityError(`${dir} is ${stats.isSymbolicLink() ? 'a symlink' : 'not a directory'}: nothing is written through it`)
+    // Made or found, it must be a real directory now (a symlink swapped in after mkdir is caught here).
+    if (!(await lstat(dir)).isDirectory()) throw new ContentIntegrityError(`${dir} is not a real directory: nothing is written through it`)
+  }
+  return join(root, ...components)
+}

@@ -1,0 +1,38 @@
+import { PathNotFoundError } from '../errors.js'
+import type { Entry, Index } from '../index/index.js'
+
+export interface SelectRowsInit {
+  /** `folder/path` as `ls` prints them: each an exact file, or with `prefix` everything under it. */
+  readonly paths: readonly string[]
+  readonly prefix: boolean
+  /** Only this device's rows; absent: this device's where it has the path, else the newest other's. */
+  readonly deviceId?: string
+  /** This device's id, when it has one. */
+  readonly own?: string
+}
+
+/**
+ * The live rows a `get` or `restore --files` brings back: one per `folder/path`. Without a device,
+ * a path this device holds is its own; one only other devices hold is the most recently written.
+ * A path that matches nothing is a {@link PathNotFoundError} (exit 3) naming it.
+ */
+export function selectRows (index: Index, init: SelectRowsInit): Entry[] {
+  const chosen = new Map<string, Entry>()
+  const missing: string[] = []
+  for (const wanted of init.paths) {
+    const trimmed = wanted.replace(/^\/+/, '')
+    const rows = index.entries.list({ prefix: trimmed, deviceId: init.deviceId })
+      .filter(e => !e.deleted && (init.prefix ? (trimmed === '' || `${e.folder}/${e.path}` === trimmed || `${e.folder}/${e.path}`.startsWith(trimmed.endsWith('/') ? trimmed : `${trimmed}/`)) : `${e.folder}/${e.path}` === trimmed))
+    if (rows.length === 0) missing.push(wanted)
+    for (const row of rows) {
+      const key = `${row.folder}/${row.path}`
+      const held = chosen.get(key)
+      const better = held === undefined || (held.deviceId !== init.own && (row.deviceId === init.own || row.updatedAt > held.updatedAt))
+      if (better) chosen.set(key, row)
+    }
+  }
+  if (missing.length > 0) {
+    throw new PathNotFoundError(`${missing.map(m => JSON.stringify(m)).join(', ')}: not in the index${init.deviceId === undefined ? '' : ` of device ${init.deviceId.slice(0, 8)}`} (paths are folder/path, as \`cidsync ls\` prints them)`)
+  }
+  return [...chosen.values()].sort((a, b) => `${a.folder}/${a.path}`.localeCompare(`${b.folder}/${b.path}`))
+}

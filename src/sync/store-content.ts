@@ -1,0 +1,152 @@
+import { join } from 'node:path'
+import type { Logger } from 'pino'
+import { CID } from 'multiformats/cid'
+import type { Config, FolderConfig } from '../config/index.js'
+import { cidProfile, FileChangedWhileHashingError, isCidProfileName } from '../content/index.js'
+import { ContentStorer, type ContentRecord, type FileToStore } from '../custody/index.js'
+import { AbortedError } from '../errors.js'
+import type { Index } from '../index/index.js'
+import type { ServiceClients } from '../remote/index.js'
+import { writingKey, type SnapshotKey } from '../snapshot/index.js'
+import { createIgnoreMatcher } from '../watch/index.js'
+import { SNAPSHOT_PROFILE } from './snapshot-profile.js'
+import type { SyncStore } from './sync-store.js'
+
+/** Files read from the index a batch at a time: a long queue is never held whole. */
+const BATCH = 500
+
+export interface StoreContentComponents {
+  readonly index: Index
+  readonly clients: ServiceClients
+  readonly store: SyncStore
+  readonly logger: Logger
+  readonly deviceId: string
+  readonly hostname: string
+}
+
+/** What storing is doing, told as it goes. */
+export type StoreContentProgress =
+  | { readonly type: 'file', readonly folder: string, readonly path: string, readonly bytes: number }
+  | { readonly type: 'stored', readonly files: number, readonly bytes: number }
+  | { readonly type: 'failed', readonly folder: string, readonly path: string, readonly error: Error }
+
+export interface StoreContentInit {
+  readonly config: Config
+  readonly passphrase?: string
+  readonly signal?: AbortSignal
+  readonly onProgress?: (event: StoreContentProgress) => void
+  /** Files not to try now (the daemon's failures waiting for their retry), by `folder/path`. */
+  readonly skip?: (folder: string, path: string) => boolean
+}
+
+/** A file that was not stored, and why. */
+export interface NotStored { readonly folder: string, readonly path: string, readonly reason: string, readonly code: string }
+
+export interface StoreContentResult {
+  readonly storedFiles: number
+  readonly storedBytes: number
+  /** Files that failed (to retry later), too large, or changed while read (their new row is stored instead). */
+  readonly failed: readonly NotStored[]
+  readonly tooLarge: readonly NotStored[]
+  readonly changed: number
+}
+
+/** The sealing and key content is stored under by this config, as records name it. */
+export function contentSealing (config: Config, passphrase?: string): { readonly sealing: ContentRecord['sealing'], readonly key?: SnapshotKey } {
+  if (config.content.encryption === 'none') return { sealing: 'none' }
+  return { sealing: 'aes-256-gcm/1', key: writingKey(config.stateDir, passphrase) }
+}
+
+/**
+ * Stores the content of every file of this device's storing folders that no record holds yet
+ * (docs/content-format.md): the index is the queue, so a kill loses nothing but the part being
+ * sent. Answers what it stored and what it could not, never throwing for one file's failure.
+ */
+export async function storeContent (components: StoreContentComponents, init: StoreContentInit): Promise<StoreContentResult> {
+  const { config } = init
+  const folders = config.folders.filter(f => f.store === true)
+  const result = { storedFiles: 0, storedBytes: 0, failed: [] as NotStored[], tooLarge: [] as NotStored[], changed: 0 }
+  if (folders.length === 0) return result
+  const { sealing, key } = contentSealing(config, init.passphrase)
+  const keyId = key?.keyId ?? ''
+  const { index, clients, store, deviceId } = components
+  const dealFor = async (object: string): Promise<void> => {
+    if (!config.snapshot.deal) return
+    await clients.deals.addCid(object, { signal: init.signal })
+    index.remote.requestDeal(object, deviceId)
+  }
+  const storer = new ContentStorer({
+    storeObject: async (path, options) => {
+      const { cid } = await clients.upload.add(path, SNAPSHOT_PROFILE, options)
+      await dealFor(cid)
+      return cid
+    },
+    storePlain: async (path, profile, options) => {
+      const { cid } = await clients.upload.add(path, profile, options)
+      await dealFor(cid)
+      return cid
+    }
+  }, {
+    sealing,
+    key: key === undefined ? undefined : { key: key.key, keyId: key.keyId, salt: key.salt },
+    spoolDir: join(config.stateDir, 'content-spool'),
+    onStored: (records) => {
+      index.content.record(deviceId, components.hostname, records.map(r => ({ ...r, objects: JSON.stringify(r.objects) })))
+      for (const r of records) {
+        if (r.objects.length > 1) store.forgetContentParts(r.cid, keyId)
+        result.storedFiles++
+        result.storedBytes += r.size
+      }
+      init.onProgress?.({ type: 'stored', files: records.length, bytes: records.reduce((sum, r) => sum + r.size, 0) })
+    },
+    storedParts: (file) => store.contentParts(file.cid.toString(), keyId),
+    onPartStored: (file, i, object) => { store.contentPartStored(file.cid.toString(), keyId, i, object) }
+  })
+  for (const folder of folders) {
+    await storeFolder(folder, { components, init, storer, keyId, result })
+  }
+  await storer.flush({ signal: init.signal })
+  return result
+}
+
+interface FolderRun {
+  readonly components: StoreContentComponents
+  readonly init: StoreContentInit
+  readonly storer: ContentStorer
+  readonly keyId: string
+  readonly result: { storedFiles: number, storedBytes: number, failed: NotStored[], tooLarge: NotStored[], changed: number }
+}
+
+async function storeFolder (folder: FolderConfig, run: FolderRun): Promise<void> {
+  const { components, init, storer, keyId, result } = run
+  const excluded = createIgnoreMatcher(init.config.content.exclude)
+  const stopped = (): boolean => init.signal?.aborted === true
+  let after = ''
+  for (;;) {
+    const batch = components.index.content.unstored(components.deviceId, folder.name, keyId, after, BATCH)
+    if (batch.length === 0) return
+    for (const row of batch) {
+      after = row.path
+      if (stopped()) throw new AbortedError('storing content was stopped')
+      if (excluded(row.path) || (init.skip?.(folder.name, row.path) ?? false)) continue
+      if (row.size > init.config.content.maxFileSize) {
+        result.tooLarge.push({ folder: folder.name, path: row.path, code: 'ERR_CONTENT_TOO_LARGE', reason: `${row.size} bytes, more than [content] max_file_size (${init.config.content.maxFileSize})` })
+        continue
+      }
+      if (!isCidProfileName(row.cidProfile)) continue
+      const file: FileToStore = { path: join(folder.path, ...row.path.split('/')), cid: CID.parse(row.cid), size: row.size, profile: cidProfile(row.cidProfile) }
+      init.onProgress?.({ type: 'file', folder: folder.name, path: row.path, bytes: row.size })
+      try {
+        await storer.add(file, { signal: init.signal })
+      } catch (err) {
+        if (stopped()) throw err
+        // Changed or gone since its row: the watcher writes its new row, which is stored then.
+        if (err instanceof FileChangedWhileHashingError || (err as NodeJS.ErrnoException).code === 'ENOENT') { result.changed++; continue }
+        const error = err as Error & { code?: string }
+        result.failed.push({ folder: folder.name, path: row.path, code: typeof error.code === 'string' ? error.code : 'ERR_CONTENT_STORE', reason: error.message })
+        init.onProgress?.({ type: 'failed', folder: folder.name, path: row.path, error })
+        components.logger.warn({ folder: folder.name, path: row.path, err: error.message }, 'a file\'s content was not stored; it is tried again later')
+      }
+    }
+  }
+}
