@@ -315,6 +315,7 @@ export class Daemon {
       auth: authState(this.link?.connection),
       reconcile: this.link?.runner?.reconcileStatus() ?? null,
       account: this.account,
+      content: this.link?.runner?.contentStatus() ?? null,
       restorable: this.link?.runner?.restorable() ?? null,
       history: this.link?.runner?.history() ?? [],
       watcher: { state: watch?.state ?? 'starting', currentAt: watch?.currentAt === undefined ? null : new Date(watch.currentAt).toISOString(), hashing: watch?.hashing ?? { files: 0, bytes: 0, bytesRead: 0 } },

@@ -1,4 +1,4 @@
-import type { HistoryRow, RestorableStatus } from '../sync/index.js'
+import type { ContentStatus, HistoryRow, RestorableStatus } from '../sync/index.js'
 import type { DriftStatus, SkippedFile, WatcherState } from '../watch/index.js'
 import type { PublishStatus, ReconcileStatus } from '../sync/index.js'
 
@@ -64,6 +64,8 @@ export interface StatusDocument {
    * each), counted after each reconciliation (null before the first).
    */
   readonly account: { readonly localOnly: number, readonly stored: number, readonly sentForDeal: number, readonly countedAt: string } | null
+  /** Files' content stored (folders with `store = true`): protected, pending, failed, rates (null until the service is reached). */
+  readonly content: ContentStatus | null
   /** The last restore drill (`[verify] schedule`, `POST /verify`, `cidsync verify`): whether the pointer restores (null before the first). */
   readonly restorable: RestorableStatus | null
   /** The publishes from the pointer back, newest first, as far as the manifests already read go (at most 100). */

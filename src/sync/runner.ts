@@ -14,6 +14,8 @@ import { SyncStore } from './sync-store.js'
 import type { SyncEventListener } from './sync-event.js'
 import { historyStatus, restorableStatus, runDrill, type HistoryRow, type RestorableStatus } from './drill.js'
 import type { VerifyResult } from './verify.js'
+import { ContentKeeper, type ContentStatus } from './content-keeper.js'
+import { hostname } from 'node:os'
 
 export type { PublishStatus, ReconcileStatus } from './sync-status.js'
 
@@ -40,6 +42,8 @@ export interface SyncRunnerComponents {
   readonly onEvent?: SyncEventListener
   /** The process's sync store (the daemon's); absent: the runner opens its own on first use and closes it on stop. */
   readonly store?: SyncStore
+  /** This machine's name, as content records and segments carry it. */
+  readonly hostname?: string
 }
 
 /**
@@ -66,8 +70,14 @@ export class SyncRunner {
   private readonly abort = new AbortController()
   /** The runner's own store, when none was given: opened on first use, closed on stop. */
   private ownStore: SyncStore | undefined
+  /** Stores the content of storing folders: in the background, and before each publish. */
+  private readonly keeper: ContentKeeper
 
   constructor (private readonly components: SyncRunnerComponents, private config: Config) {
+    this.keeper = new ContentKeeper({
+      index: components.index, logger: components.logger, deviceId: components.deviceId, hostname: components.hostname ?? hostname(),
+      clients: components.clients, store: () => this.store(), onEvent: components.onEvent
+    }, config)
     this.publishing = new Scheduler<Published, PublishOptions>({
       timing: () => ({ cron: this.config.snapshot.schedule, quietMs: this.config.snapshot.quietSeconds * 1000, minIntervalMs: this.config.snapshot.minIntervalSeconds * 1000 }),
       ready: () => { this.readyToPublish() },
@@ -99,12 +109,14 @@ export class SyncRunner {
   /** A reloaded config: schedules and publish settings apply from now on. */
   async reconfigure (config: Config): Promise<void> {
     this.config = config
+    await this.keeper.reconfigure(config)
     await this.publishing.restart()
     await this.reconciling.restart()
     await this.drilling.restart()
   }
 
   start (): void {
+    this.keeper.start()
     this.publishing.start()
     this.reconciling.start()
     this.drilling.start()
@@ -132,7 +144,13 @@ export class SyncRunner {
 
   /** Rows changed: publish once things are quiet, and not sooner than the minimum interval. */
   noteChange (): void {
+    this.keeper.noteChange()
     this.publishing.noteChange()
+  }
+
+  /** What is stored of the storing folders' content, what waits and what failed. */
+  contentStatus (): ContentStatus {
+    return this.keeper.status()
   }
 
   /**
@@ -174,7 +192,7 @@ export class SyncRunner {
   async stop (): Promise<void> {
     // A publish in flight stops at its next step boundary or request; its job resumes next start.
     this.abort.abort()
-    await Promise.all([this.publishing.stop(), this.reconciling.stop(), this.drilling.stop()])
+    await Promise.all([this.keeper.stop(), this.publishing.stop(), this.reconciling.stop(), this.drilling.stop()])
     this.ownStore?.close()
     this.ownStore = undefined
   }
@@ -219,6 +237,9 @@ export class SyncRunner {
     const onEvent = this.components.onEvent
     onEvent?.({ type: 'publish.started', reason })
     try {
+      // Content first, so the publish lists files as stored that are. A pass that fails is the
+      // keeper's to retry and show; the index is published all the same.
+      await this.keeper.storeNow().catch(() => undefined)
       const published = await publish({
         index: this.components.index, clients, logger: this.components.logger, deviceId: this.components.deviceId, store: this.store(),
         onStep: onEvent === undefined ? undefined : (step, merges) => onEvent({ type: 'publish.step', step, merges })

@@ -1,0 +1,195 @@
+import type { Logger } from 'pino'
+import type { Config } from '../config/index.js'
+import type { Index } from '../index/index.js'
+import type { ServiceClients } from '../remote/index.js'
+import { Scheduler } from './scheduler.js'
+import { contentSealing, storeContent, type StoreContentResult } from './store-content.js'
+import type { SyncStore } from './sync-store.js'
+import type { SyncEventListener } from './sync-event.js'
+
+/** Quiet after the last change before storing starts: a burst is stored in one pass. */
+const QUIET_MS = 2_000
+/** A failing file waits this long, doubling with each failure, up to the most. */
+const FILE_RETRY_FIRST_MS = 30_000
+const FILE_RETRY_MAX_MS = 60 * 60_000
+/** Uploads failing for longer than this make `status --check` fail. */
+export const CONTENT_FAILING_BOUND_MS = 60 * 60_000
+
+export interface ContentKeeperComponents {
+  readonly index: Index
+  readonly logger: Logger
+  readonly deviceId: string
+  readonly hostname: string
+  readonly clients: () => ServiceClients | undefined
+  readonly store: () => SyncStore
+  readonly onEvent?: SyncEventListener
+}
+
+/** A file whose content could not be stored, waiting for its retry. */
+export interface ContentFailure {
+  readonly folder: string
+  readonly path: string
+  readonly code: string
+  readonly message: string
+  readonly since: string
+  readonly attempts: number
+  readonly retryAt: string
+}
+
+/** One storing folder, as status shows it. */
+export interface ContentFolderStatus {
+  readonly folder: string
+  readonly protected: { readonly files: number, readonly bytes: number }
+  readonly pending: { readonly files: number, readonly bytes: number }
+  readonly failed: number
+}
+
+export interface ContentStatus {
+  readonly running: boolean
+  readonly folders: readonly ContentFolderStatus[]
+  readonly failures: readonly ContentFailure[]
+  /** Files too large for `[content] max_file_size`: indexed, never stored. */
+  readonly tooLarge: number
+  readonly lastRun: string | null
+  readonly lastError: { readonly at: string, readonly message: string, readonly code: string | null } | null
+  readonly retryAt: string | null
+  /** Bytes a second of the last run that stored anything. */
+  readonly uploadRate: number
+  readonly storedBytesTotal: number
+  /** Bytes of live files here that are stored without this device sending them (another device did, or a copy). */
+  readonly savedByDedup: number
+  /** The oldest failure has lasted past {@link CONTENT_FAILING_BOUND_MS}. */
+  readonly failingTooLong: boolean
+}
+
+interface Failure { code: string, message: string, since: number, attempts: number, retryAt: number }
+
+/**
+ * Stores the content of storing folders in the background (docs/content-format.md, "Upload"): a
+ * pass after each burst of changes, on the hour, and before every publish; a failed pass backs
+ * off and runs again, a failing file waits for its own retry while the rest go on.
+ */
+export class ContentKeeper {
+  private readonly storing: Scheduler<StoreContentResult>
+  private readonly failures = new Map<string, Failure>()
+  private readonly abort = new AbortController()
+  private lastRun: string | null = null
+  private lastError: ContentStatus['lastError'] = null
+  private uploadRate = 0
+  private storedBytesTotal = 0
+  private tooLarge = 0
+
+  constructor (private readonly components: ContentKeeperComponents, private config: Config) {
+    this.storing = new Scheduler<StoreContentResult>({
+      timing: () => ({ cron: this.enabled() ? '17 * * * *' : '', quietMs: QUIET_MS }),
+      ready: () => { if (this.components.clients() === undefined) throw new Error('the service is not reached yet') },
+      run: async () => await this.run(),
+      whenBusy: 'rerun',
+      retry: { firstMs: 10_000, maxMs: 15 * 60_000, retryable: () => true }
+    })
+  }
+
+  start (): void {
+    this.storing.start()
+    if (this.enabled()) this.storing.noteChange()
+  }
+
+  async reconfigure (config: Config): Promise<void> {
+    this.config = config
+    await this.storing.restart()
+    if (this.enabled()) this.storing.noteChange()
+  }
+
+  /** Rows changed: a pass once things are quiet. */
+  noteChange (): void {
+    if (this.enabled()) this.storing.noteChange()
+  }
+
+  /** A pass now (a publish waits for it, so what it publishes is stored). */
+  async storeNow (): Promise<StoreContentResult | undefined> {
+    if (!this.enabled()) return undefined
+    return await this.storing.runNow('publish')
+  }
+
+  async stop (): Promise<void> {
+    this.abort.abort()
+    await this.storing.stop()
+  }
+
+  status (): ContentStatus {
+    const { index, deviceId } = this.components
+    const keyId = this.keyId()
+    const failures = [...this.failures.entries()].map(([key, f]) => {
+      const slash = key.indexOf('/')
+      return { folder: key.slice(0, slash), path: key.slice(slash + 1), code: f.code, message: f.message, since: new Date(f.since).toISOString(), attempts: f.attempts, retryAt: new Date(f.retryAt).toISOString() }
+    })
+    const folders = this.config.folders.filter(f => f.store === true).map(f => {
+      const totals = index.content.folderTotals(deviceId, f.name, keyId)
+      return { folder: f.name, protected: totals.stored, pending: totals.unstored, failed: failures.filter(x => x.folder === f.name).length }
+    })
+    const own = index.content.totals(deviceId).bytes
+    const protectedBytes = folders.reduce((sum, f) => sum + f.protected.bytes, 0)
+    const oldest = Math.min(...[...this.failures.values()].map(f => f.since))
+    return {
+      running: this.storing.busy,
+      folders,
+      failures,
+      tooLarge: this.tooLarge,
+      lastRun: this.lastRun,
+      lastError: this.lastError,
+      retryAt: this.storing.retryAt === undefined ? null : new Date(this.storing.retryAt).toISOString(),
+      uploadRate: this.uploadRate,
+      storedBytesTotal: this.storedBytesTotal,
+      savedByDedup: Math.max(0, protectedBytes - own),
+      failingTooLong: Number.isFinite(oldest) && Date.now() - oldest > CONTENT_FAILING_BOUND_MS
+    }
+  }
+
+  private enabled (): boolean {
+    return this.config.folders.some(f => f.store === true)
+  }
+
+  private keyId (): string {
+    try {
+      return contentSealing(this.config, process.env.CIDSYNC_SNAPSHOT_PASSPHRASE).key?.keyId ?? ''
+    } catch {
+      return ''
+    }
+  }
+
+  private async run (): Promise<StoreContentResult> {
+    const { index, logger, deviceId, hostname } = this.components
+    const clients = this.components.clients() as ServiceClients
+    const started = Date.now()
+    const attempted = new Set<string>()
+    try {
+      const result = await storeContent({ index, clients, store: this.components.store(), logger, deviceId, hostname }, {
+        config: this.config,
+        passphrase: process.env.CIDSYNC_SNAPSHOT_PASSPHRASE,
+        signal: this.abort.signal,
+        skip: (folder, path) => (this.failures.get(`${folder}/${path}`)?.retryAt ?? 0) > Date.now(),
+        onProgress: (event) => { if (event.type === 'file') attempted.add(`${event.folder}/${event.path}`) }
+      })
+      const now = Date.now()
+      for (const key of attempted) this.failures.delete(key)
+      for (const f of result.failed) {
+        const key = `${f.folder}/${f.path}`
+        const attempts = (this.failures.get(key)?.attempts ?? 0) + 1
+        const wait = Math.min(FILE_RETRY_MAX_MS, FILE_RETRY_FIRST_MS * 2 ** Math.min(20, attempts - 1))
+        this.failures.set(key, { code: f.code, message: f.reason, since: this.failures.get(key)?.since ?? now, attempts, retryAt: now + wait })
+      }
+      this.tooLarge = result.tooLarge.length
+      this.storedBytesTotal += result.storedBytes
+      if (result.storedBytes > 0) this.uploadRate = Math.round(result.storedBytes / Math.max(0.001, (now - started) / 1000))
+      this.lastRun = new Date(now).toISOString()
+      this.lastError = null
+      if (result.storedFiles > 0) logger.info({ files: result.storedFiles, bytes: result.storedBytes, failed: result.failed.length, ms: now - started }, 'stored content')
+      return result
+    } catch (err) {
+      const code = (err as { code?: unknown }).code
+      this.lastError = { at: new Date().toISOString(), message: (err as Error).message, code: typeof code === 'string' ? code : null }
+      logger.error({ err }, 'storing content failed; trying again later')
+      throw err
+    }
+  }
+}
