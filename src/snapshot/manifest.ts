@@ -1,6 +1,7 @@
 import { readFile, rm } from 'node:fs/promises'
 import { z } from 'zod'
 import { SnapshotFormatError } from '../errors.js'
+import { cidSchema } from '../remote/index.js'
 import { ENGINE, FORMAT_VERSION, MAX_SEQUENCE, type SealedHeader } from './format.js'
 import { seal, unseal, type Sealed } from './sealed-file.js'
 
@@ -11,7 +12,8 @@ const MAX_SEGMENTS = 10_000
 
 const count = z.number().int().nonnegative()
 const sequence = count.max(MAX_SEQUENCE)
-const cidText = z.string().min(1).max(256)
+/** Every CID a manifest names is parsed as one: it is joined into URLs and file names. */
+const cidText = cidSchema
 
 export const segmentRefSchema = z.object({
   cid: cidText,

@@ -4,7 +4,7 @@ import type { ServiceClients } from '../remote/index.js'
 import { ENGINE_V1, openManifest, parseManifest, readSealedHeader, type Manifest } from '../snapshot/index.js'
 import { SnapshotFormatError } from '../errors.js'
 import { SNAPSHOT_PROFILE } from './snapshot-profile.js'
-import type { FetchInit } from './segment-fetch.js'
+import { fetchedPath, type FetchInit } from './segment-fetch.js'
 
 /** One publish in the chain, as `cidsync history` shows it. */
 export interface HistoryEntry {
@@ -47,7 +47,7 @@ export async function readPublish (clients: ServiceClients, cid: string, cache: 
       // A damaged cache row is fetched again.
     }
   }
-  const path = join(init.dir, `${init.label}-${process.pid}-${cid.slice(-16)}.read`)
+  const path = fetchedPath(init, cid, '.read')
   try {
     await clients.gateway.fetchVerified(cid, SNAPSHOT_PROFILE, path, { signal: init.signal })
     const header = await readSealedHeader(path)

@@ -1,0 +1,81 @@
+import { describe, it, expect, onTestFinished } from 'vitest'
+import { readdir } from 'node:fs/promises'
+import { dirname, join } from 'node:path'
+import pino from 'pino'
+import { CID } from 'multiformats/cid'
+import { sha256 } from 'multiformats/hashes/sha2'
+import { createServiceClients, type ServiceClients } from '../../src/remote/index.js'
+import { publish, readPublish, restore, verify, walkEntries } from '../../src/sync/index.js'
+import { parseManifest } from '../../src/snapshot/index.js'
+import { InvalidCidError, RemoteResponseError, SnapshotFormatError } from '../../src/errors.js'
+import { ScriptedServer } from '../helpers/scripted-server.js'
+import { useTempDir } from '../helpers/temp-dir.js'
+import { syncDevice, writeRows as write } from '../helpers/sync-device.js'
+
+const logger = pino({ level: 'silent' })
+const A = 'aaaaaaaa-0000-4000-8000-000000000000'
+
+async function someCid (text: string): Promise<string> {
+  return CID.createV1(0x55, await sha256.digest(new TextEncoder().encode(text))).toString()
+}
+
+function scriptedClients (server: ScriptedServer): ServiceClients {
+  const clients = createServiceClients(
+    { dealUrl: server.url, apiUrl: server.url, pointerUrl: server.url, uploadUrl: server.url, gateways: [server.url] },
+    { apiKey: () => 'key', sessionToken: () => 'token' },
+    { retry: { baseDelayMs: 1, maxDelayMs: 2, attempts: 1 } }
+  )
+  onTestFinished(async () => { await clients.close() })
+  return clients
+}
+
+async function filesUnder (dir: string): Promise<string[]> {
+  return (await readdir(dir, { recursive: true })).map(String).sort()
+}
+
+describe('a CID from the service is never used as a path', () => {
+  it('a pointer naming `<cid>/../../../../zzz` is refused at the edge: no fetch outside /ipfs/<cid>, no file outside the state dir, a coded error', async () => {
+    const root = await useTempDir()
+    const a = await syncDevice(root, 'a', A, { namespace: 'lying' })
+    write(a, 'x.md')
+    const evil = `${await someCid('x')}/../../../../zzz`
+    const server = await new ScriptedServer().answer({ status: 200, body: { pointer: { snapshotCid: evil, engine: 'cidsync-sqlite/2', namespace: 'lying', network: 'mainnet' } } }).listen()
+    const clients = scriptedClients(server)
+    const before = await filesUnder(root)
+    const store = { get: () => undefined, put: () => {} }
+
+    await expect(clients.pointers.current('lying', 'mainnet')).rejects.toMatchObject({ code: 'ERR_REMOTE_RESPONSE' })
+    await expect(restore(clients, { config: a.config, namespace: 'lying', network: 'mainnet', dryRun: true })).rejects.toThrow(RemoteResponseError)
+    await expect(publish({ index: a.index, clients, logger, deviceId: a.id }, { config: a.config, signal: AbortSignal.timeout(60_000) })).rejects.toThrow(RemoteResponseError)
+
+    // Whoever parsed it before (a cache, a caller): the path and URL builders refuse it too.
+    const fetch = { stateDir: a.config.stateDir, dir: join(a.config.stateDir, 'snapshots'), label: 'read' }
+    await expect(readPublish(clients, evil, store, fetch)).rejects.toThrow(InvalidCidError)
+    await expect(async () => { for await (const entry of walkEntries(clients, evil, store, fetch)) expect(entry).toBeUndefined() }).rejects.toThrow(InvalidCidError)
+    await expect(verify({ index: a.index, clients, logger, deviceId: a.id }, { cid: evil, cache: store, stateDir: a.config.stateDir })).rejects.toThrow(InvalidCidError)
+    await expect(clients.gateway.fetchVerified(evil, { name: 'x' } as never, join(a.config.stateDir, 'x'))).rejects.toThrow(InvalidCidError)
+
+    expect(server.received.filter(r => !r.url.startsWith('/v1/pointers/current') && !r.url.startsWith('/api/'))).toEqual([])
+    expect(server.received.some(r => r.url.includes('zzz'))).toBe(false)
+    // Nothing appeared beside the state dir, and nothing named zzz anywhere.
+    const after = await filesUnder(root)
+    expect(after.filter(f => f.includes('zzz'))).toEqual([])
+    expect(after.filter(f => !before.includes(f) && !f.startsWith(join('a', 'state')))).toEqual([])
+    expect(await filesUnder(dirname(root))).not.toContain('zzz.read')
+  })
+
+  it('a manifest naming a segment or a previous publish that is not a canonical CID is refused', async () => {
+    const cid = await someCid('seg')
+    const manifest = {
+      version: 2, createdAt: new Date().toISOString(), device: A, hostname: 'h', previous: null, entries: 1,
+      devices: [{ deviceId: A, hostname: 'h', firstSeen: 1, lastSeq: 1, segments: [{ cid, kind: 'base', from: 0, to: 1, entries: 1, bytes: 10 }] }],
+      added: [cid], bytesAdded: 10
+    }
+    expect(parseManifest(JSON.stringify(manifest), 'm').devices).toHaveLength(1)
+    const evilSegment = structuredClone(manifest)
+    ;(evilSegment.devices[0] as { segments: Array<{ cid: string }> }).segments[0]!.cid = `${cid}/../../x`
+    expect(() => parseManifest(JSON.stringify(evilSegment), 'm')).toThrow(SnapshotFormatError)
+    expect(() => parseManifest(JSON.stringify({ ...manifest, previous: '../../etc' }), 'm')).toThrow(SnapshotFormatError)
+    expect(() => parseManifest(JSON.stringify({ ...manifest, previous: cid.toUpperCase() }), 'm')).toThrow(/expected a CID/)
+  })
+})
