@@ -67,6 +67,15 @@ export class IndexMissingError extends CidsyncError {
   }
 }
 
+/**
+ * The state dir's `device-id` file is damaged and the index does not say which device this is:
+ * a new id would leave this device's rows behind as another device's for good, so nothing starts.
+ */
+export class DeviceIdDamagedError extends CidsyncError {
+  override readonly code = 'ERR_DEVICE_ID_DAMAGED'
+  override readonly exitCode = ExitCode.usage
+}
+
 /** Another daemon already runs on this state dir. */
 export class LockHeldError extends CidsyncError {
   override readonly code = 'ERR_LOCK_HELD'
