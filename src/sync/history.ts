@@ -1,7 +1,7 @@
 import { rm, stat } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { ServiceClients } from '../remote/index.js'
-import { ENGINE_V1, openManifest, parseManifest, readSealedHeader, type Manifest } from '../snapshot/index.js'
+import { ENGINE_V1, inflateBound, openManifest, parseManifest, readSealedHeader, unseal, type Manifest } from '../snapshot/index.js'
 import { SnapshotFormatError } from '../errors.js'
 import { SNAPSHOT_PROFILE } from './snapshot-profile.js'
 import { fetchedPath, type FetchInit } from './segment-fetch.js'
@@ -28,7 +28,12 @@ export interface ManifestCache {
 /** A walk never goes past this many publishes, whatever the chain says (a loop in a forged chain included). */
 export const MAX_HISTORY = 100_000
 
-type Cached = { readonly kind: 'manifest', readonly manifest: Manifest } | { readonly kind: 'v1', readonly entry: HistoryEntry }
+/**
+ * A cached publish. `v1a`: a `/1` snapshot whose header was authenticated (its body decrypted)
+ * before it was cached; rows of kind `v1`, cached from the header alone by an older cidsync, are
+ * read again.
+ */
+type Cached = { readonly kind: 'manifest', readonly manifest: Manifest } | { readonly kind: 'v1a', readonly entry: HistoryEntry }
 
 function entryOf (cid: string, manifest: Manifest): HistoryEntry {
   return { cid, engine: 'cidsync-sqlite/2', at: manifest.createdAt, device: manifest.device, hostname: manifest.hostname, entries: manifest.entries, bytesAdded: manifest.bytesAdded, previous: manifest.previous }
@@ -40,7 +45,8 @@ export async function readPublish (clients: ServiceClients, cid: string, cache: 
   if (cached !== undefined) {
     try {
       const value = JSON.parse(cached) as Cached
-      if (value.kind === 'v1') return { entry: value.entry, manifest: undefined }
+      if (value.kind === 'v1a') return { entry: value.entry, manifest: undefined }
+      if (value.kind !== 'manifest') throw new Error('read again')
       const manifest = parseManifest(JSON.stringify(value.manifest), cid)
       return { entry: entryOf(cid, manifest), manifest }
     } catch {
@@ -52,8 +58,10 @@ export async function readPublish (clients: ServiceClients, cid: string, cache: 
     await clients.gateway.fetchVerified(cid, SNAPSHOT_PROFILE, path, { signal: init.signal })
     const header = await readSealedHeader(path)
     if (header.engine === ENGINE_V1 && 'createdAt' in header) {
+      // Its time, device and count are shown and offered to restore: only once the key proves them.
+      await authenticate(path, init)
       const entry: HistoryEntry = { cid, engine: ENGINE_V1, at: header.createdAt, device: header.device, hostname: '', entries: header.entries, bytesAdded: (await stat(path)).size, previous: null }
-      cache.put(cid, JSON.stringify({ kind: 'v1', entry } satisfies Cached))
+      cache.put(cid, JSON.stringify({ kind: 'v1a', entry } satisfies Cached))
       return { entry, manifest: undefined }
     }
     if (!('kind' in header) || header.kind !== 'manifest') throw new SnapshotFormatError(`${cid} is a ${header.engine} ${'kind' in header ? header.kind : 'file'}, not a publish (a manifest or a /1 snapshot)`)
@@ -62,6 +70,19 @@ export async function readPublish (clients: ServiceClients, cid: string, cache: 
     return { entry: entryOf(cid, manifest), manifest }
   } finally {
     await rm(path, { force: true })
+  }
+}
+
+/**
+ * Decrypts a `/1` snapshot's body to nowhere: the tag authenticates its header (the same checks
+ * and errors as a restore of it: another key, no cipher, changed bytes), nothing is kept.
+ */
+async function authenticate (path: string, init: FetchInit): Promise<void> {
+  const body = `${path}.body`
+  try {
+    await unseal({ path, stateDir: init.stateDir, destination: body, passphrase: init.passphrase, acceptUnencrypted: init.acceptUnencrypted, inflateBound, signal: init.signal })
+  } finally {
+    await rm(body, { force: true })
   }
 }
 
@@ -97,7 +118,7 @@ function cachedEntry (cid: string, cache: ManifestCache): HistoryEntry | undefin
   if (json === undefined) return undefined
   try {
     const value = JSON.parse(json) as { kind?: unknown, entry?: HistoryEntry, manifest?: Record<string, unknown> }
-    if (value.kind === 'v1' && value.entry !== undefined) return value.entry
+    if (value.kind === 'v1a' && value.entry !== undefined) return value.entry
     const m = value.manifest
     if (value.kind !== 'manifest' || m === undefined || m === null) return undefined
     if (typeof m.createdAt !== 'string' || typeof m.device !== 'string' || typeof m.hostname !== 'string' || typeof m.entries !== 'number' ||

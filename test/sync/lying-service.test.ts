@@ -1,13 +1,15 @@
 import { describe, it, expect, onTestFinished } from 'vitest'
-import { readdir } from 'node:fs/promises'
+import { randomBytes } from 'node:crypto'
+import { readdir, writeFile } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import pino from 'pino'
 import { CID } from 'multiformats/cid'
 import { sha256 } from 'multiformats/hashes/sha2'
 import { createServiceClients, type ServiceClients } from '../../src/remote/index.js'
-import { publish, readPublish, restore, verify, walkEntries } from '../../src/sync/index.js'
-import { parseManifest } from '../../src/snapshot/index.js'
-import { InvalidCidError, RemoteResponseError, SnapshotFormatError } from '../../src/errors.js'
+import { publish, readPublish, restore, verify, walkEntries, SNAPSHOT_PROFILE, SyncStore } from '../../src/sync/index.js'
+import { MAGIC, keyIdOf, parseManifest, writingKey } from '../../src/snapshot/index.js'
+import { InvalidCidError, RemoteResponseError, SnapshotFormatError, SnapshotIntegrityError } from '../../src/errors.js'
+import { EXTERNAL, serviceUnderTest } from '../helpers/service.js'
 import { ScriptedServer } from '../helpers/scripted-server.js'
 import { useTempDir } from '../helpers/temp-dir.js'
 import { syncDevice, writeRows as write } from '../helpers/sync-device.js'
@@ -77,5 +79,39 @@ describe('a CID from the service is never used as a path', () => {
     expect(() => parseManifest(JSON.stringify(evilSegment), 'm')).toThrow(SnapshotFormatError)
     expect(() => parseManifest(JSON.stringify({ ...manifest, previous: '../../etc' }), 'm')).toThrow(SnapshotFormatError)
     expect(() => parseManifest(JSON.stringify({ ...manifest, previous: cid.toUpperCase() }), 'm')).toThrow(/expected a CID/)
+  })
+})
+
+describe.skipIf(EXTERNAL)('history shows only what was authenticated', () => {
+  it('a forged /1 header (never decrypted) is not listed, nor offered by restore --at', async () => {
+    const { clients } = await serviceUnderTest()
+    const root = await useTempDir()
+    const a = await syncDevice(root, 'a', A, { namespace: 'forged-history' })
+    write(a, 'x.md')
+    const first = await publish({ index: a.index, clients, logger, deviceId: a.id }, { config: a.config })
+    expect(first.skipped).toBe(false)
+    // Someone who can write the pointer but has no key: this device's key id, a header, noise.
+    const key = writingKey(a.config.stateDir)
+    expect(keyIdOf(key.key)).toBe(key.keyId)
+    const header = Buffer.from(JSON.stringify({ format: 1, engine: 'cidsync-sqlite/1', compression: 'gzip', cipher: 'aes-256-gcm', nonce: randomBytes(12).toString('base64'), keyId: key.keyId, salt: '', createdAt: '2000-01-01T00:00:00.000Z', device: 'FORGED-DEVICE-0000', entries: 999_999_999 }))
+    const length = Buffer.alloc(2)
+    length.writeUInt16BE(header.byteLength)
+    const file = join(root, 'forged.snap')
+    await writeFile(file, Buffer.concat([MAGIC, length, header, randomBytes(200)]))
+    const { cid } = await clients.upload.add(file, SNAPSHOT_PROFILE)
+    await clients.pointers.put({ snapshotCid: cid, engine: 'cidsync-sqlite/1', namespace: 'forged-history', network: 'mainnet' })
+
+    const store = new SyncStore(a.config.stateDir)
+    onTestFinished(() => { store.close() })
+    const fetch = { stateDir: a.config.stateDir, dir: join(a.config.stateDir, 'snapshots'), label: 'history' }
+    const shown: string[] = []
+    await expect(async () => { for await (const entry of walkEntries(clients, cid, store.manifestCache, fetch)) shown.push(entry.device) }).rejects.toThrow(SnapshotIntegrityError)
+    expect(shown).toEqual([])
+    expect(store.manifestCache.get(cid)).toBeUndefined()
+    await expect(restore(clients, { config: a.config, namespace: 'forged-history', network: 'mainnet', at: new Date('2001-01-01'), dryRun: true, store })).rejects.toThrow(SnapshotIntegrityError)
+    // A row cached from the header alone (an older cidsync) is read again, not believed.
+    store.manifestCache.put(cid, JSON.stringify({ kind: 'v1', entry: { cid, engine: 'cidsync-sqlite/1', at: '2000-01-01T00:00:00.000Z', device: 'FORGED-DEVICE-0000', hostname: '', entries: 999_999_999, bytesAdded: 1, previous: null } }))
+    await expect(async () => { for await (const entry of walkEntries(clients, cid, store.manifestCache, fetch)) shown.push(entry.device) }).rejects.toThrow(SnapshotIntegrityError)
+    expect(shown).toEqual([])
   })
 })
