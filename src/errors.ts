@@ -323,6 +323,15 @@ export class SnapshotIntegrityError extends CidsyncError {
   override readonly exitCode = ExitCode.integrity
 }
 
+/**
+ * A manifest made for another namespace or network (its binding is inside the sealed body, so
+ * only a holder of the key could have made it): replayed behind this pointer, it is never merged.
+ */
+export class ManifestNamespaceError extends CidsyncError {
+  override readonly code = 'ERR_MANIFEST_NAMESPACE'
+  override readonly exitCode = ExitCode.integrity
+}
+
 /** A publish job in sync.sqlite has a step this cidsync does not know: the job is given up and the next publish starts over. */
 export class PublishStateError extends CidsyncError {
   override readonly code = 'ERR_PUBLISH_STATE'

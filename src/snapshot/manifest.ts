@@ -41,8 +41,14 @@ export const manifestSchema = z.object({
   entries: count,
   devices: z.array(deviceChainSchema).max(MAX_DEVICES),
   added: z.array(cidText).max(MAX_DEVICES * 2),
-  bytesAdded: count
-})
+  bytesAdded: count,
+  /**
+   * What the publish was made for, authenticated with the rest of the body. Absent only in
+   * manifests written before cidsync bound them (docs/snapshot-format.md, "Namespace binding").
+   */
+  namespace: z.string().min(1).max(256).optional(),
+  network: z.string().min(1).max(256).optional()
+}).refine(m => (m.namespace === undefined) === (m.network === undefined), { message: 'names a namespace without a network, or the reverse', path: ['namespace'] })
 
 /** One segment as a manifest lists it. */
 export type SegmentRef = z.infer<typeof segmentRefSchema>

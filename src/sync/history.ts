@@ -5,6 +5,7 @@ import { ENGINE_V1, inflateBound, openManifest, parseManifest, readSealedHeader,
 import { SnapshotFormatError } from '../errors.js'
 import { SNAPSHOT_PROFILE } from './snapshot-profile.js'
 import { fetchedPath, type FetchInit } from './segment-fetch.js'
+import { checkBinding } from './manifest-binding.js'
 
 /** One publish in the chain, as `cidsync history` shows it. */
 export interface HistoryEntry {
@@ -39,8 +40,17 @@ function entryOf (cid: string, manifest: Manifest): HistoryEntry {
   return { cid, engine: 'cidsync-sqlite/2', at: manifest.createdAt, device: manifest.device, hostname: manifest.hostname, entries: manifest.entries, bytesAdded: manifest.bytesAdded, previous: manifest.previous }
 }
 
-/** Reads one publish: from the cache, or fetched (verified), opened and then cached. */
+/**
+ * Reads one publish: from the cache, or fetched (verified), opened and then cached. A manifest
+ * bound to another namespace or network than `init.binding` is a `ManifestNamespaceError`.
+ */
 export async function readPublish (clients: ServiceClients, cid: string, cache: ManifestCache, init: FetchInit): Promise<{ entry: HistoryEntry, manifest: Manifest | undefined }> {
+  const publish = await readAny(clients, cid, cache, init)
+  if (publish.manifest !== undefined) checkBinding(publish.manifest, cid, init.binding)
+  return publish
+}
+
+async function readAny (clients: ServiceClients, cid: string, cache: ManifestCache, init: FetchInit): Promise<{ entry: HistoryEntry, manifest: Manifest | undefined }> {
   const cached = cache.get(cid)
   if (cached !== undefined) {
     try {
@@ -113,11 +123,18 @@ async function * chainFrom<T> (start: string, limit: number | undefined, read: (
  * (it was checked before it was cached): only the fields shown, each of the right type. Undefined
  * when the row is missing or does not hold them (then {@link readPublish} reads it whole, or fetches it).
  */
-function cachedEntry (cid: string, cache: ManifestCache): HistoryEntry | undefined {
+function cachedEntry (cid: string, cache: ManifestCache, binding: FetchInit['binding']): HistoryEntry | undefined {
   const json = cache.get(cid)
   if (json === undefined) return undefined
+  let value: { kind?: unknown, entry?: HistoryEntry, manifest?: Record<string, unknown> }
   try {
-    const value = JSON.parse(json) as { kind?: unknown, entry?: HistoryEntry, manifest?: Record<string, unknown> }
+    value = JSON.parse(json)
+  } catch {
+    return undefined
+  }
+  const bound = value.manifest
+  if (typeof bound?.namespace === 'string') checkBinding({ namespace: bound.namespace, network: typeof bound.network === 'string' ? bound.network : '' }, cid, binding)
+  try {
     if (value.kind === 'v1a' && value.entry !== undefined) return value.entry
     const m = value.manifest
     if (value.kind !== 'manifest' || m === undefined || m === null) return undefined
@@ -135,7 +152,7 @@ function cachedEntry (cid: string, cache: ManifestCache): HistoryEntry | undefin
  * docs/benchmarks.md), anything else read as {@link readPublish} does.
  */
 export async function * walkEntries (clients: ServiceClients, start: string, cache: ManifestCache, init: FetchInit & { readonly limit?: number }): AsyncGenerator<HistoryEntry> {
-  yield * chainFrom(start, init.limit, async (cid) => cachedEntry(cid, cache) ?? (await readPublish(clients, cid, cache, init)).entry, entry => entry.previous)
+  yield * chainFrom(start, init.limit, async (cid) => cachedEntry(cid, cache, init.binding) ?? (await readPublish(clients, cid, cache, init)).entry, entry => entry.previous)
 }
 
 /**
@@ -153,12 +170,17 @@ export async function publishAt (clients: ServiceClients, start: string, time: D
  * The chain from `start` as far as the cache holds it, newest first, at most `limit`: what status
  * and the dashboard show without fetching anything.
  */
-export function cachedHistory (cache: ManifestCache, start: string | null, limit: number): HistoryEntry[] {
+export function cachedHistory (cache: ManifestCache, start: string | null, limit: number, binding?: FetchInit['binding']): HistoryEntry[] {
   const entries: HistoryEntry[] = []
   const seen = new Set<string>()
   for (let cid = start; cid !== null && cid !== '' && entries.length < limit && !seen.has(cid);) {
     seen.add(cid)
-    const entry = cachedEntry(cid, cache)
+    let entry: HistoryEntry | undefined
+    try {
+      entry = cachedEntry(cid, cache, binding)
+    } catch {
+      break
+    }
     if (entry === undefined) break
     entries.push(entry)
     cid = entry.previous

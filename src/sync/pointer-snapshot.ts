@@ -9,6 +9,7 @@ import { acceptsUnencrypted } from './merge.js'
 import type { PublishComponents, PublishInit } from './publish.js'
 import { readPublish } from './history.js'
 import { mergeManifest } from './merge-manifest.js'
+import { unboundMayMerge } from './manifest-binding.js'
 import { fetchV1Snapshot, isUnusable, missingKey, type FetchInit } from './segment-fetch.js'
 
 /** What the pointer holds now: its CID and entry count, or undefined when nothing is stored. */
@@ -34,9 +35,17 @@ export async function currentPointer (components: PublishComponents, config: Con
 export async function fetchAndMerge (components: PublishComponents, init: PublishInit, cid: string, label: string): Promise<void> {
   const dir = join(init.config.stateDir, 'snapshots')
   mkdirSync(dir, { recursive: true, mode: 0o700 })
-  const fetch: FetchInit = { stateDir: init.config.stateDir, dir, label, passphrase: init.passphrase, acceptUnencrypted: acceptsUnencrypted(init.config), signal: init.signal }
+  const fetch: FetchInit = { stateDir: init.config.stateDir, dir, label, binding: { namespace: init.config.namespace, network: init.config.network }, passphrase: init.passphrase, acceptUnencrypted: acceptsUnencrypted(init.config), signal: init.signal }
   try {
-    const publish = await withSyncStore(components.store, init.config.stateDir, async (store) => await readPublish(components.clients, cid, store.manifestCache, fetch))
+    const publish = await withSyncStore(components.store, init.config.stateDir, async (store) => {
+      const read = await readPublish(components.clients, cid, store.manifestCache, fetch)
+      if (read.manifest !== undefined) {
+        const ours = new Set([store.base(), store.lastPublished()?.cid].filter((c): c is string => c !== undefined && c !== ''))
+        unboundMayMerge(read.manifest, cid, { boundSeen: store.boundSeen(), ours })
+        if (read.manifest.namespace !== undefined) store.noteBound()
+      }
+      return read
+    })
     if (publish.manifest === undefined) {
       await mergeV1(components, init, cid, fetch)
       return

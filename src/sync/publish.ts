@@ -104,7 +104,7 @@ const STEPS: { readonly [S in ActiveStep]: StepRun<S> } = {
     const dir = join(config.stateDir, 'snapshots')
     mkdirSync(dir, { recursive: true, mode: 0o700 })
     const made = await writePublication({
-      index: components.index, self: components.deviceId, previous: job.baseCid === '' ? null : job.baseCid, dir, label: `publish-${job.id}-${job.merges}`,
+      index: components.index, self: components.deviceId, previous: job.baseCid === '' ? null : job.baseCid, binding: { namespace: config.namespace, network: config.network }, dir, label: `publish-${job.id}-${job.merges}`,
       policy: { afterDeltas: config.snapshot.compactAfterDeltas, fraction: config.snapshot.compactFraction },
       encryption: config.snapshot.encryption, stateDir: config.stateDir, passphrase: init.passphrase, signal: init.signal
     })
@@ -203,7 +203,9 @@ async function putPointer (components: PublishComponents, init: PublishInit, sto
   const readBack = await currentPointer(components, config, signal)
   if (readBack?.cid !== cid) return store.outrun(job)
   // The lists first: killed before the job moves on, the pointer step runs again and finds its own PUT.
-  components.index.segments.recordChains(chainsOf(parseManifest(job.manifest, cid)))
+  const manifest = parseManifest(job.manifest, cid)
+  components.index.segments.recordChains(chainsOf(manifest))
+  if (manifest.namespace !== undefined) store.noteBound()
   return store.pointerPut(job)
 }
 

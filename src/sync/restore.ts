@@ -107,7 +107,7 @@ export async function restore (clients: ServiceClients, init: RestoreInit): Prom
   if (exists && init.force !== true && init.dryRun !== true) throw new UsageError(`an index already exists at ${target}: add --force to replace it (it is kept as a backup beside it)`)
   const dir = join(config.stateDir, 'snapshots')
   mkdirSync(dir, { recursive: true, mode: 0o700 })
-  const fetch: FetchInit = { stateDir: config.stateDir, dir, label: 'restore', passphrase: init.passphrase, acceptUnencrypted: acceptsUnencrypted(config, init.allowUnencrypted), signal: init.signal, onProgress: init.onProgress }
+  const fetch: FetchInit = { stateDir: config.stateDir, dir, label: 'restore', binding: { namespace: init.namespace, network: init.network }, passphrase: init.passphrase, acceptUnencrypted: acceptsUnencrypted(config, init.allowUnencrypted), signal: init.signal, onProgress: init.onProgress }
   // A state dir that never synced gets its sync.sqlite only once a restore is installed.
   const opened = init.store ?? (hasSyncState(config.stateDir) ? new SyncStore(config.stateDir) : undefined)
   if (init.dryRun !== true) {

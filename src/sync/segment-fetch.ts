@@ -1,9 +1,10 @@
 import { rm } from 'node:fs/promises'
 import { join } from 'node:path'
-import { CidsyncError, ContentNotFoundError, IntegrityError, SegmentUnusableError, SnapshotFormatError, SnapshotIntegrityError, SnapshotKeyError, SnapshotTooLargeError, SnapshotUnencryptedError } from '../errors.js'
+import { CidsyncError, ContentNotFoundError, IntegrityError, ManifestNamespaceError, SegmentUnusableError, SnapshotFormatError, SnapshotIntegrityError, SnapshotKeyError, SnapshotTooLargeError, SnapshotUnencryptedError } from '../errors.js'
 import { canonicalCid, type ServiceClients } from '../remote/index.js'
 import { openManifest, openSegment, readSnapshot, type Manifest, type SegmentRef } from '../snapshot/index.js'
 import { SNAPSHOT_PROFILE } from './snapshot-profile.js'
+import type { Binding } from './manifest-binding.js'
 
 export interface FetchInit {
   readonly stateDir: string
@@ -13,6 +14,8 @@ export interface FetchInit {
   readonly passphrase?: string
   readonly acceptUnencrypted?: boolean
   readonly signal?: AbortSignal
+  /** The namespace and network the publishes read must belong to (a manifest bound to another is refused). */
+  readonly binding?: Binding
   /** Called after each segment is fetched and checked: bytes so far, bytes in all. */
   readonly onProgress?: (received: number, total: number | undefined) => void
 }
@@ -21,7 +24,7 @@ export interface FetchInit {
 export function isUnusable (err: unknown): boolean {
   return err instanceof ContentNotFoundError || err instanceof IntegrityError || err instanceof SnapshotFormatError ||
     err instanceof SnapshotKeyError || err instanceof SnapshotIntegrityError || err instanceof SnapshotTooLargeError ||
-    err instanceof SnapshotUnencryptedError || err instanceof SegmentUnusableError
+    err instanceof SnapshotUnencryptedError || err instanceof SegmentUnusableError || err instanceof ManifestNamespaceError
 }
 
 /**

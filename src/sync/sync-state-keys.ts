@@ -21,7 +21,9 @@ export const KEY = {
   /** The last restore drill's result (JSON `VerifyResult`). */
   lastVerify: 'last_verify',
   /** When a drill last found everything restorable. */
-  lastVerifySuccess: 'last_verify_success_at'
+  lastVerifySuccess: 'last_verify_success_at',
+  /** '1' once this device published or merged a manifest bound to its namespace: unbound ones are then suspect. */
+  boundSeen: 'namespace_bound_seen'
 } as const
 export type Key = typeof KEY[keyof typeof KEY]
 

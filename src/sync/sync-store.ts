@@ -110,6 +110,15 @@ export class SyncStore {
     return JSON.parse(this.value(KEY.restores) ?? '[]') as RestoreRecord[]
   }
 
+  /** Whether this device has published or merged a manifest bound to its namespace (docs/snapshot-format.md, "Namespace binding"). */
+  boundSeen (): boolean {
+    return this.value(KEY.boundSeen) === '1'
+  }
+
+  noteBound (): void {
+    if (!this.boundSeen()) this.setValue(KEY.boundSeen, '1')
+  }
+
   /** The IPNS key made for `ipns_key = "auto"`, once made. */
   ipnsKey (): { readonly name: string, readonly id: string | undefined } | undefined {
     const name = this.value(KEY.ipnsKey)
