@@ -332,6 +332,16 @@ export class ManifestNamespaceError extends CidsyncError {
   override readonly exitCode = ExitCode.integrity
 }
 
+/**
+ * A manifest names a device at a sequence far past what it can have written (this device past
+ * its own publishes, another past a sane growth): forged by a key holder to stop it for good.
+ * That device's list is refused; the rest of the manifest is merged.
+ */
+export class SequenceImplausibleError extends CidsyncError {
+  override readonly code = 'ERR_SEQUENCE_IMPLAUSIBLE'
+  override readonly exitCode = ExitCode.integrity
+}
+
 /** A publish job in sync.sqlite has a step this cidsync does not know: the job is given up and the next publish starts over. */
 export class PublishStateError extends CidsyncError {
   override readonly code = 'ERR_PUBLISH_STATE'
