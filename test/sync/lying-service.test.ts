@@ -21,10 +21,11 @@ async function someCid (text: string): Promise<string> {
   return CID.createV1(0x55, await sha256.digest(new TextEncoder().encode(text))).toString()
 }
 
-function scriptedClients (server: ScriptedServer): ServiceClients {
+/** The pointer service and gateway are the scripted server; uploads (when given) go to a real local service. */
+function scriptedClients (server: ScriptedServer, upload?: { url: string, apiKey: string, sessionToken: string }): ServiceClients {
   const clients = createServiceClients(
-    { dealUrl: server.url, apiUrl: server.url, pointerUrl: server.url, uploadUrl: server.url, gateways: [server.url] },
-    { apiKey: () => 'key', sessionToken: () => 'token' },
+    { dealUrl: upload?.url ?? server.url, apiUrl: upload?.url ?? server.url, pointerUrl: server.url, uploadUrl: upload?.url ?? server.url, gateways: [server.url] },
+    { apiKey: () => upload?.apiKey ?? 'key', sessionToken: () => upload?.sessionToken ?? 'token' },
     { retry: { baseDelayMs: 1, maxDelayMs: 2, attempts: 1 } }
   )
   onTestFinished(async () => { await clients.close() })
@@ -35,19 +36,22 @@ async function filesUnder (dir: string): Promise<string[]> {
   return (await readdir(dir, { recursive: true })).map(String).sort()
 }
 
-describe('a CID from the service is never used as a path', () => {
+describe.skipIf(EXTERNAL)('a CID from the service is never used as a path', () => {
   it('a pointer naming `<cid>/../../../../zzz` is refused at the edge: no fetch outside /ipfs/<cid>, no file outside the state dir, a coded error', async () => {
     const root = await useTempDir()
     const a = await syncDevice(root, 'a', A, { namespace: 'lying' })
     write(a, 'x.md')
     const evil = `${await someCid('x')}/../../../../zzz`
     const server = await new ScriptedServer().answer({ status: 200, body: { pointer: { snapshotCid: evil, engine: 'cidsync-sqlite/2', namespace: 'lying', network: 'mainnet' } } }).listen()
-    const clients = scriptedClients(server)
+    const real = await serviceUnderTest()
+    const local = real.local as NonNullable<typeof real.local>
+    const clients = scriptedClients(server, { url: local.url, apiKey: real.apiKey, sessionToken: local.issueToken(real.address) })
     const before = await filesUnder(root)
     const store = { get: () => undefined, put: () => {} }
 
     await expect(clients.pointers.current('lying', 'mainnet')).rejects.toMatchObject({ code: 'ERR_REMOTE_RESPONSE' })
     await expect(restore(clients, { config: a.config, namespace: 'lying', network: 'mainnet', dryRun: true })).rejects.toThrow(RemoteResponseError)
+    // A publish reaches its pointer step (segments uploaded to the real service), and stops there.
     await expect(publish({ index: a.index, clients, logger, deviceId: a.id }, { config: a.config, signal: AbortSignal.timeout(60_000) })).rejects.toThrow(RemoteResponseError)
 
     // Whoever parsed it before (a cache, a caller): the path and URL builders refuse it too.
@@ -57,13 +61,15 @@ describe('a CID from the service is never used as a path', () => {
     await expect(verify({ index: a.index, clients, logger, deviceId: a.id }, { cid: evil, cache: store, stateDir: a.config.stateDir })).rejects.toThrow(InvalidCidError)
     await expect(clients.gateway.fetchVerified(evil, { name: 'x' } as never, join(a.config.stateDir, 'x'))).rejects.toThrow(InvalidCidError)
 
-    expect(server.received.filter(r => !r.url.startsWith('/v1/pointers/current') && !r.url.startsWith('/api/'))).toEqual([])
+    expect(server.received.length).toBeGreaterThanOrEqual(3)
+    expect(server.received.filter(r => !r.url.startsWith('/v1/pointers/current?'))).toEqual([])
     expect(server.received.some(r => r.url.includes('zzz'))).toBe(false)
     // Nothing appeared beside the state dir, and nothing named zzz anywhere.
     const after = await filesUnder(root)
     expect(after.filter(f => f.includes('zzz'))).toEqual([])
     expect(after.filter(f => !before.includes(f) && !f.startsWith(join('a', 'state')))).toEqual([])
-    expect(await filesUnder(dirname(root))).not.toContain('zzz.read')
+    // Where `snapshots/../../../../zzz` would land: beside the test's directory.
+    expect((await readdir(dirname(root))).filter(name => name.startsWith('zzz'))).toEqual([])
   })
 
   it('a manifest naming a segment or a previous publish that is not a canonical CID is refused', async () => {
