@@ -1,5 +1,4 @@
 import { rm, stat } from 'node:fs/promises'
-import { join } from 'node:path'
 import type { ServiceClients } from '../remote/index.js'
 import { ENGINE_V1, inflateBound, openManifest, parseManifest, readSealedHeader, unseal, type Manifest } from '../snapshot/index.js'
 import { SnapshotFormatError } from '../errors.js'
