@@ -19,13 +19,15 @@ export function checkBinding (manifest: { readonly namespace?: string, readonly 
 
 /**
  * Whether an unbound manifest at the pointer may be merged: only where it is genuinely older
- * format, i.e. this device has never seen a bound one in this namespace, or it was made on top of
- * a publish this device knows to be of this namespace (an older cidsync publishing after this one).
- * Otherwise it may be another namespace's, replayed: refused.
+ * format, i.e. this device has never seen a bound one in this namespace, or it is itself in this
+ * namespace's chain as this device knows it (the pointer set back to before the binding), or it was
+ * made on top of a publish of that chain (an older cidsync publishing after this one). Otherwise it
+ * may be another namespace's, replayed: refused.
  */
-export function unboundMayMerge (manifest: { readonly namespace?: string, readonly previous: string | null }, cid: string, known: { readonly boundSeen: boolean, readonly ours: ReadonlySet<string> }): void {
+export function unboundMayMerge (manifest: { readonly namespace?: string, readonly previous: string | null }, cid: string, known: { readonly boundSeen: boolean, readonly ours: () => ReadonlySet<string> }): void {
   if (manifest.namespace !== undefined || !known.boundSeen) return
-  if (manifest.previous !== null && known.ours.has(manifest.previous)) return
+  const ours = known.ours()
+  if (ours.has(cid) || (manifest.previous !== null && ours.has(manifest.previous))) return
   throw new ManifestNamespaceError(`manifest ${cid} names no namespace (an older cidsync's format), and this namespace's publishes are bound to it; it is not made on top of any publish of this namespace this device knows, so it may be another namespace's, replayed: refused. ` +
     'If a device of yours still runs an older cidsync, upgrade it; otherwise `cidsync pointer repair` puts this device\'s index in its place')
 }

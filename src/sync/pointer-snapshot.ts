@@ -7,7 +7,8 @@ import { READABLE_ENGINES } from '../snapshot/index.js'
 import { withSyncStore } from './with-sync-store.js'
 import { acceptsUnencrypted } from './merge.js'
 import type { PublishComponents, PublishInit } from './publish.js'
-import { readPublish } from './history.js'
+import { cachedHistory, readPublish } from './history.js'
+import type { SyncStore } from './sync-store.js'
 import { mergeManifest } from './merge-manifest.js'
 import { unboundMayMerge } from './manifest-binding.js'
 import { behindPointer, type Behind } from './rollback.js'
@@ -47,8 +48,7 @@ export async function fetchAndMerge (components: PublishComponents, init: Publis
         await mergeV1(components, init, cid, fetch)
         return { rolledBack: false }
       }
-      const ours = new Set([store.base(), store.lastPublished()?.cid].filter((c): c is string => c !== undefined && c !== ''))
-      unboundMayMerge(manifest, cid, { boundSeen: store.boundSeen(), ours })
+      unboundMayMerge(manifest, cid, { boundSeen: store.boundSeen(), ours: () => ourChain(store) })
       if (manifest.namespace !== undefined) store.noteBound()
       const ownPublished = store.ownSeq(components.deviceId)
       const behind = behindPointer(components.index, manifest, components.deviceId, ownPublished)
@@ -76,6 +76,17 @@ export async function fetchAndMerge (components: PublishComponents, init: Publis
     throw new PointerUnreadableError(`the pointer for ${namespace} on ${network} names ${cid}, which cannot be used here: ${(err as Error).message}. ` +
       'Publishing stops there (nothing of it can be merged); to put this device\'s index, with every other device\'s rows it holds, in its place, run `cidsync pointer repair`', cid, { cause: err })
   }
+}
+
+/** How far back {@link ourChain} looks. */
+const OUR_CHAIN_LIMIT = 10_000
+
+/** This namespace's publishes this device knows: its base, its last publish, and the cached chain behind them. */
+function ourChain (store: SyncStore): Set<string> {
+  const heads = [store.base(), store.lastPublished()?.cid].filter((c): c is string => c !== undefined && c !== '')
+  // Each cached entry's `previous` is an authenticated link of the chain too (the oldest may not be cached).
+  const chain = heads.flatMap(head => cachedHistory(store.manifestCache, head, OUR_CHAIN_LIMIT).flatMap(entry => [entry.cid, entry.previous ?? '']))
+  return new Set([...heads, ...chain].filter(c => c !== ''))
 }
 
 /** A `cidsync-sqlite/1` snapshot: the whole index, merged device by device (their lists forgotten: the next publish writes bases). */

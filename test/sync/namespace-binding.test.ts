@@ -80,4 +80,21 @@ describe.skipIf(EXTERNAL)('manifests are bound to their namespace and network', 
     expect(published).toMatchObject({ skipped: false, merged: 1 })
     expect(devicesIn(a).sort()).toEqual([A, E])
   })
+
+  it('the pointer set back to this namespace\'s own publish from before the binding is taken as a rollback, not a replay', async () => {
+    const { clients } = await serviceUnderTest()
+    const root = await useTempDir()
+    const a = await syncDevice(root, 'a', A, { namespace: 'ns-five' })
+    write(a, 'old.md')
+    // What an older cidsync of this device published, then an upgraded one on top of it.
+    const old = await unboundPublish(clients, a, null, root)
+    await clients.pointers.put({ snapshotCid: old, engine: 'cidsync-sqlite/2', namespace: 'ns-five', network: 'mainnet' })
+    write(a, 'new.md')
+    const bound = await publish({ index: a.index, clients, logger, deviceId: a.id }, { config: a.config })
+    expect(bound).toMatchObject({ skipped: false, merged: 1, entries: 2 })
+    await clients.pointers.put({ snapshotCid: old, engine: 'cidsync-sqlite/2', namespace: 'ns-five', network: 'mainnet' })
+    const again = await publish({ index: a.index, clients, logger, deviceId: a.id }, { config: a.config })
+    expect(again).toMatchObject({ skipped: false, entries: 2 })
+    expect((await clients.pointers.current('ns-five', 'mainnet')).snapshotCid).toBe(again.cid)
+  })
 })
