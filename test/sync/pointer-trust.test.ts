@@ -1,4 +1,5 @@
 import { describe, it, expect, onTestFinished } from 'vitest'
+import { writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import pino from 'pino'
 import { CID } from 'multiformats/cid'
@@ -100,6 +101,9 @@ describe.skipIf(EXTERNAL)('a sequence far past what a device wrote', () => {
     const { cid } = await clients.upload.add(sealed.path, SNAPSHOT_PROFILE)
     await clients.pointers.put({ snapshotCid: cid, engine: 'cidsync-sqlite/2', namespace: 'far-seq', network: 'mainnet' })
 
+    // A restore into this state dir does not install it either.
+    await writeFile(join(a.config.stateDir, 'device-id'), `${A}\n`)
+    await expect(restore(clients, { config: a.config, namespace: 'far-seq', network: 'mainnet', dryRun: true })).rejects.toMatchObject({ code: 'ERR_SEQUENCE_IMPLAUSIBLE', exitCode: 4 })
     write(a, 'a2.md')
     const published = await publish(components(a, clients), { config: a.config })
     expect(published).toMatchObject({ skipped: false, entries: 7 })
