@@ -10,6 +10,8 @@ export const MAX_MANIFEST_BYTES = 16 * 1024 * 1024
 const MAX_DEVICES = 10_000
 const MAX_SEGMENTS = 10_000
 
+// A namespace is shown in messages: one with terminal escapes in it is refused, not printed.
+const NO_CONTROLS = /^[^\u0000-\u001f\u007f-\u009f]*$/
 const count = z.number().int().nonnegative()
 const sequence = count.max(MAX_SEQUENCE)
 /** Every CID a manifest names is parsed as one: it is joined into URLs and file names. */
@@ -46,8 +48,8 @@ export const manifestSchema = z.object({
    * What the publish was made for, authenticated with the rest of the body. Absent only in
    * manifests written before cidsync bound them (docs/snapshot-format.md, "Namespace binding").
    */
-  namespace: z.string().min(1).max(256).optional(),
-  network: z.string().min(1).max(256).optional()
+  namespace: z.string().min(1).max(256).regex(NO_CONTROLS, 'control characters').optional(),
+  network: z.string().min(1).max(256).regex(NO_CONTROLS, 'control characters').optional()
 }).refine(m => (m.namespace === undefined) === (m.network === undefined), { message: 'names a namespace without a network, or the reverse', path: ['namespace'] })
 
 /** One segment as a manifest lists it. */
