@@ -67,6 +67,15 @@ export class IndexMissingError extends CidsyncError {
   }
 }
 
+/**
+ * The state dir's `device-id` file is damaged and the index does not say which device this is:
+ * a new id would leave this device's rows behind as another device's for good, so nothing starts.
+ */
+export class DeviceIdDamagedError extends CidsyncError {
+  override readonly code = 'ERR_DEVICE_ID_DAMAGED'
+  override readonly exitCode = ExitCode.usage
+}
+
 /** Another daemon already runs on this state dir. */
 export class LockHeldError extends CidsyncError {
   override readonly code = 'ERR_LOCK_HELD'
@@ -311,6 +320,25 @@ export class SnapshotKeyError extends CidsyncError {
 /** A snapshot whose bytes were changed (authentication failed) or whose database is damaged. */
 export class SnapshotIntegrityError extends CidsyncError {
   override readonly code = 'ERR_SNAPSHOT_INTEGRITY'
+  override readonly exitCode = ExitCode.integrity
+}
+
+/**
+ * A manifest made for another namespace or network (its binding is inside the sealed body, so
+ * only a holder of the key could have made it): replayed behind this pointer, it is never merged.
+ */
+export class ManifestNamespaceError extends CidsyncError {
+  override readonly code = 'ERR_MANIFEST_NAMESPACE'
+  override readonly exitCode = ExitCode.integrity
+}
+
+/**
+ * A manifest names a device at a sequence far past what it can have written (this device past
+ * its own publishes, another past a sane growth): forged by a key holder to stop it for good.
+ * That device's list is refused; the rest of the manifest is merged.
+ */
+export class SequenceImplausibleError extends CidsyncError {
+  override readonly code = 'ERR_SEQUENCE_IMPLAUSIBLE'
   override readonly exitCode = ExitCode.integrity
 }
 

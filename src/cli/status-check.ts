@@ -20,6 +20,7 @@ export function statusProblems (s: StatusDocument): string[] {
       problems.push(`publish: the last attempt failed at ${s.publish.lastError.at}: ${s.publish.lastError.message}`)
     }
   }
+  if (s.publish?.refused != null) problems.push(`pointer: refused part of it: ${s.publish.refused.message} [${s.publish.refused.code}]`)
   if (s.restorable != null && !s.restorable.ok) problems.push(`restorable: NO, the restore drill at ${s.restorable.checkedAt} failed: ${s.restorable.failed ?? '?'}: publish again (\`cidsync snapshot\`), then \`cidsync verify\``)
   // A write that failed and then went through is history (counted in writeErrors), not a problem now.
   if (s.index.writeState !== undefined && s.index.writeState !== 'ok') problems.push(`index: writes ${s.index.writeState === 'stopped' ? 'stopped' : 'failing, retried'}: ${s.index.lastError?.message ?? 'see the recent errors in `cidsync status`'}`)

@@ -115,7 +115,10 @@ export class Daemon {
     if (loose !== undefined) logger.warn({ stateDir: config.stateDir, mode: loose.toString(8) }, 'the state dir was open to others: tightened to 0700')
     this.lock = acquireLock(config.stateDir)
     try {
-      this.deviceId = loadOrCreateDeviceId(config.stateDir)
+      this.deviceId = loadOrCreateDeviceId(config.stateDir, (r) => {
+        this.recovered.push({ at: new Date().toISOString(), ...r })
+        logger.warn(r, 'recovered a state file')
+      })
       this.index = this.noteIndexOpened(openIndexRecovering(indexPath(config.stateDir)))
       this.watcher = createWatcher({ index: this.index, logger, deviceId: this.deviceId }, {
         folders: config.folders,

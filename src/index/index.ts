@@ -14,6 +14,7 @@ export type { Entry, EntryChange, KnownFile, FolderTotals, KnownDevice, ListOpti
 export { EntryStore } from './entries.js'
 export { SCHEMA_VERSION, CONTENT_SCHEMA_VERSION } from './migrations.js'
 export { loadOrCreateDeviceId, readDeviceId, DEVICE_ID_FILE } from './device-id.js'
+export type { DeviceIdRecovery } from './device-id.js'
 export { RemoteStore, DEAL_OVERDUE_MS } from './remote.js'
 export { SegmentStore, checkSegment } from './segments.js'
 export { ContentRecordStore } from './content-records.js'

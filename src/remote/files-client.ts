@@ -6,7 +6,7 @@ import type { CallOptions } from './deals-client.js'
 
 export interface ListFilesOptions extends CallOptions {
   /** Told after each page: records so far and the total the service claims. */
-  readonly onProgress?: (progress: { records: number, totalFiles: number, pages: number }) => void
+  readonly onProgress?: (progress: { records: number, totalFiles: number, pages: number, malformed: number }) => void
 }
 
 /**
@@ -14,11 +14,13 @@ export interface ListFilesOptions extends CallOptions {
  * page). The page size is never assumed: it stops at an empty page or when the records reach
  * `totalFiles`. A page of records already read (a service that ignores `lastKey`) short of
  * `totalFiles` is a {@link RemoteListingError}: a partial listing must not pass for a whole one.
+ * A record whose `cid` is not a canonical CID is skipped and counted (`malformed`).
  */
 export async function * listFiles (api: HttpClient, options: ListFilesOptions = {}): AsyncGenerator<FileRecord> {
   let lastKey: string | undefined
   let records = 0
   let pages = 0
+  let malformed = 0
   const seen = new Set<string>()
   for (;;) {
     const request = { method: 'GET', path: '/api/user/files_uploaded', query: { lastKey: lastKey ?? 'null', fileType: 'all' }, maxBytes: ANSWER_LIMITS.listing, signal: options.signal } as const
@@ -30,9 +32,11 @@ export async function * listFiles (api: HttpClient, options: ListFilesOptions = 
       seen.add(record.id)
       fresh++
       records++
+      // Not a CID: nothing cidsync could match it with, and it must never reach a URL or a path.
+      if (record.cid === '') { malformed++; continue }
       yield record
     }
-    options.onProgress?.({ records, totalFiles: page.totalFiles, pages })
+    options.onProgress?.({ records, totalFiles: page.totalFiles, pages, malformed })
     const next = page.fileList.at(-1)?.id
     if (page.fileList.length === 0 || records >= page.totalFiles || next === undefined) return
     if (fresh === 0 || next === lastKey) {

@@ -5,10 +5,11 @@ import { dirname } from 'node:path'
 import { pipeline } from 'node:stream/promises'
 import { Transform } from 'node:stream'
 import { CidBuilder, type CidProfile } from '../content/index.js'
-import { CidsyncError, ContentNotFoundError, IntegrityError, RemoteNotFoundError } from '../errors.js'
+import { CidsyncError, ContentNotFoundError, IntegrityError, InvalidCidError, RemoteNotFoundError } from '../errors.js'
 import type { HttpClient } from './http-client.js'
 import type { CallOptions } from './deals-client.js'
 import { ANSWER_LIMITS, announcedLength, readBounded, tooLargeError } from './body.js'
+import { canonicalCid } from './cid-text.js'
 
 export interface FetchOptions extends CallOptions {
   readonly onProgress?: (received: number, total: number | undefined) => void
@@ -39,6 +40,8 @@ export class GatewayClient {
   }
 
   async fetchVerified (cid: string, profile: CidProfile, destination: string, options: FetchOptions = {}): Promise<{ size: number, gateway: string }> {
+    // Only ever `/ipfs/<cid>`: whoever parsed the CID before, text that is not one is refused here.
+    canonicalCid(cid)
     const failures: string[] = []
     const maxBytes = options.maxBytes ?? this.maxBytes
     let integrity = false
@@ -97,6 +100,8 @@ export class GatewayClient {
 
   /** What an IPNS name resolves to, through the first gateway that answers (bytes are not verifiable). */
   async fetchName (ipnsId: string, options: CallOptions = {}): Promise<Buffer> {
+    // Only ever `/ipns/<name>/`: a name with anything but letters and digits is not one.
+    if (!/^[A-Za-z0-9]{1,256}$/.test(ipnsId)) throw new InvalidCidError(ipnsId, 'IPNS name')
     const failures: string[] = []
     for (const gateway of this.gateways) {
       try {

@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { cidSchema, isCanonicalCid } from './cid-text.js'
 
 /**
  * The service's answers as production sends them, parsed defensively: fields that have varied
@@ -32,7 +33,8 @@ function shown<S extends z.ZodType> (schema: S): z.ZodType<z.output<S> | undefin
 
 export const fileRecordSchema = z.object({
   id: z.string(),
-  cid: z.string(),
+  /** '' when the service sent something that is not a canonical CID: the listing skips and counts the record. */
+  cid: z.string().transform(text => isCanonicalCid(text) ? text : ''),
   fileName: orElse(z.string(), ''),
   mimeType: orElse(z.string(), ''),
   fileSizeInBytes: orElse(numberish, 0),
@@ -75,15 +77,16 @@ export const dealStatusSchema = z.union([
   z.object({ dealInfo: orElse(z.array(dealSchema), []) }).loose().transform(answer => answer.dealInfo)
 ])
 
-export const ipnsKeySchema = z.object({ ipnsName: z.string().regex(/^[0-9a-f]{32}$/i), ipnsId: z.string().min(1) })
+export const ipnsKeySchema = z.object({ ipnsName: z.string().regex(/^[0-9a-f]{32}$/i), ipnsId: z.string().regex(/^[A-Za-z0-9]{1,256}$/, 'expected an IPNS name') })
 export const publishSchema = z.object({ Name: z.string(), Value: z.string() })
-export const ipnsRecordSchema = z.object({ ipnsName: z.string(), ipnsId: z.string(), publicKey: orElse(z.string(), ''), cid: orElse(z.string(), ''), lastUpdate: optional(timestamp) })
+export const ipnsRecordSchema = z.object({ ipnsName: z.string(), ipnsId: z.string(), publicKey: orElse(z.string(), ''), cid: orElse(z.string(), '').transform(text => isCanonicalCid(text) ? text : ''), lastUpdate: optional(timestamp) })
 export const removeKeySchema = z.object({ Keys: z.array(z.object({ Name: z.string(), Id: z.string() })) })
 
 export const pointerSchema = z.object({
   userId: optional(z.string()),
   pointerKey: optional(z.string()),
-  snapshotCid: z.string().min(1),
+  /** Parsed here: a pointer that names `bafy…/../x` never reaches a URL or a file name. */
+  snapshotCid: cidSchema,
   engine: orElse(z.string(), ''),
   namespace: z.string(),
   network: z.string(),

@@ -1,6 +1,7 @@
 import { readFile, rm } from 'node:fs/promises'
 import { z } from 'zod'
 import { SnapshotFormatError } from '../errors.js'
+import { cidSchema } from '../remote/index.js'
 import { ENGINE, FORMAT_VERSION, MAX_SEQUENCE, type SealedHeader } from './format.js'
 import { seal, unseal, type Sealed } from './sealed-file.js'
 
@@ -9,9 +10,12 @@ export const MAX_MANIFEST_BYTES = 16 * 1024 * 1024
 const MAX_DEVICES = 10_000
 const MAX_SEGMENTS = 10_000
 
+// A namespace is shown in messages: one with terminal escapes in it is refused, not printed.
+const NO_CONTROLS = /^[^\u0000-\u001f\u007f-\u009f]*$/
 const count = z.number().int().nonnegative()
 const sequence = count.max(MAX_SEQUENCE)
-const cidText = z.string().min(1).max(256)
+/** Every CID a manifest names is parsed as one: it is joined into URLs and file names. */
+const cidText = cidSchema
 
 export const segmentRefSchema = z.object({
   cid: cidText,
@@ -39,8 +43,14 @@ export const manifestSchema = z.object({
   entries: count,
   devices: z.array(deviceChainSchema).max(MAX_DEVICES),
   added: z.array(cidText).max(MAX_DEVICES * 2),
-  bytesAdded: count
-})
+  bytesAdded: count,
+  /**
+   * What the publish was made for, authenticated with the rest of the body. Absent only in
+   * manifests written before cidsync bound them (docs/snapshot-format.md, "Namespace binding").
+   */
+  namespace: z.string().min(1).max(256).regex(NO_CONTROLS, 'control characters').optional(),
+  network: z.string().min(1).max(256).regex(NO_CONTROLS, 'control characters').optional()
+}).refine(m => (m.namespace === undefined) === (m.network === undefined), { message: 'names a namespace without a network, or the reverse', path: ['namespace'] })
 
 /** One segment as a manifest lists it. */
 export type SegmentRef = z.infer<typeof segmentRefSchema>

@@ -40,7 +40,7 @@ export async function runDrill (components: DrillComponents, config: Config, sig
     throw err
   }
   const result = await verify(components, {
-    cid, cache: components.store.manifestCache, stateDir: config.stateDir, signal,
+    cid, cache: components.store.manifestCache, stateDir: config.stateDir, signal, binding: { namespace: config.namespace, network: config.network },
     passphrase: process.env.CIDSYNC_SNAPSHOT_PASSPHRASE, acceptUnencrypted: acceptsUnencrypted(config)
   })
   components.store.verified(result)

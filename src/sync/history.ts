@@ -1,10 +1,10 @@
 import { rm, stat } from 'node:fs/promises'
-import { join } from 'node:path'
 import type { ServiceClients } from '../remote/index.js'
-import { ENGINE_V1, openManifest, parseManifest, readSealedHeader, type Manifest } from '../snapshot/index.js'
+import { ENGINE_V1, inflateBound, openManifest, parseManifest, readSealedHeader, unseal, type Manifest } from '../snapshot/index.js'
 import { SnapshotFormatError } from '../errors.js'
 import { SNAPSHOT_PROFILE } from './snapshot-profile.js'
-import type { FetchInit } from './segment-fetch.js'
+import { fetchedPath, type FetchInit } from './segment-fetch.js'
+import { checkBinding } from './manifest-binding.js'
 
 /** One publish in the chain, as `cidsync history` shows it. */
 export interface HistoryEntry {
@@ -28,32 +28,49 @@ export interface ManifestCache {
 /** A walk never goes past this many publishes, whatever the chain says (a loop in a forged chain included). */
 export const MAX_HISTORY = 100_000
 
-type Cached = { readonly kind: 'manifest', readonly manifest: Manifest } | { readonly kind: 'v1', readonly entry: HistoryEntry }
+/**
+ * A cached publish. `v1a`: a `/1` snapshot whose header was authenticated (its body decrypted)
+ * before it was cached; rows of kind `v1`, cached from the header alone by an older cidsync, are
+ * read again.
+ */
+type Cached = { readonly kind: 'manifest', readonly manifest: Manifest } | { readonly kind: 'v1a', readonly entry: HistoryEntry }
 
 function entryOf (cid: string, manifest: Manifest): HistoryEntry {
   return { cid, engine: 'cidsync-sqlite/2', at: manifest.createdAt, device: manifest.device, hostname: manifest.hostname, entries: manifest.entries, bytesAdded: manifest.bytesAdded, previous: manifest.previous }
 }
 
-/** Reads one publish: from the cache, or fetched (verified), opened and then cached. */
+/**
+ * Reads one publish: from the cache, or fetched (verified), opened and then cached. A manifest
+ * bound to another namespace or network than `init.binding` is a `ManifestNamespaceError`.
+ */
 export async function readPublish (clients: ServiceClients, cid: string, cache: ManifestCache, init: FetchInit): Promise<{ entry: HistoryEntry, manifest: Manifest | undefined }> {
+  const publish = await readAny(clients, cid, cache, init)
+  if (publish.manifest !== undefined) checkBinding(publish.manifest, cid, init.binding)
+  return publish
+}
+
+async function readAny (clients: ServiceClients, cid: string, cache: ManifestCache, init: FetchInit): Promise<{ entry: HistoryEntry, manifest: Manifest | undefined }> {
   const cached = cache.get(cid)
   if (cached !== undefined) {
     try {
       const value = JSON.parse(cached) as Cached
-      if (value.kind === 'v1') return { entry: value.entry, manifest: undefined }
+      if (value.kind === 'v1a') return { entry: value.entry, manifest: undefined }
+      if (value.kind !== 'manifest') throw new Error('read again')
       const manifest = parseManifest(JSON.stringify(value.manifest), cid)
       return { entry: entryOf(cid, manifest), manifest }
     } catch {
       // A damaged cache row is fetched again.
     }
   }
-  const path = join(init.dir, `${init.label}-${process.pid}-${cid.slice(-16)}.read`)
+  const path = fetchedPath(init, cid, '.read')
   try {
     await clients.gateway.fetchVerified(cid, SNAPSHOT_PROFILE, path, { signal: init.signal })
     const header = await readSealedHeader(path)
     if (header.engine === ENGINE_V1 && 'createdAt' in header) {
+      // Its time, device and count are shown and offered to restore: only once the key proves them.
+      await authenticate(path, init)
       const entry: HistoryEntry = { cid, engine: ENGINE_V1, at: header.createdAt, device: header.device, hostname: '', entries: header.entries, bytesAdded: (await stat(path)).size, previous: null }
-      cache.put(cid, JSON.stringify({ kind: 'v1', entry } satisfies Cached))
+      cache.put(cid, JSON.stringify({ kind: 'v1a', entry } satisfies Cached))
       return { entry, manifest: undefined }
     }
     if (!('kind' in header) || header.kind !== 'manifest') throw new SnapshotFormatError(`${cid} is a ${header.engine} ${'kind' in header ? header.kind : 'file'}, not a publish (a manifest or a /1 snapshot)`)
@@ -62,6 +79,19 @@ export async function readPublish (clients: ServiceClients, cid: string, cache: 
     return { entry: entryOf(cid, manifest), manifest }
   } finally {
     await rm(path, { force: true })
+  }
+}
+
+/**
+ * Decrypts a `/1` snapshot's body to nowhere: the tag authenticates its header (the same checks
+ * and errors as a restore of it: another key, no cipher, changed bytes), nothing is kept.
+ */
+async function authenticate (path: string, init: FetchInit): Promise<void> {
+  const body = `${path}.body`
+  try {
+    await unseal({ path, stateDir: init.stateDir, destination: body, passphrase: init.passphrase, acceptUnencrypted: init.acceptUnencrypted, inflateBound, signal: init.signal })
+  } finally {
+    await rm(body, { force: true })
   }
 }
 
@@ -92,12 +122,19 @@ async function * chainFrom<T> (start: string, limit: number | undefined, read: (
  * (it was checked before it was cached): only the fields shown, each of the right type. Undefined
  * when the row is missing or does not hold them (then {@link readPublish} reads it whole, or fetches it).
  */
-function cachedEntry (cid: string, cache: ManifestCache): HistoryEntry | undefined {
+function cachedEntry (cid: string, cache: ManifestCache, binding: FetchInit['binding']): HistoryEntry | undefined {
   const json = cache.get(cid)
   if (json === undefined) return undefined
+  let value: { kind?: unknown, entry?: HistoryEntry, manifest?: Record<string, unknown> }
   try {
-    const value = JSON.parse(json) as { kind?: unknown, entry?: HistoryEntry, manifest?: Record<string, unknown> }
-    if (value.kind === 'v1' && value.entry !== undefined) return value.entry
+    value = JSON.parse(json)
+  } catch {
+    return undefined
+  }
+  const bound = value.manifest
+  if (typeof bound?.namespace === 'string') checkBinding({ namespace: bound.namespace, network: typeof bound.network === 'string' ? bound.network : '' }, cid, binding)
+  try {
+    if (value.kind === 'v1a' && value.entry !== undefined) return value.entry
     const m = value.manifest
     if (value.kind !== 'manifest' || m === undefined || m === null) return undefined
     if (typeof m.createdAt !== 'string' || typeof m.device !== 'string' || typeof m.hostname !== 'string' || typeof m.entries !== 'number' ||
@@ -114,7 +151,7 @@ function cachedEntry (cid: string, cache: ManifestCache): HistoryEntry | undefin
  * docs/benchmarks.md), anything else read as {@link readPublish} does.
  */
 export async function * walkEntries (clients: ServiceClients, start: string, cache: ManifestCache, init: FetchInit & { readonly limit?: number }): AsyncGenerator<HistoryEntry> {
-  yield * chainFrom(start, init.limit, async (cid) => cachedEntry(cid, cache) ?? (await readPublish(clients, cid, cache, init)).entry, entry => entry.previous)
+  yield * chainFrom(start, init.limit, async (cid) => cachedEntry(cid, cache, init.binding) ?? (await readPublish(clients, cid, cache, init)).entry, entry => entry.previous)
 }
 
 /**
@@ -132,12 +169,17 @@ export async function publishAt (clients: ServiceClients, start: string, time: D
  * The chain from `start` as far as the cache holds it, newest first, at most `limit`: what status
  * and the dashboard show without fetching anything.
  */
-export function cachedHistory (cache: ManifestCache, start: string | null, limit: number): HistoryEntry[] {
+export function cachedHistory (cache: ManifestCache, start: string | null, limit: number, binding?: FetchInit['binding']): HistoryEntry[] {
   const entries: HistoryEntry[] = []
   const seen = new Set<string>()
   for (let cid = start; cid !== null && cid !== '' && entries.length < limit && !seen.has(cid);) {
     seen.add(cid)
-    const entry = cachedEntry(cid, cache)
+    let entry: HistoryEntry | undefined
+    try {
+      entry = cachedEntry(cid, cache, binding)
+    } catch {
+      break
+    }
     if (entry === undefined) break
     entries.push(entry)
     cid = entry.previous

@@ -65,6 +65,8 @@ export interface PublicationInit {
   readonly self: string
   /** The pointer's CID this publish is made on top of. */
   readonly previous: string | null
+  /** The namespace and network the manifest is bound to (inside its sealed body); absent: unbound (tests of the older format). */
+  readonly binding?: { readonly namespace: string, readonly network: string }
   /** Where its files go, and a name that keeps them apart from another publish's. */
   readonly dir: string
   readonly label: string
@@ -130,7 +132,8 @@ export async function writePublication (init: PublicationInit): Promise<Publicat
         return { deviceId: device.deviceId, hostname: device.hostname, firstSeen: device.firstSeen, lastSeq: device.lastSeq, segments: extra === undefined ? [...reuse] : [...reuse, extra] }
       }),
       added: files.map(f => f.cid),
-      bytesAdded: files.reduce((sum, f) => sum + f.bytes, 0)
+      bytesAdded: files.reduce((sum, f) => sum + f.bytes, 0),
+      ...(init.binding === undefined ? {} : { namespace: init.binding.namespace, network: init.binding.network })
     }
     const path = join(dir, `${label}.manifest`)
     const sealed = await sealManifest({ path, manifest, encryption: init.encryption, stateDir: init.stateDir, passphrase: init.passphrase, signal: init.signal })

@@ -63,7 +63,10 @@ async function publishWith (components: PublishComponents, init: PublishInit, st
     const resumed = store.current()
     if (resumed === undefined) {
       const last = store.lastPublished()
-      if (last !== undefined && last.marker === components.index.changeMarker() && init.repairPointer !== true) return await pullOnly(components, init, store, last.cid)
+      if (last !== undefined && last.marker === components.index.changeMarker() && init.repairPointer !== true) {
+        const pulled = await pullOnly(components, init, store, last.cid)
+        if (pulled !== undefined) return pulled
+      }
       checkDrop(components.index, components.deviceId, config, store, init.confirmDrop === true)
     }
     if (resumed !== undefined && 'problem' in resumed) abandon(store, resumed.id, resumed.problem)
@@ -104,7 +107,7 @@ const STEPS: { readonly [S in ActiveStep]: StepRun<S> } = {
     const dir = join(config.stateDir, 'snapshots')
     mkdirSync(dir, { recursive: true, mode: 0o700 })
     const made = await writePublication({
-      index: components.index, self: components.deviceId, previous: job.baseCid === '' ? null : job.baseCid, dir, label: `publish-${job.id}-${job.merges}`,
+      index: components.index, self: components.deviceId, previous: job.baseCid === '' ? null : job.baseCid, binding: { namespace: config.namespace, network: config.network }, dir, label: `publish-${job.id}-${job.merges}`,
       policy: { afterDeltas: config.snapshot.compactAfterDeltas, fraction: config.snapshot.compactFraction },
       encryption: config.snapshot.encryption, stateDir: config.stateDir, passphrase: init.passphrase, signal: init.signal
     })
@@ -141,16 +144,22 @@ const STEPS: { readonly [S in ActiveStep]: StepRun<S> } = {
 /**
  * Nothing changed here since the last publish; if another device published since, take its rows
  * (the pointer's snapshot already holds ours), so this index shows every device's files. Answers
- * what the pointer holds, with its entry count.
+ * what the pointer holds, with its entry count; undefined when the pointer lacks what it held
+ * before (set back): then a publish is made on top of it, as if something had changed.
  */
-async function pullOnly (components: PublishComponents, init: PublishInit, store: SyncStore, last: string): Promise<Published> {
+async function pullOnly (components: PublishComponents, init: PublishInit, store: SyncStore, last: string): Promise<Published | undefined> {
   const current = await currentPointer(components, init.config, init.signal)
   const entries = current?.memories ?? store.lastPublished()?.entries ?? 0
   if (current === undefined || current.cid === store.base() || current.cid === last) {
     if (current !== undefined) store.notePointer(current.cid)
     return { cid: current?.cid ?? last, entries, skipped: true, merged: 0 }
   }
-  await fetchAndMerge(components, init, current.cid, 'pull')
+  const { rolledBack } = await fetchAndMerge(components, init, current.cid, 'pull')
+  if (rolledBack) {
+    // What it lacks is in this index: published on top of it (base: the pointer, so no merge again).
+    store.pulled(current.cid, '')
+    return undefined
+  }
   // Our last publish is inside the merged one: what was published stays ours; only the marker moves.
   store.pulled(current.cid, components.index.changeMarker())
   return { cid: current.cid, entries, skipped: true, merged: 1 }
@@ -203,7 +212,11 @@ async function putPointer (components: PublishComponents, init: PublishInit, sto
   const readBack = await currentPointer(components, config, signal)
   if (readBack?.cid !== cid) return store.outrun(job)
   // The lists first: killed before the job moves on, the pointer step runs again and finds its own PUT.
-  components.index.segments.recordChains(chainsOf(parseManifest(job.manifest, cid)))
+  const manifest = parseManifest(job.manifest, cid)
+  components.index.segments.recordChains(chainsOf(manifest))
+  if (manifest.namespace !== undefined) store.noteBound()
+  const own = manifest.devices.find(d => d.deviceId === components.deviceId)
+  if (own !== undefined) store.noteOwnSeq(components.deviceId, own.lastSeq)
   return store.pointerPut(job)
 }
 

@@ -21,6 +21,8 @@ export interface Reconciled {
   readonly names: number
   readonly dealsMade: number
   readonly republished: boolean
+  /** Listing records whose `cid` is not a CID: skipped (never stored, never put in a URL). */
+  readonly malformed: number
 }
 
 const PAGE_WRITE = 2000
@@ -40,7 +42,8 @@ async function reconcileWith (components: ReconcileComponents, init: { config: C
   const run = Date.now()
   let batch: RemoteFile[] = []
   let seen = 0
-  for await (const record of clients.files({ signal: init.signal })) {
+  let malformed = 0
+  for await (const record of clients.files({ signal: init.signal, onProgress: (progress) => { malformed = progress.malformed } })) {
     batch.push({ id: record.id, cid: record.cid, fileName: record.fileName, size: record.fileSizeInBytes, sentForDeal: record.sentForDeal ?? '', createdAt: record.createdAt })
     seen++
     if (batch.length >= PAGE_WRITE) { index.remote.savePage(batch, run); batch = [] }
@@ -63,7 +66,8 @@ async function reconcileWith (components: ReconcileComponents, init: { config: C
 
   if (init.readPointer !== false) await notePointer(components, store, init.config, init.signal)
   const republished = await republishName(components, store, init.config, init.signal)
-  const result = { remoteFiles: seen, gone, names: names.length, dealsMade, republished }
+  const result = { remoteFiles: seen, gone, names: names.length, dealsMade, republished, malformed }
+  if (malformed > 0) components.logger.warn({ malformed }, 'the uploads listing holds records whose CID is not one: skipped; report it to the service')
   components.logger.info(result, 'reconciled')
   return result
 }

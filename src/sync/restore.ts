@@ -2,8 +2,8 @@ import { existsSync, mkdirSync } from 'node:fs'
 import { copyFile, link, readdir, rename, rm } from 'node:fs/promises'
 import { basename, dirname, join } from 'node:path'
 import type { Config } from '../config/index.js'
-import { IndexDamagedError, NothingAtTimeError, SnapshotFormatError, UsageError } from '../errors.js'
-import { DEVICE_ID_FILE, indexPath, openIndex } from '../index/index.js'
+import { IndexDamagedError, NothingAtTimeError, SequenceImplausibleError, SnapshotFormatError, UsageError } from '../errors.js'
+import { DEVICE_ID_FILE, indexPath, openIndex, readDeviceId } from '../index/index.js'
 import type { ServiceClients } from '../remote/index.js'
 import { READABLE_ENGINES, type Manifest } from '../snapshot/index.js'
 import { writeFileAtomicSync } from '../util/atomic-write.js'
@@ -107,7 +107,7 @@ export async function restore (clients: ServiceClients, init: RestoreInit): Prom
   if (exists && init.force !== true && init.dryRun !== true) throw new UsageError(`an index already exists at ${target}: add --force to replace it (it is kept as a backup beside it)`)
   const dir = join(config.stateDir, 'snapshots')
   mkdirSync(dir, { recursive: true, mode: 0o700 })
-  const fetch: FetchInit = { stateDir: config.stateDir, dir, label: 'restore', passphrase: init.passphrase, acceptUnencrypted: acceptsUnencrypted(config, init.allowUnencrypted), signal: init.signal, onProgress: init.onProgress }
+  const fetch: FetchInit = { stateDir: config.stateDir, dir, label: 'restore', binding: { namespace: init.namespace, network: init.network }, passphrase: init.passphrase, acceptUnencrypted: acceptsUnencrypted(config, init.allowUnencrypted), signal: init.signal, onProgress: init.onProgress }
   // A state dir that never synced gets its sync.sqlite only once a restore is installed.
   const opened = init.store ?? (hasSyncState(config.stateDir) ? new SyncStore(config.stateDir) : undefined)
   if (init.dryRun !== true) {
@@ -119,6 +119,7 @@ export async function restore (clients: ServiceClients, init: RestoreInit): Prom
   const cache = opened?.manifestCache ?? memoryCache()
   try {
     const chosen = await choose(clients, cid, init.at, cache, fetch)
+    checkOwnSequence(chosen.manifest, chosen.entry.cid, init.asDevice ?? readDeviceId(config.stateDir), opened)
     if (init.dryRun === true) return { cid: chosen.entry.cid, dryRun: true, backup: exists ? `${target}.backup-<time>` : undefined, publish: chosen.entry }
     const staged = `${target}.restoring`
     try {
@@ -155,6 +156,20 @@ export async function restore (clients: ServiceClients, init: RestoreInit): Prom
   } finally {
     if (init.store === undefined) opened?.close()
   }
+}
+
+/**
+ * A manifest naming the device this state dir continues as past the furthest sequence it ever
+ * published (sync.sqlite) is forged (docs/snapshot-format.md, "Sequences"): installed, the device
+ * would count on from there, and at 2^48 never publish again.
+ */
+function checkOwnSequence (manifest: Manifest | undefined, cid: string, self: string | undefined, store: SyncStore | undefined): void {
+  if (manifest === undefined || self === undefined || store === undefined) return
+  const published = store.ownSeq(self)
+  const there = manifest.devices.find(d => d.deviceId === self)?.lastSeq
+  if (published === undefined || there === undefined || there <= published) return
+  throw new SequenceImplausibleError(`manifest ${cid} names this device (${self}) at sequence ${there}, past the ${published} it ever published: a forged publish by a holder of the key; not installed. ` +
+    'Restore an earlier publish (`cidsync history`, then `--cid`), or let the daemon publish over it')
 }
 
 function memoryCache (): ManifestCache {

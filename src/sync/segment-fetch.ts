@@ -1,9 +1,10 @@
 import { rm } from 'node:fs/promises'
 import { join } from 'node:path'
-import { CidsyncError, ContentNotFoundError, IntegrityError, SegmentUnusableError, SnapshotFormatError, SnapshotIntegrityError, SnapshotKeyError, SnapshotTooLargeError, SnapshotUnencryptedError } from '../errors.js'
-import type { ServiceClients } from '../remote/index.js'
+import { CidsyncError, ContentNotFoundError, IntegrityError, ManifestNamespaceError, SegmentUnusableError, SnapshotFormatError, SnapshotIntegrityError, SnapshotKeyError, SnapshotTooLargeError, SnapshotUnencryptedError } from '../errors.js'
+import { canonicalCid, type ServiceClients } from '../remote/index.js'
 import { openManifest, openSegment, readSnapshot, type Manifest, type SegmentRef } from '../snapshot/index.js'
 import { SNAPSHOT_PROFILE } from './snapshot-profile.js'
+import type { Binding } from './manifest-binding.js'
 
 export interface FetchInit {
   readonly stateDir: string
@@ -13,6 +14,8 @@ export interface FetchInit {
   readonly passphrase?: string
   readonly acceptUnencrypted?: boolean
   readonly signal?: AbortSignal
+  /** The namespace and network the publishes read must belong to (a manifest bound to another is refused). */
+  readonly binding?: Binding
   /** Called after each segment is fetched and checked: bytes so far, bytes in all. */
   readonly onProgress?: (received: number, total: number | undefined) => void
 }
@@ -21,7 +24,7 @@ export interface FetchInit {
 export function isUnusable (err: unknown): boolean {
   return err instanceof ContentNotFoundError || err instanceof IntegrityError || err instanceof SnapshotFormatError ||
     err instanceof SnapshotKeyError || err instanceof SnapshotIntegrityError || err instanceof SnapshotTooLargeError ||
-    err instanceof SnapshotUnencryptedError || err instanceof SegmentUnusableError
+    err instanceof SnapshotUnencryptedError || err instanceof SegmentUnusableError || err instanceof ManifestNamespaceError
 }
 
 /**
@@ -35,6 +38,14 @@ export function missingKey (err: unknown): SnapshotKeyError | undefined {
   return undefined
 }
 
+/**
+ * Where a fetched file goes while it is opened: inside `init.dir`, named after the CID's last
+ * characters, which are checked to be a CID's first (never `/..` from a forged pointer or manifest).
+ */
+export function fetchedPath (init: Pick<FetchInit, 'dir' | 'label'>, cid: string, suffix: string): string {
+  return join(init.dir, `${init.label}-${process.pid}-${canonicalCid(cid).slice(-16)}${suffix}`)
+}
+
 function named (err: unknown, what: string, cid: string): unknown {
   if (!isUnusable(err) || err instanceof SegmentUnusableError) return err
   return new SegmentUnusableError(`${what} ${cid} cannot be used: ${(err as CidsyncError).message}`, cid, { cause: err })
@@ -42,7 +53,7 @@ function named (err: unknown, what: string, cid: string): unknown {
 
 /** Fetches a manifest through the gateways (verified against its CID), opens and checks it. */
 export async function fetchManifest (clients: ServiceClients, cid: string, init: FetchInit): Promise<Manifest> {
-  const path = join(init.dir, `${init.label}-${process.pid}-${cid.slice(-16)}.manifest`)
+  const path = fetchedPath(init, cid, '.manifest')
   try {
     await clients.gateway.fetchVerified(cid, SNAPSHOT_PROFILE, path, { signal: init.signal })
     return await openManifest({ path, name: cid, stateDir: init.stateDir, passphrase: init.passphrase, acceptUnencrypted: init.acceptUnencrypted, signal: init.signal })
@@ -65,7 +76,7 @@ export async function fetchSegments (clients: ServiceClients, wanted: ReadonlyAr
   try {
     for (const { deviceId, segment } of wanted) {
       if (databases.has(segment.cid)) continue
-      const base = join(init.dir, `${init.label}-${process.pid}-${segment.cid.slice(-16)}`)
+      const base = fetchedPath(init, segment.cid, '')
       try {
         await clients.gateway.fetchVerified(segment.cid, SNAPSHOT_PROFILE, `${base}.seg`, { signal: init.signal, maxBytes: segment.bytes })
         await openSegment({
@@ -99,7 +110,7 @@ export async function removeFetched (databases: ReadonlyMap<string, string>): Pr
  * `destination`. Its errors are the snapshot's own (`SnapshotKeyError`, `SnapshotUnencryptedError`, ...).
  */
 export async function fetchV1Snapshot (clients: ServiceClients, cid: string, destination: string, init: FetchInit): Promise<void> {
-  const path = join(init.dir, `${init.label}-${process.pid}-${cid.slice(-16)}.snap`)
+  const path = fetchedPath(init, cid, '.snap')
   try {
     await clients.gateway.fetchVerified(cid, SNAPSHOT_PROFILE, path, { signal: init.signal, onProgress: init.onProgress })
     await readSnapshot({ path, stateDir: init.stateDir, destination, passphrase: init.passphrase, acceptUnencrypted: init.acceptUnencrypted, signal: init.signal })

@@ -21,7 +21,15 @@ export const KEY = {
   /** The last restore drill's result (JSON `VerifyResult`). */
   lastVerify: 'last_verify',
   /** When a drill last found everything restorable. */
-  lastVerifySuccess: 'last_verify_success_at'
+  lastVerifySuccess: 'last_verify_success_at',
+  /** '1' once this device published or merged a manifest bound to its namespace: unbound ones are then suspect. */
+  boundSeen: 'namespace_bound_seen',
+  /** JSON `{deviceId, seq}`: the furthest sequence of its own rows this device put behind the pointer. */
+  ownSeq: 'own_published_seq',
+  /** JSON {@link Refusal}: what the last merge refused of the pointer's publish ('' when nothing). */
+  refused: 'refused_from_pointer',
+  /** JSON {@link Refusal}: the last time the pointer was found without this device's last publish. */
+  rollback: 'pointer_rollback'
 } as const
 export type Key = typeof KEY[keyof typeof KEY]
 
@@ -38,5 +46,8 @@ export interface LastPublished {
   /** This device's own live entries in it, for the drop guard. */
   readonly ownEntries: number | null
 }
+
+/** Something the pointer held that this device would not take, for status: when, its code, what to do. */
+export interface Refusal { readonly at: string, readonly code: string, readonly message: string }
 
 export interface RestoreRecord { readonly at: string, readonly seconds: number }

@@ -1,6 +1,6 @@
 import { Histogram, type HistogramSnapshot } from '../util/histogram.js'
 import type { Reconciled } from './reconcile.js'
-import type { RestoreRecord, SyncStore } from './sync-store.js'
+import type { Refusal, RestoreRecord, SyncStore } from './sync-store.js'
 
 /** What /status shows of reconciliation. */
 export interface ReconcileStatus {
@@ -35,6 +35,10 @@ export interface PublishStatus {
   readonly retryAt: string | null
   /** The pointer names a snapshot that cannot be used here: what, and the fix (`cidsync pointer repair`). */
   readonly pointerProblem: string | null
+  /** What the last merge refused of the pointer's publish (`ERR_SEQUENCE_IMPLAUSIBLE`: a forged device list), until a merge refuses nothing. */
+  readonly refused: Refusal | null
+  /** The last time the pointer was found set back (lacking this device's last publish): when, and what was done. */
+  readonly rolledBack: Refusal | null
   readonly durationsSeconds: HistogramSnapshot
   /** Restores into this state dir (run by `cidsync restore`, recorded in sync.sqlite). */
   readonly restores: { readonly count: number, readonly last: string | null, readonly durationsSeconds: HistogramSnapshot }
@@ -89,6 +93,8 @@ export function publishStatus (store: SyncStore, changeMarker: string, run: Publ
     held: run.held,
     retryAt: iso(run.retryAt),
     pointerProblem: run.pointerProblem,
+    refused: store.refused(),
+    rolledBack: store.rollback(),
     durationsSeconds: run.durationsSeconds,
     restores: restoreHistory(store.restores())
   }

@@ -6,9 +6,9 @@ import { preparePrivateDatabase } from '../util/private-file.js'
 import { jobFromRow, type JobAt, type JobRow, type PublishJob, type SnapshotMade, type UnusableJob } from './publish-job.js'
 import { SYNC_MIGRATIONS, SYNC_SCHEMA_VERSION } from './sync-migrations.js'
 import { SYNC_STATE_FILE } from './sync-state-file.js'
-import { KEEP_RESTORES, KEY, type Key, type LastPublished, type RestoreRecord } from './sync-state-keys.js'
+import { KEEP_RESTORES, KEY, type Key, type LastPublished, type Refusal, type RestoreRecord } from './sync-state-keys.js'
 
-export type { LastPublished, RestoreRecord } from './sync-state-keys.js'
+export type { LastPublished, Refusal, RestoreRecord } from './sync-state-keys.js'
 
 /** A job's columns, as written. */
 type JobFields = Omit<{ readonly [K in keyof PublishJob]: PublishJob[K] | null }, 'step' | 'id' | 'merges'> & { readonly id: number, readonly merges: number }
@@ -112,6 +112,56 @@ export class SyncStore {
   /** Restores into this state dir, oldest first (the last {@link KEEP_RESTORES}). */
   restores (): RestoreRecord[] {
     return JSON.parse(this.value(KEY.restores) ?? '[]') as RestoreRecord[]
+  }
+
+  /** Whether this device has published or merged a manifest bound to its namespace (docs/snapshot-format.md, "Namespace binding"). */
+  boundSeen (): boolean {
+    return this.value(KEY.boundSeen) === '1'
+  }
+
+  noteBound (): void {
+    if (!this.boundSeen()) this.setValue(KEY.boundSeen, '1')
+  }
+
+  /** The furthest own sequence this device put behind the pointer, if it was this device id's. */
+  ownSeq (deviceId: string): number | undefined {
+    try {
+      const value = JSON.parse(this.value(KEY.ownSeq) ?? 'null') as { deviceId?: unknown, seq?: unknown } | null
+      return value?.deviceId === deviceId && typeof value.seq === 'number' ? value.seq : undefined
+    } catch {
+      return undefined
+    }
+  }
+
+  noteOwnSeq (deviceId: string, seq: number): void {
+    if ((this.ownSeq(deviceId) ?? -1) < seq) this.setValue(KEY.ownSeq, JSON.stringify({ deviceId, seq }))
+  }
+
+  /** What the last merge refused of the pointer's publish (null: nothing). */
+  refused (): Refusal | null {
+    return this.refusal(KEY.refused)
+  }
+
+  noteRefused (refusal: Refusal | null): void {
+    this.setValue(KEY.refused, refusal === null ? '' : JSON.stringify(refusal))
+  }
+
+  /** The last time the pointer was found without this device's last publish (rolled back). */
+  rollback (): Refusal | null {
+    return this.refusal(KEY.rollback)
+  }
+
+  noteRollback (refusal: Refusal): void {
+    this.setValue(KEY.rollback, JSON.stringify(refusal))
+  }
+
+  private refusal (key: Key): Refusal | null {
+    try {
+      const value = JSON.parse(this.value(key) || 'null') as Refusal | null
+      return value !== null && typeof value.message === 'string' ? value : null
+    } catch {
+      return null
+    }
   }
 
   /** The IPNS key made for `ipns_key = "auto"`, once made. */

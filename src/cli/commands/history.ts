@@ -31,7 +31,7 @@ export function registerHistory (program: Command): void {
         try {
           const rows = []
           for await (const entry of walkEntries(clients, pointer.snapshotCid, store.manifestCache, {
-            stateDir: config.stateDir, dir: join(config.stateDir, 'snapshots'), label: 'history', limit,
+            stateDir: config.stateDir, dir: join(config.stateDir, 'snapshots'), label: 'history', limit, binding: { namespace: options.namespace ?? config.namespace, network: options.network ?? config.network },
             passphrase: process.env.CIDSYNC_SNAPSHOT_PASSPHRASE, acceptUnencrypted: acceptsUnencrypted(config)
           })) rows.push({ ...entry, deal: dealOf(entry.cid) })
           if (options.json === true) { printJson(rows); return }

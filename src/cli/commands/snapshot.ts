@@ -32,7 +32,7 @@ async function publishStandalone (config: Config, request: PublishRequest): Prom
     const { recovered, store } = await prepareSyncState(config.stateDir, { indexLost: opened.lost })
     try {
       for (const r of recovered) logger.warn(r, 'recovered a state file')
-      const deviceId = loadOrCreateDeviceId(config.stateDir)
+      const deviceId = loadOrCreateDeviceId(config.stateDir, (r) => { logger.warn(r, 'recovered a state file') })
       const { createWatcher } = await import('../../watch/index.js')
       const watcher = createWatcher({ index, logger, deviceId }, { folders: config.folders, profile: config.cidProfile, hashWorkers: config.watch.hashWorkers, settleMs: config.watch.settleMs })
       try {

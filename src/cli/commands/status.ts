@@ -14,6 +14,8 @@ function publishLines (s: StatusDocument): string[] {
     lines.push(`pointer: ${s.publish.pointer.inSync ? `in sync (${s.publish.pointer.cid ?? ''})` : `not in sync: ${s.publish.pointer.why ?? ''}`}`)
     const r = s.restorable
     lines.push(`restorable: ${r == null ? 'not checked yet (the drill runs on [verify] schedule, or `cidsync verify`)' : r.ok ? `yes (drill at ${r.checkedAt})` : `NO (drill at ${r.checkedAt}): ${r.failed ?? '?'}`}`)
+    if (s.publish.refused != null) lines.push(`pointer: refused part of it at ${s.publish.refused.at}: ${s.publish.refused.message} [${s.publish.refused.code}]`)
+    if (s.publish.rolledBack != null) lines.push(`pointer: found set back at ${s.publish.rolledBack.at}: ${s.publish.rolledBack.message} [${s.publish.rolledBack.code}]`)
     if (s.publish.blocked !== null) lines.push(`publish: stopped: ${s.publish.blocked}`)
     else if (s.publish.held != null) lines.push(`publish: held since ${s.publish.held.since}: ${s.publish.held.message}`)
     else if (s.publish.lastError !== null) lines.push(`publish: last attempt failed at ${s.publish.lastError.at}: ${s.publish.lastError.message}${s.publish.retryAt == null ? '' : `; next try at ${s.publish.retryAt}`}`)

@@ -29,7 +29,7 @@ export function registerVerify (program: Command): void {
         const store = new SyncStore(config.stateDir)
         try {
           const result = await verify({ index, clients, logger, deviceId: readDeviceId(config.stateDir) ?? '' }, {
-            cid: pointer.snapshotCid, full: options.full, cache: store.manifestCache, stateDir: config.stateDir,
+            cid: pointer.snapshotCid, full: options.full, cache: store.manifestCache, stateDir: config.stateDir, binding: { namespace: options.namespace ?? config.namespace, network: options.network ?? config.network },
             passphrase: process.env.CIDSYNC_SNAPSHOT_PASSPHRASE, acceptUnencrypted: acceptsUnencrypted(config)
           })
           store.verified(result)

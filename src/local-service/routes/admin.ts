@@ -1,4 +1,6 @@
-import { randomUUID } from 'node:crypto'
+import { createHash, randomUUID } from 'node:crypto'
+import { CID } from 'multiformats/cid'
+import * as Digest from 'multiformats/hashes/digest'
 import { z } from 'zod'
 import { HttpFailure, readJsonBody, sendJson, type Route } from '../http.js'
 import { faultSchema, type Faults } from '../faults.js'
@@ -53,7 +55,7 @@ export function adminRoutes (parts: ServiceParts, faults: Faults, requests: () =
       const insert = parts.db.prepare('INSERT INTO files (id, address, cid, file_name, mime_type, size, created_at, last_update) VALUES (?, ?, ?, ?, ?, ?, ?, ?)')
       const now = Date.now()
       parts.db.transaction(() => {
-        for (let i = 0; i < parsed.data.count; i++) insert.run(randomUUID(), parsed.data.address.toLowerCase(), `bafkreiseed${String(now % 1e6)}${String(i).padStart(42, 'a')}`, `seed-${i}.bin`, 'application/octet-stream', 100 + i, now + i, now + i)
+        for (let i = 0; i < parsed.data.count; i++) insert.run(randomUUID(), parsed.data.address.toLowerCase(), seedCid(`${now}-${i}`), `seed-${i}.bin`, 'application/octet-stream', 100 + i, now + i, now + i)
       })()
       sendJson(res, 200, { ok: true })
     }
@@ -74,4 +76,9 @@ export function adminRoutes (parts: ServiceParts, faults: Faults, requests: () =
     auth: 'admin',
     handle: ({ res }) => sendJson(res, 200, requests())
   }]
+}
+
+/** A real CID (raw, sha2-256) for seeded records: cidsync skips listing records that are not CIDs. */
+function seedCid (text: string): string {
+  return CID.createV1(0x55, Digest.create(0x12, createHash('sha256').update(text).digest())).toString()
 }
