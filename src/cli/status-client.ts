@@ -3,6 +3,7 @@ import type { Config } from '../config/index.js'
 import { formatListenAddress, parseListenAddress } from '../config/index.js'
 import { readDaemonInfo, readStatusToken } from '../daemon/index.js'
 import { DaemonReportedError, StatusUnavailableError } from '../errors.js'
+import { safeText } from './safe-text.js'
 
 export const DEFAULT_STATUS_TIMEOUT_MS = 5_000
 
@@ -33,7 +34,7 @@ export async function postToDaemon (config: Config, path: string, timeoutMs = 10
     } catch (err) {
       if (!(err instanceof DaemonNotReadyError)) throw err
       if (Date.now() + err.retryAfterMs > deadline) throw new StatusUnavailableError(`the daemon was not ready within ${Math.round(readyWaitMs / 1000)} s: ${err.message}; try again later`)
-      if (err.message !== said) process.stderr.write(`cidsync: waiting for the daemon: ${err.message}\n`)
+      if (err.message !== said) process.stderr.write(`cidsync: waiting for the daemon: ${safeText(err.message)}\n`)
       said = err.message
       await new Promise(resolve => setTimeout(resolve, err.retryAfterMs))
     }
