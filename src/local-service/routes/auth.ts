@@ -54,6 +54,7 @@ export function authRoutes (parts: ServiceParts): Route[] {
       const signed = candidates.find(([, message]) => recoverSigner(message, signature) === address)
       if (signed === undefined) throw new HttpFailure(401, 'invalid signature: request a new message with get_auth_message and sign it')
       if (useMessage.run(signed[0]).changes === 0) throw new HttpFailure(401, 'this message was already used: request a new one')
+      parts.limits.checkSignup(address)
       const key = randomUUID()
       insertKey.run(key, address, Date.now())
       sendJson(res, 200, key)
