@@ -9,10 +9,8 @@
 
 // C0 controls, DEL, C1 controls, and the bidi embeddings, overrides and isolates (plus the marks
 // that reorder text the same way), and the line and paragraph separators some terminals honour.
-// eslint-disable-next-line no-control-regex
 const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/gu
 // The same, sparing the newline: for whole messages whose own line breaks are ours.
-// eslint-disable-next-line no-control-regex
 const UNSAFE_BUT_NEWLINE = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/gu
 
 function visible (char: string): string {
