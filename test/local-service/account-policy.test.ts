@@ -42,6 +42,10 @@ describe('the self-hosted service\'s sign-up policy and quotas', () => {
 
     const closed = await service(join(dir, 's'), { signup: 'closed' })
     await expect(clientsOf(closed.url).deals.login(newWalletKey())).rejects.toThrow(/sign-up is closed/)
+    const { request } = await import('undici')
+    const message = await request(`${closed.url}/api/v1/user/get_auth_message?publicKey=0x${'ab'.repeat(20)}`)
+    expect(message.statusCode).toBe(403)
+    await message.body.dump()
     expect((await clientsOf(closed.url).deals.login(owner)).apiKey).toMatch(/^[0-9a-f-]{36}$/)
     await closed.stop()
 

@@ -34,6 +34,8 @@ export function authRoutes (parts: ServiceParts): Route[] {
     handle: ({ url, res }) => {
       const address = requireParam(url, 'publicKey')
       if (!ADDRESS.test(address)) throw new HttpFailure(400, 'publicKey must be an address: 0x and 40 hex digits')
+      // A wallet that may not sign up gets no message either: strangers cannot fill the table with them.
+      parts.limits.checkSignup(address.toLowerCase())
       const now = Date.now()
       purge.run(now)
       // Production's nonce is a millisecond timestamp; random digits after it keep two in one ms apart.
