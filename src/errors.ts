@@ -118,6 +118,11 @@ export class StatusUnavailableError extends CidsyncError {
   override readonly code = 'ERR_STATUS_UNAVAILABLE'
 }
 
+/** What listens on the daemon's status address could not prove it holds the status token: nothing secret was sent to it. */
+export class DaemonUnprovenError extends CidsyncError {
+  override readonly code = 'ERR_DAEMON_UNPROVEN'
+}
+
 /**
  * What the running daemon met doing what it was asked (a publish through `cidsync snapshot`): its
  * message, code and exit code as the daemon answered them, so the CLI says the same as when it

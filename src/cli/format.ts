@@ -1,3 +1,5 @@
+import { safeText } from './safe-text.js'
+
 /** `1.5 MB`, `12 B`: decimal units, as file managers show sizes. */
 export function formatBytes (bytes: number): string {
   const units = ['B', 'kB', 'MB', 'GB', 'TB', 'PB']
@@ -19,8 +21,9 @@ export function formatDuration (seconds: number): string {
   return `${Math.floor(s / 86400)}d ${String(Math.floor(s / 3600) % 24).padStart(2, '0')}h`
 }
 
-/** Rows as aligned columns; `right` names the columns to right-align (numbers). */
-export function formatTable (header: readonly string[], rows: ReadonlyArray<readonly string[]>, right: ReadonlySet<number> = new Set()): string {
+/** Rows as aligned columns; `right` names the columns to right-align (numbers). Every cell is shown with control characters neutralised. */
+export function formatTable (header: readonly string[], unsafeRows: ReadonlyArray<readonly string[]>, right: ReadonlySet<number> = new Set()): string {
+  const rows = unsafeRows.map(row => row.map(safeText))
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map(r => (r[i] ?? '').length)))
   const line = (cells: readonly string[]): string => cells
     .map((c, i) => i === cells.length - 1 && !right.has(i) ? c : right.has(i) ? c.padStart(widths[i] ?? 0) : c.padEnd(widths[i] ?? 0))

@@ -1,11 +1,13 @@
 import { CommanderError } from 'commander'
 import { CidsyncError, ExitCode, exitCodeOf } from '../errors.js'
+import { safeLines } from './safe-text.js'
 
 /** Writes an error the way every command does: one line (or block) on stderr, prefixed. */
 export function reportError (err: unknown): void {
   const message = err instanceof Error ? err.message : String(err)
   const code = err instanceof CidsyncError ? ` [${err.code}]` : ''
-  process.stderr.write(`cidsync: ${message}${code}\n`)
+  // Messages name files, hosts and what a service answered: never raw terminal escapes.
+  process.stderr.write(`cidsync: ${safeLines(message)}${code}\n`)
   if (!(err instanceof CidsyncError) && err instanceof Error && process.env.CIDSYNC_DEBUG !== undefined) {
     process.stderr.write(`${err.stack ?? ''}\n`)
   }

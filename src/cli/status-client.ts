@@ -1,8 +1,9 @@
 import { Agent, request } from 'undici'
 import type { Config } from '../config/index.js'
 import { formatListenAddress, parseListenAddress } from '../config/index.js'
-import { readDaemonInfo, readStatusToken } from '../daemon/index.js'
-import { DaemonReportedError, StatusUnavailableError } from '../errors.js'
+import { CHALLENGE_PATH, isDaemonProof, newNonce, proofHeader, readDaemonInfo, readStatusToken } from '../daemon/index.js'
+import { DaemonReportedError, DaemonUnprovenError, StatusUnavailableError } from '../errors.js'
+import { safeText } from './safe-text.js'
 
 export const DEFAULT_STATUS_TIMEOUT_MS = 5_000
 
@@ -33,7 +34,7 @@ export async function postToDaemon (config: Config, path: string, timeoutMs = 10
     } catch (err) {
       if (!(err instanceof DaemonNotReadyError)) throw err
       if (Date.now() + err.retryAfterMs > deadline) throw new StatusUnavailableError(`the daemon was not ready within ${Math.round(readyWaitMs / 1000)} s: ${err.message}; try again later`)
-      if (err.message !== said) process.stderr.write(`cidsync: waiting for the daemon: ${err.message}\n`)
+      if (err.message !== said) process.stderr.write(`cidsync: waiting for the daemon: ${safeText(err.message)}\n`)
       said = err.message
       await new Promise(resolve => setTimeout(resolve, err.retryAfterMs))
     }
@@ -64,6 +65,24 @@ function reported (path: string, body: string): DaemonReportedError | undefined 
   return new DaemonReportedError(`the daemon's ${what} failed${unreachable}: ${parsed.error}`, code, typeof parsed.exitCode === 'number' ? parsed.exitCode : 1)
 }
 
+/**
+ * The `Authorization` for one POST, the token never sent: the listener must first prove it holds
+ * the token (it may be another user's program on the stopped daemon's port), then the request
+ * carries a single-use proof bound to it (see daemon/status-proof.ts).
+ */
+async function proveToken (token: string, origin: string, dispatcher: Agent | undefined, where: string, method: string, path: string, timeoutMs: number): Promise<string> {
+  const clientNonce = newNonce()
+  const response = await request(`${origin}${CHALLENGE_PATH}?client=${clientNonce}`, { method: 'GET', dispatcher, headersTimeout: timeoutMs, bodyTimeout: timeoutMs, signal: AbortSignal.timeout(timeoutMs) })
+  const body = await response.body.text()
+  let answer: { nonce?: unknown, proof?: unknown } = {}
+  try { answer = JSON.parse(body) as typeof answer } catch {}
+  if (response.statusCode !== 200 || typeof answer.nonce !== 'string' || typeof answer.proof !== 'string' || !isDaemonProof(token, clientNonce, answer.nonce, answer.proof)) {
+    throw new DaemonUnprovenError(`what answers at ${where} did not prove it is this state dir's daemon (it does not know status.token; answered ${response.statusCode} to ${CHALLENGE_PATH}): ` +
+      'nothing was sent to it. Is another program on the port, or an older daemon? Check with `ss -ltnp`, restart `cidsync daemon`, or set [status] listen to a unix socket')
+  }
+  return proofHeader(token, method, path, answer.nonce)
+}
+
 async function askDaemon (config: Config, method: 'GET' | 'POST', path: string, timeoutMs = DEFAULT_STATUS_TIMEOUT_MS): Promise<string> {
   const where = statusAddress(config)
   const address = parseListenAddress(where)
@@ -72,10 +91,11 @@ async function askDaemon (config: Config, method: 'GET' | 'POST', path: string, 
   const host = address.kind === 'unix' ? 'localhost' : address.host.includes(':') ? `[${address.host}]:${address.port}` : `${address.host}:${address.port}`
   try {
     const token = method === 'POST' ? readStatusToken(config.stateDir) : undefined
+    const authorization = token === undefined ? undefined : await proveToken(token, `http://${host}`, dispatcher, where, method, path, timeoutMs)
     const response = await request(`http://${host}${path}`, {
       method,
       dispatcher,
-      headers: token === undefined ? {} : { authorization: `Bearer ${token}` },
+      headers: authorization === undefined ? {} : { authorization },
       headersTimeout: timeoutMs,
       bodyTimeout: timeoutMs,
       signal: AbortSignal.timeout(timeoutMs)
@@ -89,7 +109,7 @@ async function askDaemon (config: Config, method: 'GET' | 'POST', path: string, 
     if (response.statusCode !== 200) throw reported(path, body) ?? new StatusUnavailableError(`the daemon at ${where} answered ${response.statusCode} to ${path}: ${body.trim().slice(0, 200)}`)
     return body
   } catch (err) {
-    if (err instanceof StatusUnavailableError || err instanceof DaemonNotReadyError || err instanceof DaemonReportedError) throw err
+    if (err instanceof StatusUnavailableError || err instanceof DaemonNotReadyError || err instanceof DaemonReportedError || err instanceof DaemonUnprovenError) throw err
     throw new StatusUnavailableError(`no daemon answers at ${where} (${(err as { code?: string }).code ?? (err as Error).message}): start one with \`cidsync daemon\``, { cause: err })
   } finally {
     await dispatcher?.close()

@@ -51,6 +51,16 @@ export interface Config {
     readonly uploadUrl: string
     readonly gateways: readonly string[]
   }
+  /** What `cidsync local-service` (the self-hosted service) allows: who signs up, what each account holds. */
+  readonly localService: {
+    readonly signup: 'open' | 'allowlist' | 'closed'
+    readonly allow: readonly string[]
+    /** 0: no limit. */
+    readonly maxBytesPerAccount: number
+    /** 0: no limit. */
+    readonly maxIpnsKeysPerAccount: number
+    readonly maxConnections: number
+  }
   readonly snapshot: {
     readonly schedule: string
     readonly encryption: 'aes-256-gcm' | 'none'

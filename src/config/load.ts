@@ -127,6 +127,13 @@ function toConfig (file: ConfigFile, source: string | undefined, listen: Config[
       exclude: file.content.exclude,
       concurrency: file.content.concurrency
     },
+    localService: {
+      signup: file.local_service.signup,
+      allow: file.local_service.allow.map(a => a.toLowerCase()),
+      maxBytesPerAccount: file.local_service.max_bytes_per_account,
+      maxIpnsKeysPerAccount: file.local_service.max_ipns_keys_per_account,
+      maxConnections: file.local_service.max_connections
+    },
     reconcile: { schedule: file.reconcile.schedule },
     verify: { schedule: file.verify.schedule },
     watch: { hashWorkers: file.watch.hash_workers === 0 ? availableParallelism() : file.watch.hash_workers, settleMs: file.watch.settle_ms, rescanIntervalSeconds: file.watch.rescan_interval_seconds }

@@ -19,6 +19,9 @@ export const DEFAULT_MIN_INTERVAL_SECONDS = 300
 /** ...and not before the folders have been quiet this long. */
 export const DEFAULT_QUIET_SECONDS = 30
 
+/** `cidsync local-service`: the IPNS keys one account may hold by default. */
+export const DEFAULT_MAX_IPNS_KEYS_PER_ACCOUNT = 100
+
 export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const
 
 const cronExpression = z.string().refine(value => cron.validate(value), {
@@ -92,6 +95,13 @@ export const configFileSchema = z.strictObject({
     }
     if (service.gateways.length === 0) ctx.addIssue({ code: 'custom', path: ['gateways'], message: 'expected at least one gateway URL with mode = "remote"' })
   }),
+  local_service: z.strictObject({
+    signup: z.enum(['open', 'allowlist', 'closed']).default('open'),
+    allow: z.array(z.string().regex(/^0x[0-9a-fA-F]{40}$/, { message: 'expected a wallet address: 0x and 40 hex digits' })).default([]),
+    max_bytes_per_account: z.int().min(0).default(0),
+    max_ipns_keys_per_account: z.int().min(0).default(DEFAULT_MAX_IPNS_KEYS_PER_ACCOUNT),
+    max_connections: z.int().min(4).max(65_536).default(128)
+  }).prefault({}),
   snapshot: z.strictObject({
     schedule: cronExpression.default(DEFAULT_SNAPSHOT_SCHEDULE),
     encryption: z.enum(['aes-256-gcm', 'none']).default('aes-256-gcm'),

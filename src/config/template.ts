@@ -41,6 +41,13 @@ pointer_url = ""
 upload_url = ""
 gateways = []                           # tried in order
 
+[local_service]                         # only \`cidsync local-service\` (the self-hosted service) reads these
+signup = "open"                         # who may make an account: "open", "allowlist" (the wallets in allow) or "closed"
+allow = []                              # wallet addresses ("0x...") that may sign up with signup = "allowlist"
+max_bytes_per_account = 0               # the bytes of uploads one account may hold; 0 = no limit
+max_ipns_keys_per_account = 100         # the IPNS keys one account may hold; 0 = no limit
+max_connections = 128                   # connections held at once; past it the oldest idle one is closed
+
 [snapshot]
 schedule = ${toml(DEFAULT_SNAPSHOT_SCHEDULE)}
 encryption = "aes-256-gcm"              # or "none"

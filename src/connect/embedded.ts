@@ -1,7 +1,8 @@
+import { randomBytes } from 'node:crypto'
 import { linkSync, readFileSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { formatWalletKey, newWalletKey, parseWalletKey, walletAddress } from '../crypto/index.js'
-import { startLocalService, type LocalService } from '../local-service/index.js'
+import { ACCESS_HEADER, startLocalService, type LocalService } from '../local-service/index.js'
 import { createServiceClients, type ServiceClients } from '../remote/index.js'
 import { writeFileAtomicSync } from '../util/atomic-write.js'
 import { DEFAULT_EMBEDDED_TOKEN_TTL_SECONDS, type EmbeddedOptions } from './embedded-options.js'
@@ -67,15 +68,21 @@ function renewingToken (service: LocalService, user: string, ttlSeconds: number)
  * signs in to production: a wallet made once, a signed message traded for an API key. The session
  * token is issued in-process, as the identity provider would, and renewed before it expires. The
  * account lives in the service's directory, so every device pointed at the same directory (a NAS
- * folder) is the same user. The admin routes exist only when `options.admin` asks for them.
+ * folder) is the same user. The admin routes exist only when `options.admin` asks for them. It
+ * answers only this process (a random access key every request carries) and holds a bounded
+ * number of connections.
  */
 export async function startEmbedded (dir: string, options: Partial<EmbeddedOptions> = {}): Promise<EmbeddedService> {
-  const service = await startLocalService({ dir, admin: options.admin ?? false })
+  // Held only in this process: any other local user who finds the loopback port is refused (403)
+  // instead of signing up, uploading into this directory and making keys.
+  const accessKey = randomBytes(32).toString('base64url')
+  const service = await startLocalService({ dir, admin: options.admin ?? false, accessKey })
   const credentials: { apiKey?: string, sessionToken?: () => string } = {}
   const url = service.url
   const clients = createServiceClients(
     { dealUrl: url, apiUrl: url, pointerUrl: url, uploadUrl: url, gateways: [url] },
-    { apiKey: () => credentials.apiKey, sessionToken: () => credentials.sessionToken?.() }
+    { apiKey: () => credentials.apiKey, sessionToken: () => credentials.sessionToken?.() },
+    { headers: { [ACCESS_HEADER]: accessKey } }
   )
   try {
     let account = readAccount(dir)

@@ -15,6 +15,7 @@ export { StatusServer, isAllowedHost, isAllowedOrigin, allowedHosts } from './st
 export type { StatusDocument, FolderStatus, RecentError } from './status-document.js'
 export { renderMetrics } from './metrics.js'
 export { ensureStatusToken, readStatusToken, STATUS_TOKEN_FILE } from './status-token.js'
+export { CHALLENGE_PATH, ChallengeIssuer, isDaemonProof, newNonce, proofHeader, PROOF_SCHEME } from './status-proof.js'
 export { EventBus, EVENT_TYPES, DEFAULT_EVENT_RING } from './event-bus.js'
 export type { DaemonEvent, EventType } from './event-bus.js'
 export { EventStreams, DEFAULT_MAX_STREAMS, DEFAULT_MAX_BUFFERED_BYTES } from './event-stream.js'

@@ -7,6 +7,7 @@ import { formatListenAddress, type ListenAddress } from '../config/index.js'
 import { exitCodeOf, ListenError, NotReadyError } from '../errors.js'
 import { renderMetrics } from './metrics.js'
 import { hasStatusToken } from './status-token.js'
+import { CHALLENGE_PATH, ChallengeIssuer } from './status-proof.js'
 import type { StatusDocument } from './status-document.js'
 import { DashboardAuth } from './dashboard-auth.js'
 import { handleDashboardGet, type DashboardRoutes } from './dashboard-routes.js'
@@ -79,17 +80,17 @@ const ROUTES: Record<string, (components: StatusServerComponents, res: ServerRes
  * (cookie, same origin, CSRF header). `/login-code` takes the token only: a page signed in must
  * never be able to mint codes.
  */
-function postRefusal (dashboard: DashboardRoutes, token: string, req: IncomingMessage, path: string): { status: number, why: string } | undefined {
-  if (hasStatusToken(req.headers.authorization, token)) return undefined
-  const bearerOnly = 'unauthorized: POSTs need Authorization: Bearer <the token in the state dir\'s status.token>'
+function postRefusal (dashboard: DashboardRoutes, withToken: boolean, req: IncomingMessage, path: string): { status: number, why: string } | undefined {
+  if (withToken) return undefined
+  const bearerOnly = 'unauthorized: POSTs need Authorization: Bearer <the token in the state dir\'s status.token> (or the CidsyncProof the CLI sends)'
   if (path === '/login-code' || req.headers.cookie === undefined) return { status: 401, why: bearerOnly }
   const why = dashboard.auth.refusal(req)
   return why === undefined ? undefined : { status: 403, why: `forbidden: ${why}` }
 }
 
-async function handlePost (components: StatusServerComponents, dashboard: DashboardRoutes, req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
+async function handlePost (components: StatusServerComponents, dashboard: DashboardRoutes, withToken: boolean, req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
   const path = url.pathname
-  const refused = postRefusal(dashboard, components.token, req, path)
+  const refused = postRefusal(dashboard, withToken, req, path)
   if (refused !== undefined) {
     send(res, refused.status, `${refused.why}\n`)
     return
@@ -104,7 +105,7 @@ async function handlePost (components: StatusServerComponents, dashboard: Dashbo
   }
   const publishNow = components.publishNow
   const flag = (name: string): boolean => ['1', 'true', 'yes'].includes(url.searchParams.get(name) ?? '')
-  if ((flag('confirmDrop') || flag('repairPointer')) && !hasStatusToken(req.headers.authorization, components.token)) {
+  if ((flag('confirmDrop') || flag('repairPointer')) && !withToken) {
     send(res, 403, 'forbidden: confirming a drop or repairing the pointer needs the token: run `cidsync snapshot --confirm-drop` or `cidsync pointer repair`\n')
     return
   }
@@ -125,7 +126,23 @@ async function handlePost (components: StatusServerComponents, dashboard: Dashbo
   }
 }
 
-function handle (components: StatusServerComponents, dashboard: DashboardRoutes, allowed: ReadonlySet<string>, req: IncomingMessage, res: ServerResponse): void {
+/**
+ * Whether the request holds the token: sent as `Bearer` (scripts), or proven without sending it
+ * (`CidsyncProof`, the CLI: see status-proof.ts). A proof's nonce is spent here, once per request.
+ */
+function holdsToken (components: StatusServerComponents, challenges: ChallengeIssuer, req: IncomingMessage): boolean {
+  return hasStatusToken(req.headers.authorization, components.token) ||
+    challenges.verify(req.headers.authorization, req.method ?? '', req.url ?? '')
+}
+
+/** `GET /auth-challenge?client=<nonce>`: a nonce to prove the token on, and the daemon's own proof. */
+function answerChallenge (challenges: ChallengeIssuer, url: URL, res: ServerResponse): void {
+  const issued = challenges.issue(url.searchParams.get('client') ?? '')
+  if (issued === undefined) send(res, 400, `bad request: ${CHALLENGE_PATH} needs ?client=<16 to 128 base64url characters>\n`)
+  else send(res, 200, JSON.stringify(issued) + '\n', 'application/json')
+}
+
+function handle (components: StatusServerComponents, dashboard: DashboardRoutes, challenges: ChallengeIssuer, allowed: ReadonlySet<string>, req: IncomingMessage, res: ServerResponse): void {
   if (!isAllowedHost(req.headers.host, allowed)) {
     send(res, 403, 'forbidden: the status endpoint answers only to its own loopback address and port\n')
     return
@@ -136,12 +153,17 @@ function handle (components: StatusServerComponents, dashboard: DashboardRoutes,
   }
   const url = new URL(req.url ?? '/', 'http://localhost')
   const path = url.pathname
-  if (path === '/metrics' && components.metricsNeedToken === true && !hasStatusToken(req.headers.authorization, components.token)) {
+  if (path === CHALLENGE_PATH && req.method === 'GET') {
+    answerChallenge(challenges, url, res)
+    return
+  }
+  const withToken = req.headers.authorization !== undefined && holdsToken(components, challenges, req)
+  if (path === '/metrics' && components.metricsNeedToken === true && !withToken) {
     send(res, 401, 'unauthorized: /metrics needs Authorization: Bearer <the token in status.token> ([status] metrics_token = true)\n')
     return
   }
   if (req.method === 'POST') {
-    void handlePost(components, dashboard, req, res, url)
+    void handlePost(components, dashboard, withToken, req, res, url)
     return
   }
   if ((req.method === 'GET' || req.method === 'HEAD') && handleDashboardGet(dashboard, req, res, url)) return
@@ -191,7 +213,8 @@ export class StatusServer {
     this.maxConnections = limits.maxConnections ?? DEFAULT_STATUS_MAX_CONNECTIONS
     this.idleTimeoutMs = limits.idleTimeoutMs ?? DEFAULT_STATUS_IDLE_TIMEOUT_MS
     const dashboard = this.dashboard = { auth: new DashboardAuth(), streams: components.events === undefined ? undefined : new EventStreams(components.events, limits.events) }
-    this.server = createServer({ connectionsCheckingInterval: 1_000 }, (req, res) => handle(components, dashboard, this.allowed, req, res))
+    const challenges = new ChallengeIssuer(components.token)
+    this.server = createServer({ connectionsCheckingInterval: 1_000 }, (req, res) => handle(components, dashboard, challenges, this.allowed, req, res))
     this.server.keepAliveTimeout = Math.min(5_000, this.idleTimeoutMs)
     this.server.headersTimeout = Math.min(5_000, this.idleTimeoutMs)
     this.server.requestTimeout = 10_000

@@ -1,4 +1,4 @@
-import { mkdirSync, writeFileSync, renameSync, existsSync } from 'node:fs'
+import { mkdirSync, writeFileSync, renameSync, existsSync, rmSync } from 'node:fs'
 import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { randomBytes } from 'node:crypto'
@@ -38,6 +38,11 @@ export class BlockStore {
     const temp = `${path}.${randomBytes(4).toString('hex')}.tmp`
     writeFileSync(temp, block, { mode: 0o600 })
     renameSync(temp, path)
+  }
+
+  /** Removes a block (one an upload cut short at its quota had just written). */
+  remove (cid: CID): void {
+    rmSync(this.pathOf(cid), { force: true })
   }
 
   async get (cid: CID): Promise<Uint8Array> {

@@ -6,6 +6,10 @@ import { LocalService, type LocalServiceInit } from './local-service.js'
 
 export { LocalService, DEFAULT_PAGE_SIZE, DEFAULT_DEAL_DELAY_MS, DEFAULT_AUTH_MESSAGE_TTL_MS } from './local-service.js'
 export type { LocalServiceInit } from './local-service.js'
+export { ACCESS_HEADER } from './local-service.js'
+export { OPEN_POLICY } from './account-policy.js'
+export type { AccountPolicy } from './account-policy.js'
+export { DEFAULT_SERVICE_MAX_CONNECTIONS } from './connection-cap.js'
 export type { FaultInput, Fault } from './faults.js'
 export type { RequestRecord } from './routes/admin.js'
 

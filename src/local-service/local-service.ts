@@ -1,8 +1,11 @@
+import { timingSafeEqual } from 'node:crypto'
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
 import type Database from 'better-sqlite3'
+import { AccountLimits, type AccountPolicy } from './account-policy.js'
 import { BlockStore } from './blocks.js'
+import { capConnections } from './connection-cap.js'
 import { Faults, loseAnswer, type FaultInput } from './faults.js'
 import { HttpFailure, sendJson, type Caller, type Route } from './http.js'
 import type { ServiceParts } from './parts.js'
@@ -39,6 +42,25 @@ export interface LocalServiceInit {
    * guarded by the admin token kept in `dir`. Off by default: without it they do not exist.
    */
   readonly admin?: boolean
+  /**
+   * When set, every request but the admin routes must carry it in `X-Cidsync-Access`, or is
+   * refused (403): the embedded service answers only the process that started it, not every
+   * local user who finds its loopback port.
+   */
+  readonly accessKey?: string
+  /** Who may sign up, and what each account may hold (default: open, no limits). */
+  readonly policy?: AccountPolicy
+  /** The most connections it holds at once (default 128; past it the oldest idle one is closed). */
+  readonly maxConnections?: number
+}
+
+/** The header that carries {@link LocalServiceInit.accessKey}. */
+export const ACCESS_HEADER = 'x-cidsync-access'
+
+function sameKey (given: string | string[] | undefined, key: string): boolean {
+  const a = Buffer.from(typeof given === 'string' ? given : '')
+  const b = Buffer.from(key)
+  return a.byteLength === b.byteLength && timingSafeEqual(a, b)
 }
 
 /**
@@ -65,7 +87,8 @@ export class LocalService {
       tokens,
       pageSize: init.pageSize ?? DEFAULT_PAGE_SIZE,
       dealDelayMs: init.dealDelayMs ?? DEFAULT_DEAL_DELAY_MS,
-      authMessageTtlMs: init.authMessageTtlMs ?? DEFAULT_AUTH_MESSAGE_TTL_MS
+      authMessageTtlMs: init.authMessageTtlMs ?? DEFAULT_AUTH_MESSAGE_TTL_MS,
+      limits: new AccountLimits(this.db, init.policy)
     }
     for (const [route, fault] of Object.entries(init.faults ?? {})) this.faults.set(route, fault)
     this.apiKeyOwner = this.db.prepare('SELECT address FROM api_keys WHERE key = ?').pluck()
@@ -75,8 +98,9 @@ export class LocalService {
       ...(init.admin === true ? adminRoutes(this.parts, this.faults, () => this.requests) : [])
     ]
     this.adminToken = init.admin === true ? ensureAdminToken(init.dir) : undefined
-    this.server = createServer((req, res) => { void this.handle(req, res) })
+    this.server = createServer({ connectionsCheckingInterval: 1_000 }, (req, res) => { void this.handle(req, res) })
     this.server.requestTimeout = 0 // uploads of many GB take long; idle sockets still time out
+    capConnections(this.server, init.maxConnections)
   }
 
   /** The base URL every client uses (all parts of the service share it). */
@@ -133,6 +157,9 @@ export class LocalService {
       }
       // Admin routes are checked first and never faulted: a fault rule must not lock out the route that clears it.
       if (found.route.auth === 'admin') checkAdminRequest(req, this.adminHostNames, this.adminToken ?? '')
+      else if (this.init.accessKey !== undefined && !sameKey(req.headers[ACCESS_HEADER], this.init.accessKey)) {
+        throw new HttpFailure(403, 'this service answers only the cidsync process that started it')
+      }
       const fault = found.route.auth === 'admin' ? undefined : this.faults.take(found.route.name)
       // Unref'd: an injected delay must not keep a stopping process alive.
       if (fault !== undefined && fault.latencyMs > 0) await new Promise(resolve => setTimeout(resolve, fault.latencyMs).unref())

@@ -1,5 +1,6 @@
 import type Database from 'better-sqlite3'
 import { CID } from 'multiformats/cid'
+import type { AccountLimits } from './account-policy.js'
 import type { BlockStore } from './blocks.js'
 import { HttpFailure } from './http.js'
 import type { TokenIssuer } from './tokens.js'
@@ -12,6 +13,8 @@ export interface ServiceParts {
   readonly pageSize: number
   readonly dealDelayMs: number
   readonly authMessageTtlMs: number
+  /** Sign-up and per-account quotas. */
+  readonly limits: AccountLimits
 }
 
 /** A CID from a request, or a 400 that says it is malformed. */

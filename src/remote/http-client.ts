@@ -26,6 +26,8 @@ export interface HttpClientInit {
   /** The total time one attempt may take, body included (default {@link DEFAULT_DEADLINE_MS}). */
   readonly deadlineMs?: number
   readonly retry?: Partial<RetryPolicy>
+  /** Sent with every request (the embedded service's access key: see connect/embedded.ts). */
+  readonly headers?: Readonly<Record<string, string>>
   /** Told of each retry, for logs and metrics. */
   readonly onRetry?: (info: { attempt: number, delayMs: number, reason: string, context: RemoteContext }) => void
 }
@@ -184,7 +186,7 @@ export class HttpClient {
   }
 
   private headers (request: HttpRequest): Record<string, string> {
-    const headers: Record<string, string> = { 'user-agent': `cidsync/${VERSION}`, accept: 'application/json', ...request.headers }
+    const headers: Record<string, string> = { 'user-agent': `cidsync/${VERSION}`, accept: 'application/json', ...this.init.headers, ...request.headers }
     if (request.json !== undefined) headers['content-type'] = 'application/json'
     const credential = request.auth === false ? undefined : this.init.credential?.()
     if (credential !== undefined && credential !== '') headers.authorization = `Bearer ${credential}`

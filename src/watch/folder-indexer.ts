@@ -72,6 +72,9 @@ const BUSY_LISTED_AFTER = 5
  * mtime moved, then live events, each path settled before it is looked at, so an editor's
  * write-temp-then-rename ends as one change.
  */
+/** The longest wait between tries of a path skipped for want of descriptors (EMFILE, ENFILE). */
+const TRANSIENT_RETRY_MAX_MS = 10_000
+
 export class FolderIndexer {
   private readonly ignore: IgnoreMatcher
   private readonly watcher: FolderWatcher
@@ -105,7 +108,7 @@ export class FolderIndexer {
       onDirAdded: (rel) => this.newDirs.add(rel),
       onDirRemoved: (rel) => this.removeTree(rel),
       onDirChanged: (rel) => {
-        this.rescan(rel, false).catch((err: unknown) => { this.components.logger.warn({ folder: this.name, path: rel, err }, 'a directory could not be looked at again') })
+        this.rescan(rel, false).catch((err: unknown) => { this.rescanFailed(rel, err) })
       },
       onRootChanged: () => this.root.schedule(50),
       onError: (err) => this.watchFailed(err)
@@ -113,7 +116,8 @@ export class FolderIndexer {
     this.newDirs = new NewDirs({
       root: init.folder.path, folder: init.folder.name, ignore: this.ignore, followSymlinks: init.folder.followSymlinks, watcher: this.watcher,
       logger: components.logger, signal: this.stopScan.signal,
-      onFile: (rel) => this.settle(rel, 0), onBadName: (rel) => this.skip(rel, NAME_NOT_UTF8), onIdle: () => this.wakeIdle()
+      onFile: (rel) => this.settle(rel, 0), onBadName: (rel) => this.skip(rel, NAME_NOT_UTF8), onIdle: () => this.wakeIdle(),
+      onUnreadable: (rel, code, kind) => this.skip(rel, code, kind)
     })
     this.root = new RootGuard({ path: init.folder.path, hasRows: () => this.hasRows(), onCheck: async (state) => { await this.onRootCheck(state) } })
   }
@@ -408,6 +412,14 @@ export class FolderIndexer {
     }
   }
 
+  /** A walk of a directory that failed part way (out of descriptors, say): the directory is listed and walked again later. */
+  private rescanFailed (rel: string, err: unknown): void {
+    const code = (err as NodeJS.ErrnoException).code
+    if (code === 'ENOENT' || code === 'ENOTDIR') return
+    this.components.logger.warn({ folder: this.name, path: rel, err }, 'a directory could not be looked at again; retrying')
+    this.skip(rel, code ?? 'EIO', 'dir')
+  }
+
   /** Lists a path that cannot be read, to be retried with back-off, and logs it the first time only. */
   private skip (rel: string, reason: string, kind: 'file' | 'dir' = 'file'): void {
     if (this.state === 'stopped') return
@@ -415,7 +427,9 @@ export class FolderIndexer {
       if (this.skipped.note(rel, reason, { kind: 'file', retry: false })) this.components.logger.warn({ folder: this.name, path: rel, reason }, 'file skipped: its name is not valid UTF-8; rename it to index it')
       return
     }
-    if (!this.skipped.note(rel, reason, { kind })) return
+    // Out of descriptors passes when the flood does: tried again often, not after minutes.
+    const transient = reason === 'EMFILE' || reason === 'ENFILE'
+    if (!this.skipped.note(rel, reason, { kind, maxRetryMs: transient ? TRANSIENT_RETRY_MAX_MS : undefined })) return
     this.components.logger.warn({ folder: this.name, path: rel, reason, kind }, kind === 'dir' ? 'directory skipped: it could not be read; retrying' : 'file skipped: it could not be read; retrying')
   }
 
@@ -440,7 +454,7 @@ export class FolderIndexer {
       if (!this.skipped.clear(rel)) return
       this.components.logger.info({ folder: this.name, path: rel }, 'directory readable again: indexing it')
       this.watcher.rewatch(rel)
-      await this.rescan(rel, true)
+      await this.rescan(rel, true).catch((err: unknown) => { this.rescanFailed(rel, err) })
     }, (err: NodeJS.ErrnoException) => {
       if (err.code === 'ENOENT' || err.code === 'ENOTDIR') this.skipped.clearTree(rel)
       else this.skip(rel, err.code ?? 'EIO', 'dir')
@@ -547,6 +561,12 @@ export class FolderIndexer {
   private watchFailed (err: Error): void {
     const { code, path } = err as NodeJS.ErrnoException
     const root = this.init.folder.path
+    // Out of descriptors, even at the root: the walk it cut short is done again later (the whole
+    // folder for the root), never the folder left in error with its new files unseen.
+    if ((code === 'EMFILE' || code === 'ENFILE') && (path === undefined || path === root || path.startsWith(`${root}/`))) {
+      this.skip(path === undefined || path === root ? '' : path.slice(root.length + 1).split(sep).join('/'), code, 'dir')
+      return
+    }
     if ((code === 'EACCES' || code === 'EPERM' || code === 'ENAMETOOLONG') && path !== undefined && path.startsWith(`${root}/`)) {
       this.skip(path.slice(root.length + 1).split(sep).join('/'), code, 'dir')
       return

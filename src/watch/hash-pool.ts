@@ -183,7 +183,9 @@ export class HashPool {
     })
     worker.on('error', (err) => {
       // A thread that dies takes its batches with it; fail those jobs and replace the thread.
-      for (const pending of slot.inFlight.values()) pending.done(new HashError(pending.job.path, `hashing thread failed: ${err.message}`, { cause: err }))
+      // Out of descriptors (no thread could start) is named as such: it passes, and is retried soon.
+      const short = /\b(EMFILE|ENFILE)\b/.exec(err.message)?.[1]
+      for (const pending of slot.inFlight.values()) pending.done(new HashError(pending.job.path, short ?? `hashing thread failed: ${err.message}`, { cause: err }))
       slot.inFlight.clear()
       this.slots = this.slots.filter(s => s !== slot)
       this.dispatch()

@@ -18,6 +18,11 @@ export interface NewDirsInit {
   readonly onFile: (relativePath: string) => void
   /** A name that is not UTF-8, printed losslessly. */
   readonly onBadName: (printablePath: string) => void
+  /**
+   * A directory or file that could not be read (out of descriptors, `EMFILE`; no permission...),
+   * or a directory whose walk failed: to be listed as skipped and retried, never dropped.
+   */
+  readonly onUnreadable: (relativePath: string, code: string, kind: 'file' | 'dir') => void
   /** No walk runs any more. */
   readonly onIdle: () => void
 }
@@ -48,7 +53,14 @@ export class NewDirs {
     }
     this.walking.set(relDir, false)
     this.walk(relDir)
-      .catch((err: unknown) => { this.init.logger.warn({ folder: this.init.folder, path: relDir, err }, 'a new directory could not be walked') })
+      .catch((err: unknown) => {
+        if (this.init.signal.aborted) return
+        const code = (err as NodeJS.ErrnoException).code
+        if (code === 'ENOENT' || code === 'ENOTDIR') return
+        // Retried from the skipped list: a walk cut short by EMFILE must not leave its files out.
+        this.init.logger.warn({ folder: this.init.folder, path: relDir, err }, 'a new directory could not be walked; retrying')
+        this.init.onUnreadable(relDir, code ?? 'EIO', 'dir')
+      })
       .finally(() => {
         const again = this.walking.get(relDir) === true
         this.walking.delete(relDir)
@@ -62,8 +74,8 @@ export class NewDirs {
     if (this.slots === 0) await new Promise<void>(resolve => this.waiting.push(resolve))
     else this.slots--
     try {
-      const { root, ignore, followSymlinks, signal, onBadName } = this.init
-      const options = { ignore, followSymlinks, recursive: false, signal, onDir: (rel: string) => this.add(rel), onBadName }
+      const { root, ignore, followSymlinks, signal, onBadName, onUnreadable } = this.init
+      const options = { ignore, followSymlinks, recursive: false, signal, onDir: (rel: string) => this.add(rel), onBadName, onUnreadable }
       for await (const file of walkFiles(root, relDir, options)) this.init.onFile(file.relativePath)
     } finally {
       const next = this.waiting.shift()

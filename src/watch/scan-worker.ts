@@ -69,7 +69,10 @@ function scan (request: ScanRequest, post: (message: ScanMessage) => void): void
     let id
     try {
       id = dirId(statOf())
-    } catch {
+    } catch (err) {
+      // Out of descriptors, no permission: listed and walked again later, never silently left out.
+      const code = (err as NodeJS.ErrnoException).code ?? 'EIO'
+      if (code !== 'ENOENT' && code !== 'ENOTDIR') post({ type: 'unreadable', path: rel, code })
       return
     }
     if (!chain.includes(id) && chain.length < MAX_DEPTH) pending.push({ rel, chain: [...chain, id] })

@@ -17,6 +17,8 @@ export interface SkipOptions {
   readonly kind?: 'file' | 'dir'
   /** False for what waiting cannot fix; it stays listed until {@link SkippedFiles.clear}. */
   readonly retry?: boolean
+  /** A shorter longest wait than the folder's, for a failure that passes soon (EMFILE). */
+  readonly maxRetryMs?: number
 }
 
 export interface SkippedFilesInit {
@@ -60,7 +62,7 @@ export class SkippedFiles {
     const known = this.records.get(path)
     const retries = known === undefined ? 0 : known.retries + 1
     const min = this.init.minRetryMs ?? DEFAULT_SKIP_RETRY_MIN_MS
-    const delay = Math.min(min * 2 ** retries, this.init.maxRetryMs ?? DEFAULT_SKIP_RETRY_MAX_MS)
+    const delay = Math.min(min * 2 ** retries, options.maxRetryMs ?? this.init.maxRetryMs ?? DEFAULT_SKIP_RETRY_MAX_MS)
     const nextAt = options.retry === false || this.closed ? undefined : Date.now() + delay
     this.records.set(path, { kind: options.kind ?? known?.kind ?? 'file', reason, since: known?.since ?? Date.now(), retries: known === undefined ? 0 : retries, nextAt })
     if (nextAt !== undefined) this.arm(nextAt)

@@ -3,6 +3,7 @@ import type { Command } from 'commander'
 import { CidBuilder, cidProfile, DEFAULT_CID_PROFILE, CID_PROFILE_NAMES } from '../../content/index.js'
 import { ExitCode } from '../../errors.js'
 import { action, reportError } from '../run.js'
+import { safeText } from '../safe-text.js'
 
 async function stdinCid (profileName: string): Promise<string> {
   const builder = new CidBuilder(cidProfile(profileName))
@@ -29,7 +30,7 @@ export function registerCid (program: Command): void {
         for (const [i, result] of results.entries()) {
           const outcome = await result
           if ('cid' in outcome) {
-            process.stdout.write(`${outcome.cid}  ${files[i] ?? ''}\n`)
+            process.stdout.write(`${outcome.cid}  ${safeText(files[i] ?? '')}\n`)
           } else {
             failed++
             reportError(outcome.err)

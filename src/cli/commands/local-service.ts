@@ -1,5 +1,5 @@
 import type { Command } from 'commander'
-import { loadConfig, isLoopbackHost } from '../../config/index.js'
+import { loadConfig, isLoopbackHost, DEFAULT_MAX_IPNS_KEYS_PER_ACCOUNT, type Config } from '../../config/index.js'
 import { UsageError } from '../../errors.js'
 import { action } from '../run.js'
 
@@ -13,6 +13,9 @@ function hostPort (listen: string): { host: string, port: number } {
 
 const int = (v: string): number => Number.parseInt(v, 10)
 
+/** With `--dir` and no `--config`, no file is read: `[local_service]`'s defaults. */
+const DEFAULT_LOCAL_SERVICE: Config['localService'] = { signup: 'open', allow: [], maxBytesPerAccount: 0, maxIpnsKeysPerAccount: DEFAULT_MAX_IPNS_KEYS_PER_ACCOUNT, maxConnections: 128 }
+
 export function registerLocalService (program: Command): void {
   const command = program.command('local-service')
     .description('run the local implementation of the service in the foreground and print its base URL')
@@ -24,16 +27,21 @@ export function registerLocalService (program: Command): void {
     .option('--no-admin', 'do not serve the admin routes (/local/...: tokens, faults, seeding, the request log)')
     .enablePositionalOptions()
     .action(action(async (options: ServeOptions) => {
-      const dir = options.dir ?? loadConfig({ configPath: options.config }).service.dir
+      const config = options.config !== undefined || options.dir === undefined ? loadConfig({ configPath: options.config }) : undefined
+      const dir = options.dir ?? (config as Config).service.dir
+      const policy = config?.localService ?? DEFAULT_LOCAL_SERVICE
       const { host, port } = hostPort(options.listen)
       if (!isLoopbackHost(host)) process.stderr.write(`cidsync: warning: listening on ${host}, beyond this machine, with no TLS\n`)
       const { startLocalService } = await import('../../local-service/index.js')
-      const service = await startLocalService({ dir, host, port, pageSize: options.pageSize, dealDelayMs: options.dealDelayMs, admin: options.admin })
+      const service = await startLocalService({ dir, host, port, pageSize: options.pageSize, dealDelayMs: options.dealDelayMs, admin: options.admin, policy, maxConnections: policy.maxConnections })
       process.stdout.write(`${service.url}\n`)
       const admin = service.adminTokenPath === undefined
         ? 'admin routes off'
         : `admin routes under /local/ need Authorization: Bearer <the token in ${service.adminTokenPath}>`
       process.stderr.write(`local service on ${service.url}, data in ${dir}; ${admin}; Ctrl-C stops it\n`)
+      const quota = (n: number, what: string): string => n === 0 ? `no limit of ${what}` : `${n} ${what}`
+      process.stderr.write(`sign-up ${policy.signup}${policy.signup === 'open' ? ' (anyone who reaches it may make an account: [local_service] signup = "allowlist" or "closed" keeps others out)' : ''}; ` +
+        `per account: ${quota(policy.maxBytesPerAccount, 'bytes')}, ${quota(policy.maxIpnsKeysPerAccount, 'IPNS keys')}\n`)
       await new Promise<void>(resolve => {
         process.once('SIGINT', () => resolve())
         process.once('SIGTERM', () => resolve())

@@ -4,6 +4,7 @@ import { DeviceNotFoundError, UsageError } from '../../errors.js'
 import type { KnownDevice } from '../../index/index.js'
 import { formatBytes, formatTable, printJson } from '../format.js'
 import { action } from '../run.js'
+import { safeText } from '../safe-text.js'
 
 /** `--device`: a whole id, or the short one `ls --all-devices` and status print (any unique prefix). */
 export function resolveDevice (wanted: string, devices: readonly KnownDevice[]): string {
@@ -47,8 +48,8 @@ export function registerLs (program: Command): void {
         if (entries.length === 0 && prefix !== undefined && prefix !== '') {
           const folders = [...new Set([...config.folders.map(f => f.name), ...index.entries.devices().flatMap(d => index.entries.totals(d.id).map(t => t.folder))])].sort()
           if (!startsWithFolder(prefix, folders)) {
-            process.stderr.write(`cidsync: nothing matches ${prefix}: a prefix starts with the folder's name (folder/path, as \`cidsync ls\` prints them); ` +
-              `${folders.length === 0 ? 'no folder is configured or indexed yet' : `the folders are: ${folders.join(', ')}`}\n`)
+            process.stderr.write(`cidsync: nothing matches ${safeText(prefix)}: a prefix starts with the folder's name (folder/path, as \`cidsync ls\` prints them); ` +
+              `${folders.length === 0 ? 'no folder is configured or indexed yet' : `the folders are: ${folders.map(safeText).join(', ')}`}\n`)
           }
         }
         if (options.json === true) {

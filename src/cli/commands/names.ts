@@ -1,6 +1,7 @@
 import type { Command } from 'commander'
 import { formatTable, printJson } from '../format.js'
 import { action } from '../run.js'
+import { safeText } from '../safe-text.js'
 import { serviceOptions, withService } from '../service-command.js'
 
 export function registerNames (program: Command): void {
@@ -9,7 +10,7 @@ export function registerNames (program: Command): void {
     await withService(options, async ({ clients }) => {
       const key = await clients.names.create()
       if (options.json === true) printJson(key)
-      else process.stdout.write(`${key.ipnsName}  ${key.ipnsId}\n`)
+      else process.stdout.write(`${safeText(key.ipnsName)}  ${safeText(key.ipnsId)}\n`)
     })
   }))
   serviceOptions(names.command('publish').description('bind a key to a CID (again: rebind, same id)').argument('<keyName>', 'the key\'s ipnsName').argument('<cid>', 'what it points to'))
@@ -19,7 +20,7 @@ export function registerNames (program: Command): void {
       await withService(options, async ({ clients }) => {
         const published = await clients.names.publish(keyName, cid)
         if (options.json === true) printJson(published)
-        else process.stdout.write(`${published.ipnsId} -> ${published.value}\n`)
+        else process.stdout.write(`${safeText(published.ipnsId)} -> ${safeText(published.value)}\n`)
       })
     }))
   serviceOptions(names.command('list').description('every key and what it points to')).action(action(async (options: { config?: string, json?: boolean }) => {
@@ -34,7 +35,7 @@ export function registerNames (program: Command): void {
       await withService(options, async ({ clients }) => {
         const removed = await clients.names.remove(keyName)
         if (options.json === true) printJson(removed)
-        else for (const key of removed) process.stdout.write(`removed ${key.name}  ${key.id}\n`)
+        else for (const key of removed) process.stdout.write(`removed ${safeText(key.name)}  ${safeText(key.id)}\n`)
       })
     }))
 }

@@ -2,6 +2,7 @@ import { InvalidArgumentError, type Command } from 'commander'
 import { UsageError } from '../../errors.js'
 import { countOf, printJson } from '../format.js'
 import { action } from '../run.js'
+import { safeText } from '../safe-text.js'
 import { explainMissingPointer, serviceOptions, withService } from '../service-command.js'
 
 /** `--memories`: a count, or the pointer would carry `null` (what JSON makes of NaN). */
@@ -22,7 +23,7 @@ export function registerPointer (program: Command): void {
         const current = await clients.pointers.current(options.namespace ?? config.namespace, options.network ?? config.network)
           .catch((err: unknown) => { throw explainMissingPointer(err, config) })
         if (options.json === true) printJson(current)
-        else process.stdout.write(`${current.snapshotCid}  ${current.namespace}#${current.network}  engine ${current.engine}${current.memories === undefined ? '' : `  ${countOf(current.memories, 'entry', 'entries')}`}${current.updatedAt === undefined ? '' : `  ${current.updatedAt}`}\n`)
+        else process.stdout.write(safeText(`${current.snapshotCid}  ${current.namespace}#${current.network}  engine ${current.engine}${current.memories === undefined ? '' : `  ${countOf(current.memories, 'entry', 'entries')}`}${current.updatedAt === undefined ? '' : `  ${current.updatedAt}`}`) + '\n')
       })
     }))
   serviceOptions(pointer.command('put').description('overwrite the pointer').argument('<cid>', 'the snapshot CID'))

@@ -3,14 +3,15 @@ import { loadConfig } from '../../config/index.js'
 import type { DriftResult } from '../../watch/index.js'
 import { printJson } from '../format.js'
 import { action } from '../run.js'
+import { safeText } from '../safe-text.js'
 
 /** The drift check in words: what was repaired where, and which folders could not be checked. */
 function describe (result: DriftResult): string {
   const lines = [`${result.repaired === 0 ? 'the index matches the folders' : `repaired ${result.repaired} difference${result.repaired === 1 ? '' : 's'} between the index and the folders`} (${result.ms} ms)`]
   for (const folder of result.folders) {
     lines.push(folder.repaired === null
-      ? `  ${folder.name}: not checked (not watched, or its folder is missing: see cidsync status)`
-      : `  ${folder.name}: ${folder.repaired} repaired`)
+      ? `  ${safeText(folder.name)}: not checked (not watched, or its folder is missing: see cidsync status)`
+      : `  ${safeText(folder.name)}: ${folder.repaired} repaired`)
   }
   return lines.join('\n') + '\n'
 }

@@ -3,6 +3,7 @@ import { loadConfig } from '../../config/index.js'
 import { LockHeldError, UsageError } from '../../errors.js'
 import { countOf, printJson } from '../format.js'
 import { action } from '../run.js'
+import { safeText } from '../safe-text.js'
 import { parseTimeArg } from '../time-arg.js'
 import { explainMissingPointer, withService } from '../service-command.js'
 
@@ -73,7 +74,7 @@ export function registerRestore (program: Command): void {
             force: options.force, dryRun: options.dryRun, allowUnencrypted: options.allowUnencrypted, asDevice: options.asDevice, passphrase: process.env.CIDSYNC_SNAPSHOT_PASSPHRASE, onProgress: progressBar()
           }).catch((err: unknown) => { throw explainMissingPointer(err, config) })
           if (options.json === true) { printJson(result); return }
-          const what = `${result.cid}, published ${result.publish.at} by ${result.publish.device.slice(0, 8)}${result.publish.hostname === '' ? '' : ` (${result.publish.hostname})`}: ${countOf(result.publish.entries, 'entry', 'entries')}`
+          const what = `${result.cid}, published ${result.publish.at} by ${result.publish.device.slice(0, 8)}${result.publish.hostname === '' ? '' : ` (${safeText(result.publish.hostname)})`}: ${countOf(result.publish.entries, 'entry', 'entries')}`
           if (result.dryRun) {
             process.stdout.write(`would install ${what}\n${result.backup === undefined ? 'into an empty state dir' : `and replace the index (kept as a backup${options.force === true ? '' : '; the real run needs --force'})`}; nothing was changed. It only replaces the index: stop the daemon first, and note that its next start rescans the folders against it\n`)
             return

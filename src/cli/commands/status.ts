@@ -5,6 +5,7 @@ import { countOf, formatBytes, formatDuration, formatTable } from '../format.js'
 import { StatusCheckError, UsageError } from '../../errors.js'
 import { action, reportError } from '../run.js'
 import { lastUnreachable, progressBar, statusProblems } from '../status-check.js'
+import { safeDocument } from '../safe-text.js'
 
 function publishLines (s: StatusDocument): string[] {
   const lines: string[] = []
@@ -73,8 +74,9 @@ function indexLines (s: StatusDocument): string[] {
   return lines
 }
 
-/** The readable summary of a status document. */
-export function formatStatus (s: StatusDocument): string {
+/** The readable summary of a status document, every name in it shown with control characters neutralised. */
+export function formatStatus (document: StatusDocument): string {
+  const s = safeDocument(document)
   const lines = [
     `cidsync ${s.version} · device ${s.device.id.slice(0, 8)} (${s.device.hostname}) · up ${formatDuration(s.uptimeSeconds)} · pid ${s.pid}`,
     `namespace ${s.namespace} · network ${s.network} · service ${s.service.mode} · profile ${s.cidProfile}`,
@@ -159,7 +161,7 @@ export function registerStatus (program: Command): void {
       const body = await read()
       const document = JSON.parse(body) as StatusDocument
       if (options.check === true) {
-        const problems = statusProblems(document)
+        const problems = statusProblems(safeDocument(document))
         if (problems.length > 0) throw new StatusCheckError(`${countOf(problems.length, 'problem', 'problems')}:\n  ${problems.join('\n  ')}`)
         process.stdout.write(`ok: ${countOf(document.folders.length, 'folder', 'folders')} watched, ${countOf(document.index.files, 'file', 'files')} indexed${document.publish?.last != null ? `, last published ${document.publish.last.at ?? '?'}` : ''}\n`)
         return

@@ -34,6 +34,8 @@ export function authRoutes (parts: ServiceParts): Route[] {
     handle: ({ url, res }) => {
       const address = requireParam(url, 'publicKey')
       if (!ADDRESS.test(address)) throw new HttpFailure(400, 'publicKey must be an address: 0x and 40 hex digits')
+      // A wallet that may not sign up gets no message either: strangers cannot fill the table with them.
+      parts.limits.checkSignup(address.toLowerCase())
       const now = Date.now()
       purge.run(now)
       // Production's nonce is a millisecond timestamp; random digits after it keep two in one ms apart.
@@ -54,6 +56,7 @@ export function authRoutes (parts: ServiceParts): Route[] {
       const signed = candidates.find(([, message]) => recoverSigner(message, signature) === address)
       if (signed === undefined) throw new HttpFailure(401, 'invalid signature: request a new message with get_auth_message and sign it')
       if (useMessage.run(signed[0]).changes === 0) throw new HttpFailure(401, 'this message was already used: request a new one')
+      parts.limits.checkSignup(address)
       const key = randomUUID()
       insertKey.run(key, address, Date.now())
       sendJson(res, 200, key)

@@ -35,6 +35,7 @@ export function ipnsRoutes (parts: ServiceParts): Route[] {
     path: '/api/ipns/generate_key',
     auth: 'api-key',
     handle: ({ res, caller }) => {
+      parts.limits.checkNewIpnsKey(caller.address)
       const key = newIpnsKey()
       insert.run(key.ipnsName, key.ipnsId, caller.address, key.privateKey, Date.now())
       sendJson(res, 200, { ipnsName: key.ipnsName, ipnsId: key.ipnsId })

@@ -2,6 +2,8 @@ import { randomUUID } from 'node:crypto'
 import type { IncomingMessage } from 'node:http'
 import { Busboy } from '@fastify/busboy'
 import { CidBuilder, type CidProfile } from '../../content/index.js'
+import type { CID } from 'multiformats/cid'
+import { quotaFailure } from '../account-policy.js'
 import { HttpFailure, sendJson, type Route } from '../http.js'
 import type { ServiceParts } from '../parts.js'
 
@@ -62,8 +64,17 @@ export function profileFromQuery (url: URL): CidProfile {
 
 interface Added { cid: string, size: number, dagSize: number, name: string, mime: string }
 
+/**
+ * What an upload may still add to its account: past `bytes` the import stops with a 413, and the
+ * blocks it made (`made`, kept only under a quota) are removed, so a refused upload leaves nothing.
+ */
+interface Allowance { readonly bytes: number, readonly made: CID[] }
+
 /** Imports every `file` part of a multipart body as it streams in, in order. */
-async function importParts (parts: ServiceParts, req: IncomingMessage, profile: CidProfile): Promise<Added[]> {
+async function importParts (parts: ServiceParts, req: IncomingMessage, profile: CidProfile, allowance: Allowance): Promise<Added[]> {
+  let total = 0
+  let refused = false
+  const limited = Number.isFinite(allowance.bytes)
   return await new Promise<Added[]>((resolve, reject) => {
     const busboy = new Busboy({ headers: req.headers as { 'content-type': string }, limits: { files: MAX_PARTS } })
     const added: Array<Promise<Added>> = []
@@ -71,15 +82,34 @@ async function importParts (parts: ServiceParts, req: IncomingMessage, profile: 
     busboy.on('file', (field, stream, filename, _encoding, mime) => {
       if (field !== 'file') { stream.resume(); fail(new HttpFailure(400, `unexpected multipart field ${field.slice(0, 40)}: send each file in a field named file`)); return }
       if (mime === 'application/x-directory') { stream.resume(); fail(new HttpFailure(400, 'directories are not implemented by this service: send files')); return }
-      const builder = new CidBuilder(profile, { onBlock: (cid, block) => parts.blocks.put(cid, block) })
-      added.push(new Promise<Added>((resolvePart, rejectPart) => {
-        stream.on('data', (chunk: Buffer) => builder.update(chunk))
+      const builder = new CidBuilder(profile, {
+        onBlock: (cid, block) => {
+          if (limited && !parts.blocks.has(cid)) allowance.made.push(cid)
+          parts.blocks.put(cid, block)
+        }
+      })
+      const part = new Promise<Added>((resolvePart, rejectPart) => {
+        stream.on('data', (chunk: Buffer) => {
+          if (refused) return
+          total += chunk.byteLength
+          if (total <= allowance.bytes) { builder.update(chunk); return }
+          // Past the quota: the rest is drained unread, and the whole request refused at once.
+          refused = true
+          stream.resume()
+          const failure = quotaFailure(parts.limits.policy.maxBytesPerAccount)
+          rejectPart(failure)
+          fail(failure)
+        })
         stream.on('error', rejectPart)
         stream.on('end', () => {
+          if (refused) return
           const root = builder.finishLink()
           resolvePart({ cid: root.cid.toString(), size: root.fileSize, dagSize: root.treeSize, name: filename ?? root.cid.toString(), mime: mime ?? 'application/octet-stream' })
         })
-      }))
+      })
+      // A part refused while the whole request fails at once: its rejection is that failure, owned here.
+      part.catch(() => {})
+      added.push(part)
     })
     busboy.on('field', (field: string) => fail(new HttpFailure(400, `unexpected form field ${field.slice(0, 40)}: send each file in a field named file, with a filename`)))
     busboy.on('filesLimit', () => fail(new HttpFailure(400, `more than ${MAX_PARTS} files in one request`)))
@@ -109,7 +139,14 @@ export function uploadRoutes (parts: ServiceParts): Route[] {
       const profile = profileFromQuery(url)
       const contentType = req.headers['content-type'] ?? ''
       if (!contentType.startsWith('multipart/form-data')) throw new HttpFailure(400, 'expected a multipart/form-data body with a field named file')
-      const added = await importParts(parts, req, profile)
+      const allowance: Allowance = { bytes: parts.limits.bytesLeft(caller.address), made: [] }
+      let added: Added[]
+      try {
+        added = await importParts(parts, req, profile, allowance)
+      } catch (err) {
+        if (err instanceof HttpFailure && err.status === 413) for (const cid of allowance.made) parts.blocks.remove(cid)
+        throw err
+      }
       const now = Date.now()
       parts.db.transaction(() => {
         for (const file of added) insert.run(randomUUID(), caller.address, file.cid, file.name, file.mime, file.size, now, now)

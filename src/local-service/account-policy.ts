@@ -1,0 +1,65 @@
+import type Database from 'better-sqlite3'
+import { HttpFailure } from './http.js'
+
+/**
+ * Who may make an account, and how much each may hold. Anyone who reaches a self-hosted service
+ * (any local user, on loopback) could otherwise sign up, fill its disk and make keys without end.
+ */
+export interface AccountPolicy {
+  /** `open`: any wallet; `allowlist`: only those in `allow`; `closed`: no new account (those made keep working). */
+  readonly signup: 'open' | 'allowlist' | 'closed'
+  /** Wallet addresses (0x…) that may sign up under `allowlist`. */
+  readonly allow: readonly string[]
+  /** The bytes of uploads one account may hold; 0: no limit. */
+  readonly maxBytesPerAccount: number
+  /** The IPNS keys one account may hold; 0: no limit. */
+  readonly maxIpnsKeysPerAccount: number
+}
+
+export const OPEN_POLICY: AccountPolicy = { signup: 'open', allow: [], maxBytesPerAccount: 0, maxIpnsKeysPerAccount: 0 }
+
+/** The checks the routes make, on the service's database. */
+export class AccountLimits {
+  private readonly hasAccount: Database.Statement
+  private readonly bytesOf: Database.Statement
+  private readonly keysOf: Database.Statement
+  private readonly allowed: ReadonlySet<string>
+
+  constructor (db: Database.Database, readonly policy: AccountPolicy = OPEN_POLICY) {
+    this.hasAccount = db.prepare('SELECT 1 FROM api_keys WHERE address = ? LIMIT 1').pluck()
+    this.bytesOf = db.prepare('SELECT COALESCE(SUM(size), 0) FROM files WHERE address = ?').pluck()
+    this.keysOf = db.prepare('SELECT COUNT(*) FROM ipns_keys WHERE address = ?').pluck()
+    this.allowed = new Set(policy.allow.map(a => a.toLowerCase()))
+  }
+
+  /** Before an API key is made: a wallet with an account may always get another; a new one only as the policy says. */
+  checkSignup (address: string): void {
+    const { signup } = this.policy
+    if (signup === 'open' || this.hasAccount.get(address) !== undefined) return
+    if (signup === 'allowlist' && this.allowed.has(address.toLowerCase())) return
+    throw new HttpFailure(403, signup === 'closed'
+      ? 'sign-up is closed on this service: its operator lets no new account in ([local_service] signup)'
+      : 'this wallet may not sign up here: its operator lists the wallets that may ([local_service] allow)')
+  }
+
+  /** How many more bytes the account may upload (Infinity without a limit); a 413 when none. */
+  bytesLeft (address: string): number {
+    const max = this.policy.maxBytesPerAccount
+    if (max <= 0) return Infinity
+    const left = max - (this.bytesOf.get(address) as number)
+    if (left <= 0) throw quotaFailure(max)
+    return left
+  }
+
+  /** Before an IPNS key is made. */
+  checkNewIpnsKey (address: string): void {
+    const max = this.policy.maxIpnsKeysPerAccount
+    if (max > 0 && (this.keysOf.get(address) as number) >= max) {
+      throw new HttpFailure(403, `this account holds ${max} IPNS keys, the most this service allows: remove one first ([local_service] max_ipns_keys_per_account)`)
+    }
+  }
+}
+
+export function quotaFailure (max: number): HttpFailure {
+  return new HttpFailure(413, `this account's uploads would pass ${max} bytes, the most this service allows per account ([local_service] max_bytes_per_account)`)
+}

@@ -1,0 +1,97 @@
+import { describe, expect, it, onTestFinished } from 'vitest'
+import { readdirSync } from 'node:fs'
+import { writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { spawn } from 'node:child_process'
+import { cidProfile } from '../../src/content/index.js'
+import { newWalletKey } from '../../src/crypto/index.js'
+import { startLocalService, type AccountPolicy, type LocalService } from '../../src/local-service/index.js'
+import { createServiceClients, type ServiceClients } from '../../src/remote/index.js'
+import { CLI } from '../helpers/cli.js'
+import { useTempDir } from '../helpers/temp-dir.js'
+
+const clientsOf = (url: string): ServiceClients => {
+  const clients = createServiceClients({ dealUrl: url, apiUrl: url, pointerUrl: url, uploadUrl: url, gateways: [url] }, { apiKey: () => undefined, sessionToken: () => undefined }, { retry: { attempts: 1 } })
+  onTestFinished(async () => { await clients.close() })
+  return clients
+}
+
+/** A wallet signed in: clients that send its API key. */
+async function account (url: string): Promise<{ clients: ServiceClients, address: string }> {
+  const { address, apiKey } = await clientsOf(url).deals.login(newWalletKey())
+  const clients = createServiceClients({ dealUrl: url, apiUrl: url, pointerUrl: url, uploadUrl: url, gateways: [url] }, { apiKey: () => apiKey, sessionToken: () => undefined }, { retry: { attempts: 1 } })
+  onTestFinished(async () => { await clients.close() })
+  return { clients, address }
+}
+
+async function service (dir: string, policy: Partial<AccountPolicy>): Promise<LocalService> {
+  const local = await startLocalService({ dir, policy: { signup: 'open', allow: [], maxBytesPerAccount: 0, maxIpnsKeysPerAccount: 0, ...policy } })
+  onTestFinished(async () => { await local.stop() })
+  return local
+}
+
+const blockCount = (dir: string): number => readdirSync(join(dir, 'blocks'), { recursive: true }).filter(name => String(name).endsWith('.tmp') === false && String(name).length > 10).length
+
+describe('the self-hosted service\'s sign-up policy and quotas', () => {
+  it('closed and allowlist sign-ups refuse other wallets; an account already made keeps signing in', async () => {
+    const dir = await useTempDir()
+    const open = await service(join(dir, 's'), {})
+    const owner = newWalletKey()
+    await clientsOf(open.url).deals.login(owner)
+    await open.stop()
+
+    const closed = await service(join(dir, 's'), { signup: 'closed' })
+    await expect(clientsOf(closed.url).deals.login(newWalletKey())).rejects.toThrow(/sign-up is closed/)
+    const { request } = await import('undici')
+    const message = await request(`${closed.url}/api/v1/user/get_auth_message?publicKey=0x${'ab'.repeat(20)}`)
+    expect(message.statusCode).toBe(403)
+    await message.body.dump()
+    expect((await clientsOf(closed.url).deals.login(owner)).apiKey).toMatch(/^[0-9a-f-]{36}$/)
+    await closed.stop()
+
+    const listed = newWalletKey()
+    const { walletAddress } = await import('../../src/crypto/index.js')
+    const allowlist = await service(join(dir, 's'), { signup: 'allowlist', allow: [walletAddress(listed).toUpperCase().replace('0X', '0x')] })
+    await expect(clientsOf(allowlist.url).deals.login(newWalletKey())).rejects.toThrow(/may not sign up here/)
+    expect((await clientsOf(allowlist.url).deals.login(listed)).apiKey).toMatch(/^[0-9a-f-]{36}$/)
+  })
+
+  it('caps IPNS keys and upload bytes per account; an upload past the quota is refused and leaves no blocks', async () => {
+    const dir = await useTempDir()
+    const local = await service(join(dir, 's'), { maxIpnsKeysPerAccount: 2, maxBytesPerAccount: 1_000_000 })
+    const a = await account(local.url)
+    await a.clients.names.create()
+    await a.clients.names.create()
+    await expect(a.clients.names.create()).rejects.toThrow(/2 IPNS keys, the most this service allows/)
+    // Another account has its own allowance.
+    const b = await account(local.url)
+    await b.clients.names.create()
+
+    const small = join(dir, 'small.bin')
+    await writeFile(small, Buffer.alloc(600_000, 1))
+    await a.clients.upload.add(small, cidProfile('kubo-cidv1'))
+    const blocks = blockCount(join(dir, 's'))
+    const big = join(dir, 'big.bin')
+    await writeFile(big, Buffer.alloc(600_000, 2))
+    await expect(a.clients.upload.add(big, cidProfile('kubo-cidv1'))).rejects.toThrow(/413|max_bytes_per_account/)
+    expect(blockCount(join(dir, 's'))).toBe(blocks)
+    // b is under its own quota.
+    await b.clients.upload.add(big, cidProfile('kubo-cidv1'))
+  })
+
+  it('`cidsync local-service` reads [local_service] from the config and says its sign-up policy', async () => {
+    const dir = await useTempDir()
+    const config = join(dir, 'c.toml')
+    await writeFile(config, `state_dir = "state"\n[service]\ndir = "${join(dir, 'service')}"\n[local_service]\nsignup = "closed"\nmax_ipns_keys_per_account = 5\n`)
+    const child = spawn(process.execPath, [CLI, 'local-service', '--config', config], { stdio: ['ignore', 'pipe', 'pipe'] })
+    onTestFinished(() => { child.kill('SIGKILL') })
+    let stderr = ''
+    child.stderr.on('data', (d: Buffer) => { stderr += d.toString() })
+    const url = await new Promise<string>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`no URL: ${stderr}`)), 20_000)
+      child.stdout.once('data', (d: Buffer) => { clearTimeout(timer); resolve(d.toString().trim()) })
+    })
+    await expect(clientsOf(url).deals.login(newWalletKey())).rejects.toThrow(/sign-up is closed/)
+    expect(stderr).toContain('sign-up closed; per account: no limit of bytes, 5 IPNS keys')
+  })
+})
