@@ -48,6 +48,12 @@ export class DeviceNotFoundError extends CidsyncError {
   override readonly exitCode = ExitCode.notFound
 }
 
+/** `ls PREFIX` found no entry under the prefix. */
+export class NothingMatchesError extends CidsyncError {
+  override readonly code = 'ERR_NOTHING_MATCHES'
+  override readonly exitCode = ExitCode.notFound
+}
+
 /** The index was written by a newer cidsync than this one. */
 export class SchemaTooNewError extends CidsyncError {
   override readonly code = 'ERR_SCHEMA_TOO_NEW'
