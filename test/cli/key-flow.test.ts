@@ -60,6 +60,17 @@ describe('carrying the snapshot key to a new device, as docs/operations.md says'
     expect((await runCli(['restore', '--config', b], { env: shared })).code).toBe(0)
   })
 
+  it('key export refuses when CIDSYNC_SNAPSHOT_PASSPHRASE is set, instead of printing a key that seals nothing', async () => {
+    const root = await useTempDir()
+    const env = { ...process.env, CIDSYNC_SNAPSHOT_PASSPHRASE: 'correct horse' }
+    await writeFile(join(root, 'c.toml'), `state_dir = "${join(root, 'state')}"\n`)
+    const refused = await runCli(['key', 'export', '--config', join(root, 'c.toml')], { env })
+    expect(refused).toMatchObject({ code: 2, stdout: '' })
+    expect(refused.stderr).toContain('CIDSYNC_SNAPSHOT_PASSPHRASE is set')
+    expect(refused.stderr).toContain('carry the passphrase to the other device')
+    expect(refused.stderr).toContain('[ERR_USAGE]')
+  })
+
   it('init --key - takes the key from standard input instead of making one', async () => {
     const root = await useTempDir()
     await writeFile(join(root, 'old.toml'), '')
