@@ -1,5 +1,6 @@
 import { describe, it, expect } from 'vitest'
 import { spawn } from 'node:child_process'
+import { existsSync } from 'node:fs'
 import { chmod, stat, writeFile, readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { CLI, runCli } from '../helpers/cli.js'
@@ -90,6 +91,19 @@ describe('service commands against a remote service', { timeout: 90_000 }, () =>
       const refused = await runCli(['pointer', 'get', ...c], { env: { ...process.env, CIDSYNC_SESSION_TOKEN: `${token}x` } })
       expect(refused.code).toBe(1)
       expect(refused.stderr).toContain('session token was refused or has expired')
+      expect(refused.stderr).toContain('cidsync local-service token --dir D --user U')
+
+      // As the README gave it (no --dir) on this remote-mode config: refused, nothing made in the state dir.
+      const guessed = await runCli(['local-service', 'token', '--user', walletAddress(walletKey), ...c])
+      expect(guessed).toMatchObject({ code: 2, stdout: '' })
+      expect(guessed.stderr).toContain('mode = "remote"')
+      expect(guessed.stderr).toContain('pass --dir with the directory it was started with')
+      expect(existsSync(join(dir, 'state', 'service'))).toBe(false)
+      // A --dir no service ever ran on: refused, not created.
+      const elsewhere = await runCli(['local-service', 'token', '--user', 'u', '--dir', join(dir, 'nothing-here')])
+      expect(elsewhere.code).toBe(2)
+      expect(elsewhere.stderr).toContain(`no local service data in ${join(dir, 'nothing-here')}`)
+      expect(existsSync(join(dir, 'nothing-here'))).toBe(false)
       expect(await readFile(join(dir, 'etc', 'api-key'), 'utf8')).toMatch(/^[0-9a-f-]{36}\n$/)
     } finally {
       await service.stop()
