@@ -151,6 +151,11 @@ export class DashboardUnavailableError extends CidsyncError {
   override readonly exitCode = ExitCode.usage
 }
 
+/** `cidsync service install|uninstall`: the service manager (systemctl, launchctl) is missing or failed. */
+export class ServiceManagerError extends CidsyncError {
+  override readonly code = 'ERR_SERVICE_MANAGER'
+}
+
 /** The status endpoint could not listen where the config says. */
 export class ListenError extends CidsyncError {
   override readonly code = 'ERR_LISTEN'

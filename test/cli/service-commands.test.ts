@@ -1,7 +1,7 @@
 import { describe, it, expect } from 'vitest'
 import { spawn } from 'node:child_process'
 import { existsSync } from 'node:fs'
-import { chmod, stat, writeFile, readFile } from 'node:fs/promises'
+import { chmod, mkdir, stat, symlink, writeFile, readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { CLI, runCli } from '../helpers/cli.js'
 import { useTempDir } from '../helpers/temp-dir.js'
@@ -179,5 +179,44 @@ describe('cidsync key', () => {
     const refused = await runCli(['key', 'import', exported.stdout.trim(), '--config', join(dir, 'c.toml')])
     expect(refused.code).toBe(2)
     expect(refused.stderr).toContain('--force')
+  })
+})
+
+describe('cidsync service install|uninstall --user without a systemd user manager', () => {
+  /** A `systemctl` first on PATH that answers as one does with no user bus (a container, su, a bare ssh). */
+  async function withoutUserManager (dir: string): Promise<NodeJS.ProcessEnv> {
+    const bin = join(dir, 'bin')
+    await mkdir(bin)
+    await writeFile(join(bin, 'systemctl'), '#!/bin/sh\necho "Failed to connect to bus: No medium found" >&2\nexit 1\n', { mode: 0o755 })
+    return { ...process.env, HOME: join(dir, 'home'), PATH: `${bin}:${process.env.PATH ?? ''}`, XDG_CONFIG_HOME: join(dir, 'home', '.config') }
+  }
+
+  it('install is refused with a code and what to do, and leaves no unit file', async () => {
+    const dir = await useTempDir()
+    const env = await withoutUserManager(dir)
+    const config = join(dir, 'c.toml')
+    await writeFile(config, `state_dir = "${join(dir, 'state')}"\n`)
+    const unit = join(dir, 'home', '.config', 'systemd', 'user', 'cidsync.service')
+    const install = await runCli(['service', 'install', '--user', '--config', config], { env })
+    expect(install.code).toBe(1)
+    expect(install.stderr).toContain('[ERR_SERVICE_MANAGER]')
+    expect(install.stderr).toContain('systemctl --user show-environment exited 1: Failed to connect to bus: No medium found')
+    expect(install.stderr).toContain('loginctl enable-linger')
+    expect(install.stderr).toContain('sudo cidsync service install')
+    expect(existsSync(unit)).toBe(false)
+  })
+
+  it('uninstall removes the unit file and its enable link, saying nothing ran under it', async () => {
+    const dir = await useTempDir()
+    const env = await withoutUserManager(dir)
+    const units = join(dir, 'home', '.config', 'systemd', 'user')
+    await mkdir(join(units, 'default.target.wants'), { recursive: true })
+    await writeFile(join(units, 'cidsync.service'), '[Unit]\n')
+    await symlink(join(units, 'cidsync.service'), join(units, 'default.target.wants', 'cidsync.service'))
+    const uninstall = await runCli(['service', 'uninstall', '--user'], { env })
+    expect(uninstall.code).toBe(0)
+    expect(uninstall.stdout).toContain(`removed ${join(units, 'cidsync.service')} (no systemd user manager runs for this login`)
+    expect(existsSync(join(units, 'cidsync.service'))).toBe(false)
+    expect(existsSync(join(units, 'default.target.wants', 'cidsync.service'))).toBe(false)
   })
 })
