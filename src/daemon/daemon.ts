@@ -17,7 +17,7 @@ import { StatusServer } from './status-server.js'
 import { ServiceLink } from './service-link.js'
 import { authState } from './auth-state.js'
 import { foldCalls, reloadConfig } from './reload.js'
-import type { RecentError, StateRecovery, StatusDocument } from './status-document.js'
+import type { RecentError, ReloadStatus, StateRecovery, StatusDocument } from './status-document.js'
 
 export const DEFAULT_RECENT_ERRORS = 20
 
@@ -215,11 +215,14 @@ export class Daemon {
     await this.reloadFolded()
   }
 
+  private lastReload: ReloadStatus | null = null
+
   private readonly reloadFolded = foldCalls(async () => {
     await reloadConfig({
       logger: this.logger,
       config: () => this.config,
       stopping: () => this.stopping !== undefined,
+      onOutcome: ({ refused, config }) => { this.lastReload = { at: new Date().toISOString(), ok: refused === null, refused, config } },
       apply: async (next) => {
         this.config = next
         this.logger.level = next.logLevel
@@ -334,6 +337,7 @@ export class Daemon {
       filesSkipped: folders.reduce((n, f) => n + f.skipped, 0),
       memory: { rssBytes: memory.rss, heapUsedBytes: memory.heapUsed },
       lastErrors: [...this.recentErrors],
+      reload: this.lastReload,
       events: { lastId: this.events.lastId, streams: this.server?.eventStreams.open ?? 0, dropped: this.server?.eventStreams.dropped ?? 0, peakBufferedBytes: this.server?.eventStreams.peakBufferedBytes ?? 0 },
       stateFiles: { recovered: [...this.recovered], leftoversRemoved: this.link?.leftoversRemoved ?? { files: 0, bytes: 0 }, syncStateError: this.link?.syncStateError ?? null }
     }

@@ -1,10 +1,10 @@
 import type { Command } from 'commander'
-import { loadConfig } from '../../config/index.js'
+import { loadConfigLocatingDaemon } from '../../config/index.js'
 import type { StatusDocument } from '../../daemon/index.js'
 import { countOf, formatBytes, formatDuration, formatTable } from '../format.js'
 import { StatusCheckError, UsageError } from '../../errors.js'
 import { action, reportError } from '../run.js'
-import { lastUnreachable, progressBar, statusProblems } from '../status-check.js'
+import { lastUnreachable, progressBar, reloadRefusedLine, statusProblems } from '../status-check.js'
 
 function publishLines (s: StatusDocument): string[] {
   const lines: string[] = []
@@ -81,6 +81,7 @@ export function formatStatus (s: StatusDocument): string {
       ? [`hashing ${countOf(s.watcher.hashing.files, 'file', 'files')} ${progressBar(s.watcher.hashing.bytesRead, s.watcher.hashing.bytes)} ${formatBytes(s.watcher.hashing.bytesRead)} of ${formatBytes(s.watcher.hashing.bytes)} read`]
       : []),
     `index ${countOf(s.index.files, 'file', 'files')}, ${formatBytes(s.index.bytes)} · ${s.stateDir}`,
+    ...(s.reload != null && !s.reload.ok ? [reloadRefusedLine(s.reload)] : []),
     ...indexLines(s),
     serviceLine(s),
     ...publishLines(s),
@@ -145,9 +146,17 @@ export function registerStatus (program: Command): void {
     .option('--check', 'exit 1 when a folder, the service or publishing is in error, saying what (for monitoring)')
     .option('--watch [seconds]', 'show it again every few seconds (default 2) until Ctrl-C')
     .action(action(async (options: StatusOptions) => {
-      const config = loadConfig({ configPath: options.config })
+      // A config file broken since the daemon started must not hide the daemon still running on the old one.
+      const { config, problem } = loadConfigLocatingDaemon({ configPath: options.config })
+      if (problem !== undefined) process.stderr.write(`cidsync: warning: the config file does not load (the daemon keeps the one it had until it does): ${problem.message}\n`)
       const { getFromDaemon } = await import('../status-client.js')
-      const read = async (): Promise<string> => await getFromDaemon(config, '/status')
+      const read = async (): Promise<string> => {
+        try {
+          return await getFromDaemon(config, '/status')
+        } catch (err) {
+          throw problem ?? err
+        }
+      }
       if (options.watch !== undefined && options.watch !== false) {
         const seconds = options.watch === true ? 2 : Number(options.watch)
         if (!Number.isFinite(seconds) || seconds <= 0) throw new UsageError(`--watch ${String(options.watch)}: expected a number of seconds above 0`)
@@ -157,7 +166,7 @@ export function registerStatus (program: Command): void {
       const body = await read()
       const document = JSON.parse(body) as StatusDocument
       if (options.check === true) {
-        const problems = statusProblems(document)
+        const problems = [...(problem === undefined ? [] : [`config: ${problem.message}`]), ...statusProblems(document)]
         if (problems.length > 0) throw new StatusCheckError(`${countOf(problems.length, 'problem', 'problems')}:\n  ${problems.join('\n  ')}`)
         process.stdout.write(`ok: ${countOf(document.folders.length, 'folder', 'folders')} watched, ${countOf(document.index.files, 'file', 'files')} indexed${document.publish?.last != null ? `, last published ${document.publish.last.at ?? '?'}` : ''}\n`)
         return
