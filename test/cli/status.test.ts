@@ -99,6 +99,31 @@ describe('cidsync status', () => {
     expect(result.stderr).toContain('no daemon answers')
   })
 
+  it('with the daemon stopped: shows the index and the last publish from the state dir, with relative times, and still exits 1', async () => {
+    const dir = await useTempDir()
+    await mkdir(join(dir, 'notes'))
+    await writeFile(join(dir, 'notes', 'one.md'), 'one')
+    const path = await config(dir, ['notes'])
+    const fresh = await runCli(['status', '--config', path])
+    expect(fresh.code).toBe(1)
+    expect(fresh.stdout).toContain('index: none yet in')
+    expect((await runCli(['snapshot', '--config', path])).code).toBe(0)
+    const offline = await runCli(['status', '--config', path])
+    expect(offline.code).toBe(1)
+    expect(offline.stderr).toContain('no daemon answers')
+    expect(offline.stdout).toContain('daemon: not running: no daemon answers')
+    expect(offline.stdout).toContain(`index 1 file, 3 B · ${join(dir, 'state')}`)
+    expect(offline.stdout).toMatch(/^notes\s+1\s+3 B$/m)
+    expect(offline.stdout).toMatch(/^publish: last snapshot \S+ at \S+Z \((just now|\d+ s ago)\), 1 entry$/m)
+
+    // Running, the times carry their age too.
+    const daemon = new DaemonProcess(['--config', path])
+    await daemon.logged('index current')
+    const online = await runCli(['status', '--config', path])
+    expect(online.stdout).toMatch(/index current since \S+Z \((just now|\d+ s ago)\)/)
+    await daemon.stop()
+  })
+
   it('--watch shows the summary again until Ctrl-C, then exits 0', async () => {
     const dir = await useTempDir()
     await mkdir(join(dir, 'notes'))
