@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest'
+import { existsSync } from 'node:fs'
 import { mkdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { DaemonProcess, runCli } from '../helpers/cli.js'
@@ -19,6 +20,11 @@ describe('cidsync reconcile, and the counts after a publish', () => {
   it('with no daemon: mirrors the account on its own and says what it holds', async () => {
     const dir = await useTempDir()
     const path = await config(dir)
+    // Nothing to mirror into yet: said (exit 3), and no empty index made that a restore would have to --force over.
+    const fresh = await runCli(['reconcile', '--config', path])
+    expect(fresh.code).toBe(3)
+    expect(fresh.stderr).toContain('[ERR_INDEX_MISSING]')
+    expect(existsSync(join(dir, 'state', 'index.sqlite'))).toBe(false)
     expect((await runCli(['snapshot', '--config', path])).code).toBe(0)
     const json = await runCli(['reconcile', '--json', '--config', path])
     expect(json.code, json.stderr).toBe(0)

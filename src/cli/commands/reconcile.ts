@@ -1,7 +1,7 @@
-import { mkdirSync } from 'node:fs'
+import { existsSync, mkdirSync } from 'node:fs'
 import type { Command } from 'commander'
 import { loadConfig, type Config } from '../../config/index.js'
-import { LockHeldError } from '../../errors.js'
+import { IndexMissingError, LockHeldError } from '../../errors.js'
 import type { Reconciled } from '../../sync/index.js'
 import { countOf, printJson } from '../format.js'
 import { action } from '../run.js'
@@ -13,6 +13,8 @@ async function reconcileStandalone (config: Config): Promise<Reconciled> {
   const lock = acquireLock(config.stateDir)
   try {
     const { indexPath, openIndex, readDeviceId } = await import('../../index/index.js')
+    // Not made here: an empty index on a fresh device would make the `restore` it needs ask for --force.
+    if (!existsSync(indexPath(config.stateDir))) throw new IndexMissingError(indexPath(config.stateDir))
     const index = openIndex(indexPath(config.stateDir))
     try {
       const { reconcile } = await import('../../sync/index.js')
