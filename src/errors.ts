@@ -48,6 +48,12 @@ export class DeviceNotFoundError extends CidsyncError {
   override readonly exitCode = ExitCode.notFound
 }
 
+/** `ls PREFIX` found no entry under the prefix. */
+export class NothingMatchesError extends CidsyncError {
+  override readonly code = 'ERR_NOTHING_MATCHES'
+  override readonly exitCode = ExitCode.notFound
+}
+
 /** The index was written by a newer cidsync than this one. */
 export class SchemaTooNewError extends CidsyncError {
   override readonly code = 'ERR_SCHEMA_TOO_NEW'
@@ -157,6 +163,11 @@ export class StatusCheckError extends CidsyncError {
 export class DashboardUnavailableError extends CidsyncError {
   override readonly code = 'ERR_DASHBOARD_UNAVAILABLE'
   override readonly exitCode = ExitCode.usage
+}
+
+/** `cidsync service install|uninstall`: the service manager (systemctl, launchctl) is missing or failed. */
+export class ServiceManagerError extends CidsyncError {
+  override readonly code = 'ERR_SERVICE_MANAGER'
 }
 
 /** The status endpoint could not listen where the config says. */

@@ -19,6 +19,7 @@ import { registerSnapshot } from './commands/snapshot.js'
 import { registerRestore } from './commands/restore.js'
 import { registerService } from './commands/service.js'
 import { registerRescan } from './commands/rescan.js'
+import { registerReconcile } from './commands/reconcile.js'
 import { registerHistory } from './commands/history.js'
 import { registerVerify } from './commands/verify.js'
 import { registerDashboard } from './commands/dashboard.js'
@@ -61,7 +62,7 @@ export function createProgram (): Command {
     // Options belong to the command they follow (`local-service token --dir D` is token's --dir).
     .enablePositionalOptions()
     .hook('preAction', checkStateDirOwner)
-  for (const register of [registerInit, registerDaemon, registerStatus, registerLs, registerGet, registerCid, registerLogin, registerFiles, registerNames, registerDeal, registerPointer, registerLocalService, registerKey, registerSnapshot, registerRestore, registerService, registerRescan, registerHistory, registerVerify, registerDashboard]) register(program)
+  for (const register of [registerInit, registerDaemon, registerStatus, registerLs, registerGet, registerCid, registerLogin, registerFiles, registerNames, registerDeal, registerPointer, registerLocalService, registerKey, registerSnapshot, registerRestore, registerService, registerRescan, registerReconcile, registerHistory, registerVerify, registerDashboard]) register(program)
   // Subcommands share the parent's exit override so their usage errors exit 2 too.
   const overrideAll = (command: Command): void => { command.exitOverride(); command.commands.forEach(overrideAll) }
   program.commands.forEach(overrideAll)

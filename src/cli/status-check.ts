@@ -21,6 +21,7 @@ export function statusProblems (s: StatusDocument): string[] {
     }
   }
   if (s.publish?.refused != null) problems.push(`pointer: refused part of it: ${s.publish.refused.message} [${s.publish.refused.code}]`)
+  if (s.reload != null && !s.reload.ok) problems.push(reloadRefusedLine(s.reload))
   if (s.restorable != null && !s.restorable.ok) problems.push(`restorable: NO, the restore drill at ${s.restorable.checkedAt} failed: ${s.restorable.failed ?? '?'}: publish again (\`cidsync snapshot\`), then \`cidsync verify\``)
   // A write that failed and then went through is history (counted in writeErrors), not a problem now.
   if (s.index.writeState !== undefined && s.index.writeState !== 'ok') problems.push(`index: writes ${s.index.writeState === 'stopped' ? 'stopped' : 'failing, retried'}: ${s.index.lastError?.message ?? 'see the recent errors in `cidsync status`'}`)
@@ -51,4 +52,9 @@ export function lastUnreachable (s: StatusDocument): { what: string, at: string,
     if (found === undefined || t.error.at > found.at) found = { what: t.what, at: t.error.at, message: t.error.message }
   }
   return found
+}
+
+/** A refused reload: the file on disk is not what runs. */
+export function reloadRefusedLine (r: NonNullable<StatusDocument['reload']>): string {
+  return `config: the last reload (at ${r.at}) was refused, the daemon runs on the config it had: ${(r.refused ?? '?').replace(/\s*\n\s*/g, ' ')}: fix ${r.config ?? 'the config file'}, then reload (SIGHUP, \`systemctl reload cidsync\`)`
 }

@@ -3,7 +3,7 @@
  */
 export type { Config, ExcludedDir, FolderConfig } from './config.js'
 export { excludeOwnDirs, excludedNotes } from './own-dirs.js'
-export { loadConfig, findConfigFile } from './load.js'
+export { loadConfig, loadConfigLocatingDaemon, findConfigFile } from './load.js'
 export type { LoadConfigOptions } from './load.js'
 export { defaultConfigPath, defaultStateDir, expandHome, resolveConfigPath } from './paths.js'
 export { parseListenAddress, formatListenAddress, isLoopbackHost } from './listen-address.js'

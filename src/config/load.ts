@@ -63,10 +63,43 @@ function readToml (path: string): Record<string, unknown> {
  * the value came from.
  */
 export function loadConfig (options: LoadConfigOptions = {}): Config {
+  const found = findConfigFile(options)
+  return fromRaw(found === undefined ? {} : readToml(found.path), found, options)
+}
+
+/**
+ * For finding a running daemon when the file on disk no longer loads (an edit not yet reloaded, or
+ * refused by the daemon): the config as usual, else one with only the file's `state_dir` and
+ * `[status] listen` (the two that locate the daemon) over the defaults, with the problem beside it.
+ * Throws the problem when even that cannot be had.
+ */
+export function loadConfigLocatingDaemon (options: LoadConfigOptions = {}): { config: Config, problem?: ConfigError } {
+  try {
+    return { config: loadConfig(options) }
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err
+    const found = findConfigFile(options)
+    let raw: Record<string, unknown> = {}
+    try {
+      raw = found === undefined ? {} : readToml(found.path)
+    } catch { /* not TOML at all: the defaults locate the daemon, if anything does */ }
+    const status = raw.status as Record<string, unknown> | undefined
+    const located: Record<string, unknown> = {
+      ...(typeof raw.state_dir === 'string' ? { state_dir: raw.state_dir } : {}),
+      ...(typeof status?.listen === 'string' ? { status: { listen: status.listen } } : {})
+    }
+    for (const attempt of [located, {}]) {
+      try {
+        return { config: fromRaw(attempt, found, options), problem: err }
+      } catch { /* the next, with less of the file */ }
+    }
+    throw err
+  }
+}
+
+function fromRaw (raw: Record<string, unknown>, found: { path: string } | undefined, options: LoadConfigOptions): Config {
   const env = options.env ?? process.env
   const home = options.home ?? homedir()
-  const found = findConfigFile(options)
-  const raw = found === undefined ? {} : readToml(found.path)
   const { merged, fromEnv } = applyEnvOverrides(raw, env)
   const origin = (key: string): string => {
     const variable = fromEnv.get(key)

@@ -12,7 +12,7 @@ export function renderConfigTemplate (folders: readonly TemplateFolder[] = [{ na
   const folderTables = folders.map(f => `[[folders]]
 name = ${toml(f.name)}                        # label; paths in the index are relative to the folder
 path = ${toml(f.path)}
-ignore = [".git/**", "node_modules/**", "**/*.tmp", "**/.DS_Store"]
+ignore = ["**/.git/**", "**/node_modules/**", "**/*.tmp", "**/.DS_Store"]
 # follow_symlinks = false               # true: index what symlinks point to; false: skip symlinks
 `).join('\n')
   return `# cidsync configuration (TOML). Every key is optional; the values shown are the defaults.

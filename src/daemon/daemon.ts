@@ -2,11 +2,12 @@ import { statfsSync } from 'node:fs'
 import { hostname } from 'node:os'
 import type { Config } from '../config/index.js'
 import { excludedNotes, formatListenAddress } from '../config/index.js'
+import { otherDaemonAt } from './listen-owner.js'
 import { indexPath, loadOrCreateDeviceId, openIndexRecovering, type FolderTotals, type Index, type OpenedIndex } from '../index/index.js'
 import { createWatcher, type Watcher } from '../watch/index.js'
 import { VERSION } from '../version.js'
 import { ensurePrivateDir } from '../util/private-dir.js'
-import { CidsyncError, NotReadyError, StateDiskFullError } from '../errors.js'
+import { CidsyncError, ListenError, NotReadyError, StateDiskFullError } from '../errors.js'
 import type { SyncEvent, SyncRunner } from '../sync/index.js'
 import { EventBus } from './event-bus.js'
 import { EventObserver } from './event-observer.js'
@@ -17,7 +18,7 @@ import { StatusServer } from './status-server.js'
 import { ServiceLink } from './service-link.js'
 import { authState } from './auth-state.js'
 import { foldCalls, reloadConfig } from './reload.js'
-import type { RecentError, StateRecovery, StatusDocument } from './status-document.js'
+import type { RecentError, ReloadStatus, StateRecovery, StatusDocument } from './status-document.js'
 
 export const DEFAULT_RECENT_ERRORS = 20
 
@@ -142,7 +143,7 @@ export class Daemon {
           return await this.watcher.checkDrift()
         }
       })
-      const bound = await this.server.listen(config.status.listen)
+      const bound = await this.server.listen(config.status.listen).catch(async (err: unknown) => { throw await explainListenError(err, config) })
       this.lock.update({ status: formatListenAddress(bound) })
       this.observer.start()
       this.startScan(this.watcher)
@@ -153,12 +154,15 @@ export class Daemon {
       })
       this.link.connectWhen(this.scanning ?? Promise.resolve(), this.indexLost)
       logger.info({ version: VERSION, device: this.deviceId, stateDir: config.stateDir, status: formatListenAddress(bound), folders: config.folders.length, service: config.service.mode }, 'daemon started')
+      this.started = true
       this.warnExcluded(config.folders)
     } catch (err) {
       await this.stop()
       throw err
     }
   }
+
+  private started = false
 
   /** cidsync's own dirs inside watched folders are left out of them: say so, once per folder set up. */
   private warnExcluded (folders: Config['folders']): void {
@@ -218,11 +222,14 @@ export class Daemon {
     await this.reloadFolded()
   }
 
+  private lastReload: ReloadStatus | null = null
+
   private readonly reloadFolded = foldCalls(async () => {
     await reloadConfig({
       logger: this.logger,
       config: () => this.config,
       stopping: () => this.stopping !== undefined,
+      onOutcome: ({ refused, config }) => { this.lastReload = { at: new Date().toISOString(), ok: refused === null, refused, config } },
       apply: async (next) => {
         this.config = next
         this.logger.level = next.logLevel
@@ -274,7 +281,8 @@ export class Daemon {
       await this.link?.close()
       this.index?.close()
       this.lock?.release()
-      this.logger.info({ uptimeSeconds: this.uptimeSeconds() }, 'daemon stopped')
+      // A start that failed is said by its error, not as a stop of a daemon that never ran.
+      if (this.started) this.logger.info({ uptimeSeconds: this.uptimeSeconds() }, 'daemon stopped')
     })()
     await this.stopping
   }
@@ -338,6 +346,7 @@ export class Daemon {
       filesSkipped: folders.reduce((n, f) => n + f.skipped, 0),
       memory: { rssBytes: memory.rss, heapUsedBytes: memory.heapUsed },
       lastErrors: [...this.recentErrors],
+      reload: this.lastReload,
       events: { lastId: this.events.lastId, streams: this.server?.eventStreams.open ?? 0, dropped: this.server?.eventStreams.dropped ?? 0, peakBufferedBytes: this.server?.eventStreams.peakBufferedBytes ?? 0 },
       stateFiles: { recovered: [...this.recovered], leftoversRemoved: this.link?.leftoversRemoved ?? { files: 0, bytes: 0 }, syncStateError: this.link?.syncStateError ?? null }
     }
@@ -346,4 +355,16 @@ export class Daemon {
   private uptimeSeconds (): number {
     return Math.round((Date.now() - this.startedAt.getTime()) / 100) / 10
   }
+}
+
+/**
+ * The address is taken: by another cidsync daemon (the quick start's and `init`'s configs share
+ * the default port), say whose and what to change; anything else as the server said it.
+ */
+async function explainListenError (err: unknown, config: Config): Promise<unknown> {
+  if (!(err instanceof ListenError) || (err.cause as NodeJS.ErrnoException | undefined)?.code !== 'EADDRINUSE') return err
+  const other = await otherDaemonAt(config.status.listen)
+  if (other === undefined) return err
+  return new ListenError(`the status endpoint cannot listen on ${formatListenAddress(config.status.listen)}: another cidsync daemon listens there ` +
+    `(pid ${other.pid}, state dir ${other.stateDir}): give this config its own port with [status] listen = "127.0.0.1:0" (any free one; \`cidsync status\` finds it) or another fixed port`, { cause: err })
 }

@@ -1,4 +1,5 @@
 import { loadConfig, type Config } from '../config/index.js'
+import { ConfigError } from '../errors.js'
 import type { Logger } from './logger.js'
 import { planReload, type ReloadPlan } from './reload-plan.js'
 
@@ -31,6 +32,8 @@ export interface ReloadTarget {
   readonly stopping: () => boolean
   /** Puts the new config in place: the runner's schedules, the folders (answers what was added and removed). */
   readonly apply: (next: Config) => Promise<{ added: readonly string[], removed: readonly string[] } | undefined>
+  /** Told how each reload ended: `refused` says why a config was not taken. */
+  readonly onOutcome?: (outcome: { refused: string | null, config: string | null }) => void
 }
 
 /**
@@ -49,9 +52,13 @@ export async function reloadConfig (target: ReloadTarget): Promise<void> {
   try {
     plan = planReload(target.config(), loadConfig({ configPath: source }))
   } catch (err) {
-    logger.error({ err, config: source }, 'reload refused: the config no longer validates; the running one is kept')
+    // A config error is the user's file, not a bug: its message says all, a stack trace would bury it.
+    const problem = err instanceof ConfigError ? err.message : undefined
+    logger.error(problem === undefined ? { err, config: source } : { problem, code: (err as ConfigError).code, config: source }, 'reload refused: the config no longer validates; the running one is kept')
+    target.onOutcome?.({ refused: problem ?? (err as Error).message, config: source ?? null })
     return
   }
+  target.onOutcome?.({ refused: null, config: source ?? null })
   const { next, needRestart, added, removed } = plan
   try {
     const folders = await target.apply(next)

@@ -148,8 +148,10 @@ export class ServiceLink {
       onEvent: this.components.onSyncEvent
     }, config)
     this.runner.start()
-    // Changes made while the service was being reached, or while the daemon was down, are published too.
-    this.runner.noteChange()
+    // Changes made while the service was being reached, or while the daemon was down, are published
+    // too. Only those: noted on a plain restart, status would say "changes waiting" for nothing.
+    const last = store.lastPublished()
+    if (last === undefined || last.marker !== index.changeMarker()) this.runner.noteChange()
     void this.runner.reconcileNow().catch(() => {})
     releaseMemory()
     logger.info({ service: connection.describe }, 'service ready')

@@ -104,4 +104,19 @@ export interface StatusDocument {
     readonly leftoversRemoved: { readonly files: number, readonly bytes: number }
     readonly syncStateError: string | null
   }
+  /**
+   * The last reload (SIGHUP): when, and whether the config on disk was refused (it no longer
+   * validates: the daemon runs on the one it had, and says so until a reload succeeds). Null
+   * before the first reload.
+   */
+  readonly reload?: ReloadStatus | null
+}
+
+/** See {@link StatusDocument.reload}. */
+export interface ReloadStatus {
+  readonly at: string
+  readonly ok: boolean
+  /** Why the config was refused (null when the reload went through). */
+  readonly refused: string | null
+  readonly config: string | null
 }

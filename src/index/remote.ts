@@ -102,6 +102,27 @@ export class RemoteStore {
 
   private dealOf: Statement | undefined
 
+  /**
+   * Takes the account's side from another index file (the one a restore replaces): the deals this
+   * device asked for are known nowhere else, and the mirrored listing and names spare a wait for
+   * the next reconciliation. Rows already here win. Answers how many deals came over.
+   */
+  carryFrom (otherIndexPath: string): number {
+    this.db.prepare('ATTACH DATABASE ? AS carried').run(otherIndexPath)
+    try {
+      return this.db.transaction(() => {
+        this.db.exec(`INSERT OR IGNORE INTO remote_files (id, cid, file_name, size, sent_for_deal, created_at, seen_at, gone)
+            SELECT id, cid, file_name, size, sent_for_deal, created_at, seen_at, gone FROM carried.remote_files;
+          INSERT OR IGNORE INTO remote_names (ipns_name, ipns_id, cid, last_update, seen_at)
+            SELECT ipns_name, ipns_id, cid, last_update, seen_at FROM carried.remote_names`)
+        return this.db.prepare(`INSERT OR IGNORE INTO deals (cid, requested_at, device_id, deal_id, provider, status, checked_at)
+          SELECT cid, requested_at, device_id, deal_id, provider, status, checked_at FROM carried.deals`).run().changes
+      })()
+    } finally {
+      this.db.exec('DETACH DATABASE carried')
+    }
+  }
+
   /** Where a CID stands on the account's side. */
   stateOf (cid: string | null): RemoteState {
     if (cid === null) return 'local-only'

@@ -59,7 +59,7 @@ export interface ServiceClients {
 const UPLOAD_DEADLINE_MS = 60 * 60_000
 
 const API_KEY_HINT = 'the API key was refused: run `cidsync login`, or set CIDSYNC_API_KEY'
-const SESSION_HINT = 'the session token was refused or has expired: copy a new one from the dashboard into the session-token credential, or set CIDSYNC_SESSION_TOKEN'
+const SESSION_HINT = 'the session token was refused or has expired: copy a new one from the dashboard (self-hosted: `cidsync local-service token --dir D --user U`, D being the running service\'s directory) into the session-token credential, or set CIDSYNC_SESSION_TOKEN'
 
 export interface ServiceLimits {
   /** The most a gateway fetch may write to disk when the caller knows no size (default 4 GiB). */

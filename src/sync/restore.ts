@@ -3,7 +3,7 @@ import { copyFile, link, readdir, rename, rm } from 'node:fs/promises'
 import { basename, dirname, join } from 'node:path'
 import type { Config } from '../config/index.js'
 import { IndexDamagedError, NothingAtTimeError, SequenceImplausibleError, SnapshotFormatError, UsageError } from '../errors.js'
-import { DEVICE_ID_FILE, indexPath, openIndex, readDeviceId } from '../index/index.js'
+import { DEVICE_ID_FILE, indexPath, isDamageError, openIndex, readDeviceId } from '../index/index.js'
 import type { ServiceClients } from '../remote/index.js'
 import { READABLE_ENGINES, type Manifest } from '../snapshot/index.js'
 import { writeFileAtomicSync } from '../util/atomic-write.js'
@@ -136,6 +136,9 @@ export async function restore (clients: ServiceClients, init: RestoreInit): Prom
       if (exists) {
         backup = `${target}${BACKUP_INFIX}${new Date().toISOString().replace(/[:.]/g, '-')}`
         await keepBackup(target, backup)
+        // After keepBackup, which brought the old index to this schema (or found it damaged).
+        carryAccountSide(target, staged)
+        await fsyncPath(staged)
         // The old WAL must never be replayed into the new file (it is folded in, or kept with the backup).
         await rm(`${target}-wal`, { force: true })
         await rm(`${target}-shm`, { force: true })
@@ -170,6 +173,22 @@ function checkOwnSequence (manifest: Manifest | undefined, cid: string, self: st
   if (published === undefined || there === undefined || there <= published) return
   throw new SequenceImplausibleError(`manifest ${cid} names this device (${self}) at sequence ${there}, past the ${published} it ever published: a forged publish by a holder of the key; not installed. ` +
     'Restore an earlier publish (`cidsync history`, then `--cid`), or let the daemon publish over it')
+}
+
+/**
+ * The deals this device asked for (and the account's mirrored side) live only in its index, never
+ * in a snapshot: a restore over an index keeps them, or `history` would show every deal as none.
+ * A damaged old index has nothing to give; the restore goes on without it.
+ */
+function carryAccountSide (oldIndex: string, staged: string): void {
+  const restored = openIndex(staged)
+  try {
+    restored.remote.carryFrom(oldIndex)
+  } catch (err) {
+    if (!isDamageError(err) && !(err instanceof IndexDamagedError)) throw err
+  } finally {
+    restored.close()
+  }
 }
 
 function memoryCache (): ManifestCache {

@@ -252,6 +252,9 @@ export class SyncRunner {
       onEvent?.({ type: 'publish.done', reason, ...published, ms: Date.now() - started })
       // A failed drill is looked at again once a publish went through, not only at its next schedule.
       if (!published.skipped && this.restorable()?.ok === false) void this.drilling.runNow('after a publish').catch(() => {})
+      // The account now holds this publish's uploads and a deal request: mirror it now, so status
+      // and the dashboard do not say "0 uploads" until the next scheduled reconciliation.
+      if (!published.skipped) void this.reconciling.runNow('after a publish').catch(() => {})
       return published
     } catch (err) {
       this.failures++

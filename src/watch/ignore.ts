@@ -9,16 +9,32 @@ export interface IgnoreMatcher {
 }
 
 /**
- * Compiles a folder's ignore globs. A pattern with a `/` matches from the folder's root
- * (`.git/**`, `build/out`); one without matches a name at any depth (`*.tmp`, `node_modules`).
- * A path is ignored when it or any folder above it matches, so a file inside an ignored tree is
- * ignored even when an event names it directly. `excluded` are exact paths (no globs) that are
- * ignored the same way: cidsync's own dirs inside the folder.
+ * A pattern whose only slashes end it (`node_modules/`, `node_modules/**`) names a folder by its
+ * name, which gitignore matches at any depth; answers that name, else undefined.
+ */
+function trailingName (pattern: string): string | undefined {
+  const name = pattern.replace(/\/(\*\*)?$/, '')
+  return name !== pattern && name !== '' && !name.includes('/') ? name : undefined
+}
+
+/**
+ * Compiles a folder's ignore globs, the way gitignore reads them: a pattern with a `/` at its
+ * start or in its middle matches from the folder's root (`/build/**`, `docs/*.tmp`; a leading
+ * globstar, as in the defaults `init` writes, lets it match below the root too); one without, or with slashes only at its end,
+ * matches a name at any depth (`*.tmp`, `node_modules`, `node_modules/**`, `.git/`). A path is
+ * ignored when it or any folder above it matches, so a file inside an ignored tree is ignored
+ * even when an event names it directly. `excluded` are exact paths (no globs) that are ignored
+ * the same way: cidsync's own dirs inside the folder.
  */
 export function createIgnoreMatcher (patterns: readonly string[], excluded: readonly string[] = []): IgnoreMatcher {
   const own = new Set(excluded)
-  const anchored = patterns.filter(p => p.includes('/'))
-  const named = patterns.filter(p => !p.includes('/'))
+  const anchored: string[] = []
+  const named: string[] = []
+  for (const pattern of patterns) {
+    const name = pattern.includes('/') ? trailingName(pattern) : pattern
+    if (name !== undefined) named.push(name)
+    else anchored.push(pattern.replace(/^\/+/, ''))
+  }
   const matchAnchored = anchored.length > 0 ? picomatch(anchored, { dot: true }) : () => false
   const matchName = named.length > 0 ? picomatch(named, { dot: true }) : () => false
   const itself = (path: string): boolean => {

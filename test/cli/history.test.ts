@@ -94,3 +94,18 @@ describe.skipIf(EXTERNAL)('cidsync history and restore --at/--cid (processes)', 
     expect(dry.stdout).toContain('nothing was changed')
   }, 120_000)
 })
+
+describe.skipIf(EXTERNAL)('restore --force on the same device (processes)', () => {
+  it('keeps the deals this device asked for: history\'s DEAL column stays pending', async () => {
+    const root = await useTempDir()
+    const service = await localServiceUnderTest({ dir: join(root, 'service'), dealDelayMs: 3_600_000 })
+    const a = await cliDevice(root, service, 'a', 'deal = true\n')
+    await writeFile(join(a.folder, 'one.md'), 'one')
+    const cid = await publishCid(a)
+    const dealOf = async (): Promise<string | undefined> =>
+      (JSON.parse((await ok(a, ['history', '--json'])).stdout) as Array<HistoryRow & { deal: string }>).find(r => r.cid === cid)?.deal
+    expect(await dealOf()).toBe('pending')
+    await ok(a, ['restore', '--force'])
+    expect(await dealOf()).toBe('pending')
+  }, 120_000)
+})

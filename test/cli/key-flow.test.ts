@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { spawn, spawnSync } from 'node:child_process'
-import { mkdir, writeFile } from 'node:fs/promises'
+import { mkdir, readdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { CLI, runCli } from '../helpers/cli.js'
 import { useTempDir } from '../helpers/temp-dir.js'
@@ -60,6 +60,17 @@ describe('carrying the snapshot key to a new device, as docs/operations.md says'
     expect((await runCli(['restore', '--config', b], { env: shared })).code).toBe(0)
   })
 
+  it('key export refuses when CIDSYNC_SNAPSHOT_PASSPHRASE is set, instead of printing a key that seals nothing', async () => {
+    const root = await useTempDir()
+    const env = { ...process.env, CIDSYNC_SNAPSHOT_PASSPHRASE: 'correct horse' }
+    await writeFile(join(root, 'c.toml'), `state_dir = "${join(root, 'state')}"\n`)
+    const refused = await runCli(['key', 'export', '--config', join(root, 'c.toml')], { env })
+    expect(refused).toMatchObject({ code: 2, stdout: '' })
+    expect(refused.stderr).toContain('CIDSYNC_SNAPSHOT_PASSPHRASE is set')
+    expect(refused.stderr).toContain('carry the passphrase to the other device')
+    expect(refused.stderr).toContain('[ERR_USAGE]')
+  })
+
   it('init --key - takes the key from standard input instead of making one', async () => {
     const root = await useTempDir()
     await writeFile(join(root, 'old.toml'), '')
@@ -88,5 +99,32 @@ describe('carrying the snapshot key to a new device, as docs/operations.md says'
     expect(result.stdout).toContain('paste the key from `cidsync key export` (it is not shown)')
     expect(result.stdout).toContain('imported key ')
     expect(result.stdout).not.toContain(exported.slice(-20))
+  })
+})
+
+describe('verify on a fresh device (the key and config, no index yet)', () => {
+  it('runs the drill before any restore, says there is nothing local to compare, and leaves no state that would change key import', async () => {
+    const root = await useTempDir()
+    const env = { ...process.env, CIDSYNC_SERVICE_DIR: join(root, 'service'), CIDSYNC_STATUS_LISTEN: '127.0.0.1:0' }
+    for (const name of ['a', 'b']) await mkdir(join(root, name, 'notes'), { recursive: true })
+    await writeFile(join(root, 'a', 'notes', 'one.md'), 'one')
+    const a = join(root, 'a.toml')
+    const b = join(root, 'b.toml')
+    expect((await runCli(['init', '--config', a, '--folder', join(root, 'a', 'notes'), '--state-dir', join(root, 'a', 'state')], { env })).code).toBe(0)
+    expect((await runCli(['snapshot', '--config', a], { env })).code).toBe(0)
+    const exported = (await runCli(['key', 'export', '--config', a], { env })).stdout
+    expect((await runCli(['init', '--config', b, '--folder', join(root, 'b', 'notes'), '--state-dir', join(root, 'b', 'state')], { env })).code).toBe(0)
+    expect((await runCli(['key', 'import', '--config', b], { env, input: exported })).code).toBe(0)
+
+    const drill = await runCli(['verify', '--config', b], { env })
+    expect(drill.code, drill.stderr).toBe(0)
+    expect(drill.stdout).toMatch(/^restorable: \S+; 1 publish, 1 segment fetched and checked; no index on this device yet, so nothing local to compare/)
+    const json = JSON.parse((await runCli(['verify', '--json', '--config', b], { env })).stdout) as { restorable: boolean, localIndex: boolean }
+    expect(json).toMatchObject({ restorable: true, localIndex: false })
+    const left = await readdir(join(root, 'b', 'state'))
+    expect(left).not.toContain('index.sqlite')
+    expect(left).not.toContain('sync.sqlite')
+    expect(await readdir(join(root, 'b', 'state', 'snapshots'))).toEqual([])
+    expect((await runCli(['restore', '--config', b], { env })).code).toBe(0)
   })
 })

@@ -49,14 +49,23 @@ describe('cidsync ls', () => {
 
     expect((await runCli(['ls', 'notes/sub', '--config', a])).stdout).toContain('notes/sub/one.md')
     const bare = await runCli(['ls', 'sub/one.md', '--config', a])
-    expect(bare.code).toBe(0)
+    expect(bare.code).toBe(3)
     expect(bare.stdout).not.toContain('one.md')
     expect(bare.stderr).toContain('cidsync: nothing matches sub/one.md: a prefix starts with the folder\'s name (folder/path, as `cidsync ls` prints them); the folders are: notes')
     const absolute = await runCli(['ls', join(root, 'a', 'notes'), '--config', a])
     expect(absolute.stderr).toContain('the folders are: notes')
 
-    // A folder name with nothing under the rest of the prefix: just empty, nothing to correct.
+    // A folder name with nothing under the rest of the prefix: nothing found, exit 3 as the README says.
     const none = await runCli(['ls', 'notes/nothing-here', '--config', a])
-    expect(none).toMatchObject({ code: 0, stderr: '' })
+    expect(none).toMatchObject({ code: 3, stdout: '' })
+    expect(none.stderr).toContain('cidsync: nothing in the index under notes/nothing-here [ERR_NOTHING_MATCHES]')
+    const noneJson = await runCli(['ls', 'nosuch', '--json', '--config', a])
+    expect(noneJson.code).toBe(3)
+    expect(JSON.parse(noneJson.stdout)).toEqual([])
+
+    // A leading slash, as a shell user writes a path, names the same folder.
+    const slashed = await runCli(['ls', '/notes', '--config', a])
+    expect(slashed.code).toBe(0)
+    expect(slashed.stdout).toContain('notes/sub/one.md')
   })
 })

@@ -1,6 +1,7 @@
 import { describe, it, expect } from 'vitest'
 import { spawn } from 'node:child_process'
-import { chmod, stat, writeFile, readFile } from 'node:fs/promises'
+import { existsSync } from 'node:fs'
+import { chmod, mkdir, stat, symlink, writeFile, readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { CLI, runCli } from '../helpers/cli.js'
 import { useTempDir } from '../helpers/temp-dir.js'
@@ -90,6 +91,19 @@ describe('service commands against a remote service', { timeout: 90_000 }, () =>
       const refused = await runCli(['pointer', 'get', ...c], { env: { ...process.env, CIDSYNC_SESSION_TOKEN: `${token}x` } })
       expect(refused.code).toBe(1)
       expect(refused.stderr).toContain('session token was refused or has expired')
+      expect(refused.stderr).toContain('cidsync local-service token --dir D --user U')
+
+      // As the README gave it (no --dir) on this remote-mode config: refused, nothing made in the state dir.
+      const guessed = await runCli(['local-service', 'token', '--user', walletAddress(walletKey), ...c])
+      expect(guessed).toMatchObject({ code: 2, stdout: '' })
+      expect(guessed.stderr).toContain('mode = "remote"')
+      expect(guessed.stderr).toContain('pass --dir with the directory it was started with')
+      expect(existsSync(join(dir, 'state', 'service'))).toBe(false)
+      // A --dir no service ever ran on: refused, not created.
+      const elsewhere = await runCli(['local-service', 'token', '--user', 'u', '--dir', join(dir, 'nothing-here')])
+      expect(elsewhere.code).toBe(2)
+      expect(elsewhere.stderr).toContain(`no local service data in ${join(dir, 'nothing-here')}`)
+      expect(existsSync(join(dir, 'nothing-here'))).toBe(false)
       expect(await readFile(join(dir, 'etc', 'api-key'), 'utf8')).toMatch(/^[0-9a-f-]{36}\n$/)
     } finally {
       await service.stop()
@@ -165,5 +179,44 @@ describe('cidsync key', () => {
     const refused = await runCli(['key', 'import', exported.stdout.trim(), '--config', join(dir, 'c.toml')])
     expect(refused.code).toBe(2)
     expect(refused.stderr).toContain('--force')
+  })
+})
+
+describe('cidsync service install|uninstall --user without a systemd user manager', () => {
+  /** A `systemctl` first on PATH that answers as one does with no user bus (a container, su, a bare ssh). */
+  async function withoutUserManager (dir: string): Promise<NodeJS.ProcessEnv> {
+    const bin = join(dir, 'bin')
+    await mkdir(bin)
+    await writeFile(join(bin, 'systemctl'), '#!/bin/sh\necho "Failed to connect to bus: No medium found" >&2\nexit 1\n', { mode: 0o755 })
+    return { ...process.env, HOME: join(dir, 'home'), PATH: `${bin}:${process.env.PATH ?? ''}`, XDG_CONFIG_HOME: join(dir, 'home', '.config') }
+  }
+
+  it('install is refused with a code and what to do, and leaves no unit file', async () => {
+    const dir = await useTempDir()
+    const env = await withoutUserManager(dir)
+    const config = join(dir, 'c.toml')
+    await writeFile(config, `state_dir = "${join(dir, 'state')}"\n`)
+    const unit = join(dir, 'home', '.config', 'systemd', 'user', 'cidsync.service')
+    const install = await runCli(['service', 'install', '--user', '--config', config], { env })
+    expect(install.code).toBe(1)
+    expect(install.stderr).toContain('[ERR_SERVICE_MANAGER]')
+    expect(install.stderr).toContain('systemctl --user show-environment exited 1: Failed to connect to bus: No medium found')
+    expect(install.stderr).toContain('loginctl enable-linger')
+    expect(install.stderr).toContain('sudo cidsync service install')
+    expect(existsSync(unit)).toBe(false)
+  })
+
+  it('uninstall removes the unit file and its enable link, saying nothing ran under it', async () => {
+    const dir = await useTempDir()
+    const env = await withoutUserManager(dir)
+    const units = join(dir, 'home', '.config', 'systemd', 'user')
+    await mkdir(join(units, 'default.target.wants'), { recursive: true })
+    await writeFile(join(units, 'cidsync.service'), '[Unit]\n')
+    await symlink(join(units, 'cidsync.service'), join(units, 'default.target.wants', 'cidsync.service'))
+    const uninstall = await runCli(['service', 'uninstall', '--user'], { env })
+    expect(uninstall.code).toBe(0)
+    expect(uninstall.stdout).toContain(`removed ${join(units, 'cidsync.service')} (no systemd user manager runs for this login`)
+    expect(existsSync(join(units, 'cidsync.service'))).toBe(false)
+    expect(existsSync(join(units, 'default.target.wants', 'cidsync.service'))).toBe(false)
   })
 })

@@ -69,11 +69,59 @@ describe('cidsync status', () => {
     await daemon.stop()
   })
 
+  it('after a refused reload: still reaches the daemon on its old config, and says the reload was refused', async () => {
+    const dir = await useTempDir()
+    await mkdir(join(dir, 'notes'))
+    const path = await config(dir, ['notes'])
+    const daemon = new DaemonProcess(['--config', path])
+    await daemon.logged('index current')
+    await writeFile(path, `state_dir = "state"\n[[folders]]\nname = "notes"\npath = "notes"\n[status]\nlisten = "127.0.0.1:0"\n[snapshot]\nencryption = "rot13"\n`)
+    daemon.child.kill('SIGHUP')
+    await daemon.logged('reload refused: the config no longer validates; the running one is kept')
+    const status = await runCli(['status', '--config', path])
+    expect(status.code, status.stderr).toBe(0)
+    expect(status.stderr).toContain('cidsync: warning: the config file does not load')
+    expect(status.stdout).toMatch(/config: the last reload \(at [^)]+\) was refused, the daemon runs on the config it had: .*rot13/)
+    const check = await runCli(['status', '--check', '--config', path])
+    expect(check.code).toBe(1)
+    expect(check.stderr).toContain('config: invalid config')
+    await daemon.stop()
+    // With no daemon to ask, the broken file is what is said (exit 2).
+    const none = await runCli(['status', '--config', path])
+    expect(none.code).toBe(2)
+    expect(none.stderr).toContain('[ERR_CONFIG]')
+  })
+
   it('--check exits 1 when no daemon answers', async () => {
     const dir = await useTempDir()
     const result = await runCli(['status', '--check', '--config', await config(dir, [])])
     expect(result.code).toBe(1)
     expect(result.stderr).toContain('no daemon answers')
+  })
+
+  it('with the daemon stopped: shows the index and the last publish from the state dir, with relative times, and still exits 1', async () => {
+    const dir = await useTempDir()
+    await mkdir(join(dir, 'notes'))
+    await writeFile(join(dir, 'notes', 'one.md'), 'one')
+    const path = await config(dir, ['notes'])
+    const fresh = await runCli(['status', '--config', path])
+    expect(fresh.code).toBe(1)
+    expect(fresh.stdout).toContain('index: none yet in')
+    expect((await runCli(['snapshot', '--config', path])).code).toBe(0)
+    const offline = await runCli(['status', '--config', path])
+    expect(offline.code).toBe(1)
+    expect(offline.stderr).toContain('no daemon answers')
+    expect(offline.stdout).toContain('daemon: not running: no daemon answers')
+    expect(offline.stdout).toContain(`index 1 file, 3 B · ${join(dir, 'state')}`)
+    expect(offline.stdout).toMatch(/^notes\s+1\s+3 B$/m)
+    expect(offline.stdout).toMatch(/^publish: last snapshot \S+ at \S+Z \((just now|\d+ s ago)\), 1 entry$/m)
+
+    // Running, the times carry their age too.
+    const daemon = new DaemonProcess(['--config', path])
+    await daemon.logged('index current')
+    const online = await runCli(['status', '--config', path])
+    expect(online.stdout).toMatch(/index current since \S+Z \((just now|\d+ s ago)\)/)
+    await daemon.stop()
   })
 
   it('--watch shows the summary again until Ctrl-C, then exits 0', async () => {

@@ -64,6 +64,15 @@ describe('reload (SIGHUP)', () => {
     expect(lines.find(l => l.msg === 'reload refused: the config no longer validates; the running one is kept')).toMatchObject({ level: 50, config: file })
     expect(daemon.status()).toMatchObject({ namespace: 'zero', folders: [{ name: 'notes' }] })
     expect(daemon.log.level).toBe('info')
+    // The line says what is wrong with the file, with no stack trace to bury it.
+    const refusal = lines.find(l => l.msg === 'reload refused: the config no longer validates; the running one is kept') ?? {}
+    expect(refusal).not.toHaveProperty('err')
+    expect(refusal).toMatchObject({ code: 'ERR_CONFIG', problem: expect.stringContaining('snapshot.encryption = "rot13"') })
+    // Status says so until a reload goes through.
+    expect(daemon.status().reload).toMatchObject({ ok: false, config: file, refused: expect.stringContaining('rot13') })
+    writeFileSync(file, config('zero', ['notes']))
+    await within(daemon.reload(), 10_000, 'the second reload')
+    expect(daemon.status().reload).toMatchObject({ ok: true, refused: null })
   })
 
   it('never rejects: a signal that comes while stopping, or after, is logged and ignored', async () => {

@@ -1,6 +1,7 @@
 import { mkdirSync } from 'node:fs'
 import type { Command } from 'commander'
 import { loadConfig } from '../../config/index.js'
+import { UsageError } from '../../errors.js'
 import { action } from '../run.js'
 import { readSecretLine } from '../prompt.js'
 
@@ -41,6 +42,12 @@ export function registerKey (program: Command): void {
     .option('--config <path>', 'config file')
     .action(action(async (options: { config?: string }) => {
       const config = loadConfig({ configPath: options.config })
+      // With a passphrase every snapshot is sealed with a key derived from it, so the key file
+      // (made here on first use) would seal nothing: printing it would hand over a useless secret.
+      if ((process.env.CIDSYNC_SNAPSHOT_PASSPHRASE ?? '') !== '') {
+        throw new UsageError('CIDSYNC_SNAPSHOT_PASSPHRASE is set, so snapshots are sealed with a key derived from the passphrase, not a key file: ' +
+          'carry the passphrase to the other device (set CIDSYNC_SNAPSHOT_PASSPHRASE there too) instead of exporting a key')
+      }
       mkdirSync(config.stateDir, { recursive: true, mode: 0o700 })
       const { exportKey } = await import('../../snapshot/index.js')
       process.stdout.write(`${exportKey(config.stateDir)}\n`)

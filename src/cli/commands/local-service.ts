@@ -1,3 +1,5 @@
+import { existsSync } from 'node:fs'
+import { join } from 'node:path'
 import type { Command } from 'commander'
 import { loadConfig, isLoopbackHost, DEFAULT_MAX_IPNS_KEYS_PER_ACCOUNT, type Config } from '../../config/index.js'
 import { UsageError } from '../../errors.js'
@@ -15,6 +17,18 @@ const int = (v: string): number => Number.parseInt(v, 10)
 
 /** With `--dir` and no `--config`, no file is read: `[local_service]`'s defaults. */
 const DEFAULT_LOCAL_SERVICE: Config['localService'] = { signup: 'open', allow: [], maxBytesPerAccount: 0, maxIpnsKeysPerAccount: DEFAULT_MAX_IPNS_KEYS_PER_ACCOUNT, maxConnections: 128 }
+/**
+ * The config's `service.dir` is the embedded service's: with `mode = "remote"` the service that
+ * checks the token runs elsewhere, on a dir only its `--dir` names, so guessing would sign for nobody.
+ */
+function tokenDirFromConfig (configPath: string | undefined): string {
+  const config = loadConfig({ configPath })
+  if (config.service.mode === 'remote') {
+    throw new UsageError(`the config uses [service] mode = "remote" (pointer service ${config.service.pointerUrl}): ` +
+      'its tokens are signed by the running `cidsync local-service`; pass --dir with the directory it was started with (it says "data in DIR" at start)')
+  }
+  return config.service.dir
+}
 
 export function registerLocalService (program: Command): void {
   const command = program.command('local-service')
@@ -55,8 +69,15 @@ export function registerLocalService (program: Command): void {
     .option('--dir <dir>', 'the local service\'s data (default: the config\'s service.dir)')
     .option('--ttl-seconds <n>', 'how long it is valid', int, 30 * 86_400)
     .action(action(async (options: { user: string, config?: string, dir?: string, ttlSeconds: number }) => {
-      const dir = options.dir ?? loadConfig({ configPath: options.config }).service.dir
+      const dir = options.dir ?? tokenDirFromConfig(options.config)
+      // A token is signed with the secret in the service's database: one made here, in a dir no
+      // running service reads, would be refused with a 401 that never says why.
+      if (!existsSync(join(dir, 'service.sqlite'))) {
+        throw new UsageError(`no local service data in ${dir} (no service.sqlite), so no running service would accept a token signed here: ` +
+          'pass --dir with the directory the running `cidsync local-service` was started with (it says "data in DIR" at start)')
+      }
       const { issueTokenFor } = await import('../../local-service/index.js')
       process.stdout.write(`${await issueTokenFor(dir, options.user, options.ttlSeconds)}\n`)
+      process.stderr.write(`signed with the secret in ${dir}: only the local service serving that directory accepts it\n`)
     }))
 }

@@ -1,6 +1,6 @@
 import type { Command } from 'commander'
 import { loadConfig } from '../../config/index.js'
-import { DeviceNotFoundError, UsageError } from '../../errors.js'
+import { DeviceNotFoundError, NothingMatchesError, UsageError } from '../../errors.js'
 import type { KnownDevice } from '../../index/index.js'
 import { formatBytes, formatTable, printJson } from '../format.js'
 import { action } from '../run.js'
@@ -32,7 +32,9 @@ export function registerLs (program: Command): void {
     .option('--all-devices', 'entries of every device the index knows')
     .option('--deleted', 'include deletions (tombstones)')
     .option('--json', 'print JSON')
-    .action(action(async (prefix: string | undefined, options: LsOptions) => {
+    .action(action(async (given: string | undefined, options: LsOptions) => {
+      // `ls /notes` is how a path looks to a shell user; the index's paths are `folder/path`.
+      const prefix = given?.replace(/^\/+/, '')
       if (options.device !== undefined && options.allDevices === true) throw new UsageError('--device and --all-devices exclude each other')
       const config = loadConfig({ configPath: options.config })
       const { indexPath, openIndex, readDeviceId } = await import('../../index/index.js')
@@ -45,12 +47,13 @@ export function registerLs (program: Command): void {
         if (everyDevice && options.allDevices !== true) process.stderr.write('cidsync: this device has no rows yet (its id is made on the first `cidsync daemon`): showing every device\'s rows\n')
         const deviceId = everyDevice ? undefined : options.device !== undefined ? resolveDevice(options.device, index.entries.devices()) : own
         const entries = index.entries.list({ prefix: prefix ?? '', deviceId, includeDeleted: options.deleted === true })
+        let nothing: NothingMatchesError | undefined
         if (entries.length === 0 && prefix !== undefined && prefix !== '') {
           const folders = [...new Set([...config.folders.map(f => f.name), ...index.entries.devices().flatMap(d => index.entries.totals(d.id).map(t => t.folder))])].sort()
-          if (!startsWithFolder(prefix, folders)) {
-            process.stderr.write(`cidsync: nothing matches ${safeText(prefix)}: a prefix starts with the folder's name (folder/path, as \`cidsync ls\` prints them); ` +
-              `${folders.length === 0 ? 'no folder is configured or indexed yet' : `the folders are: ${folders.map(safeText).join(', ')}`}\n`)
-          }
+          nothing = startsWithFolder(prefix, folders)
+            ? new NothingMatchesError(`nothing in the index under ${safeText(prefix)}`)
+            : new NothingMatchesError(`nothing matches ${safeText(prefix)}: a prefix starts with the folder's name (folder/path, as \`cidsync ls\` prints them); ` +
+              `${folders.length === 0 ? 'no folder is configured or indexed yet' : `the folders are: ${folders.map(safeText).join(', ')}`}`)
         }
         if (options.json === true) {
           printJson(entries.map(e => ({
@@ -58,6 +61,7 @@ export function registerLs (program: Command): void {
             cid: e.cid, cidProfile: e.cidProfile, updatedAt: new Date(e.updatedAt).toISOString(), deleted: e.deleted, seq: e.seq,
             remote: index.remote.stateOf(e.cid)
           })))
+          if (nothing !== undefined) throw nothing
           return
         }
         const many = everyDevice
@@ -66,6 +70,8 @@ export function registerLs (program: Command): void {
           formatBytes(e.size), e.deleted ? '(deleted)' : e.cid ?? '', e.deleted ? '' : index.remote.stateOf(e.cid), `${e.folder}/${e.path}`
         ])
         const header = [...(many ? ['DEVICE'] : []), 'SIZE', 'CID', 'REMOTE', 'PATH']
+        // Nothing under a prefix is "nothing found" (exit 3), not an empty success a script cannot tell apart.
+        if (nothing !== undefined) throw nothing
         process.stdout.write(formatTable(header, rows, new Set([many ? 1 : 0])))
       } finally {
         index.close()

@@ -1,11 +1,12 @@
-import { execFileSync } from 'node:child_process'
-import { readFileSync, rmSync, statSync } from 'node:fs'
+import { existsSync, lstatSync, readFileSync, readlinkSync, rmSync, statSync } from 'node:fs'
+import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { Command } from 'commander'
 import { findConfigFile, loadConfig } from '../../config/index.js'
-import { UsageError } from '../../errors.js'
+import { ServiceManagerError, UsageError } from '../../errors.js'
 import { writeFileAtomicSync } from '../../util/atomic-write.js'
 import { action } from '../run.js'
+import { runCommands, showCommands as show, userManagerProblem } from '../service-manager.js'
 
 interface ServiceOptions { config?: string, user?: boolean, dryRun?: boolean, platform?: string }
 
@@ -15,15 +16,12 @@ function platformOf (option: string | undefined): 'linux' | 'darwin' {
   return platform
 }
 
-function show (commands: ReadonlyArray<readonly string[]>): string {
-  return commands.map(c => c.map(a => /[\s'"]/.test(a) ? `'${a.replace(/'/g, '\'\\\'\'')}'` : a).join(' ')).join('\n')
-}
-
-function run (commands: ReadonlyArray<readonly string[]>): void {
-  for (const [file, ...args] of commands) {
-    process.stdout.write(`$ ${show([[file as string, ...args]])}\n`)
-    execFileSync(file as string, args, { stdio: 'inherit' })
-  }
+/** `systemctl enable` links the unit from default.target.wants: gone with the unit, or it dangles. */
+function removeWantsLink (unitPath: string): void {
+  const link = join(dirname(unitPath), 'default.target.wants', 'cidsync.service')
+  try {
+    if (lstatSync(link).isSymbolicLink() && readlinkSync(link) === unitPath) rmSync(link)
+  } catch { /* no link */ }
 }
 
 export function registerService (program: Command): void {
@@ -70,9 +68,22 @@ export function registerService (program: Command): void {
         process.stdout.write(`# ${plan.path}\n${plan.content}\n# then:\n${show(plan.commands)}\n`)
         return
       }
+      const userUnit = platform === 'linux' && options.user === true
+      const problem = userUnit ? userManagerProblem() : undefined
+      if (problem !== undefined) throw new ServiceManagerError(`cannot install the user service, nothing was written: ${problem}`)
+      const existed = existsSync(plan.path)
       writeFileAtomicSync(plan.path, plan.content, { mode: 0o644 })
       process.stdout.write(`wrote ${plan.path}\n`)
-      run(plan.commands)
+      try {
+        runCommands(plan.commands, 'fix that, then run `cidsync service install` again')
+      } catch (err) {
+        // A unit no manager took is a half install: leave the machine as it was (one that was there stays).
+        if (!existed) {
+          rmSync(plan.path, { force: true })
+          process.stderr.write(`cidsync: removed ${plan.path} again\n`)
+        }
+        throw err
+      }
     }))
   service.command('uninstall')
     .description('stop and disable the service, and remove its file')
@@ -87,9 +98,17 @@ export function registerService (program: Command): void {
         process.stdout.write(`${show(plan.commands)}\nrm ${plan.path}\n${show(plan.after ?? [])}\n`)
         return
       }
-      run(plan.commands)
+      const problem = platform === 'linux' && options.user === true ? userManagerProblem() : undefined
+      if (problem !== undefined) {
+        // No user manager means nothing runs under the unit: removing the files is the whole uninstall.
+        rmSync(plan.path, { force: true })
+        removeWantsLink(plan.path)
+        process.stdout.write(`removed ${plan.path} (no systemd user manager runs for this login, so nothing was running under it to stop)\n`)
+        return
+      }
+      runCommands(plan.commands, 'the unit file is still in place: fix that, then run `cidsync service uninstall` again')
       rmSync(plan.path, { force: true })
       process.stdout.write(`removed ${plan.path}\n`)
-      run(plan.after ?? [])
+      runCommands(plan.after ?? [], `${plan.path} is removed; the service manager still lists it until it reloads`)
     }))
 }

@@ -1,29 +1,30 @@
 import type { Command } from 'commander'
-import { loadConfig } from '../../config/index.js'
+import { loadConfigLocatingDaemon } from '../../config/index.js'
 import type { StatusDocument } from '../../daemon/index.js'
 import { countOf, formatBytes, formatDuration, formatTable } from '../format.js'
-import { StatusCheckError, UsageError } from '../../errors.js'
+import { StatusCheckError, StatusUnavailableError, UsageError } from '../../errors.js'
 import { action, reportError } from '../run.js'
-import { lastUnreachable, progressBar, statusProblems } from '../status-check.js'
+import { timeWithAge } from '../relative-time.js'
+import { lastUnreachable, progressBar, reloadRefusedLine, statusProblems } from '../status-check.js'
 import { safeDocument } from '../safe-text.js'
 
 function publishLines (s: StatusDocument): string[] {
   const lines: string[] = []
   if (s.publish !== null) {
-    const last = s.publish.last === null ? 'nothing published yet' : `last snapshot ${s.publish.last.cid} at ${s.publish.last.at ?? '?'} (${countOf(s.publish.last.entries, 'entry', 'entries')})`
-    lines.push(`publish: ${last}${s.publish.pendingAt === null ? '' : `; next after changes at ${s.publish.pendingAt}`}`)
+    const last = s.publish.last === null ? 'nothing published yet' : `last snapshot ${s.publish.last.cid} at ${s.publish.last.at === null ? '?' : timeWithAge(s.publish.last.at)}, ${countOf(s.publish.last.entries, 'entry', 'entries')}`
+    lines.push(`publish: ${last}${s.publish.pendingAt === null ? '' : `; next after changes at ${timeWithAge(s.publish.pendingAt)}`}`)
     lines.push(`pointer: ${s.publish.pointer.inSync ? `in sync (${s.publish.pointer.cid ?? ''})` : `not in sync: ${s.publish.pointer.why ?? ''}`}`)
     const r = s.restorable
-    lines.push(`restorable: ${r == null ? 'not checked yet (the drill runs on [verify] schedule, or `cidsync verify`)' : r.ok ? `yes (drill at ${r.checkedAt})` : `NO (drill at ${r.checkedAt}): ${r.failed ?? '?'}`}`)
+    lines.push(`restorable: ${r == null ? 'not checked yet (the drill runs on [verify] schedule, or `cidsync verify`)' : r.ok ? `yes (drill at ${timeWithAge(r.checkedAt)})` : `NO (drill at ${timeWithAge(r.checkedAt)}): ${r.failed ?? '?'}`}`)
     if (s.publish.refused != null) lines.push(`pointer: refused part of it at ${s.publish.refused.at}: ${s.publish.refused.message} [${s.publish.refused.code}]`)
     if (s.publish.rolledBack != null) lines.push(`pointer: found set back at ${s.publish.rolledBack.at}: ${s.publish.rolledBack.message} [${s.publish.rolledBack.code}]`)
     if (s.publish.blocked !== null) lines.push(`publish: stopped: ${s.publish.blocked}`)
     else if (s.publish.held != null) lines.push(`publish: held since ${s.publish.held.since}: ${s.publish.held.message}`)
-    else if (s.publish.lastError !== null) lines.push(`publish: last attempt failed at ${s.publish.lastError.at}: ${s.publish.lastError.message}${s.publish.retryAt == null ? '' : `; next try at ${s.publish.retryAt}`}`)
+    else if (s.publish.lastError !== null) lines.push(`publish: last attempt failed at ${timeWithAge(s.publish.lastError.at)}: ${s.publish.lastError.message}${s.publish.retryAt == null ? '' : `; next try at ${s.publish.retryAt}`}`)
   }
   if (s.reconcile !== null) {
     lines.push(`account: ${s.reconcile.remoteFiles.toLocaleString('en-US')} uploads (${s.reconcile.gone} gone) · deals pending ${s.reconcile.deals.pending}, overdue ${s.reconcile.deals.overdue}, made ${s.reconcile.deals.made}` +
-      (s.reconcile.lastRun === null ? ' · not reconciled yet' : ` · reconciled ${s.reconcile.lastRun}`))
+      (s.reconcile.lastRun === null ? ' · not reconciled yet' : ` · reconciled ${timeWithAge(s.reconcile.lastRun)}`))
   }
   if (s.auth.sessionToken.warning !== null) lines.push(`auth: ${s.auth.sessionToken.warning}`)
   return lines
@@ -68,7 +69,7 @@ function indexLines (s: StatusDocument): string[] {
   if (drift != null) {
     lines.push(drift.lastRunAt === null
       ? `drift check: not run yet${drift.nextRunAt === null ? ' (only on `cidsync rescan`)' : ` · next at ${drift.nextRunAt}`}`
-      : `drift check: ${drift.running ? 'running · ' : ''}last at ${drift.lastRunAt}, repaired ${drift.lastRepaired ?? 0} (${drift.totalRepaired} since start)` +
+      : `drift check: ${drift.running ? 'running · ' : ''}last at ${timeWithAge(drift.lastRunAt)}, repaired ${drift.lastRepaired ?? 0} (${drift.totalRepaired} since start)` +
         (drift.lastUnchecked.length > 0 ? ` · not checked: ${drift.lastUnchecked.join(', ')}` : '') + (drift.nextRunAt === null ? '' : ` · next at ${drift.nextRunAt}`))
   }
   return lines
@@ -80,11 +81,12 @@ export function formatStatus (document: StatusDocument): string {
   const lines = [
     `cidsync ${s.version} · device ${s.device.id.slice(0, 8)} (${s.device.hostname}) · up ${formatDuration(s.uptimeSeconds)} · pid ${s.pid}`,
     `namespace ${s.namespace} · network ${s.network} · service ${s.service.mode} · profile ${s.cidProfile}`,
-    `watcher ${s.watcher.state}` + (s.watcher.currentAt !== null ? ` · index current since ${s.watcher.currentAt}` : ' · scanning, index not yet current'),
+    `watcher ${s.watcher.state}` + (s.watcher.currentAt !== null ? ` · index current since ${timeWithAge(s.watcher.currentAt)}` : ' · scanning, index not yet current'),
     ...(s.watcher.hashing.files > 0
       ? [`hashing ${countOf(s.watcher.hashing.files, 'file', 'files')} ${progressBar(s.watcher.hashing.bytesRead, s.watcher.hashing.bytes)} ${formatBytes(s.watcher.hashing.bytesRead)} of ${formatBytes(s.watcher.hashing.bytes)} read`]
       : []),
     `index ${countOf(s.index.files, 'file', 'files')}, ${formatBytes(s.index.bytes)} · ${s.stateDir}`,
+    ...(s.reload != null && !s.reload.ok ? [reloadRefusedLine(s.reload)] : []),
     ...indexLines(s),
     serviceLine(s),
     ...publishLines(s),
@@ -149,19 +151,36 @@ export function registerStatus (program: Command): void {
     .option('--check', 'exit 1 when a folder, the service or publishing is in error, saying what (for monitoring)')
     .option('--watch [seconds]', 'show it again every few seconds (default 2) until Ctrl-C')
     .action(action(async (options: StatusOptions) => {
-      const config = loadConfig({ configPath: options.config })
+      // A config file broken since the daemon started must not hide the daemon still running on the old one.
+      const { config, problem } = loadConfigLocatingDaemon({ configPath: options.config })
+      if (problem !== undefined) process.stderr.write(`cidsync: warning: the config file does not load (the daemon keeps the one it had until it does): ${problem.message}\n`)
       const { getFromDaemon } = await import('../status-client.js')
-      const read = async (): Promise<string> => await getFromDaemon(config, '/status')
+      const read = async (): Promise<string> => {
+        try {
+          return await getFromDaemon(config, '/status')
+        } catch (err) {
+          throw problem ?? err
+        }
+      }
       if (options.watch !== undefined && options.watch !== false) {
         const seconds = options.watch === true ? 2 : Number(options.watch)
         if (!Number.isFinite(seconds) || seconds <= 0) throw new UsageError(`--watch ${String(options.watch)}: expected a number of seconds above 0`)
         await watch(read, seconds, options.json === true)
         return
       }
-      const body = await read()
+      let body: string
+      try {
+        body = await read()
+      } catch (err) {
+        // No daemon: a plain `status` still shows what the state dir holds, then fails as before.
+        if (!(err instanceof StatusUnavailableError) || options.json === true || options.check === true) throw err
+        const { offlineSummary } = await import('../status-offline.js')
+        process.stdout.write(await offlineSummary(config, err.message))
+        throw err
+      }
       const document = JSON.parse(body) as StatusDocument
       if (options.check === true) {
-        const problems = statusProblems(safeDocument(document))
+        const problems = [...(problem === undefined ? [] : [`config: ${problem.message}`]), ...statusProblems(safeDocument(document))]
         if (problems.length > 0) throw new StatusCheckError(`${countOf(problems.length, 'problem', 'problems')}:\n  ${problems.join('\n  ')}`)
         process.stdout.write(`ok: ${countOf(document.folders.length, 'folder', 'folders')} watched, ${countOf(document.index.files, 'file', 'files')} indexed${document.publish?.last != null ? `, last published ${document.publish.last.at ?? '?'}` : ''}\n`)
         return

@@ -1,3 +1,5 @@
+import { existsSync, mkdirSync, rmSync } from 'node:fs'
+import { dirname, join } from 'node:path'
 import type { Command } from 'commander'
 import { loadConfig } from '../../config/index.js'
 import { SegmentUnusableError } from '../../errors.js'
@@ -17,7 +19,6 @@ export function registerVerify (program: Command): void {
     .option('--json', 'print JSON')
     .action(action(async (options: VerifyOptions) => {
       const config = loadConfig({ configPath: options.config })
-      const { mkdirSync } = await import('node:fs')
       mkdirSync(config.stateDir, { recursive: true, mode: 0o700 })
       const { indexPath, openIndex, readDeviceId } = await import('../../index/index.js')
       const { createLogger } = await import('../../daemon/index.js')
@@ -25,23 +26,34 @@ export function registerVerify (program: Command): void {
       await withService(options, async ({ clients }) => {
         const { SyncStore, verify, acceptsUnencrypted } = await import('../../sync/index.js')
         const pointer = await clients.pointers.current(options.namespace ?? config.namespace, options.network ?? config.network)
-        const index = openIndex(indexPath(config.stateDir), { readonly: true })
-        const store = new SyncStore(config.stateDir)
+        // A fresh device (the key and config, no index yet) is where the drill matters most, before
+        // a restore: it runs against an empty index aside and leaves no state behind (a sync.sqlite
+        // made here would make `key import` ask for --force).
+        const fresh = !existsSync(indexPath(config.stateDir))
+        const emptyIndex = join(config.stateDir, 'snapshots', `verify-empty-${process.pid}.sqlite`)
+        if (fresh) mkdirSync(dirname(emptyIndex), { recursive: true, mode: 0o700 })
+        const index = fresh ? openIndex(emptyIndex) : openIndex(indexPath(config.stateDir), { readonly: true })
+        const store = fresh ? undefined : new SyncStore(config.stateDir)
+        const kept = new Map<string, string>()
+        const cache = store?.manifestCache ?? { get: (cid: string) => kept.get(cid), put: (cid: string, json: string) => { kept.set(cid, json) } }
         try {
-          const result = await verify({ index, clients, logger, deviceId: readDeviceId(config.stateDir) ?? '' }, {
-            cid: pointer.snapshotCid, full: options.full, cache: store.manifestCache, stateDir: config.stateDir, binding: { namespace: options.namespace ?? config.namespace, network: options.network ?? config.network },
+          const result = await verify({ index, clients, logger, deviceId: fresh ? '' : readDeviceId(config.stateDir) ?? '' }, {
+            cid: pointer.snapshotCid, full: options.full, cache, stateDir: config.stateDir, binding: { namespace: options.namespace ?? config.namespace, network: options.network ?? config.network },
             passphrase: process.env.CIDSYNC_SNAPSHOT_PASSPHRASE, acceptUnencrypted: acceptsUnencrypted(config)
           })
-          store.verified(result)
-          if (options.json === true) printJson(result)
+          store?.verified(result)
+          if (options.json === true) printJson({ ...result, localIndex: !fresh })
           else {
-            const own = result.own === null ? 'this device\'s files not compared (none there, or this index is behind the pointer, as after `restore --at`: its next publish catches up)' : `${countOf(result.own.compared, 'file', 'files')} of this device compared, ${result.own.differing} differ`
+            const own = fresh
+              ? 'no index on this device yet, so nothing local to compare (`cidsync restore` installs it)'
+              : result.own === null ? 'this device\'s files not compared (none there, or this index is behind the pointer, as after `restore --at`: its next publish catches up)' : `${countOf(result.own.compared, 'file', 'files')} of this device compared, ${result.own.differing} differ`
             process.stdout.write(`${result.restorable ? 'restorable' : 'NOT restorable'}: ${result.cid}; ${countOf(result.publishes, 'publish', 'publishes')}, ${countOf(result.segments, 'segment', 'segments')} fetched and checked; ${own}\n`)
           }
           if (result.failed !== null) throw new SegmentUnusableError(`${result.failed.message}: a restore from ${result.cid} would fail. Publish again from a device that holds the files (\`cidsync snapshot\`; a device whose index lost them: \`cidsync pointer repair\`), then verify again`, result.failed.cid)
         } finally {
-          store.close()
+          store?.close()
           index.close()
+          if (fresh) for (const suffix of ['', '-wal', '-shm']) rmSync(`${emptyIndex}${suffix}`, { force: true })
         }
       })
     }))

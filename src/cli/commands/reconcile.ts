@@ -1,0 +1,65 @@
+import { existsSync, mkdirSync } from 'node:fs'
+import type { Command } from 'commander'
+import { loadConfig, type Config } from '../../config/index.js'
+import { IndexMissingError, LockHeldError } from '../../errors.js'
+import type { Reconciled } from '../../sync/index.js'
+import { countOf, printJson } from '../format.js'
+import { action } from '../run.js'
+
+/** No daemon: take the lock, mirror the account into the index, let go. */
+async function reconcileStandalone (config: Config): Promise<Reconciled> {
+  const { acquireLock, createLogger } = await import('../../daemon/index.js')
+  mkdirSync(config.stateDir, { recursive: true, mode: 0o700 })
+  const lock = acquireLock(config.stateDir)
+  try {
+    const { indexPath, openIndex, readDeviceId } = await import('../../index/index.js')
+    // Not made here: an empty index on a fresh device would make the `restore` it needs ask for --force.
+    if (!existsSync(indexPath(config.stateDir))) throw new IndexMissingError(indexPath(config.stateDir))
+    const index = openIndex(indexPath(config.stateDir))
+    try {
+      const { reconcile } = await import('../../sync/index.js')
+      const { connectService } = await import('../../connect/index.js')
+      const connection = await connectService(config)
+      try {
+        const logger = createLogger({ level: config.logLevel === 'info' ? 'warn' : config.logLevel })
+        // A device that never ran the daemon has no id, so no deals of its own to look at.
+        return await reconcile({ index, clients: connection.clients, logger, deviceId: readDeviceId(config.stateDir) ?? '' }, { config })
+      } finally {
+        await connection.close()
+      }
+    } finally {
+      index.close()
+    }
+  } finally {
+    lock.release()
+  }
+}
+
+/** Through the running daemon (its status and dashboard then count it), or on its own when none runs. */
+export async function reconcileOnce (config: Config): Promise<Reconciled> {
+  try {
+    return await reconcileStandalone(config)
+  } catch (err) {
+    if (!(err instanceof LockHeldError)) throw err
+    const { postToDaemon } = await import('../status-client.js')
+    return JSON.parse(await postToDaemon(config, '/reconcile')) as Reconciled
+  }
+}
+
+export function registerReconcile (program: Command): void {
+  program.command('reconcile')
+    .description('mirror the account now: every page of its uploads, its IPNS names and the deals this device asked for (through the running daemon, or on its own)')
+    .option('--config <path>', 'config file')
+    .option('--json', 'print JSON')
+    .action(action(async (options: { config?: string, json?: boolean }) => {
+      const config = loadConfig({ configPath: options.config })
+      const result = await reconcileOnce(config)
+      if (options.json === true) {
+        printJson(result)
+        return
+      }
+      process.stdout.write(`the account holds ${countOf(result.remoteFiles, 'upload', 'uploads')}${result.gone > 0 ? ` (${result.gone} no longer listed)` : ''}, ` +
+        `${countOf(result.names, 'IPNS name', 'IPNS names')}; ${countOf(result.dealsMade, 'deal', 'deals')} made since the last look` +
+        `${result.republished ? '; the snapshot\'s IPNS name was put back on the last snapshot' : ''}\n`)
+    }))
+}

@@ -1,0 +1,47 @@
+import { existsSync } from 'node:fs'
+import type { Config } from '../config/index.js'
+import { countOf, formatBytes, formatTable } from './format.js'
+import { timeWithAge } from './relative-time.js'
+
+/**
+ * What the state dir says with no daemon running (as restic and Litestream show an offline
+ * state): this device's index by folder and the last publish and restore drill. Read only; a
+ * state dir with no index yet says so.
+ */
+export async function offlineSummary (config: Config, why: string): Promise<string> {
+  const lines = [`daemon: not running: ${why}`, 'what the state dir holds (as of the daemon\'s last run):']
+  const { indexPath, openIndex, readDeviceId } = await import('../index/index.js')
+  const path = indexPath(config.stateDir)
+  const deviceId = readDeviceId(config.stateDir)
+  if (!existsSync(path)) {
+    lines.push(`index: none yet in ${config.stateDir} (\`cidsync daemon\` builds it, \`cidsync restore\` installs one)`)
+  } else {
+    const index = openIndex(path, { readonly: true })
+    try {
+      const totals = deviceId === undefined ? [] : index.entries.totals(deviceId)
+      const files = totals.reduce((n, t) => n + t.files, 0)
+      const bytes = totals.reduce((n, t) => n + t.bytes, 0)
+      lines.push(`index ${countOf(files, 'file', 'files')}, ${formatBytes(bytes)} · ${config.stateDir}`)
+      if (totals.length > 0) {
+        lines.push(formatTable(['FOLDER', 'FILES', 'SIZE'], totals.map(t => [t.folder, t.files.toLocaleString('en-US'), formatBytes(t.bytes)]), new Set([1, 2])).trimEnd())
+      }
+    } finally {
+      index.close()
+    }
+  }
+  const { hasSyncState, SyncStore, restorableStatus } = await import('../sync/index.js')
+  if (!hasSyncState(config.stateDir)) {
+    lines.push('publish: nothing published from this state dir yet')
+  } else {
+    const store = new SyncStore(config.stateDir)
+    try {
+      const last = store.lastPublished()
+      lines.push(last === undefined ? 'publish: nothing published yet' : `publish: last snapshot ${last.cid} at ${last.at === null ? '?' : timeWithAge(last.at)}, ${countOf(last.entries, 'entry', 'entries')}`)
+      const r = restorableStatus(store)
+      lines.push(`restorable: ${r === null ? 'not checked yet (`cidsync verify`)' : r.ok ? `yes (drill at ${timeWithAge(r.checkedAt)})` : `NO (drill at ${timeWithAge(r.checkedAt)}): ${r.failed ?? '?'}`}`)
+    } finally {
+      store.close()
+    }
+  }
+  return lines.join('\n') + '\n'
+}
