@@ -26,13 +26,14 @@ function el (tag, attrs, ...children) {
   return node
 }
 
+/** Sizes as the CLI shows them (src/util/format-bytes.ts; the browser test holds the two together). */
 function bytes (n) {
   if (typeof n !== 'number') return '–'
-  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB']
+  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB', 'PiB']
   let i = 0
   let v = n
-  while (v >= 1024 && i < units.length - 1) { v /= 1024; i++ }
-  return `${i === 0 ? v : v.toFixed(1)} ${units[i]}`
+  while (Math.abs(v) >= 1024 && i < units.length - 1) { v /= 1024; i++ }
+  return `${i === 0 ? v : Number(v.toFixed(1))} ${units[i]}`
 }
 
 function count (n) { return typeof n === 'number' ? n.toLocaleString('en') : '–' }
