@@ -18,6 +18,8 @@ export interface NewDirsInit {
   readonly onFile: (relativePath: string) => void
   /** A name that is not UTF-8, printed losslessly. */
   readonly onBadName: (printablePath: string) => void
+  /** A symbolic link not followed. */
+  readonly onSymlink?: (relativePath: string) => void
   /** No walk runs any more. */
   readonly onIdle: () => void
 }
@@ -62,8 +64,8 @@ export class NewDirs {
     if (this.slots === 0) await new Promise<void>(resolve => this.waiting.push(resolve))
     else this.slots--
     try {
-      const { root, ignore, followSymlinks, signal, onBadName } = this.init
-      const options = { ignore, followSymlinks, recursive: false, signal, onDir: (rel: string) => this.add(rel), onBadName }
+      const { root, ignore, followSymlinks, signal, onBadName, onSymlink } = this.init
+      const options = { ignore, followSymlinks, recursive: false, signal, onDir: (rel: string) => this.add(rel), onBadName, onSymlink }
       for await (const file of walkFiles(root, relDir, options)) this.init.onFile(file.relativePath)
     } finally {
       const next = this.waiting.shift()
