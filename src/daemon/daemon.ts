@@ -3,7 +3,7 @@ import { hostname } from 'node:os'
 import type { Config } from '../config/index.js'
 import { excludedNotes, formatListenAddress } from '../config/index.js'
 import { indexPath, loadOrCreateDeviceId, openIndexRecovering, type FolderTotals, type Index, type OpenedIndex } from '../index/index.js'
-import { createWatcher, type Watcher } from '../watch/index.js'
+import { createWatcher, type Watcher, type WatcherStatus } from '../watch/index.js'
 import { VERSION } from '../version.js'
 import { ensurePrivateDir } from '../util/private-dir.js'
 import { CidsyncError, NotReadyError, StateDiskFullError } from '../errors.js'
@@ -17,9 +17,8 @@ import { StatusServer } from './status-server.js'
 import { ServiceLink } from './service-link.js'
 import { authState } from './auth-state.js'
 import { foldCalls, reloadConfig } from './reload.js'
-import type { RecentError, StateRecovery, StatusDocument } from './status-document.js'
-
-export const DEFAULT_RECENT_ERRORS = 20
+import type { StateRecovery, StatusDocument } from './status-document.js'
+import { RecentErrors } from './recent-errors.js'
 
 function sumTotals (all: readonly FolderTotals[]): { files: number, bytes: number } {
   return { files: all.reduce((n, t) => n + t.files, 0), bytes: all.reduce((n, t) => n + t.bytes, 0) }
@@ -62,7 +61,7 @@ export class Daemon {
   private config: Config
   private readonly logger: Logger
   private readonly startedAt = new Date()
-  private readonly recentErrors: RecentError[] = []
+  private readonly errors = new RecentErrors()
   private readonly recovered: StateRecovery[] = []
   /** Why the index this device last published from is gone, if it is (checked against sync.sqlite once sync loads). */
   private indexLost: string | undefined
@@ -251,6 +250,10 @@ export class Daemon {
 
   /** Onto the event stream; after a reconciliation, the account's side of this device's files is counted afresh. */
   private noteSyncEvent (event: SyncEvent): void {
+    // What worked again: its earlier errors are resolved (a publish or reconciliation reached the service).
+    if (event.type === 'publish.done') for (const topic of ['publish', 'service']) this.errors.resolve(topic)
+    if (event.type === 'reconcile.done') for (const topic of ['reconcile', 'service']) this.errors.resolve(topic)
+    if (event.type === 'drill' && event.ok) this.errors.resolve('drill')
     this.observer.sync(event)
     if (event.type !== 'reconcile.done' || this.index === undefined) return
     try {
@@ -276,15 +279,32 @@ export class Daemon {
     await this.stopping
   }
 
-  /** Remembers an error for /status; fed by the logger's error hook. */
-  recordError (message: string, code: string | undefined, detail?: string): void {
-    this.recentErrors.push({ at: new Date().toISOString(), message, code: code ?? null, detail: detail ?? null })
+  /**
+   * Remembers an error for /status; fed by the logger's error hook. `topic` (see `errorTopic`)
+   * says what it is about, so it can leave the list once that works again.
+   */
+  recordError (message: string, code: string | undefined, detail?: string, topic?: string): void {
+    this.errors.record({ at: new Date().toISOString(), message, code: code ?? null, detail: detail ?? null }, topic)
     this.observer.error(message, code ?? null, detail ?? null)
-    if (this.recentErrors.length > DEFAULT_RECENT_ERRORS) this.recentErrors.shift()
+  }
+
+  /** Errors about what the daemon's state now says works again are resolved. */
+  private resolveFixed (watch: WatcherStatus | undefined): void {
+    this.errors.resolveWhere((topic, since) => {
+      if (topic === 'service') return this.link?.runner !== undefined && this.link.error === undefined
+      if (watch === undefined) return false
+      if (topic === 'index') return watch.writer.state === 'ok'
+      if (topic === 'drift') return watch.drift.lastError === null && watch.drift.lastRunAt !== null && watch.drift.lastRunAt > since
+      if (!topic.startsWith('folder:')) return false
+      const folder = watch.folders.find(f => f.name === topic.slice('folder:'.length))
+      // A folder removed from the config takes its errors with it.
+      return folder === undefined || (folder.error === undefined && folder.state !== 'error')
+    })
   }
 
   status (): StatusDocument {
     const watch = this.watcher?.status()
+    this.resolveFixed(watch)
     const perFolder = this.index?.entries.totals(this.deviceId) ?? []
     const totals = new Map(perFolder.map(t => [t.folder, t]))
     const folders = (watch?.folders ?? []).map(f => ({
@@ -333,7 +353,8 @@ export class Daemon {
       drift: watch?.drift ?? null,
       filesSkipped: folders.reduce((n, f) => n + f.skipped, 0),
       memory: { rssBytes: memory.rss, heapUsedBytes: memory.heapUsed },
-      lastErrors: [...this.recentErrors],
+      lastErrors: this.errors.list(),
+      resolvedErrors: this.errors.resolvedList(),
       events: { lastId: this.events.lastId, streams: this.server?.eventStreams.open ?? 0, dropped: this.server?.eventStreams.dropped ?? 0, peakBufferedBytes: this.server?.eventStreams.peakBufferedBytes ?? 0 },
       stateFiles: { recovered: [...this.recovered], leftoversRemoved: this.link?.leftoversRemoved ?? { files: 0, bytes: 0 }, syncStateError: this.link?.syncStateError ?? null }
     }

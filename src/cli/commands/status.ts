@@ -111,6 +111,12 @@ export function formatStatus (s: StatusDocument): string {
     lines.push('', 'recent errors:')
     for (const e of s.lastErrors.slice(-5)) lines.push(`  ${e.at}  ${e.message}${e.code !== null ? ` [${e.code}]` : ''}`)
   }
+  // Resolved ones apart, so a transient failure that went away does not read as a current one.
+  const resolved = s.resolvedErrors ?? []
+  if (resolved.length > 0) {
+    lines.push('', 'resolved since (not errors any more):')
+    for (const e of resolved.slice(-3)) lines.push(`  ${e.at}  ${e.message}${e.code !== null ? ` [${e.code}]` : ''} · resolved ${e.resolvedAt}`)
+  }
   return lines.join('\n') + '\n'
 }
 
