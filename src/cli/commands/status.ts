@@ -12,6 +12,7 @@ function publishLines (s: StatusDocument): string[] {
     const last = s.publish.last === null ? 'nothing published yet' : `last snapshot ${s.publish.last.cid} at ${s.publish.last.at ?? '?'} (${countOf(s.publish.last.entries, 'entry', 'entries')})`
     lines.push(`publish: ${last}${s.publish.pendingAt === null ? '' : `; next after changes at ${s.publish.pendingAt}`}`)
     lines.push(`pointer: ${s.publish.pointer.inSync ? `in sync (${s.publish.pointer.cid ?? ''})` : `not in sync: ${s.publish.pointer.why ?? ''}`}`)
+    lines.push(`ipns: ${ipnsLine(s.publish.ipns)}`)
     const r = s.restorable
     lines.push(`restorable: ${r == null ? 'not checked yet (the drill runs on [verify] schedule, or `cidsync verify`)' : r.ok ? `yes (drill at ${r.checkedAt})` : `NO (drill at ${r.checkedAt}): ${r.failed ?? '?'}`}`)
     if (s.publish.blocked !== null) lines.push(`publish: stopped: ${s.publish.blocked}`)
@@ -24,6 +25,14 @@ function publishLines (s: StatusDocument): string[] {
   }
   if (s.auth.sessionToken.warning !== null) lines.push(`auth: ${s.auth.sessionToken.warning}`)
   return lines
+}
+
+/** The IPNS name snapshots are published to, or why there is none yet. */
+export function ipnsLine (ipns: NonNullable<StatusDocument['publish']>['ipns'] | undefined): string {
+  if (ipns == null) return 'none ([snapshot] ipns_key is not set)'
+  if (ipns.name === null) return 'a key is made at the next publish (ipns_key = "auto")'
+  const id = ipns.id === null ? `key ${ipns.name}` : `/ipns/${ipns.id} (key ${ipns.name})`
+  return ipns.cid === null ? `${id}, published to at the next publish` : `${id} -> ${ipns.cid} at ${ipns.at ?? '?'}`
 }
 
 /** The service: reached, not yet, or not at the last publish or reconciliation (a network error). */
