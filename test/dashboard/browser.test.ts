@@ -89,7 +89,9 @@ path = "unplugged-disk"
     // The IPNS name in use: the key made for ipns_key = "auto", as /ipns/ID.
     const ipns = (await statusOf(port)).publish?.ipns
     expect(ipns).toMatchObject({ key: 'auto', id: expect.stringMatching(/^k51/), cid: first.cid })
-    expect(await text(page, '#publish')).toMatch(new RegExp(`IPNS name\\s+/ipns/${ipns?.id ?? ''} key ${ipns?.name ?? ''} → ${first.cid.slice(0, 10)}`))
+    const id = ipns?.id ?? ''
+    expect(await text(page, '#publish')).toMatch(new RegExp(`IPNS name\\s+/ipns/${id.slice(0, 10)}…${id.slice(-6)} key ${(ipns?.name ?? '').slice(0, 8)}… → ${first.cid.slice(0, 10)}`))
+    expect(await page.locator('#publish .ipns-id').getAttribute('title')).toBe(`/ipns/${id}`)
     // Sizes as the CLI shows them: binary units, one helper's way.
     const bytes = (await statusOf(port)).folders.find(f => f.name === 'notes')?.bytes ?? 0
     expect(bytes).toBeGreaterThan(1024)
@@ -147,6 +149,7 @@ path = "unplugged-disk"
     await page.locator('#verify-now').click()
     await until(async () => (await text(page, '#restorable')).includes('yes: the last drill restored') ? true : undefined, 30_000, 'the drill to show restorable').catch(async (err: Error) => { throw new Error(`${err.message}: ${await text(page, '#action-result')} / ${await text(page, '#restorable')}`) })
     await until(async () => (await text(page, '#activity')).includes('drill') ? true : undefined, 10_000, 'the drill in the live events')
+    expect(await text(page, '#activity li[data-type="drill"]')).toMatch(new RegExp(`drill restore drill: ${published} restores \\(\\d+ segments\\)`))
     await until(async () => (await text(page, '#action-result')).startsWith('verify: done') ? true : undefined, 10_000, 'the verify answer')
     expect(await text(page, '#action-result')).toMatch(new RegExp(`^verify: done: restorable: ${published} and its \\d+ segments fetched, verified and opened$`))
 

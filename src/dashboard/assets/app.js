@@ -118,7 +118,10 @@ function renderPublish (s) {
 function ipnsName (ipns) {
   if (!ipns) return el('span', { class: 'muted' }, 'none ([snapshot] ipns_key is not set)')
   if (!ipns.name) return el('span', { class: 'muted' }, 'a key is made at the next publish (ipns_key = "auto")')
-  const name = ipns.id ? el('span', {}, el('code', { class: 'ipns-id' }, `/ipns/${ipns.id}`), el('span', { class: 'muted' }, ` key ${ipns.name}`)) : el('span', {}, `key ${ipns.name}`)
+  // Shortened like a CID; the whole id is in its title (and in `cidsync status`).
+  const id = ipns.id ? el('code', { class: 'ipns-id', title: `/ipns/${ipns.id}` }, `/ipns/${ipns.id.length > 20 ? `${ipns.id.slice(0, 10)}…${ipns.id.slice(-6)}` : ipns.id}`) : null
+  const key = el('span', { class: 'muted', title: ipns.name }, `key ${ipns.name.slice(0, 8)}…`)
+  const name = id ? el('span', {}, id, ' ', key) : key
   return ipns.cid ? el('span', {}, name, ' → ', shortCid(ipns.cid), ' ', when(ipns.at)) : el('span', {}, name, el('span', { class: 'muted' }, ', published to at the next publish'))
 }
 
@@ -237,6 +240,7 @@ function describeEvent (type, d) {
     case 'reconcile.done': return `reconciled: ${d.remoteFiles} uploads on the account, ${d.gone} gone`
     case 'reconcile.failed': return `reconcile failed: ${d.message}`
     case 'watcher.state': return `watcher ${d.state}`
+    case 'drill': return d.ok ? `restore drill: ${d.cid} restores (${d.segments} segments)` : `restore drill: NOT restorable: ${d.failed ? `${d.failed.cid}: ${d.failed.message}` : d.cid}`
     case 'error': return `${d.message}${d.detail ? `: ${d.detail}` : ''}`
     default: return JSON.stringify(d)
   }
