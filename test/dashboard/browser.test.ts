@@ -129,6 +129,9 @@ path = "unplugged-disk"
     // A publish that failed before: listed until the button's publish goes through.
     daemon.recordError('publish failed', 'ERR_REMOTE_NETWORK', 'the service could not be reached', 'publish')
     await until(async () => (await text(page, '#errors .current')).includes('publish failed') ? true : undefined, 10_000, 'the failed publish listed')
+    // The daemon's `error` event is news on a stream that is fine: the page still says live.
+    await until(async () => (await text(page, '#activity')).includes('publish failed: the service could not be reached') ? true : undefined, 10_000, 'the error event')
+    expect(await text(page, '#live')).toBe('live')
     expect(await page.locator('#errors .resolved').isVisible()).toBe(false)
     await page.locator('#publish-now').click()
     await until(async () => (await text(page, '#action-result')).startsWith('publish: done') ? true : undefined, 20_000, 'the publish to finish')

@@ -263,7 +263,12 @@ function follow () {
   const live = $('#live')
   source.addEventListener('hello', () => { live.textContent = 'live'; live.className = 'badge ok' })
   source.addEventListener('resync', () => refresh())
-  source.onerror = () => { live.textContent = 'reconnecting…'; live.className = 'badge warn' }
+  source.onerror = event => {
+    // The daemon's own `error` events arrive here too (SSE names them like a lost connection): they are news, not a disconnect.
+    if (event instanceof MessageEvent) return
+    live.textContent = 'reconnecting…'
+    live.className = 'badge warn'
+  }
   for (const type of EVENT_TYPES) {
     source.addEventListener(type, message => {
       let data = {}
