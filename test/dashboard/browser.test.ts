@@ -198,6 +198,7 @@ path = "unplugged-disk"
     await page.goto(`http://127.0.0.1:${port}/`)
     await page.locator('#live.ok').waitFor({ timeout: 10_000 })
     await until(async () => (await page.locator('#folders .entries').first().innerText()) === '1' ? true : undefined, 10_000, 'the folder shown')
+    expect(await text(page, '#publish')).toContain(' · 1 entry · ')
     const overflow = await page.evaluate('document.documentElement.scrollWidth - window.innerWidth') as number
     expect(overflow).toBeLessThanOrEqual(0)
     // The history: each publish readable whole, no column off to the side to scroll to.

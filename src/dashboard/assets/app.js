@@ -101,7 +101,7 @@ function renderPublish (s) {
   }
   const pointer = p.pointer.inSync ? el('span', { class: 'ok' }, 'in sync') : el('span', { class: 'warn' }, `not in sync: ${p.pointer.why}`)
   defs($('#publish dl'), [
-    ['last', p.last ? el('span', {}, shortCid(p.last.cid), ' · ', `${count(p.last.entries)} entries · `, when(p.last.at)) : 'nothing published yet'],
+    ['last', p.last ? el('span', {}, shortCid(p.last.cid), ' · ', `${count(p.last.entries)} ${p.last.entries === 1 ? 'entry' : 'entries'} · `, when(p.last.at)) : 'nothing published yet'],
     p.running && ['now', el('span', { class: 'warn' }, 'publishing…')],
     p.pendingAt && ['next', el('span', {}, 'after changes, ', when(p.pendingAt))],
     ['pointer', el('span', {}, shortCid(p.pointer.cid), ' ', pointer)],
