@@ -3,7 +3,7 @@ import { hostname } from 'node:os'
 import type { Config } from '../config/index.js'
 import { excludedNotes, formatListenAddress } from '../config/index.js'
 import { indexPath, loadOrCreateDeviceId, openIndexRecovering, type FolderTotals, type Index, type OpenedIndex } from '../index/index.js'
-import { createWatcher, type Watcher, type WatcherStatus } from '../watch/index.js'
+import { createWatcher, type Watcher } from '../watch/index.js'
 import { VERSION } from '../version.js'
 import { ensurePrivateDir } from '../util/private-dir.js'
 import { CidsyncError, NotReadyError, StateDiskFullError } from '../errors.js'
@@ -18,7 +18,7 @@ import { ServiceLink } from './service-link.js'
 import { authState } from './auth-state.js'
 import { foldCalls, reloadConfig } from './reload.js'
 import type { StateRecovery, StatusDocument } from './status-document.js'
-import { RecentErrors } from './recent-errors.js'
+import { isFixed, RecentErrors } from './recent-errors.js'
 
 function sumTotals (all: readonly FolderTotals[]): { files: number, bytes: number } {
   return { files: all.reduce((n, t) => n + t.files, 0), bytes: all.reduce((n, t) => n + t.bytes, 0) }
@@ -288,23 +288,10 @@ export class Daemon {
     this.observer.error(message, code ?? null, detail ?? null)
   }
 
-  /** Errors about what the daemon's state now says works again are resolved. */
-  private resolveFixed (watch: WatcherStatus | undefined): void {
-    this.errors.resolveWhere((topic, since) => {
-      if (topic === 'service') return this.link?.runner !== undefined && this.link.error === undefined
-      if (watch === undefined) return false
-      if (topic === 'index') return watch.writer.state === 'ok'
-      if (topic === 'drift') return watch.drift.lastError === null && watch.drift.lastRunAt !== null && watch.drift.lastRunAt > since
-      if (!topic.startsWith('folder:')) return false
-      const folder = watch.folders.find(f => f.name === topic.slice('folder:'.length))
-      // A folder removed from the config takes its errors with it.
-      return folder === undefined || (folder.error === undefined && folder.state !== 'error')
-    })
-  }
 
   status (): StatusDocument {
     const watch = this.watcher?.status()
-    this.resolveFixed(watch)
+    this.errors.resolveWhere((topic, since) => isFixed(topic, since, { serviceReached: this.link?.runner !== undefined && this.link.error === undefined, watch }))
     const perFolder = this.index?.entries.totals(this.deviceId) ?? []
     const totals = new Map(perFolder.map(t => [t.folder, t]))
     const folders = (watch?.folders ?? []).map(f => ({

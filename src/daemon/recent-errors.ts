@@ -1,3 +1,4 @@
+import type { WatcherStatus } from '../watch/index.js'
 import type { RecentError, ResolvedError } from './status-document.js'
 
 /** How many current errors, and how many resolved ones, status keeps. */
@@ -17,6 +18,22 @@ export function errorTopic (message: string, fields: Readonly<Record<string, unk
   if (code === 'ERR_INDEX_WRITE') return 'index'
   if (typeof fields.folder === 'string') return message.startsWith('the drift check') ? 'drift' : `folder:${fields.folder}`
   return undefined
+}
+
+/**
+ * Whether what `topic` is about works now, by the daemon's state (what sync events do not
+ * say): the service reached, index writes going through, a drift run since the error without
+ * one, the folder watched again (or gone from the config, its errors with it).
+ */
+export function isFixed (topic: string, since: string, now: { readonly serviceReached: boolean, readonly watch: WatcherStatus | undefined }): boolean {
+  const watch = now.watch
+  if (topic === 'service') return now.serviceReached
+  if (watch === undefined) return false
+  if (topic === 'index') return watch.writer.state === 'ok'
+  if (topic === 'drift') return watch.drift.lastError === null && watch.drift.lastRunAt !== null && watch.drift.lastRunAt > since
+  if (!topic.startsWith('folder:')) return false
+  const folder = watch.folders.find(f => f.name === topic.slice('folder:'.length))
+  return folder === undefined || (folder.error === undefined && folder.state !== 'error')
 }
 
 interface Held extends RecentError { readonly topic: string | undefined }
