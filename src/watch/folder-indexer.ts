@@ -176,9 +176,10 @@ export class FolderIndexer {
     const busy = (rel: string): boolean => this.settling.has(rel) || this.hashing.has(rel) || this.skipped.has(rel)
     let found = 0
     const links = new Set<string>()
+    const listedLinks = this.listedUnder(SYMLINK_NOT_FOLLOWED, '', true)
     const result = await this.runScan(rel => { if (!busy(rel)) found++ }, rel => links.add(rel))
     if (result === undefined || this.state !== 'watching' || !(await this.rootPresent())) return undefined
-    this.forgetUnseen(SYMLINK_NOT_FOLLOWED, '', true, links)
+    for (const path of listedLinks) if (!links.has(path)) this.skipped.clear(path)
     for (const rel of result.missing) {
       if (busy(rel)) continue
       found++
@@ -487,21 +488,19 @@ export class FolderIndexer {
     if (this.ignore(relDir)) return
     // Names that are not UTF-8 in this directory are listed again: one renamed since leaves the list.
     // So are links not followed: one removed since leaves it too.
+    const before = [...this.listedUnder(NAME_NOT_UTF8, relDir, recursive), ...this.listedUnder(SYMLINK_NOT_FOLLOWED, relDir, recursive)]
     const found = new Set<string>()
     const onBadName = (rel: string): void => { found.add(rel); this.skip(rel, NAME_NOT_UTF8) }
     const onSymlink = (rel: string): void => { found.add(rel); this.skip(rel, SYMLINK_NOT_FOLLOWED) }
     const options = { ignore: this.ignore, followSymlinks: this.init.folder.followSymlinks, recursive, onBadName, onSymlink, onUnreadable: (rel: string, code: string, kind: 'file' | 'dir') => this.skip(rel, code, kind) }
     for await (const file of walkFiles(this.init.folder.path, relDir, options)) this.settle(file.relativePath, 0)
-    this.forgetUnseen(NAME_NOT_UTF8, relDir, recursive, found)
-    this.forgetUnseen(SYMLINK_NOT_FOLLOWED, relDir, recursive, found)
+    for (const path of before) if (!found.has(path)) this.skipped.clear(path)
   }
 
-  /** Paths listed for `reason` under `relDir` (directly, unless `recursive`) that a walk did not find again leave the list. */
-  private forgetUnseen (reason: string, relDir: string, recursive: boolean, found: ReadonlySet<string>): void {
+  /** The paths listed for `reason` under `relDir` (directly, unless `recursive`), before a walk looks again. */
+  private listedUnder (reason: string, relDir: string, recursive: boolean): string[] {
     const prefix = relDir === '' ? '' : `${relDir}/`
-    for (const f of this.skipped.list(Infinity)) {
-      if (f.reason === reason && f.path.startsWith(prefix) && (recursive || !f.path.slice(prefix.length).includes('/')) && !found.has(f.path)) this.skipped.clear(f.path)
-    }
+    return this.skipped.list(Infinity).filter(f => f.reason === reason && f.path.startsWith(prefix) && (recursive || !f.path.slice(prefix.length).includes('/'))).map(f => f.path)
   }
 
   private hasRows (): boolean {
