@@ -444,8 +444,11 @@ export class NameNotFoundError extends CidsyncError {
   override readonly code = 'ERR_NAME_NOT_FOUND'
   override readonly exitCode = ExitCode.notFound
 
-  constructor (readonly keyName: string, options?: ErrorOptions) {
-    super(`the account has no IPNS key named ${keyName.slice(0, 100)}: \`cidsync names list\` shows its keys, \`cidsync names create\` makes one`, options)
+  /** `nameOfId`: the name of the key whose id `keyName` is (an id given where its name belongs). */
+  constructor (readonly keyName: string, options?: ErrorOptions, nameOfId?: string) {
+    super(nameOfId === undefined
+      ? `the account has no IPNS key named ${keyName.slice(0, 100)}: \`cidsync names list\` shows its keys, \`cidsync names create\` makes one`
+      : `${keyName.slice(0, 100)} is the id of the IPNS key named ${nameOfId}, not its name: give its name, ${nameOfId}, instead`, options)
   }
 }
 

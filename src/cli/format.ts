@@ -1,16 +1,6 @@
 import { safeText } from './safe-text.js'
 
-/** `1.5 MB`, `12 B`: decimal units, as file managers show sizes. */
-export function formatBytes (bytes: number): string {
-  const units = ['B', 'kB', 'MB', 'GB', 'TB', 'PB']
-  let value = bytes
-  let unit = 0
-  while (value >= 1000 && unit < units.length - 1) {
-    value /= 1000
-    unit++
-  }
-  return unit === 0 ? `${bytes} B` : `${value.toFixed(value < 10 ? 2 : value < 100 ? 1 : 0)} ${units[unit] ?? ''}`
-}
+export { formatBytes } from '../util/format-bytes.js'
 
 /** `2h 03m`, `45s`. */
 export function formatDuration (seconds: number): string {

@@ -52,6 +52,25 @@ function checkStateDirOwner (_program: Command, command: Command): void {
   if (problem !== undefined) throw new StateDirOwnerError(problem)
 }
 
+/** The commands in `--help`: by what a user does, in the order they first need them. */
+const COMMAND_GROUPS: ReadonlyArray<readonly [string, ReadonlyArray<(program: Command) => void>]> = [
+  ['Set up:', [registerInit, registerLogin, registerKey, registerService, registerDaemon]],
+  ['Day to day:', [registerStatus, registerDashboard, registerLs, registerHistory, registerSnapshot, registerRescan, registerReconcile]],
+  ['Restore and check:', [registerGet, registerRestore, registerVerify, registerPointer]],
+  ['The service by hand:', [registerFiles, registerDeal, registerNames, registerCid, registerLocalService]]
+]
+
+const HELP_EPILOGUE = `
+Exit codes:
+  0  ok
+  1  failure (the message says what failed and what to do)
+  2  usage or config error
+  3  nothing found (no pointer, no such key or file)
+  4  integrity failure (a CID or snapshot does not check out)
+
+Docs: README.md (start here), docs/operations.md (running it, troubleshooting),
+docs/configuration.md (every config key). \`cidsync help <command>\` shows one command.`
+
 /** The `cidsync` command line: one register function per command, each in its own file. */
 export function createProgram (): Command {
   const program = new Command('cidsync')
@@ -62,7 +81,12 @@ export function createProgram (): Command {
     // Options belong to the command they follow (`local-service token --dir D` is token's --dir).
     .enablePositionalOptions()
     .hook('preAction', checkStateDirOwner)
-  for (const register of [registerInit, registerDaemon, registerStatus, registerLs, registerGet, registerCid, registerLogin, registerFiles, registerNames, registerDeal, registerPointer, registerLocalService, registerKey, registerSnapshot, registerRestore, registerService, registerRescan, registerReconcile, registerHistory, registerVerify, registerDashboard]) register(program)
+  for (const [heading, registers] of COMMAND_GROUPS) {
+    program.commandsGroup(heading)
+    for (const register of registers) register(program)
+  }
+  program.commandsGroup('Help:').helpCommand('help [command]', 'show help for a command')
+  program.addHelpText('after', HELP_EPILOGUE)
   // Subcommands share the parent's exit override so their usage errors exit 2 too.
   const overrideAll = (command: Command): void => { command.exitOverride(); command.commands.forEach(overrideAll) }
   program.commands.forEach(overrideAll)

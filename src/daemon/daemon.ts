@@ -18,9 +18,8 @@ import { StatusServer } from './status-server.js'
 import { ServiceLink } from './service-link.js'
 import { authState } from './auth-state.js'
 import { foldCalls, reloadConfig } from './reload.js'
-import type { RecentError, ReloadStatus, StateRecovery, StatusDocument } from './status-document.js'
-
-export const DEFAULT_RECENT_ERRORS = 20
+import type { ReloadStatus, StateRecovery, StatusDocument } from './status-document.js'
+import { isFixed, RecentErrors } from './recent-errors.js'
 
 function sumTotals (all: readonly FolderTotals[]): { files: number, bytes: number } {
   return { files: all.reduce((n, t) => n + t.files, 0), bytes: all.reduce((n, t) => n + t.bytes, 0) }
@@ -63,7 +62,7 @@ export class Daemon {
   private config: Config
   private readonly logger: Logger
   private readonly startedAt = new Date()
-  private readonly recentErrors: RecentError[] = []
+  private readonly errors = new RecentErrors()
   private readonly recovered: StateRecovery[] = []
   /** Why the index this device last published from is gone, if it is (checked against sync.sqlite once sync loads). */
   private indexLost: string | undefined
@@ -261,6 +260,10 @@ export class Daemon {
 
   /** Onto the event stream; after a reconciliation, the account's side of this device's files is counted afresh. */
   private noteSyncEvent (event: SyncEvent): void {
+    // What worked again: its earlier errors are resolved (a publish or reconciliation reached the service).
+    if (event.type === 'publish.done') for (const topic of ['publish', 'service']) this.errors.resolve(topic)
+    if (event.type === 'reconcile.done') for (const topic of ['reconcile', 'service']) this.errors.resolve(topic)
+    if (event.type === 'drill' && event.ok) this.errors.resolve('drill')
     this.observer.sync(event)
     if (event.type !== 'reconcile.done' || this.index === undefined) return
     try {
@@ -287,15 +290,19 @@ export class Daemon {
     await this.stopping
   }
 
-  /** Remembers an error for /status; fed by the logger's error hook. */
-  recordError (message: string, code: string | undefined, detail?: string): void {
-    this.recentErrors.push({ at: new Date().toISOString(), message, code: code ?? null, detail: detail ?? null })
+  /**
+   * Remembers an error for /status; fed by the logger's error hook. `topic` (see `errorTopic`)
+   * says what it is about, so it can leave the list once that works again.
+   */
+  recordError (message: string, code: string | undefined, detail?: string, topic?: string): void {
+    this.errors.record({ at: new Date().toISOString(), message, code: code ?? null, detail: detail ?? null }, topic)
     this.observer.error(message, code ?? null, detail ?? null)
-    if (this.recentErrors.length > DEFAULT_RECENT_ERRORS) this.recentErrors.shift()
   }
+
 
   status (): StatusDocument {
     const watch = this.watcher?.status()
+    this.errors.resolveWhere((topic, since) => isFixed(topic, since, { serviceReached: this.link?.runner !== undefined && this.link.error === undefined, watch }))
     const perFolder = this.index?.entries.totals(this.deviceId) ?? []
     const totals = new Map(perFolder.map(t => [t.folder, t]))
     const folders = (watch?.folders ?? []).map(f => ({
@@ -345,7 +352,8 @@ export class Daemon {
       drift: watch?.drift ?? null,
       filesSkipped: folders.reduce((n, f) => n + f.skipped, 0),
       memory: { rssBytes: memory.rss, heapUsedBytes: memory.heapUsed },
-      lastErrors: [...this.recentErrors],
+      lastErrors: this.errors.list(),
+      resolvedErrors: this.errors.resolvedList(),
       reload: this.lastReload,
       events: { lastId: this.events.lastId, streams: this.server?.eventStreams.open ?? 0, dropped: this.server?.eventStreams.dropped ?? 0, peakBufferedBytes: this.server?.eventStreams.peakBufferedBytes ?? 0 },
       stateFiles: { recovered: [...this.recovered], leftoversRemoved: this.link?.leftoversRemoved ?? { files: 0, bytes: 0 }, syncStateError: this.link?.syncStateError ?? null }

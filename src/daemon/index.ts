@@ -4,15 +4,17 @@
 import type { Config } from '../config/index.js'
 import { Daemon } from './daemon.js'
 import { createLogger, type Logger } from './logger.js'
+import { errorTopic } from './recent-errors.js'
 
-export { Daemon, DEFAULT_RECENT_ERRORS } from './daemon.js'
+export { Daemon } from './daemon.js'
+export { DEFAULT_RECENT_ERRORS, DEFAULT_RESOLVED_ERRORS, RecentErrors, errorTopic } from './recent-errors.js'
 export type { DaemonComponents, DaemonInit } from './daemon.js'
 export { createLogger, REDACTED_PATHS } from './logger.js'
 export type { Logger, LoggerInit } from './logger.js'
 export { acquireLock, readDaemonInfo, DAEMON_INFO_FILE, LOCK_FILE } from './lock.js'
 export type { DaemonInfo, DaemonLock } from './lock.js'
 export { StatusServer, isAllowedHost, isAllowedOrigin, allowedHosts } from './status-server.js'
-export type { StatusDocument, FolderStatus, RecentError, ReloadStatus } from './status-document.js'
+export type { StatusDocument, FolderStatus, RecentError, ResolvedError, ReloadStatus } from './status-document.js'
 export { renderMetrics } from './metrics.js'
 export { ensureStatusToken, readStatusToken, STATUS_TOKEN_FILE } from './status-token.js'
 export { CHALLENGE_PATH, ChallengeIssuer, isDaemonProof, newNonce, proofHeader, PROOF_SCHEME } from './status-proof.js'
@@ -28,7 +30,7 @@ export function createDaemon (config: Config, logger?: Logger): Daemon {
     level: config.logLevel,
     onError: (message, fields) => {
       const err = fields.err as { code?: string, message?: string } | undefined
-      daemon?.recordError(message, err?.code, err?.message)
+      daemon?.recordError(message, err?.code, err?.message, errorTopic(message, fields, err?.code))
     }
   })
   daemon = new Daemon({ logger: log }, { config })

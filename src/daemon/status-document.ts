@@ -24,6 +24,9 @@ export interface StateRecovery { readonly at: string, readonly file: string, rea
 /** `detail`: the error's own message, which says what to do. */
 export interface RecentError { readonly at: string, readonly message: string, readonly code: string | null, readonly detail: string | null }
 
+/** An error that no longer holds (what it was about worked again since), and when that was seen. */
+export interface ResolvedError extends RecentError { readonly resolvedAt: string }
+
 /**
  * The JSON document `GET /status` answers. Fields are added over time, never renamed: tooling
  * reads it.
@@ -88,7 +91,10 @@ export interface StatusDocument {
   readonly drift: DriftStatus | null
   readonly filesSkipped: number
   readonly memory: { readonly rssBytes: number, readonly heapUsedBytes: number }
+  /** Errors that still hold, oldest first: one leaves once what it was about works again (a later publish went through). */
   readonly lastErrors: readonly RecentError[]
+  /** The last errors that were resolved, oldest first, each with when. */
+  readonly resolvedErrors: readonly ResolvedError[]
   /**
    * `GET /events`: the last event's id, the streams open, the consumers dropped for not reading,
    * and the most bytes one stream ever had waiting (kept under the bound by dropping).

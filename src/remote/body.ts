@@ -1,5 +1,6 @@
 import type { z } from 'zod'
 import { RemoteResponseError, type RemoteContext } from '../errors.js'
+import { formatBytes } from '../util/format-bytes.js'
 
 const EXCERPT_CHARS = 200
 
@@ -58,15 +59,6 @@ export const ANSWER_LIMITS = {
   /** A gateway fetch streamed to disk, when the caller knows no size. */
   fetch: 4 * 1024 * 1024 * 1024
 } as const
-
-/** `1.5 MiB`, for messages. */
-export function formatBytes (bytes: number): string {
-  const units = ['bytes', 'KiB', 'MiB', 'GiB', 'TiB']
-  let value = bytes
-  let unit = 0
-  while (value >= 1024 && unit < units.length - 1) { value /= 1024; unit++ }
-  return unit === 0 ? `${bytes} bytes` : `${Number(value.toFixed(1))} ${units[unit] ?? ''}`
-}
 
 /** The size a response announces in `Content-Length`, when it is a number. */
 export function announcedLength (headers: Record<string, string | string[] | undefined>): number | undefined {

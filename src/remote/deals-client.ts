@@ -5,6 +5,7 @@ import { ANSWER_LIMITS } from './body.js'
 import { RemoteUnauthorizedError } from '../errors.js'
 import { checkedCid } from './cid-text.js'
 import { dealStatusSchema } from './schemas.js'
+import { epochTime } from './chain-epoch.js'
 
 /** A storage deal, whatever field names the service used for it. */
 export interface Deal {
@@ -18,6 +19,9 @@ export interface Deal {
   readonly aggregateIn: string | undefined
   readonly startEpoch: number | undefined
   readonly endEpoch: number | undefined
+  /** When the deal starts and ends: its epochs as times (Filecoin mainnet, 30 s an epoch). */
+  readonly startAt: string | undefined
+  readonly endAt: string | undefined
   readonly lastUpdate: number | undefined
 }
 
@@ -71,6 +75,8 @@ export class DealsClient {
       aggregateIn: d.aggregateIn,
       startEpoch: d.startEpoch,
       endEpoch: d.endEpoch,
+      startAt: epochTime(d.startEpoch),
+      endAt: epochTime(d.endEpoch),
       lastUpdate: d.lastUpdate
     }))
   }

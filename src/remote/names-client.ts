@@ -46,7 +46,7 @@ export class NamesClient {
       const status = err instanceof RemoteStatusError ? err.status : undefined
       if (status === 400 || status === 404 || (status !== undefined && status >= 500)) {
         const keys = await this.list(options)
-        if (!keys.some(k => k.ipnsName === keyName)) throw new NameNotFoundError(keyName, { cause: err })
+        if (!keys.some(k => k.ipnsName === keyName)) throw new NameNotFoundError(keyName, { cause: err }, keys.find(k => k.ipnsId === keyName)?.ipnsName)
         if (status !== undefined && status < 500) throw err
       } else if (!(err instanceof RemoteNetworkError) && !(status !== undefined && isRetryableStatus(status))) {
         throw err

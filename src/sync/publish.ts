@@ -135,7 +135,10 @@ const STEPS: { readonly [S in ActiveStep]: StepRun<S> } = {
   pointer: async (components, init, store, job) => await pointerStep(components, init, store, job),
   name: async (components, init, store, job) => {
     const keyName = await ipnsKeyName(components.clients, store, init.config.snapshot.ipnsKey, init.signal)
-    if (keyName !== undefined) await components.clients.names.publish(keyName, job.snapshotCid, { signal: init.signal })
+    if (keyName !== undefined) {
+      const published = await components.clients.names.publish(keyName, job.snapshotCid, { signal: init.signal })
+      store.noteIpnsPublished(keyName, published.ipnsId, job.snapshotCid)
+    }
     await removeFiles(job.files)
     return store.finishPublish(job, { ownEntries: ownEntries(components.index, components.deviceId) })
   }

@@ -93,6 +93,7 @@ async function republishName (components: ReconcileComponents, store: SyncStore,
   const last = store.lastPublished()?.cid
   if (keyName === undefined || last === undefined) return false
   if (components.index.remote.nameTarget(keyName) === last) return false
-  await components.clients.names.publish(keyName, last, { signal })
+  const published = await components.clients.names.publish(keyName, last, { signal })
+  store.noteIpnsPublished(keyName, published.ipnsId, last)
   return true
 }

@@ -185,7 +185,8 @@ export class SyncRunner {
       blocked: this.blocked?.reason ?? null,
       held: this.held,
       pointerProblem: this.pointerProblem,
-      durationsSeconds: this.publishDurations.snapshot()
+      durationsSeconds: this.publishDurations.snapshot(),
+      ipnsKey: this.config.snapshot.ipnsKey
     })
   }
 

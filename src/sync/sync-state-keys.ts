@@ -18,6 +18,8 @@ export const KEY = {
   /** The IPNS key made for `ipns_key = "auto"`. */
   ipnsKey: 'ipns_key_name',
   ipnsId: 'ipns_key_id',
+  /** The IPNS name last published to (JSON `IpnsPublished`), whichever key the config named. */
+  ipnsPublished: 'ipns_published',
   /** The last restore drill's result (JSON `VerifyResult`). */
   lastVerify: 'last_verify',
   /** When a drill last found everything restorable. */
@@ -49,5 +51,8 @@ export interface LastPublished {
 
 /** Something the pointer held that this device would not take, for status: when, its code, what to do. */
 export interface Refusal { readonly at: string, readonly code: string, readonly message: string }
+
+/** An IPNS name this device published a snapshot to: the key's name, its id (`/ipns/ID`), what and when. */
+export interface IpnsPublished { readonly name: string, readonly id: string, readonly cid: string, readonly at: string }
 
 export interface RestoreRecord { readonly at: string, readonly seconds: number }

@@ -40,6 +40,11 @@ export interface PublishStatus {
   /** The last time the pointer was found set back (lacking this device's last publish): when, and what was done. */
   readonly rolledBack: Refusal | null
   readonly durationsSeconds: HistogramSnapshot
+  /**
+   * The IPNS name snapshots are published to (`[snapshot] ipns_key`; null when none is set): the
+   * key's name, its id (`/ipns/ID`, null until known) and the CID it was last bound to, and when.
+   */
+  readonly ipns: { readonly key: string, readonly name: string | null, readonly id: string | null, readonly cid: string | null, readonly at: string | null } | null
   /** Restores into this state dir (run by `cidsync restore`, recorded in sync.sqlite). */
   readonly restores: { readonly count: number, readonly last: string | null, readonly durationsSeconds: HistogramSnapshot }
 }
@@ -56,6 +61,18 @@ export interface PublishRunState {
   readonly held: PublishStatus['held']
   readonly pointerProblem: string | null
   readonly durationsSeconds: HistogramSnapshot
+  /** `[snapshot] ipns_key` as configured: a key's name, `auto`, or '' for none. */
+  readonly ipnsKey: string
+}
+
+/** The name in use: the configured key (or auto's, once made), with what was last published to it. */
+function ipnsStatus (store: SyncStore, configured: string): PublishStatus['ipns'] {
+  if (configured === '') return null
+  const name = configured === 'auto' ? store.ipnsKey()?.name ?? null : configured
+  const last = store.ipnsPublished()
+  const published = last !== undefined && last.name === name ? last : undefined
+  const id = published?.id ?? (configured === 'auto' ? store.ipnsKey()?.id ?? null : null)
+  return { key: configured, name, id, cid: published?.cid ?? null, at: published?.at ?? null }
 }
 
 function restoreHistory (history: readonly RestoreRecord[]): PublishStatus['restores'] {
@@ -96,6 +113,7 @@ export function publishStatus (store: SyncStore, changeMarker: string, run: Publ
     refused: store.refused(),
     rolledBack: store.rollback(),
     durationsSeconds: run.durationsSeconds,
+    ipns: ipnsStatus(store, run.ipnsKey),
     restores: restoreHistory(store.restores())
   }
 }

@@ -6,9 +6,9 @@ import { preparePrivateDatabase } from '../util/private-file.js'
 import { jobFromRow, type JobAt, type JobRow, type PublishJob, type SnapshotMade, type UnusableJob } from './publish-job.js'
 import { SYNC_MIGRATIONS, SYNC_SCHEMA_VERSION } from './sync-migrations.js'
 import { SYNC_STATE_FILE } from './sync-state-file.js'
-import { KEEP_RESTORES, KEY, type Key, type LastPublished, type Refusal, type RestoreRecord } from './sync-state-keys.js'
+import { KEEP_RESTORES, KEY, type IpnsPublished, type Key, type LastPublished, type Refusal, type RestoreRecord } from './sync-state-keys.js'
 
-export type { LastPublished, Refusal, RestoreRecord } from './sync-state-keys.js'
+export type { IpnsPublished, LastPublished, Refusal, RestoreRecord } from './sync-state-keys.js'
 
 /** A job's columns, as written. */
 type JobFields = Omit<{ readonly [K in keyof PublishJob]: PublishJob[K] | null }, 'step' | 'id' | 'merges'> & { readonly id: number, readonly merges: number }
@@ -252,6 +252,20 @@ export class SyncStore {
   /** The pointer could not be read: only when it was looked at. */
   notePointerLookedAt (at = new Date()): void {
     this.setValue(KEY.remotePointerAt, at.toISOString())
+  }
+
+  /** The IPNS name last published to; undefined before the first (or when unreadable: it is only shown). */
+  ipnsPublished (): IpnsPublished | undefined {
+    try {
+      const value = JSON.parse(this.value(KEY.ipnsPublished) ?? 'null') as IpnsPublished | null
+      return value === null || typeof value.name !== 'string' || typeof value.id !== 'string' ? undefined : value
+    } catch {
+      return undefined
+    }
+  }
+
+  noteIpnsPublished (name: string, id: string, cid: string, at = new Date()): void {
+    this.setValue(KEY.ipnsPublished, JSON.stringify({ name, id, cid, at: at.toISOString() } satisfies IpnsPublished))
   }
 
   setIpnsKey (name: string, id: string): void {

@@ -14,7 +14,7 @@ import { createIgnoreMatcher, type IgnoreMatcher } from './ignore.js'
 import { walkFiles } from './walk.js'
 import { RootGuard, type RootState } from './root-guard.js'
 import { NewDirs } from './new-dirs.js'
-import { SkippedFiles, type SkippedFile } from './skipped-files.js'
+import { SkippedFiles, SYMLINK_NOT_FOLLOWED, type SkippedFile } from './skipped-files.js'
 
 /**
  * `scanning`: the startup scan runs; `verifying`: the index is being brought current and chokidar's
@@ -111,13 +111,15 @@ export class FolderIndexer {
         this.rescan(rel, false).catch((err: unknown) => { this.rescanFailed(rel, err) })
       },
       onRootChanged: () => this.root.schedule(50),
-      onError: (err) => this.watchFailed(err)
+      onError: (err) => this.watchFailed(err),
+      onSymlink: (rel) => this.skip(rel, SYMLINK_NOT_FOLLOWED)
     })
     this.newDirs = new NewDirs({
       root: init.folder.path, folder: init.folder.name, ignore: this.ignore, followSymlinks: init.folder.followSymlinks, watcher: this.watcher,
       logger: components.logger, signal: this.stopScan.signal,
       onFile: (rel) => this.settle(rel, 0), onBadName: (rel) => this.skip(rel, NAME_NOT_UTF8), onIdle: () => this.wakeIdle(),
-      onUnreadable: (rel, code, kind) => this.skip(rel, code, kind)
+      onUnreadable: (rel, code, kind) => this.skip(rel, code, kind),
+      onSymlink: (rel) => this.skip(rel, SYMLINK_NOT_FOLLOWED)
     })
     this.root = new RootGuard({ path: init.folder.path, hasRows: () => this.hasRows(), onCheck: async (state) => { await this.onRootCheck(state) } })
   }
@@ -177,8 +179,11 @@ export class FolderIndexer {
     this.components.writer.flush()
     const busy = (rel: string): boolean => this.settling.has(rel) || this.hashing.has(rel) || this.skipped.has(rel)
     let found = 0
-    const result = await this.runScan(rel => { if (!busy(rel)) found++ })
+    const links = new Set<string>()
+    const listedLinks = this.listedUnder(SYMLINK_NOT_FOLLOWED, '', true)
+    const result = await this.runScan(rel => { if (!busy(rel)) found++ }, rel => links.add(rel))
     if (result === undefined || this.state !== 'watching' || !(await this.rootPresent())) return undefined
+    for (const path of listedLinks) if (!links.has(path)) this.skipped.clear(path)
     for (const rel of result.missing) {
       if (busy(rel)) continue
       found++
@@ -193,7 +198,7 @@ export class FolderIndexer {
   }
 
   /** The scan thread's answer, or undefined when the indexer was stopped meanwhile. */
-  private async runScan (seen?: (rel: string) => void): Promise<ScanResult | undefined> {
+  private async runScan (seen?: (rel: string) => void, linkSeen?: (rel: string) => void): Promise<ScanResult | undefined> {
     const { folder } = this.init
     const request = {
       root: folder.path, folder: folder.name, ignore: folder.ignore, exclude: excludedPaths(folder), followSymlinks: folder.followSymlinks,
@@ -208,7 +213,10 @@ export class FolderIndexer {
             this.hash(rel, size)
           }
         },
-        onUnreadable: (rel, code) => this.skip(rel, code, 'dir')
+        onUnreadable: (rel, code) => {
+          if (code === SYMLINK_NOT_FOLLOWED) linkSeen?.(rel)
+          this.skip(rel, code, 'dir')
+        }
       }, { signal: this.stopScan.signal })
     } catch (err) {
       if (this.stopScan.signal.aborted) return undefined
@@ -331,6 +339,12 @@ export class FolderIndexer {
   private async look (rel: string): Promise<void> {
     const stats = await this.statOf(rel)
     if (stats === 'unreadable') return
+    if (stats === 'link') {
+      // A file replaced by a link not followed: its row goes, and the link is listed.
+      if (this.knownFile(rel) !== undefined) this.remove(rel)
+      this.skip(rel, SYMLINK_NOT_FOLLOWED)
+      return
+    }
     if (stats === undefined || !stats.isFile()) {
       // Gone, unless the whole folder is: an unmounted disk's files are not deleted ones.
       if (stats === undefined) {
@@ -358,12 +372,12 @@ export class FolderIndexer {
    * undefined when the path is gone; 'unreadable' (noted as skipped) when it cannot be stat'ed for
    * another reason, such as a directory above it losing its permissions: that is no delete.
    */
-  private async statOf (rel: string): Promise<Stats | undefined | 'unreadable'> {
+  private async statOf (rel: string): Promise<Stats | undefined | 'unreadable' | 'link'> {
     const path = join(this.init.folder.path, rel)
     try {
       const stats = await lstat(path)
       if (!stats.isSymbolicLink()) return stats
-      return this.init.folder.followSymlinks ? await stat(path) : undefined
+      return this.init.folder.followSymlinks ? await stat(path) : 'link'
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code ?? 'EIO'
       if (code === 'ENOENT' || code === 'ENOTDIR') return undefined
@@ -427,6 +441,13 @@ export class FolderIndexer {
       if (this.skipped.note(rel, reason, { kind: 'file', retry: false })) this.components.logger.warn({ folder: this.name, path: rel, reason }, 'file skipped: its name is not valid UTF-8; rename it to index it')
       return
     }
+    if (reason === SYMLINK_NOT_FOLLOWED) {
+      // Seen again by every walk and watch event: not a retry, so not counted as one.
+      if (this.skipped.reasonOf(rel) === reason) return
+      // Listed in status like any path left out; a link is a choice of the config, not a fault: info.
+      if (this.skipped.note(rel, reason, { kind: 'file', retry: false })) this.components.logger.info({ folder: this.name, path: rel, reason }, 'symbolic link skipped: follow_symlinks is off for this folder')
+      return
+    }
     // Out of descriptors passes when the flood does: tried again often, not after minutes.
     const transient = reason === 'EMFILE' || reason === 'ENFILE'
     if (!this.skipped.note(rel, reason, { kind, maxRetryMs: transient ? TRANSIENT_RETRY_MAX_MS : undefined })) return
@@ -480,13 +501,20 @@ export class FolderIndexer {
   private async rescan (relDir: string, recursive: boolean): Promise<void> {
     if (this.ignore(relDir)) return
     // Names that are not UTF-8 in this directory are listed again: one renamed since leaves the list.
-    const prefix = relDir === '' ? '' : `${relDir}/`
-    const before = this.skipped.list(Infinity).filter(f => f.reason === NAME_NOT_UTF8 && f.path.startsWith(prefix) && (recursive || !f.path.slice(prefix.length).includes('/'))).map(f => f.path)
+    // So are links not followed: one removed since leaves it too.
+    const before = [...this.listedUnder(NAME_NOT_UTF8, relDir, recursive), ...this.listedUnder(SYMLINK_NOT_FOLLOWED, relDir, recursive)]
     const found = new Set<string>()
     const onBadName = (rel: string): void => { found.add(rel); this.skip(rel, NAME_NOT_UTF8) }
-    const options = { ignore: this.ignore, followSymlinks: this.init.folder.followSymlinks, recursive, onBadName, onUnreadable: (rel: string, code: string, kind: 'file' | 'dir') => this.skip(rel, code, kind) }
+    const onSymlink = (rel: string): void => { found.add(rel); this.skip(rel, SYMLINK_NOT_FOLLOWED) }
+    const options = { ignore: this.ignore, followSymlinks: this.init.folder.followSymlinks, recursive, onBadName, onSymlink, onUnreadable: (rel: string, code: string, kind: 'file' | 'dir') => this.skip(rel, code, kind) }
     for await (const file of walkFiles(this.init.folder.path, relDir, options)) this.settle(file.relativePath, 0)
     for (const path of before) if (!found.has(path)) this.skipped.clear(path)
+  }
+
+  /** The paths listed for `reason` under `relDir` (directly, unless `recursive`), before a walk looks again. */
+  private listedUnder (reason: string, relDir: string, recursive: boolean): string[] {
+    const prefix = relDir === '' ? '' : `${relDir}/`
+    return this.skipped.list(Infinity).filter(f => f.reason === reason && f.path.startsWith(prefix) && (recursive || !f.path.slice(prefix.length).includes('/'))).map(f => f.path)
   }
 
   private hasRows (): boolean {

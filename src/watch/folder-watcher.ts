@@ -49,6 +49,8 @@ export interface FolderEvents {
   /** The folder itself may have been moved, removed or unmounted: look at it now. */
   onRootChanged (): void
   onError (error: Error): void
+  /** A symbolic link seen and not followed (`followSymlinks` false). */
+  onSymlink? (relativePath: string): void
 }
 
 export interface FolderWatcherInit {
@@ -159,7 +161,11 @@ export class FolderWatcher {
     if (this.init.ignore.itself(rel)) return true
     if (stats === undefined) return false
     if (stats.isSymbolicLink()) {
-      if (!this.init.followSymlinks || this.isLoop(path, rel)) return true
+      if (!this.init.followSymlinks) {
+        this.events.onSymlink?.(rel)
+        return true
+      }
+      if (this.isLoop(path, rel)) return true
       // chokidar resolves followed links itself; the file behind one is stat'ed by the scan.
       this.events.onFile(rel, undefined)
       return false

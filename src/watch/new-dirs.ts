@@ -23,6 +23,8 @@ export interface NewDirsInit {
    * or a directory whose walk failed: to be listed as skipped and retried, never dropped.
    */
   readonly onUnreadable: (relativePath: string, code: string, kind: 'file' | 'dir') => void
+  /** A symbolic link not followed. */
+  readonly onSymlink?: (relativePath: string) => void
   /** No walk runs any more. */
   readonly onIdle: () => void
 }
@@ -74,8 +76,8 @@ export class NewDirs {
     if (this.slots === 0) await new Promise<void>(resolve => this.waiting.push(resolve))
     else this.slots--
     try {
-      const { root, ignore, followSymlinks, signal, onBadName, onUnreadable } = this.init
-      const options = { ignore, followSymlinks, recursive: false, signal, onDir: (rel: string) => this.add(rel), onBadName, onUnreadable }
+      const { root, ignore, followSymlinks, signal, onBadName, onUnreadable, onSymlink } = this.init
+      const options = { ignore, followSymlinks, recursive: false, signal, onDir: (rel: string) => this.add(rel), onBadName, onUnreadable, onSymlink }
       for await (const file of walkFiles(root, relDir, options)) this.init.onFile(file.relativePath)
     } finally {
       const next = this.waiting.shift()

@@ -7,6 +7,7 @@ import { createIgnoreMatcher } from './ignore.js'
 import { dirId } from './dir-chain.js'
 import { printableName, utf8Name } from './file-name.js'
 import type { ScanMessage, ScanRequest } from './scan-messages.js'
+import { SYMLINK_NOT_FOLLOWED } from './skipped-files.js'
 
 const BATCH = 2_000
 /** Directories deep through followed links, so a tree that keeps growing under the scan still ends. */
@@ -98,7 +99,11 @@ function scan (request: ScanRequest, post: (message: ScanMessage) => void): void
         continue
       }
       const isLink = entry.isSymbolicLink()
-      if ((isLink && !request.followSymlinks) || entry.isFIFO() || entry.isSocket() || entry.isBlockDevice() || entry.isCharacterDevice()) continue
+      if (isLink && !follow) {
+        post({ type: 'unreadable', path: rel, code: SYMLINK_NOT_FOLLOWED })
+        continue
+      }
+      if (entry.isFIFO() || entry.isSocket() || entry.isBlockDevice() || entry.isCharacterDevice()) continue
       if (entry.isFile() && !known.has(rel)) {
         // No row to compare with: hashing stats it anyway, so skip a stat here (the cold start's cost).
         scanned++

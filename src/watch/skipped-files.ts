@@ -31,6 +31,9 @@ export interface SkippedFilesInit {
 /** First retry after a second, doubling up to five minutes: a permission fixed by hand is picked up soon. */
 export const DEFAULT_SKIP_RETRY_MIN_MS = 1_000
 export const DEFAULT_SKIP_RETRY_MAX_MS = 300_000
+/** The reason of a symbolic link left alone (`follow_symlinks = false`): listed, never retried. */
+export const SYMLINK_NOT_FOLLOWED = 'ERR_SYMLINK_NOT_FOLLOWED'
+
 /** How many of a folder's skipped paths status lists (all of them are counted). */
 export const SKIPPED_SHOWN = 100
 
@@ -55,6 +58,11 @@ export class SkippedFiles {
 
   has (path: string): boolean {
     return this.records.has(path)
+  }
+
+  /** Why the path is listed, if it is. */
+  reasonOf (path: string): string | undefined {
+    return this.records.get(path)?.reason
   }
 
   /** Notes a failure (again): answers true the first time, so the caller logs it once. */

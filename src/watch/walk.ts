@@ -18,6 +18,8 @@ export interface WalkOptions {
   readonly onBadName?: (printablePath: string) => void
   /** A directory or file that exists but could not be read (not one that vanished meanwhile). */
   readonly onUnreadable?: (relativePath: string, code: string, kind: 'file' | 'dir') => void
+  /** A symbolic link left alone (`followSymlinks` false): listed as skipped, not dropped unsaid. */
+  readonly onSymlink?: (relativePath: string) => void
 }
 
 const vanished = (err: unknown): boolean => ['ENOENT', 'ENOTDIR'].includes((err as NodeJS.ErrnoException).code ?? '')
@@ -53,6 +55,10 @@ export async function * walkFiles (root: string, relativeDir: string, options: W
       }
       const rel = dirRel === '' ? name : `${dirRel}/${name}`
       if (options.ignore.itself(rel)) continue
+      if (entry.isSymbolicLink() && !options.followSymlinks) {
+        options.onSymlink?.(rel)
+        continue
+      }
       let stats: Stats
       try {
         stats = entry.isSymbolicLink() && options.followSymlinks ? await stat(join(root, rel)) : await lstat(join(root, rel))

@@ -23,6 +23,9 @@ describe('a pointer that names something cidsync cannot use', () => {
     expect(refused.stderr).toContain('--force')
     // A real snapshot is accepted, and its entry count is read from it.
     expect(JSON.parse((await runCli(['pointer', 'put', cid, '--json', '--config', config])).stdout)).toMatchObject({ snapshotCid: cid, memories: 1 })
+    // A pointer that opens: said to be fine, not a question.
+    const fine = await runCli(['pointer', 'repair', '--config', config])
+    expect(fine).toMatchObject({ code: 0, stdout: `nothing to repair: the pointer of default on mainnet names ${cid}, which opens here (1 entry)\n` })
 
     expect((await runCli(['pointer', 'put', MISSING, '--force', '--config', config])).code).toBe(0)
     await writeFile(join(dir, 'notes', 'b.md'), 'b')
@@ -34,6 +37,7 @@ describe('a pointer that names something cidsync cannot use', () => {
 
     const unconfirmed = await runCli(['pointer', 'repair', '--config', config])
     expect(unconfirmed.code).toBe(2)
+    expect(unconfirmed.stderr).toContain(`the pointer of default on mainnet names ${MISSING}, which cannot be used here`)
     expect(unconfirmed.stderr).toContain('add --yes')
     const repaired = await runCli(['pointer', 'repair', '--yes', '--json', '--config', config])
     expect(repaired.code).toBe(0)

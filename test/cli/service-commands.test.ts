@@ -42,6 +42,10 @@ describe('service commands on the embedded default', { timeout: 90_000 }, () => 
     const created = JSON.parse((await runCli(['names', 'create', ...c, '--json'])).stdout) as { ipnsName: string, ipnsId: string }
     expect(created.ipnsId).toMatch(/^k51/)
     expect((await runCli(['names', 'publish', created.ipnsName, EMPTY_CID, ...c])).stdout).toBe(`${created.ipnsId} -> /ipfs/${EMPTY_CID}\n`)
+    // The id where the name belongs: said so, with the name to use.
+    const byId = await runCli(['names', 'publish', created.ipnsId, EMPTY_CID, ...c])
+    expect(byId.code).toBe(3)
+    expect(byId.stderr).toContain(`${created.ipnsId} is the id of the IPNS key named ${created.ipnsName}, not its name: give its name, ${created.ipnsName}, instead`)
     expect((await runCli(['names', 'list', ...c])).stdout).toContain(`${created.ipnsName}  ${created.ipnsId}  ${EMPTY_CID}`)
     expect((await runCli(['names', 'remove', created.ipnsName, ...c])).stdout).toBe(`removed ${created.ipnsName}  ${created.ipnsId}\n`)
 
@@ -52,6 +56,10 @@ describe('service commands on the embedded default', { timeout: 90_000 }, () => 
     expect(JSON.parse((await runCli(['pointer', 'get', ...c, '--json'])).stdout)).toMatchObject({ snapshotCid: EMPTY_CID, engine: 'cidsync-sqlite/2', memories: 7 })
 
     expect((await runCli(['deal', 'add', EMPTY_CID, ...c])).stdout).toContain('deal requested')
+    // The embedded service makes the deal after 5 s; its start and end show as times, not chain epochs.
+    const status = await until(async () => { const out = (await runCli(['deal', 'status', EMPTY_CID, ...c])).stdout; return out.startsWith('DEAL') ? out : undefined }, 60_000, 'the deal')
+    const today = new Date().toISOString().slice(0, 10)
+    expect(status).toMatch(new RegExp(`Active\\s+${today} \\d\\d:\\d\\dZ\\s+\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\dZ\\n$`))
     expect(await runCli(['deal', 'add', 'nonsense', ...c])).toMatchObject({ code: 2, stderr: expect.stringContaining('nonsense is not a valid CID') })
     expect((await runCli(['files', ...c, '--json'])).stdout).toBe('')
     expect((await stat(join(dir, 'state', 'service', 'embedded-account.json'))).mode & 0o777).toBe(0o600)

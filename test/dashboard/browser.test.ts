@@ -9,6 +9,7 @@ import { runCli } from '../helpers/cli.js'
 import { httpGet } from '../helpers/http.js'
 import { startInProcessDaemon, statusOf, untilReached } from '../helpers/in-process-daemon.js'
 import { until } from '../helpers/wait.js'
+import { formatBytes } from '../../src/util/format-bytes.js'
 
 const CHROMIUM = '/usr/bin/chromium'
 const ARTIFACTS = join(process.cwd(), 'test-artifacts')
@@ -41,6 +42,9 @@ function watchConsole (page: Page, expected: (message: ConsoleMessage) => boolea
   return errors
 }
 
+/** The page's getComputedStyle, typed for `evaluate` callbacks (these tests compile without the DOM's types). */
+type StyleOf = (element: unknown, pseudo?: string) => { listStyleType: string, content: string }
+
 async function text (page: Page, selector: string): Promise<string> {
   return (await page.locator(selector).innerText()).trim()
 }
@@ -49,15 +53,16 @@ describe.skipIf(!hasChromium)(`the dashboard in a real browser (${CHROMIUM})`, (
   it('shows every section with real data, updates live, and acts only after the login link', async () => {
     const dir = await useTempDir()
     // No publish on its own during the test: the one after the login is the button's.
-    const { port, token, config, notes } = await startInProcessDaemon(dir, `[snapshot]
+    const { daemon, port, token, config, notes } = await startInProcessDaemon(dir, `[snapshot]
 quiet_seconds = 3600
 min_interval_seconds = 3600
+ipns_key = "auto"
 [[folders]]
 name = "usb"
 path = "unplugged-disk"
 `)
     await writeFile(join(notes, 'a.md'), 'alpha')
-    await writeFile(join(notes, 'b.md'), 'beta, a little longer')
+    await writeFile(join(notes, 'b.md'), 'beta, a little longer'.repeat(100))
     // Both indexed before the reconciliation that counts the account's side (slow on a loaded machine).
     await until(async () => (await statusOf(port)).index.files === 2 || undefined, 20_000, 'both files indexed')
     await untilReached(port)
@@ -81,6 +86,17 @@ path = "unplugged-disk"
     expect(usb).toContain('what to do: mount or create the folder')
     expect(await text(page, '#publish')).toContain(first.cid.slice(0, 10))
     expect(await text(page, '#publish')).toMatch(/pointer.*in sync/s)
+    // The IPNS name in use: the key made for ipns_key = "auto", as /ipns/ID.
+    const ipns = (await statusOf(port)).publish?.ipns
+    expect(ipns).toMatchObject({ key: 'auto', id: expect.stringMatching(/^k51/), cid: first.cid })
+    const id = ipns?.id ?? ''
+    expect(await text(page, '#publish')).toMatch(new RegExp(`IPNS name\\s+/ipns/${id.slice(0, 10)}…${id.slice(-6)} key ${(ipns?.name ?? '').slice(0, 8)}… → ${first.cid.slice(0, 10)}`))
+    expect(await page.locator('#publish .ipns-id').getAttribute('title')).toBe(`/ipns/${id}`)
+    // Sizes as the CLI shows them: binary units, one helper's way.
+    const bytes = (await statusOf(port)).folders.find(f => f.name === 'notes')?.bytes ?? 0
+    expect(bytes).toBeGreaterThan(1024)
+    expect(await notesRow.locator('td.num').last().innerText()).toBe(formatBytes(bytes))
+    expect(formatBytes(bytes)).toMatch(/^\d+(\.\d)? KiB$/)
     expect(await text(page, '#restorable')).toContain('not checked yet')
     // The history: the first publish, from the manifest this device wrote (nothing fetched).
     await until(async () => (await text(page, '#history')).includes(first.cid.slice(0, 10)) ? true : undefined, 10_000, 'the first publish in the history')
@@ -110,10 +126,22 @@ path = "unplugged-disk"
     // The fragment that carried the CSRF token is gone from the address once the page took it.
     await until(async () => page.url() === `${base}/` ? true : undefined, 10_000, 'the fragment cleared')
     await page.locator('#publish-now:enabled').waitFor({ timeout: 10_000 })
+    // A publish that failed before: listed until the button's publish goes through.
+    daemon.recordError('publish failed', 'ERR_REMOTE_NETWORK', 'the service could not be reached', 'publish')
+    await until(async () => (await text(page, '#errors .current')).includes('publish failed') ? true : undefined, 10_000, 'the failed publish listed')
+    // The daemon's `error` event is news on a stream that is fine: the page still says live.
+    await until(async () => (await text(page, '#activity')).includes('publish failed: the service could not be reached') ? true : undefined, 10_000, 'the error event')
+    expect(await text(page, '#live')).toBe('live')
+    expect(await page.locator('#errors .resolved').isVisible()).toBe(false)
     await page.locator('#publish-now').click()
     await until(async () => (await text(page, '#action-result')).startsWith('publish: done') ? true : undefined, 20_000, 'the publish to finish')
     const published = (await statusOf(port)).publish?.last?.cid as string
     expect(published).not.toBe(first.cid)
+    // The answer in words, not the daemon's JSON.
+    expect(await text(page, '#action-result')).toBe(`publish: done: published ${published} (3 entries)`)
+    await until(async () => (await text(page, '#errors .current')) === 'none' ? true : undefined, 10_000, 'the failed publish to leave the current errors')
+    await page.locator('#errors .resolved summary').click()
+    expect(await text(page, '#errors .resolved')).toMatch(/^1 resolved recently\n.*publish failed \[ERR_REMOTE_NETWORK\] resolved /s)
     await until(async () => (await text(page, '#publish')).includes(published.slice(0, 10)) ? true : undefined, 10_000, 'the new publish to show')
     await until(async () => (await text(page, '#activity')).includes('publish.done') ? true : undefined, 10_000, 'publish.done in the live events')
     // The history gains a row, newest first, without a reload.
@@ -124,6 +152,20 @@ path = "unplugged-disk"
     await page.locator('#verify-now').click()
     await until(async () => (await text(page, '#restorable')).includes('yes: the last drill restored') ? true : undefined, 30_000, 'the drill to show restorable').catch(async (err: Error) => { throw new Error(`${err.message}: ${await text(page, '#action-result')} / ${await text(page, '#restorable')}`) })
     await until(async () => (await text(page, '#activity')).includes('drill') ? true : undefined, 10_000, 'the drill in the live events')
+    expect(await text(page, '#activity li[data-type="drill"]')).toMatch(new RegExp(`drill restore drill: ${published} restores \\(\\d+ segments\\)`))
+    await until(async () => (await text(page, '#action-result')).startsWith('verify: done') ? true : undefined, 10_000, 'the verify answer')
+    expect(await text(page, '#action-result')).toMatch(new RegExp(`^verify: done: restorable: ${published} and its \\d+ segments fetched, verified and opened$`))
+
+    // The live events: more than nine, each line whole, starting with its time (nothing cut at the list's edge).
+    const events = page.locator('#activity li')
+    expect(await events.count()).toBeGreaterThan(9)
+    const edge = await page.locator('#activity ol').evaluate(ol => ol.getBoundingClientRect().left)
+    for (let i = 0; i < 12 && i < await events.count(); i++) {
+      expect(await events.nth(i).innerText()).toMatch(/^\d\d:\d\d:\d\d \S+ /)
+      expect(await events.nth(i).evaluate(li => li.getBoundingClientRect().left)).toBeGreaterThanOrEqual(edge)
+      // No marker drawn outside the text (where a list number used to be cut off).
+      expect(await events.nth(i).evaluate(li => (globalThis as unknown as { getComputedStyle: StyleOf }).getComputedStyle(li).listStyleType)).toBe('none')
+    }
 
     mkdirSync(ARTIFACTS, { recursive: true })
     await page.screenshot({ path: join(ARTIFACTS, 'dashboard.png'), fullPage: true })
@@ -143,19 +185,36 @@ path = "unplugged-disk"
     expect(errors).toEqual([])
   }, 90_000)
 
-  it('fits a phone-sized screen', async () => {
+  it('fits a phone-sized screen, the history table included', async () => {
     const dir = await useTempDir()
-    const { port, notes } = await startInProcessDaemon(dir)
+    const { port, token, notes } = await startInProcessDaemon(dir, '[snapshot]\nquiet_seconds = 3600\nmin_interval_seconds = 3600\n')
     await writeFile(join(notes, 'a-file-with-a-rather-long-name-that-could-push-the-layout-sideways.md'), 'x')
+    await until(async () => (await statusOf(port)).index.files === 1 || undefined, 20_000, 'the file indexed')
     await untilReached(port)
+    const { cid } = JSON.parse((await httpGet({ port }, '/snapshot', { method: 'POST', headers: { authorization: `Bearer ${token}` } })).body) as { cid: string }
     const context = await launch({ width: 390, height: 844 })
     const page = await context.newPage()
     const errors = watchConsole(page, () => false)
     await page.goto(`http://127.0.0.1:${port}/`)
     await page.locator('#live.ok').waitFor({ timeout: 10_000 })
     await until(async () => (await page.locator('#folders .entries').first().innerText()) === '1' ? true : undefined, 10_000, 'the folder shown')
+    expect(await text(page, '#publish')).toContain(' · 1 entry · ')
     const overflow = await page.evaluate('document.documentElement.scrollWidth - window.innerWidth') as number
     expect(overflow).toBeLessThanOrEqual(0)
+    // The history: each publish readable whole, no column off to the side to scroll to.
+    const row = page.locator('#history tbody tr').first()
+    await until(async () => (await row.innerText()).includes(cid.slice(0, 10)) ? true : undefined, 10_000, 'the publish in the history')
+    const scroll = await page.locator('#history .scroll').evaluate(s => ({ scroll: s.scrollWidth, client: s.clientWidth }))
+    expect(scroll.scroll).toBeLessThanOrEqual(scroll.client)
+    const width = await page.evaluate('window.innerWidth') as number
+    for (const cell of await row.locator('td').all()) {
+      const box = await cell.boundingBox()
+      expect(box?.x ?? -1).toBeGreaterThanOrEqual(0)
+      expect((box?.x ?? 0) + (box?.width ?? 0)).toBeLessThanOrEqual(width)
+    }
+    // Each line says what it is (the column heads are gone).
+    const labels = await row.locator('td').evaluateAll(cells => cells.map(c => (globalThis as unknown as { getComputedStyle: StyleOf }).getComputedStyle(c, '::before').content))
+    expect(labels).toEqual(['"time"', '"device"', '"entries"', '"bytes added"', '"snapshot"', '"deal"'])
     mkdirSync(ARTIFACTS, { recursive: true })
     await page.screenshot({ path: join(ARTIFACTS, 'dashboard-phone.png'), fullPage: true })
     expect(errors).toEqual([])

@@ -99,6 +99,8 @@ describe('the service, through its clients', () => {
     await clients.deals.addCid(cid)
     const deals = await until(async () => { const d = await clients.deals.dealStatus(cid); return d.length > 0 ? d : undefined }, 5_000, 'the deal')
     expect(deals[0]).toMatchObject({ status: 'Active', provider: expect.any(String), dealId: expect.any(Number) })
+    // Its start epoch is now on mainnet's chain, as production's would be: the time it says is today.
+    expect(Math.abs(Date.parse(deals[0]?.startAt ?? '') - Date.now())).toBeLessThan(10 * 60_000)
   })
 
   it('refuses a malformed CID with a 400, not retried; the client does not even send one', async () => {

@@ -62,7 +62,9 @@ describe('deal status as production answers it', () => {
     const { clients } = await against({ status: 200, body: { dealInfo: [current, older] } }, { status: 200, body: { dealInfo: null } })
     const deals = await clients.deals.dealStatus(CID)
     expect(deals[0]).toMatchObject({ dealId: 86312, chainDealId: 86312, provider: 'f02620', pieceCid: 'baga6ea4seaq', aggregateIn: 'bafyagg', startEpoch: 3_900_000, endEpoch: 5_455_200, status: undefined, lastUpdate: Date.parse('2026-11-20T10:00:00.000Z') })
-    expect(deals[1]).toMatchObject({ dealId: 1001, provider: 'f01234', status: 'Active', startEpoch: 10 })
+    // Epochs as times: Filecoin mainnet's genesis, 30 s an epoch.
+    expect(deals[0]).toMatchObject({ startAt: '2024-05-10T02:00:00.000Z', endAt: '2025-11-01T02:00:00.000Z' })
+    expect(deals[1]).toMatchObject({ dealId: 1001, provider: 'f01234', status: 'Active', startEpoch: 10, startAt: '2020-08-24T22:05:00.000Z' })
     expect(await clients.deals.dealStatus(CID)).toEqual([])
   })
 

@@ -8,6 +8,12 @@ async function checkCid (cid: string): Promise<void> {
   (await import('../../remote/index.js')).checkedCid(cid)
 }
 
+/** `2026-11-24 13:00Z`: a deal's start or end (minutes are its precision); the epoch when it is no time. */
+function when (at: string | undefined, epoch: number | undefined): string {
+  if (at !== undefined) return at.replace('T', ' ').replace(/:\d\d\.\d+Z$/, 'Z')
+  return epoch === undefined ? '' : `epoch ${epoch}`
+}
+
 export function registerDeal (program: Command): void {
   const deal = program.command('deal').description('storage deals: ask for one, see where it is')
   serviceOptions(deal.command('add').description('ask for a storage deal for a CID').argument('<cid>'))
@@ -26,7 +32,7 @@ export function registerDeal (program: Command): void {
         const deals = await clients.deals.dealStatus(cid)
         if (options.json === true) printJson(deals)
         else if (deals.length === 0) process.stdout.write(`no deal yet for ${cid}\n`)
-        else process.stdout.write(formatTable(['DEAL', 'PROVIDER', 'STATUS', 'START', 'END'], deals.map(d => [String(d.dealId ?? ''), d.provider ?? '', d.status ?? '', String(d.startEpoch ?? ''), String(d.endEpoch ?? '')])))
+        else process.stdout.write(formatTable(['DEAL', 'PROVIDER', 'STATUS', 'START', 'END'], deals.map(d => [String(d.dealId ?? ''), d.provider ?? '', d.status ?? '', when(d.startAt, d.startEpoch), when(d.endAt, d.endEpoch)])))
       })
     }))
 }

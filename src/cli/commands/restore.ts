@@ -1,7 +1,7 @@
 import type { Command } from 'commander'
 import { loadConfig } from '../../config/index.js'
 import { LockHeldError, UsageError } from '../../errors.js'
-import { countOf, printJson } from '../format.js'
+import { countOf, formatBytes, printJson } from '../format.js'
 import { action } from '../run.js'
 import { safeText } from '../safe-text.js'
 import { parseTimeArg } from '../time-arg.js'
@@ -16,9 +16,9 @@ function progressBar (): ((received: number, total: number | undefined) => void)
     const now = Date.now()
     if (now - last < 100 && received !== total) return
     last = now
-    const mb = (received / 1e6).toFixed(1)
     const bar = total === undefined ? '' : `[${'#'.repeat(Math.round(received / total * 30)).padEnd(30, '.')}] `
-    process.stderr.write(`\rfetching ${bar}${mb} MB${total === undefined ? '' : ` of ${(total / 1e6).toFixed(1)} MB`}`)
+    // Padded: the line is redrawn in place, and a shorter size would leave the end of a longer one.
+    process.stderr.write(`\rfetching ${bar}${formatBytes(received)}${total === undefined ? '' : ` of ${formatBytes(total)}`}   `)
     if (received === total) process.stderr.write('\n')
   }
 }

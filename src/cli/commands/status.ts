@@ -14,6 +14,7 @@ function publishLines (s: StatusDocument): string[] {
     const last = s.publish.last === null ? 'nothing published yet' : `last snapshot ${s.publish.last.cid} at ${s.publish.last.at === null ? '?' : timeWithAge(s.publish.last.at)}, ${countOf(s.publish.last.entries, 'entry', 'entries')}`
     lines.push(`publish: ${last}${s.publish.pendingAt === null ? '' : `; next after changes at ${timeWithAge(s.publish.pendingAt)}`}`)
     lines.push(`pointer: ${s.publish.pointer.inSync ? `in sync (${s.publish.pointer.cid ?? ''})` : `not in sync: ${s.publish.pointer.why ?? ''}`}`)
+    lines.push(`ipns: ${ipnsLine(s.publish.ipns)}`)
     const r = s.restorable
     lines.push(`restorable: ${r == null ? 'not checked yet (the drill runs on [verify] schedule, or `cidsync verify`)' : r.ok ? `yes (drill at ${timeWithAge(r.checkedAt)})` : `NO (drill at ${timeWithAge(r.checkedAt)}): ${r.failed ?? '?'}`}`)
     if (s.publish.refused != null) lines.push(`pointer: refused part of it at ${s.publish.refused.at}: ${s.publish.refused.message} [${s.publish.refused.code}]`)
@@ -28,6 +29,14 @@ function publishLines (s: StatusDocument): string[] {
   }
   if (s.auth.sessionToken.warning !== null) lines.push(`auth: ${s.auth.sessionToken.warning}`)
   return lines
+}
+
+/** The IPNS name snapshots are published to, or why there is none yet. */
+export function ipnsLine (ipns: NonNullable<StatusDocument['publish']>['ipns'] | undefined): string {
+  if (ipns == null) return 'none ([snapshot] ipns_key is not set)'
+  if (ipns.name === null) return 'a key is made at the next publish (ipns_key = "auto")'
+  const id = ipns.id === null ? `key ${ipns.name}` : `/ipns/${ipns.id} (key ${ipns.name})`
+  return ipns.cid === null ? `${id}, published to at the next publish` : `${id} -> ${ipns.cid} at ${ipns.at ?? '?'}`
 }
 
 /** The service: reached, not yet, or not at the last publish or reconciliation (a network error). */
@@ -46,6 +55,7 @@ const SKIPPED_LINES = 5
 export function skippedAdvice (reason: string, kind: 'file' | 'dir'): string {
   const it = kind === 'dir' ? 'the directory' : 'the file'
   switch (reason) {
+    case 'ERR_SYMLINK_NOT_FOLLOWED': return 'a symbolic link, not followed: set follow_symlinks = true for the folder to index what it points to, or ignore it'
     case 'ERR_NAME_NOT_UTF8': return 'its name is not valid UTF-8: rename it to index it (not retried; the renamed file is picked up without a restart)'
     case 'EACCES':
     case 'EPERM': return `${it} cannot be read: fix its permissions, it is picked up without a restart`
@@ -115,6 +125,12 @@ export function formatStatus (document: StatusDocument): string {
   if (s.lastErrors.length > 0) {
     lines.push('', 'recent errors:')
     for (const e of s.lastErrors.slice(-5)) lines.push(`  ${e.at}  ${e.message}${e.code !== null ? ` [${e.code}]` : ''}`)
+  }
+  // Resolved ones apart, so a transient failure that went away does not read as a current one.
+  const resolved = s.resolvedErrors ?? []
+  if (resolved.length > 0) {
+    lines.push('', 'resolved since (not errors any more):')
+    for (const e of resolved.slice(-3)) lines.push(`  ${e.at}  ${e.message}${e.code !== null ? ` [${e.code}]` : ''} · resolved ${e.resolvedAt}`)
   }
   return lines.join('\n') + '\n'
 }

@@ -26,13 +26,14 @@ function el (tag, attrs, ...children) {
   return node
 }
 
+/** Sizes as the CLI shows them (src/util/format-bytes.ts; the browser test holds the two together). */
 function bytes (n) {
   if (typeof n !== 'number') return '–'
-  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB']
+  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB', 'PiB']
   let i = 0
   let v = n
-  while (v >= 1024 && i < units.length - 1) { v /= 1024; i++ }
-  return `${i === 0 ? v : v.toFixed(1)} ${units[i]}`
+  while (Math.abs(v) >= 1024 && i < units.length - 1) { v /= 1024; i++ }
+  return `${i === 0 ? v : Number(v.toFixed(1))} ${units[i]}`
 }
 
 function count (n) { return typeof n === 'number' ? n.toLocaleString('en') : '–' }
@@ -100,16 +101,28 @@ function renderPublish (s) {
   }
   const pointer = p.pointer.inSync ? el('span', { class: 'ok' }, 'in sync') : el('span', { class: 'warn' }, `not in sync: ${p.pointer.why}`)
   defs($('#publish dl'), [
-    ['last', p.last ? el('span', {}, shortCid(p.last.cid), ' · ', `${count(p.last.entries)} entries · `, when(p.last.at)) : 'nothing published yet'],
+    ['last', p.last ? el('span', {}, shortCid(p.last.cid), ' · ', `${count(p.last.entries)} ${p.last.entries === 1 ? 'entry' : 'entries'} · `, when(p.last.at)) : 'nothing published yet'],
     p.running && ['now', el('span', { class: 'warn' }, 'publishing…')],
     p.pendingAt && ['next', el('span', {}, 'after changes, ', when(p.pendingAt))],
     ['pointer', el('span', {}, shortCid(p.pointer.cid), ' ', pointer)],
+    ['IPNS name', ipnsName(p.ipns)],
     p.held && ['held', el('span', { class: 'bad' }, p.held.message)],
     p.blocked && ['stopped', el('span', { class: 'bad' }, p.blocked, el('p', { class: 'fix muted' }, `what to do: ${fixFor(null, p.blocked)}`))],
     p.lastError && ['last error', el('span', { class: 'bad' }, p.lastError.message, ' ', when(p.lastError.at))],
     p.retryAt && ['retry', when(p.retryAt)],
     ['runs', `${count(p.runs)} (${count(p.failures)} failed)`]
   ])
+}
+
+/** The IPNS name snapshots are published to (`[snapshot] ipns_key`), or why there is none yet. */
+function ipnsName (ipns) {
+  if (!ipns) return el('span', { class: 'muted' }, 'none ([snapshot] ipns_key is not set)')
+  if (!ipns.name) return el('span', { class: 'muted' }, 'a key is made at the next publish (ipns_key = "auto")')
+  // Shortened like a CID; the whole id is in its title (and in `cidsync status`).
+  const id = ipns.id ? el('code', { class: 'ipns-id', title: `/ipns/${ipns.id}` }, `/ipns/${ipns.id.length > 20 ? `${ipns.id.slice(0, 10)}…${ipns.id.slice(-6)}` : ipns.id}`) : null
+  const key = el('span', { class: 'muted', title: ipns.name }, `key ${ipns.name.slice(0, 8)}…`)
+  const name = id ? el('span', {}, id, ' ', key) : key
+  return ipns.cid ? el('span', {}, name, ' → ', shortCid(ipns.cid), ' ', when(ipns.at)) : el('span', {}, name, el('span', { class: 'muted' }, ', published to at the next publish'))
 }
 
 function renderRestorable (s) {
@@ -129,10 +142,11 @@ function renderHistory (s) {
   const pages = Math.max(1, Math.ceil(history.length / HISTORY_PAGE))
   state.historyPage = Math.min(state.historyPage, pages - 1)
   const shown = history.slice(state.historyPage * HISTORY_PAGE, (state.historyPage + 1) * HISTORY_PAGE)
+  // data-label: a phone shows each row as a card of labelled lines (style.css).
   $('#history tbody').replaceChildren(...shown.map(h => el('tr', {},
-    el('td', {}, when(h.at)), el('td', {}, [h.device ? h.device.slice(0, 8) : '', h.hostname || ''].filter(Boolean).join(' ') || '–'),
-    el('td', { class: 'num' }, count(h.entries)), el('td', { class: 'num' }, bytes(h.bytesAdded)),
-    el('td', {}, shortCid(h.cid)), el('td', {}, h.deal && h.deal !== 'none' ? String(h.deal) : '–'))))
+    el('td', { 'data-label': 'time' }, when(h.at)), el('td', { 'data-label': 'device' }, [h.device ? h.device.slice(0, 8) : '', h.hostname || ''].filter(Boolean).join(' ') || '–'),
+    el('td', { class: 'num', 'data-label': 'entries' }, count(h.entries)), el('td', { class: 'num', 'data-label': 'bytes added' }, bytes(h.bytesAdded)),
+    el('td', { 'data-label': 'snapshot' }, shortCid(h.cid)), el('td', { 'data-label': 'deal' }, h.deal && h.deal !== 'none' ? String(h.deal) : '–'))))
   $('#history .empty').hidden = history.length > 0
   $('#history .pager').hidden = history.length <= HISTORY_PAGE
   $('#history .page').textContent = `page ${state.historyPage + 1} of ${pages}`
@@ -167,10 +181,16 @@ function renderAccount (s) {
 function renderErrors (s) {
   const list = [...s.lastErrors].reverse()
   if (s.index.writeState !== 'ok' && s.index.lastError) list.unshift({ at: s.index.lastError.at, message: 'index writes failing', code: s.index.lastError.code, detail: s.index.lastError.message })
-  $('#errors ul').replaceChildren(...(list.length > 0
+  $('#errors .current').replaceChildren(...(list.length > 0
     ? list.map(e => el('li', {}, when(e.at), ' ', el('span', { class: 'bad' }, e.message), e.code ? el('code', {}, ` [${e.code}]`) : null,
       e.detail ? el('div', {}, e.detail) : null, el('p', { class: 'fix muted' }, `what to do: ${fixFor(e.code, e.detail || e.message)}`)))
     : [el('li', { class: 'muted' }, 'none')]))
+  // Errors that went away (what they were about worked again): apart, so they do not read as current.
+  const resolved = [...(s.resolvedErrors || [])].reverse()
+  $('#errors .resolved').hidden = resolved.length === 0
+  $('#errors .resolved summary').textContent = `${count(resolved.length)} resolved recently`
+  $('#errors .resolved ul').replaceChildren(...resolved.map(e => el('li', {}, when(e.at), ' ', e.message, e.code ? el('code', {}, ` [${e.code}]`) : null,
+    el('span', { class: 'ok' }, ' resolved '), when(e.resolvedAt))))
 }
 
 function render () {
@@ -220,14 +240,21 @@ function describeEvent (type, d) {
     case 'reconcile.done': return `reconciled: ${d.remoteFiles} uploads on the account, ${d.gone} gone`
     case 'reconcile.failed': return `reconcile failed: ${d.message}`
     case 'watcher.state': return `watcher ${d.state}`
+    case 'drill': return d.ok ? `restore drill: ${d.cid} restores (${d.segments} segments)` : `restore drill: NOT restorable: ${d.failed ? `${d.failed.cid}: ${d.failed.message}` : d.cid}`
     case 'error': return `${d.message}${d.detail ? `: ${d.detail}` : ''}`
     default: return JSON.stringify(d)
   }
 }
 
+/** `14:03:07`: when an event happened, in this browser's time. */
+function clock (iso) {
+  const t = iso ? new Date(iso) : new Date()
+  return el('time', { datetime: t.toISOString(), class: 'muted' }, t.toLocaleTimeString('en-GB'))
+}
+
 function noteEvent (type, data, id) {
   const list = $('#activity ol')
-  list.prepend(el('li', { 'data-type': type }, el('code', {}, type), ' ', describeEvent(type, data), id ? el('span', { class: 'muted' }, ` #${id}`) : null))
+  list.prepend(el('li', { 'data-type': type }, clock(data.at), ' ', el('code', {}, type), ' ', describeEvent(type, data), id ? el('span', { class: 'muted' }, ` #${id}`) : null))
   while (list.children.length > ACTIVITY_KEEP) list.lastElementChild.remove()
 }
 
@@ -236,7 +263,12 @@ function follow () {
   const live = $('#live')
   source.addEventListener('hello', () => { live.textContent = 'live'; live.className = 'badge ok' })
   source.addEventListener('resync', () => refresh())
-  source.onerror = () => { live.textContent = 'reconnecting…'; live.className = 'badge warn' }
+  source.onerror = event => {
+    // The daemon's own `error` events arrive here too (SSE names them like a lost connection): they are news, not a disconnect.
+    if (event instanceof MessageEvent) return
+    live.textContent = 'reconnecting…'
+    live.className = 'badge warn'
+  }
   for (const type of EVENT_TYPES) {
     source.addEventListener(type, message => {
       let data = {}
@@ -271,18 +303,40 @@ async function loadSession () {
   $('#action-hint').textContent = signedIn ? '' : 'Read only: to use the buttons, run `cidsync dashboard` and open the link it prints.'
 }
 
+/** What a button's answer means, in words: what was published, reconciled or checked, or what failed. */
+function describeAnswer (path, ok, body, text) {
+  if (!ok) {
+    if (body && body.error) return `${body.error}${body.code ? ` [${body.code}]` : ''}`
+    return text.trim() || 'no answer'
+  }
+  if (!body) return text.trim()
+  if (path === '/snapshot') {
+    const what = body.skipped ? `nothing new here since the last snapshot, ${body.cid}` : `published ${body.cid}`
+    return `${what} (${count(body.entries)} ${body.entries === 1 ? 'entry' : 'entries'}${body.merged > 0 ? `, merged ${count(body.merged)} from other devices` : ''})`
+  }
+  if (path === '/reconcile') return `${count(body.remoteFiles)} uploads on the account, ${count(body.gone)} gone, ${count(body.dealsMade)} deals made${body.republished ? '; the IPNS name was put back on the last snapshot' : ''}`
+  if (path === '/verify') {
+    return body.restorable
+      ? `restorable: ${body.cid} and its ${count(body.segments)} segments fetched, verified and opened`
+      : `NOT restorable: ${body.failed ? `${body.failed.cid}: ${body.failed.message}` : 'the drill failed'}`
+  }
+  return text.trim()
+}
+
 async function press (button, path, label) {
   const result = $('#action-result')
   button.disabled = true
   result.hidden = false
   result.textContent = `${label}…`
+  result.className = ''
   try {
     const answer = await fetch(path, { method: 'POST', headers: { 'x-cidsync-csrf': state.session.csrf || '' } })
     const text = await answer.text()
-    let shown = text.trim()
-    try { shown = JSON.stringify(JSON.parse(text), null, 2) } catch {}
-    result.textContent = `${label}: ${answer.ok ? 'done' : `the daemon answered ${answer.status}`}\n${shown}`
-    result.className = answer.ok ? 'ok' : 'bad'
+    let body = null
+    try { body = JSON.parse(text) } catch {}
+    const failed = !answer.ok || (path === '/verify' && body && body.restorable === false)
+    result.textContent = `${label}: ${answer.ok ? 'done' : 'failed'}: ${describeAnswer(path, answer.ok, body, text)}`
+    result.className = failed ? 'bad' : 'ok'
     if (answer.status === 401 || answer.status === 403) loadSession()
   } catch (err) {
     result.textContent = `${label}: the daemon could not be reached (${err.message})`

@@ -1,15 +1,15 @@
 import { sendJson, requireParam, type Route } from '../http.js'
 import { parseCid, type ServiceParts } from '../parts.js'
+import { epochAt } from '../../remote/index.js'
 
 interface DealRow { address: string, cid: string, requested_at: number, active_at: number, deal_id: number, miner: string }
 
 const LOCAL_MINER = 'f0localminer'
-const EPOCH_MS = 30_000
 const DEAL_EPOCHS = 1_555_200
 
 /** A deal as production's `deal_status` now names its fields. */
 function currentDeal (d: DealRow): Record<string, unknown> {
-  const startEpoch = Math.floor(d.active_at / EPOCH_MS)
+  const startEpoch = epochAt(d.active_at)
   return {
     DealID: d.deal_id,
     Provider: d.miner,
@@ -25,7 +25,7 @@ function currentDeal (d: DealRow): Record<string, unknown> {
 
 /** The older names (`dealId`, `miner`, `storageProvider`), served under the `legacyDealFields` fault. */
 function legacyDeal (d: DealRow): Record<string, unknown> {
-  const startEpoch = Math.floor(d.active_at / EPOCH_MS)
+  const startEpoch = epochAt(d.active_at)
   return {
     payloadCid: d.cid,
     pieceCID: pieceCid(d.cid),

@@ -1,0 +1,23 @@
+import { describe, expect, it } from 'vitest'
+import { runCli } from '../helpers/cli.js'
+
+describe('cidsync --help', () => {
+  it('groups the commands in the order a user needs them, and names the exit codes and the docs', async () => {
+    const help = await runCli(['--help'])
+    expect(help.code).toBe(0)
+    const out = help.stdout
+    const at = (text: string): number => {
+      const i = out.indexOf(text)
+      expect(i, text).toBeGreaterThan(-1)
+      return i
+    }
+    const headings = ['Set up:', 'Day to day:', 'Restore and check:', 'The service by hand:', 'Help:', 'Exit codes:']
+    expect(headings.map(at)).toEqual(headings.map(at).toSorted((a, b) => a - b))
+    // init comes first; status leads the day-to-day commands; restore is not lost among the service's.
+    expect(at('\n  init ')).toBeLessThan(at('\n  daemon '))
+    expect(at('Day to day:\n  status ')).toBeGreaterThan(-1)
+    expect(at('\n  restore ')).toBeLessThan(at('\n  files '))
+    for (const code of ['0  ok', '1  failure', '2  usage or config error', '3  nothing found', '4  integrity failure']) expect(out).toContain(code)
+    expect(out).toMatch(/Docs: README\.md .*docs\/operations\.md/s)
+  })
+})

@@ -1,0 +1,119 @@
+import { describe, it, expect, afterEach } from 'vitest'
+import { mkdir, readFile, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { loadConfig } from '../../src/config/index.js'
+import { createDaemon, RecentErrors, type Daemon, type StatusDocument } from '../../src/daemon/index.js'
+import { startLocalService, type LocalService } from '../../src/local-service/index.js'
+import { createServiceClients } from '../../src/remote/index.js'
+import { newWalletKey } from '../../src/crypto/index.js'
+import { formatStatus } from '../../src/cli/commands/status.js'
+import { useTempDir } from '../helpers/temp-dir.js'
+import { httpGet } from '../helpers/http.js'
+import { until, within } from '../helpers/wait.js'
+
+const cleanups: Array<() => Promise<void>> = []
+afterEach(async () => { for (const c of cleanups.splice(0).reverse()) await c() })
+
+async function statusOf (port: number): Promise<StatusDocument> {
+  return JSON.parse((await httpGet({ port }, '/status')).body) as StatusDocument
+}
+
+async function post (port: number, path: string, token: string): Promise<number> {
+  return (await httpGet({ port }, path, { method: 'POST', headers: { authorization: `Bearer ${token}` } })).status
+}
+
+/** A daemon as `cidsync daemon` makes it (its errors reach status through the logger), against a local service whose faults the test sets. */
+async function startAgainst (dir: string, service: LocalService): Promise<{ daemon: Daemon, port: number, token: string }> {
+  const signup = createServiceClients({ dealUrl: service.url, apiUrl: service.url, pointerUrl: service.url, uploadUrl: service.url, gateways: [] }, { apiKey: () => undefined, sessionToken: () => undefined })
+  const apiKey = (await signup.deals.login(newWalletKey())).apiKey
+  await signup.close()
+  await mkdir(join(dir, 'notes'), { recursive: true })
+  const url = service.url
+  await writeFile(join(dir, 'config.toml'), `state_dir = "state"
+log_level = "error"
+[[folders]]
+name = "notes"
+path = "notes"
+[[folders]]
+name = "usb"
+path = "usb"
+[status]
+listen = "127.0.0.1:0"
+[watch]
+settle_ms = 20
+[snapshot]
+quiet_seconds = 3600
+min_interval_seconds = 3600
+[service]
+mode = "remote"
+deal_url = "${url}"
+api_url = "${url}"
+pointer_url = "${url}"
+upload_url = "${url}"
+gateways = ["${url}"]
+`)
+  const env = { CIDSYNC_API_KEY: apiKey, CIDSYNC_SESSION_TOKEN: service.issueToken('someone') }
+  const daemon = createDaemon(loadConfig({ configPath: join(dir, 'config.toml'), env }))
+  const saved = { key: process.env.CIDSYNC_API_KEY, token: process.env.CIDSYNC_SESSION_TOKEN }
+  Object.assign(process.env, env)
+  cleanups.push(async () => {
+    await daemon.stop()
+    for (const [name, value] of [['CIDSYNC_API_KEY', saved.key], ['CIDSYNC_SESSION_TOKEN', saved.token]] as const) {
+      if (value === undefined) delete process.env[name]
+      else process.env[name] = value
+    }
+  })
+  await within(daemon.start(), 10_000, 'the daemon to start')
+  await within(daemon.current(), 10_000, 'the startup scan')
+  const port = Number(daemon.statusAddress?.split(':').pop())
+  return { daemon, port, token: (await readFile(join(dir, 'state', 'status.token'), 'utf8')).trim() }
+}
+
+describe('errors in status', () => {
+  it('leave the current list once what they were about works again, kept apart as resolved', async () => {
+    const dir = await useTempDir()
+    const service = await startLocalService({ dir: join(dir, 'remote-service') })
+    cleanups.push(async () => { await service.stop() })
+    const { port, token } = await startAgainst(dir, service)
+    await writeFile(join(dir, 'notes', 'a.md'), 'alpha')
+    await until(async () => (await statusOf(port)).publish !== null ? true : undefined, 20_000, 'the service to be reached')
+
+    // A missing folder and a publish the service fails: both current errors.
+    service.faults.set('pointers_put', { errorRate: 1, status: 500 })
+    expect(await post(port, '/snapshot', token)).toBe(502)
+    const failing = await until(async () => {
+      const s = await statusOf(port)
+      return s.lastErrors.some(e => e.message === 'publish failed') && s.lastErrors.some(e => e.message.includes('"usb"')) ? s : undefined
+    }, 20_000, 'both errors listed')
+    expect(failing.resolvedErrors).toEqual([])
+
+    // The service mends and the next publish goes through: the publish error is resolved, the folder's is not.
+    service.faults.clear()
+    expect(await post(port, '/snapshot', token)).toBe(200)
+    const mended = await statusOf(port)
+    expect(mended.lastErrors.map(e => e.message)).not.toContain('publish failed')
+    expect(mended.lastErrors.some(e => e.message.includes('"usb"'))).toBe(true)
+    expect(mended.resolvedErrors).toEqual([expect.objectContaining({ message: 'publish failed', resolvedAt: expect.any(String) })])
+    const summary = formatStatus(mended)
+    expect(summary.slice(summary.indexOf('recent errors:'), summary.indexOf('resolved since'))).not.toContain('publish failed')
+    expect(summary).toMatch(/resolved since \(not errors any more\):\n {2}\S+ {2}publish failed .* · resolved \S+/)
+
+    // The folder is made: it is picked up without a restart, and its error leaves the list too.
+    await mkdir(join(dir, 'usb'))
+    const allWell = await until(async () => {
+      const s = await statusOf(port)
+      return s.lastErrors.length === 0 ? s : undefined
+    }, 30_000, 'the folder\'s error to be resolved')
+    expect(allWell.resolvedErrors.map(e => e.message)).toEqual(['publish failed', expect.stringContaining('"usb"')])
+    expect(formatStatus(allWell)).not.toContain('recent errors:')
+  }, 90_000)
+
+  it('keeps both lists bounded, the oldest going first', () => {
+    const errors = new RecentErrors(3, 2)
+    for (let i = 0; i < 5; i++) errors.record({ at: new Date(i).toISOString(), message: `e${i}`, code: null, detail: null }, i % 2 === 0 ? 'publish' : undefined)
+    expect(errors.list().map(e => e.message)).toEqual(['e2', 'e3', 'e4'])
+    errors.resolve('publish')
+    expect(errors.list().map(e => e.message)).toEqual(['e3'])
+    expect(errors.resolvedList().map(e => e.message)).toEqual(['e2', 'e4'])
+  })
+})
