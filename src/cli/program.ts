@@ -21,6 +21,10 @@ import { registerRescan } from './commands/rescan.js'
 import { registerHistory } from './commands/history.js'
 import { registerVerify } from './commands/verify.js'
 import { registerDashboard } from './commands/dashboard.js'
+import { registerFind } from './commands/find.js'
+import { registerWhere } from './commands/where.js'
+import { registerDupes } from './commands/dupes.js'
+import { registerLog } from './commands/log.js'
 
 /**
  * Commands that never write the state dir (status only reads daemon.json and asks the daemon), or
@@ -60,7 +64,7 @@ export function createProgram (): Command {
     // Options belong to the command they follow (`local-service token --dir D` is token's --dir).
     .enablePositionalOptions()
     .hook('preAction', checkStateDirOwner)
-  for (const register of [registerInit, registerDaemon, registerStatus, registerLs, registerCid, registerLogin, registerFiles, registerNames, registerDeal, registerPointer, registerLocalService, registerKey, registerSnapshot, registerRestore, registerService, registerRescan, registerHistory, registerVerify, registerDashboard]) register(program)
+  for (const register of [registerInit, registerDaemon, registerStatus, registerLs, registerCid, registerLogin, registerFiles, registerNames, registerDeal, registerPointer, registerLocalService, registerKey, registerSnapshot, registerRestore, registerService, registerRescan, registerHistory, registerVerify, registerDashboard, registerFind, registerWhere, registerDupes, registerLog]) register(program)
   // Subcommands share the parent's exit override so their usage errors exit 2 too.
   const overrideAll = (command: Command): void => { command.exitOverride(); command.commands.forEach(overrideAll) }
   program.commands.forEach(overrideAll)

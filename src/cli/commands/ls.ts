@@ -6,7 +6,7 @@ import { formatBytes, formatTable, printJson } from '../format.js'
 import { action } from '../run.js'
 
 /** `--device`: a whole id, or the short one `ls --all-devices` and status print (any unique prefix). */
-function resolveDevice (wanted: string, devices: readonly KnownDevice[]): string {
+export function resolveDevice (wanted: string, devices: readonly KnownDevice[]): string {
   const matches = devices.filter(d => d.id === wanted || d.id.startsWith(wanted.toLowerCase()))
   const known = devices.map(d => `${d.id.slice(0, 8)} (${d.hostname ?? '?'})`).join(', ')
   if (matches.length === 0) throw new DeviceNotFoundError(`no device ${wanted} in the index${known === '' ? ' (it holds no device yet)' : `: it knows ${known}`}`)
