@@ -44,11 +44,13 @@ export interface CatchUp {
   readonly rows: number
   /** The cache was built again whole (first use, or the index went back). */
   readonly rebuilt: boolean
+  /** The cache holds everything the index did when the call began (false: a budget stopped it). */
+  readonly complete: boolean
 }
 
 export class SearchCache {
   readonly db: Db
-  private readonly s: Record<'marker' | 'setMarker' | 'marks' | 'setMark' | 'find' | 'insert' | 'insertFts' | 'update', Statement>
+  private readonly s: Record<'building' | 'setBuilding' | 'doneBuilding' | 'marker' | 'setMarker' | 'marks' | 'setMark' | 'find' | 'insert' | 'insertFts' | 'update', Statement>
 
   constructor (readonly path: string) {
     mkdirSync(dirname(path), { recursive: true, mode: 0o700 })
@@ -60,6 +62,9 @@ export class SearchCache {
     this.db.exec(SCHEMA)
     const db = this.db
     this.s = {
+      building: db.prepare("SELECT value FROM meta WHERE key = 'building'").pluck(),
+      setBuilding: db.prepare("INSERT OR REPLACE INTO meta (key, value) VALUES ('building', '1')"),
+      doneBuilding: db.prepare("DELETE FROM meta WHERE key = 'building'"),
       marker: db.prepare("SELECT value FROM meta WHERE key = 'marker'").pluck(),
       setMarker: db.prepare("INSERT INTO meta (key, value) VALUES ('marker', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value"),
       marks: db.prepare('SELECT device_id AS deviceId, seen_seq AS seenSeq, live FROM marks'),
@@ -75,43 +80,59 @@ export class SearchCache {
    * Brings the cache up to the index: nothing when no device's sequence moved (one small read),
    * the rows written since otherwise, everything again when the index cannot have grown from
    * what the cache holds. One transaction: a search beside it sees the cache before or after.
+   * With a `budget` (the daemon, which must not stall for a whole build), at most that many rows
+   * are copied a call; `complete` says whether the cache reached the index.
    */
-  catchUp (index: Index): CatchUp {
+  catchUp (index: Index, options: { readonly budget?: number } = {}): CatchUp {
     const marker = index.changeMarker()
-    if (this.s.marker.get() === marker) return { rows: 0, rebuilt: false }
+    if (this.s.marker.get() === marker) return { rows: 0, rebuilt: false, complete: true }
+    const budget = options.budget ?? Number.POSITIVE_INFINITY
     return this.db.transaction((): CatchUp => {
-      if (this.s.marker.get() === marker) return { rows: 0, rebuilt: false }
+      if (this.s.marker.get() === marker) return { rows: 0, rebuilt: false, complete: true }
       const devices = index.entries.devices()
       const marks = new Map((this.s.marks.all() as Array<{ deviceId: string, seenSeq: number, live: number }>).map(m => [m.deviceId, m]))
       const lastSeqs = new Map(devices.map(d => [d.id, d.lastSeq]))
       const wentBack = [...marks.values()].some(m => (lastSeqs.get(m.deviceId) ?? -1) < m.seenSeq)
       let rebuilt = false
-      if (wentBack || marks.size === 0) {
+      if (wentBack || (marks.size === 0 && this.s.building.get() === undefined)) {
         this.clear()
         marks.clear()
         rebuilt = true
       }
+      // A whole build in one go fills the full-text index once at the end (faster than row by row).
+      const bulk = rebuilt && budget === Number.POSITIVE_INFINITY
+      if (rebuilt && !bulk) this.s.setBuilding.run()
       let rows = 0
+      let complete = true
       const mismatched: string[] = []
       for (const device of devices) {
         const mark = marks.get(device.id) ?? { deviceId: device.id, seenSeq: -1, live: 0 }
         let seen = mark.seenSeq
         let live = mark.live
+        let stopped = false
         for (const entry of index.entries.rowsSince(device.id, mark.seenSeq)) {
-          live += rebuilt ? (entry.deleted ? 0 : 1) : this.upsert(entry)
-          if (rebuilt) this.s.insert.run(...insertValues(entry))
-          if (entry.seq > seen) seen = entry.seq
+          if (rows >= budget) { stopped = true; break }
+          if (bulk) {
+            this.s.insert.run(...insertValues(entry))
+            live += entry.deleted ? 0 : 1
+          } else {
+            live += this.upsert(entry)
+          }
+          seen = entry.seq
           rows++
         }
         this.s.setMark.run(device.id, seen, live)
+        if (stopped) { complete = false; break }
         if (live !== index.entries.liveCount(device.id)) mismatched.push(device.id)
       }
-      if (rebuilt) this.db.exec("INSERT INTO rows_fts (rows_fts) VALUES ('rebuild')")
+      if (bulk) this.db.exec("INSERT INTO rows_fts (rows_fts) VALUES ('rebuild')")
+      if (!complete) return { rows, rebuilt, complete }
+      this.s.doneBuilding.run()
       // A live count that disagrees while the index stood still: rows went away without a
       // sequence (a device's rows replaced whole): the next search builds the cache again.
       if (mismatched.length > 0 && index.changeMarker() === marker) this.db.exec('DELETE FROM marks')
       else this.s.setMarker.run(mismatched.length > 0 ? '' : marker)
-      return { rows, rebuilt }
+      return { rows, rebuilt, complete }
     }).immediate()
   }
 
@@ -120,7 +141,7 @@ export class SearchCache {
   }
 
   private clear (): void {
-    this.db.exec("DELETE FROM rows; DELETE FROM marks; INSERT INTO rows_fts (rows_fts) VALUES ('delete-all')")
+    this.db.exec("DELETE FROM rows; DELETE FROM marks; DELETE FROM meta; INSERT INTO rows_fts (rows_fts) VALUES ('delete-all')")
   }
 
   /** One row copied onto the cache; answers how the live count moves (-1, 0, 1). */

@@ -207,12 +207,12 @@ export class EntryStore {
   }
 
   /**
-   * A device's rows written after `afterSeq`, tombstones too, streamed (run no other statement of
+   * A device's rows written after `afterSeq`, tombstones too, in sequence order, streamed (run no other statement of
    * this connection meanwhile): what a copy kept of the index (the search cache) needs to catch up.
    * Read by sequence (`entries_by_seq`), so a few new rows cost a few reads.
    */
   rowsSince (deviceId: string, afterSeq: number): IterableIterator<Entry> {
-    this.sinceRead ??= this.db.prepare('SELECT * FROM entries WHERE device_id = ? AND seq > ?')
+    this.sinceRead ??= this.db.prepare('SELECT * FROM entries WHERE device_id = ? AND seq > ? ORDER BY seq')
     const rows = this.sinceRead.iterate(deviceId, afterSeq) as IterableIterator<EntryRow>
     return (function * () { for (const row of rows) yield toEntry(row) })()
   }

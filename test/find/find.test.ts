@@ -30,7 +30,7 @@ describe('find', () => {
   it('finds a substring in any case across every device, the file\'s own name first, and a glob over names', async () => {
     const { index, cache } = await setUp()
     expect(cache.catchUp(index)).toMatchObject({ rebuilt: true, rows: 6 })
-    expect(cache.catchUp(index)).toEqual({ rows: 0, rebuilt: false })
+    expect(cache.catchUp(index)).toEqual({ rows: 0, rebuilt: false, complete: true })
     expect(paths(find(cache, index, { pattern: 'REPORT' }))).toEqual(['aaaa:docs/report-2024.pdf', 'bbbb:docs/report-2024.pdf', 'cccc:docs/old report.pdf'])
     expect(paths(find(cache, index, { pattern: 'report', deviceId: 'cccc3333' }))).toEqual(['cccc:docs/old report.pdf'])
     // Two characters: under the trigram index's reach, still found (by a scan).
@@ -46,7 +46,7 @@ describe('find', () => {
     const { index, cache } = await setUp()
     cache.catchUp(index)
     index.entries.apply('aaaa1111', [{ kind: 'delete', folder: 'photos', path: 'cat.jpg' }, put('photos', 'dog.jpg')])
-    expect(cache.catchUp(index)).toEqual({ rows: 2, rebuilt: false })
+    expect(cache.catchUp(index)).toEqual({ rows: 2, rebuilt: false, complete: true })
     expect(find(cache, index, { pattern: 'cat' }).results).toEqual([])
     expect(find(cache, index, { pattern: 'cat', includeDeleted: true }).results).toMatchObject([{ path: 'cat.jpg', deleted: true }])
     expect(paths(find(cache, index, { pattern: 'dog' }))).toEqual(['aaaa:photos/dog.jpg'])
@@ -68,6 +68,18 @@ describe('find', () => {
     onTestFinished(() => { restored.close() })
     expect(cache.catchUp(restored)).toMatchObject({ rebuilt: true })
     expect(find(cache, restored, { pattern: 'later' }).results).toEqual([])
+  })
+
+  it('catches up a few rows a call under a budget, searchable as it goes, complete at the end', async () => {
+    const { index, cache } = await setUp()
+    expect(cache.catchUp(index, { budget: 4 })).toEqual({ rows: 4, rebuilt: true, complete: false })
+    expect(find(cache, index, { pattern: 'report-2024' }).results).toHaveLength(2)
+    expect(find(cache, index, { pattern: 'old report' }).results).toHaveLength(0)
+    expect(cache.catchUp(index, { budget: 4 })).toEqual({ rows: 2, rebuilt: false, complete: true })
+    expect(paths(find(cache, index, { pattern: 'report' }))).toHaveLength(3)
+    expect(cache.catchUp(index, { budget: 4 })).toEqual({ rows: 0, rebuilt: false, complete: true })
+    index.entries.apply('cccc3333', [put('docs', 'new.txt')])
+    expect(cache.catchUp(index, { budget: 4 })).toEqual({ rows: 1, rebuilt: false, complete: true })
   })
 
   it('matches quotes, %, _, *, backslashes and markup literally', async () => {
