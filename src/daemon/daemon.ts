@@ -14,6 +14,7 @@ import { ensureStatusToken } from './status-token.js'
 import { acquireLock, type DaemonLock } from './lock.js'
 import type { Logger } from './logger.js'
 import { StatusServer } from './status-server.js'
+import { FindService } from '../find/index.js'
 import { ServiceLink } from './service-link.js'
 import { authState } from './auth-state.js'
 import { foldCalls, reloadConfig } from './reload.js'
@@ -70,6 +71,8 @@ export class Daemon {
   private index: Index | undefined
   private watcher: Watcher | undefined
   private server: StatusServer | undefined
+  /** What the endpoint's /search, /where, /log and /browse answer from. */
+  private find: FindService | undefined
   /** The service and the sync runner, once the index is current. */
   private link: ServiceLink | undefined
   private deviceId = ''
@@ -131,6 +134,7 @@ export class Daemon {
         token: ensureStatusToken(config.stateDir),
         events: this.events,
         metricsNeedToken: config.status.metricsToken,
+        find: this.find = new FindService(() => this.index, config.stateDir),
         publishNow: async (options) => await this.readyRunner('publishing').publishNow('request', options),
         verifyNow: async () => await this.readyRunner('the restore drill').verifyNow(),
         reconcileNow: async () => await this.readyRunner('reconciliation').reconcileNow(),
@@ -269,6 +273,7 @@ export class Daemon {
       await this.link?.stopSync()
       await this.watcher?.stop()
       await this.link?.close()
+      this.find?.close()
       this.index?.close()
       this.lock?.release()
       this.logger.info({ uptimeSeconds: this.uptimeSeconds() }, 'daemon stopped')
