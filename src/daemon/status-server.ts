@@ -152,7 +152,7 @@ function handle (components: StatusServerComponents, dashboard: DashboardRoutes,
   if (handleFindGet(components.find, dashboard, components.token, req, res, url)) return
   const route = ROUTES[path]
   if (route === undefined) {
-    send(res, 404, `not found: ${path} (try /, /status, /events, /healthz or /metrics)\n`)
+    send(res, 404, `not found: ${path} (try /, /status, /events, /healthz, /metrics, or with the token /search, /where, /log, /browse)\n`)
     return
   }
   if (req.method !== 'GET' && req.method !== 'HEAD') {
