@@ -1,4 +1,5 @@
-import { statfsSync } from 'node:fs'
+import { mkdirSync, statfsSync } from 'node:fs'
+import { join } from 'node:path'
 import { hostname } from 'node:os'
 import type { Config } from '../config/index.js'
 import { excludedNotes, formatListenAddress } from '../config/index.js'
@@ -134,7 +135,7 @@ export class Daemon {
         token: ensureStatusToken(config.stateDir),
         events: this.events,
         metricsNeedToken: config.status.metricsToken,
-        find: this.find = new FindService(() => this.index, config.stateDir),
+        find: this.find = new FindService(() => this.index, config.stateDir, undefined, async (at) => await this.pastAt(at)),
         publishNow: async (options) => await this.readyRunner('publishing').publishNow('request', options),
         verifyNow: async () => await this.readyRunner('the restore drill').verifyNow(),
         reconcileNow: async () => await this.readyRunner('reconciliation').reconcileNow(),
@@ -262,6 +263,21 @@ export class Daemon {
     } catch (err) {
       this.logger.warn({ err }, 'counting the files on the account\'s side failed')
     }
+  }
+
+  /** The index as a past publish saw it, for the dashboard's browser: built once through the service, kept in `past/`. */
+  private async pastAt (at: Date): Promise<{ publish: { cid: string, at: string, device: string }, indexPath: string, searchPath: string }> {
+    const access = this.link?.historyAccess()
+    if (access === undefined) throw new NotReadyError('not ready: browsing a past publish starts once the service is reached')
+    const config = this.config
+    const [{ pastIndex }, { acceptsUnencrypted }] = await Promise.all([import('../find/index.js'), import('../sync/index.js')])
+    const pointer = await access.clients.pointers.current(config.namespace, config.network, { signal: this.stopped.signal })
+    const dir = join(config.stateDir, 'snapshots')
+    mkdirSync(dir, { recursive: true, mode: 0o700 })
+    const past = await pastIndex(access.clients, pointer.snapshotCid, at, access.manifestCache, {
+      stateDir: config.stateDir, dir, label: 'browse', passphrase: process.env.CIDSYNC_SNAPSHOT_PASSPHRASE, acceptUnencrypted: acceptsUnencrypted(config), signal: this.stopped.signal
+    })
+    return { publish: { cid: past.publish.cid, at: past.publish.at, device: past.publish.device }, indexPath: past.indexPath, searchPath: past.searchPath }
   }
 
   /** Stops everything in order; safe to call twice, and from a failed start. */

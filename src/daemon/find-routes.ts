@@ -14,7 +14,7 @@ const SCHEMAS = {
   '/search': z.object({ q: z.string().min(1).max(1000), device: deviceId, deleted: flag, literal: flag, limit: z.coerce.number().int().min(1).max(500).default(50) }),
   '/where': z.object({ cid: z.string().min(1).max(256) }),
   '/log': z.object({ path: z.string().min(3).max(8192) }),
-  '/browse': z.object({ device: deviceId, prefix: z.string().max(8192).default('') })
+  '/browse': z.object({ device: deviceId, prefix: z.string().max(8192).default(''), at: z.string().max(64).refine(t => Number.isFinite(Date.parse(t)), 'not a time (RFC 3339)').optional() })
 }
 
 function send (res: ServerResponse, status: number, body: unknown): void {
@@ -23,7 +23,7 @@ function send (res: ServerResponse, status: number, body: unknown): void {
 }
 
 /**
- * `GET /search?q=`, `/where?cid=`, `/log?path=folder/path`, `/browse?device=&prefix=`: the find
+ * `GET /search?q=`, `/where?cid=`, `/log?path=folder/path`, `/browse?device=&prefix=&at=`: the find
  * room's answers for tooling and the dashboard. File names are private: these need the state
  * dir's token (`Authorization: Bearer`) or a dashboard session from its own page with its CSRF
  * header, as POSTs do. The Host and Origin guards ran before. Answers whether it handled the request.
@@ -69,6 +69,11 @@ export function handleFindGet (find: FindService | undefined, dashboard: Dashboa
       const split = splitPath(q.path as string)
       if (split === undefined) send(res, 400, { error: 'path: expected folder/path' })
       else send(res, 200, find.log(split.folder, split.path))
+    } else if (q.at !== undefined) {
+      // Fetching a past publish's segments takes a while: answered when built, its failure said.
+      find.browseAt(q.device as string | undefined, q.prefix as string, new Date(q.at as string)).then(
+        (listing) => { send(res, 200, listing) },
+        (err: unknown) => { send(res, (err as { exitCode?: number }).exitCode === 3 ? 404 : 502, { error: (err as Error).message }) })
     } else {
       send(res, 200, find.browse(q.device as string | undefined, q.prefix as string))
     }

@@ -1,11 +1,14 @@
 import { join } from 'node:path'
-import type { Index } from '../index/index.js'
+import { openIndex, type Index } from '../index/index.js'
 import { SearchCache } from './search-cache.js'
 import { HISTORY_ROWS_FILE, HistoryRows } from './history-rows.js'
 import { find, type FindQuery } from './find.js'
 import { where } from './where.js'
 import { fileLog } from './file-log.js'
 import { browse } from './browse.js'
+
+/** A past publish's index, built (or found built) for a time: see `pastIndex`. */
+export type PastAt = (at: Date) => Promise<{ readonly publish: { readonly cid: string, readonly at: string, readonly device: string }, readonly indexPath: string, readonly searchPath: string }>
 
 /** Rows a request copies into the search cache at most: a whole build spreads over requests instead of stalling the daemon. */
 export const DAEMON_CATCH_UP_BUDGET = 50_000
@@ -19,7 +22,10 @@ export class FindService {
   private cache: SearchCache | undefined
   private history: HistoryRows | undefined
 
-  constructor (private readonly index: () => Index | undefined, private readonly stateDir: string, private readonly budget = DAEMON_CATCH_UP_BUDGET) {}
+  /** The last past publish browsed, kept open: the page browses one publish several levels deep. */
+  private past: { cid: string, index: Index, cache: SearchCache } | undefined
+
+  constructor (private readonly index: () => Index | undefined, private readonly stateDir: string, private readonly budget = DAEMON_CATCH_UP_BUDGET, private readonly pastAt?: PastAt) {}
 
   search (query: FindQuery): object {
     const { index, cache, complete } = this.caughtUp()
@@ -53,7 +59,29 @@ export class FindService {
     return { ...browse(cache, index, deviceId, prefix), complete }
   }
 
+  /** {@link browse} as the newest publish at or before `at` saw it (its index fetched and built once, then kept). */
+  async browseAt (deviceId: string | undefined, prefix: string, at: Date): Promise<object> {
+    if (this.pastAt === undefined) throw new Error('browsing a past publish needs the service: not reached yet')
+    const found = await this.pastAt(at)
+    if (this.past?.cid !== found.publish.cid) {
+      this.closePast()
+      const index = openIndex(found.indexPath, { readonly: true })
+      const cache = new SearchCache(found.searchPath)
+      this.past = { cid: found.publish.cid, index, cache }
+    }
+    const past = this.past as NonNullable<FindService['past']>
+    past.cache.catchUp(past.index)
+    return { ...browse(past.cache, past.index, deviceId, prefix), complete: true, publish: found.publish }
+  }
+
+  private closePast (): void {
+    this.past?.cache.close()
+    this.past?.index.close()
+    this.past = undefined
+  }
+
   close (): void {
+    this.closePast()
     this.cache?.close()
     this.history?.close()
   }

@@ -50,3 +50,31 @@ describe('GET /search, /where, /log, /browse', () => {
     expect((await httpGet({ port }, '/search?q=plan', { method: 'POST', headers: bearer })).status).toBe(404)
   })
 })
+
+describe('GET /browse?at=', () => {
+  it('lists a folder as a past publish saw it, fetched once through the service', async () => {
+    const dir = await useTempDir()
+    const { port, token, notes } = await startInProcessDaemon(dir, '[snapshot]\nquiet_seconds = 3600\nmin_interval_seconds = 3600\n')
+    const bearer = { authorization: `Bearer ${token}` }
+    await writeFile(join(notes, 'first.md'), 'one')
+    type Listing = { files: Array<{ name: string }>, publish?: { cid: string }, error?: string }
+    const browseNow = async (): Promise<Listing> => JSON.parse((await httpGet({ port }, '/browse?prefix=notes/', { headers: bearer })).body) as Listing
+    await until(async () => (await browseNow()).files.length === 1 || undefined, 20_000, 'the first file indexed')
+    const published = await until(async () => {
+      const answer = await httpGet({ port }, '/snapshot', { method: 'POST', headers: bearer })
+      return answer.status === 200 ? JSON.parse(answer.body) as { cid: string } : undefined
+    }, 30_000, 'a publish')
+    const between = new Date().toISOString()
+    await writeFile(join(notes, 'second.md'), 'two')
+    await until(async () => (await browseNow()).files.length === 2 || undefined, 20_000, 'the second file indexed')
+
+    const past = await httpGet({ port }, `/browse?prefix=notes/&at=${encodeURIComponent(between)}`, { headers: bearer })
+    expect(past.status, past.body).toBe(200)
+    const listing = JSON.parse(past.body) as Listing
+    expect(listing.files.map(f => f.name)).toEqual(['first.md'])
+    expect(listing.publish?.cid).toBe(published.cid)
+    const before = await httpGet({ port }, '/browse?at=2000-01-01T00:00:00Z', { headers: bearer })
+    expect(before.status).toBe(404)
+    expect((await httpGet({ port }, '/browse?at=yesterday', { headers: bearer })).status).toBe(400)
+  })
+})

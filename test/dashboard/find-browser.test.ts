@@ -8,6 +8,7 @@ import { useTempDir } from '../helpers/temp-dir.js'
 import { runCli } from '../helpers/cli.js'
 import { startInProcessDaemon, statusOf } from '../helpers/in-process-daemon.js'
 import { until } from '../helpers/wait.js'
+import { httpGet } from '../helpers/http.js'
 
 const CHROMIUM = '/usr/bin/chromium'
 const hasChromium = existsSync(CHROMIUM)
@@ -31,7 +32,7 @@ const EVIL = '<img src=x onerror="window.__pwned=1">.md'
 describe.skipIf(!hasChromium)('the dashboard\'s finder in a real browser', () => {
   it('asks for a sign-in, then searches as you type, shows names as text, browses folders and shows a timeline', async () => {
     const dir = await useTempDir()
-    const { port, config, notes } = await startInProcessDaemon(dir, '[snapshot]\nquiet_seconds = 3600\nmin_interval_seconds = 3600\n')
+    const { port, token, config, notes } = await startInProcessDaemon(dir, '[snapshot]\nquiet_seconds = 3600\nmin_interval_seconds = 3600\n')
     await mkdir(join(notes, 'trips'))
     await writeFile(join(notes, 'trips', 'lisbon-plan.md'), 'alpha')
     await writeFile(join(notes, EVIL), 'beta')
@@ -77,6 +78,25 @@ describe.skipIf(!hasChromium)('the dashboard\'s finder in a real browser', () =>
     await page.locator('#browse-list a[data-path="notes/trips/lisbon-plan.md"]').click()
     await until(async () => (await page.locator('#find-log-path').innerText()) === 'notes/trips/lisbon-plan.md' ? true : undefined, 10_000, 'the browsed file\'s timeline')
     expect(await page.locator('#browse-crumbs').innerText()).toBe('folders / notes / trips')
+
+    // The browser at a past publish: published, then a file added; the past shows it without.
+    const published = await until(async () => {
+      const answer = await httpGet({ port }, '/snapshot', { method: 'POST', headers: { authorization: `Bearer ${token}` } })
+      return answer.status === 200 ? JSON.parse(answer.body) as { cid: string } : undefined
+    }, 30_000, 'a publish')
+    const between = new Date().toISOString()
+    await writeFile(join(notes, 'trips', 'porto.md'), 'gamma')
+    await until(async () => (await statusOf(port)).index.files === 3 || undefined, 20_000, 'the third file indexed')
+    await page.locator('#browse-at').fill(between)
+    await page.locator('#browse-at').press('Enter')
+    await page.locator('#browse-publish').filter({ hasText: published.cid }).waitFor({ timeout: 30_000 })
+    await page.locator('#browse-list a[data-prefix="notes/"]').click()
+    await page.locator('#browse-list a[data-prefix="notes/trips/"]').click()
+    await page.locator('#browse-list a[data-path="notes/trips/lisbon-plan.md"]').waitFor({ timeout: 10_000 })
+    expect(await page.locator('#browse-list a[data-path="notes/trips/porto.md"]').count()).toBe(0)
+    await page.locator('#browse-at').fill('')
+    await page.locator('#browse-at').press('Enter')
+    await until(async () => (await page.locator('#browse-publish').innerText()) === '' ? true : undefined, 10_000, 'back to now')
 
     // Round trip from the page: a search answered in well under the 150 ms aimed for (bounded generously here: a busy machine).
     const ms = await page.evaluate(`(async () => { const t = performance.now(); const r = await fetch('/search?q=lisbon', { headers: { 'x-cidsync-csrf': sessionStorage.getItem('cidsync-csrf') } }); await r.json(); return performance.now() - t })()`) as number

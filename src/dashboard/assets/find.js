@@ -3,7 +3,7 @@
 // signed-in page only). Text only: names come from disk and other devices, never markup.
 'use strict'
 
-const finder = { seq: 0, controller: null, timer: null, device: '', prefix: '' }
+const finder = { seq: 0, controller: null, timer: null, device: '', prefix: '', at: '' }
 
 function fel (tag, attrs, ...children) {
   const node = document.createElement(tag)
@@ -100,8 +100,11 @@ async function browseTo (device, prefix) {
   finder.device = device
   finder.prefix = prefix
   const list = document.querySelector('#browse-list')
+  const publish = document.querySelector('#browse-publish')
+  if (finder.at !== '') publish.textContent = 'fetching that publish (once; kept after)…'
   try {
-    const result = await ask(`/browse?prefix=${encodeURIComponent(prefix)}${device ? `&device=${encodeURIComponent(device)}` : ''}`)
+    const result = await ask(`/browse?prefix=${encodeURIComponent(prefix)}${device ? `&device=${encodeURIComponent(device)}` : ''}${finder.at ? `&at=${encodeURIComponent(finder.at)}` : ''}`)
+    publish.textContent = result.publish ? `as publish ${result.publish.cid} (${ftime(result.publish.at)}, device ${result.publish.device.slice(0, 8)}) saw it` : ''
     const select = document.querySelector('#browse-device')
     if (select.options.length !== result.devices.length) {
       select.replaceChildren(...result.devices.map(d => fel('option', { value: d.id }, `${d.id.slice(0, 8)} ${d.hostname}`)))
@@ -117,6 +120,7 @@ async function browseTo (device, prefix) {
       ...result.files.map(f => fel('li', {}, fel('a', { href: '#', class: 'path', 'data-path': `${prefix}${f.name}` }, f.name), fel('span', { class: 'muted' }, ` ${fbytes(f.size)}, ${ftime(f.mtime)}`))))
     if (result.truncated) list.append(fel('li', { class: 'muted' }, 'more files here than shown: use the search'))
   } catch (err) {
+    publish.textContent = ''
     list.replaceChildren(fel('li', { class: 'bad' }, err.message))
   }
 }
@@ -125,6 +129,7 @@ function wireFinder () {
   document.querySelector('#find-q').addEventListener('input', searchSoon)
   document.querySelector('#find-deleted').addEventListener('change', searchSoon)
   document.querySelector('#browse-device').addEventListener('change', event => browseTo(event.currentTarget.value, ''))
+  document.querySelector('#browse-at').addEventListener('change', event => { finder.at = event.currentTarget.value.trim(); browseTo(finder.device, '') })
   document.querySelector('#find').addEventListener('click', event => {
     const link = event.target.closest('a')
     if (link === null) return
