@@ -4,6 +4,7 @@ import { CID } from 'multiformats/cid'
 import { splitPath, type FindService } from '../find/index.js'
 import type { DashboardRoutes } from './dashboard-routes.js'
 import { hasStatusToken } from './status-token.js'
+import { NotReadyError } from '../errors.js'
 
 /** The paths this file answers. */
 export const FIND_PATHS = new Set(['/search', '/where', '/log', '/browse'])
@@ -73,7 +74,7 @@ export function handleFindGet (find: FindService | undefined, dashboard: Dashboa
       // Fetching a past publish's segments takes a while: answered when built, its failure said.
       find.browseAt(q.device as string | undefined, q.prefix as string, new Date(q.at as string)).then(
         (listing) => { send(res, 200, listing) },
-        (err: unknown) => { send(res, (err as { exitCode?: number }).exitCode === 3 ? 404 : 502, { error: (err as Error).message }) })
+        (err: unknown) => { send(res, err instanceof NotReadyError ? 503 : (err as { exitCode?: number }).exitCode === 3 ? 404 : 502, { error: (err as Error).message }) })
     } else {
       send(res, 200, find.browse(q.device as string | undefined, q.prefix as string))
     }
