@@ -395,6 +395,12 @@ export class NothingAtTimeError extends CidsyncError {
   override readonly exitCode = ExitCode.notFound
 }
 
+/** `find`, `where`, `dupes`, `log`: the index holds nothing that answers (exit 3, as `grep` finding nothing exits non-zero). */
+export class NothingFoundError extends CidsyncError {
+  override readonly code = 'ERR_NOTHING_FOUND'
+  override readonly exitCode = ExitCode.notFound
+}
+
 /** A segment or manifest that a restore needs cannot be fetched, verified, decrypted or checked: names it. */
 export class SegmentUnusableError extends CidsyncError {
   override readonly code = 'ERR_SEGMENT_UNUSABLE'

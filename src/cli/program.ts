@@ -23,6 +23,10 @@ import { registerReconcile } from './commands/reconcile.js'
 import { registerHistory } from './commands/history.js'
 import { registerVerify } from './commands/verify.js'
 import { registerDashboard } from './commands/dashboard.js'
+import { registerFind } from './commands/find.js'
+import { registerWhere } from './commands/where.js'
+import { registerDupes } from './commands/dupes.js'
+import { registerLog } from './commands/log.js'
 
 /**
  * Commands that never write the state dir (status only reads daemon.json and asks the daemon), or
@@ -56,6 +60,7 @@ function checkStateDirOwner (_program: Command, command: Command): void {
 const COMMAND_GROUPS: ReadonlyArray<readonly [string, ReadonlyArray<(program: Command) => void>]> = [
   ['Set up:', [registerInit, registerLogin, registerKey, registerService, registerDaemon]],
   ['Day to day:', [registerStatus, registerDashboard, registerLs, registerHistory, registerSnapshot, registerRescan, registerReconcile]],
+  ['Find:', [registerFind, registerWhere, registerDupes, registerLog]],
   ['Restore and check:', [registerGet, registerRestore, registerVerify, registerPointer]],
   ['The service by hand:', [registerFiles, registerDeal, registerNames, registerCid, registerLocalService]]
 ]

@@ -1,4 +1,5 @@
-import { statfsSync } from 'node:fs'
+import { mkdirSync, statfsSync } from 'node:fs'
+import { join } from 'node:path'
 import { hostname } from 'node:os'
 import type { Config } from '../config/index.js'
 import { excludedNotes, formatListenAddress } from '../config/index.js'
@@ -15,6 +16,7 @@ import { ensureStatusToken } from './status-token.js'
 import { acquireLock, type DaemonLock } from './lock.js'
 import type { Logger } from './logger.js'
 import { StatusServer } from './status-server.js'
+import { FindService } from '../find/index.js'
 import { ServiceLink } from './service-link.js'
 import { authState } from './auth-state.js'
 import { foldCalls, reloadConfig } from './reload.js'
@@ -70,6 +72,8 @@ export class Daemon {
   private index: Index | undefined
   private watcher: Watcher | undefined
   private server: StatusServer | undefined
+  /** What the endpoint's /search, /where, /log and /browse answer from. */
+  private find: FindService | undefined
   /** The service and the sync runner, once the index is current. */
   private link: ServiceLink | undefined
   private deviceId = ''
@@ -134,6 +138,7 @@ export class Daemon {
         token: ensureStatusToken(config.stateDir),
         events: this.events,
         metricsNeedToken: config.status.metricsToken,
+        find: this.find = new FindService(() => this.index, config.stateDir, undefined, async (at) => await this.pastAt(at)),
         publishNow: async (options) => await this.readyRunner('publishing').publishNow('request', options),
         verifyNow: async () => await this.readyRunner('the restore drill').verifyNow(),
         reconcileNow: async () => await this.readyRunner('reconciliation').reconcileNow(),
@@ -273,6 +278,21 @@ export class Daemon {
     }
   }
 
+  /** The index as a past publish saw it, for the dashboard's browser: built once through the service, kept in `past/`. */
+  private async pastAt (at: Date): Promise<{ publish: { cid: string, at: string, device: string }, indexPath: string, searchPath: string }> {
+    const access = this.link?.historyAccess()
+    if (access === undefined) throw new NotReadyError('not ready: browsing a past publish starts once the service is reached')
+    const config = this.config
+    const [{ pastIndex }, { acceptsUnencrypted }] = await Promise.all([import('../find/index.js'), import('../sync/index.js')])
+    const pointer = await access.clients.pointers.current(config.namespace, config.network, { signal: this.stopped.signal })
+    const dir = join(config.stateDir, 'snapshots')
+    mkdirSync(dir, { recursive: true, mode: 0o700 })
+    const past = await pastIndex(access.clients, pointer.snapshotCid, at, access.manifestCache, {
+      stateDir: config.stateDir, dir, label: 'browse', passphrase: process.env.CIDSYNC_SNAPSHOT_PASSPHRASE, acceptUnencrypted: acceptsUnencrypted(config), signal: this.stopped.signal
+    })
+    return { publish: { cid: past.publish.cid, at: past.publish.at, device: past.publish.device }, indexPath: past.indexPath, searchPath: past.searchPath }
+  }
+
   /** Stops everything in order; safe to call twice, and from a failed start. */
   async stop (): Promise<void> {
     this.stopped.abort()
@@ -282,6 +302,7 @@ export class Daemon {
       await this.link?.stopSync()
       await this.watcher?.stop()
       await this.link?.close()
+      this.find?.close()
       this.index?.close()
       this.lock?.release()
       // A start that failed is said by its error, not as a stop of a daemon that never ran.

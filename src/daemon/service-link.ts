@@ -123,6 +123,13 @@ export class ServiceLink {
     }
   }
 
+  /** The service's clients and the manifest cache, once the service is reached (what a walk of the history needs). */
+  historyAccess (): { readonly clients: NonNullable<ServiceConnection['clients']>, readonly manifestCache: SyncStore['manifestCache'] } | undefined {
+    const clients = this.connection?.clients
+    const store = this.store
+    return clients === undefined || store === undefined ? undefined : { clients, manifestCache: store.manifestCache }
+  }
+
   private async connectOnce (): Promise<void> {
     const { logger, index, deviceId, stopped } = this.components
     const config = this.components.config()

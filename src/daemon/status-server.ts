@@ -11,6 +11,8 @@ import { CHALLENGE_PATH, ChallengeIssuer } from './status-proof.js'
 import type { StatusDocument } from './status-document.js'
 import { DashboardAuth } from './dashboard-auth.js'
 import { handleDashboardGet, type DashboardRoutes } from './dashboard-routes.js'
+import { handleFindGet } from './find-routes.js'
+import type { FindService } from '../find/index.js'
 import type { EventBus } from './event-bus.js'
 import { EventStreams, type EventStreamLimits } from './event-stream.js'
 
@@ -34,6 +36,8 @@ export interface StatusServerComponents {
   readonly token: string
   /** `/metrics` needs the token too. */
   readonly metricsNeedToken?: boolean
+  /** `GET /search`, `/where`, `/log`, `/browse` (find-routes.ts); absent: they answer 503. */
+  readonly find?: FindService
 }
 
 /**
@@ -167,9 +171,10 @@ function handle (components: StatusServerComponents, dashboard: DashboardRoutes,
     return
   }
   if ((req.method === 'GET' || req.method === 'HEAD') && handleDashboardGet(dashboard, req, res, url)) return
+  if (handleFindGet(components.find, dashboard, components.token, req, res, url)) return
   const route = ROUTES[path]
   if (route === undefined) {
-    send(res, 404, `not found: ${path} (try /, /status, /events, /healthz or /metrics)\n`)
+    send(res, 404, `not found: ${path} (try /, /status, /events, /healthz, /metrics, or with the token /search, /where, /log, /browse)\n`)
     return
   }
   if (req.method !== 'GET' && req.method !== 'HEAD') {

@@ -10,6 +10,7 @@ export interface DashboardAsset { readonly body: Buffer, readonly type: string }
 const FILES: Record<string, { file: string, type: string }> = {
   '/': { file: 'index.html', type: 'text/html; charset=utf-8' },
   '/dashboard/app.js': { file: 'app.js', type: 'text/javascript; charset=utf-8' },
+  '/dashboard/find.js': { file: 'find.js', type: 'text/javascript; charset=utf-8' },
   '/dashboard/style.css': { file: 'style.css', type: 'text/css; charset=utf-8' }
 }
 

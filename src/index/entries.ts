@@ -206,6 +206,19 @@ export class EntryStore {
     return row === undefined ? undefined : { size: row[0], mtimeMs: row[1], cidProfile: row[2] }
   }
 
+  /**
+   * A device's rows written after `afterSeq`, tombstones too, in sequence order, streamed (run no other statement of
+   * this connection meanwhile): what a copy kept of the index (the search cache) needs to catch up.
+   * Read by sequence (`entries_by_seq`), so a few new rows cost a few reads.
+   */
+  rowsSince (deviceId: string, afterSeq: number): IterableIterator<Entry> {
+    this.sinceRead ??= this.db.prepare('SELECT * FROM entries WHERE device_id = ? AND seq > ? ORDER BY seq')
+    const rows = this.sinceRead.iterate(deviceId, afterSeq) as IterableIterator<EntryRow>
+    return (function * () { for (const row of rows) yield toEntry(row) })()
+  }
+
+  private sinceRead: Statement | undefined
+
   get (deviceId: string, folder: string, path: string): Entry | undefined {
     const row = this.reads.get.get(deviceId, folder, path) as EntryRow | undefined
     return row === undefined ? undefined : toEntry(row)

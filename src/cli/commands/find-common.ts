@@ -1,0 +1,54 @@
+import { mkdirSync } from 'node:fs'
+import { join } from 'node:path'
+import type { Config } from '../../config/index.js'
+import type { Index, KnownDevice } from '../../index/index.js'
+import type { SearchCache } from '../../find/index.js'
+import type { ServiceClients } from '../../remote/index.js'
+import type { FetchInit } from '../../sync/index.js'
+import { safeText } from '../safe-text.js'
+
+/** `1a2b3c4d laptop`: a device as the find commands print it, hostname neutralised. */
+export function deviceLabel (deviceId: string, devices: readonly KnownDevice[]): string {
+  const hostname = devices.find(d => d.id === deviceId)?.hostname ?? ''
+  return `${deviceId.slice(0, 8)}${hostname === '' ? '' : ` ${safeText(hostname)}`}`
+}
+
+/** `2026-11-24 13:05:00Z`. */
+export function shortTime (ms: number): string {
+  return new Date(ms).toISOString().replace('T', ' ').replace(/\.\d+Z$/, 'Z')
+}
+
+/** How the find commands fetch from the history: into the state dir's `snapshots/`. */
+export function fetchInit (config: Config, label: string, acceptUnencrypted: boolean): FetchInit {
+  const dir = join(config.stateDir, 'snapshots')
+  mkdirSync(dir, { recursive: true, mode: 0o700 })
+  return { stateDir: config.stateDir, dir, label, passphrase: process.env.CIDSYNC_SNAPSHOT_PASSPHRASE, acceptUnencrypted }
+}
+
+/**
+ * Runs `fn` with the index (read-only: a daemon may be writing it) and its search cache caught
+ * up; both are closed after. `indexFile`/`searchFile`: a past publish's instead of the state dir's.
+ */
+export async function withSearch<T> (config: Config, fn: (index: Index, cache: SearchCache) => T | Promise<T>, files?: { indexFile: string, searchFile: string }): Promise<T> {
+  const { indexPath, openIndex } = await import('../../index/index.js')
+  const { SearchCache, openSearchCache } = await import('../../find/index.js')
+  const index = openIndex(files?.indexFile ?? indexPath(config.stateDir), { readonly: true })
+  try {
+    const cache = files === undefined ? openSearchCache(config.stateDir) : new SearchCache(files.searchFile)
+    try {
+      const caught = cache.catchUp(index)
+      if (caught.rebuilt && caught.rows > 100_000) process.stderr.write(`cidsync: built the search cache (${caught.rows.toLocaleString('en-US')} rows); later searches only read what changed\n`)
+      return await fn(index, cache)
+    } finally {
+      cache.close()
+    }
+  } finally {
+    index.close()
+  }
+}
+
+/** The pointer's publish and the sync store's manifest cache, for walking the history. */
+export async function historyStart (clients: ServiceClients, config: Config, options: { namespace?: string, network?: string }): Promise<string> {
+  const pointer = await clients.pointers.current(options.namespace ?? config.namespace, options.network ?? config.network)
+  return pointer.snapshotCid
+}

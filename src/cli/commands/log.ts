@@ -1,0 +1,68 @@
+import type { Command } from 'commander'
+import { loadConfig } from '../../config/index.js'
+import { NothingFoundError, UsageError } from '../../errors.js'
+import type { HistoryFill } from '../../find/index.js'
+import { countOf, formatBytes, formatTable, printJson } from '../format.js'
+import { action } from '../run.js'
+import { safeText } from '../safe-text.js'
+import { withService } from '../service-command.js'
+import { fetchInit, historyStart, shortTime } from './find-common.js'
+
+interface LogOptions { config?: string, cached?: boolean, json?: boolean, namespace?: string, network?: string }
+
+export function registerLog (program: Command): void {
+  program.command('log')
+    .description('one file\'s timeline across the history: each version\'s time, device, size, CID, and whether it can be fetched')
+    .argument('<path>', 'folder/path, as `cidsync ls` and `cidsync find` print it')
+    .option('--config <path>', 'config file')
+    .option('--cached', 'only what is kept locally: fetch no segment of the history')
+    .option('--namespace <name>', 'default: the config\'s namespace')
+    .option('--network <name>', 'default: the config\'s network')
+    .option('--json', 'print JSON')
+    .action(action(async (text: string, options: LogOptions) => {
+      const { splitPath, fileLog, openHistoryRows, fillHistory } = await import('../../find/index.js')
+      const split = splitPath(text)
+      if (split === undefined) throw new UsageError(`${JSON.stringify(safeText(text))} is not folder/path: give the folder's name, a slash, then the path in it (as \`cidsync find\` prints it)`)
+      const config = loadConfig({ configPath: options.config })
+      const history = openHistoryRows(config.stateDir)
+      try {
+        let filled: HistoryFill | undefined
+        if (options.cached !== true) {
+          filled = await withService(options, async ({ clients }) => {
+            const { SyncStore, acceptsUnencrypted } = await import('../../sync/index.js')
+            const store = new SyncStore(config.stateDir)
+            try {
+              return await fillHistory(clients, history, await historyStart(clients, config, options), store.manifestCache, fetchInit(config, 'log', acceptsUnencrypted(config)))
+            } finally {
+              store.close()
+            }
+          })
+        }
+        const { indexPath, openIndex } = await import('../../index/index.js')
+        const index = openIndex(indexPath(config.stateDir), { readonly: true })
+        try {
+          const versions = fileLog(index, history, split.folder, split.path)
+          const kept = history.counts()
+          if (options.json === true) {
+            printJson({
+              folder: split.folder, path: split.path, publishesKept: kept.publishes, segmentsFetched: filled?.segmentsFetched ?? 0, v1Skipped: filled?.v1Skipped ?? 0,
+              versions: versions.map(v => ({ at: new Date(v.at).toISOString(), device: v.deviceId, hostname: v.hostname, seq: v.seq, size: v.size, cid: v.cid, mtime: new Date(v.mtimeMs).toISOString(), deleted: v.deleted, stored: v.stored, fetchable: v.fetchable, current: v.current }))
+            })
+          } else if (versions.length > 0) {
+            process.stdout.write(formatTable(['TIME', 'DEVICE', 'SIZE', 'CID', 'FETCH'], versions.map(v => [
+              shortTime(v.at), `${v.deviceId.slice(0, 8)}${v.hostname === '' ? '' : ` ${safeText(v.hostname)}`}`, v.deleted ? '' : formatBytes(v.size),
+              v.deleted ? '(deleted)' : v.cid ?? '', v.deleted ? '' : v.fetchable ? `yes (${v.stored})` : `no (${v.stored})`
+            ]), new Set([2])))
+            process.stdout.write(`${countOf(versions.length, 'version', 'versions')} of ${safeText(text)}, from the index and ${countOf(kept.publishes, 'publish', 'publishes')} of history kept` +
+              `${filled !== undefined && filled.segmentsFetched > 0 ? ` (${countOf(filled.segmentsFetched, 'segment', 'segments')} fetched now)` : ''}` +
+              `${filled !== undefined && filled.v1Skipped > 0 ? `; ${countOf(filled.v1Skipped, 'cidsync-sqlite/1 snapshot', 'cidsync-sqlite/1 snapshots')} skipped (no segments to read versions from)` : ''}\n`)
+          }
+          if (versions.length === 0) throw new NothingFoundError(`no version of ${JSON.stringify(safeText(text))} in the index or the ${countOf(kept.publishes, 'publish', 'publishes')} of history kept${options.cached === true ? ' (run without --cached to fetch the rest of the history)' : ''}: see \`cidsync find\` for the exact folder/path`)
+        } finally {
+          index.close()
+        }
+      } finally {
+        history.close()
+      }
+    }))
+}

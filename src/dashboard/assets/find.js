@@ -1,0 +1,144 @@
+// The dashboard's finder: search as you type, a folder browser per device, a file's timeline.
+// Asks GET /search, /browse and /log with the tab's CSRF token (file names are private: a
+// signed-in page only). Text only: names come from disk and other devices, never markup.
+'use strict'
+
+const finder = { seq: 0, controller: null, timer: null, device: '', prefix: '', at: '' }
+
+function fel (tag, attrs, ...children) {
+  const node = document.createElement(tag)
+  for (const [key, value] of Object.entries(attrs || {})) {
+    if (value === undefined || value === null || value === false) continue
+    if (key === 'class') node.className = value
+    else node.setAttribute(key, String(value))
+  }
+  for (const child of children.flat()) {
+    if (child === undefined || child === null || child === false) continue
+    node.append(child instanceof Node ? child : document.createTextNode(String(child)))
+  }
+  return node
+}
+
+function fbytes (n) {
+  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB']
+  let i = 0
+  let v = n
+  while (v >= 1024 && i < units.length - 1) { v /= 1024; i++ }
+  return `${i === 0 ? v : v.toFixed(1)} ${units[i]}`
+}
+
+function ftime (iso) { return iso ? iso.replace('T', ' ').replace(/\.\d+Z$/, 'Z') : '–' }
+
+/** One GET with this tab's token: the answer's JSON, or an Error saying what to do. */
+async function ask (path, signal) {
+  const answer = await fetch(path, { cache: 'no-store', signal, headers: { 'x-cidsync-csrf': sessionStorage.getItem('cidsync-csrf') || '' } })
+  if (answer.status === 401 || answer.status === 403) throw new Error('sign in to search: run `cidsync dashboard` and open the link it prints')
+  const body = await answer.json().catch(() => ({}))
+  if (!answer.ok) throw new Error(body.error || `the daemon answered ${answer.status}`)
+  return body
+}
+
+function note (text, bad) {
+  const p = document.querySelector('#find-note')
+  p.textContent = text
+  p.className = bad ? 'bad' : 'muted'
+}
+
+/** Results as you type: each keystroke cancels the request before it, and a late answer never overwrites a newer one. */
+function searchSoon () {
+  clearTimeout(finder.timer)
+  finder.timer = setTimeout(search, 80)
+}
+
+async function search () {
+  const q = document.querySelector('#find-q').value
+  const body = document.querySelector('#find-results tbody')
+  if (q === '') { body.replaceChildren(); note('', false); return }
+  finder.controller?.abort()
+  finder.controller = new AbortController()
+  const mine = ++finder.seq
+  const deleted = document.querySelector('#find-deleted').checked ? '&deleted=1' : ''
+  try {
+    const result = await ask(`/search?q=${encodeURIComponent(q)}${deleted}&limit=100`, finder.controller.signal)
+    if (mine !== finder.seq) return
+    body.replaceChildren(...result.results.map(r => fel('tr', {},
+      fel('td', {}, fel('span', { class: 'cid', title: r.device }, r.device.slice(0, 8))),
+      fel('td', { class: 'num' }, fbytes(r.size)),
+      fel('td', {}, ftime(r.mtime)),
+      fel('td', {}, r.deleted ? 'deleted' : r.stored),
+      fel('td', {}, fel('a', { href: '#', class: 'path', 'data-path': `${r.folder}/${r.path}` }, `${r.folder}/${r.path}`)))))
+    note(`${result.results.length} result${result.results.length === 1 ? '' : 's'}${result.more ? ' (more match: type more of the name)' : ''}${result.complete ? '' : ' (the search cache is still being built: results so far)'}`, false)
+    document.querySelector('#find-results').dataset.query = q
+  } catch (err) {
+    if (err.name === 'AbortError' || mine !== finder.seq) return
+    body.replaceChildren()
+    note(err.message, true)
+  }
+}
+
+async function showLog (path) {
+  const section = document.querySelector('#find-log')
+  section.hidden = false
+  document.querySelector('#find-log-path').textContent = path
+  const body = document.querySelector('#find-log tbody')
+  body.replaceChildren()
+  try {
+    const result = await ask(`/log?path=${encodeURIComponent(path)}`)
+    body.replaceChildren(...result.versions.map(v => fel('tr', {},
+      fel('td', {}, ftime(v.at)),
+      fel('td', {}, fel('span', { class: 'cid', title: v.deviceId }, `${v.deviceId.slice(0, 8)} ${v.hostname}`)),
+      fel('td', { class: 'num' }, v.deleted ? '' : fbytes(v.size)),
+      fel('td', {}, v.deleted ? '(deleted)' : fel('span', { class: 'cid' }, v.cid || '')),
+      fel('td', {}, v.deleted ? '' : v.fetchable ? `yes (${v.stored})` : `no (${v.stored})`))))
+    document.querySelector('#find-log-note').textContent = `${result.versions.length} version(s), from the index and ${result.publishesKept} publish(es) of history kept (\`cidsync log\` fetches the rest)`
+  } catch (err) {
+    document.querySelector('#find-log-note').textContent = err.message
+  }
+}
+
+async function browseTo (device, prefix) {
+  finder.device = device
+  finder.prefix = prefix
+  const list = document.querySelector('#browse-list')
+  const publish = document.querySelector('#browse-publish')
+  if (finder.at !== '') publish.textContent = 'fetching that publish (once; kept after)…'
+  try {
+    const result = await ask(`/browse?prefix=${encodeURIComponent(prefix)}${device ? `&device=${encodeURIComponent(device)}` : ''}${finder.at ? `&at=${encodeURIComponent(finder.at)}` : ''}`)
+    publish.textContent = result.publish ? `as publish ${result.publish.cid} (${ftime(result.publish.at)}, device ${result.publish.device.slice(0, 8)}) saw it` : ''
+    const select = document.querySelector('#browse-device')
+    if (select.options.length !== result.devices.length) {
+      select.replaceChildren(...result.devices.map(d => fel('option', { value: d.id }, `${d.id.slice(0, 8)} ${d.hostname}`)))
+    }
+    if (result.deviceId) select.value = result.deviceId
+    finder.device = result.deviceId || ''
+    const crumbs = [fel('a', { href: '#', 'data-prefix': '' }, 'folders')]
+    const parts = prefix.split('/').filter(Boolean)
+    parts.forEach((part, i) => crumbs.push(' / ', fel('a', { href: '#', 'data-prefix': `${parts.slice(0, i + 1).join('/')}/` }, part)))
+    document.querySelector('#browse-crumbs').replaceChildren(...crumbs)
+    list.replaceChildren(
+      ...result.dirs.map(d => fel('li', {}, fel('a', { href: '#', 'data-prefix': `${prefix}${d.name}/` }, `${d.name}/`), fel('span', { class: 'muted' }, ` ${d.files} files, ${fbytes(d.bytes)}`))),
+      ...result.files.map(f => fel('li', {}, fel('a', { href: '#', class: 'path', 'data-path': `${prefix}${f.name}` }, f.name), fel('span', { class: 'muted' }, ` ${fbytes(f.size)}, ${ftime(f.mtime)}`))))
+    if (result.truncated) list.append(fel('li', { class: 'muted' }, 'more files here than shown: use the search'))
+  } catch (err) {
+    publish.textContent = ''
+    list.replaceChildren(fel('li', { class: 'bad' }, err.message))
+  }
+}
+
+function wireFinder () {
+  document.querySelector('#find-q').addEventListener('input', searchSoon)
+  document.querySelector('#find-deleted').addEventListener('change', searchSoon)
+  document.querySelector('#browse-device').addEventListener('change', event => browseTo(event.currentTarget.value, ''))
+  document.querySelector('#browse-at').addEventListener('change', event => { finder.at = event.currentTarget.value.trim(); browseTo(finder.device, '') })
+  document.querySelector('#find').addEventListener('click', event => {
+    const link = event.target.closest('a')
+    if (link === null) return
+    event.preventDefault()
+    if (link.dataset.path !== undefined) showLog(link.dataset.path)
+    else if (link.dataset.prefix !== undefined) browseTo(finder.device, link.dataset.prefix)
+  })
+  if (sessionStorage.getItem('cidsync-csrf')) browseTo('', '')
+  else note('Sign in to search: run `cidsync dashboard` and open the link it prints.', false)
+}
+
+wireFinder()

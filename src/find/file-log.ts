@@ -1,0 +1,57 @@
+import type { Index } from '../index/index.js'
+import type { HistoryRows, VersionRow } from './history-rows.js'
+import { fetchable, storedState, type StoredState } from './stored-state.js'
+
+export interface FileVersion {
+  readonly deviceId: string
+  readonly hostname: string
+  /** When the device wrote this version of its row. */
+  readonly at: number
+  readonly seq: number
+  readonly size: number
+  readonly cid: string | null
+  readonly mtimeMs: number
+  readonly deleted: boolean
+  readonly stored: StoredState
+  /** Whether this version's content can be fetched back (deleted versions have none). */
+  readonly fetchable: boolean
+  /** The version the index holds now (else only a segment of the history does). */
+  readonly current: boolean
+}
+
+/** `folder/path` split at its first `/` (folder names hold none). Undefined when there is no `/`. */
+export function splitPath (text: string): { folder: string, path: string } | undefined {
+  const slash = text.indexOf('/')
+  if (slash <= 0 || slash === text.length - 1) return undefined
+  return { folder: text.slice(0, slash), path: text.slice(slash + 1) }
+}
+
+/**
+ * One file's timeline, oldest first: every version the history's kept segments hold of
+ * `folder/path` on any device, and the rows the index holds now, each once (by device and sequence).
+ */
+export function fileLog (index: Index, history: HistoryRows | undefined, folder: string, path: string): FileVersion[] {
+  const devices = index.entries.devices()
+  const hostnames = new Map(devices.map(d => [d.id, d.hostname ?? '']))
+  const byKey = new Map<string, { row: VersionRow, current: boolean }>()
+  for (const row of history?.versionsOf(folder, path) ?? []) byKey.set(`${row.device_id}\n${row.seq}`, { row, current: false })
+  for (const device of devices) {
+    const entry = index.entries.get(device.id, folder, path)
+    if (entry === undefined) continue
+    byKey.set(`${entry.deviceId}\n${entry.seq}`, {
+      current: true,
+      row: { device_id: entry.deviceId, seq: entry.seq, size: entry.size, mtime_ms: entry.mtimeMs, cid: entry.cid, deleted: entry.deleted ? 1 : 0, updated_at: entry.updatedAt }
+    })
+  }
+  const states = new Map<string | null, StoredState>()
+  return [...byKey.values()]
+    .sort((a, b) => a.row.updated_at - b.row.updated_at || a.row.seq - b.row.seq || (a.row.device_id < b.row.device_id ? -1 : 1))
+    .map(({ row, current }) => {
+      if (!states.has(row.cid)) states.set(row.cid, storedState(index, row.cid))
+      const stored = states.get(row.cid) as StoredState
+      return {
+        deviceId: row.device_id, hostname: hostnames.get(row.device_id) ?? '', at: row.updated_at, seq: row.seq, size: row.size, cid: row.cid,
+        mtimeMs: row.mtime_ms, deleted: row.deleted === 1, stored, fetchable: row.deleted === 0 && row.cid !== null && fetchable(stored), current
+      }
+    })
+}

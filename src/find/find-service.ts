@@ -1,0 +1,101 @@
+import { join } from 'node:path'
+import { openIndex, type Index } from '../index/index.js'
+import { SearchCache } from './search-cache.js'
+import { HISTORY_ROWS_FILE, HistoryRows } from './history-rows.js'
+import { find, type FindQuery } from './find.js'
+import { where } from './where.js'
+import { fileLog } from './file-log.js'
+import { browse } from './browse.js'
+
+/** A past publish's index, built (or found built) for a time: see `pastIndex`. */
+export type PastAt = (at: Date) => Promise<{ readonly publish: { readonly cid: string, readonly at: string, readonly device: string }, readonly indexPath: string, readonly searchPath: string }>
+
+/** Rows a request copies into the search cache at most: a whole build spreads over requests instead of stalling the daemon. */
+export const DAEMON_CATCH_UP_BUDGET = 50_000
+
+/**
+ * What the status endpoint's `/search`, `/where`, `/log` and `/browse` answer, as JSON-ready
+ * objects, from the daemon's index and the caches beside it (opened on first use). `/log`
+ * shows the history kept so far; `cidsync log` fetches the rest.
+ */
+export class FindService {
+  private cache: SearchCache | undefined
+  private history: HistoryRows | undefined
+
+  /** The last past publish browsed, kept open: the page browses one publish several levels deep. */
+  private past: { cid: string, index: Index, cache: SearchCache } | undefined
+
+  constructor (private readonly index: () => Index | undefined, private readonly stateDir: string, private readonly budget = DAEMON_CATCH_UP_BUDGET, private readonly pastAt?: PastAt) {}
+
+  search (query: FindQuery): object {
+    const { index, cache, complete } = this.caughtUp()
+    const result = find(cache, index, query)
+    return {
+      results: result.results.map(r => ({ device: r.deviceId, folder: r.folder, path: r.path, size: r.size, mtime: new Date(r.mtimeMs).toISOString(), cid: r.cid, deleted: r.deleted, stored: r.stored })),
+      more: result.more,
+      complete
+    }
+  }
+
+  where (cid: string): object {
+    const { index, cache, complete } = this.caughtUp()
+    const result = where(cache, index, cid, { includeDeleted: true })
+    return { ...result, holders: result.holders.map(h => ({ ...h, since: new Date(h.since).toISOString() })), complete }
+  }
+
+  log (folder: string, path: string): object {
+    const index = this.ready()
+    this.history ??= new HistoryRows(join(this.stateDir, HISTORY_ROWS_FILE))
+    return {
+      folder,
+      path,
+      publishesKept: this.history.counts().publishes,
+      versions: fileLog(index, this.history, folder, path).map(v => ({ ...v, at: new Date(v.at).toISOString(), mtime: new Date(v.mtimeMs).toISOString() }))
+    }
+  }
+
+  browse (deviceId: string | undefined, prefix: string): object {
+    const { index, cache, complete } = this.caughtUp()
+    return { ...browse(cache, index, deviceId, prefix), complete }
+  }
+
+  /** {@link browse} as the newest publish at or before `at` saw it (its index fetched and built once, then kept). */
+  async browseAt (deviceId: string | undefined, prefix: string, at: Date): Promise<object> {
+    if (this.pastAt === undefined) throw new Error('browsing a past publish needs the service: not reached yet')
+    const found = await this.pastAt(at)
+    if (this.past?.cid !== found.publish.cid) {
+      this.closePast()
+      const index = openIndex(found.indexPath, { readonly: true })
+      const cache = new SearchCache(found.searchPath)
+      this.past = { cid: found.publish.cid, index, cache }
+    }
+    const past = this.past as NonNullable<FindService['past']>
+    past.cache.catchUp(past.index)
+    return { ...browse(past.cache, past.index, deviceId, prefix), complete: true, publish: found.publish }
+  }
+
+  private closePast (): void {
+    this.past?.cache.close()
+    this.past?.index.close()
+    this.past = undefined
+  }
+
+  close (): void {
+    this.closePast()
+    this.cache?.close()
+    this.history?.close()
+  }
+
+  private ready (): Index {
+    const index = this.index()
+    if (index === undefined) throw new Error('the index is not open yet')
+    return index
+  }
+
+  private caughtUp (): { index: Index, cache: SearchCache, complete: boolean } {
+    const index = this.ready()
+    this.cache ??= new SearchCache(join(this.stateDir, 'search.sqlite'))
+    const { complete } = this.cache.catchUp(index, { budget: this.budget })
+    return { index, cache: this.cache, complete }
+  }
+}

@@ -1,0 +1,47 @@
+import type { ServiceClients } from '../remote/index.js'
+import { fetchSegments, removeFetched, walkHistory, type FetchInit, type ManifestCache } from '../sync/index.js'
+import type { SegmentRef } from '../snapshot/index.js'
+import type { HistoryRows } from './history-rows.js'
+
+/** Segments fetched at once: bounds the disk a fill holds in fetched databases. */
+const BATCH = 8
+
+export interface HistoryFill {
+  /** Publishes walked that were not kept before. */
+  readonly publishes: number
+  readonly segmentsFetched: number
+  /** `/1` snapshots met: they hold no segments, so no versions are read from them. */
+  readonly v1Skipped: number
+}
+
+/**
+ * Keeps the rows of every segment of the history from `start` that is not kept yet: the chain is
+ * walked newest first until a publish already taken (everything before it was taken with it),
+ * the segments they name are fetched (verified, opened, checked) a few at a time, their rows kept,
+ * and then the publishes recorded. Killed half way, the segments taken stay taken.
+ */
+export async function fillHistory (clients: ServiceClients, rows: HistoryRows, start: string, cache: ManifestCache, init: FetchInit): Promise<HistoryFill> {
+  const publishes: Array<{ cid: string, at: string, device: string, readable: boolean }> = []
+  const wanted = new Map<string, { deviceId: string, segment: SegmentRef }>()
+  for await (const { entry, manifest } of walkHistory(clients, start, cache, init)) {
+    if (rows.hasPublish(entry.cid)) break
+    publishes.push({ cid: entry.cid, at: entry.at, device: entry.device, readable: manifest !== undefined })
+    for (const device of manifest?.devices ?? []) {
+      for (const segment of device.segments) {
+        if (!wanted.has(segment.cid) && !rows.hasSegment(segment.cid)) wanted.set(segment.cid, { deviceId: device.deviceId, segment })
+      }
+    }
+  }
+  const all = [...wanted.values()]
+  for (let i = 0; i < all.length; i += BATCH) {
+    const batch = all.slice(i, i + BATCH)
+    const databases = await fetchSegments(clients, batch, init)
+    try {
+      for (const { segment } of batch) rows.takeSegment(segment.cid, databases.get(segment.cid) as string)
+    } finally {
+      await removeFetched(databases)
+    }
+  }
+  rows.notePublishes(publishes)
+  return { publishes: publishes.length, segmentsFetched: all.length, v1Skipped: publishes.filter(p => !p.readable).length }
+}

@@ -1,0 +1,35 @@
+import { existsSync, mkdirSync } from 'node:fs'
+import { rename, rm } from 'node:fs/promises'
+import { join } from 'node:path'
+import { NothingAtTimeError } from '../errors.js'
+import type { ServiceClients } from '../remote/index.js'
+import { buildIndex, fetchV1Snapshot, publishAt, type FetchInit, type HistoryEntry, type ManifestCache } from '../sync/index.js'
+
+/** Where built past indexes are kept, in the state dir. */
+export const PAST_DIR = 'past'
+
+/**
+ * The index as the newest publish at or before `at` saw it (history walked from `start`): built
+ * once from that publish's segments into `past/<cid>.sqlite` and kept (a publish never changes),
+ * with its own search cache beside it.
+ */
+export async function pastIndex (clients: ServiceClients, start: string, at: Date, cache: ManifestCache, init: FetchInit): Promise<{ publish: HistoryEntry, indexPath: string, searchPath: string }> {
+  const found = await publishAt(clients, start, at, cache, init)
+  if (found === undefined) throw new NothingAtTimeError(`nothing was published at or before ${at.toISOString()} in the history from ${start}: see \`cidsync history\` for the times there are`)
+  const dir = join(init.stateDir, PAST_DIR)
+  mkdirSync(dir, { recursive: true, mode: 0o700 })
+  // The CID is checked text (it named a verified fetch); only its letters and digits reach the name.
+  const name = found.entry.cid.replace(/[^A-Za-z0-9]/g, '')
+  const indexPath = join(dir, `${name}.sqlite`)
+  if (!existsSync(indexPath)) {
+    const staged = `${indexPath}.building-${process.pid}`
+    try {
+      if (found.manifest === undefined) await fetchV1Snapshot(clients, found.entry.cid, staged, init)
+      else await buildIndex(clients, found.manifest, staged, init)
+      await rename(staged, indexPath)
+    } finally {
+      await rm(staged, { force: true })
+    }
+  }
+  return { publish: found.entry, indexPath, searchPath: join(dir, `${name}.search.sqlite`) }
+}

@@ -1,0 +1,83 @@
+import { describe, expect, it } from 'vitest'
+import { mkdir, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { runCli } from '../helpers/cli.js'
+import { useTempDir } from '../helpers/temp-dir.js'
+
+async function deviceConfig (root: string, name: string): Promise<string> {
+  await mkdir(join(root, name, 'notes'), { recursive: true })
+  const path = join(root, `${name}.toml`)
+  await writeFile(path, `state_dir = "${name}/state"\n[[folders]]\nname = "notes"\npath = "${name}/notes"\n[service]\ndir = "${join(root, 'service')}"\n[status]\nlisten = "127.0.0.1:0"\n`)
+  return path
+}
+
+const cidOf = async (file: string): Promise<string> => (await runCli(['cid', file])).stdout.split(' ')[0] ?? ''
+
+describe('cidsync find, where, dupes, log', () => {
+  it('gives a file\'s exact timeline from the history, searches a past publish, and finds where content is', async () => {
+    const root = await useTempDir()
+    const a = await deviceConfig(root, 'a')
+    const file = join(root, 'a', 'notes', 'plan.md')
+    const cids: string[] = []
+    const times: string[] = []
+    for (const text of ['one', 'two, longer', 'three, the longest of all']) {
+      await writeFile(file, text)
+      cids.push(await cidOf(file))
+      const snap = await runCli(['snapshot', '--config', a], { timeoutMs: 60_000 })
+      expect(snap.code, snap.stderr).toBe(0)
+      times.push(new Date().toISOString())
+    }
+    await writeFile(join(root, 'a', 'notes', 'copy.md'), 'one')
+    expect((await runCli(['snapshot', '--config', a], { timeoutMs: 60_000 })).code).toBe(0)
+
+    const log = await runCli(['log', 'notes/plan.md', '--json', '--config', a], { timeoutMs: 60_000 })
+    expect(log.code, log.stderr).toBe(0)
+    const versions = (JSON.parse(log.stdout) as { versions: Array<{ cid: string, size: number, current: boolean, fetchable: boolean }> }).versions
+    expect(versions.map(v => [v.cid, v.size, v.current])).toEqual([[cids[0], 3, false], [cids[1], 11, false], [cids[2], 25, true]])
+    // Cached now: no service needed, same answer.
+    const cached = await runCli(['log', 'notes/plan.md', '--cached', '--config', a])
+    expect(cached.code).toBe(0)
+    expect(cached.stdout).toContain(cids[0])
+    expect(cached.stdout.split('\n')[0]).toMatch(/^TIME\s+DEVICE\s+SIZE\s+CID\s+FETCH/)
+    expect((await runCli(['log', 'notes/nothing.md', '--cached', '--config', a])).code).toBe(3)
+    expect((await runCli(['log', 'plan.md', '--cached', '--config', a])).code).toBe(2)
+
+    const now = await runCli(['find', 'plan', '--json', '--config', a])
+    expect(now.code, now.stderr).toBe(0)
+    expect(JSON.parse(now.stdout)).toMatchObject({ publish: null, results: [{ folder: 'notes', path: 'plan.md', size: 25, cid: cids[2] }] })
+    const past = await runCli(['find', 'plan', '--json', '--at', times[0] as string, '--config', a], { timeoutMs: 60_000 })
+    expect(past.code, past.stderr).toBe(0)
+    expect(JSON.parse(past.stdout)).toMatchObject({ results: [{ path: 'plan.md', size: 3, cid: cids[0] }] })
+    expect((await runCli(['find', 'copy', '--at', times[2] as string, '--config', a], { timeoutMs: 60_000 })).code).toBe(3)
+
+    const whereFile = await runCli(['where', join(root, 'a', 'notes', 'copy.md'), '--json', '--config', a])
+    expect(whereFile.code, whereFile.stderr).toBe(0)
+    expect(JSON.parse(whereFile.stdout)).toMatchObject({ cid: cids[0], holders: [{ folder: 'notes', path: 'copy.md' }] })
+    expect((await runCli(['where', cids[1] as string, '--config', a])).code).toBe(3)
+    expect((await runCli(['where', 'not-a-cid', '--config', a])).code).toBe(2)
+
+    const dupes = await runCli(['dupes', '--config', a])
+    expect(dupes).toMatchObject({ code: 0, stdout: '0 B reclaimable in all\n' })
+  }, 240_000)
+
+  it('shows names with terminal escapes neutralised and finds nothing with exit 3', async () => {
+    const root = await useTempDir()
+    const a = await deviceConfig(root, 'a')
+    await writeFile(join(root, 'a', 'notes', 'evil\u001b[31mred\u202e.txt'), 'x')
+    await writeFile(join(root, 'a', 'notes', 'same.txt'), 'x')
+    expect((await runCli(['snapshot', '--config', a], { timeoutMs: 60_000 })).code).toBe(0)
+    const found = await runCli(['find', 'evil', '--config', a])
+    expect(found.code).toBe(0)
+    expect(found.stdout).toContain('notes/evil\\x1b[31mred\\u{202e}.txt')
+    expect(found.stdout).not.toContain('\u001b')
+    expect(found.stdout).not.toContain('\u202e')
+    expect(found.stdout).toMatch(/STORED\s+PATH/)
+    const none = await runCli(['find', 'nothing-like-it', '--config', a])
+    expect(none.code).toBe(3)
+    expect(none.stderr).toContain('[ERR_NOTHING_FOUND]')
+    const dupes = await runCli(['dupes', '--config', a])
+    expect(dupes.code).toBe(0)
+    expect(dupes.stdout).toContain('1 B reclaimable: 2 copies of 1 B')
+    expect(dupes.stdout).toContain('evil\\x1b[31m')
+  }, 120_000)
+})
