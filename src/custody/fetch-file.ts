@@ -81,7 +81,8 @@ export async function fetchFile (init: FetchFileInit): Promise<void> {
     if (got !== row.cid.toString()) throw new ContentIntegrityError(`the stored content of ${row.cid.toString()} hashes to ${got}: damaged or forged, nothing written`)
     // Plain files are made 0600 while unverified; once verified, the usual mode for a user's file.
     await chmod(temp, 0o644 & ~process.umask())
-    await utimes(temp, new Date(), new Date(row.mtimeMs))
+    // Seconds as a number keep the sub-millisecond part a Date would drop.
+    await utimes(temp, Date.now() / 1000, row.mtimeMs / 1000)
     await rename(temp, init.target)
     await fsyncPath(dirname(init.target))
   } catch (err) {

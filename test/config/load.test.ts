@@ -56,8 +56,8 @@ follow_symlinks = true
     const config = loadConfig({ configPath: path, env: {}, home: '/home/u' })
     expect(config.stateDir).toBe(join(dir, 'state'))
     expect(config.folders).toEqual([
-      { name: 'notes', path: '/home/u/notes', ignore: [], followSymlinks: false },
-      { name: 'here', path: join(dir, 'here'), ignore: ['*.tmp'], followSymlinks: true }
+      { name: 'notes', path: '/home/u/notes', ignore: [], followSymlinks: false, store: false },
+      { name: 'here', path: join(dir, 'here'), ignore: ['*.tmp'], followSymlinks: true, store: false }
     ])
   })
 
