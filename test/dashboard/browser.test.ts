@@ -1,4 +1,4 @@
-import { describe, it, expect, afterEach } from 'vitest'
+import { describe, it, expect, afterEach, onTestFinished } from 'vitest'
 import { existsSync, mkdirSync } from 'node:fs'
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
@@ -22,7 +22,7 @@ afterEach(async () => {
 
 async function launch (viewport: { width: number, height: number }): Promise<BrowserContext> {
   const profile = await mkdtemp(join(tmpdir(), 'cidsync-chromium-'))
-  afterEach(async () => { await rm(profile, { recursive: true, force: true, maxRetries: 3 }) })
+  onTestFinished(async () => { await rm(profile, { recursive: true, force: true, maxRetries: 3 }) })
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM,
     headless: true,
