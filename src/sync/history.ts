@@ -1,7 +1,7 @@
 import { rm, stat } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { ServiceClients } from '../remote/index.js'
-import { ENGINE_V1, openManifest, parseManifest, readSealedHeader, type Manifest } from '../snapshot/index.js'
+import { ENGINE_V1, openManifest, parseManifest, publishFetchBound, PUBLISH_PREFIX_BYTES, readSealedHeader, type Manifest } from '../snapshot/index.js'
 import { SnapshotFormatError } from '../errors.js'
 import { SNAPSHOT_PROFILE } from './snapshot-profile.js'
 import type { FetchInit } from './segment-fetch.js'
@@ -49,7 +49,8 @@ export async function readPublish (clients: ServiceClients, cid: string, cache: 
   }
   const path = join(init.dir, `${init.label}-${process.pid}-${cid.slice(-16)}.read`)
   try {
-    await clients.gateway.fetchVerified(cid, SNAPSHOT_PROFILE, path, { signal: init.signal })
+    // Its header says what it is: junk stops after the header's few KiB, a manifest at its most.
+    await clients.gateway.fetchVerified(cid, SNAPSHOT_PROFILE, path, { signal: init.signal, boundBy: { prefixBytes: PUBLISH_PREFIX_BYTES, bound: publishFetchBound } })
     const header = await readSealedHeader(path)
     if (header.engine === ENGINE_V1 && 'createdAt' in header) {
       const entry: HistoryEntry = { cid, engine: ENGINE_V1, at: header.createdAt, device: header.device, hostname: '', entries: header.entries, bytesAdded: (await stat(path)).size, previous: null }

@@ -2,7 +2,7 @@ import { rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import { CidsyncError, ContentNotFoundError, IntegrityError, SegmentUnusableError, SnapshotFormatError, SnapshotIntegrityError, SnapshotKeyError, SnapshotTooLargeError, SnapshotUnencryptedError } from '../errors.js'
 import type { ServiceClients } from '../remote/index.js'
-import { openManifest, openSegment, readSnapshot, type Manifest, type SegmentRef } from '../snapshot/index.js'
+import { MAX_SEALED_MANIFEST_BYTES, openManifest, openSegment, readSnapshot, type Manifest, type SegmentRef } from '../snapshot/index.js'
 import { SNAPSHOT_PROFILE } from './snapshot-profile.js'
 
 export interface FetchInit {
@@ -44,7 +44,7 @@ function named (err: unknown, what: string, cid: string): unknown {
 export async function fetchManifest (clients: ServiceClients, cid: string, init: FetchInit): Promise<Manifest> {
   const path = join(init.dir, `${init.label}-${process.pid}-${cid.slice(-16)}.manifest`)
   try {
-    await clients.gateway.fetchVerified(cid, SNAPSHOT_PROFILE, path, { signal: init.signal })
+    await clients.gateway.fetchVerified(cid, SNAPSHOT_PROFILE, path, { signal: init.signal, maxBytes: MAX_SEALED_MANIFEST_BYTES })
     return await openManifest({ path, name: cid, stateDir: init.stateDir, passphrase: init.passphrase, acceptUnencrypted: init.acceptUnencrypted, signal: init.signal })
   } catch (err) {
     throw named(err, 'manifest', cid)
