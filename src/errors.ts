@@ -361,6 +361,20 @@ export class SegmentUnusableError extends CidsyncError {
   }
 }
 
+/**
+ * A restore drill failed for a reason other than an object it names (a database error while
+ * building the index aside, a forged manifest no check caught): recorded as a failed drill.
+ */
+export class DrillFailedError extends CidsyncError {
+  override readonly code = 'ERR_DRILL_FAILED'
+  override readonly exitCode = ExitCode.integrity
+
+  constructor (readonly cid: string, cause: unknown) {
+    super(`the restore drill of ${cid} failed (${(cause as Error | undefined)?.message ?? String(cause)}): a restore of it would likely fail too; ` +
+      'status shows it as not restorable. Run `cidsync verify` again; if it fails again, publish from a device whose index is good (`cidsync snapshot`) or put this device\'s index over it with `cidsync pointer repair`', { cause })
+  }
+}
+
 /** Every gateway answered 404 for a CID: it is not stored (or not any more). */
 export class ContentNotFoundError extends CidsyncError {
   override readonly code = 'ERR_CONTENT_NOT_FOUND'

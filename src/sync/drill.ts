@@ -1,6 +1,6 @@
 import type { Logger } from 'pino'
 import type { Config } from '../config/index.js'
-import { CidsyncError, PointerNotFoundError } from '../errors.js'
+import { AbortedError, CidsyncError, DrillFailedError, PointerNotFoundError } from '../errors.js'
 import type { Index } from '../index/index.js'
 import type { ServiceClients } from '../remote/index.js'
 import { cachedHistory, type HistoryEntry } from './history.js'
@@ -39,10 +39,24 @@ export async function runDrill (components: DrillComponents, config: Config, sig
     if (err instanceof PointerNotFoundError) throw new CidsyncError(`nothing is published for ${config.namespace} on ${config.network} yet: a restore drill runs once something is`, { cause: err })
     throw err
   }
-  const result = await verify(components, {
-    cid, cache: components.store.manifestCache, stateDir: config.stateDir, signal,
-    passphrase: process.env.CIDSYNC_SNAPSHOT_PASSPHRASE, acceptUnencrypted: acceptsUnencrypted(config)
-  })
+  let result: VerifyResult
+  try {
+    result = await verify(components, {
+      cid, cache: components.store.manifestCache, stateDir: config.stateDir, signal,
+      passphrase: process.env.CIDSYNC_SNAPSHOT_PASSPHRASE, acceptUnencrypted: acceptsUnencrypted(config)
+    })
+  } catch (err) {
+    // Stopping the daemon is not a drill's result.
+    if (signal?.aborted === true || err instanceof AbortedError) throw err
+    // A drill that could not finish proved nothing restorable: status and metrics say it failed,
+    // never the last success. An error of ours keeps its code; anything else (a raw SQLite error
+    // from a forged manifest) becomes one that says what to do.
+    const failure = err instanceof CidsyncError ? err : new DrillFailedError(cid, err)
+    const failed: VerifyResult = { restorable: false, cid, checkedAt: new Date().toISOString(), publishes: 0, segments: 0, own: null, failed: { cid, message: failure.message } }
+    components.store.verified(failed)
+    components.logger.error({ cid, err: failure }, 'restore drill failed')
+    throw failure
+  }
   components.store.verified(result)
   if (result.restorable) components.logger.info({ cid, segments: result.segments }, 'restore drill: restorable')
   else components.logger.error({ cid, failed: result.failed }, 'restore drill: NOT restorable')
