@@ -91,7 +91,15 @@ export async function fetchSegments (clients: ServiceClients, wanted: ReadonlyAr
 
 /** Removes the databases {@link fetchSegments} made. */
 export async function removeFetched (databases: ReadonlyMap<string, string>): Promise<void> {
-  for (const path of databases.values()) await rm(path, { force: true })
+  for (const path of databases.values()) await removeDatabase(path)
+}
+
+/**
+ * Removes a database made aside and what SQLite kept beside it: a connection that attached it
+ * read-only (the CLI's) cannot checkpoint its WAL, so `-wal` and `-shm` outlive it.
+ */
+export async function removeDatabase (path: string): Promise<void> {
+  for (const suffix of ['', '-wal', '-shm', '-journal']) await rm(`${path}${suffix}`, { force: true })
 }
 
 /**
