@@ -188,6 +188,29 @@ export class IndexWriteError extends CidsyncError {
   }
 }
 
+/** What the system said of a write, as SQLite would: a file system's ENOSPC is SQLite's SQLITE_FULL. */
+const ERRNO_AS_SQLITE: Record<string, string> = { ENOSPC: 'SQLITE_FULL', EDQUOT: 'SQLITE_FULL', EROFS: 'SQLITE_READONLY', EIO: 'SQLITE_IOERR' }
+
+/**
+ * A publish could not write its files or `sync.sqlite` in the state dir (a full disk, a read-only
+ * file system): it resumes at its step once it can. `reason` is SQLite's or the system's code.
+ */
+export class PublishWriteError extends CidsyncError {
+  override readonly code = 'ERR_PUBLISH_WRITE'
+
+  constructor (readonly stateDir: string, readonly reason: string, options?: ErrorOptions) {
+    super(`publishing could not write in the state dir ${stateDir} (${reason}): ${IndexWriteError.why(ERRNO_AS_SQLITE[reason] ?? reason, options?.cause)}; ` +
+      'nothing was lost: the publish resumes where it stopped on its next run (its schedule, or `cidsync snapshot`)', options)
+  }
+
+  /** The error for `err` when it is a local write failure (SQLite's or the file system's), else undefined. */
+  static of (stateDir: string, err: unknown): PublishWriteError | undefined {
+    const code = (err as { code?: unknown } | undefined)?.code
+    if (typeof code !== 'string' || !(code.startsWith('SQLITE_') || code in ERRNO_AS_SQLITE)) return undefined
+    return new PublishWriteError(stateDir, code, { cause: err })
+  }
+}
+
 /** Index writes failed for good (a damaged database, or too many changes held): the daemon stops. */
 export class IndexWriteFatalError extends CidsyncError {
   override readonly code = 'ERR_INDEX_WRITE_FATAL'

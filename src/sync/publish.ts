@@ -3,7 +3,7 @@ import { rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { Logger } from 'pino'
 import type { Config } from '../config/index.js'
-import { PointerUnreadableError, PublishContendedError, PublishStateError } from '../errors.js'
+import { PointerUnreadableError, PublishContendedError, PublishStateError, PublishWriteError } from '../errors.js'
 import type { Index } from '../index/index.js'
 import type { ServiceClients } from '../remote/index.js'
 import { ENGINE, parseManifest } from '../snapshot/index.js'
@@ -78,9 +78,16 @@ async function publishWith (components: PublishComponents, init: PublishInit, st
       job = await runStep(job.step, components, init, store, job)
     }
   } catch (err) {
-    const current = store.current()
-    if (current !== undefined) store.failed(current.id, (err as Error).message)
-    throw err
+    // A full disk answers SQLite's or the system's bare code: a publish says what it means and what to do.
+    const failure = PublishWriteError.of(config.stateDir, err) ?? err
+    try {
+      const current = store.current()
+      if (current !== undefined) store.failed(current.id, (failure as Error).message)
+    } catch (recordErr) {
+      // On a full disk recording the failure fails too: the failure itself is what the caller needs.
+      if (PublishWriteError.of(config.stateDir, recordErr) === undefined) throw recordErr
+    }
+    throw failure
   }
 }
 
