@@ -63,6 +63,27 @@ export async function runDrill (components: DrillComponents, config: Config, sig
   return result
 }
 
+/** What the last drill found not restorable: the publish the pointer named, and the object that failed. */
+export interface FailedDrill {
+  readonly pointer: string
+  /** The manifest or segment that failed; null when this device's rows differed from what a restore installs. */
+  readonly object: string | null
+  readonly checkedAt: string
+}
+
+/** The last drill when it failed (undefined when it passed, or none ran). */
+export function failedDrill (store: SyncStore): FailedDrill | undefined {
+  const { result } = store.lastVerify()
+  if (result === undefined) return undefined
+  try {
+    const last = JSON.parse(result) as VerifyResult
+    if (last.restorable) return undefined
+    return { pointer: last.cid, object: last.failed?.cid ?? null, checkedAt: last.checkedAt }
+  } catch {
+    return undefined
+  }
+}
+
 /** The last drill, as status shows it. */
 export function restorableStatus (store: SyncStore): RestorableStatus | null {
   const { result, lastSuccessAt } = store.lastVerify()

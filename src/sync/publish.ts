@@ -12,7 +12,8 @@ import type { ActiveStep, JobAt, PublishJob, PublishStep } from './publish-job.j
 import type { SyncStore } from './sync-store.js'
 import { withSyncStore } from './with-sync-store.js'
 import { currentPointer, fetchAndMerge } from './pointer-snapshot.js'
-import { chainsOf, writePublication } from './publication.js'
+import { chainsOf, writePublication, type Avoid } from './publication.js'
+import { failedDrill, type FailedDrill } from './drill.js'
 import { uploadAll } from './upload-once.js'
 import { failpoint } from '../util/failpoint.js'
 
@@ -63,7 +64,9 @@ async function publishWith (components: PublishComponents, init: PublishInit, st
     const resumed = store.current()
     if (resumed === undefined) {
       const last = store.lastPublished()
-      if (last !== undefined && last.marker === components.index.changeMarker() && init.repairPointer !== true) return await pullOnly(components, init, store, last.cid)
+      const broken = brokenLastPublish(store)
+      if (broken !== undefined) components.logger.warn({ cid: broken.pointer, failed: broken.object }, 'the last restore drill found this device\'s last publish not restorable: publishing afresh')
+      if (last !== undefined && last.marker === components.index.changeMarker() && init.repairPointer !== true && broken === undefined) return await pullOnly(components, init, store, last.cid)
       checkDrop(components.index, components.deviceId, config, store, init.confirmDrop === true)
     }
     if (resumed !== undefined && 'problem' in resumed) abandon(store, resumed.id, resumed.problem)
@@ -91,6 +94,24 @@ async function publishWith (components: PublishComponents, init: PublishInit, st
   }
 }
 
+/**
+ * The last drill failed on what this device last published, after it published it: "unchanged"
+ * would leave the pointer on it, so the publish is made again, without the objects that failed.
+ */
+function brokenLastPublish (store: SyncStore): FailedDrill | undefined {
+  const drill = failedDrill(store)
+  const last = store.lastPublished()
+  if (drill === undefined || last === undefined || drill.pointer !== last.cid) return undefined
+  return last.at === null || drill.checkedAt >= last.at ? drill : undefined
+}
+
+/** What the last failed drill could not use, kept out of the next publication. */
+function unusableObjects (store: SyncStore): Avoid {
+  const drill = failedDrill(store)
+  if (drill === undefined) return { cids: new Set(), self: false }
+  return { cids: new Set(drill.object === null ? [] : [drill.object]), self: drill.object === null }
+}
+
 function abandon (store: SyncStore, id: number, why: string): never {
   store.abandon(id, why)
   throw new PublishStateError(`publish job ${id} ${why}: it was given up, and the next publish starts over`)
@@ -113,6 +134,7 @@ const STEPS: { readonly [S in ActiveStep]: StepRun<S> } = {
     const made = await writePublication({
       index: components.index, self: components.deviceId, previous: job.baseCid === '' ? null : job.baseCid, dir, label: `publish-${job.id}-${job.merges}`,
       policy: { afterDeltas: config.snapshot.compactAfterDeltas, fraction: config.snapshot.compactFraction },
+      avoid: unusableObjects(store),
       encryption: config.snapshot.encryption, stateDir: config.stateDir, passphrase: init.passphrase, signal: init.signal
     })
     const manifest = JSON.stringify(made.manifest)
