@@ -39,18 +39,28 @@ export async function runDrill (components: DrillComponents, config: Config, sig
     if (err instanceof PointerNotFoundError) throw new CidsyncError(`nothing is published for ${config.namespace} on ${config.network} yet: a restore drill runs once something is`, { cause: err })
     throw err
   }
+  const result = await recordDrill(components, cid, async () => await verify(components, {
+    cid, cache: components.store.manifestCache, stateDir: config.stateDir, signal,
+    passphrase: process.env.CIDSYNC_SNAPSHOT_PASSPHRASE, acceptUnencrypted: acceptsUnencrypted(config)
+  }), signal)
+  if (result.restorable) components.logger.info({ cid, segments: result.segments }, 'restore drill: restorable')
+  else components.logger.error({ cid, failed: result.failed }, 'restore drill: NOT restorable')
+  return result
+}
+
+/**
+ * Runs a drill of `cid` and records its result for status and metrics (`cidsync verify` and the
+ * daemon both). A drill that throws proved nothing restorable: it is recorded as failed, never left
+ * showing the last success. An error of ours keeps its code; anything else (a raw SQLite error from
+ * a forged manifest) becomes a {@link DrillFailedError} that says what to do.
+ */
+export async function recordDrill (components: Pick<DrillComponents, 'store' | 'logger'>, cid: string, drill: () => Promise<VerifyResult>, signal?: AbortSignal): Promise<VerifyResult> {
   let result: VerifyResult
   try {
-    result = await verify(components, {
-      cid, cache: components.store.manifestCache, stateDir: config.stateDir, signal,
-      passphrase: process.env.CIDSYNC_SNAPSHOT_PASSPHRASE, acceptUnencrypted: acceptsUnencrypted(config)
-    })
+    result = await drill()
   } catch (err) {
     // Stopping the daemon is not a drill's result.
     if (signal?.aborted === true || err instanceof AbortedError) throw err
-    // A drill that could not finish proved nothing restorable: status and metrics say it failed,
-    // never the last success. An error of ours keeps its code; anything else (a raw SQLite error
-    // from a forged manifest) becomes one that says what to do.
     const failure = err instanceof CidsyncError ? err : new DrillFailedError(cid, err)
     const failed: VerifyResult = { restorable: false, cid, checkedAt: new Date().toISOString(), publishes: 0, segments: 0, own: null, failed: { cid, message: failure.message } }
     components.store.verified(failed)
@@ -58,8 +68,6 @@ export async function runDrill (components: DrillComponents, config: Config, sig
     throw failure
   }
   components.store.verified(result)
-  if (result.restorable) components.logger.info({ cid, segments: result.segments }, 'restore drill: restorable')
-  else components.logger.error({ cid, failed: result.failed }, 'restore drill: NOT restorable')
   return result
 }
 

@@ -30,5 +30,5 @@ export { walkHistory, walkEntries, publishAt, readPublish, cachedHistory, MAX_HI
 export type { HistoryEntry, ManifestCache } from './history.js'
 export { verify } from './verify.js'
 export type { VerifyResult, VerifyComponents, VerifyInit } from './verify.js'
-export { runDrill, restorableStatus, historyStatus } from './drill.js'
+export { runDrill, recordDrill, restorableStatus, historyStatus } from './drill.js'
 export type { RestorableStatus, HistoryRow } from './drill.js'

@@ -23,16 +23,15 @@ export function registerVerify (program: Command): void {
       const { createLogger } = await import('../../daemon/index.js')
       const logger = createLogger({ level: 'error' })
       await withService(options, async ({ clients }) => {
-        const { SyncStore, verify, acceptsUnencrypted } = await import('../../sync/index.js')
+        const { SyncStore, verify, acceptsUnencrypted, recordDrill } = await import('../../sync/index.js')
         const pointer = await clients.pointers.current(options.namespace ?? config.namespace, options.network ?? config.network)
         const index = openIndex(indexPath(config.stateDir), { readonly: true })
         const store = new SyncStore(config.stateDir)
         try {
-          const result = await verify({ index, clients, logger, deviceId: readDeviceId(config.stateDir) ?? '' }, {
+          const result = await recordDrill({ store, logger }, pointer.snapshotCid, async () => await verify({ index, clients, logger, deviceId: readDeviceId(config.stateDir) ?? '' }, {
             cid: pointer.snapshotCid, full: options.full, cache: store.manifestCache, stateDir: config.stateDir,
             passphrase: process.env.CIDSYNC_SNAPSHOT_PASSPHRASE, acceptUnencrypted: acceptsUnencrypted(config)
-          })
-          store.verified(result)
+          }))
           if (options.json === true) printJson(result)
           else {
             const own = result.own === null ? 'this device\'s files not compared (none there, or this index is behind the pointer, as after `restore --at`: its next publish catches up)' : `${countOf(result.own.compared, 'file', 'files')} of this device compared, ${result.own.differing} differ`
