@@ -48,5 +48,5 @@ describe.skipIf(EXTERNAL)('cidsync verify (processes)', () => {
     const json = await a.run(['verify', '--json'])
     expect(json.code).toBe(4)
     expect(JSON.parse(json.stdout)).toMatchObject({ restorable: false, failed: { cid: head } })
-  }, 120_000)
+  })
 })

@@ -60,7 +60,7 @@ describe('the restore drill in the daemon', () => {
     expect(JSON.parse((await post('/verify')).body)).toMatchObject({ restorable: true, cid: republished.cid })
     // Once a drill passes, an unchanged index publishes nothing new.
     expect(JSON.parse((await post('/snapshot')).body)).toMatchObject({ skipped: true, cid: republished.cid })
-  }, 60_000)
+  })
 })
 
 /** The manifest as this device cached it when it published (sync.sqlite). */

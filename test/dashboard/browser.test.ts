@@ -141,7 +141,7 @@ path = "unplugged-disk"
     expect((await httpGet({ port }, '/session', { headers: { origin: 'http://evil.example' } })).status).toBe(403)
 
     expect(errors).toEqual([])
-  }, 90_000)
+  })
 
   it('fits a phone-sized screen', async () => {
     const dir = await useTempDir()
@@ -159,5 +159,5 @@ path = "unplugged-disk"
     mkdirSync(ARTIFACTS, { recursive: true })
     await page.screenshot({ path: join(ARTIFACTS, 'dashboard-phone.png'), fullPage: true })
     expect(errors).toEqual([])
-  }, 60_000)
+  })
 })
