@@ -1,4 +1,6 @@
+import { execFile } from 'node:child_process'
 import { mkdtemp, rm } from 'node:fs/promises'
+import { promisify } from 'node:util'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { onTestFinished } from 'vitest'
@@ -9,6 +11,13 @@ import { onTestFinished } from 'vitest'
  */
 export async function useTempDir (prefix = 'cidsync-test-'): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), prefix))
-  onTestFinished(async () => { await rm(dir, { recursive: true, force: true, maxRetries: 3 }) })
+  onTestFinished(async () => {
+    try {
+      await rm(dir, { recursive: true, force: true, maxRetries: 3 })
+    } catch {
+      // A tree deeper than PATH_MAX (ENAMETOOLONG): rm(1) walks it one level at a time.
+      await promisify(execFile)('rm', ['-rf', dir], { timeout: 60_000 })
+    }
+  })
   return dir
 }
