@@ -213,6 +213,29 @@ export class IndexWriteError extends CidsyncError {
   }
 }
 
+/** What the system said of a write, as SQLite would: a file system's ENOSPC is SQLite's SQLITE_FULL. */
+const ERRNO_AS_SQLITE: Record<string, string> = { ENOSPC: 'SQLITE_FULL', EDQUOT: 'SQLITE_FULL', EROFS: 'SQLITE_READONLY', EIO: 'SQLITE_IOERR' }
+
+/**
+ * A publish could not write its files or `sync.sqlite` in the state dir (a full disk, a read-only
+ * file system): it resumes at its step once it can. `reason` is SQLite's or the system's code.
+ */
+export class PublishWriteError extends CidsyncError {
+  override readonly code = 'ERR_PUBLISH_WRITE'
+
+  constructor (readonly stateDir: string, readonly reason: string, options?: ErrorOptions) {
+    super(`publishing could not write in the state dir ${stateDir} (${reason}): ${IndexWriteError.why(ERRNO_AS_SQLITE[reason] ?? reason, options?.cause)}; ` +
+      'nothing was lost: the publish resumes where it stopped on its next run (its schedule, or `cidsync snapshot`)', options)
+  }
+
+  /** The error for `err` when it is a local write failure (SQLite's or the file system's), else undefined. */
+  static of (stateDir: string, err: unknown): PublishWriteError | undefined {
+    const code = (err as { code?: unknown } | undefined)?.code
+    if (typeof code !== 'string' || !(code.startsWith('SQLITE_') || code in ERRNO_AS_SQLITE)) return undefined
+    return new PublishWriteError(stateDir, code, { cause: err })
+  }
+}
+
 /** Index writes failed for good (a damaged database, or too many changes held): the daemon stops. */
 export class IndexWriteFatalError extends CidsyncError {
   override readonly code = 'ERR_INDEX_WRITE_FATAL'
@@ -408,6 +431,20 @@ export class SegmentUnusableError extends CidsyncError {
 
   constructor (message: string, readonly cid: string, options?: ErrorOptions) {
     super(message, options)
+  }
+}
+
+/**
+ * A restore drill failed for a reason other than an object it names (a database error while
+ * building the index aside, a forged manifest no check caught): recorded as a failed drill.
+ */
+export class DrillFailedError extends CidsyncError {
+  override readonly code = 'ERR_DRILL_FAILED'
+  override readonly exitCode = ExitCode.integrity
+
+  constructor (readonly cid: string, cause: unknown) {
+    super(`the restore drill of ${cid} failed (${(cause as Error | undefined)?.message ?? String(cause)}): a restore of it would likely fail too; ` +
+      'status shows it as not restorable. Run `cidsync verify` again; if it fails again, publish from a device whose index is good (`cidsync snapshot`) or put this device\'s index over it with `cidsync pointer repair`', { cause })
   }
 }
 

@@ -49,6 +49,8 @@ export class ServiceLink {
   private store: SyncStore | undefined
   /** Cuts the wait before the next attempt to reach the service short (a user asked for it). */
   private wakeConnect: (() => void) | undefined
+  /** Reaching the service, once begun: stopping waits for it, so nothing it starts outlives the daemon. */
+  private connecting: Promise<void> | undefined
 
   constructor (private readonly components: ServiceLinkComponents) {}
 
@@ -56,18 +58,21 @@ export class ServiceLink {
   connectWhen (current: Promise<void>, indexLost: string | undefined): void {
     const { logger, stopped } = this.components
     void current.then(async () => {
-      if (!stopped.aborted) await this.prepareSyncState(indexLost)
-      for (let attempt = 0; !stopped.aborted; attempt++) {
-        try {
-          await this.connectOnce()
-          return
-        } catch (err) {
-          const waitMs = Math.min(MAX_CONNECT_RETRY_MS, 1000 * 2 ** attempt)
-          this.error = `${(err as Error).message} (trying again at ${new Date(Date.now() + waitMs).toISOString()})`
-          logger.error({ err, retryInMs: waitMs }, 'the service could not be reached')
-          await this.pause(waitMs)
+      this.connecting = (async () => {
+        if (!stopped.aborted) await this.prepareSyncState(indexLost)
+        for (let attempt = 0; !stopped.aborted; attempt++) {
+          try {
+            await this.connectOnce()
+            return
+          } catch (err) {
+            const waitMs = Math.min(MAX_CONNECT_RETRY_MS, 1000 * 2 ** attempt)
+            this.error = `${(err as Error).message} (trying again at ${new Date(Date.now() + waitMs).toISOString()})`
+            logger.error({ err, retryInMs: waitMs }, 'the service could not be reached')
+            await this.pause(waitMs)
+          }
         }
-      }
+      })()
+      await this.connecting
     }).catch((err: unknown) => { logger.error({ err }, 'reaching the service stopped') })
   }
 
@@ -90,6 +95,9 @@ export class ServiceLink {
 
   /** The runner stopped (a publish in flight ends at its next step), then sync.sqlite closed. */
   async stopSync (): Promise<void> {
+    // A start of the embedded service in flight finishes (and, the daemon stopping, closes it)
+    // before the state dir is let go: it would write service files after the daemon stopped.
+    await this.connecting?.catch(() => {})
     await this.runner?.stop()
     this.store?.close()
   }

@@ -17,6 +17,12 @@ export interface FetchOptions extends CallOptions {
   readonly maxBytes?: number
   /** The whole fetch from one gateway, instead of {@link FETCH_DEADLINE_MS}. */
   readonly deadlineMs?: number
+  /**
+   * The bytes' own bound, read from their first `prefixBytes` (a sealed file's header says what it
+   * is, so what it may weigh): it throws for bytes that are no such object, and lowers `maxBytes`
+   * otherwise. Junk is stopped after its prefix instead of at the client's maximum.
+   */
+  readonly boundBy?: { readonly prefixBytes: number, readonly bound: (prefix: Buffer) => number | undefined }
 }
 
 /** One gateway's whole answer: slow links get time, a trickle does not get forever. */
@@ -62,11 +68,28 @@ export class GatewayClient {
         }
         const builder = new CidBuilder(profile)
         let received = 0
+        let cap = maxBytes
+        const boundBy = options.boundBy
+        let prefix: Buffer[] | undefined = boundBy === undefined ? undefined : []
         const hasher = new Transform({
           transform (chunk: Buffer, _encoding, done) {
             received += chunk.byteLength
+            if (prefix !== undefined && boundBy !== undefined) {
+              prefix.push(chunk)
+              if (received >= boundBy.prefixBytes) {
+                const head = Buffer.concat(prefix)
+                prefix = undefined
+                try {
+                  cap = Math.min(cap, boundBy.bound(head) ?? cap)
+                } catch (err) {
+                  tooLarge = true
+                  done(err as Error)
+                  return
+                }
+              }
+            }
             // Nothing past the cap reaches the disk: the fetch stops there.
-            if (received > maxBytes) { tooLarge = true; done(tooLargeError(gateway.context(request), maxBytes)); return }
+            if (received > cap) { tooLarge = true; done(tooLargeError(gateway.context(request), cap)); return }
             builder.update(chunk)
             options.onProgress?.(received, total)
             done(null, chunk)
@@ -87,13 +110,13 @@ export class GatewayClient {
         if (options.signal?.aborted === true) throw err
         // Larger than the caller knows the content to be (a manifest names each segment's size):
         // not what the CID names, whatever this gateway says.
-        if (options.maxBytes !== undefined && tooLarge) integrity = true
+        if ((options.maxBytes !== undefined || options.boundBy !== undefined) && tooLarge) integrity = true
         if (err instanceof RemoteNotFoundError) notFound++
         failures.push((err as Error).message)
       }
     }
     const summary = failures.length === 0 ? 'no gateway is configured: set [service] gateways' : failures.join('; ')
-    if (integrity) throw new IntegrityError(`no gateway gave the bytes of ${cid} (at most ${maxBytes} bytes): ${summary}`)
+    if (integrity) throw new IntegrityError(`no gateway gave the bytes of ${cid}: ${summary}`)
     if (notFound > 0 && notFound === this.gateways.length) throw new ContentNotFoundError(`no gateway has ${cid} (each answered 404)`)
     throw new CidsyncError(`could not fetch ${cid}: ${summary}`)
   }

@@ -4,12 +4,15 @@ import { AbortedError, CidsyncError, RemoteBadRequestError, RemoteNetworkError, 
 import { VERSION } from '../version.js'
 import { backoffDelay, DEFAULT_RETRY_POLICY, isRetryableNetworkError, isRetryableStatus, parseRetryAfter, sleep, type RetryPolicy } from './retry.js'
 import { ANSWER_LIMITS, describeErrorBody, parseBody, readBounded, readPrefix } from './body.js'
+import { DEFAULT_RATE_BOUND, RateGuard, type RateBound } from './rate-guard.js'
 
 export const DEFAULT_CONNECT_TIMEOUT_MS = 10_000
 export const DEFAULT_HEADERS_TIMEOUT_MS = 30_000
 export const DEFAULT_BODY_TIMEOUT_MS = 60_000
 /** The whole of one attempt, from connecting to the body's last byte: a body that trickles ends here. */
 export const DEFAULT_DEADLINE_MS = 120_000
+/** One attempt at a small answer the client reads itself (a pointer, a name, an error): it has no reason to take longer. */
+export const SMALL_ANSWER_DEADLINE_MS = 30_000
 
 export interface HttpClientInit {
   /** Names the service in errors: "deal service", "main API"... */
@@ -25,6 +28,11 @@ export interface HttpClientInit {
   readonly bodyTimeoutMs?: number
   /** The total time one attempt may take, body included (default {@link DEFAULT_DEADLINE_MS}). */
   readonly deadlineMs?: number
+  /**
+   * The slowest a body may arrive once its grace is over (default {@link DEFAULT_RATE_BOUND}):
+   * a trickle ends there, each attempt, instead of at the deadline.
+   */
+  readonly rate?: Partial<RateBound>
   readonly retry?: Partial<RetryPolicy>
   /** Sent with every request (the embedded service's access key: see connect/embedded.ts). */
   readonly headers?: Readonly<Record<string, string>>
@@ -68,6 +76,8 @@ export class HttpClient {
   private readonly pool: Pool
   private readonly base: URL
   private readonly policy: RetryPolicy
+  /** The slowest a body may arrive: a gateway fetch holds to it as well. */
+  readonly rate: RateBound
 
   constructor (private readonly init: HttpClientInit) {
     this.base = new URL(init.baseUrl)
@@ -78,6 +88,7 @@ export class HttpClient {
       keepAliveTimeout: 10_000
     })
     this.policy = { ...DEFAULT_RETRY_POLICY, ...init.retry }
+    this.rate = { ...DEFAULT_RATE_BOUND, ...init.rate }
   }
 
   /** The URL a request goes to, as errors and logs show it. */
@@ -121,7 +132,11 @@ export class HttpClient {
   private async exchange<T> (request: HttpRequest, read: (response: HttpResponse, context: RemoteContext) => Promise<T>, readInside: boolean): Promise<T> {
     const url = this.url(request)
     const context = this.context(request)
-    const deadlineMs = request.deadlineMs ?? this.init.deadlineMs ?? DEFAULT_DEADLINE_MS
+    const small = readInside && (request.maxBytes ?? ANSWER_LIMITS.small) <= ANSWER_LIMITS.small
+    const deadlineMs = request.deadlineMs ?? this.init.deadlineMs ?? (small ? SMALL_ANSWER_DEADLINE_MS : DEFAULT_DEADLINE_MS)
+    // Attempts that time out are tried again only while the request as a whole is young: five
+    // trickled answers in a row would otherwise hold the caller five deadlines long.
+    const started = Date.now()
     for (let attempt = 1; ; attempt++) {
       const last = request.retry === false || attempt >= this.policy.attempts
       // Outside the try: a credential that cannot be read (a file readable by others) is that
@@ -133,6 +148,8 @@ export class HttpClient {
       }, deadlineMs)
       timer.unref()
       const signal = request.signal === undefined ? deadline.signal : AbortSignal.any([request.signal, deadline.signal])
+      let guard: RateGuard | undefined
+      const settle = (): void => { clearTimeout(timer); guard?.stop() }
       let failure: unknown
       try {
         const response = await this.pool.request({
@@ -144,19 +161,20 @@ export class HttpClient {
         })
         if (response.statusCode >= 200 && response.statusCode < 300) {
           const answer = { status: response.statusCode, headers: response.headers, body: response.body }
+          guard = watchRate(response.body, this.rate, message => { deadline.abort(new RemoteNetworkError(context, message)) })
           if (!readInside) {
-            // The caller reads the body: the deadline ends with it.
-            response.body.once('close', () => { clearTimeout(timer) })
+            // The caller reads the body: the deadline and the rate bound end with it.
+            response.body.once('close', settle)
             return await read(answer, context)
           }
           try {
             return await read(answer, context)
           } finally {
-            clearTimeout(timer)
+            settle()
           }
         }
         const excerpt = describeErrorBody(await readPrefix(response.body, ANSWER_LIMITS.small).catch(() => ''))
-        clearTimeout(timer)
+        settle()
         if (!last && isRetryableStatus(response.statusCode)) {
           const retryAfter = parseRetryAfter(response.headers['retry-after'])
           if (retryAfter === undefined || retryAfter <= this.policy.maxRetryAfterMs) {
@@ -166,7 +184,7 @@ export class HttpClient {
         }
         throw this.statusError(context, response.statusCode, excerpt)
       } catch (err) {
-        clearTimeout(timer)
+        settle()
         failure = err
       }
       if (request.signal?.aborted === true) throw new AbortedError(`${context.method} ${context.url} was aborted`)
@@ -174,13 +192,15 @@ export class HttpClient {
       // Our own errors (a status refused, an answer too large) are final; only a lost answer is retried.
       if (!timedOut && failure instanceof CidsyncError) throw failure
       const code = timedOut ? 'deadline exceeded' : (failure as { code?: string }).code ?? (failure as Error).message
-      if (last || !(timedOut || isRetryableNetworkError(failure))) {
+      const aged = timedOut && Date.now() - started >= 2 * deadlineMs
+      if (last || aged || !(timedOut || isRetryableNetworkError(failure))) {
         throw timedOut ? deadline.signal.reason as RemoteNetworkError : new RemoteNetworkError(context, `no answer (${code})`, { cause: failure })
       }
       await this.wait(context, attempt, backoffDelay(this.policy, attempt), code, request.signal)
     }
   }
 
+  /** Ends the pool: requests in flight fail. */
   async close (): Promise<void> {
     await this.pool.close()
   }
@@ -214,3 +234,18 @@ export class HttpClient {
   }
 }
 
+
+/**
+ * Counts a body's bytes as the socket delivers them, before anyone reads them, so the rate bound
+ * holds whoever consumes the stream (the client or a caller piping it to disk).
+ */
+function watchRate (body: HttpResponse['body'], bound: RateBound, onSlow: (message: string) => void): RateGuard {
+  const guard = new RateGuard(bound, onSlow)
+  const push = body.push.bind(body)
+  body.push = (chunk: unknown, encoding?: BufferEncoding): boolean => {
+    if (chunk !== null && chunk !== undefined) guard.add((chunk as { length: number }).length)
+    return push(chunk, encoding)
+  }
+  body.once('close', () => { guard.stop() })
+  return guard
+}

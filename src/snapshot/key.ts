@@ -33,7 +33,7 @@ function readKeyFile (path: string): Buffer | undefined {
   if (stats === undefined) return undefined
   if ((stats.mode & 0o077) !== 0) throw new ConfigError(`${path} is readable by others (mode ${(stats.mode & 0o777).toString(8)}): run \`chmod 600 ${path}\``)
   const key = Buffer.from(readFileSync(path, 'utf8').trim(), 'base64url')
-  if (key.byteLength !== KEY_BYTES) throw new ConfigError(`${path} does not hold a 32-byte key: restore it from \`cidsync key export\` with \`cidsync key import\``)
+  if (key.byteLength !== KEY_BYTES) throw new ConfigError(`${path} does not hold a 32-byte key: restore it from \`cidsync key export\` with \`cidsync key import --force\``)
   return key
 }
 
@@ -88,7 +88,13 @@ export function importKey (stateDir: string, text: string, force = false): strin
   const key = trimmed.startsWith(EXPORT_PREFIX) ? Buffer.from(trimmed.slice(EXPORT_PREFIX.length), 'base64url') : Buffer.alloc(0)
   if (key.byteLength !== KEY_BYTES) throw new UsageError(`not an exported key: expected ${EXPORT_PREFIX} followed by 43 characters, as \`cidsync key export\` prints`)
   const path = join(stateDir, KEY_FILE)
-  const existing = readKeyFile(path)
+  let existing: Buffer | undefined
+  try {
+    existing = readKeyFile(path)
+  } catch (err) {
+    // A damaged or exposed key file is what --force is for: its key is lost or not secret any more.
+    if (!force) throw new UsageError(`${path} cannot be used (${(err as Error).message}): add --force to replace it with this key`, { cause: err })
+  }
   if (existing !== undefined && !existing.equals(key) && !force) {
     throw new UsageError(`${path} holds another key (${keyIdOf(existing)}); snapshots made with it would no longer open here: add --force to replace it`)
   }

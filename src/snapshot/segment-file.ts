@@ -2,8 +2,24 @@ import { rm } from 'node:fs/promises'
 import { SnapshotFormatError } from '../errors.js'
 import { checkSegment, type SegmentRange } from '../index/index.js'
 import { ENGINE, FORMAT_VERSION, type SealedHeader } from './format.js'
-import { inflateBound } from './read-snapshot.js'
+import { INFLATE_BYTES_PER_ENTRY, MAX_INFLATE_BOUND } from './read-snapshot.js'
 import { seal, unseal, type Sealed } from './sealed-file.js'
+
+/** Every segment may inflate to this much, however small... */
+export const MIN_SEGMENT_INFLATE_BOUND = 4 * 1024 * 1024
+/**
+ * ...or this many times its compressed size, when its rows allow as much: each row carries a CID
+ * or a path that brotli cannot squeeze a thousandfold, so a segment of a few KiB that inflates to
+ * gigabytes is a bomb whatever row count its header claims.
+ */
+export const SEGMENT_INFLATE_RATIO = 1024
+
+/** How many bytes a segment may inflate to: sized by its rows and by its compressed size both. */
+export function segmentInflateBound (header: SealedHeader, compressedBytes: number): number {
+  const announced = 'entries' in header ? header.entries : 0
+  const entries = Number.isSafeInteger(announced) && announced > 0 ? announced : 0
+  return Math.min(MAX_INFLATE_BOUND, Math.max(MIN_SEGMENT_INFLATE_BOUND, Math.min(entries * INFLATE_BYTES_PER_ENTRY, compressedBytes * SEGMENT_INFLATE_RATIO)))
+}
 
 export interface SealSegmentInit {
   /** The segment database (`SegmentStore.writeSegment`). */
@@ -57,7 +73,7 @@ export async function openSegment (init: OpenSegmentInit): Promise<void> {
     }
   }
   try {
-    await unseal({ ...init, expect, inflateBound })
+    await unseal({ ...init, expect, inflateBound: segmentInflateBound })
     checkSegment(init.destination, expected, name)
   } catch (err) {
     await rm(init.destination, { force: true })

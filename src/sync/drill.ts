@@ -1,6 +1,6 @@
 import type { Logger } from 'pino'
 import type { Config } from '../config/index.js'
-import { CidsyncError, PointerNotFoundError } from '../errors.js'
+import { AbortedError, CidsyncError, DrillFailedError, PointerNotFoundError } from '../errors.js'
 import type { Index } from '../index/index.js'
 import type { ServiceClients } from '../remote/index.js'
 import { cachedHistory, type HistoryEntry } from './history.js'
@@ -39,14 +39,58 @@ export async function runDrill (components: DrillComponents, config: Config, sig
     if (err instanceof PointerNotFoundError) throw new CidsyncError(`nothing is published for ${config.namespace} on ${config.network} yet: a restore drill runs once something is`, { cause: err })
     throw err
   }
-  const result = await verify(components, {
+  const result = await recordDrill(components, cid, async () => await verify(components, {
     cid, cache: components.store.manifestCache, stateDir: config.stateDir, signal, binding: { namespace: config.namespace, network: config.network },
     passphrase: process.env.CIDSYNC_SNAPSHOT_PASSPHRASE, acceptUnencrypted: acceptsUnencrypted(config)
-  })
-  components.store.verified(result)
+  }), signal)
   if (result.restorable) components.logger.info({ cid, segments: result.segments }, 'restore drill: restorable')
   else components.logger.error({ cid, failed: result.failed }, 'restore drill: NOT restorable')
   return result
+}
+
+/**
+ * Runs a drill of `cid` and records its result for status and metrics (`cidsync verify` and the
+ * daemon both). A drill that throws proved nothing restorable: it is recorded as failed, never left
+ * showing the last success. An error of ours keeps its code; anything else (a raw SQLite error from
+ * a forged manifest) becomes a {@link DrillFailedError} that says what to do. With no store (a
+ * fresh device's drill before any restore) nothing is recorded: there is no state to keep it in.
+ */
+export async function recordDrill (components: { readonly store?: Pick<SyncStore, 'verified'>, readonly logger: Logger }, cid: string, drill: () => Promise<VerifyResult>, signal?: AbortSignal): Promise<VerifyResult> {
+  let result: VerifyResult
+  try {
+    result = await drill()
+  } catch (err) {
+    // Stopping the daemon is not a drill's result.
+    if (signal?.aborted === true || err instanceof AbortedError) throw err
+    const failure = err instanceof CidsyncError ? err : new DrillFailedError(cid, err)
+    const failed: VerifyResult = { restorable: false, cid, checkedAt: new Date().toISOString(), publishes: 0, segments: 0, own: null, failed: { cid, message: failure.message } }
+    components.store?.verified(failed)
+    components.logger.error({ cid, err: failure }, 'restore drill failed')
+    throw failure
+  }
+  components.store?.verified(result)
+  return result
+}
+
+/** What the last drill found not restorable: the publish the pointer named, and the object that failed. */
+export interface FailedDrill {
+  readonly pointer: string
+  /** The manifest or segment that failed; null when this device's rows differed from what a restore installs. */
+  readonly object: string | null
+  readonly checkedAt: string
+}
+
+/** The last drill when it failed (undefined when it passed, or none ran). */
+export function failedDrill (store: SyncStore): FailedDrill | undefined {
+  const { result } = store.lastVerify()
+  if (result === undefined) return undefined
+  try {
+    const last = JSON.parse(result) as VerifyResult
+    if (last.restorable) return undefined
+    return { pointer: last.cid, object: last.failed?.cid ?? null, checkedAt: last.checkedAt }
+  } catch {
+    return undefined
+  }
 }
 
 /** The last drill, as status shows it. */

@@ -1,6 +1,6 @@
 import { rm, stat } from 'node:fs/promises'
 import type { ServiceClients } from '../remote/index.js'
-import { ENGINE_V1, inflateBound, openManifest, parseManifest, readSealedHeader, unseal, type Manifest } from '../snapshot/index.js'
+import { ENGINE_V1, inflateBound, openManifest, parseManifest, publishFetchBound, PUBLISH_PREFIX_BYTES, readSealedHeader, unseal, type Manifest } from '../snapshot/index.js'
 import { SnapshotFormatError } from '../errors.js'
 import { SNAPSHOT_PROFILE } from './snapshot-profile.js'
 import { fetchedPath, type FetchInit } from './segment-fetch.js'
@@ -64,7 +64,8 @@ async function readAny (clients: ServiceClients, cid: string, cache: ManifestCac
   }
   const path = fetchedPath(init, cid, '.read')
   try {
-    await clients.gateway.fetchVerified(cid, SNAPSHOT_PROFILE, path, { signal: init.signal })
+    // Its header says what it is: junk stops after the header's few KiB, a manifest at its most.
+    await clients.gateway.fetchVerified(cid, SNAPSHOT_PROFILE, path, { signal: init.signal, boundBy: { prefixBytes: PUBLISH_PREFIX_BYTES, bound: publishFetchBound } })
     const header = await readSealedHeader(path)
     if (header.engine === ENGINE_V1 && 'createdAt' in header) {
       // Its time, device and count are shown and offered to restore: only once the key proves them.

@@ -18,6 +18,13 @@ export interface DevicePlan {
   readonly write: SegmentRange | undefined
 }
 
+/**
+ * Objects a restore drill could not use: lists holding one are written afresh as a base, and with
+ * `self` this device's list too (its rows differed from what a restore installs).
+ */
+export interface Avoid { readonly cids: ReadonlySet<string>, readonly self: boolean }
+const NOTHING_TO_AVOID: Avoid = { cids: new Set(), self: false }
+
 /** The segment list recorded for each device, parsed (a list that does not parse is as good as none). */
 export function parseChains (recorded: readonly RecordedChain[]): Map<string, DeviceChain['segments']> {
   const chains = new Map<string, DeviceChain['segments']>()
@@ -43,11 +50,14 @@ function compactionDue (segments: readonly SegmentRef[], policy: CompactionPolic
  * device's sequence is reused; this device's list that ends below it gets a delta unless
  * compaction is due; anything else (no list, rows from a `/1` snapshot, a rebuilt index) a base.
  */
-export function planPublication (devices: readonly DeviceState[], chains: ReadonlyMap<string, readonly SegmentRef[]>, self: string, policy: CompactionPolicy): DevicePlan[] {
+export function planPublication (devices: readonly DeviceState[], chains: ReadonlyMap<string, readonly SegmentRef[]>, self: string, policy: CompactionPolicy, avoid: Avoid = NOTHING_TO_AVOID): DevicePlan[] {
   const plans: DevicePlan[] = []
   for (const device of devices) {
     if (device.lastSeq === 0) continue
-    const list = chains.get(device.deviceId)
+    const recorded = chains.get(device.deviceId)
+    // A list holding an object a drill could not use is never reused: a fresh base replaces it.
+    const tainted = recorded?.some(s => avoid.cids.has(s.cid)) === true || (avoid.self && device.deviceId === self)
+    const list = tainted ? undefined : recorded
     const end = list?.at(-1)?.to
     if (list !== undefined && end === device.lastSeq) {
       plans.push({ device, reuse: list, write: undefined })
@@ -71,6 +81,8 @@ export interface PublicationInit {
   readonly dir: string
   readonly label: string
   readonly policy: CompactionPolicy
+  /** What a failed drill found unusable: not reused. */
+  readonly avoid?: Avoid
   readonly encryption: 'aes-256-gcm' | 'none'
   readonly stateDir: string
   readonly passphrase?: string
@@ -96,7 +108,7 @@ export interface Publication {
 export async function writePublication (init: PublicationInit): Promise<Publication> {
   const { index, dir, label } = init
   const devices = index.segments.devices()
-  const plans = planPublication(devices, parseChains(index.segments.chains()), init.self, init.policy)
+  const plans = planPublication(devices, parseChains(index.segments.chains()), init.self, init.policy, init.avoid)
   const entries = index.segments.liveEntries()
   const marker = JSON.stringify(devices.map(d => [d.deviceId, d.lastSeq]))
   const databases: Array<{ plan: DevicePlan, range: SegmentRange, database: string, entries: number }> = []

@@ -3,7 +3,7 @@ import { rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { Logger } from 'pino'
 import type { Config } from '../config/index.js'
-import { PointerUnreadableError, PublishContendedError, PublishStateError } from '../errors.js'
+import { PointerUnreadableError, PublishContendedError, PublishStateError, PublishWriteError } from '../errors.js'
 import type { Index } from '../index/index.js'
 import type { ServiceClients } from '../remote/index.js'
 import { ENGINE, parseManifest } from '../snapshot/index.js'
@@ -12,7 +12,8 @@ import type { ActiveStep, JobAt, PublishJob, PublishStep } from './publish-job.j
 import type { SyncStore } from './sync-store.js'
 import { withSyncStore } from './with-sync-store.js'
 import { currentPointer, fetchAndMerge } from './pointer-snapshot.js'
-import { chainsOf, writePublication } from './publication.js'
+import { chainsOf, writePublication, type Avoid } from './publication.js'
+import { failedDrill, type FailedDrill } from './drill.js'
 import { uploadAll } from './upload-once.js'
 import { failpoint } from '../util/failpoint.js'
 
@@ -63,7 +64,9 @@ async function publishWith (components: PublishComponents, init: PublishInit, st
     const resumed = store.current()
     if (resumed === undefined) {
       const last = store.lastPublished()
-      if (last !== undefined && last.marker === components.index.changeMarker() && init.repairPointer !== true) {
+      const broken = brokenLastPublish(store)
+      if (broken !== undefined) components.logger.warn({ cid: broken.pointer, failed: broken.object }, 'the last restore drill found this device\'s last publish not restorable: publishing afresh')
+      if (last !== undefined && last.marker === components.index.changeMarker() && init.repairPointer !== true && broken === undefined) {
         const pulled = await pullOnly(components, init, store, last.cid)
         if (pulled !== undefined) return pulled
       }
@@ -81,10 +84,35 @@ async function publishWith (components: PublishComponents, init: PublishInit, st
       job = await runStep(job.step, components, init, store, job)
     }
   } catch (err) {
-    const current = store.current()
-    if (current !== undefined) store.failed(current.id, (err as Error).message)
-    throw err
+    // A full disk answers SQLite's or the system's bare code: a publish says what it means and what to do.
+    const failure = PublishWriteError.of(config.stateDir, err) ?? err
+    try {
+      const current = store.current()
+      if (current !== undefined) store.failed(current.id, (failure as Error).message)
+    } catch (recordErr) {
+      // On a full disk recording the failure fails too: the failure itself is what the caller needs.
+      if (PublishWriteError.of(config.stateDir, recordErr) === undefined) throw recordErr
+    }
+    throw failure
   }
+}
+
+/**
+ * The last drill failed on what this device last published, after it published it: "unchanged"
+ * would leave the pointer on it, so the publish is made again, without the objects that failed.
+ */
+function brokenLastPublish (store: SyncStore): FailedDrill | undefined {
+  const drill = failedDrill(store)
+  const last = store.lastPublished()
+  if (drill === undefined || last === undefined || drill.pointer !== last.cid) return undefined
+  return last.at === null || drill.checkedAt >= last.at ? drill : undefined
+}
+
+/** What the last failed drill could not use, kept out of the next publication. */
+function unusableObjects (store: SyncStore): Avoid {
+  const drill = failedDrill(store)
+  if (drill === undefined) return { cids: new Set(), self: false }
+  return { cids: new Set(drill.object === null ? [] : [drill.object]), self: drill.object === null }
 }
 
 function abandon (store: SyncStore, id: number, why: string): never {
@@ -109,6 +137,7 @@ const STEPS: { readonly [S in ActiveStep]: StepRun<S> } = {
     const made = await writePublication({
       index: components.index, self: components.deviceId, previous: job.baseCid === '' ? null : job.baseCid, binding: { namespace: config.namespace, network: config.network }, dir, label: `publish-${job.id}-${job.merges}`,
       policy: { afterDeltas: config.snapshot.compactAfterDeltas, fraction: config.snapshot.compactFraction },
+      avoid: unusableObjects(store),
       encryption: config.snapshot.encryption, stateDir: config.stateDir, passphrase: init.passphrase, signal: init.signal
     })
     const manifest = JSON.stringify(made.manifest)

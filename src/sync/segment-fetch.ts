@@ -2,7 +2,7 @@ import { rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import { CidsyncError, ContentNotFoundError, IntegrityError, ManifestNamespaceError, SegmentUnusableError, SnapshotFormatError, SnapshotIntegrityError, SnapshotKeyError, SnapshotTooLargeError, SnapshotUnencryptedError } from '../errors.js'
 import { canonicalCid, type ServiceClients } from '../remote/index.js'
-import { openManifest, openSegment, readSnapshot, type Manifest, type SegmentRef } from '../snapshot/index.js'
+import { MAX_SEALED_MANIFEST_BYTES, openManifest, openSegment, readSnapshot, type Manifest, type SegmentRef } from '../snapshot/index.js'
 import { SNAPSHOT_PROFILE } from './snapshot-profile.js'
 import type { Binding } from './manifest-binding.js'
 
@@ -55,7 +55,7 @@ function named (err: unknown, what: string, cid: string): unknown {
 export async function fetchManifest (clients: ServiceClients, cid: string, init: FetchInit): Promise<Manifest> {
   const path = fetchedPath(init, cid, '.manifest')
   try {
-    await clients.gateway.fetchVerified(cid, SNAPSHOT_PROFILE, path, { signal: init.signal })
+    await clients.gateway.fetchVerified(cid, SNAPSHOT_PROFILE, path, { signal: init.signal, maxBytes: MAX_SEALED_MANIFEST_BYTES })
     return await openManifest({ path, name: cid, stateDir: init.stateDir, passphrase: init.passphrase, acceptUnencrypted: init.acceptUnencrypted, signal: init.signal })
   } catch (err) {
     throw named(err, 'manifest', cid)
@@ -102,7 +102,15 @@ export async function fetchSegments (clients: ServiceClients, wanted: ReadonlyAr
 
 /** Removes the databases {@link fetchSegments} made. */
 export async function removeFetched (databases: ReadonlyMap<string, string>): Promise<void> {
-  for (const path of databases.values()) await rm(path, { force: true })
+  for (const path of databases.values()) await removeDatabase(path)
+}
+
+/**
+ * Removes a database made aside and what SQLite kept beside it: a connection that attached it
+ * read-only (the CLI's) cannot checkpoint its WAL, so `-wal` and `-shm` outlive it.
+ */
+export async function removeDatabase (path: string): Promise<void> {
+  for (const suffix of ['', '-wal', '-shm', '-journal']) await rm(`${path}${suffix}`, { force: true })
 }
 
 /**

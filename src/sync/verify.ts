@@ -1,5 +1,4 @@
 import { mkdirSync } from 'node:fs'
-import { rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { Logger } from 'pino'
 import { CidsyncError, SegmentUnusableError } from '../errors.js'
@@ -7,7 +6,7 @@ import type { Index } from '../index/index.js'
 import type { ServiceClients } from '../remote/index.js'
 import { ENGINE_V1, type Manifest } from '../snapshot/index.js'
 import { buildIndex } from './merge-manifest.js'
-import { fetchSegments, fetchV1Snapshot, isUnusable, missingKey, removeFetched, type FetchInit } from './segment-fetch.js'
+import { fetchSegments, fetchV1Snapshot, isUnusable, missingKey, removeDatabase, removeFetched, type FetchInit } from './segment-fetch.js'
 import { readPublish, walkHistory, type ManifestCache } from './history.js'
 
 /** What a restore drill found. */
@@ -71,7 +70,7 @@ export async function verify (components: VerifyComponents, init: VerifyInit): P
       // a rebuilt index) is older, not damaged: its next publish catches up; nothing to compare yet.
       own = seen === undefined || here < seen ? null : components.index.segments.compareDevice(drill, components.deviceId, seen)
     }
-    await rm(drill, { force: true })
+    await removeDatabase(drill)
     if (own !== null && own.differing > 0) {
       return result({ cid: init.cid, message: `${own.differing} of this device's files differ between the index and what a restore would install (first: ${own.first ?? '?'})` })
     }
@@ -81,7 +80,7 @@ export async function verify (components: VerifyComponents, init: VerifyInit): P
         publishes++
         if (publish.manifest === undefined) {
           await namedV1(publish.entry.cid, fetchV1Snapshot(components.clients, publish.entry.cid, drill, fetch))
-          await rm(drill, { force: true })
+          await removeDatabase(drill)
           continue
         }
         segments += await checkSegments(components.clients, publish.manifest, checked, fetch)
@@ -97,7 +96,7 @@ export async function verify (components: VerifyComponents, init: VerifyInit): P
     components.logger.warn({ cid, err: (err as Error).message }, 'restore drill failed')
     return result({ cid, message: (err as CidsyncError).message })
   } finally {
-    await rm(drill, { force: true })
+    await removeDatabase(drill)
   }
 }
 

@@ -45,7 +45,7 @@ describe.skipIf(EXTERNAL)('cidsync history and restore --at/--cid (processes)', 
     // --limit stops early and says there is more.
     const limited = await ok(b, ['history', '--limit', '2'])
     expect(limited.stdout).toContain('(more before: --limit 4)')
-  }, 120_000)
+  })
   it('restore --at an age, a time before the first publish (exit 3, ERR_NOTHING_AT_TIME), and --cid a manifest', async () => {
     const root = await useTempDir()
     const service = await localServiceUnderTest({ dir: join(root, 'service') })
@@ -92,7 +92,7 @@ describe.skipIf(EXTERNAL)('cidsync history and restore --at/--cid (processes)', 
     const dry = await ok(b, ['restore', '--dry-run', '--at', '1h'])
     expect(dry.stdout).toContain(`would install ${oldCid}`)
     expect(dry.stdout).toContain('nothing was changed')
-  }, 120_000)
+  })
 })
 
 describe.skipIf(EXTERNAL)('restore --force on the same device (processes)', () => {

@@ -35,6 +35,23 @@ describe('carrying the snapshot key to a new device, as docs/operations.md says'
     expect(refused.stderr).toContain('add --force to replace it')
   })
 
+  it('a damaged snapshot.key is replaced by key import --force, as the error says', async () => {
+    const root = await useTempDir()
+    const env = { ...process.env, CIDSYNC_STATE_DIR: join(root, 'state'), CIDSYNC_STATUS_LISTEN: '127.0.0.1:0' }
+    await writeFile(join(root, 'x.toml'), '')
+    const exported = (await runCli(['key', 'export', '--config', join(root, 'x.toml')], { env: { ...env, CIDSYNC_STATE_DIR: join(root, 'other') } })).stdout
+    await mkdir(join(root, 'state'), { recursive: true, mode: 0o700 })
+    await writeFile(join(root, 'state', 'snapshot.key'), 'half a key\n', { mode: 0o600 })
+    const broken = await runCli(['key', 'export', '--config', join(root, 'x.toml')], { env })
+    expect(broken.stderr).toContain('`cidsync key import --force`')
+    const refused = await runCli(['key', 'import', '--config', join(root, 'x.toml')], { env, input: exported })
+    expect(refused.code).toBe(2)
+    expect(refused.stderr).toContain('add --force to replace it')
+    const forced = await runCli(['key', 'import', '--force', '--config', join(root, 'x.toml')], { env, input: exported })
+    expect(forced.code).toBe(0)
+    expect((await runCli(['key', 'export', '--config', join(root, 'x.toml')], { env })).stdout).toBe(exported)
+  })
+
   it('a new device on its own embedded service finds no pointer, and restore says which service it asked and what to do', async () => {
     const root = await useTempDir()
     const env = { ...process.env, CIDSYNC_STATUS_LISTEN: '127.0.0.1:0' }

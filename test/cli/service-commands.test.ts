@@ -5,7 +5,7 @@ import { chmod, mkdir, stat, symlink, writeFile, readFile } from 'node:fs/promis
 import { join } from 'node:path'
 import { CLI, runCli } from '../helpers/cli.js'
 import { useTempDir } from '../helpers/temp-dir.js'
-import { until } from '../helpers/wait.js'
+import { bound, until } from '../helpers/wait.js'
 import { formatWalletKey, newWalletKey, walletAddress } from '../../src/crypto/index.js'
 
 const EMPTY_CID = 'bafkreihdwdcefgh4dqkjv67uzcmw7ojee6xedzdetojuzjevtenxquvyku'
@@ -16,7 +16,7 @@ async function localServiceProcess (dir: string): Promise<{ url: string, stderr:
   let stderr = ''
   child.stderr.on('data', (d: Buffer) => { stderr += d.toString() })
   const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => { child.kill('SIGKILL'); reject(new Error('no URL from cidsync local-service')) }, 15_000)
+    const timer = setTimeout(() => { child.kill('SIGKILL'); reject(new Error('no URL from cidsync local-service')) }, bound(15_000))
     child.stdout.once('data', (d: Buffer) => { clearTimeout(timer); resolve(d.toString().trim()) })
     child.once('exit', code => { clearTimeout(timer); reject(new Error(`local-service exited ${code}`)) })
   })

@@ -7,8 +7,7 @@ import { balanced } from 'ipfs-unixfs-importer/layout'
 import { bytesCid, cidProfile, CidBuilder, fileCid, fileCidSync, CID_PROFILE_NAMES, type CidProfile } from '../../src/content/index.js'
 import { chachaBytes } from '../helpers/chacha-stream.js'
 import { TEXT_VECTORS, STREAM_VECTORS } from './cid-vectors.js'
-import { mkdtemp } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
+import { useTempDir } from '../helpers/temp-dir.js'
 
 const encoder = new TextEncoder()
 
@@ -57,7 +56,7 @@ describe('CIDs equal to `ipfs add`', () => {
 
 describe('file CIDs', () => {
   it('hashes files on disk, sync and async, like the bytes in memory', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'cidsync-cid-'))
+    const dir = await useTempDir('cidsync-cid-')
     const path = join(dir, 'v0.bin')
     await writeFile(path, chachaBytes('chunk-v0-seed', 262145))
     const profile = cidProfile('unixfs-v0-2015')

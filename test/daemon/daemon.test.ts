@@ -1,4 +1,5 @@
-import { describe, it, expect, afterEach } from 'vitest'
+import { describe, it, expect } from 'vitest'
+import { stopWhenFinished } from '../helpers/in-process-daemon.js'
 import { mkdir, readFile, stat, truncate, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import pino from 'pino'
@@ -10,7 +11,6 @@ import { within, until } from '../helpers/wait.js'
 import { httpGet } from '../helpers/http.js'
 
 const running: Daemon[] = []
-afterEach(async () => { for (const d of running.splice(0)) await d.stop() })
 
 async function startDaemon (dir: string, extra = '', status = ''): Promise<{ daemon: Daemon, port: number }> {
   await mkdir(join(dir, 'notes'), { recursive: true })
@@ -25,7 +25,7 @@ ${status}
 settle_ms = 20
 ${extra}`)
   const daemon = new Daemon({ logger: pino({ level: 'silent' }) }, { config: loadConfig({ configPath: join(dir, 'config.toml'), env: {} }) })
-  running.push(daemon)
+  stopWhenFinished(running, daemon)
   await within(daemon.start(), 10_000, 'the daemon to start')
   await within(daemon.current(), 10_000, 'the startup scan')
   await within(daemon.watchingAll(), 10_000, 'the watches')
@@ -118,7 +118,7 @@ describe('the status endpoint', () => {
     expect(config.status.listen).toEqual({ kind: 'unix', path: join(dir, 'run', 'cidsync', 'status.sock') })
     expect(loadConfig({ configPath: join(dir, 'config.toml'), env: { RUNTIME_DIRECTORY: '/run/cidsync' } }).status.listen).toEqual({ kind: 'unix', path: '/run/cidsync/status.sock' })
     const daemon = new Daemon({ logger: pino({ level: 'silent' }) }, { config })
-    running.push(daemon)
+    stopWhenFinished(running, daemon)
     await within(daemon.start(), 10_000, 'the daemon to start')
     expect((await httpGet({ socketPath: join(dir, 'run', 'cidsync', 'status.sock') }, '/healthz', { host: 'localhost' })).status).toBe(200)
   })
@@ -136,7 +136,7 @@ describe('the status endpoint', () => {
 async function startDaemonOnSocket (dir: string, socketPath: string): Promise<{ daemon: Daemon }> {
   await writeFile(join(dir, 'config.toml'), `state_dir = "state"\n[status]\nlisten = "unix:${socketPath}"\n`)
   const daemon = new Daemon({ logger: pino({ level: 'silent' }) }, { config: loadConfig({ configPath: join(dir, 'config.toml'), env: {} }) })
-  running.push(daemon)
+  stopWhenFinished(running, daemon)
   await within(daemon.start(), 10_000, 'the daemon to start')
   return { daemon }
 }
@@ -162,7 +162,7 @@ describe('the daemon', () => {
     const { rm } = await import('node:fs/promises')
     await rm(join(dir, 'notes'), { recursive: true })
     const daemon = new Daemon({ logger: pino({ level: 'silent' }) }, { config: loadConfig({ configPath: join(dir, 'config.toml'), env: {} }) })
-    running.push(daemon)
+    stopWhenFinished(running, daemon)
     await within(daemon.start(), 10_000, 'the daemon to start')
     await within(daemon.current(), 10_000, 'the startup scan')
     const doc = daemon.status()
@@ -178,7 +178,7 @@ describe('the daemon', () => {
     await truncate(join(dir, 'notes', 'big.img'), 1024 ** 3)
     await writeFile(join(dir, 'config.toml'), 'state_dir = "state"\n[[folders]]\nname = "notes"\npath = "notes"\n[status]\nlisten = "127.0.0.1:0"\n[watch]\nhash_workers = 1\n')
     const daemon = new Daemon({ logger: pino({ level: 'silent' }) }, { config: loadConfig({ configPath: join(dir, 'config.toml'), env: {} }) })
-    running.push(daemon)
+    stopWhenFinished(running, daemon)
     await within(daemon.start(), 10_000, 'the daemon to start')
     const port = Number(daemon.statusAddress?.split(':').pop())
     let answeredWhileHashing = 0

@@ -1,4 +1,5 @@
-import { describe, it, expect, afterEach } from 'vitest'
+import { describe, it, expect } from 'vitest'
+import { stopWhenFinished } from '../helpers/in-process-daemon.js'
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import pino from 'pino'
@@ -13,12 +14,11 @@ import { httpGet } from '../helpers/http.js'
 const cidOf = (text: string): string => bytesCid(Buffer.from(text), cidProfile('kubo-cidv1')).toString()
 
 const running: Daemon[] = []
-afterEach(async () => { for (const d of running.splice(0)) await d.stop() })
 
 async function startDaemon (dir: string): Promise<{ port: number, token: string }> {
   await writeFile(join(dir, 'config.toml'), 'state_dir = "state"\n[[folders]]\nname = "notes"\npath = "notes"\n[status]\nlisten = "127.0.0.1:0"\n[watch]\nsettle_ms = 20\n')
   const daemon = new Daemon({ logger: pino({ level: 'silent' }) }, { config: loadConfig({ configPath: join(dir, 'config.toml'), env: {} }) })
-  running.push(daemon)
+  stopWhenFinished(running, daemon)
   await within(daemon.start(), 10_000, 'the daemon to start')
   await within(daemon.watchingAll(), 10_000, 'the watches')
   const token = (await readFile(join(dir, 'state', 'status.token'), 'utf8')).trim()

@@ -48,7 +48,19 @@ describe('the restore drill in the daemon', () => {
     expect((await httpGet({ port }, '/metrics')).body).toMatch(/^cidsync_restorable 0$/m)
     // The local index is not touched by a drill.
     expect((await statusOf(port)).index.files).toBe(1)
-  }, 60_000)
+
+    // The advice status gives (publish again, then verify) works: the publish is not "unchanged",
+    // and it writes the damaged segment afresh instead of naming it again.
+    const again = await post('/snapshot')
+    expect(again.status).toBe(200)
+    const republished = JSON.parse(again.body) as { cid: string, skipped: boolean }
+    expect(republished.skipped).toBe(false)
+    expect(republished.cid).not.toBe(published.cid)
+    expect(await readManifest(dir, republished.cid)).not.toContain(segment)
+    expect(JSON.parse((await post('/verify')).body)).toMatchObject({ restorable: true, cid: republished.cid })
+    // Once a drill passes, an unchanged index publishes nothing new.
+    expect(JSON.parse((await post('/snapshot')).body)).toMatchObject({ skipped: true, cid: republished.cid })
+  })
 })
 
 /** The manifest as this device cached it when it published (sync.sqlite). */

@@ -1,4 +1,5 @@
 import { describe, it, expect, afterEach } from 'vitest'
+import { stopWhenFinished } from '../helpers/in-process-daemon.js'
 import { mkdir, readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import pino from 'pino'
@@ -11,7 +12,6 @@ import { httpGet } from '../helpers/http.js'
 const running: Daemon[] = []
 const saved = process.env.CIDSYNC_EMBEDDED_TOKEN_TTL_SECONDS
 afterEach(async () => {
-  for (const d of running.splice(0)) await d.stop()
   if (saved === undefined) delete process.env.CIDSYNC_EMBEDDED_TOKEN_TTL_SECONDS
   else process.env.CIDSYNC_EMBEDDED_TOKEN_TTL_SECONDS = saved
 })
@@ -23,7 +23,7 @@ describe('the embedded service\'s session token', () => {
     await mkdir(join(dir, 'notes'))
     await writeFile(join(dir, 'config.toml'), 'state_dir = "state"\n[[folders]]\nname = "notes"\npath = "notes"\n[status]\nlisten = "127.0.0.1:0"\n[watch]\nsettle_ms = 20\n[snapshot]\ndeal = false\n')
     const daemon = new Daemon({ logger: pino({ level: 'silent' }) }, { config: loadConfig({ configPath: join(dir, 'config.toml'), env: {} }) })
-    running.push(daemon)
+    stopWhenFinished(running, daemon)
     await within(daemon.start(), 10_000, 'the daemon to start')
     await until(() => daemon.status().publish !== null ? true : undefined, 15_000, 'the service to be reached')
     const port = Number(daemon.statusAddress?.split(':').pop())

@@ -1,4 +1,5 @@
-import { describe, it, expect, afterEach } from 'vitest'
+import { describe, it, expect } from 'vitest'
+import { stopWhenFinished } from '../helpers/in-process-daemon.js'
 import { chmod, mkdir, stat, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { Writable } from 'node:stream'
@@ -9,7 +10,6 @@ import { useTempDir } from '../helpers/temp-dir.js'
 import { within } from '../helpers/wait.js'
 
 const running: Daemon[] = []
-afterEach(async () => { for (const d of running.splice(0)) await d.stop() })
 
 const mode = async (path: string): Promise<string> => ((await stat(path)).mode & 0o777).toString(8)
 
@@ -25,7 +25,7 @@ describe('the daemon\'s files', () => {
     let log = ''
     const sink = new Writable({ write (chunk: Buffer, _enc, done) { log += chunk.toString(); done() } })
     const daemon = new Daemon({ logger: pino({ level: 'info' }, sink) }, { config: loadConfig({ configPath: join(dir, 'c.toml'), env: {} }) })
-    running.push(daemon)
+    stopWhenFinished(running, daemon)
     await within(daemon.start(), 10_000, 'the daemon to start')
     expect(await mode(join(dir, 'state'))).toBe('700')
     expect(await mode(join(dir, 'state', 'daemon.json'))).toBe('600')

@@ -1,4 +1,5 @@
-import { describe, it, expect, afterEach } from 'vitest'
+import { describe, it, expect } from 'vitest'
+import { stopWhenFinished } from '../helpers/in-process-daemon.js'
 import { mkdir, readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import pino from 'pino'
@@ -9,7 +10,6 @@ import { within, until } from '../helpers/wait.js'
 import { httpGet } from '../helpers/http.js'
 
 const running: Daemon[] = []
-afterEach(async () => { for (const d of running.splice(0)) await d.stop() })
 
 async function status (port: number): Promise<StatusDocument> {
   return JSON.parse((await httpGet({ port }, '/status')).body) as StatusDocument
@@ -40,7 +40,7 @@ schedule = "0 0 1 1 *"
     const messages: string[] = []
     const logger = pino({ level: 'warn', hooks: { logMethod (args, method) { messages.push(args.map(String).join(' ')); method.apply(this, args) } } }, { write: () => {} })
     const daemon = new Daemon({ logger }, { config: loadConfig({ configPath: join(dir, 'config.toml'), env: {} }) })
-    running.push(daemon)
+    stopWhenFinished(running, daemon)
     await within(daemon.start(), 10_000, 'the daemon to start')
     await within(daemon.current(), 10_000, 'the startup scan')
     const port = Number(daemon.statusAddress?.split(':').pop())

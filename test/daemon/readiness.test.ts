@@ -44,5 +44,5 @@ describe('a daemon that is not ready yet', () => {
     const ready = await until(async () => { const d = await statusOf(config); return d?.service.endpoint != null ? d : undefined }, 15_000, 'the service reached')
     expect(ready.service.error).toBeNull()
     expect((await daemon.stop()).code).toBe(0)
-  }, 90_000)
+  })
 })

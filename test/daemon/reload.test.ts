@@ -1,4 +1,5 @@
-import { describe, it, expect, afterEach } from 'vitest'
+import { describe, it, expect } from 'vitest'
+import { stopWhenFinished } from '../helpers/in-process-daemon.js'
 import { writeFileSync } from 'node:fs'
 import { mkdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
@@ -9,7 +10,6 @@ import { useTempDir } from '../helpers/temp-dir.js'
 import { within } from '../helpers/wait.js'
 
 const running: Daemon[] = []
-afterEach(async () => { for (const d of running.splice(0)) await d.stop() })
 
 const config = (namespace: string, folders: string[]): string => `state_dir = "state"
 namespace = "${namespace}"
@@ -32,7 +32,7 @@ async function startDaemon (dir: string, text: string): Promise<{ daemon: Daemon
   const lines: Array<Record<string, unknown>> = []
   const logger = pino({ level: 'info' }, { write: (line: string) => { lines.push(JSON.parse(line) as Record<string, unknown>) } })
   const daemon = new Daemon({ logger }, { config: loadConfig({ configPath: file, env: {} }) })
-  running.push(daemon)
+  stopWhenFinished(running, daemon)
   await within(daemon.start(), 10_000, 'the daemon to start')
   await within(daemon.watchingAll(), 10_000, 'the watches')
   return { daemon, lines, file }

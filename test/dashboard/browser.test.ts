@@ -1,4 +1,4 @@
-import { describe, it, expect, afterEach } from 'vitest'
+import { describe, it, expect, afterEach, onTestFinished } from 'vitest'
 import { existsSync, mkdirSync } from 'node:fs'
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
@@ -23,7 +23,7 @@ afterEach(async () => {
 
 async function launch (viewport: { width: number, height: number }): Promise<BrowserContext> {
   const profile = await mkdtemp(join(tmpdir(), 'cidsync-chromium-'))
-  afterEach(async () => { await rm(profile, { recursive: true, force: true, maxRetries: 3 }) })
+  onTestFinished(async () => { await rm(profile, { recursive: true, force: true, maxRetries: 3 }) })
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM,
     headless: true,
@@ -183,7 +183,7 @@ path = "unplugged-disk"
     expect((await httpGet({ port }, '/session', { headers: { origin: 'http://evil.example' } })).status).toBe(403)
 
     expect(errors).toEqual([])
-  }, 90_000)
+  })
 
   it('fits a phone-sized screen, the history table included', async () => {
     const dir = await useTempDir()
@@ -218,5 +218,5 @@ path = "unplugged-disk"
     mkdirSync(ARTIFACTS, { recursive: true })
     await page.screenshot({ path: join(ARTIFACTS, 'dashboard-phone.png'), fullPage: true })
     expect(errors).toEqual([])
-  }, 60_000)
+  })
 })

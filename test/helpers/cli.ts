@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { afterEach } from 'vitest'
+import { bound } from './wait.js'
 
 /** The built CLI, as a user runs it (`npm test` builds first). */
 export const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url))
@@ -10,7 +11,7 @@ export interface CliResult { code: number | null, signal: NodeJS.Signals | null,
 /** Runs `cidsync ...args` to completion, killing it after `timeoutMs`. */
 export async function runCli (args: string[], options: SpawnOptions & { input?: string, timeoutMs?: number } = {}): Promise<CliResult> {
   const child = spawn(process.execPath, [CLI, ...args], { ...options, stdio: ['pipe', 'pipe', 'pipe'] })
-  const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 20_000)
+  const timer = setTimeout(() => child.kill('SIGKILL'), bound(options.timeoutMs ?? 20_000))
   let stdout = ''
   let stderr = ''
   child.stdout?.on('data', (d: Buffer) => { stdout += d.toString() })
@@ -39,7 +40,7 @@ export class DaemonProcess {
 
   /** Waits for a log line whose `msg` is `message`; fails after `ms` or if the process exits first. */
   async logged (message: string, ms = 15_000): Promise<Record<string, unknown>> {
-    const deadline = Date.now() + ms
+    const deadline = Date.now() + bound(ms)
     for (;;) {
       for (const line of this.stderr.split('\n')) {
         if (!line.startsWith('{')) continue
@@ -47,7 +48,7 @@ export class DaemonProcess {
         if (event.msg === message) return event
       }
       if (this.child.exitCode !== null || this.child.signalCode !== null) throw new Error(`the daemon exited (${this.child.exitCode ?? this.child.signalCode}) before logging "${message}":\n${this.stderr}`)
-      if (Date.now() > deadline) throw new Error(`no "${message}" after ${ms} ms:\n${this.stderr}`)
+      if (Date.now() > deadline) throw new Error(`no "${message}" after ${bound(ms)} ms:\n${this.stderr}`)
       await new Promise(resolve => setTimeout(resolve, 25))
     }
   }
@@ -56,7 +57,7 @@ export class DaemonProcess {
   async stop (signal: NodeJS.Signals = 'SIGTERM', ms = 15_000): Promise<{ code: number | null, ms: number }> {
     const started = Date.now()
     this.child.kill(signal)
-    const timer = setTimeout(() => this.child.kill('SIGKILL'), ms)
+    const timer = setTimeout(() => this.child.kill('SIGKILL'), bound(ms))
     const { code } = await this.exited
     clearTimeout(timer)
     return { code, ms: Date.now() - started }

@@ -7,7 +7,7 @@ export async function httpGet (target: { port?: number, socketPath?: string }, p
   return await new Promise((resolve, reject) => {
     const req = request({
       host: '127.0.0.1', port: target.port, socketPath: target.socketPath, path, method: options.method ?? 'GET',
-      headers: { host: options.host ?? `127.0.0.1:${target.port ?? 0}`, ...options.headers }, timeout: 5_000
+      headers: { host: options.host ?? `127.0.0.1:${target.port ?? 0}`, ...options.headers }, timeout: 30_000
     }, res => {
       let body = ''
       res.setEncoding('utf8')

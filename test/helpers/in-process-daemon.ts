@@ -1,14 +1,12 @@
 import { mkdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import pino from 'pino'
-import { afterEach } from 'vitest'
+import { onTestFinished } from 'vitest'
 import { loadConfig } from '../../src/config/index.js'
 import { Daemon, readStatusToken, type StatusDocument } from '../../src/daemon/index.js'
 import { httpGet } from './http.js'
 import { until, within } from './wait.js'
 
-const running: Daemon[] = []
-afterEach(async () => { for (const d of running.splice(0)) await d.stop() })
 
 export interface StartedDaemon { daemon: Daemon, port: number, token: string, config: string, notes: string }
 
@@ -30,7 +28,9 @@ listen = "127.0.0.1:0"
 settle_ms = 20
 ${toml}`)
   const daemon = new Daemon({ logger: pino({ level: 'silent' }) }, { config: loadConfig({ configPath: config, env: {} }) })
-  running.push(daemon)
+  // Stopped before the test's temp dir goes (finish hooks run last registered first): a daemon
+  // stopping after it would write its state dir back into being.
+  onTestFinished(async () => { await daemon.stop() })
   await within(daemon.start(), 10_000, 'the daemon to start')
   await within(daemon.current(), 10_000, 'the startup scan')
   await within(daemon.watchingAll(), 10_000, 'the watches')
@@ -48,4 +48,20 @@ export async function untilReached (port: number): Promise<StatusDocument> {
     const s = await statusOf(port)
     return s.publish !== null && s.reconcile?.lastRun != null ? s : undefined
   }, 20_000, 'the service to be reached and reconciled')
+}
+
+/**
+ * Adds `daemon` to `running` and stops it when the test finishes, unless the test took it off the
+ * list (having stopped it): before the test's temp dir goes, since finish hooks run last
+ * registered first. An `afterEach` would stop it after, and a stopping daemon writes its state dir
+ * back into being.
+ */
+export function stopWhenFinished (running: Daemon[], daemon: Daemon): void {
+  running.push(daemon)
+  onTestFinished(async () => {
+    const at = running.indexOf(daemon)
+    if (at < 0) return
+    running.splice(at, 1)
+    await daemon.stop()
+  })
 }

@@ -1,10 +1,16 @@
-import { createServer, type IncomingMessage, type Server } from 'node:http'
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { afterEach } from 'vitest'
 
 /** What the server does with one request. */
 export type Scripted =
-  | { status: number, body?: unknown, headers?: Record<string, string>, delayMs?: number }
+  | {
+    status: number, body?: unknown, headers?: Record<string, string>, delayMs?: number
+    /** Send the body one byte every `trickleMs`: a stalled service or link. */
+    trickleMs?: number
+    /** Send the body this many times over, as fast as the client reads: a flood. */
+    repeat?: number
+  }
   | { reset: true }
 
 export interface Received { method: string, url: string, headers: IncomingMessage['headers'], body: string, at: number }
@@ -15,6 +21,8 @@ export interface Received { method: string, url: string, headers: IncomingMessag
  */
 export class ScriptedServer {
   readonly received: Received[] = []
+  /** Body bytes handed to the socket, all answers together. */
+  written = 0
   private readonly server: Server
   private script: Scripted[] = []
 
@@ -32,11 +40,36 @@ export class ScriptedServer {
         }
         setTimeout(() => {
           res.writeHead(step.status, { 'content-type': 'application/json', ...step.headers })
-          res.end(typeof step.body === 'string' ? step.body : JSON.stringify(step.body ?? {}))
+          const body = Buffer.from(typeof step.body === 'string' ? step.body : JSON.stringify(step.body ?? {}))
+          if (step.trickleMs !== undefined) { this.trickle(res, body, step.trickleMs); return }
+          this.pump(res, body, step.repeat ?? 1)
         }, step.delayMs ?? 0)
       })
     })
     servers.push(this)
+  }
+
+  private trickle (res: ServerResponse, body: Buffer, everyMs: number): void {
+    let at = 0
+    const timer = setInterval(() => {
+      if (at >= body.byteLength) { clearInterval(timer); res.end(); return }
+      this.written++
+      res.write(body.subarray(at, ++at))
+    }, everyMs)
+    res.on('close', () => { clearInterval(timer) })
+  }
+
+  private pump (res: ServerResponse, body: Buffer, times: number): void {
+    let sent = 0
+    const more = (): void => {
+      while (sent < times && !res.destroyed) {
+        sent++
+        this.written += body.byteLength
+        if (!res.write(body)) { res.once('drain', more); return }
+      }
+      if (!res.destroyed) res.end()
+    }
+    more()
   }
 
   get url (): string {

@@ -5,6 +5,7 @@ import { join, relative } from 'node:path'
 import { afterEach, expect, onTestFinished } from 'vitest'
 import Database from 'better-sqlite3'
 import { CLI, runCli, type CliResult } from '../helpers/cli.js'
+import { bound } from '../helpers/wait.js'
 
 /**
  * Proof suites run at two sizes: CI (the default, small enough for `npm test`) and full
@@ -183,7 +184,7 @@ export async function serviceProcess (dir: string, args: string[] = []): Promise
   child.stderr?.on('data', (d: Buffer) => { stderr += d.toString() })
   const url = await new Promise<string>((resolve, reject) => {
     let out = ''
-    const timer = setTimeout(() => reject(new Error(`the local service printed no URL in 15 s:\n${stderr}`)), 15_000)
+    const timer = setTimeout(() => reject(new Error(`the local service printed no URL in ${bound(15)} s:\n${stderr}`)), bound(15_000))
     child.stdout?.on('data', (d: Buffer) => {
       out += d.toString()
       const line = /^(http:\/\/\S+)\n/.exec(out)

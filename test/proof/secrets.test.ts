@@ -91,5 +91,5 @@ describe('proof: secrets', () => {
     ]
     report('secrets', { seed: rng.seed, secretsChecked: Object.entries(secrets).filter(([, v]) => v !== undefined).map(([k]) => k), bytesSearched: text.length, leaks, looseModes: loose.map(l => l.replace(root, '')) })
     expect(loose, 'files not 0600 or directories not 0700').toEqual([])
-  }, 90_000)
+  })
 })

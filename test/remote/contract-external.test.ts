@@ -43,5 +43,5 @@ describe.skipIf(EXTERNAL)('the contract tests, pointed by environment variables'
     } finally {
       service.kill('SIGTERM')
     }
-  }, 120_000)
+  })
 })

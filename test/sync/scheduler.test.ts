@@ -136,7 +136,7 @@ describe('the scheduler', () => {
     let cron = '* * * * * *'
     const s = scheduler({ run: async (reason) => { runs.push(reason); return 0 }, timing: () => ({ cron }) })
     s.start()
-    await vi.waitFor(() => { expect(runs).toContain('schedule') }, { timeout: 3_000 })
+    await vi.waitFor(() => { expect(runs).toContain('schedule') }, { timeout: 12_000 })
     cron = NEVER
     await s.restart()
     const seen = runs.length

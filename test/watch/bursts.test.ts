@@ -50,7 +50,7 @@ describe('bursts of files in new directories', () => {
     }, 8_000, "every file of the bursts to be indexed", 250).catch(() => undefined)
     expect(missing.slice(0, 5), `${missing.length} of ${expected.length} files never reached the index`).toEqual([])
     expect(livePaths(h)).toEqual(expected)
-  }, 30_000)
+  })
 
   // FolderWatcher.watched() reads chokidar's `_closers` to know a new directory's watch is up;
   // without it, it falls back to a fixed wait and the race above could come back unnoticed.

@@ -7,6 +7,7 @@ import { bytesCid, cidProfile, CID_PROFILE_NAMES } from '../../src/content/index
 import { HashError } from '../../src/errors.js'
 import { chachaBytes } from '../helpers/chacha-stream.js'
 import { useTempDir } from '../helpers/temp-dir.js'
+import { until } from '../helpers/wait.js'
 
 const pools: HashPool[] = []
 afterEach(async () => { for (const p of pools.splice(0)) await p.close() })
@@ -94,8 +95,7 @@ describe('the hashing pool', () => {
     const pool = newPool({ workers: 2, idleTimeoutMs: 50 })
     await pool.hash(join(dir, 'a'), 'kubo-cidv1')
     expect(pool.size).toBe(2)
-    await new Promise(resolve => setTimeout(resolve, 300))
-    expect(pool.size).toBe(0)
+    await until(() => pool.size === 0 ? true : undefined, 5_000, 'the idle workers to end')
     expect((await pool.hash(join(dir, 'a'), 'kubo-cidv1')).cid).toBe(bytesCid(Buffer.from('a'), cidProfile('kubo-cidv1')).toString())
   })
 })

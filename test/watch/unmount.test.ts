@@ -8,7 +8,7 @@ import { useTempDir } from '../helpers/temp-dir.js'
 import { until } from '../helpers/wait.js'
 
 // A user and mount namespace of its own lets a test bind-mount and unmount without privileges.
-const canMount = spawnSync('unshare', ['-Urm', 'sh', '-c', 'd=$(mktemp -d) && mkdir "$d/a" "$d/b" && mount --bind "$d/a" "$d/b"; r=$?; rm -rf "$d"; exit $r']).status === 0
+const canMount = spawnSync('unshare', ['-Urm', 'sh', '-c', 'd=$(mktemp -d) && mkdir "$d/a" "$d/b" && mount --bind "$d/a" "$d/b"; r=$?; umount "$d/b" 2>/dev/null; rm -rf "$d"; exit $r']).status === 0
 
 /** Runs `command` in the daemon's mount namespace. */
 function inDaemonNamespace (daemon: DaemonProcess, command: string[]): void {

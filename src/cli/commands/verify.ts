@@ -24,7 +24,7 @@ export function registerVerify (program: Command): void {
       const { createLogger } = await import('../../daemon/index.js')
       const logger = createLogger({ level: 'error' })
       await withService(options, async ({ clients }) => {
-        const { SyncStore, verify, acceptsUnencrypted } = await import('../../sync/index.js')
+        const { SyncStore, verify, acceptsUnencrypted, recordDrill } = await import('../../sync/index.js')
         const pointer = await clients.pointers.current(options.namespace ?? config.namespace, options.network ?? config.network)
         // A fresh device (the key and config, no index yet) is where the drill matters most, before
         // a restore: it runs against an empty index aside and leaves no state behind (a sync.sqlite
@@ -37,11 +37,10 @@ export function registerVerify (program: Command): void {
         const kept = new Map<string, string>()
         const cache = store?.manifestCache ?? { get: (cid: string) => kept.get(cid), put: (cid: string, json: string) => { kept.set(cid, json) } }
         try {
-          const result = await verify({ index, clients, logger, deviceId: fresh ? '' : readDeviceId(config.stateDir) ?? '' }, {
+          const result = await recordDrill({ store, logger }, pointer.snapshotCid, async () => await verify({ index, clients, logger, deviceId: fresh ? '' : readDeviceId(config.stateDir) ?? '' }, {
             cid: pointer.snapshotCid, full: options.full, cache, stateDir: config.stateDir, binding: { namespace: options.namespace ?? config.namespace, network: options.network ?? config.network },
             passphrase: process.env.CIDSYNC_SNAPSHOT_PASSPHRASE, acceptUnencrypted: acceptsUnencrypted(config)
-          })
-          store?.verified(result)
+          }))
           if (options.json === true) printJson({ ...result, localIndex: !fresh })
           else {
             const own = fresh
