@@ -13,6 +13,7 @@ export function renderConfigTemplate (folders: readonly TemplateFolder[] = [{ na
 name = ${toml(f.name)}                        # label; paths in the index are relative to the folder
 path = ${toml(f.path)}
 ignore = ["**/.git/**", "**/node_modules/**", "**/*.tmp", "**/.DS_Store"]
+store = true                            # keep the content too (sealed), not only the index; unset: false, so an older config uploads nothing new
 # follow_symlinks = false               # true: index what symlinks point to; false: skip symlinks
 `).join('\n')
   return `# cidsync configuration (TOML). Every key is optional; the values shown are the defaults.
@@ -59,6 +60,13 @@ max_drop_entries = 100                  # a publish that would drop more of this
 max_drop_fraction = 0.5                 # these is held until confirmed (cidsync snapshot --confirm-drop)
 compact_after_deltas = 32               # a publish sends only what changed (a delta); after this many deltas,
 compact_fraction = 0.5                  # or deltas past this fraction of the base's bytes, a new base instead
+
+[content]                               # what \`store = true\` folders keep in the service (docs/content-format.md)
+encryption = "aes-256-gcm"              # sealed before it leaves the device; "none": plain UnixFS, its CID the file's own
+upload_rate = 0                         # bytes a second, e.g. "2MiB"; 0 = as fast as the link goes
+max_file_size = "64GiB"                 # larger files are indexed but not stored (listed in status)
+exclude = []                            # globs (as ignore) of files indexed but not stored
+concurrency = 2                         # uploads at once (1 to 16)
 
 [verify]
 schedule = ${toml(DEFAULT_VERIFY_SCHEDULE)}            # the restore drill: fetch, verify and decrypt what a restore needs; "" = only on request

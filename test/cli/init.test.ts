@@ -1,5 +1,5 @@
 import { describe, it, expect } from 'vitest'
-import { mkdir } from 'node:fs/promises'
+import { mkdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { loadConfig } from '../../src/config/index.js'
 import { runCli } from '../helpers/cli.js'
@@ -42,5 +42,19 @@ describe('cidsync init', () => {
     expect(init.code).toBe(0)
     expect(init.stderr).toContain(`cidsync: warning: the folder ${join(dir, 'Notes')} does not exist: it is written to the config, and the daemon shows it as an error until it is created`)
     expect(loadConfig({ configPath: config, env: {} }).folders.map(f => f.path)).toEqual([join(dir, 'Notes')])
+  })
+
+  it('turns storing on for the folders it adds and says so; an older config without the key stores nothing', async () => {
+    const dir = await useTempDir()
+    await mkdir(join(dir, 'notes'))
+    const config = join(dir, 'c.toml')
+    const init = await runCli(['init', '--config', config, '--folder', join(dir, 'notes'), '--state-dir', join(dir, 'state')])
+    expect(init.code).toBe(0)
+    expect(init.stdout).toContain('content of notes is stored too (store = true; sealed with the snapshot key), so any device can bring each file back; `store = false` keeps only the index\n')
+    expect(loadConfig({ configPath: config, env: {} }).folders.map(f => f.store)).toEqual([true])
+    // A config from before content custody has no `store` key: it uploads nothing new.
+    const old = join(dir, 'old.toml')
+    await writeFile(old, `state_dir = ${JSON.stringify(join(dir, 'state'))}\n[[folders]]\nname = "notes"\npath = ${JSON.stringify(join(dir, 'notes'))}\n`)
+    expect(loadConfig({ configPath: old, env: {} }).folders.map(f => f.store)).toEqual([false])
   })
 })

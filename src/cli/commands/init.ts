@@ -62,7 +62,9 @@ export function registerInit (program: Command): void {
       }
       // The daemon finds the file itself only at the default path: anywhere else, the next command names it.
       const daemon = target === resolve(defaultConfigPath(process.env)) ? 'cidsync daemon' : `cidsync daemon --config ${shellWord(target)}`
-      process.stdout.write(`wrote ${target}\nstate dir ${config.stateDir}\n${keyLine}` +
+      const stored = config.folders.filter(f => f.store === true).map(f => f.name)
+      const storeLine = stored.length === 0 ? '' : `content of ${stored.join(', ')} is stored too (store = true; ${config.content.encryption === 'none' ? 'plain, as [content] encryption = "none" says' : 'sealed with the snapshot key'}), so any device can bring each file back; \`store = false\` keeps only the index\n`
+      process.stdout.write(`wrote ${target}\nstate dir ${config.stateDir}\n${keyLine}${storeLine}` +
         (folders === undefined ? `edit [[folders]] to name what to watch, then run: ${daemon}\n` : `next: ${daemon}\n`))
     }))
 }
