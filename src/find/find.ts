@@ -1,4 +1,4 @@
-import type { Index } from '../index/index.js'
+import type { Entry, Index } from '../index/index.js'
 import type { CachedRow, SearchCache } from './search-cache.js'
 import { parsePattern, type Pattern } from './pattern.js'
 import { storedState, type StoredState } from './stored-state.js'
@@ -15,15 +15,8 @@ export interface FindQuery {
   readonly limit?: number
 }
 
-export interface Found {
-  readonly deviceId: string
-  readonly folder: string
-  readonly path: string
-  readonly size: number
-  readonly mtimeMs: number
-  readonly cid: string | null
-  readonly deleted: boolean
-  readonly updatedAt: number
+/** A row that matched: the file as that device last saw it, and whether its content is stored. */
+export interface Found extends Pick<Entry, 'deviceId' | 'folder' | 'path' | 'size' | 'mtimeMs' | 'cid' | 'deleted' | 'updatedAt'> {
   readonly stored: StoredState
 }
 

@@ -1,8 +1,5 @@
-import { mkdirSync } from 'node:fs'
-import { dirname } from 'node:path'
-import Database from 'better-sqlite3'
 import type { Database as Db } from 'better-sqlite3'
-import { preparePrivateDatabase } from '../util/private-file.js'
+import { openCacheDatabase } from './cache-database.js'
 
 /**
  * Rows of the history's segments kept locally (`history-rows.sqlite` in the state dir): every
@@ -36,13 +33,7 @@ export class HistoryRows {
   readonly db: Db
 
   constructor (readonly path: string) {
-    mkdirSync(dirname(path), { recursive: true, mode: 0o700 })
-    preparePrivateDatabase(path)
-    this.db = new Database(path)
-    this.db.pragma('busy_timeout = 10000')
-    this.db.pragma('journal_mode = WAL')
-    this.db.pragma('synchronous = NORMAL')
-    this.db.exec(SCHEMA)
+    this.db = openCacheDatabase(path, SCHEMA)
   }
 
   hasPublish (cid: string): boolean {

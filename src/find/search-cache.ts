@@ -1,9 +1,6 @@
-import { mkdirSync } from 'node:fs'
-import { dirname } from 'node:path'
-import Database from 'better-sqlite3'
 import type { Database as Db, Statement } from 'better-sqlite3'
 import type { Entry, Index } from '../index/index.js'
-import { preparePrivateDatabase } from '../util/private-file.js'
+import { openCacheDatabase } from './cache-database.js'
 
 /**
  * The search cache: a copy of every device's rows (folder, path, size, mtime, CID, deleted) with a
@@ -53,13 +50,7 @@ export class SearchCache {
   private readonly s: Record<'building' | 'setBuilding' | 'doneBuilding' | 'marker' | 'setMarker' | 'marks' | 'setMark' | 'find' | 'insert' | 'insertFts' | 'update', Statement>
 
   constructor (readonly path: string) {
-    mkdirSync(dirname(path), { recursive: true, mode: 0o700 })
-    preparePrivateDatabase(path)
-    this.db = new Database(path)
-    this.db.pragma('busy_timeout = 10000')
-    this.db.pragma('journal_mode = WAL')
-    this.db.pragma('synchronous = NORMAL')
-    this.db.exec(SCHEMA)
+    this.db = openCacheDatabase(path, SCHEMA)
     const db = this.db
     this.s = {
       building: db.prepare("SELECT value FROM meta WHERE key = 'building'").pluck(),

@@ -5,27 +5,7 @@
 
 const finder = { seq: 0, controller: null, timer: null, device: '', prefix: '', at: '' }
 
-function fel (tag, attrs, ...children) {
-  const node = document.createElement(tag)
-  for (const [key, value] of Object.entries(attrs || {})) {
-    if (value === undefined || value === null || value === false) continue
-    if (key === 'class') node.className = value
-    else node.setAttribute(key, String(value))
-  }
-  for (const child of children.flat()) {
-    if (child === undefined || child === null || child === false) continue
-    node.append(child instanceof Node ? child : document.createTextNode(String(child)))
-  }
-  return node
-}
-
-function fbytes (n) {
-  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB']
-  let i = 0
-  let v = n
-  while (v >= 1024 && i < units.length - 1) { v /= 1024; i++ }
-  return `${i === 0 ? v : v.toFixed(1)} ${units[i]}`
-}
+// el(), bytes() and the rest of the page's helpers come from app.js, loaded before this file.
 
 function ftime (iso) { return iso ? iso.replace('T', ' ').replace(/\.\d+Z$/, 'Z') : '–' }
 
@@ -61,12 +41,12 @@ async function search () {
   try {
     const result = await ask(`/search?q=${encodeURIComponent(q)}${deleted}&limit=100`, finder.controller.signal)
     if (mine !== finder.seq) return
-    body.replaceChildren(...result.results.map(r => fel('tr', {},
-      fel('td', {}, fel('span', { class: 'cid', title: r.device }, r.device.slice(0, 8))),
-      fel('td', { class: 'num' }, fbytes(r.size)),
-      fel('td', {}, ftime(r.mtime)),
-      fel('td', {}, r.deleted ? 'deleted' : r.stored),
-      fel('td', {}, fel('a', { href: '#', class: 'path', 'data-path': `${r.folder}/${r.path}` }, `${r.folder}/${r.path}`)))))
+    body.replaceChildren(...result.results.map(r => el('tr', {},
+      el('td', {}, el('span', { class: 'cid', title: r.device }, r.device.slice(0, 8))),
+      el('td', { class: 'num' }, bytes(r.size)),
+      el('td', {}, ftime(r.mtime)),
+      el('td', {}, r.deleted ? 'deleted' : r.stored),
+      el('td', {}, el('a', { href: '#', class: 'path', 'data-path': `${r.folder}/${r.path}` }, `${r.folder}/${r.path}`)))))
     note(`${result.results.length} result${result.results.length === 1 ? '' : 's'}${result.more ? ' (more match: type more of the name)' : ''}${result.complete ? '' : ' (the search cache is still being built: results so far)'}`, false)
     document.querySelector('#find-results').dataset.query = q
   } catch (err) {
@@ -84,12 +64,12 @@ async function showLog (path) {
   body.replaceChildren()
   try {
     const result = await ask(`/log?path=${encodeURIComponent(path)}`)
-    body.replaceChildren(...result.versions.map(v => fel('tr', {},
-      fel('td', {}, ftime(v.at)),
-      fel('td', {}, fel('span', { class: 'cid', title: v.deviceId }, `${v.deviceId.slice(0, 8)} ${v.hostname}`)),
-      fel('td', { class: 'num' }, v.deleted ? '' : fbytes(v.size)),
-      fel('td', {}, v.deleted ? '(deleted)' : fel('span', { class: 'cid' }, v.cid || '')),
-      fel('td', {}, v.deleted ? '' : v.fetchable ? `yes (${v.stored})` : `no (${v.stored})`))))
+    body.replaceChildren(...result.versions.map(v => el('tr', {},
+      el('td', {}, ftime(v.at)),
+      el('td', {}, el('span', { class: 'cid', title: v.deviceId }, `${v.deviceId.slice(0, 8)} ${v.hostname}`)),
+      el('td', { class: 'num' }, v.deleted ? '' : bytes(v.size)),
+      el('td', {}, v.deleted ? '(deleted)' : el('span', { class: 'cid' }, v.cid || '')),
+      el('td', {}, v.deleted ? '' : v.fetchable ? `yes (${v.stored})` : `no (${v.stored})`))))
     document.querySelector('#find-log-note').textContent = `${result.versions.length} version(s), from the index and ${result.publishesKept} publish(es) of history kept (\`cidsync log\` fetches the rest)`
   } catch (err) {
     document.querySelector('#find-log-note').textContent = err.message
@@ -107,21 +87,21 @@ async function browseTo (device, prefix) {
     publish.textContent = result.publish ? `as publish ${result.publish.cid} (${ftime(result.publish.at)}, device ${result.publish.device.slice(0, 8)}) saw it` : ''
     const select = document.querySelector('#browse-device')
     if (select.options.length !== result.devices.length) {
-      select.replaceChildren(...result.devices.map(d => fel('option', { value: d.id }, `${d.id.slice(0, 8)} ${d.hostname}`)))
+      select.replaceChildren(...result.devices.map(d => el('option', { value: d.id }, `${d.id.slice(0, 8)} ${d.hostname}`)))
     }
     if (result.deviceId) select.value = result.deviceId
     finder.device = result.deviceId || ''
-    const crumbs = [fel('a', { href: '#', 'data-prefix': '' }, 'folders')]
+    const crumbs = [el('a', { href: '#', 'data-prefix': '' }, 'folders')]
     const parts = prefix.split('/').filter(Boolean)
-    parts.forEach((part, i) => crumbs.push(' / ', fel('a', { href: '#', 'data-prefix': `${parts.slice(0, i + 1).join('/')}/` }, part)))
+    parts.forEach((part, i) => crumbs.push(' / ', el('a', { href: '#', 'data-prefix': `${parts.slice(0, i + 1).join('/')}/` }, part)))
     document.querySelector('#browse-crumbs').replaceChildren(...crumbs)
     list.replaceChildren(
-      ...result.dirs.map(d => fel('li', {}, fel('a', { href: '#', 'data-prefix': `${prefix}${d.name}/` }, `${d.name}/`), fel('span', { class: 'muted' }, ` ${d.files} files, ${fbytes(d.bytes)}`))),
-      ...result.files.map(f => fel('li', {}, fel('a', { href: '#', class: 'path', 'data-path': `${prefix}${f.name}` }, f.name), fel('span', { class: 'muted' }, ` ${fbytes(f.size)}, ${ftime(f.mtime)}`))))
-    if (result.truncated) list.append(fel('li', { class: 'muted' }, 'more files here than shown: use the search'))
+      ...result.dirs.map(d => el('li', {}, el('a', { href: '#', 'data-prefix': `${prefix}${d.name}/` }, `${d.name}/`), el('span', { class: 'muted' }, ` ${d.files} files, ${bytes(d.bytes)}`))),
+      ...result.files.map(f => el('li', {}, el('a', { href: '#', class: 'path', 'data-path': `${prefix}${f.name}` }, f.name), el('span', { class: 'muted' }, ` ${bytes(f.size)}, ${ftime(f.mtime)}`))))
+    if (result.truncated) list.append(el('li', { class: 'muted' }, 'more files here than shown: use the search'))
   } catch (err) {
     publish.textContent = ''
-    list.replaceChildren(fel('li', { class: 'bad' }, err.message))
+    list.replaceChildren(el('li', { class: 'bad' }, err.message))
   }
 }
 
