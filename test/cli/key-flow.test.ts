@@ -8,6 +8,21 @@ import { until, within } from '../helpers/wait.js'
 
 const hasScript = spawnSync('script', ['--version']).status === 0
 
+
+/** Device a publishes one file; device b is set up with a's key carried over (`key export` / `key import`). */
+async function publishedAndCarried (root: string, env: NodeJS.ProcessEnv): Promise<{ a: string, b: string }> {
+    for (const name of ['a', 'b']) await mkdir(join(root, name, 'notes'), { recursive: true })
+    await writeFile(join(root, 'a', 'notes', 'one.md'), 'one')
+    const a = join(root, 'a.toml')
+    const b = join(root, 'b.toml')
+    expect((await runCli(['init', '--config', a, '--folder', join(root, 'a', 'notes'), '--state-dir', join(root, 'a', 'state')], { env })).code).toBe(0)
+    expect((await runCli(['snapshot', '--config', a], { env })).code).toBe(0)
+    const exported = (await runCli(['key', 'export', '--config', a], { env })).stdout
+    expect((await runCli(['init', '--config', b, '--folder', join(root, 'b', 'notes'), '--state-dir', join(root, 'b', 'state')], { env })).code).toBe(0)
+    expect((await runCli(['key', 'import', '--config', b], { env, input: exported })).code).toBe(0)
+  return { a, b }
+}
+
 describe('carrying the snapshot key to a new device, as docs/operations.md says', () => {
   it('init, then key import, then restore: the unused key init made is replaced without --force', async () => {
     const root = await useTempDir()
@@ -55,15 +70,7 @@ describe('carrying the snapshot key to a new device, as docs/operations.md says'
   it('a new device on its own embedded service finds no pointer, and restore says which service it asked and what to do', async () => {
     const root = await useTempDir()
     const env = { ...process.env, CIDSYNC_STATUS_LISTEN: '127.0.0.1:0' }
-    for (const name of ['a', 'b']) await mkdir(join(root, name, 'notes'), { recursive: true })
-    await writeFile(join(root, 'a', 'notes', 'one.md'), 'one')
-    const a = join(root, 'a.toml')
-    const b = join(root, 'b.toml')
-    expect((await runCli(['init', '--config', a, '--folder', join(root, 'a', 'notes'), '--state-dir', join(root, 'a', 'state')], { env })).code).toBe(0)
-    expect((await runCli(['snapshot', '--config', a], { env })).code).toBe(0)
-    const exported = (await runCli(['key', 'export', '--config', a], { env })).stdout
-    expect((await runCli(['init', '--config', b, '--folder', join(root, 'b', 'notes'), '--state-dir', join(root, 'b', 'state')], { env })).code).toBe(0)
-    expect((await runCli(['key', 'import', '--config', b], { env, input: exported })).code).toBe(0)
+    const { a, b } = await publishedAndCarried(root, env)
 
     // Each device's embedded service is a separate account: b's holds no pointer.
     const restore = await runCli(['restore', '--config', b], { env })
@@ -123,15 +130,7 @@ describe('verify on a fresh device (the key and config, no index yet)', () => {
   it('runs the drill before any restore, says there is nothing local to compare, and leaves no state that would change key import', async () => {
     const root = await useTempDir()
     const env = { ...process.env, CIDSYNC_SERVICE_DIR: join(root, 'service'), CIDSYNC_STATUS_LISTEN: '127.0.0.1:0' }
-    for (const name of ['a', 'b']) await mkdir(join(root, name, 'notes'), { recursive: true })
-    await writeFile(join(root, 'a', 'notes', 'one.md'), 'one')
-    const a = join(root, 'a.toml')
-    const b = join(root, 'b.toml')
-    expect((await runCli(['init', '--config', a, '--folder', join(root, 'a', 'notes'), '--state-dir', join(root, 'a', 'state')], { env })).code).toBe(0)
-    expect((await runCli(['snapshot', '--config', a], { env })).code).toBe(0)
-    const exported = (await runCli(['key', 'export', '--config', a], { env })).stdout
-    expect((await runCli(['init', '--config', b, '--folder', join(root, 'b', 'notes'), '--state-dir', join(root, 'b', 'state')], { env })).code).toBe(0)
-    expect((await runCli(['key', 'import', '--config', b], { env, input: exported })).code).toBe(0)
+    const { a, b } = await publishedAndCarried(root, env)
 
     const drill = await runCli(['verify', '--config', b], { env })
     expect(drill.code, drill.stderr).toBe(0)
