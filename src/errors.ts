@@ -54,12 +54,12 @@ export class NothingMatchesError extends CidsyncError {
   override readonly exitCode = ExitCode.notFound
 }
 
-/** The index was written by a newer cidsync than this one. */
+/** The index (or the sync state) was written by a newer cidsync than this one. */
 export class SchemaTooNewError extends CidsyncError {
   override readonly code = 'ERR_SCHEMA_TOO_NEW'
 
-  constructor (readonly path: string, readonly found: number, readonly known: number) {
-    super(`the index ${path} has schema version ${found}, but this cidsync knows versions up to ${known}: upgrade cidsync, or restore the index on this device`)
+  constructor (readonly path: string, readonly found: number, readonly known: number, what: 'index' | 'sync state' = 'index') {
+    super(`the ${what} ${path} has schema version ${found}, but this cidsync knows versions up to ${known}: upgrade cidsync${what === 'index' ? ', or restore the index on this device' : ''}`)
   }
 }
 
@@ -554,4 +554,45 @@ export class FilesNotRestoredError extends CidsyncError {
 /** Some files of storing folders were not stored: a publish lists them, but cannot bring them back. */
 export class ContentNotStoredError extends CidsyncError {
   override readonly code = 'ERR_CONTENT_NOT_STORED'
+}
+
+/** Every gateway failed to give an object's bytes (neither a 404 from all nor bytes that did not match). */
+export class GatewayFetchError extends CidsyncError {
+  override readonly code = 'ERR_GATEWAY_FETCH'
+}
+
+/** No gateway resolved an IPNS name. */
+export class NameResolveError extends CidsyncError {
+  override readonly code = 'ERR_NAME_RESOLVE'
+}
+
+/** Nothing is published for the namespace and network yet, so there is nothing to drill or read. */
+export class NothingPublishedError extends CidsyncError {
+  override readonly code = 'ERR_NOTHING_PUBLISHED'
+  override readonly exitCode = ExitCode.notFound
+}
+
+/** The pointer holds a snapshot of an engine cidsync does not write: it is left alone. */
+export class ForeignPointerError extends CidsyncError {
+  override readonly code = 'ERR_POINTER_FOREIGN'
+  override readonly exitCode = ExitCode.usage
+}
+
+/** The service refused this device's credential: publishing and reconciling wait until it changes. */
+export class CredentialRefusedError extends CidsyncError {
+  override readonly code = 'ERR_CREDENTIAL_REFUSED'
+}
+
+/** The session token's own expiry has passed: publishing waits for a new one. */
+export class SessionExpiredError extends CidsyncError {
+  override readonly code = 'ERR_SESSION_EXPIRED'
+}
+
+/** Something that cannot happen did: a bug in cidsync. The message says what; report it. */
+export class InternalError extends CidsyncError {
+  override readonly code = 'ERR_INTERNAL'
+
+  constructor (message: string, options?: ErrorOptions) {
+    super(`${message} (a bug in cidsync: please report it)`, options)
+  }
 }

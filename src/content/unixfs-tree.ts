@@ -4,6 +4,7 @@ import { CID } from 'multiformats/cid'
 import { sha256 } from 'multiformats/hashes/sha2'
 import { create as createDigest } from 'multiformats/hashes/digest'
 import type { CidProfile } from './profiles.js'
+import { InternalError } from '../errors.js'
 
 /** One node of the tree as its parent links to it. */
 export interface TreeLink {
@@ -57,7 +58,7 @@ export class BalancedTree {
         this.push(level + 1, this.parentOf(links))
       }
     }
-    throw new Error('unreachable: a balanced tree always closes to one root')
+    throw new InternalError('a balanced tree did not close to one root')
   }
 
   private push (level: number, link: TreeLink): void {

@@ -143,7 +143,7 @@ export class Daemon {
         verifyNow: async () => await this.readyRunner('the restore drill').verifyNow(),
         reconcileNow: async () => await this.readyRunner('reconciliation').reconcileNow(),
         rescanNow: async () => {
-          if (this.watcher === undefined) throw new Error('not ready: the drift check runs once the folders are watched')
+          if (this.watcher === undefined) throw new NotReadyError('not ready: the drift check runs once the folders are watched', 5)
           return await this.watcher.checkDrift()
         }
       })

@@ -6,6 +6,7 @@ import { find, type FindQuery } from './find.js'
 import { where } from './where.js'
 import { fileLog } from './file-log.js'
 import { browse } from './browse.js'
+import { NotReadyError } from '../errors.js'
 
 /** A past publish's index, built (or found built) for a time: see `pastIndex`. */
 export type PastAt = (at: Date) => Promise<{ readonly publish: { readonly cid: string, readonly at: string, readonly device: string }, readonly indexPath: string, readonly searchPath: string }>
@@ -61,7 +62,7 @@ export class FindService {
 
   /** {@link browse} as the newest publish at or before `at` saw it (its index fetched and built once, then kept). */
   async browseAt (deviceId: string | undefined, prefix: string, at: Date): Promise<object> {
-    if (this.pastAt === undefined) throw new Error('browsing a past publish needs the service: not reached yet')
+    if (this.pastAt === undefined) throw new NotReadyError('not ready: browsing a past publish waits for the service to be reached', 5)
     const found = await this.pastAt(at)
     if (this.past?.cid !== found.publish.cid) {
       this.closePast()
@@ -88,7 +89,7 @@ export class FindService {
 
   private ready (): Index {
     const index = this.index()
-    if (index === undefined) throw new Error('the index is not open yet')
+    if (index === undefined) throw new NotReadyError('not ready: the index is not open yet', 2)
     return index
   }
 

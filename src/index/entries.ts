@@ -1,4 +1,5 @@
 import type { Database, Statement } from 'better-sqlite3'
+import { InternalError } from '../errors.js'
 
 /** A file as one device last saw it. */
 export interface Entry {
@@ -142,7 +143,7 @@ export class EntryStore {
     return this.db.transaction(() => {
       const now = Date.now()
       const last = writes.lastSeq.get(deviceId) as number | undefined
-      if (last === undefined) throw new Error(`device ${deviceId} is not registered in the index`)
+      if (last === undefined) throw new InternalError(`device ${deviceId} is not registered in the index`)
       let seq = last
       let live = 0
       let updating = false
@@ -225,7 +226,7 @@ export class EntryStore {
   }
 
   private writable (): NonNullable<EntryStore['writes']> {
-    if (this.writes === undefined) throw new Error('the index was opened read-only')
+    if (this.writes === undefined) throw new InternalError('the index was opened read-only')
     return this.writes
   }
 }

@@ -20,6 +20,7 @@ import { gatewayRoutes } from './routes/gateway.js'
 import { ipnsRoutes } from './routes/ipns.js'
 import { pointerRoutes } from './routes/pointers.js'
 import { uploadRoutes } from './routes/upload.js'
+import { InternalError } from '../errors.js'
 
 export const DEFAULT_PAGE_SIZE = 2000
 /** Production takes up to two days; locally a deal appears after this. */
@@ -106,7 +107,7 @@ export class LocalService {
   /** The base URL every client uses (all parts of the service share it). */
   get url (): string {
     const address = this.server.address() as AddressInfo | null
-    if (address === null) throw new Error('the local service is not listening')
+    if (address === null) throw new InternalError('the local service is not listening')
     return `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`
   }
 

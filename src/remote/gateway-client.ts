@@ -5,7 +5,7 @@ import { dirname } from 'node:path'
 import { pipeline } from 'node:stream/promises'
 import { Transform } from 'node:stream'
 import { CidBuilder, type CidProfile } from '../content/index.js'
-import { CidsyncError, ContentNotFoundError, IntegrityError, InvalidCidError, RemoteNotFoundError } from '../errors.js'
+import { ContentNotFoundError, GatewayFetchError, IntegrityError, InvalidCidError, NameResolveError, RemoteNotFoundError } from '../errors.js'
 import type { HttpClient } from './http-client.js'
 import type { CallOptions } from './deals-client.js'
 import { ANSWER_LIMITS, announcedLength, readBounded, tooLargeError } from './body.js'
@@ -118,7 +118,7 @@ export class GatewayClient {
     const summary = failures.length === 0 ? 'no gateway is configured: set [service] gateways' : failures.join('; ')
     if (integrity) throw new IntegrityError(`no gateway gave the bytes of ${cid}: ${summary}`)
     if (notFound > 0 && notFound === this.gateways.length) throw new ContentNotFoundError(`no gateway has ${cid} (each answered 404)`)
-    throw new CidsyncError(`could not fetch ${cid}: ${summary}`)
+    throw new GatewayFetchError(`could not fetch ${cid}: ${summary}`)
   }
 
   /** What an IPNS name resolves to, through the first gateway that answers (bytes are not verifiable). */
@@ -135,6 +135,6 @@ export class GatewayClient {
         failures.push((err as Error).message)
       }
     }
-    throw new CidsyncError(`could not resolve ${ipnsId}: ${failures.join('; ') || 'no gateway is configured'}`)
+    throw new NameResolveError(`could not resolve ${ipnsId}: ${failures.join('; ') || 'no gateway is configured'}`)
   }
 }

@@ -6,6 +6,7 @@ import { Scheduler } from './scheduler.js'
 import { contentSealing, storeContent, type StoreContentResult } from './store-content.js'
 import type { SyncStore } from './sync-store.js'
 import type { SyncEventListener } from './sync-event.js'
+import { NotReadyError } from '../errors.js'
 
 /** Quiet after the last change before storing starts: a burst is stored in one pass. */
 const QUIET_MS = 2_000
@@ -82,7 +83,7 @@ export class ContentKeeper {
   constructor (private readonly components: ContentKeeperComponents, private config: Config) {
     this.storing = new Scheduler<StoreContentResult>({
       timing: () => ({ cron: this.enabled() ? '17 * * * *' : '', quietMs: QUIET_MS }),
-      ready: () => { if (this.components.clients() === undefined) throw new Error('the service is not reached yet') },
+      ready: () => { if (this.components.clients() === undefined) throw new NotReadyError('not ready: storing content waits for the service to be reached', 5) },
       run: async () => await this.run(),
       whenBusy: 'rerun',
       retry: { firstMs: 10_000, maxMs: 15 * 60_000, retryable: () => true }

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino'
 import type { Config } from '../config/index.js'
-import { AbortedError, CidsyncError, DrillFailedError, PointerNotFoundError } from '../errors.js'
+import { AbortedError, CidsyncError, DrillFailedError, NothingPublishedError, PointerNotFoundError } from '../errors.js'
 import type { Index } from '../index/index.js'
 import type { ServiceClients } from '../remote/index.js'
 import { cachedHistory, type HistoryEntry } from './history.js'
@@ -36,7 +36,7 @@ export async function runDrill (components: DrillComponents, config: Config, sig
   try {
     cid = (await components.clients.pointers.current(config.namespace, config.network, { signal })).snapshotCid
   } catch (err) {
-    if (err instanceof PointerNotFoundError) throw new CidsyncError(`nothing is published for ${config.namespace} on ${config.network} yet: a restore drill runs once something is`, { cause: err })
+    if (err instanceof PointerNotFoundError) throw new NothingPublishedError(`nothing is published for ${config.namespace} on ${config.network} yet: a restore drill runs once something is`, { cause: err })
     throw err
   }
   const result = await recordDrill(components, cid, async () => await verify(components, {

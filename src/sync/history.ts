@@ -55,9 +55,11 @@ async function readAny (clients: ServiceClients, cid: string, cache: ManifestCac
     try {
       const value = JSON.parse(cached) as Cached
       if (value.kind === 'v1a') return { entry: value.entry, manifest: undefined }
-      if (value.kind !== 'manifest') throw new Error('read again')
-      const manifest = parseManifest(JSON.stringify(value.manifest), cid)
-      return { entry: entryOf(cid, manifest), manifest }
+      // Any other kind (a /1 entry cached before it was authenticated) is read again.
+      if (value.kind === 'manifest') {
+        const manifest = parseManifest(JSON.stringify(value.manifest), cid)
+        return { entry: entryOf(cid, manifest), manifest }
+      }
     } catch {
       // A damaged cache row is fetched again.
     }

@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs'
 import { rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { Config } from '../config/index.js'
-import { CidsyncError, PointerNotFoundError, PointerUnreadableError, SnapshotUnencryptedError } from '../errors.js'
+import { ForeignPointerError, PointerNotFoundError, PointerUnreadableError, SnapshotUnencryptedError } from '../errors.js'
 import { READABLE_ENGINES } from '../snapshot/index.js'
 import { withSyncStore } from './with-sync-store.js'
 import { acceptsUnencrypted } from './merge.js'
@@ -19,7 +19,7 @@ export async function currentPointer (components: PublishComponents, config: Con
   try {
     const pointer = await components.clients.pointers.current(config.namespace, config.network, { signal })
     if (pointer.engine !== '' && !READABLE_ENGINES.includes(pointer.engine)) {
-      throw new CidsyncError(`the pointer for ${config.namespace} on ${config.network} holds a snapshot of engine ${pointer.engine}: cidsync will not overwrite it; use another namespace`)
+      throw new ForeignPointerError(`the pointer for ${config.namespace} on ${config.network} holds a snapshot of engine ${pointer.engine}: cidsync will not overwrite it; use another namespace`)
     }
     return { cid: pointer.snapshotCid, memories: pointer.memories }
   } catch (err) {

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto'
 import type { Logger } from 'pino'
-import { CidsyncError, PointerUnreadableError, PublishHeldError, RemoteUnauthorizedError } from '../errors.js'
+import { CidsyncError, CredentialRefusedError, NotReadyError, PointerUnreadableError, PublishHeldError, RemoteUnauthorizedError, SessionExpiredError } from '../errors.js'
 import type { Config } from '../config/index.js'
 import type { Index } from '../index/index.js'
 import type { ServiceClients } from '../remote/index.js'
@@ -89,7 +89,7 @@ export class SyncRunner {
     this.reconciling = new Scheduler<Reconciled>({
       timing: () => ({ cron: this.config.reconcile.schedule }),
       ready: () => {
-        if (this.components.clients() === undefined) throw new Error('the service is not reached yet')
+        if (this.components.clients() === undefined) throw new NotReadyError('not ready: reconciliation waits for the service to be reached', 5)
         this.checkBlocked()
       },
       run: async () => await this.runReconcile(),
@@ -98,7 +98,7 @@ export class SyncRunner {
     this.drilling = new Scheduler<VerifyResult>({
       timing: () => ({ cron: this.config.verify.schedule }),
       ready: () => {
-        if (this.components.clients() === undefined) throw new Error('the service is not reached yet')
+        if (this.components.clients() === undefined) throw new NotReadyError('not ready: the restore drill waits for the service to be reached', 5)
         this.checkBlocked()
       },
       run: async () => await this.runDrill(),
@@ -218,16 +218,16 @@ export class SyncRunner {
       this.blocked = undefined
       return
     }
-    throw new CidsyncError(`stopped until the credential changes: ${this.blocked.reason}`)
+    throw new CredentialRefusedError(`stopped until the credential changes: ${this.blocked.reason}`)
   }
 
   /** Why a publish cannot start now (not a failure: nothing is counted or retried). */
   private readyToPublish (): void {
-    if (this.components.clients() === undefined) throw new Error('the service is not reached yet: publishing starts once the index is current')
+    if (this.components.clients() === undefined) throw new NotReadyError('not ready: publishing starts once the index is current and the service reached', 5)
     this.checkBlocked()
     const expiry = jwtExpiry(this.components.credentials().sessionToken)
     if (expiry !== undefined && expiry.getTime() <= Date.now()) {
-      throw new CidsyncError(`the session token expired at ${expiry.toISOString()}: copy a new one into the session-token credential; publishing waits for it (indexing goes on)`)
+      throw new SessionExpiredError(`the session token expired at ${expiry.toISOString()}: copy a new one into the session-token credential; publishing waits for it (indexing goes on)`)
     }
   }
 

@@ -1,6 +1,6 @@
 import { join } from 'node:path'
 import Database, { type Statement } from 'better-sqlite3'
-import { CidsyncError, SyncStateDamagedError } from '../errors.js'
+import { SchemaTooNewError, SyncStateDamagedError } from '../errors.js'
 import { isDamageError } from '../index/index.js'
 import { preparePrivateDatabase } from '../util/private-file.js'
 import { jobFromRow, type JobAt, type JobRow, type PublishJob, type SnapshotMade, type UnusableJob } from './publish-job.js'
@@ -369,7 +369,7 @@ export class SyncStore {
   private migrate (path: string): void {
     const version = this.db.pragma('user_version', { simple: true }) as number
     if (version > SYNC_SCHEMA_VERSION) {
-      throw new CidsyncError(`the sync state ${path} has schema version ${version}, but this cidsync knows versions up to ${SYNC_SCHEMA_VERSION}: upgrade cidsync`)
+      throw new SchemaTooNewError(path, version, SYNC_SCHEMA_VERSION, 'sync state')
     }
     for (let v = version; v < SYNC_SCHEMA_VERSION; v++) {
       const step = SYNC_MIGRATIONS[v] as (db: Database.Database) => void

@@ -70,7 +70,7 @@ describe('carrying the snapshot key to a new device, as docs/operations.md says'
   it('a new device on its own embedded service finds no pointer, and restore says which service it asked and what to do', async () => {
     const root = await useTempDir()
     const env = { ...process.env, CIDSYNC_STATUS_LISTEN: '127.0.0.1:0' }
-    const { a, b } = await publishedAndCarried(root, env)
+    const { b } = await publishedAndCarried(root, env)
 
     // Each device's embedded service is a separate account: b's holds no pointer.
     const restore = await runCli(['restore', '--config', b], { env })
@@ -130,7 +130,7 @@ describe('verify on a fresh device (the key and config, no index yet)', () => {
   it('runs the drill before any restore, says there is nothing local to compare, and leaves no state that would change key import', async () => {
     const root = await useTempDir()
     const env = { ...process.env, CIDSYNC_SERVICE_DIR: join(root, 'service'), CIDSYNC_STATUS_LISTEN: '127.0.0.1:0' }
-    const { a, b } = await publishedAndCarried(root, env)
+    const { b } = await publishedAndCarried(root, env)
 
     const drill = await runCli(['verify', '--config', b], { env })
     expect(drill.code, drill.stderr).toBe(0)
