@@ -23,9 +23,6 @@ export function envName (key: string): string {
   return `CIDSYNC_${key.replace('.', '_').toUpperCase()}`
 }
 
-/** Every environment variable that may override a config key, for docs and error messages. */
-export const CONFIG_ENV_VARIABLES = ENV_KEYS.map(([key]) => envName(key))
-
 function convert (name: string, raw: string, kind: EnvKind): unknown {
   switch (kind) {
     case 'string': return raw

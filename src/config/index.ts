@@ -9,6 +9,5 @@ export { defaultConfigPath, defaultStateDir, expandHome, resolveConfigPath } fro
 export { parseListenAddress, formatListenAddress, isLoopbackHost } from './listen-address.js'
 export type { ListenAddress } from './listen-address.js'
 export { renderConfigTemplate } from './template.js'
-export { CONFIG_ENV_VARIABLES } from './env.js'
 export { DEFAULT_STATUS_PORT, DEFAULT_STATUS_LISTEN, DEFAULT_SNAPSHOT_SCHEDULE, DEFAULT_RECONCILE_SCHEDULE, DEFAULT_VERIFY_SCHEDULE, DEFAULT_SETTLE_MS, DEFAULT_MAX_IPNS_KEYS_PER_ACCOUNT } from './schema.js'
 export { stateDirOwnerProblem } from './state-dir-owner.js'

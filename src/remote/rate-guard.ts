@@ -18,7 +18,7 @@ export class RateGuard {
   private readonly started = Date.now()
   private readonly timer: NodeJS.Timeout | undefined
 
-  constructor (private readonly bound: RateBound, onSlow: (message: string) => void) {
+  constructor (bound: RateBound, onSlow: (message: string) => void) {
     if (bound.minBytesPerSecond <= 0) return
     const everyMs = Math.max(25, Math.min(1000, bound.graceMs / 4))
     this.timer = setInterval(() => {

@@ -2,7 +2,7 @@ import { rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import { CidsyncError, ContentNotFoundError, IntegrityError, ManifestNamespaceError, SegmentUnusableError, SnapshotFormatError, SnapshotIntegrityError, SnapshotKeyError, SnapshotTooLargeError, SnapshotUnencryptedError } from '../errors.js'
 import { canonicalCid, type ServiceClients } from '../remote/index.js'
-import { MAX_SEALED_MANIFEST_BYTES, openManifest, openSegment, readSnapshot, type Manifest, type SegmentRef } from '../snapshot/index.js'
+import { openSegment, readSnapshot, type SegmentRef } from '../snapshot/index.js'
 import { SNAPSHOT_PROFILE } from './snapshot-profile.js'
 import type { Binding } from './manifest-binding.js'
 
@@ -49,19 +49,6 @@ export function fetchedPath (init: Pick<FetchInit, 'dir' | 'label'>, cid: string
 function named (err: unknown, what: string, cid: string): unknown {
   if (!isUnusable(err) || err instanceof SegmentUnusableError) return err
   return new SegmentUnusableError(`${what} ${cid} cannot be used: ${(err as CidsyncError).message}`, cid, { cause: err })
-}
-
-/** Fetches a manifest through the gateways (verified against its CID), opens and checks it. */
-export async function fetchManifest (clients: ServiceClients, cid: string, init: FetchInit): Promise<Manifest> {
-  const path = fetchedPath(init, cid, '.manifest')
-  try {
-    await clients.gateway.fetchVerified(cid, SNAPSHOT_PROFILE, path, { signal: init.signal, maxBytes: MAX_SEALED_MANIFEST_BYTES })
-    return await openManifest({ path, name: cid, stateDir: init.stateDir, passphrase: init.passphrase, acceptUnencrypted: init.acceptUnencrypted, signal: init.signal })
-  } catch (err) {
-    throw named(err, 'manifest', cid)
-  } finally {
-    await rm(path, { force: true })
-  }
 }
 
 /**

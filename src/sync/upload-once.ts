@@ -20,17 +20,6 @@ function mayHaveArrived (err: unknown): boolean {
   return err instanceof RemoteNetworkError || (err instanceof RemoteStatusError && (err.status === 408 || err.status === 429 || err.status >= 500))
 }
 
-/**
- * Uploads a snapshot once. An upload whose answer was lost (a reset after the service stored it,
- * or a kill before the step was recorded) is found in the uploads listing and reused, instead of
- * sent again into a second listing row. Tries a bounded number of times, then fails (the job stays
- * at this step and the runner tries again later).
- */
-export async function uploadOnce (clients: ServiceClients, path: string, cid: string, signal?: AbortSignal): Promise<'uploaded' | 'reused'> {
-  if (await recentlyUploaded(clients, cid, signal)) return 'reused'
-  return await uploadAfterCheck(clients, path, cid, signal)
-}
-
 /** Uploads a file the listing did not hold; after a failure that may have arrived, looks again before sending it again. */
 async function uploadAfterCheck (clients: ServiceClients, path: string, cid: string, signal?: AbortSignal): Promise<'uploaded' | 'reused'> {
   for (let attempt = 1; ; attempt++) {
