@@ -1,14 +1,6 @@
 /**
  * The local index: one SQLite file in the state dir, opened once, WAL, versioned schema.
  */
-import { join } from 'node:path'
-import type { Database } from 'better-sqlite3'
-import { openDatabase } from './open.js'
-import { EntryStore } from './entries.js'
-import { RemoteStore } from './remote.js'
-import { SegmentStore } from './segments.js'
-import { ContentRecordStore } from './content-records.js'
-import { IndexSync, type MergeResult } from './sync-sql.js'
 
 export type { Entry, EntryChange, KnownFile, FolderTotals, KnownDevice, ListOptions } from './entries.js'
 export { EntryStore } from './entries.js'
@@ -25,73 +17,5 @@ export { openIndexRecovering, moveAside } from './recover.js'
 export type { OpenedIndex } from './recover.js'
 export { isDamageError } from './open.js'
 export type { MergeResult } from './sync-sql.js'
-
-export const INDEX_FILE = 'index.sqlite'
-
-/** The index file inside a state dir. */
-export function indexPath (stateDir: string): string {
-  return join(stateDir, INDEX_FILE)
-}
-
-export interface Index {
-  readonly path: string
-  readonly entries: EntryStore
-  /** The account's side: uploads, IPNS names, deals. */
-  readonly remote: RemoteStore
-  /** Segments of `cidsync-sqlite/2`: cut, check, apply, and the recorded segment lists. */
-  readonly segments: SegmentStore
-  /** Where stored files' content lies (docs/content-format.md). */
-  readonly content: ContentRecordStore
-  /**
-   * The raw connection. Nothing outside this room uses it (sync and snapshot go through the
-   * methods below); tests keep it for fault injection (`max_page_count`, rows deleted behind the
-   * watcher's back), which needs the daemon's own connection.
-   */
-  readonly db: Database
-  /** A consistent copy of the whole index at one instant (`VACUUM INTO`) into an empty or absent file. */
-  copyTo (path: string): void
-  /**
-   * Merges another index file into this one: for every device but `selfDeviceId`, the side with
-   * the higher sequence keeps its rows whole. One transaction.
-   */
-  mergeFrom (otherPath: string, selfDeviceId: string): MergeResult
-  /** The devices and their sequence numbers, as a string: equal markers, nothing new to publish. */
-  changeMarker (): string
-  close (): void
-}
-
-export interface OpenIndexInit {
-  readonly readonly?: boolean
-  /** `PRAGMA quick_check` first (default: for writers); a damaged file throws `IndexDamagedError`. */
-  readonly check?: boolean
-}
-
-/**
- * Opens (and if writable, creates 0600, quick-checks and migrates) the index at `path`. A file
- * that is not a database or fails the check throws `IndexDamagedError` (exit 4).
- */
-export function openIndex (path: string, init: OpenIndexInit = {}): Index {
-  const readonly = init.readonly === true
-  const db = openDatabase(path, { readonly, check: init.check })
-  const entries = new EntryStore(db, readonly)
-  const remote = new RemoteStore(db)
-  const segments = new SegmentStore(db)
-  const content = new ContentRecordStore(db)
-  const sync = new IndexSync(db)
-  return {
-    path,
-    db,
-    entries,
-    remote,
-    segments,
-    content,
-    copyTo: (to) => { sync.copyTo(to) },
-    mergeFrom: (otherPath, selfDeviceId) => sync.mergeFrom(otherPath, selfDeviceId),
-    changeMarker: () => sync.changeMarker(),
-    close: () => {
-      if (!db.open) return
-      if (!readonly) db.pragma('wal_checkpoint(TRUNCATE)')
-      db.close()
-    }
-  }
-}
+export { INDEX_FILE, indexPath, openIndex } from './open-index.js'
+export type { Index, OpenIndexInit } from './open-index.js'

@@ -1,6 +1,6 @@
 import { existsSync, renameSync } from 'node:fs'
 import { IndexDamagedError } from '../errors.js'
-import { openIndex, type Index } from './index.js'
+import { openIndex, type Index } from './open-index.js'
 
 /** What opening the daemon's index found. */
 export interface OpenedIndex {

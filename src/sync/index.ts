@@ -3,7 +3,7 @@
  * their durable state beside the index.
  */
 export { publish, SNAPSHOT_PROFILE, MAX_MERGES } from './publish.js'
-export type { Published, PublishComponents, PublishInit } from './publish.js'
+export type { Published, PublishComponents, PublishInit } from './publish-init.js'
 export { restore } from './restore.js'
 export type { RestoreInit, RestoreResult } from './restore.js'
 export { acceptsUnencrypted } from './merge.js'

@@ -6,7 +6,7 @@ import { ForeignPointerError, PointerNotFoundError, PointerUnreadableError, Snap
 import { READABLE_ENGINES } from '../snapshot/index.js'
 import { withSyncStore } from './with-sync-store.js'
 import { acceptsUnencrypted } from './merge.js'
-import type { PublishComponents, PublishInit } from './publish.js'
+import type { PublishComponents, PublishInit } from './publish-init.js'
 import { cachedHistory, readPublish } from './history.js'
 import type { SyncStore } from './sync-store.js'
 import { mergeManifest } from './merge-manifest.js'

@@ -1,14 +1,12 @@
 import { mkdirSync } from 'node:fs'
 import { rm } from 'node:fs/promises'
 import { join } from 'node:path'
-import type { Logger } from 'pino'
-import type { Config } from '../config/index.js'
 import { PointerUnreadableError, PublishContendedError, PublishStateError, PublishWriteError } from '../errors.js'
-import type { Index } from '../index/index.js'
 import type { ServiceClients } from '../remote/index.js'
 import { ENGINE, parseManifest } from '../snapshot/index.js'
 import { checkDrop, ownEntries } from './drop-guard.js'
-import type { ActiveStep, JobAt, PublishJob, PublishStep } from './publish-job.js'
+import type { ActiveStep, JobAt, PublishJob } from './publish-job.js'
+import type { PublishComponents, PublishInit, Published } from './publish-init.js'
 import type { SyncStore } from './sync-store.js'
 import { withSyncStore } from './with-sync-store.js'
 import { currentPointer, fetchAndMerge } from './pointer-snapshot.js'
@@ -20,30 +18,6 @@ import { failpoint } from '../util/failpoint.js'
 export { SNAPSHOT_PROFILE } from './snapshot-profile.js'
 /** Other devices publishing between our GET and PUT this many times in a row: the job starts over after a wait. */
 export const MAX_MERGES = 3
-
-export interface PublishComponents {
-  readonly index: Index
-  readonly clients: ServiceClients
-  readonly logger: Logger
-  readonly deviceId: string
-  /** The process's sync store (the daemon's, a command's); absent: one is opened for this publish. */
-  readonly store?: SyncStore
-  /** Told each step as the job reaches it, with how many merges it made so far. */
-  readonly onStep?: (step: PublishStep, merges: number) => void
-}
-
-export interface PublishInit {
-  readonly config: Config
-  readonly passphrase?: string
-  readonly signal?: AbortSignal
-  /** Publish even if it drops many of this device's entries (see `drop-guard.ts`). */
-  readonly confirmDrop?: boolean
-  /** Put this device's index over a pointer whose snapshot cannot be used (`cidsync pointer repair`). */
-  readonly repairPointer?: boolean
-}
-
-/** What a publish did: the CID the pointer holds now and its entry count. */
-export interface Published { readonly cid: string, readonly entries: number, readonly skipped: boolean, readonly merged: number }
 
 type StepRun<S extends ActiveStep> = (components: PublishComponents, init: PublishInit, store: SyncStore, job: JobAt<S>) => Promise<PublishJob>
 

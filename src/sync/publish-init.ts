@@ -1,0 +1,33 @@
+import type { Logger } from 'pino'
+import type { Config } from '../config/index.js'
+import type { Index } from '../index/index.js'
+import type { ServiceClients } from '../remote/index.js'
+import type { PublishStep } from './publish-job.js'
+import type { SyncStore } from './sync-store.js'
+
+// What a publish is given and what it answers, apart from the steps, so the merge it runs
+// (pointer-snapshot.ts) and the publish itself share them without importing each other.
+
+export interface PublishComponents {
+  readonly index: Index
+  readonly clients: ServiceClients
+  readonly logger: Logger
+  readonly deviceId: string
+  /** The process's sync store (the daemon's, a command's); absent: one is opened for this publish. */
+  readonly store?: SyncStore
+  /** Told each step as the job reaches it, with how many merges it made so far. */
+  readonly onStep?: (step: PublishStep, merges: number) => void
+}
+
+export interface PublishInit {
+  readonly config: Config
+  readonly passphrase?: string
+  readonly signal?: AbortSignal
+  /** Publish even if it drops many of this device's entries (see `drop-guard.ts`). */
+  readonly confirmDrop?: boolean
+  /** Put this device's index over a pointer whose snapshot cannot be used (`cidsync pointer repair`). */
+  readonly repairPointer?: boolean
+}
+
+/** What a publish did: the CID the pointer holds now and its entry count. */
+export interface Published { readonly cid: string, readonly entries: number, readonly skipped: boolean, readonly merged: number }
