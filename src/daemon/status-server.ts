@@ -15,6 +15,7 @@ import { handleFindGet } from './find-routes.js'
 import type { FindService } from '../find/index.js'
 import type { EventBus } from './event-bus.js'
 import { EventStreams, type EventStreamLimits } from './event-stream.js'
+import { isOwnHost, isOwnOrigin, ownHosts } from '../util/own-host.js'
 
 export interface StatusServerComponents {
   /** Builds the document at request time. */
@@ -40,32 +41,9 @@ export interface StatusServerComponents {
   readonly find?: FindService
 }
 
-/**
- * The exact `Host` values the endpoint answers to: loopback names with the port it listens on
- * (a unix socket: `localhost`). Anything else is a browser aimed at us by DNS rebinding (a page on
- * evil.example resolving to 127.0.0.1) or a guess: refused before routing.
- */
+/** The exact `Host` values the endpoint answers to (util/own-host.ts); a unix socket's: `localhost`. */
 export function allowedHosts (address: ListenAddress): Set<string> {
-  if (address.kind === 'unix') return new Set(['localhost'])
-  const bound = address.host.includes(':') ? `[${address.host}]` : address.host
-  const names = new Set(['127.0.0.1', 'localhost', '[::1]', bound.toLowerCase()])
-  const hosts = new Set([...names].map(name => `${name}:${address.port}`))
-  if (address.port === 80) for (const name of names) hosts.add(name)
-  return hosts
-}
-
-export function isAllowedHost (header: string | undefined, allowed: ReadonlySet<string>): boolean {
-  return header !== undefined && allowed.has(header.toLowerCase())
-}
-
-/**
- * A request with an `Origin` comes from a web page. Only our own origin may ask; a cross-origin
- * or `null` origin is refused, and no CORS header is ever sent.
- */
-export function isAllowedOrigin (origin: string | undefined, allowed: ReadonlySet<string>): boolean {
-  if (origin === undefined) return true
-  const match = /^http:\/\/(.+)$/.exec(origin.toLowerCase())
-  return match !== null && allowed.has(match[1] as string)
+  return address.kind === 'unix' ? new Set(['localhost']) : ownHosts(address.host, address.port)
 }
 
 function send (res: ServerResponse, status: number, body: string, type = 'text/plain; charset=utf-8', headers: Record<string, string> = {}): void {
@@ -147,11 +125,11 @@ function answerChallenge (challenges: ChallengeIssuer, url: URL, res: ServerResp
 }
 
 function handle (components: StatusServerComponents, dashboard: DashboardRoutes, challenges: ChallengeIssuer, allowed: ReadonlySet<string>, req: IncomingMessage, res: ServerResponse): void {
-  if (!isAllowedHost(req.headers.host, allowed)) {
+  if (!isOwnHost(req.headers.host, allowed)) {
     send(res, 403, 'forbidden: the status endpoint answers only to its own loopback address and port\n')
     return
   }
-  if (!isAllowedOrigin(req.headers.origin, allowed)) {
+  if (!isOwnOrigin(req.headers.origin, allowed)) {
     send(res, 403, 'forbidden: requests from web pages are refused\n')
     return
   }

@@ -3,6 +3,7 @@ import { chmodSync, closeSync, fsyncSync, linkSync, openSync, readFileSync, rmSy
 import type { IncomingMessage } from 'node:http'
 import { join } from 'node:path'
 import { HttpFailure } from './http.js'
+import { isOwnHost, isOwnOrigin, ownHosts } from '../util/own-host.js'
 
 export const ADMIN_TOKEN_FILE = 'admin.token'
 
@@ -47,16 +48,9 @@ function readToken (path: string): string | undefined {
   return undefined
 }
 
-/**
- * The exact `Host` values the admin routes answer to: loopback names with the port the service
- * listens on. Anything else is a browser aimed at us by DNS rebinding, or a guess.
- */
+/** The exact `Host` values the admin routes answer to (util/own-host.ts). */
 export function adminHosts (boundHost: string, port: number): Set<string> {
-  const bound = boundHost.includes(':') ? `[${boundHost}]` : boundHost
-  const names = new Set(['127.0.0.1', 'localhost', '[::1]', bound.toLowerCase()])
-  const hosts = new Set([...names].map(name => `${name}:${port}`))
-  if (port === 80) for (const name of names) hosts.add(name)
-  return hosts
+  return ownHosts(boundHost, port)
 }
 
 function sameToken (header: string | undefined, token: string): boolean {
@@ -71,13 +65,8 @@ function sameToken (header: string | undefined, token: string): boolean {
  */
 export function checkAdminRequest (req: IncomingMessage, hosts: ReadonlySet<string>, token: string): void {
   if (!LOOPBACK.test(req.socket.remoteAddress ?? '')) throw new HttpFailure(403, 'admin routes answer only to loopback')
-  const host = req.headers.host?.toLowerCase()
-  if (host === undefined || !hosts.has(host)) throw new HttpFailure(403, 'admin routes answer only to the service\'s own loopback address and port')
-  const origin = req.headers.origin
-  if (origin !== undefined) {
-    const from = /^http:\/\/(.+)$/.exec(origin.toLowerCase())?.[1]
-    if (from === undefined || !hosts.has(from)) throw new HttpFailure(403, 'admin routes refuse requests from web pages')
-  }
+  if (!isOwnHost(req.headers.host, hosts)) throw new HttpFailure(403, 'admin routes answer only to the service\'s own loopback address and port')
+  if (!isOwnOrigin(req.headers.origin, hosts)) throw new HttpFailure(403, 'admin routes refuse requests from web pages')
   if (!sameToken(req.headers.authorization, token)) {
     throw new HttpFailure(401, `admin routes need Authorization: Bearer <the token in the service directory's ${ADMIN_TOKEN_FILE}>`)
   }
