@@ -1,10 +1,10 @@
 import { join } from 'node:path'
-import Database, { type Statement } from 'better-sqlite3'
+import type Database from 'better-sqlite3'
+import type { Statement } from 'better-sqlite3'
 import { SchemaTooNewError, SyncStateDamagedError } from '../errors.js'
-import { isDamageError } from '../index/index.js'
-import { preparePrivateDatabase } from '../util/private-file.js'
+import { isDamageError, openSqliteFile } from '../util/sqlite-file.js'
 import { jobFromRow, type JobAt, type JobRow, type PublishJob, type SnapshotMade, type UnusableJob } from './publish-job.js'
-import { SYNC_MIGRATIONS, SYNC_SCHEMA_VERSION } from './sync-migrations.js'
+import { SYNC_MIGRATIONS } from './sync-migrations.js'
 import { SYNC_STATE_FILE } from './sync-state-file.js'
 import { KEEP_RESTORES, KEY, type IpnsPublished, type Key, type LastPublished, type Refusal, type RestoreRecord } from './sync-state-keys.js'
 
@@ -34,16 +34,15 @@ export class SyncStore {
   /** The file, 0600 (its `-wal` and `-shm` too). One that is not a database throws `SyncStateDamagedError`. */
   constructor (stateDir: string) {
     const path = join(stateDir, SYNC_STATE_FILE)
-    preparePrivateDatabase(path)
+    // FULL: each publish step is recorded before the next begins, and must survive a power cut too.
+    this.db = openSqliteFile(path, {
+      migrations: SYNC_MIGRATIONS,
+      check: false,
+      synchronous: 'FULL',
+      damaged: (p, message, cause) => new SyncStateDamagedError(p, message, cause === undefined ? undefined : { cause }),
+      tooNew: (p, found, known) => new SchemaTooNewError(p, found, known, 'sync state')
+    })
     try {
-      this.db = new Database(path)
-    } catch (err) {
-      throw damaged(path, err)
-    }
-    try {
-      this.db.pragma('journal_mode = WAL')
-      this.db.pragma('busy_timeout = 5000')
-      this.migrate(path)
       this.s = {
         current: this.db.prepare("SELECT * FROM publish_jobs WHERE step NOT IN ('done', 'abandoned') ORDER BY id DESC LIMIT 1"),
         get: this.db.prepare('SELECT * FROM publish_jobs WHERE id = ?'),
@@ -366,17 +365,4 @@ export class SyncStore {
     this.s.setValue.run(key, value)
   }
 
-  private migrate (path: string): void {
-    const version = this.db.pragma('user_version', { simple: true }) as number
-    if (version > SYNC_SCHEMA_VERSION) {
-      throw new SchemaTooNewError(path, version, SYNC_SCHEMA_VERSION, 'sync state')
-    }
-    for (let v = version; v < SYNC_SCHEMA_VERSION; v++) {
-      const step = SYNC_MIGRATIONS[v] as (db: Database.Database) => void
-      this.db.transaction(() => {
-        step(this.db)
-        this.db.pragma(`user_version = ${v + 1}`)
-      }).immediate()
-    }
-  }
 }
