@@ -5,6 +5,7 @@ import type { SyncEventListener, SyncRunner, SyncStore } from '../sync/index.js'
 import { releaseMemory } from '../util/release-memory.js'
 import type { Logger } from './logger.js'
 import type { StatusDocument } from './status-document.js'
+import { backoffMs } from '../util/backoff.js'
 
 /** The longest wait between attempts to reach a service that could not be reached. */
 const MAX_CONNECT_RETRY_MS = 300_000
@@ -65,7 +66,7 @@ export class ServiceLink {
             await this.connectOnce()
             return
           } catch (err) {
-            const waitMs = Math.min(MAX_CONNECT_RETRY_MS, 1000 * 2 ** attempt)
+            const waitMs = backoffMs({ firstMs: 1000, maxMs: MAX_CONNECT_RETRY_MS, jitter: 'spread' }, attempt + 1)
             this.error = `${(err as Error).message} (trying again at ${new Date(Date.now() + waitMs).toISOString()})`
             logger.error({ err, retryInMs: waitMs }, 'the service could not be reached')
             await this.pause(waitMs)

@@ -1,3 +1,5 @@
+import { backoffMs } from '../util/backoff.js'
+
 /** How a request is retried: bounded attempts, exponential backoff with full jitter. */
 export interface RetryPolicy {
   /** Attempts in all, the first included. */
@@ -36,16 +38,7 @@ export function parseRetryAfter (value: string | string[] | undefined, now = Dat
 
 /** The wait before attempt `attempt + 1` (attempt counts from 1): full jitter under an exponential cap. */
 export function backoffDelay (policy: RetryPolicy, attempt: number, random = Math.random): number {
-  const cap = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** (attempt - 1))
-  return Math.round(random() * cap)
+  return backoffMs({ firstMs: policy.baseDelayMs, maxMs: policy.maxDelayMs, jitter: 'full' }, attempt, random)
 }
 
-/** Waits `ms`, or rejects as soon as `signal` aborts. */
-export async function sleep (ms: number, signal?: AbortSignal): Promise<void> {
-  signal?.throwIfAborted()
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => { signal?.removeEventListener('abort', onAbort); resolve() }, ms)
-    const onAbort = (): void => { clearTimeout(timer); reject(signal?.reason as Error) }
-    signal?.addEventListener('abort', onAbort, { once: true })
-  })
-}
+export { sleep } from '../util/backoff.js'

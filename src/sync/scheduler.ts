@@ -1,4 +1,5 @@
 import cron, { type ScheduledTask } from 'node-cron'
+import { backoffMs } from '../util/backoff.js'
 
 /** When a job runs by itself; read again at each change noted and at {@link Scheduler.restart}. */
 export interface ScheduleTiming {
@@ -152,8 +153,7 @@ export class Scheduler<T, O = undefined> {
     this.retryDue = undefined
     const policy = this.init.retry
     if (policy === undefined || this.stopped || !policy.retryable(err)) return
-    const wait = Math.min(policy.maxMs, policy.firstMs * 2 ** Math.min(20, this.consecutiveFailures - 1))
-    const delay = Math.round(wait * (0.8 + Math.random() * 0.4))
+    const delay = backoffMs({ firstMs: policy.firstMs, maxMs: policy.maxMs, jitter: 'spread' }, this.consecutiveFailures)
     this.retryDue = Date.now() + delay
     this.retryTimer = setTimeout(() => {
       this.retryDue = undefined

@@ -1,6 +1,7 @@
 import { RemoteNetworkError, RemoteStatusError } from '../errors.js'
 import type { ServiceClients } from '../remote/index.js'
 import { SNAPSHOT_PROFILE } from './snapshot-profile.js'
+import { backoffMs, sleep } from '../util/backoff.js'
 
 /** The newest uploads looked at for one already made: a snapshot just sent is among the first. */
 const RECENT_UPLOADS = 200
@@ -29,8 +30,7 @@ async function uploadAfterCheck (clients: ServiceClients, path: string, cid: str
     } catch (err) {
       if (attempt >= ATTEMPTS || !mayHaveArrived(err)) throw err
       if (await recentlyUploaded(clients, cid, signal).catch(() => false)) return 'reused'
-      await new Promise(resolve => setTimeout(resolve, 500 * 2 ** attempt))
-      signal?.throwIfAborted()
+      await sleep(backoffMs({ firstMs: 1000, maxMs: 8000, jitter: 'spread' }, attempt), signal)
     }
   }
 }

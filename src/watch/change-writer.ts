@@ -1,5 +1,6 @@
 import type { EntryChange, EntryStore } from '../index/index.js'
 import { IndexWriteError, IndexWriteFatalError } from '../errors.js'
+import { backoffMs } from '../util/backoff.js'
 
 export const DEFAULT_FLUSH_MS = 250
 export const DEFAULT_MAX_BATCH = 5_000
@@ -179,7 +180,7 @@ export class ChangeWriter {
       this.giveUp(`${this.batch.size} changes are waiting to be written`, error)
       return
     }
-    const delay = Math.min((this.init.retryMinMs ?? DEFAULT_RETRY_MIN_MS) * 2 ** (this.attempts - 1), this.init.retryMaxMs ?? DEFAULT_RETRY_MAX_MS)
+    const delay = backoffMs({ firstMs: this.init.retryMinMs ?? DEFAULT_RETRY_MIN_MS, maxMs: this.init.retryMaxMs ?? DEFAULT_RETRY_MAX_MS, jitter: 'none' }, this.attempts)
     this.retryAt = Date.now() + delay
     clearTimeout(this.timer)
     this.timer = setTimeout(() => this.commit(), delay)

@@ -1,5 +1,6 @@
 import { opendir, stat } from 'node:fs/promises'
 import { dirId } from './dir-chain.js'
+import { backoffMs } from '../util/backoff.js'
 
 /** How often a watched folder's root is looked at: one stat. */
 export const ROOT_CHECK_MS = 2_000
@@ -34,7 +35,8 @@ export class RootGuard {
   /** The (device, inode) of the root the rows were read from. */
   private id: string | undefined
   private timer: NodeJS.Timeout | undefined
-  private retryMs = ROOT_RETRY_MS
+  /** Checks in a row that found the folder away. */
+  private absences = 0
   private checking = false
   private stopped = false
 
@@ -63,13 +65,12 @@ export class RootGuard {
 
   /** The next check soon, backing off while the folder stays away. */
   retry (): void {
-    this.schedule(this.retryMs)
-    this.retryMs = Math.min(this.retryMs * 2, ROOT_RETRY_MAX_MS)
+    this.schedule(backoffMs({ firstMs: ROOT_RETRY_MS, maxMs: ROOT_RETRY_MAX_MS, jitter: 'none' }, ++this.absences))
   }
 
   /** The folder is back to normal: the next absence is looked for quickly again. */
   settled (): void {
-    this.retryMs = ROOT_RETRY_MS
+    this.absences = 0
     this.schedule()
   }
 

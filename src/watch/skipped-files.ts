@@ -1,3 +1,5 @@
+import { backoffMs } from '../util/backoff.js'
+
 /** A path that is not in the index as it is on disk, and why, as /status shows it. */
 export interface SkippedFile {
   /** Relative to the folder, `/`-separated (a directory when `kind` is `dir`). */
@@ -70,7 +72,7 @@ export class SkippedFiles {
     const known = this.records.get(path)
     const retries = known === undefined ? 0 : known.retries + 1
     const min = this.init.minRetryMs ?? DEFAULT_SKIP_RETRY_MIN_MS
-    const delay = Math.min(min * 2 ** retries, options.maxRetryMs ?? this.init.maxRetryMs ?? DEFAULT_SKIP_RETRY_MAX_MS)
+    const delay = backoffMs({ firstMs: min, maxMs: options.maxRetryMs ?? this.init.maxRetryMs ?? DEFAULT_SKIP_RETRY_MAX_MS, jitter: 'none' }, retries + 1)
     const nextAt = options.retry === false || this.closed ? undefined : Date.now() + delay
     this.records.set(path, { kind: options.kind ?? known?.kind ?? 'file', reason, since: known?.since ?? Date.now(), retries: known === undefined ? 0 : retries, nextAt })
     if (nextAt !== undefined) this.arm(nextAt)
