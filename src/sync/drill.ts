@@ -4,7 +4,7 @@ import { AbortedError, CidsyncError, DrillFailedError, NothingPublishedError, Po
 import type { Index } from '../index/index.js'
 import type { ServiceClients } from '../remote/index.js'
 import { cachedHistory, type HistoryEntry } from './history.js'
-import { acceptsUnencrypted } from './merge.js'
+import { acceptsUnencrypted } from './unencrypted-policy.js'
 import type { SyncStore } from './sync-store.js'
 import { verify, type VerifyResult } from './verify.js'
 

@@ -1,6 +1,5 @@
-import { rename } from 'node:fs/promises'
 import type { Logger } from 'pino'
-import { openIndex, type Index, type IncomingDevice } from '../index/index.js'
+import type { Index, IncomingDevice } from '../index/index.js'
 import type { ServiceClients } from '../remote/index.js'
 import type { DeviceChain, Manifest, SegmentRef } from '../snapshot/index.js'
 import { SequenceImplausibleError } from '../errors.js'
@@ -14,7 +13,8 @@ export function neededSegments (theirs: DeviceChain, mine: readonly SegmentRef[]
   return isPrefix ? { replace: false, segments: theirs.segments.slice(mine.length) } : { replace: true, segments: [...theirs.segments] }
 }
 
-function incoming (theirs: DeviceChain, replace: boolean, files: string[]): IncomingDevice {
+/** A device's chain as the index applies it: its segment files, whether they replace its rows. */
+export function incoming (theirs: DeviceChain, replace: boolean, files: string[]): IncomingDevice {
   const to = theirs.segments.at(-1)?.to ?? theirs.lastSeq
   return {
     deviceId: theirs.deviceId, hostname: theirs.hostname, firstSeen: theirs.firstSeen, lastSeq: theirs.lastSeq, replace, files,
@@ -102,28 +102,4 @@ export async function mergeManifest (components: MergeManifestComponents, manife
     components.logger.warn({ seenElsewhere: ownThere.lastSeq }, 'others hold this device\'s rows at a later sequence than its index: counting on from there; the next publish writes a base of its rows')
   }
   return { devicesTaken: plans.map(p => p.theirs.deviceId), segmentsFetched: wanted.length, refused }
-}
-
-/**
- * Builds a whole index from a manifest into `destination` (a new file): every segment fetched and
- * checked, the device with the largest base taken as the file itself (no row copied twice), the
- * other devices and then every delta applied, and every list recorded.
- */
-export async function buildIndex (clients: ServiceClients, manifest: Manifest, destination: string, init: FetchInit): Promise<void> {
-  const wanted = manifest.devices.flatMap(d => d.segments.map(segment => ({ deviceId: d.deviceId, segment })))
-  const databases = await fetchSegments(clients, wanted, init)
-  try {
-    const largest = [...manifest.devices].sort((a, b) => (b.segments[0]?.entries ?? 0) - (a.segments[0]?.entries ?? 0))[0]
-    if (largest !== undefined) await rename(databases.get(largest.segments[0]?.cid ?? '') as string, destination)
-    const index = openIndex(destination, { check: false })
-    try {
-      index.segments.applyDevices(manifest.devices.map(d => d === largest
-        ? incoming(d, false, d.segments.slice(1).map(s => databases.get(s.cid) as string))
-        : incoming(d, true, d.segments.map(s => databases.get(s.cid) as string))))
-    } finally {
-      index.close()
-    }
-  } finally {
-    await removeFetched(databases)
-  }
 }

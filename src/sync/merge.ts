@@ -1,11 +1,102 @@
+import { mkdirSync } from 'node:fs'
+import { rm } from 'node:fs/promises'
+import { join } from 'node:path'
 import type { Config } from '../config/index.js'
+import { ForeignPointerError, PointerNotFoundError, PointerUnreadableError, SnapshotUnencryptedError } from '../errors.js'
+import { READABLE_ENGINES } from '../snapshot/index.js'
+import { withSyncStore } from './with-sync-store.js'
+import { acceptsUnencrypted } from './unencrypted-policy.js'
+import type { PublishComponents, PublishInit } from './publish-init.js'
+import { cachedHistory, readPublish } from './history.js'
+import type { SyncStore } from './sync-store.js'
+import { mergeManifest } from './merge-manifest.js'
+import { unboundMayMerge } from './manifest-binding.js'
+import { behindPointer, type Behind } from './rollback.js'
+import { fetchV1Snapshot, isUnusable, missingKey, type FetchInit } from './segment-fetch.js'
+
+/** What the pointer holds now: its CID and entry count, or undefined when nothing is stored. */
+export async function currentPointer (components: PublishComponents, config: Config, signal?: AbortSignal): Promise<{ cid: string, memories: number | undefined } | undefined> {
+  try {
+    const pointer = await components.clients.pointers.current(config.namespace, config.network, { signal })
+    if (pointer.engine !== '' && !READABLE_ENGINES.includes(pointer.engine)) {
+      throw new ForeignPointerError(`the pointer for ${config.namespace} on ${config.network} holds a snapshot of engine ${pointer.engine}: cidsync will not overwrite it; use another namespace`)
+    }
+    return { cid: pointer.snapshotCid, memories: pointer.memories }
+  } catch (err) {
+    if (err instanceof PointerNotFoundError) return undefined
+    throw err
+  }
+}
 
 /**
- * Whether a snapshot with no cipher may be opened here. A device that encrypts refuses one
- * unless told otherwise (`[snapshot] accept_unencrypted`, or restore's `--allow-unencrypted`):
- * without a cipher nothing proves a device of this user made it, and its rows would be merged
- * and then re-encrypted under the user's key.
+ * Fetches what the pointer names through the gateways (a `/2` manifest and only the segments this
+ * index lacks, or a whole `/1` snapshot), opens it, and merges its other devices' rows into the
+ * index. Something missing or foreign is a {@link PointerUnreadableError} naming the repair; a
+ * network failure stays what it is (tried again later). A device's list at an implausible
+ * sequence is refused (the rest merged) and recorded for status. Answers `rolledBack` when the
+ * pointer's publish lacks what this index took from the pointer before (said in the log and
+ * status): the caller then publishes on top of it.
  */
-export function acceptsUnencrypted (config: Config, allowedByFlag = false): boolean {
-  return config.snapshot.encryption === 'none' || config.snapshot.acceptUnencrypted || allowedByFlag
+export async function fetchAndMerge (components: PublishComponents, init: PublishInit, cid: string, label: string): Promise<{ rolledBack: boolean }> {
+  const dir = join(init.config.stateDir, 'snapshots')
+  mkdirSync(dir, { recursive: true, mode: 0o700 })
+  const fetch: FetchInit = { stateDir: init.config.stateDir, dir, label, binding: { namespace: init.config.namespace, network: init.config.network }, passphrase: init.passphrase, acceptUnencrypted: acceptsUnencrypted(init.config), signal: init.signal }
+  try {
+    return await withSyncStore(components.store, init.config.stateDir, async (store) => {
+      const { manifest } = await readPublish(components.clients, cid, store.manifestCache, fetch)
+      if (manifest === undefined) {
+        await mergeV1(components, init, cid, fetch)
+        return { rolledBack: false }
+      }
+      unboundMayMerge(manifest, cid, { boundSeen: store.boundSeen(), ours: () => ourChain(store) })
+      if (manifest.namespace !== undefined) store.noteBound()
+      const ownPublished = store.ownSeq(components.deviceId)
+      const behind = behindPointer(components.index, manifest, components.deviceId, ownPublished)
+      const merged = await mergeManifest(components, manifest, { ...fetch, name: cid }, { ownPublished })
+      components.logger.info({ from: cid, devices: merged.devicesTaken.length, segments: merged.segmentsFetched }, 'merged other devices\' segments')
+      for (const refusal of merged.refused) components.logger.error({ from: cid, device: refusal.deviceId, lastSeq: refusal.lastSeq, known: refusal.known, code: refusal.error.code }, refusal.error.message)
+      const first = merged.refused[0]
+      store.noteRefused(first === undefined ? null : { at: new Date().toISOString(), code: first.error.code, message: merged.refused.length === 1 ? first.error.message : `${first.error.message} (and ${merged.refused.length - 1} more devices' lists)` })
+      if (behind.length === 0) return { rolledBack: false }
+      const worst = behind[0] as Behind
+      const message = `the pointer holds ${cid}, which lacks what it held before: device ${worst.deviceId}${worst.deviceId === components.deviceId ? ' (this one)' : ''} at sequence ${worst.there} there, ${worst.here} in this device's last publish` +
+        `${behind.length > 1 ? ` (and ${behind.length - 1} more devices)` : ''}. The service set the pointer back, or a device published without merging: this device publishes on top of it, with every row it holds`
+      components.logger.warn({ pointer: cid, behind, code: 'ERR_POINTER_ROLLED_BACK' }, message)
+      store.noteRollback({ at: new Date().toISOString(), code: 'ERR_POINTER_ROLLED_BACK', message })
+      return { rolledBack: true }
+    })
+  } catch (err) {
+    // No cipher: its own message names the choices (accept it, or repair the pointer). Another key:
+    // this device's problem, never the pointer's (a repair would put this device's key over
+    // every other device's history), so never offered.
+    if (!isUnusable(err) || err instanceof SnapshotUnencryptedError) throw err
+    const key = missingKey(err)
+    if (key !== undefined) throw key
+    const { namespace, network } = init.config
+    throw new PointerUnreadableError(`the pointer for ${namespace} on ${network} names ${cid}, which cannot be used here: ${(err as Error).message}. ` +
+      'Publishing stops there (nothing of it can be merged); to put this device\'s index, with every other device\'s rows it holds, in its place, run `cidsync pointer repair`', cid, { cause: err })
+  }
+}
+
+/** How far back {@link ourChain} looks. */
+const OUR_CHAIN_LIMIT = 10_000
+
+/** This namespace's publishes this device knows: its base, its last publish, and the cached chain behind them. */
+function ourChain (store: SyncStore): Set<string> {
+  const heads = [store.base(), store.lastPublished()?.cid].filter((c): c is string => c !== undefined && c !== '')
+  // Each cached entry's `previous` is an authenticated link of the chain too (the oldest may not be cached).
+  const chain = heads.flatMap(head => cachedHistory(store.manifestCache, head, OUR_CHAIN_LIMIT).flatMap(entry => [entry.cid, entry.previous ?? '']))
+  return new Set([...heads, ...chain].filter(c => c !== ''))
+}
+
+/** A `cidsync-sqlite/1` snapshot: the whole index, merged device by device (their lists forgotten: the next publish writes bases). */
+async function mergeV1 (components: PublishComponents, init: PublishInit, cid: string, fetch: FetchInit): Promise<void> {
+  const database = join(fetch.dir, `${fetch.label}-${process.pid}.sqlite`)
+  try {
+    await fetchV1Snapshot(components.clients, cid, database, fetch)
+    const merged = components.index.mergeFrom(database, components.deviceId)
+    components.logger.info({ from: cid, devices: merged.devicesTaken.length }, 'merged another device\'s cidsync-sqlite/1 snapshot')
+  } finally {
+    await rm(database, { force: true })
+  }
 }

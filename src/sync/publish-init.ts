@@ -6,7 +6,7 @@ import type { PublishStep } from './publish-job.js'
 import type { SyncStore } from './sync-store.js'
 
 // What a publish is given and what it answers, apart from the steps, so the merge it runs
-// (pointer-snapshot.ts) and the publish itself share them without importing each other.
+// (merge.ts) and the publish itself share them without importing each other.
 
 export interface PublishComponents {
   readonly index: Index

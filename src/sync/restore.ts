@@ -14,9 +14,9 @@ import { withSyncStore } from './with-sync-store.js'
 import { hasSyncState } from './sync-state-file.js'
 import { removeLeftovers } from './leftovers.js'
 import { jobFiles } from './publish-job.js'
-import { acceptsUnencrypted } from './merge.js'
+import { acceptsUnencrypted } from './unencrypted-policy.js'
 import { publishAt, readPublish, type HistoryEntry, type ManifestCache } from './history.js'
-import { buildIndex } from './merge-manifest.js'
+import { buildIndex } from './build-index.js'
 import { fetchV1Snapshot, type FetchInit } from './segment-fetch.js'
 
 export interface RestoreInit {

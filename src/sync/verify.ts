@@ -5,7 +5,7 @@ import { CidsyncError, SegmentUnusableError } from '../errors.js'
 import type { Index } from '../index/index.js'
 import type { ServiceClients } from '../remote/index.js'
 import { ENGINE_V1, type Manifest } from '../snapshot/index.js'
-import { buildIndex } from './merge-manifest.js'
+import { buildIndex } from './build-index.js'
 import { fetchSegments, fetchV1Snapshot, isUnusable, missingKey, removeDatabase, removeFetched, type FetchInit } from './segment-fetch.js'
 import { readPublish, walkHistory, type ManifestCache } from './history.js'
 

@@ -1,0 +1,30 @@
+import { rename } from 'node:fs/promises'
+import { openIndex } from '../index/index.js'
+import type { ServiceClients } from '../remote/index.js'
+import type { Manifest } from '../snapshot/index.js'
+import { incoming } from './merge-manifest.js'
+import { fetchSegments, removeFetched, type FetchInit } from './segment-fetch.js'
+
+/**
+ * Builds a whole index from a manifest into `destination` (a new file): every segment fetched and
+ * checked, the device with the largest base taken as the file itself (no row copied twice), the
+ * other devices and then every delta applied, and every list recorded.
+ */
+export async function buildIndex (clients: ServiceClients, manifest: Manifest, destination: string, init: FetchInit): Promise<void> {
+  const wanted = manifest.devices.flatMap(d => d.segments.map(segment => ({ deviceId: d.deviceId, segment })))
+  const databases = await fetchSegments(clients, wanted, init)
+  try {
+    const largest = [...manifest.devices].sort((a, b) => (b.segments[0]?.entries ?? 0) - (a.segments[0]?.entries ?? 0))[0]
+    if (largest !== undefined) await rename(databases.get(largest.segments[0]?.cid ?? '') as string, destination)
+    const index = openIndex(destination, { check: false })
+    try {
+      index.segments.applyDevices(manifest.devices.map(d => d === largest
+        ? incoming(d, false, d.segments.slice(1).map(s => databases.get(s.cid) as string))
+        : incoming(d, true, d.segments.map(s => databases.get(s.cid) as string))))
+    } finally {
+      index.close()
+    }
+  } finally {
+    await removeFetched(databases)
+  }
+}
