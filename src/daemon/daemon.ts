@@ -1,14 +1,15 @@
-import { mkdirSync, statfsSync } from 'node:fs'
+import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
-import { hostname } from 'node:os'
 import type { Config } from '../config/index.js'
-import { excludedNotes, formatListenAddress } from '../config/index.js'
-import { otherDaemonAt } from './listen-owner.js'
-import { indexPath, loadOrCreateDeviceId, openIndexRecovering, type FolderTotals, type Index, type OpenedIndex } from '../index/index.js'
+import { formatListenAddress } from '../config/index.js'
+import { explainListenError } from './listen-owner.js'
+import { stateDiskFull } from './state-disk.js'
+import { buildStatus, sumTotals, uptimeSeconds } from './build-status.js'
+import { indexPath, loadOrCreateDeviceId, openIndexRecovering, type Index, type OpenedIndex } from '../index/index.js'
 import { createWatcher, type Watcher } from '../watch/index.js'
 import { VERSION } from '../version.js'
 import { ensurePrivateDir } from '../util/private-dir.js'
-import { CidsyncError, ListenError, NotReadyError, StateDiskFullError } from '../errors.js'
+import { NotReadyError } from '../errors.js'
 import type { SyncEvent, SyncRunner } from '../sync/index.js'
 import { EventBus } from './event-bus.js'
 import { EventObserver } from './event-observer.js'
@@ -18,14 +19,9 @@ import type { Logger } from './logger.js'
 import { StatusServer } from './status-server.js'
 import { FindService } from '../find/index.js'
 import { ServiceLink } from './service-link.js'
-import { authState } from './auth-state.js'
 import { foldCalls, reloadConfig } from './reload.js'
 import type { ReloadStatus, StateRecovery, StatusDocument } from './status-document.js'
-import { isFixed, RecentErrors } from './recent-errors.js'
-
-function sumTotals (all: readonly FolderTotals[]): { files: number, bytes: number } {
-  return { files: all.reduce((n, t) => n + t.files, 0), bytes: all.reduce((n, t) => n + t.bytes, 0) }
-}
+import { RecentErrors } from './recent-errors.js'
 
 export interface DaemonComponents {
   readonly logger: Logger
@@ -39,27 +35,6 @@ export interface DaemonInit {
  * The long-running process: lock, index, watcher, status endpoint. `start()` returns once the
  * endpoint answers; the scan goes on behind it and shows its progress there.
  */
-/** Bytes the daemon's user may still write on the state dir's file system; undefined when unknown. */
-function spaceLeft (stateDir: string): number | undefined {
-  try {
-    const fs = statfsSync(stateDir)
-    return (process.getuid?.() === 0 ? fs.bfree : fs.bavail) * fs.bsize
-  } catch {
-    return undefined
-  }
-}
-
-/**
- * A start-up failure caused by a full state disk: ENOSPC, SQLite's SQLITE_FULL, or any other
- * failure (SQLite's "disk I/O error" on a -shm it cannot grow) while no space is left there.
- */
-function stateDiskFull (stateDir: string, err: unknown): StateDiskFullError | undefined {
-  if (err instanceof CidsyncError) return undefined
-  const code = (err as { code?: unknown }).code
-  if (code !== 'ENOSPC' && code !== 'SQLITE_FULL' && spaceLeft(stateDir) !== 0) return undefined
-  return new StateDiskFullError(stateDir, { cause: err })
-}
-
 export class Daemon {
   private config: Config
   private readonly logger: Logger
@@ -306,7 +281,7 @@ export class Daemon {
       this.index?.close()
       this.lock?.release()
       // A start that failed is said by its error, not as a stop of a daemon that never ran.
-      if (this.started) this.logger.info({ uptimeSeconds: this.uptimeSeconds() }, 'daemon stopped')
+      if (this.started) this.logger.info({ uptimeSeconds: uptimeSeconds(this.startedAt) }, 'daemon stopped')
     })()
     await this.stopping
   }
@@ -322,78 +297,11 @@ export class Daemon {
 
 
   status (): StatusDocument {
-    const watch = this.watcher?.status()
-    this.errors.resolveWhere((topic, since) => isFixed(topic, since, { serviceReached: this.link?.runner !== undefined && this.link.error === undefined, watch }))
-    const perFolder = this.index?.entries.totals(this.deviceId) ?? []
-    const totals = new Map(perFolder.map(t => [t.folder, t]))
-    const folders = (watch?.folders ?? []).map(f => ({
-      name: f.name,
-      path: f.path,
-      state: f.state,
-      files: totals.get(f.name)?.files ?? 0,
-      bytes: totals.get(f.name)?.bytes ?? 0,
-      scan: { scanned: f.scanned, toHash: f.toHash, hashed: f.hashed, hashedBytes: f.hashedBytes },
-      skipped: f.skipped,
-      skippedFiles: f.skippedFiles,
-      error: f.error ?? null,
-      notes: excludedNotes(this.config.folders.find(c => c.name === f.name) ?? { name: f.name, path: f.path, ignore: [], followSymlinks: false })
-    }))
-    const memory = process.memoryUsage()
-    return {
-      version: VERSION,
-      pid: process.pid,
-      startedAt: this.startedAt.toISOString(),
-      uptimeSeconds: this.uptimeSeconds(),
-      device: { id: this.deviceId, hostname: hostname() },
-      namespace: this.config.namespace,
-      network: this.config.network,
-      stateDir: this.config.stateDir,
-      cidProfile: this.config.cidProfile,
-      service: { mode: this.config.service.mode, endpoint: this.link?.connection?.describe ?? null, error: this.link?.error ?? null },
-      publish: this.link?.publishStatus() ?? null,
-      auth: authState(this.link?.connection),
-      reconcile: this.link?.runner?.reconcileStatus() ?? null,
-      account: this.account,
-      content: this.link?.runner?.contentStatus() ?? null,
-      restorable: this.link?.runner?.restorable() ?? null,
-      history: this.link?.runner?.history() ?? [],
-      watcher: { state: watch?.state ?? 'starting', currentAt: watch?.currentAt === undefined ? null : new Date(watch.currentAt).toISOString(), hashing: watch?.hashing ?? { files: 0, bytes: 0, bytesRead: 0 } },
-      folders,
-      index: {
-        path: this.index?.path ?? '',
-        ...sumTotals(perFolder),
-        rowsWritten: watch?.rowsWritten ?? 0,
-        writeErrors: watch?.writeErrors ?? 0,
-        writeState: watch?.writer.state ?? 'ok',
-        pendingWrites: watch?.writer.pending ?? 0,
-        lastError: watch?.writer.lastError === undefined
-          ? null
-          : { at: new Date(watch.writer.lastError.at).toISOString(), code: watch.writer.lastError.code, message: watch.writer.lastError.message, retryAt: watch.writer.retryAt === undefined ? null : new Date(watch.writer.retryAt).toISOString() }
-      },
-      drift: watch?.drift ?? null,
-      filesSkipped: folders.reduce((n, f) => n + f.skipped, 0),
-      memory: { rssBytes: memory.rss, heapUsedBytes: memory.heapUsed },
-      lastErrors: this.errors.list(),
-      resolvedErrors: this.errors.resolvedList(),
-      reload: this.lastReload,
-      events: { lastId: this.events.lastId, streams: this.server?.eventStreams.open ?? 0, dropped: this.server?.eventStreams.dropped ?? 0, peakBufferedBytes: this.server?.eventStreams.peakBufferedBytes ?? 0 },
-      stateFiles: { recovered: [...this.recovered], leftoversRemoved: this.link?.leftoversRemoved ?? { files: 0, bytes: 0 }, syncStateError: this.link?.syncStateError ?? null }
-    }
+    return buildStatus({
+      config: this.config, deviceId: this.deviceId, startedAt: this.startedAt, index: this.index, watcher: this.watcher, link: this.link,
+      errors: this.errors, account: this.account, reload: this.lastReload, events: this.events, server: this.server, recovered: this.recovered
+    })
   }
 
-  private uptimeSeconds (): number {
-    return Math.round((Date.now() - this.startedAt.getTime()) / 100) / 10
-  }
-}
 
-/**
- * The address is taken: by another cidsync daemon (the quick start's and `init`'s configs share
- * the default port), say whose and what to change; anything else as the server said it.
- */
-async function explainListenError (err: unknown, config: Config): Promise<unknown> {
-  if (!(err instanceof ListenError) || (err.cause as NodeJS.ErrnoException | undefined)?.code !== 'EADDRINUSE') return err
-  const other = await otherDaemonAt(config.status.listen)
-  if (other === undefined) return err
-  return new ListenError(`the status endpoint cannot listen on ${formatListenAddress(config.status.listen)}: another cidsync daemon listens there ` +
-    `(pid ${other.pid}, state dir ${other.stateDir}): give this config its own port with [status] listen = "127.0.0.1:0" (any free one; \`cidsync status\` finds it) or another fixed port`, { cause: err })
 }

@@ -1,5 +1,6 @@
 import { request } from 'undici'
-import { formatListenAddress, type ListenAddress } from '../config/index.js'
+import { formatListenAddress, type Config, type ListenAddress } from '../config/index.js'
+import { ListenError } from '../errors.js'
 
 /** Who holds a status address: another cidsync daemon, as its own `/status` says. */
 export interface OtherDaemon { readonly pid: number, readonly stateDir: string, readonly version: string }
@@ -20,4 +21,16 @@ export async function otherDaemonAt (address: ListenAddress): Promise<OtherDaemo
   } catch {
     return undefined
   }
+}
+
+/**
+ * The address is taken: by another cidsync daemon (the quick start's and `init`'s configs share
+ * the default port), say whose and what to change; anything else as the server said it.
+ */
+export async function explainListenError (err: unknown, config: Config): Promise<unknown> {
+  if (!(err instanceof ListenError) || (err.cause as NodeJS.ErrnoException | undefined)?.code !== 'EADDRINUSE') return err
+  const other = await otherDaemonAt(config.status.listen)
+  if (other === undefined) return err
+  return new ListenError(`the status endpoint cannot listen on ${formatListenAddress(config.status.listen)}: another cidsync daemon listens there ` +
+    `(pid ${other.pid}, state dir ${other.stateDir}): give this config its own port with [status] listen = "127.0.0.1:0" (any free one; \`cidsync status\` finds it) or another fixed port`, { cause: err })
 }
