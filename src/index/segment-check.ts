@@ -1,0 +1,45 @@
+import type { Database as Db } from 'better-sqlite3'
+import { SnapshotFormatError, SnapshotIntegrityError } from '../errors.js'
+import { openDatabase } from './open.js'
+import { SCHEMA_VERSION } from './migrations.js'
+import { segmentSchemaProblems } from './segment-schema.js'
+import { hasLiveCounts } from './entries.js'
+import type { SegmentRange } from './segment-types.js'
+
+/**
+ * Checks a segment database against what its sealed header and the manifest say: SQLite's quick
+ * check, a schema this cidsync knows, only that device's rows, sequences inside the range, the
+ * count as announced. A failure names the segment.
+ */
+export function checkSegment (path: string, range: SegmentRange & { readonly entries: number }, name: string): void {
+  let db: Db | undefined
+  try {
+    db = openDatabase(path, { readonly: true, check: false })
+    const quick = db.pragma('quick_check(1)', { simple: true })
+    if (quick !== 'ok') throw new SnapshotIntegrityError(`segment ${name} holds a damaged database (quick_check: ${String(quick)})`)
+    const found = db.prepare('SELECT COUNT(*) AS rows, SUM(device_id != ?) AS foreign_rows, MIN(seq) AS low, MAX(seq) AS high, COALESCE(SUM(deleted = 0), 0) AS live FROM entries').get(range.deviceId) as { rows: number, foreign_rows: number | null, low: number | null, high: number | null, live: number }
+    const problems: string[] = segmentSchemaProblems(db, range.deviceId, range.to)
+    // A segment of schema 5+ carries its live count (a base becomes a restored index as it is).
+    if (hasLiveCounts(db)) {
+      const carried = db.prepare('SELECT COALESCE(SUM(live), 0) FROM live_counts').pluck().get() as number
+      if (carried !== found.live) problems.push(`a live count of ${carried} where it holds ${found.live} live rows`)
+    }
+    if (found.rows !== range.entries) problems.push(`${found.rows} rows where ${range.entries} were announced`)
+    if ((found.foreign_rows ?? 0) > 0) problems.push(`${found.foreign_rows ?? 0} rows of another device`)
+    if (found.low !== null && found.low <= (range.kind === 'base' ? -1 : range.from)) problems.push(`a row at sequence ${found.low}, not after ${range.from}`)
+    if (found.high !== null && found.high > range.to) problems.push(`a row at sequence ${found.high}, past ${range.to}`)
+    if (db.prepare("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'content'").pluck().get() === 1) {
+      const content = db.prepare('SELECT SUM(device_id != ?) AS foreign_rows, MIN(seq) AS low, MAX(seq) AS high FROM content').get(range.deviceId) as { foreign_rows: number | null, low: number | null, high: number | null }
+      if ((content.foreign_rows ?? 0) > 0) problems.push(`${content.foreign_rows ?? 0} content records of another device`)
+      if (content.low !== null && content.low <= (range.kind === 'base' ? -1 : range.from)) problems.push(`a content record at sequence ${content.low}, not after ${range.from}`)
+      if (content.high !== null && content.high > range.to) problems.push(`a content record at sequence ${content.high}, past ${range.to}`)
+    }
+    if (problems.length > 0) throw new SnapshotIntegrityError(`segment ${name} does not hold what it says: ${problems.join(', ')}`)
+  } catch (err) {
+    if (err instanceof SnapshotIntegrityError || err instanceof SnapshotFormatError) throw err
+    const schema = /newer/.test((err as Error).message) ? ` (it needs schema ${SCHEMA_VERSION}+: upgrade cidsync)` : ''
+    throw new SnapshotIntegrityError(`segment ${name} cannot be read as a database${schema}: ${(err as Error).message}`, { cause: err })
+  } finally {
+    db?.close()
+  }
+}
