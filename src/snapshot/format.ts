@@ -114,3 +114,11 @@ export function decodeHeader (prefix: Buffer): { header: SealedHeader, bodyOffse
   }
   return { header: parsed.data, bodyOffset: end, headerBytes: prefix.subarray(0, end) }
 }
+
+/** Which rows of one device a segment holds: a base (its rows at `to`) or a delta (every row written in `(from, to]`). */
+export interface SegmentSpan {
+  readonly deviceId: string
+  readonly kind: 'base' | 'delta'
+  readonly from: number
+  readonly to: number
+}

@@ -1,11 +1,10 @@
 import { rename, rm } from 'node:fs/promises'
 import { dirname } from 'node:path'
-import Database from 'better-sqlite3'
 import { fsyncPath } from '../util/fsync.js'
-import { SnapshotFormatError, SnapshotIntegrityError } from '../errors.js'
-import { SCHEMA_VERSION } from '../index/index.js'
+import { SnapshotFormatError } from '../errors.js'
 import { ENGINE_V1, type SealedHeader, type SnapshotHeader } from './format.js'
 import { readSealedHeader, unseal } from './sealed-file.js'
+import { inflateBound } from './size-bounds.js'
 
 export interface ReadSnapshotInit {
   /** The snapshot file (already verified against its CID by whoever fetched it). */
@@ -20,23 +19,8 @@ export interface ReadSnapshotInit {
    * proves who made it, so a device that encrypts refuses one (`SnapshotUnencryptedError`).
    */
   readonly acceptUnencrypted?: boolean
-}
-
-const MIB = 1024 * 1024
-/** Every body may inflate to this much... */
-export const MIN_INFLATE_BOUND = 64 * MIB
-/** ...or this much per entry its header counts (an index row is a few hundred bytes)... */
-export const INFLATE_BYTES_PER_ENTRY = 4096
-/** ...or this many times its compressed size (tombstones the header does not count compress well)... */
-export const INFLATE_RATIO = 64
-/** ...and never more than this, whatever its header says. */
-export const MAX_INFLATE_BOUND = 8 * 1024 * MIB
-
-/** How many bytes a body may inflate to before it is refused as a decompression bomb. */
-export function inflateBound (header: SealedHeader, compressedBytes: number): number {
-  const announced = 'entries' in header ? header.entries : 0
-  const entries = Number.isSafeInteger(announced) && announced > 0 ? announced : 0
-  return Math.min(MAX_INFLATE_BOUND, Math.max(MIN_INFLATE_BOUND, entries * INFLATE_BYTES_PER_ENTRY, compressedBytes * INFLATE_RATIO))
+  /** Checks the database before it is put in place (the index room's check: a damaged or newer one throws). */
+  readonly check: (database: string) => void
 }
 
 /** Reads only the header of a `/1` snapshot (a `/2` file is refused: it is not one whole index). */
@@ -50,22 +34,6 @@ function expectV1 (header: SealedHeader): void {
   if (header.engine !== ENGINE_V1) throw new SnapshotFormatError(`expected a ${ENGINE_V1} snapshot, found a ${header.engine} ${'kind' in header ? header.kind : 'file'}`)
 }
 
-/** `PRAGMA integrity_check` and a schema this cidsync knows: a damaged or newer database is refused. */
-export function checkDatabase (path: string, check: 'integrity_check' | 'quick_check' = 'integrity_check'): void {
-  const db = new Database(path, { readonly: true, fileMustExist: true })
-  try {
-    const result = db.pragma(check, { simple: true })
-    if (result !== 'ok') throw new SnapshotIntegrityError(`the snapshot's database is damaged (${check}: ${String(result)})`)
-    const version = db.pragma('user_version', { simple: true }) as number
-    if (version > SCHEMA_VERSION) throw new SnapshotFormatError(`the snapshot's index has schema version ${version}, newer than this cidsync's ${SCHEMA_VERSION}: upgrade cidsync`)
-    db.prepare('SELECT COUNT(*) FROM entries').pluck().get()
-  } catch (err) {
-    if (err instanceof SnapshotIntegrityError || err instanceof SnapshotFormatError) throw err
-    throw new SnapshotIntegrityError(`the snapshot's database cannot be read: ${(err as Error).message}`, { cause: err })
-  } finally {
-    db.close()
-  }
-}
 
 /**
  * Opens a `cidsync-sqlite/1` snapshot: checks its header, decrypts (the tag authenticates header
@@ -76,7 +44,7 @@ export async function readSnapshot (init: ReadSnapshotInit): Promise<SnapshotHea
   const temp = `${init.destination}.${process.pid}.restore`
   try {
     const header = await unseal({ ...init, destination: temp, expect: expectV1, inflateBound })
-    checkDatabase(temp)
+    init.check(temp)
     await fsyncPath(temp)
     await rename(temp, init.destination)
     await fsyncPath(dirname(init.destination))

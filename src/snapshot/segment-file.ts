@@ -1,8 +1,7 @@
 import { rm } from 'node:fs/promises'
 import { SnapshotFormatError } from '../errors.js'
-import { checkSegment, type SegmentRange } from '../index/index.js'
-import { ENGINE, FORMAT_VERSION, type SealedHeader } from './format.js'
-import { INFLATE_BYTES_PER_ENTRY, MAX_INFLATE_BOUND } from './read-snapshot.js'
+import { ENGINE, FORMAT_VERSION, type SealedHeader, type SegmentSpan } from './format.js'
+import { INFLATE_BYTES_PER_ENTRY, MAX_INFLATE_BOUND } from './size-bounds.js'
 import { seal, unseal, type Sealed } from './sealed-file.js'
 
 /** Every segment may inflate to this much, however small... */
@@ -25,7 +24,7 @@ export interface SealSegmentInit {
   /** The segment database (`SegmentStore.writeSegment`). */
   readonly database: string
   readonly path: string
-  readonly range: SegmentRange
+  readonly range: SegmentSpan
   readonly entries: number
   readonly encryption: 'aes-256-gcm' | 'none'
   readonly stateDir: string
@@ -51,7 +50,9 @@ export interface OpenSegmentInit {
   /** Where the checked database goes. */
   readonly destination: string
   /** What the manifest says the segment is; the header and the rows must agree. */
-  readonly expected: SegmentRange & { readonly entries: number }
+  readonly expected: SegmentSpan & { readonly entries: number }
+  /** Checks the database holds exactly those rows (the index room's `checkSegment`); throws if not. */
+  readonly check: (database: string) => void
   /** Names it in errors: its CID. */
   readonly name: string
   readonly stateDir: string
@@ -62,7 +63,7 @@ export interface OpenSegmentInit {
 
 /**
  * Opens a sealed segment: the header must say what the manifest says (device, range, count),
- * the tag must verify, and the database must hold exactly those rows (`checkSegment`).
+ * the tag must verify, and the database must hold exactly those rows (`init.check`).
  */
 export async function openSegment (init: OpenSegmentInit): Promise<void> {
   const { expected, name } = init
@@ -74,7 +75,7 @@ export async function openSegment (init: OpenSegmentInit): Promise<void> {
   }
   try {
     await unseal({ ...init, expect, inflateBound: segmentInflateBound })
-    checkSegment(init.destination, expected, name)
+    init.check(init.destination)
   } catch (err) {
     await rm(init.destination, { force: true })
     throw err

@@ -1,6 +1,7 @@
 import { rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import { CidsyncError, ContentNotFoundError, IntegrityError, ManifestNamespaceError, SegmentUnusableError, SnapshotFormatError, SnapshotIntegrityError, SnapshotKeyError, SnapshotTooLargeError, SnapshotUnencryptedError } from '../errors.js'
+import { checkIndexFile, checkSegment } from '../index/index.js'
 import { canonicalCid, type ServiceClients } from '../remote/index.js'
 import { openSegment, readSnapshot, type SegmentRef } from '../snapshot/index.js'
 import { SNAPSHOT_PROFILE } from './snapshot-profile.js'
@@ -69,7 +70,8 @@ export async function fetchSegments (clients: ServiceClients, wanted: ReadonlyAr
         await openSegment({
           path: `${base}.seg`, destination: `${base}.sqlite`, name: segment.cid, stateDir: init.stateDir, passphrase: init.passphrase,
           acceptUnencrypted: init.acceptUnencrypted, signal: init.signal,
-          expected: { deviceId, kind: segment.kind, from: segment.from, to: segment.to, entries: segment.entries }
+          expected: { deviceId, kind: segment.kind, from: segment.from, to: segment.to, entries: segment.entries },
+          check: (database) => { checkSegment(database, { deviceId, kind: segment.kind, from: segment.from, to: segment.to, entries: segment.entries }, segment.cid) }
         })
       } catch (err) {
         throw named(err, `segment (${segment.kind} ${segment.from}..${segment.to} of device ${deviceId.slice(0, 12)})`, segment.cid)
@@ -108,7 +110,7 @@ export async function fetchV1Snapshot (clients: ServiceClients, cid: string, des
   const path = fetchedPath(init, cid, '.snap')
   try {
     await clients.gateway.fetchVerified(cid, SNAPSHOT_PROFILE, path, { signal: init.signal, onProgress: init.onProgress })
-    await readSnapshot({ path, stateDir: init.stateDir, destination, passphrase: init.passphrase, acceptUnencrypted: init.acceptUnencrypted, signal: init.signal })
+    await readSnapshot({ path, stateDir: init.stateDir, destination, passphrase: init.passphrase, acceptUnencrypted: init.acceptUnencrypted, signal: init.signal, check: checkIndexFile })
   } finally {
     await rm(path, { force: true })
   }

@@ -2,7 +2,7 @@ import { describe, it, expect } from 'vitest'
 import { access, readdir, readFile, stat, writeFile } from 'node:fs/promises'
 import { gzipSync } from 'node:zlib'
 import { join } from 'node:path'
-import { openIndex, type Index } from '../../src/index/index.js'
+import { checkIndexFile, openIndex, type Index } from '../../src/index/index.js'
 import { exportKey, importKey, readSnapshot, readSnapshotHeader, writeSnapshot, MAGIC } from '../../src/snapshot/index.js'
 import { SnapshotFormatError, SnapshotIntegrityError, SnapshotKeyError, SnapshotTooLargeError, SnapshotUnencryptedError, UsageError } from '../../src/errors.js'
 import { useTempDir } from '../helpers/temp-dir.js'
@@ -32,7 +32,7 @@ async function snapshotOf (dir: string, encryption: 'aes-256-gcm' | 'none' = 'ae
 
 async function restoreError (snapshot: string, stateDir: string, passphrase?: string, acceptUnencrypted = false): Promise<Error> {
   const destination = join(stateDir, 'restored.sqlite')
-  const err = await readSnapshot({ path: snapshot, stateDir, destination, passphrase, acceptUnencrypted }).then(() => undefined, (e: unknown) => e as Error)
+  const err = await readSnapshot({ check: checkIndexFile, path: snapshot, stateDir, destination, passphrase, acceptUnencrypted }).then(() => undefined, (e: unknown) => e as Error)
   await expect(access(destination)).rejects.toThrow()
   if (err === undefined) throw new Error('expected the snapshot to be refused')
   return err
@@ -46,7 +46,7 @@ describe('snapshots', () => {
     expect(header).toMatchObject({ format: 1, engine: 'cidsync-sqlite/1', compression: 'gzip', cipher: 'aes-256-gcm', device: A, entries: 501 })
     expect((await readFile(path)).includes(Buffer.from('a/1.md'))).toBe(false)
     const destination = join(dir, 'restored.sqlite')
-    await readSnapshot({ path, stateDir: dir, destination })
+    await readSnapshot({ check: checkIndexFile, path, stateDir: dir, destination })
     const restored = openIndex(destination, { readonly: true })
     expect(rows(restored)).toEqual(rows(index))
     restored.close()
@@ -62,7 +62,7 @@ describe('snapshots', () => {
     expect(err).toBeInstanceOf(SnapshotUnencryptedError)
     expect((err as SnapshotUnencryptedError).exitCode).toBe(4)
     expect(err.message).toContain('--allow-unencrypted')
-    await readSnapshot({ path, stateDir: await useTempDir(), destination: join(dir, 'r.sqlite'), acceptUnencrypted: true })
+    await readSnapshot({ check: checkIndexFile, path, stateDir: await useTempDir(), destination: join(dir, 'r.sqlite'), acceptUnencrypted: true })
     index.close()
   })
 
@@ -90,7 +90,7 @@ describe('snapshots', () => {
     index.close()
     expect((await stat(path)).mode & 0o777).toBe(0o600)
     const destination = join(dir, 'restored.sqlite')
-    await readSnapshot({ path, stateDir: dir, destination })
+    await readSnapshot({ check: checkIndexFile, path, stateDir: dir, destination })
     expect((await stat(destination)).mode & 0o777).toBe(0o600)
   })
 
@@ -154,7 +154,7 @@ describe('snapshots', () => {
     const { path, index } = await snapshotOf(dir, 'aes-256-gcm', 'correct horse battery staple')
     index.close()
     const fresh = await useTempDir()
-    await readSnapshot({ path, stateDir: fresh, destination: join(fresh, 'r.sqlite'), passphrase: 'correct horse battery staple' })
+    await readSnapshot({ check: checkIndexFile, path, stateDir: fresh, destination: join(fresh, 'r.sqlite'), passphrase: 'correct horse battery staple' })
     expect((await restoreError(path, await useTempDir(), 'wrong')).message).toContain('wrong passphrase')
     expect((await restoreError(path, await useTempDir())).message).toContain('CIDSYNC_SNAPSHOT_PASSPHRASE')
   })
@@ -167,7 +167,7 @@ describe('snapshots', () => {
     const text = exportKey(dir)
     expect(text).toMatch(/^cidsync-key-1:[A-Za-z0-9_-]{43}$/)
     importKey(fresh, text)
-    await readSnapshot({ path, stateDir: fresh, destination: join(fresh, 'r.sqlite') })
+    await readSnapshot({ check: checkIndexFile, path, stateDir: fresh, destination: join(fresh, 'r.sqlite') })
     const third = await useTempDir()
     exportKey(third)
     expect(() => importKey(third, text)).toThrow(UsageError)

@@ -1,7 +1,7 @@
 import { describe, it, expect } from 'vitest'
 import { mkdir, readdir, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { indexPath, openIndex } from '../../src/index/index.js'
+import { checkSegment, indexPath, openIndex } from '../../src/index/index.js'
 import { exportKey, importKey } from '../../src/snapshot/index.js'
 import { serviceUnderTest, localServiceUnderTest, EXTERNAL } from '../helpers/service.js'
 import { useTempDir } from '../helpers/temp-dir.js'
@@ -207,7 +207,7 @@ describe('a publish\'s segments describe one instant of the index', () => {
     // Both files existed at sequence 2: a restore of this publish must have both, and can open it.
     expect(base?.entries).toBe(2)
     const { openSegment } = await import('../../src/snapshot/index.js')
-    await openSegment({ path: files[0]?.path as string, destination: join(dir, 'opened.sqlite'), name: 'base', stateDir: a.config.stateDir, expected: { deviceId: A, kind: 'base', from: 0, to: 2, entries: base?.entries ?? -1 } })
+    await openSegment({ path: files[0]?.path as string, destination: join(dir, 'opened.sqlite'), name: 'base', stateDir: a.config.stateDir, expected: { deviceId: A, kind: 'base', from: 0, to: 2, entries: base?.entries ?? -1 }, check: (d) => { checkSegment(d, { deviceId: A, kind: 'base', from: 0, to: 2, entries: base?.entries ?? -1 }, 'base') } })
   })
 })
 

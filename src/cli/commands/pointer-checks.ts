@@ -20,8 +20,9 @@ export async function checkSnapshotCid (clients: ServiceClients, config: Config,
       // A `/1` header is readable without the key: open the whole file to prove this device can.
       const { SNAPSHOT_PROFILE } = await import('../../sync/index.js')
       const { readSnapshot } = await import('../../snapshot/index.js')
+      const { checkIndexFile } = await import('../../index/index.js')
       await clients.gateway.fetchVerified(cid, SNAPSHOT_PROFILE, join(dir, 'snapshot'))
-      await readSnapshot({ path: join(dir, 'snapshot'), stateDir: config.stateDir, destination: join(dir, 'index.sqlite'), passphrase: process.env.CIDSYNC_SNAPSHOT_PASSPHRASE, acceptUnencrypted: acceptsUnencrypted(config) })
+      await readSnapshot({ path: join(dir, 'snapshot'), stateDir: config.stateDir, destination: join(dir, 'index.sqlite'), passphrase: process.env.CIDSYNC_SNAPSHOT_PASSPHRASE, acceptUnencrypted: acceptsUnencrypted(config), check: checkIndexFile })
     }
     return { entries: publish.entry.entries, engine: publish.entry.engine }
   } finally {
