@@ -2,11 +2,11 @@ import type { Logger } from 'pino'
 import type { Config } from '../config/index.js'
 import { AbortedError, CidsyncError, DrillFailedError, NothingPublishedError, PointerNotFoundError } from '../errors.js'
 import type { Index } from '../index/index.js'
-import type { ServiceClients } from '../remote/index.js'
 import { cachedHistory, type HistoryEntry } from './history.js'
 import { acceptsUnencrypted } from './unencrypted-policy.js'
 import type { SyncStore } from './sync-store.js'
 import { verify, type VerifyResult } from './verify.js'
+import type { StoreComponents } from './sync-components.js'
 
 /** What status shows of restore drills: the last one (null before the first). */
 export interface RestorableStatus {
@@ -22,13 +22,7 @@ export interface RestorableStatus {
 /** A publish as status and the dashboard list it, with where the deal this device asked for its manifest stands. */
 export interface HistoryRow extends HistoryEntry { readonly deal: 'made' | 'pending' | 'overdue' | 'none' }
 
-export interface DrillComponents {
-  readonly index: Index
-  readonly clients: ServiceClients
-  readonly logger: Logger
-  readonly deviceId: string
-  readonly store: SyncStore
-}
+export type DrillComponents = StoreComponents
 
 /** Runs a restore drill on what the pointer names now and records the result (status, metrics, `cidsync status`). */
 export async function runDrill (components: DrillComponents, config: Config, signal?: AbortSignal): Promise<VerifyResult> {

@@ -1,10 +1,9 @@
-import type { Logger } from 'pino'
-import type { Index, IncomingDevice } from '../index/index.js'
-import type { ServiceClients } from '../remote/index.js'
+import type { IncomingDevice } from '../index/index.js'
 import type { DeviceChain, Manifest, SegmentRef } from '../snapshot/index.js'
 import { SequenceImplausibleError } from '../errors.js'
 import { parseChains } from './publication.js'
 import { fetchSegments, removeFetched, type FetchInit } from './segment-fetch.js'
+import type { SyncComponents } from './sync-components.js'
 
 /** What a device needs from a manifest: every segment (its rows replaced whole), or only the deltas past the list it holds. */
 export function neededSegments (theirs: DeviceChain, mine: readonly SegmentRef[] | undefined, mySeq: number): { replace: boolean, segments: SegmentRef[] } {
@@ -57,12 +56,7 @@ function implausible (theirs: DeviceChain, known: number, own: boolean, limits: 
   }
 }
 
-export interface MergeManifestComponents {
-  readonly index: Index
-  readonly clients: ServiceClients
-  readonly logger: Logger
-  readonly deviceId: string
-}
+export type MergeManifestComponents = SyncComponents
 
 /**
  * Takes other devices' rows from a manifest (docs/snapshot-format.md, "Merge"): only the segments

@@ -1,16 +1,11 @@
-import type { Logger } from 'pino'
 import type { Config } from '../config/index.js'
-import type { Index, RemoteFile } from '../index/index.js'
-import type { ServiceClients } from '../remote/index.js'
+import type { RemoteFile } from '../index/index.js'
 import type { SyncStore } from './sync-store.js'
 import { withSyncStore } from './with-sync-store.js'
 import { PointerNotFoundError } from '../errors.js'
+import type { SyncComponents } from './sync-components.js'
 
-export interface ReconcileComponents {
-  readonly index: Index
-  readonly clients: ServiceClients
-  readonly logger: Logger
-  readonly deviceId: string
+export interface ReconcileComponents extends SyncComponents {
   /** The process's sync store; absent: one is opened for this run. */
   readonly store?: SyncStore
 }

@@ -1,26 +1,18 @@
 import { join } from 'node:path'
-import type { Logger } from 'pino'
 import { CID } from 'multiformats/cid'
 import type { Config, FolderConfig } from '../config/index.js'
 import { cidProfile, FileChangedWhileHashingError, isCidProfileName } from '../content/index.js'
 import { ContentStorer, type ContentRecord, type FileToStore } from '../custody/index.js'
 import { AbortedError } from '../errors.js'
-import type { Index } from '../index/index.js'
-import type { ServiceClients } from '../remote/index.js'
 import { writingKey, type SnapshotKey } from '../snapshot/index.js'
 import { createIgnoreMatcher } from '../watch/index.js'
 import { SNAPSHOT_PROFILE } from './snapshot-profile.js'
-import type { SyncStore } from './sync-store.js'
+import type { StoreComponents } from './sync-components.js'
 
 /** Files read from the index a batch at a time: a long queue is never held whole. */
 const BATCH = 500
 
-export interface StoreContentComponents {
-  readonly index: Index
-  readonly clients: ServiceClients
-  readonly store: SyncStore
-  readonly logger: Logger
-  readonly deviceId: string
+export interface StoreContentComponents extends StoreComponents {
   readonly hostname: string
 }
 

@@ -1,13 +1,12 @@
 import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
-import type { Logger } from 'pino'
 import { CidsyncError, SegmentUnusableError } from '../errors.js'
-import type { Index } from '../index/index.js'
 import type { ServiceClients } from '../remote/index.js'
 import { ENGINE_V1, type Manifest } from '../snapshot/index.js'
 import { buildIndex } from './build-index.js'
 import { fetchSegments, fetchV1Snapshot, isUnusable, missingKey, removeDatabase, removeFetched, type FetchInit } from './segment-fetch.js'
 import { readPublish, walkHistory, type ManifestCache } from './history.js'
+import type { SyncComponents } from './sync-components.js'
 
 /** What a restore drill found. */
 export interface VerifyResult {
@@ -23,12 +22,7 @@ export interface VerifyResult {
   readonly failed: { readonly cid: string, readonly message: string } | null
 }
 
-export interface VerifyComponents {
-  readonly index: Index
-  readonly clients: ServiceClients
-  readonly logger: Logger
-  readonly deviceId: string
-}
+export type VerifyComponents = SyncComponents
 
 export interface VerifyInit extends Omit<FetchInit, 'dir' | 'label'> {
   /** What the pointer names now. */
