@@ -23,8 +23,7 @@ export function registerHistory (program: Command): void {
       const { join } = await import('node:path')
       mkdirSync(join(config.stateDir, 'snapshots'), { recursive: true, mode: 0o700 })
       await withService(options, async ({ clients }) => {
-        // The three modules the walk needs, not all of sync (its jobs, runner and scheduler): less to load.
-        const [{ SyncStore }, { walkEntries }, { acceptsUnencrypted }] = await Promise.all([import('../../sync/sync-store.js'), import('../../sync/history.js'), import('../../sync/unencrypted-policy.js')])
+        const { SyncStore, walkEntries, acceptsUnencrypted } = await import('../../sync/index.js')
         const pointer = await clients.pointers.current(options.namespace ?? config.namespace, options.network ?? config.network)
         const store = new SyncStore(config.stateDir)
         const dealOf = await dealStates(config.stateDir)

@@ -1,0 +1,49 @@
+import { describe, expect, it } from 'vitest'
+import { readFile, readdir } from 'node:fs/promises'
+import { dirname, join, normalize, relative } from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+const SRC = fileURLToPath(new URL('../src', import.meta.url))
+
+/** Every module under src/ with the modules of src/ it imports (static and lazy), as paths relative to src/. */
+async function imports (): Promise<Map<string, string[]>> {
+  const files = (await readdir(SRC, { recursive: true })).filter(f => f.endsWith('.ts'))
+  const graph = new Map<string, string[]>()
+  for (const file of files) {
+    const text = await readFile(join(SRC, file), 'utf8')
+    const targets = [...text.matchAll(/(?:from|import)\s*\(?\s*'(\.{1,2}\/[^']+)'/g)]
+      .map(m => relative(SRC, normalize(join(SRC, dirname(file), m[1] as string))).replace(/\.js$/, '.ts'))
+    graph.set(file, targets)
+  }
+  return graph
+}
+
+const roomOf = (file: string): string => file.includes('/') ? file.slice(0, file.indexOf('/')) : file
+
+describe('the house', () => {
+  it('has no import cycles between files', async () => {
+    const graph = await imports()
+    const state = new Map<string, 'open' | 'done'>()
+    const cycles: string[] = []
+    const visit = (file: string, path: string[]): void => {
+      if (state.get(file) === 'done') return
+      if (state.get(file) === 'open') { cycles.push([...path.slice(path.indexOf(file)), file].join(' -> ')); return }
+      state.set(file, 'open')
+      for (const next of graph.get(file) ?? []) visit(next, [...path, file])
+      state.set(file, 'done')
+    }
+    for (const file of graph.keys()) visit(file, [])
+    expect(cycles).toEqual([])
+  })
+
+  it('has rooms that use each other through their face (index.ts) only', async () => {
+    const graph = await imports()
+    // util/ is shared pieces, not a room; config reads the profile names alone so that loading a config does not load the CID machinery.
+    const allowed = (file: string, target: string): boolean =>
+      roomOf(target) === 'util' || !target.includes('/') || target.endsWith('/index.ts') || (file.startsWith('config/') && target === 'content/profiles.ts')
+    const reaching = [...graph].flatMap(([file, targets]) => targets
+      .filter(target => roomOf(target) !== roomOf(file) && !allowed(file, target))
+      .map(target => `${file} -> ${target}`))
+    expect(reaching).toEqual([])
+  })
+})
