@@ -1,5 +1,5 @@
 import { describe, it, expect } from 'vitest'
-import { stopWhenFinished } from '../helpers/in-process-daemon.js'
+import { startInProcessDaemon, stopWhenFinished } from '../helpers/in-process-daemon.js'
 import { mkdir, readFile, stat, truncate, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import pino from 'pino'
@@ -13,23 +13,7 @@ import { httpGet } from '../helpers/http.js'
 const running: Daemon[] = []
 
 async function startDaemon (dir: string, extra = '', status = ''): Promise<{ daemon: Daemon, port: number }> {
-  await mkdir(join(dir, 'notes'), { recursive: true })
-  await writeFile(join(dir, 'config.toml'), `state_dir = "state"
-[[folders]]
-name = "notes"
-path = "notes"
-[status]
-listen = "127.0.0.1:0"
-${status}
-[watch]
-settle_ms = 20
-${extra}`)
-  const daemon = new Daemon({ logger: pino({ level: 'silent' }) }, { config: loadConfig({ configPath: join(dir, 'config.toml'), env: {} }) })
-  stopWhenFinished(running, daemon)
-  await within(daemon.start(), 10_000, 'the daemon to start')
-  await within(daemon.current(), 10_000, 'the startup scan')
-  await within(daemon.watchingAll(), 10_000, 'the watches')
-  return { daemon, port: Number(daemon.statusAddress?.split(':').pop()) }
+  return await startInProcessDaemon(dir, extra, { status })
 }
 
 describe('the status endpoint', () => {

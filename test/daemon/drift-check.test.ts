@@ -1,28 +1,19 @@
 import { describe, it, expect } from 'vitest'
-import { stopWhenFinished } from '../helpers/in-process-daemon.js'
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises'
+import { startInProcessDaemon } from '../helpers/in-process-daemon.js'
+import { mkdir, rename, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import pino from 'pino'
 import Database from 'better-sqlite3'
-import { loadConfig } from '../../src/config/index.js'
-import { Daemon, type StatusDocument } from '../../src/daemon/index.js'
+import { type StatusDocument } from '../../src/daemon/index.js'
 import { bytesCid, cidProfile } from '../../src/content/index.js'
 import { useTempDir } from '../helpers/temp-dir.js'
-import { until, within } from '../helpers/wait.js'
+import { until } from '../helpers/wait.js'
 import { httpGet } from '../helpers/http.js'
 
 const cidOf = (text: string): string => bytesCid(Buffer.from(text), cidProfile('kubo-cidv1')).toString()
 
-const running: Daemon[] = []
 
 async function startDaemon (dir: string): Promise<{ port: number, token: string }> {
-  await writeFile(join(dir, 'config.toml'), 'state_dir = "state"\n[[folders]]\nname = "notes"\npath = "notes"\n[status]\nlisten = "127.0.0.1:0"\n[watch]\nsettle_ms = 20\n')
-  const daemon = new Daemon({ logger: pino({ level: 'silent' }) }, { config: loadConfig({ configPath: join(dir, 'config.toml'), env: {} }) })
-  stopWhenFinished(running, daemon)
-  await within(daemon.start(), 10_000, 'the daemon to start')
-  await within(daemon.watchingAll(), 10_000, 'the watches')
-  const token = (await readFile(join(dir, 'state', 'status.token'), 'utf8')).trim()
-  return { port: Number(daemon.statusAddress?.split(':').pop()), token }
+  return await startInProcessDaemon(dir)
 }
 
 /** Another program writing the index behind the daemon's back (what a missed event leaves). */

@@ -1,15 +1,13 @@
 import { describe, it, expect } from 'vitest'
-import { stopWhenFinished } from '../helpers/in-process-daemon.js'
+import { startInProcessDaemon } from '../helpers/in-process-daemon.js'
 import { writeFileSync } from 'node:fs'
-import { mkdir, writeFile } from 'node:fs/promises'
+import { mkdir } from 'node:fs/promises'
 import { join } from 'node:path'
 import pino from 'pino'
-import { loadConfig } from '../../src/config/index.js'
 import { Daemon } from '../../src/daemon/index.js'
 import { useTempDir } from '../helpers/temp-dir.js'
 import { within } from '../helpers/wait.js'
 
-const running: Daemon[] = []
 
 const config = (namespace: string, folders: string[]): string => `state_dir = "state"
 namespace = "${namespace}"
@@ -26,16 +24,11 @@ gateways = ["http://127.0.0.1:9"]
 
 /** A daemon in this process whose log lines are kept, parsed, for the test to read. */
 async function startDaemon (dir: string, text: string): Promise<{ daemon: Daemon, lines: Array<Record<string, unknown>>, file: string }> {
-  for (const f of ['notes', 'photos']) await mkdir(join(dir, f), { recursive: true })
-  const file = join(dir, 'c.toml')
-  await writeFile(file, text)
+  await mkdir(join(dir, 'photos'), { recursive: true })
   const lines: Array<Record<string, unknown>> = []
   const logger = pino({ level: 'info' }, { write: (line: string) => { lines.push(JSON.parse(line) as Record<string, unknown>) } })
-  const daemon = new Daemon({ logger }, { config: loadConfig({ configPath: file, env: {} }) })
-  stopWhenFinished(running, daemon)
-  await within(daemon.start(), 10_000, 'the daemon to start')
-  await within(daemon.watchingAll(), 10_000, 'the watches')
-  return { daemon, lines, file }
+  const { daemon, config } = await startInProcessDaemon(dir, '', { text, logger })
+  return { daemon, lines, file: config }
 }
 
 describe('reload (SIGHUP)', () => {

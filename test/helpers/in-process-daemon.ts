@@ -1,6 +1,6 @@
 import { mkdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import pino from 'pino'
+import pino, { type Logger } from 'pino'
 import { onTestFinished } from 'vitest'
 import { loadConfig } from '../../src/config/index.js'
 import { Daemon, readStatusToken, type StatusDocument } from '../../src/daemon/index.js'
@@ -10,32 +10,42 @@ import { until, within } from './wait.js'
 
 export interface StartedDaemon { daemon: Daemon, port: number, token: string, config: string, notes: string }
 
+export interface InProcessDaemonOptions {
+  /** Lines under `[status]` (after `listen`). */
+  readonly status?: string
+  /** The whole config instead of the usual one (`toml` is then ignored). */
+  readonly text?: string
+  readonly logger?: Logger
+}
+
 /**
- * A daemon in this process over `dir/notes` (embedded service, status on port 0), started and
- * watching; stopped after the test. `toml` is appended to the config.
+ * A daemon in this process over `dir/notes` (embedded service, status on port 0), started, current
+ * and watching; stopped when the test finishes, before its temp dir goes (finish hooks run last
+ * registered first: a daemon stopping after would write its state dir back into being). `toml` is
+ * appended to the config. Stopping it in the test as well is fine: a stop is done once.
  */
-export async function startInProcessDaemon (dir: string, toml = ''): Promise<StartedDaemon> {
+export async function startInProcessDaemon (dir: string, toml = '', options: InProcessDaemonOptions = {}): Promise<StartedDaemon> {
   const notes = join(dir, 'notes')
   await mkdir(notes, { recursive: true })
   const config = join(dir, 'config.toml')
-  await writeFile(config, `state_dir = "state"
+  await writeFile(config, options.text ?? `state_dir = "state"
 [[folders]]
 name = "notes"
 path = "notes"
 [status]
 listen = "127.0.0.1:0"
+${options.status ?? ''}
 [watch]
 settle_ms = 20
 ${toml}`)
-  const daemon = new Daemon({ logger: pino({ level: 'silent' }) }, { config: loadConfig({ configPath: config, env: {} }) })
-  // Stopped before the test's temp dir goes (finish hooks run last registered first): a daemon
-  // stopping after it would write its state dir back into being.
+  const loaded = loadConfig({ configPath: config, env: {} })
+  const daemon = new Daemon({ logger: options.logger ?? pino({ level: 'silent' }) }, { config: loaded })
   onTestFinished(async () => { await daemon.stop() })
   await within(daemon.start(), 10_000, 'the daemon to start')
   await within(daemon.current(), 10_000, 'the startup scan')
   await within(daemon.watchingAll(), 10_000, 'the watches')
   const port = Number(daemon.statusAddress?.split(':').pop())
-  return { daemon, port, token: readStatusToken(join(dir, 'state')) as string, config, notes }
+  return { daemon, port, token: readStatusToken(loaded.stateDir) ?? '', config, notes }
 }
 
 export async function statusOf (port: number): Promise<StatusDocument> {
