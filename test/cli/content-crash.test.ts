@@ -50,4 +50,37 @@ describe.skipIf(EXTERNAL)('content custody killed with SIGKILL at random moments
     expect(await tree(join(to, 'notes'))).toEqual(await tree(a.folder))
   }, 900_000)
 
+  it(`restore --files killed ${KILLS} times resumes each time: every byte right, no half-written file, nothing left behind`, async () => {
+    const root = await useTempDir()
+    const service = await localServiceUnderTest({ dir: join(root, 'service'), pageSize: 1000 })
+    const a = await contentDevice(root, service, 'a')
+    const b = await contentDevice(root, service, 'b')
+    await shareKey(a, b)
+    for (let i = 0; i < 3; i++) await writeSomeFiles(a.folder, `dir-${i}`, { largeBytes: 5 * 1024 * 1024 + i, small: 60 })
+    await ok(a, ['snapshot'])
+    await ok(b, ['restore'])
+    const want = await tree(a.folder)
+    const to = join(root, 'back')
+    let kills = 0
+    for (let run = 0; kills < KILLS; run++) {
+      expect(run, 'runs without reaching the kills').toBeLessThan(MAX_RUNS)
+      const before = requests(service, 'gateway')
+      const ended = await runAndKill(b, ['restore', '--files', '--to', to], () => requests(service, 'gateway') > before, Math.floor(Math.random() * 300))
+      if (ended.killed) {
+        kills++
+        // Whatever is there under its real name is whole.
+        const got = await tree(join(to, 'notes')).catch(() => new Map<string, string>())
+        for (const [path, sha] of got) if (!path.split('/').some(p => p.startsWith('.'))) expect(sha, path).toBe(want.get(path))
+        continue
+      }
+      expect(ended.code, ended.stderr).toBe(0)
+      // All back: start again into an empty dir, so every kill lands mid-restore.
+      const { rm } = await import('node:fs/promises')
+      await rm(to, { recursive: true, force: true })
+    }
+    const last = await ok(b, ['restore', '--files', '--to', to])
+    expect(last.stdout).toContain('files written')
+    expect(await tree(join(to, 'notes')), 'every file, and nothing else (no temp file of a killed run)').toEqual(want)
+    expect(await leftovers(join(b.state, 'content-fetch')), 'objects fetched by killed runs').toEqual([])
+  }, 900_000)
 })
