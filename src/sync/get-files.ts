@@ -4,7 +4,7 @@ import { CID } from 'multiformats/cid'
 import type { Config } from '../config/index.js'
 import { cidProfile, fileCid, isCidProfileName } from '../content/index.js'
 import { ObjectCache, fetchFile, parseContentRecord, removeFetchTemps, type ContentRecord } from '../custody/index.js'
-import { ContentIntegrityError, UsageError } from '../errors.js'
+import { ContentIntegrityError, TargetDiskFullError, UsageError } from '../errors.js'
 import type { Entry, Index } from '../index/index.js'
 import type { ServiceClients } from '../remote/index.js'
 import { readingKey } from '../snapshot/index.js'
@@ -78,6 +78,15 @@ async function removeDeadFetches (fetchDir: string): Promise<void> {
   }
 }
 
+/** A write refused for want of room, said as what it means and what to do. */
+function diskFull (err: unknown, config: Config, to: string | undefined, folder: string): TargetDiskFullError | undefined {
+  const code = (err as NodeJS.ErrnoException).code
+  if (code !== 'ENOSPC' && code !== 'EDQUOT') return undefined
+  const where = to ?? config.folders.find(f => f.name === folder)?.path ?? 'the target'
+  return new TargetDiskFullError(`it did not fit: the disk (or quota) holding ${where} is full (${code}): free some space and run again; ` +
+    'files already brought back are kept, and nothing half-written is left', { cause: err })
+}
+
 /**
  * Brings files back from the service (docs/content-format.md, "Restore"): each through the
  * gateways, opened, hashed to its row's CID and renamed into place; a file already right is
@@ -143,7 +152,7 @@ export async function getFiles (clients: ServiceClients, index: Index, init: Get
         done({ path: shown, outcome: 'written', target })
       } catch (err) {
         if (init.signal?.aborted === true) throw err
-        const error = err as Error & { code?: unknown }
+        const error = diskFull(err, config, init.to, row.folder) ?? err as Error & { code?: unknown }
         done({ path: shown, outcome: 'failed', reason: error.message, code: typeof error.code === 'string' ? error.code : 'ERR_CIDSYNC' })
       }
     }
