@@ -83,7 +83,7 @@ function diskFull (err: unknown, config: Config, to: string | undefined, folder:
   const code = (err as NodeJS.ErrnoException).code
   if (code !== 'ENOSPC' && code !== 'EDQUOT') return undefined
   const where = to ?? config.folders.find(f => f.name === folder)?.path ?? 'the target'
-  return new TargetDiskFullError(`it did not fit: the disk (or quota) holding ${where} is full (${code}): free some space and run again; ` +
+  return new TargetDiskFullError(`it did not fit: the disk (or quota) holding ${where} (or the state dir ${config.stateDir}, where objects are fetched first) is full (${code}): free some space and run again; ` +
     'files already brought back are kept, and nothing half-written is left', { cause: err })
 }
 

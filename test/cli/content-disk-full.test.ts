@@ -26,7 +26,7 @@ describe.skipIf(EXTERNAL)('a full disk while restoring files (processes)', () =>
 
     const full = await b.run(['restore', '--files', '--to', to])
     expect(full.code, full.stderr).toBe(1)
-    expect(full.stderr).toContain(`notes/dir-1/large.bin: it did not fit: the disk (or quota) holding ${to} is full (ENOSPC): free some space and run again`)
+    expect(full.stderr).toContain(`notes/dir-1/large.bin: it did not fit: the disk (or quota) holding ${to} (or the state dir ${b.state}, where objects are fetched first) is full (ENOSPC): free some space and run again`)
     expect(full.stderr).toContain('[ERR_TARGET_DISK_FULL]')
     const want = await tree(a.folder)
     const got = await tree(join(to, 'notes'))
