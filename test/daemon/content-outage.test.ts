@@ -19,13 +19,14 @@ describe.skipIf(EXTERNAL)('the daemon storing content through an upload outage (
     // Longer than any one request's retries: every upload refused until the test lifts it.
     service.local.faults.set('upload', { errorRate: 1, status: 503 })
     const daemon = new DaemonProcess(['--config', a.config], { env: a.env })
-    const content = async (): Promise<ContentStatus> => {
+    // Null until the daemon answers (status then reads the state dir, which holds no content state).
+    const content = async (): Promise<ContentStatus | null> => {
       const s = await a.run(['status', '--json'])
-      return (JSON.parse(s.stdout) as { content: ContentStatus }).content
+      return (JSON.parse(s.stdout) as { content?: ContentStatus | null }).content ?? null
     }
     const refused = await until(async () => {
       const c = await content().catch(() => undefined)
-      return c !== undefined && (c.failures.length > 0 || c.lastError !== null) ? c : undefined
+      return c != null && (c.failures.length > 0 || c.lastError !== null) ? c : undefined
     }, 60_000, 'the refused uploads shown in status')
     expect(refused.folders[0]?.protected.files).toBe(0)
     expect(refused.folders[0]?.pending.files).toBe(11)
