@@ -533,6 +533,11 @@ export class ContentIntegrityError extends CidsyncError {
   override readonly exitCode = ExitCode.integrity
 }
 
+/** A file being brought back did not fit: the disk holding its target is full (nothing half-written is left). */
+export class TargetDiskFullError extends CidsyncError {
+  override readonly code = 'ERR_TARGET_DISK_FULL'
+}
+
 /** A path asked for is not in the index (at the time asked for). */
 export class PathNotFoundError extends CidsyncError {
   override readonly code = 'ERR_PATH_NOT_FOUND'

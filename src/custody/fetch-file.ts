@@ -1,5 +1,5 @@
 import { createReadStream } from 'node:fs'
-import { chmod, open, rename, rm, utimes } from 'node:fs/promises'
+import { chmod, lstat, open, readdir, rename, rm, utimes } from 'node:fs/promises'
 import { basename, dirname, join } from 'node:path'
 import { randomBytes } from 'node:crypto'
 import type { CID } from 'multiformats/cid'
@@ -34,6 +34,29 @@ export interface FetchFileInit {
   readonly onBytes?: (bytes: number) => void
 }
 
+/** The temp a fetch writes beside its target until it is verified (see {@link fetchFile}). */
+const FETCH_TEMP = /^\.[\s\S]+\.cidsync-[0-9a-f]{12}\.part$/
+
+function fetchTempFor (target: string): string {
+  return join(dirname(target), `.${basename(target).slice(0, 64)}.cidsync-${randomBytes(6).toString('hex')}.part`)
+}
+
+/**
+ * Removes the temp files fetches killed midway left in `dir` (a real directory the caller checked):
+ * only regular files under the name {@link fetchFile} gives them, never the user's own files.
+ * Answers how many it removed.
+ */
+export async function removeFetchTemps (dir: string): Promise<number> {
+  let removed = 0
+  for (const name of (await readdir(dir).catch(() => [] as string[])).filter(n => FETCH_TEMP.test(n))) {
+    const path = join(dir, name)
+    if ((await lstat(path).catch(() => undefined))?.isFile() !== true) continue
+    await rm(path, { force: true })
+    removed++
+  }
+  return removed
+}
+
 async function * spans (init: FetchFileInit): AsyncGenerator<Uint8Array> {
   const lastUse = init.record.objects.length > 1
   for (const [object, offset, length] of init.record.objects) {
@@ -60,7 +83,7 @@ export async function fetchFile (init: FetchFileInit): Promise<void> {
     if (init.snapshotKey === undefined) throw new ContentIntegrityError(`${row.cid.toString()} is sealed and no key was given`)
     plain = openStream(plain, { key: fileKey(contentMasterKey(init.snapshotKey), row.cid), cid: row.cid, size: row.size })
   }
-  const temp = join(dirname(init.target), `.${basename(init.target).slice(0, 64)}.cidsync-${randomBytes(6).toString('hex')}.part`)
+  const temp = fetchTempFor(init.target)
   const builder = new CidBuilder(row.profile)
   const handle = await open(temp, 'wx', 0o600)
   let written = 0

@@ -3,7 +3,7 @@ import { open, rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import { randomBytes } from 'node:crypto'
 import type { CID } from 'multiformats/cid'
-import { CidBuilder, FileChangedWhileHashingError, type CidProfile } from '../content/index.js'
+import { CidBuilder, FileChangedWhileHashingError, cidProfile, type CidProfile } from '../content/index.js'
 import { sealStream } from './seal-stream.js'
 import { PART_CHUNKS } from './layout.js'
 
@@ -18,6 +18,8 @@ export interface FileToStore {
 }
 
 const READ_BYTES = 1024 * 1024
+/** Objects are stored under the snapshots' profile (docs/content-format.md, "Objects"). */
+const OBJECT_PROFILE = cidProfile('kubo-cidv1')
 
 function checkSameFile (file: FileToStore, builder: CidBuilder): void {
   const read = builder.finish().toString()
@@ -42,7 +44,10 @@ export interface SealPartsInit {
   readonly key: Uint8Array
   /** Where part files are written before they are sent (the state dir's spool). */
   readonly spoolDir: string
-  /** Parts already stored by an earlier, interrupted run: sealed again (to hash) but not sent. */
+  /**
+   * Parts already stored by an earlier, interrupted run: sealed again and sent only when they do
+   * not hash to the object stored (that run read other bytes: the file was changing then).
+   */
   readonly storedParts: ReadonlyMap<number, string>
   /** Sends one part file and answers its object CID; the file is removed after. */
   readonly storePart: (index: number, path: string, bytes: number) => Promise<string>
@@ -62,28 +67,34 @@ export async function sealFileInParts (file: FileToStore, init: SealPartsInit): 
   let handle: Awaited<ReturnType<typeof open>> | undefined
   let spool = ''
   let bytes = 0
+  // A part an earlier run stored is kept only if these bytes make that very object: a part sent
+  // while the file was changing holds other bytes, and reusing it would record a file that never
+  // comes back right (each part is a whole object, so its CID is computed here as the service does).
+  let partCid: CidBuilder | undefined
   const finishPart = async (): Promise<void> => {
     const stored = init.storedParts.get(partIndex)
     if (handle !== undefined) {
       await handle.close()
       handle = undefined
       try {
-        parts.push([await init.storePart(partIndex, spool, bytes), bytes])
+        const same = stored !== undefined && partCid?.finish().toString() === stored
+        parts.push([same ? stored : await init.storePart(partIndex, spool, bytes), bytes])
       } finally {
         await rm(spool, { force: true })
       }
-    } else if (stored !== undefined) {
-      parts.push([stored, bytes])
     }
+    partCid = undefined
     partIndex++
     bytes = 0
   }
   try {
     for await (const chunk of sealStream(source, { key: init.key, cid: file.cid, size: file.size, onPlain: b => builder.update(b) })) {
-      if (bytes === 0 && !init.storedParts.has(partIndex)) {
+      if (bytes === 0) {
         spool = join(init.spoolDir, `part-${randomBytes(8).toString('hex')}.tmp`)
         handle = await open(spool, 'wx', 0o600)
+        if (init.storedParts.has(partIndex)) partCid = new CidBuilder(OBJECT_PROFILE)
       }
+      partCid?.update(chunk.bytes)
       if (handle !== undefined) await handle.write(chunk.bytes)
       bytes += chunk.bytes.byteLength
       // A part is sent only when the bytes so far hash right would need the whole file: instead

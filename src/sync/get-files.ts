@@ -1,10 +1,10 @@
-import { lstat, mkdir, stat } from 'node:fs/promises'
-import { join } from 'node:path'
+import { lstat, mkdir, readdir, rm, stat } from 'node:fs/promises'
+import { dirname, join } from 'node:path'
 import { CID } from 'multiformats/cid'
 import type { Config } from '../config/index.js'
 import { cidProfile, fileCid, isCidProfileName } from '../content/index.js'
-import { ObjectCache, fetchFile, parseContentRecord, type ContentRecord } from '../custody/index.js'
-import { ContentIntegrityError, UsageError } from '../errors.js'
+import { ObjectCache, fetchFile, parseContentRecord, removeFetchTemps, type ContentRecord } from '../custody/index.js'
+import { ContentIntegrityError, TargetDiskFullError, UsageError } from '../errors.js'
 import type { Entry, Index } from '../index/index.js'
 import type { ServiceClients } from '../remote/index.js'
 import { readingKey } from '../snapshot/index.js'
@@ -61,6 +61,32 @@ function usableRecord (index: Index, row: Entry): ContentRecord | string {
   return problems[0] ?? 'its content was never stored: set `store = true` on its folder on the device that has it'
 }
 
+function alive (pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM'
+  }
+}
+
+/** Objects a killed `get` or `restore --files` fetched (`content-fetch/<pid>`), removed once their process is gone. */
+async function removeDeadFetches (fetchDir: string): Promise<void> {
+  for (const name of await readdir(fetchDir).catch(() => [] as string[])) {
+    if (!/^\d{1,10}$/.test(name) || Number(name) === process.pid || alive(Number(name))) continue
+    await rm(join(fetchDir, name), { recursive: true, force: true })
+  }
+}
+
+/** A write refused for want of room, said as what it means and what to do. */
+function diskFull (err: unknown, config: Config, to: string | undefined, folder: string): TargetDiskFullError | undefined {
+  const code = (err as NodeJS.ErrnoException).code
+  if (code !== 'ENOSPC' && code !== 'EDQUOT') return undefined
+  const where = to ?? config.folders.find(f => f.name === folder)?.path ?? 'the target'
+  return new TargetDiskFullError(`it did not fit: the disk (or quota) holding ${where} (or the state dir ${config.stateDir}, where objects are fetched first) is full (${code}): free some space and run again; ` +
+    'files already brought back are kept, and nothing half-written is left', { cause: err })
+}
+
 /**
  * Brings files back from the service (docs/content-format.md, "Restore"): each through the
  * gateways, opened, hashed to its row's CID and renamed into place; a file already right is
@@ -69,7 +95,9 @@ function usableRecord (index: Index, row: Entry): ContentRecord | string {
  */
 export async function getFiles (clients: ServiceClients, index: Index, init: GetFilesInit): Promise<GetOutcome[]> {
   const { config } = init
-  const objects = new ObjectCache(join(config.stateDir, 'content-fetch', String(process.pid)), async (cid, destination, options) => {
+  const fetchDir = join(config.stateDir, 'content-fetch')
+  await removeDeadFetches(fetchDir)
+  const objects = new ObjectCache(join(fetchDir, String(process.pid)), async (cid, destination, options) => {
     await clients.gateway.fetchVerified(cid, SNAPSHOT_PROFILE, destination, { ...options, signal: options.signal })
   })
   if (init.to !== undefined) await mkdir(init.to, { recursive: true, mode: 0o755 })
@@ -77,6 +105,9 @@ export async function getFiles (clients: ServiceClients, index: Index, init: Get
   init.onProgress?.({ type: 'start', files: rows.length, bytes: rows.reduce((sum, r) => sum + r.size, 0) })
   const outcomes: GetOutcome[] = []
   const keys = new Map<string, Buffer>()
+  // Directories written into, each cleared once of the temps a killed run left (a kill between a
+  // temp's write and its rename leaves one, and a rerun may skip the file as already right).
+  const swept = new Set<string>()
   try {
     for (const row of rows) {
       const shown = `${row.folder}/${row.path}`
@@ -91,6 +122,10 @@ export async function getFiles (clients: ServiceClients, index: Index, init: Get
         // A folder's own path must be there: a missing one is an unmounted disk, not a place to make.
         if (init.to === undefined && !(await stat(root).catch(() => undefined))?.isDirectory()) throw new UsageError(`the folder ${row.folder} is not at ${root} (an unmounted disk?): mount it, or bring the file back with --to DIR`)
         const target = await prepareTarget(root, components)
+        if (!swept.has(dirname(target))) {
+          swept.add(dirname(target))
+          await removeFetchTemps(dirname(target))
+        }
         const there = await lstat(target).catch(() => undefined)
         if (there !== undefined) {
           const same = there.isFile() && there.size === row.size && (await fileCid(target, profile, { signal: init.signal })).cid.toString() === row.cid
@@ -117,7 +152,7 @@ export async function getFiles (clients: ServiceClients, index: Index, init: Get
         done({ path: shown, outcome: 'written', target })
       } catch (err) {
         if (init.signal?.aborted === true) throw err
-        const error = err as Error & { code?: unknown }
+        const error = diskFull(err, config, init.to, row.folder) ?? err as Error & { code?: unknown }
         done({ path: shown, outcome: 'failed', reason: error.message, code: typeof error.code === 'string' ? error.code : 'ERR_CIDSYNC' })
       }
     }

@@ -3,7 +3,7 @@ import { join } from 'node:path'
 
 /**
  * Temp files a publish, merge, restore or gateway fetch killed midway leaves behind, by the names
- * they are made under (`snapshots/` and the restore's staging beside the index). Only these names
+ * they are made under (`snapshots/`, the restore's staging beside the index, `content-spool/`). Only these names
  * are touched: anything else in the state dir is not ours to remove.
  */
 const SNAPSHOT_DIR_PATTERNS = [
@@ -11,6 +11,8 @@ const SNAPSHOT_DIR_PATTERNS = [
   /^(publish|pull|merge|restore|verify|history)-[A-Za-z0-9.-]+$/
 ]
 const STATE_DIR_PATTERNS = [/^index\.sqlite\.restoring(\.\d+\.restore)?(-wal|-shm|-journal)?$/]
+/** Pack and part files a killed content upload left in the spool (`custody/content-storer.ts`, `seal-file.ts`). */
+const CONTENT_SPOOL_PATTERNS = [/^(pack|part)-[0-9a-f]{16}\.tmp$/]
 /** `util/atomic-write.ts` temps; commands that write without the lock (`key import`) may own a fresh one. */
 const ATOMIC_TEMP = /^\..+\.[0-9a-f]{12}\.tmp$/
 const ATOMIC_TEMP_AGE_MS = 10 * 60_000
@@ -43,6 +45,10 @@ export async function removeLeftovers (stateDir: string, keep: readonly string[]
       const stats = await stat(join(stateDir, name)).catch(() => undefined)
       if (stats !== undefined && now - stats.mtimeMs > ATOMIC_TEMP_AGE_MS) candidates.push(join(stateDir, name))
     }
+  }
+  const spool = join(stateDir, 'content-spool')
+  for (const name of await names(spool)) {
+    if (CONTENT_SPOOL_PATTERNS.some(p => p.test(name))) candidates.push(join(spool, name))
   }
   const removed: string[] = []
   let bytes = 0

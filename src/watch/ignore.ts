@@ -24,8 +24,15 @@ function trailingName (pattern: string): string | undefined {
  * matches a name at any depth (`*.tmp`, `node_modules`, `node_modules/**`, `.git/`). A path is
  * ignored when it or any folder above it matches, so a file inside an ignored tree is ignored
  * even when an event names it directly. `excluded` are exact paths (no globs) that are ignored
- * the same way: cidsync's own dirs inside the folder.
+ * the same way: cidsync's own dirs inside the folder. A fetch's temp file is always ignored.
  */
+/**
+ * The temp file `cidsync get` and `restore --files` write beside a file until it is verified
+ * (`custody/fetch-file.ts`): never the user's file, and one a killed run left must not be indexed
+ * (then stored, and listed) as if it were. Always ignored.
+ */
+const FETCH_TEMP = /^\.[\s\S]+\.cidsync-[0-9a-f]{12}\.part$/
+
 export function createIgnoreMatcher (patterns: readonly string[], excluded: readonly string[] = []): IgnoreMatcher {
   const own = new Set(excluded)
   const anchored: string[] = []
@@ -39,7 +46,7 @@ export function createIgnoreMatcher (patterns: readonly string[], excluded: read
   const matchName = named.length > 0 ? picomatch(named, { dot: true }) : () => false
   const itself = (path: string): boolean => {
     const name = path.slice(path.lastIndexOf('/') + 1)
-    return own.has(path) || matchName(name) || matchAnchored(path) || matchAnchored(`${path}/`)
+    return own.has(path) || FETCH_TEMP.test(name) || matchName(name) || matchAnchored(path) || matchAnchored(`${path}/`)
   }
   const matcher = (relativePath: string): boolean => {
     for (let end = relativePath.length; end > 0; end = relativePath.lastIndexOf('/', end - 1)) {

@@ -3,8 +3,10 @@ import type { Command } from 'commander'
 import { loadConfig, type Config } from '../../config/index.js'
 import { ContentNotStoredError, LockHeldError } from '../../errors.js'
 import { countOf, formatBytes, printJson } from '../format.js'
-import type { StoreContentProgress } from '../../sync/index.js'
+import type { NotStored, StoreContentProgress } from '../../sync/index.js'
+import type { WatcherStatus } from '../../watch/index.js'
 import { action } from '../run.js'
+import { skippedAdvice } from './status.js'
 
 interface Published {
   cid: string, entries: number, skipped: boolean, merged: number
@@ -35,8 +37,10 @@ async function publishStandalone (config: Config, request: PublishRequest): Prom
       const deviceId = loadOrCreateDeviceId(config.stateDir, (r) => { logger.warn(r, 'recovered a state file') })
       const { createWatcher } = await import('../../watch/index.js')
       const watcher = createWatcher({ index, logger, deviceId }, { folders: config.folders, profile: config.cidProfile, hashWorkers: config.watch.hashWorkers, settleMs: config.watch.settleMs })
+      let unindexed: NotStored[]
       try {
         await watcher.catchUp()
+        unindexed = notIndexed(watcher.status(), config)
       } finally {
         await watcher.stop()
       }
@@ -49,7 +53,7 @@ async function publishStandalone (config: Config, request: PublishRequest): Prom
         const { hostname } = await import('node:os')
         const stored = await storeContent({ index, clients: connection.clients, store, logger, deviceId, hostname: hostname() }, { config, passphrase, onProgress: storeProgress() })
         const published = await publish({ index, clients: connection.clients, logger, deviceId, store }, { config, passphrase, ...request })
-        const notStored = [...stored.failed, ...stored.tooLarge]
+        const notStored = [...unindexed, ...stored.failed, ...stored.tooLarge]
         return config.folders.some(f => f.store === true) ? { ...published, content: { storedFiles: stored.storedFiles, storedBytes: stored.storedBytes, notStored } } : published
       } finally {
         await connection.close()
@@ -61,6 +65,18 @@ async function publishStandalone (config: Config, request: PublishRequest): Prom
     index.close()
     lock.release()
   }
+}
+
+/**
+ * Files of storing folders the scan skipped (a name that is not UTF-8, a file that cannot be
+ * read): no row, so no content stored, and no publish can bring them back. A symbolic link not
+ * followed is the folder's setting, not a loss.
+ */
+function notIndexed (status: WatcherStatus, config: Config): NotStored[] {
+  const storing = new Set(config.folders.filter(f => f.store === true).map(f => f.name))
+  return status.folders.filter(f => storing.has(f.name)).flatMap(f => f.skippedFiles
+    .filter(s => s.reason !== 'ERR_SYMLINK_NOT_FOLLOWED')
+    .map(s => ({ folder: f.name, path: `${s.path}${s.kind === 'dir' ? '/' : ''}`, code: s.reason, reason: `not indexed, so not stored: ${skippedAdvice(s.reason, s.kind)}` })))
 }
 
 /** On a terminal: files and bytes stored so far. */

@@ -1,0 +1,62 @@
+import { describe, expect, it } from 'vitest'
+import { readdir } from 'node:fs/promises'
+import { join } from 'node:path'
+import { DaemonProcess } from '../helpers/cli.js'
+import { EXTERNAL, localServiceUnderTest } from '../helpers/service.js'
+import { useTempDir } from '../helpers/temp-dir.js'
+import { bound, until } from '../helpers/wait.js'
+import { contentDevice, contentObjects, ok, shareKey, tree, uploadCounts, writeSomeFiles } from '../cli/content-devices.js'
+
+const KILLS = 8
+
+interface ContentStatus { folders: Array<{ protected: { files: number }, pending: { files: number } }> }
+
+describe.skipIf(EXTERNAL)('a daemon killed with SIGKILL while it stores content (processes)', () => {
+  it(`killed ${KILLS} times mid-upload, each restart resumes: every byte comes back, at most one object sent again per kill, no spool file left`, async () => {
+    const root = await useTempDir()
+    const service = await localServiceUnderTest({ dir: join(root, 'service'), pageSize: 1000 })
+    const a = await contentDevice(root, service, 'a')
+    const b = await contentDevice(root, service, 'b')
+    await shareKey(a, b)
+    for (let i = 0; i < 3; i++) await writeSomeFiles(a.folder, `dir-${i}`, { largeBytes: 6 * 1024 * 1024 + i, small: 60 })
+    const files = 3 * 61
+    // Each upload slowed a little, so storing spans the kills.
+    service.local.faults.set('upload', { latencyMs: 150 })
+    const uploads = (): number => service.local.requestLog().filter(r => r.route === 'upload').length
+    let kills = 0
+    for (let run = 0; run < KILLS * 3 && kills < KILLS; run++) {
+      const before = uploads()
+      const daemon = new DaemonProcess(['--config', a.config], { env: a.env })
+      const deadline = Date.now() + bound(60_000)
+      while (uploads() <= before && daemon.child.exitCode === null && Date.now() < deadline) await new Promise(resolve => setTimeout(resolve, 5))
+      await new Promise(resolve => setTimeout(resolve, Math.floor(Math.random() * 600)))
+      const { code } = await daemon.stop('SIGKILL')
+      expect(code, daemon.stderr).toBeNull()
+      kills++
+    }
+    service.local.faults.clear()
+    const daemon = new DaemonProcess(['--config', a.config], { env: a.env })
+    await until(async () => {
+      // Until the daemon answers, status prints no JSON: keep waiting.
+      let c: ContentStatus | undefined
+      try {
+        c = (JSON.parse((await a.run(['status', '--json'])).stdout) as { content?: ContentStatus }).content
+      } catch {
+        return undefined
+      }
+      return c?.folders[0]?.protected.files === files && c.folders[0].pending.files === 0 ? c : undefined
+    }, 120_000, 'every file stored after the last restart', 500)
+    expect(await readdir(join(a.state, 'content-spool')).catch(() => []), 'part and pack files of killed runs').toEqual([])
+    await daemon.stop()
+
+    const counts = await uploadCounts(service)
+    const objects = contentObjects(a)
+    const repeated = [...objects].reduce((sum, o) => sum + Math.max(0, (counts.get(o) ?? 0) - 1), 0)
+    expect(repeated, `objects sent more than once over ${kills} kills`).toBeLessThanOrEqual(kills)
+    await ok(a, ['snapshot'])
+    await ok(b, ['restore'])
+    const to = join(root, 'back')
+    await ok(b, ['restore', '--files', '--to', to])
+    expect(await tree(join(to, 'notes'))).toEqual(await tree(a.folder))
+  }, 900_000)
+})
