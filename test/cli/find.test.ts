@@ -80,6 +80,19 @@ describe('cidsync find, where, dupes, log', () => {
     expect(log.stdout).toContain('yes (stored)')
   }, 120_000)
 
+  it('log answers from the index before anything is published, saying there is no history yet', async () => {
+    const root = await useTempDir()
+    const a = await deviceConfig(root, 'a')
+    const file = join(root, 'a', 'notes', 'early.md')
+    await writeFile(file, 'before the first publish')
+    expect((await runCli(['snapshot', '--config', a], { timeoutMs: 60_000 })).code).toBe(0)
+    // A namespace nothing was published to: what a daemon shows before its first publish.
+    const log = await runCli(['log', 'notes/early.md', '--namespace', 'fresh', '--config', a], { timeoutMs: 60_000 })
+    expect(log.code, log.stderr).toBe(0)
+    expect(log.stdout).toContain(await cidOf(file))
+    expect(log.stdout).toContain('nothing is published yet for namespace fresh')
+  }, 120_000)
+
   it('shows names with terminal escapes neutralised and finds nothing with exit 3', async () => {
     const root = await useTempDir()
     const a = await deviceConfig(root, 'a')
