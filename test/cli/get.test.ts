@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { randomBytes } from 'node:crypto'
-import { mkdir, readFile, readdir, stat, writeFile, utimes } from 'node:fs/promises'
+import { mkdir, readFile, readdir, rm, stat, writeFile, utimes } from 'node:fs/promises'
 import { join } from 'node:path'
 import { runCli } from '../helpers/cli.js'
 import { useTempDir } from '../helpers/temp-dir.js'
@@ -83,6 +83,25 @@ describe('cidsync get and restore --files: content back on another device', () =
     const missing = await cli(['get', 'notes/nosuch', '--config', b])
     expect(missing.code).toBe(3)
     expect(missing.stderr).toContain('[ERR_PATH_NOT_FOUND]')
+  })
+
+  it('a deleted file: says so and how to bring its last version back, which then works', async () => {
+    const dir = await useTempDir()
+    const { a, notes } = await twoDevices(dir)
+    await writeFile(join(notes, 'gone it is.txt'), 'deleted by mistake\n')
+    expect((await cli(['snapshot', '--config', a])).code).toBe(0)
+    await rm(join(notes, 'gone it is.txt'))
+    const after = await cli(['snapshot', '--config', a])
+    expect(after.code, after.stderr).toBe(0)
+    const to = join(dir, 'back')
+    const asked = await cli(['get', 'notes/gone it is.txt', '--to', to, '--config', a])
+    expect(asked.code).toBe(3)
+    expect(asked.stderr).toContain('"notes/gone it is.txt" was deleted')
+    const hint = /`cidsync get '(notes\/gone it is\.txt)' --at (\S+)`/.exec(asked.stderr)
+    expect(hint, asked.stderr).not.toBeNull()
+    const back = await cli(['get', hint?.[1] as string, '--at', hint?.[2] as string, '--to', to, '--config', a])
+    expect(back.code, back.stderr).toBe(0)
+    expect(await readFile(join(to, 'notes', 'gone it is.txt'), 'utf8')).toBe('deleted by mistake\n')
   })
 
   it('refuses bit-flipped stored content (exit 4, named, nothing written)', async () => {
