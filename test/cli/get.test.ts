@@ -49,7 +49,9 @@ describe('cidsync get and restore --files: content back on another device', () =
 
     const key = await cli(['key', 'export', '--config', a])
     expect((await cli(['key', 'import', key.stdout.trim(), '--config', b])).code).toBe(0)
-    expect((await cli(['restore', '--config', b])).code).toBe(0)
+    const restored = await cli(['restore', '--config', b])
+    expect(restored.code, restored.stderr).toBe(0)
+    expect(restored.stdout).toContain(`it lists ${files.size} files, not their bytes; ${files.size} of them have their content stored: \`cidsync restore --files [--to DIR]\` brings them back`)
     const to = join(dir, 'back')
     const all = await cli(['restore', '--files', '--to', to, '--config', b])
     expect(all.code, all.stderr).toBe(0)
