@@ -16,6 +16,7 @@ import { chainsOf, writePublication, type Avoid } from './publication.js'
 import { failedDrill, type FailedDrill } from './drill.js'
 import { uploadAll } from './upload-once.js'
 import { failpoint } from '../util/failpoint.js'
+import type { PublishedContent } from './content-keeper.js'
 
 export { SNAPSHOT_PROFILE } from './snapshot-profile.js'
 /** Other devices publishing between our GET and PUT this many times in a row: the job starts over after a wait. */
@@ -43,7 +44,14 @@ export interface PublishInit {
 }
 
 /** What a publish did: the CID the pointer holds now and its entry count. */
-export interface Published { readonly cid: string, readonly entries: number, readonly skipped: boolean, readonly merged: number }
+export interface Published {
+  readonly cid: string
+  readonly entries: number
+  readonly skipped: boolean
+  readonly merged: number
+  /** Through the daemon, with folders that store: the content its pass stored first, and what is not stored. */
+  readonly content?: PublishedContent
+}
 
 type StepRun<S extends ActiveStep> = (components: PublishComponents, init: PublishInit, store: SyncStore, job: JobAt<S>) => Promise<PublishJob>
 
