@@ -82,6 +82,10 @@ describe('cidsync get and restore --files: content back on another device', () =
     expect(replaced.code, replaced.stderr).toBe(0)
     expect(await readFile(join(dir, 'b-notes', 'a.md'), 'utf8')).toBe('second version, longer\n')
 
+    const folder = await cli(['get', 'notes/sub/', '--to', to, '--config', b])
+    expect(folder.code).toBe(3)
+    expect(folder.stderr).toContain('"notes/sub" is a directory (41 files under it): `cidsync get` takes files; `cidsync restore --files notes/sub` brings back everything under it')
+
     const missing = await cli(['get', 'notes/nosuch', '--config', b])
     expect(missing.code).toBe(3)
     expect(missing.stderr).toContain('[ERR_PATH_NOT_FOUND]')
