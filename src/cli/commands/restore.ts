@@ -36,7 +36,7 @@ function lockForRestore<T> (acquire: (stateDir: string) => T, stateDir: string):
 
 export function registerRestore (program: Command): void {
   program.command('restore')
-    .description('install the index from the pointer (or a given CID): fetch, verify, decrypt, check, swap in')
+    .description('install the index from the pointer (or a given CID): fetch, verify, decrypt, check, swap in. It lists the files; --files brings the files themselves back, where their content is stored')
     .option('--config <path>', 'config file')
     .option('--namespace <name>', 'default: the config\'s namespace')
     .option('--network <name>', 'default: the config\'s network')
