@@ -58,7 +58,7 @@ function usableRecord (index: Index, row: Entry): ContentRecord | string {
       problems.push((err as Error).message)
     }
   }
-  return problems[0] ?? 'its content was never stored: set `store = true` on its folder on the device that has it'
+  return problems[0] ?? 'its content was never stored: on the device that has it, its folder needs `store = true`, and the file must not be in `[content] exclude` nor past `[content] max_file_size`; `cidsync snapshot` there stores what is pending'
 }
 
 /**

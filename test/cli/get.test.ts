@@ -110,6 +110,20 @@ describe('cidsync get and restore --files: content back on another device', () =
     expect(await readFile(join(to, 'notes', 'gone it is.txt'), 'utf8')).toBe('deleted by mistake\n')
   })
 
+  it('a file excluded from storing: not brought back, exit 1, saying why it may not be stored', async () => {
+    const dir = await useTempDir()
+    const { a, notes } = await twoDevices(dir)
+    await writeFile(a, `${await readFile(a, 'utf8')}[content]\nexclude = ["*.skip"]\n`)
+    await writeFile(join(notes, 'kept.txt'), 'stored')
+    await writeFile(join(notes, 'left.skip'), 'indexed only')
+    expect((await cli(['snapshot', '--config', a])).code).toBe(0)
+    const got = await cli(['restore', '--files', '--to', join(dir, 'back'), '--config', a])
+    expect(got.code).toBe(1)
+    expect(got.stdout).toContain('1 file written, 0 already right; not brought back: 1 not stored')
+    expect(got.stderr).toContain('notes/left.skip: its content was never stored: on the device that has it, its folder needs `store = true`, and the file must not be in `[content] exclude`')
+    expect(await readFile(join(dir, 'back', 'notes', 'kept.txt'), 'utf8')).toBe('stored')
+  })
+
   it('refuses bit-flipped stored content (exit 4, named, nothing written)', async () => {
     const dir = await useTempDir()
     const { a, notes } = await twoDevices(dir)
