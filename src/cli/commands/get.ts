@@ -4,6 +4,7 @@ import { FilesNotRestoredError } from '../../errors.js'
 import type { GetFilesProgress, GetOutcome } from '../../sync/index.js'
 import { countOf, formatBytes } from '../format.js'
 import { action } from '../run.js'
+import { safeText } from '../safe-text.js'
 import { withService } from '../service-command.js'
 import { parseTimeArg } from '../time-arg.js'
 import { resolveDevice } from './ls.js'
@@ -65,7 +66,8 @@ function report (outcomes: readonly GetOutcome[], json: boolean): void {
   const count = (what: GetOutcome['outcome']): number => outcomes.filter(o => o.outcome === what).length
   const notDone = outcomes.filter(o => o.outcome === 'failed' || o.outcome === 'kept-different' || o.outcome === 'not-stored')
   if (!json) {
-    for (const o of notDone) process.stderr.write(`cidsync: ${o.path}: ${o.reason ?? o.outcome} [${o.code ?? 'ERR_CIDSYNC'}]\n`)
+    // Names from disk (and targets built of them): shown with control characters neutralised.
+    for (const o of notDone) process.stderr.write(`cidsync: ${safeText(o.path)}: ${safeText(o.reason ?? o.outcome)} [${o.code ?? 'ERR_CIDSYNC'}]\n`)
     process.stdout.write(`${countOf(count('written'), 'file', 'files')} written, ${count('already-there')} already right` +
       `${notDone.length === 0 ? '' : `; not brought back: ${count('not-stored')} not stored, ${count('kept-different')} kept (different local file), ${count('failed')} failed`}\n`)
   }
