@@ -129,9 +129,12 @@ describe('cidsync get and restore --files: content back on another device', () =
 
   it('refuses bit-flipped stored content (exit 4, named, nothing written)', async () => {
     const dir = await useTempDir()
-    const { a, notes } = await twoDevices(dir)
+    const { a, b, notes } = await twoDevices(dir)
     await writeFile(join(notes, 'secret.txt'), 'the content that will be damaged on the service\n')
     expect((await cli(['snapshot', '--config', a])).code).toBe(0)
+    expect((await cli(['key', 'import', (await cli(['key', 'export', '--config', a])).stdout.trim(), '--config', b])).code).toBe(0)
+    const restored = await cli(['restore', '--config', b])
+    expect(restored.stdout).toContain('it lists 1 file, not its bytes; 1 of them has its content stored: `cidsync restore --files [--to DIR]` brings it back')
     // Every stored block of the service, flipped: whatever holds the file's pack is damaged.
     const blocks = join(dir, 'service', 'blocks')
     for (const fan of await readdir(blocks)) {
