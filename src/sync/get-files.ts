@@ -74,6 +74,15 @@ export async function getFiles (clients: ServiceClients, index: Index, init: Get
   })
   if (init.to !== undefined) await mkdir(init.to, { recursive: true, mode: 0o755 })
   const rows = init.rows.filter(r => !r.deleted && r.cid !== null)
+  if (init.to === undefined) {
+    // Said once, before anything is fetched: not once per file (a new device whose folders are named otherwise).
+    const unknown = [...new Set(rows.map(r => r.folder))].filter(name => !config.folders.some(f => f.name === name))
+    if (unknown.length > 0) {
+      const files = rows.filter(r => unknown.includes(r.folder)).length
+      throw new UsageError(`${files === 1 ? '1 file is' : `${files} files are`} in ${unknown.length === 1 ? 'a folder' : 'folders'} this device's config does not have (${unknown.map(n => JSON.stringify(n)).join(', ')}; it has ${config.folders.length === 0 ? 'none' : config.folders.map(f => JSON.stringify(f.name)).join(', ')}): ` +
+        'bring them back with --to DIR, or add a [[folders]] table with that name and where it goes here')
+    }
+  }
   init.onProgress?.({ type: 'start', files: rows.length, bytes: rows.reduce((sum, r) => sum + r.size, 0) })
   const outcomes: GetOutcome[] = []
   const keys = new Map<string, Buffer>()

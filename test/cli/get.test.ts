@@ -127,6 +127,21 @@ describe('cidsync get and restore --files: content back on another device', () =
     expect(await readFile(join(dir, 'back', 'notes', 'kept.txt'), 'utf8')).toBe('stored')
   })
 
+  it('a device whose folders are named otherwise: said once, before anything is fetched (exit 2), not once per file', async () => {
+    const dir = await useTempDir()
+    const { a, b, notes } = await twoDevices(dir)
+    await writeFile(b, (await readFile(b, 'utf8')).replace('name = "notes"', 'name = "docs"'))
+    for (const name of ['one.txt', 'two.txt', 'three.txt']) await writeFile(join(notes, name), name)
+    expect((await cli(['snapshot', '--config', a])).code).toBe(0)
+    expect((await cli(['key', 'import', (await cli(['key', 'export', '--config', a])).stdout.trim(), '--config', b])).code).toBe(0)
+    expect((await cli(['restore', '--config', b])).code).toBe(0)
+    const refused = await cli(['restore', '--files', '--config', b])
+    expect(refused.code).toBe(2)
+    expect(refused.stderr).toContain('3 files are in a folder this device\'s config does not have ("notes"; it has "docs"): bring them back with --to DIR')
+    expect(refused.stderr.trim().split('\n')).toHaveLength(1)
+    expect(await readdir(join(dir, 'b-notes'))).toEqual([])
+  })
+
   it('refuses bit-flipped stored content (exit 4, named, nothing written)', async () => {
     const dir = await useTempDir()
     const { a, b, notes } = await twoDevices(dir)
