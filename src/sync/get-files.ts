@@ -27,7 +27,7 @@ export interface GetFilesInit {
 export type GetFilesProgress =
   | { readonly type: 'start', readonly files: number, readonly bytes: number }
   | { readonly type: 'bytes', readonly bytes: number }
-  | { readonly type: 'file', readonly path: string, readonly outcome: GetOutcome['outcome'] }
+  | { readonly type: 'file', readonly path: string, readonly outcome: GetOutcome['outcome'], readonly reason?: string, readonly code?: string }
 
 /** What became of one file. */
 export interface GetOutcome {
@@ -89,7 +89,7 @@ export async function getFiles (clients: ServiceClients, index: Index, init: Get
   try {
     for (const row of rows) {
       const shown = `${row.folder}/${row.path}`
-      const done = (outcome: GetOutcome): void => { outcomes.push(outcome); init.onProgress?.({ type: 'file', path: shown, outcome: outcome.outcome }) }
+      const done = (outcome: GetOutcome): void => { outcomes.push(outcome); init.onProgress?.({ type: 'file', path: shown, outcome: outcome.outcome, ...(outcome.reason === undefined ? {} : { reason: outcome.reason, code: outcome.code }) }) }
       try {
         init.signal?.throwIfAborted()
         const record = usableRecord(index, row)

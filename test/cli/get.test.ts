@@ -142,6 +142,25 @@ describe('cidsync get and restore --files: content back on another device', () =
     expect(await readdir(join(dir, 'b-notes'))).toEqual([])
   })
 
+  it('many files not stored: the first 20 named with why, the rest counted; --json gives each one its why', async () => {
+    const dir = await useTempDir()
+    const { a, notes } = await twoDevices(dir)
+    await writeFile(a, (await readFile(a, 'utf8')).replace('store = true', 'store = false'))
+    for (let i = 0; i < 25; i++) await writeFile(join(notes, `f${String(i).padStart(2, '0')}.txt`), `file ${i}`)
+    expect((await cli(['snapshot', '--config', a])).code).toBe(0)
+    const plain = await cli(['restore', '--files', '--to', join(dir, 'back'), '--config', a])
+    expect(plain.code).toBe(1)
+    const lines = plain.stderr.trim().split('\n')
+    expect(lines).toHaveLength(22)
+    expect(lines[20]).toBe('cidsync: ... and 5 more not brought back (`--json` lists each with why)')
+    const json = await cli(['restore', '--files', '--to', join(dir, 'back'), '--json', '--config', a])
+    expect(json.code).toBe(1)
+    const files = json.stdout.trim().split('\n').map(l => JSON.parse(l) as { type: string, outcome?: string, reason?: string, code?: string }).filter(e => e.type === 'file')
+    expect(files).toHaveLength(25)
+    for (const f of files) expect(f).toMatchObject({ outcome: 'not-stored', code: 'ERR_CONTENT_NOT_STORED', reason: expect.stringContaining('its content was never stored') })
+    expect(json.stderr).toContain('each in its JSON line, with why')
+  })
+
   it('refuses bit-flipped stored content (exit 4, named, nothing written)', async () => {
     const dir = await useTempDir()
     const { a, b, notes } = await twoDevices(dir)
