@@ -51,7 +51,7 @@ export function fileLog (index: Index, history: HistoryRows | undefined, folder:
       const stored = states.get(row.cid) as StoredState
       return {
         deviceId: row.device_id, hostname: hostnames.get(row.device_id) ?? '', at: row.updated_at, seq: row.seq, size: row.size, cid: row.cid,
-        mtimeMs: row.mtime_ms, deleted: row.deleted === 1, stored, fetchable: row.deleted === 0 && row.cid !== null && fetchable(stored), current
+        mtimeMs: row.mtime_ms, deleted: row.deleted === 1, stored, fetchable: row.deleted === 0 && fetchable(index, row.cid), current
       }
     })
 }

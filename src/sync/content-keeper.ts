@@ -3,7 +3,7 @@ import type { Config } from '../config/index.js'
 import type { Index } from '../index/index.js'
 import type { ServiceClients } from '../remote/index.js'
 import { Scheduler } from './scheduler.js'
-import { contentSealing, storeContent, type StoreContentResult } from './store-content.js'
+import { contentSealing, storeContent, type NotStored, type StoreContentResult } from './store-content.js'
 import type { SyncStore } from './sync-store.js'
 import type { SyncEventListener } from './sync-event.js'
 import { NotReadyError } from '../errors.js'
@@ -43,6 +43,15 @@ export interface ContentFolderStatus {
   readonly protected: { readonly files: number, readonly bytes: number }
   readonly pending: { readonly files: number, readonly bytes: number }
   readonly failed: number
+}
+
+/** What a publish says of the content it waited for (`cidsync snapshot` prints it and exits 1 on any file not stored). */
+export interface PublishedContent {
+  readonly storedFiles: number
+  readonly storedBytes: number
+  readonly notStored: readonly NotStored[]
+  /** The pass itself failed (the service unreachable...): what it said. */
+  readonly error?: string
 }
 
 export interface ContentStatus {
@@ -110,6 +119,35 @@ export class ContentKeeper {
   async storeNow (): Promise<StoreContentResult | undefined> {
     if (!this.enabled()) return undefined
     return await this.storing.runNow('publish')
+  }
+
+  /**
+   * A pass now, answered as a publish reports it: what the pass stored, and every live file of
+   * this device that is still not stored with why (failing now, waiting for its retry, too large,
+   * or the whole pass failed), so `cidsync snapshot` through the daemon never says all is well
+   * when it is not. Undefined when no folder stores.
+   */
+  async storeForPublish (): Promise<PublishedContent | undefined> {
+    if (!this.enabled()) return undefined
+    let result: StoreContentResult | undefined
+    let error: string | undefined
+    try {
+      result = await this.storing.runNow('publish')
+    } catch (err) {
+      error = (err as Error).message
+    }
+    const { index, deviceId } = this.components
+    const keyId = this.keyId()
+    const failing = [...this.failures.entries()].flatMap(([key, f]): NotStored[] => {
+      const slash = key.indexOf('/')
+      const folder = key.slice(0, slash)
+      const path = key.slice(slash + 1)
+      // A failure of a file since deleted, or stored since, is no longer a file missing.
+      const row = index.entries.get(deviceId, folder, path)
+      if (row === undefined || row.deleted || row.cid === null || index.content.has(row.cid, keyId)) return []
+      return [{ folder, path, reason: `${f.message} (tried ${f.attempts} times; next at ${new Date(f.retryAt).toISOString()})`, code: f.code }]
+    })
+    return { storedFiles: result?.storedFiles ?? 0, storedBytes: result?.storedBytes ?? 0, notStored: [...failing, ...(result?.tooLarge ?? [])], ...(error === undefined ? {} : { error }) }
   }
 
   async stop (): Promise<void> {

@@ -27,7 +27,7 @@ export interface GetFilesInit {
 export type GetFilesProgress =
   | { readonly type: 'start', readonly files: number, readonly bytes: number }
   | { readonly type: 'bytes', readonly bytes: number }
-  | { readonly type: 'file', readonly path: string, readonly outcome: GetOutcome['outcome'] }
+  | { readonly type: 'file', readonly path: string, readonly outcome: GetOutcome['outcome'], readonly reason?: string, readonly code?: string }
 
 /** What became of one file. */
 export interface GetOutcome {
@@ -58,7 +58,7 @@ function usableRecord (index: Index, row: Entry): ContentRecord | string {
       problems.push((err as Error).message)
     }
   }
-  return problems[0] ?? 'its content was never stored: set `store = true` on its folder on the device that has it'
+  return problems[0] ?? 'its content was never stored: on the device that has it, its folder needs `store = true`, and the file must not be in `[content] exclude` nor past `[content] max_file_size`; `cidsync snapshot` there stores what is pending'
 }
 
 function alive (pid: number): boolean {
@@ -102,6 +102,15 @@ export async function getFiles (clients: ServiceClients, index: Index, init: Get
   })
   if (init.to !== undefined) await mkdir(init.to, { recursive: true, mode: 0o755 })
   const rows = init.rows.filter(r => !r.deleted && r.cid !== null)
+  if (init.to === undefined) {
+    // Said once, before anything is fetched: not once per file (a new device whose folders are named otherwise).
+    const unknown = [...new Set(rows.map(r => r.folder))].filter(name => !config.folders.some(f => f.name === name))
+    if (unknown.length > 0) {
+      const files = rows.filter(r => unknown.includes(r.folder)).length
+      throw new UsageError(`${files === 1 ? '1 file is' : `${files} files are`} in ${unknown.length === 1 ? 'a folder' : 'folders'} this device's config does not have (${unknown.map(n => JSON.stringify(n)).join(', ')}; it has ${config.folders.length === 0 ? 'none' : config.folders.map(f => JSON.stringify(f.name)).join(', ')}): ` +
+        'bring them back with --to DIR, or add a [[folders]] table with that name and where it goes here')
+    }
+  }
   init.onProgress?.({ type: 'start', files: rows.length, bytes: rows.reduce((sum, r) => sum + r.size, 0) })
   const outcomes: GetOutcome[] = []
   const keys = new Map<string, Buffer>()
@@ -111,7 +120,7 @@ export async function getFiles (clients: ServiceClients, index: Index, init: Get
   try {
     for (const row of rows) {
       const shown = `${row.folder}/${row.path}`
-      const done = (outcome: GetOutcome): void => { outcomes.push(outcome); init.onProgress?.({ type: 'file', path: shown, outcome: outcome.outcome }) }
+      const done = (outcome: GetOutcome): void => { outcomes.push(outcome); init.onProgress?.({ type: 'file', path: shown, outcome: outcome.outcome, ...(outcome.reason === undefined ? {} : { reason: outcome.reason, code: outcome.code }) }) }
       try {
         init.signal?.throwIfAborted()
         const record = usableRecord(index, row)

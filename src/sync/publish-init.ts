@@ -1,5 +1,6 @@
 import type { Config } from '../config/index.js'
 import type { PublishStep } from './publish-job.js'
+import type { PublishedContent } from './content-keeper.js'
 import type { SyncStore } from './sync-store.js'
 import type { SyncComponents } from './sync-components.js'
 
@@ -24,4 +25,11 @@ export interface PublishInit {
 }
 
 /** What a publish did: the CID the pointer holds now and its entry count. */
-export interface Published { readonly cid: string, readonly entries: number, readonly skipped: boolean, readonly merged: number }
+export interface Published {
+  readonly cid: string
+  readonly entries: number
+  readonly skipped: boolean
+  readonly merged: number
+  /** Through the daemon, with folders that store: the content its pass stored first, and what is not stored. */
+  readonly content?: PublishedContent
+}

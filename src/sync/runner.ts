@@ -240,8 +240,8 @@ export class SyncRunner {
     onEvent?.({ type: 'publish.started', reason })
     try {
       // Content first, so the publish lists files as stored that are. A pass that fails is the
-      // keeper's to retry and show; the index is published all the same.
-      await this.keeper.storeNow().catch(() => undefined)
+      // keeper's to retry and show; the index is published all the same, and says what is not stored.
+      const content = await this.keeper.storeForPublish()
       const published = await publish({
         index: this.components.index, clients, logger: this.components.logger, deviceId: this.components.deviceId, store: this.store(),
         onStep: onEvent === undefined ? undefined : (step, merges) => onEvent({ type: 'publish.step', step, merges })
@@ -257,7 +257,7 @@ export class SyncRunner {
       // The account now holds this publish's uploads and a deal request: mirror it now, so status
       // and the dashboard do not say "0 uploads" until the next scheduled reconciliation.
       if (!published.skipped) void this.reconciling.runNow('after a publish').catch(() => {})
-      return published
+      return content === undefined ? published : { ...published, content }
     } catch (err) {
       this.failures++
       this.noteRefusal(err)

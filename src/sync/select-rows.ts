@@ -32,7 +32,35 @@ export function selectRows (index: Index, init: SelectRowsInit): Entry[] {
     }
   }
   if (missing.length > 0) {
-    throw new PathNotFoundError(`${missing.map(m => JSON.stringify(m)).join(', ')}: not in the index${init.deviceId === undefined ? '' : ` of device ${init.deviceId.slice(0, 8)}`} (paths are folder/path, as \`cidsync ls\` prints them)`)
+    const hints = init.prefix ? [] : missing.map(m => deletedHint(index, m.replace(/^\/+/, ''), init.deviceId) ?? folderHint(index, m.replace(/^\/+/, '').replace(/\/+$/, ''), init.deviceId))
+    const absent = missing.filter((_, i) => hints[i] === undefined)
+    const said = hints.filter((h): h is string => h !== undefined)
+    if (absent.length > 0) said.push(`${absent.map(m => JSON.stringify(m)).join(', ')}: not in the index${init.deviceId === undefined ? '' : ` of device ${init.deviceId.slice(0, 8)}`} (paths are folder/path, as \`cidsync ls\` prints them)`)
+    throw new PathNotFoundError(said.join('; '))
   }
   return [...chosen.values()].sort((a, b) => `${a.folder}/${a.path}`.localeCompare(`${b.folder}/${b.path}`))
+}
+
+/**
+ * For a path whose file was deleted (only its tombstone is left), what brings it back: the
+ * content of its last version stays stored, and the newest publish before the deletion holds it.
+ */
+function deletedHint (index: Index, wanted: string, deviceId: string | undefined): string | undefined {
+  const newest = index.entries.list({ prefix: wanted, deviceId, includeDeleted: true })
+    .filter(e => e.deleted && `${e.folder}/${e.path}` === wanted)
+    .sort((a, b) => b.updatedAt - a.updatedAt)[0]
+  if (newest === undefined) return undefined
+  const before = new Date(newest.updatedAt - 1).toISOString()
+  const shell = /^[\w./@+,:=-]+$/.test(wanted) ? wanted : `'${wanted.replace(/'/g, "'\\''")}'`
+  return `${JSON.stringify(wanted)} was deleted (on device ${newest.deviceId.slice(0, 8)}, ${new Date(newest.updatedAt).toISOString()}): ` +
+    `\`cidsync get ${shell} --at ${before}\` brings back the version the last publish before then held; \`cidsync log ${shell}\` lists every version`
+}
+
+/** For a path that is a directory of files: what brings them back (`get` takes files). */
+function folderHint (index: Index, wanted: string, deviceId: string | undefined): string | undefined {
+  if (wanted === '') return undefined
+  const under = new Set(index.entries.list({ prefix: `${wanted}/`, deviceId }).map(e => `${e.folder}/${e.path}`).filter(p => p.startsWith(`${wanted}/`)))
+  if (under.size === 0) return undefined
+  const shell = /^[\w./@+,:=-]+$/.test(wanted) ? wanted : `'${wanted.replace(/'/g, "'\\''")}'`
+  return `${JSON.stringify(wanted)} is a directory (${under.size === 1 ? '1 file' : `${under.size} files`} under it): \`cidsync get\` takes files; \`cidsync restore --files ${shell}\` brings back everything under it`
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { mkdir, writeFile } from 'node:fs/promises'
+import { mkdir, readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { runCli } from '../helpers/cli.js'
 import { useTempDir } from '../helpers/temp-dir.js'
@@ -59,6 +59,39 @@ describe('cidsync find, where, dupes, log', () => {
     const dupes = await runCli(['dupes', '--config', a])
     expect(dupes).toMatchObject({ code: 0, stdout: '0 B reclaimable in all\n' })
   }, 240_000)
+
+  it('says a file whose content is stored is stored, and that `get` can fetch it (find, where, log)', async () => {
+    const root = await useTempDir()
+    const a = await deviceConfig(root, 'a')
+    await writeFile(a, (await readFile(a, 'utf8')).replace('path = "a/notes"\n', 'path = "a/notes"\nstore = true\n'))
+    const file = join(root, 'a', 'notes', 'kept.md')
+    await writeFile(file, 'kept, stored')
+    const snap = await runCli(['snapshot', '--config', a], { timeoutMs: 60_000 })
+    expect(snap.code, snap.stderr).toBe(0)
+    expect(snap.stderr).toContain('stored 1 file')
+    const found = await runCli(['find', 'kept', '--json', '--config', a])
+    expect(found.code, found.stderr).toBe(0)
+    expect(JSON.parse(found.stdout)).toMatchObject({ results: [{ path: 'kept.md', stored: 'stored' }] })
+    const held = await runCli(['where', file, '--config', a])
+    expect(held.code, held.stderr).toBe(0)
+    expect(held.stdout.split('\n')[0]).toMatch(/: stored$/)
+    const log = await runCli(['log', 'notes/kept.md', '--config', a], { timeoutMs: 60_000 })
+    expect(log.code, log.stderr).toBe(0)
+    expect(log.stdout).toContain('yes (stored)')
+  }, 120_000)
+
+  it('log answers from the index before anything is published, saying there is no history yet', async () => {
+    const root = await useTempDir()
+    const a = await deviceConfig(root, 'a')
+    const file = join(root, 'a', 'notes', 'early.md')
+    await writeFile(file, 'before the first publish')
+    expect((await runCli(['snapshot', '--config', a], { timeoutMs: 60_000 })).code).toBe(0)
+    // A namespace nothing was published to: what a daemon shows before its first publish.
+    const log = await runCli(['log', 'notes/early.md', '--namespace', 'fresh', '--config', a], { timeoutMs: 60_000 })
+    expect(log.code, log.stderr).toBe(0)
+    expect(log.stdout).toContain(await cidOf(file))
+    expect(log.stdout).toContain('nothing is published yet for namespace fresh')
+  }, 120_000)
 
   it('shows names with terminal escapes neutralised and finds nothing with exit 3', async () => {
     const root = await useTempDir()

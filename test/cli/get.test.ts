@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { randomBytes } from 'node:crypto'
-import { mkdir, readFile, readdir, stat, writeFile, utimes } from 'node:fs/promises'
+import { mkdir, readFile, readdir, rm, stat, writeFile, utimes } from 'node:fs/promises'
 import { join } from 'node:path'
 import { runCli } from '../helpers/cli.js'
 import { useTempDir } from '../helpers/temp-dir.js'
@@ -49,7 +49,9 @@ describe('cidsync get and restore --files: content back on another device', () =
 
     const key = await cli(['key', 'export', '--config', a])
     expect((await cli(['key', 'import', key.stdout.trim(), '--config', b])).code).toBe(0)
-    expect((await cli(['restore', '--config', b])).code).toBe(0)
+    const restored = await cli(['restore', '--config', b])
+    expect(restored.code, restored.stderr).toBe(0)
+    expect(restored.stdout).toContain(`it lists ${files.size} files, not their bytes; ${files.size} of them have their content stored: \`cidsync restore --files [--to DIR]\` brings them back`)
     const to = join(dir, 'back')
     const all = await cli(['restore', '--files', '--to', to, '--config', b])
     expect(all.code, all.stderr).toBe(0)
@@ -80,16 +82,93 @@ describe('cidsync get and restore --files: content back on another device', () =
     expect(replaced.code, replaced.stderr).toBe(0)
     expect(await readFile(join(dir, 'b-notes', 'a.md'), 'utf8')).toBe('second version, longer\n')
 
+    const folder = await cli(['get', 'notes/sub/', '--to', to, '--config', b])
+    expect(folder.code).toBe(3)
+    expect(folder.stderr).toContain('"notes/sub" is a directory (41 files under it): `cidsync get` takes files; `cidsync restore --files notes/sub` brings back everything under it')
+
     const missing = await cli(['get', 'notes/nosuch', '--config', b])
     expect(missing.code).toBe(3)
     expect(missing.stderr).toContain('[ERR_PATH_NOT_FOUND]')
   })
 
-  it('refuses bit-flipped stored content (exit 4, named, nothing written)', async () => {
+  it('a deleted file: says so and how to bring its last version back, which then works', async () => {
     const dir = await useTempDir()
     const { a, notes } = await twoDevices(dir)
+    await writeFile(join(notes, 'gone it is.txt'), 'deleted by mistake\n')
+    expect((await cli(['snapshot', '--config', a])).code).toBe(0)
+    await rm(join(notes, 'gone it is.txt'))
+    const after = await cli(['snapshot', '--config', a])
+    expect(after.code, after.stderr).toBe(0)
+    const to = join(dir, 'back')
+    const asked = await cli(['get', 'notes/gone it is.txt', '--to', to, '--config', a])
+    expect(asked.code).toBe(3)
+    expect(asked.stderr).toContain('"notes/gone it is.txt" was deleted')
+    const hint = /`cidsync get '(notes\/gone it is\.txt)' --at (\S+)`/.exec(asked.stderr)
+    expect(hint, asked.stderr).not.toBeNull()
+    const back = await cli(['get', hint?.[1] as string, '--at', hint?.[2] as string, '--to', to, '--config', a])
+    expect(back.code, back.stderr).toBe(0)
+    expect(await readFile(join(to, 'notes', 'gone it is.txt'), 'utf8')).toBe('deleted by mistake\n')
+  })
+
+  it('a file excluded from storing: not brought back, exit 1, saying why it may not be stored', async () => {
+    const dir = await useTempDir()
+    const { a, notes } = await twoDevices(dir)
+    await writeFile(a, `${await readFile(a, 'utf8')}[content]\nexclude = ["*.skip"]\n`)
+    await writeFile(join(notes, 'kept.txt'), 'stored')
+    await writeFile(join(notes, 'left.skip'), 'indexed only')
+    await writeFile(join(notes, 'evil\u001b]0;owned\u0007.skip'), 'a name that sets the window title')
+    expect((await cli(['snapshot', '--config', a])).code).toBe(0)
+    const got = await cli(['restore', '--files', '--to', join(dir, 'back'), '--config', a])
+    expect(got.code).toBe(1)
+    expect(got.stdout).toContain('1 file written, 0 already right; not brought back: 2 not stored')
+    expect(got.stderr).toContain('cidsync: notes/evil\\x1b]0;owned\\x07.skip: its content was never stored')
+    expect(got.stderr).not.toMatch(/[\u0007\u001b]/)
+    expect(got.stderr).toContain('notes/left.skip: its content was never stored: on the device that has it, its folder needs `store = true`, and the file must not be in `[content] exclude`')
+    expect(await readFile(join(dir, 'back', 'notes', 'kept.txt'), 'utf8')).toBe('stored')
+  })
+
+  it('a device whose folders are named otherwise: said once, before anything is fetched (exit 2), not once per file', async () => {
+    const dir = await useTempDir()
+    const { a, b, notes } = await twoDevices(dir)
+    await writeFile(b, (await readFile(b, 'utf8')).replace('name = "notes"', 'name = "docs"'))
+    for (const name of ['one.txt', 'two.txt', 'three.txt']) await writeFile(join(notes, name), name)
+    expect((await cli(['snapshot', '--config', a])).code).toBe(0)
+    expect((await cli(['key', 'import', (await cli(['key', 'export', '--config', a])).stdout.trim(), '--config', b])).code).toBe(0)
+    expect((await cli(['restore', '--config', b])).code).toBe(0)
+    const refused = await cli(['restore', '--files', '--config', b])
+    expect(refused.code).toBe(2)
+    expect(refused.stderr).toContain('3 files are in a folder this device\'s config does not have ("notes"; it has "docs"): bring them back with --to DIR')
+    expect(refused.stderr.trim().split('\n')).toHaveLength(1)
+    expect(await readdir(join(dir, 'b-notes'))).toEqual([])
+  })
+
+  it('many files not stored: the first 20 named with why, the rest counted; --json gives each one its why', async () => {
+    const dir = await useTempDir()
+    const { a, notes } = await twoDevices(dir)
+    await writeFile(a, (await readFile(a, 'utf8')).replace('store = true', 'store = false'))
+    for (let i = 0; i < 25; i++) await writeFile(join(notes, `f${String(i).padStart(2, '0')}.txt`), `file ${i}`)
+    expect((await cli(['snapshot', '--config', a])).code).toBe(0)
+    const plain = await cli(['restore', '--files', '--to', join(dir, 'back'), '--config', a])
+    expect(plain.code).toBe(1)
+    const lines = plain.stderr.trim().split('\n')
+    expect(lines).toHaveLength(22)
+    expect(lines[20]).toBe('cidsync: ... and 5 more not brought back (`--json` lists each with why)')
+    const json = await cli(['restore', '--files', '--to', join(dir, 'back'), '--json', '--config', a])
+    expect(json.code).toBe(1)
+    const files = json.stdout.trim().split('\n').map(l => JSON.parse(l) as { type: string, outcome?: string, reason?: string, code?: string }).filter(e => e.type === 'file')
+    expect(files).toHaveLength(25)
+    for (const f of files) expect(f).toMatchObject({ outcome: 'not-stored', code: 'ERR_CONTENT_NOT_STORED', reason: expect.stringContaining('its content was never stored') })
+    expect(json.stderr).toContain('each in its JSON line, with why')
+  })
+
+  it('refuses bit-flipped stored content (exit 4, named, nothing written)', async () => {
+    const dir = await useTempDir()
+    const { a, b, notes } = await twoDevices(dir)
     await writeFile(join(notes, 'secret.txt'), 'the content that will be damaged on the service\n')
     expect((await cli(['snapshot', '--config', a])).code).toBe(0)
+    expect((await cli(['key', 'import', (await cli(['key', 'export', '--config', a])).stdout.trim(), '--config', b])).code).toBe(0)
+    const restored = await cli(['restore', '--config', b])
+    expect(restored.stdout).toContain('it lists 1 file, not its bytes; 1 of them has its content stored: `cidsync restore --files [--to DIR]` brings it back')
     // Every stored block of the service, flipped: whatever holds the file's pack is damaged.
     const blocks = join(dir, 'service', 'blocks')
     for (const fan of await readdir(blocks)) {

@@ -20,4 +20,10 @@ describe('cidsync --help', () => {
     for (const code of ['0  ok', '1  failure', '2  usage or config error', '3  nothing found', '4  integrity failure']) expect(out).toContain(code)
     expect(out).toMatch(/Docs: README\.md .*docs\/operations\.md/s)
   })
+
+  it('says restore installs the list of files, and which option brings the files themselves back', async () => {
+    const help = await runCli(['--help'])
+    const restore = help.stdout.slice(help.stdout.indexOf('\n  restore '), help.stdout.indexOf('\n  verify '))
+    expect(restore.replace(/\s+/g, ' ')).toContain('It lists the files; --files brings the files themselves back, where their content is stored')
+  })
 })

@@ -4,6 +4,7 @@ import { FilesNotRestoredError } from '../../errors.js'
 import type { GetFilesProgress, GetOutcome } from '../../sync/index.js'
 import { countOf, formatBytes } from '../format.js'
 import { action } from '../run.js'
+import { safeText } from '../safe-text.js'
 import { withService } from '../service-command.js'
 import { parseTimeArg } from '../time-arg.js'
 import { resolveDevice } from './ls.js'
@@ -61,17 +62,23 @@ export async function runGet (options: GetOptions, paths: readonly string[], pre
   })
 }
 
+/** Files not brought back named one a line, at most this many (the rest counted). */
+const SHOWN_NOT_DONE = 20
+
 function report (outcomes: readonly GetOutcome[], json: boolean): void {
   const count = (what: GetOutcome['outcome']): number => outcomes.filter(o => o.outcome === what).length
   const notDone = outcomes.filter(o => o.outcome === 'failed' || o.outcome === 'kept-different' || o.outcome === 'not-stored')
   if (!json) {
-    for (const o of notDone) process.stderr.write(`cidsync: ${o.path}: ${o.reason ?? o.outcome} [${o.code ?? 'ERR_CIDSYNC'}]\n`)
+    // Names from disk (and targets built of them): shown with control characters neutralised.
+    for (const o of notDone.slice(0, SHOWN_NOT_DONE)) process.stderr.write(`cidsync: ${safeText(o.path)}: ${safeText(o.reason ?? o.outcome)} [${o.code ?? 'ERR_CIDSYNC'}]\n`)
+    // A folder never stored, restored on a new device, is thousands of the same line: the first ones say why.
+    if (notDone.length > SHOWN_NOT_DONE) process.stderr.write(`cidsync: ... and ${notDone.length - SHOWN_NOT_DONE} more not brought back (\`--json\` lists each with why)\n`)
     process.stdout.write(`${countOf(count('written'), 'file', 'files')} written, ${count('already-there')} already right` +
       `${notDone.length === 0 ? '' : `; not brought back: ${count('not-stored')} not stored, ${count('kept-different')} kept (different local file), ${count('failed')} failed`}\n`)
   }
   if (notDone.length > 0) {
     const integrity = outcomes.some(o => o.outcome === 'failed' && (o.code === 'ERR_CONTENT_INTEGRITY' || o.code === 'ERR_INTEGRITY'))
-    throw new FilesNotRestoredError(`${countOf(notDone.length, 'file was', 'files were')} not brought back (each named above)`, integrity)
+    throw new FilesNotRestoredError(`${countOf(notDone.length, 'file was', 'files were')} not brought back (${json ? 'each in its JSON line, with why' : notDone.length > SHOWN_NOT_DONE ? `the first ${SHOWN_NOT_DONE} named above` : 'each named above'})`, integrity)
   }
 }
 

@@ -1,6 +1,6 @@
 import type { Command } from 'commander'
 import { loadConfig } from '../../config/index.js'
-import { NothingFoundError, UsageError } from '../../errors.js'
+import { NothingFoundError, PointerNotFoundError, UsageError } from '../../errors.js'
 import type { HistoryFill } from '../../find/index.js'
 import { countOf, formatBytes, formatTable, printJson } from '../format.js'
 import { action } from '../run.js'
@@ -27,12 +27,16 @@ export function registerLog (program: Command): void {
       const history = openHistoryRows(config.stateDir)
       try {
         let filled: HistoryFill | undefined
+        let unpublished = false
         if (options.cached !== true) {
           filled = await withService(options, async ({ clients }) => {
+            // Nothing published yet (a daemon that has not reached its first publish): the index's own rows still answer.
+            const start = await historyStart(clients, config, options).catch((err: unknown) => { if (err instanceof PointerNotFoundError) return undefined; throw err })
+            if (start === undefined) { unpublished = true; return undefined }
             const { SyncStore, acceptsUnencrypted } = await import('../../sync/index.js')
             const store = new SyncStore(config.stateDir)
             try {
-              return await fillHistory(clients, history, await historyStart(clients, config, options), store.manifestCache, fetchInit(config, 'log', acceptsUnencrypted(config)))
+              return await fillHistory(clients, history, start, store.manifestCache, fetchInit(config, 'log', acceptsUnencrypted(config)))
             } finally {
               store.close()
             }
@@ -55,7 +59,8 @@ export function registerLog (program: Command): void {
             ]), new Set([2])))
             process.stdout.write(`${countOf(versions.length, 'version', 'versions')} of ${safeText(text)}, from the index and ${countOf(kept.publishes, 'publish', 'publishes')} of history kept` +
               `${filled !== undefined && filled.segmentsFetched > 0 ? ` (${countOf(filled.segmentsFetched, 'segment', 'segments')} fetched now)` : ''}` +
-              `${filled !== undefined && filled.v1Skipped > 0 ? `; ${countOf(filled.v1Skipped, 'cidsync-sqlite/1 snapshot', 'cidsync-sqlite/1 snapshots')} skipped (no segments to read versions from)` : ''}\n`)
+              `${filled !== undefined && filled.v1Skipped > 0 ? `; ${countOf(filled.v1Skipped, 'cidsync-sqlite/1 snapshot', 'cidsync-sqlite/1 snapshots')} skipped (no segments to read versions from)` : ''}` +
+              `${unpublished ? `; nothing is published yet for namespace ${options.namespace ?? config.namespace} on network ${options.network ?? config.network}, so there is no history to read` : ''}\n`)
           }
           if (versions.length === 0) throw new NothingFoundError(`no version of ${JSON.stringify(safeText(text))} in the index or the ${countOf(kept.publishes, 'publish', 'publishes')} of history kept${options.cached === true ? ' (run without --cached to fetch the rest of the history)' : ''}: see \`cidsync find\` for the exact folder/path`)
         } finally {

@@ -36,7 +36,7 @@ function lockForRestore<T> (acquire: (stateDir: string) => T, stateDir: string):
 
 export function registerRestore (program: Command): void {
   program.command('restore')
-    .description('install the index from the pointer (or a given CID): fetch, verify, decrypt, check, swap in')
+    .description('install the index from the pointer (or a given CID): fetch, verify, decrypt, check, swap in. It lists the files; --files brings the files themselves back, where their content is stored')
     .option('--config <path>', 'config file')
     .option('--namespace <name>', 'default: the config\'s namespace')
     .option('--network <name>', 'default: the config\'s network')
@@ -80,10 +80,29 @@ export function registerRestore (program: Command): void {
             return
           }
           process.stdout.write(`restored ${what}` +
-            `${result.backup === undefined ? '' : `; the old index is at ${result.backup}`}\nthe next \`cidsync daemon\` rescans the folders against it\n`)
+            `${result.backup === undefined ? '' : `; the old index is at ${result.backup}`}\nthe next \`cidsync daemon\` rescans the folders against it\n` +
+            `${await filesHint(config.stateDir)}\n`)
         })
       } finally {
         lock?.release()
       }
     }))
+}
+
+/**
+ * What a restore of the index leaves to do for the files themselves: it installs the list of
+ * them, not their bytes, which `restore --files` brings back where their content is stored.
+ */
+async function filesHint (stateDir: string): Promise<string> {
+  const { indexPath, openIndex } = await import('../../index/index.js')
+  const { selectRows } = await import('../../sync/index.js')
+  const index = openIndex(indexPath(stateDir), { readonly: true })
+  try {
+    const rows = (() => { try { return selectRows(index, { paths: [''], prefix: true }) } catch { return [] } })()
+    const stored = rows.filter(r => r.cid !== null && index.content.lookup(r.cid).length > 0).length
+    if (stored === 0) return `it lists ${countOf(rows.length, 'file', 'files')}; none has its content stored (\`store = true\` on a folder of the device that has them), so no file can be brought back`
+    return `it lists ${countOf(rows.length, 'file', 'files')}, not ${rows.length === 1 ? 'its' : 'their'} bytes; ${stored} of them ${stored === 1 ? 'has its' : 'have their'} content stored: \`cidsync restore --files [--to DIR]\` brings ${stored === 1 ? 'it' : 'them'} back`
+  } finally {
+    index.close()
+  }
 }
