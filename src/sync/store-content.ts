@@ -135,18 +135,18 @@ async function storeFolder (folder: FolderConfig, run: FolderRun): Promise<void>
         continue
       }
       if (!isCidProfileName(row.cidProfile)) continue
-      let components: string[]
+      let parts: string[]
       try {
         // A row restored from the service (an unencrypted index, or another device's adopted
         // with --as-device) may name `../x`: read, it would send a file outside the folder.
-        components = safeComponents(row.path)
+        parts = safeComponents(row.path)
       } catch (err) {
         const error = err as ContentIntegrityError
         result.failed.push({ folder: folder.name, path: row.path, code: error.code, reason: error.message })
         init.onProgress?.({ type: 'failed', folder: folder.name, path: row.path, error })
         continue
       }
-      const file: FileToStore = { path: join(folder.path, ...components), cid: CID.parse(row.cid), size: row.size, profile: cidProfile(row.cidProfile) }
+      const file: FileToStore = { path: join(folder.path, ...parts), cid: CID.parse(row.cid), size: row.size, profile: cidProfile(row.cidProfile) }
       init.onProgress?.({ type: 'file', folder: folder.name, path: row.path, bytes: row.size })
       try {
         await storer.add(file, { signal: init.signal })
