@@ -4,6 +4,7 @@ import { FilesNotRestoredError } from '../../errors.js'
 import type { GetFilesProgress, GetOutcome } from '../../sync/index.js'
 import { countOf, formatBytes } from '../format.js'
 import { action } from '../run.js'
+import { safeLines, safeText } from '../safe-text.js'
 import { withService } from '../service-command.js'
 import { parseTimeArg } from '../time-arg.js'
 import { resolveDevice } from './ls.js'
@@ -51,7 +52,7 @@ export async function runGet (options: GetOptions, paths: readonly string[], pre
     try {
       const deviceId = options.device === undefined ? undefined : resolveDevice(options.device, index.entries.devices())
       const rows = selectRows(index, { paths, prefix, deviceId, own: readDeviceId(config.stateDir) })
-      if (past !== undefined && options.json !== true) process.stderr.write(`from the publish of ${past.at} (${past.cid})\n`)
+      if (past !== undefined && options.json !== true) process.stderr.write(`from the publish of ${safeText(past.at)} (${safeText(past.cid)})\n`)
       const outcomes = await getFiles(clients, index, { config, rows, to: options.to, overwrite: options.overwrite, passphrase, onProgress: progressReporter(options.json === true) })
       report(outcomes, options.json === true)
     } finally {
@@ -65,7 +66,7 @@ function report (outcomes: readonly GetOutcome[], json: boolean): void {
   const count = (what: GetOutcome['outcome']): number => outcomes.filter(o => o.outcome === what).length
   const notDone = outcomes.filter(o => o.outcome === 'failed' || o.outcome === 'kept-different' || o.outcome === 'not-stored')
   if (!json) {
-    for (const o of notDone) process.stderr.write(`cidsync: ${o.path}: ${o.reason ?? o.outcome} [${o.code ?? 'ERR_CIDSYNC'}]\n`)
+    for (const o of notDone) process.stderr.write(`cidsync: ${safeText(o.path)}: ${safeLines(o.reason ?? o.outcome)} [${safeText(o.code ?? 'ERR_CIDSYNC')}]\n`)
     process.stdout.write(`${countOf(count('written'), 'file', 'files')} written, ${count('already-there')} already right` +
       `${notDone.length === 0 ? '' : `; not brought back: ${count('not-stored')} not stored, ${count('kept-different')} kept (different local file), ${count('failed')} failed`}\n`)
   }

@@ -1,0 +1,42 @@
+import { describe, expect, it } from 'vitest'
+import { mkdir, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { runCli } from '../helpers/cli.js'
+import { useTempDir } from '../helpers/temp-dir.js'
+
+async function cli (args: string[]): Promise<{ code: number | null, stdout: string, stderr: string }> {
+  return await runCli(args, { timeoutMs: 120_000 })
+}
+
+// A name that, printed raw, sets the terminal's title and clears the screen.
+const EVIL = 'a\u001b]0;pwned\u0007\u001b[2Jb.txt'
+
+describe('content commands print names from disk and the service with controls shown visibly', () => {
+  it('snapshot names a file it did not store, and get one it kept, without a raw escape', async () => {
+    const dir = await useTempDir()
+    const notes = join(dir, 'notes')
+    await mkdir(notes)
+    await writeFile(join(notes, EVIL), 'x'.repeat(100))
+    await writeFile(join(notes, 'small.txt'), 'ok')
+    const config = (name: string, folder: string, extra: string): string =>
+      `state_dir = "${name}-state"\nnamespace = "content"\n[[folders]]\nname = "notes"\npath = "${folder}"\nstore = true\n` +
+      `[service]\ndir = "${join(dir, 'service')}"\n[snapshot]\ndeal = false\n[status]\nlisten = "127.0.0.1:0"\n${extra}`
+    const a = join(dir, 'a.toml')
+    await writeFile(a, config('a', notes, '[content]\nmax_file_size = 50\n'))
+    const tooLarge = await cli(['snapshot', '--config', a])
+    expect(tooLarge.code).not.toBe(0)
+    expect(tooLarge.stderr).toContain('not stored: notes/a\\x1b]0;pwned\\x07\\x1b[2Jb.txt')
+    expect(tooLarge.stderr).not.toContain('\u001b')
+
+    await writeFile(a, config('a', notes, ''))
+    expect((await cli(['snapshot', '--config', a])).code).toBe(0)
+    // The same name, holding other bytes, where get would write: kept and named.
+    const to = join(dir, 'back')
+    await mkdir(join(to, 'notes'), { recursive: true })
+    await writeFile(join(to, 'notes', EVIL), 'mine')
+    const kept = await cli(['get', `notes/${EVIL}`, '--to', to, '--config', a])
+    expect(kept.code).toBe(1)
+    expect(kept.stderr).toContain('notes/a\\x1b]0;pwned\\x07\\x1b[2Jb.txt')
+    expect(kept.stderr).not.toContain('\u001b')
+  })
+})
