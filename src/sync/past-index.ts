@@ -28,7 +28,9 @@ export interface PastIndex {
 export async function openPastIndex (clients: ServiceClients, config: Config, at: Date, options: { passphrase?: string, signal?: AbortSignal } = {}): Promise<PastIndex> {
   const dir = join(config.stateDir, 'snapshots')
   mkdirSync(dir, { recursive: true, mode: 0o700 })
-  const fetch: FetchInit = { stateDir: config.stateDir, dir, label: 'past', passphrase: options.passphrase, acceptUnencrypted: acceptsUnencrypted(config), signal: options.signal }
+  // Bound to this namespace: a past publish of another namespace put behind the pointer would
+  // otherwise have its files written into this one's folders.
+  const fetch: FetchInit = { stateDir: config.stateDir, dir, label: 'past', binding: { namespace: config.namespace, network: config.network }, passphrase: options.passphrase, acceptUnencrypted: acceptsUnencrypted(config), signal: options.signal }
   const pointer = await clients.pointers.current(config.namespace, config.network, { signal: options.signal })
   const found = await withSyncStore(undefined, config.stateDir, async (store) => await publishAt(clients, pointer.snapshotCid, at, store.manifestCache, fetch))
   if (found === undefined || found.manifest === undefined) {
