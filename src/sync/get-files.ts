@@ -90,7 +90,7 @@ export async function getFiles (clients: ServiceClients, index: Index, init: Get
         const { root, components } = targetRoot(config, init.to, row)
         // A folder's own path must be there: a missing one is an unmounted disk, not a place to make.
         if (init.to === undefined && !(await stat(root).catch(() => undefined))?.isDirectory()) throw new UsageError(`the folder ${row.folder} is not at ${root} (an unmounted disk?): mount it, or bring the file back with --to DIR`)
-        const target = await prepareTarget(root, components)
+        const { target, targetDir } = await prepareTarget(root, components)
         const there = await lstat(target).catch(() => undefined)
         if (there !== undefined) {
           const same = there.isFile() && there.size === row.size && (await fileCid(target, profile, { signal: init.signal })).cid.toString() === row.cid
@@ -109,6 +109,7 @@ export async function getFiles (clients: ServiceClients, index: Index, init: Get
           record,
           row: { cid: CID.parse(row.cid as string), size: row.size, mtimeMs: row.mtimeMs, profile },
           target,
+          targetDir,
           snapshotKey: key,
           objects,
           signal: init.signal,
