@@ -72,7 +72,9 @@ export async function getFiles (clients: ServiceClients, index: Index, init: Get
   const objects = new ObjectCache(join(config.stateDir, 'content-fetch', String(process.pid)), async (cid, destination, options) => {
     await clients.gateway.fetchVerified(cid, SNAPSHOT_PROFILE, destination, { ...options, signal: options.signal })
   })
-  if (init.to !== undefined) await mkdir(init.to, { recursive: true, mode: 0o755 })
+  // The index keeps no file modes: a file that was private comes back 0644. A --to dir made here
+  // is private, so such a tree is not readable by other users until its owner moves it out.
+  if (init.to !== undefined) await mkdir(init.to, { recursive: true, mode: 0o700 })
   const rows = init.rows.filter(r => !r.deleted && r.cid !== null)
   init.onProgress?.({ type: 'start', files: rows.length, bytes: rows.reduce((sum, r) => sum + r.size, 0) })
   const outcomes: GetOutcome[] = []

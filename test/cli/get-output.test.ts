@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { mkdir, writeFile } from 'node:fs/promises'
+import { mkdir, stat, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { runCli } from '../helpers/cli.js'
 import { useTempDir } from '../helpers/temp-dir.js'
@@ -11,7 +11,7 @@ async function cli (args: string[]): Promise<{ code: number | null, stdout: stri
 // A name that, printed raw, sets the terminal's title and clears the screen.
 const EVIL = 'a\u001b]0;pwned\u0007\u001b[2Jb.txt'
 
-describe('content commands print names from disk and the service with controls shown visibly', () => {
+describe('get and snapshot output: names shown safely, a --to dir made private', () => {
   it('snapshot names a file it did not store, and get one it kept, without a raw escape', async () => {
     const dir = await useTempDir()
     const notes = join(dir, 'notes')
@@ -38,5 +38,12 @@ describe('content commands print names from disk and the service with controls s
     expect(kept.code).toBe(1)
     expect(kept.stderr).toContain('notes/a\\x1b]0;pwned\\x07\\x1b[2Jb.txt')
     expect(kept.stderr).not.toContain('\u001b')
+
+    // A --to dir made by get is private: the files' own modes are not kept, a private one comes back 0644.
+    const fresh = join(dir, 'fresh', 'deeper')
+    const got = await cli(['get', 'notes/small.txt', '--to', fresh, '--config', a])
+    expect(got.code, got.stderr).toBe(0)
+    expect((await stat(fresh)).mode & 0o777).toBe(0o700)
+    expect((await stat(join(dir, 'fresh'))).mode & 0o777).toBe(0o700)
   })
 })
