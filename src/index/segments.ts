@@ -243,6 +243,17 @@ export class SegmentStore {
 }
 
 /**
+ * The first row naming no plain relative path (empty, absolute, `.`/`..`/empty components, a NUL),
+ * or whose folder is no single name: what the walker never writes. LIKE's `%` only; none of these
+ * characters has a case.
+ */
+const UNSAFE_PATHS = `SELECT folder || '/' || path FROM entries WHERE
+  path = '' OR path LIKE '/%' OR path LIKE '%/' OR path LIKE '%//%' OR instr(path, char(0)) > 0
+  OR path IN ('.', '..') OR path LIKE './%' OR path LIKE '../%' OR path LIKE '%/.' OR path LIKE '%/..' OR path LIKE '%/./%' OR path LIKE '%/../%'
+  OR folder IN ('', '.', '..') OR instr(folder, '/') > 0 OR instr(folder, char(0)) > 0
+  LIMIT 1`
+
+/**
  * Checks a segment database against what its sealed header and the manifest say: SQLite's quick
  * check, a schema this cidsync knows, only that device's rows, sequences inside the range, the
  * count as announced. A failure names the segment.
@@ -261,6 +272,9 @@ export function checkSegment (path: string, range: SegmentRange & { readonly ent
       if (carried !== found.live) problems.push(`a live count of ${carried} where it holds ${found.live} live rows`)
     }
     if (found.rows !== range.entries) problems.push(`${found.rows} rows where ${range.entries} were announced`)
+    // A row's folder/path becomes a path on disk (restore --files, storing after a restore): none may climb out.
+    const unsafe = db.prepare(UNSAFE_PATHS).pluck().get() as string | undefined
+    if (unsafe !== undefined) problems.push(`a row whose path is not inside its folder (${JSON.stringify(unsafe.slice(0, 200))})`)
     if ((found.foreign_rows ?? 0) > 0) problems.push(`${found.foreign_rows ?? 0} rows of another device`)
     if (found.low !== null && found.low <= (range.kind === 'base' ? -1 : range.from)) problems.push(`a row at sequence ${found.low}, not after ${range.from}`)
     if (found.high !== null && found.high > range.to) problems.push(`a row at sequence ${found.high}, past ${range.to}`)
