@@ -9,6 +9,13 @@ export interface IgnoreMatcher {
 }
 
 /**
+ * What `get` and `restore --files` name a file while its bytes arrive, beside its target. Its
+ * bytes are unverified (and, when the fetch is slow or killed, there for a while): never indexed,
+ * stored or synced as a file of the folder.
+ */
+export const FETCH_TEMP_NAME = '.*.cidsync-[0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f].part'
+
+/**
  * A pattern whose only slashes end it (`node_modules/`, `node_modules/**`) names a folder by its
  * name, which gitignore matches at any depth; answers that name, else undefined.
  */
@@ -29,7 +36,8 @@ function trailingName (pattern: string): string | undefined {
 export function createIgnoreMatcher (patterns: readonly string[], excluded: readonly string[] = []): IgnoreMatcher {
   const own = new Set(excluded)
   const anchored: string[] = []
-  const named: string[] = []
+  // Always: a file `get` is still writing into a folder, unverified (custody/fetch-file.ts names it).
+  const named: string[] = [FETCH_TEMP_NAME]
   for (const pattern of patterns) {
     const name = pattern.includes('/') ? trailingName(pattern) : pattern
     if (name !== undefined) named.push(name)
