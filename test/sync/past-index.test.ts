@@ -5,7 +5,7 @@ import { pastIndex } from '../../src/find/index.js'
 import { fetchInit, historyStart } from '../../src/cli/commands/find-common.js'
 import { SyncStore } from '../../src/sync/index.js'
 import { exportKey, importKey } from '../../src/snapshot/index.js'
-import { ManifestNamespaceError } from '../../src/errors.js'
+import { ManifestNamespaceError, PointerRolledBackError } from '../../src/errors.js'
 import { EXTERNAL, serviceUnderTest } from '../helpers/service.js'
 import { useTempDir } from '../helpers/temp-dir.js'
 import { syncDevice, writeRows as write } from '../helpers/sync-device.js'
@@ -37,6 +37,28 @@ describe.skipIf(EXTERNAL)('a past publish is read only from this namespace\'s ch
       await expect(pastIndex(clients, start, new Date(), store.manifestCache, fetchInit(a.config, 'find', false, {}))).rejects.toThrow(ManifestNamespaceError)
     } finally {
       store.close()
+    }
+  })
+
+  it('get --at refuses a pointer set back behind this device\'s own last publish, and still answers for a time before it', async () => {
+    const { clients } = await serviceUnderTest()
+    const root = await useTempDir()
+    const a = await syncDevice(root, 'a', A, { namespace: 'past-three' })
+    write(a, 'first.md')
+    const first = await publish({ index: a.index, clients, logger, deviceId: a.id }, { config: a.config })
+    const between = new Date()
+    await new Promise(resolve => setTimeout(resolve, 20))
+    write(a, 'second.md')
+    await publish({ index: a.index, clients, logger, deviceId: a.id }, { config: a.config })
+    // The lying service replays the first publish as the pointer.
+    await clients.pointers.put({ snapshotCid: first.cid, engine: 'cidsync-sqlite/2', namespace: 'past-three', network: 'mainnet', memories: 1 })
+    await expect(openPastIndex(clients, a.config, new Date())).rejects.toThrow(PointerRolledBackError)
+    const older = await openPastIndex(clients, a.config, between)
+    try {
+      expect(older.cid).toBe(first.cid)
+      expect(older.index.entries.list({ deviceId: A }).map(e => e.path)).toEqual(['first.md'])
+    } finally {
+      await older.close()
     }
   })
 })
