@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { mkdir, stat, writeFile } from 'node:fs/promises'
+import Database from 'better-sqlite3'
+import { mkdir, readdir, stat, symlink, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { runCli } from '../helpers/cli.js'
 import { useTempDir } from '../helpers/temp-dir.js'
@@ -45,5 +46,39 @@ describe('get and snapshot output: names shown safely, a --to dir made private',
     expect(got.code, got.stderr).toBe(0)
     expect((await stat(fresh)).mode & 0o777).toBe(0o700)
     expect((await stat(join(dir, 'fresh'))).mode & 0o777).toBe(0o700)
+  })
+
+  it('writes nothing outside the target: a symlinked directory on the way, a row naming ../', async () => {
+    const dir = await useTempDir()
+    const notes = join(dir, 'notes')
+    await mkdir(join(notes, 'sub'), { recursive: true })
+    await writeFile(join(notes, 'sub', 'f.txt'), 'the content\n')
+    const a = join(dir, 'a.toml')
+    await writeFile(a, `state_dir = "a-state"\nnamespace = "content"\n[[folders]]\nname = "notes"\npath = "${notes}"\nstore = true\n` +
+      `[service]\ndir = "${join(dir, 'service')}"\n[snapshot]\ndeal = false\n[status]\nlisten = "127.0.0.1:0"\n`)
+    expect((await cli(['snapshot', '--config', a])).code).toBe(0)
+    const to = join(dir, 'back')
+    const elsewhere = join(dir, 'elsewhere')
+    await mkdir(join(to, 'notes'), { recursive: true })
+    await mkdir(elsewhere)
+    await symlink(elsewhere, join(to, 'notes', 'sub'))
+    const through = await cli(['get', 'notes/sub/f.txt', '--to', to, '--config', a])
+    expect(through.code).toBe(4)
+    expect(through.stderr).toContain('is a symlink: nothing is written through it')
+    expect(await readdir(elsewhere)).toEqual([])
+
+    // A row naming ../ (as a forged index would), with stored content behind its CID.
+    const db = new Database(join(dir, 'a-state', 'index.sqlite'))
+    try {
+      const row = db.prepare("SELECT * FROM entries WHERE path = 'sub/f.txt'").get() as Record<string, unknown>
+      db.prepare('INSERT INTO entries VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, ?)').run(row.device_id, 'notes', '../../escape.txt', row.size, row.mtime_ms, row.cid, row.cid_profile, row.updated_at, row.seq)
+    } finally {
+      db.close()
+    }
+    const climbing = await cli(['get', 'notes/../../escape.txt', '--to', join(to, 'x'), '--config', a])
+    expect(climbing.code).toBe(4)
+    expect(climbing.stderr).toContain('not a path inside a folder, refused')
+    expect((await readdir(dir)).filter(n => n.includes('escape'))).toEqual([])
+    expect((await readdir(to)).filter(n => n.includes('escape'))).toEqual([])
   })
 })
