@@ -138,6 +138,10 @@ describe('content storing and fetching, against the local service', () => {
     // Plain content passed off under a sealed row's CID is refused by the CID check.
     expect(() => parseContentRecord({ ...recordB, objects: [['../../etc/passwd', 0, 10]] })).toThrow(/not a CID/)
     expect(() => parseContentRecord({ ...recordB, objects: [[recordB.objects[0]?.[0], 0, 1]] })).toThrow(/spans/)
+    // Its span moved past the pack's end: reads short, refused, nothing written.
+    const [pack, , length] = recordB.objects[0] as readonly [string, number, number]
+    const pastEnd = parseContentRecord({ ...recordB, objects: [[pack, 1_000_000_000, length]] })
+    await expect(fetchFile({ record: pastEnd, row: { cid: fileB.cid, size: fileB.size, mtimeMs: 0, profile }, target: join(target, 'b'), snapshotKey: h.key, objects: cache })).rejects.toThrow(ContentIntegrityError)
     expect(await readdir(target)).toEqual([])
     // The same record, right: comes back.
     await fetchFile({ record: recordB, row: { cid: fileB.cid, size: fileB.size, mtimeMs: 0, profile }, target: join(target, 'b'), snapshotKey: h.key, objects: cache })
