@@ -3,7 +3,7 @@ import { dirname } from 'node:path'
 import Database from 'better-sqlite3'
 import { fsyncPath } from '../util/fsync.js'
 import { SnapshotFormatError, SnapshotIntegrityError } from '../errors.js'
-import { SCHEMA_VERSION } from '../index/index.js'
+import { SCHEMA_VERSION, UNSAFE_PATHS } from '../index/index.js'
 import { ENGINE_V1, type SealedHeader, type SnapshotHeader } from './format.js'
 import { readSealedHeader, unseal } from './sealed-file.js'
 
@@ -59,6 +59,9 @@ export function checkDatabase (path: string, check: 'integrity_check' | 'quick_c
     const version = db.pragma('user_version', { simple: true }) as number
     if (version > SCHEMA_VERSION) throw new SnapshotFormatError(`the snapshot's index has schema version ${version}, newer than this cidsync's ${SCHEMA_VERSION}: upgrade cidsync`)
     db.prepare('SELECT COUNT(*) FROM entries').pluck().get()
+    // Its rows become paths on disk (restore --files, storing after a restore): none may climb out.
+    const unsafe = db.prepare(UNSAFE_PATHS).pluck().get() as string | undefined
+    if (unsafe !== undefined) throw new SnapshotIntegrityError(`the snapshot's index names ${JSON.stringify(unsafe.slice(0, 200))} as a file: not a path inside a folder (damaged or forged)`)
   } catch (err) {
     if (err instanceof SnapshotIntegrityError || err instanceof SnapshotFormatError) throw err
     throw new SnapshotIntegrityError(`the snapshot's database cannot be read: ${(err as Error).message}`, { cause: err })
