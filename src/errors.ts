@@ -412,6 +412,16 @@ export class PointerUnreadableError extends CidsyncError {
   }
 }
 
+/**
+ * A past publish asked for (`get --at`) would come from a pointer whose history lacks this
+ * device's own last publish, made before that time: the pointer was set back (or a device
+ * published over it without merging). Answering from it would pass an older state off as that time's.
+ */
+export class PointerRolledBackError extends CidsyncError {
+  override readonly code = 'ERR_POINTER_ROLLED_BACK'
+  override readonly exitCode = ExitCode.integrity
+}
+
 /** `restore --at`: the history holds nothing published at or before that time. */
 export class NothingAtTimeError extends CidsyncError {
   override readonly code = 'ERR_NOTHING_AT_TIME'

@@ -1,5 +1,5 @@
 import { createReadStream } from 'node:fs'
-import { chmod, lstat, open, readdir, rename, rm, utimes } from 'node:fs/promises'
+import { chmod, lstat, open, readdir, realpath, rename, rm, utimes } from 'node:fs/promises'
 import { basename, dirname, join } from 'node:path'
 import { randomBytes } from 'node:crypto'
 import type { CID } from 'multiformats/cid'
@@ -26,6 +26,11 @@ export interface FetchFileInit {
   readonly row: FileRow
   /** The final path, already checked to lie inside the target. */
   readonly target: string
+  /**
+   * Where the target's directory really is (its realpath) when it was checked; it must still be
+   * there when the file is renamed into place. Absent: taken when the fetch starts.
+   */
+  readonly targetDir?: string
   /** The snapshot key the record names (required for sealed content). */
   readonly snapshotKey?: Uint8Array
   readonly objects: ObjectCache
@@ -70,6 +75,18 @@ async function * spans (init: FetchFileInit): AsyncGenerator<Uint8Array> {
 }
 
 /**
+ * Refuses to make the file readable or rename it when its directory was swapped for a symlink
+ * (or moved) since it was checked: the rename would then put the file wherever the link points.
+ */
+async function stillInPlace (dir: string, expectedDir: string, temp: string, inode: number): Promise<void> {
+  const now = await realpath(dir).catch(() => undefined)
+  const there = await lstat(temp).catch(() => undefined)
+  if (now !== expectedDir || there === undefined || !there.isFile() || there.ino !== inode) {
+    throw new ContentIntegrityError(`${dir} changed while a file was written into it (now ${now === undefined ? 'gone' : `at ${now}`}, not ${expectedDir}): a symlink put in its way? Nothing was written through it`)
+  }
+}
+
+/**
  * Brings one file back: its objects fetched (each verified against its CID), its chunks opened,
  * its plaintext hashed with the row's profile as it is written to a temp file beside the target.
  * The temp file becomes the target only when it hashes to the row's CID; otherwise nothing is
@@ -83,12 +100,16 @@ export async function fetchFile (init: FetchFileInit): Promise<void> {
     if (init.snapshotKey === undefined) throw new ContentIntegrityError(`${row.cid.toString()} is sealed and no key was given`)
     plain = openStream(plain, { key: fileKey(contentMasterKey(init.snapshotKey), row.cid), cid: row.cid, size: row.size })
   }
+  const dir = dirname(init.target)
+  const expectedDir = init.targetDir ?? await realpath(dir)
   const temp = fetchTempFor(init.target)
   const builder = new CidBuilder(row.profile)
   const handle = await open(temp, 'wx', 0o600)
   let written = 0
+  let inode = 0
   try {
     try {
+      inode = (await handle.stat()).ino
       for await (const bytes of plain) {
         builder.update(bytes)
         written += bytes.byteLength
@@ -102,6 +123,7 @@ export async function fetchFile (init: FetchFileInit): Promise<void> {
     }
     const got = builder.finish().toString()
     if (got !== row.cid.toString()) throw new ContentIntegrityError(`the stored content of ${row.cid.toString()} hashes to ${got}: damaged or forged, nothing written`)
+    await stillInPlace(dir, expectedDir, temp, inode)
     // Plain files are made 0600 while unverified; once verified, the usual mode for a user's file.
     await chmod(temp, 0o644 & ~process.umask())
     // Seconds as a number keep the sub-millisecond part a Date would drop.

@@ -263,7 +263,7 @@ export class Daemon {
     const dir = join(config.stateDir, 'snapshots')
     mkdirSync(dir, { recursive: true, mode: 0o700 })
     const past = await pastIndex(access.clients, pointer.snapshotCid, at, access.manifestCache, {
-      stateDir: config.stateDir, dir, label: 'browse', passphrase: process.env.CIDSYNC_SNAPSHOT_PASSPHRASE, acceptUnencrypted: acceptsUnencrypted(config), signal: this.stopped.signal
+      stateDir: config.stateDir, dir, label: 'browse', binding: { namespace: config.namespace, network: config.network }, passphrase: process.env.CIDSYNC_SNAPSHOT_PASSPHRASE, acceptUnencrypted: acceptsUnencrypted(config), signal: this.stopped.signal
     })
     return { publish: { cid: past.publish.cid, at: past.publish.at, device: past.publish.device }, indexPath: past.indexPath, searchPath: past.searchPath }
   }

@@ -13,7 +13,7 @@ const flag = z.enum(['0', '1', 'true', 'false']).optional().transform(v => v ===
 const deviceId = z.string().min(1).max(128).optional()
 const SCHEMAS = {
   '/search': z.object({ q: z.string().min(1).max(1000), device: deviceId, deleted: flag, literal: flag, limit: z.coerce.number().int().min(1).max(500).default(50) }),
-  '/where': z.object({ cid: z.string().min(1).max(256) }),
+  '/where': z.object({ cid: z.string().min(1).max(256), limit: z.coerce.number().int().min(1).max(10_000).default(1_000) }),
   '/log': z.object({ path: z.string().min(3).max(8192) }),
   '/browse': z.object({ device: deviceId, prefix: z.string().max(8192).default(''), at: z.string().max(64).refine(t => Number.isFinite(Date.parse(t)), 'not a time (RFC 3339)').optional() })
 }
@@ -24,7 +24,7 @@ function send (res: ServerResponse, status: number, body: unknown): void {
 }
 
 /**
- * `GET /search?q=`, `/where?cid=`, `/log?path=folder/path`, `/browse?device=&prefix=&at=`: the find
+ * `GET /search?q=`, `/where?cid=&limit=`, `/log?path=folder/path`, `/browse?device=&prefix=&at=`: the find
  * room's answers for tooling and the dashboard. File names are private: these need the state
  * dir's token (`Authorization: Bearer`) or a dashboard session from its own page with its CSRF
  * header, as POSTs do. The Host and Origin guards ran before. Answers whether it handled the request.
@@ -65,7 +65,7 @@ export function handleFindGet (find: FindService | undefined, dashboard: Dashboa
         send(res, 400, { error: 'cid: not a CID' })
         return true
       }
-      send(res, 200, find.where(cid))
+      send(res, 200, find.where(cid, q.limit as number))
     } else if (path === '/log') {
       const split = splitPath(q.path as string)
       if (split === undefined) send(res, 400, { error: 'path: expected folder/path' })

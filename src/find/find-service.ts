@@ -11,6 +11,9 @@ import { NotReadyError } from '../errors.js'
 /** A past publish's index, built (or found built) for a time: see `pastIndex`. */
 export type PastAt = (at: Date) => Promise<{ readonly publish: { readonly cid: string, readonly at: string, readonly device: string }, readonly indexPath: string, readonly searchPath: string }>
 
+/** Holders `/where` answers at most unless asked for more: the empty file's CID alone can be held by every device thousands of times. */
+export const DEFAULT_WHERE_LIMIT = 1_000
+
 /** Rows a request copies into the search cache at most: a whole build spreads over requests instead of stalling the daemon. */
 export const DAEMON_CATCH_UP_BUDGET = 50_000
 
@@ -38,9 +41,9 @@ export class FindService {
     }
   }
 
-  where (cid: string): object {
+  where (cid: string, limit = DEFAULT_WHERE_LIMIT): object {
     const { index, cache, complete } = this.caughtUp()
-    const result = where(cache, index, cid, { includeDeleted: true })
+    const result = where(cache, index, cid, { includeDeleted: true, limit })
     return { ...result, holders: result.holders.map(h => ({ ...h, since: new Date(h.since).toISOString() })), complete }
   }
 

@@ -5,6 +5,7 @@ import { SCHEMA_VERSION } from './migrations.js'
 import { segmentSchemaProblems } from './segment-schema.js'
 import { hasLiveCounts } from './entries.js'
 import type { SegmentRange } from './segment-types.js'
+import { UNSAFE_PATHS } from './unsafe-paths.js'
 
 /**
  * Checks a segment database against what its sealed header and the manifest say: SQLite's quick
@@ -25,6 +26,9 @@ export function checkSegment (path: string, range: SegmentRange & { readonly ent
       if (carried !== found.live) problems.push(`a live count of ${carried} where it holds ${found.live} live rows`)
     }
     if (found.rows !== range.entries) problems.push(`${found.rows} rows where ${range.entries} were announced`)
+    // A row's folder/path becomes a path on disk (restore --files, storing after a restore): none may climb out.
+    const unsafe = db.prepare(UNSAFE_PATHS).pluck().get() as string | undefined
+    if (unsafe !== undefined) problems.push(`a row whose path is not inside its folder (${JSON.stringify(unsafe.slice(0, 200))})`)
     if ((found.foreign_rows ?? 0) > 0) problems.push(`${found.foreign_rows ?? 0} rows of another device`)
     if (found.low !== null && found.low <= (range.kind === 'base' ? -1 : range.from)) problems.push(`a row at sequence ${found.low}, not after ${range.from}`)
     if (found.high !== null && found.high > range.to) problems.push(`a row at sequence ${found.high}, past ${range.to}`)

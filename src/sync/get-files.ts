@@ -100,7 +100,9 @@ export async function getFiles (clients: ServiceClients, index: Index, init: Get
   const objects = new ObjectCache(join(fetchDir, String(process.pid)), async (cid, destination, options) => {
     await clients.gateway.fetchVerified(cid, SNAPSHOT_PROFILE, destination, { ...options, signal: options.signal })
   })
-  if (init.to !== undefined) await mkdir(init.to, { recursive: true, mode: 0o755 })
+  // The index keeps no file modes: a file that was private comes back 0644. A --to dir made here
+  // is private, so such a tree is not readable by other users until its owner moves it out.
+  if (init.to !== undefined) await mkdir(init.to, { recursive: true, mode: 0o700 })
   const rows = init.rows.filter(r => !r.deleted && r.cid !== null)
   if (init.to === undefined) {
     // Said once, before anything is fetched: not once per file (a new device whose folders are named otherwise).
@@ -130,7 +132,7 @@ export async function getFiles (clients: ServiceClients, index: Index, init: Get
         const { root, components } = targetRoot(config, init.to, row)
         // A folder's own path must be there: a missing one is an unmounted disk, not a place to make.
         if (init.to === undefined && !(await stat(root).catch(() => undefined))?.isDirectory()) throw new UsageError(`the folder ${row.folder} is not at ${root} (an unmounted disk?): mount it, or bring the file back with --to DIR`)
-        const target = await prepareTarget(root, components)
+        const { target, targetDir } = await prepareTarget(root, components)
         if (!swept.has(dirname(target))) {
           swept.add(dirname(target))
           await removeFetchTemps(dirname(target))
@@ -153,6 +155,7 @@ export async function getFiles (clients: ServiceClients, index: Index, init: Get
           record,
           row: { cid: CID.parse(row.cid as string), size: row.size, mtimeMs: row.mtimeMs, profile },
           target,
+          targetDir,
           snapshotKey: key,
           objects,
           signal: init.signal,

@@ -16,6 +16,37 @@ const CONTENT_SPOOL_PATTERNS = [/^(pack|part)-[0-9a-f]{16}\.tmp$/]
 /** `util/atomic-write.ts` temps; commands that write without the lock (`key import`) may own a fresh one. */
 const ATOMIC_TEMP = /^\..+\.[0-9a-f]{12}\.tmp$/
 const ATOMIC_TEMP_AGE_MS = 10 * 60_000
+/** `get`/`restore --files` fetch objects into `content-fetch/<pid>/`; `get --at` builds `snapshots/past-<pid>-<ms>.sqlite`. */
+const PID_DIR = /^\d{1,10}$/
+const PAST_INDEX = /^past-(\d{1,10})-\d+\.sqlite(-wal|-shm|-journal)?$/
+
+/**
+ * Whether a process of that id runs. `get` takes no lock (it runs beside the daemon), so its
+ * files are removed only once the process that made them is gone.
+ */
+function running (pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM'
+  }
+}
+
+/** Removes the object dirs of `get` runs killed midway (fetched packs, possibly plain content); answers the bytes freed. */
+async function removeDeadFetches (stateDir: string, removed: string[]): Promise<number> {
+  const root = join(stateDir, 'content-fetch')
+  let bytes = 0
+  for (const name of await names(root)) {
+    if (!PID_DIR.test(name) || running(Number(name))) continue
+    const dir = join(root, name)
+    for (const file of await names(dir)) bytes += (await stat(join(dir, file)).catch(() => undefined))?.size ?? 0
+    await rm(dir, { recursive: true, force: true })
+    removed.push(dir)
+  }
+  return bytes
+}
+
 /** A state dir never holds more than a handful: stop looking after this many names. */
 const MAX_NAMES = 10_000
 
@@ -38,6 +69,8 @@ export async function removeLeftovers (stateDir: string, keep: readonly string[]
   const snapshots = join(stateDir, 'snapshots')
   for (const name of await names(snapshots)) {
     if (SNAPSHOT_DIR_PATTERNS.some(p => p.test(name))) candidates.push(join(snapshots, name))
+    const past = PAST_INDEX.exec(name)
+    if (past !== null && !running(Number(past[1]))) candidates.push(join(snapshots, name))
   }
   for (const name of await names(stateDir)) {
     if (STATE_DIR_PATTERNS.some(p => p.test(name))) candidates.push(join(stateDir, name))
@@ -51,7 +84,7 @@ export async function removeLeftovers (stateDir: string, keep: readonly string[]
     if (CONTENT_SPOOL_PATTERNS.some(p => p.test(name))) candidates.push(join(spool, name))
   }
   const removed: string[] = []
-  let bytes = 0
+  let bytes = await removeDeadFetches(stateDir, removed)
   for (const path of candidates) {
     if (keep.includes(path)) continue
     const stats = await stat(path).catch(() => undefined)

@@ -1,4 +1,4 @@
-import { lstat, mkdir } from 'node:fs/promises'
+import { lstat, mkdir, realpath } from 'node:fs/promises'
 import { join } from 'node:path'
 import { ContentIntegrityError } from '../errors.js'
 
@@ -18,9 +18,10 @@ export function safeComponents (relative: string): string[] {
 /**
  * Makes the directories from `root` down to a file's parent, one component at a time, refusing
  * any that exists as something other than a real directory (a symlink planted on the way would
- * send the write elsewhere). Answers the file's path under `root`.
+ * send the write elsewhere). Answers the file's path under `root`, and where its directory really
+ * is now (for the writer to check it still is when the file is renamed into place).
  */
-export async function prepareTarget (root: string, components: readonly string[]): Promise<string> {
+export async function prepareTarget (root: string, components: readonly string[]): Promise<{ target: string, targetDir: string }> {
   let dir = root
   for (const name of components.slice(0, -1)) {
     dir = join(dir, name)
@@ -30,5 +31,5 @@ export async function prepareTarget (root: string, components: readonly string[]
     // Made or found, it must be a real directory now (a symlink swapped in after mkdir is caught here).
     if (!(await lstat(dir)).isDirectory()) throw new ContentIntegrityError(`${dir} is not a real directory: nothing is written through it`)
   }
-  return join(root, ...components)
+  return { target: join(root, ...components), targetDir: await realpath(dir) }
 }

@@ -3,10 +3,11 @@ import { CID } from 'multiformats/cid'
 import type { Config, FolderConfig } from '../config/index.js'
 import { cidProfile, FileChangedWhileHashingError, isCidProfileName } from '../content/index.js'
 import { ContentStorer, type ContentRecord, type FileToStore } from '../custody/index.js'
-import { AbortedError } from '../errors.js'
+import { AbortedError, type ContentIntegrityError } from '../errors.js'
 import { writingKey, type SnapshotKey } from '../snapshot/index.js'
 import { createIgnoreMatcher } from '../watch/index.js'
 import { SNAPSHOT_PROFILE } from './snapshot-profile.js'
+import { safeComponents } from './safe-target.js'
 import type { StoreComponents } from './sync-components.js'
 
 /** Files read from the index a batch at a time: a long queue is never held whole. */
@@ -126,7 +127,18 @@ async function storeFolder (folder: FolderConfig, run: FolderRun): Promise<void>
         continue
       }
       if (!isCidProfileName(row.cidProfile)) continue
-      const file: FileToStore = { path: join(folder.path, ...row.path.split('/')), cid: CID.parse(row.cid), size: row.size, profile: cidProfile(row.cidProfile) }
+      let parts: string[]
+      try {
+        // A row restored from the service (an unencrypted index, or another device's adopted
+        // with --as-device) may name `../x`: read, it would send a file outside the folder.
+        parts = safeComponents(row.path)
+      } catch (err) {
+        const error = err as ContentIntegrityError
+        result.failed.push({ folder: folder.name, path: row.path, code: error.code, reason: error.message })
+        init.onProgress?.({ type: 'failed', folder: folder.name, path: row.path, error })
+        continue
+      }
+      const file: FileToStore = { path: join(folder.path, ...parts), cid: CID.parse(row.cid), size: row.size, profile: cidProfile(row.cidProfile) }
       init.onProgress?.({ type: 'file', folder: folder.name, path: row.path, bytes: row.size })
       try {
         await storer.add(file, { signal: init.signal })

@@ -138,10 +138,52 @@ describe('content storing and fetching, against the local service', () => {
     // Plain content passed off under a sealed row's CID is refused by the CID check.
     expect(() => parseContentRecord({ ...recordB, objects: [['../../etc/passwd', 0, 10]] })).toThrow(/not a CID/)
     expect(() => parseContentRecord({ ...recordB, objects: [[recordB.objects[0]?.[0], 0, 1]] })).toThrow(/spans/)
+    // Its span moved past the pack's end: reads short, refused, nothing written.
+    const [pack, , length] = recordB.objects[0] as readonly [string, number, number]
+    const pastEnd = parseContentRecord({ ...recordB, objects: [[pack, 1_000_000_000, length]] })
+    await expect(fetchFile({ record: pastEnd, row: { cid: fileB.cid, size: fileB.size, mtimeMs: 0, profile }, target: join(target, 'b'), snapshotKey: h.key, objects: cache })).rejects.toThrow(ContentIntegrityError)
     expect(await readdir(target)).toEqual([])
     // The same record, right: comes back.
     await fetchFile({ record: recordB, row: { cid: fileB.cid, size: fileB.size, mtimeMs: 0, profile }, target: join(target, 'b'), snapshotKey: h.key, objects: cache })
     expect((await readFile(join(target, 'b'))).equals(await readFile(b))).toBe(true)
     expect(CID.parse(recordB.objects[0]?.[0] as string).version).toBe(1)
+  })
+
+  it('writes nothing through a directory swapped for a symlink while the file was fetched', async () => {
+    const dir = await useTempDir()
+    const h = await harness(dir)
+    const source = join(dir, 'source')
+    await writeFile(source, randomBytes(3 * CHUNK_BYTES + 5))
+    const file = await fileToStore(source)
+    const storer = h.storer()
+    await storer.add(file)
+    await storer.flush()
+    const target = join(dir, 'target')
+    const sub = join(target, 'sub')
+    const elsewhere = join(dir, 'elsewhere')
+    await mkdir(sub, { recursive: true })
+    await mkdir(elsewhere)
+    const { readdirSync, realpathSync, renameSync, symlinkSync } = await import('node:fs')
+    const targetDir = realpathSync(sub)
+    let swapped = false
+    // As if the swap came right after the directory was checked: the temp file and every path
+    // through `sub` now lie in `elsewhere`.
+    const swap = (): void => {
+      renameSync(sub, `${sub}.moved`)
+      symlinkSync(elsewhere, sub)
+      for (const name of readdirSync(`${sub}.moved`)) renameSync(join(`${sub}.moved`, name), join(elsewhere, name))
+    }
+    const fetching = fetchFile({
+      record: h.records.get(file.cid.toString()) as ContentRecord,
+      row: { cid: file.cid, size: file.size, mtimeMs: 0, profile },
+      target: join(sub, 'file'),
+      targetDir,
+      snapshotKey: h.key,
+      objects: objects(h.service)(join(dir, 'objects')),
+      onBytes: () => { if (!swapped) { swapped = true; swap() } }
+    })
+    await expect(fetching).rejects.toThrow(ContentIntegrityError)
+    expect(swapped).toBe(true)
+    expect(await readdir(elsewhere)).toEqual([])
   })
 })

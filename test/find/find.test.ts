@@ -131,5 +131,8 @@ describe('where and dupes', () => {
     expect(dupes(cache).groups.find(g => g.cid === CID_B)?.copies).toHaveLength(2)
     expect(where(cache, index, CID_B).holders).toHaveLength(2)
     expect(where(cache, index, CID_B, { includeDeleted: true }).holders).toHaveLength(3)
+    // Bounded: the tooling endpoint asks for at most a page, and is told there is more.
+    expect(where(cache, index, CID_B, { includeDeleted: true, limit: 2 })).toMatchObject({ more: true, holders: [{}, {}] })
+    expect(where(cache, index, CID_B, { includeDeleted: true, limit: 3 }).more).toBe(false)
   })
 })

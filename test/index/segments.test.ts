@@ -52,6 +52,29 @@ describe('segments of the index', () => {
     source.close()
   })
 
+  it('refuses a segment with a row whose path climbs out of its folder (it would become a path on disk)', async () => {
+    const dir = await useTempDir()
+    const source = openIndex(join(dir, 'a.sqlite'))
+    source.entries.registerDevice(A, 'laptop')
+    source.entries.apply(A, [file('a'), file('sub/b')])
+    const path = join(dir, 'seg.sqlite')
+    source.segments.writeSegment(path, { deviceId: A, kind: 'delta', from: 0, to: 2 }, { hostname: 'laptop', firstSeen: 1 })
+    source.close()
+    const range = { deviceId: A, kind: 'delta' as const, from: 0, to: 2, entries: 2 }
+    checkSegment(path, range, 'x')
+    for (const [column, value] of [['path', '../../.ssh/authorized_keys'], ['path', '/etc/passwd'], ['path', 'sub/../../x'], ['path', 'a//b'], ['path', 'sub/.'], ['folder', '..'], ['folder', 'a/b']]) {
+      const db = new Database(path)
+      const before = db.prepare(`SELECT ${column} FROM entries WHERE path = 'sub/b' OR ${column} = ?`).pluck().get(value) as string
+      db.prepare(`UPDATE entries SET ${column} = ? WHERE ${column} = ? AND path LIKE '%b'`).run(value, before)
+      db.close()
+      expect(() => checkSegment(path, range, 'x'), value).toThrow(/not inside its folder/)
+      const undo = new Database(path)
+      undo.prepare(`UPDATE entries SET ${column} = ? WHERE ${column} = ?`).run(before, value)
+      undo.close()
+    }
+    checkSegment(path, range, 'x')
+  })
+
   it('refuses a segment that carries anything besides its rows: a trigger, another device, rows in other tables, a loosened column (a restore adopts the largest base as the index)', async () => {
     const dir = await useTempDir()
     const source = openIndex(join(dir, 'a.sqlite'))

@@ -39,6 +39,18 @@ async function restoreError (snapshot: string, stateDir: string, passphrase?: st
 }
 
 describe('snapshots', () => {
+  it('refuse a whole-index snapshot with a row whose path climbs out of its folder', async () => {
+    const dir = await useTempDir()
+    const index = indexWithRows(dir)
+    index.entries.apply(A, [{ kind: 'upsert', folder: 'notes', path: '../../.bashrc', size: 1, mtimeMs: 1, cid: 'cid-x', cidProfile: 'kubo-cidv1' }])
+    const path = join(dir, 'snapshot.bin')
+    await writeSnapshot({ index, stateDir: dir, path, encryption: 'none', device: A })
+    index.close()
+    const err = await restoreError(path, dir, undefined, true)
+    expect(err).toBeInstanceOf(SnapshotIntegrityError)
+    expect(err.message).toContain('not a path inside a folder')
+  })
+
   it('round-trip every device\'s rows, tombstones and sequences included, encrypted', async () => {
     const dir = await useTempDir()
     const { path, index } = await snapshotOf(dir)

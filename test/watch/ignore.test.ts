@@ -2,6 +2,12 @@ import { describe, expect, it } from 'vitest'
 import { createIgnoreMatcher } from '../../src/watch/ignore.js'
 
 describe('ignore globs, read as gitignore reads them', () => {
+  it('always ignores a file get is still writing (unverified bytes), whatever the folder\'s rules', () => {
+    const ignored = createIgnoreMatcher([])
+    for (const path of ['.report.pdf.cidsync-0123456789ab.part', 'sub/.a.cidsync-abcdef012345.part']) expect(ignored(path), path).toBe(true)
+    for (const path of ['report.pdf', 'x.part', '.a.cidsync-xyz.part', 'report.cidsync-0123456789ab.part']) expect(ignored(path), path).toBe(false)
+  })
+
   it('a folder pattern with slashes only at its end (the old init default) matches at any depth', () => {
     const ignored = createIgnoreMatcher(['.git/**', 'node_modules/**', 'cache/'])
     for (const path of ['.git/HEAD', 'node_modules/x/index.js', 'app/node_modules/x/index.js', 'a/b/.git/objects/pack', 'deep/cache/blob', 'app/node_modules']) {

@@ -18,11 +18,15 @@ export function shortTime (ms: number): string {
   return new Date(ms).toISOString().replace('T', ' ').replace(/\.\d+Z$/, 'Z')
 }
 
-/** How the find commands fetch from the history: into the state dir's `snapshots/`. */
-export function fetchInit (config: Config, label: string, acceptUnencrypted: boolean): FetchInit {
+/**
+ * How the find commands fetch from the history: into the state dir's `snapshots/`, only
+ * publishes bound to the namespace and network asked about (another's, put behind the pointer,
+ * would show its files as this one's history).
+ */
+export function fetchInit (config: Config, label: string, acceptUnencrypted: boolean, options: { namespace?: string, network?: string }): FetchInit {
   const dir = join(config.stateDir, 'snapshots')
   mkdirSync(dir, { recursive: true, mode: 0o700 })
-  return { stateDir: config.stateDir, dir, label, passphrase: process.env.CIDSYNC_SNAPSHOT_PASSPHRASE, acceptUnencrypted }
+  return { stateDir: config.stateDir, dir, label, binding: { namespace: options.namespace ?? config.namespace, network: options.network ?? config.network }, passphrase: process.env.CIDSYNC_SNAPSHOT_PASSPHRASE, acceptUnencrypted }
 }
 
 /**

@@ -50,7 +50,7 @@ export function registerFind (program: Command): void {
           const [{ pastIndex }, { SyncStore, acceptsUnencrypted }] = await Promise.all([import('../../find/index.js'), import('../../sync/index.js')])
           const store = new SyncStore(config.stateDir)
           try {
-            const past = await pastIndex(clients, await historyStart(clients, config, options), at, store.manifestCache, fetchInit(config, 'find', acceptsUnencrypted(config)))
+            const past = await pastIndex(clients, await historyStart(clients, config, options), at, store.manifestCache, fetchInit(config, 'find', acceptsUnencrypted(config), options))
             publish = past.publish
             return await search({ indexFile: past.indexPath, searchFile: past.searchPath })
           } finally {

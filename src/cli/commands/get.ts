@@ -4,7 +4,7 @@ import { FilesNotRestoredError } from '../../errors.js'
 import type { GetFilesProgress, GetOutcome } from '../../sync/index.js'
 import { countOf, formatBytes } from '../format.js'
 import { action } from '../run.js'
-import { safeText } from '../safe-text.js'
+import { safeLines, safeText } from '../safe-text.js'
 import { withService } from '../service-command.js'
 import { parseTimeArg } from '../time-arg.js'
 import { resolveDevice } from './ls.js'
@@ -52,7 +52,7 @@ export async function runGet (options: GetOptions, paths: readonly string[], pre
     try {
       const deviceId = options.device === undefined ? undefined : resolveDevice(options.device, index.entries.devices())
       const rows = selectRows(index, { paths, prefix, deviceId, own: readDeviceId(config.stateDir) })
-      if (past !== undefined && options.json !== true) process.stderr.write(`from the publish of ${past.at} (${past.cid})\n`)
+      if (past !== undefined && options.json !== true) process.stderr.write(`from the publish of ${safeText(past.at)} (${safeText(past.cid)})\n`)
       const outcomes = await getFiles(clients, index, { config, rows, to: options.to, overwrite: options.overwrite, passphrase, onProgress: progressReporter(options.json === true) })
       report(outcomes, options.json === true)
     } finally {
@@ -70,7 +70,7 @@ function report (outcomes: readonly GetOutcome[], json: boolean): void {
   const notDone = outcomes.filter(o => o.outcome === 'failed' || o.outcome === 'kept-different' || o.outcome === 'not-stored')
   if (!json) {
     // Names from disk (and targets built of them): shown with control characters neutralised.
-    for (const o of notDone.slice(0, SHOWN_NOT_DONE)) process.stderr.write(`cidsync: ${safeText(o.path)}: ${safeText(o.reason ?? o.outcome)} [${o.code ?? 'ERR_CIDSYNC'}]\n`)
+    for (const o of notDone.slice(0, SHOWN_NOT_DONE)) process.stderr.write(`cidsync: ${safeText(o.path)}: ${safeLines(o.reason ?? o.outcome)} [${safeText(o.code ?? 'ERR_CIDSYNC')}]\n`)
     // A folder never stored, restored on a new device, is thousands of the same line: the first ones say why.
     if (notDone.length > SHOWN_NOT_DONE) process.stderr.write(`cidsync: ... and ${notDone.length - SHOWN_NOT_DONE} more not brought back (\`--json\` lists each with why)\n`)
     process.stdout.write(`${countOf(count('written'), 'file', 'files')} written, ${count('already-there')} already right` +

@@ -36,7 +36,7 @@ export function registerLog (program: Command): void {
             const { SyncStore, acceptsUnencrypted } = await import('../../sync/index.js')
             const store = new SyncStore(config.stateDir)
             try {
-              return await fillHistory(clients, history, start, store.manifestCache, fetchInit(config, 'log', acceptsUnencrypted(config)))
+              return await fillHistory(clients, history, start, store.manifestCache, fetchInit(config, 'log', acceptsUnencrypted(config), options))
             } finally {
               store.close()
             }

@@ -7,7 +7,7 @@ import type { NotStored, StoreContentProgress } from '../../sync/index.js'
 import type { WatcherStatus } from '../../watch/index.js'
 import { action } from '../run.js'
 import { skippedAdvice } from './status.js'
-import { safeText } from '../safe-text.js'
+import { safeLines, safeText } from '../safe-text.js'
 
 interface Published {
   cid: string, entries: number, skipped: boolean, merged: number
@@ -121,7 +121,7 @@ export function registerSnapshot (program: Command): void {
       if (options.json !== true) {
         if (process.stderr.isTTY === true) process.stderr.write('\n')
         process.stderr.write(`stored ${countOf(content.storedFiles, 'file', 'files')} (${formatBytes(content.storedBytes)}) of content first\n`)
-        for (const n of content.notStored) process.stderr.write(`cidsync: not stored: ${safeText(`${n.folder}/${n.path}`)}: ${n.reason} [${n.code}]\n`)
+        for (const n of content.notStored) process.stderr.write(`cidsync: not stored: ${safeText(`${n.folder}/${n.path}`)}: ${safeLines(n.reason)} [${safeText(n.code)}]\n`)
       }
       if (content.error !== undefined) throw new ContentNotStoredError(`storing content before the publish failed: ${content.error}; the daemon tries again (\`cidsync status\` says when), or run \`cidsync snapshot\` again`)
       if (content.notStored.length > 0) throw new ContentNotStoredError(`${countOf(content.notStored.length, 'file\'s content was', 'files\' content was')} not stored, so this publish cannot bring ${content.notStored.length === 1 ? 'it' : 'them'} back (named above): the daemon tries again, or run \`cidsync snapshot\` again`)
