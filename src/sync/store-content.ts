@@ -27,7 +27,7 @@ export interface StoreContentComponents {
 /** What storing is doing, told as it goes. */
 export type StoreContentProgress =
   | { readonly type: 'file', readonly folder: string, readonly path: string, readonly bytes: number }
-  | { readonly type: 'stored', readonly files: number, readonly bytes: number }
+  | { readonly type: 'stored', readonly files: number, readonly bytes: number, readonly keys: readonly string[] }
   | { readonly type: 'failed', readonly folder: string, readonly path: string, readonly error: Error }
 
 export interface StoreContentInit {
@@ -57,6 +57,14 @@ export function contentSealing (config: Config, passphrase?: string): { readonly
   return { sealing: 'aes-256-gcm/1', key: writingKey(config.stateDir, passphrase) }
 }
 
+/** Why a file of a storing folder is never stored (`[content] exclude`, `max_file_size`), or undefined. */
+export function contentLeftOut (config: Config): (folder: string, path: string, size: number) => string | undefined {
+  const excluded = createIgnoreMatcher(config.content.exclude)
+  return (_folder, path, size) => excluded(path)
+    ? 'excluded by [content] exclude'
+    : size > config.content.maxFileSize ? `larger than [content] max_file_size (${config.content.maxFileSize} bytes)` : undefined
+}
+
 /**
  * Stores the content of every file of this device's storing folders that no record holds yet
  * (docs/content-format.md): the index is the queue, so a kill loses nothing but the part being
@@ -70,6 +78,8 @@ export async function storeContent (components: StoreContentComponents, init: St
   const { sealing, key } = contentSealing(config, init.passphrase)
   const keyId = key?.keyId ?? ''
   const { index, clients, store, deviceId } = components
+  // Which rows each CID being stored stands for: progress names them once their record lands.
+  const taken = new Map<string, string[]>()
   const dealFor = async (object: string): Promise<void> => {
     if (!config.snapshot.deal) return
     await clients.deals.addCid(object, { signal: init.signal })
@@ -97,13 +107,13 @@ export async function storeContent (components: StoreContentComponents, init: St
         result.storedFiles++
         result.storedBytes += r.size
       }
-      init.onProgress?.({ type: 'stored', files: records.length, bytes: records.reduce((sum, r) => sum + r.size, 0) })
+      init.onProgress?.({ type: 'stored', files: records.length, bytes: records.reduce((sum, r) => sum + r.size, 0), keys: records.flatMap(r => { const keys = taken.get(r.cid) ?? []; taken.delete(r.cid); return keys }) })
     },
     storedParts: (file) => store.contentParts(file.cid.toString(), keyId),
     onPartStored: (file, i, object) => { store.contentPartStored(file.cid.toString(), keyId, i, object) }
   })
   for (const folder of folders) {
-    await storeFolder(folder, { components, init, storer, keyId, result })
+    await storeFolder(folder, { components, init, storer, keyId, result, taken })
   }
   await storer.flush({ signal: init.signal })
   return result
@@ -115,10 +125,11 @@ interface FolderRun {
   readonly storer: ContentStorer
   readonly keyId: string
   readonly result: { storedFiles: number, storedBytes: number, failed: NotStored[], tooLarge: NotStored[], changed: number }
+  readonly taken: Map<string, string[]>
 }
 
 async function storeFolder (folder: FolderConfig, run: FolderRun): Promise<void> {
-  const { components, init, storer, keyId, result } = run
+  const { components, init, storer, keyId, result, taken } = run
   const excluded = createIgnoreMatcher(init.config.content.exclude)
   const stopped = (): boolean => init.signal?.aborted === true
   let after = ''
@@ -135,6 +146,7 @@ async function storeFolder (folder: FolderConfig, run: FolderRun): Promise<void>
       }
       if (!isCidProfileName(row.cidProfile)) continue
       const file: FileToStore = { path: join(folder.path, ...row.path.split('/')), cid: CID.parse(row.cid), size: row.size, profile: cidProfile(row.cidProfile) }
+      taken.set(row.cid, [...(taken.get(row.cid) ?? []), `${folder.name}/${row.path}`])
       init.onProgress?.({ type: 'file', folder: folder.name, path: row.path, bytes: row.size })
       try {
         await storer.add(file, { signal: init.signal })
