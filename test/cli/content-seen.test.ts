@@ -51,6 +51,11 @@ describe('every file\'s content state is seen: ls, status, metrics, status --che
       expect((await post(d, '/reconcile')).status).toBe(200)
       return (await ls(d.config)).rows.get('kept/a.txt')?.content === 'deal-active' ? true : undefined
     }, 30_000, 'the deal made, seen by ls')
+    // find's STORED column is the same answer.
+    const found = await runCli(['find', 'a.txt', '--config', d.config], { timeoutMs: 60_000 })
+    expect(found.stdout).toMatch(/deal-active\s+kept\/a\.txt/)
+    const foundJson = JSON.parse((await runCli(['find', 'plain', '--json', '--config', d.config], { timeoutMs: 60_000 })).stdout) as { results: Array<{ stored: string }> }
+    expect(foundJson.results.map(r => r.stored)).toEqual(['local-only'])
 
     // A slow upload: the large file is uploading, the one after it queued.
     expect((await admin(service.url, service.dir, 'PUT', '/local/faults', { upload: { latencyMs: 60_000 } })).status).toBe(200)
@@ -61,6 +66,7 @@ describe('every file\'s content state is seen: ls, status, metrics, status --che
     expect(seen.rows.get('kept/b-big.bin')?.content).toBe('uploading')
     expect(seen.rows.get('kept/c.txt')?.content).toBe('queued')
     expect(lsState(seen.human, 'kept/c.txt')).toBe('queued')
+    expect((await runCli(['find', 'b-big', '--config', d.config], { timeoutMs: 60_000 })).stdout).toMatch(/uploading\s+kept\/b-big\.bin/)
     await daemon.stop()
 
     // Uploads refused: each file failed, with why, in ls, status and /metrics.
