@@ -19,10 +19,12 @@ export function contentLines (s: StatusDocument): string[] {
     `content: ${c.running ? `storing now${uploading > 0 ? ` (${countOf(uploading, 'file', 'files')} in this pass)` : ''}` : 'idle'}` +
       ` · upload rate ${formatBytes(c.uploadRate)}/s · ${formatBytes(c.storedBytesTotal)} uploaded since start · ${formatBytes(c.savedByDedup)} saved by dedup` +
       (c.lastRun === null ? ' · no pass yet' : ` · last pass ${timeWithAge(c.lastRun)}`),
-    formatTable(['FOLDER', 'PROTECTED', 'BYTES', 'PENDING', 'BYTES', 'FAILED'], c.folders.map(f => [
-      f.folder, f.protected.files.toLocaleString('en-US'), formatBytes(f.protected.bytes), f.pending.files.toLocaleString('en-US'), formatBytes(f.pending.bytes), String(f.failed)
-    ]), new Set([1, 2, 3, 4, 5])).trimEnd()
+    formatTable(['FOLDER', 'PROTECTED', 'BYTES', 'PENDING', 'BYTES', 'FAILED', 'LEFT OUT'], c.folders.map(f => [
+      f.folder, f.protected.files.toLocaleString('en-US'), formatBytes(f.protected.bytes), f.pending.files.toLocaleString('en-US'), formatBytes(f.pending.bytes), String(f.failed),
+      (f.leftOut?.files ?? 0).toLocaleString('en-US')
+    ]), new Set([1, 2, 3, 4, 5, 6])).trimEnd()
   ]
+  if (c.folders.some(f => (f.leftOut?.files ?? 0) > 0)) lines.push('  left out: files never stored ([content] exclude, or larger than max_file_size); `cidsync ls` says which')
   if (c.tooLarge > 0) lines.push(`  ${countOf(c.tooLarge, 'file is', 'files are')} larger than [content] max_file_size: indexed, not stored (raise it, or exclude them with [content] exclude)`)
   if (c.lastError !== null) lines.push(`  the last pass failed at ${timeWithAge(c.lastError.at)}: ${c.lastError.message}${c.lastError.code === null ? '' : ` [${c.lastError.code}]`}${c.retryAt === null ? '' : `; next try at ${c.retryAt}`}`)
   for (const f of c.failures.slice(0, FAILED_LINES)) {

@@ -31,8 +31,9 @@ function contentFamilies (status: StatusDocument): string[] {
   return [
     family('cidsync_content_protected_files', 'gauge', 'Live files of a storing folder whose content is stored.', per(f => f.protected.files)),
     family('cidsync_content_protected_bytes', 'gauge', 'Bytes of those files.', per(f => f.protected.bytes)),
-    family('cidsync_content_pending_files', 'gauge', 'Live files of a storing folder whose content is not stored yet (failed ones included).', per(f => f.pending.files)),
+    family('cidsync_content_pending_files', 'gauge', 'Live files of a storing folder whose content is not stored yet (failed ones included, left-out ones not).', per(f => f.pending.files)),
     family('cidsync_content_pending_bytes', 'gauge', 'Bytes of those files.', per(f => f.pending.bytes)),
+    family('cidsync_content_left_out_files', 'gauge', 'Live files of a storing folder never stored: [content] exclude, or larger than max_file_size.', per(f => f.leftOut?.files ?? 0)),
     family('cidsync_content_failed_files', 'gauge', 'Files whose last upload failed, waiting for their retry.', per(f => f.failed)),
     family('cidsync_content_upload_rate_bytes', 'gauge', 'Bytes a second of the last pass that stored anything.', [{ value: c.uploadRate }]),
     family('cidsync_content_uploaded_bytes_total', 'counter', 'Bytes of content stored since start.', [{ value: c.storedBytesTotal }]),

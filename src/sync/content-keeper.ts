@@ -44,8 +44,11 @@ export interface ContentFailure {
 export interface ContentFolderStatus {
   readonly folder: string
   readonly protected: { readonly files: number, readonly bytes: number }
+  /** Not stored yet and to be (failed ones included). */
   readonly pending: { readonly files: number, readonly bytes: number }
   readonly failed: number
+  /** Never stored: `[content] exclude` or larger than `max_file_size` (as the last pass found them). */
+  readonly leftOut: { readonly files: number, readonly bytes: number }
 }
 
 export interface ContentStatus {
@@ -86,6 +89,7 @@ export class ContentKeeper {
   private uploadRate = 0
   private storedBytesTotal = 0
   private tooLarge = 0
+  private leftOut: ReadonlyMap<string, { files: number, bytes: number }> = new Map()
   /** `folder/path` of what the running pass took up and has not recorded yet. */
   private readonly uploading = new Set<string>()
 
@@ -135,7 +139,13 @@ export class ContentKeeper {
     })
     const folders = this.config.folders.filter(f => f.store === true).map(f => {
       const totals = index.content.folderTotals(deviceId, f.name, keyId)
-      return { folder: f.name, protected: totals.stored, pending: totals.unstored, failed: failures.filter(x => x.folder === f.name).length }
+      const out = this.leftOut.get(f.name) ?? { files: 0, bytes: 0 }
+      // The left-out files counted at the last pass; never more than what is unstored now.
+      const leftOut = { files: Math.min(out.files, totals.unstored.files), bytes: Math.min(out.bytes, totals.unstored.bytes) }
+      return {
+        folder: f.name, protected: totals.stored, failed: failures.filter(x => x.folder === f.name).length, leftOut,
+        pending: { files: totals.unstored.files - leftOut.files, bytes: totals.unstored.bytes - leftOut.bytes }
+      }
     })
     const own = index.content.totals(deviceId).bytes
     const protectedBytes = folders.reduce((sum, f) => sum + f.protected.bytes, 0)
@@ -204,6 +214,7 @@ export class ContentKeeper {
       this.pruneFailures()
       this.keepFailures()
       this.tooLarge = result.tooLarge.length
+      this.leftOut = result.leftOut
       this.storedBytesTotal += result.storedBytes
       if (result.storedBytes > 0) this.uploadRate = Math.round(result.storedBytes / Math.max(0.001, (now - started) / 1000))
       this.lastRun = new Date(now).toISOString()

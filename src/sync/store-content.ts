@@ -49,6 +49,8 @@ export interface StoreContentResult {
   readonly failed: readonly NotStored[]
   readonly tooLarge: readonly NotStored[]
   readonly changed: number
+  /** Files left out by `[content] exclude` or `max_file_size`, per folder, as this pass found them. */
+  readonly leftOut: ReadonlyMap<string, { files: number, bytes: number }>
 }
 
 /** The sealing and key content is stored under by this config, as records name it. */
@@ -73,7 +75,7 @@ export function contentLeftOut (config: Config): (folder: string, path: string, 
 export async function storeContent (components: StoreContentComponents, init: StoreContentInit): Promise<StoreContentResult> {
   const { config } = init
   const folders = config.folders.filter(f => f.store === true)
-  const result = { storedFiles: 0, storedBytes: 0, failed: [] as NotStored[], tooLarge: [] as NotStored[], changed: 0 }
+  const result = { storedFiles: 0, storedBytes: 0, failed: [] as NotStored[], tooLarge: [] as NotStored[], changed: 0, leftOut: new Map<string, { files: number, bytes: number }>() }
   if (folders.length === 0) return result
   const { sealing, key } = contentSealing(config, init.passphrase)
   const keyId = key?.keyId ?? ''
@@ -124,7 +126,7 @@ interface FolderRun {
   readonly init: StoreContentInit
   readonly storer: ContentStorer
   readonly keyId: string
-  readonly result: { storedFiles: number, storedBytes: number, failed: NotStored[], tooLarge: NotStored[], changed: number }
+  readonly result: { storedFiles: number, storedBytes: number, failed: NotStored[], tooLarge: NotStored[], changed: number, leftOut: Map<string, { files: number, bytes: number }> }
   readonly taken: Map<string, string[]>
 }
 
@@ -139,8 +141,14 @@ async function storeFolder (folder: FolderConfig, run: FolderRun): Promise<void>
     for (const row of batch) {
       after = row.path
       if (stopped()) throw new AbortedError('storing content was stopped')
-      if (excluded(row.path) || (init.skip?.(folder.name, row.path) ?? false)) continue
+      const leftOut = (): void => {
+        const sum = result.leftOut.get(folder.name) ?? { files: 0, bytes: 0 }
+        result.leftOut.set(folder.name, { files: sum.files + 1, bytes: sum.bytes + row.size })
+      }
+      if (excluded(row.path)) { leftOut(); continue }
+      if (init.skip?.(folder.name, row.path) ?? false) continue
       if (row.size > init.config.content.maxFileSize) {
+        leftOut()
         result.tooLarge.push({ folder: folder.name, path: row.path, code: 'ERR_CONTENT_TOO_LARGE', reason: `${row.size} bytes, more than [content] max_file_size (${init.config.content.maxFileSize})` })
         continue
       }

@@ -84,14 +84,16 @@ describe('every file\'s content state is seen: ls, status, metrics, status --che
     expect(seen.human).toContain('2 files not stored:')
     expect(seen.human).toMatch(/ {2}kept\/c\.txt: failed since \S+: .*400.*: it is tried again/)
     const human = await runCli(['status', '--config', d.config], { timeoutMs: 30_000 })
-    // Pending counts the excluded file too (it is never stored, and `ls` says why).
-    expect(human.stdout).toMatch(/FOLDER\s+PROTECTED\s+BYTES\s+PENDING\s+BYTES\s+FAILED\n\s*kept\s+1\s+6 B\s+3\s+1\.5 MiB\s+2/)
+    // The excluded file is left out, not pending (`ls` says why).
+    expect(human.stdout).toMatch(/FOLDER\s+PROTECTED\s+BYTES\s+PENDING\s+BYTES\s+FAILED\s+LEFT OUT\n\s*kept\s+1\s+6 B\s+2\s+1\.5 MiB\s+2\s+1\n/)
+    expect(human.stdout).toContain('left out: files never stored')
     expect(human.stdout).toMatch(/failed: kept\/b-big\.bin \(ERR_\w+ since .*\): .*400.*: it is tried again/)
     expect(human.stdout).toMatch(/saved by dedup/)
     const metrics = (await httpGet({ port: (await statusOf(d)).port }, '/metrics')).body
     expect(metrics).toContain('cidsync_content_failed_files{folder="kept"} 2')
     expect(metrics).toContain('cidsync_content_protected_files{folder="kept"} 1')
-    expect(metrics).toContain('cidsync_content_pending_bytes{folder="kept"} ' + String(1536 * 1024 + 'after the big one'.length + 'excluded'.length))
+    expect(metrics).toContain('cidsync_content_pending_bytes{folder="kept"} ' + String(1536 * 1024 + 'after the big one'.length))
+    expect(metrics).toContain('cidsync_content_left_out_files{folder="kept"} 1')
     expect(metrics).toContain('cidsync_content_failing_too_long 0')
     const early = await runCli(['status', '--check', '--config', d.config], { timeoutMs: 30_000 })
     expect(early.stderr).not.toContain('content:')
