@@ -108,9 +108,9 @@ export class ContentRecordStore {
     return totals
   }
 
-  /** At most `count` stored files picked at random, one per CID. */
-  sampleStored (count: number): StoredFile[] {
-    return this.db.prepare(`${STORED_FILES} ORDER BY random() LIMIT ?`).all(count) as StoredFile[]
+  /** At most `count` stored files of at most `maxSize` bytes each, picked at random, one per CID. */
+  sampleStored (count: number, maxSize: number): StoredFile[] {
+    return this.db.prepare(`SELECT * FROM (${STORED_FILES}) WHERE size <= ? ORDER BY random() LIMIT ?`).all(maxSize, count) as StoredFile[]
   }
 
   /** Stored files after `after` in the order of their objects (a pack's files together), at most `limit`, one per CID. */

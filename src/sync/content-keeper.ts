@@ -209,7 +209,10 @@ export class ContentKeeper {
         }
       })
       const now = Date.now()
-      for (const key of attempted) this.failures.delete(key)
+      // A file that failed again keeps when its failures began and how many tries it had: the
+      // back-off grows, and `failingTooLong` sees the whole span, not the last try.
+      const failedAgain = new Set(result.failed.map(f => `${f.folder}/${f.path}`))
+      for (const key of attempted) if (!failedAgain.has(key)) this.failures.delete(key)
       for (const f of result.failed) this.noteFailure(`${f.folder}/${f.path}`, f.code, f.reason, now)
       this.pruneFailures()
       this.keepFailures()

@@ -10,8 +10,13 @@ import { readingKey } from '../snapshot/index.js'
 import { isUnusable, missingKey } from './segment-fetch.js'
 import { SNAPSHOT_PROFILE } from './snapshot-profile.js'
 
-/** Stored files a drill brings back (all of them with `verify --content --full`). */
+/** Stored files a drill brings back (all of them with `verify --content`). */
 export const CONTENT_SAMPLE = 8
+/**
+ * What a sample fetches at most, and the largest file it picks: a daily drill must not pull a
+ * 10 GiB file down each time (`verify --content` checks every file, whatever its size).
+ */
+export const CONTENT_SAMPLE_BYTES = 256 * 1024 * 1024
 const BATCH = 200
 
 export interface ContentCheckInit {
@@ -82,7 +87,11 @@ export async function checkStoredContent (clients: ServiceClients, drillIndex: s
       }
     }
     if (init.all !== true) {
-      for (const file of index.content.sampleStored(CONTENT_SAMPLE)) {
+      let budget = CONTENT_SAMPLE_BYTES
+      for (const file of index.content.sampleStored(CONTENT_SAMPLE * 4, CONTENT_SAMPLE_BYTES)) {
+        if (checked >= CONTENT_SAMPLE) break
+        if (file.size > budget) continue
+        budget -= file.size
         const failed = await one(file)
         if (failed !== null) return { checked, stored, failed }
       }

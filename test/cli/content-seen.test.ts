@@ -102,15 +102,23 @@ describe('every file\'s content state is seen: ls, status, metrics, status --che
     // No daemon: ls reads the failures the daemon left in the state dir.
     seen = await ls(d.config)
     expect(seen.rows.get('kept/c.txt')?.content).toBe('failed')
+    expect((await runCli(['status', '--config', d.config], { timeoutMs: 30_000 })).stdout).toContain('content: 2 files failed to upload at the daemon\'s last pass')
 
     // Two hours later (the failures' start set back), a restarted daemon still knows how long they last.
     const db = new Database(join(d.state, 'sync.sqlite'))
     const kept2 = JSON.parse(db.prepare("SELECT value FROM sync_state WHERE key = 'content_failures'").pluck().get() as string) as Array<Record<string, unknown>>
-    const aged = kept2.map(f => ({ ...f, since: new Date(Date.now() - 2 * 3_600_000).toISOString(), retryAt: new Date(Date.now() + 3_600_000).toISOString() }))
+    // Due for their retry now: the restarted daemon tries them again (and they fail again).
+    const aged = kept2.map(f => ({ ...f, since: new Date(Date.now() - 2 * 3_600_000).toISOString(), retryAt: new Date(Date.now() - 1000).toISOString() }))
     db.prepare("UPDATE sync_state SET value = ? WHERE key = 'content_failures'").run(JSON.stringify(aged))
     db.close()
     daemon = new DaemonProcess(['--config', d.config])
     await daemon.logged('service ready', 30_000)
+    // Failing again keeps when the failures began, and counts the tries (the back-off grows).
+    const again = await until(async () => {
+      const s = await status(d)
+      return s.content?.lastRun != null && (s.content.failures ?? []).every((f: { attempts: number }) => f.attempts === 2) && s.content.failures.length === 2 ? s : undefined
+    }, 60_000, 'both files tried again after the restart')
+    expect(again.content.failures.map((f: { since: string }) => f.since).sort()).toEqual(aged.map(f => f.since as string).sort())
     const check = await runCli(['status', '--check', '--config', d.config], { timeoutMs: 30_000 })
     expect(check.code).toBe(1)
     expect(check.stderr).toMatch(/content: 2 files have failed to upload, the oldest for more than 1 h: kept\/\S+ \(since .*400.*\); kept\/\S+ \(since .*: it is tried again.*`cidsync ls` shows each file's state/)
