@@ -3,7 +3,7 @@ import type { StatusDocument } from '../daemon/index.js'
 /**
  * What is wrong, for monitoring scripts (`cidsync status --check`): a folder in error, a service
  * that cannot be reached, publishing stopped or its last attempt failed after the last success, a
- * restore drill that failed, an index that cannot be written. Each line says what and what to do; none means healthy.
+ * restore drill that failed, an index that cannot be written, files' uploads failing for longer than the bound. Each line says what and what to do; none means healthy.
  */
 export function statusProblems (s: StatusDocument): string[] {
   const problems: string[] = []
@@ -22,11 +22,23 @@ export function statusProblems (s: StatusDocument): string[] {
   }
   if (s.publish?.refused != null) problems.push(`pointer: refused part of it: ${s.publish.refused.message} [${s.publish.refused.code}]`)
   if (s.reload != null && !s.reload.ok) problems.push(reloadRefusedLine(s.reload))
+  problems.push(...contentProblems(s))
   if (s.restorable != null && !s.restorable.ok) problems.push(`restorable: NO, the restore drill at ${s.restorable.checkedAt} failed: ${s.restorable.failed ?? '?'}: publish again (\`cidsync snapshot\`), then \`cidsync verify\``)
   // A write that failed and then went through is history (counted in writeErrors), not a problem now.
   if (s.index.writeState !== undefined && s.index.writeState !== 'ok') problems.push(`index: writes ${s.index.writeState === 'stopped' ? 'stopped' : 'failing, retried'}: ${s.index.lastError?.message ?? 'see the recent errors in `cidsync status`'}`)
   else if (s.index.writeState === undefined && s.index.writeErrors > 0) problems.push(`index: ${s.index.writeErrors} ${s.index.writeErrors === 1 ? 'write' : 'writes'} failed: see the recent errors in \`cidsync status\``)
   return problems
+}
+
+/** Failed uploads past the bound ({@link StatusDocument.content}'s `failingTooLong`): which, since when, and what to do. */
+function contentProblems (s: StatusDocument): string[] {
+  const content = s.content
+  if (content == null || content.failingTooLong !== true) return []
+  const hours = Math.round((content.failingBoundMs ?? 3_600_000) / 360_000) / 10
+  const old = [...content.failures].sort((a, b) => a.since < b.since ? -1 : 1)
+  const shown = old.slice(0, 5).map(f => `${f.folder}/${f.path} (since ${f.since}, ${f.attempts} ${f.attempts === 1 ? 'try' : 'tries'}: ${f.message} [${f.code}])`)
+  return [`content: ${old.length} ${old.length === 1 ? 'file has' : 'files have'} failed to upload, the oldest for more than ${hours} h: ${shown.join('; ')}${old.length > 5 ? `; ${old.length - 5} more (\`cidsync status --json\`)` : ''}: ` +
+    `${old[0]?.advice ?? 'check the service'}; \`cidsync ls\` shows each file's state`]
 }
 
 const BAR_WIDTH = 24

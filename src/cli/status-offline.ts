@@ -39,9 +39,21 @@ export async function offlineSummary (config: Config, why: string): Promise<stri
       lines.push(last === undefined ? 'publish: nothing published yet' : `publish: last snapshot ${last.cid} at ${last.at === null ? '?' : timeWithAge(last.at)}, ${countOf(last.entries, 'entry', 'entries')}`)
       const r = restorableStatus(store)
       lines.push(`restorable: ${r === null ? 'not checked yet (`cidsync verify`)' : r.ok ? `yes (drill at ${timeWithAge(r.checkedAt)})` : `NO (drill at ${timeWithAge(r.checkedAt)}): ${r.failed ?? '?'}`}`)
+      const failed = failedUploads(store.contentFailures())
+      if (failed > 0) lines.push(`content: ${countOf(failed, 'file', 'files')} failed to upload at the daemon's last pass (\`cidsync ls\` lists them with why; the daemon tries them again)`)
     } finally {
       store.close()
     }
   }
   return lines.join('\n') + '\n'
+}
+
+/** How many failures the daemon's last pass left (JSON from sync.sqlite; anything else counts none). */
+function failedUploads (json: string | undefined): number {
+  try {
+    const list = JSON.parse(json ?? '[]') as unknown
+    return Array.isArray(list) ? list.length : 0
+  } catch {
+    return 0
+  }
 }

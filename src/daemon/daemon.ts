@@ -17,7 +17,7 @@ import { ensureStatusToken } from './status-token.js'
 import { acquireLock, type DaemonLock } from './lock.js'
 import type { Logger } from './logger.js'
 import { StatusServer } from './status-server.js'
-import { FindService } from '../find/index.js'
+import { FindService, type ContentActivity } from '../find/index.js'
 import { ServiceLink } from './service-link.js'
 import { foldCalls, reloadConfig } from './reload.js'
 import type { ReloadStatus, StateRecovery, StatusDocument } from './status-document.js'
@@ -52,6 +52,15 @@ export class Daemon {
   /** The service and the sync runner, once the index is current. */
   private link: ServiceLink | undefined
   private deviceId = ''
+
+  /** What the page's find shows of this device's uploads and failures (its rows only). */
+  private contentActivity (): ContentActivity {
+    const live = this.link?.runner?.contentActivity()
+    return {
+      deviceId: this.deviceId, storing: new Set(this.config.folders.filter(f => f.store === true).map(f => f.name)), notStored: live?.notStored,
+      uploading: live?.uploading ?? new Set(), failed: live?.failed ?? new Map()
+    }
+  }
   private scanning: Promise<void> | undefined
   private watching: Promise<void> | undefined
   private stopping: Promise<void> | undefined
@@ -113,7 +122,7 @@ export class Daemon {
         token: ensureStatusToken(config.stateDir),
         events: this.events,
         metricsNeedToken: config.status.metricsToken,
-        find: this.find = new FindService(() => this.index, config.stateDir, undefined, async (at) => await this.pastAt(at)),
+        find: this.find = new FindService(() => this.index, config.stateDir, undefined, async (at) => await this.pastAt(at), () => this.contentActivity()),
         publishNow: async (options) => await this.readyRunner('publishing').publishNow('request', options),
         verifyNow: async () => await this.readyRunner('the restore drill').verifyNow(),
         reconcileNow: async () => await this.readyRunner('reconciliation').reconcileNow(),

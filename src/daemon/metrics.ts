@@ -23,6 +23,25 @@ function histogram (name: string, help: string, h: HistogramSnapshot | undefined
   return lines.join('\n')
 }
 
+/** Files' content (folders with `store = true`); absent until the service is reached. */
+function contentFamilies (status: StatusDocument): string[] {
+  const c = status.content
+  if (c == null) return []
+  const per = (pick: (f: NonNullable<StatusDocument['content']>['folders'][number]) => number): Sample[] => c.folders.map(f => ({ labels: { folder: f.folder }, value: pick(f) }))
+  return [
+    family('cidsync_content_protected_files', 'gauge', 'Live files of a storing folder whose content is stored.', per(f => f.protected.files)),
+    family('cidsync_content_protected_bytes', 'gauge', 'Bytes of those files.', per(f => f.protected.bytes)),
+    family('cidsync_content_pending_files', 'gauge', 'Live files of a storing folder whose content is not stored yet (failed ones included, left-out ones not).', per(f => f.pending.files)),
+    family('cidsync_content_pending_bytes', 'gauge', 'Bytes of those files.', per(f => f.pending.bytes)),
+    family('cidsync_content_left_out_files', 'gauge', 'Live files of a storing folder never stored: [content] exclude, or larger than max_file_size.', per(f => f.leftOut?.files ?? 0)),
+    family('cidsync_content_failed_files', 'gauge', 'Files whose last upload failed, waiting for their retry.', per(f => f.failed)),
+    family('cidsync_content_upload_rate_bytes', 'gauge', 'Bytes a second of the last pass that stored anything.', [{ value: c.uploadRate }]),
+    family('cidsync_content_uploaded_bytes_total', 'counter', 'Bytes of content stored since start.', [{ value: c.storedBytesTotal }]),
+    family('cidsync_content_dedup_saved_bytes', 'gauge', 'Bytes of live files stored without this device uploading them (another device did, or a copy).', [{ value: c.savedByDedup }]),
+    family('cidsync_content_failing_too_long', 'gauge', '1 while an upload has failed for longer than the bound (status --check fails).', [{ value: c.failingTooLong ? 1 : 0 }])
+  ]
+}
+
 const WATCHER_STATES = ['starting', 'scanning', 'watching', 'degraded', 'stopped'] as const
 
 /** The Prometheus text exposition (format 0.0.4) of a status document. */
@@ -65,6 +84,7 @@ export function renderMetrics (status: StatusDocument): string {
     family('cidsync_state_recoveries_total', 'counter', 'State files found damaged or lost at start and recovered (see stateFiles in /status).', [{ value: status.stateFiles.recovered.length }]),
     family('cidsync_leftover_files_removed_total', 'counter', 'Temp files of killed publishes and restores removed at start.', [{ value: status.stateFiles.leftoversRemoved.files }]),
     family('cidsync_sync_state_up', 'gauge', '0 while sync.sqlite cannot be read.', [{ value: status.stateFiles.syncStateError === null ? 1 : 0 }]),
-    histogram('cidsync_restore_duration_seconds', 'Time to restore the index, fetch included.', status.publish?.restores.durationsSeconds)
+    histogram('cidsync_restore_duration_seconds', 'Time to restore the index, fetch included.', status.publish?.restores.durationsSeconds),
+    ...contentFamilies(status)
   ].filter(text => text !== '').join('\n') + '\n'
 }

@@ -1,6 +1,6 @@
 import type { Index } from '../index/index.js'
 import type { HistoryRows, VersionRow } from './history-rows.js'
-import { fetchable, storedState, type StoredState } from './stored-state.js'
+import { fetchable, storedState, type ContentActivity, type StoredState } from './stored-state.js'
 
 export interface FileVersion {
   readonly deviceId: string
@@ -29,8 +29,9 @@ export function splitPath (text: string): { folder: string, path: string } | und
 /**
  * One file's timeline, oldest first: every version the history's kept segments hold of
  * `folder/path` on any device, and the rows the index holds now, each once (by device and sequence).
+ * `activity`: this device's uploads and failures, for the stored state of its current row.
  */
-export function fileLog (index: Index, history: HistoryRows | undefined, folder: string, path: string): FileVersion[] {
+export function fileLog (index: Index, history: HistoryRows | undefined, folder: string, path: string, activity?: ContentActivity): FileVersion[] {
   const devices = index.entries.devices()
   const hostnames = new Map(devices.map(d => [d.id, d.hostname ?? '']))
   const byKey = new Map<string, { row: VersionRow, current: boolean }>()
@@ -43,15 +44,14 @@ export function fileLog (index: Index, history: HistoryRows | undefined, folder:
       row: { device_id: entry.deviceId, seq: entry.seq, size: entry.size, mtime_ms: entry.mtimeMs, cid: entry.cid, deleted: entry.deleted ? 1 : 0, updated_at: entry.updatedAt }
     })
   }
-  const states = new Map<string | null, StoredState>()
   return [...byKey.values()]
     .sort((a, b) => a.row.updated_at - b.row.updated_at || a.row.seq - b.row.seq || (a.row.device_id < b.row.device_id ? -1 : 1))
     .map(({ row, current }) => {
-      if (!states.has(row.cid)) states.set(row.cid, storedState(index, row.cid))
-      const stored = states.get(row.cid) as StoredState
+      // Queued, uploading or failed are about the row as it is now, not an older version's content.
+      const stored: StoredState = storedState(index, row.cid, current ? { deviceId: row.device_id, folder, path, size: row.size } : undefined, current ? activity : undefined)
       return {
         deviceId: row.device_id, hostname: hostnames.get(row.device_id) ?? '', at: row.updated_at, seq: row.seq, size: row.size, cid: row.cid,
-        mtimeMs: row.mtime_ms, deleted: row.deleted === 1, stored, fetchable: row.deleted === 0 && fetchable(index, row.cid), current
+        mtimeMs: row.mtime_ms, deleted: row.deleted === 1, stored, fetchable: row.deleted === 0 && row.cid !== null && fetchable(stored), current
       }
     })
 }

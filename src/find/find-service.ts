@@ -7,6 +7,7 @@ import { where } from './where.js'
 import { fileLog } from './file-log.js'
 import { browse } from './browse.js'
 import { NotReadyError } from '../errors.js'
+import type { ContentActivity } from './stored-state.js'
 
 /** A past publish's index, built (or found built) for a time: see `pastIndex`. */
 export type PastAt = (at: Date) => Promise<{ readonly publish: { readonly cid: string, readonly at: string, readonly device: string }, readonly indexPath: string, readonly searchPath: string }>
@@ -29,11 +30,12 @@ export class FindService {
   /** The last past publish browsed, kept open: the page browses one publish several levels deep. */
   private past: { cid: string, index: Index, cache: SearchCache } | undefined
 
-  constructor (private readonly index: () => Index | undefined, private readonly stateDir: string, private readonly budget = DAEMON_CATCH_UP_BUDGET, private readonly pastAt?: PastAt) {}
+  constructor (private readonly index: () => Index | undefined, private readonly stateDir: string, private readonly budget = DAEMON_CATCH_UP_BUDGET, private readonly pastAt?: PastAt,
+    private readonly activity: () => ContentActivity | undefined = () => undefined) {}
 
   search (query: FindQuery): object {
     const { index, cache, complete } = this.caughtUp()
-    const result = find(cache, index, query)
+    const result = find(cache, index, query, this.activity())
     return {
       results: result.results.map(r => ({ device: r.deviceId, folder: r.folder, path: r.path, size: r.size, mtime: new Date(r.mtimeMs).toISOString(), cid: r.cid, deleted: r.deleted, stored: r.stored })),
       more: result.more,
@@ -54,7 +56,7 @@ export class FindService {
       folder,
       path,
       publishesKept: this.history.counts().publishes,
-      versions: fileLog(index, this.history, folder, path).map(v => ({ ...v, at: new Date(v.at).toISOString(), mtime: new Date(v.mtimeMs).toISOString() }))
+      versions: fileLog(index, this.history, folder, path, this.activity()).map(v => ({ ...v, at: new Date(v.at).toISOString(), mtime: new Date(v.mtimeMs).toISOString() }))
     }
   }
 

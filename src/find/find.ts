@@ -1,7 +1,7 @@
 import type { Entry, Index } from '../index/index.js'
 import type { CachedRow, SearchCache } from './search-cache.js'
 import { parsePattern, type Pattern } from './pattern.js'
-import { storedState, type StoredState } from './stored-state.js'
+import { storedState, type ContentActivity, type StoredState } from './stored-state.js'
 
 export interface FindQuery {
   readonly pattern: string
@@ -60,21 +60,18 @@ function score (row: CachedRow, pattern: Pattern): number {
 /**
  * Rows whose `folder/path` holds the pattern (see {@link parsePattern}), every device's unless
  * one is named, ranked: the file's own name matching first, then live before deleted, shorter
- * paths, newer files. The cache must have caught up first.
+ * paths, newer files. The cache must have caught up first. `activity`: this device's uploads
+ * and failures, for the stored state of its own rows.
  */
-export function find (cache: SearchCache, index: Index, query: FindQuery): FindResult {
+export function find (cache: SearchCache, index: Index, query: FindQuery, activity?: ContentActivity): FindResult {
   const pattern = parsePattern(query.pattern, { literal: query.literal })
   const limit = query.limit ?? DEFAULT_FIND_LIMIT
   const rows = candidates(cache, pattern, query, Math.max(MAX_CANDIDATES, limit + 1))
   const ranked = rows.map(row => ({ row, score: score(row, pattern) }))
     .sort((a, b) => a.score - b.score || b.row.mtime_ms - a.row.mtime_ms || (a.row.folder + a.row.path < b.row.folder + b.row.path ? -1 : 1))
-  const states = new Map<string | null, StoredState>()
-  const results = ranked.slice(0, limit).map(({ row }): Found => {
-    if (!states.has(row.cid)) states.set(row.cid, storedState(index, row.cid))
-    return {
-      deviceId: row.device_id, folder: row.folder, path: row.path, size: row.size, mtimeMs: row.mtime_ms, cid: row.cid,
-      deleted: row.deleted === 1, updatedAt: row.updated_at, stored: states.get(row.cid) as StoredState
-    }
-  })
+  const results = ranked.slice(0, limit).map(({ row }): Found => ({
+    deviceId: row.device_id, folder: row.folder, path: row.path, size: row.size, mtimeMs: row.mtime_ms, cid: row.cid,
+    deleted: row.deleted === 1, updatedAt: row.updated_at, stored: storedState(index, row.cid, { deviceId: row.device_id, folder: row.folder, path: row.path, size: row.size }, activity)
+  }))
   return { results, more: rows.length > limit, pattern: pattern.kind }
 }

@@ -23,8 +23,8 @@ export { fileLog, splitPath } from './file-log.js'
 export type { FileVersion } from './file-log.js'
 export { HistoryRows, HISTORY_ROWS_FILE } from './history-rows.js'
 export type { HistoryFill } from './history-fill.js'
-export { storedState, fetchable } from './stored-state.js'
-export type { StoredState } from './stored-state.js'
+export { storedState, contentState, fetchable, STORED_STATES } from './stored-state.js'
+export type { StoredState, ContentState, ContentActivity, ContentFailureNote, StateOfFile } from './stored-state.js'
 
 export const SEARCH_CACHE_FILE = 'search.sqlite'
 

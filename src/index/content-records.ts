@@ -24,8 +24,24 @@ export interface UnstoredFile {
   readonly cidProfile: string
 }
 
+/** A live row (any device's) whose content some record holds: one per CID, for a restore drill to fetch. */
+export interface StoredFile {
+  readonly folder: string
+  readonly path: string
+  readonly cid: string
+  readonly size: number
+  readonly mtimeMs: number
+  readonly cidProfile: string
+  /** The first record's objects JSON: files of one pack sort together. */
+  readonly objects: string
+}
+
 /** What a device records when its objects are stored. */
 export type NewContentRecord = Omit<StoredContentRow, 'deviceId' | 'seq' | 'storedAt'>
+
+const STORED_FILES = `SELECT e.folder, e.path, e.cid, e.size, e.mtime_ms AS mtimeMs, e.cid_profile AS cidProfile,
+    (SELECT MIN(c.objects) FROM content c WHERE c.cid = e.cid) AS objects
+  FROM entries e WHERE e.deleted = 0 AND e.cid IS NOT NULL AND EXISTS (SELECT 1 FROM content c WHERE c.cid = e.cid) GROUP BY e.cid`
 
 export const CONTENT_COLUMNS = 'device_id, cid, size, sealing, key_id, key_salt, objects, stored_at, seq'
 const SELECT = 'SELECT device_id AS deviceId, cid, size, sealing, key_id AS keyId, key_salt AS keySalt, objects, stored_at AS storedAt, seq FROM content'
@@ -90,6 +106,21 @@ export class ContentRecordStore {
       totals[row.stored === 1 ? 'stored' : 'unstored'] = { files: row.files, bytes: row.bytes }
     }
     return totals
+  }
+
+  /** At most `count` stored files of at most `maxSize` bytes each, picked at random, one per CID. */
+  sampleStored (count: number, maxSize: number): StoredFile[] {
+    return this.db.prepare(`SELECT * FROM (${STORED_FILES}) WHERE size <= ? ORDER BY random() LIMIT ?`).all(maxSize, count) as StoredFile[]
+  }
+
+  /** Stored files after `after` in the order of their objects (a pack's files together), at most `limit`, one per CID. */
+  storedAfter (after: { objects: string, cid: string } | undefined, limit: number): StoredFile[] {
+    return this.db.prepare(`SELECT * FROM (${STORED_FILES}) WHERE (objects, cid) > (?, ?) ORDER BY objects, cid LIMIT ?`).all(after?.objects ?? '', after?.cid ?? '', limit) as StoredFile[]
+  }
+
+  /** How many distinct CIDs of live rows some record holds. */
+  storedCount (): number {
+    return this.db.prepare(`SELECT COUNT(*) FROM (${STORED_FILES})`).pluck().get() as number
   }
 
   /** Records what this device stored, each with its next sequence number, in one transaction. */

@@ -3,7 +3,7 @@ import type { Config } from '../config/index.js'
 import type { Index } from '../index/index.js'
 import type { ServiceClients } from '../remote/index.js'
 import { Scheduler } from './scheduler.js'
-import { contentSealing, storeContent, type NotStored, type StoreContentResult } from './store-content.js'
+import { contentLeftOut, contentSealing, storeContent, type NotStored, type StoreContentResult } from './store-content.js'
 import type { SyncStore } from './sync-store.js'
 import type { SyncEventListener } from './sync-event.js'
 import { NotReadyError } from '../errors.js'
@@ -15,6 +15,8 @@ const FILE_RETRY_FIRST_MS = 30_000
 const FILE_RETRY_MAX_MS = 60 * 60_000
 /** Uploads failing for longer than this make `status --check` fail. */
 export const CONTENT_FAILING_BOUND_MS = 60 * 60_000
+/** Files status lists as uploading at most (a pack gathers up to 4,096). */
+const UPLOADING_SHOWN = 5_000
 
 export interface ContentKeeperComponents {
   readonly index: Index
@@ -35,14 +37,19 @@ export interface ContentFailure {
   readonly since: string
   readonly attempts: number
   readonly retryAt: string
+  /** What to do about it. */
+  readonly advice: string
 }
 
 /** One storing folder, as status shows it. */
 export interface ContentFolderStatus {
   readonly folder: string
   readonly protected: { readonly files: number, readonly bytes: number }
+  /** Not stored yet and to be (failed ones included). */
   readonly pending: { readonly files: number, readonly bytes: number }
   readonly failed: number
+  /** Never stored: `[content] exclude` or larger than `max_file_size` (as the last pass found them). */
+  readonly leftOut: { readonly files: number, readonly bytes: number }
 }
 
 /** What a publish says of the content it waited for (`cidsync snapshot` prints it and exits 1 on any file not stored). */
@@ -70,6 +77,10 @@ export interface ContentStatus {
   readonly savedByDedup: number
   /** The oldest failure has lasted past {@link CONTENT_FAILING_BOUND_MS}. */
   readonly failingTooLong: boolean
+  /** Files the running pass is storing (read, sealed, or in a pack not yet sent), by `folder/path`; at most 5,000. */
+  readonly uploading: ReadonlyArray<{ readonly folder: string, readonly path: string }>
+  /** The bound past which failures make `status --check` fail, in ms. */
+  readonly failingBoundMs: number
 }
 
 interface Failure { code: string, message: string, since: number, attempts: number, retryAt: number }
@@ -88,6 +99,9 @@ export class ContentKeeper {
   private uploadRate = 0
   private storedBytesTotal = 0
   private tooLarge = 0
+  private leftOut: ReadonlyMap<string, { files: number, bytes: number }> = new Map()
+  /** `folder/path` of what the running pass took up and has not recorded yet. */
+  private readonly uploading = new Set<string>()
 
   constructor (private readonly components: ContentKeeperComponents, private config: Config) {
     this.storing = new Scheduler<StoreContentResult>({
@@ -100,6 +114,7 @@ export class ContentKeeper {
   }
 
   start (): void {
+    this.loadFailures()
     this.storing.start()
     if (this.enabled()) this.storing.noteChange()
   }
@@ -159,12 +174,17 @@ export class ContentKeeper {
     const { index, deviceId } = this.components
     const keyId = this.keyId()
     const failures = [...this.failures.entries()].map(([key, f]) => {
-      const slash = key.indexOf('/')
-      return { folder: key.slice(0, slash), path: key.slice(slash + 1), code: f.code, message: f.message, since: new Date(f.since).toISOString(), attempts: f.attempts, retryAt: new Date(f.retryAt).toISOString() }
+      return { ...splitKey(key), code: f.code, message: f.message, since: new Date(f.since).toISOString(), attempts: f.attempts, retryAt: new Date(f.retryAt).toISOString(), advice: contentFailureAdvice(f.code) }
     })
     const folders = this.config.folders.filter(f => f.store === true).map(f => {
       const totals = index.content.folderTotals(deviceId, f.name, keyId)
-      return { folder: f.name, protected: totals.stored, pending: totals.unstored, failed: failures.filter(x => x.folder === f.name).length }
+      const out = this.leftOut.get(f.name) ?? { files: 0, bytes: 0 }
+      // The left-out files counted at the last pass; never more than what is unstored now.
+      const leftOut = { files: Math.min(out.files, totals.unstored.files), bytes: Math.min(out.bytes, totals.unstored.bytes) }
+      return {
+        folder: f.name, protected: totals.stored, failed: failures.filter(x => x.folder === f.name).length, leftOut,
+        pending: { files: totals.unstored.files - leftOut.files, bytes: totals.unstored.bytes - leftOut.bytes }
+      }
     })
     const own = index.content.totals(deviceId).bytes
     const protectedBytes = folders.reduce((sum, f) => sum + f.protected.bytes, 0)
@@ -180,8 +200,17 @@ export class ContentKeeper {
       uploadRate: this.uploadRate,
       storedBytesTotal: this.storedBytesTotal,
       savedByDedup: Math.max(0, protectedBytes - own),
-      failingTooLong: Number.isFinite(oldest) && Date.now() - oldest > CONTENT_FAILING_BOUND_MS
+      failingTooLong: Number.isFinite(oldest) && Date.now() - oldest > CONTENT_FAILING_BOUND_MS,
+      uploading: [...this.uploading].slice(0, UPLOADING_SHOWN).map(splitKey),
+      failingBoundMs: CONTENT_FAILING_BOUND_MS
     }
+  }
+
+  /** The files being stored now, and those that failed (with code, message and since), by `folder/path`. */
+  activity (): { readonly uploading: ReadonlySet<string>, readonly failed: ReadonlyMap<string, { folder: string, path: string, code: string, message: string, since: string, advice: string }>, readonly notStored: ReturnType<typeof contentLeftOut> } {
+    const failed = new Map<string, { folder: string, path: string, code: string, message: string, since: string, advice: string }>()
+    for (const [key, f] of this.failures) failed.set(key, { ...splitKey(key), code: f.code, message: f.message, since: new Date(f.since).toISOString(), advice: contentFailureAdvice(f.code) })
+    return { uploading: new Set(this.uploading), failed, notStored: contentLeftOut(this.config) }
   }
 
   private enabled (): boolean {
@@ -207,17 +236,27 @@ export class ContentKeeper {
         passphrase: process.env.CIDSYNC_SNAPSHOT_PASSPHRASE,
         signal: this.abort.signal,
         skip: (folder, path) => (this.failures.get(`${folder}/${path}`)?.retryAt ?? 0) > Date.now(),
-        onProgress: (event) => { if (event.type === 'file') attempted.add(`${event.folder}/${event.path}`) }
+        onProgress: (event) => {
+          if (event.type === 'file') {
+            attempted.add(`${event.folder}/${event.path}`)
+            this.uploading.add(`${event.folder}/${event.path}`)
+          } else if (event.type === 'stored') {
+            for (const key of event.keys) this.uploading.delete(key)
+          } else {
+            this.uploading.delete(`${event.folder}/${event.path}`)
+          }
+        }
       })
       const now = Date.now()
-      for (const key of attempted) this.failures.delete(key)
-      for (const f of result.failed) {
-        const key = `${f.folder}/${f.path}`
-        const attempts = (this.failures.get(key)?.attempts ?? 0) + 1
-        const wait = Math.min(FILE_RETRY_MAX_MS, FILE_RETRY_FIRST_MS * 2 ** Math.min(20, attempts - 1))
-        this.failures.set(key, { code: f.code, message: f.reason, since: this.failures.get(key)?.since ?? now, attempts, retryAt: now + wait })
-      }
+      // A file that failed again keeps when its failures began and how many tries it had: the
+      // back-off grows, and `failingTooLong` sees the whole span, not the last try.
+      const failedAgain = new Set(result.failed.map(f => `${f.folder}/${f.path}`))
+      for (const key of attempted) if (!failedAgain.has(key)) this.failures.delete(key)
+      for (const f of result.failed) this.noteFailure(`${f.folder}/${f.path}`, f.code, f.reason, now)
+      this.pruneFailures()
+      this.keepFailures()
       this.tooLarge = result.tooLarge.length
+      this.leftOut = result.leftOut
       this.storedBytesTotal += result.storedBytes
       if (result.storedBytes > 0) this.uploadRate = Math.round(result.storedBytes / Math.max(0.001, (now - started) / 1000))
       this.lastRun = new Date(now).toISOString()
@@ -227,8 +266,83 @@ export class ContentKeeper {
     } catch (err) {
       const code = (err as { code?: unknown }).code
       this.lastError = { at: new Date().toISOString(), message: (err as Error).message, code: typeof code === 'string' ? code : null }
+      // A pack that could not be sent fails every file in it: each is shown failed, with why, and waits for its retry.
+      if (!this.abort.signal.aborted) {
+        const now = Date.now()
+        for (const key of this.uploading) this.noteFailure(key, this.lastError.code ?? 'ERR_CONTENT_STORE', this.lastError.message, now)
+        this.keepFailures()
+      }
       logger.error({ err }, 'storing content failed; trying again later')
       throw err
+    } finally {
+      this.uploading.clear()
     }
   }
+
+  /** Failures of files gone since, or stored since some other way (`cidsync snapshot` on its own), are over. */
+  private pruneFailures (): void {
+    const { index, deviceId } = this.components
+    const keyId = this.keyId()
+    for (const key of [...this.failures.keys()]) {
+      const { folder, path } = splitKey(key)
+      const row = index.entries.get(deviceId, folder, path)
+      if (row === undefined || row.deleted || row.cid === null || index.content.has(row.cid, keyId)) this.failures.delete(key)
+    }
+  }
+
+  private noteFailure (key: string, code: string, message: string, now: number): void {
+    const before = this.failures.get(key)
+    const attempts = (before?.attempts ?? 0) + 1
+    const wait = Math.min(FILE_RETRY_MAX_MS, FILE_RETRY_FIRST_MS * 2 ** Math.min(20, attempts - 1))
+    this.failures.set(key, { code, message, since: before?.since ?? now, attempts, retryAt: now + wait })
+  }
+
+  /**
+   * The failures the last run left in the state dir: a restart neither hides how long a file has
+   * been failing (`status --check` still fails) nor forgets to show it.
+   */
+  private loadFailures (): void {
+    let list: unknown
+    try {
+      list = JSON.parse(this.components.store().contentFailures() ?? '[]')
+    } catch {
+      return
+    }
+    for (const f of Array.isArray(list) ? list as Array<Record<string, unknown>> : []) {
+      const since = Date.parse(String(f.since))
+      const retryAt = Date.parse(String(f.retryAt))
+      if (typeof f.folder !== 'string' || typeof f.path !== 'string' || typeof f.code !== 'string' || typeof f.message !== 'string' || !Number.isFinite(since)) continue
+      if (!this.config.folders.some(x => x.name === f.folder && x.store === true)) continue
+      this.failures.set(`${f.folder}/${f.path}`, { code: f.code, message: f.message, since, attempts: typeof f.attempts === 'number' ? f.attempts : 1, retryAt: Number.isFinite(retryAt) ? retryAt : Date.now() })
+    }
+    this.pruneFailures()
+  }
+
+  /** Failures left in the state dir, so `cidsync ls` shows them while the daemon is stopped. */
+  private keepFailures (): void {
+    try {
+      this.components.store().noteContentFailures(this.status().failures)
+    } catch (err) {
+      this.components.logger.warn({ err }, 'the content failures could not be kept in sync.sqlite; status still shows them')
+    }
+  }
+}
+
+/** What to do about a file whose content failed to store, by the failure's code. */
+export function contentFailureAdvice (code: string): string {
+  switch (code) {
+    case 'EACCES':
+    case 'EPERM': return 'the file cannot be read: fix its permissions; it is tried again'
+    case 'EIO': return 'the disk could not read the file: check the disk; it is tried again'
+    case 'ERR_CONTENT_TOO_LARGE': return 'raise [content] max_file_size, or exclude it with [content] exclude'
+    case 'ERR_SNAPSHOT_KEY': return 'the snapshot key cannot be read: check snapshot.key or CIDSYNC_SNAPSHOT_PASSPHRASE'
+    case 'ERR_REMOTE_UNAUTHORIZED': return 'the service refused the credentials: `cidsync login`; it is tried again'
+    case 'ERR_REMOTE_NETWORK': return 'the service cannot be reached: check that it is up and this machine reaches it; it is tried again'
+    default: return 'it is tried again with back-off; if it keeps failing, check the service (`cidsync status`) and the log'
+  }
+}
+
+function splitKey (key: string): { folder: string, path: string } {
+  const slash = key.indexOf('/')
+  return { folder: key.slice(0, slash), path: key.slice(slash + 1) }
 }

@@ -154,6 +154,11 @@ export class SyncRunner {
     return this.keeper.status()
   }
 
+  /** What the keeper uploads now and what failed, by `folder/path`, without counting the folders. */
+  contentActivity (): ReturnType<ContentKeeper['activity']> {
+    return this.keeper.activity()
+  }
+
   /**
    * Publishes now (or right after the run in progress) and answers what was published.
    * `confirmDrop` lets a held publish through; `repairPointer` replaces a pointer whose snapshot

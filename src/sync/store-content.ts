@@ -20,7 +20,7 @@ export interface StoreContentComponents extends StoreComponents {
 /** What storing is doing, told as it goes. */
 export type StoreContentProgress =
   | { readonly type: 'file', readonly folder: string, readonly path: string, readonly bytes: number }
-  | { readonly type: 'stored', readonly files: number, readonly bytes: number }
+  | { readonly type: 'stored', readonly files: number, readonly bytes: number, readonly keys: readonly string[] }
   | { readonly type: 'failed', readonly folder: string, readonly path: string, readonly error: Error }
 
 export interface StoreContentInit {
@@ -42,12 +42,22 @@ export interface StoreContentResult {
   readonly failed: readonly NotStored[]
   readonly tooLarge: readonly NotStored[]
   readonly changed: number
+  /** Files left out by `[content] exclude` or `max_file_size`, per folder, as this pass found them. */
+  readonly leftOut: ReadonlyMap<string, { files: number, bytes: number }>
 }
 
 /** The sealing and key content is stored under by this config, as records name it. */
 export function contentSealing (config: Config, passphrase?: string): { readonly sealing: ContentRecord['sealing'], readonly key?: SnapshotKey } {
   if (config.content.encryption === 'none') return { sealing: 'none' }
   return { sealing: 'aes-256-gcm/1', key: writingKey(config.stateDir, passphrase) }
+}
+
+/** Why a file of a storing folder is never stored (`[content] exclude`, `max_file_size`), or undefined. */
+export function contentLeftOut (config: Config): (folder: string, path: string, size: number) => string | undefined {
+  const excluded = createIgnoreMatcher(config.content.exclude)
+  return (_folder, path, size) => excluded(path)
+    ? 'excluded by [content] exclude'
+    : size > config.content.maxFileSize ? `larger than [content] max_file_size (${config.content.maxFileSize} bytes)` : undefined
 }
 
 /**
@@ -58,11 +68,13 @@ export function contentSealing (config: Config, passphrase?: string): { readonly
 export async function storeContent (components: StoreContentComponents, init: StoreContentInit): Promise<StoreContentResult> {
   const { config } = init
   const folders = config.folders.filter(f => f.store === true)
-  const result = { storedFiles: 0, storedBytes: 0, failed: [] as NotStored[], tooLarge: [] as NotStored[], changed: 0 }
+  const result = { storedFiles: 0, storedBytes: 0, failed: [] as NotStored[], tooLarge: [] as NotStored[], changed: 0, leftOut: new Map<string, { files: number, bytes: number }>() }
   if (folders.length === 0) return result
   const { sealing, key } = contentSealing(config, init.passphrase)
   const keyId = key?.keyId ?? ''
   const { index, clients, store, deviceId } = components
+  // Which rows each CID being stored stands for: progress names them once their record lands.
+  const taken = new Map<string, string[]>()
   const dealFor = async (object: string): Promise<void> => {
     if (!config.snapshot.deal) return
     await clients.deals.addCid(object, { signal: init.signal })
@@ -90,13 +102,13 @@ export async function storeContent (components: StoreContentComponents, init: St
         result.storedFiles++
         result.storedBytes += r.size
       }
-      init.onProgress?.({ type: 'stored', files: records.length, bytes: records.reduce((sum, r) => sum + r.size, 0) })
+      init.onProgress?.({ type: 'stored', files: records.length, bytes: records.reduce((sum, r) => sum + r.size, 0), keys: records.flatMap(r => { const keys = taken.get(r.cid) ?? []; taken.delete(r.cid); return keys }) })
     },
     storedParts: (file) => store.contentParts(file.cid.toString(), keyId),
     onPartStored: (file, i, object) => { store.contentPartStored(file.cid.toString(), keyId, i, object) }
   })
   for (const folder of folders) {
-    await storeFolder(folder, { components, init, storer, keyId, result })
+    await storeFolder(folder, { components, init, storer, keyId, result, taken })
   }
   await storer.flush({ signal: init.signal })
   return result
@@ -107,11 +119,12 @@ interface FolderRun {
   readonly init: StoreContentInit
   readonly storer: ContentStorer
   readonly keyId: string
-  readonly result: { storedFiles: number, storedBytes: number, failed: NotStored[], tooLarge: NotStored[], changed: number }
+  readonly result: { storedFiles: number, storedBytes: number, failed: NotStored[], tooLarge: NotStored[], changed: number, leftOut: Map<string, { files: number, bytes: number }> }
+  readonly taken: Map<string, string[]>
 }
 
 async function storeFolder (folder: FolderConfig, run: FolderRun): Promise<void> {
-  const { components, init, storer, keyId, result } = run
+  const { components, init, storer, keyId, result, taken } = run
   const excluded = createIgnoreMatcher(init.config.content.exclude)
   const stopped = (): boolean => init.signal?.aborted === true
   let after = ''
@@ -121,8 +134,14 @@ async function storeFolder (folder: FolderConfig, run: FolderRun): Promise<void>
     for (const row of batch) {
       after = row.path
       if (stopped()) throw new AbortedError('storing content was stopped')
-      if (excluded(row.path) || (init.skip?.(folder.name, row.path) ?? false)) continue
+      const leftOut = (): void => {
+        const sum = result.leftOut.get(folder.name) ?? { files: 0, bytes: 0 }
+        result.leftOut.set(folder.name, { files: sum.files + 1, bytes: sum.bytes + row.size })
+      }
+      if (excluded(row.path)) { leftOut(); continue }
+      if (init.skip?.(folder.name, row.path) ?? false) continue
       if (row.size > init.config.content.maxFileSize) {
+        leftOut()
         result.tooLarge.push({ folder: folder.name, path: row.path, code: 'ERR_CONTENT_TOO_LARGE', reason: `${row.size} bytes, more than [content] max_file_size (${init.config.content.maxFileSize})` })
         continue
       }
@@ -139,6 +158,7 @@ async function storeFolder (folder: FolderConfig, run: FolderRun): Promise<void>
         continue
       }
       const file: FileToStore = { path: join(folder.path, ...parts), cid: CID.parse(row.cid), size: row.size, profile: cidProfile(row.cidProfile) }
+      taken.set(row.cid, [...(taken.get(row.cid) ?? []), `${folder.name}/${row.path}`])
       init.onProgress?.({ type: 'file', folder: folder.name, path: row.path, bytes: row.size })
       try {
         await storer.add(file, { signal: init.signal })

@@ -31,7 +31,9 @@ export const KEY = {
   /** JSON {@link Refusal}: what the last merge refused of the pointer's publish ('' when nothing). */
   refused: 'refused_from_pointer',
   /** JSON {@link Refusal}: the last time the pointer was found without this device's last publish. */
-  rollback: 'pointer_rollback'
+  rollback: 'pointer_rollback',
+  /** JSON list of the daemon's content failures (`ContentFailure`), as its last pass left them. */
+  contentFailures: 'content_failures'
 } as const
 export type Key = typeof KEY[keyof typeof KEY]
 

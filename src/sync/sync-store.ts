@@ -339,6 +339,15 @@ export class SyncStore {
     }).immediate()
   }
 
+  /** Files whose content failed to store, as the daemon's last pass left them (JSON, read by `cidsync ls`). */
+  contentFailures (): string | undefined {
+    return this.value(KEY.contentFailures)
+  }
+
+  noteContentFailures (failures: readonly unknown[]): void {
+    this.setValue(KEY.contentFailures, JSON.stringify(failures))
+  }
+
   /** Once the file's record is in the index, its parts are no longer in flight. */
   forgetContentParts (cid: string, keyId: string): void {
     this.db.prepare('DELETE FROM sync_state WHERE key = ?').run(partsKey(cid, keyId))

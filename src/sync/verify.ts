@@ -7,6 +7,7 @@ import { buildIndex } from './build-index.js'
 import { fetchSegments, fetchV1Snapshot, isUnusable, missingKey, removeDatabase, removeFetched, type FetchInit } from './segment-fetch.js'
 import { readPublish, walkHistory, type ManifestCache } from './history.js'
 import type { SyncComponents } from './sync-components.js'
+import { checkStoredContent, CONTENT_SAMPLE } from './verify-content.js'
 
 /** What a restore drill found. */
 export interface VerifyResult {
@@ -18,8 +19,10 @@ export interface VerifyResult {
   readonly segments: number
   /** This device's rows in the restored index against the local index, as far as the publish saw them. */
   readonly own: { readonly compared: number, readonly differing: number, readonly first: string | null } | null
-  /** The first object that failed: its CID and why. */
-  readonly failed: { readonly cid: string, readonly message: string } | null
+  /** The first object that failed: its CID and why (and the stored file it held, when it was content). */
+  readonly failed: { readonly cid: string, readonly message: string, readonly file?: string } | null
+  /** Stored files brought back (a sample, or all with `content`) of how many the publish's records hold; null when not reached. */
+  readonly content?: { readonly checked: number, readonly stored: number, readonly all: boolean } | null
 }
 
 export type VerifyComponents = SyncComponents
@@ -28,6 +31,8 @@ export interface VerifyInit extends Omit<FetchInit, 'dir' | 'label'> {
   /** What the pointer names now. */
   readonly cid: string
   readonly full?: boolean
+  /** Bring back every stored file, not a sample of {@link CONTENT_SAMPLE}. */
+  readonly content?: boolean
   readonly cache: ManifestCache
 }
 
@@ -35,7 +40,9 @@ export interface VerifyInit extends Omit<FetchInit, 'dir' | 'label'> {
  * A restore drill (`cidsync verify`): fetches what the pointer names and every segment a restore
  * needs through the gateways, verifies each against its CID, decrypts and checks it, builds the
  * index aside and compares this device's rows with the local index; with `full`, every segment of
- * every publish in the history is fetched and checked too. Nothing local is changed. An object that
+ * every publish in the history is fetched and checked too. A sample of the stored files the
+ * rebuilt index's records hold is brought back into a temp dir aside and verified (every one with
+ * `content`), then removed. Nothing local is changed. An object that
  * cannot be used ends the drill with `restorable: false` naming it; a network failure throws (the
  * drill could not be run, which says nothing either way).
  */
@@ -47,7 +54,8 @@ export async function verify (components: VerifyComponents, init: VerifyInit): P
   let publishes = 0
   let segments = 0
   let own: VerifyResult['own'] = null
-  const result = (failed: VerifyResult['failed']): VerifyResult => ({ restorable: failed === null && (own?.differing ?? 0) === 0, cid: init.cid, checkedAt: new Date().toISOString(), publishes, segments, own, failed })
+  let content: VerifyResult['content'] = null
+  const result = (failed: VerifyResult['failed']): VerifyResult => ({ restorable: failed === null && (own?.differing ?? 0) === 0, cid: init.cid, checkedAt: new Date().toISOString(), publishes, segments, own, failed, content })
   try {
     // Never the cache for the newest: a drill proves the service still has it.
     const head = await readPublish(components.clients, init.cid, { get: () => undefined, put: init.cache.put }, fetch)
@@ -64,10 +72,17 @@ export async function verify (components: VerifyComponents, init: VerifyInit): P
       // a rebuilt index) is older, not damaged: its next publish catches up; nothing to compare yet.
       own = seen === undefined || here < seen ? null : components.index.segments.compareDevice(drill, components.deviceId, seen)
     }
-    await removeDatabase(drill)
     if (own !== null && own.differing > 0) {
       return result({ cid: init.cid, message: `${own.differing} of this device's files differ between the index and what a restore would install (first: ${own.first ?? '?'})` })
     }
+    // The files themselves, as a new device would bring them back from the index it restored.
+    const files = await checkStoredContent(components.clients, drill, { stateDir: init.stateDir, passphrase: init.passphrase, signal: init.signal, all: init.content })
+    content = { checked: files.checked, stored: files.stored, all: init.content === true }
+    if (files.failed !== null) {
+      components.logger.warn({ cid: files.failed.cid, err: files.failed.message }, 'restore drill: a stored file does not come back')
+      return result(files.failed)
+    }
+    await removeDatabase(drill)
     if (init.full === true && head.entry.previous !== null) {
       const checked = new Set((head.manifest?.devices ?? []).flatMap(d => d.segments.map(s => s.cid)))
       for await (const publish of walkHistory(components.clients, head.entry.previous, init.cache, fetch)) {

@@ -51,11 +51,11 @@ describe('cidsync daemon, as a process', () => {
 
     const ls = await runCli(['ls', '--config', config])
     expect(ls.stdout).toBe(
-      'SIZE  CID                                                          REMOTE      PATH\n' +
+      'SIZE  CID                                                          STORED      PATH\n' +
       '11 B  bafkreifzjut3te2nhyekklss27nh3k72ysco7y32koao5eei66wof36n5e  local-only  notes/hello.txt\n' +
       '13 B  bafkreihfsphazrk2ilejpekyltjeh5k4yvwgjuwg26ueafohqioeo3sdca  local-only  notes/sub/v.txt\n')
     const lsJson = JSON.parse((await runCli(['ls', 'notes/sub/', '--config', config, '--json'])).stdout) as Array<Record<string, unknown>>
-    expect(lsJson).toEqual([expect.objectContaining({ folder: 'notes', path: 'sub/v.txt', size: 13, cid: 'bafkreihfsphazrk2ilejpekyltjeh5k4yvwgjuwg26ueafohqioeo3sdca', deleted: false, remote: 'local-only' })])
+    expect(lsJson).toEqual([expect.objectContaining({ folder: 'notes', path: 'sub/v.txt', size: 13, cid: 'bafkreihfsphazrk2ilejpekyltjeh5k4yvwgjuwg26ueafohqioeo3sdca', deleted: false, remote: 'local-only', content: 'local-only' })])
 
     const second = await runCli(['daemon', '--config', config])
     expect(second.code).toBe(1)

@@ -5,6 +5,7 @@ import type { FindResult } from '../../find/index.js'
 import type { HistoryEntry } from '../../sync/index.js'
 import { countOf, formatBytes, formatTable, printJson } from '../format.js'
 import { action } from '../run.js'
+import { contentActivity } from '../content-activity.js'
 import { safeText } from '../safe-text.js'
 import { parseTimeArg } from '../time-arg.js'
 import { withService } from '../service-command.js'
@@ -35,10 +36,12 @@ export function registerFind (program: Command): void {
       const config = loadConfig({ configPath: options.config })
       const at = options.at === undefined ? undefined : parseTimeArg(options.at)
       const { find } = await import('../../find/index.js')
+      // What uploads now and what failed is about the index as it is, not a past publish's.
+      const activity = at === undefined ? (await contentActivity(config)).activity : undefined
       const search = async (files?: { indexFile: string, searchFile: string }): Promise<FindResult & { labels: string[] }> => await withSearch(config, (index, cache) => {
         const devices = index.entries.devices()
         const deviceId = options.device === undefined ? undefined : resolveDevice(options.device, devices)
-        const result = find(cache, index, { pattern, deviceId, includeDeleted: options.deleted === true, literal: options.literal === true, limit })
+        const result = find(cache, index, { pattern, deviceId, includeDeleted: options.deleted === true, literal: options.literal === true, limit }, activity)
         return { ...result, labels: result.results.map(r => deviceLabel(r.deviceId, devices)) }
       }, files)
       let publish: HistoryEntry | undefined

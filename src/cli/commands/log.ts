@@ -4,6 +4,7 @@ import { NothingFoundError, PointerNotFoundError, UsageError } from '../../error
 import type { HistoryFill } from '../../find/index.js'
 import { countOf, formatBytes, formatTable, printJson } from '../format.js'
 import { action } from '../run.js'
+import { contentActivity } from '../content-activity.js'
 import { safeText } from '../safe-text.js'
 import { withService } from '../service-command.js'
 import { fetchInit, historyStart, shortTime } from './find-common.js'
@@ -45,7 +46,7 @@ export function registerLog (program: Command): void {
         const { indexPath, openIndex } = await import('../../index/index.js')
         const index = openIndex(indexPath(config.stateDir), { readonly: true })
         try {
-          const versions = fileLog(index, history, split.folder, split.path)
+          const versions = fileLog(index, history, split.folder, split.path, (await contentActivity(config)).activity)
           const kept = history.counts()
           if (options.json === true) {
             printJson({

@@ -2,7 +2,9 @@ import type { Command } from 'commander'
 import { loadConfig } from '../../config/index.js'
 import { DeviceNotFoundError, NothingMatchesError, UsageError } from '../../errors.js'
 import type { KnownDevice } from '../../index/index.js'
-import { formatBytes, formatTable, printJson } from '../format.js'
+import type { ContentState } from '../../find/index.js'
+import { contentActivity } from '../content-activity.js'
+import { countOf, formatBytes, formatTable, printJson } from '../format.js'
 import { action } from '../run.js'
 import { safeText } from '../safe-text.js'
 
@@ -25,7 +27,7 @@ interface LsOptions { config?: string, device?: string, allDevices?: boolean, de
 
 export function registerLs (program: Command): void {
   program.command('ls')
-    .description('list what the index holds: size, CID, where it stands remotely (local-only, stored, sent-for-deal), folder/path')
+    .description('list what the index holds: size, CID, where its content stands (local-only, queued, uploading, stored, sent-for-deal, deal-active, failed), folder/path')
     .argument('[prefix]', 'only entries whose folder/path starts with this')
     .option('--config <path>', 'config file')
     .option('--device <id>', 'entries of this device, by its id or short id (default: this one)')
@@ -47,6 +49,9 @@ export function registerLs (program: Command): void {
         if (everyDevice && options.allDevices !== true) process.stderr.write('cidsync: this device has no rows yet (its id is made on the first `cidsync daemon`): showing every device\'s rows\n')
         const deviceId = everyDevice ? undefined : options.device !== undefined ? resolveDevice(options.device, index.entries.devices()) : own
         const entries = index.entries.list({ prefix: prefix ?? '', deviceId, includeDeleted: options.deleted === true })
+        const { contentState } = await import('../../find/index.js')
+        const { activity } = await contentActivity(config)
+        const stateOf = (e: typeof entries[number]): ContentState => e.deleted ? { state: 'local-only' } : contentState(index, e.cid, e, activity)
         let nothing: NothingMatchesError | undefined
         if (entries.length === 0 && prefix !== undefined && prefix !== '') {
           const folders = [...new Set([...config.folders.map(f => f.name), ...index.entries.devices().flatMap(d => index.entries.totals(d.id).map(t => t.folder))])].sort()
@@ -59,20 +64,28 @@ export function registerLs (program: Command): void {
           printJson(entries.map(e => ({
             device: e.deviceId, folder: e.folder, path: e.path, size: e.size, mtime: new Date(e.mtimeMs).toISOString(),
             cid: e.cid, cidProfile: e.cidProfile, updatedAt: new Date(e.updatedAt).toISOString(), deleted: e.deleted, seq: e.seq,
-            remote: index.remote.stateOf(e.cid)
+            remote: index.remote.stateOf(e.cid),
+            ...((state) => ({ content: state.state, ...(state.why === undefined ? {} : { why: state.why }) }))(stateOf(e))
           })))
           if (nothing !== undefined) throw nothing
           return
         }
         const many = everyDevice
-        const rows = entries.map(e => [
-          ...(many ? [e.deviceId.slice(0, 8)] : []),
-          formatBytes(e.size), e.deleted ? '(deleted)' : e.cid ?? '', e.deleted ? '' : index.remote.stateOf(e.cid), `${e.folder}/${e.path}`
-        ])
-        const header = [...(many ? ['DEVICE'] : []), 'SIZE', 'CID', 'REMOTE', 'PATH']
+        const failed: string[] = []
+        const rows = entries.map(e => {
+          const state = stateOf(e)
+          const failure = activity.failed.get(`${e.folder}/${e.path}`)
+          if (state.state === 'failed' && failure !== undefined) failed.push(`  ${safeText(`${e.folder}/${e.path}`)}: failed since ${failure.since}: ${safeText(state.why ?? '')}${failure.advice === undefined ? '' : `: ${safeText(failure.advice)}`}`)
+          return [
+            ...(many ? [e.deviceId.slice(0, 8)] : []),
+            formatBytes(e.size), e.deleted ? '(deleted)' : e.cid ?? '', e.deleted ? '' : state.state, `${e.folder}/${e.path}`
+          ]
+        })
+        const header = [...(many ? ['DEVICE'] : []), 'SIZE', 'CID', 'STORED', 'PATH']
         // Nothing under a prefix is "nothing found" (exit 3), not an empty success a script cannot tell apart.
         if (nothing !== undefined) throw nothing
         process.stdout.write(formatTable(header, rows, new Set([many ? 1 : 0])))
+        if (failed.length > 0) process.stdout.write(`\n${countOf(failed.length, 'file', 'files')} not stored:\n${failed.join('\n')}\n`)
       } finally {
         index.close()
       }

@@ -7,6 +7,7 @@ import { action, reportError } from '../run.js'
 import { timeWithAge } from '../relative-time.js'
 import { lastUnreachable, progressBar, reloadRefusedLine, statusProblems } from '../status-check.js'
 import { safeDocument } from '../safe-text.js'
+import { contentLines } from '../content-lines.js'
 
 function publishLines (s: StatusDocument): string[] {
   const lines: string[] = []
@@ -120,6 +121,8 @@ export function formatStatus (document: StatusDocument): string {
       }
     }
   }
+  const content = contentLines(s)
+  if (content.length > 0) lines.push('', ...content)
   for (const r of s.stateFiles?.recovered ?? []) lines.push(`recovered at ${r.at}: ${r.file}: ${r.problem}: ${r.action}`)
   if (s.stateFiles?.syncStateError != null) lines.push(`sync state: ${s.stateFiles.syncStateError}`)
   if (s.lastErrors.length > 0) {
@@ -164,7 +167,7 @@ export function registerStatus (program: Command): void {
     .description('what the running daemon is doing, from its status endpoint')
     .option('--config <path>', 'config file')
     .option('--json', 'print the raw status document')
-    .option('--check', 'exit 1 when a folder, the service or publishing is in error, saying what (for monitoring)')
+    .option('--check', 'exit 1 when a folder, the service or publishing is in error, or uploads of files have failed for over an hour, saying what (for monitoring)')
     .option('--watch [seconds]', 'show it again every few seconds (default 2) until Ctrl-C')
     .action(action(async (options: StatusOptions) => {
       // A config file broken since the daemon started must not hide the daemon still running on the old one.

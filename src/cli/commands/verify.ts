@@ -2,20 +2,21 @@ import { existsSync, mkdirSync, rmSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import type { Command } from 'commander'
 import { loadConfig } from '../../config/index.js'
-import { SegmentUnusableError } from '../../errors.js'
+import { ContentIntegrityError, SegmentUnusableError } from '../../errors.js'
 import { countOf, printJson } from '../format.js'
 import { action } from '../run.js'
 import { withService } from '../service-command.js'
 
-interface VerifyOptions { config?: string, json?: boolean, full?: boolean, namespace?: string, network?: string }
+interface VerifyOptions { config?: string, json?: boolean, full?: boolean, content?: boolean, namespace?: string, network?: string }
 
 export function registerVerify (program: Command): void {
   program.command('verify')
-    .description('a restore drill: fetch what the pointer names and every segment a restore needs through the gateways, verify, decrypt and check each, rebuild the index aside and compare this device\'s files; exit 4 naming the first that fails. Changes nothing')
+    .description('a restore drill: fetch what the pointer names and every segment a restore needs through the gateways, verify, decrypt and check each, rebuild the index aside and compare this device\'s files, and bring a sample of stored files back into a temp dir (removed after); exit 4 naming the first that fails. Changes nothing')
     .option('--config <path>', 'config file')
     .option('--namespace <name>', 'default: the config\'s namespace')
     .option('--network <name>', 'default: the config\'s network')
     .option('--full', 'also fetch and check every segment of every publish in the history')
+    .option('--content', 'bring back every stored file the publish holds, not a sample')
     .option('--json', 'print JSON')
     .action(action(async (options: VerifyOptions) => {
       const config = loadConfig({ configPath: options.config })
@@ -38,7 +39,7 @@ export function registerVerify (program: Command): void {
         const cache = store?.manifestCache ?? { get: (cid: string) => kept.get(cid), put: (cid: string, json: string) => { kept.set(cid, json) } }
         try {
           const result = await recordDrill({ store, logger }, pointer.snapshotCid, async () => await verify({ index, clients, logger, deviceId: fresh ? '' : readDeviceId(config.stateDir) ?? '' }, {
-            cid: pointer.snapshotCid, full: options.full, cache, stateDir: config.stateDir, binding: { namespace: options.namespace ?? config.namespace, network: options.network ?? config.network },
+            cid: pointer.snapshotCid, full: options.full, content: options.content, cache, stateDir: config.stateDir, binding: { namespace: options.namespace ?? config.namespace, network: options.network ?? config.network },
             passphrase: process.env.CIDSYNC_SNAPSHOT_PASSPHRASE, acceptUnencrypted: acceptsUnencrypted(config)
           }))
           if (options.json === true) printJson({ ...result, localIndex: !fresh })
@@ -46,7 +47,15 @@ export function registerVerify (program: Command): void {
             const own = fresh
               ? 'no index on this device yet, so nothing local to compare (`cidsync restore` installs it)'
               : result.own === null ? 'this device\'s files not compared (none there, or this index is behind the pointer, as after `restore --at`: its next publish catches up)' : `${countOf(result.own.compared, 'file', 'files')} of this device compared, ${result.own.differing} differ`
-            process.stdout.write(`${result.restorable ? 'restorable' : 'NOT restorable'}: ${result.cid}; ${countOf(result.publishes, 'publish', 'publishes')}, ${countOf(result.segments, 'segment', 'segments')} fetched and checked; ${own}\n`)
+            const files = result.content == null
+              ? ''
+              : result.content.stored === 0
+                ? '; no stored files to bring back (no folder with store = true has published content)'
+                : `; ${result.content.checked} of ${countOf(result.content.stored, 'stored file', 'stored files')} brought back and verified${result.content.all ? '' : ' (a sample: --content for all)'}`
+            process.stdout.write(`${result.restorable ? 'restorable' : 'NOT restorable'}: ${result.cid}; ${countOf(result.publishes, 'publish', 'publishes')}, ${countOf(result.segments, 'segment', 'segments')} fetched and checked${files}; ${own}\n`)
+          }
+          if (result.failed?.file !== undefined) {
+            throw new ContentIntegrityError(`${result.failed?.message ?? ''}: a restore from ${result.cid} would not bring this file back (\`cidsync get\` fails for it). Its object is damaged or gone from the service: check \`cidsync deal status ${result.failed?.cid ?? ''}\`; the device that stored the file still holds it if it is unchanged there`)
           }
           if (result.failed !== null) throw new SegmentUnusableError(`${result.failed.message}: a restore from ${result.cid} would fail. Publish again from a device that holds the files (\`cidsync snapshot\`; a device whose index lost them: \`cidsync pointer repair\`), then verify again`, result.failed.cid)
         } finally {

@@ -164,6 +164,33 @@ function renderDeals (s) {
   ])
 }
 
+/** Files' content (folders with store = true): protected, pending, failed; the failed files with why and what to do. */
+function renderContent (s) {
+  const c = s.content
+  const section = $('#content')
+  if (!c) {
+    $('#content .summary').textContent = 'waiting for the service to be reached'
+    $('#content tbody').replaceChildren()
+    $('#content .failures').replaceChildren()
+    return
+  }
+  if (c.folders.length === 0) {
+    $('#content .summary').textContent = 'no folder stores its files\' content (set store = true on a [[folders]] entry): the index alone is kept'
+  } else {
+    $('#content .summary').replaceChildren(c.running ? 'storing now · ' : 'idle · ', `upload rate ${bytes(c.uploadRate)}/s · ${bytes(c.storedBytesTotal)} uploaded since start · ${bytes(c.savedByDedup)} saved by dedup · last pass `, when(c.lastRun))
+  }
+  section.classList.toggle('failing', c.failingTooLong === true)
+  $('#content tbody').replaceChildren(...c.folders.map(f => el('tr', { 'data-folder': f.folder }, el('td', {}, f.folder),
+    el('td', { class: 'num protected' }, count(f.protected.files)), el('td', { class: 'num' }, bytes(f.protected.bytes)),
+    el('td', { class: 'num pending' }, count(f.pending.files)), el('td', { class: 'num' }, bytes(f.pending.bytes)),
+    el('td', { class: `num failed${f.failed > 0 ? ' bad' : ''}` }, count(f.failed)))))
+  const failures = c.failures.slice(0, 20).map(f => el('li', {}, el('span', { class: 'bad' }, `${f.folder}/${f.path}`), el('code', {}, ` [${f.code}]`), ' failed since ', when(f.since),
+    el('div', {}, f.message), el('p', { class: 'fix muted' }, `what to do: ${f.advice || 'it is tried again'}`)))
+  if (c.failures.length > 20) failures.push(el('li', { class: 'muted' }, `${count(c.failures.length - 20)} more: cidsync status --json lists them all`))
+  if (c.failingTooLong) failures.unshift(el('li', { class: 'bad' }, 'uploads have failed for longer than the bound: cidsync status --check fails until they go through'))
+  $('#content .failures').replaceChildren(...failures)
+}
+
 function renderAccount (s) {
   const a = s.account
   const r = s.reconcile
@@ -203,6 +230,7 @@ function render () {
   renderHistory(s)
   renderDeals(s)
   renderAccount(s)
+  renderContent(s)
   renderErrors(s)
 }
 

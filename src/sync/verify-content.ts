@@ -1,0 +1,115 @@
+import { mkdir, rm } from 'node:fs/promises'
+import { join } from 'node:path'
+import { CID } from 'multiformats/cid'
+import { cidProfile, isCidProfileName } from '../content/index.js'
+import { ObjectCache, fetchFile, parseContentRecord, type ContentRecord } from '../custody/index.js'
+import { ContentIntegrityError } from '../errors.js'
+import { openIndex, type StoredFile } from '../index/index.js'
+import type { ServiceClients } from '../remote/index.js'
+import { readingKey } from '../snapshot/index.js'
+import { isUnusable, missingKey } from './segment-fetch.js'
+import { SNAPSHOT_PROFILE } from './snapshot-profile.js'
+
+/** Stored files a drill brings back (all of them with `verify --content`). */
+export const CONTENT_SAMPLE = 8
+/**
+ * What a sample fetches at most, and the largest file it picks: a daily drill must not pull a
+ * 10 GiB file down each time (`verify --content` checks every file, whatever its size).
+ */
+export const CONTENT_SAMPLE_BYTES = 256 * 1024 * 1024
+const BATCH = 200
+
+export interface ContentCheckInit {
+  readonly stateDir: string
+  readonly passphrase?: string
+  readonly signal?: AbortSignal
+  /** Every stored file, not a sample. */
+  readonly all?: boolean
+}
+
+/** What a drill found of stored files: how many of how many were brought back, and the first that failed. */
+export interface ContentCheck {
+  readonly checked: number
+  readonly stored: number
+  /** The object that failed, the file (`folder/path`) it held, and why. */
+  readonly failed: { readonly cid: string, readonly message: string, readonly file: string } | null
+}
+
+/**
+ * Brings stored files back as a restore on a new device would (docs/content-format.md,
+ * "Restore"): the records of the index a drill rebuilt at `drillIndex`, each file's objects
+ * fetched through the gateways and verified, opened and hashed to the row's CID, into a temp dir
+ * aside that is removed after. A file that does not come back ends the check naming it and the
+ * object; a network failure or a missing key throws (the drill could not run).
+ */
+export async function checkStoredContent (clients: ServiceClients, drillIndex: string, init: ContentCheckInit): Promise<ContentCheck> {
+  const index = openIndex(drillIndex)
+  const dir = join(init.stateDir, 'snapshots', `verify-content-${process.pid}`)
+  let fetching = ''
+  const objects = new ObjectCache(join(dir, 'objects'), async (cid, destination, options) => {
+    fetching = cid
+    await clients.gateway.fetchVerified(cid, SNAPSHOT_PROFILE, destination, { ...options, signal: options.signal })
+  })
+  const keys = new Map<string, Buffer>()
+  let checked = 0
+  try {
+    const stored = index.content.storedCount()
+    if (stored > 0) await mkdir(dir, { recursive: true, mode: 0o700 })
+    let previous: ContentRecord | undefined
+    const one = async (file: StoredFile): Promise<ContentCheck['failed']> => {
+      fetching = ''
+      let record: ContentRecord | undefined
+      try {
+        const row = index.content.lookup(file.cid)[0]
+        if (row === undefined) return null
+        record = parseContentRecord({ cid: row.cid, size: row.size, sealing: row.sealing, keyId: row.keyId, keySalt: row.keySalt, objects: JSON.parse(row.objects) as unknown })
+        // Objects no later file of this walk reads (the files of a pack come together) are let go.
+        for (const [object] of previous?.objects ?? []) if (!record.objects.some(([o]) => o === object)) await objects.release(object)
+        previous = record
+        if (!isCidProfileName(file.cidProfile)) throw new ContentIntegrityError(`its CID profile ${JSON.stringify(file.cidProfile)} is not one this cidsync knows`)
+        let key: Buffer | undefined
+        if (record.sealing !== 'none') {
+          key = keys.get(record.keyId) ?? readingKey(init.stateDir, { keyId: record.keyId, salt: record.keySalt }, init.passphrase)
+          keys.set(record.keyId, key)
+        }
+        const target = join(dir, `file-${checked}`)
+        await fetchFile({ record, row: { cid: CID.parse(file.cid), size: file.size, mtimeMs: file.mtimeMs, profile: cidProfile(file.cidProfile) }, target, snapshotKey: key, objects, signal: init.signal })
+        await rm(target, { force: true })
+        checked++
+        return null
+      } catch (err) {
+        if (init.signal?.aborted === true) throw err
+        const noKey = missingKey(err)
+        if (noKey !== undefined) throw noKey
+        if (!(err instanceof ContentIntegrityError) && !isUnusable(err)) throw err
+        const object = fetching !== '' ? fetching : record?.objects[0]?.[0] ?? file.cid
+        return { cid: object, file: `${file.folder}/${file.path}`, message: `the stored file ${file.folder}/${file.path} (content ${file.cid}) does not come back from object ${object}: ${(err as Error).message}` }
+      }
+    }
+    if (init.all !== true) {
+      let budget = CONTENT_SAMPLE_BYTES
+      for (const file of index.content.sampleStored(CONTENT_SAMPLE * 4, CONTENT_SAMPLE_BYTES)) {
+        if (checked >= CONTENT_SAMPLE) break
+        if (file.size > budget) continue
+        budget -= file.size
+        const failed = await one(file)
+        if (failed !== null) return { checked, stored, failed }
+      }
+      return { checked, stored, failed: null }
+    }
+    let after: StoredFile | undefined
+    for (;;) {
+      const batch = index.content.storedAfter(after, BATCH)
+      if (batch.length === 0) return { checked, stored, failed: null }
+      for (const file of batch) {
+        const failed = await one(file)
+        if (failed !== null) return { checked, stored, failed }
+        after = file
+      }
+    }
+  } finally {
+    index.close()
+    await objects.clear()
+    await rm(dir, { recursive: true, force: true })
+  }
+}

@@ -1,0 +1,71 @@
+import { describe, expect, it } from 'vitest'
+import { randomBytes } from 'node:crypto'
+import { mkdir, readdir, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { CID } from 'multiformats/cid'
+import * as raw from 'multiformats/codecs/raw'
+import { sha256 } from 'multiformats/hashes/sha2'
+import { openIndex } from '../../src/index/index.js'
+import { runCli } from '../helpers/cli.js'
+import { useTempDir } from '../helpers/temp-dir.js'
+
+async function cli (args: string[]): Promise<{ code: number | null, stdout: string, stderr: string }> {
+  return await runCli(args, { timeoutMs: 120_000 })
+}
+
+describe('the restore drill brings stored files back', () => {
+  it('verify fetches a sample of stored files, --content all of them, nothing left behind; a stored file that does not come back makes the drill not restorable, naming the file and the object', async () => {
+    const dir = await useTempDir()
+    const kept = join(dir, 'kept')
+    await mkdir(kept)
+    const config = join(dir, 'config.toml')
+    await writeFile(config, `state_dir = "state"\nnamespace = "drill"\n[[folders]]\nname = "kept"\npath = "kept"\nstore = true\n` +
+      `[service]\ndir = "${join(dir, 'service')}"\n[snapshot]\ndeal = false\n[status]\nlisten = "127.0.0.1:0"\n`)
+    for (let i = 0; i < 12; i++) await writeFile(join(kept, `f-${String(i).padStart(2, '0')}.txt`), randomBytes(200 + i))
+    await writeFile(join(kept, 'large.bin'), randomBytes(2 * 1024 * 1024 + 5))
+    const stored = await cli(['snapshot', '--config', config])
+    expect(stored.code, stored.stderr).toBe(0)
+    expect(stored.stderr).toContain('stored 13 files')
+
+    const sample = await cli(['verify', '--config', config])
+    expect(sample.code, sample.stderr).toBe(0)
+    expect(sample.stdout).toMatch(/^restorable: \S+; 1 publish, \d+ segments? fetched and checked; 8 of 13 stored files brought back and verified \(a sample: --content for all\);/)
+    const all = await cli(['verify', '--content', '--full', '--config', config])
+    expect(all.code, all.stderr).toBe(0)
+    expect(all.stdout).toContain('13 of 13 stored files brought back and verified;')
+    const json = JSON.parse((await cli(['verify', '--content', '--json', '--config', config])).stdout) as { restorable: boolean, content: unknown }
+    expect(json).toMatchObject({ restorable: true, content: { checked: 13, stored: 13, all: true } })
+    // Nothing fetched is left in the state dir.
+    expect((await readdir(join(dir, 'state', 'snapshots'))).filter(n => n.startsWith('verify'))).toEqual([])
+
+    // A record naming an object the service never held (recorded anew, so the next publish carries it).
+    const gone = CID.create(1, raw.code, await sha256.digest(randomBytes(32))).toString()
+    const index = openIndex(join(dir, 'state', 'index.sqlite'))
+    try {
+      const [row] = index.content.lookup(index.entries.get(readId(index), 'kept', 'f-03.txt')?.cid ?? '')
+      if (row === undefined) throw new Error('no record of kept/f-03.txt')
+      const objects = (JSON.parse(row.objects) as Array<[string, number, number]>).map(([, offset, length]) => [gone, offset, length])
+      index.content.record(row.deviceId, 'test', [{ cid: row.cid, size: row.size, sealing: row.sealing, keyId: row.keyId, keySalt: row.keySalt, objects: JSON.stringify(objects) }])
+    } finally {
+      index.close()
+    }
+    await writeFile(join(kept, 'new.txt'), 'a change, so that a publish goes out')
+    expect((await cli(['snapshot', '--config', config])).code).toBe(0)
+    const failed = await cli(['verify', '--content', '--config', config])
+    expect(failed.code).toBe(4)
+    expect(failed.stdout).toMatch(/^NOT restorable: /)
+    expect(failed.stderr).toContain('the stored file kept/f-03.txt (content ')
+    expect(failed.stderr).toContain(`does not come back from object ${gone}`)
+    expect(failed.stderr).toContain(`cidsync deal status ${gone}`)
+    // Recorded like any drill failure: status says so with no daemon running.
+    const offline = await cli(['status', '--config', config])
+    expect(offline.stdout).toMatch(new RegExp(`restorable: NO \\(drill at .*\\): ${gone}: the stored file kept/f-03.txt`))
+    expect((await readdir(join(dir, 'state', 'snapshots'))).filter(n => n.startsWith('verify'))).toEqual([])
+  }, 240_000)
+})
+
+function readId (index: ReturnType<typeof openIndex>): string {
+  const devices = index.entries.devices()
+  if (devices.length !== 1) throw new Error(`expected one device, found ${devices.length}`)
+  return (devices[0] as { id: string }).id
+}

@@ -1,0 +1,65 @@
+import { describe, it, expect, afterEach } from 'vitest'
+import { existsSync } from 'node:fs'
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { chromium, type BrowserContext } from 'playwright-core'
+import { DaemonProcess } from '../helpers/cli.js'
+import { until } from '../helpers/wait.js'
+import { admin, proofDir, remoteDevice, serviceProcess, status, statusOf } from '../proof/harness.js'
+
+const CHROMIUM = '/usr/bin/chromium'
+const hasChromium = existsSync(CHROMIUM)
+
+const contexts: BrowserContext[] = []
+afterEach(async () => { for (const context of contexts.splice(0)) await context.close() })
+
+async function launch (): Promise<BrowserContext> {
+  const profile = await mkdtemp(join(tmpdir(), 'cidsync-chromium-'))
+  afterEach(async () => { await rm(profile, { recursive: true, force: true, maxRetries: 3 }) })
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM, headless: true, viewport: { width: 1200, height: 900 },
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync']
+  })
+  contexts.push(context)
+  return context
+}
+
+const EVIL = '<img src=x onerror="window.__pwned=1">.txt'
+
+describe.skipIf(!hasChromium)('the dashboard\'s content section in a real browser', () => {
+  it('shows per folder what is protected, pending and failed, and each failed file with why and what to do, its name as text', async () => {
+    const root = await proofDir()
+    const service = await serviceProcess(join(root, 'service'))
+    const d = await remoteDevice(root, 'a', service, { extra: '[snapshot]\nschedule = "0 0 1 1 *"\nquiet_seconds = 86400\n[[folders]]\nname = "kept"\npath = "kept"\nstore = true\n' })
+    await mkdir(join(d.root, 'kept'))
+    await writeFile(join(d.root, 'kept', 'ok.txt'), 'stored fine')
+    const daemon = new DaemonProcess(['--config', d.config])
+    await daemon.logged('service ready', 30_000)
+    await until(async () => (await status(d)).content?.folders?.[0]?.protected.files === 1 ? true : undefined, 60_000, 'ok.txt stored')
+    expect((await admin(service.url, service.dir, 'PUT', '/local/faults', { upload: { errorRate: 1, status: 400 } })).status).toBe(200)
+    await writeFile(join(d.root, 'kept', EVIL), 'refused')
+    await until(async () => (await status(d)).content?.failures?.length === 1 ? true : undefined, 60_000, 'the upload failed')
+
+    const context = await launch()
+    const page = await context.newPage()
+    const errors: string[] = []
+    page.on('pageerror', err => { errors.push(err.message) })
+    await page.goto(`http://127.0.0.1:${(await statusOf(d)).port}/`)
+    await page.locator('#live.ok').waitFor({ timeout: 10_000 })
+    const row = page.locator('#content tbody tr[data-folder="kept"]')
+    await until(async () => (await row.count()) === 1 ? true : undefined, 10_000, 'the kept folder in the content section')
+    expect(await row.locator('.protected').innerText()).toBe('1')
+    expect(await row.locator('.pending').innerText()).toBe('1')
+    expect(await row.locator('.failed').innerText()).toBe('1')
+    expect(await page.locator('#content .summary').innerText()).toMatch(/upload rate .*\/s · .* uploaded since start · 0 B saved by dedup · last pass /)
+    const failure = await page.locator('#content .failures li').first().innerText()
+    expect(failure).toContain(`kept/${EVIL}`)
+    expect(failure).toContain('400')
+    expect(failure).toContain('what to do: it is tried again')
+    expect(await page.locator('#content img').count()).toBe(0)
+    expect(await page.evaluate('window.__pwned')).toBeUndefined()
+    expect(errors).toEqual([])
+    await daemon.stop()
+  }, 180_000)
+})
