@@ -71,13 +71,14 @@ describe('cidsync find, where, dupes, log', () => {
     expect(snap.stderr).toContain('stored 1 file')
     const found = await runCli(['find', 'kept', '--json', '--config', a])
     expect(found.code, found.stderr).toBe(0)
-    expect(JSON.parse(found.stdout)).toMatchObject({ results: [{ path: 'kept.md', stored: 'stored' }] })
+    // Stored, and (deals on) sent for a deal: either way its content comes back.
+    expect(JSON.parse(found.stdout)).toMatchObject({ results: [{ path: 'kept.md', stored: expect.stringMatching(/^(stored|sent-for-deal|deal-active)$/) }] })
     const held = await runCli(['where', file, '--config', a])
     expect(held.code, held.stderr).toBe(0)
-    expect(held.stdout.split('\n')[0]).toMatch(/: stored$/)
+    expect(held.stdout.split('\n')[0]).toMatch(/: (stored|sent-for-deal|deal-active)$/)
     const log = await runCli(['log', 'notes/kept.md', '--config', a], { timeoutMs: 60_000 })
     expect(log.code, log.stderr).toBe(0)
-    expect(log.stdout).toContain('yes (stored)')
+    expect(log.stdout).toMatch(/yes \((stored|sent-for-deal|deal-active)\)/)
   }, 120_000)
 
   it('log answers from the index before anything is published, saying there is no history yet', async () => {
