@@ -1,5 +1,6 @@
 import type { StatusDocument } from './status-document.js'
 import type { HistogramSnapshot } from '../util/histogram.js'
+import { WATCHER_STATES } from '../watch/index.js'
 
 type Labels = Record<string, string>
 interface Sample { readonly labels?: Labels, readonly value: number }
@@ -42,7 +43,6 @@ function contentFamilies (status: StatusDocument): string[] {
   ]
 }
 
-const WATCHER_STATES = ['starting', 'scanning', 'watching', 'degraded', 'stopped'] as const
 
 /** The Prometheus text exposition (format 0.0.4) of a status document. */
 export function renderMetrics (status: StatusDocument): string {

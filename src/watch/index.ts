@@ -7,6 +7,7 @@ import { Watcher } from './watcher.js'
 
 export { Watcher } from './watcher.js'
 export type { WatcherState, WatcherStatus, WatcherComponents, WatcherInit } from './watcher.js'
+export { WATCHER_STATES } from './watcher.js'
 export type { FolderProgress, FolderState } from './folder-indexer.js'
 export type { SkippedFile } from './skipped-files.js'
 export type { DriftResult, DriftStatus } from './drift-check.js'

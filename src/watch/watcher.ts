@@ -13,7 +13,9 @@ import { releaseMemory } from '../util/release-memory.js'
  * `scanning` until the index is current, `verifying` while chokidar sets up its watches and
  * checks every file once more, then `watching`; `degraded` when a folder is in error.
  */
-export type WatcherState = 'starting' | 'scanning' | 'verifying' | 'watching' | 'degraded' | 'stopped'
+/** Every state a watcher can be in, in the order it passes them (metrics list each). */
+export const WATCHER_STATES = ['starting', 'scanning', 'verifying', 'watching', 'degraded', 'stopped'] as const
+export type WatcherState = typeof WATCHER_STATES[number]
 
 export interface WatcherStatus {
   readonly state: WatcherState

@@ -46,6 +46,8 @@ describe('the status endpoint', () => {
     expect(metrics.headers['content-type']).toContain('text/plain; version=0.0.4')
     expect(metrics.body).toContain('cidsync_folder_files{folder="notes"} 1')
     expect(metrics.body).toContain('cidsync_watcher_state{state="watching"} 1')
+    // Every state is listed, the drift check's `verifying` too, so a dashboard's query never finds a state missing.
+    for (const state of ['starting', 'scanning', 'verifying', 'degraded', 'stopped']) expect(metrics.body).toContain(`cidsync_watcher_state{state="${state}"} 0`)
     for (const line of metrics.body.split('\n').filter(l => l !== '' && !l.startsWith('#'))) expect(line).toMatch(/^cidsync_[a-z_]+(\{.*\})? [0-9.e+-]+$/)
   })
 
