@@ -3,7 +3,7 @@ import type { Logger } from 'pino'
 import { CID } from 'multiformats/cid'
 import type { Config, FolderConfig } from '../config/index.js'
 import { cidProfile, FileChangedWhileHashingError, isCidProfileName } from '../content/index.js'
-import { ContentStorer, type ContentRecord, type FileToStore } from '../custody/index.js'
+import { ContentStorer, processUploadGate, type ContentRecord, type FileToStore } from '../custody/index.js'
 import { AbortedError } from '../errors.js'
 import type { Index } from '../index/index.js'
 import type { ServiceClients } from '../remote/index.js'
@@ -75,14 +75,19 @@ export async function storeContent (components: StoreContentComponents, init: St
     await clients.deals.addCid(object, { signal: init.signal })
     index.remote.requestDeal(object, deviceId)
   }
+  // Shared with every other storing run of the process: the limits are the process's, not the run's.
+  const gate = processUploadGate(config.content.uploadRate, config.content.concurrency)
+  const throttle = async (bytes: number, signal?: AbortSignal): Promise<void> => { await gate.bucket.take(bytes, signal) }
+  const upload = async (path: string, profile: Parameters<ServiceClients['upload']['add']>[1], options: { signal?: AbortSignal }): Promise<string> =>
+    await gate.slots.run(async () => (await clients.upload.add(path, profile, { ...options, throttle })).cid, options.signal)
   const storer = new ContentStorer({
     storeObject: async (path, options) => {
-      const { cid } = await clients.upload.add(path, SNAPSHOT_PROFILE, options)
+      const cid = await upload(path, SNAPSHOT_PROFILE, options)
       await dealFor(cid)
       return cid
     },
     storePlain: async (path, profile, options) => {
-      const { cid } = await clients.upload.add(path, profile, options)
+      const cid = await upload(path, profile, options)
       await dealFor(cid)
       return cid
     }
@@ -118,35 +123,52 @@ interface FolderRun {
 }
 
 async function storeFolder (folder: FolderConfig, run: FolderRun): Promise<void> {
-  const { components, init, storer, keyId, result } = run
+  const { components, init, keyId } = run
   const excluded = createIgnoreMatcher(init.config.content.exclude)
-  const stopped = (): boolean => init.signal?.aborted === true
+  // Up to `concurrency` files at once, so that many uploads can be in flight (the gate bounds them).
+  const running = new Set<Promise<void>>()
   let after = ''
-  for (;;) {
-    const batch = components.index.content.unstored(components.deviceId, folder.name, keyId, after, BATCH)
-    if (batch.length === 0) return
-    for (const row of batch) {
-      after = row.path
-      if (stopped()) throw new AbortedError('storing content was stopped')
-      if (excluded(row.path) || (init.skip?.(folder.name, row.path) ?? false)) continue
-      if (row.size > init.config.content.maxFileSize) {
-        result.tooLarge.push({ folder: folder.name, path: row.path, code: 'ERR_CONTENT_TOO_LARGE', reason: `${row.size} bytes, more than [content] max_file_size (${init.config.content.maxFileSize})` })
-        continue
-      }
-      if (!isCidProfileName(row.cidProfile)) continue
-      const file: FileToStore = { path: join(folder.path, ...row.path.split('/')), cid: CID.parse(row.cid), size: row.size, profile: cidProfile(row.cidProfile) }
-      init.onProgress?.({ type: 'file', folder: folder.name, path: row.path, bytes: row.size })
-      try {
-        await storer.add(file, { signal: init.signal })
-      } catch (err) {
-        if (stopped()) throw err
-        // Changed or gone since its row: the watcher writes its new row, which is stored then.
-        if (err instanceof FileChangedWhileHashingError || (err as NodeJS.ErrnoException).code === 'ENOENT') { result.changed++; continue }
-        const error = err as Error & { code?: string }
-        result.failed.push({ folder: folder.name, path: row.path, code: typeof error.code === 'string' ? error.code : 'ERR_CONTENT_STORE', reason: error.message })
-        init.onProgress?.({ type: 'failed', folder: folder.name, path: row.path, error })
-        components.logger.warn({ folder: folder.name, path: row.path, err: error.message }, 'a file\'s content was not stored; it is tried again later')
+  try {
+    for (;;) {
+      const batch = components.index.content.unstored(components.deviceId, folder.name, keyId, after, BATCH)
+      if (batch.length === 0) break
+      for (const row of batch) {
+        after = row.path
+        if (init.signal?.aborted === true) throw new AbortedError('storing content was stopped')
+        if (excluded(row.path) || (init.skip?.(folder.name, row.path) ?? false)) continue
+        const one: Promise<void> = storeRow(folder, row, run).finally(() => running.delete(one))
+        running.add(one)
+        if (running.size >= init.config.content.concurrency) await Promise.race(running)
       }
     }
+    await Promise.all(running)
+  } finally {
+    // Every file's store has ended before the run answers, whether it stopped or failed.
+    await Promise.allSettled(running)
+  }
+}
+
+type UnstoredRow = ReturnType<StoreContentComponents['index']['content']['unstored']>[number]
+
+/** Stores one row's file; a failure is counted in the run's result, never thrown but for a stop. */
+async function storeRow (folder: FolderConfig, row: UnstoredRow, run: FolderRun): Promise<void> {
+  const { components, init, storer, result } = run
+  if (row.size > init.config.content.maxFileSize) {
+    result.tooLarge.push({ folder: folder.name, path: row.path, code: 'ERR_CONTENT_TOO_LARGE', reason: `${row.size} bytes, more than [content] max_file_size (${init.config.content.maxFileSize})` })
+    return
+  }
+  if (!isCidProfileName(row.cidProfile)) return
+  const file: FileToStore = { path: join(folder.path, ...row.path.split('/')), cid: CID.parse(row.cid), size: row.size, profile: cidProfile(row.cidProfile) }
+  init.onProgress?.({ type: 'file', folder: folder.name, path: row.path, bytes: row.size })
+  try {
+    await storer.add(file, { signal: init.signal })
+  } catch (err) {
+    if (init.signal?.aborted === true) throw err
+    // Changed or gone since its row: the watcher writes its new row, which is stored then.
+    if (err instanceof FileChangedWhileHashingError || (err as NodeJS.ErrnoException).code === 'ENOENT') { result.changed++; return }
+    const error = err as Error & { code?: string }
+    result.failed.push({ folder: folder.name, path: row.path, code: typeof error.code === 'string' ? error.code : 'ERR_CONTENT_STORE', reason: error.message })
+    init.onProgress?.({ type: 'failed', folder: folder.name, path: row.path, error })
+    components.logger.warn({ folder: folder.name, path: row.path, err: error.message }, 'a file\'s content was not stored; it is tried again later')
   }
 }
