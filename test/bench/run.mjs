@@ -10,6 +10,7 @@ import { benchSnapshot } from './snapshot-bench.mjs'
 import { benchSync } from './sync-bench.mjs'
 import { benchFind } from './find-bench.mjs'
 import { benchUpload } from './upload-bench.mjs'
+import { benchContent } from './content-bench.mjs'
 
 const which = process.argv[2] ?? 'all'
 const root = await mkdtemp(join(process.env.BENCH_DIR ?? tmpdir(), 'cidsync-bench-'))
@@ -28,6 +29,7 @@ try {
   if (which === 'all' || which === 'sync') await benchSync(root, report)
   if (which === 'all' || which === 'find') await benchFind(root, report)
   if (which === 'all' || which === 'upload') await benchUpload(root, report)
+  if (which === 'all' || which === 'content') await benchContent(root, report)
 } finally {
   await rm(root, { recursive: true, force: true })
 }
