@@ -27,7 +27,8 @@ async function account (local: LocalService, work: string): Promise<{ put: (byte
   const clients = createServiceClients({ dealUrl: url, apiUrl: url, pointerUrl: url, uploadUrl: url, gateways: [url] }, { apiKey: () => apiKey, sessionToken: () => undefined }, { retry: { baseDelayMs: 10, maxDelayMs: 50, attempts: 1 } })
   onTestFinished(async () => { await clients.close() })
   apiKey = (await clients.deals.login(newWalletKey())).apiKey
-  // Each account its own names: two accounts writing one path at once would race.
+  // Each account its own names: two accounts writing one path at once would race. (Buffers are
+  // compared with equals: a failing toEqual on 500 KB diffs them for many minutes.)
   const mine = randomBytes(4).toString('hex')
   let n = 0
   return {
@@ -61,10 +62,10 @@ describe('the local service\'s block store', () => {
 
     const local = await open(dir)
     const a = await account(local, root)
-    expect(await a.get(oldCid)).toEqual(old)
+    expect((await a.get(oldCid)).equals(old)).toBe(true)
     const fresh = randomBytes(700_000)
     const cid = await a.put(fresh)
-    expect(await a.get(cid)).toEqual(fresh)
+    expect((await a.get(cid)).equals(fresh)).toBe(true)
     expect((await readdir(join(dir, 'packs'))).filter(name => name.endsWith('.pack'))).toHaveLength(1)
     // Nothing new lands in blocks/.
     expect(await readdir(join(dir, 'blocks'), { recursive: true })).toHaveLength(2)
@@ -84,10 +85,10 @@ describe('the local service\'s block store', () => {
 
     const second = await open(dir)
     const b = await account(second, root)
-    expect(await b.get(cid)).toEqual(kept)
+    expect((await b.get(cid)).equals(kept)).toBe(true)
     const more = randomBytes(300_000)
     const moreCid = await b.put(more)
-    expect(await b.get(moreCid)).toEqual(more)
+    expect((await b.get(moreCid)).equals(more)).toBe(true)
     expect(await readdir(join(dir, 'packs'))).toHaveLength(2)
   })
 
@@ -99,8 +100,8 @@ describe('the local service\'s block store', () => {
     const x = randomBytes(500_000)
     const y = randomBytes(500_000)
     const [cx, cy] = await Promise.all([one.put(x), two.put(y)])
-    expect(await two.get(cx)).toEqual(x)
-    expect(await one.get(cy)).toEqual(y)
+    expect((await two.get(cx)).equals(x)).toBe(true)
+    expect((await one.get(cy)).equals(y)).toBe(true)
     expect(await readdir(join(dir, 'packs'))).toHaveLength(2)
   })
 })
