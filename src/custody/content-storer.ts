@@ -75,7 +75,10 @@ export class ContentStorer {
     if (file.size < SMALL_FILE_BYTES) {
       if (this.packed.has(file.cid.toString())) return
       const blob = await sealSmallFile(file, key, options.signal)
-      if (this.pack.length >= PACK_MAX_BLOBS || this.packBytes + blob.byteLength > PACK_MAX_BYTES) await this.flush(options)
+      // Another add may have packed the same content meanwhile, or filled the pack (files are stored several at once).
+      if (this.packed.has(file.cid.toString())) return
+      for (let flushes = 0; flushes < 8 && (this.pack.length >= PACK_MAX_BLOBS || this.packBytes + blob.byteLength > PACK_MAX_BYTES); flushes++) await this.flush(options)
+      if (this.packed.has(file.cid.toString())) return
       this.pack.push({ file, blob })
       this.packBytes += blob.byteLength
       this.packed.add(file.cid.toString())
@@ -99,15 +102,27 @@ export class ContentStorer {
   /** Sends the pack being filled, if any, and hands out its records. */
   async flush (options: { signal?: AbortSignal } = {}): Promise<void> {
     if (this.pack.length === 0) return
-    await this.ensureSpool()
+    // Taken at once: adds running meanwhile fill the next pack, not this one.
     const pack = this.pack
-    const path = join(this.init.spoolDir, `pack-${randomBytes(8).toString('hex')}.tmp`)
-    await writeFile(path, Buffer.concat(pack.map(p => p.blob)), { mode: 0o600 })
+    this.pack = []
+    this.packBytes = 0
+    this.packed.clear()
     let object: string
     try {
-      object = await this.components.storeObject(path, options)
-    } finally {
-      await rm(path, { force: true })
+      await this.ensureSpool()
+      const path = join(this.init.spoolDir, `pack-${randomBytes(8).toString('hex')}.tmp`)
+      try {
+        await writeFile(path, Buffer.concat(pack.map(p => p.blob)), { mode: 0o600 })
+        object = await this.components.storeObject(path, options)
+      } finally {
+        await rm(path, { force: true })
+      }
+    } catch (err) {
+      // Not sent: its files go back in front, for the next flush to send.
+      this.pack = [...pack, ...this.pack]
+      this.packBytes = this.pack.reduce((sum, p) => sum + p.blob.byteLength, 0)
+      for (const p of pack) this.packed.add(p.file.cid.toString())
+      throw err
     }
     let offset = 0
     const records = pack.map(({ file, blob }) => {
@@ -115,9 +130,6 @@ export class ContentStorer {
       offset += blob.byteLength
       return record
     })
-    this.pack = []
-    this.packBytes = 0
-    this.packed.clear()
     await this.init.onStored(records)
     this.init.onProgress?.({ type: 'stored', files: records.length, bytes: pack.reduce((sum, p) => sum + p.file.size, 0) })
   }

@@ -1,51 +1,152 @@
-import { mkdirSync, writeFileSync, renameSync, existsSync, rmSync } from 'node:fs'
-import { readFile } from 'node:fs/promises'
+import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, rmSync, writeSync, read } from 'node:fs'
+import { promisify } from 'node:util'
 import { join } from 'node:path'
-import { randomBytes } from 'node:crypto'
+import type Database from 'better-sqlite3'
 import type { CID } from 'multiformats/cid'
 
+const readAt = promisify(read)
+
+/** A pack is closed for appends past this size and the next block starts a new one. */
+export const PACK_LIMIT = 1024 * 1024 * 1024
+
+interface Place { readonly pack: number, readonly offset: number, readonly length: number }
+
 /**
- * Blocks as files named by their CIDv1, fanned out by two characters. A block is written once,
- * through a temp file and a rename, so a reader never sees part of one. Blocks are not fsynced
- * one by one (a 1 GiB upload is 4,096 blocks): after a power cut a block may be missing, never torn.
+ * Blocks appended to pack files (`packs/<id>.pack`), found through the `blocks` table of the
+ * service's database (CIDv1 bytes → pack, offset, length). One file write per block instead of a
+ * file, a rename and a directory entry per block (issue 16: 0.37x a plain PUT before, see
+ * docs/benchmarks.md).
+ *
+ * Crash-safety rules (what a kill -9 or a power cut at any moment leaves):
+ * 1. A pack is only ever appended to, by the one process that created it (its id comes from the
+ *    `packs` table, the file is created exclusively and its directory fsynced), so two processes
+ *    sharing a directory (a daemon and a command) never write to the same file.
+ * 2. A block's index row is committed only after the pack holding it was fsynced ({@link flush}),
+ *    so a row never points at bytes the disk may not have: a block is missing or whole, never torn.
+ * 3. Every upload flushes before it is answered and before its listing row is written: what the
+ *    service said it stored survives a power cut.
+ * 4. Bytes appended but never indexed (a kill between write and flush) are dead space in the pack,
+ *    never read; a removed block (an upload refused at its quota) loses its row, its bytes stay.
+ * Data dirs from before packs keep their `blocks/xx/<cid>` files: they are read in place.
  */
 export class BlockStore {
-  private readonly root: string
-  private readonly madeDirs = new Set<string>()
+  private readonly packs: string
+  private readonly legacy: string | undefined
+  private readonly pending = new Map<string, Place & { readonly key: Uint8Array }>()
+  private readonly readers = new Map<number, number>()
+  private writing: { id: number, fd: number, size: number } | undefined
+  private readonly find: Database.Statement
+  private readonly insert: Database.Statement
+  private readonly drop: Database.Statement
+  private readonly newPack: Database.Statement
 
-  constructor (dir: string) {
-    this.root = join(dir, 'blocks')
-    mkdirSync(this.root, { recursive: true, mode: 0o700 })
+  constructor (dir: string, private readonly db: Database.Database) {
+    this.packs = join(dir, 'packs')
+    mkdirSync(this.packs, { recursive: true, mode: 0o700 })
+    const old = join(dir, 'blocks')
+    this.legacy = existsSync(old) ? old : undefined
+    this.find = db.prepare('SELECT pack, offset, length FROM blocks WHERE cid = ?')
+    this.insert = db.prepare('INSERT OR IGNORE INTO blocks (cid, pack, offset, length) VALUES (?, ?, ?, ?)')
+    this.drop = db.prepare('DELETE FROM blocks WHERE cid = ?')
+    this.newPack = db.prepare('INSERT INTO packs (created_at) VALUES (?)')
   }
 
-  private pathOf (cid: CID): string {
-    const name = cid.toV1().toString()
-    return join(this.root, name.slice(-3, -1), name)
+  private packPath (id: number): string {
+    return join(this.packs, `${String(id).padStart(8, '0')}.pack`)
+  }
+
+  private legacyPath (name: string): string | undefined {
+    return this.legacy === undefined ? undefined : join(this.legacy, name.slice(-3, -1), name)
+  }
+
+  private place (cid: CID): { name: string, key: Uint8Array, place: Place | undefined } {
+    const v1 = cid.toV1()
+    const name = v1.toString()
+    const place = this.pending.get(name) ?? this.find.get(v1.bytes) as Place | undefined
+    return { name, key: v1.bytes, place }
   }
 
   has (cid: CID): boolean {
-    return existsSync(this.pathOf(cid))
+    const { name, place } = this.place(cid)
+    if (place !== undefined) return true
+    const path = this.legacyPath(name)
+    return path !== undefined && existsSync(path)
   }
 
-  put (cid: CID, block: Uint8Array): void {
-    const path = this.pathOf(cid)
-    const dir = join(path, '..')
-    if (!this.madeDirs.has(dir)) {
-      mkdirSync(dir, { recursive: true, mode: 0o700 })
-      this.madeDirs.add(dir)
+  private packForWrite (length: number): { id: number, fd: number, size: number } {
+    if (this.writing !== undefined && this.writing.size + length <= PACK_LIMIT) return this.writing
+    if (this.writing !== undefined) {
+      this.flush()
+      closeSync(this.writing.fd)
+      this.writing = undefined
     }
-    // A block already there is the same bytes: writing it again is harmless and saves a stat.
-    const temp = `${path}.${randomBytes(4).toString('hex')}.tmp`
-    writeFileSync(temp, block, { mode: 0o600 })
-    renameSync(temp, path)
+    const id = Number(this.newPack.run(Date.now()).lastInsertRowid)
+    // Exclusive: a pack id is never reused, so finding the file means something else wrote it.
+    const fd = openSync(this.packPath(id), 'wx+', 0o600)
+    const dir = openSync(this.packs, 'r')
+    try { fsyncSync(dir) } finally { closeSync(dir) }
+    this.writing = { id, fd, size: 0 }
+    this.readers.set(id, fd)
+    return this.writing
+  }
+
+  /** Appends a block unless it is already stored; readable at once, durable after {@link flush}. */
+  put (cid: CID, block: Uint8Array): void {
+    const { name, key, place } = this.place(cid)
+    if (place !== undefined) return
+    const pack = this.packForWrite(block.byteLength)
+    let done = 0
+    while (done < block.byteLength) done += writeSync(pack.fd, block, done, block.byteLength - done, pack.size + done)
+    this.pending.set(name, { key, pack: pack.id, offset: pack.size, length: block.byteLength })
+    pack.size += block.byteLength
+  }
+
+  /** Makes every block put so far durable: fsyncs the pack, then commits their index rows. */
+  flush (): void {
+    if (this.pending.size === 0 || this.writing === undefined) return
+    fsyncSync(this.writing.fd)
+    this.db.transaction(() => {
+      for (const p of this.pending.values()) this.insert.run(p.key, p.pack, p.offset, p.length)
+    })()
+    this.pending.clear()
   }
 
   /** Removes a block (one an upload cut short at its quota had just written). */
   remove (cid: CID): void {
-    rmSync(this.pathOf(cid), { force: true })
+    const v1 = cid.toV1()
+    this.pending.delete(v1.toString())
+    this.drop.run(v1.bytes)
+    const path = this.legacyPath(v1.toString())
+    if (path !== undefined) rmSync(path, { force: true })
+  }
+
+  private reader (pack: number): number {
+    let fd = this.readers.get(pack)
+    if (fd === undefined) {
+      fd = openSync(this.packPath(pack), 'r')
+      this.readers.set(pack, fd)
+    }
+    return fd
   }
 
   async get (cid: CID): Promise<Uint8Array> {
-    return await readFile(this.pathOf(cid))
+    const { name, place } = this.place(cid)
+    if (place === undefined) {
+      const path = this.legacyPath(name)
+      if (path === undefined) throw Object.assign(new Error(`block ${name} is not stored`), { code: 'ENOENT' })
+      return readFileSync(path)
+    }
+    const bytes = Buffer.allocUnsafe(place.length)
+    const { bytesRead } = await readAt(this.reader(place.pack), bytes, 0, place.length, place.offset)
+    if (bytesRead !== place.length) throw new Error(`pack ${place.pack} is shorter than its index says (block ${name})`)
+    return bytes
+  }
+
+  /** Flushes and closes every pack file (the service is stopping). */
+  close (): void {
+    this.flush()
+    for (const fd of this.readers.values()) closeSync(fd)
+    this.readers.clear()
+    this.writing = undefined
   }
 }

@@ -84,7 +84,7 @@ export class LocalService {
     const tokens = new TokenIssuer(Buffer.from(settingOr(this.db, 'token_secret', TokenIssuer.newSecret), 'base64url'))
     this.parts = {
       db: this.db,
-      blocks: new BlockStore(init.dir),
+      blocks: new BlockStore(init.dir, this.db),
       tokens,
       pageSize: init.pageSize ?? DEFAULT_PAGE_SIZE,
       dealDelayMs: init.dealDelayMs ?? DEFAULT_DEAL_DELAY_MS,
@@ -127,7 +127,10 @@ export class LocalService {
       this.server.closeAllConnections()
       await closed
     }
-    if (this.db.open) this.db.close()
+    if (this.db.open) {
+      this.parts.blocks.close()
+      this.db.close()
+    }
   }
 
   /** A session token for the pointer service, as an identity provider would issue one. */

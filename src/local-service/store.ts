@@ -16,7 +16,10 @@ const MIGRATIONS: readonly string[] = [
    CREATE TABLE ipns_keys (ipns_name TEXT PRIMARY KEY, ipns_id TEXT NOT NULL UNIQUE, address TEXT NOT NULL, private_key BLOB NOT NULL,
      cid TEXT NOT NULL DEFAULT '', last_update INTEGER NOT NULL) STRICT;
    CREATE TABLE pointers (user_id TEXT NOT NULL, namespace TEXT NOT NULL, network TEXT NOT NULL, snapshot_cid TEXT NOT NULL,
-     engine TEXT NOT NULL, memories INTEGER, updated_at TEXT NOT NULL, PRIMARY KEY (user_id, namespace, network)) STRICT;`
+     engine TEXT NOT NULL, memories INTEGER, updated_at TEXT NOT NULL, PRIMARY KEY (user_id, namespace, network)) STRICT;`,
+  // Blocks in append-only pack files (src/local-service/blocks.ts); blocks/ of older versions is read in place.
+  `CREATE TABLE packs (id INTEGER PRIMARY KEY, created_at INTEGER NOT NULL) STRICT;
+   CREATE TABLE blocks (cid BLOB PRIMARY KEY, pack INTEGER NOT NULL, offset INTEGER NOT NULL, length INTEGER NOT NULL) STRICT, WITHOUT ROWID;`
 ]
 
 /** Gives `path` exactly `mode` if it exists with another. */

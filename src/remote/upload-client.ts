@@ -19,6 +19,8 @@ export interface UploadOptions extends CallOptions {
   readonly retry?: false
   /** Told of the bytes sent so far. */
   readonly onProgress?: (sent: number, total: number) => void
+  /** Awaited before each read of the file goes out: a rate limit holds the body back here. */
+  readonly throttle?: (bytes: number, signal?: AbortSignal) => Promise<void>
 }
 
 /** Kubo's `add` parameters for a profile, named explicitly: a server's defaults may differ. */
@@ -63,6 +65,7 @@ export class UploadClient {
       let sent = 0
       yield Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${name}"\r\nContent-Type: application/octet-stream\r\n\r\n`)
       for await (const chunk of createReadStream(path, { highWaterMark: READ_BYTES })) {
+        if (options.throttle !== undefined) await options.throttle((chunk as Buffer).byteLength, options.signal)
         builder.update(chunk as Buffer)
         sent += (chunk as Buffer).byteLength
         options.onProgress?.(sent, size)

@@ -2,10 +2,11 @@ import { join } from 'node:path'
 import { CID } from 'multiformats/cid'
 import type { Config, FolderConfig } from '../config/index.js'
 import { cidProfile, FileChangedWhileHashingError, isCidProfileName } from '../content/index.js'
-import { ContentStorer, type ContentRecord, type FileToStore } from '../custody/index.js'
+import { ContentStorer, processUploadGate, type ContentRecord, type FileToStore } from '../custody/index.js'
 import { AbortedError, type ContentIntegrityError } from '../errors.js'
 import { writingKey, type SnapshotKey } from '../snapshot/index.js'
 import { createIgnoreMatcher } from '../watch/index.js'
+import type { ServiceClients } from '../remote/index.js'
 import { SNAPSHOT_PROFILE } from './snapshot-profile.js'
 import { safeComponents } from './safe-target.js'
 import type { StoreComponents } from './sync-components.js'
@@ -80,14 +81,19 @@ export async function storeContent (components: StoreContentComponents, init: St
     await clients.deals.addCid(object, { signal: init.signal })
     index.remote.requestDeal(object, deviceId)
   }
+  // Shared with every other storing run of the process: the limits are the process's, not the run's.
+  const gate = processUploadGate(config.content.uploadRate, config.content.concurrency)
+  const throttle = async (bytes: number, signal?: AbortSignal): Promise<void> => { await gate.bucket.take(bytes, signal) }
+  const upload = async (path: string, profile: Parameters<ServiceClients['upload']['add']>[1], options: { signal?: AbortSignal }): Promise<string> =>
+    await gate.slots.run(async () => (await clients.upload.add(path, profile, { ...options, throttle })).cid, options.signal)
   const storer = new ContentStorer({
     storeObject: async (path, options) => {
-      const { cid } = await clients.upload.add(path, SNAPSHOT_PROFILE, options)
+      const cid = await upload(path, SNAPSHOT_PROFILE, options)
       await dealFor(cid)
       return cid
     },
     storePlain: async (path, profile, options) => {
-      const { cid } = await clients.upload.add(path, profile, options)
+      const cid = await upload(path, profile, options)
       await dealFor(cid)
       return cid
     }
@@ -124,53 +130,72 @@ interface FolderRun {
 }
 
 async function storeFolder (folder: FolderConfig, run: FolderRun): Promise<void> {
-  const { components, init, storer, keyId, result, taken } = run
+  const { components, init, keyId, result } = run
   const excluded = createIgnoreMatcher(init.config.content.exclude)
-  const stopped = (): boolean => init.signal?.aborted === true
+  // Up to `concurrency` files at once, so that many uploads can be in flight (the gate bounds them).
+  const running = new Set<Promise<void>>()
   let after = ''
-  for (;;) {
-    const batch = components.index.content.unstored(components.deviceId, folder.name, keyId, after, BATCH)
-    if (batch.length === 0) return
-    for (const row of batch) {
-      after = row.path
-      if (stopped()) throw new AbortedError('storing content was stopped')
-      const leftOut = (): void => {
-        const sum = result.leftOut.get(folder.name) ?? { files: 0, bytes: 0 }
-        result.leftOut.set(folder.name, { files: sum.files + 1, bytes: sum.bytes + row.size })
-      }
-      if (excluded(row.path)) { leftOut(); continue }
-      if (init.skip?.(folder.name, row.path) ?? false) continue
-      if (row.size > init.config.content.maxFileSize) {
-        leftOut()
-        result.tooLarge.push({ folder: folder.name, path: row.path, code: 'ERR_CONTENT_TOO_LARGE', reason: `${row.size} bytes, more than [content] max_file_size (${init.config.content.maxFileSize})` })
-        continue
-      }
-      if (!isCidProfileName(row.cidProfile)) continue
-      let parts: string[]
-      try {
-        // A row restored from the service (an unencrypted index, or another device's adopted
-        // with --as-device) may name `../x`: read, it would send a file outside the folder.
-        parts = safeComponents(row.path)
-      } catch (err) {
-        const error = err as ContentIntegrityError
-        result.failed.push({ folder: folder.name, path: row.path, code: error.code, reason: error.message })
-        init.onProgress?.({ type: 'failed', folder: folder.name, path: row.path, error })
-        continue
-      }
-      const file: FileToStore = { path: join(folder.path, ...parts), cid: CID.parse(row.cid), size: row.size, profile: cidProfile(row.cidProfile) }
-      taken.set(row.cid, [...(taken.get(row.cid) ?? []), `${folder.name}/${row.path}`])
-      init.onProgress?.({ type: 'file', folder: folder.name, path: row.path, bytes: row.size })
-      try {
-        await storer.add(file, { signal: init.signal })
-      } catch (err) {
-        if (stopped()) throw err
-        // Changed or gone since its row: the watcher writes its new row, which is stored then.
-        if (err instanceof FileChangedWhileHashingError || (err as NodeJS.ErrnoException).code === 'ENOENT') { result.changed++; continue }
-        const error = err as Error & { code?: string }
-        result.failed.push({ folder: folder.name, path: row.path, code: typeof error.code === 'string' ? error.code : 'ERR_CONTENT_STORE', reason: error.message })
-        init.onProgress?.({ type: 'failed', folder: folder.name, path: row.path, error })
-        components.logger.warn({ folder: folder.name, path: row.path, err: error.message }, 'a file\'s content was not stored; it is tried again later')
+  try {
+    for (;;) {
+      const batch = components.index.content.unstored(components.deviceId, folder.name, keyId, after, BATCH)
+      if (batch.length === 0) break
+      for (const row of batch) {
+        after = row.path
+        if (init.signal?.aborted === true) throw new AbortedError('storing content was stopped')
+        if (excluded(row.path)) { leftOut(result, folder.name, row.size); continue }
+        if (init.skip?.(folder.name, row.path) ?? false) continue
+        const one: Promise<void> = storeRow(folder, row, run).finally(() => running.delete(one))
+        running.add(one)
+        if (running.size >= init.config.content.concurrency) await Promise.race(running)
       }
     }
+    await Promise.all(running)
+  } finally {
+    // Every file's store has ended before the run answers, whether it stopped or failed.
+    await Promise.allSettled(running)
+  }
+}
+
+/** Counts a file of a storing folder that is never stored (`[content] exclude`, `max_file_size`). */
+function leftOut (result: FolderRun['result'], folder: string, size: number): void {
+  const sum = result.leftOut.get(folder) ?? { files: 0, bytes: 0 }
+  result.leftOut.set(folder, { files: sum.files + 1, bytes: sum.bytes + size })
+}
+
+type UnstoredRow = ReturnType<StoreContentComponents['index']['content']['unstored']>[number]
+
+/** Stores one row's file; a failure is counted in the run's result, never thrown but for a stop. */
+async function storeRow (folder: FolderConfig, row: UnstoredRow, run: FolderRun): Promise<void> {
+  const { init, storer, result, taken } = run
+  if (row.size > init.config.content.maxFileSize) {
+    leftOut(result, folder.name, row.size)
+    result.tooLarge.push({ folder: folder.name, path: row.path, code: 'ERR_CONTENT_TOO_LARGE', reason: `${row.size} bytes, more than [content] max_file_size (${init.config.content.maxFileSize})` })
+    return
+  }
+  if (!isCidProfileName(row.cidProfile)) return
+  let parts: string[]
+  try {
+    // A row restored from the service (an unencrypted index, or another device's adopted
+    // with --as-device) may name `../x`: read, it would send a file outside the folder.
+    parts = safeComponents(row.path)
+  } catch (err) {
+    const error = err as ContentIntegrityError
+    result.failed.push({ folder: folder.name, path: row.path, code: error.code, reason: error.message })
+    init.onProgress?.({ type: 'failed', folder: folder.name, path: row.path, error })
+    return
+  }
+  const file: FileToStore = { path: join(folder.path, ...parts), cid: CID.parse(row.cid), size: row.size, profile: cidProfile(row.cidProfile) }
+  taken.set(row.cid, [...(taken.get(row.cid) ?? []), `${folder.name}/${row.path}`])
+  init.onProgress?.({ type: 'file', folder: folder.name, path: row.path, bytes: row.size })
+  try {
+    await storer.add(file, { signal: init.signal })
+  } catch (err) {
+    if (init.signal?.aborted === true) throw err
+    // Changed or gone since its row: the watcher writes its new row, which is stored then.
+    if (err instanceof FileChangedWhileHashingError || (err as NodeJS.ErrnoException).code === 'ENOENT') { result.changed++; return }
+    const error = err as Error & { code?: string }
+    result.failed.push({ folder: folder.name, path: row.path, code: typeof error.code === 'string' ? error.code : 'ERR_CONTENT_STORE', reason: error.message })
+    init.onProgress?.({ type: 'failed', folder: folder.name, path: row.path, error })
+    run.components.logger.warn({ folder: folder.name, path: row.path, err: error.message }, 'a file\'s content was not stored; it is tried again later')
   }
 }

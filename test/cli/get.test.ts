@@ -4,6 +4,7 @@ import { mkdir, readFile, readdir, rm, stat, writeFile, utimes } from 'node:fs/p
 import { join } from 'node:path'
 import { runCli } from '../helpers/cli.js'
 import { useTempDir } from '../helpers/temp-dir.js'
+import { flipStoredBlock, storedBlocks } from '../helpers/service-blocks.js'
 
 /** Two devices on one embedded service dir (a shared folder), the second with the first's key. */
 async function twoDevices (dir: string): Promise<{ a: string, b: string, notes: string }> {
@@ -170,16 +171,8 @@ describe('cidsync get and restore --files: content back on another device', () =
     const restored = await cli(['restore', '--config', b])
     expect(restored.stdout).toContain('it lists 1 file, not its bytes; 1 of them has its content stored: `cidsync restore --files [--to DIR]` brings it back')
     // Every stored block of the service, flipped: whatever holds the file's pack is damaged.
-    const blocks = join(dir, 'service', 'blocks')
-    for (const fan of await readdir(blocks)) {
-      for (const name of await readdir(join(blocks, fan))) {
-        const path = join(blocks, fan, name)
-        const bytes = await readFile(path)
-        if (bytes.byteLength === 0) continue
-        bytes.writeUInt8(bytes.readUInt8(bytes.byteLength - 1) ^ 1, bytes.byteLength - 1)
-        await writeFile(path, bytes)
-      }
-    }
+    const service = join(dir, 'service')
+    for (const cid of storedBlocks(service)) flipStoredBlock(service, cid, 'last')
     const to = join(dir, 'back')
     const refused = await cli(['get', 'notes/secret.txt', '--to', to, '--config', a])
     expect(refused.code, refused.stderr).toBe(4)

@@ -1,10 +1,11 @@
 import { describe, expect, it } from 'vitest'
-import { readdir, readFile, writeFile } from 'node:fs/promises'
+import { readdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { Manifest } from '../../src/snapshot/index.js'
 import { localServiceUnderTest, EXTERNAL } from '../helpers/service.js'
 import { useTempDir } from '../helpers/temp-dir.js'
 import { cliDevice, manifestAt, ok, publishCid, sha } from './v2-cli.js'
+import { flipStoredBlock } from '../helpers/service-blocks.js'
 
 describe.skipIf(EXTERNAL)('cidsync verify (processes)', () => {
   it('verify: exit 0 on a sound chain; a corrupted stored segment is exit 4 naming it, the index untouched; --full walks the whole history', async () => {
@@ -27,10 +28,7 @@ describe.skipIf(EXTERNAL)('cidsync verify (processes)', () => {
     const oldDelta = (await manifest(cids[1] as string)).devices[0]?.segments[1]?.cid as string
     const head = (await manifest(cids[2] as string)).devices[0]?.segments[0]?.cid as string
     const flip = async (cid: string): Promise<void> => {
-      const path = join(serviceDir, 'blocks', cid.slice(-3, -1), cid)
-      const bytes = await readFile(path)
-      bytes[bytes.length >> 1] = (bytes[bytes.length >> 1] ?? 0) ^ 0x01
-      await writeFile(path, bytes)
+      flipStoredBlock(serviceDir, cid)
     }
     await flip(oldDelta)
     expect((await a.run(['verify'])).code).toBe(0)

@@ -1,14 +1,13 @@
 import { describe, it, expect } from 'vitest'
-import { readFile, writeFile } from 'node:fs/promises'
+import { writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { useTempDir } from '../helpers/temp-dir.js'
 import { httpGet } from '../helpers/http.js'
 import { startInProcessDaemon, statusOf, untilReached } from '../helpers/in-process-daemon.js'
 import { statusProblems } from '../../src/cli/status-check.js'
 import { until } from '../helpers/wait.js'
+import { flipStoredBlock } from '../helpers/service-blocks.js'
 
-/** The local service keeps a block per file, named by its CID (src/local-service/blocks.ts). */
-const blockFile = (dir: string, cid: string): string => join(dir, 'state', 'service', 'blocks', cid.slice(-3, -1), cid)
 
 describe('the restore drill in the daemon', () => {
   it('runs on POST /verify: restorable in status, history and metrics; a damaged stored segment turns it to no, naming it', async () => {
@@ -35,9 +34,7 @@ describe('the restore drill in the daemon', () => {
     // The stored segment (a single block) is damaged behind the service's back.
     const manifest = JSON.parse(await readManifest(dir, published.cid)) as { devices: Array<{ segments: Array<{ cid: string }> }> }
     const segment = manifest.devices[0]?.segments[0]?.cid as string
-    const bytes = await readFile(blockFile(dir, segment))
-    bytes[bytes.length - 1] = (bytes[bytes.length - 1] ?? 0) ^ 0xff
-    await writeFile(blockFile(dir, segment), bytes)
+    flipStoredBlock(join(dir, 'state', 'service'), segment, 'last', 0xff)
     const failed = JSON.parse((await post('/verify')).body) as { restorable: boolean, failed: { cid: string, message: string } }
     expect(failed.restorable).toBe(false)
     expect(failed.failed.cid).toBe(segment)

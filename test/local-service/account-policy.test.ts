@@ -1,5 +1,4 @@
 import { describe, expect, it, onTestFinished } from 'vitest'
-import { readdirSync } from 'node:fs'
 import { writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { spawn } from 'node:child_process'
@@ -9,6 +8,7 @@ import { startLocalService, type AccountPolicy, type LocalService } from '../../
 import { createServiceClients, type ServiceClients } from '../../src/remote/index.js'
 import { CLI } from '../helpers/cli.js'
 import { useTempDir } from '../helpers/temp-dir.js'
+import { storedBlockCount } from '../helpers/service-blocks.js'
 
 const clientsOf = (url: string): ServiceClients => {
   const clients = createServiceClients({ dealUrl: url, apiUrl: url, pointerUrl: url, uploadUrl: url, gateways: [url] }, { apiKey: () => undefined, sessionToken: () => undefined }, { retry: { attempts: 1 } })
@@ -30,7 +30,7 @@ async function service (dir: string, policy: Partial<AccountPolicy>): Promise<Lo
   return local
 }
 
-const blockCount = (dir: string): number => readdirSync(join(dir, 'blocks'), { recursive: true }).filter(name => String(name).endsWith('.tmp') === false && String(name).length > 10).length
+const blockCount = (dir: string): number => storedBlockCount(dir)
 
 describe('the self-hosted service\'s sign-up policy and quotas', () => {
   it('closed and allowlist sign-ups refuse other wallets; an account already made keeps signing in', async () => {

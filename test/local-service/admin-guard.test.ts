@@ -112,12 +112,10 @@ describe('the local service\'s files', () => {
     } finally {
       await clients.close()
     }
-    const blocks = join(dir, 'blocks')
-    expect(await mode(blocks)).toBe('700')
-    const [fan] = await readdir(blocks)
-    expect(await mode(join(blocks, fan as string))).toBe('700')
-    const [block] = await readdir(join(blocks, fan as string))
-    expect(await mode(join(blocks, fan as string, block as string))).toBe('600')
+    const packs = join(dir, 'packs')
+    expect(await mode(packs)).toBe('700')
+    const [pack] = await readdir(packs)
+    expect(await mode(join(packs, pack as string))).toBe('600')
     expect(port).toBeGreaterThan(0)
   })
 

@@ -1,5 +1,5 @@
 import { describe, it, expect } from 'vitest'
-import { readFile, rm, writeFile } from 'node:fs/promises'
+import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { indexPath } from '../../src/index/index.js'
 import type { ServiceClients } from '../../src/remote/index.js'
@@ -10,20 +10,15 @@ import { localServiceUnderTest, EXTERNAL } from '../helpers/service.js'
 import { useTempDir } from '../helpers/temp-dir.js'
 import { syncDevice, writeRows as write, type SyncDevice } from '../helpers/sync-device.js'
 import { chain, everything, logger, manifestOf, pub, readIndex, restoreInto, restorer } from './v2-helpers.js'
+import { flipStoredBlock, hideStoredBlock } from '../helpers/service-blocks.js'
 
 const A = 'aaaaaaaa-0000-4000-8000-000000000000'
 const B = 'bbbbbbbb-0000-4000-8000-000000000000'
 const C = 'cccccccc-0000-4000-8000-000000000000'
 const INCREMENTAL = 'deal = false\ncompact_after_deltas = 100\ncompact_fraction = 100\n'
 
-/** The local service's file for a block (src/local-service/blocks.ts). */
-const blockFile = (serviceDir: string, cid: string): string => join(serviceDir, 'blocks', cid.slice(-3, -1), cid)
-
 async function corrupt (serviceDir: string, cid: string): Promise<void> {
-  const path = blockFile(serviceDir, cid)
-  const bytes = await readFile(path)
-  bytes[bytes.length >> 1] = (bytes[bytes.length >> 1] ?? 0) ^ 0xff
-  await writeFile(path, bytes)
+  flipStoredBlock(serviceDir, cid, 'middle', 0xff)
 }
 
 async function drill (d: SyncDevice, clients: ServiceClients, namespace: string, full = false): ReturnType<typeof verify> {
@@ -68,11 +63,9 @@ describe.skipIf(EXTERNAL)('verify (the restore drill)', () => {
 
     // A segment whose blocks are gone from the service altogether is named the same way.
     const base = (await manifestOf(clients, a, cid)).devices[0]?.segments[0]
-    const baseBlock = blockFile(join(root, 'service'), base?.cid as string)
-    const kept = await readFile(baseBlock)
-    await rm(baseBlock)
+    const putBack = hideStoredBlock(join(root, 'service'), base?.cid as string)
     expect(await drill(a, clients, NS)).toMatchObject({ restorable: false, failed: { cid: base?.cid } })
-    await writeFile(baseBlock, kept)
+    putBack()
 
     const r = await restorer(root, 'r', a, NS)
     await restore(clients, { config: r.config, namespace: NS, network: 'mainnet', force: true, cid: (await chain(clients, a, cid))[1]?.entry.cid })

@@ -147,6 +147,8 @@ export function uploadRoutes (parts: ServiceParts): Route[] {
         if (err instanceof HttpFailure && err.status === 413) for (const cid of allowance.made) parts.blocks.remove(cid)
         throw err
       }
+      // Durable before it is listed or answered (blocks.ts, rule 3).
+      parts.blocks.flush()
       const now = Date.now()
       parts.db.transaction(() => {
         for (const file of added) insert.run(randomUUID(), caller.address, file.cid, file.name, file.mime, file.size, now, now)

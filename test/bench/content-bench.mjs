@@ -1,0 +1,178 @@
+// npm run bench -- content: content custody (issue 16) through the CLI and its embedded service,
+// each figure beside restic (Debian's) run on the same tree in the same run; without restic the
+// ratios are skipped and the bench says so (`apt-get install restic`).
+// The tree: BENCH_CONTENT_SCALE × (100 files of 1 to 50 MiB + 10,000 files of 4 to 64 KiB). The
+// target is the full tree (BENCH_CONTENT_SCALE=1, about 1 GiB); the default 0.05 (about 90 MiB)
+// runs in a few minutes on two busy cores. BENCH_CONTENT_SMALL (default 10,000) files of 4 KiB
+// make the request-count case.
+import { spawn, spawnSync } from 'node:child_process'
+import { cpSync, mkdirSync, openSync, readdirSync, statSync, writeFileSync, writeSync, closeSync, readFileSync } from 'node:fs'
+import { createHash, randomBytes } from 'node:crypto'
+import { join, relative } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import Database from 'better-sqlite3'
+import { rssOf, writeStreamFile } from './data.mjs'
+
+const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url))
+const SCALE = Number(process.env.BENCH_CONTENT_SCALE ?? 0.05)
+const SMALL = Number(process.env.BENCH_CONTENT_SMALL ?? 10_000)
+const MIB = 1024 * 1024
+const RESTIC_ENV = { ...process.env, RESTIC_PASSWORD: 'bench' }
+
+let seed = 4242
+const next = (n) => { seed = (seed * 1103515245 + 12345) % 2 ** 31; return seed % n }
+
+/** The mixed tree; answers its byte count and the largest file. */
+function makeTree (dir) {
+  let bytes = 0
+  let largest = { path: '', size: 0 }
+  mkdirSync(join(dir, 'large'), { recursive: true })
+  for (let i = 0; i < Math.max(1, Math.round(100 * SCALE)); i++) {
+    const size = (1 + next(50)) * MIB
+    const path = join(dir, 'large', `file-${i}.bin`)
+    writeStreamFile(path, size, 20 + i)
+    bytes += size
+    if (size > largest.size) largest = { path, size }
+  }
+  for (let i = 0; i < Math.max(1, Math.round(10_000 * SCALE)); i++) {
+    const sub = join(dir, 'small', String(i % 50))
+    if (i < 50) mkdirSync(sub, { recursive: true })
+    const size = 4096 + next(60 * 1024)
+    writeFileSync(join(sub, `doc-${i}.txt`), randomBytes(size))
+    bytes += size
+  }
+  return { bytes, largest }
+}
+
+function du (dir) {
+  let total = 0
+  for (const name of readdirSync(dir, { recursive: true })) {
+    const stats = statSync(join(dir, name), { throwIfNoEntry: false })
+    if (stats?.isFile() === true) total += stats.size
+  }
+  return total
+}
+
+/** Runs a command, sampling its RSS; throws on a failure exit. */
+async function timed (command, args, options = {}) {
+  const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'], ...options })
+  let stdout = ''
+  let stderr = ''
+  child.stdout.on('data', d => { stdout += d })
+  child.stderr.on('data', d => { stderr += d })
+  let peak = 0
+  const timer = setInterval(() => { try { peak = Math.max(peak, rssOf(child.pid)) } catch {} }, 100)
+  const started = performance.now()
+  const code = await new Promise(resolve => child.once('exit', resolve))
+  clearInterval(timer)
+  if (code !== 0) throw new Error(`${command} ${args.join(' ')} exited ${code}: ${stderr.slice(-2000)}`)
+  return { ms: performance.now() - started, peak, stdout, stderr }
+}
+
+const cidsync = async (args) => await timed(process.execPath, [CLI, ...args])
+
+/** Uploads the service recorded so far: requests and bytes (every `add`, content and index alike). */
+function uploads (serviceDir) {
+  const db = new Database(join(serviceDir, 'service.sqlite'), { readonly: true })
+  try {
+    return db.prepare('SELECT count(*) AS requests, coalesce(sum(size), 0) AS bytes FROM files').get()
+  } finally {
+    db.close()
+  }
+}
+
+function config (root, name, folder, service, namespace) {
+  const path = join(root, `${name}.toml`)
+  writeFileSync(path, `state_dir = "${name}-state"\nnamespace = "${namespace}"\n[[folders]]\nname = "tree"\npath = "${folder}"\nstore = true\n` +
+    `[service]\ndir = "${service}"\n[snapshot]\ndeal = false\n[status]\nlisten = "127.0.0.1:0"\n`)
+  return path
+}
+
+function sameTrees (a, b) {
+  for (const name of readdirSync(a, { recursive: true })) {
+    const stats = statSync(join(a, name))
+    if (!stats.isFile()) continue
+    const hash = (p) => createHash('sha256').update(readFileSync(p)).digest('hex')
+    if (hash(join(a, name)) !== hash(join(b, name))) return `${relative(a, join(a, name))} differs`
+  }
+  return undefined
+}
+
+const seconds = (ms) => `${(ms / 1000).toFixed(1)} s`
+const mb = (bytes) => `${(bytes / 1e6).toFixed(1)} MB`
+const ratio = (a, b) => b === undefined ? 'restic missing' : `${(a / b).toFixed(2)}x`
+
+export async function benchContent (root, report) {
+  const hasRestic = spawnSync('restic', ['version']).status === 0
+  if (!hasRestic) console.log('restic is not installed (apt-get install restic): the ratios to it are skipped')
+  const tree = join(root, 'content-tree')
+  const { bytes, largest } = makeTree(tree)
+  console.log(`content tree: ${mb(bytes)} (scale ${SCALE})`)
+  const service = join(root, 'content-service')
+  const a = config(root, 'a', tree, service, 'bench-content')
+
+  const before = uploads.bind(null, service)
+  const first = await cidsync(['snapshot', '--config', a])
+  const afterFirst = before()
+  // Blocks as this version stores them (packs/), or as versions before packs did (blocks/).
+  const stored = ['packs', 'blocks'].reduce((sum, d) => sum + (statSync(join(service, d), { throwIfNoEntry: false }) === undefined ? 0 : du(join(service, d))), 0)
+  let restic
+  if (hasRestic) {
+    const repo = join(root, 'restic-repo')
+    await timed('restic', ['init', '--repo', repo], { env: RESTIC_ENV })
+    const empty = du(repo)
+    const backup = await timed('restic', ['backup', '--repo', repo, tree], { env: RESTIC_ENV, cwd: root })
+    const restore = await timed('restic', ['restore', 'latest', '--repo', repo, '--target', join(root, 'restic-back')], { env: RESTIC_ENV })
+    restic = { backup: backup.ms, grew: du(repo) - empty, restore: restore.ms }
+  }
+  report(`first backup of ${mb(bytes)} (cidsync snapshot, embedded service)`, seconds(first.ms), restic === undefined ? '-' : `restic backup ${seconds(restic.backup)}`, ratio(first.ms, restic?.backup), '<= 1.0x')
+  report('  stored bytes (the service\'s blocks)', mb(stored), restic === undefined ? '-' : `restic repo grew ${mb(restic.grew)}`, ratio(stored, restic?.grew), '<= 1.1x')
+  report('  peak RSS of cidsync while storing', mb(first.peak), '-', '-', '< 300 MB (10 GiB tree)')
+  report('  uploads of the first backup', `${afterFirst.requests} requests`, '-', '-', 'report')
+
+  // A second device with the key restores the index and brings every file back.
+  const b = config(root, 'b', join(root, 'b-tree'), service, 'bench-content')
+  mkdirSync(join(root, 'b-tree'))
+  const key = await cidsync(['key', 'export', '--config', a])
+  await cidsync(['key', 'import', key.stdout.trim(), '--config', b])
+  await cidsync(['restore', '--config', b])
+  const back = join(root, 'cidsync-back')
+  const restored = await cidsync(['restore', '--files', '--to', back, '--config', b])
+  const differs = sameTrees(tree, join(back, 'tree'))
+  if (differs !== undefined) throw new Error(`restore --files: ${differs}`)
+  report('restore every file (restore --files, verified)', seconds(restored.ms), restic === undefined ? '-' : `restic restore ${seconds(restic.restore)}`, ratio(restored.ms, restic?.restore), '<= 1.0x')
+
+  // A third device holding the same files: nothing of their content goes up again.
+  const copy = join(root, 'c-tree')
+  cpSync(tree, copy, { recursive: true })
+  const c = config(root, 'c', copy, service, 'bench-content')
+  await cidsync(['key', 'import', key.stdout.trim(), '--config', c])
+  await cidsync(['restore', '--config', c])
+  const beforeC = before()
+  const third = await cidsync(['snapshot', '--config', c])
+  const afterC = before()
+  const storedByC = /stored (\d+) files?/.exec(third.stderr)?.[1] ?? '0'
+  report('second device with the same files: bytes uploaded (index included)', mb(afterC.bytes - beforeC.bytes), `${storedByC} files stored anew`, '-', '0 content bytes')
+
+  // One large file changed in its middle.
+  const fd = openSync(largest.path, 'r+')
+  writeSync(fd, randomBytes(4096), 0, 4096, Math.floor(largest.size / 2))
+  closeSync(fd)
+  const beforeChange = before()
+  await cidsync(['snapshot', '--config', a])
+  const afterChange = before()
+  report(`one changed ${(largest.size / MIB).toFixed(0)} MiB file: bytes uploaded (index included)`, mb(afterChange.bytes - beforeChange.bytes), `the file ${mb(largest.size)}`, `${((afterChange.bytes - beforeChange.bytes) / largest.size).toFixed(2)}x the file`, '<= the file + the index')
+
+  // Many small files: few requests.
+  const smallTree = join(root, 'small-tree')
+  for (let i = 0; i < SMALL; i++) {
+    const sub = join(smallTree, String(i % 100))
+    if (i < 100) mkdirSync(sub, { recursive: true })
+    writeFileSync(join(sub, `s-${i}.txt`), randomBytes(4096))
+  }
+  const smallService = join(root, 'small-service')
+  const d = config(root, 'd', smallTree, smallService, 'bench-small')
+  const small = await cidsync(['snapshot', '--config', d])
+  const smallUploads = uploads(smallService)
+  report(`${SMALL.toLocaleString('en-US')} files of 4 KiB: upload requests (index included)`, String(smallUploads.requests), `in ${seconds(small.ms)}`, '-', '<= 100')
+}

@@ -1,0 +1,107 @@
+import { describe, it, expect, onTestFinished } from 'vitest'
+import { appendFile, mkdir, readdir, readFile, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { randomBytes } from 'node:crypto'
+import { CID } from 'multiformats/cid'
+import { sha256 } from 'multiformats/hashes/sha2'
+import * as raw from 'multiformats/codecs/raw'
+import Database from 'better-sqlite3'
+import { startLocalService, type LocalService } from '../../src/local-service/index.js'
+import { createServiceClients } from '../../src/remote/index.js'
+import { cidProfile } from '../../src/content/index.js'
+import { newWalletKey } from '../../src/crypto/index.js'
+import { useTempDir } from '../helpers/temp-dir.js'
+
+const profile = cidProfile('kubo-cidv1')
+
+async function open (dir: string): Promise<LocalService> {
+  const local = await startLocalService({ dir })
+  onTestFinished(async () => { await local.stop() })
+  return local
+}
+
+/** An account on `local` that uploads a file and fetches a CID back verified. */
+async function account (local: LocalService, work: string): Promise<{ put: (bytes: Buffer) => Promise<string>, get: (cid: string) => Promise<Buffer> }> {
+  let apiKey: string | undefined
+  const url = local.url
+  const clients = createServiceClients({ dealUrl: url, apiUrl: url, pointerUrl: url, uploadUrl: url, gateways: [url] }, { apiKey: () => apiKey, sessionToken: () => undefined }, { retry: { baseDelayMs: 10, maxDelayMs: 50, attempts: 1 } })
+  onTestFinished(async () => { await clients.close() })
+  apiKey = (await clients.deals.login(newWalletKey())).apiKey
+  // Each account its own names: two accounts writing one path at once would race. (Buffers are
+  // compared with equals: a failing toEqual on 500 KB diffs them for many minutes.)
+  const mine = randomBytes(4).toString('hex')
+  let n = 0
+  return {
+    put: async bytes => {
+      const path = join(work, `in-${mine}-${n++}.bin`)
+      await writeFile(path, bytes)
+      return (await clients.upload.add(path, profile)).cid
+    },
+    get: async cid => {
+      const path = join(work, `out-${mine}-${n++}.bin`)
+      await clients.gateway.fetchVerified(cid, profile, path)
+      return await readFile(path)
+    }
+  }
+}
+
+describe('the local service\'s block store', () => {
+  it('stores blocks in packs, and still reads the blocks/ files an older version wrote', async () => {
+    const root = await useTempDir()
+    const dir = join(root, 'service')
+    // A data dir as the one-file-per-block versions left it: schema 1, blocks/<fan>/<cidv1>.
+    const first = await open(dir)
+    await first.stop()
+    const db = new Database(join(dir, 'service.sqlite'))
+    db.exec('DROP TABLE blocks; DROP TABLE packs; PRAGMA user_version = 1')
+    db.close()
+    const old = Buffer.from('a block from before packs\n')
+    const oldCid = CID.createV1(raw.code, await sha256.digest(old)).toString()
+    await mkdir(join(dir, 'blocks', oldCid.slice(-3, -1)), { recursive: true })
+    await writeFile(join(dir, 'blocks', oldCid.slice(-3, -1), oldCid), old)
+
+    const local = await open(dir)
+    const a = await account(local, root)
+    expect((await a.get(oldCid)).equals(old)).toBe(true)
+    const fresh = randomBytes(700_000)
+    const cid = await a.put(fresh)
+    expect((await a.get(cid)).equals(fresh)).toBe(true)
+    expect((await readdir(join(dir, 'packs'))).filter(name => name.endsWith('.pack'))).toHaveLength(1)
+    // Nothing new lands in blocks/.
+    expect(await readdir(join(dir, 'blocks'), { recursive: true })).toHaveLength(2)
+  })
+
+  it('ignores bytes appended but never indexed (a kill before the fsync) and writes on in a new pack', async () => {
+    const root = await useTempDir()
+    const dir = join(root, 'service')
+    const first = await open(dir)
+    const a = await account(first, root)
+    const kept = randomBytes(600_000)
+    const cid = await a.put(kept)
+    await first.stop()
+    // What a kill -9 between a block's write and its index row leaves: a tail nothing points at.
+    const [pack] = await readdir(join(dir, 'packs'))
+    await appendFile(join(dir, 'packs', pack as string), randomBytes(100_000))
+
+    const second = await open(dir)
+    const b = await account(second, root)
+    expect((await b.get(cid)).equals(kept)).toBe(true)
+    const more = randomBytes(300_000)
+    const moreCid = await b.put(more)
+    expect((await b.get(moreCid)).equals(more)).toBe(true)
+    expect(await readdir(join(dir, 'packs'))).toHaveLength(2)
+  })
+
+  it('lets two services on one directory write their own packs and read each other\'s blocks', async () => {
+    const root = await useTempDir()
+    const dir = join(root, 'service')
+    const one = await account(await open(dir), root)
+    const two = await account(await open(dir), root)
+    const x = randomBytes(500_000)
+    const y = randomBytes(500_000)
+    const [cx, cy] = await Promise.all([one.put(x), two.put(y)])
+    expect((await two.get(cx)).equals(x)).toBe(true)
+    expect((await one.get(cy)).equals(y)).toBe(true)
+    expect(await readdir(join(dir, 'packs'))).toHaveLength(2)
+  })
+})

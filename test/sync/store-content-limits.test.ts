@@ -1,0 +1,106 @@
+import { describe, expect, it, onTestFinished } from 'vitest'
+import { mkdir, writeFile } from 'node:fs/promises'
+import { createServer, request, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { join } from 'node:path'
+import { randomBytes } from 'node:crypto'
+import pino from 'pino'
+import { loadConfig } from '../../src/config/index.js'
+import { bytesCid, cidProfile } from '../../src/content/index.js'
+import { indexPath, openIndex } from '../../src/index/index.js'
+import { startLocalService } from '../../src/local-service/index.js'
+import { createServiceClients } from '../../src/remote/index.js'
+import { newWalletKey } from '../../src/crypto/index.js'
+import { storeContent, SyncStore } from '../../src/sync/index.js'
+import { useTempDir } from '../helpers/temp-dir.js'
+
+const MIB = 1024 * 1024
+
+/**
+ * A loopback proxy in front of the local service that counts the uploads in flight at once and
+ * when each upload byte arrived, holding every upload `holdMs` before passing it on.
+ */
+async function countingProxy (target: string, holdMs: number): Promise<{ url: string, inFlight: { now: number, peak: number, total: number }, arrivals: Array<[number, number]> }> {
+  const inFlight = { now: 0, peak: 0, total: 0 }
+  const arrivals: Array<[number, number]> = []
+  const to = new URL(target)
+  const server: Server = createServer((req, res) => {
+    const upload = req.url?.startsWith('/api/v0/add') === true
+    if (upload) { inFlight.now++; inFlight.total++; inFlight.peak = Math.max(inFlight.peak, inFlight.now) }
+    const done = (): void => { if (upload) inFlight.now-- }
+    const chunks: Buffer[] = []
+    req.on('data', (chunk: Buffer) => { chunks.push(chunk); if (upload) arrivals.push([performance.now(), chunk.byteLength]) })
+    req.on('end', () => {
+      setTimeout(() => {
+        const out = request({ host: to.hostname, port: to.port, path: req.url, method: req.method, headers: req.headers }, answer => {
+          res.writeHead(answer.statusCode ?? 502, answer.headers)
+          answer.pipe(res)
+          answer.on('end', done)
+        })
+        out.on('error', () => { done(); res.destroy() })
+        out.end(Buffer.concat(chunks))
+      }, upload ? holdMs : 0)
+    })
+  })
+  await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
+  onTestFinished(async () => { server.closeAllConnections(); await new Promise(resolve => server.close(resolve)) })
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, inFlight, arrivals }
+}
+
+/** A device whose folder `data` holds `files` (indexed), storing through `proxyHold` ms of proxy, with `[content]` lines. */
+async function setup (files: number, size: number, content: string, holdMs: number): Promise<{ run: () => ReturnType<typeof storeContent>, proxy: Awaited<ReturnType<typeof countingProxy>> }> {
+  const root = await useTempDir()
+  const data = join(root, 'data')
+  await mkdir(data)
+  await writeFile(join(root, 'c.toml'), `state_dir = "state"\nnamespace = "limits"\n[[folders]]\nname = "data"\npath = "data"\nstore = true\n[snapshot]\ndeal = false\n[content]\nencryption = "none"\n${content}`)
+  const config = loadConfig({ configPath: join(root, 'c.toml'), env: {} })
+  await mkdir(config.stateDir, { recursive: true })
+  const index = openIndex(indexPath(config.stateDir))
+  onTestFinished(() => { index.close() })
+  index.entries.registerDevice('dev-1', 'one')
+  const profile = cidProfile('kubo-cidv1')
+  const rows = []
+  for (let i = 0; i < files; i++) {
+    const bytes = randomBytes(size)
+    await writeFile(join(data, `f-${i}.bin`), bytes)
+    rows.push({ kind: 'upsert' as const, folder: 'data', path: `f-${i}.bin`, size, mtimeMs: 1, cid: bytesCid(bytes, profile).toString(), cidProfile: 'kubo-cidv1' })
+  }
+  index.entries.apply('dev-1', rows)
+  const service = await startLocalService({ dir: join(root, 'service') })
+  onTestFinished(async () => { await service.stop() })
+  const proxy = await countingProxy(service.url, holdMs)
+  let apiKey: string | undefined
+  const clients = createServiceClients({ dealUrl: proxy.url, apiUrl: proxy.url, pointerUrl: proxy.url, uploadUrl: proxy.url, gateways: [proxy.url] }, { apiKey: () => apiKey, sessionToken: () => undefined })
+  onTestFinished(async () => { await clients.close() })
+  apiKey = (await clients.deals.login(newWalletKey())).apiKey
+  const store = new SyncStore(config.stateDir)
+  onTestFinished(() => { store.close() })
+  const run = async (): ReturnType<typeof storeContent> => await storeContent({ index, clients, store, logger: pino({ level: 'silent' }), deviceId: 'dev-1', hostname: 'one' }, { config })
+  return { run, proxy }
+}
+
+describe('content uploads keep to [content] concurrency and upload_rate', () => {
+  it('never has more uploads in flight than concurrency, and does use them', async () => {
+    const { run, proxy } = await setup(8, 300_000, 'concurrency = 3\n', 300)
+    const result = await run()
+    expect(result.failed).toEqual([])
+    expect(result.storedFiles).toBe(8)
+    expect(proxy.inFlight.total).toBe(8)
+    expect(proxy.inFlight.peak).toBeLessThanOrEqual(3)
+    // Each upload is held 300 ms: eight one at a time would mean the limit was never used.
+    expect(proxy.inFlight.peak).toBeGreaterThan(1)
+  })
+
+  it('sends no faster than upload_rate, whatever the concurrency', async () => {
+    // 4 MiB at 1 MiB/s with a burst of one second's worth: at least 3 s from the first byte to the last.
+    const { run, proxy } = await setup(4, MIB, `upload_rate = ${MIB}\nconcurrency = 4\n`, 0)
+    const result = await run()
+    expect(result.storedFiles).toBe(4)
+    const first = proxy.arrivals[0]?.[0] ?? 0
+    const last = proxy.arrivals.at(-1)?.[0] ?? 0
+    const bytes = proxy.arrivals.reduce((sum, [, n]) => sum + n, 0)
+    expect(bytes).toBeGreaterThan(4 * MIB)
+    // Generous: the bound holds however slow the machine; only a missing limit finishes sooner.
+    expect(last - first).toBeGreaterThan(2_500)
+  })
+})
