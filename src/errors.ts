@@ -611,3 +611,9 @@ export class InternalError extends CidsyncError {
     super(`${message} (a bug in cidsync: please report it)`, options)
   }
 }
+
+/** The local service's own data does not add up (a pack shorter than its index says): damaged on disk. */
+export class ServiceDataDamagedError extends CidsyncError {
+  override readonly code = 'ERR_SERVICE_DATA_DAMAGED'
+  override readonly exitCode = ExitCode.integrity
+}

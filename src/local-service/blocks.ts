@@ -3,6 +3,7 @@ import { promisify } from 'node:util'
 import { join } from 'node:path'
 import type Database from 'better-sqlite3'
 import type { CID } from 'multiformats/cid'
+import { ServiceDataDamagedError } from '../errors.js'
 
 const readAt = promisify(read)
 
@@ -138,7 +139,7 @@ export class BlockStore {
     }
     const bytes = Buffer.allocUnsafe(place.length)
     const { bytesRead } = await readAt(this.reader(place.pack), bytes, 0, place.length, place.offset)
-    if (bytesRead !== place.length) throw new Error(`pack ${place.pack} is shorter than its index says (block ${name})`)
+    if (bytesRead !== place.length) throw new ServiceDataDamagedError(`pack ${place.pack} is shorter than its index says (block ${name}): the service's data dir is damaged; restore it from a backup, or publish again from a device that holds the files`)
     return bytes
   }
 

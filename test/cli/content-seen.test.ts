@@ -24,7 +24,7 @@ function lsState (human: string, path: string): string | undefined {
   return line?.trim().split(/\s+/).at(-2)
 }
 
-const EXTRA = '[snapshot]\nschedule = "0 0 1 1 *"\nquiet_seconds = 86400\n[reconcile]\nschedule = "0 0 1 1 *"\n[[folders]]\nname = "kept"\npath = "kept"\nstore = true\n[content]\nexclude = ["*.tmp"]\n'
+const EXTRA = '[snapshot]\nschedule = "0 0 1 1 *"\nquiet_seconds = 86400\n[reconcile]\nschedule = "0 0 1 1 *"\n[[folders]]\nname = "kept"\npath = "kept"\nstore = true\n[content]\nexclude = ["*.tmp"]\n# One upload at a time: the file after a slow one waits, queued.\nconcurrency = 1\n'
 
 describe('every file\'s content state is seen: ls, status, metrics, status --check', () => {
   it('ls says local-only, queued, uploading, sent-for-deal, deal-active and failed with why; status and /metrics count per folder; --check fails once failures outlast the bound, across a restart', async () => {
