@@ -21,6 +21,13 @@ export function rssOf (pid) {
   return Number(line?.split(/\s+/)[1] ?? 0) * 1024
 }
 
+/** A process's current and peak resident set (VmRSS, VmHWM) in bytes, from /proc. */
+export function memOf (pid) {
+  const lines = readFileSync(`/proc/${pid}/status`, 'utf8').split('\n')
+  const kib = (key) => Number(lines.find(l => l.startsWith(key))?.split(/\s+/)[1] ?? 0) * 1024
+  return { rss: kib('VmRSS:'), hwm: kib('VmHWM:') }
+}
+
 /** Entry `i` of the benchmark index (the snapshot and sync benches): a photo library's shape. */
 export function benchEntry (i) {
   return { kind: 'upsert', folder: 'photos', path: `${2000 + (i % 25)}/${String(i % 1000).padStart(3, '0')}/IMG_${i}.jpg`, size: 1_000_000 + i, mtimeMs: 1_700_000_000_000 + i * 1.5, cid: `bafkreih${(i * 2654435761 % 2 ** 32).toString(36).padStart(52, 'q')}`, cidProfile: 'kubo-cidv1' }

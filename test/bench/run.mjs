@@ -1,4 +1,4 @@
-// npm run bench [-- cid|index|service|snapshot|sync|find|all]: each figure beside a baseline measured in the same run, as a ratio.
+// npm run bench [-- cid|index|service|snapshot|sync|find|lean|all]: each figure beside a baseline measured in the same run, as a ratio.
 // Runs the built code (dist/); writes its data under $BENCH_DIR (default: the OS temp dir) and removes it.
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir, cpus, totalmem } from 'node:os'
@@ -9,6 +9,7 @@ import { benchService } from './service-bench.mjs'
 import { benchSnapshot } from './snapshot-bench.mjs'
 import { benchSync } from './sync-bench.mjs'
 import { benchFind } from './find-bench.mjs'
+import { benchLean } from './lean-bench.mjs'
 
 const which = process.argv[2] ?? 'all'
 const root = await mkdtemp(join(process.env.BENCH_DIR ?? tmpdir(), 'cidsync-bench-'))
@@ -26,6 +27,7 @@ try {
   if (which === 'all' || which === 'snapshot') await benchSnapshot(root, report)
   if (which === 'all' || which === 'sync') await benchSync(root, report)
   if (which === 'all' || which === 'find') await benchFind(root, report)
+  if (which === 'all' || which === 'lean') await benchLean(root, report)
 } finally {
   await rm(root, { recursive: true, force: true })
 }
