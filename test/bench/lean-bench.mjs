@@ -5,7 +5,7 @@ import { mkdirSync, writeFileSync, rmSync } from 'node:fs'
 import { randomFillSync } from 'node:crypto'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { memOf } from './data.mjs'
+import { memOf, treeMemOf } from './data.mjs'
 import { syncthingPresent, syncthingUntilIdle, syncthingVersion, stopSyncthing } from './syncthing-peer.mjs'
 
 const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url))
@@ -18,6 +18,8 @@ const IDLE_MS = Number(process.env.BENCH_LEAN_IDLE_MS ?? 30_000)
 /** What the systemd units set (glibc keeps freed heap per arena); BENCH_LEAN_ARENAS='' leaves it unset. */
 const ARENAS = process.env.BENCH_LEAN_ARENAS ?? '2'
 const TIMEOUT_MS = 1_800_000
+/** Another build's dist/cli/main.js, run interleaved as `before` (a before/after in one run). */
+const BEFORE = process.env.BENCH_LEAN_BEFORE
 
 function makeTree (dir) {
   const bytes = Buffer.alloc(FILE_BYTES)
@@ -32,12 +34,12 @@ function makeTree (dir) {
 const sleep = (ms) => new Promise(resolve => setTimeout(resolve, ms))
 
 /** Spawns the daemon; resolves at its `watching` line with ms from spawn to `index current` and to `watching`, and peaks. */
-async function daemonUntilWatching (config) {
+async function daemonUntilWatching (cli, config) {
   const env = { ...process.env }
   if (ARENAS === '') delete env.MALLOC_ARENA_MAX
   else env.MALLOC_ARENA_MAX = ARENAS
   const started = performance.now()
-  const child = spawn(process.execPath, [CLI, 'daemon', '--config', config], { stdio: ['ignore', 'ignore', 'pipe'], env })
+  const child = spawn(process.execPath, [cli, 'daemon', '--config', config], { stdio: ['ignore', 'ignore', 'pipe'], env })
   let tail = ''
   let partial = ''
   const found = {}
@@ -73,11 +75,11 @@ async function stopDaemon (child) {
   clearTimeout(timer)
 }
 
-async function cidsyncRun (config, state) {
+async function cidsyncRun (cli, config, state) {
   rmSync(state, { recursive: true, force: true })
   const out = {}
   for (const kind of ['cold', 'restart']) {
-    const run = await daemonUntilWatching(config)
+    const run = await daemonUntilWatching(cli, config)
     await sleep(IDLE_MS)
     const mem = memOf(run.child.pid)
     // The peak is read again at the end: the first pass's garbage can outgrow what was resident at `watching`.
@@ -93,7 +95,7 @@ async function syncthingRun (home, tree) {
   for (const kind of ['cold', 'restart']) {
     const run = await syncthingUntilIdle(home, tree, FILES, { timeoutMs: TIMEOUT_MS })
     await sleep(IDLE_MS)
-    const mem = memOf(run.child.pid)
+    const mem = treeMemOf(run.child.pid)
     out[kind] = { ms: run.ms, peak: mem.hwm, idle: mem.rss }
     await stopSyncthing(run)
   }
@@ -119,14 +121,16 @@ export async function benchLean (root, report) {
   if (!peer) console.log('  (no /usr/bin/syncthing: `apt-get install -y syncthing` to compare; the ratios are skipped)')
   else console.log(`  (peer: ${syncthingVersion()})`)
   const ours = []
+  const before = []
   const theirs = []
+  const contenders = [...(peer ? ['syncthing'] : []), 'cidsync', ...(BEFORE !== undefined ? ['before'] : [])]
   for (let run = 0; run < RUNS; run++) {
-    const order = peer ? (run % 2 === 0 ? ['syncthing', 'cidsync'] : ['cidsync', 'syncthing']) : ['cidsync']
+    const order = run % 2 === 0 ? contenders : [...contenders].reverse()
     for (const who of order) {
-      if (who === 'cidsync') {
-        const r = await cidsyncRun(config, state)
-        ours.push(r)
-        for (const k of ['cold', 'restart']) console.log(`  run ${run + 1} cidsync ${k}: current ${s(r[k].current)}, watching +${s(r[k].watching - r[k].current)}, peak ${mb(r[k].peak)} (${mb(r[k].peakAtCurrent)} at current), idle ${mb(r[k].idle)}`)
+      if (who !== 'syncthing') {
+        const r = await cidsyncRun(who === 'before' ? BEFORE : CLI, config, state)
+        ;(who === 'before' ? before : ours).push(r)
+        for (const k of ['cold', 'restart']) console.log(`  run ${run + 1} ${who} ${k}: current ${s(r[k].current)}, watching +${s(r[k].watching - r[k].current)}, peak ${mb(r[k].peak)} (${mb(r[k].peakAtCurrent)} at current), idle ${mb(r[k].idle)}`)
       } else {
         const r = await syncthingRun(join(root, 'syncthing'), tree)
         theirs.push(r)
@@ -142,6 +146,10 @@ export async function benchLean (root, report) {
     if (!peer) return report(name, span(a, fmt), '-', '-', target)
     const b = pick(theirs, kind, key)
     report(name, span(a, fmt), `syncthing ${span(b, fmt)}`, `${(median(a) / median(b)).toFixed(2)}x (medians)`, target)
+    if (before.length > 0) {
+      const c = pick(before, kind, key)
+      report(`  the same, before`, span(c, fmt), `syncthing ${span(b, fmt)}`, `${(median(c) / median(b)).toFixed(2)}x (medians)`, target)
+    }
   }
   const small = FILES < 1_000_000
   row(`idle RSS ${IDLE_MS / 1000} s after watching, restart over ${count} files`, 'restart', 'idle', mb, small ? '<= 1.0x' : '<= 0.75x')
@@ -153,10 +161,11 @@ export async function benchLean (root, report) {
     const b = theirs.map(r => r.cold.ms)
     report(`first index of ${count} files: spawn to index current (syncthing: to folder idle)`, span(a, s), `syncthing ${span(b, s)}`, `${(median(a) / median(b)).toFixed(2)}x the time`, 'report')
   }
-  for (const kind of ['cold', 'restart']) {
-    const toCurrent = pick(ours, kind, 'current')
-    const after = ours.map(r => r[kind].watching - r[kind].current)
-    const ratios = ours.map(r => r[kind].watching / r[kind].current)
-    report(`${kind === 'cold' ? 'first index' : 'restart'}: index current to watching`, `+${span(after, s)}`, `to current ${span(toCurrent, s)}`, `${span(ratios, x => x.toFixed(2))}x the time to current`, '<= 1.5x')
+  for (const [who, runs] of [['', ours], [' (before)', before]]) for (const kind of ['cold', 'restart']) {
+    if (runs.length === 0) continue
+    const toCurrent = pick(runs, kind, 'current')
+    const after = runs.map(r => r[kind].watching - r[kind].current)
+    const ratios = runs.map(r => r[kind].watching / r[kind].current)
+    report(`${kind === 'cold' ? 'first index' : 'restart'}${who}: index current to watching`, `+${span(after, s)}`, `to current ${span(toCurrent, s)}`, `${span(ratios, x => x.toFixed(2))}x the time to current`, '<= 1.5x')
   }
 }

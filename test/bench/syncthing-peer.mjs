@@ -3,7 +3,7 @@
 import { spawn, spawnSync } from 'node:child_process'
 import { existsSync, mkdirSync } from 'node:fs'
 import { createServer } from 'node:net'
-import { memOf } from './data.mjs'
+import { treeMemOf } from './data.mjs'
 
 const BIN = '/usr/bin/syncthing'
 const API_KEY = 'cidsync-lean-bench'
@@ -25,7 +25,8 @@ async function freePort () {
 const sleep = (ms) => new Promise(resolve => setTimeout(resolve, ms))
 
 /**
- * Starts syncthing over `home`; the first start adds the folder `tree`. Resolves when the folder is
+ * Memory is summed over syncthing's monitor process and the child it starts (even with
+ * --no-restart): both are what a user's machine holds for it. Starts syncthing over `home`; the first start adds the folder `tree`. Resolves when the folder is
  * idle with `files` local files: ms from spawn, peak RSS until then (VmHWM) and the child.
  */
 export async function syncthingUntilIdle (home, tree, files, { timeoutMs = 1_800_000 } = {}) {
@@ -66,7 +67,7 @@ export async function syncthingUntilIdle (home, tree, files, { timeoutMs = 1_800
     return status.state === 'idle' && status.localFiles === files
   })
   const ms = performance.now() - started
-  return { ms, peak: memOf(child.pid).hwm, child, api }
+  return { ms, peak: treeMemOf(child.pid).hwm, child, api }
 }
 
 /** Stops syncthing through its API (SIGTERM after 15 s, SIGKILL after 30 s). */
