@@ -17,8 +17,9 @@ import { NewDirs } from './new-dirs.js'
 import { SkippedFiles, SYMLINK_NOT_FOLLOWED, type SkippedFile } from './skipped-files.js'
 
 /**
- * `scanning`: the startup scan runs; `verifying`: the index is being brought current and chokidar's
- * first pass checks it; `watching`: live.
+ * `starting`: the watches are being set up; `scanning`: the startup scan runs; `verifying`: the
+ * scan is done and what it found is being hashed (a scan without watches, {@link FolderIndexer.scan},
+ * stays there); `watching`: live.
  */
 export type FolderState = 'starting' | 'scanning' | 'verifying' | 'watching' | 'error' | 'stopped'
 
@@ -80,8 +81,6 @@ export class FolderIndexer {
   private readonly watcher: FolderWatcher
   private state: FolderState = 'starting'
   private error: string | undefined
-  /** Files chokidar's first pass has checked; dropped once it is done. */
-  private verified: Set<string> | undefined
   private readonly settling = new Map<string, NodeJS.Timeout>()
   private readonly hashing = new Set<string>()
   private readonly again = new Set<string>()
@@ -103,7 +102,6 @@ export class FolderIndexer {
     this.ignore = createIgnoreMatcher(init.folder.ignore, excludedPaths(init.folder))
     this.skipped = new SkippedFiles({ onDue: (rel, kind) => this.retrySkipped(rel, kind), minRetryMs: init.skipRetryMs })
     this.watcher = new FolderWatcher({ root: init.folder.path, ignore: this.ignore, followSymlinks: init.folder.followSymlinks }, {
-      onFile: (rel, stats) => this.verify(rel, stats),
       onPath: (rel) => this.settle(rel),
       onDirAdded: (rel) => this.newDirs.add(rel),
       onDirRemoved: (rel) => this.removeTree(rel),
@@ -225,33 +223,39 @@ export class FolderIndexer {
   }
 
   /**
-   * Starts chokidar over the folder. Its first pass stats every file again; each is checked
-   * against its row, which catches what changed between the scan and the watch being set up,
-   * and rows it never saw are looked at. Resolves when the watches are up.
+   * Watches the folder, then scans it (see {@link scan}): a change made once a directory's watch
+   * is up is reported by it, one made before is found by the scan, which reads every directory
+   * after its watch. So no second pass over the files is needed (chokidar's own, which stat'ed
+   * every file again, took longer than the scan and most of the daemon's peak memory). Resolves
+   * when the scan is done; hashing what it found goes on (see {@link idle}).
    */
-  async watch (): Promise<void> {
-    // Not after a failed scan; nor when the folder came back meanwhile and is being watched anew.
-    if (this.state !== 'verifying' || this.restarting !== undefined) return
-    await this.startWatching()
+  async start (): Promise<void> {
+    if (this.state === 'stopped') return
+    const why = await this.root.pin()
+    if ((this.state as FolderState) === 'stopped') return
+    if (why !== undefined) {
+      this.loseRoot(why)
+      return
+    }
+    if (!(await this.startWatching())) return
+    await this.scan()
+    // A watch that failed while being set up (out of inotify watches) put the folder in error; the scan still indexed it.
+    if (this.error !== undefined && (this.state as FolderState) === 'verifying') this.state = 'error'
+    if ((this.state as FolderState) !== 'verifying') return
+    this.state = 'watching'
+    this.root.settled()
   }
 
-  private async startWatching (): Promise<void> {
-    if (this.state === 'stopped') return
-    this.verified = new Set()
+  /** Sets up the watches (directories only); false when stopped meanwhile. */
+  private async startWatching (): Promise<boolean> {
+    if (this.state === 'stopped') return false
     await this.watcher.start()
     // Stopped meanwhile (a folder that came back just as the daemon stops): no watch may outlive it.
     if ((this.state as FolderState) === 'stopped') {
-      this.verified = undefined
       await this.watcher.close()
-      return
+      return false
     }
-    const verified = this.verified
-    this.verified = undefined
-    for (const rel of this.components.entries.livePaths(this.components.deviceId, this.name)) {
-      if (!verified.has(rel)) this.settle(rel, 0)
-    }
-    if (this.state === 'verifying') this.state = 'watching'
-    if (this.state === 'watching') this.root.settled()
+    return true
   }
 
   /** Resolves when nothing is settling or hashing: the folder's rows match the disk as last seen. */
@@ -284,23 +288,6 @@ export class FolderIndexer {
       skippedFiles: this.skipped.list(),
       error: this.error
     }
-  }
-
-  /** A file chokidar stat'ed while walking: during its first pass, check it against its row. */
-  private verify (rel: string, stats: Stats | undefined): void {
-    if (this.verified === undefined || this.verified.has(rel)) return
-    this.verified.add(rel)
-    let row: KnownFile | undefined
-    try {
-      row = stats === undefined ? undefined : this.knownFile(rel)
-    } catch (err) {
-      // Inside chokidar's walk: never throw there. Looked at again once settled.
-      this.lookFailed(rel, err as Error)
-      return
-    }
-    if (stats !== undefined && row !== undefined && this.matches(row, stats)) return
-    if (stats !== undefined) this.hash(rel, stats.size)
-    else this.settle(rel, 0)
   }
 
   /**
@@ -565,8 +552,7 @@ export class FolderIndexer {
       this.lost = false
       this.error = undefined
       this.state = 'starting'
-      await this.scan()
-      if ((this.state as FolderState) === 'verifying') await this.startWatching()
+      await this.start()
     })()
     try {
       await this.restarting
