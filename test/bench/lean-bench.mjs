@@ -54,6 +54,9 @@ async function daemonUntilWatching (cli, config) {
           found.current = { ms: performance.now() - started, event: JSON.parse(line), peak: memOf(child.pid).hwm }
         } else if (line.includes('"msg":"watching"')) {
           found.watching = { ms: performance.now() - started, event: JSON.parse(line), peak: memOf(child.pid).hwm }
+        }
+        // Either may come first: watching starts as soon as the index is current.
+        if (found.current !== undefined && found.watching !== undefined) {
           clearTimeout(timer)
           resolve()
         }
@@ -61,8 +64,11 @@ async function daemonUntilWatching (cli, config) {
     })
     child.on('exit', (code) => { clearTimeout(timer); reject(new Error(`daemon exited ${code}:\n${tail}`)) })
   })
-  if (found.current?.event.files !== FILES) throw new Error(`indexed ${found.current?.event.files} files, expected ${FILES}`)
-  return { child, current: found.current.ms, watching: found.watching.ms, peak: found.watching.peak, peakAtCurrent: found.current.peak }
+  if (found.current.event.files !== FILES) {
+    await stopDaemon(child)
+    throw new Error(`indexed ${found.current.event.files} files, expected ${FILES}`)
+  }
+  return { child, current: found.current.ms, watching: Math.max(found.current.ms, found.watching.ms), peak: found.watching.peak, peakAtCurrent: found.current.peak }
 }
 
 async function stopDaemon (child) {
