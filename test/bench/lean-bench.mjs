@@ -1,9 +1,9 @@
 // npm run bench -- lean: the daemon's memory and time to watching over many small files, beside syncthing
 // on the same tree in the same run, runs interleaved (the order flips every run: the machine is shared).
 import { spawn } from 'node:child_process'
-import { mkdirSync, writeFileSync, rmSync } from 'node:fs'
+import { mkdirSync, writeFileSync, rmSync, existsSync, readFileSync } from 'node:fs'
 import { randomFillSync } from 'node:crypto'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { memOf, treeMemOf } from './data.mjs'
 import { syncthingPresent, syncthingUntilIdle, syncthingVersion, stopSyncthing } from './syncthing-peer.mjs'
@@ -15,8 +15,8 @@ const FILE_BYTES = Number(process.env.BENCH_LEAN_FILE_BYTES ?? 4096)
 const RUNS = Number(process.env.BENCH_LEAN_RUNS ?? 3)
 /** Idle RSS is read this long after the daemon is watching (after syncthing's folder is idle). */
 const IDLE_MS = Number(process.env.BENCH_LEAN_IDLE_MS ?? 30_000)
-/** What the systemd units set (glibc keeps freed heap per arena); BENCH_LEAN_ARENAS='' leaves it unset. */
-const ARENAS = process.env.BENCH_LEAN_ARENAS ?? '2'
+/** The daemon runs with the environment its build's systemd unit gives it (MALLOC_ARENA_MAX, NODE_OPTIONS); BENCH_LEAN_UNIT_ENV=0 leaves it out. */
+const UNIT_ENV = process.env.BENCH_LEAN_UNIT_ENV !== '0'
 const TIMEOUT_MS = 1_800_000
 /** Another build's dist/cli/main.js, run interleaved as `before` (a before/after in one run). */
 const BEFORE = process.env.BENCH_LEAN_BEFORE
@@ -31,13 +31,24 @@ function makeTree (dir) {
   }
 }
 
+/** The `Environment=` lines of the user unit beside a build's dist/ (`systemd/cidsync-user.service`). */
+function unitEnv (cli) {
+  if (!UNIT_ENV) return {}
+  const unit = join(dirname(cli), '..', '..', 'systemd', 'cidsync-user.service')
+  if (!existsSync(unit)) return {}
+  const env = {}
+  for (const line of readFileSync(unit, 'utf8').split('\n')) {
+    const m = /^Environment=([A-Z_]+)=(.*)$/.exec(line)
+    if (m !== null) env[m[1]] = m[2]
+  }
+  return env
+}
+
 const sleep = (ms) => new Promise(resolve => setTimeout(resolve, ms))
 
 /** Spawns the daemon; resolves at its `watching` line with ms from spawn to `index current` and to `watching`, and peaks. */
 async function daemonUntilWatching (cli, config) {
-  const env = { ...process.env }
-  if (ARENAS === '') delete env.MALLOC_ARENA_MAX
-  else env.MALLOC_ARENA_MAX = ARENAS
+  const env = { ...process.env, ...unitEnv(cli) }
   const started = performance.now()
   const child = spawn(process.execPath, [cli, 'daemon', '--config', config], { stdio: ['ignore', 'ignore', 'pipe'], env })
   let tail = ''
@@ -121,7 +132,7 @@ export async function benchLean (root, report) {
   const count = FILES.toLocaleString('en-US')
   const started = performance.now()
   makeTree(tree)
-  console.log(`  (${count} files of ${FILE_BYTES} B in ${Math.ceil(FILES / PER_DIR)} dirs made in ${s(performance.now() - started)}; MALLOC_ARENA_MAX=${ARENAS || 'unset'} for the daemon)`)
+  console.log(`  (${count} files of ${FILE_BYTES} B in ${Math.ceil(FILES / PER_DIR)} dirs made in ${s(performance.now() - started)}; the daemon's environment from its unit: ${JSON.stringify(unitEnv(CLI))})`)
   writeFileSync(config, `state_dir = "${state}"\nlog_level = "info"\n[[folders]]\nname = "tree"\npath = "${tree}"\n[status]\nlisten = "127.0.0.1:0"\n`)
   const peer = syncthingPresent()
   if (!peer) console.log('  (no /usr/bin/syncthing: `apt-get install -y syncthing` to compare; the ratios are skipped)')
