@@ -133,28 +133,29 @@ export class FolderIndexer {
   /**
    * The startup scan, on a thread of its own: every file whose size or mtime moved is queued for
    * hashing, every row whose file is gone is looked at. Resolves when the scan is done (hashing
-   * may still run: see {@link idle}).
+   * may still run: see {@link idle}): true, or false when it did not run to its end (stopped, the
+   * folder missing). With `after`, the walk waits for it (the watches being set up).
    */
-  async scan (): Promise<void> {
+  async scan (after?: Promise<unknown>): Promise<boolean> {
     // A missing folder (an unmounted disk) is an error to show, never a reason to mark its files deleted.
-    if (this.state === 'stopped') return
+    if (this.state === 'stopped') return false
     const why = await this.root.pin()
-    if ((this.state as FolderState) === 'stopped') return
+    if ((this.state as FolderState) === 'stopped') return false
     if (why !== undefined) {
       this.loseRoot(why)
-      return
+      return false
     }
     this.state = 'scanning'
     let result
     try {
-      result = await this.runScan()
+      result = await this.runScan(undefined, undefined, after)
     } catch (err) {
       // The folder went away under the scan: not a reason to think its files are gone.
       if (await this.root.intact()) throw err
       this.loseRoot('went away during the scan')
-      return
+      return false
     }
-    if (result === undefined) return
+    if (result === undefined) return false
     this.scanned = result.scanned
     for (const rel of result.missing) {
       // Gone while the daemon was down, or ignored by a rule added since.
@@ -163,6 +164,7 @@ export class FolderIndexer {
     }
     if (this.state === 'scanning') this.state = 'verifying'
     this.wakeIdle()
+    return true
   }
 
   /**
@@ -196,7 +198,7 @@ export class FolderIndexer {
   }
 
   /** The scan thread's answer, or undefined when the indexer was stopped meanwhile. */
-  private async runScan (seen?: (rel: string) => void, linkSeen?: (rel: string) => void): Promise<ScanResult | undefined> {
+  private async runScan (seen?: (rel: string) => void, linkSeen?: (rel: string) => void, after?: Promise<unknown>): Promise<ScanResult | undefined> {
     const { folder } = this.init
     const request = {
       root: folder.path, folder: folder.name, ignore: folder.ignore, exclude: excludedPaths(folder), followSymlinks: folder.followSymlinks,
@@ -215,7 +217,7 @@ export class FolderIndexer {
           if (code === SYMLINK_NOT_FOLLOWED) linkSeen?.(rel)
           this.skip(rel, code, 'dir')
         }
-      }, { signal: this.stopScan.signal })
+      }, { signal: this.stopScan.signal, after })
     } catch (err) {
       if (this.stopScan.signal.aborted) return undefined
       throw err
@@ -237,8 +239,11 @@ export class FolderIndexer {
       this.loseRoot(why)
       return
     }
-    if (!(await this.startWatching())) return
-    await this.scan()
+    // The scan thread loads the rows while the watches are set up, and walks once they are up.
+    // Owned here whatever the scan does: a watch that cannot be set up at all puts the folder in error.
+    const watching = this.startWatching().catch((err: unknown) => { this.fail(err as Error); return false })
+    // A scan that ran to its end waited for the watches; one cut short (a missing root) may not have.
+    if (!(await this.scan(watching)) || !(await watching)) return
     // A watch that failed while being set up (out of inotify watches) put the folder in error; the scan still indexed it.
     if (this.error !== undefined && (this.state as FolderState) === 'verifying') this.state = 'error'
     if ((this.state as FolderState) !== 'verifying') return
