@@ -17,8 +17,9 @@ import { NewDirs } from './new-dirs.js'
 import { SkippedFiles, SYMLINK_NOT_FOLLOWED, type SkippedFile } from './skipped-files.js'
 
 /**
- * `scanning`: the startup scan runs; `verifying`: the index is being brought current and chokidar's
- * first pass checks it; `watching`: live.
+ * `starting`: the watches are being set up; `scanning`: the startup scan runs; `verifying`: the
+ * scan is done and what it found is being hashed (a scan without watches, {@link FolderIndexer.scan},
+ * stays there); `watching`: live.
  */
 export type FolderState = 'starting' | 'scanning' | 'verifying' | 'watching' | 'error' | 'stopped'
 
@@ -80,8 +81,6 @@ export class FolderIndexer {
   private readonly watcher: FolderWatcher
   private state: FolderState = 'starting'
   private error: string | undefined
-  /** Files chokidar's first pass has checked; dropped once it is done. */
-  private verified: Set<string> | undefined
   private readonly settling = new Map<string, NodeJS.Timeout>()
   private readonly hashing = new Set<string>()
   private readonly again = new Set<string>()
@@ -103,7 +102,6 @@ export class FolderIndexer {
     this.ignore = createIgnoreMatcher(init.folder.ignore, excludedPaths(init.folder))
     this.skipped = new SkippedFiles({ onDue: (rel, kind) => this.retrySkipped(rel, kind), minRetryMs: init.skipRetryMs })
     this.watcher = new FolderWatcher({ root: init.folder.path, ignore: this.ignore, followSymlinks: init.folder.followSymlinks }, {
-      onFile: (rel, stats) => this.verify(rel, stats),
       onPath: (rel) => this.settle(rel),
       onDirAdded: (rel) => this.newDirs.add(rel),
       onDirRemoved: (rel) => this.removeTree(rel),
@@ -135,28 +133,29 @@ export class FolderIndexer {
   /**
    * The startup scan, on a thread of its own: every file whose size or mtime moved is queued for
    * hashing, every row whose file is gone is looked at. Resolves when the scan is done (hashing
-   * may still run: see {@link idle}).
+   * may still run: see {@link idle}): true, or false when it did not run to its end (stopped, the
+   * folder missing). With `after`, the walk waits for it (the watches being set up).
    */
-  async scan (): Promise<void> {
+  async scan (after?: Promise<unknown>): Promise<boolean> {
     // A missing folder (an unmounted disk) is an error to show, never a reason to mark its files deleted.
-    if (this.state === 'stopped') return
+    if (this.state === 'stopped') return false
     const why = await this.root.pin()
-    if ((this.state as FolderState) === 'stopped') return
+    if ((this.state as FolderState) === 'stopped') return false
     if (why !== undefined) {
       this.loseRoot(why)
-      return
+      return false
     }
     this.state = 'scanning'
     let result
     try {
-      result = await this.runScan()
+      result = await this.runScan(undefined, undefined, after)
     } catch (err) {
       // The folder went away under the scan: not a reason to think its files are gone.
       if (await this.root.intact()) throw err
       this.loseRoot('went away during the scan')
-      return
+      return false
     }
-    if (result === undefined) return
+    if (result === undefined) return false
     this.scanned = result.scanned
     for (const rel of result.missing) {
       // Gone while the daemon was down, or ignored by a rule added since.
@@ -165,6 +164,7 @@ export class FolderIndexer {
     }
     if (this.state === 'scanning') this.state = 'verifying'
     this.wakeIdle()
+    return true
   }
 
   /**
@@ -198,7 +198,7 @@ export class FolderIndexer {
   }
 
   /** The scan thread's answer, or undefined when the indexer was stopped meanwhile. */
-  private async runScan (seen?: (rel: string) => void, linkSeen?: (rel: string) => void): Promise<ScanResult | undefined> {
+  private async runScan (seen?: (rel: string) => void, linkSeen?: (rel: string) => void, after?: Promise<unknown>): Promise<ScanResult | undefined> {
     const { folder } = this.init
     const request = {
       root: folder.path, folder: folder.name, ignore: folder.ignore, exclude: excludedPaths(folder), followSymlinks: folder.followSymlinks,
@@ -217,7 +217,7 @@ export class FolderIndexer {
           if (code === SYMLINK_NOT_FOLLOWED) linkSeen?.(rel)
           this.skip(rel, code, 'dir')
         }
-      }, { signal: this.stopScan.signal })
+      }, { signal: this.stopScan.signal, after })
     } catch (err) {
       if (this.stopScan.signal.aborted) return undefined
       throw err
@@ -225,33 +225,42 @@ export class FolderIndexer {
   }
 
   /**
-   * Starts chokidar over the folder. Its first pass stats every file again; each is checked
-   * against its row, which catches what changed between the scan and the watch being set up,
-   * and rows it never saw are looked at. Resolves when the watches are up.
+   * Watches the folder, then scans it (see {@link scan}): a change made once a directory's watch
+   * is up is reported by it, one made before is found by the scan, which reads every directory
+   * after its watch. So no second pass over the files is needed (chokidar's own, which stat'ed
+   * every file again, took longer than the scan and most of the daemon's peak memory). Resolves
+   * when the scan is done; hashing what it found goes on (see {@link idle}).
    */
-  async watch (): Promise<void> {
-    // Not after a failed scan; nor when the folder came back meanwhile and is being watched anew.
-    if (this.state !== 'verifying' || this.restarting !== undefined) return
-    await this.startWatching()
+  async start (): Promise<void> {
+    if (this.state === 'stopped') return
+    const why = await this.root.pin()
+    if ((this.state as FolderState) === 'stopped') return
+    if (why !== undefined) {
+      this.loseRoot(why)
+      return
+    }
+    // The scan thread loads the rows while the watches are set up, and walks once they are up.
+    // Owned here whatever the scan does: a watch that cannot be set up at all puts the folder in error.
+    const watching = this.startWatching().catch((err: unknown) => { this.fail(err as Error); return false })
+    // A scan that ran to its end waited for the watches; one cut short (a missing root) may not have.
+    if (!(await this.scan(watching)) || !(await watching)) return
+    // A watch that failed while being set up (out of inotify watches) put the folder in error; the scan still indexed it.
+    if (this.error !== undefined && (this.state as FolderState) === 'verifying') this.state = 'error'
+    if ((this.state as FolderState) !== 'verifying') return
+    this.state = 'watching'
+    this.root.settled()
   }
 
-  private async startWatching (): Promise<void> {
-    if (this.state === 'stopped') return
-    this.verified = new Set()
+  /** Sets up the watches (directories only); false when stopped meanwhile. */
+  private async startWatching (): Promise<boolean> {
+    if (this.state === 'stopped') return false
     await this.watcher.start()
     // Stopped meanwhile (a folder that came back just as the daemon stops): no watch may outlive it.
     if ((this.state as FolderState) === 'stopped') {
-      this.verified = undefined
       await this.watcher.close()
-      return
+      return false
     }
-    const verified = this.verified
-    this.verified = undefined
-    for (const rel of this.components.entries.livePaths(this.components.deviceId, this.name)) {
-      if (!verified.has(rel)) this.settle(rel, 0)
-    }
-    if (this.state === 'verifying') this.state = 'watching'
-    if (this.state === 'watching') this.root.settled()
+    return true
   }
 
   /** Resolves when nothing is settling or hashing: the folder's rows match the disk as last seen. */
@@ -284,23 +293,6 @@ export class FolderIndexer {
       skippedFiles: this.skipped.list(),
       error: this.error
     }
-  }
-
-  /** A file chokidar stat'ed while walking: during its first pass, check it against its row. */
-  private verify (rel: string, stats: Stats | undefined): void {
-    if (this.verified === undefined || this.verified.has(rel)) return
-    this.verified.add(rel)
-    let row: KnownFile | undefined
-    try {
-      row = stats === undefined ? undefined : this.knownFile(rel)
-    } catch (err) {
-      // Inside chokidar's walk: never throw there. Looked at again once settled.
-      this.lookFailed(rel, err as Error)
-      return
-    }
-    if (stats !== undefined && row !== undefined && this.matches(row, stats)) return
-    if (stats !== undefined) this.hash(rel, stats.size)
-    else this.settle(rel, 0)
   }
 
   /**
@@ -565,8 +557,7 @@ export class FolderIndexer {
       this.lost = false
       this.error = undefined
       this.state = 'starting'
-      await this.scan()
-      if ((this.state as FolderState) === 'verifying') await this.startWatching()
+      await this.start()
     })()
     try {
       await this.restarting

@@ -4,6 +4,7 @@ import { basename, dirname, join, sep } from 'node:path'
 import { setTimeout as delay } from 'node:timers/promises'
 import { watch, type FSWatcher } from 'chokidar'
 import { WatchLimitError } from '../errors.js'
+import { statDirectoriesOnly } from './chokidar-reads.js'
 import { chainIds, dirId } from './dir-chain.js'
 import type { IgnoreMatcher } from './ignore.js'
 
@@ -36,8 +37,6 @@ export function holdsTooLongPath (dir: string): boolean {
 
 /** What the chokidar adapter reports, every path relative to the folder and `/`-separated. */
 export interface FolderEvents {
-  /** A regular file seen while chokidar walks a folder: the scan's input. */
-  onFile (relativePath: string, stats: Stats | undefined): void
   /** Something happened at this path: settle, then look. */
   onPath (relativePath: string): void
   /** A folder appeared after the first pass (made, or moved in): its files need a walk. */
@@ -62,8 +61,8 @@ export interface FolderWatcherInit {
 /**
  * chokidar over one folder, directories only: one inotify watch per directory, not per file (at
  * 100,000 files chokidar's per-file watches cost 850 MB and 11 s; see docs/benchmarks.md). File
- * events come from the directory watches' raw events; the files chokidar stats while it walks
- * are handed to the scan through its `ignored` callback, so the tree is walked once.
+ * events come from the directory watches' raw events; chokidar's reads do not stat files
+ * ({@link statDirectoriesOnly}): the startup scan, run once the watches are up, looks at them.
  */
 export class FolderWatcher {
   private watcher: FSWatcher | undefined
@@ -83,6 +82,7 @@ export class FolderWatcher {
       persistent: true,
       ignored: (path: string, stats?: Stats) => this.ignored(path, stats)
     })
+    statDirectoriesOnly(watcher)
     this.watcher = watcher
     watcher.on('raw', (_event: string, filename: string | null, details: unknown) => {
       const watchedPath = (details as { watchedPath?: string } | undefined)?.watchedPath
@@ -165,15 +165,11 @@ export class FolderWatcher {
         this.events.onSymlink?.(rel)
         return true
       }
-      if (this.isLoop(path, rel)) return true
-      // chokidar resolves followed links itself; the file behind one is stat'ed by the scan.
-      this.events.onFile(rel, undefined)
-      return false
+      // chokidar resolves followed links itself; the file behind one is looked at by the scan.
+      return this.isLoop(path, rel)
     }
-    if (stats.isFile()) {
-      this.events.onFile(rel, stats)
-      return true
-    }
+    // A file: its directory's watch reports it; the scan and the raw events look at it.
+    if (stats.isFile()) return true
     if (!stats.isDirectory()) return true
     if (holdsTooLongPath(path)) {
       // Left unwatched and reported, to be skipped (and retried) like any path that cannot be read.

@@ -10,6 +10,11 @@ export interface ScanRequest {
   readonly indexPath: string
   readonly deviceId: string
   readonly profile: string
+  /**
+   * When present, the walk waits until its first Int32 is set (the folder's watches are up): the
+   * rows load meanwhile, so the watches cost the time to current almost nothing.
+   */
+  readonly gate?: SharedArrayBuffer
 }
 
 /** What it answers, in order: batches of files to hash, then one `done`. */

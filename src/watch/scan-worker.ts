@@ -55,6 +55,11 @@ function withoutBadNames (root: string, dirRel: string, entries: Dirent[], post:
  */
 function scan (request: ScanRequest, post: (message: ScanMessage) => void): void {
   const known = loadKnown(request)
+  if (request.gate !== undefined) {
+    // Opened by the main thread once the watches are up; a stop terminates this thread even here.
+    const gate = new Int32Array(request.gate)
+    while (Atomics.load(gate, 0) === 0) Atomics.wait(gate, 0, 0, 1_000)
+  }
   const ignore = createIgnoreMatcher(request.ignore, request.exclude)
   // Followed links can lead back up the tree: each directory carries the (device, inode) of those
   // above it, and a link to one of them is not entered.

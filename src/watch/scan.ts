@@ -14,10 +14,20 @@ export interface ScanResult {
   readonly missing: readonly string[]
 }
 
-/** Runs one folder's startup scan on a thread of its own; aborting `signal` stops the thread at once. */
-export async function scanFolder (request: ScanRequest, handlers: ScanHandlers, options: { signal?: AbortSignal } = {}): Promise<ScanResult> {
+/**
+ * Runs one folder's startup scan on a thread of its own; aborting `signal` stops the thread at
+ * once. With `after`, the thread loads the rows at once but walks only once `after` settles.
+ */
+export async function scanFolder (request: ScanRequest, handlers: ScanHandlers, options: { signal?: AbortSignal, after?: Promise<unknown> } = {}): Promise<ScanResult> {
   options.signal?.throwIfAborted()
-  const worker = startWorker(import.meta.url, 'scan-worker', { workerData: request })
+  const gate = options.after === undefined ? undefined : new SharedArrayBuffer(4)
+  const worker = startWorker(import.meta.url, 'scan-worker', { workerData: { ...request, gate } })
+  const open = (): void => {
+    if (gate === undefined) return
+    Atomics.store(new Int32Array(gate), 0, 1)
+    Atomics.notify(new Int32Array(gate), 0)
+  }
+  options.after?.then(open, open)
   const onAbort = (): void => { void worker.terminate() }
   options.signal?.addEventListener('abort', onAbort, { once: true })
   try {

@@ -10,8 +10,9 @@ import { HashPool, type HashingProgress } from './hash-pool.js'
 import { releaseMemory } from '../util/release-memory.js'
 
 /**
- * `scanning` until the index is current, `verifying` while chokidar sets up its watches and
- * checks every file once more, then `watching`; `degraded` when a folder is in error.
+ * `scanning` while the watches are set up and until the index is current, then `watching`;
+ * `degraded` when a folder is in error. (`verifying`, once chokidar's second pass over the files,
+ * is no longer entered.)
  */
 /** Every state a watcher can be in, in the order it passes them (metrics list each). */
 export const WATCHER_STATES = ['starting', 'scanning', 'verifying', 'watching', 'degraded', 'stopped'] as const
@@ -127,22 +128,19 @@ export class Watcher {
     }
     this.writer.flush()
     this.folders = [...keep, ...added]
-    await Promise.all(added.map(async f => { await f.scan(); await f.watch() }))
+    await Promise.all(added.map(async f => { await f.start() }))
     return { added: added.map(f => f.name), removed: removed.map(f => f.name) }
   }
 
   /**
-   * Scans every folder and hashes what changed (the index is then current: {@link current}),
-   * then sets up the watches. Resolves once watching.
+   * Sets up every folder's watches, then scans it and hashes what changed (the index is then
+   * current: {@link current}). Resolves once watching, which is then.
    */
   async start (): Promise<void> {
     this.state = 'scanning'
-    this.scanned = Promise.all(this.folders.map(async f => { await f.scan() }))
-    await this.current()
-    if ((this.state as WatcherState) === 'stopped') return
-    this.state = 'verifying'
     const started = Date.now()
-    await Promise.all(this.folders.map(async f => { await f.watch() }))
+    this.scanned = Promise.all(this.folders.map(async f => { await f.start() }))
+    await this.current()
     if ((this.state as WatcherState) === 'stopped') return
     this.state = 'watching'
     this.drift.start()

@@ -1,5 +1,5 @@
 import { createCipheriv } from 'node:crypto'
-import { openSync, writeSync, closeSync, readFileSync } from 'node:fs'
+import { openSync, writeSync, closeSync, readFileSync, readdirSync } from 'node:fs'
 
 const BLOCK = 8 * 1024 * 1024
 
@@ -19,6 +19,31 @@ export function writeStreamFile (path, bytes, keyByte = 1) {
 export function rssOf (pid) {
   const line = readFileSync(`/proc/${pid}/status`, 'utf8').split('\n').find(l => l.startsWith('VmRSS:'))
   return Number(line?.split(/\s+/)[1] ?? 0) * 1024
+}
+
+/** A process's current and peak resident set (VmRSS, VmHWM) in bytes, from /proc. */
+export function memOf (pid) {
+  const lines = readFileSync(`/proc/${pid}/status`, 'utf8').split('\n')
+  const kib = (key) => Number(lines.find(l => l.startsWith(key))?.split(/\s+/)[1] ?? 0) * 1024
+  return { rss: kib('VmRSS:'), hwm: kib('VmHWM:') }
+}
+
+/** {@link memOf} summed over a process and its descendants (syncthing runs as a monitor and its child). */
+export function treeMemOf (pid) {
+  const own = memOf(pid)
+  // Each thread lists the children it forked (Go forks from any of them).
+  const children = []
+  for (const task of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      children.push(...readFileSync(`/proc/${pid}/task/${task}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number))
+    } catch {}
+  }
+  for (const child of children) {
+    const sub = treeMemOf(child)
+    own.rss += sub.rss
+    own.hwm += sub.hwm
+  }
+  return own
 }
 
 /** Entry `i` of the benchmark index (the snapshot and sync benches): a photo library's shape. */

@@ -1,4 +1,4 @@
-// npm run bench [-- cid|index|service|snapshot|sync|find|upload|content|all]: each figure beside a baseline measured in the same run, as a ratio.
+// npm run bench [-- cid|index|service|snapshot|sync|find|upload|content|lean|all]: each figure beside a baseline measured in the same run, as a ratio.
 // Runs the built code (dist/); writes its data under $BENCH_DIR (default: the OS temp dir) and removes it.
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir, cpus, totalmem } from 'node:os'
@@ -11,6 +11,7 @@ import { benchSync } from './sync-bench.mjs'
 import { benchFind } from './find-bench.mjs'
 import { benchUpload } from './upload-bench.mjs'
 import { benchContent } from './content-bench.mjs'
+import { benchLean } from './lean-bench.mjs'
 
 const which = process.argv[2] ?? 'all'
 const root = await mkdtemp(join(process.env.BENCH_DIR ?? tmpdir(), 'cidsync-bench-'))
@@ -30,6 +31,7 @@ try {
   if (which === 'all' || which === 'find') await benchFind(root, report)
   if (which === 'all' || which === 'upload') await benchUpload(root, report)
   if (which === 'all' || which === 'content') await benchContent(root, report)
+  if (which === 'all' || which === 'lean') await benchLean(root, report)
 } finally {
   await rm(root, { recursive: true, force: true })
 }
