@@ -24,15 +24,81 @@ export interface DupesResult {
 export function dupes (cache: SearchCache, options: { readonly minSize?: number, readonly limit?: number } = {}): DupesResult {
   const minSize = options.minSize ?? 1
   const limit = options.limit ?? 1_000
-  const groups = cache.db.prepare(`SELECT cid, MAX(size) AS size, COUNT(*) AS n FROM rows INDEXED BY rows_by_cid
-    WHERE cid IS NOT NULL AND deleted = 0 GROUP BY cid HAVING n > 1 AND MAX(size) >= ?`).raw().all(minSize) as Array<[string, number, number]>
+  // Streamed: the total sums every group, and only the `limit` largest are kept (a bounded heap),
+  // so a million groups are never held or sorted at once.
+  const rows = cache.db.prepare(`SELECT cid, MAX(size) AS size, COUNT(*) AS n FROM rows INDEXED BY rows_by_cid
+    WHERE cid IS NOT NULL AND deleted = 0 GROUP BY cid HAVING n > 1 AND MAX(size) >= ?`).raw().iterate(minSize) as IterableIterator<[string, number, number]>
   let total = 0
-  for (const [, size, n] of groups) total += size * (n - 1)
-  groups.sort((a, b) => b[1] * (b[2] - 1) - a[1] * (a[2] - 1) || (a[0] < b[0] ? -1 : 1))
+  let count = 0
+  const top = new TopGroups(limit)
+  for (const [cid, size, n] of rows) {
+    total += size * (n - 1)
+    count++
+    top.offer({ cid, size, n })
+  }
+  const groups = top.sorted()
   const copiesOf = cache.db.prepare('SELECT device_id AS deviceId, folder, path FROM rows WHERE cid = ? AND deleted = 0 ORDER BY device_id, folder, path')
   return {
-    groups: groups.slice(0, limit).map(([cid, size, n]) => ({ cid, size, copies: copiesOf.all(cid) as DupeGroup['copies'], reclaimable: size * (n - 1) })),
+    groups: groups.map(({ cid, size, n }) => ({ cid, size, copies: copiesOf.all(cid) as DupeGroup['copies'], reclaimable: size * (n - 1) })),
     totalReclaimable: total,
-    more: groups.length > limit
+    more: count > limit
+  }
+}
+
+interface Group { readonly cid: string, readonly size: number, readonly n: number }
+
+/** Larger reclaimable first; equal ones by CID, so the order is the same on every run. */
+function before (a: Group, b: Group): boolean {
+  const ra = a.size * (a.n - 1)
+  const rb = b.size * (b.n - 1)
+  return ra !== rb ? ra > rb : a.cid < b.cid
+}
+
+/** The `limit` groups that sort first, kept in a min-heap (its root: the one that sorts last). */
+class TopGroups {
+  private readonly heap: Group[] = []
+  constructor (private readonly limit: number) {}
+
+  offer (group: Group): void {
+    if (this.limit <= 0) return
+    if (this.heap.length < this.limit) {
+      this.heap.push(group)
+      this.up(this.heap.length - 1)
+    } else if (before(group, this.heap[0] as Group)) {
+      this.heap[0] = group
+      this.down(0)
+    }
+  }
+
+  sorted (): Group[] {
+    return [...this.heap].sort((a, b) => before(a, b) ? -1 : 1)
+  }
+
+  private up (i: number): void {
+    while (i > 0) {
+      const parent = (i - 1) >> 1
+      if (!before(this.heap[parent] as Group, this.heap[i] as Group)) return
+      this.swap(i, parent)
+      i = parent
+    }
+  }
+
+  private down (i: number): void {
+    for (;;) {
+      const left = 2 * i + 1
+      const right = left + 1
+      let last = i
+      if (left < this.heap.length && before(this.heap[last] as Group, this.heap[left] as Group)) last = left
+      if (right < this.heap.length && before(this.heap[last] as Group, this.heap[right] as Group)) last = right
+      if (last === i) return
+      this.swap(i, last)
+      i = last
+    }
+  }
+
+  private swap (a: number, b: number): void {
+    const t = this.heap[a] as Group
+    this.heap[a] = this.heap[b] as Group
+    this.heap[b] = t
   }
 }

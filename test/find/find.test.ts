@@ -135,4 +135,21 @@ describe('where and dupes', () => {
     expect(where(cache, index, CID_B, { includeDeleted: true, limit: 2 })).toMatchObject({ more: true, holders: [{}, {}] })
     expect(where(cache, index, CID_B, { includeDeleted: true, limit: 3 }).more).toBe(false)
   })
+
+  it('lists the largest groups first when there are more than the limit, and counts every one in the total', async () => {
+    const { index, cache } = await setUp()
+    // 40 groups of two copies each, sizes in a scrambled order; some equal, told apart by CID.
+    const sizes = Array.from({ length: 40 }, (_, i) => ((i * 17) % 23) * 100 + 1)
+    const cidOf = (i: number): string => `bafkreig${String(i).padStart(52, 'x')}`
+    index.entries.apply('aaaa1111', sizes.map((size, i) => put('many', `a-${i}`, size, cidOf(i))))
+    index.entries.apply('bbbb2222', sizes.map((size, i) => put('many', `b-${i}`, size, cidOf(i))))
+    cache.catchUp(index)
+    const everything = dupes(cache, { limit: 1000 })
+    const top = dupes(cache, { limit: 5 })
+    expect(top.groups.map(g => g.cid)).toEqual(everything.groups.slice(0, 5).map(g => g.cid))
+    expect(top.more).toBe(true)
+    expect(top.totalReclaimable).toBe(everything.totalReclaimable)
+    const reclaimable = everything.groups.map(g => g.reclaimable)
+    expect(reclaimable).toEqual([...reclaimable].sort((a, b) => b - a))
+  })
 })
