@@ -12,6 +12,7 @@ import { ensurePrivateDir } from '../util/private-dir.js'
 import { NotReadyError, PathNotFoundError } from '../errors.js'
 import type { DownloadedFile, SyncEvent, SyncRunner } from '../sync/index.js'
 import type { DownloadQuery } from './download-route.js'
+import { versionRow } from './version-row.js'
 import { EventBus } from './event-bus.js'
 import { EventObserver } from './event-observer.js'
 import { ensureStatusToken } from './status-token.js'
@@ -286,8 +287,9 @@ export class Daemon {
     const past = query.at === undefined ? undefined : await openPastIndex(access.clients, config, query.at, { passphrase, signal: AbortSignal.any([signal, this.stopped.signal]) })
     const from = past?.index ?? index
     try {
-      const rows = selectRows(from, { paths: [query.path], prefix: false, deviceId: query.device, own: this.deviceId })
-      const row = rows[0]
+      const row = query.cid === undefined
+        ? selectRows(from, { paths: [query.path], prefix: false, deviceId: query.device, own: this.deviceId })[0]
+        : versionRow(from, query.path, query.cid, config.cidProfile)
       if (row === undefined) throw new PathNotFoundError(`${query.path}: not in the index`)
       return await downloadFile(access.clients, from, { config, row, passphrase, signal: AbortSignal.any([signal, this.stopped.signal]) })
     } finally {

@@ -2,6 +2,7 @@ import { createReadStream } from 'node:fs'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { pipeline } from 'node:stream/promises'
 import { z } from 'zod'
+import { CID } from 'multiformats/cid'
 import type { DownloadedFile } from '../sync/index.js'
 import type { DashboardRoutes } from './dashboard-routes.js'
 import { refuseUnsigned } from './find-routes.js'
@@ -11,6 +12,8 @@ export interface DownloadQuery {
   readonly path: string
   readonly device?: string
   readonly at?: Date
+  /** A version by its content (as the timeline lists it): the file's bytes when it held this CID. */
+  readonly cid?: string
 }
 
 /** Fetches and verifies the file (sync/download-file.ts); throws with a `code` and `exitCode` when it cannot. */
@@ -24,7 +27,8 @@ export const DOWNLOAD_TIMEOUT_MS = 30 * 60_000
 const schema = z.object({
   path: z.string().min(3).max(8192),
   device: z.string().min(1).max(128).optional(),
-  at: z.string().max(64).refine(t => Number.isFinite(Date.parse(t)), 'not a time (RFC 3339)').optional()
+  at: z.string().max(64).refine(t => Number.isFinite(Date.parse(t)), 'not a time (RFC 3339)').optional(),
+  cid: z.string().max(256).refine(c => { try { CID.parse(c); return true } catch { return false } }, 'not a CID').optional()
 })
 
 function sendJson (res: ServerResponse, status: number, body: unknown): void {
@@ -59,7 +63,7 @@ function advice (code: string): string {
 }
 
 /**
- * `GET /download?path=folder/path[&device=ID][&at=TIME]`: the file's content fetched through the
+ * `GET /download?path=folder/path[&device=ID][&at=TIME][&cid=CID]`: the file's content fetched through the
  * service, verified against its CID, and only then sent as an attachment (octet-stream, nosniff).
  * Behind the same guards as /search. Answers whether it handled the request.
  */
@@ -89,7 +93,7 @@ export class DownloadRoute {
       return true
     }
     const q = parsed.data
-    const task = this.serve({ path: q.path, device: q.device, at: q.at === undefined ? undefined : new Date(q.at) }, res)
+    const task = this.serve({ path: q.path, device: q.device, at: q.at === undefined ? undefined : new Date(q.at), cid: q.cid === undefined ? undefined : CID.parse(q.cid).toString() }, res)
     this.owned.add(task)
     void task.finally(() => { this.owned.delete(task) })
     return true
