@@ -123,4 +123,36 @@ describe('GET /download', () => {
     expect(refused.body).not.toContain('secret-bytes')
     expect((await readdir(join(dir, 'state', 'content-fetch')).catch(() => [])).filter(n => n.startsWith('download-'))).toEqual([])
   }, 240_000)
+  it('runs two downloads at once and turns a third away with ERR_BUSY; a client that goes away midway leaves nothing behind', async () => {
+    const dir = await useTempDir()
+    await mkdir(join(dir, 'kept'))
+    const content = randomBytes(24 * 1024 * 1024)
+    await writeFile(join(dir, 'kept', 'big.bin'), content)
+    const { port, token } = await startInProcessDaemon(dir, '[[folders]]\nname = "kept"\npath = "kept"\nstore = true\n')
+    await untilReached(port)
+    await storedBoth(port, 1)
+    const bearer = { authorization: `Bearer ${token}` }
+    const url = `http://127.0.0.1:${port}/download?path=kept/big.bin`
+    const downloads = async (): Promise<string[]> => (await readdir(join(dir, 'state', 'content-fetch')).catch(() => [])).filter(n => n.startsWith('download-'))
+
+    const answers = await Promise.all([0, 1, 2].map(async () => {
+      const answer = await fetch(url, { headers: bearer })
+      return { status: answer.status, body: Buffer.from(await answer.arrayBuffer()) }
+    }))
+    const busy = answers.filter(a => a.status === 503)
+    expect(busy).toHaveLength(1)
+    expect(JSON.parse(busy[0]?.body.toString() ?? '{}')).toMatchObject({ code: 'ERR_BUSY' })
+    for (const a of answers.filter(a => a.status === 200)) expect(a.body.equals(content)).toBe(true)
+
+    // Gone midway: the fetch stops, its temp dir goes, and the slot is free again.
+    await until(async () => (await downloads()).length === 0 ? true : undefined, 10_000, 'the finished downloads\' temps removed')
+    const abandoned = new AbortController()
+    const gone = fetch(url, { headers: bearer, signal: abandoned.signal }).then(async r => await r.arrayBuffer()).catch((err: unknown) => err)
+    await until(async () => (await downloads()).length > 0 ? true : undefined, 30_000, 'the download under way')
+    abandoned.abort()
+    expect(await gone).toBeInstanceOf(Error)
+    await until(async () => (await downloads()).length === 0 ? true : undefined, 30_000, 'the abandoned download\'s temp removed')
+    const again = await Promise.all([0, 1].map(async () => (await fetch(url, { headers: bearer })).status))
+    expect(again).toEqual([200, 200])
+  }, 240_000)
 })
