@@ -9,9 +9,9 @@ import { indexPath, loadOrCreateDeviceId, openIndexRecovering, type Index, type 
 import { createWatcher, type Watcher } from '../watch/index.js'
 import { VERSION } from '../version.js'
 import { ensurePrivateDir } from '../util/private-dir.js'
-import { NotReadyError, PathNotFoundError } from '../errors.js'
+import { DownloadTooLargeError, NotReadyError, PathNotFoundError } from '../errors.js'
 import type { DownloadedFile, SyncEvent, SyncRunner } from '../sync/index.js'
-import type { DownloadQuery } from './download-route.js'
+import { MAX_DOWNLOAD_BYTES, type DownloadQuery } from './download-route.js'
 import { versionRow } from './version-row.js'
 import { EventBus } from './event-bus.js'
 import { EventObserver } from './event-observer.js'
@@ -291,6 +291,7 @@ export class Daemon {
         ? selectRows(from, { paths: [query.path], prefix: false, deviceId: query.device, own: this.deviceId })[0]
         : versionRow(from, query.path, query.cid, config.cidProfile)
       if (row === undefined) throw new PathNotFoundError(`${query.path}: not in the index`)
+      if (row.size > MAX_DOWNLOAD_BYTES) throw new DownloadTooLargeError(`${query.path} is ${row.size} bytes, more than the ${MAX_DOWNLOAD_BYTES} the dashboard serves`)
       return await downloadFile(access.clients, from, { config, row, passphrase, signal: AbortSignal.any([signal, this.stopped.signal]) })
     } finally {
       await past?.close()

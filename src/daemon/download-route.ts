@@ -21,6 +21,8 @@ export type DownloadFetcher = (query: DownloadQuery, signal: AbortSignal) => Pro
 
 /** At most this many downloads at once per daemon: each holds a file's worth of disk in the state dir. */
 export const MAX_DOWNLOADS = 2
+/** Larger files are refused (413): each is staged whole in the state dir before it is sent; `cidsync get` has no bound. */
+export const MAX_DOWNLOAD_BYTES = 8 * 1024 ** 3
 /** A download that has not been verified within this long is given up (a stalled gateway). */
 export const DOWNLOAD_TIMEOUT_MS = 30 * 60_000
 
@@ -51,6 +53,7 @@ export function attachmentHeader (name: string): string {
 function statusFor (err: Error & { code?: unknown, exitCode?: number }): number {
   if (err.code === 'ERR_CONTENT_NOT_STORED' || err.code === 'ERR_PATH_NOT_FOUND' || err.code === 'ERR_NOTHING_AT_TIME') return 404
   if (err.code === 'ERR_NOT_READY') return 503
+  if (err.code === 'ERR_DOWNLOAD_TOO_LARGE') return 413
   if (err.code === 'ERR_USAGE') return 400
   return 502
 }
@@ -58,6 +61,7 @@ function statusFor (err: Error & { code?: unknown, exitCode?: number }): number 
 function advice (code: string): string {
   if (code === 'ERR_CONTENT_NOT_STORED') return 'its content is not stored: set `store = true` on its folder on the device that has it, let the daemon store it, and try again'
   if (code === 'ERR_CONTENT_INTEGRITY' || code === 'ERR_INTEGRITY') return 'the stored content did not match the file\'s CID (damaged or forged): nothing of it was sent; run `cidsync verify` and try again later'
+  if (code === 'ERR_DOWNLOAD_TOO_LARGE') return 'bring it back with `cidsync get PATH --to DIR` instead'
   if (code === 'ERR_NOT_READY') return 'the daemon has not reached the service yet: try again in a moment'
   return 'see the daemon\'s log; try again'
 }
