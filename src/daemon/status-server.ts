@@ -156,7 +156,7 @@ function handle (components: StatusServerComponents, dashboard: DashboardRoutes,
   if (downloads.handle(dashboard, components.token, req, res, url)) return
   const route = ROUTES[path]
   if (route === undefined) {
-    send(res, 404, `not found: ${path} (try /, /status, /events, /healthz, /metrics, or with the token /search, /where, /log, /browse)\n`)
+    send(res, 404, `not found: ${path} (try /, /status, /events, /healthz, /metrics, or with the token /search, /where, /log, /browse, /download)\n`)
     return
   }
   if (req.method !== 'GET' && req.method !== 'HEAD') {
