@@ -571,6 +571,11 @@ export class ContentNotStoredError extends CidsyncError {
   override readonly code = 'ERR_CONTENT_NOT_STORED'
 }
 
+/** The dashboard's download of a file larger than it serves (it is staged in the state dir first). */
+export class DownloadTooLargeError extends CidsyncError {
+  override readonly code = 'ERR_DOWNLOAD_TOO_LARGE'
+}
+
 /** Every gateway failed to give an object's bytes (neither a 404 from all nor bytes that did not match). */
 export class GatewayFetchError extends CidsyncError {
   override readonly code = 'ERR_GATEWAY_FETCH'

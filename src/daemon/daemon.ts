@@ -9,8 +9,10 @@ import { indexPath, loadOrCreateDeviceId, openIndexRecovering, type Index, type 
 import { createWatcher, type Watcher } from '../watch/index.js'
 import { VERSION } from '../version.js'
 import { ensurePrivateDir } from '../util/private-dir.js'
-import { NotReadyError } from '../errors.js'
-import type { SyncEvent, SyncRunner } from '../sync/index.js'
+import { DownloadTooLargeError, NotReadyError, PathNotFoundError } from '../errors.js'
+import type { DownloadedFile, SyncEvent, SyncRunner } from '../sync/index.js'
+import { MAX_DOWNLOAD_BYTES, type DownloadQuery } from './download-route.js'
+import { versionRow } from './version-row.js'
 import { EventBus } from './event-bus.js'
 import { EventObserver } from './event-observer.js'
 import { ensureStatusToken } from './status-token.js'
@@ -108,6 +110,8 @@ export class Daemon {
         logger.warn(r, 'recovered a state file')
       })
       this.index = this.noteIndexOpened(openIndexRecovering(indexPath(config.stateDir)))
+      // Downloads a killed daemon left half-fetched: only this daemon (it holds the lock) makes them.
+      await (await import('../sync/index.js')).removeStaleDownloads(config.stateDir)
       this.watcher = createWatcher({ index: this.index, logger, deviceId: this.deviceId }, {
         folders: config.folders,
         profile: config.cidProfile,
@@ -123,6 +127,7 @@ export class Daemon {
         events: this.events,
         metricsNeedToken: config.status.metricsToken,
         find: this.find = new FindService(() => this.index, config.stateDir, undefined, async (at) => await this.pastAt(at), () => this.contentActivity()),
+        download: async (query, signal) => await this.download(query, signal),
         publishNow: async (options) => await this.readyRunner('publishing').publishNow('request', options),
         verifyNow: async () => await this.readyRunner('the restore drill').verifyNow(),
         reconcileNow: async () => await this.readyRunner('reconciliation').reconcileNow(),
@@ -275,6 +280,31 @@ export class Daemon {
       stateDir: config.stateDir, dir, label: 'browse', binding: { namespace: config.namespace, network: config.network }, passphrase: process.env.CIDSYNC_SNAPSHOT_PASSPHRASE, acceptUnencrypted: acceptsUnencrypted(config), signal: this.stopped.signal
     })
     return { publish: { cid: past.publish.cid, at: past.publish.at, device: past.publish.device }, indexPath: past.indexPath, searchPath: past.searchPath }
+  }
+
+  /**
+   * `GET /download`: one file's content through the service, verified, as `get` (or `get --at`)
+   * would bring it back; the row chosen as `get` chooses it (this device's, else the newest).
+   */
+  private async download (query: DownloadQuery, signal: AbortSignal): Promise<DownloadedFile> {
+    const access = this.link?.historyAccess()
+    const index = this.index
+    if (access === undefined || index === undefined) throw new NotReadyError('not ready: downloads start once the service is reached')
+    const config = this.config
+    const { downloadFile, openPastIndex, selectRows } = await import('../sync/index.js')
+    const passphrase = process.env.CIDSYNC_SNAPSHOT_PASSPHRASE
+    const past = query.at === undefined ? undefined : await openPastIndex(access.clients, config, query.at, { passphrase, signal: AbortSignal.any([signal, this.stopped.signal]) })
+    const from = past?.index ?? index
+    try {
+      const row = query.cid === undefined
+        ? selectRows(from, { paths: [query.path], prefix: false, deviceId: query.device, own: this.deviceId })[0]
+        : versionRow(from, query.path, query.cid, config.cidProfile)
+      if (row === undefined) throw new PathNotFoundError(`${query.path}: not in the index`)
+      if (row.size > MAX_DOWNLOAD_BYTES) throw new DownloadTooLargeError(`${query.path} is ${row.size} bytes, more than the ${MAX_DOWNLOAD_BYTES} the dashboard serves`)
+      return await downloadFile(access.clients, from, { config, row, passphrase, signal: AbortSignal.any([signal, this.stopped.signal]) })
+    } finally {
+      await past?.close()
+    }
   }
 
   /** Stops everything in order; safe to call twice, and from a failed start. */

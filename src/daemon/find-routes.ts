@@ -24,6 +24,18 @@ function send (res: ServerResponse, status: number, body: unknown): void {
 }
 
 /**
+ * Answers 401/403 (and true) unless the request holds the status token, or a signed-in dashboard
+ * session from its own page with its CSRF header: file names and contents are private.
+ */
+export function refuseUnsigned (dashboard: DashboardRoutes, token: string, req: IncomingMessage, res: ServerResponse, path: string): boolean {
+  if (hasStatusToken(req.headers.authorization, token)) return false
+  const why = req.headers.cookie === undefined ? 'not signed in' : dashboard.auth.refusal(req)
+  if (why === undefined) return false
+  send(res, req.headers.cookie === undefined ? 401 : 403, { error: `${path} needs Authorization: Bearer <the token in the state dir's status.token>, or the dashboard signed in (${why})` })
+  return true
+}
+
+/**
  * `GET /search?q=`, `/where?cid=&limit=`, `/log?path=folder/path`, `/browse?device=&prefix=&at=`: the find
  * room's answers for tooling and the dashboard. File names are private: these need the state
  * dir's token (`Authorization: Bearer`) or a dashboard session from its own page with its CSRF
@@ -37,13 +49,7 @@ export function handleFindGet (find: FindService | undefined, dashboard: Dashboa
     res.end(`method not allowed: ${req.method ?? ''} ${path}\n`)
     return true
   }
-  if (!hasStatusToken(req.headers.authorization, token)) {
-    const why = req.headers.cookie === undefined ? 'not signed in' : dashboard.auth.refusal(req)
-    if (why !== undefined) {
-      send(res, req.headers.cookie === undefined ? 401 : 403, { error: `${path} needs Authorization: Bearer <the token in the state dir's status.token>, or the dashboard signed in (${why})` })
-      return true
-    }
-  }
+  if (refuseUnsigned(dashboard, token, req, res, path)) return true
   if (find === undefined) {
     send(res, 503, { error: 'search is not available in this daemon yet' })
     return true

@@ -12,6 +12,7 @@ import type { StatusDocument } from './status-document.js'
 import { DashboardAuth } from './dashboard-auth.js'
 import { handleDashboardGet, type DashboardRoutes } from './dashboard-routes.js'
 import { handleFindGet } from './find-routes.js'
+import { DownloadRoute, type DownloadFetcher } from './download-route.js'
 import type { FindService } from '../find/index.js'
 import type { EventBus } from './event-bus.js'
 import { EventStreams, type EventStreamLimits } from './event-stream.js'
@@ -39,6 +40,8 @@ export interface StatusServerComponents {
   readonly metricsNeedToken?: boolean
   /** `GET /search`, `/where`, `/log`, `/browse` (find-routes.ts); absent: they answer 503. */
   readonly find?: FindService
+  /** `GET /download` (download-route.ts): fetches and verifies a stored file; absent: 503. */
+  readonly download?: DownloadFetcher
 }
 
 /** The exact `Host` values the endpoint answers to (util/own-host.ts); a unix socket's: `localhost`. */
@@ -124,7 +127,7 @@ function answerChallenge (challenges: ChallengeIssuer, url: URL, res: ServerResp
   else send(res, 200, JSON.stringify(issued) + '\n', 'application/json')
 }
 
-function handle (components: StatusServerComponents, dashboard: DashboardRoutes, challenges: ChallengeIssuer, allowed: ReadonlySet<string>, req: IncomingMessage, res: ServerResponse): void {
+function handle (components: StatusServerComponents, dashboard: DashboardRoutes, challenges: ChallengeIssuer, allowed: ReadonlySet<string>, downloads: DownloadRoute, req: IncomingMessage, res: ServerResponse): void {
   if (!isOwnHost(req.headers.host, allowed)) {
     send(res, 403, 'forbidden: the status endpoint answers only to its own loopback address and port\n')
     return
@@ -150,9 +153,10 @@ function handle (components: StatusServerComponents, dashboard: DashboardRoutes,
   }
   if ((req.method === 'GET' || req.method === 'HEAD') && handleDashboardGet(dashboard, req, res, url)) return
   if (handleFindGet(components.find, dashboard, components.token, req, res, url)) return
+  if (downloads.handle(dashboard, components.token, req, res, url)) return
   const route = ROUTES[path]
   if (route === undefined) {
-    send(res, 404, `not found: ${path} (try /, /status, /events, /healthz, /metrics, or with the token /search, /where, /log, /browse)\n`)
+    send(res, 404, `not found: ${path} (try /, /status, /events, /healthz, /metrics, or with the token /search, /where, /log, /browse, /download)\n`)
     return
   }
   if (req.method !== 'GET' && req.method !== 'HEAD') {
@@ -191,13 +195,15 @@ export class StatusServer {
   private readonly maxConnections: number
   private readonly idleTimeoutMs: number
   private readonly dashboard: DashboardRoutes
+  private readonly downloads: DownloadRoute
 
   constructor (components: StatusServerComponents, limits: StatusServerLimits = {}) {
+    this.downloads = new DownloadRoute(components.download)
     this.maxConnections = limits.maxConnections ?? DEFAULT_STATUS_MAX_CONNECTIONS
     this.idleTimeoutMs = limits.idleTimeoutMs ?? DEFAULT_STATUS_IDLE_TIMEOUT_MS
     const dashboard = this.dashboard = { auth: new DashboardAuth(), streams: components.events === undefined ? undefined : new EventStreams(components.events, limits.events) }
     const challenges = new ChallengeIssuer(components.token)
-    this.server = createServer({ connectionsCheckingInterval: 1_000 }, (req, res) => handle(components, dashboard, challenges, this.allowed, req, res))
+    this.server = createServer({ connectionsCheckingInterval: 1_000 }, (req, res) => handle(components, dashboard, challenges, this.allowed, this.downloads, req, res))
     this.server.keepAliveTimeout = Math.min(5_000, this.idleTimeoutMs)
     this.server.headersTimeout = Math.min(5_000, this.idleTimeoutMs)
     this.server.requestTimeout = 10_000
@@ -271,6 +277,7 @@ export class StatusServer {
     this.dashboard.streams?.closeAll()
     this.server.closeAllConnections()
     await closed
+    await this.downloads.settle()
     // Ours to remove only while it is still a socket.
     if (this.bound?.kind === 'unix' && lstatSync(this.bound.path, { throwIfNoEntry: false })?.isSocket() === true) rmSync(this.bound.path, { force: true })
   }

@@ -1,5 +1,6 @@
 import type { Index } from '../index/index.js'
 import type { SearchCache } from './search-cache.js'
+import { storedState, type StoredState } from './stored-state.js'
 
 /** Rows one listing reads at most: a folder of millions lists its first ones and says so. */
 export const MAX_BROWSE_ROWS = 20_000
@@ -9,7 +10,7 @@ export interface Listing {
   readonly deviceId: string | null
   readonly prefix: string
   readonly dirs: ReadonlyArray<{ readonly name: string, readonly files: number, readonly bytes: number }>
-  readonly files: ReadonlyArray<{ readonly name: string, readonly size: number, readonly mtime: string, readonly cid: string | null }>
+  readonly files: ReadonlyArray<{ readonly name: string, readonly size: number, readonly mtime: string, readonly cid: string | null, readonly stored: StoredState }>
   readonly truncated: boolean
 }
 
@@ -36,7 +37,7 @@ export function browse (cache: SearchCache, index: Index, deviceId: string | und
     const rest = path.slice(under.length)
     const next = rest.indexOf('/')
     if (next === -1) {
-      files.push({ name: rest, size, mtime: new Date(mtime).toISOString(), cid })
+      files.push({ name: rest, size, mtime: new Date(mtime).toISOString(), cid, stored: storedState(index, cid) })
     } else {
       const dir = dirs.get(rest.slice(0, next)) ?? { files: 0, bytes: 0 }
       dir.files++

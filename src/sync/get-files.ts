@@ -49,7 +49,7 @@ function targetRoot (config: Config, to: string | undefined, row: Entry): { root
 }
 
 /** The first record of the row's content this device can use, parsed; or why there is none. */
-function usableRecord (index: Index, row: Entry): ContentRecord | string {
+export function usableRecord (index: Index, row: Entry): ContentRecord | string {
   const problems: string[] = []
   for (const stored of index.content.lookup(row.cid ?? '')) {
     try {

@@ -1,12 +1,13 @@
 import { describe, it, expect, afterEach } from 'vitest'
 import { existsSync } from 'node:fs'
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
+import { randomBytes } from 'node:crypto'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { chromium, type BrowserContext } from 'playwright-core'
 import { useTempDir } from '../helpers/temp-dir.js'
 import { runCli } from '../helpers/cli.js'
-import { startInProcessDaemon, statusOf } from '../helpers/in-process-daemon.js'
+import { startInProcessDaemon, statusOf, untilReached } from '../helpers/in-process-daemon.js'
 import { until } from '../helpers/wait.js'
 import { httpGet } from '../helpers/http.js'
 
@@ -103,4 +104,53 @@ describe.skipIf(!hasChromium)('the dashboard\'s finder in a real browser', () =>
     expect(ms).toBeLessThan(2_000)
     expect(errors).toEqual([])
   }, 120_000)
+  it('downloads a stored file through the daemon, verified: from the search, the browser and the timeline; a file not stored has no button', async () => {
+    const dir = await useTempDir()
+    await mkdir(join(dir, 'kept'))
+    const content = randomBytes(150_000)
+    const name = 'budget <b>"25"<b>.bin'
+    await writeFile(join(dir, 'kept', name), content)
+    const { port, config, notes } = await startInProcessDaemon(dir, '[[folders]]\nname = "kept"\npath = "kept"\nstore = true\n')
+    await writeFile(join(notes, 'budget-index-only.txt'), 'not stored')
+    await untilReached(port)
+    await until(async () => {
+      const kept = (await statusOf(port)).content?.folders.find(f => f.folder === 'kept')
+      return kept?.protected.files === 1 && kept.pending.files === 0 ? kept : undefined
+    }, 60_000, 'the file stored')
+    await until(async () => (await statusOf(port)).index.files === 2 || undefined, 20_000, 'both files indexed')
+
+    const context = await launch()
+    const page = await context.newPage()
+    const errors: string[] = []
+    page.on('pageerror', err => { errors.push(`uncaught: ${err.message}`) })
+    const link = (await runCli(['dashboard', '--config', config], { env: { ...process.env, CIDSYNC_CONFIG: config } })).stdout.trim()
+    await page.goto(link)
+    await until(async () => page.url() === `http://127.0.0.1:${port}/` ? true : undefined, 10_000, 'the fragment cleared')
+
+    await page.locator('#find-q').fill('budget')
+    await until(async () => (await page.locator('#find-results tbody tr').count()) === 2 ? true : undefined, 10_000, 'both results')
+    // Only the stored one offers a download.
+    expect(await page.locator('#find-results button.download').count()).toBe(1)
+    const row = page.locator('#find-results tbody tr').filter({ hasText: `kept/${name}` })
+    const [download] = await Promise.all([page.waitForEvent('download', { timeout: 60_000 }), row.locator('button.download').click()])
+    // Named after the file (Chromium replaces the characters it will not save under).
+    expect(download.suggestedFilename()).toMatch(/^budget .*25.*\.bin$/)
+    expect((await readFile(await download.path())).equals(content)).toBe(true)
+    await page.locator('#find-download').filter({ hasText: 'verified against its CID' }).waitFor({ timeout: 10_000 })
+    // The token never travels in a URL.
+    expect(download.url()).toMatch(/^blob:/)
+
+    // The timeline's version and the browser's file offer it too.
+    await row.locator('a.path').click()
+    await page.locator('#find-log button.download').waitFor({ timeout: 10_000 })
+    const [fromLog] = await Promise.all([page.waitForEvent('download', { timeout: 60_000 }), page.locator('#find-log button.download').first().click()])
+    expect((await readFile(await fromLog.path())).equals(content)).toBe(true)
+    await page.locator('#browse-list a[data-prefix="kept/"]').click()
+    const item = page.locator('#browse-list li').filter({ hasText: name })
+    await item.locator('button.download').waitFor({ timeout: 10_000 })
+    const [fromBrowse] = await Promise.all([page.waitForEvent('download', { timeout: 60_000 }), item.locator('button.download').click()])
+    expect((await readFile(await fromBrowse.path())).equals(content)).toBe(true)
+    expect(await page.locator('#find b').count()).toBe(0)
+    expect(errors).toEqual([])
+  }, 180_000)
 })

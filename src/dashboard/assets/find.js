@@ -1,6 +1,6 @@
 // The dashboard's finder: search as you type, a folder browser per device, a file's timeline.
-// Asks GET /search, /browse and /log with the tab's CSRF token (file names are private: a
-// signed-in page only). Text only: names come from disk and other devices, never markup.
+// Asks GET /search, /browse, /log and /download with the tab's CSRF token (file names are private:
+// a signed-in page only). Text only: names come from disk and other devices, never markup.
 'use strict'
 
 const finder = { seq: 0, controller: null, timer: null, device: '', prefix: '', at: '' }
@@ -16,6 +16,47 @@ async function ask (path, signal) {
   const body = await answer.json().catch(() => ({}))
   if (!answer.ok) throw new Error(body.error || `the daemon answered ${answer.status}`)
   return body
+}
+
+/** A Download button for content that can be fetched; the daemon verifies it before sending. */
+function downloadButton (path, extra) {
+  return el('button', { type: 'button', class: 'download', 'data-download': path, 'data-device': extra.device, 'data-cid': extra.cid, 'data-at': extra.at }, 'Download')
+}
+
+function fetchable (stored, deleted) { return !deleted && stored !== undefined && stored !== 'local-only' }
+
+/**
+ * Fetches /download with the CSRF header (never in the URL) and hands the verified bytes to the
+ * browser as a Blob: nothing is saved unless the daemon checked every byte against the CID.
+ */
+async function download (button) {
+  const status = document.querySelector('#find-download')
+  const path = button.dataset.download
+  const params = new URLSearchParams({ path })
+  for (const key of ['device', 'cid', 'at']) if (button.dataset[key]) params.set(key, button.dataset[key])
+  button.disabled = true
+  status.className = 'muted'
+  status.textContent = `fetching and verifying ${path}…`
+  try {
+    const answer = await fetch(`/download?${params}`, { cache: 'no-store', headers: { 'x-cidsync-csrf': sessionStorage.getItem('cidsync-csrf') || '' } })
+    if (!answer.ok) {
+      const body = await answer.json().catch(() => ({}))
+      throw new Error(`${body.error || `the daemon answered ${answer.status}`}${body.code ? ` [${body.code}]` : ''}${body.advice ? `: ${body.advice}` : ''}`)
+    }
+    const blob = await answer.blob()
+    const url = URL.createObjectURL(blob)
+    const a = el('a', { href: url, download: path.split('/').pop() || 'download' })
+    document.body.append(a)
+    a.click()
+    a.remove()
+    setTimeout(() => URL.revokeObjectURL(url), 60_000)
+    status.textContent = `downloaded ${path} (${bytes(blob.size)}, verified against its CID)`
+  } catch (err) {
+    status.className = 'bad'
+    status.textContent = err.message
+  } finally {
+    button.disabled = false
+  }
 }
 
 function note (text, bad) {
@@ -46,7 +87,8 @@ async function search () {
       el('td', { class: 'num' }, bytes(r.size)),
       el('td', {}, ftime(r.mtime)),
       el('td', {}, r.deleted ? 'deleted' : r.stored),
-      el('td', {}, el('a', { href: '#', class: 'path', 'data-path': `${r.folder}/${r.path}` }, `${r.folder}/${r.path}`)))))
+      el('td', {}, el('a', { href: '#', class: 'path', 'data-path': `${r.folder}/${r.path}` }, `${r.folder}/${r.path}`)),
+      el('td', {}, fetchable(r.stored, r.deleted) ? downloadButton(`${r.folder}/${r.path}`, { device: r.device }) : ''))))
     note(`${result.results.length} result${result.results.length === 1 ? '' : 's'}${result.more ? ' (more match: type more of the name)' : ''}${result.complete ? '' : ' (the search cache is still being built: results so far)'}`, false)
     document.querySelector('#find-results').dataset.query = q
   } catch (err) {
@@ -69,7 +111,8 @@ async function showLog (path) {
       el('td', {}, el('span', { class: 'cid', title: v.deviceId }, `${v.deviceId.slice(0, 8)} ${v.hostname}`)),
       el('td', { class: 'num' }, v.deleted ? '' : bytes(v.size)),
       el('td', {}, v.deleted ? '(deleted)' : el('span', { class: 'cid' }, v.cid || '')),
-      el('td', {}, v.deleted ? '' : v.fetchable ? `yes (${v.stored})` : `no (${v.stored})`))))
+      el('td', {}, v.deleted ? '' : v.fetchable ? `yes (${v.stored})` : `no (${v.stored})`),
+      el('td', {}, v.fetchable && v.cid ? downloadButton(path, { cid: v.cid }) : ''))))
     document.querySelector('#find-log-note').textContent = `${result.versions.length} version(s), from the index and ${result.publishesKept} publish(es) of history kept (\`cidsync log\` fetches the rest)`
   } catch (err) {
     document.querySelector('#find-log-note').textContent = err.message
@@ -97,7 +140,8 @@ async function browseTo (device, prefix) {
     document.querySelector('#browse-crumbs').replaceChildren(...crumbs)
     list.replaceChildren(
       ...result.dirs.map(d => el('li', {}, el('a', { href: '#', 'data-prefix': `${prefix}${d.name}/` }, `${d.name}/`), el('span', { class: 'muted' }, ` ${d.files} files, ${bytes(d.bytes)}`))),
-      ...result.files.map(f => el('li', {}, el('a', { href: '#', class: 'path', 'data-path': `${prefix}${f.name}` }, f.name), el('span', { class: 'muted' }, ` ${bytes(f.size)}, ${ftime(f.mtime)}`))))
+      ...result.files.map(f => el('li', {}, el('a', { href: '#', class: 'path', 'data-path': `${prefix}${f.name}` }, f.name), el('span', { class: 'muted' }, ` ${bytes(f.size)}, ${ftime(f.mtime)} `),
+        fetchable(f.stored, false) ? downloadButton(`${prefix}${f.name}`, { device: finder.device, at: finder.at ? finder.at : undefined }) : '')))
     if (result.truncated) list.append(el('li', { class: 'muted' }, 'more files here than shown: use the search'))
   } catch (err) {
     publish.textContent = ''
@@ -111,6 +155,8 @@ function wireFinder () {
   document.querySelector('#browse-device').addEventListener('change', event => browseTo(event.currentTarget.value, ''))
   document.querySelector('#browse-at').addEventListener('change', event => { finder.at = event.currentTarget.value.trim(); browseTo(finder.device, '') })
   document.querySelector('#find').addEventListener('click', event => {
+    const button = event.target.closest('button.download')
+    if (button !== null) { void download(button); return }
     const link = event.target.closest('a')
     if (link === null) return
     event.preventDefault()

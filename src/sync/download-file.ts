@@ -1,0 +1,78 @@
+import { mkdir, mkdtemp, rm } from 'node:fs/promises'
+import { join } from 'node:path'
+import { CID } from 'multiformats/cid'
+import type { Config } from '../config/index.js'
+import { cidProfile, isCidProfileName } from '../content/index.js'
+import { ObjectCache, fetchFile } from '../custody/index.js'
+import { ContentIntegrityError, ContentNotStoredError } from '../errors.js'
+import type { Entry, Index } from '../index/index.js'
+import type { ServiceClients } from '../remote/index.js'
+import { readingKey } from '../snapshot/index.js'
+import { SNAPSHOT_PROFILE } from './snapshot-profile.js'
+import { usableRecord } from './get-files.js'
+
+/** A file fetched and verified into a private temp dir; `remove` takes it (and the dir) away. */
+export interface DownloadedFile {
+  readonly path: string
+  readonly size: number
+  remove: () => Promise<void>
+}
+
+export interface DownloadFileInit {
+  readonly config: Config
+  /** The row to fetch, from this device's index or a past one (whose content records `index` holds). */
+  readonly row: Entry
+  readonly passphrase?: string
+  readonly signal?: AbortSignal
+}
+
+/**
+ * Fetches one file's content the way `get` does (gateways, opened, hashed to the row's CID with
+ * its profile) into a fresh 0700 dir under the state dir's `content-fetch/`, for the daemon to
+ * send: the answer exists only once verified. A file whose content was never stored is a
+ * {@link ContentNotStoredError}; damaged or forged content a {@link ContentIntegrityError} (or the
+ * gateway's integrity error), with nothing left behind.
+ */
+export async function downloadFile (clients: ServiceClients, index: Index, init: DownloadFileInit): Promise<DownloadedFile> {
+  const { row, config } = init
+  const shown = `${row.folder}/${row.path}`
+  if (row.deleted || row.cid === null) throw new ContentNotStoredError(`${shown} has no content in this index (deleted, or not hashed yet)`)
+  const record = usableRecord(index, row)
+  if (typeof record === 'string') throw new ContentNotStoredError(`${shown}: ${record}`)
+  if (!isCidProfileName(row.cidProfile)) throw new ContentIntegrityError(`${shown} has CID profile ${JSON.stringify(row.cidProfile)}, which this cidsync does not know: upgrade cidsync`)
+  const parent = join(config.stateDir, 'content-fetch')
+  await mkdir(parent, { recursive: true, mode: 0o700 })
+  // `download-` dirs never match the pid-named dirs `get` sweeps; the daemon clears its own at start.
+  const dir = await mkdtemp(join(parent, 'download-'))
+  const remove = async (): Promise<void> => { await rm(dir, { recursive: true, force: true }) }
+  const objects = new ObjectCache(join(dir, 'objects'), async (cid, destination, options) => {
+    await clients.gateway.fetchVerified(cid, SNAPSHOT_PROFILE, destination, { ...options, signal: options.signal })
+  })
+  try {
+    const key = record.sealing === 'none' ? undefined : readingKey(config.stateDir, { keyId: record.keyId, salt: record.keySalt }, init.passphrase)
+    const path = join(dir, 'file')
+    await fetchFile({
+      record,
+      row: { cid: CID.parse(row.cid), size: row.size, mtimeMs: row.mtimeMs, profile: cidProfile(row.cidProfile) },
+      target: path,
+      snapshotKey: key,
+      objects,
+      signal: init.signal
+    })
+    await objects.clear()
+    return { path, size: row.size, remove }
+  } catch (err) {
+    await objects.clear().catch(() => {})
+    await remove()
+    throw err
+  }
+}
+
+/** Removes what downloads of a daemon that was killed midway left (`content-fetch/download-*`). */
+export async function removeStaleDownloads (stateDir: string): Promise<void> {
+  const { readdir } = await import('node:fs/promises')
+  const parent = join(stateDir, 'content-fetch')
+  for (const name of await readdir(parent).catch(() => [] as string[])) {
+    if (name.startsWith('download-')) await rm(join(parent, name), { recursive: true, force: true })
+  }
+}

@@ -1,0 +1,158 @@
+import { describe, expect, it } from 'vitest'
+import { randomBytes } from 'node:crypto'
+import { mkdir, readFile, readdir, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { CSRF_HEADER } from '../../src/daemon/index.js'
+import { httpGet } from '../helpers/http.js'
+import { startInProcessDaemon, statusOf, untilReached } from '../helpers/in-process-daemon.js'
+import { useTempDir } from '../helpers/temp-dir.js'
+import { until } from '../helpers/wait.js'
+
+const NAME = 'report "q1" <b>ünï<b>;%.bin'
+
+async function signIn (port: number, token: string): Promise<{ cookie: string, csrf: string }> {
+  const code = (JSON.parse((await httpGet({ port }, '/login-code', { method: 'POST', headers: { authorization: `Bearer ${token}` } })).body) as { code: string }).code
+  const login = await httpGet({ port }, `/login?code=${code}`)
+  return { cookie: String(login.headers['set-cookie']).split(';')[0] as string, csrf: /^\/#csrf=([\w-]+)$/.exec(String(login.headers.location))?.[1] as string }
+}
+
+/** Every regular file below `dir`. */
+async function filesUnder (dir: string): Promise<string[]> {
+  const out: string[] = []
+  for (const e of await readdir(dir, { withFileTypes: true, recursive: true })) if (e.isFile()) out.push(join(e.parentPath, e.name))
+  return out
+}
+
+async function storedBoth (port: number, files: number): Promise<void> {
+  await until(async () => {
+    const kept = (await statusOf(port)).content?.folders.find(f => f.folder === 'kept')
+    return kept !== undefined && kept.protected.files === files && kept.pending.files === 0 ? kept : undefined
+  }, 60_000, 'the storing folder\'s files stored')
+}
+
+describe('GET /download', () => {
+  it('sends a stored file only once verified, as an attachment, behind the guards; a past version with at; 404 for content not stored', async () => {
+    const dir = await useTempDir()
+    await mkdir(join(dir, 'kept'))
+    const first = randomBytes(300_000)
+    await writeFile(join(dir, 'kept', NAME), first)
+    const { port, token, notes } = await startInProcessDaemon(dir, '[[folders]]\nname = "kept"\npath = "kept"\nstore = true\n')
+    const stateDir = join(dir, 'state')
+    await writeFile(join(notes, 'index-only.txt'), 'not stored')
+    await untilReached(port)
+    await storedBoth(port, 1)
+    const bearer = { authorization: `Bearer ${token}` }
+    const url = `http://127.0.0.1:${port}/download?path=${encodeURIComponent(`kept/${NAME}`)}`
+
+    const got = await fetch(url, { headers: bearer })
+    expect(got.status).toBe(200)
+    expect(got.headers.get('content-type')).toBe('application/octet-stream')
+    expect(got.headers.get('x-content-type-options')).toBe('nosniff')
+    expect(got.headers.get('cache-control')).toBe('no-store')
+    expect(got.headers.get('content-disposition')).toBe(`attachment; filename="report _q1_ <b>_n_<b>__.bin"; filename*=UTF-8''${encodeURIComponent(NAME)}`)
+    expect(Buffer.from(await got.arrayBuffer()).equals(first)).toBe(true)
+
+    // A signed-in page with its CSRF header may; without it, or without a session, or from elsewhere, not.
+    const { cookie, csrf } = await signIn(port, token)
+    const own = `http://127.0.0.1:${port}`
+    const path = `/download?path=${encodeURIComponent(`kept/${NAME}`)}`
+    expect((await fetch(url, { headers: { cookie, origin: own, [CSRF_HEADER]: csrf } })).status).toBe(200)
+    expect((await httpGet({ port }, path, { headers: { cookie, origin: own } })).status).toBe(403)
+    expect((await httpGet({ port }, path)).status).toBe(401)
+    expect((await httpGet({ port }, path, { host: 'evil.example', headers: bearer })).status).toBe(403)
+    expect((await httpGet({ port }, path, { headers: { ...bearer, origin: 'http://evil.example' } })).status).toBe(403)
+    expect((await httpGet({ port }, path, { method: 'POST', headers: bearer })).status).not.toBe(200)
+    expect((await httpGet({ port }, '/download?path=x', { headers: bearer })).status).toBe(400)
+
+    const notStored = await httpGet({ port }, '/download?path=notes/index-only.txt', { headers: bearer })
+    expect(notStored.status).toBe(404)
+    expect(JSON.parse(notStored.body)).toMatchObject({ code: 'ERR_CONTENT_NOT_STORED', advice: expect.stringContaining('store = true') })
+    expect((await httpGet({ port }, '/download?path=kept/no-such-file', { headers: bearer })).status).toBe(404)
+
+    const firstLog = JSON.parse((await httpGet({ port }, `/log?path=${encodeURIComponent(`kept/${NAME}`)}`, { headers: bearer })).body) as { versions: Array<{ cid: string, fetchable: boolean, stored: string }> }
+    expect(firstLog.versions).toMatchObject([{ fetchable: true, stored: 'stored' }])
+    const firstCid = firstLog.versions[0]?.cid as string
+    // A publish, then a change: at= the publish's time brings the first version back.
+    const published = await httpGet({ port }, '/snapshot', { method: 'POST', headers: bearer })
+    expect(published.status, published.body).toBe(200)
+    const before = new Date().toISOString()
+    await until(async () => Date.now() > Date.parse(before) + 5 ? true : undefined, 5_000, 'the clock to move on')
+    const second = randomBytes(1000)
+    await writeFile(join(dir, 'kept', NAME), second)
+    await until(async () => {
+      const now = await fetch(url, { headers: bearer })
+      const bytes = Buffer.from(await now.arrayBuffer())
+      return now.status === 200 && bytes.equals(second) ? true : undefined
+    }, 60_000, 'the changed file stored and downloadable')
+    const past = await fetch(`${url}&at=${encodeURIComponent(before)}`, { headers: bearer })
+    expect(past.status).toBe(200)
+    expect(Buffer.from(await past.arrayBuffer()).equals(first)).toBe(true)
+    // An older version by its CID (the timeline links versions so; the dashboard's history may hold none yet).
+    const byCid = await fetch(`${url}&cid=${firstCid}`, { headers: bearer })
+    expect(byCid.status).toBe(200)
+    expect(Buffer.from(await byCid.arrayBuffer()).equals(first)).toBe(true)
+    const search = JSON.parse((await httpGet({ port }, '/search?q=report', { headers: bearer })).body) as { results: Array<{ stored: string }> }
+    expect(search.results).toMatchObject([{ stored: 'stored' }])
+    expect((await httpGet({ port }, `${path}&cid=nope`, { headers: bearer })).status).toBe(400)
+    // Removed once sent (just after the client has the last byte).
+    await until(async () => (await readdir(join(stateDir, 'content-fetch')).catch(() => [])).some(n => n.startsWith('download-')) ? undefined : true, 10_000, 'the temp files removed')
+  }, 240_000)
+
+  it('refuses content that comes back damaged: ERR_*INTEGRITY, none of its bytes sent, nothing left in the state dir', async () => {
+    const dir = await useTempDir()
+    await mkdir(join(dir, 'kept'))
+    const content = Buffer.alloc(200_000, 'secret-bytes ')
+    await writeFile(join(dir, 'kept', 'doc.txt'), content)
+    const { port, token } = await startInProcessDaemon(dir, '[[folders]]\nname = "kept"\npath = "kept"\nstore = true\n')
+    await untilReached(port)
+    await storedBoth(port, 1)
+    // Flip one bit in every block the embedded service holds: a damaged disk at the service.
+    const blocks = (await filesUnder(dir)).filter(p => p.includes('/blocks/'))
+    expect(blocks.length).toBeGreaterThan(0)
+    for (const block of blocks) {
+      const bytes = await readFile(block)
+      if (bytes.length === 0) continue
+      bytes.writeUInt8(bytes.readUInt8(bytes.length >> 1) ^ 0x01, bytes.length >> 1)
+      await writeFile(block, bytes)
+    }
+    const refused = await httpGet({ port }, '/download?path=kept/doc.txt', { headers: { authorization: `Bearer ${token}` } })
+    expect(refused.status).toBe(502)
+    expect(refused.headers['content-disposition']).toBeUndefined()
+    expect(refused.headers['content-type']).toBe('application/json')
+    expect(JSON.parse(refused.body)).toMatchObject({ code: expect.stringMatching(/^ERR_[A-Z_]*INTEGRITY$/) })
+    expect(refused.body).not.toContain('secret-bytes')
+    expect((await readdir(join(dir, 'state', 'content-fetch')).catch(() => [])).filter(n => n.startsWith('download-'))).toEqual([])
+  }, 240_000)
+  it('runs two downloads at once and turns a third away with ERR_BUSY; a client that goes away midway leaves nothing behind', async () => {
+    const dir = await useTempDir()
+    await mkdir(join(dir, 'kept'))
+    const content = randomBytes(24 * 1024 * 1024)
+    await writeFile(join(dir, 'kept', 'big.bin'), content)
+    const { port, token } = await startInProcessDaemon(dir, '[[folders]]\nname = "kept"\npath = "kept"\nstore = true\n')
+    await untilReached(port)
+    await storedBoth(port, 1)
+    const bearer = { authorization: `Bearer ${token}` }
+    const url = `http://127.0.0.1:${port}/download?path=kept/big.bin`
+    const downloads = async (): Promise<string[]> => (await readdir(join(dir, 'state', 'content-fetch')).catch(() => [])).filter(n => n.startsWith('download-'))
+
+    const answers = await Promise.all([0, 1, 2].map(async () => {
+      const answer = await fetch(url, { headers: bearer })
+      return { status: answer.status, body: Buffer.from(await answer.arrayBuffer()) }
+    }))
+    const busy = answers.filter(a => a.status === 503)
+    expect(busy).toHaveLength(1)
+    expect(JSON.parse(busy[0]?.body.toString() ?? '{}')).toMatchObject({ code: 'ERR_BUSY' })
+    for (const a of answers.filter(a => a.status === 200)) expect(a.body.equals(content)).toBe(true)
+
+    // Gone midway: the fetch stops, its temp dir goes, and the slot is free again.
+    await until(async () => (await downloads()).length === 0 ? true : undefined, 10_000, 'the finished downloads\' temps removed')
+    const abandoned = new AbortController()
+    const gone = fetch(url, { headers: bearer, signal: abandoned.signal }).then(async r => await r.arrayBuffer()).catch((err: unknown) => err)
+    await until(async () => (await downloads()).length > 0 ? true : undefined, 30_000, 'the download under way')
+    abandoned.abort()
+    expect(await gone).toBeInstanceOf(Error)
+    await until(async () => (await downloads()).length === 0 ? true : undefined, 30_000, 'the abandoned download\'s temp removed')
+    const again = await Promise.all([0, 1].map(async () => (await fetch(url, { headers: bearer })).status))
+    expect(again).toEqual([200, 200])
+  }, 240_000)
+})
