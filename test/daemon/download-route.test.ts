@@ -1,12 +1,13 @@
 import { describe, expect, it } from 'vitest'
 import { randomBytes } from 'node:crypto'
-import { mkdir, readFile, readdir, writeFile } from 'node:fs/promises'
+import { mkdir, readdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { CSRF_HEADER } from '../../src/daemon/index.js'
 import { httpGet } from '../helpers/http.js'
 import { startInProcessDaemon, statusOf, untilReached } from '../helpers/in-process-daemon.js'
 import { useTempDir } from '../helpers/temp-dir.js'
 import { until } from '../helpers/wait.js'
+import { flipStoredBlock, storedBlocks } from '../helpers/service-blocks.js'
 
 const NAME = 'report "q1" <b>ünï<b>;%.bin'
 
@@ -14,13 +15,6 @@ async function signIn (port: number, token: string): Promise<{ cookie: string, c
   const code = (JSON.parse((await httpGet({ port }, '/login-code', { method: 'POST', headers: { authorization: `Bearer ${token}` } })).body) as { code: string }).code
   const login = await httpGet({ port }, `/login?code=${code}`)
   return { cookie: String(login.headers['set-cookie']).split(';')[0] as string, csrf: /^\/#csrf=([\w-]+)$/.exec(String(login.headers.location))?.[1] as string }
-}
-
-/** Every regular file below `dir`. */
-async function filesUnder (dir: string): Promise<string[]> {
-  const out: string[] = []
-  for (const e of await readdir(dir, { withFileTypes: true, recursive: true })) if (e.isFile()) out.push(join(e.parentPath, e.name))
-  return out
 }
 
 async function storedBoth (port: number, files: number): Promise<void> {
@@ -70,7 +64,7 @@ describe('GET /download', () => {
     expect((await httpGet({ port }, '/download?path=kept/no-such-file', { headers: bearer })).status).toBe(404)
 
     const firstLog = JSON.parse((await httpGet({ port }, `/log?path=${encodeURIComponent(`kept/${NAME}`)}`, { headers: bearer })).body) as { versions: Array<{ cid: string, fetchable: boolean, stored: string }> }
-    expect(firstLog.versions).toMatchObject([{ fetchable: true, stored: 'stored' }])
+    expect(firstLog.versions).toMatchObject([{ fetchable: true, stored: expect.stringMatching(/^(stored|sent-for-deal|deal-active)$/) }])
     const firstCid = firstLog.versions[0]?.cid as string
     // A publish, then a change: at= the publish's time brings the first version back.
     const published = await httpGet({ port }, '/snapshot', { method: 'POST', headers: bearer })
@@ -92,7 +86,7 @@ describe('GET /download', () => {
     expect(byCid.status).toBe(200)
     expect(Buffer.from(await byCid.arrayBuffer()).equals(first)).toBe(true)
     const search = JSON.parse((await httpGet({ port }, '/search?q=report', { headers: bearer })).body) as { results: Array<{ stored: string }> }
-    expect(search.results).toMatchObject([{ stored: 'stored' }])
+    expect(search.results).toMatchObject([{ stored: expect.stringMatching(/^(stored|sent-for-deal|deal-active)$/) }])
     expect((await httpGet({ port }, `${path}&cid=nope`, { headers: bearer })).status).toBe(400)
     // Removed once sent (just after the client has the last byte).
     await until(async () => (await readdir(join(stateDir, 'content-fetch')).catch(() => [])).some(n => n.startsWith('download-')) ? undefined : true, 10_000, 'the temp files removed')
@@ -107,14 +101,10 @@ describe('GET /download', () => {
     await untilReached(port)
     await storedBoth(port, 1)
     // Flip one bit in every block the embedded service holds: a damaged disk at the service.
-    const blocks = (await filesUnder(dir)).filter(p => p.includes('/blocks/'))
+    const serviceDir = join(dir, 'state', 'service')
+    const blocks = storedBlocks(serviceDir)
     expect(blocks.length).toBeGreaterThan(0)
-    for (const block of blocks) {
-      const bytes = await readFile(block)
-      if (bytes.length === 0) continue
-      bytes.writeUInt8(bytes.readUInt8(bytes.length >> 1) ^ 0x01, bytes.length >> 1)
-      await writeFile(block, bytes)
-    }
+    for (const cid of blocks) flipStoredBlock(serviceDir, cid)
     const refused = await httpGet({ port }, '/download?path=kept/doc.txt', { headers: { authorization: `Bearer ${token}` } })
     expect(refused.status).toBe(502)
     expect(refused.headers['content-disposition']).toBeUndefined()
