@@ -7,12 +7,15 @@ import { contentLeftOut, contentSealing, storeContent, type NotStored, type Stor
 import type { SyncStore } from './sync-store.js'
 import type { SyncEventListener } from './sync-event.js'
 import { NotReadyError } from '../errors.js'
+import { backoffMs } from '../util/backoff.js'
 
 /** Quiet after the last change before storing starts: a burst is stored in one pass. */
 const QUIET_MS = 2_000
 /** A failing file waits this long, doubling with each failure, up to the most. */
 const FILE_RETRY_FIRST_MS = 30_000
 const FILE_RETRY_MAX_MS = 60 * 60_000
+/** Failed files wait at most this long once a pass stored others (the service answers again). */
+const RETRY_AFTER_SUCCESS_MS = 5_000
 /** Uploads failing for longer than this make `status --check` fail. */
 export const CONTENT_FAILING_BOUND_MS = 60 * 60_000
 /** Files status lists as uploading at most (a pack gathers up to 4,096). */
@@ -102,6 +105,8 @@ export class ContentKeeper {
   private leftOut: ReadonlyMap<string, { files: number, bytes: number }> = new Map()
   /** `folder/path` of what the running pass took up and has not recorded yet. */
   private readonly uploading = new Set<string>()
+  /** Wakes a pass when the first failed file's back-off is over: nothing else may come before the hourly one. */
+  private retryTimer: NodeJS.Timeout | undefined
 
   constructor (private readonly components: ContentKeeperComponents, private config: Config) {
     this.storing = new Scheduler<StoreContentResult>({
@@ -167,7 +172,24 @@ export class ContentKeeper {
 
   async stop (): Promise<void> {
     this.abort.abort()
+    clearTimeout(this.retryTimer)
     await this.storing.stop()
+  }
+
+  /**
+   * A pass that failed some files still ends well (they are counted, not thrown), so the
+   * scheduler's own retry never comes: a timer brings the next pass when the first of them is due.
+   * When files were stored while others failed, the service is answering: those go again soon.
+   */
+  private wakeForFailures (storedSome: boolean): void {
+    clearTimeout(this.retryTimer)
+    if (this.abort.signal.aborted || this.failures.size === 0) return
+    const now = Date.now()
+    if (storedSome) for (const failure of this.failures.values()) failure.retryAt = Math.min(failure.retryAt, now + RETRY_AFTER_SUCCESS_MS)
+    let next = Infinity
+    for (const failure of this.failures.values()) next = Math.min(next, failure.retryAt)
+    this.retryTimer = setTimeout(() => { if (this.enabled()) this.storing.noteChange() }, Math.max(1_000, next - now))
+    this.retryTimer.unref()
   }
 
   status (): ContentStatus {
@@ -254,6 +276,7 @@ export class ContentKeeper {
       for (const key of attempted) if (!failedAgain.has(key)) this.failures.delete(key)
       for (const f of result.failed) this.noteFailure(`${f.folder}/${f.path}`, f.code, f.reason, now)
       this.pruneFailures()
+      this.wakeForFailures(result.storedFiles > 0)
       this.keepFailures()
       this.tooLarge = result.tooLarge.length
       this.leftOut = result.leftOut
@@ -270,6 +293,7 @@ export class ContentKeeper {
       if (!this.abort.signal.aborted) {
         const now = Date.now()
         for (const key of this.uploading) this.noteFailure(key, this.lastError.code ?? 'ERR_CONTENT_STORE', this.lastError.message, now)
+        this.wakeForFailures(false)
         this.keepFailures()
       }
       logger.error({ err }, 'storing content failed; trying again later')
@@ -293,7 +317,7 @@ export class ContentKeeper {
   private noteFailure (key: string, code: string, message: string, now: number): void {
     const before = this.failures.get(key)
     const attempts = (before?.attempts ?? 0) + 1
-    const wait = Math.min(FILE_RETRY_MAX_MS, FILE_RETRY_FIRST_MS * 2 ** Math.min(20, attempts - 1))
+    const wait = backoffMs({ firstMs: FILE_RETRY_FIRST_MS, maxMs: FILE_RETRY_MAX_MS, jitter: 'spread' }, attempts)
     this.failures.set(key, { code, message, since: before?.since ?? now, attempts, retryAt: now + wait })
   }
 

@@ -15,6 +15,7 @@ import { walkFiles } from './walk.js'
 import { RootGuard, type RootState } from './root-guard.js'
 import { NewDirs } from './new-dirs.js'
 import { SkippedFiles, SYMLINK_NOT_FOLLOWED, type SkippedFile } from './skipped-files.js'
+import { backoffMs } from '../util/backoff.js'
 
 /**
  * `starting`: the watches are being set up; `scanning`: the startup scan runs; `verifying`: the
@@ -324,7 +325,7 @@ export class FolderIndexer {
     this.components.writer.readFailed(err)
     const attempt = (this.retries.get(rel) ?? 0) + 1
     this.retries.set(rel, attempt)
-    this.settle(rel, Math.min(this.init.settleMs * 2 ** attempt, MAX_RETRY_MS))
+    this.settle(rel, backoffMs({ firstMs: this.init.settleMs, maxMs: MAX_RETRY_MS, jitter: 'none' }, attempt + 1))
   }
 
   /** After a path settles: gone, unchanged, or to be hashed. */
@@ -412,7 +413,7 @@ export class FolderIndexer {
       this.retries.set(rel, attempt)
       // Busy for long (a log written nonstop): listed, so it is not silently behind.
       if (attempt >= BUSY_LISTED_AFTER) this.skipped.note(rel, reason, { retry: false })
-      this.settle(rel, Math.min(this.init.settleMs * 2 ** attempt, MAX_RETRY_MS))
+      this.settle(rel, backoffMs({ firstMs: this.init.settleMs, maxMs: MAX_RETRY_MS, jitter: 'none' }, attempt + 1))
     } else {
       this.skip(rel, reason)
     }
