@@ -1,38 +1,19 @@
-import { describe, it, expect, afterEach, onTestFinished } from 'vitest'
-import { existsSync, mkdirSync } from 'node:fs'
-import { mkdtemp, rm, writeFile } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
+import { describe, it, expect } from 'vitest'
+import { mkdirSync } from 'node:fs'
+import { writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { chromium, type BrowserContext, type ConsoleMessage, type Page } from 'playwright-core'
+import { type ConsoleMessage, type Page } from 'playwright-core'
 import { useTempDir } from '../helpers/temp-dir.js'
 import { runCli } from '../helpers/cli.js'
 import { httpGet } from '../helpers/http.js'
 import { startInProcessDaemon, statusOf, untilReached } from '../helpers/in-process-daemon.js'
 import { until } from '../helpers/wait.js'
 import { formatBytes } from '../../src/util/format-bytes.js'
+import { CHROMIUM, hasChromium, launchChromium } from '../helpers/chromium.js'
 
-const CHROMIUM = '/usr/bin/chromium'
 const ARTIFACTS = join(process.cwd(), 'test-artifacts')
-const hasChromium = existsSync(CHROMIUM)
 if (!hasChromium) console.warn(`skipping the dashboard browser test: ${CHROMIUM} is not installed (apt-get install chromium; .ci/run installs it)`)
-
-const contexts: BrowserContext[] = []
-afterEach(async () => {
-  for (const context of contexts.splice(0)) await context.close()
-})
-
-async function launch (viewport: { width: number, height: number }): Promise<BrowserContext> {
-  const profile = await mkdtemp(join(tmpdir(), 'cidsync-chromium-'))
-  onTestFinished(async () => { await rm(profile, { recursive: true, force: true, maxRetries: 3 }) })
-  const context = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM,
-    headless: true,
-    viewport,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync']
-  })
-  contexts.push(context)
-  return context
-}
+const launch = launchChromium
 
 /** Console errors and uncaught exceptions, except the refusals the test provokes on purpose. */
 function watchConsole (page: Page, expected: (message: ConsoleMessage) => boolean): string[] {

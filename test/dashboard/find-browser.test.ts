@@ -1,32 +1,15 @@
-import { describe, it, expect, afterEach } from 'vitest'
-import { existsSync } from 'node:fs'
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
+import { describe, it, expect } from 'vitest'
+import { mkdir, readFile, writeFile } from 'node:fs/promises'
 import { randomBytes } from 'node:crypto'
-import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { chromium, type BrowserContext } from 'playwright-core'
 import { useTempDir } from '../helpers/temp-dir.js'
 import { runCli } from '../helpers/cli.js'
 import { startInProcessDaemon, statusOf, untilReached } from '../helpers/in-process-daemon.js'
 import { until } from '../helpers/wait.js'
 import { httpGet } from '../helpers/http.js'
+import { hasChromium, launchChromium } from '../helpers/chromium.js'
 
-const CHROMIUM = '/usr/bin/chromium'
-const hasChromium = existsSync(CHROMIUM)
-
-const contexts: BrowserContext[] = []
-afterEach(async () => { for (const context of contexts.splice(0)) await context.close() })
-
-async function launch (): Promise<BrowserContext> {
-  const profile = await mkdtemp(join(tmpdir(), 'cidsync-chromium-'))
-  afterEach(async () => { await rm(profile, { recursive: true, force: true, maxRetries: 3 }) })
-  const context = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM, headless: true, viewport: { width: 1200, height: 900 },
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync']
-  })
-  contexts.push(context)
-  return context
-}
+const launch = launchChromium
 
 const EVIL = '<img src=x onerror="window.__pwned=1">.md'
 
