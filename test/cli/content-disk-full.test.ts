@@ -9,6 +9,8 @@ import { contentDevice, ok, shareKey, tree, writeSomeFiles } from './content-dev
 // Root mounts a small tmpfs as the target and fills it for real; anyone else cannot, and is told so.
 const canMount = process.getuid?.() === 0 && spawnSync('mount', ['--version']).status === 0
 
+if (!canMount) console.warn('content-disk-full: not root (or no mount): the full-disk restore test is skipped')
+
 describe.skipIf(EXTERNAL)('a full disk while restoring files (processes)', () => {
   it.runIf(canMount)('says the disk is full and what to do, leaves no half-written file, and a rerun once there is room completes', async () => {
     const root = await useTempDir()
@@ -39,8 +41,4 @@ describe.skipIf(EXTERNAL)('a full disk while restoring files (processes)', () =>
     expect(again.stdout).toContain(`already right`)
     expect(await tree(join(to, 'notes'))).toEqual(want)
   }, 300_000)
-
-  it.skipIf(canMount)('needs root to mount a small tmpfs: skipped', () => {
-    console.warn('content-disk-full: not root (or no mount): the full-disk restore test is skipped')
-  })
 })
