@@ -30,11 +30,13 @@ describe('GET /download', () => {
     await mkdir(join(dir, 'kept'))
     const first = randomBytes(300_000)
     await writeFile(join(dir, 'kept', NAME), first)
+    const other = Buffer.alloc(5000, 'other-file-bytes ')
+    await writeFile(join(dir, 'kept', 'other.bin'), other)
     const { port, token, notes } = await startInProcessDaemon(dir, '[[folders]]\nname = "kept"\npath = "kept"\nstore = true\n')
     const stateDir = join(dir, 'state')
     await writeFile(join(notes, 'index-only.txt'), 'not stored')
     await untilReached(port)
-    await storedBoth(port, 1)
+    await storedBoth(port, 2)
     const bearer = { authorization: `Bearer ${token}` }
     const url = `http://127.0.0.1:${port}/download?path=${encodeURIComponent(`kept/${NAME}`)}`
 
@@ -66,6 +68,16 @@ describe('GET /download', () => {
     const firstLog = JSON.parse((await httpGet({ port }, `/log?path=${encodeURIComponent(`kept/${NAME}`)}`, { headers: bearer })).body) as { versions: Array<{ cid: string, fetchable: boolean, stored: string }> }
     expect(firstLog.versions).toMatchObject([{ fetchable: true, stored: expect.stringMatching(/^(stored|sent-for-deal|deal-active)$/) }])
     const firstCid = firstLog.versions[0]?.cid as string
+    // A version by its CID, while the path holds it; another file's CID under this path's name is no version of it.
+    const current = await fetch(`${url}&cid=${firstCid}`, { headers: bearer })
+    expect(current.status).toBe(200)
+    expect(Buffer.from(await current.arrayBuffer()).equals(first)).toBe(true)
+    const otherCid = (JSON.parse((await httpGet({ port }, '/log?path=kept/other.bin', { headers: bearer })).body) as { versions: Array<{ cid: string }> }).versions[0]?.cid as string
+    expect(otherCid).toMatch(/^b/)
+    const foreign = await httpGet({ port }, `${path}&cid=${otherCid}`, { headers: bearer })
+    expect(foreign.status).toBe(404)
+    expect(foreign.body).not.toContain('other-file-bytes')
+    expect(foreign.headers['content-disposition']).toBeUndefined()
     // A publish, then a change: at= the publish's time brings the first version back.
     const published = await httpGet({ port }, '/snapshot', { method: 'POST', headers: bearer })
     expect(published.status, published.body).toBe(200)
@@ -81,10 +93,11 @@ describe('GET /download', () => {
     const past = await fetch(`${url}&at=${encodeURIComponent(before)}`, { headers: bearer })
     expect(past.status).toBe(200)
     expect(Buffer.from(await past.arrayBuffer()).equals(first)).toBe(true)
-    // An older version by its CID (the timeline links versions so; the dashboard's history may hold none yet).
-    const byCid = await fetch(`${url}&cid=${firstCid}`, { headers: bearer })
+    // An older version by its CID with the publish that held it; without it (and no kept history of the path) it is not known as this path's.
+    const byCid = await fetch(`${url}&cid=${firstCid}&at=${encodeURIComponent(before)}`, { headers: bearer })
     expect(byCid.status).toBe(200)
     expect(Buffer.from(await byCid.arrayBuffer()).equals(first)).toBe(true)
+    expect((await httpGet({ port }, `${path}&cid=${firstCid}`, { headers: bearer })).status).toBe(404)
     const search = JSON.parse((await httpGet({ port }, '/search?q=report', { headers: bearer })).body) as { results: Array<{ stored: string }> }
     expect(search.results).toMatchObject([{ stored: expect.stringMatching(/^(stored|sent-for-deal|deal-active)$/) }])
     expect((await httpGet({ port }, `${path}&cid=nope`, { headers: bearer })).status).toBe(400)
