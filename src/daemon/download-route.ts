@@ -39,12 +39,16 @@ function sendJson (res: ServerResponse, status: number, body: unknown): void {
   res.end(JSON.stringify(body) + '\n')
 }
 
+/** Control characters and the bidi marks, embeddings, overrides and isolates (U+202E shows `invoice-\u202Efdp.exe` as `invoice-exe.pdf`). */
+const UNSHOWABLE = /[\p{Cc}\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/gu
+
 /**
  * `Content-Disposition` for a name from disk (RFC 6266): an ASCII fallback with anything unsafe
- * replaced, and the exact name percent-encoded as `filename*` (RFC 5987).
+ * replaced, and the name percent-encoded as `filename*` (RFC 5987), its control and bidi
+ * characters neutralised in both (a browser decodes `filename*` and saves and shows what it says).
  */
 export function attachmentHeader (name: string): string {
-  const base = name.split('/').pop() ?? 'download'
+  const base = (name.split('/').pop() ?? 'download').replace(UNSHOWABLE, '_')
   const fallback = base.replace(/[^\x20-\x7e]|["\\%;]/g, '_').replace(/^[.\s]+/, '').slice(0, 200) || 'download'
   const encoded = encodeURIComponent(base).replace(/['()*]/g, c => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)
   return `attachment; filename="${fallback}"; filename*=UTF-8''${encoded}`

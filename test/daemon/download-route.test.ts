@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto'
 import { mkdir, readdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { CSRF_HEADER } from '../../src/daemon/index.js'
+import { attachmentHeader } from '../../src/daemon/download-route.js'
 import { httpGet } from '../helpers/http.js'
 import { startInProcessDaemon, statusOf, untilReached } from '../helpers/in-process-daemon.js'
 import { useTempDir } from '../helpers/temp-dir.js'
@@ -158,4 +159,17 @@ describe('GET /download', () => {
     const again = await Promise.all([0, 1].map(async () => (await fetch(url, { headers: bearer })).status))
     expect(again).toEqual([200, 200])
   }, 240_000)
+})
+
+describe('attachmentHeader', () => {
+  it('neutralises control and bidi characters in both names: no header injection, no name that reads backwards', () => {
+    const header = attachmentHeader('kept/a\r\nSet-Cookie: x=1\u0000"\\;%.txt')
+    expect(header).not.toMatch(/[\r\n\0]/)
+    expect(header).toBe('attachment; filename="a__Set-Cookie: x=1_____.txt"; filename*=UTF-8\'\'a__Set-Cookie%3A%20x%3D1_%22%5C%3B%25.txt')
+    // U+202E would show "invoice-exe.pdf" for a file that is invoice-fdp.exe.
+    const bidi = attachmentHeader('kept/invoice-\u202efdp.exe')
+    expect(decodeURIComponent(bidi.split("UTF-8''")[1] as string)).toBe('invoice-_fdp.exe')
+    expect(bidi).not.toContain('%E2%80%AE')
+    expect(attachmentHeader('kept/ünï \u2067x\u2069.bin')).toBe('attachment; filename="_n_ _x_.bin"; filename*=UTF-8\'\'%C3%BCn%C3%AF%20_x_.bin')
+  })
 })
