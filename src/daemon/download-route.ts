@@ -25,6 +25,8 @@ export const MAX_DOWNLOADS = 2
 export const MAX_DOWNLOAD_BYTES = 8 * 1024 ** 3
 /** A download that has not been verified within this long is given up (a stalled gateway). */
 export const DOWNLOAD_TIMEOUT_MS = 30 * 60_000
+/** A client that takes none of the file for this long is dropped: the server lifts its idle timeout for requests under way, and a stalled reader would hold a slot (and the staged file) for {@link DOWNLOAD_TIMEOUT_MS}. */
+export const DOWNLOAD_STALL_MS = 30_000
 
 const schema = z.object({
   path: z.string().min(3).max(8192),
@@ -136,6 +138,7 @@ export class DownloadRoute {
         'cache-control': 'no-store',
         'x-content-type-options': 'nosniff'
       })
+      res.setTimeout(DOWNLOAD_STALL_MS, () => { res.destroy() })
       await pipeline(createReadStream(file.path), res, { signal }).catch(() => { res.destroy() })
     } finally {
       res.off('close', onClose)

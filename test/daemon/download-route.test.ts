@@ -1,4 +1,5 @@
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, onTestFinished } from 'vitest'
+import { connect, type Socket } from 'node:net'
 import { randomBytes } from 'node:crypto'
 import { mkdir, readdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
@@ -159,6 +160,31 @@ describe('GET /download', () => {
     const again = await Promise.all([0, 1].map(async () => (await fetch(url, { headers: bearer })).status))
     expect(again).toEqual([200, 200])
   }, 240_000)
+})
+
+describe('GET /download to a client that stops reading', () => {
+  it('drops it once nothing moves for a while: its temp dir goes and its slot is free again (not held for the 30-minute bound)', async () => {
+    const dir = await useTempDir()
+    await mkdir(join(dir, 'kept'))
+    const content = randomBytes(32 * 1024 * 1024)
+    await writeFile(join(dir, 'kept', 'big.bin'), content)
+    const { port, token } = await startInProcessDaemon(dir, '[[folders]]\nname = "kept"\npath = "kept"\nstore = true\n')
+    await untilReached(port)
+    await storedBoth(port, 1)
+    const downloads = async (): Promise<string[]> => (await readdir(join(dir, 'state', 'content-fetch')).catch(() => [])).filter(n => n.startsWith('download-'))
+    // Two clients read the headers and then nothing more, the socket kept open: every slot taken.
+    const stalled = await Promise.all([0, 1].map(async () => await new Promise<Socket>((resolve, reject) => {
+      const socket = connect(port, '127.0.0.1', () => { socket.write(`GET /download?path=kept/big.bin HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nAuthorization: Bearer ${token}\r\n\r\n`) })
+      socket.once('data', (chunk: Buffer) => { socket.pause(); chunk.toString('latin1').startsWith('HTTP/1.1 200') ? resolve(socket) : reject(new Error(chunk.toString('latin1').slice(0, 200))) })
+      socket.once('error', reject)
+    })))
+    onTestFinished(() => { for (const s of stalled) s.destroy() })
+    expect((await fetch(`http://127.0.0.1:${port}/download?path=kept/big.bin`, { headers: { authorization: `Bearer ${token}` } })).status).toBe(503)
+    await until(async () => (await downloads()).length === 0 ? true : undefined, 120_000, 'the stalled downloads dropped and their temps removed')
+    const again = await fetch(`http://127.0.0.1:${port}/download?path=kept/big.bin`, { headers: { authorization: `Bearer ${token}` } })
+    expect(again.status).toBe(200)
+    expect(Buffer.from(await again.arrayBuffer()).equals(content)).toBe(true)
+  }, 300_000)
 })
 
 describe('attachmentHeader', () => {
