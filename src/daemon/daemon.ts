@@ -19,7 +19,7 @@ import { ensureStatusToken } from './status-token.js'
 import { acquireLock, type DaemonLock } from './lock.js'
 import type { Logger } from './logger.js'
 import { StatusServer } from './status-server.js'
-import { FindService, type ContentActivity } from '../find/index.js'
+import { FindService, splitPath, type ContentActivity } from '../find/index.js'
 import { ServiceLink } from './service-link.js'
 import { foldCalls, reloadConfig } from './reload.js'
 import type { ReloadStatus, StateRecovery, StatusDocument } from './status-document.js'
@@ -298,12 +298,23 @@ export class Daemon {
     try {
       const row = query.cid === undefined
         ? selectRows(from, { paths: [query.path], prefix: false, deviceId: query.device, own: this.deviceId })[0]
-        : versionRow(from, query.path, query.cid, config.cidProfile)
+        : versionRow(from, query.path, query.cid, config.cidProfile, this.timelineCids(query.path))
       if (row === undefined) throw new PathNotFoundError(`${query.path}: not in the index`)
       if (row.size > MAX_DOWNLOAD_BYTES) throw new DownloadTooLargeError(`${query.path} is ${row.size} bytes, more than the ${MAX_DOWNLOAD_BYTES} the dashboard serves`)
       return await downloadFile(access.clients, from, { config, row, passphrase, signal: AbortSignal.any([signal, this.stopped.signal]) })
     } finally {
       await past?.close()
+    }
+  }
+
+  /** The CIDs `/log` lists for `folder/path` (kept history and current rows): the versions a `cid=` download may name. */
+  private timelineCids (shown: string): Array<string | null> {
+    const split = splitPath(shown.replace(/^\/+/, ''))
+    if (split === undefined || this.find === undefined) return []
+    try {
+      return (this.find.log(split.folder, split.path) as { versions: Array<{ cid: string | null }> }).versions.map(v => v.cid)
+    } catch {
+      return []
     }
   }
 

@@ -25,6 +25,8 @@ export const MAX_DOWNLOADS = 2
 export const MAX_DOWNLOAD_BYTES = 8 * 1024 ** 3
 /** A download that has not been verified within this long is given up (a stalled gateway). */
 export const DOWNLOAD_TIMEOUT_MS = 30 * 60_000
+/** A client that takes none of the file for this long is dropped: the server lifts its idle timeout for requests under way, and a stalled reader would hold a slot (and the staged file) for {@link DOWNLOAD_TIMEOUT_MS}. */
+export const DOWNLOAD_STALL_MS = 30_000
 
 const schema = z.object({
   path: z.string().min(3).max(8192),
@@ -39,12 +41,16 @@ function sendJson (res: ServerResponse, status: number, body: unknown): void {
   res.end(JSON.stringify(body) + '\n')
 }
 
+/** Control characters and the bidi marks, embeddings, overrides and isolates (U+202E shows `invoice-\u202Efdp.exe` as `invoice-exe.pdf`). */
+const UNSHOWABLE = /[\p{Cc}\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/gu
+
 /**
  * `Content-Disposition` for a name from disk (RFC 6266): an ASCII fallback with anything unsafe
- * replaced, and the exact name percent-encoded as `filename*` (RFC 5987).
+ * replaced, and the name percent-encoded as `filename*` (RFC 5987), its control and bidi
+ * characters neutralised in both (a browser decodes `filename*` and saves and shows what it says).
  */
 export function attachmentHeader (name: string): string {
-  const base = name.split('/').pop() ?? 'download'
+  const base = (name.split('/').pop() ?? 'download').replace(UNSHOWABLE, '_')
   const fallback = base.replace(/[^\x20-\x7e]|["\\%;]/g, '_').replace(/^[.\s]+/, '').slice(0, 200) || 'download'
   const encoded = encodeURIComponent(base).replace(/['()*]/g, c => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)
   return `attachment; filename="${fallback}"; filename*=UTF-8''${encoded}`
@@ -132,6 +138,7 @@ export class DownloadRoute {
         'cache-control': 'no-store',
         'x-content-type-options': 'nosniff'
       })
+      res.setTimeout(DOWNLOAD_STALL_MS, () => { res.destroy() })
       await pipeline(createReadStream(file.path), res, { signal }).catch(() => { res.destroy() })
     } finally {
       res.off('close', onClose)

@@ -5,12 +5,15 @@ import type { Entry, Index } from '../index/index.js'
  * are no longer any device's current row: the stored record gives the size, a row of the same
  * path (any device, deleted too) its CID profile, else this device's configured one. A wrong
  * profile cannot pass: the download is hashed to the CID before anything is sent.
+ * Only a CID the path held (a row of it in `index`, or one of `history`, the timeline's CIDs) is
+ * answered: any other stored content would otherwise go out under this path's name.
  */
-export function versionRow (index: Index, shown: string, cid: string, profile: string): Entry | undefined {
+export function versionRow (index: Index, shown: string, cid: string, profile: string, history: readonly (string | null)[] = []): Entry | undefined {
   const trimmed = shown.replace(/^\/+/, '')
-  const same = index.entries.list({ prefix: trimmed }).filter(e => `${e.folder}/${e.path}` === trimmed)
+  const same = index.entries.list({ prefix: trimmed, includeDeleted: true }).filter(e => `${e.folder}/${e.path}` === trimmed)
   const slash = trimmed.indexOf('/')
   if (slash <= 0) return undefined
+  if (!same.some(e => e.cid === cid) && !history.includes(cid)) return undefined
   const record = index.content.lookup(cid)[0]
   const base = same.find(e => e.cid === cid) ?? same[0]
   if (base === undefined && record === undefined) return undefined

@@ -1,8 +1,10 @@
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, onTestFinished } from 'vitest'
+import { connect, type Socket } from 'node:net'
 import { randomBytes } from 'node:crypto'
 import { mkdir, readdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { CSRF_HEADER } from '../../src/daemon/index.js'
+import { attachmentHeader } from '../../src/daemon/download-route.js'
 import { httpGet } from '../helpers/http.js'
 import { startInProcessDaemon, statusOf, untilReached } from '../helpers/in-process-daemon.js'
 import { useTempDir } from '../helpers/temp-dir.js'
@@ -30,11 +32,13 @@ describe('GET /download', () => {
     await mkdir(join(dir, 'kept'))
     const first = randomBytes(300_000)
     await writeFile(join(dir, 'kept', NAME), first)
+    const other = Buffer.alloc(5000, 'other-file-bytes ')
+    await writeFile(join(dir, 'kept', 'other.bin'), other)
     const { port, token, notes } = await startInProcessDaemon(dir, '[[folders]]\nname = "kept"\npath = "kept"\nstore = true\n')
     const stateDir = join(dir, 'state')
     await writeFile(join(notes, 'index-only.txt'), 'not stored')
     await untilReached(port)
-    await storedBoth(port, 1)
+    await storedBoth(port, 2)
     const bearer = { authorization: `Bearer ${token}` }
     const url = `http://127.0.0.1:${port}/download?path=${encodeURIComponent(`kept/${NAME}`)}`
 
@@ -66,6 +70,16 @@ describe('GET /download', () => {
     const firstLog = JSON.parse((await httpGet({ port }, `/log?path=${encodeURIComponent(`kept/${NAME}`)}`, { headers: bearer })).body) as { versions: Array<{ cid: string, fetchable: boolean, stored: string }> }
     expect(firstLog.versions).toMatchObject([{ fetchable: true, stored: expect.stringMatching(/^(stored|sent-for-deal|deal-active)$/) }])
     const firstCid = firstLog.versions[0]?.cid as string
+    // A version by its CID, while the path holds it; another file's CID under this path's name is no version of it.
+    const current = await fetch(`${url}&cid=${firstCid}`, { headers: bearer })
+    expect(current.status).toBe(200)
+    expect(Buffer.from(await current.arrayBuffer()).equals(first)).toBe(true)
+    const otherCid = (JSON.parse((await httpGet({ port }, '/log?path=kept/other.bin', { headers: bearer })).body) as { versions: Array<{ cid: string }> }).versions[0]?.cid as string
+    expect(otherCid).toMatch(/^b/)
+    const foreign = await httpGet({ port }, `${path}&cid=${otherCid}`, { headers: bearer })
+    expect(foreign.status).toBe(404)
+    expect(foreign.body).not.toContain('other-file-bytes')
+    expect(foreign.headers['content-disposition']).toBeUndefined()
     // A publish, then a change: at= the publish's time brings the first version back.
     const published = await httpGet({ port }, '/snapshot', { method: 'POST', headers: bearer })
     expect(published.status, published.body).toBe(200)
@@ -81,10 +95,11 @@ describe('GET /download', () => {
     const past = await fetch(`${url}&at=${encodeURIComponent(before)}`, { headers: bearer })
     expect(past.status).toBe(200)
     expect(Buffer.from(await past.arrayBuffer()).equals(first)).toBe(true)
-    // An older version by its CID (the timeline links versions so; the dashboard's history may hold none yet).
-    const byCid = await fetch(`${url}&cid=${firstCid}`, { headers: bearer })
+    // An older version by its CID with the publish that held it; without it (and no kept history of the path) it is not known as this path's.
+    const byCid = await fetch(`${url}&cid=${firstCid}&at=${encodeURIComponent(before)}`, { headers: bearer })
     expect(byCid.status).toBe(200)
     expect(Buffer.from(await byCid.arrayBuffer()).equals(first)).toBe(true)
+    expect((await httpGet({ port }, `${path}&cid=${firstCid}`, { headers: bearer })).status).toBe(404)
     const search = JSON.parse((await httpGet({ port }, '/search?q=report', { headers: bearer })).body) as { results: Array<{ stored: string }> }
     expect(search.results).toMatchObject([{ stored: expect.stringMatching(/^(stored|sent-for-deal|deal-active)$/) }])
     expect((await httpGet({ port }, `${path}&cid=nope`, { headers: bearer })).status).toBe(400)
@@ -145,4 +160,42 @@ describe('GET /download', () => {
     const again = await Promise.all([0, 1].map(async () => (await fetch(url, { headers: bearer })).status))
     expect(again).toEqual([200, 200])
   }, 240_000)
+})
+
+describe('GET /download to a client that stops reading', () => {
+  it('drops it once nothing moves for a while: its temp dir goes and its slot is free again (not held for the 30-minute bound)', async () => {
+    const dir = await useTempDir()
+    await mkdir(join(dir, 'kept'))
+    const content = randomBytes(32 * 1024 * 1024)
+    await writeFile(join(dir, 'kept', 'big.bin'), content)
+    const { port, token } = await startInProcessDaemon(dir, '[[folders]]\nname = "kept"\npath = "kept"\nstore = true\n')
+    await untilReached(port)
+    await storedBoth(port, 1)
+    const downloads = async (): Promise<string[]> => (await readdir(join(dir, 'state', 'content-fetch')).catch(() => [])).filter(n => n.startsWith('download-'))
+    // Two clients read the headers and then nothing more, the socket kept open: every slot taken.
+    const stalled = await Promise.all([0, 1].map(async () => await new Promise<Socket>((resolve, reject) => {
+      const socket = connect(port, '127.0.0.1', () => { socket.write(`GET /download?path=kept/big.bin HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nAuthorization: Bearer ${token}\r\n\r\n`) })
+      socket.once('data', (chunk: Buffer) => { socket.pause(); chunk.toString('latin1').startsWith('HTTP/1.1 200') ? resolve(socket) : reject(new Error(chunk.toString('latin1').slice(0, 200))) })
+      socket.once('error', reject)
+    })))
+    onTestFinished(() => { for (const s of stalled) s.destroy() })
+    expect((await fetch(`http://127.0.0.1:${port}/download?path=kept/big.bin`, { headers: { authorization: `Bearer ${token}` } })).status).toBe(503)
+    await until(async () => (await downloads()).length === 0 ? true : undefined, 120_000, 'the stalled downloads dropped and their temps removed')
+    const again = await fetch(`http://127.0.0.1:${port}/download?path=kept/big.bin`, { headers: { authorization: `Bearer ${token}` } })
+    expect(again.status).toBe(200)
+    expect(Buffer.from(await again.arrayBuffer()).equals(content)).toBe(true)
+  }, 300_000)
+})
+
+describe('attachmentHeader', () => {
+  it('neutralises control and bidi characters in both names: no header injection, no name that reads backwards', () => {
+    const header = attachmentHeader('kept/a\r\nSet-Cookie: x=1\u0000"\\;%.txt')
+    expect(header).not.toMatch(/[\r\n\0]/)
+    expect(header).toBe('attachment; filename="a__Set-Cookie: x=1_____.txt"; filename*=UTF-8\'\'a__Set-Cookie%3A%20x%3D1_%22%5C%3B%25.txt')
+    // U+202E would show "invoice-exe.pdf" for a file that is invoice-fdp.exe.
+    const bidi = attachmentHeader('kept/invoice-\u202efdp.exe')
+    expect(decodeURIComponent(bidi.split("UTF-8''")[1] as string)).toBe('invoice-_fdp.exe')
+    expect(bidi).not.toContain('%E2%80%AE')
+    expect(attachmentHeader('kept/ünï \u2067x\u2069.bin')).toBe('attachment; filename="_n_ _x_.bin"; filename*=UTF-8\'\'%C3%BCn%C3%AF%20_x_.bin')
+  })
 })
