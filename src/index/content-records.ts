@@ -25,13 +25,7 @@ export interface UnstoredFile {
 }
 
 /** A live row (any device's) whose content some record holds: one per CID, for a restore drill to fetch. */
-export interface StoredFile {
-  readonly folder: string
-  readonly path: string
-  readonly cid: string
-  readonly size: number
-  readonly mtimeMs: number
-  readonly cidProfile: string
+export interface StoredFile extends UnstoredFile {
   /** The first record's objects JSON: files of one pack sort together. */
   readonly objects: string
 }

@@ -1,5 +1,6 @@
 import cron, { type ScheduledTask } from 'node-cron'
 import { backoffMs } from '../util/backoff.js'
+import { NotReadyError } from '../errors.js'
 
 /** When a job runs by itself; read again at each change noted and at {@link Scheduler.restart}. */
 export interface ScheduleTiming {
@@ -91,7 +92,14 @@ export class Scheduler<T, O = undefined> {
     const due = Math.max(this.lastChangeAt + quietMs, this.lastRunAt + minIntervalMs)
     clearTimeout(this.debounce)
     this.pending = due
-    this.debounce = setTimeout(() => { this.pending = undefined; void this.runNow('changes').catch(() => {}) }, Math.max(0, due - Date.now()))
+    this.debounce = setTimeout(() => {
+      this.pending = undefined
+      this.runNow('changes').catch((err: unknown) => {
+        // Not ready yet (the service not reached after a restart): the change is kept and noted
+        // again, never dropped until some later schedule happens to cover it.
+        if (err instanceof NotReadyError && !this.stopped) setTimeout(() => { this.noteChange() }, err.retryAfterSeconds * 1000).unref()
+      })
+    }, Math.max(0, due - Date.now()))
     this.debounce.unref()
   }
 
