@@ -147,3 +147,25 @@ describe('the scheduler', () => {
     expect(s.pendingAt).toBeUndefined()
   })
 })
+
+describe('a change noted while not ready', () => {
+  it('is noted again after Retry-After, not dropped (storing after a restart, before the service is reached)', async () => {
+    vi.useFakeTimers()
+    try {
+      const { NotReadyError } = await import('../../src/errors.js')
+      let ready = false
+      const job = manualJob()
+      const s = scheduler({ timing: () => ({ cron: NEVER, quietMs: 100 }), ready: () => { if (!ready) throw new NotReadyError('not ready: the service', 2) }, run: job.run })
+      s.start()
+      s.noteChange()
+      await vi.advanceTimersByTimeAsync(150)
+      expect(job.reasons).toEqual([])
+      ready = true
+      await vi.advanceTimersByTimeAsync(2_200)
+      expect(job.reasons).toEqual(['changes'])
+      job.finish()
+    } finally {
+      vi.useRealTimers()
+    }
+  })
+})
