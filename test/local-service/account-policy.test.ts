@@ -95,3 +95,46 @@ describe('the self-hosted service\'s sign-up policy and quotas', () => {
     expect(stderr).toContain('sign-up closed; per account: no limit of bytes, 5 IPNS keys')
   })
 })
+
+describe('sign-in messages asked for by a stranger', () => {
+  const messageFor = async (url: string, address: string): Promise<{ status: number, retryAfter: string | string[] | undefined }> => {
+    const { request } = await import('undici')
+    const answer = await request(`${url}/api/v1/user/get_auth_message?publicKey=${address}`)
+    await answer.body.dump()
+    return { status: answer.statusCode, retryAfter: answer.headers['retry-after'] }
+  }
+
+  it('a flood of messages in a wallet\'s name keeps a few, and the wallet still signs in', async () => {
+    const dir = await useTempDir()
+    const local = await service(join(dir, 's'), {})
+    const { walletAddress } = await import('../../src/crypto/index.js')
+    const victim = newWalletKey()
+    const address = walletAddress(victim)
+    for (let i = 0; i < 40; i++) expect((await messageFor(local.url, address)).status).toBe(200)
+    const Database = (await import('better-sqlite3')).default
+    const open = (): number => {
+      const db = new Database(join(dir, 's', 'service.sqlite'), { readonly: true })
+      try { return db.prepare('SELECT count(*) FROM auth_messages WHERE address = ?').pluck().get(address.toLowerCase()) as number } finally { db.close() }
+    }
+    expect(open()).toBe(8)
+    expect((await clientsOf(local.url).deals.login(victim)).apiKey).toMatch(/^[0-9a-f-]{36}$/)
+  })
+
+  it('past the open messages the service keeps in all, asks wait (429, Retry-After) instead of filling its disk', async () => {
+    const dir = await useTempDir()
+    const local = await service(join(dir, 's'), {})
+    const Database = (await import('better-sqlite3')).default
+    const db = new Database(join(dir, 's', 'service.sqlite'))
+    try {
+      db.pragma('busy_timeout = 5000')
+      const insert = db.prepare('INSERT INTO auth_messages (nonce, address, message, expires_at) VALUES (?, ?, ?, ?)')
+      const later = Date.now() + 3_600_000
+      db.transaction(() => { for (let i = 0; i < 10_000; i++) insert.run(`n${i}`, `0x${String(i).padStart(40, '0')}`, 'm', later) })()
+    } finally {
+      db.close()
+    }
+    const answer = await messageFor(local.url, `0x${'cd'.repeat(20)}`)
+    expect(answer.status).toBe(429)
+    expect(Number(answer.retryAfter)).toBeGreaterThan(0)
+  })
+})

@@ -6,6 +6,14 @@ import type { ServiceParts } from '../parts.js'
 const ADDRESS = /^0x[0-9a-fA-F]{40}$/
 
 /**
+ * Open sign-in messages kept per wallet: past it the oldest goes. A stranger asking for messages
+ * in a victim's name would otherwise make the victim's sign-in check every one of them.
+ */
+export const OPEN_MESSAGES_PER_ADDRESS = 8
+/** Open sign-in messages kept in all: past it requests wait (429) until some expire. */
+export const OPEN_MESSAGES_IN_ALL = 10_000
+
+/**
  * What a 401 says, worded as production words it: terse, and the same whether the credential is
  * missing, malformed or unknown (a client must not depend on more).
  */
@@ -24,6 +32,9 @@ export function authRoutes (parts: ServiceParts): Route[] {
   const openMessages = db.prepare('SELECT nonce, message FROM auth_messages WHERE address = ? AND used = 0 AND expires_at > ? ORDER BY expires_at DESC').raw()
   const useMessage = db.prepare('UPDATE auth_messages SET used = 1 WHERE nonce = ? AND used = 0')
   const purge = db.prepare('DELETE FROM auth_messages WHERE expires_at <= ? OR used = 1')
+  const openCount = db.prepare('SELECT count(*) FROM auth_messages').pluck()
+  const dropOldest = db.prepare(`DELETE FROM auth_messages WHERE nonce IN (
+    SELECT nonce FROM auth_messages WHERE address = ? ORDER BY expires_at DESC LIMIT -1 OFFSET ?)`)
   const insertKey = db.prepare('INSERT INTO api_keys (key, address, created_at) VALUES (?, ?, ?)')
 
   return [{
@@ -38,10 +49,15 @@ export function authRoutes (parts: ServiceParts): Route[] {
       parts.limits.checkSignup(address.toLowerCase())
       const now = Date.now()
       purge.run(now)
+      if ((openCount.get() as number) >= OPEN_MESSAGES_IN_ALL) {
+        res.setHeader('retry-after', String(Math.ceil(parts.authMessageTtlMs / 1000)))
+        throw new HttpFailure(429, 'too many sign-ins are under way: try again later')
+      }
       // Production's nonce is a millisecond timestamp; random digits after it keep two in one ms apart.
       const nonce = `${now}${randomBytes(3).readUIntBE(0, 3).toString().padStart(8, '0')}`
       const message = `Please prove you are the owner of this wallet by signing this message, nonce=${nonce}`
       insertMessage.run(nonce, address.toLowerCase(), message, now + parts.authMessageTtlMs)
+      dropOldest.run(address.toLowerCase(), OPEN_MESSAGES_PER_ADDRESS)
       sendJson(res, 200, message)
     }
   }, {
@@ -52,6 +68,7 @@ export function authRoutes (parts: ServiceParts): Route[] {
     handle: ({ url, res }) => {
       const address = requireParam(url, 'publicKey').toLowerCase()
       const signature = requireParam(url, 'signature')
+      // At most OPEN_MESSAGES_PER_ADDRESS: the signature is checked against each.
       const candidates = openMessages.all(address, Date.now()) as Array<[string, string]>
       const signed = candidates.find(([, message]) => recoverSigner(message, signature) === address)
       if (signed === undefined) throw new HttpFailure(401, 'invalid signature: request a new message with get_auth_message and sign it')
