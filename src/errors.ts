@@ -576,6 +576,11 @@ export class DownloadTooLargeError extends CidsyncError {
   override readonly code = 'ERR_DOWNLOAD_TOO_LARGE'
 }
 
+/** The dashboard's download would not fit beside the state dir's own files (it is staged there first). */
+export class DownloadNoRoomError extends CidsyncError {
+  override readonly code = 'ERR_DOWNLOAD_NO_ROOM'
+}
+
 /** Every gateway failed to give an object's bytes (neither a 404 from all nor bytes that did not match). */
 export class GatewayFetchError extends CidsyncError {
   override readonly code = 'ERR_GATEWAY_FETCH'

@@ -60,6 +60,7 @@ function statusFor (err: Error & { code?: unknown, exitCode?: number }): number 
   if (err.code === 'ERR_CONTENT_NOT_STORED' || err.code === 'ERR_PATH_NOT_FOUND' || err.code === 'ERR_NOTHING_AT_TIME') return 404
   if (err.code === 'ERR_NOT_READY') return 503
   if (err.code === 'ERR_DOWNLOAD_TOO_LARGE') return 413
+  if (err.code === 'ERR_DOWNLOAD_NO_ROOM') return 507
   if (err.code === 'ERR_USAGE') return 400
   return 502
 }
@@ -67,7 +68,7 @@ function statusFor (err: Error & { code?: unknown, exitCode?: number }): number 
 function advice (code: string): string {
   if (code === 'ERR_CONTENT_NOT_STORED') return 'its content is not stored: set `store = true` on its folder on the device that has it, let the daemon store it, and try again'
   if (code === 'ERR_CONTENT_INTEGRITY' || code === 'ERR_INTEGRITY') return 'the stored content did not match the file\'s CID (damaged or forged): nothing of it was sent; run `cidsync verify` and try again later'
-  if (code === 'ERR_DOWNLOAD_TOO_LARGE') return 'bring it back with `cidsync get PATH --to DIR` instead'
+  if (code === 'ERR_DOWNLOAD_TOO_LARGE' || code === 'ERR_DOWNLOAD_NO_ROOM') return 'bring it back with `cidsync get PATH --to DIR` instead'
   if (code === 'ERR_NOT_READY') return 'the daemon has not reached the service yet: try again in a moment'
   return 'see the daemon\'s log; try again'
 }

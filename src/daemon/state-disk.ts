@@ -1,15 +1,5 @@
-import { statfsSync } from 'node:fs'
 import { CidsyncError, StateDiskFullError } from '../errors.js'
-
-/** Bytes the daemon's user may still write on the state dir's file system; undefined when unknown. */
-function spaceLeft (stateDir: string): number | undefined {
-  try {
-    const fs = statfsSync(stateDir)
-    return (process.getuid?.() === 0 ? fs.bfree : fs.bavail) * fs.bsize
-  } catch {
-    return undefined
-  }
-}
+import { spaceLeft } from '../util/space-left.js'
 
 /**
  * A start-up failure caused by a full state disk: ENOSPC, SQLite's SQLITE_FULL, or any other

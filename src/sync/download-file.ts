@@ -4,12 +4,32 @@ import { CID } from 'multiformats/cid'
 import type { Config } from '../config/index.js'
 import { cidProfile, isCidProfileName } from '../content/index.js'
 import { ObjectCache, fetchFile } from '../custody/index.js'
-import { ContentIntegrityError, ContentNotStoredError } from '../errors.js'
+import { ContentIntegrityError, ContentNotStoredError, DownloadNoRoomError } from '../errors.js'
 import type { Entry, Index } from '../index/index.js'
 import type { ServiceClients } from '../remote/index.js'
 import { readingKey } from '../snapshot/index.js'
 import { SNAPSHOT_PROFILE } from './snapshot-profile.js'
 import { usableRecord } from './get-files.js'
+import { spaceLeft } from '../util/space-left.js'
+
+/** Left free on the state dir's disk after a download is staged: the index and snapshots keep working. */
+export const DOWNLOAD_RESERVE_BYTES = 256 * 1024 ** 2
+/** A large file is fetched a part at a time (each released once written); a pack is smaller. */
+const LARGEST_OBJECT_BYTES = 64 * 1024 ** 2 + 64 * 1024
+
+/**
+ * Refuses a download that would fill the state dir's disk: the file and the one object being
+ * opened must fit with {@link DOWNLOAD_RESERVE_BYTES} to spare, or the daemon's own writes start failing.
+ */
+export function checkDownloadRoom (dir: string, size: number): void {
+  const left = spaceLeft(dir)
+  if (left === undefined) return
+  const needed = size + Math.min(size, LARGEST_OBJECT_BYTES) + DOWNLOAD_RESERVE_BYTES
+  if (needed > left) {
+    throw new DownloadNoRoomError(`staging this ${size}-byte file would leave the state dir's disk less than ${DOWNLOAD_RESERVE_BYTES / 1024 ** 2} MiB free (${left} bytes left): ` +
+      'free space there, or bring it back with `cidsync get PATH --to DIR` onto a disk with room')
+  }
+}
 
 /** A file fetched and verified into a private temp dir; `remove` takes it (and the dir) away. */
 export interface DownloadedFile {
@@ -42,6 +62,7 @@ export async function downloadFile (clients: ServiceClients, index: Index, init:
   if (!isCidProfileName(row.cidProfile)) throw new ContentIntegrityError(`${shown} has CID profile ${JSON.stringify(row.cidProfile)}, which this cidsync does not know: upgrade cidsync`)
   const parent = join(config.stateDir, 'content-fetch')
   await mkdir(parent, { recursive: true, mode: 0o700 })
+  checkDownloadRoom(parent, row.size)
   // `download-` dirs never match the pid-named dirs `get` sweeps; the daemon clears its own at start.
   const dir = await mkdtemp(join(parent, 'download-'))
   const remove = async (): Promise<void> => { await rm(dir, { recursive: true, force: true }) }
