@@ -1,4 +1,5 @@
-import { openSync, writeSync, fsyncSync, closeSync, renameSync, mkdirSync, unlinkSync } from 'node:fs'
+import { openSync, writeSync, fsyncSync, closeSync, renameSync, unlinkSync } from 'node:fs'
+import { makeDirsSync } from './make-dirs.js'
 import { dirname, basename, join } from 'node:path'
 import { randomBytes } from 'node:crypto'
 
@@ -22,7 +23,7 @@ function fsyncDirectory (dir: string): void {
  */
 export function writeFileAtomicSync (path: string, data: string | Uint8Array, options: AtomicWriteOptions = {}): void {
   const dir = dirname(path)
-  mkdirSync(dir, { recursive: true })
+  makeDirsSync(dir)
   const temp = join(dir, `.${basename(path)}.${randomBytes(6).toString('hex')}.tmp`)
   const fd = openSync(temp, 'wx', options.mode ?? 0o644)
   try {

@@ -1,4 +1,5 @@
-import { existsSync, mkdirSync } from 'node:fs'
+import { existsSync } from 'node:fs'
+import { makeDirsSync } from './make-dirs.js'
 import { dirname } from 'node:path'
 import Database from 'better-sqlite3'
 import { preparePrivateDatabase } from './private-file.js'
@@ -51,7 +52,7 @@ export function openSqliteFile (path: string, init: SqliteFileInit): Database.Da
   const missing = init.missing ?? ((p: string) => init.damaged(p, 'the file does not exist'))
   if (readonly && !existsSync(path)) throw missing(path)
   if (!readonly) {
-    mkdirSync(dirname(path), { recursive: true, mode: 0o700 })
+    makeDirsSync(dirname(path), 0o700)
     preparePrivateDatabase(path)
   }
   let db: Database.Database
