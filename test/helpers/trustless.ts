@@ -93,5 +93,7 @@ export function heliaBlocks (gateway: string): GetBlock {
     routing: routing as unknown as Parameters<ReturnType<typeof trustlessGatewayBlockBroker>>[0]['routing'],
     logger: { forComponent: () => quiet } as unknown as Parameters<ReturnType<typeof trustlessGatewayBlockBroker>>[0]['logger']
   })
-  return async cid => await broker.retrieve(cid, { validateFn: async (bytes: Uint8Array) => { await checkBlock(cid, bytes) } })
+  const retrieve = broker.retrieve?.bind(broker)
+  if (retrieve === undefined) throw new Error('this version of the trustless gateway broker cannot retrieve blocks')
+  return async cid => await retrieve(cid, { validateFn: async (bytes: Uint8Array) => { await checkBlock(cid, bytes) } })
 }
