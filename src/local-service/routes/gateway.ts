@@ -147,7 +147,7 @@ async function serve (parts: ServiceParts, req: IncomingMessage, res: ServerResp
       ...(choice.negotiated ? contentLocation(served, 'car') : {})
     }
     // The walk is deterministic (DFS, links in order), so the same request gives the same bytes.
-    const etag = `"${cid.toString()}.car.v1.dfs.dups-${dups}.${scope}${bytes === undefined ? '' : `.bytes-${bytes.text}`}"`
+    const etag = `"${cid.toString()}.car.v1.dfs.dups-${dups}.${plan.scope}${bytes === undefined ? '' : `.bytes-${bytes.text}`}"`
     // Walked only once the head is out: a dag-scope the root's codec cannot have was refused above.
     if (head(req, res, headers, etag)) await writeBody(res, carBytes(cid, dagBlocks(read, cid, root, plan)), fault)
   } else {
