@@ -17,7 +17,7 @@ export interface ByteAnswer {
   status: number
   headers: Record<string, string | string[] | undefined>
   body: Buffer
-  /** False when the server cut the body short (a walk it stopped, a dropped connection). */
+  /** False when the server cut the body short (a walk it stopped, a dropped connection); status 0 when it cut before its head. */
   complete: boolean
 }
 
@@ -34,7 +34,10 @@ export async function fetchBytes (base: string, path: string, options: { method?
       res.on('close', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks), complete: complete && res.complete }))
     })
     req.on('timeout', () => req.destroy(new Error(`${path} timed out`)))
-    req.on('error', reject)
+    req.on('error', err => {
+      if ((err as NodeJS.ErrnoException).code === 'ECONNRESET') resolve({ status: 0, headers: {}, body: Buffer.alloc(0), complete: false })
+      else reject(err)
+    })
     req.end()
   })
 }

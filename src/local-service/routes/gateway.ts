@@ -6,7 +6,7 @@ import { HttpFailure, type Route } from '../http.js'
 import { parseCid, type ServiceParts } from '../parts.js'
 import { resolveIpns } from './ipns.js'
 import type { Fault } from '../faults.js'
-import { CAR_LIMITS, RAW_CODE, carBytes, carPlan, dagBlocks, fileSize, type ReadBlock } from './gateway-car.js'
+import { RAW_CODE, carBytes, carPlan, dagBlocks, fileSize, type ReadBlock } from './gateway-car.js'
 import { CAR_TYPE, RAW_TYPE, chooseFormat, parseDagScope, parseEntityBytes, type GatewayChoice } from './gateway-format.js'
 
 /** What the gateway may do wrong to a body, from the route's fault. */
@@ -26,8 +26,8 @@ const stored = (parts: ServiceParts, cid: CID): boolean => cid.multihash.code ==
  * block however large the file. (ipfs-unixfs-exporter reads ahead without bound.) Depth is
  * bounded: only a damaged store could make a DAG that deep, or one that loops.
  */
-async function * fileBytes (read: ReadBlock, cid: CID, block?: Uint8Array, depth = 0): AsyncGenerator<Uint8Array> {
-  if (depth > CAR_LIMITS.maxDepth) throw new Error(`${cid.toString()}: the file's DAG is deeper than ${CAR_LIMITS.maxDepth} levels`)
+async function * fileBytes (read: ReadBlock, maxDepth: number, cid: CID, block?: Uint8Array, depth = 0): AsyncGenerator<Uint8Array> {
+  if (depth > maxDepth) throw new Error(`${cid.toString()}: the file's DAG is deeper than ${maxDepth} levels`)
   const bytes = block ?? await read(cid)
   if (cid.code === RAW_CODE) {
     yield bytes
@@ -36,7 +36,7 @@ async function * fileBytes (read: ReadBlock, cid: CID, block?: Uint8Array, depth
   const node = dagPb.decode(bytes)
   const data = node.Data === undefined ? undefined : UnixFS.unmarshal(node.Data).data
   if (data !== undefined && data.byteLength > 0) yield data
-  for (const link of node.Links) yield * fileBytes(read, link.Hash, undefined, depth + 1)
+  for (const link of node.Links) yield * fileBytes(read, maxDepth, link.Hash, undefined, depth + 1)
 }
 
 /**
@@ -149,12 +149,12 @@ async function serve (parts: ServiceParts, req: IncomingMessage, res: ServerResp
     // The walk is deterministic (DFS, links in order), so the same request gives the same bytes.
     const etag = `"${cid.toString()}.car.v1.dfs.dups-${dups}.${plan.scope}${bytes === undefined ? '' : `.bytes-${bytes.text}`}"`
     // Walked only once the head is out: a dag-scope the root's codec cannot have was refused above.
-    if (head(req, res, headers, etag)) await writeBody(res, carBytes(cid, dagBlocks(read, cid, root, plan)), fault)
+    if (head(req, res, headers, etag)) await writeBody(res, carBytes(cid, dagBlocks(read, cid, root, plan, parts.carLimits)), fault)
   } else {
     const size = fileSize(cid, root)
     if (size === undefined) throw new HttpFailure(400, `${cid.toString()} is not a file`)
     const headers = { ...common, 'content-type': 'application/octet-stream', ...length(size) }
-    if (head(req, res, headers, `"${cid.toString()}"`)) await writeBody(res, fileBytes(read, cid, root), fault)
+    if (head(req, res, headers, `"${cid.toString()}"`)) await writeBody(res, fileBytes(read, parts.carLimits.maxDepth, cid, root), fault)
   }
 }
 
