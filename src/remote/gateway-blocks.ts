@@ -47,15 +47,15 @@ export async function * verifiedFileBytes (gateway: HttpClient, root: CID, optio
     if (cid.code === RAW_CODE) return bytes
     if (cid.code !== dagPb.code) throw new IntegrityError(`${cid.toString()} is not part of a UnixFS file (codec 0x${cid.code.toString(16)})`)
     let node: dagPb.PBNode
-    let data: Uint8Array | undefined
+    let unixfs: UnixFS | undefined
     try {
       node = dagPb.decode(bytes)
-      const unixfs = node.Data === undefined ? undefined : UnixFS.unmarshal(node.Data)
-      if (unixfs === undefined || (unixfs.type !== 'file' && unixfs.type !== 'raw')) throw new Error('not a UnixFS file node')
-      data = unixfs.data
+      unixfs = node.Data === undefined ? undefined : UnixFS.unmarshal(node.Data)
     } catch (err) {
-      throw new IntegrityError(`${cid.toString()} is not a UnixFS file node: ${(err as Error).message}`)
+      throw new IntegrityError(`${cid.toString()} is not a UnixFS node: ${(err as Error).message}`)
     }
+    if (unixfs === undefined || (unixfs.type !== 'file' && unixfs.type !== 'raw')) throw new IntegrityError(`${cid.toString()} is not a UnixFS file node (${unixfs?.type ?? 'no UnixFS data'})`)
+    const data = unixfs.data
     if (node.Links.length > 0) {
       if (stack.length >= MAX_DEPTH) throw new IntegrityError(`${root.toString()}: the file's DAG is deeper than ${MAX_DEPTH} levels`)
       stack.push({ links: node.Links.map(link => link.Hash), at: 0 })

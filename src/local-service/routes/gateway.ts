@@ -6,7 +6,7 @@ import { HttpFailure, type Route } from '../http.js'
 import { parseCid, type ServiceParts } from '../parts.js'
 import { resolveIpns } from './ipns.js'
 import type { Fault } from '../faults.js'
-import { RAW_CODE, carBytes, carPlan, dagBlocks, fileSize, type ReadBlock } from './gateway-car.js'
+import { CarWalkError, RAW_CODE, carBytes, carPlan, dagBlocks, fileSize, type ReadBlock } from './gateway-car.js'
 import { CAR_TYPE, RAW_TYPE, chooseFormat, parseDagScope, parseEntityBytes, type GatewayChoice } from './gateway-format.js'
 
 /** What the gateway may do wrong to a body, from the route's fault. */
@@ -27,7 +27,7 @@ const stored = (parts: ServiceParts, cid: CID): boolean => cid.multihash.code ==
  * bounded: only a damaged store could make a DAG that deep, or one that loops.
  */
 async function * fileBytes (read: ReadBlock, maxDepth: number, cid: CID, block?: Uint8Array, depth = 0): AsyncGenerator<Uint8Array> {
-  if (depth > maxDepth) throw new Error(`${cid.toString()}: the file's DAG is deeper than ${maxDepth} levels`)
+  if (depth > maxDepth) throw new CarWalkError(`${cid.toString()}: the file's DAG is deeper than ${maxDepth} levels`)
   const bytes = block ?? await read(cid)
   if (cid.code === RAW_CODE) {
     yield bytes
