@@ -65,6 +65,32 @@ async function ladder (leaf: Block, rungs: number): Promise<Block[]> {
   return blocks
 }
 
+/** A UnixFS directory node (plain, or a HAMT shard of fanout 256) with named links. */
+async function directory (type: 'directory' | 'hamt-sharded-directory', links: ReadonlyArray<readonly [string, CID]>): Promise<Block> {
+  const unixfs = type === 'directory' ? new UnixFS({ type }) : new UnixFS({ type, fanout: 256n, hashType: 0x22n })
+  const bytes = dagPb.encode(dagPb.prepare({ Data: unixfs.marshal(), Links: links.map(([Name, Hash]) => ({ Name, Hash })) }))
+  return [CID.createV1(dagPb.code, await sha256.digest(bytes)), bytes]
+}
+
+describe('the gateway\'s dag-scope=entity on directories', () => {
+  it('carries a directory\'s own block, a HAMT directory\'s shards without its entries, and everything for dag-scope=all', async () => {
+    const a = await rawBlock(Buffer.from('file a'))
+    const b = await rawBlock(Buffer.from('file b'))
+    const plain = await directory('directory', [['a.txt', a[0]], ['b.txt', b[0]]])
+    const shard = await directory('hamt-sharded-directory', [['41b.txt', b[0]]])
+    const hamt = await directory('hamt-sharded-directory', [['0Fa.txt', a[0]], ['7E', shard[0]]])
+    const url = await serviceHolding([a, b, plain, shard, hamt])
+    const cids = async (root: CID, scope: string): Promise<string[]> =>
+      (await verifiedCar((await fetchBytes(url, `/ipfs/${root.toString()}?format=car&dag-scope=${scope}`)).body)).blocks.map(x => x.cid.toString())
+    expect(await cids(plain[0], 'entity')).toEqual([plain[0].toString()])
+    expect(await cids(plain[0], 'all')).toEqual([plain[0], a[0], b[0]].map(c => c.toString()))
+    expect(await cids(hamt[0], 'entity')).toEqual([hamt[0], shard[0]].map(c => c.toString()))
+    expect(await cids(hamt[0], 'all')).toEqual([hamt[0], a[0], shard[0], b[0]].map(c => c.toString()))
+    // entity-bytes means nothing for a directory: ignored, as the spec says.
+    expect(await cids(plain[0], 'entity&entity-bytes=0:10')).toEqual([plain[0].toString()])
+  })
+})
+
 describe('the gateway\'s DAG walk is bounded', () => {
   it('cuts a CAR that would send more blocks than its bound (shared subtrees with dups=y), and sends them once with dups=n', async () => {
     const blocks = await ladder(await rawBlock(Buffer.from('leaf')), 40)
