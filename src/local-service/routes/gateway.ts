@@ -81,10 +81,14 @@ function notModified (req: IncomingMessage, etag: string): boolean {
 
 interface Served { readonly path: string, readonly immutable: boolean, readonly url: URL }
 
-/** Headers every answer of the gateway carries, whatever its format. */
+/**
+ * Headers every answer of the gateway carries, whatever its format. `nosniff` on files too: an
+ * identity CID's bytes come from the URL itself, and a browser must never take them for a page.
+ */
 function commonHeaders (cid: CID, served: Served): OutgoingHttpHeaders {
   return {
     vary: 'Accept',
+    'x-content-type-options': 'nosniff',
     'x-ipfs-path': served.path,
     'x-ipfs-roots': cid.toString(),
     ...(served.immutable ? { 'cache-control': IMMUTABLE } : {})
@@ -128,7 +132,6 @@ async function serve (parts: ServiceParts, req: IncomingMessage, res: ServerResp
       ...common,
       'content-type': RAW_TYPE,
       'content-disposition': `attachment; filename="${cid.toString()}.bin"`,
-      'x-content-type-options': 'nosniff',
       ...length(root.byteLength),
       ...(choice.negotiated ? contentLocation(served, 'raw') : {})
     }
@@ -142,7 +145,6 @@ async function serve (parts: ServiceParts, req: IncomingMessage, res: ServerResp
       ...common,
       'content-type': `${CAR_TYPE}; version=1; order=dfs; dups=${dups}`,
       'content-disposition': `attachment; filename="${cid.toString()}.car"`,
-      'x-content-type-options': 'nosniff',
       'accept-ranges': 'none',
       ...(choice.negotiated ? contentLocation(served, 'car') : {})
     }
