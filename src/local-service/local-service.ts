@@ -17,6 +17,7 @@ import { authRoutes, bearerToken, UNAUTHORIZED_MESSAGE } from './routes/auth.js'
 import { dealRoutes } from './routes/deals.js'
 import { fileRoutes } from './routes/files.js'
 import { gatewayRoutes } from './routes/gateway.js'
+import { CAR_LIMITS, type CarLimits } from './routes/gateway-car.js'
 import { ipnsRoutes } from './routes/ipns.js'
 import { pointerRoutes } from './routes/pointers.js'
 import { uploadRoutes } from './routes/upload.js'
@@ -53,6 +54,8 @@ export interface LocalServiceInit {
   readonly policy?: AccountPolicy
   /** The most connections it holds at once (default 128; past it the oldest idle one is closed). */
   readonly maxConnections?: number
+  /** Bounds of a gateway CAR response's DAG walk (default {@link CAR_LIMITS}). */
+  readonly carLimits?: Partial<CarLimits>
 }
 
 /** The header that carries {@link LocalServiceInit.accessKey}. */
@@ -89,7 +92,8 @@ export class LocalService {
       pageSize: init.pageSize ?? DEFAULT_PAGE_SIZE,
       dealDelayMs: init.dealDelayMs ?? DEFAULT_DEAL_DELAY_MS,
       authMessageTtlMs: init.authMessageTtlMs ?? DEFAULT_AUTH_MESSAGE_TTL_MS,
-      limits: new AccountLimits(this.db, init.policy)
+      limits: new AccountLimits(this.db, init.policy),
+      carLimits: { ...CAR_LIMITS, ...init.carLimits }
     }
     for (const [route, fault] of Object.entries(init.faults ?? {})) this.faults.set(route, fault)
     this.apiKeyOwner = this.db.prepare('SELECT address FROM api_keys WHERE key = ?').pluck()

@@ -2,6 +2,7 @@ import type Database from 'better-sqlite3'
 import { CID } from 'multiformats/cid'
 import type { AccountLimits } from './account-policy.js'
 import type { BlockStore } from './blocks.js'
+import type { CarLimits } from './routes/gateway-car.js'
 import { HttpFailure } from './http.js'
 import type { TokenIssuer } from './tokens.js'
 
@@ -15,6 +16,8 @@ export interface ServiceParts {
   readonly authMessageTtlMs: number
   /** Sign-up and per-account quotas. */
   readonly limits: AccountLimits
+  /** What one gateway CAR response may make the server do. */
+  readonly carLimits: CarLimits
 }
 
 /** A CID from a request, or a 400 that says it is malformed. */

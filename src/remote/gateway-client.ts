@@ -3,13 +3,21 @@ import { rename, rm } from 'node:fs/promises'
 import { fsyncPath } from '../util/fsync.js'
 import { dirname } from 'node:path'
 import { pipeline } from 'node:stream/promises'
-import { Transform } from 'node:stream'
+import { Readable, Transform } from 'node:stream'
+import { CID } from 'multiformats/cid'
 import { CidBuilder, type CidProfile } from '../content/index.js'
-import { ContentNotFoundError, GatewayFetchError, IntegrityError, InvalidCidError, NameResolveError, RemoteNotFoundError } from '../errors.js'
+import { ContentNotFoundError, GatewayFetchError, IntegrityError, InvalidCidError, NameResolveError, RemoteNotFoundError, RemoteStatusError } from '../errors.js'
 import type { HttpClient } from './http-client.js'
 import type { CallOptions } from './deals-client.js'
 import { ANSWER_LIMITS, announcedLength, readBounded, tooLargeError } from './body.js'
 import { canonicalCid } from './cid-text.js'
+import { verifiedFileBytes } from './gateway-blocks.js'
+
+/**
+ * How a gateway that serves only trustless formats (IPFS trustless gateway spec) refuses a whole
+ * file: then the file is put together from its raw blocks, each checked against its CID.
+ */
+const TRUSTLESS_ONLY = new Set([406, 501])
 
 export interface FetchOptions extends CallOptions {
   readonly onProgress?: (received: number, total: number | undefined) => void
@@ -36,7 +44,9 @@ export interface GatewayLimits {
 /**
  * Fetches `/ipfs/<cid>` through the gateways in order. The bytes go to a temp file while their
  * CID is recomputed under the profile they were made with; only bytes that hash to the CID are
- * renamed into place. Trustless formats are never relied on.
+ * renamed into place. A gateway that serves only trustless formats (a 406 or 501 for the file)
+ * gives the file's raw blocks instead (`?format=raw`), each checked against its CID as it arrives;
+ * the bytes they make are then checked the same way.
  */
 export class GatewayClient {
   private readonly maxBytes: number
@@ -57,12 +67,12 @@ export class GatewayClient {
       let tooLarge = false
       try {
         const request = { method: 'GET' as const, path: `/ipfs/${cid}`, auth: false, signal: options.signal, headers: { accept: 'application/octet-stream' }, deadlineMs: options.deadlineMs ?? FETCH_DEADLINE_MS }
-        const response = await gateway.send(request)
-        const total = announcedLength(response.headers)
+        const body = await this.fileBody(gateway, request, cid)
+        const total = body.total
         if (total !== undefined && total > maxBytes) {
           // Destroyed unread: its abort must not surface as an error nothing handles.
-          response.body.on('error', () => {})
-          response.body.destroy()
+          body.stream.on('error', () => {})
+          body.stream.destroy()
           tooLarge = true
           throw tooLargeError(gateway.context(request), maxBytes, total)
         }
@@ -95,7 +105,7 @@ export class GatewayClient {
             done(null, chunk)
           }
         })
-        await pipeline(response.body, hasher, createWriteStream(temp), { signal: options.signal })
+        await pipeline(body.stream, hasher, createWriteStream(temp), { signal: options.signal })
         const got = builder.finish().toString()
         if (got !== cid) {
           integrity = true
@@ -111,6 +121,7 @@ export class GatewayClient {
         // Larger than the caller knows the content to be (a manifest names each segment's size):
         // not what the CID names, whatever this gateway says.
         if ((options.maxBytes !== undefined || options.boundBy !== undefined) && tooLarge) integrity = true
+        if (err instanceof IntegrityError) integrity = true
         if (err instanceof RemoteNotFoundError) notFound++
         failures.push((err as Error).message)
       }
@@ -119,6 +130,17 @@ export class GatewayClient {
     if (integrity) throw new IntegrityError(`no gateway gave the bytes of ${cid}: ${summary}`)
     if (notFound > 0 && notFound === this.gateways.length) throw new ContentNotFoundError(`no gateway has ${cid} (each answered 404)`)
     throw new GatewayFetchError(`could not fetch ${cid}: ${summary}`)
+  }
+
+  /** The file's bytes from one gateway: the whole file, or its verified raw blocks from a trustless-only gateway. */
+  private async fileBody (gateway: HttpClient, request: Parameters<HttpClient['send']>[0], cid: string): Promise<{ stream: Readable, total: number | undefined }> {
+    try {
+      const response = await gateway.send(request)
+      return { stream: response.body, total: announcedLength(response.headers) }
+    } catch (err) {
+      if (!(err instanceof RemoteStatusError) || !TRUSTLESS_ONLY.has(err.status)) throw err
+      return { stream: Readable.from(verifiedFileBytes(gateway, CID.parse(cid), { signal: request.signal, deadlineMs: request.deadlineMs })), total: undefined }
+    }
   }
 
   /** What an IPNS name resolves to, through the first gateway that answers (bytes are not verifiable). */

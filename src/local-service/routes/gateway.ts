@@ -1,44 +1,34 @@
-import type { ServerResponse } from 'node:http'
+import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http'
 import { UnixFS } from 'ipfs-unixfs'
-import { CarWriter } from '@ipld/car'
 import * as dagPb from '@ipld/dag-pb'
 import type { CID } from 'multiformats/cid'
 import { HttpFailure, type Route } from '../http.js'
 import { parseCid, type ServiceParts } from '../parts.js'
 import { resolveIpns } from './ipns.js'
 import type { Fault } from '../faults.js'
-
-const RAW_CODE = 0x55
+import { CarWalkError, RAW_CODE, carBytes, carPlan, dagBlocks, fileSize, type ReadBlock } from './gateway-car.js'
+import { CAR_TYPE, RAW_TYPE, chooseFormat, parseDagScope, parseEntityBytes, type GatewayChoice } from './gateway-format.js'
 
 /** What the gateway may do wrong to a body, from the route's fault. */
 export type BodyFault = Pick<Fault, 'truncate' | 'bitflip'> | undefined
 
-async function * dagBlocks (parts: ServiceParts, root: CID): AsyncGenerator<{ cid: CID, bytes: Uint8Array }> {
-  const pending = [root]
-  while (pending.length > 0) {
-    const cid = pending.shift() as CID
-    const bytes = await parts.blocks.get(cid)
-    yield { cid, bytes }
-    if (cid.code === dagPb.code) for (const link of dagPb.decode(bytes).Links) pending.push(link.Hash)
-  }
+/** `Cache-Control` for everything under `/ipfs/`: its bytes can never change. */
+const IMMUTABLE = 'public, max-age=29030400, immutable'
+
+function reader (parts: ServiceParts): ReadBlock {
+  return async cid => cid.multihash.code === 0x00 ? cid.multihash.digest : await parts.blocks.get(cid)
 }
 
-/** A UnixFS file's size, or undefined when the root is not a file. */
-function fileSize (cid: CID, root: Uint8Array): number | undefined {
-  if (cid.code === RAW_CODE) return root.byteLength
-  if (cid.code !== dagPb.code) return undefined
-  const node = dagPb.decode(root)
-  if (node.Data === undefined) return undefined
-  const unixfs = UnixFS.unmarshal(node.Data)
-  return unixfs.type === 'file' || unixfs.type === 'raw' ? Number(unixfs.fileSize()) : undefined
-}
+const stored = (parts: ServiceParts, cid: CID): boolean => cid.multihash.code === 0x00 || parts.blocks.has(cid)
 
 /**
  * A file's bytes in order, one block read at a time as the response drains: memory stays at a
- * block however large the file. (ipfs-unixfs-exporter reads ahead without bound.)
+ * block however large the file. (ipfs-unixfs-exporter reads ahead without bound.) Depth is
+ * bounded: only a damaged store could make a DAG that deep, or one that loops.
  */
-async function * fileBytes (parts: ServiceParts, cid: CID, block?: Uint8Array): AsyncGenerator<Uint8Array> {
-  const bytes = block ?? await parts.blocks.get(cid)
+async function * fileBytes (read: ReadBlock, maxDepth: number, cid: CID, block?: Uint8Array, depth = 0): AsyncGenerator<Uint8Array> {
+  if (depth > maxDepth) throw new CarWalkError(`${cid.toString()}: the file's DAG is deeper than ${maxDepth} levels`)
+  const bytes = block ?? await read(cid)
   if (cid.code === RAW_CODE) {
     yield bytes
     return
@@ -46,13 +36,20 @@ async function * fileBytes (parts: ServiceParts, cid: CID, block?: Uint8Array): 
   const node = dagPb.decode(bytes)
   const data = node.Data === undefined ? undefined : UnixFS.unmarshal(node.Data).data
   if (data !== undefined && data.byteLength > 0) yield data
-  for (const link of node.Links) yield * fileBytes(parts, link.Hash)
+  for (const link of node.Links) yield * fileBytes(read, maxDepth, link.Hash, undefined, depth + 1)
 }
 
+/**
+ * Sends the chunks as the client takes them: the next is pulled only once the socket drained,
+ * and a client that goes away stops the walk (its generator is returned, nothing waits forever).
+ */
 async function writeBody (res: ServerResponse, chunks: AsyncIterable<Uint8Array> | Iterable<Uint8Array>, fault: BodyFault): Promise<void> {
   let first = true
   let sent = 0
+  let closed = false
+  res.once('close', () => { closed = true })
   for await (const chunk of chunks) {
+    if (closed) return
     let out = Buffer.from(chunk)
     if (first && fault?.bitflip === true && out.byteLength > 0) {
       out = Buffer.from(out)
@@ -61,41 +58,112 @@ async function writeBody (res: ServerResponse, chunks: AsyncIterable<Uint8Array>
     first = false
     if (fault?.truncate === true && sent > 0) break
     sent += out.byteLength
-    if (!res.write(out)) await new Promise(resolve => res.once('drain', resolve))
+    if (!res.write(out)) {
+      const open = await new Promise<boolean>(resolve => {
+        const done = (value: boolean) => () => { res.off('drain', onDrain); res.off('close', onClose); resolve(value) }
+        const onDrain = done(true)
+        const onClose = done(false)
+        res.on('drain', onDrain)
+        res.on('close', onClose)
+      })
+      if (!open) return
+    }
   }
   res.end()
 }
 
-async function serve (parts: ServiceParts, res: ServerResponse, cid: CID, format: string | null, head: boolean, fault: BodyFault): Promise<void> {
-  if (!parts.blocks.has(cid)) throw new HttpFailure(404, `${cid.toString()} is not stored here`)
-  if (format === 'raw') {
-    res.writeHead(200, { 'content-type': 'application/vnd.ipld.raw', 'x-ipfs-roots': cid.toString() })
-    if (head) { res.end(); return }
-    await writeBody(res, [await parts.blocks.get(cid)], fault)
-  } else if (format === 'car') {
-    const { writer, out } = CarWriter.create([cid])
-    res.writeHead(200, { 'content-type': 'application/vnd.ipld.car; version=1' })
-    if (head) { res.end(); return }
-    void (async () => {
-      for await (const block of dagBlocks(parts, cid)) await writer.put(block)
-      await writer.close()
-    })()
-    await writeBody(res, out, fault)
-  } else if (format !== null && format !== '') {
-    throw new HttpFailure(400, `unsupported format ${format.slice(0, 20)}: use raw or car`)
-  } else {
-    const root = await parts.blocks.get(cid)
-    const size = fileSize(cid, root)
-    if (size === undefined) throw new HttpFailure(400, `${cid.toString()} is not a file`)
-    // A truncating fault sends no length, so the short body arrives whole and only its hash can tell.
-    const length = fault?.truncate === true ? {} : { 'content-length': String(size) }
-    res.writeHead(200, { 'content-type': 'application/octet-stream', ...length, 'x-ipfs-roots': cid.toString(), etag: `"${cid.toString()}"` })
-    if (head) { res.end(); return }
-    await writeBody(res, fileBytes(parts, cid, root), fault)
+/** The `If-None-Match` check: a listed tag (weak or strong) or `*` that matches. */
+function notModified (req: IncomingMessage, etag: string): boolean {
+  const header = req.headers['if-none-match']
+  if (header === undefined) return false
+  return header.split(',').map(t => t.trim().replace(/^W\//, '')).some(t => t === '*' || t === etag)
+}
+
+interface Served { readonly path: string, readonly immutable: boolean, readonly url: URL }
+
+/**
+ * Headers every answer of the gateway carries, whatever its format. `nosniff` on files too: an
+ * identity CID's bytes come from the URL itself, and a browser must never take them for a page.
+ */
+function commonHeaders (cid: CID, served: Served): OutgoingHttpHeaders {
+  return {
+    vary: 'Accept',
+    'x-content-type-options': 'nosniff',
+    'x-ipfs-path': served.path,
+    'x-ipfs-roots': cid.toString(),
+    ...(served.immutable ? { 'cache-control': IMMUTABLE } : {})
   }
 }
 
-/** The gateway: `/ipfs/<cid>` (the file, `?format=raw` one block, `?format=car` the DAG) and `/ipns/<id>/`. */
+/** Where the same answer lives with its format in the URL, for caches that key on the URL alone. */
+function contentLocation (served: Served, format: 'raw' | 'car'): OutgoingHttpHeaders {
+  const params = new URLSearchParams(served.url.searchParams)
+  params.set('format', format)
+  return { 'content-location': `${served.url.pathname}?${params.toString()}` }
+}
+
+/** Writes the head, or a 304; false when no body follows. */
+function head (req: IncomingMessage, res: ServerResponse, headers: OutgoingHttpHeaders, etag: string): boolean {
+  if (notModified(req, etag)) {
+    const { 'content-length': _length, ...rest } = headers
+    res.writeHead(304, { ...rest, etag })
+    res.end()
+    return false
+  }
+  res.writeHead(200, { ...headers, etag })
+  if (req.method === 'HEAD') { res.end(); return false }
+  return true
+}
+
+async function serve (parts: ServiceParts, req: IncomingMessage, res: ServerResponse, cid: CID, served: Served, fault: BodyFault): Promise<void> {
+  const choice: GatewayChoice = chooseFormat(served.url, req.headers.accept)
+  if (!stored(parts, cid)) {
+    // Only what is here can ever be served: asked for what is cached only, the spec's answer is 412.
+    if (/\bonly-if-cached\b/i.test(req.headers['cache-control'] ?? '')) throw new HttpFailure(412, `${cid.toString()} is not stored here`)
+    throw new HttpFailure(404, `${cid.toString()} is not stored here`)
+  }
+  const read = reader(parts)
+  const root = await read(cid)
+  const common = commonHeaders(cid, served)
+  // A truncating fault sends no length, so the short body arrives whole and only its hash can tell.
+  const length = (n: number): OutgoingHttpHeaders => fault?.truncate === true ? {} : { 'content-length': String(n) }
+  if (choice.kind === 'raw') {
+    const headers = {
+      ...common,
+      'content-type': RAW_TYPE,
+      'content-disposition': `attachment; filename="${cid.toString()}.bin"`,
+      ...length(root.byteLength),
+      ...(choice.negotiated ? contentLocation(served, 'raw') : {})
+    }
+    if (head(req, res, headers, `"${cid.toString()}.raw"`)) await writeBody(res, [root], fault)
+  } else if (choice.kind === 'car') {
+    const scope = parseDagScope(served.url)
+    const bytes = parseEntityBytes(served.url)
+    const plan = carPlan(cid, root, scope, choice.dups, bytes)
+    const dups = choice.dups ? 'y' : 'n'
+    const headers = {
+      ...common,
+      'content-type': `${CAR_TYPE}; version=1; order=dfs; dups=${dups}`,
+      'content-disposition': `attachment; filename="${cid.toString()}.car"`,
+      'accept-ranges': 'none',
+      ...(choice.negotiated ? contentLocation(served, 'car') : {})
+    }
+    // The walk is deterministic (DFS, links in order), so the same request gives the same bytes.
+    const etag = `"${cid.toString()}.car.v1.dfs.dups-${dups}.${plan.scope}${bytes === undefined ? '' : `.bytes-${bytes.text}`}"`
+    // Walked only once the head is out: a dag-scope the root's codec cannot have was refused above.
+    if (head(req, res, headers, etag)) await writeBody(res, carBytes(cid, dagBlocks(read, cid, root, plan, parts.carLimits)), fault)
+  } else {
+    const size = fileSize(cid, root)
+    if (size === undefined) throw new HttpFailure(400, `${cid.toString()} is not a file`)
+    const headers = { ...common, 'content-type': 'application/octet-stream', ...length(size) }
+    if (head(req, res, headers, `"${cid.toString()}"`)) await writeBody(res, fileBytes(read, parts.carLimits.maxDepth, cid, root), fault)
+  }
+}
+
+/**
+ * The gateway: `/ipfs/<cid>` (the file; a raw block or a CAR by `?format=` or `Accept`, as the
+ * IPFS trustless gateway spec says) and `/ipns/<id>/` (the same, for the CID a name points to).
+ */
 export function gatewayRoutes (parts: ServiceParts): Route[] {
   return [{
     name: 'gateway',
@@ -103,7 +171,8 @@ export function gatewayRoutes (parts: ServiceParts): Route[] {
     path: /^\/ipfs\/([^/?]+)\/?$/,
     auth: 'none',
     handle: async ({ req, res, url, params, fault }) => {
-      await serve(parts, res, parseCid(params[0] as string), url.searchParams.get('format'), req.method === 'HEAD', fault)
+      const cid = parseCid(params[0] as string)
+      await serve(parts, req, res, cid, { path: `/ipfs/${cid.toString()}`, immutable: true, url }, fault)
     }
   }, {
     name: 'gateway_ipns',
@@ -111,9 +180,10 @@ export function gatewayRoutes (parts: ServiceParts): Route[] {
     path: /^\/ipns\/([^/?]+)\/?$/,
     auth: 'none',
     handle: async ({ req, res, url, params, fault }) => {
-      const cid = resolveIpns(parts, params[0] as string)
-      if (cid === undefined) throw new HttpFailure(404, `no record for ${(params[0] as string).slice(0, 80)}`)
-      await serve(parts, res, parseCid(cid), url.searchParams.get('format'), req.method === 'HEAD', fault)
+      const name = params[0] as string
+      const cid = resolveIpns(parts, name)
+      if (cid === undefined) throw new HttpFailure(404, `no record for ${name.slice(0, 80)}`)
+      await serve(parts, req, res, parseCid(cid), { path: `/ipns/${name}`, immutable: false, url }, fault)
     }
   }]
 }
