@@ -6,7 +6,7 @@ import { FolderError } from '../errors.js'
 import type { ChangeWriter } from './change-writer.js'
 import { FolderWatcher, skippedByWatchError } from './folder-watcher.js'
 import type { HashPool } from './hash-pool.js'
-import { createIgnoreMatcher, type IgnoreMatcher } from './ignore.js'
+import { createIgnoreMatcher } from './ignore.js'
 import { RootGuard, type RootState } from './root-guard.js'
 import { NewDirs } from './new-dirs.js'
 import { NAME_NOT_UTF8, SkippedFiles, SYMLINK_NOT_FOLLOWED } from './skipped-files.js'
@@ -43,9 +43,9 @@ export interface FolderIndexerInit {
 export class FolderIndexer {
   /** Aborted by {@link stop}: the one way everything this folder started is cancelled. */
   private readonly stopping = new AbortController()
-  private readonly ignore: IgnoreMatcher
+  private readonly signal = this.stopping.signal
   /** Paths that could not be read, retried until they can (or are gone). */
-  readonly skipped: SkippedFiles
+  private readonly skipped: SkippedFiles
   private readonly stage: PathStage
   private readonly dirs: DirRescan
   private readonly scanner: FolderScan
@@ -62,10 +62,9 @@ export class FolderIndexer {
   constructor (private readonly components: FolderIndexerComponents, private readonly init: FolderIndexerInit) {
     const { folder } = init
     const { logger } = components
-    const signal = this.stopping.signal
+    const { signal } = this
     const where = { root: folder.path, folder: folder.name, followSymlinks: folder.followSymlinks, signal }
-    this.ignore = createIgnoreMatcher(folder.ignore, excludedPaths(folder))
-    const ignore = this.ignore
+    const ignore = createIgnoreMatcher(folder.ignore, excludedPaths(folder))
     const skipped = this.skipped = new SkippedFiles({ onDue: (rel, kind) => { this.dirs.due(rel, kind) }, minRetryMs: init.skipRetryMs, signal, logger, folder: folder.name })
     const stage = this.stage = new PathStage({ ...components, skipped }, {
       ...where, profile: init.profile, settleMs: init.settleMs, ignore,
@@ -162,7 +161,7 @@ export class FolderIndexer {
     try {
       return await work
     } catch (err) {
-      if (this.stopping.signal.aborted) return undefined
+      if (this.signal.aborted) return undefined
       throw err
     }
   }
@@ -173,7 +172,7 @@ export class FolderIndexer {
     const watching = this.startWatching().catch((err: unknown) => { this.fail(err as Error); return false })
     // A scan that ran to its end waited for the watches; one cut short (a missing root) may not have.
     if (!(await this.scanOnce(watching)) || !(await watching)) return
-    this.stopping.signal.throwIfAborted()
+    this.signal.throwIfAborted()
     // A watch that failed while being set up (out of inotify watches) put the folder in error; the scan still indexed it.
     if (this.error !== undefined && this.state === 'verifying') this.state = 'error'
     if (this.state !== 'verifying') return
@@ -183,9 +182,8 @@ export class FolderIndexer {
 
   /** Sets up the watches (directories only); false when stopped meanwhile, the watches then closed. */
   private async startWatching (): Promise<boolean> {
-    if (this.stopping.signal.aborted) return false
     await this.watcher.start()
-    if (!this.stopping.signal.aborted) return true
+    if (!this.signal.aborted) return true
     await this.watcher.close()
     return false
   }
@@ -194,7 +192,7 @@ export class FolderIndexer {
   private async scanOnce (after?: Promise<unknown>): Promise<boolean> {
     // A missing folder (an unmounted disk) is an error to show, never a reason to mark its files deleted.
     const why = await this.root.pin()
-    this.stopping.signal.throwIfAborted()
+    this.signal.throwIfAborted()
     if (why !== undefined) {
       this.loseRoot(why)
       return false
@@ -203,10 +201,10 @@ export class FolderIndexer {
     try {
       await this.scanner.startup(after)
     } catch (err) {
-      this.stopping.signal.throwIfAborted()
+      this.signal.throwIfAborted()
       // The folder went away under the scan: not a reason to think its files are gone.
       if (await this.root.intact()) throw err
-      this.stopping.signal.throwIfAborted()
+      this.signal.throwIfAborted()
       this.loseRoot('went away during the scan')
       return false
     }
@@ -253,7 +251,7 @@ export class FolderIndexer {
     this.components.logger.info({ folder: this.name, path: this.init.folder.path }, 'folder is back: scanning it again')
     this.restarting = (async () => {
       await this.watcher.close()
-      this.stopping.signal.throwIfAborted()
+      this.signal.throwIfAborted()
       this.lost = false
       this.error = undefined
       this.state = 'starting'
@@ -262,7 +260,7 @@ export class FolderIndexer {
     try {
       await this.restarting
     } catch (err) {
-      if (this.stopping.signal.aborted) return
+      if (this.signal.aborted) return
       this.error = undefined
       this.fail(err as Error)
       this.lost = true
@@ -281,7 +279,7 @@ export class FolderIndexer {
   }
 
   private fail (err: Error): void {
-    if (this.error !== undefined || this.stopping.signal.aborted) return
+    if (this.error !== undefined || this.signal.aborted) return
     this.error = err.message
     this.state = 'error'
     this.components.logger.error({ folder: this.name, err }, err.message)
@@ -292,7 +290,7 @@ export class FolderIndexer {
   }
 
   private wakeIdle (): void {
-    if (!this.isIdle() && !this.stopping.signal.aborted) return
+    if (!this.isIdle() && !this.signal.aborted) return
     const waiters = this.idleWaiters
     this.idleWaiters = []
     for (const wake of waiters) wake()

@@ -135,8 +135,8 @@ export class PathStage {
     }
     if (stats === undefined) {
       // Gone, unless the whole folder is: an unmounted disk's files are not deleted ones.
-      if (!(await this.init.rootIntact())) this.init.rootInDoubt()
-      else if (!this.init.signal.aborted) this.remove(rel)
+      if (await this.init.rootIntact()) this.remove(rel)
+      else this.init.rootInDoubt()
       return
     }
     if (!stats.isFile()) {
