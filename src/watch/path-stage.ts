@@ -82,7 +82,7 @@ export class PathStage {
     return { files: this.hashedFiles, bytes: this.hashedBytes }
   }
 
-  /** Whether the path is already on its way to its row (an event or a walk named it). */
+  /** Whether the path is already taken care of: settling, being hashed, or listed as skipped and retried. */
   has (rel: string): boolean {
     return this.settling.has(rel) || this.hashing.has(rel) || this.components.skipped.has(rel)
   }
