@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest'
+import { rm, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
 import { ChangeNotes } from '../../src/daemon/change-notes.js'
+import { startInProcessDaemon } from '../helpers/in-process-daemon.js'
+import { httpGet } from '../helpers/http.js'
+import { useTempDir } from '../helpers/temp-dir.js'
+import { until } from '../helpers/wait.js'
 
 /** A runner's side of the contract: how many notes reached it. */
 function target (): { noteChange: () => void, notes: number } {
@@ -42,5 +48,27 @@ describe('the change note from the index to the publish scheduler', () => {
     changes.note(1)
     expect(runner.notes).toBe(2)
     expect(changes.waiting).toBe(1)
+  })
+})
+
+describe('the change note in the daemon', () => {
+  it('a file indexed while the service cannot be reached is published once it can be', async () => {
+    const dir = await useTempDir()
+    const blocker = join(dir, 'not-a-dir')
+    await writeFile(blocker, 'a file where the service dir should be')
+    const { daemon, port, token, notes } = await startInProcessDaemon(dir, {
+      service: { dir: join(blocker, 'service') },
+      snapshot: { quiet_seconds: 0, min_interval_seconds: 0, deal: false }
+    })
+    await until(() => daemon.status().service.error !== null ? true : undefined, 10_000, 'the service error')
+    // Committed while there is no sync runner: the note is held for it.
+    await writeFile(join(notes, 'while-away.md'), 'indexed while the service is away')
+    await until(() => daemon.status().index.files === 1 ? true : undefined, 10_000, 'the file to be indexed')
+    expect(daemon.status().publish).toBeNull()
+    // The service can be reached again; a request makes the next attempt now rather than after its wait.
+    await rm(blocker)
+    expect((await httpGet({ port }, '/snapshot', { method: 'POST', headers: { authorization: `Bearer ${token}` } })).status).toBe(503)
+    const published = await until(() => daemon.status().publish?.last ?? undefined, 30_000, 'the held change to be published')
+    expect(published.entries).toBe(1)
   })
 })
