@@ -54,11 +54,11 @@ export class NothingMatchesError extends CidsyncError {
   override readonly exitCode = ExitCode.notFound
 }
 
-/** The index (or the sync state) was written by a newer cidsync than this one. */
+/** The index (the sync state, the local service's database) was written by a newer cidsync than this one. */
 export class SchemaTooNewError extends CidsyncError {
   override readonly code = 'ERR_SCHEMA_TOO_NEW'
 
-  constructor (readonly path: string, readonly found: number, readonly known: number, what: 'index' | 'sync state' = 'index') {
+  constructor (readonly path: string, readonly found: number, readonly known: number, what: 'index' | 'sync state' | 'service database' = 'index') {
     super(`the ${what} ${path} has schema version ${found}, but this cidsync knows versions up to ${known}: upgrade cidsync${what === 'index' ? ', or restore the index on this device' : ''}`)
   }
 }

@@ -6,7 +6,7 @@ import { explainListenError } from './listen-owner.js'
 import { stateDiskFull } from './state-disk.js'
 import { buildStatus, sumTotals, uptimeSeconds } from './build-status.js'
 import { indexPath, loadOrCreateDeviceId, openIndexRecovering, type Index, type OpenedIndex } from '../index/index.js'
-import { createWatcher, type Watcher } from '../watch/index.js'
+import { createWatcher, type Watcher, type WatchEvent } from '../watch/index.js'
 import { VERSION } from '../version.js'
 import { ensurePrivateDir } from '../util/private-dir.js'
 import { DownloadTooLargeError, NotReadyError, PathNotFoundError } from '../errors.js'
@@ -21,6 +21,7 @@ import type { Logger } from './logger.js'
 import { StatusServer } from './status-server.js'
 import { FindService, splitPath, type ContentActivity } from '../find/index.js'
 import { ServiceLink } from './service-link.js'
+import { ChangeNotes } from './change-notes.js'
 import { foldCalls, reloadConfig } from './reload.js'
 import type { ReloadStatus, StateRecovery, StatusDocument } from './status-document.js'
 import { RecentErrors } from './recent-errors.js'
@@ -73,6 +74,8 @@ export class Daemon {
   readonly events = new EventBus()
   private readonly observer = new EventObserver(this.events, { watcher: () => this.watcher?.status(), deals: () => this.link?.runner?.reconcileStatus().deals })
   private account: StatusDocument['account'] = null
+  /** Every commit's change note, held until the sync runner exists, then handed to it (see ChangeNotes). */
+  private readonly changes = new ChangeNotes()
 
   constructor (components: DaemonComponents, init: DaemonInit) {
     this.logger = components.logger
@@ -117,8 +120,7 @@ export class Daemon {
         profile: config.cidProfile,
         hashWorkers: config.watch.hashWorkers,
         settleMs: config.watch.settleMs,
-        onRowsChanged: (rows) => { this.link?.runner?.noteChange(); this.observer.rowsChanged(rows) },
-        onFatal: (error) => this.fatal?.(error),
+        onProgress: (event) => { this.watchEvent(event) },
         rescanIntervalMs: config.watch.rescanIntervalSeconds * 1000
       })
       this.server = new StatusServer({
@@ -143,7 +145,8 @@ export class Daemon {
       this.link = new ServiceLink({
         logger, index: this.index, deviceId: this.deviceId, config: () => this.config, stopped: this.stopped.signal,
         noteRecovery: (file, problem, action) => { this.noteRecovery(file, problem, action) },
-        onSyncEvent: (event) => { this.noteSyncEvent(event) }
+        onSyncEvent: (event) => { this.noteSyncEvent(event) },
+        changes: this.changes
       })
       this.link.connectWhen(this.scanning ?? Promise.resolve(), this.indexLost)
       logger.info({ version: VERSION, device: this.deviceId, stateDir: config.stateDir, status: formatListenAddress(bound), folders: config.folders.length, service: config.service.mode }, 'daemon started')
@@ -250,6 +253,14 @@ export class Daemon {
   /** Resolves once every folder is watched (after {@link current}). */
   async watchingAll (): Promise<void> {
     await this.watching
+  }
+
+  /** What the watcher reports: a commit is a change note and an event; an index that cannot be written stops the daemon (a failed write is logged and in status). */
+  private watchEvent (event: WatchEvent): void {
+    if (event.type === 'index.committed') {
+      this.changes.note(event.rows)
+      this.observer.rowsChanged(event.rows)
+    } else if (event.type === 'index.fatal') this.fatal?.(event.error)
   }
 
   /** Onto the event stream; after a reconciliation, the account's side of this device's files is counted afresh. */

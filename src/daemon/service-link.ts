@@ -5,6 +5,7 @@ import type { SyncEventListener, SyncRunner, SyncStore } from '../sync/index.js'
 import { releaseMemory } from '../util/release-memory.js'
 import type { Logger } from './logger.js'
 import type { StatusDocument } from './status-document.js'
+import type { ChangeNotes } from './change-notes.js'
 import { backoffMs } from '../util/backoff.js'
 
 /** The longest wait between attempts to reach a service that could not be reached. */
@@ -31,6 +32,8 @@ export interface ServiceLinkComponents {
   readonly noteRecovery: (file: string, problem: string, action: string) => void
   /** Told as publishes and reconciliations start, step and end. */
   readonly onSyncEvent?: SyncEventListener
+  /** The index's change notes: the runner is attached to them once it exists (the one owner of that hand-over). */
+  readonly changes: ChangeNotes
 }
 
 /**
@@ -99,6 +102,7 @@ export class ServiceLink {
     // A start of the embedded service in flight finishes (and, the daemon stopping, closes it)
     // before the state dir is let go: it would write service files after the daemon stopped.
     await this.connecting?.catch(() => {})
+    this.components.changes.detach()
     await this.runner?.stop()
     this.store?.close()
   }
@@ -164,10 +168,10 @@ export class ServiceLink {
       onEvent: this.components.onSyncEvent
     }, config)
     this.runner.start()
-    // Changes made while the service was being reached, or while the daemon was down, are published
-    // too. Only those: noted on a plain restart, status would say "changes waiting" for nothing.
+    // Changes held while the service was being reached, and those made while the daemon was down
+    // (the index moved since the last publish), are noted to the runner; nothing else is.
     const last = store.lastPublished()
-    if (last === undefined || last.marker !== index.changeMarker()) this.runner.noteChange()
+    this.components.changes.attach(this.runner, last === undefined || last.marker !== index.changeMarker())
     void this.runner.reconcileNow().catch(() => {})
     releaseMemory()
     logger.info({ service: connection.describe }, 'service ready')

@@ -3,6 +3,7 @@
  * peer every test talks to. Its own world: it uses only `content/` and `crypto/` of the rest.
  */
 import { LocalService, type LocalServiceInit } from './local-service.js'
+import { openServiceDatabase, settingOr } from './store.js'
 
 export { LocalService, DEFAULT_PAGE_SIZE, DEFAULT_DEAL_DELAY_MS, DEFAULT_AUTH_MESSAGE_TTL_MS } from './local-service.js'
 export type { LocalServiceInit } from './local-service.js'
@@ -17,7 +18,14 @@ export type { CarLimits } from './routes/gateway-car.js'
 
 /** Opens (creating if need be) the service under `init.dir` and starts listening. */
 export async function startLocalService (init: LocalServiceInit): Promise<LocalService> {
-  const service = new LocalService(init)
+  const db = await openServiceDatabase(init.dir)
+  let service: LocalService
+  try {
+    service = new LocalService(init, db)
+  } catch (err) {
+    db.close()
+    throw err
+  }
   try {
     await service.start()
   } catch (err) {
@@ -32,9 +40,8 @@ export async function startLocalService (init: LocalServiceInit): Promise<LocalS
  * running beside it: SQLite's WAL lets both read the signing secret).
  */
 export async function issueTokenFor (dir: string, user: string, ttlSeconds: number): Promise<string> {
-  const { openServiceDatabase, settingOr } = await import('./store.js')
   const { TokenIssuer } = await import('./tokens.js')
-  const db = openServiceDatabase(dir)
+  const db = await openServiceDatabase(dir)
   try {
     return new TokenIssuer(Buffer.from(settingOr(db, 'token_secret', TokenIssuer.newSecret), 'base64url')).issue(user, ttlSeconds)
   } finally {

@@ -9,7 +9,7 @@ import { capConnections } from './connection-cap.js'
 import { Faults, loseAnswer, type FaultInput } from './faults.js'
 import { HttpFailure, sendJson, type Caller, type Route } from './http.js'
 import type { ServiceParts } from './parts.js'
-import { openServiceDatabase, settingOr } from './store.js'
+import { settingOr } from './store.js'
 import { TokenIssuer } from './tokens.js'
 import { adminRoutes, type RequestRecord } from './routes/admin.js'
 import { ADMIN_TOKEN_FILE, adminHosts, checkAdminRequest, ensureAdminToken } from './admin-guard.js'
@@ -73,7 +73,6 @@ function sameKey (given: string | string[] | undefined, key: string): boolean {
  */
 export class LocalService {
   readonly faults = new Faults()
-  private readonly db: Database.Database
   private readonly parts: ServiceParts
   private readonly routes: Route[]
   private readonly server: Server
@@ -82,8 +81,8 @@ export class LocalService {
   private readonly adminToken: string | undefined
   private adminHostNames: ReadonlySet<string> = new Set()
 
-  constructor (private readonly init: LocalServiceInit) {
-    this.db = openServiceDatabase(init.dir)
+  /** `db`: the service's database, opened by `openServiceDatabase` (store.ts); closed by {@link stop}. */
+  constructor (private readonly init: LocalServiceInit, private readonly db: Database.Database) {
     const tokens = new TokenIssuer(Buffer.from(settingOr(this.db, 'token_secret', TokenIssuer.newSecret), 'base64url'))
     this.parts = {
       db: this.db,

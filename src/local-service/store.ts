@@ -1,10 +1,12 @@
-import { chmodSync, closeSync, mkdirSync, openSync, statSync } from 'node:fs'
+import { chmodSync, mkdirSync, statSync } from 'node:fs'
 import { join } from 'node:path'
-import Database from 'better-sqlite3'
-import { SchemaTooNewError } from '../errors.js'
+import type Database from 'better-sqlite3'
+import { SchemaTooNewError, ServiceDataDamagedError } from '../errors.js'
+import { openSqliteFile, type Migration } from '../util/sqlite-file.js'
+import { backoffMs, sleep, type Backoff } from '../util/backoff.js'
 
-const MIGRATIONS: readonly string[] = [
-  `CREATE TABLE settings (key TEXT PRIMARY KEY, value TEXT NOT NULL) STRICT;
+const MIGRATIONS: readonly Migration[] = [
+  db => db.exec(`CREATE TABLE settings (key TEXT PRIMARY KEY, value TEXT NOT NULL) STRICT;
    CREATE TABLE auth_messages (nonce TEXT PRIMARY KEY, address TEXT NOT NULL, message TEXT NOT NULL, expires_at INTEGER NOT NULL, used INTEGER NOT NULL DEFAULT 0) STRICT;
    CREATE TABLE api_keys (key TEXT PRIMARY KEY, address TEXT NOT NULL, created_at INTEGER NOT NULL) STRICT;
    CREATE TABLE files (seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, address TEXT NOT NULL, cid TEXT NOT NULL, file_name TEXT NOT NULL,
@@ -16,71 +18,54 @@ const MIGRATIONS: readonly string[] = [
    CREATE TABLE ipns_keys (ipns_name TEXT PRIMARY KEY, ipns_id TEXT NOT NULL UNIQUE, address TEXT NOT NULL, private_key BLOB NOT NULL,
      cid TEXT NOT NULL DEFAULT '', last_update INTEGER NOT NULL) STRICT;
    CREATE TABLE pointers (user_id TEXT NOT NULL, namespace TEXT NOT NULL, network TEXT NOT NULL, snapshot_cid TEXT NOT NULL,
-     engine TEXT NOT NULL, memories INTEGER, updated_at TEXT NOT NULL, PRIMARY KEY (user_id, namespace, network)) STRICT;`,
+     engine TEXT NOT NULL, memories INTEGER, updated_at TEXT NOT NULL, PRIMARY KEY (user_id, namespace, network)) STRICT;`),
   // Blocks in append-only pack files (src/local-service/blocks.ts); blocks/ of older versions is read in place.
-  `CREATE TABLE packs (id INTEGER PRIMARY KEY, created_at INTEGER NOT NULL) STRICT;
-   CREATE TABLE blocks (cid BLOB PRIMARY KEY, pack INTEGER NOT NULL, offset INTEGER NOT NULL, length INTEGER NOT NULL) STRICT, WITHOUT ROWID;`
+  db => db.exec(`CREATE TABLE packs (id INTEGER PRIMARY KEY, created_at INTEGER NOT NULL) STRICT;
+   CREATE TABLE blocks (cid BLOB PRIMARY KEY, pack INTEGER NOT NULL, offset INTEGER NOT NULL, length INTEGER NOT NULL) STRICT, WITHOUT ROWID;`)
 ]
 
-/** Gives `path` exactly `mode` if it exists with another. */
-function tighten (path: string, mode: number): void {
-  const stats = statSync(path, { throwIfNoEntry: false })
-  if (stats !== undefined && (stats.mode & 0o777) !== mode) chmodSync(path, mode)
-}
-
-/**
- * The directory and database private to this user: they hold API keys, the token signing secret
- * and the IPNS private keys (the WAL too). SQLite gives -wal and -shm the database file's mode, so
- * the file is made 0600 before SQLite opens it.
- */
-function makePrivate (dir: string, path: string): void {
+/** Gives the directory exactly 0700 if it exists with another: it holds API keys and the token signing secret. */
+function tightenDir (dir: string): void {
   mkdirSync(dir, { recursive: true, mode: 0o700 })
-  tighten(dir, 0o700)
-  closeSync(openSync(path, 'a', 0o600))
-  for (const file of [path, `${path}-wal`, `${path}-shm`]) tighten(file, 0o600)
+  const stats = statSync(dir, { throwIfNoEntry: false })
+  if (stats !== undefined && (stats.mode & 0o777) !== 0o700) chmodSync(dir, 0o700)
+}
+
+/** How long an open is tried again while SQLite answers BUSY, and how long it waits between tries. */
+const BUSY_FOR_MS = 5_000
+const BUSY_RETRY: Backoff = { firstMs: 25, maxMs: 250, jitter: 'full' }
+
+function isBusy (err: unknown): boolean {
+  return String((err as { code?: unknown }).code ?? '').startsWith('SQLITE_BUSY')
 }
 
 /**
- * Runs `step` again while SQLite answers SQLITE_BUSY (at most 5 s): switching a fresh file to WAL
- * while another process does the same, or runs WAL recovery, can answer BUSY without waiting on
- * the busy timeout (seen once in about 15 when two commands start on a fresh directory at once).
+ * The local service's database: one SQLite file in its directory, opened the way every cidsync
+ * file is (`util/sqlite-file.ts`: 0600 first, busy timeout before WAL, each migration under the
+ * write lock with the version read again). Switching a fresh file to WAL while another process
+ * holds its write lock answers BUSY at once, without the busy timeout (SQLite's deadlock
+ * avoidance; two commands starting on a fresh directory do it): the open is tried again for up
+ * to 5 s, waiting on a timer, never by blocking the event loop, which serves the daemon's
+ * status endpoint and watches meanwhile.
  */
-function whileBusy<T> (step: () => T): T {
-  const deadline = Date.now() + 5_000
-  for (;;) {
+export async function openServiceDatabase (dir: string, signal?: AbortSignal): Promise<Database.Database> {
+  const path = join(dir, 'service.sqlite')
+  tightenDir(dir)
+  const deadline = Date.now() + BUSY_FOR_MS
+  for (let failures = 1; ; failures++) {
     try {
-      return step()
+      return openSqliteFile(path, {
+        migrations: MIGRATIONS,
+        // As before: a service's blocks table can be large, and its packs are checked as they are read.
+        check: false,
+        damaged: (p, problem, cause) => new ServiceDataDamagedError(`the local service's database ${p} is damaged (${problem}): restore the service's directory from a backup, or publish again from a device that holds the files`, { cause }),
+        tooNew: (p, found, known) => new SchemaTooNewError(p, found, known, 'service database')
+      })
     } catch (err) {
-      if (!String((err as { code?: unknown }).code ?? '').startsWith('SQLITE_BUSY') || Date.now() > deadline) throw err
-      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 25)
+      if (!isBusy(err) || Date.now() > deadline) throw err
+      await sleep(backoffMs(BUSY_RETRY, failures), signal)
     }
   }
-}
-
-/** The local service's database: one SQLite file in its directory, WAL, versioned like the index. */
-export function openServiceDatabase (dir: string): Database.Database {
-  const path = join(dir, 'service.sqlite')
-  makePrivate(dir, path)
-  const db = new Database(path)
-  // The wait first: two processes opening a fresh directory at once (a daemon and a command)
-  // would otherwise see SQLITE_BUSY while the other switches the journal to WAL.
-  db.pragma('busy_timeout = 5000')
-  whileBusy(() => db.pragma('journal_mode = WAL'))
-  db.pragma('synchronous = NORMAL')
-  const version = db.pragma('user_version', { simple: true }) as number
-  if (version > MIGRATIONS.length) {
-    db.close()
-    throw new SchemaTooNewError(path, version, MIGRATIONS.length)
-  }
-  for (let v = version; v < MIGRATIONS.length; v++) {
-    db.transaction(() => {
-      // Read again under the write lock: the other process may have migrated meanwhile.
-      if ((db.pragma('user_version', { simple: true }) as number) > v) return
-      db.exec(MIGRATIONS[v] as string)
-      db.pragma(`user_version = ${v + 1}`)
-    }).immediate()
-  }
-  return db
 }
 
 /** A setting made once and kept (the token signing secret). */

@@ -1,6 +1,7 @@
 import type { EntryChange, EntryStore } from '../index/index.js'
 import { IndexWriteError, IndexWriteFatalError } from '../errors.js'
 import { backoffMs } from '../util/backoff.js'
+import type { WatchEventListener } from './watch-event.js'
 
 export const DEFAULT_FLUSH_MS = 250
 export const DEFAULT_MAX_BATCH = 5_000
@@ -21,10 +22,8 @@ export interface ChangeWriterInit {
   readonly retryMinMs?: number
   readonly retryMaxMs?: number
   readonly maxPending?: number
-  /** Told after each flush how many rows changed, and of any write that failed. */
-  readonly onFlush?: (written: number, error?: IndexWriteError) => void
-  /** Told once when writing cannot go on: the owner stops the process. */
-  readonly onFatal?: (error: IndexWriteFatalError) => void
+  /** Told of each commit that changed rows, of each write that failed, and once when writing cannot go on. */
+  readonly onProgress?: WatchEventListener
 }
 
 /** Where writing stands, for /status. */
@@ -127,7 +126,7 @@ export class ChangeWriter {
     this.attempts = 0
     this.damagedSeen = 0
     this.retryAt = undefined
-    this.init.onFlush?.(written)
+    if (written > 0) this.init.onProgress?.({ type: 'index.committed', rows: written })
     if (this.batch.size > 0) this.timer ??= setTimeout(() => this.flush(), this.flushMs)
     else this.wakeDrained()
     return written
@@ -163,7 +162,7 @@ export class ChangeWriter {
     const sqliteCode = (cause as { code?: unknown }).code
     const error = new IndexWriteError(this.entries.path, typeof sqliteCode === 'string' ? sqliteCode : 'ERR_UNKNOWN', this.batch.size, { cause })
     this.lastError = { at: Date.now(), code: error.sqliteCode, message: error.message }
-    this.init.onFlush?.(0, error)
+    this.init.onProgress?.({ type: 'index.write-failed', error, pending: this.batch.size })
     return error
   }
 
@@ -194,7 +193,7 @@ export class ChangeWriter {
     this.retryAt = undefined
     const error = last ?? new IndexWriteError(this.entries.path, this.lastError?.code ?? 'ERR_UNKNOWN', this.batch.size)
     this.wakeDrained()
-    this.init.onFatal?.(new IndexWriteFatalError(error, why))
+    this.init.onProgress?.({ type: 'index.fatal', error: new IndexWriteFatalError(error, why) })
   }
 
   private wakeDrained (): void {

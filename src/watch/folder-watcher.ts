@@ -35,6 +35,21 @@ export function holdsTooLongPath (dir: string): boolean {
   }
 }
 
+/**
+ * A watch error that leaves out one directory, not the folder: out of descriptors (even at the
+ * root: the walk it cut short is done again later, the whole folder for the root), or a directory
+ * inside that cannot be watched (no permission; a name past the length limit). Answers the
+ * directory to list as skipped and retry (`''` for the root), or undefined for a folder error.
+ */
+export function skippedByWatchError (root: string, err: Error): { readonly path: string, readonly code: string } | undefined {
+  const { code, path } = err as NodeJS.ErrnoException
+  const inside = path !== undefined && path.startsWith(`${root}/`)
+  const rel = inside ? path.slice(root.length + 1).split(sep).join('/') : ''
+  if ((code === 'EMFILE' || code === 'ENFILE') && (path === undefined || path === root || inside)) return { path: rel, code }
+  if ((code === 'EACCES' || code === 'EPERM' || code === 'ENAMETOOLONG') && inside) return { path: rel, code }
+  return undefined
+}
+
 /** What the chokidar adapter reports, every path relative to the folder and `/`-separated. */
 export interface FolderEvents {
   /** Something happened at this path: settle, then look. */

@@ -23,6 +23,8 @@ export interface RootGuardInit {
   readonly hasRows: () => boolean
   /** Told on every check, never throws; `next` sets when the following check runs. */
   readonly onCheck: (state: RootState) => Promise<void>
+  /** The folder's stop: no check is made or told after it. */
+  readonly signal?: AbortSignal
 }
 
 /**
@@ -40,7 +42,9 @@ export class RootGuard {
   private checking = false
   private stopped = false
 
-  constructor (private readonly init: RootGuardInit) {}
+  constructor (private readonly init: RootGuardInit) {
+    init.signal?.addEventListener('abort', () => { this.stop() }, { once: true })
+  }
 
   /** Notes the root as it is now as the one the rows come from; answers why it cannot be used, if so. */
   async pin (): Promise<string | undefined> {
@@ -53,6 +57,11 @@ export class RootGuard {
   /** Whether the root is still the directory the rows were read from: a file missing under it is then really gone. */
   async intact (): Promise<boolean> {
     return (await this.look()).kind === 'same'
+  }
+
+  /** Whether the root is a directory now (any directory: the drift check's own scan compares it with the rows). */
+  async present (): Promise<boolean> {
+    return (await stat(this.init.path).catch(() => undefined))?.isDirectory() === true
   }
 
   /** The next check in `ms` (the steady pace when omitted). */
@@ -83,7 +92,8 @@ export class RootGuard {
     if (this.checking || this.stopped) return
     this.checking = true
     try {
-      await this.init.onCheck(await this.look())
+      const state = await this.look()
+      if (!this.stopped) await this.init.onCheck(state)
     } catch {
       this.retry()
     } finally {

@@ -1,3 +1,4 @@
+import type { Logger } from 'pino'
 import { backoffMs } from '../util/backoff.js'
 
 /** A path that is not in the index as it is on disk, and why, as /status shows it. */
@@ -28,6 +29,11 @@ export interface SkippedFilesInit {
   readonly onDue: (path: string, kind: 'file' | 'dir') => void
   readonly minRetryMs?: number
   readonly maxRetryMs?: number
+  /** The folder's stop: the retry timer goes, and nothing more is listed. */
+  readonly signal?: AbortSignal
+  /** Where a path is said once, when first listed (with {@link SkippedFiles.skip}). */
+  readonly logger?: Logger
+  readonly folder?: string
 }
 
 /** First retry after a second, doubling up to five minutes: a permission fixed by hand is picked up soon. */
@@ -35,6 +41,10 @@ export const DEFAULT_SKIP_RETRY_MIN_MS = 1_000
 export const DEFAULT_SKIP_RETRY_MAX_MS = 300_000
 /** The reason of a symbolic link left alone (`follow_symlinks = false`): listed, never retried. */
 export const SYMLINK_NOT_FOLLOWED = 'ERR_SYMLINK_NOT_FOLLOWED'
+/** The reason listed for a name that is not UTF-8: it cannot be a row, and waiting will not fix it. */
+export const NAME_NOT_UTF8 = 'ERR_NAME_NOT_UTF8'
+/** The longest wait between tries of a path skipped for want of descriptors (EMFILE, ENFILE). */
+const TRANSIENT_RETRY_MAX_MS = 10_000
 
 /** How many of a folder's skipped paths status lists (all of them are counted). */
 export const SKIPPED_SHOWN = 100
@@ -52,7 +62,9 @@ export class SkippedFiles {
   private timerAt = Infinity
   private closed = false
 
-  constructor (private readonly init: SkippedFilesInit) {}
+  constructor (private readonly init: SkippedFilesInit) {
+    init.signal?.addEventListener('abort', () => { this.close() }, { once: true })
+  }
 
   get size (): number {
     return this.records.size
@@ -77,6 +89,40 @@ export class SkippedFiles {
     this.records.set(path, { kind: options.kind ?? known?.kind ?? 'file', reason, since: known?.since ?? Date.now(), retries: known === undefined ? 0 : retries, nextAt })
     if (nextAt !== undefined) this.arm(nextAt)
     return known === undefined
+  }
+
+  /**
+   * Lists a path that cannot be indexed, as its reason calls for, and logs it the first time only:
+   * a name that is not UTF-8 and a link not followed stay listed without retries (a link is a choice
+   * of the config: said at info); out of descriptors is retried often (it passes when the flood
+   * does); anything else backs off to the folder's longest wait. Nothing is listed once stopped.
+   */
+  skip (path: string, reason: string, kind: 'file' | 'dir' = 'file'): void {
+    if (this.closed) return
+    const where = { folder: this.init.folder, path, reason }
+    if (reason === NAME_NOT_UTF8) {
+      if (this.note(path, reason, { kind: 'file', retry: false })) this.init.logger?.warn(where, 'file skipped: its name is not valid UTF-8; rename it to index it')
+      return
+    }
+    if (reason === SYMLINK_NOT_FOLLOWED) {
+      // Seen again by every walk and watch event: not a retry, so not counted as one.
+      if (this.reasonOf(path) === reason) return
+      if (this.note(path, reason, { kind: 'file', retry: false })) this.init.logger?.info(where, 'symbolic link skipped: follow_symlinks is off for this folder')
+      return
+    }
+    const transient = reason === 'EMFILE' || reason === 'ENFILE'
+    if (!this.note(path, reason, { kind, maxRetryMs: transient ? TRANSIENT_RETRY_MAX_MS : undefined })) return
+    this.init.logger?.warn({ ...where, kind }, kind === 'dir' ? 'directory skipped: it could not be read; retrying' : 'file skipped: it could not be read; retrying')
+  }
+
+  /** The paths listed for `reason` under `dir` (directly, unless `recursive`): what a walk of it looks at again. */
+  listedUnder (reason: string, dir: string, recursive: boolean): string[] {
+    const prefix = dir === '' ? '' : `${dir}/`
+    const under: string[] = []
+    for (const [path, r] of this.records) {
+      if (r.reason === reason && path.startsWith(prefix) && (recursive || !path.slice(prefix.length).includes('/'))) under.push(path)
+    }
+    return under
   }
 
   /** The path is indexed, gone or ignored now: it leaves the list. Answers whether it was on it. */

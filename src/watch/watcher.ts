@@ -4,7 +4,7 @@ import type { Config } from '../config/index.js'
 import type { Index } from '../index/index.js'
 import { ChangeWriter, type WriterState } from './change-writer.js'
 import { DriftCheck, type DriftResult, type DriftStatus } from './drift-check.js'
-import type { IndexWriteFatalError } from '../errors.js'
+import type { WatchEventListener } from './watch-event.js'
 import { FolderIndexer, type FolderProgress } from './folder-indexer.js'
 import { HashPool, type HashingProgress } from './hash-pool.js'
 import { releaseMemory } from '../util/release-memory.js'
@@ -43,10 +43,12 @@ export interface WatcherInit {
   readonly profile: Config['cidProfile']
   readonly hashWorkers: number
   readonly settleMs: number
-  /** Told after each commit that changed rows (to schedule a publish). */
-  readonly onRowsChanged?: (rows: number) => void
-  /** Told once when the index cannot be written any more: the owner stops the process. */
-  readonly onFatal?: (error: IndexWriteFatalError) => void
+  /**
+   * Told as the index is written ({@link WatchEvent}): each commit that changed rows (the change
+   * note a publish is scheduled from), each failed write, and once when the index cannot be written
+   * any more (the owner then stops the process).
+   */
+  readonly onProgress?: WatchEventListener
   /** Between drift checks; 0 or absent = only on request ({@link Watcher.checkDrift}). */
   readonly rescanIntervalMs?: number
   /** How long changes are gathered before a commit (250 ms by default); tests widen it to hold a race open. */
@@ -79,17 +81,16 @@ export class Watcher {
       retryMinMs: init.retry?.writeMinMs,
       retryMaxMs: init.retry?.writeMaxMs,
       maxPending: init.retry?.maxPending,
-      onFlush: (written, error) => {
-        this.rowsWritten += written
-        if (written > 0) init.onRowsChanged?.(written)
-        if (error !== undefined) {
-          this.writeErrors++
-          logger.error({ err: error, pending: this.writer.pending }, error.message)
+      onProgress: (event) => {
+        switch (event.type) {
+          case 'index.committed': this.rowsWritten += event.rows; break
+          case 'index.write-failed':
+            this.writeErrors++
+            logger.error({ err: event.error, pending: event.pending }, event.error.message)
+            break
+          case 'index.fatal': logger.fatal({ err: event.error }, event.error.message)
         }
-      },
-      onFatal: (error) => {
-        logger.fatal({ err: error }, error.message)
-        init.onFatal?.(error)
+        init.onProgress?.(event)
       }
     })
     this.folders = init.folders.map(folder => this.indexerFor(folder))

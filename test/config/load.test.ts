@@ -1,9 +1,10 @@
 import { describe, it, expect } from 'vitest'
 import { readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { loadConfig, renderConfigTemplate, DEFAULT_STATUS_PORT } from '../../src/config/index.js'
+import { loadConfig, renderConfigTemplate, DEFAULT_SETTLE_MS, DEFAULT_STATUS_PORT } from '../../src/config/index.js'
 import { ConfigError } from '../../src/errors.js'
 import { useTempDir } from '../helpers/temp-dir.js'
+import { writeTestConfig } from '../helpers/config-file.js'
 
 async function configFile (dir: string, text: string): Promise<string> {
   const path = join(dir, 'config.toml')
@@ -199,5 +200,26 @@ describe('standard directories', () => {
     expect(defaultStateDir({}, '/Users/u', 'darwin')).toBe('/Users/u/Library/Application Support/cidsync/state')
     expect(defaultConfigPath({}, '/Users/u', 'darwin')).toBe('/Users/u/Library/Application Support/cidsync/config.toml')
     expect(defaultConfigPath({ XDG_CONFIG_HOME: '/x' }, '/Users/u', 'darwin')).toBe('/x/cidsync/config.toml')
+  })
+})
+
+describe('the tests\' config writer (test/helpers/config-file.ts)', () => {
+  it('writes TOML that loads as the config it was given, over the usual test config', async () => {
+    const dir = await useTempDir()
+    const path = await writeTestConfig(dir, { log_level: 'error', watch: { hash_workers: 1 }, snapshot: { quiet_seconds: 3600 } })
+    const config = loadConfig({ configPath: path, env: {} })
+    expect(config.stateDir).toBe(join(dir, 'state'))
+    expect(config.folders).toMatchObject([{ name: 'notes', path: join(dir, 'notes') }])
+    expect(config.status.listen).toEqual({ kind: 'tcp', host: '127.0.0.1', port: 0 })
+    expect(config.logLevel).toBe('error')
+    // A section given is merged with the usual one, key by key; a key given as undefined takes its default.
+    expect(config.watch).toMatchObject({ settleMs: 20, hashWorkers: 1 })
+    const defaults = loadConfig({ configPath: await writeTestConfig(dir, { watch: { settle_ms: undefined } }, 'other.toml'), env: {} })
+    expect(defaults.watch.settleMs).toBe(DEFAULT_SETTLE_MS)
+  })
+
+  it('refuses a key the config does not know before anything is written', async () => {
+    const dir = await useTempDir()
+    await expect(writeTestConfig(dir, { watch: { settle: 20 } as never })).rejects.toThrow(/settle/)
   })
 })

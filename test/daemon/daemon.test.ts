@@ -9,11 +9,12 @@ import { LockHeldError } from '../../src/errors.js'
 import { useTempDir } from '../helpers/temp-dir.js'
 import { within, until } from '../helpers/wait.js'
 import { httpGet } from '../helpers/http.js'
+import { writeTestConfig, type TestConfigOptions } from '../helpers/config-file.js'
 
 const running: Daemon[] = []
 
-async function startDaemon (dir: string, extra = '', status = ''): Promise<{ daemon: Daemon, port: number }> {
-  return await startInProcessDaemon(dir, extra, { status })
+async function startDaemon (dir: string, config: TestConfigOptions = {}): Promise<{ daemon: Daemon, port: number }> {
+  return await startInProcessDaemon(dir, config)
 }
 
 describe('the status endpoint', () => {
@@ -79,7 +80,7 @@ describe('the status endpoint', () => {
 
   it('asks for the token on /metrics when configured', async () => {
     const dir = await useTempDir()
-    const { port } = await startDaemon(dir, '', 'metrics_token = true')
+    const { port } = await startDaemon(dir, { status: { metrics_token: true } })
     expect((await httpGet({ port }, '/metrics')).status).toBe(401)
     const token = (await readFile(join(dir, 'state', 'status.token'), 'utf8')).trim()
     expect((await httpGet({ port }, '/metrics', { headers: { authorization: `Bearer ${token}` } })).status).toBe(200)
@@ -99,7 +100,7 @@ describe('the status endpoint', () => {
 
   it('puts its socket in the runtime dir for listen = "unix:"', async () => {
     const dir = await useTempDir()
-    await writeFile(join(dir, 'config.toml'), 'state_dir = "state"\n[status]\nlisten = "unix:"\n')
+    await writeTestConfig(dir, { folders: [], status: { listen: 'unix:' } })
     const config = loadConfig({ configPath: join(dir, 'config.toml'), env: { XDG_RUNTIME_DIR: join(dir, 'run') } })
     expect(config.status.listen).toEqual({ kind: 'unix', path: join(dir, 'run', 'cidsync', 'status.sock') })
     expect(loadConfig({ configPath: join(dir, 'config.toml'), env: { RUNTIME_DIRECTORY: '/run/cidsync' } }).status.listen).toEqual({ kind: 'unix', path: '/run/cidsync/status.sock' })
@@ -120,7 +121,7 @@ describe('the status endpoint', () => {
 })
 
 async function startDaemonOnSocket (dir: string, socketPath: string): Promise<{ daemon: Daemon }> {
-  await writeFile(join(dir, 'config.toml'), `state_dir = "state"\n[status]\nlisten = "unix:${socketPath}"\n`)
+  await writeTestConfig(dir, { folders: [], status: { listen: `unix:${socketPath}` } })
   const daemon = new Daemon({ logger: pino({ level: 'silent' }) }, { config: loadConfig({ configPath: join(dir, 'config.toml'), env: {} }) })
   stopWhenFinished(running, daemon)
   await within(daemon.start(), 10_000, 'the daemon to start')
@@ -162,7 +163,7 @@ describe('the daemon', () => {
     // Sparse: 1 GiB to hash on one thread (seconds), nothing written to disk.
     await writeFile(join(dir, 'notes', 'big.img'), '')
     await truncate(join(dir, 'notes', 'big.img'), 1024 ** 3)
-    await writeFile(join(dir, 'config.toml'), 'state_dir = "state"\n[[folders]]\nname = "notes"\npath = "notes"\n[status]\nlisten = "127.0.0.1:0"\n[watch]\nhash_workers = 1\n')
+    await writeTestConfig(dir, { watch: { hash_workers: 1 } })
     const daemon = new Daemon({ logger: pino({ level: 'silent' }) }, { config: loadConfig({ configPath: join(dir, 'config.toml'), env: {} }) })
     stopWhenFinished(running, daemon)
     await within(daemon.start(), 10_000, 'the daemon to start')
@@ -185,7 +186,7 @@ describe('the daemon', () => {
     await mkdir(join(dir, 'notes'), { recursive: true })
     await writeFile(join(dir, 'notes', 'a.md'), 'a')
     await writeFile(join(dir, 'not-a-dir'), 'a file where the service dir should be')
-    const { daemon } = await startDaemon(dir, `[service]\ndir = "${join(dir, 'not-a-dir', 'service')}"\n`)
+    const { daemon } = await startDaemon(dir, { service: { dir: join(dir, 'not-a-dir', 'service') } })
     const doc = await until(() => { const d = daemon.status(); return d.service.error !== null ? d : undefined }, 10_000, 'the service error')
     expect(doc.service.error).toMatch(/ENOTDIR|not a directory/)
     expect(doc.index.files).toBe(1)
@@ -205,7 +206,7 @@ describe('the daemon', () => {
       process.env.CIDSYNC_SESSION_TOKEN = service.issueToken('someone', 1)
       await new Promise(resolve => setTimeout(resolve, 1_100))
       const url = service.url
-      const { daemon, port } = await startDaemon(dir, `[service]\nmode = "remote"\ndeal_url = "${url}"\napi_url = "${url}"\npointer_url = "${url}"\nupload_url = "${url}"\ngateways = ["${url}"]\n`)
+      const { daemon, port } = await startDaemon(dir, { service: { mode: 'remote', deal_url: url, api_url: url, pointer_url: url, upload_url: url, gateways: [url] } })
       await until(() => daemon.status().publish !== null ? true : undefined, 10_000, 'the runner')
       await writeFile(join(dir, 'notes', 'new.md'), 'still indexed')
       await until(() => daemon.status().index.files === 1 ? true : undefined, 10_000, 'the new file to be indexed')

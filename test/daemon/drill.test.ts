@@ -12,7 +12,7 @@ import { flipStoredBlock } from '../helpers/service-blocks.js'
 describe('the restore drill in the daemon', () => {
   it('runs on POST /verify: restorable in status, history and metrics; a damaged stored segment turns it to no, naming it', async () => {
     const dir = await useTempDir()
-    const { port, token, notes } = await startInProcessDaemon(dir, '[snapshot]\nquiet_seconds = 3600\nmin_interval_seconds = 3600\n')
+    const { port, token, notes } = await startInProcessDaemon(dir, { snapshot: { quiet_seconds: 3600, min_interval_seconds: 3600 } })
     await writeFile(join(notes, 'a.md'), 'alpha')
     await until(async () => (await statusOf(port)).index.files === 1 || undefined, 20_000, 'a.md indexed')
     const before = await untilReached(port)

@@ -8,6 +8,7 @@ import { Daemon } from '../../src/daemon/index.js'
 import { useTempDir } from '../helpers/temp-dir.js'
 import { within, until } from '../helpers/wait.js'
 import { httpGet } from '../helpers/http.js'
+import { writeTestConfig } from '../helpers/config-file.js'
 
 const running: Daemon[] = []
 const saved = process.env.CIDSYNC_EMBEDDED_TOKEN_TTL_SECONDS
@@ -21,7 +22,7 @@ describe('the embedded service\'s session token', () => {
     process.env.CIDSYNC_EMBEDDED_TOKEN_TTL_SECONDS = '4'
     const dir = await useTempDir()
     await mkdir(join(dir, 'notes'))
-    await writeFile(join(dir, 'config.toml'), 'state_dir = "state"\n[[folders]]\nname = "notes"\npath = "notes"\n[status]\nlisten = "127.0.0.1:0"\n[watch]\nsettle_ms = 20\n[snapshot]\ndeal = false\n')
+    await writeTestConfig(dir, { snapshot: { deal: false } })
     const daemon = new Daemon({ logger: pino({ level: 'silent' }) }, { config: loadConfig({ configPath: join(dir, 'config.toml'), env: {} }) })
     stopWhenFinished(running, daemon)
     await within(daemon.start(), 10_000, 'the daemon to start')

@@ -1,6 +1,6 @@
 import { describe, it, expect } from 'vitest'
 import { stopWhenFinished } from '../helpers/in-process-daemon.js'
-import { chmod, mkdir, stat, writeFile } from 'node:fs/promises'
+import { chmod, mkdir, stat } from 'node:fs/promises'
 import { join } from 'node:path'
 import { Writable } from 'node:stream'
 import pino from 'pino'
@@ -8,6 +8,7 @@ import { loadConfig } from '../../src/config/index.js'
 import { Daemon } from '../../src/daemon/index.js'
 import { useTempDir } from '../helpers/temp-dir.js'
 import { within } from '../helpers/wait.js'
+import { writeTestConfig } from '../helpers/config-file.js'
 
 const running: Daemon[] = []
 
@@ -21,7 +22,7 @@ describe('the daemon\'s files', () => {
       await mkdir(join(dir, 'state'))
       await chmod(join(dir, 'state'), 0o755)
     }
-    await writeFile(join(dir, 'c.toml'), 'state_dir = "state"\n[[folders]]\nname = "notes"\npath = "notes"\n[status]\nlisten = "127.0.0.1:0"\n')
+    await writeTestConfig(dir, { watch: { settle_ms: undefined } }, 'c.toml')
     let log = ''
     const sink = new Writable({ write (chunk: Buffer, _enc, done) { log += chunk.toString(); done() } })
     const daemon = new Daemon({ logger: pino({ level: 'info' }, sink) }, { config: loadConfig({ configPath: join(dir, 'c.toml'), env: {} }) })

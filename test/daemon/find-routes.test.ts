@@ -54,7 +54,7 @@ describe('GET /search, /where, /log, /browse', () => {
 describe('GET /browse?at=', () => {
   it('lists a folder as a past publish saw it, fetched once through the service', async () => {
     const dir = await useTempDir()
-    const { port, token, notes } = await startInProcessDaemon(dir, '[snapshot]\nquiet_seconds = 3600\nmin_interval_seconds = 3600\n')
+    const { port, token, notes } = await startInProcessDaemon(dir, { snapshot: { quiet_seconds: 3600, min_interval_seconds: 3600 } })
     const bearer = { authorization: `Bearer ${token}` }
     await writeFile(join(notes, 'first.md'), 'one')
     type Listing = { files: Array<{ name: string }>, publish?: { cid: string }, error?: string }

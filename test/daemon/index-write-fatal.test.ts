@@ -6,6 +6,7 @@ import Database from 'better-sqlite3'
 import { DaemonProcess } from '../helpers/cli.js'
 import { useTempDir } from '../helpers/temp-dir.js'
 import { until } from '../helpers/wait.js'
+import { writeTestConfig } from '../helpers/config-file.js'
 
 /** Damages the index under the running daemon the way a failing disk would: pages overwritten, then another writer. */
 function damage (indexPath: string): void {
@@ -31,8 +32,7 @@ describe('an index that cannot be written any more', () => {
     const dir = await useTempDir()
     await mkdir(join(dir, 'notes'), { recursive: true })
     for (let i = 0; i < 300; i++) await writeFile(join(dir, 'notes', `file-${i}-${'n'.repeat(100)}.md`), `content ${i}`)
-    const config = join(dir, 'config.toml')
-    await writeFile(config, 'state_dir = "state"\nlog_level = "info"\n[[folders]]\nname = "notes"\npath = "notes"\n[status]\nlisten = "127.0.0.1:0"\n[watch]\nsettle_ms = 20\n')
+    const config = await writeTestConfig(dir, { log_level: 'info' })
     const daemon = new DaemonProcess(['--config', config])
     await daemon.logged('watching')
     damage(join(dir, 'state', 'index.sqlite'))

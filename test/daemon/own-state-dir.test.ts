@@ -8,6 +8,7 @@ import { Daemon, type StatusDocument } from '../../src/daemon/index.js'
 import { useTempDir } from '../helpers/temp-dir.js'
 import { within, until } from '../helpers/wait.js'
 import { httpGet } from '../helpers/http.js'
+import { writeTestConfig } from '../helpers/config-file.js'
 
 const running: Daemon[] = []
 
@@ -22,21 +23,12 @@ describe('a watched folder that holds the state dir', () => {
     const home = join(dir, 'home')
     await mkdir(join(home, 'notes'), { recursive: true })
     await writeFile(join(home, 'notes', 'a.md'), 'hello')
-    await writeFile(join(dir, 'config.toml'), `state_dir = "home/.local/state/cidsync"
-[[folders]]
-name = "home"
-path = "home"
-[status]
-listen = "127.0.0.1:0"
-[watch]
-settle_ms = 20
-[snapshot]
-schedule = "0 0 1 1 *"
-quiet_seconds = 1
-min_interval_seconds = 0
-[reconcile]
-schedule = "0 0 1 1 *"
-`)
+    await writeTestConfig(dir, {
+      state_dir: 'home/.local/state/cidsync',
+      folders: [{ name: 'home', path: 'home' }],
+      snapshot: { schedule: '0 0 1 1 *', quiet_seconds: 1, min_interval_seconds: 0 },
+      reconcile: { schedule: '0 0 1 1 *' }
+    })
     const messages: string[] = []
     const logger = pino({ level: 'warn', hooks: { logMethod (args, method) { messages.push(args.map(String).join(' ')); method.apply(this, args) } } }, { write: () => {} })
     const daemon = new Daemon({ logger }, { config: loadConfig({ configPath: join(dir, 'config.toml'), env: {} }) })

@@ -1,10 +1,11 @@
 import { describe, expect, it } from 'vitest'
 import { createServer } from 'node:net'
-import { mkdir, writeFile } from 'node:fs/promises'
+import { mkdir } from 'node:fs/promises'
 import { join } from 'node:path'
 import { DaemonProcess } from '../helpers/cli.js'
 import { useTempDir } from '../helpers/temp-dir.js'
 import { within } from '../helpers/wait.js'
+import { writeTestConfig } from '../helpers/config-file.js'
 
 async function freePort (): Promise<number> {
   const server = createServer()
@@ -21,8 +22,7 @@ describe('two configs on one status port (the quick start and init both default 
     const configs: string[] = []
     for (const name of ['a', 'b']) {
       await mkdir(join(dir, name, 'notes'), { recursive: true })
-      const path = join(dir, `${name}.toml`)
-      await writeFile(path, `state_dir = "${name}/state"\n[[folders]]\nname = "notes"\npath = "${name}/notes"\n[status]\nlisten = "127.0.0.1:${port}"\n`)
+      const path = await writeTestConfig(dir, { state_dir: `${name}/state`, folders: [{ name: 'notes', path: `${name}/notes` }], status: { listen: `127.0.0.1:${port}` }, watch: { settle_ms: undefined } }, `${name}.toml`)
       configs.push(path)
     }
     const first = new DaemonProcess(['--config', configs[0] as string])

@@ -4,6 +4,7 @@ import { join } from 'node:path'
 import { DaemonProcess } from '../helpers/cli.js'
 import { useTempDir } from '../helpers/temp-dir.js'
 import { within } from '../helpers/wait.js'
+import { writeTestConfig } from '../helpers/config-file.js'
 
 describe('a failure nothing handled', () => {
   it.each([
@@ -13,8 +14,7 @@ describe('a failure nothing handled', () => {
     const dir = await useTempDir()
     await mkdir(join(dir, 'notes'))
     await writeFile(join(dir, 'notes', 'a.md'), 'a')
-    const config = join(dir, 'c.toml')
-    await writeFile(config, 'state_dir = "state"\n[[folders]]\nname = "notes"\npath = "notes"\n[status]\nlisten = "127.0.0.1:0"\n')
+    const config = await writeTestConfig(dir, { watch: { settle_ms: undefined } }, 'c.toml')
     const daemon = new DaemonProcess(['--config', config], { env: { ...process.env, CIDSYNC_FAILPOINT: `daemon:${point}` } })
     const exited = await within(new Promise<number | null>(resolve => daemon.child.on('close', code => resolve(code))), 15_000, 'the daemon to exit')
     expect(exited, daemon.stderr).toBe(1)

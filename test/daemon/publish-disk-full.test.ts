@@ -10,7 +10,7 @@ import { until } from '../helpers/wait.js'
 describe('a publish on a full disk', () => {
   it('answers a coded error that says what to do, and the next publish goes through once there is room', async () => {
     const dir = await useTempDir()
-    const { port, token, notes } = await startInProcessDaemon(dir, '[snapshot]\nquiet_seconds = 3600\nmin_interval_seconds = 3600\n')
+    const { port, token, notes } = await startInProcessDaemon(dir, { snapshot: { quiet_seconds: 3600, min_interval_seconds: 3600 } })
     await writeFile(join(notes, 'a.md'), 'alpha')
     await until(async () => (await statusOf(port)).index.files === 1 || undefined, 20_000, 'a.md indexed')
     await untilReached(port)
@@ -40,7 +40,7 @@ describe('a publish on a full disk', () => {
     await mkdir(state, { mode: 0o700 })
     if (spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=48m,mode=0700', 'tmpfs', state]).status !== 0) return
     onTestFinished(() => { spawnSync('umount', ['-l', state]) })
-    const { port, token, notes } = await startInProcessDaemon(dir, '[snapshot]\nquiet_seconds = 3600\nmin_interval_seconds = 3600\n')
+    const { port, token, notes } = await startInProcessDaemon(dir, { snapshot: { quiet_seconds: 3600, min_interval_seconds: 3600 } })
     await writeFile(join(notes, 'a.md'), 'alpha')
     await until(async () => (await statusOf(port)).index.files === 1 || undefined, 20_000, 'a.md indexed')
     await untilReached(port)

@@ -5,6 +5,7 @@ import { request } from 'undici'
 import { DaemonProcess, runCli } from '../helpers/cli.js'
 import { useTempDir } from '../helpers/temp-dir.js'
 import { until } from '../helpers/wait.js'
+import { writeTestConfig } from '../helpers/config-file.js'
 
 interface Doc { service: { endpoint: string | null, error: string | null } }
 
@@ -20,8 +21,7 @@ describe('a daemon that is not ready yet', () => {
     await writeFile(join(dir, 'notes', 'a.md'), 'a')
     // A file where the service directory should be: the embedded service cannot start until it is gone.
     await writeFile(join(dir, 'svc'), 'in the way')
-    const config = join(dir, 'c.toml')
-    await writeFile(config, 'state_dir = "state"\n[[folders]]\nname = "notes"\npath = "notes"\n[status]\nlisten = "127.0.0.1:0"\n[service]\ndir = "svc"\n')
+    const config = await writeTestConfig(dir, { service: { dir: 'svc' }, watch: { settle_ms: undefined } }, 'c.toml')
     const daemon = new DaemonProcess(['--config', config])
     await daemon.logged('the service could not be reached')
     const doc = await until(async () => { const d = await statusOf(config); return d?.service.error != null ? d : undefined }, 15_000, 'the service error in status')

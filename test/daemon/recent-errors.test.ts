@@ -10,6 +10,7 @@ import { formatStatus } from '../../src/cli/commands/status.js'
 import { useTempDir } from '../helpers/temp-dir.js'
 import { httpGet } from '../helpers/http.js'
 import { until, within } from '../helpers/wait.js'
+import { writeTestConfig } from '../helpers/config-file.js'
 
 const cleanups: Array<() => Promise<void>> = []
 afterEach(async () => { for (const c of cleanups.splice(0).reverse()) await c() })
@@ -29,29 +30,12 @@ async function startAgainst (dir: string, service: LocalService): Promise<{ daem
   await signup.close()
   await mkdir(join(dir, 'notes'), { recursive: true })
   const url = service.url
-  await writeFile(join(dir, 'config.toml'), `state_dir = "state"
-log_level = "error"
-[[folders]]
-name = "notes"
-path = "notes"
-[[folders]]
-name = "usb"
-path = "usb"
-[status]
-listen = "127.0.0.1:0"
-[watch]
-settle_ms = 20
-[snapshot]
-quiet_seconds = 3600
-min_interval_seconds = 3600
-[service]
-mode = "remote"
-deal_url = "${url}"
-api_url = "${url}"
-pointer_url = "${url}"
-upload_url = "${url}"
-gateways = ["${url}"]
-`)
+  await writeTestConfig(dir, {
+    log_level: 'error',
+    folders: [{ name: 'notes', path: 'notes' }, { name: 'usb', path: 'usb' }],
+    snapshot: { quiet_seconds: 3600, min_interval_seconds: 3600 },
+    service: { mode: 'remote', deal_url: url, api_url: url, pointer_url: url, upload_url: url, gateways: [url] }
+  })
   const env = { CIDSYNC_API_KEY: apiKey, CIDSYNC_SESSION_TOKEN: service.issueToken('someone') }
   const daemon = createDaemon(loadConfig({ configPath: join(dir, 'config.toml'), env }))
   const saved = { key: process.env.CIDSYNC_API_KEY, token: process.env.CIDSYNC_SESSION_TOKEN }

@@ -5,14 +5,14 @@ import type { StatusDocument } from '../../src/daemon/index.js'
 import { DaemonProcess, runCli } from '../helpers/cli.js'
 import { useTempDir } from '../helpers/temp-dir.js'
 import { until } from '../helpers/wait.js'
+import { writeTestConfig } from '../helpers/config-file.js'
 
 describe('a plain restart over a published, unchanged index', () => {
   it('is in sync at once: no publish pending, no "changes waiting"', async () => {
     const dir = await useTempDir()
     await mkdir(join(dir, 'notes'))
     await writeFile(join(dir, 'notes', 'one.md'), 'one')
-    const path = join(dir, 'c.toml')
-    await writeFile(path, 'state_dir = "state"\n[[folders]]\nname = "notes"\npath = "notes"\n[status]\nlisten = "127.0.0.1:0"\n')
+    const path = await writeTestConfig(dir, { watch: { settle_ms: undefined } }, 'c.toml')
     const first = new DaemonProcess(['--config', path])
     await first.logged('service ready')
     expect((await runCli(['snapshot', '--config', path])).code).toBe(0)

@@ -10,6 +10,7 @@ import { ListenError } from '../../src/errors.js'
 import { useTempDir } from '../helpers/temp-dir.js'
 import { until } from '../helpers/wait.js'
 import { httpGet } from '../helpers/http.js'
+import { writeTestConfig } from '../helpers/config-file.js'
 
 const servers: StatusServer[] = []
 const clients: Socket[] = []
@@ -65,8 +66,7 @@ describe.skipIf(process.platform !== 'linux')('a running daemon under a flood of
   it('keeps its descriptors bounded and answers /status', async () => {
     const root = await useTempDir()
     await mkdir(join(root, 'notes'))
-    const file = join(root, 'c.toml')
-    await writeFile(file, 'state_dir = "state"\n[[folders]]\nname = "notes"\npath = "notes"\n[status]\nlisten = "127.0.0.1:0"\n')
+    const file = await writeTestConfig(root, { watch: { settle_ms: undefined } }, 'c.toml')
     const daemon = new DaemonProcess(['--config', file])
     await daemon.logged('daemon started')
     const port = Number((JSON.parse(await readFile(join(root, 'state', 'daemon.json'), 'utf8')) as { status: string }).status.split(':').pop())

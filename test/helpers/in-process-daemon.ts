@@ -6,14 +6,13 @@ import { loadConfig } from '../../src/config/index.js'
 import { Daemon, readStatusToken, type StatusDocument } from '../../src/daemon/index.js'
 import { httpGet } from './http.js'
 import { until, within } from './wait.js'
+import { configToml, testConfig, type TestConfigOptions } from './config-file.js'
 
 
 export interface StartedDaemon { daemon: Daemon, port: number, token: string, config: string, notes: string }
 
 export interface InProcessDaemonOptions {
-  /** Lines under `[status]` (after `listen`). */
-  readonly status?: string
-  /** The whole config instead of the usual one (`toml` is then ignored). */
+  /** The whole config instead of the usual one (the sections are then ignored). */
   readonly text?: string
   readonly logger?: Logger
 }
@@ -21,31 +20,24 @@ export interface InProcessDaemonOptions {
 /**
  * A daemon in this process over `dir/notes` (embedded service, status on port 0), started, current
  * and watching; stopped when the test finishes, before its temp dir goes (finish hooks run last
- * registered first: a daemon stopping after would write its state dir back into being). `toml` is
- * appended to the config. Stopping it in the test as well is fine: a stop is done once.
+ * registered first: a daemon stopping after would write its state dir back into being). `config`
+ * is laid over the usual test config ({@link testConfig}), section by section, or is TOML appended
+ * to it. Stopping it in the test as well is fine: a stop is done once.
  */
-export async function startInProcessDaemon (dir: string, toml = '', options: InProcessDaemonOptions = {}): Promise<StartedDaemon> {
+export async function startInProcessDaemon (dir: string, config: TestConfigOptions | string = {}, options: InProcessDaemonOptions = {}): Promise<StartedDaemon> {
   const notes = join(dir, 'notes')
   await mkdir(notes, { recursive: true })
-  const config = join(dir, 'config.toml')
-  await writeFile(config, options.text ?? `state_dir = "state"
-[[folders]]
-name = "notes"
-path = "notes"
-[status]
-listen = "127.0.0.1:0"
-${options.status ?? ''}
-[watch]
-settle_ms = 20
-${toml}`)
-  const loaded = loadConfig({ configPath: config, env: {} })
+  const path = join(dir, 'config.toml')
+  const text = options.text ?? (typeof config === 'string' ? `${configToml(testConfig())}\n${config}` : configToml(testConfig(config)))
+  await writeFile(path, text)
+  const loaded = loadConfig({ configPath: path, env: {} })
   const daemon = new Daemon({ logger: options.logger ?? pino({ level: 'silent' }) }, { config: loaded })
   onTestFinished(async () => { await daemon.stop() })
   await within(daemon.start(), 10_000, 'the daemon to start')
   await within(daemon.current(), 10_000, 'the startup scan')
   await within(daemon.watchingAll(), 10_000, 'the watches')
   const port = Number(daemon.statusAddress?.split(':').pop())
-  return { daemon, port, token: readStatusToken(loaded.stateDir) ?? '', config, notes }
+  return { daemon, port, token: readStatusToken(loaded.stateDir) ?? '', config: path, notes }
 }
 
 export async function statusOf (port: number): Promise<StatusDocument> {

@@ -6,6 +6,7 @@ import { useTempDir } from '../helpers/temp-dir.js'
 import { until } from '../helpers/wait.js'
 import { startWatching, livePaths, type Harness } from './harness.js'
 import { printableName } from '../../src/watch/file-name.js'
+import { writeTestConfig } from '../helpers/config-file.js'
 
 /** `dir/<name bytes>` as a path Node passes to the kernel byte for byte. */
 const bytesPath = (dir: string, ...name: Array<string | number[]>): Buffer =>
@@ -53,8 +54,7 @@ describe('names that are not UTF-8', () => {
     await mkdir(join(dir, 'notes'))
     await writeFile(bytesPath(join(dir, 'notes'), [0xff]), 'x')
     await writeFile(join(dir, 'notes', 'ok.md'), 'ok')
-    const config = join(dir, 'config.toml')
-    await writeFile(config, 'state_dir = "state"\n[[folders]]\nname = "notes"\npath = "notes"\n[status]\nlisten = "127.0.0.1:0"\n')
+    const config = await writeTestConfig(dir, { watch: { settle_ms: undefined } })
     const daemon = new DaemonProcess(['--config', config])
     expect(await daemon.logged('index current')).toMatchObject({ files: 1 })
     const status = JSON.parse((await runCli(['status', '--config', config, '--json'])).stdout) as { filesSkipped: number, folders: Array<{ skipped: number, skippedFiles: unknown }> }

@@ -6,6 +6,7 @@ import { join } from 'node:path'
 import { DaemonProcess, runCli } from '../helpers/cli.js'
 import { useTempDir } from '../helpers/temp-dir.js'
 import { until } from '../helpers/wait.js'
+import { writeTestConfig } from '../helpers/config-file.js'
 
 const canLimit = process.platform === 'linux' && spawnSync('prlimit', ['--version']).status === 0
 
@@ -20,8 +21,7 @@ describe.skipIf(!canLimit)('a daemon out of file descriptors', () => {
   it('lists and retries the new directories it could not walk (EMFILE), and indexes every file once descriptors are back', async () => {
     const root = await useTempDir()
     await mkdir(join(root, 'notes'))
-    const config = join(root, 'c.toml')
-    await writeFile(config, `state_dir = "state"\n[[folders]]\nname = "notes"\npath = "notes"\n[service]\ndir = "${join(root, 'service')}"\n[status]\nlisten = "127.0.0.1:0"\n[watch]\nrescan_interval_seconds = 0\n`)
+    const config = await writeTestConfig(root, { service: { dir: join(root, 'service') }, watch: { settle_ms: undefined, rescan_interval_seconds: 0 } }, 'c.toml')
     const daemon = new DaemonProcess(['--config', config])
     await daemon.logged('index current', 60_000)
     const pid = daemon.child.pid as number

@@ -7,6 +7,7 @@ import { useTempDir } from '../helpers/temp-dir.js'
 import { until } from '../helpers/wait.js'
 import { httpGet } from '../helpers/http.js'
 import type { StatusDocument } from '../../src/daemon/index.js'
+import { writeTestConfig } from '../helpers/config-file.js'
 
 // Root reads every file, so permissions only bite an unprivileged daemon, which must be able to
 // reach the built CLI (a checkout under a private dir cannot).
@@ -36,8 +37,7 @@ describe.runIf(unprivilegedCanRunCli)('skipped files, with an unprivileged daemo
     await chmod(join(notes, 'private'), 0o700)
     await mkdir(join(dir, 'state'), { mode: 0o700 })
     await chown(join(dir, 'state'), NOBODY, NOBODY)
-    const config = join(dir, 'config.toml')
-    await writeFile(config, 'state_dir = "state"\nlog_level = "info"\n[[folders]]\nname = "notes"\npath = "notes"\n[status]\nlisten = "127.0.0.1:0"\n[watch]\nsettle_ms = 20\n')
+    const config = await writeTestConfig(dir, { log_level: 'info' })
 
     const daemon = new DaemonProcess(['--config', config], AS_NOBODY)
     expect(await daemon.logged('index current')).toMatchObject({ files: 1 })

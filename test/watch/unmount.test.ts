@@ -6,6 +6,7 @@ import { DaemonProcess } from '../helpers/cli.js'
 import { httpGet } from '../helpers/http.js'
 import { useTempDir } from '../helpers/temp-dir.js'
 import { until } from '../helpers/wait.js'
+import { writeTestConfig } from '../helpers/config-file.js'
 
 // A user and mount namespace of its own lets a test bind-mount and unmount without privileges.
 const canMount = spawnSync('unshare', ['-Urm', 'sh', '-c', 'd=$(mktemp -d) && mkdir "$d/a" "$d/b" && mount --bind "$d/a" "$d/b"; r=$?; umount "$d/b" 2>/dev/null; rm -rf "$d"; exit $r']).status === 0
@@ -36,8 +37,7 @@ describe('a folder on a disk that is unmounted and mounted again while the daemo
     await mkdir(join(dir, 'disk2'))
     await writeFile(join(dir, 'disk2', 'c.md'), 'c')
     await mkdir(join(dir, 'notes'))
-    const config = join(dir, 'config.toml')
-    await writeFile(config, 'state_dir = "state"\n[[folders]]\nname = "notes"\npath = "notes"\n[status]\nlisten = "127.0.0.1:0"\n')
+    const config = await writeTestConfig(dir, { watch: { settle_ms: undefined } })
     const daemon = new DaemonProcess(['--config', config], {
       wrap: command => ['unshare', '-Urm', 'sh', '-c', 'mount --bind "$0/disk1" "$0/notes" && exec "$@"', dir, ...command]
     })

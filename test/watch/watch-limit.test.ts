@@ -5,6 +5,7 @@ import { join } from 'node:path'
 import { DaemonProcess, runCli } from '../helpers/cli.js'
 import { useTempDir } from '../helpers/temp-dir.js'
 import { until } from '../helpers/wait.js'
+import { writeTestConfig } from '../helpers/config-file.js'
 
 // A user namespace has inotify limits of its own, so a test can run out of watches without
 // touching the machine's limit.
@@ -19,8 +20,7 @@ describe('running out of inotify watches', () => {
       await mkdir(join(dir, 'notes', sub), { recursive: true })
       await writeFile(join(dir, 'notes', sub, 'x.md'), sub)
     }
-    const config = join(dir, 'config.toml')
-    await writeFile(config, 'state_dir = "state"\n[[folders]]\nname = "notes"\npath = "notes"\n[status]\nlisten = "127.0.0.1:0"\n')
+    const config = await writeTestConfig(dir, { watch: { settle_ms: undefined } })
     const daemon = new DaemonProcess(['--config', config], { wrap: limited })
     expect(await daemon.logged('index current')).toMatchObject({ files: 6 })
     await daemon.logged('watching')

@@ -32,7 +32,7 @@ async function start (dir: string, options: { maxPending?: number, onFatal?: (er
     hashWorkers: 2,
     settleMs: 30,
     retry: { writeMinMs: 50, writeMaxMs: 200, maxPending: options.maxPending },
-    onFatal: options.onFatal
+    onProgress: (event) => { if (event.type === 'index.fatal') options.onFatal?.(event.error) }
   })
   open.push({ index, watcher })
   await within(watcher.start(), 10_000, 'the watcher to start')

@@ -1,0 +1,244 @@
+import { lstat, stat } from 'node:fs/promises'
+import type { Stats } from 'node:fs'
+import { join } from 'node:path'
+import type { CidProfileName } from '../content/index.js'
+import type { EntryChange, EntryStore, KnownFile } from '../index/index.js'
+import { HashError } from '../errors.js'
+import type { ChangeWriter } from './change-writer.js'
+import type { HashPool, HashResult } from './hash-pool.js'
+import type { IgnoreMatcher } from './ignore.js'
+import { SYMLINK_NOT_FOLLOWED, type SkippedFiles } from './skipped-files.js'
+import { backoffMs } from '../util/backoff.js'
+
+/** The longest wait before a path still being written, or whose row could not be read, is looked at again. */
+const MAX_RETRY_MS = 60_000
+/** A file still changing after this many looks is listed as skipped (and still looked at). */
+const BUSY_LISTED_AFTER = 5
+
+export interface PathStageComponents {
+  readonly entries: EntryStore
+  readonly pool: HashPool
+  readonly writer: ChangeWriter
+  readonly skipped: SkippedFiles
+  readonly deviceId: string
+}
+
+export interface PathStageInit {
+  readonly root: string
+  readonly folder: string
+  readonly followSymlinks: boolean
+  readonly profile: CidProfileName
+  readonly settleMs: number
+  readonly ignore: IgnoreMatcher
+  /** The folder's stop: the stage's timers are cleared and every answer still on its way is dropped unwritten. */
+  readonly signal: AbortSignal
+  /** Whether the root is still the directory the rows were read from: a file missing under it is then really gone. */
+  readonly rootIntact: () => Promise<boolean>
+  /** A file is missing and the root may be away: the root is looked at now, and no row is touched. */
+  readonly rootInDoubt: () => void
+  /** A skipped directory was touched: it is tried now rather than at its next retry. */
+  readonly retryDir: (relDir: string) => void
+  /** Told whenever a path leaves the stage (see {@link PathStage.idle}). */
+  readonly onSettled: () => void
+}
+
+/**
+ * One folder's path from an event to its row, top to bottom:
+ *
+ *   settle (`settleMs`; a new event for the path restarts the wait)
+ *   -> look: stat it, compare with its row (gone: a tombstone; same size and mtime: nothing)
+ *   -> hash on the pool's threads
+ *   -> its row to the writer, which commits it in a batch
+ *
+ * A path that cannot be read goes to the folder's {@link SkippedFiles}; one still being written is
+ * looked at again after a back-off. The stage owns its timers and retry counts; the folder's
+ * signal ends them all, and an answer that comes after it (a look, a hash) writes nothing.
+ */
+export class PathStage {
+  private readonly settling = new Map<string, NodeJS.Timeout>()
+  private readonly hashing = new Set<string>()
+  /** Paths named again while being hashed: settled once more when the hash answers. */
+  private readonly again = new Set<string>()
+  /** Looks in a row that found the path still being written, or its row unreadable. */
+  private readonly retries = new Map<string, number>()
+  private hashedFiles = 0
+  private hashedBytes = 0
+
+  constructor (private readonly components: PathStageComponents, private readonly init: PathStageInit) {
+    init.signal.addEventListener('abort', () => { this.cancel() }, { once: true })
+  }
+
+  /** Paths settling or being hashed. */
+  get queued (): number {
+    return this.settling.size + this.hashing.size
+  }
+
+  /** Nothing settling or hashing: the rows match the disk as last seen (once written). */
+  get idle (): boolean {
+    return this.queued === 0
+  }
+
+  get hashed (): { readonly files: number, readonly bytes: number } {
+    return { files: this.hashedFiles, bytes: this.hashedBytes }
+  }
+
+  /** Whether the path is already taken care of: settling, being hashed, or listed as skipped and retried. */
+  has (rel: string): boolean {
+    return this.settling.has(rel) || this.hashing.has(rel) || this.components.skipped.has(rel)
+  }
+
+  /** Looks at the path once it has been quiet for `delay` (the folder's settle time by default). */
+  settle (rel: string, delay = this.init.settleMs): void {
+    if (this.init.signal.aborted || this.init.ignore(rel)) return
+    clearTimeout(this.settling.get(rel))
+    this.settling.set(rel, setTimeout(() => {
+      this.settling.delete(rel)
+      void this.look(rel).catch((err: unknown) => { this.lookFailed(rel, err as Error) }).finally(() => { this.init.onSettled() })
+    }, delay))
+  }
+
+  /** Hashes a file a scan found changed (its size from the scan), then writes its row. */
+  hash (rel: string, sizeHint: number): void {
+    if (this.init.signal.aborted) return
+    if (this.hashing.has(rel)) {
+      this.again.add(rel)
+      return
+    }
+    this.hashing.add(rel)
+    this.components.pool.submit(join(this.init.root, rel), this.init.profile, sizeHint, (err, result) => {
+      // Stopped meanwhile: the answer is dropped (the next start's scan finds the file again).
+      if (this.init.signal.aborted) return
+      this.hashing.delete(rel)
+      if (result !== undefined) this.indexed(rel, result)
+      else this.hashFailed(rel, err)
+      if (this.again.delete(rel)) this.settle(rel)
+      this.init.onSettled()
+    })
+  }
+
+  /** The path is gone (or ignored now): its row becomes a tombstone. */
+  remove (rel: string): void {
+    this.components.skipped.clear(rel)
+    this.write({ kind: 'delete', folder: this.init.folder, path: rel })
+  }
+
+  /** After a path settles: gone, unchanged, or to be hashed. */
+  private async look (rel: string): Promise<void> {
+    const stats = await this.statOf(rel)
+    if (stats === 'unreadable' || this.init.signal.aborted) return
+    const { skipped } = this.components
+    if (stats === 'link') {
+      // A file replaced by a link not followed: its row goes, and the link is listed.
+      if (this.knownFile(rel) !== undefined) this.remove(rel)
+      skipped.skip(rel, SYMLINK_NOT_FOLLOWED)
+      return
+    }
+    if (stats === undefined) {
+      // Gone, unless the whole folder is: an unmounted disk's files are not deleted ones.
+      if (await this.init.rootIntact()) this.remove(rel)
+      else this.init.rootInDoubt()
+      return
+    }
+    if (!stats.isFile()) {
+      // A file's name taken by a directory (or a fifo, a socket): its row is no file any more.
+      if (this.knownFile(rel) !== undefined) this.remove(rel)
+      if (stats.isDirectory() && skipped.has(rel)) this.init.retryDir(rel)
+      else skipped.clear(rel)
+      return
+    }
+    const row = this.knownFile(rel)
+    if (row !== undefined && this.matches(row, stats)) {
+      skipped.clear(rel)
+      return
+    }
+    this.hash(rel, stats.size)
+  }
+
+  /**
+   * undefined when the path is gone; 'unreadable' (listed as skipped) when it cannot be stat'ed for
+   * another reason, such as a directory above it losing its permissions: that is no delete.
+   */
+  private async statOf (rel: string): Promise<Stats | undefined | 'unreadable' | 'link'> {
+    const path = join(this.init.root, rel)
+    try {
+      const stats = await lstat(path)
+      if (!stats.isSymbolicLink()) return stats
+      return this.init.followSymlinks ? await stat(path) : 'link'
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code ?? 'EIO'
+      if (code === 'ENOENT' || code === 'ENOTDIR') return undefined
+      this.components.skipped.skip(rel, code)
+      return 'unreadable'
+    }
+  }
+
+  /**
+   * The row as it is about to be: a change gathered and not yet committed wins over the committed
+   * row. A directory moved away and back within a batch has tombstones queued for files whose rows
+   * still look live; compared with those rows, the files would be taken as unchanged and then lost.
+   */
+  private knownFile (rel: string): KnownFile | undefined {
+    const { writer, entries, deviceId } = this.components
+    const pending = writer.pendingFor(this.init.folder, rel)
+    if (pending !== undefined) return pending.kind === 'delete' ? undefined : { size: pending.size, mtimeMs: pending.mtimeMs, cidProfile: pending.cidProfile }
+    return entries.knownFile(deviceId, this.init.folder, rel)
+  }
+
+  private matches (known: KnownFile, stats: Stats): boolean {
+    return known.size === stats.size && known.mtimeMs === stats.mtimeMs && known.cidProfile === this.init.profile
+  }
+
+  private indexed (rel: string, result: HashResult): void {
+    this.retries.delete(rel)
+    this.components.skipped.clear(rel)
+    this.hashedFiles++
+    this.hashedBytes += result.size
+    this.write({ kind: 'upsert', folder: this.init.folder, path: rel, size: result.size, mtimeMs: result.mtimeMs, cid: result.cid, cidProfile: this.init.profile })
+  }
+
+  private hashFailed (rel: string, err: unknown): void {
+    const reason = err instanceof HashError ? err.reason : 'EIO'
+    if (reason === 'ENOENT' || reason === 'ENOTDIR') {
+      this.settle(rel, 0)
+    } else if (reason === 'ERR_FILE_CHANGED') {
+      // Still being written: look again later, backing off so a growing log is not rehashed nonstop.
+      const attempt = this.retried(rel)
+      // Busy for long (a log written nonstop): listed, so it is not silently behind.
+      if (attempt >= BUSY_LISTED_AFTER) this.components.skipped.note(rel, reason, { retry: false })
+      this.settle(rel, this.backoff(attempt))
+    } else {
+      this.components.skipped.skip(rel, reason)
+    }
+  }
+
+  /** The index could not be read for this path: counted like a failed write, looked at again later. */
+  private lookFailed (rel: string, err: Error): void {
+    if (this.init.signal.aborted) return
+    this.components.writer.readFailed(err)
+    this.settle(rel, this.backoff(this.retried(rel)))
+  }
+
+  private retried (rel: string): number {
+    const attempt = (this.retries.get(rel) ?? 0) + 1
+    this.retries.set(rel, attempt)
+    return attempt
+  }
+
+  private backoff (attempt: number): number {
+    return backoffMs({ firstMs: this.init.settleMs, maxMs: MAX_RETRY_MS, jitter: 'none' }, attempt + 1)
+  }
+
+  /** The one place the stage writes: never once the folder stopped. */
+  private write (change: EntryChange): void {
+    if (!this.init.signal.aborted) this.components.writer.write(change)
+  }
+
+  private cancel (): void {
+    for (const timer of this.settling.values()) clearTimeout(timer)
+    this.settling.clear()
+    this.hashing.clear()
+    this.again.clear()
+    this.retries.clear()
+    this.init.onSettled()
+  }
+}
