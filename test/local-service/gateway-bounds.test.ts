@@ -32,7 +32,7 @@ async function node (links: readonly CID[]): Promise<Block> {
 /** A service directory holding exactly `blocks`, filed under the CIDs given (a damaged store can file a block under a CID that is not its own). */
 async function storeDir (blocks: readonly Block[]): Promise<string> {
   const dir = await useTempDir()
-  const db = openServiceDatabase(dir)
+  const db = await openServiceDatabase(dir)
   const store = new BlockStore(dir, db)
   for (const [cid, bytes] of blocks) store.put(cid, bytes)
   store.close()
