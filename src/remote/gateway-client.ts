@@ -10,6 +10,7 @@ import type { HttpClient } from './http-client.js'
 import type { CallOptions } from './deals-client.js'
 import { ANSWER_LIMITS, announcedLength, readBounded, tooLargeError } from './body.js'
 import { canonicalCid } from './cid-text.js'
+import { fetchBlocks, type BlockFetchOptions, type BlockSink } from './gateway-blocks.js'
 
 export interface FetchOptions extends CallOptions {
   readonly onProgress?: (received: number, total: number | undefined) => void
@@ -119,6 +120,11 @@ export class GatewayClient {
     if (integrity) throw new IntegrityError(`no gateway gave the bytes of ${cid}: ${summary}`)
     if (notFound > 0 && notFound === this.gateways.length) throw new ContentNotFoundError(`no gateway has ${cid} (each answered 404)`)
     throw new GatewayFetchError(`could not fetch ${cid}: ${summary}`)
+  }
+
+  /** An object's UnixFS blocks rebuilt from its bytes as they stream, root checked at the end: see {@link fetchBlocks}. */
+  async fetchBlocks (cid: string, profile: CidProfile, sink: BlockSink, options: BlockFetchOptions = {}): Promise<{ size: number, blocks: number }> {
+    return await fetchBlocks(this.gateways, cid, profile, sink, { ...options, maxBytes: options.maxBytes ?? this.maxBytes })
   }
 
   /** What an IPNS name resolves to, through the first gateway that answers (bytes are not verifiable). */
