@@ -1,6 +1,6 @@
 import type { Command } from 'commander'
 import { loadConfig } from '../../config/index.js'
-import { countOf, formatBytes, printJson } from '../format.js'
+import { countOf, formatBytes } from '../format.js'
 import { action } from '../run.js'
 import { parseTimeArg } from '../time-arg.js'
 import { explainMissingPointer, withService } from '../service-command.js'
@@ -32,7 +32,7 @@ export function registerExport (program: Command): void {
           }
         }).catch((err: unknown) => { throw explainMissingPointer(err, config) })
         if (tty) process.stderr.write('\n')
-        if (options.json === true) { printJson({ type: 'done', ...result }); return }
+        if (options.json === true) { process.stdout.write(`${JSON.stringify({ type: 'done', ...result })}\n`); return }
         process.stdout.write(`exported ${result.root} (the publish of ${result.at}) to ${result.file}: ${countOf(result.publishes, 'publish', 'publishes')}, ` +
           `${countOf(result.segments, 'segment', 'segments')}${options.content === true ? `, ${countOf(result.contentObjects, 'content object', 'content objects')}` : ' (no content: --content adds it)'}; ` +
           `${countOf(result.blocks, 'block', 'blocks')}, ${formatBytes(result.bytes)} of objects, ${formatBytes(result.carBytes)} of CAR\n`)

@@ -1,6 +1,6 @@
 import type { Command } from 'commander'
 import { loadConfig } from '../../config/index.js'
-import { countOf, formatBytes, printJson } from '../format.js'
+import { countOf, formatBytes } from '../format.js'
 import { action } from '../run.js'
 import { withService } from '../service-command.js'
 
@@ -29,7 +29,7 @@ export function registerImport (program: Command): void {
           }
         })
         if (tty) process.stderr.write('\n')
-        if (options.json === true) { printJson({ type: 'done', ...result }); return }
+        if (options.json === true) { process.stdout.write(`${JSON.stringify({ type: 'done', ...result })}\n`); return }
         process.stdout.write(`imported ${result.root} (the publish of ${result.at}): ${countOf(result.objects, 'object', 'objects')}, ${countOf(result.blocks, 'block', 'blocks')}, ${formatBytes(result.bytes)}; ` +
           `${countOf(result.publishes, 'publish', 'publishes')} and ${countOf(result.segments, 'segment', 'segments')} checked; ${countOf(result.dealsAsked, 'deal', 'deals')} asked for; ` +
           `${result.moved ? `the pointer moved there${result.previous === null ? '' : ` from ${result.previous}`}` : 'the pointer already held it'}\n`)
