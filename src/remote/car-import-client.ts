@@ -8,7 +8,17 @@ import { RemoteResponseError } from '../errors.js'
 import type { HttpClient } from './http-client.js'
 import { ANSWER_LIMITS, parseBody, readBounded } from './body.js'
 import { canonicalCid } from './cid-text.js'
-import type { UploadOptions } from './upload-client.js'
+
+/** What a CAR upload takes (as a file upload does, less what only `add` uses). */
+export interface CarUploadOptions {
+  readonly signal?: AbortSignal
+  /** `false`: one attempt only. */
+  readonly retry?: false
+  /** Told of the bytes sent so far. */
+  readonly onProgress?: (sent: number, total: number) => void
+  /** Awaited before each read of the file goes out: a rate limit holds the body back here. */
+  readonly throttle?: (bytes: number, signal?: AbortSignal) => Promise<void>
+}
 
 const READ_BYTES = 1024 * 1024
 
@@ -27,7 +37,7 @@ export interface CarImported {
  * Sends a CAR file to Kubo's `/api/v0/dag/import` as one streamed multipart part (never held in
  * memory; a retried attempt reads the file again), and reads the service's NDJSON answer.
  */
-export async function importCarFile (upload: HttpClient, path: string, options: UploadOptions = {}): Promise<CarImported> {
+export async function importCarFile (upload: HttpClient, path: string, options: CarUploadOptions = {}): Promise<CarImported> {
   const { size } = await stat(path)
   const boundary = `cidsync-${randomBytes(12).toString('hex')}`
   const name = basename(path).replace(/["\r\n]/g, '_')
