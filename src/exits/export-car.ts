@@ -49,6 +49,9 @@ export interface ExportResult {
   readonly carBytes: number
 }
 
+/** Blocks written ahead of the fetch (4 MiB of 256 KiB leaves). */
+const WRITES_IN_FLIGHT = 16
+
 function memoryCache (): ManifestCache {
   const kept = new Map<string, string>()
   return { get: cid => kept.get(cid), put: (cid, json) => { kept.set(cid, json) } }
@@ -94,12 +97,22 @@ export async function exportCar (clients: ServiceClients, init: ExportInit): Pro
     written.catch(() => {})
     const counts = { publishes: 0, segments: 0, contentObjects: 0, blocks: 0, bytes: 0, objects: 0 }
     let rootManifest: Manifest | undefined
+    // A few blocks on their way to the file while the next are fetched and hashed: the disk's
+    // writes (on libuv's threads) overlap the hashing instead of taking turns. The writer keeps
+    // their order; memory holds at most this many blocks.
+    const inFlight: Array<Promise<void>> = []
+    const settle = async (): Promise<void> => { while (inFlight.length > 0) await inFlight.shift() }
     const put = async (object: ChainObject): Promise<void> => {
       try {
         const got = await clients.gateway.fetchBlocks(object.cid, object.profile, async (cid, bytes) => {
-          await writer.put({ cid, bytes })
+          const written = writer.put({ cid, bytes })
+          // Awaited below (or by settle); a failure meanwhile is the export's, never unhandled.
+          written.catch(() => {})
+          inFlight.push(written)
+          if (inFlight.length >= WRITES_IN_FLIGHT) await inFlight.shift()
           counts.blocks++
         }, { signal: init.signal, maxBytes: object.bytes })
+        await settle()
         counts.bytes += got.size
       } catch (err) {
         if (err instanceof IntegrityError) throw new IntegrityError(`${object.kind} ${object.cid} (${object.about}): ${err.message}; no CAR was written`, { cause: err })
@@ -129,6 +142,7 @@ export async function exportCar (clients: ServiceClients, init: ExportInit): Pro
       await writer.close()
       await written
     } catch (err) {
+      await settle().catch(() => {})
       await writer.close().catch(() => {})
       await written.catch(() => {})
       throw err
