@@ -428,6 +428,46 @@ export class NothingAtTimeError extends CidsyncError {
   override readonly exitCode = ExitCode.notFound
 }
 
+/** A CAR file (`cidsync import --car`) holds a block whose bytes are not what its CID names: damaged or forged. */
+export class CarBlockMismatchError extends CidsyncError {
+  override readonly code = 'ERR_CAR_BLOCK_MISMATCH'
+  override readonly exitCode = ExitCode.integrity
+
+  constructor (message: string, readonly cid: string, options?: ErrorOptions) {
+    super(message, options)
+  }
+}
+
+/** A file given to `cidsync import --car` is not a CAR cidsync can take: it does not parse, has no single root, or a block's hash cannot be checked. */
+export class CarFormatError extends CidsyncError {
+  override readonly code = 'ERR_CAR_FORMAT'
+  override readonly exitCode = ExitCode.integrity
+}
+
+/** `cidsync export`: an object the export needs could not be fetched; no CAR was written. */
+export class ExportIncompleteError extends CidsyncError {
+  override readonly code = 'ERR_EXPORT_INCOMPLETE'
+
+  constructor (message: string, readonly cid: string, options?: ErrorOptions) {
+    super(message, options)
+  }
+}
+
+/** `cidsync import`: the CAR's chain does not open under this device's key, or is bound elsewhere: the pointer was not moved. */
+export class ImportRefusedError extends CidsyncError {
+  override readonly code = 'ERR_IMPORT_REFUSED'
+  override readonly exitCode = ExitCode.integrity
+
+  constructor (message: string, readonly cid: string, options?: ErrorOptions) {
+    super(message, options)
+  }
+}
+
+/** `cidsync import`: the pointer holds a publish the CAR's chain does not (it is newer, or another line): not moved without `--force`. */
+export class ImportOlderError extends CidsyncError {
+  override readonly code = 'ERR_IMPORT_OLDER'
+}
+
 /** `find`, `where`, `dupes`, `log`: the index holds nothing that answers (exit 3, as `grep` finding nothing exits non-zero). */
 export class NothingFoundError extends CidsyncError {
   override readonly code = 'ERR_NOTHING_FOUND'

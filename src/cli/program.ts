@@ -27,6 +27,8 @@ import { registerFind } from './commands/find.js'
 import { registerWhere } from './commands/where.js'
 import { registerDupes } from './commands/dupes.js'
 import { registerLog } from './commands/log.js'
+import { registerExport } from './commands/export.js'
+import { registerImport } from './commands/import.js'
 
 /**
  * Commands that never write the state dir (status only reads daemon.json and asks the daemon), or
@@ -62,6 +64,7 @@ const COMMAND_GROUPS: ReadonlyArray<readonly [string, ReadonlyArray<(program: Co
   ['Day to day:', [registerStatus, registerDashboard, registerLs, registerHistory, registerSnapshot, registerRescan, registerReconcile]],
   ['Find:', [registerFind, registerWhere, registerDupes, registerLog]],
   ['Restore and check:', [registerGet, registerRestore, registerVerify, registerPointer]],
+  ['Move out and in:', [registerExport, registerImport]],
   ['The service by hand:', [registerFiles, registerDeal, registerNames, registerCid, registerLocalService]]
 ]
 

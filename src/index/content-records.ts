@@ -112,6 +112,17 @@ export class ContentRecordStore {
     return this.db.prepare(`SELECT * FROM (${STORED_FILES}) WHERE (objects, cid) > (?, ?) ORDER BY objects, cid LIMIT ?`).all(after?.objects ?? '', after?.cid ?? '', limit) as StoredFile[]
   }
 
+  /**
+   * Every record (live files or not: records are never deleted) after `after` in key order, at
+   * most `limit`, each with the CID profile a row of its file was indexed under (null when no row
+   * names it): plain content's object is the file itself, made with that profile.
+   */
+  recordsAfter (after: { deviceId: string, cid: string } | undefined, limit: number): Array<StoredContentRow & { readonly cidProfile: string | null }> {
+    return this.db.prepare(`SELECT device_id AS deviceId, cid, size, sealing, key_id AS keyId, key_salt AS keySalt, objects, stored_at AS storedAt, seq,
+      (SELECT e.cid_profile FROM entries e WHERE e.cid = c.cid LIMIT 1) AS cidProfile
+      FROM content c WHERE (device_id, cid) > (?, ?) ORDER BY device_id, cid LIMIT ?`).all(after?.deviceId ?? '', after?.cid ?? '', limit) as Array<StoredContentRow & { cidProfile: string | null }>
+  }
+
   /** How many distinct CIDs of live rows some record holds. */
   storedCount (): number {
     return this.db.prepare(`SELECT COUNT(*) FROM (${STORED_FILES})`).pluck().get() as number

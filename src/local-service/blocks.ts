@@ -41,7 +41,8 @@ export class BlockStore {
   private readonly drop: Database.Statement
   private readonly newPack: Database.Statement
 
-  constructor (dir: string, private readonly db: Database.Database) {
+  /** @param packLimit - where a pack is closed for appends ({@link PACK_LIMIT}; tests make it small). */
+  constructor (dir: string, private readonly db: Database.Database, private readonly packLimit = PACK_LIMIT) {
     this.packs = join(dir, 'packs')
     mkdirSync(this.packs, { recursive: true, mode: 0o700 })
     const old = join(dir, 'blocks')
@@ -75,10 +76,11 @@ export class BlockStore {
   }
 
   private packForWrite (length: number): { id: number, fd: number, size: number } {
-    if (this.writing !== undefined && this.writing.size + length <= PACK_LIMIT) return this.writing
+    if (this.writing !== undefined && this.writing.size + length <= this.packLimit) return this.writing
     if (this.writing !== undefined) {
       this.flush()
-      closeSync(this.writing.fd)
+      // Its descriptor stays open for reads (it is the pack's reader, closed with the store): closing
+      // it here left a closed (or, once reused, another file's) descriptor behind for every read.
       this.writing = undefined
     }
     const id = Number(this.newPack.run(Date.now()).lastInsertRowid)

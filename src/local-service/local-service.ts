@@ -14,6 +14,7 @@ import { TokenIssuer } from './tokens.js'
 import { adminRoutes, type RequestRecord } from './routes/admin.js'
 import { ADMIN_TOKEN_FILE, adminHosts, checkAdminRequest, ensureAdminToken } from './admin-guard.js'
 import { authRoutes, bearerToken, UNAUTHORIZED_MESSAGE } from './routes/auth.js'
+import { dagImportRoutes } from './routes/dag-import.js'
 import { dealRoutes } from './routes/deals.js'
 import { fileRoutes } from './routes/files.js'
 import { gatewayRoutes } from './routes/gateway.js'
@@ -98,7 +99,7 @@ export class LocalService {
     this.apiKeyOwner = this.db.prepare('SELECT address FROM api_keys WHERE key = ?').pluck()
     this.routes = [
       ...authRoutes(this.parts), ...dealRoutes(this.parts), ...fileRoutes(this.parts), ...ipnsRoutes(this.parts),
-      ...pointerRoutes(this.parts), ...uploadRoutes(this.parts), ...gatewayRoutes(this.parts),
+      ...pointerRoutes(this.parts), ...uploadRoutes(this.parts), ...dagImportRoutes(this.parts), ...gatewayRoutes(this.parts),
       ...(init.admin === true ? adminRoutes(this.parts, this.faults, () => this.requests) : [])
     ]
     this.adminToken = init.admin === true ? ensureAdminToken(init.dir) : undefined

@@ -12,6 +12,7 @@ import type { CallOptions } from './deals-client.js'
 import { ANSWER_LIMITS, announcedLength, readBounded, tooLargeError } from './body.js'
 import { canonicalCid } from './cid-text.js'
 import { verifiedFileBytes } from './gateway-blocks.js'
+import { fetchBlocks, type RebuildFetchOptions, type BlockSink } from './rebuilt-blocks.js'
 
 /**
  * How a gateway that serves only trustless formats (IPFS trustless gateway spec) refuses a whole
@@ -141,6 +142,11 @@ export class GatewayClient {
       if (!(err instanceof RemoteStatusError) || !TRUSTLESS_ONLY.has(err.status)) throw err
       return { stream: Readable.from(verifiedFileBytes(gateway, CID.parse(cid), { signal: request.signal, deadlineMs: request.deadlineMs })), total: undefined }
     }
+  }
+
+  /** An object's UnixFS blocks rebuilt from its bytes as they stream, root checked at the end: see {@link fetchBlocks}. */
+  async fetchBlocks (cid: string, profile: CidProfile, sink: BlockSink, options: RebuildFetchOptions = {}): Promise<{ size: number, blocks: number }> {
+    return await fetchBlocks(this.gateways, cid, profile, sink, { ...options, maxBytes: options.maxBytes ?? this.maxBytes })
   }
 
   /** What an IPNS name resolves to, through the first gateway that answers (bytes are not verifiable). */

@@ -10,6 +10,7 @@ import type { HttpClient } from './http-client.js'
 import { ANSWER_LIMITS, parseBody, readBounded } from './body.js'
 import { uploadAnswerSchema } from './schemas.js'
 import type { CallOptions } from './deals-client.js'
+import { importCarFile, type CarImported } from './car-import-client.js'
 
 const READ_BYTES = 1024 * 1024
 const KUBO_DEFAULT_LINKS = 174
@@ -92,5 +93,10 @@ export class UploadClient {
       throw new IntegrityError(`the upload endpoint computed ${answer.Hash} for ${path}, cidsync computed ${local.toString()}: the service imported with other parameters than ${profile.name}`)
     }
     return { cid: local.toString(), size }
+  }
+
+  /** Sends a CAR file to `/api/v0/dag/import` (see {@link importCarFile}); the caller checked its blocks. */
+  async importCar (path: string, options: UploadOptions = {}): Promise<CarImported> {
+    return await importCarFile(this.upload, path, options)
   }
 }

@@ -1,0 +1,41 @@
+import type { Command } from 'commander'
+import { loadConfig } from '../../config/index.js'
+import { countOf, formatBytes } from '../format.js'
+import { action } from '../run.js'
+import { parseTimeArg } from '../time-arg.js'
+import { explainMissingPointer, withService } from '../service-command.js'
+
+interface ExportOptions { car: string, at?: string, content?: boolean, config?: string, json?: boolean }
+
+export function registerExport (program: Command): void {
+  program.command('export')
+    .description('write the whole history (every publish and segment; with --content every stored file\'s objects too) as a CAR file rooted at the pointer\'s publish: any IPFS implementation that imports it holds the same CIDs (docs/exits.md)')
+    .requiredOption('--car <file>', 'the CAR file to write (replaced only once the new one is whole)')
+    .option('--at <time>', 'export the newest publish at or before this time and its history, instead of the pointer\'s: RFC 3339, a date, or an age (90m, 2h, 3d, 1w)')
+    .option('--content', 'also every stored content object (packs and parts) the publish\'s records name')
+    .option('--config <path>', 'config file')
+    .option('--json', 'print a JSON line per object, then the result')
+    .action(action(async (options: ExportOptions) => {
+      const config = loadConfig({ configPath: options.config })
+      const at = options.at === undefined ? undefined : parseTimeArg(options.at)
+      const tty = process.stderr.isTTY === true && options.json !== true
+      let last = 0
+      await withService(options, async ({ clients }) => {
+        const { exportCar } = await import('../../exits/index.js')
+        const result = await exportCar(clients, {
+          config, file: options.car, at, content: options.content === true, passphrase: process.env.CIDSYNC_SNAPSHOT_PASSPHRASE,
+          onObject: (event) => {
+            if (options.json === true) { process.stdout.write(`${JSON.stringify({ type: 'object', ...event })}\n`); return }
+            if (!tty || Date.now() - last < 100) return
+            last = Date.now()
+            process.stderr.write(`\rexporting: ${countOf(event.objects, 'object', 'objects')}, ${formatBytes(event.bytes)}   `)
+          }
+        }).catch((err: unknown) => { throw explainMissingPointer(err, config) })
+        if (tty) process.stderr.write('\n')
+        if (options.json === true) { process.stdout.write(`${JSON.stringify({ type: 'done', ...result })}\n`); return }
+        process.stdout.write(`exported ${result.root} (the publish of ${result.at}) to ${result.file}: ${countOf(result.publishes, 'publish', 'publishes')}, ` +
+          `${countOf(result.segments, 'segment', 'segments')}${options.content === true ? `, ${countOf(result.contentObjects, 'content object', 'content objects')}` : ' (no content: --content adds it)'}; ` +
+          `${countOf(result.blocks, 'block', 'blocks')}, ${formatBytes(result.bytes)} of objects, ${formatBytes(result.carBytes)} of CAR\n`)
+      })
+    }))
+}

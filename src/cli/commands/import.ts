@@ -1,0 +1,38 @@
+import type { Command } from 'commander'
+import { loadConfig } from '../../config/index.js'
+import { countOf, formatBytes } from '../format.js'
+import { action } from '../run.js'
+import { withService } from '../service-command.js'
+
+interface ImportOptions { car: string, force?: boolean, config?: string, json?: boolean }
+
+export function registerImport (program: Command): void {
+  program.command('import')
+    .description('put every object of a CAR file (from `cidsync export --car`) on the configured service, check its chain opens under this device\'s key and belongs to this namespace, ask for deals, then move the pointer to it (docs/exits.md). Run again after a failure or a kill: it finishes')
+    .requiredOption('--car <file>', 'the CAR file to import')
+    .option('--force', 'move the pointer even when it holds a publish the CAR\'s history does not (an older CAR sets it back)')
+    .option('--config <path>', 'config file')
+    .option('--json', 'print a JSON line per step, then the result')
+    .action(action(async (options: ImportOptions) => {
+      const config = loadConfig({ configPath: options.config })
+      const tty = process.stderr.isTTY === true && options.json !== true
+      let last = 0
+      await withService(options, async ({ clients }) => {
+        const { importCar } = await import('../../exits/index.js')
+        const result = await importCar(clients, {
+          config, file: options.car, force: options.force === true, passphrase: process.env.CIDSYNC_SNAPSHOT_PASSPHRASE,
+          onStep: (step, detail) => {
+            if (options.json === true) { if (detail === undefined) process.stdout.write(`${JSON.stringify({ type: 'step', step })}\n`); return }
+            if (!tty || (detail !== undefined && Date.now() - last < 100)) return
+            last = Date.now()
+            process.stderr.write(`\r${step}${detail === undefined ? '' : `: ${formatBytes(detail.sent)} of ${formatBytes(detail.total)}`}          `)
+          }
+        })
+        if (tty) process.stderr.write('\n')
+        if (options.json === true) { process.stdout.write(`${JSON.stringify({ type: 'done', ...result })}\n`); return }
+        process.stdout.write(`imported ${result.root} (the publish of ${result.at}): ${countOf(result.objects, 'object', 'objects')}, ${countOf(result.blocks, 'block', 'blocks')}, ${formatBytes(result.bytes)}; ` +
+          `${countOf(result.publishes, 'publish', 'publishes')} and ${countOf(result.segments, 'segment', 'segments')} checked; ${countOf(result.dealsAsked, 'deal', 'deals')} asked for; ` +
+          `${result.moved ? `the pointer moved there${result.previous === null ? '' : ` from ${result.previous}`}` : 'the pointer already held it'}\n`)
+      })
+    }))
+}

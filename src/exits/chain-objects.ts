@@ -1,0 +1,90 @@
+import { join } from 'node:path'
+import { rm } from 'node:fs/promises'
+import { CID } from 'multiformats/cid'
+import { CID_PROFILES, isCidProfileName, type CidProfile } from '../content/index.js'
+import { parseContentRecord } from '../custody/index.js'
+import { openIndex } from '../index/index.js'
+import type { ServiceClients } from '../remote/index.js'
+import { buildIndex, walkHistory, type FetchInit, type ManifestCache } from '../sync/index.js'
+import type { Manifest } from '../snapshot/index.js'
+
+/** One object of an export: its CID, what it is, and the profile its blocks were made with. */
+export interface ChainObject {
+  readonly cid: string
+  readonly kind: 'manifest' | 'snapshot' | 'segment' | 'content'
+  readonly profile: CidProfile
+  /** The most it may weigh, when the chain says (a segment's size). */
+  readonly bytes?: number
+  /** A publish's time. */
+  readonly at?: string
+  /** For a message: which publish or file it belongs to. */
+  readonly about: string
+}
+
+/** Snapshot objects and sealed content are uploaded under Kubo's CIDv1 profile (sync's SNAPSHOT_PROFILE). */
+const OBJECT_PROFILE = CID_PROFILES['kubo-cidv1']
+const BATCH = 500
+
+/**
+ * Every object a restore at `root` and at every earlier point of its history needs, root first:
+ * each publish (a manifest, or a `/1` snapshot), then the segments it names that no later publish
+ * named. Manifests are read (decrypted, bound to `init.binding`) to learn their segments.
+ */
+export async function * chainObjects (clients: ServiceClients, root: string, cache: ManifestCache, init: FetchInit): AsyncGenerator<ChainObject & { readonly manifest?: Manifest }> {
+  const segments = new Set<string>()
+  for await (const publish of walkHistory(clients, root, cache, init)) {
+    const at = `the publish of ${publish.entry.at}`
+    if (publish.manifest === undefined) {
+      yield { cid: publish.entry.cid, kind: 'snapshot', profile: OBJECT_PROFILE, about: at, at: publish.entry.at }
+      continue
+    }
+    yield { cid: publish.entry.cid, kind: 'manifest', profile: OBJECT_PROFILE, about: at, at: publish.entry.at, manifest: publish.manifest }
+    for (const device of publish.manifest.devices) {
+      for (const segment of device.segments) {
+        if (segments.has(segment.cid)) continue
+        segments.add(segment.cid)
+        yield { cid: segment.cid, kind: 'segment', profile: OBJECT_PROFILE, bytes: segment.bytes, about: `${segment.kind} ${segment.from}..${segment.to} of device ${device.deviceId.slice(0, 12)} (${at})` }
+      }
+    }
+  }
+}
+
+/** The profile plain content was stored with: its file's, or what its CID can only have been made with. */
+function plainProfile (cid: string, indexed: string | null): CidProfile {
+  if (indexed !== null && isCidProfileName(indexed)) return CID_PROFILES[indexed]
+  return CID.parse(cid).version === 0 ? CID_PROFILES['unixfs-v0-2015'] : OBJECT_PROFILE
+}
+
+/**
+ * Every content object (packs and parts, and plain files) the records of the publish `manifest`
+ * name, each once: its index is built aside (segments fetched and checked) and its records read
+ * in batches. Records are never deleted, so an earlier point's records are among them.
+ */
+export async function * contentObjects (clients: ServiceClients, manifest: Manifest, init: FetchInit): AsyncGenerator<ChainObject> {
+  const path = join(init.dir, `export-content-${process.pid}.sqlite`)
+  const remove = async (): Promise<void> => { for (const suffix of ['', '-wal', '-shm']) await rm(`${path}${suffix}`, { force: true }) }
+  await remove()
+  await buildIndex(clients, manifest, path, init)
+  const index = openIndex(path, { check: false })
+  const seen = new Set<string>()
+  try {
+    let after: { deviceId: string, cid: string } | undefined
+    for (;;) {
+      const batch = index.content.recordsAfter(after, BATCH)
+      if (batch.length === 0) return
+      for (const row of batch) {
+        after = { deviceId: row.deviceId, cid: row.cid }
+        const record = parseContentRecord({ cid: row.cid, size: row.size, sealing: row.sealing, keyId: row.keyId, keySalt: row.keySalt, objects: JSON.parse(row.objects) as unknown })
+        const profile = record.sealing === 'none' ? plainProfile(record.cid, row.cidProfile) : OBJECT_PROFILE
+        for (const [object] of record.objects) {
+          if (seen.has(object)) continue
+          seen.add(object)
+          yield { cid: object, kind: 'content', profile, about: `content ${record.cid}` }
+        }
+      }
+    }
+  } finally {
+    index.close()
+    await remove()
+  }
+}

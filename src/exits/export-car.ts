@@ -1,0 +1,161 @@
+import { createWriteStream, mkdirSync } from 'node:fs'
+import { rename, rm, stat } from 'node:fs/promises'
+import { basename, dirname, join, resolve } from 'node:path'
+import { pipeline } from 'node:stream/promises'
+import { CarWriter } from '@ipld/car/writer'
+import { CID } from 'multiformats/cid'
+import type { Config } from '../config/index.js'
+import { CidsyncError, ContentNotFoundError, ExportIncompleteError, GatewayFetchError, IntegrityError, NothingAtTimeError } from '../errors.js'
+import type { ServiceClients } from '../remote/index.js'
+import { acceptsUnencrypted, publishAt, SyncStore, hasSyncState, type FetchInit, type ManifestCache } from '../sync/index.js'
+import type { Manifest } from '../snapshot/index.js'
+import { failpoint } from '../util/failpoint.js'
+import { fsyncPath } from '../util/fsync.js'
+import { chainObjects, contentObjects, type ChainObject } from './chain-objects.js'
+
+export interface ExportInit {
+  readonly config: Config
+  /** Where the CAR goes; nothing is ever left there but a whole one. */
+  readonly file: string
+  /** The newest publish at or before this time instead of the pointer's. */
+  readonly at?: Date
+  /** Every stored content object the root's records name, too. */
+  readonly content?: boolean
+  readonly passphrase?: string
+  readonly signal?: AbortSignal
+  /** Told after each object is in the CAR. */
+  readonly onObject?: (event: ExportProgress) => void
+}
+
+export interface ExportProgress {
+  readonly cid: string
+  readonly kind: ChainObject['kind']
+  readonly objects: number
+  readonly bytes: number
+}
+
+export interface ExportResult {
+  readonly file: string
+  /** The CAR's root: the manifest of the publish exported. */
+  readonly root: string
+  readonly at: string
+  readonly publishes: number
+  readonly segments: number
+  readonly contentObjects: number
+  readonly blocks: number
+  /** Bytes of the objects (the blocks' leaves: the files as uploaded). */
+  readonly bytes: number
+  /** Bytes of the CAR file. */
+  readonly carBytes: number
+}
+
+/** Blocks written ahead of the fetch (4 MiB of 256 KiB leaves). */
+const WRITES_IN_FLIGHT = 16
+
+function memoryCache (): ManifestCache {
+  const kept = new Map<string, string>()
+  return { get: cid => kept.get(cid), put: (cid, json) => { kept.set(cid, json) } }
+}
+
+/** The temp file an export writes: beside FILE (one rename), hidden, one per FILE (a rerun replaces a killed run's). */
+export function exportTempPath (file: string): string {
+  return join(dirname(file), `.${basename(file)}.cidsync-export`)
+}
+
+/**
+ * Writes the chain at the pointer (or at `at`) as a CAR v1 rooted at its manifest: every publish
+ * of its history and every segment they name, and with `content` every content object its records
+ * name. Each object is fetched through the gateways and its blocks rebuilt from its bytes as they
+ * stream, under the profile it was uploaded with, so they are the service's blocks, CID for CID
+ * (the root compared with the object's CID: a gateway's wrong bytes fail the export, exit 4).
+ * Memory stays flat: one chunk of one object at a time, written before the next is read. The CAR
+ * is written to a temp file beside FILE, fsynced and renamed over it: FILE is whole or untouched.
+ */
+export async function exportCar (clients: ServiceClients, init: ExportInit): Promise<ExportResult> {
+  const { config } = init
+  const file = resolve(init.file)
+  const dir = join(config.stateDir, 'snapshots')
+  mkdirSync(dir, { recursive: true, mode: 0o700 })
+  const fetch: FetchInit = { stateDir: config.stateDir, dir, label: 'export', binding: { namespace: config.namespace, network: config.network }, passphrase: init.passphrase, acceptUnencrypted: acceptsUnencrypted(config), signal: init.signal }
+  const store = hasSyncState(config.stateDir) ? new SyncStore(config.stateDir) : undefined
+  const cache = store?.manifestCache ?? memoryCache()
+  const temp = exportTempPath(file)
+  try {
+    const pointer = await clients.pointers.current(config.namespace, config.network, { signal: init.signal })
+    let root = pointer.snapshotCid
+    let rootAt: string | undefined
+    if (init.at !== undefined) {
+      const found = await publishAt(clients, root, init.at, cache, fetch)
+      if (found === undefined) throw new NothingAtTimeError(`nothing was published at or before ${init.at.toISOString()}: see \`cidsync history\` for the times there are`)
+      root = found.entry.cid
+      rootAt = found.entry.at
+    }
+    await rm(temp, { force: true })
+    const { writer, out } = CarWriter.create([CID.parse(root)])
+    const written = pipeline(out, createWriteStream(temp, { flags: 'wx', mode: 0o600 }))
+    // Owned below (awaited, or its failure is the export's); never an unhandled rejection meanwhile.
+    written.catch(() => {})
+    const counts = { publishes: 0, segments: 0, contentObjects: 0, blocks: 0, bytes: 0, objects: 0 }
+    let rootManifest: Manifest | undefined
+    // A few blocks on their way to the file while the next are fetched and hashed: the disk's
+    // writes (on libuv's threads) overlap the hashing instead of taking turns. The writer keeps
+    // their order; memory holds at most this many blocks.
+    const inFlight: Array<Promise<void>> = []
+    const settle = async (): Promise<void> => { while (inFlight.length > 0) await inFlight.shift() }
+    const put = async (object: ChainObject): Promise<void> => {
+      try {
+        const got = await clients.gateway.fetchBlocks(object.cid, object.profile, async (cid, bytes) => {
+          const written = writer.put({ cid, bytes })
+          // Awaited below (or by settle); a failure meanwhile is the export's, never unhandled.
+          written.catch(() => {})
+          inFlight.push(written)
+          if (inFlight.length >= WRITES_IN_FLIGHT) await inFlight.shift()
+          counts.blocks++
+        }, { signal: init.signal, maxBytes: object.bytes })
+        await settle()
+        counts.bytes += got.size
+      } catch (err) {
+        if (err instanceof IntegrityError) throw new IntegrityError(`${object.kind} ${object.cid} (${object.about}): ${err.message}; no CAR was written`, { cause: err })
+        if (err instanceof ContentNotFoundError || err instanceof GatewayFetchError) {
+          throw new ExportIncompleteError(`could not export ${object.kind} ${object.cid} (${object.about}): ${(err as CidsyncError).message}; no CAR was written. ` +
+            (object.kind === 'content' ? 'Run `cidsync verify --content` to see which files it holds, or export without --content' : 'Run `cidsync verify --full`; publish again from a device that holds the files, then export again'), object.cid, { cause: err })
+        }
+        throw err
+      }
+      counts.objects++
+      init.onObject?.({ cid: object.cid, kind: object.kind, objects: counts.objects, bytes: counts.bytes })
+      failpoint('export:object')
+    }
+    try {
+      for await (const object of chainObjects(clients, root, cache, fetch)) {
+        if (object.kind === 'manifest' || object.kind === 'snapshot') {
+          if (counts.publishes++ === 0) { rootAt = object.at; rootManifest = object.manifest }
+        } else counts.segments++
+        await put(object)
+      }
+      if (init.content === true && rootManifest !== undefined) {
+        for await (const object of contentObjects(clients, rootManifest, fetch)) {
+          counts.contentObjects++
+          await put(object)
+        }
+      }
+      await writer.close()
+      await written
+    } catch (err) {
+      await settle().catch(() => {})
+      await writer.close().catch(() => {})
+      await written.catch(() => {})
+      throw err
+    }
+    await fsyncPath(temp)
+    failpoint('export:before-rename')
+    await rename(temp, file)
+    await fsyncPath(dirname(file))
+    return { file, root, at: rootAt ?? '', ...counts, carBytes: (await stat(file)).size }
+  } catch (err) {
+    await rm(temp, { force: true })
+    throw err
+  } finally {
+    store?.close()
+  }
+}

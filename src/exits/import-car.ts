@@ -1,0 +1,136 @@
+import { existsSync, mkdirSync } from 'node:fs'
+import { join } from 'node:path'
+import type { Config } from '../config/index.js'
+import { CarFormatError, ImportOlderError, PointerNotFoundError, RemoteResponseError } from '../errors.js'
+import { indexPath, openIndex, readDeviceId } from '../index/index.js'
+import type { ServiceClients } from '../remote/index.js'
+import { ENGINE, ENGINE_V1 } from '../snapshot/index.js'
+import { acceptsUnencrypted, walkEntries, type FetchInit } from '../sync/index.js'
+import { failpoint } from '../util/failpoint.js'
+import { checkChain } from './check-chain.js'
+import { scanCar } from './scan-car.js'
+
+export interface ImportInit {
+  readonly config: Config
+  readonly file: string
+  /** Move the pointer even when it holds a publish the CAR's chain does not (set it back). */
+  readonly force?: boolean
+  readonly passphrase?: string
+  readonly signal?: AbortSignal
+  /** Told of each step as it starts, and of the bytes sent. */
+  readonly onStep?: (step: ImportStep, detail?: { sent: number, total: number }) => void
+}
+
+export type ImportStep = 'scan' | 'upload' | 'check' | 'deal' | 'pointer'
+
+export interface ImportResult {
+  readonly root: string
+  readonly at: string
+  readonly blocks: number
+  readonly bytes: number
+  /** The DAGs the CAR held (one per object), each asked for a deal when the config asks for deals. */
+  readonly objects: number
+  readonly publishes: number
+  readonly segments: number
+  readonly dealsAsked: number
+  /** What the pointer held before (null: none), and whether it moved. */
+  readonly previous: string | null
+  readonly moved: boolean
+}
+
+/**
+ * Puts every object of a CAR on the configured service, checks the chain it holds from there, asks
+ * for deals, then moves the pointer to its root (docs/exits.md):
+ * 1. every block is checked against its CID locally, before anything is sent;
+ * 2. the CAR goes to `/api/v0/dag/import` (which checks every block again);
+ * 3. the chain is read back from the service as a restore drill reads it: a root or segment that
+ *    does not decrypt under this device's key or is bound to another namespace is refused, named;
+ * 4. a pointer holding a publish the chain does not hold (the CAR is older, or another line) is
+ *    left alone unless `force`;
+ * 5. deals are asked for each object, then the pointer is set and read back.
+ * Every step is idempotent: a run killed anywhere is finished by running it again.
+ */
+export async function importCar (clients: ServiceClients, init: ImportInit): Promise<ImportResult> {
+  const { config } = init
+  const dir = join(config.stateDir, 'snapshots')
+  mkdirSync(dir, { recursive: true, mode: 0o700 })
+  const fetch: FetchInit = { stateDir: config.stateDir, dir, label: 'import', binding: { namespace: config.namespace, network: config.network }, passphrase: init.passphrase, acceptUnencrypted: acceptsUnencrypted(config), signal: init.signal }
+
+  init.onStep?.('scan')
+  const car = await scanCar(init.file, init.signal)
+  failpoint('import:scanned')
+
+  init.onStep?.('upload')
+  const answer = await clients.upload.importCar(init.file, { signal: init.signal, onProgress: (sent, total) => init.onStep?.('upload', { sent, total }) })
+  const context = { service: 'upload endpoint', method: 'POST', url: '/api/v0/dag/import' }
+  if (answer.stats !== undefined && answer.stats.blocks !== car.blocks) throw new RemoteResponseError(context, `read ${answer.stats.blocks} blocks of the CAR, not the ${car.blocks} it holds: try again`)
+  const pinError = answer.roots.find(r => r.cid === car.root)?.pinError
+  if (pinError !== undefined && pinError !== '') throw new CarFormatError(`the service could not pin the CAR's root ${car.root}: ${pinError}`)
+  failpoint('import:uploaded')
+
+  init.onStep?.('check')
+  const chain = await checkChain(clients, car.root, fetch)
+  failpoint('import:checked')
+
+  const previous = await currentPointer(clients, config, init.signal)
+  if (previous !== null && previous !== car.root && !chain.publishes.includes(previous) && init.force !== true) {
+    throw new ImportOlderError(await whyNot(clients, config, previous, car.root, chain.head.at, fetch))
+  }
+
+  init.onStep?.('deal')
+  let dealsAsked = 0
+  if (config.snapshot.deal) {
+    const index = existsSync(indexPath(config.stateDir)) ? openIndex(indexPath(config.stateDir)) : undefined
+    const deviceId = readDeviceId(config.stateDir)
+    try {
+      for (const object of car.objects) {
+        await clients.deals.addCid(object, { signal: init.signal })
+        // Followed up with this device's own deals, as a publish's are.
+        if (index !== undefined && deviceId !== undefined) index.remote.requestDeal(object, deviceId)
+        dealsAsked++
+      }
+    } finally {
+      index?.close()
+    }
+  }
+  failpoint('import:dealt')
+
+  init.onStep?.('pointer')
+  const moved = previous !== car.root
+  if (moved) {
+    const engine = chain.head.engine === ENGINE_V1 ? ENGINE_V1 : ENGINE
+    await clients.pointers.put({ snapshotCid: car.root, engine, namespace: config.namespace, network: config.network, memories: chain.entries }, { signal: init.signal })
+    const now = await currentPointer(clients, config, init.signal)
+    if (now !== car.root) throw new RemoteResponseError({ service: 'pointer service', method: 'GET', url: '/v1/pointers/current' }, `holds ${now ?? 'nothing'} after it was set to ${car.root}: another device published meanwhile; run \`cidsync import\` again, or let that device's publish stand`)
+  }
+  failpoint('import:pointer-moved')
+  return { root: car.root, at: chain.head.at, blocks: car.blocks, bytes: car.bytes, objects: car.objects.length, publishes: chain.publishes.length, segments: chain.segments, dealsAsked, previous, moved }
+}
+
+async function currentPointer (clients: ServiceClients, config: Config, signal?: AbortSignal): Promise<string | null> {
+  try {
+    return (await clients.pointers.current(config.namespace, config.network, { signal })).snapshotCid
+  } catch (err) {
+    if (err instanceof PointerNotFoundError) return null
+    throw err
+  }
+}
+
+/** Why the pointer is left alone: the CAR is behind it (its root is in the pointer's history), or another line. */
+async function whyNot (clients: ServiceClients, config: Config, pointer: string, root: string, rootAt: string, fetch: FetchInit): Promise<string> {
+  const kept = new Map<string, string>()
+  let behind = false
+  let pointerAt = '?'
+  try {
+    for await (const entry of walkEntries(clients, pointer, { get: c => kept.get(c), put: (c, j) => { kept.set(c, j) } }, fetch)) {
+      if (entry.cid === pointer) pointerAt = entry.at
+      if (entry.cid === root) { behind = true; break }
+    }
+  } catch {
+    // The pointer's chain cannot be read here (another key, damage): it is not the CAR's, whatever it is.
+  }
+  const force = 'The pointer was not moved: `cidsync history` shows what it holds; add --force to set it to the CAR\'s publish anyway'
+  return behind
+    ? `the CAR holds an older publish (${root}, ${rootAt}) than the pointer's (${pointer}, ${pointerAt}): importing it would set the pointer back and drop the publishes made since. ${force}`
+    : `the pointer of ${config.namespace} on ${config.network} holds ${pointer}, a publish the CAR's history does not hold (another line of publishes, or one this device cannot read): importing would put the CAR's publish of ${rootAt} in its place. ${force}`
+}

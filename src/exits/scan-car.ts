@@ -1,0 +1,68 @@
+import { createReadStream } from 'node:fs'
+import { CarBlockIterator } from '@ipld/car/iterator'
+import * as dagPb from '@ipld/dag-pb'
+import type { CID } from 'multiformats/cid'
+import { checkBlock } from '../content/index.js'
+import { CarBlockMismatchError, CarFormatError } from '../errors.js'
+
+/** What a CAR holds, every block checked. */
+export interface ScannedCar {
+  readonly root: string
+  /** Blocks in it (a block there twice counted twice, as the service counts them). */
+  readonly blocks: number
+  readonly bytes: number
+  /** The DAGs it holds: blocks no other block of it links to (each object of an export). */
+  readonly objects: readonly string[]
+}
+
+/** Where a scan gives up: far past what an export of 64 GiB of objects holds. */
+export const MAX_SCAN_BLOCKS = 4_000_000
+
+/**
+ * Reads a CAR file as it streams (a block at a time) and checks every block against its CID
+ * before anything is sent anywhere: the first that does not match is named
+ * ({@link CarBlockMismatchError}). It must have one root, present among its blocks.
+ */
+export async function scanCar (path: string, signal?: AbortSignal): Promise<ScannedCar> {
+  const stream = createReadStream(path, { highWaterMark: 1024 * 1024, signal })
+  try {
+    let reader: CarBlockIterator
+    try {
+      reader = await CarBlockIterator.fromIterable(stream)
+    } catch (err) {
+      throw new CarFormatError(`${path} is not a CAR file: ${(err as Error).message}`)
+    }
+    const roots = await reader.getRoots()
+    if (roots.length !== 1) throw new CarFormatError(`${path} has ${roots.length} roots: a CAR of cidsync has one, the manifest of the publish it holds`)
+    const root = (roots[0] as CID).toString()
+    const seen = new Set<string>()
+    const linked = new Set<string>()
+    let bytes = 0
+    let count = 0
+    const blocks = reader[Symbol.asyncIterator]()
+    for (;;) {
+      let next: IteratorResult<{ cid: CID, bytes: Uint8Array }>
+      try {
+        next = await blocks.next()
+      } catch (err) {
+        if (signal?.aborted === true) throw err
+        throw new CarFormatError(`${path} is damaged after ${seen.size} blocks: ${(err as Error).message}`)
+      }
+      if (next.done === true) break
+      const { cid } = next.value
+      const text = cid.toString()
+      const check = checkBlock(cid, next.value.bytes)
+      if (check === 'mismatch') throw new CarBlockMismatchError(`block ${text} of ${path} does not match its CID (its bytes hash to something else): the CAR is damaged or forged; nothing was sent`, text)
+      if (check === 'unsupported') throw new CarFormatError(`block ${text} of ${path} uses a hash function cidsync cannot check: nothing was sent`)
+      if (seen.size >= MAX_SCAN_BLOCKS) throw new CarFormatError(`${path} holds more than ${MAX_SCAN_BLOCKS} blocks: more than cidsync imports at once`)
+      seen.add(text)
+      count++
+      bytes += next.value.bytes.byteLength
+      if (cid.code === dagPb.code) for (const link of dagPb.decode(next.value.bytes).Links) linked.add(link.Hash.toString())
+    }
+    if (!seen.has(root)) throw new CarFormatError(`${path} names ${root} as its root but does not hold it`)
+    return { root, blocks: count, bytes, objects: [...seen].filter(cid => !linked.has(cid)) }
+  } finally {
+    stream.destroy()
+  }
+}

@@ -1,0 +1,179 @@
+import { randomUUID } from 'node:crypto'
+import type { IncomingMessage } from 'node:http'
+import type { Readable } from 'node:stream'
+import { Busboy } from '@fastify/busboy'
+import { CarBlockIterator } from '@ipld/car/iterator'
+import * as dagPb from '@ipld/dag-pb'
+import { UnixFS } from 'ipfs-unixfs'
+import type { CID } from 'multiformats/cid'
+import { checkBlock } from '../../content/index.js'
+import { quotaFailure } from '../account-policy.js'
+import { HttpFailure, type Route } from '../http.js'
+import type { ServiceParts } from '../parts.js'
+
+/** Kubo refuses blocks past 1 MiB by default; the widest of our profiles' blocks fit under this. */
+export const MAX_CAR_BLOCK_BYTES = 2 * 1024 * 1024
+/** Blocks one request may bring (64 GiB of 256 KiB leaves): what it remembers of each is bounded by it. */
+export const MAX_CAR_BLOCKS = 250_000
+const MAX_CAR_FILES = 16
+
+const RAW_CODE = 0x55
+
+/** `dag/import` parameters this service implements, each at the values listed (Kubo's defaults first). */
+const PARAMETERS: Readonly<Record<string, readonly string[]>> = {
+  'pin-roots': ['true', 'false', ''],
+  stats: ['false', 'true', ''],
+  silent: ['false'],
+  'allow-big-block': ['false']
+}
+
+function refuseUnimplemented (url: URL): void {
+  for (const [name, value] of url.searchParams) {
+    const allowed = PARAMETERS[name]
+    if (allowed === undefined) throw new HttpFailure(400, `parameter ${name.slice(0, 40)} is not implemented by this service`)
+    if (!allowed.includes(value)) throw new HttpFailure(400, `${name}=${value.slice(0, 40)} is not implemented by this service: send ${name}=${allowed[0] as string}`)
+  }
+}
+
+/** What one request brought: what it stored anew (removed if it fails), and each block's file size for listing its DAG roots. */
+interface Imported {
+  readonly made: CID[]
+  /** Every block's CID text to the bytes of file under it (a UnixFS file's size; a raw block's length). */
+  readonly sizes: Map<string, number>
+  readonly linked: Set<string>
+  readonly roots: CID[]
+  blocks: number
+  bytes: number
+  newBytes: number
+}
+
+function fileSizeOf (cid: CID, bytes: Uint8Array, linked: Set<string>): number {
+  if (cid.code === RAW_CODE) return bytes.byteLength
+  if (cid.code !== dagPb.code) return bytes.byteLength
+  const node = dagPb.decode(bytes)
+  for (const link of node.Links) linked.add(link.Hash.toString())
+  try {
+    return node.Data === undefined ? bytes.byteLength : Number(UnixFS.unmarshal(node.Data).fileSize())
+  } catch {
+    return bytes.byteLength
+  }
+}
+
+/** Reads one CAR as it streams in: every block checked against its CID before it is stored. */
+async function importCar (parts: ServiceParts, stream: Readable, state: Imported, allowance: number): Promise<void> {
+  let reader: CarBlockIterator
+  try {
+    reader = await CarBlockIterator.fromIterable(stream)
+  } catch (err) {
+    throw new HttpFailure(400, `not a CAR file: ${(err as Error).message.slice(0, 200)}`)
+  }
+  state.roots.push(...await reader.getRoots())
+  const blocks = reader[Symbol.asyncIterator]()
+  for (;;) {
+    let next: IteratorResult<{ cid: CID, bytes: Uint8Array }>
+    try {
+      next = await blocks.next()
+    } catch (err) {
+      throw new HttpFailure(400, `bad CAR file after ${state.blocks} blocks: ${(err as Error).message.slice(0, 200)}`)
+    }
+    if (next.done === true) return
+    const { cid, bytes } = next.value
+    const text = cid.toString()
+    if (++state.blocks > MAX_CAR_BLOCKS) throw new HttpFailure(413, `more than ${MAX_CAR_BLOCKS} blocks in one request: send the CAR in smaller parts`)
+    if (bytes.byteLength > MAX_CAR_BLOCK_BYTES) throw new HttpFailure(400, `block ${text} holds ${bytes.byteLength} bytes, more than the ${MAX_CAR_BLOCK_BYTES} this service takes`)
+    const check = checkBlock(cid, bytes)
+    if (check !== 'ok') {
+      throw new HttpFailure(400, check === 'mismatch'
+        ? `block ${text} does not match its CID (its bytes hash to something else): the CAR is damaged or forged; nothing of this import was kept`
+        : `block ${text} uses a hash function this service does not check: nothing of this import was kept`)
+    }
+    state.bytes += bytes.byteLength
+    if (!parts.blocks.has(cid)) {
+      state.newBytes += bytes.byteLength
+      // Past the quota: the whole request is refused, and what it stored goes with it.
+      if (state.newBytes > allowance) throw quotaFailure(parts.limits.policy.maxBytesPerAccount)
+      state.made.push(cid)
+      parts.blocks.put(cid, bytes)
+    }
+    if (!state.sizes.has(text)) state.sizes.set(text, fileSizeOf(cid, bytes, state.linked))
+  }
+}
+
+/** Every `file` part of the body, one after another, as they stream in. */
+async function importParts (parts: ServiceParts, req: IncomingMessage, state: Imported, allowance: number): Promise<void> {
+  await new Promise<void>((resolve, reject) => {
+    const busboy = new Busboy({ headers: req.headers as { 'content-type': string }, limits: { files: MAX_CAR_FILES, fileSize: Infinity } })
+    let files = 0
+    let chain = Promise.resolve()
+    let failed = false
+    const fail = (err: unknown): void => {
+      if (failed) return
+      failed = true
+      req.unpipe(busboy)
+      req.resume()
+      reject(err)
+    }
+    busboy.on('file', (field, stream) => {
+      if (field !== 'file') { stream.resume(); fail(new HttpFailure(400, `unexpected multipart field ${field.slice(0, 40)}: send the CAR in a field named file`)); return }
+      files++
+      chain = chain.then(async () => { if (!failed) await importCar(parts, stream, state, allowance) }).catch((err: unknown) => { stream.resume(); fail(err) })
+    })
+    busboy.on('field', (field: string) => fail(new HttpFailure(400, `unexpected form field ${field.slice(0, 40)}: send the CAR in a field named file`)))
+    busboy.on('filesLimit', () => fail(new HttpFailure(400, `more than ${MAX_CAR_FILES} CAR files in one request`)))
+    busboy.on('error', (err: Error) => fail(new HttpFailure(400, `bad multipart body: ${err.message}`)))
+    busboy.on('finish', () => {
+      void chain.then(() => {
+        if (failed) return
+        if (files === 0) fail(new HttpFailure(400, 'no field named file in the body'))
+        else resolve()
+      })
+    })
+    req.pipe(busboy)
+  })
+}
+
+/**
+ * Kubo's `/api/v0/dag/import`: CAR files in multipart parts named `file`, read as they stream in.
+ * Every block is checked against its CID; a block that does not match refuses the whole request
+ * with a 400 naming it, and every block the request had stored is removed, as for one past the
+ * account's quota (413). Each DAG root it brought (a block no other block links to) is listed as
+ * an upload, so deals and the listing see the objects as if each had been added.
+ */
+export function dagImportRoutes (parts: ServiceParts): Route[] {
+  const insert = parts.db.prepare(`INSERT INTO files (id, address, cid, file_name, mime_type, size, created_at, last_update)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?)`)
+  const listed = parts.db.prepare('SELECT cid FROM files WHERE address = ?').pluck()
+  return [{
+    name: 'dag_import',
+    methods: ['POST'],
+    path: '/api/v0/dag/import',
+    auth: 'api-key',
+    handle: async ({ req, res, url, caller }) => {
+      refuseUnimplemented(url)
+      const contentType = req.headers['content-type'] ?? ''
+      if (!contentType.startsWith('multipart/form-data')) throw new HttpFailure(400, 'expected a multipart/form-data body with the CAR in a field named file')
+      const state: Imported = { made: [], sizes: new Map(), linked: new Set(), roots: [], blocks: 0, bytes: 0, newBytes: 0 }
+      try {
+        await importParts(parts, req, state, parts.limits.bytesLeft(caller.address))
+      } catch (err) {
+        for (const cid of state.made) parts.blocks.remove(cid)
+        throw err
+      }
+      // Durable before it is listed or answered (blocks.ts, rule 3).
+      parts.blocks.flush()
+      const now = Date.now()
+      const known = new Set(listed.all(caller.address) as string[])
+      parts.db.transaction(() => {
+        for (const [cid, size] of state.sizes) {
+          if (state.linked.has(cid) || known.has(cid)) continue
+          insert.run(randomUUID(), caller.address, cid, cid, 'application/octet-stream', size, now, now)
+        }
+      })()
+      const lines = state.roots.map(root => ({ Root: { Cid: { '/': root.toString() }, PinErrorMsg: parts.blocks.has(root) ? '' : 'the root block is not in the CAR' } }))
+      const answer = [...lines, ...(url.searchParams.get('stats') === 'true' ? [{ Stats: { BlockCount: state.blocks, BlockBytesCount: state.bytes } }] : [])]
+      const text = answer.map(a => JSON.stringify(a)).join('\n') + '\n'
+      res.writeHead(200, { 'content-type': 'application/json', 'x-chunked-output': '1', 'content-length': Buffer.byteLength(text) })
+      res.end(text)
+    }
+  }]
+}

@@ -1,0 +1,49 @@
+import { expect } from 'vitest'
+import { readFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { CarReader } from '@ipld/car'
+import { sha256 } from 'multiformats/hashes/sha2'
+import { localServiceUnderTest } from '../helpers/service.js'
+import { contentDevice, ok, type ContentDevice } from '../cli/content-devices.js'
+
+export type Service = Awaited<ReturnType<typeof localServiceUnderTest>>
+
+/** A local service of its own under `root/name`: an account that has never seen the others' objects. */
+export async function freshService (root: string, name: string): Promise<Service> {
+  return await localServiceUnderTest({ dir: join(root, name), pageSize: 1000 })
+}
+
+/** A storing device on `service` (tiny parts and packs, so a few MiB span many objects). */
+export async function exitDevice (root: string, service: Service, name: string): Promise<ContentDevice> {
+  return await contentDevice(root, service, name)
+}
+
+export interface HistoryRow { cid: string, at: string, previous: string | null }
+
+export async function historyOf (d: ContentDevice): Promise<HistoryRow[]> {
+  return JSON.parse((await ok(d, ['history', '--json'])).stdout) as HistoryRow[]
+}
+
+/** The pointer `d`'s service holds for its namespace, or null. */
+export async function pointerOf (d: ContentDevice): Promise<string | null> {
+  const result = await d.run(['pointer', 'get', '--json'])
+  if (result.code === 3) return null
+  expect(result.code, result.stderr).toBe(0)
+  return (JSON.parse(result.stdout) as { snapshotCid: string }).snapshotCid
+}
+
+/**
+ * A CAR read by @ipld/car's reader, every block's bytes hashed here (not by cidsync) and compared
+ * with its CID: answers its roots and blocks.
+ */
+export async function readCar (path: string): Promise<{ roots: string[], blocks: Map<string, Uint8Array> }> {
+  const reader = await CarReader.fromBytes(await readFile(path))
+  const blocks = new Map<string, Uint8Array>()
+  for await (const block of reader.blocks()) {
+    expect(block.cid.multihash.code).toBe(sha256.code)
+    const digest = await sha256.digest(block.bytes)
+    expect(Buffer.from(digest.digest).equals(Buffer.from(block.cid.multihash.digest)), `block ${block.cid.toString()} hashes to its CID`).toBe(true)
+    blocks.set(block.cid.toString(), block.bytes)
+  }
+  return { roots: (await reader.getRoots()).map(r => r.toString()), blocks }
+}
