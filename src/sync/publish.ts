@@ -15,7 +15,8 @@ import { failedDrill, type FailedDrill } from './drill.js'
 import { uploadAll } from './upload-once.js'
 import { failpoint } from '../util/failpoint.js'
 
-export { SNAPSHOT_PROFILE } from './snapshot-profile.js'
+import { SNAPSHOT_PROFILE } from './snapshot-profile.js'
+export { SNAPSHOT_PROFILE }
 /** Other devices publishing between our GET and PUT this many times in a row: the job starts over after a wait. */
 export const MAX_MERGES = 3
 
@@ -143,7 +144,9 @@ const STEPS: { readonly [S in ActiveStep]: StepRun<S> } = {
       store.noteIpnsPublished(keyName, published.ipnsId, job.snapshotCid)
     }
     await removeFiles(job.files)
-    return store.finishPublish(job, { ownEntries: ownEntries(components.index, components.deviceId) })
+    const manifest = parseManifest(job.manifest, job.snapshotCid)
+    const segments = manifest.devices.flatMap(d => d.segments.map(s => s.cid))
+    return store.finishPublish(job, { ownEntries: ownEntries(components.index, components.deviceId), replicate: { segments, profile: SNAPSHOT_PROFILE.name } })
   }
 }
 
