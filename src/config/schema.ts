@@ -55,7 +55,7 @@ const mirror = z.strictObject({
   upload_url: url.default(''),
   gateways: z.array(httpUrl).default([]),
   deal: z.boolean().default(true),
-  max_lag_seconds: z.int().min(60).max(30 * 86_400).default(DEFAULT_MIRROR_MAX_LAG_SECONDS),
+  max_lag_seconds: z.int().min(1).max(30 * 86_400).default(DEFAULT_MIRROR_MAX_LAG_SECONDS),
   allow_plain_http: z.boolean().default(false)
 }).superRefine((m, ctx) => {
   const given = (['deal_url', 'api_url', 'pointer_url', 'upload_url'] as const).filter(k => m[k] !== '')
