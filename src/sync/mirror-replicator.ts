@@ -11,6 +11,7 @@ import { backoffMs } from '../util/backoff.js'
 import { cachedHistory } from './history.js'
 import type { ReplicaRow } from './mirror-log.js'
 import type { SyncStore } from './sync-store.js'
+import type { SyncEventListener } from './sync-event.js'
 
 /** A configured mirror as the sync room sees it: its name, clients and what is asked of it. */
 export interface MirrorLink {
@@ -50,6 +51,8 @@ export interface ReplicatorComponents {
   readonly logger: Logger
   readonly config: () => Config
   readonly timing?: Partial<MirrorTiming>
+  /** Told when the loop changes course (the daemon's `/events`, so the dashboard refreshes). */
+  readonly onEvent?: SyncEventListener
 }
 
 /** A problem with a mirror's pointer, as status shows it. */
@@ -141,6 +144,7 @@ export class MirrorReplicator {
       try {
         worked = await this.pass()
         if (!worked && Date.now() - this.lastPointerCheck >= this.timing.pointerCheckMs) await this.checkPointer()
+        if (this.lastError !== null) this.tell('recovered', null, null)
         this.failures = 0
         this.lastError = null
         this.retryAt = null
@@ -149,6 +153,7 @@ export class MirrorReplicator {
         this.failures++
         const waitMs = err instanceof NotReadyError ? this.timing.firstRetryMs : backoffMs({ firstMs: this.timing.firstRetryMs, maxMs: this.timing.maxRetryMs, jitter: 'spread' }, this.failures)
         this.retryAt = new Date(Date.now() + waitMs).toISOString()
+        if (this.lastError === null) this.tell('failing', null, (err as Error).message)
         this.lastError = { at: new Date().toISOString(), message: (err as Error).message, code: err instanceof CidsyncError ? err.code : null, advice: mirrorAdvice(err, this.name) }
         this.components.logger.warn({ mirror: this.name, err: (err as Error).message, retryInMs: waitMs }, 'mirror: copy failed; tried again later')
         // A failure waits its time out: a wake (a new publish) does not hammer a mirror that is down.
@@ -261,6 +266,13 @@ export class MirrorReplicator {
     store.mirrorLog.notePublished(link.name, row.cid, row.seq)
     this.lastPointerCheck = Date.now()
     logger.info({ mirror: link.name, cid: row.cid }, 'mirror: pointer moved')
+    this.tell('published', row.cid, null)
+  }
+
+  private tell (what: 'published' | 'failing' | 'recovered' | 'pointer', cid: string | null, message: string | null): void {
+    try {
+      this.components.onEvent?.({ type: 'mirror', mirror: this.name, what, cid, message })
+    } catch { /* a listener's failure is not the copy's */ }
   }
 
   /** Nothing to copy: the mirror's pointer should still be the last one put there. */
@@ -293,13 +305,17 @@ export class MirrorReplicator {
 
   private noteAhead (seen: string, ours: string): void {
     const err = new MirrorPointerAheadError(`mirror ${this.name}'s pointer holds ${seen}, which is not among this device's publishes before ${ours}: another device wrote it, or it is forged. It is left as it is; \`cidsync verify --mirror ${this.name}\` tells whether it restores`)
-    if (this.pointerNote?.seen !== seen) this.components.logger.warn({ mirror: this.name, seen, ours }, 'mirror: pointer ahead of this device\'s; not overwritten')
+    if (this.pointerNote?.seen !== seen) {
+      this.components.logger.warn({ mirror: this.name, seen, ours }, 'mirror: pointer ahead of this device\'s; not overwritten')
+      this.tell('pointer', seen, err.message)
+    }
     this.pointerNote = { state: 'ahead', at: new Date().toISOString(), seen, code: err.code, message: err.message }
   }
 
   private noteRolledBack (seen: string, ours: string): void {
     const err = new MirrorPointerRolledBackError(`mirror ${this.name}'s pointer went back to ${seen === '' ? 'nothing' : seen} from ${ours}, which this device put there: it was moved forward again`)
     this.components.logger.warn({ mirror: this.name, seen, ours }, 'mirror: pointer rolled back; moved forward again')
+    this.tell('pointer', seen, err.message)
     this.pointerNote = { state: 'rolled-back', at: new Date().toISOString(), seen, code: err.code, message: err.message }
   }
 }

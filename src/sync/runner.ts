@@ -231,7 +231,7 @@ export class SyncRunner {
   private startMirrors (): void {
     const links = this.components.mirrors?.(this.config) ?? []
     this.replicators = links.map(link => {
-      const replicator = new MirrorReplicator({ link, primary: this.components.clients, store: this.store(), logger: this.components.logger, config: () => this.config, timing: this.components.mirrorTiming })
+      const replicator = new MirrorReplicator({ link, primary: this.components.clients, store: this.store(), logger: this.components.logger, config: () => this.config, timing: this.components.mirrorTiming, onEvent: this.components.onEvent })
       replicator.start()
       return { link, replicator }
     })
