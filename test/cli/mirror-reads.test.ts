@@ -7,7 +7,8 @@ import { flipStoredBlock, hideStoredBlock } from '../helpers/service-blocks.js'
 import { until } from '../helpers/wait.js'
 import { HttpClient } from '../../src/remote/index.js'
 import { PointersClient } from '../../src/remote/index.js'
-import { device, ok, proofDir, shareKey, status } from '../proof/harness.js'
+import { device, ok, post, proofDir, shareKey, status, statusOf } from '../proof/harness.js'
+import { httpGet } from '../helpers/http.js'
 import { MIRROR_EXTRA, mirroredDevice, publishNow, startHome, stopHome, type MirrorDevice, type ServiceHome } from './mirror-helpers.js'
 
 const ENV = { ...process.env, CIDSYNC_MIRROR_RETRY_MAX_MS: '500', CIDSYNC_MIRROR_POINTER_CHECK_MS: '300' }
@@ -160,6 +161,28 @@ describe('reading from a mirror, and the exit drill against it alone', () => {
     const check = await runCli(['status', '--check', '--config', d.config])
     expect(check.code).not.toBe(0)
     expect(check.stdout + check.stderr).toContain('ERR_MIRROR_POINTER_AHEAD')
+    await daemon.stop()
+  }, 600_000)
+
+  it('the daemon\'s drill (POST /verify, the [verify] schedule) drills the mirror alone too; status --check fails once a mirror lags past max_lag_seconds', async () => {
+    const root = await proofDir()
+    const { d, mirror, daemon, cids } = await published(root, 'max_lag_seconds = 1\n')
+    expect((await post(d, '/verify')).status).toBe(200)
+    const drilled = await until(async () => { const m = await mirrorOf(d); return m.restorable !== null ? m : undefined }, 60_000, 'the mirror drilled')
+    expect(drilled.restorable).toMatchObject({ ok: true, cid: cids[1] })
+    const { port, token } = await statusOf(d)
+    const metrics = await httpGet({ port }, '/metrics', { headers: { authorization: `Bearer ${token}` } })
+    expect(metrics.body).toContain('cidsync_mirror_restorable{mirror="nas"} 1')
+    expect(metrics.body).toMatch(/cidsync_mirror_verify_last_success_timestamp_seconds\{mirror="nas"\} \d+/)
+    expect((await runCli(['status', '--check', '--config', d.config])).code).toBe(0)
+
+    await stopHome(mirror)
+    await writeFile(join(d.kept, 'late.txt'), 'late\n')
+    await until(async () => (await status(d)).index.files === 5 ? true : undefined, 30_000, 'late.txt indexed')
+    await publishNow(d)
+    const check = await until(async () => { const r = await runCli(['status', '--check', '--config', d.config]); return r.code !== 0 && (r.stdout + r.stderr).includes('does not answer') ? r : undefined }, 60_000, '--check failing on the lag, with the error', 500)
+    expect(check.stdout + check.stderr).toMatch(/mirror nas: \d+ objects? and \d+ publish(es)? behind for \d+ s, past max_lag_seconds \(1\)/)
+    expect(check.stdout + check.stderr).toContain('the mirror does not answer')
     await daemon.stop()
   }, 600_000)
 })
