@@ -240,6 +240,16 @@ export class MirrorReplicator {
     }
   }
 
+  /** The primary's pointer now (undefined when it holds none or cannot be read: then nothing is excused by it). */
+  private async primaryPointer (): Promise<string | undefined> {
+    const { namespace, network } = this.components.config()
+    try {
+      return (await this.components.primary()?.pointers.current(namespace, network, { signal: this.abort.signal }))?.snapshotCid
+    } catch {
+      return undefined
+    }
+  }
+
   /** The publishes before `cid` this device knows (its manifest cache), `cid` itself left out. */
   private olderThan (cid: string): Set<string> {
     return new Set(cachedHistory(this.components.store.manifestCache, cid, HISTORY_LOOKBACK).slice(1).map(e => e.cid))
@@ -255,12 +265,15 @@ export class MirrorReplicator {
       return
     }
     if (current !== undefined && current !== ours && !this.olderThan(row.cid).has(current)) {
-      this.noteAhead(current, row.cid)
+      // The primary's pointer is there already (another device published past this one): followed, not a problem.
+      if (current === store.remotePointer()?.cid || current === await this.primaryPointer()) this.pointerNote = null
+      else this.noteAhead(current, row.cid)
       // Its objects are there; the pointer is left as it is, and looked at again later.
       store.mirrorLog.advance(link.name, row.seq)
       return
     }
-    if (current !== undefined && ours !== undefined && current !== ours) this.noteRolledBack(current, ours)
+    // Set back: it holds less than this device put there (nothing, or a publish before ours).
+    if (ours !== undefined && current !== ours && (current === undefined || this.olderThan(ours).has(current))) this.noteRolledBack(current ?? '', ours)
     else this.pointerNote = null
     await this.put(row.cid)
     store.mirrorLog.notePublished(link.name, row.cid, row.seq)
@@ -287,9 +300,11 @@ export class MirrorReplicator {
       return
     }
     if (current !== undefined && !this.olderThan(ours).has(current)) {
-      // Another device moving the pointer past ours, as the primary's pointer says, is no problem.
-      const primary = store.remotePointer()?.cid
-      if (primary !== undefined && primary === current) return
+      // Another device moving the pointer past ours, to what the primary's pointer holds too, is no problem.
+      if (current === store.remotePointer()?.cid || current === await this.primaryPointer()) {
+        if (this.pointerNote?.state === 'ahead') this.pointerNote = null
+        return
+      }
       this.noteAhead(current, ours)
       return
     }
