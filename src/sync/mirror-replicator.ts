@@ -165,11 +165,20 @@ export class MirrorReplicator {
   }
 
   private async pause (ms: number, wakeable: boolean): Promise<void> {
+    const signal = this.abort.signal
+    if (signal.aborted) return
     await new Promise<void>(resolve => {
-      const done = (): void => { clearTimeout(timer); if (this.wakeUp === done) this.wakeUp = undefined; resolve() }
+      // The listener goes with each wait: a loop that waits every few seconds for months must not pile them up.
+      const done = (): void => {
+        clearTimeout(timer)
+        signal.removeEventListener('abort', done)
+        if (this.wakeUp === done || this.wakeUp === onlyStop) this.wakeUp = undefined
+        resolve()
+      }
+      const onlyStop = (): void => { if (signal.aborted) done() }
       const timer = setTimeout(done, ms)
-      this.wakeUp = wakeable ? done : () => { if (this.abort.signal.aborted) done() }
-      this.abort.signal.addEventListener('abort', done, { once: true })
+      this.wakeUp = wakeable ? done : onlyStop
+      signal.addEventListener('abort', done, { once: true })
     })
   }
 
