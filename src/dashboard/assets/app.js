@@ -231,7 +231,7 @@ function render () {
   renderDeals(s)
   renderAccount(s)
   renderContent(s)
-  // mirrors.js: absent (an old cached page) leaves the section hidden.
+  // mirrors.js (loaded before this script, so the first render has it; absent, the section stays hidden).
   if (typeof renderMirrors === 'function') renderMirrors(s)
   renderErrors(s)
 }
