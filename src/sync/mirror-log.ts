@@ -76,10 +76,10 @@ export class MirrorLog {
     return this.s.lastSeq.get() as number
   }
 
-  /** The mirror's record (made at its cursor 0 the first time it is asked for). */
+  /** The mirror's record (at cursor 0 before anything was copied to it). Only reads: status asks often. */
   mirror (name: string): MirrorRecord {
-    this.s.ensure.run(name)
-    const row = this.s.state.get(name) as { cursor: number, published: string | null, drill: string | null, drillSuccessAt: string | null }
+    const row = (this.s.state.get(name) as { cursor: number, published: string | null, drill: string | null, drillSuccessAt: string | null } | undefined) ??
+      { cursor: 0, published: null, drill: null, drillSuccessAt: null }
     return { cursor: row.cursor, published: row.published === null ? null : JSON.parse(row.published) as MirrorRecord['published'], drill: row.drill, drillSuccessAt: row.drillSuccessAt }
   }
 
