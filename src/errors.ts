@@ -667,3 +667,36 @@ export class ServiceDataDamagedError extends CidsyncError {
   override readonly code = 'ERR_SERVICE_DATA_DAMAGED'
   override readonly exitCode = ExitCode.integrity
 }
+
+/** `--from NAME`, `--mirror NAME` or `login --mirror NAME` names no `[[mirrors]]` table. */
+export class MirrorUnknownError extends CidsyncError {
+  override readonly code = 'ERR_MIRROR_UNKNOWN'
+  override readonly exitCode = ExitCode.usage
+}
+
+/**
+ * A mirror's saved credentials were signed in for other URLs than the config names now: they are
+ * never sent to a listener that was not the one signed in to.
+ */
+export class MirrorCredentialUnboundError extends CidsyncError {
+  override readonly code = 'ERR_MIRROR_CREDENTIAL_UNBOUND'
+  override readonly exitCode = ExitCode.usage
+}
+
+/**
+ * A mirror's pointer holds a publish this device does not know to be older than its own (another
+ * device wrote it, or it was forged): it is reported and never overwritten.
+ */
+export class MirrorPointerAheadError extends CidsyncError {
+  override readonly code = 'ERR_MIRROR_POINTER_AHEAD'
+}
+
+/** A mirror's pointer went back to an older publish than this device put there: it is moved forward again and reported. */
+export class MirrorPointerRolledBackError extends CidsyncError {
+  override readonly code = 'ERR_MIRROR_POINTER_ROLLED_BACK'
+}
+
+/** The primary failed and every mirror tried after it failed too: each reason named. */
+export class MirrorsFailedError extends CidsyncError {
+  override readonly code = 'ERR_MIRRORS_FAILED'
+}

@@ -23,6 +23,7 @@ export function statusProblems (s: StatusDocument): string[] {
   if (s.publish?.refused != null) problems.push(`pointer: refused part of it: ${s.publish.refused.message} [${s.publish.refused.code}]`)
   if (s.reload != null && !s.reload.ok) problems.push(reloadRefusedLine(s.reload))
   problems.push(...contentProblems(s))
+  problems.push(...mirrorProblems(s))
   if (s.restorable != null && !s.restorable.ok) problems.push(`restorable: NO, the restore drill at ${s.restorable.checkedAt} failed: ${s.restorable.failed ?? '?'}: publish again (\`cidsync snapshot\`), then \`cidsync verify\``)
   // A write that failed and then went through is history (counted in writeErrors), not a problem now.
   if (s.index.writeState !== undefined && s.index.writeState !== 'ok') problems.push(`index: writes ${s.index.writeState === 'stopped' ? 'stopped' : 'failing, retried'}: ${s.index.lastError?.message ?? 'see the recent errors in `cidsync status`'}`)
@@ -39,6 +40,20 @@ function contentProblems (s: StatusDocument): string[] {
   const shown = old.slice(0, 5).map(f => `${f.folder}/${f.path} (since ${f.since}, ${f.attempts} ${f.attempts === 1 ? 'try' : 'tries'}: ${f.message} [${f.code}])`)
   return [`content: ${old.length} ${old.length === 1 ? 'file has' : 'files have'} failed to upload, the oldest for more than ${hours} h: ${shown.join('; ')}${old.length > 5 ? `; ${old.length - 5} more (\`cidsync status --json\`)` : ''}: ` +
     `${old[0]?.advice ?? 'check the service'}; \`cidsync ls\` shows each file's state`]
+}
+
+/** Mirrors lagging past their bound, whose pointer went astray, or whose last drill failed. */
+export function mirrorProblems (s: StatusDocument): string[] {
+  const problems: string[] = []
+  for (const m of s.mirrors ?? []) {
+    if (m.lagging) {
+      problems.push(`mirror ${m.name}: ${m.objectsBehind} ${m.objectsBehind === 1 ? 'object' : 'objects'} and ${m.publishesBehind} ${m.publishesBehind === 1 ? 'publish' : 'publishes'} behind for ${m.lagSeconds} s, past max_lag_seconds (${m.maxLagSeconds})` +
+        (m.lastError === null ? ': it catches up by itself' : `: ${m.lastError.message} [${m.lastError.code ?? 'ERR_CIDSYNC'}]: ${m.lastError.advice}`))
+    }
+    if (m.pointer?.state === 'ahead') problems.push(`mirror ${m.name}: ${m.pointer.message} [${m.pointer.code}]`)
+    if (m.restorable !== null && !m.restorable.ok) problems.push(`mirror ${m.name}: NOT restorable, the drill at ${m.restorable.checkedAt} failed: ${m.restorable.failed ?? '?'}: \`cidsync verify --mirror ${m.name}\` after it caught up`)
+  }
+  return problems
 }
 
 const BAR_WIDTH = 24

@@ -27,6 +27,23 @@ export interface ExcludedDir {
   readonly what: string
 }
 
+/**
+ * Another service every publish and stored object is copied to (docs/mirrors.md): its base URLs
+ * (one `url` fills them all), whether deals are asked there, and how far it may lag.
+ */
+export interface MirrorConfig {
+  readonly name: string
+  readonly dealUrl: string
+  readonly apiUrl: string
+  readonly pointerUrl: string
+  readonly uploadUrl: string
+  readonly gateways: readonly string[]
+  /** Ask the mirror's deal service for a deal of each object (needs `dealUrl`, and `[snapshot] deal`). */
+  readonly deal: boolean
+  /** Past this, `status --check` fails for the mirror. */
+  readonly maxLagSeconds: number
+}
+
 /** The validated config with every path resolved: what the rest of cidsync reads. */
 export interface Config {
   /** The file it came from, if any. */
@@ -51,6 +68,8 @@ export interface Config {
     readonly uploadUrl: string
     readonly gateways: readonly string[]
   }
+  /** Second homes: every publish and stored object replicated to each, in order (docs/mirrors.md). */
+  readonly mirrors: readonly MirrorConfig[]
   /** What `cidsync local-service` (the self-hosted service) allows: who signs up, what each account holds. */
   readonly localService: {
     readonly signup: 'open' | 'allowlist' | 'closed'

@@ -140,6 +140,16 @@ function toConfig (file: ConfigFile, source: string | undefined, listen: Config[
       uploadUrl: file.service.upload_url,
       gateways: file.service.gateways
     },
+    mirrors: file.mirrors.map(m => ({
+      name: m.name,
+      dealUrl: m.url !== '' ? m.url : m.deal_url,
+      apiUrl: m.url !== '' ? m.url : m.api_url,
+      pointerUrl: m.url !== '' ? m.url : m.pointer_url,
+      uploadUrl: m.url !== '' ? m.url : m.upload_url,
+      gateways: m.url !== '' ? [m.url] : m.gateways,
+      deal: m.deal,
+      maxLagSeconds: m.max_lag_seconds
+    })),
     snapshot: {
       schedule: file.snapshot.schedule,
       encryption: file.snapshot.encryption,

@@ -34,6 +34,48 @@ const folderName = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, {
 
 const url = z.union([z.literal(''), z.url({ protocol: /^https?$/, message: 'expected an http(s) URL' })])
 
+const httpUrl = z.url({ protocol: /^https?$/, message: 'expected an http(s) URL' })
+
+/** A host that is this machine: plain http to it crosses no network. */
+function loopbackUrl (text: string): boolean {
+  const host = new URL(text).hostname.replace(/^\[(.*)\]$/, '$1').toLowerCase()
+  return host === 'localhost' || host === '::1' || /^127(\.\d{1,3}){3}$/.test(host)
+}
+
+/** The most a mirror may lag before `status --check` fails, by default: six hours. */
+export const DEFAULT_MIRROR_MAX_LAG_SECONDS = 6 * 3600
+
+const mirror = z.strictObject({
+  name: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,31}$/, { message: 'expected a label of letters, digits, ".", "_" or "-" (at most 32, starting with a letter or digit)' }),
+  // A self-hosted `cidsync local-service` answers every part at one base URL.
+  url: url.default(''),
+  deal_url: url.default(''),
+  api_url: url.default(''),
+  pointer_url: url.default(''),
+  upload_url: url.default(''),
+  gateways: z.array(httpUrl).default([]),
+  deal: z.boolean().default(true),
+  max_lag_seconds: z.int().min(1).max(30 * 86_400).default(DEFAULT_MIRROR_MAX_LAG_SECONDS),
+  allow_plain_http: z.boolean().default(false)
+}).superRefine((m, ctx) => {
+  const given = (['deal_url', 'api_url', 'pointer_url', 'upload_url'] as const).filter(k => m[k] !== '')
+  if (m.url !== '' && (given.length > 0 || m.gateways.length > 0)) {
+    ctx.addIssue({ code: 'custom', path: ['url'], message: 'expected either url (a self-hosted `cidsync local-service`) or deal_url, api_url, pointer_url, upload_url and gateways, not both' })
+  }
+  if (m.url === '') {
+    for (const key of ['api_url', 'pointer_url', 'upload_url'] as const) {
+      if (m[key] === '') ctx.addIssue({ code: 'custom', path: [key], message: 'expected the mirror\'s URL: a mirror needs url, or api_url, pointer_url, upload_url and gateways (deal_url too, to ask for deals and `cidsync login --mirror`)' })
+    }
+    if (m.gateways.length === 0) ctx.addIssue({ code: 'custom', path: ['gateways'], message: 'expected at least one gateway URL (or url)' })
+  }
+  // Credentials go to these URLs: over plain http to another machine anyone on the way reads them.
+  const all = [m.url, m.deal_url, m.api_url, m.pointer_url, m.upload_url, ...m.gateways].filter(u => u !== '')
+  if (!m.allow_plain_http) {
+    const plain = all.find(u => u.startsWith('http:') && !loopbackUrl(u))
+    if (plain !== undefined) ctx.addIssue({ code: 'custom', path: ['allow_plain_http'], message: `${plain} is plain http to another machine: the mirror's credentials would cross the network unprotected; use https, or set allow_plain_http = true for a network you trust` })
+  }
+})
+
 const folder = z.strictObject({
   name: folderName,
   path: z.string().min(1, { message: 'expected the folder\'s path' }),
@@ -94,6 +136,13 @@ export const configFileSchema = z.strictObject({
       if (service[key] === '') ctx.addIssue({ code: 'custom', path: [key], message: 'expected the service\'s URL: mode = "remote" needs deal_url, api_url, pointer_url, upload_url and gateways' })
     }
     if (service.gateways.length === 0) ctx.addIssue({ code: 'custom', path: ['gateways'], message: 'expected at least one gateway URL with mode = "remote"' })
+  }),
+  mirrors: z.array(mirror).default([]).superRefine((mirrors, ctx) => {
+    const seen = new Set<string>()
+    mirrors.forEach((m, i) => {
+      if (seen.has(m.name)) ctx.addIssue({ code: 'custom', path: [i, 'name'], message: 'expected each mirror name to be unique' })
+      seen.add(m.name)
+    })
   }),
   local_service: z.strictObject({
     signup: z.enum(['open', 'allowlist', 'closed']).default('open'),

@@ -42,6 +42,16 @@ pointer_url = ""
 upload_url = ""
 gateways = []                           # tried in order
 
+# One [[mirrors]] table per second home: every publish and stored object is copied there too, with
+# the pointer (docs/mirrors.md). Credentials: \`cidsync login --mirror NAME\` (kept in the state dir).
+# [[mirrors]]
+# name = "nas"
+# url = "http://127.0.0.1:8790"         # a self-hosted \`cidsync local-service\`: every part at one URL; or, as [service]:
+# deal_url = ""                         #   deal_url (for deals and login), api_url, pointer_url, upload_url, gateways
+# deal = true                           # ask the mirror's deal service for a deal of each object (with [snapshot] deal)
+# max_lag_seconds = 21600               # \`cidsync status --check\` fails when the mirror lags longer
+# allow_plain_http = false              # plain http to another machine is refused unless this says the network is trusted
+
 [local_service]                         # only \`cidsync local-service\` (the self-hosted service) reads these
 signup = "open"                         # who may make an account: "open", "allowlist" (the wallets in allow) or "closed"
 allow = []                              # wallet addresses ("0x...") that may sign up with signup = "allowlist"

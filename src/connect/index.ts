@@ -12,6 +12,8 @@ import { embeddedOptions } from './embedded-options.js'
 export { Credential, credentialsDir } from './credentials.js'
 export type { CredentialName } from './credentials.js'
 export { DEFAULT_EMBEDDED_TOKEN_TTL_SECONDS } from './embedded-options.js'
+export { connectMirror, connectMirrors, findMirror, mirrorCredentialsDir, saveMirrorCredentials } from './mirrors.js'
+export type { MirrorConnection } from './mirrors.js'
 
 export interface ServiceConnection {
   readonly mode: 'embedded' | 'remote'

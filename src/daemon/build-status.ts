@@ -71,6 +71,7 @@ export function buildStatus (parts: StatusParts): StatusDocument {
     account: parts.account,
     content: parts.link?.runner?.contentStatus() ?? null,
     restorable: parts.link?.runner?.restorable() ?? null,
+    mirrors: mirrorsOf(parts.link),
     history: parts.link?.runner?.history() ?? [],
     watcher: { state: watch?.state ?? 'starting', currentAt: watch?.currentAt === undefined ? null : new Date(watch.currentAt).toISOString(), hashing: watch?.hashing ?? { files: 0, bytes: 0, bytesRead: 0 } },
     folders,
@@ -93,6 +94,15 @@ export function buildStatus (parts: StatusParts): StatusDocument {
     reload: parts.reload,
     events: { lastId: parts.events.lastId, streams: parts.server?.eventStreams.open ?? 0, dropped: parts.server?.eventStreams.dropped ?? 0, peakBufferedBytes: parts.server?.eventStreams.peakBufferedBytes ?? 0 },
     stateFiles: { recovered: [...parts.recovered], leftoversRemoved: parts.link?.leftoversRemoved ?? { files: 0, bytes: 0 }, syncStateError: parts.link?.syncStateError ?? null }
+  }
+}
+
+/** The mirrors' status reads sync.sqlite: an error there leaves them out (stateFiles says why) instead of failing status. */
+function mirrorsOf (link: ServiceLink | undefined): NonNullable<StatusDocument['mirrors']> {
+  try {
+    return link?.runner?.mirrorsStatus() ?? []
+  } catch {
+    return []
   }
 }
 

@@ -5,7 +5,7 @@
 export const EVENT_TYPES = [
   'watcher.state', 'folder.state', 'scan.progress', 'index.batch',
   'publish.started', 'publish.step', 'publish.done', 'publish.failed', 'merge',
-  'reconcile.done', 'reconcile.failed', 'deals', 'drill', 'error'
+  'reconcile.done', 'reconcile.failed', 'deals', 'drill', 'error', 'mirror'
 ] as const
 export type EventType = typeof EVENT_TYPES[number]
 

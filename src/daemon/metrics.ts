@@ -43,6 +43,26 @@ function contentFamilies (status: StatusDocument): string[] {
   ]
 }
 
+/** Each mirror (docs/mirrors.md); nothing when none is configured. */
+function mirrorFamilies (status: StatusDocument): string[] {
+  const mirrors = status.mirrors ?? []
+  if (mirrors.length === 0) return []
+  const per = (pick: (m: NonNullable<StatusDocument['mirrors']>[number]) => number): Sample[] => mirrors.map(m => ({ labels: { mirror: m.name }, value: pick(m) }))
+  const drilled = mirrors.filter(m => m.restorable !== null)
+  const succeeded = mirrors.filter(m => m.restorable?.lastSuccessAt != null)
+  return [
+    family('cidsync_mirror_objects_behind', 'gauge', 'Objects stored on the primary and not yet copied to the mirror.', per(m => m.objectsBehind)),
+    family('cidsync_mirror_publishes_behind', 'gauge', 'Publishes whose pointer move to the mirror waits.', per(m => m.publishesBehind)),
+    family('cidsync_mirror_lag_seconds', 'gauge', 'How long the oldest thing waiting for the mirror has waited (0: caught up).', per(m => m.lagSeconds)),
+    family('cidsync_mirror_lagging', 'gauge', '1 while the mirror lags past its max_lag_seconds (status --check fails).', per(m => m.lagging ? 1 : 0)),
+    family('cidsync_mirror_failing', 'gauge', '1 while copying to the mirror fails (lastError in status says what to do).', per(m => m.lastError === null ? 0 : 1)),
+    family('cidsync_mirror_copied_objects_total', 'counter', 'Objects copied to the mirror since start.', per(m => m.copiedTotal)),
+    family('cidsync_mirror_last_publish_timestamp_seconds', 'gauge', 'When the mirror\'s pointer was last moved to a publish of this device.', per(m => m.lastPublish === null ? 0 : Date.parse(m.lastPublish.at) / 1000)),
+    family('cidsync_mirror_pointer_problem', 'gauge', '1 while the mirror\'s pointer was found ahead of or behind this device\'s.', per(m => m.pointer === null ? 0 : 1)),
+    family('cidsync_mirror_restorable', 'gauge', '1 when the last restore drill against the mirror alone restored, 0 when it failed; absent before the first.', drilled.map(m => ({ labels: { mirror: m.name }, value: m.restorable?.ok === true ? 1 : 0 }))),
+    family('cidsync_mirror_verify_last_success_timestamp_seconds', 'gauge', 'When a restore drill against the mirror last succeeded (Unix time).', succeeded.map(m => ({ labels: { mirror: m.name }, value: Date.parse(m.restorable?.lastSuccessAt ?? '') / 1000 })))
+  ]
+}
 
 /** The Prometheus text exposition (format 0.0.4) of a status document. */
 export function renderMetrics (status: StatusDocument): string {
@@ -85,6 +105,7 @@ export function renderMetrics (status: StatusDocument): string {
     family('cidsync_leftover_files_removed_total', 'counter', 'Temp files of killed publishes and restores removed at start.', [{ value: status.stateFiles.leftoversRemoved.files }]),
     family('cidsync_sync_state_up', 'gauge', '0 while sync.sqlite cannot be read.', [{ value: status.stateFiles.syncStateError === null ? 1 : 0 }]),
     histogram('cidsync_restore_duration_seconds', 'Time to restore the index, fetch included.', status.publish?.restores.durationsSeconds),
-    ...contentFamilies(status)
+    ...contentFamilies(status),
+    ...mirrorFamilies(status)
   ].filter(text => text !== '').join('\n') + '\n'
 }

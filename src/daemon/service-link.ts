@@ -1,7 +1,9 @@
 import type { Config } from '../config/index.js'
-import type { ServiceConnection } from '../connect/index.js'
+import type { MirrorConnection, ServiceConnection } from '../connect/index.js'
 import type { Index } from '../index/index.js'
-import type { SyncEventListener, SyncRunner, SyncStore } from '../sync/index.js'
+import type { MirrorLink, MirrorTiming, SyncEventListener, SyncRunner, SyncStore } from '../sync/index.js'
+import { z } from 'zod'
+import { ConfigError } from '../errors.js'
 import { releaseMemory } from '../util/release-memory.js'
 import type { Logger } from './logger.js'
 import type { StatusDocument } from './status-document.js'
@@ -17,6 +19,29 @@ export function safely (read: (() => string | undefined) | undefined): string | 
     return read?.()
   } catch {
     return undefined
+  }
+}
+
+const whole = z.coerce.number().int().min(10).max(86_400_000)
+
+/**
+ * Knobs for tests and operators, read once: `CIDSYNC_MIRROR_RETRY_MAX_MS` (the longest wait after
+ * failed copies to a mirror) and `CIDSYNC_MIRROR_POINTER_CHECK_MS` (how often an idle mirror's
+ * pointer is looked at).
+ */
+export function mirrorTiming (env: NodeJS.ProcessEnv): Partial<MirrorTiming> {
+  const read = (name: string): number | undefined => {
+    const raw = (env[name] ?? '').trim()
+    if (raw === '') return undefined
+    const parsed = whole.safeParse(raw)
+    if (!parsed.success) throw new ConfigError(`${name} = ${JSON.stringify(raw)}: expected whole milliseconds from 10 to 86400000`)
+    return parsed.data
+  }
+  const maxRetryMs = read('CIDSYNC_MIRROR_RETRY_MAX_MS')
+  const pointerCheckMs = read('CIDSYNC_MIRROR_POINTER_CHECK_MS')
+  return {
+    ...(maxRetryMs === undefined ? {} : { maxRetryMs, firstRetryMs: Math.min(2_000, maxRetryMs) }),
+    ...(pointerCheckMs === undefined ? {} : { pointerCheckMs })
   }
 }
 
@@ -55,6 +80,8 @@ export class ServiceLink {
   private wakeConnect: (() => void) | undefined
   /** Reaching the service, once begun: stopping waits for it, so nothing it starts outlives the daemon. */
   private connecting: Promise<void> | undefined
+  /** The mirrors' clients for the config the runner runs on. */
+  private mirrorConnections: MirrorConnection[] = []
 
   constructor (private readonly components: ServiceLinkComponents) {}
 
@@ -108,7 +135,16 @@ export class ServiceLink {
   }
 
   async close (): Promise<void> {
+    await Promise.all(this.mirrorConnections.map(async c => { await c.close() }))
     await this.connection?.close()
+  }
+
+  /** The mirrors of `config` reached afresh; the previous ones (their loops already stopped) closed. */
+  private mirrorLinks (config: Config, connect: (config: Config) => MirrorConnection[]): MirrorLink[] {
+    const old = this.mirrorConnections
+    void Promise.all(old.map(async c => { await c.close() })).catch(() => {})
+    this.mirrorConnections = connect(config)
+    return this.mirrorConnections.map(c => ({ name: c.name, clients: c.clients, deal: c.mirror.deal && c.mirror.dealUrl !== '', maxLagSeconds: c.mirror.maxLagSeconds, describe: c.describe }))
   }
 
   /** Waits, or less if the daemon stops or someone asks for the service meanwhile. */
@@ -147,7 +183,8 @@ export class ServiceLink {
     const { logger, index, deviceId, stopped } = this.components
     const config = this.components.config()
     // Loaded here, not at start-up: the clients and the local service are not needed to index.
-    const { connectService } = await import('../connect/index.js')
+    const { connectService, connectMirrors } = await import('../connect/index.js')
+    const timing = mirrorTiming(process.env)
     const connection = await connectService(config)
     if (stopped.aborted) {
       await connection.close()
@@ -165,7 +202,9 @@ export class ServiceLink {
       deviceId,
       clients: () => this.connection?.clients,
       credentials: () => ({ apiKey: safely(this.connection?.credentials.apiKey), sessionToken: safely(this.connection?.credentials.sessionToken) }),
-      onEvent: this.components.onSyncEvent
+      onEvent: this.components.onSyncEvent,
+      mirrors: (c) => this.mirrorLinks(c, connectMirrors),
+      mirrorTiming: timing
     }, config)
     this.runner.start()
     // Changes held while the service was being reached, and those made while the daemon was down

@@ -1,4 +1,4 @@
-import type { ContentStatus, HistoryRow, RestorableStatus } from '../sync/index.js'
+import type { ContentStatus, HistoryRow, MirrorStatus, RestorableStatus } from '../sync/index.js'
 import type { DriftStatus, SkippedFile, WatcherState } from '../watch/index.js'
 import type { PublishStatus, ReconcileStatus } from '../sync/index.js'
 
@@ -71,6 +71,12 @@ export interface StatusDocument {
   readonly content: ContentStatus | null
   /** The last restore drill (`[verify] schedule`, `POST /verify`, `cidsync verify`): whether the pointer restores (null before the first). */
   readonly restorable: RestorableStatus | null
+  /**
+   * Each `[[mirrors]]` table: objects not copied yet and since when, the last publish moved there,
+   * the last error with what to do, its pointer if it went back or ahead, its last restore drill
+   * (docs/mirrors.md). Empty with no mirrors or before the service is reached.
+   */
+  readonly mirrors?: readonly MirrorStatus[]
   /** The publishes from the pointer back, newest first, as far as the manifests already read go (at most 100). */
   readonly history: readonly HistoryRow[]
   readonly folders: readonly FolderStatus[]

@@ -11,6 +11,7 @@ const FILES: Record<string, { file: string, type: string }> = {
   '/': { file: 'index.html', type: 'text/html; charset=utf-8' },
   '/dashboard/app.js': { file: 'app.js', type: 'text/javascript; charset=utf-8' },
   '/dashboard/find.js': { file: 'find.js', type: 'text/javascript; charset=utf-8' },
+  '/dashboard/mirrors.js': { file: 'mirrors.js', type: 'text/javascript; charset=utf-8' },
   '/dashboard/style.css': { file: 'style.css', type: 'text/css; charset=utf-8' }
 }
 

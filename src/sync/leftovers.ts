@@ -8,7 +8,7 @@ import { join } from 'node:path'
  */
 const SNAPSHOT_DIR_PATTERNS = [
   // Every file a job makes there starts with its label: segments, manifests, fetched and opened files, their temps.
-  /^(publish|pull|merge|restore|verify|history)-[A-Za-z0-9.-]+$/
+  /^(publish|pull|merge|restore|verify|history|mirror)-[A-Za-z0-9.-]+$/
 ]
 const STATE_DIR_PATTERNS = [/^index\.sqlite\.restoring(\.\d+\.restore)?(-wal|-shm|-journal)?$/]
 /** Pack and part files a killed content upload left in the spool (`custody/content-storer.ts`, `seal-file.ts`). */

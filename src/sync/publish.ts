@@ -15,7 +15,8 @@ import { failedDrill, type FailedDrill } from './drill.js'
 import { uploadAll } from './upload-once.js'
 import { failpoint } from '../util/failpoint.js'
 
-export { SNAPSHOT_PROFILE } from './snapshot-profile.js'
+import { SNAPSHOT_PROFILE } from './snapshot-profile.js'
+export { SNAPSHOT_PROFILE }
 /** Other devices publishing between our GET and PUT this many times in a row: the job starts over after a wait. */
 export const MAX_MERGES = 3
 
@@ -143,7 +144,9 @@ const STEPS: { readonly [S in ActiveStep]: StepRun<S> } = {
       store.noteIpnsPublished(keyName, published.ipnsId, job.snapshotCid)
     }
     await removeFiles(job.files)
-    return store.finishPublish(job, { ownEntries: ownEntries(components.index, components.deviceId) })
+    const manifest = parseManifest(job.manifest, job.snapshotCid)
+    const segments = manifest.devices.flatMap(d => d.segments.map(s => s.cid))
+    return store.finishPublish(job, { ownEntries: ownEntries(components.index, components.deviceId), replicate: { segments, profile: SNAPSHOT_PROFILE.name } })
   }
 }
 
@@ -168,6 +171,7 @@ async function pullOnly (components: PublishComponents, init: PublishInit, store
   }
   // Our last publish is inside the merged one: what was published stays ours; only the marker moves.
   store.pulled(current.cid, components.index.changeMarker())
+  logPulled(store, current.cid)
   return { cid: current.cid, entries, skipped: true, merged: 1 }
 }
 
@@ -224,6 +228,21 @@ async function putPointer (components: PublishComponents, init: PublishInit, sto
   const own = manifest.devices.find(d => d.deviceId === components.deviceId)
   if (own !== undefined) store.noteOwnSeq(components.deviceId, own.lastSeq)
   return store.pointerPut(job)
+}
+
+/**
+ * Another device's publish this one took in goes to the mirrors too, so theirs follow the
+ * primary's pointer even where that device has no mirror (its manifest, read by the merge, is cached).
+ */
+function logPulled (store: SyncStore, cid: string): void {
+  try {
+    const cached = JSON.parse(store.manifestCache.get(cid) ?? 'null') as { kind?: string, manifest?: unknown } | null
+    if (cached?.kind !== 'manifest') return
+    const manifest = parseManifest(JSON.stringify(cached.manifest), cid)
+    store.mirrorLog.logPublish(cid, manifest.devices.flatMap(d => d.segments.map(s => s.cid)), SNAPSHOT_PROFILE.name)
+  } catch {
+    // A manifest that does not parse here was not taken in either: nothing to copy.
+  }
 }
 
 async function removeFiles (files: ReadonlyArray<{ readonly path: string }>): Promise<void> {

@@ -17,6 +17,9 @@ import { historyStatus, restorableStatus, runDrill, type HistoryRow, type Restor
 import type { VerifyResult } from './verify.js'
 import { ContentKeeper, type ContentStatus } from './content-keeper.js'
 import { hostname } from 'node:os'
+import { MirrorReplicator, type MirrorLink, type MirrorTiming } from './mirror-replicator.js'
+import { mirrorStatus, type MirrorStatus } from './mirror-status.js'
+import { drillMirror } from './mirror-drill.js'
 
 export type { PublishStatus, ReconcileStatus } from './sync-status.js'
 
@@ -45,6 +48,9 @@ export interface SyncRunnerComponents {
   readonly store?: SyncStore
   /** This machine's name, as content records and segments carry it. */
   readonly hostname?: string
+  /** The mirrors the config names, reached afresh for each config (the previous ones are done with). */
+  readonly mirrors?: (config: Config) => readonly MirrorLink[]
+  readonly mirrorTiming?: Partial<MirrorTiming>
 }
 
 /**
@@ -73,6 +79,8 @@ export class SyncRunner {
   private ownStore: SyncStore | undefined
   /** Stores the content of storing folders: in the background, and before each publish. */
   private readonly keeper: ContentKeeper
+  /** One copy loop per mirror, each on its own. */
+  private replicators: Array<{ link: MirrorLink, replicator: MirrorReplicator }> = []
 
   constructor (private readonly components: SyncRunnerComponents, private config: Config) {
     this.keeper = new ContentKeeper({
@@ -114,9 +122,12 @@ export class SyncRunner {
     await this.publishing.restart()
     await this.reconciling.restart()
     await this.drilling.restart()
+    await this.stopMirrors()
+    this.startMirrors()
   }
 
   start (): void {
+    this.startMirrors()
     this.keeper.start()
     this.publishing.start()
     this.reconciling.start()
@@ -126,6 +137,19 @@ export class SyncRunner {
   /** A restore drill now (or joins the one in progress): what the pointer names, fetched, verified, decrypted, checked. */
   async verifyNow (): Promise<VerifyResult> {
     return await this.drilling.runNow()
+  }
+
+  /** A restore drill against one mirror alone, recorded for status (the daemon's `POST /verify?mirror=NAME`). */
+  async verifyMirrorNow (name: string): Promise<VerifyResult> {
+    const found = this.replicators.find(r => r.link.name === name)
+    if (found === undefined) throw new NotReadyError(`no mirror named ${JSON.stringify(name)} runs in this daemon`, 5)
+    return await drillMirror({ index: this.components.index, logger: this.components.logger, deviceId: this.components.deviceId, clients: found.link.clients, log: this.store().mirrorLog }, name, this.config, { signal: this.abort.signal })
+  }
+
+  /** Each mirror: what it lacks, since when, its last publish, errors and drill. */
+  mirrorsStatus (): MirrorStatus[] {
+    const log = this.store().mirrorLog
+    return this.replicators.map(({ link, replicator }) => mirrorStatus(link, log, replicator.state()))
   }
 
   /** The last restore drill (null before the first). */
@@ -199,9 +223,24 @@ export class SyncRunner {
   async stop (): Promise<void> {
     // A publish in flight stops at its next step boundary or request; its job resumes next start.
     this.abort.abort()
-    await Promise.all([this.keeper.stop(), this.publishing.stop(), this.reconciling.stop(), this.drilling.stop()])
+    await Promise.all([this.keeper.stop(), this.publishing.stop(), this.reconciling.stop(), this.drilling.stop(), this.stopMirrors()])
     this.ownStore?.close()
     this.ownStore = undefined
+  }
+
+  private startMirrors (): void {
+    const links = this.components.mirrors?.(this.config) ?? []
+    this.replicators = links.map(link => {
+      const replicator = new MirrorReplicator({ link, primary: this.components.clients, store: this.store(), logger: this.components.logger, config: () => this.config, timing: this.components.mirrorTiming, onEvent: this.components.onEvent })
+      replicator.start()
+      return { link, replicator }
+    })
+  }
+
+  private async stopMirrors (): Promise<void> {
+    const stopping = this.replicators
+    this.replicators = []
+    await Promise.all(stopping.map(async r => { await r.replicator.stop() }))
   }
 
   private store (): SyncStore {
@@ -256,6 +295,8 @@ export class SyncRunner {
       this.held = null
       this.pointerProblem = null
       if (!published.skipped) this.components.logger.info({ reason, cid: published.cid, entries: published.entries, merged: published.merged, ms: Date.now() - started }, 'published')
+      // Logged with the publish: each mirror copies it in its own loop, which this never waits for.
+      for (const r of this.replicators) r.replicator.wake()
       onEvent?.({ type: 'publish.done', reason, ...published, ms: Date.now() - started })
       // A failed drill is looked at again once a publish went through, not only at its next schedule.
       if (!published.skipped && this.restorable()?.ok === false) void this.drilling.runNow('after a publish').catch(() => {})
@@ -287,6 +328,20 @@ export class SyncRunner {
       this.noteRefusal(err)
       logger.error({ err }, 'restore drill could not run')
       throw err
+    } finally {
+      // Each mirror drilled alone, whatever the primary's drill found: a second home must restore by itself.
+      await this.drillMirrors()
+    }
+  }
+
+  private async drillMirrors (): Promise<void> {
+    for (const { link } of this.replicators) {
+      if (this.abort.signal.aborted) return
+      try {
+        await this.verifyMirrorNow(link.name)
+      } catch (err) {
+        this.components.logger.error({ mirror: link.name, err }, 'mirror restore drill could not run')
+      }
     }
   }
 

@@ -89,11 +89,14 @@ export async function storeContent (components: StoreContentComponents, init: St
   const storer = new ContentStorer({
     storeObject: async (path, options) => {
       const cid = await upload(path, SNAPSHOT_PROFILE, options)
+      // Logged before its record: a kill between the two stores it again, never leaves a mirror without it.
+      store.mirrorLog.logObjects([{ cid, profile: SNAPSHOT_PROFILE.name }])
       await dealFor(cid)
       return cid
     },
     storePlain: async (path, profile, options) => {
       const cid = await upload(path, profile, options)
+      store.mirrorLog.logObjects([{ cid, profile: profile.name }])
       await dealFor(cid)
       return cid
     }

@@ -12,5 +12,7 @@ export type SyncEvent =
   | ({ readonly type: 'reconcile.done', readonly ms: number } & Reconciled)
   | { readonly type: 'reconcile.failed', readonly message: string, readonly code: string | null }
   | { readonly type: 'drill', readonly ok: boolean, readonly cid: string, readonly failed: string | null, readonly segments: number }
+  /** A mirror's copy loop changed course: the pointer moved there, copying failed, or worked again, or its pointer went astray. */
+  | { readonly type: 'mirror', readonly mirror: string, readonly what: 'published' | 'failing' | 'recovered' | 'pointer', readonly cid: string | null, readonly message: string | null }
 
 export type SyncEventListener = (event: SyncEvent) => void

@@ -21,6 +21,15 @@ export const SYNC_MIGRATIONS: ReadonlyArray<(db: Database) => void> = [
       ALTER TABLE publish_jobs ADD COLUMN manifest TEXT;
       CREATE TABLE manifest_cache (cid TEXT PRIMARY KEY, body TEXT NOT NULL, cached_at INTEGER NOT NULL) STRICT;
     `)
+  },
+  // 3: what to replicate to mirrors (one log, each object once, every publish's pointer), and
+  // each mirror's place in it (docs/mirrors.md).
+  (db) => {
+    db.exec(`
+      CREATE TABLE replica_log (seq INTEGER PRIMARY KEY, kind TEXT NOT NULL, cid TEXT NOT NULL, profile TEXT NOT NULL, added_at INTEGER NOT NULL) STRICT;
+      CREATE INDEX replica_log_cid ON replica_log (cid, kind);
+      CREATE TABLE mirror_state (mirror TEXT PRIMARY KEY, cursor INTEGER NOT NULL DEFAULT 0, published TEXT, drill TEXT, drill_success TEXT) STRICT;
+    `)
   }
 ]
 

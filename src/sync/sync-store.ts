@@ -5,6 +5,7 @@ import { SchemaTooNewError, SyncStateDamagedError } from '../errors.js'
 import { isDamageError, openSqliteFile } from '../util/sqlite-file.js'
 import { jobFromRow, type JobAt, type JobRow, type PublishJob, type SnapshotMade, type UnusableJob } from './publish-job.js'
 import { SYNC_MIGRATIONS } from './sync-migrations.js'
+import { MirrorLog } from './mirror-log.js'
 import { SYNC_STATE_FILE } from './sync-state-file.js'
 import { KEEP_RESTORES, KEY, type IpnsPublished, type Key, type LastPublished, type Refusal, type RestoreRecord } from './sync-state-keys.js'
 
@@ -209,8 +210,10 @@ export class SyncStore {
   }
 
   /** The publish is done: what was published is recorded with the job's end. */
-  finishPublish (job: JobAt<'name'>, done: { readonly ownEntries: number, readonly at?: Date }): JobAt<'done'> {
+  finishPublish (job: JobAt<'name'>, done: { readonly ownEntries: number, readonly at?: Date, readonly replicate?: { readonly segments: readonly string[], readonly profile: string } }): JobAt<'done'> {
     return this.db.transaction(() => {
+      // In the same transaction: a publish done is a publish every mirror will get.
+      if (done.replicate !== undefined) this.mirrorLog.logPublish(job.snapshotCid, done.replicate.segments, done.replicate.profile)
       this.setValue(KEY.lastCid, job.snapshotCid)
       this.setValue(KEY.lastMarker, job.marker)
       this.setValue(KEY.lastAt, (done.at ?? new Date()).toISOString())
@@ -313,6 +316,14 @@ export class SyncStore {
   }
 
   private manifestCacheAccess?: { get: (cid: string) => string | undefined, put: (cid: string, json: string) => void }
+
+  /** cidsync-sqlite/3: what to replicate to mirrors, and where each mirror is (mirror-log.ts). */
+  get mirrorLog (): MirrorLog {
+    this.mirrorLogAccess ??= new MirrorLog(this.db)
+    return this.mirrorLogAccess
+  }
+
+  private mirrorLogAccess?: MirrorLog
 
   /** The last restore drill (JSON as the drill answered it) and when one last succeeded. */
   lastVerify (): { readonly result: string | undefined, readonly lastSuccessAt: string | undefined } {

@@ -34,6 +34,7 @@ try {
   if (which === 'all' || which === 'content') await benchContent(root, report)
   if (which === 'all' || which === 'lean') await benchLean(root, report)
   if (which === 'all' || which === 'exits') await benchExits(root, report)
+  if (which === 'all' || which === 'exits' || which === 'mirrors') await (await import('./mirrors-bench.mjs')).benchMirrors(root, report)
 } finally {
   await rm(root, { recursive: true, force: true })
 }

@@ -5,11 +5,12 @@ import type { GetFilesProgress, GetOutcome } from '../../sync/index.js'
 import { countOf, formatBytes } from '../format.js'
 import { action } from '../run.js'
 import { safeLines, safeText } from '../safe-text.js'
-import { withService } from '../service-command.js'
+import { loadConfig } from '../../config/index.js'
+import { readFrom } from '../mirror-read.js'
 import { parseTimeArg } from '../time-arg.js'
 import { resolveDevice } from './ls.js'
 
-export interface GetOptions { config?: string, to?: string, at?: string, device?: string, overwrite?: boolean, json?: boolean }
+export interface GetOptions { from?: string, config?: string, to?: string, at?: string, device?: string, overwrite?: boolean, json?: boolean }
 
 /** A bar on a terminal (files, bytes, rate, ETA); JSON lines with `--json`; nothing otherwise. */
 function progressReporter (json: boolean): (event: GetFilesProgress) => void {
@@ -43,7 +44,8 @@ function progressReporter (json: boolean): (event: GetFilesProgress) => void {
  */
 export async function runGet (options: GetOptions, paths: readonly string[], prefix: boolean): Promise<void> {
   const at = options.at === undefined ? undefined : parseTimeArg(options.at)
-  await withService(options, async ({ clients }, config: Config) => {
+  const config: Config = loadConfig({ configPath: options.config })
+  await readFrom(config, { from: options.from, fallBack: prefix }, async ({ clients }) => {
     const { indexPath, openIndex, readDeviceId } = await import('../../index/index.js')
     const { getFiles, openPastIndex, selectRows } = await import('../../sync/index.js')
     const passphrase = process.env.CIDSYNC_SNAPSHOT_PASSPHRASE
@@ -91,6 +93,7 @@ export function registerGet (program: Command): void {
     .option('--at <time>', 'the file as the newest publish at or before this time held it (RFC 3339, a date, or an age: 2h, 3d)')
     .option('--device <id>', 'the file as this device holds it (default: this device\'s, else the newest)')
     .option('--overwrite', 'replace a local file that holds other content')
+    .option('--from <mirror>', 'read this [[mirrors]] table\'s service alone, not the primary')
     .option('--json', 'JSON lines: progress and each file\'s outcome')
     .action(action(async (paths: string[], options: GetOptions) => { await runGet(options, paths, false) }))
 }

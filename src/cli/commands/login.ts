@@ -1,22 +1,53 @@
 import { readFileSync, statSync } from 'node:fs'
 import type { Command } from 'commander'
-import { loadConfig } from '../../config/index.js'
+import { loadConfig, type Config } from '../../config/index.js'
 import { ConfigError, UsageError } from '../../errors.js'
 import { printJson } from '../format.js'
 import { action } from '../run.js'
 
-function walletKeyText (file: string | undefined): string {
-  if (file !== undefined) {
-    // The wallet key signs for the account: refused when others may read it, like the saved credentials.
-    const mode = statSync(file, { throwIfNoEntry: false })?.mode
-    if (mode !== undefined && (mode & 0o077) !== 0) {
-      throw new ConfigError(`${file} is readable by others (mode ${(mode & 0o777).toString(8)}): run \`chmod 600 ${file}\``)
-    }
-    return readFileSync(file, 'utf8')
+/** A secret's file, refused when others may read it, like the saved credentials. */
+function secretFile (file: string): string {
+  const mode = statSync(file, { throwIfNoEntry: false })?.mode
+  if (mode !== undefined && (mode & 0o077) !== 0) {
+    throw new ConfigError(`${file} is readable by others (mode ${(mode & 0o777).toString(8)}): run \`chmod 600 ${file}\``)
   }
+  return readFileSync(file, 'utf8')
+}
+
+function walletKeyText (file: string | undefined): string {
+  if (file !== undefined) return secretFile(file)
   const fromEnv = process.env.CIDSYNC_WALLET_KEY
   if (fromEnv !== undefined && fromEnv !== '') return fromEnv
   throw new UsageError('no wallet key: give --wallet-key-file FILE, or set CIDSYNC_WALLET_KEY')
+}
+
+/**
+ * Signs in to a mirror: an API key for the wallet's signature (with a wallet key), and a session
+ * token copied from a file, saved 0600 under the state dir and bound to the URLs the config names
+ * now (sent nowhere else).
+ */
+async function loginMirror (config: Config, name: string, options: { walletKeyFile?: string, sessionTokenFile?: string, json?: boolean }): Promise<void> {
+  const { connectMirror, findMirror, saveMirrorCredentials } = await import('../../connect/index.js')
+  const mirror = findMirror(config, name)
+  const haveWallet = options.walletKeyFile !== undefined || (process.env.CIDSYNC_WALLET_KEY ?? '') !== ''
+  if (!haveWallet && options.sessionTokenFile === undefined) throw new UsageError('nothing to sign in with: give --wallet-key-file FILE (or set CIDSYNC_WALLET_KEY) for an API key, and/or --session-token-file FILE')
+  const sessionToken = options.sessionTokenFile === undefined ? undefined : secretFile(options.sessionTokenFile).trim()
+  let apiKey: string | undefined
+  let address: string | undefined
+  if (haveWallet) {
+    if (mirror.dealUrl === '') throw new UsageError(`mirror ${name} has no deal_url, where an API key is got: set it (or url), or give only --session-token-file`)
+    const { parseWalletKey } = await import('../../crypto/index.js')
+    const walletKey = parseWalletKey(walletKeyText(options.walletKeyFile))
+    const connection = connectMirror(config, mirror)
+    try {
+      ({ address, apiKey } = await connection.clients.deals.login(walletKey))
+    } finally {
+      await connection.close()
+    }
+  }
+  const saved = saveMirrorCredentials(config, mirror, { apiKey, sessionToken })
+  if (options.json === true) printJson({ mirror: name, address: address ?? null, saved })
+  else process.stdout.write(`mirror ${name}: ${address === undefined ? '' : `signed in as ${address}; `}saved ${saved.join(', ')} (used only while the config names ${mirror.uploadUrl} for it)\n`)
 }
 
 export function registerLogin (program: Command): void {
@@ -24,9 +55,16 @@ export function registerLogin (program: Command): void {
     .description('get an API key by signing the deal service\'s message with your wallet key, and save it (0600)')
     .option('--config <path>', 'config file')
     .option('--wallet-key-file <file>', 'file holding the wallet key (hex); else $CIDSYNC_WALLET_KEY')
+    .option('--mirror <name>', 'sign in to this [[mirrors]] table\'s service instead; saved in the state dir (mirrors/NAME/, 0600), bound to its URLs')
+    .option('--session-token-file <file>', 'with --mirror: also save this session token for the mirror\'s pointer service')
     .option('--json', 'print JSON')
-    .action(action(async (options: { config?: string, walletKeyFile?: string, json?: boolean }) => {
+    .action(action(async (options: { config?: string, walletKeyFile?: string, mirror?: string, sessionTokenFile?: string, json?: boolean }) => {
       const config = loadConfig({ configPath: options.config })
+      if (options.mirror !== undefined) {
+        await loginMirror(config, options.mirror, options)
+        return
+      }
+      if (options.sessionTokenFile !== undefined) throw new UsageError('--session-token-file goes with --mirror (the primary\'s session token is the session-token credential beside the config)')
       if (config.service.mode === 'embedded') {
         process.stdout.write(`the embedded service signs in by itself (its account is in ${config.service.dir}); login is for service.mode = "remote"\n`)
         return

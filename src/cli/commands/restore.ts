@@ -5,9 +5,10 @@ import { countOf, formatBytes, printJson } from '../format.js'
 import { action } from '../run.js'
 import { safeText } from '../safe-text.js'
 import { parseTimeArg } from '../time-arg.js'
-import { explainMissingPointer, withService } from '../service-command.js'
+import { explainMissingPointer } from '../service-command.js'
+import { readFrom } from '../mirror-read.js'
 
-interface RestoreOptions { files?: string | boolean, to?: string, overwrite?: boolean, config?: string, json?: boolean, namespace?: string, network?: string, cid?: string, at?: string, force?: boolean, dryRun?: boolean, asDevice?: string, allowUnencrypted?: boolean }
+interface RestoreOptions { from?: string, files?: string | boolean, to?: string, overwrite?: boolean, config?: string, json?: boolean, namespace?: string, network?: string, cid?: string, at?: string, force?: boolean, dryRun?: boolean, asDevice?: string, allowUnencrypted?: boolean }
 
 function progressBar (): ((received: number, total: number | undefined) => void) | undefined {
   if (process.stderr.isTTY !== true) return undefined
@@ -48,6 +49,7 @@ export function registerRestore (program: Command): void {
     .option('--as-device <id>', 'continue as a device the restored index knows')
     .option('--files [prefix]', 'bring stored files back (all, or those under folder/path PREFIX) instead of the index: into each folder\'s path, or under --to')
     .option('--to <dir>', 'with --files: write DIR/folder/path')
+    .option('--from <mirror>', 'read this [[mirrors]] table\'s service alone, not the primary (without it, a primary that fails falls back to the mirrors in order)')
     .option('--overwrite', 'with --files: replace local files that hold other content')
     .option('--json', 'print JSON')
     .action(action(async (options: RestoreOptions) => {
@@ -67,19 +69,19 @@ export function registerRestore (program: Command): void {
       // No daemon may write the index while it is replaced: take its lock (a running one is named).
       const lock = options.dryRun === true ? undefined : lockForRestore(acquireLock, config.stateDir)
       try {
-        await withService(options, async ({ clients }) => {
+        await readFrom(config, { from: options.from, fallBack: true }, async ({ clients }, where) => {
           const { restore } = await import('../../sync/index.js')
           const result = await restore(clients, {
             config, namespace: options.namespace ?? config.namespace, network: options.network ?? config.network, cid: options.cid, at,
             force: options.force, dryRun: options.dryRun, allowUnencrypted: options.allowUnencrypted, asDevice: options.asDevice, passphrase: process.env.CIDSYNC_SNAPSHOT_PASSPHRASE, onProgress: progressBar()
           }).catch((err: unknown) => { throw explainMissingPointer(err, config) })
-          if (options.json === true) { printJson(result); return }
+          if (options.json === true) { printJson({ ...result, from: where }); return }
           const what = `${result.cid}, published ${result.publish.at} by ${result.publish.device.slice(0, 8)}${result.publish.hostname === '' ? '' : ` (${safeText(result.publish.hostname)})`}: ${countOf(result.publish.entries, 'entry', 'entries')}`
           if (result.dryRun) {
             process.stdout.write(`would install ${what}\n${result.backup === undefined ? 'into an empty state dir' : `and replace the index (kept as a backup${options.force === true ? '' : '; the real run needs --force'})`}; nothing was changed. It only replaces the index: stop the daemon first, and note that its next start rescans the folders against it\n`)
             return
           }
-          process.stdout.write(`restored ${what}` +
+          process.stdout.write(`restored ${what}${where === 'the primary' ? '' : ` from ${where}`}` +
             `${result.backup === undefined ? '' : `; the old index is at ${result.backup}`}\nthe next \`cidsync daemon\` rescans the folders against it\n` +
             `${await filesHint(config.stateDir)}\n`)
         })

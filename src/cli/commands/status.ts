@@ -8,6 +8,7 @@ import { timeWithAge } from '../relative-time.js'
 import { lastUnreachable, progressBar, reloadRefusedLine, statusProblems } from '../status-check.js'
 import { safeDocument } from '../safe-text.js'
 import { contentLines } from '../content-lines.js'
+import { mirrorLines } from '../mirror-lines.js'
 
 function publishLines (s: StatusDocument): string[] {
   const lines: string[] = []
@@ -29,6 +30,7 @@ function publishLines (s: StatusDocument): string[] {
       (s.reconcile.lastRun === null ? ' · not reconciled yet' : ` · reconciled ${timeWithAge(s.reconcile.lastRun)}`))
   }
   if (s.auth.sessionToken.warning !== null) lines.push(`auth: ${s.auth.sessionToken.warning}`)
+  lines.push(...mirrorLines(s))
   return lines
 }
 

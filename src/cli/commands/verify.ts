@@ -6,8 +6,9 @@ import { ContentIntegrityError, SegmentUnusableError } from '../../errors.js'
 import { countOf, printJson } from '../format.js'
 import { action } from '../run.js'
 import { withService } from '../service-command.js'
+import { runMirrorVerify } from './verify-mirror.js'
 
-interface VerifyOptions { config?: string, json?: boolean, full?: boolean, content?: boolean, namespace?: string, network?: string }
+interface VerifyOptions { mirror?: string, config?: string, json?: boolean, full?: boolean, content?: boolean, namespace?: string, network?: string }
 
 export function registerVerify (program: Command): void {
   program.command('verify')
@@ -17,9 +18,14 @@ export function registerVerify (program: Command): void {
     .option('--network <name>', 'default: the config\'s network')
     .option('--full', 'also fetch and check every segment of every publish in the history')
     .option('--content', 'bring back every stored file the publish holds, not a sample')
+    .option('--mirror <name>', 'the drill against this [[mirrors]] table\'s service alone (its pointer, its gateways), recorded for status')
     .option('--json', 'print JSON')
     .action(action(async (options: VerifyOptions) => {
       const config = loadConfig({ configPath: options.config })
+      if (options.mirror !== undefined) {
+        await runMirrorVerify(config, options.mirror, options)
+        return
+      }
       mkdirSync(config.stateDir, { recursive: true, mode: 0o700 })
       const { indexPath, openIndex, readDeviceId } = await import('../../index/index.js')
       const { createLogger } = await import('../../daemon/index.js')

@@ -5,7 +5,7 @@
 const HISTORY_PAGE = 10
 const ACTIVITY_KEEP = 50
 const EVENT_TYPES = ['watcher.state', 'folder.state', 'scan.progress', 'index.batch', 'publish.started', 'publish.step',
-  'publish.done', 'publish.failed', 'merge', 'reconcile.done', 'reconcile.failed', 'deals', 'drill', 'error']
+  'publish.done', 'publish.failed', 'merge', 'reconcile.done', 'reconcile.failed', 'deals', 'drill', 'error', 'mirror']
 
 const state = { status: null, session: { signedIn: false }, historyPage: 0, refreshTimer: null, refreshing: false, again: false }
 
@@ -231,6 +231,8 @@ function render () {
   renderDeals(s)
   renderAccount(s)
   renderContent(s)
+  // mirrors.js (loaded before this script, so the first render has it; absent, the section stays hidden).
+  if (typeof renderMirrors === 'function') renderMirrors(s)
   renderErrors(s)
 }
 
@@ -269,6 +271,7 @@ function describeEvent (type, d) {
     case 'reconcile.failed': return `reconcile failed: ${d.message}`
     case 'watcher.state': return `watcher ${d.state}`
     case 'drill': return d.ok ? `restore drill: ${d.cid} restores (${d.segments} segments)` : `restore drill: NOT restorable: ${d.failed ? `${d.failed.cid}: ${d.failed.message}` : d.cid}`
+    case 'mirror': return `mirror ${d.mirror}: ${d.what === 'published' ? `pointer moved to ${d.cid}` : d.what === 'recovered' ? 'copying works again' : d.message || d.what}`
     case 'error': return `${d.message}${d.detail ? `: ${d.detail}` : ''}`
     default: return JSON.stringify(d)
   }

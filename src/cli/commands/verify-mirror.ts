@@ -1,0 +1,49 @@
+import { existsSync, mkdirSync, rmSync } from 'node:fs'
+import { join } from 'node:path'
+import type { Config } from '../../config/index.js'
+import { CidsyncError, ContentIntegrityError, SegmentUnusableError, UsageError } from '../../errors.js'
+import { countOf, printJson } from '../format.js'
+
+/**
+ * `cidsync verify --mirror NAME`: the restore drill against that mirror alone, its result
+ * recorded for status beside the daemon's scheduled ones. Exit 4 naming the mirror and the first
+ * object that fails; exit 3 when the mirror holds nothing yet.
+ */
+export async function runMirrorVerify (config: Config, name: string, options: { full?: boolean, content?: boolean, json?: boolean, namespace?: string, network?: string }): Promise<void> {
+  if (options.namespace !== undefined || options.network !== undefined) throw new UsageError('--mirror drills the config\'s namespace and network: it does not take --namespace or --network')
+  const { connectMirror, findMirror } = await import('../../connect/index.js')
+  const mirror = connectMirror(config, findMirror(config, name))
+  mkdirSync(config.stateDir, { recursive: true, mode: 0o700 })
+  const { indexPath, openIndex, readDeviceId } = await import('../../index/index.js')
+  const { createLogger } = await import('../../daemon/index.js')
+  const { SyncStore, drillMirror } = await import('../../sync/index.js')
+  const logger = createLogger({ level: 'error' })
+  const fresh = !existsSync(indexPath(config.stateDir))
+  const emptyIndex = join(config.stateDir, 'snapshots', `verify-empty-${process.pid}.sqlite`)
+  if (fresh) mkdirSync(join(config.stateDir, 'snapshots'), { recursive: true, mode: 0o700 })
+  const index = fresh ? openIndex(emptyIndex) : openIndex(indexPath(config.stateDir), { readonly: true })
+  const store = fresh ? undefined : new SyncStore(config.stateDir)
+  try {
+    const result = await drillMirror({ index, logger, deviceId: fresh ? '' : readDeviceId(config.stateDir) ?? '', clients: mirror.clients, log: store?.mirrorLog }, name, config, { full: options.full, content: options.content })
+    if (options.json === true) printJson({ ...result, mirror: name })
+    else {
+      const files = result.content == null || result.content.stored === 0 ? '' : `; ${result.content.checked} of ${countOf(result.content.stored, 'stored file', 'stored files')} brought back and verified`
+      process.stdout.write(`mirror ${name}: ${result.restorable ? 'restorable' : 'NOT restorable'}: ${result.cid}; ${countOf(result.publishes, 'publish', 'publishes')}, ${countOf(result.segments, 'segment', 'segments')} fetched from it alone and checked${files}\n`)
+    }
+    if (result.failed?.file !== undefined) {
+      throw new ContentIntegrityError(`mirror ${name}: ${result.failed.message}: a restore from this mirror would not bring this file back. The mirror lacks the object or serves other bytes: let the daemon catch it up (\`cidsync status\` shows what it lacks), then verify again`)
+    }
+    if (result.failed !== null) {
+      throw new SegmentUnusableError(`mirror ${name}: ${result.failed.message}: a restore from this mirror would fail. Let the daemon catch it up (\`cidsync status\` shows what it lacks) or publish again, then verify again`, result.failed.cid)
+    }
+  } catch (err) {
+    // Whatever failed, the user reads which home it failed on.
+    if (err instanceof CidsyncError && !err.message.startsWith(`mirror ${name}`)) err.message = `mirror ${name}: ${err.message}`
+    throw err
+  } finally {
+    store?.close()
+    index.close()
+    await mirror.close()
+    if (fresh) for (const suffix of ['', '-wal', '-shm']) rmSync(`${emptyIndex}${suffix}`, { force: true })
+  }
+}

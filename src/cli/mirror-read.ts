@@ -1,0 +1,58 @@
+import type { Config } from '../config/index.js'
+import { ContentNotFoundError, GatewayFetchError, IntegrityError, MirrorsFailedError, PointerNotFoundError, RemoteError, SegmentUnusableError } from '../errors.js'
+import type { ServiceClients } from '../remote/index.js'
+
+/** What a read needs of a service: its clients, and a name for messages. */
+export interface ReadSource { readonly clients: ServiceClients, readonly describe: string }
+
+/** A failure of the service read from (its pointer, its gateways, what they gave): another home may do better. */
+export function serviceFailed (err: unknown): boolean {
+  return err instanceof RemoteError || err instanceof GatewayFetchError || err instanceof ContentNotFoundError ||
+    err instanceof PointerNotFoundError || err instanceof IntegrityError || err instanceof SegmentUnusableError
+}
+
+/**
+ * Runs a read against one home: `from` names a mirror (read alone, nothing from the primary);
+ * else the primary, and when it fails for a reason of its own (pointer, gateways, bytes) and
+ * `fallBack` allows, each mirror in the config's order, saying so on stderr. All failing: one
+ * error naming each reason.
+ */
+export async function readFrom<T> (config: Config, options: { readonly from?: string, readonly fallBack: boolean }, fn: (source: ReadSource, where: string) => Promise<T>): Promise<T> {
+  const { connectMirror, connectService, findMirror } = await import('../connect/index.js')
+  if (options.from !== undefined) {
+    const mirror = connectMirror(config, findMirror(config, options.from))
+    try {
+      return await fn(mirror, `mirror ${options.from}`)
+    } finally {
+      await mirror.close()
+    }
+  }
+  const failures: string[] = []
+  try {
+    const primary = await connectService(config)
+    try {
+      return await fn(primary, 'the primary')
+    } finally {
+      await primary.close()
+    }
+  } catch (err) {
+    if (!options.fallBack || config.mirrors.length === 0 || !serviceFailed(err)) throw err
+    failures.push(`the primary: ${(err as Error).message}`)
+    process.stderr.write(`cidsync: the primary failed: ${(err as Error).message}\ncidsync: reading from the mirrors instead, in order: ${config.mirrors.map(m => m.name).join(', ')}\n`)
+  }
+  for (const m of config.mirrors) {
+    const mirror = connectMirror(config, m)
+    try {
+      const result = await fn(mirror, `mirror ${m.name}`)
+      process.stderr.write(`cidsync: read from mirror ${m.name} (the primary failed)\n`)
+      return result
+    } catch (err) {
+      if (!serviceFailed(err)) throw err
+      failures.push(`mirror ${m.name}: ${(err as Error).message}`)
+      process.stderr.write(`cidsync: mirror ${m.name} failed too: ${(err as Error).message}\n`)
+    } finally {
+      await mirror.close()
+    }
+  }
+  throw new MirrorsFailedError(`the primary and every mirror failed: ${failures.join('; ')}: check the services and the network; \`restore --from NAME\` reads one mirror`)
+}

@@ -1,0 +1,86 @@
+import { mkdirSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import type { Config, MirrorConfig } from '../config/index.js'
+import { MirrorCredentialUnboundError, MirrorUnknownError } from '../errors.js'
+import { createServiceClients, type ServiceClients } from '../remote/index.js'
+import { writeFileAtomicSync } from '../util/atomic-write.js'
+import { Credential } from './credentials.js'
+
+/** A mirror reached: its clients, with the credentials saved for it. */
+export interface MirrorConnection {
+  readonly name: string
+  readonly mirror: MirrorConfig
+  readonly clients: ServiceClients
+  /** Base URL, for messages. */
+  readonly describe: string
+  close: () => Promise<void>
+}
+
+/** Where a mirror's credentials live: `<state dir>/mirrors/<name>/` (0700; files 0600). */
+export function mirrorCredentialsDir (config: Config, name: string): string {
+  return join(config.stateDir, 'mirrors', name)
+}
+
+/** The mirror the config names `name`, or a usage error listing those it has. */
+export function findMirror (config: Config, name: string): MirrorConfig {
+  const found = config.mirrors.find(m => m.name === name)
+  if (found !== undefined) return found
+  const known = config.mirrors.map(m => m.name)
+  throw new MirrorUnknownError(`no mirror named ${JSON.stringify(name)} in the config: ${known.length === 0 ? 'it has no [[mirrors]] table (docs/mirrors.md)' : `it has ${known.join(', ')}`}`)
+}
+
+const BINDING = 'bound-to'
+
+/** The URLs a credential goes to: saved beside it at login, compared before each use. */
+function bindingOf (mirror: MirrorConfig): string {
+  return JSON.stringify({ deal: mirror.dealUrl, api: mirror.apiUrl, pointer: mirror.pointerUrl, upload: mirror.uploadUrl })
+}
+
+/**
+ * A mirror's credential, read only while the config names the same URLs it was saved for:
+ * pointed elsewhere (an edited config, a typo), it is never sent, and the request fails saying
+ * to sign in again. No environment variable or systemd credential stands in: those are the primary's.
+ */
+function boundCredential (config: Config, mirror: MirrorConfig, name: 'api-key' | 'session-token'): () => string | undefined {
+  const dir = mirrorCredentialsDir(config, mirror.name)
+  const credential = new Credential(name, dir, {})
+  return () => {
+    const value = credential.value()
+    if (value === undefined) return undefined
+    let bound: string | undefined
+    try {
+      bound = readFileSync(join(dir, BINDING), 'utf8').trim()
+    } catch { /* none: as good as another URL */ }
+    if (bound !== bindingOf(mirror)) {
+      throw new MirrorCredentialUnboundError(`mirror ${mirror.name}'s saved ${name} (${credential.path}) was not signed in at the URLs the config names now, so it is not sent: run \`cidsync login --mirror ${mirror.name}\` again`)
+    }
+    return value
+  }
+}
+
+/** Saves credentials for a mirror (0600, in a 0700 dir), bound to the URLs the config names now. */
+export function saveMirrorCredentials (config: Config, mirror: MirrorConfig, values: { readonly apiKey?: string, readonly sessionToken?: string }): string[] {
+  const dir = mirrorCredentialsDir(config, mirror.name)
+  mkdirSync(dir, { recursive: true, mode: 0o700 })
+  const saved: string[] = []
+  if (values.apiKey !== undefined) saved.push(new Credential('api-key', dir, {}).save(values.apiKey))
+  if (values.sessionToken !== undefined) saved.push(new Credential('session-token', dir, {}).save(values.sessionToken))
+  writeFileAtomicSync(join(dir, BINDING), `${bindingOf(mirror)}\n`, { mode: 0o600 })
+  return saved
+}
+
+/** The mirror's clients (nothing is sent until one is used). */
+export function connectMirror (config: Config, mirror: MirrorConfig): MirrorConnection {
+  const { dealUrl, apiUrl, pointerUrl, uploadUrl, gateways } = mirror
+  // With no deal service the clients still need a base: deals are then never asked (see the replicator).
+  const clients = createServiceClients({ dealUrl: dealUrl === '' ? apiUrl : dealUrl, apiUrl, pointerUrl, uploadUrl, gateways }, {
+    apiKey: boundCredential(config, mirror, 'api-key'),
+    sessionToken: boundCredential(config, mirror, 'session-token')
+  })
+  return { name: mirror.name, mirror, clients, describe: `mirror ${mirror.name} at ${uploadUrl}`, close: async () => { await clients.close() } }
+}
+
+/** Every configured mirror's clients, in the config's order. */
+export function connectMirrors (config: Config): MirrorConnection[] {
+  return config.mirrors.map(m => connectMirror(config, m))
+}

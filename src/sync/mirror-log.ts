@@ -1,0 +1,111 @@
+import type Database from 'better-sqlite3'
+
+/** One thing to replicate: an object (by CID, uploaded under `profile`), or a pointer move to a manifest. */
+export interface ReplicaRow {
+  readonly seq: number
+  readonly kind: 'object' | 'pointer'
+  readonly cid: string
+  readonly profile: string
+  /** When it was logged (ms). */
+  readonly addedAt: number
+}
+
+/** What a mirror holds of this device's publishes, and its last drill, as recorded. */
+export interface MirrorRecord {
+  readonly cursor: number
+  /** The last publish moved to on the mirror, and when. */
+  readonly published: { readonly cid: string, readonly at: string } | null
+  /** The last drill against the mirror alone (JSON as the drill answered it). */
+  readonly drill: string | null
+  readonly drillSuccessAt: string | null
+}
+
+/**
+ * The replication log in `sync.sqlite`: every object this device stores (content, segments,
+ * manifests) once, and every publish's pointer after its objects, in order. Each mirror keeps a
+ * cursor into it, moved only once the row is on the mirror, so a mirror down for a week, or a
+ * daemon killed mid-copy, resumes where it was: nothing is held in memory that a restart loses.
+ * A mirror added later starts at the beginning and copies everything logged.
+ */
+export class MirrorLog {
+  private readonly s: Record<'has' | 'insert' | 'lastPointer' | 'after' | 'state' | 'ensure' | 'cursor' | 'published' | 'drill' | 'behind' | 'laterPointer' | 'lastSeq', Database.Statement>
+
+  constructor (private readonly db: Database.Database) {
+    this.s = {
+      has: db.prepare("SELECT 1 FROM replica_log WHERE cid = ? AND kind = 'object'").pluck(),
+      insert: db.prepare('INSERT INTO replica_log (kind, cid, profile, added_at) VALUES (?, ?, ?, ?)'),
+      lastPointer: db.prepare("SELECT cid FROM replica_log WHERE kind = 'pointer' ORDER BY seq DESC LIMIT 1").pluck(),
+      after: db.prepare('SELECT seq, kind, cid, profile, added_at AS addedAt FROM replica_log WHERE seq > ? ORDER BY seq LIMIT ?'),
+      state: db.prepare('SELECT cursor, published, drill, drill_success AS drillSuccessAt FROM mirror_state WHERE mirror = ?'),
+      ensure: db.prepare('INSERT INTO mirror_state (mirror) VALUES (?) ON CONFLICT (mirror) DO NOTHING'),
+      cursor: db.prepare('UPDATE mirror_state SET cursor = MAX(cursor, ?) WHERE mirror = ?'),
+      published: db.prepare('UPDATE mirror_state SET published = ? WHERE mirror = ?'),
+      drill: db.prepare('UPDATE mirror_state SET drill = ?, drill_success = COALESCE(?, drill_success) WHERE mirror = ?'),
+      behind: db.prepare("SELECT COUNT(*) FILTER (WHERE kind = 'object') AS objects, COUNT(*) FILTER (WHERE kind = 'pointer') AS pointers, MIN(added_at) AS oldest FROM replica_log WHERE seq > ?"),
+      laterPointer: db.prepare("SELECT 1 FROM replica_log WHERE kind = 'pointer' AND seq > ? LIMIT 1").pluck(),
+      lastSeq: db.prepare('SELECT COALESCE(MAX(seq), 0) FROM replica_log').pluck()
+    }
+  }
+
+  /** Objects stored on the primary (each logged once, whoever logs it again). */
+  logObjects (objects: ReadonlyArray<{ readonly cid: string, readonly profile: string }>, at = Date.now()): void {
+    this.db.transaction(() => {
+      for (const o of objects) if (this.s.has.get(o.cid) === undefined) this.s.insert.run('object', o.cid, o.profile, at)
+    })()
+  }
+
+  /** A publish: the objects a restore of it needs (segments, then the manifest), then the pointer move. */
+  logPublish (manifestCid: string, segments: readonly string[], profile: string, at = Date.now()): void {
+    this.db.transaction(() => {
+      this.logObjects([...segments, manifestCid].map(cid => ({ cid, profile })), at)
+      if (this.s.lastPointer.get() !== manifestCid) this.s.insert.run('pointer', manifestCid, profile, at)
+    })()
+  }
+
+  /** The rows after `seq`, oldest first. */
+  after (seq: number, limit: number): ReplicaRow[] {
+    return this.s.after.all(seq, limit) as ReplicaRow[]
+  }
+
+  /** Whether a pointer move was logged after `seq` (an older one need not be made on its own). */
+  pointerAfter (seq: number): boolean {
+    return this.s.laterPointer.get(seq) !== undefined
+  }
+
+  lastSeq (): number {
+    return this.s.lastSeq.get() as number
+  }
+
+  /** The mirror's record (at cursor 0 before anything was copied to it). Only reads: status asks often. */
+  mirror (name: string): MirrorRecord {
+    const row = (this.s.state.get(name) as { cursor: number, published: string | null, drill: string | null, drillSuccessAt: string | null } | undefined) ??
+      { cursor: 0, published: null, drill: null, drillSuccessAt: null }
+    return { cursor: row.cursor, published: row.published === null ? null : JSON.parse(row.published) as MirrorRecord['published'], drill: row.drill, drillSuccessAt: row.drillSuccessAt }
+  }
+
+  /** What the mirror has not copied yet: objects, pointer moves, and since when the oldest waits (ms), or null. */
+  behind (name: string): { readonly objects: number, readonly pointers: number, readonly oldestAt: number | null } {
+    const row = this.s.behind.get(this.mirror(name).cursor) as { objects: number, pointers: number, oldest: number | null }
+    return { objects: row.objects, pointers: row.pointers, oldestAt: row.oldest }
+  }
+
+  /** The mirror holds every row up to `seq`. */
+  advance (name: string, seq: number): void {
+    this.s.ensure.run(name)
+    this.s.cursor.run(seq, name)
+  }
+
+  /** The mirror's pointer now names `cid`, and the rows up to `seq` are on it (one transaction). */
+  notePublished (name: string, cid: string, seq: number, at = new Date()): void {
+    this.db.transaction(() => {
+      this.advance(name, seq)
+      this.s.published.run(JSON.stringify({ cid, at: at.toISOString() }), name)
+    })()
+  }
+
+  /** A drill against the mirror alone: its result (JSON), and when it last succeeded. */
+  noteDrill (name: string, result: string, succeededAt: string | null): void {
+    this.s.ensure.run(name)
+    this.s.drill.run(result, succeededAt, name)
+  }
+}
