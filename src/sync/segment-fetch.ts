@@ -60,34 +60,49 @@ function named (err: unknown, what: string, cid: string): unknown {
 export async function fetchSegments (clients: ServiceClients, wanted: ReadonlyArray<{ readonly deviceId: string, readonly segment: SegmentRef }>, init: FetchInit): Promise<Map<string, string>> {
   const databases = new Map<string, string>()
   const total = wanted.reduce((sum, w) => sum + w.segment.bytes, 0)
+  const unique = wanted.filter((w, i) => wanted.findIndex(o => o.segment.cid === w.segment.cid) === i)
   let received = 0
-  try {
-    for (const { deviceId, segment } of wanted) {
-      if (databases.has(segment.cid)) continue
-      const base = fetchedPath(init, segment.cid, '')
-      try {
-        await clients.gateway.fetchVerified(segment.cid, SNAPSHOT_PROFILE, `${base}.seg`, { signal: init.signal, maxBytes: segment.bytes })
-        await openSegment({
-          path: `${base}.seg`, destination: `${base}.sqlite`, name: segment.cid, stateDir: init.stateDir, passphrase: init.passphrase,
-          acceptUnencrypted: init.acceptUnencrypted, signal: init.signal,
-          expected: { deviceId, kind: segment.kind, from: segment.from, to: segment.to, entries: segment.entries },
-          check: (database) => { checkSegment(database, { deviceId, kind: segment.kind, from: segment.from, to: segment.to, entries: segment.entries }, segment.cid) }
-        })
-      } catch (err) {
-        throw named(err, `segment (${segment.kind} ${segment.from}..${segment.to} of device ${deviceId.slice(0, 12)})`, segment.cid)
-      } finally {
-        await rm(`${base}.seg`, { force: true })
-      }
+  // The first failure in the manifest's order is the one named; none is started after one failed.
+  let failed: { at: number, err: unknown } | undefined
+  const one = async ({ deviceId, segment }: typeof wanted[number], at: number): Promise<void> => {
+    const base = fetchedPath(init, segment.cid, '')
+    try {
+      // Scratch: verified, opened by this process and removed, so not fsynced (a power cut ends the reader too).
+      await clients.gateway.fetchVerified(segment.cid, SNAPSHOT_PROFILE, `${base}.seg`, { signal: init.signal, maxBytes: segment.bytes, durable: false })
+      await openSegment({
+        path: `${base}.seg`, destination: `${base}.sqlite`, name: segment.cid, stateDir: init.stateDir, passphrase: init.passphrase,
+        acceptUnencrypted: init.acceptUnencrypted, signal: init.signal,
+        expected: { deviceId, kind: segment.kind, from: segment.from, to: segment.to, entries: segment.entries },
+        check: (database) => { checkSegment(database, { deviceId, kind: segment.kind, from: segment.from, to: segment.to, entries: segment.entries }, segment.cid) }
+      })
       databases.set(segment.cid, `${base}.sqlite`)
       received += segment.bytes
       init.onProgress?.(received, total)
+    } catch (err) {
+      if (failed === undefined || at < failed.at) failed = { at, err: named(err, `segment (${segment.kind} ${segment.from}..${segment.to} of device ${deviceId.slice(0, 12)})`, segment.cid) }
+    } finally {
+      await rm(`${base}.seg`, { force: true })
     }
-    return databases
-  } catch (err) {
-    await removeFetched(databases)
-    throw err
   }
+  // A few at once: while one is checked (SQLite, on this thread), the next ones are fetched and
+  // inflated (zlib runs off this thread). A base's restore fetches tens of small deltas.
+  let next = 0
+  const worker = async (): Promise<void> => {
+    while (next < unique.length && failed === undefined) {
+      const at = next++
+      await one(unique[at] as typeof wanted[number], at)
+    }
+  }
+  await Promise.all(Array.from({ length: Math.min(SEGMENTS_AT_ONCE, unique.length) }, worker))
+  if (failed !== undefined) {
+    await removeFetched(databases)
+    throw failed.err
+  }
+  return databases
 }
+
+/** Segments fetched and opened at once by {@link fetchSegments}. */
+export const SEGMENTS_AT_ONCE = 4
 
 /** Removes the databases {@link fetchSegments} made. */
 export async function removeFetched (databases: ReadonlyMap<string, string>): Promise<void> {
