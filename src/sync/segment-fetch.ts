@@ -4,6 +4,7 @@ import { CidsyncError, ContentNotFoundError, IntegrityError, ManifestNamespaceEr
 import { checkIndexFile, checkSegment } from '../index/index.js'
 import { canonicalCid, type ServiceClients } from '../remote/index.js'
 import { openSegment, readSnapshot, type SegmentRef } from '../snapshot/index.js'
+import { fsyncPath } from '../util/fsync.js'
 import { SNAPSHOT_PROFILE } from './snapshot-profile.js'
 import type { Binding } from './manifest-binding.js'
 
@@ -17,6 +18,12 @@ export interface FetchInit {
   readonly signal?: AbortSignal
   /** The namespace and network the publishes read must belong to (a manifest bound to another is refused). */
   readonly binding?: Binding
+  /**
+   * Segments whose database the caller keeps as a file (a restore's largest base becomes the
+   * index): each is fsynced as soon as it is inflated, on libuv's threads while it is checked
+   * here, and the promise put in `started` (the caller awaits it before relying on the file).
+   */
+  readonly syncEarly?: { readonly cids: ReadonlySet<string>, readonly started: Map<string, Promise<void>> }
   /** Called after each segment is fetched and checked: bytes so far, bytes in all. */
   readonly onProgress?: (received: number, total: number | undefined) => void
 }
@@ -73,7 +80,14 @@ export async function fetchSegments (clients: ServiceClients, wanted: ReadonlyAr
         path: `${base}.seg`, destination: `${base}.sqlite`, name: segment.cid, stateDir: init.stateDir, passphrase: init.passphrase,
         acceptUnencrypted: init.acceptUnencrypted, signal: init.signal,
         expected: { deviceId, kind: segment.kind, from: segment.from, to: segment.to, entries: segment.entries },
-        check: (database) => { checkSegment(database, { deviceId, kind: segment.kind, from: segment.from, to: segment.to, entries: segment.entries }, segment.cid) }
+        check: (database) => {
+          if (init.syncEarly?.cids.has(segment.cid) === true) {
+            const synced = fsyncPath(database)
+            // Awaited by the caller; a failure here is its to see, not an unhandled rejection.
+            synced.catch(() => {})
+            init.syncEarly.started.set(segment.cid, synced)
+          }
+          checkSegment(database, { deviceId, kind: segment.kind, from: segment.from, to: segment.to, entries: segment.entries }, segment.cid) }
       })
       databases.set(segment.cid, `${base}.sqlite`)
       received += segment.bytes
