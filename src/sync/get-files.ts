@@ -122,6 +122,7 @@ export async function getFiles (clients: ServiceClients, index: Index, init: Get
   // temp's write and its rename leaves one, and a rerun may skip the file as already right); a
   // file waits for its directory's sweep, so no sweep removes a temp of this run.
   const sweeps = new Map<string, Promise<number>>()
+  const dirs = new Map<string, Promise<{ readonly targetDir: string }>>()
   // Each directory a file was renamed into, with its root and the files: fsynced once at the end (see below).
   const renamed = new Map<string, { root: string, files: number[] }>()
   const one = async (row: Entry, at: number): Promise<void> => {
@@ -136,7 +137,19 @@ export async function getFiles (clients: ServiceClients, index: Index, init: Get
       const { root, components } = targetRoot(config, init.to, row)
       // A folder's own path must be there: a missing one is an unmounted disk, not a place to make.
       if (init.to === undefined && !(await stat(root).catch(() => undefined))?.isDirectory()) throw new UsageError(`the folder ${row.folder} is not at ${root} (an unmounted disk?): mount it, or bring the file back with --to DIR`)
-      const { target, targetDir } = await prepareTarget(root, components)
+      // Each directory made and checked once a run: the files after the first reuse where it
+      // really is, which fetchFile checks again just before each rename (a symlink swapped in
+      // meanwhile changes it, and the file is refused).
+      const dirKey = JSON.stringify([root, ...components.slice(0, -1)])
+      let prepared = dirs.get(dirKey)
+      if (prepared === undefined) {
+        prepared = prepareTarget(root, [...components.slice(0, -1), '.'])
+        dirs.set(dirKey, prepared)
+        // A failure is this file's, and the next file of the directory tries again.
+        prepared.catch(() => { dirs.delete(dirKey) })
+      }
+      const targetDir = (await prepared).targetDir
+      const target = join(root, ...components)
       let sweep = sweeps.get(dirname(target))
       if (sweep === undefined) {
         sweep = removeFetchTemps(dirname(target))
