@@ -1,7 +1,7 @@
 import { rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import { CidsyncError, ContentNotFoundError, IntegrityError, ManifestNamespaceError, SegmentUnusableError, SnapshotFormatError, SnapshotIntegrityError, SnapshotKeyError, SnapshotTooLargeError, SnapshotUnencryptedError } from '../errors.js'
-import { checkIndexFile, checkSegment } from '../index/index.js'
+import { checkIndexFile, checkSegmentAsync } from '../index/index.js'
 import { canonicalCid, type ServiceClients } from '../remote/index.js'
 import { openSegment, readSnapshot, type SegmentRef } from '../snapshot/index.js'
 import { fsyncPath } from '../util/fsync.js'
@@ -87,7 +87,8 @@ export async function fetchSegments (clients: ServiceClients, wanted: ReadonlyAr
             synced.catch(() => {})
             init.syncEarly.started.set(segment.cid, synced)
           }
-          checkSegment(database, { deviceId, kind: segment.kind, from: segment.from, to: segment.to, entries: segment.entries }, segment.cid) }
+          return checkSegmentAsync(database, { deviceId, kind: segment.kind, from: segment.from, to: segment.to, entries: segment.entries }, segment.cid)
+        }
       })
       databases.set(segment.cid, `${base}.sqlite`)
       received += segment.bytes
