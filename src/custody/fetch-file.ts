@@ -5,7 +5,6 @@ import { randomBytes } from 'node:crypto'
 import type { CID } from 'multiformats/cid'
 import { CidBuilder, type CidProfile } from '../content/index.js'
 import { ContentIntegrityError } from '../errors.js'
-import { fsyncPath } from '../util/fsync.js'
 import { contentMasterKey, fileKey } from './content-key.js'
 import { openStream } from './seal-stream.js'
 import { MAX_OBJECT_BYTES } from './layout.js'
@@ -37,6 +36,18 @@ export interface FetchFileInit {
   readonly signal?: AbortSignal
   /** Told of plaintext bytes written. */
   readonly onBytes?: (bytes: number) => void
+}
+
+/** Master keys derived for the snapshot keys a run passes (the same buffer for every file): HKDF once, not per file. */
+const masters = new WeakMap<Uint8Array, Buffer>()
+
+function masterKeyOf (snapshotKey: Uint8Array): Buffer {
+  let master = masters.get(snapshotKey)
+  if (master === undefined) {
+    master = contentMasterKey(snapshotKey)
+    masters.set(snapshotKey, master)
+  }
+  return master
 }
 
 /** The temp a fetch writes beside its target until it is verified (see {@link fetchFile}). */
@@ -90,7 +101,9 @@ async function stillInPlace (dir: string, expectedDir: string, temp: string, ino
  * Brings one file back: its objects fetched (each verified against its CID), its chunks opened,
  * its plaintext hashed with the row's profile as it is written to a temp file beside the target.
  * The temp file becomes the target only when it hashes to the row's CID; otherwise nothing is
- * left and a {@link ContentIntegrityError} names the file.
+ * left and a {@link ContentIntegrityError} names the file. The temp's bytes are fsynced before
+ * the rename, so the target is never torn; the rename itself is durable once the caller fsyncs
+ * the target's directory (`get` does it once a directory, at the end of its run).
  */
 export async function fetchFile (init: FetchFileInit): Promise<void> {
   const { record, row } = init
@@ -98,7 +111,7 @@ export async function fetchFile (init: FetchFileInit): Promise<void> {
   let plain: AsyncIterable<Uint8Array> = spans(init)
   if (record.sealing !== 'none') {
     if (init.snapshotKey === undefined) throw new ContentIntegrityError(`${row.cid.toString()} is sealed and no key was given`)
-    plain = openStream(plain, { key: fileKey(contentMasterKey(init.snapshotKey), row.cid), cid: row.cid, size: row.size })
+    plain = openStream(plain, { key: fileKey(masterKeyOf(init.snapshotKey), row.cid), cid: row.cid, size: row.size })
   }
   const dir = dirname(init.target)
   const expectedDir = init.targetDir ?? await realpath(dir)
@@ -129,7 +142,6 @@ export async function fetchFile (init: FetchFileInit): Promise<void> {
     // Seconds as a number keep the sub-millisecond part a Date would drop.
     await utimes(temp, Date.now() / 1000, row.mtimeMs / 1000)
     await rename(temp, init.target)
-    await fsyncPath(dirname(init.target))
   } catch (err) {
     await rm(temp, { force: true })
     throw err

@@ -1,4 +1,5 @@
 import type { Database, Statement } from 'better-sqlite3'
+import { hasLiveCounts } from './entries.js'
 
 /** A content record as the index keeps it; the custody room parses `objects` before use. */
 export interface StoredContentRow {
@@ -126,6 +127,29 @@ export class ContentRecordStore {
   /** How many distinct CIDs of live rows some record holds. */
   storedCount (): number {
     return this.db.prepare(`SELECT COUNT(*) FROM (${STORED_FILES})`).pluck().get() as number
+  }
+
+  /**
+   * The files a restored index lists (one per `folder/path`, as `restore --files` picks them) and
+   * how many have their content stored (any live row of the path with a record for its CID). In
+   * SQL, without reading the rows out: an index of 1,000,000 rows answers in well under a second,
+   * at once when nothing is stored and one device holds every row.
+   */
+  restorable (): { readonly files: number, readonly stored: number } {
+    const db = this.db
+    const devices = db.prepare('SELECT COUNT(DISTINCT device_id) FROM entries WHERE deleted = 0').pluck()
+    const anyContent = db.prepare('SELECT EXISTS (SELECT 1 FROM content)').pluck().get() === 1
+    const stored = 'EXISTS (SELECT 1 FROM content c WHERE c.cid = e.cid)'
+    const single = db.prepare('SELECT COUNT(*) FROM devices').pluck().get() as number <= 1 || devices.get() as number <= 1
+    if (single) {
+      const live = hasLiveCounts(db) ? 'SELECT COALESCE(SUM(live), 0) FROM live_counts' : 'SELECT COUNT(*) FROM entries WHERE deleted = 0'
+      return {
+        files: db.prepare(live).pluck().get() as number,
+        stored: anyContent ? db.prepare(`SELECT COUNT(*) FROM entries e WHERE deleted = 0 AND ${stored}`).pluck().get() as number : 0
+      }
+    }
+    return db.prepare(`SELECT COUNT(*) AS files, COALESCE(SUM(stored), 0) AS stored FROM
+      (SELECT MAX(${anyContent ? stored : '0'}) AS stored FROM entries e WHERE deleted = 0 GROUP BY folder, path)`).get() as { files: number, stored: number }
   }
 
   /** Records what this device stored, each with its next sequence number, in one transaction. */

@@ -38,7 +38,9 @@ export function applyDevices (db: Db, sql: Sql, devices: readonly IncomingDevice
           sql('DELETE FROM main.entries WHERE device_id = ?').run(device.deviceId)
           sql('INSERT INTO main.live_counts (device_id, live) VALUES (?, ?) ON CONFLICT (device_id) DO UPDATE SET live = excluded.live').run(device.deviceId, incomingLive)
         } else {
-          const replacedLive = sql(`SELECT COUNT(*) FROM temp.incoming i JOIN main.entries e
+          // CROSS JOIN keeps the incoming rows outside: the planner otherwise walked all of the
+          // device's rows in the index (1,000,000: 0.3 s of CPU, 1 s of a restore) to probe a few.
+          const replacedLive = sql(`SELECT COUNT(*) FROM temp.incoming i CROSS JOIN main.entries e
             ON e.device_id = i.device_id AND e.folder = i.folder AND e.path = i.path WHERE i.device_id = ? AND e.deleted = 0`).pluck().get(device.deviceId) as number
           sql('INSERT INTO main.live_counts (device_id, live) VALUES (?, ?) ON CONFLICT (device_id) DO UPDATE SET live = live + excluded.live').run(device.deviceId, incomingLive - replacedLive)
         }

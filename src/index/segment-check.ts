@@ -5,7 +5,12 @@ import { SCHEMA_VERSION } from './migrations.js'
 import { segmentSchemaProblems } from './segment-schema.js'
 import { hasLiveCounts } from './entries.js'
 import type { SegmentRange } from './segment-types.js'
-import { UNSAFE_PATHS } from './unsafe-paths.js'
+import { UNSAFE_PATHS, UNSAFE_ROW } from './unsafe-paths.js'
+import { startWorker } from '../util/start-worker.js'
+import type { QuickCheckAnswer, QuickCheckJob } from './quick-check-worker.js'
+
+/** The most of a segment mapped while it is checked (a larger one is read past it as usual). */
+const CHECK_MMAP_BYTES = 1024 * 1024 * 1024
 
 /**
  * Checks a segment database against what its sealed header and the manifest say: SQLite's quick
@@ -13,12 +18,61 @@ import { UNSAFE_PATHS } from './unsafe-paths.js'
  * count as announced. A failure names the segment.
  */
 export function checkSegment (path: string, range: SegmentRange & { readonly entries: number }, name: string): void {
+  checkRows(path, range, name, (db) => String(db.pragma('quick_check(1)', { simple: true })))
+}
+
+/**
+ * {@link checkSegment} for a large segment (a base of many rows), answering when done: SQLite's
+ * quick check runs on a thread of its own while this thread walks the rows, so a restore's
+ * largest base is checked in about the time of the longer of the two.
+ */
+export async function checkSegmentAsync (path: string, range: SegmentRange & { readonly entries: number }, name: string, parallelFrom = PARALLEL_CHECK_ENTRIES): Promise<void> {
+  if (range.entries < parallelFrom) { checkSegment(path, range, name); return }
+  const worker = startWorker(import.meta.url, 'quick-check-worker', { workerData: { path, mmapBytes: CHECK_MMAP_BYTES } satisfies QuickCheckJob })
+  const answered = new Promise<QuickCheckAnswer>((resolve, reject) => {
+    worker.once('message', resolve)
+    worker.once('error', reject)
+    worker.once('exit', (code) => { reject(new Error(`the quick check's thread exited (${code}) without an answer`)) })
+  })
+  // Handled below; a failure of the walk must not leave it unhandled meanwhile.
+  answered.catch(() => {})
+  try {
+    let walked: unknown
+    try {
+      checkRows(path, range, name, () => 'ok')
+    } catch (err) {
+      walked = err
+    }
+    let quick: QuickCheckAnswer
+    try {
+      quick = await answered
+    } catch (err) {
+      throw new SnapshotIntegrityError(`segment ${name} could not be checked: ${(err as Error).message}`, { cause: err })
+    }
+    // A damaged file is named as such first: the walk may have failed only because of it.
+    if (!quick.ok) throw new SnapshotIntegrityError(`segment ${name} cannot be read as a database: ${quick.message}`)
+    if (quick.result !== 'ok') throw new SnapshotIntegrityError(`segment ${name} holds a damaged database (quick_check: ${quick.result})`)
+    if (walked !== undefined) throw walked
+  } finally {
+    await worker.terminate()
+  }
+}
+
+/** Below this many rows a segment is checked on this thread alone (a thread costs more than it saves). */
+export const PARALLEL_CHECK_ENTRIES = 100_000
+
+function checkRows (path: string, range: SegmentRange & { readonly entries: number }, name: string, quickCheck: (db: Db) => string): void {
   let db: Db | undefined
   try {
     db = openDatabase(path, { readonly: true, check: false })
-    const quick = db.pragma('quick_check(1)', { simple: true })
+    // Read through a map of the file rather than read calls: a base of 1,000,000 rows is 175 MB,
+    // walked twice here (a third less CPU).
+    db.pragma(`mmap_size = ${CHECK_MMAP_BYTES}`)
+    const quick = quickCheck(db)
     if (quick !== 'ok') throw new SnapshotIntegrityError(`segment ${name} holds a damaged database (quick_check: ${String(quick)})`)
-    const found = db.prepare('SELECT COUNT(*) AS rows, SUM(device_id != ?) AS foreign_rows, MIN(seq) AS low, MAX(seq) AS high, COALESCE(SUM(deleted = 0), 0) AS live FROM entries').get(range.deviceId) as { rows: number, foreign_rows: number | null, low: number | null, high: number | null, live: number }
+    // One walk of the rows for every per-row check.
+    const found = db.prepare(`SELECT COUNT(*) AS rows, SUM(device_id != ?) AS foreign_rows, MIN(seq) AS low, MAX(seq) AS high, COALESCE(SUM(deleted = 0), 0) AS live,
+      COALESCE(MAX(${UNSAFE_ROW}), 0) AS unsafe FROM entries`).get(range.deviceId) as { rows: number, foreign_rows: number | null, low: number | null, high: number | null, live: number, unsafe: number }
     const problems: string[] = segmentSchemaProblems(db, range.deviceId, range.to)
     // A segment of schema 5+ carries its live count (a base becomes a restored index as it is).
     if (hasLiveCounts(db)) {
@@ -27,7 +81,7 @@ export function checkSegment (path: string, range: SegmentRange & { readonly ent
     }
     if (found.rows !== range.entries) problems.push(`${found.rows} rows where ${range.entries} were announced`)
     // A row's folder/path becomes a path on disk (restore --files, storing after a restore): none may climb out.
-    const unsafe = db.prepare(UNSAFE_PATHS).pluck().get() as string | undefined
+    const unsafe = found.unsafe === 0 ? undefined : db.prepare(UNSAFE_PATHS).pluck().get() as string | undefined
     if (unsafe !== undefined) problems.push(`a row whose path is not inside its folder (${JSON.stringify(unsafe.slice(0, 200))})`)
     if ((found.foreign_rows ?? 0) > 0) problems.push(`${found.foreign_rows ?? 0} rows of another device`)
     if (found.low !== null && found.low <= (range.kind === 'base' ? -1 : range.from)) problems.push(`a row at sequence ${found.low}, not after ${range.from}`)

@@ -7,7 +7,7 @@ import { writeSegment } from './segment-write.js'
 import { SET_CHAIN, statementCache, type Sql } from './statement-cache.js'
 
 export type { DeviceState, IncomingDevice, RecordedChain, SegmentRange } from './segment-types.js'
-export { checkSegment } from './segment-check.js'
+export { checkSegment, checkSegmentAsync } from './segment-check.js'
 
 /**
  * The index's side of `cidsync-sqlite/2` (docs/snapshot-format.md), one operation a file behind

@@ -143,9 +143,11 @@ export async function unseal (init: UnsealInit): Promise<SealedHeader> {
         throw new SnapshotIntegrityError(`the snapshot's header cannot be used to decrypt it (${(err as Error).message}): refused`, { cause: err })
       }
     }
-    stages.push(header.compression === 'gzip' ? createGunzip() : createBrotliDecompress(), limit(init.inflateBound(header, size - bodyOffset)))
+    // Inflated in chunks of 1 MiB, not zlib's 16 KiB: an index of 1,000,000 rows is 175 MB, and
+    // eleven thousand chunks through the stages and the writes cost twice the inflating itself.
+    stages.push(header.compression === 'gzip' ? createGunzip({ chunkSize: BUFFER }) : createBrotliDecompress({ chunkSize: BUFFER }), limit(init.inflateBound(header, size - bodyOffset)))
     try {
-      await pipeline([body, ...stages, createWriteStream(temp, { mode: 0o600 })], { signal: init.signal })
+      await pipeline([body, ...stages, createWriteStream(temp, { mode: 0o600, highWaterMark: BUFFER })], { signal: init.signal })
     } catch (err) {
       if (init.signal?.aborted === true || err instanceof SnapshotKeyError || err instanceof SnapshotTooLargeError) throw err
       throw new SnapshotIntegrityError(`the snapshot's bytes were changed or damaged (${(err as Error).message}): refused`, { cause: err })

@@ -51,8 +51,8 @@ export interface OpenSegmentInit {
   readonly destination: string
   /** What the manifest says the segment is; the header and the rows must agree. */
   readonly expected: SegmentSpan & { readonly entries: number }
-  /** Checks the database holds exactly those rows (the index room's `checkSegment`); throws if not. */
-  readonly check: (database: string) => void
+  /** Checks the database holds exactly those rows (the index room's `checkSegment`); throws (or rejects) if not. */
+  readonly check: (database: string) => void | Promise<void>
   /** Names it in errors: its CID. */
   readonly name: string
   readonly stateDir: string
@@ -75,7 +75,7 @@ export async function openSegment (init: OpenSegmentInit): Promise<void> {
   }
   try {
     await unseal({ ...init, expect, inflateBound: segmentInflateBound })
-    init.check(init.destination)
+    await init.check(init.destination)
   } catch (err) {
     await rm(init.destination, { force: true })
     throw err

@@ -12,10 +12,17 @@ import { fetchSegments, removeFetched, type FetchInit } from './segment-fetch.js
  */
 export async function buildIndex (clients: ServiceClients, manifest: Manifest, destination: string, init: FetchInit): Promise<void> {
   const wanted = manifest.devices.flatMap(d => d.segments.map(segment => ({ deviceId: d.deviceId, segment })))
-  const databases = await fetchSegments(clients, wanted, init)
+  const largest = [...manifest.devices].sort((a, b) => (b.segments[0]?.entries ?? 0) - (a.segments[0]?.entries ?? 0))[0]
+  const kept = largest?.segments[0]?.cid
+  // The largest base becomes the index: its pages go to disk while it is checked and the deltas
+  // come in, instead of all at the checkpoint that ends the build.
+  const syncEarly = { cids: new Set(kept === undefined ? [] : [kept]), started: new Map<string, Promise<void>>() }
+  const databases = await fetchSegments(clients, wanted, { ...init, syncEarly })
   try {
-    const largest = [...manifest.devices].sort((a, b) => (b.segments[0]?.entries ?? 0) - (a.segments[0]?.entries ?? 0))[0]
-    if (largest !== undefined) await rename(databases.get(largest.segments[0]?.cid ?? '') as string, destination)
+    if (kept !== undefined) {
+      await syncEarly.started.get(kept)
+      await rename(databases.get(kept) as string, destination)
+    }
     const index = openIndex(destination, { check: false })
     try {
       index.segments.applyDevices(manifest.devices.map(d => d === largest

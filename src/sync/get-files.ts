@@ -1,5 +1,5 @@
 import { lstat, mkdir, readdir, rm, stat } from 'node:fs/promises'
-import { dirname, join } from 'node:path'
+import { dirname, join, resolve, sep } from 'node:path'
 import { CID } from 'multiformats/cid'
 import type { Config } from '../config/index.js'
 import { cidProfile, fileCid, isCidProfileName } from '../content/index.js'
@@ -8,6 +8,7 @@ import { ContentIntegrityError, TargetDiskFullError, UsageError } from '../error
 import type { Entry, Index } from '../index/index.js'
 import type { ServiceClients } from '../remote/index.js'
 import { readingKey } from '../snapshot/index.js'
+import { fsyncPath } from '../util/fsync.js'
 import { SNAPSHOT_PROFILE } from './snapshot-profile.js'
 import { prepareTarget, safeComponents } from './safe-target.js'
 
@@ -98,7 +99,8 @@ export async function getFiles (clients: ServiceClients, index: Index, init: Get
   const fetchDir = join(config.stateDir, 'content-fetch')
   await removeDeadFetches(fetchDir)
   const objects = new ObjectCache(join(fetchDir, String(process.pid)), async (cid, destination, options) => {
-    await clients.gateway.fetchVerified(cid, SNAPSHOT_PROFILE, destination, { ...options, signal: options.signal })
+    // Scratch, verified, read by this process and removed: not fsynced (a power cut ends the reader too).
+    await clients.gateway.fetchVerified(cid, SNAPSHOT_PROFILE, destination, { ...options, signal: options.signal, durable: false })
   })
   // The index keeps no file modes: a file that was private comes back 0644. A --to dir made here
   // is private, so such a tree is not readable by other users until its owner moves it out.
@@ -114,62 +116,144 @@ export async function getFiles (clients: ServiceClients, index: Index, init: Get
     }
   }
   init.onProgress?.({ type: 'start', files: rows.length, bytes: rows.reduce((sum, r) => sum + r.size, 0) })
-  const outcomes: GetOutcome[] = []
+  const outcomes: Array<GetOutcome | undefined> = new Array(rows.length)
   const keys = new Map<string, Buffer>()
   // Directories written into, each cleared once of the temps a killed run left (a kill between a
-  // temp's write and its rename leaves one, and a rerun may skip the file as already right).
-  const swept = new Set<string>()
-  try {
-    for (const row of rows) {
-      const shown = `${row.folder}/${row.path}`
-      const done = (outcome: GetOutcome): void => { outcomes.push(outcome); init.onProgress?.({ type: 'file', path: shown, outcome: outcome.outcome, ...(outcome.reason === undefined ? {} : { reason: outcome.reason, code: outcome.code }) }) }
-      try {
-        init.signal?.throwIfAborted()
-        const record = usableRecord(index, row)
-        if (typeof record === 'string') { done({ path: shown, outcome: 'not-stored', reason: record, code: 'ERR_CONTENT_NOT_STORED' }); continue }
-        if (!isCidProfileName(row.cidProfile)) throw new ContentIntegrityError(`${shown} has CID profile ${JSON.stringify(row.cidProfile)}, which this cidsync does not know: upgrade cidsync`)
-        const profile = cidProfile(row.cidProfile)
-        const { root, components } = targetRoot(config, init.to, row)
-        // A folder's own path must be there: a missing one is an unmounted disk, not a place to make.
-        if (init.to === undefined && !(await stat(root).catch(() => undefined))?.isDirectory()) throw new UsageError(`the folder ${row.folder} is not at ${root} (an unmounted disk?): mount it, or bring the file back with --to DIR`)
-        const { target, targetDir } = await prepareTarget(root, components)
-        if (!swept.has(dirname(target))) {
-          swept.add(dirname(target))
-          await removeFetchTemps(dirname(target))
-        }
-        const there = await lstat(target).catch(() => undefined)
-        if (there !== undefined) {
-          const same = there.isFile() && there.size === row.size && (await fileCid(target, profile, { signal: init.signal })).cid.toString() === row.cid
-          if (same) { done({ path: shown, outcome: 'already-there', target }); continue }
-          if (init.overwrite !== true || !there.isFile()) {
-            done({ path: shown, outcome: 'kept-different', target, code: 'ERR_TARGET_EXISTS', reason: `${target} holds other content${there.isFile() ? ': add --overwrite to replace it' : ' and is not a regular file'}` })
-            continue
-          }
-        }
-        let key: Buffer | undefined
-        if (record.sealing !== 'none') {
-          key = keys.get(record.keyId) ?? readingKey(config.stateDir, { keyId: record.keyId, salt: record.keySalt }, init.passphrase)
-          keys.set(record.keyId, key)
-        }
-        await fetchFile({
-          record,
-          row: { cid: CID.parse(row.cid as string), size: row.size, mtimeMs: row.mtimeMs, profile },
-          target,
-          targetDir,
-          snapshotKey: key,
-          objects,
-          signal: init.signal,
-          onBytes: (bytes) => init.onProgress?.({ type: 'bytes', bytes })
-        })
-        done({ path: shown, outcome: 'written', target })
-      } catch (err) {
-        if (init.signal?.aborted === true) throw err
-        const error = diskFull(err, config, init.to, row.folder) ?? err as Error & { code?: unknown }
-        done({ path: shown, outcome: 'failed', reason: error.message, code: typeof error.code === 'string' ? error.code : 'ERR_CIDSYNC' })
+  // temp's write and its rename leaves one, and a rerun may skip the file as already right); a
+  // file waits for its directory's sweep, so no sweep removes a temp of this run.
+  const sweeps = new Map<string, Promise<number>>()
+  const dirs = new Map<string, Promise<{ readonly targetDir: string }>>()
+  // Each directory a file was renamed into, with its root and the files: fsynced once at the end (see below).
+  const renamed = new Map<string, { root: string, files: number[] }>()
+  const one = async (row: Entry, at: number): Promise<void> => {
+    const shown = `${row.folder}/${row.path}`
+    const done = (outcome: GetOutcome): void => { outcomes[at] = outcome; init.onProgress?.({ type: 'file', path: shown, outcome: outcome.outcome, ...(outcome.reason === undefined ? {} : { reason: outcome.reason, code: outcome.code }) }) }
+    try {
+      init.signal?.throwIfAborted()
+      const record = usableRecord(index, row)
+      if (typeof record === 'string') { done({ path: shown, outcome: 'not-stored', reason: record, code: 'ERR_CONTENT_NOT_STORED' }); return }
+      if (!isCidProfileName(row.cidProfile)) throw new ContentIntegrityError(`${shown} has CID profile ${JSON.stringify(row.cidProfile)}, which this cidsync does not know: upgrade cidsync`)
+      const profile = cidProfile(row.cidProfile)
+      const { root, components } = targetRoot(config, init.to, row)
+      // A folder's own path must be there: a missing one is an unmounted disk, not a place to make.
+      if (init.to === undefined && !(await stat(root).catch(() => undefined))?.isDirectory()) throw new UsageError(`the folder ${row.folder} is not at ${root} (an unmounted disk?): mount it, or bring the file back with --to DIR`)
+      // Each directory made and checked once a run: the files after the first reuse where it
+      // really is, which fetchFile checks again just before each rename (a symlink swapped in
+      // meanwhile changes it, and the file is refused).
+      const dirKey = JSON.stringify([root, ...components.slice(0, -1)])
+      let prepared = dirs.get(dirKey)
+      if (prepared === undefined) {
+        prepared = prepareTarget(root, [...components.slice(0, -1), '.'])
+        dirs.set(dirKey, prepared)
+        // A failure is this file's, and the next file of the directory tries again.
+        prepared.catch(() => { dirs.delete(dirKey) })
       }
+      const targetDir = (await prepared).targetDir
+      const target = join(root, ...components)
+      let sweep = sweeps.get(dirname(target))
+      if (sweep === undefined) {
+        sweep = removeFetchTemps(dirname(target))
+        sweeps.set(dirname(target), sweep)
+      }
+      await sweep
+      const there = await lstat(target).catch(() => undefined)
+      if (there !== undefined) {
+        const same = there.isFile() && there.size === row.size && (await fileCid(target, profile, { signal: init.signal })).cid.toString() === row.cid
+        if (same) { done({ path: shown, outcome: 'already-there', target }); return }
+        if (init.overwrite !== true || !there.isFile()) {
+          done({ path: shown, outcome: 'kept-different', target, code: 'ERR_TARGET_EXISTS', reason: `${target} holds other content${there.isFile() ? ': add --overwrite to replace it' : ' and is not a regular file'}` })
+          return
+        }
+      }
+      let key: Buffer | undefined
+      if (record.sealing !== 'none') {
+        key = keys.get(record.keyId) ?? readingKey(config.stateDir, { keyId: record.keyId, salt: record.keySalt }, init.passphrase)
+        keys.set(record.keyId, key)
+      }
+      await fetchFile({
+        record,
+        row: { cid: CID.parse(row.cid as string), size: row.size, mtimeMs: row.mtimeMs, profile },
+        target,
+        targetDir,
+        snapshotKey: key,
+        objects,
+        signal: init.signal,
+        onBytes: (bytes) => init.onProgress?.({ type: 'bytes', bytes })
+      })
+      const into = renamed.get(dirname(target)) ?? { root, files: [] }
+      into.files.push(at)
+      renamed.set(dirname(target), into)
+      done({ path: shown, outcome: 'written', target })
+    } catch (err) {
+      if (init.signal?.aborted === true) throw err
+      const error = diskFull(err, config, init.to, row.folder) ?? err as Error & { code?: unknown }
+      done({ path: shown, outcome: 'failed', reason: error.message, code: typeof error.code === 'string' ? error.code : 'ERR_CIDSYNC' })
     }
-  } finally {
-    await objects.clear()
   }
-  return outcomes
+  try {
+    await eachAtOnce(rows, RESTORE_CONCURRENCY, one)
+  } finally {
+    try {
+      // A file's bytes were fsynced before its rename; its rename (and its directory, when this run
+      // made it) is durable once these are: a power cut before leaves it missing, never torn, and
+      // the next run fetches it. Once a directory, not once a file.
+      await syncRenames(renamed, (at, err) => {
+        const row = rows[at] as Entry
+        const error = diskFull(err, config, init.to, row.folder) ?? err as Error
+        outcomes[at] = { path: `${row.folder}/${row.path}`, outcome: 'failed', reason: `written, but not made durable: ${error.message}`, code: 'ERR_CIDSYNC' }
+      })
+    } finally {
+      await objects.clear()
+    }
+  }
+  return outcomes.filter((o): o is GetOutcome => o !== undefined)
 }
+
+/**
+ * fsyncs each directory files were renamed into, and the directories above it up to its root
+ * (this run may have made them), each once; `failed` is told of every file under one that fails.
+ */
+async function syncRenames (renamed: ReadonlyMap<string, { readonly root: string, readonly files: readonly number[] }>, failed: (at: number, err: unknown) => void): Promise<void> {
+  const synced = new Map<string, Promise<void>>()
+  const syncOnce = async (dir: string): Promise<void> => {
+    let pending = synced.get(dir)
+    if (pending === undefined) {
+      pending = fsyncPath(dir)
+      synced.set(dir, pending)
+    }
+    await pending
+  }
+  await eachAtOnce([...renamed], RESTORE_CONCURRENCY, async ([dir, { root, files }]) => {
+    try {
+      await syncOnce(dir)
+      const top = resolve(root)
+      for (let up = resolve(dir); up.startsWith(`${top}${sep}`);) {
+        up = dirname(up)
+        await syncOnce(up)
+      }
+    } catch (err) {
+      for (const at of files) failed(at, err)
+    }
+  })
+}
+
+/** Files restored at once: while one waits on its fetch or its fsync, others are hashed and written (restic's restorer works the same way). */
+export const RESTORE_CONCURRENCY = 8
+
+/**
+ * Runs `work` over `items`, `limit` at a time, in order of start. Every started item ends before
+ * this answers; the first failure (an abort) is thrown then.
+ */
+async function eachAtOnce<T> (items: readonly T[], limit: number, work: (item: T, at: number) => Promise<void>): Promise<void> {
+  let next = 0
+  const worker = async (): Promise<void> => {
+    while (next < items.length) {
+      const at = next++
+      await work(items[at] as T, at)
+    }
+  }
+  const settled = await Promise.allSettled(Array.from({ length: Math.min(limit, items.length) }, worker))
+  const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected')
+  if (failed !== undefined) throw failed.reason
+}
+

@@ -1,9 +1,10 @@
 import { rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import { CidsyncError, ContentNotFoundError, IntegrityError, ManifestNamespaceError, SegmentUnusableError, SnapshotFormatError, SnapshotIntegrityError, SnapshotKeyError, SnapshotTooLargeError, SnapshotUnencryptedError } from '../errors.js'
-import { checkIndexFile, checkSegment } from '../index/index.js'
+import { checkIndexFile, checkSegmentAsync } from '../index/index.js'
 import { canonicalCid, type ServiceClients } from '../remote/index.js'
 import { openSegment, readSnapshot, type SegmentRef } from '../snapshot/index.js'
+import { fsyncPath } from '../util/fsync.js'
 import { SNAPSHOT_PROFILE } from './snapshot-profile.js'
 import type { Binding } from './manifest-binding.js'
 
@@ -17,6 +18,12 @@ export interface FetchInit {
   readonly signal?: AbortSignal
   /** The namespace and network the publishes read must belong to (a manifest bound to another is refused). */
   readonly binding?: Binding
+  /**
+   * Segments whose database the caller keeps as a file (a restore's largest base becomes the
+   * index): each is fsynced as soon as it is inflated, on libuv's threads while it is checked
+   * here, and the promise put in `started` (the caller awaits it before relying on the file).
+   */
+  readonly syncEarly?: { readonly cids: ReadonlySet<string>, readonly started: Map<string, Promise<void>> }
   /** Called after each segment is fetched and checked: bytes so far, bytes in all. */
   readonly onProgress?: (received: number, total: number | undefined) => void
 }
@@ -60,34 +67,57 @@ function named (err: unknown, what: string, cid: string): unknown {
 export async function fetchSegments (clients: ServiceClients, wanted: ReadonlyArray<{ readonly deviceId: string, readonly segment: SegmentRef }>, init: FetchInit): Promise<Map<string, string>> {
   const databases = new Map<string, string>()
   const total = wanted.reduce((sum, w) => sum + w.segment.bytes, 0)
+  const unique = wanted.filter((w, i) => wanted.findIndex(o => o.segment.cid === w.segment.cid) === i)
   let received = 0
-  try {
-    for (const { deviceId, segment } of wanted) {
-      if (databases.has(segment.cid)) continue
-      const base = fetchedPath(init, segment.cid, '')
-      try {
-        await clients.gateway.fetchVerified(segment.cid, SNAPSHOT_PROFILE, `${base}.seg`, { signal: init.signal, maxBytes: segment.bytes })
-        await openSegment({
-          path: `${base}.seg`, destination: `${base}.sqlite`, name: segment.cid, stateDir: init.stateDir, passphrase: init.passphrase,
-          acceptUnencrypted: init.acceptUnencrypted, signal: init.signal,
-          expected: { deviceId, kind: segment.kind, from: segment.from, to: segment.to, entries: segment.entries },
-          check: (database) => { checkSegment(database, { deviceId, kind: segment.kind, from: segment.from, to: segment.to, entries: segment.entries }, segment.cid) }
-        })
-      } catch (err) {
-        throw named(err, `segment (${segment.kind} ${segment.from}..${segment.to} of device ${deviceId.slice(0, 12)})`, segment.cid)
-      } finally {
-        await rm(`${base}.seg`, { force: true })
-      }
+  // The first failure in the manifest's order is the one named; none is started after one failed.
+  let failed: { at: number, err: unknown } | undefined
+  const one = async ({ deviceId, segment }: typeof wanted[number], at: number): Promise<void> => {
+    const base = fetchedPath(init, segment.cid, '')
+    try {
+      // Scratch: verified, opened by this process and removed, so not fsynced (a power cut ends the reader too).
+      await clients.gateway.fetchVerified(segment.cid, SNAPSHOT_PROFILE, `${base}.seg`, { signal: init.signal, maxBytes: segment.bytes, durable: false })
+      await openSegment({
+        path: `${base}.seg`, destination: `${base}.sqlite`, name: segment.cid, stateDir: init.stateDir, passphrase: init.passphrase,
+        acceptUnencrypted: init.acceptUnencrypted, signal: init.signal,
+        expected: { deviceId, kind: segment.kind, from: segment.from, to: segment.to, entries: segment.entries },
+        check: (database) => {
+          if (init.syncEarly?.cids.has(segment.cid) === true) {
+            const synced = fsyncPath(database)
+            // Awaited by the caller; a failure here is its to see, not an unhandled rejection.
+            synced.catch(() => {})
+            init.syncEarly.started.set(segment.cid, synced)
+          }
+          return checkSegmentAsync(database, { deviceId, kind: segment.kind, from: segment.from, to: segment.to, entries: segment.entries }, segment.cid)
+        }
+      })
       databases.set(segment.cid, `${base}.sqlite`)
       received += segment.bytes
       init.onProgress?.(received, total)
+    } catch (err) {
+      if (failed === undefined || at < failed.at) failed = { at, err: named(err, `segment (${segment.kind} ${segment.from}..${segment.to} of device ${deviceId.slice(0, 12)})`, segment.cid) }
+    } finally {
+      await rm(`${base}.seg`, { force: true })
     }
-    return databases
-  } catch (err) {
-    await removeFetched(databases)
-    throw err
   }
+  // A few at once: while one is checked (SQLite, on this thread), the next ones are fetched and
+  // inflated (zlib runs off this thread). A base's restore fetches tens of small deltas.
+  let next = 0
+  const worker = async (): Promise<void> => {
+    while (next < unique.length && failed === undefined) {
+      const at = next++
+      await one(unique[at] as typeof wanted[number], at)
+    }
+  }
+  await Promise.all(Array.from({ length: Math.min(SEGMENTS_AT_ONCE, unique.length) }, worker))
+  if (failed !== undefined) {
+    await removeFetched(databases)
+    throw failed.err
+  }
+  return databases
 }
+
+/** Segments fetched and opened at once by {@link fetchSegments}. */
+export const SEGMENTS_AT_ONCE = 4
 
 /** Removes the databases {@link fetchSegments} made. */
 export async function removeFetched (databases: ReadonlyMap<string, string>): Promise<void> {

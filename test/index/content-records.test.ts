@@ -6,7 +6,7 @@ import { pub, readIndex, restoreInto, restorer, sleep } from '../sync/v2-helpers
 import { importKey, exportKey } from '../../src/snapshot/index.js'
 import { join } from 'node:path'
 import Database from 'better-sqlite3'
-import { checkSegment, CONTENT_SCHEMA_VERSION, SCHEMA_VERSION, type NewContentRecord } from '../../src/index/index.js'
+import { checkSegment, CONTENT_SCHEMA_VERSION, SCHEMA_VERSION, openIndex, type NewContentRecord } from '../../src/index/index.js'
 
 const A = 'aaaaaaaa-0000-4000-8000-00000000c0de'
 const B = 'bbbbbbbb-0000-4000-8000-00000000c0de'
@@ -68,5 +68,29 @@ describe('content records: rows of their device, carried in its segments', () =>
     checkSegment(join(root, 'delta'), { deviceId: A, kind: 'delta', from: 2, to: 3, entries: 0 }, 'delta')
     // A record another device's segment carries, or one outside the range, is refused.
     expect(() => { checkSegment(join(root, 'delta'), { deviceId: A, kind: 'delta', from: 3, to: 3, entries: 0 }, 'shifted') }).toThrow(/content record at sequence 3/)
+  })
+
+  it('count the files a restored index lists and those with stored content in SQL, one per folder/path as restore --files picks them', async () => {
+    const dir = await useTempDir()
+    const index = openIndex(join(dir, 'index.sqlite'))
+    const row = (path: string, cid: string) => ({ kind: 'upsert' as const, folder: 'notes', path, size: 3, mtimeMs: 1, cid, cidProfile: 'kubo-cidv1' })
+    const stored = (cid: string): NewContentRecord => ({ cid, size: 3, sealing: 'none', keyId: '', keySalt: '', objects: JSON.stringify([[cid, 0, 3]]) })
+    try {
+      expect(index.content.restorable()).toEqual({ files: 0, stored: 0 })
+      index.entries.registerDevice(A, 'a')
+      index.entries.apply(A, [row('one.md', 'cid-1'), row('two.md', 'cid-2'), row('gone.md', 'cid-3')])
+      index.entries.apply(A, [{ kind: 'delete', folder: 'notes', path: 'gone.md' }])
+      // One device, nothing stored: the live count alone.
+      expect(index.content.restorable()).toEqual({ files: 2, stored: 0 })
+      index.content.record(A, 'a', [stored('cid-1')])
+      expect(index.content.restorable()).toEqual({ files: 2, stored: 1 })
+      // Another device with the same path (one file to bring back) and a path of its own whose content is stored.
+      index.entries.registerDevice(B, 'b')
+      index.entries.apply(B, [row('one.md', 'cid-1b'), row('three.md', 'cid-3b')])
+      index.content.record(B, 'b', [stored('cid-3b')])
+      expect(index.content.restorable()).toEqual({ files: 3, stored: 2 })
+    } finally {
+      index.close()
+    }
   })
 })

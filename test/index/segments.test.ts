@@ -1,7 +1,8 @@
 import { describe, it, expect } from 'vitest'
 import { join } from 'node:path'
 import Database from 'better-sqlite3'
-import { checkSegment, openIndex } from '../../src/index/index.js'
+import { checkSegment, checkSegmentAsync, openIndex } from '../../src/index/index.js'
+import { readFile, writeFile } from 'node:fs/promises'
 import { SnapshotIntegrityError } from '../../src/errors.js'
 import { useTempDir } from '../helpers/temp-dir.js'
 
@@ -50,6 +51,27 @@ describe('segments of the index', () => {
     expect(() => checkSegment(path, { deviceId: A, kind: 'delta', from: 0, to: 1, entries: 2 }, 'x')).toThrow(/past 1/)
     expect(() => checkSegment(path, { deviceId: A, kind: 'delta', from: 0, to: 2, entries: 3 }, 'x')).toThrow(SnapshotIntegrityError)
     source.close()
+  })
+
+  it('checks a large segment with its quick check on a thread of its own: the same answers, a damaged file named as such', async () => {
+    const dir = await useTempDir()
+    const source = openIndex(join(dir, 'a.sqlite'))
+    source.entries.registerDevice(A, 'laptop')
+    source.entries.apply(A, Array.from({ length: 300 }, (_, i) => file(`f${i}`)))
+    const path = join(dir, 'seg.sqlite')
+    source.segments.writeSegment(path, { deviceId: A, kind: 'base', from: 0, to: 300 }, { hostname: 'laptop', firstSeen: 1 })
+    source.close()
+    const range = { deviceId: A, kind: 'base' as const, from: 0, to: 300, entries: 300 }
+    // parallelFrom 0: the thread is used whatever the size (a restore uses it from 100,000 rows).
+    await checkSegmentAsync(path, range, 'x', 0)
+    await expect(checkSegmentAsync(path, { ...range, entries: 301 }, 'x', 0)).rejects.toThrow(/300 rows where 301 were announced/)
+    await expect(checkSegmentAsync(path, { ...range, deviceId: B }, 'x', 0)).rejects.toThrow(/rows of another device/)
+    // Bytes of the table's pages overwritten (past the schema page): the quick check's thread finds it.
+    const bytes = await readFile(path)
+    for (let at = 2 * 4096; at < bytes.length; at += 97) bytes[at] = 0xff
+    await writeFile(path, bytes)
+    await expect(checkSegmentAsync(path, range, 'x', 0)).rejects.toThrow(SnapshotIntegrityError)
+    await expect(checkSegmentAsync(join(dir, 'none.sqlite'), range, 'x', 0)).rejects.toThrow(SnapshotIntegrityError)
   })
 
   it('refuses a segment with a row whose path climbs out of its folder (it would become a path on disk)', async () => {

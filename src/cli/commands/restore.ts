@@ -97,13 +97,12 @@ export function registerRestore (program: Command): void {
  */
 async function filesHint (stateDir: string): Promise<string> {
   const { indexPath, openIndex } = await import('../../index/index.js')
-  const { selectRows } = await import('../../sync/index.js')
   const index = openIndex(indexPath(stateDir), { readonly: true })
   try {
-    const rows = (() => { try { return selectRows(index, { paths: [''], prefix: true }) } catch { return [] } })()
-    const stored = rows.filter(r => r.cid !== null && index.content.lookup(r.cid).length > 0).length
-    if (stored === 0) return `it lists ${countOf(rows.length, 'file', 'files')}; none has its content stored (\`store = true\` on a folder of the device that has them), so no file can be brought back`
-    return `it lists ${countOf(rows.length, 'file', 'files')}, not ${rows.length === 1 ? 'its' : 'their'} bytes; ${stored} of them ${stored === 1 ? 'has its' : 'have their'} content stored: \`cidsync restore --files [--to DIR]\` brings ${stored === 1 ? 'it' : 'them'} back`
+    // Counted in SQL: reading 1,000,000 rows out to count them took longer than the restore itself.
+    const { files, stored } = index.content.restorable()
+    if (stored === 0) return `it lists ${countOf(files, 'file', 'files')}; none has its content stored (\`store = true\` on a folder of the device that has them), so no file can be brought back`
+    return `it lists ${countOf(files, 'file', 'files')}, not ${files === 1 ? 'its' : 'their'} bytes; ${stored} of them ${stored === 1 ? 'has its' : 'have their'} content stored: \`cidsync restore --files [--to DIR]\` brings ${stored === 1 ? 'it' : 'them'} back`
   } finally {
     index.close()
   }
