@@ -41,7 +41,8 @@ export class BlockStore {
   private readonly drop: Database.Statement
   private readonly newPack: Database.Statement
 
-  constructor (dir: string, private readonly db: Database.Database) {
+  /** `packLimit`: tests make it small, so a few blocks span several packs. */
+  constructor (dir: string, private readonly db: Database.Database, private readonly packLimit = PACK_LIMIT) {
     this.packs = join(dir, 'packs')
     mkdirSync(this.packs, { recursive: true, mode: 0o700 })
     const old = join(dir, 'blocks')
@@ -75,10 +76,12 @@ export class BlockStore {
   }
 
   private packForWrite (length: number): { id: number, fd: number, size: number } {
-    if (this.writing !== undefined && this.writing.size + length <= PACK_LIMIT) return this.writing
+    if (this.writing !== undefined && this.writing.size + length <= this.packLimit) return this.writing
     if (this.writing !== undefined) {
+      // Its descriptor stays open as the pack's reader (closed in close()): closing it here left
+      // `readers` holding a closed number, so the next read of that pack read whatever file the
+      // number was given to next, and close() failed with EBADF (a first backup past 1 GiB did).
       this.flush()
-      closeSync(this.writing.fd)
       this.writing = undefined
     }
     const id = Number(this.newPack.run(Date.now()).lastInsertRowid)
