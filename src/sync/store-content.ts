@@ -9,6 +9,7 @@ import { createIgnoreMatcher } from '../watch/index.js'
 import type { ServiceClients } from '../remote/index.js'
 import { SNAPSHOT_PROFILE } from './snapshot-profile.js'
 import { safeComponents } from './safe-target.js'
+import { pullBeforeStoring } from './content-pull.js'
 import type { StoreComponents } from './sync-components.js'
 
 /** Files read from the index a batch at a time: a long queue is never held whole. */
@@ -74,6 +75,10 @@ export async function storeContent (components: StoreContentComponents, init: St
   const { sealing, key } = contentSealing(config, init.passphrase)
   const keyId = key?.keyId ?? ''
   const { index, clients, store, deviceId } = components
+  // Only when something is to be sent: a pass with nothing to store asks the service nothing.
+  if (folders.some(f => index.content.unstored(deviceId, f.name, keyId, '', 1).length > 0)) {
+    await pullBeforeStoring(components, { config, passphrase: init.passphrase, signal: init.signal })
+  }
   // Which rows each CID being stored stands for: progress names them once their record lands.
   const taken = new Map<string, string[]>()
   const dealFor = async (object: string): Promise<void> => {
