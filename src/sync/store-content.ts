@@ -10,6 +10,7 @@ import type { ServiceClients } from '../remote/index.js'
 import { SNAPSHOT_PROFILE } from './snapshot-profile.js'
 import { safeComponents } from './safe-target.js'
 import { pullBeforeStoring } from './content-pull.js'
+import type { NotStored } from './content-outcome.js'
 import type { StoreComponents } from './sync-components.js'
 
 /** Files read from the index a batch at a time: a long queue is never held whole. */
@@ -34,8 +35,7 @@ export interface StoreContentInit {
   readonly skip?: (folder: string, path: string) => boolean
 }
 
-/** A file that was not stored, and why. */
-export interface NotStored { readonly folder: string, readonly path: string, readonly reason: string, readonly code: string }
+export type { NotStored } from './content-outcome.js'
 
 export interface StoreContentResult {
   readonly storedFiles: number
