@@ -12,6 +12,8 @@ export type { AccountPolicy } from './account-policy.js'
 export { DEFAULT_SERVICE_MAX_CONNECTIONS } from './connection-cap.js'
 export type { FaultInput, Fault } from './faults.js'
 export type { RequestRecord } from './routes/admin.js'
+export { startLocalServiceThread } from './service-thread.js'
+export type { ServiceThread } from './service-thread.js'
 
 /** Opens (creating if need be) the service under `init.dir` and starts listening. */
 export async function startLocalService (init: LocalServiceInit): Promise<LocalService> {

@@ -1,4 +1,5 @@
 import { join } from 'node:path'
+import { availableParallelism } from 'node:os'
 import { CID } from 'multiformats/cid'
 import type { Config, FolderConfig } from '../config/index.js'
 import { cidProfile, FileChangedWhileHashingError, isCidProfileName } from '../content/index.js'
@@ -89,7 +90,7 @@ export async function storeContent (components: StoreContentComponents, init: St
   // Shared with every other storing run of the process: the limits are the process's, not the run's.
   const gate = processUploadGate(config.content.uploadRate, config.content.concurrency)
   const throttle = async (bytes: number, signal?: AbortSignal): Promise<void> => { await gate.bucket.take(bytes, signal) }
-  const upload = async (path: string, profile: Parameters<ServiceClients['upload']['add']>[1], options: { signal?: AbortSignal }): Promise<string> =>
+  const upload = async (path: string, profile: Parameters<ServiceClients['upload']['add']>[1], options: { signal?: AbortSignal, expectedCid?: string }): Promise<string> =>
     await gate.slots.run(async () => (await clients.upload.add(path, profile, { ...options, throttle })).cid, options.signal)
   const storer = new ContentStorer({
     storeObject: async (path, options) => {
@@ -116,12 +117,18 @@ export async function storeContent (components: StoreContentComponents, init: St
       init.onProgress?.({ type: 'stored', files: records.length, bytes: records.reduce((sum, r) => sum + r.size, 0), keys: records.flatMap(r => { const keys = taken.get(r.cid) ?? []; taken.delete(r.cid); return keys }) })
     },
     storedParts: (file) => store.contentParts(file.cid.toString(), keyId),
-    onPartStored: (file, i, object) => { store.contentPartStored(file.cid.toString(), keyId, i, object) }
+    onPartStored: (file, i, object) => { store.contentPartStored(file.cid.toString(), keyId, i, object) },
+    // One core for the thread that sends (and the embedded service's), the rest to seal with.
+    sealThreads: Math.max(1, Math.min(config.content.concurrency, availableParallelism() - 1))
   })
-  for (const folder of folders) {
-    await storeFolder(folder, { components, init, storer, keyId, result, taken })
+  try {
+    for (const folder of folders) {
+      await storeFolder(folder, { components, init, storer, keyId, result, taken })
+    }
+    await storer.flush({ signal: init.signal })
+  } finally {
+    await storer.close()
   }
-  await storer.flush({ signal: init.signal })
   return result
 }
 
