@@ -6,7 +6,7 @@ import type { CidProfile } from '../content/index.js'
 import { contentMasterKey, fileKey } from './content-key.js'
 import { PACK_MAX_BLOBS, PACK_MAX_BYTES, PART_CHUNKS, SMALL_FILE_BYTES } from './layout.js'
 import type { ContentRecord, Sealing } from './record.js'
-import type { FileToStore } from './seal-file.js'
+import type { FileToStore } from './file-to-store.js'
 import { SealPool } from './seal-pool.js'
 
 /** What storing needs from outside: the upload endpoint. */

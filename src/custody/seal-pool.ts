@@ -3,7 +3,7 @@ import type { Worker } from 'node:worker_threads'
 import { FileChangedWhileHashingError } from '../content/index.js'
 import { AbortedError } from '../errors.js'
 import { startWorker } from '../util/start-worker.js'
-import type { FileToStore } from './seal-file.js'
+import type { FileToStore } from './file-to-store.js'
 import type { FromSealer, LargeJob, SmallJob, ToSealer } from './seal-messages.js'
 
 type Answer = Exclude<FromSealer, { type: 'failed' }>
