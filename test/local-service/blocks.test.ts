@@ -131,3 +131,30 @@ describe('the block store past a pack\'s limit', () => {
     expect(() => { store.close() }).not.toThrow()
   })
 })
+
+describe('the block store\'s flush that does not hold the thread', () => {
+  it('commits the rows of the blocks put before it, after its fsync, and leaves those put meanwhile to their own flush', async () => {
+    const { BlockStore } = await import('../../src/local-service/blocks.js')
+    const { openServiceDatabase } = await import('../../src/local-service/store.js')
+    const root = await useTempDir()
+    const db = openServiceDatabase(root)
+    onTestFinished(() => { if (db.open) db.close() })
+    const store = new BlockStore(root, db)
+    const block = async (): Promise<{ cid: CID, bytes: Buffer }> => { const bytes = randomBytes(64); return { cid: CID.createV1(raw.code, await sha256.digest(bytes)), bytes } }
+    const a = await block()
+    const b = await block()
+    const rows = (): number => db.prepare('SELECT COUNT(*) FROM blocks').pluck().get() as number
+    store.put(a.cid, a.bytes)
+    const flushing = store.flushAsync()
+    store.put(b.cid, b.bytes)
+    expect(rows()).toBe(0)
+    await flushing
+    expect(rows()).toBe(1)
+    expect(db.prepare('SELECT COUNT(*) FROM blocks WHERE cid = ?').pluck().get(a.cid.bytes)).toBe(1)
+    // Both stay readable; b is durable after its own flush.
+    expect(Buffer.from(await store.get(b.cid)).equals(b.bytes)).toBe(true)
+    await store.flushAsync()
+    expect(rows()).toBe(2)
+    store.close()
+  })
+})
