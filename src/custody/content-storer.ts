@@ -2,6 +2,7 @@ import { open, rm, mkdir } from 'node:fs/promises'
 import { join } from 'node:path'
 import { randomBytes } from 'node:crypto'
 import { FileChangedWhileHashingError } from '../content/index.js'
+import { InternalError } from '../errors.js'
 import type { CidProfile } from '../content/index.js'
 import { contentMasterKey, fileKey } from './content-key.js'
 import { PACK_MAX_BLOBS, PACK_MAX_BYTES, PART_CHUNKS, SMALL_FILE_BYTES } from './layout.js'
@@ -185,7 +186,7 @@ async function writeAll (handle: Awaited<ReturnType<typeof open>>, buffers: read
   let offset = 0
   while (at < list.length) {
     let { bytesWritten } = await handle.writev([(list[at] as Buffer).subarray(offset), ...list.slice(at + 1, at + 1024)])
-    if (bytesWritten === 0) throw new Error('writing a pack to the spool made no progress')
+    if (bytesWritten === 0) throw new InternalError('writing a pack to the spool made no progress')
     while (at < list.length && bytesWritten > 0) {
       const left = (list[at] as Buffer).byteLength - offset
       if (bytesWritten >= left) { bytesWritten -= left; at++; offset = 0 } else { offset += bytesWritten; bytesWritten = 0 }

@@ -10,9 +10,10 @@ import { CID } from 'multiformats/cid'
 import { CidBuilder, FileChangedWhileHashingError, cidProfile } from '../content/index.js'
 import { CHUNK_BYTES, chunkCount, plainChunkLength, sealChunkParts, sealedSize } from './chunks.js'
 import type { FromSealer, LargeJob, SmallJob, ToSealer } from './seal-messages.js'
+import { InternalError } from '../errors.js'
 
 const port = parentPort
-if (port === null) throw new Error('seal-worker runs only as a worker thread')
+if (port === null) throw new InternalError('seal-worker runs only as a worker thread')
 const post = (message: FromSealer, transfer: ArrayBuffer[] = []): void => { port.postMessage(message, transfer) }
 
 /** Objects are stored under the snapshots' profile (docs/content-format.md, "Objects"). */

@@ -4,9 +4,10 @@ import { parentPort, workerData } from 'node:worker_threads'
 import { startLocalService } from './index.js'
 import type { LocalServiceInit } from './local-service.js'
 import type { FromServiceThread, ToServiceThread } from './service-thread.js'
+import { InternalError } from '../errors.js'
 
 const port = parentPort
-if (port === null) throw new Error('service-thread-worker runs only as a worker thread')
+if (port === null) throw new InternalError('service-thread-worker runs only as a worker thread')
 const post = (message: FromServiceThread): void => { port.postMessage(message) }
 
 try {
