@@ -124,8 +124,9 @@ export class SealPool {
 
   private start (message: SmallJob | LargeJob, handlers: Omit<Job, 'thread'>, signal?: AbortSignal): number {
     const { id } = message
-    if (this.closed) { handlers.fail(new AbortedError('the sealing threads were stopped')); return id }
-    if (signal?.aborted === true) { handlers.fail(signal.reason as Error); return id }
+    // Told after this returns: the caller's handlers may use the id it answers.
+    if (this.closed) { queueMicrotask(() => { handlers.fail(new AbortedError('the sealing threads were stopped')) }); return id }
+    if (signal?.aborted === true) { queueMicrotask(() => { handlers.fail(signal.reason as Error) }); return id }
     const thread = this.pick()
     let settled = false
     const onAbort = (): void => { this.send(id, { type: 'cancel', id }); job.fail(signal?.reason as Error) }
