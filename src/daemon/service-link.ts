@@ -144,7 +144,7 @@ export class ServiceLink {
     const config = this.components.config()
     // Loaded here, not at start-up: the clients and the local service are not needed to index.
     const { connectService } = await import('../connect/index.js')
-    const connection = await connectService(config)
+    const connection = await connectService(config, process.env, { storing: true })
     if (stopped.aborted) {
       await connection.close()
       return
