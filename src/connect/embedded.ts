@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto'
 import { linkSync, readFileSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { formatWalletKey, newWalletKey, parseWalletKey, walletAddress } from '../crypto/index.js'
-import { ACCESS_HEADER, startLocalService, type LocalService } from '../local-service/index.js'
+import { ACCESS_HEADER, startLocalService, startLocalServiceThread, type ServiceThread } from '../local-service/index.js'
 import { createServiceClients, type ServiceClients } from '../remote/index.js'
 import { writeFileAtomicSync } from '../util/atomic-write.js'
 import { DEFAULT_EMBEDDED_TOKEN_TTL_SECONDS, type EmbeddedOptions } from './embedded-options.js'
@@ -40,7 +40,7 @@ function claimAccount (dir: string, mine: EmbeddedAccount): EmbeddedAccount {
 }
 
 export interface EmbeddedService {
-  readonly service: LocalService
+  readonly service: ServiceThread
   readonly clients: ServiceClients
   readonly address: string
   readonly credentials: { readonly apiKey: () => string | undefined, readonly sessionToken: () => string | undefined }
@@ -50,7 +50,7 @@ export interface EmbeddedService {
  * A session token issued in-process (no HTTP route to guard) and issued again once half its life
  * has passed, so whoever reads it never holds an expired one: publishing never stops for it.
  */
-function renewingToken (service: LocalService, user: string, ttlSeconds: number): () => string {
+function renewingToken (service: ServiceThread, user: string, ttlSeconds: number): () => string {
   let current: { token: string, renewAt: number } | undefined
   return () => {
     const now = Date.now()
@@ -64,7 +64,7 @@ function renewingToken (service: LocalService, user: string, ttlSeconds: number)
 }
 
 /**
- * Starts the local service in-process on a free loopback port and signs in to it the way a user
+ * Starts the local service in-process (in a thread of its own) on a free loopback port and signs in to it the way a user
  * signs in to production: a wallet made once, a signed message traded for an API key. The session
  * token is issued in-process, as the identity provider would, and renewed before it expires. The
  * account lives in the service's directory, so every device pointed at the same directory (a NAS
@@ -72,11 +72,16 @@ function renewingToken (service: LocalService, user: string, ttlSeconds: number)
  * answers only this process (a random access key every request carries) and holds a bounded
  * number of connections.
  */
-export async function startEmbedded (dir: string, options: Partial<EmbeddedOptions> = {}): Promise<EmbeddedService> {
+export async function startEmbedded (dir: string, options: Partial<EmbeddedOptions> & { readonly thread?: boolean } = {}): Promise<EmbeddedService> {
   // Held only in this process: any other local user who finds the loopback port is refused (403)
   // instead of signing up, uploading into this directory and making keys.
   const accessKey = randomBytes(32).toString('base64url')
-  const service = await startLocalService({ dir, admin: options.admin ?? false, accessKey })
+  // `thread`: for what stores content (the daemon, `snapshot`), so its imports (hashing, writing,
+  // fsyncing every block) run beside this process's reading and sealing instead of between them.
+  // Else on this thread: a restore's one small fetch after another answers sooner without the
+  // hop between threads (a restore of 3,000 small files took up to 1.5x as long through one).
+  const init = { dir, admin: options.admin ?? false, accessKey }
+  const service: ServiceThread = options.thread === true ? await startLocalServiceThread(init) : await startLocalService(init)
   const credentials: { apiKey?: string, sessionToken?: () => string } = {}
   const url = service.url
   const clients = createServiceClients(

@@ -25,9 +25,13 @@ export interface ServiceConnection {
   close: () => Promise<void>
 }
 
-export async function connectService (config: Config, env: NodeJS.ProcessEnv = process.env): Promise<ServiceConnection> {
+/**
+ * `options.storing`: the caller stores content (the daemon, `cidsync snapshot`): an embedded
+ * service then runs in a thread of its own (connect/embedded.ts says why).
+ */
+export async function connectService (config: Config, env: NodeJS.ProcessEnv = process.env, options: { readonly storing?: boolean } = {}): Promise<ServiceConnection> {
   if (config.service.mode === 'embedded') {
-    const embedded = await startEmbedded(config.service.dir, embeddedOptions(env))
+    const embedded = await startEmbedded(config.service.dir, { ...embeddedOptions(env), thread: options.storing === true })
     return {
       mode: 'embedded',
       clients: embedded.clients,

@@ -9,7 +9,10 @@ export interface CidBuilderInit {
    * reuse it, so a small file costs no chunk-sized allocation.
    */
   readonly scratch?: Uint8Array
-  /** Told of every block (leaves, then each parent as it closes), for callers that store the DAG. */
+  /**
+   * Told of every block (leaves, then each parent as it closes), for callers that store the DAG.
+   * A raw leaf is the caller's (or the builder's reused) bytes: keep a copy to hold it past the call.
+   */
   readonly onBlock?: (cid: CID, block: Uint8Array) => void
 }
 

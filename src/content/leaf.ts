@@ -47,9 +47,12 @@ export function leafLink (profile: CidProfile, digest: Uint8Array, length: numbe
   return { cid: blockCid(profile, dagPb.code, digest), fileSize: length, treeSize: prefix.byteLength + length + suffix.byteLength }
 }
 
-/** The bytes of a leaf block: the chunk itself (raw leaves) or its dag-pb encoding. */
+/**
+ * The bytes of a leaf block: the chunk itself (raw leaves: not copied, so valid only as long as
+ * the caller's bytes are) or its dag-pb encoding.
+ */
 export function leafBlock (profile: CidProfile, chunk: Uint8Array): Uint8Array {
-  if (profile.rawLeaves) return Uint8Array.from(chunk)
+  if (profile.rawLeaves) return chunk
   const { prefix, suffix } = dagPbLeafFraming(chunk.byteLength)
   const block = new Uint8Array(prefix.byteLength + chunk.byteLength + suffix.byteLength)
   block.set(prefix)

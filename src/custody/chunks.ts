@@ -40,9 +40,17 @@ function associatedData (cid: CID, index: number, last: boolean): Buffer {
 
 /** Seals chunk `index` of the file `cid` under its file key: ciphertext then tag. */
 export function sealChunk (key: Uint8Array, cid: CID, index: number, last: boolean, plain: Uint8Array): Buffer {
+  return Buffer.concat(sealChunkParts(key, cid, index, last, plain))
+}
+
+/** {@link sealChunk} as its two pieces, ciphertext and tag, for a writer that need not join them (one copy less a chunk). */
+export function sealChunkParts (key: Uint8Array, cid: CID, index: number, last: boolean, plain: Uint8Array): [Buffer, Buffer] {
   const cipher = createCipheriv('aes-256-gcm', key, nonceOf(index))
   cipher.setAAD(associatedData(cid, index, last))
-  return Buffer.concat([cipher.update(plain), cipher.final(), cipher.getAuthTag()])
+  const body = cipher.update(plain)
+  // GCM gives nothing more at final() (the ciphertext is as long as the plaintext); joined if it ever did.
+  const tail = cipher.final()
+  return [tail.byteLength === 0 ? body : Buffer.concat([body, tail]), cipher.getAuthTag()]
 }
 
 /**

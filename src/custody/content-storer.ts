@@ -1,17 +1,23 @@
-import { writeFile, rm, mkdir } from 'node:fs/promises'
+import { open, rm, mkdir } from 'node:fs/promises'
 import { join } from 'node:path'
 import { randomBytes } from 'node:crypto'
 import { FileChangedWhileHashingError } from '../content/index.js'
+import { InternalError } from '../errors.js'
 import type { CidProfile } from '../content/index.js'
 import { contentMasterKey, fileKey } from './content-key.js'
-import { PACK_MAX_BLOBS, PACK_MAX_BYTES, SMALL_FILE_BYTES } from './layout.js'
+import { PACK_MAX_BLOBS, PACK_MAX_BYTES, PART_CHUNKS, SMALL_FILE_BYTES } from './layout.js'
 import type { ContentRecord, Sealing } from './record.js'
-import { sealFileInParts, sealSmallFile, type FileToStore } from './seal-file.js'
+import type { FileToStore } from './file-to-store.js'
+import { SealPool } from './seal-pool.js'
 
 /** What storing needs from outside: the upload endpoint. */
 export interface ContentStorerComponents {
-  /** Sends an object file under the snapshots' profile; answers its CID. */
-  readonly storeObject: (path: string, options: { signal?: AbortSignal }) => Promise<string>
+  /**
+   * Sends an object file under the snapshots' profile; answers its CID. `expectedCid`: the CID
+   * its bytes were hashed to as they were sealed, so the sender need not hash them again (the
+   * service's answer must still equal it).
+   */
+  readonly storeObject: (path: string, options: { signal?: AbortSignal, expectedCid?: string }) => Promise<string>
   /** Sends a file as it is under its own profile; answers the CID the service gave it. */
   readonly storePlain: (path: string, profile: CidProfile, options: { signal?: AbortSignal }) => Promise<string>
 }
@@ -37,6 +43,8 @@ export interface ContentStorerInit {
   readonly onPartStored?: (file: FileToStore, index: number, object: string) => void
   /** Told of plaintext bytes as they are stored, for progress and rates. */
   readonly onProgress?: (event: { type: 'stored', files: number, bytes: number }) => void
+  /** Threads that read and seal files at once (default 2). */
+  readonly sealThreads?: number
 }
 
 interface PackedBlob { readonly file: FileToStore, readonly blob: Buffer }
@@ -52,10 +60,17 @@ export class ContentStorer {
   private packBytes = 0
   private readonly packed = new Set<string>()
   private spoolReady: Promise<void> | undefined
+  private readonly sealer: SealPool
 
   constructor (private readonly components: ContentStorerComponents, private readonly init: ContentStorerInit) {
     if (init.sealing !== 'none' && init.key === undefined) throw new RangeError('sealed content needs a key')
     this.master = init.key === undefined ? undefined : contentMasterKey(init.key.key)
+    this.sealer = new SealPool(Math.max(1, init.sealThreads ?? 2))
+  }
+
+  /** Ends the sealing threads; what a pack holds and was not flushed is not sent. */
+  async close (): Promise<void> {
+    await this.sealer.close()
   }
 
   /** Files waiting in the pack being filled. */
@@ -74,7 +89,7 @@ export class ContentStorer {
     const key = fileKey(this.master as Buffer, file.cid)
     if (file.size < SMALL_FILE_BYTES) {
       if (this.packed.has(file.cid.toString())) return
-      const blob = await sealSmallFile(file, key, options.signal)
+      const blob = await this.sealer.sealSmall(file, key, options.signal)
       // Another add may have packed the same content meanwhile, or filled the pack (files are stored several at once).
       if (this.packed.has(file.cid.toString())) return
       for (let flushes = 0; flushes < 8 && (this.pack.length >= PACK_MAX_BLOBS || this.packBytes + blob.byteLength > PACK_MAX_BYTES); flushes++) await this.flush(options)
@@ -84,12 +99,13 @@ export class ContentStorer {
       this.packed.add(file.cid.toString())
       return
     }
-    const parts = await sealFileInParts(file, {
+    const parts = await this.sealer.sealParts(file, {
       key,
       spoolDir: this.init.spoolDir,
+      partChunks: PART_CHUNKS,
       storedParts: this.init.storedParts?.(file) ?? new Map(),
-      storePart: async (index, path) => {
-        const object = await this.components.storeObject(path, options)
+      storePart: async (index, path, _bytes, expectedCid) => {
+        const object = await this.components.storeObject(path, { ...options, expectedCid })
         this.init.onPartStored?.(file, index, object)
         return object
       },
@@ -112,7 +128,13 @@ export class ContentStorer {
       await this.ensureSpool()
       const path = join(this.init.spoolDir, `pack-${randomBytes(8).toString('hex')}.tmp`)
       try {
-        await writeFile(path, Buffer.concat(pack.map(p => p.blob)), { mode: 0o600 })
+        // The blobs as they are, one write of them all: no pack-sized copy in memory.
+        const handle = await open(path, 'wx', 0o600)
+        try {
+          await writeAll(handle, pack.map(p => p.blob))
+        } finally {
+          await handle.close()
+        }
         object = await this.components.storeObject(path, options)
       } finally {
         await rm(path, { force: true })
@@ -154,5 +176,20 @@ export class ContentStorer {
   private async ensureSpool (): Promise<void> {
     this.spoolReady ??= mkdir(this.init.spoolDir, { recursive: true, mode: 0o700 }).then(() => {})
     await this.spoolReady
+  }
+}
+
+/** Writes every buffer, in order, however few bytes each `writev` takes (at most 1,024 buffers a call: IOV_MAX). */
+async function writeAll (handle: Awaited<ReturnType<typeof open>>, buffers: readonly Buffer[]): Promise<void> {
+  const list = buffers.filter(b => b.byteLength > 0)
+  let at = 0
+  let offset = 0
+  while (at < list.length) {
+    let { bytesWritten } = await handle.writev([(list[at] as Buffer).subarray(offset), ...list.slice(at + 1, at + 1024)])
+    if (bytesWritten === 0) throw new InternalError('writing a pack to the spool made no progress')
+    while (at < list.length && bytesWritten > 0) {
+      const left = (list[at] as Buffer).byteLength - offset
+      if (bytesWritten >= left) { bytesWritten -= left; at++; offset = 0 } else { offset += bytesWritten; bytesWritten = 0 }
+    }
   }
 }

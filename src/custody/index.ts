@@ -12,7 +12,7 @@ export type { SealedChunk, SealStreamInit, OpenStreamInit } from './seal-stream.
 export { SMALL_FILE_BYTES, PACK_MAX_BYTES, PACK_MAX_BLOBS, PART_CHUNKS } from './layout.js'
 export { parseContentRecord, SEALINGS } from './record.js'
 export type { ContentRecord, Sealing } from './record.js'
-export type { FileToStore } from './seal-file.js'
+export type { FileToStore } from './file-to-store.js'
 export { ContentStorer } from './content-storer.js'
 export type { ContentStorerComponents, ContentStorerInit, ContentSealingKey } from './content-storer.js'
 export { ObjectCache } from './object-cache.js'

@@ -185,7 +185,7 @@ export class ServiceLink {
     // Loaded here, not at start-up: the clients and the local service are not needed to index.
     const { connectService, connectMirrors } = await import('../connect/index.js')
     const timing = mirrorTiming(process.env)
-    const connection = await connectService(config)
+    const connection = await connectService(config, process.env, { storing: true })
     if (stopped.aborted) {
       await connection.close()
       return

@@ -1,4 +1,4 @@
-import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, rmSync, writeSync, read } from 'node:fs'
+import { closeSync, existsSync, fsync, fsyncSync, mkdirSync, openSync, readFileSync, rmSync, writeSync, read } from 'node:fs'
 import { promisify } from 'node:util'
 import { join } from 'node:path'
 import type Database from 'better-sqlite3'
@@ -6,6 +6,7 @@ import type { CID } from 'multiformats/cid'
 import { ServiceDataDamagedError } from '../errors.js'
 
 const readAt = promisify(read)
+const fsyncAsync = promisify(fsync)
 
 /** A pack is closed for appends past this size and the next block starts a new one. */
 export const PACK_LIMIT = 1024 * 1024 * 1024
@@ -78,9 +79,10 @@ export class BlockStore {
   private packForWrite (length: number): { id: number, fd: number, size: number } {
     if (this.writing !== undefined && this.writing.size + length <= this.packLimit) return this.writing
     if (this.writing !== undefined) {
+      // Its descriptor stays open as the pack's reader (closed in close()): closing it here left
+      // `readers` holding a closed number, so the next read of that pack read whatever file the
+      // number was given to next, and close() failed with EBADF (a first backup past 1 GiB did).
       this.flush()
-      // Its descriptor stays open for reads (it is the pack's reader, closed with the store): closing
-      // it here left a closed (or, once reused, another file's) descriptor behind for every read.
       this.writing = undefined
     }
     const id = Number(this.newPack.run(Date.now()).lastInsertRowid)
@@ -112,6 +114,26 @@ export class BlockStore {
       for (const p of this.pending.values()) this.insert.run(p.key, p.pack, p.offset, p.length)
     })()
     this.pending.clear()
+  }
+
+  /**
+   * {@link flush} without holding the thread while the disk syncs: the blocks put so far are made
+   * durable, then their rows committed (rule 2 holds: a row is committed only after an fsync that
+   * followed its bytes' write). Blocks put meanwhile wait for their own flush; a pack closed
+   * meanwhile was flushed whole as it closed.
+   */
+  async flushAsync (): Promise<void> {
+    if (this.pending.size === 0 || this.writing === undefined) return
+    const taken = [...this.pending]
+    await fsyncAsync(this.writing.fd)
+    this.db.transaction(() => {
+      for (const [name, place] of taken) {
+        // Committed meanwhile by another flush, or removed: nothing to do.
+        if (this.pending.get(name) !== place) continue
+        this.insert.run(place.key, place.pack, place.offset, place.length)
+        this.pending.delete(name)
+      }
+    })()
   }
 
   /** Removes a block (one an upload cut short at its quota had just written). */

@@ -15,6 +15,8 @@ export type { FaultInput, Fault } from './faults.js'
 export type { RequestRecord } from './routes/admin.js'
 export { CAR_LIMITS } from './routes/gateway-car.js'
 export type { CarLimits } from './routes/gateway-car.js'
+export { startLocalServiceThread } from './service-thread.js'
+export type { ServiceThread } from './service-thread.js'
 
 /** Opens (creating if need be) the service under `init.dir` and starts listening. */
 export async function startLocalService (init: LocalServiceInit): Promise<LocalService> {

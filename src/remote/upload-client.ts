@@ -22,6 +22,11 @@ export interface UploadOptions extends CallOptions {
   readonly onProgress?: (sent: number, total: number) => void
   /** Awaited before each read of the file goes out: a rate limit holds the body back here. */
   readonly throttle?: (bytes: number, signal?: AbortSignal) => Promise<void>
+  /**
+   * The CID the file's bytes were hashed to as they were written (a sealed object): not hashed
+   * again as it is sent; the service's answer must still equal it.
+   */
+  readonly expectedCid?: string
 }
 
 /** Kubo's `add` parameters for a profile, named explicitly: a server's defaults may differ. */
@@ -61,19 +66,20 @@ export class UploadClient {
     const computed: { cid?: CID } = {}
     const boundary = `cidsync-${randomBytes(12).toString('hex')}`
     const name = basename(path).replace(/["\r\n]/g, '_')
+    const expected = options.expectedCid === undefined ? undefined : CID.parse(options.expectedCid)
     const body = (): Readable => Readable.from((async function * () {
-      const builder = new CidBuilder(profile)
+      const builder = expected === undefined ? new CidBuilder(profile) : undefined
       let sent = 0
       yield Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${name}"\r\nContent-Type: application/octet-stream\r\n\r\n`)
       for await (const chunk of createReadStream(path, { highWaterMark: READ_BYTES })) {
         if (options.throttle !== undefined) await options.throttle((chunk as Buffer).byteLength, options.signal)
-        builder.update(chunk as Buffer)
+        builder?.update(chunk as Buffer)
         sent += (chunk as Buffer).byteLength
         options.onProgress?.(sent, size)
         yield chunk as Buffer
       }
       yield Buffer.from(`\r\n--${boundary}--\r\n`)
-      computed.cid = builder.finish()
+      computed.cid = builder?.finish() ?? expected
     })(), { objectMode: false })
     const request = { method: 'POST' as const, path: '/api/v0/add', query: addQuery(profile), headers: { 'content-type': `multipart/form-data; boundary=${boundary}` }, body, signal: options.signal, ...(options.retry === false ? { retry: false } : {}) }
     const response = await this.upload.send(request)

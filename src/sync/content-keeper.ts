@@ -3,7 +3,8 @@ import type { Config } from '../config/index.js'
 import type { Index } from '../index/index.js'
 import type { ServiceClients } from '../remote/index.js'
 import { Scheduler } from './scheduler.js'
-import { contentLeftOut, contentSealing, storeContent, type NotStored, type StoreContentResult } from './store-content.js'
+import { contentLeftOut, contentSealing, storeContent, type StoreContentResult } from './store-content.js'
+import type { NotStored, PublishedContent } from './content-outcome.js'
 import type { SyncStore } from './sync-store.js'
 import type { SyncEventListener } from './sync-event.js'
 import { NotReadyError } from '../errors.js'
@@ -53,15 +54,6 @@ export interface ContentFolderStatus {
   readonly failed: number
   /** Never stored: `[content] exclude` or larger than `max_file_size` (as the last pass found them). */
   readonly leftOut: { readonly files: number, readonly bytes: number }
-}
-
-/** What a publish says of the content it waited for (`cidsync snapshot` prints it and exits 1 on any file not stored). */
-export interface PublishedContent {
-  readonly storedFiles: number
-  readonly storedBytes: number
-  readonly notStored: readonly NotStored[]
-  /** The pass itself failed (the service unreachable...): what it said. */
-  readonly error?: string
 }
 
 export interface ContentStatus {

@@ -11,7 +11,7 @@ const SNAPSHOT_DIR_PATTERNS = [
   /^(publish|pull|merge|restore|verify|history|mirror)-[A-Za-z0-9.-]+$/
 ]
 const STATE_DIR_PATTERNS = [/^index\.sqlite\.restoring(\.\d+\.restore)?(-wal|-shm|-journal)?$/]
-/** Pack and part files a killed content upload left in the spool (`custody/content-storer.ts`, `seal-file.ts`). */
+/** Pack and part files a killed content upload left in the spool (`custody/content-storer.ts`, `custody/seal-worker.ts`). */
 const CONTENT_SPOOL_PATTERNS = [/^(pack|part)-[0-9a-f]{16}\.tmp$/]
 /** `util/atomic-write.ts` temps; commands that write without the lock (`key import`) may own a fresh one. */
 const ATOMIC_TEMP = /^\..+\.[0-9a-f]{12}\.tmp$/

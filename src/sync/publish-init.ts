@@ -1,6 +1,6 @@
 import type { Config } from '../config/index.js'
 import type { PublishStep } from './publish-job.js'
-import type { PublishedContent } from './content-keeper.js'
+import type { PublishedContent } from './content-outcome.js'
 import type { SyncStore } from './sync-store.js'
 import type { SyncComponents } from './sync-components.js'
 

@@ -1,4 +1,5 @@
 import { join } from 'node:path'
+import { availableParallelism } from 'node:os'
 import { CID } from 'multiformats/cid'
 import type { Config, FolderConfig } from '../config/index.js'
 import { cidProfile, FileChangedWhileHashingError, isCidProfileName } from '../content/index.js'
@@ -9,6 +10,8 @@ import { createIgnoreMatcher } from '../watch/index.js'
 import type { ServiceClients } from '../remote/index.js'
 import { SNAPSHOT_PROFILE } from './snapshot-profile.js'
 import { safeComponents } from './safe-target.js'
+import { pullBeforeStoring } from './content-pull.js'
+import type { NotStored } from './content-outcome.js'
 import type { StoreComponents } from './sync-components.js'
 
 /** Files read from the index a batch at a time: a long queue is never held whole. */
@@ -33,8 +36,7 @@ export interface StoreContentInit {
   readonly skip?: (folder: string, path: string) => boolean
 }
 
-/** A file that was not stored, and why. */
-export interface NotStored { readonly folder: string, readonly path: string, readonly reason: string, readonly code: string }
+export type { NotStored } from './content-outcome.js'
 
 export interface StoreContentResult {
   readonly storedFiles: number
@@ -74,6 +76,10 @@ export async function storeContent (components: StoreContentComponents, init: St
   const { sealing, key } = contentSealing(config, init.passphrase)
   const keyId = key?.keyId ?? ''
   const { index, clients, store, deviceId } = components
+  // Only when something is to be sent: a pass with nothing to store asks the service nothing.
+  if (folders.some(f => index.content.unstored(deviceId, f.name, keyId, '', 1).length > 0)) {
+    await pullBeforeStoring(components, { config, passphrase: init.passphrase, signal: init.signal })
+  }
   // Which rows each CID being stored stands for: progress names them once their record lands.
   const taken = new Map<string, string[]>()
   const dealFor = async (object: string): Promise<void> => {
@@ -84,7 +90,7 @@ export async function storeContent (components: StoreContentComponents, init: St
   // Shared with every other storing run of the process: the limits are the process's, not the run's.
   const gate = processUploadGate(config.content.uploadRate, config.content.concurrency)
   const throttle = async (bytes: number, signal?: AbortSignal): Promise<void> => { await gate.bucket.take(bytes, signal) }
-  const upload = async (path: string, profile: Parameters<ServiceClients['upload']['add']>[1], options: { signal?: AbortSignal }): Promise<string> =>
+  const upload = async (path: string, profile: Parameters<ServiceClients['upload']['add']>[1], options: { signal?: AbortSignal, expectedCid?: string }): Promise<string> =>
     await gate.slots.run(async () => (await clients.upload.add(path, profile, { ...options, throttle })).cid, options.signal)
   const storer = new ContentStorer({
     storeObject: async (path, options) => {
@@ -114,12 +120,18 @@ export async function storeContent (components: StoreContentComponents, init: St
       init.onProgress?.({ type: 'stored', files: records.length, bytes: records.reduce((sum, r) => sum + r.size, 0), keys: records.flatMap(r => { const keys = taken.get(r.cid) ?? []; taken.delete(r.cid); return keys }) })
     },
     storedParts: (file) => store.contentParts(file.cid.toString(), keyId),
-    onPartStored: (file, i, object) => { store.contentPartStored(file.cid.toString(), keyId, i, object) }
+    onPartStored: (file, i, object) => { store.contentPartStored(file.cid.toString(), keyId, i, object) },
+    // One core for the thread that sends (and the embedded service's), the rest to seal with.
+    sealThreads: Math.max(1, Math.min(config.content.concurrency, availableParallelism() - 1))
   })
-  for (const folder of folders) {
-    await storeFolder(folder, { components, init, storer, keyId, result, taken })
+  try {
+    for (const folder of folders) {
+      await storeFolder(folder, { components, init, storer, keyId, result, taken })
+    }
+    await storer.flush({ signal: init.signal })
+  } finally {
+    await storer.close()
   }
-  await storer.flush({ signal: init.signal })
   return result
 }
 

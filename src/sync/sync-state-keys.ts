@@ -33,7 +33,9 @@ export const KEY = {
   /** JSON {@link Refusal}: the last time the pointer was found without this device's last publish. */
   rollback: 'pointer_rollback',
   /** JSON list of the daemon's content failures (`ContentFailure`), as its last pass left them. */
-  contentFailures: 'content_failures'
+  contentFailures: 'content_failures',
+  /** The pointer CID a storing pass last merged first, so its records' content was not sent again. */
+  contentPulled: 'content_pulled_pointer'
 } as const
 export type Key = typeof KEY[keyof typeof KEY]
 

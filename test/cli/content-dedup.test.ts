@@ -43,4 +43,29 @@ describe.skipIf(EXTERNAL)('content dedup across two devices sharing the key (pro
     await ok(a, ['restore', '--files', '--to', to])
     expect(await tree(join(to, 'notes'))).toEqual(await tree(a.folder))
   }, 300_000)
+
+  it('a second device that stores first thing, without a restore, uploads 0 content bytes (failed before: its packs went up again)', async () => {
+    const root = await useTempDir()
+    const service = await localServiceUnderTest({ dir: join(root, 'service'), pageSize: 1000 })
+    const a = await contentDevice(root, service, 'a')
+    const b = await contentDevice(root, service, 'b')
+    await shareKey(a, b)
+    await writeSomeFiles(a.folder, 'same', { largeBytes: 3 * 1024 * 1024 + 5, small: 30 })
+    await ok(a, ['snapshot'])
+    await cp(a.folder, b.folder, { recursive: true })
+
+    // No restore, no merge: storing is the first thing b does.
+    const beforeB = await listing(service)
+    const storedB = await ok(b, ['snapshot'])
+    expect(await contentUploaded(service, b, beforeB), storedB.stderr).toEqual({ objects: 0, bytes: 0 })
+    expect(storedB.stderr).toContain('stored 0 files')
+    // Every upload b made is its index's: nothing else is new in the listing.
+    const fresh = [...(await listing(service)).entries()].filter(([id]) => !beforeB.has(id)).map(([, r]) => r.cid)
+    const objects = contentObjects(a)
+    expect(fresh.filter(cid => objects.has(cid))).toEqual([])
+
+    const to = join(root, 'back')
+    await ok(b, ['restore', '--files', '--to', to])
+    expect(await tree(join(to, 'notes'))).toEqual(await tree(a.folder))
+  }, 300_000)
 })

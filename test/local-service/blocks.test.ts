@@ -1,5 +1,5 @@
 import { describe, it, expect, onTestFinished } from 'vitest'
-import { appendFile, mkdir, readdir, readFile, writeFile } from 'node:fs/promises'
+import { appendFile, mkdir, open as openFile, readdir, readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { randomBytes } from 'node:crypto'
 import { CID } from 'multiformats/cid'
@@ -103,5 +103,58 @@ describe('the local service\'s block store', () => {
     expect((await two.get(cx)).equals(x)).toBe(true)
     expect((await one.get(cy)).equals(y)).toBe(true)
     expect(await readdir(join(dir, 'packs'))).toHaveLength(2)
+  })
+})
+
+describe('the block store past a pack\'s limit', () => {
+  it('reads every block of a pack closed for appends, and closes without EBADF (failed before: its descriptor was closed while still the pack\'s reader)', async () => {
+    const { BlockStore } = await import('../../src/local-service/blocks.js')
+    const { openServiceDatabase } = await import('../../src/local-service/store.js')
+    const root = await useTempDir()
+    const db = await openServiceDatabase(root)
+    onTestFinished(() => { db.close() })
+    // 3 blocks of 40 bytes a pack: ten blocks span four packs.
+    const store = new BlockStore(root, db, 120)
+    const blocks: Array<{ cid: CID, bytes: Buffer }> = []
+    for (let i = 0; i < 10; i++) {
+      const bytes = randomBytes(40)
+      const cid = CID.createV1(raw.code, await sha256.digest(bytes))
+      store.put(cid, bytes)
+      blocks.push({ cid, bytes })
+    }
+    store.flush()
+    // Other files opened now take the numbers a closed descriptor would have freed.
+    const others = await Promise.all([1, 2, 3].map(async i => { await writeFile(join(root, `other-${i}`), 'x'.repeat(40)); return await openFile(join(root, `other-${i}`), 'r') }))
+    onTestFinished(async () => { for (const o of others) await o.close() })
+    for (const b of blocks) expect(Buffer.from(await store.get(b.cid)).equals(b.bytes)).toBe(true)
+    expect((await readdir(join(root, 'packs'))).length).toBe(4)
+    expect(() => { store.close() }).not.toThrow()
+  })
+})
+
+describe('the block store\'s flush that does not hold the thread', () => {
+  it('commits the rows of the blocks put before it, after its fsync, and leaves those put meanwhile to their own flush', async () => {
+    const { BlockStore } = await import('../../src/local-service/blocks.js')
+    const { openServiceDatabase } = await import('../../src/local-service/store.js')
+    const root = await useTempDir()
+    const db = await openServiceDatabase(root)
+    onTestFinished(() => { if (db.open) db.close() })
+    const store = new BlockStore(root, db)
+    const block = async (): Promise<{ cid: CID, bytes: Buffer }> => { const bytes = randomBytes(64); return { cid: CID.createV1(raw.code, await sha256.digest(bytes)), bytes } }
+    const a = await block()
+    const b = await block()
+    const rows = (): number => db.prepare('SELECT COUNT(*) FROM blocks').pluck().get() as number
+    store.put(a.cid, a.bytes)
+    const flushing = store.flushAsync()
+    store.put(b.cid, b.bytes)
+    expect(rows()).toBe(0)
+    await flushing
+    expect(rows()).toBe(1)
+    expect(db.prepare('SELECT COUNT(*) FROM blocks WHERE cid = ?').pluck().get(a.cid.bytes)).toBe(1)
+    // Both stay readable; b is durable after its own flush.
+    expect(Buffer.from(await store.get(b.cid)).equals(b.bytes)).toBe(true)
+    await store.flushAsync()
+    expect(rows()).toBe(2)
+    store.close()
   })
 })

@@ -56,4 +56,16 @@ describe('the upload client', () => {
     expect((await upload.add(file, cidProfile('kubo-cidv1'))).cid).toBe(cid)
     expect(server.received[1]?.body).toContain('hello world')
   })
+
+  it('takes the CID the bytes were hashed to as they were written, and still refuses an answer that differs', async () => {
+    const { server, upload, file, cid } = await setup()
+    server.answer({ status: 200, body: { Hash: cid } })
+    expect((await upload.add(file, cidProfile('kubo-cidv1'), { expectedCid: cid })).cid).toBe(cid)
+    // The service answers the CID of what it was sent; an expected CID that is not it fails.
+    const other = bytesCid(Buffer.from('hello there'), cidProfile('kubo-cidv1')).toString()
+    server.answer({ status: 200, body: { Hash: cid } })
+    const err = await upload.add(file, cidProfile('kubo-cidv1'), { expectedCid: other }).catch((e: unknown) => e) as IntegrityError
+    expect(err).toBeInstanceOf(IntegrityError)
+    expect(err.message).toContain(other)
+  })
 })

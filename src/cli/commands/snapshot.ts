@@ -46,7 +46,7 @@ async function publishStandalone (config: Config, request: PublishRequest): Prom
         await watcher.stop()
       }
       const { connectService } = await import('../../connect/index.js')
-      const connection = await connectService(config)
+      const connection = await connectService(config, process.env, { storing: true })
       try {
         const passphrase = process.env.CIDSYNC_SNAPSHOT_PASSPHRASE
         // Content first, so the publish printed restores every file it lists as stored.

@@ -147,8 +147,9 @@ export function uploadRoutes (parts: ServiceParts): Route[] {
         if (err instanceof HttpFailure && err.status === 413) for (const cid of allowance.made) parts.blocks.remove(cid)
         throw err
       }
-      // Durable before it is listed or answered (blocks.ts, rule 3).
-      parts.blocks.flush()
+      // Durable before it is listed or answered (blocks.ts, rule 3); the thread goes on with other
+      // uploads while the disk syncs.
+      await parts.blocks.flushAsync()
       const now = Date.now()
       parts.db.transaction(() => {
         for (const file of added) insert.run(randomUUID(), caller.address, file.cid, file.name, file.mime, file.size, now, now)

@@ -1,0 +1,182 @@
+import { rm } from 'node:fs/promises'
+import type { Worker } from 'node:worker_threads'
+import { FileChangedWhileHashingError } from '../content/index.js'
+import { AbortedError } from '../errors.js'
+import { startWorker } from '../util/start-worker.js'
+import type { FileToStore } from './file-to-store.js'
+import type { FromSealer, LargeJob, SmallJob, ToSealer } from './seal-messages.js'
+
+type Answer = Exclude<FromSealer, { type: 'failed' }>
+
+/**
+ * A sealing thread's young generation: it makes few objects but many large buffers, which a
+ * small young generation's frequent scavenges free sooner (each thread otherwise keeps tens of
+ * MB of spent buffers until its heap is collected; peak RSS while storing is bounded).
+ */
+const YOUNG_MB = 2
+
+interface Job {
+  readonly thread: Thread
+  /** Every message about the job but its failure. */
+  readonly onMessage: (message: Answer) => void
+  readonly fail: (err: Error) => void
+}
+
+interface Thread { readonly worker: Worker, jobs: number }
+
+export interface SealPartsInit {
+  readonly key: Uint8Array
+  readonly spoolDir: string
+  readonly partChunks: number
+  /** Parts already stored by an earlier, interrupted run: sent again only when these bytes make another object. */
+  readonly storedParts: ReadonlyMap<number, string>
+  /** Sends one part file, whose object CID is `object`; answers the CID stored. The file is removed after. */
+  readonly storePart: (index: number, path: string, bytes: number, object: string) => Promise<string>
+  readonly signal?: AbortSignal
+}
+
+/** A failure a sealing thread reported, as the caller of the in-process sealing saw it. */
+function failure (message: Extract<FromSealer, { type: 'failed' }>): Error {
+  if (message.changed) return new FileChangedWhileHashingError(message.message)
+  return Object.assign(new Error(message.message), message.code === undefined ? {} : { code: message.code })
+}
+
+/**
+ * Threads that read, hash and seal files (seal-worker.ts), so the thread that sends (and, for the
+ * embedded service, the one that imports) never waits on them: a first backup ran every byte's
+ * read, hash, seal and spool write between its sends. Started on first use, `size` at most;
+ * {@link close} ends them. A file is read once, its bytes hashed to the row's CID as they are
+ * sealed, exactly as `sealSmallFile` and `sealFileInParts` do in process.
+ */
+export class SealPool {
+  private readonly threads: Thread[] = []
+  private readonly jobs = new Map<number, Job>()
+  private nextId = 1
+  private closed = false
+
+  constructor (private readonly size: number) {}
+
+  /** Seals a small file whole; answers its blob once its bytes hash to the row's CID. */
+  async sealSmall (file: FileToStore, key: Uint8Array, signal?: AbortSignal): Promise<Buffer> {
+    return await new Promise<Buffer>((resolve, reject) => {
+      const id = this.start({ type: 'small', ...this.common(file, key) }, {
+        onMessage: (message) => { if (message.type === 'blob') { this.end(id); resolve(Buffer.from(message.blob)) } },
+        fail: reject
+      }, signal)
+    })
+  }
+
+  /**
+   * Seals a large file into parts, sending each through `storePart` as it is whole while the next
+   * is sealed; answers each part's object CID and length, in order, once the whole file hashed to
+   * the row's CID. A part an earlier run stored is kept when these bytes make that object.
+   */
+  async sealParts (file: FileToStore, init: SealPartsInit): Promise<Array<readonly [string, number]>> {
+    const parts: Array<readonly [string, number]> = []
+    let sending = Promise.resolve()
+    let failed: Error | undefined
+    let finished = false
+    return await new Promise((resolve, reject) => {
+      const finish = (err?: Error): void => {
+        if (finished) return
+        finished = true
+        this.end(id)
+        // Every part in hand is sent or dropped before the file's answer, so none is left behind.
+        sending.then(() => { if (err === undefined && failed === undefined) resolve(parts); else reject(failed ?? err) }, reject)
+      }
+      const job: LargeJob = { type: 'large', ...this.common(file, init.key), spoolDir: init.spoolDir, partChunks: init.partChunks, storedParts: [...init.storedParts] }
+      const id = this.start(job, {
+        onMessage: (message) => {
+          if (message.type === 'done') { finish(); return }
+          if (message.type !== 'part') return
+          const { index, path, object, bytes } = message
+          sending = sending.then(async () => {
+            if (path === null) { parts[index] = [object, bytes]; return }
+            try {
+              if (failed !== undefined) return
+              parts[index] = [await init.storePart(index, path, bytes, object), bytes]
+              this.send(id, { type: 'ack', id })
+            } catch (err) {
+              failed ??= err as Error
+              this.send(id, { type: 'cancel', id })
+              finish(failed)
+            } finally {
+              await rm(path, { force: true })
+            }
+          })
+        },
+        fail: (err) => { failed ??= err; finish(err) }
+      }, init.signal)
+    })
+  }
+
+  /** Ends the threads; jobs still running fail. */
+  async close (): Promise<void> {
+    this.closed = true
+    for (const job of [...this.jobs.values()]) job.fail(new AbortedError('the sealing threads were stopped'))
+    this.jobs.clear()
+    await Promise.all(this.threads.splice(0).map(async t => await t.worker.terminate()))
+  }
+
+  private common (file: FileToStore, key: Uint8Array): Omit<SmallJob, 'type'> {
+    return { id: this.nextId++, path: file.path, key, cid: file.cid.toString(), size: file.size, profile: file.profile.name }
+  }
+
+  private start (message: SmallJob | LargeJob, handlers: Omit<Job, 'thread'>, signal?: AbortSignal): number {
+    const { id } = message
+    // Told after this returns: the caller's handlers may use the id it answers.
+    if (this.closed) { queueMicrotask(() => { handlers.fail(new AbortedError('the sealing threads were stopped')) }); return id }
+    if (signal?.aborted === true) { queueMicrotask(() => { handlers.fail(signal.reason as Error) }); return id }
+    const thread = this.pick()
+    let settled = false
+    const onAbort = (): void => { this.send(id, { type: 'cancel', id }); job.fail(signal?.reason as Error) }
+    const job: Job = {
+      thread,
+      onMessage: handlers.onMessage,
+      fail: (err) => { if (settled) return; settled = true; signal?.removeEventListener('abort', onAbort); this.end(id); handlers.fail(err) }
+    }
+    signal?.addEventListener('abort', onAbort, { once: true })
+    const wrapped: Job = { ...job, onMessage: (m) => { if (m.type === 'blob' || m.type === 'done') { settled = true; signal?.removeEventListener('abort', onAbort) } handlers.onMessage(m) } }
+    this.jobs.set(id, wrapped)
+    // Held only while it has work: an idle thread never keeps the process from ending.
+    if (thread.jobs++ === 0) thread.worker.ref()
+    thread.worker.postMessage(message)
+    return id
+  }
+
+  private end (id: number): void {
+    const job = this.jobs.get(id)
+    if (job === undefined) return
+    this.jobs.delete(id)
+    if (--job.thread.jobs === 0) job.thread.worker.unref()
+  }
+
+  private send (id: number, message: ToSealer): void {
+    this.jobs.get(id)?.thread.worker.postMessage(message)
+  }
+
+  /** The least busy thread, a new one while fewer than `size` run. */
+  private pick (): Thread {
+    const idle = this.threads.reduce<Thread | undefined>((best, t) => best === undefined || t.jobs < best.jobs ? t : best, undefined)
+    if (idle !== undefined && (idle.jobs === 0 || this.threads.length >= this.size)) return idle
+    const thread: Thread = { worker: startWorker(import.meta.url, 'seal-worker', { resourceLimits: { maxYoungGenerationSizeMb: YOUNG_MB } }), jobs: 0 }
+    thread.worker.on('message', (message: FromSealer) => {
+      const job = this.jobs.get(message.id)
+      if (job === undefined) {
+        // A part of a job given up: its file goes.
+        if (message.type === 'part' && message.path !== null) void rm(message.path, { force: true })
+        return
+      }
+      if (message.type === 'failed') job.fail(failure(message))
+      else job.onMessage(message)
+    })
+    thread.worker.on('error', (err) => {
+      // A thread that dies takes its jobs with it: they fail (and are tried again), and it is replaced on the next job.
+      const index = this.threads.indexOf(thread)
+      if (index >= 0) this.threads.splice(index, 1)
+      for (const [, job] of [...this.jobs]) if (job.thread === thread) job.fail(new Error(`a sealing thread failed: ${err.message}`))
+    })
+    this.threads.push(thread)
+    return thread
+  }
+}

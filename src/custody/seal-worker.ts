@@ -1,0 +1,148 @@
+// A sealing thread (seal-pool.ts): reads a file once, hashes the very bytes it reads to the row's
+// CID, seals them chunk by chunk, and hands back a blob (small files) or part files (large ones),
+// each with the CID of the object it makes. Reading, hashing and sealing run here, beside the
+// thread that sends, instead of between its sends.
+import { closeSync, openSync, readSync, rmSync, writeSync } from 'node:fs'
+import { join } from 'node:path'
+import { randomBytes } from 'node:crypto'
+import { parentPort } from 'node:worker_threads'
+import { CID } from 'multiformats/cid'
+import { CidBuilder, FileChangedWhileHashingError, cidProfile } from '../content/index.js'
+import { CHUNK_BYTES, chunkCount, plainChunkLength, sealChunkParts, sealedSize } from './chunks.js'
+import type { FromSealer, LargeJob, SmallJob, ToSealer } from './seal-messages.js'
+import { InternalError } from '../errors.js'
+
+const port = parentPort
+if (port === null) throw new InternalError('seal-worker runs only as a worker thread')
+const post = (message: FromSealer, transfer: ArrayBuffer[] = []): void => { port.postMessage(message, transfer) }
+
+/** Objects are stored under the snapshots' profile (docs/content-format.md, "Objects"). */
+const OBJECT_PROFILE = cidProfile('kubo-cidv1')
+/** Parts sealed ahead of the one being sent: bounds the spool to two parts a file. */
+const AHEAD = 1
+
+// One buffer for every chunk this thread reads: nothing allocated per read.
+const plain = Buffer.allocUnsafeSlow(CHUNK_BYTES)
+const probe = Buffer.allocUnsafeSlow(1)
+/** Large jobs running here: parts the pool said it sent, and who waits for the next. */
+const running = new Map<number, { acked: number, cancelled: boolean, wake?: () => void }>()
+
+function writeAll (fd: number, bytes: Uint8Array): void {
+  let done = 0
+  while (done < bytes.byteLength) done += writeSync(fd, bytes, done, bytes.byteLength - done)
+}
+
+/** Reads chunk `index` of the job's file into `plain`; a file shorter or longer than its row is a changed file. */
+function readChunk (fd: number, job: SmallJob | LargeJob, index: number, count: number): Buffer {
+  const want = plainChunkLength(job.size, index)
+  let got = 0
+  while (got < want) {
+    const n = readSync(fd, plain, got, want - got, null)
+    if (n === 0) throw new FileChangedWhileHashingError(`the file has ${index * CHUNK_BYTES + got} bytes, not its indexed ${job.size}, as it was read`)
+    got += n
+  }
+  if (index === count - 1 && readSync(fd, probe, 0, 1, null) > 0) throw new FileChangedWhileHashingError(`the file grew past its indexed ${job.size} bytes while it was read`)
+  return plain.subarray(0, want)
+}
+
+function checkSame (job: SmallJob | LargeJob, builder: CidBuilder): void {
+  const read = builder.finish().toString()
+  if (read !== job.cid) throw new FileChangedWhileHashingError(`${job.path} holds ${read} now, not its indexed ${job.cid}: it changed since it was indexed`)
+}
+
+function sealSmall (job: SmallJob): void {
+  const cid = CID.parse(job.cid)
+  const builder = new CidBuilder(cidProfile(job.profile))
+  const count = chunkCount(job.size)
+  // Its own buffer, handed over whole (transferred, not copied).
+  const blob = new Uint8Array(sealedSize(job.size))
+  const fd = openSync(job.path, 'r')
+  try {
+    let at = 0
+    for (let i = 0; i < count; i++) {
+      const bytes = readChunk(fd, job, i, count)
+      builder.update(bytes)
+      for (const piece of sealChunkParts(job.key, cid, i, i === count - 1, bytes)) { blob.set(piece, at); at += piece.byteLength }
+    }
+  } finally {
+    closeSync(fd)
+  }
+  checkSame(job, builder)
+  post({ type: 'blob', id: job.id, blob: blob.buffer }, [blob.buffer])
+}
+
+async function sealLarge (job: LargeJob): Promise<void> {
+  const cid = CID.parse(job.cid)
+  const builder = new CidBuilder(cidProfile(job.profile))
+  const stored = new Map(job.storedParts)
+  const count = chunkCount(job.size)
+  const state = { acked: 0, cancelled: false } as { acked: number, cancelled: boolean, wake?: () => void }
+  running.set(job.id, state)
+  let sent = 0
+  let spool: { fd: number, path: string } | undefined
+  let part: CidBuilder | undefined
+  let bytes = 0
+  const fd = openSync(job.path, 'r')
+  try {
+    for (let i = 0; i < count; i++) {
+      const last = i === count - 1
+      const chunk = readChunk(fd, job, i, count)
+      builder.update(chunk)
+      if (spool === undefined) {
+        const path = join(job.spoolDir, `part-${randomBytes(8).toString('hex')}.tmp`)
+        spool = { fd: openSync(path, 'wx', 0o600), path }
+        part = new CidBuilder(OBJECT_PROFILE)
+        bytes = 0
+      }
+      for (const piece of sealChunkParts(job.key, cid, i, last, chunk)) {
+        part?.update(piece)
+        writeAll(spool.fd, piece)
+        bytes += piece.byteLength
+      }
+      if ((i + 1) % job.partChunks !== 0 && !last) continue
+      const index = Math.floor(i / job.partChunks)
+      const object = (part as CidBuilder).finish().toString()
+      closeSync(spool.fd)
+      // A part an earlier run stored is kept only if these bytes make that very object.
+      const same = stored.get(index) === object
+      if (same) rmSync(spool.path, { force: true })
+      post({ type: 'part', id: job.id, index, path: same ? null : spool.path, object, bytes })
+      spool = undefined
+      if (!same) sent++
+      // The whole file is checked at the end; a changed file's parts stay unreferenced.
+      while (sent - state.acked > AHEAD && !state.cancelled) await new Promise<void>(resolve => { state.wake = resolve })
+      if (state.cancelled) return
+    }
+  } finally {
+    running.delete(job.id)
+    closeSync(fd)
+    if (spool !== undefined) {
+      closeSync(spool.fd)
+      rmSync(spool.path, { force: true })
+    }
+  }
+  checkSame(job, builder)
+  post({ type: 'done', id: job.id })
+}
+
+async function run (job: SmallJob | LargeJob): Promise<void> {
+  try {
+    if (job.type === 'small') sealSmall(job)
+    else await sealLarge(job)
+  } catch (err) {
+    const e = err as NodeJS.ErrnoException
+    post({ type: 'failed', id: job.id, changed: err instanceof FileChangedWhileHashingError, code: typeof e.code === 'string' ? e.code : undefined, message: e.message })
+  }
+}
+
+port.on('message', (message: ToSealer) => {
+  if (message.type === 'ack' || message.type === 'cancel') {
+    const state = running.get(message.id)
+    if (state === undefined) return
+    if (message.type === 'ack') state.acked++
+    else state.cancelled = true
+    state.wake?.()
+    return
+  }
+  void run(message)
+})

@@ -1,0 +1,23 @@
+// The local service running in a thread of its own (service-thread.ts): started from
+// `workerData`, it says where it listens, and stops when told.
+import { parentPort, workerData } from 'node:worker_threads'
+import { startLocalService } from './index.js'
+import type { LocalServiceInit } from './local-service.js'
+import type { FromServiceThread, ToServiceThread } from './service-thread.js'
+import { InternalError } from '../errors.js'
+
+const port = parentPort
+if (port === null) throw new InternalError('service-thread-worker runs only as a worker thread')
+const post = (message: FromServiceThread): void => { port.postMessage(message) }
+
+try {
+  const service = await startLocalService(workerData as LocalServiceInit)
+  port.on('message', (message: ToServiceThread) => {
+    if (message.type !== 'stop') return
+    service.stop().then(() => { post({ type: 'stopped' }) }, (err: Error) => { post({ type: 'stopped', error: err.message }) })
+  })
+  post({ type: 'started', url: service.url, adminTokenPath: service.adminTokenPath })
+} catch (err) {
+  const e = err as NodeJS.ErrnoException
+  post({ type: 'failed', message: e.message, code: typeof e.code === 'string' ? e.code : undefined })
+}

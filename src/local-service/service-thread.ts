@@ -1,0 +1,79 @@
+import type { Worker } from 'node:worker_threads'
+import { startWorker } from '../util/start-worker.js'
+import type { LocalServiceInit } from './local-service.js'
+import { openServiceDatabase, settingOr } from './store.js'
+import { TokenIssuer } from './tokens.js'
+
+/** Messages to and from the service's thread. */
+export type ToServiceThread = { readonly type: 'stop' }
+export type FromServiceThread =
+  | { readonly type: 'started', readonly url: string, readonly adminTokenPath: string | undefined }
+  | { readonly type: 'failed', readonly message: string, readonly code: string | undefined }
+  | { readonly type: 'stopped', readonly error?: string }
+
+/** Its young generation: small, so the request buffers it drops are freed soon (peak RSS while storing). */
+const YOUNG_MB = 4
+/** How long a stop waits for the thread to close its server and flush its packs before ending it. */
+const STOP_MS = 30_000
+
+/** The local service in a thread of its own, as its starter sees it. */
+export interface ServiceThread {
+  readonly url: string
+  readonly adminTokenPath: string | undefined
+  /** A session token for the pointer service, issued in this thread with the service's own secret. */
+  issueToken: (user: string, ttlSeconds: number) => string
+  stop: () => Promise<void>
+}
+
+/**
+ * Starts the local service in a worker thread: its imports hash, write and fsync every block
+ * sent to it, which on the caller's thread stalled the caller's own reading, sealing and sending
+ * (the embedded service of a first backup took half of the process's one busy thread). The
+ * database is opened here first, so a damaged or unwritable data dir throws what it throws in
+ * process, with its class; the token secret read then lets tokens be issued without a round trip.
+ */
+export async function startLocalServiceThread (init: LocalServiceInit): Promise<ServiceThread> {
+  const db = await openServiceDatabase(init.dir)
+  let tokens: TokenIssuer
+  try {
+    tokens = new TokenIssuer(Buffer.from(settingOr(db, 'token_secret', TokenIssuer.newSecret), 'base64url'))
+  } finally {
+    db.close()
+  }
+  const worker = startWorker(import.meta.url, 'service-thread-worker', { workerData: init, resourceLimits: { maxYoungGenerationSizeMb: YOUNG_MB } })
+  const started = await new Promise<Extract<FromServiceThread, { type: 'started' }>>((resolve, reject) => {
+    const onMessage = (message: FromServiceThread): void => {
+      if (message.type === 'started') { off(); resolve(message) }
+      if (message.type === 'failed') { off(); reject(Object.assign(new Error(`the local service could not start: ${message.message}`), { code: message.code })) }
+    }
+    const onError = (err: Error): void => { off(); reject(err) }
+    const onExit = (code: number): void => { off(); reject(new Error(`the local service's thread ended (code ${code}) before it listened`)) }
+    const off = (): void => { worker.off('message', onMessage); worker.off('error', onError); worker.off('exit', onExit) }
+    worker.on('message', onMessage)
+    worker.once('error', onError)
+    worker.once('exit', onExit)
+  }).catch(async (err: unknown) => { await worker.terminate(); throw err })
+  return {
+    url: started.url,
+    adminTokenPath: started.adminTokenPath,
+    issueToken: (user, ttlSeconds) => tokens.issue(user, ttlSeconds),
+    stop: async () => { await stopThread(worker) }
+  }
+}
+
+async function stopThread (worker: Worker): Promise<void> {
+  let timer: NodeJS.Timeout | undefined
+  try {
+    await new Promise<void>((resolve) => {
+      const done = (): void => { resolve() }
+      worker.on('message', (message: FromServiceThread) => { if (message.type === 'stopped') done() })
+      worker.once('exit', done)
+      worker.once('error', done)
+      timer = setTimeout(done, STOP_MS)
+      worker.postMessage({ type: 'stop' } satisfies ToServiceThread)
+    })
+  } finally {
+    clearTimeout(timer)
+    await worker.terminate()
+  }
+}
