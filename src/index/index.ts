@@ -3,7 +3,7 @@
  */
 
 export type { Entry, EntryChange, KnownFile, FolderTotals, KnownDevice, ListOptions } from './entries.js'
-export { EntryStore } from './entries.js'
+export { EntryStore, utf8Before } from './entries.js'
 export { SCHEMA_VERSION, CONTENT_SCHEMA_VERSION } from './migrations.js'
 export { loadOrCreateDeviceId, readDeviceId, DEVICE_ID_FILE } from './device-id.js'
 export type { DeviceIdRecovery } from './device-id.js'
