@@ -218,7 +218,7 @@ export class FolderIndexer {
           if (code === SYMLINK_NOT_FOLLOWED) linkSeen?.(rel)
           this.skip(rel, code, 'dir')
         }
-      }, { signal: this.stopScan.signal, after })
+      }, { signal: this.stopScan.signal, after, room: async () => { await this.components.pool.room() } })
     } catch (err) {
       if (this.stopScan.signal.aborted) return undefined
       throw err
