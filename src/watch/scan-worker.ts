@@ -1,7 +1,7 @@
 import { readdirSync, statSync, lstatSync, existsSync, type Dirent, type Stats } from 'node:fs'
 import { join } from 'node:path'
 import { parentPort, workerData } from 'node:worker_threads'
-import { openIndex, utf8Before, type Index } from '../index/index.js'
+import { openIndex, utf8Before, LEAN_CACHE_KIB, type Index } from '../index/index.js'
 import { IndexMissingError } from '../errors.js'
 import { createIgnoreMatcher } from './ignore.js'
 import { dirId } from './dir-chain.js'
@@ -73,7 +73,7 @@ class Rows {
 function openKnown (request: ScanRequest): Index | undefined {
   if (!existsSync(request.indexPath)) return undefined
   try {
-    return openIndex(request.indexPath, { readonly: true })
+    return openIndex(request.indexPath, { readonly: true, cacheKiB: LEAN_CACHE_KIB })
   } catch (err) {
     if (err instanceof IndexMissingError) return undefined
     throw err
