@@ -96,7 +96,8 @@ export class EntryStore {
       }
     }
     this.reads = {
-      known: db.prepare('SELECT path, size, mtime_ms, cid_profile FROM entries WHERE device_id = ? AND folder = ? AND deleted = 0').raw(),
+      // In the primary key's order (path's UTF-8 bytes), from after a path: a seek, never a sort.
+      known: db.prepare('SELECT path, size, mtime_ms, cid_profile FROM entries WHERE device_id = ? AND folder = ? AND path > ? AND deleted = 0 ORDER BY path LIMIT ?').raw(),
       knownOne: db.prepare('SELECT size, mtime_ms, cid_profile FROM entries WHERE device_id = ? AND folder = ? AND path = ? AND deleted = 0').raw(),
       livePaths: db.prepare('SELECT path FROM entries WHERE device_id = ? AND folder = ? AND deleted = 0').pluck(),
       totals: db.prepare('SELECT folder, COUNT(*) AS files, COALESCE(SUM(size), 0) AS bytes FROM entries WHERE device_id = ? AND deleted = 0 GROUP BY folder'),
@@ -119,13 +120,13 @@ export class EntryStore {
     this.writable().ensureDevice.run(deviceId, hostname, Date.now())
   }
 
-  /** This device's live files in a folder, keyed by path. */
-  knownFiles (deviceId: string, folder: string): Map<string, KnownFile> {
-    const known = new Map<string, KnownFile>()
-    for (const row of this.reads.known.iterate(deviceId, folder) as Iterable<[string, number, number, string]>) {
-      known.set(row[0], { size: row[1], mtimeMs: row[2], cidProfile: row[3] })
-    }
-    return known
+  /**
+   * Up to `limit` of this device's live files in a folder whose path sorts after `afterPath`, in
+   * the order of the paths' UTF-8 bytes (see {@link utf8Before}). Read a page at a time, so a
+   * caller walking a million rows holds neither them all nor a read transaction all along.
+   */
+  knownFilesAfter (deviceId: string, folder: string, afterPath: string, limit: number): Array<readonly [path: string, size: number, mtimeMs: number, cidProfile: string]> {
+    return this.reads.known.all(deviceId, folder, afterPath, limit) as Array<[string, number, number, string]>
   }
 
   /** Paths of this device's live files in a folder, streamed (run no other statement meanwhile). */
@@ -229,4 +230,25 @@ export class EntryStore {
     if (this.writes === undefined) throw new InternalError('the index was opened read-only')
     return this.writes
   }
+}
+
+const HIGH_UNIT = /[\uD800-\uFFFF]/
+
+/**
+ * Whether `a` sorts before `b` in the order of their UTF-8 bytes, SQLite's order of TEXT: the
+ * order of code points. JavaScript's `<` compares UTF-16 units, which differs only when both
+ * strings differ first at units from U+D800 up (a character past U+FFFF against one from U+E000).
+ */
+export function utf8Before (a: string, b: string): boolean {
+  // The common case, and the cheap one: `<` is right whenever either string has no such unit.
+  if (!HIGH_UNIT.test(a) || !HIGH_UNIT.test(b)) return a < b
+  const n = Math.min(a.length, b.length)
+  for (let i = 0; i < n; i++) {
+    const x = a.charCodeAt(i)
+    const y = b.charCodeAt(i)
+    if (x === y) continue
+    if (x < 0xD800 || y < 0xD800) return x < y
+    return (a.codePointAt(i) as number) < (b.codePointAt(i) as number)
+  }
+  return a.length < b.length
 }

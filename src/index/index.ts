@@ -3,7 +3,7 @@
  */
 
 export type { Entry, EntryChange, KnownFile, FolderTotals, KnownDevice, ListOptions } from './entries.js'
-export { EntryStore } from './entries.js'
+export { EntryStore, utf8Before } from './entries.js'
 export { SCHEMA_VERSION, CONTENT_SCHEMA_VERSION } from './migrations.js'
 export { loadOrCreateDeviceId, readDeviceId, DEVICE_ID_FILE } from './device-id.js'
 export type { DeviceIdRecovery } from './device-id.js'
@@ -15,7 +15,7 @@ export type { SegmentRange, RecordedChain, IncomingDevice, DeviceState } from '.
 export type { RemoteFile, RemoteName, DealRecord, RemoteState } from './remote.js'
 export { openIndexRecovering, moveAside } from './recover.js'
 export type { OpenedIndex } from './recover.js'
-export { isDamageError } from './open.js'
+export { isDamageError, LEAN_CACHE_KIB } from './open.js'
 export type { MergeResult } from './sync-sql.js'
 export { INDEX_FILE, indexPath, openIndex } from './open-index.js'
 export { checkIndexFile } from './check-file.js'

@@ -46,6 +46,8 @@ export interface OpenIndexInit {
   readonly readonly?: boolean
   /** `PRAGMA quick_check` first (default: for writers); a damaged file throws `IndexDamagedError`. */
   readonly check?: boolean
+  /** SQLite's page cache, in KiB (default: the build's 16 MiB); long-lived connections take `LEAN_CACHE_KIB`. */
+  readonly cacheKiB?: number
 }
 
 /**
@@ -54,7 +56,7 @@ export interface OpenIndexInit {
  */
 export function openIndex (path: string, init: OpenIndexInit = {}): Index {
   const readonly = init.readonly === true
-  const db = openDatabase(path, { readonly, check: init.check })
+  const db = openDatabase(path, { readonly, check: init.check, cacheKiB: init.cacheKiB })
   const entries = new EntryStore(db, readonly)
   const remote = new RemoteStore(db)
   const segments = new SegmentStore(db)

@@ -1,6 +1,7 @@
 import { existsSync, renameSync } from 'node:fs'
 import { IndexDamagedError } from '../errors.js'
 import { openIndex, type Index } from './open-index.js'
+import { LEAN_CACHE_KIB } from './open.js'
 
 /** What opening the daemon's index found. */
 export interface OpenedIndex {
@@ -30,15 +31,15 @@ export function moveAside (path: string): string {
 /**
  * Opens the daemon's index; one that is damaged (not a database, a failed quick check) is never
  * written on: it is kept aside with the time in its name and a fresh one made, which the normal
- * scan fills from the folders. The caller says so.
+ * scan fills from the folders. The caller says so. Its page cache is held to {@link LEAN_CACHE_KIB}.
  */
 export function openIndexRecovering (path: string): OpenedIndex {
   const created = !existsSync(path)
   try {
-    return { index: openIndex(path), created, damaged: undefined, lost: created ? 'it was missing' : undefined }
+    return { index: openIndex(path, { cacheKiB: LEAN_CACHE_KIB }), created, damaged: undefined, lost: created ? 'it was missing' : undefined }
   } catch (err) {
     if (!(err instanceof IndexDamagedError)) throw err
     const movedTo = moveAside(path)
-    return { index: openIndex(path), created: false, damaged: { problem: err.problem, movedTo }, lost: `it was damaged (${err.problem})` }
+    return { index: openIndex(path, { cacheKiB: LEAN_CACHE_KIB }), created: false, damaged: { problem: err.problem, movedTo }, lost: `it was damaged (${err.problem})` }
   }
 }

@@ -28,6 +28,11 @@ export interface SqliteFileInit extends SqliteFileErrors {
   readonly foreignKeys?: boolean
   /** `FULL` where a lost last transaction costs more than a redo (default `NORMAL`). */
   readonly synchronous?: 'NORMAL' | 'FULL'
+  /**
+   * SQLite's page cache of this connection, in KiB (default: the build's, 16 MiB in better-sqlite3).
+   * Set before the quick check, which would otherwise fill it.
+   */
+  readonly cacheKiB?: number
 }
 
 const BUSY_TIMEOUT_MS = 5_000
@@ -63,6 +68,7 @@ export function openSqliteFile (path: string, init: SqliteFileInit): Database.Da
   }
   try {
     db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`)
+    if (init.cacheKiB !== undefined) db.pragma(`cache_size = -${Math.max(1, Math.floor(init.cacheKiB))}`)
     if (!readonly) {
       db.pragma('journal_mode = WAL')
       db.pragma(`synchronous = ${init.synchronous ?? 'NORMAL'}`)

@@ -2,6 +2,7 @@ import type { CidProfileName } from '../content/index.js'
 import type { FolderConfig } from '../config/index.js'
 import type { EntryStore } from '../index/index.js'
 import type { ChangeWriter } from './change-writer.js'
+import type { HashPool } from './hash-pool.js'
 import type { IgnoreMatcher } from './ignore.js'
 import type { PathStage } from './path-stage.js'
 import { scanFolder, type ScanResult } from './scan.js'
@@ -18,6 +19,8 @@ export interface FolderScanComponents {
   readonly deviceId: string
   readonly stage: PathStage
   readonly skipped: SkippedFiles
+  /** Its room is awaited before each batch goes to the stage: a cold index does not queue a million paths. */
+  readonly pool: HashPool
 }
 
 export interface FolderScanInit {
@@ -94,6 +97,6 @@ export class FolderScan {
         if (code === SYMLINK_NOT_FOLLOWED) options.linkSeen?.(rel)
         skipped.skip(rel, code, 'dir')
       }
-    }, { signal, after: options.after })
+    }, { signal, after: options.after, room: async () => { await this.components.pool.room() } })
   }
 }

@@ -15,6 +15,12 @@ export const DEFAULT_IDLE_TIMEOUT_MS = 15_000
 export const DEFAULT_SPLIT_BYTES = 64 * 1024 * 1024
 /** A thread holds more batches while it works on one, so it never waits on the main thread. */
 const BATCHES_PER_THREAD = 4
+/**
+ * Jobs waiting past which {@link HashPool.room} holds a producer back: enough that the threads
+ * never run dry (they hold at most 4 x 256 each), few enough that a cold index of a million files
+ * does not keep a million pending paths in memory.
+ */
+export const DEFAULT_ROOM_JOBS = 8_192
 
 export interface HashPoolInit {
   /** Threads; one per core by default. */
@@ -22,6 +28,8 @@ export interface HashPoolInit {
   readonly idleTimeoutMs?: number
   /** Files at least this large are hashed on every thread at once. */
   readonly splitBytes?: number
+  /** Waiting jobs past which {@link HashPool.room} waits. */
+  readonly roomJobs?: number
 }
 
 export interface HashResult { readonly cid: string, readonly size: number, readonly mtimeMs: number }
@@ -52,11 +60,31 @@ export class HashPool {
   private idleTimer: NodeJS.Timeout | undefined
   private nextId = 1
   private closed = false
+  private readonly roomJobs: number
+  private roomWaiters: Array<() => void> = []
 
   constructor (init: HashPoolInit = {}) {
     this.threads = Math.max(1, init.workers ?? availableParallelism())
     this.idleTimeoutMs = init.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS
     this.splitBytes = init.splitBytes ?? DEFAULT_SPLIT_BYTES
+    this.roomJobs = init.roomJobs ?? DEFAULT_ROOM_JOBS
+  }
+
+  /**
+   * Resolves once the jobs waiting for a thread are fewer than the pool's bound (at once if they
+   * are, or the pool is closed): a producer of many files (the startup scan) waits on it between
+   * batches, so what is queued stays bounded however many files there are. Submitting never waits.
+   */
+  async room (): Promise<void> {
+    if (this.closed || this.queue.length < this.roomJobs) return
+    await new Promise<void>(resolve => this.roomWaiters.push(resolve))
+  }
+
+  private wakeRoom (): void {
+    if (this.roomWaiters.length === 0 || (!this.closed && this.queue.length >= this.roomJobs)) return
+    const waiters = this.roomWaiters
+    this.roomWaiters = []
+    for (const wake of waiters) wake()
   }
 
   /** Threads running now. */
@@ -150,6 +178,7 @@ export class HashPool {
     this.closed = true
     clearTimeout(this.idleTimer)
     for (const pending of this.queue.drain()) pending.done(new AbortedError('the hash pool closed'))
+    this.wakeRoom()
     await this.stopThreads()
   }
 
@@ -211,6 +240,7 @@ export class HashPool {
       }
     }
     this.armIdleTimer()
+    this.wakeRoom()
   }
 
   private send (slot: Slot): void {

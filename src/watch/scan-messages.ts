@@ -15,6 +15,12 @@ export interface ScanRequest {
    * rows load meanwhile, so the watches cost the time to current almost nothing.
    */
   readonly gate?: SharedArrayBuffer
+  /**
+   * Its first Int32 is the batches of changed files the scan may still send; it waits while none
+   * are left, and the main thread gives one back for each batch it has room for (backpressure: a
+   * cold index of a million files does not queue a million paths in memory).
+   */
+  readonly credit: SharedArrayBuffer
 }
 
 /** What it answers, in order: batches of files to hash, then one `done`. */

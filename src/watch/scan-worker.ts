@@ -1,7 +1,7 @@
 import { readdirSync, statSync, lstatSync, existsSync, type Dirent, type Stats } from 'node:fs'
 import { join } from 'node:path'
 import { parentPort, workerData } from 'node:worker_threads'
-import { openIndex, type KnownFile } from '../index/index.js'
+import { openIndex, utf8Before, LEAN_CACHE_KIB, type Index } from '../index/index.js'
 import { IndexMissingError } from '../errors.js'
 import { createIgnoreMatcher } from './ignore.js'
 import { dirId } from './dir-chain.js'
@@ -10,23 +10,73 @@ import type { ScanMessage, ScanRequest } from './scan-messages.js'
 import { SYMLINK_NOT_FOLLOWED } from './skipped-files.js'
 
 const BATCH = 2_000
+/** Rows read from the index at a time: the scan holds a page of them, never the whole folder. */
+const ROWS_PAGE = 2_000
 /** Directories deep through followed links, so a tree that keeps growing under the scan still ends. */
 const MAX_DEPTH = 256
 
-/** This device's rows of the folder, through a read-only connection of the scan's own. */
-function loadKnown (request: ScanRequest): Map<string, KnownFile> {
-  if (!existsSync(request.indexPath)) return new Map()
-  let index
-  try {
-    index = openIndex(request.indexPath, { readonly: true })
-  } catch (err) {
-    if (err instanceof IndexMissingError) return new Map()
-    throw err
+type Row = readonly [path: string, size: number, mtimeMs: number, cidProfile: string]
+
+/**
+ * This device's rows of the folder in path order, a page at a time through a read-only connection
+ * of the scan's own, met in that order by the walk (which goes in the same order): what the scan
+ * keeps in memory is a page of rows and the directories it is in, however large the folder.
+ * Rows the walk passes without finding their file are `missing`.
+ */
+class Rows {
+  readonly missing: string[] = []
+  private page: Row[] = []
+  private at = 0
+  private done: boolean
+
+  constructor (private readonly index: Index | undefined, private readonly request: ScanRequest) {
+    this.done = index === undefined
+    this.read('')
   }
+
+  /** The row of `path`, if it has one; rows sorting before it are missing. Called in path order. */
+  take (path: string): Row | undefined {
+    for (;;) {
+      const row = this.peek()
+      if (row === undefined) return undefined
+      if (row[0] === path) {
+        this.at++
+        return row
+      }
+      if (!utf8Before(row[0], path)) return undefined
+      this.missing.push(row[0])
+      this.at++
+    }
+  }
+
+  /** Every row left is missing. */
+  finish (): void {
+    while (this.peek() !== undefined) this.missing.push((this.page[this.at++] as Row)[0])
+  }
+
+  private peek (): Row | undefined {
+    if (this.at < this.page.length) return this.page[this.at]
+    if (this.done) return undefined
+    this.read((this.page[this.page.length - 1] as Row)[0])
+    return this.page[this.at]
+  }
+
+  private read (after: string): void {
+    if (this.index === undefined) return
+    this.page = this.index.entries.knownFilesAfter(this.request.deviceId, this.request.folder, after, ROWS_PAGE)
+    this.at = 0
+    if (this.page.length < ROWS_PAGE) this.done = true
+  }
+}
+
+/** The index to compare against, read-only; undefined when there is none yet (every file is new). */
+function openKnown (request: ScanRequest): Index | undefined {
+  if (!existsSync(request.indexPath)) return undefined
   try {
-    return index.entries.knownFiles(request.deviceId, request.folder)
-  } finally {
-    index.close()
+    return openIndex(request.indexPath, { readonly: true, cacheKiB: LEAN_CACHE_KIB })
+  } catch (err) {
+    if (err instanceof IndexMissingError) return undefined
+    throw err
   }
 }
 
@@ -48,43 +98,53 @@ function withoutBadNames (root: string, dirRel: string, entries: Dirent[], post:
   return entries.filter(e => !e.name.includes('\uFFFD') || valid.has(e.name))
 }
 
+/** One entry of a directory, in the walk's order: a directory sorts as its name and a slash, as its files' paths do. */
+interface Item { readonly key: string, readonly rel: string, readonly dir: boolean, readonly file: boolean, readonly stats?: Stats }
+
+/** A directory being walked: its entries sorted, and how far the walk is in them. */
+interface Level { readonly items: Item[], at: number, readonly chain: string[] }
+
 /**
  * The startup scan, off the main thread: a walk with blocking readdir and stat (the fast way on
  * a thread of its own), compared against this device's rows. It sends only what needs hashing, and
- * at the end the rows whose files it did not find.
+ * at the end the rows whose files it did not find. It walks in path order, each directory's
+ * entries sorted, so it meets the rows as the index stores them (see {@link Rows}).
  */
 function scan (request: ScanRequest, post: (message: ScanMessage) => void): void {
-  const known = loadKnown(request)
+  const index = openKnown(request)
+  try {
+    walk(request, new Rows(index, request), post)
+  } finally {
+    index?.close()
+  }
+}
+
+function walk (request: ScanRequest, rows: Rows, post: (message: ScanMessage) => void): void {
   if (request.gate !== undefined) {
     // Opened by the main thread once the watches are up; a stop terminates this thread even here.
     const gate = new Int32Array(request.gate)
     while (Atomics.load(gate, 0) === 0) Atomics.wait(gate, 0, 0, 1_000)
   }
+  const credit = new Int32Array(request.credit)
   const ignore = createIgnoreMatcher(request.ignore, request.exclude)
-  // Followed links can lead back up the tree: each directory carries the (device, inode) of those
-  // above it, and a link to one of them is not entered.
   const follow = request.followSymlinks
-  const pending: Array<{ rel: string, chain: string[] }> = [{ rel: '', chain: follow ? [dirId(statSync(request.root))] : [] }]
   let changed: Array<readonly [string, number]> = []
   let scanned = 0
   const flush = (): void => {
-    if (changed.length > 0) post({ type: 'changed', files: changed, scanned })
+    if (changed.length === 0) return
+    // Held here until the main thread has room for more: a stop terminates this thread even here.
+    while (Atomics.load(credit, 0) <= 0) Atomics.wait(credit, 0, Atomics.load(credit, 0), 1_000)
+    Atomics.sub(credit, 0, 1)
+    post({ type: 'changed', files: changed, scanned })
     changed = []
   }
-  const enter = (rel: string, chain: string[], statOf: () => Stats): void => {
-    let id
-    try {
-      id = dirId(statOf())
-    } catch (err) {
-      // Out of descriptors, no permission: listed and walked again later, never silently left out.
-      const code = (err as NodeJS.ErrnoException).code ?? 'EIO'
-      if (code !== 'ENOENT' && code !== 'ENOTDIR') post({ type: 'unreadable', path: rel, code })
-      return
-    }
-    if (!chain.includes(id) && chain.length < MAX_DEPTH) pending.push({ rel, chain: [...chain, id] })
+  const queue = (rel: string, size: number): void => {
+    changed.push([rel, size])
+    if (changed.length >= BATCH) flush()
   }
-  while (pending.length > 0) {
-    const { rel: dirRel, chain } = pending.pop() as { rel: string, chain: string[] }
+
+  /** A directory's entries in path order, or undefined when it cannot be read (reported). */
+  const list = (dirRel: string): Item[] | undefined => {
     let entries: Dirent[]
     try {
       entries = readdirSync(join(request.root, dirRel), { withFileTypes: true })
@@ -92,15 +152,15 @@ function scan (request: ScanRequest, post: (message: ScanMessage) => void): void
       // Without its root the scan would find every file missing: fail instead of answering that.
       if (dirRel === '') throw err
       post({ type: 'unreadable', path: dirRel, code: (err as NodeJS.ErrnoException).code ?? 'EIO' })
-      continue
+      return undefined
     }
     if (entries.some(e => e.name.includes('\uFFFD'))) entries = withoutBadNames(request.root, dirRel, entries, post)
+    const items: Item[] = []
     for (const entry of entries) {
       const rel = dirRel === '' ? entry.name : `${dirRel}/${entry.name}`
       if (ignore.itself(rel)) continue
       if (entry.isDirectory()) {
-        if (!follow) pending.push({ rel, chain })
-        else enter(rel, chain, () => lstatSync(join(request.root, rel)))
+        items.push({ key: `${entry.name}/`, rel, dir: true, file: false })
         continue
       }
       const isLink = entry.isSymbolicLink()
@@ -109,35 +169,86 @@ function scan (request: ScanRequest, post: (message: ScanMessage) => void): void
         continue
       }
       if (entry.isFIFO() || entry.isSocket() || entry.isBlockDevice() || entry.isCharacterDevice()) continue
-      if (entry.isFile() && !known.has(rel)) {
-        // No row to compare with: hashing stats it anyway, so skip a stat here (the cold start's cost).
-        scanned++
-        changed.push([rel, 0])
-        if (changed.length >= BATCH) flush()
+      if (entry.isFile()) {
+        items.push({ key: entry.name, rel, dir: false, file: true })
         continue
       }
-      // Files, followed links, and entries a file system gave no type: stat for size, mtime and kind.
+      // Followed links, and entries a file system gave no type: what they are decides their place.
       let stats: Stats
       try {
         stats = isLink ? statSync(join(request.root, rel)) : lstatSync(join(request.root, rel))
       } catch {
         continue
       }
-      if (stats.isDirectory()) {
-        enter(rel, chain, () => stats)
+      if (stats.isDirectory()) items.push({ key: `${entry.name}/`, rel, dir: true, file: false, stats })
+      else if (stats.isFile()) items.push({ key: entry.name, rel, dir: false, file: false, stats })
+    }
+    return items.sort((a, b) => a.key === b.key ? 0 : utf8Before(a.key, b.key) ? -1 : 1)
+  }
+
+  /** Enters a directory unless it leads back up the tree (followed links) or too deep. */
+  const enter = (levels: Level[], item: Item, chain: string[]): void => {
+    if (!follow) {
+      const items = list(item.rel)
+      if (items !== undefined) levels.push({ items, at: 0, chain })
+      return
+    }
+    let id
+    try {
+      id = dirId(item.stats ?? lstatSync(join(request.root, item.rel)))
+    } catch (err) {
+      // Out of descriptors, no permission: listed and walked again later, never silently left out.
+      const code = (err as NodeJS.ErrnoException).code ?? 'EIO'
+      if (code !== 'ENOENT' && code !== 'ENOTDIR') post({ type: 'unreadable', path: item.rel, code })
+      return
+    }
+    if (chain.includes(id) || chain.length >= MAX_DEPTH) return
+    const items = list(item.rel)
+    if (items !== undefined) levels.push({ items, at: 0, chain: [...chain, id] })
+  }
+
+  // Followed links can lead back up the tree: each directory carries the (device, inode) of those
+  // above it, and a link to one of them is not entered.
+  const levels: Level[] = [{ items: list('') as Item[], at: 0, chain: follow ? [dirId(statSync(request.root))] : [] }]
+  while (levels.length > 0) {
+    const level = levels[levels.length - 1] as Level
+    const item = level.items[level.at++]
+    if (item === undefined) {
+      levels.pop()
+      continue
+    }
+    if (item.dir) {
+      enter(levels, item, level.chain)
+      continue
+    }
+    const row = rows.take(item.rel)
+    if (item.file && row === undefined) {
+      // No row to compare with: hashing stats it anyway, so skip a stat here (the cold start's cost).
+      scanned++
+      queue(item.rel, 0)
+      continue
+    }
+    let stats = item.stats
+    if (stats === undefined) {
+      try {
+        stats = lstatSync(join(request.root, item.rel))
+      } catch {
+        if (row !== undefined) rows.missing.push(item.rel)
         continue
       }
-      if (!stats.isFile()) continue
-      scanned++
-      const row = known.get(rel)
-      known.delete(rel)
-      if (row !== undefined && row.size === stats.size && row.mtimeMs === stats.mtimeMs && row.cidProfile === request.profile) continue
-      changed.push([rel, stats.size])
-      if (changed.length >= BATCH) flush()
     }
+    if (!stats.isFile()) {
+      // Replaced by a directory since it was listed: its watch reports it; its row is looked at.
+      if (row !== undefined) rows.missing.push(item.rel)
+      continue
+    }
+    scanned++
+    if (row !== undefined && row[1] === stats.size && row[2] === stats.mtimeMs && row[3] === request.profile) continue
+    queue(item.rel, stats.size)
   }
   flush()
-  post({ type: 'done', scanned, missing: [...known.keys()] })
+  rows.finish()
+  post({ type: 'done', scanned, missing: rows.missing })
 }
 
 const port = parentPort

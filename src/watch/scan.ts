@@ -14,14 +14,31 @@ export interface ScanResult {
   readonly missing: readonly string[]
 }
 
-/**
- * Runs one folder's startup scan on a thread of its own; aborting `signal` stops the thread at
- * once. With `after`, the thread loads the rows at once but walks only once `after` settles.
- */
-export async function scanFolder (request: ScanRequest, handlers: ScanHandlers, options: { signal?: AbortSignal, after?: Promise<unknown> } = {}): Promise<ScanResult> {
+/** Batches of changed files the scan thread may send ahead of the main thread's room for them. */
+const CREDIT = 2
+
+export interface ScanOptions {
+  readonly signal?: AbortSignal
+  /** The thread opens the index at once but walks only once this settles. */
+  readonly after?: Promise<unknown>
+  /**
+   * Waited on after each batch of changed files is handled, before the thread may send another
+   * (the hash pool's room): the scan walks no faster than its files are hashed.
+   */
+  readonly room?: () => Promise<void>
+}
+
+/** Runs one folder's startup scan on a thread of its own; aborting `signal` stops the thread at once. */
+export async function scanFolder (request: Omit<ScanRequest, 'gate' | 'credit'>, handlers: ScanHandlers, options: ScanOptions = {}): Promise<ScanResult> {
   options.signal?.throwIfAborted()
   const gate = options.after === undefined ? undefined : new SharedArrayBuffer(4)
-  const worker = startWorker(import.meta.url, 'scan-worker', { workerData: { ...request, gate } })
+  const credit = new SharedArrayBuffer(4)
+  Atomics.store(new Int32Array(credit), 0, CREDIT)
+  const giveBack = (): void => {
+    Atomics.add(new Int32Array(credit), 0, 1)
+    Atomics.notify(new Int32Array(credit), 0)
+  }
+  const worker = startWorker(import.meta.url, 'scan-worker', { workerData: { ...request, gate, credit } satisfies ScanRequest })
   const open = (): void => {
     if (gate === undefined) return
     Atomics.store(new Int32Array(gate), 0, 1)
@@ -34,7 +51,11 @@ export async function scanFolder (request: ScanRequest, handlers: ScanHandlers, 
     return await new Promise<ScanResult>((resolve, reject) => {
       worker.on('message', (message: ScanMessage) => {
         switch (message.type) {
-          case 'changed': handlers.onChanged(message.files, message.scanned); break
+          case 'changed':
+            handlers.onChanged(message.files, message.scanned)
+            if (options.room === undefined) giveBack()
+            else options.room().then(giveBack, giveBack)
+            break
           case 'unreadable': handlers.onUnreadable(message.path, message.code); break
           case 'done': resolve({ scanned: message.scanned, missing: message.missing }); break
           case 'failed': reject(new Error(`the scan of ${request.root} failed: ${message.message}`)); break

@@ -2,7 +2,7 @@ import { describe, it, expect } from 'vitest'
 import { chmodSync, existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import { basename, join } from 'node:path'
 import Database from 'better-sqlite3'
-import { openIndex, openIndexRecovering, SCHEMA_VERSION, loadOrCreateDeviceId } from '../../src/index/index.js'
+import { openIndex, openIndexRecovering, SCHEMA_VERSION, loadOrCreateDeviceId, LEAN_CACHE_KIB } from '../../src/index/index.js'
 import { IndexDamagedError, IndexMissingError, SchemaTooNewError } from '../../src/errors.js'
 import { useTempDir } from '../helpers/temp-dir.js'
 
@@ -130,5 +130,18 @@ describe('the index', () => {
     expect(readFileSync(opened.damaged?.movedTo as string).subarray(0, 7).toString()).toBe('garbage')
     expect(readdirSync(dir).filter(n => n.startsWith('index.sqlite.damaged-'))).toEqual([basename(opened.damaged?.movedTo as string)])
     expect(existsSync(path)).toBe(true)
+  })
+
+  it('holds the daemon\'s page cache to 2 MiB (better-sqlite3 builds 16 MiB a connection), the quick check at open included', async () => {
+    const dir = await useTempDir()
+    const path = join(dir, 'index.sqlite')
+    const { index } = openIndexRecovering(path)
+    expect(index.db.pragma('cache_size', { simple: true })).toBe(-LEAN_CACHE_KIB)
+    expect(LEAN_CACHE_KIB).toBe(2_048)
+    index.close()
+    // Commands that read a whole index once keep the build's cache.
+    const reader = openIndex(path, { readonly: true })
+    expect(reader.db.pragma('cache_size', { simple: true })).toBe(-16_000)
+    reader.close()
   })
 })

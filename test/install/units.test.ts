@@ -111,7 +111,7 @@ describe('service files', () => {
     expect(JSON.parse(parsed.stdout)).toEqual({
       Label: 'com.cidsync.daemon',
       ProgramArguments: [process.execPath, CLI, 'daemon', '--config', join(dir, 'my config.toml')],
-      EnvironmentVariables: { CIDSYNC_SUPERVISOR: 'launchd' },
+      EnvironmentVariables: { CIDSYNC_SUPERVISOR: 'launchd', NODE_OPTIONS: '--max-semi-space-size=1' },
       RunAtLoad: true,
       KeepAlive: { SuccessfulExit: false },
       ProcessType: 'Background',

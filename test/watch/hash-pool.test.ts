@@ -7,7 +7,7 @@ import { bytesCid, cidProfile, CID_PROFILE_NAMES } from '../../src/content/index
 import { HashError } from '../../src/errors.js'
 import { chachaBytes } from '../helpers/chacha-stream.js'
 import { useTempDir } from '../helpers/temp-dir.js'
-import { until } from '../helpers/wait.js'
+import { until, within } from '../helpers/wait.js'
 
 const pools: HashPool[] = []
 afterEach(async () => { for (const p of pools.splice(0)) await p.close() })
@@ -97,5 +97,29 @@ describe('the hashing pool', () => {
     expect(pool.size).toBe(2)
     await until(() => pool.size === 0 ? true : undefined, 5_000, 'the idle workers to end')
     expect((await pool.hash(join(dir, 'a'), 'kubo-cidv1')).cid).toBe(bytesCid(Buffer.from('a'), cidProfile('kubo-cidv1')).toString())
+  })
+
+  it('has room again once what waits for a thread is under its bound, and at once when closed', async () => {
+    const dir = await useTempDir()
+    const paths = await Promise.all(Array.from({ length: 200 }, async (_, i) => {
+      const path = join(dir, `f${i}`)
+      await writeFile(path, `file ${i}`)
+      return path
+    }))
+    const pool = newPool({ workers: 1, roomJobs: 8 })
+    const hashed = Promise.all(paths.map(async p => await pool.hash(p, 'kubo-cidv1')))
+    let roomy = false
+    const room = pool.room().then(() => { roomy = true })
+    await Promise.resolve()
+    expect(roomy).toBe(false)
+    await within(room, 10_000, 'room in the pool')
+    // A thread holds at most 4 batches of 256: under the bound, what is left is in its hands.
+    expect(pool.pending).toBeLessThan(200)
+    expect((await within(hashed, 10_000, 'every file hashed')).length).toBe(200)
+    await pool.room()
+    for (const p of paths) pool.submit(p, 'kubo-cidv1', 0, () => {})
+    const closedRoom = pool.room()
+    await pool.close()
+    await within(closedRoom, 5_000, 'room once closed')
   })
 })
