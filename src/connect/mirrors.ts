@@ -1,10 +1,11 @@
-import { mkdirSync, readFileSync } from 'node:fs'
+import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Config, MirrorConfig } from '../config/index.js'
 import { MirrorCredentialUnboundError, MirrorUnknownError } from '../errors.js'
 import { createServiceClients, type ServiceClients } from '../remote/index.js'
 import { writeFileAtomicSync } from '../util/atomic-write.js'
 import { Credential } from './credentials.js'
+import { makeDirsSync } from '../util/make-dirs.js'
 
 /** A mirror reached: its clients, with the credentials saved for it. */
 export interface MirrorConnection {
@@ -61,7 +62,7 @@ function boundCredential (config: Config, mirror: MirrorConfig, name: 'api-key' 
 /** Saves credentials for a mirror (0600, in a 0700 dir), bound to the URLs the config names now. */
 export function saveMirrorCredentials (config: Config, mirror: MirrorConfig, values: { readonly apiKey?: string, readonly sessionToken?: string }): string[] {
   const dir = mirrorCredentialsDir(config, mirror.name)
-  mkdirSync(dir, { recursive: true, mode: 0o700 })
+  makeDirsSync(dir, 0o700)
   const saved: string[] = []
   if (values.apiKey !== undefined) saved.push(new Credential('api-key', dir, {}).save(values.apiKey))
   if (values.sessionToken !== undefined) saved.push(new Credential('session-token', dir, {}).save(values.sessionToken))

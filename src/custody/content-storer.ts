@@ -1,4 +1,4 @@
-import { open, rm, mkdir } from 'node:fs/promises'
+import { open, rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import { randomBytes } from 'node:crypto'
 import { FileChangedWhileHashingError } from '../content/index.js'
@@ -9,6 +9,7 @@ import { PACK_MAX_BLOBS, PACK_MAX_BYTES, PART_CHUNKS, SMALL_FILE_BYTES } from '.
 import type { ContentRecord, Sealing } from './record.js'
 import type { FileToStore } from './file-to-store.js'
 import { SealPool } from './seal-pool.js'
+import { makeDirs } from '../util/make-dirs.js'
 
 /** What storing needs from outside: the upload endpoint. */
 export interface ContentStorerComponents {
@@ -174,7 +175,7 @@ export class ContentStorer {
   }
 
   private async ensureSpool (): Promise<void> {
-    this.spoolReady ??= mkdir(this.init.spoolDir, { recursive: true, mode: 0o700 }).then(() => {})
+    this.spoolReady ??= makeDirs(this.init.spoolDir, 0o700).then(() => {})
     await this.spoolReady
   }
 }

@@ -1,7 +1,8 @@
-import { mkdir, rm } from 'node:fs/promises'
+import { rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import { CID } from 'multiformats/cid'
 import { ContentIntegrityError } from '../errors.js'
+import { makeDirs } from '../util/make-dirs.js'
 
 /** Fetches an object into `destination`, verified against its CID; the caller names the most bytes it accepts. */
 export type FetchObject = (cid: string, destination: string, options: { signal?: AbortSignal, maxBytes: number }) => Promise<void>
@@ -36,7 +37,7 @@ export class ObjectCache {
       let pending = this.fetched.get(cid)
       if (pending === undefined) {
         pending = (async () => {
-          this.ready ??= mkdir(this.dir, { recursive: true, mode: 0o700 }).then(() => {})
+          this.ready ??= makeDirs(this.dir, 0o700).then(() => {})
           await this.ready
           const path = join(this.dir, cid)
           await this.fetchObject(cid, path, { signal, maxBytes })

@@ -1,4 +1,3 @@
-import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Config } from '../config/index.js'
 import { formatListenAddress } from '../config/index.js'
@@ -25,6 +24,7 @@ import { ChangeNotes } from './change-notes.js'
 import { foldCalls, reloadConfig } from './reload.js'
 import type { ReloadStatus, StateRecovery, StatusDocument } from './status-document.js'
 import { RecentErrors } from './recent-errors.js'
+import { makeDirsSync } from '../util/make-dirs.js'
 
 export interface DaemonComponents {
   readonly logger: Logger
@@ -286,7 +286,7 @@ export class Daemon {
     const [{ pastIndex }, { acceptsUnencrypted }] = await Promise.all([import('../find/index.js'), import('../sync/index.js')])
     const pointer = await access.clients.pointers.current(config.namespace, config.network, { signal: this.stopped.signal })
     const dir = join(config.stateDir, 'snapshots')
-    mkdirSync(dir, { recursive: true, mode: 0o700 })
+    makeDirsSync(dir, 0o700)
     const past = await pastIndex(access.clients, pointer.snapshotCid, at, access.manifestCache, {
       stateDir: config.stateDir, dir, label: 'browse', binding: { namespace: config.namespace, network: config.network }, passphrase: process.env.CIDSYNC_SNAPSHOT_PASSPHRASE, acceptUnencrypted: acceptsUnencrypted(config), signal: this.stopped.signal
     })

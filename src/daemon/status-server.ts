@@ -1,5 +1,5 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
-import { chmodSync, lstatSync, mkdirSync, rmSync } from 'node:fs'
+import { chmodSync, lstatSync, rmSync } from 'node:fs'
 import { dirname } from 'node:path'
 import type { AddressInfo, Socket } from 'node:net'
 import { clearStaleSocket } from './stale-socket.js'
@@ -17,6 +17,7 @@ import type { FindService } from '../find/index.js'
 import type { EventBus } from './event-bus.js'
 import { EventStreams, type EventStreamLimits } from './event-stream.js'
 import { isOwnHost, isOwnOrigin, ownHosts } from '../util/own-host.js'
+import { makeDirsSync } from '../util/make-dirs.js'
 
 export interface StatusServerComponents {
   /** Builds the document at request time. */
@@ -247,7 +248,7 @@ export class StatusServer {
 
   async listen (address: ListenAddress): Promise<ListenAddress> {
     if (address.kind === 'unix') {
-      mkdirSync(dirname(address.path), { recursive: true, mode: 0o700 })
+      makeDirsSync(dirname(address.path), 0o700)
       await clearStaleSocket(address.path)
     }
     await new Promise<void>((resolve, reject) => {

@@ -1,4 +1,4 @@
-import { createWriteStream, mkdirSync } from 'node:fs'
+import { createWriteStream } from 'node:fs'
 import { rename, rm, stat } from 'node:fs/promises'
 import { basename, dirname, join, resolve } from 'node:path'
 import { pipeline } from 'node:stream/promises'
@@ -12,6 +12,7 @@ import type { Manifest } from '../snapshot/index.js'
 import { failpoint } from '../util/failpoint.js'
 import { fsyncPath } from '../util/fsync.js'
 import { chainObjects, contentObjects, type ChainObject } from './chain-objects.js'
+import { makeDirsSync } from '../util/make-dirs.js'
 
 export interface ExportInit {
   readonly config: Config
@@ -75,7 +76,7 @@ export async function exportCar (clients: ServiceClients, init: ExportInit): Pro
   const { config } = init
   const file = resolve(init.file)
   const dir = join(config.stateDir, 'snapshots')
-  mkdirSync(dir, { recursive: true, mode: 0o700 })
+  makeDirsSync(dir, 0o700)
   const fetch: FetchInit = { stateDir: config.stateDir, dir, label: 'export', binding: { namespace: config.namespace, network: config.network }, passphrase: init.passphrase, acceptUnencrypted: acceptsUnencrypted(config), signal: init.signal }
   const store = hasSyncState(config.stateDir) ? new SyncStore(config.stateDir) : undefined
   const cache = store?.manifestCache ?? memoryCache()

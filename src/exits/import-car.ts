@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync } from 'node:fs'
+import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Config } from '../config/index.js'
 import { CarFormatError, ImportOlderError, PointerNotFoundError, RemoteResponseError } from '../errors.js'
@@ -9,6 +9,7 @@ import { acceptsUnencrypted, walkEntries, type FetchInit } from '../sync/index.j
 import { failpoint } from '../util/failpoint.js'
 import { checkChain } from './check-chain.js'
 import { scanCar } from './scan-car.js'
+import { makeDirsSync } from '../util/make-dirs.js'
 
 export interface ImportInit {
   readonly config: Config
@@ -53,7 +54,7 @@ export interface ImportResult {
 export async function importCar (clients: ServiceClients, init: ImportInit): Promise<ImportResult> {
   const { config } = init
   const dir = join(config.stateDir, 'snapshots')
-  mkdirSync(dir, { recursive: true, mode: 0o700 })
+  makeDirsSync(dir, 0o700)
   const fetch: FetchInit = { stateDir: config.stateDir, dir, label: 'import', binding: { namespace: config.namespace, network: config.network }, passphrase: init.passphrase, acceptUnencrypted: acceptsUnencrypted(config), signal: init.signal }
 
   init.onStep?.('scan')

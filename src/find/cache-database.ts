@@ -1,8 +1,8 @@
-import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import Database from 'better-sqlite3'
 import type { Database as Db } from 'better-sqlite3'
 import { preparePrivateDatabase } from '../util/private-file.js'
+import { makeDirsSync } from '../util/make-dirs.js'
 
 /**
  * Opens one of find's own caches beside the index (0600 in a 0700 dir: file names are private),
@@ -11,7 +11,7 @@ import { preparePrivateDatabase } from '../util/private-file.js'
  * history, so a lost last transaction costs nothing: `synchronous = NORMAL`.
  */
 export function openCacheDatabase (path: string, schema: string): Db {
-  mkdirSync(dirname(path), { recursive: true, mode: 0o700 })
+  makeDirsSync(dirname(path), 0o700)
   preparePrivateDatabase(path)
   const db = new Database(path)
   db.pragma('busy_timeout = 10000')

@@ -1,9 +1,10 @@
-import { existsSync, mkdirSync } from 'node:fs'
+import { existsSync } from 'node:fs'
 import { rename, rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import { NothingAtTimeError } from '../errors.js'
 import type { ServiceClients } from '../remote/index.js'
 import { buildIndex, fetchV1Snapshot, publishAt, type FetchInit, type HistoryEntry, type ManifestCache } from '../sync/index.js'
+import { makeDirsSync } from '../util/make-dirs.js'
 
 /** Where built past indexes are kept, in the state dir. */
 export const PAST_DIR = 'past'
@@ -17,7 +18,7 @@ export async function pastIndex (clients: ServiceClients, start: string, at: Dat
   const found = await publishAt(clients, start, at, cache, init)
   if (found === undefined) throw new NothingAtTimeError(`nothing was published at or before ${at.toISOString()} in the history from ${start}: see \`cidsync history\` for the times there are`)
   const dir = join(init.stateDir, PAST_DIR)
-  mkdirSync(dir, { recursive: true, mode: 0o700 })
+  makeDirsSync(dir, 0o700)
   // The CID is checked text (it named a verified fetch); only its letters and digits reach the name.
   const name = found.entry.cid.replace(/[^A-Za-z0-9]/g, '')
   const indexPath = join(dir, `${name}.sqlite`)

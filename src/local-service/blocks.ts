@@ -1,9 +1,10 @@
-import { closeSync, existsSync, fsync, fsyncSync, mkdirSync, openSync, readFileSync, rmSync, writeSync, read } from 'node:fs'
+import { closeSync, existsSync, fsync, fsyncSync, openSync, readFileSync, rmSync, writeSync, read } from 'node:fs'
 import { promisify } from 'node:util'
 import { join } from 'node:path'
 import type Database from 'better-sqlite3'
 import type { CID } from 'multiformats/cid'
 import { ServiceDataDamagedError } from '../errors.js'
+import { makeDirsSync } from '../util/make-dirs.js'
 
 const readAt = promisify(read)
 const fsyncAsync = promisify(fsync)
@@ -45,7 +46,7 @@ export class BlockStore {
   /** @param packLimit - where a pack is closed for appends ({@link PACK_LIMIT}; tests make it small). */
   constructor (dir: string, private readonly db: Database.Database, private readonly packLimit = PACK_LIMIT) {
     this.packs = join(dir, 'packs')
-    mkdirSync(this.packs, { recursive: true, mode: 0o700 })
+    makeDirsSync(this.packs, 0o700)
     const old = join(dir, 'blocks')
     this.legacy = existsSync(old) ? old : undefined
     this.find = db.prepare('SELECT pack, offset, length FROM blocks WHERE cid = ?')

@@ -1,9 +1,10 @@
-import { chmodSync, mkdirSync, statSync } from 'node:fs'
+import { chmodSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import type Database from 'better-sqlite3'
 import { SchemaTooNewError, ServiceDataDamagedError } from '../errors.js'
 import { openSqliteFile, type Migration } from '../util/sqlite-file.js'
 import { backoffMs, sleep, type Backoff } from '../util/backoff.js'
+import { makeDirsSync } from '../util/make-dirs.js'
 
 const MIGRATIONS: readonly Migration[] = [
   db => db.exec(`CREATE TABLE settings (key TEXT PRIMARY KEY, value TEXT NOT NULL) STRICT;
@@ -26,7 +27,7 @@ const MIGRATIONS: readonly Migration[] = [
 
 /** Gives the directory exactly 0700 if it exists with another: it holds API keys and the token signing secret. */
 function tightenDir (dir: string): void {
-  mkdirSync(dir, { recursive: true, mode: 0o700 })
+  makeDirsSync(dir, 0o700)
   const stats = statSync(dir, { throwIfNoEntry: false })
   if (stats !== undefined && (stats.mode & 0o777) !== 0o700) chmodSync(dir, 0o700)
 }

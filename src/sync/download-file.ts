@@ -1,4 +1,4 @@
-import { mkdir, mkdtemp, rm } from 'node:fs/promises'
+import { mkdtemp, rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import { CID } from 'multiformats/cid'
 import type { Config } from '../config/index.js'
@@ -11,6 +11,7 @@ import { readingKey } from '../snapshot/index.js'
 import { SNAPSHOT_PROFILE } from './snapshot-profile.js'
 import { usableRecord } from './get-files.js'
 import { spaceLeft } from '../util/space-left.js'
+import { makeDirs } from '../util/make-dirs.js'
 
 /** Left free on the state dir's disk after a download is staged: the index and snapshots keep working. */
 export const DOWNLOAD_RESERVE_BYTES = 256 * 1024 ** 2
@@ -61,7 +62,7 @@ export async function downloadFile (clients: ServiceClients, index: Index, init:
   if (typeof record === 'string') throw new ContentNotStoredError(`${shown}: ${record}`)
   if (!isCidProfileName(row.cidProfile)) throw new ContentIntegrityError(`${shown} has CID profile ${JSON.stringify(row.cidProfile)}, which this cidsync does not know: upgrade cidsync`)
   const parent = join(config.stateDir, 'content-fetch')
-  await mkdir(parent, { recursive: true, mode: 0o700 })
+  await makeDirs(parent, 0o700)
   checkDownloadRoom(parent, row.size)
   // `download-` dirs never match the pid-named dirs `get` sweeps; the daemon clears its own at start.
   const dir = await mkdtemp(join(parent, 'download-'))

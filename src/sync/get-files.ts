@@ -1,4 +1,4 @@
-import { lstat, mkdir, readdir, rm, stat } from 'node:fs/promises'
+import { lstat, readdir, rm, stat } from 'node:fs/promises'
 import { dirname, join, resolve, sep } from 'node:path'
 import { CID } from 'multiformats/cid'
 import type { Config } from '../config/index.js'
@@ -11,6 +11,7 @@ import { readingKey } from '../snapshot/index.js'
 import { fsyncPath } from '../util/fsync.js'
 import { SNAPSHOT_PROFILE } from './snapshot-profile.js'
 import { prepareTarget, safeComponents } from './safe-target.js'
+import { makeDirs } from '../util/make-dirs.js'
 
 export interface GetFilesInit {
   readonly config: Config
@@ -104,7 +105,7 @@ export async function getFiles (clients: ServiceClients, index: Index, init: Get
   })
   // The index keeps no file modes: a file that was private comes back 0644. A --to dir made here
   // is private, so such a tree is not readable by other users until its owner moves it out.
-  if (init.to !== undefined) await mkdir(init.to, { recursive: true, mode: 0o700 })
+  if (init.to !== undefined) await makeDirs(init.to, 0o700)
   const rows = init.rows.filter(r => !r.deleted && r.cid !== null)
   if (init.to === undefined) {
     // Said once, before anything is fetched: not once per file (a new device whose folders are named otherwise).

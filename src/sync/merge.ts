@@ -1,4 +1,3 @@
-import { mkdirSync } from 'node:fs'
 import { rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { Config } from '../config/index.js'
@@ -13,6 +12,7 @@ import { mergeManifest } from './merge-manifest.js'
 import { unboundMayMerge } from './manifest-binding.js'
 import { behindPointer, type Behind } from './rollback.js'
 import { fetchV1Snapshot, isUnusable, missingKey, type FetchInit } from './segment-fetch.js'
+import { makeDirsSync } from '../util/make-dirs.js'
 
 /** What the pointer holds now: its CID and entry count, or undefined when nothing is stored. */
 export async function currentPointer (components: PublishComponents, config: Config, signal?: AbortSignal): Promise<{ cid: string, memories: number | undefined } | undefined> {
@@ -39,7 +39,7 @@ export async function currentPointer (components: PublishComponents, config: Con
  */
 export async function fetchAndMerge (components: PublishComponents, init: PublishInit, cid: string, label: string): Promise<{ rolledBack: boolean }> {
   const dir = join(init.config.stateDir, 'snapshots')
-  mkdirSync(dir, { recursive: true, mode: 0o700 })
+  makeDirsSync(dir, 0o700)
   const fetch: FetchInit = { stateDir: init.config.stateDir, dir, label, binding: { namespace: init.config.namespace, network: init.config.network }, passphrase: init.passphrase, acceptUnencrypted: acceptsUnencrypted(init.config), signal: init.signal }
   try {
     return await withSyncStore(components.store, init.config.stateDir, async (store) => {

@@ -1,4 +1,3 @@
-import { mkdirSync } from 'node:fs'
 import { rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { Logger } from 'pino'
@@ -12,6 +11,7 @@ import { cachedHistory } from './history.js'
 import type { ReplicaRow } from './mirror-log.js'
 import type { SyncStore } from './sync-store.js'
 import type { SyncEventListener } from './sync-event.js'
+import { makeDirsSync } from '../util/make-dirs.js'
 
 /** A configured mirror as the sync room sees it: its name, clients and what is asked of it. */
 export interface MirrorLink {
@@ -227,7 +227,7 @@ export class MirrorReplicator {
     const signal = this.abort.signal
     const profile = cidProfile(row.profile)
     const dir = join(config().stateDir, 'snapshots')
-    mkdirSync(dir, { recursive: true, mode: 0o700 })
+    makeDirsSync(dir, 0o700)
     const temp = join(dir, `mirror-${row.seq}-${link.name.replace(/[^A-Za-z0-9.-]/g, '-')}`)
     try {
       await primary.gateway.fetchVerified(row.cid, profile, temp, { signal })

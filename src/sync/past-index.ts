@@ -1,4 +1,3 @@
-import { mkdirSync } from 'node:fs'
 import { rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { Config } from '../config/index.js'
@@ -10,6 +9,7 @@ import { buildIndex } from './build-index.js'
 import { acceptsUnencrypted } from './unencrypted-policy.js'
 import type { FetchInit } from './segment-fetch.js'
 import { withSyncStore } from './with-sync-store.js'
+import { makeDirsSync } from '../util/make-dirs.js'
 
 /** An index as a past publish saw it, built aside in the state dir; `close` removes it. */
 export interface PastIndex {
@@ -27,7 +27,7 @@ export interface PastIndex {
  */
 export async function openPastIndex (clients: ServiceClients, config: Config, at: Date, options: { passphrase?: string, signal?: AbortSignal } = {}): Promise<PastIndex> {
   const dir = join(config.stateDir, 'snapshots')
-  mkdirSync(dir, { recursive: true, mode: 0o700 })
+  makeDirsSync(dir, 0o700)
   // Bound to this namespace: a past publish of another namespace put behind the pointer would
   // otherwise have its files written into this one's folders.
   const fetch: FetchInit = { stateDir: config.stateDir, dir, label: 'past', binding: { namespace: config.namespace, network: config.network }, passphrase: options.passphrase, acceptUnencrypted: acceptsUnencrypted(config), signal: options.signal }

@@ -1,4 +1,3 @@
-import { mkdirSync } from 'node:fs'
 import { rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import { PointerUnreadableError, PublishContendedError, PublishStateError, PublishWriteError } from '../errors.js'
@@ -16,6 +15,7 @@ import { uploadAll } from './upload-once.js'
 import { failpoint } from '../util/failpoint.js'
 
 import { SNAPSHOT_PROFILE } from './snapshot-profile.js'
+import { makeDirsSync } from '../util/make-dirs.js'
 export { SNAPSHOT_PROFILE }
 /** Other devices publishing between our GET and PUT this many times in a row: the job starts over after a wait. */
 export const MAX_MERGES = 3
@@ -108,7 +108,7 @@ const STEPS: { readonly [S in ActiveStep]: StepRun<S> } = {
   snapshot: async (components, init, store, job) => {
     const { config } = init
     const dir = join(config.stateDir, 'snapshots')
-    mkdirSync(dir, { recursive: true, mode: 0o700 })
+    makeDirsSync(dir, 0o700)
     const made = await writePublication({
       index: components.index, self: components.deviceId, previous: job.baseCid === '' ? null : job.baseCid, binding: { namespace: config.namespace, network: config.network }, dir, label: `publish-${job.id}-${job.merges}`,
       policy: { afterDeltas: config.snapshot.compactAfterDeltas, fraction: config.snapshot.compactFraction },

@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync } from 'node:fs'
+import { existsSync } from 'node:fs'
 import { copyFile, link, readdir, rename, rm } from 'node:fs/promises'
 import { basename, dirname, join } from 'node:path'
 import type { Config } from '../config/index.js'
@@ -18,6 +18,7 @@ import { acceptsUnencrypted } from './unencrypted-policy.js'
 import { publishAt, readPublish, type HistoryEntry, type ManifestCache } from './history.js'
 import { buildIndex } from './build-index.js'
 import { fetchV1Snapshot, type FetchInit } from './segment-fetch.js'
+import { makeDirsSync } from '../util/make-dirs.js'
 
 export interface RestoreInit {
   readonly config: Config
@@ -106,7 +107,7 @@ export async function restore (clients: ServiceClients, init: RestoreInit): Prom
   const exists = existsSync(target)
   if (exists && init.force !== true && init.dryRun !== true) throw new UsageError(`an index already exists at ${target}: add --force to replace it (it is kept as a backup beside it)`)
   const dir = join(config.stateDir, 'snapshots')
-  mkdirSync(dir, { recursive: true, mode: 0o700 })
+  makeDirsSync(dir, 0o700)
   const fetch: FetchInit = { stateDir: config.stateDir, dir, label: 'restore', binding: { namespace: init.namespace, network: init.network }, passphrase: init.passphrase, acceptUnencrypted: acceptsUnencrypted(config, init.allowUnencrypted), signal: init.signal, onProgress: init.onProgress }
   // A state dir that never synced gets its sync.sqlite only once a restore is installed.
   const opened = init.store ?? (hasSyncState(config.stateDir) ? new SyncStore(config.stateDir) : undefined)

@@ -1,4 +1,4 @@
-import { mkdir, rm } from 'node:fs/promises'
+import { rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import { CID } from 'multiformats/cid'
 import { cidProfile, isCidProfileName } from '../content/index.js'
@@ -9,6 +9,7 @@ import type { ServiceClients } from '../remote/index.js'
 import { readingKey } from '../snapshot/index.js'
 import { isUnusable, missingKey } from './segment-fetch.js'
 import { SNAPSHOT_PROFILE } from './snapshot-profile.js'
+import { makeDirs } from '../util/make-dirs.js'
 
 /** Stored files a drill brings back (all of them with `verify --content`). */
 export const CONTENT_SAMPLE = 8
@@ -54,7 +55,7 @@ export async function checkStoredContent (clients: ServiceClients, drillIndex: s
   let checked = 0
   try {
     const stored = index.content.storedCount()
-    if (stored > 0) await mkdir(dir, { recursive: true, mode: 0o700 })
+    if (stored > 0) await makeDirs(dir, 0o700)
     let previous: ContentRecord | undefined
     const one = async (file: StoredFile): Promise<ContentCheck['failed']> => {
       fetching = ''

@@ -1,4 +1,3 @@
-import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { CidsyncError, SegmentUnusableError } from '../errors.js'
 import type { ServiceClients } from '../remote/index.js'
@@ -8,6 +7,7 @@ import { fetchSegments, fetchV1Snapshot, isUnusable, missingKey, removeDatabase,
 import { readPublish, walkHistory, type ManifestCache } from './history.js'
 import type { SyncComponents } from './sync-components.js'
 import { checkStoredContent, CONTENT_SAMPLE } from './verify-content.js'
+import { makeDirsSync } from '../util/make-dirs.js'
 
 /** What a restore drill found. */
 export interface VerifyResult {
@@ -48,7 +48,7 @@ export interface VerifyInit extends Omit<FetchInit, 'dir' | 'label'> {
  */
 export async function verify (components: VerifyComponents, init: VerifyInit): Promise<VerifyResult> {
   const dir = join(init.stateDir, 'snapshots')
-  mkdirSync(dir, { recursive: true, mode: 0o700 })
+  makeDirsSync(dir, 0o700)
   const fetch: FetchInit = { ...init, dir, label: 'verify' }
   const drill = join(dir, `verify-${process.pid}.sqlite`)
   let publishes = 0

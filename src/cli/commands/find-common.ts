@@ -1,4 +1,3 @@
-import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Config } from '../../config/index.js'
 import type { Index, KnownDevice } from '../../index/index.js'
@@ -6,6 +5,7 @@ import type { SearchCache } from '../../find/index.js'
 import type { ServiceClients } from '../../remote/index.js'
 import type { FetchInit } from '../../sync/index.js'
 import { safeText } from '../safe-text.js'
+import { makeDirsSync } from '../../util/make-dirs.js'
 
 /** `1a2b3c4d laptop`: a device as the find commands print it, hostname neutralised. */
 export function deviceLabel (deviceId: string, devices: readonly KnownDevice[]): string {
@@ -25,7 +25,7 @@ export function shortTime (ms: number): string {
  */
 export function fetchInit (config: Config, label: string, acceptUnencrypted: boolean, options: { namespace?: string, network?: string }): FetchInit {
   const dir = join(config.stateDir, 'snapshots')
-  mkdirSync(dir, { recursive: true, mode: 0o700 })
+  makeDirsSync(dir, 0o700)
   return { stateDir: config.stateDir, dir, label, binding: { namespace: options.namespace ?? config.namespace, network: options.network ?? config.network }, passphrase: process.env.CIDSYNC_SNAPSHOT_PASSPHRASE, acceptUnencrypted }
 }
 

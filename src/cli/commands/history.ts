@@ -4,6 +4,7 @@ import { UsageError } from '../../errors.js'
 import { countOf, formatBytes, formatTable, printJson } from '../format.js'
 import { action } from '../run.js'
 import { withService } from '../service-command.js'
+import { makeDirsSync } from '../../util/make-dirs.js'
 
 interface HistoryOptions { config?: string, json?: boolean, limit?: string, namespace?: string, network?: string }
 
@@ -19,9 +20,8 @@ export function registerHistory (program: Command): void {
       const limit = Number(options.limit)
       if (!Number.isSafeInteger(limit) || limit < 1) throw new UsageError(`--limit ${String(options.limit)}: expected a whole number of 1 or more`)
       const config = loadConfig({ configPath: options.config })
-      const { mkdirSync } = await import('node:fs')
       const { join } = await import('node:path')
-      mkdirSync(join(config.stateDir, 'snapshots'), { recursive: true, mode: 0o700 })
+      makeDirsSync(join(config.stateDir, 'snapshots'), 0o700)
       await withService(options, async ({ clients }) => {
         const { SyncStore, walkEntries, acceptsUnencrypted } = await import('../../sync/index.js')
         const pointer = await clients.pointers.current(options.namespace ?? config.namespace, options.network ?? config.network)

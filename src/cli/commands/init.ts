@@ -1,10 +1,11 @@
-import { existsSync, mkdirSync } from 'node:fs'
+import { existsSync } from 'node:fs'
 import { basename, join, resolve } from 'node:path'
 import type { Command } from 'commander'
 import { defaultConfigPath, loadConfig, renderConfigTemplate } from '../../config/index.js'
 import { ConfigError } from '../../errors.js'
 import { writeFileAtomicSync } from '../../util/atomic-write.js'
 import { action } from '../run.js'
+import { makeDirsSync } from '../../util/make-dirs.js'
 
 interface InitOptions { config?: string, folder?: string[], stateDir?: string, force?: boolean, key?: string }
 
@@ -42,7 +43,7 @@ export function registerInit (program: Command): void {
       }
       writeFileAtomicSync(target, text, { mode: 0o644 })
       const config = loadConfig({ configPath: target })
-      mkdirSync(config.stateDir, { recursive: true, mode: 0o700 })
+      makeDirsSync(config.stateDir, 0o700)
       for (const folder of config.folders) {
         if (!existsSync(folder.path)) process.stderr.write(`cidsync: warning: the folder ${folder.path} does not exist: it is written to the config, and the daemon shows it as an error until it is created\n`)
         for (const e of folder.exclude ?? []) {

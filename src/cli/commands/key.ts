@@ -1,9 +1,9 @@
-import { mkdirSync } from 'node:fs'
 import type { Command } from 'commander'
 import { loadConfig } from '../../config/index.js'
 import { UsageError } from '../../errors.js'
 import { action } from '../run.js'
 import { readSecretLine } from '../prompt.js'
+import { makeDirsSync } from '../../util/make-dirs.js'
 
 async function readStdin (): Promise<string> {
   let text = ''
@@ -48,7 +48,7 @@ export function registerKey (program: Command): void {
         throw new UsageError('CIDSYNC_SNAPSHOT_PASSPHRASE is set, so snapshots are sealed with a key derived from the passphrase, not a key file: ' +
           'carry the passphrase to the other device (set CIDSYNC_SNAPSHOT_PASSPHRASE there too) instead of exporting a key')
       }
-      mkdirSync(config.stateDir, { recursive: true, mode: 0o700 })
+      makeDirsSync(config.stateDir, 0o700)
       const { exportKey } = await import('../../snapshot/index.js')
       process.stdout.write(`${exportKey(config.stateDir)}\n`)
       if (process.stdout.isTTY === true) process.stderr.write('this is the key to every snapshot of this index: store it like a password\n')
@@ -60,7 +60,7 @@ export function registerKey (program: Command): void {
     .option('--force', 'replace a different key already here, even one that sealed snapshots')
     .action(action(async (text: string | undefined, options: { config?: string, force?: boolean }) => {
       const config = loadConfig({ configPath: options.config })
-      mkdirSync(config.stateDir, { recursive: true, mode: 0o700 })
+      makeDirsSync(config.stateDir, 0o700)
       const { id, replacedUnused } = await installKey(config.stateDir, await readKeyText(text), options.force === true)
       process.stdout.write(`imported key ${id} into ${config.stateDir}${replacedUnused ? ' (replacing the unused one `init` made)' : ''}\n`)
     }))

@@ -1,15 +1,16 @@
-import { existsSync, mkdirSync } from 'node:fs'
+import { existsSync } from 'node:fs'
 import type { Command } from 'commander'
 import { loadConfig, type Config } from '../../config/index.js'
 import { IndexMissingError, LockHeldError } from '../../errors.js'
 import type { Reconciled } from '../../sync/index.js'
 import { countOf, printJson } from '../format.js'
 import { action } from '../run.js'
+import { makeDirsSync } from '../../util/make-dirs.js'
 
 /** No daemon: take the lock, mirror the account into the index, let go. */
 async function reconcileStandalone (config: Config): Promise<Reconciled> {
   const { acquireLock, createLogger } = await import('../../daemon/index.js')
-  mkdirSync(config.stateDir, { recursive: true, mode: 0o700 })
+  makeDirsSync(config.stateDir, 0o700)
   const lock = acquireLock(config.stateDir)
   try {
     const { indexPath, openIndex, readDeviceId } = await import('../../index/index.js')

@@ -7,6 +7,7 @@ import { safeText } from '../safe-text.js'
 import { parseTimeArg } from '../time-arg.js'
 import { explainMissingPointer } from '../service-command.js'
 import { readFrom } from '../mirror-read.js'
+import { makeDirsSync } from '../../util/make-dirs.js'
 
 interface RestoreOptions { from?: string, files?: string | boolean, to?: string, overwrite?: boolean, config?: string, json?: boolean, namespace?: string, network?: string, cid?: string, at?: string, force?: boolean, dryRun?: boolean, asDevice?: string, allowUnencrypted?: boolean }
 
@@ -64,8 +65,7 @@ export function registerRestore (program: Command): void {
       const config = loadConfig({ configPath: options.config })
       const at = options.at === undefined ? undefined : parseTimeArg(options.at)
       const { acquireLock } = await import('../../daemon/index.js')
-      const { mkdirSync } = await import('node:fs')
-      mkdirSync(config.stateDir, { recursive: true, mode: 0o700 })
+      makeDirsSync(config.stateDir, 0o700)
       // No daemon may write the index while it is replaced: take its lock (a running one is named).
       const lock = options.dryRun === true ? undefined : lockForRestore(acquireLock, config.stateDir)
       try {

@@ -1,4 +1,3 @@
-import { mkdirSync } from 'node:fs'
 import type { Command } from 'commander'
 import { loadConfig, type Config } from '../../config/index.js'
 import { ContentNotStoredError, LockHeldError } from '../../errors.js'
@@ -8,6 +7,7 @@ import type { WatcherStatus } from '../../watch/index.js'
 import { action } from '../run.js'
 import { skippedAdvice } from './status.js'
 import { safeLines, safeText } from '../safe-text.js'
+import { makeDirsSync } from '../../util/make-dirs.js'
 
 interface Published {
   cid: string, entries: number, skipped: boolean, merged: number
@@ -21,7 +21,7 @@ export interface PublishRequest { readonly confirmDrop?: boolean, readonly repai
 /** No daemon: take the lock, bring the index up to date with the folders, publish, let go. */
 async function publishStandalone (config: Config, request: PublishRequest): Promise<Published> {
   const { acquireLock, createLogger } = await import('../../daemon/index.js')
-  mkdirSync(config.stateDir, { recursive: true, mode: 0o700 })
+  makeDirsSync(config.stateDir, 0o700)
   const lock = acquireLock(config.stateDir)
   const { indexPath, loadOrCreateDeviceId, openIndexRecovering } = await import('../../index/index.js')
   const logger = createLogger({ level: config.logLevel === 'info' ? 'warn' : config.logLevel })

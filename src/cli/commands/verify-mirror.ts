@@ -1,8 +1,9 @@
-import { existsSync, mkdirSync, rmSync } from 'node:fs'
+import { existsSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Config } from '../../config/index.js'
 import { CidsyncError, ContentIntegrityError, SegmentUnusableError, UsageError } from '../../errors.js'
 import { countOf, printJson } from '../format.js'
+import { makeDirsSync } from '../../util/make-dirs.js'
 
 /**
  * `cidsync verify --mirror NAME`: the restore drill against that mirror alone, its result
@@ -13,14 +14,14 @@ export async function runMirrorVerify (config: Config, name: string, options: { 
   if (options.namespace !== undefined || options.network !== undefined) throw new UsageError('--mirror drills the config\'s namespace and network: it does not take --namespace or --network')
   const { connectMirror, findMirror } = await import('../../connect/index.js')
   const mirror = connectMirror(config, findMirror(config, name))
-  mkdirSync(config.stateDir, { recursive: true, mode: 0o700 })
+  makeDirsSync(config.stateDir, 0o700)
   const { indexPath, openIndex, readDeviceId } = await import('../../index/index.js')
   const { createLogger } = await import('../../daemon/index.js')
   const { SyncStore, drillMirror } = await import('../../sync/index.js')
   const logger = createLogger({ level: 'error' })
   const fresh = !existsSync(indexPath(config.stateDir))
   const emptyIndex = join(config.stateDir, 'snapshots', `verify-empty-${process.pid}.sqlite`)
-  if (fresh) mkdirSync(join(config.stateDir, 'snapshots'), { recursive: true, mode: 0o700 })
+  if (fresh) makeDirsSync(join(config.stateDir, 'snapshots'), 0o700)
   const index = fresh ? openIndex(emptyIndex) : openIndex(indexPath(config.stateDir), { readonly: true })
   const store = fresh ? undefined : new SyncStore(config.stateDir)
   try {

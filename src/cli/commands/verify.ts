@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, rmSync } from 'node:fs'
+import { existsSync, rmSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import type { Command } from 'commander'
 import { loadConfig } from '../../config/index.js'
@@ -7,6 +7,7 @@ import { countOf, printJson } from '../format.js'
 import { action } from '../run.js'
 import { withService } from '../service-command.js'
 import { runMirrorVerify } from './verify-mirror.js'
+import { makeDirsSync } from '../../util/make-dirs.js'
 
 interface VerifyOptions { mirror?: string, config?: string, json?: boolean, full?: boolean, content?: boolean, namespace?: string, network?: string }
 
@@ -26,7 +27,7 @@ export function registerVerify (program: Command): void {
         await runMirrorVerify(config, options.mirror, options)
         return
       }
-      mkdirSync(config.stateDir, { recursive: true, mode: 0o700 })
+      makeDirsSync(config.stateDir, 0o700)
       const { indexPath, openIndex, readDeviceId } = await import('../../index/index.js')
       const { createLogger } = await import('../../daemon/index.js')
       const logger = createLogger({ level: 'error' })
@@ -38,7 +39,7 @@ export function registerVerify (program: Command): void {
         // made here would make `key import` ask for --force).
         const fresh = !existsSync(indexPath(config.stateDir))
         const emptyIndex = join(config.stateDir, 'snapshots', `verify-empty-${process.pid}.sqlite`)
-        if (fresh) mkdirSync(dirname(emptyIndex), { recursive: true, mode: 0o700 })
+        if (fresh) makeDirsSync(dirname(emptyIndex), 0o700)
         const index = fresh ? openIndex(emptyIndex) : openIndex(indexPath(config.stateDir), { readonly: true })
         const store = fresh ? undefined : new SyncStore(config.stateDir)
         const kept = new Map<string, string>()
