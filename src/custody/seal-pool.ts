@@ -53,6 +53,11 @@ export class SealPool {
   private readonly jobs = new Map<number, Job>()
   private nextId = 1
   private closed = false
+  /**
+   * One part of any file is sent at a time: a kill then loses (and a restart sends again) at most
+   * one part, as docs/content-format.md promises, however many large files are being stored.
+   */
+  private partTurn: Promise<unknown> = Promise.resolve()
 
   constructor (private readonly size: number) {}
 
@@ -94,7 +99,9 @@ export class SealPool {
             if (path === null) { parts[index] = [object, bytes]; return }
             try {
               if (failed !== undefined) return
-              parts[index] = [await init.storePart(index, path, bytes, object), bytes]
+              const turn = this.partTurn.then(async () => await init.storePart(index, path, bytes, object))
+              this.partTurn = turn.catch(() => {})
+              parts[index] = [await turn, bytes]
               this.send(id, { type: 'ack', id })
             } catch (err) {
               failed ??= err as Error
