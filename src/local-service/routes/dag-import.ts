@@ -6,7 +6,7 @@ import { CarBlockIterator } from '@ipld/car/iterator'
 import * as dagPb from '@ipld/dag-pb'
 import { UnixFS } from 'ipfs-unixfs'
 import type { CID } from 'multiformats/cid'
-import { checkBlock } from '../../content/index.js'
+import { boundCarSections, checkBlock } from '../../content/index.js'
 import { quotaFailure } from '../account-policy.js'
 import { HttpFailure, type Route } from '../http.js'
 import type { ServiceParts } from '../parts.js'
@@ -63,7 +63,8 @@ function fileSizeOf (cid: CID, bytes: Uint8Array, linked: Set<string>): number {
 async function importCar (parts: ServiceParts, stream: Readable, state: Imported, allowance: number): Promise<void> {
   let reader: CarBlockIterator
   try {
-    reader = await CarBlockIterator.fromIterable(stream)
+    // Framing read as it arrives: a section announcing more than a block may hold is refused at once.
+    reader = await CarBlockIterator.fromIterable(boundCarSections(stream, MAX_CAR_BLOCK_BYTES))
   } catch (err) {
     throw new HttpFailure(400, `not a CAR file: ${(err as Error).message.slice(0, 200)}`)
   }
