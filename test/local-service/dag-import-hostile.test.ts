@@ -2,9 +2,11 @@ import { describe, expect, it } from 'vitest'
 import { randomBytes } from 'node:crypto'
 import { request } from 'node:http'
 import { CarWriter } from '@ipld/car/writer'
+import * as dagPb from '@ipld/dag-pb'
 import { CID } from 'multiformats/cid'
 import { sha256 } from 'multiformats/hashes/sha2'
 import { varint } from 'multiformats'
+import { OPEN_POLICY } from '../../src/local-service/index.js'
 import { EXTERNAL, localServiceUnderTest } from '../helpers/service.js'
 import { within } from '../helpers/wait.js'
 
@@ -33,6 +35,46 @@ async function raw (bytes: Uint8Array): Promise<Block> {
 }
 
 describe.skipIf(EXTERNAL)('local service: dag/import against hostile CARs', () => {
+  it('charges the quota for the bytes a request stores, whatever size its DAG claims', async () => {
+    const service = await localServiceUnderTest({ policy: { ...OPEN_POLICY, maxBytesPerAccount: 600 * 1024 } })
+    let refused = 0
+    for (let i = 0; i < 4; i++) {
+      const leaves = await Promise.all([0, 1].map(async () => await raw(randomBytes(200 * 1024))))
+      // A dag-pb node with no UnixFS data: it claims nothing of the 400 KiB under it.
+      const node = dagPb.encode(dagPb.prepare({ Links: leaves.map(l => ({ Hash: l.cid })) }))
+      const root = { cid: CID.createV1(dagPb.code, await sha256.digest(node)), bytes: node }
+      const answer = await post(service, await carOf([root.cid], [root, ...leaves]))
+      if (answer.status === 413) refused++
+      else expect(answer.status, answer.text).toBe(200)
+    }
+    // 1.6 MiB asked for against 600 KiB: the third request at the latest passes the quota.
+    expect(refused).toBeGreaterThanOrEqual(2)
+  })
+
+  it('charges a root that came alone first for the blocks that come under it later', async () => {
+    const service = await localServiceUnderTest({ policy: { ...OPEN_POLICY, maxBytesPerAccount: 600 * 1024 } })
+    let refused = 0
+    for (let i = 0; i < 4; i++) {
+      const leaves = await Promise.all([0, 1].map(async () => await raw(randomBytes(200 * 1024))))
+      const node = dagPb.encode(dagPb.prepare({ Links: leaves.map(l => ({ Hash: l.cid })) }))
+      const root = { cid: CID.createV1(dagPb.code, await sha256.digest(node)), bytes: node }
+      expect((await post(service, await carOf([root.cid], [root]))).status).toBe(200)
+      const answer = await post(service, await carOf([root.cid], [root, ...leaves]))
+      if (answer.status === 413) refused++
+      else expect(answer.status, answer.text).toBe(200)
+    }
+    expect(refused).toBeGreaterThanOrEqual(2)
+  })
+
+  it('refuses a block that is not valid dag-pb with a 400 naming it', async () => {
+    const service = await localServiceUnderTest()
+    const junk = Uint8Array.of(0xff, 0xff, 0xff)
+    const block = { cid: CID.createV1(dagPb.code, await sha256.digest(junk)), bytes: junk }
+    const answer = await post(service, await carOf([block.cid], [block]))
+    expect(answer.status).toBe(400)
+    expect(answer.text).toContain(`block ${block.cid.toString()} is not valid dag-pb`)
+  })
+
   it('refuses a section longer than a block can be as soon as its length is read, not once it arrived', async () => {
     const service = await localServiceUnderTest()
     const header = await carOf([(await raw(Uint8Array.of(1))).cid], [])

@@ -9,6 +9,7 @@ import type { CID } from 'multiformats/cid'
 import { boundCarSections, checkBlock } from '../../content/index.js'
 import { quotaFailure } from '../account-policy.js'
 import { HttpFailure, type Route } from '../http.js'
+import { chargeRoots } from './dag-charge.js'
 import type { ServiceParts } from '../parts.js'
 
 /** Kubo refuses blocks past 1 MiB by default; the widest of our profiles' blocks fit under this. */
@@ -41,17 +42,27 @@ interface Imported {
   /** Every block's CID text to the bytes of file under it (a UnixFS file's size; a raw block's length). */
   readonly sizes: Map<string, number>
   readonly linked: Set<string>
+  /** The links of each dag-pb block, and the length of each block stored anew: what a root is charged. */
+  readonly links: Map<string, string[]>
+  readonly newSizes: Map<string, number>
   readonly roots: CID[]
   blocks: number
   bytes: number
   newBytes: number
 }
 
-function fileSizeOf (cid: CID, bytes: Uint8Array, linked: Set<string>): number {
+function fileSizeOf (cid: CID, bytes: Uint8Array, state: Imported): number {
   if (cid.code === RAW_CODE) return bytes.byteLength
   if (cid.code !== dagPb.code) return bytes.byteLength
-  const node = dagPb.decode(bytes)
-  for (const link of node.Links) linked.add(link.Hash.toString())
+  let node: dagPb.PBNode
+  try {
+    node = dagPb.decode(bytes)
+  } catch (err) {
+    throw new HttpFailure(400, `block ${cid.toString()} is not valid dag-pb: ${(err as Error).message.slice(0, 200)}`)
+  }
+  const links = node.Links.map(link => link.Hash.toString())
+  for (const link of links) state.linked.add(link)
+  state.links.set(cid.toString(), links)
   try {
     return node.Data === undefined ? bytes.byteLength : Number(UnixFS.unmarshal(node.Data).fileSize())
   } catch {
@@ -94,9 +105,10 @@ async function importCar (parts: ServiceParts, stream: Readable, state: Imported
       // Past the quota: the whole request is refused, and what it stored goes with it.
       if (state.newBytes > allowance) throw quotaFailure(parts.limits.policy.maxBytesPerAccount)
       state.made.push(cid)
+      state.newSizes.set(text, bytes.byteLength)
       parts.blocks.put(cid, bytes)
     }
-    if (!state.sizes.has(text)) state.sizes.set(text, fileSizeOf(cid, bytes, state.linked))
+    if (!state.sizes.has(text)) state.sizes.set(text, fileSizeOf(cid, bytes, state))
   }
 }
 
@@ -144,6 +156,8 @@ export function dagImportRoutes (parts: ServiceParts): Route[] {
   const insert = parts.db.prepare(`INSERT INTO files (id, address, cid, file_name, mime_type, size, created_at, last_update)
     VALUES (?, ?, ?, ?, ?, ?, ?, ?)`)
   const listed = parts.db.prepare('SELECT cid FROM files WHERE address = ?').pluck()
+  // A root listed before whose blocks arrive only now (it came alone first) is charged for them.
+  const grow = parts.db.prepare('UPDATE files SET size = MAX(size, ?) WHERE address = ? AND cid = ?')
   return [{
     name: 'dag_import',
     methods: ['POST'],
@@ -153,7 +167,7 @@ export function dagImportRoutes (parts: ServiceParts): Route[] {
       refuseUnimplemented(url)
       const contentType = req.headers['content-type'] ?? ''
       if (!contentType.startsWith('multipart/form-data')) throw new HttpFailure(400, 'expected a multipart/form-data body with the CAR in a field named file')
-      const state: Imported = { made: [], sizes: new Map(), linked: new Set(), roots: [], blocks: 0, bytes: 0, newBytes: 0 }
+      const state: Imported = { made: [], sizes: new Map(), linked: new Set(), links: new Map(), newSizes: new Map(), roots: [], blocks: 0, bytes: 0, newBytes: 0 }
       try {
         await importParts(parts, req, state, parts.limits.bytesLeft(caller.address))
       } catch (err) {
@@ -164,10 +178,14 @@ export function dagImportRoutes (parts: ServiceParts): Route[] {
       parts.blocks.flush()
       const now = Date.now()
       const known = new Set(listed.all(caller.address) as string[])
+      const roots = [...state.sizes.keys()].filter(cid => !state.linked.has(cid))
+      // Under a quota, a DAG is listed at no less than the bytes it stored, whatever size it claims.
+      const charges = parts.limits.policy.maxBytesPerAccount > 0 ? chargeRoots(roots, state.links, state.newSizes) : new Map<string, number>()
       parts.db.transaction(() => {
-        for (const [cid, size] of state.sizes) {
-          if (state.linked.has(cid) || known.has(cid)) continue
-          insert.run(randomUUID(), caller.address, cid, cid, 'application/octet-stream', size, now, now)
+        for (const cid of roots) {
+          const size = Math.max(state.sizes.get(cid) ?? 0, charges.get(cid) ?? 0)
+          if (known.has(cid)) grow.run(size, caller.address, cid)
+          else insert.run(randomUUID(), caller.address, cid, cid, 'application/octet-stream', size, now, now)
         }
       })()
       const lines = state.roots.map(root => ({ Root: { Cid: { '/': root.toString() }, PinErrorMsg: parts.blocks.has(root) ? '' : 'the root block is not in the CAR' } }))
