@@ -61,11 +61,19 @@ export async function scanCar (path: string, signal?: AbortSignal): Promise<Scan
       seen.add(text)
       count++
       bytes += next.value.bytes.byteLength
-      if (cid.code === dagPb.code) for (const link of dagPb.decode(next.value.bytes).Links) linked.add(link.Hash.toString())
+      if (cid.code === dagPb.code) for (const link of decodeNode(path, text, next.value.bytes).Links) linked.add(link.Hash.toString())
     }
     if (!seen.has(root)) throw new CarFormatError(`${path} names ${root} as its root but does not hold it`)
     return { root, blocks: count, bytes, objects: [...seen].filter(cid => !linked.has(cid)) }
   } finally {
     stream.destroy()
+  }
+}
+
+function decodeNode (path: string, cid: string, bytes: Uint8Array): dagPb.PBNode {
+  try {
+    return dagPb.decode(bytes)
+  } catch (err) {
+    throw new CarFormatError(`block ${cid} of ${path} is not valid dag-pb (${(err as Error).message}): the CAR is damaged or forged; nothing was sent`)
   }
 }
