@@ -8,7 +8,7 @@ import { sha256 } from 'multiformats/hashes/sha2'
 import { varint } from 'multiformats'
 import { OPEN_POLICY } from '../../src/local-service/index.js'
 import { EXTERNAL, localServiceUnderTest } from '../helpers/service.js'
-import { within } from '../helpers/wait.js'
+import { until, within } from '../helpers/wait.js'
 
 type Service = Awaited<ReturnType<typeof localServiceUnderTest>>
 interface Block { cid: CID, bytes: Uint8Array }
@@ -73,6 +73,29 @@ describe.skipIf(EXTERNAL)('local service: dag/import against hostile CARs', () =
     const answer = await post(service, await carOf([block.cid], [block]))
     expect(answer.status).toBe(400)
     expect(answer.text).toContain(`block ${block.cid.toString()} is not valid dag-pb`)
+  })
+
+  it('keeps a block another account uploaded while a failing import that brought it first was still running', async () => {
+    const service = await localServiceUnderTest()
+    const content = randomBytes(100 * 1024)
+    const block = await raw(content)
+    const forged = { cid: (await raw(randomBytes(10))).cid, bytes: Uint8Array.of(1, 2, 3) }
+    const car = await carOf([block.cid], [block, forged])
+    // The import stops right before its forged block: the good one is stored, the request still open.
+    const cut = car.byteLength - (forged.cid.bytes.byteLength + forged.bytes.byteLength + 1)
+    const boundary = 'xracex'
+    const req = request(`${service.local.url}/api/v0/dag/import`, { method: 'POST', headers: { authorization: `Bearer ${service.apiKey}`, 'content-type': `multipart/form-data; boundary=${boundary}` } })
+    const answered = new Promise<number>((resolve, reject) => { req.on('response', res => { res.resume(); resolve(res.statusCode ?? 0) }); req.on('error', reject) })
+    req.write(Buffer.concat([Buffer.from(`--${boundary}\r\ncontent-disposition: form-data; name="file"; filename="x.car"\r\ncontent-type: application/vnd.ipld.car\r\n\r\n`), car.subarray(0, cut)]))
+    await until(async () => (await fetch(`${service.local.url}/ipfs/${block.cid.toString()}?format=raw`)).status === 200 ? true : undefined, 10_000, 'the imported block to be readable')
+    // Meanwhile the same bytes are uploaded, as the victim's own file (another account: the same here, the store is shared).
+    const form = new FormData()
+    form.append('file', new Blob([content]), 'mine.bin')
+    const added = await fetch(`${service.local.url}/api/v0/add?cid-version=1&raw-leaves=true`, { method: 'POST', body: form, headers: { authorization: `Bearer ${service.apiKey}` } })
+    expect(added.status, await added.text()).toBe(200)
+    req.end(Buffer.concat([car.subarray(cut), Buffer.from(`\r\n--${boundary}--\r\n`)]))
+    expect(await within(answered, 10_000, 'the forged import to be refused')).toBe(400)
+    expect((await fetch(`${service.local.url}/ipfs/${block.cid.toString()}`)).status, 'the uploaded file').toBe(200)
   })
 
   it('refuses a section longer than a block can be as soon as its length is read, not once it arrived', async () => {

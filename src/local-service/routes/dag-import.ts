@@ -100,14 +100,16 @@ async function importCar (parts: ServiceParts, stream: Readable, state: Imported
         : `block ${text} uses a hash function this service does not check: nothing of this import was kept`)
     }
     state.bytes += bytes.byteLength
-    if (!parts.blocks.has(cid)) {
+    const fresh = !parts.blocks.has(cid)
+    if (fresh) {
       state.newBytes += bytes.byteLength
       // Past the quota: the whole request is refused, and what it stored goes with it.
       if (state.newBytes > allowance) throw quotaFailure(parts.limits.policy.maxBytesPerAccount)
       state.made.push(cid)
       state.newSizes.set(text, bytes.byteLength)
-      parts.blocks.put(cid, bytes)
     }
+    // Put even when stored (a no-op then): a block another running request wrote is kept should that one fail.
+    parts.blocks.put(cid, bytes, state)
     if (!state.sizes.has(text)) state.sizes.set(text, fileSizeOf(cid, bytes, state))
   }
 }
@@ -174,6 +176,7 @@ export function dagImportRoutes (parts: ServiceParts): Route[] {
         for (const cid of state.made) parts.blocks.remove(cid)
         throw err
       }
+      parts.blocks.settle(state.made)
       // Durable before it is listed or answered (blocks.ts, rule 3).
       parts.blocks.flush()
       const now = Date.now()
