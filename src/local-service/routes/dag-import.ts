@@ -45,6 +45,8 @@ interface Imported {
   /** The links of each dag-pb block, and the length of each block stored anew: what a root is charged. */
   readonly links: Map<string, string[]>
   readonly newSizes: Map<string, number>
+  /** Under a quota only: the links are kept to charge each root (memory a request without one never needs). */
+  readonly charging: boolean
   readonly roots: CID[]
   blocks: number
   bytes: number
@@ -62,7 +64,7 @@ function fileSizeOf (cid: CID, bytes: Uint8Array, state: Imported): number {
   }
   const links = node.Links.map(link => link.Hash.toString())
   for (const link of links) state.linked.add(link)
-  state.links.set(cid.toString(), links)
+  if (state.charging) state.links.set(cid.toString(), links)
   try {
     return node.Data === undefined ? bytes.byteLength : Number(UnixFS.unmarshal(node.Data).fileSize())
   } catch {
@@ -169,7 +171,7 @@ export function dagImportRoutes (parts: ServiceParts): Route[] {
       refuseUnimplemented(url)
       const contentType = req.headers['content-type'] ?? ''
       if (!contentType.startsWith('multipart/form-data')) throw new HttpFailure(400, 'expected a multipart/form-data body with the CAR in a field named file')
-      const state: Imported = { made: [], sizes: new Map(), linked: new Set(), links: new Map(), newSizes: new Map(), roots: [], blocks: 0, bytes: 0, newBytes: 0 }
+      const state: Imported = { made: [], sizes: new Map(), linked: new Set(), links: new Map(), newSizes: new Map(), charging: parts.limits.policy.maxBytesPerAccount > 0, roots: [], blocks: 0, bytes: 0, newBytes: 0 }
       try {
         await importParts(parts, req, state, parts.limits.bytesLeft(caller.address))
       } catch (err) {
@@ -183,7 +185,7 @@ export function dagImportRoutes (parts: ServiceParts): Route[] {
       const known = new Set(listed.all(caller.address) as string[])
       const roots = [...state.sizes.keys()].filter(cid => !state.linked.has(cid))
       // Under a quota, a DAG is listed at no less than the bytes it stored, whatever size it claims.
-      const charges = parts.limits.policy.maxBytesPerAccount > 0 ? chargeRoots(roots, state.links, state.newSizes) : new Map<string, number>()
+      const charges = state.charging ? chargeRoots(roots, state.links, state.newSizes) : new Map<string, number>()
       parts.db.transaction(() => {
         for (const cid of roots) {
           const size = Math.max(state.sizes.get(cid) ?? 0, charges.get(cid) ?? 0)
