@@ -2,7 +2,7 @@ import { createReadStream } from 'node:fs'
 import { CarBlockIterator } from '@ipld/car/iterator'
 import * as dagPb from '@ipld/dag-pb'
 import type { CID } from 'multiformats/cid'
-import { checkBlock } from '../content/index.js'
+import { boundCarSections, checkBlock } from '../content/index.js'
 import { CarBlockMismatchError, CarFormatError } from '../errors.js'
 
 /** What a CAR holds, every block checked. */
@@ -18,6 +18,9 @@ export interface ScannedCar {
 /** Where a scan gives up: far past what an export of 64 GiB of objects holds. */
 export const MAX_SCAN_BLOCKS = 4_000_000
 
+/** The largest block a scan reads (services refuse past 1 or 2 MiB): a CAR announcing more is refused as the length is read, not buffered. */
+export const MAX_SCAN_BLOCK_BYTES = 4 * 1024 * 1024
+
 /**
  * Reads a CAR file as it streams (a block at a time) and checks every block against its CID
  * before anything is sent anywhere: the first that does not match is named
@@ -28,7 +31,7 @@ export async function scanCar (path: string, signal?: AbortSignal): Promise<Scan
   try {
     let reader: CarBlockIterator
     try {
-      reader = await CarBlockIterator.fromIterable(stream)
+      reader = await CarBlockIterator.fromIterable(boundCarSections(stream, MAX_SCAN_BLOCK_BYTES))
     } catch (err) {
       throw new CarFormatError(`${path} is not a CAR file: ${(err as Error).message}`)
     }
@@ -58,11 +61,19 @@ export async function scanCar (path: string, signal?: AbortSignal): Promise<Scan
       seen.add(text)
       count++
       bytes += next.value.bytes.byteLength
-      if (cid.code === dagPb.code) for (const link of dagPb.decode(next.value.bytes).Links) linked.add(link.Hash.toString())
+      if (cid.code === dagPb.code) for (const link of decodeNode(path, text, next.value.bytes).Links) linked.add(link.Hash.toString())
     }
     if (!seen.has(root)) throw new CarFormatError(`${path} names ${root} as its root but does not hold it`)
     return { root, blocks: count, bytes, objects: [...seen].filter(cid => !linked.has(cid)) }
   } finally {
     stream.destroy()
+  }
+}
+
+function decodeNode (path: string, cid: string, bytes: Uint8Array): dagPb.PBNode {
+  try {
+    return dagPb.decode(bytes)
+  } catch (err) {
+    throw new CarFormatError(`block ${cid} of ${path} is not valid dag-pb (${(err as Error).message}): the CAR is damaged or forged; nothing was sent`)
   }
 }

@@ -36,6 +36,8 @@ export class BlockStore {
   private readonly packs: string
   private readonly legacy: string | undefined
   private readonly pending = new Map<string, Place & { readonly key: Uint8Array }>()
+  /** Blocks of requests still running that may yet be removed; `shared` once another put them too. */
+  private readonly provisional = new Map<string, { readonly owner: object, shared: boolean }>()
   private readonly readers = new Map<number, number>()
   private writing: { id: number, fd: number, size: number } | undefined
   private readonly find: Database.Statement
@@ -96,10 +98,19 @@ export class BlockStore {
     return this.writing
   }
 
-  /** Appends a block unless it is already stored; readable at once, durable after {@link flush}. */
-  put (cid: CID, block: Uint8Array): void {
+  /**
+   * Appends a block unless it is already stored; readable at once, durable after {@link flush}.
+   * `owner`: the request writing it may still fail and {@link remove} it; until it
+   * {@link settle}s, a put of the same block by any other request keeps it from being removed.
+   */
+  put (cid: CID, block: Uint8Array, owner?: object): void {
     const { name, key, place } = this.place(cid)
-    if (place !== undefined) return
+    if (place !== undefined) {
+      const held = this.provisional.get(name)
+      if (held !== undefined && held.owner !== owner) held.shared = true
+      return
+    }
+    if (owner !== undefined) this.provisional.set(name, { owner, shared: false })
     const pack = this.packForWrite(block.byteLength)
     let done = 0
     while (done < block.byteLength) done += writeSync(pack.fd, block, done, block.byteLength - done, pack.size + done)
@@ -137,9 +148,20 @@ export class BlockStore {
     })()
   }
 
-  /** Removes a block (one an upload cut short at its quota had just written). */
+  /** The request that put these provisionally is done with them: they stay. */
+  settle (cids: readonly CID[]): void {
+    for (const cid of cids) this.provisional.delete(cid.toV1().toString())
+  }
+
+  /**
+   * Removes a block a failing request had just written, unless another request put it meanwhile
+   * (its upload relies on it: removing it would lose that account's file).
+   */
   remove (cid: CID): void {
     const v1 = cid.toV1()
+    const held = this.provisional.get(v1.toString())
+    this.provisional.delete(v1.toString())
+    if (held?.shared === true) return
     this.pending.delete(v1.toString())
     this.drop.run(v1.bytes)
     const path = this.legacyPath(v1.toString())

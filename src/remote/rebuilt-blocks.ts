@@ -23,6 +23,7 @@ export type BlockSink = (cid: CID, bytes: Uint8Array) => Promise<void>
  * service holds), handing each to `sink` at once: memory stays at a chunk. The root is compared
  * with `cid` when the bytes end; a mismatch is an {@link IntegrityError} and the caller must
  * discard what the sink took (the blocks are each what their own CID says, but not this object's).
+ * The sink may keep the bytes it is handed.
  * A gateway that fails midway is followed by the next, whose blocks must be the same ones up to
  * where the first stopped (else integrity again); those already handed over are not handed twice.
  */
@@ -45,7 +46,9 @@ export async function fetchBlocks (gateways: readonly HttpClient[], cid: string,
         throw new IntegrityError(`${origin} announced ${total} bytes for ${cid}, more than the ${maxBytes} it can hold`)
       }
       const pending: Array<{ cid: CID, bytes: Uint8Array }> = []
-      const builder = new CidBuilder(profile, { onBlock: (c, b) => { pending.push({ cid: c, bytes: b }) } })
+      // Copied (new Uint8Array; Buffer's slice is a view): a leaf is a view of the body's chunk or of
+      // the builder's reused buffer, and the sink (a CAR writer with puts in flight) holds it past the next update.
+      const builder = new CidBuilder(profile, { onBlock: (c, b) => { pending.push({ cid: c, bytes: new Uint8Array(b) }) } })
       const drain = async (): Promise<void> => {
         for (const block of pending.splice(0)) {
           const at = made++

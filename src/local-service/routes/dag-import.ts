@@ -6,9 +6,10 @@ import { CarBlockIterator } from '@ipld/car/iterator'
 import * as dagPb from '@ipld/dag-pb'
 import { UnixFS } from 'ipfs-unixfs'
 import type { CID } from 'multiformats/cid'
-import { checkBlock } from '../../content/index.js'
+import { boundCarSections, checkBlock } from '../../content/index.js'
 import { quotaFailure } from '../account-policy.js'
 import { HttpFailure, type Route } from '../http.js'
+import { chargeRoots } from './dag-charge.js'
 import type { ServiceParts } from '../parts.js'
 
 /** Kubo refuses blocks past 1 MiB by default; the widest of our profiles' blocks fit under this. */
@@ -41,17 +42,29 @@ interface Imported {
   /** Every block's CID text to the bytes of file under it (a UnixFS file's size; a raw block's length). */
   readonly sizes: Map<string, number>
   readonly linked: Set<string>
+  /** The links of each dag-pb block, and the length of each block stored anew: what a root is charged. */
+  readonly links: Map<string, string[]>
+  readonly newSizes: Map<string, number>
+  /** Under a quota only: the links are kept to charge each root (memory a request without one never needs). */
+  readonly charging: boolean
   readonly roots: CID[]
   blocks: number
   bytes: number
   newBytes: number
 }
 
-function fileSizeOf (cid: CID, bytes: Uint8Array, linked: Set<string>): number {
+function fileSizeOf (cid: CID, bytes: Uint8Array, state: Imported): number {
   if (cid.code === RAW_CODE) return bytes.byteLength
   if (cid.code !== dagPb.code) return bytes.byteLength
-  const node = dagPb.decode(bytes)
-  for (const link of node.Links) linked.add(link.Hash.toString())
+  let node: dagPb.PBNode
+  try {
+    node = dagPb.decode(bytes)
+  } catch (err) {
+    throw new HttpFailure(400, `block ${cid.toString()} is not valid dag-pb: ${(err as Error).message.slice(0, 200)}`)
+  }
+  const links = node.Links.map(link => link.Hash.toString())
+  for (const link of links) state.linked.add(link)
+  if (state.charging) state.links.set(cid.toString(), links)
   try {
     return node.Data === undefined ? bytes.byteLength : Number(UnixFS.unmarshal(node.Data).fileSize())
   } catch {
@@ -63,7 +76,8 @@ function fileSizeOf (cid: CID, bytes: Uint8Array, linked: Set<string>): number {
 async function importCar (parts: ServiceParts, stream: Readable, state: Imported, allowance: number): Promise<void> {
   let reader: CarBlockIterator
   try {
-    reader = await CarBlockIterator.fromIterable(stream)
+    // Framing read as it arrives: a section announcing more than a block may hold is refused at once.
+    reader = await CarBlockIterator.fromIterable(boundCarSections(stream, MAX_CAR_BLOCK_BYTES))
   } catch (err) {
     throw new HttpFailure(400, `not a CAR file: ${(err as Error).message.slice(0, 200)}`)
   }
@@ -88,14 +102,17 @@ async function importCar (parts: ServiceParts, stream: Readable, state: Imported
         : `block ${text} uses a hash function this service does not check: nothing of this import was kept`)
     }
     state.bytes += bytes.byteLength
-    if (!parts.blocks.has(cid)) {
+    const fresh = !parts.blocks.has(cid)
+    if (fresh) {
       state.newBytes += bytes.byteLength
       // Past the quota: the whole request is refused, and what it stored goes with it.
       if (state.newBytes > allowance) throw quotaFailure(parts.limits.policy.maxBytesPerAccount)
       state.made.push(cid)
-      parts.blocks.put(cid, bytes)
+      state.newSizes.set(text, bytes.byteLength)
     }
-    if (!state.sizes.has(text)) state.sizes.set(text, fileSizeOf(cid, bytes, state.linked))
+    // Put even when stored (a no-op then): a block another running request wrote is kept should that one fail.
+    parts.blocks.put(cid, bytes, state)
+    if (!state.sizes.has(text)) state.sizes.set(text, fileSizeOf(cid, bytes, state))
   }
 }
 
@@ -143,6 +160,8 @@ export function dagImportRoutes (parts: ServiceParts): Route[] {
   const insert = parts.db.prepare(`INSERT INTO files (id, address, cid, file_name, mime_type, size, created_at, last_update)
     VALUES (?, ?, ?, ?, ?, ?, ?, ?)`)
   const listed = parts.db.prepare('SELECT cid FROM files WHERE address = ?').pluck()
+  // A root listed before whose blocks arrive only now (it came alone first) is charged for them.
+  const grow = parts.db.prepare('UPDATE files SET size = MAX(size, ?) WHERE address = ? AND cid = ?')
   return [{
     name: 'dag_import',
     methods: ['POST'],
@@ -152,21 +171,26 @@ export function dagImportRoutes (parts: ServiceParts): Route[] {
       refuseUnimplemented(url)
       const contentType = req.headers['content-type'] ?? ''
       if (!contentType.startsWith('multipart/form-data')) throw new HttpFailure(400, 'expected a multipart/form-data body with the CAR in a field named file')
-      const state: Imported = { made: [], sizes: new Map(), linked: new Set(), roots: [], blocks: 0, bytes: 0, newBytes: 0 }
+      const state: Imported = { made: [], sizes: new Map(), linked: new Set(), links: new Map(), newSizes: new Map(), charging: parts.limits.policy.maxBytesPerAccount > 0, roots: [], blocks: 0, bytes: 0, newBytes: 0 }
       try {
         await importParts(parts, req, state, parts.limits.bytesLeft(caller.address))
       } catch (err) {
         for (const cid of state.made) parts.blocks.remove(cid)
         throw err
       }
+      parts.blocks.settle(state.made)
       // Durable before it is listed or answered (blocks.ts, rule 3).
       parts.blocks.flush()
       const now = Date.now()
       const known = new Set(listed.all(caller.address) as string[])
+      const roots = [...state.sizes.keys()].filter(cid => !state.linked.has(cid))
+      // Under a quota, a DAG is listed at no less than the bytes it stored, whatever size it claims.
+      const charges = state.charging ? chargeRoots(roots, state.links, state.newSizes) : new Map<string, number>()
       parts.db.transaction(() => {
-        for (const [cid, size] of state.sizes) {
-          if (state.linked.has(cid) || known.has(cid)) continue
-          insert.run(randomUUID(), caller.address, cid, cid, 'application/octet-stream', size, now, now)
+        for (const cid of roots) {
+          const size = Math.max(state.sizes.get(cid) ?? 0, charges.get(cid) ?? 0)
+          if (known.has(cid)) grow.run(size, caller.address, cid)
+          else insert.run(randomUUID(), caller.address, cid, cid, 'application/octet-stream', size, now, now)
         }
       })()
       const lines = state.roots.map(root => ({ Root: { Cid: { '/': root.toString() }, PinErrorMsg: parts.blocks.has(root) ? '' : 'the root block is not in the CAR' } }))

@@ -84,8 +84,9 @@ async function importParts (parts: ServiceParts, req: IncomingMessage, profile: 
       if (mime === 'application/x-directory') { stream.resume(); fail(new HttpFailure(400, 'directories are not implemented by this service: send files')); return }
       const builder = new CidBuilder(profile, {
         onBlock: (cid, block) => {
-          if (limited && !parts.blocks.has(cid)) allowance.made.push(cid)
-          parts.blocks.put(cid, block)
+          const fresh = limited && !parts.blocks.has(cid)
+          if (fresh) allowance.made.push(cid)
+          parts.blocks.put(cid, block, limited ? allowance : undefined)
         }
       })
       const part = new Promise<Added>((resolvePart, rejectPart) => {
@@ -145,8 +146,10 @@ export function uploadRoutes (parts: ServiceParts): Route[] {
         added = await importParts(parts, req, profile, allowance)
       } catch (err) {
         if (err instanceof HttpFailure && err.status === 413) for (const cid of allowance.made) parts.blocks.remove(cid)
+        else parts.blocks.settle(allowance.made)
         throw err
       }
+      parts.blocks.settle(allowance.made)
       // Durable before it is listed or answered (blocks.ts, rule 3); the thread goes on with other
       // uploads while the disk syncs.
       await parts.blocks.flushAsync()
