@@ -59,8 +59,8 @@ export async function checkChain (clients: ServiceClients, root: string, init: F
     if (!isUnusable(err)) throw err
     const cid = err instanceof SegmentUnusableError ? err.cid : current
     const key = missingKey(err) === undefined ? '' : ' (it is sealed under another key than this device\'s: a CAR of another user\'s objects, or this device lacks the key it was made with: `cidsync key import`)'
-    throw new ImportRefusedError(`the CAR's chain does not check out at ${cid}${key}: ${(err as Error).message}. The pointer was not moved`, cid, { cause: err })
+    throw new ImportRefusedError(`the CAR's chain does not check out at ${cid}${key}: ${(err as Error).message}. The pointer was not moved (the CAR's objects stay on the service, referenced by nothing)`, cid, { cause: err })
   }
-  if (head === undefined) throw new ImportRefusedError(`the CAR's root ${root} holds no publish. The pointer was not moved`, root)
+  if (head === undefined) throw new ImportRefusedError(`the CAR's root ${root} holds no publish. The pointer was not moved (the CAR's objects stay on the service, referenced by nothing)`, root)
   return { head, entries, publishes, segments: checked.size }
 }
