@@ -45,7 +45,10 @@ export async function fetchBlocks (gateways: readonly HttpClient[], cid: string,
         throw new IntegrityError(`${origin} announced ${total} bytes for ${cid}, more than the ${maxBytes} it can hold`)
       }
       const pending: Array<{ cid: CID, bytes: Uint8Array }> = []
-      const builder = new CidBuilder(profile, { onBlock: (c, b) => { pending.push({ cid: c, bytes: b }) } })
+      // A leaf may be a view of the builder's reused chunk buffer, overwritten by the next bytes:
+      // the sink holds blocks past this call (the export keeps several on their way to the file), so a
+      // copy (not Buffer#slice, which is a view).
+      const builder = new CidBuilder(profile, { onBlock: (c, b) => { pending.push({ cid: c, bytes: new Uint8Array(b) }) } })
       const drain = async (): Promise<void> => {
         for (const block of pending.splice(0)) {
           const at = made++
