@@ -5,7 +5,7 @@ import { CarFormatError, ImportOlderError, PointerNotFoundError, RemoteResponseE
 import { indexPath, openIndex, readDeviceId } from '../index/index.js'
 import type { ServiceClients } from '../remote/index.js'
 import { ENGINE, ENGINE_V1 } from '../snapshot/index.js'
-import { acceptsUnencrypted, walkEntries, type FetchInit } from '../sync/index.js'
+import { acceptsUnencrypted, SNAPSHOT_PROFILE, SyncStore, walkEntries, type FetchInit } from '../sync/index.js'
 import { failpoint } from '../util/failpoint.js'
 import { checkChain } from './check-chain.js'
 import { scanCar } from './scan-car.js'
@@ -105,6 +105,16 @@ export async function importCar (clients: ServiceClients, init: ImportInit): Pro
     if (now !== car.root) throw new RemoteResponseError({ service: 'pointer service', method: 'GET', url: '/v1/pointers/current' }, `holds ${now ?? 'nothing'} after it was set to ${car.root}: another device published meanwhile; run \`cidsync import\` again, or let that device's publish stand`)
   }
   failpoint('import:pointer-moved')
+  // What the import put on the primary is logged for the mirrors as a publish's objects are (then
+  // the pointer move): else a mirror never gets the imported history, yet shows "caught up". Sealed
+  // objects are all kubo-cidv1; a plain file of another profile is one the mirror's add refuses,
+  // counted there as unavailable.
+  const store = new SyncStore(config.stateDir)
+  try {
+    store.mirrorLog.logPublish(car.root, car.objects.filter(o => o !== car.root), SNAPSHOT_PROFILE.name)
+  } finally {
+    store.close()
+  }
   return { root: car.root, at: chain.head.at, blocks: car.blocks, bytes: car.bytes, objects: car.objects.length, publishes: chain.publishes.length, segments: chain.segments, dealsAsked, previous, moved }
 }
 

@@ -131,6 +131,13 @@ describe('reading from a mirror, and the exit drill against it alone', () => {
     expect(fallback.stderr).toContain('the primary failed')
     expect(fallback.stderr).toContain('read from mirror nas')
     expect(fallback.stdout).toContain(`restored ${cids[1] as string}`)
+    // And the files: every one failing on the primary, they are read from the mirror.
+    const files = await runCli(['restore', '--files', 'kept', '--to', join(root, 'files'), '--config', fresh.config], { timeoutMs: 240_000 })
+    expect(files.code, files.stderr).toBe(0)
+    expect(files.stderr).toContain('the primary failed')
+    expect(files.stderr).toContain('read from mirror nas')
+    expect(await readFile(join(root, 'files', 'kept', 'k0.txt'), 'utf8')).toBe('kept 0\n')
+    expect(await readFile(join(root, 'files', 'kept', 'k1.txt'), 'utf8')).toBe('kept 1\n')
 
     // Both gone: one error naming each.
     await stopHome(mirror)

@@ -82,6 +82,9 @@ describe('service commands against a remote service', { timeout: 90_000 }, () =>
       const walletKey = newWalletKey()
       const noKey = await runCli(['login', ...c], { env: { ...process.env, CIDSYNC_WALLET_KEY: '' } })
       expect(noKey.code).toBe(2)
+      // A newcomer with a self-hosted service has no wallet yet: told what one is and how to make one.
+      expect(noKey.stderr).toContain('64 hex digits')
+      expect(noKey.stderr).toContain('openssl rand -hex 32')
       const keyFile = join(dir, 'wallet.key')
       await writeFile(keyFile, formatWalletKey(walletKey), { mode: 0o644 })
       await chmod(keyFile, 0o644)

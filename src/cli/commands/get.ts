@@ -1,6 +1,6 @@
 import type { Command } from 'commander'
 import type { Config } from '../../config/index.js'
-import { FilesNotRestoredError } from '../../errors.js'
+import { FilesNotRestoredError, GatewayFetchError } from '../../errors.js'
 import type { GetFilesProgress, GetOutcome } from '../../sync/index.js'
 import { countOf, formatBytes } from '../format.js'
 import { action } from '../run.js'
@@ -45,7 +45,11 @@ function progressReporter (json: boolean): (event: GetFilesProgress) => void {
 export async function runGet (options: GetOptions, paths: readonly string[], prefix: boolean): Promise<void> {
   const at = options.at === undefined ? undefined : parseTimeArg(options.at)
   const config: Config = loadConfig({ configPath: options.config })
-  await readFrom(config, { from: options.from, fallBack: prefix }, async ({ clients }) => {
+  // Per-file failures are outcomes, not a throw: without this, `restore --files` with the primary
+  // down failed every file and never read the mirrors, as docs/mirrors.md says it does.
+  const fallsBack = prefix && options.from === undefined && config.mirrors.length > 0
+  const lastSource = `mirror ${config.mirrors.at(-1)?.name ?? ''}`
+  await readFrom(config, { from: options.from, fallBack: prefix }, async ({ clients }, where) => {
     const { indexPath, openIndex, readDeviceId } = await import('../../index/index.js')
     const { getFiles, openPastIndex, selectRows } = await import('../../sync/index.js')
     const passphrase = process.env.CIDSYNC_SNAPSHOT_PASSPHRASE
@@ -56,6 +60,12 @@ export async function runGet (options: GetOptions, paths: readonly string[], pre
       const rows = selectRows(index, { paths, prefix, deviceId, own: readDeviceId(config.stateDir) })
       if (past !== undefined && options.json !== true) process.stderr.write(`from the publish of ${safeText(past.at)} (${safeText(past.cid)})\n`)
       const outcomes = await getFiles(clients, index, { config, rows, to: options.to, overwrite: options.overwrite, passphrase, onProgress: progressReporter(options.json === true) })
+      const unfetched = outcomes.filter(o => o.outcome === 'failed' && FROM_SERVICE.has(o.code ?? ''))
+      const first = unfetched[0]
+      // The next home is asked for them; the files already written are skipped there as already right.
+      if (fallsBack && where !== lastSource && first !== undefined) {
+        throw new GatewayFetchError(`${countOf(unfetched.length, 'file', 'files')} could not be fetched from ${where} (${safeText(first.path)}: ${safeLines(first.reason ?? 'failed')})`)
+      }
       report(outcomes, options.json === true)
     } finally {
       if (past !== undefined) await past.close()
@@ -63,6 +73,9 @@ export async function runGet (options: GetOptions, paths: readonly string[], pre
     }
   })
 }
+
+/** A file's failure that is the service's (gone, down, bytes that do not verify): another home may have it. */
+const FROM_SERVICE = new Set(['ERR_GATEWAY_FETCH', 'ERR_CONTENT_NOT_FOUND', 'ERR_CONTENT_INTEGRITY', 'ERR_INTEGRITY'])
 
 /** Files not brought back named one a line, at most this many (the rest counted). */
 const SHOWN_NOT_DONE = 20

@@ -18,7 +18,8 @@ function walletKeyText (file: string | undefined): string {
   if (file !== undefined) return secretFile(file)
   const fromEnv = process.env.CIDSYNC_WALLET_KEY
   if (fromEnv !== undefined && fromEnv !== '') return fromEnv
-  throw new UsageError('no wallet key: give --wallet-key-file FILE, or set CIDSYNC_WALLET_KEY')
+  throw new UsageError('no wallet key: give --wallet-key-file FILE (the account\'s secp256k1 private key: 64 hex digits, mode 0600), or set CIDSYNC_WALLET_KEY. ' +
+    'A self-hosted `cidsync local-service` makes an account for a new key: `(umask 077; openssl rand -hex 32 > wallet.key)`; keep it, it is how you sign in again')
 }
 
 /**
