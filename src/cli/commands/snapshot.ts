@@ -120,7 +120,9 @@ export function registerSnapshot (program: Command): void {
       if (content === undefined) return
       if (options.json !== true) {
         if (process.stderr.isTTY === true) process.stderr.write('\n')
-        process.stderr.write(`stored ${countOf(content.storedFiles, 'file', 'files')} (${formatBytes(content.storedBytes)}) of content first\n`)
+        process.stderr.write(content.storedFiles === 0 && content.notStored.length === 0 && content.error === undefined
+          ? 'content: nothing new to store (every file of a storing folder already is)\n'
+          : `stored ${countOf(content.storedFiles, 'file', 'files')} (${formatBytes(content.storedBytes)}) of content first\n`)
         for (const n of content.notStored) process.stderr.write(`cidsync: not stored: ${safeText(`${n.folder}/${n.path}`)}: ${safeLines(n.reason)} [${safeText(n.code)}]\n`)
       }
       if (content.error !== undefined) throw new ContentNotStoredError(`storing content before the publish failed: ${content.error}; the daemon tries again (\`cidsync status\` says when), or run \`cidsync snapshot\` again`)
