@@ -2,23 +2,14 @@ import { describe, expect, it, onTestFinished } from 'vitest'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { CarWriter } from '@ipld/car/writer'
 import * as dagPb from '@ipld/dag-pb'
 import { varint } from 'multiformats'
 import { CID } from 'multiformats/cid'
 import { sha256 } from 'multiformats/hashes/sha2'
 import { scanCar } from '../../src/exits/index.js'
 import { CarFormatError } from '../../src/errors.js'
+import { carOf } from '../helpers/car.js'
 
-async function carOf (roots: CID[], blocks: Array<{ cid: CID, bytes: Uint8Array }>): Promise<Uint8Array> {
-  const { writer, out } = CarWriter.create(roots)
-  const chunks: Uint8Array[] = []
-  const collected = (async () => { for await (const chunk of out) chunks.push(chunk) })()
-  for (const block of blocks) await writer.put(block)
-  await writer.close()
-  await collected
-  return Buffer.concat(chunks)
-}
 
 function tempFile (bytes: Uint8Array): string {
   const dir = mkdtempSync(join(tmpdir(), 'cidsync-scan-'))

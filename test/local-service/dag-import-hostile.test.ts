@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { randomBytes } from 'node:crypto'
 import { request } from 'node:http'
-import { CarWriter } from '@ipld/car/writer'
 import * as dagPb from '@ipld/dag-pb'
 import { CID } from 'multiformats/cid'
 import { sha256 } from 'multiformats/hashes/sha2'
@@ -9,19 +8,11 @@ import { varint } from 'multiformats'
 import { OPEN_POLICY } from '../../src/local-service/index.js'
 import { EXTERNAL, localServiceUnderTest } from '../helpers/service.js'
 import { until, within } from '../helpers/wait.js'
+import { carOf } from '../helpers/car.js'
 
 type Service = Awaited<ReturnType<typeof localServiceUnderTest>>
 interface Block { cid: CID, bytes: Uint8Array }
 
-async function carOf (roots: CID[], blocks: Block[]): Promise<Uint8Array> {
-  const { writer, out } = CarWriter.create(roots)
-  const chunks: Uint8Array[] = []
-  const collected = (async () => { for await (const chunk of out) chunks.push(chunk) })()
-  for (const block of blocks) await writer.put(block)
-  await writer.close()
-  await collected
-  return Buffer.concat(chunks)
-}
 
 async function post (service: Service, car: Uint8Array): Promise<{ status: number, text: string }> {
   const form = new FormData()

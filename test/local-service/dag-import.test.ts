@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest'
 import { randomBytes } from 'node:crypto'
-import { CarWriter } from '@ipld/car/writer'
 import type { CID } from 'multiformats/cid'
 import { CID_PROFILES, CidBuilder } from '../../src/content/index.js'
 import { OPEN_POLICY } from '../../src/local-service/index.js'
 import { EXTERNAL, localServiceUnderTest } from '../helpers/service.js'
+import { carOf } from '../helpers/car.js'
 
 type Service = Awaited<ReturnType<typeof localServiceUnderTest>>
 interface Block { cid: CID, bytes: Uint8Array }
@@ -17,15 +17,6 @@ function fileBlocks (bytes: Uint8Array): { root: CID, blocks: Block[] } {
   return { root, blocks }
 }
 
-async function carOf (roots: CID[], blocks: Block[]): Promise<Uint8Array> {
-  const { writer, out } = CarWriter.create(roots)
-  const chunks: Uint8Array[] = []
-  const collected = (async () => { for await (const chunk of out) chunks.push(chunk) })()
-  for (const block of blocks) await writer.put(block)
-  await writer.close()
-  await collected
-  return Buffer.concat(chunks)
-}
 
 async function post (service: Service, car: Uint8Array, query = 'stats=true'): Promise<{ status: number, text: string }> {
   const form = new FormData()
