@@ -3,7 +3,7 @@ import { readdir } from 'node:fs/promises'
 import { join } from 'node:path'
 import { EXTERNAL, localServiceUnderTest } from '../helpers/service.js'
 import { useTempDir } from '../helpers/temp-dir.js'
-import { contentDevice, contentObjects, ok, runAndKill, shareKey, tree, uploadCounts, writeSomeFiles } from './content-devices.js'
+import { contentDevice, contentObjects, KillDelay, ok, runAndKill, shareKey, tree, uploadCounts, writeSomeFiles } from './content-devices.js'
 
 const KILLS = 20
 /** Kills are cut short of a run this often at most: a bound, not a wait. */
@@ -24,11 +24,13 @@ describe.skipIf(EXTERNAL)('content custody killed with SIGKILL at random moments
     let round = 0
     await writeSomeFiles(a.folder, `round-${round}`, { largeBytes: 9 * 1024 * 1024 + 123, small: 90 })
     let kills = 0
+    const delay = new KillDelay(800)
     for (let run = 0; kills < KILLS; run++) {
       expect(run, 'runs without reaching the kills').toBeLessThan(MAX_RUNS)
       const before = requests(service, 'upload')
       // Once an upload of this run landed, a random moment later: mid-part, mid-pack, between, or in the publish.
-      const ended = await runAndKill(a, ['snapshot'], () => requests(service, 'upload') > before, Math.floor(Math.random() * 800))
+      const ended = await runAndKill(a, ['snapshot'], () => requests(service, 'upload') > before, delay.next())
+      delay.ended(ended.killed)
       if (ended.killed) { kills++; continue }
       expect(ended.code, ended.stderr).toBe(0)
       await writeSomeFiles(a.folder, `round-${++round}`, { largeBytes: 5 * 1024 * 1024 + round, small: 60 })
@@ -62,10 +64,12 @@ describe.skipIf(EXTERNAL)('content custody killed with SIGKILL at random moments
     const want = await tree(a.folder)
     const to = join(root, 'back')
     let kills = 0
+    const delay = new KillDelay(300)
     for (let run = 0; kills < KILLS; run++) {
       expect(run, 'runs without reaching the kills').toBeLessThan(MAX_RUNS)
       const before = requests(service, 'gateway')
-      const ended = await runAndKill(b, ['restore', '--files', '--to', to], () => requests(service, 'gateway') > before, Math.floor(Math.random() * 300))
+      const ended = await runAndKill(b, ['restore', '--files', '--to', to], () => requests(service, 'gateway') > before, delay.next())
+      delay.ended(ended.killed)
       if (ended.killed) {
         kills++
         // Whatever is there under its real name is whole.

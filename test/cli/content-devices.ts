@@ -52,6 +52,20 @@ export async function shareKey (from: ContentDevice, to: ContentDevice): Promise
 }
 
 /**
+ * A random kill delay whose ceiling adapts to how fast this machine finishes a run: halved each
+ * time a run ended before its kill, grown back after each kill. A fixed ceiling let a fast
+ * machine finish most resumed runs first, so the kills never came (seen in CI).
+ */
+export class KillDelay {
+  private ceiling: number
+  constructor (private readonly max: number, private readonly min = 5) { this.ceiling = max }
+  next (): number { return Math.floor(Math.random() * this.ceiling) }
+  ended (killed: boolean): void {
+    this.ceiling = killed ? Math.min(this.max, this.ceiling * 1.25) : Math.max(this.min, this.ceiling / 2)
+  }
+}
+
+/**
  * Runs `cidsync ...args` and kills it with SIGKILL once `ready` holds (polled) and then `delayMs`
  * more have passed; answers whether it was killed or how it ended on its own first.
  */
