@@ -53,7 +53,18 @@ function masterKeyOf (snapshotKey: Uint8Array): Buffer {
 /** The temp a fetch writes beside its target until it is verified (see {@link fetchFile}). */
 const FETCH_TEMP = /^\.[\s\S]+\.cidsync-[0-9a-f]{12}\.part$/
 
-function fetchTempFor (target: string): string {
+/** A file's key from the snapshot key a run passes. */
+export function fileKeyFor (snapshotKey: Uint8Array, cid: CID): Buffer {
+  return fileKey(masterKeyOf(snapshotKey), cid)
+}
+
+/** Where a directory really is: a fetch checks it is still there before its rename. */
+export async function realDir (dir: string): Promise<string> {
+  return await realpath(dir)
+}
+
+/** A temp file's name beside its target: removed by {@link removeFetchTemps} when a kill leaves it. */
+export function fetchTempFor (target: string): string {
   return join(dirname(target), `.${basename(target).slice(0, 64)}.cidsync-${randomBytes(6).toString('hex')}.part`)
 }
 
@@ -98,6 +109,19 @@ async function stillInPlace (dir: string, expectedDir: string, temp: string, ino
 }
 
 /**
+ * Puts a verified temp file (its bytes fsynced) in its target's place: only while its directory
+ * is still where it was checked, made readable, its mtime the row's (unless already set), then renamed.
+ */
+export async function placeFile (temp: string, target: string, dir: string, expectedDir: string, inode: number, mtimeMs?: number): Promise<void> {
+  await stillInPlace(dir, expectedDir, temp, inode)
+  // Files are made 0600 while unverified; once verified, the usual mode for a user's file.
+  await chmod(temp, 0o644 & ~process.umask())
+  // Seconds as a number keep the sub-millisecond part a Date would drop (absent: set as it was written).
+  if (mtimeMs !== undefined) await utimes(temp, Date.now() / 1000, mtimeMs / 1000)
+  await rename(temp, target)
+}
+
+/**
  * Brings one file back: its objects fetched (each verified against its CID), its chunks opened,
  * its plaintext hashed with the row's profile as it is written to a temp file beside the target.
  * The temp file becomes the target only when it hashes to the row's CID; otherwise nothing is
@@ -111,7 +135,7 @@ export async function fetchFile (init: FetchFileInit): Promise<void> {
   let plain: AsyncIterable<Uint8Array> = spans(init)
   if (record.sealing !== 'none') {
     if (init.snapshotKey === undefined) throw new ContentIntegrityError(`${row.cid.toString()} is sealed and no key was given`)
-    plain = openStream(plain, { key: fileKey(masterKeyOf(init.snapshotKey), row.cid), cid: row.cid, size: row.size })
+    plain = openStream(plain, { key: fileKeyFor(init.snapshotKey, row.cid), cid: row.cid, size: row.size })
   }
   const dir = dirname(init.target)
   const expectedDir = init.targetDir ?? await realpath(dir)
@@ -136,12 +160,7 @@ export async function fetchFile (init: FetchFileInit): Promise<void> {
     }
     const got = builder.finish().toString()
     if (got !== row.cid.toString()) throw new ContentIntegrityError(`the stored content of ${row.cid.toString()} hashes to ${got}: damaged or forged, nothing written`)
-    await stillInPlace(dir, expectedDir, temp, inode)
-    // Plain files are made 0600 while unverified; once verified, the usual mode for a user's file.
-    await chmod(temp, 0o644 & ~process.umask())
-    // Seconds as a number keep the sub-millisecond part a Date would drop.
-    await utimes(temp, Date.now() / 1000, row.mtimeMs / 1000)
-    await rename(temp, init.target)
+    await placeFile(temp, init.target, dir, expectedDir, inode, row.mtimeMs)
   } catch (err) {
     await rm(temp, { force: true })
     throw err

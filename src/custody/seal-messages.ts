@@ -25,9 +25,34 @@ export interface LargeJob extends JobCommon {
   readonly storedParts: ReadonlyArray<readonly [number, string]>
 }
 
+/** An object's bytes hashed to its CID under the snapshots' profile (a restore's check of what a gateway sent). */
+export interface HashJob { readonly type: 'hash', readonly id: number, readonly slabs: readonly Uint8Array[] }
+
+/**
+ * A file brought back: its blob's slices (`piece`, in order) opened and hashed under `profile`, the
+ * plaintext written to the temp file `path`, which the thread creates, fsyncs and closes.
+ */
+export interface UnsealJob {
+  readonly type: 'unseal'
+  readonly id: number
+  readonly path: string
+  readonly key: Uint8Array
+  readonly cid: string
+  readonly size: number
+  readonly profile: CidProfileName
+  /** The file's mtime to set once it is written (ms since the epoch). */
+  readonly mtimeMs: number
+}
+
 export type ToSealer =
   | SmallJob
   | LargeJob
+  | HashJob
+  | UnsealJob
+  /** The next slice of an unseal job's blob: a view of an object in memory (shared, not copied). */
+  | { readonly type: 'piece', readonly id: number, readonly bytes: Uint8Array }
+  /** An unseal job's blob is whole: check its length, fsync and close the file, answer the CID. */
+  | { readonly type: 'end', readonly id: number }
   /** A part was sent (or dropped): the thread may seal one more ahead. */
   | { readonly type: 'ack', readonly id: number }
   | { readonly type: 'cancel', readonly id: number }
@@ -37,5 +62,10 @@ export type FromSealer =
   /** Part `index` is whole: `path` is its file (null when an earlier run's object holds these very bytes). */
   | { readonly type: 'part', readonly id: number, readonly index: number, readonly path: string | null, readonly object: string, readonly bytes: number }
   | { readonly type: 'done', readonly id: number }
-  /** `changed`: the bytes read are not the row's (FileChangedWhileHashingError); else a read failed with `code`. */
+  | { readonly type: 'hashed', readonly id: number, readonly cid: string }
+  /** A piece was opened and written: `plainBytes` of the file. */
+  | { readonly type: 'opened', readonly id: number, readonly plainBytes: number }
+  /** An unseal job's file is written, fsynced and closed; `cid` is what its plaintext hashes to. */
+  | { readonly type: 'unsealed', readonly id: number, readonly cid: string, readonly inode: number }
+  /** `changed`: the bytes read are not the row's (FileChangedWhileHashingError); else a read or write failed with `code` (ERR_CONTENT_INTEGRITY: a blob that does not open). */
   | { readonly type: 'failed', readonly id: number, readonly changed: boolean, readonly code: string | undefined, readonly message: string }

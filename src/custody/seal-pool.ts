@@ -1,10 +1,11 @@
 import { rm } from 'node:fs/promises'
 import type { Worker } from 'node:worker_threads'
 import { FileChangedWhileHashingError } from '../content/index.js'
-import { AbortedError } from '../errors.js'
+import { AbortedError, ContentIntegrityError } from '../errors.js'
 import { startWorker } from '../util/start-worker.js'
 import type { FileToStore } from './file-to-store.js'
-import type { FromSealer, LargeJob, SmallJob, ToSealer } from './seal-messages.js'
+import type { CidProfileName } from '../content/index.js'
+import type { FromSealer, HashJob, LargeJob, SmallJob, ToSealer, UnsealJob } from './seal-messages.js'
 
 type Answer = Exclude<FromSealer, { type: 'failed' }>
 
@@ -35,9 +36,34 @@ export interface SealPartsInit {
   readonly signal?: AbortSignal
 }
 
+export interface UnsealInit {
+  /** The temp file to create and write (the thread closes it; its caller renames or removes it). */
+  readonly path: string
+  /** The file key. */
+  readonly key: Uint8Array
+  /** The row's CID: bound into every chunk. */
+  readonly cid: string
+  readonly size: number
+  /** The row's profile, to hash the plaintext under. */
+  readonly profile: CidProfileName
+  /** Set on the file once it is written. */
+  readonly mtimeMs: number
+}
+
+/** One file being opened in a sealing thread ({@link SealPool.unseal}). */
+export interface Unsealer {
+  /** Sends the blob's next slice; answers the plaintext bytes it gave, once opened and written. */
+  piece: (bytes: Uint8Array) => Promise<number>
+  /** The blob is whole: answers the CID of the plaintext written, and the file's inode, once it is fsynced and closed. */
+  end: () => Promise<{ cid: string, inode: number }>
+  /** Gives the job up: its thread forgets it, its pending answers fail. */
+  cancel: () => void
+}
+
 /** A failure a sealing thread reported, as the caller of the in-process sealing saw it. */
 function failure (message: Extract<FromSealer, { type: 'failed' }>): Error {
   if (message.changed) return new FileChangedWhileHashingError(message.message)
+  if (message.code === 'ERR_CONTENT_INTEGRITY') return new ContentIntegrityError(message.message)
   return Object.assign(new Error(message.message), message.code === undefined ? {} : { code: message.code })
 }
 
@@ -117,6 +143,48 @@ export class SealPool {
     })
   }
 
+  /** The CID of an object's bytes (its slabs in order) under the snapshots' profile, hashed in a thread (a restore checks what a gateway sent). */
+  async hashObject (slabs: readonly Uint8Array[], signal?: AbortSignal): Promise<string> {
+    return await new Promise<string>((resolve, reject) => {
+      const id = this.start({ type: 'hash', id: this.nextId++, slabs }, {
+        onMessage: (message) => { if (message.type === 'hashed') { this.end(id); resolve(message.cid) } },
+        fail: reject
+      }, signal)
+    })
+  }
+
+  /**
+   * Opens a file's blob into `fd` in a thread, slice by slice (unseal-jobs.ts): the plaintext is
+   * hashed under `profile` as it is written to `path`, which the thread creates, fsyncs and closes.
+   * The caller checks and renames (or removes) it.
+   */
+  unseal (init: UnsealInit, signal?: AbortSignal): Unsealer {
+    const waiting: Array<{ resolve: (value: number | { cid: string, inode: number }) => void, reject: (err: Error) => void }> = []
+    let failed: Error | undefined
+    const id = this.start({ type: 'unseal', id: this.nextId++, ...init }, {
+      onMessage: (message) => {
+        if (message.type === 'opened') waiting.shift()?.resolve(message.plainBytes)
+        if (message.type === 'unsealed') { this.end(id); waiting.shift()?.resolve({ cid: message.cid, inode: message.inode }) }
+      },
+      fail: (err) => { failed ??= err; for (const w of waiting.splice(0)) w.reject(err) }
+    }, signal)
+    const ask = async <T extends number | { cid: string, inode: number }>(message: ToSealer): Promise<T> => {
+      if (failed !== undefined) throw failed
+      const answer = new Promise<number | { cid: string, inode: number }>((resolve, reject) => { waiting.push({ resolve, reject }) })
+      this.send(id, message)
+      return await answer as T
+    }
+    return {
+      piece: async (bytes) => await ask<number>({ type: 'piece', id, bytes }),
+      end: async () => await ask<{ cid: string, inode: number }>({ type: 'end', id }),
+      cancel: () => {
+        if (!this.jobs.has(id)) return
+        this.send(id, { type: 'cancel', id })
+        this.jobs.get(id)?.fail(new AbortedError('the file\'s restore was given up'))
+      }
+    }
+  }
+
   /** Ends the threads; jobs still running fail. */
   async close (): Promise<void> {
     this.closed = true
@@ -129,7 +197,7 @@ export class SealPool {
     return { id: this.nextId++, path: file.path, key, cid: file.cid.toString(), size: file.size, profile: file.profile.name }
   }
 
-  private start (message: SmallJob | LargeJob, handlers: Omit<Job, 'thread'>, signal?: AbortSignal): number {
+  private start (message: SmallJob | LargeJob | HashJob | UnsealJob, handlers: Omit<Job, 'thread'>, signal?: AbortSignal): number {
     const { id } = message
     // Told after this returns: the caller's handlers may use the id it answers.
     if (this.closed) { queueMicrotask(() => { handlers.fail(new AbortedError('the sealing threads were stopped')) }); return id }
@@ -143,7 +211,7 @@ export class SealPool {
       fail: (err) => { if (settled) return; settled = true; signal?.removeEventListener('abort', onAbort); this.end(id); handlers.fail(err) }
     }
     signal?.addEventListener('abort', onAbort, { once: true })
-    const wrapped: Job = { ...job, onMessage: (m) => { if (m.type === 'blob' || m.type === 'done') { settled = true; signal?.removeEventListener('abort', onAbort) } handlers.onMessage(m) } }
+    const wrapped: Job = { ...job, onMessage: (m) => { if (m.type === 'blob' || m.type === 'done' || m.type === 'hashed' || m.type === 'unsealed') { settled = true; signal?.removeEventListener('abort', onAbort) } handlers.onMessage(m) } }
     this.jobs.set(id, wrapped)
     // Held only while it has work: an idle thread never keeps the process from ending.
     if (thread.jobs++ === 0) thread.worker.ref()

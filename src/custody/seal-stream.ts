@@ -66,32 +66,60 @@ export interface OpenStreamInit {
 }
 
 /**
+ * Opens a blob fed in any slices, synchronously: each whole chunk is opened and handed to
+ * `onPlain` (a view valid only during the call). {@link openStream} and the restoring threads
+ * (seal-worker.ts) both open through it. A blob that does not open, or holds a byte more or less
+ * than `size` seals to, throws {@link ContentIntegrityError} (from `feed` or `end`).
+ */
+export class ChunkOpener {
+  private readonly count: number
+  private readonly buffer = Buffer.allocUnsafe(CHUNK_BYTES + TAG_BYTES)
+  private index = 0
+  private filled = 0
+  private want: number
+
+  constructor (private readonly init: OpenStreamInit, private readonly onPlain: (plain: Buffer) => void) {
+    this.count = chunkCount(init.size)
+    this.want = plainChunkLength(init.size, 0) + TAG_BYTES
+  }
+
+  feed (slice: Uint8Array): void {
+    const { init } = this
+    let offset = 0
+    while (offset < slice.byteLength) {
+      if (this.index >= this.count) throw new ContentIntegrityError(`the stored content of ${init.cid.toString()} is longer than its ${init.size} bytes seal to: damaged or forged`)
+      const take = Math.min(this.want - this.filled, slice.byteLength - offset)
+      // A whole chunk in the slice is opened where it lies: no copy.
+      const whole = this.filled === 0 && take === this.want
+      if (!whole) this.buffer.set(slice.subarray(offset, offset + take), this.filled)
+      this.filled += take
+      if (this.filled === this.want) {
+        const last = this.index === this.count - 1
+        this.onPlain(openChunk(init.key, init.cid, this.index, last, whole ? slice.subarray(offset, offset + take) : this.buffer.subarray(0, this.want)))
+        this.index++
+        this.filled = 0
+        if (!last) this.want = plainChunkLength(init.size, this.index) + TAG_BYTES
+      }
+      offset += take
+    }
+  }
+
+  end (): void {
+    if (this.index !== this.count || this.filled !== 0) throw new ContentIntegrityError(`the stored content of ${this.init.cid.toString()} ends after ${this.index} of its ${this.count} chunks: truncated`)
+  }
+}
+
+/**
  * Opens a blob read in any slices and yields the file's plaintext a chunk at a time. A blob that
  * does not open, or holds a byte more or less than `size` seals to, throws
  * {@link ContentIntegrityError}.
  */
 export async function * openStream (source: AsyncIterable<Uint8Array>, init: OpenStreamInit): AsyncGenerator<Buffer> {
-  const count = chunkCount(init.size)
-  const buffer = Buffer.allocUnsafe(CHUNK_BYTES + TAG_BYTES)
-  let index = 0
-  let filled = 0
-  let want = plainChunkLength(init.size, 0) + TAG_BYTES
+  const opened: Buffer[] = []
+  const opener = new ChunkOpener(init, (plain) => { opened.push(plain) })
   for await (const slice of source) {
-    let offset = 0
-    while (offset < slice.byteLength) {
-      if (index >= count) throw new ContentIntegrityError(`the stored content of ${init.cid.toString()} is longer than its ${init.size} bytes seal to: damaged or forged`)
-      const take = Math.min(want - filled, slice.byteLength - offset)
-      buffer.set(slice.subarray(offset, offset + take), filled)
-      filled += take
-      offset += take
-      if (filled === want) {
-        const last = index === count - 1
-        yield openChunk(init.key, init.cid, index, last, buffer.subarray(0, want))
-        index++
-        filled = 0
-        if (!last) want = plainChunkLength(init.size, index) + TAG_BYTES
-      }
-    }
+    opener.feed(slice)
+    while (opened.length > 0) yield opened.shift() as Buffer
   }
-  if (index !== count) throw new ContentIntegrityError(`the stored content of ${init.cid.toString()} ends after ${index} of its ${count} chunks: truncated`)
+  opener.end()
 }

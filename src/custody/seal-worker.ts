@@ -10,6 +10,7 @@ import { CID } from 'multiformats/cid'
 import { CidBuilder, FileChangedWhileHashingError, cidProfile } from '../content/index.js'
 import { CHUNK_BYTES, chunkCount, plainChunkLength, sealChunkParts, sealedSize } from './chunks.js'
 import type { FromSealer, LargeJob, SmallJob, ToSealer } from './seal-messages.js'
+import { dropUnseal, endUnseal, feedUnseal, hashObject, startUnseal } from './unseal-jobs.js'
 import { InternalError } from '../errors.js'
 
 const port = parentPort
@@ -130,12 +131,37 @@ async function run (job: SmallJob | LargeJob): Promise<void> {
     if (job.type === 'small') sealSmall(job)
     else await sealLarge(job)
   } catch (err) {
-    const e = err as NodeJS.ErrnoException
-    post({ type: 'failed', id: job.id, changed: err instanceof FileChangedWhileHashingError, code: typeof e.code === 'string' ? e.code : undefined, message: e.message })
+    failed(job.id, err)
+  }
+}
+
+function failed (id: number, err: unknown): void {
+  const e = err as NodeJS.ErrnoException
+  post({ type: 'failed', id, changed: err instanceof FileChangedWhileHashingError, code: typeof e.code === 'string' ? e.code : undefined, message: e.message })
+}
+
+/** A restore's jobs (unseal-jobs.ts): each answered in order, a failure ending its job. */
+function restoreJob (message: Extract<ToSealer, { type: 'hash' | 'unseal' | 'piece' | 'end' }>): void {
+  const { id } = message
+  try {
+    if (message.type === 'hash') post({ type: 'hashed', id, cid: hashObject(message) })
+    else if (message.type === 'unseal') startUnseal(message)
+    else if (message.type === 'piece') post({ type: 'opened', id, plainBytes: feedUnseal(id, message.bytes) })
+    else {
+      endUnseal(id, (err, answer) => {
+        if (err !== null || answer === undefined) failed(id, err)
+        else post({ type: 'unsealed', id, ...answer })
+      })
+    }
+  } catch (err) {
+    dropUnseal(id)
+    failed(id, err)
   }
 }
 
 port.on('message', (message: ToSealer) => {
+  if (message.type === 'hash' || message.type === 'unseal' || message.type === 'piece' || message.type === 'end') { restoreJob(message); return }
+  if (message.type === 'cancel') dropUnseal(message.id)
   if (message.type === 'ack' || message.type === 'cancel') {
     const state = running.get(message.id)
     if (state === undefined) return

@@ -1,14 +1,17 @@
 import { lstat, readdir, rm, stat } from 'node:fs/promises'
-import { dirname, join, resolve, sep } from 'node:path'
+import { availableParallelism } from 'node:os'
+import { dirname, join } from 'node:path'
 import { CID } from 'multiformats/cid'
 import type { Config } from '../config/index.js'
 import { cidProfile, fileCid, isCidProfileName } from '../content/index.js'
-import { ObjectCache, fetchFile, parseContentRecord, removeFetchTemps, type ContentRecord } from '../custody/index.js'
+import { MAX_OBJECT_BYTES, ObjectCache, ObjectMemory, SealPool, fetchFile, parseContentRecord, removeFetchTemps, unsealFile, type ContentRecord } from '../custody/index.js'
+import type { CidProfile } from '../content/index.js'
 import { ContentIntegrityError, TargetDiskFullError, UsageError } from '../errors.js'
 import type { Entry, Index } from '../index/index.js'
 import type { ServiceClients } from '../remote/index.js'
 import { readingKey } from '../snapshot/index.js'
-import { fsyncPath } from '../util/fsync.js'
+import { eachAtOnce } from '../util/each-at-once.js'
+import { syncRenames } from './sync-renames.js'
 import { SNAPSHOT_PROFILE } from './snapshot-profile.js'
 import { prepareTarget, safeComponents } from './safe-target.js'
 import { makeDirs } from '../util/make-dirs.js'
@@ -103,6 +106,11 @@ export async function getFiles (clients: ServiceClients, index: Index, init: Get
     // Scratch, verified, read by this process and removed: not fsynced (a power cut ends the reader too).
     await clients.gateway.fetchVerified(cid, SNAPSHOT_PROFILE, destination, { ...options, signal: options.signal, durable: false })
   })
+  const pool = new SealPool(RESTORE_THREADS)
+  // Sealed objects are held in memory, each hashed in a sealing thread before anything reads it.
+  const memory = new ObjectMemory(RESTORE_MEMORY_BYTES, async (cid, options) => await clients.gateway.fetchVerifiedBytes(cid, SNAPSHOT_PROFILE, {
+    ...options, hash: async (slabs) => await pool.hashObject(slabs, options.signal)
+  }))
   // The index keeps no file modes: a file that was private comes back 0644. A --to dir made here
   // is private, so such a tree is not readable by other users until its owner moves it out.
   if (init.to !== undefined) await makeDirs(init.to, 0o700)
@@ -118,6 +126,7 @@ export async function getFiles (clients: ServiceClients, index: Index, init: Get
   }
   init.onProgress?.({ type: 'start', files: rows.length, bytes: rows.reduce((sum, r) => sum + r.size, 0) })
   const outcomes: Array<GetOutcome | undefined> = new Array(rows.length)
+  const done = (at: number, outcome: GetOutcome): void => { outcomes[at] = outcome; init.onProgress?.({ type: 'file', path: outcome.path, outcome: outcome.outcome, ...(outcome.reason === undefined ? {} : { reason: outcome.reason, code: outcome.code }) }) }
   const keys = new Map<string, Buffer>()
   // Directories written into, each cleared once of the temps a killed run left (a kill between a
   // temp's write and its rename leaves one, and a rerun may skip the file as already right); a
@@ -126,13 +135,13 @@ export async function getFiles (clients: ServiceClients, index: Index, init: Get
   const dirs = new Map<string, Promise<{ readonly targetDir: string }>>()
   // Each directory a file was renamed into, with its root and the files: fsynced once at the end (see below).
   const renamed = new Map<string, { root: string, files: number[] }>()
-  const one = async (row: Entry, at: number): Promise<void> => {
+  const jobs: Job[] = []
+  const prepare = async (row: Entry, at: number): Promise<void> => {
     const shown = `${row.folder}/${row.path}`
-    const done = (outcome: GetOutcome): void => { outcomes[at] = outcome; init.onProgress?.({ type: 'file', path: shown, outcome: outcome.outcome, ...(outcome.reason === undefined ? {} : { reason: outcome.reason, code: outcome.code }) }) }
     try {
       init.signal?.throwIfAborted()
       const record = usableRecord(index, row)
-      if (typeof record === 'string') { done({ path: shown, outcome: 'not-stored', reason: record, code: 'ERR_CONTENT_NOT_STORED' }); return }
+      if (typeof record === 'string') { done(at, { path: shown, outcome: 'not-stored', reason: record, code: 'ERR_CONTENT_NOT_STORED' }); return }
       if (!isCidProfileName(row.cidProfile)) throw new ContentIntegrityError(`${shown} has CID profile ${JSON.stringify(row.cidProfile)}, which this cidsync does not know: upgrade cidsync`)
       const profile = cidProfile(row.cidProfile)
       const { root, components } = targetRoot(config, init.to, row)
@@ -160,9 +169,9 @@ export async function getFiles (clients: ServiceClients, index: Index, init: Get
       const there = await lstat(target).catch(() => undefined)
       if (there !== undefined) {
         const same = there.isFile() && there.size === row.size && (await fileCid(target, profile, { signal: init.signal })).cid.toString() === row.cid
-        if (same) { done({ path: shown, outcome: 'already-there', target }); return }
+        if (same) { done(at, { path: shown, outcome: 'already-there', target }); return }
         if (init.overwrite !== true || !there.isFile()) {
-          done({ path: shown, outcome: 'kept-different', target, code: 'ERR_TARGET_EXISTS', reason: `${target} holds other content${there.isFile() ? ': add --overwrite to replace it' : ' and is not a regular file'}` })
+          done(at, { path: shown, outcome: 'kept-different', target, code: 'ERR_TARGET_EXISTS', reason: `${target} holds other content${there.isFile() ? ': add --overwrite to replace it' : ' and is not a regular file'}` })
           return
         }
       }
@@ -171,28 +180,46 @@ export async function getFiles (clients: ServiceClients, index: Index, init: Get
         key = keys.get(record.keyId) ?? readingKey(config.stateDir, { keyId: record.keyId, salt: record.keySalt }, init.passphrase)
         keys.set(record.keyId, key)
       }
-      await fetchFile({
+      jobs.push({ at, row, record, profile, root, target, targetDir, key })
+    } catch (err) {
+      failed(err, row, at)
+    }
+  }
+  const failed = (err: unknown, row: Entry, at: number): void => {
+    if (init.signal?.aborted === true) throw err
+    const error = diskFull(err, config, init.to, row.folder) ?? err as Error & { code?: unknown }
+    done(at, { path: `${row.folder}/${row.path}`, outcome: 'failed', reason: error.message, code: typeof error.code === 'string' ? error.code : 'ERR_CIDSYNC' })
+  }
+  const bring = async (job: Job): Promise<void> => {
+    const { row, record, target, at } = job
+    try {
+      const file = {
         record,
-        row: { cid: CID.parse(row.cid as string), size: row.size, mtimeMs: row.mtimeMs, profile },
+        row: { cid: CID.parse(row.cid as string), size: row.size, mtimeMs: row.mtimeMs, profile: job.profile },
         target,
-        targetDir,
-        snapshotKey: key,
-        objects,
+        targetDir: job.targetDir,
+        snapshotKey: job.key,
         signal: init.signal,
-        onBytes: (bytes) => init.onProgress?.({ type: 'bytes', bytes })
-      })
-      const into = renamed.get(dirname(target)) ?? { root, files: [] }
+        onBytes: (bytes: number) => init.onProgress?.({ type: 'bytes', bytes })
+      }
+      if (record.sealing === 'none') await fetchFile({ ...file, objects })
+      else await unsealFile({ ...file, memory, pool })
+      const into = renamed.get(dirname(target)) ?? { root: job.root, files: [] }
       into.files.push(at)
       renamed.set(dirname(target), into)
-      done({ path: shown, outcome: 'written', target })
+      done(at, { path: `${row.folder}/${row.path}`, outcome: 'written', target })
     } catch (err) {
-      if (init.signal?.aborted === true) throw err
-      const error = diskFull(err, config, init.to, row.folder) ?? err as Error & { code?: unknown }
-      done({ path: shown, outcome: 'failed', reason: error.message, code: typeof error.code === 'string' ? error.code : 'ERR_CIDSYNC' })
+      failed(err, row, at)
     }
   }
   try {
-    await eachAtOnce(rows, RESTORE_CONCURRENCY, one)
+    // First every file is checked and its directory made; then the files to fetch are brought
+    // back in an order that keeps memory bounded (see ObjectMemory): large files first, then the
+    // files of each pack one after another.
+    await eachAtOnce(rows, RESTORE_CONCURRENCY, prepare)
+    const ordered = fetchOrder(jobs)
+    for (const job of ordered) if (job.record.sealing !== 'none' && job.record.objects.length === 1) memory.expect(job.record.objects[0]?.[0] ?? '')
+    await eachAtOnce(ordered, RESTORE_CONCURRENCY, bring)
   } finally {
     try {
       // A file's bytes were fsynced before its rename; its rename (and its directory, when this run
@@ -204,57 +231,51 @@ export async function getFiles (clients: ServiceClients, index: Index, init: Get
         outcomes[at] = { path: `${row.folder}/${row.path}`, outcome: 'failed', reason: `written, but not made durable: ${error.message}`, code: 'ERR_CIDSYNC' }
       })
     } finally {
+      await pool.close()
       await objects.clear()
     }
   }
   return outcomes.filter((o): o is GetOutcome => o !== undefined)
 }
 
+/** A file to fetch, checked and its directory made. */
+interface Job {
+  readonly at: number
+  readonly row: Entry
+  readonly record: ContentRecord
+  readonly profile: CidProfile
+  readonly root: string
+  readonly target: string
+  readonly targetDir: string
+  readonly key: Buffer | undefined
+}
+
 /**
- * fsyncs each directory files were renamed into, and the directories above it up to its root
- * (this run may have made them), each once; `failed` is told of every file under one that fails.
+ * Large files (several objects) first, then files read from one shared object grouped by it and
+ * in its order, then plain ones: a pack's readers come one after another, so it is fetched once
+ * and dropped once they are done, and no file that waits for memory holds any (ObjectMemory).
  */
-async function syncRenames (renamed: ReadonlyMap<string, { readonly root: string, readonly files: readonly number[] }>, failed: (at: number, err: unknown) => void): Promise<void> {
-  const synced = new Map<string, Promise<void>>()
-  const syncOnce = async (dir: string): Promise<void> => {
-    let pending = synced.get(dir)
-    if (pending === undefined) {
-      pending = fsyncPath(dir)
-      synced.set(dir, pending)
-    }
-    await pending
-  }
-  await eachAtOnce([...renamed], RESTORE_CONCURRENCY, async ([dir, { root, files }]) => {
-    try {
-      await syncOnce(dir)
-      const top = resolve(root)
-      for (let up = resolve(dir); up.startsWith(`${top}${sep}`);) {
-        up = dirname(up)
-        await syncOnce(up)
-      }
-    } catch (err) {
-      for (const at of files) failed(at, err)
-    }
+function fetchOrder (jobs: readonly Job[]): Job[] {
+  const kind = (job: Job): number => job.record.sealing === 'none' ? 2 : job.record.objects.length > 1 ? 0 : 1
+  return [...jobs].sort((a, b) => {
+    const byKind = kind(a) - kind(b)
+    if (byKind !== 0 || kind(a) !== 1) return byKind !== 0 ? byKind : a.at - b.at
+    const [objectA, offsetA] = a.record.objects[0] as readonly [string, number, number]
+    const [objectB, offsetB] = b.record.objects[0] as readonly [string, number, number]
+    return objectA < objectB ? -1 : objectA > objectB ? 1 : offsetA - offsetB || a.at - b.at
   })
 }
 
-/** Files restored at once: while one waits on its fetch or its fsync, others are hashed and written (restic's restorer works the same way). */
-export const RESTORE_CONCURRENCY = 8
+/** Sealing threads a restore opens files in: every core (the fetching thread mostly waits). */
+const RESTORE_THREADS = Math.max(1, Math.min(4, availableParallelism()))
 
 /**
- * Runs `work` over `items`, `limit` at a time, in order of start. Every started item ends before
- * this answers; the first failure (an abort) is thrown then.
+ * Verified objects a restore holds in memory at once: a whole part, or a few packs (the slabs of
+ * one let go serve the next). The scratch files this replaces cost a write and a read of every
+ * byte; memory costs this much of the process's peak (about 180 MB before, 300 MB since).
  */
-async function eachAtOnce<T> (items: readonly T[], limit: number, work: (item: T, at: number) => Promise<void>): Promise<void> {
-  let next = 0
-  const worker = async (): Promise<void> => {
-    while (next < items.length) {
-      const at = next++
-      await work(items[at] as T, at)
-    }
-  }
-  const settled = await Promise.allSettled(Array.from({ length: Math.min(limit, items.length) }, worker))
-  const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected')
-  if (failed !== undefined) throw failed.reason
-}
+const RESTORE_MEMORY_BYTES = MAX_OBJECT_BYTES
+
+/** Files restored at once: while one waits on its fetch or its fsync, others are hashed and written (restic's restorer works the same way). */
+export const RESTORE_CONCURRENCY = 8
 

@@ -1,0 +1,202 @@
+import { CID } from 'multiformats/cid'
+import { ContentIntegrityError } from '../errors.js'
+
+/** Fetches an object's bytes into slabs `slab` gives, verified against its CID; the caller names the most bytes it accepts. */
+export type FetchObjectBytes = (cid: string, options: { signal?: AbortSignal, maxBytes: number, slab: () => Uint8Array }) => Promise<Uint8Array[]>
+
+/** The slabs objects are held in: every one the same size, so a slab let go serves any later object. */
+export const SLAB_BYTES = 4 * 1024 * 1024
+
+/** An object's verified bytes: slabs, each full but the last. */
+export class HeldObject {
+  readonly byteLength: number
+
+  constructor (readonly slabs: readonly Uint8Array[]) {
+    this.byteLength = slabs.reduce((sum, s) => sum + s.byteLength, 0)
+  }
+
+  /** The bytes `offset` to `offset + length` as views of the slabs, in order (no copy). */
+  range (offset: number, length: number): Uint8Array[] {
+    const views: Uint8Array[] = []
+    let start = 0
+    for (const slab of this.slabs) {
+      const end = start + slab.byteLength
+      if (end > offset && start < offset + length) views.push(slab.subarray(Math.max(0, offset - start), Math.min(slab.byteLength, offset + length - start)))
+      start = end
+    }
+    return views
+  }
+}
+
+interface Shared {
+  bytes: Promise<HeldObject>
+  readers: number
+  reserved: number
+  held?: HeldObject
+  /** No reader gave up while a thread may still read it: its slabs may be reused. */
+  reusable: boolean
+}
+
+/** Only canonical CIDs are fetched: nothing else from a record names an object. */
+function checkedCid (cid: string): string {
+  let parsed: string
+  try {
+    parsed = CID.parse(cid).toString()
+  } catch {
+    throw new ContentIntegrityError(`a content record names ${JSON.stringify(cid.slice(0, 80))} as an object: not a CID`)
+  }
+  if (parsed !== cid) throw new ContentIntegrityError(`a content record names ${JSON.stringify(cid.slice(0, 80))} as an object: not a CID as cidsync writes one`)
+  return cid
+}
+
+const slabsFor = (bytes: number): number => Math.max(1, Math.ceil(bytes / SLAB_BYTES))
+
+/**
+ * The objects a restore holds in memory, verified, within a budget of slabs: nothing goes to a
+ * scratch file and back. A pack is fetched once for every file read from it (their number
+ * announced with {@link expect}) and dropped after the last; a large file's parts are each its
+ * own ({@link own}), dropped once read. A fetch waits, first come first served, until the budget
+ * has room for what it expects; one larger than the whole budget goes alone.
+ *
+ * No wait can wedge as a restore uses it (get-files.ts): a part is dropped once its thread has
+ * read it, whatever else waits, and a pack's readers come one after another, so once its first
+ * reader runs, the others follow as files end, before any reader of a later pack.
+ *
+ * Slabs are shared memory (the sealing threads read them where they lie) and reused: one let go
+ * is freed only once both threads' collectors run, and a new buffer for every object grew a
+ * restore's memory far past its budget.
+ */
+export class ObjectMemory {
+  private readonly shared = new Map<string, Shared>()
+  private readonly expected = new Map<string, number>()
+  private readonly queue: Array<{ readonly slabs: number, readonly go: () => void }> = []
+  private readonly spare: Uint8Array[] = []
+  /** Slabs reserved or held. */
+  private used = 0
+  private readonly budget: number
+
+  constructor (budgetBytes: number, private readonly fetchObject: FetchObjectBytes) {
+    this.budget = slabsFor(budgetBytes)
+  }
+
+  /** Bytes of slabs reserved or held now. */
+  get held (): number {
+    return this.used * SLAB_BYTES
+  }
+
+  /** `readers` more files will read `cid` through {@link get}: it is kept until each has released it. */
+  expect (cid: string, readers = 1): void {
+    this.expected.set(cid, (this.expected.get(cid) ?? 0) + readers)
+  }
+
+  /** A shared object's verified bytes: fetched by its first reader, expected to be `expectBytes` long, at most `maxBytes`. */
+  async get (cid: string, expectBytes: number, maxBytes: number, signal?: AbortSignal): Promise<HeldObject> {
+    checkedCid(cid)
+    let entry = this.shared.get(cid)
+    if (entry === undefined) {
+      const created: Shared = { readers: this.expected.get(cid) ?? 1, reserved: 0, bytes: Promise.resolve(new HeldObject([])), reusable: true }
+      this.expected.delete(cid)
+      created.bytes = this.fetchWithin(cid, expectBytes, maxBytes, signal, (reserved, held) => { created.reserved = reserved; created.held = held })
+      // A failed fetch is each reader's failure; its reservation is already given back.
+      created.bytes.catch(() => {})
+      this.shared.set(cid, created)
+      entry = created
+    }
+    return await entry.bytes
+  }
+
+  /**
+   * One reader of a shared object is done with it (read or not): the last one drops it. Not
+   * `reusable` when a thread may still be reading it (a read given up midway): its slabs are then
+   * left to the collector, never handed to another fetch.
+   */
+  release (cid: string, reusable = true): void {
+    const entry = this.shared.get(cid)
+    if (entry === undefined) {
+      // Released without a read: one reader fewer to wait for.
+      const left = (this.expected.get(cid) ?? 1) - 1
+      if (left > 0) this.expected.set(cid, left)
+      else this.expected.delete(cid)
+      return
+    }
+    entry.reusable &&= reusable
+    if (--entry.readers > 0) return
+    this.shared.delete(cid)
+    this.free(entry.reserved, entry.reusable ? entry.held : undefined)
+  }
+
+  /** An object only the caller reads (a part): its bytes, and `drop` to give them back (`reusable` as for {@link release}). */
+  async own (cid: string, expectBytes: number, maxBytes: number, signal?: AbortSignal): Promise<{ bytes: HeldObject, drop: (reusable?: boolean) => void }> {
+    checkedCid(cid)
+    let reserved = 0
+    const bytes = await this.fetchWithin(cid, expectBytes, maxBytes, signal, (r) => { reserved = r })
+    let dropped = false
+    return { bytes, drop: (reusable = true) => { if (!dropped) { dropped = true; this.free(reserved, reusable ? bytes : undefined) } } }
+  }
+
+  /** Fetches within the budget; `held` is told how many slabs stay reserved once the bytes are in. */
+  private async fetchWithin (cid: string, expectBytes: number, maxBytes: number, signal: AbortSignal | undefined, held: (reserved: number, bytes: HeldObject) => void): Promise<HeldObject> {
+    const want = slabsFor(Math.min(expectBytes, maxBytes))
+    await this.reserve(want, signal)
+    let taken = 0
+    const slab = (): Uint8Array => {
+      // What a gateway sends past the expectation is counted too (at most maxBytes).
+      if (++taken > want) this.used++
+      return this.spare.pop() ?? new Uint8Array(new SharedArrayBuffer(SLAB_BYTES))
+    }
+    let bytes: HeldObject
+    try {
+      bytes = new HeldObject(await this.fetchObject(cid, { signal, maxBytes, slab }))
+    } catch (err) {
+      // Slabs of a failed fetch are not reused: the failure may have come from a thread still reading them.
+      this.free(Math.max(want, taken), undefined)
+      throw err
+    }
+    const reserved = Math.max(want, taken)
+    // Reserved but not filled (a shorter object than expected): back to the budget now.
+    this.free(reserved - bytes.slabs.length, undefined)
+    held(bytes.slabs.length, bytes)
+    return bytes
+  }
+
+  private async reserve (slabs: number, signal?: AbortSignal): Promise<void> {
+    signal?.throwIfAborted()
+    if (this.queue.length === 0 && (this.used === 0 || this.used + slabs <= this.budget)) {
+      this.used += slabs
+      return
+    }
+    await new Promise<void>((resolve, reject) => {
+      const waiter = {
+        slabs,
+        go: () => { signal?.removeEventListener('abort', onAbort); this.used += slabs; resolve() }
+      }
+      const onAbort = (): void => {
+        const at = this.queue.indexOf(waiter)
+        if (at >= 0) this.queue.splice(at, 1)
+        reject(signal?.reason as Error)
+        this.wake()
+      }
+      signal?.addEventListener('abort', onAbort, { once: true })
+      this.queue.push(waiter)
+    })
+  }
+
+  /** Gives `slabs` back to the budget; the object's slabs become spares (within the budget) when it may be reused. */
+  private free (slabs: number, object: HeldObject | undefined): void {
+    this.used -= slabs
+    for (const view of object?.slabs ?? []) {
+      if (this.spare.length + this.used >= this.budget) break
+      this.spare.push(new Uint8Array(view.buffer, 0, SLAB_BYTES))
+    }
+    this.wake()
+  }
+
+  private wake (): void {
+    while (this.queue.length > 0) {
+      const first = this.queue[0] as { slabs: number, go: () => void }
+      if (this.used !== 0 && this.used + first.slabs > this.budget) return
+      this.queue.shift()
+      first.go()
+    }
+  }
+}
