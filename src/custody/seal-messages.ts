@@ -30,7 +30,8 @@ export interface HashJob { readonly type: 'hash', readonly id: number, readonly 
 
 /**
  * A file brought back: its blob's slices (`piece`, in order) opened and hashed under `profile`, the
- * plaintext written to the temp file `path`, which the thread creates, fsyncs and closes.
+ * plaintext written to the temp file `path`, which the thread creates, fsyncs and closes (and
+ * removes, when the job fails or is given up).
  */
 export interface UnsealJob {
   readonly type: 'unseal'
@@ -67,5 +68,7 @@ export type FromSealer =
   | { readonly type: 'opened', readonly id: number, readonly plainBytes: number }
   /** An unseal job's file is written, fsynced and closed; `cid` is what its plaintext hashes to. */
   | { readonly type: 'unsealed', readonly id: number, readonly cid: string, readonly inode: number }
+  /** A cancelled job is forgotten (an unseal job's file closed and removed). */
+  | { readonly type: 'dropped', readonly id: number }
   /** `changed`: the bytes read are not the row's (FileChangedWhileHashingError); else a read or write failed with `code` (ERR_CONTENT_INTEGRITY: a blob that does not open). */
   | { readonly type: 'failed', readonly id: number, readonly changed: boolean, readonly code: string | undefined, readonly message: string }

@@ -37,7 +37,7 @@ export interface SealPartsInit {
 }
 
 export interface UnsealInit {
-  /** The temp file to create and write (the thread closes it; its caller renames or removes it). */
+  /** The temp file to create and write (the thread closes it, and removes it when the job fails or is given up; else its caller renames or removes it). */
   readonly path: string
   /** The file key. */
   readonly key: Uint8Array
@@ -56,8 +56,8 @@ export interface Unsealer {
   piece: (bytes: Uint8Array) => Promise<number>
   /** The blob is whole: answers the CID of the plaintext written, and the file's inode, once it is fsynced and closed. */
   end: () => Promise<{ cid: string, inode: number }>
-  /** Gives the job up: its thread forgets it, its pending answers fail. */
-  cancel: () => void
+  /** Gives the job up: its pending answers fail; answers once its thread removed its file (at once when the job had ended). */
+  cancel: () => Promise<void>
 }
 
 /** A failure a sealing thread reported, as the caller of the in-process sealing saw it. */
@@ -77,6 +77,8 @@ function failure (message: Extract<FromSealer, { type: 'failed' }>): Error {
 export class SealPool {
   private readonly threads: Thread[] = []
   private readonly jobs = new Map<number, Job>()
+  /** Cancelled unseal jobs whose thread has not yet said their file is gone. */
+  private readonly drops = new Map<number, { readonly thread: Thread, readonly resolve: () => void }>()
   private nextId = 1
   private closed = false
   /**
@@ -177,10 +179,15 @@ export class SealPool {
     return {
       piece: async (bytes) => await ask<number>({ type: 'piece', id, bytes }),
       end: async () => await ask<{ cid: string, inode: number }>({ type: 'end', id }),
-      cancel: () => {
-        if (!this.jobs.has(id)) return
+      cancel: async () => {
+        const job = this.jobs.get(id)
+        if (job === undefined) return
+        const dropped = new Promise<void>(resolve => { this.drops.set(id, { thread: job.thread, resolve }) })
         this.send(id, { type: 'cancel', id })
-        this.jobs.get(id)?.fail(new AbortedError('the file\'s restore was given up'))
+        job.fail(new AbortedError('the file\'s restore was given up'))
+        // Held until it answers: an unreferenced thread's answer would not keep the process waiting for it.
+        job.thread.worker.ref()
+        await dropped
       }
     }
   }
@@ -190,6 +197,7 @@ export class SealPool {
     this.closed = true
     for (const job of [...this.jobs.values()]) job.fail(new AbortedError('the sealing threads were stopped'))
     this.jobs.clear()
+    for (const id of [...this.drops.keys()]) this.dropped(id)
     await Promise.all(this.threads.splice(0).map(async t => await t.worker.terminate()))
   }
 
@@ -219,6 +227,14 @@ export class SealPool {
     return id
   }
 
+  private dropped (id: number): void {
+    const drop = this.drops.get(id)
+    this.drops.delete(id)
+    if (drop === undefined) return
+    if (drop.thread.jobs === 0 && ![...this.drops.values()].some(d => d.thread === drop.thread)) drop.thread.worker.unref()
+    drop.resolve()
+  }
+
   private end (id: number): void {
     const job = this.jobs.get(id)
     if (job === undefined) return
@@ -236,6 +252,7 @@ export class SealPool {
     if (idle !== undefined && (idle.jobs === 0 || this.threads.length >= this.size)) return idle
     const thread: Thread = { worker: startWorker(import.meta.url, 'seal-worker', { resourceLimits: { maxYoungGenerationSizeMb: YOUNG_MB } }), jobs: 0 }
     thread.worker.on('message', (message: FromSealer) => {
+      if (message.type === 'dropped') { this.dropped(message.id); return }
       const job = this.jobs.get(message.id)
       if (job === undefined) {
         // A part of a job given up: its file goes.
@@ -250,6 +267,7 @@ export class SealPool {
       const index = this.threads.indexOf(thread)
       if (index >= 0) this.threads.splice(index, 1)
       for (const [, job] of [...this.jobs]) if (job.thread === thread) job.fail(new Error(`a sealing thread failed: ${err.message}`))
+      for (const [id, drop] of [...this.drops]) if (drop.thread === thread) this.dropped(id)
     })
     this.threads.push(thread)
     return thread

@@ -161,7 +161,13 @@ function restoreJob (message: Extract<ToSealer, { type: 'hash' | 'unseal' | 'pie
 
 port.on('message', (message: ToSealer) => {
   if (message.type === 'hash' || message.type === 'unseal' || message.type === 'piece' || message.type === 'end') { restoreJob(message); return }
-  if (message.type === 'cancel') dropUnseal(message.id)
+  if (message.type === 'cancel') {
+    try {
+      dropUnseal(message.id)
+    } finally {
+      post({ type: 'dropped', id: message.id })
+    }
+  }
   if (message.type === 'ack' || message.type === 'cancel') {
     const state = running.get(message.id)
     if (state === undefined) return

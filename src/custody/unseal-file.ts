@@ -55,7 +55,8 @@ export async function unsealFile (init: UnsealFileInit): Promise<void> {
         }
         written = await unsealer.end()
       } finally {
-        unsealer.cancel()
+        // Its file is gone before this file's answer (a run that ends right after removes nothing left behind).
+        await unsealer.cancel()
       }
       if (written.cid !== row.cid.toString()) throw new ContentIntegrityError(`the stored content of ${row.cid.toString()} hashes to ${written.cid}: damaged or forged, nothing written`)
       await placeFile(temp, init.target, dir, expectedDir, written.inode)

@@ -2,8 +2,9 @@
 // open a file's blob into its temp file, hashing the plaintext as it is written. The restoring
 // thread then only fetches, checks and renames; the CPU work (SHA-256 twice, AES-GCM) and the
 // file's writes run here, beside it. The temp file is this thread's to open and close, so no
-// write of a given-up job can land in a descriptor its caller reused.
-import { closeSync, fstatSync, fsync, futimesSync, openSync, writeSync } from 'node:fs'
+// write of a given-up job can land in a descriptor its caller reused, and its to remove when the
+// job fails or is given up: a removal by the caller could come before the thread created it.
+import { closeSync, fstatSync, fsync, futimesSync, openSync, rmSync, writeSync } from 'node:fs'
 import { CID } from 'multiformats/cid'
 import { CidBuilder, cidProfile } from '../content/index.js'
 import { ContentIntegrityError } from '../errors.js'
@@ -14,6 +15,7 @@ import type { HashJob, UnsealJob } from './seal-messages.js'
 const OBJECT_PROFILE = cidProfile('kubo-cidv1')
 
 interface Unsealing {
+  readonly path: string
   readonly fd: number
   readonly inode: number
   readonly opener: ChunkOpener
@@ -47,9 +49,11 @@ export function startUnseal (job: UnsealJob): void {
     inode = fstatSync(fd).ino
   } catch (err) {
     closeSync(fd)
+    rmSync(job.path, { force: true })
     throw err
   }
   const state: Unsealing = {
+    path: job.path,
     fd,
     inode,
     builder,
@@ -92,7 +96,7 @@ export function endUnseal (id: number, done: (err: Error | null, answer?: { cid:
     // keep the sub-millisecond part a Date would drop.
     futimesSync(state.fd, Date.now() / 1000, state.mtimeMs / 1000)
   } catch (err) {
-    closeSync(state.fd)
+    discard(state)
     throw err
   }
   fsync(state.fd, (err) => {
@@ -101,14 +105,23 @@ export function endUnseal (id: number, done: (err: Error | null, answer?: { cid:
     } catch (closeErr) {
       err ??= closeErr as NodeJS.ErrnoException
     }
+    if (err !== null) rmSync(state.path, { force: true })
     done(err, { cid, inode: state.inode })
   })
 }
 
-/** Forgets job `id` (failed or given up) and closes its file; the caller removes it. */
+function discard (state: Unsealing): void {
+  try {
+    closeSync(state.fd)
+  } finally {
+    rmSync(state.path, { force: true })
+  }
+}
+
+/** Forgets job `id` (failed or given up): its file is closed and removed. */
 export function dropUnseal (id: number): void {
   const state = unsealing.get(id)
   if (state === undefined) return
   unsealing.delete(id)
-  closeSync(state.fd)
+  discard(state)
 }

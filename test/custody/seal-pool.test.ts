@@ -1,10 +1,11 @@
 import { describe, expect, it, onTestFinished } from 'vitest'
 import { randomBytes } from 'node:crypto'
-import { mkdir, readFile, readdir, writeFile } from 'node:fs/promises'
+import { mkdir, readFile, readdir, stat, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { CHUNK_BYTES, contentMasterKey, fileKey, sealStream } from '../../src/custody/index.js'
 import { SealPool } from '../../src/custody/seal-pool.js'
 import { CidBuilder, FileChangedWhileHashingError, cidProfile } from '../../src/content/index.js'
+import { ContentIntegrityError } from '../../src/errors.js'
 import { useTempDir } from '../helpers/temp-dir.js'
 
 const profile = cidProfile('kubo-cidv1')
@@ -66,5 +67,50 @@ describe('the sealing threads', () => {
     stop.abort(reason)
     await expect(sealer.sealParts(file, { ...init, signal: stop.signal })).rejects.toBe(reason)
     expect(await readdir(spoolDir)).toEqual([])
+  })
+
+  it('open a blob handed over in slabs of any size into a temp file, hashed as written, its mtime set; a changed byte fails the file (ERR_CONTENT_INTEGRITY)', async () => {
+    const dir = await useTempDir()
+    const sealer = pool()
+    const plain = randomBytes(2 * CHUNK_BYTES + 12345)
+    const file = await fileOf(dir, 'original', plain)
+    const blob = await inProcess(plain, file)
+    const shared = (bytes: Buffer): Uint8Array => { const view = new Uint8Array(new SharedArrayBuffer(bytes.byteLength)); view.set(bytes); return view }
+    const key = fileKey(master, file.cid)
+    const path = join(dir, 'restored')
+    const unsealer = sealer.unseal({ path, key, cid: file.cid.toString(), size: plain.byteLength, profile: 'kubo-cidv1', mtimeMs: 1_700_000_000_123 })
+    let written = 0
+    // Slabs cut across chunk boundaries, as a pack's or a part's slabs fall.
+    for (const [from, to] of [[0, 1000], [1000, CHUNK_BYTES + 77], [CHUNK_BYTES + 77, blob.byteLength]] as const) written += await unsealer.piece(shared(blob.subarray(from, to)))
+    const done = await unsealer.end()
+    expect(written).toBe(plain.byteLength)
+    expect(done.cid).toBe(file.cid.toString())
+    expect((await readFile(path)).equals(plain)).toBe(true)
+    const stats = await stat(path)
+    expect(stats.ino).toBe(done.inode)
+    expect(Math.round(stats.mtimeMs)).toBe(1_700_000_000_123)
+    expect(stats.mode & 0o777).toBe(0o600)
+
+    const damaged = Buffer.from(blob)
+    damaged[CHUNK_BYTES + 5] = (damaged[CHUNK_BYTES + 5] as number) ^ 1
+    const bad = sealer.unseal({ path: join(dir, 'damaged'), key, cid: file.cid.toString(), size: plain.byteLength, profile: 'kubo-cidv1', mtimeMs: 0 })
+    await expect(bad.piece(shared(damaged))).rejects.toBeInstanceOf(ContentIntegrityError)
+    await expect(bad.end()).rejects.toBeInstanceOf(ContentIntegrityError)
+    // A file that failed is removed by the thread that made it (its caller's removal could come first).
+    expect((await readdir(dir)).sort()).toEqual(['original', 'restored'])
+    const given = sealer.unseal({ path: join(dir, 'given-up'), key, cid: file.cid.toString(), size: plain.byteLength, profile: 'kubo-cidv1', mtimeMs: 0 })
+    given.cancel()
+    await sealer.hashObject([shared(blob)])
+    expect((await readdir(dir)).sort()).toEqual(['original', 'restored'])
+    // Never a file that exists: the thread creates its temp, and refuses one already there.
+    const again = sealer.unseal({ path, key, cid: file.cid.toString(), size: plain.byteLength, profile: 'kubo-cidv1', mtimeMs: 0 })
+    await expect(again.piece(shared(blob))).rejects.toMatchObject({ code: 'EEXIST' })
+  })
+
+  it('hash an object held in slabs to the CID hashing it whole gives', async () => {
+    const sealer = pool()
+    const bytes = randomBytes(3 * CHUNK_BYTES + 5)
+    const slabs = [bytes.subarray(0, 100), bytes.subarray(100, 2 * CHUNK_BYTES), bytes.subarray(2 * CHUNK_BYTES)].map(b => { const v = new Uint8Array(new SharedArrayBuffer(b.byteLength)); v.set(b); return v })
+    expect(await sealer.hashObject(slabs)).toBe(new CidBuilder(profile).update(bytes).finish().toString())
   })
 })
