@@ -185,8 +185,7 @@ export class SealPool {
         const dropped = new Promise<void>(resolve => { this.drops.set(id, { thread: job.thread, resolve }) })
         this.send(id, { type: 'cancel', id })
         job.fail(new AbortedError('the file\'s restore was given up'))
-        // Held until it answers: an unreferenced thread's answer would not keep the process waiting for it.
-        job.thread.worker.ref()
+        this.hold(job.thread)
         await dropped
       }
     }
@@ -221,8 +220,8 @@ export class SealPool {
     signal?.addEventListener('abort', onAbort, { once: true })
     const wrapped: Job = { ...job, onMessage: (m) => { if (m.type === 'blob' || m.type === 'done' || m.type === 'hashed' || m.type === 'unsealed') { settled = true; signal?.removeEventListener('abort', onAbort) } handlers.onMessage(m) } }
     this.jobs.set(id, wrapped)
-    // Held only while it has work: an idle thread never keeps the process from ending.
-    if (thread.jobs++ === 0) thread.worker.ref()
+    thread.jobs++
+    this.hold(thread)
     thread.worker.postMessage(message)
     return id
   }
@@ -231,15 +230,27 @@ export class SealPool {
     const drop = this.drops.get(id)
     this.drops.delete(id)
     if (drop === undefined) return
-    if (drop.thread.jobs === 0 && ![...this.drops.values()].some(d => d.thread === drop.thread)) drop.thread.worker.unref()
+    this.hold(drop.thread)
     drop.resolve()
+  }
+
+  /**
+   * Holds the process for a thread while it has work or owes an answer to a cancel (an
+   * unreferenced thread's answer would not keep the process waiting for it: a restore ended with
+   * its last file's cancel unanswered, exit 13); lets an idle one go, so it never keeps a process
+   * from ending.
+   */
+  private hold (thread: Thread): void {
+    if (thread.jobs > 0 || [...this.drops.values()].some(d => d.thread === thread)) thread.worker.ref()
+    else thread.worker.unref()
   }
 
   private end (id: number): void {
     const job = this.jobs.get(id)
     if (job === undefined) return
     this.jobs.delete(id)
-    if (--job.thread.jobs === 0) job.thread.worker.unref()
+    job.thread.jobs--
+    this.hold(job.thread)
   }
 
   private send (id: number, message: ToSealer): void {
