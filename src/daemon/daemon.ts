@@ -287,7 +287,7 @@ export class Daemon {
     const pointer = await access.clients.pointers.current(config.namespace, config.network, { signal: this.stopped.signal })
     const dir = join(config.stateDir, 'snapshots')
     makeDirsSync(dir, 0o700)
-    const past = await pastIndex(access.clients, pointer.snapshotCid, at, access.manifestCache, {
+    const past = await pastIndex(access.clients, pointer.snapshotCid, at, access.store.manifestCache, {
       stateDir: config.stateDir, dir, label: 'browse', binding: { namespace: config.namespace, network: config.network }, passphrase: process.env.CIDSYNC_SNAPSHOT_PASSPHRASE, acceptUnencrypted: acceptsUnencrypted(config), signal: this.stopped.signal
     })
     return { publish: { cid: past.publish.cid, at: past.publish.at, device: past.publish.device }, indexPath: past.indexPath, searchPath: past.searchPath }
@@ -304,7 +304,7 @@ export class Daemon {
     const config = this.config
     const { downloadFile, openPastIndex, selectRows } = await import('../sync/index.js')
     const passphrase = process.env.CIDSYNC_SNAPSHOT_PASSPHRASE
-    const past = query.at === undefined ? undefined : await openPastIndex(access.clients, config, query.at, { passphrase, signal: AbortSignal.any([signal, this.stopped.signal]) })
+    const past = query.at === undefined ? undefined : await openPastIndex(access, config, query.at, { passphrase, signal: AbortSignal.any([signal, this.stopped.signal]) })
     const from = past?.index ?? index
     try {
       const row = query.cid === undefined

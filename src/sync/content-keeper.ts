@@ -28,7 +28,7 @@ export interface ContentKeeperComponents {
   readonly deviceId: string
   readonly hostname: string
   readonly clients: () => ServiceClients | undefined
-  readonly store: () => SyncStore
+  readonly store: SyncStore
   readonly onEvent?: SyncEventListener
 }
 
@@ -245,7 +245,7 @@ export class ContentKeeper {
     const started = Date.now()
     const attempted = new Set<string>()
     try {
-      const result = await storeContent({ index, clients, store: this.components.store(), logger, deviceId, hostname }, {
+      const result = await storeContent({ index, clients, store: this.components.store, logger, deviceId, hostname }, {
         config: this.config,
         passphrase: process.env.CIDSYNC_SNAPSHOT_PASSPHRASE,
         signal: this.abort.signal,
@@ -320,7 +320,7 @@ export class ContentKeeper {
   private loadFailures (): void {
     let list: unknown
     try {
-      list = JSON.parse(this.components.store().contentFailures() ?? '[]')
+      list = JSON.parse(this.components.store.contentFailures() ?? '[]')
     } catch {
       return
     }
@@ -337,7 +337,7 @@ export class ContentKeeper {
   /** Failures left in the state dir, so `cidsync ls` shows them while the daemon is stopped. */
   private keepFailures (): void {
     try {
-      this.components.store().noteContentFailures(this.status().failures)
+      this.components.store.noteContentFailures(this.status().failures)
     } catch (err) {
       this.components.logger.warn({ err }, 'the content failures could not be kept in sync.sqlite; status still shows them')
     }

@@ -11,7 +11,7 @@ import type { Published } from './publish-init.js'
 import { reconcile, type Reconciled } from './reconcile.js'
 import { Scheduler } from './scheduler.js'
 import { publishStatus, type PublishStatus, type ReconcileStatus } from './sync-status.js'
-import { SyncStore } from './sync-store.js'
+import type { SyncStore } from './sync-store.js'
 import type { SyncEventListener } from './sync-event.js'
 import { historyStatus, restorableStatus, runDrill, type HistoryRow, type RestorableStatus } from './drill.js'
 import type { VerifyResult } from './verify.js'
@@ -44,8 +44,8 @@ export interface SyncRunnerComponents {
   readonly credentials: () => { readonly apiKey: string | undefined, readonly sessionToken: string | undefined }
   /** Told as publishes and reconciliations start, step and end. */
   readonly onEvent?: SyncEventListener
-  /** The process's sync store (the daemon's); absent: the runner opens its own on first use and closes it on stop. */
-  readonly store?: SyncStore
+  /** The process's sync store: its owner (the daemon) opened it and closes it after {@link SyncRunner.stop}. */
+  readonly store: SyncStore
   /** This machine's name, as content records and segments carry it. */
   readonly hostname?: string
   /** The mirrors the config names, reached afresh for each config (the previous ones are done with). */
@@ -75,8 +75,6 @@ export class SyncRunner {
   private readonly publishDurations = new Histogram()
   private readonly reconcileDurations = new Histogram()
   private readonly abort = new AbortController()
-  /** The runner's own store, when none was given: opened on first use, closed on stop. */
-  private ownStore: SyncStore | undefined
   /** Stores the content of storing folders: in the background, and before each publish. */
   private readonly keeper: ContentKeeper
   /** One copy loop per mirror, each on its own. */
@@ -85,7 +83,7 @@ export class SyncRunner {
   constructor (private readonly components: SyncRunnerComponents, private config: Config) {
     this.keeper = new ContentKeeper({
       index: components.index, logger: components.logger, deviceId: components.deviceId, hostname: components.hostname ?? hostname(),
-      clients: components.clients, store: () => this.store(), onEvent: components.onEvent
+      clients: components.clients, store: components.store, onEvent: components.onEvent
     }, config)
     this.publishing = new Scheduler<Published, PublishOptions>({
       timing: () => ({ cron: this.config.snapshot.schedule, quietMs: this.config.snapshot.quietSeconds * 1000, minIntervalMs: this.config.snapshot.minIntervalSeconds * 1000 }),
@@ -143,23 +141,23 @@ export class SyncRunner {
   async verifyMirrorNow (name: string): Promise<VerifyResult> {
     const found = this.replicators.find(r => r.link.name === name)
     if (found === undefined) throw new NotReadyError(`no mirror named ${JSON.stringify(name)} runs in this daemon`, 5)
-    return await drillMirror({ index: this.components.index, logger: this.components.logger, deviceId: this.components.deviceId, clients: found.link.clients, log: this.store().mirrorLog }, name, this.config, { signal: this.abort.signal })
+    return await drillMirror({ index: this.components.index, logger: this.components.logger, deviceId: this.components.deviceId, clients: found.link.clients, log: this.components.store.mirrorLog }, name, this.config, { signal: this.abort.signal })
   }
 
   /** Each mirror: what it lacks, since when, its last publish, errors and drill. */
   mirrorsStatus (): MirrorStatus[] {
-    const log = this.store().mirrorLog
+    const log = this.components.store.mirrorLog
     return this.replicators.map(({ link, replicator }) => mirrorStatus(link, log, replicator.state()))
   }
 
   /** The last restore drill (null before the first). */
   restorable (): RestorableStatus | null {
-    return restorableStatus(this.store())
+    return restorableStatus(this.components.store)
   }
 
   /** The publishes from the pointer back, as far as the manifests already read go (nothing fetched). */
   history (limit = 100): HistoryRow[] {
-    return historyStatus(this.store(), this.components.index, limit)
+    return historyStatus(this.components.store, this.components.index, limit)
   }
 
   /** Mirrors the account now (or joins the run in progress). */
@@ -205,7 +203,7 @@ export class SyncRunner {
   }
 
   status (): PublishStatus {
-    return publishStatus(this.store(), this.components.index.changeMarker(), {
+    return publishStatus(this.components.store, this.components.index.changeMarker(), {
       running: this.publishing.busy,
       pendingAt: this.publishing.pendingAt,
       retryAt: this.publishing.retryAt,
@@ -224,14 +222,12 @@ export class SyncRunner {
     // A publish in flight stops at its next step boundary or request; its job resumes next start.
     this.abort.abort()
     await Promise.all([this.keeper.stop(), this.publishing.stop(), this.reconciling.stop(), this.drilling.stop(), this.stopMirrors()])
-    this.ownStore?.close()
-    this.ownStore = undefined
   }
 
   private startMirrors (): void {
     const links = this.components.mirrors?.(this.config) ?? []
     this.replicators = links.map(link => {
-      const replicator = new MirrorReplicator({ link, primary: this.components.clients, store: this.store(), logger: this.components.logger, config: () => this.config, timing: this.components.mirrorTiming, onEvent: this.components.onEvent })
+      const replicator = new MirrorReplicator({ link, primary: this.components.clients, store: this.components.store, logger: this.components.logger, config: () => this.config, timing: this.components.mirrorTiming, onEvent: this.components.onEvent })
       replicator.start()
       return { link, replicator }
     })
@@ -241,10 +237,6 @@ export class SyncRunner {
     const stopping = this.replicators
     this.replicators = []
     await Promise.all(stopping.map(async r => { await r.replicator.stop() }))
-  }
-
-  private store (): SyncStore {
-    return this.components.store ?? (this.ownStore ??= new SyncStore(this.config.stateDir))
   }
 
   private fingerprint (): string {
@@ -287,7 +279,7 @@ export class SyncRunner {
       // keeper's to retry and show; the index is published all the same, and says what is not stored.
       const content = await this.keeper.storeForPublish()
       const published = await publish({
-        index: this.components.index, clients, logger: this.components.logger, deviceId: this.components.deviceId, store: this.store(),
+        index: this.components.index, clients, logger: this.components.logger, deviceId: this.components.deviceId, store: this.components.store,
         onStep: onEvent === undefined ? undefined : (step, merges) => onEvent({ type: 'publish.step', step, merges })
       }, { config: this.config, passphrase: process.env.CIDSYNC_SNAPSHOT_PASSPHRASE, signal: this.abort.signal, ...options })
       this.publishDurations.observe((Date.now() - started) / 1000)
@@ -320,8 +312,8 @@ export class SyncRunner {
     const clients = this.components.clients() as ServiceClients
     const { index, logger, deviceId } = this.components
     try {
-      const result = await runDrill({ index, clients, logger, deviceId, store: this.store() }, this.config, this.abort.signal)
-      const failed = restorableStatus(this.store())?.failed ?? null
+      const result = await runDrill({ index, clients, logger, deviceId, store: this.components.store }, this.config, this.abort.signal)
+      const failed = restorableStatus(this.components.store)?.failed ?? null
       this.components.onEvent?.({ type: 'drill', ok: result.restorable, cid: result.cid, failed, segments: result.segments })
       return result
     } catch (err) {
@@ -352,7 +344,7 @@ export class SyncRunner {
     const expiry = jwtExpiry(this.components.credentials().sessionToken)
     const readPointer = expiry === undefined || expiry.getTime() > Date.now()
     try {
-      const result = await reconcile({ index: this.components.index, clients, logger: this.components.logger, deviceId: this.components.deviceId, store: this.store() }, { config: this.config, readPointer, signal: this.abort.signal })
+      const result = await reconcile({ index: this.components.index, clients, logger: this.components.logger, deviceId: this.components.deviceId, store: this.components.store }, { config: this.config, readPointer, signal: this.abort.signal })
       this.reconcileDurations.observe((Date.now() - started) / 1000)
       this.reconcileState = { lastRun: new Date().toISOString(), last: result, lastError: null }
       this.components.onEvent?.({ type: 'reconcile.done', ms: Date.now() - started, ...result })
