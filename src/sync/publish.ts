@@ -12,6 +12,7 @@ import { chainsOf, writePublication, type Avoid } from './publication.js'
 import { failedDrill, type FailedDrill } from './drill.js'
 import { uploadAll } from './upload-once.js'
 import { failpoint } from '../util/failpoint.js'
+import { publishNow } from '../util/clock.js'
 
 import { SNAPSHOT_PROFILE } from './snapshot-profile.js'
 import { makeDirsSync } from '../util/make-dirs.js'
@@ -142,7 +143,7 @@ const STEPS: { readonly [S in ActiveStep]: StepRun<S> } = {
     await removeFiles(job.files)
     const manifest = parseManifest(job.manifest, job.snapshotCid)
     const segments = manifest.devices.flatMap(d => d.segments.map(s => s.cid))
-    return store.finishPublish(job, { ownEntries: ownEntries(components.index, components.deviceId), replicate: { segments, profile: SNAPSHOT_PROFILE.name } })
+    return store.finishPublish(job, { ownEntries: ownEntries(components.index, components.deviceId), replicate: { segments, profile: SNAPSHOT_PROFILE.name }, at: publishNow() })
   }
 }
 
