@@ -113,6 +113,11 @@ export class WatchLimitError extends CidsyncError {
   }
 }
 
+/** A folder's scan thread failed or ended before it was done: the folder is not fully indexed. */
+export class ScanFailedError extends CidsyncError {
+  override readonly code = 'ERR_SCAN_FAILED'
+}
+
 /** A watched folder is missing or not a directory. */
 export class FolderError extends CidsyncError {
   override readonly code = 'ERR_FOLDER'

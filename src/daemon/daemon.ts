@@ -1,4 +1,3 @@
-import { join } from 'node:path'
 import type { Config } from '../config/index.js'
 import { formatListenAddress } from '../config/index.js'
 import { explainListenError } from './listen-owner.js'
@@ -8,23 +7,22 @@ import { indexPath, loadOrCreateDeviceId, openIndexRecovering, type Index, type 
 import { createWatcher, type Watcher, type WatchEvent } from '../watch/index.js'
 import { VERSION } from '../version.js'
 import { ensurePrivateDir } from '../util/private-dir.js'
-import { DownloadTooLargeError, NotReadyError, PathNotFoundError } from '../errors.js'
-import type { DownloadedFile, SyncEvent, SyncRunner } from '../sync/index.js'
-import { MAX_DOWNLOAD_BYTES, type DownloadQuery } from './download-route.js'
-import { versionRow } from './version-row.js'
+import { NotReadyError } from '../errors.js'
+import type { SyncEvent, SyncRunner } from '../sync/index.js'
+import { PageReads } from './page-reads.js'
+import { readyRunner } from './ready-runner.js'
 import { EventBus } from './event-bus.js'
 import { EventObserver } from './event-observer.js'
 import { ensureStatusToken } from './status-token.js'
 import { acquireLock, type DaemonLock } from './lock.js'
 import type { Logger } from './logger.js'
 import { StatusServer } from './status-server.js'
-import { FindService, splitPath, type ContentActivity } from '../find/index.js'
+import { FindService } from '../find/index.js'
 import { ServiceLink } from './service-link.js'
 import { ChangeNotes } from './change-notes.js'
 import { foldCalls, reloadConfig } from './reload.js'
 import type { ReloadStatus, StateRecovery, StatusDocument } from './status-document.js'
 import { RecentErrors } from './recent-errors.js'
-import { makeDirsSync } from '../util/make-dirs.js'
 
 export interface DaemonComponents {
   readonly logger: Logger
@@ -56,14 +54,6 @@ export class Daemon {
   private link: ServiceLink | undefined
   private deviceId = ''
 
-  /** What the page's find shows of this device's uploads and failures (its rows only). */
-  private contentActivity (): ContentActivity {
-    const live = this.link?.runner?.contentActivity()
-    return {
-      deviceId: this.deviceId, storing: new Set(this.config.folders.filter(f => f.store === true).map(f => f.name)), notStored: live?.notStored,
-      uploading: live?.uploading ?? new Set(), failed: live?.failed ?? new Map()
-    }
-  }
   private scanning: Promise<void> | undefined
   private watching: Promise<void> | undefined
   private stopping: Promise<void> | undefined
@@ -76,6 +66,10 @@ export class Daemon {
   private account: StatusDocument['account'] = null
   /** Every commit's change note, held until the sync runner exists, then handed to it (see ChangeNotes). */
   private readonly changes = new ChangeNotes()
+  /** What the page reads beyond the index: a past publish to browse, a file to download, uploads in flight. */
+  private readonly reads = new PageReads({
+    link: () => this.link, index: () => this.index, find: () => this.find, config: () => this.config, deviceId: () => this.deviceId, stopped: this.stopped.signal
+  })
 
   constructor (components: DaemonComponents, init: DaemonInit) {
     this.logger = components.logger
@@ -128,8 +122,8 @@ export class Daemon {
         token: ensureStatusToken(config.stateDir),
         events: this.events,
         metricsNeedToken: config.status.metricsToken,
-        find: this.find = new FindService(() => this.index, config.stateDir, undefined, async (at) => await this.pastAt(at), () => this.contentActivity()),
-        download: async (query, signal) => await this.download(query, signal),
+        find: this.find = new FindService(() => this.index, config.stateDir, undefined, async (at) => await this.reads.pastAt(at), () => this.reads.contentActivity()),
+        download: async (query, signal) => await this.reads.download(query, signal),
         publishNow: async (options) => await this.readyRunner('publishing').publishNow('request', options),
         verifyNow: async () => await this.readyRunner('the restore drill').verifyNow(),
         reconcileNow: async () => await this.readyRunner('reconciliation').reconcileNow(),
@@ -169,20 +163,9 @@ export class Daemon {
     }
   }
 
-  /** The sync runner, or why there is none yet: a NotReadyError (503) that says what is awaited. */
+  /** The sync runner, or why there is none yet (503). */
   private readyRunner (what: string): SyncRunner {
-    const link = this.link
-    if (link?.runner !== undefined) return link.runner
-    if (link?.error !== undefined) {
-      link.wake()
-      throw new NotReadyError(`not ready: ${what} waits for the service, which could not be reached: ${link.error}`, 5)
-    }
-    const waiting = this.watcher?.status()
-    const toHash = waiting?.folders.reduce((n, f) => n + Math.max(0, f.toHash - f.hashed), 0) ?? 0
-    const reason = waiting?.currentAt === undefined
-      ? `the index is not current yet (scanning${toHash > 0 ? `, ${toHash} ${toHash === 1 ? 'file' : 'files'} to hash` : ''})`
-      : 'the service is being reached'
-    throw new NotReadyError(`not ready: ${what} starts once the index is current and the service is reached; now ${reason}`)
+    return readyRunner(this.link, this.watcher?.status(), what)
   }
 
   /** A damaged index was moved aside and made afresh: say so; the scan rebuilds it from the folders. */
@@ -278,57 +261,6 @@ export class Daemon {
     }
   }
 
-  /** The index as a past publish saw it, for the dashboard's browser: built once through the service, kept in `past/`. */
-  private async pastAt (at: Date): Promise<{ publish: { cid: string, at: string, device: string }, indexPath: string, searchPath: string }> {
-    const access = this.link?.historyAccess()
-    if (access === undefined) throw new NotReadyError('not ready: browsing a past publish starts once the service is reached')
-    const config = this.config
-    const [{ pastIndex }, { acceptsUnencrypted }] = await Promise.all([import('../find/index.js'), import('../sync/index.js')])
-    const pointer = await access.clients.pointers.current(config.namespace, config.network, { signal: this.stopped.signal })
-    const dir = join(config.stateDir, 'snapshots')
-    makeDirsSync(dir, 0o700)
-    const past = await pastIndex(access.clients, pointer.snapshotCid, at, access.manifestCache, {
-      stateDir: config.stateDir, dir, label: 'browse', binding: { namespace: config.namespace, network: config.network }, passphrase: process.env.CIDSYNC_SNAPSHOT_PASSPHRASE, acceptUnencrypted: acceptsUnencrypted(config), signal: this.stopped.signal
-    })
-    return { publish: { cid: past.publish.cid, at: past.publish.at, device: past.publish.device }, indexPath: past.indexPath, searchPath: past.searchPath }
-  }
-
-  /**
-   * `GET /download`: one file's content through the service, verified, as `get` (or `get --at`)
-   * would bring it back; the row chosen as `get` chooses it (this device's, else the newest).
-   */
-  private async download (query: DownloadQuery, signal: AbortSignal): Promise<DownloadedFile> {
-    const access = this.link?.historyAccess()
-    const index = this.index
-    if (access === undefined || index === undefined) throw new NotReadyError('not ready: downloads start once the service is reached')
-    const config = this.config
-    const { downloadFile, openPastIndex, selectRows } = await import('../sync/index.js')
-    const passphrase = process.env.CIDSYNC_SNAPSHOT_PASSPHRASE
-    const past = query.at === undefined ? undefined : await openPastIndex(access.clients, config, query.at, { passphrase, signal: AbortSignal.any([signal, this.stopped.signal]) })
-    const from = past?.index ?? index
-    try {
-      const row = query.cid === undefined
-        ? selectRows(from, { paths: [query.path], prefix: false, deviceId: query.device, own: this.deviceId })[0]
-        : versionRow(from, query.path, query.cid, config.cidProfile, this.timelineCids(query.path))
-      if (row === undefined) throw new PathNotFoundError(`${query.path}: not in the index`)
-      if (row.size > MAX_DOWNLOAD_BYTES) throw new DownloadTooLargeError(`${query.path} is ${row.size} bytes, more than the ${MAX_DOWNLOAD_BYTES} the dashboard serves`)
-      return await downloadFile(access.clients, from, { config, row, passphrase, signal: AbortSignal.any([signal, this.stopped.signal]) })
-    } finally {
-      await past?.close()
-    }
-  }
-
-  /** The CIDs `/log` lists for `folder/path` (kept history and current rows): the versions a `cid=` download may name. */
-  private timelineCids (shown: string): Array<string | null> {
-    const split = splitPath(shown.replace(/^\/+/, ''))
-    if (split === undefined || this.find === undefined) return []
-    try {
-      return (this.find.log(split.folder, split.path) as { versions: Array<{ cid: string | null }> }).versions.map(v => v.cid)
-    } catch {
-      return []
-    }
-  }
-
   /** Stops everything in order; safe to call twice, and from a failed start. */
   async stop (): Promise<void> {
     this.stopped.abort()
@@ -356,13 +288,10 @@ export class Daemon {
     this.observer.error(message, code ?? null, detail ?? null)
   }
 
-
   status (): StatusDocument {
     return buildStatus({
       config: this.config, deviceId: this.deviceId, startedAt: this.startedAt, index: this.index, watcher: this.watcher, link: this.link,
       errors: this.errors, account: this.account, reload: this.lastReload, events: this.events, server: this.server, recovered: this.recovered
     })
   }
-
-
 }

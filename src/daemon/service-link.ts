@@ -172,11 +172,11 @@ export class ServiceLink {
     }
   }
 
-  /** The service's clients and the manifest cache, once the service is reached (what a walk of the history needs). */
-  historyAccess (): { readonly clients: NonNullable<ServiceConnection['clients']>, readonly manifestCache: SyncStore['manifestCache'] } | undefined {
+  /** The service's clients and the daemon's sync store, once the service is reached (what a walk of the history needs). */
+  historyAccess (): { readonly clients: NonNullable<ServiceConnection['clients']>, readonly store: SyncStore } | undefined {
     const clients = this.connection?.clients
     const store = this.store
-    return clients === undefined || store === undefined ? undefined : { clients, manifestCache: store.manifestCache }
+    return clients === undefined || store === undefined ? undefined : { clients, store }
   }
 
   private async connectOnce (): Promise<void> {

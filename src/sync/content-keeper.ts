@@ -1,20 +1,15 @@
-import type { Logger } from 'pino'
 import type { Config } from '../config/index.js'
-import type { Index } from '../index/index.js'
 import type { ServiceClients } from '../remote/index.js'
 import { Scheduler } from './scheduler.js'
 import { contentLeftOut, contentSealing, storeContent, type StoreContentResult } from './store-content.js'
-import type { NotStored, PublishedContent } from './content-outcome.js'
-import type { SyncStore } from './sync-store.js'
+import type { PublishedContent } from './content-outcome.js'
+import { ContentFailures, splitKey, type ContentFailure } from './content-failures.js'
+import type { SyncComponents } from './sync-components.js'
 import type { SyncEventListener } from './sync-event.js'
 import { NotReadyError } from '../errors.js'
-import { backoffMs } from '../util/backoff.js'
 
 /** Quiet after the last change before storing starts: a burst is stored in one pass. */
 const QUIET_MS = 2_000
-/** A failing file waits this long, doubling with each failure, up to the most. */
-const FILE_RETRY_FIRST_MS = 30_000
-const FILE_RETRY_MAX_MS = 60 * 60_000
 /** Failed files wait at most this long once a pass stored others (the service answers again). */
 const RETRY_AFTER_SUCCESS_MS = 5_000
 /** Uploads failing for longer than this make `status --check` fail. */
@@ -22,27 +17,11 @@ export const CONTENT_FAILING_BOUND_MS = 60 * 60_000
 /** Files status lists as uploading at most (a pack gathers up to 4,096). */
 const UPLOADING_SHOWN = 5_000
 
-export interface ContentKeeperComponents {
-  readonly index: Index
-  readonly logger: Logger
-  readonly deviceId: string
+/** The sync components, with the service's clients once reached and this machine's name. */
+export interface ContentKeeperComponents extends Omit<SyncComponents, 'clients'> {
   readonly hostname: string
   readonly clients: () => ServiceClients | undefined
-  readonly store: () => SyncStore
   readonly onEvent?: SyncEventListener
-}
-
-/** A file whose content could not be stored, waiting for its retry. */
-export interface ContentFailure {
-  readonly folder: string
-  readonly path: string
-  readonly code: string
-  readonly message: string
-  readonly since: string
-  readonly attempts: number
-  readonly retryAt: string
-  /** What to do about it. */
-  readonly advice: string
 }
 
 /** One storing folder, as status shows it. */
@@ -78,8 +57,6 @@ export interface ContentStatus {
   readonly failingBoundMs: number
 }
 
-interface Failure { code: string, message: string, since: number, attempts: number, retryAt: number }
-
 /**
  * Stores the content of storing folders in the background (docs/content-format.md, "Upload"): a
  * pass after each burst of changes, on the hour, and before every publish; a failed pass backs
@@ -87,7 +64,7 @@ interface Failure { code: string, message: string, since: number, attempts: numb
  */
 export class ContentKeeper {
   private readonly storing: Scheduler<StoreContentResult>
-  private readonly failures = new Map<string, Failure>()
+  private readonly failures = new ContentFailures()
   private readonly abort = new AbortController()
   private lastRun: string | null = null
   private lastError: ContentStatus['lastError'] = null
@@ -148,17 +125,7 @@ export class ContentKeeper {
     } catch (err) {
       error = (err as Error).message
     }
-    const { index, deviceId } = this.components
-    const keyId = this.keyId()
-    const failing = [...this.failures.entries()].flatMap(([key, f]): NotStored[] => {
-      const slash = key.indexOf('/')
-      const folder = key.slice(0, slash)
-      const path = key.slice(slash + 1)
-      // A failure of a file since deleted, or stored since, is no longer a file missing.
-      const row = index.entries.get(deviceId, folder, path)
-      if (row === undefined || row.deleted || row.cid === null || index.content.has(row.cid, keyId)) return []
-      return [{ folder, path, reason: `${f.message} (tried ${f.attempts} times; next at ${new Date(f.retryAt).toISOString()})`, code: f.code }]
-    })
+    const failing = this.failures.notStored(this.components.index, this.components.deviceId, this.keyId())
     return { storedFiles: result?.storedFiles ?? 0, storedBytes: result?.storedBytes ?? 0, notStored: [...failing, ...(result?.tooLarge ?? [])], ...(error === undefined ? {} : { error }) }
   }
 
@@ -177,9 +144,8 @@ export class ContentKeeper {
     clearTimeout(this.retryTimer)
     if (this.abort.signal.aborted || this.failures.size === 0) return
     const now = Date.now()
-    if (storedSome) for (const failure of this.failures.values()) failure.retryAt = Math.min(failure.retryAt, now + RETRY_AFTER_SUCCESS_MS)
-    let next = Infinity
-    for (const failure of this.failures.values()) next = Math.min(next, failure.retryAt)
+    if (storedSome) this.failures.soon(now, RETRY_AFTER_SUCCESS_MS)
+    const next = this.failures.nextDue()
     this.retryTimer = setTimeout(() => { if (this.enabled()) this.storing.noteChange() }, Math.max(1_000, next - now))
     this.retryTimer.unref()
   }
@@ -187,9 +153,7 @@ export class ContentKeeper {
   status (): ContentStatus {
     const { index, deviceId } = this.components
     const keyId = this.keyId()
-    const failures = [...this.failures.entries()].map(([key, f]) => {
-      return { ...splitKey(key), code: f.code, message: f.message, since: new Date(f.since).toISOString(), attempts: f.attempts, retryAt: new Date(f.retryAt).toISOString(), advice: contentFailureAdvice(f.code) }
-    })
+    const failures = this.failures.list()
     const folders = this.config.folders.filter(f => f.store === true).map(f => {
       const totals = index.content.folderTotals(deviceId, f.name, keyId)
       const out = this.leftOut.get(f.name) ?? { files: 0, bytes: 0 }
@@ -202,7 +166,7 @@ export class ContentKeeper {
     })
     const own = index.content.totals(deviceId).bytes
     const protectedBytes = folders.reduce((sum, f) => sum + f.protected.bytes, 0)
-    const oldest = Math.min(...[...this.failures.values()].map(f => f.since))
+    const oldest = this.failures.oldestSince()
     return {
       running: this.storing.busy,
       folders,
@@ -222,9 +186,7 @@ export class ContentKeeper {
 
   /** The files being stored now, and those that failed (with code, message and since), by `folder/path`. */
   activity (): { readonly uploading: ReadonlySet<string>, readonly failed: ReadonlyMap<string, { folder: string, path: string, code: string, message: string, since: string, advice: string }>, readonly notStored: ReturnType<typeof contentLeftOut> } {
-    const failed = new Map<string, { folder: string, path: string, code: string, message: string, since: string, advice: string }>()
-    for (const [key, f] of this.failures) failed.set(key, { ...splitKey(key), code: f.code, message: f.message, since: new Date(f.since).toISOString(), advice: contentFailureAdvice(f.code) })
-    return { uploading: new Set(this.uploading), failed, notStored: contentLeftOut(this.config) }
+    return { uploading: new Set(this.uploading), failed: this.failures.byPath(), notStored: contentLeftOut(this.config) }
   }
 
   private enabled (): boolean {
@@ -245,11 +207,11 @@ export class ContentKeeper {
     const started = Date.now()
     const attempted = new Set<string>()
     try {
-      const result = await storeContent({ index, clients, store: this.components.store(), logger, deviceId, hostname }, {
+      const result = await storeContent({ index, clients, store: this.components.store, logger, deviceId, hostname }, {
         config: this.config,
         passphrase: process.env.CIDSYNC_SNAPSHOT_PASSPHRASE,
         signal: this.abort.signal,
-        skip: (folder, path) => (this.failures.get(`${folder}/${path}`)?.retryAt ?? 0) > Date.now(),
+        skip: (folder, path) => this.failures.waiting(folder, path),
         onProgress: (event) => {
           if (event.type === 'file') {
             attempted.add(`${event.folder}/${event.path}`)
@@ -262,11 +224,8 @@ export class ContentKeeper {
         }
       })
       const now = Date.now()
-      // A file that failed again keeps when its failures began and how many tries it had: the
-      // back-off grows, and `failingTooLong` sees the whole span, not the last try.
-      const failedAgain = new Set(result.failed.map(f => `${f.folder}/${f.path}`))
-      for (const key of attempted) if (!failedAgain.has(key)) this.failures.delete(key)
-      for (const f of result.failed) this.noteFailure(`${f.folder}/${f.path}`, f.code, f.reason, now)
+      this.failures.passed(attempted, new Set(result.failed.map(f => `${f.folder}/${f.path}`)))
+      for (const f of result.failed) this.failures.note(`${f.folder}/${f.path}`, f.code, f.reason, now)
       this.pruneFailures()
       this.wakeForFailures(result.storedFiles > 0)
       this.keepFailures()
@@ -284,7 +243,7 @@ export class ContentKeeper {
       // A pack that could not be sent fails every file in it: each is shown failed, with why, and waits for its retry.
       if (!this.abort.signal.aborted) {
         const now = Date.now()
-        for (const key of this.uploading) this.noteFailure(key, this.lastError.code ?? 'ERR_CONTENT_STORE', this.lastError.message, now)
+        for (const key of this.uploading) this.failures.note(key, this.lastError.code ?? 'ERR_CONTENT_STORE', this.lastError.message, now)
         this.wakeForFailures(false)
         this.keepFailures()
       }
@@ -297,68 +256,21 @@ export class ContentKeeper {
 
   /** Failures of files gone since, or stored since some other way (`cidsync snapshot` on its own), are over. */
   private pruneFailures (): void {
-    const { index, deviceId } = this.components
-    const keyId = this.keyId()
-    for (const key of [...this.failures.keys()]) {
-      const { folder, path } = splitKey(key)
-      const row = index.entries.get(deviceId, folder, path)
-      if (row === undefined || row.deleted || row.cid === null || index.content.has(row.cid, keyId)) this.failures.delete(key)
-    }
+    this.failures.prune(this.components.index, this.components.deviceId, this.keyId())
   }
 
-  private noteFailure (key: string, code: string, message: string, now: number): void {
-    const before = this.failures.get(key)
-    const attempts = (before?.attempts ?? 0) + 1
-    const wait = backoffMs({ firstMs: FILE_RETRY_FIRST_MS, maxMs: FILE_RETRY_MAX_MS, jitter: 'spread' }, attempts)
-    this.failures.set(key, { code, message, since: before?.since ?? now, attempts, retryAt: now + wait })
-  }
-
-  /**
-   * The failures the last run left in the state dir: a restart neither hides how long a file has
-   * been failing (`status --check` still fails) nor forgets to show it.
-   */
+  /** The failures the last run left in the state dir (a restart forgets none), those still failing. */
   private loadFailures (): void {
-    let list: unknown
-    try {
-      list = JSON.parse(this.components.store().contentFailures() ?? '[]')
-    } catch {
-      return
-    }
-    for (const f of Array.isArray(list) ? list as Array<Record<string, unknown>> : []) {
-      const since = Date.parse(String(f.since))
-      const retryAt = Date.parse(String(f.retryAt))
-      if (typeof f.folder !== 'string' || typeof f.path !== 'string' || typeof f.code !== 'string' || typeof f.message !== 'string' || !Number.isFinite(since)) continue
-      if (!this.config.folders.some(x => x.name === f.folder && x.store === true)) continue
-      this.failures.set(`${f.folder}/${f.path}`, { code: f.code, message: f.message, since, attempts: typeof f.attempts === 'number' ? f.attempts : 1, retryAt: Number.isFinite(retryAt) ? retryAt : Date.now() })
-    }
+    this.failures.load(this.components.store.contentFailures(), (folder) => this.config.folders.some(x => x.name === folder && x.store === true))
     this.pruneFailures()
   }
 
   /** Failures left in the state dir, so `cidsync ls` shows them while the daemon is stopped. */
   private keepFailures (): void {
     try {
-      this.components.store().noteContentFailures(this.status().failures)
+      this.components.store.noteContentFailures(this.status().failures)
     } catch (err) {
       this.components.logger.warn({ err }, 'the content failures could not be kept in sync.sqlite; status still shows them')
     }
   }
-}
-
-/** What to do about a file whose content failed to store, by the failure's code. */
-export function contentFailureAdvice (code: string): string {
-  switch (code) {
-    case 'EACCES':
-    case 'EPERM': return 'the file cannot be read: fix its permissions; it is tried again'
-    case 'EIO': return 'the disk could not read the file: check the disk; it is tried again'
-    case 'ERR_CONTENT_TOO_LARGE': return 'raise [content] max_file_size, or exclude it with [content] exclude'
-    case 'ERR_SNAPSHOT_KEY': return 'the snapshot key cannot be read: check snapshot.key or CIDSYNC_SNAPSHOT_PASSPHRASE'
-    case 'ERR_REMOTE_UNAUTHORIZED': return 'the service refused the credentials: `cidsync login`; it is tried again'
-    case 'ERR_REMOTE_NETWORK': return 'the service cannot be reached: check that it is up and this machine reaches it; it is tried again'
-    default: return 'it is tried again with back-off; if it keeps failing, check the service (`cidsync status`) and the log'
-  }
-}
-
-function splitKey (key: string): { folder: string, path: string } {
-  const slash = key.indexOf('/')
-  return { folder: key.slice(0, slash), path: key.slice(slash + 1) }
 }

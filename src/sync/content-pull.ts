@@ -1,7 +1,7 @@
 import type { Config } from '../config/index.js'
 import { AbortedError } from '../errors.js'
 import { currentPointer, fetchAndMerge } from './merge.js'
-import type { StoreComponents } from './sync-components.js'
+import type { SyncComponents } from './sync-components.js'
 
 export interface ContentPullInit {
   readonly config: Config
@@ -20,7 +20,7 @@ export type ContentPull = { readonly merged: string } | { readonly merged: null,
  * "Upload"). A pull that fails is logged and answered, never thrown: storing goes on, at worst
  * sending content again, which costs bytes but loses nothing.
  */
-export async function pullBeforeStoring (components: StoreComponents, init: ContentPullInit): Promise<ContentPull> {
+export async function pullBeforeStoring (components: SyncComponents, init: ContentPullInit): Promise<ContentPull> {
   const { store, logger } = components
   try {
     const current = await currentPointer(components, init.config, init.signal)

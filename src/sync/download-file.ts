@@ -1,4 +1,4 @@
-import { mkdtemp, rm } from 'node:fs/promises'
+import { mkdtemp, readdir, rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import { CID } from 'multiformats/cid'
 import type { Config } from '../config/index.js'
@@ -92,7 +92,6 @@ export async function downloadFile (clients: ServiceClients, index: Index, init:
 
 /** Removes what downloads of a daemon that was killed midway left (`content-fetch/download-*`). */
 export async function removeStaleDownloads (stateDir: string): Promise<void> {
-  const { readdir } = await import('node:fs/promises')
   const parent = join(stateDir, 'content-fetch')
   for (const name of await readdir(parent).catch(() => [] as string[])) {
     if (name.startsWith('download-')) await rm(join(parent, name), { recursive: true, force: true })

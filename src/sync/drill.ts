@@ -6,7 +6,7 @@ import { cachedHistory, type HistoryEntry } from './history.js'
 import { acceptsUnencrypted } from './unencrypted-policy.js'
 import type { SyncStore } from './sync-store.js'
 import { verify, type VerifyResult } from './verify.js'
-import type { StoreComponents } from './sync-components.js'
+import type { SyncComponents } from './sync-components.js'
 
 /** What status shows of restore drills: the last one (null before the first). */
 export interface RestorableStatus {
@@ -22,7 +22,7 @@ export interface RestorableStatus {
 /** A publish as status and the dashboard list it, with where the deal this device asked for its manifest stands. */
 export interface HistoryRow extends HistoryEntry { readonly deal: 'made' | 'pending' | 'overdue' | 'none' }
 
-export type DrillComponents = StoreComponents
+export type DrillComponents = SyncComponents
 
 /** Runs a restore drill on what the pointer names now and records the result (status, metrics, `cidsync status`). */
 export async function runDrill (components: DrillComponents, config: Config, signal?: AbortSignal): Promise<VerifyResult> {

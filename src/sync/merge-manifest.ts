@@ -3,7 +3,7 @@ import type { DeviceChain, Manifest, SegmentRef } from '../snapshot/index.js'
 import { SequenceImplausibleError } from '../errors.js'
 import { parseChains } from './publication.js'
 import { fetchSegments, removeFetched, type FetchInit } from './segment-fetch.js'
-import type { SyncComponents } from './sync-components.js'
+import type { StatelessComponents } from './sync-components.js'
 
 /** What a device needs from a manifest: every segment (its rows replaced whole), or only the deltas past the list it holds. */
 export function neededSegments (theirs: DeviceChain, mine: readonly SegmentRef[] | undefined, mySeq: number): { replace: boolean, segments: SegmentRef[] } {
@@ -56,7 +56,7 @@ function implausible (theirs: DeviceChain, known: number, own: boolean, limits: 
   }
 }
 
-export type MergeManifestComponents = SyncComponents
+export type MergeManifestComponents = StatelessComponents
 
 /**
  * Takes other devices' rows from a manifest (docs/snapshot-format.md, "Merge"): only the segments

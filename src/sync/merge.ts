@@ -3,7 +3,6 @@ import { join } from 'node:path'
 import type { Config } from '../config/index.js'
 import { ForeignPointerError, PointerNotFoundError, PointerUnreadableError, SnapshotUnencryptedError } from '../errors.js'
 import { READABLE_ENGINES } from '../snapshot/index.js'
-import { withSyncStore } from './with-sync-store.js'
 import { acceptsUnencrypted } from './unencrypted-policy.js'
 import type { PublishComponents, PublishInit } from './publish-init.js'
 import { cachedHistory, readPublish } from './history.js'
@@ -42,29 +41,28 @@ export async function fetchAndMerge (components: PublishComponents, init: Publis
   makeDirsSync(dir, 0o700)
   const fetch: FetchInit = { stateDir: init.config.stateDir, dir, label, binding: { namespace: init.config.namespace, network: init.config.network }, passphrase: init.passphrase, acceptUnencrypted: acceptsUnencrypted(init.config), signal: init.signal }
   try {
-    return await withSyncStore(components.store, init.config.stateDir, async (store) => {
-      const { manifest } = await readPublish(components.clients, cid, store.manifestCache, fetch)
-      if (manifest === undefined) {
-        await mergeV1(components, init, cid, fetch)
-        return { rolledBack: false }
-      }
-      unboundMayMerge(manifest, cid, { boundSeen: store.boundSeen(), ours: () => ourChain(store) })
-      if (manifest.namespace !== undefined) store.noteBound()
-      const ownPublished = store.ownSeq(components.deviceId)
-      const behind = behindPointer(components.index, manifest, components.deviceId, ownPublished)
-      const merged = await mergeManifest(components, manifest, { ...fetch, name: cid }, { ownPublished })
-      components.logger.info({ from: cid, devices: merged.devicesTaken.length, segments: merged.segmentsFetched }, 'merged other devices\' segments')
-      for (const refusal of merged.refused) components.logger.error({ from: cid, device: refusal.deviceId, lastSeq: refusal.lastSeq, known: refusal.known, code: refusal.error.code }, refusal.error.message)
-      const first = merged.refused[0]
-      store.noteRefused(first === undefined ? null : { at: new Date().toISOString(), code: first.error.code, message: merged.refused.length === 1 ? first.error.message : `${first.error.message} (and ${merged.refused.length - 1} more devices' lists)` })
-      if (behind.length === 0) return { rolledBack: false }
-      const worst = behind[0] as Behind
-      const message = `the pointer holds ${cid}, which lacks what it held before: device ${worst.deviceId}${worst.deviceId === components.deviceId ? ' (this one)' : ''} at sequence ${worst.there} there, ${worst.here} in this device's last publish` +
-        `${behind.length > 1 ? ` (and ${behind.length - 1} more devices)` : ''}. The service set the pointer back, or a device published without merging: this device publishes on top of it, with every row it holds`
-      components.logger.warn({ pointer: cid, behind, code: 'ERR_POINTER_ROLLED_BACK' }, message)
-      store.noteRollback({ at: new Date().toISOString(), code: 'ERR_POINTER_ROLLED_BACK', message })
-      return { rolledBack: true }
-    })
+    const { store } = components
+    const { manifest } = await readPublish(components.clients, cid, store.manifestCache, fetch)
+    if (manifest === undefined) {
+      await mergeV1(components, init, cid, fetch)
+      return { rolledBack: false }
+    }
+    unboundMayMerge(manifest, cid, { boundSeen: store.boundSeen(), ours: () => ourChain(store) })
+    if (manifest.namespace !== undefined) store.noteBound()
+    const ownPublished = store.ownSeq(components.deviceId)
+    const behind = behindPointer(components.index, manifest, components.deviceId, ownPublished)
+    const merged = await mergeManifest(components, manifest, { ...fetch, name: cid }, { ownPublished })
+    components.logger.info({ from: cid, devices: merged.devicesTaken.length, segments: merged.segmentsFetched }, 'merged other devices\' segments')
+    for (const refusal of merged.refused) components.logger.error({ from: cid, device: refusal.deviceId, lastSeq: refusal.lastSeq, known: refusal.known, code: refusal.error.code }, refusal.error.message)
+    const first = merged.refused[0]
+    store.noteRefused(first === undefined ? null : { at: new Date().toISOString(), code: first.error.code, message: merged.refused.length === 1 ? first.error.message : `${first.error.message} (and ${merged.refused.length - 1} more devices' lists)` })
+    if (behind.length === 0) return { rolledBack: false }
+    const worst = behind[0] as Behind
+    const message = `the pointer holds ${cid}, which lacks what it held before: device ${worst.deviceId}${worst.deviceId === components.deviceId ? ' (this one)' : ''} at sequence ${worst.there} there, ${worst.here} in this device's last publish` +
+      `${behind.length > 1 ? ` (and ${behind.length - 1} more devices)` : ''}. The service set the pointer back, or a device published without merging: this device publishes on top of it, with every row it holds`
+    components.logger.warn({ pointer: cid, behind, code: 'ERR_POINTER_ROLLED_BACK' }, message)
+    store.noteRollback({ at: new Date().toISOString(), code: 'ERR_POINTER_ROLLED_BACK', message })
+    return { rolledBack: true }
   } catch (err) {
     // No cipher: its own message names the choices (accept it, or repair the pointer). Another key:
     // this device's problem, never the pointer's (a repair would put this device's key over

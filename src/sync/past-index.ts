@@ -3,12 +3,11 @@ import { join } from 'node:path'
 import type { Config } from '../config/index.js'
 import { NothingAtTimeError, PointerRolledBackError } from '../errors.js'
 import { openIndex, type Index } from '../index/index.js'
-import type { ServiceClients } from '../remote/index.js'
 import { publishAt } from './history.js'
 import { buildIndex } from './build-index.js'
 import { acceptsUnencrypted } from './unencrypted-policy.js'
 import type { FetchInit } from './segment-fetch.js'
-import { withSyncStore } from './with-sync-store.js'
+import type { SyncComponents } from './sync-components.js'
 import { makeDirsSync } from '../util/make-dirs.js'
 
 /** An index as a past publish saw it, built aside in the state dir; `close` removes it. */
@@ -25,25 +24,23 @@ export interface PastIndex {
  * into a file of its own: nothing of this device's index changes. Exit 3 when nothing that early
  * was published.
  */
-export async function openPastIndex (clients: ServiceClients, config: Config, at: Date, options: { passphrase?: string, signal?: AbortSignal } = {}): Promise<PastIndex> {
+export async function openPastIndex (components: Pick<SyncComponents, 'clients' | 'store'>, config: Config, at: Date, options: { passphrase?: string, signal?: AbortSignal } = {}): Promise<PastIndex> {
+  const { clients, store } = components
   const dir = join(config.stateDir, 'snapshots')
   makeDirsSync(dir, 0o700)
   // Bound to this namespace: a past publish of another namespace put behind the pointer would
   // otherwise have its files written into this one's folders.
   const fetch: FetchInit = { stateDir: config.stateDir, dir, label: 'past', binding: { namespace: config.namespace, network: config.network }, passphrase: options.passphrase, acceptUnencrypted: acceptsUnencrypted(config), signal: options.signal }
   const pointer = await clients.pointers.current(config.namespace, config.network, { signal: options.signal })
-  const found = await withSyncStore(undefined, config.stateDir, async (store) => {
-    const publish = await publishAt(clients, pointer.snapshotCid, at, store.manifestCache, fetch)
-    // Newest first, the walk stops at the first publish at or before `at`: one older than this
-    // device's own last publish (itself at or before `at`) means that publish is not in the chain.
-    const own = store.lastPublished()
-    const ownAt = own?.at === null || own?.at === undefined ? NaN : Date.parse(own.at)
-    if (own !== undefined && ownAt <= at.getTime() && (publish === undefined || (publish.entry.cid !== own.cid && Date.parse(publish.entry.at) < ownAt))) {
-      throw new PointerRolledBackError(`the pointer's history lacks this device's own publish ${own.cid} of ${own.at ?? '?'}: the service set the pointer back, or a device published over it without merging. ` +
-        'Nothing was fetched from it: an older state would pass for the one at that time. Let the daemon publish again (or run `cidsync snapshot`), then retry')
-    }
-    return publish
-  })
+  const found = await publishAt(clients, pointer.snapshotCid, at, store.manifestCache, fetch)
+  // Newest first, the walk stops at the first publish at or before `at`: one older than this
+  // device's own last publish (itself at or before `at`) means that publish is not in the chain.
+  const own = store.lastPublished()
+  const ownAt = own?.at === null || own?.at === undefined ? NaN : Date.parse(own.at)
+  if (own !== undefined && ownAt <= at.getTime() && (found === undefined || (found.entry.cid !== own.cid && Date.parse(found.entry.at) < ownAt))) {
+    throw new PointerRolledBackError(`the pointer's history lacks this device's own publish ${own.cid} of ${own.at ?? '?'}: the service set the pointer back, or a device published over it without merging. ` +
+      'Nothing was fetched from it: an older state would pass for the one at that time. Let the daemon publish again (or run `cidsync snapshot`), then retry')
+  }
   if (found === undefined || found.manifest === undefined) {
     throw new NothingAtTimeError(`nothing ${found === undefined ? 'was published' : 'of cidsync-sqlite/2 (with content records) was published'} at or before ${at.toISOString()}: see \`cidsync history\` for the times there are`)
   }

@@ -7,6 +7,7 @@ import { SnapshotFormatError } from '../errors.js'
 import type { DeviceState, Index, RecordedChain, SegmentRange } from '../index/index.js'
 import { deviceChainSchema, sealManifest, sealSegment, type DeviceChain, type Manifest, type SegmentRef } from '../snapshot/index.js'
 import { SNAPSHOT_PROFILE } from './snapshot-profile.js'
+import { publishNow } from '../util/clock.js'
 
 /** When this device writes a new base of its own rows instead of another delta. */
 export interface CompactionPolicy { readonly afterDeltas: number, readonly fraction: number }
@@ -134,7 +135,7 @@ export async function writePublication (init: PublicationInit): Promise<Publicat
     }
     const manifest: Manifest = {
       version: 2,
-      createdAt: new Date().toISOString(),
+      createdAt: publishNow().toISOString(),
       device: init.self,
       hostname: hostname(),
       previous: init.previous,

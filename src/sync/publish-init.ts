@@ -1,15 +1,12 @@
 import type { Config } from '../config/index.js'
 import type { PublishStep } from './publish-job.js'
 import type { PublishedContent } from './content-outcome.js'
-import type { SyncStore } from './sync-store.js'
 import type { SyncComponents } from './sync-components.js'
 
 // What a publish is given and what it answers, apart from the steps, so the merge it runs
 // (merge.ts) and the publish itself share them without importing each other.
 
 export interface PublishComponents extends SyncComponents {
-  /** The process's sync store (the daemon's, a command's); absent: one is opened for this publish. */
-  readonly store?: SyncStore
   /** Told each step as the job reaches it, with how many merges it made so far. */
   readonly onStep?: (step: PublishStep, merges: number) => void
 }

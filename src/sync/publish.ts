@@ -7,12 +7,12 @@ import { checkDrop, ownEntries } from './drop-guard.js'
 import type { ActiveStep, JobAt, PublishJob } from './publish-job.js'
 import type { PublishComponents, PublishInit, Published } from './publish-init.js'
 import type { SyncStore } from './sync-store.js'
-import { withSyncStore } from './with-sync-store.js'
 import { currentPointer, fetchAndMerge } from './merge.js'
 import { chainsOf, writePublication, type Avoid } from './publication.js'
 import { failedDrill, type FailedDrill } from './drill.js'
 import { uploadAll } from './upload-once.js'
 import { failpoint } from '../util/failpoint.js'
+import { publishNow } from '../util/clock.js'
 
 import { SNAPSHOT_PROFILE } from './snapshot-profile.js'
 import { makeDirsSync } from '../util/make-dirs.js'
@@ -30,11 +30,8 @@ type StepRun<S extends ActiveStep> = (components: PublishComponents, init: Publi
  * or that other devices kept outrunning, is given up loudly, so the next publish starts over.
  */
 export async function publish (components: PublishComponents, init: PublishInit): Promise<Published> {
-  return await withSyncStore(components.store, init.config.stateDir, async (store) => await publishWith(components, init, store))
-}
-
-async function publishWith (components: PublishComponents, init: PublishInit, store: SyncStore): Promise<Published> {
   const { config } = init
+  const { store } = components
   try {
     const resumed = store.current()
     if (resumed === undefined) {
@@ -146,7 +143,7 @@ const STEPS: { readonly [S in ActiveStep]: StepRun<S> } = {
     await removeFiles(job.files)
     const manifest = parseManifest(job.manifest, job.snapshotCid)
     const segments = manifest.devices.flatMap(d => d.segments.map(s => s.cid))
-    return store.finishPublish(job, { ownEntries: ownEntries(components.index, components.deviceId), replicate: { segments, profile: SNAPSHOT_PROFILE.name } })
+    return store.finishPublish(job, { ownEntries: ownEntries(components.index, components.deviceId), replicate: { segments, profile: SNAPSHOT_PROFILE.name }, at: publishNow() })
   }
 }
 

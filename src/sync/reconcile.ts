@@ -1,14 +1,10 @@
 import type { Config } from '../config/index.js'
 import type { RemoteFile } from '../index/index.js'
 import type { SyncStore } from './sync-store.js'
-import { withSyncStore } from './with-sync-store.js'
 import { PointerNotFoundError } from '../errors.js'
 import type { SyncComponents } from './sync-components.js'
 
-export interface ReconcileComponents extends SyncComponents {
-  /** The process's sync store; absent: one is opened for this run. */
-  readonly store?: SyncStore
-}
+export type ReconcileComponents = SyncComponents
 
 export interface Reconciled {
   readonly remoteFiles: number
@@ -29,11 +25,7 @@ const PAGE_WRITE = 2000
  * off when the service pushes back.
  */
 export async function reconcile (components: ReconcileComponents, init: { config: Config, signal?: AbortSignal, readPointer?: boolean }): Promise<Reconciled> {
-  return await withSyncStore(components.store, init.config.stateDir, async (store) => await reconcileWith(components, init, store))
-}
-
-async function reconcileWith (components: ReconcileComponents, init: { config: Config, signal?: AbortSignal, readPointer?: boolean }, store: SyncStore): Promise<Reconciled> {
-  const { index, clients } = components
+  const { index, clients, store } = components
   const run = Date.now()
   let batch: RemoteFile[] = []
   let seen = 0

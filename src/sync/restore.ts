@@ -9,9 +9,8 @@ import { READABLE_ENGINES, type Manifest } from '../snapshot/index.js'
 import { writeFileAtomicSync } from '../util/atomic-write.js'
 import { failpoint } from '../util/failpoint.js'
 import { fsyncPath } from '../util/fsync.js'
-import { SyncStore } from './sync-store.js'
-import { withSyncStore } from './with-sync-store.js'
-import { hasSyncState } from './sync-state-file.js'
+import type { SyncStore } from './sync-store.js'
+import type { SyncStoreOwner } from './sync-store-owner.js'
 import { removeLeftovers } from './leftovers.js'
 import { jobFiles } from './publish-job.js'
 import { acceptsUnencrypted } from './unencrypted-policy.js'
@@ -19,6 +18,12 @@ import { publishAt, readPublish, type HistoryEntry, type ManifestCache } from '.
 import { buildIndex } from './build-index.js'
 import { fetchV1Snapshot, type FetchInit } from './segment-fetch.js'
 import { makeDirsSync } from '../util/make-dirs.js'
+
+export interface RestoreComponents {
+  readonly clients: ServiceClients
+  /** The command's sync store: read where the state dir has one, written once the restore is installed (a dry run makes none). */
+  readonly syncState: SyncStoreOwner
+}
 
 export interface RestoreInit {
   readonly config: Config
@@ -37,8 +42,6 @@ export interface RestoreInit {
   /** `--allow-unencrypted`: take a snapshot with no cipher although this device encrypts. */
   readonly allowUnencrypted?: boolean
   readonly signal?: AbortSignal
-  /** The command's sync store; absent: one is opened once the restore is installed (a dry run makes none). */
-  readonly store?: SyncStore
   readonly onProgress?: (received: number, total: number | undefined) => void
 }
 
@@ -94,8 +97,9 @@ async function keepBackup (target: string, backup: string): Promise<void> {
  * aside, then swap it in atomically. The caller holds the state dir's lock, so no daemon writes
  * meanwhile.
  */
-export async function restore (clients: ServiceClients, init: RestoreInit): Promise<RestoreResult> {
+export async function restore (components: RestoreComponents, init: RestoreInit): Promise<RestoreResult> {
   const { config } = init
+  const { clients, syncState } = components
   const started = Date.now()
   let cid = init.cid
   if (cid === undefined) {
@@ -110,7 +114,7 @@ export async function restore (clients: ServiceClients, init: RestoreInit): Prom
   makeDirsSync(dir, 0o700)
   const fetch: FetchInit = { stateDir: config.stateDir, dir, label: 'restore', binding: { namespace: init.namespace, network: init.network }, passphrase: init.passphrase, acceptUnencrypted: acceptsUnencrypted(config, init.allowUnencrypted), signal: init.signal, onProgress: init.onProgress }
   // A state dir that never synced gets its sync.sqlite only once a restore is installed.
-  const opened = init.store ?? (hasSyncState(config.stateDir) ? new SyncStore(config.stateDir) : undefined)
+  const opened = syncState.existing
   if (init.dryRun !== true) {
     // The caller holds the lock: what earlier killed jobs left (a restore killed mid-fetch leaves
     // a segment or a whole index) goes now, not only at the next daemon start; an unfinished
@@ -118,47 +122,43 @@ export async function restore (clients: ServiceClients, init: RestoreInit): Prom
     await removeLeftovers(config.stateDir, jobFiles(opened?.current()))
   }
   const cache = opened?.manifestCache ?? memoryCache()
+  const chosen = await choose(clients, cid, init.at, cache, fetch)
+  checkOwnSequence(chosen.manifest, chosen.entry.cid, init.asDevice ?? readDeviceId(config.stateDir), opened)
+  if (init.dryRun === true) return { cid: chosen.entry.cid, dryRun: true, backup: exists ? `${target}.backup-<time>` : undefined, publish: chosen.entry }
+  const staged = `${target}.restoring`
   try {
-    const chosen = await choose(clients, cid, init.at, cache, fetch)
-    checkOwnSequence(chosen.manifest, chosen.entry.cid, init.asDevice ?? readDeviceId(config.stateDir), opened)
-    if (init.dryRun === true) return { cid: chosen.entry.cid, dryRun: true, backup: exists ? `${target}.backup-<time>` : undefined, publish: chosen.entry }
-    const staged = `${target}.restoring`
-    try {
-      if (chosen.manifest === undefined) await fetchV1Snapshot(clients, chosen.entry.cid, staged, fetch)
-      else await buildIndex(clients, chosen.manifest, staged, fetch)
-      if (init.asDevice !== undefined) {
-        const restored = openIndex(staged, { readonly: true })
-        const known = restored.entries.list({ deviceId: init.asDevice, includeDeleted: true }).length > 0
-        restored.close()
-        if (!known) throw new UsageError(`the restored index has no device ${init.asDevice}: see \`cidsync ls --all-devices\` for the devices it knows`)
-      }
-      await fsyncPath(staged)
-      let backup: string | undefined
-      if (exists) {
-        backup = `${target}${BACKUP_INFIX}${new Date().toISOString().replace(/[:.]/g, '-')}`
-        await keepBackup(target, backup)
-        // After keepBackup, which brought the old index to this schema (or found it damaged).
-        carryAccountSide(target, staged)
-        await fsyncPath(staged)
-        // The old WAL must never be replayed into the new file (it is folded in, or kept with the backup).
-        await rm(`${target}-wal`, { force: true })
-        await rm(`${target}-shm`, { force: true })
-        await fsyncPath(config.stateDir)
-      }
-      // Killed here, the state dir still holds the old index (and its backup): never no index.
-      failpoint('restore:between-renames')
-      await rename(staged, target)
-      await fsyncPath(config.stateDir)
-      if (exists) await pruneBackups(target)
-      if (init.asDevice !== undefined) writeFileAtomicSync(join(config.stateDir, DEVICE_ID_FILE), `${init.asDevice}\n`, { mode: 0o600 })
-      const seconds = (Date.now() - started) / 1000
-      await withSyncStore(opened, config.stateDir, async (store) => { store.restored(chosen.entry.cid, seconds) })
-      return { cid: chosen.entry.cid, dryRun: false, backup, publish: chosen.entry }
-    } finally {
-      await rm(staged, { force: true })
+    if (chosen.manifest === undefined) await fetchV1Snapshot(clients, chosen.entry.cid, staged, fetch)
+    else await buildIndex(clients, chosen.manifest, staged, fetch)
+    if (init.asDevice !== undefined) {
+      const restored = openIndex(staged, { readonly: true })
+      const known = restored.entries.list({ deviceId: init.asDevice, includeDeleted: true }).length > 0
+      restored.close()
+      if (!known) throw new UsageError(`the restored index has no device ${init.asDevice}: see \`cidsync ls --all-devices\` for the devices it knows`)
     }
+    await fsyncPath(staged)
+    let backup: string | undefined
+    if (exists) {
+      backup = `${target}${BACKUP_INFIX}${new Date().toISOString().replace(/[:.]/g, '-')}`
+      await keepBackup(target, backup)
+      // After keepBackup, which brought the old index to this schema (or found it damaged).
+      carryAccountSide(target, staged)
+      await fsyncPath(staged)
+      // The old WAL must never be replayed into the new file (it is folded in, or kept with the backup).
+      await rm(`${target}-wal`, { force: true })
+      await rm(`${target}-shm`, { force: true })
+      await fsyncPath(config.stateDir)
+    }
+    // Killed here, the state dir still holds the old index (and its backup): never no index.
+    failpoint('restore:between-renames')
+    await rename(staged, target)
+    await fsyncPath(config.stateDir)
+    if (exists) await pruneBackups(target)
+    if (init.asDevice !== undefined) writeFileAtomicSync(join(config.stateDir, DEVICE_ID_FILE), `${init.asDevice}\n`, { mode: 0o600 })
+    const seconds = (Date.now() - started) / 1000
+    syncState.store.restored(chosen.entry.cid, seconds)
+    return { cid: chosen.entry.cid, dryRun: false, backup, publish: chosen.entry }
   } finally {
-    if (init.store === undefined) opened?.close()
+    await rm(staged, { force: true })
   }
 }
 

@@ -12,12 +12,12 @@ import { SNAPSHOT_PROFILE } from './snapshot-profile.js'
 import { safeComponents } from './safe-target.js'
 import { pullBeforeStoring } from './content-pull.js'
 import type { NotStored } from './content-outcome.js'
-import type { StoreComponents } from './sync-components.js'
+import type { SyncComponents } from './sync-components.js'
 
 /** Files read from the index a batch at a time: a long queue is never held whole. */
 const BATCH = 500
 
-export interface StoreContentComponents extends StoreComponents {
+export interface StoreContentComponents extends SyncComponents {
   readonly hostname: string
 }
 

@@ -3,15 +3,18 @@ import type { Index } from '../index/index.js'
 import type { ServiceClients } from '../remote/index.js'
 import type { SyncStore } from './sync-store.js'
 
-/** What every sync operation works with: this device's index and id, the service, the log. */
+/**
+ * What every sync operation works with (helia's `(components, init)` shape): this device's index
+ * and id, the service, the log, and the process's sync store. The store's owner (the daemon, a
+ * command, a test) opened it once and closes it; nothing it is handed to opens or closes one.
+ */
 export interface SyncComponents {
   readonly index: Index
   readonly clients: ServiceClients
   readonly logger: Logger
   readonly deviceId: string
-}
-
-/** The same, with the process's sync store: its owner (the daemon, a command) opened it and closes it. */
-export interface StoreComponents extends SyncComponents {
   readonly store: SyncStore
 }
+
+/** The same without the store: what reads the service and writes no sync state (a fresh verify, a merge's fetch). */
+export type StatelessComponents = Omit<SyncComponents, 'store'>

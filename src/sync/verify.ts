@@ -5,7 +5,7 @@ import { ENGINE_V1, type Manifest } from '../snapshot/index.js'
 import { buildIndex } from './build-index.js'
 import { fetchSegments, fetchV1Snapshot, isUnusable, missingKey, removeDatabase, removeFetched, type FetchInit } from './segment-fetch.js'
 import { readPublish, walkHistory, type ManifestCache } from './history.js'
-import type { SyncComponents } from './sync-components.js'
+import type { StatelessComponents } from './sync-components.js'
 import { checkStoredContent, CONTENT_SAMPLE } from './verify-content.js'
 import { makeDirsSync } from '../util/make-dirs.js'
 
@@ -25,7 +25,7 @@ export interface VerifyResult {
   readonly content?: { readonly checked: number, readonly stored: number, readonly all: boolean } | null
 }
 
-export type VerifyComponents = SyncComponents
+export type VerifyComponents = StatelessComponents
 
 export interface VerifyInit extends Omit<FetchInit, 'dir' | 'label'> {
   /** What the pointer names now. */

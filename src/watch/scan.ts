@@ -1,5 +1,5 @@
 import { startWorker } from '../util/start-worker.js'
-import { AbortedError } from '../errors.js'
+import { AbortedError, ScanFailedError } from '../errors.js'
 import type { ScanMessage, ScanRequest } from './scan-messages.js'
 
 export interface ScanHandlers {
@@ -58,13 +58,13 @@ export async function scanFolder (request: Omit<ScanRequest, 'gate' | 'credit'>,
             break
           case 'unreadable': handlers.onUnreadable(message.path, message.code); break
           case 'done': resolve({ scanned: message.scanned, missing: message.missing }); break
-          case 'failed': reject(new Error(`the scan of ${request.root} failed: ${message.message}`)); break
+          case 'failed': reject(new ScanFailedError(`the scan of ${request.root} failed: ${message.message}: the folder is not fully indexed; fix that and restart the daemon, which scans it again`)); break
         }
       })
       worker.on('error', reject)
       worker.on('exit', code => reject(options.signal?.aborted === true
         ? new AbortedError(`the scan of ${request.root} was stopped`)
-        : new Error(`the scan of ${request.root} stopped early (exit ${code})`)))
+        : new ScanFailedError(`the scan of ${request.root} stopped early (its thread exited ${code}): the folder is not fully indexed; restart the daemon, which scans it again`)))
     })
   } finally {
     options.signal?.removeEventListener('abort', onAbort)

@@ -15,7 +15,7 @@ import { benchEntry, fillIndex } from './data.mjs'
 import { loadConfig } from '../../dist/config/index.js'
 import { connectService } from '../../dist/connect/index.js'
 import { indexPath, openIndex } from '../../dist/index/index.js'
-import { publish, restore, SyncStore, walkEntries, walkHistory } from '../../dist/sync/index.js'
+import { publish, restore, SyncStore, SyncStoreOwner, walkEntries, walkHistory } from '../../dist/sync/index.js'
 import { BROTLI_QUALITY, ENGINE, exportKey, importKey, writeSnapshot } from '../../dist/snapshot/index.js'
 import { fileCid, cidProfile } from '../../dist/content/index.js'
 import { startLocalService } from '../../dist/local-service/index.js'
@@ -86,10 +86,11 @@ export async function benchSync (root, report) {
   const uploads = countUploads(clients)
   const { logger, breakdown } = stepLogger()
   const index = openIndex(indexPath(a.config.stateDir))
+  const aStore = new SyncStore(a.config.stateDir)
   try {
     let t = await timed(() => fillIndex(index, DEVICE, ENTRIES))
     console.log(`  (filled ${count(ENTRIES)} entries in ${seconds(t.ms)})`)
-    const components = { index, clients, logger, deviceId: DEVICE }
+    const components = { index, clients, logger, deviceId: DEVICE, store: aStore }
 
     // A base: the first publish of the whole index, beside VACUUM INTO + brotli (and gzip -6) of a copy.
     const copy = join(root, 'copy.sqlite')
@@ -143,7 +144,9 @@ export async function benchSync (root, report) {
     index.db.prepare('VACUUM INTO ?').run(indexPath(b.config.stateDir))
     const bIndex = openIndex(indexPath(b.config.stateDir))
     bIndex.db.exec('DELETE FROM segment_chains')
-    await publish({ index: bIndex, clients, logger, deviceId: DEVICE }, { config: b.config })
+    const bStore = new SyncStore(b.config.stateDir)
+    await publish({ index: bIndex, clients, logger, deviceId: DEVICE, store: bStore }, { config: b.config })
+    bStore.close()
     bIndex.close()
     breakdown(0, 0)
 
@@ -168,7 +171,9 @@ export async function benchSync (root, report) {
     const restoreInto = async (name, namespace) => {
       const r = device(root, name, namespace, serviceDir)
       importKey(r.config.stateDir, exportKey(a.config.stateDir))
-      const took = (await timed(async () => await restore(clients, { config: r.config, namespace, network: r.config.network }))).ms
+      const syncState = new SyncStoreOwner(r.config.stateDir)
+      const took = (await timed(async () => await restore({ clients, syncState }, { config: r.config, namespace, network: r.config.network }))).ms
+      syncState.close()
       rmSync(join(root, name), { recursive: true, force: true })
       return took
     }
@@ -215,6 +220,7 @@ export async function benchSync (root, report) {
       cache.close()
     }
   } finally {
+    aStore.close()
     index.close()
     await connection.close()
   }

@@ -39,8 +39,8 @@ export async function contentDevice (root: string, service: LocalService, name: 
   }
 }
 
-export async function ok (d: ContentDevice, args: string[]): Promise<CliResult> {
-  const result = await d.run(args)
+export async function ok (d: ContentDevice, args: string[], extra?: NodeJS.ProcessEnv): Promise<CliResult> {
+  const result = await d.run(args, extra)
   expect(result.code, `${d.name}: ${args.join(' ')}: ${result.stderr}`).toBe(0)
   return result
 }

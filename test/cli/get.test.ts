@@ -22,9 +22,13 @@ async function twoDevices (dir: string): Promise<{ a: string, b: string, notes: 
   return { a, b, notes }
 }
 
-async function cli (args: string[]): Promise<{ code: number | null, stdout: string, stderr: string }> {
-  return await runCli(args, { timeoutMs: 120_000 })
+async function cli (args: string[], env?: NodeJS.ProcessEnv): Promise<{ code: number | null, stdout: string, stderr: string }> {
+  return await runCli(args, { timeoutMs: 120_000, ...(env === undefined ? {} : { env: { ...process.env, ...env } }) })
 }
+
+/** Two publishes an hour apart on the test clock (`CIDSYNC_TEST_CLOCK`), instead of a wait between them. */
+const FIRST = '2026-01-01T08:00:00.000Z'
+const SECOND = '2026-01-01T09:00:00.000Z'
 
 describe('cidsync get and restore --files: content back on another device', () => {
   it('stores on snapshot, and a second device brings every byte back, verified; a second run skips what is right; --at brings the older bytes', async () => {
@@ -38,13 +42,12 @@ describe('cidsync get and restore --files: content back on another device', () =
     ])
     for (const [path, bytes] of files) await writeFile(join(notes, path), bytes)
     await utimes(join(notes, 'a.md'), new Date(), new Date('2021-05-06T07:08:09Z'))
-    const first = await cli(['snapshot', '--config', a])
+    const first = await cli(['snapshot', '--config', a], { CIDSYNC_TEST_CLOCK: FIRST })
     expect(first.stderr).toContain(`stored ${files.size} files`)
     expect(first.code, first.stderr).toBe(0)
-    const firstAt = new Date().toISOString()
-    await new Promise(resolve => setTimeout(resolve, 1100))
+    const firstAt = new Date(Date.parse(FIRST) + 30 * 60_000).toISOString()
     await writeFile(join(notes, 'a.md'), 'second version, longer\n')
-    const second = await cli(['snapshot', '--config', a])
+    const second = await cli(['snapshot', '--config', a], { CIDSYNC_TEST_CLOCK: SECOND })
     expect(second.code, second.stderr).toBe(0)
     expect(second.stderr).toContain('stored 1 file')
 

@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import pino from 'pino'
 import { loadConfig } from '../../src/config/index.js'
 import { DEVICE_ID_FILE, indexPath, openIndex } from '../../src/index/index.js'
-import { publish } from '../../src/sync/index.js'
+import { publish, SyncStore } from '../../src/sync/index.js'
 import { localServiceUnderTest, EXTERNAL } from '../helpers/service.js'
 import { useTempDir } from '../helpers/temp-dir.js'
 import { cliDevice, ls, ok, publishCid, sha, shareKey, type HistoryRow } from './v2-cli.js'
@@ -61,13 +61,15 @@ describe.skipIf(EXTERNAL)('cidsync history and restore --at/--cid (processes)', 
     const OLD = 'dddddddd-0000-4000-8000-000000000000'
     index.entries.registerDevice(OLD, 'old')
     index.entries.apply(OLD, [{ kind: 'upsert', folder: 'notes', path: 'ancient.md', size: 1, mtimeMs: 1, cid: 'cid-ancient', cidProfile: 'kubo-cidv1' }])
+    const store = new SyncStore(oldConfig.stateDir)
     vi.useFakeTimers({ toFake: ['Date'] })
     let oldCid: string
     try {
       vi.setSystemTime(Date.now() - 3 * 3_600_000)
-      oldCid = (await publish({ index, clients: service.clients, logger: pino({ level: 'silent' }), deviceId: OLD }, { config: oldConfig })).cid
+      oldCid = (await publish({ index, clients: service.clients, logger: pino({ level: 'silent' }), deviceId: OLD, store }, { config: oldConfig })).cid
     } finally {
       vi.useRealTimers()
+      store.close()
       index.close()
     }
     await writeFile(join(a.folder, 'new.md'), 'new')

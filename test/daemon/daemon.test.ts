@@ -203,8 +203,8 @@ describe('the daemon', () => {
     const signup = createServiceClients({ dealUrl: service.url, apiUrl: service.url, pointerUrl: service.url, uploadUrl: service.url, gateways: [] }, { apiKey: () => undefined, sessionToken: () => undefined })
     try {
       process.env.CIDSYNC_API_KEY = (await signup.deals.login(newWalletKey())).apiKey
-      process.env.CIDSYNC_SESSION_TOKEN = service.issueToken('someone', 1)
-      await new Promise(resolve => setTimeout(resolve, 1_100))
+      // Issued already expired (a minute ago), instead of waiting for a one-second token to expire.
+      process.env.CIDSYNC_SESSION_TOKEN = service.issueToken('someone', -60)
       const url = service.url
       const { daemon, port } = await startDaemon(dir, { service: { mode: 'remote', deal_url: url, api_url: url, pointer_url: url, upload_url: url, gateways: [url] } })
       await until(() => daemon.status().publish !== null ? true : undefined, 10_000, 'the runner')

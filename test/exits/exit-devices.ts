@@ -14,6 +14,15 @@ export async function freshService (root: string, name: string): Promise<Service
 }
 
 /** A storing device on `service` (tiny parts and packs, so a few MiB span many objects). */
+/** Two publish times an hour apart, on the test clock (`CIDSYNC_TEST_CLOCK`): distinct without waiting. */
+export const FIRST = '2026-01-01T08:00:00.000Z'
+export const SECOND = '2026-01-01T09:00:00.000Z'
+
+/** The environment that makes a command's publish start at `at` on the test clock. */
+export function publishedAt (at: string): NodeJS.ProcessEnv {
+  return { CIDSYNC_TEST_CLOCK: at }
+}
+
 export async function exitDevice (root: string, service: Service, name: string): Promise<ContentDevice> {
   return await contentDevice(root, service, name)
 }

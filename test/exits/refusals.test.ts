@@ -4,19 +4,17 @@ import { join } from 'node:path'
 import { EXTERNAL } from '../helpers/service.js'
 import { useTempDir } from '../helpers/temp-dir.js'
 import { ok, shareKey, writeSomeFiles, type ContentDevice } from '../cli/content-devices.js'
-import { exitDevice, freshService, historyOf, pointerOf, readCar, type Service } from './exit-devices.js'
+import { exitDevice, FIRST, freshService, historyOf, pointerOf, publishedAt, readCar, SECOND, type Service } from './exit-devices.js'
 
 /** Device a on its own service, published twice: the whole CAR, and one `--at` the first publish. */
 async function twoPublishes (root: string): Promise<{ one: Service, a: ContentDevice, newCar: string, oldCar: string, history: Array<{ cid: string }> }> {
   const one = await freshService(root, 'one')
   const a = await exitDevice(root, one, 'a')
   await writeSomeFiles(a.folder, 'first', { largeBytes: 1024 * 1024 + 3, small: 5 })
-  await ok(a, ['snapshot'])
-  await new Promise(resolve => setTimeout(resolve, 1100))
-  const between = new Date().toISOString()
-  await new Promise(resolve => setTimeout(resolve, 1100))
+  await ok(a, ['snapshot'], publishedAt(FIRST))
+  const between = new Date(Date.parse(FIRST) + 30 * 60_000).toISOString()
   await writeSomeFiles(a.folder, 'second', { largeBytes: 1024 * 1024 + 9, small: 5 })
-  await ok(a, ['snapshot'])
+  await ok(a, ['snapshot'], publishedAt(SECOND))
   const newCar = join(root, 'new.car')
   const oldCar = join(root, 'old.car')
   await ok(a, ['export', '--car', newCar])

@@ -7,7 +7,7 @@ import { EXTERNAL } from '../helpers/service.js'
 import { useTempDir } from '../helpers/temp-dir.js'
 import { contentObjects, ok, shareKey, tree, writeSomeFiles } from '../cli/content-devices.js'
 import { manifestAt } from '../cli/v2-cli.js'
-import { exitDevice, freshService, historyOf, pointerOf, readCar } from './exit-devices.js'
+import { exitDevice, FIRST, freshService, historyOf, pointerOf, publishedAt, readCar, SECOND } from './exit-devices.js'
 
 interface ObjectLine { type: string, cid: string, kind: string }
 
@@ -21,14 +21,13 @@ describe.skipIf(EXTERNAL)('export --car, import --car: a whole history moved to 
     await shareKey(a, c)
 
     await writeSomeFiles(a.folder, 'first', { largeBytes: 3 * 1024 * 1024 + 5, small: 30 })
-    await ok(a, ['snapshot'])
+    // Each publish at its own time on the test clock, an hour apart, instead of a wait between them.
+    await ok(a, ['snapshot'], publishedAt(FIRST))
     const firstTree = await tree(a.folder)
-    await new Promise(resolve => setTimeout(resolve, 1100))
-    const between = new Date().toISOString()
-    await new Promise(resolve => setTimeout(resolve, 1100))
+    const between = new Date(Date.parse(FIRST) + 30 * 60_000).toISOString()
     await writeSomeFiles(a.folder, 'second', { largeBytes: 2 * 1024 * 1024 + 7, small: 20 })
     await rm(join(a.folder, 'first', 'small-0.txt'))
-    await ok(a, ['snapshot'])
+    await ok(a, ['snapshot'], publishedAt(SECOND))
     const history = await historyOf(a)
     expect(history.length).toBe(2)
 

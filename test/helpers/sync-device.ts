@@ -3,12 +3,33 @@ import { mkdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { loadConfig, type Config } from '../../src/config/index.js'
 import { indexPath, openIndex, type Index } from '../../src/index/index.js'
+import type { ServiceClients } from '../../src/remote/index.js'
+import { SyncStoreOwner, type RestoreComponents, type SyncStore } from '../../src/sync/index.js'
 
-/** A device for sync tests: its config (namespace and `[snapshot]` keys given), state dir and open index. */
-export interface SyncDevice { id: string, config: Config, index: Index }
+/**
+ * A device for sync tests: its config (namespace and `[snapshot]` keys given), state dir, open
+ * index, and its sync store as a process's owner holds it (opened on first use, closed after the test).
+ */
+export interface SyncDevice { id: string, config: Config, index: Index, readonly store: SyncStore }
 
 const open: Index[] = []
-afterEach(() => { for (const i of open.splice(0)) i.close() })
+const owners: SyncStoreOwner[] = []
+afterEach(() => {
+  for (const i of open.splice(0)) i.close()
+  for (const o of owners.splice(0)) o.close()
+})
+
+/** A sync store owner for `stateDir`, closed after the test (as a command closes its own). */
+export function syncStoreOwner (stateDir: string): SyncStoreOwner {
+  const owner = new SyncStoreOwner(stateDir)
+  owners.push(owner)
+  return owner
+}
+
+/** What a restore into `config`'s state dir is given, as the restore command gives it. */
+export function restoring (clients: ServiceClients, config: Config): RestoreComponents {
+  return { clients, syncState: syncStoreOwner(config.stateDir) }
+}
 
 /** Makes `root/name` with a config (`snapshot` lines go under `[snapshot]`), a state dir and a registered device. */
 export async function syncDevice (root: string, name: string, id: string, options: { namespace: string, snapshot?: string }): Promise<SyncDevice> {
@@ -20,7 +41,8 @@ export async function syncDevice (root: string, name: string, id: string, option
   const index = openIndex(indexPath(config.stateDir))
   open.push(index)
   index.entries.registerDevice(id, name)
-  return { id, config, index }
+  const owner = syncStoreOwner(config.stateDir)
+  return { id, config, index, get store () { return owner.store } }
 }
 
 /** Rows as the watcher would write them for files named `paths` in folder `notes`. */

@@ -12,7 +12,7 @@ import { InvalidCidError, RemoteResponseError, SnapshotFormatError, SnapshotInte
 import { EXTERNAL, serviceUnderTest } from '../helpers/service.js'
 import { ScriptedServer } from '../helpers/scripted-server.js'
 import { useTempDir } from '../helpers/temp-dir.js'
-import { syncDevice, writeRows as write } from '../helpers/sync-device.js'
+import { restoring, syncDevice, writeRows as write } from '../helpers/sync-device.js'
 
 const logger = pino({ level: 'silent' })
 const A = 'aaaaaaaa-0000-4000-8000-000000000000'
@@ -50,9 +50,9 @@ describe.skipIf(EXTERNAL)('a CID from the service is never used as a path', () =
     const store = { get: () => undefined, put: () => {} }
 
     await expect(clients.pointers.current('lying', 'mainnet')).rejects.toMatchObject({ code: 'ERR_REMOTE_RESPONSE' })
-    await expect(restore(clients, { config: a.config, namespace: 'lying', network: 'mainnet', dryRun: true })).rejects.toThrow(RemoteResponseError)
+    await expect(restore(restoring(clients, a.config), { config: a.config, namespace: 'lying', network: 'mainnet', dryRun: true })).rejects.toThrow(RemoteResponseError)
     // A publish reaches its pointer step (segments uploaded to the real service), and stops there.
-    await expect(publish({ index: a.index, clients, logger, deviceId: a.id }, { config: a.config, signal: AbortSignal.timeout(60_000) })).rejects.toThrow(RemoteResponseError)
+    await expect(publish({ index: a.index, clients, logger, deviceId: a.id, store: a.store }, { config: a.config, signal: AbortSignal.timeout(60_000) })).rejects.toThrow(RemoteResponseError)
 
     // Whoever parsed it before (a cache, a caller): the path and URL builders refuse it too.
     const fetch = { stateDir: a.config.stateDir, dir: join(a.config.stateDir, 'snapshots'), label: 'read' }
@@ -94,7 +94,7 @@ describe.skipIf(EXTERNAL)('history shows only what was authenticated', () => {
     const root = await useTempDir()
     const a = await syncDevice(root, 'a', A, { namespace: 'forged-history' })
     write(a, 'x.md')
-    const first = await publish({ index: a.index, clients, logger, deviceId: a.id }, { config: a.config })
+    const first = await publish({ index: a.index, clients, logger, deviceId: a.id, store: a.store }, { config: a.config })
     expect(first.skipped).toBe(false)
     // Someone who can write the pointer but has no key: this device's key id, a header, noise.
     const key = writingKey(a.config.stateDir)
@@ -114,7 +114,7 @@ describe.skipIf(EXTERNAL)('history shows only what was authenticated', () => {
     await expect(async () => { for await (const entry of walkEntries(clients, cid, store.manifestCache, fetch)) shown.push(entry.device) }).rejects.toThrow(SnapshotIntegrityError)
     expect(shown).toEqual([])
     expect(store.manifestCache.get(cid)).toBeUndefined()
-    await expect(restore(clients, { config: a.config, namespace: 'forged-history', network: 'mainnet', at: new Date('2001-01-01'), dryRun: true, store })).rejects.toThrow(SnapshotIntegrityError)
+    await expect(restore(restoring(clients, a.config), { config: a.config, namespace: 'forged-history', network: 'mainnet', at: new Date('2001-01-01'), dryRun: true })).rejects.toThrow(SnapshotIntegrityError)
     // A row cached from the header alone (an older cidsync) is read again, not believed.
     store.manifestCache.put(cid, JSON.stringify({ kind: 'v1', entry: { cid, engine: 'cidsync-sqlite/1', at: '2000-01-01T00:00:00.000Z', device: 'FORGED-DEVICE-0000', hostname: '', entries: 999_999_999, bytesAdded: 1, previous: null } }))
     await expect(async () => { for await (const entry of walkEntries(clients, cid, store.manifestCache, fetch)) shown.push(entry.device) }).rejects.toThrow(SnapshotIntegrityError)

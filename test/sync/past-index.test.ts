@@ -22,14 +22,14 @@ describe.skipIf(EXTERNAL)('a past publish is read only from this namespace\'s ch
     const b = await syncDevice(root, 'b', B, { namespace: 'past-two' })
     importKey(b.config.stateDir, exportKey(a.config.stateDir))
     write(a, 'mine.md')
-    await publish({ index: a.index, clients, logger, deviceId: a.id }, { config: a.config })
+    await publish({ index: a.index, clients, logger, deviceId: a.id, store: a.store }, { config: a.config })
     write(b, 'theirs.md')
-    const theirs = await publish({ index: b.index, clients, logger, deviceId: b.id }, { config: b.config })
+    const theirs = await publish({ index: b.index, clients, logger, deviceId: b.id, store: b.store }, { config: b.config })
     // The lying service: past-one's pointer names past-two's publish (same key, so it opens).
     await clients.pointers.put({ snapshotCid: theirs.cid, engine: 'cidsync-sqlite/2', namespace: 'past-one', network: 'mainnet', memories: 1 })
 
     // `get --at` / `restore --files --at`: their rows would be written into this namespace's folders.
-    await expect(openPastIndex(clients, a.config, new Date())).rejects.toThrow(ManifestNamespaceError)
+    await expect(openPastIndex({ clients: clients, store: a.store }, a.config, new Date())).rejects.toThrow(ManifestNamespaceError)
     // `find --at` and `log`: their names shown as this namespace's history.
     const start = await historyStart(clients, a.config, {})
     const store = new SyncStore(a.config.stateDir)
@@ -45,15 +45,15 @@ describe.skipIf(EXTERNAL)('a past publish is read only from this namespace\'s ch
     const root = await useTempDir()
     const a = await syncDevice(root, 'a', A, { namespace: 'past-three' })
     write(a, 'first.md')
-    const first = await publish({ index: a.index, clients, logger, deviceId: a.id }, { config: a.config })
+    const first = await publish({ index: a.index, clients, logger, deviceId: a.id, store: a.store }, { config: a.config })
     const between = new Date()
     await new Promise(resolve => setTimeout(resolve, 20))
     write(a, 'second.md')
-    await publish({ index: a.index, clients, logger, deviceId: a.id }, { config: a.config })
+    await publish({ index: a.index, clients, logger, deviceId: a.id, store: a.store }, { config: a.config })
     // The lying service replays the first publish as the pointer.
     await clients.pointers.put({ snapshotCid: first.cid, engine: 'cidsync-sqlite/2', namespace: 'past-three', network: 'mainnet', memories: 1 })
-    await expect(openPastIndex(clients, a.config, new Date())).rejects.toThrow(PointerRolledBackError)
-    const older = await openPastIndex(clients, a.config, between)
+    await expect(openPastIndex({ clients: clients, store: a.store }, a.config, new Date())).rejects.toThrow(PointerRolledBackError)
+    const older = await openPastIndex({ clients: clients, store: a.store }, a.config, between)
     try {
       expect(older.cid).toBe(first.cid)
       expect(older.index.entries.list({ deviceId: A }).map(e => e.path)).toEqual(['first.md'])

@@ -56,7 +56,7 @@ describe.skipIf(EXTERNAL)('two devices publishing at once', () => {
     writeRows(b, 'from-b.md', 'also-b.md')
 
     const proxy = await racingProxy(service.baseUrls.pointer, async () => {
-      await publish({ index: b.index, clients: service.clients, logger, deviceId: b.id }, { config: b.config })
+      await publish({ index: b.index, clients: service.clients, logger, deviceId: b.id, store: b.store }, { config: b.config })
     })
     const { apiKey } = service
     const sessionToken = service.local?.issueToken(service.address)
@@ -68,7 +68,7 @@ describe.skipIf(EXTERNAL)('two devices publishing at once', () => {
     onTestFinished(async () => { await throughProxy.close() })
 
     const steps: string[] = []
-    const published = await publish({ index: a.index, clients: throughProxy, logger, deviceId: a.id, onStep: (step, merges) => steps.push(`${step}:${merges}`) }, { config: a.config })
+    const published = await publish({ index: a.index, clients: throughProxy, logger, deviceId: a.id, store: a.store, onStep: (step, merges) => steps.push(`${step}:${merges}`) }, { config: a.config })
     expect(proxy.failure()).toBeUndefined()
     expect(proxy.raced()).toBe(true)
     // Outrun once: it merged b's publish and put the pointer again.

@@ -10,7 +10,7 @@ import { exportKey, importKey, MAX_SEQUENCE, parseManifest, sealManifest, type M
 import { indexPath, openIndex } from '../../src/index/index.js'
 import { EXTERNAL, serviceUnderTest } from '../helpers/service.js'
 import { useTempDir } from '../helpers/temp-dir.js'
-import { syncDevice, writeRows as write, type SyncDevice } from '../helpers/sync-device.js'
+import { restoring, syncDevice, writeRows as write, type SyncDevice } from '../helpers/sync-device.js'
 
 const logger = pino({ level: 'silent' })
 const A = 'aaaaaaaa-0000-4000-8000-000000000000'
@@ -19,7 +19,7 @@ const C = 'cccccccc-0000-4000-8000-000000000000'
 const F = 'ffffffff-0000-4000-8000-000000000000'
 
 const names = (prefix: string, n: number): string[] => Array.from({ length: n }, (_, i) => `${prefix}-${i}.md`)
-const components = (d: SyncDevice, clients: Parameters<typeof publish>[0]['clients']): Parameters<typeof publish>[0] => ({ index: d.index, clients, logger, deviceId: d.id })
+const components = (d: SyncDevice, clients: Parameters<typeof publish>[0]['clients']): Parameters<typeof publish>[0] => ({ index: d.index, clients, logger, deviceId: d.id, store: d.store })
 
 function storeOf (d: SyncDevice): SyncStore {
   const store = new SyncStore(d.config.stateDir)
@@ -64,7 +64,7 @@ describe.skipIf(EXTERNAL)('a pointer set back by the service', () => {
     const c = await syncDevice(root, 'c', C, { namespace: 'rollback' })
     importKey(c.config.stateDir, exportKey(a.config.stateDir))
     c.index.close()
-    await restore(clients, { config: c.config, namespace: 'rollback', network: 'mainnet', force: true })
+    await restore(restoring(clients, c.config), { config: c.config, namespace: 'rollback', network: 'mainnet', force: true })
     const restored = openIndex(indexPath(c.config.stateDir), { readonly: true })
     try {
       expect(restored.entries.list({}).length).toBe(130)
@@ -103,7 +103,7 @@ describe.skipIf(EXTERNAL)('a sequence far past what a device wrote', () => {
 
     // A restore into this state dir does not install it either.
     await writeFile(join(a.config.stateDir, 'device-id'), `${A}\n`)
-    await expect(restore(clients, { config: a.config, namespace: 'far-seq', network: 'mainnet', dryRun: true })).rejects.toMatchObject({ code: 'ERR_SEQUENCE_IMPLAUSIBLE', exitCode: 4 })
+    await expect(restore(restoring(clients, a.config), { config: a.config, namespace: 'far-seq', network: 'mainnet', dryRun: true })).rejects.toMatchObject({ code: 'ERR_SEQUENCE_IMPLAUSIBLE', exitCode: 4 })
     write(a, 'a2.md')
     const published = await publish(components(a, clients), { config: a.config })
     expect(published).toMatchObject({ skipped: false, entries: 7 })

@@ -8,6 +8,7 @@ import { reconcile } from '../../src/sync/index.js'
 import { cidProfile } from '../../src/content/index.js'
 import { adminClient, localServiceUnderTest, EXTERNAL } from '../helpers/service.js'
 import { useTempDir } from '../helpers/temp-dir.js'
+import { syncStoreOwner } from '../helpers/sync-device.js'
 
 const DEVICE = 'aaaaaaaa-0000-4000-8000-000000000000'
 const open: Index[] = []
@@ -30,8 +31,9 @@ describe.skipIf(EXTERNAL)('reconciliation', () => {
     index.entries.registerDevice(DEVICE, 'a')
     index.entries.apply(DEVICE, [{ kind: 'upsert', folder: 'notes', path: 'mine.txt', size: 4, mtimeMs: 1, cid, cidProfile: 'kubo-cidv1' }, { kind: 'upsert', folder: 'notes', path: 'other.txt', size: 1, mtimeMs: 1, cid: 'bafkreinotuploaded', cidProfile: 'kubo-cidv1' }])
     const logger = pino({ level: 'silent' })
+    const store = syncStoreOwner(config.stateDir).store
 
-    const first = await reconcile({ index, clients, logger, deviceId: DEVICE }, { config })
+    const first = await reconcile({ index, clients, logger, deviceId: DEVICE, store }, { config })
     expect(first).toMatchObject({ remoteFiles: 5_000, gone: 0 })
     expect(local.requestLog().filter(r => r.route === 'files_uploaded').length).toBe(50)
     expect(index.remote.stateOf(cid)).toBe('stored')
@@ -40,7 +42,7 @@ describe.skipIf(EXTERNAL)('reconciliation', () => {
     await clients.deals.addCid(cid)
     const firstSeed = (await (async () => { for await (const r of clients.files()) if (r.fileName === 'seed-0.bin') return r.cid })())
     await admin.send({ method: 'DELETE', path: '/local/files', query: { cid: firstSeed } })
-    const second = await reconcile({ index, clients, logger, deviceId: DEVICE }, { config })
+    const second = await reconcile({ index, clients, logger, deviceId: DEVICE, store }, { config })
     expect(second).toMatchObject({ remoteFiles: 4_999, gone: 1 })
     expect(index.remote.stateOf(cid)).toBe('sent-for-deal')
     expect(index.remote.counts(DEVICE)).toMatchObject({ remoteFiles: 4_999, gone: 1 })

@@ -5,7 +5,7 @@ import { indexPath, openIndex, type Index } from '../../src/index/index.js'
 import type { ServiceClients } from '../../src/remote/index.js'
 import { publish, readPublish, restore, walkHistory, type HistoryEntry, type ManifestCache } from '../../src/sync/index.js'
 import { exportKey, importKey, type Manifest } from '../../src/snapshot/index.js'
-import { closeDeviceIndex, syncDevice, type SyncDevice } from '../helpers/sync-device.js'
+import { restoring, closeDeviceIndex, syncDevice, type SyncDevice } from '../helpers/sync-device.js'
 
 export const logger = pino({ level: 'silent' })
 
@@ -22,7 +22,7 @@ export function readIndex<T> (config: Config, read: (index: Index) => T): T {
 }
 
 export async function pub (d: SyncDevice, clients: ServiceClients, config: Config = d.config): Promise<{ cid: string, merged: number }> {
-  return await publish({ index: d.index, clients, logger, deviceId: d.id }, { config })
+  return await publish({ index: d.index, clients, logger, deviceId: d.id, store: d.store }, { config })
 }
 
 /** A device that restores: shares `from`'s key, its own index closed (a restore replaces it). */
@@ -34,7 +34,7 @@ export async function restorer (root: string, name: string, from: SyncDevice, na
 }
 
 export async function restoreInto (clients: ServiceClients, r: SyncDevice, namespace: string, extra: { cid?: string, at?: Date } = {}): Promise<{ rows: unknown[], publish: HistoryEntry }> {
-  const done = await restore(clients, { config: r.config, namespace, network: 'mainnet', force: true, ...extra })
+  const done = await restore(restoring(clients, r.config), { config: r.config, namespace, network: 'mainnet', force: true, ...extra })
   return { rows: readIndex(r.config, everything), publish: done.publish }
 }
 

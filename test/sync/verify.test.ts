@@ -8,7 +8,7 @@ import { ENGINE, ENGINE_V1, FORMAT_VERSION, exportKey, importKey, seal, writeSna
 import { PointerUnreadableError, SnapshotFormatError } from '../../src/errors.js'
 import { localServiceUnderTest, EXTERNAL } from '../helpers/service.js'
 import { useTempDir } from '../helpers/temp-dir.js'
-import { syncDevice, writeRows as write, type SyncDevice } from '../helpers/sync-device.js'
+import { restoring, syncDevice, writeRows as write, type SyncDevice } from '../helpers/sync-device.js'
 import { chain, everything, logger, manifestOf, pub, readIndex, restoreInto, restorer } from './v2-helpers.js'
 import { flipStoredBlock, hideStoredBlock } from '../helpers/service-blocks.js'
 
@@ -68,10 +68,10 @@ describe.skipIf(EXTERNAL)('verify (the restore drill)', () => {
     putBack()
 
     const r = await restorer(root, 'r', a, NS)
-    await restore(clients, { config: r.config, namespace: NS, network: 'mainnet', force: true, cid: (await chain(clients, a, cid))[1]?.entry.cid })
+    await restore(restoring(clients, r.config), { config: r.config, namespace: NS, network: 'mainnet', force: true, cid: (await chain(clients, a, cid))[1]?.entry.cid })
     const before = readIndex(r.config, everything)
     const bytes = await readFile(indexPath(r.config.stateDir))
-    const err = await restore(clients, { config: r.config, namespace: NS, network: 'mainnet', force: true }).then(() => { throw new Error('restored') }, (e: unknown) => e as Error & { exitCode: number, cid: string })
+    const err = await restore(restoring(clients, r.config), { config: r.config, namespace: NS, network: 'mainnet', force: true }).then(() => { throw new Error('restored') }, (e: unknown) => e as Error & { exitCode: number, cid: string })
     expect(err.exitCode).toBe(4)
     expect(err.message).toContain(delta?.cid)
     expect(readIndex(r.config, everything)).toEqual(before)
@@ -124,12 +124,12 @@ describe.skipIf(EXTERNAL)('forged manifests', () => {
     const forgedCid = await forgeManifest(clients, a, NS, forged)
 
     const r = await restorer(root, 'r', a, NS)
-    const err = await restore(clients, { config: r.config, namespace: NS, network: 'mainnet', force: true }).then(() => { throw new Error('restored') }, (e: unknown) => e as SnapshotFormatError)
+    const err = await restore(restoring(clients, r.config), { config: r.config, namespace: NS, network: 'mainnet', force: true }).then(() => { throw new Error('restored') }, (e: unknown) => e as SnapshotFormatError)
     expect(err).toBeInstanceOf(SnapshotFormatError)
     expect(err.exitCode).toBe(4)
     expect(err.message).toContain(forgedCid)
     write(a, 'three.md')
-    const merged = await publish({ index: a.index, clients, logger, deviceId: a.id }, { config: a.config }).catch((e: unknown) => e as PointerUnreadableError)
+    const merged = await publish({ index: a.index, clients, logger, deviceId: a.id, store: a.store }, { config: a.config }).catch((e: unknown) => e as PointerUnreadableError)
     expect(merged).toBeInstanceOf(PointerUnreadableError)
     expect(a.index.entries.list({ deviceId: B })).toEqual([])
     const drilled = await drill(a, clients, NS)
@@ -148,7 +148,7 @@ describe.skipIf(EXTERNAL)('forged manifests', () => {
     const segment = device.segments[0] as Manifest['devices'][number]['segments'][number]
     await forgeManifest(clients, a, NS, { ...real, previous: cid, devices: [{ ...device, segments: [{ ...segment, bytes: 10 }] }] })
     const r = await restorer(root, 'r', a, NS)
-    const err = await restore(clients, { config: r.config, namespace: NS, network: 'mainnet', force: true }).then(() => { throw new Error('restored') }, (e: unknown) => e as Error & { exitCode: number })
+    const err = await restore(restoring(clients, r.config), { config: r.config, namespace: NS, network: 'mainnet', force: true }).then(() => { throw new Error('restored') }, (e: unknown) => e as Error & { exitCode: number })
     expect(err.message).toContain(segment.cid)
     expect(err.exitCode).toBe(4)
     expect(await drill(a, clients, NS)).toMatchObject({ restorable: false, failed: { cid: segment.cid } })
@@ -244,8 +244,8 @@ describe.skipIf(EXTERNAL)('a device without the key the pointer was sealed with'
     const b = await syncDevice(root, 'b', B, { namespace: NS, snapshot: INCREMENTAL })
     write(b, 'mine.md')
     const { SnapshotKeyError } = await import('../../src/errors.js')
-    await expect(publish({ index: b.index, clients, logger, deviceId: b.id }, { config: b.config })).rejects.toThrow(SnapshotKeyError)
-    const repair = await publish({ index: b.index, clients, logger, deviceId: b.id }, { config: b.config, repairPointer: true }).catch((e: unknown) => e as Error)
+    await expect(publish({ index: b.index, clients, logger, deviceId: b.id, store: b.store }, { config: b.config })).rejects.toThrow(SnapshotKeyError)
+    const repair = await publish({ index: b.index, clients, logger, deviceId: b.id, store: b.store }, { config: b.config, repairPointer: true }).catch((e: unknown) => e as Error)
     expect(repair).toBeInstanceOf(SnapshotKeyError)
     expect((repair as Error).message).toContain('cidsync key import')
     expect((await clients.pointers.current(NS, 'mainnet')).snapshotCid).toBe(cid)
@@ -265,7 +265,7 @@ describe.skipIf(EXTERNAL)('a drill on an index restored to an earlier point', ()
     write(a, 'two.md', 'three.md')
     await pub(a, clients)
     const r = await restorer(root, 'r', a, NS)
-    await restore(clients, { config: r.config, namespace: NS, network: 'mainnet', force: true, cid: first.cid, asDevice: A })
+    await restore(restoring(clients, r.config), { config: r.config, namespace: NS, network: 'mainnet', force: true, cid: first.cid, asDevice: A })
     const { openIndex } = await import('../../src/index/index.js')
     const older = openIndex(indexPath(r.config.stateDir))
     const store = new SyncStore(r.config.stateDir)

@@ -73,4 +73,15 @@ describe('the startup scan', () => {
     expect(files).toBe(12_000)
     expect(result).toEqual({ scanned: 12_000, missing: [] })
   })
+
+  it('a scan thread that fails is a coded ScanFailedError saying the folder is not fully indexed', async () => {
+    const dir = await useTempDir()
+    const root = join(dir, 'notes')
+    makeFiles(root, ['a.txt'])
+    // An index that is not a database: the thread cannot read its rows.
+    writeFileSync(join(dir, 'index.sqlite'), 'not a database, not at all '.repeat(200))
+    const failed = await within(scanFolder(request(root, join(dir, 'index.sqlite')), { onChanged: () => {}, onUnreadable: () => {} }).then(() => undefined, (err: unknown) => err), 30_000, 'the scan')
+    expect(failed).toMatchObject({ code: 'ERR_SCAN_FAILED', exitCode: 1 })
+    expect((failed as Error).message).toMatch(/^the scan of .* failed: .*: the folder is not fully indexed; fix that and restart the daemon, which scans it again$/)
+  })
 })

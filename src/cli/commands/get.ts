@@ -51,9 +51,11 @@ export async function runGet (options: GetOptions, paths: readonly string[], pre
   const lastSource = `mirror ${config.mirrors.at(-1)?.name ?? ''}`
   await readFrom(config, { from: options.from, fallBack: prefix }, async ({ clients }, where) => {
     const { indexPath, openIndex, readDeviceId } = await import('../../index/index.js')
-    const { getFiles, openPastIndex, selectRows } = await import('../../sync/index.js')
+    const { getFiles, openPastIndex, selectRows, SyncStore } = await import('../../sync/index.js')
     const passphrase = process.env.CIDSYNC_SNAPSHOT_PASSPHRASE
-    const past = at === undefined ? undefined : await openPastIndex(clients, config, at, { passphrase })
+    // The command's sync store, for the walk's manifest cache and this device's own last publish.
+    const store = at === undefined ? undefined : new SyncStore(config.stateDir)
+    const past = at === undefined || store === undefined ? undefined : await openPastIndex({ clients, store }, config, at, { passphrase }).finally(() => { store.close() })
     const index = past?.index ?? openIndex(indexPath(config.stateDir), { readonly: true })
     try {
       const deviceId = options.device === undefined ? undefined : resolveDevice(options.device, index.entries.devices())

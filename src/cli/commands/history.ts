@@ -1,3 +1,4 @@
+import { join } from 'node:path'
 import type { Command } from 'commander'
 import { loadConfig } from '../../config/index.js'
 import { UsageError } from '../../errors.js'
@@ -20,7 +21,6 @@ export function registerHistory (program: Command): void {
       const limit = Number(options.limit)
       if (!Number.isSafeInteger(limit) || limit < 1) throw new UsageError(`--limit ${String(options.limit)}: expected a whole number of 1 or more`)
       const config = loadConfig({ configPath: options.config })
-      const { join } = await import('node:path')
       makeDirsSync(join(config.stateDir, 'snapshots'), 0o700)
       await withService(options, async ({ clients }) => {
         const { SyncStore, walkEntries, acceptsUnencrypted } = await import('../../sync/index.js')

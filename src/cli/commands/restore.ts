@@ -66,12 +66,14 @@ export function registerRestore (program: Command): void {
       const at = options.at === undefined ? undefined : parseTimeArg(options.at)
       const { acquireLock } = await import('../../daemon/index.js')
       makeDirsSync(config.stateDir, 0o700)
+      const { restore, SyncStoreOwner } = await import('../../sync/index.js')
+      // The command's one sync store, for every home it reads from (opened on first use); closed when it ends.
+      const syncState = new SyncStoreOwner(config.stateDir)
       // No daemon may write the index while it is replaced: take its lock (a running one is named).
       const lock = options.dryRun === true ? undefined : lockForRestore(acquireLock, config.stateDir)
       try {
         await readFrom(config, { from: options.from, fallBack: true }, async ({ clients }, where) => {
-          const { restore } = await import('../../sync/index.js')
-          const result = await restore(clients, {
+          const result = await restore({ clients, syncState }, {
             config, namespace: options.namespace ?? config.namespace, network: options.network ?? config.network, cid: options.cid, at,
             force: options.force, dryRun: options.dryRun, allowUnencrypted: options.allowUnencrypted, asDevice: options.asDevice, passphrase: process.env.CIDSYNC_SNAPSHOT_PASSPHRASE, onProgress: progressBar()
           }).catch((err: unknown) => { throw explainMissingPointer(err, config) })
@@ -86,6 +88,7 @@ export function registerRestore (program: Command): void {
             `${await filesHint(config.stateDir)}\n`)
         })
       } finally {
+        syncState.close()
         lock?.release()
       }
     }))

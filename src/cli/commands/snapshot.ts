@@ -1,3 +1,4 @@
+import { hostname } from 'node:os'
 import type { Command } from 'commander'
 import { loadConfig, type Config } from '../../config/index.js'
 import { ContentNotStoredError, LockHeldError } from '../../errors.js'
@@ -51,7 +52,6 @@ async function publishStandalone (config: Config, request: PublishRequest): Prom
         const passphrase = process.env.CIDSYNC_SNAPSHOT_PASSPHRASE
         // Content first, so the publish printed restores every file it lists as stored.
         const { storeContent } = await import('../../sync/index.js')
-        const { hostname } = await import('node:os')
         const stored = await storeContent({ index, clients: connection.clients, store, logger, deviceId, hostname: hostname() }, { config, passphrase, onProgress: storeProgress() })
         const published = await publish({ index, clients: connection.clients, logger, deviceId, store }, { config, passphrase, ...request })
         const notStored = [...unindexed, ...stored.failed, ...stored.tooLarge]
