@@ -11,6 +11,7 @@ import type { HttpClient } from './http-client.js'
 import type { CallOptions } from './deals-client.js'
 import { ANSWER_LIMITS, announcedLength, readBounded, tooLargeError } from './body.js'
 import { canonicalCid } from './cid-text.js'
+import { Alongside } from './alongside.js'
 import { verifiedFileBytes } from './gateway-blocks.js'
 import { fetchBlocks, type RebuildFetchOptions, type BlockSink } from './rebuilt-blocks.js'
 
@@ -38,6 +39,14 @@ export interface FetchOptions extends CallOptions {
    * kills the reader with it, so no torn file is ever read, and each fsync costs milliseconds.
    */
   readonly durable?: boolean
+  /**
+   * Also hands the bytes, as they arrive and before they are verified, to this reader (a
+   * segment's inflating), which must make nothing that is relied on before the fetch answers.
+   * The fetch answers once the file is verified and the reader done; bytes that are not the CID's
+   * are a failure of that gateway as usual; a reader that fails over the CID's own bytes fails
+   * the fetch with its error (another gateway would give the same bytes).
+   */
+  readonly alongside?: (bytes: Readable) => Promise<void>
 }
 
 /** One gateway's whole answer: slow links get time, a trickle does not get forever. */
@@ -72,6 +81,8 @@ export class GatewayClient {
     for (const gateway of this.gateways) {
       const temp = `${destination}.${process.pid}.part`
       let tooLarge = false
+      let beside: Alongside | undefined
+      let readerFailed: { readonly err: unknown } | undefined
       try {
         const request = { method: 'GET' as const, path: `/ipfs/${cid}`, auth: false, signal: options.signal, headers: { accept: 'application/octet-stream' }, deadlineMs: options.deadlineMs ?? FETCH_DEADLINE_MS }
         const body = await this.fileBody(gateway, request, cid)
@@ -83,6 +94,8 @@ export class GatewayClient {
           tooLarge = true
           throw tooLargeError(gateway.context(request), maxBytes, total)
         }
+        beside = options.alongside === undefined ? undefined : new Alongside(options.alongside)
+        const reader = beside
         const builder = new CidBuilder(profile)
         let received = 0
         let cap = maxBytes
@@ -109,7 +122,8 @@ export class GatewayClient {
             if (received > cap) { tooLarge = true; done(tooLargeError(gateway.context(request), cap)); return }
             builder.update(chunk)
             options.onProgress?.(received, total)
-            done(null, chunk)
+            if (reader === undefined) done(null, chunk)
+            else reader.feed(chunk, () => { done(null, chunk) })
           }
         })
         await pipeline(body.stream, hasher, createWriteStream(temp), { signal: options.signal })
@@ -118,6 +132,11 @@ export class GatewayClient {
           integrity = true
           throw new IntegrityError(`bytes from ${gateway.url({ path: `/ipfs/${cid}` }).origin} hash to ${got}, not ${cid}`)
         }
+        const failure = await beside?.end()
+        if (failure !== undefined) {
+          readerFailed = { err: failure }
+          throw failure
+        }
         const durable = options.durable !== false
         if (durable) await fsyncPath(temp)
         await rename(temp, destination)
@@ -125,6 +144,8 @@ export class GatewayClient {
         return { size: received, gateway: gateway.url({ path: '' }).origin }
       } catch (err) {
         await rm(temp, { force: true })
+        await beside?.abort(err as Error)
+        if (readerFailed !== undefined) throw readerFailed.err
         if (options.signal?.aborted === true) throw err
         // Larger than the caller knows the content to be (a manifest names each segment's size):
         // not what the CID names, whatever this gateway says.
