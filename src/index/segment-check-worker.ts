@@ -6,8 +6,8 @@ export interface CheckJob { readonly path: string, readonly mmapBytes: number, r
 /** Its answer: the statement's first value (as text), or why the file could not be read. */
 export type CheckAnswer = { readonly ok: true, readonly result: string } | { readonly ok: false, readonly message: string }
 
-// One part of a large segment's check (SQLite's quick check, or the walk of its paths) on a thread
-// of its own, while the main thread walks the rest (segment-check.ts): all read the same file at once.
+// A large segment's quick check on a thread of its own while the main thread walks its rows
+// (segment-check.ts): the two read the same file at once.
 const job = workerData as CheckJob
 let answer: CheckAnswer
 try {

@@ -24,45 +24,36 @@ export function checkSegment (path: string, range: Range, name: string): void {
   const problems = reading(path, name, (db) => {
     const quick = String(db.pragma('quick_check(1)', { simple: true }))
     if (quick !== 'ok') throw damaged(name, quick)
-    const found = rowProblems(db, range, true)
-    if (found.unsafe) found.problems.push(unsafeProblem(db))
-    return found.problems
+    return rowProblems(db, range)
   })
   refuse(name, problems)
 }
 
 /**
  * {@link checkSegment} for a large segment (a base of many rows), answering when done: SQLite's
- * quick check and the walk of the paths (the dearest per-row check) each run on a thread of their
- * own while this thread walks the rest of the rows, so a restore's largest base is checked in
- * about the time of the longest of the three.
+ * quick check runs on a thread of its own while this thread walks the rows, so a restore's largest
+ * base is checked in about the time of the longer of the two. (The walk split in two threads
+ * more was measured: the rows decoded twice cost more CPU than it saved on a busy machine.)
  */
 export async function checkSegmentAsync (path: string, range: Range, name: string, parallelFrom = PARALLEL_CHECK_ENTRIES): Promise<void> {
   if (range.entries < parallelFrom) { checkSegment(path, range, name); return }
-  const threads: Array<ReturnType<typeof onThread>> = []
+  const quick = onThread(path, 'PRAGMA quick_check(1)')
   try {
-    const quick = onThread(path, 'PRAGMA quick_check(1)')
-    threads.push(quick)
-    const paths = onThread(path, `SELECT COALESCE(MAX(${UNSAFE_ROW}), 0) FROM entries`)
-    threads.push(paths)
     let walked: unknown
-    let found: { problems: string[], unsafe: boolean } = { problems: [], unsafe: false }
+    let problems: string[] = []
     try {
-      found = reading(path, name, (db) => rowProblems(db, range, false))
+      problems = reading(path, name, (db) => rowProblems(db, range))
     } catch (err) {
       walked = err
     }
     const checked = await quick.answer
-    // A damaged file is named as such first: the walks may have failed only because of it.
+    // A damaged file is named as such first: the walk may have failed only because of it.
     if (!checked.ok) throw new SnapshotIntegrityError(`segment ${name} cannot be read as a database: ${checked.message}`)
     if (checked.result !== 'ok') throw damaged(name, checked.result)
     if (walked !== undefined) throw walked
-    const unsafe = await paths.answer
-    if (!unsafe.ok) throw new SnapshotIntegrityError(`segment ${name} cannot be read as a database: ${unsafe.message}`)
-    if (unsafe.result !== '0') found.problems.push(reading(path, name, unsafeProblem))
-    refuse(name, found.problems)
+    refuse(name, problems)
   } finally {
-    await Promise.all(threads.map(async (thread) => await thread.stop()))
+    await quick.stop()
   }
 }
 
@@ -94,7 +85,7 @@ function reading<T> (path: string, name: string, use: (db: Db) => T): T {
   try {
     db = openDatabase(path, { readonly: true, check: false })
     // Read through a map of the file rather than read calls: a base of 1,000,000 rows is 175 MB,
-    // walked by several threads at once here (a third less CPU).
+    // walked twice at once (the quick check's thread and this one; a third less CPU).
     db.pragma(`mmap_size = ${CHECK_MMAP_BYTES}`)
     return use(db)
   } catch (err) {
@@ -106,18 +97,10 @@ function reading<T> (path: string, name: string, use: (db: Db) => T): T {
   }
 }
 
-function unsafeProblem (db: Db): string {
-  const unsafe = db.prepare(UNSAFE_PATHS).pluck().get() as string | undefined
-  return `a row whose path is not inside its folder (${JSON.stringify((unsafe ?? '').slice(0, 200))})`
-}
-
-/**
- * Every check but the quick one, in one walk of the rows: device, sequences, live count, count,
- * and with `paths` whether some row's path is unsafe (answered in `unsafe`; the caller names it).
- */
-function rowProblems (db: Db, range: Range, paths: boolean): { problems: string[], unsafe: boolean } {
-  const found = db.prepare(`SELECT COUNT(*) AS rows, SUM(device_id != ?) AS foreign_rows, MIN(seq) AS low, MAX(seq) AS high, COALESCE(SUM(deleted = 0), 0) AS live
-    ${paths ? `, COALESCE(MAX(${UNSAFE_ROW}), 0) AS unsafe` : ''} FROM entries`).get(range.deviceId) as { rows: number, foreign_rows: number | null, low: number | null, high: number | null, live: number, unsafe?: number }
+/** Every check but the quick one, in one walk of the rows: device, sequences, live count, count, paths. */
+function rowProblems (db: Db, range: Range): string[] {
+  const found = db.prepare(`SELECT COUNT(*) AS rows, SUM(device_id != ?) AS foreign_rows, MIN(seq) AS low, MAX(seq) AS high, COALESCE(SUM(deleted = 0), 0) AS live,
+    COALESCE(MAX(${UNSAFE_ROW}), 0) AS unsafe FROM entries`).get(range.deviceId) as { rows: number, foreign_rows: number | null, low: number | null, high: number | null, live: number, unsafe: number }
   const problems: string[] = segmentSchemaProblems(db, range.deviceId, range.to)
   // A segment of schema 5+ carries its live count (a base becomes a restored index as it is).
   if (hasLiveCounts(db)) {
@@ -135,5 +118,9 @@ function rowProblems (db: Db, range: Range, paths: boolean): { problems: string[
     if (content.high !== null && content.high > range.to) problems.push(`a content record at sequence ${content.high}, past ${range.to}`)
   }
   // A row's folder/path becomes a path on disk (restore --files, storing after a restore): none may climb out.
-  return { problems, unsafe: (found.unsafe ?? 0) !== 0 }
+  if (found.unsafe !== 0) {
+    const unsafe = db.prepare(UNSAFE_PATHS).pluck().get() as string | undefined
+    problems.push(`a row whose path is not inside its folder (${JSON.stringify((unsafe ?? '').slice(0, 200))})`)
+  }
+  return problems
 }

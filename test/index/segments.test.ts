@@ -90,7 +90,7 @@ describe('segments of the index', () => {
       db.prepare(`UPDATE entries SET ${column} = ? WHERE ${column} = ? AND path LIKE '%b'`).run(value, before)
       db.close()
       expect(() => checkSegment(path, range, 'x'), value).toThrow(/not inside its folder/)
-      // A large segment's paths are walked on a thread of their own: the same refusal, naming the row.
+      // A large segment's check (its quick check on a thread of its own): the same refusal, naming the row.
       const refused = await checkSegmentAsync(path, range, 'x', 0).then(() => undefined, (err: Error) => err.message)
       expect(refused, value).toMatch(/not inside its folder/)
       expect(refused, value).toContain(value)
