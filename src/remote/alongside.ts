@@ -1,7 +1,7 @@
 import { PassThrough, type Readable } from 'node:stream'
 
 /**
- * A reader handed a fetch's bytes as they arrive, beside the file the fetch writes, at the pace
+ * A reader handed a fetch's bytes as they arrive (`GatewayClient.fetchVerifiedInto`), at the pace
  * it reads them (the fetch waits while it has no room). What it makes is not to be relied on
  * until the fetch verified the bytes; its failure is kept and answered at the end.
  */

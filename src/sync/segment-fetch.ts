@@ -76,18 +76,16 @@ export async function fetchSegments (clients: ServiceClients, wanted: ReadonlyAr
     const database = `${base}.sqlite`
     const expected = { deviceId, kind: segment.kind, from: segment.from, to: segment.to, entries: segment.entries }
     try {
-      // Inflated as the bytes arrive (the fetch and the inflating overlap); the database is
-      // checked, and so relied on, only once the fetch verified the bytes against the CID.
-      // Scratch: verified, opened by this process and removed, so not fsynced (a power cut ends the reader too).
-      await clients.gateway.fetchVerified(segment.cid, SNAPSHOT_PROFILE, `${base}.seg`, {
-        signal: init.signal, maxBytes: segment.bytes, durable: false,
-        alongside: async (bytes) => {
-          await unsealSegment({
-            source: bytes, bytes: segment.bytes, destination: database, name: segment.cid, stateDir: init.stateDir, passphrase: init.passphrase,
-            acceptUnencrypted: init.acceptUnencrypted, signal: init.signal, expected
-          })
-        }
-      })
+      // Inflated as the bytes arrive (the fetch and the inflating overlap; no copy of the sealed
+      // bytes is written); the database is checked, and so relied on, only once the fetch has
+      // verified the bytes against the CID. Scratch: opened by this process and removed, so not
+      // fsynced (a power cut ends the reader too).
+      await clients.gateway.fetchVerifiedInto(segment.cid, SNAPSHOT_PROFILE, async (bytes) => {
+        await unsealSegment({
+          source: bytes, bytes: segment.bytes, destination: database, name: segment.cid, stateDir: init.stateDir, passphrase: init.passphrase,
+          acceptUnencrypted: init.acceptUnencrypted, signal: init.signal, expected
+        })
+      }, { signal: init.signal, maxBytes: segment.bytes })
       if (init.syncEarly?.cids.has(segment.cid) === true) {
         const synced = fsyncPath(database)
         // Awaited by the caller; a failure here is its to see, not an unhandled rejection.
@@ -102,8 +100,6 @@ export async function fetchSegments (clients: ServiceClients, wanted: ReadonlyAr
       // What the reader beside the fetch made, if the bytes were not the CID's or did not check.
       await rm(database, { force: true })
       if (failed === undefined || at < failed.at) failed = { at, err: named(err, `segment (${segment.kind} ${segment.from}..${segment.to} of device ${deviceId.slice(0, 12)})`, segment.cid) }
-    } finally {
-      await rm(`${base}.seg`, { force: true })
     }
   }
   // A few at once: while one is checked (SQLite, on this thread), the next ones are fetched and

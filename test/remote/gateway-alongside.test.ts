@@ -2,7 +2,7 @@ import { describe, expect, it, onTestFinished } from 'vitest'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { randomBytes } from 'node:crypto'
-import { readFile, writeFile } from 'node:fs/promises'
+import { readdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { Readable } from 'node:stream'
 import { setTimeout as sleep } from 'node:timers/promises'
@@ -72,30 +72,31 @@ describe('a fetch that hands its bytes to a reader as they arrive (a segment inf
     const bytes = randomBytes(3 * 1024 * 1024)
     const { upstream, cid, dir } = await uploaded(bytes)
     const reader = collector()
-    await gateways(upstream).fetchVerified(cid, PROFILE, join(dir, 'out.bin'), { alongside: reader.read })
+    expect(await gateways(upstream).fetchVerifiedInto(cid, PROFILE, reader.read)).toMatchObject({ size: bytes.byteLength, gateway: upstream })
     expect(reader.runs.length).toBe(1)
     expect((reader.runs[0] as Buffer).equals(bytes)).toBe(true)
-    expect((await readFile(join(dir, 'out.bin'))).equals(bytes)).toBe(true)
+    // No copy of the bytes is kept: the reader had them.
+    expect((await readdir(dir)).sort()).toEqual(['in.bin', 'service'])
   })
 
   it('bytes that are not the CID\'s fail that gateway (the reader\'s work is thrown away) and the next one is read', async () => {
     const bytes = randomBytes(200_000)
-    const { upstream, cid, dir } = await uploaded(bytes)
+    const { upstream, cid } = await uploaded(bytes)
     const liar = await serving(randomBytes(200_000))
     const reader = collector()
-    await gateways(liar.url, upstream).fetchVerified(cid, PROFILE, join(dir, 'out.bin'), { alongside: reader.read })
+    await gateways(liar.url, upstream).fetchVerifiedInto(cid, PROFILE, reader.read)
     expect(liar.asked()).toBe(1)
     // The liar's bytes were stopped once they did not hash to the CID (or read whole): the last run is the CID's.
     expect((reader.runs.at(-1) as Buffer).equals(bytes)).toBe(true)
     // Only liars: an integrity failure, whatever the reader made of the bytes.
-    await expect(gateways(liar.url).fetchVerified(cid, PROFILE, join(dir, 'again.bin'), { alongside: collector().read })).rejects.toThrow(IntegrityError)
+    await expect(gateways(liar.url).fetchVerifiedInto(cid, PROFILE, collector().read)).rejects.toThrow(IntegrityError)
   })
 
   it('a reader failing over the CID\'s own bytes fails the fetch with its error, without asking another gateway for the same bytes', async () => {
     const bytes = randomBytes(500_000)
-    const { upstream, cid, dir } = await uploaded(bytes)
+    const { upstream, cid } = await uploaded(bytes)
     const second = await serving(bytes)
-    await expect(gateways(upstream, second.url).fetchVerified(cid, PROFILE, join(dir, 'out.bin'), { alongside: collector(100_000).read })).rejects.toThrow('the reader gave up')
+    await expect(gateways(upstream, second.url).fetchVerifiedInto(cid, PROFILE, collector(100_000).read)).rejects.toThrow('the reader gave up')
     expect(second.asked()).toBe(0)
   })
 })
