@@ -12,13 +12,13 @@ import type { CallOptions } from './deals-client.js'
 import { ANSWER_LIMITS, announcedLength, readBounded, tooLargeError } from './body.js'
 import { canonicalCid } from './cid-text.js'
 import { Alongside } from './alongside.js'
+import { verifiedFileBytes } from './gateway-blocks.js'
+import { fetchBlocks, type RebuildFetchOptions, type BlockSink } from './rebuilt-blocks.js'
 
 /** Where the bytes go when a reader takes them and no file is kept. */
 function discard (): Writable {
   return new Writable({ write (_chunk, _encoding, done) { done() } })
 }
-import { verifiedFileBytes } from './gateway-blocks.js'
-import { fetchBlocks, type RebuildFetchOptions, type BlockSink } from './rebuilt-blocks.js'
 
 /**
  * How a gateway that serves only trustless formats (IPFS trustless gateway spec) refuses a whole
