@@ -32,6 +32,9 @@ export async function buildIndex (clients: ServiceClients, manifest: Manifest, d
     } finally {
       index.close()
     }
+    // Installed in WAL, as every index is kept (the scratch build left it in rollback mode): a
+    // reader beside the next daemon never meets the switch.
+    openIndex(destination, { check: false }).close()
   } finally {
     await removeFetched(databases)
   }
