@@ -1,4 +1,4 @@
-import { Agent, request } from 'undici'
+import type { Agent } from 'undici'
 import type { Config } from '../config/index.js'
 import { formatListenAddress, parseListenAddress } from '../config/index.js'
 import { CHALLENGE_PATH, isDaemonProof, newNonce, proofHeader, readDaemonInfo, readStatusToken } from '../daemon/index.js'
@@ -71,6 +71,7 @@ function reported (path: string, body: string): DaemonReportedError | undefined 
  * carries a single-use proof bound to it (see daemon/status-proof.ts).
  */
 async function proveToken (token: string, origin: string, dispatcher: Agent | undefined, where: string, method: string, path: string, timeoutMs: number): Promise<string> {
+  const { request } = await import('undici')
   const clientNonce = newNonce()
   const response = await request(`${origin}${CHALLENGE_PATH}?client=${clientNonce}`, { method: 'GET', dispatcher, headersTimeout: timeoutMs, bodyTimeout: timeoutMs, signal: AbortSignal.timeout(timeoutMs) })
   const body = await response.body.text()
@@ -87,6 +88,9 @@ async function askDaemon (config: Config, method: 'GET' | 'POST', path: string, 
   const where = statusAddress(config)
   const address = parseListenAddress(where)
   if ('error' in address) throw new StatusUnavailableError(`the daemon's status address ${where} is not usable: ${address.error}`)
+  // Loaded here, not with the module: every command imports this one, and all of undici takes
+  // 90-160 ms to load (the service clients load its pool alone).
+  const { Agent, request } = await import('undici')
   const dispatcher = address.kind === 'unix' ? new Agent({ connect: { socketPath: address.path } }) : undefined
   const host = address.kind === 'unix' ? 'localhost' : address.host.includes(':') ? `[${address.host}]:${address.port}` : `${address.host}:${address.port}`
   try {

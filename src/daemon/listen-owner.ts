@@ -1,4 +1,3 @@
-import { request } from 'undici'
 import { formatListenAddress, type Config, type ListenAddress } from '../config/index.js'
 import { ListenError } from '../errors.js'
 
@@ -12,6 +11,9 @@ export interface OtherDaemon { readonly pid: number, readonly stateDir: string, 
 export async function otherDaemonAt (address: ListenAddress): Promise<OtherDaemon | undefined> {
   if (address.kind !== 'tcp') return undefined
   try {
+    // Loaded when asked, not with the module: commands that take the state dir's lock import this
+    // room, and all of undici takes 90-160 ms to load.
+    const { request } = await import('undici')
     const answer = await request(`http://${formatListenAddress(address)}/status`, { headersTimeout: 2_000, bodyTimeout: 2_000, signal: AbortSignal.timeout(2_000) })
     const text = await answer.body.text()
     if (answer.statusCode !== 200 || text.length > 4_000_000) return undefined

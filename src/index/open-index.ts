@@ -48,6 +48,11 @@ export interface OpenIndexInit {
   readonly check?: boolean
   /** SQLite's page cache, in KiB (default: the build's 16 MiB); long-lived connections take `LEAN_CACHE_KIB`. */
   readonly cacheKiB?: number
+  /**
+   * A new index built aside (a restore's), which the caller fsyncs and renames into place: its
+   * journal in memory and no syncs while it is built. Never for the installed index.
+   */
+  readonly scratch?: boolean
 }
 
 /**
@@ -56,7 +61,7 @@ export interface OpenIndexInit {
  */
 export function openIndex (path: string, init: OpenIndexInit = {}): Index {
   const readonly = init.readonly === true
-  const db = openDatabase(path, { readonly, check: init.check, cacheKiB: init.cacheKiB })
+  const db = openDatabase(path, { readonly, check: init.check, cacheKiB: init.cacheKiB, scratch: init.scratch })
   const entries = new EntryStore(db, readonly)
   const remote = new RemoteStore(db)
   const segments = new SegmentStore(db)

@@ -17,6 +17,8 @@ export interface OpenDatabaseOptions {
   readonly schemaVersion?: number
   /** SQLite's page cache, in KiB (default: the build's 16 MiB); see {@link LEAN_CACHE_KIB}. */
   readonly cacheKiB?: number
+  /** A file built aside and made durable by its caller: its journal in memory, no syncs (util/sqlite-file.ts). */
+  readonly scratch?: boolean
 }
 
 /**
@@ -37,6 +39,7 @@ export function openDatabase (path: string, options: OpenDatabaseOptions = {}): 
     readonly: options.readonly,
     check: options.check,
     cacheKiB: options.cacheKiB,
+    scratch: options.scratch,
     migrations: MIGRATIONS,
     version: options.schemaVersion,
     foreignKeys: true,

@@ -1,4 +1,5 @@
 import type { Database as Db } from 'better-sqlite3'
+import type { Worker } from 'node:worker_threads'
 import { SnapshotFormatError, SnapshotIntegrityError } from '../errors.js'
 import { openDatabase } from './open.js'
 import { SCHEMA_VERSION } from './migrations.js'
@@ -7,92 +8,86 @@ import { hasLiveCounts } from './entries.js'
 import type { SegmentRange } from './segment-types.js'
 import { UNSAFE_PATHS, UNSAFE_ROW } from './unsafe-paths.js'
 import { startWorker } from '../util/start-worker.js'
-import type { QuickCheckAnswer, QuickCheckJob } from './quick-check-worker.js'
+import type { CheckAnswer, CheckJob } from './segment-check-worker.js'
 
 /** The most of a segment mapped while it is checked (a larger one is read past it as usual). */
 const CHECK_MMAP_BYTES = 1024 * 1024 * 1024
 
+type Range = SegmentRange & { readonly entries: number }
+
 /**
  * Checks a segment database against what its sealed header and the manifest say: SQLite's quick
  * check, a schema this cidsync knows, only that device's rows, sequences inside the range, the
- * count as announced. A failure names the segment.
+ * count as announced, every path inside its folder. A failure names the segment.
  */
-export function checkSegment (path: string, range: SegmentRange & { readonly entries: number }, name: string): void {
-  checkRows(path, range, name, (db) => String(db.pragma('quick_check(1)', { simple: true })))
+export function checkSegment (path: string, range: Range, name: string): void {
+  const problems = reading(path, name, (db) => {
+    const quick = String(db.pragma('quick_check(1)', { simple: true }))
+    if (quick !== 'ok') throw damaged(name, quick)
+    return rowProblems(db, range)
+  })
+  refuse(name, problems)
 }
 
 /**
  * {@link checkSegment} for a large segment (a base of many rows), answering when done: SQLite's
- * quick check runs on a thread of its own while this thread walks the rows, so a restore's
- * largest base is checked in about the time of the longer of the two.
+ * quick check runs on a thread of its own while this thread walks the rows, so a restore's largest
+ * base is checked in about the time of the longer of the two. (The walk split in two threads
+ * more was measured: the rows decoded twice cost more CPU than it saved on a busy machine.)
  */
-export async function checkSegmentAsync (path: string, range: SegmentRange & { readonly entries: number }, name: string, parallelFrom = PARALLEL_CHECK_ENTRIES): Promise<void> {
+export async function checkSegmentAsync (path: string, range: Range, name: string, parallelFrom = PARALLEL_CHECK_ENTRIES): Promise<void> {
   if (range.entries < parallelFrom) { checkSegment(path, range, name); return }
-  const worker = startWorker(import.meta.url, 'quick-check-worker', { workerData: { path, mmapBytes: CHECK_MMAP_BYTES } satisfies QuickCheckJob })
-  const answered = new Promise<QuickCheckAnswer>((resolve, reject) => {
-    worker.once('message', resolve)
-    worker.once('error', reject)
-    worker.once('exit', (code) => { reject(new Error(`the quick check's thread exited (${code}) without an answer`)) })
-  })
-  // Handled below; a failure of the walk must not leave it unhandled meanwhile.
-  answered.catch(() => {})
+  const quick = onThread(path, 'PRAGMA quick_check(1)')
   try {
     let walked: unknown
+    let problems: string[] = []
     try {
-      checkRows(path, range, name, () => 'ok')
+      problems = reading(path, name, (db) => rowProblems(db, range))
     } catch (err) {
       walked = err
     }
-    let quick: QuickCheckAnswer
-    try {
-      quick = await answered
-    } catch (err) {
-      throw new SnapshotIntegrityError(`segment ${name} could not be checked: ${(err as Error).message}`, { cause: err })
-    }
+    const checked = await quick.answer
     // A damaged file is named as such first: the walk may have failed only because of it.
-    if (!quick.ok) throw new SnapshotIntegrityError(`segment ${name} cannot be read as a database: ${quick.message}`)
-    if (quick.result !== 'ok') throw new SnapshotIntegrityError(`segment ${name} holds a damaged database (quick_check: ${quick.result})`)
+    if (!checked.ok) throw new SnapshotIntegrityError(`segment ${name} cannot be read as a database: ${checked.message}`)
+    if (checked.result !== 'ok') throw damaged(name, checked.result)
     if (walked !== undefined) throw walked
+    refuse(name, problems)
   } finally {
-    await worker.terminate()
+    await quick.stop()
   }
 }
 
 /** Below this many rows a segment is checked on this thread alone (a thread costs more than it saves). */
 export const PARALLEL_CHECK_ENTRIES = 100_000
 
-function checkRows (path: string, range: SegmentRange & { readonly entries: number }, name: string, quickCheck: (db: Db) => string): void {
+/** One read-only statement over the file on a thread of its own; a failure comes as an answer, never as a rejection left unhandled. */
+function onThread (path: string, sql: string): { readonly answer: Promise<CheckAnswer>, readonly stop: () => Promise<number> } {
+  const worker: Worker = startWorker(import.meta.url, 'segment-check-worker', { workerData: { path, mmapBytes: CHECK_MMAP_BYTES, sql } satisfies CheckJob })
+  const answer = new Promise<CheckAnswer>((resolve) => {
+    worker.once('message', resolve)
+    worker.once('error', (err) => { resolve({ ok: false, message: `its checking thread failed: ${err.message}` }) })
+    worker.once('exit', (code) => { resolve({ ok: false, message: `its checking thread exited (${code}) without an answer` }) })
+  })
+  return { answer, stop: async () => await worker.terminate() }
+}
+
+function damaged (name: string, quick: string): SnapshotIntegrityError {
+  return new SnapshotIntegrityError(`segment ${name} holds a damaged database (quick_check: ${quick})`)
+}
+
+function refuse (name: string, problems: readonly string[]): void {
+  if (problems.length > 0) throw new SnapshotIntegrityError(`segment ${name} does not hold what it says: ${problems.join(', ')}`)
+}
+
+/** Opens the segment read-only for `use`; a file SQLite cannot read is named as such. */
+function reading<T> (path: string, name: string, use: (db: Db) => T): T {
   let db: Db | undefined
   try {
     db = openDatabase(path, { readonly: true, check: false })
     // Read through a map of the file rather than read calls: a base of 1,000,000 rows is 175 MB,
-    // walked twice here (a third less CPU).
+    // walked twice at once (the quick check's thread and this one; a third less CPU).
     db.pragma(`mmap_size = ${CHECK_MMAP_BYTES}`)
-    const quick = quickCheck(db)
-    if (quick !== 'ok') throw new SnapshotIntegrityError(`segment ${name} holds a damaged database (quick_check: ${String(quick)})`)
-    // One walk of the rows for every per-row check.
-    const found = db.prepare(`SELECT COUNT(*) AS rows, SUM(device_id != ?) AS foreign_rows, MIN(seq) AS low, MAX(seq) AS high, COALESCE(SUM(deleted = 0), 0) AS live,
-      COALESCE(MAX(${UNSAFE_ROW}), 0) AS unsafe FROM entries`).get(range.deviceId) as { rows: number, foreign_rows: number | null, low: number | null, high: number | null, live: number, unsafe: number }
-    const problems: string[] = segmentSchemaProblems(db, range.deviceId, range.to)
-    // A segment of schema 5+ carries its live count (a base becomes a restored index as it is).
-    if (hasLiveCounts(db)) {
-      const carried = db.prepare('SELECT COALESCE(SUM(live), 0) FROM live_counts').pluck().get() as number
-      if (carried !== found.live) problems.push(`a live count of ${carried} where it holds ${found.live} live rows`)
-    }
-    if (found.rows !== range.entries) problems.push(`${found.rows} rows where ${range.entries} were announced`)
-    // A row's folder/path becomes a path on disk (restore --files, storing after a restore): none may climb out.
-    const unsafe = found.unsafe === 0 ? undefined : db.prepare(UNSAFE_PATHS).pluck().get() as string | undefined
-    if (unsafe !== undefined) problems.push(`a row whose path is not inside its folder (${JSON.stringify(unsafe.slice(0, 200))})`)
-    if ((found.foreign_rows ?? 0) > 0) problems.push(`${found.foreign_rows ?? 0} rows of another device`)
-    if (found.low !== null && found.low <= (range.kind === 'base' ? -1 : range.from)) problems.push(`a row at sequence ${found.low}, not after ${range.from}`)
-    if (found.high !== null && found.high > range.to) problems.push(`a row at sequence ${found.high}, past ${range.to}`)
-    if (db.prepare("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'content'").pluck().get() === 1) {
-      const content = db.prepare('SELECT SUM(device_id != ?) AS foreign_rows, MIN(seq) AS low, MAX(seq) AS high FROM content').get(range.deviceId) as { foreign_rows: number | null, low: number | null, high: number | null }
-      if ((content.foreign_rows ?? 0) > 0) problems.push(`${content.foreign_rows ?? 0} content records of another device`)
-      if (content.low !== null && content.low <= (range.kind === 'base' ? -1 : range.from)) problems.push(`a content record at sequence ${content.low}, not after ${range.from}`)
-      if (content.high !== null && content.high > range.to) problems.push(`a content record at sequence ${content.high}, past ${range.to}`)
-    }
-    if (problems.length > 0) throw new SnapshotIntegrityError(`segment ${name} does not hold what it says: ${problems.join(', ')}`)
+    return use(db)
   } catch (err) {
     if (err instanceof SnapshotIntegrityError || err instanceof SnapshotFormatError) throw err
     const schema = /newer/.test((err as Error).message) ? ` (it needs schema ${SCHEMA_VERSION}+: upgrade cidsync)` : ''
@@ -100,4 +95,32 @@ function checkRows (path: string, range: SegmentRange & { readonly entries: numb
   } finally {
     db?.close()
   }
+}
+
+/** Every check but the quick one, in one walk of the rows: device, sequences, live count, count, paths. */
+function rowProblems (db: Db, range: Range): string[] {
+  const found = db.prepare(`SELECT COUNT(*) AS rows, SUM(device_id != ?) AS foreign_rows, MIN(seq) AS low, MAX(seq) AS high, COALESCE(SUM(deleted = 0), 0) AS live,
+    COALESCE(MAX(${UNSAFE_ROW}), 0) AS unsafe FROM entries`).get(range.deviceId) as { rows: number, foreign_rows: number | null, low: number | null, high: number | null, live: number, unsafe: number }
+  const problems: string[] = segmentSchemaProblems(db, range.deviceId, range.to)
+  // A segment of schema 5+ carries its live count (a base becomes a restored index as it is).
+  if (hasLiveCounts(db)) {
+    const carried = db.prepare('SELECT COALESCE(SUM(live), 0) FROM live_counts').pluck().get() as number
+    if (carried !== found.live) problems.push(`a live count of ${carried} where it holds ${found.live} live rows`)
+  }
+  if (found.rows !== range.entries) problems.push(`${found.rows} rows where ${range.entries} were announced`)
+  if ((found.foreign_rows ?? 0) > 0) problems.push(`${found.foreign_rows ?? 0} rows of another device`)
+  if (found.low !== null && found.low <= (range.kind === 'base' ? -1 : range.from)) problems.push(`a row at sequence ${found.low}, not after ${range.from}`)
+  if (found.high !== null && found.high > range.to) problems.push(`a row at sequence ${found.high}, past ${range.to}`)
+  if (db.prepare("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'content'").pluck().get() === 1) {
+    const content = db.prepare('SELECT SUM(device_id != ?) AS foreign_rows, MIN(seq) AS low, MAX(seq) AS high FROM content').get(range.deviceId) as { foreign_rows: number | null, low: number | null, high: number | null }
+    if ((content.foreign_rows ?? 0) > 0) problems.push(`${content.foreign_rows ?? 0} content records of another device`)
+    if (content.low !== null && content.low <= (range.kind === 'base' ? -1 : range.from)) problems.push(`a content record at sequence ${content.low}, not after ${range.from}`)
+    if (content.high !== null && content.high > range.to) problems.push(`a content record at sequence ${content.high}, past ${range.to}`)
+  }
+  // A row's folder/path becomes a path on disk (restore --files, storing after a restore): none may climb out.
+  if (found.unsafe !== 0) {
+    const unsafe = db.prepare(UNSAFE_PATHS).pluck().get() as string | undefined
+    problems.push(`a row whose path is not inside its folder (${JSON.stringify((unsafe ?? '').slice(0, 200))})`)
+  }
+  return problems
 }

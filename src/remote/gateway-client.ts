@@ -3,7 +3,7 @@ import { rename, rm } from 'node:fs/promises'
 import { fsyncPath } from '../util/fsync.js'
 import { dirname } from 'node:path'
 import { pipeline } from 'node:stream/promises'
-import { Readable, Transform } from 'node:stream'
+import { Readable, Transform, Writable } from 'node:stream'
 import { CID } from 'multiformats/cid'
 import { CidBuilder, type CidProfile } from '../content/index.js'
 import { ContentNotFoundError, GatewayFetchError, IntegrityError, InvalidCidError, NameResolveError, RemoteNotFoundError, RemoteStatusError } from '../errors.js'
@@ -11,8 +11,14 @@ import type { HttpClient } from './http-client.js'
 import type { CallOptions } from './deals-client.js'
 import { ANSWER_LIMITS, announcedLength, readBounded, tooLargeError } from './body.js'
 import { canonicalCid } from './cid-text.js'
+import { Alongside } from './alongside.js'
 import { verifiedFileBytes } from './gateway-blocks.js'
 import { fetchBlocks, type RebuildFetchOptions, type BlockSink } from './rebuilt-blocks.js'
+
+/** Where the bytes go when a reader takes them and no file is kept. */
+function discard (): Writable {
+  return new Writable({ write (_chunk, _encoding, done) { done() } })
+}
 
 /**
  * How a gateway that serves only trustless formats (IPFS trustless gateway spec) refuses a whole
@@ -34,7 +40,7 @@ export interface FetchOptions extends CallOptions {
   readonly boundBy?: { readonly prefixBytes: number, readonly bound: (prefix: Buffer) => number | undefined }
   /**
    * Make the file durable (fsync it and its directory) before answering; default true. False for
-   * scratch the caller reads in this process and removes (content objects, segments): a power cut
+   * scratch the caller reads in this process and removes (content objects): a power cut
    * kills the reader with it, so no torn file is ever read, and each fsync costs milliseconds.
    */
   readonly durable?: boolean
@@ -73,6 +79,22 @@ export class GatewayClient {
   }
 
   async fetchVerified (cid: string, profile: CidProfile, destination: string, options: FetchOptions = {}): Promise<{ size: number, gateway: string }> {
+    return await this.fetchTo(cid, profile, destination, undefined, options)
+  }
+
+  /**
+   * {@link fetchVerified} that writes no file: hands the bytes, as they arrive and before they
+   * are verified, to `reader` (a segment's inflating), which must make nothing that is relied on
+   * before this answers. It answers once the bytes hashed to the CID and the reader is done. Bytes
+   * that are not the CID's are a failure of that gateway as usual (the reader is stopped, and
+   * called again for the next one); a reader that fails over the CID's own bytes fails the fetch
+   * with its error, without asking another gateway for the same bytes.
+   */
+  async fetchVerifiedInto (cid: string, profile: CidProfile, reader: (bytes: Readable) => Promise<void>, options: FetchOptions = {}): Promise<{ size: number, gateway: string }> {
+    return await this.fetchTo(cid, profile, undefined, reader, options)
+  }
+
+  private async fetchTo (cid: string, profile: CidProfile, destination: string | undefined, alongside: ((bytes: Readable) => Promise<void>) | undefined, options: FetchOptions): Promise<{ size: number, gateway: string }> {
     // Only ever `/ipfs/<cid>`: whoever parsed the CID before, text that is not one is refused here.
     canonicalCid(cid)
     const failures: string[] = []
@@ -80,8 +102,10 @@ export class GatewayClient {
     let integrity = false
     let notFound = 0
     for (const gateway of this.gateways) {
-      const temp = `${destination}.${process.pid}.part`
+      const temp = destination === undefined ? undefined : `${destination}.${process.pid}.part`
       let tooLarge = false
+      let beside: Alongside | undefined
+      let readerFailed: { readonly err: unknown } | undefined
       try {
         const request = { method: 'GET' as const, path: `/ipfs/${cid}`, auth: false, signal: options.signal, headers: { accept: 'application/octet-stream' }, deadlineMs: options.deadlineMs ?? FETCH_DEADLINE_MS }
         const body = await this.fileBody(gateway, request, cid)
@@ -93,6 +117,8 @@ export class GatewayClient {
           tooLarge = true
           throw tooLargeError(gateway.context(request), maxBytes, total)
         }
+        beside = alongside === undefined ? undefined : new Alongside(alongside)
+        const reader = beside
         const builder = new CidBuilder(profile)
         let received = 0
         let cap = maxBytes
@@ -119,22 +145,32 @@ export class GatewayClient {
             if (received > cap) { tooLarge = true; done(tooLargeError(gateway.context(request), cap)); return }
             builder.update(chunk)
             options.onProgress?.(received, total)
-            done(null, chunk)
+            if (reader === undefined) done(null, chunk)
+            else reader.feed(chunk, () => { done(null, chunk) })
           }
         })
-        await pipeline(body.stream, hasher, createWriteStream(temp), { signal: options.signal })
+        await pipeline(body.stream, hasher, temp === undefined ? discard() : createWriteStream(temp), { signal: options.signal })
         const got = builder.finish().toString()
         if (got !== cid) {
           integrity = true
           throw new IntegrityError(`bytes from ${gateway.url({ path: `/ipfs/${cid}` }).origin} hash to ${got}, not ${cid}`)
         }
-        const durable = options.durable !== false
-        if (durable) await fsyncPath(temp)
-        await rename(temp, destination)
-        if (durable) await fsyncPath(dirname(destination))
+        const failure = await beside?.end()
+        if (failure !== undefined) {
+          readerFailed = { err: failure }
+          throw failure
+        }
+        if (temp !== undefined && destination !== undefined) {
+          const durable = options.durable !== false
+          if (durable) await fsyncPath(temp)
+          await rename(temp, destination)
+          if (durable) await fsyncPath(dirname(destination))
+        }
         return { size: received, gateway: gateway.url({ path: '' }).origin }
       } catch (err) {
-        await rm(temp, { force: true })
+        if (temp !== undefined) await rm(temp, { force: true })
+        await beside?.abort(err as Error)
+        if (readerFailed !== undefined) throw readerFailed.err
         if (options.signal?.aborted === true) throw err
         // Larger than the caller knows the content to be (a manifest names each segment's size):
         // not what the CID names, whatever this gateway says.

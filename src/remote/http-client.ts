@@ -1,4 +1,5 @@
-import { Pool, type Dispatcher } from 'undici'
+import type { Dispatcher, Pool } from 'undici'
+import { undiciPool } from './undici-pool.js'
 import type { z } from 'zod'
 import { AbortedError, CidsyncError, RemoteBadRequestError, RemoteNetworkError, RemoteNotFoundError, RemoteStatusError, RemoteUnauthorizedError, type RemoteContext } from '../errors.js'
 import { VERSION } from '../version.js'
@@ -81,7 +82,7 @@ export class HttpClient {
 
   constructor (private readonly init: HttpClientInit) {
     this.base = new URL(init.baseUrl)
-    this.pool = new Pool(this.base.origin, {
+    this.pool = new (undiciPool())(this.base.origin, {
       connect: { timeout: init.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS },
       headersTimeout: init.headersTimeoutMs ?? DEFAULT_HEADERS_TIMEOUT_MS,
       bodyTimeout: init.bodyTimeoutMs ?? DEFAULT_BODY_TIMEOUT_MS,

@@ -73,6 +73,14 @@ export type SealedHeader = SnapshotHeader | SegmentHeader | ManifestHeader
 export type UnsealedHeader = DistributiveOmit<SealedHeader, keyof typeof sealing>
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never
 
+/** Every header this cidsync reads; made once (building a zod union costs more than parsing with it, and a restore reads tens of headers). */
+const anyHeader = z.union([v1Header, segmentHeader, manifestHeader]).superRefine((header, ctx) => {
+  // A forged header must fail here, coded, never inside the cipher with a raw error.
+  if (header.cipher === 'aes-256-gcm' && !/^[A-Za-z0-9+/]{16}$/.test(header.nonce)) ctx.addIssue({ code: 'custom', path: ['nonce'], message: 'expected the base64 of a 12-byte nonce' })
+  if (header.cipher === 'aes-256-gcm' && !/^[0-9a-f]{16}$/.test(header.keyId)) ctx.addIssue({ code: 'custom', path: ['keyId'], message: 'expected 16 hex digits' })
+  if (header.salt !== '' && !/^[A-Za-z0-9+/]+={0,2}$/.test(header.salt)) ctx.addIssue({ code: 'custom', path: ['salt'], message: 'expected base64' })
+})
+
 /** The bytes before the body: magic, length, header. */
 export function encodeHeader (header: SealedHeader): Buffer {
   const json = Buffer.from(JSON.stringify(header))
@@ -103,12 +111,7 @@ export function decodeHeader (prefix: Buffer): { header: SealedHeader, bodyOffse
   if (typeof engine !== 'string' || !READABLE_ENGINES.includes(engine)) {
     throw new SnapshotFormatError(`the snapshot was made by engine ${String(engine)}, not one of ${READABLE_ENGINES.join(', ')}: cidsync cannot read it (upgrade cidsync)`)
   }
-  const parsed = z.union([v1Header, segmentHeader, manifestHeader]).superRefine((header, ctx) => {
-    // A forged header must fail here, coded, never inside the cipher with a raw error.
-    if (header.cipher === 'aes-256-gcm' && !/^[A-Za-z0-9+/]{16}$/.test(header.nonce)) ctx.addIssue({ code: 'custom', path: ['nonce'], message: 'expected the base64 of a 12-byte nonce' })
-    if (header.cipher === 'aes-256-gcm' && !/^[0-9a-f]{16}$/.test(header.keyId)) ctx.addIssue({ code: 'custom', path: ['keyId'], message: 'expected 16 hex digits' })
-    if (header.salt !== '' && !/^[A-Za-z0-9+/]+={0,2}$/.test(header.salt)) ctx.addIssue({ code: 'custom', path: ['salt'], message: 'expected base64' })
-  }).safeParse(json)
+  const parsed = anyHeader.safeParse(json)
   if (!parsed.success) {
     throw new SnapshotFormatError(`the snapshot header does not say what cidsync expects (${parsed.error.issues.slice(0, 3).map(i => `${i.path.join('.') || 'header'}: ${i.message}`).join('; ')}): upgrade cidsync, or the file is damaged`)
   }

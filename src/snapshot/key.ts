@@ -8,7 +8,7 @@ export const KEY_FILE = 'snapshot.key'
 export const SALT_FILE = 'snapshot.salt'
 const EXPORT_PREFIX = 'cidsync-key-1:'
 const KEY_BYTES = 32
-// scrypt at N = 2^15, r = 8: 32 MiB and about 0.1 s per derivation, once per run.
+// scrypt at N = 2^15, r = 8: 32 MiB and about 0.1 s per derivation, once per run and salt.
 const SCRYPT = { N: 1 << 15, r: 8, p: 1, maxmem: 64 * 1024 * 1024 }
 
 /** The key snapshots are encrypted with, and how a header names it. */
@@ -23,9 +23,23 @@ export function keyIdOf (key: Buffer): string {
   return createHash('sha256').update(key).digest().subarray(0, 8).toString('hex')
 }
 
+/**
+ * Keys derived in this process, by salt and passphrase: a restore opens a manifest and tens of
+ * segments sealed under one salt, and each scrypt takes about 0.1 s of CPU. A handful at most
+ * (one salt per state dir); the passphrase is held in memory for the run anyway.
+ */
+const derived = new Map<string, SnapshotKey>()
+const KEPT_DERIVED = 8
+
 function fromPassphrase (passphrase: string, salt: Buffer): SnapshotKey {
+  const memo = `${salt.toString('base64')}\u0000${createHash('sha256').update(passphrase.normalize('NFC')).digest('hex')}`
+  const known = derived.get(memo)
+  if (known !== undefined) return known
   const key = scryptSync(passphrase.normalize('NFC'), salt, KEY_BYTES, SCRYPT)
-  return { key, keyId: keyIdOf(key), salt: salt.toString('base64') }
+  const made = { key, keyId: keyIdOf(key), salt: salt.toString('base64') }
+  if (derived.size >= KEPT_DERIVED) derived.delete(derived.keys().next().value as string)
+  derived.set(memo, made)
+  return made
 }
 
 function readKeyFile (path: string): Buffer | undefined {

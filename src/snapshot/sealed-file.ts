@@ -117,11 +117,7 @@ export async function unseal (init: UnsealInit): Promise<SealedHeader> {
     const { bytesRead } = await handle.read(prefix, 0, PREFIX_BYTES, 0)
     decoded = decodeHeader(prefix.subarray(0, bytesRead))
     init.expect?.(decoded.header)
-    if (decoded.header.cipher === 'none' && init.acceptUnencrypted !== true) {
-      throw new SnapshotUnencryptedError('the snapshot is not encrypted (cipher: none) but this device encrypts its snapshots: anyone who can write the pointer could have made it, so it is refused. ' +
-        'If a device of yours publishes with encryption = "none", restore with --allow-unencrypted, or set [snapshot] accept_unencrypted = true; ' +
-        'if not, `cidsync pointer repair` puts this device\'s index over it')
-    }
+    refuseUnencrypted(decoded.header, init.acceptUnencrypted)
     if (decoded.header.cipher !== 'none') {
       if (size < decoded.bodyOffset + TAG_BYTES) throw new SnapshotIntegrityError('the snapshot is cut short: its authentication tag is missing')
       tag = Buffer.alloc(TAG_BYTES)
@@ -159,14 +155,28 @@ export async function unseal (init: UnsealInit): Promise<SealedHeader> {
   }
 }
 
-/** Passes bytes through until `bound` is passed, then fails before writing the chunk that passes it. */
-function limit (bound: number): Transform {
+/** A header with no cipher, unless the caller accepts one: nothing proves who made such a file. */
+export function refuseUnencrypted (header: SealedHeader, acceptUnencrypted: boolean | undefined): void {
+  if (header.cipher === 'none' && acceptUnencrypted !== true) {
+    throw new SnapshotUnencryptedError('the snapshot is not encrypted (cipher: none) but this device encrypts its snapshots: anyone who can write the pointer could have made it, so it is refused. ' +
+      'If a device of yours publishes with encryption = "none", restore with --allow-unencrypted, or set [snapshot] accept_unencrypted = true; ' +
+      'if not, `cidsync pointer repair` puts this device\'s index over it')
+  }
+}
+
+/**
+ * Passes bytes through until `bound` is passed, then fails before writing the chunk that passes
+ * it; a function is asked at the first chunk (a stream's bound is known once its header is read).
+ */
+export function limit (bound: number | (() => number)): Transform {
   let total = 0
+  let most: number | undefined
   return new Transform({
     transform (chunk: Buffer, _encoding, done) {
       total += chunk.byteLength
-      if (total > bound) {
-        done(new SnapshotTooLargeError(`the snapshot inflates past ${bound} bytes, more than its entry count and size allow: refused (a decompression bomb, or a damaged file): restore another snapshot with --cid, or put this device's index over it with \`cidsync pointer repair\``))
+      most ??= typeof bound === 'number' ? bound : bound()
+      if (total > most) {
+        done(new SnapshotTooLargeError(`the snapshot inflates past ${most} bytes, more than its entry count and size allow: refused (a decompression bomb, or a damaged file): restore another snapshot with --cid, or put this device's index over it with \`cidsync pointer repair\``))
         return
       }
       done(null, chunk)

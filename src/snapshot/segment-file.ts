@@ -3,6 +3,8 @@ import { SnapshotFormatError } from '../errors.js'
 import { ENGINE, FORMAT_VERSION, type SealedHeader, type SegmentSpan } from './format.js'
 import { INFLATE_BYTES_PER_ENTRY, MAX_INFLATE_BOUND } from './size-bounds.js'
 import { seal, unseal, type Sealed } from './sealed-file.js'
+import { unsealStream } from './unseal-stream.js'
+import type { Readable } from 'node:stream'
 
 /** Every segment may inflate to this much, however small... */
 export const MIN_SEGMENT_INFLATE_BOUND = 4 * 1024 * 1024
@@ -61,21 +63,45 @@ export interface OpenSegmentInit {
   readonly signal?: AbortSignal
 }
 
-/**
- * Opens a sealed segment: the header must say what the manifest says (device, range, count),
- * the tag must verify, and the database must hold exactly those rows (`init.check`).
- */
-export async function openSegment (init: OpenSegmentInit): Promise<void> {
-  const { expected, name } = init
-  const expect = (header: SealedHeader): void => {
+/** The header must say what the manifest says: a segment, of that device, range and count. */
+function expecting ({ expected, name }: Pick<OpenSegmentInit, 'expected' | 'name'>): (header: SealedHeader) => void {
+  return (header) => {
     if (!('kind' in header) || header.kind !== 'segment') throw new SnapshotFormatError(`${name} is not a ${ENGINE} segment`)
     if (header.device !== expected.deviceId || header.from !== expected.from || header.to !== expected.to || header.entries !== expected.entries) {
       throw new SnapshotFormatError(`segment ${name} says it holds ${header.entries} rows of ${header.device} in ${header.from}..${header.to}; its manifest says ${expected.entries} of ${expected.deviceId} in ${expected.from}..${expected.to}`)
     }
   }
+}
+
+/**
+ * Opens a sealed segment: the header must say what the manifest says (device, range, count),
+ * the tag must verify, and the database must hold exactly those rows (`init.check`).
+ */
+export async function openSegment (init: OpenSegmentInit): Promise<void> {
   try {
-    await unseal({ ...init, expect, inflateBound: segmentInflateBound })
+    await unseal({ ...init, expect: expecting(init), inflateBound: segmentInflateBound })
     await init.check(init.destination)
+  } catch (err) {
+    await rm(init.destination, { force: true })
+    throw err
+  }
+}
+
+export interface UnsealSegmentInit extends Omit<OpenSegmentInit, 'path' | 'check'> {
+  /** The sealed bytes as a fetch receives them, before they are verified against their CID. */
+  readonly source: Readable
+  /** Its size as the manifest says. */
+  readonly bytes: number
+}
+
+/**
+ * The first half of {@link openSegment} over bytes as they arrive: the header must say what the
+ * manifest says and the tag must verify; the database is left in `destination` (removed on
+ * failure) for the caller to check once the fetch verified the bytes' CID.
+ */
+export async function unsealSegment (init: UnsealSegmentInit): Promise<void> {
+  try {
+    await unsealStream({ ...init, expect: expecting(init), inflateBound: segmentInflateBound })
   } catch (err) {
     await rm(init.destination, { force: true })
     throw err

@@ -23,7 +23,8 @@ export async function buildIndex (clients: ServiceClients, manifest: Manifest, d
       await syncEarly.started.get(kept)
       await rename(databases.get(kept) as string, destination)
     }
-    const index = openIndex(destination, { check: false })
+    // Scratch until restore fsyncs and renames it: a killed build leaves a file that is removed.
+    const index = openIndex(destination, { check: false, scratch: true })
     try {
       index.segments.applyDevices(manifest.devices.map(d => d === largest
         ? incoming(d, false, d.segments.slice(1).map(s => databases.get(s.cid) as string))
@@ -31,6 +32,9 @@ export async function buildIndex (clients: ServiceClients, manifest: Manifest, d
     } finally {
       index.close()
     }
+    // Installed in WAL, as every index is kept (the scratch build left it in rollback mode): a
+    // reader beside the next daemon never meets the switch.
+    openIndex(destination, { check: false }).close()
   } finally {
     await removeFetched(databases)
   }

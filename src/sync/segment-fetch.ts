@@ -3,7 +3,7 @@ import { join } from 'node:path'
 import { CidsyncError, ContentNotFoundError, IntegrityError, ManifestNamespaceError, SegmentUnusableError, SnapshotFormatError, SnapshotIntegrityError, SnapshotKeyError, SnapshotTooLargeError, SnapshotUnencryptedError } from '../errors.js'
 import { checkIndexFile, checkSegmentAsync } from '../index/index.js'
 import { canonicalCid, type ServiceClients } from '../remote/index.js'
-import { openSegment, readSnapshot, type SegmentRef } from '../snapshot/index.js'
+import { readSnapshot, unsealSegment, type SegmentRef } from '../snapshot/index.js'
 import { fsyncPath } from '../util/fsync.js'
 import { SNAPSHOT_PROFILE } from './snapshot-profile.js'
 import type { Binding } from './manifest-binding.js'
@@ -73,30 +73,33 @@ export async function fetchSegments (clients: ServiceClients, wanted: ReadonlyAr
   let failed: { at: number, err: unknown } | undefined
   const one = async ({ deviceId, segment }: typeof wanted[number], at: number): Promise<void> => {
     const base = fetchedPath(init, segment.cid, '')
+    const database = `${base}.sqlite`
+    const expected = { deviceId, kind: segment.kind, from: segment.from, to: segment.to, entries: segment.entries }
     try {
-      // Scratch: verified, opened by this process and removed, so not fsynced (a power cut ends the reader too).
-      await clients.gateway.fetchVerified(segment.cid, SNAPSHOT_PROFILE, `${base}.seg`, { signal: init.signal, maxBytes: segment.bytes, durable: false })
-      await openSegment({
-        path: `${base}.seg`, destination: `${base}.sqlite`, name: segment.cid, stateDir: init.stateDir, passphrase: init.passphrase,
-        acceptUnencrypted: init.acceptUnencrypted, signal: init.signal,
-        expected: { deviceId, kind: segment.kind, from: segment.from, to: segment.to, entries: segment.entries },
-        check: (database) => {
-          if (init.syncEarly?.cids.has(segment.cid) === true) {
-            const synced = fsyncPath(database)
-            // Awaited by the caller; a failure here is its to see, not an unhandled rejection.
-            synced.catch(() => {})
-            init.syncEarly.started.set(segment.cid, synced)
-          }
-          return checkSegmentAsync(database, { deviceId, kind: segment.kind, from: segment.from, to: segment.to, entries: segment.entries }, segment.cid)
-        }
-      })
-      databases.set(segment.cid, `${base}.sqlite`)
+      // Inflated as the bytes arrive (the fetch and the inflating overlap; no copy of the sealed
+      // bytes is written); the database is checked, and so relied on, only once the fetch has
+      // verified the bytes against the CID. Scratch: opened by this process and removed, so not
+      // fsynced (a power cut ends the reader too).
+      await clients.gateway.fetchVerifiedInto(segment.cid, SNAPSHOT_PROFILE, async (bytes) => {
+        await unsealSegment({
+          source: bytes, bytes: segment.bytes, destination: database, name: segment.cid, stateDir: init.stateDir, passphrase: init.passphrase,
+          acceptUnencrypted: init.acceptUnencrypted, signal: init.signal, expected
+        })
+      }, { signal: init.signal, maxBytes: segment.bytes })
+      if (init.syncEarly?.cids.has(segment.cid) === true) {
+        const synced = fsyncPath(database)
+        // Awaited by the caller; a failure here is its to see, not an unhandled rejection.
+        synced.catch(() => {})
+        init.syncEarly.started.set(segment.cid, synced)
+      }
+      await checkSegmentAsync(database, expected, segment.cid)
+      databases.set(segment.cid, database)
       received += segment.bytes
       init.onProgress?.(received, total)
     } catch (err) {
+      // What the reader beside the fetch made, if the bytes were not the CID's or did not check.
+      await rm(database, { force: true })
       if (failed === undefined || at < failed.at) failed = { at, err: named(err, `segment (${segment.kind} ${segment.from}..${segment.to} of device ${deviceId.slice(0, 12)})`, segment.cid) }
-    } finally {
-      await rm(`${base}.seg`, { force: true })
     }
   }
   // A few at once: while one is checked (SQLite, on this thread), the next ones are fetched and

@@ -29,6 +29,13 @@ export interface SqliteFileInit extends SqliteFileErrors {
   /** `FULL` where a lost last transaction costs more than a redo (default `NORMAL`). */
   readonly synchronous?: 'NORMAL' | 'FULL'
   /**
+   * A file being built aside that nothing else opens, removed if the build fails and made durable
+   * by its caller (fsync, then rename) before anything relies on it: its rollback journal kept in
+   * memory (`OFF` is refused in SQLite's defensive mode, which better-sqlite3 sets) and no syncs,
+   * so every page is written once, into the file itself. Never for a file in use.
+   */
+  readonly scratch?: boolean
+  /**
    * SQLite's page cache of this connection, in KiB (default: the build's, 16 MiB in better-sqlite3).
    * Set before the quick check, which would otherwise fill it.
    */
@@ -70,8 +77,8 @@ export function openSqliteFile (path: string, init: SqliteFileInit): Database.Da
     db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`)
     if (init.cacheKiB !== undefined) db.pragma(`cache_size = -${Math.max(1, Math.floor(init.cacheKiB))}`)
     if (!readonly) {
-      db.pragma('journal_mode = WAL')
-      db.pragma(`synchronous = ${init.synchronous ?? 'NORMAL'}`)
+      db.pragma(`journal_mode = ${init.scratch === true ? 'MEMORY' : 'WAL'}`)
+      db.pragma(`synchronous = ${init.scratch === true ? 'OFF' : init.synchronous ?? 'NORMAL'}`)
       if (init.foreignKeys === true) db.pragma('foreign_keys = ON')
     }
     if (init.check ?? !readonly) {

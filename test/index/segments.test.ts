@@ -90,6 +90,10 @@ describe('segments of the index', () => {
       db.prepare(`UPDATE entries SET ${column} = ? WHERE ${column} = ? AND path LIKE '%b'`).run(value, before)
       db.close()
       expect(() => checkSegment(path, range, 'x'), value).toThrow(/not inside its folder/)
+      // A large segment's check (its quick check on a thread of its own): the same refusal, naming the row.
+      const refused = await checkSegmentAsync(path, range, 'x', 0).then(() => undefined, (err: Error) => err.message)
+      expect(refused, value).toMatch(/not inside its folder/)
+      expect(refused, value).toContain(value)
       const undo = new Database(path)
       undo.prepare(`UPDATE entries SET ${column} = ? WHERE ${column} = ?`).run(before, value)
       undo.close()

@@ -9,7 +9,9 @@ const CASES: Array<[folder: string, path: string, unsafe: boolean]> = [
   ['f', 'a/./b', true], ['f', 'a/../b', true], ['f', '/', true],
   ['', 'a', true], ['.', 'a', true], ['..', 'a', true], ['a/b', 'c', true], ['a\0', 'c', true],
   ['f', 'a/b.c', false], ['f', '.a', false], ['f', 'a..b', false], ['f', 'a/.b/c', false], ['f', '...', false], ['f', 'a/..b', false],
-  ['f', 'b../c', false], ['f', 'é/ü.txt', false], ['.f', 'a', false]
+  ['f', 'b../c', false], ['f', 'é/ü.txt', false], ['.f', 'a', false],
+  // A component starting with '.' (a hidden file) is searched further; one without is answered before.
+  ['f', '.a/../b', true], ['f', 'a/.b/.', true], ['f', '.git/config', false], ['f', 'a/.b/..c/d.', false], ['f', '.a/\0', true], ['.', '.a', true]
 ]
 
 describe('unsafe paths (a restore refuses a row that would leave its folder on disk)', () => {

@@ -3,7 +3,7 @@ import { access, readdir, readFile, stat, writeFile } from 'node:fs/promises'
 import { gzipSync } from 'node:zlib'
 import { join } from 'node:path'
 import { checkIndexFile, openIndex, type Index } from '../../src/index/index.js'
-import { exportKey, importKey, readSnapshot, readSnapshotHeader, writeSnapshot, MAGIC } from '../../src/snapshot/index.js'
+import { exportKey, importKey, readingKey, readSnapshot, readSnapshotHeader, writeSnapshot, writingKey, MAGIC } from '../../src/snapshot/index.js'
 import { SnapshotFormatError, SnapshotIntegrityError, SnapshotKeyError, SnapshotTooLargeError, SnapshotUnencryptedError, UsageError } from '../../src/errors.js'
 import { useTempDir } from '../helpers/temp-dir.js'
 
@@ -169,6 +169,20 @@ describe('snapshots', () => {
     await readSnapshot({ check: checkIndexFile, path, stateDir: fresh, destination: join(fresh, 'r.sqlite'), passphrase: 'correct horse battery staple' })
     expect((await restoreError(path, await useTempDir(), 'wrong')).message).toContain('wrong passphrase')
     expect((await restoreError(path, await useTempDir())).message).toContain('CIDSYNC_SNAPSHOT_PASSPHRASE')
+  })
+
+  it('derive a passphrase\'s key once per salt in a run (a restore opens tens of segments), never handing it to another passphrase', async () => {
+    const dir = await useTempDir()
+    const salt = { keyId: '', salt: Buffer.from('a salt of sixteen').toString('base64') }
+    let started = performance.now()
+    const key = writingKey(dir, 'first passphrase')
+    const derivation = performance.now() - started
+    started = performance.now()
+    for (let i = 0; i < 20; i++) expect(readingKey(dir, { keyId: key.keyId, salt: key.salt }, 'first passphrase').equals(key.key)).toBe(true)
+    // Twenty reads of a derived key take less than one derivation (about 0.1 s of scrypt each).
+    expect(performance.now() - started).toBeLessThan(derivation)
+    expect(() => readingKey(dir, { keyId: key.keyId, salt: key.salt }, 'another passphrase')).toThrow(/wrong passphrase/)
+    expect(() => readingKey(dir, { ...salt, keyId: key.keyId }, 'first passphrase')).toThrow(/wrong passphrase/)
   })
 
   it('open on a new device once the key is carried over with export and import', async () => {

@@ -1,0 +1,28 @@
+import { createRequire } from 'node:module'
+import type { Pool } from 'undici'
+
+const require = createRequire(import.meta.url)
+
+/**
+ * undici's `Pool` without the rest of undici: the package's index loads all of it (fetch,
+ * WebSocket, caches, mocks: 90-160 ms at the start of every command, more on a busy machine),
+ * while the service clients use the pool and its request API alone (40-50 ms). The index adds
+ * that API to every dispatcher the same way; where undici's files have moved (another version),
+ * the whole package is loaded as before.
+ */
+export function undiciPool (): typeof Pool {
+  loaded ??= load()
+  return loaded
+}
+
+let loaded: typeof Pool | undefined
+
+function load (): typeof Pool {
+  try {
+    const dispatcher = require('undici/lib/dispatcher/dispatcher.js') as { prototype: object }
+    Object.assign(dispatcher.prototype, require('undici/lib/api/index.js') as object)
+    const pool = require('undici/lib/dispatcher/pool.js') as typeof Pool
+    if (typeof (pool.prototype as { request?: unknown }).request === 'function') return pool
+  } catch {}
+  return (require('undici') as { Pool: typeof Pool }).Pool
+}
