@@ -7,7 +7,7 @@ import * as dagPb from '@ipld/dag-pb'
 import { UnixFS } from 'ipfs-unixfs'
 import type { CID } from 'multiformats/cid'
 import { boundCarSections, checkBlock } from '../../content/index.js'
-import { quotaFailure } from '../account-policy.js'
+import type { QuotaHold } from '../account-policy.js'
 import { HttpFailure, type Route } from '../http.js'
 import { chargeRoots } from './dag-charge.js'
 import type { ServiceParts } from '../parts.js'
@@ -73,7 +73,7 @@ function fileSizeOf (cid: CID, bytes: Uint8Array, state: Imported): number {
 }
 
 /** Reads one CAR as it streams in: every block checked against its CID before it is stored. */
-async function importCar (parts: ServiceParts, stream: Readable, state: Imported, allowance: number): Promise<void> {
+async function importCar (parts: ServiceParts, stream: Readable, state: Imported, quota: QuotaHold): Promise<void> {
   let reader: CarBlockIterator
   try {
     // Framing read as it arrives: a section announcing more than a block may hold is refused at once.
@@ -105,8 +105,8 @@ async function importCar (parts: ServiceParts, stream: Readable, state: Imported
     const fresh = !parts.blocks.has(cid)
     if (fresh) {
       state.newBytes += bytes.byteLength
-      // Past the quota: the whole request is refused, and what it stored goes with it.
-      if (state.newBytes > allowance) throw quotaFailure(parts.limits.policy.maxBytesPerAccount)
+      // Past the quota (with the account's other requests under way): the whole request is refused, and what it stored goes with it.
+      quota.take(bytes.byteLength)
       state.made.push(cid)
       state.newSizes.set(text, bytes.byteLength)
     }
@@ -117,7 +117,7 @@ async function importCar (parts: ServiceParts, stream: Readable, state: Imported
 }
 
 /** Every `file` part of the body, one after another, as they stream in. */
-async function importParts (parts: ServiceParts, req: IncomingMessage, state: Imported, allowance: number): Promise<void> {
+async function importParts (parts: ServiceParts, req: IncomingMessage, state: Imported, quota: QuotaHold): Promise<void> {
   await new Promise<void>((resolve, reject) => {
     const busboy = new Busboy({ headers: req.headers as { 'content-type': string }, limits: { files: MAX_CAR_FILES, fileSize: Infinity } })
     let files = 0
@@ -133,7 +133,7 @@ async function importParts (parts: ServiceParts, req: IncomingMessage, state: Im
     busboy.on('file', (field, stream) => {
       if (field !== 'file') { stream.resume(); fail(new HttpFailure(400, `unexpected multipart field ${field.slice(0, 40)}: send the CAR in a field named file`)); return }
       files++
-      chain = chain.then(async () => { if (!failed) await importCar(parts, stream, state, allowance) }).catch((err: unknown) => { stream.resume(); fail(err) })
+      chain = chain.then(async () => { if (!failed) await importCar(parts, stream, state, quota) }).catch((err: unknown) => { stream.resume(); fail(err) })
     })
     busboy.on('field', (field: string) => fail(new HttpFailure(400, `unexpected form field ${field.slice(0, 40)}: send the CAR in a field named file`)))
     busboy.on('filesLimit', () => fail(new HttpFailure(400, `more than ${MAX_CAR_FILES} CAR files in one request`)))
@@ -172,27 +172,34 @@ export function dagImportRoutes (parts: ServiceParts): Route[] {
       const contentType = req.headers['content-type'] ?? ''
       if (!contentType.startsWith('multipart/form-data')) throw new HttpFailure(400, 'expected a multipart/form-data body with the CAR in a field named file')
       const state: Imported = { made: [], sizes: new Map(), linked: new Set(), links: new Map(), newSizes: new Map(), charging: parts.limits.policy.maxBytesPerAccount > 0, roots: [], blocks: 0, bytes: 0, newBytes: 0 }
+      const quota = parts.limits.hold(caller.address)
+      let counted = false
       try {
-        await importParts(parts, req, state, parts.limits.bytesLeft(caller.address))
-      } catch (err) {
-        for (const cid of state.made) parts.blocks.remove(cid)
-        throw err
-      }
-      parts.blocks.settle(state.made)
-      // Durable before it is listed or answered (blocks.ts, rule 3).
-      parts.blocks.flush()
-      const now = Date.now()
-      const known = new Set(listed.all(caller.address) as string[])
-      const roots = [...state.sizes.keys()].filter(cid => !state.linked.has(cid))
-      // Under a quota, a DAG is listed at no less than the bytes it stored, whatever size it claims.
-      const charges = state.charging ? chargeRoots(roots, state.links, state.newSizes) : new Map<string, number>()
-      parts.db.transaction(() => {
-        for (const cid of roots) {
-          const size = Math.max(state.sizes.get(cid) ?? 0, charges.get(cid) ?? 0)
-          if (known.has(cid)) grow.run(size, caller.address, cid)
-          else insert.run(randomUUID(), caller.address, cid, cid, 'application/octet-stream', size, now, now)
+        try {
+          await importParts(parts, req, state, quota)
+        } catch (err) {
+          for (const cid of state.made) parts.blocks.remove(cid)
+          throw err
         }
-      })()
+        parts.blocks.settle(state.made)
+        // Durable before it is listed or answered (blocks.ts, rule 3).
+        parts.blocks.flush()
+        const now = Date.now()
+        const known = new Set(listed.all(caller.address) as string[])
+        const roots = [...state.sizes.keys()].filter(cid => !state.linked.has(cid))
+        // Under a quota, a DAG is listed at no less than the bytes it stored, whatever size it claims.
+        const charges = state.charging ? chargeRoots(roots, state.links, state.newSizes) : new Map<string, number>()
+        parts.db.transaction(() => {
+          for (const cid of roots) {
+            const size = Math.max(state.sizes.get(cid) ?? 0, charges.get(cid) ?? 0)
+            if (known.has(cid)) grow.run(size, caller.address, cid)
+            else insert.run(randomUUID(), caller.address, cid, cid, 'application/octet-stream', size, now, now)
+          }
+        })()
+        counted = true
+      } finally {
+        quota.release(counted)
+      }
       const lines = state.roots.map(root => ({ Root: { Cid: { '/': root.toString() }, PinErrorMsg: parts.blocks.has(root) ? '' : 'the root block is not in the CAR' } }))
       const answer = [...lines, ...(url.searchParams.get('stats') === 'true' ? [{ Stats: { BlockCount: state.blocks, BlockBytesCount: state.bytes } }] : [])]
       const text = answer.map(a => JSON.stringify(a)).join('\n') + '\n'
