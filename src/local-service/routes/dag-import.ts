@@ -17,6 +17,13 @@ export const MAX_CAR_BLOCK_BYTES = 2 * 1024 * 1024
 /** Blocks one request may bring (64 GiB of 256 KiB leaves): what it remembers of each is bounded by it. */
 export const MAX_CAR_BLOCKS = 250_000
 const MAX_CAR_FILES = 16
+/**
+ * Links one request's blocks may carry in all: each is remembered until the request ends (to find
+ * its DAG roots). A whole DAG has one link per block below its root; without this bound a CAR of
+ * 2 MiB dag-pb nodes of ~50,000 made-up links each held ~3 bytes of memory per byte sent, and a
+ * gigabyte or two took the service down.
+ */
+export const MAX_CAR_LINKS = 2 * MAX_CAR_BLOCKS
 
 const RAW_CODE = 0x55
 
@@ -49,6 +56,8 @@ interface Imported {
   readonly charging: boolean
   readonly roots: CID[]
   blocks: number
+  /** Links of its dag-pb blocks so far, each counted (bounded by {@link MAX_CAR_LINKS}). */
+  linkCount: number
   bytes: number
   newBytes: number
 }
@@ -62,6 +71,8 @@ function fileSizeOf (cid: CID, bytes: Uint8Array, state: Imported): number {
   } catch (err) {
     throw new HttpFailure(400, `block ${cid.toString()} is not valid dag-pb: ${(err as Error).message.slice(0, 200)}`)
   }
+  state.linkCount += node.Links.length
+  if (state.linkCount > MAX_CAR_LINKS) throw new HttpFailure(413, `the request's blocks link to more than ${MAX_CAR_LINKS} blocks, more than the ${MAX_CAR_BLOCKS} one request may bring: send the CAR in smaller parts`)
   const links = node.Links.map(link => link.Hash.toString())
   for (const link of links) state.linked.add(link)
   if (state.charging) state.links.set(cid.toString(), links)
@@ -171,7 +182,7 @@ export function dagImportRoutes (parts: ServiceParts): Route[] {
       refuseUnimplemented(url)
       const contentType = req.headers['content-type'] ?? ''
       if (!contentType.startsWith('multipart/form-data')) throw new HttpFailure(400, 'expected a multipart/form-data body with the CAR in a field named file')
-      const state: Imported = { made: [], sizes: new Map(), linked: new Set(), links: new Map(), newSizes: new Map(), charging: parts.limits.policy.maxBytesPerAccount > 0, roots: [], blocks: 0, bytes: 0, newBytes: 0 }
+      const state: Imported = { made: [], sizes: new Map(), linked: new Set(), links: new Map(), newSizes: new Map(), charging: parts.limits.policy.maxBytesPerAccount > 0, roots: [], blocks: 0, linkCount: 0, bytes: 0, newBytes: 0 }
       const quota = parts.limits.hold(caller.address)
       let counted = false
       try {
