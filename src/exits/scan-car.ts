@@ -2,7 +2,7 @@ import { createReadStream } from 'node:fs'
 import { CarBlockIterator } from '@ipld/car/iterator'
 import * as dagPb from '@ipld/dag-pb'
 import type { CID } from 'multiformats/cid'
-import { boundCarSections, checkBlock } from '../content/index.js'
+import { boundCarSections, checkBlock, flatCidText } from '../content/index.js'
 import { CarBlockMismatchError, CarFormatError } from '../errors.js'
 
 /** What a CAR holds, every block checked. */
@@ -53,7 +53,7 @@ export async function scanCar (path: string, signal?: AbortSignal): Promise<Scan
       }
       if (next.done === true) break
       const { cid } = next.value
-      const text = cid.toString()
+      const text = flatCidText(cid)
       const check = checkBlock(cid, next.value.bytes)
       if (check === 'mismatch') throw new CarBlockMismatchError(`block ${text} of ${path} does not match its CID (its bytes hash to something else): the CAR is damaged or forged; nothing was sent`, text)
       if (check === 'unsupported') throw new CarFormatError(`block ${text} of ${path} uses a hash function cidsync cannot check: nothing was sent`)
@@ -61,7 +61,7 @@ export async function scanCar (path: string, signal?: AbortSignal): Promise<Scan
       seen.add(text)
       count++
       bytes += next.value.bytes.byteLength
-      if (cid.code === dagPb.code) for (const link of decodeNode(path, text, next.value.bytes).Links) linked.add(link.Hash.toString())
+      if (cid.code === dagPb.code) for (const link of decodeNode(path, text, next.value.bytes).Links) linked.add(flatCidText(link.Hash))
     }
     if (!seen.has(root)) throw new CarFormatError(`${path} names ${root} as its root but does not hold it`)
     return { root, blocks: count, bytes, objects: [...seen].filter(cid => !linked.has(cid)) }

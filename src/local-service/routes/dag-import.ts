@@ -6,7 +6,7 @@ import { CarBlockIterator } from '@ipld/car/iterator'
 import * as dagPb from '@ipld/dag-pb'
 import { UnixFS } from 'ipfs-unixfs'
 import type { CID } from 'multiformats/cid'
-import { boundCarSections, checkBlock } from '../../content/index.js'
+import { boundCarSections, checkBlock, flatCidText } from '../../content/index.js'
 import type { QuotaHold } from '../account-policy.js'
 import { HttpFailure, type Route } from '../http.js'
 import { chargeRoots } from './dag-charge.js'
@@ -19,9 +19,9 @@ export const MAX_CAR_BLOCKS = 250_000
 const MAX_CAR_FILES = 16
 /**
  * Links one request's blocks may carry in all: each is remembered until the request ends (to find
- * its DAG roots). A whole DAG has one link per block below its root; without this bound a CAR of
- * 2 MiB dag-pb nodes of ~50,000 made-up links each held ~3 bytes of memory per byte sent, and a
- * gigabyte or two took the service down.
+ * its DAG roots), about 100 bytes a link. A whole DAG has one link per block below its root;
+ * without this bound a CAR of 2 MiB dag-pb nodes of ~50,000 made-up links each grew the service's
+ * memory without end as it was sent.
  */
 export const MAX_CAR_LINKS = 2 * MAX_CAR_BLOCKS
 
@@ -73,9 +73,9 @@ function fileSizeOf (cid: CID, bytes: Uint8Array, state: Imported): number {
   }
   state.linkCount += node.Links.length
   if (state.linkCount > MAX_CAR_LINKS) throw new HttpFailure(413, `the request's blocks link to more than ${MAX_CAR_LINKS} blocks, more than the ${MAX_CAR_BLOCKS} one request may bring: send the CAR in smaller parts`)
-  const links = node.Links.map(link => link.Hash.toString())
+  const links = node.Links.map(link => flatCidText(link.Hash))
   for (const link of links) state.linked.add(link)
-  if (state.charging) state.links.set(cid.toString(), links)
+  if (state.charging) state.links.set(flatCidText(cid), links)
   try {
     return node.Data === undefined ? bytes.byteLength : Number(UnixFS.unmarshal(node.Data).fileSize())
   } catch {
@@ -103,7 +103,7 @@ async function importCar (parts: ServiceParts, stream: Readable, state: Imported
     }
     if (next.done === true) return
     const { cid, bytes } = next.value
-    const text = cid.toString()
+    const text = flatCidText(cid)
     if (++state.blocks > MAX_CAR_BLOCKS) throw new HttpFailure(413, `more than ${MAX_CAR_BLOCKS} blocks in one request: send the CAR in smaller parts`)
     if (bytes.byteLength > MAX_CAR_BLOCK_BYTES) throw new HttpFailure(400, `block ${text} holds ${bytes.byteLength} bytes, more than the ${MAX_CAR_BLOCK_BYTES} this service takes`)
     const check = checkBlock(cid, bytes)
