@@ -8,7 +8,7 @@ import type { Config } from '../config/index.js'
 import { CidsyncError, ContentNotFoundError, ExportIncompleteError, GatewayFetchError, IntegrityError, NothingAtTimeError } from '../errors.js'
 import type { ServiceClients } from '../remote/index.js'
 import { acceptsUnencrypted, publishAt, SyncStore, hasSyncState, type FetchInit, type ManifestCache } from '../sync/index.js'
-import type { Manifest } from '../snapshot/index.js'
+import { MAX_SEALED_MANIFEST_BYTES, type Manifest } from '../snapshot/index.js'
 import { failpoint } from '../util/failpoint.js'
 import { fsyncPath } from '../util/fsync.js'
 import { chainObjects, contentObjects, type ChainObject } from './chain-objects.js'
@@ -112,7 +112,7 @@ export async function exportCar (clients: ServiceClients, init: ExportInit): Pro
           inFlight.push(written)
           if (inFlight.length >= WRITES_IN_FLIGHT) await inFlight.shift()
           counts.blocks++
-        }, { signal: init.signal, maxBytes: object.bytes })
+        }, { signal: init.signal, maxBytes: object.bytes ?? (object.kind === 'manifest' ? MAX_SEALED_MANIFEST_BYTES : undefined) })
         await settle()
         counts.bytes += got.size
       } catch (err) {
