@@ -453,6 +453,11 @@ export class ExportIncompleteError extends CidsyncError {
   }
 }
 
+/** `cidsync export`: FILE (its temp file beside it) could not be written: no directory, not writable, a directory, a full disk. */
+export class ExportWriteError extends CidsyncError {
+  override readonly code = 'ERR_EXPORT_WRITE'
+}
+
 /** `cidsync import`: the CAR's chain does not open under this device's key, or is bound elsewhere: the pointer was not moved. */
 export class ImportRefusedError extends CidsyncError {
   override readonly code = 'ERR_IMPORT_REFUSED'
