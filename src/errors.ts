@@ -688,6 +688,12 @@ export class MirrorCredentialUnboundError extends CidsyncError {
   override readonly exitCode = ExitCode.usage
 }
 
+/** `login --mirror`: the wallet given is the one the primary was signed in with; a mirror could relay its signature to the primary. */
+export class WalletSharedError extends CidsyncError {
+  override readonly code = 'ERR_WALLET_SHARED'
+  override readonly exitCode = ExitCode.usage
+}
+
 /**
  * A mirror's pointer holds a publish this device does not know to be older than its own (another
  * device wrote it, or it was forged): it is reported and never overwritten.
