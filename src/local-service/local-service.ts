@@ -6,6 +6,7 @@ import type Database from 'better-sqlite3'
 import { AccountLimits, type AccountPolicy } from './account-policy.js'
 import { BlockStore } from './blocks.js'
 import { capConnections } from './connection-cap.js'
+import { DEFAULT_BODY_RATE, guardBodyRate, type BodyRate } from './body-rate.js'
 import { Faults, loseAnswer, type FaultInput } from './faults.js'
 import { HttpFailure, sendJson, type Caller, type Route } from './http.js'
 import type { ServiceParts } from './parts.js'
@@ -57,6 +58,8 @@ export interface LocalServiceInit {
   readonly maxConnections?: number
   /** Bounds of a gateway CAR response's DAG walk (default {@link CAR_LIMITS}). */
   readonly carLimits?: Partial<CarLimits>
+  /** The slowest a request body may arrive (default {@link DEFAULT_BODY_RATE}); slower, its connection is cut. */
+  readonly bodyRate?: Partial<BodyRate>
 }
 
 /** The header that carries {@link LocalServiceInit.accessKey}. */
@@ -153,6 +156,8 @@ export class LocalService {
   }
 
   private async handle (req: IncomingMessage, res: ServerResponse): Promise<void> {
+    // Before any await: counted from the first byte of the body.
+    if (!req.complete) res.once('close', guardBodyRate(req, { ...DEFAULT_BODY_RATE, ...this.init.bodyRate }))
     const url = new URL(req.url ?? '/', 'http://localhost')
     const matches = this.routes.map(route => ({ route, params: this.match(route, url.pathname) })).filter(m => m.params !== undefined)
     const found = matches.find(m => m.route.methods.includes(req.method ?? ''))
