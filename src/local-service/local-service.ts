@@ -156,8 +156,6 @@ export class LocalService {
   }
 
   private async handle (req: IncomingMessage, res: ServerResponse): Promise<void> {
-    // Before any await: counted from the first byte of the body.
-    if (!req.complete) res.once('close', guardBodyRate(req, { ...DEFAULT_BODY_RATE, ...this.init.bodyRate }))
     const url = new URL(req.url ?? '/', 'http://localhost')
     const matches = this.routes.map(route => ({ route, params: this.match(route, url.pathname) })).filter(m => m.params !== undefined)
     const found = matches.find(m => m.route.methods.includes(req.method ?? ''))
@@ -183,6 +181,8 @@ export class LocalService {
         throw new HttpFailure(fault.status, 'injected fault')
       }
       const caller = this.authenticate(req, found.route.auth)
+      // From when the route reads the body: an injected latency is the service's stall, not the sender's.
+      if (!req.complete) res.once('close', guardBodyRate(req, { ...DEFAULT_BODY_RATE, ...this.init.bodyRate }))
       await found.route.handle({ req, res, url, params: found.params as string[], caller, fault })
     } catch (err) {
       if (res.headersSent) { res.destroy(); return }
