@@ -458,6 +458,11 @@ export class ExportIncompleteError extends CidsyncError {
   }
 }
 
+/** `cidsync export`: FILE (its temp file beside it) could not be written: no directory, not writable, a directory, a full disk. */
+export class ExportWriteError extends CidsyncError {
+  override readonly code = 'ERR_EXPORT_WRITE'
+}
+
 /** `cidsync import`: the CAR's chain does not open under this device's key, or is bound elsewhere: the pointer was not moved. */
 export class ImportRefusedError extends CidsyncError {
   override readonly code = 'ERR_IMPORT_REFUSED'
@@ -685,6 +690,12 @@ export class MirrorUnknownError extends CidsyncError {
  */
 export class MirrorCredentialUnboundError extends CidsyncError {
   override readonly code = 'ERR_MIRROR_CREDENTIAL_UNBOUND'
+  override readonly exitCode = ExitCode.usage
+}
+
+/** `login --mirror`: the wallet given is the one the primary was signed in with; a mirror could relay its signature to the primary. */
+export class WalletSharedError extends CidsyncError {
+  override readonly code = 'ERR_WALLET_SHARED'
   override readonly exitCode = ExitCode.usage
 }
 

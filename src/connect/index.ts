@@ -13,6 +13,7 @@ export { Credential, credentialsDir } from './credentials.js'
 export type { CredentialName } from './credentials.js'
 export { DEFAULT_EMBEDDED_TOKEN_TTL_SECONDS } from './embedded-options.js'
 export { connectMirror, connectMirrors, findMirror, mirrorCredentialsDir, saveMirrorCredentials } from './mirrors.js'
+export { primaryWallet, savePrimaryWallet } from './wallet-address.js'
 export type { MirrorConnection } from './mirrors.js'
 
 export interface ServiceConnection {

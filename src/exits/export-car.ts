@@ -1,14 +1,14 @@
 import { createWriteStream } from 'node:fs'
-import { rename, rm, stat } from 'node:fs/promises'
+import { open, rename, rm, stat } from 'node:fs/promises'
 import { basename, dirname, join, resolve } from 'node:path'
 import { pipeline } from 'node:stream/promises'
 import { CarWriter } from '@ipld/car/writer'
 import { CID } from 'multiformats/cid'
 import type { Config } from '../config/index.js'
-import { CidsyncError, ContentNotFoundError, ExportIncompleteError, GatewayFetchError, IntegrityError, NothingAtTimeError } from '../errors.js'
+import { CidsyncError, ContentNotFoundError, ExportIncompleteError, ExportWriteError, GatewayFetchError, IntegrityError, NothingAtTimeError } from '../errors.js'
 import type { ServiceClients } from '../remote/index.js'
 import { acceptsUnencrypted, publishAt, SyncStore, hasSyncState, type FetchInit, type ManifestCache } from '../sync/index.js'
-import type { Manifest } from '../snapshot/index.js'
+import { MAX_SEALED_MANIFEST_BYTES, type Manifest } from '../snapshot/index.js'
 import { failpoint } from '../util/failpoint.js'
 import { fsyncPath } from '../util/fsync.js'
 import { chainObjects, contentObjects, type ChainObject } from './chain-objects.js'
@@ -92,17 +92,27 @@ export async function exportCar (clients: ServiceClients, init: ExportInit): Pro
       rootAt = found.entry.at
     }
     await rm(temp, { force: true })
+    const cannotWrite = (err: unknown): ExportWriteError => new ExportWriteError(`could not write ${file} (through ${temp}): ${(err as Error).message}; nothing was left under FILE: give a FILE in a directory that exists, is writable and has room`, { cause: err })
+    // Opened before anything is fetched: a FILE that cannot be written fails at once, named.
+    const handle = await open(temp, 'wx', 0o600).catch((err: unknown) => { throw cannotWrite(err) })
     const { writer, out } = CarWriter.create([CID.parse(root)])
-    const written = pipeline(out, createWriteStream(temp, { flags: 'wx', mode: 0o600 }))
-    // Owned below (awaited, or its failure is the export's); never an unhandled rejection meanwhile.
-    written.catch(() => {})
+    const written = pipeline(out, createWriteStream('', { fd: handle }))
+    // A write that fails (a full disk) leaves the writer's puts waiting forever: it stops the fetch
+    // instead, and every wait on the writer gives up with it.
+    const stop = new AbortController()
+    const writeFailed = new Promise<never>((_resolve, reject) => { written.catch((err: unknown) => { const failure = cannotWrite(err); stop.abort(failure); reject(failure) }) })
+    writeFailed.catch(() => {})
+    const held = async (p: Promise<void> | undefined): Promise<void> => {
+      await Promise.race([p, writeFailed]).catch((err: unknown) => { throw stop.signal.aborted ? stop.signal.reason : err })
+    }
+    const signal = init.signal === undefined ? stop.signal : AbortSignal.any([init.signal, stop.signal])
     const counts = { publishes: 0, segments: 0, contentObjects: 0, blocks: 0, bytes: 0, objects: 0 }
     let rootManifest: Manifest | undefined
     // A few blocks on their way to the file while the next are fetched and hashed: the disk's
     // writes (on libuv's threads) overlap the hashing instead of taking turns. The writer keeps
     // their order; memory holds at most this many blocks.
     const inFlight: Array<Promise<void>> = []
-    const settle = async (): Promise<void> => { while (inFlight.length > 0) await inFlight.shift() }
+    const settle = async (): Promise<void> => { while (inFlight.length > 0) await held(inFlight.shift()) }
     const put = async (object: ChainObject): Promise<void> => {
       try {
         const got = await clients.gateway.fetchBlocks(object.cid, object.profile, async (cid, bytes) => {
@@ -110,12 +120,13 @@ export async function exportCar (clients: ServiceClients, init: ExportInit): Pro
           // Awaited below (or by settle); a failure meanwhile is the export's, never unhandled.
           written.catch(() => {})
           inFlight.push(written)
-          if (inFlight.length >= WRITES_IN_FLIGHT) await inFlight.shift()
+          if (inFlight.length >= WRITES_IN_FLIGHT) await held(inFlight.shift())
           counts.blocks++
-        }, { signal: init.signal, maxBytes: object.bytes })
+        }, { signal, maxBytes: object.bytes ?? (object.kind === 'manifest' ? MAX_SEALED_MANIFEST_BYTES : undefined) })
         await settle()
         counts.bytes += got.size
       } catch (err) {
+        if (stop.signal.aborted) throw stop.signal.reason
         if (err instanceof IntegrityError) throw new IntegrityError(`${object.kind} ${object.cid} (${object.about}): ${err.message}; no CAR was written`, { cause: err })
         if (err instanceof ContentNotFoundError || err instanceof GatewayFetchError) {
           throw new ExportIncompleteError(`could not export ${object.kind} ${object.cid} (${object.about}): ${(err as CidsyncError).message}; no CAR was written. ` +
@@ -140,17 +151,17 @@ export async function exportCar (clients: ServiceClients, init: ExportInit): Pro
           await put(object)
         }
       }
-      await writer.close()
-      await written
+      await held(writer.close())
+      await held(written)
     } catch (err) {
       await settle().catch(() => {})
-      await writer.close().catch(() => {})
+      await held(writer.close()).catch(() => {})
       await written.catch(() => {})
       throw err
     }
     await fsyncPath(temp)
     failpoint('export:before-rename')
-    await rename(temp, file)
+    await rename(temp, file).catch((err: unknown) => { throw cannotWrite(err) })
     await fsyncPath(dirname(file))
     return { file, root, at: rootAt ?? '', ...counts, carBytes: (await stat(file)).size }
   } catch (err) {

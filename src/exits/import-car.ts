@@ -97,7 +97,13 @@ export async function importCar (clients: ServiceClients, init: ImportInit): Pro
   failpoint('import:dealt')
 
   init.onStep?.('pointer')
-  const moved = previous !== car.root
+  // Read again: the pointer service has no compare-and-swap, and a device that published while the
+  // deals were asked (minutes, for a long history) would otherwise be overwritten without a word.
+  const latest = await currentPointer(clients, config, init.signal)
+  if (latest !== previous && latest !== null && latest !== car.root && !chain.publishes.includes(latest) && init.force !== true) {
+    throw new ImportOlderError(`another device published while the import ran: ${await whyNot(clients, config, latest, car.root, chain.head.at, fetch)}`)
+  }
+  const moved = latest !== car.root
   if (moved) {
     const engine = chain.head.engine === ENGINE_V1 ? ENGINE_V1 : ENGINE
     await clients.pointers.put({ snapshotCid: car.root, engine, namespace: config.namespace, network: config.network, memories: chain.entries }, { signal: init.signal })
@@ -115,7 +121,7 @@ export async function importCar (clients: ServiceClients, init: ImportInit): Pro
   } finally {
     store.close()
   }
-  return { root: car.root, at: chain.head.at, blocks: car.blocks, bytes: car.bytes, objects: car.objects.length, publishes: chain.publishes.length, segments: chain.segments, dealsAsked, previous, moved }
+  return { root: car.root, at: chain.head.at, blocks: car.blocks, bytes: car.bytes, objects: car.objects.length, publishes: chain.publishes.length, segments: chain.segments, dealsAsked, previous: latest, moved }
 }
 
 async function currentPointer (clients: ServiceClients, config: Config, signal?: AbortSignal): Promise<string | null> {

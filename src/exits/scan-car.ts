@@ -2,7 +2,7 @@ import { createReadStream } from 'node:fs'
 import { CarBlockIterator } from '@ipld/car/iterator'
 import * as dagPb from '@ipld/dag-pb'
 import type { CID } from 'multiformats/cid'
-import { boundCarSections, checkBlock } from '../content/index.js'
+import { boundCarSections, checkBlock, flatCidText } from '../content/index.js'
 import { CarBlockMismatchError, CarFormatError } from '../errors.js'
 
 /** What a CAR holds, every block checked. */
@@ -18,6 +18,13 @@ export interface ScannedCar {
 /** Where a scan gives up: far past what an export of 64 GiB of objects holds. */
 export const MAX_SCAN_BLOCKS = 4_000_000
 
+/**
+ * Links the scan remembers in all (to tell the CAR's DAGs apart): a whole DAG has one per block
+ * below its root, so twice the blocks it takes. Past it a CAR of nodes of made-up links grew the
+ * scan's memory (~100 bytes a link) until the process died.
+ */
+export const MAX_SCAN_LINKS = 2 * MAX_SCAN_BLOCKS
+
 /** The largest block a scan reads (services refuse past 1 or 2 MiB): a CAR announcing more is refused as the length is read, not buffered. */
 export const MAX_SCAN_BLOCK_BYTES = 4 * 1024 * 1024
 
@@ -26,7 +33,8 @@ export const MAX_SCAN_BLOCK_BYTES = 4 * 1024 * 1024
  * before anything is sent anywhere: the first that does not match is named
  * ({@link CarBlockMismatchError}). It must have one root, present among its blocks.
  */
-export async function scanCar (path: string, signal?: AbortSignal): Promise<ScannedCar> {
+export async function scanCar (path: string, signal?: AbortSignal, bounds: { readonly maxLinks?: number } = {}): Promise<ScannedCar> {
+  const maxLinks = bounds.maxLinks ?? MAX_SCAN_LINKS
   const stream = createReadStream(path, { highWaterMark: 1024 * 1024, signal })
   try {
     let reader: CarBlockIterator
@@ -42,6 +50,7 @@ export async function scanCar (path: string, signal?: AbortSignal): Promise<Scan
     const linked = new Set<string>()
     let bytes = 0
     let count = 0
+    let links = 0
     const blocks = reader[Symbol.asyncIterator]()
     for (;;) {
       let next: IteratorResult<{ cid: CID, bytes: Uint8Array }>
@@ -53,7 +62,7 @@ export async function scanCar (path: string, signal?: AbortSignal): Promise<Scan
       }
       if (next.done === true) break
       const { cid } = next.value
-      const text = cid.toString()
+      const text = flatCidText(cid)
       const check = checkBlock(cid, next.value.bytes)
       if (check === 'mismatch') throw new CarBlockMismatchError(`block ${text} of ${path} does not match its CID (its bytes hash to something else): the CAR is damaged or forged; nothing was sent`, text)
       if (check === 'unsupported') throw new CarFormatError(`block ${text} of ${path} uses a hash function cidsync cannot check: nothing was sent`)
@@ -61,7 +70,12 @@ export async function scanCar (path: string, signal?: AbortSignal): Promise<Scan
       seen.add(text)
       count++
       bytes += next.value.bytes.byteLength
-      if (cid.code === dagPb.code) for (const link of decodeNode(path, text, next.value.bytes).Links) linked.add(link.Hash.toString())
+      if (cid.code === dagPb.code) {
+        const node = decodeNode(path, text, next.value.bytes)
+        links += node.Links.length
+        if (links > maxLinks) throw new CarFormatError(`${path}'s blocks link to more than ${maxLinks} blocks, more than cidsync imports at once (a CAR of made-up links?): nothing was sent`)
+        for (const link of node.Links) linked.add(flatCidText(link.Hash))
+      }
     }
     if (!seen.has(root)) throw new CarFormatError(`${path} names ${root} as its root but does not hold it`)
     return { root, blocks: count, bytes, objects: [...seen].filter(cid => !linked.has(cid)) }

@@ -24,6 +24,8 @@ export class AccountLimits {
   private readonly bytesOf: Database.Statement
   private readonly keysOf: Database.Statement
   private readonly allowed: ReadonlySet<string>
+  /** Per account with requests under way: the bytes they took, and what ended ones listed since. */
+  private readonly running = new Map<string, { taken: number, settled: number, holds: number }>()
 
   constructor (db: Database.Database, readonly policy: AccountPolicy = OPEN_POLICY) {
     this.hasAccount = db.prepare('SELECT 1 FROM api_keys WHERE address = ? LIMIT 1').pluck()
@@ -46,9 +48,44 @@ export class AccountLimits {
   bytesLeft (address: string): number {
     const max = this.policy.maxBytesPerAccount
     if (max <= 0) return Infinity
-    const left = max - (this.bytesOf.get(address) as number)
+    const left = max - (this.bytesOf.get(address) as number) - (this.running.get(address)?.taken ?? 0)
     if (left <= 0) throw quotaFailure(max)
     return left
+  }
+
+  /**
+   * A hold on the account's quota for one upload request: it {@link QuotaHold.take}s the bytes it
+   * stores as they arrive, against what the account holds plus what its other requests under way
+   * took. Each request reading only what was listed when it started let N requests at once store
+   * N times the quota. A 413 when nothing is left.
+   */
+  hold (address: string): QuotaHold {
+    const max = this.policy.maxBytesPerAccount
+    if (max <= 0) return { limited: false, take: () => {}, release: () => {} }
+    this.bytesLeft(address)
+    const used = this.bytesOf.get(address) as number
+    const account = this.running.get(address) ?? { taken: 0, settled: 0, holds: 0 }
+    this.running.set(address, account)
+    account.holds++
+    const settledAtStart = account.settled
+    let mine = 0
+    let released = false
+    return {
+      limited: true,
+      take: (bytes: number) => {
+        mine += bytes
+        account.taken += bytes
+        // What requests that ended since this one started listed is in `settled`, not in `used`.
+        if (used + (account.settled - settledAtStart) + account.taken > max) throw quotaFailure(max)
+      },
+      release: (listed: boolean) => {
+        if (released) return
+        released = true
+        account.taken -= mine
+        if (listed) account.settled += mine
+        if (--account.holds === 0) this.running.delete(address)
+      }
+    }
   }
 
   /** Before an IPNS key is made. */
@@ -58,6 +95,16 @@ export class AccountLimits {
       throw new HttpFailure(403, `this account holds ${max} IPNS keys, the most this service allows: remove one first ([local_service] max_ipns_keys_per_account)`)
     }
   }
+}
+
+/** One request's share of its account's quota (see {@link AccountLimits.hold}). */
+export interface QuotaHold {
+  /** False without a quota: nothing is counted, and the request need remember nothing to undo. */
+  readonly limited: boolean
+  /** Counts bytes the request stores; a 413 once the account would pass its quota. */
+  take: (bytes: number) => void
+  /** When the request ends: `listed` once its uploads are in the account's listing (then counted there). */
+  release: (listed: boolean) => void
 }
 
 export function quotaFailure (max: number): HttpFailure {

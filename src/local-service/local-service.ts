@@ -6,6 +6,7 @@ import type Database from 'better-sqlite3'
 import { AccountLimits, type AccountPolicy } from './account-policy.js'
 import { BlockStore } from './blocks.js'
 import { capConnections } from './connection-cap.js'
+import { DEFAULT_BODY_RATE, guardBodyRate, type BodyRate } from './body-rate.js'
 import { Faults, loseAnswer, type FaultInput } from './faults.js'
 import { HttpFailure, sendJson, type Caller, type Route } from './http.js'
 import type { ServiceParts } from './parts.js'
@@ -57,6 +58,8 @@ export interface LocalServiceInit {
   readonly maxConnections?: number
   /** Bounds of a gateway CAR response's DAG walk (default {@link CAR_LIMITS}). */
   readonly carLimits?: Partial<CarLimits>
+  /** The slowest a request body may arrive (default {@link DEFAULT_BODY_RATE}); slower, its connection is cut. */
+  readonly bodyRate?: Partial<BodyRate>
 }
 
 /** The header that carries {@link LocalServiceInit.accessKey}. */
@@ -178,6 +181,8 @@ export class LocalService {
         throw new HttpFailure(fault.status, 'injected fault')
       }
       const caller = this.authenticate(req, found.route.auth)
+      // From when the route reads the body: an injected latency is the service's stall, not the sender's.
+      if (!req.complete) res.once('close', guardBodyRate(req, { ...DEFAULT_BODY_RATE, ...this.init.bodyRate }))
       await found.route.handle({ req, res, url, params: found.params as string[], caller, fault })
     } catch (err) {
       if (res.headersSent) { res.destroy(); return }

@@ -20,6 +20,10 @@ export const MAX_HEADER_BYTES = 4096
 export const PREFIX_BYTES = MAGIC.byteLength + 2 + MAX_HEADER_BYTES
 
 const count = z.number().int().nonnegative()
+/** Text a header or manifest carries that is shown to the user: terminal escapes are refused, not printed. */
+export const NO_CONTROLS = /^[^\u0000-\u001f\u007f-\u009f]*$/
+/** A publish's time, as `restore` and `import` print it. */
+export const publishTime = z.string().max(64).refine(text => Number.isFinite(Date.parse(text)), 'not a time')
 /**
  * Sequence numbers stay far below 2^53 (past it they are no longer exact): a forged file that
  * names one beyond this is refused, so no device ever counts on from it.
@@ -40,8 +44,9 @@ const v1Header = z.object({
   engine: z.literal(ENGINE_V1),
   compression: z.literal('gzip'),
   ...sealing,
-  createdAt: z.string().max(64),
-  device: z.string().max(128),
+  // No cipher authenticates an unencrypted one: its time and device are printed, so both are checked.
+  createdAt: publishTime,
+  device: z.string().max(128).regex(NO_CONTROLS, 'control characters'),
   entries: count
 })
 
@@ -51,7 +56,7 @@ const segmentHeader = z.object({
   kind: z.literal('segment'),
   compression: z.literal('br'),
   ...sealing,
-  device: z.string().min(1).max(128),
+  device: z.string().min(1).max(128).regex(NO_CONTROLS, 'control characters'),
   from: count.max(MAX_SEQUENCE),
   to: count.max(MAX_SEQUENCE),
   entries: count

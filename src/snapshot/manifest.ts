@@ -2,7 +2,7 @@ import { readFile, rm } from 'node:fs/promises'
 import { z } from 'zod'
 import { SnapshotFormatError } from '../errors.js'
 import { cidSchema } from '../remote/index.js'
-import { ENGINE, FORMAT_VERSION, MAX_SEQUENCE, type SealedHeader } from './format.js'
+import { ENGINE, FORMAT_VERSION, MAX_SEQUENCE, NO_CONTROLS, publishTime, type SealedHeader } from './format.js'
 import { seal, unseal, type Sealed } from './sealed-file.js'
 
 /** The most a manifest's body may inflate to: 10,000 devices of 10,000 segments stay far below it. */
@@ -10,8 +10,6 @@ export const MAX_MANIFEST_BYTES = 16 * 1024 * 1024
 const MAX_DEVICES = 10_000
 const MAX_SEGMENTS = 10_000
 
-// A namespace is shown in messages: one with terminal escapes in it is refused, not printed.
-const NO_CONTROLS = /^[^\u0000-\u001f\u007f-\u009f]*$/
 const count = z.number().int().nonnegative()
 const sequence = count.max(MAX_SEQUENCE)
 /** Every CID a manifest names is parsed as one: it is joined into URLs and file names. */
@@ -27,7 +25,7 @@ export const segmentRefSchema = z.object({
 })
 
 export const deviceChainSchema = z.object({
-  deviceId: z.string().min(1).max(128),
+  deviceId: z.string().min(1).max(128).regex(NO_CONTROLS, 'control characters'),
   hostname: z.string().max(512),
   firstSeen: count,
   lastSeq: sequence,
@@ -36,8 +34,9 @@ export const deviceChainSchema = z.object({
 
 export const manifestSchema = z.object({
   version: z.literal(FORMAT_VERSION),
-  createdAt: z.string().max(64).refine(text => Number.isFinite(Date.parse(text)), 'not a time'),
-  device: z.string().min(1).max(128),
+  createdAt: publishTime,
+  // Shown by `restore` and `history`: terminal escapes refused, not printed.
+  device: z.string().min(1).max(128).regex(NO_CONTROLS, 'control characters'),
   hostname: z.string().max(512),
   previous: cidText.nullable(),
   entries: count,

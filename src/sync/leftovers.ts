@@ -19,6 +19,12 @@ const ATOMIC_TEMP_AGE_MS = 10 * 60_000
 /** `get`/`restore --files` fetch objects into `content-fetch/<pid>/`; `get --at` builds `snapshots/past-<pid>-<ms>.sqlite`. */
 const PID_DIR = /^\d{1,10}$/
 const PAST_INDEX = /^past-(\d{1,10})-\d+\.sqlite(-wal|-shm|-journal)?$/
+/**
+ * `export` and `import` (no lock: they run beside the daemon) fetch under their label and pid
+ * (`export-content-<pid>.sqlite`, the index an export with --content builds aside; `import-<pid>-...`,
+ * what the chain check fetched): a run killed midway left them for good, an index's worth each.
+ */
+const EXIT_FILE = /^(?:export|import)-(?:content-)?(\d{1,10})[-.]/
 
 /**
  * Whether a process of that id runs. `get` takes no lock (it runs beside the daemon), so its
@@ -69,7 +75,7 @@ export async function removeLeftovers (stateDir: string, keep: readonly string[]
   const snapshots = join(stateDir, 'snapshots')
   for (const name of await names(snapshots)) {
     if (SNAPSHOT_DIR_PATTERNS.some(p => p.test(name))) candidates.push(join(snapshots, name))
-    const past = PAST_INDEX.exec(name)
+    const past = PAST_INDEX.exec(name) ?? EXIT_FILE.exec(name)
     if (past !== null && !running(Number(past[1]))) candidates.push(join(snapshots, name))
   }
   for (const name of await names(stateDir)) {

@@ -107,6 +107,8 @@ export class MirrorReplicator {
   private unavailable: { count: number, last: { cid: string, message: string } | null } = { count: 0, last: null }
   /** The row failing now and how often, to skip one the primary no longer has. */
   private failing: { seq: number, attempts: number } | undefined
+  /** Failures of the primary's fetch (not of the mirror), the only ones that may skip an object. */
+  private readonly fromPrimary = new WeakSet<Error>()
 
   constructor (private readonly components: ReplicatorComponents) {
     this.timing = { ...DEFAULT_MIRROR_TIMING, ...components.timing }
@@ -211,7 +213,9 @@ export class MirrorReplicator {
       this.failing = undefined
       this.copied++
     } catch (err) {
-      if (!(err instanceof ContentNotFoundError || err instanceof IntegrityError) || this.abort.signal.aborted) throw err
+      // Only what the primary's gateways would not give is skipped: the mirror's own refusal (an
+      // add that answers another CID) is the mirror's fault, retried and shown, never dropped.
+      if (!(err instanceof ContentNotFoundError || err instanceof IntegrityError) || !this.fromPrimary.has(err) || this.abort.signal.aborted) throw err
       const attempts = this.failing?.seq === row.seq ? this.failing.attempts + 1 : 1
       this.failing = { seq: row.seq, attempts }
       if (attempts < UNAVAILABLE_ATTEMPTS) throw err
@@ -230,7 +234,12 @@ export class MirrorReplicator {
     makeDirsSync(dir, 0o700)
     const temp = join(dir, `mirror-${row.seq}-${link.name.replace(/[^A-Za-z0-9.-]/g, '-')}`)
     try {
-      await primary.gateway.fetchVerified(row.cid, profile, temp, { signal })
+      try {
+        await primary.gateway.fetchVerified(row.cid, profile, temp, { signal })
+      } catch (err) {
+        if (err instanceof Error) this.fromPrimary.add(err)
+        throw err
+      }
       await link.clients.upload.add(temp, profile, { signal })
     } finally {
       await rm(temp, { force: true })

@@ -41,7 +41,7 @@ async function device (root, name, primary, mirror) {
   if (mirror !== undefined) {
     writeFileSync(join(dir, 'mirror-wallet'), formatWalletKey(key), { mode: 0o600 })
     writeFileSync(join(dir, 'mirror-token'), cli(['local-service', 'token', '--user', walletAddress(key), '--dir', mirror.dir]).trim(), { mode: 0o600 })
-    cli(['login', '--config', config, '--mirror', 'nas', '--wallet-key-file', join(dir, 'mirror-wallet'), '--session-token-file', join(dir, 'mirror-token')])
+    cli(['login', '--config', config, '--mirror', 'nas', '--wallet-key-file', join(dir, 'mirror-wallet'), '--session-token-file', join(dir, 'mirror-token'), '--same-wallet'])
   }
   const daemon = spawn(process.execPath, [CLI, 'daemon', '--config', config], { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, CIDSYNC_MIRROR_RETRY_MAX_MS: '1000' } })
   let log = ''

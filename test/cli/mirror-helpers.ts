@@ -47,7 +47,8 @@ export async function signInMirror (d: Device & { address: string, walletKey: st
   const token = (await ok(['local-service', 'token', '--user', d.address, '--dir', mirror.dir])).stdout.trim()
   await writeFile(join(d.root, 'mirror-wallet'), d.walletKey, { mode: 0o600 })
   await writeFile(join(d.root, 'mirror-token'), token, { mode: 0o600 })
-  const login = await runCli(['login', '--config', d.config, '--mirror', 'nas', '--wallet-key-file', join(d.root, 'mirror-wallet'), '--session-token-file', join(d.root, 'mirror-token')])
+  // The primary's wallet, on the test's own mirror: --same-wallet (a mirror run by another could relay its signature).
+  const login = await runCli(['login', '--config', d.config, '--mirror', 'nas', '--wallet-key-file', join(d.root, 'mirror-wallet'), '--session-token-file', join(d.root, 'mirror-token'), '--same-wallet'])
   expect(login.code, login.stderr).toBe(0)
   expect(login.stdout).toContain('mirror nas: signed in as')
 }

@@ -36,3 +36,18 @@ describe('scanCar against hostile CARs', () => {
     await expect(scanCar(path)).rejects.toThrow(/announces 1073741\d+ bytes/)
   })
 })
+
+describe('scanCar bounds what it remembers', () => {
+  it('refuses a CAR whose nodes link to more blocks than the bound, naming the file, before it is held in memory', async () => {
+    const leaves = await Promise.all(Array.from({ length: 600 }, async (_, i) => CID.createV1(0x55, await sha256.digest(Uint8Array.of(i & 0xff, i >> 8)))))
+    const nodes = await Promise.all([0, 1].map(async i => {
+      const bytes = dagPb.encode(dagPb.prepare({ Data: Uint8Array.of(i), Links: leaves.map(Hash => ({ Hash })) }))
+      return { cid: CID.createV1(dagPb.code, await sha256.digest(bytes)), bytes }
+    }))
+    const path = tempFile(await carOf([nodes[0]?.cid as CID], nodes))
+    await expect(scanCar(path, undefined, { maxLinks: 1000 })).rejects.toThrow(CarFormatError)
+    await expect(scanCar(path, undefined, { maxLinks: 1000 })).rejects.toThrow('link to more than 1000 blocks')
+    // Under the bound it reads as before.
+    expect((await scanCar(path, undefined, { maxLinks: 1200 })).blocks).toBe(2)
+  })
+})

@@ -80,7 +80,7 @@ describe('snapshots', () => {
 
   it('stop a body that inflates past its bound (a decompression bomb), write nothing and leave no temp file', async () => {
     const dir = await useTempDir()
-    const header = Buffer.from(JSON.stringify({ format: 1, engine: 'cidsync-sqlite/1', compression: 'gzip', cipher: 'none', nonce: '', keyId: '', salt: '', createdAt: '', device: A, entries: 1 }))
+    const header = Buffer.from(JSON.stringify({ format: 1, engine: 'cidsync-sqlite/1', compression: 'gzip', cipher: 'none', nonce: '', keyId: '', salt: '', createdAt: '2026-01-01T00:00:00.000Z', device: A, entries: 1 }))
     const length = Buffer.alloc(2)
     length.writeUInt16BE(header.byteLength)
     // 256 gzip members of 1 MiB of zeros each: ~260 KB that inflate to 256 MiB (gunzip reads every member).

@@ -1,9 +1,14 @@
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, onTestFinished } from 'vitest'
 import { spawn } from 'node:child_process'
+import { readdirSync } from 'node:fs'
 import { mkdir, readdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { removeLeftovers } from '../../src/sync/leftovers.js'
 import { useTempDir } from '../helpers/temp-dir.js'
+import { DaemonProcess } from '../helpers/cli.js'
+import { EXTERNAL } from '../helpers/service.js'
+import { ok, runAndKill, writeSomeFiles } from '../cli/content-devices.js'
+import { exitDevice, freshService } from '../exits/exit-devices.js'
 
 /** The id of a process that ran and is gone. */
 async function deadPid (): Promise<number> {
@@ -29,4 +34,32 @@ describe('leftovers of killed runs', () => {
     expect(await readdir(join(state, 'content-fetch'))).toEqual([String(process.pid)])
     expect(await readdir(join(state, 'snapshots'))).toEqual([`past-${process.pid}-1795533339393.sqlite`])
   })
+})
+
+describe.skipIf(EXTERNAL)('leftovers of a killed export and import', () => {
+  it('what an export and an import killed with SIGKILL leave in snapshots/ is removed when the daemon starts; a running one\'s is kept', async () => {
+    const root = await useTempDir()
+    const one = await freshService(root, 'one')
+    const a = await exitDevice(root, one, 'a')
+    await writeSomeFiles(a.folder, 'first', { largeBytes: 2 * 1024 * 1024 + 1, small: 20 })
+    await ok(a, ['snapshot'])
+    const snapshots = join(a.state, 'snapshots')
+    const ours = (prefix: string) => (): boolean => readdirSync(snapshots).some(n => n.startsWith(prefix))
+    // Killed while it reads the records of the index it built aside, and while the import checks the chain.
+    const exported = await runAndKill(a, ['export', '--car', join(root, 'a.car'), '--content'], ours('export-content-'), 0)
+    expect(exported.killed, exported.stderr).toBe(true)
+    await ok(a, ['export', '--car', join(root, 'b.car')])
+    const imported = await runAndKill(a, ['import', '--car', join(root, 'b.car')], ours('import-'), 0)
+    expect(imported.killed, imported.stderr).toBe(true)
+    const left = (await readdir(snapshots)).filter(n => /^(export|import)-/.test(n))
+    expect(left.length, 'files the killed runs left').toBeGreaterThan(0)
+    // One of a run still going (this process) is not touched.
+    const running = `export-content-${process.pid}.sqlite`
+    await writeFile(join(snapshots, running), Buffer.alloc(10))
+
+    const daemon = new DaemonProcess(['--config', a.config], { env: a.env })
+    onTestFinished(async () => { await daemon.stop() })
+    await daemon.logged('service ready', 60_000)
+    expect((await readdir(snapshots)).filter(n => /^(export|import)-/.test(n))).toEqual([running])
+  }, 300_000)
 })

@@ -83,7 +83,7 @@ describe.skipIf(EXTERNAL)('a snapshot without a cipher behind the pointer', () =
     const root = await useTempDir()
     const a = await syncDevice(root, 'a', A, { namespace: NS })
     closeDeviceIndex(a)
-    const header = Buffer.from(JSON.stringify({ format: 1, engine: 'cidsync-sqlite/1', compression: 'gzip', cipher: 'none', nonce: '', keyId: '', salt: '', createdAt: '', device: EVIL, entries: 1 }))
+    const header = Buffer.from(JSON.stringify({ format: 1, engine: 'cidsync-sqlite/1', compression: 'gzip', cipher: 'none', nonce: '', keyId: '', salt: '', createdAt: '2026-01-01T00:00:00.000Z', device: EVIL, entries: 1 }))
     const length = Buffer.alloc(2)
     length.writeUInt16BE(header.byteLength)
     const member = gzipSync(Buffer.alloc(4 * 1024 * 1024))

@@ -1,7 +1,7 @@
 import { readFileSync, statSync } from 'node:fs'
 import type { Command } from 'commander'
 import { loadConfig, type Config } from '../../config/index.js'
-import { ConfigError, UsageError } from '../../errors.js'
+import { ConfigError, UsageError, WalletSharedError } from '../../errors.js'
 import { printJson } from '../format.js'
 import { action } from '../run.js'
 
@@ -27,8 +27,8 @@ function walletKeyText (file: string | undefined): string {
  * token copied from a file, saved 0600 under the state dir and bound to the URLs the config names
  * now (sent nowhere else).
  */
-async function loginMirror (config: Config, name: string, options: { walletKeyFile?: string, sessionTokenFile?: string, json?: boolean }): Promise<void> {
-  const { connectMirror, findMirror, saveMirrorCredentials } = await import('../../connect/index.js')
+async function loginMirror (config: Config, name: string, options: { walletKeyFile?: string, sessionTokenFile?: string, sameWallet?: boolean, json?: boolean }): Promise<void> {
+  const { connectMirror, findMirror, primaryWallet, saveMirrorCredentials } = await import('../../connect/index.js')
   const mirror = findMirror(config, name)
   const haveWallet = options.walletKeyFile !== undefined || (process.env.CIDSYNC_WALLET_KEY ?? '') !== ''
   if (!haveWallet && options.sessionTokenFile === undefined) throw new UsageError('nothing to sign in with: give --wallet-key-file FILE (or set CIDSYNC_WALLET_KEY) for an API key, and/or --session-token-file FILE')
@@ -37,8 +37,13 @@ async function loginMirror (config: Config, name: string, options: { walletKeyFi
   let address: string | undefined
   if (haveWallet) {
     if (mirror.dealUrl === '') throw new UsageError(`mirror ${name} has no deal_url, where an API key is got: set it (or url), or give only --session-token-file`)
-    const { parseWalletKey } = await import('../../crypto/index.js')
+    const { parseWalletKey, walletAddress } = await import('../../crypto/index.js')
     const walletKey = parseWalletKey(walletKeyText(options.walletKeyFile))
+    // Checked before anything is sent: the signature is what a relaying mirror would want.
+    if (options.sameWallet !== true && walletAddress(walletKey).toLowerCase() === primaryWallet(config)) {
+      throw new WalletSharedError(`this wallet (${walletAddress(walletKey)}) is the one the primary is signed in with: the sign-in message names no service, so mirror ${name} could pass the primary's message on and, with the signature, get an API key for the primary's account. ` +
+        'Sign in to the mirror with a wallet of its own (`(umask 077; openssl rand -hex 32 > mirror-wallet.key)`), or add --same-wallet for a mirror you trust as much as the primary')
+    }
     const connection = connectMirror(config, mirror)
     try {
       ({ address, apiKey } = await connection.clients.deals.login(walletKey))
@@ -58,25 +63,28 @@ export function registerLogin (program: Command): void {
     .option('--wallet-key-file <file>', 'file holding the wallet key (hex); else $CIDSYNC_WALLET_KEY')
     .option('--mirror <name>', 'sign in to this [[mirrors]] table\'s service instead; saved in the state dir (mirrors/NAME/, 0600), bound to its URLs')
     .option('--session-token-file <file>', 'with --mirror: also save this session token for the mirror\'s pointer service')
+    .option('--same-wallet', 'with --mirror: sign with the wallet the primary is signed in with (the mirror could use the signature to get an API key on the primary: only for a mirror trusted as much)')
     .option('--json', 'print JSON')
-    .action(action(async (options: { config?: string, walletKeyFile?: string, mirror?: string, sessionTokenFile?: string, json?: boolean }) => {
+    .action(action(async (options: { config?: string, walletKeyFile?: string, mirror?: string, sessionTokenFile?: string, sameWallet?: boolean, json?: boolean }) => {
       const config = loadConfig({ configPath: options.config })
       if (options.mirror !== undefined) {
         await loginMirror(config, options.mirror, options)
         return
       }
       if (options.sessionTokenFile !== undefined) throw new UsageError('--session-token-file goes with --mirror (the primary\'s session token is the session-token credential beside the config)')
+      if (options.sameWallet === true) throw new UsageError('--same-wallet goes with --mirror')
       if (config.service.mode === 'embedded') {
         process.stdout.write(`the embedded service signs in by itself (its account is in ${config.service.dir}); login is for service.mode = "remote"\n`)
         return
       }
       const { parseWalletKey } = await import('../../crypto/index.js')
       const walletKey = parseWalletKey(walletKeyText(options.walletKeyFile))
-      const { connectService, Credential, credentialsDir } = await import('../../connect/index.js')
+      const { connectService, Credential, credentialsDir, savePrimaryWallet } = await import('../../connect/index.js')
       const connection = await connectService(config)
       try {
         const { address, apiKey } = await connection.clients.deals.login(walletKey)
         const path = new Credential('api-key', credentialsDir(config)).save(apiKey)
+        savePrimaryWallet(config, address)
         if (options.json === true) printJson({ address, saved: path })
         else process.stdout.write(`signed in as ${address}; API key saved to ${path}\n`)
       } finally {

@@ -6,8 +6,8 @@ import { CarBlockIterator } from '@ipld/car/iterator'
 import * as dagPb from '@ipld/dag-pb'
 import { UnixFS } from 'ipfs-unixfs'
 import type { CID } from 'multiformats/cid'
-import { boundCarSections, checkBlock } from '../../content/index.js'
-import { quotaFailure } from '../account-policy.js'
+import { boundCarSections, checkBlock, flatCidText } from '../../content/index.js'
+import type { QuotaHold } from '../account-policy.js'
 import { HttpFailure, type Route } from '../http.js'
 import { chargeRoots } from './dag-charge.js'
 import type { ServiceParts } from '../parts.js'
@@ -17,6 +17,13 @@ export const MAX_CAR_BLOCK_BYTES = 2 * 1024 * 1024
 /** Blocks one request may bring (64 GiB of 256 KiB leaves): what it remembers of each is bounded by it. */
 export const MAX_CAR_BLOCKS = 250_000
 const MAX_CAR_FILES = 16
+/**
+ * Links one request's blocks may carry in all: each is remembered until the request ends (to find
+ * its DAG roots), about 100 bytes a link. A whole DAG has one link per block below its root;
+ * without this bound a CAR of 2 MiB dag-pb nodes of ~50,000 made-up links each grew the service's
+ * memory without end as it was sent.
+ */
+export const MAX_CAR_LINKS = 2 * MAX_CAR_BLOCKS
 
 const RAW_CODE = 0x55
 
@@ -49,6 +56,8 @@ interface Imported {
   readonly charging: boolean
   readonly roots: CID[]
   blocks: number
+  /** Links of its dag-pb blocks so far, each counted (bounded by {@link MAX_CAR_LINKS}). */
+  linkCount: number
   bytes: number
   newBytes: number
 }
@@ -62,9 +71,11 @@ function fileSizeOf (cid: CID, bytes: Uint8Array, state: Imported): number {
   } catch (err) {
     throw new HttpFailure(400, `block ${cid.toString()} is not valid dag-pb: ${(err as Error).message.slice(0, 200)}`)
   }
-  const links = node.Links.map(link => link.Hash.toString())
+  state.linkCount += node.Links.length
+  if (state.linkCount > MAX_CAR_LINKS) throw new HttpFailure(413, `the request's blocks link to more than ${MAX_CAR_LINKS} blocks, more than the ${MAX_CAR_BLOCKS} one request may bring: send the CAR in smaller parts`)
+  const links = node.Links.map(link => flatCidText(link.Hash))
   for (const link of links) state.linked.add(link)
-  if (state.charging) state.links.set(cid.toString(), links)
+  if (state.charging) state.links.set(flatCidText(cid), links)
   try {
     return node.Data === undefined ? bytes.byteLength : Number(UnixFS.unmarshal(node.Data).fileSize())
   } catch {
@@ -73,7 +84,7 @@ function fileSizeOf (cid: CID, bytes: Uint8Array, state: Imported): number {
 }
 
 /** Reads one CAR as it streams in: every block checked against its CID before it is stored. */
-async function importCar (parts: ServiceParts, stream: Readable, state: Imported, allowance: number): Promise<void> {
+async function importCar (parts: ServiceParts, stream: Readable, state: Imported, quota: QuotaHold): Promise<void> {
   let reader: CarBlockIterator
   try {
     // Framing read as it arrives: a section announcing more than a block may hold is refused at once.
@@ -92,7 +103,7 @@ async function importCar (parts: ServiceParts, stream: Readable, state: Imported
     }
     if (next.done === true) return
     const { cid, bytes } = next.value
-    const text = cid.toString()
+    const text = flatCidText(cid)
     if (++state.blocks > MAX_CAR_BLOCKS) throw new HttpFailure(413, `more than ${MAX_CAR_BLOCKS} blocks in one request: send the CAR in smaller parts`)
     if (bytes.byteLength > MAX_CAR_BLOCK_BYTES) throw new HttpFailure(400, `block ${text} holds ${bytes.byteLength} bytes, more than the ${MAX_CAR_BLOCK_BYTES} this service takes`)
     const check = checkBlock(cid, bytes)
@@ -105,8 +116,8 @@ async function importCar (parts: ServiceParts, stream: Readable, state: Imported
     const fresh = !parts.blocks.has(cid)
     if (fresh) {
       state.newBytes += bytes.byteLength
-      // Past the quota: the whole request is refused, and what it stored goes with it.
-      if (state.newBytes > allowance) throw quotaFailure(parts.limits.policy.maxBytesPerAccount)
+      // Past the quota (with the account's other requests under way): the whole request is refused, and what it stored goes with it.
+      quota.take(bytes.byteLength)
       state.made.push(cid)
       state.newSizes.set(text, bytes.byteLength)
     }
@@ -117,7 +128,7 @@ async function importCar (parts: ServiceParts, stream: Readable, state: Imported
 }
 
 /** Every `file` part of the body, one after another, as they stream in. */
-async function importParts (parts: ServiceParts, req: IncomingMessage, state: Imported, allowance: number): Promise<void> {
+async function importParts (parts: ServiceParts, req: IncomingMessage, state: Imported, quota: QuotaHold): Promise<void> {
   await new Promise<void>((resolve, reject) => {
     const busboy = new Busboy({ headers: req.headers as { 'content-type': string }, limits: { files: MAX_CAR_FILES, fileSize: Infinity } })
     let files = 0
@@ -133,7 +144,7 @@ async function importParts (parts: ServiceParts, req: IncomingMessage, state: Im
     busboy.on('file', (field, stream) => {
       if (field !== 'file') { stream.resume(); fail(new HttpFailure(400, `unexpected multipart field ${field.slice(0, 40)}: send the CAR in a field named file`)); return }
       files++
-      chain = chain.then(async () => { if (!failed) await importCar(parts, stream, state, allowance) }).catch((err: unknown) => { stream.resume(); fail(err) })
+      chain = chain.then(async () => { if (!failed) await importCar(parts, stream, state, quota) }).catch((err: unknown) => { stream.resume(); fail(err) })
     })
     busboy.on('field', (field: string) => fail(new HttpFailure(400, `unexpected form field ${field.slice(0, 40)}: send the CAR in a field named file`)))
     busboy.on('filesLimit', () => fail(new HttpFailure(400, `more than ${MAX_CAR_FILES} CAR files in one request`)))
@@ -171,28 +182,35 @@ export function dagImportRoutes (parts: ServiceParts): Route[] {
       refuseUnimplemented(url)
       const contentType = req.headers['content-type'] ?? ''
       if (!contentType.startsWith('multipart/form-data')) throw new HttpFailure(400, 'expected a multipart/form-data body with the CAR in a field named file')
-      const state: Imported = { made: [], sizes: new Map(), linked: new Set(), links: new Map(), newSizes: new Map(), charging: parts.limits.policy.maxBytesPerAccount > 0, roots: [], blocks: 0, bytes: 0, newBytes: 0 }
+      const state: Imported = { made: [], sizes: new Map(), linked: new Set(), links: new Map(), newSizes: new Map(), charging: parts.limits.policy.maxBytesPerAccount > 0, roots: [], blocks: 0, linkCount: 0, bytes: 0, newBytes: 0 }
+      const quota = parts.limits.hold(caller.address)
+      let counted = false
       try {
-        await importParts(parts, req, state, parts.limits.bytesLeft(caller.address))
-      } catch (err) {
-        for (const cid of state.made) parts.blocks.remove(cid)
-        throw err
-      }
-      parts.blocks.settle(state.made)
-      // Durable before it is listed or answered (blocks.ts, rule 3).
-      parts.blocks.flush()
-      const now = Date.now()
-      const known = new Set(listed.all(caller.address) as string[])
-      const roots = [...state.sizes.keys()].filter(cid => !state.linked.has(cid))
-      // Under a quota, a DAG is listed at no less than the bytes it stored, whatever size it claims.
-      const charges = state.charging ? chargeRoots(roots, state.links, state.newSizes) : new Map<string, number>()
-      parts.db.transaction(() => {
-        for (const cid of roots) {
-          const size = Math.max(state.sizes.get(cid) ?? 0, charges.get(cid) ?? 0)
-          if (known.has(cid)) grow.run(size, caller.address, cid)
-          else insert.run(randomUUID(), caller.address, cid, cid, 'application/octet-stream', size, now, now)
+        try {
+          await importParts(parts, req, state, quota)
+        } catch (err) {
+          for (const cid of state.made) parts.blocks.remove(cid)
+          throw err
         }
-      })()
+        parts.blocks.settle(state.made)
+        // Durable before it is listed or answered (blocks.ts, rule 3).
+        parts.blocks.flush()
+        const now = Date.now()
+        const known = new Set(listed.all(caller.address) as string[])
+        const roots = [...state.sizes.keys()].filter(cid => !state.linked.has(cid))
+        // Under a quota, a DAG is listed at no less than the bytes it stored, whatever size it claims.
+        const charges = state.charging ? chargeRoots(roots, state.links, state.newSizes) : new Map<string, number>()
+        parts.db.transaction(() => {
+          for (const cid of roots) {
+            const size = Math.max(state.sizes.get(cid) ?? 0, charges.get(cid) ?? 0)
+            if (known.has(cid)) grow.run(size, caller.address, cid)
+            else insert.run(randomUUID(), caller.address, cid, cid, 'application/octet-stream', size, now, now)
+          }
+        })()
+        counted = true
+      } finally {
+        quota.release(counted)
+      }
       const lines = state.roots.map(root => ({ Root: { Cid: { '/': root.toString() }, PinErrorMsg: parts.blocks.has(root) ? '' : 'the root block is not in the CAR' } }))
       const answer = [...lines, ...(url.searchParams.get('stats') === 'true' ? [{ Stats: { BlockCount: state.blocks, BlockBytesCount: state.bytes } }] : [])]
       const text = answer.map(a => JSON.stringify(a)).join('\n') + '\n'

@@ -3,7 +3,7 @@ import type { IncomingMessage } from 'node:http'
 import { Busboy } from '@fastify/busboy'
 import { CidBuilder, type CidProfile } from '../../content/index.js'
 import type { CID } from 'multiformats/cid'
-import { quotaFailure } from '../account-policy.js'
+import type { QuotaHold } from '../account-policy.js'
 import { HttpFailure, sendJson, type Route } from '../http.js'
 import type { ServiceParts } from '../parts.js'
 
@@ -65,16 +65,15 @@ export function profileFromQuery (url: URL): CidProfile {
 interface Added { cid: string, size: number, dagSize: number, name: string, mime: string }
 
 /**
- * What an upload may still add to its account: past `bytes` the import stops with a 413, and the
+ * What an upload may still add to its account: past its quota hold the import stops with a 413, and the
  * blocks it made (`made`, kept only under a quota) are removed, so a refused upload leaves nothing.
  */
-interface Allowance { readonly bytes: number, readonly made: CID[] }
+interface Allowance { readonly quota: QuotaHold, readonly made: CID[] }
 
 /** Imports every `file` part of a multipart body as it streams in, in order. */
 async function importParts (parts: ServiceParts, req: IncomingMessage, profile: CidProfile, allowance: Allowance): Promise<Added[]> {
-  let total = 0
   let refused = false
-  const limited = Number.isFinite(allowance.bytes)
+  const limited = allowance.quota.limited
   return await new Promise<Added[]>((resolve, reject) => {
     const busboy = new Busboy({ headers: req.headers as { 'content-type': string }, limits: { files: MAX_PARTS } })
     const added: Array<Promise<Added>> = []
@@ -92,14 +91,18 @@ async function importParts (parts: ServiceParts, req: IncomingMessage, profile: 
       const part = new Promise<Added>((resolvePart, rejectPart) => {
         stream.on('data', (chunk: Buffer) => {
           if (refused) return
-          total += chunk.byteLength
-          if (total <= allowance.bytes) { builder.update(chunk); return }
-          // Past the quota: the rest is drained unread, and the whole request refused at once.
-          refused = true
-          stream.resume()
-          const failure = quotaFailure(parts.limits.policy.maxBytesPerAccount)
-          rejectPart(failure)
-          fail(failure)
+          try {
+            // Counted with the account's other requests under way, as it arrives.
+            allowance.quota.take(chunk.byteLength)
+          } catch (failure) {
+            // Past the quota: the rest is drained unread, and the whole request refused at once.
+            refused = true
+            stream.resume()
+            rejectPart(failure)
+            fail(failure)
+            return
+          }
+          builder.update(chunk)
         })
         stream.on('error', rejectPart)
         stream.on('end', () => {
@@ -140,23 +143,29 @@ export function uploadRoutes (parts: ServiceParts): Route[] {
       const profile = profileFromQuery(url)
       const contentType = req.headers['content-type'] ?? ''
       if (!contentType.startsWith('multipart/form-data')) throw new HttpFailure(400, 'expected a multipart/form-data body with a field named file')
-      const allowance: Allowance = { bytes: parts.limits.bytesLeft(caller.address), made: [] }
+      const allowance: Allowance = { quota: parts.limits.hold(caller.address), made: [] }
       let added: Added[]
+      let counted = false
       try {
-        added = await importParts(parts, req, profile, allowance)
-      } catch (err) {
-        if (err instanceof HttpFailure && err.status === 413) for (const cid of allowance.made) parts.blocks.remove(cid)
-        else parts.blocks.settle(allowance.made)
-        throw err
+        try {
+          added = await importParts(parts, req, profile, allowance)
+        } catch (err) {
+          if (err instanceof HttpFailure && err.status === 413) for (const cid of allowance.made) parts.blocks.remove(cid)
+          else parts.blocks.settle(allowance.made)
+          throw err
+        }
+        parts.blocks.settle(allowance.made)
+        // Durable before it is listed or answered (blocks.ts, rule 3); the thread goes on with other
+        // uploads while the disk syncs.
+        await parts.blocks.flushAsync()
+        const now = Date.now()
+        parts.db.transaction(() => {
+          for (const file of added) insert.run(randomUUID(), caller.address, file.cid, file.name, file.mime, file.size, now, now)
+        })()
+        counted = true
+      } finally {
+        allowance.quota.release(counted)
       }
-      parts.blocks.settle(allowance.made)
-      // Durable before it is listed or answered (blocks.ts, rule 3); the thread goes on with other
-      // uploads while the disk syncs.
-      await parts.blocks.flushAsync()
-      const now = Date.now()
-      parts.db.transaction(() => {
-        for (const file of added) insert.run(randomUUID(), caller.address, file.cid, file.name, file.mime, file.size, now, now)
-      })()
       const answers = added.map(file => ({ Name: file.name, Hash: file.cid, Size: String(file.dagSize) }))
       if (answers.length === 1) { sendJson(res, 200, answers[0]); return }
       // Several files: one line each, as Kubo streams them.
