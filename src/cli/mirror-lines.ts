@@ -3,7 +3,8 @@ import { timeWithAge } from './relative-time.js'
 
 /** A mirror's lag in words: none, or what waits and since how long. */
 function lagText (m: NonNullable<StatusDocument['mirrors']>[number]): string {
-  if (m.objectsBehind === 0 && m.publishesBehind === 0) return 'caught up'
+  // Skipped objects are missing there: never "caught up" while a restore from it would lack them.
+  if (m.objectsBehind === 0 && m.publishesBehind === 0) return m.unavailable.count === 0 ? 'caught up' : `copied all it could, ${m.unavailable.count} ${m.unavailable.count === 1 ? 'object' : 'objects'} missing (see below)`
   const minutes = Math.round(m.lagSeconds / 60)
   return `${m.objectsBehind} ${m.objectsBehind === 1 ? 'object' : 'objects'}, ${m.publishesBehind} ${m.publishesBehind === 1 ? 'publish' : 'publishes'} behind (oldest waiting ${minutes < 1 ? `${m.lagSeconds} s` : `${minutes} min`}${m.lagging ? `, past max_lag_seconds ${m.maxLagSeconds}` : ''})`
 }

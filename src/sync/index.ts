@@ -54,4 +54,5 @@ export type { MirrorLink, MirrorTiming, MirrorPointerNote, ReplicatorState } fro
 export type { MirrorStatus } from './mirror-status.js'
 export type { MirrorLog, ReplicaRow, MirrorRecord } from './mirror-log.js'
 export { drillMirror } from './mirror-drill.js'
+export { logIndexContent } from './mirror-content.js'
 export type { MirrorDrillComponents, MirrorDrillOptions } from './mirror-drill.js'

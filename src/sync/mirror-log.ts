@@ -1,4 +1,5 @@
 import type Database from 'better-sqlite3'
+import { KEY } from './sync-state-keys.js'
 
 /** One thing to replicate: an object (by CID, uploaded under `profile`), or a pointer move to a manifest. */
 export interface ReplicaRow {
@@ -28,7 +29,7 @@ export interface MirrorRecord {
  * A mirror added later starts at the beginning and copies everything logged.
  */
 export class MirrorLog {
-  private readonly s: Record<'has' | 'insert' | 'lastPointer' | 'after' | 'state' | 'ensure' | 'cursor' | 'published' | 'drill' | 'behind' | 'laterPointer' | 'lastSeq', Database.Statement>
+  private readonly s: Record<'has' | 'insert' | 'lastPointer' | 'after' | 'state' | 'ensure' | 'cursor' | 'published' | 'drill' | 'behind' | 'laterPointer' | 'lastSeq' | 'seen' | 'setSeen', Database.Statement>
 
   constructor (private readonly db: Database.Database) {
     this.s = {
@@ -41,9 +42,12 @@ export class MirrorLog {
       cursor: db.prepare('UPDATE mirror_state SET cursor = MAX(cursor, ?) WHERE mirror = ?'),
       published: db.prepare('UPDATE mirror_state SET published = ? WHERE mirror = ?'),
       drill: db.prepare('UPDATE mirror_state SET drill = ?, drill_success = COALESCE(?, drill_success) WHERE mirror = ?'),
-      behind: db.prepare("SELECT COUNT(*) FILTER (WHERE kind = 'object') AS objects, COUNT(*) FILTER (WHERE kind = 'pointer') AS pointers, MIN(added_at) AS oldest FROM replica_log WHERE seq > ?"),
+      // A pointer row repeated after content that came in later (logContent) is one publish, and none once the mirror holds it.
+      behind: db.prepare("SELECT COUNT(*) FILTER (WHERE kind = 'object') AS objects, COUNT(DISTINCT cid) FILTER (WHERE kind = 'pointer' AND cid != ?) AS pointers, MIN(added_at) AS oldest FROM replica_log WHERE seq > ?"),
       laterPointer: db.prepare("SELECT 1 FROM replica_log WHERE kind = 'pointer' AND seq > ? LIMIT 1").pluck(),
-      lastSeq: db.prepare('SELECT COALESCE(MAX(seq), 0) FROM replica_log').pluck()
+      lastSeq: db.prepare('SELECT COALESCE(MAX(seq), 0) FROM replica_log').pluck(),
+      seen: db.prepare('SELECT value FROM sync_state WHERE key = ?').pluck(),
+      setSeen: db.prepare('INSERT INTO sync_state (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value')
     }
   }
 
@@ -60,6 +64,43 @@ export class MirrorLog {
       this.logObjects([...segments, manifestCid].map(cid => ({ cid, profile })), at)
       if (this.s.lastPointer.get() !== manifestCid) this.s.insert.run('pointer', manifestCid, profile, at)
     })()
+  }
+
+  /** How far each device's content records in the index were logged (`logContent`): its sequence number, by device ID. */
+  contentSeen (): Readonly<Record<string, number>> {
+    const json = this.s.seen.get(KEY.mirrorContentSeen) as string | undefined
+    if (json === undefined) return {}
+    try {
+      return JSON.parse(json) as Record<string, number>
+    } catch {
+      // Read again from the start: each object is logged once whatever happens.
+      return {}
+    }
+  }
+
+  /**
+   * Content objects named by the index's records (any device's), and how far each device's
+   * records were read, in one transaction. When any object was new, the last publish's pointer
+   * row is logged again after them: a mirror moves its pointer (or confirms it) only once the
+   * content that publish's index names is there too. Answers how many objects were new.
+   */
+  logContent (objects: ReadonlyArray<{ readonly cid: string, readonly profile: string }>, seen: Readonly<Record<string, number>>, at = Date.now()): number {
+    return this.db.transaction(() => {
+      let added = 0
+      for (const o of objects) {
+        if (this.s.has.get(o.cid) !== undefined) continue
+        this.s.insert.run('object', o.cid, o.profile, at)
+        added++
+      }
+      this.s.setSeen.run(KEY.mirrorContentSeen, JSON.stringify(seen))
+      const pointer = this.s.lastPointer.get() as string | undefined
+      if (added > 0 && pointer !== undefined) this.s.insert.run('pointer', pointer, this.profileOf(pointer), at)
+      return added
+    })()
+  }
+
+  private profileOf (cid: string): string {
+    return (this.db.prepare("SELECT profile FROM replica_log WHERE cid = ? AND kind = 'pointer' ORDER BY seq DESC LIMIT 1").pluck().get(cid) as string | undefined) ?? 'kubo-cidv1'
   }
 
   /** The rows after `seq`, oldest first. */
@@ -85,7 +126,8 @@ export class MirrorLog {
 
   /** What the mirror has not copied yet: objects, pointer moves, and since when the oldest waits (ms), or null. */
   behind (name: string): { readonly objects: number, readonly pointers: number, readonly oldestAt: number | null } {
-    const row = this.s.behind.get(this.mirror(name).cursor) as { objects: number, pointers: number, oldest: number | null }
+    const record = this.mirror(name)
+    const row = this.s.behind.get(record.published?.cid ?? '', record.cursor) as { objects: number, pointers: number, oldest: number | null }
     return { objects: row.objects, pointers: row.pointers, oldestAt: row.oldest }
   }
 

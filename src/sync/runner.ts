@@ -20,6 +20,7 @@ import { hostname } from 'node:os'
 import { MirrorReplicator, type MirrorLink, type MirrorTiming } from './mirror-replicator.js'
 import { mirrorStatus, type MirrorStatus } from './mirror-status.js'
 import { drillMirror } from './mirror-drill.js'
+import { logIndexContent } from './mirror-content.js'
 
 export type { PublishStatus, ReconcileStatus } from './sync-status.js'
 
@@ -149,6 +150,8 @@ export class SyncRunner {
   /** Each mirror: what it lacks, since when, its last publish, errors and drill. */
   mirrorsStatus (): MirrorStatus[] {
     const log = this.store().mirrorLog
+    // What came into the index since the loops last looked is counted as waiting, never as caught up.
+    if (this.replicators.length > 0) logIndexContent(this.components.index, log)
     return this.replicators.map(({ link, replicator }) => mirrorStatus(link, log, replicator.state()))
   }
 
@@ -231,7 +234,7 @@ export class SyncRunner {
   private startMirrors (): void {
     const links = this.components.mirrors?.(this.config) ?? []
     this.replicators = links.map(link => {
-      const replicator = new MirrorReplicator({ link, primary: this.components.clients, store: this.store(), logger: this.components.logger, config: () => this.config, timing: this.components.mirrorTiming, onEvent: this.components.onEvent })
+      const replicator = new MirrorReplicator({ link, primary: this.components.clients, store: this.store(), index: this.components.index, logger: this.components.logger, config: () => this.config, timing: this.components.mirrorTiming, onEvent: this.components.onEvent })
       replicator.start()
       return { link, replicator }
     })

@@ -35,7 +35,9 @@ export const KEY = {
   /** JSON list of the daemon's content failures (`ContentFailure`), as its last pass left them. */
   contentFailures: 'content_failures',
   /** The pointer CID a storing pass last merged first, so its records' content was not sent again. */
-  contentPulled: 'content_pulled_pointer'
+  contentPulled: 'content_pulled_pointer',
+  /** JSON `{deviceId: seq}`: how far each device's content records in the index were logged for the mirrors. */
+  mirrorContentSeen: 'mirror_content_seen'
 } as const
 export type Key = typeof KEY[keyof typeof KEY]
 

@@ -32,7 +32,7 @@ export async function runMirrorVerify (config: Config, name: string, options: { 
       process.stdout.write(`mirror ${name}: ${result.restorable ? 'restorable' : 'NOT restorable'}: ${result.cid}; ${countOf(result.publishes, 'publish', 'publishes')}, ${countOf(result.segments, 'segment', 'segments')} fetched from it alone and checked${files}\n`)
     }
     if (result.failed?.file !== undefined) {
-      throw new ContentIntegrityError(`mirror ${name}: ${result.failed.message}: a restore from this mirror would not bring this file back. The mirror lacks the object or serves other bytes: let the daemon catch it up (\`cidsync status\` shows what it lacks), then verify again; a file another device stored reaches the mirror only from a device that has it as a mirror too (docs/mirrors.md)`)
+      throw new ContentIntegrityError(`mirror ${name}: ${result.failed.message}: a restore from this mirror would not bring this file back. The mirror lacks the object or serves other bytes: let the daemon catch it up (\`cidsync status\` shows what it lacks), then verify again; a device with this mirror copies every file its index names, whichever device stored it, so a daemon of such a device must run (docs/mirrors.md)`)
     }
     if (result.failed !== null) {
       throw new SegmentUnusableError(`mirror ${name}: ${result.failed.message}: a restore from this mirror would fail. Let the daemon catch it up (\`cidsync status\` shows what it lacks) or publish again, then verify again`, result.failed.cid)
