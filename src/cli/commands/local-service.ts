@@ -1,7 +1,7 @@
 import { existsSync, fchmodSync, fstatSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Command } from 'commander'
-import { loadConfig, isLoopbackHost, DEFAULT_MAX_IPNS_KEYS_PER_ACCOUNT, type Config } from '../../config/index.js'
+import { loadConfig, isLoopbackHost, DEFAULT_MAX_CAR_BYTES, DEFAULT_MAX_IPNS_KEYS_PER_ACCOUNT, type Config } from '../../config/index.js'
 import { UsageError } from '../../errors.js'
 import { action } from '../run.js'
 import { writeFileAtomicSync } from '../../util/atomic-write.js'
@@ -17,7 +17,7 @@ function hostPort (listen: string): { host: string, port: number } {
 const int = (v: string): number => Number.parseInt(v, 10)
 
 /** With `--dir` and no `--config`, no file is read: `[local_service]`'s defaults. */
-const DEFAULT_LOCAL_SERVICE: Config['localService'] = { signup: 'open', allow: [], maxBytesPerAccount: 0, maxIpnsKeysPerAccount: DEFAULT_MAX_IPNS_KEYS_PER_ACCOUNT, maxConnections: 128 }
+const DEFAULT_LOCAL_SERVICE: Config['localService'] = { signup: 'open', allow: [], maxBytesPerAccount: 0, maxIpnsKeysPerAccount: DEFAULT_MAX_IPNS_KEYS_PER_ACCOUNT, maxConnections: 128, maxCarBytes: DEFAULT_MAX_CAR_BYTES }
 /**
  * The config's `service.dir` is the embedded service's: with `mode = "remote"` the service that
  * checks the token runs elsewhere, on a dir only its `--dir` names, so guessing would sign for nobody.
@@ -48,7 +48,7 @@ export function registerLocalService (program: Command): void {
       const { host, port } = hostPort(options.listen)
       if (!isLoopbackHost(host)) process.stderr.write(`cidsync: warning: listening on ${host}, beyond this machine, with no TLS\n`)
       const { startLocalService } = await import('../../local-service/index.js')
-      const service = await startLocalService({ dir, host, port, pageSize: options.pageSize, dealDelayMs: options.dealDelayMs, admin: options.admin, policy, maxConnections: policy.maxConnections })
+      const service = await startLocalService({ dir, host, port, pageSize: options.pageSize, dealDelayMs: options.dealDelayMs, admin: options.admin, policy, maxConnections: policy.maxConnections, carLimits: { maxBytes: policy.maxCarBytes } })
       process.stdout.write(`${service.url}\n`)
       const admin = service.adminTokenPath === undefined
         ? 'admin routes off'
