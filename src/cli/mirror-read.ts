@@ -1,5 +1,5 @@
 import type { Config } from '../config/index.js'
-import { ContentNotFoundError, GatewayFetchError, IntegrityError, MirrorsFailedError, PointerNotFoundError, RemoteError, SegmentUnusableError } from '../errors.js'
+import { CidsyncError, ContentNotFoundError, GatewayFetchError, IntegrityError, MirrorsFailedError, PointerNotFoundError, RemoteError, SegmentUnusableError } from '../errors.js'
 import type { ServiceClients } from '../remote/index.js'
 
 /** What a read needs of a service: its clients, and a name for messages. */
@@ -21,8 +21,13 @@ export async function readFrom<T> (config: Config, options: { readonly from?: st
   const { connectMirror, connectService, findMirror } = await import('../connect/index.js')
   if (options.from !== undefined) {
     const mirror = connectMirror(config, findMirror(config, options.from))
+    const where = `mirror ${options.from}`
     try {
-      return await fn(mirror, `mirror ${options.from}`)
+      return await fn(mirror, where)
+    } catch (err) {
+      // Read from one home alone: whatever failed, the user reads which.
+      if (err instanceof CidsyncError && !err.message.startsWith(where)) err.message = `${where}: ${err.message}`
+      throw err
     } finally {
       await mirror.close()
     }
