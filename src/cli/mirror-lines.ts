@@ -17,7 +17,7 @@ export function mirrorLines (s: StatusDocument): string[] {
     lines.push(`mirror ${m.name}: ${lagText(m)}; ${last}`)
     if (m.lastError !== null) lines.push(`mirror ${m.name}: copying failed at ${timeWithAge(m.lastError.at)}: ${m.lastError.message} [${m.lastError.code ?? 'ERR_CIDSYNC'}]: ${m.lastError.advice}${m.retryAt === null ? '' : `; next try at ${m.retryAt}`}`)
     if (m.pointer !== null) lines.push(`mirror ${m.name}: pointer ${m.pointer.state} (seen at ${timeWithAge(m.pointer.at)}): ${m.pointer.message} [${m.pointer.code}]`)
-    if (m.unavailable.count > 0) lines.push(`mirror ${m.name}: ${m.unavailable.count} ${m.unavailable.count === 1 ? 'object' : 'objects'} the primary no longer gives were skipped (last ${m.unavailable.last?.cid ?? '?'}: ${m.unavailable.last?.message ?? ''}): publish again from a device that holds the files`)
+    if (m.unavailable.count > 0) lines.push(`mirror ${m.name}: ${m.unavailable.count} ${m.unavailable.count === 1 ? 'object' : 'objects'} the primary would not give are missing there (last ${m.unavailable.last?.cid ?? '?'}: ${m.unavailable.last?.message ?? ''}): they are tried again every 10 minutes; if the primary lost them, store the files again from a device that has them`)
     const r = m.restorable
     lines.push(`mirror ${m.name}: restorable: ${r === null ? `not checked yet (\`cidsync verify --mirror ${m.name}\`, or the [verify] schedule)` : r.ok ? `yes (drill at ${timeWithAge(r.checkedAt)})` : `NO (drill at ${timeWithAge(r.checkedAt)}): ${r.failed ?? '?'}`}`)
   }

@@ -21,6 +21,16 @@ export interface MirrorRecord {
   readonly drillSuccessAt: string | null
 }
 
+/** Objects skipped for a mirror: at most this many kept to try again (more are counted). */
+const SKIPPED_KEPT = 10_000
+
+/** Objects a mirror could not get because the primary would not give them, kept until copied. */
+export interface SkippedObjects {
+  /** How many are missing on the mirror (some past {@link SKIPPED_KEPT} may not be listed). */
+  readonly count: number
+  readonly items: ReadonlyArray<{ readonly cid: string, readonly profile: string, readonly message: string, readonly at: string }>
+}
+
 /**
  * The replication log in `sync.sqlite`: every object this device stores (content, segments,
  * manifests) once, and every publish's pointer after its objects, in order. Each mirror keeps a
@@ -29,7 +39,7 @@ export interface MirrorRecord {
  * A mirror added later starts at the beginning and copies everything logged.
  */
 export class MirrorLog {
-  private readonly s: Record<'has' | 'insert' | 'lastPointer' | 'after' | 'state' | 'ensure' | 'cursor' | 'published' | 'drill' | 'behind' | 'laterPointer' | 'lastSeq' | 'seen' | 'setSeen', Database.Statement>
+  private readonly s: Record<'has' | 'insert' | 'lastPointer' | 'after' | 'state' | 'ensure' | 'cursor' | 'published' | 'drill' | 'behind' | 'laterPointer' | 'lastSeq' | 'stateValue' | 'setStateValue', Database.Statement>
 
   constructor (private readonly db: Database.Database) {
     this.s = {
@@ -46,8 +56,8 @@ export class MirrorLog {
       behind: db.prepare("SELECT COUNT(*) FILTER (WHERE kind = 'object') AS objects, COUNT(DISTINCT cid) FILTER (WHERE kind = 'pointer' AND cid != ?) AS pointers, MIN(added_at) AS oldest FROM replica_log WHERE seq > ?"),
       laterPointer: db.prepare("SELECT 1 FROM replica_log WHERE kind = 'pointer' AND seq > ? LIMIT 1").pluck(),
       lastSeq: db.prepare('SELECT COALESCE(MAX(seq), 0) FROM replica_log').pluck(),
-      seen: db.prepare('SELECT value FROM sync_state WHERE key = ?').pluck(),
-      setSeen: db.prepare('INSERT INTO sync_state (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value')
+      stateValue: db.prepare('SELECT value FROM sync_state WHERE key = ?').pluck(),
+      setStateValue: db.prepare('INSERT INTO sync_state (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value')
     }
   }
 
@@ -68,7 +78,7 @@ export class MirrorLog {
 
   /** How far each device's content records in the index were logged (`logContent`): its sequence number, by device ID. */
   contentSeen (): Readonly<Record<string, number>> {
-    const json = this.s.seen.get(KEY.mirrorContentSeen) as string | undefined
+    const json = this.s.stateValue.get(KEY.mirrorContentSeen) as string | undefined
     if (json === undefined) return {}
     try {
       return JSON.parse(json) as Record<string, number>
@@ -92,7 +102,7 @@ export class MirrorLog {
         this.s.insert.run('object', o.cid, o.profile, at)
         added++
       }
-      this.s.setSeen.run(KEY.mirrorContentSeen, JSON.stringify(seen))
+      this.s.setStateValue.run(KEY.mirrorContentSeen, JSON.stringify(seen))
       const pointer = this.s.lastPointer.get() as string | undefined
       if (added > 0 && pointer !== undefined) this.s.insert.run('pointer', pointer, this.profileOf(pointer), at)
       return added
@@ -142,6 +152,37 @@ export class MirrorLog {
     this.db.transaction(() => {
       this.advance(name, seq)
       this.s.published.run(JSON.stringify({ cid, at: at.toISOString() }), name)
+    })()
+  }
+
+  /** What the mirror lacks because the primary would not give it (kept across restarts: never "caught up" meanwhile). */
+  skipped (name: string): SkippedObjects {
+    const json = this.s.stateValue.get(`${KEY.mirrorSkipped}/${name}`) as string | undefined
+    try {
+      return json === undefined ? { count: 0, items: [] } : JSON.parse(json) as SkippedObjects
+    } catch {
+      return { count: 0, items: [] }
+    }
+  }
+
+  /** An object skipped for the mirror (its cursor moves past it, so the rest goes on); tried again later. */
+  noteSkipped (name: string, object: { readonly cid: string, readonly profile: string }, message: string, at = new Date()): void {
+    this.db.transaction(() => {
+      const now = this.skipped(name)
+      if (now.items.some(i => i.cid === object.cid)) return
+      const kept = now.items.length < SKIPPED_KEPT
+      const items = kept ? [...now.items, { cid: object.cid, profile: object.profile, message: message.slice(0, 500), at: at.toISOString() }] : now.items
+      this.s.setStateValue.run(`${KEY.mirrorSkipped}/${name}`, JSON.stringify({ count: now.count + 1, items }))
+    })()
+  }
+
+  /** A skipped object is on the mirror now. */
+  unskip (name: string, cid: string): void {
+    this.db.transaction(() => {
+      const now = this.skipped(name)
+      const items = now.items.filter(i => i.cid !== cid)
+      if (items.length === now.items.length) return
+      this.s.setStateValue.run(`${KEY.mirrorSkipped}/${name}`, JSON.stringify({ count: Math.max(0, now.count - 1), items }))
     })()
   }
 

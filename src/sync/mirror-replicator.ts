@@ -22,6 +22,8 @@ export type { MirrorLink, MirrorPointerNote, MirrorTiming, ReplicatorState } fro
 const BATCH = 32
 /** An object the primary no longer gives (gone, or damaged there) is tried this often before it is skipped and counted. */
 const UNAVAILABLE_ATTEMPTS = 5
+/** Skipped objects are tried again this many pointer looks apart (10 min by default): the primary may give them again. */
+const SKIPPED_RETRY_FACTOR = 10
 
 export interface ReplicatorComponents {
   readonly link: MirrorLink
@@ -55,7 +57,8 @@ export class MirrorReplicator {
   private lastError: ReplicatorState['lastError'] = null
   private retryAt: string | null = null
   private readonly pointer: MirrorPointerGuard
-  private unavailable: { count: number, last: { cid: string, message: string } | null } = { count: 0, last: null }
+  /** When the objects skipped for this mirror were last tried again (ms). */
+  private lastSkippedRetry = Date.now()
   /** The row failing now and how often, to skip one the primary no longer has. */
   private failing: { seq: number, attempts: number } | undefined
 
@@ -86,7 +89,9 @@ export class MirrorReplicator {
   }
 
   state (): ReplicatorState {
-    return { copiedTotal: this.copied, lastError: this.lastError, retryAt: this.retryAt, pointer: this.pointer.note, unavailable: { ...this.unavailable } }
+    const skipped = this.components.store.mirrorLog.skipped(this.name)
+    const last = skipped.items.at(-1)
+    return { copiedTotal: this.copied, lastError: this.lastError, retryAt: this.retryAt, pointer: this.pointer.note, unavailable: { count: skipped.count, last: last === undefined ? null : { cid: last.cid, message: last.message } } }
   }
 
   private async loop (): Promise<void> {
@@ -96,6 +101,7 @@ export class MirrorReplicator {
       try {
         worked = await this.pass()
         if (!worked && Date.now() - this.pointer.lastCheck >= this.timing.pointerCheckMs) await this.pointer.check()
+        if (!worked && Date.now() - this.lastSkippedRetry >= this.timing.pointerCheckMs * SKIPPED_RETRY_FACTOR) await this.retrySkipped()
         if (this.lastError !== null) this.tell('recovered', null, null)
         this.failures = 0
         this.lastError = null
@@ -170,13 +176,33 @@ export class MirrorReplicator {
       this.failing = { seq: row.seq, attempts }
       if (attempts < UNAVAILABLE_ATTEMPTS) throw err
       // The primary no longer gives it: the mirror cannot get it from here; the rest goes on, counted.
-      this.unavailable = { count: this.unavailable.count + 1, last: { cid: row.cid, message: (err as Error).message } }
+      this.components.store.mirrorLog.noteSkipped(this.name, row, (err as Error).message)
       this.components.logger.error({ mirror: this.name, cid: row.cid, err: (err as Error).message }, 'mirror: an object the primary no longer gives was skipped')
       this.failing = undefined
     }
   }
 
-  private async copy (row: ReplicaRow, primary: ServiceClients): Promise<void> {
+  /** The objects skipped for this mirror, tried again: one the primary gives now is copied and no longer missing. */
+  private async retrySkipped (): Promise<void> {
+    this.lastSkippedRetry = Date.now()
+    const log = this.components.store.mirrorLog
+    const primary = this.components.primary()
+    if (primary === undefined) return
+    for (const item of log.skipped(this.name).items.slice(0, BATCH)) {
+      this.abort.signal.throwIfAborted()
+      try {
+        await this.copy({ ...item, seq: 0 }, primary)
+      } catch (err) {
+        if (err instanceof ContentNotFoundError || err instanceof IntegrityError) continue
+        throw err
+      }
+      log.unskip(this.name, item.cid)
+      this.copied++
+      this.components.logger.info({ mirror: this.name, cid: item.cid }, 'mirror: an object skipped before was copied')
+    }
+  }
+
+  private async copy (row: Pick<ReplicaRow, 'seq' | 'cid' | 'profile'>, primary: ServiceClients): Promise<void> {
     const { link, config } = this.components
     const signal = this.abort.signal
     const profile = cidProfile(row.profile)

@@ -37,7 +37,9 @@ export const KEY = {
   /** The pointer CID a storing pass last merged first, so its records' content was not sent again. */
   contentPulled: 'content_pulled_pointer',
   /** JSON `{deviceId: seq}`: how far each device's content records in the index were logged for the mirrors. */
-  mirrorContentSeen: 'mirror_content_seen'
+  mirrorContentSeen: 'mirror_content_seen',
+  /** Prefix, then `/NAME`: JSON `SkippedObjects`, what a mirror lacks because the primary would not give it. */
+  mirrorSkipped: 'mirror_skipped'
 } as const
 export type Key = typeof KEY[keyof typeof KEY]
 
