@@ -25,13 +25,19 @@ function plainProfile (cid: string, indexed: string | null): string {
  * may predate the log): each device's records are read once, after the sequence number last
  * read of it (kept in sync.sqlite), and each object is logged once. Without this a mirror held
  * only what this device stored itself, yet was shown caught up, and a restore from it lacked the
- * other devices' files. Cheap when nothing came in (one query). Answers how many objects were new.
+ * other devices' files. Cheap when nothing came in (one query). This device's own records
+ * (`self`) are read once, for what predates the log: what it stores from then on is logged as it
+ * is uploaded (store-content.ts), and its sequence number moves with every file change, which
+ * would read all its records again and again. Answers how many objects were new.
  */
-export function logIndexContent (index: Index, log: MirrorLog): number {
+export function logIndexContent (index: Index, log: MirrorLog, self?: string): number {
   const seen = { ...log.contentSeen() }
   const objects: Array<{ cid: string, profile: string }> = []
   let batches = 0
+  let marked = false
   for (const device of index.content.contentDevices()) {
+    const done = `${device.deviceId}#read`
+    if (device.deviceId === self && seen[done] === 1) continue
     while ((seen[device.deviceId] ?? 0) < device.lastSeq && batches < BATCHES) {
       batches++
       const after = seen[device.deviceId] ?? 0
@@ -50,7 +56,11 @@ export function logIndexContent (index: Index, log: MirrorLog): number {
       // Read to the device's last sequence number: its next records come after it.
       seen[device.deviceId] = rows.length < BATCH ? Math.max(device.lastSeq, rows.at(-1)?.seq ?? 0) : (rows.at(-1)?.seq ?? after)
     }
+    if (device.deviceId === self && (seen[self] ?? 0) >= device.lastSeq) {
+      seen[done] = 1
+      marked = true
+    }
   }
   // One transaction: the objects, how far each device was read, and the pointer once after them.
-  return batches === 0 ? 0 : log.logContent(objects, seen)
+  return batches === 0 && !marked ? 0 : log.logContent(objects, seen)
 }

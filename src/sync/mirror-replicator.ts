@@ -32,6 +32,8 @@ export interface ReplicatorComponents {
   readonly store: SyncStore
   /** The index this device publishes: every content record in it (any device's) is logged for the mirrors. */
   readonly index?: Index
+  /** This device's ID: its own records are logged as it stores them, read from the index once only. */
+  readonly deviceId?: string
   readonly logger: Logger
   readonly config: () => Config
   readonly timing?: Partial<MirrorTiming>
@@ -145,7 +147,7 @@ export class MirrorReplicator {
     const { store, link } = this.components
     const log = store.mirrorLog
     // Content another device stored (or stored before the log was kept) comes in through the index.
-    if (this.components.index !== undefined) logIndexContent(this.components.index, log)
+    if (this.components.index !== undefined) logIndexContent(this.components.index, log, this.components.deviceId)
     const rows = log.after(log.mirror(link.name).cursor, BATCH)
     if (rows.length === 0) return false
     const primary = this.components.primary()

@@ -151,7 +151,7 @@ export class SyncRunner {
   mirrorsStatus (): MirrorStatus[] {
     const log = this.store().mirrorLog
     // What came into the index since the loops last looked is counted as waiting, never as caught up.
-    if (this.replicators.length > 0) logIndexContent(this.components.index, log)
+    if (this.replicators.length > 0) logIndexContent(this.components.index, log, this.components.deviceId)
     return this.replicators.map(({ link, replicator }) => mirrorStatus(link, log, replicator.state()))
   }
 
@@ -234,7 +234,7 @@ export class SyncRunner {
   private startMirrors (): void {
     const links = this.components.mirrors?.(this.config) ?? []
     this.replicators = links.map(link => {
-      const replicator = new MirrorReplicator({ link, primary: this.components.clients, store: this.store(), index: this.components.index, logger: this.components.logger, config: () => this.config, timing: this.components.mirrorTiming, onEvent: this.components.onEvent })
+      const replicator = new MirrorReplicator({ link, primary: this.components.clients, store: this.store(), index: this.components.index, deviceId: this.components.deviceId, logger: this.components.logger, config: () => this.config, timing: this.components.mirrorTiming, onEvent: this.components.onEvent })
       replicator.start()
       return { link, replicator }
     })

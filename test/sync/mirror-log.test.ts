@@ -75,5 +75,12 @@ describe('the replication log', () => {
     expect(logIndexContent(index, log)).toBe(1)
     expect(log.after(last, 100).map(r => [r.kind, r.cid])).toEqual([['object', real(5)], ['pointer', cid(9)]])
     expect(log.contentSeen()).toEqual({ 'device-a': 2, 'device-b': 3 })
+    // This device's own records are read once (it logs what it stores as it uploads): then left alone.
+    expect(logIndexContent(index, log, 'device-a')).toBe(0)
+    expect(log.contentSeen()).toMatchObject({ 'device-a#read': 1 })
+    index.content.record('device-a', 'a', [record(5, [4, 5, 1])])
+    const before = log.lastSeq()
+    expect(logIndexContent(index, log, 'device-a')).toBe(0)
+    expect(log.lastSeq()).toBe(before)
   })
 })
