@@ -21,6 +21,9 @@ export interface MirrorRecord {
   readonly drillSuccessAt: string | null
 }
 
+/** Publishes whose history was logged, remembered: a walk stops at one of them. */
+const WALKED_KEPT = 100
+
 /** Objects skipped for a mirror: at most this many kept to try again (more are counted). */
 const SKIPPED_KEPT = 10_000
 
@@ -96,17 +99,49 @@ export class MirrorLog {
    */
   logContent (objects: ReadonlyArray<{ readonly cid: string, readonly profile: string }>, seen: Readonly<Record<string, number>>, at = Date.now()): number {
     return this.db.transaction(() => {
-      let added = 0
-      for (const o of objects) {
-        if (this.s.has.get(o.cid) !== undefined) continue
-        this.s.insert.run('object', o.cid, o.profile, at)
-        added++
-      }
+      const added = this.logNew(objects, at)
       this.s.setStateValue.run(KEY.mirrorContentSeen, JSON.stringify(seen))
-      const pointer = this.s.lastPointer.get() as string | undefined
-      if (added > 0 && pointer !== undefined) this.s.insert.run('pointer', pointer, this.profileOf(pointer), at)
       return added
     })()
+  }
+
+  /** The last publish logged (its pointer move), or undefined before any. */
+  lastPointer (): string | undefined {
+    return this.s.lastPointer.get() as string | undefined
+  }
+
+  /** The publishes whose whole history was logged (`logHistory`), the last few. */
+  historyWalked (): readonly string[] {
+    try {
+      return JSON.parse(this.s.stateValue.get(KEY.mirrorHistoryWalked) as string | undefined ?? '[]') as string[]
+    } catch {
+      return []
+    }
+  }
+
+  /**
+   * The publishes of the history behind `head` and their segments, each object once, and `head`
+   * noted as walked, in one transaction; when any was new, the last pointer row again after them.
+   */
+  logHistory (objects: ReadonlyArray<{ readonly cid: string, readonly profile: string }>, head: string, at = Date.now()): number {
+    return this.db.transaction(() => {
+      const added = this.logNew(objects, at)
+      this.s.setStateValue.run(KEY.mirrorHistoryWalked, JSON.stringify([...this.historyWalked().filter(c => c !== head), head].slice(-WALKED_KEPT)))
+      return added
+    })()
+  }
+
+  /** Objects not logged yet, then (when any was) the last pointer row again after them. */
+  private logNew (objects: ReadonlyArray<{ readonly cid: string, readonly profile: string }>, at: number): number {
+    let added = 0
+    for (const o of objects) {
+      if (this.s.has.get(o.cid) !== undefined) continue
+      this.s.insert.run('object', o.cid, o.profile, at)
+      added++
+    }
+    const pointer = this.s.lastPointer.get() as string | undefined
+    if (added > 0 && pointer !== undefined) this.s.insert.run('pointer', pointer, this.profileOf(pointer), at)
+    return added
   }
 
   private profileOf (cid: string): string {

@@ -9,6 +9,7 @@ import type { ServiceClients } from '../remote/index.js'
 import { backoffMs } from '../util/backoff.js'
 import { makeDirsSync } from '../util/make-dirs.js'
 import { logIndexContent } from './mirror-content.js'
+import { logHistory } from './mirror-history.js'
 import { DEFAULT_MIRROR_TIMING, mirrorAdvice, type MirrorLink, type MirrorTiming, type ReplicatorState } from './mirror-link.js'
 import type { ReplicaRow } from './mirror-log.js'
 import { MirrorPointerGuard } from './mirror-pointer.js'
@@ -59,6 +60,8 @@ export class MirrorReplicator {
   private lastError: ReplicatorState['lastError'] = null
   private retryAt: string | null = null
   private readonly pointer: MirrorPointerGuard
+  /** When reading the history behind the last publish may be tried again after it failed (ms). */
+  private historyRetryAt = 0
   /** When the objects skipped for this mirror were last tried again (ms). */
   private lastSkippedRetry = Date.now()
   /** The row failing now and how often, to skip one the primary no longer has. */
@@ -148,6 +151,7 @@ export class MirrorReplicator {
     const log = store.mirrorLog
     // Content another device stored (or stored before the log was kept) comes in through the index.
     if (this.components.index !== undefined) logIndexContent(this.components.index, log, this.components.deviceId)
+    await this.logHistory()
     const rows = log.after(log.mirror(link.name).cursor, BATCH)
     if (rows.length === 0) return false
     const primary = this.components.primary()
@@ -181,6 +185,19 @@ export class MirrorReplicator {
       this.components.store.mirrorLog.noteSkipped(this.name, row, (err as Error).message)
       this.components.logger.error({ mirror: this.name, cid: row.cid, err: (err as Error).message }, 'mirror: an object the primary no longer gives was skipped')
       this.failing = undefined
+    }
+  }
+
+  /** Every publish behind the last one logged (another device's too), once per new publish; a failure waits, never wedges the copy. */
+  private async logHistory (): Promise<void> {
+    const primary = this.components.primary()
+    if (primary === undefined || Date.now() < this.historyRetryAt) return
+    try {
+      await logHistory(primary, this.components.store, this.components.config(), this.abort.signal)
+    } catch (err) {
+      if (this.abort.signal.aborted) throw err
+      this.historyRetryAt = Date.now() + this.timing.pointerCheckMs * SKIPPED_RETRY_FACTOR
+      this.components.logger.warn({ mirror: this.name, err: (err as Error).message }, 'mirror: the history behind the last publish could not be read; tried again later')
     }
   }
 

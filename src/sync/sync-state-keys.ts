@@ -38,6 +38,8 @@ export const KEY = {
   contentPulled: 'content_pulled_pointer',
   /** JSON `{deviceId: seq}`: how far each device's content records in the index were logged for the mirrors. */
   mirrorContentSeen: 'mirror_content_seen',
+  /** JSON list: the last publishes whose whole history was logged for the mirrors. */
+  mirrorHistoryWalked: 'mirror_history_walked',
   /** Prefix, then `/NAME`: JSON `SkippedObjects`, what a mirror lacks because the primary would not give it. */
   mirrorSkipped: 'mirror_skipped'
 } as const

@@ -36,7 +36,10 @@ describe('a mirror gets the content every record of the published index names, w
     for (const f of ['api-key', 'session-token']) await writeFile(join(a.root, f), await readFile(join(b.root, f)), { mode: 0o600 })
     await shareKey(b, a)
     await mkdir(join(a.root, 'other'), { recursive: true })
+    // Two publishes of a before b looks: b takes in the second only, yet the mirror needs both for a --full drill.
     await writeFile(join(a.root, 'other', 'from-a.txt'), 'stored by a, which has no mirror\n')
+    await ok(['snapshot', '--config', a.config], { timeoutMs: 120_000 })
+    await writeFile(join(a.root, 'other', 'from-a-2.txt'), 'stored by a later\n')
     await ok(['snapshot', '--config', a.config], { timeoutMs: 120_000 })
     const fromA = [...contentObjects(a.state).keys()]
     expect(fromA.length).toBeGreaterThan(0)
@@ -58,6 +61,10 @@ describe('a mirror gets the content every record of the published index names, w
     expect(text.stdout).toContain('mirror nas: caught up')
     const drill = await runCli(['verify', '--mirror', 'nas', '--content', '--config', b.config], { timeoutMs: 120_000 })
     expect(drill.code, drill.stdout + drill.stderr).toBe(0)
-    expect(drill.stdout).toContain('2 of 2 stored files brought back and verified')
+    expect(drill.stdout).toContain('3 of 3 stored files brought back and verified')
+    // Every publish of the history is on the mirror: a's two and b's.
+    const full = await runCli(['verify', '--mirror', 'nas', '--full', '--config', b.config], { timeoutMs: 120_000 })
+    expect(full.code, full.stdout + full.stderr).toBe(0)
+    expect(full.stdout).toContain(`mirror nas: restorable: ${cid}; 3 publishes`)
   }, 600_000)
 })
