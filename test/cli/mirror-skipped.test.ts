@@ -43,7 +43,9 @@ describe('an object the primary would not give, skipped for a mirror', () => {
     const putBack = hideStoredBlock(primary.dir, object)
     mirror = await startHome(join(root, 'mirror'), mirror.url)
 
-    const skipped = await until(async () => { const m = await mirrorOf(d); return m.objectsBehind === 0 && m.lastPublish?.cid === cid && m.unavailable.count === 1 ? m : undefined }, 120_000, 'the object skipped, the rest copied', 100)
+    let seen: unknown
+    const skipped = await until(async () => { const m = await mirrorOf(d); seen = m; return m.objectsBehind === 0 && m.lastPublish?.cid === cid && m.unavailable.count === 1 ? m : undefined }, 120_000, 'the object skipped, the rest copied', 100)
+      .catch((err: Error) => { throw new Error(`${err.message}; the mirror as status last showed it: ${JSON.stringify(seen)}`) })
     expect(skipped.unavailable.last.cid).toBe(object)
     let text = await runCli(['status', '--config', d.config])
     expect(text.stdout).not.toContain('mirror nas: caught up')
