@@ -716,3 +716,11 @@ export class MirrorPointerRolledBackError extends CidsyncError {
 export class MirrorsFailedError extends CidsyncError {
   override readonly code = 'ERR_MIRRORS_FAILED'
 }
+
+/**
+ * A restore from a mirror would install an older publish than this device's last known pointer
+ * (the mirror lags): refused unless `--allow-older`, so an old copy never passes for the latest.
+ */
+export class MirrorBehindError extends CidsyncError {
+  override readonly code = 'ERR_MIRROR_BEHIND'
+}

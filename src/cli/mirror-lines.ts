@@ -3,7 +3,8 @@ import { timeWithAge } from './relative-time.js'
 
 /** A mirror's lag in words: none, or what waits and since how long. */
 function lagText (m: NonNullable<StatusDocument['mirrors']>[number]): string {
-  if (m.objectsBehind === 0 && m.publishesBehind === 0) return 'caught up'
+  // Skipped objects are missing there: never "caught up" while a restore from it would lack them.
+  if (m.objectsBehind === 0 && m.publishesBehind === 0) return m.unavailable.count === 0 ? 'caught up' : `copied all it could, ${m.unavailable.count} ${m.unavailable.count === 1 ? 'object' : 'objects'} missing (see below)`
   const minutes = Math.round(m.lagSeconds / 60)
   return `${m.objectsBehind} ${m.objectsBehind === 1 ? 'object' : 'objects'}, ${m.publishesBehind} ${m.publishesBehind === 1 ? 'publish' : 'publishes'} behind (oldest waiting ${minutes < 1 ? `${m.lagSeconds} s` : `${minutes} min`}${m.lagging ? `, past max_lag_seconds ${m.maxLagSeconds}` : ''})`
 }
@@ -16,7 +17,7 @@ export function mirrorLines (s: StatusDocument): string[] {
     lines.push(`mirror ${m.name}: ${lagText(m)}; ${last}`)
     if (m.lastError !== null) lines.push(`mirror ${m.name}: copying failed at ${timeWithAge(m.lastError.at)}: ${m.lastError.message} [${m.lastError.code ?? 'ERR_CIDSYNC'}]: ${m.lastError.advice}${m.retryAt === null ? '' : `; next try at ${m.retryAt}`}`)
     if (m.pointer !== null) lines.push(`mirror ${m.name}: pointer ${m.pointer.state} (seen at ${timeWithAge(m.pointer.at)}): ${m.pointer.message} [${m.pointer.code}]`)
-    if (m.unavailable.count > 0) lines.push(`mirror ${m.name}: ${m.unavailable.count} ${m.unavailable.count === 1 ? 'object' : 'objects'} the primary no longer gives were skipped (last ${m.unavailable.last?.cid ?? '?'}: ${m.unavailable.last?.message ?? ''}): publish again from a device that holds the files`)
+    if (m.unavailable.count > 0) lines.push(`mirror ${m.name}: ${m.unavailable.count} ${m.unavailable.count === 1 ? 'object' : 'objects'} the primary would not give are missing there (last ${m.unavailable.last?.cid ?? '?'}: ${m.unavailable.last?.message ?? ''}): they are tried again every 10 minutes; if the primary lost them, store the files again from a device that has them`)
     const r = m.restorable
     lines.push(`mirror ${m.name}: restorable: ${r === null ? `not checked yet (\`cidsync verify --mirror ${m.name}\`, or the [verify] schedule)` : r.ok ? `yes (drill at ${timeWithAge(r.checkedAt)})` : `NO (drill at ${timeWithAge(r.checkedAt)}): ${r.failed ?? '?'}`}`)
   }

@@ -1,5 +1,5 @@
 import type { Config } from '../config/index.js'
-import { ContentNotFoundError, GatewayFetchError, IntegrityError, MirrorsFailedError, PointerNotFoundError, RemoteError, SegmentUnusableError } from '../errors.js'
+import { CidsyncError, ContentNotFoundError, GatewayFetchError, IntegrityError, MirrorBehindError, MirrorsFailedError, PointerNotFoundError, RemoteError, SegmentUnusableError } from '../errors.js'
 import type { ServiceClients } from '../remote/index.js'
 
 /** What a read needs of a service: its clients, and a name for messages. */
@@ -21,8 +21,13 @@ export async function readFrom<T> (config: Config, options: { readonly from?: st
   const { connectMirror, connectService, findMirror } = await import('../connect/index.js')
   if (options.from !== undefined) {
     const mirror = connectMirror(config, findMirror(config, options.from))
+    const where = `mirror ${options.from}`
     try {
-      return await fn(mirror, `mirror ${options.from}`)
+      return await fn(mirror, where)
+    } catch (err) {
+      // Read from one home alone: whatever failed, the user reads which.
+      if (err instanceof CidsyncError && !err.message.startsWith(where)) err.message = `${where}: ${err.message}`
+      throw err
     } finally {
       await mirror.close()
     }
@@ -40,6 +45,9 @@ export async function readFrom<T> (config: Config, options: { readonly from?: st
     failures.push(`the primary: ${(err as Error).message}`)
     process.stderr.write(`cidsync: the primary failed: ${(err as Error).message}\ncidsync: reading from the mirrors instead, in order: ${config.mirrors.map(m => m.name).join(', ')}\n`)
   }
+  // A mirror that lags (an older publish than this device knows) is passed over for the next; if
+  // none does better, that refusal is the answer, not a bare "every mirror failed".
+  let behind: MirrorBehindError | undefined
   for (const m of config.mirrors) {
     const mirror = connectMirror(config, m)
     try {
@@ -47,6 +55,12 @@ export async function readFrom<T> (config: Config, options: { readonly from?: st
       process.stderr.write(`cidsync: read from mirror ${m.name} (the primary failed)\n`)
       return result
     } catch (err) {
+      if (err instanceof MirrorBehindError) {
+        behind ??= err
+        failures.push(err.message)
+        process.stderr.write(`cidsync: mirror ${m.name} holds an older publish than this device knows: passed over\n`)
+        continue
+      }
       if (!serviceFailed(err)) throw err
       failures.push(`mirror ${m.name}: ${(err as Error).message}`)
       process.stderr.write(`cidsync: mirror ${m.name} failed too: ${(err as Error).message}\n`)
@@ -54,5 +68,6 @@ export async function readFrom<T> (config: Config, options: { readonly from?: st
       await mirror.close()
     }
   }
+  if (behind !== undefined) throw new MirrorBehindError(`${failures[0] ?? 'the primary failed'}; ${behind.message}`)
   throw new MirrorsFailedError(`the primary and every mirror failed: ${failures.join('; ')}: check the services and the network; \`restore --from NAME\` reads one mirror`)
 }

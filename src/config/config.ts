@@ -79,6 +79,8 @@ export interface Config {
     /** 0: no limit. */
     readonly maxIpnsKeysPerAccount: number
     readonly maxConnections: number
+    /** The most bytes one gateway CAR response sends (a small DAG of repeated links, with `dups=y`, would send far more than it holds). */
+    readonly maxCarBytes: number
   }
   readonly snapshot: {
     readonly schedule: string

@@ -175,7 +175,8 @@ function toConfig (file: ConfigFile, source: string | undefined, listen: Config[
       allow: file.local_service.allow.map(a => a.toLowerCase()),
       maxBytesPerAccount: file.local_service.max_bytes_per_account,
       maxIpnsKeysPerAccount: file.local_service.max_ipns_keys_per_account,
-      maxConnections: file.local_service.max_connections
+      maxConnections: file.local_service.max_connections,
+      maxCarBytes: file.local_service.max_car_bytes
     },
     reconcile: { schedule: file.reconcile.schedule },
     verify: { schedule: file.verify.schedule },

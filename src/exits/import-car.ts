@@ -8,6 +8,7 @@ import { ENGINE, ENGINE_V1 } from '../snapshot/index.js'
 import { acceptsUnencrypted, SNAPSHOT_PROFILE, SyncStore, walkEntries, type FetchInit } from '../sync/index.js'
 import { failpoint } from '../util/failpoint.js'
 import { checkChain } from './check-chain.js'
+import { namedByChain } from './chain-named.js'
 import { scanCar } from './scan-car.js'
 import { makeDirsSync } from '../util/make-dirs.js'
 
@@ -29,8 +30,10 @@ export interface ImportResult {
   readonly at: string
   readonly blocks: number
   readonly bytes: number
-  /** The DAGs the CAR held (one per object), each asked for a deal when the config asks for deals. */
+  /** The DAGs the CAR held (one per object). */
   readonly objects: number
+  /** The CAR's DAGs its chain does not name (not a publish, segment or content object of it): on the service, but asked no deal and given no mirror. */
+  readonly unnamed: readonly string[]
   readonly publishes: number
   readonly segments: number
   readonly dealsAsked: number
@@ -48,7 +51,8 @@ export interface ImportResult {
  *    does not decrypt under this device's key or is bound to another namespace is refused, named;
  * 4. a pointer holding a publish the chain does not hold (the CAR is older, or another line) is
  *    left alone unless `force`;
- * 5. deals are asked for each object, then the pointer is set and read back.
+ * 5. deals are asked for each object the chain names (publishes, segments, content objects; any
+ *    other DAG of the CAR is named in the result, not dealt), then the pointer is set and read back.
  * Every step is idempotent: a run killed anywhere is finished by running it again.
  */
 export async function importCar (clients: ServiceClients, init: ImportInit): Promise<ImportResult> {
@@ -78,13 +82,18 @@ export async function importCar (clients: ServiceClients, init: ImportInit): Pro
     throw new ImportOlderError(await whyNot(clients, config, previous, car.root, chain.head.at, fetch))
   }
 
+  // Deals (and mirrors) are for what the chain names; anything else the CAR carried is said, not kept.
+  const named = await namedByChain(clients, car.root, car.objects, fetch)
+  const chainObjects = car.objects.filter(o => named.has(o))
+  const unnamed = car.objects.filter(o => !named.has(o))
+
   init.onStep?.('deal')
   let dealsAsked = 0
   if (config.snapshot.deal) {
     const index = existsSync(indexPath(config.stateDir)) ? openIndex(indexPath(config.stateDir)) : undefined
     const deviceId = readDeviceId(config.stateDir)
     try {
-      for (const object of car.objects) {
+      for (const object of chainObjects) {
         await clients.deals.addCid(object, { signal: init.signal })
         // Followed up with this device's own deals, as a publish's are.
         if (index !== undefined && deviceId !== undefined) index.remote.requestDeal(object, deviceId)
@@ -117,11 +126,11 @@ export async function importCar (clients: ServiceClients, init: ImportInit): Pro
   // counted there as unavailable.
   const store = new SyncStore(config.stateDir)
   try {
-    store.mirrorLog.logPublish(car.root, car.objects.filter(o => o !== car.root), SNAPSHOT_PROFILE.name)
+    store.mirrorLog.logPublish(car.root, chainObjects.filter(o => o !== car.root), SNAPSHOT_PROFILE.name)
   } finally {
     store.close()
   }
-  return { root: car.root, at: chain.head.at, blocks: car.blocks, bytes: car.bytes, objects: car.objects.length, publishes: chain.publishes.length, segments: chain.segments, dealsAsked, previous: latest, moved }
+  return { root: car.root, at: chain.head.at, blocks: car.blocks, bytes: car.bytes, objects: car.objects.length, unnamed, publishes: chain.publishes.length, segments: chain.segments, dealsAsked, previous: latest, moved }
 }
 
 async function currentPointer (clients: ServiceClients, config: Config, signal?: AbortSignal): Promise<string | null> {

@@ -124,6 +124,30 @@ export class ContentRecordStore {
       FROM content c WHERE (device_id, cid) > (?, ?) ORDER BY device_id, cid LIMIT ?`).all(after?.deviceId ?? '', after?.cid ?? '', limit) as Array<StoredContentRow & { cidProfile: string | null }>
   }
 
+  /**
+   * Each device with content records, and the last sequence number the index holds of it: a
+   * reader that keeps a cursor per device (the mirrors' log) reads records only when one moved.
+   */
+  contentDevices (): Array<{ readonly deviceId: string, readonly lastSeq: number }> {
+    return this.db.prepare('SELECT device_id AS deviceId, last_seq AS lastSeq FROM devices d WHERE EXISTS (SELECT 1 FROM content c WHERE c.device_id = d.device_id)').all() as Array<{ deviceId: string, lastSeq: number }>
+  }
+
+  /**
+   * A device's records after its sequence number `afterSeq`, in sequence order, at most `limit`,
+   * each with its CID profile as {@link recordsAfter} gives it (looked up for plain content only,
+   * once per call: `entries` has no index by CID).
+   */
+  recordsSince (deviceId: string, afterSeq: number, limit: number): Array<StoredContentRow & { readonly cidProfile: string | null }> {
+    const rows = this.db.prepare(`${SELECT} WHERE device_id = ? AND seq > ? ORDER BY seq LIMIT ?`).all(deviceId, afterSeq, limit) as StoredContentRow[]
+    const plain = rows.filter(r => r.sealing === 'none').map(r => r.cid)
+    const profiles = new Map<string, string>()
+    if (plain.length > 0) {
+      const found = this.db.prepare('SELECT cid, MIN(cid_profile) AS profile FROM entries WHERE cid IN (SELECT value FROM json_each(?)) GROUP BY cid').all(JSON.stringify(plain)) as Array<{ cid: string, profile: string }>
+      for (const f of found) profiles.set(f.cid, f.profile)
+    }
+    return rows.map(r => ({ ...r, cidProfile: profiles.get(r.cid) ?? null }))
+  }
+
   /** How many distinct CIDs of live rows some record holds. */
   storedCount (): number {
     return this.db.prepare(`SELECT COUNT(*) FROM (${STORED_FILES})`).pluck().get() as number

@@ -56,4 +56,7 @@ export type { MirrorLink, MirrorTiming, MirrorPointerNote, ReplicatorState } fro
 export type { MirrorStatus } from './mirror-status.js'
 export type { MirrorLog, ReplicaRow, MirrorRecord } from './mirror-log.js'
 export { drillMirror } from './mirror-drill.js'
+export { logIndexContent } from './mirror-content.js'
+export { mirrorBehind } from './mirror-behind.js'
+export type { MirrorBehind } from './mirror-behind.js'
 export type { MirrorDrillComponents, MirrorDrillOptions } from './mirror-drill.js'

@@ -1,4 +1,5 @@
 import type Database from 'better-sqlite3'
+import { KEY } from './sync-state-keys.js'
 
 /** One thing to replicate: an object (by CID, uploaded under `profile`), or a pointer move to a manifest. */
 export interface ReplicaRow {
@@ -20,6 +21,19 @@ export interface MirrorRecord {
   readonly drillSuccessAt: string | null
 }
 
+/** Publishes whose history was logged, remembered: a walk stops at one of them. */
+const WALKED_KEPT = 100
+
+/** Objects skipped for a mirror: at most this many kept to try again (more are counted). */
+const SKIPPED_KEPT = 10_000
+
+/** Objects a mirror could not get because the primary would not give them, kept until copied. */
+export interface SkippedObjects {
+  /** How many are missing on the mirror (some past {@link SKIPPED_KEPT} may not be listed). */
+  readonly count: number
+  readonly items: ReadonlyArray<{ readonly cid: string, readonly profile: string, readonly message: string, readonly at: string }>
+}
+
 /**
  * The replication log in `sync.sqlite`: every object this device stores (content, segments,
  * manifests) once, and every publish's pointer after its objects, in order. Each mirror keeps a
@@ -28,7 +42,7 @@ export interface MirrorRecord {
  * A mirror added later starts at the beginning and copies everything logged.
  */
 export class MirrorLog {
-  private readonly s: Record<'has' | 'insert' | 'lastPointer' | 'after' | 'state' | 'ensure' | 'cursor' | 'published' | 'drill' | 'behind' | 'laterPointer' | 'lastSeq', Database.Statement>
+  private readonly s: Record<'has' | 'insert' | 'lastPointer' | 'after' | 'state' | 'ensure' | 'cursor' | 'published' | 'drill' | 'behind' | 'laterPointer' | 'lastSeq' | 'stateValue' | 'setStateValue', Database.Statement>
 
   constructor (private readonly db: Database.Database) {
     this.s = {
@@ -41,9 +55,12 @@ export class MirrorLog {
       cursor: db.prepare('UPDATE mirror_state SET cursor = MAX(cursor, ?) WHERE mirror = ?'),
       published: db.prepare('UPDATE mirror_state SET published = ? WHERE mirror = ?'),
       drill: db.prepare('UPDATE mirror_state SET drill = ?, drill_success = COALESCE(?, drill_success) WHERE mirror = ?'),
-      behind: db.prepare("SELECT COUNT(*) FILTER (WHERE kind = 'object') AS objects, COUNT(*) FILTER (WHERE kind = 'pointer') AS pointers, MIN(added_at) AS oldest FROM replica_log WHERE seq > ?"),
+      // A pointer row repeated after content that came in later (logContent) is one publish, and none once the mirror holds it.
+      behind: db.prepare("SELECT COUNT(*) FILTER (WHERE kind = 'object') AS objects, COUNT(DISTINCT cid) FILTER (WHERE kind = 'pointer' AND cid != ?) AS pointers, MIN(added_at) AS oldest FROM replica_log WHERE seq > ?"),
       laterPointer: db.prepare("SELECT 1 FROM replica_log WHERE kind = 'pointer' AND seq > ? LIMIT 1").pluck(),
-      lastSeq: db.prepare('SELECT COALESCE(MAX(seq), 0) FROM replica_log').pluck()
+      lastSeq: db.prepare('SELECT COALESCE(MAX(seq), 0) FROM replica_log').pluck(),
+      stateValue: db.prepare('SELECT value FROM sync_state WHERE key = ?').pluck(),
+      setStateValue: db.prepare('INSERT INTO sync_state (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value')
     }
   }
 
@@ -60,6 +77,75 @@ export class MirrorLog {
       this.logObjects([...segments, manifestCid].map(cid => ({ cid, profile })), at)
       if (this.s.lastPointer.get() !== manifestCid) this.s.insert.run('pointer', manifestCid, profile, at)
     })()
+  }
+
+  /** How far each device's content records in the index were logged (`logContent`): its sequence number, by device ID. */
+  contentSeen (): Readonly<Record<string, number>> {
+    const json = this.s.stateValue.get(KEY.mirrorContentSeen) as string | undefined
+    if (json === undefined) return {}
+    try {
+      return JSON.parse(json) as Record<string, number>
+    } catch {
+      // Read again from the start: each object is logged once whatever happens.
+      return {}
+    }
+  }
+
+  /**
+   * Content objects named by the index's records (any device's), and how far each device's
+   * records were read, in one transaction. When any object was new, the last publish's pointer
+   * row is logged again after them: a mirror moves its pointer (or confirms it) only once the
+   * content that publish's index names is there too. Answers how many objects were new.
+   */
+  logContent (objects: ReadonlyArray<{ readonly cid: string, readonly profile: string }>, seen: Readonly<Record<string, number>>, at = Date.now()): number {
+    return this.db.transaction(() => {
+      const added = this.logNew(objects, at)
+      this.s.setStateValue.run(KEY.mirrorContentSeen, JSON.stringify(seen))
+      return added
+    })()
+  }
+
+  /** The last publish logged (its pointer move), or undefined before any. */
+  lastPointer (): string | undefined {
+    return this.s.lastPointer.get() as string | undefined
+  }
+
+  /** The publishes whose whole history was logged (`logHistory`), the last few. */
+  historyWalked (): readonly string[] {
+    try {
+      return JSON.parse(this.s.stateValue.get(KEY.mirrorHistoryWalked) as string | undefined ?? '[]') as string[]
+    } catch {
+      return []
+    }
+  }
+
+  /**
+   * The publishes of the history behind `head` and their segments, each object once, and `head`
+   * noted as walked, in one transaction; when any was new, the last pointer row again after them.
+   */
+  logHistory (objects: ReadonlyArray<{ readonly cid: string, readonly profile: string }>, head: string, at = Date.now()): number {
+    return this.db.transaction(() => {
+      const added = this.logNew(objects, at)
+      this.s.setStateValue.run(KEY.mirrorHistoryWalked, JSON.stringify([...this.historyWalked().filter(c => c !== head), head].slice(-WALKED_KEPT)))
+      return added
+    })()
+  }
+
+  /** Objects not logged yet, then (when any was) the last pointer row again after them. */
+  private logNew (objects: ReadonlyArray<{ readonly cid: string, readonly profile: string }>, at: number): number {
+    let added = 0
+    for (const o of objects) {
+      if (this.s.has.get(o.cid) !== undefined) continue
+      this.s.insert.run('object', o.cid, o.profile, at)
+      added++
+    }
+    const pointer = this.s.lastPointer.get() as string | undefined
+    if (added > 0 && pointer !== undefined) this.s.insert.run('pointer', pointer, this.profileOf(pointer), at)
+    return added
+  }
+
+  private profileOf (cid: string): string {
+    return (this.db.prepare("SELECT profile FROM replica_log WHERE cid = ? AND kind = 'pointer' ORDER BY seq DESC LIMIT 1").pluck().get(cid) as string | undefined) ?? 'kubo-cidv1'
   }
 
   /** The rows after `seq`, oldest first. */
@@ -85,7 +171,8 @@ export class MirrorLog {
 
   /** What the mirror has not copied yet: objects, pointer moves, and since when the oldest waits (ms), or null. */
   behind (name: string): { readonly objects: number, readonly pointers: number, readonly oldestAt: number | null } {
-    const row = this.s.behind.get(this.mirror(name).cursor) as { objects: number, pointers: number, oldest: number | null }
+    const record = this.mirror(name)
+    const row = this.s.behind.get(record.published?.cid ?? '', record.cursor) as { objects: number, pointers: number, oldest: number | null }
     return { objects: row.objects, pointers: row.pointers, oldestAt: row.oldest }
   }
 
@@ -100,6 +187,37 @@ export class MirrorLog {
     this.db.transaction(() => {
       this.advance(name, seq)
       this.s.published.run(JSON.stringify({ cid, at: at.toISOString() }), name)
+    })()
+  }
+
+  /** What the mirror lacks because the primary would not give it (kept across restarts: never "caught up" meanwhile). */
+  skipped (name: string): SkippedObjects {
+    const json = this.s.stateValue.get(`${KEY.mirrorSkipped}/${name}`) as string | undefined
+    try {
+      return json === undefined ? { count: 0, items: [] } : JSON.parse(json) as SkippedObjects
+    } catch {
+      return { count: 0, items: [] }
+    }
+  }
+
+  /** An object skipped for the mirror (its cursor moves past it, so the rest goes on); tried again later. */
+  noteSkipped (name: string, object: { readonly cid: string, readonly profile: string }, message: string, at = new Date()): void {
+    this.db.transaction(() => {
+      const now = this.skipped(name)
+      if (now.items.some(i => i.cid === object.cid)) return
+      const kept = now.items.length < SKIPPED_KEPT
+      const items = kept ? [...now.items, { cid: object.cid, profile: object.profile, message: message.slice(0, 500), at: at.toISOString() }] : now.items
+      this.s.setStateValue.run(`${KEY.mirrorSkipped}/${name}`, JSON.stringify({ count: now.count + 1, items }))
+    })()
+  }
+
+  /** A skipped object is on the mirror now. */
+  unskip (name: string, cid: string): void {
+    this.db.transaction(() => {
+      const now = this.skipped(name)
+      const items = now.items.filter(i => i.cid !== cid)
+      if (items.length === now.items.length) return
+      this.s.setStateValue.run(`${KEY.mirrorSkipped}/${name}`, JSON.stringify({ count: Math.max(0, now.count - 1), items }))
     })()
   }
 

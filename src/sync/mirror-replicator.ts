@@ -3,86 +3,43 @@ import { join } from 'node:path'
 import type { Logger } from 'pino'
 import type { Config } from '../config/index.js'
 import { cidProfile } from '../content/index.js'
-import { AbortedError, CidsyncError, ContentNotFoundError, IntegrityError, MirrorPointerAheadError, MirrorPointerRolledBackError, NotReadyError, PointerNotFoundError } from '../errors.js'
+import { AbortedError, CidsyncError, ContentNotFoundError, IntegrityError, NotReadyError } from '../errors.js'
+import type { Index } from '../index/index.js'
 import type { ServiceClients } from '../remote/index.js'
-import { ENGINE } from '../snapshot/index.js'
 import { backoffMs } from '../util/backoff.js'
-import { cachedHistory } from './history.js'
+import { makeDirsSync } from '../util/make-dirs.js'
+import { logIndexContent } from './mirror-content.js'
+import { logHistory } from './mirror-history.js'
+import { DEFAULT_MIRROR_TIMING, mirrorAdvice, type MirrorLink, type MirrorTiming, type ReplicatorState } from './mirror-link.js'
 import type { ReplicaRow } from './mirror-log.js'
+import { MirrorPointerGuard } from './mirror-pointer.js'
 import type { SyncStore } from './sync-store.js'
 import type { SyncEventListener } from './sync-event.js'
-import { makeDirsSync } from '../util/make-dirs.js'
 
-/** A configured mirror as the sync room sees it: its name, clients and what is asked of it. */
-export interface MirrorLink {
-  readonly name: string
-  readonly clients: ServiceClients
-  /** Ask its deal service for a deal of each object. */
-  readonly deal: boolean
-  readonly maxLagSeconds: number
-  /** Base URL, for status. */
-  readonly describe: string
-}
-
-/** How often a mirror's loop looks at the log and at the mirror's pointer, and how it backs off. */
-export interface MirrorTiming {
-  /** Between looks at the log when nothing waits (a local read). */
-  readonly idleMs: number
-  /** Between looks at the mirror's pointer when nothing waits (one GET). */
-  readonly pointerCheckMs: number
-  readonly firstRetryMs: number
-  readonly maxRetryMs: number
-}
-
-export const DEFAULT_MIRROR_TIMING: MirrorTiming = { idleMs: 2_000, pointerCheckMs: 60_000, firstRetryMs: 2_000, maxRetryMs: 5 * 60_000 }
+export { DEFAULT_MIRROR_TIMING, mirrorAdvice } from './mirror-link.js'
+export type { MirrorLink, MirrorPointerNote, MirrorTiming, ReplicatorState } from './mirror-link.js'
 
 /** Rows copied per look at the log. */
 const BATCH = 32
 /** An object the primary no longer gives (gone, or damaged there) is tried this often before it is skipped and counted. */
 const UNAVAILABLE_ATTEMPTS = 5
-/** Publishes looked back through to tell an older pointer from one ahead. */
-const HISTORY_LOOKBACK = 10_000
+/** Skipped objects are tried again this many pointer looks apart (10 min by default): the primary may give them again. */
+const SKIPPED_RETRY_FACTOR = 10
 
 export interface ReplicatorComponents {
   readonly link: MirrorLink
   /** The primary's clients once reached (objects are fetched verified through its gateways). */
   readonly primary: () => ServiceClients | undefined
   readonly store: SyncStore
+  /** The index this device publishes: every content record in it (any device's) is logged for the mirrors. */
+  readonly index?: Index
+  /** This device's ID: its own records are logged as it stores them, read from the index once only. */
+  readonly deviceId?: string
   readonly logger: Logger
   readonly config: () => Config
   readonly timing?: Partial<MirrorTiming>
   /** Told when the loop changes course (the daemon's `/events`, so the dashboard refreshes). */
   readonly onEvent?: SyncEventListener
-}
-
-/** A problem with a mirror's pointer, as status shows it. */
-export interface MirrorPointerNote {
-  readonly state: 'ahead' | 'rolled-back'
-  readonly at: string
-  /** What the mirror's pointer held when seen. */
-  readonly seen: string
-  readonly code: string
-  readonly message: string
-}
-
-/** What one mirror's loop is doing, for status. */
-export interface ReplicatorState {
-  readonly copiedTotal: number
-  readonly lastError: { readonly at: string, readonly message: string, readonly code: string | null, readonly advice: string } | null
-  readonly retryAt: string | null
-  readonly pointer: MirrorPointerNote | null
-  /** Objects the primary would not give (gone or damaged there): skipped, so the rest goes on. */
-  readonly unavailable: { readonly count: number, readonly last: { readonly cid: string, readonly message: string } | null }
-}
-
-/** What to do about a failure to copy to a mirror, by what failed. */
-export function mirrorAdvice (err: unknown, name: string): string {
-  const code = err instanceof CidsyncError ? err.code : ''
-  if (code === 'ERR_REMOTE_UNAUTHORIZED' || code === 'ERR_MIRROR_CREDENTIAL_UNBOUND') return `sign in to the mirror: \`cidsync login --mirror ${name}\` (docs/mirrors.md)`
-  if (code === 'ERR_REMOTE_NETWORK') return `the mirror does not answer: check that it runs and its URLs in [[mirrors]] ${name}; copying resumes by itself, nothing is lost meanwhile`
-  if (code === 'ERR_INTEGRITY') return 'the mirror computed another CID for the same bytes: it imports with other parameters; use a Kubo-compatible service'
-  if (code === 'ERR_GATEWAY_FETCH' || code === 'ERR_CONTENT_NOT_FOUND') return 'the primary\'s gateways did not give the object: check [service] gateways; copying resumes by itself'
-  return 'copying resumes by itself; if it keeps failing, check the mirror (`cidsync verify --mirror ' + name + '`)'
 }
 
 /**
@@ -102,9 +59,11 @@ export class MirrorReplicator {
   private copied = 0
   private lastError: ReplicatorState['lastError'] = null
   private retryAt: string | null = null
-  private pointerNote: MirrorPointerNote | null = null
-  private lastPointerCheck = 0
-  private unavailable: { count: number, last: { cid: string, message: string } | null } = { count: 0, last: null }
+  private readonly pointer: MirrorPointerGuard
+  /** When reading the history behind the last publish may be tried again after it failed (ms). */
+  private historyRetryAt = 0
+  /** When the objects skipped for this mirror were last tried again (ms). */
+  private lastSkippedRetry = Date.now()
   /** The row failing now and how often, to skip one the primary no longer has. */
   private failing: { seq: number, attempts: number } | undefined
   /** Failures of the primary's fetch (not of the mirror), the only ones that may skip an object. */
@@ -112,6 +71,7 @@ export class MirrorReplicator {
 
   constructor (private readonly components: ReplicatorComponents) {
     this.timing = { ...DEFAULT_MIRROR_TIMING, ...components.timing }
+    this.pointer = new MirrorPointerGuard({ ...components, signal: this.abort.signal, tell: (what, cid, message) => { this.tell(what, cid, message) } })
   }
 
   get name (): string {
@@ -136,7 +96,9 @@ export class MirrorReplicator {
   }
 
   state (): ReplicatorState {
-    return { copiedTotal: this.copied, lastError: this.lastError, retryAt: this.retryAt, pointer: this.pointerNote, unavailable: { ...this.unavailable } }
+    const skipped = this.components.store.mirrorLog.skipped(this.name)
+    const last = skipped.items.at(-1)
+    return { copiedTotal: this.copied, lastError: this.lastError, retryAt: this.retryAt, pointer: this.pointer.note, unavailable: { count: skipped.count, last: last === undefined ? null : { cid: last.cid, message: last.message } } }
   }
 
   private async loop (): Promise<void> {
@@ -145,7 +107,8 @@ export class MirrorReplicator {
       let worked = false
       try {
         worked = await this.pass()
-        if (!worked && Date.now() - this.lastPointerCheck >= this.timing.pointerCheckMs) await this.checkPointer()
+        if (!worked && Date.now() - this.pointer.lastCheck >= this.timing.pointerCheckMs) await this.pointer.check()
+        if (!worked && Date.now() - this.lastSkippedRetry >= this.timing.pointerCheckMs * SKIPPED_RETRY_FACTOR) await this.retrySkipped()
         if (this.lastError !== null) this.tell('recovered', null, null)
         this.failures = 0
         this.lastError = null
@@ -188,6 +151,9 @@ export class MirrorReplicator {
   private async pass (): Promise<boolean> {
     const { store, link } = this.components
     const log = store.mirrorLog
+    // Content another device stored (or stored before the log was kept) comes in through the index.
+    if (this.components.index !== undefined) logIndexContent(this.components.index, log, this.components.deviceId)
+    await this.logHistory()
     const rows = log.after(log.mirror(link.name).cursor, BATCH)
     if (rows.length === 0) return false
     const primary = this.components.primary()
@@ -201,7 +167,7 @@ export class MirrorReplicator {
         // A later publish moves the pointer past this one: its objects are copied all the same.
         log.advance(link.name, row.seq)
       } else {
-        await this.movePointer(row)
+        await this.pointer.move(row)
       }
     }
     return true
@@ -220,13 +186,46 @@ export class MirrorReplicator {
       this.failing = { seq: row.seq, attempts }
       if (attempts < UNAVAILABLE_ATTEMPTS) throw err
       // The primary no longer gives it: the mirror cannot get it from here; the rest goes on, counted.
-      this.unavailable = { count: this.unavailable.count + 1, last: { cid: row.cid, message: (err as Error).message } }
+      this.components.store.mirrorLog.noteSkipped(this.name, row, (err as Error).message)
       this.components.logger.error({ mirror: this.name, cid: row.cid, err: (err as Error).message }, 'mirror: an object the primary no longer gives was skipped')
       this.failing = undefined
     }
   }
 
-  private async copy (row: ReplicaRow, primary: ServiceClients): Promise<void> {
+  /** Every publish behind the last one logged (another device's too), once per new publish; a failure waits, never wedges the copy. */
+  private async logHistory (): Promise<void> {
+    const primary = this.components.primary()
+    if (primary === undefined || Date.now() < this.historyRetryAt) return
+    try {
+      await logHistory(primary, this.components.store, this.components.config(), this.abort.signal)
+    } catch (err) {
+      if (this.abort.signal.aborted) throw err
+      this.historyRetryAt = Date.now() + this.timing.pointerCheckMs * SKIPPED_RETRY_FACTOR
+      this.components.logger.warn({ mirror: this.name, err: (err as Error).message }, 'mirror: the history behind the last publish could not be read; tried again later')
+    }
+  }
+
+  /** The objects skipped for this mirror, tried again: one the primary gives now is copied and no longer missing. */
+  private async retrySkipped (): Promise<void> {
+    this.lastSkippedRetry = Date.now()
+    const log = this.components.store.mirrorLog
+    const primary = this.components.primary()
+    if (primary === undefined) return
+    for (const item of log.skipped(this.name).items.slice(0, BATCH)) {
+      this.abort.signal.throwIfAborted()
+      try {
+        await this.copy({ ...item, seq: 0 }, primary)
+      } catch (err) {
+        if (err instanceof ContentNotFoundError || err instanceof IntegrityError) continue
+        throw err
+      }
+      log.unskip(this.name, item.cid)
+      this.copied++
+      this.components.logger.info({ mirror: this.name, cid: item.cid }, 'mirror: an object skipped before was copied')
+    }
+  }
+
+  private async copy (row: Pick<ReplicaRow, 'seq' | 'cid' | 'profile'>, primary: ServiceClients): Promise<void> {
     const { link, config } = this.components
     const signal = this.abort.signal
     const profile = cidProfile(row.profile)
@@ -247,108 +246,9 @@ export class MirrorReplicator {
     if (link.deal && config().snapshot.deal) await link.clients.deals.addCid(row.cid, { signal })
   }
 
-  /** The mirror's pointer now, or undefined when it holds none. */
-  private async mirrorPointer (): Promise<string | undefined> {
-    const { namespace, network } = this.components.config()
-    try {
-      return (await this.components.link.clients.pointers.current(namespace, network, { signal: this.abort.signal })).snapshotCid
-    } catch (err) {
-      if (err instanceof PointerNotFoundError) return undefined
-      throw err
-    }
-  }
-
-  /** The primary's pointer now (undefined when it holds none or cannot be read: then nothing is excused by it). */
-  private async primaryPointer (): Promise<string | undefined> {
-    const { namespace, network } = this.components.config()
-    try {
-      return (await this.components.primary()?.pointers.current(namespace, network, { signal: this.abort.signal }))?.snapshotCid
-    } catch {
-      return undefined
-    }
-  }
-
-  /** The publishes before `cid` this device knows (its manifest cache), `cid` itself left out. */
-  private olderThan (cid: string): Set<string> {
-    return new Set(cachedHistory(this.components.store.manifestCache, cid, HISTORY_LOOKBACK).slice(1).map(e => e.cid))
-  }
-
-  private async movePointer (row: ReplicaRow): Promise<void> {
-    const { store, link, logger } = this.components
-    const current = await this.mirrorPointer()
-    const ours = store.mirrorLog.mirror(link.name).published?.cid
-    if (current === row.cid) {
-      this.pointerNote = null
-      store.mirrorLog.notePublished(link.name, row.cid, row.seq)
-      return
-    }
-    if (current !== undefined && current !== ours && !this.olderThan(row.cid).has(current)) {
-      // The primary's pointer is there already (another device published past this one): followed, not a problem.
-      if (current === store.remotePointer()?.cid || current === await this.primaryPointer()) this.pointerNote = null
-      else this.noteAhead(current, row.cid)
-      // Its objects are there; the pointer is left as it is, and looked at again later.
-      store.mirrorLog.advance(link.name, row.seq)
-      return
-    }
-    // Set back: it holds less than this device put there (nothing, or a publish before ours).
-    if (ours !== undefined && current !== ours && (current === undefined || this.olderThan(ours).has(current))) this.noteRolledBack(current ?? '', ours)
-    else this.pointerNote = null
-    await this.put(row.cid)
-    store.mirrorLog.notePublished(link.name, row.cid, row.seq)
-    this.lastPointerCheck = Date.now()
-    logger.info({ mirror: link.name, cid: row.cid }, 'mirror: pointer moved')
-    this.tell('published', row.cid, null)
-  }
-
   private tell (what: 'published' | 'failing' | 'recovered' | 'pointer', cid: string | null, message: string | null): void {
     try {
       this.components.onEvent?.({ type: 'mirror', mirror: this.name, what, cid, message })
     } catch { /* a listener's failure is not the copy's */ }
-  }
-
-  /** Nothing to copy: the mirror's pointer should still be the last one put there. */
-  private async checkPointer (): Promise<void> {
-    const { store, link } = this.components
-    this.lastPointerCheck = Date.now()
-    const ours = store.mirrorLog.mirror(link.name).published?.cid
-    if (ours === undefined) return
-    const current = await this.mirrorPointer()
-    if (current === ours) {
-      if (this.pointerNote?.state === 'ahead') this.pointerNote = null
-      return
-    }
-    if (current !== undefined && !this.olderThan(ours).has(current)) {
-      // Another device moving the pointer past ours, to what the primary's pointer holds too, is no problem.
-      if (current === store.remotePointer()?.cid || current === await this.primaryPointer()) {
-        if (this.pointerNote?.state === 'ahead') this.pointerNote = null
-        return
-      }
-      this.noteAhead(current, ours)
-      return
-    }
-    this.noteRolledBack(current ?? '', ours)
-    await this.put(ours)
-  }
-
-  private async put (cid: string): Promise<void> {
-    const { namespace, network } = this.components.config()
-    const entries = cachedHistory(this.components.store.manifestCache, cid, 1)[0]?.entries
-    await this.components.link.clients.pointers.put({ snapshotCid: cid, engine: ENGINE, namespace, network, ...(entries === undefined ? {} : { memories: entries }) }, { signal: this.abort.signal })
-  }
-
-  private noteAhead (seen: string, ours: string): void {
-    const err = new MirrorPointerAheadError(`mirror ${this.name}'s pointer holds ${seen}, which is not among this device's publishes before ${ours}: another device wrote it, or it is forged. It is left as it is; \`cidsync verify --mirror ${this.name}\` tells whether it restores`)
-    if (this.pointerNote?.seen !== seen) {
-      this.components.logger.warn({ mirror: this.name, seen, ours }, 'mirror: pointer ahead of this device\'s; not overwritten')
-      this.tell('pointer', seen, err.message)
-    }
-    this.pointerNote = { state: 'ahead', at: new Date().toISOString(), seen, code: err.code, message: err.message }
-  }
-
-  private noteRolledBack (seen: string, ours: string): void {
-    const err = new MirrorPointerRolledBackError(`mirror ${this.name}'s pointer went back to ${seen === '' ? 'nothing' : seen} from ${ours}, which this device put there: it was moved forward again`)
-    this.components.logger.warn({ mirror: this.name, seen, ours }, 'mirror: pointer rolled back; moved forward again')
-    this.tell('pointer', seen, err.message)
-    this.pointerNote = { state: 'rolled-back', at: new Date().toISOString(), seen, code: err.code, message: err.message }
   }
 }

@@ -17,6 +17,7 @@ import { mirrorStatus, type MirrorStatus } from './mirror-status.js'
 import { drillMirror } from './mirror-drill.js'
 import { CredentialGate, type CredentialsNow } from './credential-gate.js'
 import { PublishRecord, ReconcileRecord } from './run-records.js'
+import { logIndexContent } from './mirror-content.js'
 
 export type { PublishStatus, ReconcileStatus } from './sync-status.js'
 
@@ -123,6 +124,8 @@ export class SyncRunner {
   /** Each mirror: what it lacks, since when, its last publish, errors and drill. */
   mirrorsStatus (): MirrorStatus[] {
     const log = this.components.store.mirrorLog
+    // What came into the index since the loops last looked is counted as waiting, never as caught up.
+    if (this.replicators.length > 0) logIndexContent(this.components.index, log, this.components.deviceId)
     return this.replicators.map(({ link, replicator }) => mirrorStatus(link, log, replicator.state()))
   }
 
@@ -190,7 +193,7 @@ export class SyncRunner {
   private startMirrors (): void {
     const links = this.components.mirrors?.(this.config) ?? []
     this.replicators = links.map(link => {
-      const replicator = new MirrorReplicator({ link, primary: this.components.clients, store: this.components.store, logger: this.components.logger, config: () => this.config, timing: this.components.mirrorTiming, onEvent: this.components.onEvent })
+      const replicator = new MirrorReplicator({ link, primary: this.components.clients, store: this.components.store, index: this.components.index, deviceId: this.components.deviceId, logger: this.components.logger, config: () => this.config, timing: this.components.mirrorTiming, onEvent: this.components.onEvent })
       replicator.start()
       return { link, replicator }
     })

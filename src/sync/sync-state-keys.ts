@@ -35,7 +35,13 @@ export const KEY = {
   /** JSON list of the daemon's content failures (`ContentFailure`), as its last pass left them. */
   contentFailures: 'content_failures',
   /** The pointer CID a storing pass last merged first, so its records' content was not sent again. */
-  contentPulled: 'content_pulled_pointer'
+  contentPulled: 'content_pulled_pointer',
+  /** JSON `{deviceId: seq}`: how far each device's content records in the index were logged for the mirrors. */
+  mirrorContentSeen: 'mirror_content_seen',
+  /** JSON list: the last publishes whose whole history was logged for the mirrors. */
+  mirrorHistoryWalked: 'mirror_history_walked',
+  /** Prefix, then `/NAME`: JSON `SkippedObjects`, what a mirror lacks because the primary would not give it. */
+  mirrorSkipped: 'mirror_skipped'
 } as const
 export type Key = typeof KEY[keyof typeof KEY]
 

@@ -69,6 +69,10 @@ describe('reading from a mirror, and the exit drill against it alone', () => {
     expect(good.code, good.stderr).toBe(0)
     expect(good.stdout).toContain(`mirror nas: restorable: ${cids[1] as string}`)
     expect((await mirrorOf(d)).restorable).toMatchObject({ ok: true, cid: cids[1] })
+    // --full walks the whole history on the mirror: both publishes, not the newest alone.
+    const full = await runCli(['verify', '--mirror', 'nas', '--full', '--config', d.config], { timeoutMs: 120_000 })
+    expect(full.code, full.stderr).toBe(0)
+    expect(full.stdout).toContain(`mirror nas: restorable: ${cids[1] as string}; 2 publishes`)
 
     // The newest manifest names every segment a restore needs: one of them gone from the mirror.
     const manifest = cids[1] as string
@@ -145,6 +149,10 @@ describe('reading from a mirror, and the exit drill against it alone', () => {
     expect(none.code).toBe(1)
     expect(none.stderr).toContain('ERR_MIRRORS_FAILED')
     expect(none.stderr).toContain('mirror nas:')
+    // Read from one mirror alone: its failure names it.
+    const gone = await runCli(['get', 'kept/k1.txt', '--from', 'nas', '--to', join(root, 'gone'), '--config', fresh.config], { timeoutMs: 120_000 })
+    expect(gone.code).toBe(1)
+    expect(gone.stderr).toMatch(/not brought back from mirror nas|mirror nas: /)
   }, 600_000)
 
   it('a mirror pointer set back is moved forward and reported; one ahead of this device is reported and left alone', async () => {

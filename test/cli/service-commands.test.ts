@@ -116,6 +116,28 @@ describe('service commands against a remote service', { timeout: 90_000 }, () =>
       expect(elsewhere.stderr).toContain(`no local service data in ${join(dir, 'nothing-here')}`)
       expect(existsSync(join(dir, 'nothing-here'))).toBe(false)
       expect(await readFile(join(dir, 'etc', 'api-key'), 'utf8')).toMatch(/^[0-9a-f-]{36}\n$/)
+
+      // The path a user takes: the token redirected into the file the config reads, under umask 022.
+      const tokenFile = join(dir, 'etc', 'session-token')
+      const redirected = await new Promise<{ code: number | null, stderr: string }>(resolve => {
+        const child = spawn('/bin/sh', ['-c', 'umask 022; exec "$0" "$1" local-service token --user "$2" --dir "$3" > "$4"', process.execPath, CLI, walletAddress(walletKey), join(dir, 'service'), tokenFile], { stdio: ['ignore', 'ignore', 'pipe'] })
+        let stderr = ''
+        child.stderr.on('data', (d: Buffer) => { stderr += d.toString() })
+        child.on('close', code => resolve({ code, stderr }))
+      })
+      expect(redirected.code, redirected.stderr).toBe(0)
+      expect(redirected.stderr).toContain('made 0600')
+      expect((await stat(tokenFile)).mode & 0o777).toBe(0o600)
+      const used = await runCli(['pointer', 'get', ...c], { env: { ...process.env, CIDSYNC_SESSION_TOKEN: '' } })
+      expect(used.code, used.stderr).toBe(3)
+      // --out writes it 0600 whatever the umask.
+      const out = join(dir, 'out-token')
+      const written = await runCli(['local-service', 'token', '--user', walletAddress(walletKey), '--dir', join(dir, 'service'), '--out', out])
+      expect(written.code, written.stderr).toBe(0)
+      expect(written.stdout).toBe('')
+      expect(written.stderr).toContain(`wrote the token to ${out} (mode 0600)`)
+      expect((await stat(out)).mode & 0o777).toBe(0o600)
+      expect((await readFile(out, 'utf8')).trim()).toMatch(/^[\w-]+\.[\w-]+\.[\w-]+$/)
     } finally {
       await service.stop()
     }

@@ -1,7 +1,8 @@
 import { describe, expect, it, onTestFinished } from 'vitest'
 import { spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { readFile } from 'node:fs/promises'
+import { readFile, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
 import { request } from 'node:http'
 import * as dagPb from '@ipld/dag-pb'
 import { CarBlockIterator } from '@ipld/car'
@@ -102,6 +103,40 @@ describe('the gateway\'s DAG walk is bounded', () => {
     const every = await fetchBytes(url, `/ipfs/${root}?format=car&car-dups=y`)
     expect(every).toMatchObject({ status: 200, complete: false })
     expect(await blocksIn(every.body)).toBeLessThanOrEqual(1000)
+  })
+
+  it('cuts a CAR that would send more bytes than its bound: a small DAG of repeated links with dups=y, within the block bound; [local_service] max_car_bytes sets it', async () => {
+    // 17 blocks, 64 KiB stored; with dups=y, 65,536 leaves: 4 GiB, far under the block bound.
+    const blocks = await ladder(await rawBlock(randomBytes(64 * 1024)), 16)
+    const root = (blocks.at(-1) as Block)[0].toString()
+    const url = await serviceHolding(blocks, { carLimits: { maxBytes: 4 * 1024 * 1024 } })
+    const once = await fetchBytes(url, `/ipfs/${root}?format=car`)
+    expect(once.complete).toBe(true)
+    expect((await verifiedCar(once.body)).blocks.length).toBe(17)
+    const every = await within(fetchBytes(url, `/ipfs/${root}?format=car&car-dups=y`), 60_000, 'the amplified CAR cut')
+    expect(every).toMatchObject({ status: 200, complete: false })
+    expect(every.body.byteLength).toBeLessThanOrEqual(4 * 1024 * 1024 + 64 * 1024 + 1024)
+
+    // The setting, as a self-hosted service reads it from its config.
+    const dir = await storeDir(blocks)
+    const config = join(dir, 'service.toml')
+    await writeFile(config, `[local_service]\nmax_car_bytes = "2MiB"\n`)
+    const child = spawn(process.execPath, [CLI, 'local-service', '--config', config, '--dir', dir, '--listen', '127.0.0.1:0', '--no-admin'], { stdio: ['ignore', 'pipe', 'pipe'] })
+    onTestFinished(async () => {
+      if (child.exitCode === null) {
+        const exited = new Promise(resolve => child.once('exit', resolve))
+        child.kill('SIGKILL')
+        await exited
+      }
+    })
+    let out = ''
+    child.stdout.on('data', (chunk: Buffer) => { out += chunk.toString() })
+    child.stderr.resume()
+    const served = await until(() => /^(http:\/\/\S+)/m.exec(out)?.[1], 30_000, 'the service to print its URL')
+    const cut = await within(fetchBytes(served, `/ipfs/${root}?format=car&car-dups=y`), 60_000, 'the CAR cut at max_car_bytes')
+    expect(cut).toMatchObject({ status: 200, complete: false })
+    expect(cut.body.byteLength).toBeLessThanOrEqual(2 * 1024 * 1024 + 64 * 1024 + 1024)
+    expect((await fetchBytes(served, `/ipfs/${root}?format=car`)).complete).toBe(true)
   })
 
   it('cuts a walk that would hold more links than its bound, or go deeper than its bound', async () => {

@@ -1,5 +1,11 @@
-import { describe, expect, it } from 'vitest'
-import { SyncStore } from '../../src/sync/index.js'
+import { describe, expect, it, onTestFinished } from 'vitest'
+import { join } from 'node:path'
+import { CID } from 'multiformats/cid'
+import * as raw from 'multiformats/codecs/raw'
+import { sha256 } from 'multiformats/hashes/sha2'
+import { sealedSize } from '../../src/custody/index.js'
+import { openIndex, type NewContentRecord } from '../../src/index/index.js'
+import { logIndexContent, SyncStore } from '../../src/sync/index.js'
 import { useTempDir } from '../helpers/temp-dir.js'
 
 const A = 'bafkreia'
@@ -34,5 +40,47 @@ describe('the replication log', () => {
     store.mirrorLog.noteDrill('nas', '{"restorable":false}', null)
     expect(store.mirrorLog.mirror('nas')).toMatchObject({ drill: '{"restorable":false}', drillSuccessAt: '2026-11-24T11:00:00Z' })
     store.close()
+  })
+
+  it('logs every content object the records of the index name, whichever device stored it, once: each device read after its last sequence number, the last pointer repeated after new content', async () => {
+    const dir = await useTempDir()
+    const index = openIndex(join(dir, 'index.sqlite'))
+    const store = new SyncStore(dir)
+    onTestFinished(() => { store.close(); index.close() })
+    const log = store.mirrorLog
+    // Records as a storing pass writes them: real CIDs, ranges adding up to the sealed size.
+    const reals = new Map<number, string>()
+    for (const n of [1, 2, 3, 4, 5, 101, 102, 103, 104, 105]) reals.set(n, CID.createV1(raw.code, await sha256.digest(new Uint8Array([n]))).toString())
+    const real = (n: number): string => reals.get(n) as string
+    const record = (file: number, objects: number[], sealing = 'aes-256-gcm/1'): NewContentRecord => sealing === 'none'
+      ? { cid: real(100 + file), size: 5, sealing, keyId: '', keySalt: '', objects: JSON.stringify([[real(100 + file), 0, 5]]) }
+      : { cid: real(100 + file), size: 10, sealing, keyId: '0123456789abcdef', keySalt: '', objects: JSON.stringify(objects.map((o, i) => [real(o), 0, i === 0 ? sealedSize(10) : 0])) }
+    // Stored before the log was kept, and by another device that has no mirror.
+    index.content.record('device-a', 'a', [record(1, [1, 2]), record(2, [2])])
+    index.content.record('device-b', 'b', [record(3, [3]), record(4, [4], 'none')])
+    log.logPublish(cid(9), [cid(8)], 'kubo-cidv1', 1000)
+    expect(logIndexContent(index, log)).toBe(4)
+    const rows = log.after(0, 100).map(r => [r.kind, r.cid, r.profile])
+    expect(rows.slice(3)).toEqual([...[1, 2, 3].map(n => ['object', real(n), 'kubo-cidv1']), ['object', real(104), 'kubo-cidv1'], ['pointer', cid(9), 'kubo-cidv1']])
+    // A mirror holding the publish already waits for the content, and for one publish only.
+    log.notePublished('nas', cid(9), 3)
+    expect(log.behind('nas')).toMatchObject({ objects: 4, pointers: 0 })
+    expect(log.behind('usb')).toMatchObject({ objects: 6, pointers: 1 })
+    // Nothing new: nothing logged, no pointer repeated.
+    const last = log.lastSeq()
+    expect(logIndexContent(index, log)).toBe(0)
+    expect(log.lastSeq()).toBe(last)
+    // A merge brings one more record of device b: only its new object is logged.
+    index.content.record('device-b', 'b', [record(5, [3, 5])])
+    expect(logIndexContent(index, log)).toBe(1)
+    expect(log.after(last, 100).map(r => [r.kind, r.cid])).toEqual([['object', real(5)], ['pointer', cid(9)]])
+    expect(log.contentSeen()).toEqual({ 'device-a': 2, 'device-b': 3 })
+    // This device's own records are read once (it logs what it stores as it uploads): then left alone.
+    expect(logIndexContent(index, log, 'device-a')).toBe(0)
+    expect(log.contentSeen()).toMatchObject({ 'device-a#read': 1 })
+    index.content.record('device-a', 'a', [record(5, [4, 5, 1])])
+    const before = log.lastSeq()
+    expect(logIndexContent(index, log, 'device-a')).toBe(0)
+    expect(log.lastSeq()).toBe(before)
   })
 })

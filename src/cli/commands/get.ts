@@ -68,7 +68,7 @@ export async function runGet (options: GetOptions, paths: readonly string[], pre
       if (fallsBack && where !== lastSource && first !== undefined) {
         throw new GatewayFetchError(`${countOf(unfetched.length, 'file', 'files')} could not be fetched from ${where} (${safeText(first.path)}: ${safeLines(first.reason ?? 'failed')})`)
       }
-      report(outcomes, options.json === true)
+      report(outcomes, options.json === true, where === 'the primary' ? '' : ` from ${where}`)
     } finally {
       if (past !== undefined) await past.close()
       else index.close()
@@ -82,7 +82,7 @@ const FROM_SERVICE = new Set(['ERR_GATEWAY_FETCH', 'ERR_CONTENT_NOT_FOUND', 'ERR
 /** Files not brought back named one a line, at most this many (the rest counted). */
 const SHOWN_NOT_DONE = 20
 
-function report (outcomes: readonly GetOutcome[], json: boolean): void {
+function report (outcomes: readonly GetOutcome[], json: boolean, from: string): void {
   const count = (what: GetOutcome['outcome']): number => outcomes.filter(o => o.outcome === what).length
   const notDone = outcomes.filter(o => o.outcome === 'failed' || o.outcome === 'kept-different' || o.outcome === 'not-stored')
   if (!json) {
@@ -90,12 +90,12 @@ function report (outcomes: readonly GetOutcome[], json: boolean): void {
     for (const o of notDone.slice(0, SHOWN_NOT_DONE)) process.stderr.write(`cidsync: ${safeText(o.path)}: ${safeLines(o.reason ?? o.outcome)} [${safeText(o.code ?? 'ERR_CIDSYNC')}]\n`)
     // A folder never stored, restored on a new device, is thousands of the same line: the first ones say why.
     if (notDone.length > SHOWN_NOT_DONE) process.stderr.write(`cidsync: ... and ${notDone.length - SHOWN_NOT_DONE} more not brought back (\`--json\` lists each with why)\n`)
-    process.stdout.write(`${countOf(count('written'), 'file', 'files')} written, ${count('already-there')} already right` +
+    process.stdout.write(`${countOf(count('written'), 'file', 'files')} written${from}, ${count('already-there')} already right` +
       `${notDone.length === 0 ? '' : `; not brought back: ${count('not-stored')} not stored, ${count('kept-different')} kept (different local file), ${count('failed')} failed`}\n`)
   }
   if (notDone.length > 0) {
     const integrity = outcomes.some(o => o.outcome === 'failed' && (o.code === 'ERR_CONTENT_INTEGRITY' || o.code === 'ERR_INTEGRITY'))
-    throw new FilesNotRestoredError(`${countOf(notDone.length, 'file was', 'files were')} not brought back (${json ? 'each in its JSON line, with why' : notDone.length > SHOWN_NOT_DONE ? `the first ${SHOWN_NOT_DONE} named above` : 'each named above'})`, integrity)
+    throw new FilesNotRestoredError(`${countOf(notDone.length, 'file was', 'files were')} not brought back${from} (${json ? 'each in its JSON line, with why' : notDone.length > SHOWN_NOT_DONE ? `the first ${SHOWN_NOT_DONE} named above` : 'each named above'})`, integrity)
   }
 }
 

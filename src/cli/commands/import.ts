@@ -33,6 +33,11 @@ export function registerImport (program: Command): void {
         process.stdout.write(`imported ${result.root} (the publish of ${result.at}): ${countOf(result.objects, 'object', 'objects')}, ${countOf(result.blocks, 'block', 'blocks')}, ${formatBytes(result.bytes)}; ` +
           `${countOf(result.publishes, 'publish', 'publishes')} and ${countOf(result.segments, 'segment', 'segments')} checked; ${countOf(result.dealsAsked, 'deal', 'deals')} asked for; ` +
           `${result.moved ? `the pointer moved there${result.previous === null ? '' : ` from ${result.previous}`}` : 'the pointer already held it'}\n`)
+        if (result.unnamed.length > 0) {
+          // On the service now, but nobody's: said, so a deal or a mirror copy is not assumed for it.
+          const shown = result.unnamed.slice(0, 10)
+          process.stdout.write(`${countOf(result.unnamed.length, 'other object', 'other objects')} of the CAR ${result.unnamed.length === 1 ? 'is' : 'are'} not named by its chain (not a publish, segment or stored file of it): left without a deal and not copied to mirrors: ${shown.join(', ')}${result.unnamed.length > shown.length ? `, and ${result.unnamed.length - shown.length} more (--json lists them)` : ''}\n`)
+        }
       })
     }))
 }

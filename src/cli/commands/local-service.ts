@@ -1,9 +1,10 @@
-import { existsSync } from 'node:fs'
+import { existsSync, fchmodSync, fstatSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Command } from 'commander'
-import { loadConfig, isLoopbackHost, DEFAULT_MAX_IPNS_KEYS_PER_ACCOUNT, type Config } from '../../config/index.js'
+import { loadConfig, isLoopbackHost, DEFAULT_MAX_CAR_BYTES, DEFAULT_MAX_IPNS_KEYS_PER_ACCOUNT, type Config } from '../../config/index.js'
 import { UsageError } from '../../errors.js'
 import { action } from '../run.js'
+import { writeFileAtomicSync } from '../../util/atomic-write.js'
 
 interface ServeOptions { config?: string, dir?: string, listen: string, pageSize?: number, dealDelayMs?: number, admin: boolean }
 
@@ -16,7 +17,7 @@ function hostPort (listen: string): { host: string, port: number } {
 const int = (v: string): number => Number.parseInt(v, 10)
 
 /** With `--dir` and no `--config`, no file is read: `[local_service]`'s defaults. */
-const DEFAULT_LOCAL_SERVICE: Config['localService'] = { signup: 'open', allow: [], maxBytesPerAccount: 0, maxIpnsKeysPerAccount: DEFAULT_MAX_IPNS_KEYS_PER_ACCOUNT, maxConnections: 128 }
+const DEFAULT_LOCAL_SERVICE: Config['localService'] = { signup: 'open', allow: [], maxBytesPerAccount: 0, maxIpnsKeysPerAccount: DEFAULT_MAX_IPNS_KEYS_PER_ACCOUNT, maxConnections: 128, maxCarBytes: DEFAULT_MAX_CAR_BYTES }
 /**
  * The config's `service.dir` is the embedded service's: with `mode = "remote"` the service that
  * checks the token runs elsewhere, on a dir only its `--dir` names, so guessing would sign for nobody.
@@ -47,7 +48,7 @@ export function registerLocalService (program: Command): void {
       const { host, port } = hostPort(options.listen)
       if (!isLoopbackHost(host)) process.stderr.write(`cidsync: warning: listening on ${host}, beyond this machine, with no TLS\n`)
       const { startLocalService } = await import('../../local-service/index.js')
-      const service = await startLocalService({ dir, host, port, pageSize: options.pageSize, dealDelayMs: options.dealDelayMs, admin: options.admin, policy, maxConnections: policy.maxConnections })
+      const service = await startLocalService({ dir, host, port, pageSize: options.pageSize, dealDelayMs: options.dealDelayMs, admin: options.admin, policy, maxConnections: policy.maxConnections, carLimits: { maxBytes: policy.maxCarBytes } })
       process.stdout.write(`${service.url}\n`)
       const admin = service.adminTokenPath === undefined
         ? 'admin routes off'
@@ -68,7 +69,8 @@ export function registerLocalService (program: Command): void {
     .option('--config <path>', 'config file (for the default --dir)')
     .option('--dir <dir>', 'the local service\'s data (default: the config\'s service.dir)')
     .option('--ttl-seconds <n>', 'how long it is valid', int, 30 * 86_400)
-    .action(action(async (options: { user: string, config?: string, dir?: string, ttlSeconds: number }) => {
+    .option('--out <file>', 'write it to FILE, mode 0600 (what `login --session-token-file` and a `session-token` file beside the config need), instead of stdout')
+    .action(action(async (options: { user: string, config?: string, dir?: string, ttlSeconds: number, out?: string }) => {
       const dir = options.dir ?? tokenDirFromConfig(options.config)
       // A token is signed with the secret in the service's database: one made here, in a dir no
       // running service reads, would be refused with a 401 that never says why.
@@ -77,7 +79,32 @@ export function registerLocalService (program: Command): void {
           'pass --dir with the directory the running `cidsync local-service` was started with (it says "data in DIR" at start)')
       }
       const { issueTokenFor } = await import('../../local-service/index.js')
-      process.stdout.write(`${await issueTokenFor(dir, options.user, options.ttlSeconds)}\n`)
+      const token = await issueTokenFor(dir, options.user, options.ttlSeconds)
+      if (options.out !== undefined) {
+        writeFileAtomicSync(options.out, `${token}\n`, { mode: 0o600 })
+        process.stderr.write(`wrote the token to ${options.out} (mode 0600); signed with the secret in ${dir}: only the local service serving that directory accepts it\n`)
+        return
+      }
+      const tightened = tightenRedirect()
+      process.stdout.write(`${token}\n`)
+      if (tightened !== undefined) process.stderr.write(`the file stdout goes to was readable by others (mode ${tightened.toString(8)}): made 0600, as a secret's file must be for \`cidsync login\` and \`session-token\` (or use --out FILE)\n`)
       process.stderr.write(`signed with the secret in ${dir}: only the local service serving that directory accepts it\n`)
     }))
+}
+
+/**
+ * \`token > file\` makes the file with the shell's umask (0644), which every reader of a secret
+ * refuses: stdout that is an empty regular file just made for it is made 0600 before the token
+ * is written (a file appended to, a pipe or a terminal is left alone). Answers the mode it had.
+ */
+function tightenRedirect (): number | undefined {
+  try {
+    const stats = fstatSync(1)
+    if (!stats.isFile() || stats.size !== 0 || (stats.mode & 0o077) === 0) return undefined
+    fchmodSync(1, 0o600)
+    return stats.mode & 0o777
+  } catch {
+    // Not ours to change (another owner): the reader says what to do.
+    return undefined
+  }
 }

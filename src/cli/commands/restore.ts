@@ -7,9 +7,10 @@ import { safeText } from '../safe-text.js'
 import { parseTimeArg } from '../time-arg.js'
 import { explainMissingPointer } from '../service-command.js'
 import { readFrom } from '../mirror-read.js'
+import { lagLine, mirrorLag } from '../mirror-lag.js'
 import { makeDirsSync } from '../../util/make-dirs.js'
 
-interface RestoreOptions { from?: string, files?: string | boolean, to?: string, overwrite?: boolean, config?: string, json?: boolean, namespace?: string, network?: string, cid?: string, at?: string, force?: boolean, dryRun?: boolean, asDevice?: string, allowUnencrypted?: boolean }
+interface RestoreOptions { allowOlder?: boolean, from?: string, files?: string | boolean, to?: string, overwrite?: boolean, config?: string, json?: boolean, namespace?: string, network?: string, cid?: string, at?: string, force?: boolean, dryRun?: boolean, asDevice?: string, allowUnencrypted?: boolean }
 
 function progressBar (): ((received: number, total: number | undefined) => void) | undefined {
   if (process.stderr.isTTY !== true) return undefined
@@ -51,11 +52,12 @@ export function registerRestore (program: Command): void {
     .option('--files [prefix]', 'bring stored files back (all, or those under folder/path PREFIX) instead of the index: into each folder\'s path, or under --to')
     .option('--to <dir>', 'with --files: write DIR/folder/path')
     .option('--from <mirror>', 'read this [[mirrors]] table\'s service alone, not the primary (without it, a primary that fails falls back to the mirrors in order)')
+    .option('--allow-older', 'install a mirror\'s publish even when it is older than this device\'s last known pointer (the mirror lags; without this such a restore is refused)')
     .option('--overwrite', 'with --files: replace local files that hold other content')
     .option('--json', 'print JSON')
     .action(action(async (options: RestoreOptions) => {
       if (options.files !== undefined) {
-        const clash = (['cid', 'force', 'dryRun', 'asDevice', 'namespace', 'network', 'allowUnencrypted'] as const).filter(k => options[k] !== undefined)
+        const clash = (['cid', 'force', 'dryRun', 'asDevice', 'namespace', 'network', 'allowUnencrypted', 'allowOlder'] as const).filter(k => options[k] !== undefined)
         if (clash.length > 0) throw new UsageError(`--files brings files back and leaves the index alone: it does not take --${clash.map(k => k.replace(/[A-Z]/g, c => `-${c.toLowerCase()}`)).join(', --')}`)
         const { runGet } = await import('./get.js')
         await runGet(options, [typeof options.files === 'string' ? options.files : ''], true)
@@ -73,18 +75,23 @@ export function registerRestore (program: Command): void {
       const lock = options.dryRun === true ? undefined : lockForRestore(acquireLock, config.stateDir)
       try {
         await readFrom(config, { from: options.from, fallBack: true }, async ({ clients }, where) => {
+          // A mirror's pointer may lag the primary's: its publish must not pass for the latest.
+          const lag = where === 'the primary' || options.cid !== undefined || options.at !== undefined ||
+            (options.namespace ?? config.namespace) !== config.namespace || (options.network ?? config.network) !== config.network
+            ? undefined
+            : await mirrorLag(config, clients, where, options.allowOlder === true)
           const result = await restore({ clients, syncState }, {
             config, namespace: options.namespace ?? config.namespace, network: options.network ?? config.network, cid: options.cid, at,
             force: options.force, dryRun: options.dryRun, allowUnencrypted: options.allowUnencrypted, asDevice: options.asDevice, passphrase: process.env.CIDSYNC_SNAPSHOT_PASSPHRASE, onProgress: progressBar()
           }).catch((err: unknown) => { throw explainMissingPointer(err, config) })
-          if (options.json === true) { printJson({ ...result, from: where }); return }
+          if (options.json === true) { printJson({ ...result, from: where, ...(lag === undefined ? {} : { lag: { mirrorCid: lag.cid, known: lag.known, behind: lag.behind } }) }); return }
           const what = `${result.cid}, published ${result.publish.at} by ${result.publish.device.slice(0, 8)}${result.publish.hostname === '' ? '' : ` (${safeText(result.publish.hostname)})`}: ${countOf(result.publish.entries, 'entry', 'entries')}`
           if (result.dryRun) {
-            process.stdout.write(`would install ${what}\n${result.backup === undefined ? 'into an empty state dir' : `and replace the index (kept as a backup${options.force === true ? '' : '; the real run needs --force'})`}; nothing was changed. It only replaces the index: stop the daemon first, and note that its next start rescans the folders against it\n`)
+            process.stdout.write(`would install ${what}${where === 'the primary' ? '' : ` from ${where}`}\n${lag === undefined ? '' : `${lagLine(where, lag)}\n`}${result.backup === undefined ? 'into an empty state dir' : `and replace the index (kept as a backup${options.force === true ? '' : '; the real run needs --force'})`}; nothing was changed. It only replaces the index: stop the daemon first, and note that its next start rescans the folders against it\n`)
             return
           }
           process.stdout.write(`restored ${what}${where === 'the primary' ? '' : ` from ${where}`}` +
-            `${result.backup === undefined ? '' : `; the old index is at ${result.backup}`}\nthe next \`cidsync daemon\` rescans the folders against it\n` +
+            `${result.backup === undefined ? '' : `; the old index is at ${result.backup}`}\n${lag === undefined ? '' : `${lagLine(where, lag)}\n`}the next \`cidsync daemon\` rescans the folders against it\n` +
             `${await filesHint(config.stateDir)}\n`)
         })
       } finally {

@@ -4,6 +4,7 @@ import type { Config } from '../../config/index.js'
 import { CidsyncError, ContentIntegrityError, SegmentUnusableError, UsageError } from '../../errors.js'
 import { countOf, printJson } from '../format.js'
 import { makeDirsSync } from '../../util/make-dirs.js'
+import { lagLine } from '../mirror-lag.js'
 
 /**
  * `cidsync verify --mirror NAME`: the restore drill against that mirror alone, its result
@@ -17,7 +18,7 @@ export async function runMirrorVerify (config: Config, name: string, options: { 
   makeDirsSync(config.stateDir, 0o700)
   const { indexPath, openIndex, readDeviceId } = await import('../../index/index.js')
   const { createLogger } = await import('../../daemon/index.js')
-  const { SyncStore, drillMirror } = await import('../../sync/index.js')
+  const { SyncStore, drillMirror, mirrorBehind } = await import('../../sync/index.js')
   const logger = createLogger({ level: 'error' })
   const fresh = !existsSync(indexPath(config.stateDir))
   const emptyIndex = join(config.stateDir, 'snapshots', `verify-empty-${process.pid}.sqlite`)
@@ -30,9 +31,14 @@ export async function runMirrorVerify (config: Config, name: string, options: { 
     else {
       const files = result.content == null || result.content.stored === 0 ? '' : `; ${result.content.checked} of ${countOf(result.content.stored, 'stored file', 'stored files')} brought back and verified`
       process.stdout.write(`mirror ${name}: ${result.restorable ? 'restorable' : 'NOT restorable'}: ${result.cid}; ${countOf(result.publishes, 'publish', 'publishes')}, ${countOf(result.segments, 'segment', 'segments')} fetched from it alone and checked${files}\n`)
+      // A lagging mirror's drill proves its older publish restores, not the latest.
+      if (store !== undefined && result.cid !== '') {
+        const behind = mirrorBehind(store, result.cid)
+        if (behind.known !== null && behind.behind !== 0) process.stdout.write(`${lagLine(`mirror ${name}`, { cid: result.cid, at: null, ...behind })}\n`)
+      }
     }
     if (result.failed?.file !== undefined) {
-      throw new ContentIntegrityError(`mirror ${name}: ${result.failed.message}: a restore from this mirror would not bring this file back. The mirror lacks the object or serves other bytes: let the daemon catch it up (\`cidsync status\` shows what it lacks), then verify again; a file another device stored reaches the mirror only from a device that has it as a mirror too (docs/mirrors.md)`)
+      throw new ContentIntegrityError(`mirror ${name}: ${result.failed.message}: a restore from this mirror would not bring this file back. The mirror lacks the object or serves other bytes: let the daemon catch it up (\`cidsync status\` shows what it lacks), then verify again; a device with this mirror copies every file its index names, whichever device stored it, so a daemon of such a device must run (docs/mirrors.md)`)
     }
     if (result.failed !== null) {
       throw new SegmentUnusableError(`mirror ${name}: ${result.failed.message}: a restore from this mirror would fail. Let the daemon catch it up (\`cidsync status\` shows what it lacks) or publish again, then verify again`, result.failed.cid)

@@ -3,7 +3,8 @@
 'use strict'
 
 function lagOf (m) {
-  if (m.objectsBehind === 0 && m.publishesBehind === 0) return el('span', { class: 'ok' }, 'caught up')
+  const missing = m.unavailable ? m.unavailable.count : 0
+  if (m.objectsBehind === 0 && m.publishesBehind === 0) return missing === 0 ? el('span', { class: 'ok' }, 'caught up') : el('span', { class: 'bad' }, `${missing} ${missing === 1 ? 'object' : 'objects'} missing (the primary no longer gives them)`)
   const s = m.lagSeconds
   const age = s < 60 ? `${s} s` : s < 3600 ? `${Math.round(s / 60)} min` : `${Math.round(s / 360) / 10} h`
   return el('span', { class: m.lagging ? 'bad' : 'warn' }, `oldest waiting ${age}${m.lagging ? ` (past ${m.maxLagSeconds} s)` : ''}`)

@@ -13,11 +13,13 @@ const IDENTITY = 0x00
 export type ReadBlock = (cid: CID) => Promise<Uint8Array>
 
 /**
- * What one CAR response may make the server do, whatever the DAG: blocks sent (a DAG of shared
- * subtrees with `dups=y` grows exponentially), links held waiting on the walk's stack, and its
- * depth. Past one, the stream is cut (the client sees an incomplete CAR).
+ * What one CAR response may make the server do, whatever the DAG: blocks and bytes sent (a DAG of
+ * shared subtrees with `dups=y` grows exponentially: a few KiB stored, 2^40 blocks asked; a
+ * million 1 MiB blocks is a TiB), links held waiting on the walk's stack, and its depth. Past
+ * one, the stream is cut (the client sees an incomplete CAR). `maxBytes` is `[local_service]
+ * max_car_bytes` for `cidsync local-service` (64 GiB: the largest file cidsync stores by default).
  */
-export const CAR_LIMITS = { maxBlocks: 1 << 20, maxPendingLinks: 100_000, maxDepth: 1024 } as const
+export const CAR_LIMITS = { maxBlocks: 1 << 20, maxBytes: 64 * 2 ** 30, maxPendingLinks: 100_000, maxDepth: 1024 } as const
 
 export type CarLimits = { readonly [K in keyof typeof CAR_LIMITS]: number }
 
@@ -129,6 +131,7 @@ export async function * dagBlocks (read: ReadBlock, root: CID, rootBytes: Uint8A
   const stack: Frame[] = []
   let pendingLinks = 0
   let sent = 0
+  let sentBytes = 0
   const keyOf = (cid: CID): string => Buffer.from(cid.bytes).toString('latin1')
 
   async function * visit (item: Pending, known?: Uint8Array): AsyncGenerator<{ cid: CID, bytes: Uint8Array }> {
@@ -138,6 +141,9 @@ export async function * dagBlocks (read: ReadBlock, root: CID, rootBytes: Uint8A
     const bytes = known ?? await read(item.cid)
     if (item.cid.multihash.code !== IDENTITY) {
       if (++sent > limits.maxBlocks) throw new CarWalkError(`the CAR would hold more than ${limits.maxBlocks} blocks`)
+      // Counted as carBytes writes it: the section's length prefix, the CID, the block.
+      sentBytes += 10 + item.cid.bytes.byteLength + bytes.byteLength
+      if (sentBytes > limits.maxBytes) throw new CarWalkError(`the CAR would be larger than ${limits.maxBytes} bytes`)
       if (!plan.dups) seen.add(key)
       yield { cid: item.cid, bytes }
     }

@@ -1,0 +1,38 @@
+import { join } from 'node:path'
+import type { Config } from '../config/index.js'
+import type { ServiceClients } from '../remote/index.js'
+import { walkHistory } from './history.js'
+import type { MirrorLog } from './mirror-log.js'
+import { SNAPSHOT_PROFILE } from './snapshot-profile.js'
+import type { SyncStore } from './sync-store.js'
+import { acceptsUnencrypted } from './unencrypted-policy.js'
+
+/**
+ * Logs for the mirrors every publish of the history behind the last publish logged, with the
+ * segments each names: a device takes in only the publish the pointer holds when it merges, so
+ * another device's earlier publishes (one with no mirror of its own) never reached the mirror,
+ * whose `verify --full` then counted one publish and failed on the next, and whose `restore --at`
+ * an earlier time could not work. Manifests are read through the primary's gateways into the
+ * manifest cache (each once); the walk stops at a publish whose history an earlier walk logged.
+ * Answers how many objects were new.
+ */
+export async function logHistory (primary: ServiceClients, store: SyncStore, config: Config, signal: AbortSignal): Promise<number> {
+  const log: MirrorLog = store.mirrorLog
+  const head = log.lastPointer()
+  if (head === undefined) return 0
+  const walked = new Set(log.historyWalked())
+  if (walked.has(head)) return 0
+  const objects: Array<{ cid: string, profile: string }> = []
+  const profile = SNAPSHOT_PROFILE.name
+  const init = {
+    stateDir: config.stateDir, dir: join(config.stateDir, 'snapshots'), label: 'mirror-history', signal,
+    binding: { namespace: config.namespace, network: config.network }, passphrase: process.env.CIDSYNC_SNAPSHOT_PASSPHRASE, acceptUnencrypted: acceptsUnencrypted(config)
+  }
+  for await (const publish of walkHistory(primary, head, store.manifestCache, init)) {
+    if (publish.entry.cid !== head && walked.has(publish.entry.cid)) break
+    // Segments before their manifest, as a publish logs them: a manifest on the mirror restores.
+    for (const device of publish.manifest?.devices ?? []) for (const segment of device.segments) objects.push({ cid: segment.cid, profile })
+    objects.push({ cid: publish.entry.cid, profile })
+  }
+  return log.logHistory(objects, head)
+}

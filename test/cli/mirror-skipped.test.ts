@@ -1,0 +1,69 @@
+import { describe, expect, it, onTestFinished } from 'vitest'
+import { writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import Database from 'better-sqlite3'
+import { DaemonProcess, runCli } from '../helpers/cli.js'
+import { hideStoredBlock } from '../helpers/service-blocks.js'
+import { until } from '../helpers/wait.js'
+import { proofDir, status } from '../proof/harness.js'
+import { holds, mirroredDevice, publishNow, startHome, stopHome, type MirrorDevice } from './mirror-helpers.js'
+
+const ENV = { ...process.env, CIDSYNC_MIRROR_RETRY_MAX_MS: '300', CIDSYNC_MIRROR_POINTER_CHECK_MS: '300' }
+
+function contentObjects (d: MirrorDevice): string[] {
+  const db = new Database(join(d.state, 'index.sqlite'), { readonly: true })
+  try {
+    return (db.prepare('SELECT objects FROM content').pluck().all() as string[]).flatMap(o => (JSON.parse(o) as Array<[string, number, number]>).map(([cid]) => cid))
+  } finally {
+    db.close()
+  }
+}
+
+async function mirrorOf (d: MirrorDevice): Promise<Record<string, any>> {
+  return (await status(d)).mirrors[0] as Record<string, any>
+}
+
+describe('an object the primary would not give, skipped for a mirror', () => {
+  it('stays missing in status across a restart (never "caught up"), and is copied once the primary gives it again', async () => {
+    const root = await proofDir()
+    const primary = await startHome(join(root, 'primary'))
+    let mirror = await startHome(join(root, 'mirror'))
+    onTestFinished(async () => { await stopHome(mirror); await stopHome(primary) })
+    const d = await mirroredDevice(root, 'a', primary, mirror)
+    let daemon = new DaemonProcess(['--config', d.config], { env: ENV })
+    onTestFinished(async () => { await daemon.stop() })
+    await daemon.logged('service ready', 60_000)
+    // Stored and published while the mirror is down; then the primary loses the file's object.
+    await stopHome(mirror)
+    await writeFile(join(d.kept, 'lost.txt'), 'the primary will not give this back\n')
+    await until(async () => (await status(d)).index.files === 1 ? true : undefined, 30_000, 'lost.txt indexed')
+    const cid = await publishNow(d)
+    const object = contentObjects(d)[0] as string
+    expect(object).toBeDefined()
+    const putBack = hideStoredBlock(primary.dir, object)
+    mirror = await startHome(join(root, 'mirror'), mirror.url)
+
+    let seen: unknown
+    const skipped = await until(async () => { const m = await mirrorOf(d); seen = m; return m.objectsBehind === 0 && m.lastPublish?.cid === cid && m.unavailable.count === 1 ? m : undefined }, 120_000, 'the object skipped, the rest copied', 100)
+      .catch((err: Error) => { throw new Error(`${err.message}; the mirror as status last showed it: ${JSON.stringify(seen)}`) })
+    expect(skipped.unavailable.last.cid).toBe(object)
+    let text = await runCli(['status', '--config', d.config])
+    expect(text.stdout).not.toContain('mirror nas: caught up')
+    expect(text.stdout).toContain('mirror nas: copied all it could, 1 object missing')
+
+    // A restart does not forget it.
+    await daemon.stop()
+    daemon = new DaemonProcess(['--config', d.config], { env: ENV })
+    await daemon.logged('service ready', 60_000)
+    expect((await mirrorOf(d)).unavailable.count).toBe(1)
+    text = await runCli(['status', '--config', d.config])
+    expect(text.stdout).not.toContain('mirror nas: caught up')
+
+    // The primary gives it again: tried again, copied, no longer missing.
+    putBack()
+    await until(async () => (await mirrorOf(d)).unavailable.count === 0 ? true : undefined, 120_000, 'the skipped object copied', 200)
+    expect(await holds(mirror, object, root)).toBe(true)
+    text = await runCli(['status', '--config', d.config])
+    expect(text.stdout).toContain('mirror nas: caught up')
+  }, 600_000)
+})
