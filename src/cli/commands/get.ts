@@ -45,11 +45,11 @@ function progressReporter (json: boolean): (event: GetFilesProgress) => void {
 export async function runGet (options: GetOptions, paths: readonly string[], prefix: boolean): Promise<void> {
   const at = options.at === undefined ? undefined : parseTimeArg(options.at)
   const config: Config = loadConfig({ configPath: options.config })
-  // Per-file failures are outcomes, not a throw: without this, `restore --files` with the primary
-  // down failed every file and never read the mirrors, as docs/mirrors.md says it does.
-  const fallsBack = prefix && options.from === undefined && config.mirrors.length > 0
+  // Per-file failures are outcomes, not a throw: without this, `restore --files` (and `get`) with
+  // the primary down failed every file and never read the mirrors, as docs/mirrors.md says they do.
+  const fallsBack = options.from === undefined && config.mirrors.length > 0
   const lastSource = `mirror ${config.mirrors.at(-1)?.name ?? ''}`
-  await readFrom(config, { from: options.from, fallBack: prefix }, async ({ clients }, where) => {
+  await readFrom(config, { from: options.from, fallBack: true }, async ({ clients }, where) => {
     const { indexPath, openIndex, readDeviceId } = await import('../../index/index.js')
     const { getFiles, openPastIndex, selectRows } = await import('../../sync/index.js')
     const passphrase = process.env.CIDSYNC_SNAPSHOT_PASSPHRASE
