@@ -1,4 +1,5 @@
-import { readFileSync, statSync } from 'node:fs'
+import { existsSync, readFileSync, statSync } from 'node:fs'
+import { join } from 'node:path'
 import type { Command } from 'commander'
 import { loadConfig, type Config } from '../../config/index.js'
 import { ConfigError, UsageError } from '../../errors.js'
@@ -12,6 +13,15 @@ function secretFile (file: string): string {
     throw new ConfigError(`${file} is readable by others (mode ${(mode & 0o777).toString(8)}): run \`chmod 600 ${file}\``)
   }
   return readFileSync(file, 'utf8')
+}
+
+/** Whether a credential is set (one that cannot be read counts as set: using it names the problem). */
+function hasCredential (read: () => string | undefined): boolean {
+  try {
+    return (read() ?? '') !== ''
+  } catch {
+    return true
+  }
 }
 
 function walletKeyText (file: string | undefined): string {
@@ -28,7 +38,7 @@ function walletKeyText (file: string | undefined): string {
  * now (sent nowhere else).
  */
 async function loginMirror (config: Config, name: string, options: { walletKeyFile?: string, sessionTokenFile?: string, json?: boolean }): Promise<void> {
-  const { connectMirror, findMirror, saveMirrorCredentials } = await import('../../connect/index.js')
+  const { connectMirror, findMirror, mirrorCredentialsDir, saveMirrorCredentials } = await import('../../connect/index.js')
   const mirror = findMirror(config, name)
   const haveWallet = options.walletKeyFile !== undefined || (process.env.CIDSYNC_WALLET_KEY ?? '') !== ''
   if (!haveWallet && options.sessionTokenFile === undefined) throw new UsageError('nothing to sign in with: give --wallet-key-file FILE (or set CIDSYNC_WALLET_KEY) for an API key, and/or --session-token-file FILE')
@@ -49,6 +59,15 @@ async function loginMirror (config: Config, name: string, options: { walletKeyFi
   const saved = saveMirrorCredentials(config, mirror, { apiKey, sessionToken })
   if (options.json === true) printJson({ mirror: name, address: address ?? null, saved })
   else process.stdout.write(`mirror ${name}: ${address === undefined ? '' : `signed in as ${address}; `}saved ${saved.join(', ')} (used only while the config names ${mirror.uploadUrl} for it)\n`)
+  const dir = mirrorCredentialsDir(config, name)
+  const needed = [
+    { what: 'API key', file: 'api-key', how: '--wallet-key-file F', more: '' },
+    { what: 'session token', file: 'session-token', how: '--session-token-file T', more: ` (self-hosted: \`cidsync local-service token --dir D --user ${address ?? 'U'}\`, D being the mirror's directory)` }
+  ]
+  // Copying needs both: say which is still missing, or status only shows the mirror failing with a 401.
+  for (const n of needed.filter(n => !existsSync(join(dir, n.file)))) {
+    process.stderr.write(`cidsync: mirror ${name} has no ${n.what} saved yet, and copying to it needs one: \`cidsync login --mirror ${name} ${n.how}\`${n.more}\n`)
+  }
 }
 
 export function registerLogin (program: Command): void {
@@ -79,6 +98,10 @@ export function registerLogin (program: Command): void {
         const path = new Credential('api-key', credentialsDir(config)).save(apiKey)
         if (options.json === true) printJson({ address, saved: path })
         else process.stdout.write(`signed in as ${address}; API key saved to ${path}\n`)
+        if (!hasCredential(connection.credentials.sessionToken)) {
+          // The API key alone publishes nothing: the pointer needs the session token, which login cannot get.
+          process.stderr.write(`cidsync: the pointer service also needs a session token, and none is set: copy one from the dashboard (self-hosted: \`cidsync local-service token --dir D --user ${address}\`, D being the running service's directory) into ${join(credentialsDir(config), 'session-token')} (0600), or set CIDSYNC_SESSION_TOKEN\n`)
+        }
       } finally {
         await connection.close()
       }
