@@ -69,12 +69,12 @@ export function registerRestore (program: Command): void {
       // No daemon may write the index while it is replaced: take its lock (a running one is named).
       const lock = options.dryRun === true ? undefined : lockForRestore(acquireLock, config.stateDir)
       try {
-        await readFrom(config, { from: options.from, fallBack: true }, async ({ clients }, where) => {
+        await readFrom(config, { from: options.from, fallBack: true }, async ({ clients, describe }, where) => {
           const { restore } = await import('../../sync/index.js')
           const result = await restore(clients, {
             config, namespace: options.namespace ?? config.namespace, network: options.network ?? config.network, cid: options.cid, at,
             force: options.force, dryRun: options.dryRun, allowUnencrypted: options.allowUnencrypted, asDevice: options.asDevice, passphrase: process.env.CIDSYNC_SNAPSHOT_PASSPHRASE, onProgress: progressBar()
-          }).catch((err: unknown) => { throw explainMissingPointer(err, config) })
+          }).catch((err: unknown) => { throw explainMissingPointer(err, config, where === 'the primary' ? undefined : describe) })
           if (options.json === true) { printJson({ ...result, from: where }); return }
           const what = `${result.cid}, published ${result.publish.at} by ${result.publish.device.slice(0, 8)}${result.publish.hostname === '' ? '' : ` (${safeText(result.publish.hostname)})`}: ${countOf(result.publish.entries, 'entry', 'entries')}`
           if (result.dryRun) {
