@@ -127,6 +127,9 @@ describe('cidsync status', () => {
     await daemon.logged('index current')
     const online = await runCli(['status', '--config', path])
     expect(online.stdout).toMatch(/index current since \S+Z \((just now|\d+ s ago)\)/)
+    // The pointer as last read, and when: another device's publish since is not seen until the next read.
+    const pointer = await until(async () => { const out = (await runCli(['status', '--config', path])).stdout; return /^pointer: /m.test(out) ? out : undefined }, 30_000, 'the pointer line')
+    expect(pointer).toMatch(/^pointer: in sync \(\S+; read \S+Z \((just now|\d+ s ago|\d+ min ago)\)\)$/m)
     await daemon.stop()
   })
 

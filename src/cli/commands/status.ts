@@ -15,7 +15,9 @@ function publishLines (s: StatusDocument): string[] {
   if (s.publish !== null) {
     const last = s.publish.last === null ? 'nothing published yet' : `last snapshot ${s.publish.last.cid} at ${s.publish.last.at === null ? '?' : timeWithAge(s.publish.last.at)}, ${countOf(s.publish.last.entries, 'entry', 'entries')}`
     lines.push(`publish: ${last}${s.publish.pendingAt === null ? '' : `; next after changes at ${timeWithAge(s.publish.pendingAt)}`}`)
-    lines.push(`pointer: ${s.publish.pointer.inSync ? `in sync (${s.publish.pointer.cid ?? ''})` : `not in sync: ${s.publish.pointer.why ?? ''}`}`)
+    // As last read (after a publish, at each reconciliation): another device's publish since is not seen until then.
+    const read = s.publish.pointer.at === null ? '' : `; read ${timeWithAge(s.publish.pointer.at)}`
+    lines.push(`pointer: ${s.publish.pointer.inSync ? `in sync (${s.publish.pointer.cid ?? ''}${read})` : `not in sync: ${s.publish.pointer.why ?? ''}${read === '' ? '' : ` (${read.slice(2)})`}`}`)
     lines.push(`ipns: ${ipnsLine(s.publish.ipns)}`)
     const r = s.restorable
     lines.push(`restorable: ${r == null ? 'not checked yet (the drill runs on [verify] schedule, or `cidsync verify`)' : r.ok ? `yes (drill at ${timeWithAge(r.checkedAt)})` : `NO (drill at ${timeWithAge(r.checkedAt)}): ${r.failed ?? '?'}`}`)
