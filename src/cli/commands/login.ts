@@ -38,7 +38,7 @@ function walletKeyText (file: string | undefined): string {
  * now (sent nowhere else).
  */
 async function loginMirror (config: Config, name: string, options: { walletKeyFile?: string, sessionTokenFile?: string, json?: boolean }): Promise<void> {
-  const { connectMirror, findMirror, mirrorCredentialsDir, saveMirrorCredentials } = await import('../../connect/index.js')
+  const { connectMirror, findMirror, saveMirrorCredentials } = await import('../../connect/index.js')
   const mirror = findMirror(config, name)
   const haveWallet = options.walletKeyFile !== undefined || (process.env.CIDSYNC_WALLET_KEY ?? '') !== ''
   if (!haveWallet && options.sessionTokenFile === undefined) throw new UsageError('nothing to sign in with: give --wallet-key-file FILE (or set CIDSYNC_WALLET_KEY) for an API key, and/or --session-token-file FILE')
@@ -59,6 +59,7 @@ async function loginMirror (config: Config, name: string, options: { walletKeyFi
   const saved = saveMirrorCredentials(config, mirror, { apiKey, sessionToken })
   if (options.json === true) printJson({ mirror: name, address: address ?? null, saved })
   else process.stdout.write(`mirror ${name}: ${address === undefined ? '' : `signed in as ${address}; `}saved ${saved.join(', ')} (used only while the config names ${mirror.uploadUrl} for it)\n`)
+  const { mirrorCredentialsDir } = await import('../../connect/index.js')
   const dir = mirrorCredentialsDir(config, name)
   const needed = [
     { what: 'API key', file: 'api-key', how: '--wallet-key-file F', more: '' },
