@@ -118,6 +118,9 @@ describe('cidsync status', () => {
     expect(offline.code).toBe(1)
     expect(offline.stderr).toContain('no daemon answers')
     expect(offline.stdout).toContain('daemon: not running: no daemon answers')
+    // Port 0 names no place to ask: the message says no daemon runs for this state dir, not "at 127.0.0.1:0".
+    expect(offline.stderr).toContain(`no daemon answers for ${join(dir, 'state')}: none is running`)
+    expect(offline.stderr).not.toContain('127.0.0.1:0')
     expect(offline.stdout).toContain(`index 1 file, 3 B · ${join(dir, 'state')}`)
     expect(offline.stdout).toMatch(/^notes\s+1\s+3 B$/m)
     expect(offline.stdout).toMatch(/^publish: last snapshot \S+ at \S+Z \((just now|\d+ s ago)\), 1 entry$/m)
