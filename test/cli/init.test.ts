@@ -71,5 +71,10 @@ describe('cidsync init', () => {
     const order = [`cidsync restore --config ${config} `, `cidsync restore --files --config ${config} `, `cidsync daemon --config ${config}\n`].map(s => steps.indexOf(s))
     expect(order.every(i => i > 0)).toBe(true)
     expect([...order].sort((x, y) => x - y)).toEqual(order)
+    // Without --folder too: the folders to edit first, then the same steps.
+    const bare = await runCli(['init', '--config', join(dir, 'bare.toml'), '--state-dir', join(dir, 'state2'), '--key', '-'], { input: exported })
+    expect(bare.code, bare.stderr).toBe(0)
+    expect(bare.stdout).toContain('edit [[folders]] to name what to watch (each folder by the name the other devices give it); next, to bring back what the other devices published')
+    expect(bare.stdout).toContain(`cidsync restore --files --config ${join(dir, 'bare.toml')} `)
   })
 })

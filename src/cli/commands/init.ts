@@ -79,6 +79,7 @@ export function registerInit (program: Command): void {
       const stored = config.folders.filter(f => f.store === true).map(f => f.name)
       const storeLine = stored.length === 0 ? '' : `content of ${stored.join(', ')} is stored too (store = true; ${config.content.encryption === 'none' ? 'plain, as [content] encryption = "none" says' : 'sealed with the snapshot key'}), so any device can bring each file back; \`store = false\` keeps only the index\n`
       process.stdout.write(`wrote ${target}\nstate dir ${config.stateDir}\n${keyLine}${storeLine}` +
-        (folders === undefined ? `edit [[folders]] to name what to watch, then run: ${daemon}\n` : options.key !== undefined ? joining(withConfig, daemon) : `next: ${daemon}\n`))
+        (options.key !== undefined ? `${folders === undefined ? 'edit [[folders]] to name what to watch (each folder by the name the other devices give it); ' : ''}${joining(withConfig, daemon)}`
+          : folders === undefined ? `edit [[folders]] to name what to watch, then run: ${daemon}\n` : `next: ${daemon}\n`))
     }))
 }
