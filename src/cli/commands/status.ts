@@ -5,7 +5,7 @@ import { countOf, formatBytes, formatDuration, formatTable } from '../format.js'
 import { StatusCheckError, StatusUnavailableError, UsageError } from '../../errors.js'
 import { action, reportError } from '../run.js'
 import { timeWithAge } from '../relative-time.js'
-import { lastUnreachable, progressBar, reloadRefusedLine, statusProblems } from '../status-check.js'
+import { lastUnreachable, mirrorNotes, progressBar, reloadRefusedLine, statusProblems } from '../status-check.js'
 import { safeDocument } from '../safe-text.js'
 import { contentLines } from '../content-lines.js'
 import { mirrorLines } from '../mirror-lines.js'
@@ -205,7 +205,9 @@ export function registerStatus (program: Command): void {
       if (options.check === true) {
         const problems = [...(problem === undefined ? [] : [`config: ${problem.message}`]), ...statusProblems(safeDocument(document))]
         if (problems.length > 0) throw new StatusCheckError(`${countOf(problems.length, 'problem', 'problems')}:\n  ${problems.join('\n  ')}`)
-        process.stdout.write(`ok: ${countOf(document.folders.length, 'folder', 'folders')} watched, ${countOf(document.index.files, 'file', 'files')} indexed${document.publish?.last != null ? `, last published ${document.publish.last.at ?? '?'}` : ''}\n`)
+        const notes = mirrorNotes(safeDocument(document))
+        process.stdout.write(`ok: ${countOf(document.folders.length, 'folder', 'folders')} watched, ${countOf(document.index.files, 'file', 'files')} indexed${document.publish?.last != null ? `, last published ${document.publish.last.at ?? '?'}` : ''}` +
+          `${notes.length === 0 ? '' : `; not yet a problem: ${notes.join('; ')}`}\n`)
         return
       }
       process.stdout.write(options.json === true ? body : formatStatus(document))
