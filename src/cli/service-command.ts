@@ -35,8 +35,14 @@ export function pointerAskedOf (config: Config): string {
     '(session token) as the device that published, and the same namespace and network; else publish from this device first (`cidsync snapshot`)'
 }
 
-/** A missing pointer said with which service was asked ({@link pointerAskedOf}); other errors as they are. */
-export function explainMissingPointer (err: unknown, config: Config): unknown {
+/**
+ * A missing pointer said with which service was asked ({@link pointerAskedOf}); other errors as
+ * they are. `mirror`: the read was from that mirror (its describe), not the primary the config names.
+ */
+export function explainMissingPointer (err: unknown, config: Config, mirror?: string): unknown {
   if (!(err instanceof PointerNotFoundError)) return err
-  return new PointerNotFoundError(err.namespace, err.network, { cause: err, asked: pointerAskedOf(config) })
+  const asked = mirror === undefined
+    ? pointerAskedOf(config)
+    : `asked ${mirror}: nothing has been copied there yet (\`cidsync status\` shows what waits for it), or it was signed in to as another account than the devices that publish there (\`cidsync login --mirror\`)`
+  return new PointerNotFoundError(err.namespace, err.network, { cause: err, asked })
 }

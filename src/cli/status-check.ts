@@ -56,6 +56,15 @@ export function mirrorProblems (s: StatusDocument): string[] {
   return problems
 }
 
+/**
+ * Mirrors failing to copy that are not a problem yet (within max_lag_seconds): `--check` still
+ * exits 0, but its "ok" line says so, so a person reading it is not told all is well.
+ */
+export function mirrorNotes (s: StatusDocument): string[] {
+  return (s.mirrors ?? []).filter(m => !m.lagging && m.lastError !== null)
+    .map(m => `mirror ${m.name}: copying fails (${m.lastError?.code ?? 'ERR_CIDSYNC'} at ${m.lastError?.at ?? '?'}), ${m.lagSeconds} s behind of the ${m.maxLagSeconds} s max_lag_seconds allows: \`cidsync status\` says why`)
+}
+
 const BAR_WIDTH = 24
 
 /** `[######------------------]  312 / 1,024 files`: a scan's hashing progress, for `--watch`. */

@@ -88,6 +88,10 @@ async function askDaemon (config: Config, method: 'GET' | 'POST', path: string, 
   const where = statusAddress(config)
   const address = parseListenAddress(where)
   if ('error' in address) throw new StatusUnavailableError(`the daemon's status address ${where} is not usable: ${address.error}`)
+  // Port 0: a running daemon names its port in daemon.json; with none there, nothing to ask (and "at 127.0.0.1:0" said nothing).
+  if (address.kind !== 'unix' && address.port === 0) {
+    throw new StatusUnavailableError(`no daemon answers for ${config.stateDir}: none is running ([status] listen is port 0, so a running daemon writes its address in daemon.json there, and there is none): start one with \`cidsync daemon\``)
+  }
   // Loaded here, not with the module: every command imports this one, and all of undici takes
   // 90-160 ms to load (the service clients load its pool alone).
   const { Agent, request } = await import('undici')

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Config, MirrorConfig } from '../config/index.js'
 import { MirrorCredentialUnboundError, MirrorUnknownError } from '../errors.js'
-import { createServiceClients, type ServiceClients } from '../remote/index.js'
+import { createServiceClients, type CredentialHints, type ServiceClients } from '../remote/index.js'
 import { writeFileAtomicSync } from '../util/atomic-write.js'
 import { Credential } from './credentials.js'
 import { makeDirsSync } from '../util/make-dirs.js'
@@ -70,6 +70,25 @@ export function saveMirrorCredentials (config: Config, mirror: MirrorConfig, val
   return saved
 }
 
+/**
+ * What a mirror's 401 says to do: sign in to that mirror. The primary's advice (`cidsync login`,
+ * CIDSYNC_API_KEY, the session-token file beside the config) would change nothing for it.
+ */
+function mirrorHints (name: string): CredentialHints {
+  const login = `cidsync login --mirror ${name}`
+  const token = `\`${login} --session-token-file T\` with a token from the mirror's identity provider (self-hosted: \`cidsync local-service token --dir D --user U\`, D being the mirror's directory)`
+  return {
+    apiKey: {
+      refused: `mirror ${name} refused its API key: sign in to it again, \`${login} --wallet-key-file F\``,
+      missing: `no API key is saved for mirror ${name}: sign in to it, \`${login} --wallet-key-file F\` (docs/mirrors.md)`
+    },
+    sessionToken: {
+      refused: `mirror ${name} refused its session token, or it expired: save a new one, ${token}`,
+      missing: `no session token is saved for mirror ${name}: save one, ${token} (docs/mirrors.md)`
+    }
+  }
+}
+
 /** The mirror's clients (nothing is sent until one is used). */
 export function connectMirror (config: Config, mirror: MirrorConfig): MirrorConnection {
   const { dealUrl, apiUrl, pointerUrl, uploadUrl, gateways } = mirror
@@ -77,7 +96,7 @@ export function connectMirror (config: Config, mirror: MirrorConfig): MirrorConn
   const clients = createServiceClients({ dealUrl: dealUrl === '' ? apiUrl : dealUrl, apiUrl, pointerUrl, uploadUrl, gateways }, {
     apiKey: boundCredential(config, mirror, 'api-key'),
     sessionToken: boundCredential(config, mirror, 'session-token')
-  })
+  }, { hints: mirrorHints(mirror.name) })
   return { name: mirror.name, mirror, clients, describe: `mirror ${mirror.name} at ${uploadUrl}`, close: async () => { await clients.close() } }
 }
 

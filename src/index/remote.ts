@@ -82,9 +82,13 @@ export class RemoteStore {
    * per status request.
    */
   fileStates (deviceId: string): { localOnly: number, stored: number, sentForDeal: number } {
-    const row = this.db.prepare(`WITH r AS (SELECT cid, MAX(CASE WHEN sent_for_deal = 'yes' THEN 2 ELSE 1 END) AS s FROM remote_files WHERE gone = 0 GROUP BY cid)
-      SELECT COUNT(*) FILTER (WHERE r.s IS NULL) AS localOnly, COUNT(*) FILTER (WHERE r.s = 1) AS stored, COUNT(*) FILTER (WHERE r.s = 2) AS sentForDeal
-      FROM entries e LEFT JOIN r ON r.cid = e.cid WHERE e.device_id = ? AND e.deleted = 0`).get(deviceId) as { localOnly: number, stored: number, sentForDeal: number }
+    // A file whose content is stored sealed (or packed) is never an upload under its own CID: a
+    // content record holding it counts it stored, or the dashboard said "local only" of every
+    // file `cidsync ls` and the Content section showed as stored.
+    const row = this.db.prepare(`WITH r AS (SELECT cid, MAX(CASE WHEN sent_for_deal = 'yes' THEN 2 ELSE 1 END) AS s FROM remote_files WHERE gone = 0 GROUP BY cid),
+      f AS (SELECT COALESCE(r.s, CASE WHEN EXISTS (SELECT 1 FROM content c WHERE c.cid = e.cid) THEN 1 END) AS s
+        FROM entries e LEFT JOIN r ON r.cid = e.cid WHERE e.device_id = ? AND e.deleted = 0)
+      SELECT COUNT(*) FILTER (WHERE s IS NULL) AS localOnly, COUNT(*) FILTER (WHERE s = 1) AS stored, COUNT(*) FILTER (WHERE s = 2) AS sentForDeal FROM f`).get(deviceId) as { localOnly: number, stored: number, sentForDeal: number }
     return row
   }
 

@@ -23,6 +23,8 @@ export interface HttpClientInit {
   readonly credential?: () => string | undefined
   /** What to do when the credential is refused (401, 403). */
   readonly unauthorizedHint?: string
+  /** What to do when a 401 or 403 answers a request sent with no credential (none is set): not "refused". */
+  readonly missingHint?: string
   readonly connectTimeoutMs?: number
   readonly headersTimeoutMs?: number
   /** Longest wait between two pieces of a body. */
@@ -183,7 +185,7 @@ export class HttpClient {
             continue
           }
         }
-        throw this.statusError(context, response.statusCode, excerpt)
+        throw this.statusError(context, response.statusCode, excerpt, headers.authorization !== undefined)
       } catch (err) {
         settle()
         failure = err
@@ -223,9 +225,10 @@ export class HttpClient {
     }
   }
 
-  private statusError (context: RemoteContext, status: number, excerpt: string): RemoteStatusError {
+  private statusError (context: RemoteContext, status: number, excerpt: string, sentCredential: boolean): RemoteStatusError {
     if (status === 401 || status === 403) {
-      return new RemoteUnauthorizedError(context, status, excerpt, this.init.unauthorizedHint ?? 'the credential was refused')
+      const hint = !sentCredential && this.init.missingHint !== undefined ? this.init.missingHint : this.init.unauthorizedHint
+      return new RemoteUnauthorizedError(context, status, excerpt, hint ?? 'the credential was refused')
     }
     if (status === 404) return new RemoteNotFoundError(context, status, excerpt, '')
     if (status === 400 || status === 422) return new RemoteBadRequestError(context, status, excerpt, '')

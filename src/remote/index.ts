@@ -62,24 +62,47 @@ export interface ServiceClients {
 /** A whole upload, the body sent and the service's import of it answered. */
 const UPLOAD_DEADLINE_MS = 60 * 60_000
 
-const API_KEY_HINT = 'the API key was refused: run `cidsync login`, or set CIDSYNC_API_KEY'
-const SESSION_HINT = 'the session token was refused or has expired: copy a new one from the dashboard (self-hosted: `cidsync local-service token --dir D --user U`, D being the running service\'s directory) into the session-token credential, or set CIDSYNC_SESSION_TOKEN'
+/**
+ * What a 401 or 403 tells the user to do, for a credential refused (sent, and not taken: wrong,
+ * expired) and for one missing (none set, so nothing was sent). A mirror has its own: the
+ * primary's variables and files never reach it (connect/mirrors.ts).
+ */
+export interface CredentialHints {
+  readonly apiKey: { readonly refused: string, readonly missing: string }
+  readonly sessionToken: { readonly refused: string, readonly missing: string }
+}
+
+const SESSION_SOURCE = 'copy one from the dashboard (self-hosted: `cidsync local-service token --dir D --user U`, D being the running service\'s directory) into the file session-token beside the config (0600), or set CIDSYNC_SESSION_TOKEN'
+
+/** The primary's: `cidsync login`, the files beside the config, `CIDSYNC_*`. */
+export const PRIMARY_CREDENTIAL_HINTS: CredentialHints = {
+  apiKey: {
+    refused: 'the API key was refused: run `cidsync login`, or set CIDSYNC_API_KEY',
+    missing: 'no API key is set: run `cidsync login` with your wallet key (`--wallet-key-file F`), or set CIDSYNC_API_KEY'
+  },
+  sessionToken: {
+    refused: 'the session token was refused or has expired: copy a new one from the dashboard (self-hosted: `cidsync local-service token --dir D --user U`, D being the running service\'s directory) into the file session-token beside the config (0600), or set CIDSYNC_SESSION_TOKEN',
+    missing: `no session token is set: ${SESSION_SOURCE}`
+  }
+}
 
 export interface ServiceLimits {
   /** The most a gateway fetch may write to disk when the caller knows no size (default 4 GiB). */
   readonly maxFetchBytes?: number
+  /** What a refused or missing credential says to do (default {@link PRIMARY_CREDENTIAL_HINTS}). */
+  readonly hints?: CredentialHints
 }
 
 /** One HTTP core per base URL, each client on the one it talks to. */
 export function createServiceClients (endpoints: ServiceEndpoints, credentials: ServiceCredentials, options: Partial<HttpClientInit> & ServiceLimits = {}): ServiceClients {
-  const { maxFetchBytes, ...init } = options
-  const make = (service: string, baseUrl: string, credential?: () => string | undefined, hint?: string, extra: Partial<HttpClientInit> = {}): HttpClient =>
-    new HttpClient({ ...init, ...extra, service, baseUrl, credential, unauthorizedHint: hint })
-  const deal = make('deal service', endpoints.dealUrl, credentials.apiKey, API_KEY_HINT)
-  const api = make('main API', endpoints.apiUrl, credentials.apiKey, API_KEY_HINT)
-  const pointer = make('pointer service', endpoints.pointerUrl, credentials.sessionToken, SESSION_HINT)
+  const { maxFetchBytes, hints = PRIMARY_CREDENTIAL_HINTS, ...init } = options
+  const make = (service: string, baseUrl: string, credential?: () => string | undefined, hint?: CredentialHints['apiKey'], extra: Partial<HttpClientInit> = {}): HttpClient =>
+    new HttpClient({ ...init, ...extra, service, baseUrl, credential, unauthorizedHint: hint?.refused, missingHint: hint?.missing })
+  const deal = make('deal service', endpoints.dealUrl, credentials.apiKey, hints.apiKey)
+  const api = make('main API', endpoints.apiUrl, credentials.apiKey, hints.apiKey)
+  const pointer = make('pointer service', endpoints.pointerUrl, credentials.sessionToken, hints.sessionToken)
   // A large upload is answered only once the service has imported it all.
-  const upload = make('upload endpoint', endpoints.uploadUrl, credentials.apiKey, API_KEY_HINT, { headersTimeoutMs: 10 * 60_000, deadlineMs: UPLOAD_DEADLINE_MS })
+  const upload = make('upload endpoint', endpoints.uploadUrl, credentials.apiKey, hints.apiKey, { headersTimeoutMs: 10 * 60_000, deadlineMs: UPLOAD_DEADLINE_MS })
   const gateways = endpoints.gateways.map(url => make('gateway', url))
   const all = [deal, api, pointer, upload, ...gateways]
   return {

@@ -114,10 +114,13 @@ export class ContentKeeper {
    * A pass now, answered as a publish reports it: what the pass stored, and every live file of
    * this device that is still not stored with why (failing now, waiting for its retry, too large,
    * or the whole pass failed), so `cidsync snapshot` through the daemon never says all is well
-   * when it is not. Undefined when no folder stores.
+   * when it is not. Undefined when no folder stores. `retryFailed` (a person asked: `cidsync
+   * snapshot`, the dashboard's button) tries failed files now, not at the end of their back-off:
+   * else a snapshot run once the service is fixed stored nothing and said to run it again.
    */
-  async storeForPublish (): Promise<PublishedContent | undefined> {
+  async storeForPublish (options: { readonly retryFailed?: boolean } = {}): Promise<PublishedContent | undefined> {
     if (!this.enabled()) return undefined
+    if (options.retryFailed === true) this.failures.soon(Date.now(), 0)
     let result: StoreContentResult | undefined
     let error: string | undefined
     try {

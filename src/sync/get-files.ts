@@ -146,7 +146,7 @@ export async function getFiles (clients: ServiceClients, index: Index, init: Get
       const profile = cidProfile(row.cidProfile)
       const { root, components } = targetRoot(config, init.to, row)
       // A folder's own path must be there: a missing one is an unmounted disk, not a place to make.
-      if (init.to === undefined && !(await stat(root).catch(() => undefined))?.isDirectory()) throw new UsageError(`the folder ${row.folder} is not at ${root} (an unmounted disk?): mount it, or bring the file back with --to DIR`)
+      if (init.to === undefined && !(await stat(root).catch(() => undefined))?.isDirectory()) throw new UsageError(`the folder ${row.folder} is not at ${root} (an unmounted disk?): mount it; on a new device, create it (\`mkdir -p ${root}\`); or bring the file back with --to DIR`)
       // Each directory made and checked once a run: the files after the first reuse where it
       // really is, which fetchFile checks again just before each rename (a symlink swapped in
       // meanwhile changes it, and the file is refused).

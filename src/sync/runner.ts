@@ -227,7 +227,7 @@ export class SyncRunner {
     try {
       // Content first, so the publish lists files as stored that are. A pass that fails is the
       // keeper's to retry and show; the index is published all the same, and says what is not stored.
-      const content = await this.keeper.storeForPublish()
+      const content = await this.keeper.storeForPublish({ retryFailed: reason === 'request' })
       const published = await publish({
         index: this.components.index, clients, logger: this.components.logger, deviceId: this.components.deviceId, store: this.components.store,
         onStep: onEvent === undefined ? undefined : (step, merges) => onEvent({ type: 'publish.step', step, merges })

@@ -35,7 +35,7 @@ export function selectRows (index: Index, init: SelectRowsInit): Entry[] {
     const hints = init.prefix ? [] : missing.map(m => deletedHint(index, m.replace(/^\/+/, ''), init.deviceId) ?? folderHint(index, m.replace(/^\/+/, '').replace(/\/+$/, ''), init.deviceId))
     const absent = missing.filter((_, i) => hints[i] === undefined)
     const said = hints.filter((h): h is string => h !== undefined)
-    if (absent.length > 0) said.push(`${absent.map(m => JSON.stringify(m)).join(', ')}: not in the index${init.deviceId === undefined ? '' : ` of device ${init.deviceId.slice(0, 8)}`} (paths are folder/path, as \`cidsync ls\` prints them)`)
+    if (absent.length > 0) said.push(`${absent.map(m => JSON.stringify(m)).join(', ')}: not in the index${init.deviceId === undefined ? '' : ` of device ${init.deviceId.slice(0, 8)}`} (paths are folder/path, as \`cidsync ls\` prints them)${foldersHint(index, absent)}`)
     throw new PathNotFoundError(said.join('; '))
   }
   return [...chosen.values()].sort((a, b) => `${a.folder}/${a.path}`.localeCompare(`${b.folder}/${b.path}`))
@@ -63,4 +63,12 @@ function folderHint (index: Index, wanted: string, deviceId: string | undefined)
   if (under.size === 0) return undefined
   const shell = /^[\w./@+,:=-]+$/.test(wanted) ? wanted : `'${wanted.replace(/'/g, "'\\''")}'`
   return `${JSON.stringify(wanted)} is a directory (${under.size === 1 ? '1 file' : `${under.size} files`} under it): \`cidsync get\` takes files; \`cidsync restore --files ${shell}\` brings back everything under it`
+}
+
+/** When a path asked for names no folder the index holds (a typo, a path from the disk): which ones it holds, as `ls` says. */
+function foldersHint (index: Index, absent: readonly string[]): string {
+  const folders = [...new Set(index.entries.devices().flatMap(d => index.entries.totals(d.id).map(t => t.folder)))].sort()
+  const unknown = absent.some(m => !folders.includes(m.replace(/^\/+/, '').split('/')[0] ?? ''))
+  if (!unknown) return ''
+  return folders.length === 0 ? '; the index holds no folder yet' : `; its folders are ${folders.map(f => JSON.stringify(f)).join(', ')}`
 }

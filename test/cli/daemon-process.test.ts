@@ -69,7 +69,7 @@ describe('cidsync daemon, as a process', () => {
 
     const after = await runCli(['status', '--config', config])
     expect(after.code).toBe(1)
-    expect(after.stderr).toContain('no daemon answers at')
+    expect(after.stderr).toContain(`no daemon answers for ${join(dir, 'state')}: none is running`)
   })
 
   it('keeps running through a SIGHUP before it is started, and reloads once it is', async () => {

@@ -57,4 +57,24 @@ describe('cidsync init', () => {
     await writeFile(old, `state_dir = ${JSON.stringify(join(dir, 'state'))}\n[[folders]]\nname = "notes"\npath = ${JSON.stringify(join(dir, 'notes'))}\n`)
     expect(loadConfig({ configPath: old, env: {} }).folders.map(f => f.store)).toEqual([false])
   })
+
+  it('given another device\'s key, names restore and restore --files as the next steps, before the daemon', async () => {
+    const dir = await useTempDir()
+    await writeFile(join(dir, 'old.toml'), '')
+    const exported = (await runCli(['key', 'export', '--config', join(dir, 'old.toml')], { env: { ...process.env, CIDSYNC_STATE_DIR: join(dir, 'old') } })).stdout
+    const config = join(dir, 'c.toml')
+    const init = await runCli(['init', '--config', config, '--folder', join(dir, 'notes'), '--state-dir', join(dir, 'state'), '--key', '-'], { input: exported })
+    expect(init.code, init.stderr).toBe(0)
+    expect(init.stdout).not.toContain('next: cidsync daemon')
+    const steps = init.stdout.slice(init.stdout.indexOf('next, to bring back what the other devices published'))
+    expect(steps).toContain('set [service] as on the other device')
+    const order = [`cidsync restore --config ${config} `, `cidsync restore --files --config ${config} `, `cidsync daemon --config ${config}\n`].map(s => steps.indexOf(s))
+    expect(order.every(i => i > 0)).toBe(true)
+    expect([...order].sort((x, y) => x - y)).toEqual(order)
+    // Without --folder too: the folders to edit first, then the same steps.
+    const bare = await runCli(['init', '--config', join(dir, 'bare.toml'), '--state-dir', join(dir, 'state2'), '--key', '-'], { input: exported })
+    expect(bare.code, bare.stderr).toBe(0)
+    expect(bare.stdout).toContain('edit [[folders]] to name what to watch (each folder by the name the other devices give it); next, to bring back what the other devices published')
+    expect(bare.stdout).toContain(`cidsync restore --files --config ${join(dir, 'bare.toml')} `)
+  })
 })

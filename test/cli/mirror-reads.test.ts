@@ -142,6 +142,11 @@ describe('reading from a mirror, and the exit drill against it alone', () => {
     expect(files.stderr).toContain('read from mirror nas')
     expect(await readFile(join(root, 'files', 'kept', 'k0.txt'), 'utf8')).toBe('kept 0\n')
     expect(await readFile(join(root, 'files', 'kept', 'k1.txt'), 'utf8')).toBe('kept 1\n')
+    // `get` as well, without --from: a newcomer runs it as restore --files' one-file form.
+    const one = await runCli(['get', 'kept/k1.txt', '--to', join(root, 'one'), '--config', fresh.config], { timeoutMs: 240_000 })
+    expect(one.code, one.stderr).toBe(0)
+    expect(one.stderr).toContain('read from mirror nas')
+    expect(await readFile(join(root, 'one', 'kept', 'k1.txt'), 'utf8')).toBe('kept 1\n')
 
     // Both gone: one error naming each.
     await stopHome(mirror)

@@ -1,8 +1,11 @@
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, onTestFinished } from 'vitest'
 import { mkdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { DaemonProcess, runCli } from '../helpers/cli.js'
 import { useTempDir } from '../helpers/temp-dir.js'
+import { loadConfig } from '../../src/config/index.js'
+import { findMirror, saveMirrorCredentials } from '../../src/connect/index.js'
+import { startLocalService } from '../../src/local-service/index.js'
 
 describe('cidsync restore', () => {
   it('while the daemon runs: refused, saying to stop the daemon and run restore again (not to give it another state dir)', async () => {
@@ -20,5 +23,23 @@ describe('cidsync restore', () => {
     expect(refused.stderr).not.toContain('its own state_dir')
     expect(refused.stderr).toContain('[ERR_LOCK_HELD]')
     expect((await daemon.stop()).code).toBe(0)
+  })
+
+  it('--from a mirror that holds no pointer names that mirror, not the primary\'s pointer service', async () => {
+    const dir = await useTempDir()
+    const primary = await startLocalService({ dir: join(dir, 'primary') })
+    onTestFinished(async () => { await primary.stop() })
+    const mirror = await startLocalService({ dir: join(dir, 'mirror') })
+    onTestFinished(async () => { await mirror.stop() })
+    const config = join(dir, 'c.toml')
+    const p = primary.url
+    await writeFile(config, `state_dir = "state"\n[service]\nmode = "remote"\ndeal_url = "${p}"\napi_url = "${p}"\npointer_url = "${p}"\nupload_url = "${p}"\ngateways = ["${p}"]\n` +
+      `[[mirrors]]\nname = "nas"\nurl = "${mirror.url}"\n`)
+    const loaded = loadConfig({ configPath: config, env: {} })
+    saveMirrorCredentials(loaded, findMirror(loaded, 'nas'), { sessionToken: mirror.issueToken('me') })
+    const empty = await runCli(['restore', '--from', 'nas', '--dry-run', '--config', config])
+    expect(empty.code, empty.stderr).toBe(3)
+    expect(empty.stderr).toContain(`asked mirror nas at ${mirror.url}: nothing has been copied there yet`)
+    expect(empty.stderr).not.toContain(p)
   })
 })

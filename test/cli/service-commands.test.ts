@@ -94,6 +94,18 @@ describe('service commands against a remote service', { timeout: 90_000 }, () =>
       await chmod(keyFile, 0o600)
       const login = await runCli(['login', ...c, '--wallet-key-file', keyFile], { env: { ...process.env, CIDSYNC_WALLET_KEY: '' } })
       expect(login.stdout).toBe(`signed in as ${walletAddress(walletKey)}; API key saved to ${join(dir, 'etc', 'api-key')}\n`)
+      // The API key alone publishes nothing: told the session token comes next, and how, for this wallet.
+      expect(login.stderr).toContain(`the pointer service also needs a session token, and none is set: copy one from the dashboard (self-hosted: \`cidsync local-service token --dir D --user ${walletAddress(walletKey)}\``)
+      expect(login.stderr).toContain(`into ${join(dir, 'etc', 'session-token')} (0600)`)
+      // A mirror signed in with the wallet alone: told its session token is still missing.
+      await writeFile(config, `\n[[mirrors]]\nname = "nas"\nurl = "${service.url}"\n`, { flag: 'a' })
+      const mirrorWallet = newWalletKey()
+      const mirrorKeyFile = join(dir, 'mirror-wallet.key')
+      await writeFile(mirrorKeyFile, formatWalletKey(mirrorWallet), { mode: 0o600 })
+      const mirrorLogin = await runCli(['login', ...c, '--mirror', 'nas', '--wallet-key-file', mirrorKeyFile], { env: { ...process.env, CIDSYNC_WALLET_KEY: '' } })
+      expect(mirrorLogin.code, mirrorLogin.stderr).toBe(0)
+      expect(mirrorLogin.stderr).toContain(`mirror nas has no session token saved yet, and copying to it needs one: \`cidsync login --mirror nas --session-token-file T\` (self-hosted: \`cidsync local-service token --dir D --user ${walletAddress(mirrorWallet)}\``)
+      expect(mirrorLogin.stderr).not.toContain('no API key')
       expect((await stat(join(dir, 'etc', 'api-key'))).mode & 0o777).toBe(0o600)
       expect((await runCli(['names', 'list', ...c])).code).toBe(0)
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { spawn } from 'node:child_process'
+import { createServer } from 'node:net'
 import { mkdir, symlink, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { CLI, DaemonProcess, runCli } from '../helpers/cli.js'
@@ -35,6 +36,27 @@ describe('cidsync status', () => {
     }, 15_000, 'a healthy check')
     expect(ok.stdout).toMatch(/^ok: 2 folders watched, 0 files indexed/)
     await healthy.stop()
+  })
+
+  it('--check with a mirror failing to copy, not yet past max_lag_seconds: exit 0, and its ok line says the mirror fails', async () => {
+    const dir = await useTempDir()
+    await mkdir(join(dir, 'notes'))
+    await writeFile(join(dir, 'notes', 'a.md'), 'alpha')
+    const holder = createServer()
+    await new Promise<void>(resolve => holder.listen(0, '127.0.0.1', resolve))
+    const down = `http://127.0.0.1:${(holder.address() as { port: number }).port}`
+    await new Promise(resolve => holder.close(resolve))
+    const path = await config(dir, ['notes'])
+    await writeFile(path, `[snapshot]\ndeal = false\n[[mirrors]]\nname = "nas"\nurl = "${down}"\n`, { flag: 'a' })
+    expect((await runCli(['snapshot', '--config', path], { timeoutMs: 120_000 })).code).toBe(0)
+    const daemon = new DaemonProcess(['--config', path], { env: { ...process.env, CIDSYNC_MIRROR_RETRY_MAX_MS: '500' } })
+    await daemon.logged('index current')
+    const ok = await until(async () => {
+      const result = await runCli(['status', '--check', '--config', path])
+      return result.code === 0 && result.stdout.includes('not yet a problem') ? result : undefined
+    }, 30_000, 'the mirror failing, said in the ok line')
+    expect(ok.stdout).toMatch(/^ok: 1 folder watched, 1 file indexed, last published \S+; not yet a problem: mirror nas: copying fails \(ERR_REMOTE_NETWORK at \S+\), \d+ s behind of the 21600 s max_lag_seconds allows: `cidsync status` says why$/m)
+    await daemon.stop()
   })
 
   it('notes a state dir inside a watched folder, left out of it, without calling it a problem', async () => {
@@ -118,6 +140,9 @@ describe('cidsync status', () => {
     expect(offline.code).toBe(1)
     expect(offline.stderr).toContain('no daemon answers')
     expect(offline.stdout).toContain('daemon: not running: no daemon answers')
+    // Port 0 names no place to ask: the message says no daemon runs for this state dir, not "at 127.0.0.1:0".
+    expect(offline.stderr).toContain(`no daemon answers for ${join(dir, 'state')}: none is running`)
+    expect(offline.stderr).not.toContain('127.0.0.1:0')
     expect(offline.stdout).toContain(`index 1 file, 3 B · ${join(dir, 'state')}`)
     expect(offline.stdout).toMatch(/^notes\s+1\s+3 B$/m)
     expect(offline.stdout).toMatch(/^publish: last snapshot \S+ at \S+Z \((just now|\d+ s ago)\), 1 entry$/m)
@@ -127,6 +152,9 @@ describe('cidsync status', () => {
     await daemon.logged('index current')
     const online = await runCli(['status', '--config', path])
     expect(online.stdout).toMatch(/index current since \S+Z \((just now|\d+ s ago)\)/)
+    // The pointer as last read, and when: another device's publish since is not seen until the next read.
+    const pointer = await until(async () => { const out = (await runCli(['status', '--config', path])).stdout; return /^pointer: /m.test(out) ? out : undefined }, 30_000, 'the pointer line')
+    expect(pointer).toMatch(/^pointer: in sync \(\S+; read \S+Z \((just now|\d+ s ago|\d+ min ago)\)\)$/m)
     await daemon.stop()
   })
 

@@ -6,6 +6,7 @@ import { join } from 'node:path'
 import { loadConfig, type Config } from '../../src/config/index.js'
 import { connectMirror, findMirror, saveMirrorCredentials } from '../../src/connect/index.js'
 import { ConfigError, MirrorCredentialUnboundError, MirrorUnknownError } from '../../src/errors.js'
+import { startLocalService } from '../../src/local-service/index.js'
 import { useTempDir } from '../helpers/temp-dir.js'
 
 /** A listener that records what each request carried, and answers a pointer. */
@@ -63,6 +64,32 @@ describe('a mirror\'s credentials', () => {
     onTestFinished(async () => { await connection.close() })
     await connection.clients.pointers.current('default', 'mainnet')
     expect(listener.seen.map(h => h.authorization)).toEqual([undefined])
+  })
+
+  it('missing or refused, a 401 says to sign in to that mirror, never the primary\'s login or variables (which do not reach it)', async () => {
+    const dir = await useTempDir()
+    const service = await startLocalService({ dir: join(dir, 'nas-service') })
+    onTestFinished(async () => { await service.stop() })
+    const config = await configWith(dir, `url = "${service.url}"`)
+    const connection = connectMirror(config, findMirror(config, 'nas'))
+    onTestFinished(async () => { await connection.close() })
+    const failure = async (p: Promise<unknown>): Promise<string> => ((await p.then(() => { throw new Error('it answered') }, (e: unknown) => e)) as Error).message
+
+    const noToken = await failure(connection.clients.pointers.current('default', 'mainnet'))
+    expect(noToken).toContain('no session token is saved for mirror nas')
+    expect(noToken).toContain('cidsync login --mirror nas --session-token-file T')
+    const noKey = await failure(connection.clients.names.list())
+    expect(noKey).toContain('no API key is saved for mirror nas')
+    expect(noKey).toContain('cidsync login --mirror nas --wallet-key-file F')
+
+    saveMirrorCredentials(config, findMirror(config, 'nas'), { apiKey: 'not-a-key', sessionToken: 'not.a.token' })
+    const refused = await failure(connection.clients.pointers.current('default', 'mainnet'))
+    expect(refused).toContain('mirror nas refused its session token')
+    for (const message of [noToken, noKey, refused]) {
+      expect(message).not.toContain('CIDSYNC_SESSION_TOKEN')
+      expect(message).not.toContain('CIDSYNC_API_KEY')
+      expect(message).not.toContain('run `cidsync login`')
+    }
   })
 
   it('an unknown mirror name is a usage error that lists the configured ones', async () => {

@@ -91,6 +91,15 @@ describe('the HTTP core', () => {
     expect(server.received).toHaveLength(1)
   })
 
+  it('a 401 to a request sent with no credential says none is set, not that it was refused', async () => {
+    const { server, client } = await setup({ credential: () => undefined, unauthorizedHint: 'the API key was refused', missingHint: 'no API key is set: run `cidsync login`' })
+    server.answer({ status: 401, body: { error: 'Authentication failed' } })
+    const err = await client.json(get, thing).catch((e: unknown) => e) as Error
+    expect(err).toBeInstanceOf(RemoteUnauthorizedError)
+    expect(err.message).toContain('no API key is set: run `cidsync login`')
+    expect(err.message).not.toContain('was refused')
+  })
+
   it('tells a 404 apart, with exit code 3', async () => {
     const { server, client } = await setup()
     server.answer({ status: 404, body: { error: 'no pointer' } })

@@ -45,11 +45,11 @@ function progressReporter (json: boolean): (event: GetFilesProgress) => void {
 export async function runGet (options: GetOptions, paths: readonly string[], prefix: boolean): Promise<void> {
   const at = options.at === undefined ? undefined : parseTimeArg(options.at)
   const config: Config = loadConfig({ configPath: options.config })
-  // Per-file failures are outcomes, not a throw: without this, `restore --files` with the primary
-  // down failed every file and never read the mirrors, as docs/mirrors.md says it does.
-  const fallsBack = prefix && options.from === undefined && config.mirrors.length > 0
+  // Per-file failures are outcomes, not a throw: without this, `restore --files` (and `get`) with
+  // the primary down failed every file and never read the mirrors, as docs/mirrors.md says they do.
+  const fallsBack = options.from === undefined && config.mirrors.length > 0
   const lastSource = `mirror ${config.mirrors.at(-1)?.name ?? ''}`
-  await readFrom(config, { from: options.from, fallBack: prefix }, async ({ clients }, where) => {
+  await readFrom(config, { from: options.from, fallBack: true }, async ({ clients }, where) => {
     const { indexPath, openIndex, readDeviceId } = await import('../../index/index.js')
     const { getFiles, openPastIndex, selectRows, SyncStore } = await import('../../sync/index.js')
     const passphrase = process.env.CIDSYNC_SNAPSHOT_PASSPHRASE
@@ -108,7 +108,7 @@ export function registerGet (program: Command): void {
     .option('--at <time>', 'the file as the newest publish at or before this time held it (RFC 3339, a date, or an age: 2h, 3d)')
     .option('--device <id>', 'the file as this device holds it (default: this device\'s, else the newest)')
     .option('--overwrite', 'replace a local file that holds other content')
-    .option('--from <mirror>', 'read this [[mirrors]] table\'s service alone, not the primary')
+    .option('--from <mirror>', 'read this [[mirrors]] table\'s service alone, not the primary (without it, a primary that fails falls back to the mirrors in order)')
     .option('--json', 'JSON lines: progress and each file\'s outcome')
     .action(action(async (paths: string[], options: GetOptions) => { await runGet(options, paths, false) }))
 }

@@ -1,4 +1,6 @@
+import { statSync } from 'node:fs'
 import type { Command } from 'commander'
+import { UsageError } from '../../errors.js'
 import { loadConfig } from '../../config/index.js'
 import { countOf, formatBytes } from '../format.js'
 import { action } from '../run.js'
@@ -15,6 +17,10 @@ export function registerImport (program: Command): void {
     .option('--json', 'print a JSON line per step, then the result')
     .action(action(async (options: ImportOptions) => {
       const config = loadConfig({ configPath: options.config })
+      // Not there is a mistyped path (exit 2), not a CAR that fails its checks (exit 4).
+      const found = statSync(options.car, { throwIfNoEntry: false })
+      if (found === undefined) throw new UsageError(`${options.car}: no such file: give the CAR file \`cidsync export --car FILE\` wrote`)
+      if (!found.isFile()) throw new UsageError(`${options.car} is not a file: give the CAR file \`cidsync export --car FILE\` wrote`)
       const tty = process.stderr.isTTY === true && options.json !== true
       let last = 0
       await withService(options, async ({ clients }) => {

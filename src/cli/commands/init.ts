@@ -22,6 +22,18 @@ function folderName (path: string, taken: Set<string>): string {
   return name
 }
 
+/**
+ * A device given another's key joins their history: what it needs next is what they published,
+ * before its daemon starts (a restore refuses while one runs, and a daemon's index needs --force).
+ */
+function joining (withConfig: string, daemon: string): string {
+  return 'next, to bring back what the other devices published (docs/operations.md, "Moving to a new device"):\n' +
+    '  set [service] as on the other device (the embedded default is an account of its own per service dir)\n' +
+    `  cidsync restore${withConfig}           # the index: every device's files, as a list\n` +
+    `  cidsync restore --files${withConfig}   # their content, into each folder (create the folders first, or add --to DIR)\n` +
+    `  ${daemon}\n`
+}
+
 export function registerInit (program: Command): void {
   program.command('init')
     .description('write a commented config file and create the state dir')
@@ -62,10 +74,12 @@ export function registerInit (program: Command): void {
         keyLine = `snapshot key ${key.keyId} in ${join(config.stateDir, KEY_FILE)} (carry it to other devices with \`cidsync key export\`)\n`
       }
       // The daemon finds the file itself only at the default path: anywhere else, the next command names it.
-      const daemon = target === resolve(defaultConfigPath(process.env)) ? 'cidsync daemon' : `cidsync daemon --config ${shellWord(target)}`
+      const withConfig = target === resolve(defaultConfigPath(process.env)) ? '' : ` --config ${shellWord(target)}`
+      const daemon = `cidsync daemon${withConfig}`
       const stored = config.folders.filter(f => f.store === true).map(f => f.name)
       const storeLine = stored.length === 0 ? '' : `content of ${stored.join(', ')} is stored too (store = true; ${config.content.encryption === 'none' ? 'plain, as [content] encryption = "none" says' : 'sealed with the snapshot key'}), so any device can bring each file back; \`store = false\` keeps only the index\n`
       process.stdout.write(`wrote ${target}\nstate dir ${config.stateDir}\n${keyLine}${storeLine}` +
-        (folders === undefined ? `edit [[folders]] to name what to watch, then run: ${daemon}\n` : `next: ${daemon}\n`))
+        (options.key !== undefined ? `${folders === undefined ? 'edit [[folders]] to name what to watch (each folder by the name the other devices give it); ' : ''}${joining(withConfig, daemon)}`
+          : folders === undefined ? `edit [[folders]] to name what to watch, then run: ${daemon}\n` : `next: ${daemon}\n`))
     }))
 }

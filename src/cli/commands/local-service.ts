@@ -2,7 +2,7 @@ import { existsSync, fchmodSync, fstatSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Command } from 'commander'
 import { loadConfig, isLoopbackHost, DEFAULT_MAX_CAR_BYTES, DEFAULT_MAX_IPNS_KEYS_PER_ACCOUNT, type Config } from '../../config/index.js'
-import { UsageError } from '../../errors.js'
+import { ListenError, UsageError } from '../../errors.js'
 import { action } from '../run.js'
 import { writeFileAtomicSync } from '../../util/atomic-write.js'
 
@@ -49,6 +49,11 @@ export function registerLocalService (program: Command): void {
       if (!isLoopbackHost(host)) process.stderr.write(`cidsync: warning: listening on ${host}, beyond this machine, with no TLS\n`)
       const { startLocalService } = await import('../../local-service/index.js')
       const service = await startLocalService({ dir, host, port, pageSize: options.pageSize, dealDelayMs: options.dealDelayMs, admin: options.admin, policy, maxConnections: policy.maxConnections, carLimits: { maxBytes: policy.maxCarBytes } })
+        .catch((err: unknown) => {
+          const code = (err as { code?: unknown }).code
+          if (code !== 'EADDRINUSE' && code !== 'EADDRNOTAVAIL' && code !== 'EACCES') throw err
+          throw new ListenError(`the local service cannot listen on ${options.listen} (${code}): ${code === 'EADDRINUSE' ? 'another program listens there (another `cidsync local-service`?): stop it, or give --listen another port' : code === 'EACCES' ? 'a port under 1024 needs privileges: give --listen a port above 1023' : 'this machine has no such address: give --listen one of its own (127.0.0.1:PORT)'}`, { cause: err })
+        })
       process.stdout.write(`${service.url}\n`)
       const admin = service.adminTokenPath === undefined
         ? 'admin routes off'

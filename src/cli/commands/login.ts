@@ -1,4 +1,5 @@
-import { readFileSync, statSync } from 'node:fs'
+import { existsSync, readFileSync, statSync } from 'node:fs'
+import { join } from 'node:path'
 import type { Command } from 'commander'
 import { loadConfig, type Config } from '../../config/index.js'
 import { ConfigError, UsageError, WalletSharedError } from '../../errors.js'
@@ -12,6 +13,15 @@ function secretFile (file: string): string {
     throw new ConfigError(`${file} is readable by others (mode ${(mode & 0o777).toString(8)}): run \`chmod 600 ${file}\``)
   }
   return readFileSync(file, 'utf8')
+}
+
+/** Whether a credential is set (one that cannot be read counts as set: using it names the problem). */
+function hasCredential (read: () => string | undefined): boolean {
+  try {
+    return (read() ?? '') !== ''
+  } catch {
+    return true
+  }
 }
 
 function walletKeyText (file: string | undefined): string {
@@ -54,6 +64,16 @@ async function loginMirror (config: Config, name: string, options: { walletKeyFi
   const saved = saveMirrorCredentials(config, mirror, { apiKey, sessionToken })
   if (options.json === true) printJson({ mirror: name, address: address ?? null, saved })
   else process.stdout.write(`mirror ${name}: ${address === undefined ? '' : `signed in as ${address}; `}saved ${saved.join(', ')} (used only while the config names ${mirror.uploadUrl} for it)\n`)
+  const { mirrorCredentialsDir } = await import('../../connect/index.js')
+  const dir = mirrorCredentialsDir(config, name)
+  const needed = [
+    { what: 'API key', file: 'api-key', how: '--wallet-key-file F', more: '' },
+    { what: 'session token', file: 'session-token', how: '--session-token-file T', more: ` (self-hosted: \`cidsync local-service token --dir D --user ${address ?? 'U'}\`, D being the mirror's directory)` }
+  ]
+  // Copying needs both: say which is still missing, or status only shows the mirror failing with a 401.
+  for (const n of needed.filter(n => !existsSync(join(dir, n.file)))) {
+    process.stderr.write(`cidsync: mirror ${name} has no ${n.what} saved yet, and copying to it needs one: \`cidsync login --mirror ${name} ${n.how}\`${n.more}\n`)
+  }
 }
 
 export function registerLogin (program: Command): void {
@@ -87,6 +107,10 @@ export function registerLogin (program: Command): void {
         savePrimaryWallet(config, address)
         if (options.json === true) printJson({ address, saved: path })
         else process.stdout.write(`signed in as ${address}; API key saved to ${path}\n`)
+        if (!hasCredential(connection.credentials.sessionToken)) {
+          // The API key alone publishes nothing: the pointer needs the session token, which login cannot get.
+          process.stderr.write(`cidsync: the pointer service also needs a session token, and none is set: copy one from the dashboard (self-hosted: \`cidsync local-service token --dir D --user ${address}\`, D being the running service's directory) into ${join(credentialsDir(config), 'session-token')} (0600), or set CIDSYNC_SESSION_TOKEN\n`)
+        }
       } finally {
         await connection.close()
       }

@@ -74,7 +74,7 @@ export function registerRestore (program: Command): void {
       // No daemon may write the index while it is replaced: take its lock (a running one is named).
       const lock = options.dryRun === true ? undefined : lockForRestore(acquireLock, config.stateDir)
       try {
-        await readFrom(config, { from: options.from, fallBack: true }, async ({ clients }, where) => {
+        await readFrom(config, { from: options.from, fallBack: true }, async ({ clients, describe }, where) => {
           // A mirror's pointer may lag the primary's: its publish must not pass for the latest.
           const lag = where === 'the primary' || options.cid !== undefined || options.at !== undefined ||
             (options.namespace ?? config.namespace) !== config.namespace || (options.network ?? config.network) !== config.network
@@ -83,7 +83,7 @@ export function registerRestore (program: Command): void {
           const result = await restore({ clients, syncState }, {
             config, namespace: options.namespace ?? config.namespace, network: options.network ?? config.network, cid: options.cid, at,
             force: options.force, dryRun: options.dryRun, allowUnencrypted: options.allowUnencrypted, asDevice: options.asDevice, passphrase: process.env.CIDSYNC_SNAPSHOT_PASSPHRASE, onProgress: progressBar()
-          }).catch((err: unknown) => { throw explainMissingPointer(err, config) })
+          }).catch((err: unknown) => { throw explainMissingPointer(err, config, where === 'the primary' ? undefined : describe) })
           if (options.json === true) { printJson({ ...result, from: where, ...(lag === undefined ? {} : { lag: { mirrorCid: lag.cid, known: lag.known, behind: lag.behind } }) }); return }
           const what = `${result.cid}, published ${result.publish.at} by ${result.publish.device.slice(0, 8)}${result.publish.hostname === '' ? '' : ` (${safeText(result.publish.hostname)})`}: ${countOf(result.publish.entries, 'entry', 'entries')}`
           if (result.dryRun) {

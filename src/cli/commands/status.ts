@@ -5,7 +5,7 @@ import { countOf, formatBytes, formatDuration, formatTable } from '../format.js'
 import { StatusCheckError, StatusUnavailableError, UsageError } from '../../errors.js'
 import { action, reportError } from '../run.js'
 import { timeWithAge } from '../relative-time.js'
-import { lastUnreachable, progressBar, reloadRefusedLine, statusProblems } from '../status-check.js'
+import { lastUnreachable, mirrorNotes, progressBar, reloadRefusedLine, statusProblems } from '../status-check.js'
 import { safeDocument } from '../safe-text.js'
 import { contentLines } from '../content-lines.js'
 import { mirrorLines } from '../mirror-lines.js'
@@ -15,7 +15,9 @@ function publishLines (s: StatusDocument): string[] {
   if (s.publish !== null) {
     const last = s.publish.last === null ? 'nothing published yet' : `last snapshot ${s.publish.last.cid} at ${s.publish.last.at === null ? '?' : timeWithAge(s.publish.last.at)}, ${countOf(s.publish.last.entries, 'entry', 'entries')}`
     lines.push(`publish: ${last}${s.publish.pendingAt === null ? '' : `; next after changes at ${timeWithAge(s.publish.pendingAt)}`}`)
-    lines.push(`pointer: ${s.publish.pointer.inSync ? `in sync (${s.publish.pointer.cid ?? ''})` : `not in sync: ${s.publish.pointer.why ?? ''}`}`)
+    // As last read (after a publish, at each reconciliation): another device's publish since is not seen until then.
+    const read = s.publish.pointer.at === null ? '' : `; read ${timeWithAge(s.publish.pointer.at)}`
+    lines.push(`pointer: ${s.publish.pointer.inSync ? `in sync (${s.publish.pointer.cid ?? ''}${read})` : `not in sync: ${s.publish.pointer.why ?? ''}${read === '' ? '' : ` (${read.slice(2)})`}`}`)
     lines.push(`ipns: ${ipnsLine(s.publish.ipns)}`)
     const r = s.restorable
     lines.push(`restorable: ${r == null ? 'not checked yet (the drill runs on [verify] schedule, or `cidsync verify`)' : r.ok ? `yes (drill at ${timeWithAge(r.checkedAt)})` : `NO (drill at ${timeWithAge(r.checkedAt)}): ${r.failed ?? '?'}`}`)
@@ -203,7 +205,9 @@ export function registerStatus (program: Command): void {
       if (options.check === true) {
         const problems = [...(problem === undefined ? [] : [`config: ${problem.message}`]), ...statusProblems(safeDocument(document))]
         if (problems.length > 0) throw new StatusCheckError(`${countOf(problems.length, 'problem', 'problems')}:\n  ${problems.join('\n  ')}`)
-        process.stdout.write(`ok: ${countOf(document.folders.length, 'folder', 'folders')} watched, ${countOf(document.index.files, 'file', 'files')} indexed${document.publish?.last != null ? `, last published ${document.publish.last.at ?? '?'}` : ''}\n`)
+        const notes = mirrorNotes(safeDocument(document))
+        process.stdout.write(`ok: ${countOf(document.folders.length, 'folder', 'folders')} watched, ${countOf(document.index.files, 'file', 'files')} indexed${document.publish?.last != null ? `, last published ${document.publish.last.at ?? '?'}` : ''}` +
+          `${notes.length === 0 ? '' : `; not yet a problem: ${notes.join('; ')}`}\n`)
         return
       }
       process.stdout.write(options.json === true ? body : formatStatus(document))
