@@ -19,6 +19,21 @@ function contentObjects (d: MirrorDevice): string[] {
   }
 }
 
+/**
+ * Whether the daemon logged, at or after `since`, the copy loop failing on `cid` because the
+ * primary's gateways would not give it, or skipping it.
+ */
+function refusedSince (daemon: DaemonProcess, cid: string, since: number): true | undefined {
+  for (const line of daemon.stderr.split('\n')) {
+    if (!line.startsWith('{')) continue
+    const event = JSON.parse(line) as { time?: number, msg?: string, err?: string, cid?: string }
+    if ((event.time ?? 0) < since) continue
+    if (event.msg === 'mirror: copy failed; tried again later' && event.err?.includes(`no gateway has ${cid}`) === true) return true
+    if (event.msg === 'mirror: an object the primary no longer gives was skipped' && event.cid === cid) return true
+  }
+  return undefined
+}
+
 async function mirrorOf (d: MirrorDevice): Promise<Record<string, any>> {
   return (await status(d)).mirrors[0] as Record<string, any>
 }
@@ -40,7 +55,14 @@ describe('an object the primary would not give, skipped for a mirror', () => {
     const cid = await publishNow(d)
     const object = contentObjects(d)[0] as string
     expect(object).toBeDefined()
+    const hiddenAt = Date.now()
     const putBack = hideStoredBlock(primary.dir, object)
+    // The copy loop ran while the mirror was down: a copy whose fetch from the primary came before
+    // the hiding holds the object's bytes while its upload retries, and on a busy machine those
+    // retries outlast the mirror's restart, so the mirror rightly got it. The mirror comes back
+    // only once the primary has refused the object since the hiding: the loop copies one row at
+    // a time, so no copy fetched before it is still under way.
+    await until(() => refusedSince(daemon, object, hiddenAt), 60_000, 'the primary refusing the hidden object to the copy loop', 100)
     mirror = await startHome(join(root, 'mirror'), mirror.url)
 
     let seen: unknown
