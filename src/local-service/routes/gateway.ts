@@ -21,8 +21,11 @@ function reader (parts: ServiceParts): ReadBlock {
 
 const stored = (parts: ServiceParts, cid: CID): boolean => cid.multihash.code === 0x00 || parts.blocks.has(cid)
 
-/** A node's children read ahead of the one being sent: the disk reads while the socket drains. */
-const READ_AHEAD = 4
+/**
+ * A node's children read ahead of the one being sent: the disk reads while the socket drains. Two:
+ * the reads share libuv's four threads with whatever else the process writes (an export's CAR).
+ */
+const READ_AHEAD = 2
 
 /**
  * A file's bytes in order, the blocks read as the response drains, each node's next few children
