@@ -5,7 +5,7 @@ import type { CID } from 'multiformats/cid'
 /**
  * Blocks gathered into one positional `writev` (a write per block's three parts was 12,000 writes a
  * GiB). 1 MiB batches wrote a GiB in 1.1-1.6 s (two to four in flight) where 4 MiB ones took
- * 1.6-3.1 s and `@ipld/car`'s stream 1.3-2.9 s (to tmpfs, interleaved, on the loaded 2-core machine).
+ * 1.6-6.1 s and `@ipld/car`'s stream 1.3-2.9 s (to tmpfs, interleaved, on the loaded 2-core machine).
  */
 const BATCH_BYTES = 1024 * 1024
 /** Parts (a length, a CID, a block) in one batch: well under IOV_MAX (1024) whatever the blocks' sizes. */
