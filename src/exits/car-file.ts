@@ -12,9 +12,10 @@ const BATCH_BYTES = 1024 * 1024
 const BATCH_PARTS = 3 * 128
 /**
  * Batches on their way to the disk at once. The writes run on libuv's four threads, which also
- * carry an in-process gateway's block reads: three leave it one (a throttled write holds its thread).
+ * carry the datasync below and an in-process gateway's block reads: two writes and a sync leave
+ * the reads a thread however long a contended disk holds them.
  */
-const WRITES_IN_FLIGHT = 3
+const WRITES_IN_FLIGHT = 2
 /**
  * A `datasync` is started each time this much more was written (one at a time, never awaited on
  * the way): the disk writes back while the export fetches and hashes, instead of taking the whole
@@ -34,8 +35,8 @@ function varint (value: number): Uint8Array {
 
 /**
  * A CAR v1 written straight to a new file, in the order its blocks are put: their parts gathered
- * into writes of about 1 MiB, three of them in flight while the caller fetches the next blocks.
- * Memory holds at most four batches: 4 MiB and four blocks. {@link close} fsyncs the file.
+ * into writes of about 1 MiB, two of them in flight while the caller fetches the next blocks.
+ * Memory holds at most three batches: 3 MiB and three blocks. {@link close} fsyncs the file.
  */
 export class CarFile {
   private batch: Uint8Array[] = []

@@ -65,7 +65,7 @@ export function exportTempPath (file: string): string {
  * stream, under the profile it was uploaded with, so they are the service's blocks, CID for CID
  * (the root compared with the object's CID: a gateway's wrong bytes fail the export, exit 4).
  * Memory stays flat: one object at a time, its blocks handed to the CAR's writes as they are made
- * (at most 4 MiB of blocks and four more on their way to the disk: {@link CarFile}). The CAR is
+ * (at most 3 MiB of blocks and three more on their way to the disk: {@link CarFile}). The CAR is
  * written to a temp file beside FILE, fsynced and renamed over it: FILE is whole or untouched.
  */
 export async function exportCar (clients: ServiceClients, init: ExportInit): Promise<ExportResult> {
