@@ -58,11 +58,6 @@ export class CarFile {
     return file
   }
 
-  /** Bytes put so far, the header's with them. */
-  get size (): number {
-    return this.position + this.batchBytes
-  }
-
   private add (part: Uint8Array): void {
     this.batch.push(part)
     this.batchBytes += part.byteLength
