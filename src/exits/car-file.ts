@@ -1,6 +1,7 @@
 import { open, type FileHandle } from 'node:fs/promises'
 import * as CarBufferWriter from '@ipld/car/buffer-writer'
 import type { CID } from 'multiformats/cid'
+import { CarWriteError } from '../errors.js'
 
 /**
  * Blocks gathered into one positional `writev` (a write per block's three parts was 12,000 writes a
@@ -47,12 +48,12 @@ export class CarFile {
   private sinceSync = 0
   private failure: unknown
 
-  private constructor (private readonly handle: FileHandle) {}
+  private constructor (private readonly handle: FileHandle, private readonly path: string) {}
 
   /** Creates `path` (it must not exist: 0600, exclusive) with the header naming `root`. */
   static async create (path: string, root: CID): Promise<CarFile> {
     const handle = await open(path, 'wx', 0o600)
-    const file = new CarFile(handle)
+    const file = new CarFile(handle, path)
     const header = CarBufferWriter.createWriter(new ArrayBuffer(CarBufferWriter.headerLength({ roots: [root] })), { roots: [root] })
     file.add(CarBufferWriter.close(header, { resize: true }))
     return file
@@ -102,7 +103,7 @@ export class CarFile {
     const rest = Buffer.concat(parts).subarray(bytesWritten)
     for (let done = 0; done < rest.byteLength;) {
       const wrote = (await this.handle.write(rest, done, rest.byteLength - done, at + bytesWritten + done)).bytesWritten
-      if (wrote === 0) throw new Error(`writing the CAR stopped at ${at + bytesWritten + done} bytes: is the disk full?`)
+      if (wrote === 0) throw new CarWriteError(this.path, at + bytesWritten + done)
       done += wrote
     }
   }
