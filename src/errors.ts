@@ -463,6 +463,15 @@ export class ExportWriteError extends CidsyncError {
   override readonly code = 'ERR_EXPORT_WRITE'
 }
 
+/** `cidsync export`: the disk took no more of the CAR (a write that wrote nothing); the temp file is removed. */
+export class CarWriteError extends CidsyncError {
+  override readonly code = 'ERR_CAR_WRITE'
+
+  constructor (readonly path: string, readonly at: number) {
+    super(`writing the CAR ${path} stopped at ${at} bytes: the disk took no more; free space there (or export to another disk), then export again`)
+  }
+}
+
 /** `cidsync import`: the CAR's chain does not open under this device's key, or is bound elsewhere: the pointer was not moved. */
 export class ImportRefusedError extends CidsyncError {
   override readonly code = 'ERR_IMPORT_REFUSED'

@@ -1,8 +1,5 @@
-import { createWriteStream } from 'node:fs'
-import { open, rename, rm, stat } from 'node:fs/promises'
+import { rename, rm, stat } from 'node:fs/promises'
 import { basename, dirname, join, resolve } from 'node:path'
-import { pipeline } from 'node:stream/promises'
-import { CarWriter } from '@ipld/car/writer'
 import { CID } from 'multiformats/cid'
 import type { Config } from '../config/index.js'
 import { CidsyncError, ContentNotFoundError, ExportIncompleteError, ExportWriteError, GatewayFetchError, IntegrityError, NothingAtTimeError } from '../errors.js'
@@ -11,6 +8,7 @@ import { acceptsUnencrypted, publishAt, SyncStore, hasSyncState, type FetchInit,
 import { MAX_SEALED_MANIFEST_BYTES, type Manifest } from '../snapshot/index.js'
 import { failpoint } from '../util/failpoint.js'
 import { fsyncPath } from '../util/fsync.js'
+import { CarFile } from './car-file.js'
 import { chainObjects, contentObjects, type ChainObject } from './chain-objects.js'
 import { makeDirsSync } from '../util/make-dirs.js'
 
@@ -50,9 +48,6 @@ export interface ExportResult {
   readonly carBytes: number
 }
 
-/** Blocks written ahead of the fetch (4 MiB of 256 KiB leaves). */
-const WRITES_IN_FLIGHT = 16
-
 function memoryCache (): ManifestCache {
   const kept = new Map<string, string>()
   return { get: cid => kept.get(cid), put: (cid, json) => { kept.set(cid, json) } }
@@ -69,8 +64,9 @@ export function exportTempPath (file: string): string {
  * name. Each object is fetched through the gateways and its blocks rebuilt from its bytes as they
  * stream, under the profile it was uploaded with, so they are the service's blocks, CID for CID
  * (the root compared with the object's CID: a gateway's wrong bytes fail the export, exit 4).
- * Memory stays flat: one chunk of one object at a time, written before the next is read. The CAR
- * is written to a temp file beside FILE, fsynced and renamed over it: FILE is whole or untouched.
+ * Memory stays flat: one object at a time, its blocks handed to the CAR's writes as they are made
+ * (at most 3 MiB of blocks and three more on their way to the disk: {@link CarFile}). The CAR is
+ * written to a temp file beside FILE, fsynced and renamed over it: FILE is whole or untouched.
  */
 export async function exportCar (clients: ServiceClients, init: ExportInit): Promise<ExportResult> {
   const { config } = init
@@ -92,41 +88,23 @@ export async function exportCar (clients: ServiceClients, init: ExportInit): Pro
       rootAt = found.entry.at
     }
     await rm(temp, { force: true })
-    const cannotWrite = (err: unknown): ExportWriteError => new ExportWriteError(`could not write ${file} (through ${temp}): ${(err as Error).message}; nothing was left under FILE: give a FILE in a directory that exists, is writable and has room`, { cause: err })
+    const cannotWrite = (err: unknown): CidsyncError => err instanceof CidsyncError ? err : new ExportWriteError(`could not write ${file} (through ${temp}): ${(err as Error).message}; nothing was left under FILE: give a FILE in a directory that exists, is writable and has room`, { cause: err })
     // Opened before anything is fetched: a FILE that cannot be written fails at once, named.
-    const handle = await open(temp, 'wx', 0o600).catch((err: unknown) => { throw cannotWrite(err) })
-    const { writer, out } = CarWriter.create([CID.parse(root)])
-    const written = pipeline(out, createWriteStream('', { fd: handle }))
-    // A write that fails (a full disk) leaves the writer's puts waiting forever: it stops the fetch
-    // instead, and every wait on the writer gives up with it.
-    const stop = new AbortController()
-    const writeFailed = new Promise<never>((_resolve, reject) => { written.catch((err: unknown) => { const failure = cannotWrite(err); stop.abort(failure); reject(failure) }) })
-    writeFailed.catch(() => {})
-    const held = async (p: Promise<void> | undefined): Promise<void> => {
-      await Promise.race([p, writeFailed]).catch((err: unknown) => { throw stop.signal.aborted ? stop.signal.reason : err })
-    }
-    const signal = init.signal === undefined ? stop.signal : AbortSignal.any([init.signal, stop.signal])
+    // Its writes run on while the next blocks are fetched and hashed: see CarFile for the bounds.
+    const car = await CarFile.create(temp, CID.parse(root)).catch((err: unknown) => { throw cannotWrite(err) })
     const counts = { publishes: 0, segments: 0, contentObjects: 0, blocks: 0, bytes: 0, objects: 0 }
     let rootManifest: Manifest | undefined
-    // A few blocks on their way to the file while the next are fetched and hashed: the disk's
-    // writes (on libuv's threads) overlap the hashing instead of taking turns. The writer keeps
-    // their order; memory holds at most this many blocks.
-    const inFlight: Array<Promise<void>> = []
-    const settle = async (): Promise<void> => { while (inFlight.length > 0) await held(inFlight.shift()) }
+    let writeFailure: CidsyncError | undefined
     const put = async (object: ChainObject): Promise<void> => {
       try {
         const got = await clients.gateway.fetchBlocks(object.cid, object.profile, async (cid, bytes) => {
-          const written = writer.put({ cid, bytes })
-          // Awaited below (or by settle); a failure meanwhile is the export's, never unhandled.
-          written.catch(() => {})
-          inFlight.push(written)
-          if (inFlight.length >= WRITES_IN_FLIGHT) await held(inFlight.shift())
+          // A write that fails (a full disk) is the export's failure, named, not the fetch's.
+          await car.put(cid, bytes).catch((err: unknown) => { writeFailure = cannotWrite(err); throw writeFailure })
           counts.blocks++
-        }, { signal, maxBytes: object.bytes ?? (object.kind === 'manifest' ? MAX_SEALED_MANIFEST_BYTES : undefined) })
-        await settle()
+        }, { signal: init.signal, maxBytes: object.bytes ?? (object.kind === 'manifest' ? MAX_SEALED_MANIFEST_BYTES : undefined) })
         counts.bytes += got.size
       } catch (err) {
-        if (stop.signal.aborted) throw stop.signal.reason
+        if (writeFailure !== undefined) throw writeFailure
         if (err instanceof IntegrityError) throw new IntegrityError(`${object.kind} ${object.cid} (${object.about}): ${err.message}; no CAR was written`, { cause: err })
         if (err instanceof ContentNotFoundError || err instanceof GatewayFetchError) {
           throw new ExportIncompleteError(`could not export ${object.kind} ${object.cid} (${object.about}): ${(err as CidsyncError).message}; no CAR was written. ` +
@@ -151,15 +129,12 @@ export async function exportCar (clients: ServiceClients, init: ExportInit): Pro
           await put(object)
         }
       }
-      await held(writer.close())
-      await held(written)
+      // Written whole and fsynced before the rename.
+      await car.close().catch((err: unknown) => { throw cannotWrite(err) })
     } catch (err) {
-      await settle().catch(() => {})
-      await held(writer.close()).catch(() => {})
-      await written.catch(() => {})
+      await car.abort()
       throw err
     }
-    await fsyncPath(temp)
     failpoint('export:before-rename')
     await rename(temp, file).catch((err: unknown) => { throw cannotWrite(err) })
     await fsyncPath(dirname(file))

@@ -18,6 +18,54 @@ export interface RebuildFetchOptions {
 export type BlockSink = (cid: CID, bytes: Uint8Array) => Promise<void>
 
 /**
+ * A body's chunks regathered into whole leaves (`size` bytes each) in buffers of their own: the
+ * builder then hashes each in place and hands it on as the block itself (raw leaves), where it
+ * copied every leaf into its reused buffer and the block out again (two copies a byte; one now).
+ */
+class WholeChunks {
+  private current: Buffer | undefined
+  private filled = 0
+  private readonly made = new WeakSet<ArrayBufferLike>()
+
+  constructor (private readonly size: number) {}
+
+  /** The leaves `bytes` completes, in order. */
+  add (bytes: Uint8Array): Uint8Array[] {
+    const whole: Uint8Array[] = []
+    for (let at = 0; at < bytes.byteLength;) {
+      // Its own ArrayBuffer (allocUnsafeSlow: never a slice of the shared pool), so `owns` can tell.
+      const current = this.current ??= this.fresh(this.size)
+      const take = Math.min(this.size - this.filled, bytes.byteLength - at)
+      current.set(bytes.subarray(at, at + take), this.filled)
+      this.filled += take
+      at += take
+      if (this.filled === this.size) {
+        whole.push(current)
+        this.current = undefined
+        this.filled = 0
+      }
+    }
+    return whole
+  }
+
+  /** What is left past the last whole leaf, if anything. */
+  rest (): Uint8Array | undefined {
+    return this.current === undefined || this.filled === 0 ? undefined : this.current.subarray(0, this.filled)
+  }
+
+  /** Whether `bytes` lies in a buffer made here (one the builder did not reuse). */
+  owns (bytes: Uint8Array): boolean {
+    return this.made.has(bytes.buffer)
+  }
+
+  private fresh (size: number): Buffer {
+    const buffer = Buffer.allocUnsafeSlow(size)
+    this.made.add(buffer.buffer)
+    return buffer
+  }
+}
+
+/**
  * Fetches `/ipfs/<cid>` and rebuilds its UnixFS blocks from the bytes as they stream in, with the
  * profile the object was uploaded with (the same builder the upload used, so the same blocks the
  * service holds), handing each to `sink` at once: memory stays at a chunk. The root is compared
@@ -46,9 +94,10 @@ export async function fetchBlocks (gateways: readonly HttpClient[], cid: string,
         throw new IntegrityError(`${origin} announced ${total} bytes for ${cid}, more than the ${maxBytes} it can hold`)
       }
       const pending: Array<{ cid: CID, bytes: Uint8Array }> = []
-      // Copied (new Uint8Array; Buffer's slice is a view): a leaf is a view of the body's chunk or of
-      // the builder's reused buffer, and the sink (a CAR writer with puts in flight) holds it past the next update.
-      const builder = new CidBuilder(profile, { onBlock: (c, b) => { pending.push({ cid: c, bytes: new Uint8Array(b) }) } })
+      const chunks = new WholeChunks(profile.chunkSize)
+      // A leaf is a view of a chunk WholeChunks made and never reuses, so the sink may keep it as it
+      // is; anything else (a builder's own buffer) is copied, since the builder reuses it.
+      const builder = new CidBuilder(profile, { onBlock: (c, b) => { pending.push({ cid: c, bytes: chunks.owns(b) ? b : new Uint8Array(b) }) } })
       const drain = async (): Promise<void> => {
         for (const block of pending.splice(0)) {
           const at = made++
@@ -64,10 +113,12 @@ export async function fetchBlocks (gateways: readonly HttpClient[], cid: string,
       for await (const chunk of response.body) {
         received += (chunk as Uint8Array).byteLength
         if (received > maxBytes) throw tooLargeError(gateway.context(request), maxBytes)
-        builder.update(chunk as Uint8Array)
+        for (const whole of chunks.add(chunk as Uint8Array)) builder.update(whole)
         await drain()
         options.onProgress?.(received, total)
       }
+      const last = chunks.rest()
+      if (last !== undefined) builder.update(last)
       const root = builder.finish()
       await drain()
       if (root.toString() !== cid) throw new IntegrityError(`bytes from ${origin} hash to ${root.toString()}, not ${cid}`)

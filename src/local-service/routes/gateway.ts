@@ -22,9 +22,16 @@ function reader (parts: ServiceParts): ReadBlock {
 const stored = (parts: ServiceParts, cid: CID): boolean => cid.multihash.code === 0x00 || parts.blocks.has(cid)
 
 /**
- * A file's bytes in order, one block read at a time as the response drains: memory stays at a
- * block however large the file. (ipfs-unixfs-exporter reads ahead without bound.) Depth is
- * bounded: only a damaged store could make a DAG that deep, or one that loops.
+ * A node's children read ahead of the one being sent: the disk reads while the socket drains. Two:
+ * the reads share libuv's four threads with whatever else the process writes (an export's CAR).
+ */
+const READ_AHEAD = 2
+
+/**
+ * A file's bytes in order, the blocks read as the response drains, each node's next few children
+ * ahead: memory stays at a few blocks a level however large the file. (ipfs-unixfs-exporter reads
+ * ahead without bound.) Depth is bounded: only a damaged store could make a DAG that deep, or one
+ * that loops.
  */
 async function * fileBytes (read: ReadBlock, maxDepth: number, cid: CID, block?: Uint8Array, depth = 0): AsyncGenerator<Uint8Array> {
   if (depth > maxDepth) throw new CarWalkError(`${cid.toString()}: the file's DAG is deeper than ${maxDepth} levels`)
@@ -36,7 +43,18 @@ async function * fileBytes (read: ReadBlock, maxDepth: number, cid: CID, block?:
   const node = dagPb.decode(bytes)
   const data = node.Data === undefined ? undefined : UnixFS.unmarshal(node.Data).data
   if (data !== undefined && data.byteLength > 0) yield data
-  for (const link of node.Links) yield * fileBytes(read, maxDepth, link.Hash, undefined, depth + 1)
+  const links = node.Links
+  const ahead: Array<Promise<Uint8Array>> = []
+  let next = 0
+  for (const link of links) {
+    while (ahead.length < READ_AHEAD && next < links.length) {
+      const reading = read((links[next++] as dagPb.PBLink).Hash)
+      // Awaited in turn below; one left unread when the client goes away must not be unhandled.
+      reading.catch(() => {})
+      ahead.push(reading)
+    }
+    yield * fileBytes(read, maxDepth, link.Hash, await ahead.shift(), depth + 1)
+  }
 }
 
 /**

@@ -1,0 +1,46 @@
+import { describe, expect, it, onTestFinished } from 'vitest'
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { CID } from 'multiformats/cid'
+import { sha256 } from 'multiformats/hashes/sha2'
+import { CarFile } from '../../src/exits/car-file.js'
+import { carOf } from '../helpers/car.js'
+
+function tempDir (): string {
+  const dir = mkdtempSync(join(tmpdir(), 'cidsync-car-file-'))
+  onTestFinished(() => { rmSync(dir, { recursive: true, force: true }) })
+  return dir
+}
+
+async function rawBlock (bytes: Uint8Array): Promise<{ cid: CID, bytes: Uint8Array }> {
+  return { cid: CID.createV1(0x55, await sha256.digest(bytes)), bytes }
+}
+
+describe('CarFile', () => {
+  it('writes the same bytes as @ipld/car for blocks that span many batches (small ones past its part limit, large ones past its byte limit)', async () => {
+    const blocks: Array<{ cid: CID, bytes: Uint8Array }> = []
+    for (let i = 0; i < 400; i++) blocks.push(await rawBlock(Uint8Array.of(i & 0xff, i >> 8, 7)))
+    for (let i = 0; i < 11; i++) blocks.push(await rawBlock(Buffer.alloc(1024 * 1024 + i, i + 1)))
+    blocks.push(await rawBlock(new Uint8Array(0)))
+    for (let i = 0; i < 300; i++) blocks.push(await rawBlock(Buffer.alloc(100 + i, i & 0xff)))
+    const root = blocks[0]!.cid
+    const path = join(tempDir(), 'x.car')
+    const car = await CarFile.create(path, root)
+    for (const block of blocks) await car.put(block.cid, block.bytes)
+    const size = await car.close()
+    const expected = await carOf([root], blocks)
+    const written = readFileSync(path)
+    expect(size).toBe(expected.byteLength)
+    expect(Buffer.compare(written, expected)).toBe(0)
+    expect(statSync(path).mode & 0o777).toBe(0o600)
+  })
+
+  it('never writes over a file that is there', async () => {
+    const path = join(tempDir(), 'x.car')
+    writeFileSync(path, 'kept')
+    const { cid } = await rawBlock(Uint8Array.of(1))
+    await expect(CarFile.create(path, cid)).rejects.toThrow(/EEXIST/)
+    expect(readFileSync(path, 'utf8')).toBe('kept')
+  })
+})
