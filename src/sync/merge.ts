@@ -10,7 +10,8 @@ import type { SyncStore } from './sync-store.js'
 import { mergeManifest } from './merge-manifest.js'
 import { unboundMayMerge } from './manifest-binding.js'
 import { behindPointer, type Behind } from './rollback.js'
-import { fetchV1Snapshot, isUnusable, missingKey, type FetchInit } from './segment-fetch.js'
+import { isUnusable, missingKey, type FetchInit } from './segment-fetch.js'
+import { fetchV1Snapshot } from './v1-snapshot-fetch.js'
 import { makeDirsSync } from '../util/make-dirs.js'
 
 /** What the pointer holds now: its CID and entry count, or undefined when nothing is stored. */

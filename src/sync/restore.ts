@@ -16,7 +16,8 @@ import { jobFiles } from './publish-job.js'
 import { acceptsUnencrypted } from './unencrypted-policy.js'
 import { publishAt, readPublish, type HistoryEntry, type ManifestCache } from './history.js'
 import { buildIndex } from './build-index.js'
-import { fetchV1Snapshot, type FetchInit } from './segment-fetch.js'
+import type { FetchInit } from './segment-fetch.js'
+import { fetchV1Snapshot } from './v1-snapshot-fetch.js'
 import { makeDirsSync } from '../util/make-dirs.js'
 
 export interface RestoreComponents {

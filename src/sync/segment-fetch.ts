@@ -1,9 +1,9 @@
 import { rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import { CidsyncError, ContentNotFoundError, IntegrityError, ManifestNamespaceError, SegmentUnusableError, SnapshotFormatError, SnapshotIntegrityError, SnapshotKeyError, SnapshotTooLargeError, SnapshotUnencryptedError } from '../errors.js'
-import { checkIndexFile, checkSegmentAsync } from '../index/index.js'
+import { checkSegmentAsync } from '../index/index.js'
 import { canonicalCid, type ServiceClients } from '../remote/index.js'
-import { readSnapshot, unsealSegment, type SegmentRef } from '../snapshot/index.js'
+import { unsealSegment, type SegmentRef } from '../snapshot/index.js'
 import { fsyncPath } from '../util/fsync.js'
 import { SNAPSHOT_PROFILE } from './snapshot-profile.js'
 import type { Binding } from './manifest-binding.js'
@@ -133,18 +133,4 @@ export async function removeFetched (databases: ReadonlyMap<string, string>): Pr
  */
 export async function removeDatabase (path: string): Promise<void> {
   for (const suffix of ['', '-wal', '-shm', '-journal']) await rm(`${path}${suffix}`, { force: true })
-}
-
-/**
- * Fetches a whole `cidsync-sqlite/1` snapshot (verified against its CID), opens and checks it into
- * `destination`. Its errors are the snapshot's own (`SnapshotKeyError`, `SnapshotUnencryptedError`, ...).
- */
-export async function fetchV1Snapshot (clients: ServiceClients, cid: string, destination: string, init: FetchInit): Promise<void> {
-  const path = fetchedPath(init, cid, '.snap')
-  try {
-    await clients.gateway.fetchVerified(cid, SNAPSHOT_PROFILE, path, { signal: init.signal, onProgress: init.onProgress })
-    await readSnapshot({ path, stateDir: init.stateDir, destination, passphrase: init.passphrase, acceptUnencrypted: init.acceptUnencrypted, signal: init.signal, check: checkIndexFile })
-  } finally {
-    await rm(path, { force: true })
-  }
 }

@@ -1,0 +1,23 @@
+import { rm } from 'node:fs/promises'
+import { checkIndexFile } from '../index/index.js'
+import type { ServiceClients } from '../remote/index.js'
+import { readSnapshot } from '../snapshot/index.js'
+import { fetchedPath, type FetchInit } from './segment-fetch.js'
+import { SNAPSHOT_PROFILE } from './snapshot-profile.js'
+
+// The `/1` engine (one whole snapshot per publish, before manifests and segments), kept apart
+// from the `/2` engine's segment fetch: older pointers and histories still name such snapshots.
+
+/**
+ * Fetches a whole `cidsync-sqlite/1` snapshot (verified against its CID), opens and checks it into
+ * `destination`. Its errors are the snapshot's own (`SnapshotKeyError`, `SnapshotUnencryptedError`, ...).
+ */
+export async function fetchV1Snapshot (clients: ServiceClients, cid: string, destination: string, init: FetchInit): Promise<void> {
+  const path = fetchedPath(init, cid, '.snap')
+  try {
+    await clients.gateway.fetchVerified(cid, SNAPSHOT_PROFILE, path, { signal: init.signal, onProgress: init.onProgress })
+    await readSnapshot({ path, stateDir: init.stateDir, destination, passphrase: init.passphrase, acceptUnencrypted: init.acceptUnencrypted, signal: init.signal, check: checkIndexFile })
+  } finally {
+    await rm(path, { force: true })
+  }
+}
