@@ -40,6 +40,8 @@ export interface LocalServiceInit {
   readonly pageSize?: number
   readonly dealDelayMs?: number
   readonly authMessageTtlMs?: number
+  /** The time in ms, for the sign-in messages' lifetime (`Date.now` unless a test moves it on). */
+  readonly now?: () => number
   readonly faults?: Readonly<Record<string, FaultInput>>
   /**
    * Serve the admin routes (`/local/...`: session tokens, faults, seeding, the request log),
@@ -95,6 +97,7 @@ export class LocalService {
       pageSize: init.pageSize ?? DEFAULT_PAGE_SIZE,
       dealDelayMs: init.dealDelayMs ?? DEFAULT_DEAL_DELAY_MS,
       authMessageTtlMs: init.authMessageTtlMs ?? DEFAULT_AUTH_MESSAGE_TTL_MS,
+      now: init.now ?? Date.now,
       limits: new AccountLimits(this.db, init.policy),
       carLimits: { ...CAR_LIMITS, ...init.carLimits }
     }

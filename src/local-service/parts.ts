@@ -14,6 +14,8 @@ export interface ServiceParts {
   readonly pageSize: number
   readonly dealDelayMs: number
   readonly authMessageTtlMs: number
+  /** The time in ms the sign-in messages expire by. */
+  readonly now: () => number
   /** Sign-up and per-account quotas. */
   readonly limits: AccountLimits
   /** What one gateway CAR response may make the server do. */

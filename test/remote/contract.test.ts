@@ -197,10 +197,11 @@ describe('the local service', () => {
   })
 
   localOnly('expires auth messages', async () => {
-    // Long enough for the helper's own login to pass on a busy machine (50 ms did not, under a full suite).
-    const { clients, walletKey, address } = await serviceUnderTest({ authMessageTtlMs: 2000 })
+    // The service's clock, moved on past the message's lifetime instead of waiting it out.
+    let skew = 0
+    const { clients, walletKey, address } = await serviceUnderTest({ authMessageTtlMs: 2000, now: () => Date.now() + skew })
     const message = await clients.deals.authMessage(address)
-    await new Promise(resolve => setTimeout(resolve, 2200))
+    skew = 2001
     await expect(clients.deals.createApiKey(address, personalSign(message, walletKey))).rejects.toMatchObject({ status: 401 })
   })
 

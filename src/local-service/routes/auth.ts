@@ -47,7 +47,7 @@ export function authRoutes (parts: ServiceParts): Route[] {
       if (!ADDRESS.test(address)) throw new HttpFailure(400, 'publicKey must be an address: 0x and 40 hex digits')
       // A wallet that may not sign up gets no message either: strangers cannot fill the table with them.
       parts.limits.checkSignup(address.toLowerCase())
-      const now = Date.now()
+      const now = parts.now()
       purge.run(now)
       if ((openCount.get() as number) >= OPEN_MESSAGES_IN_ALL) {
         res.setHeader('retry-after', String(Math.ceil(parts.authMessageTtlMs / 1000)))
@@ -69,7 +69,7 @@ export function authRoutes (parts: ServiceParts): Route[] {
       const address = requireParam(url, 'publicKey').toLowerCase()
       const signature = requireParam(url, 'signature')
       // At most OPEN_MESSAGES_PER_ADDRESS: the signature is checked against each.
-      const candidates = openMessages.all(address, Date.now()) as Array<[string, string]>
+      const candidates = openMessages.all(address, parts.now()) as Array<[string, string]>
       const signed = candidates.find(([, message]) => recoverSigner(message, signature) === address)
       if (signed === undefined) throw new HttpFailure(401, 'invalid signature: request a new message with get_auth_message and sign it')
       if (useMessage.run(signed[0]).changes === 0) throw new HttpFailure(401, 'this message was already used: request a new one')
