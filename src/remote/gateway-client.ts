@@ -6,13 +6,14 @@ import { pipeline } from 'node:stream/promises'
 import { Readable, Transform, Writable } from 'node:stream'
 import { CID } from 'multiformats/cid'
 import { CidBuilder, type CidProfile } from '../content/index.js'
-import { ContentNotFoundError, GatewayFetchError, IntegrityError, InvalidCidError, NameResolveError, RemoteNotFoundError, RemoteStatusError } from '../errors.js'
+import { IntegrityError, InvalidCidError, NameResolveError, RemoteStatusError } from '../errors.js'
 import type { HttpClient } from './http-client.js'
 import type { CallOptions } from './deals-client.js'
 import { ANSWER_LIMITS, announcedLength, readBounded, tooLargeError } from './body.js'
 import { canonicalCid } from './cid-text.js'
 import { Alongside } from './alongside.js'
 import { verifiedFileBytes } from './gateway-blocks.js'
+import { eachGateway } from './gateway-failover.js'
 import { fetchBlocks, type RebuildFetchOptions, type BlockSink } from './rebuilt-blocks.js'
 
 /** Where the bytes go when a reader takes them and no file is kept. */
@@ -97,11 +98,8 @@ export class GatewayClient {
   private async fetchTo (cid: string, profile: CidProfile, destination: string | undefined, alongside: ((bytes: Readable) => Promise<void>) | undefined, options: FetchOptions): Promise<{ size: number, gateway: string }> {
     // Only ever `/ipfs/<cid>`: whoever parsed the CID before, text that is not one is refused here.
     canonicalCid(cid)
-    const failures: string[] = []
     const maxBytes = options.maxBytes ?? this.maxBytes
-    let integrity = false
-    let notFound = 0
-    for (const gateway of this.gateways) {
+    return await eachGateway(this.gateways, cid, options.signal, async (gateway, tried) => {
       const temp = destination === undefined ? undefined : `${destination}.${process.pid}.part`
       let tooLarge = false
       let beside: Alongside | undefined
@@ -151,10 +149,7 @@ export class GatewayClient {
         })
         await pipeline(body.stream, hasher, temp === undefined ? discard() : createWriteStream(temp), { signal: options.signal })
         const got = builder.finish().toString()
-        if (got !== cid) {
-          integrity = true
-          throw new IntegrityError(`bytes from ${gateway.url({ path: `/ipfs/${cid}` }).origin} hash to ${got}, not ${cid}`)
-        }
+        if (got !== cid) throw new IntegrityError(`bytes from ${gateway.url({ path: `/ipfs/${cid}` }).origin} hash to ${got}, not ${cid}`)
         const failure = await beside?.end()
         if (failure !== undefined) {
           readerFailed = { err: failure }
@@ -170,20 +165,13 @@ export class GatewayClient {
       } catch (err) {
         if (temp !== undefined) await rm(temp, { force: true })
         await beside?.abort(err as Error)
-        if (readerFailed !== undefined) throw readerFailed.err
-        if (options.signal?.aborted === true) throw err
+        if (readerFailed !== undefined) tried.fatal = readerFailed
         // Larger than the caller knows the content to be (a manifest names each segment's size):
         // not what the CID names, whatever this gateway says.
-        if ((options.maxBytes !== undefined || options.boundBy !== undefined) && tooLarge) integrity = true
-        if (err instanceof IntegrityError) integrity = true
-        if (err instanceof RemoteNotFoundError) notFound++
-        failures.push((err as Error).message)
+        if ((options.maxBytes !== undefined || options.boundBy !== undefined) && tooLarge) tried.wrongBytes = true
+        throw err
       }
-    }
-    const summary = failures.length === 0 ? 'no gateway is configured: set [service] gateways' : failures.join('; ')
-    if (integrity) throw new IntegrityError(`no gateway gave the bytes of ${cid}: ${summary}`)
-    if (notFound > 0 && notFound === this.gateways.length) throw new ContentNotFoundError(`no gateway has ${cid} (each answered 404)`)
-    throw new GatewayFetchError(`could not fetch ${cid}: ${summary}`)
+    })
   }
 
   /**
@@ -196,11 +184,8 @@ export class GatewayClient {
   async fetchVerifiedBytes (cid: string, profile: CidProfile, options: FetchBytesOptions = {}): Promise<Uint8Array[]> {
     canonicalCid(cid)
     const slab = options.slab ?? (() => new Uint8Array(new SharedArrayBuffer(DEFAULT_SLAB_BYTES)))
-    const failures: string[] = []
     const maxBytes = options.maxBytes ?? this.maxBytes
-    let integrity = false
-    let notFound = 0
-    for (const gateway of this.gateways) {
+    return await eachGateway(this.gateways, cid, options.signal, async (gateway, tried) => {
       let tooLarge = false
       try {
         const request = { method: 'GET' as const, path: `/ipfs/${cid}`, auth: false, signal: options.signal, headers: { accept: 'application/octet-stream' }, deadlineMs: options.deadlineMs ?? FETCH_DEADLINE_MS }
@@ -238,22 +223,13 @@ export class GatewayClient {
         }
         if (current !== undefined) filled.push(current.subarray(0, at))
         const got = options.hash !== undefined ? await options.hash(filled) : filled.reduce((builder, bytes) => builder.update(bytes), new CidBuilder(profile)).finish().toString()
-        if (got !== cid) {
-          integrity = true
-          throw new IntegrityError(`bytes from ${gateway.url({ path: `/ipfs/${cid}` }).origin} hash to ${got}, not ${cid}`)
-        }
+        if (got !== cid) throw new IntegrityError(`bytes from ${gateway.url({ path: `/ipfs/${cid}` }).origin} hash to ${got}, not ${cid}`)
         return filled
       } catch (err) {
-        if (options.signal?.aborted === true) throw err
-        if ((options.maxBytes !== undefined && tooLarge) || err instanceof IntegrityError) integrity = true
-        if (err instanceof RemoteNotFoundError) notFound++
-        failures.push((err as Error).message)
+        if (options.maxBytes !== undefined && tooLarge) tried.wrongBytes = true
+        throw err
       }
-    }
-    const summary = failures.length === 0 ? 'no gateway is configured: set [service] gateways' : failures.join('; ')
-    if (integrity) throw new IntegrityError(`no gateway gave the bytes of ${cid}: ${summary}`)
-    if (notFound > 0 && notFound === this.gateways.length) throw new ContentNotFoundError(`no gateway has ${cid} (each answered 404)`)
-    throw new GatewayFetchError(`could not fetch ${cid}: ${summary}`)
+    })
   }
 
   /** The file's bytes from one gateway: the whole file, or its verified raw blocks from a trustless-only gateway. */
