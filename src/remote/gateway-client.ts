@@ -105,16 +105,7 @@ export class GatewayClient {
       let beside: Alongside | undefined
       let readerFailed: { readonly err: unknown } | undefined
       try {
-        const request = { method: 'GET' as const, path: `/ipfs/${cid}`, auth: false, signal: options.signal, headers: { accept: 'application/octet-stream' }, deadlineMs: options.deadlineMs ?? FETCH_DEADLINE_MS }
-        const body = await this.fileBody(gateway, request, cid)
-        const total = body.total
-        if (total !== undefined && total > maxBytes) {
-          // Destroyed unread: its abort must not surface as an error nothing handles.
-          body.stream.on('error', () => {})
-          body.stream.destroy()
-          tooLarge = true
-          throw tooLargeError(gateway.context(request), maxBytes, total)
-        }
+        const { request, stream, total } = await this.openFile(gateway, cid, options, maxBytes, () => { tooLarge = true })
         beside = alongside === undefined ? undefined : new Alongside(alongside)
         const reader = beside
         const builder = new CidBuilder(profile)
@@ -147,7 +138,7 @@ export class GatewayClient {
             else reader.feed(chunk, () => { done(null, chunk) })
           }
         })
-        await pipeline(body.stream, hasher, temp === undefined ? discard() : createWriteStream(temp), { signal: options.signal })
+        await pipeline(stream, hasher, temp === undefined ? discard() : createWriteStream(temp), { signal: options.signal })
         const got = builder.finish().toString()
         if (got !== cid) throw new IntegrityError(`bytes from ${gateway.url({ path: `/ipfs/${cid}` }).origin} hash to ${got}, not ${cid}`)
         const failure = await beside?.end()
@@ -188,22 +179,14 @@ export class GatewayClient {
     return await eachGateway(this.gateways, cid, options.signal, async (gateway, tried) => {
       let tooLarge = false
       try {
-        const request = { method: 'GET' as const, path: `/ipfs/${cid}`, auth: false, signal: options.signal, headers: { accept: 'application/octet-stream' }, deadlineMs: options.deadlineMs ?? FETCH_DEADLINE_MS }
-        const body = await this.fileBody(gateway, request, cid)
-        const total = body.total
-        if (total !== undefined && total > maxBytes) {
-          body.stream.on('error', () => {})
-          body.stream.destroy()
-          tooLarge = true
-          throw tooLargeError(gateway.context(request), maxBytes, total)
-        }
+        const { request, stream, total } = await this.openFile(gateway, cid, options, maxBytes, () => { tooLarge = true })
         const filled: Uint8Array[] = []
         let current: Uint8Array | undefined
         let at = 0
         let received = 0
-        for await (const chunk of body.stream as AsyncIterable<Uint8Array>) {
+        for await (const chunk of stream as AsyncIterable<Uint8Array>) {
           if (received + chunk.byteLength > maxBytes) {
-            body.stream.destroy()
+            stream.destroy()
             tooLarge = true
             throw tooLargeError(gateway.context(request), maxBytes)
           }
@@ -230,6 +213,23 @@ export class GatewayClient {
         throw err
       }
     })
+  }
+
+  /**
+   * `/ipfs/<cid>` from one gateway, refused unread when it announces more than `maxBytes`
+   * (`onTooLarge` told first, so the caller can count it against the gateway).
+   */
+  private async openFile (gateway: HttpClient, cid: string, options: FetchOptions, maxBytes: number, onTooLarge: () => void): Promise<{ request: Parameters<HttpClient['send']>[0], stream: Readable, total: number | undefined }> {
+    const request = { method: 'GET' as const, path: `/ipfs/${cid}`, auth: false, signal: options.signal, headers: { accept: 'application/octet-stream' }, deadlineMs: options.deadlineMs ?? FETCH_DEADLINE_MS }
+    const { stream, total } = await this.fileBody(gateway, request, cid)
+    if (total !== undefined && total > maxBytes) {
+      // Destroyed unread: its abort must not surface as an error nothing handles.
+      stream.on('error', () => {})
+      stream.destroy()
+      onTooLarge()
+      throw tooLargeError(gateway.context(request), maxBytes, total)
+    }
+    return { request, stream, total }
   }
 
   /** The file's bytes from one gateway: the whole file, or its verified raw blocks from a trustless-only gateway. */
