@@ -40,6 +40,14 @@ export class BlockStore {
   private readonly provisional = new Map<string, { readonly owner: object, shared: boolean }>()
   private readonly readers = new Map<number, number>()
   private writing: { id: number, fd: number, size: number } | undefined
+  /** Blocks written so far (appended, not found already stored): what a sync under way covers. */
+  private puts = 0
+  /** The fsync under way ({@link flushAsync}), and how many writes it covers. */
+  private syncing: { readonly covers: number, readonly done: Promise<void> } | undefined
+  /** The fsync that follows it, shared by every flush that came while it ran. */
+  private nextSync: Promise<void> | undefined
+  /** fsyncs made by {@link flushAsync}: uploads ending together share one. */
+  syncs = 0
   private readonly find: Database.Statement
   private readonly insert: Database.Statement
   private readonly drop: Database.Statement
@@ -116,6 +124,7 @@ export class BlockStore {
     while (done < block.byteLength) done += writeSync(pack.fd, block, done, block.byteLength - done, pack.size + done)
     this.pending.set(name, { key, pack: pack.id, offset: pack.size, length: block.byteLength })
     pack.size += block.byteLength
+    this.puts++
   }
 
   /** Makes every block put so far durable: fsyncs the pack, then commits their index rows. */
@@ -131,21 +140,47 @@ export class BlockStore {
   /**
    * {@link flush} without holding the thread while the disk syncs: the blocks put so far are made
    * durable, then their rows committed (rule 2 holds: a row is committed only after an fsync that
-   * followed its bytes' write). Blocks put meanwhile wait for their own flush; a pack closed
-   * meanwhile was flushed whole as it closed.
+   * followed its bytes' write). A pack closed meanwhile was flushed whole as it closed.
+   *
+   * Group commit: one fsync at a time. A caller whose blocks were all written before the sync
+   * under way began waits for that one; the others share the next, which starts once it ends and
+   * covers every block put until then (uploads ending together cost one fsync, not one each).
    */
   async flushAsync (): Promise<void> {
     if (this.pending.size === 0 || this.writing === undefined) return
-    const taken = [...this.pending]
-    await fsyncAsync(this.writing.fd)
-    this.db.transaction(() => {
-      for (const [name, place] of taken) {
-        // Committed meanwhile by another flush, or removed: nothing to do.
-        if (this.pending.get(name) !== place) continue
-        this.insert.run(place.key, place.pack, place.offset, place.length)
-        this.pending.delete(name)
-      }
-    })()
+    const need = this.puts
+    const running = this.syncing
+    if (running !== undefined && running.covers >= need) return await running.done
+    if (running === undefined) return await this.startSync().done
+    this.nextSync ??= running.done.then(() => {}, () => {}).then(async () => {
+      this.nextSync = undefined
+      await this.startSync().done
+    })
+    return await this.nextSync
+  }
+
+  /** fsyncs the pack being written, then commits the rows of the blocks pending when it began. */
+  private startSync (): { covers: number, done: Promise<void> } {
+    const covers = this.puts
+    const sync = async (): Promise<void> => {
+      if (this.pending.size === 0 || this.writing === undefined) return
+      const taken = [...this.pending]
+      await fsyncAsync(this.writing.fd)
+      this.syncs++
+      this.db.transaction(() => {
+        for (const [name, place] of taken) {
+          // Committed meanwhile by another flush, or removed: nothing to do.
+          if (this.pending.get(name) !== place) continue
+          this.insert.run(place.key, place.pack, place.offset, place.length)
+          this.pending.delete(name)
+        }
+      })()
+    }
+    const running = { covers, done: sync() }
+    this.syncing = running
+    const clear = (): void => { if (this.syncing === running) this.syncing = undefined }
+    running.done.then(clear, clear)
+    return running
   }
 
   /** The request that put these provisionally is done with them: they stay. */

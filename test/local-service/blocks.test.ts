@@ -158,3 +158,45 @@ describe('the block store\'s flush that does not hold the thread', () => {
     store.close()
   })
 })
+
+describe('the block store\'s group commit', () => {
+  it('makes uploads ending together share fsyncs: one under way, one after it for every block put meanwhile, each caller answered once its blocks are committed', async () => {
+    const { BlockStore } = await import('../../src/local-service/blocks.js')
+    const { openServiceDatabase } = await import('../../src/local-service/store.js')
+    const root = await useTempDir()
+    const db = await openServiceDatabase(root)
+    onTestFinished(() => { if (db.open) db.close() })
+    const store = new BlockStore(root, db)
+    const block = async (): Promise<{ cid: CID, bytes: Buffer }> => { const bytes = randomBytes(64); return { cid: CID.createV1(raw.code, await sha256.digest(bytes)), bytes } }
+    const committed = (cid: CID): boolean => db.prepare('SELECT COUNT(*) FROM blocks WHERE cid = ?').pluck().get(cid.bytes) === 1
+    const blocks = await Promise.all(Array.from({ length: 5 }, block))
+    const [a, b, c, d, e] = blocks as [typeof blocks[0], typeof blocks[0], typeof blocks[0], typeof blocks[0], typeof blocks[0]]
+    store.put(a.cid, a.bytes)
+    store.put(b.cid, b.bytes)
+    const first = store.flushAsync()
+    // Its blocks were written before the sync under way began: that sync answers it.
+    const same = store.flushAsync()
+    store.put(c.cid, c.bytes)
+    const second = store.flushAsync()
+    store.put(d.cid, d.bytes)
+    const third = store.flushAsync()
+    const seen: string[] = []
+    await Promise.all([
+      first.then(() => { seen.push('first'); expect(committed(a.cid) && committed(b.cid)).toBe(true) }),
+      same.then(() => { seen.push('same'); expect(committed(a.cid) && committed(b.cid)).toBe(true) }),
+      second.then(() => { seen.push('second'); expect(committed(c.cid)).toBe(true) }),
+      third.then(() => { seen.push('third'); expect(committed(d.cid)).toBe(true) })
+    ])
+    expect(seen.sort()).toEqual(['first', 'same', 'second', 'third'])
+    expect(store.syncs, 'fsyncs for four flushes of two rounds of writes').toBe(2)
+    // Nothing pending: no fsync at all.
+    await store.flushAsync()
+    expect(store.syncs).toBe(2)
+    store.put(e.cid, e.bytes)
+    await store.flushAsync()
+    expect(store.syncs).toBe(3)
+    expect(committed(e.cid)).toBe(true)
+    for (const x of blocks) expect(Buffer.from(await store.get(x.cid)).equals(x.bytes)).toBe(true)
+    store.close()
+  })
+})
