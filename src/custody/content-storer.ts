@@ -74,6 +74,11 @@ export class ContentStorer {
     await this.sealer.close()
   }
 
+  /** Whether a file of `size` bytes goes into a pack (no upload of its own) rather than being sent alone. */
+  packs (size: number): boolean {
+    return this.init.sealing !== 'none' && size < SMALL_FILE_BYTES
+  }
+
   /** Files waiting in the pack being filled. */
   get pendingFiles (): number {
     return this.pack.length
@@ -88,7 +93,7 @@ export class ContentStorer {
     await this.ensureSpool()
     if (this.init.sealing === 'none') return await this.addPlain(file, options)
     const key = fileKey(this.master as Buffer, file.cid)
-    if (file.size < SMALL_FILE_BYTES) {
+    if (this.packs(file.size)) {
       if (this.packed.has(file.cid.toString())) return
       const blob = await this.sealer.sealSmall(file, key, options.signal)
       // Another add may have packed the same content meanwhile, or filled the pack (files are stored several at once).

@@ -16,6 +16,8 @@ import type { SyncComponents } from './sync-components.js'
 
 /** Files read from the index a batch at a time: a long queue is never held whole. */
 const BATCH = 500
+/** Small files sealed at once for packs (each below 1 MiB: at most 16 MiB of blobs in hand beside the pack). */
+const PACKING_AT_ONCE = 16
 
 export interface StoreContentComponents extends SyncComponents {
   readonly hostname: string
@@ -149,6 +151,10 @@ async function storeFolder (folder: FolderConfig, run: FolderRun): Promise<void>
   const excluded = createIgnoreMatcher(init.config.content.exclude)
   // Up to `concurrency` files at once, so that many uploads can be in flight (the gate bounds them).
   const running = new Set<Promise<void>>()
+  // Files sealed into a pack upload nothing of their own: more go at once, so the sealing thread
+  // is never left waiting for this thread to hand it the next one (a first backup of 10,000
+  // small files was a ping-pong of two at a time).
+  const packing = new Set<Promise<void>>()
   let after = ''
   try {
     for (;;) {
@@ -159,15 +165,17 @@ async function storeFolder (folder: FolderConfig, run: FolderRun): Promise<void>
         if (init.signal?.aborted === true) throw new AbortedError('storing content was stopped')
         if (excluded(row.path)) { leftOut(result, folder.name, row.size); continue }
         if (init.skip?.(folder.name, row.path) ?? false) continue
-        const one: Promise<void> = storeRow(folder, row, run).finally(() => running.delete(one))
-        running.add(one)
+        const set = run.storer.packs(row.size) ? packing : running
+        const one: Promise<void> = storeRow(folder, row, run).finally(() => set.delete(one))
+        set.add(one)
         if (running.size >= init.config.content.concurrency) await Promise.race(running)
+        if (packing.size >= PACKING_AT_ONCE) await Promise.race(packing)
       }
     }
-    await Promise.all(running)
+    await Promise.all([...running, ...packing])
   } finally {
     // Every file's store has ended before the run answers, whether it stopped or failed.
-    await Promise.allSettled(running)
+    await Promise.allSettled([...running, ...packing])
   }
 }
 
