@@ -39,15 +39,25 @@ async function publishStandalone (config: Config, request: PublishRequest): Prom
       const deviceId = loadOrCreateDeviceId(config.stateDir, (r) => { logger.warn(r, 'recovered a state file') })
       const { createWatcher } = await import('../../watch/index.js')
       const watcher = createWatcher({ index, logger, deviceId }, { folders: config.folders, profile: config.cidProfile, hashWorkers: config.watch.hashWorkers, settleMs: config.watch.settleMs })
+      const { connectService } = await import('../../connect/index.js')
+      // The embedded service's thread starts (its imports, its database) while the folders are
+      // indexed, not after: a tenth of a small first backup waited on it (docs/benchmarks.md).
+      const connecting = connectService(config, process.env, { storing: true })
+      // Owned below: awaited once indexing is done, or closed if indexing fails.
+      connecting.catch(() => {})
       let unindexed: NotStored[]
       try {
-        await watcher.catchUp()
-        unindexed = notIndexed(watcher.status(), config)
-      } finally {
-        await watcher.stop()
+        try {
+          await watcher.catchUp()
+          unindexed = notIndexed(watcher.status(), config)
+        } finally {
+          await watcher.stop()
+        }
+      } catch (err) {
+        await connecting.then(async c => { await c.close() }, () => {})
+        throw err
       }
-      const { connectService } = await import('../../connect/index.js')
-      const connection = await connectService(config, process.env, { storing: true })
+      const connection = await connecting
       try {
         const passphrase = process.env.CIDSYNC_SNAPSHOT_PASSPHRASE
         // Content first, so the publish printed restores every file it lists as stored.
