@@ -48,11 +48,11 @@ async function countingProxy (target: string, holdMs: number): Promise<{ url: st
 }
 
 /** A device whose folder `data` holds `files` (indexed), storing through `proxyHold` ms of proxy, with `[content]` lines. */
-async function setup (files: number, size: number, content: string, holdMs: number): Promise<{ run: () => ReturnType<typeof storeContent>, proxy: Awaited<ReturnType<typeof countingProxy>> }> {
+async function setup (files: number, size: number | ((i: number) => number), content: string, holdMs: number, sealing = 'encryption = "none"\n'): Promise<{ run: () => ReturnType<typeof storeContent>, proxy: Awaited<ReturnType<typeof countingProxy>> }> {
   const root = await useTempDir()
   const data = join(root, 'data')
   await mkdir(data)
-  await writeFile(join(root, 'c.toml'), `state_dir = "state"\nnamespace = "limits"\n[[folders]]\nname = "data"\npath = "data"\nstore = true\n[snapshot]\ndeal = false\n[content]\nencryption = "none"\n${content}`)
+  await writeFile(join(root, 'c.toml'), `state_dir = "state"\nnamespace = "limits"\n[[folders]]\nname = "data"\npath = "data"\nstore = true\n[snapshot]\ndeal = false\n[content]\n${sealing}${content}`)
   const config = loadConfig({ configPath: join(root, 'c.toml'), env: {} })
   await mkdir(config.stateDir, { recursive: true })
   const index = openIndex(indexPath(config.stateDir))
@@ -61,9 +61,9 @@ async function setup (files: number, size: number, content: string, holdMs: numb
   const profile = cidProfile('kubo-cidv1')
   const rows = []
   for (let i = 0; i < files; i++) {
-    const bytes = randomBytes(size)
+    const bytes = randomBytes(typeof size === 'number' ? size : size(i))
     await writeFile(join(data, `f-${i}.bin`), bytes)
-    rows.push({ kind: 'upsert' as const, folder: 'data', path: `f-${i}.bin`, size, mtimeMs: 1, cid: bytesCid(bytes, profile).toString(), cidProfile: 'kubo-cidv1' })
+    rows.push({ kind: 'upsert' as const, folder: 'data', path: `f-${i}.bin`, size: bytes.byteLength, mtimeMs: 1, cid: bytesCid(bytes, profile).toString(), cidProfile: 'kubo-cidv1' })
   }
   index.entries.apply('dev-1', rows)
   const service = await startLocalService({ dir: join(root, 'service') })
@@ -89,6 +89,17 @@ describe('content uploads keep to [content] concurrency and upload_rate', () => 
     expect(proxy.inFlight.peak).toBeLessThanOrEqual(3)
     // Each upload is held 300 ms: eight one at a time would mean the limit was never used.
     expect(proxy.inFlight.peak).toBeGreaterThan(1)
+  })
+
+  it('seals small files for packs many at once beside the large ones, and still has at most concurrency uploads in flight', async () => {
+    // Sealed: the small files go into packs, which upload nothing per file; every tenth file is large (its own part).
+    const { run, proxy } = await setup(60, i => i % 10 === 0 ? MIB + 1000 * i : 2000 + 100 * i, 'concurrency = 1\n', 50, '')
+    const result = await run()
+    expect(result.failed).toEqual([])
+    expect(result.storedFiles).toBe(60)
+    expect(proxy.inFlight.peak).toBe(1)
+    // Six parts and the pack(s) of 54 small files: far fewer uploads than files.
+    expect(proxy.inFlight.total).toBeLessThanOrEqual(8)
   })
 
   it('sends no faster than upload_rate, whatever the concurrency', async () => {
