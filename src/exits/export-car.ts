@@ -70,7 +70,9 @@ export function exportTempPath (file: string): string {
  * of its history and every segment they name, and with `content` every content object its records
  * name. Each object is fetched through the gateways and its blocks rebuilt from its bytes as they
  * stream, under the profile it was uploaded with, so they are the service's blocks, CID for CID
- * (the root compared with the object's CID: a gateway's wrong bytes fail the export, exit 4).
+ * (the root compared with the object's CID: a gateway's wrong bytes fail the export, exit 4); or,
+ * given `readStored` (the embedded service in this process), read from the store, each block
+ * hashed against its CID before it is written.
  * Memory stays flat: one object at a time, its blocks handed to the CAR's writes as they are made
  * (at most 3 MiB of blocks and three more on their way to the disk: {@link CarFile}). The CAR is
  * written to a temp file beside FILE, fsynced and renamed over it: FILE is whole or untouched.
