@@ -1,7 +1,10 @@
 // Exits (issue 20): a history exported as a CAR and imported into a fresh service, each beside a
 // baseline measured in the same run. BENCH_EXITS_SCALE=target: 100 publishes and 1 GiB of content
 // (default: 5 publishes, 64 MiB; BENCH_EXITS_PUBLISHES and BENCH_EXITS_MIB set either).
-// The export is measured BENCH_EXITS_ROUNDS times (default 3), each round beside its baselines.
+// The export is measured BENCH_EXITS_ROUNDS times (default 3), each round beside its baselines:
+// first the bytes it reads (the service's packs) read cold, the target's baseline.
+// BENCH_EXITS_PEER (another build's dist/exits/index.js) and BENCH_EXITS_HTTP=1 add exports to
+// compare in the same rounds; BENCH_EXITS_IMPORT=0 skips the import.
 import { spawn, spawnSync } from 'node:child_process'
 import { createHash } from 'node:crypto'
 import { createReadStream, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
@@ -120,7 +123,7 @@ export async function benchExits (root, report) {
     if (process.env.BENCH_EXITS_HTTP === '1') variants.push({ name: 'this build through the gateway', exportCar, init: {} })
     if (process.env.BENCH_EXITS_PEER !== undefined) variants.push({ name: `peer ${process.env.BENCH_EXITS_PEER}`, exportCar: (await import(process.env.BENCH_EXITS_PEER)).exportCar, init: {} })
     const exports = variants.map(() => [])
-    const runs = { packs: [], cold: [], direct: [], warm: [], hash: [], copy: [] }
+    const runs = { packs: [], cold: [], direct: [], warm: [], hash: [], copy: [], copyDirect: [] }
     const loads = []
     let exported
     let packBytes = 0
@@ -172,6 +175,9 @@ export async function benchExits (root, report) {
       rmSync(copy, { force: true })
       runs.copy.push(ddMs([`if=${car}`, `of=${copy}`, 'bs=4M', 'conv=fsync']))
       rmSync(copy, { force: true })
+      // The same with O_DIRECT writes, as CarFile writes where the filesystem takes them.
+      runs.copyDirect.push(ddMs([`if=${car}`, `of=${copy}`, 'bs=4M', 'oflag=direct', 'conv=fsync']))
+      rmSync(copy, { force: true })
     }
     const bytes = exported.carBytes
     const rate = (ms, of = bytes) => of / MIB / (ms / 1000)
@@ -190,6 +196,7 @@ export async function benchExits (root, report) {
       report('  the same exports beside reading the CAR from the page cache in this process (warm: not a disk read)', show(own), `warm read ${show(rates.warm)}`, `${showRatio(ratios('warm'))} warm read`, 'context')
       report('  the same exports beside reading the CAR (warm) and hashing each 256 KiB once (the CPU floor of a verified export)', show(own), `read + SHA-256 ${show(rates.hash)}`, `${showRatio(ratios('hash'))} read+hash`, 'context')
       report('  the same exports beside copying the CAR to a new file, fsynced (dd bs=4M conv=fsync: the disk-write floor of any export)', show(own), `copy + fsync ${show(rates.copy)}`, `${showRatio(ratios('copy'))} copy`, 'context')
+      report('  the same exports beside that copy written with O_DIRECT, fsynced (dd bs=4M oflag=direct conv=fsync: how CarFile writes)', show(own), `O_DIRECT copy + fsync ${show(rates.copyDirect)}`, `${showRatio(ratios('copyDirect'))} direct copy`, 'context')
     })
     if (process.env.BENCH_EXITS_IMPORT === '0') return
 
