@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { existsSync } from 'node:fs'
-import { mkdir, readdir, writeFile } from 'node:fs/promises'
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises'
 import { randomBytes } from 'node:crypto'
 import { join } from 'node:path'
 import * as dagPb from '@ipld/dag-pb'
@@ -20,7 +20,7 @@ interface Line { type: string, cid?: string, kind?: string, root?: string }
  * checking each against its CID before it is written.
  */
 describe.skipIf(EXTERNAL)('export --car on the embedded service', () => {
-  it('writes every object whole from the store (an independent reader finds each block, each DAG complete); a damaged stored block fails it (exit 4, the block named) and a missing one (exit 1), with no FILE', async () => {
+  it('writes every object whole from the store (an independent reader finds each block, each DAG complete); a damaged stored block fails it (exit 4, the block named) and a missing one (exit 1), with no FILE; killed, FILE as it was', async () => {
     const root = await proofDir()
     const a = await device(root, 'a', { extra: '[[folders]]\nname = "kept"\npath = "kept"\nstore = true\n' })
     await mkdir(join(a.root, 'kept'), { recursive: true })
@@ -67,6 +67,14 @@ describe.skipIf(EXTERNAL)('export --car on the embedded service', () => {
     expect(missing.stderr).toContain(leaf)
     expect(existsSync(again)).toBe(false)
     restore()
+
+    // Killed (SIGKILL) after an object was written, and just before the rename: FILE as it was.
+    await writeFile(again, 'an earlier CAR')
+    for (const moment of ['export:object', 'export:before-rename']) {
+      const killed = await runCli(['export', '--car', again, '--content', '--config', a.config], { timeoutMs: 120_000, env: { ...process.env, CIDSYNC_FAILPOINT: moment } })
+      expect(killed.signal, `${moment}: ${killed.stderr}`).toBe('SIGKILL')
+      expect(await readFile(again, 'utf8')).toBe('an earlier CAR')
+    }
 
     // Whole again: the same CAR, byte for byte (the walk's order is fixed).
     await ok(['export', '--car', again, '--content', '--config', a.config], { timeoutMs: 120_000 })
