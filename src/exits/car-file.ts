@@ -52,8 +52,8 @@ async function openNew (path: string, direct: boolean): Promise<{ handle: FileHa
  * A CAR v1 written straight to a new file, in the order its blocks are put. Its bytes are copied
  * into three 4 MiB buffers, each written whole at its place while the next fills, so memory
  * stays at 12 MiB. The file is opened with O_DIRECT where the filesystem allows: the writes skip
- * the page cache, which on this machine's disk was 8-10x faster than buffered appends and their
- * writeback (docs/benchmarks.md, Exits), and leave no gigabyte of dirty pages for the final fsync.
+ * the page cache (3-12x faster than buffered appends and their writeback on the benchmark
+ * machine's disk: docs/benchmarks.md, Exits) and leave no gigabyte of dirty pages for the fsync.
  * {@link close} fsyncs the file once.
  */
 export class CarFile {
