@@ -37,7 +37,8 @@ interface Pending { readonly cid: CID, readonly depth: number, reading?: Promise
  */
 export async function walkStoredBlocks (read: ReadStoredBlock, root: CID, sink: StoredBlockSink, options: { readonly maxBytes?: number, readonly signal?: AbortSignal } = {}): Promise<{ size: number, blocks: number }> {
   const queue: Pending[] = [{ cid: root, depth: 0 }]
-  const seen = new Set<string>()
+  // Each block handed over once, with the file bytes below it: a repeat adds them to the size again.
+  const seen = new Map<string, number>()
   let size = 0
   let blocks = 0
   const start = (entry: Pending): Promise<Uint8Array | undefined> => {
@@ -55,7 +56,11 @@ export async function walkStoredBlocks (read: ReadStoredBlock, root: CID, sink: 
       const entry = queue.shift() as Pending
       const text = entry.cid.toString()
       const bytes = await start(entry)
-      if (seen.has(text)) continue
+      const again = seen.get(text)
+      if (again !== undefined) {
+        size += again
+        continue
+      }
       if (bytes === undefined) throw new ContentNotFoundError(`the service does not hold block ${text}${entry.depth === 0 ? '' : ` of ${root.toString()}`}`)
       const check = checkBlock(entry.cid, bytes)
       if (check !== 'ok') {
@@ -63,19 +68,21 @@ export async function walkStoredBlocks (read: ReadStoredBlock, root: CID, sink: 
           ? `block ${text}${entry.depth === 0 ? '' : ` of ${root.toString()}`} as stored does not hash to its CID: the service's data is damaged`
           : `block ${text} is hashed with a function cidsync cannot check (multihash 0x${entry.cid.multihash.code.toString(16)}), so it is not exported on trust`)
       }
-      seen.add(text)
       let links: CID[] = []
-      if (entry.cid.code === RAW) size += bytes.byteLength
-      else if (entry.cid.code === DAG_PB) {
+      if (entry.cid.code === RAW) {
+        size += bytes.byteLength
+        seen.set(text, bytes.byteLength)
+      } else if (entry.cid.code === DAG_PB) {
         let node: dagPb.PBNode
-        let data: Uint8Array | undefined
+        let unixfs: UnixFS | undefined
         try {
           node = dagPb.decode(bytes)
-          data = node.Data === undefined ? undefined : UnixFS.unmarshal(node.Data).data
+          unixfs = node.Data === undefined ? undefined : UnixFS.unmarshal(node.Data)
         } catch (err) {
           throw new IntegrityError(`block ${text} of ${root.toString()} is not a UnixFS node (${(err as Error).message})`, { cause: err })
         }
-        size += data?.byteLength ?? 0
+        size += unixfs?.data?.byteLength ?? 0
+        seen.set(text, Number(unixfs?.fileSize() ?? 0n))
         links = node.Links.map(link => link.Hash)
       } else throw new IntegrityError(`block ${text} is neither raw nor dag-pb (codec 0x${entry.cid.code.toString(16)}): not a stored file's block`)
       if (options.maxBytes !== undefined && size > options.maxBytes) throw new IntegrityError(`${root.toString()} as stored holds more than the ${options.maxBytes} bytes it may`)
