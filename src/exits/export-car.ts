@@ -74,8 +74,8 @@ export function exportTempPath (file: string): string {
  * given `readStored` (the embedded service in this process), read from the store, each block
  * hashed against its CID before it is written.
  * Memory stays flat: one object at a time, its blocks handed to the CAR's writes as they are made
- * (at most 3 MiB of blocks and three more on their way to the disk: {@link CarFile}). The CAR is
- * written to a temp file beside FILE, fsynced and renamed over it: FILE is whole or untouched.
+ * (12 MiB of write buffers: {@link CarFile}; a few blocks read ahead). The CAR is written to a temp
+ * file beside FILE, fsynced once and renamed over it: FILE is whole or untouched.
  */
 export async function exportCar (clients: ServiceClients, init: ExportInit): Promise<ExportResult> {
   const { config } = init
