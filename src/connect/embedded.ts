@@ -4,6 +4,7 @@ import { join } from 'node:path'
 import { formatWalletKey, newWalletKey, parseWalletKey, walletAddress } from '../crypto/index.js'
 import { ACCESS_HEADER, startLocalService, startLocalServiceThread, type ServiceThread } from '../local-service/index.js'
 import { createServiceClients, type ServiceClients } from '../remote/index.js'
+import type { CID } from 'multiformats/cid'
 import { writeFileAtomicSync } from '../util/atomic-write.js'
 import { DEFAULT_EMBEDDED_TOKEN_TTL_SECONDS, type EmbeddedOptions } from './embedded-options.js'
 
@@ -43,6 +44,8 @@ export interface EmbeddedService {
   readonly service: ServiceThread
   readonly clients: ServiceClients
   readonly address: string
+  /** The store's blocks read without HTTP, when the service runs on this thread (not `thread`). */
+  readonly readStored?: (cid: CID) => Promise<Uint8Array | undefined>
   readonly credentials: { readonly apiKey: () => string | undefined, readonly sessionToken: () => string | undefined }
 }
 
@@ -81,7 +84,9 @@ export async function startEmbedded (dir: string, options: Partial<EmbeddedOptio
   // Else on this thread: a restore's one small fetch after another answers sooner without the
   // hop between threads (a restore of 3,000 small files took up to 1.5x as long through one).
   const init = { dir, admin: options.admin ?? false, accessKey }
-  const service: ServiceThread = options.thread === true ? await startLocalServiceThread(init) : await startLocalService(init)
+  const local = options.thread === true ? undefined : await startLocalService(init)
+  const service: ServiceThread = local ?? await startLocalServiceThread(init)
+  const readStored = local === undefined ? undefined : async (cid: CID) => await local.readStoredBlock(cid)
   const credentials: { apiKey?: string, sessionToken?: () => string } = {}
   const url = service.url
   const clients = createServiceClients(
@@ -102,7 +107,7 @@ export async function startEmbedded (dir: string, options: Partial<EmbeddedOptio
     // scalar multiplication on secp256k1 (0.1 s of every command's start-up on a cold process).
     const address = typeof account.address === 'string' && /^0x[0-9a-f]{40}$/.test(account.address) ? account.address : walletAddress(parseWalletKey(account.walletKey))
     credentials.sessionToken = renewingToken(service, address, options.tokenTtlSeconds ?? DEFAULT_EMBEDDED_TOKEN_TTL_SECONDS)
-    return { service, clients, address, credentials: { apiKey: () => credentials.apiKey, sessionToken: () => credentials.sessionToken?.() } }
+    return { service, clients, address, readStored, credentials: { apiKey: () => credentials.apiKey, sessionToken: () => credentials.sessionToken?.() } }
   } catch (err) {
     await clients.close()
     await service.stop()

@@ -3,6 +3,7 @@
  * signed in to), or the remote one with credentials from the environment, systemd or files.
  * The one place besides the CLI that starts the local service.
  */
+import type { CID } from 'multiformats/cid'
 import type { Config } from '../config/index.js'
 import { createServiceClients, type ServiceClients } from '../remote/index.js'
 import { Credential, credentialsDir } from './credentials.js'
@@ -23,6 +24,11 @@ export interface ServiceConnection {
   readonly credentials: { readonly apiKey: () => string | undefined, readonly sessionToken: () => string | undefined }
   /** Base URLs, for messages: the embedded service's own, or the config's. */
   readonly describe: string
+  /**
+   * The embedded service's stored blocks read in this process, without HTTP (unchecked: the
+   * reader hashes each against its CID). Only when that service runs on this thread.
+   */
+  readonly readStored?: (cid: CID) => Promise<Uint8Array | undefined>
   close: () => Promise<void>
 }
 
@@ -36,6 +42,7 @@ export async function connectService (config: Config, env: NodeJS.ProcessEnv = p
     return {
       mode: 'embedded',
       clients: embedded.clients,
+      readStored: embedded.readStored,
       credentials: embedded.credentials,
       describe: `the embedded service at ${embedded.service.url} (data in ${config.service.dir}` +
         (embedded.service.adminTokenPath === undefined ? ')' : `; admin routes on, token in ${embedded.service.adminTokenPath})`),

@@ -1,10 +1,13 @@
 // Exits (issue 20): a history exported as a CAR and imported into a fresh service, each beside a
 // baseline measured in the same run. BENCH_EXITS_SCALE=target: 100 publishes and 1 GiB of content
 // (default: 5 publishes, 64 MiB; BENCH_EXITS_PUBLISHES and BENCH_EXITS_MIB set either).
-// The export is measured BENCH_EXITS_ROUNDS times (default 3), each round beside its baselines.
+// The export is measured BENCH_EXITS_ROUNDS times (default 3), each round beside its baselines:
+// first the bytes it reads (the service's packs) read cold, the target's baseline.
+// BENCH_EXITS_PEER (another build's dist/exits/index.js) and BENCH_EXITS_HTTP=1 add exports to
+// compare in the same rounds; BENCH_EXITS_IMPORT=0 skips the import.
 import { spawn, spawnSync } from 'node:child_process'
 import { createHash } from 'node:crypto'
-import { createReadStream, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
+import { createReadStream, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { writeStreamFile } from './data.mjs'
@@ -110,23 +113,51 @@ export async function benchExits (root, report) {
     const car = join(root, 'exits.car')
     const config = loadConfig({ configPath: a.config })
     const packs = join(root, 'exits-one', 'packs')
+    const packFiles = () => readdirSync(packs).map(name => join(packs, name))
     const copy = join(root, 'exits-copy.car')
-    const runs = { export: [], cold: [], direct: [], warm: [], hash: [], copy: [] }
+    // The export as the CLI runs it on the embedded service: blocks read from its store in this
+    // process, each checked against its CID (no HTTP hop). BENCH_EXITS_PEER=<a dist/exits/index.js>
+    // runs that build's export too, interleaved (main's, to compare builds in one run);
+    // BENCH_EXITS_HTTP=1 adds this build's export through the gateway (what a remote service gets).
+    const variants = [{ name: 'this build', exportCar, init: { readStored: (cid) => one.service.readStoredBlock(cid) } }]
+    if (process.env.BENCH_EXITS_HTTP === '1') variants.push({ name: 'this build through the gateway', exportCar, init: {} })
+    if (process.env.BENCH_EXITS_PEER !== undefined) variants.push({ name: `peer ${process.env.BENCH_EXITS_PEER}`, exportCar: (await import(process.env.BENCH_EXITS_PEER)).exportCar, init: {} })
+    const exports = variants.map(() => [])
+    const runs = { packs: [], cold: [], direct: [], warm: [], hash: [], copy: [], copyDirect: [] }
+    const loads = []
     let exported
+    let packBytes = 0
     let t
     let evicted = ''
-    // Rounds interleaved: each export is followed by its own baselines, so the figures of one
-    // round saw the same load on the shared machine.
+    // Rounds interleaved: each round runs every variant (their order turned each round) and then
+    // the baselines, so the figures of one round saw the same load on the shared machine.
     for (let round = 0; round < ROUNDS; round++) {
-      // The export reads its store from the disk too, as it would a day after the uploads.
-      for (const name of readdirSync(packs)) evict(join(packs, name))
-      rmSync(car, { force: true })
+      loads.push(readFileSync('/proc/loadavg', 'utf8').split(' ')[0])
+      const order = variants.map((_, i) => i)
+      for (let k = 0; k < round % variants.length; k++) order.push(order.shift())
+      for (const i of order) {
+        // The export reads its store from the disk, as it would a day after the uploads.
+        for (const file of packFiles()) evict(file)
+        rmSync(car, { force: true })
+        t = performance.now()
+        const done = await variants[i].exportCar(one.clients, { config, file: car, content: true, ...variants[i].init })
+        exports[i].push(performance.now() - t)
+        if (i === 0) exported = done
+        else if (done.carBytes !== exported?.carBytes && exported !== undefined) console.log(`note: ${variants[i].name} wrote ${done.carBytes} bytes, this build ${exported.carBytes}`)
+      }
+      // The baseline the target names: the bytes the export reads (the service's packs) read
+      // from the disk, their pages dropped first, by dd in 4 MiB reads: a read loop that costs next
+      // to no CPU, so on a loaded machine it still measures the disk.
+      for (const file of packFiles()) evict(file)
       t = performance.now()
-      exported = await exportCar(one.clients, { config, file: car, content: true })
-      runs.export.push(performance.now() - t)
-      // The baseline the target names: the CAR's bytes read from the disk (its pages dropped first),
-      // by dd in 4 MiB reads: a read loop that costs next to no CPU, so on a loaded machine it still
-      // measures the disk (Node's stream read was CPU-bound there, cold and warm alike).
+      packBytes = 0
+      for (const file of packFiles()) {
+        packBytes += statSync(file).size
+        ddMs([`if=${file}`, 'of=/dev/null', 'bs=4M'])
+      }
+      runs.packs.push(performance.now() - t)
+      // The CAR's bytes read the same way (what this bench compared with before; a file written
+      // in one go, so laid out on the disk at least as well as packs appended over 100 uploads).
       evict(car)
       if (round === 0) evicted = resident(car)
       runs.cold.push(ddMs([`if=${car}`, 'of=/dev/null', 'bs=4M']))
@@ -144,19 +175,30 @@ export async function benchExits (root, report) {
       rmSync(copy, { force: true })
       runs.copy.push(ddMs([`if=${car}`, `of=${copy}`, 'bs=4M', 'conv=fsync']))
       rmSync(copy, { force: true })
+      // The same with O_DIRECT writes, as CarFile writes where the filesystem takes them.
+      runs.copyDirect.push(ddMs([`if=${car}`, `of=${copy}`, 'bs=4M', 'oflag=direct', 'conv=fsync']))
+      rmSync(copy, { force: true })
     }
     const bytes = exported.carBytes
-    const rate = (ms) => bytes / MIB / (ms / 1000)
-    const rates = Object.fromEntries(Object.entries(runs).map(([k, v]) => [k, v.map(rate)]))
-    const ratios = (base) => rates.export.map((r, i) => r / rates[base][i])
+    const rate = (ms, of = bytes) => of / MIB / (ms / 1000)
+    const rates = Object.fromEntries(Object.entries(runs).map(([k, v]) => [k, v.map(ms => rate(ms, k === 'packs' ? packBytes : bytes))]))
     const show = (values) => `${median(values).toFixed(0)} MiB/s (${spread(values, v => v.toFixed(0))})`
     const showRatio = (values) => `${median(values).toFixed(2)}x (${spread(values, v => v.toFixed(2))})`
-    const exportName = `export ${exported.publishes} publishes + ${(exported.bytes / MIB).toFixed(0)} MiB of objects to a CAR, store read from disk (fetched, blocks rebuilt, written, fsynced), median of ${ROUNDS}`
-    report(exportName, show(rates.export), `reading the CAR's bytes from disk (dd bs=4M, its pages dropped first: ${evicted} left resident) ${show(rates.cold)}`, `${showRatio(ratios('cold'))} cold read`, '>= 0.5x')
-    report('  the same exports beside reading the CAR with O_DIRECT (dd bs=4M iflag=direct)', show(rates.export), `O_DIRECT read ${show(rates.direct)}`, `${showRatio(ratios('direct'))} direct read`, 'context')
-    report('  the same exports beside reading the CAR from the page cache in this process (warm: not a disk read)', show(rates.export), `warm read ${show(rates.warm)}`, `${showRatio(ratios('warm'))} warm read`, 'context')
-    report('  the same exports beside reading the CAR (warm) and hashing each 256 KiB once (the CPU floor of a verified export)', show(rates.export), `read + SHA-256 ${show(rates.hash)}`, `${showRatio(ratios('hash'))} read+hash`, 'context')
-    report('  the same exports beside copying the CAR to a new file, fsynced (dd bs=4M conv=fsync: the disk-write floor of any export)', show(rates.export), `copy + fsync ${show(rates.copy)}`, `${showRatio(ratios('copy'))} copy`, 'context')
+    console.log(`load average (1 min) at each round's start: ${loads.join(', ')}`)
+    variants.forEach((variant, v) => {
+      const own = exports[v].map(ms => rate(ms))
+      const ratios = (base) => own.map((r, i) => r / rates[base][i])
+      console.log(`${variant.name}: export rounds ${own.map(r => r.toFixed(0)).join(', ')} MiB/s; packs cold ${rates.packs.map(r => r.toFixed(0)).join(', ')} MiB/s`)
+      const exportName = `${variant.name}: export ${exported.publishes} publishes + ${(exported.bytes / MIB).toFixed(0)} MiB of objects to a CAR of ${(bytes / MIB).toFixed(0)} MiB, store read from disk (blocks read, each checked, written, fsynced), median of ${ROUNDS}`
+      report(exportName, show(own), `reading the bytes it reads from disk: the service's ${packFiles().length} pack files (${(packBytes / MIB).toFixed(0)} MiB, dd bs=4M, their pages dropped first) ${show(rates.packs)}`, `${showRatio(ratios('packs'))} cold read`, '>= 0.5x')
+      report('  the same exports beside reading the CAR from disk (dd bs=4M, its pages dropped first: ' + evicted + ' left resident)', show(own), `CAR cold read ${show(rates.cold)}`, `${showRatio(ratios('cold'))} CAR cold read`, 'context')
+      report('  the same exports beside reading the CAR with O_DIRECT (dd bs=4M iflag=direct)', show(own), `O_DIRECT read ${show(rates.direct)}`, `${showRatio(ratios('direct'))} direct read`, 'context')
+      report('  the same exports beside reading the CAR from the page cache in this process (warm: not a disk read)', show(own), `warm read ${show(rates.warm)}`, `${showRatio(ratios('warm'))} warm read`, 'context')
+      report('  the same exports beside reading the CAR (warm) and hashing each 256 KiB once (the CPU floor of a verified export)', show(own), `read + SHA-256 ${show(rates.hash)}`, `${showRatio(ratios('hash'))} read+hash`, 'context')
+      report('  the same exports beside copying the CAR to a new file, fsynced (dd bs=4M conv=fsync: the disk-write floor of any export)', show(own), `copy + fsync ${show(rates.copy)}`, `${showRatio(ratios('copy'))} copy`, 'context')
+      report('  the same exports beside that copy written with O_DIRECT, fsynced (dd bs=4M oflag=direct conv=fsync: how CarFile writes)', show(own), `O_DIRECT copy + fsync ${show(rates.copyDirect)}`, `${showRatio(ratios('copyDirect'))} direct copy`, 'context')
+    })
+    if (process.env.BENCH_EXITS_IMPORT === '0') return
 
     const c = device(root, 'exits-c', two)
     await c.run(['key', 'import'], await a.run(['key', 'export']))

@@ -1,5 +1,5 @@
 import { describe, expect, it, onTestFinished } from 'vitest'
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { CID } from 'multiformats/cid'
@@ -7,8 +7,8 @@ import { sha256 } from 'multiformats/hashes/sha2'
 import { CarFile } from '../../src/exits/car-file.js'
 import { carOf } from '../helpers/car.js'
 
-function tempDir (): string {
-  const dir = mkdtempSync(join(tmpdir(), 'cidsync-car-file-'))
+function tempDir (under = tmpdir()): string {
+  const dir = mkdtempSync(join(under, 'cidsync-car-file-'))
   onTestFinished(() => { rmSync(dir, { recursive: true, force: true }) })
   return dir
 }
@@ -34,6 +34,25 @@ describe('CarFile', () => {
     expect(size).toBe(expected.byteLength)
     expect(Buffer.compare(written, expected)).toBe(0)
     expect(statSync(path).mode & 0o777).toBe(0o600)
+  })
+
+  // O_DIRECT writes padded sectors and truncates the pad; without it (a filesystem that refuses
+  // it) the page cache takes the bytes as they are: the same CAR either way, down to a few bytes.
+  it('writes the same bytes with O_DIRECT and without, on the temp dir\'s disk and on tmpfs, for a CAR shorter than a sector too', async () => {
+    const dirs = [tempDir(), ...(existsSync('/dev/shm') ? [tempDir('/dev/shm')] : [])]
+    const one = await rawBlock(Uint8Array.of(1, 2, 3))
+    const big = await rawBlock(Buffer.alloc(4 * 1024 * 1024 - 45, 9))
+    for (const [dir, direct] of dirs.flatMap(d => [[d, true], [d, false]] as const)) {
+      for (const [name, blocks] of [['tiny', [one]], ['edge', [one, big, one]]] as const) {
+        const path = join(dir, `${name}-${String(direct)}.car`)
+        const car = await CarFile.create(path, one.cid, { direct })
+        for (const block of blocks) await car.put(block.cid, block.bytes)
+        const size = await car.close()
+        const expected = await carOf([one.cid], [...blocks])
+        expect(size, `${path}`).toBe(expected.byteLength)
+        expect(Buffer.compare(readFileSync(path), expected), `${path}`).toBe(0)
+      }
+    }
   })
 
   it('never writes over a file that is there', async () => {

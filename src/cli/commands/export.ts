@@ -20,10 +20,10 @@ export function registerExport (program: Command): void {
       const at = options.at === undefined ? undefined : parseTimeArg(options.at)
       const tty = process.stderr.isTTY === true && options.json !== true
       let last = 0
-      await withService(options, async ({ clients }) => {
+      await withService(options, async ({ clients, readStored }) => {
         const { exportCar } = await import('../../exits/index.js')
         const result = await exportCar(clients, {
-          config, file: options.car, at, content: options.content === true, passphrase: process.env.CIDSYNC_SNAPSHOT_PASSPHRASE,
+          config, file: options.car, at, content: options.content === true, readStored, passphrase: process.env.CIDSYNC_SNAPSHOT_PASSPHRASE,
           onObject: (event) => {
             if (options.json === true) { process.stdout.write(`${JSON.stringify({ type: 'object', ...event })}\n`); return }
             if (!tty || Date.now() - last < 100) return
