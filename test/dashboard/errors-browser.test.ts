@@ -25,7 +25,8 @@ describe.skipIf(!hasChromium)('the dashboard\'s errors in a real browser', () =>
     // The primary fails every pointer move: three publishes, three failures of the same kind.
     expect((await admin(primary.url, primary.dir, 'PUT', '/local/faults', { pointers_put: { errorRate: 1, status: 500 } })).status).toBe(200)
     for (let i = 0; i < 3; i++) expect((await post(d, '/snapshot')).status).toBe(502)
-    await until(async () => (await status(d)).lastErrors.find((e: { message: string }) => e.message === 'publish failed')?.count === 3 ? true : undefined, 30_000, 'three failures counted')
+    // At least three: the daemon may retry a failed publish on its own as well.
+    await until(async () => ((await status(d)).lastErrors.find((e: { message: string }) => e.message === 'publish failed')?.count ?? 0) >= 3 ? true : undefined, 30_000, 'three failures counted')
 
     const context = await launchChromium()
     const page = await context.newPage()
@@ -35,7 +36,7 @@ describe.skipIf(!hasChromium)('the dashboard\'s errors in a real browser', () =>
     await page.locator('#live.ok').waitFor({ timeout: 10_000 })
     const failed = page.locator('#errors .current li', { hasText: 'publish failed' })
     await until(async () => (await failed.count()) === 1 ? true : undefined, 10_000, 'the failure listed')
-    expect(await failed.innerText()).toMatch(/×3 since .*ago/)
+    expect(Number(/×(\d+) since .*ago/.exec(await failed.innerText())?.[1])).toBeGreaterThanOrEqual(3)
     expect(occurrences(await page.locator('#errors .current').innerText(), 'publish failed')).toBe(1)
 
     // The mirror's saved credential no longer matches its URLs: the message says to sign in again; the advice is not said twice.
