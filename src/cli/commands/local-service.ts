@@ -18,6 +18,7 @@ const int = (v: string): number => Number.parseInt(v, 10)
 
 /** With `--dir` and no `--config`, no file is read: `[local_service]`'s defaults. */
 const DEFAULT_LOCAL_SERVICE: Config['localService'] = { signup: undefined, allow: [], maxBytesPerAccount: 0, maxIpnsKeysPerAccount: DEFAULT_MAX_IPNS_KEYS_PER_ACCOUNT, maxConnections: 128, maxCarBytes: DEFAULT_MAX_CAR_BYTES }
+
 function signupOption (value: string | undefined): Config['localService']['signup'] {
   if (value === undefined || value === 'open' || value === 'allowlist' || value === 'closed') return value
   throw new UsageError(`--signup ${value}: expected open, allowlist or closed`)
