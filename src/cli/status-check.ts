@@ -1,4 +1,5 @@
 import type { StatusDocument } from '../daemon/index.js'
+import { adviceAfter } from './mirror-lines.js'
 
 /**
  * What is wrong, for monitoring scripts (`cidsync status --check`): a folder in error, a service
@@ -48,7 +49,7 @@ export function mirrorProblems (s: StatusDocument): string[] {
   for (const m of s.mirrors ?? []) {
     if (m.lagging) {
       problems.push(`mirror ${m.name}: ${m.objectsBehind} ${m.objectsBehind === 1 ? 'object' : 'objects'} and ${m.publishesBehind} ${m.publishesBehind === 1 ? 'publish' : 'publishes'} behind for ${m.lagSeconds} s, past max_lag_seconds (${m.maxLagSeconds})` +
-        (m.lastError === null ? ': it catches up by itself' : `: ${m.lastError.message} [${m.lastError.code ?? 'ERR_CIDSYNC'}]: ${m.lastError.advice}`))
+        (m.lastError === null ? ': it catches up by itself' : `: ${m.lastError.message} [${m.lastError.code ?? 'ERR_CIDSYNC'}]${adviceAfter(m.lastError.message, m.lastError.advice)}`))
     }
     if (m.pointer?.state === 'ahead') problems.push(`mirror ${m.name}: ${m.pointer.message} [${m.pointer.code}]`)
     if (m.restorable !== null && !m.restorable.ok) problems.push(`mirror ${m.name}: NOT restorable, the drill at ${m.restorable.checkedAt} failed: ${m.restorable.failed ?? '?'}: \`cidsync verify --mirror ${m.name}\` after it caught up`)

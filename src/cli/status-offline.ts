@@ -2,6 +2,8 @@ import { existsSync } from 'node:fs'
 import type { Config } from '../config/index.js'
 import { countOf, formatBytes, formatTable } from './format.js'
 import { timeWithAge } from './relative-time.js'
+import { mirrorLines } from './mirror-lines.js'
+import { safeText } from './safe-text.js'
 
 /**
  * What the state dir says with no daemon running (as restic and Litestream show an offline
@@ -29,7 +31,7 @@ export async function offlineSummary (config: Config, why: string): Promise<stri
       index.close()
     }
   }
-  const { hasSyncState, SyncStore, restorableStatus } = await import('../sync/index.js')
+  const { hasSyncState, SyncStore, restorableStatus, mirrorStatus } = await import('../sync/index.js')
   if (!hasSyncState(config.stateDir)) {
     lines.push('publish: nothing published from this state dir yet')
   } else {
@@ -41,6 +43,11 @@ export async function offlineSummary (config: Config, why: string): Promise<stri
       lines.push(`restorable: ${r === null ? 'not checked yet (`cidsync verify`)' : r.ok ? `yes (drill at ${timeWithAge(r.checkedAt)})` : `NO (drill at ${timeWithAge(r.checkedAt)}): ${r.failed ?? '?'}`}`)
       const failed = failedUploads(store.contentFailures())
       if (failed > 0) lines.push(`content: ${countOf(failed, 'file', 'files')} failed to upload at the daemon's last pass (\`cidsync ls\` lists them with why; the daemon tries them again)`)
+      if (config.mirrors.length > 0) {
+        // What sync.sqlite recorded; whether a copy fails now, and the mirror's pointer, only a running daemon knows.
+        const mirrors = config.mirrors.map(m => mirrorStatus({ name: m.name, describe: `mirror ${m.name} at ${m.uploadUrl}`, maxLagSeconds: m.maxLagSeconds }, store.mirrorLog, undefined))
+        lines.push('mirrors, as the state dir recorded them (not checked now: the daemon copies and checks them):', ...mirrorLines({ mirrors }).map(line => `  ${safeText(line)}`))
+      }
     } finally {
       store.close()
     }

@@ -72,7 +72,8 @@ export interface Config {
   readonly mirrors: readonly MirrorConfig[]
   /** What `cidsync local-service` (the self-hosted service) allows: who signs up, what each account holds. */
   readonly localService: {
-    readonly signup: 'open' | 'allowlist' | 'closed'
+    /** Unset: open when it listens on loopback, closed on any other address. */
+    readonly signup: 'open' | 'allowlist' | 'closed' | undefined
     readonly allow: readonly string[]
     /** 0: no limit. */
     readonly maxBytesPerAccount: number

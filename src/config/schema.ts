@@ -147,7 +147,7 @@ export const configFileSchema = z.strictObject({
     })
   }),
   local_service: z.strictObject({
-    signup: z.enum(['open', 'allowlist', 'closed']).default('open'),
+    signup: z.enum(['open', 'allowlist', 'closed']).optional(),
     allow: z.array(z.string().regex(/^0x[0-9a-fA-F]{40}$/, { message: 'expected a wallet address: 0x and 40 hex digits' })).default([]),
     max_bytes_per_account: z.int().min(0).default(0),
     max_ipns_keys_per_account: z.int().min(0).default(DEFAULT_MAX_IPNS_KEYS_PER_ACCOUNT),

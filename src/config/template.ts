@@ -53,7 +53,8 @@ gateways = []                           # tried in order
 # allow_plain_http = false              # plain http to another machine is refused unless this says the network is trusted
 
 [local_service]                         # only \`cidsync local-service\` (the self-hosted service) reads these
-signup = "open"                         # who may make an account: "open", "allowlist" (the wallets in allow) or "closed"
+# signup = "open"                       # who may make an account: "open", "allowlist" (the wallets in allow) or "closed";
+                                        #   unset: open on loopback, closed when it listens beyond this machine (--signup overrides)
 allow = []                              # wallet addresses ("0x...") that may sign up with signup = "allowlist"
 max_bytes_per_account = 0               # the bytes of uploads one account may hold; 0 = no limit
 max_ipns_keys_per_account = 100         # the IPNS keys one account may hold; 0 = no limit

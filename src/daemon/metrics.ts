@@ -55,6 +55,7 @@ function mirrorFamilies (status: StatusDocument): string[] {
     family('cidsync_mirror_publishes_behind', 'gauge', 'Publishes whose pointer move to the mirror waits.', per(m => m.publishesBehind)),
     family('cidsync_mirror_lag_seconds', 'gauge', 'How long the oldest thing waiting for the mirror has waited (0: caught up).', per(m => m.lagSeconds)),
     family('cidsync_mirror_lagging', 'gauge', '1 while the mirror lags past its max_lag_seconds (status --check fails).', per(m => m.lagging ? 1 : 0)),
+    family('cidsync_mirror_objects_missing', 'gauge', 'Objects the primary would not give, skipped so the rest goes on: missing on the mirror until copied (tried again every 10 min).', per(m => m.unavailable.count)),
     family('cidsync_mirror_failing', 'gauge', '1 while copying to the mirror fails (lastError in status says what to do).', per(m => m.lastError === null ? 0 : 1)),
     family('cidsync_mirror_copied_objects_total', 'counter', 'Objects copied to the mirror since start.', per(m => m.copiedTotal)),
     family('cidsync_mirror_last_publish_timestamp_seconds', 'gauge', 'When the mirror\'s pointer was last moved to a publish of this device.', per(m => m.lastPublish === null ? 0 : Date.parse(m.lastPublish.at) / 1000)),

@@ -49,7 +49,7 @@ export class PageReads {
     makeDirsSync(dir, 0o700)
     const past = await pastIndex(access.clients, pointer.snapshotCid, at, access.store.manifestCache, {
       stateDir: config.stateDir, dir, label: 'browse', binding: { namespace: config.namespace, network: config.network }, passphrase: process.env.CIDSYNC_SNAPSHOT_PASSPHRASE, acceptUnencrypted: acceptsUnencrypted(config), signal: stopped
-    })
+    }, access.store.lastPublished()) // a pointer set back is refused, as `find --at` refuses it
     return { publish: { cid: past.publish.cid, at: past.publish.at, device: past.publish.device }, indexPath: past.indexPath, searchPath: past.searchPath }
   }
 

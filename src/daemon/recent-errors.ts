@@ -49,8 +49,17 @@ export class RecentErrors {
 
   constructor (private readonly keep = DEFAULT_RECENT_ERRORS, private readonly keepResolved = DEFAULT_RESOLVED_ERRORS) {}
 
+  /**
+   * Lists an error; the same error again (message, code and topic; the detail may differ, the
+   * last is kept) is folded into the one listed, counted, with its first and last time, and moves
+   * to the newest place: a failure retried every few seconds would otherwise fill the list and
+   * push out every other error.
+   */
   record (error: RecentError, topic: string | undefined): void {
-    this.current.push({ ...error, topic })
+    const same = this.current.findIndex(e => e.message === error.message && e.code === error.code && e.topic === topic)
+    const before = same === -1 ? undefined : this.current.splice(same, 1)[0]
+    const count = (before?.count ?? 0) + (error.count ?? 1)
+    this.current.push({ ...error, count, firstAt: before?.firstAt ?? error.firstAt ?? error.at, topic })
     if (this.current.length > this.keep) this.current.shift()
   }
 

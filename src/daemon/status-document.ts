@@ -22,7 +22,18 @@ export interface FolderStatus {
 export interface StateRecovery { readonly at: string, readonly file: string, readonly problem: string, readonly action: string }
 
 /** `detail`: the error's own message, which says what to do. */
-export interface RecentError { readonly at: string, readonly message: string, readonly code: string | null, readonly detail: string | null }
+export interface RecentError {
+  /** When it last happened. */
+  readonly at: string
+  readonly message: string
+  readonly code: string | null
+  /** The last time's detail. */
+  readonly detail: string | null
+  /** How many times it happened in a row of repeats folded into this one (1 when once; absent from older daemons). */
+  readonly count?: number
+  /** When the first of those repeats happened (absent from older daemons). */
+  readonly firstAt?: string
+}
 
 /** An error that no longer holds (what it was about worked again since), and when that was seen. */
 export interface ResolvedError extends RecentError { readonly resolvedAt: string }

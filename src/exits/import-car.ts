@@ -1,13 +1,12 @@
-import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Config } from '../config/index.js'
 import { CarFormatError, ImportOlderError, PointerNotFoundError, RemoteResponseError } from '../errors.js'
-import { indexPath, openIndex, readDeviceId } from '../index/index.js'
 import type { ServiceClients } from '../remote/index.js'
 import { ENGINE, ENGINE_V1 } from '../snapshot/index.js'
 import { acceptsUnencrypted, SNAPSHOT_PROFILE, SyncStore, walkEntries, type FetchInit } from '../sync/index.js'
 import { failpoint } from '../util/failpoint.js'
 import { checkChain } from './check-chain.js'
+import { askDeals } from './import-deals.js'
 import { namedByChain } from './chain-named.js'
 import { scanCar } from './scan-car.js'
 import { makeDirsSync } from '../util/make-dirs.js'
@@ -37,6 +36,8 @@ export interface ImportResult {
   readonly publishes: number
   readonly segments: number
   readonly dealsAsked: number
+  /** Objects not asked a deal again: this device's index already asked one, or the service lists deals for it. */
+  readonly dealsSkipped: number
   /** What the pointer held before (null: none), and whether it moved. */
   readonly previous: string | null
   readonly moved: boolean
@@ -52,7 +53,8 @@ export interface ImportResult {
  * 4. a pointer holding a publish the chain does not hold (the CAR is older, or another line) is
  *    left alone unless `force`;
  * 5. deals are asked for each object the chain names (publishes, segments, content objects; any
- *    other DAG of the CAR is named in the result, not dealt), then the pointer is set and read back.
+ *    other DAG of the CAR is named in the result, not dealt) that has none yet (run again, those
+ *    asked before are skipped, counted), then the pointer is set and read back.
  * Every step is idempotent: a run killed anywhere is finished by running it again.
  */
 export async function importCar (clients: ServiceClients, init: ImportInit): Promise<ImportResult> {
@@ -88,21 +90,7 @@ export async function importCar (clients: ServiceClients, init: ImportInit): Pro
   const unnamed = car.objects.filter(o => !named.has(o))
 
   init.onStep?.('deal')
-  let dealsAsked = 0
-  if (config.snapshot.deal) {
-    const index = existsSync(indexPath(config.stateDir)) ? openIndex(indexPath(config.stateDir)) : undefined
-    const deviceId = readDeviceId(config.stateDir)
-    try {
-      for (const object of chainObjects) {
-        await clients.deals.addCid(object, { signal: init.signal })
-        // Followed up with this device's own deals, as a publish's are.
-        if (index !== undefined && deviceId !== undefined) index.remote.requestDeal(object, deviceId)
-        dealsAsked++
-      }
-    } finally {
-      index?.close()
-    }
-  }
+  const deals = config.snapshot.deal ? await askDeals(clients, config, chainObjects, init.signal) : { asked: 0, skipped: 0 }
   failpoint('import:dealt')
 
   init.onStep?.('pointer')
@@ -130,7 +118,7 @@ export async function importCar (clients: ServiceClients, init: ImportInit): Pro
   } finally {
     store.close()
   }
-  return { root: car.root, at: chain.head.at, blocks: car.blocks, bytes: car.bytes, objects: car.objects.length, unnamed, publishes: chain.publishes.length, segments: chain.segments, dealsAsked, previous: latest, moved }
+  return { root: car.root, at: chain.head.at, blocks: car.blocks, bytes: car.bytes, objects: car.objects.length, unnamed, publishes: chain.publishes.length, segments: chain.segments, dealsAsked: deals.asked, dealsSkipped: deals.skipped, previous: latest, moved }
 }
 
 async function currentPointer (clients: ServiceClients, config: Config, signal?: AbortSignal): Promise<string | null> {

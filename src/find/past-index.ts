@@ -3,7 +3,7 @@ import { rename, rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import { NothingAtTimeError } from '../errors.js'
 import type { ServiceClients } from '../remote/index.js'
-import { buildIndex, fetchV1Snapshot, publishAt, type FetchInit, type HistoryEntry, type ManifestCache } from '../sync/index.js'
+import { buildIndex, checkOwnPublishIn, fetchV1Snapshot, publishAt, type FetchInit, type HistoryEntry, type LastPublished, type ManifestCache } from '../sync/index.js'
 import { makeDirsSync } from '../util/make-dirs.js'
 
 /** Where built past indexes are kept, in the state dir. */
@@ -12,10 +12,13 @@ export const PAST_DIR = 'past'
 /**
  * The index as the newest publish at or before `at` saw it (history walked from `start`): built
  * once from that publish's segments into `past/<cid>.sqlite` and kept (a publish never changes),
- * with its own search cache beside it.
+ * with its own search cache beside it. `own`: this device's last publish, when `start` is the
+ * pointer of its own namespace: a history that lacks it is refused, as `restore --at` refuses it
+ * (the service set the pointer back).
  */
-export async function pastIndex (clients: ServiceClients, start: string, at: Date, cache: ManifestCache, init: FetchInit): Promise<{ publish: HistoryEntry, indexPath: string, searchPath: string }> {
+export async function pastIndex (clients: ServiceClients, start: string, at: Date, cache: ManifestCache, init: FetchInit, own?: LastPublished): Promise<{ publish: HistoryEntry, indexPath: string, searchPath: string }> {
   const found = await publishAt(clients, start, at, cache, init)
+  checkOwnPublishIn(found?.entry, own, at)
   if (found === undefined) throw new NothingAtTimeError(`nothing was published at or before ${at.toISOString()} in the history from ${start}: see \`cidsync history\` for the times there are`)
   const dir = join(init.stateDir, PAST_DIR)
   makeDirsSync(dir, 0o700)

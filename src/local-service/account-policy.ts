@@ -6,8 +6,11 @@ import { HttpFailure } from './http.js'
  * (any local user, on loopback) could otherwise sign up, fill its disk and make keys without end.
  */
 export interface AccountPolicy {
-  /** `open`: any wallet; `allowlist`: only those in `allow`; `closed`: no new account (those made keep working). */
-  readonly signup: 'open' | 'allowlist' | 'closed'
+  /**
+   * `open`: any wallet; `allowlist`: only those in `allow`; `closed`: no new account (those made
+   * keep working). Unset: {@link defaultSignup} of the address it listens on.
+   */
+  readonly signup?: SignupPolicy
   /** Wallet addresses (0x…) that may sign up under `allowlist`. */
   readonly allow: readonly string[]
   /** The bytes of uploads one account may hold; 0: no limit. */
@@ -16,7 +19,27 @@ export interface AccountPolicy {
   readonly maxIpnsKeysPerAccount: number
 }
 
-export const OPEN_POLICY: AccountPolicy = { signup: 'open', allow: [], maxBytesPerAccount: 0, maxIpnsKeysPerAccount: 0 }
+export type SignupPolicy = 'open' | 'allowlist' | 'closed'
+
+/**
+ * Sign-up when the operator chose none: open on loopback, where only this machine's users reach
+ * it (the quick start and the embedded service need no setting), closed on any other address,
+ * where anyone on the network could make an account and fill its disk.
+ */
+export function defaultSignup (host: string): SignupPolicy {
+  const name = host.toLowerCase().replace(/^\[(.*)\]$/, '$1')
+  const loopback = name === 'localhost' || name === '::1' || /^127(\.\d{1,3}){3}$/.test(name) || /^::ffff:127(\.\d{1,3}){3}$/.test(name)
+  return loopback ? 'open' : 'closed'
+}
+
+/** The policy with its sign-up decided for a service listening on `host`. */
+export function policyFor (policy: AccountPolicy | undefined, host: string): AccountPolicy & { readonly signup: SignupPolicy } {
+  const given = policy ?? OPEN_POLICY
+  return { ...given, signup: policy?.signup ?? defaultSignup(host) }
+}
+
+/** No limits; sign-up as {@link defaultSignup} says. */
+export const OPEN_POLICY: AccountPolicy = { allow: [], maxBytesPerAccount: 0, maxIpnsKeysPerAccount: 0 }
 
 /** The checks the routes make, on the service's database. */
 export class AccountLimits {
@@ -27,7 +50,7 @@ export class AccountLimits {
   /** Per account with requests under way: the bytes they took, and what ended ones listed since. */
   private readonly running = new Map<string, { taken: number, settled: number, holds: number }>()
 
-  constructor (db: Database.Database, readonly policy: AccountPolicy = OPEN_POLICY) {
+  constructor (db: Database.Database, readonly policy: AccountPolicy & { readonly signup: SignupPolicy } = { ...OPEN_POLICY, signup: 'open' }) {
     this.hasAccount = db.prepare('SELECT 1 FROM api_keys WHERE address = ? LIMIT 1').pluck()
     this.bytesOf = db.prepare('SELECT COALESCE(SUM(size), 0) FROM files WHERE address = ?').pluck()
     this.keysOf = db.prepare('SELECT COUNT(*) FROM ipns_keys WHERE address = ?').pluck()
@@ -40,7 +63,7 @@ export class AccountLimits {
     if (signup === 'open' || this.hasAccount.get(address) !== undefined) return
     if (signup === 'allowlist' && this.allowed.has(address.toLowerCase())) return
     throw new HttpFailure(403, signup === 'closed'
-      ? 'sign-up is closed on this service: its operator lets no new account in ([local_service] signup)'
+      ? 'sign-up is closed on this service: its operator lets no new account in ([local_service] signup; a service listening beyond loopback is closed unless its operator opens it)'
       : 'this wallet may not sign up here: its operator lists the wallets that may ([local_service] allow)')
   }
 

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
 import type Database from 'better-sqlite3'
 import type { CID } from 'multiformats/cid'
-import { AccountLimits, type AccountPolicy } from './account-policy.js'
+import { AccountLimits, policyFor, type AccountPolicy, type SignupPolicy } from './account-policy.js'
 import { BlockStore } from './blocks.js'
 import { capConnections } from './connection-cap.js'
 import { DEFAULT_BODY_RATE, guardBodyRate, type BodyRate } from './body-rate.js'
@@ -55,7 +55,10 @@ export interface LocalServiceInit {
    * local user who finds its loopback port.
    */
   readonly accessKey?: string
-  /** Who may sign up, and what each account may hold (default: open, no limits). */
+  /**
+   * Who may sign up, and what each account may hold (default: no limits). Without a `signup`,
+   * open on a loopback `host` and closed on any other ({@link defaultSignup}).
+   */
   readonly policy?: AccountPolicy
   /** The most connections it holds at once (default 128; past it the oldest idle one is closed). */
   readonly maxConnections?: number
@@ -99,7 +102,7 @@ export class LocalService {
       dealDelayMs: init.dealDelayMs ?? DEFAULT_DEAL_DELAY_MS,
       authMessageTtlMs: init.authMessageTtlMs ?? DEFAULT_AUTH_MESSAGE_TTL_MS,
       now: init.now ?? Date.now,
-      limits: new AccountLimits(this.db, init.policy),
+      limits: new AccountLimits(this.db, policyFor(init.policy, init.host ?? '127.0.0.1')),
       carLimits: { ...CAR_LIMITS, ...init.carLimits }
     }
     for (const [route, fault] of Object.entries(init.faults ?? {})) this.faults.set(route, fault)
@@ -113,6 +116,11 @@ export class LocalService {
     this.server = createServer({ connectionsCheckingInterval: 1_000 }, (req, res) => { void this.handle(req, res) })
     this.server.requestTimeout = 0 // uploads of many GB take long; idle sockets still time out
     capConnections(this.server, init.maxConnections)
+  }
+
+  /** Who may make an account, as decided at start (the policy's, or the default for its address). */
+  get signup (): SignupPolicy {
+    return this.parts.limits.policy.signup
   }
 
   /** The base URL every client uses (all parts of the service share it). */

@@ -27,6 +27,12 @@ export interface MirrorStatus {
   readonly restorable: { readonly ok: boolean, readonly checkedAt: string, readonly cid: string, readonly failed: string | null, readonly lastSuccessAt: string | null } | null
 }
 
+function recordedUnavailable (log: MirrorLog, name: string): MirrorStatus['unavailable'] {
+  const skipped = log.skipped(name)
+  const last = skipped.items.at(-1)
+  return { count: skipped.count, last: last === undefined ? null : { cid: last.cid, message: last.message } }
+}
+
 /** The drill recorded for a mirror, as status shows it. */
 function drillStatus (json: string | null, lastSuccessAt: string | null): MirrorStatus['restorable'] {
   if (json === null) return null
@@ -41,7 +47,12 @@ function drillStatus (json: string | null, lastSuccessAt: string | null): Mirror
   }
 }
 
-export function mirrorStatus (link: MirrorLink, log: MirrorLog, state: ReplicatorState | undefined, now = Date.now()): MirrorStatus {
+/**
+ * A mirror's status from the replication log, with the copy loop's `state` when one runs. Without
+ * (`cidsync status` with no daemon), what `sync.sqlite` recorded: no error or pointer note, the
+ * objects skipped as recorded.
+ */
+export function mirrorStatus (link: Pick<MirrorLink, 'name' | 'describe' | 'maxLagSeconds'>, log: MirrorLog, state: ReplicatorState | undefined, now = Date.now()): MirrorStatus {
   const record = log.mirror(link.name)
   const behind = log.behind(link.name)
   const lagSeconds = behind.oldestAt === null ? 0 : Math.max(0, Math.round((now - behind.oldestAt) / 1000))
@@ -58,7 +69,7 @@ export function mirrorStatus (link: MirrorLink, log: MirrorLog, state: Replicato
     lastError: state?.lastError ?? null,
     retryAt: state?.retryAt ?? null,
     pointer: state?.pointer ?? null,
-    unavailable: state?.unavailable ?? { count: 0, last: null },
+    unavailable: state?.unavailable ?? recordedUnavailable(log, link.name),
     restorable: drillStatus(record.drill, record.drillSuccessAt)
   }
 }

@@ -1,9 +1,10 @@
 import { rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { Config } from '../config/index.js'
-import { NothingAtTimeError, PointerRolledBackError } from '../errors.js'
+import { NothingAtTimeError } from '../errors.js'
 import { openIndex, type Index } from '../index/index.js'
 import { publishAt } from './history.js'
+import { checkOwnPublishIn } from './own-publish-check.js'
 import { buildIndex } from './build-index.js'
 import { acceptsUnencrypted } from './unencrypted-policy.js'
 import type { FetchInit } from './segment-fetch.js'
@@ -33,14 +34,7 @@ export async function openPastIndex (components: Pick<SyncComponents, 'clients' 
   const fetch: FetchInit = { stateDir: config.stateDir, dir, label: 'past', binding: { namespace: config.namespace, network: config.network }, passphrase: options.passphrase, acceptUnencrypted: acceptsUnencrypted(config), signal: options.signal }
   const pointer = await clients.pointers.current(config.namespace, config.network, { signal: options.signal })
   const found = await publishAt(clients, pointer.snapshotCid, at, store.manifestCache, fetch)
-  // Newest first, the walk stops at the first publish at or before `at`: one older than this
-  // device's own last publish (itself at or before `at`) means that publish is not in the chain.
-  const own = store.lastPublished()
-  const ownAt = own?.at === null || own?.at === undefined ? NaN : Date.parse(own.at)
-  if (own !== undefined && ownAt <= at.getTime() && (found === undefined || (found.entry.cid !== own.cid && Date.parse(found.entry.at) < ownAt))) {
-    throw new PointerRolledBackError(`the pointer's history lacks this device's own publish ${own.cid} of ${own.at ?? '?'}: the service set the pointer back, or a device published over it without merging. ` +
-      'Nothing was fetched from it: an older state would pass for the one at that time. Let the daemon publish again (or run `cidsync snapshot`), then retry')
-  }
+  checkOwnPublishIn(found?.entry, store.lastPublished(), at)
   if (found === undefined || found.manifest === undefined) {
     throw new NothingAtTimeError(`nothing ${found === undefined ? 'was published' : 'of cidsync-sqlite/2 (with content records) was published'} at or before ${at.toISOString()}: see \`cidsync history\` for the times there are`)
   }

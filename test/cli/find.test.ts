@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { mkdir, readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
+import Database from 'better-sqlite3'
 import { runCli } from '../helpers/cli.js'
 import { useTempDir } from '../helpers/temp-dir.js'
 
@@ -114,4 +115,32 @@ describe('cidsync find, where, dupes, log', () => {
     expect(dupes.stdout).toContain('1 B reclaimable: 2 copies of 1 B')
     expect(dupes.stdout).toContain('evil\\x1b[31m')
   }, 120_000)
+
+  it('find --at refuses a pointer set back behind this device\'s own last publish, as restore --at does, and still answers for a time before it', async () => {
+    const root = await useTempDir()
+    const a = await deviceConfig(root, 'a')
+    const pointerOf = (): string => {
+      const db = new Database(join(root, 'service', 'service.sqlite'), { readonly: true })
+      try { return db.prepare('SELECT snapshot_cid FROM pointers').pluck().get() as string } finally { db.close() }
+    }
+    await writeFile(join(root, 'a', 'notes', 'plan.md'), 'one')
+    expect((await runCli(['snapshot', '--config', a], { timeoutMs: 60_000 })).code).toBe(0)
+    const first = pointerOf()
+    const between = new Date().toISOString()
+    await writeFile(join(root, 'a', 'notes', 'plan.md'), 'two, longer')
+    expect((await runCli(['snapshot', '--config', a], { timeoutMs: 60_000 })).code).toBe(0)
+    expect(pointerOf()).not.toBe(first)
+    // The lying service serves the first publish as the pointer again.
+    const db = new Database(join(root, 'service', 'service.sqlite'))
+    try { db.prepare('UPDATE pointers SET snapshot_cid = ?').run(first) } finally { db.close() }
+
+    const refused = await runCli(['find', 'plan', '--at', new Date().toISOString(), '--config', a], { timeoutMs: 60_000 })
+    expect(refused.code, refused.stderr).toBe(4)
+    expect(refused.stderr).toContain('the pointer\'s history lacks this device\'s own publish')
+    expect(refused.stderr).toContain('ERR_POINTER_ROLLED_BACK')
+    expect(refused.stdout).not.toContain('plan.md')
+    const before = await runCli(['find', 'plan', '--json', '--at', between, '--config', a], { timeoutMs: 60_000 })
+    expect(before.code, before.stderr).toBe(0)
+    expect(JSON.parse(before.stdout)).toMatchObject({ publish: { cid: first }, results: [{ path: 'plan.md', size: 3 }] })
+  }, 240_000)
 })

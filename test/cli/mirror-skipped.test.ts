@@ -5,7 +5,8 @@ import Database from 'better-sqlite3'
 import { DaemonProcess, runCli } from '../helpers/cli.js'
 import { hideStoredBlock } from '../helpers/service-blocks.js'
 import { until } from '../helpers/wait.js'
-import { proofDir, status } from '../proof/harness.js'
+import { proofDir, status, statusOf } from '../proof/harness.js'
+import { httpGet } from '../helpers/http.js'
 import { holds, mirroredDevice, publishNow, startHome, stopHome, type MirrorDevice } from './mirror-helpers.js'
 
 const ENV = { ...process.env, CIDSYNC_MIRROR_RETRY_MAX_MS: '300', CIDSYNC_MIRROR_POINTER_CHECK_MS: '300' }
@@ -72,9 +73,17 @@ describe('an object the primary would not give, skipped for a mirror', () => {
     let text = await runCli(['status', '--config', d.config])
     expect(text.stdout).not.toContain('mirror nas: caught up')
     expect(text.stdout).toContain('mirror nas: copied all it could, 1 object missing')
+    const { port, token } = await statusOf(d)
+    const metrics = await httpGet({ port }, '/metrics', { headers: { authorization: `Bearer ${token}` } })
+    expect(metrics.body).toContain('cidsync_mirror_objects_missing{mirror="nas"} 1')
 
-    // A restart does not forget it.
+    // A restart does not forget it; with no daemon, status shows what the state dir recorded.
     await daemon.stop()
+    const offline = await runCli(['status', '--config', d.config])
+    expect(offline.stdout).toContain('mirrors, as the state dir recorded them (not checked now')
+    expect(offline.stdout).toContain('  mirror nas: copied all it could, 1 object missing')
+    expect(offline.stdout).toContain(`  mirror nas: 1 object the primary would not give are missing there (last ${object}`)
+    expect(offline.stdout).toMatch(/ {2}mirror nas: restorable: not checked yet/)
     daemon = new DaemonProcess(['--config', d.config], { env: ENV })
     await daemon.logged('service ready', 60_000)
     expect((await mirrorOf(d)).unavailable.count).toBe(1)

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest'
 import { writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
+import Database from 'better-sqlite3'
+import { loadConfig } from '../../src/config/index.js'
 import { CSRF_HEADER } from '../../src/daemon/index.js'
 import { httpGet } from '../helpers/http.js'
 import { startInProcessDaemon } from '../helpers/in-process-daemon.js'
@@ -76,5 +78,32 @@ describe('GET /browse?at=', () => {
     const before = await httpGet({ port }, '/browse?at=2000-01-01T00:00:00Z', { headers: bearer })
     expect(before.status).toBe(404)
     expect((await httpGet({ port }, '/browse?at=yesterday', { headers: bearer })).status).toBe(400)
+  })
+
+  it('refuses a pointer set back behind this device\'s own last publish, as find --at does', async () => {
+    const dir = await useTempDir()
+    const { port, token, notes, config } = await startInProcessDaemon(dir, { snapshot: { quiet_seconds: 3600, min_interval_seconds: 3600 } })
+    const bearer = { authorization: `Bearer ${token}` }
+    const publish = async (): Promise<string> => (await until(async () => {
+      const answer = await httpGet({ port }, '/snapshot', { method: 'POST', headers: bearer })
+      return answer.status === 200 ? JSON.parse(answer.body) as { cid: string } : undefined
+    }, 30_000, 'a publish')).cid
+    await writeFile(join(notes, 'first.md'), 'one')
+    const indexed = async (): Promise<number> => (JSON.parse((await httpGet({ port }, '/browse?prefix=notes/', { headers: bearer })).body) as { files: unknown[] }).files.length
+    await until(async () => await indexed() === 1 || undefined, 20_000, 'the first file indexed')
+    const first = await publish()
+    const between = new Date().toISOString()
+    await writeFile(join(notes, 'second.md'), 'two')
+    await until(async () => await indexed() === 2 || undefined, 20_000, 'the second file indexed')
+    expect(await publish()).not.toBe(first)
+    // The lying service serves the first publish as the pointer again.
+    const db = new Database(join(loadConfig({ configPath: config, env: {} }).service.dir, 'service.sqlite'))
+    try { db.pragma('busy_timeout = 5000'); db.prepare('UPDATE pointers SET snapshot_cid = ?').run(first) } finally { db.close() }
+
+    const refused = await httpGet({ port }, `/browse?prefix=notes/&at=${encodeURIComponent(new Date().toISOString())}`, { headers: bearer })
+    expect(refused.status).toBe(502)
+    expect((JSON.parse(refused.body) as { error: string }).error).toContain('the pointer\'s history lacks this device\'s own publish')
+    const before = await httpGet({ port }, `/browse?prefix=notes/&at=${encodeURIComponent(between)}`, { headers: bearer })
+    expect(before.status, before.body).toBe(200)
   })
 })

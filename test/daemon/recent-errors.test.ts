@@ -70,6 +70,18 @@ describe('errors in status', () => {
       return s.lastErrors.some(e => e.message === 'publish failed') && s.lastErrors.some(e => e.message.includes('"usb"')) ? s : undefined
     }, 20_000, 'both errors listed')
     expect(failing.resolvedErrors).toEqual([])
+    // Failing again: listed once, counted, not once per try.
+    expect(await post(port, '/snapshot', token)).toBe(502)
+    const twice = await until(async () => {
+      const s = await statusOf(port)
+      // At least two: the daemon may also retry the failed publish on its own.
+      return (s.lastErrors.find(e => e.message === 'publish failed')?.count ?? 0) >= 2 ? s : undefined
+    }, 20_000, 'the second failure counted')
+    expect(twice.lastErrors.filter(e => e.message === 'publish failed')).toHaveLength(1)
+    const first = failing.lastErrors.find(e => e.message === 'publish failed')?.at as string
+    const repeated = formatStatus(twice)
+    expect(repeated).toMatch(new RegExp(`\\(×\\d+ since ${first.replace(/[.]/g, '\\.')}\\)`))
+    expect(repeated.match(/ {2}\S+ {2}publish failed/g)).toHaveLength(1)
 
     // The service mends and the next publish goes through: the publish error is resolved, the folder's is not.
     service.faults.clear()
@@ -91,6 +103,20 @@ describe('errors in status', () => {
     expect(allWell.resolvedErrors.map(e => e.message)).toEqual(['publish failed', expect.stringContaining('"usb"')])
     expect(formatStatus(allWell)).not.toContain('recent errors:')
   }, 90_000)
+
+  it('folds the same error again into one, counted, with its first and last time, so it does not push the others out', () => {
+    const errors = new RecentErrors(3, 2)
+    errors.record({ at: new Date(0).toISOString(), message: 'other', code: null, detail: null }, undefined)
+    for (let i = 1; i <= 50; i++) errors.record({ at: new Date(i * 1000).toISOString(), message: 'publish failed', code: 'ERR_REMOTE_STATUS', detail: `try ${i}` }, 'publish')
+    errors.record({ at: new Date(60_000).toISOString(), message: 'publish failed', code: 'ERR_REMOTE_NETWORK', detail: null }, 'publish')
+    expect(errors.list()).toEqual([
+      { at: new Date(0).toISOString(), message: 'other', code: null, detail: null, count: 1, firstAt: new Date(0).toISOString() },
+      { at: new Date(50_000).toISOString(), message: 'publish failed', code: 'ERR_REMOTE_STATUS', detail: 'try 50', count: 50, firstAt: new Date(1000).toISOString() },
+      { at: new Date(60_000).toISOString(), message: 'publish failed', code: 'ERR_REMOTE_NETWORK', detail: null, count: 1, firstAt: new Date(60_000).toISOString() }
+    ])
+    errors.resolve('publish')
+    expect(errors.resolvedList().map(e => [e.code, e.count])).toEqual([['ERR_REMOTE_STATUS', 50], ['ERR_REMOTE_NETWORK', 1]])
+  })
 
   it('keeps both lists bounded, the oldest going first', () => {
     const errors = new RecentErrors(3, 2)

@@ -7,6 +7,7 @@ import { sha256 } from 'multiformats/hashes/sha2'
 import { carOf } from '../helpers/car.js'
 import { EXTERNAL } from '../helpers/service.js'
 import { useTempDir } from '../helpers/temp-dir.js'
+import { until } from '../helpers/wait.js'
 import { ok, shareKey, writeSomeFiles } from '../cli/content-devices.js'
 import { exitDevice, freshService, readCar } from './exit-devices.js'
 
@@ -35,7 +36,14 @@ describe.skipIf(EXTERNAL)('import --car asks deals for what its chain names only
     expect(imported.objects).toBe(done.objects + 1)
     expect(imported.unnamed).toEqual([strayCid.toString()])
     expect(imported.dealsAsked).toBe(done.objects)
+    const asks = (): number => two.local.requestLog().filter(r => r.route === 'add_cid').length
+    expect(asks()).toBe(done.objects)
+    // Run again: every object already has a deal (the service lists it), so none is asked again.
+    const dealt = async (): Promise<true | undefined> => (await two.clients.deals.dealStatus(roots[0] as string)).length > 0 ? true : undefined
+    await until(dealt, 30_000, 'the first import\'s deals listed')
     const again = await ok(c, ['import', '--car', car])
+    expect(asks()).toBe(done.objects)
+    expect(again.stdout).toContain(`0 deals asked for (${done.objects} objects already had one, not asked again)`)
     expect(again.stdout).toContain(`1 other object of the CAR is not named by its chain (not a publish, segment or stored file of it): left without a deal and not copied to mirrors: ${strayCid.toString()}`)
   }, 600_000)
 })

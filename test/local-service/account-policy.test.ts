@@ -9,6 +9,7 @@ import { createServiceClients, type ServiceClients } from '../../src/remote/inde
 import { CLI } from '../helpers/cli.js'
 import { useTempDir } from '../helpers/temp-dir.js'
 import { storedBlockCount } from '../helpers/service-blocks.js'
+import { until } from '../helpers/wait.js'
 
 const clientsOf = (url: string): ServiceClients => {
   const clients = createServiceClients({ dealUrl: url, apiUrl: url, pointerUrl: url, uploadUrl: url, gateways: [url] }, { apiKey: () => undefined, sessionToken: () => undefined }, { retry: { attempts: 1 } })
@@ -93,6 +94,46 @@ describe('the self-hosted service\'s sign-up policy and quotas', () => {
     })
     await expect(clientsOf(url).deals.login(newWalletKey())).rejects.toThrow(/sign-up is closed/)
     expect(stderr).toContain('sign-up closed; per account: no limit of bytes, 5 IPNS keys')
+  })
+})
+
+describe('sign-up of a service reachable beyond loopback', () => {
+  const loopbackUrl = (url: string): string => url.replace('//0.0.0.0:', '//127.0.0.1:')
+
+  it('is closed unless the policy opens it; on loopback it stays open', async () => {
+    const dir = await useTempDir()
+    const wide = await startLocalService({ dir: join(dir, 'wide'), host: '0.0.0.0' })
+    onTestFinished(async () => { await wide.stop() })
+    expect(wide.signup).toBe('closed')
+    await expect(clientsOf(loopbackUrl(wide.url)).deals.login(newWalletKey())).rejects.toThrow(/sign-up is closed/)
+    const opened = await startLocalService({ dir: join(dir, 'opened'), host: '0.0.0.0', policy: { signup: 'open', allow: [], maxBytesPerAccount: 0, maxIpnsKeysPerAccount: 0 } })
+    onTestFinished(async () => { await opened.stop() })
+    expect((await clientsOf(loopbackUrl(opened.url)).deals.login(newWalletKey())).apiKey).toMatch(/^[0-9a-f-]{36}$/)
+    const local = await startLocalService({ dir: join(dir, 'local') })
+    onTestFinished(async () => { await local.stop() })
+    expect(local.signup).toBe('open')
+  })
+
+  it('`cidsync local-service --listen 0.0.0.0:0` refuses sign-up and says how to open it; --signup open opens it', async () => {
+    const dir = await useTempDir()
+    const start = async (name: string, args: string[]): Promise<{ url: string, stderr: () => string }> => {
+      const child = spawn(process.execPath, [CLI, 'local-service', '--dir', join(dir, name), '--listen', '0.0.0.0:0', '--no-admin', ...args], { stdio: ['ignore', 'pipe', 'pipe'] })
+      onTestFinished(() => { child.kill('SIGKILL') })
+      let stderr = ''
+      child.stderr.on('data', (d: Buffer) => { stderr += d.toString() })
+      const url = await new Promise<string>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`no URL: ${stderr}`)), 20_000)
+        child.stdout.once('data', (d: Buffer) => { clearTimeout(timer); resolve(loopbackUrl(d.toString().trim())) })
+      })
+      await until(() => stderr.includes('sign-up') ? true : undefined, 5_000, 'the sign-up line')
+      return { url, stderr: () => stderr }
+    }
+    const closed = await start('closed', [])
+    expect(closed.stderr()).toContain('sign-up closed (the default beyond loopback')
+    await expect(clientsOf(closed.url).deals.login(newWalletKey())).rejects.toThrow(/sign-up is closed/)
+    const open = await start('open', ['--signup', 'open'])
+    expect(open.stderr()).toContain('sign-up open (anyone who reaches it may make an account')
+    expect((await clientsOf(open.url).deals.login(newWalletKey())).apiKey).toMatch(/^[0-9a-f-]{36}$/)
   })
 })
 

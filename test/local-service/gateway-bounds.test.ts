@@ -216,3 +216,52 @@ describe('the gateway\'s DAG walk is bounded', () => {
     expect(received).toBeGreaterThan(512 * 1024 * 1024)
   })
 })
+
+/** A UnixFS file node over `links`, announcing each holds `blockSize` bytes (or the sizes given, one per link). */
+async function fileNode (links: readonly CID[], blockSize: number | readonly number[]): Promise<Block> {
+  const unixfs = new UnixFS({ type: 'file', blockSizes: links.map((_, i) => BigInt(typeof blockSize === 'number' ? blockSize : blockSize[i] as number)) })
+  const bytes = dagPb.encode(dagPb.prepare({ Data: unixfs.marshal(), Links: links.map(Hash => ({ Hash })) }))
+  return [CID.createV1(dagPb.code, await sha256.digest(bytes)), bytes]
+}
+
+describe('the gateway\'s file answers are bounded as its CARs are', () => {
+  it('refuses up front (413) a file larger than max_car_bytes, and cuts a DAG with more blocks than its bound', async () => {
+    const leaf = await rawBlock(randomBytes(1024))
+    const big = await fileNode(Array.from({ length: 8 }, () => leaf[0]), 1024)
+    const wide = await fileNode(Array.from({ length: 300 }, () => leaf[0]), 1024)
+    const url = await serviceHolding([leaf, big, wide], { carLimits: { maxBytes: 4096, maxBlocks: 100 } })
+    const refused = await fetchBytes(url, `/ipfs/${big[0].toString()}`)
+    expect(refused.status).toBe(413)
+    expect(JSON.parse(refused.body.toString()).error).toContain('more than this gateway sends in one answer (4096, [local_service] max_car_bytes)')
+    // 300 KiB announced, under no byte bound of its own here: the block bound cuts it.
+    const url2 = await serviceHolding([leaf, wide], { carLimits: { maxBlocks: 100 } })
+    const cut = await within(fetchBytes(url2, `/ipfs/${wide[0].toString()}`), 30_000, 'the wide file cut')
+    expect(cut).toMatchObject({ status: 200, complete: false })
+    expect(cut.body.byteLength).toBeLessThanOrEqual(100 * 1024)
+  })
+
+  it('sends no more bytes than the root announced: a small file over a ladder of repeated links is cut, not walked for terabytes', async () => {
+    // 2^40 leaves of 1 KiB under a root that announces 1.5 KiB.
+    const rungs = await ladder(await rawBlock(randomBytes(1024)), 40)
+    const top = (rungs.at(-1) as Block)[0]
+    const root = await fileNode([top, top], [1024, 512])
+    const url = await serviceHolding([...rungs, root])
+    const answer = await within(fetchBytes(url, `/ipfs/${root[0].toString()}`), 30_000, 'the amplified file cut')
+    expect(answer).toMatchObject({ status: 200, complete: false })
+    expect(answer.headers['content-length']).toBe('1536')
+    expect(answer.body.byteLength).toBe(1024)
+  })
+
+  it('answers 502 with what is wrong, not a 500, when the block under a dag-pb CID is not dag-pb', async () => {
+    const junk = Buffer.from('these bytes are not a dag-pb node at all')
+    const cid = CID.createV1(dagPb.code, await sha256.digest(junk))
+    const url = await serviceHolding([[cid, junk]])
+    for (const query of ['', '?format=car']) {
+      const answer = await fetchBytes(url, `/ipfs/${cid.toString()}${query}`)
+      expect(answer.status, query).toBe(502)
+      expect(JSON.parse(answer.body.toString()).error).toContain(`the block stored under ${cid.toString()} is not valid dag-pb`)
+    }
+    // The block itself is still served: its client checks it.
+    expect((await fetchBytes(url, `/ipfs/${cid.toString()}?format=raw`)).body.equals(junk)).toBe(true)
+  })
+})

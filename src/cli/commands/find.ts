@@ -53,7 +53,9 @@ export function registerFind (program: Command): void {
           const [{ pastIndex }, { SyncStore, acceptsUnencrypted }] = await Promise.all([import('../../find/index.js'), import('../../sync/index.js')])
           const store = new SyncStore(config.stateDir)
           try {
-            const past = await pastIndex(clients, await historyStart(clients, config, options), at, store.manifestCache, fetchInit(config, 'find', acceptsUnencrypted(config), options))
+            // This device's own publishes are in its own namespace's chain only.
+            const ownChain = (options.namespace ?? config.namespace) === config.namespace && (options.network ?? config.network) === config.network
+            const past = await pastIndex(clients, await historyStart(clients, config, options), at, store.manifestCache, fetchInit(config, 'find', acceptsUnencrypted(config), options), ownChain ? store.lastPublished() : undefined)
             publish = past.publish
             return await search({ indexFile: past.indexPath, searchFile: past.searchPath })
           } finally {

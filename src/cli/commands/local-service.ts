@@ -6,7 +6,7 @@ import { ListenError, UsageError } from '../../errors.js'
 import { action } from '../run.js'
 import { writeFileAtomicSync } from '../../util/atomic-write.js'
 
-interface ServeOptions { config?: string, dir?: string, listen: string, pageSize?: number, dealDelayMs?: number, admin: boolean }
+interface ServeOptions { config?: string, dir?: string, listen: string, signup?: string, pageSize?: number, dealDelayMs?: number, admin: boolean }
 
 function hostPort (listen: string): { host: string, port: number } {
   const match = /^(\[[^\]]+\]|[^:]+):(\d{1,5})$/.exec(listen)
@@ -17,7 +17,20 @@ function hostPort (listen: string): { host: string, port: number } {
 const int = (v: string): number => Number.parseInt(v, 10)
 
 /** With `--dir` and no `--config`, no file is read: `[local_service]`'s defaults. */
-const DEFAULT_LOCAL_SERVICE: Config['localService'] = { signup: 'open', allow: [], maxBytesPerAccount: 0, maxIpnsKeysPerAccount: DEFAULT_MAX_IPNS_KEYS_PER_ACCOUNT, maxConnections: 128, maxCarBytes: DEFAULT_MAX_CAR_BYTES }
+const DEFAULT_LOCAL_SERVICE: Config['localService'] = { signup: undefined, allow: [], maxBytesPerAccount: 0, maxIpnsKeysPerAccount: DEFAULT_MAX_IPNS_KEYS_PER_ACCOUNT, maxConnections: 128, maxCarBytes: DEFAULT_MAX_CAR_BYTES }
+
+function signupOption (value: string | undefined): Config['localService']['signup'] {
+  if (value === undefined || value === 'open' || value === 'allowlist' || value === 'closed') return value
+  throw new UsageError(`--signup ${value}: expected open, allowlist or closed`)
+}
+
+/** What the operator should know of the sign-up in force: who gets in, and how to change it. */
+function signupNote (signup: string, defaulted: boolean): string {
+  if (signup === 'open') return ' (anyone who reaches it may make an account: --signup allowlist or closed, or [local_service] signup, keeps others out)'
+  if (defaulted) return ' (the default beyond loopback: no new account can be made; --signup allowlist with [local_service] allow = ["0x..."] lets your wallets in, --signup open lets anyone)'
+  return ''
+}
+
 /**
  * The config's `service.dir` is the embedded service's: with `mode = "remote"` the service that
  * checks the token runs elsewhere, on a dir only its `--dir` names, so guessing would sign for nobody.
@@ -37,6 +50,7 @@ export function registerLocalService (program: Command): void {
     .option('--config <path>', 'config file (for the default --dir)')
     .option('--dir <dir>', 'where it keeps its data (default: the config\'s service.dir)')
     .option('--listen <host:port>', 'where it listens', '127.0.0.1:0')
+    .option('--signup <open|allowlist|closed>', 'who may make an account (overrides [local_service] signup; unset: open on loopback, closed beyond it)')
     .option('--page-size <n>', 'records per page of the uploads listing', int)
     .option('--deal-delay-ms <n>', 'how long until a requested deal appears', int)
     .option('--no-admin', 'do not serve the admin routes (/local/...: tokens, faults, seeding, the request log)')
@@ -44,8 +58,8 @@ export function registerLocalService (program: Command): void {
     .action(action(async (options: ServeOptions) => {
       const config = options.config !== undefined || options.dir === undefined ? loadConfig({ configPath: options.config }) : undefined
       const dir = options.dir ?? (config as Config).service.dir
-      const policy = config?.localService ?? DEFAULT_LOCAL_SERVICE
       const { host, port } = hostPort(options.listen)
+      const policy = { ...(config?.localService ?? DEFAULT_LOCAL_SERVICE), signup: signupOption(options.signup) ?? config?.localService.signup }
       if (!isLoopbackHost(host)) process.stderr.write(`cidsync: warning: listening on ${host}, beyond this machine, with no TLS\n`)
       const { startLocalService } = await import('../../local-service/index.js')
       const service = await startLocalService({ dir, host, port, pageSize: options.pageSize, dealDelayMs: options.dealDelayMs, admin: options.admin, policy, maxConnections: policy.maxConnections, carLimits: { maxBytes: policy.maxCarBytes } })
@@ -60,7 +74,7 @@ export function registerLocalService (program: Command): void {
         : `admin routes under /local/ need Authorization: Bearer <the token in ${service.adminTokenPath}>`
       process.stderr.write(`local service on ${service.url}, data in ${dir}; ${admin}; Ctrl-C stops it\n`)
       const quota = (n: number, what: string): string => n === 0 ? `no limit of ${what}` : `${n} ${what}`
-      process.stderr.write(`sign-up ${policy.signup}${policy.signup === 'open' ? ' (anyone who reaches it may make an account: [local_service] signup = "allowlist" or "closed" keeps others out)' : ''}; ` +
+      process.stderr.write(`sign-up ${service.signup}${signupNote(service.signup, policy.signup === undefined)}; ` +
         `per account: ${quota(policy.maxBytesPerAccount, 'bytes')}, ${quota(policy.maxIpnsKeysPerAccount, 'IPNS keys')}\n`)
       await new Promise<void>(resolve => {
         process.once('SIGINT', () => resolve())

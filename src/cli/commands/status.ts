@@ -90,6 +90,11 @@ function indexLines (s: StatusDocument): string[] {
   return lines
 }
 
+/** ` (×12 since T)`: an error the daemon folded repeats of; the time before it is the last. */
+function repeats (e: StatusDocument['lastErrors'][number]): string {
+  return e.count !== undefined && e.count > 1 ? ` (×${e.count.toLocaleString('en-US')} since ${e.firstAt ?? '?'})` : ''
+}
+
 /** The readable summary of a status document, every name in it shown with control characters neutralised. */
 export function formatStatus (document: StatusDocument): string {
   const s = safeDocument(document)
@@ -131,13 +136,13 @@ export function formatStatus (document: StatusDocument): string {
   if (s.stateFiles?.syncStateError != null) lines.push(`sync state: ${s.stateFiles.syncStateError}`)
   if (s.lastErrors.length > 0) {
     lines.push('', 'recent errors:')
-    for (const e of s.lastErrors.slice(-5)) lines.push(`  ${e.at}  ${e.message}${e.code !== null ? ` [${e.code}]` : ''}`)
+    for (const e of s.lastErrors.slice(-5)) lines.push(`  ${e.at}  ${e.message}${e.code !== null ? ` [${e.code}]` : ''}${repeats(e)}`)
   }
   // Resolved ones apart, so a transient failure that went away does not read as a current one.
   const resolved = s.resolvedErrors ?? []
   if (resolved.length > 0) {
     lines.push('', 'resolved since (not errors any more):')
-    for (const e of resolved.slice(-3)) lines.push(`  ${e.at}  ${e.message}${e.code !== null ? ` [${e.code}]` : ''} · resolved ${e.resolvedAt}`)
+    for (const e of resolved.slice(-3)) lines.push(`  ${e.at}  ${e.message}${e.code !== null ? ` [${e.code}]` : ''}${repeats(e)} · resolved ${e.resolvedAt}`)
   }
   return lines.join('\n') + '\n'
 }

@@ -205,18 +205,23 @@ function renderAccount (s) {
   ])
 }
 
+// The same error again is listed once by the daemon, with how many times and since when (the time shown is the last).
+function repeats (e) {
+  return e.count > 1 ? el('span', { class: 'repeats muted' }, ` ×${count(e.count)} since `, when(e.firstAt)) : null
+}
+
 function renderErrors (s) {
   const list = [...s.lastErrors].reverse()
   if (s.index.writeState !== 'ok' && s.index.lastError) list.unshift({ at: s.index.lastError.at, message: 'index writes failing', code: s.index.lastError.code, detail: s.index.lastError.message })
   $('#errors .current').replaceChildren(...(list.length > 0
-    ? list.map(e => el('li', {}, when(e.at), ' ', el('span', { class: 'bad' }, e.message), e.code ? el('code', {}, ` [${e.code}]`) : null,
+    ? list.map(e => el('li', {}, when(e.at), ' ', el('span', { class: 'bad' }, e.message), e.code ? el('code', {}, ` [${e.code}]`) : null, repeats(e),
       e.detail ? el('div', {}, e.detail) : null, el('p', { class: 'fix muted' }, `what to do: ${fixFor(e.code, e.detail || e.message)}`)))
     : [el('li', { class: 'muted' }, 'none')]))
   // Errors that went away (what they were about worked again): apart, so they do not read as current.
   const resolved = [...(s.resolvedErrors || [])].reverse()
   $('#errors .resolved').hidden = resolved.length === 0
   $('#errors .resolved summary').textContent = `${count(resolved.length)} resolved recently`
-  $('#errors .resolved ul').replaceChildren(...resolved.map(e => el('li', {}, when(e.at), ' ', e.message, e.code ? el('code', {}, ` [${e.code}]`) : null,
+  $('#errors .resolved ul').replaceChildren(...resolved.map(e => el('li', {}, when(e.at), ' ', e.message, e.code ? el('code', {}, ` [${e.code}]`) : null, repeats(e),
     el('span', { class: 'ok' }, ' resolved '), when(e.resolvedAt))))
 }
 

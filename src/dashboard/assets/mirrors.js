@@ -10,6 +10,13 @@ function lagOf (m) {
   return el('span', { class: m.lagging ? 'bad' : 'warn' }, `oldest waiting ${age}${m.lagging ? ` (past ${m.maxLagSeconds} s)` : ''}`)
 }
 
+// As `cidsync status` (mirror-lines.ts): a message that already names the advice's commands (a
+// credential to sign in again) gets no second "what to do" naming them again.
+function saysAlready (message, advice) {
+  const commands = [...String(advice || '').matchAll(/`([^`]+)`/g)].map(m => m[1])
+  return commands.length > 0 && commands.every(c => String(message).includes(c))
+}
+
 function mirrorRestorable (m) {
   const r = m.restorable
   if (!r) return el('span', { class: 'muted' }, `not checked yet (cidsync verify --mirror ${m.name})`)
@@ -32,7 +39,7 @@ function renderMirrors (s) {
     if (m.lastError) {
       problems.push(el('li', { 'data-mirror': m.name }, el('span', { class: 'bad' }, `${m.name}: copying failed`), ' ', when(m.lastError.at),
         m.lastError.code ? el('code', {}, ` [${m.lastError.code}]`) : null, el('div', {}, m.lastError.message),
-        el('p', { class: 'fix muted' }, `what to do: ${m.lastError.advice}`), m.retryAt ? el('p', { class: 'muted' }, 'next try ', when(m.retryAt)) : null))
+        saysAlready(m.lastError.message, m.lastError.advice) ? null : el('p', { class: 'fix muted' }, `what to do: ${m.lastError.advice}`), m.retryAt ? el('p', { class: 'muted' }, 'next try ', when(m.retryAt)) : null))
     }
     if (m.pointer) {
       problems.push(el('li', { 'data-mirror': m.name }, el('span', { class: m.pointer.state === 'ahead' ? 'bad' : 'warn' }, `${m.name}: pointer ${m.pointer.state}`),

@@ -1,12 +1,12 @@
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http'
-import { UnixFS } from 'ipfs-unixfs'
 import * as dagPb from '@ipld/dag-pb'
 import type { CID } from 'multiformats/cid'
 import { HttpFailure, type Route } from '../http.js'
 import { parseCid, type ServiceParts } from '../parts.js'
 import { resolveIpns } from './ipns.js'
 import type { Fault } from '../faults.js'
-import { CarWalkError, RAW_CODE, carBytes, carPlan, dagBlocks, fileSize, type ReadBlock } from './gateway-car.js'
+import { carBytes, carPlan, dagBlocks, fileSize, type ReadBlock } from './gateway-car.js'
+import { fileBytes } from './gateway-file.js'
 import { CAR_TYPE, RAW_TYPE, chooseFormat, parseDagScope, parseEntityBytes, type GatewayChoice } from './gateway-format.js'
 
 /** What the gateway may do wrong to a body, from the route's fault. */
@@ -22,38 +22,16 @@ function reader (parts: ServiceParts): ReadBlock {
 const stored = (parts: ServiceParts, cid: CID): boolean => cid.multihash.code === 0x00 || parts.blocks.has(cid)
 
 /**
- * A node's children read ahead of the one being sent: the disk reads while the socket drains. Two:
- * the reads share libuv's four threads with whatever else the process writes (an export's CAR).
+ * A 502 when the block under a dag-pb CID is not dag-pb: the bytes this service holds for it cannot
+ * be the file or DAG asked for (a damaged data dir, or an upload that was never a DAG), which is
+ * the content's fault, not a failure of the service to explain with "Something went wrong".
  */
-const READ_AHEAD = 2
-
-/**
- * A file's bytes in order, the blocks read as the response drains, each node's next few children
- * ahead: memory stays at a few blocks a level however large the file. (ipfs-unixfs-exporter reads
- * ahead without bound.) Depth is bounded: only a damaged store could make a DAG that deep, or one
- * that loops.
- */
-async function * fileBytes (read: ReadBlock, maxDepth: number, cid: CID, block?: Uint8Array, depth = 0): AsyncGenerator<Uint8Array> {
-  if (depth > maxDepth) throw new CarWalkError(`${cid.toString()}: the file's DAG is deeper than ${maxDepth} levels`)
-  const bytes = block ?? await read(cid)
-  if (cid.code === RAW_CODE) {
-    yield bytes
-    return
-  }
-  const node = dagPb.decode(bytes)
-  const data = node.Data === undefined ? undefined : UnixFS.unmarshal(node.Data).data
-  if (data !== undefined && data.byteLength > 0) yield data
-  const links = node.Links
-  const ahead: Array<Promise<Uint8Array>> = []
-  let next = 0
-  for (const link of links) {
-    while (ahead.length < READ_AHEAD && next < links.length) {
-      const reading = read((links[next++] as dagPb.PBLink).Hash)
-      // Awaited in turn below; one left unread when the client goes away must not be unhandled.
-      reading.catch(() => {})
-      ahead.push(reading)
-    }
-    yield * fileBytes(read, maxDepth, link.Hash, await ahead.shift(), depth + 1)
+function decodableRoot (cid: CID, root: Uint8Array): void {
+  if (cid.code !== dagPb.code) return
+  try {
+    dagPb.decode(root)
+  } catch (err) {
+    throw new HttpFailure(502, `the block stored under ${cid.toString()} is not valid dag-pb, as its CID says it is (${(err as Error).message.slice(0, 120)}): this service cannot serve it as a file or DAG; ask ?format=raw for the block itself`)
   }
 }
 
@@ -143,6 +121,8 @@ async function serve (parts: ServiceParts, req: IncomingMessage, res: ServerResp
   }
   const read = reader(parts)
   const root = await read(cid)
+  // Only the raw block itself is served without reading it: its client checks it.
+  if (choice.kind !== 'raw' && !(choice.kind === 'car' && parseDagScope(served.url) === 'block')) decodableRoot(cid, root)
   const common = commonHeaders(cid, served)
   // A truncating fault sends no length, so the short body arrives whole and only its hash can tell.
   const length = (n: number): OutgoingHttpHeaders => fault?.truncate === true ? {} : { 'content-length': String(n) }
@@ -174,8 +154,10 @@ async function serve (parts: ServiceParts, req: IncomingMessage, res: ServerResp
   } else {
     const size = fileSize(cid, root)
     if (size === undefined) throw new HttpFailure(400, `${cid.toString()} is not a file`)
+    const { maxBytes } = parts.carLimits
+    if (size > maxBytes) throw new HttpFailure(413, `${cid.toString()} is a file of ${size} bytes, more than this gateway sends in one answer (${maxBytes}, [local_service] max_car_bytes)`)
     const headers = { ...common, 'content-type': 'application/octet-stream', ...length(size) }
-    if (head(req, res, headers, `"${cid.toString()}"`)) await writeBody(res, fileBytes(read, parts.carLimits.maxDepth, cid, root), fault)
+    if (head(req, res, headers, `"${cid.toString()}"`)) await writeBody(res, fileBytes(read, parts.carLimits, cid, root, size), fault)
   }
 }
 

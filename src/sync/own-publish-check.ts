@@ -1,0 +1,20 @@
+import { PointerRolledBackError } from '../errors.js'
+import type { HistoryEntry } from './history.js'
+import type { LastPublished } from './sync-state-keys.js'
+
+/**
+ * Refuses a past publish chosen for `at` when the pointer's history lacks this device's own last
+ * publish (made at or before `at`): walking newest first, the walk stops at the first publish at
+ * or before `at`, so one older than ours means ours is not in the chain. The service set the
+ * pointer back (a lying or restored service serving an older pointer), or a device published over
+ * it without merging; either way an older state would pass for the one at that time.
+ * `restore`/`get --at` and `find --at` check the same way, before fetching anything of it.
+ */
+export function checkOwnPublishIn (found: HistoryEntry | undefined, own: LastPublished | undefined, at: Date): void {
+  if (own === undefined) return
+  const ownAt = own.at === null ? NaN : Date.parse(own.at)
+  if (!(ownAt <= at.getTime())) return
+  if (found !== undefined && (found.cid === own.cid || Date.parse(found.at) >= ownAt)) return
+  throw new PointerRolledBackError(`the pointer's history lacks this device's own publish ${own.cid} of ${own.at ?? '?'}: the service set the pointer back, or a device published over it without merging. ` +
+    'Nothing was fetched from it: an older state would pass for the one at that time. Let the daemon publish again (or run `cidsync snapshot`), then retry')
+}
