@@ -60,5 +60,5 @@ describe('proof: load', () => {
     })
     await expectIndexEqualsFolder(a, `${total} files in ${BURSTS} bursts, without a restart`)
     expect((await daemon.stop()).code).toBe(0)
-  }, limit(70_000 + bound(20_000), 1_800_000))
+  }, limit(90_000, 1_800_000))
 })
