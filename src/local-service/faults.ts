@@ -38,6 +38,14 @@ export class Faults {
     this.byRoute.clear()
   }
 
+  /**
+   * Whether a fault is still set for `route` itself (one set with `times` goes once it has been
+   * applied that often): lets a test see that its held request has arrived.
+   */
+  has (route: string): boolean {
+    return this.byRoute.has(route)
+  }
+
   /** The fault to apply to this request of `route`, if any, counted against its `times`. */
   take (route: string): Fault | undefined {
     const key = this.byRoute.has(route) ? route : this.byRoute.has('*') ? '*' : undefined

@@ -13,8 +13,8 @@ describe('cidsync daemon with a bad config', () => {
     const dir = await useTempDir()
     await writeFile(join(dir, 'c.toml'), BAD)
     const daemon = new DaemonProcess(['--config', join(dir, 'c.toml')])
-    await until(() => daemon.child.exitCode ?? undefined, 15_000, 'the daemon to exit')
-    expect(daemon.child.exitCode).toBe(2)
+    const { code } = await until(() => daemon.ended, 15_000, 'the daemon to exit')
+    expect(code).toBe(2)
     expect(daemon.stderr).toContain('snapshot.encryption = "rot13"')
   })
 

@@ -4,6 +4,7 @@ import { open, readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { EXTERNAL, localServiceUnderTest } from '../helpers/service.js'
 import { useTempDir } from '../helpers/temp-dir.js'
+import { bound } from '../helpers/wait.js'
 import { contentDevice, ok, runAndKill, shareKey } from './content-devices.js'
 
 describe.skipIf(EXTERNAL)('a file changed while its content is uploaded (processes)', () => {
@@ -21,7 +22,7 @@ describe.skipIf(EXTERNAL)('a file changed while its content is uploaded (process
     const uploads = (): number => service.local.requestLog().filter(r => r.route === 'upload' && r.status === 200).length
     const before = uploads()
     const changing = runAndKill(a, ['snapshot'], () => false, 0)
-    const deadline = Date.now() + 60_000
+    const deadline = Date.now() + bound(60_000)
     while (uploads() < before + 2 && Date.now() < deadline) await new Promise(resolve => setTimeout(resolve, 5))
     // Its last MiB rewritten in place, same size, while parts before it are sent.
     const handle = await open(path, 'r+')

@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import { spawnSync } from 'node:child_process'
 import { DaemonProcess, runCli, CLI } from '../helpers/cli.js'
 import { useTempDir } from '../helpers/temp-dir.js'
-import { until } from '../helpers/wait.js'
+import { bound, until } from '../helpers/wait.js'
 import { httpGet } from '../helpers/http.js'
 
 /** The daemon can be run where it may mount a small tmpfs of its own (a user namespace). */
@@ -63,7 +63,10 @@ describe('cidsync daemon, as a process', () => {
 
     const stopped = await daemon.stop('SIGTERM')
     expect(stopped.code).toBe(0)
-    expect(stopped.ms).toBeLessThan(10_000)
+    // Exit 0 is the daemon's own word that its stop beat its 9 s stop timeout (past it, it exits 1
+    // saying the clean stop took longer); the time seen from here adds this process's own waits.
+    expect(daemon.stderr).not.toContain('the clean stop took longer')
+    expect(stopped.ms).toBeLessThan(bound(10_000))
     expect(daemon.stderr).toContain('"msg":"daemon stopped"')
     await expect(access(join(dir, 'state', 'daemon.json'))).rejects.toThrow()
 
@@ -100,7 +103,10 @@ describe('cidsync daemon, as a process', () => {
     await daemon.logged('daemon started')
     const stopped = await daemon.stop('SIGINT')
     expect(stopped).toMatchObject({ code: 0 })
-    expect(stopped.ms).toBeLessThan(10_000)
+    // Exit 0 is the daemon's own word that its stop beat its 9 s stop timeout (past it, it exits 1
+    // saying the clean stop took longer); the time seen from here adds this process's own waits.
+    expect(daemon.stderr).not.toContain('the clean stop took longer')
+    expect(stopped.ms).toBeLessThan(bound(10_000))
     const again = new DaemonProcess(['--config', config])
     expect(await again.logged('index current')).toMatchObject({ files: 26 })
     expect((await again.stop()).code).toBe(0)
@@ -113,8 +119,8 @@ describe('cidsync daemon, as a process', () => {
     await first.logged('index current')
     expect((await first.stop()).code).toBe(0)
     const full = new DaemonProcess(['--config', config], { wrap: command => ['unshare', '-Urm', 'sh', '-c', FULL_STATE_DISK, dir, ...command] })
-    await until(() => full.child.exitCode ?? undefined, 15_000, 'the daemon to exit')
-    expect(full.child.exitCode).toBe(1)
+    const { code } = await until(() => full.ended, 15_000, 'the daemon to exit')
+    expect(code).toBe(1)
     expect(full.stderr).toContain(`cidsync: cannot start: the disk holding the state dir ${join(dir, 'state')} is full`)
     expect(full.stderr).toContain(`free space in ${join(dir, 'state')}`)
     expect(full.stderr).toContain('[ERR_STATE_DISK_FULL]')

@@ -145,13 +145,13 @@ describe('cidsync status', () => {
     expect(offline.stderr).not.toContain('127.0.0.1:0')
     expect(offline.stdout).toContain(`index 1 file, 3 B · ${join(dir, 'state')}`)
     expect(offline.stdout).toMatch(/^notes\s+1\s+3 B$/m)
-    expect(offline.stdout).toMatch(/^publish: last snapshot \S+ at \S+Z \((just now|\d+ s ago)\), 1 entry$/m)
+    expect(offline.stdout).toMatch(/^publish: last snapshot \S+ at \S+Z \((just now|\d+ s ago|\d+ min ago)\), 1 entry$/m)
 
     // Running, the times carry their age too.
     const daemon = new DaemonProcess(['--config', path])
     await daemon.logged('index current')
     const online = await runCli(['status', '--config', path])
-    expect(online.stdout).toMatch(/index current since \S+Z \((just now|\d+ s ago)\)/)
+    expect(online.stdout).toMatch(/index current since \S+Z \((just now|\d+ s ago|\d+ min ago)\)/)
     // The pointer as last read, and when: another device's publish since is not seen until the next read.
     const pointer = await until(async () => { const out = (await runCli(['status', '--config', path])).stdout; return /^pointer: /m.test(out) ? out : undefined }, 30_000, 'the pointer line')
     expect(pointer).toMatch(/^pointer: in sync \(\S+; read \S+Z \((just now|\d+ s ago|\d+ min ago)\)\)$/m)

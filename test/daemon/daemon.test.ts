@@ -169,14 +169,18 @@ describe('the daemon', () => {
     await within(daemon.start(), 10_000, 'the daemon to start')
     const port = Number(daemon.statusAddress?.split(':').pop())
     let answeredWhileHashing = 0
+    const slow: number[] = []
     for (let i = 0; i < 200 && daemon.status().folders[0]?.scan.hashed === 0; i++) {
       const started = Date.now()
       expect((await httpGet({ port }, '/healthz')).status).toBe(200)
-      expect(Date.now() - started).toBeLessThan(1_000)
-      if (daemon.status().folders[0]?.scan.toHash === 1) answeredWhileHashing++
+      const ms = Date.now() - started
+      // This process runs the daemon and asks it: one stall of a loaded machine can hold a single
+      // answer; a hash on the main thread would hold every answer until it ends (seconds).
+      if (ms >= 1_000) slow.push(ms)
+      else if (daemon.status().folders[0]?.scan.toHash === 1) answeredWhileHashing++
       await new Promise(resolve => setTimeout(resolve, 20))
     }
-    expect(answeredWhileHashing).toBeGreaterThan(3)
+    expect(answeredWhileHashing, `answers within 1 s while hashing (slower ones: ${slow.join(', ')} ms)`).toBeGreaterThan(3)
     await within(daemon.current(), 30_000, 'the hash of the large file')
     expect(daemon.status().index.files).toBe(1)
   })

@@ -37,7 +37,7 @@ describe('an index that cannot be written any more', () => {
     await daemon.logged('watching')
     damage(join(dir, 'state', 'index.sqlite'))
     for (let i = 0; i < 300; i += 7) await writeFile(join(dir, 'notes', `file-${i}-${'n'.repeat(100)}.md`), `changed ${i}`)
-    const code = await until(() => daemon.child.exitCode ?? undefined, 20_000, 'the daemon to stop on its own')
+    const { code } = await until(() => daemon.ended, 20_000, 'the daemon to stop on its own')
     expect(code).toBe(1)
     expect(daemon.stderr).toContain(`cidsync: the daemon stopped: the index is damaged: the index ${join(dir, 'state', 'index.sqlite')} cannot be written (SQLITE_CORRUPT): the database is damaged`)
     expect(daemon.stderr).toContain('Nothing is lost: once it can be written, start the daemon again and its scan finds every change not written [ERR_INDEX_WRITE_FATAL]')

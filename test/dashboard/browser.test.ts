@@ -7,7 +7,7 @@ import { useTempDir } from '../helpers/temp-dir.js'
 import { runCli } from '../helpers/cli.js'
 import { httpGet } from '../helpers/http.js'
 import { startInProcessDaemon, statusOf, untilReached } from '../helpers/in-process-daemon.js'
-import { until } from '../helpers/wait.js'
+import { bound, until } from '../helpers/wait.js'
 import { formatBytes } from '../../src/util/format-bytes.js'
 import { CHROMIUM, hasChromium, launchChromium } from '../helpers/chromium.js'
 
@@ -56,7 +56,7 @@ path = "unplugged-disk"
     const base = `http://127.0.0.1:${port}`
     const errors = watchConsole(page, () => false)
     await page.goto(`${base}/`)
-    await page.locator('#live.ok').waitFor({ timeout: 10_000 })
+    await page.locator('#live.ok').waitFor({ timeout: bound(10_000) })
 
     // Every section, from the daemon's own status.
     const notesRow = page.locator('#folders tr[data-folder="notes"]')
@@ -106,7 +106,7 @@ path = "unplugged-disk"
     await page.goto(link)
     // The fragment that carried the CSRF token is gone from the address once the page took it.
     await until(async () => page.url() === `${base}/` ? true : undefined, 10_000, 'the fragment cleared')
-    await page.locator('#publish-now:enabled').waitFor({ timeout: 10_000 })
+    await page.locator('#publish-now:enabled').waitFor({ timeout: bound(10_000) })
     // A publish that failed before: listed until the button's publish goes through.
     daemon.recordError('publish failed', 'ERR_REMOTE_NETWORK', 'the service could not be reached', 'publish')
     await until(async () => (await text(page, '#errors .current')).includes('publish failed') ? true : undefined, 10_000, 'the failed publish listed')
@@ -154,7 +154,7 @@ path = "unplugged-disk"
     // The same daemon under another name for its Host is another origin: the cookie is not for it.
     const other = await context.newPage()
     await other.goto(`http://localhost:${port}/`)
-    await other.locator('#signin').filter({ hasText: 'read only' }).waitFor({ timeout: 10_000 })
+    await other.locator('#signin').filter({ hasText: 'read only' }).waitFor({ timeout: bound(10_000) })
     expect(await other.locator('#publish-now').isDisabled()).toBe(true)
     await other.close()
 
@@ -177,7 +177,7 @@ path = "unplugged-disk"
     const page = await context.newPage()
     const errors = watchConsole(page, () => false)
     await page.goto(`http://127.0.0.1:${port}/`)
-    await page.locator('#live.ok').waitFor({ timeout: 10_000 })
+    await page.locator('#live.ok').waitFor({ timeout: bound(10_000) })
     await until(async () => (await page.locator('#folders .entries').first().innerText()) === '1' ? true : undefined, 10_000, 'the folder shown')
     expect(await text(page, '#publish')).toContain(' · 1 entry · ')
     const overflow = await page.evaluate('document.documentElement.scrollWidth - window.innerWidth') as number

@@ -2,7 +2,7 @@ import { describe, it, expect } from 'vitest'
 import { mkdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { DaemonProcess } from '../helpers/cli.js'
-import { until } from '../helpers/wait.js'
+import { bound, until } from '../helpers/wait.js'
 import { admin, proofDir, remoteDevice, serviceProcess, status, statusOf } from '../proof/harness.js'
 import { hasChromium, launchChromium } from '../helpers/chromium.js'
 
@@ -29,7 +29,7 @@ describe.skipIf(!hasChromium)('the dashboard\'s content section in a real browse
     const errors: string[] = []
     page.on('pageerror', err => { errors.push(err.message) })
     await page.goto(`http://127.0.0.1:${(await statusOf(d)).port}/`)
-    await page.locator('#live.ok').waitFor({ timeout: 10_000 })
+    await page.locator('#live.ok').waitFor({ timeout: bound(10_000) })
     const row = page.locator('#content tbody tr[data-folder="kept"]')
     await until(async () => (await row.count()) === 1 ? true : undefined, 10_000, 'the kept folder in the content section')
     expect(await row.locator('.protected').innerText()).toBe('1')

@@ -5,7 +5,7 @@ import { join } from 'node:path'
 import { useTempDir } from '../helpers/temp-dir.js'
 import { runCli } from '../helpers/cli.js'
 import { startInProcessDaemon, statusOf, untilReached } from '../helpers/in-process-daemon.js'
-import { until } from '../helpers/wait.js'
+import { bound, until } from '../helpers/wait.js'
 import { httpGet } from '../helpers/http.js'
 import { hasChromium, launchChromium } from '../helpers/chromium.js'
 
@@ -29,9 +29,9 @@ describe.skipIf(!hasChromium)('the dashboard\'s finder in a real browser', () =>
     page.on('pageerror', err => { errors.push(`uncaught: ${err.message}`) })
     const base = `http://127.0.0.1:${port}`
     await page.goto(`${base}/`)
-    await page.locator('#find-note').filter({ hasText: 'Sign in to search' }).waitFor({ timeout: 10_000 })
+    await page.locator('#find-note').filter({ hasText: 'Sign in to search' }).waitFor({ timeout: bound(10_000) })
     await page.locator('#find-q').fill('plan')
-    await page.locator('#find-note.bad').filter({ hasText: 'sign in to search' }).waitFor({ timeout: 10_000 })
+    await page.locator('#find-note.bad').filter({ hasText: 'sign in to search' }).waitFor({ timeout: bound(10_000) })
 
     const link = (await runCli(['dashboard', '--config', config], { env: { ...process.env, CIDSYNC_CONFIG: config } })).stdout.trim()
     await page.goto(link)
@@ -56,7 +56,7 @@ describe.skipIf(!hasChromium)('the dashboard\'s finder in a real browser', () =>
     expect(await page.locator('#find-log tbody').innerText()).toContain('no (local-only)')
 
     // The browser: folders, then into one, then a file's timeline.
-    await page.locator('#browse-list a[data-prefix="notes/"]').waitFor({ timeout: 10_000 })
+    await page.locator('#browse-list a[data-prefix="notes/"]').waitFor({ timeout: bound(10_000) })
     await page.locator('#browse-list a[data-prefix="notes/"]').click()
     await page.locator('#browse-list a[data-prefix="notes/trips/"]').click()
     await page.locator('#browse-list a[data-path="notes/trips/lisbon-plan.md"]').click()
@@ -73,10 +73,10 @@ describe.skipIf(!hasChromium)('the dashboard\'s finder in a real browser', () =>
     await until(async () => (await statusOf(port)).index.files === 3 || undefined, 20_000, 'the third file indexed')
     await page.locator('#browse-at').fill(between)
     await page.locator('#browse-at').press('Enter')
-    await page.locator('#browse-publish').filter({ hasText: published.cid }).waitFor({ timeout: 30_000 })
+    await page.locator('#browse-publish').filter({ hasText: published.cid }).waitFor({ timeout: bound(30_000) })
     await page.locator('#browse-list a[data-prefix="notes/"]').click()
     await page.locator('#browse-list a[data-prefix="notes/trips/"]').click()
-    await page.locator('#browse-list a[data-path="notes/trips/lisbon-plan.md"]').waitFor({ timeout: 10_000 })
+    await page.locator('#browse-list a[data-path="notes/trips/lisbon-plan.md"]').waitFor({ timeout: bound(10_000) })
     expect(await page.locator('#browse-list a[data-path="notes/trips/porto.md"]').count()).toBe(0)
     await page.locator('#browse-at').fill('')
     await page.locator('#browse-at').press('Enter')
@@ -115,23 +115,23 @@ describe.skipIf(!hasChromium)('the dashboard\'s finder in a real browser', () =>
     // Only the stored one offers a download.
     expect(await page.locator('#find-results button.download').count()).toBe(1)
     const row = page.locator('#find-results tbody tr').filter({ hasText: `kept/${name}` })
-    const [download] = await Promise.all([page.waitForEvent('download', { timeout: 60_000 }), row.locator('button.download').click()])
+    const [download] = await Promise.all([page.waitForEvent('download', { timeout: bound(60_000) }), row.locator('button.download').click()])
     // Named after the file (Chromium replaces the characters it will not save under).
     expect(download.suggestedFilename()).toMatch(/^budget .*25.*\.bin$/)
     expect((await readFile(await download.path())).equals(content)).toBe(true)
-    await page.locator('#find-download').filter({ hasText: 'verified against its CID' }).waitFor({ timeout: 10_000 })
+    await page.locator('#find-download').filter({ hasText: 'verified against its CID' }).waitFor({ timeout: bound(10_000) })
     // The token never travels in a URL.
     expect(download.url()).toMatch(/^blob:/)
 
     // The timeline's version and the browser's file offer it too.
     await row.locator('a.path').click()
-    await page.locator('#find-log button.download').waitFor({ timeout: 10_000 })
-    const [fromLog] = await Promise.all([page.waitForEvent('download', { timeout: 60_000 }), page.locator('#find-log button.download').first().click()])
+    await page.locator('#find-log button.download').waitFor({ timeout: bound(10_000) })
+    const [fromLog] = await Promise.all([page.waitForEvent('download', { timeout: bound(60_000) }), page.locator('#find-log button.download').first().click()])
     expect((await readFile(await fromLog.path())).equals(content)).toBe(true)
     await page.locator('#browse-list a[data-prefix="kept/"]').click()
     const item = page.locator('#browse-list li').filter({ hasText: name })
-    await item.locator('button.download').waitFor({ timeout: 10_000 })
-    const [fromBrowse] = await Promise.all([page.waitForEvent('download', { timeout: 60_000 }), item.locator('button.download').click()])
+    await item.locator('button.download').waitFor({ timeout: bound(10_000) })
+    const [fromBrowse] = await Promise.all([page.waitForEvent('download', { timeout: bound(60_000) }), item.locator('button.download').click()])
     expect((await readFile(await fromBrowse.path())).equals(content)).toBe(true)
     expect(await page.locator('#find b').count()).toBe(0)
     expect(errors).toEqual([])

@@ -2,7 +2,7 @@ import { describe, it, expect } from 'vitest'
 import { writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { DaemonProcess } from '../helpers/cli.js'
-import { until } from '../helpers/wait.js'
+import { bound, until } from '../helpers/wait.js'
 import { proofDir, status, statusOf } from '../proof/harness.js'
 import { hasChromium, launchChromium } from '../helpers/chromium.js'
 import { mirroredDevice, publishNow, startHome, stopHome } from '../cli/mirror-helpers.js'
@@ -25,7 +25,7 @@ describe.skipIf(!hasChromium)('the dashboard\'s mirrors section in a real browse
     const errors: string[] = []
     page.on('pageerror', err => { errors.push(err.message) })
     await page.goto(`http://127.0.0.1:${(await statusOf(d)).port}/`)
-    await page.locator('#live.ok').waitFor({ timeout: 10_000 })
+    await page.locator('#live.ok').waitFor({ timeout: bound(10_000) })
     const row = page.locator('#mirrors tbody tr[data-mirror="nas"]')
     await until(async () => (await row.count()) === 1 ? true : undefined, 10_000, 'the mirror in the mirrors section')
     expect(await page.locator('#mirrors').isVisible()).toBe(true)

@@ -3,7 +3,7 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { DaemonProcess, runCli } from '../helpers/cli.js'
 import { useTempDir } from '../helpers/temp-dir.js'
-import { until } from '../helpers/wait.js'
+import { bound, until } from '../helpers/wait.js'
 import { httpGet } from '../helpers/http.js'
 import { startLocalService, type LocalService } from '../../src/local-service/index.js'
 import { createServiceClients, type ServiceClients } from '../../src/remote/index.js'
@@ -91,8 +91,11 @@ gateways = ["${local.url}"]
 
     const stopped = await daemon.stop('SIGTERM')
     expect(stopped.code, daemon.stderr.split('\n').slice(-6).join('\n')).toBe(0)
-    // Well inside the upload's 20 s: the stop cut it rather than waiting for it.
-    expect(stopped.ms).toBeLessThan(10_000)
+    // Well inside the upload's 20 s: the stop cut it rather than waiting for it. Exit 0 is the
+    // daemon's own word that its stop beat its 9 s stop timeout (past it, it exits 1 saying the
+    // clean stop took longer); the time seen from here adds this process's own waits.
+    expect(daemon.stderr).not.toContain('the clean stop took longer')
+    expect(stopped.ms).toBeLessThan(bound(10_000))
     expect(daemon.stderr).toContain('"msg":"daemon stopped"')
     await inFlight
     const jobs = new SyncStore(join(root, 'state'))

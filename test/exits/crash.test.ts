@@ -48,11 +48,13 @@ describe.skipIf(EXTERNAL)('export and import killed with SIGKILL (processes), th
       const c = await exitDevice(root, service, `c-${name}`)
       await shareKey(a, c)
       if (moment === 'mid-upload') {
-        // The upload held in flight (its answer delayed), and the process killed while it is.
-        service.local.faults.set('dag_import', { latencyMs: 3_000, times: 1 })
-        const sent = Date.now()
-        const cut = await runAndKill(c, ['import', '--car', reference], () => Date.now() > sent + 1_500, 0)
+        // The upload held in flight (its answer delayed), and the process killed while it is: once
+        // the service has taken the fault (the upload arrived), not at a fixed moment, which a slow
+        // machine reaches before the import gets to its upload.
+        service.local.faults.set('dag_import', { latencyMs: 10_000, times: 1 })
+        const cut = await runAndKill(c, ['import', '--car', reference], () => !service.local.faults.has('dag_import'), 0)
         expect(cut.killed, cut.stderr).toBe(true)
+        expect(service.local.faults.has('dag_import'), 'the upload reached the service before the kill').toBe(false)
         expect(await pointerOf(c)).toBe(null)
       } else {
         const run = await c.run(['import', '--car', reference], { CIDSYNC_FAILPOINT: moment })

@@ -27,6 +27,11 @@ export class DaemonProcess {
   readonly child: ChildProcess
   stderr = ''
   private readonly exited: Promise<{ code: number | null, signal: NodeJS.Signals | null }>
+  /**
+   * How it ended, set on 'close': once its output has all been read. `child.exitCode` is set on
+   * 'exit', which can come before the last lines of stderr: wait on this, then read `stderr`.
+   */
+  ended: { code: number | null, signal: NodeJS.Signals | null } | undefined
 
   /** `wrap` runs the daemon through another command (e.g. `unshare`), given the node command line. */
   constructor (args: string[], options: SpawnOptions & { wrap?: (command: string[]) => string[] } = {}) {
@@ -34,7 +39,7 @@ export class DaemonProcess {
     const [file, ...rest] = options.wrap?.(command) ?? command
     this.child = spawn(file as string, rest, { ...options, stdio: ['ignore', 'ignore', 'pipe'] })
     this.child.stderr?.on('data', (d: Buffer) => { this.stderr += d.toString() })
-    this.exited = new Promise(resolve => this.child.on('close', (code, signal) => resolve({ code, signal })))
+    this.exited = new Promise(resolve => this.child.on('close', (code, signal) => { this.ended = { code, signal }; resolve({ code, signal }) }))
     running.push(this)
   }
 
@@ -42,12 +47,15 @@ export class DaemonProcess {
   async logged (message: string, ms = 15_000): Promise<Record<string, unknown>> {
     const deadline = Date.now() + bound(ms)
     for (;;) {
-      for (const line of this.stderr.split('\n')) {
+      // Only whole lines: a long line (a stack, a status object) can arrive in two reads, and its
+      // first half is not JSON yet.
+      for (const line of this.stderr.slice(0, this.stderr.lastIndexOf('\n') + 1).split('\n')) {
         if (!line.startsWith('{')) continue
         const event = JSON.parse(line) as Record<string, unknown>
         if (event.msg === message) return event
       }
-      if (this.child.exitCode !== null || this.child.signalCode !== null) throw new Error(`the daemon exited (${this.child.exitCode ?? this.child.signalCode}) before logging "${message}":\n${this.stderr}`)
+      // Gone and its stderr read to the end: what it logged is all here, so it never will.
+      if (this.ended !== undefined) throw new Error(`the daemon exited (${this.child.exitCode ?? this.child.signalCode}) before logging "${message}":\n${this.stderr}`)
       if (Date.now() > deadline) throw new Error(`no "${message}" after ${bound(ms)} ms:\n${this.stderr}`)
       await new Promise(resolve => setTimeout(resolve, 25))
     }

@@ -8,6 +8,7 @@ import { startLocalService, type AccountPolicy, type LocalService } from '../../
 import { createServiceClients, type ServiceClients } from '../../src/remote/index.js'
 import { CLI } from '../helpers/cli.js'
 import { useTempDir } from '../helpers/temp-dir.js'
+import { bound } from '../helpers/wait.js'
 import { storedBlockCount } from '../helpers/service-blocks.js'
 import { until } from '../helpers/wait.js'
 
@@ -89,7 +90,7 @@ describe('the self-hosted service\'s sign-up policy and quotas', () => {
     let stderr = ''
     child.stderr.on('data', (d: Buffer) => { stderr += d.toString() })
     const url = await new Promise<string>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`no URL: ${stderr}`)), 20_000)
+      const timer = setTimeout(() => reject(new Error(`no URL: ${stderr}`)), bound(20_000))
       child.stdout.once('data', (d: Buffer) => { clearTimeout(timer); resolve(d.toString().trim()) })
     })
     await expect(clientsOf(url).deals.login(newWalletKey())).rejects.toThrow(/sign-up is closed/)

@@ -1,5 +1,6 @@
 import { describe, it, expect, onTestFinished } from 'vitest'
 import { spawn, type ChildProcess } from 'node:child_process'
+import { readdirSync, statSync } from 'node:fs'
 import { readdir, readFile, stat, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { randomBytes } from 'node:crypto'
@@ -42,8 +43,11 @@ describe('the local service\'s packs under kill -9', () => {
     const keptCid = (await one.upload.add(join(root, 'kept.bin'), profile)).cid
     const big = randomBytes(24 * 1024 * 1024)
     await writeFile(join(root, 'big.bin'), big)
-    // Killed once a third of the body has gone: blocks are in the pack, none indexed yet.
-    const cut = one.upload.add(join(root, 'big.bin'), profile, { retry: false, onProgress: sent => { if (sent > 8 * 1024 * 1024) first.child.kill('SIGKILL') } })
+    // Killed once a third of the body has gone and the service has appended some of it to its
+    // pack: blocks are in the pack, none indexed yet. "Sent" alone is not enough: loopback buffers
+    // hold megabytes, so a service slowed by a loaded machine may not have read them yet.
+    const packed = (): number => readdirSync(join(dir, 'packs')).reduce((sum, name) => sum + statSync(join(dir, 'packs', name)).size, 0)
+    const cut = one.upload.add(join(root, 'big.bin'), profile, { retry: false, onProgress: sent => { if (sent > 8 * 1024 * 1024 && packed() > kept.length + 256 * 1024) first.child.kill('SIGKILL') } })
     await expect(cut).rejects.toThrow()
     await until(async () => first.child.signalCode !== null ? true : undefined, 10_000, 'the service killed')
     // The kill came mid-write: the pack holds bytes past the answered upload's, never indexed.

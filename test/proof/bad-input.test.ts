@@ -153,7 +153,7 @@ describe('proof: bad input', () => {
     const a = await device(root, 'a', { status: `unix:${precious}` })
     const daemon = new DaemonProcess(['--config', a.config])
     const { until } = await import('../helpers/wait.js')
-    const code = await until(() => daemon.child.exitCode ?? undefined, 10_000, 'the daemon to refuse').catch(() => 'still running')
+    const code = await until(() => daemon.ended?.code ?? undefined, 10_000, 'the daemon to refuse').catch(() => 'still running')
     expect(code, daemon.stderr).toBe(1)
     expect(daemon.stderr).toContain('[ERR_LISTEN]')
     expect(await readFile(precious, 'utf8')).toBe('do not delete me')

@@ -3,6 +3,7 @@ import { existsSync } from 'node:fs'
 import { readdir, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { DaemonProcess } from '../helpers/cli.js'
+import { bound } from '../helpers/wait.js'
 import { device, expectIndexEqualsFolder, FULL, killAfter, limit, ok, proofDir, report, rows, seeded, shareKey, size, type Device, walk, writeFiles } from './harness.js'
 
 /**
@@ -84,7 +85,7 @@ describe('proof: crash (kill -9) at random moments and named points', () => {
         const isRestore = point.startsWith('restore:')
         if (isRestore) await ok(['snapshot', '--config', a.config])
         const had = existsSync(join(b.state, 'index.sqlite'))
-        killed = await killAfter(isRestore ? ['restore', '--force', '--config', b.config] : ['snapshot', '--config', a.config], 60_000, { ...process.env, CIDSYNC_FAILPOINT: point })
+        killed = await killAfter(isRestore ? ['restore', '--force', '--config', b.config] : ['snapshot', '--config', a.config], bound(60_000), { ...process.env, CIDSYNC_FAILPOINT: point })
         expect.soft(killed.signal, `${context}: the failpoint ${point} was never reached:\n${killed.stderr ?? ''}`).toBe('SIGKILL')
         if (isRestore && had) expect.soft(existsSync(join(b.state, 'index.sqlite')), `${context}: killed between restore's renames, no index.sqlite`).toBe(true)
       }

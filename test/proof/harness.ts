@@ -14,8 +14,11 @@ import { bound } from '../helpers/wait.js'
 export const FULL = process.env.CIDSYNC_PROOF_SCALE === 'full'
 export const size = <T>(ci: T, full: T): T => FULL ? full : ci
 
-/** A test's time limit: what the CI size needs, and room for the full size. */
-export const limit = (ciMs: number, fullMs: number): number => size(ciMs, fullMs)
+/**
+ * A test's time limit: what the CI size needs on a quiet machine, scaled like every bound
+ * (WAIT_SCALE: a slower or busier machine only takes longer), and room for the full size.
+ */
+export const limit = (ciMs: number, fullMs: number): number => size(bound(ciMs), fullMs)
 
 /**
  * A seeded generator (mulberry32): the seed comes from CIDSYNC_PROOF_SEED or the clock and is

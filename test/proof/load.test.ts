@@ -2,6 +2,7 @@ import { describe, it, expect } from 'vitest'
 import { mkdir, readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { DaemonProcess } from '../helpers/cli.js'
+import { bound } from '../helpers/wait.js'
 import { device, drift, expectIndexEqualsFolder, limit, proofDir, report, rows, seeded, size } from './harness.js'
 
 /**
@@ -40,7 +41,8 @@ describe('proof: load', () => {
     }
     const written = Date.now() - started
     // No restart, no rescan request: the live watch alone must get there.
-    const deadline = Date.now() + size(20_000, 600_000)
+    // A bound to give up at, scaled like every wait here: a slower machine only gets there later.
+    const deadline = Date.now() + size(bound(20_000), 600_000)
     let indexed = 0
     while (Date.now() < deadline) {
       indexed = (await rows(a)).length

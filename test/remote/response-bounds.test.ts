@@ -9,7 +9,7 @@ import { GatewayClient, listFiles, PointersClient } from '../../src/remote/index
 import { cidProfile, bytesCid } from '../../src/content/index.js'
 import { RemoteNetworkError, RemoteResponseError } from '../../src/errors.js'
 import { useTempDir } from '../helpers/temp-dir.js'
-import { within } from '../helpers/wait.js'
+import { bound, within } from '../helpers/wait.js'
 
 /** A real loopback server whose handler writes the answer as it likes: slowly, endlessly, hugely. */
 interface RawServer { url: string, requests: number, closedEarly: number, written: number }
@@ -82,8 +82,14 @@ describe('bounded answers', () => {
     const err = await within(c.json({ method: 'GET', path: '/thing' }, thing).catch((e: unknown) => e), 5_000, 'the trickled answer to be given up') as Error
     expect(err).toBeInstanceOf(RemoteNetworkError)
     expect(err.message).toMatch(/test service: GET http:\/\/127\.0\.0\.1:\d+\/thing: the answer did not end within 600 ms \(deadline exceeded\)/)
-    expect(Date.now() - started).toBeLessThan(4_000)
-    expect(server.requests).toBe(2)
+    const took = Date.now() - started
+    // At the deadline, not at the body timeout (60 s): a forever trickle ends no other way.
+    expect(took).toBeLessThan(bound(4_000))
+    // Each attempt: two of them; one alone only if its deadline fired so late (a loaded machine
+    // runs timers late) that the request had already had two deadlines, where retries stop.
+    expect(server.requests, `${server.requests} attempts in ${took} ms`).toBeGreaterThanOrEqual(1)
+    expect(server.requests, `${server.requests} attempts in ${took} ms`).toBeLessThanOrEqual(2)
+    if (server.requests === 1) expect(took, 'one attempt, stopped before two deadlines had passed').toBeGreaterThanOrEqual(1_200)
   })
 
   it('keeps the deadline running while the caller streams the body (a gateway fetch)', async () => {

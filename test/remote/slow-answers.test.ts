@@ -35,9 +35,15 @@ describe('answers that trickle', () => {
   it('stops trying again once timed-out attempts have taken two deadlines', async () => {
     const server = await new ScriptedServer().answer({ status: 200, body: POINTER, trickleMs: 20 }).listen()
     const c = client(server.url, { rate: { minBytesPerSecond: 0, graceMs: 0 }, deadlineMs: 400, retry: { attempts: 10, baseDelayMs: 1, maxDelayMs: 1 } })
+    const started = Date.now()
     const err = await within(c.text({ method: 'GET', path: '/v1/pointers/current' }).catch((e: unknown) => e), 10_000, 'the trickled answer to be given up') as Error
+    const took = Date.now() - started
     expect(err.message).toMatch(/did not end within 400 ms \(deadline exceeded\)/)
-    expect(server.received.length).toBe(2)
+    // Two attempts of 400 ms, not ten. One alone only if its deadline fired so late (a loaded
+    // machine runs timers late) that the request had already had its two deadlines.
+    expect(server.received.length, `${server.received.length} attempts in ${took} ms`).toBeGreaterThanOrEqual(1)
+    expect(server.received.length, `${server.received.length} attempts in ${took} ms`).toBeLessThanOrEqual(2)
+    if (server.received.length === 1) expect(took, 'one attempt, stopped before two deadlines had passed').toBeGreaterThanOrEqual(800)
   })
 
   it('gives up a gateway fetch that trickles, trying the next gateway, and leaves nothing on disk', async () => {

@@ -6,6 +6,7 @@ import { checkIndexFile, openIndex, type Index } from '../../src/index/index.js'
 import { exportKey, importKey, readingKey, readSnapshot, readSnapshotHeader, writeSnapshot, writingKey, MAGIC } from '../../src/snapshot/index.js'
 import { SnapshotFormatError, SnapshotIntegrityError, SnapshotKeyError, SnapshotTooLargeError, SnapshotUnencryptedError, UsageError } from '../../src/errors.js'
 import { useTempDir } from '../helpers/temp-dir.js'
+import { bound } from '../helpers/wait.js'
 
 const A = 'aaaaaaaa-0000-4000-8000-000000000000'
 const B = 'bbbbbbbb-0000-4000-8000-000000000000'
@@ -92,7 +93,8 @@ describe('snapshots', () => {
     expect(err).toBeInstanceOf(SnapshotTooLargeError)
     expect((err as SnapshotTooLargeError).exitCode).toBe(4)
     expect(err.message).toMatch(/inflates past 67108864 bytes/)
-    expect(Date.now() - started).toBeLessThan(10_000)
+    // Stopped at the bound (the message names it), not after all 256 MiB: a scaled bound on a loaded machine.
+    expect(Date.now() - started).toBeLessThan(bound(10_000))
     expect((await readdir(dir)).sort()).toEqual(['bomb.snap'])
   })
 
@@ -174,13 +176,10 @@ describe('snapshots', () => {
   it('derive a passphrase\'s key once per salt in a run (a restore opens tens of segments), never handing it to another passphrase', async () => {
     const dir = await useTempDir()
     const salt = { keyId: '', salt: Buffer.from('a salt of sixteen').toString('base64') }
-    let started = performance.now()
     const key = writingKey(dir, 'first passphrase')
-    const derivation = performance.now() - started
-    started = performance.now()
-    for (let i = 0; i < 20; i++) expect(readingKey(dir, { keyId: key.keyId, salt: key.salt }, 'first passphrase').equals(key.key)).toBe(true)
-    // Twenty reads of a derived key take less than one derivation (about 0.1 s of scrypt each).
-    expect(performance.now() - started).toBeLessThan(derivation)
+    // The very key derived first, each time (a second scrypt, about 0.1 s each, would make a new
+    // buffer): seen without timing it, which a loaded machine blurs.
+    for (let i = 0; i < 20; i++) expect(readingKey(dir, { keyId: key.keyId, salt: key.salt }, 'first passphrase')).toBe(key.key)
     expect(() => readingKey(dir, { keyId: key.keyId, salt: key.salt }, 'another passphrase')).toThrow(/wrong passphrase/)
     expect(() => readingKey(dir, { ...salt, keyId: key.keyId }, 'first passphrase')).toThrow(/wrong passphrase/)
   })

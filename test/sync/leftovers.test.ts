@@ -46,10 +46,16 @@ describe.skipIf(EXTERNAL)('leftovers of a killed export and import', () => {
     const snapshots = join(a.state, 'snapshots')
     const ours = (prefix: string) => (): boolean => readdirSync(snapshots).some(n => n.startsWith(prefix))
     // Killed while it reads the records of the index it built aside, and while the import checks the chain.
+    // Each fetch held 300 ms meanwhile: the files live that long at least, so the 5 ms look sees
+    // them and the kill lands before the run ends, however fast the machine.
+    one.local.faults.set('gateway', { latencyMs: 300 })
     const exported = await runAndKill(a, ['export', '--car', join(root, 'a.car'), '--content'], ours('export-content-'), 0)
     expect(exported.killed, exported.stderr).toBe(true)
+    one.local.faults.clear()
     await ok(a, ['export', '--car', join(root, 'b.car')])
+    one.local.faults.set('gateway', { latencyMs: 300 })
     const imported = await runAndKill(a, ['import', '--car', join(root, 'b.car')], ours('import-'), 0)
+    one.local.faults.clear()
     expect(imported.killed, imported.stderr).toBe(true)
     const left = (await readdir(snapshots)).filter(n => /^(export|import)-/.test(n))
     expect(left.length, 'files the killed runs left').toBeGreaterThan(0)

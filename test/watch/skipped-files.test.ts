@@ -1,6 +1,6 @@
 import { describe, it, expect, afterEach } from 'vitest'
 import { SkippedFiles } from '../../src/watch/skipped-files.js'
-import { until } from '../helpers/wait.js'
+import { bound, until } from '../helpers/wait.js'
 
 const lists: SkippedFiles[] = []
 afterEach(() => { for (const l of lists.splice(0)) l.close() })
@@ -30,7 +30,8 @@ describe('skipped files', () => {
     // 80 (the second note doubled it), then 160 twice (capped at 4 x 40).
     expect(gaps[0]).toBeGreaterThanOrEqual(75)
     expect(gaps[2]).toBeGreaterThanOrEqual(150)
-    expect(gaps[3]).toBeLessThan(1_000)
+    // Still coming, not left to a far-off timer: bounded as any wait here, since a loaded machine runs timers late.
+    expect(gaps[3]).toBeLessThan(bound(1_000))
   })
 
   it('lists what stays skipped with why, since when and how often, bounded; never retries what waiting cannot fix', async () => {
