@@ -4,6 +4,7 @@ import { join } from 'node:path'
 import { formatWalletKey, newWalletKey, parseWalletKey, walletAddress } from '../crypto/index.js'
 import { ACCESS_HEADER, startLocalService, startLocalServiceThread, type ServiceThread } from '../local-service/index.js'
 import { createServiceClients, type ServiceClients } from '../remote/index.js'
+import type { CID } from 'multiformats/cid'
 import { writeFileAtomicSync } from '../util/atomic-write.js'
 import { DEFAULT_EMBEDDED_TOKEN_TTL_SECONDS, type EmbeddedOptions } from './embedded-options.js'
 
@@ -81,13 +82,17 @@ export async function startEmbedded (dir: string, options: Partial<EmbeddedOptio
   // Else on this thread: a restore's one small fetch after another answers sooner without the
   // hop between threads (a restore of 3,000 small files took up to 1.5x as long through one).
   const init = { dir, admin: options.admin ?? false, accessKey }
-  const service: ServiceThread = options.thread === true ? await startLocalServiceThread(init) : await startLocalService(init)
+  const local = options.thread === true ? undefined : await startLocalService(init)
+  const service: ServiceThread = local ?? await startLocalServiceThread(init)
+  const readStored = local === undefined ? undefined : async (cid: CID) => await local.readStoredBlock(cid)
   const credentials: { apiKey?: string, sessionToken?: () => string } = {}
   const url = service.url
   const clients = createServiceClients(
     { dealUrl: url, apiUrl: url, pointerUrl: url, uploadUrl: url, gateways: [url] },
     { apiKey: () => credentials.apiKey, sessionToken: () => credentials.sessionToken?.() },
-    { headers: { [ACCESS_HEADER]: accessKey } }
+    // Its gateway's fetches into memory (a restore's objects) read its blocks here, without the
+    // loopback HTTP hop, and are checked against their CIDs as a gateway's answer is.
+    { headers: { [ACCESS_HEADER]: accessKey }, readStored }
   )
   try {
     let account = readAccount(dir)

@@ -3,6 +3,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
 import type Database from 'better-sqlite3'
+import type { CID } from 'multiformats/cid'
 import { AccountLimits, type AccountPolicy } from './account-policy.js'
 import { BlockStore } from './blocks.js'
 import { capConnections } from './connection-cap.js'
@@ -146,6 +147,15 @@ export class LocalService {
   /** A session token for the pointer service, as an identity provider would issue one. */
   issueToken (user: string, ttlSeconds = 30 * 86_400): string {
     return this.parts.tokens.issue(user, ttlSeconds)
+  }
+
+  /**
+   * A stored block's bytes read in this process, without HTTP (an export of the embedded
+   * service): as stored, unchecked (the caller hashes them against `cid`); undefined when not stored.
+   */
+  async readStoredBlock (cid: CID): Promise<Uint8Array | undefined> {
+    if (!this.parts.blocks.has(cid)) return undefined
+    return await this.parts.blocks.get(cid)
   }
 
   /** Where the admin token is, when the admin routes are served. */

@@ -15,6 +15,7 @@ import { Alongside } from './alongside.js'
 import { verifiedFileBytes } from './gateway-blocks.js'
 import { eachGateway } from './gateway-failover.js'
 import { fetchBlocks, type RebuildFetchOptions, type BlockSink } from './rebuilt-blocks.js'
+import { storedFileBytes, type ReadStoredBlock } from './stored-file.js'
 
 /** Where the bytes go when a reader takes them and no file is kept. */
 function discard (): Writable {
@@ -63,6 +64,45 @@ export const FETCH_DEADLINE_MS = 30 * 60_000
 export interface GatewayLimits {
   /** The most a fetch writes when the caller names no size (default {@link ANSWER_LIMITS}.fetch). */
   readonly maxBytes?: number
+  /**
+   * The service's own store, when it runs in this process (the embedded one on this thread):
+   * {@link GatewayClient.fetchVerifiedBytes} reads an object's blocks from it without the HTTP
+   * hop, and checks the bytes against the CID as it checks a gateway's; what it cannot read
+   * there, or that does not verify, it asks the gateways for as usual.
+   */
+  readonly readStored?: ReadStoredBlock
+}
+
+/** Bytes that would pass the caller's bound: a gateway's answer that is not the CID's. */
+class TooLarge extends Error {}
+
+/**
+ * Copies `chunks` into slabs `slab` gives (each filled before the next; the last cut to what it
+ * holds), refusing past `maxBytes` ({@link TooLarge}) before copying what would pass it.
+ */
+async function fillSlabs (chunks: AsyncIterable<Uint8Array>, maxBytes: number, slab: () => Uint8Array, onProgress?: (received: number) => void): Promise<Uint8Array[]> {
+  const filled: Uint8Array[] = []
+  let current: Uint8Array | undefined
+  let at = 0
+  let received = 0
+  for await (const chunk of chunks) {
+    if (received + chunk.byteLength > maxBytes) throw new TooLarge()
+    for (let offset = 0; offset < chunk.byteLength;) {
+      if (current === undefined || at === current.byteLength) {
+        if (current !== undefined) filled.push(current)
+        current = slab()
+        at = 0
+      }
+      const take = Math.min(current.byteLength - at, chunk.byteLength - offset)
+      current.set(offset === 0 && take === chunk.byteLength ? chunk : chunk.subarray(offset, offset + take), at)
+      at += take
+      offset += take
+    }
+    received += chunk.byteLength
+    onProgress?.(received)
+  }
+  if (current !== undefined) filled.push(current.subarray(0, at))
+  return filled
 }
 
 /**
@@ -74,9 +114,11 @@ export interface GatewayLimits {
  */
 export class GatewayClient {
   private readonly maxBytes: number
+  private readonly readStored: ReadStoredBlock | undefined
 
   constructor (private readonly gateways: readonly HttpClient[], limits: GatewayLimits = {}) {
     this.maxBytes = limits.maxBytes ?? ANSWER_LIMITS.fetch
+    this.readStored = limits.readStored
   }
 
   async fetchVerified (cid: string, profile: CidProfile, destination: string, options: FetchOptions = {}): Promise<{ size: number, gateway: string }> {
@@ -176,38 +218,34 @@ export class GatewayClient {
     canonicalCid(cid)
     const slab = options.slab ?? (() => new Uint8Array(new SharedArrayBuffer(DEFAULT_SLAB_BYTES)))
     const maxBytes = options.maxBytes ?? this.maxBytes
+    const verified = async (filled: Uint8Array[], from: string): Promise<Uint8Array[]> => {
+      const got = options.hash !== undefined ? await options.hash(filled) : filled.reduce((builder, bytes) => builder.update(bytes), new CidBuilder(profile)).finish().toString()
+      if (got !== cid) throw new IntegrityError(`bytes from ${from} hash to ${got}, not ${cid}`)
+      return filled
+    }
+    if (this.readStored !== undefined) {
+      try {
+        return await verified(await fillSlabs(storedFileBytes(this.readStored, CID.parse(cid), options.signal), maxBytes, slab), 'the service\'s store')
+      } catch (err) {
+        // Not there, damaged, or larger than the caller accepts: the gateways answer it as they
+        // would have (the same bytes over HTTP fail the same checks, with their usual error).
+        options.signal?.throwIfAborted()
+      }
+    }
     return await eachGateway(this.gateways, cid, options.signal, async (gateway, tried) => {
       let tooLarge = false
       try {
         const { request, stream, total } = await this.openFile(gateway, cid, options, maxBytes, () => { tooLarge = true })
-        const filled: Uint8Array[] = []
-        let current: Uint8Array | undefined
-        let at = 0
-        let received = 0
-        for await (const chunk of stream as AsyncIterable<Uint8Array>) {
-          if (received + chunk.byteLength > maxBytes) {
-            stream.destroy()
-            tooLarge = true
-            throw tooLargeError(gateway.context(request), maxBytes)
-          }
-          for (let offset = 0; offset < chunk.byteLength;) {
-            if (current === undefined || at === current.byteLength) {
-              if (current !== undefined) filled.push(current)
-              current = slab()
-              at = 0
-            }
-            const take = Math.min(current.byteLength - at, chunk.byteLength - offset)
-            current.set(chunk.subarray(offset, offset + take), at)
-            at += take
-            offset += take
-          }
-          received += chunk.byteLength
-          options.onProgress?.(received, total)
+        let filled: Uint8Array[]
+        try {
+          filled = await fillSlabs(stream as AsyncIterable<Uint8Array>, maxBytes, slab, (received) => { options.onProgress?.(received, total) })
+        } catch (err) {
+          if (!(err instanceof TooLarge)) throw err
+          stream.destroy()
+          tooLarge = true
+          throw tooLargeError(gateway.context(request), maxBytes)
         }
-        if (current !== undefined) filled.push(current.subarray(0, at))
-        const got = options.hash !== undefined ? await options.hash(filled) : filled.reduce((builder, bytes) => builder.update(bytes), new CidBuilder(profile)).finish().toString()
-        if (got !== cid) throw new IntegrityError(`bytes from ${gateway.url({ path: `/ipfs/${cid}` }).origin} hash to ${got}, not ${cid}`)
-        return filled
+        return await verified(filled, gateway.url({ path: `/ipfs/${cid}` }).origin)
       } catch (err) {
         if (options.maxBytes !== undefined && tooLarge) tried.wrongBytes = true
         throw err
