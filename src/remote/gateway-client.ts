@@ -73,6 +73,14 @@ export interface GatewayLimits {
   readonly readStored?: ReadStoredBlock
 }
 
+/** `chunks` as they come, each added to `builder` first. */
+async function * hashed (chunks: AsyncIterable<Uint8Array>, builder: CidBuilder): AsyncGenerator<Uint8Array> {
+  for await (const chunk of chunks) {
+    builder.update(chunk)
+    yield chunk
+  }
+}
+
 /** Bytes that would pass the caller's bound: a gateway's answer that is not the CID's. */
 class TooLarge extends Error {}
 
@@ -225,8 +233,15 @@ export class GatewayClient {
     }
     if (this.readStored !== undefined) {
       try {
-        return await verified(await fillSlabs(storedFileBytes(this.readStored, CID.parse(cid), options.signal), maxBytes, slab), 'the service\'s store')
-      } catch (err) {
+        // Hashed here as each block is read, not afterwards in `options.hash`'s thread: this
+        // thread waits on the store's reads anyway, and the object is verified as soon as its
+        // last block is in, instead of one more pass over it before anything may read it.
+        const builder = new CidBuilder(profile)
+        const filled = await fillSlabs(hashed(storedFileBytes(this.readStored, CID.parse(cid), options.signal), builder), maxBytes, slab)
+        const got = builder.finish().toString()
+        if (got !== cid) throw new IntegrityError(`bytes from the service's store hash to ${got}, not ${cid}`)
+        return filled
+      } catch {
         // Not there, damaged, or larger than the caller accepts: the gateways answer it as they
         // would have (the same bytes over HTTP fail the same checks, with their usual error).
         options.signal?.throwIfAborted()
