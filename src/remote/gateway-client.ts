@@ -6,7 +6,7 @@ import { pipeline } from 'node:stream/promises'
 import { Readable, Transform, Writable } from 'node:stream'
 import { CID } from 'multiformats/cid'
 import { CidBuilder, type CidProfile } from '../content/index.js'
-import { IntegrityError, InvalidCidError, NameResolveError, RemoteStatusError } from '../errors.js'
+import { GatewayFetchError, IntegrityError, InvalidCidError, NameResolveError, RemoteStatusError } from '../errors.js'
 import type { HttpClient } from './http-client.js'
 import type { CallOptions } from './deals-client.js'
 import { ANSWER_LIMITS, announcedLength, readBounded, tooLargeError } from './body.js'
@@ -266,6 +266,31 @@ export class GatewayClient {
         throw err
       }
     })
+  }
+
+  /** Whether {@link verifiedStream} can stream: the service's own store is read in this process. */
+  get streams (): boolean {
+    return this.readStored !== undefined
+  }
+
+  /**
+   * An object's bytes in order from the service's own store, each block checked against its CID
+   * before any of it is given out (see `storedFileBytes`, checked): the caller may use bytes as
+   * they come, verified, without holding the object whole. At most `maxBytes` of them (past it an
+   * {@link IntegrityError}: not the object the caller was told of). Only where {@link streams};
+   * elsewhere a whole file from a gateway can be checked only once it is all in
+   * ({@link fetchVerifiedBytes}). A damaged or missing block fails it: the same store is what the
+   * gateway would read.
+   */
+  async * verifiedStream (cid: string, options: { readonly signal?: AbortSignal, readonly maxBytes: number }): AsyncGenerator<Uint8Array> {
+    canonicalCid(cid)
+    if (this.readStored === undefined) throw new GatewayFetchError(`could not read ${cid} from the service's store: it is not in this process`)
+    let received = 0
+    for await (const chunk of storedFileBytes(this.readStored, CID.parse(cid), options.signal, true)) {
+      received += chunk.byteLength
+      if (received > options.maxBytes) throw new IntegrityError(`${cid} in the service's store holds more than the ${options.maxBytes} bytes it was expected to: not that object`)
+      yield chunk
+    }
   }
 
   /**

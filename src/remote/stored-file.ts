@@ -1,6 +1,7 @@
 import * as dagPb from '@ipld/dag-pb'
 import { UnixFS } from 'ipfs-unixfs'
 import type { CID } from 'multiformats/cid'
+import { checkBlock } from '../content/index.js'
 import { ContentNotFoundError, IntegrityError } from '../errors.js'
 
 /**
@@ -23,17 +24,21 @@ const READ_AHEAD = 4
 
 /**
  * A UnixFS file's bytes in order, from the store's blocks, as the service's gateway would send
- * `/ipfs/<root>`, and as unchecked: the caller hashes the whole under the profile and compares
+ * `/ipfs/<root>`. Unchecked by default: the caller hashes the whole under the profile and compares
  * it with `root`, as it does a gateway's answer, so a block the disk damaged, or a node that
- * points elsewhere, makes bytes that are refused. A block the store lacks is
- * {@link ContentNotFoundError}; a node that is no UnixFS file, or a DAG deeper than
- * {@link MAX_DEPTH}, an {@link IntegrityError}. Memory: {@link READ_AHEAD} blocks a level.
+ * points elsewhere, makes bytes that are refused. `checked`: each block is hashed and compared
+ * with its CID before anything of it comes out (the root with `root`, every other with the link
+ * of the checked node above it), so every byte given out is verified as it comes and none needs
+ * holding until the end; a block that does not match is an {@link IntegrityError}. A block the
+ * store lacks is {@link ContentNotFoundError}; a node that is no UnixFS file, or a DAG deeper
+ * than {@link MAX_DEPTH}, an {@link IntegrityError}. Memory: {@link READ_AHEAD} blocks a level.
  */
-export async function * storedFileBytes (read: ReadStoredBlock, root: CID, signal?: AbortSignal): AsyncGenerator<Uint8Array> {
+export async function * storedFileBytes (read: ReadStoredBlock, root: CID, signal?: AbortSignal, checked = false): AsyncGenerator<Uint8Array> {
   const get = async (cid: CID): Promise<Uint8Array> => {
     if (cid.multihash.code === IDENTITY) return cid.multihash.digest
     const bytes = await read(cid)
     if (bytes === undefined) throw new ContentNotFoundError(`the service does not hold block ${cid.toString()}${cid === root ? '' : ` of ${root.toString()}`}`)
+    if (checked && checkBlock(cid, bytes) !== 'ok') throw new IntegrityError(`block ${cid.toString()}${cid === root ? '' : ` of ${root.toString()}`} in the service's store does not hash to its CID: the store is damaged`)
     return bytes
   }
   async function * walk (cid: CID, bytes: Uint8Array, depth: number): AsyncGenerator<Uint8Array> {

@@ -4,7 +4,7 @@ import { dirname, join } from 'node:path'
 import { CID } from 'multiformats/cid'
 import type { Config } from '../config/index.js'
 import { cidProfile, fileCid, isCidProfileName } from '../content/index.js'
-import { MAX_OBJECT_BYTES, ObjectCache, ObjectMemory, SealPool, fetchFile, parseContentRecord, removeFetchTemps, unsealFile, type ContentRecord } from '../custody/index.js'
+import { MAX_OBJECT_BYTES, ObjectCache, ObjectMemory, SMALL_FILE_BYTES, SealPool, fetchFile, parseContentRecord, removeFetchTemps, unsealFile, type ContentRecord } from '../custody/index.js'
 import type { CidProfile } from '../content/index.js'
 import { ContentIntegrityError, TargetDiskFullError, UsageError } from '../errors.js'
 import type { Entry, Index } from '../index/index.js'
@@ -180,7 +180,11 @@ export async function getFiles (clients: ServiceClients, index: Index, init: Get
         key = keys.get(record.keyId) ?? readingKey(config.stateDir, { keyId: record.keyId, salt: record.keySalt }, init.passphrase)
         keys.set(record.keyId, key)
       }
-      jobs.push({ at, row, record, profile, root, target, targetDir, key })
+      // A large file's parts, read from the embedded service's store, go to its thread as they
+      // are read (each block verified first) instead of each being held whole: memory stays at a
+      // few blocks a file, and several large files are opened at once.
+      const streamed = record.sealing !== 'none' && record.size >= SMALL_FILE_BYTES && clients.gateway.streams
+      jobs.push({ at, row, record, profile, root, target, targetDir, key, streamed })
     } catch (err) {
       failed(err, row, at)
     }
@@ -203,7 +207,10 @@ export async function getFiles (clients: ServiceClients, index: Index, init: Get
         onBytes: (bytes: number) => init.onProgress?.({ type: 'bytes', bytes })
       }
       if (record.sealing === 'none') await fetchFile({ ...file, objects })
-      else await unsealFile({ ...file, memory, pool })
+      else {
+        const stream = job.streamed ? (cid: string, maxBytes: number, signal?: AbortSignal) => clients.gateway.verifiedStream(cid, { maxBytes, signal }) : undefined
+        await unsealFile({ ...file, memory, pool, stream })
+      }
       const into = renamed.get(dirname(target)) ?? { root: job.root, files: [] }
       into.files.push(at)
       renamed.set(dirname(target), into)
@@ -218,7 +225,7 @@ export async function getFiles (clients: ServiceClients, index: Index, init: Get
     // files of each pack one after another.
     await eachAtOnce(rows, RESTORE_CONCURRENCY, prepare)
     const ordered = fetchOrder(jobs)
-    for (const job of ordered) if (job.record.sealing !== 'none' && job.record.objects.length === 1) memory.expect(job.record.objects[0]?.[0] ?? '')
+    for (const job of ordered) if (job.record.sealing !== 'none' && !job.streamed && job.record.objects.length === 1) memory.expect(job.record.objects[0]?.[0] ?? '')
     await eachAtOnce(ordered, RESTORE_CONCURRENCY, bring)
   } finally {
     try {
@@ -248,15 +255,17 @@ interface Job {
   readonly target: string
   readonly targetDir: string
   readonly key: Buffer | undefined
+  /** Its objects streamed from the embedded service's store, verified block by block, not held in memory. */
+  readonly streamed: boolean
 }
 
 /**
- * Large files (several objects) first, then files read from one shared object grouped by it and
+ * Large files (several objects, or streamed) first, then files read from one shared object grouped by it and
  * in its order, then plain ones: a pack's readers come one after another, so it is fetched once
  * and dropped once they are done, and no file that waits for memory holds any (ObjectMemory).
  */
 function fetchOrder (jobs: readonly Job[]): Job[] {
-  const kind = (job: Job): number => job.record.sealing === 'none' ? 2 : job.record.objects.length > 1 ? 0 : 1
+  const kind = (job: Job): number => job.record.sealing === 'none' ? 2 : job.record.objects.length > 1 || job.streamed ? 0 : 1
   return [...jobs].sort((a, b) => {
     const byKind = kind(a) - kind(b)
     if (byKind !== 0 || kind(a) !== 1) return byKind !== 0 ? byKind : a.at - b.at
