@@ -19,14 +19,20 @@ export interface UnsealFileInit extends Omit<FetchFileInit, 'objects'> {
 
 /** Slices of a streamed object with the thread at once: reading runs ahead of opening by this many blocks. */
 const STREAM_AHEAD = 8
+/** A streamed slice is copied into shared memory this large (a block of the profiles' chunk size) and reused; larger ones are sent as they are. */
+const RING_SLOT_BYTES = 256 * 1024
 
 /**
  * Feeds bytes `offset` to `offset + length` of a verified stream to the thread, a few slices in
- * flight; answers whether the stream held them all.
+ * flight; answers whether the stream held them all. Each slice goes through one of
+ * {@link STREAM_AHEAD} slots of shared memory, reused once the thread has answered the slice in
+ * it: the thread reads it in place instead of a copy made for every message.
  */
 async function feedRange (chunks: AsyncIterable<Uint8Array>, offset: number, length: number, piece: (bytes: Uint8Array) => Promise<void>): Promise<boolean> {
   const end = offset + length
   const inFlight: Array<Promise<void>> = []
+  const ring: Uint8Array[] = []
+  let sentCount = 0
   let at = 0
   try {
     for await (const chunk of chunks) {
@@ -34,7 +40,15 @@ async function feedRange (chunks: AsyncIterable<Uint8Array>, offset: number, len
       const to = Math.min(end, at + chunk.byteLength)
       at += chunk.byteLength
       if (to > from) {
-        const sent = piece(chunk.subarray(from - (at - chunk.byteLength), to - (at - chunk.byteLength)))
+        let slice = chunk.subarray(from - (at - chunk.byteLength), to - (at - chunk.byteLength))
+        if (slice.byteLength <= RING_SLOT_BYTES) {
+          // Slot k is used again by slice k + STREAM_AHEAD, sent only once slice k was answered (below).
+          const slot = ring[sentCount % STREAM_AHEAD] ??= new Uint8Array(new SharedArrayBuffer(RING_SLOT_BYTES))
+          slot.set(slice)
+          slice = slot.subarray(0, slice.byteLength)
+        }
+        sentCount++
+        const sent = piece(slice)
         // Awaited below in order; one left when the stream fails must not be unhandled.
         sent.catch(() => {})
         inFlight.push(sent)
