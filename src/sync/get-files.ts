@@ -275,8 +275,12 @@ function fetchOrder (jobs: readonly Job[]): Job[] {
   })
 }
 
-/** Sealing threads a restore opens files in: every core (the fetching thread mostly waits). */
-const RESTORE_THREADS = Math.max(1, Math.min(4, availableParallelism()))
+/**
+ * Sealing threads a restore opens files in: every core but one, which the restoring thread keeps
+ * busy reading and hashing objects (from the embedded store it does both). On two cores one
+ * thread took 0.1-0.2 s less CPU than two, and 40 MB less memory, for the same time.
+ */
+const RESTORE_THREADS = Math.max(1, Math.min(4, availableParallelism() - 1))
 
 /**
  * Verified objects a restore holds in memory at once: a whole part, or a few packs (the slabs of
