@@ -75,7 +75,8 @@ async function feedRange (chunks: AsyncIterable<Uint8Array>, offset: number, len
  */
 export async function unsealFile (init: UnsealFileInit): Promise<void> {
   const { record, row, memory } = init
-  const single = record.objects.length === 1
+  // A streamed file holds nothing of memory's, and tells it nothing.
+  const single = record.objects.length === 1 && init.stream === undefined
   // Cleared while a slice is with a thread: a buffer given up then is not reused (it may still be read).
   let reusable = true
   let released = false
