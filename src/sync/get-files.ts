@@ -289,7 +289,8 @@ const RESTORE_THREADS = Math.max(1, Math.min(4, availableParallelism() - 1))
 /**
  * Verified objects a restore holds in memory at once: a whole part, or a few packs (the slabs of
  * one let go serve the next). The scratch files this replaces cost a write and a read of every
- * byte; memory costs this much of the process's peak (about 180 MB before, 300 MB since).
+ * byte; memory costs this much of the process's peak (about 180 MB before, 300 MB since). With
+ * the embedded service, large files stream and only packs are held (peak 215-240 MB).
  */
 const RESTORE_MEMORY_BYTES = MAX_OBJECT_BYTES
 
