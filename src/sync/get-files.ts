@@ -107,10 +107,6 @@ export async function getFiles (clients: ServiceClients, index: Index, init: Get
     await clients.gateway.fetchVerified(cid, SNAPSHOT_PROFILE, destination, { ...options, signal: options.signal, durable: false })
   })
   const pool = new SealPool(RESTORE_THREADS)
-  // A thread is started by its first job: one now (an empty object's hash), so that its start-up
-  // (0.1-0.3 s of loading) runs while every file is checked below, not after, when the first
-  // file's bytes wait for it. Its answer is not needed; a pool closed first fails it, unheard.
-  pool.hashObject([]).catch(() => {})
   // Sealed objects are held in memory, each hashed in a sealing thread before anything reads it.
   const memory = new ObjectMemory(RESTORE_MEMORY_BYTES, async (cid, options) => await clients.gateway.fetchVerifiedBytes(cid, SNAPSHOT_PROFILE, {
     ...options, hash: async (slabs) => await pool.hashObject(slabs, options.signal)
@@ -188,6 +184,11 @@ export async function getFiles (clients: ServiceClients, index: Index, init: Get
       // are read (each block verified first) instead of each being held whole: memory stays at a
       // few blocks a file, and several large files are opened at once.
       const streamed = record.sealing !== 'none' && record.size >= SMALL_FILE_BYTES && clients.gateway.streams
+      // A thread is started by its first job: one as soon as a file is to be fetched (an empty
+      // object's hash), so that its start-up (0.1-0.3 s of loading) runs while the other files
+      // are checked, not after, when the first file's bytes wait for it; a run with nothing to
+      // fetch starts none. Its answer is not needed; a pool closed first fails it, unheard.
+      if (jobs.length === 0) pool.hashObject([]).catch(() => {})
       jobs.push({ at, row, record, profile, root, target, targetDir, key, streamed })
     } catch (err) {
       failed(err, row, at)
