@@ -48,17 +48,17 @@ export async function * storedFileBytes (read: ReadStoredBlock, root: CID, signa
       return
     }
     if (depth > MAX_DEPTH) throw new IntegrityError(`${root.toString()}: the file's DAG is deeper than ${MAX_DEPTH} levels`)
-    let links: readonly dagPb.PBLink[]
-    let data: Uint8Array | undefined
+    let node: dagPb.PBNode
+    let unixfs: UnixFS | undefined
     try {
-      const node = dagPb.decode(bytes)
-      const unixfs = node.Data === undefined ? undefined : UnixFS.unmarshal(node.Data)
-      if (unixfs === undefined || (unixfs.type !== 'file' && unixfs.type !== 'raw')) throw new Error(`not a UnixFS file node (${unixfs?.type ?? 'no UnixFS data'})`)
-      links = node.Links
-      data = unixfs.data
+      node = dagPb.decode(bytes)
+      unixfs = node.Data === undefined ? undefined : UnixFS.unmarshal(node.Data)
     } catch (err) {
       throw new IntegrityError(`${cid.toString()} of ${root.toString()} is not part of a UnixFS file: ${(err as Error).message}`)
     }
+    if (unixfs === undefined || (unixfs.type !== 'file' && unixfs.type !== 'raw')) throw new IntegrityError(`${cid.toString()} of ${root.toString()} is not a UnixFS file node (${unixfs?.type ?? 'no UnixFS data'})`)
+    const links = node.Links
+    const data = unixfs.data
     if (data !== undefined && data.byteLength > 0) yield data
     const ahead: Array<Promise<Uint8Array>> = []
     let next = 0
