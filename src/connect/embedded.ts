@@ -92,7 +92,9 @@ export async function startEmbedded (dir: string, options: Partial<EmbeddedOptio
   const clients = createServiceClients(
     { dealUrl: url, apiUrl: url, pointerUrl: url, uploadUrl: url, gateways: [url] },
     { apiKey: () => credentials.apiKey, sessionToken: () => credentials.sessionToken?.() },
-    { headers: { [ACCESS_HEADER]: accessKey } }
+    // Its gateway's fetches into memory (a restore's objects) read its blocks here, without the
+    // loopback HTTP hop, and are checked against their CIDs as a gateway's answer is.
+    { headers: { [ACCESS_HEADER]: accessKey }, readStored }
   )
   try {
     let account = readAccount(dir)

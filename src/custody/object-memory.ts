@@ -38,7 +38,7 @@ interface Shared {
 }
 
 /** Only canonical CIDs are fetched: nothing else from a record names an object. */
-function checkedCid (cid: string): string {
+export function checkedCid (cid: string): string {
   let parsed: string
   try {
     parsed = CID.parse(cid).toString()

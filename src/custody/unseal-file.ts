@@ -2,13 +2,67 @@ import { rm } from 'node:fs/promises'
 import { dirname } from 'node:path'
 import { ContentIntegrityError } from '../errors.js'
 import { MAX_OBJECT_BYTES } from './layout.js'
-import type { ObjectMemory } from './object-memory.js'
+import { checkedCid, type ObjectMemory } from './object-memory.js'
 import type { SealPool } from './seal-pool.js'
 import { fetchTempFor, fileKeyFor, placeFile, realDir, type FetchFileInit } from './fetch-file.js'
 
 export interface UnsealFileInit extends Omit<FetchFileInit, 'objects'> {
   readonly memory: ObjectMemory
   readonly pool: SealPool
+  /**
+   * Reads an object as a stream of bytes each verified before it comes (the embedded service's
+   * store, block by block: `GatewayClient.verifiedStream`). Given for a file whose objects are
+   * its own parts: they are fed to the thread as they are read and never held whole.
+   */
+  readonly stream?: (cid: string, maxBytes: number, signal?: AbortSignal) => AsyncIterable<Uint8Array>
+}
+
+/** Slices of a streamed object with the thread at once: reading runs ahead of opening by this many blocks. */
+const STREAM_AHEAD = 8
+/** A streamed slice is copied into shared memory this large (a block of the profiles' chunk size) and reused; larger ones are sent as they are. */
+const RING_SLOT_BYTES = 256 * 1024
+
+/**
+ * Feeds bytes `offset` to `offset + length` of a verified stream to the thread, a few slices in
+ * flight; answers whether the stream held them all. Each slice goes through one of
+ * {@link STREAM_AHEAD} slots of shared memory, reused once the thread has answered the slice in
+ * it: the thread reads it in place instead of a copy made for every message.
+ */
+async function feedRange (chunks: AsyncIterable<Uint8Array>, offset: number, length: number, piece: (bytes: Uint8Array) => Promise<void>): Promise<boolean> {
+  const end = offset + length
+  const inFlight: Array<Promise<void>> = []
+  const ring: Uint8Array[] = []
+  let sentCount = 0
+  let at = 0
+  try {
+    for await (const chunk of chunks) {
+      const from = Math.max(offset, at)
+      const to = Math.min(end, at + chunk.byteLength)
+      at += chunk.byteLength
+      if (to > from) {
+        let slice = chunk.subarray(from - (at - chunk.byteLength), to - (at - chunk.byteLength))
+        if (slice.byteLength <= RING_SLOT_BYTES) {
+          // Slot k is used again by slice k + STREAM_AHEAD, sent only once slice k was answered (below).
+          const slot = ring[sentCount % STREAM_AHEAD] ??= new Uint8Array(new SharedArrayBuffer(RING_SLOT_BYTES))
+          slot.set(slice)
+          slice = slot.subarray(0, slice.byteLength)
+        }
+        sentCount++
+        const sent = piece(slice)
+        // Awaited below in order; one left when the stream fails must not be unhandled.
+        sent.catch(() => {})
+        inFlight.push(sent)
+        if (inFlight.length >= STREAM_AHEAD) await inFlight.shift()
+      }
+      if (at >= end) break
+    }
+  } catch (err) {
+    // No slice is left with the thread behind the caller's back.
+    await Promise.allSettled(inFlight)
+    throw err
+  }
+  for (const sent of inFlight) await sent
+  return at >= end
 }
 
 /**
@@ -21,7 +75,8 @@ export interface UnsealFileInit extends Omit<FetchFileInit, 'objects'> {
  */
 export async function unsealFile (init: UnsealFileInit): Promise<void> {
   const { record, row, memory } = init
-  const single = record.objects.length === 1
+  // A streamed file holds nothing of memory's, and tells it nothing.
+  const single = record.objects.length === 1 && init.stream === undefined
   // Cleared while a slice is with a thread: a buffer given up then is not reused (it may still be read).
   let reusable = true
   let released = false
@@ -42,6 +97,12 @@ export async function unsealFile (init: UnsealFileInit): Promise<void> {
         for (const [object, offset, length] of record.objects) {
           // A sealed object is never larger than a part; the expected length is where the blob ends.
           const maxBytes = Math.max(offset + length, MAX_OBJECT_BYTES)
+          if (init.stream !== undefined) {
+            checkedCid(object)
+            const whole = await feedRange(init.stream(object, maxBytes, init.signal), offset, length, async (slice) => { init.onBytes?.(await unsealer.piece(slice)) })
+            if (!whole) throw new ContentIntegrityError(`the content record of ${row.cid.toString()} reads past the end of ${object}: damaged or forged`)
+            continue
+          }
           const held = single ? { bytes: await memory.get(object, offset + length, maxBytes, init.signal), drop: releaseShared } : await memory.own(object, length, maxBytes, init.signal)
           try {
             if (offset + length > held.bytes.byteLength) throw new ContentIntegrityError(`the content record of ${row.cid.toString()} reads past the end of ${object}: damaged or forged`)

@@ -6,7 +6,7 @@ import { pipeline } from 'node:stream/promises'
 import { Readable, Transform, Writable } from 'node:stream'
 import { CID } from 'multiformats/cid'
 import { CidBuilder, type CidProfile } from '../content/index.js'
-import { IntegrityError, InvalidCidError, NameResolveError, RemoteStatusError } from '../errors.js'
+import { GatewayFetchError, IntegrityError, InvalidCidError, NameResolveError, RemoteStatusError } from '../errors.js'
 import type { HttpClient } from './http-client.js'
 import type { CallOptions } from './deals-client.js'
 import { ANSWER_LIMITS, announcedLength, readBounded, tooLargeError } from './body.js'
@@ -15,6 +15,7 @@ import { Alongside } from './alongside.js'
 import { verifiedFileBytes } from './gateway-blocks.js'
 import { eachGateway } from './gateway-failover.js'
 import { fetchBlocks, type RebuildFetchOptions, type BlockSink } from './rebuilt-blocks.js'
+import { storedFileBytes, type ReadStoredBlock } from './stored-file.js'
 
 /** Where the bytes go when a reader takes them and no file is kept. */
 function discard (): Writable {
@@ -63,6 +64,53 @@ export const FETCH_DEADLINE_MS = 30 * 60_000
 export interface GatewayLimits {
   /** The most a fetch writes when the caller names no size (default {@link ANSWER_LIMITS}.fetch). */
   readonly maxBytes?: number
+  /**
+   * The service's own store, when it runs in this process (the embedded one on this thread):
+   * {@link GatewayClient.fetchVerifiedBytes} reads an object's blocks from it without the HTTP
+   * hop, and checks the bytes against the CID as it checks a gateway's; what it cannot read
+   * there, or that does not verify, it asks the gateways for as usual.
+   */
+  readonly readStored?: ReadStoredBlock
+}
+
+/** `chunks` as they come, each added to `builder` first. */
+async function * hashed (chunks: AsyncIterable<Uint8Array>, builder: CidBuilder): AsyncGenerator<Uint8Array> {
+  for await (const chunk of chunks) {
+    builder.update(chunk)
+    yield chunk
+  }
+}
+
+/** Bytes that would pass the caller's bound: a gateway's answer that is not the CID's. */
+class TooLarge extends Error {}
+
+/**
+ * Copies `chunks` into slabs `slab` gives (each filled before the next; the last cut to what it
+ * holds), refusing past `maxBytes` ({@link TooLarge}) before copying what would pass it.
+ */
+async function fillSlabs (chunks: AsyncIterable<Uint8Array>, maxBytes: number, slab: () => Uint8Array, onProgress?: (received: number) => void): Promise<Uint8Array[]> {
+  const filled: Uint8Array[] = []
+  let current: Uint8Array | undefined
+  let at = 0
+  let received = 0
+  for await (const chunk of chunks) {
+    if (received + chunk.byteLength > maxBytes) throw new TooLarge()
+    for (let offset = 0; offset < chunk.byteLength;) {
+      if (current === undefined || at === current.byteLength) {
+        if (current !== undefined) filled.push(current)
+        current = slab()
+        at = 0
+      }
+      const take = Math.min(current.byteLength - at, chunk.byteLength - offset)
+      current.set(offset === 0 && take === chunk.byteLength ? chunk : chunk.subarray(offset, offset + take), at)
+      at += take
+      offset += take
+    }
+    received += chunk.byteLength
+    onProgress?.(received)
+  }
+  if (current !== undefined) filled.push(current.subarray(0, at))
+  return filled
 }
 
 /**
@@ -74,9 +122,11 @@ export interface GatewayLimits {
  */
 export class GatewayClient {
   private readonly maxBytes: number
+  private readonly readStored: ReadStoredBlock | undefined
 
   constructor (private readonly gateways: readonly HttpClient[], limits: GatewayLimits = {}) {
     this.maxBytes = limits.maxBytes ?? ANSWER_LIMITS.fetch
+    this.readStored = limits.readStored
   }
 
   async fetchVerified (cid: string, profile: CidProfile, destination: string, options: FetchOptions = {}): Promise<{ size: number, gateway: string }> {
@@ -176,43 +226,71 @@ export class GatewayClient {
     canonicalCid(cid)
     const slab = options.slab ?? (() => new Uint8Array(new SharedArrayBuffer(DEFAULT_SLAB_BYTES)))
     const maxBytes = options.maxBytes ?? this.maxBytes
+    const verified = async (filled: Uint8Array[], from: string): Promise<Uint8Array[]> => {
+      const got = options.hash !== undefined ? await options.hash(filled) : filled.reduce((builder, bytes) => builder.update(bytes), new CidBuilder(profile)).finish().toString()
+      if (got !== cid) throw new IntegrityError(`bytes from ${from} hash to ${got}, not ${cid}`)
+      return filled
+    }
+    if (this.readStored !== undefined) {
+      try {
+        // Hashed here as each block is read, not afterwards in `options.hash`'s thread: this
+        // thread waits on the store's reads anyway, and the object is verified as soon as its
+        // last block is in, instead of one more pass over it before anything may read it.
+        const builder = new CidBuilder(profile)
+        const filled = await fillSlabs(hashed(storedFileBytes(this.readStored, CID.parse(cid), options.signal), builder), maxBytes, slab)
+        const got = builder.finish().toString()
+        if (got !== cid) throw new IntegrityError(`bytes from the service's store hash to ${got}, not ${cid}`)
+        return filled
+      } catch {
+        // Not there, damaged, or larger than the caller accepts: the gateways answer it as they
+        // would have (the same bytes over HTTP fail the same checks, with their usual error).
+        options.signal?.throwIfAborted()
+      }
+    }
     return await eachGateway(this.gateways, cid, options.signal, async (gateway, tried) => {
       let tooLarge = false
       try {
         const { request, stream, total } = await this.openFile(gateway, cid, options, maxBytes, () => { tooLarge = true })
-        const filled: Uint8Array[] = []
-        let current: Uint8Array | undefined
-        let at = 0
-        let received = 0
-        for await (const chunk of stream as AsyncIterable<Uint8Array>) {
-          if (received + chunk.byteLength > maxBytes) {
-            stream.destroy()
-            tooLarge = true
-            throw tooLargeError(gateway.context(request), maxBytes)
-          }
-          for (let offset = 0; offset < chunk.byteLength;) {
-            if (current === undefined || at === current.byteLength) {
-              if (current !== undefined) filled.push(current)
-              current = slab()
-              at = 0
-            }
-            const take = Math.min(current.byteLength - at, chunk.byteLength - offset)
-            current.set(chunk.subarray(offset, offset + take), at)
-            at += take
-            offset += take
-          }
-          received += chunk.byteLength
-          options.onProgress?.(received, total)
+        let filled: Uint8Array[]
+        try {
+          filled = await fillSlabs(stream as AsyncIterable<Uint8Array>, maxBytes, slab, (received) => { options.onProgress?.(received, total) })
+        } catch (err) {
+          if (!(err instanceof TooLarge)) throw err
+          stream.destroy()
+          tooLarge = true
+          throw tooLargeError(gateway.context(request), maxBytes)
         }
-        if (current !== undefined) filled.push(current.subarray(0, at))
-        const got = options.hash !== undefined ? await options.hash(filled) : filled.reduce((builder, bytes) => builder.update(bytes), new CidBuilder(profile)).finish().toString()
-        if (got !== cid) throw new IntegrityError(`bytes from ${gateway.url({ path: `/ipfs/${cid}` }).origin} hash to ${got}, not ${cid}`)
-        return filled
+        return await verified(filled, gateway.url({ path: `/ipfs/${cid}` }).origin)
       } catch (err) {
         if (options.maxBytes !== undefined && tooLarge) tried.wrongBytes = true
         throw err
       }
     })
+  }
+
+  /** Whether {@link verifiedStream} can stream: the service's own store is read in this process. */
+  get streams (): boolean {
+    return this.readStored !== undefined
+  }
+
+  /**
+   * An object's bytes in order from the service's own store, each block checked against its CID
+   * before any of it is given out (see `storedFileBytes`, checked): the caller may use bytes as
+   * they come, verified, without holding the object whole. At most `maxBytes` of them (past it an
+   * {@link IntegrityError}: not the object the caller was told of). Only where {@link streams};
+   * elsewhere a whole file from a gateway can be checked only once it is all in
+   * ({@link fetchVerifiedBytes}). A damaged or missing block fails it: the same store is what the
+   * gateway would read.
+   */
+  async * verifiedStream (cid: string, options: { readonly signal?: AbortSignal, readonly maxBytes: number }): AsyncGenerator<Uint8Array> {
+    canonicalCid(cid)
+    if (this.readStored === undefined) throw new GatewayFetchError(`could not read ${cid} from the service's store: it is not in this process`)
+    let received = 0
+    for await (const chunk of storedFileBytes(this.readStored, CID.parse(cid), options.signal, true)) {
+      received += chunk.byteLength
+      if (received > options.maxBytes) throw new IntegrityError(`${cid} in the service's store holds more than the ${options.maxBytes} bytes it was expected to: not that object`)
+      yield chunk
+    }
   }
 
   /**

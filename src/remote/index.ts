@@ -10,6 +10,7 @@ import { PointersClient } from './pointers-client.js'
 import { UploadClient } from './upload-client.js'
 import { GatewayClient } from './gateway-client.js'
 import type { FileRecord } from './schemas.js'
+import type { ReadStoredBlock } from './stored-file.js'
 
 export { HttpClient } from './http-client.js'
 export type { HttpClientInit, HttpRequest, HttpResponse } from './http-client.js'
@@ -28,6 +29,7 @@ export { GatewayClient } from './gateway-client.js'
 export { checkedCid, canonicalCid, isCanonicalCid, cidSchema } from './cid-text.js'
 export type { CidText } from './cid-text.js'
 export type { FetchOptions, GatewayLimits } from './gateway-client.js'
+export type { ReadStoredBlock } from './stored-file.js'
 export type { BlockSink } from './rebuilt-blocks.js'
 export type { FileRecord, Pointer } from './schemas.js'
 export { DEFAULT_RETRY_POLICY } from './retry.js'
@@ -91,11 +93,13 @@ export interface ServiceLimits {
   readonly maxFetchBytes?: number
   /** What a refused or missing credential says to do (default {@link PRIMARY_CREDENTIAL_HINTS}). */
   readonly hints?: CredentialHints
+  /** The service's own store, read without HTTP by the gateway client's fetches into memory (see `GatewayLimits.readStored`). */
+  readonly readStored?: ReadStoredBlock
 }
 
 /** One HTTP core per base URL, each client on the one it talks to. */
 export function createServiceClients (endpoints: ServiceEndpoints, credentials: ServiceCredentials, options: Partial<HttpClientInit> & ServiceLimits = {}): ServiceClients {
-  const { maxFetchBytes, hints = PRIMARY_CREDENTIAL_HINTS, ...init } = options
+  const { maxFetchBytes, hints = PRIMARY_CREDENTIAL_HINTS, readStored, ...init } = options
   const make = (service: string, baseUrl: string, credential?: () => string | undefined, hint?: CredentialHints['apiKey'], extra: Partial<HttpClientInit> = {}): HttpClient =>
     new HttpClient({ ...init, ...extra, service, baseUrl, credential, unauthorizedHint: hint?.refused, missingHint: hint?.missing })
   const deal = make('deal service', endpoints.dealUrl, credentials.apiKey, hints.apiKey)
@@ -110,7 +114,7 @@ export function createServiceClients (endpoints: ServiceEndpoints, credentials: 
     names: new NamesClient(api),
     pointers: new PointersClient(pointer),
     upload: new UploadClient(upload),
-    gateway: new GatewayClient(gateways, { maxBytes: maxFetchBytes }),
+    gateway: new GatewayClient(gateways, { maxBytes: maxFetchBytes, readStored }),
     files: (options) => listFiles(api, options),
     close: async () => { await Promise.all(all.map(async c => { await c.close() })) }
   }

@@ -183,6 +183,24 @@ describe('cidsync get and restore --files: content back on another device', () =
     expect(await readdir(join(to, 'notes')).catch(() => [])).toEqual([])
   })
 
+  it('refuses a large file whose stored blocks are damaged, as they stream from the embedded store (exit 4, named, no temp left)', async () => {
+    const dir = await useTempDir()
+    const { a, notes } = await twoDevices(dir)
+    const big = randomBytes(3 * 1024 * 1024 + 5)
+    await writeFile(join(notes, 'big.bin'), big)
+    expect((await cli(['snapshot', '--config', a])).code).toBe(0)
+    // Every raw leaf flipped, the DAG nodes above them left whole: the file's part is opened, its
+    // first blocks checked as they come, and the first damaged one ends it midway.
+    const service = join(dir, 'service')
+    for (const cid of storedBlocks(service).filter(c => c.startsWith('bafk'))) flipStoredBlock(service, cid)
+    const to = join(dir, 'back')
+    const refused = await cli(['get', 'notes/big.bin', '--to', to, '--config', a])
+    expect(refused.code, refused.stderr).toBe(4)
+    expect(refused.stderr).toContain('notes/big.bin')
+    expect(refused.stderr).toContain('does not hash to its CID')
+    expect(await readdir(join(to, 'notes')).catch(() => [])).toEqual([])
+  })
+
   it('a new device whose folder is not made yet: each file says how to make it (mkdir -p), besides mounting it or --to', async () => {
     const dir = await useTempDir()
     const { a, b, notes } = await twoDevices(dir)

@@ -1,0 +1,76 @@
+import * as dagPb from '@ipld/dag-pb'
+import { UnixFS } from 'ipfs-unixfs'
+import type { CID } from 'multiformats/cid'
+import { checkBlock } from '../content/index.js'
+import { ContentNotFoundError, IntegrityError } from '../errors.js'
+
+/**
+ * Reads a block of the service's own store in this process, without HTTP (the embedded service,
+ * when it runs on the caller's thread): its bytes as stored, unchecked, or undefined when the
+ * store does not hold it.
+ */
+export type ReadStoredBlock = (cid: CID) => Promise<Uint8Array | undefined>
+
+const RAW_CODE = 0x55
+const IDENTITY = 0x00
+/** Only a damaged store could make a file's DAG this deep, or one that loops. */
+const MAX_DEPTH = 64
+/**
+ * A node's children read ahead of the one being copied: the store's reads run on libuv's threads
+ * while this thread copies. The blocks of one object lie next to each other in its pack, so the
+ * kernel's read-ahead keeps the reads sequential.
+ */
+const READ_AHEAD = 4
+
+/**
+ * A UnixFS file's bytes in order, from the store's blocks, as the service's gateway would send
+ * `/ipfs/<root>`. Unchecked by default: the caller hashes the whole under the profile and compares
+ * it with `root`, as it does a gateway's answer, so a block the disk damaged, or a node that
+ * points elsewhere, makes bytes that are refused. `checked`: each block is hashed and compared
+ * with its CID before anything of it comes out (the root with `root`, every other with the link
+ * of the checked node above it), so every byte given out is verified as it comes and none needs
+ * holding until the end; a block that does not match is an {@link IntegrityError}. A block the
+ * store lacks is {@link ContentNotFoundError}; a node that is no UnixFS file, or a DAG deeper
+ * than {@link MAX_DEPTH}, an {@link IntegrityError}. Memory: {@link READ_AHEAD} blocks a level.
+ */
+export async function * storedFileBytes (read: ReadStoredBlock, root: CID, signal?: AbortSignal, checked = false): AsyncGenerator<Uint8Array> {
+  const get = async (cid: CID): Promise<Uint8Array> => {
+    if (cid.multihash.code === IDENTITY) return cid.multihash.digest
+    const bytes = await read(cid)
+    if (bytes === undefined) throw new ContentNotFoundError(`the service does not hold block ${cid.toString()}${cid === root ? '' : ` of ${root.toString()}`}`)
+    if (checked && checkBlock(cid, bytes) !== 'ok') throw new IntegrityError(`block ${cid.toString()}${cid === root ? '' : ` of ${root.toString()}`} in the service's store does not hash to its CID: the store is damaged`)
+    return bytes
+  }
+  async function * walk (cid: CID, bytes: Uint8Array, depth: number): AsyncGenerator<Uint8Array> {
+    signal?.throwIfAborted()
+    if (cid.code === RAW_CODE) {
+      yield bytes
+      return
+    }
+    if (depth > MAX_DEPTH) throw new IntegrityError(`${root.toString()}: the file's DAG is deeper than ${MAX_DEPTH} levels`)
+    let node: dagPb.PBNode
+    let unixfs: UnixFS | undefined
+    try {
+      node = dagPb.decode(bytes)
+      unixfs = node.Data === undefined ? undefined : UnixFS.unmarshal(node.Data)
+    } catch (err) {
+      throw new IntegrityError(`${cid.toString()} of ${root.toString()} is not part of a UnixFS file: ${(err as Error).message}`)
+    }
+    if (unixfs === undefined || (unixfs.type !== 'file' && unixfs.type !== 'raw')) throw new IntegrityError(`${cid.toString()} of ${root.toString()} is not a UnixFS file node (${unixfs?.type ?? 'no UnixFS data'})`)
+    const links = node.Links
+    const data = unixfs.data
+    if (data !== undefined && data.byteLength > 0) yield data
+    const ahead: Array<Promise<Uint8Array>> = []
+    let next = 0
+    for (const link of links) {
+      while (ahead.length < READ_AHEAD && next < links.length) {
+        const reading = get((links[next++] as dagPb.PBLink).Hash)
+        // Awaited in turn below; one left unread when the walk stops must not be unhandled.
+        reading.catch(() => {})
+        ahead.push(reading)
+      }
+      yield * walk(link.Hash, await (ahead.shift() as Promise<Uint8Array>), depth + 1)
+    }
+  }
+  yield * walk(root, await get(root), 0)
+}

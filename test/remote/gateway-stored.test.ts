@@ -1,0 +1,77 @@
+import { describe, expect, it, onTestFinished } from 'vitest'
+import { randomBytes } from 'node:crypto'
+import { writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import type { CID } from 'multiformats/cid'
+import { startLocalService, type LocalService } from '../../src/local-service/index.js'
+import { createServiceClients, GatewayClient, HttpClient, type ReadStoredBlock } from '../../src/remote/index.js'
+import { cidProfile, type CidProfile } from '../../src/content/index.js'
+import { IntegrityError } from '../../src/errors.js'
+import { newWalletKey } from '../../src/crypto/index.js'
+import { useTempDir } from '../helpers/temp-dir.js'
+
+/** Small leaves and narrow nodes: a 20 KB file is a DAG three levels deep. */
+const DEEP: CidProfile = { ...cidProfile('kubo-cidv1'), chunkSize: 1000, maxLinks: 4 }
+
+async function stored (bytes: Buffer): Promise<{ local: LocalService, cid: string }> {
+  const dir = await useTempDir()
+  const local = await startLocalService({ dir: join(dir, 'service') })
+  onTestFinished(async () => { await local.stop() })
+  let apiKey: string | undefined
+  const clients = createServiceClients({ dealUrl: local.url, apiUrl: local.url, pointerUrl: local.url, uploadUrl: local.url, gateways: [local.url] }, { apiKey: () => apiKey, sessionToken: () => undefined })
+  onTestFinished(async () => { await clients.close() })
+  apiKey = (await clients.deals.login(newWalletKey())).apiKey
+  await writeFile(join(dir, 'in.bin'), bytes)
+  return { local, cid: (await clients.upload.add(join(dir, 'in.bin'), DEEP)).cid }
+}
+
+function client (local: LocalService, readStored: ReadStoredBlock): GatewayClient {
+  const http = new HttpClient({ service: 'gateway', baseUrl: local.url, retry: { attempts: 1 } })
+  onTestFinished(async () => { await http.close() })
+  return new GatewayClient([http], { readStored })
+}
+
+const joined = (slabs: readonly Uint8Array[]): Buffer => Buffer.concat(slabs.map(s => Buffer.from(s.buffer, s.byteOffset, s.byteLength)))
+const fileFetches = (local: LocalService): number => local.requestLog().filter(r => r.route === 'gateway').length
+/** Small slabs: an object spans several. */
+const slab = (): Uint8Array => new Uint8Array(new SharedArrayBuffer(4096))
+
+describe('fetching into memory from the service\'s own store (the embedded service, on this thread)', () => {
+  it('reads the object\'s blocks without HTTP, checked against its CID, into the slabs', async () => {
+    const bytes = randomBytes(20_000)
+    const { local, cid } = await stored(bytes)
+    const read: CID[] = []
+    const gateway = client(local, async (block) => { read.push(block); return await local.readStoredBlock(block) })
+    const slabs = await gateway.fetchVerifiedBytes(cid, DEEP, { slab, maxBytes: 64 * 1024 })
+    expect(joined(slabs).equals(bytes)).toBe(true)
+    expect(slabs.length).toBe(5)
+    // 20 leaves under a three-level DAG: every block read from the store, none over HTTP.
+    expect(read.length).toBeGreaterThan(20)
+    expect(fileFetches(local)).toBe(0)
+  })
+
+  it('asks the gateway when a stored block is damaged, and takes its bytes only once they verify', async () => {
+    const bytes = randomBytes(20_000)
+    const { local, cid } = await stored(bytes)
+    const damaged: ReadStoredBlock = async (block) => {
+      const got = await local.readStoredBlock(block)
+      if (got === undefined || block.code !== 0x55) return got
+      const flipped = Buffer.from(got)
+      flipped[0] = (flipped[0] as number) ^ 1
+      return flipped
+    }
+    expect(joined(await client(local, damaged).fetchVerifiedBytes(cid, DEEP, { slab })).equals(bytes)).toBe(true)
+    expect(fileFetches(local)).toBe(1)
+    // The gateway's bytes damaged too: refused, as any gateway's that do not hash to the CID.
+    local.faults.set('gateway', { bitflip: true })
+    await expect(client(local, damaged).fetchVerifiedBytes(cid, DEEP, { slab })).rejects.toThrow(IntegrityError)
+  })
+
+  it('asks the gateway for what the store does not hold, and for more bytes than the caller accepts', async () => {
+    const bytes = randomBytes(20_000)
+    const { local, cid } = await stored(bytes)
+    expect(joined(await client(local, async () => undefined).fetchVerifiedBytes(cid, DEEP, { slab })).equals(bytes)).toBe(true)
+    expect(fileFetches(local)).toBe(1)
+    await expect(client(local, async (block) => await local.readStoredBlock(block)).fetchVerifiedBytes(cid, DEEP, { slab, maxBytes: 10_000 })).rejects.toThrow(/larger|more than|10000|10,000|exceed/i)
+  })
+})
