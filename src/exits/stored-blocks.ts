@@ -3,12 +3,9 @@ import { UnixFS } from 'ipfs-unixfs'
 import type { CID } from 'multiformats/cid'
 import { checkBlock } from '../content/index.js'
 import { ContentNotFoundError, IntegrityError } from '../errors.js'
+import type { ReadStoredBlock } from '../remote/index.js'
 
-/**
- * Reads a stored block in this process, without HTTP (the embedded service's store as an export
- * uses it): its bytes as stored, unchecked, or undefined when the store does not hold it.
- */
-export type ReadStoredBlock = (cid: CID) => Promise<Uint8Array | undefined>
+export type { ReadStoredBlock }
 
 /** Takes each block of an object, checked against its CID; awaited, so a slow writer holds the walk back. */
 export type StoredBlockSink = (cid: CID, bytes: Uint8Array) => Promise<void>
