@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url'
 import { Command, Help } from 'commander'
 import { describe, expect, it } from 'vitest'
 import { COMMAND_GROUPS } from '../../src/cli/command-list.js'
+import { createProgram } from '../../src/cli/program.js'
 import { runCli } from '../helpers/cli.js'
 
 const COMMANDS = fileURLToPath(new URL('../../src/cli/commands/', import.meta.url))
@@ -47,5 +48,16 @@ register('data:text/javascript,' + encodeURIComponent("export async function loa
     expect(version.stderr).not.toContain('loaded ')
     const status = await runCli(['status', '--help'], { env: { ...process.env, NODE_OPTIONS: `--import=${hook}` } })
     expect(status.stderr.match(/^loaded .*$/gm)?.map(line => line.replace(/.*\/cli\/commands\//, ''))).toEqual(['status.js'])
+  })
+
+  it('a command line dispatched to a command not loaded loads it and is parsed again by it (its own options, its own help)', async () => {
+    // '' loads no command: every one is listed only, as for a command line read otherwise.
+    const unknown = ['node', 'cidsync', 'cid', '--no-such-option']
+    await expect((await createProgram(unknown, '')).parseAsync(unknown)).rejects.toMatchObject({ code: 'commander.unknownOption' })
+    const quiet = { writeOut: () => {}, writeErr: () => {} }
+    const help = ['node', 'cidsync', 'restore', '--help']
+    const program = await createProgram(help, '')
+    program.configureOutput(quiet)
+    await expect(program.parseAsync(help)).rejects.toMatchObject({ code: 'commander.helpDisplayed' })
   })
 })
