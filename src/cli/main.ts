@@ -7,7 +7,8 @@ const [{ CommanderError }, { createProgram }, { exitCodeOf }, { exitCodeOfComman
   await Promise.all([import('commander'), import('./program.js'), import('../errors.js'), import('./run.js')])
 
 try {
-  await createProgram().parseAsync(process.argv)
+  // Only the module of the command being run is loaded (program.ts lists the others).
+  await (await createProgram(process.argv)).parseAsync(process.argv)
 } catch (err) {
   if (err instanceof CommanderError) {
     process.exitCode = exitCodeOfCommander(err)

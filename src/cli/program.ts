@@ -1,34 +1,7 @@
-import { Command } from 'commander'
-import { loadConfig, stateDirOwnerProblem } from '../config/index.js'
+import { Command, Help } from 'commander'
 import { StateDirOwnerError } from '../errors.js'
 import { VERSION } from '../version.js'
-import { registerCid } from './commands/cid.js'
-import { registerDaemon } from './commands/daemon.js'
-import { registerInit } from './commands/init.js'
-import { registerLs } from './commands/ls.js'
-import { registerGet } from './commands/get.js'
-import { registerStatus } from './commands/status.js'
-import { registerLogin } from './commands/login.js'
-import { registerFiles } from './commands/files.js'
-import { registerNames } from './commands/names.js'
-import { registerDeal } from './commands/deal.js'
-import { registerPointer } from './commands/pointer.js'
-import { registerLocalService } from './commands/local-service.js'
-import { registerKey } from './commands/key.js'
-import { registerSnapshot } from './commands/snapshot.js'
-import { registerRestore } from './commands/restore.js'
-import { registerService } from './commands/service.js'
-import { registerRescan } from './commands/rescan.js'
-import { registerReconcile } from './commands/reconcile.js'
-import { registerHistory } from './commands/history.js'
-import { registerVerify } from './commands/verify.js'
-import { registerDashboard } from './commands/dashboard.js'
-import { registerFind } from './commands/find.js'
-import { registerWhere } from './commands/where.js'
-import { registerDupes } from './commands/dupes.js'
-import { registerLog } from './commands/log.js'
-import { registerExport } from './commands/export.js'
-import { registerImport } from './commands/import.js'
+import { COMMAND_GROUPS, type CommandEntry } from './command-list.js'
 
 /**
  * Commands that never write the state dir (status only reads daemon.json and asks the daemon), or
@@ -46,8 +19,10 @@ function topLevel (command: Command): Command {
  * Before a command runs: a state dir that belongs to another user (the system service's) is
  * refused with the `sudo -u` to run instead, rather than read as nothing or written as root.
  */
-function checkStateDirOwner (_program: Command, command: Command): void {
+async function checkStateDirOwner (_program: Command, command: Command): Promise<void> {
   if (WITHOUT_STATE.has(topLevel(command).name())) return
+  // Loaded here, not with the program: `--version` and `--help` need no config (zod, TOML).
+  const { loadConfig, stateDirOwnerProblem } = await import('../config/index.js')
   let stateDir: string
   try {
     stateDir = loadConfig({ configPath: (command.opts() as { config?: string }).config }).stateDir
@@ -57,16 +32,6 @@ function checkStateDirOwner (_program: Command, command: Command): void {
   const problem = stateDirOwnerProblem(stateDir)
   if (problem !== undefined) throw new StateDirOwnerError(problem)
 }
-
-/** The commands in `--help`: by what a user does, in the order they first need them. */
-const COMMAND_GROUPS: ReadonlyArray<readonly [string, ReadonlyArray<(program: Command) => void>]> = [
-  ['Set up:', [registerInit, registerLogin, registerKey, registerService, registerDaemon]],
-  ['Day to day:', [registerStatus, registerDashboard, registerLs, registerHistory, registerSnapshot, registerRescan, registerReconcile]],
-  ['Find:', [registerFind, registerWhere, registerDupes, registerLog]],
-  ['Restore and check:', [registerGet, registerRestore, registerVerify, registerPointer]],
-  ['Move out and in:', [registerExport, registerImport]],
-  ['The service by hand:', [registerFiles, registerDeal, registerNames, registerCid, registerLocalService]]
-]
 
 const HELP_EPILOGUE = `
 Exit codes:
@@ -79,8 +44,40 @@ Exit codes:
 Docs: README.md (start here), docs/operations.md (running it, troubleshooting),
 docs/configuration.md (every config key). \`cidsync help <command>\` shows one command.`
 
-/** The `cidsync` command line: one register function per command, each in its own file. */
-export function createProgram (): Command {
+/**
+ * The top-level command a command line runs or asks the help of (`restore ...`, `help restore`),
+ * by name; undefined for the program's own help, its version, or a name no command has. The
+ * program's own options (`-V`, `-h`) take no value, so the first word that is not one names it.
+ */
+export function commandNamed (args: readonly string[]): string | undefined {
+  const words = args.filter(arg => !arg.startsWith('-'))
+  const name = words[0] === 'help' ? words[1] : words[0]
+  return COMMAND_GROUPS.some(([, entries]) => entries.some(entry => entry.name === name)) ? name : undefined
+}
+
+/**
+ * A command not loaded: listed as its module would list it (its term and description), and, if
+ * commander dispatches to it after all (a command line `commandNamed` read otherwise), the
+ * program is made again with its module loaded and the same command line parsed by it.
+ */
+function addUnloaded (program: Command, entry: CommandEntry, argv: readonly string[], terms: WeakMap<Command, string>): void {
+  const command = program.command(entry.name)
+    .description(entry.description)
+    .helpOption(false)
+    .allowUnknownOption()
+    .allowExcessArguments()
+    .argument('[args...]')
+    .action(async () => { await (await createProgram(argv, entry.name)).parseAsync(argv) })
+  terms.set(command, entry.term)
+}
+
+/**
+ * The `cidsync` command line: one register function per command, each in its own file, loaded
+ * only for the command `argv` runs (or `load` names); the others are listed from
+ * `command-list.ts`, so `--help` reads the same and a run does not load every command's rooms.
+ */
+export async function createProgram (argv: readonly string[] = process.argv, load = commandNamed(argv.slice(2))): Promise<Command> {
+  const terms = new WeakMap<Command, string>()
   const program = new Command('cidsync')
     .description('local-first index sync daemon for content-addressed storage')
     .version(VERSION)
@@ -88,10 +85,17 @@ export function createProgram (): Command {
     .exitOverride()
     // Options belong to the command they follow (`local-service token --dir D` is token's --dir).
     .enablePositionalOptions()
+    // An unloaded command's line is its module's; a loaded one's, and its subcommands', commander's own.
+    .configureHelp({ subcommandTerm (this: Help, command: Command): string { return terms.get(command) ?? Help.prototype.subcommandTerm.call(this, command) } })
     .hook('preAction', checkStateDirOwner)
-  for (const [heading, registers] of COMMAND_GROUPS) {
+  const register = COMMAND_GROUPS.flatMap(([, entries]) => entries).find(entry => entry.name === load)
+  const loaded = register === undefined ? undefined : await register.load()
+  for (const [heading, entries] of COMMAND_GROUPS) {
     program.commandsGroup(heading)
-    for (const register of registers) register(program)
+    for (const entry of entries) {
+      if (entry === register && loaded !== undefined) loaded(program)
+      else addUnloaded(program, entry, argv, terms)
+    }
   }
   program.commandsGroup('Help:').helpCommand('help [command]', 'show help for a command')
   program.addHelpText('after', HELP_EPILOGUE)

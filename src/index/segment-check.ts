@@ -6,7 +6,7 @@ import { SCHEMA_VERSION } from './migrations.js'
 import { segmentSchemaProblems } from './segment-schema.js'
 import { hasLiveCounts } from './entries.js'
 import type { SegmentRange } from './segment-types.js'
-import { UNSAFE_PATHS, UNSAFE_ROW } from './unsafe-paths.js'
+import { UNSAFE_FOLDERS, UNSAFE_PATH, UNSAFE_PATHS, UNSAFE_ROW } from './unsafe-paths.js'
 import { startWorker } from '../util/start-worker.js'
 import type { CheckAnswer, CheckJob } from './segment-check-worker.js'
 
@@ -97,11 +97,34 @@ function reading<T> (path: string, name: string, use: (db: Db) => T): T {
   }
 }
 
-/** Every check but the quick one, in one walk of the rows: device, sequences, live count, count, paths. */
+interface Walked { rows: number, foreign_rows: number | null, low: number | null, high: number | null, live: number, unsafe: number }
+
+/**
+ * The walk of a segment whose schema is the index's: `entries` keyed by (device, folder, path),
+ * so another device's rows and this device's folders are found by seeks down the key, and only
+ * what needs every row (count, sequences, live rows, paths) is asked of every row.
+ */
+function keyedWalk (db: Db, deviceId: string): Walked {
+  const found = db.prepare(`SELECT COUNT(*) AS rows, MIN(seq) AS low, MAX(seq) AS high, COALESCE(SUM(deleted = 0), 0) AS live,
+    COALESCE(MAX(${UNSAFE_PATH}), 0) AS unsafe FROM entries`).get() as Omit<Walked, 'foreign_rows'>
+  const foreign = db.prepare('SELECT EXISTS (SELECT 1 FROM entries WHERE device_id < @device) OR EXISTS (SELECT 1 FROM entries WHERE device_id > @device)').pluck().get({ device: deviceId }) === 1
+    ? db.prepare('SELECT COUNT(*) FROM entries WHERE device_id != ?').pluck().get(deviceId) as number
+    : 0
+  // Another device's folders are not asked: its rows refuse the segment anyway.
+  const folder = db.prepare(UNSAFE_FOLDERS).pluck().get({ device: deviceId }) as number
+  return { ...found, foreign_rows: foreign, unsafe: Math.max(found.unsafe, folder) }
+}
+
+/** The walk of a segment declared otherwise (refused for that already): every check a row at a time. */
+function plainWalk (db: Db, deviceId: string): Walked {
+  return db.prepare(`SELECT COUNT(*) AS rows, SUM(device_id != ?) AS foreign_rows, MIN(seq) AS low, MAX(seq) AS high, COALESCE(SUM(deleted = 0), 0) AS live,
+    COALESCE(MAX(${UNSAFE_ROW}), 0) AS unsafe FROM entries`).get(deviceId) as Walked
+}
+
+/** Every check but the quick one: schema, then one walk of the rows: device, sequences, live count, count, paths. */
 function rowProblems (db: Db, range: Range): string[] {
-  const found = db.prepare(`SELECT COUNT(*) AS rows, SUM(device_id != ?) AS foreign_rows, MIN(seq) AS low, MAX(seq) AS high, COALESCE(SUM(deleted = 0), 0) AS live,
-    COALESCE(MAX(${UNSAFE_ROW}), 0) AS unsafe FROM entries`).get(range.deviceId) as { rows: number, foreign_rows: number | null, low: number | null, high: number | null, live: number, unsafe: number }
   const problems: string[] = segmentSchemaProblems(db, range.deviceId, range.to)
+  const found = problems.length === 0 ? keyedWalk(db, range.deviceId) : plainWalk(db, range.deviceId)
   // A segment of schema 5+ carries its live count (a base becomes a restored index as it is).
   if (hasLiveCounts(db)) {
     const carried = db.prepare('SELECT COALESCE(SUM(live), 0) FROM live_counts').pluck().get() as number

@@ -1,0 +1,61 @@
+import type { Command } from 'commander'
+
+/**
+ * One command as `cidsync --help` lists it, and how to load it. The listing is kept here so that
+ * a run loads only the module of the command it runs (each command's module pulls in the rooms
+ * it needs: config, zod, the index, the service's clients); test/cli/command-list.test.ts checks
+ * every entry against what its module registers.
+ */
+export interface CommandEntry {
+  /** The top-level command's name, as typed. */
+  readonly name: string
+  /** Its line in the listing: name, `[options]`, arguments (what commander's `subcommandTerm` gives). */
+  readonly term: string
+  /** Its description in the listing. */
+  readonly description: string
+  /** Its module's register function, loaded when it is run or its own help is asked for. */
+  readonly load: () => Promise<(program: Command) => void>
+}
+
+/** The commands in `--help`: by what a user does, in the order they first need them. */
+export const COMMAND_GROUPS: ReadonlyArray<readonly [string, readonly CommandEntry[]]> = [
+  ['Set up:', [
+    { name: 'init', term: 'init [options]', description: 'write a commented config file and create the state dir', load: async () => (await import('./commands/init.js')).registerInit },
+    { name: 'login', term: 'login [options]', description: 'get an API key by signing the deal service\'s message with your wallet key, and save it (0600)', load: async () => (await import('./commands/login.js')).registerLogin },
+    { name: 'key', term: 'key', description: 'the snapshot encryption key: carry it to another device', load: async () => (await import('./commands/key.js')).registerKey },
+    { name: 'service', term: 'service', description: 'run cidsync as a service: systemd (linux) or launchd (macOS)', load: async () => (await import('./commands/service.js')).registerService },
+    { name: 'daemon', term: 'daemon [options]', description: 'run in the foreground: watch, index, serve status (the service unit\'s ExecStart)', load: async () => (await import('./commands/daemon.js')).registerDaemon },
+  ]],
+  ['Day to day:', [
+    { name: 'status', term: 'status [options]', description: 'what the running daemon is doing, from its status endpoint', load: async () => (await import('./commands/status.js')).registerStatus },
+    { name: 'dashboard', term: 'dashboard [options]', description: 'print the dashboard\'s URL with a one-time login link (works once, for two minutes) that lets this browser use its buttons', load: async () => (await import('./commands/dashboard.js')).registerDashboard },
+    { name: 'ls', term: 'ls [options] [prefix]', description: 'list what the index holds: size, CID, where its content stands (local-only, queued, uploading, stored, sent-for-deal, deal-active, failed), folder/path', load: async () => (await import('./commands/ls.js')).registerLs },
+    { name: 'history', term: 'history [options]', description: 'the publishes the pointer\'s chain holds, newest first: time, device, entries, bytes added, the deal this device asked for it (made, pending, overdue; none: not asked here), CID (any of them restores with `cidsync restore --cid` or `--at`)', load: async () => (await import('./commands/history.js')).registerHistory },
+    { name: 'snapshot', term: 'snapshot [options]', description: 'publish now and print the snapshot CID: through the running daemon, or on its own after catching up with the folders', load: async () => (await import('./commands/snapshot.js')).registerSnapshot },
+    { name: 'rescan', term: 'rescan [options]', description: 'ask the running daemon to walk every folder afresh now and repair what the index missed (the drift check)', load: async () => (await import('./commands/rescan.js')).registerRescan },
+    { name: 'reconcile', term: 'reconcile [options]', description: 'mirror the account now: every page of its uploads, its IPNS names and the deals this device asked for (through the running daemon, or on its own)', load: async () => (await import('./commands/reconcile.js')).registerReconcile },
+  ]],
+  ['Find:', [
+    { name: 'find', term: 'find [options] <pattern>', description: 'search every device\'s files by substring or glob (* and ?) over folder/path, ranked: device, size, mtime, stored state, path', load: async () => (await import('./commands/find.js')).registerFind },
+    { name: 'where', term: 'where [options] <cid-or-file>', description: 'every device and path that holds a CID (or a local file\'s content, its CID computed), since when, and whether its content is stored', load: async () => (await import('./commands/where.js')).registerWhere },
+    { name: 'dupes', term: 'dupes [options]', description: 'the same content at several paths or devices, largest reclaimable bytes first, with the total', load: async () => (await import('./commands/dupes.js')).registerDupes },
+    { name: 'log', term: 'log [options] <path>', description: 'one file\'s timeline across the history: each version\'s time, device, size, CID, and whether it can be fetched', load: async () => (await import('./commands/log.js')).registerLog },
+  ]],
+  ['Restore and check:', [
+    { name: 'get', term: 'get [options] <path...>', description: 'bring stored files back from the service, verified against their CIDs: into their folders, or under --to DIR', load: async () => (await import('./commands/get.js')).registerGet },
+    { name: 'restore', term: 'restore [options]', description: 'install the index from the pointer (or a given CID): fetch, verify, decrypt, check, swap in. It lists the files; --files brings the files themselves back, where their content is stored', load: async () => (await import('./commands/restore.js')).registerRestore },
+    { name: 'verify', term: 'verify [options]', description: 'a restore drill: fetch what the pointer names and every segment a restore needs through the gateways, verify, decrypt and check each, rebuild the index aside and compare this device\'s files, and bring a sample of stored files back into a temp dir (removed after); exit 4 naming the first that fails. Changes nothing', load: async () => (await import('./commands/verify.js')).registerVerify },
+    { name: 'pointer', term: 'pointer', description: 'the latest snapshot CID per namespace and network, by hand', load: async () => (await import('./commands/pointer.js')).registerPointer },
+  ]],
+  ['Move out and in:', [
+    { name: 'export', term: 'export [options]', description: 'write the whole history (every publish and segment; with --content every stored file\'s objects too) as a CAR file rooted at the pointer\'s publish: any IPFS implementation that imports it holds the same CIDs (docs/exits.md)', load: async () => (await import('./commands/export.js')).registerExport },
+    { name: 'import', term: 'import [options]', description: 'put every object of a CAR file (from `cidsync export --car`) on the configured service, check its chain opens under this device\'s key and belongs to this namespace, ask for deals, then move the pointer to it (docs/exits.md). Run again after a failure or a kill: it finishes', load: async () => (await import('./commands/import.js')).registerImport },
+  ]],
+  ['The service by hand:', [
+    { name: 'files', term: 'files [options]', description: 'the account\'s uploads, every page, newest first', load: async () => (await import('./commands/files.js')).registerFiles },
+    { name: 'deal', term: 'deal', description: 'storage deals: ask for one, see where it is', load: async () => (await import('./commands/deal.js')).registerDeal },
+    { name: 'names', term: 'names', description: 'IPNS keys: create, publish, list, remove', load: async () => (await import('./commands/names.js')).registerNames },
+    { name: 'cid', term: 'cid [options] <files...>', description: 'print the CID `ipfs add` gives each file, like sha256sum (- reads stdin)', load: async () => (await import('./commands/cid.js')).registerCid },
+    { name: 'local-service', term: 'local-service [options]', description: 'run the local implementation of the service in the foreground and print its base URL', load: async () => (await import('./commands/local-service.js')).registerLocalService },
+  ]]
+]
