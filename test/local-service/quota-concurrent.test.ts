@@ -50,6 +50,9 @@ describe.skipIf(EXTERNAL)('local service: an account\'s quota holds against requ
     const open: Open[] = []
     for (let i = 0; i < REQUESTS; i++) {
       const bytes = randomBytes(EACH)
+      // The multipart parser holds back a tail that could begin the closing boundary ("\r\n--"):
+      // a CAR ending in \r (1 in 256) would leave its block unread until the request ends.
+      bytes[EACH - 1] = 0
       const cid = await rawCid(bytes)
       open.push(openRequest(service, '/api/v0/dag/import', await carOf([cid], [{ cid, bytes }]), cid))
     }
