@@ -3,6 +3,7 @@ import { lstat, opendir, realpath } from 'node:fs/promises'
 import { join, sep } from 'node:path'
 import { Readable } from 'node:stream'
 import type { FSWatcher } from 'chokidar'
+import { handOver, listed, readSlot, releaseRead } from './read-gates.js'
 
 /** What chokidar's `_handleRead` takes of a readdirp entry (depth 0: `path` is the name). */
 interface ReadEntry { path: string, fullPath: string, basename: string, stats: Stats }
@@ -11,36 +12,8 @@ interface ReadOptions { fileFilter?: EntryFilter, directoryFilter?: EntryFilter 
 type Readdirp = (this: FSWatcher, root: string, options: ReadOptions) => Readable | undefined
 interface ChokidarInsides { _readdirp?: Readdirp, closed?: boolean, _streams?: unknown }
 
-/**
- * Directories read at once, across every watcher in the process. chokidar starts a read of every
- * directory it finds as soon as it finds it: over 10,000 directories, 10,000 listings were alive
- * together. A read holds its slot only while it lists one directory (no waiting on others), so
- * the limit cannot wedge: chokidar's reads of subdirectories start after their parent's ends.
- */
-export const READS_AT_ONCE = 8
 /** Entries `fs.opendir` hands over at a time: a read keeps no more of them alive. */
 const DIR_BUFFER = 32
-
-let free = READS_AT_ONCE
-let mostAtOnce = 0
-const queued: Array<() => void> = []
-
-/** The most directory reads that were under way together since the process started (within {@link READS_AT_ONCE}). */
-export function mostReadsAtOnce (): number {
-  return mostAtOnce
-}
-
-async function slot (): Promise<void> {
-  if (free === 0) await new Promise<void>(resolve => queued.push(resolve))
-  else free--
-  mostAtOnce = Math.max(mostAtOnce, READS_AT_ONCE - free)
-}
-
-function release (): void {
-  const next = queued.shift()
-  if (next !== undefined) next()
-  else free++
-}
 
 /** readdirp's: these end a read with a warning (chokidar ignores it), others are errors. */
 const NORMAL_FLOW = new Set(['ENOENT', 'EPERM', 'EACCES', 'ELOOP'])
@@ -74,7 +47,8 @@ class DirectoryRead extends Readable {
   }
 
   private async list (): Promise<void> {
-    await slot()
+    const found: ReadEntry[] = []
+    await readSlot()
     try {
       if (this.destroyed) return
       const dir = await opendir(this.root, { bufferSize: DIR_BUFFER })
@@ -82,10 +56,17 @@ class DirectoryRead extends Readable {
         if (this.destroyed) break
         if (dirent.isFile()) continue
         const entry = await this.entryFor(dirent)
-        if (entry !== undefined && !this.destroyed) this.push(entry)
+        if (entry !== undefined) found.push(entry)
       }
     } finally {
-      release()
+      releaseRead()
+      listed(this.root)
+    }
+    // Handed over as chokidar has room for them: each starts chokidar's work on a directory.
+    for (const entry of found) {
+      if (this.destroyed) return
+      if (entry.stats.isDirectory()) await handOver(entry.fullPath)
+      if (!this.destroyed) this.push(entry)
     }
   }
 
@@ -136,8 +117,8 @@ async function linkKind (fullPath: string): Promise<'dir' | 'file' | undefined> 
 }
 
 /**
- * Replaces chokidar's directory reads with {@link DirectoryRead}s: directories and links alone,
- * {@link READS_AT_ONCE} at a time. chokidar 5 reads with readdirp `alwaysStat` (an lstat and a
+ * Replaces chokidar's directory reads with {@link DirectoryRead}s: directories and links alone, a
+ * few at a time, handing chokidar a bounded number of directories to work on (read-gates.ts). chokidar 5 reads with readdirp `alwaysStat` (an lstat and a
  * `Stats` a file), and even without it readdirp lists a whole directory and makes an entry object
  * per file: its first pass read every directory at once and all those objects were alive together
  * (~500 B a file: the daemon's peak RSS at a restart). Every event in a directory reads it again.
