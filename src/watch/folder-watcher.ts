@@ -5,6 +5,7 @@ import { setTimeout as delay } from 'node:timers/promises'
 import { watch, type FSWatcher } from 'chokidar'
 import { WatchLimitError } from '../errors.js'
 import { readDirectoriesOnly } from './chokidar-reads.js'
+import { leanWatches } from './chokidar-watches.js'
 import { chainIds, dirId } from './dir-chain.js'
 import type { IgnoreMatcher } from './ignore.js'
 
@@ -98,6 +99,7 @@ export class FolderWatcher {
       ignored: (path: string, stats?: Stats) => this.ignored(path, stats)
     })
     readDirectoriesOnly(watcher)
+    leanWatches(watcher)
     this.watcher = watcher
     watcher.on('raw', (_event: string, filename: string | null, details: unknown) => {
       const watchedPath = (details as { watchedPath?: string } | undefined)?.watchedPath
