@@ -1,6 +1,6 @@
 import { type Dirent, type Stats } from 'node:fs'
 import { lstat, opendir, realpath } from 'node:fs/promises'
-import { join, sep } from 'node:path'
+import { join, resolve, sep } from 'node:path'
 import { Readable } from 'node:stream'
 import type { FSWatcher } from 'chokidar'
 import { handOver, listed, readSlot, releaseRead } from './read-gates.js'
@@ -10,7 +10,9 @@ interface ReadEntry { path: string, fullPath: string, basename: string, stats: S
 type EntryFilter = (entry: ReadEntry) => boolean
 interface ReadOptions { fileFilter?: EntryFilter, directoryFilter?: EntryFilter }
 type Readdirp = (this: FSWatcher, root: string, options: ReadOptions) => Readable | undefined
-interface ChokidarInsides { _readdirp?: Readdirp, closed?: boolean, _streams?: unknown }
+interface ChokidarInsides { _readdirp?: Readdirp, closed?: boolean, _streams?: unknown, _watched?: unknown }
+/** Whether chokidar already tracks this name in this directory (a read again after an event). */
+type Known = (dir: string, name: string) => boolean
 
 /** Entries `fs.opendir` hands over at a time: a read keeps no more of them alive. */
 const DIR_BUFFER = 32
@@ -26,7 +28,7 @@ const NORMAL_FLOW = new Set(['ENOENT', 'EPERM', 'EACCES', 'ELOOP'])
  * (a file system without d_type) is lstat'ed and judged on that.
  */
 class DirectoryRead extends Readable {
-  constructor (private readonly root: string, private readonly filters: ReadOptions) {
+  constructor (private readonly root: string, private readonly filters: ReadOptions, private readonly known: Known) {
     super({ objectMode: true, highWaterMark: 16 })
   }
 
@@ -65,7 +67,8 @@ class DirectoryRead extends Readable {
     // Handed over as chokidar has room for them: each starts chokidar's work on a directory.
     for (const entry of found) {
       if (this.destroyed) return
-      if (entry.stats.isDirectory()) await handOver(entry.fullPath)
+      // One chokidar knows already it does nothing with (every event in a directory reads it again).
+      if (entry.stats.isDirectory() && !this.known(this.root, entry.basename)) await handOver(entry.fullPath)
       if (!this.destroyed) this.push(entry)
     }
   }
@@ -133,7 +136,9 @@ export function readDirectoriesOnly (watcher: FSWatcher): boolean {
   target._readdirp = function (this: FSWatcher, root: string, options: ReadOptions) {
     const self = this as unknown as ChokidarInsides
     if (self.closed === true) return undefined
-    const stream = new DirectoryRead(root, options)
+    const watched = self._watched
+    const known: Known = (dir, name) => watched instanceof Map && (watched.get(resolve(dir)) as { has?: (name: string) => unknown } | undefined)?.has?.(name) === true
+    const stream = new DirectoryRead(root, options, known)
     const streams = self._streams
     if (streams instanceof Set) {
       streams.add(stream)
