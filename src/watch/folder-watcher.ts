@@ -78,7 +78,8 @@ export interface FolderWatcherInit {
  * chokidar over one folder, directories only: one inotify watch per directory, not per file (at
  * 100,000 files chokidar's per-file watches cost 850 MB and 11 s; see docs/benchmarks.md). File
  * events come from the directory watches' raw events; chokidar's reads do not stat files
- * ({@link readDirectoriesOnly}, a bounded number at a time): the startup scan, run once the watches are up, looks at them.
+ * ({@link readDirectoriesOnly}, a bounded number at a time) and each watch is one `fs.watch`
+ * ({@link leanWatches}): the startup scan, run once the watches are up, looks at them.
  */
 export class FolderWatcher {
   private watcher: FSWatcher | undefined

@@ -44,14 +44,8 @@ export function releaseRead (): void {
 
 /** Path → when it was handed over; oldest first (a Map keeps insertion order). */
 const handedOver = new Map<string, number>()
-let mostHandedOver = 0
 /** Reads waiting to hand over, the newest woken first: the walk goes deep before wide, fewer directories half done. */
 const roomWaiters: Array<{ wake: () => void }> = []
-
-/** The most directories handed over and not yet listed at one time since the process started. */
-export function mostHandedOverAtOnce (): number {
-  return mostHandedOver
-}
 
 function handedOverNow (): number {
   const expired = Date.now() - HANDED_OVER_FOR_MS
@@ -77,7 +71,6 @@ export async function handOver (path: string): Promise<void> {
   }
   handedOver.delete(path)
   handedOver.set(path, Date.now())
-  mostHandedOver = Math.max(mostHandedOver, handedOver.size)
 }
 
 /** A directory's read has listed it: it no longer counts as handed over. */
