@@ -4,7 +4,8 @@ import { basename, dirname, join, sep } from 'node:path'
 import { setTimeout as delay } from 'node:timers/promises'
 import { watch, type FSWatcher } from 'chokidar'
 import { WatchLimitError } from '../errors.js'
-import { statDirectoriesOnly } from './chokidar-reads.js'
+import { readDirectoriesOnly } from './chokidar-reads.js'
+import { leanWatches } from './chokidar-watches.js'
 import { chainIds, dirId } from './dir-chain.js'
 import type { IgnoreMatcher } from './ignore.js'
 
@@ -77,7 +78,8 @@ export interface FolderWatcherInit {
  * chokidar over one folder, directories only: one inotify watch per directory, not per file (at
  * 100,000 files chokidar's per-file watches cost 850 MB and 11 s; see docs/benchmarks.md). File
  * events come from the directory watches' raw events; chokidar's reads do not stat files
- * ({@link statDirectoriesOnly}): the startup scan, run once the watches are up, looks at them.
+ * ({@link readDirectoriesOnly}, a bounded number at a time) and each watch is one `fs.watch`
+ * ({@link leanWatches}): the startup scan, run once the watches are up, looks at them.
  */
 export class FolderWatcher {
   private watcher: FSWatcher | undefined
@@ -97,7 +99,8 @@ export class FolderWatcher {
       persistent: true,
       ignored: (path: string, stats?: Stats) => this.ignored(path, stats)
     })
-    statDirectoriesOnly(watcher)
+    readDirectoriesOnly(watcher)
+    leanWatches(watcher)
     this.watcher = watcher
     watcher.on('raw', (_event: string, filename: string | null, details: unknown) => {
       const watchedPath = (details as { watchedPath?: string } | undefined)?.watchedPath

@@ -3,11 +3,34 @@ import type { Stats } from 'node:fs'
 import { mkdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { watch } from 'chokidar'
-import { statDirectoriesOnly } from '../../src/watch/chokidar-reads.js'
+import { readDirectoriesOnly } from '../../src/watch/chokidar-reads.js'
+import { READS_AT_ONCE, mostReadsAtOnce } from '../../src/watch/read-gates.js'
 import { useTempDir } from '../helpers/temp-dir.js'
 import { until } from '../helpers/wait.js'
 
 describe("chokidar's directory reads", () => {
+  it('list a directory as its subdirectories alone, and read a bounded number of directories at once', async () => {
+    const dir = await useTempDir()
+    for (let d = 0; d < 40; d++) {
+      await mkdir(join(dir, `d${d}`, 'sub'), { recursive: true })
+      for (let i = 0; i < 50; i++) await writeFile(join(dir, `d${d}`, `f${i}.txt`), String(i))
+    }
+    const watcher = watch(dir, { ignoreInitial: true, atomic: false, ignored: (_path: string, stats?: Stats) => stats?.isFile() ?? false })
+    onTestFinished(async () => { await watcher.close() })
+    expect(readDirectoriesOnly(watcher)).toBe(true)
+    await new Promise<void>(resolve => watcher.once('ready', () => resolve()))
+    // chokidar found 81 directories and read each as it found it: all 40 under the root at once, before.
+    expect(mostReadsAtOnce()).toBeGreaterThan(0)
+    expect(mostReadsAtOnce()).toBeLessThanOrEqual(READS_AT_ONCE)
+    const closers = (watcher as unknown as { _closers: Map<string, unknown> })._closers
+    for (let d = 0; d < 40; d++) expect(closers.has(join(dir, `d${d}`, 'sub'))).toBe(true)
+    // One directory's read hands chokidar its subdirectory, none of its 50 files.
+    const read = (watcher as unknown as { _readdirp: (root: string, options: object) => AsyncIterable<{ path: string }> })._readdirp(join(dir, 'd0'), {})
+    const names: string[] = []
+    for await (const entry of read) names.push(entry.path)
+    expect(names).toEqual(['sub'])
+  })
+
   it('stat directories and links only: no file reaches the ignore check, every directory is watched', async () => {
     const dir = await useTempDir()
     for (const sub of ['a', 'a/b', 'c']) {
@@ -24,7 +47,7 @@ describe("chokidar's directory reads", () => {
       }
     })
     onTestFinished(async () => { await watcher.close() })
-    expect(statDirectoriesOnly(watcher)).toBe(true)
+    expect(readDirectoriesOnly(watcher)).toBe(true)
     await new Promise<void>(resolve => watcher.once('ready', () => resolve()))
     // Before, chokidar lstat'ed all 60 files and handed each to the check.
     expect(judged.filter(j => j.kind === 'file')).toEqual([])
