@@ -89,7 +89,8 @@ async function removeDeadTemps (file: string): Promise<void> {
     const run = name.slice(prefix.length, -TEMP_SUFFIX.length)
     const pid = /^(\d{1,10})-\d{1,10}$/.exec(run)?.[1]
     if (run !== '' && (pid === undefined || alive(Number(pid)))) continue
-    await rm(join(dirname(file), name), { force: true })
+    // Best effort: one this user may not remove (another's, in a sticky /tmp) must not stop the export.
+    await rm(join(dirname(file), name), { force: true }).catch(() => {})
   }
 }
 

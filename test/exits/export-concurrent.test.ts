@@ -1,5 +1,5 @@
 import { describe, expect, it, onTestFinished } from 'vitest'
-import { readdir, readFile } from 'node:fs/promises'
+import { mkdir, readdir, readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { CID } from 'multiformats/cid'
 import { loadConfig } from '../../src/config/index.js'
@@ -59,5 +59,19 @@ describe.skipIf(EXTERNAL)('two exports to the same FILE at once', () => {
     await within(two.catch(() => {}), 60_000, 'the second export')
     expect((await readFile(car)).equals(await readFile(reference)), 'FILE after the second export gave up').toBe(true)
     expect(await temps(), 'temp files left beside FILE').toEqual([])
+  })
+
+  it('a temp file of a dead run that cannot be removed (another user\'s, in a shared directory) does not stop the export', async () => {
+    const root = await useTempDir()
+    const service = await freshService(root, 'one')
+    const a = await exitDevice(root, service, 'a')
+    await writeSomeFiles(a.folder, 'first', { largeBytes: 1000, small: 1 })
+    await ok(a, ['snapshot'])
+    const car = join(root, 'export.car')
+    // A pid past any pid_max is no live process; a directory stands in for a file rm cannot remove.
+    const stuck = join(root, '.export.car.4294967-1.cidsync-export')
+    await mkdir(join(stuck, 'inside'), { recursive: true })
+    await ok(a, ['export', '--car', car])
+    expect((await readFile(car)).byteLength).toBeGreaterThan(0)
   })
 })
