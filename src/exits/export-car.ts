@@ -4,7 +4,7 @@ import { CID } from 'multiformats/cid'
 import type { Config } from '../config/index.js'
 import { CidsyncError, ContentNotFoundError, ExportIncompleteError, ExportWriteError, GatewayFetchError, IntegrityError, NothingAtTimeError } from '../errors.js'
 import type { ServiceClients } from '../remote/index.js'
-import { acceptsUnencrypted, publishAt, SyncStore, hasSyncState, type FetchInit, type ManifestCache } from '../sync/index.js'
+import { acceptsUnencrypted, checkOwnPublishIn, publishAt, SyncStore, hasSyncState, type FetchInit, type ManifestCache } from '../sync/index.js'
 import { MAX_SEALED_MANIFEST_BYTES, type Manifest } from '../snapshot/index.js'
 import { failpoint } from '../util/failpoint.js'
 import { fsyncPath } from '../util/fsync.js'
@@ -122,6 +122,7 @@ export async function exportCar (clients: ServiceClients, init: ExportInit): Pro
     if (init.at !== undefined) {
       const found = await publishAt(clients, root, init.at, cache, fetch)
       if (found === undefined) throw new NothingAtTimeError(`nothing was published at or before ${init.at.toISOString()}: see \`cidsync history\` for the times there are`)
+      checkOwnPublishIn(found.entry, store?.lastPublished(), init.at)
       root = found.entry.cid
       rootAt = found.entry.at
     }
@@ -161,7 +162,13 @@ export async function exportCar (clients: ServiceClients, init: ExportInit): Pro
     try {
       for await (const object of chainObjects(clients, root, cache, fetch)) {
         if (object.kind === 'manifest' || object.kind === 'snapshot') {
-          if (counts.publishes++ === 0) { rootAt = object.at; rootManifest = object.manifest }
+          if (counts.publishes++ === 0) {
+            // The pointer set back behind this device's own publish: a backup of an older state
+            // would pass for the latest (with --at, checked above).
+            if (init.at === undefined) checkOwnPublishIn({ cid: object.cid, at: object.at ?? '' }, store?.lastPublished(), new Date())
+            rootAt = object.at
+            rootManifest = object.manifest
+          }
         } else counts.segments++
         await put(object)
       }
