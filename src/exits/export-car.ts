@@ -1,10 +1,10 @@
-import { rename, rm, stat } from 'node:fs/promises'
+import { readdir, rename, rm, stat } from 'node:fs/promises'
 import { basename, dirname, join, resolve } from 'node:path'
 import { CID } from 'multiformats/cid'
 import type { Config } from '../config/index.js'
 import { CidsyncError, ContentNotFoundError, ExportIncompleteError, ExportWriteError, GatewayFetchError, IntegrityError, NothingAtTimeError } from '../errors.js'
 import type { ServiceClients } from '../remote/index.js'
-import { acceptsUnencrypted, publishAt, SyncStore, hasSyncState, type FetchInit, type ManifestCache } from '../sync/index.js'
+import { acceptsUnencrypted, checkOwnPublishIn, publishAt, SyncStore, hasSyncState, type FetchInit, type ManifestCache } from '../sync/index.js'
 import { MAX_SEALED_MANIFEST_BYTES, type Manifest } from '../snapshot/index.js'
 import { failpoint } from '../util/failpoint.js'
 import { fsyncPath } from '../util/fsync.js'
@@ -60,9 +60,38 @@ function memoryCache (): ManifestCache {
   return { get: cid => kept.get(cid), put: (cid, json) => { kept.set(cid, json) } }
 }
 
-/** The temp file an export writes: beside FILE (one rename), hidden, one per FILE (a rerun replaces a killed run's). */
-export function exportTempPath (file: string): string {
-  return join(dirname(file), `.${basename(file)}.cidsync-export`)
+let runs = 0
+const TEMP_SUFFIX = '.cidsync-export'
+
+/**
+ * The temp file an export writes: beside FILE (one rename), hidden, one per run (`<pid>-<n>`): two
+ * exports to one FILE at once each rename their own CAR (a shared name let one remove the other's
+ * file and rename the other's half-written one over FILE, and say it was done).
+ */
+export function exportTempPath (file: string, run = `${process.pid}-${++runs}`): string {
+  return join(dirname(file), `.${basename(file)}.${run}${TEMP_SUFFIX}`)
+}
+
+function alive (pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM'
+  }
+}
+
+/** The temp files of FILE's exports killed before they ended (their process gone), and of the shared name older versions used. */
+async function removeDeadTemps (file: string): Promise<void> {
+  const prefix = `.${basename(file)}.`
+  for (const name of await readdir(dirname(file)).catch(() => [] as string[])) {
+    if (!name.startsWith(prefix) || !name.endsWith(TEMP_SUFFIX)) continue
+    const run = name.slice(prefix.length, -TEMP_SUFFIX.length)
+    const pid = /^(\d{1,10})-\d{1,10}$/.exec(run)?.[1]
+    if (run !== '' && (pid === undefined || alive(Number(pid)))) continue
+    // Best effort: one this user may not remove (another's, in a sticky /tmp) must not stop the export.
+    await rm(join(dirname(file), name), { force: true }).catch(() => {})
+  }
 }
 
 /**
@@ -93,10 +122,11 @@ export async function exportCar (clients: ServiceClients, init: ExportInit): Pro
     if (init.at !== undefined) {
       const found = await publishAt(clients, root, init.at, cache, fetch)
       if (found === undefined) throw new NothingAtTimeError(`nothing was published at or before ${init.at.toISOString()}: see \`cidsync history\` for the times there are`)
+      checkOwnPublishIn(found.entry, store?.lastPublished(), init.at)
       root = found.entry.cid
       rootAt = found.entry.at
     }
-    await rm(temp, { force: true })
+    await removeDeadTemps(file)
     const cannotWrite = (err: unknown): CidsyncError => err instanceof CidsyncError ? err : new ExportWriteError(`could not write ${file} (through ${temp}): ${(err as Error).message}; nothing was left under FILE: give a FILE in a directory that exists, is writable and has room`, { cause: err })
     // Opened before anything is fetched: a FILE that cannot be written fails at once, named.
     // Its writes run on while the next blocks are fetched and hashed: see CarFile for the bounds.
@@ -132,7 +162,13 @@ export async function exportCar (clients: ServiceClients, init: ExportInit): Pro
     try {
       for await (const object of chainObjects(clients, root, cache, fetch)) {
         if (object.kind === 'manifest' || object.kind === 'snapshot') {
-          if (counts.publishes++ === 0) { rootAt = object.at; rootManifest = object.manifest }
+          if (counts.publishes++ === 0) {
+            // The pointer set back behind this device's own publish: a backup of an older state
+            // would pass for the latest (with --at, checked above).
+            if (init.at === undefined) checkOwnPublishIn({ cid: object.cid, at: object.at ?? '' }, store?.lastPublished(), new Date())
+            rootAt = object.at
+            rootManifest = object.manifest
+          }
         } else counts.segments++
         await put(object)
       }

@@ -37,10 +37,15 @@ export async function askDeals (clients: ServiceClients, config: Config, objects
   return { asked, skipped }
 }
 
-/** Whether the service lists deals for `cid`; a failure to say is no (the deal is asked, which fails or goes through on its own). */
+/**
+ * Whether the service lists a deal made for `cid` (one with its id, as reconcile counts a deal
+ * made): a record without one (an empty, queued or failed request) is no deal, or an import run
+ * again would skip that object for good. A failure to say is no (the deal is asked, which fails or
+ * goes through on its own).
+ */
 async function hasDeals (clients: ServiceClients, cid: string, signal: AbortSignal | undefined): Promise<boolean> {
   try {
-    return (await clients.deals.dealStatus(cid, { signal })).length > 0
+    return (await clients.deals.dealStatus(cid, { signal })).some(deal => deal.dealId !== undefined)
   } catch (err) {
     if (signal?.aborted === true) throw err
     return false

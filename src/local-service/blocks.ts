@@ -203,10 +203,16 @@ export class BlockStore {
     if (path !== undefined) rmSync(path, { force: true })
   }
 
-  private reader (pack: number): number {
+  private reader (pack: number, block: string): number {
     let fd = this.readers.get(pack)
     if (fd === undefined) {
-      fd = openSync(this.packPath(pack), 'r')
+      try {
+        fd = openSync(this.packPath(pack), 'r')
+      } catch (err) {
+        // Indexed, so its pack was written and fsynced: gone means the data dir lost it.
+        if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err
+        throw new ServiceDataDamagedError(`pack ${pack} is missing from ${this.packs} though its index names it (block ${block}): the service's data dir is damaged; restore it from a backup, or publish again from a device that holds the files`, { cause: err })
+      }
       this.readers.set(pack, fd)
     }
     return fd
@@ -220,7 +226,7 @@ export class BlockStore {
       return readFileSync(path)
     }
     const bytes = Buffer.allocUnsafe(place.length)
-    const { bytesRead } = await readAt(this.reader(place.pack), bytes, 0, place.length, place.offset)
+    const { bytesRead } = await readAt(this.reader(place.pack, name), bytes, 0, place.length, place.offset)
     if (bytesRead !== place.length) throw new ServiceDataDamagedError(`pack ${place.pack} is shorter than its index says (block ${name}): the service's data dir is damaged; restore it from a backup, or publish again from a device that holds the files`)
     return bytes
   }

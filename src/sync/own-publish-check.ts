@@ -8,9 +8,10 @@ import type { LastPublished } from './sync-state-keys.js'
  * or before `at`, so one older than ours means ours is not in the chain. The service set the
  * pointer back (a lying or restored service serving an older pointer), or a device published over
  * it without merging; either way an older state would pass for the one at that time.
- * `restore`/`get --at` and `find --at` check the same way, before fetching anything of it.
+ * `restore --at`, `get --at`, `find --at` and `export` (at the pointer too: `at` is then now) check
+ * the same way, before fetching anything of it.
  */
-export function checkOwnPublishIn (found: HistoryEntry | undefined, own: LastPublished | undefined, at: Date): void {
+export function checkOwnPublishIn (found: Pick<HistoryEntry, 'cid' | 'at'> | undefined, own: LastPublished | undefined, at: Date): void {
   if (own === undefined) return
   const ownAt = own.at === null ? NaN : Date.parse(own.at)
   if (!(ownAt <= at.getTime())) return

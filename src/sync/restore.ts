@@ -14,6 +14,7 @@ import type { SyncStoreOwner } from './sync-store-owner.js'
 import { removeLeftovers } from './leftovers.js'
 import { jobFiles } from './publish-job.js'
 import { acceptsUnencrypted } from './unencrypted-policy.js'
+import { checkOwnPublishIn } from './own-publish-check.js'
 import { publishAt, readPublish, type HistoryEntry, type ManifestCache } from './history.js'
 import { buildIndex } from './build-index.js'
 import type { FetchInit } from './segment-fetch.js'
@@ -124,6 +125,8 @@ export async function restore (components: RestoreComponents, init: RestoreInit)
   }
   const cache = opened?.manifestCache ?? memoryCache()
   const chosen = await choose(clients, cid, init.at, cache, fetch)
+  // From the pointer at a time: a pointer set back behind this device's own publish is refused, as `get --at` refuses it.
+  if (init.cid === undefined && init.at !== undefined) checkOwnPublishIn(chosen.entry, opened?.lastPublished(), init.at)
   checkOwnSequence(chosen.manifest, chosen.entry.cid, init.asDevice ?? readDeviceId(config.stateDir), opened)
   if (init.dryRun === true) return { cid: chosen.entry.cid, dryRun: true, backup: exists ? `${target}.backup-<time>` : undefined, publish: chosen.entry }
   const staged = `${target}.restoring`

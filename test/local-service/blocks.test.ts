@@ -1,5 +1,5 @@
 import { describe, it, expect, onTestFinished } from 'vitest'
-import { appendFile, mkdir, open as openFile, readdir, readFile, writeFile } from 'node:fs/promises'
+import { appendFile, mkdir, open as openFile, readdir, readFile, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { randomBytes } from 'node:crypto'
 import { CID } from 'multiformats/cid'
@@ -103,6 +103,17 @@ describe('the local service\'s block store', () => {
     expect((await two.get(cx)).equals(x)).toBe(true)
     expect((await one.get(cy)).equals(y)).toBe(true)
     expect(await readdir(join(dir, 'packs'))).toHaveLength(2)
+  })
+
+  it('names a pack file gone from the data dir as damaged data (ERR_SERVICE_DATA_DAMAGED), not a bare ENOENT', async () => {
+    const root = await useTempDir()
+    const dir = join(root, 'service')
+    const cid = await (await account(await open(dir), root)).put(randomBytes(1000))
+    const other = await open(dir)
+    for (const name of await readdir(join(dir, 'packs'))) await rm(join(dir, 'packs', name))
+    const err = await other.readStoredBlock(CID.parse(cid)).then(() => undefined, (e: unknown) => e as { code?: string, message: string })
+    expect(err?.code, err?.message).toBe('ERR_SERVICE_DATA_DAMAGED')
+    expect(err?.message).toMatch(/pack 1 is missing/)
   })
 })
 
