@@ -82,6 +82,8 @@ export interface Config {
     readonly maxConnections: number
     /** The most bytes one gateway CAR response sends (a small DAG of repeated links, with `dups=y`, would send far more than it holds). */
     readonly maxCarBytes: number
+    /** `Host` values it answers besides its own loopback address: what a reverse proxy in front of it sends. */
+    readonly hosts: readonly string[]
   }
   readonly snapshot: {
     readonly schedule: string

@@ -176,7 +176,8 @@ function toConfig (file: ConfigFile, source: string | undefined, listen: Config[
       maxBytesPerAccount: file.local_service.max_bytes_per_account,
       maxIpnsKeysPerAccount: file.local_service.max_ipns_keys_per_account,
       maxConnections: file.local_service.max_connections,
-      maxCarBytes: file.local_service.max_car_bytes
+      maxCarBytes: file.local_service.max_car_bytes,
+      hosts: file.local_service.hosts
     },
     reconcile: { schedule: file.reconcile.schedule },
     verify: { schedule: file.verify.schedule },

@@ -152,7 +152,8 @@ export const configFileSchema = z.strictObject({
     max_bytes_per_account: z.int().min(0).default(0),
     max_ipns_keys_per_account: z.int().min(0).default(DEFAULT_MAX_IPNS_KEYS_PER_ACCOUNT),
     max_connections: z.int().min(4).max(65_536).default(128),
-    max_car_bytes: byteSize.pipe(z.int().min(1024 * 1024)).default(DEFAULT_MAX_CAR_BYTES)
+    max_car_bytes: byteSize.pipe(z.int().min(1024 * 1024)).default(DEFAULT_MAX_CAR_BYTES),
+    hosts: z.array(z.string().regex(/^[A-Za-z0-9.\-[\]:]{1,255}$/, { message: 'expected a Host value: a name or address, with :port when the proxy sends one' })).default([])
   }).prefault({}),
   snapshot: z.strictObject({
     schedule: cronExpression.default(DEFAULT_SNAPSHOT_SCHEDULE),

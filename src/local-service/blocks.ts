@@ -4,7 +4,9 @@ import { join } from 'node:path'
 import type Database from 'better-sqlite3'
 import type { CID } from 'multiformats/cid'
 import { ServiceDataDamagedError } from '../errors.js'
+import { failpoint } from '../util/failpoint.js'
 import { makeDirsSync } from '../util/make-dirs.js'
+import { HttpFailure } from './http.js'
 
 const readAt = promisify(read)
 const fsyncAsync = promisify(fsync)
@@ -30,6 +32,10 @@ interface Place { readonly pack: number, readonly offset: number, readonly lengt
  *    service said it stored survives a power cut.
  * 4. Bytes appended but never indexed (a kill between write and flush) are dead space in the pack,
  *    never read; a removed block (an upload refused at its quota) loses its row, its bytes stay.
+ * 5. After an fsync fails, nothing more is stored or answered as stored until the service is
+ *    restarted: the kernel may have dropped the pages it could not write and report the next fsync
+ *    clean, so the rows of the blocks pending then are never committed, and an upload that relied
+ *    on one of them (found pending, "already stored") fails instead of being answered.
  * Data dirs from before packs keep their `blocks/xx/<cid>` files: they are read in place.
  */
 export class BlockStore {
@@ -48,6 +54,8 @@ export class BlockStore {
   private nextSync: Promise<void> | undefined
   /** fsyncs made by {@link flushAsync}: uploads ending together share one. */
   syncs = 0
+  /** The first failed fsync: rule 5. */
+  private syncFailure: unknown
   private readonly find: Database.Statement
   private readonly insert: Database.Statement
   private readonly drop: Database.Statement
@@ -112,6 +120,7 @@ export class BlockStore {
    * {@link settle}s, a put of the same block by any other request keeps it from being removed.
    */
   put (cid: CID, block: Uint8Array, owner?: object): void {
+    this.refuseAfterFailedSync()
     const { name, key, place } = this.place(cid)
     if (place !== undefined) {
       const held = this.provisional.get(name)
@@ -129,8 +138,9 @@ export class BlockStore {
 
   /** Makes every block put so far durable: fsyncs the pack, then commits their index rows. */
   flush (): void {
+    this.refuseAfterFailedSync()
     if (this.pending.size === 0 || this.writing === undefined) return
-    fsyncSync(this.writing.fd)
+    this.syncPack(() => { fsyncSync((this.writing as { fd: number }).fd) })
     this.db.transaction(() => {
       for (const p of this.pending.values()) this.insert.run(p.key, p.pack, p.offset, p.length)
     })()
@@ -147,6 +157,7 @@ export class BlockStore {
    * covers every block put until then (uploads ending together cost one fsync, not one each).
    */
   async flushAsync (): Promise<void> {
+    this.refuseAfterFailedSync()
     if (this.pending.size === 0 || this.writing === undefined) return
     const need = this.puts
     const running = this.syncing
@@ -165,7 +176,8 @@ export class BlockStore {
     const sync = async (): Promise<void> => {
       if (this.pending.size === 0 || this.writing === undefined) return
       const taken = [...this.pending]
-      await fsyncAsync(this.writing.fd)
+      const fd = this.writing.fd
+      await this.syncPack(async () => { await fsyncAsync(fd) })
       this.syncs++
       this.db.transaction(() => {
         for (const [name, place] of taken) {
@@ -181,6 +193,29 @@ export class BlockStore {
     const clear = (): void => { if (this.syncing === running) this.syncing = undefined }
     running.done.then(clear, clear)
     return running
+  }
+
+  /** Runs an fsync of the pack; a failure is kept (rule 5) and every later write is refused. */
+  private syncPack<T> (sync: () => T): T {
+    const failed = (err: unknown): never => {
+      this.syncFailure ??= err
+      // The 503 that says what happened and what to do, not the bare EIO.
+      this.refuseAfterFailedSync()
+      throw err
+    }
+    try {
+      failpoint('service:pack-fsync')
+      const done = sync()
+      return (done instanceof Promise ? done.catch(failed) : done) as T
+    } catch (err) {
+      return failed(err)
+    }
+  }
+
+  private refuseAfterFailedSync (): void {
+    if (this.syncFailure === undefined) return
+    const code = (this.syncFailure as NodeJS.ErrnoException).code ?? 'an error'
+    throw new HttpFailure(503, `the service's disk failed to sync its data (${code}): nothing more is stored until the service is restarted; check the disk (dmesg) first`)
   }
 
   /** The request that put these provisionally is done with them: they stay. */
@@ -233,7 +268,8 @@ export class BlockStore {
 
   /** Flushes and closes every pack file (the service is stopping). */
   close (): void {
-    this.flush()
+    // After a failed sync nothing pending is committed (rule 5): the packs are just closed.
+    if (this.syncFailure === undefined) this.flush()
     for (const fd of this.readers.values()) closeSync(fd)
     this.readers.clear()
     this.writing = undefined

@@ -15,6 +15,7 @@ import { settingOr } from './store.js'
 import { TokenIssuer } from './tokens.js'
 import { adminRoutes, type RequestRecord } from './routes/admin.js'
 import { ADMIN_TOKEN_FILE, adminHosts, checkAdminRequest, ensureAdminToken } from './admin-guard.js'
+import { HostGuard } from './host-guard.js'
 import { authRoutes, bearerToken, UNAUTHORIZED_MESSAGE } from './routes/auth.js'
 import { dagImportRoutes } from './routes/dag-import.js'
 import { dealRoutes } from './routes/deals.js'
@@ -64,6 +65,11 @@ export interface LocalServiceInit {
   readonly maxConnections?: number
   /** Bounds of a gateway CAR response's DAG walk (default {@link CAR_LIMITS}). */
   readonly carLimits?: Partial<CarLimits>
+  /**
+   * `Host` values it answers besides its own loopback address (what a reverse proxy in front of
+   * it sends), when it listens on loopback ({@link HostGuard}).
+   */
+  readonly hosts?: readonly string[]
   /** The slowest a request body may arrive (default {@link DEFAULT_BODY_RATE}); slower, its connection is cut. */
   readonly bodyRate?: Partial<BodyRate>
 }
@@ -90,6 +96,7 @@ export class LocalService {
   private readonly apiKeyOwner: Database.Statement
   private readonly adminToken: string | undefined
   private adminHostNames: ReadonlySet<string> = new Set()
+  private hostGuard: HostGuard | undefined
 
   /** `db`: the service's database, opened by `openServiceDatabase` (store.ts); closed by {@link stop}. */
   constructor (private readonly init: LocalServiceInit, private readonly db: Database.Database) {
@@ -137,6 +144,7 @@ export class LocalService {
     })
     const address = this.server.address() as AddressInfo
     this.adminHostNames = adminHosts(address.address, address.port)
+    this.hostGuard = new HostGuard(address.address, address.port, this.init.hosts ?? [])
     return this.url
   }
 
@@ -189,8 +197,11 @@ export class LocalService {
       }
       // Admin routes are checked first and never faulted: a fault rule must not lock out the route that clears it.
       if (found.route.auth === 'admin') checkAdminRequest(req, this.adminHostNames, this.adminToken ?? '')
-      else if (this.init.accessKey !== undefined && !sameKey(req.headers[ACCESS_HEADER], this.init.accessKey)) {
-        throw new HttpFailure(403, 'this service answers only the cidsync process that started it')
+      else {
+        this.hostGuard?.check(req, url.pathname)
+        if (this.init.accessKey !== undefined && !sameKey(req.headers[ACCESS_HEADER], this.init.accessKey)) {
+          throw new HttpFailure(403, 'this service answers only the cidsync process that started it')
+        }
       }
       const fault = found.route.auth === 'admin' ? undefined : this.faults.take(found.route.name)
       // Unref'd: an injected delay must not keep a stopping process alive.

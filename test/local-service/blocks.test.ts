@@ -211,3 +211,38 @@ describe('the block store\'s group commit', () => {
     store.close()
   })
 })
+
+describe('the block store after a failed fsync', () => {
+  it('commits none of the blocks pending then, fails every upload after it (one relying on a pending block too) with a 503 saying what to do, and stores again once reopened', async () => {
+    const { BlockStore } = await import('../../src/local-service/blocks.js')
+    const { openServiceDatabase } = await import('../../src/local-service/store.js')
+    const root = await useTempDir()
+    const db = await openServiceDatabase(root)
+    onTestFinished(() => { if (db.open) db.close() })
+    const store = new BlockStore(root, db)
+    const block = async (): Promise<{ cid: CID, bytes: Buffer }> => { const bytes = randomBytes(64); return { cid: CID.createV1(raw.code, await sha256.digest(bytes)), bytes } }
+    const committed = (cid: CID): boolean => db.prepare('SELECT COUNT(*) FROM blocks WHERE cid = ?').pluck().get(cid.bytes) === 1
+    const [a, b] = [await block(), await block()]
+    store.put(a.cid, a.bytes)
+    const before = process.env.CIDSYNC_FAILPOINT
+    process.env.CIDSYNC_FAILPOINT = 'service:pack-fsync=EIO'
+    onTestFinished(() => { if (before === undefined) delete process.env.CIDSYNC_FAILPOINT; else process.env.CIDSYNC_FAILPOINT = before })
+    await expect(store.flushAsync()).rejects.toMatchObject({ status: 503, message: expect.stringContaining('failed to sync its data (EIO)') })
+    if (before === undefined) delete process.env.CIDSYNC_FAILPOINT; else process.env.CIDSYNC_FAILPOINT = before
+    // The next sync would report clean though the kernel may have dropped a's pages: a is never committed.
+    const refused = { status: 503, message: expect.stringContaining('nothing more is stored until the service is restarted') }
+    expect(() => { store.put(a.cid, a.bytes) }).toThrow(expect.objectContaining(refused))
+    expect(() => { store.put(b.cid, b.bytes) }).toThrow(expect.objectContaining(refused))
+    await expect(store.flushAsync()).rejects.toMatchObject(refused)
+    expect(() => { store.flush() }).toThrow(expect.objectContaining(refused))
+    store.close()
+    expect(committed(a.cid)).toBe(false)
+
+    const reopened = new BlockStore(root, db)
+    expect(reopened.has(a.cid)).toBe(false)
+    reopened.put(b.cid, b.bytes)
+    await reopened.flushAsync()
+    expect(committed(b.cid)).toBe(true)
+    reopened.close()
+  })
+})

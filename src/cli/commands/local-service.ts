@@ -17,7 +17,7 @@ function hostPort (listen: string): { host: string, port: number } {
 const int = (v: string): number => Number.parseInt(v, 10)
 
 /** With `--dir` and no `--config`, no file is read: `[local_service]`'s defaults. */
-const DEFAULT_LOCAL_SERVICE: Config['localService'] = { signup: undefined, allow: [], maxBytesPerAccount: 0, maxIpnsKeysPerAccount: DEFAULT_MAX_IPNS_KEYS_PER_ACCOUNT, maxConnections: 128, maxCarBytes: DEFAULT_MAX_CAR_BYTES }
+const DEFAULT_LOCAL_SERVICE: Config['localService'] = { signup: undefined, allow: [], maxBytesPerAccount: 0, maxIpnsKeysPerAccount: DEFAULT_MAX_IPNS_KEYS_PER_ACCOUNT, maxConnections: 128, maxCarBytes: DEFAULT_MAX_CAR_BYTES, hosts: [] }
 
 function signupOption (value: string | undefined): Config['localService']['signup'] {
   if (value === undefined || value === 'open' || value === 'allowlist' || value === 'closed') return value
@@ -62,7 +62,7 @@ export function registerLocalService (program: Command): void {
       const policy = { ...(config?.localService ?? DEFAULT_LOCAL_SERVICE), signup: signupOption(options.signup) ?? config?.localService.signup }
       if (!isLoopbackHost(host)) process.stderr.write(`cidsync: warning: listening on ${host}, beyond this machine, with no TLS\n`)
       const { startLocalService } = await import('../../local-service/index.js')
-      const service = await startLocalService({ dir, host, port, pageSize: options.pageSize, dealDelayMs: options.dealDelayMs, admin: options.admin, policy, maxConnections: policy.maxConnections, carLimits: { maxBytes: policy.maxCarBytes } })
+      const service = await startLocalService({ dir, host, port, pageSize: options.pageSize, dealDelayMs: options.dealDelayMs, admin: options.admin, policy, maxConnections: policy.maxConnections, carLimits: { maxBytes: policy.maxCarBytes }, hosts: policy.hosts })
         .catch((err: unknown) => {
           const code = (err as { code?: unknown }).code
           if (code !== 'EADDRINUSE' && code !== 'EADDRNOTAVAIL' && code !== 'EACCES') throw err
