@@ -1,5 +1,5 @@
 import type { IncomingMessage } from 'node:http'
-import { isLoopbackHost } from '../config/listen-address.js'
+import { isLoopbackHost } from '../config/index.js'
 import { ownHosts } from '../util/own-host.js'
 import { HttpFailure } from './http.js'
 
