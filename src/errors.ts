@@ -630,6 +630,11 @@ export class ContentNotStoredError extends CidsyncError {
   override readonly code = 'ERR_CONTENT_NOT_STORED'
 }
 
+/** A publish went through, but a folder could not be read: the index holds its files as it last saw them. */
+export class FoldersNotIndexedError extends CidsyncError {
+  override readonly code = 'ERR_FOLDERS_NOT_INDEXED'
+}
+
 /** The dashboard's download of a file larger than it serves (it is staged in the state dir first). */
 export class DownloadTooLargeError extends CidsyncError {
   override readonly code = 'ERR_DOWNLOAD_TOO_LARGE'

@@ -24,6 +24,10 @@ export async function offlineSummary (config: Config, why: string): Promise<stri
       const files = totals.reduce((n, t) => n + t.files, 0)
       const bytes = totals.reduce((n, t) => n + t.bytes, 0)
       lines.push(`index ${countOf(files, 'file', 'files')}, ${formatBytes(bytes)} · ${config.stateDir}`)
+      // A restored state dir holds other devices' rows and none of this one's yet: "0 files" alone reads as a failed restore.
+      const others = index.entries.devices().filter(d => d.id !== deviceId).map(d => index.entries.liveCount(d.id)).filter(n => n > 0)
+      const otherFiles = others.reduce((n, live) => n + live, 0)
+      if (otherFiles > 0) lines.push(`  (this device's; the index also lists ${countOf(otherFiles, 'file', 'files')} of ${countOf(others.length, 'other device', 'other devices')}: \`cidsync ls --all-devices\`)`)
       if (totals.length > 0) {
         lines.push(formatTable(['FOLDER', 'FILES', 'SIZE'], totals.map(t => [t.folder, t.files.toLocaleString('en-US'), formatBytes(t.bytes)]), new Set([1, 2])).trimEnd())
       }
@@ -38,7 +42,7 @@ export async function offlineSummary (config: Config, why: string): Promise<stri
     const store = new SyncStore(config.stateDir)
     try {
       const last = store.lastPublished()
-      lines.push(last === undefined ? 'publish: nothing published yet' : `publish: last snapshot ${last.cid} at ${last.at === null ? '?' : timeWithAge(last.at)}, ${countOf(last.entries, 'entry', 'entries')}`)
+      lines.push(last === undefined ? 'publish: nothing published from this state dir yet' : `publish: last snapshot ${last.cid} at ${last.at === null ? '?' : timeWithAge(last.at)}, ${countOf(last.entries, 'entry', 'entries')}`)
       const r = restorableStatus(store)
       lines.push(`restorable: ${r === null ? 'not checked yet (`cidsync verify`)' : r.ok ? `yes (drill at ${timeWithAge(r.checkedAt)})` : `NO (drill at ${timeWithAge(r.checkedAt)}): ${r.failed ?? '?'}`}`)
       const failed = failedUploads(store.contentFailures())

@@ -18,9 +18,10 @@ export interface Listing {
  * One level of a device's tree: at `''` its folders, else the directories and files right under
  * `prefix` (`folder/` or `folder/dir/`), live files only, from the search cache (caught up first).
  */
-export function browse (cache: SearchCache, index: Index, deviceId: string | undefined, prefix: string): Listing {
+export function browse (cache: SearchCache, index: Index, deviceId: string | undefined, prefix: string, own?: string): Listing {
   const devices = index.entries.devices().map(d => ({ id: d.id, hostname: d.hostname ?? '' }))
-  const device = deviceId ?? devices[0]?.id
+  // Unasked, this device's tree (as `cidsync ls` lists), not whichever id sorts first.
+  const device = deviceId ?? (devices.some(d => d.id === own) ? own : devices[0]?.id)
   if (device === undefined) return { devices, deviceId: null, prefix, dirs: [], files: [], truncated: false }
   if (prefix === '') {
     const folders = cache.db.prepare('SELECT folder AS name, COUNT(*) AS files, COALESCE(SUM(size), 0) AS bytes FROM rows WHERE device_id = ? AND deleted = 0 GROUP BY folder ORDER BY folder').all(device) as Listing['dirs']

@@ -1,5 +1,5 @@
 import { join } from 'node:path'
-import { openIndex, type Index } from '../index/index.js'
+import { openIndex, readDeviceId, type Index } from '../index/index.js'
 import { SearchCache } from './search-cache.js'
 import { HISTORY_ROWS_FILE, HistoryRows } from './history-rows.js'
 import { find, type FindQuery } from './find.js'
@@ -62,7 +62,7 @@ export class FindService {
 
   browse (deviceId: string | undefined, prefix: string): object {
     const { index, cache, complete } = this.caughtUp()
-    return { ...browse(cache, index, deviceId, prefix), complete }
+    return { ...browse(cache, index, deviceId, prefix, readDeviceId(this.stateDir)), complete }
   }
 
   /** {@link browse} as the newest publish at or before `at` saw it (its index fetched and built once, then kept). */
@@ -77,7 +77,7 @@ export class FindService {
     }
     const past = this.past as NonNullable<FindService['past']>
     past.cache.catchUp(past.index)
-    return { ...browse(past.cache, past.index, deviceId, prefix), complete: true, publish: found.publish }
+    return { ...browse(past.cache, past.index, deviceId, prefix, readDeviceId(this.stateDir)), complete: true, publish: found.publish }
   }
 
   private closePast (): void {

@@ -48,11 +48,11 @@ export class DealsClient {
   async login (walletKey: Uint8Array, options: CallOptions = {}): Promise<{ address: string, apiKey: string }> {
     const address = walletAddress(walletKey)
     for (let round = 1; ; round++) {
-      const message = await this.authMessage(address, options)
+      const message = await this.authMessage(address, options).catch((err: unknown) => { throw signInRefused(err, address) })
       try {
         return { address, apiKey: await this.createApiKey(address, personalSign(message, walletKey), options) }
       } catch (err) {
-        if (round >= 2 || !(err instanceof RemoteUnauthorizedError)) throw err
+        if (round >= 2 || !(err instanceof RemoteUnauthorizedError) || err.status === 403) throw signInRefused(err, address)
       }
     }
   }
@@ -80,4 +80,16 @@ export class DealsClient {
       lastUpdate: d.lastUpdate
     }))
   }
+}
+
+/**
+ * A 403 to the sign-in itself is the service refusing the wallet (a self-hosted service's sign-up
+ * closed, or an allowlist without it). The usual hint, "no API key is set: run `cidsync login`",
+ * would send the user who just ran it in a circle: say which wallet, and who can let it in.
+ */
+function signInRefused (err: unknown, address: string): unknown {
+  if (!(err instanceof RemoteUnauthorizedError) || err.status !== 403) return err
+  return new RemoteUnauthorizedError(err.context, err.status, err.excerpt,
+    `this wallet (${address}) may not sign in here: ask the service's operator to let it in (a self-hosted \`cidsync local-service\`: ` +
+    `[local_service] signup = "allowlist" with allow = ["${address}"] in its --config, or --signup open), then run \`cidsync login\` again`)
 }

@@ -26,4 +26,9 @@ describe('cidsync --help', () => {
     const restore = help.stdout.slice(help.stdout.indexOf('\n  restore '), help.stdout.indexOf('\n  verify '))
     expect(restore.replace(/\s+/g, ' ')).toContain('It lists the files; --files brings the files themselves back, where their content is stored')
   })
+
+  it('status --check names every problem it exits 1 for, mirrors included, as the README does', async () => {
+    const help = await runCli(['status', '--help'])
+    expect(help.stdout.replace(/\s+/g, ' ')).toContain('or a mirror lags past its max_lag_seconds, has its pointer found ahead or failed its drill')
+  })
 })

@@ -36,7 +36,11 @@ describe('safe text', () => {
       `[service]\ndir = "${join(root, 'service')}"\n[status]\nlisten = "127.0.0.1:0"\n`)
     const env = { ...process.env, NODE_OPTIONS: await hostnamePreload(root, `host${EVIL}`) }
 
-    expect((await runCli(['snapshot', '--config', config], { env, timeoutMs: 60_000 })).code).toBe(0)
+    // The usb folder is missing: published all the same, said on stderr (escaped), and exit 1.
+    const snapshot = await runCli(['snapshot', '--config', config], { env, timeoutMs: 60_000 })
+    expect(snapshot.code, snapshot.stderr).toBe(1)
+    expect(snapshot.stderr).toContain('[ERR_FOLDERS_NOT_INDEXED]')
+    expect(snapshot.stderr.split('\n').filter(line => !line.startsWith('{')).join('\n')).not.toMatch(RAW)
     const ls = await runCli(['ls', '--config', config], { env })
     expect(ls.code).toBe(0)
     expect(ls.stdout).not.toMatch(RAW)

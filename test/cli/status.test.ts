@@ -127,6 +127,26 @@ describe('cidsync status', () => {
     expect(result.stderr).toContain('no daemon answers')
   })
 
+  it('with the daemon stopped on a device that only restored: says the index lists the other devices\' files, not just "0 files"', async () => {
+    const dir = await useTempDir()
+    await mkdir(join(dir, 'notes'))
+    await writeFile(join(dir, 'notes', 'one.md'), 'one')
+    const old = await config(dir, ['notes'])
+    expect((await runCli(['snapshot', '--config', old])).code).toBe(0)
+    // A second device on the same embedded service's account, with the first one's key.
+    const fresh = join(dir, 'fresh.toml')
+    await writeFile(fresh, `state_dir = "state2"\n[[folders]]\nname = "notes"\npath = "notes2"\n[status]\nlisten = "127.0.0.1:0"\n[service]\ndir = "state/service"\n`)
+    const key = await runCli(['key', 'export', '--config', old])
+    expect((await runCli(['key', 'import', '--config', fresh], { input: key.stdout })).code).toBe(0)
+    const restored = await runCli(['restore', '--config', fresh])
+    expect(restored.code, restored.stderr).toBe(0)
+    const offline = await runCli(['status', '--config', fresh])
+    expect(offline.code).toBe(1)
+    expect(offline.stdout).toContain(`index 0 files, 0 B · ${join(dir, 'state2')}`)
+    expect(offline.stdout).toContain('(this device\'s; the index also lists 1 file of 1 other device: `cidsync ls --all-devices`)')
+    expect(offline.stdout).toContain('publish: nothing published from this state dir yet')
+  })
+
   it('with the daemon stopped: shows the index and the last publish from the state dir, with relative times, and still exits 1', async () => {
     const dir = await useTempDir()
     await mkdir(join(dir, 'notes'))

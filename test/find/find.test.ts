@@ -1,7 +1,8 @@
 import { describe, expect, it, onTestFinished } from 'vitest'
+import { writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { openIndex, type EntryChange, type Index } from '../../src/index/index.js'
-import { dupes, find, SearchCache, where } from '../../src/find/index.js'
+import { dupes, find, FindService, SearchCache, where } from '../../src/find/index.js'
 import { useTempDir } from '../helpers/temp-dir.js'
 
 const CID_A = 'bafkreiaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa'
@@ -151,5 +152,16 @@ describe('where and dupes', () => {
     expect(top.totalReclaimable).toBe(everything.totalReclaimable)
     const reclaimable = everything.groups.map(g => g.reclaimable)
     expect(reclaimable).toEqual([...reclaimable].sort((a, b) => b - a))
+  })
+})
+
+describe('browse', () => {
+  it('shows this device\'s tree when no device is asked for, not the one whose id sorts first', async () => {
+    const { index, dir } = await setUp()
+    await writeFile(join(dir, 'device-id'), 'bbbb2222\n')
+    const service = new FindService(() => index, dir)
+    onTestFinished(() => { service.close() })
+    expect(service.browse(undefined, '')).toMatchObject({ deviceId: 'bbbb2222', dirs: [{ name: 'docs' }, { name: 'music' }] })
+    expect(service.browse('aaaa1111', '')).toMatchObject({ deviceId: 'aaaa1111' })
   })
 })

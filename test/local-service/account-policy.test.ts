@@ -131,6 +131,12 @@ describe('sign-up of a service reachable beyond loopback', () => {
     }
     const closed = await start('closed', [])
     expect(closed.stderr()).toContain('sign-up closed (the default beyond loopback')
+    // The way in, spelled out: what to write, where, and how a user learns their wallet's address.
+    expect(closed.stderr()).toContain('signup = "allowlist" with allow = ["0x..."] under [local_service] in the file --config names')
+    // 0.0.0.0 is where it listens, not where others connect.
+    expect(closed.stderr()).toMatch(/other machines reach it at http:\/\/<this machine's address>:\d+ \(the \[service\] URLs they set\), not at http:\/\/0\.0\.0\.0:\d+/)
+    const empty = await start('empty', ['--signup', 'allowlist'])
+    expect(empty.stderr()).toContain('sign-up allowlist (but no wallet is in [local_service] allow: no new account can be made;')
     await expect(clientsOf(closed.url).deals.login(newWalletKey())).rejects.toThrow(/sign-up is closed/)
     const open = await start('open', ['--signup', 'open'])
     expect(open.stderr()).toContain('sign-up open (anyone who reaches it may make an account')

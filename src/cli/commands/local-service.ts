@@ -25,9 +25,16 @@ function signupOption (value: string | undefined): Config['localService']['signu
 }
 
 /** What the operator should know of the sign-up in force: who gets in, and how to change it. */
-function signupNote (signup: string, defaulted: boolean): string {
+function signupNote (signup: string, defaulted: boolean, allowed: number): string {
+  // Where the wallets go, and how a user learns theirs: the operator is told what to write, not only the setting's name.
+  const howToAllow = 'signup = "allowlist" with allow = ["0x..."] under [local_service] in the file --config names (a wallet\'s address: `cidsync login` against this service prints it when refused)'
   if (signup === 'open') return ' (anyone who reaches it may make an account: --signup allowlist or closed, or [local_service] signup, keeps others out)'
-  if (defaulted) return ' (the default beyond loopback: no new account can be made; --signup allowlist with [local_service] allow = ["0x..."] lets your wallets in, --signup open lets anyone)'
+  if (signup === 'allowlist') {
+    return allowed === 0
+      ? ` (but no wallet is in [local_service] allow: no new account can be made; ${howToAllow})`
+      : ` (${allowed === 1 ? '1 wallet' : `${allowed} wallets`} in [local_service] allow may make an account, no other)`
+  }
+  if (defaulted) return ` (the default beyond loopback: no new account can be made; to let your wallets in: ${howToAllow}; --signup open lets anyone)`
   return ''
 }
 
@@ -73,8 +80,10 @@ export function registerLocalService (program: Command): void {
         ? 'admin routes off'
         : `admin routes under /local/ need Authorization: Bearer <the token in ${service.adminTokenPath}>`
       process.stderr.write(`local service on ${service.url}, data in ${dir}; ${admin}; Ctrl-C stops it\n`)
+      // 0.0.0.0 and :: are where it listens, not an address to connect to: the URLs others set name this machine.
+      if (host === '0.0.0.0' || host === '::' || host === '[::]') process.stderr.write(`other machines reach it at http://<this machine's address>:${new URL(service.url).port} (the [service] URLs they set), not at ${service.url}\n`)
       const quota = (n: number, what: string): string => n === 0 ? `no limit of ${what}` : `${n} ${what}`
-      process.stderr.write(`sign-up ${service.signup}${signupNote(service.signup, policy.signup === undefined)}; ` +
+      process.stderr.write(`sign-up ${service.signup}${signupNote(service.signup, policy.signup === undefined, policy.allow.length)}; ` +
         `per account: ${quota(policy.maxBytesPerAccount, 'bytes')}, ${quota(policy.maxIpnsKeysPerAccount, 'IPNS keys')}\n`)
       await new Promise<void>(resolve => {
         process.once('SIGINT', () => resolve())

@@ -1,7 +1,7 @@
 import { hostname } from 'node:os'
 import type { Command } from 'commander'
 import { loadConfig, type Config } from '../../config/index.js'
-import { ContentNotStoredError, LockHeldError } from '../../errors.js'
+import { ContentNotStoredError, FoldersNotIndexedError, LockHeldError } from '../../errors.js'
 import { countOf, formatBytes, printJson } from '../format.js'
 import type { NotStored, StoreContentProgress } from '../../sync/index.js'
 import type { WatcherStatus } from '../../watch/index.js'
@@ -14,6 +14,8 @@ interface Published {
   cid: string, entries: number, skipped: boolean, merged: number
   /** What was stored of files' content first (folders with `store = true`). */
   content?: { storedFiles: number, storedBytes: number, notStored: ReadonlyArray<{ folder: string, path: string, reason: string, code: string }>, error?: string }
+  /** Published on its own (no daemon): folders the catch-up could not read, with why. */
+  foldersInError?: ReadonlyArray<{ folder: string, error: string }>
 }
 
 /** What a caller may ask of one publish (see sync's `PublishOptions`). */
@@ -46,10 +48,12 @@ async function publishStandalone (config: Config, request: PublishRequest): Prom
       // Owned below: awaited once indexing is done, or closed if indexing fails.
       connecting.catch(() => {})
       let unindexed: NotStored[]
+      let foldersInError: Array<{ folder: string, error: string }>
       try {
         try {
           await watcher.catchUp()
           unindexed = notIndexed(watcher.status(), config)
+          foldersInError = watcher.status().folders.filter(f => f.state === 'error').map(f => ({ folder: f.name, error: f.error ?? 'in error' }))
         } finally {
           await watcher.stop()
         }
@@ -65,7 +69,8 @@ async function publishStandalone (config: Config, request: PublishRequest): Prom
         const stored = await storeContent({ index, clients: connection.clients, store, logger, deviceId, hostname: hostname() }, { config, passphrase, onProgress: storeProgress() })
         const published = await publish({ index, clients: connection.clients, logger, deviceId, store }, { config, passphrase, ...request })
         const notStored = [...unindexed, ...stored.failed, ...stored.tooLarge]
-        return config.folders.some(f => f.store === true) ? { ...published, content: { storedFiles: stored.storedFiles, storedBytes: stored.storedBytes, notStored } } : published
+        const withFolders = foldersInError.length > 0 ? { ...published, foldersInError } : published
+        return config.folders.some(f => f.store === true) ? { ...withFolders, content: { storedFiles: stored.storedFiles, storedBytes: stored.storedBytes, notStored } } : withFolders
       } finally {
         await connection.close()
       }
@@ -126,8 +131,17 @@ export function registerSnapshot (program: Command): void {
       const published = await publishOnce(config, { confirmDrop: options.confirmDrop === true })
       if (options.json === true) printJson(published)
       else process.stdout.write(`${published.cid}  ${countOf(published.entries, 'entry', 'entries')}${published.skipped ? ' (unchanged here since the last snapshot)' : ''}${published.merged > 0 ? `, merged ${countOf(published.merged, 'other snapshot', 'other snapshots')}` : ''}\n`)
+      // A folder that could not be read is published as the index last held it: said, and not exit 0.
+      const unread = published.foldersInError ?? []
+      if (options.json !== true) for (const f of unread) process.stderr.write(`cidsync: folder ${safeText(f.folder)} not indexed: ${safeLines(f.error)}\n`)
+      const foldersError = unread.length === 0
+        ? undefined
+        : new FoldersNotIndexedError(`published, but ${countOf(unread.length, 'folder', 'folders')} could not be read (${unread.map(f => safeText(f.folder)).join(', ')}, named above): the publish holds ${unread.length === 1 ? 'its' : 'their'} files as the index last saw them; mount or create ${unread.length === 1 ? 'it' : 'them'} (or remove ${unread.length === 1 ? 'it' : 'them'} from the config), then run \`cidsync snapshot\` again`)
       const content = published.content
-      if (content === undefined) return
+      if (content === undefined) {
+        if (foldersError !== undefined) throw foldersError
+        return
+      }
       if (options.json !== true) {
         if (process.stderr.isTTY === true) process.stderr.write('\n')
         process.stderr.write(content.storedFiles === 0 && content.notStored.length === 0 && content.error === undefined
@@ -136,6 +150,7 @@ export function registerSnapshot (program: Command): void {
         for (const n of content.notStored) process.stderr.write(`cidsync: not stored: ${safeText(`${n.folder}/${n.path}`)}: ${safeLines(n.reason)} [${safeText(n.code)}]\n`)
       }
       if (content.error !== undefined) throw new ContentNotStoredError(`storing content before the publish failed: ${content.error}; the daemon tries again (\`cidsync status\` says when), or run \`cidsync snapshot\` again`)
+      if (foldersError !== undefined) throw foldersError
       if (content.notStored.length > 0) throw new ContentNotStoredError(`${countOf(content.notStored.length, 'file\'s content was', 'files\' content was')} not stored, so this publish cannot bring ${content.notStored.length === 1 ? 'it' : 'them'} back (named above): the daemon tries again, or run \`cidsync snapshot\` again`)
     }))
 }

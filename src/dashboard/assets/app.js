@@ -37,6 +37,8 @@ function bytes (n) {
 }
 
 function count (n) { return typeof n === 'number' ? n.toLocaleString('en') : '–' }
+/** `1 segment`, `2 segments`: a count with its noun. */
+function counted (n, one, many) { return `${count(n)} ${n === 1 ? one : many}` }
 
 function when (iso) {
   if (!iso) return '–'
@@ -275,7 +277,7 @@ function describeEvent (type, d) {
     case 'reconcile.done': return `reconciled: ${d.remoteFiles} uploads on the account, ${d.gone} gone`
     case 'reconcile.failed': return `reconcile failed: ${d.message}`
     case 'watcher.state': return `watcher ${d.state}`
-    case 'drill': return d.ok ? `restore drill: ${d.cid} restores (${d.segments} segments)` : `restore drill: NOT restorable: ${d.failed ? `${d.failed.cid}: ${d.failed.message}` : d.cid}`
+    case 'drill': return d.ok ? `restore drill: ${d.cid} restores (${counted(d.segments, 'segment', 'segments')})` : `restore drill: NOT restorable: ${d.failed ? `${d.failed.cid}: ${d.failed.message}` : d.cid}`
     case 'mirror': return `mirror ${d.mirror}: ${d.what === 'published' ? `pointer moved to ${d.cid}` : d.what === 'recovered' ? 'copying works again' : d.message || d.what}`
     case 'error': return `${d.message}${d.detail ? `: ${d.detail}` : ''}`
     default: return JSON.stringify(d)
@@ -353,7 +355,7 @@ function describeAnswer (path, ok, body, text) {
   if (path === '/reconcile') return `${count(body.remoteFiles)} uploads on the account, ${count(body.gone)} gone, ${count(body.dealsMade)} deals made${body.republished ? '; the IPNS name was put back on the last snapshot' : ''}`
   if (path === '/verify') {
     return body.restorable
-      ? `restorable: ${body.cid} and its ${count(body.segments)} segments fetched, verified and opened`
+      ? `restorable: ${body.cid} and its ${counted(body.segments, 'segment', 'segments')} fetched, verified and opened`
       : `NOT restorable: ${body.failed ? `${body.failed.cid}: ${body.failed.message}` : 'the drill failed'}`
   }
   return text.trim()
