@@ -10,7 +10,7 @@ import { ensurePrivateDir } from '../util/private-dir.js'
 import { NotReadyError } from '../errors.js'
 import type { SyncEvent, SyncRunner } from '../sync/index.js'
 import { PageReads } from './page-reads.js'
-import { readyRunner } from './ready-runner.js'
+import { foldersInError, readyRunner } from './ready-runner.js'
 import { EventBus } from './event-bus.js'
 import { EventObserver } from './event-observer.js'
 import { ensureStatusToken } from './status-token.js'
@@ -124,7 +124,7 @@ export class Daemon {
         metricsNeedToken: config.status.metricsToken,
         find: this.find = new FindService(() => this.index, config.stateDir, undefined, async (at) => await this.reads.pastAt(at), () => this.reads.contentActivity()),
         download: async (query, signal) => await this.reads.download(query, signal),
-        publishNow: async (options) => await this.readyRunner('publishing').publishNow('request', options),
+        publishNow: async (options) => ({ ...await this.readyRunner('publishing').publishNow('request', options), ...foldersInError(this.watcher?.status()) }),
         verifyNow: async () => await this.readyRunner('the restore drill').verifyNow(),
         reconcileNow: async () => await this.readyRunner('reconciliation').reconcileNow(),
         rescanNow: async () => {

@@ -20,3 +20,13 @@ export function readyRunner (link: ServiceLink | undefined, waiting: WatcherStat
     : 'the service is being reached'
   throw new NotReadyError(`not ready: ${what} starts once the index is current and the service is reached; now ${reason}`)
 }
+
+/**
+ * Folders the watcher cannot read (removed, unmounted, unreadable), as a publish's answer names
+ * them: the publish holds their files as the index last saw them, and `cidsync snapshot` must
+ * not call that whole (it exits 1 naming each, as it does without a daemon).
+ */
+export function foldersInError (status: WatcherStatus | undefined): { foldersInError?: Array<{ folder: string, error: string }> } {
+  const inError = status?.folders.filter(f => f.state === 'error').map(f => ({ folder: f.name, error: f.error ?? 'in error' })) ?? []
+  return inError.length > 0 ? { foldersInError: inError } : {}
+}

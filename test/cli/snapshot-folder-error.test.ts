@@ -1,7 +1,7 @@
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, onTestFinished } from 'vitest'
 import { mkdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { runCli } from '../helpers/cli.js'
+import { DaemonProcess, runCli } from '../helpers/cli.js'
 import { useTempDir } from '../helpers/temp-dir.js'
 
 describe('cidsync snapshot with no daemon, a folder missing', { timeout: 120_000 }, () => {
@@ -27,5 +27,23 @@ describe('cidsync snapshot with no daemon, a folder missing', { timeout: 120_000
     const fine = await runCli(['snapshot', '--config', config], { timeoutMs: 90_000 })
     expect(fine.code, fine.stderr).toBe(0)
     expect(fine.stderr).not.toContain('not indexed')
+  })
+})
+
+describe('cidsync snapshot through the running daemon, a folder missing', { timeout: 180_000 }, () => {
+  it('names the folder the daemon cannot read and exits 1, as without a daemon', async () => {
+    const dir = await useTempDir()
+    await mkdir(join(dir, 'notes'))
+    await writeFile(join(dir, 'notes', 'a.md'), 'alpha')
+    const config = join(dir, 'c.toml')
+    await writeFile(config, 'state_dir = "state"\n[[folders]]\nname = "notes"\npath = "notes"\n[[folders]]\nname = "usb"\npath = "usb"\n[status]\nlisten = "127.0.0.1:0"\n')
+    const daemon = new DaemonProcess(['--config', config])
+    onTestFinished(async () => { await daemon.stop() })
+    await daemon.logged('service ready', 60_000)
+    const run = await runCli(['snapshot', '--config', config], { timeoutMs: 90_000 })
+    expect(run.code, run.stderr).toBe(1)
+    expect(run.stdout).toMatch(/^\S+ {2}1 entry/)
+    expect(run.stderr).toContain(`cidsync: folder usb not indexed: folder "usb" at ${join(dir, 'usb')} does not exist`)
+    expect(run.stderr).toContain('[ERR_FOLDERS_NOT_INDEXED]')
   })
 })
