@@ -42,7 +42,7 @@ export { storeContent, contentSealing, contentLeftOut } from './store-content.js
 export type { StoreContentComponents, StoreContentInit, StoreContentResult, StoreContentProgress, NotStored } from './store-content.js'
 export { getFiles } from './get-files.js'
 export type { GetFilesInit, GetFilesProgress, GetOutcome } from './get-files.js'
-export { selectRows } from './select-rows.js'
+export { olderThanOwnDeletion, selectRows } from './select-rows.js'
 export type { SelectRowsInit } from './select-rows.js'
 export { openPastIndex } from './past-index.js'
 export { checkOwnPublishIn } from './own-publish-check.js'

@@ -72,3 +72,23 @@ function foldersHint (index: Index, absent: readonly string[]): string {
   if (!unknown) return ''
   return folders.length === 0 ? '; the index holds no folder yet' : `; its folders are ${folders.map(f => JSON.stringify(f)).join(', ')}`
 }
+
+/**
+ * For rows chosen from another device where this device deleted the path after that copy was
+ * written: what to say, since the copy brought back is older than what this device last had (a
+ * user who deleted a file here and asks for it back may want their own last version).
+ */
+export function olderThanOwnDeletion (index: Index, rows: readonly Entry[], own: string | undefined): string[] {
+  if (own === undefined) return []
+  const notes: string[] = []
+  for (const row of rows) {
+    if (row.deviceId === own) continue
+    const mine = index.entries.list({ prefix: `${row.folder}/${row.path}`, deviceId: own, includeDeleted: true })
+      .find(e => e.deleted && e.folder === row.folder && e.path === row.path)
+    if (mine === undefined || mine.updatedAt <= row.updatedAt) continue
+    const wanted = `${row.folder}/${row.path}`
+    const shell = /^[\w./@+,:=-]+$/.test(wanted) ? wanted : `'${wanted.replace(/'/g, "'\\''")}'`
+    notes.push(`${JSON.stringify(wanted)}: this device deleted its copy (${new Date(mine.updatedAt).toISOString()}); this is device ${row.deviceId.slice(0, 8)}'s, written before that (${new Date(row.updatedAt).toISOString()}): \`cidsync get ${shell} --at ${new Date(mine.updatedAt - 1).toISOString()}\` brings back this device's last version`)
+  }
+  return notes
+}

@@ -1,7 +1,7 @@
 import { describe, expect, it, onTestFinished } from 'vitest'
 import { join } from 'node:path'
 import { openIndex } from '../../src/index/index.js'
-import { selectRows } from '../../src/sync/index.js'
+import { olderThanOwnDeletion, selectRows } from '../../src/sync/index.js'
 import { PathNotFoundError } from '../../src/errors.js'
 import { useTempDir } from '../helpers/temp-dir.js'
 
@@ -26,5 +26,33 @@ describe('the rows get and restore --files bring back', () => {
     }
     // A folder it holds, and a file that is not there: nothing more to say.
     expect(() => selectRows(index, { paths: ['notes/gone.md'], prefix: false })).toThrow(/not in the index \(paths are folder\/path, as `cidsync ls` prints them\)$/)
+  })
+
+  it('a file this device deleted comes from another device\'s older copy, and the note says so and how to get this device\'s last version', async () => {
+    const dir = await useTempDir()
+    const index = openIndex(join(dir, 'index.sqlite'))
+    onTestFinished(() => { index.close() })
+    const B = 'bbbbbbbb-0000-4000-8000-000000000000'
+    index.entries.registerDevice(A, 'a')
+    index.entries.registerDevice(B, 'b')
+    const tick = (): void => { const now = Date.now(); while (Date.now() <= now) { /* the next millisecond: rows are stamped by it */ } }
+    index.entries.apply(A, [{ kind: 'upsert', folder: 'notes', path: 'todo.md', size: 3, mtimeMs: 1, cid: 'bafkreiaaa', cidProfile: 'kubo-cidv1' }])
+    tick()
+    index.entries.apply(B, [{ kind: 'upsert', folder: 'notes', path: 'todo.md', size: 4, mtimeMs: 2, cid: 'bafkreibbb', cidProfile: 'kubo-cidv1' }])
+    // While this device has it, its own copy is chosen and nothing is said.
+    let rows = selectRows(index, { paths: ['notes/todo.md'], prefix: false, own: B })
+    expect(rows.map(r => r.deviceId)).toEqual([B])
+    expect(olderThanOwnDeletion(index, rows, B)).toEqual([])
+    tick()
+    index.entries.apply(B, [{ kind: 'delete', folder: 'notes', path: 'todo.md' }])
+    rows = selectRows(index, { paths: ['notes/todo.md'], prefix: false, own: B })
+    expect(rows.map(r => r.deviceId)).toEqual([A])
+    const notes = olderThanOwnDeletion(index, rows, B)
+    expect(notes).toHaveLength(1)
+    expect(notes[0]).toMatch(/^"notes\/todo\.md": this device deleted its copy \(.+\); this is device aaaaaaaa's, written before that \(.+\): `cidsync get notes\/todo\.md --at \S+` brings back this device's last version$/)
+    // Device A writing it again after the deletion: its copy is the newest, nothing to say.
+    tick()
+    index.entries.apply(A, [{ kind: 'upsert', folder: 'notes', path: 'todo.md', size: 5, mtimeMs: 3, cid: 'bafkreiccc', cidProfile: 'kubo-cidv1' }])
+    expect(olderThanOwnDeletion(index, selectRows(index, { paths: ['notes/todo.md'], prefix: false, own: B }), B)).toEqual([])
   })
 })

@@ -51,7 +51,7 @@ export async function runGet (options: GetOptions, paths: readonly string[], pre
   const lastSource = `mirror ${config.mirrors.at(-1)?.name ?? ''}`
   await readFrom(config, { from: options.from, fallBack: true }, async ({ clients }, where) => {
     const { indexPath, openIndex, readDeviceId } = await import('../../index/index.js')
-    const { getFiles, openPastIndex, selectRows, SyncStore } = await import('../../sync/index.js')
+    const { getFiles, olderThanOwnDeletion, openPastIndex, selectRows, SyncStore } = await import('../../sync/index.js')
     const passphrase = process.env.CIDSYNC_SNAPSHOT_PASSPHRASE
     // The command's sync store, for the walk's manifest cache and this device's own last publish.
     const store = at === undefined ? undefined : new SyncStore(config.stateDir)
@@ -59,7 +59,10 @@ export async function runGet (options: GetOptions, paths: readonly string[], pre
     const index = past?.index ?? openIndex(indexPath(config.stateDir), { readonly: true })
     try {
       const deviceId = options.device === undefined ? undefined : resolveDevice(options.device, index.entries.devices())
-      const rows = selectRows(index, { paths, prefix, deviceId, own: readDeviceId(config.stateDir) })
+      const own = readDeviceId(config.stateDir)
+      const rows = selectRows(index, { paths, prefix, deviceId, own })
+      // Asked by name and found only on another device: say so when this device deleted it since.
+      if (!prefix && deviceId === undefined && options.json !== true) for (const note of olderThanOwnDeletion(index, rows, own)) process.stderr.write(`cidsync: note: ${safeLines(note)}\n`)
       if (past !== undefined && options.json !== true) process.stderr.write(`from the publish of ${safeText(past.at)} (${safeText(past.cid)})\n`)
       const outcomes = await getFiles(clients, index, { config, rows, to: options.to, overwrite: options.overwrite, passphrase, onProgress: progressReporter(options.json === true) })
       const unfetched = outcomes.filter(o => o.outcome === 'failed' && FROM_SERVICE.has(o.code ?? ''))
