@@ -2,7 +2,8 @@ import type { Command } from 'commander'
 import type { Config } from '../config/index.js'
 import { loadConfig } from '../config/index.js'
 import type { ServiceConnection } from '../connect/index.js'
-import { PointerNotFoundError } from '../errors.js'
+import { PointerNotFoundError, RemoteNetworkError, RemoteStatusError } from '../errors.js'
+import { safeText } from './safe-text.js'
 
 /** Adds the options every service command takes. */
 export function serviceOptions (command: Command): Command {
@@ -16,6 +17,13 @@ export async function withService<T> (options: { config?: string }, fn: (connect
   const connection = await connectService(config)
   try {
     return await fn(connection, config)
+  } catch (err) {
+    if (config.mirrors.length > 0 && primaryDown(err)) {
+      // The mirrors are the second home for exactly this moment: say which commands read them.
+      const names = config.mirrors.map(m => safeText(m.name)).join(', ')
+      process.stderr.write(`cidsync: the primary service did not answer; the mirrors (${names}) hold a copy: \`cidsync verify --mirror NAME\` checks one, \`cidsync restore --from NAME\` and \`cidsync get --from NAME\` read one\n`)
+    }
+    throw err
   } finally {
     await connection.close()
   }
@@ -45,4 +53,9 @@ export function explainMissingPointer (err: unknown, config: Config, mirror?: st
     ? pointerAskedOf(config)
     : `asked ${mirror}: nothing has been copied there yet (\`cidsync status\` shows what waits for it), or it was signed in to as another account than the devices that publish there (\`cidsync login --mirror\`)`
   return new PointerNotFoundError(err.namespace, err.network, { cause: err, asked })
+}
+
+/** No answer, or a 5xx after the retries: the primary is down, not this request wrong. */
+function primaryDown (err: unknown): boolean {
+  return err instanceof RemoteNetworkError || (err instanceof RemoteStatusError && err.status >= 500)
 }

@@ -148,6 +148,13 @@ describe('reading from a mirror, and the exit drill against it alone', () => {
     expect(one.stderr).toContain('read from mirror nas')
     expect(await readFile(join(root, 'one', 'kept', 'k1.txt'), 'utf8')).toBe('kept 1\n')
 
+    // Commands that read only the primary fail, and say which commands read the mirrors.
+    for (const command of [['verify'], ['history']]) {
+      const down = await runCli([...command, '--config', fresh.config], { timeoutMs: 240_000 })
+      expect(down.code, down.stderr).toBe(1)
+      expect(down.stderr).toContain('the primary service did not answer; the mirrors (nas) hold a copy: `cidsync verify --mirror NAME` checks one')
+    }
+
     // Both gone: one error naming each.
     await stopHome(mirror)
     const none = await runCli(['restore', '--force', '--config', fresh.config], { timeoutMs: 240_000 })
