@@ -117,11 +117,12 @@ export async function benchExits (root, report) {
     const copy = join(root, 'exits-copy.car')
     // The export as the CLI runs it on the embedded service: blocks read from its store in this
     // process, each checked against its CID (no HTTP hop). BENCH_EXITS_PEER=<a dist/exits/index.js>
-    // runs that build's export too, interleaved (main's, to compare builds in one run);
+    // runs that build's export too, interleaved (main's, to compare builds in one run), handed the
+    // same in-process store reader (a build older than that option ignores it and uses the gateway);
     // BENCH_EXITS_HTTP=1 adds this build's export through the gateway (what a remote service gets).
     const variants = [{ name: 'this build', exportCar, init: { readStored: (cid) => one.service.readStoredBlock(cid) } }]
     if (process.env.BENCH_EXITS_HTTP === '1') variants.push({ name: 'this build through the gateway', exportCar, init: {} })
-    if (process.env.BENCH_EXITS_PEER !== undefined) variants.push({ name: `peer ${process.env.BENCH_EXITS_PEER}`, exportCar: (await import(process.env.BENCH_EXITS_PEER)).exportCar, init: {} })
+    if (process.env.BENCH_EXITS_PEER !== undefined) variants.push({ name: `peer ${process.env.BENCH_EXITS_PEER}`, exportCar: (await import(process.env.BENCH_EXITS_PEER)).exportCar, init: { readStored: (cid) => one.service.readStoredBlock(cid) } })
     const exports = variants.map(() => [])
     const runs = { packs: [], cold: [], direct: [], warm: [], hash: [], copy: [], copyDirect: [] }
     const loads = []
