@@ -60,7 +60,7 @@ max_bytes_per_account = 0               # the bytes of uploads one account may h
 max_ipns_keys_per_account = 100         # the IPNS keys one account may hold; 0 = no limit
 max_connections = 128                   # connections held at once; past it the oldest idle one is closed
 max_car_bytes = "64GiB"                 # the most one gateway CAR response sends (repeated links with dups=y amplify); past it the CAR is cut
-hosts = []                              # on loopback it answers only requests naming it (Host 127.0.0.1:PORT); add the Host
+hosts = []                              # on loopback it answers only requests naming a loopback address (Host 127.0.0.1:PORT); add the Host
                                         #   a reverse proxy in front of it sends ("cidsync.example.com")
 
 [snapshot]

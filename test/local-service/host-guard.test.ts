@@ -30,7 +30,7 @@ describe.skipIf(EXTERNAL)('local service on loopback: a web page aimed at it is 
     const service = await localServiceUnderTest({ hosts: ['cidsync.example.com'] })
     const own = new URL(service.local.url).host
     const rebound = await ask(service.local.url, SIGN_IN, { host: `evil.example:${new URL(service.local.url).port}` })
-    expect(rebound.status).toBe(403)
+    expect(rebound.status).toBe(421)
     expect(rebound.body).toContain('[local_service] hosts')
     expect(rebound.body).toContain('"evil.example:')
     // No Host at all: node's server refuses it before routing (HTTP/1.1 requires one).
@@ -38,6 +38,9 @@ describe.skipIf(EXTERNAL)('local service on loopback: a web page aimed at it is 
     expect((await ask(service.local.url, SIGN_IN, { host: own })).status).toBe(200)
     expect((await ask(service.local.url, SIGN_IN, { host: `localhost:${new URL(service.local.url).port}` })).status).toBe(200)
     expect((await ask(service.local.url, SIGN_IN, { host: 'cidsync.example.com' })).status).toBe(200)
+    // An SSH tunnel's local port: still a loopback name.
+    expect((await ask(service.local.url, SIGN_IN, { host: '127.0.0.1:9' })).status).toBe(200)
+    expect((await ask(service.local.url, SIGN_IN, { host: '127.0.0.1.evil.example' })).status).toBe(421)
   })
 
   it('a page of another origin is refused, but for the gateway\'s reads; a page of its own origin is not', async () => {

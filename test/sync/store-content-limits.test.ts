@@ -32,7 +32,7 @@ async function countingProxy (target: string, holdMs: number): Promise<{ url: st
     req.on('data', (chunk: Buffer) => { chunks.push(chunk); if (upload) arrivals.push([performance.now(), chunk.byteLength]) })
     req.on('end', () => {
       setTimeout(() => {
-        const out = request({ host: to.hostname, port: to.port, path: req.url, method: req.method, headers: req.headers }, answer => {
+        const out = request({ host: to.hostname, port: to.port, path: req.url, method: req.method, headers: { ...req.headers, host: to.host } }, answer => {
           res.writeHead(answer.statusCode ?? 502, answer.headers)
           answer.pipe(res)
           answer.on('end', done)
