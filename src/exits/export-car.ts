@@ -12,6 +12,7 @@ import { CarFile } from './car-file.js'
 import { chainObjects, contentObjects, type ChainObject } from './chain-objects.js'
 import { makeDirsSync } from '../util/make-dirs.js'
 import { walkStoredBlocks, type ReadStoredBlock } from './stored-blocks.js'
+import { processAlive } from '../util/process-alive.js'
 
 export interface ExportInit {
   readonly config: Config
@@ -72,15 +73,6 @@ export function exportTempPath (file: string, run = `${process.pid}-${++runs}`):
   return join(dirname(file), `.${basename(file)}.${run}${TEMP_SUFFIX}`)
 }
 
-function alive (pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM'
-  }
-}
-
 /** The temp files of FILE's exports killed before they ended (their process gone), and of the shared name older versions used. */
 async function removeDeadTemps (file: string): Promise<void> {
   const prefix = `.${basename(file)}.`
@@ -88,7 +80,7 @@ async function removeDeadTemps (file: string): Promise<void> {
     if (!name.startsWith(prefix) || !name.endsWith(TEMP_SUFFIX)) continue
     const run = name.slice(prefix.length, -TEMP_SUFFIX.length)
     const pid = /^(\d{1,10})-\d{1,10}$/.exec(run)?.[1]
-    if (run !== '' && (pid === undefined || alive(Number(pid)))) continue
+    if (run !== '' && (pid === undefined || processAlive(Number(pid)))) continue
     // Best effort: one this user may not remove (another's, in a sticky /tmp) must not stop the export.
     await rm(join(dirname(file), name), { force: true }).catch(() => {})
   }

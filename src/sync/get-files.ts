@@ -15,6 +15,7 @@ import { syncRenames } from './sync-renames.js'
 import { SNAPSHOT_PROFILE } from './snapshot-profile.js'
 import { prepareTarget, safeComponents } from './safe-target.js'
 import { makeDirs } from '../util/make-dirs.js'
+import { processAlive } from '../util/process-alive.js'
 
 export interface GetFilesInit {
   readonly config: Config
@@ -66,19 +67,10 @@ export function usableRecord (index: Index, row: Entry): ContentRecord | string 
   return problems[0] ?? 'its content was never stored: on the device that has it, its folder needs `store = true`, and the file must not be in `[content] exclude` nor past `[content] max_file_size`; `cidsync snapshot` there stores what is pending'
 }
 
-function alive (pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM'
-  }
-}
-
 /** Objects a killed `get` or `restore --files` fetched (`content-fetch/<pid>`), removed once their process is gone. */
 async function removeDeadFetches (fetchDir: string): Promise<void> {
   for (const name of await readdir(fetchDir).catch(() => [] as string[])) {
-    if (!/^\d{1,10}$/.test(name) || Number(name) === process.pid || alive(Number(name))) continue
+    if (!/^\d{1,10}$/.test(name) || Number(name) === process.pid || processAlive(Number(name))) continue
     await rm(join(fetchDir, name), { recursive: true, force: true })
   }
 }

@@ -1,5 +1,6 @@
 import { readdir, rm, stat } from 'node:fs/promises'
 import { join } from 'node:path'
+import { processAlive } from '../util/process-alive.js'
 
 /**
  * Temp files a publish, merge, restore or gateway fetch killed midway leaves behind, by the names
@@ -26,25 +27,12 @@ const PAST_INDEX = /^past-(\d{1,10})-\d+\.sqlite(-wal|-shm|-journal)?$/
  */
 const EXIT_FILE = /^(?:export|import)-(?:content-)?(\d{1,10})[-.]/
 
-/**
- * Whether a process of that id runs. `get` takes no lock (it runs beside the daemon), so its
- * files are removed only once the process that made them is gone.
- */
-function running (pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM'
-  }
-}
-
 /** Removes the object dirs of `get` runs killed midway (fetched packs, possibly plain content); answers the bytes freed. */
 async function removeDeadFetches (stateDir: string, removed: string[]): Promise<number> {
   const root = join(stateDir, 'content-fetch')
   let bytes = 0
   for (const name of await names(root)) {
-    if (!PID_DIR.test(name) || running(Number(name))) continue
+    if (!PID_DIR.test(name) || processAlive(Number(name))) continue
     const dir = join(root, name)
     for (const file of await names(dir)) bytes += (await stat(join(dir, file)).catch(() => undefined))?.size ?? 0
     await rm(dir, { recursive: true, force: true })
@@ -76,7 +64,7 @@ export async function removeLeftovers (stateDir: string, keep: readonly string[]
   for (const name of await names(snapshots)) {
     if (SNAPSHOT_DIR_PATTERNS.some(p => p.test(name))) candidates.push(join(snapshots, name))
     const past = PAST_INDEX.exec(name) ?? EXIT_FILE.exec(name)
-    if (past !== null && !running(Number(past[1]))) candidates.push(join(snapshots, name))
+    if (past !== null && !processAlive(Number(past[1]))) candidates.push(join(snapshots, name))
   }
   for (const name of await names(stateDir)) {
     if (STATE_DIR_PATTERNS.some(p => p.test(name))) candidates.push(join(stateDir, name))
