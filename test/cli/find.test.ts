@@ -1,23 +1,16 @@
 import { describe, expect, it } from 'vitest'
-import { mkdir, readFile, writeFile } from 'node:fs/promises'
+import { readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import Database from 'better-sqlite3'
 import { runCli } from '../helpers/cli.js'
 import { useTempDir } from '../helpers/temp-dir.js'
-
-async function deviceConfig (root: string, name: string): Promise<string> {
-  await mkdir(join(root, name, 'notes'), { recursive: true })
-  const path = join(root, `${name}.toml`)
-  await writeFile(path, `state_dir = "${name}/state"\n[[folders]]\nname = "notes"\npath = "${name}/notes"\n[service]\ndir = "${join(root, 'service')}"\n[status]\nlisten = "127.0.0.1:0"\n`)
-  return path
-}
+import { embeddedDeviceConfig, publishTwiceThenRollBack } from '../helpers/rolled-back.js'
 
 const cidOf = async (file: string): Promise<string> => (await runCli(['cid', file])).stdout.split(' ')[0] ?? ''
 
 describe('cidsync find, where, dupes, log', () => {
   it('gives a file\'s exact timeline from the history, searches a past publish, and finds where content is', async () => {
     const root = await useTempDir()
-    const a = await deviceConfig(root, 'a')
+    const a = await embeddedDeviceConfig(root, 'a')
     const file = join(root, 'a', 'notes', 'plan.md')
     const cids: string[] = []
     const times: string[] = []
@@ -63,7 +56,7 @@ describe('cidsync find, where, dupes, log', () => {
 
   it('says a file whose content is stored is stored, and that `get` can fetch it (find, where, log)', async () => {
     const root = await useTempDir()
-    const a = await deviceConfig(root, 'a')
+    const a = await embeddedDeviceConfig(root, 'a')
     await writeFile(a, (await readFile(a, 'utf8')).replace('path = "a/notes"\n', 'path = "a/notes"\nstore = true\n'))
     const file = join(root, 'a', 'notes', 'kept.md')
     await writeFile(file, 'kept, stored')
@@ -84,7 +77,7 @@ describe('cidsync find, where, dupes, log', () => {
 
   it('log answers from the index before anything is published, saying there is no history yet', async () => {
     const root = await useTempDir()
-    const a = await deviceConfig(root, 'a')
+    const a = await embeddedDeviceConfig(root, 'a')
     const file = join(root, 'a', 'notes', 'early.md')
     await writeFile(file, 'before the first publish')
     expect((await runCli(['snapshot', '--config', a], { timeoutMs: 60_000 })).code).toBe(0)
@@ -97,7 +90,7 @@ describe('cidsync find, where, dupes, log', () => {
 
   it('shows names with terminal escapes neutralised and finds nothing with exit 3', async () => {
     const root = await useTempDir()
-    const a = await deviceConfig(root, 'a')
+    const a = await embeddedDeviceConfig(root, 'a')
     await writeFile(join(root, 'a', 'notes', 'evil\u001b[31mred\u202e.txt'), 'x')
     await writeFile(join(root, 'a', 'notes', 'same.txt'), 'x')
     expect((await runCli(['snapshot', '--config', a], { timeoutMs: 60_000 })).code).toBe(0)
@@ -118,21 +111,8 @@ describe('cidsync find, where, dupes, log', () => {
 
   it('find --at refuses a pointer set back behind this device\'s own last publish, as restore --at does, and still answers for a time before it', async () => {
     const root = await useTempDir()
-    const a = await deviceConfig(root, 'a')
-    const pointerOf = (): string => {
-      const db = new Database(join(root, 'service', 'service.sqlite'), { readonly: true })
-      try { return db.prepare('SELECT snapshot_cid FROM pointers').pluck().get() as string } finally { db.close() }
-    }
-    await writeFile(join(root, 'a', 'notes', 'plan.md'), 'one')
-    expect((await runCli(['snapshot', '--config', a], { timeoutMs: 60_000 })).code).toBe(0)
-    const first = pointerOf()
-    const between = new Date().toISOString()
-    await writeFile(join(root, 'a', 'notes', 'plan.md'), 'two, longer')
-    expect((await runCli(['snapshot', '--config', a], { timeoutMs: 60_000 })).code).toBe(0)
-    expect(pointerOf()).not.toBe(first)
-    // The lying service serves the first publish as the pointer again.
-    const db = new Database(join(root, 'service', 'service.sqlite'))
-    try { db.prepare('UPDATE pointers SET snapshot_cid = ?').run(first) } finally { db.close() }
+    const a = await embeddedDeviceConfig(root, 'a')
+    const { first, between } = await publishTwiceThenRollBack(root, a)
 
     const refused = await runCli(['find', 'plan', '--at', new Date().toISOString(), '--config', a], { timeoutMs: 60_000 })
     expect(refused.code, refused.stderr).toBe(4)
