@@ -7,6 +7,8 @@ import { sha256 } from 'multiformats/hashes/sha2'
 import * as raw from 'multiformats/codecs/raw'
 import Database from 'better-sqlite3'
 import { startLocalService, type LocalService } from '../../src/local-service/index.js'
+import { BlockStore } from '../../src/local-service/blocks.js'
+import { openServiceDatabase } from '../../src/local-service/store.js'
 import { createServiceClients } from '../../src/remote/index.js'
 import { cidProfile } from '../../src/content/index.js'
 import { newWalletKey } from '../../src/crypto/index.js'
@@ -43,6 +45,20 @@ async function account (local: LocalService, work: string): Promise<{ put: (byte
       return await readFile(path)
     }
   }
+}
+
+/** A block store on a fresh service database in a temp dir, as the service opens it. */
+async function storeInTempDir (): Promise<{ root: string, db: Database.Database, store: BlockStore }> {
+  const root = await useTempDir()
+  const db = await openServiceDatabase(root)
+  onTestFinished(() => { if (db.open) db.close() })
+  return { root, db, store: new BlockStore(root, db) }
+}
+
+/** A raw block of 64 random bytes and its CID. */
+async function block (): Promise<{ cid: CID, bytes: Buffer }> {
+  const bytes = randomBytes(64)
+  return { cid: CID.createV1(raw.code, await sha256.digest(bytes)), bytes }
 }
 
 describe('the local service\'s block store', () => {
@@ -119,8 +135,6 @@ describe('the local service\'s block store', () => {
 
 describe('the block store past a pack\'s limit', () => {
   it('reads every block of a pack closed for appends, and closes without EBADF (failed before: its descriptor was closed while still the pack\'s reader)', async () => {
-    const { BlockStore } = await import('../../src/local-service/blocks.js')
-    const { openServiceDatabase } = await import('../../src/local-service/store.js')
     const root = await useTempDir()
     const db = await openServiceDatabase(root)
     onTestFinished(() => { db.close() })
@@ -145,13 +159,7 @@ describe('the block store past a pack\'s limit', () => {
 
 describe('the block store\'s flush that does not hold the thread', () => {
   it('commits the rows of the blocks put before it, after its fsync, and leaves those put meanwhile to their own flush', async () => {
-    const { BlockStore } = await import('../../src/local-service/blocks.js')
-    const { openServiceDatabase } = await import('../../src/local-service/store.js')
-    const root = await useTempDir()
-    const db = await openServiceDatabase(root)
-    onTestFinished(() => { if (db.open) db.close() })
-    const store = new BlockStore(root, db)
-    const block = async (): Promise<{ cid: CID, bytes: Buffer }> => { const bytes = randomBytes(64); return { cid: CID.createV1(raw.code, await sha256.digest(bytes)), bytes } }
+    const { db, store } = await storeInTempDir()
     const a = await block()
     const b = await block()
     const rows = (): number => db.prepare('SELECT COUNT(*) FROM blocks').pluck().get() as number
@@ -172,13 +180,7 @@ describe('the block store\'s flush that does not hold the thread', () => {
 
 describe('the block store\'s group commit', () => {
   it('makes uploads ending together share fsyncs: one under way, one after it for every block put meanwhile, each caller answered once its blocks are committed', async () => {
-    const { BlockStore } = await import('../../src/local-service/blocks.js')
-    const { openServiceDatabase } = await import('../../src/local-service/store.js')
-    const root = await useTempDir()
-    const db = await openServiceDatabase(root)
-    onTestFinished(() => { if (db.open) db.close() })
-    const store = new BlockStore(root, db)
-    const block = async (): Promise<{ cid: CID, bytes: Buffer }> => { const bytes = randomBytes(64); return { cid: CID.createV1(raw.code, await sha256.digest(bytes)), bytes } }
+    const { db, store } = await storeInTempDir()
     const committed = (cid: CID): boolean => db.prepare('SELECT COUNT(*) FROM blocks WHERE cid = ?').pluck().get(cid.bytes) === 1
     const blocks = await Promise.all(Array.from({ length: 5 }, block))
     const [a, b, c, d, e] = blocks as [typeof blocks[0], typeof blocks[0], typeof blocks[0], typeof blocks[0], typeof blocks[0]]
@@ -214,13 +216,7 @@ describe('the block store\'s group commit', () => {
 
 describe('the block store after a failed fsync', () => {
   it('commits none of the blocks pending then, fails every upload after it (one relying on a pending block too) with a 503 saying what to do, and stores again once reopened', async () => {
-    const { BlockStore } = await import('../../src/local-service/blocks.js')
-    const { openServiceDatabase } = await import('../../src/local-service/store.js')
-    const root = await useTempDir()
-    const db = await openServiceDatabase(root)
-    onTestFinished(() => { if (db.open) db.close() })
-    const store = new BlockStore(root, db)
-    const block = async (): Promise<{ cid: CID, bytes: Buffer }> => { const bytes = randomBytes(64); return { cid: CID.createV1(raw.code, await sha256.digest(bytes)), bytes } }
+    const { root, db, store } = await storeInTempDir()
     const committed = (cid: CID): boolean => db.prepare('SELECT COUNT(*) FROM blocks WHERE cid = ?').pluck().get(cid.bytes) === 1
     const [a, b] = [await block(), await block()]
     store.put(a.cid, a.bytes)
