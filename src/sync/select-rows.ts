@@ -1,5 +1,6 @@
 import { PathNotFoundError } from '../errors.js'
 import type { Entry, Index } from '../index/index.js'
+import { shellWord } from '../util/shell-word.js'
 
 export interface SelectRowsInit {
   /** `folder/path` as `ls` prints them: each an exact file, or with `prefix` everything under it. */
@@ -51,7 +52,7 @@ function deletedHint (index: Index, wanted: string, deviceId: string | undefined
     .sort((a, b) => b.updatedAt - a.updatedAt)[0]
   if (newest === undefined) return undefined
   const before = new Date(newest.updatedAt - 1).toISOString()
-  const shell = /^[\w./@+,:=-]+$/.test(wanted) ? wanted : `'${wanted.replace(/'/g, "'\\''")}'`
+  const shell = shellWord(wanted)
   return `${JSON.stringify(wanted)} was deleted (on device ${newest.deviceId.slice(0, 8)}, ${new Date(newest.updatedAt).toISOString()}): ` +
     `\`cidsync get ${shell} --at ${before}\` brings back the version the last publish before then held; \`cidsync log ${shell}\` lists every version`
 }
@@ -61,7 +62,7 @@ function folderHint (index: Index, wanted: string, deviceId: string | undefined)
   if (wanted === '') return undefined
   const under = new Set(index.entries.list({ prefix: `${wanted}/`, deviceId }).map(e => `${e.folder}/${e.path}`).filter(p => p.startsWith(`${wanted}/`)))
   if (under.size === 0) return undefined
-  const shell = /^[\w./@+,:=-]+$/.test(wanted) ? wanted : `'${wanted.replace(/'/g, "'\\''")}'`
+  const shell = shellWord(wanted)
   return `${JSON.stringify(wanted)} is a directory (${under.size === 1 ? '1 file' : `${under.size} files`} under it): \`cidsync get\` takes files; \`cidsync restore --files ${shell}\` brings back everything under it`
 }
 
@@ -87,7 +88,7 @@ export function olderThanOwnDeletion (index: Index, rows: readonly Entry[], own:
       .find(e => e.deleted && e.folder === row.folder && e.path === row.path)
     if (mine === undefined || mine.updatedAt <= row.updatedAt) continue
     const wanted = `${row.folder}/${row.path}`
-    const shell = /^[\w./@+,:=-]+$/.test(wanted) ? wanted : `'${wanted.replace(/'/g, "'\\''")}'`
+    const shell = shellWord(wanted)
     notes.push(`${JSON.stringify(wanted)}: this device deleted its copy (${new Date(mine.updatedAt).toISOString()}); this is device ${row.deviceId.slice(0, 8)}'s, written before that (${new Date(row.updatedAt).toISOString()}): \`cidsync get ${shell} --at ${new Date(mine.updatedAt - 1).toISOString()}\` brings back this device's last version`)
   }
   return notes

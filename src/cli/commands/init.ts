@@ -6,13 +6,10 @@ import { ConfigError } from '../../errors.js'
 import { writeFileAtomicSync } from '../../util/atomic-write.js'
 import { action } from '../run.js'
 import { makeDirsSync } from '../../util/make-dirs.js'
+import { shellWord } from '../../util/shell-word.js'
 
 interface InitOptions { config?: string, folder?: string[], stateDir?: string, force?: boolean, key?: string }
 
-/** A path as a shell reads it back: quoted when it holds anything but plain characters. */
-function shellWord (text: string): string {
-  return /^[\w@%+=:,./-]+$/.test(text) ? text : `'${text.replace(/'/g, `'\\''`)}'`
-}
 
 function folderName (path: string, taken: Set<string>): string {
   const base = basename(path).replace(/[^A-Za-z0-9._-]/g, '-').replace(/^[^A-Za-z0-9]+/, '') || 'folder'
