@@ -170,8 +170,11 @@ export class LocalService {
    * service): as stored, unchecked (the caller hashes them against `cid`); undefined when not stored.
    */
   async readStoredBlock (cid: CID): Promise<Uint8Array | undefined> {
-    if (!this.parts.blocks.has(cid)) return undefined
-    return await this.parts.blocks.get(cid)
+    // One index lookup, not has() then get(): this is the export's and the restore's hot path.
+    return await this.parts.blocks.get(cid).catch((err: unknown) => {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined
+      throw err
+    })
   }
 
   /** Where the admin token is, when the admin routes are served. */
