@@ -87,8 +87,19 @@ export function olderThanOwnDeletion (index: Index, rows: readonly Entry[], own:
       .find(e => e.deleted && e.folder === row.folder && e.path === row.path)
     if (mine === undefined || mine.updatedAt <= row.updatedAt) continue
     const wanted = `${row.folder}/${row.path}`
-    const shell = /^[\w./@+,:=-]+$/.test(wanted) ? wanted : `'${wanted.replace(/'/g, "'\\''")}'`
+    const shell = shellWord(wanted)
     notes.push(`${JSON.stringify(wanted)}: this device deleted its copy (${new Date(mine.updatedAt).toISOString()}); this is device ${row.deviceId.slice(0, 8)}'s, written before that (${new Date(row.updatedAt).toISOString()}): \`cidsync get ${shell} --at ${new Date(mine.updatedAt - 1).toISOString()}\` brings back this device's last version`)
   }
   return notes
+}
+
+/**
+ * A path as one shell word to paste: bare when plain, else quoted; a name holding a control
+ * character (another device's path may hold a newline or ESC) in bash's `$'...'` with each one
+ * escaped, so the note stays one line a terminal shows as written.
+ */
+function shellWord (text: string): string {
+  if (/^[\w./@+,:=-]+$/.test(text)) return text
+  if (!/[\u0000-\u001f\u007f]/.test(text)) return `'${text.replace(/'/g, "'\\''")}'`
+  return `$'${text.replace(/[\\']/g, c => `\\${c}`).replace(/[\u0000-\u001f\u007f]/g, c => c === '\n' ? '\\n' : `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`)}'`
 }
