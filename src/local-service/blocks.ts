@@ -203,10 +203,13 @@ export class BlockStore {
       this.refuseAfterFailedSync()
       throw err
     }
+    // A sync after the failure reports clean though the pages may be gone, and one under way as
+    // another failed on the same file may have had the error reported to that one only: neither answers.
+    this.refuseAfterFailedSync()
     try {
       failpoint('service:pack-fsync')
       const done = sync()
-      return (done instanceof Promise ? done.catch(failed) : done) as T
+      return (done instanceof Promise ? done.then(value => { this.refuseAfterFailedSync(); return value }, failed) : done) as T
     } catch (err) {
       return failed(err)
     }

@@ -13,7 +13,8 @@ import { HttpFailure } from './http.js'
  *   disk: a 421 (Misdirected Request). Bound beyond loopback the names are not known here:
  *   sign-up is closed there by default instead.
  * - A request from a web page (one with `Origin`) must come from the host it asks: another site's
- *   page is refused, whatever it sends. The gateway's reads (`GET`/`HEAD` under `/ipfs/`) are
+ *   page is refused, whatever it sends; so is one a browser marks `Sec-Fetch-Site: cross-site`
+ *   (an `<img>` sends no `Origin`). The gateway's reads (`GET`/`HEAD` under `/ipfs/`) are
  *   left to any page: they are public by CID and change nothing.
  */
 export class HostGuard {
@@ -30,8 +31,12 @@ export class HostGuard {
       // 421 Misdirected Request: not this service's name. Not a 403, which a client reads as its credential refused.
       throw new HttpFailure(421, `this service answers requests that name it (Host 127.0.0.1:${this.port}), not ${printable(host)}: a web page aimed at it, or a proxy in front of it (add the name the proxy sends to [local_service] hosts)`)
     }
+    if (isGatewayRead(req, pathname)) return
+    // A page's <img> or <script> sends no Origin, but a browser says the request is another
+    // site's: 10,000 such GETs of get_auth_message filled the sign-in table (429 for everyone).
+    if (req.headers['sec-fetch-site'] === 'cross-site') throw new HttpFailure(403, 'a web page of another site may not use this service')
     const origin = req.headers.origin
-    if (origin === undefined || isGatewayRead(req, pathname)) return
+    if (origin === undefined) return
     const match = /^https?:\/\/([^/]+)$/.exec(origin.toLowerCase())
     if (match === null || match[1] !== host) throw new HttpFailure(403, `a web page from ${printable(origin)} may not use this service`)
   }

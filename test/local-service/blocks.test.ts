@@ -241,4 +241,34 @@ describe('the block store after a failed fsync', () => {
     expect(committed(b.cid)).toBe(true)
     reopened.close()
   })
+  it('answers no flush whose sync was under way or queued when another failed: its blocks were pending then, and the next sync reports clean (failed before: the queued one committed them and answered)', async () => {
+    const { BlockStore } = await import('../../src/local-service/blocks.js')
+    const { openServiceDatabase } = await import('../../src/local-service/store.js')
+    const root = await useTempDir()
+    const db = await openServiceDatabase(root)
+    onTestFinished(() => { if (db.open) db.close() })
+    const store = new BlockStore(root, db)
+    const block = async (): Promise<{ cid: CID, bytes: Buffer }> => { const bytes = randomBytes(64); return { cid: CID.createV1(raw.code, await sha256.digest(bytes)), bytes } }
+    const committed = (cid: CID): boolean => db.prepare('SELECT COUNT(*) FROM blocks WHERE cid = ?').pluck().get(cid.bytes) === 1
+    const [a, b] = [await block(), await block()]
+    store.put(a.cid, a.bytes)
+    // An upload's fsync under way, and another upload's queued behind it.
+    const underWay = store.flushAsync()
+    store.put(b.cid, b.bytes)
+    const queued = store.flushAsync()
+    underWay.catch(() => {})
+    queued.catch(() => {})
+    // Meanwhile a sync of the same pack fails (a dag import's flush here; a real EIO of the one under way alike).
+    const before = process.env.CIDSYNC_FAILPOINT
+    process.env.CIDSYNC_FAILPOINT = 'service:pack-fsync=EIO'
+    onTestFinished(() => { if (before === undefined) delete process.env.CIDSYNC_FAILPOINT; else process.env.CIDSYNC_FAILPOINT = before })
+    expect(() => { store.flush() }).toThrow(expect.objectContaining({ status: 503 }))
+    if (before === undefined) delete process.env.CIDSYNC_FAILPOINT; else process.env.CIDSYNC_FAILPOINT = before
+    const refused = { status: 503, message: expect.stringContaining('nothing more is stored until the service is restarted') }
+    await expect(underWay).rejects.toMatchObject(refused)
+    await expect(queued).rejects.toMatchObject(refused)
+    expect(committed(a.cid)).toBe(false)
+    expect(committed(b.cid)).toBe(false)
+    store.close()
+  })
 })

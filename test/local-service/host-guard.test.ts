@@ -59,4 +59,20 @@ describe.skipIf(EXTERNAL)('local service on loopback: a web page aimed at it is 
     expect(read.status).toBe(200)
     expect(read.body).toBe('public by CID')
   })
+  it('a cross-site request without Origin (a page\'s <img> or <script> aimed at the port) cannot begin sign-ups either, but reads the gateway (failed before: it filled the sign-in table, refusing everyone with 429)', async () => {
+    const service = await localServiceUnderTest()
+    const own = new URL(service.local.url).host
+    const img = await ask(service.local.url, SIGN_IN, { host: own, 'sec-fetch-site': 'cross-site', 'sec-fetch-mode': 'no-cors' })
+    expect(img.status).toBe(403)
+    expect(img.body).toContain('a web page of another site may not use this service')
+    // The tools, and a page of its own (or the dashboard's, same site), are not turned away.
+    expect((await ask(service.local.url, SIGN_IN, { host: own })).status).toBe(200)
+    expect((await ask(service.local.url, SIGN_IN, { host: own, 'sec-fetch-site': 'same-site' })).status).toBe(200)
+    expect((await ask(service.local.url, SIGN_IN, { host: own, 'sec-fetch-site': 'none' })).status).toBe(200)
+    const file = join(await useTempDir(), 'a.txt')
+    await writeFile(file, 'public by CID')
+    const { cid } = await service.clients.upload.add(file, cidProfile('kubo-cidv1'))
+    const read = await ask(service.local.url, `/ipfs/${cid}`, { host: own, 'sec-fetch-site': 'cross-site' })
+    expect(read.status).toBe(200)
+  })
 })

@@ -55,4 +55,24 @@ describe('the rows get and restore --files bring back', () => {
     index.entries.apply(A, [{ kind: 'upsert', folder: 'notes', path: 'todo.md', size: 5, mtimeMs: 3, cid: 'bafkreiccc', cidProfile: 'kubo-cidv1' }])
     expect(olderThanOwnDeletion(index, selectRows(index, { paths: ['notes/todo.md'], prefix: false, own: B }), B)).toEqual([])
   })
+  it('the note about an older copy keeps a name with a line break or ESC (another device\'s path) on its one line (failed before: the command it suggests held the raw newline, so the name could forge a line)', async () => {
+    const dir = await useTempDir()
+    const index = openIndex(join(dir, 'index.sqlite'))
+    onTestFinished(() => { index.close() })
+    const B = 'bbbbbbbb-0000-4000-8000-000000000000'
+    index.entries.registerDevice(A, 'a')
+    index.entries.registerDevice(B, 'b')
+    const tick = (): void => { const now = Date.now(); while (Date.now() <= now) { /* the next millisecond: rows are stamped by it */ } }
+    const path = "it's\ncidsync: error: forged\u001b[2J.md"
+    index.entries.apply(A, [{ kind: 'upsert', folder: 'notes', path, size: 3, mtimeMs: 1, cid: 'bafkreiaaa', cidProfile: 'kubo-cidv1' }])
+    tick()
+    index.entries.apply(B, [{ kind: 'upsert', folder: 'notes', path, size: 4, mtimeMs: 2, cid: 'bafkreibbb', cidProfile: 'kubo-cidv1' }])
+    tick()
+    index.entries.apply(B, [{ kind: 'delete', folder: 'notes', path }])
+    const notes = olderThanOwnDeletion(index, selectRows(index, { paths: [`notes/${path}`], prefix: false, own: B }), B)
+    expect(notes).toHaveLength(1)
+    expect(notes[0]).not.toMatch(/[\u0000-\u001f\u007f]/)
+    // Still a command a shell takes as the one name (bash and zsh read $'...').
+    expect(notes[0]).toContain("`cidsync get $'notes/it\\'s\\ncidsync: error: forged\\x1b[2J.md' --at ")
+  })
 })
