@@ -94,13 +94,3 @@ export function olderThanOwnDeletion (index: Index, rows: readonly Entry[], own:
   return notes
 }
 
-/**
- * A path as one shell word to paste: bare when plain, else quoted; a name holding a control
- * character (another device's path may hold a newline or ESC) in bash's `$'...'` with each one
- * escaped, so the note stays one line a terminal shows as written.
- */
-function shellWord (text: string): string {
-  if (/^[\w./@+,:=-]+$/.test(text)) return text
-  if (!/[\u0000-\u001f\u007f]/.test(text)) return `'${text.replace(/'/g, "'\\''")}'`
-  return `$'${text.replace(/[\\']/g, c => `\\${c}`).replace(/[\u0000-\u001f\u007f]/g, c => c === '\n' ? '\\n' : `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`)}'`
-}
