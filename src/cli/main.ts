@@ -2,6 +2,7 @@
 // The daemon's signals are held first (early-signals.ts); the rest of the CLI is loaded only then,
 // dynamically: a static import would load the whole command tree before this module ran.
 import './early-signals.js'
+import './broken-pipe.js'
 
 const [{ CommanderError }, { createProgram }, { exitCodeOf }, { exitCodeOfCommander, reportError }] =
   await Promise.all([import('commander'), import('./program.js'), import('../errors.js'), import('./run.js')])
