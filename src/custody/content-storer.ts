@@ -16,9 +16,10 @@ export interface ContentStorerComponents {
   /**
    * Sends an object file under the snapshots' profile; answers its CID. `expectedCid`: the CID
    * its bytes were hashed to as they were sealed, so the sender need not hash them again (the
-   * service's answer must still equal it).
+   * service's answer must still equal it). `name`: what the uploads listing shows for it, which
+   * says what it is (a pack of small files, a part of a large one) and nothing of the files.
    */
-  readonly storeObject: (path: string, options: { signal?: AbortSignal, expectedCid?: string }) => Promise<string>
+  readonly storeObject: (path: string, options: { signal?: AbortSignal, expectedCid?: string, name: string }) => Promise<string>
   /** Sends a file as it is under its own profile; answers the CID the service gave it. */
   readonly storePlain: (path: string, profile: CidProfile, options: { signal?: AbortSignal }) => Promise<string>
 }
@@ -111,7 +112,7 @@ export class ContentStorer {
       partChunks: PART_CHUNKS,
       storedParts: this.init.storedParts?.(file) ?? new Map(),
       storePart: async (index, path, _bytes, expectedCid) => {
-        const object = await this.components.storeObject(path, { ...options, expectedCid })
+        const object = await this.components.storeObject(path, { ...options, expectedCid, name: `cidsync-part-${index + 1}.sealed` })
         this.init.onPartStored?.(file, index, object)
         return object
       },
@@ -141,7 +142,7 @@ export class ContentStorer {
         } finally {
           await handle.close()
         }
-        object = await this.components.storeObject(path, options)
+        object = await this.components.storeObject(path, { ...options, name: 'cidsync-pack.sealed' })
       } finally {
         await rm(path, { force: true })
       }

@@ -27,6 +27,8 @@ export interface UploadOptions extends CallOptions {
    * again as it is sent; the service's answer must still equal it.
    */
   readonly expectedCid?: string
+  /** The name the uploads listing shows; the file's own name when not given. */
+  readonly name?: string
 }
 
 /** Kubo's `add` parameters for a profile, named explicitly: a server's defaults may differ. */
@@ -65,7 +67,7 @@ export class UploadClient {
     const { size } = await stat(path)
     const computed: { cid?: CID } = {}
     const boundary = `cidsync-${randomBytes(12).toString('hex')}`
-    const name = basename(path).replace(/["\r\n]/g, '_')
+    const name = (options.name ?? basename(path)).replace(/["\r\n]/g, '_')
     const expected = options.expectedCid === undefined ? undefined : CID.parse(options.expectedCid)
     const body = (): Readable => Readable.from((async function * () {
       const builder = expected === undefined ? new CidBuilder(profile) : undefined

@@ -92,7 +92,7 @@ export async function storeContent (components: StoreContentComponents, init: St
   // Shared with every other storing run of the process: the limits are the process's, not the run's.
   const gate = processUploadGate(config.content.uploadRate, config.content.concurrency)
   const throttle = async (bytes: number, signal?: AbortSignal): Promise<void> => { await gate.bucket.take(bytes, signal) }
-  const upload = async (path: string, profile: Parameters<ServiceClients['upload']['add']>[1], options: { signal?: AbortSignal, expectedCid?: string }): Promise<string> =>
+  const upload = async (path: string, profile: Parameters<ServiceClients['upload']['add']>[1], options: { signal?: AbortSignal, expectedCid?: string, name?: string }): Promise<string> =>
     await gate.slots.run(async () => (await clients.upload.add(path, profile, { ...options, throttle })).cid, options.signal)
   const storer = new ContentStorer({
     storeObject: async (path, options) => {

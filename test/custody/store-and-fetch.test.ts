@@ -75,6 +75,10 @@ describe('content storing and fetching, against the local service', () => {
     expect(h.uploads.count).toBe(4)
     expect(h.records.size).toBe(302)
     expect(h.records.get(files.at(-2)?.cid.toString() ?? '')?.objects).toHaveLength(2)
+    // The uploads listing says what each upload is, and names none of the files sealed in it.
+    const listed: string[] = []
+    for await (const record of h.service.clients.files()) listed.push(record.fileName)
+    expect(listed.toSorted()).toEqual(['cidsync-pack.sealed', 'cidsync-part-1.sealed', 'cidsync-part-1.sealed', 'cidsync-part-2.sealed'])
 
     const target = join(dir, 'target')
     await mkdir(target)
