@@ -5,6 +5,7 @@ import { NothingAtTimeError } from '../errors.js'
 import type { ServiceClients } from '../remote/index.js'
 import { buildIndex, checkOwnPublishIn, fetchV1Snapshot, publishAt, type FetchInit, type HistoryEntry, type LastPublished, type ManifestCache } from '../sync/index.js'
 import { makeDirsSync } from '../util/make-dirs.js'
+import { prunePast, touchPast } from './past-prune.js'
 
 /** Where built past indexes are kept, in the state dir. */
 export const PAST_DIR = 'past'
@@ -12,7 +13,7 @@ export const PAST_DIR = 'past'
 /**
  * The index as the newest publish at or before `at` saw it (history walked from `start`): built
  * once from that publish's segments into `past/<cid>.sqlite` and kept (a publish never changes),
- * with its own search cache beside it. `own`: this device's last publish, when `start` is the
+ * with its own search cache beside it; the few most recently used are kept (`PAST_KEEP` in past-prune.ts). `own`: this device's last publish, when `start` is the
  * pointer of its own namespace: a history that lacks it is refused, as `restore --at` refuses it
  * (the service set the pointer back).
  */
@@ -35,5 +36,7 @@ export async function pastIndex (clients: ServiceClients, start: string, at: Dat
       await rm(staged, { force: true })
     }
   }
+  await touchPast(indexPath)
+  await prunePast(dir, name)
   return { publish: found.entry, indexPath, searchPath: join(dir, `${name}.search.sqlite`) }
 }
