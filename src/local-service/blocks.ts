@@ -35,7 +35,8 @@ interface Place { readonly pack: number, readonly offset: number, readonly lengt
  * 5. After an fsync fails, nothing more is stored or answered as stored until the service is
  *    restarted: the kernel may have dropped the pages it could not write and report the next fsync
  *    clean, so the rows of the blocks pending then are never committed, and an upload that relied
- *    on one of them (found pending, "already stored") fails instead of being answered.
+ *    on one of them (found pending, "already stored") fails instead of being answered; nor are
+ *    they read (`has`, `get`: not stored).
  * Data dirs from before packs keep their `blocks/xx/<cid>` files: they are read in place.
  */
 export class BlockStore {
@@ -84,7 +85,10 @@ export class BlockStore {
   private place (cid: CID): { name: string, key: Uint8Array, place: Place | undefined } {
     const v1 = cid.toV1()
     const name = v1.toString()
-    const place = this.pending.get(name) ?? this.find.get(v1.bytes) as Place | undefined
+    // After a failed sync the pending blocks were never made durable nor answered as stored (rule 5):
+    // they are not served either (a read could be of pages the kernel dropped).
+    const pending = this.syncFailure === undefined ? this.pending.get(name) : undefined
+    const place = pending ?? this.find.get(v1.bytes) as Place | undefined
     return { name, key: v1.bytes, place }
   }
 

@@ -231,6 +231,9 @@ describe('the block store after a failed fsync', () => {
     expect(() => { store.put(b.cid, b.bytes) }).toThrow(expect.objectContaining(refused))
     await expect(store.flushAsync()).rejects.toMatchObject(refused)
     expect(() => { store.flush() }).toThrow(expect.objectContaining(refused))
+    // Nor is a served as stored meanwhile (failed before: the gateway read it until a restart).
+    expect(store.has(a.cid)).toBe(false)
+    await expect(store.get(a.cid)).rejects.toMatchObject({ code: 'ENOENT' })
     store.close()
     expect(committed(a.cid)).toBe(false)
 
