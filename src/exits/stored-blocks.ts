@@ -1,7 +1,5 @@
-import * as dagPb from '@ipld/dag-pb'
-import { UnixFS } from 'ipfs-unixfs'
 import type { CID } from 'multiformats/cid'
-import { checkBlock } from '../content/index.js'
+import { checkBlock, decodeFileNode } from '../content/index.js'
 import { ContentNotFoundError, IntegrityError } from '../errors.js'
 import type { ReadStoredBlock } from '../remote/index.js'
 
@@ -70,17 +68,10 @@ export async function walkStoredBlocks (read: ReadStoredBlock, root: CID, sink: 
         size += bytes.byteLength
         seen.set(text, bytes.byteLength)
       } else if (entry.cid.code === DAG_PB) {
-        let node: dagPb.PBNode
-        let unixfs: UnixFS | undefined
-        try {
-          node = dagPb.decode(bytes)
-          unixfs = node.Data === undefined ? undefined : UnixFS.unmarshal(node.Data)
-        } catch (err) {
-          throw new IntegrityError(`block ${text} of ${root.toString()} is not a UnixFS node (${(err as Error).message})`, { cause: err })
-        }
-        size += unixfs?.data?.byteLength ?? 0
-        seen.set(text, Number(unixfs?.fileSize() ?? 0n))
-        links = node.Links.map(link => link.Hash)
+        const node = decodeFileNode(bytes, `block ${text} of ${root.toString()}`)
+        size += node.data?.byteLength ?? 0
+        seen.set(text, Number(node.fileSize))
+        links = node.links
       } else throw new IntegrityError(`block ${text} is neither raw nor dag-pb (codec 0x${entry.cid.code.toString(16)}): not a stored file's block`)
       if (options.maxBytes !== undefined && size > options.maxBytes) throw new IntegrityError(`${root.toString()} as stored holds more than the ${options.maxBytes} bytes it may`)
       if (links.length > 0 && entry.depth >= MAX_DEPTH) throw new IntegrityError(`${root.toString()}: its DAG is deeper than ${MAX_DEPTH} levels`)

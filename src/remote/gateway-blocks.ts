@@ -1,7 +1,7 @@
 import * as dagPb from '@ipld/dag-pb'
-import { UnixFS } from 'ipfs-unixfs'
 import { CID } from 'multiformats/cid'
 import { sha256 } from 'multiformats/hashes/sha2'
+import { decodeFileNode } from '../content/index.js'
 import { IntegrityError } from '../errors.js'
 import type { HttpClient } from './http-client.js'
 import { readBounded } from './body.js'
@@ -46,19 +46,10 @@ export async function * verifiedFileBytes (gateway: HttpClient, root: CID, optio
     const bytes = await fetchBlock(gateway, cid, options)
     if (cid.code === RAW_CODE) return bytes
     if (cid.code !== dagPb.code) throw new IntegrityError(`${cid.toString()} is not part of a UnixFS file (codec 0x${cid.code.toString(16)})`)
-    let node: dagPb.PBNode
-    let unixfs: UnixFS | undefined
-    try {
-      node = dagPb.decode(bytes)
-      unixfs = node.Data === undefined ? undefined : UnixFS.unmarshal(node.Data)
-    } catch (err) {
-      throw new IntegrityError(`${cid.toString()} is not a UnixFS node: ${(err as Error).message}`)
-    }
-    if (unixfs === undefined || (unixfs.type !== 'file' && unixfs.type !== 'raw')) throw new IntegrityError(`${cid.toString()} is not a UnixFS file node (${unixfs?.type ?? 'no UnixFS data'})`)
-    const data = unixfs.data
-    if (node.Links.length > 0) {
+    const { links, data } = decodeFileNode(bytes, cid.toString())
+    if (links.length > 0) {
       if (stack.length >= MAX_DEPTH) throw new IntegrityError(`${root.toString()}: the file's DAG is deeper than ${MAX_DEPTH} levels`)
-      stack.push({ links: node.Links.map(link => link.Hash), at: 0 })
+      stack.push({ links, at: 0 })
     }
     return data
   }

@@ -1,7 +1,5 @@
-import * as dagPb from '@ipld/dag-pb'
-import { UnixFS } from 'ipfs-unixfs'
 import type { CID } from 'multiformats/cid'
-import { checkBlock } from '../content/index.js'
+import { checkBlock, decodeFileNode } from '../content/index.js'
 import { ContentNotFoundError, IntegrityError } from '../errors.js'
 
 /**
@@ -48,28 +46,18 @@ export async function * storedFileBytes (read: ReadStoredBlock, root: CID, signa
       return
     }
     if (depth > MAX_DEPTH) throw new IntegrityError(`${root.toString()}: the file's DAG is deeper than ${MAX_DEPTH} levels`)
-    let node: dagPb.PBNode
-    let unixfs: UnixFS | undefined
-    try {
-      node = dagPb.decode(bytes)
-      unixfs = node.Data === undefined ? undefined : UnixFS.unmarshal(node.Data)
-    } catch (err) {
-      throw new IntegrityError(`${cid.toString()} of ${root.toString()} is not part of a UnixFS file: ${(err as Error).message}`)
-    }
-    if (unixfs === undefined || (unixfs.type !== 'file' && unixfs.type !== 'raw')) throw new IntegrityError(`${cid.toString()} of ${root.toString()} is not a UnixFS file node (${unixfs?.type ?? 'no UnixFS data'})`)
-    const links = node.Links
-    const data = unixfs.data
+    const { links, data } = decodeFileNode(bytes, `${cid.toString()} of ${root.toString()}`)
     if (data !== undefined && data.byteLength > 0) yield data
     const ahead: Array<Promise<Uint8Array>> = []
     let next = 0
     for (const link of links) {
       while (ahead.length < READ_AHEAD && next < links.length) {
-        const reading = get((links[next++] as dagPb.PBLink).Hash)
+        const reading = get(links[next++] as CID)
         // Awaited in turn below; one left unread when the walk stops must not be unhandled.
         reading.catch(() => {})
         ahead.push(reading)
       }
-      yield * walk(link.Hash, await (ahead.shift() as Promise<Uint8Array>), depth + 1)
+      yield * walk(link, await (ahead.shift() as Promise<Uint8Array>), depth + 1)
     }
   }
   yield * walk(root, await get(root), 0)
