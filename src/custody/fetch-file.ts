@@ -99,9 +99,9 @@ async function * spans (init: FetchFileInit): AsyncGenerator<Uint8Array> {
 /**
  * Refuses to make the file readable or rename it when its directory was swapped for a symlink
  * (or moved) since it was checked: the rename would then put the file wherever the link points.
+ * `now` is where the directory really is now (its realpath, taken just before).
  */
-async function stillInPlace (dir: string, expectedDir: string, temp: string, inode: number): Promise<void> {
-  const now = await realpath(dir).catch(() => undefined)
+export async function stillInPlace (dir: string, now: string | undefined, expectedDir: string, temp: string, inode: number): Promise<void> {
   const there = await lstat(temp).catch(() => undefined)
   if (now !== expectedDir || there === undefined || !there.isFile() || there.ino !== inode) {
     throw new ContentIntegrityError(`${dir} changed while a file was written into it (now ${now === undefined ? 'gone' : `at ${now}`}, not ${expectedDir}): a symlink put in its way? Nothing was written through it`)
@@ -113,7 +113,7 @@ async function stillInPlace (dir: string, expectedDir: string, temp: string, ino
  * is still where it was checked, made readable, its mtime the row's (unless already set), then renamed.
  */
 export async function placeFile (temp: string, target: string, dir: string, expectedDir: string, inode: number, mtimeMs?: number): Promise<void> {
-  await stillInPlace(dir, expectedDir, temp, inode)
+  await stillInPlace(dir, await realpath(dir).catch(() => undefined), expectedDir, temp, inode)
   // Files are made 0600 while unverified; once verified, the usual mode for a user's file.
   await chmod(temp, 0o644 & ~process.umask())
   // Seconds as a number keep the sub-millisecond part a Date would drop (absent: set as it was written).

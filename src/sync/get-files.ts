@@ -4,7 +4,7 @@ import { dirname, join } from 'node:path'
 import { CID } from 'multiformats/cid'
 import type { Config } from '../config/index.js'
 import { cidProfile, fileCid, isCidProfileName } from '../content/index.js'
-import { MAX_OBJECT_BYTES, ObjectCache, ObjectMemory, SMALL_FILE_BYTES, SealPool, fetchFile, parseContentRecord, removeFetchTemps, unsealFile, type ContentRecord } from '../custody/index.js'
+import { DurableBatch, MAX_OBJECT_BYTES, ObjectCache, ObjectMemory, SMALL_FILE_BYTES, SealPool, fetchFile, parseContentRecord, removeFetchTemps, unsealFile, type ContentRecord } from '../custody/index.js'
 import type { CidProfile } from '../content/index.js'
 import { ContentIntegrityError, TargetDiskFullError, UsageError } from '../errors.js'
 import type { Entry, Index } from '../index/index.js'
@@ -99,6 +99,8 @@ export async function getFiles (clients: ServiceClients, index: Index, init: Get
     await clients.gateway.fetchVerified(cid, SNAPSHOT_PROFILE, destination, { ...options, signal: options.signal, durable: false })
   })
   const pool = new SealPool(RESTORE_THREADS)
+  // Verified files are fsynced a batch at a time, and renamed only then (docs/content-format.md, "What a crash leaves").
+  const durable = new DurableBatch(pool, RESTORE_BATCH)
   // Sealed objects are held in memory, each hashed in a sealing thread before anything reads it.
   const memory = new ObjectMemory(RESTORE_MEMORY_BYTES, async (cid, options) => await clients.gateway.fetchVerifiedBytes(cid, SNAPSHOT_PROFILE, {
     ...options, hash: async (slabs) => await pool.hashObject(slabs, options.signal)
@@ -203,15 +205,21 @@ export async function getFiles (clients: ServiceClients, index: Index, init: Get
         signal: init.signal,
         onBytes: (bytes: number) => init.onProgress?.({ type: 'bytes', bytes })
       }
-      if (record.sealing === 'none') await fetchFile({ ...file, objects })
-      else {
-        const stream = job.streamed ? (cid: string, maxBytes: number, signal?: AbortSignal) => clients.gateway.verifiedStream(cid, { maxBytes, signal }) : undefined
-        await unsealFile({ ...file, memory, pool, stream })
+      const written = (): void => {
+        const into = renamed.get(dirname(target)) ?? { root: job.root, files: [] }
+        into.files.push(at)
+        renamed.set(dirname(target), into)
+        done(at, { path: `${row.folder}/${row.path}`, outcome: 'written', target })
       }
-      const into = renamed.get(dirname(target)) ?? { root: job.root, files: [] }
-      into.files.push(at)
-      renamed.set(dirname(target), into)
-      done(at, { path: `${row.folder}/${row.path}`, outcome: 'written', target })
+      if (record.sealing === 'none') {
+        await fetchFile({ ...file, objects })
+        written()
+        return
+      }
+      const stream = job.streamed ? (cid: string, maxBytes: number, signal?: AbortSignal) => clients.gateway.verifiedStream(cid, { maxBytes, signal }) : undefined
+      const unsealed = await unsealFile({ ...file, memory, pool, stream })
+      // Its outcome comes once its batch is durable and renamed; this slot goes on to the next file.
+      await durable.add(unsealed, (err) => { if (err === undefined) written(); else failed(err, row, at) })
     } catch (err) {
       failed(err, row, at)
     }
@@ -224,7 +232,10 @@ export async function getFiles (clients: ServiceClients, index: Index, init: Get
     const ordered = fetchOrder(jobs)
     for (const job of ordered) if (job.record.sealing !== 'none' && !job.streamed && job.record.objects.length === 1) memory.expect(job.record.objects[0]?.[0] ?? '')
     await eachAtOnce(ordered, RESTORE_CONCURRENCY, bring)
+    await durable.finish()
   } finally {
+    // A run that failed renames nothing more than the batch already being synced.
+    await durable.drain()
     try {
       // A file's bytes were fsynced before its rename; its rename (and its directory, when this run
       // made it) is durable once these are: a power cut before leaves it missing, never torn, and
@@ -236,6 +247,7 @@ export async function getFiles (clients: ServiceClients, index: Index, init: Get
       })
     } finally {
       await pool.close()
+      await durable.abandon()
       await objects.clear()
     }
   }
@@ -286,6 +298,13 @@ const RESTORE_THREADS = Math.max(1, Math.min(4, availableParallelism() - 1))
  * the embedded service, large files stream and only packs are held (peak 215-240 MB).
  */
 const RESTORE_MEMORY_BYTES = MAX_OBJECT_BYTES
+
+/**
+ * Verified files fsynced together, then renamed: up to this many files or bytes a batch. A kill
+ * loses at most two batches of work (the one filling, the one syncing), fetched again by the next
+ * run; their descriptors stay open in the sealing thread until then.
+ */
+const RESTORE_BATCH = { files: 64, bytes: 32 * 1024 * 1024 }
 
 /** Files restored at once: while one waits on its fetch or its fsync, others are hashed and written (restic's restorer works the same way). */
 export const RESTORE_CONCURRENCY = 8
