@@ -126,7 +126,7 @@ export async function getFiles (clients: ServiceClients, index: Index, init: Get
   // temp's write and its rename leaves one, and a rerun may skip the file as already right); a
   // file waits for its directory's sweep, so no sweep removes a temp of this run.
   const sweeps = new Map<string, Promise<number>>()
-  const dirs = new Map<string, Promise<{ readonly targetDir: string }>>()
+  const dirs = new Map<string, Promise<{ readonly targetDir: string, readonly made: boolean }>>()
   // Each directory a file was renamed into, with its root and the files: fsynced once at the end (see below).
   const renamed = new Map<string, { root: string, files: number[] }>()
   const jobs: Job[] = []
@@ -152,15 +152,17 @@ export async function getFiles (clients: ServiceClients, index: Index, init: Get
         // A failure is this file's, and the next file of the directory tries again.
         prepared.catch(() => { dirs.delete(dirKey) })
       }
-      const targetDir = (await prepared).targetDir
+      const { targetDir, made } = await prepared
       const target = join(root, ...components)
       let sweep = sweeps.get(dirname(target))
       if (sweep === undefined) {
-        sweep = removeFetchTemps(dirname(target))
+        sweep = made ? Promise.resolve(0) : removeFetchTemps(dirname(target))
         sweeps.set(dirname(target), sweep)
       }
       await sweep
-      const there = await lstat(target).catch(() => undefined)
+      // A directory this run made held nothing: its files need no look (a restore into an empty
+      // dir saves a call per file); what appears there meanwhile is as raced as before any rename.
+      const there = made ? undefined : await lstat(target).catch(() => undefined)
       if (there !== undefined) {
         const same = there.isFile() && there.size === row.size && (await fileCid(target, profile, { signal: init.signal })).cid.toString() === row.cid
         if (same) { done(at, { path: shown, outcome: 'already-there', target }); return }
