@@ -53,6 +53,14 @@ function masterKeyOf (snapshotKey: Uint8Array): Buffer {
 /** The temp a fetch writes beside its target until it is verified (see {@link fetchFile}). */
 const FETCH_TEMP = /^\.[\s\S]+\.cidsync-[0-9a-f]{12}\.part$/
 
+/**
+ * Temps are named by this process's random prefix and a count: unique without a random draw each
+ * (one a file was a getpid and 20 us). The count wraps at 65,536, long after its earlier temps
+ * were renamed or removed; a clash with another process's is as unlikely as before, and refused ('wx').
+ */
+const tempPrefix = randomBytes(4).toString('hex')
+let tempCount = 0
+
 /** A file's key from the snapshot key a run passes. */
 export function fileKeyFor (snapshotKey: Uint8Array, cid: CID): Buffer {
   return fileKey(masterKeyOf(snapshotKey), cid)
@@ -65,7 +73,8 @@ export async function realDir (dir: string): Promise<string> {
 
 /** A temp file's name beside its target: removed by {@link removeFetchTemps} when a kill leaves it. */
 export function fetchTempFor (target: string): string {
-  return join(dirname(target), `.${basename(target).slice(0, 64)}.cidsync-${randomBytes(6).toString('hex')}.part`)
+  tempCount = (tempCount + 1) % 0x10000
+  return join(dirname(target), `.${basename(target).slice(0, 64)}.cidsync-${tempPrefix}${tempCount.toString(16).padStart(4, '0')}.part`)
 }
 
 /**
