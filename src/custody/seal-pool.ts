@@ -233,9 +233,10 @@ export class SealPool {
     }
     await Promise.all([...byThread].map(async ([thread, jobs]) => {
       await new Promise<void>((resolve) => {
-        this.start({ type: 'sync', id: this.nextId++, jobs }, {
+        const syncId = this.start({ type: 'sync', id: this.nextId++, jobs }, {
           onMessage: (message) => {
             if (message.type !== 'synced') return
+            this.end(syncId)
             for (const f of message.failed) failed.set(f.job, failure({ type: 'failed', id: f.job, changed: false, code: f.code, message: f.message }))
             resolve()
           },

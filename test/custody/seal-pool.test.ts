@@ -92,6 +92,8 @@ describe('the sealing threads', () => {
     // Verified: given its mode, and held open by its thread until a sync names it.
     expect(stats.mode & 0o777).toBe(0o640)
     expect(await sealer.syncUnsealed([unsealer.id])).toEqual(new Map())
+    // The sync answered, the thread owes nothing: it lets the process end (failed before: the sync stayed a job of its thread).
+    expect((sealer as unknown as { jobs: Map<number, unknown> }).jobs.size).toBe(0)
     // Each job is synced once: a second sync of it is a failure, never taken for durable.
     expect((await sealer.syncUnsealed([unsealer.id])).get(unsealer.id)).toBeInstanceOf(Error)
 
