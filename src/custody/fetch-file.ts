@@ -53,6 +53,14 @@ function masterKeyOf (snapshotKey: Uint8Array): Buffer {
 /** The temp a fetch writes beside its target until it is verified (see {@link fetchFile}). */
 const FETCH_TEMP = /^\.[\s\S]+\.cidsync-[0-9a-f]{12}\.part$/
 
+/**
+ * Temps are named by this process's random prefix and a count: unique without a random draw each
+ * (one a file was a getpid and 20 us). The count wraps at 65,536, long after its earlier temps
+ * were renamed or removed; a clash with another process's is as unlikely as before, and refused ('wx').
+ */
+const tempPrefix = randomBytes(4).toString('hex')
+let tempCount = 0
+
 /** A file's key from the snapshot key a run passes. */
 export function fileKeyFor (snapshotKey: Uint8Array, cid: CID): Buffer {
   return fileKey(masterKeyOf(snapshotKey), cid)
@@ -65,7 +73,8 @@ export async function realDir (dir: string): Promise<string> {
 
 /** A temp file's name beside its target: removed by {@link removeFetchTemps} when a kill leaves it. */
 export function fetchTempFor (target: string): string {
-  return join(dirname(target), `.${basename(target).slice(0, 64)}.cidsync-${randomBytes(6).toString('hex')}.part`)
+  tempCount = (tempCount + 1) % 0x10000
+  return join(dirname(target), `.${basename(target).slice(0, 64)}.cidsync-${tempPrefix}${tempCount.toString(16).padStart(4, '0')}.part`)
 }
 
 /**
@@ -99,9 +108,9 @@ async function * spans (init: FetchFileInit): AsyncGenerator<Uint8Array> {
 /**
  * Refuses to make the file readable or rename it when its directory was swapped for a symlink
  * (or moved) since it was checked: the rename would then put the file wherever the link points.
+ * `now` is where the directory really is now (its realpath, taken just before).
  */
-async function stillInPlace (dir: string, expectedDir: string, temp: string, inode: number): Promise<void> {
-  const now = await realpath(dir).catch(() => undefined)
+export async function stillInPlace (dir: string, now: string | undefined, expectedDir: string, temp: string, inode: number): Promise<void> {
   const there = await lstat(temp).catch(() => undefined)
   if (now !== expectedDir || there === undefined || !there.isFile() || there.ino !== inode) {
     throw new ContentIntegrityError(`${dir} changed while a file was written into it (now ${now === undefined ? 'gone' : `at ${now}`}, not ${expectedDir}): a symlink put in its way? Nothing was written through it`)
@@ -113,7 +122,7 @@ async function stillInPlace (dir: string, expectedDir: string, temp: string, ino
  * is still where it was checked, made readable, its mtime the row's (unless already set), then renamed.
  */
 export async function placeFile (temp: string, target: string, dir: string, expectedDir: string, inode: number, mtimeMs?: number): Promise<void> {
-  await stillInPlace(dir, expectedDir, temp, inode)
+  await stillInPlace(dir, await realpath(dir).catch(() => undefined), expectedDir, temp, inode)
   // Files are made 0600 while unverified; once verified, the usual mode for a user's file.
   await chmod(temp, 0o644 & ~process.umask())
   // Seconds as a number keep the sub-millisecond part a Date would drop (absent: set as it was written).

@@ -30,8 +30,9 @@ export interface HashJob { readonly type: 'hash', readonly id: number, readonly 
 
 /**
  * A file brought back: its blob's slices (`piece`, in order) opened and hashed under `profile`, the
- * plaintext written to the temp file `path`, which the thread creates, fsyncs and closes (and
- * removes, when the job fails or is given up).
+ * plaintext written to the temp file `path`, which the thread creates and, once its plaintext
+ * hashed to `cid`, gives `mode` and holds open until a `sync` names it (fsynced and closed there);
+ * it removes the file when the job fails, does not verify, or is given up.
  */
 export interface UnsealJob {
   readonly type: 'unseal'
@@ -43,6 +44,13 @@ export interface UnsealJob {
   readonly profile: CidProfileName
   /** The file's mtime to set once it is written (ms since the epoch). */
   readonly mtimeMs: number
+  /** The file's mode once verified (0600 until then). */
+  readonly mode: number
+  /**
+   * The whole blob, given at once (a small file of a pack in memory): opened and ended in this
+   * one message, answered by `unsealed` alone, with no `piece` or `end` to follow.
+   */
+  readonly whole?: readonly Uint8Array[]
 }
 
 export type ToSealer =
@@ -52,8 +60,10 @@ export type ToSealer =
   | UnsealJob
   /** The next slice of an unseal job's blob: a view of an object in memory (shared, not copied). */
   | { readonly type: 'piece', readonly id: number, readonly bytes: Uint8Array }
-  /** An unseal job's blob is whole: check its length, fsync and close the file, answer the CID. */
+  /** An unseal job's blob is whole: check its length, answer the CID; a verified file is held open for a `sync`. */
   | { readonly type: 'end', readonly id: number }
+  /** fsyncs and closes the files of these ended unseal jobs, all at once (journal commits shared); answered `synced` under `id`. */
+  | { readonly type: 'sync', readonly id: number, readonly jobs: readonly number[] }
   /** A part was sent (or dropped): the thread may seal one more ahead. */
   | { readonly type: 'ack', readonly id: number }
   | { readonly type: 'cancel', readonly id: number }
@@ -66,8 +76,10 @@ export type FromSealer =
   | { readonly type: 'hashed', readonly id: number, readonly cid: string }
   /** A piece was opened and written: `plainBytes` of the file. */
   | { readonly type: 'opened', readonly id: number, readonly plainBytes: number }
-  /** An unseal job's file is written, fsynced and closed; `cid` is what its plaintext hashes to. */
-  | { readonly type: 'unsealed', readonly id: number, readonly cid: string, readonly inode: number }
+  /** An unseal job's file is written; `cid` is what its plaintext hashes to (not its row's: the file is already removed). */
+  | { readonly type: 'unsealed', readonly id: number, readonly cid: string, readonly inode: number, readonly plainBytes?: number }
+  /** The files of a `sync` are durable and closed, but `failed` (each removed). */
+  | { readonly type: 'synced', readonly id: number, readonly failed: ReadonlyArray<{ readonly job: number, readonly code: string | undefined, readonly message: string }> }
   /** A cancelled job is forgotten (an unseal job's file closed and removed). */
   | { readonly type: 'dropped', readonly id: number }
   /** `changed`: the bytes read are not the row's (FileChangedWhileHashingError); else a read or write failed with `code` (ERR_CONTENT_INTEGRITY: a blob that does not open). */

@@ -48,13 +48,23 @@ export interface UnsealInit {
   readonly profile: CidProfileName
   /** Set on the file once it is written. */
   readonly mtimeMs: number
+  /** The file's mode once verified (it is 0600 until then). */
+  readonly mode: number
+  /** The whole blob at once (views of an object in memory): {@link Unsealer.end} is then the only call, one message each way. */
+  readonly whole?: readonly Uint8Array[]
 }
 
 /** One file being opened in a sealing thread ({@link SealPool.unseal}). */
 export interface Unsealer {
+  /** The job's id: what {@link SealPool.syncUnsealed} takes once it ended verified. */
+  readonly id: number
   /** Sends the blob's next slice; answers the plaintext bytes it gave, once opened and written. */
   piece: (bytes: Uint8Array) => Promise<number>
-  /** The blob is whole: answers the CID of the plaintext written, and the file's inode, once it is fsynced and closed. */
+  /**
+   * The blob is whole: answers the CID of the plaintext written, and the file's inode. A file
+   * that hashed to its row's CID is held open by its thread until {@link SealPool.syncUnsealed}
+   * names it (or the pool closes); one that did not is already removed.
+   */
   end: () => Promise<{ cid: string, inode: number }>
   /** Gives the job up: its pending answers fail; answers once its thread removed its file (at once when the job had ended). */
   cancel: () => Promise<void>
@@ -79,6 +89,8 @@ export class SealPool {
   private readonly jobs = new Map<number, Job>()
   /** Cancelled unseal jobs whose thread has not yet said their file is gone. */
   private readonly drops = new Map<number, { readonly thread: Thread, readonly resolve: () => void }>()
+  /** Ended unseal jobs whose thread holds their verified file open, waiting for a sync. */
+  private readonly held = new Map<number, Thread>()
   private nextId = 1
   private closed = false
   /**
@@ -163,10 +175,18 @@ export class SealPool {
   unseal (init: UnsealInit, signal?: AbortSignal): Unsealer {
     const waiting: Array<{ resolve: (value: number | { cid: string, inode: number }) => void, reject: (err: Error) => void }> = []
     let failed: Error | undefined
+    // A whole blob's answer comes unasked: kept for the `end` that takes it.
+    let whole: { cid: string, inode: number, plainBytes: number } | undefined
     const id = this.start({ type: 'unseal', id: this.nextId++, ...init }, {
       onMessage: (message) => {
         if (message.type === 'opened') waiting.shift()?.resolve(message.plainBytes)
-        if (message.type === 'unsealed') { this.end(id); waiting.shift()?.resolve({ cid: message.cid, inode: message.inode }) }
+        if (message.type === 'unsealed') {
+          if (message.cid === init.cid) this.held.set(id, this.jobs.get(id)?.thread as Thread)
+          this.end(id)
+          if (init.whole !== undefined) whole = { cid: message.cid, inode: message.inode, plainBytes: message.plainBytes ?? 0 }
+          else waiting.shift()?.resolve({ cid: message.cid, inode: message.inode })
+          for (const w of init.whole === undefined ? [] : waiting.splice(0)) w.resolve(whole as { cid: string, inode: number })
+        }
       },
       fail: (err) => { failed ??= err; for (const w of waiting.splice(0)) w.reject(err) }
     }, signal)
@@ -177,8 +197,14 @@ export class SealPool {
       return await answer as T
     }
     return {
+      id,
       piece: async (bytes) => await ask<number>({ type: 'piece', id, bytes }),
-      end: async () => await ask<{ cid: string, inode: number }>({ type: 'end', id }),
+      end: async () => {
+        if (init.whole === undefined) return await ask<{ cid: string, inode: number }>({ type: 'end', id })
+        if (failed !== undefined) throw failed
+        if (whole !== undefined) return whole
+        return await new Promise<{ cid: string, inode: number }>((resolve, reject) => { waiting.push({ resolve: resolve as (value: number | { cid: string, inode: number }) => void, reject }) })
+      },
       cancel: async () => {
         const job = this.jobs.get(id)
         if (job === undefined) return
@@ -191,9 +217,40 @@ export class SealPool {
     }
   }
 
-  /** Ends the threads; jobs still running fail. */
+  /**
+   * fsyncs and closes the held files of these ended unseal jobs ({@link Unsealer.end}), each
+   * thread's all at once; answers the jobs whose file failed (already removed), with why. A job
+   * its thread no longer holds fails too: a file is never taken for durable unseen.
+   */
+  async syncUnsealed (ids: readonly number[]): Promise<Map<number, Error>> {
+    const failed = new Map<number, Error>()
+    const byThread = new Map<Thread, number[]>()
+    for (const id of ids) {
+      const thread = this.held.get(id)
+      this.held.delete(id)
+      if (thread === undefined || !this.threads.includes(thread)) { failed.set(id, new AbortedError('the file\'s thread is gone: it was not made durable')); continue }
+      byThread.set(thread, [...(byThread.get(thread) ?? []), id])
+    }
+    await Promise.all([...byThread].map(async ([thread, jobs]) => {
+      await new Promise<void>((resolve) => {
+        const syncId = this.start({ type: 'sync', id: this.nextId++, jobs }, {
+          onMessage: (message) => {
+            if (message.type !== 'synced') return
+            this.end(syncId)
+            for (const f of message.failed) failed.set(f.job, failure({ type: 'failed', id: f.job, changed: false, code: f.code, message: f.message }))
+            resolve()
+          },
+          fail: (err) => { for (const job of jobs) failed.set(job, err); resolve() }
+        }, undefined, thread)
+      })
+    }))
+    return failed
+  }
+
+  /** Ends the threads; jobs still running fail, and files held for a sync are closed with them (their caller removes them). */
   async close (): Promise<void> {
     this.closed = true
+    this.held.clear()
     for (const job of [...this.jobs.values()]) job.fail(new AbortedError('the sealing threads were stopped'))
     this.jobs.clear()
     for (const id of [...this.drops.keys()]) this.dropped(id)
@@ -204,12 +261,12 @@ export class SealPool {
     return { id: this.nextId++, path: file.path, key, cid: file.cid.toString(), size: file.size, profile: file.profile.name }
   }
 
-  private start (message: SmallJob | LargeJob | HashJob | UnsealJob, handlers: Omit<Job, 'thread'>, signal?: AbortSignal): number {
+  private start (message: SmallJob | LargeJob | HashJob | UnsealJob | Extract<ToSealer, { type: 'sync' }>, handlers: Omit<Job, 'thread'>, signal?: AbortSignal, on?: Thread): number {
     const { id } = message
     // Told after this returns: the caller's handlers may use the id it answers.
     if (this.closed) { queueMicrotask(() => { handlers.fail(new AbortedError('the sealing threads were stopped')) }); return id }
     if (signal?.aborted === true) { queueMicrotask(() => { handlers.fail(signal.reason as Error) }); return id }
-    const thread = this.pick()
+    const thread = on ?? this.pick()
     let settled = false
     const onAbort = (): void => { this.send(id, { type: 'cancel', id }); job.fail(signal?.reason as Error) }
     const job: Job = {
@@ -218,7 +275,7 @@ export class SealPool {
       fail: (err) => { if (settled) return; settled = true; signal?.removeEventListener('abort', onAbort); this.end(id); handlers.fail(err) }
     }
     signal?.addEventListener('abort', onAbort, { once: true })
-    const wrapped: Job = { ...job, onMessage: (m) => { if (m.type === 'blob' || m.type === 'done' || m.type === 'hashed' || m.type === 'unsealed') { settled = true; signal?.removeEventListener('abort', onAbort) } handlers.onMessage(m) } }
+    const wrapped: Job = { ...job, onMessage: (m) => { if (m.type === 'blob' || m.type === 'done' || m.type === 'hashed' || m.type === 'unsealed' || m.type === 'synced') { settled = true; signal?.removeEventListener('abort', onAbort) } handlers.onMessage(m) } }
     this.jobs.set(id, wrapped)
     thread.jobs++
     this.hold(thread)
@@ -279,6 +336,7 @@ export class SealPool {
       if (index >= 0) this.threads.splice(index, 1)
       for (const [, job] of [...this.jobs]) if (job.thread === thread) job.fail(new Error(`a sealing thread failed: ${err.message}`))
       for (const [id, drop] of [...this.drops]) if (drop.thread === thread) this.dropped(id)
+      for (const [id, holder] of [...this.held]) if (holder === thread) this.held.delete(id)
     })
     this.threads.push(thread)
     return thread

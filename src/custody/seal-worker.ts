@@ -10,7 +10,7 @@ import { CID } from 'multiformats/cid'
 import { CidBuilder, FileChangedWhileHashingError, cidProfile } from '../content/index.js'
 import { CHUNK_BYTES, chunkCount, plainChunkLength, sealChunkParts, sealedSize } from './chunks.js'
 import type { FromSealer, LargeJob, SmallJob, ToSealer } from './seal-messages.js'
-import { dropUnseal, endUnseal, feedUnseal, hashObject, startUnseal } from './unseal-jobs.js'
+import { dropUnseal, endUnseal, feedUnseal, hashObject, startUnseal, syncHeld } from './unseal-jobs.js'
 import { InternalError } from '../errors.js'
 
 const port = parentPort
@@ -141,18 +141,21 @@ function failed (id: number, err: unknown): void {
 }
 
 /** A restore's jobs (unseal-jobs.ts): each answered in order, a failure ending its job. */
-function restoreJob (message: Extract<ToSealer, { type: 'hash' | 'unseal' | 'piece' | 'end' }>): void {
+function restoreJob (message: Extract<ToSealer, { type: 'hash' | 'unseal' | 'piece' | 'end' | 'sync' }>): void {
   const { id } = message
   try {
     if (message.type === 'hash') post({ type: 'hashed', id, cid: hashObject(message) })
-    else if (message.type === 'unseal') startUnseal(message)
-    else if (message.type === 'piece') post({ type: 'opened', id, plainBytes: feedUnseal(id, message.bytes) })
-    else {
-      endUnseal(id, (err, answer) => {
-        if (err !== null || answer === undefined) failed(id, err)
-        else post({ type: 'unsealed', id, ...answer })
-      })
+    else if (message.type === 'unseal') {
+      startUnseal(message)
+      if (message.whole !== undefined) {
+        let plainBytes = 0
+        for (const bytes of message.whole) plainBytes += feedUnseal(id, bytes)
+        post({ type: 'unsealed', id, ...endUnseal(id), plainBytes })
+      }
     }
+    else if (message.type === 'piece') post({ type: 'opened', id, plainBytes: feedUnseal(id, message.bytes) })
+    else if (message.type === 'end') post({ type: 'unsealed', id, ...endUnseal(id) })
+    else syncHeld(message.jobs, (failures) => { post({ type: 'synced', id, failed: failures }) })
   } catch (err) {
     dropUnseal(id)
     failed(id, err)
@@ -160,7 +163,7 @@ function restoreJob (message: Extract<ToSealer, { type: 'hash' | 'unseal' | 'pie
 }
 
 port.on('message', (message: ToSealer) => {
-  if (message.type === 'hash' || message.type === 'unseal' || message.type === 'piece' || message.type === 'end') { restoreJob(message); return }
+  if (message.type === 'hash' || message.type === 'unseal' || message.type === 'piece' || message.type === 'end' || message.type === 'sync') { restoreJob(message); return }
   if (message.type === 'cancel') {
     try {
       dropUnseal(message.id)

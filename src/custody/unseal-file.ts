@@ -3,8 +3,9 @@ import { dirname } from 'node:path'
 import { ContentIntegrityError } from '../errors.js'
 import { MAX_OBJECT_BYTES } from './layout.js'
 import { checkedCid, type ObjectMemory } from './object-memory.js'
-import type { SealPool } from './seal-pool.js'
-import { fetchTempFor, fileKeyFor, placeFile, realDir, type FetchFileInit } from './fetch-file.js'
+import type { SealPool, Unsealer } from './seal-pool.js'
+import { fetchTempFor, fileKeyFor, realDir, type FetchFileInit } from './fetch-file.js'
+import type { UnsealedFile } from './durable-batch.js'
 
 export interface UnsealFileInit extends Omit<FetchFileInit, 'objects'> {
   readonly memory: ObjectMemory
@@ -65,15 +66,24 @@ async function feedRange (chunks: AsyncIterable<Uint8Array>, offset: number, len
   return at >= end
 }
 
+/** A verified file's mode: 0644 less the umask (read once: a restore does not change it). */
+let fileMode: number | undefined
+function verifiedMode (): number {
+  fileMode ??= 0o644 & ~process.umask()
+  return fileMode
+}
+
 /**
  * Brings one sealed file back as {@link fetchFile} does, its objects held in memory instead of
  * scratch files: each object verified against its CID (hashed in a sealing thread), the blob
- * opened, hashed and written to a temp file beside the target in a sealing thread, fsynced, and
- * renamed into place only when its plaintext hashes to the row's CID. A record of one object
- * reads it as a shared object (a pack: every file read from it counted with `memory.expect`, and
- * released here, read or not); a record of several reads each part as its own.
+ * opened, hashed and written to a temp file beside the target in a sealing thread. Answers the
+ * temp only when its plaintext hashed to the row's CID (else it is removed and a
+ * ContentIntegrityError names the file): its thread holds it open, and the caller makes it
+ * durable and renames it with a {@link DurableBatch}. A record of one object reads it as a
+ * shared object (a pack: every file read from it counted with `memory.expect`, and released
+ * here, read or not); a record of several reads each part as its own.
  */
-export async function unsealFile (init: UnsealFileInit): Promise<void> {
+export async function unsealFile (init: UnsealFileInit): Promise<UnsealedFile> {
   const { record, row, memory } = init
   // A streamed file holds nothing of memory's, and tells it nothing.
   const single = record.objects.length === 1 && init.stream === undefined
@@ -91,36 +101,52 @@ export async function unsealFile (init: UnsealFileInit): Promise<void> {
     const expectedDir = init.targetDir ?? await realDir(dir)
     const temp = fetchTempFor(init.target)
     try {
-      const unsealer = init.pool.unseal({ path: temp, key, cid: row.cid.toString(), size: row.size, profile: row.profile.name, mtimeMs: row.mtimeMs }, init.signal)
+      const job = { path: temp, key, cid: row.cid.toString(), size: row.size, profile: row.profile.name, mtimeMs: row.mtimeMs, mode: verifiedMode() }
+      let unsealer: Unsealer | undefined
       let written: { cid: string, inode: number }
       try {
-        for (const [object, offset, length] of record.objects) {
-          // A sealed object is never larger than a part; the expected length is where the blob ends.
-          const maxBytes = Math.max(offset + length, MAX_OBJECT_BYTES)
-          if (init.stream !== undefined) {
-            checkedCid(object)
-            const whole = await feedRange(init.stream(object, maxBytes, init.signal), offset, length, async (slice) => { init.onBytes?.(await unsealer.piece(slice)) })
-            if (!whole) throw new ContentIntegrityError(`the content record of ${row.cid.toString()} reads past the end of ${object}: damaged or forged`)
-            continue
+        if (single) {
+          // A file of a pack: its blob handed over whole, opened and ended in one message each way.
+          const [object, offset, length] = record.objects[0] as readonly [string, number, number]
+          const bytes = await memory.get(object, offset + length, Math.max(offset + length, MAX_OBJECT_BYTES), init.signal)
+          if (offset + length > bytes.byteLength) throw new ContentIntegrityError(`the content record of ${row.cid.toString()} reads past the end of ${object}: damaged or forged`)
+          reusable = false
+          unsealer = init.pool.unseal({ ...job, whole: bytes.range(offset, length) }, init.signal)
+          written = await unsealer.end()
+          reusable = true
+          releaseShared()
+          if (written.cid === row.cid.toString()) init.onBytes?.(row.size)
+        } else {
+          const parts = init.pool.unseal(job, init.signal)
+          unsealer = parts
+          for (const [object, offset, length] of record.objects) {
+            // A sealed object is never larger than a part; the expected length is where the blob ends.
+            const maxBytes = Math.max(offset + length, MAX_OBJECT_BYTES)
+            if (init.stream !== undefined) {
+              checkedCid(object)
+              const whole = await feedRange(init.stream(object, maxBytes, init.signal), offset, length, async (slice) => { init.onBytes?.(await parts.piece(slice)) })
+              if (!whole) throw new ContentIntegrityError(`the content record of ${row.cid.toString()} reads past the end of ${object}: damaged or forged`)
+              continue
+            }
+            const held = await memory.own(object, length, maxBytes, init.signal)
+            try {
+              if (offset + length > held.bytes.byteLength) throw new ContentIntegrityError(`the content record of ${row.cid.toString()} reads past the end of ${object}: damaged or forged`)
+              // Every slab handed over at once (the thread answers each in order, progress moving as it writes).
+              reusable = false
+              await Promise.all(held.bytes.range(offset, length).map(async (slice) => { init.onBytes?.(await parts.piece(slice)) }))
+              reusable = true
+            } finally {
+              held.drop(reusable)
+            }
           }
-          const held = single ? { bytes: await memory.get(object, offset + length, maxBytes, init.signal), drop: releaseShared } : await memory.own(object, length, maxBytes, init.signal)
-          try {
-            if (offset + length > held.bytes.byteLength) throw new ContentIntegrityError(`the content record of ${row.cid.toString()} reads past the end of ${object}: damaged or forged`)
-            // Every slab handed over at once (the thread answers each in order, progress moving as it writes).
-            reusable = false
-            await Promise.all(held.bytes.range(offset, length).map(async (slice) => { init.onBytes?.(await unsealer.piece(slice)) }))
-            reusable = true
-          } finally {
-            held.drop(reusable)
-          }
+          written = await parts.end()
         }
-        written = await unsealer.end()
       } finally {
         // Its file is gone before this file's answer (a run that ends right after removes nothing left behind).
-        await unsealer.cancel()
+        await unsealer?.cancel()
       }
       if (written.cid !== row.cid.toString()) throw new ContentIntegrityError(`the stored content of ${row.cid.toString()} hashes to ${written.cid}: damaged or forged, nothing written`)
-      await placeFile(temp, init.target, dir, expectedDir, written.inode)
+      return { job: (unsealer as Unsealer).id, temp, target: init.target, dir, expectedDir, inode: written.inode, size: row.size }
     } catch (err) {
       await rm(temp, { force: true })
       throw err

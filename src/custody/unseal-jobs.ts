@@ -1,10 +1,11 @@
 // What a sealing thread (seal-worker.ts) does for a restore: hash an object a gateway sent, and
 // open a file's blob into its temp file, hashing the plaintext as it is written. The restoring
 // thread then only fetches, checks and renames; the CPU work (SHA-256 twice, AES-GCM) and the
-// file's writes run here, beside it. The temp file is this thread's to open and close, so no
+// file's writes run here, beside it. A verified file is held open, not fsynced at once: its
+// restore fsyncs a batch of them together (`syncHeld`) and renames them only after. The temp file is this thread's to open and close, so no
 // write of a given-up job can land in a descriptor its caller reused, and its to remove when the
 // job fails or is given up: a removal by the caller could come before the thread created it.
-import { closeSync, fstatSync, fsync, futimesSync, openSync, rmSync, writeSync } from 'node:fs'
+import { closeSync, fchmodSync, fstatSync, fsync, futimesSync, openSync, rmSync, writeSync } from 'node:fs'
 import { CID } from 'multiformats/cid'
 import { CidBuilder, cidProfile } from '../content/index.js'
 import { ContentIntegrityError } from '../errors.js'
@@ -23,10 +24,13 @@ interface Unsealing {
   readonly size: number
   readonly cid: string
   readonly mtimeMs: number
+  readonly mode: number
   written: number
 }
 
 const unsealing = new Map<number, Unsealing>()
+/** Verified files, open until a sync names them (or their job is dropped). */
+const held = new Map<number, { readonly fd: number, readonly path: string }>()
 
 function writeAll (fd: number, bytes: Uint8Array): void {
   let done = 0
@@ -60,6 +64,7 @@ export function startUnseal (job: UnsealJob): void {
     size: job.size,
     cid: job.cid,
     mtimeMs: job.mtimeMs,
+    mode: job.mode,
     written: 0,
     opener: new ChunkOpener({ key: job.key, cid: CID.parse(job.cid), size: job.size }, (plain) => {
       state.written += plain.byteLength
@@ -81,10 +86,11 @@ export function feedUnseal (id: number, bytes: Uint8Array): number {
 }
 
 /**
- * Checks the blob was whole, sets the file's mtime, fsyncs and closes it (the fsync on libuv's threads: this thread
- * opens other files meanwhile), then tells `done` the CID its plaintext hashes to and its inode.
+ * Checks the blob was whole, sets the file's mtime, and tells `done` the CID its plaintext hashes
+ * to and its inode. A file that hashes to its row's CID is given its mode and held open for
+ * {@link syncHeld}; one that does not is closed and removed here (its caller refuses it).
  */
-export function endUnseal (id: number, done: (err: Error | null, answer?: { cid: string, inode: number }) => void): void {
+export function endUnseal (id: number): { cid: string, inode: number } {
   const state = unsealing.get(id)
   if (state === undefined) throw new ContentIntegrityError(`restore job ${id} is unknown to its thread`)
   unsealing.delete(id)
@@ -92,25 +98,51 @@ export function endUnseal (id: number, done: (err: Error | null, answer?: { cid:
   try {
     state.opener.end()
     cid = state.builder.finish().toString()
-    // Here, on the open descriptor: one call less for the restoring thread. Seconds as a number
-    // keep the sub-millisecond part a Date would drop.
+    if (cid !== state.cid) {
+      discard(state)
+      return { cid, inode: state.inode }
+    }
+    // Here, on the open descriptor: calls the restoring thread no longer makes. Seconds as a
+    // number keep the sub-millisecond part a Date would drop.
     futimesSync(state.fd, Date.now() / 1000, state.mtimeMs / 1000)
+    fchmodSync(state.fd, state.mode)
   } catch (err) {
     discard(state)
     throw err
   }
-  fsync(state.fd, (err) => {
-    try {
-      closeSync(state.fd)
-    } catch (closeErr) {
-      err ??= closeErr as NodeJS.ErrnoException
-    }
-    if (err !== null) rmSync(state.path, { force: true })
-    done(err, { cid, inode: state.inode })
-  })
+  held.set(id, { fd: state.fd, path: state.path })
+  return { cid, inode: state.inode }
 }
 
-function discard (state: Unsealing): void {
+/**
+ * fsyncs the held files of `ids` all at once on libuv's threads (concurrent fsyncs share the
+ * filesystem's journal commits), closes them, and tells `done` which failed (each removed).
+ */
+export function syncHeld (ids: readonly number[], done: (failed: Array<{ job: number, code: string | undefined, message: string }>) => void): void {
+  const failed: Array<{ job: number, code: string | undefined, message: string }> = []
+  let left = ids.length + 1
+  const settle = (): void => { if (--left === 0) done(failed) }
+  for (const job of ids) {
+    const file = held.get(job)
+    held.delete(job)
+    if (file === undefined) { failed.push({ job, code: undefined, message: `restore job ${job} holds no file in its thread` }); settle(); continue }
+    fsync(file.fd, (err) => {
+      try {
+        closeSync(file.fd)
+      } catch (closeErr) {
+        err ??= closeErr as NodeJS.ErrnoException
+      }
+      if (err !== null) {
+        rmSync(file.path, { force: true })
+        failed.push({ job, code: err.code, message: err.message })
+      }
+      settle()
+    })
+  }
+  settle()
+}
+
+function discard (state: { readonly fd: number, readonly path: string }): void {
   try {
     closeSync(state.fd)
   } finally {
@@ -118,8 +150,13 @@ function discard (state: Unsealing): void {
   }
 }
 
-/** Forgets job `id` (failed or given up): its file is closed and removed. */
+/** Forgets job `id` (failed or given up): its file is closed and removed, written or held. */
 export function dropUnseal (id: number): void {
+  const file = held.get(id)
+  if (file !== undefined) {
+    held.delete(id)
+    discard(file)
+  }
   const state = unsealing.get(id)
   if (state === undefined) return
   unsealing.delete(id)

@@ -4,7 +4,7 @@ import { dirname, join } from 'node:path'
 import { CID } from 'multiformats/cid'
 import type { Config } from '../config/index.js'
 import { cidProfile, fileCid, isCidProfileName } from '../content/index.js'
-import { MAX_OBJECT_BYTES, ObjectCache, ObjectMemory, SMALL_FILE_BYTES, SealPool, fetchFile, parseContentRecord, removeFetchTemps, unsealFile, type ContentRecord } from '../custody/index.js'
+import { DurableBatch, MAX_OBJECT_BYTES, ObjectCache, ObjectMemory, SMALL_FILE_BYTES, SealPool, fetchFile, parseContentRecord, removeFetchTemps, unsealFile, type ContentRecord } from '../custody/index.js'
 import type { CidProfile } from '../content/index.js'
 import { ContentIntegrityError, TargetDiskFullError, UsageError } from '../errors.js'
 import type { Entry, Index } from '../index/index.js'
@@ -99,6 +99,8 @@ export async function getFiles (clients: ServiceClients, index: Index, init: Get
     await clients.gateway.fetchVerified(cid, SNAPSHOT_PROFILE, destination, { ...options, signal: options.signal, durable: false })
   })
   const pool = new SealPool(RESTORE_THREADS)
+  // Verified files are fsynced a batch at a time, and renamed only then (docs/content-format.md, "What a crash leaves").
+  const durable = new DurableBatch(pool, RESTORE_BATCH)
   // Sealed objects are held in memory, each hashed in a sealing thread before anything reads it.
   const memory = new ObjectMemory(RESTORE_MEMORY_BYTES, async (cid, options) => await clients.gateway.fetchVerifiedBytes(cid, SNAPSHOT_PROFILE, {
     ...options, hash: async (slabs) => await pool.hashObject(slabs, options.signal)
@@ -124,7 +126,7 @@ export async function getFiles (clients: ServiceClients, index: Index, init: Get
   // temp's write and its rename leaves one, and a rerun may skip the file as already right); a
   // file waits for its directory's sweep, so no sweep removes a temp of this run.
   const sweeps = new Map<string, Promise<number>>()
-  const dirs = new Map<string, Promise<{ readonly targetDir: string }>>()
+  const dirs = new Map<string, Promise<{ readonly targetDir: string, readonly made: boolean }>>()
   // Each directory a file was renamed into, with its root and the files: fsynced once at the end (see below).
   const renamed = new Map<string, { root: string, files: number[] }>()
   const jobs: Job[] = []
@@ -150,15 +152,17 @@ export async function getFiles (clients: ServiceClients, index: Index, init: Get
         // A failure is this file's, and the next file of the directory tries again.
         prepared.catch(() => { dirs.delete(dirKey) })
       }
-      const targetDir = (await prepared).targetDir
+      const { targetDir, made } = await prepared
       const target = join(root, ...components)
       let sweep = sweeps.get(dirname(target))
       if (sweep === undefined) {
-        sweep = removeFetchTemps(dirname(target))
+        sweep = made ? Promise.resolve(0) : removeFetchTemps(dirname(target))
         sweeps.set(dirname(target), sweep)
       }
       await sweep
-      const there = await lstat(target).catch(() => undefined)
+      // A directory this run made held nothing: its files need no look (a restore into an empty
+      // dir saves a call per file); what appears there meanwhile is as raced as before any rename.
+      const there = made ? undefined : await lstat(target).catch(() => undefined)
       if (there !== undefined) {
         const same = there.isFile() && there.size === row.size && (await fileCid(target, profile, { signal: init.signal })).cid.toString() === row.cid
         if (same) { done(at, { path: shown, outcome: 'already-there', target }); return }
@@ -203,15 +207,21 @@ export async function getFiles (clients: ServiceClients, index: Index, init: Get
         signal: init.signal,
         onBytes: (bytes: number) => init.onProgress?.({ type: 'bytes', bytes })
       }
-      if (record.sealing === 'none') await fetchFile({ ...file, objects })
-      else {
-        const stream = job.streamed ? (cid: string, maxBytes: number, signal?: AbortSignal) => clients.gateway.verifiedStream(cid, { maxBytes, signal }) : undefined
-        await unsealFile({ ...file, memory, pool, stream })
+      const written = (): void => {
+        const into = renamed.get(dirname(target)) ?? { root: job.root, files: [] }
+        into.files.push(at)
+        renamed.set(dirname(target), into)
+        done(at, { path: `${row.folder}/${row.path}`, outcome: 'written', target })
       }
-      const into = renamed.get(dirname(target)) ?? { root: job.root, files: [] }
-      into.files.push(at)
-      renamed.set(dirname(target), into)
-      done(at, { path: `${row.folder}/${row.path}`, outcome: 'written', target })
+      if (record.sealing === 'none') {
+        await fetchFile({ ...file, objects })
+        written()
+        return
+      }
+      const stream = job.streamed ? (cid: string, maxBytes: number, signal?: AbortSignal) => clients.gateway.verifiedStream(cid, { maxBytes, signal }) : undefined
+      const unsealed = await unsealFile({ ...file, memory, pool, stream })
+      // Its outcome comes once its batch is durable and renamed; this slot goes on to the next file.
+      await durable.add(unsealed, (err) => { if (err === undefined) written(); else failed(err, row, at) })
     } catch (err) {
       failed(err, row, at)
     }
@@ -224,7 +234,10 @@ export async function getFiles (clients: ServiceClients, index: Index, init: Get
     const ordered = fetchOrder(jobs)
     for (const job of ordered) if (job.record.sealing !== 'none' && !job.streamed && job.record.objects.length === 1) memory.expect(job.record.objects[0]?.[0] ?? '')
     await eachAtOnce(ordered, RESTORE_CONCURRENCY, bring)
+    await durable.finish()
   } finally {
+    // A run that failed renames nothing more than the batch already being synced.
+    await durable.drain()
     try {
       // A file's bytes were fsynced before its rename; its rename (and its directory, when this run
       // made it) is durable once these are: a power cut before leaves it missing, never torn, and
@@ -236,6 +249,7 @@ export async function getFiles (clients: ServiceClients, index: Index, init: Get
       })
     } finally {
       await pool.close()
+      await durable.abandon()
       await objects.clear()
     }
   }
@@ -286,6 +300,13 @@ const RESTORE_THREADS = Math.max(1, Math.min(4, availableParallelism() - 1))
  * the embedded service, large files stream and only packs are held (peak 215-240 MB).
  */
 const RESTORE_MEMORY_BYTES = MAX_OBJECT_BYTES
+
+/**
+ * Verified files fsynced together, then renamed: up to this many files or bytes a batch. A kill
+ * loses at most two batches of work (the one filling, the one syncing), fetched again by the next
+ * run; their descriptors stay open in the sealing thread until then.
+ */
+const RESTORE_BATCH = { files: 64, bytes: 32 * 1024 * 1024 }
 
 /** Files restored at once: while one waits on its fetch or its fsync, others are hashed and written (restic's restorer works the same way). */
 export const RESTORE_CONCURRENCY = 8

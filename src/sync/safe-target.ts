@@ -18,18 +18,21 @@ export function safeComponents (relative: string): string[] {
 /**
  * Makes the directories from `root` down to a file's parent, one component at a time, refusing
  * any that exists as something other than a real directory (a symlink planted on the way would
- * send the write elsewhere). Answers the file's path under `root`, and where its directory really
- * is now (for the writer to check it still is when the file is renamed into place).
+ * send the write elsewhere). Answers the file's path under `root`, where its directory really
+ * is now (for the writer to check it still is when the file is renamed into place), and whether
+ * this call made that directory (so it held nothing before).
  */
-export async function prepareTarget (root: string, components: readonly string[]): Promise<{ target: string, targetDir: string }> {
+export async function prepareTarget (root: string, components: readonly string[]): Promise<{ target: string, targetDir: string, made: boolean }> {
   let dir = root
+  let made = false
   for (const name of components.slice(0, -1)) {
     dir = join(dir, name)
     const stats = await lstat(dir).catch((err: NodeJS.ErrnoException) => { if (err.code === 'ENOENT') return undefined; throw err })
-    if (stats === undefined) await mkdir(dir, { mode: 0o755 }).catch((err: NodeJS.ErrnoException) => { if (err.code !== 'EEXIST') throw err })
+    made = false
+    if (stats === undefined) made = await mkdir(dir, { mode: 0o755 }).then(() => true, (err: NodeJS.ErrnoException) => { if (err.code !== 'EEXIST') throw err; return false })
     else if (!stats.isDirectory()) throw new ContentIntegrityError(`${dir} is ${stats.isSymbolicLink() ? 'a symlink' : 'not a directory'}: nothing is written through it`)
     // Made or found, it must be a real directory now (a symlink swapped in after mkdir is caught here).
     if (!(await lstat(dir)).isDirectory()) throw new ContentIntegrityError(`${dir} is not a real directory: nothing is written through it`)
   }
-  return { target: join(root, ...components), targetDir: await realpath(dir) }
+  return { target: join(root, ...components), targetDir: await realpath(dir), made }
 }

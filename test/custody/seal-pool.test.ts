@@ -78,7 +78,7 @@ describe('the sealing threads', () => {
     const shared = (bytes: Buffer): Uint8Array => { const view = new Uint8Array(new SharedArrayBuffer(bytes.byteLength)); view.set(bytes); return view }
     const key = fileKey(master, file.cid)
     const path = join(dir, 'restored')
-    const unsealer = sealer.unseal({ path, key, cid: file.cid.toString(), size: plain.byteLength, profile: 'kubo-cidv1', mtimeMs: 1_700_000_000_123 })
+    const unsealer = sealer.unseal({ path, key, cid: file.cid.toString(), size: plain.byteLength, profile: 'kubo-cidv1', mtimeMs: 1_700_000_000_123, mode: 0o640 })
     let written = 0
     // Slabs cut across chunk boundaries, as a pack's or a part's slabs fall.
     for (const [from, to] of [[0, 1000], [1000, CHUNK_BYTES + 77], [CHUNK_BYTES + 77, blob.byteLength]] as const) written += await unsealer.piece(shared(blob.subarray(from, to)))
@@ -89,22 +89,50 @@ describe('the sealing threads', () => {
     const stats = await stat(path)
     expect(stats.ino).toBe(done.inode)
     expect(Math.round(stats.mtimeMs)).toBe(1_700_000_000_123)
-    expect(stats.mode & 0o777).toBe(0o600)
+    // Verified: given its mode, and held open by its thread until a sync names it.
+    expect(stats.mode & 0o777).toBe(0o640)
+    expect(await sealer.syncUnsealed([unsealer.id])).toEqual(new Map())
+    // The sync answered, the thread owes nothing: it lets the process end (failed before: the sync stayed a job of its thread).
+    expect((sealer as unknown as { jobs: Map<number, unknown> }).jobs.size).toBe(0)
+    // Each job is synced once: a second sync of it is a failure, never taken for durable.
+    expect((await sealer.syncUnsealed([unsealer.id])).get(unsealer.id)).toBeInstanceOf(Error)
 
     const damaged = Buffer.from(blob)
     damaged[CHUNK_BYTES + 5] = (damaged[CHUNK_BYTES + 5] as number) ^ 1
-    const bad = sealer.unseal({ path: join(dir, 'damaged'), key, cid: file.cid.toString(), size: plain.byteLength, profile: 'kubo-cidv1', mtimeMs: 0 })
+    const bad = sealer.unseal({ path: join(dir, 'damaged'), key, cid: file.cid.toString(), size: plain.byteLength, profile: 'kubo-cidv1', mtimeMs: 0, mode: 0o644 })
     await expect(bad.piece(shared(damaged))).rejects.toBeInstanceOf(ContentIntegrityError)
     await expect(bad.end()).rejects.toBeInstanceOf(ContentIntegrityError)
     // A file that failed is removed by the thread that made it (its caller's removal could come first).
     expect((await readdir(dir)).sort()).toEqual(['original', 'restored'])
-    const given = sealer.unseal({ path: join(dir, 'given-up'), key, cid: file.cid.toString(), size: plain.byteLength, profile: 'kubo-cidv1', mtimeMs: 0 })
+    const given = sealer.unseal({ path: join(dir, 'given-up'), key, cid: file.cid.toString(), size: plain.byteLength, profile: 'kubo-cidv1', mtimeMs: 0, mode: 0o644 })
     given.cancel()
     await sealer.hashObject([shared(blob)])
     expect((await readdir(dir)).sort()).toEqual(['original', 'restored'])
     // Never a file that exists: the thread creates its temp, and refuses one already there.
-    const again = sealer.unseal({ path, key, cid: file.cid.toString(), size: plain.byteLength, profile: 'kubo-cidv1', mtimeMs: 0 })
+    const again = sealer.unseal({ path, key, cid: file.cid.toString(), size: plain.byteLength, profile: 'kubo-cidv1', mtimeMs: 0, mode: 0o644 })
     await expect(again.piece(shared(blob))).rejects.toMatchObject({ code: 'EEXIST' })
+  })
+
+  it('open a blob handed over whole in one message; one that hashes to another CID is removed by its thread, and never synced', async () => {
+    const dir = await useTempDir()
+    const sealer = pool()
+    const plain = randomBytes(70_000)
+    const file = await fileOf(dir, 'original', plain)
+    const blob = await inProcess(plain, file)
+    const view = new Uint8Array(new SharedArrayBuffer(blob.byteLength))
+    view.set(blob)
+    const key = fileKey(master, file.cid)
+    const job = { key, cid: file.cid.toString(), size: plain.byteLength, mtimeMs: 1_700_000_000_000, mode: 0o644 }
+    // Cut in two, as a blob across two slabs of a pack comes.
+    const whole = sealer.unseal({ ...job, path: join(dir, 'whole'), profile: 'kubo-cidv1', whole: [view.subarray(0, 5000), view.subarray(5000)] })
+    expect(await whole.end()).toMatchObject({ cid: file.cid.toString() })
+    expect(await sealer.syncUnsealed([whole.id])).toEqual(new Map())
+    expect((await readFile(join(dir, 'whole'))).equals(plain)).toBe(true)
+    // The same bytes hashed under another profile make another CID: not the row's, so not kept.
+    const other = sealer.unseal({ ...job, path: join(dir, 'other'), profile: 'unixfs-v0-2015', whole: [view] })
+    expect((await other.end()).cid).not.toBe(file.cid.toString())
+    expect((await readdir(dir)).sort()).toEqual(['original', 'whole'])
+    expect((await sealer.syncUnsealed([other.id])).get(other.id)).toBeInstanceOf(Error)
   })
 
   it('hash an object held in slabs to the CID hashing it whole gives', async () => {

@@ -1,0 +1,92 @@
+import { describe, expect, it, onTestFinished } from 'vitest'
+import { randomBytes } from 'node:crypto'
+import { mkdir, readFile, readdir, realpath, rename, stat, symlink } from 'node:fs/promises'
+import { join } from 'node:path'
+import { contentMasterKey, fileKey, sealStream, DurableBatch, type UnsealedFile } from '../../src/custody/index.js'
+import { SealPool } from '../../src/custody/seal-pool.js'
+import { CidBuilder, cidProfile } from '../../src/content/index.js'
+import { useTempDir } from '../helpers/temp-dir.js'
+
+const profile = cidProfile('kubo-cidv1')
+const master = contentMasterKey(randomBytes(32))
+
+function pool (): SealPool {
+  const p = new SealPool(1)
+  onTestFinished(async () => { await p.close() })
+  return p
+}
+
+/** A file opened in the pool's thread as a restore opens one, verified and held there: what unsealFile answers. */
+async function unsealed (sealer: SealPool, dir: string, name: string, plain: Buffer): Promise<UnsealedFile> {
+  const cid = new CidBuilder(profile).update(plain).finish()
+  const key = fileKey(master, cid)
+  const out: Buffer[] = []
+  async function * one (): AsyncGenerator<Uint8Array> { yield plain }
+  for await (const chunk of sealStream(one(), { key, cid, size: plain.byteLength })) out.push(chunk.bytes)
+  const blob = Buffer.concat(out)
+  const view = new Uint8Array(new SharedArrayBuffer(blob.byteLength))
+  view.set(blob)
+  const temp = join(dir, `.${name}.cidsync-${randomBytes(6).toString('hex')}.part`)
+  const job = sealer.unseal({ path: temp, key, cid: cid.toString(), size: plain.byteLength, profile: 'kubo-cidv1', mtimeMs: 1_700_000_000_000, mode: 0o644, whole: [view] })
+  const { inode } = await job.end()
+  return { job: job.id, temp, target: join(dir, name), dir, expectedDir: await realpath(dir), inode, size: plain.byteLength }
+}
+
+const names = async (dir: string): Promise<string[]> => (await readdir(dir)).sort()
+
+describe('a durable batch', () => {
+  it('renames verified files only once their batch is synced: until then they stay temps, and each ends whole under its name', async () => {
+    const dir = await useTempDir()
+    const sealer = pool()
+    const batch = new DurableBatch(sealer, { files: 2, bytes: 1 << 30 })
+    const plains = [0, 1, 2].map(() => randomBytes(10_000))
+    const settled: Array<unknown> = []
+    await batch.add(await unsealed(sealer, dir, 'a', plains[0] as Buffer), (err) => { settled.push(err ?? 'ok') })
+    // One file: the batch is not full, nothing is synced, so nothing takes a final name.
+    expect((await names(dir)).filter(n => !n.startsWith('.'))).toEqual([])
+    await batch.add(await unsealed(sealer, dir, 'b', plains[1] as Buffer), (err) => { settled.push(err ?? 'ok') })
+    await batch.add(await unsealed(sealer, dir, 'c', plains[2] as Buffer), (err) => { settled.push(err ?? 'ok') })
+    await batch.finish()
+    expect(settled).toEqual(['ok', 'ok', 'ok'])
+    expect(await names(dir)).toEqual(['a', 'b', 'c'])
+    for (const [i, name] of ['a', 'b', 'c'].entries()) {
+      expect((await readFile(join(dir, name))).equals(plains[i] as Buffer)).toBe(true)
+      expect((await stat(join(dir, name))).mode & 0o777).toBe(0o644)
+    }
+  })
+
+  it('refuses a file whose directory was swapped for a symlink before its batch was renamed: nothing goes through the link, nothing takes a final name', async () => {
+    const root = await useTempDir()
+    const dir = join(root, 'dir')
+    const elsewhere = join(root, 'elsewhere')
+    await mkdir(dir)
+    await mkdir(elsewhere)
+    const sealer = pool()
+    const batch = new DurableBatch(sealer, { files: 10, bytes: 1 << 30 })
+    const file = await unsealed(sealer, dir, 'f', randomBytes(5000))
+    const outcome: unknown[] = []
+    await batch.add(file, (err) => { outcome.push(err) })
+    // The real directory moved aside and a link put in its place, pointing somewhere else.
+    await rename(dir, join(root, 'moved'))
+    await symlink(elsewhere, dir)
+    await batch.finish()
+    expect(outcome[0]).toMatchObject({ code: 'ERR_CONTENT_INTEGRITY' })
+    expect(await readdir(elsewhere)).toEqual([])
+    // The moved directory keeps the temp it was given (where it went is not known), never a final name.
+    expect((await readdir(join(root, 'moved'))).filter(n => !n.startsWith('.'))).toEqual([])
+  })
+
+  it('removes the temps of files it was given up on (a run that failed), once their threads are closed', async () => {
+    const dir = await useTempDir()
+    const sealer = pool()
+    const batch = new DurableBatch(sealer, { files: 10, bytes: 1 << 30 })
+    const settled: unknown[] = []
+    await batch.add(await unsealed(sealer, dir, 'x', randomBytes(3000)), (err) => { settled.push(err) })
+    expect((await names(dir)).length).toBe(1)
+    await batch.drain()
+    await sealer.close()
+    await batch.abandon()
+    expect(await names(dir)).toEqual([])
+    expect(settled).toEqual([])
+  })
+})
