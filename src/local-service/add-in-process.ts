@@ -15,7 +15,10 @@ const READ_BYTES = 1024 * 1024
  * `POST /api/v0/add` does with one file once it has parsed the request, without HTTP.
  */
 export interface InProcessAdd {
-  /** A file this process wrote and keeps unchanged until answered (a spool file, a segment). */
+  /**
+   * A file this process wrote and keeps unchanged until answered (a spool file, a segment). With
+   * `blocks` it may become the service's own (hard-linked as a pack): never written to again.
+   */
   readonly path: string
   readonly profile: CidProfile
   /** The API key of the account it is stored for, as the upload route's caller presents it. */
@@ -48,8 +51,15 @@ function blocksFit (blocks: ObjectBlocks, profile: CidProfile, size: number, roo
   return top !== undefined && equals(top, root.bytes)
 }
 
-/** Stores the named blocks: each leaf's bytes read from the file in order, then the nodes above them. */
-async function storeNamed (parts: ServiceParts, allowance: Allowance, handle: FileHandle, blocks: ObjectBlocks, profile: CidProfile, size: number): Promise<void> {
+/**
+ * Stores the named blocks: the file taken whole as a pack when it can be (`BlockStore.adopt`),
+ * else each leaf's bytes read from the file in order, then the nodes above them.
+ */
+async function storeNamed (parts: ServiceParts, allowance: Allowance, handle: FileHandle, request: InProcessAdd & { blocks: ObjectBlocks }, size: number): Promise<void> {
+  const { blocks, profile } = request
+  // Counted whole before anything is written: a refused add stores nothing.
+  allowance.quota.take(size)
+  if (await parts.blocks.adopt(request.path, blocks.leaves.map(b => CID.decode(b)), profile.chunkSize, blocks.nodes.map(([c, b]) => [CID.decode(c), b] as const))) return
   const perRead = Math.max(1, Math.floor(READ_BYTES / profile.chunkSize))
   const buffer = Buffer.allocUnsafe(perRead * profile.chunkSize)
   for (let i = 0; i < blocks.leaves.length; i += perRead) {
@@ -57,7 +67,6 @@ async function storeNamed (parts: ServiceParts, allowance: Allowance, handle: Fi
     const bytes = await readFully(handle, buffer, Math.min(size, start + perRead * profile.chunkSize) - start, start)
     for (let j = 0; j < perRead && i + j < blocks.leaves.length; j++) {
       const leaf = bytes.subarray(j * profile.chunkSize, (j + 1) * profile.chunkSize)
-      allowance.quota.take(leaf.byteLength)
       putUnder(parts, allowance, CID.decode(blocks.leaves[i + j] as Uint8Array), leaf)
     }
   }
@@ -92,7 +101,7 @@ export function inProcessAdder (parts: ServiceParts): (request: InProcessAdd, ad
         const root = request.expectedCid === undefined ? undefined : CID.parse(request.expectedCid)
         let made: { cid: CID, dagSize: number }
         if (root !== undefined && request.blocks !== undefined && blocksFit(request.blocks, request.profile, size, root)) {
-          await storeNamed(parts, allowance, handle, request.blocks, request.profile, size)
+          await storeNamed(parts, allowance, handle, { ...request, blocks: request.blocks }, size)
           made = { cid: root, dagSize: size }
         } else {
           made = await storeHashed(parts, allowance, handle, request.profile, size)

@@ -1,4 +1,4 @@
-import { closeSync, existsSync, fsync, fsyncSync, openSync, readFileSync, rmSync, writeSync, read } from 'node:fs'
+import { closeSync, existsSync, fstatSync, fsync, fsyncSync, linkSync, openSync, readFileSync, rmSync, writeSync, read } from 'node:fs'
 import { promisify } from 'node:util'
 import { join } from 'node:path'
 import type Database from 'better-sqlite3'
@@ -219,6 +219,50 @@ export class BlockStore {
     if (this.syncFailure === undefined) return
     const code = (this.syncFailure as NodeJS.ErrnoException).code ?? 'an error'
     throw new HttpFailure(503, `the service's disk failed to sync its data (${code}): nothing more is stored until the service is restarted; check the disk (dmesg) first`)
+  }
+
+  /**
+   * Takes a whole file this process wrote, whose blocks it hashed as it wrote them (a sealed part
+   * on its way out), as a pack of its own: hard-linked into `packs/`, the nodes above its leaves
+   * appended, fsynced with its directory, then its rows committed (rules 1 and 2 hold: the pack
+   * is made exclusively by this process, and rows follow the fsync). Its leaves are not read,
+   * copied or hashed here. `leaves`: each leaf's CID, in the file's order, `leafBytes` long but
+   * the last. Answers false, having stored nothing, when the file cannot be linked here (another
+   * filesystem): the caller then stores its blocks one by one. The caller never writes to
+   * `path` again (it may remove it).
+   */
+  async adopt (path: string, leaves: readonly CID[], leafBytes: number, nodes: ReadonlyArray<readonly [CID, Uint8Array]>): Promise<boolean> {
+    this.refuseAfterFailedSync()
+    const id = Number(this.newPack.run(Date.now()).lastInsertRowid)
+    const target = this.packPath(id)
+    try {
+      linkSync(path, target)
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code
+      if (code === 'EXDEV' || code === 'EPERM' || code === 'ENOTSUP' || code === 'EMLINK') return false
+      throw err
+    }
+    const fd = openSync(target, 'r+')
+    this.readers.set(id, fd)
+    const rows: Array<{ key: Uint8Array, offset: number, length: number }> = []
+    let size = fstatSync(fd).size
+    leaves.forEach((cid, i) => { rows.push({ key: cid.toV1().bytes, offset: i * leafBytes, length: Math.min(leafBytes, size - i * leafBytes) }) })
+    for (const [cid, block] of nodes) {
+      let done = 0
+      while (done < block.byteLength) done += writeSync(fd, block, done, block.byteLength - done, size + done)
+      rows.push({ key: cid.toV1().bytes, offset: size, length: block.byteLength })
+      size += block.byteLength
+    }
+    await this.syncPack(async () => {
+      await fsyncAsync(fd)
+      const dir = openSync(this.packs, 'r')
+      try { await fsyncAsync(dir) } finally { closeSync(dir) }
+    })
+    this.syncs++
+    this.db.transaction(() => {
+      for (const row of rows) this.insert.run(row.key, id, row.offset, row.length)
+    })()
+    return true
   }
 
   /** The request that put these provisionally is done with them: they stay. */

@@ -1,6 +1,6 @@
 import { describe, expect, it, onTestFinished } from 'vitest'
 import { randomBytes } from 'node:crypto'
-import { writeFile } from 'node:fs/promises'
+import { rm, stat, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { CID } from 'multiformats/cid'
 import { CidBuilder, ObjectBlocksRecorder, type CidProfile, type ObjectBlocks } from '../../src/content/index.js'
@@ -23,7 +23,7 @@ function named (bytes: Uint8Array): { cid: CID, blocks: ObjectBlocks } {
 
 async function listed (service: Service): Promise<Array<{ cid: string, size: number }>> {
   const all: Array<{ cid: string, size: number }> = []
-  for await (const record of service.clients.files()) all.push({ cid: record.cid, size: record.size })
+  for await (const record of service.clients.files()) all.push({ cid: record.cid, size: record.fileSizeInBytes })
   return all
 }
 
@@ -50,10 +50,14 @@ describe.skipIf(EXTERNAL)('a file added by the process the service runs in (no H
 
     const overHttp = await localServiceUnderTest()
     const http = await overHttp.clients.upload.add(path, PROFILE)
-    const namedService = await localServiceUnderTest()
-    const inNamed = await namedService.local.addFile({ path, profile: PROFILE, apiKey: namedService.apiKey, expectedCid: cid.toString(), blocks })
     const hashedService = await localServiceUnderTest()
     const inHashed = await hashedService.local.addFile({ path, profile: PROFILE, apiKey: hashedService.apiKey })
+    expect((await stat(path)).nlink, 'hashed: read, not taken').toBe(1)
+    const namedService = await localServiceUnderTest()
+    const inNamed = await namedService.local.addFile({ path, profile: PROFILE, apiKey: namedService.apiKey, expectedCid: cid.toString(), blocks })
+    // Named blocks: the file itself taken as a pack (linked, not copied), its leaves never read.
+    expect((await stat(path)).nlink, 'named: linked into the service\'s packs').toBe(2)
+    await rm(path)
 
     expect(http.cid).toBe(cid.toString())
     expect(inNamed).toEqual({ cid: cid.toString(), size: bytes.byteLength })
