@@ -84,11 +84,6 @@ export class UploadClient {
   /** @param inProcess - the service runs in this process: files are added through it, not over HTTP. */
   constructor (private readonly upload: HttpClient, private readonly inProcess?: InProcessUpload) {}
 
-  /** Whether files are added through a service in this process (no bytes sent: the caller's threads may all seal). */
-  get addsInProcess (): boolean {
-    return this.inProcess !== undefined
-  }
-
   async add (path: string, profile: CidProfile, options: UploadOptions = {}): Promise<{ cid: string, size: number }> {
     const { size } = await stat(path)
     if (this.inProcess !== undefined) return await this.addInProcess(this.inProcess, path, size, profile, options)
