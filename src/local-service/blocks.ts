@@ -13,6 +13,8 @@ const fsyncAsync = promisify(fsync)
 
 /** A pack is closed for appends past this size and the next block starts a new one. */
 export const PACK_LIMIT = 1024 * 1024 * 1024
+/** Pack descriptors kept open for reads; past them a pack is opened for each read. */
+const MAX_READERS = 256
 
 interface Place { readonly pack: number, readonly offset: number, readonly length: number }
 
@@ -242,8 +244,16 @@ export class BlockStore {
       if (code === 'EXDEV' || code === 'EPERM' || code === 'ENOTSUP' || code === 'EMLINK') return false
       throw err
     }
+    // Not kept as a reader: parts make many packs (reader() opens them as they are read).
     const fd = openSync(target, 'r+')
-    this.readers.set(id, fd)
+    try {
+      return await this.adopted(fd, id, leaves, leafBytes, nodes)
+    } finally {
+      closeSync(fd)
+    }
+  }
+
+  private async adopted (fd: number, id: number, leaves: readonly CID[], leafBytes: number, nodes: ReadonlyArray<readonly [CID, Uint8Array]>): Promise<true> {
     const rows: Array<{ key: Uint8Array, offset: number, length: number }> = []
     let size = fstatSync(fd).size
     leaves.forEach((cid, i) => { rows.push({ key: cid.toV1().bytes, offset: i * leafBytes, length: Math.min(leafBytes, size - i * leafBytes) }) })
@@ -285,19 +295,26 @@ export class BlockStore {
     if (path !== undefined) rmSync(path, { force: true })
   }
 
-  private reader (pack: number, block: string): number {
-    let fd = this.readers.get(pack)
-    if (fd === undefined) {
-      try {
-        fd = openSync(this.packPath(pack), 'r')
-      } catch (err) {
-        // Indexed, so its pack was written and fsynced: gone means the data dir lost it.
-        if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err
-        throw new ServiceDataDamagedError(`pack ${pack} is missing from ${this.packs} though its index names it (block ${block}): the service's data dir is damaged; restore it from a backup, or publish again from a device that holds the files`, { cause: err })
-      }
-      this.readers.set(pack, fd)
+  /**
+   * A descriptor to read `pack` through, and whether the caller closes it after its read: the
+   * first {@link MAX_READERS} packs read stay open (most are 1 GiB), the others are opened per
+   * read, so a store of many small packs (parts taken whole, {@link adopt}) never runs out of
+   * descriptors. None kept is ever closed while a read may use it.
+   */
+  private reader (pack: number, block: string): { fd: number, once: boolean } {
+    const kept = this.readers.get(pack)
+    if (kept !== undefined) return { fd: kept, once: false }
+    let fd: number
+    try {
+      fd = openSync(this.packPath(pack), 'r')
+    } catch (err) {
+      // Indexed, so its pack was written and fsynced: gone means the data dir lost it.
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err
+      throw new ServiceDataDamagedError(`pack ${pack} is missing from ${this.packs} though its index names it (block ${block}): the service's data dir is damaged; restore it from a backup, or publish again from a device that holds the files`, { cause: err })
     }
-    return fd
+    if (this.readers.size >= MAX_READERS) return { fd, once: true }
+    this.readers.set(pack, fd)
+    return { fd, once: false }
   }
 
   async get (cid: CID): Promise<Uint8Array> {
@@ -308,7 +325,13 @@ export class BlockStore {
       return readFileSync(path)
     }
     const bytes = Buffer.allocUnsafe(place.length)
-    const { bytesRead } = await readAt(this.reader(place.pack, name), bytes, 0, place.length, place.offset)
+    const { fd, once } = this.reader(place.pack, name)
+    let bytesRead: number
+    try {
+      ({ bytesRead } = await readAt(fd, bytes, 0, place.length, place.offset))
+    } finally {
+      if (once) closeSync(fd)
+    }
     if (bytesRead !== place.length) throw new ServiceDataDamagedError(`pack ${place.pack} is shorter than its index says (block ${name}): the service's data dir is damaged; restore it from a backup, or publish again from a device that holds the files`)
     return bytes
   }
