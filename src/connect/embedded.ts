@@ -3,7 +3,8 @@ import { linkSync, readFileSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { formatWalletKey, newWalletKey, parseWalletKey, walletAddress } from '../crypto/index.js'
 import { ACCESS_HEADER, startLocalService, startLocalServiceThread, type ServiceThread } from '../local-service/index.js'
-import { createServiceClients, type ServiceClients } from '../remote/index.js'
+import { createServiceClients, type InProcessUpload, type ServiceClients } from '../remote/index.js'
+import { InternalError } from '../errors.js'
 import type { CID } from 'multiformats/cid'
 import { writeFileAtomicSync } from '../util/atomic-write.js'
 import { DEFAULT_EMBEDDED_TOKEN_TTL_SECONDS, type EmbeddedOptions } from './embedded-options.js'
@@ -89,12 +90,20 @@ export async function startEmbedded (dir: string, options: Partial<EmbeddedOptio
   const readStored = local === undefined ? undefined : async (cid: CID) => await local.readStoredBlock(cid)
   const credentials: { apiKey?: string, sessionToken?: () => string } = {}
   const url = service.url
+  // Its uploads are added in this process, by the code its upload route runs after parsing a
+  // request (the same quota, durability and listing), without loopback HTTP, multipart, or
+  // hashing again the blocks a sealed object was hashed to as it was written.
+  const addInProcess: InProcessUpload = async (path, profile, options) => {
+    const apiKey = credentials.apiKey
+    if (apiKey === undefined) throw new InternalError('the embedded service was asked to store a file before its account was known')
+    return await service.addFile({ path, profile, apiKey, expectedCid: options.expectedCid, blocks: options.blocks, name: options.name })
+  }
   const clients = createServiceClients(
     { dealUrl: url, apiUrl: url, pointerUrl: url, uploadUrl: url, gateways: [url] },
     { apiKey: () => credentials.apiKey, sessionToken: () => credentials.sessionToken?.() },
     // Its gateway's fetches into memory (a restore's objects) read its blocks here, without the
     // loopback HTTP hop, and are checked against their CIDs as a gateway's answer is.
-    { headers: { [ACCESS_HEADER]: accessKey }, readStored }
+    { headers: { [ACCESS_HEADER]: accessKey }, readStored, addInProcess }
   )
   try {
     let account = readAccount(dir)

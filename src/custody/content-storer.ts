@@ -3,7 +3,7 @@ import { join } from 'node:path'
 import { randomBytes } from 'node:crypto'
 import { FileChangedWhileHashingError } from '../content/index.js'
 import { InternalError } from '../errors.js'
-import type { CidProfile } from '../content/index.js'
+import type { CidProfile, ObjectBlocks } from '../content/index.js'
 import { contentMasterKey, fileKey } from './content-key.js'
 import { PACK_MAX_BLOBS, PACK_MAX_BYTES, PART_CHUNKS, SMALL_FILE_BYTES } from './layout.js'
 import type { ContentRecord, Sealing } from './record.js'
@@ -19,7 +19,7 @@ export interface ContentStorerComponents {
    * service's answer must still equal it). `name`: what the uploads listing shows for it, which
    * says what it is (a pack of small files, a part of a large one) and nothing of the files.
    */
-  readonly storeObject: (path: string, options: { signal?: AbortSignal, expectedCid?: string, name: string }) => Promise<string>
+  readonly storeObject: (path: string, options: { signal?: AbortSignal, expectedCid?: string, name: string, blocks?: ObjectBlocks }) => Promise<string>
   /** Sends a file as it is under its own profile; answers the CID the service gave it. */
   readonly storePlain: (path: string, profile: CidProfile, options: { signal?: AbortSignal }) => Promise<string>
 }
@@ -111,8 +111,8 @@ export class ContentStorer {
       spoolDir: this.init.spoolDir,
       partChunks: PART_CHUNKS,
       storedParts: this.init.storedParts?.(file) ?? new Map(),
-      storePart: async (index, path, _bytes, expectedCid) => {
-        const object = await this.components.storeObject(path, { ...options, expectedCid, name: `cidsync-part-${index + 1}.sealed` })
+      storePart: async (index, path, _bytes, expectedCid, blocks) => {
+        const object = await this.components.storeObject(path, { ...options, expectedCid, blocks, name: `cidsync-part-${index + 1}.sealed` })
         this.init.onPartStored?.(file, index, object)
         return object
       },

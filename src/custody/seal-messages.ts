@@ -1,4 +1,4 @@
-import type { CidProfileName } from '../content/index.js'
+import type { CidProfileName, ObjectBlocks } from '../content/index.js'
 
 // Messages between the sealing threads (seal-worker.ts) and their pool (seal-pool.ts).
 
@@ -70,8 +70,11 @@ export type ToSealer =
 
 export type FromSealer =
   | { readonly type: 'blob', readonly id: number, readonly blob: ArrayBuffer }
-  /** Part `index` is whole: `path` is its file (null when an earlier run's object holds these very bytes). */
-  | { readonly type: 'part', readonly id: number, readonly index: number, readonly path: string | null, readonly object: string, readonly bytes: number }
+  /**
+   * Part `index` is whole: `path` is its file (null when an earlier run's object holds these very
+   * bytes), `blocks` the object's blocks as they were hashed to `object` as it was written.
+   */
+  | { readonly type: 'part', readonly id: number, readonly index: number, readonly path: string | null, readonly object: string, readonly bytes: number, readonly blocks: ObjectBlocks }
   | { readonly type: 'done', readonly id: number }
   | { readonly type: 'hashed', readonly id: number, readonly cid: string }
   /** A piece was opened and written: `plainBytes` of the file. */

@@ -4,7 +4,7 @@ import { FileChangedWhileHashingError } from '../content/index.js'
 import { AbortedError, ContentIntegrityError } from '../errors.js'
 import { startWorker } from '../util/start-worker.js'
 import type { FileToStore } from './file-to-store.js'
-import type { CidProfileName } from '../content/index.js'
+import type { CidProfileName, ObjectBlocks } from '../content/index.js'
 import type { FromSealer, HashJob, LargeJob, SmallJob, ToSealer, UnsealJob } from './seal-messages.js'
 
 type Answer = Exclude<FromSealer, { type: 'failed' }>
@@ -31,8 +31,11 @@ export interface SealPartsInit {
   readonly partChunks: number
   /** Parts already stored by an earlier, interrupted run: sent again only when these bytes make another object. */
   readonly storedParts: ReadonlyMap<number, string>
-  /** Sends one part file, whose object CID is `object`; answers the CID stored. The file is removed after. */
-  readonly storePart: (index: number, path: string, bytes: number, object: string) => Promise<string>
+  /**
+   * Sends one part file, whose object CID is `object` (its blocks as they were hashed: `blocks`);
+   * answers the CID stored. The file is removed after.
+   */
+  readonly storePart: (index: number, path: string, bytes: number, object: string, blocks: ObjectBlocks) => Promise<string>
   readonly signal?: AbortSignal
 }
 
@@ -134,12 +137,12 @@ export class SealPool {
         onMessage: (message) => {
           if (message.type === 'done') { finish(); return }
           if (message.type !== 'part') return
-          const { index, path, object, bytes } = message
+          const { index, path, object, bytes, blocks } = message
           sending = sending.then(async () => {
             if (path === null) { parts[index] = [object, bytes]; return }
             try {
               if (failed !== undefined) return
-              const turn = this.partTurn.then(async () => await init.storePart(index, path, bytes, object))
+              const turn = this.partTurn.then(async () => await init.storePart(index, path, bytes, object, blocks))
               this.partTurn = turn.catch(() => {})
               parts[index] = [await turn, bytes]
               this.send(id, { type: 'ack', id })

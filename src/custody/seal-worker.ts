@@ -7,7 +7,7 @@ import { join } from 'node:path'
 import { randomBytes } from 'node:crypto'
 import { parentPort } from 'node:worker_threads'
 import { CID } from 'multiformats/cid'
-import { CidBuilder, FileChangedWhileHashingError, cidProfile } from '../content/index.js'
+import { CidBuilder, FileChangedWhileHashingError, ObjectBlocksRecorder, cidProfile } from '../content/index.js'
 import { CHUNK_BYTES, chunkCount, plainChunkLength, sealChunkParts, sealedSize } from './chunks.js'
 import type { FromSealer, LargeJob, SmallJob, ToSealer } from './seal-messages.js'
 import { dropUnseal, endUnseal, feedUnseal, hashObject, startUnseal, syncHeld } from './unseal-jobs.js'
@@ -82,6 +82,8 @@ async function sealLarge (job: LargeJob): Promise<void> {
   let sent = 0
   let spool: { fd: number, path: string } | undefined
   let part: CidBuilder | undefined
+  // The part's blocks named as they are hashed: a service in this process stores them unhashed.
+  const blocks = new ObjectBlocksRecorder()
   let bytes = 0
   const fd = openSync(job.path, 'r')
   try {
@@ -92,7 +94,7 @@ async function sealLarge (job: LargeJob): Promise<void> {
       if (spool === undefined) {
         const path = join(job.spoolDir, `part-${randomBytes(8).toString('hex')}.tmp`)
         spool = { fd: openSync(path, 'wx', 0o600), path }
-        part = new CidBuilder(OBJECT_PROFILE)
+        part = new CidBuilder(OBJECT_PROFILE, { onBlock: blocks.onBlock })
         bytes = 0
       }
       for (const piece of sealChunkParts(job.key, cid, i, last, chunk)) {
@@ -107,7 +109,7 @@ async function sealLarge (job: LargeJob): Promise<void> {
       // A part an earlier run stored is kept only if these bytes make that very object.
       const same = stored.get(index) === object
       if (same) rmSync(spool.path, { force: true })
-      post({ type: 'part', id: job.id, index, path: same ? null : spool.path, object, bytes })
+      post({ type: 'part', id: job.id, index, path: same ? null : spool.path, object, bytes, blocks: blocks.take() })
       spool = undefined
       if (!same) sent++
       // The whole file is checked at the end; a changed file's parts stay unreferenced.

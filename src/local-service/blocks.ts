@@ -1,4 +1,4 @@
-import { closeSync, existsSync, fsync, fsyncSync, openSync, readFileSync, rmSync, writeSync, read } from 'node:fs'
+import { closeSync, existsSync, fstatSync, fsync, fsyncSync, linkSync, openSync, readFileSync, rmSync, writeSync, read } from 'node:fs'
 import { promisify } from 'node:util'
 import { join } from 'node:path'
 import type Database from 'better-sqlite3'
@@ -13,6 +13,8 @@ const fsyncAsync = promisify(fsync)
 
 /** A pack is closed for appends past this size and the next block starts a new one. */
 export const PACK_LIMIT = 1024 * 1024 * 1024
+/** Pack descriptors kept open for reads; past them a pack is opened for each read. */
+const MAX_READERS = 256
 
 interface Place { readonly pack: number, readonly offset: number, readonly length: number }
 
@@ -225,6 +227,58 @@ export class BlockStore {
     throw new HttpFailure(503, `the service's disk failed to sync its data (${code}): nothing more is stored until the service is restarted; check the disk (dmesg) first`)
   }
 
+  /**
+   * Takes a whole file this process wrote, whose blocks it hashed as it wrote them (a sealed part
+   * on its way out), as a pack of its own: hard-linked into `packs/`, the nodes above its leaves
+   * appended, fsynced with its directory, then its rows committed (rules 1 and 2 hold: the pack
+   * is made exclusively by this process, and rows follow the fsync). Its leaves are not read,
+   * copied or hashed here. `leaves`: each leaf's CID, in the file's order, `leafBytes` long but
+   * the last. Answers false, having stored nothing, when the file cannot be linked here (another
+   * filesystem): the caller then stores its blocks one by one. The caller never writes to
+   * `path` again (it may remove it).
+   */
+  async adopt (path: string, leaves: readonly CID[], leafBytes: number, nodes: ReadonlyArray<readonly [CID, Uint8Array]>): Promise<boolean> {
+    this.refuseAfterFailedSync()
+    const id = Number(this.newPack.run(Date.now()).lastInsertRowid)
+    const target = this.packPath(id)
+    try {
+      linkSync(path, target)
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code
+      if (code === 'EXDEV' || code === 'EPERM' || code === 'ENOTSUP' || code === 'EMLINK') return false
+      throw err
+    }
+    // Not kept as a reader: parts make many packs (reader() opens them as they are read).
+    const fd = openSync(target, 'r+')
+    try {
+      return await this.adopted(fd, id, leaves, leafBytes, nodes)
+    } finally {
+      closeSync(fd)
+    }
+  }
+
+  private async adopted (fd: number, id: number, leaves: readonly CID[], leafBytes: number, nodes: ReadonlyArray<readonly [CID, Uint8Array]>): Promise<true> {
+    const rows: Array<{ key: Uint8Array, offset: number, length: number }> = []
+    let size = fstatSync(fd).size
+    leaves.forEach((cid, i) => { rows.push({ key: cid.toV1().bytes, offset: i * leafBytes, length: Math.min(leafBytes, size - i * leafBytes) }) })
+    for (const [cid, block] of nodes) {
+      let done = 0
+      while (done < block.byteLength) done += writeSync(fd, block, done, block.byteLength - done, size + done)
+      rows.push({ key: cid.toV1().bytes, offset: size, length: block.byteLength })
+      size += block.byteLength
+    }
+    await this.syncPack(async () => {
+      await fsyncAsync(fd)
+      const dir = openSync(this.packs, 'r')
+      try { await fsyncAsync(dir) } finally { closeSync(dir) }
+    })
+    this.syncs++
+    this.db.transaction(() => {
+      for (const row of rows) this.insert.run(row.key, id, row.offset, row.length)
+    })()
+    return true
+  }
+
   /** The request that put these provisionally is done with them: they stay. */
   settle (cids: readonly CID[]): void {
     for (const cid of cids) this.provisional.delete(cid.toV1().toString())
@@ -245,19 +299,26 @@ export class BlockStore {
     if (path !== undefined) rmSync(path, { force: true })
   }
 
-  private reader (pack: number, block: string): number {
-    let fd = this.readers.get(pack)
-    if (fd === undefined) {
-      try {
-        fd = openSync(this.packPath(pack), 'r')
-      } catch (err) {
-        // Indexed, so its pack was written and fsynced: gone means the data dir lost it.
-        if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err
-        throw new ServiceDataDamagedError(`pack ${pack} is missing from ${this.packs} though its index names it (block ${block}): the service's data dir is damaged; restore it from a backup, or publish again from a device that holds the files`, { cause: err })
-      }
-      this.readers.set(pack, fd)
+  /**
+   * A descriptor to read `pack` through, and whether the caller closes it after its read: the
+   * first {@link MAX_READERS} packs read stay open (most are 1 GiB), the others are opened per
+   * read, so a store of many small packs (parts taken whole, {@link adopt}) never runs out of
+   * descriptors. None kept is ever closed while a read may use it.
+   */
+  private reader (pack: number, block: string): { fd: number, once: boolean } {
+    const kept = this.readers.get(pack)
+    if (kept !== undefined) return { fd: kept, once: false }
+    let fd: number
+    try {
+      fd = openSync(this.packPath(pack), 'r')
+    } catch (err) {
+      // Indexed, so its pack was written and fsynced: gone means the data dir lost it.
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err
+      throw new ServiceDataDamagedError(`pack ${pack} is missing from ${this.packs} though its index names it (block ${block}): the service's data dir is damaged; restore it from a backup, or publish again from a device that holds the files`, { cause: err })
     }
-    return fd
+    if (this.readers.size >= MAX_READERS) return { fd, once: true }
+    this.readers.set(pack, fd)
+    return { fd, once: false }
   }
 
   async get (cid: CID): Promise<Uint8Array> {
@@ -268,7 +329,13 @@ export class BlockStore {
       return readFileSync(path)
     }
     const bytes = Buffer.allocUnsafe(place.length)
-    const { bytesRead } = await readAt(this.reader(place.pack, name), bytes, 0, place.length, place.offset)
+    const { fd, once } = this.reader(place.pack, name)
+    let bytesRead: number
+    try {
+      ({ bytesRead } = await readAt(fd, bytes, 0, place.length, place.offset))
+    } finally {
+      if (once) closeSync(fd)
+    }
     if (bytesRead !== place.length) throw new ServiceDataDamagedError(`pack ${place.pack} is shorter than its index says (block ${name}): the service's data dir is damaged; restore it from a backup, or publish again from a device that holds the files`)
     return bytes
   }

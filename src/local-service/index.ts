@@ -16,7 +16,8 @@ export type { RequestRecord } from './routes/admin.js'
 export { CAR_LIMITS } from './routes/gateway-car.js'
 export type { CarLimits } from './routes/gateway-car.js'
 export { startLocalServiceThread } from './service-thread.js'
-export type { ServiceThread } from './service-thread.js'
+export type { ServiceThread, AddFailure } from './service-thread.js'
+export type { InProcessAdd, InProcessAdded } from './add-in-process.js'
 
 /** Opens (creating if need be) the service under `init.dir` and starts listening. */
 export async function startLocalService (init: LocalServiceInit): Promise<LocalService> {

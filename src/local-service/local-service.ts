@@ -26,6 +26,7 @@ import { ipnsRoutes } from './routes/ipns.js'
 import { pointerRoutes } from './routes/pointers.js'
 import { uploadRoutes } from './routes/upload.js'
 import { InternalError } from '../errors.js'
+import { inProcessAdder, type InProcessAdd, type InProcessAdded } from './add-in-process.js'
 
 export const DEFAULT_PAGE_SIZE = 2000
 /** Production takes up to two days; locally a deal appears after this. */
@@ -97,6 +98,7 @@ export class LocalService {
   private readonly adminToken: string | undefined
   private adminHostNames: ReadonlySet<string> = new Set()
   private hostGuard: HostGuard | undefined
+  private readonly adder: (request: InProcessAdd, address: string) => Promise<InProcessAdded>
 
   /** `db`: the service's database, opened by `openServiceDatabase` (store.ts); closed by {@link stop}. */
   constructor (private readonly init: LocalServiceInit, private readonly db: Database.Database) {
@@ -120,6 +122,7 @@ export class LocalService {
       ...(init.admin === true ? adminRoutes(this.parts, this.faults, () => this.requests) : [])
     ]
     this.adminToken = init.admin === true ? ensureAdminToken(init.dir) : undefined
+    this.adder = inProcessAdder(this.parts)
     this.server = createServer({ connectionsCheckingInterval: 1_000 }, (req, res) => { void this.handle(req, res) })
     this.server.requestTimeout = 0 // uploads of many GB take long; idle sockets still time out
     capConnections(this.server, init.maxConnections)
@@ -175,6 +178,23 @@ export class LocalService {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined
       throw err
     })
+  }
+
+  /**
+   * A file added for the process this service runs in, as `POST /api/v0/add` adds one (quota,
+   * durable before answered, listed for the owner of `request.apiKey`) but without HTTP: the embedded
+   * service's own uploads. Throws the route's `HttpFailure` (413 past the quota, 503 after a
+   * failed fsync) or the error that stopped it. Faults set for the `upload` route apply (their
+   * latency and errors; a reset has no connection to cut here).
+   */
+  async addFile (request: InProcessAdd): Promise<InProcessAdded> {
+    if (!this.db.open) throw new HttpFailure(503, 'the service is stopping')
+    const fault = this.faults.take('upload')
+    if (fault !== undefined && fault.latencyMs > 0) await new Promise(resolve => setTimeout(resolve, fault.latencyMs).unref())
+    if (fault !== undefined && Math.random() < fault.errorRate) throw new HttpFailure(fault.status, 'injected fault')
+    const address = this.apiKeyOwner.get(request.apiKey) as string | undefined
+    if (address === undefined) throw new HttpFailure(401, UNAUTHORIZED_MESSAGE['api-key'])
+    return await this.adder(request, address)
   }
 
   /** Where the admin token is, when the admin routes are served. */

@@ -13,6 +13,16 @@ const post = (message: FromServiceThread): void => { port.postMessage(message) }
 try {
   const service = await startLocalService(workerData as LocalServiceInit)
   port.on('message', (message: ToServiceThread) => {
+    if (message.type === 'add') {
+      const { id } = message
+      service.addFile(message.request).then(
+        (added) => { post({ type: 'added', id, added }) },
+        (err: unknown) => {
+          const e = err as Error & { status?: unknown, code?: unknown }
+          post({ type: 'add-failed', id, message: e.message, status: typeof e.status === 'number' ? e.status : undefined, code: typeof e.code === 'string' ? e.code : undefined })
+        })
+      return
+    }
     if (message.type !== 'stop') return
     service.stop().then(() => { post({ type: 'stopped' }) }, (err: Error) => { post({ type: 'stopped', error: err.message }) })
   })

@@ -1,15 +1,24 @@
 import type { Worker } from 'node:worker_threads'
 import { startWorker } from '../util/start-worker.js'
 import type { LocalServiceInit } from './local-service.js'
+import type { InProcessAdd, InProcessAdded } from './add-in-process.js'
 import { openServiceDatabase, settingOr } from './store.js'
 import { TokenIssuer } from './tokens.js'
 
 /** Messages to and from the service's thread. */
-export type ToServiceThread = { readonly type: 'stop' }
+export type ToServiceThread =
+  | { readonly type: 'stop' }
+  | { readonly type: 'add', readonly id: number, readonly request: InProcessAdd }
 export type FromServiceThread =
   | { readonly type: 'started', readonly url: string, readonly adminTokenPath: string | undefined }
   | { readonly type: 'failed', readonly message: string, readonly code: string | undefined }
   | { readonly type: 'stopped', readonly error?: string }
+  | { readonly type: 'added', readonly id: number, readonly added: InProcessAdded }
+  /** `status`: the upload route's answer (413 past the quota, 503 after a failed fsync); else the error's `code`. */
+  | { readonly type: 'add-failed', readonly id: number, readonly message: string, readonly status: number | undefined, readonly code: string | undefined }
+
+/** An in-process add the service refused or failed: `status` is what the upload route would have answered. */
+export type AddFailure = Error & { readonly status?: number, readonly code?: string }
 
 /** Its young generation: small, so the request buffers it drops are freed soon (peak RSS while storing). */
 const YOUNG_MB = 4
@@ -22,6 +31,11 @@ export interface ServiceThread {
   readonly adminTokenPath: string | undefined
   /** A session token for the pointer service, issued in this thread with the service's own secret. */
   issueToken: (user: string, ttlSeconds: number) => string
+  /**
+   * Adds a file for this process as the upload route would, without HTTP (`LocalService.addFile`);
+   * fails with an {@link AddFailure}.
+   */
+  addFile: (request: InProcessAdd) => Promise<InProcessAdded>
   stop: () => Promise<void>
 }
 
@@ -57,8 +71,36 @@ export async function startLocalServiceThread (init: LocalServiceInit): Promise<
     url: started.url,
     adminTokenPath: started.adminTokenPath,
     issueToken: (user, ttlSeconds) => tokens.issue(user, ttlSeconds),
+    addFile: threadAdder(worker),
     stop: async () => { await stopThread(worker) }
   }
+}
+
+/** Adds through the thread: each answered by id; all still waiting fail if the thread ends. */
+function threadAdder (worker: Worker): (request: InProcessAdd) => Promise<InProcessAdded> {
+  const waiting = new Map<number, { resolve: (added: InProcessAdded) => void, reject: (err: AddFailure) => void }>()
+  let next = 0
+  let ended: string | undefined
+  worker.on('message', (message: FromServiceThread) => {
+    if (message.type !== 'added' && message.type !== 'add-failed') return
+    const one = waiting.get(message.id)
+    waiting.delete(message.id)
+    if (message.type === 'added') one?.resolve(message.added)
+    else one?.reject(Object.assign(new Error(message.message), { status: message.status, code: message.code }))
+  })
+  const end = (why: string): void => {
+    ended ??= why
+    for (const one of waiting.values()) one.reject(Object.assign(new Error(why), { status: 503 }))
+    waiting.clear()
+  }
+  worker.once('exit', () => { end('the local service\'s thread ended before it answered') })
+  worker.once('error', (err) => { end(`the local service's thread failed: ${err.message}`) })
+  return async (request) => await new Promise<InProcessAdded>((resolve, reject) => {
+    if (ended !== undefined) { reject(Object.assign(new Error(ended), { status: 503 })); return }
+    const id = next++
+    waiting.set(id, { resolve, reject })
+    worker.postMessage({ type: 'add', id, request } satisfies ToServiceThread)
+  })
 }
 
 async function stopThread (worker: Worker): Promise<void> {

@@ -7,7 +7,7 @@ import { DealsClient } from './deals-client.js'
 import { listFiles, type ListFilesOptions } from './files-client.js'
 import { NamesClient } from './names-client.js'
 import { PointersClient } from './pointers-client.js'
-import { UploadClient } from './upload-client.js'
+import { UploadClient, type InProcessUpload } from './upload-client.js'
 import { GatewayClient } from './gateway-client.js'
 import type { FileRecord } from './schemas.js'
 import type { ReadStoredBlock } from './stored-file.js'
@@ -23,7 +23,7 @@ export { NamesClient } from './names-client.js'
 export { PointersClient } from './pointers-client.js'
 export type { PointerInput } from './pointers-client.js'
 export { UploadClient, addQuery } from './upload-client.js'
-export type { UploadOptions } from './upload-client.js'
+export type { UploadOptions, InProcessUpload } from './upload-client.js'
 export type { CarImported } from './car-import-client.js'
 export { GatewayClient } from './gateway-client.js'
 export { checkedCid, canonicalCid, isCanonicalCid, cidSchema } from './cid-text.js'
@@ -95,11 +95,13 @@ export interface ServiceLimits {
   readonly hints?: CredentialHints
   /** The service's own store, read without HTTP by the gateway client's fetches into memory (see `GatewayLimits.readStored`). */
   readonly readStored?: ReadStoredBlock
+  /** The service runs in this process: uploads go through it, not over HTTP (see {@link InProcessUpload}). */
+  readonly addInProcess?: InProcessUpload
 }
 
 /** One HTTP core per base URL, each client on the one it talks to. */
 export function createServiceClients (endpoints: ServiceEndpoints, credentials: ServiceCredentials, options: Partial<HttpClientInit> & ServiceLimits = {}): ServiceClients {
-  const { maxFetchBytes, hints = PRIMARY_CREDENTIAL_HINTS, readStored, ...init } = options
+  const { maxFetchBytes, hints = PRIMARY_CREDENTIAL_HINTS, readStored, addInProcess, ...init } = options
   const make = (service: string, baseUrl: string, credential?: () => string | undefined, hint?: CredentialHints['apiKey'], extra: Partial<HttpClientInit> = {}): HttpClient =>
     new HttpClient({ ...init, ...extra, service, baseUrl, credential, unauthorizedHint: hint?.refused, missingHint: hint?.missing })
   const deal = make('deal service', endpoints.dealUrl, credentials.apiKey, hints.apiKey)
@@ -113,7 +115,7 @@ export function createServiceClients (endpoints: ServiceEndpoints, credentials: 
     deals: new DealsClient({ deal, api }),
     names: new NamesClient(api),
     pointers: new PointersClient(pointer),
-    upload: new UploadClient(upload),
+    upload: new UploadClient(upload, addInProcess),
     gateway: new GatewayClient(gateways, { maxBytes: maxFetchBytes, readStored }),
     files: (options) => listFiles(api, options),
     close: async () => { await Promise.all(all.map(async c => { await c.close() })) }

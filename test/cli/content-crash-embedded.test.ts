@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { mkdir, rm, writeFile } from 'node:fs/promises'
+import { mkdir, readdir, rm, writeFile } from 'node:fs/promises'
+import { readdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { runCli } from '../helpers/cli.js'
 import { useTempDir } from '../helpers/temp-dir.js'
@@ -63,5 +64,40 @@ describe('restore --files from the embedded service, killed with SIGKILL at rand
     const last = await ok(b, ['restore', '--files', '--to', to])
     expect(last).toContain('files written')
     expect(await tree(join(to, 'notes')), 'every file, and nothing else (no temp file of a killed run)').toEqual(want)
+  }, 900_000)
+})
+
+describe('a snapshot storing through the embedded service (uploads added in process), killed with SIGKILL at random moments (processes)', () => {
+  it(`resumes each of ${KILLS} kills: every byte comes back on a second device, no spool file left behind`, async () => {
+    const root = await useTempDir()
+    const service = join(root, 'service')
+    const a = await embeddedDevice(root, 'a', service)
+    const b = await embeddedDevice(root, 'b', service)
+    const spool = join(a.state, 'content-spool')
+    const spooled = (): boolean => { try { return readdirSync(spool).length > 0 } catch { return false } }
+    let round = 0
+    await writeSomeFiles(a.folder, `round-${round}`, { largeBytes: 9 * 1024 * 1024 + 123, small: 90 })
+    let kills = 0
+    const delay = new KillDelay(800)
+    for (let run = 0; kills < KILLS; run++) {
+      expect(run, 'runs without reaching the kills').toBeLessThan(MAX_RUNS)
+      // Once a part or pack is on its way to the service, a random moment later: mid-add, mid-fsync, between, or in the publish.
+      const ended = await runAndKill(a, ['snapshot'], spooled, delay.next())
+      delay.ended(ended.killed)
+      if (ended.killed) { kills++; continue }
+      expect(ended.code, ended.stderr).toBe(0)
+      await writeSomeFiles(a.folder, `round-${++round}`, { largeBytes: 5 * 1024 * 1024 + round, small: 60 })
+    }
+    const last = await a.run(['snapshot'])
+    expect(last.code, last.stderr).toBe(0)
+    expect(last.stderr).not.toContain('not stored')
+    expect((await readdir(spool)).map(String), 'part and pack files of killed runs').toEqual([])
+
+    const key = (await ok(a, ['key', 'export'])).trim()
+    await ok(b, ['key', 'import', key])
+    await ok(b, ['restore'])
+    const to = join(root, 'back')
+    expect(await ok(b, ['restore', '--files', '--to', to])).toContain('written, 0 already right')
+    expect(await tree(join(to, 'notes'))).toEqual(await tree(a.folder))
   }, 900_000)
 })

@@ -4,7 +4,9 @@ import { join } from 'node:path'
 import { request } from 'undici'
 import { loadConfig } from '../../src/config/index.js'
 import { connectService } from '../../src/connect/index.js'
-import { ConfigError } from '../../src/errors.js'
+import { ConfigError, RemoteStatusError } from '../../src/errors.js'
+import { randomBytes } from 'node:crypto'
+import { CidBuilder, ObjectBlocksRecorder, cidProfile } from '../../src/content/index.js'
 import { useTempDir } from '../helpers/temp-dir.js'
 
 async function embeddedConfig (): Promise<ReturnType<typeof loadConfig>> {
@@ -49,5 +51,42 @@ describe('the embedded service', () => {
     }
     await expect(connectService(config, { CIDSYNC_EMBEDDED_ADMIN: 'maybe' })).rejects.toBeInstanceOf(ConfigError)
     await expect(connectService(config, { CIDSYNC_EMBEDDED_TOKEN_TTL_SECONDS: '1.5' })).rejects.toBeInstanceOf(ConfigError)
+  })
+
+  it('stores a storing command\'s uploads in process, on its own thread: listed, no upload request over HTTP, refusals as HTTP\'s', async () => {
+    const config = await embeddedConfig()
+    const connection = await connectService(config, { CIDSYNC_EMBEDDED_ADMIN: '1' }, { storing: true })
+    try {
+      const url = /http:\/\/127\.0\.0\.1:\d+/.exec(connection.describe)?.[0] as string
+      const token = (await readFile(join(config.service.dir, 'admin.token'), 'utf8')).trim()
+      const admin = async (method: 'GET' | 'PUT', path: string, body?: unknown): Promise<unknown> => {
+        const answer = await request(`${url}${path}`, { method, headers: { authorization: `Bearer ${token}` }, body: body === undefined ? undefined : JSON.stringify(body) })
+        return await answer.body.json()
+      }
+      const profile = cidProfile('kubo-cidv1')
+      const bytes = randomBytes(600 * 1024)
+      const path = join(config.stateDir, 'part.bin')
+      await writeFile(path, bytes)
+      const recorder = new ObjectBlocksRecorder()
+      const cid = new CidBuilder(profile, { onBlock: recorder.onBlock }).update(bytes).finish().toString()
+      expect(await connection.clients.upload.add(path, profile, { expectedCid: cid, blocks: recorder.take() })).toEqual({ cid, size: bytes.byteLength })
+      const listed: string[] = []
+      for await (const record of connection.clients.files()) listed.push(record.cid)
+      expect(listed).toEqual([cid])
+      expect((await admin('GET', '/local/requests') as Array<{ route: string }>).map(r => r.route)).not.toContain('upload')
+
+      // A refusal the route would answer (here an injected 503) is the same error, and nothing is listed.
+      await admin('PUT', '/local/faults', { upload: { errorRate: 1, status: 503 } })
+      const other = join(config.stateDir, 'other.bin')
+      await writeFile(other, randomBytes(1000))
+      const refused = await connection.clients.upload.add(other, profile).catch((err: unknown) => err)
+      expect(refused).toBeInstanceOf(RemoteStatusError)
+      expect(refused).toMatchObject({ status: 503 })
+      const after: string[] = []
+      for await (const record of connection.clients.files()) after.push(record.cid)
+      expect(after).toEqual([cid])
+    } finally {
+      await connection.close()
+    }
   })
 })

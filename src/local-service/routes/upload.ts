@@ -1,11 +1,9 @@
-import { randomUUID } from 'node:crypto'
 import type { IncomingMessage } from 'node:http'
 import { Busboy } from '@fastify/busboy'
 import { CidBuilder, type CidProfile } from '../../content/index.js'
-import type { CID } from 'multiformats/cid'
-import type { QuotaHold } from '../account-policy.js'
 import { HttpFailure, sendJson, type Route } from '../http.js'
 import type { ServiceParts } from '../parts.js'
+import { putUnder, uploadCommitter, type Added, type Allowance } from '../upload-commit.js'
 
 const KUBO_DEFAULT_CHUNK = 262_144
 const KUBO_DEFAULT_LINKS = 174
@@ -62,18 +60,9 @@ export function profileFromQuery (url: URL): CidProfile {
   return { name: 'kubo-cidv1', cidVersion, chunkSize: Number(size[1]), maxLinks: links, rawLeaves }
 }
 
-interface Added { cid: string, size: number, dagSize: number, name: string, mime: string }
-
-/**
- * What an upload may still add to its account: past its quota hold the import stops with a 413, and the
- * blocks it made (`made`, kept only under a quota) are removed, so a refused upload leaves nothing.
- */
-interface Allowance { readonly quota: QuotaHold, readonly made: CID[] }
-
 /** Imports every `file` part of a multipart body as it streams in, in order. */
 async function importParts (parts: ServiceParts, req: IncomingMessage, profile: CidProfile, allowance: Allowance): Promise<Added[]> {
   let refused = false
-  const limited = allowance.quota.limited
   return await new Promise<Added[]>((resolve, reject) => {
     const busboy = new Busboy({ headers: req.headers as { 'content-type': string }, limits: { files: MAX_PARTS } })
     const added: Array<Promise<Added>> = []
@@ -81,13 +70,7 @@ async function importParts (parts: ServiceParts, req: IncomingMessage, profile: 
     busboy.on('file', (field, stream, filename, _encoding, mime) => {
       if (field !== 'file') { stream.resume(); fail(new HttpFailure(400, `unexpected multipart field ${field.slice(0, 40)}: send each file in a field named file`)); return }
       if (mime === 'application/x-directory') { stream.resume(); fail(new HttpFailure(400, 'directories are not implemented by this service: send files')); return }
-      const builder = new CidBuilder(profile, {
-        onBlock: (cid, block) => {
-          const fresh = limited && !parts.blocks.has(cid)
-          if (fresh) allowance.made.push(cid)
-          parts.blocks.put(cid, block, limited ? allowance : undefined)
-        }
-      })
+      const builder = new CidBuilder(profile, { onBlock: (cid, block) => { putUnder(parts, allowance, cid, block) } })
       const part = new Promise<Added>((resolvePart, rejectPart) => {
         stream.on('data', (chunk: Buffer) => {
           if (refused) return
@@ -132,8 +115,7 @@ async function importParts (parts: ServiceParts, req: IncomingMessage, profile: 
  * answered with one object, as production does; several with one line each, as Kubo does.
  */
 export function uploadRoutes (parts: ServiceParts): Route[] {
-  const insert = parts.db.prepare(`INSERT INTO files (id, address, cid, file_name, mime_type, size, created_at, last_update)
-    VALUES (?, ?, ?, ?, ?, ?, ?, ?)`)
+  const commit = uploadCommitter(parts)
   return [{
     name: 'upload',
     methods: ['POST'],
@@ -143,29 +125,7 @@ export function uploadRoutes (parts: ServiceParts): Route[] {
       const profile = profileFromQuery(url)
       const contentType = req.headers['content-type'] ?? ''
       if (!contentType.startsWith('multipart/form-data')) throw new HttpFailure(400, 'expected a multipart/form-data body with a field named file')
-      const allowance: Allowance = { quota: parts.limits.hold(caller.address), made: [] }
-      let added: Added[]
-      let counted = false
-      try {
-        try {
-          added = await importParts(parts, req, profile, allowance)
-        } catch (err) {
-          if (err instanceof HttpFailure && err.status === 413) for (const cid of allowance.made) parts.blocks.remove(cid)
-          else parts.blocks.settle(allowance.made)
-          throw err
-        }
-        parts.blocks.settle(allowance.made)
-        // Durable before it is listed or answered (blocks.ts, rule 3); the thread goes on with other
-        // uploads while the disk syncs.
-        await parts.blocks.flushAsync()
-        const now = Date.now()
-        parts.db.transaction(() => {
-          for (const file of added) insert.run(randomUUID(), caller.address, file.cid, file.name, file.mime, file.size, now, now)
-        })()
-        counted = true
-      } finally {
-        allowance.quota.release(counted)
-      }
+      const added = await commit(caller.address, async (allowance) => await importParts(parts, req, profile, allowance))
       const answers = added.map(file => ({ Name: file.name, Hash: file.cid, Size: String(file.dagSize) }))
       if (answers.length === 1) { sendJson(res, 200, answers[0]); return }
       // Several files: one line each, as Kubo streams them.

@@ -1,0 +1,56 @@
+import { randomUUID } from 'node:crypto'
+import type { CID } from 'multiformats/cid'
+import type { QuotaHold } from './account-policy.js'
+import { HttpFailure } from './http.js'
+import type { ServiceParts } from './parts.js'
+
+/** One file an upload imported, as the listing records it and `add` answers it. */
+export interface Added { readonly cid: string, readonly size: number, readonly dagSize: number, readonly name: string, readonly mime: string }
+
+/**
+ * What an upload may still add to its account: past its quota hold the import stops with a 413, and the
+ * blocks it made (`made`, kept only under a quota) are removed, so a refused upload leaves nothing.
+ */
+export interface Allowance { readonly quota: QuotaHold, readonly made: CID[] }
+
+/** Stores one block an upload made, under its allowance (the blocks a refused upload made are removed). */
+export function putUnder (parts: ServiceParts, allowance: Allowance, cid: CID, block: Uint8Array): void {
+  const limited = allowance.quota.limited
+  if (limited && !parts.blocks.has(cid)) allowance.made.push(cid)
+  parts.blocks.put(cid, block, limited ? allowance : undefined)
+}
+
+/**
+ * What every upload does around its import, over HTTP or from this process
+ * (`add-in-process.ts`): holds the account's quota while it runs, removes what a refused one made,
+ * makes its blocks durable before anything is listed or answered (blocks.ts, rule 3; the thread
+ * goes on with other uploads while the disk syncs), then lists its files for the account.
+ */
+export function uploadCommitter (parts: ServiceParts): (address: string, run: (allowance: Allowance) => Promise<Added[]>) => Promise<Added[]> {
+  const insert = parts.db.prepare(`INSERT INTO files (id, address, cid, file_name, mime_type, size, created_at, last_update)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?)`)
+  return async (address, run) => {
+    const allowance: Allowance = { quota: parts.limits.hold(address), made: [] }
+    let added: Added[]
+    let counted = false
+    try {
+      try {
+        added = await run(allowance)
+      } catch (err) {
+        if (err instanceof HttpFailure && err.status === 413) for (const cid of allowance.made) parts.blocks.remove(cid)
+        else parts.blocks.settle(allowance.made)
+        throw err
+      }
+      parts.blocks.settle(allowance.made)
+      await parts.blocks.flushAsync()
+      const now = Date.now()
+      parts.db.transaction(() => {
+        for (const file of added) insert.run(randomUUID(), address, file.cid, file.name, file.mime, file.size, now, now)
+      })()
+      counted = true
+    } finally {
+      allowance.quota.release(counted)
+    }
+    return added
+  }
+}

@@ -1,0 +1,41 @@
+import { describe, it, expect, onTestFinished } from 'vitest'
+import { readdirSync } from 'node:fs'
+import { writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { randomBytes } from 'node:crypto'
+import { CID } from 'multiformats/cid'
+import { BlockStore } from '../../src/local-service/blocks.js'
+import { openServiceDatabase } from '../../src/local-service/store.js'
+import { CidBuilder, ObjectBlocksRecorder, type CidProfile } from '../../src/content/index.js'
+import { useTempDir } from '../helpers/temp-dir.js'
+
+const PROFILE: CidProfile = { name: 'kubo-cidv1', cidVersion: 1, chunkSize: 1024, maxLinks: 4, rawLeaves: true }
+const openDescriptors = (): number => readdirSync('/proc/self/fd').length
+
+describe('parts taken whole as packs (BlockStore.adopt)', () => {
+  it('reads back every block of 300 taken packs with a bounded number of descriptors, none kept per pack', async () => {
+    const dir = await useTempDir()
+    const db = await openServiceDatabase(join(dir, 'service'))
+    const store = new BlockStore(join(dir, 'service'), db)
+    onTestFinished(() => { store.close(); db.close() })
+    const files: Array<{ bytes: Buffer, cids: CID[] }> = []
+    const before = openDescriptors()
+    for (let i = 0; i < 300; i++) {
+      const bytes = randomBytes(3 * 1024 + i)
+      const path = join(dir, `part-${i}.bin`)
+      await writeFile(path, bytes)
+      const recorder = new ObjectBlocksRecorder()
+      new CidBuilder(PROFILE, { onBlock: recorder.onBlock }).update(bytes).finish()
+      const { leaves, nodes } = recorder.take()
+      expect(await store.adopt(path, leaves.map(l => CID.decode(l)), PROFILE.chunkSize, nodes.map(([c, b]) => [CID.decode(c), b] as const))).toBe(true)
+      files.push({ bytes, cids: leaves.map(l => CID.decode(l)) })
+    }
+    expect(openDescriptors() - before, 'descriptors kept by taking 300 packs').toBeLessThanOrEqual(2)
+    for (const { bytes, cids } of files) {
+      const back = Buffer.concat(await Promise.all(cids.map(async c => await store.get(c))))
+      expect(back.equals(bytes)).toBe(true)
+    }
+    // Past the packs kept open for reads, a pack is opened for its read and closed after.
+    expect(openDescriptors() - before, 'descriptors after reading every pack').toBeLessThanOrEqual(256 + 2)
+  })
+})
