@@ -69,10 +69,13 @@ describe('the embedded service', () => {
       await writeFile(path, bytes)
       const recorder = new ObjectBlocksRecorder()
       const cid = new CidBuilder(profile, { onBlock: recorder.onBlock }).update(bytes).finish().toString()
-      expect(await connection.clients.upload.add(path, profile, { expectedCid: cid, blocks: recorder.take() })).toEqual({ cid, size: bytes.byteLength })
+      expect(await connection.clients.upload.add(path, profile, { expectedCid: cid, blocks: recorder.take(), name: 'cidsync-part-1.sealed' })).toEqual({ cid, size: bytes.byteLength })
       const listed: string[] = []
-      for await (const record of connection.clients.files()) listed.push(record.cid)
+      const names: string[] = []
+      for await (const record of connection.clients.files()) { listed.push(record.cid); names.push(record.fileName) }
       expect(listed).toEqual([cid])
+      // Named as asked, as over HTTP, not after the spool file.
+      expect(names).toEqual(['cidsync-part-1.sealed'])
       expect((await admin('GET', '/local/requests') as Array<{ route: string }>).map(r => r.route)).not.toContain('upload')
 
       // A refusal the route would answer (here an injected 503) is the same error, and nothing is listed.
