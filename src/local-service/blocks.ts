@@ -256,14 +256,15 @@ export class BlockStore {
     return fd
   }
 
-  async get (cid: CID): Promise<Uint8Array> {
+  /** A block's bytes: read into `into` when it fits (a view of it answered), else into a new buffer. */
+  async get (cid: CID, into?: Uint8Array): Promise<Uint8Array> {
     const { name, place } = this.place(cid)
     if (place === undefined) {
       const path = this.legacyPath(name)
       if (path === undefined) throw Object.assign(new Error(`block ${name} is not stored`), { code: 'ENOENT' })
       return readFileSync(path)
     }
-    const bytes = Buffer.allocUnsafe(place.length)
+    const bytes = into !== undefined && into.byteLength >= place.length ? into.subarray(0, place.length) : Buffer.allocUnsafe(place.length)
     const { bytesRead } = await readAt(this.reader(place.pack, name), bytes, 0, place.length, place.offset)
     if (bytesRead !== place.length) throw new ServiceDataDamagedError(`pack ${place.pack} is shorter than its index says (block ${name}): the service's data dir is damaged; restore it from a backup, or publish again from a device that holds the files`)
     return bytes

@@ -124,6 +124,21 @@ function mainThreadCpu () {
   return (Number(fields[11]) + Number(fields[12])) * 10
 }
 
+/** CPU milliseconds of each of this process's threads, by name and id from the process's (/proc): BENCH_EXITS_THREADS=1. */
+function threadCpu () {
+  const by = {}
+  for (const tid of readdirSync('/proc/self/task')) {
+    try {
+      const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8')
+      const name = `${stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'))}:${Number(tid) - process.pid}`
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+      by[name] = (by[name] ?? 0) + (Number(fields[11]) + Number(fields[12])) * 10
+    } catch {}
+  }
+  return by
+}
+const threadDelta = (before, after) => Object.entries(after).map(([k, v]) => [k, v - (before[k] ?? 0)]).filter(([, v]) => v > 0).map(([k, v]) => `${k.trim()} ${v}`).join(', ')
+
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]
 const spread = (values, format) => `${format(Math.min(...values))}-${format(Math.max(...values))}`
 
@@ -148,9 +163,9 @@ export async function benchExits (root, report) {
     // runs that build's export too, interleaved (main's, to compare builds in one run), handed the
     // same in-process store reader (a build older than that option ignores it and uses the gateway);
     // BENCH_EXITS_HTTP=1 adds this build's export through the gateway (what a remote service gets).
-    const variants = [{ name: 'this build', exportCar, init: { readStored: (cid) => one.service.readStoredBlock(cid) } }]
+    const variants = [{ name: 'this build', exportCar, init: { readStored: (cid, into) => one.service.readStoredBlock(cid, into) } }]
     if (process.env.BENCH_EXITS_HTTP === '1') variants.push({ name: 'this build through the gateway', exportCar, init: {} })
-    if (process.env.BENCH_EXITS_PEER !== undefined) variants.push({ name: `peer ${process.env.BENCH_EXITS_PEER}`, exportCar: (await import(process.env.BENCH_EXITS_PEER)).exportCar, init: { readStored: (cid) => one.service.readStoredBlock(cid) } })
+    if (process.env.BENCH_EXITS_PEER !== undefined) variants.push({ name: `peer ${process.env.BENCH_EXITS_PEER}`, exportCar: (await import(process.env.BENCH_EXITS_PEER)).exportCar, init: { readStored: (cid, into) => one.service.readStoredBlock(cid, into) } })
     const exports = variants.map(() => [])
     // CPU of each export: its main thread's, and the whole process's (the store's reads, the
     // writes, any hashing threads), to tell a thread-bound export from a disk-bound one.
@@ -171,12 +186,13 @@ export async function benchExits (root, report) {
         // The export reads its store from the disk, as it would a day after the uploads.
         for (const file of packFiles()) evict(file)
         rmSync(car, { force: true })
-        const cpu = { main: mainThreadCpu(), all: process.cpuUsage() }
+        const cpu = { main: mainThreadCpu(), all: process.cpuUsage(), threads: threadCpu() }
         t = performance.now()
         const done = await profiled(`export-${i}`, round === 0, () => variants[i].exportCar(one.clients, { config, file: car, content: true, ...variants[i].init }))
         exports[i].push(performance.now() - t)
         const all = process.cpuUsage(cpu.all)
         cpus[i].push(`${mainThreadCpu() - cpu.main}/${Math.round((all.user + all.system) / 1000)}`)
+        if (process.env.BENCH_EXITS_THREADS === '1') console.log(`${variants[i].name}: CPU ms by thread: ${threadDelta(cpu.threads, threadCpu())}`)
         if (i === 0) exported = done
         else if (done.carBytes !== exported?.carBytes && exported !== undefined) console.log(`note: ${variants[i].name} wrote ${done.carBytes} bytes, this build ${exported.carBytes}`)
       }
