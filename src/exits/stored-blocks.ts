@@ -38,7 +38,8 @@ export interface WalkTools { readonly hasher?: BlockHasher, readonly slots?: Blo
 /** A block read (into a slot, given `slots`) and checked against its CID: on `hasher`'s thread for SHA-256, else here. */
 async function readChecked (read: ReadStoredBlock, cid: CID, { hasher, slots }: WalkTools): Promise<Checked | undefined> {
   if (cid.multihash.code === 0x00) return { bytes: cid.multihash.digest, check: checkBlock(cid, cid.multihash.digest), lent: false }
-  const slot = slots?.take()
+  // Raw leaves only: a node's bytes are kept while its links (CIDs viewing them) wait in the queue.
+  const slot = cid.code === RAW ? slots?.take() : undefined
   const bytes = await read(cid, slot)
   // Read into the slot, or not (too small, or a store that takes none): only a slot's memory is
   // the walk's to hand to another thread and to read over again.
@@ -61,7 +62,7 @@ async function readChecked (read: ReadStoredBlock, cid: CID, { hasher, slots }: 
  * is {@link ContentNotFoundError}. `maxBytes` bounds the object's file bytes (its leaves' data).
  * Given `hasher`, blocks are hashed on its thread as they are read ahead, still each checked
  * before the sink sees it; given `slots`, raw leaves are read into them and each slot given back
- * once the sink is done with it. Memory: {@link READ_AHEAD} blocks, and the links of the nodes on the way down.
+ * once the sink is done with it (a node never is: its links' CIDs view its bytes). Memory: {@link READ_AHEAD} blocks, and the links of the nodes on the way down.
  */
 export async function walkStoredBlocks (read: ReadStoredBlock, root: CID, sink: StoredBlockSink, options: WalkTools & { readonly maxBytes?: number, readonly signal?: AbortSignal } = {}): Promise<{ size: number, blocks: number }> {
   const queue: Pending[] = [{ cid: root, depth: 0 }]
@@ -117,8 +118,8 @@ export async function walkStoredBlocks (read: ReadStoredBlock, root: CID, sink: 
       if (options.maxBytes !== undefined && size > options.maxBytes) throw new IntegrityError(`${root.toString()} as stored holds more than the ${options.maxBytes} bytes it may`)
       if (links.length > 0 && entry.depth >= MAX_DEPTH) throw new IntegrityError(`${root.toString()}: its DAG is deeper than ${MAX_DEPTH} levels`)
       await sink(entry.cid, bytes)
-      // A raw leaf's slot is read over next; a node's never is, as its links' CIDs view its bytes.
-      if (checked.lent && entry.cid.code === RAW) options.slots?.give(bytes)
+      // Read over by a later leaf: the sink is done with it.
+      if (checked.lent) options.slots?.give(bytes)
       blocks++
       queue.unshift(...links.map(cid => ({ cid, depth: entry.depth + 1 })))
     }
