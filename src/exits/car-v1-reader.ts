@@ -2,7 +2,7 @@ import type { FileHandle } from 'node:fs/promises'
 import { bytesReader, readHeader } from '@ipld/car/decoder'
 import { varint } from 'multiformats'
 import { CID } from 'multiformats/cid'
-import { MAX_CAR_HEADER_BYTES } from '../content/index.js'
+import { CarSectionError, MAX_CAR_HEADER_BYTES } from '../content/index.js'
 import { CarFormatError } from '../errors.js'
 
 /** Bytes read from the file at a time. */
@@ -77,7 +77,7 @@ export class CarV1Reader {
     const window = this.buffer.subarray(this.start, Math.min(this.end, this.start + VARINT_ROOM))
     let length = 0
     while (length < window.byteLength && ((window[length] as number) & 0x80) !== 0) length++
-    if (length === window.byteLength) throw new Error(length >= 9 ? 'a CAR length prefix longer than 9 bytes' : 'the file ends inside a length prefix')
+    if (length === window.byteLength) throw new CarSectionError(length >= 9 ? 'a CAR length prefix longer than 9 bytes' : 'the file ends inside a length prefix')
     const [value] = varint.decode(window)
     this.start += length + 1
     return value
@@ -89,9 +89,9 @@ export class CarV1Reader {
       await this.fill(VARINT_ROOM)
       const length = this.varint()
       if (length === undefined) return
-      if (length > this.maxSection) throw new Error(`a CAR section announces ${length} bytes, more than a block of ${this.maxSection - CID_ROOM} bytes and its CID`)
+      if (length > this.maxSection) throw new CarSectionError(`a CAR section announces ${length} bytes, more than a block of ${this.maxSection - CID_ROOM} bytes and its CID`)
       await this.fill(length)
-      if (this.end - this.start < length) throw new Error('Unexpected end of data')
+      if (this.end - this.start < length) throw new CarSectionError('Unexpected end of data')
       const section = this.buffer.subarray(this.start, this.start + length)
       this.start += length
       const [cid, bytes] = CID.decodeFirst(section)
