@@ -472,6 +472,11 @@ export class CarWriteError extends CidsyncError {
   }
 }
 
+/** `cidsync export`: the thread that hashes its blocks failed or stopped; the blocks it held were never written. */
+export class HashThreadError extends CidsyncError {
+  override readonly code = 'ERR_HASH_THREAD'
+}
+
 /** `cidsync import`: the CAR's chain does not open under this device's key, or is bound elsewhere: the pointer was not moved. */
 export class ImportRefusedError extends CidsyncError {
   override readonly code = 'ERR_IMPORT_REFUSED'

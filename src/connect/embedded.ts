@@ -87,7 +87,7 @@ export async function startEmbedded (dir: string, options: Partial<EmbeddedOptio
   const init = { dir, admin: options.admin ?? false, accessKey }
   const local = options.thread === true ? undefined : await startLocalService(init)
   const service: ServiceThread = local ?? await startLocalServiceThread(init)
-  const readStored = local === undefined ? undefined : async (cid: CID) => await local.readStoredBlock(cid)
+  const readStored = local === undefined ? undefined : async (cid: CID, into?: Uint8Array) => await local.readStoredBlock(cid, into)
   const credentials: { apiKey?: string, sessionToken?: () => string } = {}
   const url = service.url
   // Its uploads are added in this process, by the code its upload route runs after parsing a

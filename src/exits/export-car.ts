@@ -8,6 +8,8 @@ import { acceptsUnencrypted, checkOwnPublishIn, publishAt, SyncStore, hasSyncSta
 import { MAX_SEALED_MANIFEST_BYTES, type Manifest } from '../snapshot/index.js'
 import { failpoint } from '../util/failpoint.js'
 import { fsyncPath } from '../util/fsync.js'
+import { BlockHasher } from './block-hasher.js'
+import { BlockSlots } from './block-slots.js'
 import { CarFile } from './car-file.js'
 import { chainObjects, contentObjects, type ChainObject } from './chain-objects.js'
 import { makeDirsSync } from '../util/make-dirs.js'
@@ -123,6 +125,10 @@ export async function exportCar (clients: ServiceClients, init: ExportInit): Pro
     // Opened before anything is fetched: a FILE that cannot be written fails at once, named.
     // Its writes run on while the next blocks are fetched and hashed: see CarFile for the bounds.
     const car = await CarFile.create(temp, CID.parse(root)).catch((err: unknown) => { throw cannotWrite(err) })
+    // The store's blocks are hashed on a thread of their own (this one reads, compares and
+    // copies), read into a few slots used again and again (see BlockSlots).
+    const hasher = init.readStored !== undefined ? new BlockHasher() : undefined
+    const slots = init.readStored !== undefined ? new BlockSlots(16) : undefined
     const counts = { publishes: 0, segments: 0, contentObjects: 0, blocks: 0, bytes: 0, objects: 0 }
     let rootManifest: Manifest | undefined
     let writeFailure: CidsyncError | undefined
@@ -133,7 +139,7 @@ export async function exportCar (clients: ServiceClients, init: ExportInit): Pro
           await car.put(cid, bytes).catch((err: unknown) => { writeFailure = cannotWrite(err); throw writeFailure })
           counts.blocks++
         }
-        const options = { signal: init.signal, maxBytes: object.bytes ?? (object.kind === 'manifest' ? MAX_SEALED_MANIFEST_BYTES : undefined) }
+        const options = { signal: init.signal, hasher, slots, maxBytes: object.bytes ?? (object.kind === 'manifest' ? MAX_SEALED_MANIFEST_BYTES : undefined) }
         const got = init.readStored !== undefined
           ? await walkStoredBlocks(init.readStored, CID.parse(object.cid), sink, options)
           : await clients.gateway.fetchBlocks(object.cid, object.profile, sink, options)
@@ -175,6 +181,8 @@ export async function exportCar (clients: ServiceClients, init: ExportInit): Pro
     } catch (err) {
       await car.abort()
       throw err
+    } finally {
+      await hasher?.close()
     }
     failpoint('export:before-rename')
     await rename(temp, file).catch((err: unknown) => { throw cannotWrite(err) })

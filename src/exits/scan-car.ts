@@ -1,9 +1,11 @@
-import { createReadStream } from 'node:fs'
+import { createReadStream, type ReadStream } from 'node:fs'
+import { open } from 'node:fs/promises'
 import { CarBlockIterator } from '@ipld/car/iterator'
 import * as dagPb from '@ipld/dag-pb'
 import type { CID } from 'multiformats/cid'
 import { boundCarSections, checkBlock, flatCidText } from '../content/index.js'
 import { CarBlockMismatchError, CarFormatError } from '../errors.js'
+import { CarV1Reader } from './car-v1-reader.js'
 
 /** What a CAR holds, every block checked. */
 export interface ScannedCar {
@@ -35,15 +37,28 @@ export const MAX_SCAN_BLOCK_BYTES = 4 * 1024 * 1024
  */
 export async function scanCar (path: string, signal?: AbortSignal, bounds: { readonly maxLinks?: number } = {}): Promise<ScannedCar> {
   const maxLinks = bounds.maxLinks ?? MAX_SCAN_LINKS
-  const stream = createReadStream(path, { highWaterMark: 1024 * 1024, signal })
+  const handle = await open(path, 'r')
+  let stream: ReadStream | undefined
   try {
-    let reader: CarBlockIterator
-    try {
-      reader = await CarBlockIterator.fromIterable(boundCarSections(stream, MAX_SCAN_BLOCK_BYTES))
-    } catch (err) {
-      throw new CarFormatError(`${path} is not a CAR file: ${(err as Error).message}`)
+    // A CARv1 (what `export` writes) is read through one buffer, its blocks never copied; a CARv2
+    // through @ipld/car's iterator.
+    const v1 = await CarV1Reader.open(handle, path, MAX_SCAN_BLOCK_BYTES, signal)
+    let roots: CID[]
+    let blocks: AsyncIterator<{ cid: CID, bytes: Uint8Array }>
+    if (v1 !== undefined) {
+      roots = v1.roots
+      blocks = v1.sections()
+    } else {
+      stream = createReadStream(path, { highWaterMark: 1024 * 1024, signal })
+      let reader: CarBlockIterator
+      try {
+        reader = await CarBlockIterator.fromIterable(boundCarSections(stream, MAX_SCAN_BLOCK_BYTES))
+      } catch (err) {
+        throw new CarFormatError(`${path} is not a CAR file: ${(err as Error).message}`)
+      }
+      roots = await reader.getRoots()
+      blocks = reader[Symbol.asyncIterator]()
     }
-    const roots = await reader.getRoots()
     if (roots.length !== 1) throw new CarFormatError(`${path} has ${roots.length} roots: a CAR of cidsync has one, the manifest of the publish it holds`)
     const root = (roots[0] as CID).toString()
     const seen = new Set<string>()
@@ -51,7 +66,6 @@ export async function scanCar (path: string, signal?: AbortSignal, bounds: { rea
     let bytes = 0
     let count = 0
     let links = 0
-    const blocks = reader[Symbol.asyncIterator]()
     for (;;) {
       let next: IteratorResult<{ cid: CID, bytes: Uint8Array }>
       try {
@@ -61,6 +75,7 @@ export async function scanCar (path: string, signal?: AbortSignal, bounds: { rea
         throw new CarFormatError(`${path} is damaged after ${seen.size} blocks: ${(err as Error).message}`)
       }
       if (next.done === true) break
+      // Views of the reader's buffer (read over by the next block): only text is kept of them.
       const { cid } = next.value
       const text = flatCidText(cid)
       const check = checkBlock(cid, next.value.bytes)
@@ -80,7 +95,8 @@ export async function scanCar (path: string, signal?: AbortSignal, bounds: { rea
     if (!seen.has(root)) throw new CarFormatError(`${path} names ${root} as its root but does not hold it`)
     return { root, blocks: count, bytes, objects: [...seen].filter(cid => !linked.has(cid)) }
   } finally {
-    stream.destroy()
+    stream?.destroy()
+    await handle.close()
   }
 }
 

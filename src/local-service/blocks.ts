@@ -321,14 +321,15 @@ export class BlockStore {
     return { fd, once: false }
   }
 
-  async get (cid: CID): Promise<Uint8Array> {
+  /** A block's bytes: read into `into` when it fits (a view of it answered), else into a new buffer. */
+  async get (cid: CID, into?: Uint8Array): Promise<Uint8Array> {
     const { name, place } = this.place(cid)
     if (place === undefined) {
       const path = this.legacyPath(name)
       if (path === undefined) throw Object.assign(new Error(`block ${name} is not stored`), { code: 'ENOENT' })
       return readFileSync(path)
     }
-    const bytes = Buffer.allocUnsafe(place.length)
+    const bytes = into !== undefined && into.byteLength >= place.length ? into.subarray(0, place.length) : Buffer.allocUnsafe(place.length)
     const { fd, once } = this.reader(place.pack, name)
     let bytesRead: number
     try {

@@ -171,10 +171,12 @@ export class LocalService {
   /**
    * A stored block's bytes read in this process, without HTTP (an export of the embedded
    * service): as stored, unchecked (the caller hashes them against `cid`); undefined when not stored.
+   * Given `into`, a block that fits is read into it (a view of it answered): an export reuses a
+   * few buffers instead of a new one a block (whose freeing made V8 mark the whole heap again and again).
    */
-  async readStoredBlock (cid: CID): Promise<Uint8Array | undefined> {
+  async readStoredBlock (cid: CID, into?: Uint8Array): Promise<Uint8Array | undefined> {
     // One index lookup, not has() then get(): this is the export's and the restore's hot path.
-    return await this.parts.blocks.get(cid).catch((err: unknown) => {
+    return await this.parts.blocks.get(cid, into).catch((err: unknown) => {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined
       throw err
     })

@@ -5,9 +5,11 @@ import { ContentNotFoundError, IntegrityError } from '../errors.js'
 /**
  * Reads a block of the service's own store in this process, without HTTP (the embedded service,
  * when it runs on the caller's thread): its bytes as stored, unchecked, or undefined when the
- * store does not hold it.
+ * store does not hold it. Given `into`, a block that fits is read into its start and answered as
+ * a view of it (the caller lends `into`, and takes it back once done with the view); else, and
+ * without `into`, into memory of its own that the caller owns.
  */
-export type ReadStoredBlock = (cid: CID) => Promise<Uint8Array | undefined>
+export type ReadStoredBlock = (cid: CID, into?: Uint8Array) => Promise<Uint8Array | undefined>
 
 const RAW_CODE = 0x55
 const IDENTITY = 0x00

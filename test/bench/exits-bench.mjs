@@ -4,11 +4,14 @@
 // The export is measured BENCH_EXITS_ROUNDS times (default 3), each round beside its baselines:
 // first the bytes it reads (the service's packs) read cold, the target's baseline.
 // BENCH_EXITS_PEER (another build's dist/exits/index.js) and BENCH_EXITS_HTTP=1 add exports to
-// compare in the same rounds; BENCH_EXITS_IMPORT=0 skips the import.
+// compare in the same rounds; BENCH_EXITS_IMPORT=0 skips the import. The import is measured
+// BENCH_EXITS_ROUNDS times too, each into fresh services beside `add` (and the peer's import).
+// BENCH_EXITS_PROFILE=<dir>: CPU profiles (node:inspector) of the first round's export and import.
 import { spawn, spawnSync } from 'node:child_process'
 import { createHash } from 'node:crypto'
 import { createReadStream, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { Session } from 'node:inspector/promises'
 import { fileURLToPath } from 'node:url'
 import { writeStreamFile } from './data.mjs'
 import { startLocalService } from '../../dist/local-service/index.js'
@@ -28,11 +31,11 @@ const ROUNDS = Number(process.env.BENCH_EXITS_ROUNDS ?? 3)
 const mbps = (bytes, ms) => `${(bytes / MIB / (ms / 1000)).toFixed(0)} MiB/s`
 
 /** A service in this process with an account: its clients, and what a device's config and env need. */
-async function account (root, name) {
+async function account (root, name, makeClients = createServiceClients) {
   const service = await startLocalService({ dir: join(root, name) })
   const url = service.url
   const credentials = {}
-  const clients = createServiceClients({ dealUrl: url, apiUrl: url, pointerUrl: url, uploadUrl: url, gateways: [url] }, { apiKey: () => credentials.apiKey, sessionToken: () => credentials.sessionToken })
+  const clients = (makeClients ?? createServiceClients)({ dealUrl: url, apiUrl: url, pointerUrl: url, uploadUrl: url, gateways: [url] }, { apiKey: () => credentials.apiKey, sessionToken: () => credentials.sessionToken })
   const wallet = newWalletKey()
   credentials.apiKey = (await clients.deals.login(wallet)).apiKey
   credentials.sessionToken = service.issueToken(walletAddress(wallet))
@@ -96,14 +99,54 @@ function ddMs (args) {
   return performance.now() - t
 }
 
+/** Runs `fn`, profiled into BENCH_EXITS_PROFILE/<name>.cpuprofile when that is set and `on`. */
+async function profiled (name, on, fn) {
+  const dir = process.env.BENCH_EXITS_PROFILE
+  if (dir === undefined || !on) return await fn()
+  const session = new Session()
+  session.connect()
+  await session.post('Profiler.enable')
+  await session.post('Profiler.setSamplingInterval', { interval: 500 })
+  await session.post('Profiler.start')
+  try {
+    return await fn()
+  } finally {
+    const { profile } = await session.post('Profiler.stop')
+    mkdirSync(dir, { recursive: true })
+    writeFileSync(join(dir, `${name}.cpuprofile`), JSON.stringify(profile))
+    session.disconnect()
+  }
+}
+
+/** CPU milliseconds of this process's main thread (the export's own), from /proc; 10 ms steps. */
+function mainThreadCpu () {
+  const fields = readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8').split(') ')[1].split(' ')
+  return (Number(fields[11]) + Number(fields[12])) * 10
+}
+
+/** CPU milliseconds of each of this process's threads, by name and id from the process's (/proc): BENCH_EXITS_THREADS=1. */
+function threadCpu () {
+  const by = {}
+  for (const tid of readdirSync('/proc/self/task')) {
+    try {
+      const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8')
+      const name = `${stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'))}:${Number(tid) - process.pid}`
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+      by[name] = (by[name] ?? 0) + (Number(fields[11]) + Number(fields[12])) * 10
+    } catch {}
+  }
+  return by
+}
+const threadDelta = (before, after) => Object.entries(after).map(([k, v]) => [k, v - (before[k] ?? 0)]).filter(([, v]) => v > 0).map(([k, v]) => `${k.trim()} ${v}`).join(', ')
+
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]
 const spread = (values, format) => `${format(Math.min(...values))}-${format(Math.max(...values))}`
 
 /** Export and import of a history, each beside its plain counterpart. Mirror figures belong in a function of their own. */
 export async function benchExits (root, report) {
   const one = await account(root, 'exits-one')
-  const two = await account(root, 'exits-two')
-  const plain = await account(root, 'exits-plain')
+  // The import rounds' services, stopped as each is done (or at the end, on a failure).
+  const services = [one]
   try {
     const a = device(root, 'exits-a', one)
     for (let i = 0; i < PUBLISHES; i++) {
@@ -120,10 +163,13 @@ export async function benchExits (root, report) {
     // runs that build's export too, interleaved (main's, to compare builds in one run), handed the
     // same in-process store reader (a build older than that option ignores it and uses the gateway);
     // BENCH_EXITS_HTTP=1 adds this build's export through the gateway (what a remote service gets).
-    const variants = [{ name: 'this build', exportCar, init: { readStored: (cid) => one.service.readStoredBlock(cid) } }]
+    const variants = [{ name: 'this build', exportCar, init: { readStored: (cid, into) => one.service.readStoredBlock(cid, into) } }]
     if (process.env.BENCH_EXITS_HTTP === '1') variants.push({ name: 'this build through the gateway', exportCar, init: {} })
-    if (process.env.BENCH_EXITS_PEER !== undefined) variants.push({ name: `peer ${process.env.BENCH_EXITS_PEER}`, exportCar: (await import(process.env.BENCH_EXITS_PEER)).exportCar, init: { readStored: (cid) => one.service.readStoredBlock(cid) } })
+    if (process.env.BENCH_EXITS_PEER !== undefined) variants.push({ name: `peer ${process.env.BENCH_EXITS_PEER}`, exportCar: (await import(process.env.BENCH_EXITS_PEER)).exportCar, init: { readStored: (cid, into) => one.service.readStoredBlock(cid, into) } })
     const exports = variants.map(() => [])
+    // CPU of each export: its main thread's, and the whole process's (the store's reads, the
+    // writes, any hashing threads), to tell a thread-bound export from a disk-bound one.
+    const cpus = variants.map(() => [])
     const runs = { packs: [], cold: [], direct: [], warm: [], hash: [], copy: [], copyDirect: [] }
     const loads = []
     let exported
@@ -140,9 +186,13 @@ export async function benchExits (root, report) {
         // The export reads its store from the disk, as it would a day after the uploads.
         for (const file of packFiles()) evict(file)
         rmSync(car, { force: true })
+        const cpu = { main: mainThreadCpu(), all: process.cpuUsage(), threads: threadCpu() }
         t = performance.now()
-        const done = await variants[i].exportCar(one.clients, { config, file: car, content: true, ...variants[i].init })
+        const done = await profiled(`export-${i}`, round === 0, () => variants[i].exportCar(one.clients, { config, file: car, content: true, ...variants[i].init }))
         exports[i].push(performance.now() - t)
+        const all = process.cpuUsage(cpu.all)
+        cpus[i].push(`${mainThreadCpu() - cpu.main}/${Math.round((all.user + all.system) / 1000)}`)
+        if (process.env.BENCH_EXITS_THREADS === '1') console.log(`${variants[i].name}: CPU ms by thread: ${threadDelta(cpu.threads, threadCpu())}`)
         if (i === 0) exported = done
         else if (done.carBytes !== exported?.carBytes && exported !== undefined) console.log(`note: ${variants[i].name} wrote ${done.carBytes} bytes, this build ${exported.carBytes}`)
       }
@@ -189,7 +239,7 @@ export async function benchExits (root, report) {
     variants.forEach((variant, v) => {
       const own = exports[v].map(ms => rate(ms))
       const ratios = (base) => own.map((r, i) => r / rates[base][i])
-      console.log(`${variant.name}: export rounds ${own.map(r => r.toFixed(0)).join(', ')} MiB/s; packs cold ${rates.packs.map(r => r.toFixed(0)).join(', ')} MiB/s`)
+      console.log(`${variant.name}: export rounds ${own.map(r => r.toFixed(0)).join(', ')} MiB/s (wall ${exports[v].map(ms => ms.toFixed(0)).join(', ')} ms; CPU ms main thread/process ${cpus[v].join(', ')}); packs cold ${rates.packs.map(r => r.toFixed(0)).join(', ')} MiB/s`)
       const exportName = `${variant.name}: export ${exported.publishes} publishes + ${(exported.bytes / MIB).toFixed(0)} MiB of objects to a CAR of ${(bytes / MIB).toFixed(0)} MiB, store read from disk (blocks read, each checked, written, fsynced), median of ${ROUNDS}`
       report(exportName, show(own), `reading the bytes it reads from disk: the service's ${packFiles().length} pack files (${(packBytes / MIB).toFixed(0)} MiB, dd bs=4M, their pages dropped first) ${show(rates.packs)}`, `${showRatio(ratios('packs'))} cold read`, '>= 0.5x')
       report('  the same exports beside reading the CAR from disk (dd bs=4M, its pages dropped first: ' + evicted + ' left resident)', show(own), `CAR cold read ${show(rates.cold)}`, `${showRatio(ratios('cold'))} CAR cold read`, 'context')
@@ -201,17 +251,51 @@ export async function benchExits (root, report) {
     })
     if (process.env.BENCH_EXITS_IMPORT === '0') return
 
-    const c = device(root, 'exits-c', two)
-    await c.run(['key', 'import'], await a.run(['key', 'export']))
-    t = performance.now()
-    const imported = await importCar(two.clients, { config: loadConfig({ configPath: c.config }), file: car })
-    const importMs = performance.now() - t
-    t = performance.now()
-    await plain.clients.upload.add(car, cidProfile('kubo-cidv1'))
-    const addMs = performance.now() - t
-    report(`import that CAR into a fresh service (checked, sent, chain decrypted and checked, pointer moved): ${imported.objects} objects`, mbps(exported.carBytes, importMs), `the same bytes as a plain file through add ${mbps(exported.carBytes, addMs)}`, `${(addMs / importMs).toFixed(2)}x add`, '>= 0.5x')
+    // Each round: every import (this build's, the peer's, with its own clients) into a fresh
+    // service and the same bytes through `add` into another, order turned each round.
+    const importers = [{ name: 'this build', importCar, createServiceClients: undefined }]
+    if (process.env.BENCH_EXITS_PEER !== undefined) {
+      const remote = await import(process.env.BENCH_EXITS_PEER.replace(/exits\/index\.js$/, 'remote/index.js'))
+      importers.push({ name: `peer ${process.env.BENCH_EXITS_PEER}`, importCar: (await import(process.env.BENCH_EXITS_PEER)).importCar, createServiceClients: remote.createServiceClients })
+    }
+    const keys = await a.run(['key', 'export'])
+    const imports = importers.map(() => [])
+    const adds = []
+    const importLoads = []
+    let imported
+    for (let round = 0; round < ROUNDS; round++) {
+      importLoads.push(readFileSync('/proc/loadavg', 'utf8').split(' ')[0])
+      const steps = [...importers.map((_, i) => i), 'add']
+      for (let k = 0; k < round % steps.length; k++) steps.push(steps.shift())
+      for (const step of steps) {
+        const where = await account(root, `exits-in-${round}-${step}`, step === 'add' ? undefined : importers[step].createServiceClients)
+        services.push(where)
+        if (step === 'add') {
+          t = performance.now()
+          await where.clients.upload.add(car, cidProfile('kubo-cidv1'))
+          adds.push(performance.now() - t)
+        } else {
+          const c = device(root, `exits-c-${round}-${step}`, where)
+          await c.run(['key', 'import'], keys)
+          t = performance.now()
+          const done = await profiled(`import-${step}`, round === 0, () => importers[step].importCar(where.clients, { config: loadConfig({ configPath: c.config }), file: car }))
+          imports[step].push(performance.now() - t)
+          if (step === 0) imported = done
+        }
+        await where.clients.close()
+        await where.service.stop()
+        services.pop()
+      }
+    }
+    console.log(`load average (1 min) at each import round's start: ${importLoads.join(', ')}`)
+    importers.forEach((importer, v) => {
+      const own = imports[v].map(ms => rate(ms))
+      const ratios = own.map((r, i) => r / rate(adds[i]))
+      console.log(`${importer.name}: import rounds ${own.map(r => r.toFixed(0)).join(', ')} MiB/s; add ${adds.map(ms => rate(ms).toFixed(0)).join(', ')} MiB/s`)
+      report(`${importer.name}: import that CAR into a fresh service (checked, sent, chain decrypted and checked, pointer moved): ${imported.objects} objects, median of ${ROUNDS}`, show(own), `the same bytes as a plain file through add ${show(adds.map(ms => rate(ms)))}`, `${showRatio(ratios)} add`, '>= 0.5x')
+    })
   } finally {
-    for (const where of [one, two, plain]) {
+    for (const where of services) {
       await where.clients.close()
       await where.service.stop()
     }

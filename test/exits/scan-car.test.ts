@@ -1,7 +1,9 @@
 import { describe, expect, it, onTestFinished } from 'vitest'
+import { randomBytes } from 'node:crypto'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { CarReader } from '@ipld/car'
 import * as dagPb from '@ipld/dag-pb'
 import { varint } from 'multiformats'
 import { CID } from 'multiformats/cid'
@@ -49,5 +51,36 @@ describe('scanCar bounds what it remembers', () => {
     await expect(scanCar(path, undefined, { maxLinks: 1000 })).rejects.toThrow('link to more than 1000 blocks')
     // Under the bound it reads as before.
     expect((await scanCar(path, undefined, { maxLinks: 1200 })).blocks).toBe(2)
+  })
+})
+
+describe('scanCar reads a CARv1 through one buffer', () => {
+  it('finds the same blocks, bytes and objects as @ipld/car\'s reader, across its 4 MiB reads (blocks cut at every place), a CARv2 too; a CAR cut short is damaged, named', async () => {
+    // Leaves of uneven sizes up to 1 MiB: 12 MiB in all, so sections straddle each 4 MiB read.
+    const leaves = await Promise.all(Array.from({ length: 23 }, async (_, i) => {
+      const bytes = randomBytes(((i * 7919) % 1024) * 1024 + 1 + i)
+      return { cid: CID.createV1(0x55, await sha256.digest(bytes)), bytes }
+    }))
+    const node = dagPb.encode(dagPb.prepare({ Links: leaves.slice(0, 10).map(l => ({ Hash: l.cid, Tsize: l.bytes.byteLength })) }))
+    const root = { cid: CID.createV1(dagPb.code, await sha256.digest(node)), bytes: node }
+    const car = await carOf([root.cid], [root, ...leaves])
+    const path = tempFile(car)
+    const reader = await CarReader.fromBytes(car)
+    const want = { blocks: 0, bytes: 0 }
+    for await (const block of reader.blocks()) { want.blocks++; want.bytes += block.bytes.byteLength }
+    const scanned = await scanCar(path)
+    expect(scanned).toEqual({ root: root.cid.toString(), ...want, objects: [root.cid, ...leaves.slice(10).map(l => l.cid)].map(c => c.toString()) })
+
+    // The same payload in a CARv2: read through @ipld/car's iterator, the same answer.
+    const fixed = Buffer.alloc(40)
+    fixed.writeBigUInt64LE(64n, 16)
+    fixed.writeBigUInt64LE(BigInt(car.byteLength), 24)
+    const v2 = Buffer.concat([Uint8Array.of(0x0a, 0xa1, 0x67, 0x76, 0x65, 0x72, 0x73, 0x69, 0x6f, 0x6e, 0x02), fixed, Buffer.alloc(64 - 51), car])
+    expect(await scanCar(tempFile(v2))).toEqual(scanned)
+
+    const cut = tempFile(car.subarray(0, car.byteLength - 1000))
+    await expect(scanCar(cut)).rejects.toThrow(CarFormatError)
+    await expect(scanCar(cut)).rejects.toThrow(/is damaged after 23 blocks/)
+    await expect(scanCar(tempFile(Uint8Array.of()))).rejects.toThrow(/is not a CAR file/)
   })
 })

@@ -1,9 +1,12 @@
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, onTestFinished } from 'vitest'
+import { createHash, randomBytes } from 'node:crypto'
 import * as dagPb from '@ipld/dag-pb'
 import { UnixFS } from 'ipfs-unixfs'
 import { CID } from 'multiformats/cid'
 import { sha256 } from 'multiformats/hashes/sha2'
-import { walkStoredBlocks } from '../../src/exits/stored-blocks.js'
+import { walkStoredBlocks, type ReadStoredBlock } from '../../src/exits/stored-blocks.js'
+import { BlockHasher } from '../../src/exits/block-hasher.js'
+import { BlockSlots } from '../../src/exits/block-slots.js'
 
 async function block (code: number, bytes: Uint8Array): Promise<{ cid: CID, bytes: Uint8Array }> {
   return { cid: CID.createV1(code, await sha256.digest(bytes)), bytes }
@@ -43,5 +46,78 @@ describe('walkStoredBlocks', () => {
     await expect(walkStoredBlocks(async cid => missing.get(cid.toString()), root, sink)).rejects.toMatchObject({ code: 'ERR_CONTENT_NOT_FOUND', message: expect.stringContaining(b.toString()) })
 
     await expect(walkStoredBlocks(async cid => store.get(cid.toString()), root, sink, { maxBytes: 7 })).rejects.toMatchObject({ code: 'ERR_INTEGRITY', message: expect.stringContaining('more than the 7 bytes') })
+  })
+})
+
+describe('walkStoredBlocks with a hashing thread and slots', () => {
+  /** A file of large leaves (hashed off this thread), the second twice: as fileDag, at 200 KiB a leaf (a slot's 256 fit it). */
+  async function largeDag (): Promise<{ root: CID, leaves: CID[], store: Map<string, Uint8Array> }> {
+    const leaves = await Promise.all([1, 2, 3].map(async () => await block(0x55, randomBytes(200 * 1024))))
+    const linked = [leaves[0], leaves[1], leaves[1], leaves[2]] as Array<{ cid: CID, bytes: Uint8Array }>
+    const data = new UnixFS({ type: 'file', blockSizes: linked.map(l => BigInt(l.bytes.byteLength)) }).marshal()
+    const node = await block(dagPb.code, dagPb.encode(dagPb.prepare({ Data: data, Links: linked.map(l => ({ Hash: l.cid, Tsize: l.bytes.byteLength })) })))
+    return { root: node.cid, leaves: leaves.map(l => l.cid), store: new Map([node, ...leaves].map(x => [x.cid.toString(), x.bytes])) }
+  }
+
+  /** A store that reads into the slot it is lent, as the local service does; it keeps each slot it was lent. */
+  function lending (store: Map<string, Uint8Array>): { read: ReadStoredBlock, lent: Uint8Array[] } {
+    const lent: Uint8Array[] = []
+    return {
+      lent,
+      read: async (cid, into) => {
+        const bytes = store.get(cid.toString())
+        if (bytes === undefined || into === undefined || into.byteLength < bytes.byteLength) return bytes === undefined ? undefined : Buffer.from(bytes)
+        lent.push(into)
+        into.set(bytes)
+        return into.subarray(0, bytes.byteLength)
+      }
+    }
+  }
+
+  it('hands over the same bytes in the same order as without them, the slots handed to the thread and used again', async () => {
+    const { root, leaves, store } = await largeDag()
+    const plain: Array<[string, Buffer]> = []
+    await walkStoredBlocks(async cid => store.get(cid.toString()), root, async (cid, bytes) => { plain.push([cid.toString(), Buffer.from(bytes)]) })
+    const hasher = new BlockHasher()
+    onTestFinished(async () => { await hasher.close() })
+    const { read, lent } = lending(store)
+    const threaded: Array<[string, Buffer]> = []
+    const result = await walkStoredBlocks(read, root, async (cid, bytes) => { threaded.push([cid.toString(), Buffer.from(bytes)]) }, { hasher, slots: new BlockSlots(4) })
+    expect(threaded.map(([cid]) => cid)).toEqual([root, ...leaves].map(c => c.toString()))
+    expect(threaded).toEqual(plain)
+    expect(result).toEqual({ size: 4 * 200 * 1024, blocks: 4 })
+    // A slot sent to the thread is detached here (its memory moved there and back).
+    expect(lent.some(slot => slot.byteLength === 0)).toBe(true)
+  })
+
+  it('a large block that does not hash to its CID is refused and named when hashed off this thread, and never handed over', async () => {
+    const { root, leaves, store } = await largeDag()
+    const damaged = new Map(store)
+    const bad = leaves[1] as CID
+    const bytes = Buffer.from(store.get(bad.toString()) as Uint8Array)
+    bytes[1000] = (bytes[1000] as number) ^ 1
+    damaged.set(bad.toString(), bytes)
+    const hasher = new BlockHasher()
+    onTestFinished(async () => { await hasher.close() })
+    const { read, lent } = lending(damaged)
+    const got: string[] = []
+    await expect(walkStoredBlocks(read, root, async cid => { got.push(cid.toString()) }, { hasher, slots: new BlockSlots(4) }))
+      .rejects.toMatchObject({ code: 'ERR_INTEGRITY', message: expect.stringContaining(`block ${bad.toString()} of ${root.toString()} as stored does not hash to its CID`) })
+    expect(got).toEqual([root.toString(), (leaves[0] as CID).toString()])
+    expect(lent.some(slot => slot.byteLength === 0), 'hashed on the thread').toBe(true)
+  })
+
+  it('a hashing thread that stops fails the blocks it held (ERR_HASH_THREAD), never a hang; closed, it hashes on the calling thread', async () => {
+    const hasher = new BlockHasher()
+    const big = new Uint8Array(randomBytes(256 * 1024))
+    const want = createHash('sha256').update(big).digest()
+    const first = await hasher.sha256(new Uint8Array(big), true)
+    expect(Buffer.from(first.digest).equals(want)).toBe(true)
+    expect(Buffer.from(first.bytes).equals(Buffer.from(big))).toBe(true)
+    const pending = expect(hasher.sha256(new Uint8Array(big), true)).rejects.toMatchObject({ code: 'ERR_HASH_THREAD' })
+    await hasher.close()
+    await pending
+    const after = await hasher.sha256(new Uint8Array(big), true)
+    expect(Buffer.from(after.digest).equals(want)).toBe(true)
   })
 })
