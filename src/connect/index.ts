@@ -33,8 +33,9 @@ export interface ServiceConnection {
 }
 
 /**
- * `options.storing`: the caller stores content (the daemon, `cidsync snapshot`): an embedded
- * service then runs in a thread of its own (connect/embedded.ts says why).
+ * `options.storing`: the caller stores content (the daemon with a storing folder, `cidsync
+ * snapshot`): an embedded service then runs in a thread of its own (connect/embedded.ts says why),
+ * and its description says so.
  */
 export async function connectService (config: Config, env: NodeJS.ProcessEnv = process.env, options: { readonly storing?: boolean } = {}): Promise<ServiceConnection> {
   if (config.service.mode === 'embedded') {
@@ -45,6 +46,7 @@ export async function connectService (config: Config, env: NodeJS.ProcessEnv = p
       readStored: embedded.readStored,
       credentials: embedded.credentials,
       describe: `the embedded service at ${embedded.service.url} (data in ${config.service.dir}` +
+        (options.storing === true ? '; in a thread of its own' : '') +
         (embedded.service.adminTokenPath === undefined ? ')' : `; admin routes on, token in ${embedded.service.adminTokenPath})`),
       close: async () => { await embedded.clients.close(); await embedded.service.stop() }
     }

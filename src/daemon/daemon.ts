@@ -23,6 +23,7 @@ import { ChangeNotes } from './change-notes.js'
 import { foldCalls, reloadConfig } from './reload.js'
 import type { ReloadStatus, StateRecovery, StatusDocument } from './status-document.js'
 import { RecentErrors } from './recent-errors.js'
+import { wasmBaselineOnly } from '../util/wasm-baseline.js'
 
 export interface DaemonComponents {
   readonly logger: Logger
@@ -98,6 +99,8 @@ export class Daemon {
 
   private async startUp (): Promise<void> {
     const { config, logger } = this
+    // Before the service's clients load undici (its HTTP parser is wasm): see wasmBaselineOnly.
+    wasmBaselineOnly()
     const loose = ensurePrivateDir(config.stateDir)
     if (loose !== undefined) logger.warn({ stateDir: config.stateDir, mode: loose.toString(8) }, 'the state dir was open to others: tightened to 0700')
     this.lock = acquireLock(config.stateDir)

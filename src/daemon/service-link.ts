@@ -45,6 +45,18 @@ export function mirrorTiming (env: NodeJS.ProcessEnv): Partial<MirrorTiming> {
   }
 }
 
+/**
+ * Whether the daemon stores content (a folder with `store`): only then does an embedded service
+ * get a thread of its own (its imports of every block would stall the daemon's reading and
+ * sealing). Without content the daemon sends it the index's segments alone, a few requests a
+ * publish, and a thread (its isolate and a second copy of the service's modules) cost ~17 MB of
+ * RSS at rest and at the restart's peak. Decided when the service is reached: a reload that makes
+ * a folder store keeps the service on this thread until the daemon restarts (slower, still right).
+ */
+export function storesContent (config: Config): boolean {
+  return config.folders.some(folder => folder.store === true)
+}
+
 export interface ServiceLinkComponents {
   readonly logger: Logger
   readonly index: Index
@@ -185,7 +197,7 @@ export class ServiceLink {
     // Loaded here, not at start-up: the clients and the local service are not needed to index.
     const { connectService, connectMirrors } = await import('../connect/index.js')
     const timing = mirrorTiming(process.env)
-    const connection = await connectService(config, process.env, { storing: true })
+    const connection = await connectService(config, process.env, { storing: storesContent(config) })
     if (stopped.aborted) {
       await connection.close()
       return

@@ -10,8 +10,14 @@ import type { ScanMessage, ScanRequest } from './scan-messages.js'
 import { SYMLINK_NOT_FOLLOWED } from './skipped-files.js'
 
 const BATCH = 2_000
-/** Rows read from the index at a time: the scan holds a page of them, never the whole folder. */
-const ROWS_PAGE = 2_000
+/**
+ * Rows read from the index at a time: the scan holds a page of them, never the whole folder. Small,
+ * so a page dies young: one of 2,000 (~340 KB of row arrays and strings) outlived the 1 MB young
+ * generation while its files were stat'ed, was promoted, and the thread's old space grew to ~28 MB
+ * before V8 collected it (the daemon's peak RSS at a restart over 100,000 files: 111 -> 101 MB at
+ * 200). A page is one indexed lookup: 500 of them over 100,000 rows did not make the scan slower.
+ */
+const ROWS_PAGE = 200
 /** Directories deep through followed links, so a tree that keeps growing under the scan still ends. */
 const MAX_DEPTH = 256
 
@@ -98,11 +104,19 @@ function withoutBadNames (root: string, dirRel: string, entries: Dirent[], post:
   return entries.filter(e => !e.name.includes('\uFFFD') || valid.has(e.name))
 }
 
-/** One entry of a directory, in the walk's order: a directory sorts as its name and a slash, as its files' paths do. */
-interface Item { readonly key: string, readonly rel: string, readonly dir: boolean, readonly file: boolean, readonly stats?: Stats }
+/**
+ * A directory being walked: its entries' keys sorted, and how far the walk is in them. A key is
+ * the entry's name, a directory's with a slash after it (it sorts as its files' paths do). Only
+ * keys are kept, not an object and a path an entry: a directory of 1,000 files is held while its
+ * files are stat'ed, long enough to be promoted out of the young generation. Entries whose type the
+ * listing did not tell (followed links, file systems without it) keep the stats that told it.
+ */
+interface Level { readonly dirRel: string, readonly keys: string[], readonly stated: ReadonlyMap<string, Stats> | undefined, at: number, readonly chain: string[] }
 
-/** A directory being walked: its entries sorted, and how far the walk is in them. */
-interface Level { readonly items: Item[], at: number, readonly chain: string[] }
+/** A listed directory: its keys in the walk's order (see {@link Level}). */
+interface Listing { readonly keys: string[], readonly stated: Map<string, Stats> | undefined }
+
+const NO_STATS: ReadonlyMap<string, Stats> = new Map()
 
 /**
  * The startup scan, off the main thread: a walk with blocking readdir and stat (the fast way on
@@ -143,8 +157,10 @@ function walk (request: ScanRequest, rows: Rows, post: (message: ScanMessage) =>
     if (changed.length >= BATCH) flush()
   }
 
+  const relOf = (dirRel: string, name: string): string => dirRel === '' ? name : `${dirRel}/${name}`
+
   /** A directory's entries in path order, or undefined when it cannot be read (reported). */
-  const list = (dirRel: string): Item[] | undefined => {
+  const list = (dirRel: string): Listing | undefined => {
     let entries: Dirent[]
     try {
       entries = readdirSync(join(request.root, dirRel), { withFileTypes: true })
@@ -155,12 +171,13 @@ function walk (request: ScanRequest, rows: Rows, post: (message: ScanMessage) =>
       return undefined
     }
     if (entries.some(e => e.name.includes('\uFFFD'))) entries = withoutBadNames(request.root, dirRel, entries, post)
-    const items: Item[] = []
+    const keys: string[] = []
+    let stated: Map<string, Stats> | undefined
     for (const entry of entries) {
-      const rel = dirRel === '' ? entry.name : `${dirRel}/${entry.name}`
+      const rel = relOf(dirRel, entry.name)
       if (ignore.itself(rel)) continue
       if (entry.isDirectory()) {
-        items.push({ key: `${entry.name}/`, rel, dir: true, file: false })
+        keys.push(`${entry.name}/`)
         continue
       }
       const isLink = entry.isSymbolicLink()
@@ -170,7 +187,7 @@ function walk (request: ScanRequest, rows: Rows, post: (message: ScanMessage) =>
       }
       if (entry.isFIFO() || entry.isSocket() || entry.isBlockDevice() || entry.isCharacterDevice()) continue
       if (entry.isFile()) {
-        items.push({ key: entry.name, rel, dir: false, file: true })
+        keys.push(entry.name)
         continue
       }
       // Followed links, and entries a file system gave no type: what they are decides their place.
@@ -180,71 +197,77 @@ function walk (request: ScanRequest, rows: Rows, post: (message: ScanMessage) =>
       } catch {
         continue
       }
-      if (stats.isDirectory()) items.push({ key: `${entry.name}/`, rel, dir: true, file: false, stats })
-      else if (stats.isFile()) items.push({ key: entry.name, rel, dir: false, file: false, stats })
+      const key = stats.isDirectory() ? `${entry.name}/` : stats.isFile() ? entry.name : undefined
+      if (key === undefined) continue
+      keys.push(key)
+      ;(stated ??= new Map()).set(key, stats)
     }
-    return items.sort((a, b) => a.key === b.key ? 0 : utf8Before(a.key, b.key) ? -1 : 1)
+    return { keys: keys.sort((a, b) => a === b ? 0 : utf8Before(a, b) ? -1 : 1), stated }
   }
 
+  const level = (dirRel: string, listing: Listing, chain: string[]): Level => ({ dirRel, keys: listing.keys, stated: listing.stated, at: 0, chain })
+
   /** Enters a directory unless it leads back up the tree (followed links) or too deep. */
-  const enter = (levels: Level[], item: Item, chain: string[]): void => {
+  const enter = (levels: Level[], rel: string, known: Stats | undefined, chain: string[]): void => {
     if (!follow) {
-      const items = list(item.rel)
-      if (items !== undefined) levels.push({ items, at: 0, chain })
+      const listing = list(rel)
+      if (listing !== undefined) levels.push(level(rel, listing, chain))
       return
     }
     let id
     try {
-      id = dirId(item.stats ?? lstatSync(join(request.root, item.rel)))
+      id = dirId(known ?? lstatSync(join(request.root, rel)))
     } catch (err) {
       // Out of descriptors, no permission: listed and walked again later, never silently left out.
       const code = (err as NodeJS.ErrnoException).code ?? 'EIO'
-      if (code !== 'ENOENT' && code !== 'ENOTDIR') post({ type: 'unreadable', path: item.rel, code })
+      if (code !== 'ENOENT' && code !== 'ENOTDIR') post({ type: 'unreadable', path: rel, code })
       return
     }
     if (chain.includes(id) || chain.length >= MAX_DEPTH) return
-    const items = list(item.rel)
-    if (items !== undefined) levels.push({ items, at: 0, chain: [...chain, id] })
+    const listing = list(rel)
+    if (listing !== undefined) levels.push(level(rel, listing, [...chain, id]))
   }
 
   // Followed links can lead back up the tree: each directory carries the (device, inode) of those
   // above it, and a link to one of them is not entered.
-  const levels: Level[] = [{ items: list('') as Item[], at: 0, chain: follow ? [dirId(statSync(request.root))] : [] }]
+  const levels: Level[] = [level('', list('') as Listing, follow ? [dirId(statSync(request.root))] : [])]
   while (levels.length > 0) {
-    const level = levels[levels.length - 1] as Level
-    const item = level.items[level.at++]
-    if (item === undefined) {
+    const at = levels[levels.length - 1] as Level
+    const key = at.keys[at.at++]
+    if (key === undefined) {
       levels.pop()
       continue
     }
-    if (item.dir) {
-      enter(levels, item, level.chain)
+    const known = (at.stated ?? NO_STATS).get(key)
+    if (key.endsWith('/')) {
+      enter(levels, relOf(at.dirRel, key.slice(0, -1)), known, at.chain)
       continue
     }
-    const row = rows.take(item.rel)
-    if (item.file && row === undefined) {
-      // No row to compare with: hashing stats it anyway, so skip a stat here (the cold start's cost).
+    const rel = relOf(at.dirRel, key)
+    const row = rows.take(rel)
+    // A plain file by its listing (no stats kept): without a row to compare with, hashing stats it anyway.
+    if (known === undefined && row === undefined) {
       scanned++
-      queue(item.rel, 0)
+      queue(rel, 0)
       continue
     }
-    let stats = item.stats
+    let stats = known
     if (stats === undefined) {
       try {
-        stats = lstatSync(join(request.root, item.rel))
+        stats = lstatSync(join(request.root, rel))
       } catch {
-        if (row !== undefined) rows.missing.push(item.rel)
+        if (row !== undefined) rows.missing.push(rel)
         continue
       }
     }
     if (!stats.isFile()) {
       // Replaced by a directory since it was listed: its watch reports it; its row is looked at.
-      if (row !== undefined) rows.missing.push(item.rel)
+      if (row !== undefined) rows.missing.push(rel)
       continue
     }
     scanned++
     if (row !== undefined && row[1] === stats.size && row[2] === stats.mtimeMs && row[3] === request.profile) continue
-    queue(item.rel, stats.size)
+    queue(rel, stats.size)
   }
   flush()
   rows.finish()
