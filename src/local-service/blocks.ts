@@ -31,7 +31,7 @@ interface Place { readonly pack: number, readonly offset: number, readonly lengt
  * 2. A block's index row is committed only after the pack holding it was fsynced ({@link flush}),
  *    so a row never points at bytes the disk may not have: a block is missing or whole, never torn.
  * 3. Every upload flushes before it is answered and before its listing row is written: what the
- *    service said it stored survives a power cut.
+ *    service said it stored survives a power cut (its database commits with `synchronous = FULL`).
  * 4. Bytes appended but never indexed (a kill between write and flush) are dead space in the pack,
  *    never read; a removed block (an upload refused at its quota) loses its row, its bytes stay.
  * 5. After an fsync fails, nothing more is stored or answered as stored until the service is

@@ -59,6 +59,11 @@ export async function openServiceDatabase (dir: string, signal?: AbortSignal): P
         migrations: MIGRATIONS,
         // As before: a service's blocks table can be large, and its packs are checked as they are read.
         check: false,
+        // FULL: a commit is durable when it returns. A block's row, an upload's listing record and
+        // a pointer are committed before the answer that says they are stored (blocks.ts, rule 3);
+        // under NORMAL a power cut could take back what was answered (a pointer set back, which a
+        // client rightly takes for a lying service; a block answered stored, then not held).
+        synchronous: 'FULL',
         damaged: (p, problem, cause) => new ServiceDataDamagedError(`the local service's database ${p} is damaged (${problem}): restore the service's directory from a backup, or publish again from a device that holds the files`, { cause }),
         tooNew: (p, found, known) => new SchemaTooNewError(p, found, known, 'service database')
       })

@@ -17,6 +17,14 @@ async function openInProcess (dir: string): Promise<{ code: number | null, stder
 }
 
 describe('the local service\'s database', () => {
+  it('makes each commit durable before it returns (synchronous = FULL: a pointer or a block answered as stored is not taken back by a power cut)', async () => {
+    const db = await openServiceDatabase(await useTempDir())
+    onTestFinished(() => { db.close() })
+    expect(db.pragma('journal_mode', { simple: true })).toBe('wal')
+    // 2 is FULL; NORMAL (1) syncs the WAL only at checkpoints, so the last commits may be lost.
+    expect(db.pragma('synchronous', { simple: true })).toBe(2)
+  })
+
   it('opens in several processes at once on a fresh directory, each migrating it or waiting for the other', async () => {
     const root = await useTempDir()
     for (let round = 0; round < 4; round++) {
