@@ -31,7 +31,8 @@ describe('cidsync reconcile, and the counts after a publish', () => {
     expect((JSON.parse(json.stdout) as Reconciled).remoteFiles).toBeGreaterThanOrEqual(2)
     const text = await runCli(['reconcile', '--config', path])
     expect(text.code).toBe(0)
-    expect(text.stdout).toMatch(/^the account holds \d+ uploads, 0 IPNS names; 0 deals made since the last look\n$/)
+    // A deal asked for by the publish may be made between the two looks (a slow machine): counted, whichever it is.
+    expect(text.stdout).toMatch(/^the account holds \d+ uploads, 0 IPNS names; \d+ deals? made since the last look\n$/)
   })
 
   it('with a daemon: a publish is counted at once, and reconcile goes through the daemon', async () => {
