@@ -612,6 +612,14 @@ export class TargetDiskFullError extends CidsyncError {
   override readonly code = 'ERR_TARGET_DISK_FULL'
 }
 
+/**
+ * A file being brought back found another where it goes, one that was not there (or not to be
+ * replaced) when it was checked: the one there is kept.
+ */
+export class TargetExistsError extends CidsyncError {
+  override readonly code = 'ERR_TARGET_EXISTS'
+}
+
 /** A path asked for is not in the index (at the time asked for). */
 export class PathNotFoundError extends CidsyncError {
   override readonly code = 'ERR_PATH_NOT_FOUND'

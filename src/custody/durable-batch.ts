@@ -1,6 +1,6 @@
-import { realpath, rename, rm } from 'node:fs/promises'
+import { realpath, rm } from 'node:fs/promises'
 import { eachAtOnce } from '../util/each-at-once.js'
-import { stillInPlace } from './fetch-file.js'
+import { renameInto, stillInPlace } from './fetch-file.js'
 import type { SealPool } from './seal-pool.js'
 
 /** A temp file whose plaintext hashed to its row's CID, held open by its sealing thread ({@link unsealFile}). */
@@ -16,6 +16,8 @@ export interface UnsealedFile {
   /** The temp's inode: the file renamed must be the one written. */
   readonly inode: number
   readonly size: number
+  /** A file there may be replaced (`FetchFileInit.replace`); else one found there is kept and this one refused. */
+  readonly replace?: boolean
 }
 
 /** When a batch is synced: this many files, or this many bytes, whichever comes first. */
@@ -112,7 +114,7 @@ export class DurableBatch {
           if (err === undefined) {
             try {
               await stillInPlace(dir, now, entry.file.expectedDir, entry.file.temp, entry.file.inode)
-              await rename(entry.file.temp, entry.file.target)
+              await renameInto(entry.file.temp, entry.file.target, entry.file.replace === true)
             } catch (placing) {
               err = placing
             }

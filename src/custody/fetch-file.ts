@@ -1,10 +1,10 @@
 import { createReadStream } from 'node:fs'
-import { chmod, lstat, open, readdir, realpath, rename, rm, utimes } from 'node:fs/promises'
+import { chmod, link, lstat, open, readdir, realpath, rename, rm, unlink, utimes } from 'node:fs/promises'
 import { basename, dirname, join } from 'node:path'
 import { randomBytes } from 'node:crypto'
 import type { CID } from 'multiformats/cid'
 import { CidBuilder, type CidProfile } from '../content/index.js'
-import { ContentIntegrityError } from '../errors.js'
+import { ContentIntegrityError, TargetExistsError } from '../errors.js'
 import { contentMasterKey, fileKey } from './content-key.js'
 import { openStream } from './seal-stream.js'
 import { MAX_OBJECT_BYTES } from './layout.js'
@@ -36,6 +36,11 @@ export interface FetchFileInit {
   readonly signal?: AbortSignal
   /** Told of plaintext bytes written. */
   readonly onBytes?: (bytes: number) => void
+  /**
+   * The target held a file when it was checked, and it may be replaced (`--overwrite`). Else a
+   * file found there when this one is renamed (one made since) is kept, and this one refused.
+   */
+  readonly replace?: boolean
 }
 
 /** Master keys derived for the snapshot keys a run passes (the same buffer for every file): HKDF once, not per file. */
@@ -117,17 +122,41 @@ export async function stillInPlace (dir: string, now: string | undefined, expect
   }
 }
 
+/** Link errors of filesystems without hard links: the no-clobber move falls back to a look, then a rename. */
+const NO_LINKS = new Set(['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'ENOSYS', 'EMLINK'])
+
+/**
+ * Renames `temp` to `target`; unless `replace`, never over a file there: the check before the
+ * fetch may be minutes old (a restore checks every file first, and renames a batch at a time), and
+ * a file the user made there since is theirs. A hard link fails on an existing name, atomically.
+ */
+export async function renameInto (temp: string, target: string, replace: boolean): Promise<void> {
+  if (replace) { await rename(temp, target); return }
+  const exists = (): TargetExistsError => new TargetExistsError(`${target} holds other content, put there while the restore ran: it was kept; add --overwrite to replace it`)
+  try {
+    await link(temp, target)
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code
+    if (code === 'EEXIST') throw exists()
+    if (code === undefined || !NO_LINKS.has(code)) throw err
+    if (await lstat(target).then(() => true, () => false)) throw exists()
+    await rename(temp, target)
+    return
+  }
+  await unlink(temp)
+}
+
 /**
  * Puts a verified temp file (its bytes fsynced) in its target's place: only while its directory
  * is still where it was checked, made readable, its mtime the row's (unless already set), then renamed.
  */
-export async function placeFile (temp: string, target: string, dir: string, expectedDir: string, inode: number, mtimeMs?: number): Promise<void> {
+export async function placeFile (temp: string, target: string, dir: string, expectedDir: string, inode: number, mtimeMs?: number, replace = false): Promise<void> {
   await stillInPlace(dir, await realpath(dir).catch(() => undefined), expectedDir, temp, inode)
   // Files are made 0600 while unverified; once verified, the usual mode for a user's file.
   await chmod(temp, 0o644 & ~process.umask())
   // Seconds as a number keep the sub-millisecond part a Date would drop (absent: set as it was written).
   if (mtimeMs !== undefined) await utimes(temp, Date.now() / 1000, mtimeMs / 1000)
-  await rename(temp, target)
+  await renameInto(temp, target, replace)
 }
 
 /**
@@ -169,7 +198,7 @@ export async function fetchFile (init: FetchFileInit): Promise<void> {
     }
     const got = builder.finish().toString()
     if (got !== row.cid.toString()) throw new ContentIntegrityError(`the stored content of ${row.cid.toString()} hashes to ${got}: damaged or forged, nothing written`)
-    await placeFile(temp, init.target, dir, expectedDir, inode, row.mtimeMs)
+    await placeFile(temp, init.target, dir, expectedDir, inode, row.mtimeMs, init.replace === true)
   } catch (err) {
     await rm(temp, { force: true })
     throw err

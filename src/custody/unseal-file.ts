@@ -146,7 +146,7 @@ export async function unsealFile (init: UnsealFileInit): Promise<UnsealedFile> {
         await unsealer?.cancel()
       }
       if (written.cid !== row.cid.toString()) throw new ContentIntegrityError(`the stored content of ${row.cid.toString()} hashes to ${written.cid}: damaged or forged, nothing written`)
-      return { job: (unsealer as Unsealer).id, temp, target: init.target, dir, expectedDir, inode: written.inode, size: row.size }
+      return { job: (unsealer as Unsealer).id, temp, target: init.target, dir, expectedDir, inode: written.inode, size: row.size, replace: init.replace === true }
     } catch (err) {
       await rm(temp, { force: true })
       throw err

@@ -1,9 +1,11 @@
+import { constants } from 'node:fs'
 import { open, type FileHandle } from 'node:fs/promises'
 import { basename } from 'node:path'
 import { CID } from 'multiformats/cid'
 import { equals } from 'multiformats/bytes'
 import { CidBuilder, type CidProfile, type ObjectBlocks } from '../content/index.js'
 import { HttpFailure } from './http.js'
+import type { FileIdentity } from './blocks.js'
 import type { ServiceParts } from './parts.js'
 import { putUnder, uploadCommitter, type Added, type Allowance } from './upload-commit.js'
 
@@ -57,11 +59,12 @@ function blocksFit (blocks: ObjectBlocks, profile: CidProfile, size: number, roo
  * Stores the named blocks: the file taken whole as a pack when it can be (`BlockStore.adopt`),
  * else each leaf's bytes read from the file in order, then the nodes above them.
  */
-async function storeNamed (parts: ServiceParts, allowance: Allowance, handle: FileHandle, request: InProcessAdd & { blocks: ObjectBlocks }, size: number): Promise<void> {
+async function storeNamed (parts: ServiceParts, allowance: Allowance, handle: FileHandle, request: InProcessAdd & { blocks: ObjectBlocks }, file: FileIdentity): Promise<void> {
+  const size = file.size
   const { blocks, profile } = request
   // Counted whole before anything is written: a refused add stores nothing.
   allowance.quota.take(size)
-  if (await parts.blocks.adopt(request.path, blocks.leaves.map(b => CID.decode(b)), profile.chunkSize, blocks.nodes.map(([c, b]) => [CID.decode(c), b] as const))) return
+  if (await parts.blocks.adopt(request.path, blocks.leaves.map(b => CID.decode(b)), profile.chunkSize, blocks.nodes.map(([c, b]) => [CID.decode(c), b] as const), file)) return
   const perRead = Math.max(1, Math.floor(READ_BYTES / profile.chunkSize))
   const buffer = Buffer.allocUnsafe(perRead * profile.chunkSize)
   for (let i = 0; i < blocks.leaves.length; i += perRead) {
@@ -97,13 +100,14 @@ export function inProcessAdder (parts: ServiceParts): (request: InProcessAdd, ad
   const commit = uploadCommitter(parts)
   return async (request, address) => {
     const [added] = await commit(address, async (allowance): Promise<Added[]> => {
-      const handle = await open(request.path, 'r')
+      // Never through a symlink: what this process wrote is a file of its own.
+      const handle = await open(request.path, constants.O_RDONLY | constants.O_NOFOLLOW)
       try {
-        const size = (await handle.stat()).size
+        const { dev, ino, size } = await handle.stat()
         const root = request.expectedCid === undefined ? undefined : CID.parse(request.expectedCid)
         let made: { cid: CID, dagSize: number }
         if (root !== undefined && request.blocks !== undefined && blocksFit(request.blocks, request.profile, size, root)) {
-          await storeNamed(parts, allowance, handle, { ...request, blocks: request.blocks }, size)
+          await storeNamed(parts, allowance, handle, { ...request, blocks: request.blocks }, { dev, ino, size })
           made = { cid: root, dagSize: size }
         } else {
           made = await storeHashed(parts, allowance, handle, request.profile, size)

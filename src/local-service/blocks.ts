@@ -1,4 +1,4 @@
-import { closeSync, existsSync, fstatSync, fsync, fsyncSync, linkSync, openSync, readFileSync, rmSync, writeSync, read } from 'node:fs'
+import { closeSync, constants, existsSync, fstatSync, fsync, fsyncSync, linkSync, openSync, readFileSync, rmSync, unlinkSync, writeSync, read } from 'node:fs'
 import { promisify } from 'node:util'
 import { join } from 'node:path'
 import type Database from 'better-sqlite3'
@@ -17,6 +17,13 @@ export const PACK_LIMIT = 1024 * 1024 * 1024
 const MAX_READERS = 256
 
 interface Place { readonly pack: number, readonly offset: number, readonly length: number }
+
+/** Which file a caller holds open, and its size then ({@link BlockStore.adopt}). */
+export interface FileIdentity { readonly dev: number, readonly ino: number, readonly size: number }
+
+function changedBeforeStored (path: string, why: string): HttpFailure {
+  return new HttpFailure(400, `the file to add (${path}) changed before it was stored (${why}): nothing of it was taken; seal it again`)
+}
 
 /**
  * Blocks appended to pack files (`packs/<id>.pack`), found through the `blocks` table of the
@@ -235,9 +242,10 @@ export class BlockStore {
    * copied or hashed here. `leaves`: each leaf's CID, in the file's order, `leafBytes` long but
    * the last. Answers false, having stored nothing, when the file cannot be linked here (another
    * filesystem): the caller then stores its blocks one by one. The caller never writes to
-   * `path` again (it may remove it).
+   * `path` again (it may remove it). `file`: the file the caller holds open and sized its leaves
+   * by; what was linked must be that very file at that size, else nothing is taken (a 400).
    */
-  async adopt (path: string, leaves: readonly CID[], leafBytes: number, nodes: ReadonlyArray<readonly [CID, Uint8Array]>): Promise<boolean> {
+  async adopt (path: string, leaves: readonly CID[], leafBytes: number, nodes: ReadonlyArray<readonly [CID, Uint8Array]>, file: FileIdentity): Promise<boolean> {
     this.refuseAfterFailedSync()
     const id = Number(this.newPack.run(Date.now()).lastInsertRowid)
     const target = this.packPath(id)
@@ -249,8 +257,24 @@ export class BlockStore {
       throw err
     }
     // Not kept as a reader: parts make many packs (reader() opens them as they are read).
-    const fd = openSync(target, 'r+')
+    // link() takes a symlink itself, not what it names: never followed, so a symlink swapped in
+    // for the file is refused instead of nodes appended to whatever it points at.
+    let fd: number
     try {
+      fd = openSync(target, constants.O_RDWR | constants.O_NOFOLLOW)
+    } catch (err) {
+      unlinkSync(target)
+      if ((err as NodeJS.ErrnoException).code === 'ELOOP') throw changedBeforeStored(path, 'it was replaced by a symlink')
+      throw err
+    }
+    try {
+      // The path was looked up again to link it: a file swapped, truncated or grown since the
+      // caller sized its leaves would be indexed at offsets its bytes do not hold.
+      const linked = fstatSync(fd)
+      if (!linked.isFile() || linked.dev !== file.dev || linked.ino !== file.ino || linked.size !== file.size) {
+        unlinkSync(target)
+        throw changedBeforeStored(path, linked.ino !== file.ino || linked.dev !== file.dev ? 'another file took its name' : `it has ${linked.size} bytes, not ${file.size}`)
+      }
       return await this.adopted(fd, id, leaves, leafBytes, nodes)
     } finally {
       closeSync(fd)

@@ -6,7 +6,7 @@ import type { Config } from '../config/index.js'
 import { cidProfile, fileCid, isCidProfileName } from '../content/index.js'
 import { DurableBatch, MAX_OBJECT_BYTES, ObjectCache, ObjectMemory, SMALL_FILE_BYTES, SealPool, fetchFile, parseContentRecord, removeFetchTemps, unsealFile, type ContentRecord } from '../custody/index.js'
 import type { CidProfile } from '../content/index.js'
-import { ContentIntegrityError, TargetDiskFullError, UsageError } from '../errors.js'
+import { ContentIntegrityError, TargetDiskFullError, TargetExistsError, UsageError } from '../errors.js'
 import type { Entry, Index } from '../index/index.js'
 import type { ServiceClients } from '../remote/index.js'
 import { readingKey } from '../snapshot/index.js'
@@ -185,13 +185,15 @@ export async function getFiles (clients: ServiceClients, index: Index, init: Get
       // are checked, not after, when the first file's bytes wait for it; a run with nothing to
       // fetch starts none. Its answer is not needed; a pool closed first fails it, unheard.
       if (jobs.length === 0) pool.hashObject([]).catch(() => {})
-      jobs.push({ at, row, record, profile, root, target, targetDir, key, streamed })
+      jobs.push({ at, row, record, profile, root, target, targetDir, key, streamed, replace: there !== undefined })
     } catch (err) {
       failed(err, row, at)
     }
   }
   const failed = (err: unknown, row: Entry, at: number): void => {
     if (init.signal?.aborted === true) throw err
+    // One made there while the restore ran (checked absent): kept, as one found at the check is.
+    if (err instanceof TargetExistsError) { done(at, { path: `${row.folder}/${row.path}`, outcome: 'kept-different', code: err.code, reason: err.message }); return }
     const error = diskFull(err, config, init.to, row.folder) ?? err as Error & { code?: unknown }
     done(at, { path: `${row.folder}/${row.path}`, outcome: 'failed', reason: error.message, code: typeof error.code === 'string' ? error.code : 'ERR_CIDSYNC' })
   }
@@ -204,6 +206,7 @@ export async function getFiles (clients: ServiceClients, index: Index, init: Get
         target,
         targetDir: job.targetDir,
         snapshotKey: job.key,
+        replace: job.replace,
         signal: init.signal,
         onBytes: (bytes: number) => init.onProgress?.({ type: 'bytes', bytes })
       }
@@ -268,6 +271,8 @@ interface Job {
   readonly key: Buffer | undefined
   /** Its objects streamed from the embedded service's store, verified block by block, not held in memory. */
   readonly streamed: boolean
+  /** A different file was there when checked, to be replaced (`--overwrite`); else one that appears meanwhile is kept. */
+  readonly replace: boolean
 }
 
 /**

@@ -1,6 +1,6 @@
 import { describe, expect, it, onTestFinished } from 'vitest'
 import { randomBytes } from 'node:crypto'
-import { mkdir, readFile, readdir, realpath, rename, stat, symlink } from 'node:fs/promises'
+import { mkdir, readFile, readdir, realpath, rename, stat, symlink, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { contentMasterKey, fileKey, sealStream, DurableBatch, type UnsealedFile } from '../../src/custody/index.js'
 import { SealPool } from '../../src/custody/seal-pool.js'
@@ -53,6 +53,25 @@ describe('a durable batch', () => {
       expect((await readFile(join(dir, name))).equals(plains[i] as Buffer)).toBe(true)
       expect((await stat(join(dir, name))).mode & 0o777).toBe(0o644)
     }
+  })
+
+  it('keeps a file made at the target while the batch waited (no --overwrite): the restored one is refused, its temp removed; with replace it is replaced', async () => {
+    const dir = await useTempDir()
+    const sealer = pool()
+    const batch = new DurableBatch(sealer, { files: 10, bytes: 1 << 30 })
+    const outcome: Record<string, unknown> = {}
+    await batch.add(await unsealed(sealer, dir, 'mine', randomBytes(5000)), (err) => { outcome.mine = err ?? 'ok' })
+    const replaced = await unsealed(sealer, dir, 'old', randomBytes(5000))
+    await batch.add({ ...replaced, replace: true }, (err) => { outcome.old = err ?? 'ok' })
+    // The user saves a file of their own where the restore will put one; another was there all along.
+    await writeFile(join(dir, 'mine'), 'the user\'s own words')
+    await writeFile(join(dir, 'old'), 'to be replaced')
+    await batch.finish()
+    expect(outcome.mine).toMatchObject({ code: 'ERR_TARGET_EXISTS' })
+    expect(outcome.old).toBe('ok')
+    expect(await readFile(join(dir, 'mine'), 'utf8')).toBe('the user\'s own words')
+    expect((await readFile(join(dir, 'old'))).byteLength).toBe(5000)
+    expect(await names(dir)).toEqual(['mine', 'old'])
   })
 
   it('refuses a file whose directory was swapped for a symlink before its batch was renamed: nothing goes through the link, nothing takes a final name', async () => {
