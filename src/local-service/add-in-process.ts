@@ -5,7 +5,7 @@ import { CID } from 'multiformats/cid'
 import { equals } from 'multiformats/bytes'
 import { CidBuilder, type CidProfile, type ObjectBlocks } from '../content/index.js'
 import { HttpFailure } from './http.js'
-import type { FileIdentity } from './blocks.js'
+import type { FileIdentity } from './pack-link.js'
 import type { ServiceParts } from './parts.js'
 import { putUnder, uploadCommitter, type Added, type Allowance } from './upload-commit.js'
 

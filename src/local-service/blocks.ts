@@ -1,29 +1,18 @@
-import { closeSync, constants, existsSync, fstatSync, fsync, fsyncSync, linkSync, openSync, readFileSync, rmSync, unlinkSync, writeSync, read } from 'node:fs'
+import { closeSync, existsSync, fstatSync, fsync, fsyncSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs'
 import { promisify } from 'node:util'
 import { join } from 'node:path'
 import type Database from 'better-sqlite3'
 import type { CID } from 'multiformats/cid'
-import { ServiceDataDamagedError } from '../errors.js'
 import { failpoint } from '../util/failpoint.js'
 import { makeDirsSync } from '../util/make-dirs.js'
 import { HttpFailure } from './http.js'
+import { PackReaders, type Place } from './pack-readers.js'
+import { linkPack, type FileIdentity } from './pack-link.js'
 
-const readAt = promisify(read)
 const fsyncAsync = promisify(fsync)
 
 /** A pack is closed for appends past this size and the next block starts a new one. */
 export const PACK_LIMIT = 1024 * 1024 * 1024
-/** Pack descriptors kept open for reads; past them a pack is opened for each read. */
-const MAX_READERS = 256
-
-interface Place { readonly pack: number, readonly offset: number, readonly length: number }
-
-/** Which file a caller holds open, and its size then ({@link BlockStore.adopt}). */
-export interface FileIdentity { readonly dev: number, readonly ino: number, readonly size: number }
-
-function changedBeforeStored (path: string, why: string): HttpFailure {
-  return new HttpFailure(400, `the file to add (${path}) changed before it was stored (${why}): nothing of it was taken; seal it again`)
-}
 
 /**
  * Blocks appended to pack files (`packs/<id>.pack`), found through the `blocks` table of the
@@ -54,7 +43,7 @@ export class BlockStore {
   private readonly pending = new Map<string, Place & { readonly key: Uint8Array }>()
   /** Blocks of requests still running that may yet be removed; `shared` once another put them too. */
   private readonly provisional = new Map<string, { readonly owner: object, shared: boolean }>()
-  private readonly readers = new Map<number, number>()
+  private readonly readers: PackReaders
   private writing: { id: number, fd: number, size: number } | undefined
   /** Blocks written so far (appended, not found already stored): what a sync under way covers. */
   private puts = 0
@@ -75,6 +64,7 @@ export class BlockStore {
   constructor (dir: string, private readonly db: Database.Database, private readonly packLimit = PACK_LIMIT) {
     this.packs = join(dir, 'packs')
     makeDirsSync(this.packs, 0o700)
+    this.readers = new PackReaders(this.packs, id => this.packPath(id))
     const old = join(dir, 'blocks')
     this.legacy = existsSync(old) ? old : undefined
     this.find = db.prepare('SELECT pack, offset, length FROM blocks WHERE cid = ?')
@@ -123,7 +113,7 @@ export class BlockStore {
     const dir = openSync(this.packs, 'r')
     try { fsyncSync(dir) } finally { closeSync(dir) }
     this.writing = { id, fd, size: 0 }
-    this.readers.set(id, fd)
+    this.readers.keep(id, fd)
     return this.writing
   }
 
@@ -248,33 +238,10 @@ export class BlockStore {
   async adopt (path: string, leaves: readonly CID[], leafBytes: number, nodes: ReadonlyArray<readonly [CID, Uint8Array]>, file: FileIdentity): Promise<boolean> {
     this.refuseAfterFailedSync()
     const id = Number(this.newPack.run(Date.now()).lastInsertRowid)
-    const target = this.packPath(id)
+    const fd = linkPack(path, this.packPath(id), file)
+    // Not kept as a reader: parts make many packs (PackReaders opens them as they are read).
+    if (fd === undefined) return false
     try {
-      linkSync(path, target)
-    } catch (err) {
-      const code = (err as NodeJS.ErrnoException).code
-      if (code === 'EXDEV' || code === 'EPERM' || code === 'ENOTSUP' || code === 'EMLINK') return false
-      throw err
-    }
-    // Not kept as a reader: parts make many packs (reader() opens them as they are read).
-    // link() takes a symlink itself, not what it names: never followed, so a symlink swapped in
-    // for the file is refused instead of nodes appended to whatever it points at.
-    let fd: number
-    try {
-      fd = openSync(target, constants.O_RDWR | constants.O_NOFOLLOW)
-    } catch (err) {
-      unlinkSync(target)
-      if ((err as NodeJS.ErrnoException).code === 'ELOOP') throw changedBeforeStored(path, 'it was replaced by a symlink')
-      throw err
-    }
-    try {
-      // The path was looked up again to link it: a file swapped, truncated or grown since the
-      // caller sized its leaves would be indexed at offsets its bytes do not hold.
-      const linked = fstatSync(fd)
-      if (!linked.isFile() || linked.dev !== file.dev || linked.ino !== file.ino || linked.size !== file.size) {
-        unlinkSync(target)
-        throw changedBeforeStored(path, linked.ino !== file.ino || linked.dev !== file.dev ? 'another file took its name' : `it has ${linked.size} bytes, not ${file.size}`)
-      }
       return await this.adopted(fd, id, leaves, leafBytes, nodes)
     } finally {
       closeSync(fd)
@@ -323,28 +290,6 @@ export class BlockStore {
     if (path !== undefined) rmSync(path, { force: true })
   }
 
-  /**
-   * A descriptor to read `pack` through, and whether the caller closes it after its read: the
-   * first {@link MAX_READERS} packs read stay open (most are 1 GiB), the others are opened per
-   * read, so a store of many small packs (parts taken whole, {@link adopt}) never runs out of
-   * descriptors. None kept is ever closed while a read may use it.
-   */
-  private reader (pack: number, block: string): { fd: number, once: boolean } {
-    const kept = this.readers.get(pack)
-    if (kept !== undefined) return { fd: kept, once: false }
-    let fd: number
-    try {
-      fd = openSync(this.packPath(pack), 'r')
-    } catch (err) {
-      // Indexed, so its pack was written and fsynced: gone means the data dir lost it.
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err
-      throw new ServiceDataDamagedError(`pack ${pack} is missing from ${this.packs} though its index names it (block ${block}): the service's data dir is damaged; restore it from a backup, or publish again from a device that holds the files`, { cause: err })
-    }
-    if (this.readers.size >= MAX_READERS) return { fd, once: true }
-    this.readers.set(pack, fd)
-    return { fd, once: false }
-  }
-
   /** A block's bytes: read into `into` when it fits (a view of it answered), else into a new buffer. */
   async get (cid: CID, into?: Uint8Array): Promise<Uint8Array> {
     const { name, place } = this.place(cid)
@@ -353,24 +298,14 @@ export class BlockStore {
       if (path === undefined) throw Object.assign(new Error(`block ${name} is not stored`), { code: 'ENOENT' })
       return readFileSync(path)
     }
-    const bytes = into !== undefined && into.byteLength >= place.length ? into.subarray(0, place.length) : Buffer.allocUnsafe(place.length)
-    const { fd, once } = this.reader(place.pack, name)
-    let bytesRead: number
-    try {
-      ({ bytesRead } = await readAt(fd, bytes, 0, place.length, place.offset))
-    } finally {
-      if (once) closeSync(fd)
-    }
-    if (bytesRead !== place.length) throw new ServiceDataDamagedError(`pack ${place.pack} is shorter than its index says (block ${name}): the service's data dir is damaged; restore it from a backup, or publish again from a device that holds the files`)
-    return bytes
+    return await this.readers.read(place, name, into)
   }
 
   /** Flushes and closes every pack file (the service is stopping). */
   close (): void {
     // After a failed sync nothing pending is committed (rule 5): the packs are just closed.
     if (this.syncFailure === undefined) this.flush()
-    for (const fd of this.readers.values()) closeSync(fd)
-    this.readers.clear()
+    this.readers.close()
     this.writing = undefined
   }
 }
