@@ -29,3 +29,8 @@ export function printJson (value: unknown): void {
 export function countOf (count: number, one: string, many: string): string {
   return `${count.toLocaleString('en-US')} ${count === 1 ? one : many}`
 }
+
+/** `3,008 of 3,010 stored files`: a part of a count, both written as {@link countOf} writes one. */
+export function partOf (part: number, whole: number, one: string, many: string): string {
+  return `${part.toLocaleString('en-US')} of ${countOf(whole, one, many)}`
+}

@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs'
 import { availableParallelism, homedir } from 'node:os'
-import { dirname, join } from 'node:path'
+import { dirname, join, resolve } from 'node:path'
 import { parse as parseToml } from 'smol-toml'
 import { ConfigError } from '../errors.js'
 import type { Config } from './config.js'
@@ -118,6 +118,13 @@ function fromRaw (raw: Record<string, unknown>, found: { path: string } | undefi
     throw new ConfigError(`invalid config:\n  status.listen = ${JSON.stringify(parsed.data.status.listen)} ${origin('status.listen')}: ${listen.error}`)
   }
   const config = toConfig(parsed.data, found?.path, listen, stateDir, resolvePath)
+  // resolve() drops a trailing slash and `..`: "/x/" is "/x".
+  const paths = config.folders.map(f => resolve(f.path))
+  const at = paths.findIndex((p, i) => paths.indexOf(p) !== i)
+  if (at >= 0) {
+    const first = config.folders[paths.indexOf(paths[at] ?? '')]?.name ?? ''
+    throw new ConfigError(`invalid config:\n  folders ${JSON.stringify(first)} and ${JSON.stringify(config.folders[at]?.name ?? '')} have the same path ${paths[at] ?? ''} ${origin('folders')}: each file would be indexed and stored twice, under both names; keep one [[folders]] table for it`)
+  }
   return { ...config, folders: excludeOwnDirs(config.folders, config) }
 }
 

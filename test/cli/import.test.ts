@@ -21,4 +21,14 @@ describe('cidsync import --car, a FILE that is not there', () => {
     expect(garbage.code).toBe(4)
     expect(garbage.stderr).toContain('[ERR_CAR_FORMAT]')
   })
+
+  it('refuses --car - (standard input is not read), even beside a file named -', async () => {
+    const dir = await useTempDir()
+    const config = join(dir, 'c.toml')
+    await writeFile(config, 'state_dir = "state"\n[status]\nlisten = "127.0.0.1:0"\n')
+    await writeFile(join(dir, '-'), 'garbage')
+    const dash = await runCli(['import', '--car', '-', '--config', config], { cwd: dir })
+    expect(dash.code, dash.stderr).toBe(2)
+    expect(dash.stderr).toContain('--car -: the CAR is read from a file, not from standard input: give its path (./- for a file named -) [ERR_USAGE]')
+  })
 })

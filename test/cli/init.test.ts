@@ -1,4 +1,5 @@
 import { describe, it, expect } from 'vitest'
+import { existsSync } from 'node:fs'
 import { mkdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { loadConfig } from '../../src/config/index.js'
@@ -76,5 +77,15 @@ describe('cidsync init', () => {
     expect(bare.code, bare.stderr).toBe(0)
     expect(bare.stdout).toContain('edit [[folders]] to name what to watch (each folder by the name the other devices give it); next, to bring back what the other devices published')
     expect(bare.stdout).toContain(`cidsync restore --files --config ${join(dir, 'bare.toml')} `)
+  })
+
+  it('refuses a --folder given twice (exit 2), writing nothing: the daemon would index and store it twice', async () => {
+    const dir = await useTempDir()
+    await mkdir(join(dir, 'notes'))
+    const config = join(dir, 'c.toml')
+    const init = await runCli(['init', '--config', config, '--folder', join(dir, 'notes'), '--folder', `${join(dir, 'notes')}/`, '--state-dir', join(dir, 'state')])
+    expect(init.code, init.stderr).toBe(2)
+    expect(init.stderr).toContain(`--folder ${join(dir, 'notes')} is given twice: each folder is watched once, under one name [ERR_USAGE]`)
+    expect(existsSync(config)).toBe(false)
   })
 })

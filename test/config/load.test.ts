@@ -134,6 +134,7 @@ dir = "/data/shared/service"
     ['[[folders]]\nname = "bad name!"\npath = "/x"', 'folders[0].name = "bad name!"'],
     ['[[folders]]\nname = "a"\npath = "/x"\n[[folders]]\nname = "a"\npath = "/y"', 'folders[1].name = "a"'],
     ['[[folders]]\nname = "a"', 'folders[0].path = (missing)'],
+    ['[[folders]]\nname = "a"\npath = "/x"\n[[folders]]\nname = "b"\npath = "/x/"', 'folders "a" and "b" have the same path /x'],
     ['[status]\nlisten = "0.0.0.0:80"', 'status.listen = "0.0.0.0:80"'],
     ['[status]\nlisten = "unix:relative.sock"', 'expected an absolute socket path'],
     ['[snapshot]\nschedule = "every hour"', 'expected a cron expression'],

@@ -1,6 +1,6 @@
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, onTestFinished, vi } from 'vitest'
 import { randomBytes } from 'node:crypto'
-import { mkdir, readFile, readdir, stat, utimes, writeFile, appendFile } from 'node:fs/promises'
+import { mkdir, open, readFile, readdir, stat, utimes, writeFile, appendFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { CID } from 'multiformats/cid'
 import { ContentStorer, ObjectCache, fetchFile, parseContentRecord, CHUNK_BYTES, PART_CHUNKS, type ContentRecord, type FileToStore } from '../../src/custody/index.js'
@@ -189,5 +189,31 @@ describe('content storing and fetching, against the local service', () => {
     await expect(fetching).rejects.toThrow(ContentIntegrityError)
     expect(swapped).toBe(true)
     expect(await readdir(elsewhere)).toEqual([])
+  })
+
+  it('fsyncs the file it brings back, unless told it is scratch (verify --content removes it at once)', async () => {
+    const dir = await useTempDir()
+    const h = await harness(dir)
+    const source = join(dir, 'source')
+    await writeFile(source, randomBytes(5000))
+    const file = await fileToStore(source)
+    const storer = h.storer()
+    await storer.add(file)
+    await storer.flush()
+    const record = h.records.get(file.cid.toString()) as ContentRecord
+    const cache = objects(h.service)(join(dir, 'objects'))
+    const row = { cid: file.cid, size: file.size, mtimeMs: 0, profile }
+    // Every FileHandle's sync, node's own: counted, not replaced.
+    const probe = await open(source, 'r')
+    const handles = Object.getPrototypeOf(probe) as { sync: () => Promise<void> }
+    await probe.close()
+    const sync = vi.spyOn(handles, 'sync')
+    onTestFinished(() => { sync.mockRestore() })
+    await fetchFile({ record, row, target: join(dir, 'kept'), snapshotKey: h.key, objects: cache })
+    expect(sync).toHaveBeenCalled()
+    sync.mockClear()
+    await fetchFile({ record, row, target: join(dir, 'scratch'), snapshotKey: h.key, objects: cache, durable: false })
+    expect(sync).not.toHaveBeenCalled()
+    expect((await readFile(join(dir, 'scratch'))).equals(await readFile(source))).toBe(true)
   })
 })

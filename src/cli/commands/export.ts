@@ -1,5 +1,6 @@
 import type { Command } from 'commander'
 import { loadConfig } from '../../config/index.js'
+import { UsageError } from '../../errors.js'
 import { countOf, formatBytes } from '../format.js'
 import { action } from '../run.js'
 import { parseTimeArg } from '../time-arg.js'
@@ -16,6 +17,8 @@ export function registerExport (program: Command): void {
     .option('--config <path>', 'config file')
     .option('--json', 'print a JSON line per object, then the result')
     .action(action(async (options: ExportOptions) => {
+      // Else a file named "-" appeared in the working directory, exit 0, where tar and `ipfs dag export` users look for stdout.
+      if (options.car === '-') throw new UsageError('--car -: the CAR is written to a file, not to standard output (through a temp file, so FILE is whole or untouched): give a path (./- for a file named -)')
       const config = loadConfig({ configPath: options.config })
       const at = options.at === undefined ? undefined : parseTimeArg(options.at)
       const tty = process.stderr.isTTY === true && options.json !== true

@@ -16,6 +16,8 @@ export function registerImport (program: Command): void {
     .option('--config <path>', 'config file')
     .option('--json', 'print a JSON line per step, then the result')
     .action(action(async (options: ImportOptions) => {
+      // Standard input is not read: a file named "-" would be, silently (./- still names one).
+      if (options.car === '-') throw new UsageError('--car -: the CAR is read from a file, not from standard input: give its path (./- for a file named -)')
       const config = loadConfig({ configPath: options.config })
       // Not there is a mistyped path (exit 2), not a CAR that fails its checks (exit 4).
       const found = statSync(options.car, { throwIfNoEntry: false })

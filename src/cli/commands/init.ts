@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs'
 import { basename, join, resolve } from 'node:path'
 import type { Command } from 'commander'
 import { defaultConfigPath, loadConfig, renderConfigTemplate } from '../../config/index.js'
-import { ConfigError } from '../../errors.js'
+import { ConfigError, UsageError } from '../../errors.js'
 import { writeFileAtomicSync } from '../../util/atomic-write.js'
 import { action } from '../run.js'
 import { makeDirsSync } from '../../util/make-dirs.js'
@@ -44,6 +44,9 @@ export function registerInit (program: Command): void {
       if (existsSync(target) && options.force !== true) {
         throw new ConfigError(`${target} already exists: edit it, or run \`cidsync init --force\` to replace it`)
       }
+      const twice = options.folder?.map(p => resolve(p)).find((p, i, all) => all.indexOf(p) !== i)
+      // Else two tables of one path: every file indexed, stored and listed twice, under two names.
+      if (twice !== undefined) throw new UsageError(`--folder ${twice} is given twice: each folder is watched once, under one name`)
       const taken = new Set<string>()
       const folders = options.folder?.map(p => ({ name: folderName(resolve(p), taken), path: resolve(p) }))
       let text = renderConfigTemplate(folders)

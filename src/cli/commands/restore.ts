@@ -101,6 +101,12 @@ export function registerRestore (program: Command): void {
     }))
 }
 
+/** The line {@link filesHint} prints for an index of `files` files, `stored` of them with their content stored. */
+export function restorableHint (files: number, stored: number): string {
+  if (stored === 0) return `it lists ${countOf(files, 'file', 'files')}; none has its content stored (\`store = true\` on a folder of the device that has them), so no file can be brought back`
+  return `it lists ${countOf(files, 'file', 'files')}, not ${files === 1 ? 'its' : 'their'} bytes; ${stored.toLocaleString('en-US')} of them ${stored === 1 ? 'has its' : 'have their'} content stored: \`cidsync restore --files [--to DIR]\` brings ${stored === 1 ? 'it' : 'them'} back`
+}
+
 /**
  * What a restore of the index leaves to do for the files themselves: it installs the list of
  * them, not their bytes, which `restore --files` brings back where their content is stored.
@@ -111,8 +117,7 @@ async function filesHint (stateDir: string): Promise<string> {
   try {
     // Counted in SQL: reading 1,000,000 rows out to count them took longer than the restore itself.
     const { files, stored } = index.content.restorable()
-    if (stored === 0) return `it lists ${countOf(files, 'file', 'files')}; none has its content stored (\`store = true\` on a folder of the device that has them), so no file can be brought back`
-    return `it lists ${countOf(files, 'file', 'files')}, not ${files === 1 ? 'its' : 'their'} bytes; ${stored} of them ${stored === 1 ? 'has its' : 'have their'} content stored: \`cidsync restore --files [--to DIR]\` brings ${stored === 1 ? 'it' : 'them'} back`
+    return restorableHint(files, stored)
   } finally {
     index.close()
   }

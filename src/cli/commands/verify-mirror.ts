@@ -2,7 +2,7 @@ import { existsSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Config } from '../../config/index.js'
 import { CidsyncError, ContentIntegrityError, SegmentUnusableError, UsageError } from '../../errors.js'
-import { countOf, printJson } from '../format.js'
+import { countOf, partOf, printJson } from '../format.js'
 import { makeDirsSync } from '../../util/make-dirs.js'
 import { lagLine } from '../mirror-lag.js'
 
@@ -29,7 +29,7 @@ export async function runMirrorVerify (config: Config, name: string, options: { 
     const result = await drillMirror({ index, logger, deviceId: fresh ? '' : readDeviceId(config.stateDir) ?? '', clients: mirror.clients, log: store?.mirrorLog }, name, config, { full: options.full, content: options.content })
     if (options.json === true) printJson({ ...result, mirror: name })
     else {
-      const files = result.content == null || result.content.stored === 0 ? '' : `; ${result.content.checked} of ${countOf(result.content.stored, 'stored file', 'stored files')} brought back and verified`
+      const files = result.content == null || result.content.stored === 0 ? '' : `; ${partOf(result.content.checked, result.content.stored, 'stored file', 'stored files')} brought back and verified`
       process.stdout.write(`mirror ${name}: ${result.restorable ? 'restorable' : 'NOT restorable'}: ${result.cid}; ${countOf(result.publishes, 'publish', 'publishes')}, ${countOf(result.segments, 'segment', 'segments')} fetched from it alone and checked${files}\n`)
       // A lagging mirror's drill proves its older publish restores, not the latest.
       if (store !== undefined && result.cid !== '') {

@@ -3,7 +3,7 @@ import { dirname, join } from 'node:path'
 import type { Command } from 'commander'
 import { loadConfig } from '../../config/index.js'
 import { ContentIntegrityError, SegmentUnusableError } from '../../errors.js'
-import { countOf, printJson } from '../format.js'
+import { countOf, partOf, printJson } from '../format.js'
 import { action } from '../run.js'
 import { withService } from '../service-command.js'
 import { runMirrorVerify } from './verify-mirror.js'
@@ -58,7 +58,7 @@ export function registerVerify (program: Command): void {
               ? ''
               : result.content.stored === 0
                 ? '; no stored files to bring back (no folder with store = true has published content)'
-                : `; ${result.content.checked} of ${countOf(result.content.stored, 'stored file', 'stored files')} brought back and verified${result.content.all ? '' : ' (a sample: --content for all)'}`
+                : `; ${partOf(result.content.checked, result.content.stored, 'stored file', 'stored files')} brought back and verified${result.content.all ? '' : ' (a sample: --content for all)'}`
             process.stdout.write(`${result.restorable ? 'restorable' : 'NOT restorable'}: ${result.cid}; ${countOf(result.publishes, 'publish', 'publishes')}, ${countOf(result.segments, 'segment', 'segments')} fetched and checked${files}; ${own}\n`)
           }
           if (result.failed?.file !== undefined) {
