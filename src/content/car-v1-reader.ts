@@ -2,6 +2,7 @@ import type { FileHandle } from 'node:fs/promises'
 import { bytesReader, readHeader } from '@ipld/car/decoder'
 import { varint } from 'multiformats'
 import { CID } from 'multiformats/cid'
+import { InternalError } from '../errors.js'
 import { CarSectionError, MAX_CAR_HEADER_BYTES, V2_PRAGMA } from './car-sections.js'
 
 /** Room for a section's CID in front of its block. */
@@ -55,7 +56,7 @@ export class ChunkSource implements CarByteSource {
 
   /** Every byte of the stream from its start: what was handed over, then what was not read yet. */
   async * replay (): AsyncGenerator<Uint8Array> {
-    if (this.given === undefined) throw new Error('ChunkSource.replay after forget')
+    if (this.given === undefined) throw new InternalError('a CAR stream was replayed after its header was read as a CARv1')
     yield * this.given
     this.given = undefined
     if (this.chunk !== undefined && this.chunk.byteLength > 0) yield this.chunk
