@@ -5,7 +5,7 @@ export const MAX_CAR_HEADER_BYTES = 1024 * 1024
 const CID_ROOM = 4096
 
 /** CARv2's pragma as it appears on the wire: length 10, then `{version: 2}` in dag-cbor. */
-const V2_PRAGMA = Uint8Array.of(0xa1, 0x67, 0x76, 0x65, 0x72, 0x73, 0x69, 0x6f, 0x6e, 0x02)
+export const V2_PRAGMA = Uint8Array.of(0xa1, 0x67, 0x76, 0x65, 0x72, 0x73, 0x69, 0x6f, 0x6e, 0x02)
 const V2_FIXED_HEADER = 40
 
 /** A CAR whose framing announces more than the caller takes: refused as its length is read. */

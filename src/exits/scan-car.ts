@@ -3,9 +3,8 @@ import { open } from 'node:fs/promises'
 import { CarBlockIterator } from '@ipld/car/iterator'
 import * as dagPb from '@ipld/dag-pb'
 import type { CID } from 'multiformats/cid'
-import { boundCarSections, checkBlock, flatCidText } from '../content/index.js'
+import { boundCarSections, CarV1Reader, checkBlock, fileSource, flatCidText } from '../content/index.js'
 import { CarBlockMismatchError, CarFormatError } from '../errors.js'
-import { CarV1Reader } from './car-v1-reader.js'
 
 /** What a CAR holds, every block checked. */
 export interface ScannedCar {
@@ -42,7 +41,13 @@ export async function scanCar (path: string, signal?: AbortSignal, bounds: { rea
   try {
     // A CARv1 (what `export` writes) is read through one buffer, its blocks never copied; a CARv2
     // through @ipld/car's iterator.
-    const v1 = await CarV1Reader.open(handle, path, MAX_SCAN_BLOCK_BYTES, signal)
+    let v1: CarV1Reader | undefined
+    try {
+      v1 = await CarV1Reader.open(fileSource(handle), { maxBlockBytes: MAX_SCAN_BLOCK_BYTES, signal })
+    } catch (err) {
+      if (signal?.aborted === true) throw err
+      throw new CarFormatError(`${path} is not a CAR file: ${(err as Error).message}`)
+    }
     let roots: CID[]
     let blocks: AsyncIterator<{ cid: CID, bytes: Uint8Array }>
     if (v1 !== undefined) {

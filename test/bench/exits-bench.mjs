@@ -5,7 +5,9 @@
 // first the bytes it reads (the service's packs) read cold, the target's baseline.
 // BENCH_EXITS_PEER (another build's dist/exits/index.js) and BENCH_EXITS_HTTP=1 add exports to
 // compare in the same rounds; BENCH_EXITS_IMPORT=0 skips the import. The import is measured
-// BENCH_EXITS_ROUNDS times too, each into fresh services beside `add` (and the peer's import).
+// BENCH_EXITS_ROUNDS times too, each into fresh services beside `add` (and the peer's import;
+// BENCH_EXITS_PEER_SERVICE=1 sends that one to the peer's own service). BENCH_EXITS_EXPORT=0: the
+// export once, to make the CAR, and only the imports rounds.
 // BENCH_EXITS_PROFILE=<dir>: CPU profiles (node:inspector) of the first round's export and import.
 import { spawn, spawnSync } from 'node:child_process'
 import { createHash } from 'node:crypto'
@@ -27,12 +29,14 @@ const TARGET = process.env.BENCH_EXITS_SCALE === 'target'
 const PUBLISHES = Number(process.env.BENCH_EXITS_PUBLISHES ?? (TARGET ? 100 : 5))
 const CONTENT = Number(process.env.BENCH_EXITS_MIB ?? (TARGET ? 1024 : 64)) * MIB
 const ROUNDS = Number(process.env.BENCH_EXITS_ROUNDS ?? 3)
+/** BENCH_EXITS_EXPORT=0: one export of this build (the CAR the imports read), no peer export, its baselines once. */
+const IMPORT_ONLY = process.env.BENCH_EXITS_EXPORT === '0'
 
 const mbps = (bytes, ms) => `${(bytes / MIB / (ms / 1000)).toFixed(0)} MiB/s`
 
 /** A service in this process with an account: its clients, and what a device's config and env need. */
-async function account (root, name, makeClients = createServiceClients) {
-  const service = await startLocalService({ dir: join(root, name) })
+async function account (root, name, makeClients = createServiceClients, startService = startLocalService) {
+  const service = await startService({ dir: join(root, name) })
   const url = service.url
   const credentials = {}
   const clients = (makeClients ?? createServiceClients)({ dealUrl: url, apiUrl: url, pointerUrl: url, uploadUrl: url, gateways: [url] }, { apiKey: () => credentials.apiKey, sessionToken: () => credentials.sessionToken })
@@ -165,7 +169,7 @@ export async function benchExits (root, report) {
     // BENCH_EXITS_HTTP=1 adds this build's export through the gateway (what a remote service gets).
     const variants = [{ name: 'this build', exportCar, init: { readStored: (cid, into) => one.service.readStoredBlock(cid, into) } }]
     if (process.env.BENCH_EXITS_HTTP === '1') variants.push({ name: 'this build through the gateway', exportCar, init: {} })
-    if (process.env.BENCH_EXITS_PEER !== undefined) variants.push({ name: `peer ${process.env.BENCH_EXITS_PEER}`, exportCar: (await import(process.env.BENCH_EXITS_PEER)).exportCar, init: { readStored: (cid, into) => one.service.readStoredBlock(cid, into) } })
+    if (process.env.BENCH_EXITS_PEER !== undefined && !IMPORT_ONLY) variants.push({ name: `peer ${process.env.BENCH_EXITS_PEER}`, exportCar: (await import(process.env.BENCH_EXITS_PEER)).exportCar, init: { readStored: (cid, into) => one.service.readStoredBlock(cid, into) } })
     const exports = variants.map(() => [])
     // CPU of each export: its main thread's, and the whole process's (the store's reads, the
     // writes, any hashing threads), to tell a thread-bound export from a disk-bound one.
@@ -178,7 +182,7 @@ export async function benchExits (root, report) {
     let evicted = ''
     // Rounds interleaved: each round runs every variant (their order turned each round) and then
     // the baselines, so the figures of one round saw the same load on the shared machine.
-    for (let round = 0; round < ROUNDS; round++) {
+    for (let round = 0; round < (IMPORT_ONLY ? 1 : ROUNDS); round++) {
       loads.push(readFileSync('/proc/loadavg', 'utf8').split(' ')[0])
       const order = variants.map((_, i) => i)
       for (let k = 0; k < round % variants.length; k++) order.push(order.shift())
@@ -253,10 +257,13 @@ export async function benchExits (root, report) {
 
     // Each round: every import (this build's, the peer's, with its own clients) into a fresh
     // service and the same bytes through `add` into another, order turned each round.
-    const importers = [{ name: 'this build', importCar, createServiceClients: undefined }]
+    // BENCH_EXITS_PEER_SERVICE=1: the peer's import goes to the peer build's own local service (to
+    // compare the service's dag/import route between builds), not this build's.
+    const importers = [{ name: 'this build', importCar, createServiceClients: undefined, startLocalService: undefined }]
     if (process.env.BENCH_EXITS_PEER !== undefined) {
       const remote = await import(process.env.BENCH_EXITS_PEER.replace(/exits\/index\.js$/, 'remote/index.js'))
-      importers.push({ name: `peer ${process.env.BENCH_EXITS_PEER}`, importCar: (await import(process.env.BENCH_EXITS_PEER)).importCar, createServiceClients: remote.createServiceClients })
+      const peerService = process.env.BENCH_EXITS_PEER_SERVICE === '1' ? (await import(process.env.BENCH_EXITS_PEER.replace(/exits\/index\.js$/, 'local-service/index.js'))).startLocalService : undefined
+      importers.push({ name: `peer ${process.env.BENCH_EXITS_PEER}${peerService === undefined ? '' : ' (its own service)'}`, importCar: (await import(process.env.BENCH_EXITS_PEER)).importCar, createServiceClients: remote.createServiceClients, startLocalService: peerService })
     }
     const keys = await a.run(['key', 'export'])
     const imports = importers.map(() => [])
@@ -268,7 +275,7 @@ export async function benchExits (root, report) {
       const steps = [...importers.map((_, i) => i), 'add']
       for (let k = 0; k < round % steps.length; k++) steps.push(steps.shift())
       for (const step of steps) {
-        const where = await account(root, `exits-in-${round}-${step}`, step === 'add' ? undefined : importers[step].createServiceClients)
+        const where = await account(root, `exits-in-${round}-${step}`, step === 'add' ? undefined : importers[step].createServiceClients, step === 'add' ? undefined : importers[step].startLocalService)
         services.push(where)
         if (step === 'add') {
           t = performance.now()

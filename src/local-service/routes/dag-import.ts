@@ -6,7 +6,7 @@ import { CarBlockIterator } from '@ipld/car/iterator'
 import * as dagPb from '@ipld/dag-pb'
 import { UnixFS } from 'ipfs-unixfs'
 import type { CID } from 'multiformats/cid'
-import { boundCarSections, checkBlock, flatCidText } from '../../content/index.js'
+import { boundCarSections, CarV1Reader, checkBlock, ChunkSource, flatCidText } from '../../content/index.js'
 import type { QuotaHold } from '../account-policy.js'
 import { HttpFailure, type Route } from '../http.js'
 import { chargeRoots } from './dag-charge.js'
@@ -26,6 +26,8 @@ const MAX_CAR_FILES = 16
 export const MAX_CAR_LINKS = 2 * MAX_CAR_BLOCKS
 
 const RAW_CODE = 0x55
+/** A request's CAR is copied into one buffer this much at a time (with room for a section: 3 MiB a request). */
+const READ_BYTES = 1024 * 1024
 
 /** `dag/import` parameters this service implements, each at the values listed (Kubo's defaults first). */
 const PARAMETERS: Readonly<Record<string, readonly string[]>> = {
@@ -83,17 +85,31 @@ function fileSizeOf (cid: CID, bytes: Uint8Array, state: Imported): number {
   }
 }
 
-/** Reads one CAR as it streams in: every block checked against its CID before it is stored. */
-async function importCar (parts: ServiceParts, stream: Readable, state: Imported, quota: QuotaHold): Promise<void> {
-  let reader: CarBlockIterator
+/** Each block of one CAR stream with its roots: a CARv1 through one buffer, a CARv2 through `@ipld/car`'s iterator. */
+async function openCar (stream: Readable): Promise<{ roots: CID[], blocks: AsyncIterator<{ cid: CID, bytes: Uint8Array }> }> {
+  const source = new ChunkSource(stream)
   try {
+    const v1 = await CarV1Reader.open(source, { maxBlockBytes: MAX_CAR_BLOCK_BYTES, readBytes: READ_BYTES })
+    if (v1 !== undefined) {
+      source.forget()
+      return { roots: v1.roots, blocks: v1.sections() }
+    }
     // Framing read as it arrives: a section announcing more than a block may hold is refused at once.
-    reader = await CarBlockIterator.fromIterable(boundCarSections(stream, MAX_CAR_BLOCK_BYTES))
+    const reader = await CarBlockIterator.fromIterable(boundCarSections(source.replay(), MAX_CAR_BLOCK_BYTES))
+    return { roots: await reader.getRoots(), blocks: reader[Symbol.asyncIterator]() }
   } catch (err) {
     throw new HttpFailure(400, `not a CAR file: ${(err as Error).message.slice(0, 200)}`)
   }
-  state.roots.push(...await reader.getRoots())
-  const blocks = reader[Symbol.asyncIterator]()
+}
+
+/**
+ * Reads one CAR as it streams in: every block checked against its CID before it is stored. A
+ * CARv1's blocks are views of the reader's one buffer, read over by the next: the store writes
+ * each before the next is read, and nothing keeps one (the CIDs are the reader's own).
+ */
+async function importCar (parts: ServiceParts, stream: Readable, state: Imported, quota: QuotaHold): Promise<void> {
+  const { roots, blocks } = await openCar(stream)
+  state.roots.push(...roots)
   for (;;) {
     let next: IteratorResult<{ cid: CID, bytes: Uint8Array }>
     try {
