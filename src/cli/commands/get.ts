@@ -1,6 +1,6 @@
 import type { Command } from 'commander'
 import type { Config } from '../../config/index.js'
-import { FilesNotRestoredError, GatewayFetchError } from '../../errors.js'
+import { FilesNotRestoredError, GatewayFetchError, UsageError } from '../../errors.js'
 import type { GetFilesProgress, GetOutcome } from '../../sync/index.js'
 import { countOf, formatBytes } from '../format.js'
 import { action } from '../run.js'
@@ -43,6 +43,9 @@ function progressReporter (json: boolean): (event: GetFilesProgress) => void {
  * every file is in place; each one that is not is named with why.
  */
 export async function runGet (options: GetOptions, paths: readonly string[], prefix: boolean): Promise<void> {
+  // Said before anything is read: `--to ''` was taken as no --to (into the folders themselves), and `--to -` made a directory named -.
+  if (options.to === '') throw new UsageError('--to needs a directory: an empty one would write into each folder\'s configured path; leave --to out for that')
+  if (options.to === '-') throw new UsageError('--to -: files are written into a directory, not to standard output: give a path (./- for a directory named -)')
   const at = options.at === undefined ? undefined : parseTimeArg(options.at)
   const config: Config = loadConfig({ configPath: options.config })
   // Per-file failures are outcomes, not a throw: without this, `restore --files` (and `get`) with

@@ -1,0 +1,16 @@
+import { describe, expect, it } from 'vitest'
+import { join } from 'node:path'
+import { runCli } from '../helpers/cli.js'
+import { useTempDir } from '../helpers/temp-dir.js'
+
+describe('get and restore --files with a --to that is no directory', () => {
+  it('refuse --to - and an empty --to (exit 2, nothing made), where a directory named - was made and "" meant the folders themselves', async () => {
+    const dir = await useTempDir()
+    const config = join(dir, 'absent.toml')
+    for (const args of [['get', 'notes/a.txt', '--to', '-'], ['get', 'notes/a.txt', '--to', ''], ['restore', '--files', '--to', '-'], ['restore', '--files', '--to', '']]) {
+      const run = await runCli([...args, '--config', config], { cwd: dir })
+      expect(run.code, args.join(' ')).toBe(2)
+      expect(run.stderr, args.join(' ')).toMatch(/--to (needs a directory|-: files are written into a directory)/)
+    }
+  })
+})
