@@ -86,6 +86,8 @@ path = "unplugged-disk"
     expect(await text(page, '#account')).toMatch(/local only\s+2/)
     expect(await text(page, '#errors')).toBeTruthy()
     expect(await page.locator('#publish-now').isDisabled()).toBe(true)
+    // Not signed in: the page says how.
+    expect(await page.locator('#signin-help').isVisible()).toBe(true)
 
     // A file added appears without a reload.
     await page.evaluate('window.__sameDocument = true')
@@ -107,6 +109,8 @@ path = "unplugged-disk"
     // The fragment that carried the CSRF token is gone from the address once the page took it.
     await until(async () => page.url() === `${base}/` ? true : undefined, 10_000, 'the fragment cleared')
     await page.locator('#publish-now:enabled').waitFor({ timeout: bound(10_000) })
+    // Signed in: no longer told how to sign in.
+    expect(await page.locator('#signin-help').isVisible()).toBe(false)
     // A publish that failed before: listed until the button's publish goes through.
     daemon.recordError('publish failed', 'ERR_REMOTE_NETWORK', 'the service could not be reached', 'publish')
     await until(async () => (await text(page, '#errors .current')).includes('publish failed') ? true : undefined, 10_000, 'the failed publish listed')

@@ -339,6 +339,8 @@ async function loadSession () {
   for (const id of ['#publish-now', '#reconcile-now', '#verify-now']) $(id).disabled = !signedIn
   $('#signin').textContent = signedIn ? 'signed in' : 'read only'
   $('#action-hint').textContent = signedIn ? '' : 'Read only: to use the buttons, run `cidsync dashboard` and open the link it prints.'
+  // How to sign in, said only to a page that is not (a signed-in page was told to sign in).
+  $('#signin-help').hidden = signedIn
 }
 
 /** What a button's answer means, in words: what was published, reconciled or checked, or what failed. */
