@@ -17,6 +17,17 @@ describe('cidsync cid', () => {
     expect(v0.stdout).toBe(`Qmf412jQZiuVUtdgnB36FXFX7xg5V6KEbSJ4dpQuhkLyfD  ${join(dir, 'hello.txt')}\n`)
   })
 
+  it('takes the profile from --config\'s cid_profile (the CIDs ls shows), unless --profile says otherwise', async () => {
+    const dir = await useTempDir()
+    await writeFile(join(dir, 'hello.txt'), 'hello world')
+    const config = join(dir, 'config.toml')
+    await writeFile(config, `state_dir = "state"\ncid_profile = "unixfs-v0-2015"\n[[folders]]\nname = "f"\npath = "${dir}"\n`)
+    const fromConfig = await runCli(['cid', '--config', config, join(dir, 'hello.txt')])
+    expect(fromConfig).toMatchObject({ code: 0, stdout: `Qmf412jQZiuVUtdgnB36FXFX7xg5V6KEbSJ4dpQuhkLyfD  ${join(dir, 'hello.txt')}\n` })
+    const told = await runCli(['cid', '--config', config, '--profile', 'kubo-cidv1', join(dir, 'hello.txt')])
+    expect(told.stdout).toBe(`bafkreifzjut3te2nhyekklss27nh3k72ysco7y32koao5eei66wof36n5e  ${join(dir, 'hello.txt')}\n`)
+  })
+
   it('reads standard input for -', async () => {
     expect((await runCli(['cid', '-'], { input: 'hello world\n' })).stdout).toBe('bafkreifjjcie6lypi6ny7amxnfftagclbuxndqonfipmb64f2km2devei4  -\n')
   })

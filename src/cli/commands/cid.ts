@@ -15,9 +15,14 @@ export function registerCid (program: Command): void {
   program.command('cid')
     .description('print the CID `ipfs add` gives each file, like sha256sum (- reads stdin)')
     .argument('<files...>', 'files to hash')
-    .option('--profile <name>', `import profile: ${CID_PROFILE_NAMES.join(', ')}`, DEFAULT_CID_PROFILE)
-    .action(action(async (files: string[], options: { profile: string }) => {
-      const profile = cidProfile(options.profile)
+    .option('--profile <name>', `import profile: ${CID_PROFILE_NAMES.join(', ')} (default: the config's cid_profile with --config, else ${DEFAULT_CID_PROFILE})`)
+    .option('--config <path>', 'take the profile from this config\'s cid_profile, so the CIDs are those `ls` and `where` show')
+    .action(action(async (files: string[], options: { profile?: string, config?: string }) => {
+      // A config's own profile (review: with cid_profile = "unixfs-v0-2015", `cid` printed other CIDs than `ls`).
+      const fromConfig = options.profile === undefined && options.config !== undefined
+        ? (await import('../../config/index.js')).loadConfig({ configPath: options.config }).cidProfile
+        : undefined
+      const profile = cidProfile(options.profile ?? fromConfig ?? DEFAULT_CID_PROFILE)
       const { HashPool } = await import('../../watch/index.js')
       const pool = new HashPool()
       try {
