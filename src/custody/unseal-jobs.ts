@@ -7,6 +7,7 @@
 // job fails or is given up: a removal by the caller could come before the thread created it.
 import { closeSync, fchmodSync, fstatSync, fsync, futimesSync, openSync, rmSync, writeSync } from 'node:fs'
 import { CID } from 'multiformats/cid'
+import { DirectStages, DirectWriter } from '../util/direct-writer.js'
 import { CidBuilder, cidProfile } from '../content/index.js'
 import { ContentIntegrityError } from '../errors.js'
 import { ChunkOpener } from './seal-stream.js'
@@ -18,6 +19,8 @@ const OBJECT_PROFILE = cidProfile('kubo-cidv1')
 interface Unsealing {
   readonly path: string
   readonly fd: number
+  /** A large file's writes, around the page cache. */
+  readonly direct: DirectWriter | undefined
   readonly inode: number
   readonly opener: ChunkOpener
   readonly builder: CidBuilder
@@ -27,6 +30,16 @@ interface Unsealing {
   readonly mode: number
   written: number
 }
+
+/**
+ * From this size a file is written with O_DIRECT (util/direct-writer.ts): a restore's large files
+ * are written once and not read soon, and the page cache's fill and writeback were most of the
+ * kernel's time in a restore (docs/benchmarks.md, "Restoring files"). Smaller ones go through the
+ * cache, where a batch's fsyncs share the journal's commits.
+ */
+const DIRECT_MIN_BYTES = 1024 * 1024
+/** Large files written directly at once by this thread (a stage of 1 MiB each); more go through the cache. */
+const stages = new DirectStages(8)
 
 const unsealing = new Map<number, Unsealing>()
 /** Verified files, open until a sync names them (or their job is dropped). */
@@ -47,11 +60,13 @@ export function hashObject (job: HashJob): string {
 /** Creates the job's temp file (never an existing one: `wx`, private until it is verified). */
 export function startUnseal (job: UnsealJob): void {
   const builder = new CidBuilder(cidProfile(job.profile))
-  const fd = openSync(job.path, 'wx', 0o600)
+  const direct = job.size >= DIRECT_MIN_BYTES ? DirectWriter.create(job.path, 0o600, stages) : undefined
+  const fd = direct?.fd ?? openSync(job.path, 'wx', 0o600)
   let inode: number
   try {
     inode = fstatSync(fd).ino
   } catch (err) {
+    direct?.release()
     closeSync(fd)
     rmSync(job.path, { force: true })
     throw err
@@ -59,6 +74,7 @@ export function startUnseal (job: UnsealJob): void {
   const state: Unsealing = {
     path: job.path,
     fd,
+    direct,
     inode,
     builder,
     size: job.size,
@@ -70,7 +86,8 @@ export function startUnseal (job: UnsealJob): void {
       state.written += plain.byteLength
       if (state.written > state.size) throw new ContentIntegrityError(`the stored content of ${state.cid} is longer than its ${state.size} bytes`)
       builder.update(plain)
-      writeAll(state.fd, plain)
+      if (state.direct !== undefined) state.direct.write(plain)
+      else writeAll(state.fd, plain)
     })
   }
   unsealing.set(job.id, state)
@@ -102,6 +119,9 @@ export function endUnseal (id: number): { cid: string, inode: number } {
       discard(state)
       return { cid, inode: state.inode }
     }
+    // The tail written and the file cut to its size before its times are set (a truncate sets them).
+    state.direct?.finish()
+    state.direct?.release()
     // Here, on the open descriptor: calls the restoring thread no longer makes. Seconds as a
     // number keep the sub-millisecond part a Date would drop.
     futimesSync(state.fd, Date.now() / 1000, state.mtimeMs / 1000)
@@ -142,7 +162,8 @@ export function syncHeld (ids: readonly number[], done: (failed: Array<{ job: nu
   settle()
 }
 
-function discard (state: { readonly fd: number, readonly path: string }): void {
+function discard (state: { readonly fd: number, readonly path: string, readonly direct?: DirectWriter }): void {
+  state.direct?.release()
   try {
     closeSync(state.fd)
   } finally {

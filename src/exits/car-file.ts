@@ -3,7 +3,7 @@ import { open, rm, type FileHandle } from 'node:fs/promises'
 import * as CarBufferWriter from '@ipld/car/buffer-writer'
 import type { CID } from 'multiformats/cid'
 import { CarWriteError } from '../errors.js'
-import { alignedBuffers, DIRECT_ALIGN } from './direct-io.js'
+import { alignedBuffers, DIRECT_ALIGN } from '../util/direct-io.js'
 
 /**
  * The CAR's bytes are copied into buffers of this size and each written whole at its place: one
