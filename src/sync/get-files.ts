@@ -292,11 +292,13 @@ function fetchOrder (jobs: readonly Job[]): Job[] {
 }
 
 /**
- * Sealing threads a restore opens files in: every core but one, which the restoring thread keeps
- * busy reading and hashing objects (from the embedded store it does both). On two cores one
- * thread took 0.1-0.2 s less CPU than two, and 40 MB less memory, for the same time.
+ * Sealing threads a restore opens files in: one a core (at most 4). A large file's writes go to
+ * the disk directly (O_DIRECT) and hold their thread while they do, so a second thread decrypts
+ * and hashes meanwhile: on two cores the large files of the full bench tree came back in 5.0-5.4 s
+ * with two threads against 6.4-7.0 s with one, for 60-80 MB more at the peak (docs/benchmarks.md,
+ * "Restoring files", fifth pass). Before those writes, one thread on two cores did as well as two.
  */
-const RESTORE_THREADS = Math.max(1, Math.min(4, availableParallelism() - 1))
+const RESTORE_THREADS = Math.max(1, Math.min(4, availableParallelism()))
 
 /**
  * Verified objects a restore holds in memory at once: a whole part, or a few packs (the slabs of
