@@ -620,6 +620,15 @@ export class TargetExistsError extends CidsyncError {
   override readonly code = 'ERR_TARGET_EXISTS'
 }
 
+/**
+ * A directory on the way to where a file is brought back is not a real directory: a file, or a
+ * symlink (never written through), found there or swapped in while the restore ran. A local
+ * layout to fix, not damaged content: nothing was written through it.
+ */
+export class TargetPathError extends CidsyncError {
+  override readonly code = 'ERR_TARGET_PATH'
+}
+
 /** A path asked for is not in the index (at the time asked for). */
 export class PathNotFoundError extends CidsyncError {
   override readonly code = 'ERR_PATH_NOT_FOUND'

@@ -4,7 +4,8 @@ import { basename, dirname, join } from 'node:path'
 import { randomBytes } from 'node:crypto'
 import type { CID } from 'multiformats/cid'
 import { CidBuilder, type CidProfile } from '../content/index.js'
-import { ContentIntegrityError, TargetExistsError } from '../errors.js'
+import { ContentIntegrityError, TargetExistsError, TargetPathError } from '../errors.js'
+import { utimesSeconds } from './mtime.js'
 import { contentMasterKey, fileKey } from './content-key.js'
 import { openStream } from './seal-stream.js'
 import { MAX_OBJECT_BYTES } from './layout.js'
@@ -124,7 +125,7 @@ async function * spans (init: FetchFileInit): AsyncGenerator<Uint8Array> {
 export async function stillInPlace (dir: string, now: string | undefined, expectedDir: string, temp: string, inode: number): Promise<void> {
   const there = await lstat(temp).catch(() => undefined)
   if (now !== expectedDir || there === undefined || !there.isFile() || there.ino !== inode) {
-    throw new ContentIntegrityError(`${dir} changed while a file was written into it (now ${now === undefined ? 'gone' : `at ${now}`}, not ${expectedDir}): a symlink put in its way? Nothing was written through it`)
+    throw new TargetPathError(`${dir} changed while a file was written into it (now ${now === undefined ? 'gone' : `at ${now}`}, not ${expectedDir}): a symlink put in its way? Nothing was written through it`)
   }
 }
 
@@ -161,7 +162,7 @@ export async function placeFile (temp: string, target: string, dir: string, expe
   // Files are made 0600 while unverified; once verified, the usual mode for a user's file.
   await chmod(temp, 0o644 & ~process.umask())
   // Seconds as a number keep the sub-millisecond part a Date would drop (absent: set as it was written).
-  if (mtimeMs !== undefined) await utimes(temp, Date.now() / 1000, mtimeMs / 1000)
+  if (mtimeMs !== undefined) await utimes(temp, Date.now() / 1000, utimesSeconds(mtimeMs))
   await renameInto(temp, target, replace)
 }
 

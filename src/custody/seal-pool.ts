@@ -97,6 +97,11 @@ export class SealPool {
   private nextId = 1
   private closed = false
   /**
+   * The jobs of each signal, told by one 'abort' listener per signal: a listener per job made Node
+   * warn (MaxListenersExceededWarning) past ten jobs of one signal, as a daemon storing 300 files had.
+   */
+  private readonly aborts = new WeakMap<AbortSignal, Set<() => void>>()
+  /**
    * One part of any file is sent at a time: a kill then loses (and a restart sends again) at most
    * one part, as docs/content-format.md promises, however many large files are being stored.
    */
@@ -271,19 +276,33 @@ export class SealPool {
     if (signal?.aborted === true) { queueMicrotask(() => { handlers.fail(signal.reason as Error) }); return id }
     const thread = on ?? this.pick()
     let settled = false
-    const onAbort = (): void => { this.send(id, { type: 'cancel', id }); job.fail(signal?.reason as Error) }
+    const cancelJob = (): void => { this.send(id, { type: 'cancel', id }); job.fail(signal?.reason as Error) }
+    const unlisten = signal === undefined ? undefined : this.onAbort(signal, cancelJob)
     const job: Job = {
       thread,
       onMessage: handlers.onMessage,
-      fail: (err) => { if (settled) return; settled = true; signal?.removeEventListener('abort', onAbort); this.end(id); handlers.fail(err) }
+      fail: (err) => { if (settled) return; settled = true; unlisten?.(); this.end(id); handlers.fail(err) }
     }
-    signal?.addEventListener('abort', onAbort, { once: true })
-    const wrapped: Job = { ...job, onMessage: (m) => { if (m.type === 'blob' || m.type === 'done' || m.type === 'hashed' || m.type === 'unsealed' || m.type === 'synced') { settled = true; signal?.removeEventListener('abort', onAbort) } handlers.onMessage(m) } }
+    const wrapped: Job = { ...job, onMessage: (m) => { if (m.type === 'blob' || m.type === 'done' || m.type === 'hashed' || m.type === 'unsealed' || m.type === 'synced') { settled = true; unlisten?.() } handlers.onMessage(m) } }
     this.jobs.set(id, wrapped)
     thread.jobs++
     this.hold(thread)
     thread.worker.postMessage(message)
     return id
+  }
+
+  /** Tells `fn` when `signal` aborts (once); answers how to stop telling it. */
+  private onAbort (signal: AbortSignal, fn: () => void): () => void {
+    let told = this.aborts.get(signal)
+    if (told === undefined) {
+      const jobs = new Set<() => void>()
+      told = jobs
+      this.aborts.set(signal, jobs)
+      signal.addEventListener('abort', () => { for (const tell of [...jobs]) tell() }, { once: true })
+    }
+    const jobs = told
+    jobs.add(fn)
+    return () => { jobs.delete(fn) }
   }
 
   private dropped (id: number): void {

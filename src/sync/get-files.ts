@@ -208,7 +208,8 @@ export async function getFiles (clients: ServiceClients, index: Index, init: Get
         snapshotKey: job.key,
         replace: job.replace,
         signal: init.signal,
-        onBytes: (bytes: number) => init.onProgress?.({ type: 'bytes', bytes })
+        // A slice that ended inside a sealed chunk wrote nothing yet: no line for it (--json printed three of four as 0).
+        onBytes: (bytes: number) => { if (bytes > 0) init.onProgress?.({ type: 'bytes', bytes }) }
       }
       const written = (): void => {
         const into = renamed.get(dirname(target)) ?? { root: job.root, files: [] }

@@ -1,6 +1,6 @@
 import { lstat, mkdir, realpath } from 'node:fs/promises'
 import { join } from 'node:path'
-import { ContentIntegrityError } from '../errors.js'
+import { ContentIntegrityError, TargetPathError } from '../errors.js'
 
 /**
  * The components of a `folder/path` that came from an index row (possibly another device's, or
@@ -30,9 +30,9 @@ export async function prepareTarget (root: string, components: readonly string[]
     const stats = await lstat(dir).catch((err: NodeJS.ErrnoException) => { if (err.code === 'ENOENT') return undefined; throw err })
     made = false
     if (stats === undefined) made = await mkdir(dir, { mode: 0o755 }).then(() => true, (err: NodeJS.ErrnoException) => { if (err.code !== 'EEXIST') throw err; return false })
-    else if (!stats.isDirectory()) throw new ContentIntegrityError(`${dir} is ${stats.isSymbolicLink() ? 'a symlink' : 'not a directory'}: nothing is written through it`)
+    else if (!stats.isDirectory()) throw new TargetPathError(`${dir} is ${stats.isSymbolicLink() ? 'a symlink' : 'not a directory'}: nothing is written through it; move it aside, or bring the files back with --to DIR`)
     // Made or found, it must be a real directory now (a symlink swapped in after mkdir is caught here).
-    if (!(await lstat(dir)).isDirectory()) throw new ContentIntegrityError(`${dir} is not a real directory: nothing is written through it`)
+    if (!(await lstat(dir)).isDirectory()) throw new TargetPathError(`${dir} is not a real directory: nothing is written through it; move it aside, or bring the files back with --to DIR`)
   }
   return { target: join(root, ...components), targetDir: await realpath(dir), made }
 }

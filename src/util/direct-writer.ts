@@ -1,4 +1,4 @@
-import { closeSync, constants, ftruncateSync, openSync, rmSync, writeSync } from 'node:fs'
+import { closeSync, constants, fstatSync, ftruncateSync, openSync, rmSync, writeSync } from 'node:fs'
 import { DIRECT_ALIGN } from './direct-io.js'
 
 /** Bytes a direct write sends at once: 1 MiB reaches the disk's speed here (docs/benchmarks.md, "Restoring files"). */
@@ -55,23 +55,27 @@ function takesWrite (fd: number, sector: Buffer): boolean {
 
 /**
  * A new file (`wx`, `mode`) written around the page cache: its bytes are copied into an aligned
- * stage and written a stage at a time with O_DIRECT, the tail padded to a sector and cut back by
- * {@link finish}. On a VM whose memory the host takes back when it is free, filling the page
- * cache cost 1.6-2.5 s of kernel CPU a GiB, and its writeback at fsync ran at 400 MB/s; direct
- * writes of the same bytes took 0.1-0.3 s of CPU at 2 GB/s. For files written once and not read
- * soon (a restore), so nothing is lost by keeping them out of the cache.
+ * stage and written a stage at a time with O_DIRECT. What is not a whole sector (the file's last
+ * bytes), and the rest of a stage a direct write came short of (a full disk, the file size limit),
+ * go through a second, buffered descriptor of the same file, which writes what fits and names
+ * what does not (ENOSPC, EFBIG): a tail padded to a sector could fail a file that fits, as "disk
+ * full" (a review found it on 1 KiB-block ext4 and under `ulimit -f`). On a VM whose memory the
+ * host takes back when it is free, filling the page cache cost 1.6-2.5 s of kernel CPU a GiB, and
+ * its writeback at fsync ran at 400 MB/s; direct writes of the same bytes took 0.1-0.3 s of CPU at
+ * 2 GB/s. For files written once and not read soon (a restore), so nothing is lost by keeping them
+ * out of the cache. An fsync of {@link fd} makes both descriptors' writes durable (one inode).
  */
 export class DirectWriter {
   private filled = 0
   private position = 0
   private released = false
 
-  private constructor (readonly fd: number, private readonly stage: Buffer, private readonly stages: DirectStages) {}
+  private constructor (readonly fd: number, private readonly buffered: number, private readonly stage: Buffer, private readonly stages: DirectStages) {}
 
   /**
    * Creates `path` with O_DIRECT and a stage from `stages`; undefined when the filesystem or the
-   * memory does not take direct writes or no stage is free (nothing is left at `path` then: the
-   * caller creates it as usual).
+   * memory does not take direct writes, no stage is free, or the file cannot be opened again
+   * without the flag (nothing is left at `path` then: the caller creates it as usual).
    */
   static create (path: string, mode: number, stages: DirectStages): DirectWriter | undefined {
     if (constants.O_DIRECT === undefined) return undefined
@@ -79,31 +83,30 @@ export class DirectWriter {
     try {
       fd = openSync(path, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_DIRECT, mode)
     } catch (err) {
-      // A filesystem without O_DIRECT (tmpfs) refuses it at open; it may have made the file first.
+      // A filesystem without O_DIRECT (ramfs) refuses it at open; it may have made the file first.
       if ((err as NodeJS.ErrnoException).code !== 'EINVAL') throw err
       rmSync(path, { force: true })
       return undefined
     }
     let stage: Buffer | undefined
+    let buffered: number | undefined
     try {
       stage = stages.take(fd)
       // Some filesystems open with the flag and refuse the writes: one sector from this stage tells.
-      if (stage !== undefined && !takesWrite(fd, stage.subarray(0, DIRECT_ALIGN).fill(0))) {
-        stages.give(stage)
-        stage = undefined
-      }
+      if (stage !== undefined && takesWrite(fd, stage.subarray(0, DIRECT_ALIGN).fill(0))) buffered = reopenBuffered(fd)
     } catch (err) {
       if (stage !== undefined) stages.give(stage)
       closeSync(fd)
       rmSync(path, { force: true })
       throw err
     }
-    if (stage === undefined) {
+    if (stage === undefined || buffered === undefined) {
+      if (stage !== undefined) stages.give(stage)
       closeSync(fd)
       rmSync(path, { force: true })
       return undefined
     }
-    return new DirectWriter(fd, stage, stages)
+    return new DirectWriter(fd, buffered, stage, stages)
   }
 
   /** Appends `bytes`, writing each stage as it fills. */
@@ -113,38 +116,57 @@ export class DirectWriter {
       this.stage.set(bytes.subarray(at, at + take), this.filled)
       this.filled += take
       at += take
-      if (this.filled === DIRECT_STAGE_BYTES) {
-        this.flush(DIRECT_STAGE_BYTES)
-        this.position += DIRECT_STAGE_BYTES
-        this.filled = 0
-      }
+      if (this.filled === DIRECT_STAGE_BYTES) this.flush()
     }
   }
 
-  /** Writes the tail (padded to a sector) and cuts the file to the bytes written. The descriptor stays open. */
+  /** Writes what is left and cuts the file to the bytes written (the first sector may hold a probe's zeros). Both descriptors stay open. */
   finish (): void {
-    if (this.filled > 0) {
-      const length = Math.ceil(this.filled / DIRECT_ALIGN) * DIRECT_ALIGN
-      this.stage.fill(0, this.filled, length)
-      this.flush(length)
-      this.position += this.filled
-      this.filled = 0
-    }
+    this.flush()
     ftruncateSync(this.fd, this.position)
   }
 
-  /** Gives the stage back (once, whatever the calls); the descriptor is the caller's to close. */
+  /** Gives the stage back and closes the buffered descriptor (once, whatever the calls); {@link fd} is the caller's to close. */
   release (): void {
     if (this.released) return
     this.released = true
     this.stages.give(this.stage)
+    closeSync(this.buffered)
   }
 
-  /** Writes the stage's first `length` bytes at the file's position. */
-  private flush (length: number): void {
-    const wrote = writeSync(this.fd, this.stage, 0, length, this.position)
-    // A regular file is written whole but where the disk (or the file size limit) ends it; the rest
-    // of a short direct write could not be sent unaligned anyway.
-    if (wrote !== length) throw Object.assign(new Error(`ENOSPC: no room to write past byte ${this.position + wrote}`), { code: 'ENOSPC' })
+  /** Writes the stage's bytes at the file's position: the whole sectors directly, the rest through the cache. */
+  private flush (): void {
+    const whole = this.filled - this.filled % DIRECT_ALIGN
+    const wrote = whole === 0 ? 0 : writeSync(this.fd, this.stage, 0, whole, this.position)
+    if (wrote < this.filled) writeAllAt(this.buffered, this.stage.subarray(wrote, this.filled), this.position + wrote)
+    this.position += this.filled
+    this.filled = 0
+  }
+}
+
+/**
+ * A second descriptor of `fd`'s file without O_DIRECT, through /proc (so no path is looked up
+ * again in a directory others may write to), checked to be the same inode; undefined where /proc
+ * is not there.
+ */
+function reopenBuffered (fd: number): number | undefined {
+  let again: number
+  try {
+    again = openSync(`/proc/self/fd/${fd}`, constants.O_WRONLY)
+  } catch {
+    return undefined
+  }
+  const [a, b] = [fstatSync(fd), fstatSync(again)]
+  if (a.dev === b.dev && a.ino === b.ino) return again
+  closeSync(again)
+  return undefined
+}
+
+/** Writes all of `bytes` at `position` through a buffered descriptor: a short write is followed by one that names why (ENOSPC, EFBIG). */
+function writeAllAt (fd: number, bytes: Uint8Array, position: number): void {
+  for (let done = 0; done < bytes.byteLength;) {
+    const wrote = writeSync(fd, bytes, done, bytes.byteLength - done, position + done)
+    if (wrote === 0) throw Object.assign(new Error(`ENOSPC: no room to write past byte ${position + done}`), { code: 'ENOSPC' })
+    done += wrote
   }
 }

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest'
+import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { runCli } from '../helpers/cli.js'
 import { useTempDir } from '../helpers/temp-dir.js'
@@ -12,5 +13,18 @@ describe('get and restore --files with a --to that is no directory', () => {
       expect(run.code, args.join(' ')).toBe(2)
       expect(run.stderr, args.join(' ')).toMatch(/--to (needs a directory|-: files are written into a directory)/)
     }
+  })
+
+  it('refuse a --to that is a file (exit 2, coded, the file untouched), where mkdir\'s bare ENOTDIR came out uncoded', async () => {
+    const dir = await useTempDir()
+    const file = join(dir, 'somefile')
+    writeFileSync(file, 'mine')
+    for (const args of [['get', 'notes/a.txt', '--to', file], ['restore', '--files', '--to', file]]) {
+      const run = await runCli([...args, '--config', join(dir, 'absent.toml')], { cwd: dir })
+      expect(run.code, args.join(' ')).toBe(2)
+      expect(run.stderr, args.join(' ')).toContain(`--to ${file} is not a directory`)
+      expect(run.stderr, args.join(' ')).toContain('ERR_USAGE')
+    }
+    expect(readFileSync(file, 'utf8')).toBe('mine')
   })
 })

@@ -89,7 +89,7 @@ describe('a durable batch', () => {
     await rename(dir, join(root, 'moved'))
     await symlink(elsewhere, dir)
     await batch.finish()
-    expect(outcome[0]).toMatchObject({ code: 'ERR_CONTENT_INTEGRITY' })
+    expect(outcome[0]).toMatchObject({ code: 'ERR_TARGET_PATH' })
     expect(await readdir(elsewhere)).toEqual([])
     // The moved directory keeps the temp it was given (where it went is not known), never a final name.
     expect((await readdir(join(root, 'moved'))).filter(n => !n.startsWith('.'))).toEqual([])

@@ -141,4 +141,27 @@ describe('the sealing threads', () => {
     const slabs = [bytes.subarray(0, 100), bytes.subarray(100, 2 * CHUNK_BYTES), bytes.subarray(2 * CHUNK_BYTES)].map(b => { const v = new Uint8Array(new SharedArrayBuffer(b.byteLength)); v.set(b); return v })
     expect(await sealer.hashObject(slabs)).toBe(new CidBuilder(profile).update(bytes).finish().toString())
   })
+
+  it('takes many jobs of one signal without a warning, and an abort still fails every one in flight', async () => {
+    const dir = await useTempDir()
+    const sealer = pool()
+    const warnings: Error[] = []
+    const onWarning = (warning: Error): void => { warnings.push(warning) }
+    process.on('warning', onWarning)
+    onTestFinished(() => { process.off('warning', onWarning) })
+    const controller = new AbortController()
+    const files = await Promise.all(Array.from({ length: 40 }, async (_, i) => await fileOf(dir, `f${i}`, randomBytes(3000))))
+    const sealed = await Promise.all(files.map(async f => await sealer.sealSmall(f, fileKey(master, f.cid), controller.signal)))
+    expect(sealed).toHaveLength(40)
+    // Forty more at once, aborted while they are with the thread: each fails, none hangs.
+    const pending = files.map(async f => await sealer.sealSmall(f, fileKey(master, f.cid), controller.signal).then(() => 'sealed', (err: Error) => err.name))
+    controller.abort(new Error('stopped'))
+    const outcomes = await Promise.all(pending)
+    expect(outcomes.every(o => o === 'sealed' || o === 'Error')).toBe(true)
+    expect(outcomes.filter(o => o === 'Error').length).toBeGreaterThan(0)
+    // Node reports its warnings on the next turns of the loop.
+    await new Promise(resolve => setImmediate(resolve))
+    expect(warnings.filter(w => w.name === 'MaxListenersExceededWarning')).toEqual([])
+  })
 })
+

@@ -1,4 +1,6 @@
 import { describe, expect, it, onTestFinished } from 'vitest'
+import { spawnSync } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
 import { closeSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { randomBytes } from 'node:crypto'
 import { join } from 'node:path'
@@ -76,4 +78,25 @@ describe('files written around the page cache (O_DIRECT)', () => {
     if (writeDirect(path, bytes, new DirectStages(1)) === undefined) expect(existsSync(path)).toBe(false)
     else expect(readFileSync(path).equals(bytes)).toBe(true)
   })
+
+  it.runIf(existsSync('/proc/self/fd'))('writes a file that fits under the file size limit (its last sector is not padded past it), and names the limit (EFBIG) for one that does not', async () => {
+    const dir = await useTempDir()
+    const built = fileURLToPath(new URL('../../dist/util/direct-writer.js', import.meta.url))
+    // A child with `ulimit -f` (KiB) writes through the built module: the limit is per process.
+    const write = (limitKiB: number, size: number, path: string): { status: number | null, stderr: string } => {
+      const script = `import { DirectStages, DirectWriter } from ${JSON.stringify(built)}; import { closeSync } from 'node:fs'; import { randomBytes } from 'node:crypto'
+        const w = DirectWriter.create(${JSON.stringify(path)}, 0o600, new DirectStages(1)); if (w === undefined) process.exit(3)
+        try { w.write(randomBytes(${size})); w.finish() } catch (err) { console.error(err.code); process.exit(5) } finally { w.release(); closeSync(w.fd) }`
+      const done = spawnSync('bash', ['-c', `ulimit -f ${limitKiB}; exec "$0" --input-type=module -e "$1"`, process.execPath, script], { encoding: 'utf8', timeout: 60_000 })
+      return { status: done.status, stderr: done.stderr }
+    }
+    const fits = write(1025, DIRECT_STAGE_BYTES + 1, join(dir, 'fits'))
+    if (fits.status === 3) return // no O_DIRECT on this temp dir's filesystem
+    expect(fits, fits.stderr).toMatchObject({ status: 0 })
+    expect(statSync(join(dir, 'fits')).size).toBe(DIRECT_STAGE_BYTES + 1)
+    const over = write(1500, 2 * DIRECT_STAGE_BYTES, join(dir, 'over'))
+    expect(over.status).toBe(5)
+    expect(over.stderr.trim()).toBe('EFBIG')
+  })
 })
+

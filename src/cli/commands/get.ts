@@ -1,3 +1,4 @@
+import { statSync } from 'node:fs'
 import type { Command } from 'commander'
 import type { Config } from '../../config/index.js'
 import { FilesNotRestoredError, GatewayFetchError, UsageError } from '../../errors.js'
@@ -46,6 +47,11 @@ export async function runGet (options: GetOptions, paths: readonly string[], pre
   // Said before anything is read: `--to ''` was taken as no --to (into the folders themselves), and `--to -` made a directory named -.
   if (options.to === '') throw new UsageError('--to needs a directory: an empty one would write into each folder\'s configured path; leave --to out for that')
   if (options.to === '-') throw new UsageError('--to -: files are written into a directory, not to standard output: give a path (./- for a directory named -)')
+  // A file there failed later with a bare ENOTDIR from mkdir, uncoded.
+  if (options.to !== undefined) {
+    const there = statSync(options.to, { throwIfNoEntry: false })
+    if (there !== undefined && !there.isDirectory()) throw new UsageError(`--to ${options.to} is not a directory: give a directory (made if it is missing)`)
+  }
   const at = options.at === undefined ? undefined : parseTimeArg(options.at)
   const config: Config = loadConfig({ configPath: options.config })
   // Per-file failures are outcomes, not a throw: without this, `restore --files` (and `get`) with
