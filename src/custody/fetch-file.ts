@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto'
 import type { CID } from 'multiformats/cid'
 import { CidBuilder, type CidProfile } from '../content/index.js'
 import { ContentIntegrityError, TargetExistsError, TargetPathError } from '../errors.js'
-import { utimesSeconds } from './mtime.js'
+import { utimesTime } from './mtime.js'
 import { contentMasterKey, fileKey } from './content-key.js'
 import { openStream } from './seal-stream.js'
 import { MAX_OBJECT_BYTES } from './layout.js'
@@ -162,7 +162,7 @@ export async function placeFile (temp: string, target: string, dir: string, expe
   // Files are made 0600 while unverified; once verified, the usual mode for a user's file.
   await chmod(temp, 0o644 & ~process.umask())
   // Seconds as a number keep the sub-millisecond part a Date would drop (absent: set as it was written).
-  if (mtimeMs !== undefined) await utimes(temp, Date.now() / 1000, utimesSeconds(mtimeMs))
+  if (mtimeMs !== undefined) await utimes(temp, Date.now() / 1000, utimesTime(mtimeMs))
   await renameInto(temp, target, replace)
 }
 

@@ -11,7 +11,7 @@ import { DirectStages, DirectWriter } from '../util/direct-writer.js'
 import { CidBuilder, cidProfile } from '../content/index.js'
 import { ContentIntegrityError } from '../errors.js'
 import { ChunkOpener } from './seal-stream.js'
-import { utimesSeconds } from './mtime.js'
+import { utimesTime } from './mtime.js'
 import type { HashJob, UnsealJob } from './seal-messages.js'
 
 /** Objects are stored under the snapshots' profile (docs/content-format.md, "Objects"). */
@@ -125,7 +125,7 @@ export function endUnseal (id: number): { cid: string, inode: number } {
     state.direct?.release()
     // Here, on the open descriptor: calls the restoring thread no longer makes. Seconds as a
     // number keep the sub-millisecond part a Date would drop.
-    futimesSync(state.fd, Date.now() / 1000, utimesSeconds(state.mtimeMs))
+    futimesSync(state.fd, Date.now() / 1000, utimesTime(state.mtimeMs))
     fchmodSync(state.fd, state.mode)
   } catch (err) {
     discard(state)

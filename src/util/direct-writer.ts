@@ -131,13 +131,25 @@ export class DirectWriter {
     if (this.released) return
     this.released = true
     this.stages.give(this.stage)
-    closeSync(this.buffered)
+    try {
+      closeSync(this.buffered)
+    } catch {
+      // Its writes are the inode's: the fsync of `fd` makes them durable or fails. A throw here
+      // would keep the caller from closing `fd` and removing a file given up.
+    }
   }
 
   /** Writes the stage's bytes at the file's position: the whole sectors directly, the rest through the cache. */
   private flush (): void {
     const whole = this.filled - this.filled % DIRECT_ALIGN
-    const wrote = whole === 0 ? 0 : writeSync(this.fd, this.stage, 0, whole, this.position)
+    let wrote = 0
+    try {
+      if (whole > 0) wrote = writeSync(this.fd, this.stage, 0, whole, this.position)
+    } catch (err) {
+      // The file size limit cut the write at a byte that is no sector's end, which O_DIRECT refuses
+      // (EINVAL): the cache's write below names the limit (EFBIG), or writes what fits.
+      if ((err as NodeJS.ErrnoException).code !== 'EINVAL') throw err
+    }
     if (wrote < this.filled) writeAllAt(this.buffered, this.stage.subarray(wrote, this.filled), this.position + wrote)
     this.position += this.filled
     this.filled = 0
@@ -156,8 +168,10 @@ function reopenBuffered (fd: number): number | undefined {
   } catch {
     return undefined
   }
-  const [a, b] = [fstatSync(fd), fstatSync(again)]
-  if (a.dev === b.dev && a.ino === b.ino) return again
+  try {
+    const [a, b] = [fstatSync(fd), fstatSync(again)]
+    if (a.dev === b.dev && a.ino === b.ino) return again
+  } catch {}
   closeSync(again)
   return undefined
 }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { closeSync, futimesSync, openSync, statSync, utimesSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { utimesSeconds } from '../../src/custody/mtime.js'
+import { utimesTime } from '../../src/custody/mtime.js'
 import { useTempDir } from '../helpers/temp-dir.js'
 
 describe('a restored file\'s mtime', () => {
@@ -16,11 +16,11 @@ describe('a restored file\'s mtime', () => {
       // Whole microseconds: what libuv keeps, and what a double near 1.8e12 ms can still tell apart.
       const wholeUs = Math.round(mtimeMs * 1000) / 1000
       const us = (): number => Number(statSync(path, { bigint: true }).mtimeNs / 1000n)
-      utimesSync(path, Date.now() / 1000, utimesSeconds(wholeUs))
+      utimesSync(path, Date.now() / 1000, utimesTime(wholeUs))
       expect(us()).toBe(Math.round(wholeUs * 1000))
       const fd = openSync(path, 'r+')
       try {
-        futimesSync(fd, Date.now() / 1000, utimesSeconds(wholeUs))
+        futimesSync(fd, Date.now() / 1000, utimesTime(wholeUs))
       } finally {
         closeSync(fd)
       }
@@ -31,4 +31,15 @@ describe('a restored file\'s mtime', () => {
     // The plain division on the same whole microseconds: some came back one early (the review's finding).
     expect(early).toBeGreaterThan(0)
   })
+
+  it('keeps a time before 1970 (Node takes a negative number as now): to the millisecond', async () => {
+    const dir = await useTempDir()
+    const path = join(dir, 'old')
+    writeFileSync(path, 'x')
+    for (const mtimeMs of [-1_500, -157_766_400_000, -1]) {
+      utimesSync(path, Date.now() / 1000, utimesTime(mtimeMs))
+      expect(statSync(path).mtimeMs).toBe(mtimeMs)
+    }
+  })
 })
+

@@ -5,7 +5,7 @@ import { join } from 'node:path'
 import { CID } from 'multiformats/cid'
 import { ContentStorer, ObjectCache, fetchFile, parseContentRecord, CHUNK_BYTES, PART_CHUNKS, type ContentRecord, type FileToStore } from '../../src/custody/index.js'
 import { cidProfile, fileCid } from '../../src/content/index.js'
-import { ContentIntegrityError } from '../../src/errors.js'
+import { ContentIntegrityError, TargetPathError } from '../../src/errors.js'
 import { keyIdOf } from '../../src/snapshot/index.js'
 import { useTempDir } from '../helpers/temp-dir.js'
 import { serviceUnderTest, type ServiceUnderTest } from '../helpers/service.js'
@@ -186,7 +186,7 @@ describe('content storing and fetching, against the local service', () => {
       objects: objects(h.service)(join(dir, 'objects')),
       onBytes: () => { if (!swapped) { swapped = true; swap() } }
     })
-    await expect(fetching).rejects.toThrow(ContentIntegrityError)
+    await expect(fetching).rejects.toThrow(TargetPathError)
     expect(swapped).toBe(true)
     expect(await readdir(elsewhere)).toEqual([])
   })

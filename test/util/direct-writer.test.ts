@@ -79,24 +79,27 @@ describe('files written around the page cache (O_DIRECT)', () => {
     else expect(readFileSync(path).equals(bytes)).toBe(true)
   })
 
-  it.runIf(existsSync('/proc/self/fd'))('writes a file that fits under the file size limit (its last sector is not padded past it), and names the limit (EFBIG) for one that does not', async () => {
+  it.runIf(existsSync('/proc/self/fd') && spawnSync('prlimit', ['--version']).status === 0)('writes a file that fits under the file size limit (its last sector is not padded past it), and names the limit (EFBIG) for one that does not, wherever the limit cuts', async () => {
     const dir = await useTempDir()
     const built = fileURLToPath(new URL('../../dist/util/direct-writer.js', import.meta.url))
-    // A child with `ulimit -f` (KiB) writes through the built module: the limit is per process.
-    const write = (limitKiB: number, size: number, path: string): { status: number | null, stderr: string } => {
+    // A child under `prlimit --fsize` (bytes) writes through the built module: the limit is per process.
+    const write = (limit: number, size: number, path: string): { status: number | null, stderr: string } => {
       const script = `import { DirectStages, DirectWriter } from ${JSON.stringify(built)}; import { closeSync } from 'node:fs'; import { randomBytes } from 'node:crypto'
         const w = DirectWriter.create(${JSON.stringify(path)}, 0o600, new DirectStages(1)); if (w === undefined) process.exit(3)
         try { w.write(randomBytes(${size})); w.finish() } catch (err) { console.error(err.code); process.exit(5) } finally { w.release(); closeSync(w.fd) }`
-      const done = spawnSync('bash', ['-c', `ulimit -f ${limitKiB}; exec "$0" --input-type=module -e "$1"`, process.execPath, script], { encoding: 'utf8', timeout: 60_000 })
+      const done = spawnSync('prlimit', [`--fsize=${limit}`, process.execPath, '--input-type=module', '-e', script], { encoding: 'utf8', timeout: 60_000 })
       return { status: done.status, stderr: done.stderr }
     }
-    const fits = write(1025, DIRECT_STAGE_BYTES + 1, join(dir, 'fits'))
+    const size = DIRECT_STAGE_BYTES + 1
+    const fits = write(size, size, join(dir, 'fits'))
     if (fits.status === 3) return // no O_DIRECT on this temp dir's filesystem
     expect(fits, fits.stderr).toMatchObject({ status: 0 })
-    expect(statSync(join(dir, 'fits')).size).toBe(DIRECT_STAGE_BYTES + 1)
-    const over = write(1500, 2 * DIRECT_STAGE_BYTES, join(dir, 'over'))
-    expect(over.status).toBe(5)
-    expect(over.stderr.trim()).toBe('EFBIG')
+    expect(statSync(join(dir, 'fits')).size).toBe(size)
+    // Cut at a sector's end (4 KiB), inside a sector (not a multiple of 512: O_DIRECT's EINVAL), and inside the tail.
+    for (const limit of [1_048_576 - 8192, 1_048_000, 2 * DIRECT_STAGE_BYTES + 100]) {
+      const over = write(limit, 2 * DIRECT_STAGE_BYTES + 4097, join(dir, `over-${limit}`))
+      expect(over.status, `limit ${limit}: ${over.stderr}`).toBe(5)
+      expect(over.stderr.trim(), `limit ${limit}`).toBe('EFBIG')
+    }
   })
 })
-
