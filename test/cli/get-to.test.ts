@@ -19,10 +19,10 @@ describe('get and restore --files with a --to that is no directory', () => {
     const dir = await useTempDir()
     const file = join(dir, 'somefile')
     writeFileSync(file, 'mine')
-    for (const args of [['get', 'notes/a.txt', '--to', file], ['restore', '--files', '--to', file]]) {
+    for (const [args, says] of [[['get', 'notes/a.txt', '--to', file], `--to ${file} is not a directory`], [['restore', '--files', '--to', file], `--to ${file} is not a directory`], [['get', 'notes/a.txt', '--to', join(file, 'sub')], 'a part of that path is a file']] as const) {
       const run = await runCli([...args, '--config', join(dir, 'absent.toml')], { cwd: dir })
       expect(run.code, args.join(' ')).toBe(2)
-      expect(run.stderr, args.join(' ')).toContain(`--to ${file} is not a directory`)
+      expect(run.stderr, args.join(' ')).toContain(says)
       expect(run.stderr, args.join(' ')).toContain('ERR_USAGE')
     }
     expect(readFileSync(file, 'utf8')).toBe('mine')

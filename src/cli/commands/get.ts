@@ -1,4 +1,4 @@
-import { statSync } from 'node:fs'
+import { statSync, type Stats } from 'node:fs'
 import type { Command } from 'commander'
 import type { Config } from '../../config/index.js'
 import { FilesNotRestoredError, GatewayFetchError, UsageError } from '../../errors.js'
@@ -49,7 +49,13 @@ export async function runGet (options: GetOptions, paths: readonly string[], pre
   if (options.to === '-') throw new UsageError('--to -: files are written into a directory, not to standard output: give a path (./- for a directory named -)')
   // A file there failed later with a bare ENOTDIR from mkdir, uncoded.
   if (options.to !== undefined) {
-    const there = statSync(options.to, { throwIfNoEntry: false })
+    let there: Stats | undefined
+    try {
+      there = statSync(options.to, { throwIfNoEntry: false })
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOTDIR') throw new UsageError(`--to ${options.to}: a part of that path is a file, not a directory: give a directory (made if it is missing)`)
+      // What cannot be looked at (EACCES), making it says why.
+    }
     if (there !== undefined && !there.isDirectory()) throw new UsageError(`--to ${options.to} is not a directory: give a directory (made if it is missing)`)
   }
   const at = options.at === undefined ? undefined : parseTimeArg(options.at)
