@@ -79,7 +79,7 @@ export class CarFile {
     let { handle, direct } = await openNew(path, options.direct ?? true)
     let buffers: Buffer[] | undefined
     try {
-      if (direct) buffers = await alignedBuffers(handle, BATCH_BYTES, BUFFERS)
+      if (direct) buffers = alignedBuffers(handle.fd, BATCH_BYTES, BUFFERS)
       if (buffers === undefined && direct) {
         // O_DIRECT opened but no buffer it takes: written through the page cache instead.
         await handle.close()

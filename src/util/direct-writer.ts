@@ -1,10 +1,8 @@
 import { closeSync, constants, fstatSync, ftruncateSync, openSync, rmSync, writeSync } from 'node:fs'
-import { DIRECT_ALIGN } from './direct-io.js'
+import { alignedBuffers, DIRECT_ALIGN, takesDirectWrite } from './direct-io.js'
 
 /** Bytes a direct write sends at once: 1 MiB reaches the disk's speed here (docs/benchmarks.md, "Restoring files"). */
 export const DIRECT_STAGE_BYTES = 1024 * 1024
-/** Step of the probe for an address the kernel takes (V8 aligns buffers to at least this). */
-const PROBE_STEP = 16
 
 /**
  * Aligned staging memory of one thread, found once by probing an O_DIRECT descriptor, then lent
@@ -21,35 +19,13 @@ export class DirectStages {
   take (fd: number): Buffer | undefined {
     if (!this.probed) {
       this.probed = true
-      this.free = probe(fd, this.count)
+      this.free = alignedBuffers(fd, DIRECT_STAGE_BYTES, this.count)
     }
     return this.free?.pop()
   }
 
   give (stage: Buffer): void {
     this.free?.push(stage)
-  }
-}
-
-/** `count` stages of {@link DIRECT_STAGE_BYTES} in one allocation, at the first offset an O_DIRECT write from `fd` takes. */
-function probe (fd: number, count: number): Buffer[] | undefined {
-  const memory = Buffer.allocUnsafeSlow(DIRECT_STAGE_BYTES * count + DIRECT_ALIGN)
-  memory.fill(0, 0, 2 * DIRECT_ALIGN)
-  for (let offset = 0; offset < DIRECT_ALIGN; offset += PROBE_STEP) {
-    if (!takesWrite(fd, memory.subarray(offset, offset + DIRECT_ALIGN))) continue
-    return Array.from({ length: count }, (_, i) => memory.subarray(offset + i * DIRECT_STAGE_BYTES, offset + (i + 1) * DIRECT_STAGE_BYTES))
-  }
-  return undefined
-}
-
-/** Whether an O_DIRECT write of `sector` at the file's start is taken (EINVAL: the address, or a filesystem that only opened with the flag). */
-function takesWrite (fd: number, sector: Buffer): boolean {
-  try {
-    writeSync(fd, sector, 0, sector.byteLength, 0)
-    return true
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'EINVAL') return false
-    throw err
   }
 }
 
@@ -93,7 +69,7 @@ export class DirectWriter {
     try {
       stage = stages.take(fd)
       // Some filesystems open with the flag and refuse the writes: one sector from this stage tells.
-      if (stage !== undefined && takesWrite(fd, stage.subarray(0, DIRECT_ALIGN).fill(0))) buffered = reopenBuffered(fd)
+      if (stage !== undefined && takesDirectWrite(fd, stage.subarray(0, DIRECT_ALIGN).fill(0))) buffered = reopenBuffered(fd)
     } catch (err) {
       if (stage !== undefined) stages.give(stage)
       closeSync(fd)
