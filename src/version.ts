@@ -1,7 +1,4 @@
-import { readFileSync } from 'node:fs'
-
-// src/version.ts and dist/version.js both sit one level below the package root.
-const manifest = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }
+import { PACKAGE_MANIFEST } from './package-root.js'
 
 /** This build's version, from package.json. */
-export const VERSION: string = manifest.version
+export const VERSION: string = PACKAGE_MANIFEST.version

@@ -1,9 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs'
 import { homedir } from 'node:os'
 import { join } from 'node:path'
-
-/** The root of this install (dist/install/plan.js and src/install/plan.ts both sit two levels down). */
-const PACKAGE_ROOT = new URL('../../', import.meta.url)
+import { PACKAGE_ROOT } from '../package-root.js'
 
 export type Platform = 'linux' | 'darwin'
 

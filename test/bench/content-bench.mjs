@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url'
 import Database from 'better-sqlite3'
 import { rssOf, writeStreamFile } from './data.mjs'
 
-const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url))
+const CLI = fileURLToPath(new URL('../../dist/bin/cidsync.js', import.meta.url))
 const SCALE = Number(process.env.BENCH_CONTENT_SCALE ?? 0.05)
 const SMALL = Number(process.env.BENCH_CONTENT_SMALL ?? 10_000)
 const MIB = 1024 * 1024

@@ -23,7 +23,7 @@ import { newWalletKey, walletAddress } from '../../dist/crypto/index.js'
 import { loadConfig } from '../../dist/config/index.js'
 import { exportCar, importCar } from '../../dist/exits/index.js'
 
-const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url))
+const CLI = fileURLToPath(new URL('../../dist/bin/cidsync.js', import.meta.url))
 const MIB = 1024 * 1024
 const TARGET = process.env.BENCH_EXITS_SCALE === 'target'
 const PUBLISHES = Number(process.env.BENCH_EXITS_PUBLISHES ?? (TARGET ? 100 : 5))

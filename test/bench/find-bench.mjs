@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url'
 import { benchEntry, fillIndex } from './data.mjs'
 
 const DIST = new URL('../../dist/', import.meta.url)
-const CLI = fileURLToPath(new URL('cli/main.js', DIST))
+const CLI = fileURLToPath(new URL('bin/cidsync.js', DIST))
 const ROWS = Number(process.env.BENCH_FIND_ROWS ?? 1_000_000)
 const PUBLISHES = Number(process.env.BENCH_FIND_PUBLISHES ?? 1_000)
 const SNAPSHOTS = Number(process.env.BENCH_FIND_SNAPSHOTS ?? 30)

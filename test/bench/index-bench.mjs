@@ -5,7 +5,7 @@ import { randomFillSync } from 'node:crypto'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
-const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url))
+const CLI = fileURLToPath(new URL('../../dist/bin/cidsync.js', import.meta.url))
 const FILES = Number(process.env.BENCH_FILES ?? 100_000)
 const PER_DIR = 1000
 /** RSS is read twice: soon after watching starts, and once idle threads have stopped (15 s). */

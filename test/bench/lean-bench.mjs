@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url'
 import { memOf, treeMemOf } from './data.mjs'
 import { syncthingPresent, syncthingUntilIdle, syncthingVersion, stopSyncthing } from './syncthing-peer.mjs'
 
-const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url))
+const CLI = fileURLToPath(new URL('../../dist/bin/cidsync.js', import.meta.url))
 const FILES = Number(process.env.BENCH_LEAN_FILES ?? 100_000)
 const PER_DIR = Number(process.env.BENCH_LEAN_PER_DIR ?? (FILES >= 1_000_000 ? 100 : 1_000))
 const FILE_BYTES = Number(process.env.BENCH_LEAN_FILE_BYTES ?? 4096)
@@ -18,7 +18,7 @@ const IDLE_MS = Number(process.env.BENCH_LEAN_IDLE_MS ?? 30_000)
 /** The daemon runs with the environment its build's systemd unit gives it (MALLOC_ARENA_MAX, NODE_OPTIONS); BENCH_LEAN_UNIT_ENV=0 leaves it out. */
 const UNIT_ENV = process.env.BENCH_LEAN_UNIT_ENV !== '0'
 const TIMEOUT_MS = 1_800_000
-/** Another build's dist/cli/main.js, run interleaved as `before` (a before/after in one run). */
+/** Another build's dist/bin/cidsync.js, run interleaved as `before` (a before/after in one run). */
 const BEFORE = process.env.BENCH_LEAN_BEFORE
 
 function makeTree (dir) {

@@ -8,7 +8,7 @@ import { createServiceClients } from '../../dist/remote/index.js'
 import { cidProfile } from '../../dist/content/index.js'
 import { formatWalletKey, newWalletKey, walletAddress } from '../../dist/crypto/index.js'
 
-const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url))
+const CLI = fileURLToPath(new URL('../../dist/bin/cidsync.js', import.meta.url))
 const PUBLISHES = Number(process.env.BENCH_MIRROR_PUBLISHES ?? 20)
 const DOWN = Number(process.env.BENCH_MIRROR_DOWN ?? 24)
 const FILE_BYTES = 64 * 1024

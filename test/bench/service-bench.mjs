@@ -12,7 +12,7 @@ import { createServiceClients } from '../../dist/remote/index.js'
 import { cidProfile } from '../../dist/content/index.js'
 import { newWalletKey } from '../../dist/crypto/index.js'
 
-const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url))
+const CLI = fileURLToPath(new URL('../../dist/bin/cidsync.js', import.meta.url))
 const RECORDS = Number(process.env.BENCH_RECORDS ?? 100_000)
 const PAGE = 2000
 const MIB = 1024 * 1024

@@ -20,7 +20,7 @@ import { BROTLI_QUALITY, ENGINE, exportKey, importKey, writeSnapshot } from '../
 import { fileCid, cidProfile } from '../../dist/content/index.js'
 import { startLocalService } from '../../dist/local-service/index.js'
 
-const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url))
+const CLI = fileURLToPath(new URL('../../dist/bin/cidsync.js', import.meta.url))
 const ENTRIES = Number(process.env.BENCH_ENTRIES ?? 1_000_000)
 const DELTAS = 30
 /** Alternated runs of `cidsync restore` and `restic restore` (BENCH_RESTIC_RUNS). */

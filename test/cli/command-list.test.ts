@@ -4,7 +4,7 @@ import { Command, Help } from 'commander'
 import { describe, expect, it } from 'vitest'
 import { COMMAND_GROUPS } from '../../src/cli/command-list.js'
 import { createProgram } from '../../src/cli/program.js'
-import { runCli } from '../helpers/cli.js'
+import { runCli, UNBUNDLED_CLI } from '../helpers/cli.js'
 
 const COMMANDS = fileURLToPath(new URL('../../src/cli/commands/', import.meta.url))
 
@@ -39,14 +39,15 @@ describe('the command list (commands loaded only when run)', () => {
       expect(shown.stdout).toContain('Usage: cidsync restore [options]')
       expect(shown.stdout).toContain('--as-device <id>')
     }
-    // A hook that names every module of the CLI's commands as it is loaded.
+    // A hook that names every module of the CLI's commands as it is loaded (tsc's build: the
+    // bundle's chunks do not name their modules).
     const hook = `data:text/javascript,${encodeURIComponent(`import { register } from 'node:module'
 register('data:text/javascript,' + encodeURIComponent("export async function load (url, context, next) { if (url.includes('/cli/commands/')) process.stderr.write('loaded ' + url + '\\\\n'); return next(url, context) }"))`)}`
-    const version = await runCli(['--version'], { env: { ...process.env, NODE_OPTIONS: `--import=${hook}` } })
+    const version = await runCli(['--version'], { script: UNBUNDLED_CLI, env: { ...process.env, NODE_OPTIONS: `--import=${hook}` } })
     expect(version.code).toBe(0)
     expect(version.stdout.trim()).toMatch(/^\d+\.\d+\.\d+/)
     expect(version.stderr).not.toContain('loaded ')
-    const status = await runCli(['status', '--help'], { env: { ...process.env, NODE_OPTIONS: `--import=${hook}` } })
+    const status = await runCli(['status', '--help'], { script: UNBUNDLED_CLI, env: { ...process.env, NODE_OPTIONS: `--import=${hook}` } })
     expect(status.stderr.match(/^loaded .*$/gm)?.map(line => line.replace(/.*\/cli\/commands\//, ''))).toEqual(['status.js'])
   })
 

@@ -3,14 +3,16 @@ import { fileURLToPath } from 'node:url'
 import { afterEach } from 'vitest'
 import { bound } from './wait.js'
 
-/** The built CLI, as a user runs it (`npm test` builds first). */
-export const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url))
+/** The built CLI, as a user runs it (`npm test` builds first): the bundle. */
+export const CLI = fileURLToPath(new URL('../../dist/bin/cidsync.js', import.meta.url))
+/** The same CLI as tsc builds it, a module a file: where which modules a command loads can be seen. */
+export const UNBUNDLED_CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url))
 
 export interface CliResult { code: number | null, signal: NodeJS.Signals | null, stdout: string, stderr: string }
 
 /** Runs `cidsync ...args` to completion, killing it after `timeoutMs`. */
-export async function runCli (args: string[], options: SpawnOptions & { input?: string, timeoutMs?: number } = {}): Promise<CliResult> {
-  const child = spawn(process.execPath, [CLI, ...args], { ...options, stdio: ['pipe', 'pipe', 'pipe'] })
+export async function runCli (args: string[], options: SpawnOptions & { input?: string, timeoutMs?: number, script?: string } = {}): Promise<CliResult> {
+  const child = spawn(process.execPath, [options.script ?? CLI, ...args], { ...options, stdio: ['pipe', 'pipe', 'pipe'] })
   const timer = setTimeout(() => child.kill('SIGKILL'), bound(options.timeoutMs ?? 20_000))
   let stdout = ''
   let stderr = ''

@@ -1,0 +1,30 @@
+import { readdir, readFile } from 'node:fs/promises'
+import { basename } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { describe, expect, it } from 'vitest'
+import { runCli } from '../helpers/cli.js'
+
+const BIN = fileURLToPath(new URL('../../dist/bin/', import.meta.url))
+const SRC = fileURLToPath(new URL('../../src/', import.meta.url))
+const PACKAGE = JSON.parse(await readFile(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string, bin: Record<string, string> }
+
+describe('the bundled CLI (dist/bin, scripts/bundle.mjs)', () => {
+  it('is what package.json\'s bin names, and tells the version package.json holds', async () => {
+    expect(PACKAGE.bin.cidsync).toBe('dist/bin/cidsync.js')
+    const shown = await runCli(['--version'])
+    expect(shown.code).toBe(0)
+    expect(shown.stdout.trim()).toBe(PACKAGE.version)
+  })
+
+  it('has a file for every worker thread a module starts, named as the module that starts it asks', async () => {
+    const workers = (await readdir(SRC, { recursive: true })).filter(f => f.endsWith('-worker.ts') && basename(f) !== 'start-worker.ts')
+    expect(workers.length).toBeGreaterThan(0)
+    const built = new Set(await readdir(BIN))
+    for (const worker of workers) expect(built.has(basename(worker).replace(/\.ts$/, '.js')), worker).toBe(true)
+  })
+
+  it('holds no chunk that exports only a CommonJS module\'s default (named imports of it would be undefined)', async () => {
+    const chunks = (await readdir(BIN)).filter(f => f.endsWith('.js'))
+    for (const chunk of chunks) expect(await readFile(`${BIN}${chunk}`, 'utf8'), chunk).not.toMatch(/^export default require_/m)
+  })
+})
