@@ -1,5 +1,5 @@
 import type { StatusDocument } from '../daemon/index.js'
-import { countOf, formatBytes, formatTable } from './format.js'
+import { countOf, formatBytes, formatCount, formatTable } from './format.js'
 import { timeWithAge } from './relative-time.js'
 
 /** Failed files listed by name at most; `status --json` has them all. */
@@ -20,8 +20,8 @@ export function contentLines (s: StatusDocument): string[] {
       ` · upload rate ${formatBytes(c.uploadRate)}/s · ${formatBytes(c.storedBytesTotal)} uploaded since start · ${formatBytes(c.savedByDedup)} saved by dedup` +
       (c.lastRun === null ? ' · no pass yet' : ` · last pass ${timeWithAge(c.lastRun)}`),
     formatTable(['FOLDER', 'PROTECTED', 'BYTES', 'PENDING', 'BYTES', 'FAILED', 'LEFT OUT'], c.folders.map(f => [
-      f.folder, f.protected.files.toLocaleString('en-US'), formatBytes(f.protected.bytes), f.pending.files.toLocaleString('en-US'), formatBytes(f.pending.bytes), String(f.failed),
-      (f.leftOut?.files ?? 0).toLocaleString('en-US')
+      f.folder, formatCount(f.protected.files), formatBytes(f.protected.bytes), formatCount(f.pending.files), formatBytes(f.pending.bytes), String(f.failed),
+      formatCount(f.leftOut?.files ?? 0)
     ]), new Set([1, 2, 3, 4, 5, 6])).trimEnd()
   ]
   if (c.folders.some(f => (f.leftOut?.files ?? 0) > 0)) lines.push('  left out: files never stored ([content] exclude, or larger than max_file_size); `cidsync ls` says which')

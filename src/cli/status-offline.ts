@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs'
 import type { Config } from '../config/index.js'
-import { countOf, formatBytes, formatTable } from './format.js'
+import { countOf, formatBytes, formatCount, formatTable } from './format.js'
 import { timeWithAge } from './relative-time.js'
 import { mirrorLines } from './mirror-lines.js'
 import { safeText } from './safe-text.js'
@@ -29,7 +29,7 @@ export async function offlineSummary (config: Config, why: string): Promise<stri
       const otherFiles = others.reduce((n, live) => n + live, 0)
       if (otherFiles > 0) lines.push(`  (this device's; the index also lists ${countOf(otherFiles, 'file', 'files')} of ${countOf(others.length, 'other device', 'other devices')}: \`cidsync ls --all-devices\`)`)
       if (totals.length > 0) {
-        lines.push(formatTable(['FOLDER', 'FILES', 'SIZE'], totals.map(t => [t.folder, t.files.toLocaleString('en-US'), formatBytes(t.bytes)]), new Set([1, 2])).trimEnd())
+        lines.push(formatTable(['FOLDER', 'FILES', 'SIZE'], totals.map(t => [t.folder, formatCount(t.files), formatBytes(t.bytes)]), new Set([1, 2])).trimEnd())
       }
     } finally {
       index.close()

@@ -1,7 +1,13 @@
 import { describe, expect, it } from 'vitest'
-import { countOf, formatBytes } from '../../src/cli/format.js'
+import { countOf, formatBytes, formatCount } from '../../src/cli/format.js'
 
 describe('format', () => {
+  it('groups a count as en-US does, for every size and sign, without loading ICU for whole numbers', () => {
+    const samples = [0, 7, 42, 999, 1000, 1001, 12_345, 999_999, 1_000_000, 123_456_789, Number.MAX_SAFE_INTEGER, -1, -1000, -9_876_543, 1.5, 1234.5678, Number.NaN, Infinity, 2 ** 60]
+    for (let n = 1; n < 1e15; n *= 7) samples.push(n, -n)
+    for (const n of samples) expect(formatCount(n), String(n)).toBe(n.toLocaleString('en-US'))
+  })
+
   it('agrees a count with its word', () => {
     expect(countOf(1, 'entry', 'entries')).toBe('1 entry')
     expect(countOf(0, 'entry', 'entries')).toBe('0 entries')

@@ -5,6 +5,7 @@ import type { SearchCache } from '../../find/index.js'
 import type { ServiceClients } from '../../remote/index.js'
 import type { FetchInit } from '../../sync/index.js'
 import { safeText } from '../safe-text.js'
+import { formatCount } from '../format.js'
 import { makeDirsSync } from '../../util/make-dirs.js'
 
 /** `1a2b3c4d laptop`: a device as the find commands print it, hostname neutralised. */
@@ -41,7 +42,7 @@ export async function withSearch<T> (config: Config, fn: (index: Index, cache: S
     const cache = files === undefined ? openSearchCache(config.stateDir) : new SearchCache(files.searchFile)
     try {
       const caught = cache.catchUp(index)
-      if (caught.rebuilt && caught.rows > 100_000) process.stderr.write(`cidsync: built the search cache (${caught.rows.toLocaleString('en-US')} rows); later searches only read what changed\n`)
+      if (caught.rebuilt && caught.rows > 100_000) process.stderr.write(`cidsync: built the search cache (${formatCount(caught.rows)} rows); later searches only read what changed\n`)
       return await fn(index, cache)
     } finally {
       cache.close()

@@ -1,7 +1,7 @@
 import type { Command } from 'commander'
 import { loadConfig } from '../../config/index.js'
 import { LockHeldError, UsageError } from '../../errors.js'
-import { countOf, formatBytes, printJson } from '../format.js'
+import { countOf, formatBytes, formatCount, printJson } from '../format.js'
 import { action } from '../run.js'
 import { safeText } from '../safe-text.js'
 import { parseTimeArg } from '../time-arg.js'
@@ -104,7 +104,7 @@ export function registerRestore (program: Command): void {
 /** The line {@link filesHint} prints for an index of `files` files, `stored` of them with their content stored. */
 export function restorableHint (files: number, stored: number): string {
   if (stored === 0) return `it lists ${countOf(files, 'file', 'files')}; none has its content stored (\`store = true\` on a folder of the device that has them), so no file can be brought back`
-  return `it lists ${countOf(files, 'file', 'files')}, not ${files === 1 ? 'its' : 'their'} bytes; ${stored.toLocaleString('en-US')} of them ${stored === 1 ? 'has its' : 'have their'} content stored: \`cidsync restore --files [--to DIR]\` brings ${stored === 1 ? 'it' : 'them'} back`
+  return `it lists ${countOf(files, 'file', 'files')}, not ${files === 1 ? 'its' : 'their'} bytes; ${formatCount(stored)} of them ${stored === 1 ? 'has its' : 'have their'} content stored: \`cidsync restore --files [--to DIR]\` brings ${stored === 1 ? 'it' : 'them'} back`
 }
 
 /**

@@ -1,7 +1,7 @@
 import type { Command } from 'commander'
 import { loadConfigLocatingDaemon } from '../../config/index.js'
 import type { StatusDocument } from '../../daemon/index.js'
-import { countOf, formatBytes, formatDuration, formatTable } from '../format.js'
+import { countOf, formatBytes, formatCount, formatDuration, formatTable } from '../format.js'
 import { StatusCheckError, StatusUnavailableError, UsageError } from '../../errors.js'
 import { action, reportError } from '../run.js'
 import { timeWithAge } from '../relative-time.js'
@@ -28,7 +28,7 @@ function publishLines (s: StatusDocument): string[] {
     else if (s.publish.lastError !== null) lines.push(`publish: last attempt failed at ${timeWithAge(s.publish.lastError.at)}: ${s.publish.lastError.message}${s.publish.retryAt == null ? '' : `; next try at ${s.publish.retryAt}`}`)
   }
   if (s.reconcile !== null) {
-    lines.push(`account: ${s.reconcile.remoteFiles.toLocaleString('en-US')} uploads (${s.reconcile.gone} gone) · deals pending ${s.reconcile.deals.pending}, overdue ${s.reconcile.deals.overdue}, made ${s.reconcile.deals.made}` +
+    lines.push(`account: ${formatCount(s.reconcile.remoteFiles)} uploads (${s.reconcile.gone} gone) · deals pending ${s.reconcile.deals.pending}, overdue ${s.reconcile.deals.overdue}, made ${s.reconcile.deals.made}` +
       (s.reconcile.lastRun === null ? ' · not reconciled yet' : ` · reconciled ${timeWithAge(s.reconcile.lastRun)}`))
   }
   if (s.auth.sessionToken.warning !== null) lines.push(`auth: ${s.auth.sessionToken.warning}`)
@@ -92,7 +92,7 @@ function indexLines (s: StatusDocument): string[] {
 
 /** ` (×12 since T)`: an error the daemon folded repeats of; the time before it is the last. */
 function repeats (e: StatusDocument['lastErrors'][number]): string {
-  return e.count !== undefined && e.count > 1 ? ` (×${e.count.toLocaleString('en-US')} since ${e.firstAt ?? '?'})` : ''
+  return e.count !== undefined && e.count > 1 ? ` (×${formatCount(e.count)} since ${e.firstAt ?? '?'})` : ''
 }
 
 /** The readable summary of a status document, every name in it shown with control characters neutralised. */
@@ -116,7 +116,7 @@ export function formatStatus (document: StatusDocument): string {
     lines.push('no folders configured: add [[folders]] to the config')
   } else {
     lines.push(formatTable(['FOLDER', 'STATE', 'FILES', 'SIZE', 'TO HASH', 'SKIPPED', 'PATH'], s.folders.map(f => [
-      f.name, f.state, f.files.toLocaleString('en-US'), formatBytes(f.bytes), String(f.scan.toHash), String(f.skipped), f.path
+      f.name, f.state, formatCount(f.files), formatBytes(f.bytes), String(f.scan.toHash), String(f.skipped), f.path
     ]), new Set([2, 3, 4, 5])).trimEnd())
     for (const f of s.folders) {
       if (f.error !== null) lines.push(`  ${f.name}: ${f.error}`)
@@ -126,7 +126,7 @@ export function formatStatus (document: StatusDocument): string {
       }
       if (f.skipped > SKIPPED_LINES) lines.push(`  ${f.name}: ${f.skipped - SKIPPED_LINES} more skipped (cidsync status --json lists up to 100)`)
       if (f.scan.toHash > 0 && f.scan.hashed < f.scan.toHash) {
-        lines.push(`  ${f.name}: hashing ${progressBar(f.scan.hashed, f.scan.toHash)} ${f.scan.hashed.toLocaleString('en-US')} / ${countOf(f.scan.toHash, 'file', 'files')}, ${formatBytes(f.scan.hashedBytes)} hashed`)
+        lines.push(`  ${f.name}: hashing ${progressBar(f.scan.hashed, f.scan.toHash)} ${formatCount(f.scan.hashed)} / ${countOf(f.scan.toHash, 'file', 'files')}, ${formatBytes(f.scan.hashedBytes)} hashed`)
       }
     }
   }
