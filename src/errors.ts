@@ -82,6 +82,11 @@ export class DeviceIdDamagedError extends CidsyncError {
   override readonly exitCode = ExitCode.usage
 }
 
+/** cidsync's own files are not where it is installed: its package.json is not above its code. */
+export class InstallDamagedError extends CidsyncError {
+  override readonly code = 'ERR_INSTALL_DAMAGED'
+}
+
 /** Another daemon already runs on this state dir. */
 export class LockHeldError extends CidsyncError {
   override readonly code = 'ERR_LOCK_HELD'

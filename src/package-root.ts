@@ -1,4 +1,5 @@
 import { existsSync, readFileSync } from 'node:fs'
+import { InstallDamagedError } from './errors.js'
 
 /** What cidsync reads of its own package.json. */
 export interface PackageManifest {
@@ -26,7 +27,7 @@ function findRoot (): { root: URL, manifest: PackageManifest } {
     }
     dir = new URL('../', dir)
   }
-  throw new Error(`cidsync's package.json is not above ${import.meta.url}: the install is damaged; install cidsync again`)
+  throw new InstallDamagedError(`cidsync's package.json is not above ${import.meta.url}: the install is damaged; install cidsync again`)
 }
 
 const found = findRoot()
