@@ -23,6 +23,23 @@ describe('the bundled CLI (dist/bin, scripts/bundle.mjs)', () => {
     for (const worker of workers) expect(built.has(basename(worker).replace(/\.ts$/, '.js')), worker).toBe(true)
   })
 
+  it('keeps the name of every class of src/ (an error\'s name is shown and logged): none renamed for a collision', async () => {
+    const sources = (await readdir(SRC, { recursive: true })).filter(f => f.endsWith('.ts'))
+    const classes = new Set<string>()
+    for (const file of sources) for (const [, name] of (await readFile(`${SRC}${file}`, 'utf8')).matchAll(/^(?:export )?(?:abstract )?class (\w+)/gm)) classes.add(name as string)
+    expect(classes.has('UsageError')).toBe(true)
+    const chunks = (await readdir(BIN)).filter(f => f.endsWith('.js'))
+    const renamed: string[] = []
+    for (const chunk of chunks) {
+      const text = await readFile(`${BIN}${chunk}`, 'utf8')
+      // esbuild writes a class as `var Name = class`; a collision makes it `Name2`.
+      for (const [, name, suffix] of [...text.matchAll(/\b(?:var|let|const) ([A-Za-z_$][\w$]*?)(\d+) = class\b/g), ...text.matchAll(/^class ([A-Za-z_$][\w$]*?)(\d+)\s/gm)]) {
+        if (classes.has(name as string)) renamed.push(`${name as string}${suffix as string} in ${chunk}`)
+      }
+    }
+    expect(renamed).toEqual([])
+  })
+
   it('holds no chunk that exports only a CommonJS module\'s default (named imports of it would be undefined)', async () => {
     const chunks = (await readdir(BIN)).filter(f => f.endsWith('.js'))
     for (const chunk of chunks) expect(await readFile(`${BIN}${chunk}`, 'utf8'), chunk).not.toMatch(/^export default require_/m)
