@@ -92,6 +92,8 @@ export interface UnsealSegmentInit extends Omit<OpenSegmentInit, 'path' | 'check
   readonly source: Readable
   /** Its size as the manifest says. */
   readonly bytes: number
+  /** The database is sent to the disk as it is inflated: the caller fsyncs it (a restore's base). */
+  readonly writeBack?: boolean
 }
 
 /**

@@ -5,6 +5,7 @@ import { Transform, type Readable, type TransformCallback } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import { createBrotliDecompress } from 'node:zlib'
 import { SnapshotFormatError, SnapshotIntegrityError, SnapshotKeyError, SnapshotTooLargeError, SnapshotUnencryptedError } from '../errors.js'
+import { createWriteBackStream } from '../util/write-back-stream.js'
 import { decodeHeader, MAGIC, PREFIX_BYTES, TAG_BYTES, type SealedHeader } from './format.js'
 import { readingKey } from './key.js'
 import { limit, refuseUnencrypted, type UnsealInit } from './sealed-file.js'
@@ -16,6 +17,11 @@ export interface UnsealStreamInit extends Omit<UnsealInit, 'path'> {
   readonly source: Readable
   /** The sealed file's size as the caller knows it (a manifest names each segment's): the inflate bound is reckoned from it. */
   readonly bytes: number
+  /**
+   * The body is sent to the disk as it is inflated ({@link createWriteBackStream}): for a file
+   * the caller will fsync, so that fsync finds little left to write.
+   */
+  readonly writeBack?: boolean
 }
 
 /**
@@ -30,7 +36,7 @@ export async function unsealStream (init: UnsealStreamInit): Promise<SealedHeade
   try {
     try {
       await pipeline([init.source, opener, createBrotliDecompress({ chunkSize: BUFFER }),
-        limit(() => init.inflateBound(opener.opened(), init.bytes - opener.bodyOffset)), createWriteStream(temp, { mode: 0o600, highWaterMark: BUFFER })], { signal: init.signal })
+        limit(() => init.inflateBound(opener.opened(), init.bytes - opener.bodyOffset)), init.writeBack === true ? createWriteBackStream(temp, { mode: 0o600, highWaterMark: BUFFER }) : createWriteStream(temp, { mode: 0o600, highWaterMark: BUFFER })], { signal: init.signal })
     } catch (err) {
       if (init.signal?.aborted === true || err instanceof SnapshotKeyError || err instanceof SnapshotTooLargeError || err instanceof SnapshotFormatError ||
         err instanceof SnapshotUnencryptedError || err instanceof SnapshotIntegrityError) throw err

@@ -80,13 +80,14 @@ export async function fetchSegments (clients: ServiceClients, wanted: ReadonlyAr
       // bytes is written); the database is checked, and so relied on, only once the fetch has
       // verified the bytes against the CID. Scratch: opened by this process and removed, so not
       // fsynced (a power cut ends the reader too).
+      const syncEarly = init.syncEarly?.cids.has(segment.cid) === true
       await clients.gateway.fetchVerifiedInto(segment.cid, SNAPSHOT_PROFILE, async (bytes) => {
         await unsealSegment({
           source: bytes, bytes: segment.bytes, destination: database, name: segment.cid, stateDir: init.stateDir, passphrase: init.passphrase,
-          acceptUnencrypted: init.acceptUnencrypted, signal: init.signal, expected
+          acceptUnencrypted: init.acceptUnencrypted, signal: init.signal, expected, writeBack: syncEarly
         })
       }, { signal: init.signal, maxBytes: segment.bytes })
-      if (init.syncEarly?.cids.has(segment.cid) === true) {
+      if (syncEarly && init.syncEarly !== undefined) {
         const synced = fsyncPath(database)
         // Awaited by the caller; a failure here is its to see, not an unhandled rejection.
         synced.catch(() => {})
