@@ -41,6 +41,12 @@ await build({
   keepNames: false,
   // CommonJS dependencies call require() for node's own modules, which ESM output has no binding for.
   banner: { js: "import { createRequire as __cidsyncCreateRequire } from 'node:module'; const require = __cidsyncCreateRequire(import.meta.url);" },
+  // Less source for V8 to read at each start (2.7 -> 2.0 MB; `restore --dry-run` 20-40 ms
+  // sooner); names are kept, and the maps beside give `node --enable-source-maps` real stacks.
+  minifyWhitespace: true,
+  minifySyntax: true,
+  legalComments: 'none',
+  sourcemap: 'linked',
   logLevel: 'warning'
 })
 
