@@ -4,7 +4,8 @@ import { backoffMs } from '../util/backoff.js'
 import type { WatchEventListener } from './watch-event.js'
 
 export const DEFAULT_FLUSH_MS = 250
-export const DEFAULT_MAX_BATCH = 5_000
+/** Changes a transaction at most: 500 rows commit in about a millisecond and die young (5,000 lived long enough to be copied). */
+export const DEFAULT_MAX_BATCH = 500
 /** After a failed write: wait this long, doubling each time, up to {@link DEFAULT_RETRY_MAX_MS}. */
 export const DEFAULT_RETRY_MIN_MS = 250
 export const DEFAULT_RETRY_MAX_MS = 30_000

@@ -17,10 +17,11 @@ export const DEFAULT_SPLIT_BYTES = 64 * 1024 * 1024
 const BATCHES_PER_THREAD = 4
 /**
  * Jobs waiting past which {@link HashPool.room} holds a producer back: enough that the threads
- * never run dry (they hold at most 4 x 256 each), few enough that a cold index of a million files
- * does not keep a million pending paths in memory.
+ * never run dry (they hold at most 4 x 256 each, and this is four more batches), few enough that
+ * what waits dies young: 8,192 waiting jobs outlived the main thread's young-generation
+ * collections and were copied by each (docs/benchmarks.md, "Start-up and the first index").
  */
-export const DEFAULT_ROOM_JOBS = 8_192
+export const DEFAULT_ROOM_JOBS = 1_024
 
 export interface HashPoolInit {
   /** Threads; one per core by default. */
