@@ -1,4 +1,6 @@
-import { PACKAGE_MANIFEST } from './package-root.js'
+import { packageVersion } from './package-root.js'
 
-/** This build's version, from package.json. */
-export const VERSION: string = PACKAGE_MANIFEST.version
+/** This build's version, from package.json (read at the first call: see package-root.ts). */
+export function cidsyncVersion (): string {
+  return packageVersion()
+}

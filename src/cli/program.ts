@@ -1,6 +1,6 @@
 import { Command, Help } from 'commander'
 import { StateDirOwnerError } from '../errors.js'
-import { VERSION } from '../version.js'
+import { cidsyncVersion } from '../version.js'
 import { COMMAND_GROUPS, type CommandEntry } from './command-list.js'
 
 /**
@@ -80,7 +80,7 @@ export async function createProgram (argv: readonly string[] = process.argv, loa
   const terms = new WeakMap<Command, string>()
   const program = new Command('cidsync')
     .description('local-first index sync daemon for content-addressed storage')
-    .version(VERSION)
+    .version(cidsyncVersion())
     .showHelpAfterError('(run `cidsync help` for the commands)')
     .exitOverride()
     // Options belong to the command they follow (`local-service token --dir D` is token's --dir).

@@ -3,7 +3,7 @@ import type { Config } from '../config/index.js'
 import { excludedNotes } from '../config/index.js'
 import type { FolderTotals, Index } from '../index/index.js'
 import type { Watcher } from '../watch/index.js'
-import { VERSION } from '../version.js'
+import { cidsyncVersion } from '../version.js'
 import type { EventBus } from './event-bus.js'
 import { authState } from './auth-state.js'
 import { isFixed, type RecentErrors } from './recent-errors.js'
@@ -55,7 +55,7 @@ export function buildStatus (parts: StatusParts): StatusDocument {
   }))
   const memory = process.memoryUsage()
   return {
-    version: VERSION,
+    version: cidsyncVersion(),
     pid: process.pid,
     startedAt: parts.startedAt.toISOString(),
     uptimeSeconds: uptimeSeconds(parts.startedAt),

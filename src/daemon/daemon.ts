@@ -5,7 +5,7 @@ import { stateDiskFull } from './state-disk.js'
 import { buildStatus, sumTotals, uptimeSeconds } from './build-status.js'
 import { indexPath, loadOrCreateDeviceId, openIndexRecovering, type Index, type OpenedIndex } from '../index/index.js'
 import { createWatcher, type Watcher, type WatchEvent } from '../watch/index.js'
-import { VERSION } from '../version.js'
+import { cidsyncVersion } from '../version.js'
 import { ensurePrivateDir } from '../util/private-dir.js'
 import { NotReadyError } from '../errors.js'
 import type { SyncEvent, SyncRunner } from '../sync/index.js'
@@ -146,7 +146,7 @@ export class Daemon {
         changes: this.changes
       })
       this.link.connectWhen(this.scanning ?? Promise.resolve(), this.indexLost)
-      logger.info({ version: VERSION, device: this.deviceId, stateDir: config.stateDir, status: formatListenAddress(bound), folders: config.folders.length, service: config.service.mode }, 'daemon started')
+      logger.info({ version: cidsyncVersion(), device: this.deviceId, stateDir: config.stateDir, status: formatListenAddress(bound), folders: config.folders.length, service: config.service.mode }, 'daemon started')
       this.started = true
       this.warnExcluded(config.folders)
     } catch (err) {

@@ -1,7 +1,8 @@
 import { existsSync, readFileSync } from 'node:fs'
 import { homedir } from 'node:os'
 import { join } from 'node:path'
-import { PACKAGE_ROOT } from '../package-root.js'
+import { InstallDamagedError } from '../errors.js'
+import { packageRoot } from '../package-root.js'
 
 export type Platform = 'linux' | 'darwin'
 
@@ -32,7 +33,13 @@ export interface InstallPlan {
 const CREDENTIALS = ['api-key', 'session-token'] as const
 
 function template (relative: string): string {
-  return readFileSync(new URL(relative, PACKAGE_ROOT), 'utf8')
+  const path = new URL(relative, packageRoot())
+  try {
+    return readFileSync(path, 'utf8')
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err
+    throw new InstallDamagedError(`cidsync's install is damaged: ${decodeURIComponent(path.pathname)} is missing; install cidsync again`, { cause: err })
+  }
 }
 
 const xml = (text: string): string => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;')

@@ -2,7 +2,7 @@ import type { Dispatcher, Pool } from 'undici'
 import { undiciPool } from './undici-pool.js'
 import type { z } from 'zod'
 import { AbortedError, CidsyncError, RemoteBadRequestError, RemoteNetworkError, RemoteNotFoundError, RemoteStatusError, RemoteUnauthorizedError, type RemoteContext } from '../errors.js'
-import { VERSION } from '../version.js'
+import { cidsyncVersion } from '../version.js'
 import { backoffDelay, DEFAULT_RETRY_POLICY, isRetryableNetworkError, isRetryableStatus, parseRetryAfter, sleep, type RetryPolicy } from './retry.js'
 import { ANSWER_LIMITS, describeErrorBody, parseBody, readBounded, readPrefix } from './body.js'
 import { DEFAULT_RATE_BOUND, RateGuard, type RateBound } from './rate-guard.js'
@@ -209,7 +209,7 @@ export class HttpClient {
   }
 
   private headers (request: HttpRequest): Record<string, string> {
-    const headers: Record<string, string> = { 'user-agent': `cidsync/${VERSION}`, accept: 'application/json', ...this.init.headers, ...request.headers }
+    const headers: Record<string, string> = { 'user-agent': `cidsync/${cidsyncVersion()}`, accept: 'application/json', ...this.init.headers, ...request.headers }
     if (request.json !== undefined) headers['content-type'] = 'application/json'
     const credential = request.auth === false ? undefined : this.init.credential?.()
     if (credential !== undefined && credential !== '') headers.authorization = `Bearer ${credential}`

@@ -1,8 +1,10 @@
+import { cpSync, writeFileSync } from 'node:fs'
 import { readdir, readFile } from 'node:fs/promises'
-import { basename } from 'node:path'
+import { basename, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
 import { runCli } from '../helpers/cli.js'
+import { useTempDir } from '../helpers/temp-dir.js'
 
 const BIN = fileURLToPath(new URL('../../dist/bin/', import.meta.url))
 const SRC = fileURLToPath(new URL('../../src/', import.meta.url))
@@ -44,4 +46,30 @@ describe('the bundled CLI (dist/bin, scripts/bundle.mjs)', () => {
     const chunks = (await readdir(BIN)).filter(f => f.endsWith('.js'))
     for (const chunk of chunks) expect(await readFile(`${BIN}${chunk}`, 'utf8'), chunk).not.toMatch(/export default require_[\w$]+\(\)/)
   })
+
+  it('a copy without its package.json says the install is damaged, coded, in one line (no stack), and never takes a package.json planted further up', async () => {
+    const dir = await useTempDir()
+    const install = join(dir, 'planted', 'inst')
+    cpSync(BIN, join(install, 'dist', 'bin'), { recursive: true })
+    const run = async (): Promise<{ code: number | null, stdout: string, stderr: string }> => await runCli(['--version'], { script: join(install, 'dist', 'bin', 'cidsync.js') })
+    const missing = await run()
+    expect(missing.code).toBe(1)
+    expect(missing.stdout).toBe('')
+    expect(missing.stderr).toMatch(/^cidsync: cidsync's install at .* is damaged: its package\.json is missing; install cidsync again \[ERR_INSTALL_DAMAGED\]\n$/)
+    // One level above the package's root: someone else's directory, never read.
+    const evil = JSON.stringify({ name: 'cidsync', version: '6.6.6', bin: { cidsync: '/tmp/evil.js' } })
+    writeFileSync(join(dir, 'planted', 'package.json'), evil)
+    expect((await run()).stderr).toContain('[ERR_INSTALL_DAMAGED]')
+    // Its own package.json naming a script outside it (absolute, or up and out) is refused too.
+    for (const cli of ['/tmp/evil.js', '../../evil.js', 'dist/../../evil.js']) {
+      writeFileSync(join(install, 'package.json'), JSON.stringify({ name: 'cidsync', version: '6.6.6', bin: { cidsync: cli } }))
+      const refused = await run()
+      expect(refused.stderr, cli).toContain('names no script of its own')
+      expect(refused.code, cli).toBe(1)
+    }
+    // (A package.json that is not JSON node's own loader refuses, before any of cidsync runs.)
+    writeFileSync(join(install, 'package.json'), JSON.stringify({ name: 'cidsync', version: '6.6.6', bin: { cidsync: 'dist/bin/cidsync.js' } }))
+    expect((await run()).stdout.trim()).toBe('6.6.6')
+  })
 })
+

@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url'
 import type { Command } from 'commander'
 import { findConfigFile, loadConfig } from '../../config/index.js'
 import { ServiceManagerError, UsageError } from '../../errors.js'
-import { CLI_SCRIPT } from '../../package-root.js'
+import { cliScript } from '../../package-root.js'
 import { writeFileAtomicSync } from '../../util/atomic-write.js'
 import { action } from '../run.js'
 import { runCommands, showCommands as show, userManagerProblem } from '../service-manager.js'
@@ -41,7 +41,7 @@ export function registerService (program: Command): void {
       if (!dryRun && options.platform !== undefined && options.platform !== process.platform) throw new UsageError('--platform other than this one needs --dry-run')
       const install = await import('../../install/index.js')
       const system = platform === 'linux' && options.user !== true
-      const cli = fileURLToPath(CLI_SCRIPT)
+      const cli = fileURLToPath(cliScript())
       let config = loadConfig({ configPath })
       const source = config.source ?? configPath
       if (system) {
