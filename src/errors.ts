@@ -107,6 +107,20 @@ export class StateDiskFullError extends CidsyncError {
   }
 }
 
+/**
+ * Writing in the state dir failed on this machine's side (a full disk, a quota, a read-only or
+ * failing file system) while a restore or a fetch wrote there: nothing was installed, and the
+ * service's data is not in question (unlike {@link SnapshotIntegrityError}, exit 4).
+ */
+export class StateWriteError extends CidsyncError {
+  override readonly code = 'ERR_STATE_WRITE'
+
+  constructor (readonly stateDir: string, readonly reason: string, options?: ErrorOptions) {
+    super(`writing in the state dir ${stateDir} failed (${reason}): ${IndexWriteError.why(ERRNO_AS_SQLITE[reason] ?? reason, options?.cause)}; ` +
+      'nothing was installed or changed: run the command again once it can write there', options)
+  }
+}
+
 /** The kernel refused another inotify watch. */
 export class WatchLimitError extends CidsyncError {
   override readonly code = 'ERR_WATCH_LIMIT'

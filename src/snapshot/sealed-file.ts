@@ -5,7 +5,7 @@ import { dirname } from 'node:path'
 import { Readable, Transform } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import { constants, createBrotliCompress, createBrotliDecompress, createGunzip, createGzip } from 'node:zlib'
-import { SnapshotIntegrityError, SnapshotKeyError, SnapshotTooLargeError, SnapshotUnencryptedError } from '../errors.js'
+import { SnapshotIntegrityError, SnapshotKeyError, SnapshotTooLargeError, SnapshotUnencryptedError, StateWriteError } from '../errors.js'
 import { fsyncPath } from '../util/fsync.js'
 import { decodeHeader, encodeHeader, PREFIX_BYTES, TAG_BYTES, type SealedHeader, type UnsealedHeader } from './format.js'
 import { readingKey, writingKey } from './key.js'
@@ -146,6 +146,8 @@ export async function unseal (init: UnsealInit): Promise<SealedHeader> {
       await pipeline([body, ...stages, createWriteStream(temp, { mode: 0o600, highWaterMark: BUFFER })], { signal: init.signal })
     } catch (err) {
       if (init.signal?.aborted === true || err instanceof SnapshotKeyError || err instanceof SnapshotTooLargeError) throw err
+      const local = localWriteFailure(err)
+      if (local !== undefined) throw new StateWriteError(init.stateDir, local, { cause: err })
       throw new SnapshotIntegrityError(`the snapshot's bytes were changed or damaged (${(err as Error).message}): refused`, { cause: err })
     }
     await rename(temp, init.destination)
@@ -182,4 +184,17 @@ export function limit (bound: number | (() => number)): Transform {
       done(null, chunk)
     }
   })
+}
+
+/** The file system's own failures (they carry the call that failed): this machine's disk, not the snapshot's bytes. */
+const LOCAL_FAILURE_CODES = new Set(['ENOSPC', 'EDQUOT', 'EIO', 'EROFS', 'EFBIG', 'EACCES', 'EPERM'])
+const LOCAL_FAILURE_CALLS = new Set(['open', 'read', 'write', 'fdatasync', 'fsync', 'close'])
+
+/**
+ * The errno of a failed local read, write or sync of an unseal (a full disk, a failing one), or
+ * undefined: told apart so it is said as such (exit 1), never as damaged bytes (exit 4).
+ */
+export function localWriteFailure (err: unknown): string | undefined {
+  const { code, syscall } = err as NodeJS.ErrnoException
+  return code !== undefined && syscall !== undefined && LOCAL_FAILURE_CODES.has(code) && LOCAL_FAILURE_CALLS.has(syscall) ? code : undefined
 }

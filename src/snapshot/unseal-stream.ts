@@ -4,11 +4,11 @@ import { rename, rm } from 'node:fs/promises'
 import { Transform, type Readable, type TransformCallback } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import { createBrotliDecompress } from 'node:zlib'
-import { SnapshotFormatError, SnapshotIntegrityError, SnapshotKeyError, SnapshotTooLargeError, SnapshotUnencryptedError } from '../errors.js'
+import { SnapshotFormatError, SnapshotIntegrityError, SnapshotKeyError, SnapshotTooLargeError, SnapshotUnencryptedError, StateWriteError } from '../errors.js'
 import { createWriteBackStream } from '../util/write-back-stream.js'
 import { decodeHeader, MAGIC, PREFIX_BYTES, TAG_BYTES, type SealedHeader } from './format.js'
 import { readingKey } from './key.js'
-import { limit, refuseUnencrypted, type UnsealInit } from './sealed-file.js'
+import { limit, localWriteFailure, refuseUnencrypted, type UnsealInit } from './sealed-file.js'
 
 const BUFFER = 1024 * 1024
 
@@ -40,6 +40,9 @@ export async function unsealStream (init: UnsealStreamInit): Promise<SealedHeade
     } catch (err) {
       if (init.signal?.aborted === true || err instanceof SnapshotKeyError || err instanceof SnapshotTooLargeError || err instanceof SnapshotFormatError ||
         err instanceof SnapshotUnencryptedError || err instanceof SnapshotIntegrityError) throw err
+      // This machine's disk, not the snapshot: said as such (exit 1), never as damaged bytes (exit 4).
+      const local = localWriteFailure(err)
+      if (local !== undefined) throw new StateWriteError(init.stateDir, local, { cause: err })
       throw new SnapshotIntegrityError(`the snapshot's bytes were changed or damaged (${(err as Error).message}): refused`, { cause: err })
     }
     await rename(temp, init.destination)

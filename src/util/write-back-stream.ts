@@ -37,15 +37,19 @@ export function createWriteBackStream (path: string, init: WriteBackInit = {}): 
       })
     })
   }
-  const writeAll = (chunk: Buffer, callback: (err?: Error | null) => void, from = 0): void => {
-    write(fd as number, chunk, from, chunk.byteLength - from, null, (err, written) => {
+  // The write on its way, if any: the file is closed only once it is back, so that a late write
+  // never lands in whatever file reused the descriptor (fs.WriteStream waits the same way).
+  let writing: Promise<void> | undefined
+  const writeAll = (at: number, chunk: Buffer, callback: (err?: Error | null) => void, from = 0): void => {
+    write(at, chunk, from, chunk.byteLength - from, null, (err, written) => {
       if (err !== null) { callback(err); return }
-      if (from + written < chunk.byteLength) { writeAll(chunk, callback, from + written); return }
+      if (from + written < chunk.byteLength) { writeAll(at, chunk, callback, from + written); return }
       sinceSync += chunk.byteLength
       if (sinceSync >= everyBytes) startSync()
       callback(syncFailure)
     })
   }
+  const settled = async (): Promise<void> => { await Promise.all([writing, syncing]) }
   return new Writable({
     highWaterMark: init.highWaterMark,
     construct (callback) {
@@ -56,7 +60,11 @@ export function createWriteBackStream (path: string, init: WriteBackInit = {}): 
     },
     write (chunk: Buffer, _encoding, callback) {
       if (syncFailure !== undefined) { callback(syncFailure); return }
-      writeAll(chunk, callback)
+      if (fd === undefined) { callback(new Error('the file was closed')); return }
+      const at = fd
+      writing = new Promise<void>(resolve => {
+        writeAll(at, chunk, (err) => { writing = undefined; resolve(); callback(err) })
+      })
     },
     final (callback) {
       // The sync started last is owned here: its failure is the stream's, not a rejection lost.
@@ -65,7 +73,7 @@ export function createWriteBackStream (path: string, init: WriteBackInit = {}): 
     destroy (err, callback) {
       const opened = fd
       fd = undefined
-      void (syncing ?? Promise.resolve()).then(() => {
+      void settled().then(() => {
         if (opened === undefined) { callback(err); return }
         close(opened, (closeErr) => { callback(err ?? closeErr) })
       })

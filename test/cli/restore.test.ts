@@ -1,7 +1,9 @@
 import { describe, expect, it, onTestFinished } from 'vitest'
+import { spawnSync } from 'node:child_process'
+import { readdirSync, readFileSync } from 'node:fs'
 import { mkdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { DaemonProcess, runCli } from '../helpers/cli.js'
+import { CLI, DaemonProcess, runCli } from '../helpers/cli.js'
 import { useTempDir } from '../helpers/temp-dir.js'
 import { loadConfig } from '../../src/config/index.js'
 import { findMirror, saveMirrorCredentials } from '../../src/connect/index.js'
@@ -41,5 +43,29 @@ describe('cidsync restore', () => {
     expect(empty.code, empty.stderr).toBe(3)
     expect(empty.stderr).toContain(`asked mirror nas at ${mirror.url}: nothing has been copied there yet`)
     expect(empty.stderr).not.toContain(p)
+  })
+})
+
+describe('cidsync restore on a state dir it cannot write', () => {
+  it.runIf(spawnSync('prlimit', ['--version']).status === 0)('says this machine could not write (ERR_STATE_WRITE, exit 1), not that the snapshot is damaged (exit 4); the index in place is kept', async () => {
+    const dir = await useTempDir()
+    await mkdir(join(dir, 'notes'))
+    for (let i = 0; i < 4000; i++) await writeFile(join(dir, 'notes', `note-${i}-${'x'.repeat(40)}.md`), String(i))
+    const config = join(dir, 'c.toml')
+    await writeFile(config, 'state_dir = "state"\n[[folders]]\nname = "notes"\npath = "notes"\n[status]\nlisten = "127.0.0.1:0"\n')
+    const published = await runCli(['snapshot', '--config', config], { timeoutMs: 60_000 })
+    expect(published.code, published.stderr).toBe(0)
+    const index = join(dir, 'state', 'index.sqlite')
+    const before = readFileSync(index)
+    // The inflated base is the largest file a restore writes: a limit below its size cuts it (EFBIG).
+    const limit = Math.floor(before.byteLength / 2)
+    const cut = spawnSync('prlimit', [`--fsize=${limit}`, process.execPath, CLI, 'restore', '--force', '--config', config], { encoding: 'utf8', timeout: 60_000 })
+    expect(cut.status, cut.stderr).toBe(1)
+    expect(cut.stderr).toContain(`writing in the state dir ${join(dir, 'state')} failed (EFBIG)`)
+    expect(cut.stderr).toContain('[ERR_STATE_WRITE]')
+    expect(cut.stderr).not.toContain('damaged')
+    expect(readFileSync(index).equals(before)).toBe(true)
+    expect(readdirSync(join(dir, 'state')).filter(f => f.includes('.restoring') || f.includes('.unseal'))).toEqual([])
+
   })
 })

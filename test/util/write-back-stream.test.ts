@@ -52,4 +52,19 @@ describe('createWriteBackStream (a file sent to the disk as it is written)', () 
     expect(done.status, done.stderr).toBe(5)
     expect(done.stderr.trim()).toBe('EFBIG')
   })
+
+  it('fails with a sync the disk refused (EIO from fdatasync), and closes its file', async () => {
+    const dir = await useTempDir()
+    const built = fileURLToPath(new URL('../../dist/util/write-back-stream.js', import.meta.url))
+    // node's own fdatasync made to fail, in a child of its own: nothing of cidsync's is replaced.
+    const script = `import fs from 'node:fs'; import { syncBuiltinESMExports } from 'node:module'
+      fs.fdatasync = (fd, cb) => { const e = new Error('EIO: i/o error, fdatasync'); e.code = 'EIO'; e.syscall = 'fdatasync'; setTimeout(cb, 5, e) }; syncBuiltinESMExports()
+      const { createWriteBackStream } = await import(${JSON.stringify(built)}); const { Readable } = await import('node:stream'); const { pipeline } = await import('node:stream/promises')
+      const chunks = Array.from({ length: 64 }, () => Buffer.alloc(65536, 7))
+      try { await pipeline(Readable.from(chunks), createWriteBackStream(${JSON.stringify(join(dir, 'f'))}, { everyBytes: 65536 })); console.error('ok') } catch (err) { console.error(err.code, err.syscall); process.exit(5) }`
+    const done = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', timeout: 60_000 })
+    expect(done.status, done.stderr).toBe(5)
+    expect(done.stderr.trim()).toBe('EIO fdatasync')
+  })
 })
+
