@@ -1,5 +1,6 @@
-import { watch as fsWatch, type FSWatcher as NodeWatcher } from 'node:fs'
-import { basename, dirname } from 'node:path'
+import { lstatSync, watch as fsWatch, type FSWatcher as NodeWatcher, type Stats } from 'node:fs'
+import { lstat } from 'node:fs/promises'
+import { basename, dirname, join } from 'node:path'
 import type { FSWatcher } from 'chokidar'
 
 type Closer = () => void
@@ -25,32 +26,60 @@ interface ChokidarInsides {
  * What the daemon gives up: chokidar shares one `fs.watch` between its watchers of the same path
  * and tells a file's own watch of events its directory's watch saw. The daemon watches directories
  * only, one chokidar per folder (libuv shares the inotify watch of one inode anyway). Polling and
- * non-persistent watches are left to chokidar. chokidar's private methods are replaced: answers false
- * when they are not there any more (a chokidar change), and chokidar's own stay.
+ * non-persistent watches are left to chokidar. chokidar's private methods are replaced: answers
+ * undefined when they are not there any more (a chokidar change), and chokidar's own stay.
+ *
+ * Each watch remembers the inode it was set on. A directory removed and made again at once (`rm
+ * -rf d && mkdir d`, a build's output, a checkout) leaves its watch on the old, deleted inode,
+ * which reports nothing more, while chokidar, finding the name there again, neither drops nor
+ * adds it: every change in the new directory went unseen. The old watch's last event is about
+ * itself; a directory found there then with another inode is handed to `onReplaced`.
  */
-export function leanWatches (watcher: FSWatcher): boolean {
+export function leanWatches (watcher: FSWatcher, onReplaced: (path: string) => void): LeanWatches | undefined {
   const w = watcher as unknown as ChokidarInsides
   const handler = w._nodeFsHandler
   const { _getWatchedDir: watchedDir, _emitRaw: emitRaw, _handleError: handleError } = w
   if (handler === undefined || typeof handler._watchWithNodeFs !== 'function' || typeof watchedDir !== 'function' ||
-    typeof emitRaw !== 'function' || typeof handleError !== 'function' || !(w._closers instanceof Map) || typeof w._addPathCloser !== 'function') return false
+    typeof emitRaw !== 'function' || typeof handleError !== 'function' || !(w._closers instanceof Map) || typeof w._addPathCloser !== 'function') return undefined
   const closers = w._closers as Map<string, Closer[]>
+  // Directory → which directory its watch is on: its inode and birth time (a file system hands a
+  // freed inode out again at once; the birth time, where there is one, tells the two apart).
+  const inodes = new Map<string, string>()
   const original = handler._watchWithNodeFs
   handler._watchWithNodeFs = function (this: Handler, path: string, listener?: Listener) {
     if (w.options?.usePolling === true || w.options?.persistent !== true) return original.call(this, path, listener)
     watchedDir.call(w, dirname(path)).add(basename(path))
     let nodeWatcher: NodeWatcher
+    const name = basename(path)
     try {
-      nodeWatcher = fsWatch(path, { persistent: true }, (event: string, name: string | null) => {
+      nodeWatcher = fsWatch(path, { persistent: true }, (event: string, changed: string | null) => {
         listener?.(path)
-        emitRaw.call(w, event, name, { watchedPath: path })
+        emitRaw.call(w, event, changed, { watchedPath: path })
+        // Linux names the watched directory itself when it is deleted or moved away; its parent's
+        // watch names it when it goes and when one comes under its name (either may come first).
+        if (changed === name) checkReplaced(path)
+        if (changed !== null && changed !== '') {
+          const child = join(path, changed)
+          if (inodes.has(child)) checkReplaced(child)
+        }
       })
     } catch (err) {
       handleError.call(w, err as Error)
       return undefined
     }
+    const ino = identity(lstatSync(path, { throwIfNoEntry: false }))
+    if (ino !== undefined) inodes.set(path, ino)
     nodeWatcher.on('error', (err: Error) => { handleError.call(w, err) })
-    return () => { nodeWatcher.close() }
+    return () => {
+      if (inodes.get(path) === ino) inodes.delete(path)
+      nodeWatcher.close()
+    }
+  }
+  const checkReplaced = (path: string): void => {
+    const watched = inodes.get(path)
+    void lstat(path).then(now => {
+      if (watched !== undefined && now.isDirectory() && identity(now) !== watched && inodes.get(path) === watched) onReplaced(path)
+    }, () => {})
   }
   w._addPathCloser = (path: string, closer: Closer | undefined) => {
     if (closer === undefined) return
@@ -58,5 +87,16 @@ export function leanWatches (watcher: FSWatcher): boolean {
     if (list === undefined) closers.set(path, [closer])
     else list.push(closer)
   }
-  return true
+  return { identityOf: (path) => inodes.get(path) }
+}
+
+/** Which directory a path names now: its inode and, where the file system keeps one, its birth time. */
+export function identity (stats: Stats | undefined): string | undefined {
+  return stats === undefined ? undefined : `${stats.ino}:${stats.birthtimeMs}`
+}
+
+/** What {@link leanWatches} tells of the watches it set. */
+export interface LeanWatches {
+  /** The {@link identity} of the directory `path`'s watch was set on; undefined when this chokidar does not watch it (or not through these watches). */
+  identityOf: (path: string) => string | undefined
 }

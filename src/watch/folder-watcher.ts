@@ -5,7 +5,7 @@ import { setTimeout as delay } from 'node:timers/promises'
 import { watch, type FSWatcher } from 'chokidar'
 import { WatchLimitError } from '../errors.js'
 import { readDirectoriesOnly } from './chokidar-reads.js'
-import { leanWatches } from './chokidar-watches.js'
+import { identity, leanWatches, type LeanWatches } from './chokidar-watches.js'
 import { chainIds, dirId } from './dir-chain.js'
 import type { IgnoreMatcher } from './ignore.js'
 
@@ -83,6 +83,7 @@ export interface FolderWatcherInit {
  */
 export class FolderWatcher {
   private watcher: FSWatcher | undefined
+  private lean: LeanWatches | undefined
   private readonly prefix: string
 
   constructor (private readonly init: FolderWatcherInit, private readonly events: FolderEvents) {
@@ -100,7 +101,7 @@ export class FolderWatcher {
       ignored: (path: string, stats?: Stats) => this.ignored(path, stats)
     })
     readDirectoriesOnly(watcher)
-    leanWatches(watcher)
+    this.lean = leanWatches(watcher, (path) => { this.replaced(path) })
     this.watcher = watcher
     watcher.on('raw', (_event: string, filename: string | null, details: unknown) => {
       const watchedPath = (details as { watchedPath?: string } | undefined)?.watchedPath
@@ -140,7 +141,15 @@ export class FolderWatcher {
       // the only sign there is. Should that change, a fixed wait stands in for it.
       const closers = (watcher as unknown as { _closers?: unknown })._closers
       if (!(closers instanceof Map)) { await delay(WATCH_ADD_AFTER_MS); return true }
-      if (closers.has(path)) return true
+      if (closers.has(path)) {
+        // Watched, but perhaps the directory that was there before under this name (see replaced).
+        const watchedOn = this.lean?.identityOf(path)
+        const now = watchedOn === undefined ? undefined : identity(await lstat(path).catch(() => undefined))
+        if (watchedOn === undefined || now === undefined || now === watchedOn) return true
+        this.rewatch(relDir)
+        await delay(WATCH_POLL_MS)
+        continue
+      }
       const waited = Date.now() - started
       if (waited > WATCH_WAIT_MS) return false
       if (!added && waited > WATCH_ADD_AFTER_MS) {
@@ -150,6 +159,18 @@ export class FolderWatcher {
       }
       await delay(WATCH_POLL_MS)
     }
+  }
+
+  /**
+   * A directory made again under a watched name (its watch was on the one removed): watched anew
+   * and walked as a new directory, so the files made in it before its new watch are found too.
+   */
+  private replaced (path: string): void {
+    const rel = this.relative(path)
+    if (rel === undefined || this.watcher === undefined) return
+    this.rewatch(rel)
+    if (rel === '') this.events.onRootChanged()
+    else this.events.onDirAdded(rel)
   }
 
   /** Watches a directory again whose watch failed (it could not be read then, it can now). */

@@ -1,5 +1,6 @@
 import { describe, it, expect, onTestFinished } from 'vitest'
 import type { Stats } from 'node:fs'
+import { mkdirSync, rmSync } from 'node:fs'
 import { mkdir, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { watch } from 'chokidar'
@@ -13,7 +14,9 @@ describe("chokidar's watches, trimmed", () => {
     await mkdir(join(dir, 'a', 'b'), { recursive: true })
     const watcher = watch(dir, { ignoreInitial: true, atomic: false, ignored: (_path: string, stats?: Stats) => stats?.isFile() ?? false })
     onTestFinished(async () => { await watcher.close() })
-    expect(leanWatches(watcher)).toBe(true)
+    const replaced: string[] = []
+    const lean = leanWatches(watcher, (path) => { replaced.push(path) })
+    expect(lean).toBeDefined()
     await new Promise<void>(resolve => watcher.once('ready', () => resolve()))
     const closers = (watcher as unknown as { _closers: Map<string, unknown[]> })._closers
     for (const path of [dir, join(dir, 'a'), join(dir, 'a', 'b')]) expect(closers.get(path)).toHaveLength(1)
@@ -31,5 +34,22 @@ describe("chokidar's watches, trimmed", () => {
     // A directory made again is watched again.
     await mkdir(join(dir, 'a', 'b'))
     await until(async () => (closers.has(join(dir, 'a', 'b')) ? true : undefined), 10_000, 'the directory made again to be watched')
+  })
+
+  it('a directory removed and made again at once is named as replaced: its watch was on the removed one', async () => {
+    const dir = await useTempDir()
+    await mkdir(join(dir, 'out'))
+    for (let i = 0; i < 50; i++) await writeFile(join(dir, 'out', `f${i}`), 'x')
+    const watcher = watch(dir, { ignoreInitial: true, atomic: false, ignored: (_path: string, stats?: Stats) => stats?.isFile() ?? false })
+    onTestFinished(async () => { await watcher.close() })
+    const replaced: string[] = []
+    const lean = leanWatches(watcher, (path) => { replaced.push(path) })
+    await new Promise<void>(resolve => watcher.once('ready', () => resolve()))
+    expect(lean?.identityOf(join(dir, 'out'))).toBeTypeOf('string')
+    // In one go, as a build or a checkout does: no moment in which chokidar finds the name gone.
+    const out = join(dir, 'out')
+    rmSync(out, { recursive: true })
+    mkdirSync(out)
+    await until(async () => (replaced.includes(out) ? true : undefined), 10_000, 'the directory made again to be named as replaced')
   })
 })
