@@ -162,15 +162,20 @@ export class FolderWatcher {
   }
 
   /**
-   * A directory made again under a watched name (its watch was on the one removed): watched anew
-   * and walked as a new directory, so the files made in it before its new watch are found too.
+   * A directory made again under a watched name (its watch was on the one removed, or moved away):
+   * watched anew, its rows looked at again (a directory moved away said nothing of its files) and
+   * walked as a new directory, so the files made in it before its new watch are found too.
    */
   private replaced (path: string): void {
     const rel = this.relative(path)
     if (rel === undefined || this.watcher === undefined) return
     this.rewatch(rel)
-    if (rel === '') this.events.onRootChanged()
-    else this.events.onDirAdded(rel)
+    if (rel === '') {
+      this.events.onRootChanged()
+      return
+    }
+    this.events.onDirRemoved(rel)
+    this.events.onDirAdded(rel)
   }
 
   /** Watches a directory again whose watch failed (it could not be read then, it can now). */

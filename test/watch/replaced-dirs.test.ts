@@ -45,4 +45,22 @@ describe('directories removed and made again under the same name', () => {
     }, 10_000, 'the index to hold what the directories hold', 250).catch(() => undefined)
     expect(have).toEqual(expected)
   })
+
+  it('a directory moved away and one made under its name at once: the moved files leave that name, the new ones are indexed', async () => {
+    const dir = await useTempDir()
+    const h = await startWatching(dir)
+    mkdirSync(join(h.root, 'd'))
+    for (let f = 0; f < 30; f++) writeFileSync(join(h.root, 'd', `old-${f}.txt`), 'old')
+    await until(async () => { await h.watcher.current(); return livePaths(h).length === 30 ? true : undefined }, 10_000, 'the first files to be indexed', 100)
+    const child = spawn(process.execPath, ['-e', "const fs = require('node:fs'); const [root] = process.argv.slice(1); fs.renameSync(root + '/d', root + '/d.old'); fs.mkdirSync(root + '/d'); fs.writeFileSync(root + '/d/new.txt', 'new')", h.root], { stdio: 'inherit' })
+    await new Promise<void>((resolve, reject) => child.on('exit', code => { code === 0 ? resolve() : reject(new Error(`mover exited ${String(code)}`)) }))
+    const expected = ['d/new.txt', ...Array.from({ length: 30 }, (_, f) => `d.old/old-${f}.txt`)].sort()
+    let have: string[] = []
+    await until(async () => {
+      await h.watcher.current()
+      have = livePaths(h)
+      return have.join('\n') === expected.join('\n') ? true : undefined
+    }, 10_000, 'the index to hold what the directories hold', 250).catch(() => undefined)
+    expect(have).toEqual(expected)
+  })
 })
