@@ -29,11 +29,12 @@ interface ChokidarInsides {
  * non-persistent watches are left to chokidar. chokidar's private methods are replaced: answers
  * undefined when they are not there any more (a chokidar change), and chokidar's own stay.
  *
- * Each watch remembers the inode it was set on. A directory removed and made again at once (`rm
- * -rf d && mkdir d`, a build's output, a checkout) leaves its watch on the old, deleted inode,
- * which reports nothing more, while chokidar, finding the name there again, neither drops nor
- * adds it: every change in the new directory went unseen. The old watch's last event is about
- * itself; a directory found there then with another inode is handed to `onReplaced`.
+ * Each watch remembers which directory it was set on ({@link identity}). A directory removed, or
+ * moved away, and another made under its name at once (`rm -rf d && mkdir d`, a build's output, a
+ * checkout) leaves its watch on the old one, which reports nothing more of that name, while
+ * chokidar, finding the name there again, neither drops nor adds it: every change in the new
+ * directory went unseen. The old watch's last event names itself, and the parent's names the
+ * child; either, finding another directory under the name, hands it to `onReplaced`.
  */
 export function leanWatches (watcher: FSWatcher, onReplaced: (path: string) => void): LeanWatches | undefined {
   const w = watcher as unknown as ChokidarInsides
