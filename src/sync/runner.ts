@@ -292,6 +292,11 @@ export class SyncRunner {
       this.components.onEvent?.({ type: 'reconcile.done', ms: Date.now() - started, ...result })
       return result
     } catch (err) {
+      // Cut short by the stop (the daemon shutting down): no failure to record or to show.
+      if (this.abort.signal.aborted) {
+        this.components.logger.info('reconcile stopped: cidsync is stopping')
+        throw err
+      }
       this.gate.note(err)
       this.reconciled.failed(err)
       this.components.logger.error({ err }, 'reconcile failed')
