@@ -124,6 +124,12 @@ export class PathStage {
 
   /** After a path settles: gone, unchanged, or to be hashed. */
   private async look (rel: string): Promise<void> {
+    // Being hashed: its answer writes a row after whatever is decided here, so it is looked at once
+    // more when the hash answers (a file deleted while it was hashed would keep a row otherwise).
+    if (this.hashing.has(rel)) {
+      this.again.add(rel)
+      return
+    }
     const stats = await this.statOf(rel)
     if (stats === 'unreadable' || this.init.signal.aborted) return
     const { skipped } = this.components
