@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs'
+import { readFileSync } from 'node:fs'
 import { InstallDamagedError } from './errors.js'
 
 /** What cidsync reads of its own package.json. */
@@ -29,12 +29,11 @@ function find (): Found {
   const path = new URL('package.json', root)
   const damaged = (why: string): InstallDamagedError =>
     new InstallDamagedError(`cidsync's install at ${decodeURIComponent(root.pathname)} is damaged: ${why}; install cidsync again`)
-  if (!existsSync(path)) throw damaged('its package.json is missing')
   let raw: { name?: unknown, version?: unknown, bin?: unknown }
   try {
     raw = JSON.parse(readFileSync(path, 'utf8')) as typeof raw
   } catch (err) {
-    throw damaged(`its package.json cannot be read (${(err as Error).message})`)
+    throw damaged((err as NodeJS.ErrnoException).code === 'ENOENT' ? 'its package.json is missing' : `its package.json cannot be read (${(err as Error).message})`)
   }
   const cli = typeof raw.bin === 'object' && raw.bin !== null ? (raw.bin as Record<string, unknown>).cidsync : undefined
   if (raw.name !== 'cidsync' || typeof raw.version !== 'string') throw damaged('its package.json is not cidsync\'s')
