@@ -3,7 +3,7 @@ import { linkSync, readFileSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { formatWalletKey, newWalletKey, parseWalletKey, walletAddress } from '../crypto/index.js'
 import { ACCESS_HEADER, startLocalService, startLocalServiceThread, type ServiceThread } from '../local-service/index.js'
-import { createServiceClients, type InProcessUpload, type ServiceClients } from '../remote/index.js'
+import { createServiceClients, type InProcessUpload, type ReadStoredRun, type ServiceClients } from '../remote/index.js'
 import { InternalError } from '../errors.js'
 import type { CID } from 'multiformats/cid'
 import { writeFileAtomicSync } from '../util/atomic-write.js'
@@ -47,6 +47,8 @@ export interface EmbeddedService {
   readonly address: string
   /** The store's blocks read without HTTP, when the service runs on this thread (not `thread`). */
   readonly readStored?: (cid: CID) => Promise<Uint8Array | undefined>
+  /** A run of the store's blocks read at once without HTTP (an export's leaves), when `readStored` is there. */
+  readonly readStoredRun?: ReadStoredRun
   readonly credentials: { readonly apiKey: () => string | undefined, readonly sessionToken: () => string | undefined }
 }
 
@@ -88,6 +90,7 @@ export async function startEmbedded (dir: string, options: Partial<EmbeddedOptio
   const local = options.thread === true ? undefined : await startLocalService(init)
   const service: ServiceThread = local ?? await startLocalServiceThread(init)
   const readStored = local === undefined ? undefined : async (cid: CID, into?: Uint8Array) => await local.readStoredBlock(cid, into)
+  const readStoredRun: ReadStoredRun | undefined = local === undefined ? undefined : async (cids, into) => await local.readStoredBlocks(cids, into)
   const credentials: { apiKey?: string, sessionToken?: () => string } = {}
   const url = service.url
   // Its uploads are added in this process, by the code its upload route runs after parsing a
@@ -118,7 +121,7 @@ export async function startEmbedded (dir: string, options: Partial<EmbeddedOptio
     // scalar multiplication on secp256k1 (0.1 s of every command's start-up on a cold process).
     const address = typeof account.address === 'string' && /^0x[0-9a-f]{40}$/.test(account.address) ? account.address : walletAddress(parseWalletKey(account.walletKey))
     credentials.sessionToken = renewingToken(service, address, options.tokenTtlSeconds ?? DEFAULT_EMBEDDED_TOKEN_TTL_SECONDS)
-    return { service, clients, address, readStored, credentials: { apiKey: () => credentials.apiKey, sessionToken: () => credentials.sessionToken?.() } }
+    return { service, clients, address, readStored, readStoredRun, credentials: { apiKey: () => credentials.apiKey, sessionToken: () => credentials.sessionToken?.() } }
   } catch (err) {
     await clients.close()
     await service.stop()

@@ -5,7 +5,7 @@
  */
 import type { CID } from 'multiformats/cid'
 import type { Config } from '../config/index.js'
-import { createServiceClients, type ServiceClients } from '../remote/index.js'
+import { createServiceClients, type ReadStoredRun, type ServiceClients } from '../remote/index.js'
 import { Credential, credentialsDir } from './credentials.js'
 import { startEmbedded } from './embedded.js'
 import { embeddedOptions } from './embedded-options.js'
@@ -29,6 +29,8 @@ export interface ServiceConnection {
    * reader hashes each against its CID). Only when that service runs on this thread.
    */
   readonly readStored?: (cid: CID) => Promise<Uint8Array | undefined>
+  /** A run of those blocks read at once (an export's leaves); only beside `readStored`. */
+  readonly readStoredRun?: ReadStoredRun
   close: () => Promise<void>
 }
 
@@ -44,6 +46,7 @@ export async function connectService (config: Config, env: NodeJS.ProcessEnv = p
       mode: 'embedded',
       clients: embedded.clients,
       readStored: embedded.readStored,
+      readStoredRun: embedded.readStoredRun,
       credentials: embedded.credentials,
       describe: `the embedded service at ${embedded.service.url} (data in ${config.service.dir}` +
         (options.storing === true ? '; in a thread of its own' : '') +

@@ -1,4 +1,7 @@
-/** A block's memory (the whole buffer it lies in), transferred to the hashing thread. */
-export interface HashJob { readonly id: number, readonly buffer: ArrayBuffer, readonly offset: number, readonly length: number }
-/** The same memory transferred back, with the SHA-256 of the block in it. */
-export interface HashAnswer { readonly id: number, readonly buffer: ArrayBuffer, readonly digest: ArrayBuffer }
+/**
+ * Blocks' memory (the whole buffer they lie in), transferred to the hashing thread: `ranges` holds
+ * each block's offset and length in turn.
+ */
+export interface HashJob { readonly id: number, readonly buffer: ArrayBuffer, readonly ranges: readonly number[] }
+/** The same memory transferred back, with the SHA-256 of each block in turn (32 bytes each). */
+export interface HashAnswer { readonly id: number, readonly buffer: ArrayBuffer, readonly digests: ArrayBuffer }

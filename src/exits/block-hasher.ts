@@ -34,21 +34,36 @@ export class BlockHasher {
    * every block it held.
    */
   async sha256 (bytes: Uint8Array, owned: boolean): Promise<{ bytes: Uint8Array, digest: Uint8Array }> {
-    const buffer = bytes.buffer
-    if (!owned || this.closed || bytes.byteLength < MIN_OFF_THREAD_BYTES || !(buffer instanceof ArrayBuffer)) {
-      return { bytes, digest: createHash('sha256').update(bytes).digest() }
+    const done = await this.sha256Run([bytes], owned)
+    return { bytes: done.blocks[0] as Uint8Array, digest: done.digests[0] as Uint8Array }
+  }
+
+  /**
+   * The SHA-256 of each of `blocks`, all views of one buffer (a run of leaves read at once): as
+   * {@link sha256}, with one message each way for all of them. `owned`: the caller owns that whole
+   * buffer; it is then detached, and the blocks answered are views of the same memory at the same
+   * places.
+   */
+  async sha256Run (blocks: readonly Uint8Array[], owned: boolean): Promise<{ blocks: Uint8Array[], digests: Uint8Array[] }> {
+    const buffer = blocks[0]?.buffer
+    const total = blocks.reduce((sum, block) => sum + block.byteLength, 0)
+    if (!owned || this.closed || total < MIN_OFF_THREAD_BYTES || !(buffer instanceof ArrayBuffer) || blocks.some(block => block.buffer !== buffer)) {
+      return { blocks: [...blocks], digests: blocks.map(block => createHash('sha256').update(block).digest()) }
     }
     if (this.failure !== undefined) throw this.failure
     const worker = this.start()
     const id = this.next++
-    const { byteOffset: offset, byteLength: length } = bytes
+    const ranges = blocks.flatMap(block => [block.byteOffset, block.byteLength])
     const answer = await new Promise<HashAnswer>((resolve, reject) => {
       // Held while it owes an answer: an unref'd thread alone would let the process exit mid-export.
       if (this.waiting.size === 0) worker.ref()
       this.waiting.set(id, { resolve, reject })
-      worker.postMessage({ id, buffer, offset, length } satisfies HashJob, [buffer])
+      worker.postMessage({ id, buffer, ranges } satisfies HashJob, [buffer])
     })
-    return { bytes: new Uint8Array(answer.buffer, offset, length), digest: new Uint8Array(answer.digest) }
+    return {
+      blocks: blocks.map((_, i) => new Uint8Array(answer.buffer, ranges[2 * i], ranges[2 * i + 1])),
+      digests: blocks.map((_, i) => new Uint8Array(answer.digests, 32 * i, 32))
+    }
   }
 
   private start (): Worker {

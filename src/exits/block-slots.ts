@@ -10,9 +10,8 @@ const FIRST_SLOT_BYTES = 256 * 1024
  */
 export class BlockSlots {
   private readonly free: Uint8Array[] = []
-  private size = FIRST_SLOT_BYTES
-
-  constructor (private readonly keep: number) {}
+  /** `size`: what a slot holds at first. */
+  constructor (private readonly keep: number, private size = FIRST_SLOT_BYTES) {}
 
   /** A slot to read a block into: the caller owns it until it gives it back (or drops it). */
   take (): Uint8Array {

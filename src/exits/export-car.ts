@@ -13,7 +13,7 @@ import { BlockSlots } from './block-slots.js'
 import { CarFile } from './car-file.js'
 import { chainObjects, contentObjects, type ChainObject } from './chain-objects.js'
 import { makeDirsSync } from '../util/make-dirs.js'
-import { walkStoredBlocks, type ReadStoredBlock } from './stored-blocks.js'
+import { RUN_BYTES, walkStoredObjects, type ReadStoredBlock, type ReadStoredRun } from './stored-blocks.js'
 import { processAlive } from '../util/process-alive.js'
 
 export interface ExportInit {
@@ -28,10 +28,12 @@ export interface ExportInit {
   readonly signal?: AbortSignal
   /**
    * The service's own store, when it runs in this process (the embedded one): blocks are read from
-   * it without the HTTP hop, each checked against its CID ({@link walkStoredBlocks}). Without it,
+   * it without the HTTP hop, each checked against its CID ({@link walkStoredObjects}). Without it,
    * through the gateways.
    */
   readonly readStored?: ReadStoredBlock
+  /** Beside `readStored`: a file's leaves read a run at a time ({@link walkStoredObjects}). */
+  readonly readStoredRun?: ReadStoredRun
   /** Told after each object is in the CAR. */
   readonly onObject?: (event: ExportProgress) => void
 }
@@ -58,12 +60,15 @@ export interface ExportResult {
   readonly carBytes: number
 }
 
+/** Run buffers kept for use again: those read ahead and the one being written. */
+const RUNS_KEPT = 4
+
 function memoryCache (): ManifestCache {
   const kept = new Map<string, string>()
   return { get: cid => kept.get(cid), put: (cid, json) => { kept.set(cid, json) } }
 }
 
-let runs = 0
+let exportRuns = 0
 const TEMP_SUFFIX = '.cidsync-export'
 
 /**
@@ -71,7 +76,7 @@ const TEMP_SUFFIX = '.cidsync-export'
  * exports to one FILE at once each rename their own CAR (a shared name let one remove the other's
  * file and rename the other's half-written one over FILE, and say it was done).
  */
-export function exportTempPath (file: string, run = `${process.pid}-${++runs}`): string {
+export function exportTempPath (file: string, run = `${process.pid}-${++exportRuns}`): string {
   return join(dirname(file), `.${basename(file)}.${run}${TEMP_SUFFIX}`)
 }
 
@@ -97,7 +102,8 @@ async function removeDeadTemps (file: string): Promise<void> {
  * given `readStored` (the embedded service in this process), read from the store, each block
  * hashed against its CID before it is written.
  * Memory stays flat: one object at a time, its blocks handed to the CAR's writes as they are made
- * (12 MiB of write buffers: {@link CarFile}; a few blocks read ahead). The CAR is written to a temp
+ * (12 MiB of write buffers: {@link CarFile}; a few blocks read ahead, or with `readStoredRun` four
+ * runs of {@link RUN_BYTES}). The CAR is written to a temp
  * file beside FILE, fsynced once and renamed over it: FILE is whole or untouched.
  */
 export async function exportCar (clients: ServiceClients, init: ExportInit): Promise<ExportResult> {
@@ -129,35 +135,33 @@ export async function exportCar (clients: ServiceClients, init: ExportInit): Pro
     // copies), read into a few slots used again and again (see BlockSlots).
     const hasher = init.readStored !== undefined ? new BlockHasher() : undefined
     const slots = init.readStored !== undefined ? new BlockSlots(16) : undefined
+    const runs = init.readStoredRun !== undefined ? new BlockSlots(RUNS_KEPT, RUN_BYTES) : undefined
     const counts = { publishes: 0, segments: 0, contentObjects: 0, blocks: 0, bytes: 0, objects: 0 }
     let rootManifest: Manifest | undefined
     let writeFailure: CidsyncError | undefined
-    const put = async (object: ChainObject): Promise<void> => {
-      try {
-        const sink = async (cid: CID, bytes: Uint8Array): Promise<void> => {
-          // A write that fails (a full disk) is the export's failure, named, not the fetch's.
-          await car.put(cid, bytes).catch((err: unknown) => { writeFailure = cannotWrite(err); throw writeFailure })
-          counts.blocks++
-        }
-        const options = { signal: init.signal, hasher, slots, maxBytes: object.bytes ?? (object.kind === 'manifest' ? MAX_SEALED_MANIFEST_BYTES : undefined) }
-        const got = init.readStored !== undefined
-          ? await walkStoredBlocks(init.readStored, CID.parse(object.cid), sink, options)
-          : await clients.gateway.fetchBlocks(object.cid, object.profile, sink, options)
-        counts.bytes += got.size
-      } catch (err) {
-        if (writeFailure !== undefined) throw writeFailure
-        if (err instanceof IntegrityError) throw new IntegrityError(`${object.kind} ${object.cid} (${object.about}): ${err.message}; no CAR was written`, { cause: err })
-        if (err instanceof ContentNotFoundError || err instanceof GatewayFetchError) {
-          throw new ExportIncompleteError(`could not export ${object.kind} ${object.cid} (${object.about}): ${(err as CidsyncError).message}; no CAR was written. ` +
-            (object.kind === 'content' ? 'Run `cidsync verify --content` to see which files it holds, or export without --content' : 'Run `cidsync verify --full`; publish again from a device that holds the files, then export again'), object.cid, { cause: err })
-        }
-        throw err
+    const sink = async (cid: CID, bytes: Uint8Array): Promise<void> => {
+      // A write that fails (a full disk) is the export's failure, named, not the fetch's.
+      await car.put(cid, bytes).catch((err: unknown) => { writeFailure = cannotWrite(err); throw writeFailure })
+      counts.blocks++
+    }
+    const named = (object: ChainObject, err: unknown): unknown => {
+      if (writeFailure !== undefined) return writeFailure
+      if (err instanceof IntegrityError) return new IntegrityError(`${object.kind} ${object.cid} (${object.about}): ${err.message}; no CAR was written`, { cause: err })
+      if (err instanceof ContentNotFoundError || err instanceof GatewayFetchError) {
+        return new ExportIncompleteError(`could not export ${object.kind} ${object.cid} (${object.about}): ${(err as CidsyncError).message}; no CAR was written. ` +
+          (object.kind === 'content' ? 'Run `cidsync verify --content` to see which files it holds, or export without --content' : 'Run `cidsync verify --full`; publish again from a device that holds the files, then export again'), object.cid, { cause: err })
       }
+      return err
+    }
+    const written = (object: ChainObject, size: number): void => {
+      counts.bytes += size
       counts.objects++
       init.onObject?.({ cid: object.cid, kind: object.kind, objects: counts.objects, bytes: counts.bytes })
       failpoint('export:object')
     }
-    try {
+    const maxBytes = (object: ChainObject): number | undefined => object.bytes ?? (object.kind === 'manifest' ? MAX_SEALED_MANIFEST_BYTES : undefined)
+    /** The chain's objects, root first, then with `content` the content objects its records name. */
+    async function * objects (): AsyncGenerator<ChainObject> {
       for await (const object of chainObjects(clients, root, cache, fetch)) {
         if (object.kind === 'manifest' || object.kind === 'snapshot') {
           if (counts.publishes++ === 0) {
@@ -168,12 +172,31 @@ export async function exportCar (clients: ServiceClients, init: ExportInit): Pro
             rootManifest = object.manifest
           }
         } else counts.segments++
-        await put(object)
+        yield object
       }
       if (init.content === true && rootManifest !== undefined) {
         for await (const object of contentObjects(clients, rootManifest, fetch)) {
           counts.contentObjects++
-          await put(object)
+          yield object
+        }
+      }
+    }
+    try {
+      if (init.readStored !== undefined) {
+        // Read ahead across objects: the next object's blocks are read while this one is written.
+        const stored = async function * (): AsyncGenerator<{ cid: CID, maxBytes?: number, object: ChainObject }> {
+          for await (const object of objects()) yield { cid: CID.parse(object.cid), maxBytes: maxBytes(object), object }
+        }
+        await walkStoredObjects(init.readStored, stored(), sink, {
+          signal: init.signal, hasher, slots, readRun: init.readStoredRun, runs,
+          onObject: ({ object }, walked) => { written(object, walked.size) },
+          failure: ({ object }, err) => named(object, err)
+        })
+      } else {
+        for await (const object of objects()) {
+          const got = await clients.gateway.fetchBlocks(object.cid, object.profile, sink, { signal: init.signal, maxBytes: maxBytes(object) })
+            .catch((err: unknown) => { throw named(object, err) })
+          written(object, got.size)
         }
       }
       // Written whole and fsynced before the rename.

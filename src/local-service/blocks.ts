@@ -301,6 +301,35 @@ export class BlockStore {
     return await this.readers.read(place, name, into)
   }
 
+  /**
+   * The blocks `cids`, in order, read into `into` as far as it holds them (see
+   * {@link PackReaders.readRun}: neighbours in a pack in one read); undefined for a block not stored.
+   */
+  async getRun (cids: readonly CID[], into: Uint8Array): Promise<Array<Uint8Array | undefined>> {
+    const found: Array<{ place: Place, name: string }> = []
+    const at: number[] = []
+    const answers: Array<Uint8Array | undefined> = []
+    const legacy: Array<Promise<void>> = []
+    for (const cid of cids) {
+      const { name, place } = this.place(cid)
+      if (place !== undefined) {
+        at.push(answers.length)
+        found.push({ place, name })
+        answers.push(undefined)
+        continue
+      }
+      const index = answers.length
+      answers.push(undefined)
+      legacy.push(this.get(cid).then(bytes => { answers[index] = bytes }, (err: unknown) => {
+        if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err
+      }))
+    }
+    const views = await this.readers.readRun(found, into)
+    await Promise.all(legacy)
+    views.forEach((view, i) => { answers[at[i] as number] = view })
+    return answers
+  }
+
   /** Flushes and closes every pack file (the service is stopping). */
   close (): void {
     // After a failed sync nothing pending is committed (rule 5): the packs are just closed.

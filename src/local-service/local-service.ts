@@ -183,6 +183,15 @@ export class LocalService {
   }
 
   /**
+   * Several stored blocks read in this process at once ({@link readStoredBlock} for a run of a
+   * file's leaves): read into `into` as far as it holds them, neighbours in a pack with one read,
+   * each answered as a view; undefined for a block not stored. As stored, unchecked.
+   */
+  async readStoredBlocks (cids: readonly CID[], into: Uint8Array): Promise<Array<Uint8Array | undefined>> {
+    return await this.parts.blocks.getRun(cids, into)
+  }
+
+  /**
    * A file added for the process this service runs in, as `POST /api/v0/add` adds one (quota,
    * durable before answered, listed for the owner of `request.apiKey`) but without HTTP: the embedded
    * service's own uploads. Throws the route's `HttpFailure` (413 past the quota, 503 after a

@@ -35,6 +35,47 @@ export class PackReaders {
     return bytes
   }
 
+  /**
+   * Several blocks read at once, in order: those that fit go into `into` one after another, and
+   * blocks lying next to each other in one pack (a file's leaves, as they were appended) are read
+   * with one read, so a run of 256 KiB leaves costs a read per 4 MiB instead of one each. A block
+   * past what `into` holds is read into memory of its own. Answers a view of each block's bytes.
+   */
+  async readRun (places: ReadonlyArray<{ readonly place: Place, readonly name: string }>, into: Uint8Array): Promise<Uint8Array[]> {
+    const views: Uint8Array[] = []
+    const reads: Array<Promise<void>> = []
+    let used = 0
+    for (let i = 0; i < places.length;) {
+      const first = places[i] as { place: Place, name: string }
+      if (used + first.place.length > into.byteLength) {
+        const own = this.read(first.place, first.name)
+        const at = views.length
+        views.push(new Uint8Array(0))
+        reads.push(own.then(bytes => { views[at] = bytes }))
+        i++
+        continue
+      }
+      // The longest run of blocks that follow each other in the same pack and still fit.
+      let end = first.place.offset + first.place.length
+      let j = i + 1
+      for (; j < places.length; j++) {
+        const next = (places[j] as { place: Place }).place
+        if (next.pack !== first.place.pack || next.offset !== end || used + (end - first.place.offset) + next.length > into.byteLength) break
+        end += next.length
+      }
+      const span = into.subarray(used, used + (end - first.place.offset))
+      for (let k = i; k < j; k++) {
+        const place = (places[k] as { place: Place }).place
+        views.push(span.subarray(place.offset - first.place.offset, place.offset - first.place.offset + place.length))
+      }
+      reads.push(this.read({ pack: first.place.pack, offset: first.place.offset, length: span.byteLength }, first.name, span).then(() => {}))
+      used += span.byteLength
+      i = j
+    }
+    await Promise.all(reads)
+    return views
+  }
+
   /** The pack being written: its own descriptor serves its reads until {@link close}. */
   keep (pack: number, fd: number): void {
     this.open.set(pack, fd)

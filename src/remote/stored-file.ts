@@ -11,6 +11,15 @@ import { ContentNotFoundError, IntegrityError } from '../errors.js'
  */
 export type ReadStoredBlock = (cid: CID, into?: Uint8Array) => Promise<Uint8Array | undefined>
 
+/**
+ * Reads several blocks of the service's own store at once, in order (a run of a file's leaves):
+ * into `into` one after another as far as it holds them, blocks lying next to each other on the
+ * disk with one read, each answered as a view (a block past `into`'s end in memory of its own);
+ * undefined for a block the store does not hold. As stored, unchecked. The caller lends `into`
+ * and takes it back once done with the views.
+ */
+export type ReadStoredRun = (cids: readonly CID[], into: Uint8Array) => Promise<Array<Uint8Array | undefined>>
+
 const RAW_CODE = 0x55
 const IDENTITY = 0x00
 /** Only a damaged store could make a file's DAG this deep, or one that loops. */

@@ -165,11 +165,13 @@ export async function benchExits (root, report) {
     // The export as the CLI runs it on the embedded service: blocks read from its store in this
     // process, each checked against its CID (no HTTP hop). BENCH_EXITS_PEER=<a dist/exits/index.js>
     // runs that build's export too, interleaved (main's, to compare builds in one run), handed the
-    // same in-process store reader (a build older than that option ignores it and uses the gateway);
+    // same in-process store reader and run reader (a build older than either option ignores it);
     // BENCH_EXITS_HTTP=1 adds this build's export through the gateway (what a remote service gets).
-    const variants = [{ name: 'this build', exportCar, init: { readStored: (cid, into) => one.service.readStoredBlock(cid, into) } }]
+    const readStored = (cid, into) => one.service.readStoredBlock(cid, into)
+    const readStoredRun = (cids, into) => one.service.readStoredBlocks(cids, into)
+    const variants = [{ name: 'this build', exportCar, init: { readStored, readStoredRun } }]
     if (process.env.BENCH_EXITS_HTTP === '1') variants.push({ name: 'this build through the gateway', exportCar, init: {} })
-    if (process.env.BENCH_EXITS_PEER !== undefined && !IMPORT_ONLY) variants.push({ name: `peer ${process.env.BENCH_EXITS_PEER}`, exportCar: (await import(process.env.BENCH_EXITS_PEER)).exportCar, init: { readStored: (cid, into) => one.service.readStoredBlock(cid, into) } })
+    if (process.env.BENCH_EXITS_PEER !== undefined && !IMPORT_ONLY) variants.push({ name: `peer ${process.env.BENCH_EXITS_PEER}`, exportCar: (await import(process.env.BENCH_EXITS_PEER)).exportCar, init: { readStored, readStoredRun } })
     const exports = variants.map(() => [])
     // CPU of each export: its main thread's, and the whole process's (the store's reads, the
     // writes, any hashing threads), to tell a thread-bound export from a disk-bound one.

@@ -4,7 +4,7 @@ import * as dagPb from '@ipld/dag-pb'
 import { UnixFS } from 'ipfs-unixfs'
 import { CID } from 'multiformats/cid'
 import { sha256 } from 'multiformats/hashes/sha2'
-import { walkStoredBlocks, type ReadStoredBlock } from '../../src/exits/stored-blocks.js'
+import { RUN_BYTES, walkStoredBlocks, walkStoredObjects, type ReadStoredBlock, type ReadStoredRun } from '../../src/exits/stored-blocks.js'
 import { BlockHasher } from '../../src/exits/block-hasher.js'
 import { BlockSlots } from '../../src/exits/block-slots.js'
 
@@ -119,5 +119,129 @@ describe('walkStoredBlocks with a hashing thread and slots', () => {
     await pending
     const after = await hasher.sha256(new Uint8Array(big), true)
     expect(Buffer.from(after.digest).equals(want)).toBe(true)
+  })
+})
+
+describe('walkStoredObjects: objects one after another, leaves read a run at a time', () => {
+  /** Files of `leafBytes` leaves (the second leaf of each twice), in one store; and a reader of runs that reads into what it is lent as far as it holds. */
+  async function store (files: number, leaves: number, leafBytes: number): Promise<{ roots: CID[], blocks: Map<string, Uint8Array>, leavesOf: CID[][] }> {
+    const blocks = new Map<string, Uint8Array>()
+    const roots: CID[] = []
+    const leavesOf: CID[][] = []
+    for (let f = 0; f < files; f++) {
+      const made = await Promise.all(Array.from({ length: leaves }, async () => await block(0x55, randomBytes(leafBytes))))
+      const linked = [made[0], ...made.slice(1, 2), ...made.slice(1)] as Array<{ cid: CID, bytes: Uint8Array }>
+      const data = new UnixFS({ type: 'file', blockSizes: linked.map(l => BigInt(l.bytes.byteLength)) }).marshal()
+      const node = await block(dagPb.code, dagPb.encode(dagPb.prepare({ Data: data, Links: linked.map(l => ({ Hash: l.cid, Tsize: l.bytes.byteLength })) })))
+      for (const x of [node, ...made]) blocks.set(x.cid.toString(), x.bytes)
+      roots.push(node.cid)
+      leavesOf.push(made.map(m => m.cid))
+    }
+    return { roots, blocks, leavesOf }
+  }
+  const reader = (blocks: Map<string, Uint8Array>): { read: ReadStoredBlock, readRun: ReadStoredRun, runs: number[] } => {
+    const runs: number[] = []
+    return {
+      runs,
+      read: async cid => blocks.get(cid.toString()),
+      readRun: async (cids, into) => {
+        runs.push(cids.length)
+        let used = 0
+        return cids.map(cid => {
+          const bytes = blocks.get(cid.toString())
+          if (bytes === undefined) return undefined
+          if (used + bytes.byteLength > into.byteLength) return Buffer.from(bytes)
+          into.set(bytes, used)
+          used += bytes.byteLength
+          return into.subarray(used - bytes.byteLength, used)
+        })
+      }
+    }
+  }
+  // Blocks compared by their digests: toEqual walks large buffers a byte at a time.
+  const digest = (bytes: Uint8Array): string => createHash('sha256').update(bytes).digest('hex')
+  const alone = async (read: ReadStoredBlock, roots: CID[]): Promise<Array<[string, string]>> => {
+    const got: Array<[string, string]> = []
+    for (const root of roots) await walkStoredBlocks(read, root, async (cid, bytes) => { got.push([cid.toString(), digest(bytes)]) })
+    return got
+  }
+
+  it('hands over the same blocks in the same order as each object walked alone, told once an object is whole, its runs hashed on the thread', async () => {
+    const { roots, blocks } = await store(3, 20, 200 * 1024)
+    const { read, readRun, runs } = reader(blocks)
+    const hasher = new BlockHasher()
+    onTestFinished(async () => { await hasher.close() })
+    const got: Array<[string, string]> = []
+    const told: Array<{ cid: string, size: number, blocks: number, handedOver: number }> = []
+    await walkStoredObjects(read, roots.map(cid => ({ cid })), async (cid, bytes) => { got.push([cid.toString(), digest(bytes)]) }, {
+      hasher, slots: new BlockSlots(4), readRun, runs: new BlockSlots(4, RUN_BYTES),
+      onObject: (object, walked) => { told.push({ cid: object.cid.toString(), ...walked, handedOver: got.length }) }
+    })
+    expect(got).toEqual(await alone(read, roots))
+    // Each object told after its last block, with its bytes (the repeated leaf counted twice).
+    expect(told).toEqual(roots.map((cid, i) => ({ cid: cid.toString(), size: 21 * 200 * 1024, blocks: 21, handedOver: 21 * (i + 1) })))
+    expect(runs.length, 'leaves read a run at a time').toBeLessThan(20)
+  })
+
+  it('leaves larger than a run\'s buffer expects: those past its end read into memory of their own, the same blocks', async () => {
+    const { roots, blocks } = await store(2, 6, 1536 * 1024)
+    const { read, readRun } = reader(blocks)
+    const got: Array<[string, string]> = []
+    await walkStoredObjects(read, roots.map(cid => ({ cid })), async (cid, bytes) => { got.push([cid.toString(), digest(bytes)]) }, { readRun, runs: new BlockSlots(4, RUN_BYTES) })
+    expect(got).toEqual(await alone(read, roots))
+  })
+
+  it('a damaged leaf inside a run fails its object, named through `failure`; nothing of it handed over; the objects are closed', async () => {
+    const { roots, blocks, leavesOf } = await store(3, 12, 100 * 1024)
+    const bad = (leavesOf[1] as CID[])[5] as CID
+    const damaged = Buffer.from(blocks.get(bad.toString()) as Uint8Array)
+    damaged[7] = (damaged[7] as number) ^ 1
+    blocks.set(bad.toString(), damaged)
+    const { read, readRun } = reader(blocks)
+    const hasher = new BlockHasher()
+    onTestFinished(async () => { await hasher.close() })
+    let closed = false
+    async function * objects (): AsyncGenerator<{ cid: CID, name: string }> {
+      try {
+        for (const [i, cid] of roots.entries()) yield { cid, name: `file ${i}` }
+      } finally {
+        closed = true
+      }
+    }
+    const got: string[] = []
+    const walking = walkStoredObjects(read, objects(), async cid => { got.push(cid.toString()) }, {
+      hasher, readRun, runs: new BlockSlots(4, RUN_BYTES), failure: (object, err) => new Error(`${object.name}: ${(err as Error).message}`)
+    })
+    await expect(walking).rejects.toThrow(`file 1: block ${bad.toString()} of ${(roots[1] as CID).toString()} as stored does not hash to its CID`)
+    expect(got).not.toContain(bad.toString())
+    // The first object whole (its root and 12 leaves, the repeat handed over once), then the second's root and leaves up to the damaged one.
+    expect(got.slice(13)).toEqual([(roots[1] as CID).toString(), ...(leavesOf[1] as CID[]).slice(0, 5).map(c => c.toString())])
+    expect(closed, 'the objects\' generator was closed (its finally ran)').toBe(true)
+  })
+
+  it('a leaf the store lacks inside a run is ERR_CONTENT_NOT_FOUND, named', async () => {
+    const { roots, blocks, leavesOf } = await store(1, 8, 64 * 1024)
+    const gone = (leavesOf[0] as CID[])[6] as CID
+    blocks.delete(gone.toString())
+    const { read, readRun } = reader(blocks)
+    await expect(walkStoredObjects(read, roots.map(cid => ({ cid })), async () => {}, { readRun, runs: new BlockSlots(4, RUN_BYTES) }))
+      .rejects.toMatchObject({ code: 'ERR_CONTENT_NOT_FOUND', message: expect.stringContaining(gone.toString()) })
+  })
+})
+
+describe('BlockHasher.sha256Run', () => {
+  it('hashes every block of one buffer on the thread, the buffer moved there and back: the same digests and bytes', async () => {
+    const hasher = new BlockHasher()
+    onTestFinished(async () => { await hasher.close() })
+    const memory = new Uint8Array(randomBytes(1024 * 1024))
+    const copy = Buffer.from(memory)
+    const views = [memory.subarray(0, 300_000), memory.subarray(300_000, 300_001), memory.subarray(400_000)]
+    const done = await hasher.sha256Run(views, true)
+    expect(memory.byteLength, 'moved to the thread').toBe(0)
+    const ranges = [[0, 300_000], [300_000, 300_001], [400_000, copy.byteLength]] as const
+    ranges.forEach(([from, to], i) => {
+      expect(Buffer.from(done.digests[i] as Uint8Array).equals(createHash('sha256').update(copy.subarray(from, to)).digest())).toBe(true)
+      expect(Buffer.from(done.blocks[i] as Uint8Array).equals(copy.subarray(from, to))).toBe(true)
+    })
   })
 })

@@ -275,3 +275,53 @@ describe('the block store after a failed fsync', () => {
     store.close()
   })
 })
+
+describe('the block store\'s run of blocks read at once', () => {
+  it('reads neighbours in a pack into the buffer it is lent, one after another; a block past its end into memory of its own; one not stored as undefined', async () => {
+    const root = await useTempDir()
+    const db = await openServiceDatabase(root)
+    onTestFinished(() => { db.close() })
+    // 3 blocks of 40 bytes a pack: a run across packs is read a span a pack.
+    const store = new BlockStore(root, db, 120)
+    onTestFinished(() => { store.close() })
+    const blocks: Array<{ cid: CID, bytes: Buffer }> = []
+    for (let i = 0; i < 5; i++) {
+      const bytes = randomBytes(40)
+      const cid = CID.createV1(raw.code, await sha256.digest(bytes))
+      store.put(cid, bytes)
+      blocks.push({ cid, bytes })
+    }
+    store.flush()
+    const absent = await block()
+    const into = new Uint8Array(150)
+    // Out of order, with a repeat and a block not stored: each answered in its place.
+    const asked = [blocks[0], blocks[1], absent, blocks[2], blocks[3], blocks[1], blocks[4]] as Array<{ cid: CID, bytes: Buffer }>
+    const got = await store.getRun(asked.map(b => b.cid), into)
+    expect(got).toHaveLength(asked.length)
+    expect(got[2]).toBeUndefined()
+    got.forEach((view, i) => { if (i !== 2) expect(Buffer.from(view as Uint8Array).equals((asked[i] as { bytes: Buffer }).bytes), `block ${i}`).toBe(true) })
+    // The first three stored fit the 150 bytes lent, next to each other; the rest did not.
+    expect(got.slice(0, 4).filter(view => view?.buffer === into.buffer)).toHaveLength(3)
+    expect((got[1] as Uint8Array).byteOffset).toBe(40)
+    expect((got[3] as Uint8Array).byteOffset).toBe(80)
+    expect(got.slice(4).every(view => view?.buffer !== into.buffer)).toBe(true)
+  })
+
+  it('a pack shorter than its index says is named as damaged data, as a single read names it', async () => {
+    const root = await useTempDir()
+    const db = await openServiceDatabase(root)
+    onTestFinished(() => { db.close() })
+    const store = new BlockStore(root, db)
+    onTestFinished(() => { store.close() })
+    const a = await block()
+    const b = await block()
+    store.put(a.cid, a.bytes)
+    store.put(b.cid, b.bytes)
+    store.flush()
+    const [pack] = await readdir(join(root, 'packs'))
+    const handle = await openFile(join(root, 'packs', pack as string), 'r+')
+    await handle.truncate(100)
+    await handle.close()
+    await expect(store.getRun([a.cid, b.cid], new Uint8Array(1024))).rejects.toMatchObject({ code: 'ERR_SERVICE_DATA_DAMAGED' })
+  })
+})

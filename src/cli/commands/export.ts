@@ -23,10 +23,10 @@ export function registerExport (program: Command): void {
       const at = options.at === undefined ? undefined : parseTimeArg(options.at)
       const tty = process.stderr.isTTY === true && options.json !== true
       let last = 0
-      await withService(options, async ({ clients, readStored }) => {
+      await withService(options, async ({ clients, readStored, readStoredRun }) => {
         const { exportCar } = await import('../../exits/index.js')
         const result = await exportCar(clients, {
-          config, file: options.car, at, content: options.content === true, readStored, passphrase: process.env.CIDSYNC_SNAPSHOT_PASSPHRASE,
+          config, file: options.car, at, content: options.content === true, readStored, readStoredRun, passphrase: process.env.CIDSYNC_SNAPSHOT_PASSPHRASE,
           onObject: (event) => {
             if (options.json === true) { process.stdout.write(`${JSON.stringify({ type: 'object', ...event })}\n`); return }
             if (!tty || Date.now() - last < 100) return
