@@ -128,7 +128,8 @@ interface Entry<T> extends Pending { readonly object: Walking<T>, node?: FileNod
  * still each checked before the sink sees it; given `slots`, single leaves are read into them and
  * each given back once the sink is done with it (a node never is: its links' CIDs view its
  * bytes); given `readRun` and `runs`, a node's leaves are read a run at a time ({@link RUN_BYTES}).
- * Memory: {@link READ_AHEAD} blocks (or {@link RUNS_AHEAD} runs), and the links of the nodes on the way down.
+ * Memory: {@link READ_AHEAD} blocks and, given `readRun`, {@link RUNS_AHEAD} runs more; the links
+ * of the nodes on the way down; the objects taken ahead (a root each).
  */
 export async function walkStoredObjects<T extends StoredObject> (read: ReadStoredBlock, objects: AsyncIterable<T> | Iterable<T>, sink: StoredBlockSink, init: WalkObjectsInit<T> = {}): Promise<void> {
   const source = Symbol.asyncIterator in objects ? objects[Symbol.asyncIterator]() : (objects as Iterable<T>)[Symbol.iterator]()
@@ -183,7 +184,11 @@ export async function walkStoredObjects<T extends StoredObject> (read: ReadStore
         else queue.push({ cid: next.value.cid, depth: 0, object: { item: next.value, seen: new Map(), size: 0, blocks: 0 } })
       }
       if (queue.length === 0) break
-      for (let i = 0; i < Math.min(ahead(), queue.length); i++) void start(i)
+      // Runs of leaves as far as the window goes; any other block only within READ_AHEAD of the
+      // head (a chain of small objects must not put dozens of blocks in flight).
+      for (let i = 0; i < Math.min(ahead(), queue.length); i++) {
+        if (i < READ_AHEAD || (init.readRun !== undefined && runnable(queue[i] as Entry<T>))) void start(i)
+      }
       const entry = queue[0] as Entry<T>
       if (entry.object !== current) {
         if (current !== undefined) init.onObject?.(current.item, { size: current.size, blocks: current.blocks })
