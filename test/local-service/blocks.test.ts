@@ -48,17 +48,30 @@ async function account (local: LocalService, work: string): Promise<{ put: (byte
 }
 
 /** A block store on a fresh service database in a temp dir, as the service opens it. */
-async function storeInTempDir (): Promise<{ root: string, db: Database.Database, store: BlockStore }> {
+async function storeInTempDir (packLimit?: number): Promise<{ root: string, db: Database.Database, store: BlockStore }> {
   const root = await useTempDir()
   const db = await openServiceDatabase(root)
   onTestFinished(() => { if (db.open) db.close() })
-  return { root, db, store: new BlockStore(root, db) }
+  return { root, db, store: new BlockStore(root, db, packLimit) }
 }
 
 /** A raw block of 64 random bytes and its CID. */
 async function block (): Promise<{ cid: CID, bytes: Buffer }> {
   const bytes = randomBytes(64)
   return { cid: CID.createV1(raw.code, await sha256.digest(bytes)), bytes }
+}
+
+/** `count` raw blocks of `bytes` random bytes each put into `store` in turn, then flushed. */
+async function putFlushed (store: BlockStore, count: number, bytes: number): Promise<Array<{ cid: CID, bytes: Buffer }>> {
+  const blocks: Array<{ cid: CID, bytes: Buffer }> = []
+  for (let i = 0; i < count; i++) {
+    const random = randomBytes(bytes)
+    const cid = CID.createV1(raw.code, await sha256.digest(random))
+    store.put(cid, random)
+    blocks.push({ cid, bytes: random })
+  }
+  store.flush()
+  return blocks
 }
 
 describe('the local service\'s block store', () => {
@@ -140,14 +153,7 @@ describe('the block store past a pack\'s limit', () => {
     onTestFinished(() => { db.close() })
     // 3 blocks of 40 bytes a pack: ten blocks span four packs.
     const store = new BlockStore(root, db, 120)
-    const blocks: Array<{ cid: CID, bytes: Buffer }> = []
-    for (let i = 0; i < 10; i++) {
-      const bytes = randomBytes(40)
-      const cid = CID.createV1(raw.code, await sha256.digest(bytes))
-      store.put(cid, bytes)
-      blocks.push({ cid, bytes })
-    }
-    store.flush()
+    const blocks = await putFlushed(store, 10, 40)
     // Other files opened now take the numbers a closed descriptor would have freed.
     const others = await Promise.all([1, 2, 3].map(async i => { await writeFile(join(root, `other-${i}`), 'x'.repeat(40)); return await openFile(join(root, `other-${i}`), 'r') }))
     onTestFinished(async () => { for (const o of others) await o.close() })
@@ -278,20 +284,10 @@ describe('the block store after a failed fsync', () => {
 
 describe('the block store\'s run of blocks read at once', () => {
   it('reads neighbours in a pack into the buffer it is lent, one after another; a block past its end into memory of its own; one not stored as undefined', async () => {
-    const root = await useTempDir()
-    const db = await openServiceDatabase(root)
-    onTestFinished(() => { db.close() })
     // 3 blocks of 40 bytes a pack: a run across packs is read a span a pack.
-    const store = new BlockStore(root, db, 120)
+    const { store } = await storeInTempDir(120)
     onTestFinished(() => { store.close() })
-    const blocks: Array<{ cid: CID, bytes: Buffer }> = []
-    for (let i = 0; i < 5; i++) {
-      const bytes = randomBytes(40)
-      const cid = CID.createV1(raw.code, await sha256.digest(bytes))
-      store.put(cid, bytes)
-      blocks.push({ cid, bytes })
-    }
-    store.flush()
+    const blocks = await putFlushed(store, 5, 40)
     const absent = await block()
     const into = new Uint8Array(150)
     // Out of order, with a repeat and a block not stored: each answered in its place.
@@ -308,10 +304,7 @@ describe('the block store\'s run of blocks read at once', () => {
   })
 
   it('a pack shorter than its index says is named as damaged data, as a single read names it', async () => {
-    const root = await useTempDir()
-    const db = await openServiceDatabase(root)
-    onTestFinished(() => { db.close() })
-    const store = new BlockStore(root, db)
+    const { root, store } = await storeInTempDir()
     onTestFinished(() => { store.close() })
     const a = await block()
     const b = await block()
