@@ -10,12 +10,19 @@ const FIRST_SLOT_BYTES = 256 * 1024
  */
 export class BlockSlots {
   private readonly free: Uint8Array[] = []
+  private out = 0
   /** `size`: what a slot holds at first. */
   constructor (private readonly keep: number, private size = FIRST_SLOT_BYTES) {}
 
   /** A slot to read a block into: the caller owns it until it gives it back (or drops it). */
   take (): Uint8Array {
+    this.out++
     return this.free.pop() ?? new Uint8Array(this.size)
+  }
+
+  /** Slots taken and not given back yet. */
+  get lent (): number {
+    return this.out
   }
 
   /** A block did not fit: later slots are made this large. */
@@ -25,6 +32,7 @@ export class BlockSlots {
 
   /** Gives back the slot a block was read into (`block` views it, from its start); one too small is dropped. */
   give (block: Uint8Array): void {
+    this.out = Math.max(0, this.out - 1)
     const slot = new Uint8Array(block.buffer as ArrayBuffer)
     if (slot.byteLength >= this.size && this.free.length < this.keep) this.free.push(slot)
   }

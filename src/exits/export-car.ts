@@ -13,7 +13,7 @@ import { BlockSlots } from './block-slots.js'
 import { CarFile } from './car-file.js'
 import { chainObjects, contentObjects, type ChainObject } from './chain-objects.js'
 import { makeDirsSync } from '../util/make-dirs.js'
-import { RUN_BYTES, walkStoredObjects, type ReadStoredBlock, type ReadStoredRun } from './stored-blocks.js'
+import { RUN_BYTES, RUNS_AT_ONCE, walkStoredObjects, type ReadStoredBlock, type ReadStoredRun } from './stored-blocks.js'
 import { processAlive } from '../util/process-alive.js'
 
 export interface ExportInit {
@@ -60,9 +60,6 @@ export interface ExportResult {
   readonly carBytes: number
 }
 
-/** Run buffers kept for use again: those read ahead and the one being written. */
-const RUNS_KEPT = 4
-
 function memoryCache (): ManifestCache {
   const kept = new Map<string, string>()
   return { get: cid => kept.get(cid), put: (cid, json) => { kept.set(cid, json) } }
@@ -101,9 +98,10 @@ async function removeDeadTemps (file: string): Promise<void> {
  * (the root compared with the object's CID: a gateway's wrong bytes fail the export, exit 4); or,
  * given `readStored` (the embedded service in this process), read from the store, each block
  * hashed against its CID before it is written.
- * Memory stays flat: one object at a time, its blocks handed to the CAR's writes as they are made
- * (12 MiB of write buffers: {@link CarFile}; a few blocks read ahead, or with `readStoredRun` four
- * runs of {@link RUN_BYTES}). The CAR is written to a temp
+ * Memory stays flat: blocks handed to the CAR's writes in order as they are checked (12 MiB of
+ * write buffers: {@link CarFile}), a few blocks read ahead, and with `readStoredRun` at most
+ * {@link RUNS_AT_ONCE} runs of {@link RUN_BYTES} (objects are read ahead across each other, never
+ * more than that). The CAR is written to a temp
  * file beside FILE, fsynced once and renamed over it: FILE is whole or untouched.
  */
 export async function exportCar (clients: ServiceClients, init: ExportInit): Promise<ExportResult> {
@@ -135,7 +133,6 @@ export async function exportCar (clients: ServiceClients, init: ExportInit): Pro
     // copies), read into a few slots used again and again (see BlockSlots).
     const hasher = init.readStored !== undefined ? new BlockHasher() : undefined
     const slots = init.readStored !== undefined ? new BlockSlots(16) : undefined
-    const runs = init.readStoredRun !== undefined ? new BlockSlots(RUNS_KEPT, RUN_BYTES) : undefined
     const counts = { publishes: 0, segments: 0, contentObjects: 0, blocks: 0, bytes: 0, objects: 0 }
     let rootManifest: Manifest | undefined
     let writeFailure: CidsyncError | undefined
@@ -188,7 +185,7 @@ export async function exportCar (clients: ServiceClients, init: ExportInit): Pro
           for await (const object of objects()) yield { cid: CID.parse(object.cid), maxBytes: maxBytes(object), object }
         }
         await walkStoredObjects(init.readStored, stored(), sink, {
-          signal: init.signal, hasher, slots, readRun: init.readStoredRun, runs,
+          signal: init.signal, hasher, slots, readRun: init.readStoredRun,
           onObject: ({ object }, walked) => { written(object, walked.size) },
           failure: ({ object }, err) => named(object, err)
         })

@@ -4,7 +4,7 @@ import { checkBlock, decodeFileNode, type FileNode } from '../content/index.js'
 import { ContentNotFoundError, IntegrityError } from '../errors.js'
 import type { ReadStoredBlock, ReadStoredRun } from '../remote/index.js'
 import type { BlockHasher } from './block-hasher.js'
-import type { BlockSlots } from './block-slots.js'
+import { BlockSlots } from './block-slots.js'
 
 export type { ReadStoredBlock, ReadStoredRun }
 
@@ -27,10 +27,13 @@ const READ_AHEAD = 8
 /**
  * Given a run reader, a node's raw leaves are read a run at a time into buffers of this size (one
  * read, one message to the hashing thread and back for all of them, where one each cost the
- * export half its time in wake-ups and calls: docs/benchmarks.md, Exits), {@link RUNS_AHEAD} runs
- * ahead of the one being written. Memory: that many buffers and one more.
+ * export half its time in wake-ups and calls: docs/benchmarks.md, Exits), at most
+ * {@link RUNS_AT_ONCE} runs read or held at once (the one being written and those ahead of it).
  */
 export const RUN_BYTES = 4 * 1024 * 1024
+/** Runs read ahead and held at once: 16 MiB of buffers, however short the runs (a small file's few leaves are one). */
+export const RUNS_AT_ONCE = 4
+/** The window, in runs' worth of leaves, within which runs are started. */
 const RUNS_AHEAD = 3
 /** Only a damaged store could make a file's DAG this deep, or one that loops. */
 const MAX_DEPTH = 64
@@ -41,11 +44,10 @@ interface Run { slot: Uint8Array, left: number }
 interface Checked { readonly bytes: Uint8Array, readonly check: 'ok' | 'mismatch' | 'unsupported', readonly lent: boolean, readonly run?: Run }
 interface Pending { readonly cid: CID, readonly depth: number, reading?: Promise<Checked | undefined> }
 
-/**
- * What a walk reads with: a thread to hash blocks on, slots to read them into, and a reader of
- * runs of blocks with the buffers to read them into (`runs`, slots of {@link RUN_BYTES}).
- */
-export interface WalkTools { readonly hasher?: BlockHasher, readonly slots?: BlockSlots, readonly readRun?: ReadStoredRun, readonly runs?: BlockSlots }
+/** What a walk reads with: a thread to hash blocks on, slots to read them into, and a reader of runs of blocks. */
+export interface WalkTools { readonly hasher?: BlockHasher, readonly slots?: BlockSlots, readonly readRun?: ReadStoredRun }
+/** The run buffers of one walk (slots of {@link RUN_BYTES}). */
+type RunTools = WalkTools & { readonly runs?: BlockSlots }
 
 /** A block read (into a slot, given `slots`) and checked against its CID: on `hasher`'s thread for SHA-256, else here. */
 async function readChecked (read: ReadStoredBlock, cid: CID, { hasher, slots }: WalkTools): Promise<Checked | undefined> {
@@ -75,7 +77,7 @@ function sameDigest (digest: Uint8Array, cid: CID): boolean {
  * thread, the buffer transferred there and back); a leaf the buffer could not hold is read into
  * memory of its own and hashed here. Answers each leaf's block, in order.
  */
-async function readRunChecked (readRun: ReadStoredRun, cids: readonly CID[], { hasher, runs }: WalkTools): Promise<Array<Checked | undefined>> {
+async function readRunChecked (readRun: ReadStoredRun, cids: readonly CID[], { hasher, runs }: RunTools): Promise<Array<Checked | undefined>> {
   const slot = runs?.take() ?? new Uint8Array(RUN_BYTES)
   const views = await readRun(cids, slot)
   const inSlot = views.filter((view): view is Uint8Array => view !== undefined && view.buffer === slot.buffer)
@@ -95,7 +97,7 @@ async function readRunChecked (readRun: ReadStoredRun, cids: readonly CID[], { h
 }
 
 /** A run's leaf is done with (written, or a repeat): its buffer goes back once the run's last is. */
-function release (checked: Checked | undefined, tools: WalkTools): void {
+function release (checked: Checked | undefined, tools: RunTools): void {
   if (checked?.lent === true) tools.slots?.give(checked.bytes)
   if (checked?.run !== undefined && --checked.run.left === 0) tools.runs?.give(checked.run.slot)
 }
@@ -127,14 +129,15 @@ interface Entry<T> extends Pending { readonly object: Walking<T>, node?: FileNod
  * half an export's time). Given `hasher`, blocks are hashed on its thread as they are read ahead,
  * still each checked before the sink sees it; given `slots`, single leaves are read into them and
  * each given back once the sink is done with it (a node never is: its links' CIDs view its
- * bytes); given `readRun` and `runs`, a node's leaves are read a run at a time ({@link RUN_BYTES}).
- * Memory: {@link READ_AHEAD} blocks and, given `readRun`, {@link RUNS_AHEAD} runs more; the links
- * of the nodes on the way down; the objects taken ahead (a root each).
+ * bytes); given `readRun`, a node's leaves are read a run at a time ({@link RUN_BYTES}).
+ * Memory: {@link READ_AHEAD} blocks and, given `readRun`, {@link RUNS_AT_ONCE} runs of
+ * {@link RUN_BYTES}; the links of the nodes on the way down; the objects taken ahead (a root each).
  */
 export async function walkStoredObjects<T extends StoredObject> (read: ReadStoredBlock, objects: AsyncIterable<T> | Iterable<T>, sink: StoredBlockSink, init: WalkObjectsInit<T> = {}): Promise<void> {
   const source = Symbol.asyncIterator in objects ? objects[Symbol.asyncIterator]() : (objects as Iterable<T>)[Symbol.iterator]()
   let exhausted = false
   const queue: Array<Entry<T>> = []
+  const tools: RunTools = { ...init, runs: init.readRun !== undefined ? new BlockSlots(RUNS_AT_ONCE, RUN_BYTES) : undefined }
   // A run's length: as many leaves as the largest seen so far would fill a run's buffer with.
   let largestLeaf = 256 * 1024
   const runLength = (): number => Math.max(1, Math.floor(RUN_BYTES / largestLeaf))
@@ -160,7 +163,7 @@ export async function walkStoredObjects<T extends StoredObject> (read: ReadStore
       // This leaf and the unread raw leaves after it, one run.
       const members = [entry]
       for (let j = at + 1; j < queue.length && members.length < runLength() && runnable(queue[j] as Entry<T>); j++) members.push(queue[j] as Entry<T>)
-      const reading = readRunChecked(init.readRun, members.map(m => m.cid), init)
+      const reading = readRunChecked(init.readRun, members.map(m => m.cid), tools)
       const readings = members.map((member, k) => {
         member.reading = reading.then(checked => checked[k])
         // Awaited in turn below; one left unread when the walk fails must not be unhandled.
@@ -184,10 +187,12 @@ export async function walkStoredObjects<T extends StoredObject> (read: ReadStore
         else queue.push({ cid: next.value.cid, depth: 0, object: { item: next.value, seen: new Map(), size: 0, blocks: 0 } })
       }
       if (queue.length === 0) break
-      // Runs of leaves as far as the window goes; any other block only within READ_AHEAD of the
-      // head (a chain of small objects must not put dozens of blocks in flight).
+      // Runs of leaves as far as the window goes while fewer than RUNS_AT_ONCE are held; any other
+      // block only within READ_AHEAD of the head (a chain of small objects must not put dozens of
+      // blocks in flight). The head is read whatever (start(0) below).
       for (let i = 0; i < Math.min(ahead(), queue.length); i++) {
-        if (i < READ_AHEAD || (init.readRun !== undefined && runnable(queue[i] as Entry<T>))) void start(i)
+        const run = init.readRun !== undefined && runnable(queue[i] as Entry<T>)
+        if (run ? (tools.runs?.lent ?? 0) < RUNS_AT_ONCE : i < READ_AHEAD) void start(i)
       }
       const entry = queue[0] as Entry<T>
       if (entry.object !== current) {
@@ -218,7 +223,7 @@ export async function walkStoredObjects<T extends StoredObject> (read: ReadStore
     const again = object.seen.get(text)
     if (again !== undefined) {
       object.size += again
-      release(checked, init)
+      release(checked, tools)
       return
     }
     if (checked === undefined) throw new ContentNotFoundError(`the service does not hold block ${text}${of}`)
@@ -245,7 +250,7 @@ export async function walkStoredObjects<T extends StoredObject> (read: ReadStore
     if (maxBytes !== undefined && object.size > maxBytes) throw new IntegrityError(`${root.toString()} as stored holds more than the ${maxBytes} bytes it may`)
     await sink(entry.cid, bytes)
     // Read over by a later block: the sink is done with it.
-    release(checked, init)
+    release(checked, tools)
     object.blocks++
     queue.unshift(...links.map(cid => ({ cid, depth: entry.depth + 1, object })))
   }

@@ -4,7 +4,7 @@ import * as dagPb from '@ipld/dag-pb'
 import { UnixFS } from 'ipfs-unixfs'
 import { CID } from 'multiformats/cid'
 import { sha256 } from 'multiformats/hashes/sha2'
-import { RUN_BYTES, walkStoredBlocks, walkStoredObjects, type ReadStoredBlock, type ReadStoredRun } from '../../src/exits/stored-blocks.js'
+import { RUNS_AT_ONCE, walkStoredBlocks, walkStoredObjects, type ReadStoredBlock, type ReadStoredRun } from '../../src/exits/stored-blocks.js'
 import { BlockHasher } from '../../src/exits/block-hasher.js'
 import { BlockSlots } from '../../src/exits/block-slots.js'
 
@@ -174,7 +174,7 @@ describe('walkStoredObjects: objects one after another, leaves read a run at a t
     const got: Array<[string, string]> = []
     const told: Array<{ cid: string, size: number, blocks: number, handedOver: number }> = []
     await walkStoredObjects(read, roots.map(cid => ({ cid })), async (cid, bytes) => { got.push([cid.toString(), digest(bytes)]) }, {
-      hasher, slots: new BlockSlots(4), readRun, runs: new BlockSlots(4, RUN_BYTES),
+      hasher, slots: new BlockSlots(4), readRun,
       onObject: (object, walked) => { told.push({ cid: object.cid.toString(), ...walked, handedOver: got.length }) }
     })
     expect(got).toEqual(await alone(read, roots))
@@ -187,8 +187,20 @@ describe('walkStoredObjects: objects one after another, leaves read a run at a t
     const { roots, blocks } = await store(2, 6, 1536 * 1024)
     const { read, readRun } = reader(blocks)
     const got: Array<[string, string]> = []
-    await walkStoredObjects(read, roots.map(cid => ({ cid })), async (cid, bytes) => { got.push([cid.toString(), digest(bytes)]) }, { readRun, runs: new BlockSlots(4, RUN_BYTES) })
+    await walkStoredObjects(read, roots.map(cid => ({ cid })), async (cid, bytes) => { got.push([cid.toString(), digest(bytes)]) }, { readRun })
     expect(got).toEqual(await alone(read, roots))
+  })
+
+  it('many small objects read ahead hold no more than a few run buffers, however short their runs', async () => {
+    const { roots, blocks } = await store(40, 4, 64 * 1024)
+    const { read, readRun } = reader(blocks)
+    const buffers = new Set<ArrayBufferLike>()
+    const counting: ReadStoredRun = async (cids, into) => { buffers.add(into.buffer); return await readRun(cids, into) }
+    const got: Array<[string, string]> = []
+    await walkStoredObjects(read, roots.map(cid => ({ cid })), async (cid, bytes) => { got.push([cid.toString(), digest(bytes)]) }, { readRun: counting })
+    expect(got).toEqual(await alone(read, roots))
+    // Buffers are used again once given back (no hashing thread here: the same memory each time).
+    expect(buffers.size).toBeLessThanOrEqual(RUNS_AT_ONCE + 1)
   })
 
   it('a damaged leaf inside a run fails its object, named through `failure`; nothing of it handed over; the objects are closed', async () => {
@@ -210,7 +222,7 @@ describe('walkStoredObjects: objects one after another, leaves read a run at a t
     }
     const got: string[] = []
     const walking = walkStoredObjects(read, objects(), async cid => { got.push(cid.toString()) }, {
-      hasher, readRun, runs: new BlockSlots(4, RUN_BYTES), failure: (object, err) => new Error(`${object.name}: ${(err as Error).message}`)
+      hasher, readRun, failure: (object, err) => new Error(`${object.name}: ${(err as Error).message}`)
     })
     await expect(walking).rejects.toThrow(`file 1: block ${bad.toString()} of ${(roots[1] as CID).toString()} as stored does not hash to its CID`)
     expect(got).not.toContain(bad.toString())
@@ -224,7 +236,7 @@ describe('walkStoredObjects: objects one after another, leaves read a run at a t
     const gone = (leavesOf[0] as CID[])[6] as CID
     blocks.delete(gone.toString())
     const { read, readRun } = reader(blocks)
-    await expect(walkStoredObjects(read, roots.map(cid => ({ cid })), async () => {}, { readRun, runs: new BlockSlots(4, RUN_BYTES) }))
+    await expect(walkStoredObjects(read, roots.map(cid => ({ cid })), async () => {}, { readRun }))
       .rejects.toMatchObject({ code: 'ERR_CONTENT_NOT_FOUND', message: expect.stringContaining(gone.toString()) })
   })
 })
