@@ -13,7 +13,7 @@ export function registerExport (program: Command): void {
     .description('write the whole history (every publish and segment; with --content every stored file\'s objects too) as a CAR file rooted at the pointer\'s publish: any IPFS implementation that imports it holds the same CIDs (docs/exits.md)')
     .requiredOption('--car <file>', 'the CAR file to write (replaced only once the new one is whole)')
     .option('--at <time>', 'export the newest publish at or before this time and its history, instead of the pointer\'s: RFC 3339, a date, or an age (90m, 2h, 3d, 1w)')
-    .option('--content', 'also every stored content object (packs and parts) the publish\'s records name')
+    .option('--content', 'also every stored content object (packs, parts and plain files) the publish\'s records name')
     .option('--config <path>', 'config file')
     .option('--json', 'print a JSON line per object, then the result')
     .action(action(async (options: ExportOptions) => {
@@ -23,18 +23,23 @@ export function registerExport (program: Command): void {
       const at = options.at === undefined ? undefined : parseTimeArg(options.at)
       const tty = process.stderr.isTTY === true && options.json !== true
       let last = 0
+      let shown: { objects: number, bytes: number } | undefined
+      const progress = (objects: number, bytes: number): void => { process.stderr.write(`\rexporting: ${countOf(objects, 'object', 'objects')}, ${formatBytes(bytes)}   `) }
       await withService(options, async ({ clients, readStored, readStoredRun }) => {
         const { exportCar } = await import('../../exits/index.js')
         const result = await exportCar(clients, {
           config, file: options.car, at, content: options.content === true, readStored, readStoredRun, passphrase: process.env.CIDSYNC_SNAPSHOT_PASSPHRASE,
           onObject: (event) => {
             if (options.json === true) { process.stdout.write(`${JSON.stringify({ type: 'object', ...event })}\n`); return }
-            if (!tty || Date.now() - last < 100) return
+            if (!tty) return
+            shown = event
+            if (Date.now() - last < 100) return
             last = Date.now()
-            process.stderr.write(`\rexporting: ${countOf(event.objects, 'object', 'objects')}, ${formatBytes(event.bytes)}   `)
+            progress(event.objects, event.bytes)
           }
         }).catch((err: unknown) => { throw explainMissingPointer(err, config) })
-        if (tty) process.stderr.write('\n')
+        // The last line says where it ended, not where the last 100 ms tick left it.
+        if (tty) { if (shown !== undefined) progress(shown.objects, shown.bytes); process.stderr.write('\n') }
         if (options.json === true) { process.stdout.write(`${JSON.stringify({ type: 'done', ...result })}\n`); return }
         process.stdout.write(`exported ${result.root} (the publish of ${result.at}) to ${result.file}: ${countOf(result.publishes, 'publish', 'publishes')}, ` +
           `${countOf(result.segments, 'segment', 'segments')}${options.content === true ? `, ${countOf(result.contentObjects, 'content object', 'content objects')}` : ' (no content: --content adds it)'}; ` +
