@@ -1,6 +1,6 @@
 import { describe, expect, it, onTestFinished } from 'vitest'
 import { randomBytes } from 'node:crypto'
-import { writeFile } from 'node:fs/promises'
+import { readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { CID } from 'multiformats/cid'
 import { startLocalService, type LocalService } from '../../src/local-service/index.js'
@@ -73,5 +73,63 @@ describe('fetching into memory from the service\'s own store (the embedded servi
     expect(joined(await client(local, async () => undefined).fetchVerifiedBytes(cid, DEEP, { slab })).equals(bytes)).toBe(true)
     expect(fileFetches(local)).toBe(1)
     await expect(client(local, async (block) => await local.readStoredBlock(block)).fetchVerifiedBytes(cid, DEEP, { slab, maxBytes: 10_000 })).rejects.toThrow(/larger|more than|10000|10,000|exceed/i)
+  })
+})
+
+describe('fetching into a reader or a file from the service\'s own store (a restore\'s segments)', () => {
+  /** A reader that collects what it is handed; `fail` makes it give up after that many bytes. */
+  const collector = (fail?: number): { read: (bytes: import('node:stream').Readable) => Promise<void>, got: () => Buffer } => {
+    let chunks: Buffer[] = []
+    return {
+      got: () => Buffer.concat(chunks),
+      read: async (stream) => {
+        chunks = []
+        let seen = 0
+        for await (const chunk of stream) {
+          chunks.push(chunk as Buffer)
+          seen += (chunk as Buffer).byteLength
+          if (fail !== undefined && seen >= fail) throw new Error('the reader gave up')
+        }
+      }
+    }
+  }
+
+  it('streams the object from the store without HTTP, checked against its CID; to a file too', async () => {
+    const bytes = randomBytes(20_000)
+    const { local, cid } = await stored(bytes)
+    const reader = collector()
+    const gateway = client(local, async (block) => await local.readStoredBlock(block))
+    expect(await gateway.fetchVerifiedInto(cid, DEEP, reader.read)).toEqual({ size: bytes.byteLength, gateway: 'the service\'s store' })
+    expect(reader.got().equals(bytes)).toBe(true)
+    const file = join(await useTempDir(), 'out.bin')
+    await gateway.fetchVerified(cid, DEEP, file)
+    expect((await readFile(file)).equals(bytes)).toBe(true)
+    expect(fileFetches(local)).toBe(0)
+  })
+
+  it('a damaged stored block, or one not stored: the gateway is asked, and its bytes handed over once more from the start', async () => {
+    const bytes = randomBytes(20_000)
+    const { local, cid } = await stored(bytes)
+    const damaged: ReadStoredBlock = async (block) => {
+      const got = await local.readStoredBlock(block)
+      if (got === undefined || block.code !== 0x55) return got
+      const flipped = Buffer.from(got)
+      flipped[0] = (flipped[0] as number) ^ 1
+      return flipped
+    }
+    const reader = collector()
+    expect(await client(local, damaged).fetchVerifiedInto(cid, DEEP, reader.read)).toMatchObject({ size: bytes.byteLength, gateway: local.url.replace(/\/$/, '') })
+    expect(reader.got().equals(bytes)).toBe(true)
+    expect(await client(local, async () => undefined).fetchVerifiedInto(cid, DEEP, reader.read)).toMatchObject({ size: bytes.byteLength })
+    expect(fileFetches(local)).toBe(2)
+    // More than the caller accepts from the store: not that object; the gateway's answer is refused alike.
+    await expect(client(local, async (block) => await local.readStoredBlock(block)).fetchVerifiedInto(cid, DEEP, collector().read, { maxBytes: 10_000 })).rejects.toThrow()
+  })
+
+  it('a reader that fails over the store\'s verified bytes fails the fetch with its own error; no gateway is asked', async () => {
+    const bytes = randomBytes(20_000)
+    const { local, cid } = await stored(bytes)
+    await expect(client(local, async (block) => await local.readStoredBlock(block)).fetchVerifiedInto(cid, DEEP, collector(5_000).read)).rejects.toThrow('the reader gave up')
+    expect(fileFetches(local)).toBe(0)
   })
 })
