@@ -2,7 +2,7 @@ import { readdir, rename, rm, stat } from 'node:fs/promises'
 import { basename, dirname, join, resolve } from 'node:path'
 import { CID } from 'multiformats/cid'
 import type { Config } from '../config/index.js'
-import { CidsyncError, ContentNotFoundError, ExportIncompleteError, ExportWriteError, GatewayFetchError, IntegrityError, NothingAtTimeError } from '../errors.js'
+import { CidsyncError, ContentNotFoundError, ExportIncompleteError, ExportWriteError, GatewayFetchError, IntegrityError, NothingAtTimeError, ServiceDataDamagedError } from '../errors.js'
 import type { ServiceClients } from '../remote/index.js'
 import { acceptsUnencrypted, checkOwnPublishIn, publishAt, SyncStore, hasSyncState, type FetchInit, type ManifestCache } from '../sync/index.js'
 import { MAX_SEALED_MANIFEST_BYTES, type Manifest } from '../snapshot/index.js'
@@ -11,7 +11,7 @@ import { fsyncPath } from '../util/fsync.js'
 import { BlockHasher } from './block-hasher.js'
 import { BlockSlots } from './block-slots.js'
 import { CarFile } from './car-file.js'
-import { chainObjects, contentObjects, type ChainObject } from './chain-objects.js'
+import { chainObjects, contentObjects, removeDeadContentIndexes, type ChainObject } from './chain-objects.js'
 import { makeDirsSync } from '../util/make-dirs.js'
 import { RUN_BYTES, RUNS_AT_ONCE, walkStoredObjects, type ReadStoredBlock, type ReadStoredRun } from './stored-blocks.js'
 import { processAlive } from '../util/process-alive.js'
@@ -125,6 +125,7 @@ export async function exportCar (clients: ServiceClients, init: ExportInit): Pro
       rootAt = found.entry.at
     }
     await removeDeadTemps(file)
+    await removeDeadContentIndexes(dir)
     const cannotWrite = (err: unknown): CidsyncError => err instanceof CidsyncError ? err : new ExportWriteError(`could not write ${file} (through ${temp}): ${(err as Error).message}; nothing was left under FILE: give a FILE in a directory that exists, is writable and has room`, { cause: err })
     // Opened before anything is fetched: a FILE that cannot be written fails at once, named.
     // Its writes run on while the next blocks are fetched and hashed: see CarFile for the bounds.
@@ -144,6 +145,7 @@ export async function exportCar (clients: ServiceClients, init: ExportInit): Pro
     const named = (object: ChainObject, err: unknown): unknown => {
       if (writeFailure !== undefined) return writeFailure
       if (err instanceof IntegrityError) return new IntegrityError(`${object.kind} ${object.cid} (${object.about}): ${err.message}; no CAR was written`, { cause: err })
+      if (err instanceof ServiceDataDamagedError) return new ServiceDataDamagedError(`${object.kind} ${object.cid} (${object.about}): ${err.message}; no CAR was written`, { cause: err })
       if (err instanceof ContentNotFoundError || err instanceof GatewayFetchError) {
         return new ExportIncompleteError(`could not export ${object.kind} ${object.cid} (${object.about}): ${(err as CidsyncError).message}; no CAR was written. ` +
           (object.kind === 'content' ? 'Run `cidsync verify --content` to see which files it holds, or export without --content' : 'Run `cidsync verify --full`; publish again from a device that holds the files, then export again'), object.cid, { cause: err })

@@ -136,6 +136,7 @@ interface Entry<T> extends Pending { readonly object: Walking<T>, node?: FileNod
 export async function walkStoredObjects<T extends StoredObject> (read: ReadStoredBlock, objects: AsyncIterable<T> | Iterable<T>, sink: StoredBlockSink, init: WalkObjectsInit<T> = {}): Promise<void> {
   const source = Symbol.asyncIterator in objects ? objects[Symbol.asyncIterator]() : (objects as Iterable<T>)[Symbol.iterator]()
   let exhausted = false
+  let pulled: { readonly err: unknown } | undefined
   const queue: Array<Entry<T>> = []
   const tools: RunTools = { ...init, runs: init.readRun !== undefined ? new BlockSlots(RUNS_AT_ONCE, RUN_BYTES) : undefined }
   // A run's length: as many leaves as the largest seen so far would fill a run's buffer with.
@@ -181,12 +182,22 @@ export async function walkStoredObjects<T extends StoredObject> (read: ReadStore
   try {
     for (;;) {
       init.signal?.throwIfAborted()
-      while (!exhausted && queue.length < ahead()) {
-        const next = await source.next()
-        if (next.done === true) exhausted = true
-        else queue.push({ cid: next.value.cid, depth: 0, object: { item: next.value, seen: new Map(), size: 0, blocks: 0 } })
+      while (!exhausted && pulled === undefined && queue.length < ahead()) {
+        try {
+          const next = await source.next()
+          if (next.done === true) exhausted = true
+          else queue.push({ cid: next.value.cid, depth: 0, object: { item: next.value, seen: new Map(), size: 0, blocks: 0 } })
+        } catch (err) {
+          // Taking an object ahead failed (the next one's making fetches, say): the objects before
+          // it are walked first, and their own failure, if any, is the one named.
+          pulled = { err }
+          exhausted = true
+        }
       }
-      if (queue.length === 0) break
+      if (queue.length === 0) {
+        if (pulled !== undefined) throw pulled.err
+        break
+      }
       // Runs of leaves as far as the window goes while fewer than RUNS_AT_ONCE are held; any other
       // block only within READ_AHEAD of the head (a chain of small objects must not put dozens of
       // blocks in flight). The head is read whatever (start(0) below).
@@ -211,7 +222,7 @@ export async function walkStoredObjects<T extends StoredObject> (read: ReadStore
   } finally {
     // Reads started ahead of a failure finish on their own; nothing waits on them.
     queue.length = 0
-    if (!exhausted) await source.return?.()
+    if (!exhausted || pulled !== undefined) await source.return?.()
   }
 
   /** One block at the head, checked: handed over (or counted again, a repeat), its links queued. */

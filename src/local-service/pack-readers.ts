@@ -23,6 +23,7 @@ export class PackReaders {
 
   /** `place`'s bytes (`name` is its block, for errors): read into `into` when it fits (a view of it answered), else into a new buffer. */
   async read (place: Place, name: string, into?: Uint8Array): Promise<Uint8Array> {
+    checkPlace(place, name)
     const bytes = into !== undefined && into.byteLength >= place.length ? into.subarray(0, place.length) : Buffer.allocUnsafe(place.length)
     const { fd, once } = this.descriptor(place.pack, name)
     let bytesRead: number
@@ -31,8 +32,23 @@ export class PackReaders {
     } finally {
       if (once) closeSync(fd)
     }
-    if (bytesRead !== place.length) throw new ServiceDataDamagedError(`pack ${place.pack} is shorter than its index says (block ${name}): the service's data dir is damaged; restore it from a backup, or publish again from a device that holds the files`)
+    if (bytesRead !== place.length) throw shortPack(place.pack, name)
     return bytes
+  }
+
+  /** Blocks lying one after another in one pack, read into `into` (their total length) with one read; a short read names the first block it cut. */
+  private async readSpan (blocks: ReadonlyArray<{ readonly place: Place, readonly name: string }>, into: Uint8Array): Promise<void> {
+    const first = blocks[0] as { place: Place, name: string }
+    const { fd, once } = this.descriptor(first.place.pack, first.name)
+    let bytesRead: number
+    try {
+      ({ bytesRead } = await readAt(fd, into, 0, into.byteLength, first.place.offset))
+    } finally {
+      if (once) closeSync(fd)
+    }
+    if (bytesRead === into.byteLength) return
+    const cut = blocks.find(block => block.place.offset + block.place.length > first.place.offset + bytesRead) ?? first
+    throw shortPack(first.place.pack, cut.name)
   }
 
   /**
@@ -45,6 +61,7 @@ export class PackReaders {
     const views: Uint8Array[] = []
     const reads: Array<Promise<void>> = []
     let used = 0
+    for (const { place, name } of places) checkPlace(place, name)
     for (let i = 0; i < places.length;) {
       const first = places[i] as { place: Place, name: string }
       if (used + first.place.length > into.byteLength) {
@@ -68,7 +85,7 @@ export class PackReaders {
         const place = (places[k] as { place: Place }).place
         views.push(span.subarray(place.offset - first.place.offset, place.offset - first.place.offset + place.length))
       }
-      reads.push(this.read({ pack: first.place.pack, offset: first.place.offset, length: span.byteLength }, first.name, span).then(() => {}))
+      reads.push(this.readSpan(places.slice(i, j), span))
       used += span.byteLength
       i = j
     }
@@ -101,4 +118,19 @@ export class PackReaders {
     this.open.set(pack, fd)
     return { fd, once: false }
   }
+}
+
+function shortPack (pack: number, block: string): ServiceDataDamagedError {
+  return new ServiceDataDamagedError(`pack ${pack} is shorter than its index says (block ${block}): the service's data dir is damaged; restore it from a backup, or publish again from a device that holds the files`)
+}
+
+/**
+ * No block the service stores is larger than this (leaves of 1 MiB at most, CAR blocks of 2 MiB):
+ * an index row saying more is damage, named, not a read of gigabytes or a RangeError.
+ */
+export const MAX_STORED_BLOCK_BYTES = 8 * 1024 * 1024
+
+function checkPlace (place: Place, name: string): void {
+  if (Number.isSafeInteger(place.offset) && place.offset >= 0 && Number.isSafeInteger(place.length) && place.length >= 0 && place.length <= MAX_STORED_BLOCK_BYTES) return
+  throw new ServiceDataDamagedError(`the service's index places block ${name} at offset ${place.offset}, ${place.length} bytes long in pack ${place.pack}: no stored block is that; the service's data dir is damaged; restore it from a backup, or publish again from a device that holds the files`)
 }

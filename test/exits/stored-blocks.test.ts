@@ -231,6 +231,22 @@ describe('walkStoredObjects: objects one after another, leaves read a run at a t
     expect(closed, 'the objects\' generator was closed (its finally ran)').toBe(true)
   })
 
+  it('taking the next object failing (its making fetches, say): the objects before it are walked first, and their own failure is the one thrown', async () => {
+    const { roots, blocks, leavesOf } = await store(2, 6, 64 * 1024)
+    const { read, readRun } = reader(blocks)
+    async function * thenFails (): AsyncGenerator<{ cid: CID }> {
+      for (const cid of roots) yield { cid }
+      throw new Error('the next object could not be made')
+    }
+    const got: string[] = []
+    await expect(walkStoredObjects(read, thenFails(), async cid => { got.push(cid.toString()) }, { readRun })).rejects.toThrow('the next object could not be made')
+    expect(got, 'every block of the objects before it handed over first (a root and six leaves each)').toHaveLength(2 * 7)
+    const gone = (leavesOf[1] as CID[])[2] as CID
+    blocks.delete(gone.toString())
+    await expect(walkStoredObjects(read, thenFails(), async () => {}, { readRun, failure: (object, err) => new Error(`${object.cid.toString()}: ${(err as Error).message}`) }))
+      .rejects.toThrow(`${(roots[1] as CID).toString()}: the service does not hold block ${gone.toString()}`)
+  })
+
   it('a leaf the store lacks inside a run is ERR_CONTENT_NOT_FOUND, named', async () => {
     const { roots, blocks, leavesOf } = await store(1, 8, 64 * 1024)
     const gone = (leavesOf[0] as CID[])[6] as CID

@@ -59,3 +59,8 @@ export function hideStoredBlock (serviceDir: string, cid: string): () => void {
   withDb(serviceDir, db => db.prepare('DELETE FROM blocks WHERE cid = ?').run(place.cid))
   return () => withDb(serviceDir, db => db.prepare('INSERT INTO blocks (cid, pack, offset, length) VALUES (?, ?, ?, ?)').run(place.cid, place.pack, place.offset, place.length))
 }
+
+/** The pack file holding a stored block (to remove, truncate or move it behind the service's back). */
+export function storedBlockPack (serviceDir: string, cid: string): string {
+  return packPath(serviceDir, placeOf(serviceDir, cid).pack)
+}

@@ -315,6 +315,20 @@ describe('the block store\'s run of blocks read at once', () => {
     const handle = await openFile(join(root, 'packs', pack as string), 'r+')
     await handle.truncate(100)
     await handle.close()
-    await expect(store.getRun([a.cid, b.cid], new Uint8Array(1024))).rejects.toMatchObject({ code: 'ERR_SERVICE_DATA_DAMAGED' })
+    // a lies whole before the cut, b across it: b is the one named.
+    await expect(store.getRun([a.cid, b.cid], new Uint8Array(1024))).rejects.toMatchObject({ code: 'ERR_SERVICE_DATA_DAMAGED', message: expect.stringContaining(`block ${b.cid.toString()}`) })
+  })
+})
+
+describe('the block store\'s index rows read as they are', () => {
+  it('a row placing a block past any block\'s size is damaged data, named, not a RangeError', async () => {
+    const { db, store } = await storeInTempDir()
+    onTestFinished(() => { store.close() })
+    const a = await block()
+    store.put(a.cid, a.bytes)
+    store.flush()
+    db.prepare('UPDATE blocks SET length = ? WHERE cid = ?').run(2 ** 40, a.cid.bytes)
+    await expect(store.get(a.cid)).rejects.toMatchObject({ code: 'ERR_SERVICE_DATA_DAMAGED', message: expect.stringContaining(a.cid.toString()) })
+    await expect(store.getRun([a.cid], new Uint8Array(1024))).rejects.toMatchObject({ code: 'ERR_SERVICE_DATA_DAMAGED' })
   })
 })
