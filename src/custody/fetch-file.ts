@@ -111,7 +111,8 @@ async function * spans (init: FetchFileInit): AsyncGenerator<Uint8Array> {
     // A range past the object's end reads short; openStream or the CID check then refuses it.
     // Plain content is the file itself; a sealed object is never larger than a part.
     const bound = init.record.sealing === 'none' ? length : Math.max(offset + length, MAX_OBJECT_BYTES)
-    const path = await init.objects.get(object, bound, init.signal)
+    // Plain content is the file itself, uploaded under its own profile; a sealed object under the upload's.
+    const path = await init.objects.get(object, bound, init.signal, init.record.sealing === 'none' ? init.row.profile : undefined)
     if (length > 0) yield * createReadStream(path, { start: offset, end: offset + length - 1, highWaterMark: 1024 * 1024, signal: init.signal })
     if (lastUse) await init.objects.release(object)
   }

@@ -1,11 +1,16 @@
 import { rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import { CID } from 'multiformats/cid'
+import type { CidProfile } from '../content/index.js'
 import { ContentIntegrityError } from '../errors.js'
 import { makeDirs } from '../util/make-dirs.js'
 
-/** Fetches an object into `destination`, verified against its CID; the caller names the most bytes it accepts. */
-export type FetchObject = (cid: string, destination: string, options: { signal?: AbortSignal, maxBytes: number }) => Promise<void>
+/**
+ * Fetches an object into `destination`, verified against its CID; the caller names the most bytes
+ * it accepts, and for plain content the profile the file was stored with (a sealed object's is
+ * the one every sealed object is uploaded with: the fetcher's own).
+ */
+export type FetchObject = (cid: string, destination: string, options: { signal?: AbortSignal, maxBytes: number, profile?: CidProfile }) => Promise<void>
 
 /**
  * Objects fetched for one restore, each once: the files of a pack share one fetch, also when they
@@ -21,8 +26,8 @@ export class ObjectCache {
 
   constructor (private readonly dir: string, private readonly fetchObject: FetchObject) {}
 
-  /** The object's verified bytes on disk; fetched on first use, at most `maxBytes` of them. */
-  async get (cid: string, maxBytes: number, signal?: AbortSignal): Promise<string> {
+  /** The object's verified bytes on disk; fetched on first use, at most `maxBytes` of them (plain content: verified under `profile`). */
+  async get (cid: string, maxBytes: number, signal?: AbortSignal, profile?: CidProfile): Promise<string> {
     let parsed: string
     try {
       parsed = CID.parse(cid).toString()
@@ -40,7 +45,7 @@ export class ObjectCache {
           this.ready ??= makeDirs(this.dir, 0o700).then(() => {})
           await this.ready
           const path = join(this.dir, cid)
-          await this.fetchObject(cid, path, { signal, maxBytes })
+          await this.fetchObject(cid, path, { signal, maxBytes, profile })
           return path
         })()
         this.fetched.set(cid, pending)

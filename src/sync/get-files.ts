@@ -96,7 +96,7 @@ export async function getFiles (clients: ServiceClients, index: Index, init: Get
   await removeDeadFetches(fetchDir)
   const objects = new ObjectCache(join(fetchDir, String(process.pid)), async (cid, destination, options) => {
     // Scratch, verified, read by this process and removed: not fsynced (a power cut ends the reader too).
-    await clients.gateway.fetchVerified(cid, SNAPSHOT_PROFILE, destination, { ...options, signal: options.signal, durable: false })
+    await clients.gateway.fetchVerified(cid, options.profile ?? SNAPSHOT_PROFILE, destination, { ...options, signal: options.signal, durable: false })
   })
   const pool = new SealPool(RESTORE_THREADS)
   // Verified files are fsynced a batch at a time, and renamed only then (docs/content-format.md, "What a crash leaves").
