@@ -31,6 +31,17 @@ function client (local: LocalService, readStored: ReadStoredBlock): GatewayClien
   return new GatewayClient([http], { readStored })
 }
 
+/** The store's blocks with the first byte of every raw leaf flipped, as a disk that damaged them would give them. */
+function damagedLeaves (local: LocalService): ReadStoredBlock {
+  return async (block) => {
+    const got = await local.readStoredBlock(block)
+    if (got === undefined || block.code !== 0x55) return got
+    const flipped = Buffer.from(got)
+    flipped[0] = (flipped[0] as number) ^ 1
+    return flipped
+  }
+}
+
 const joined = (slabs: readonly Uint8Array[]): Buffer => Buffer.concat(slabs.map(s => Buffer.from(s.buffer, s.byteOffset, s.byteLength)))
 const fileFetches = (local: LocalService): number => local.requestLog().filter(r => r.route === 'gateway').length
 /** Small slabs: an object spans several. */
@@ -53,13 +64,7 @@ describe('fetching into memory from the service\'s own store (the embedded servi
   it('asks the gateway when a stored block is damaged, and takes its bytes only once they verify', async () => {
     const bytes = randomBytes(20_000)
     const { local, cid } = await stored(bytes)
-    const damaged: ReadStoredBlock = async (block) => {
-      const got = await local.readStoredBlock(block)
-      if (got === undefined || block.code !== 0x55) return got
-      const flipped = Buffer.from(got)
-      flipped[0] = (flipped[0] as number) ^ 1
-      return flipped
-    }
+    const damaged = damagedLeaves(local)
     expect(joined(await client(local, damaged).fetchVerifiedBytes(cid, DEEP, { slab })).equals(bytes)).toBe(true)
     expect(fileFetches(local)).toBe(1)
     // The gateway's bytes damaged too: refused, as any gateway's that do not hash to the CID.
@@ -110,13 +115,7 @@ describe('fetching into a reader or a file from the service\'s own store (a rest
   it('a damaged stored block, or one not stored: the gateway is asked, and its bytes handed over once more from the start', async () => {
     const bytes = randomBytes(20_000)
     const { local, cid } = await stored(bytes)
-    const damaged: ReadStoredBlock = async (block) => {
-      const got = await local.readStoredBlock(block)
-      if (got === undefined || block.code !== 0x55) return got
-      const flipped = Buffer.from(got)
-      flipped[0] = (flipped[0] as number) ^ 1
-      return flipped
-    }
+    const damaged = damagedLeaves(local)
     const reader = collector()
     expect(await client(local, damaged).fetchVerifiedInto(cid, DEEP, reader.read)).toMatchObject({ size: bytes.byteLength, gateway: local.url.replace(/\/$/, '') })
     expect(reader.got().equals(bytes)).toBe(true)
