@@ -14,7 +14,8 @@ export function formatDuration (seconds: number): string {
 /** Rows as aligned columns; `right` names the columns to right-align (numbers). Every cell is shown with control characters neutralised. */
 export function formatTable (header: readonly string[], unsafeRows: ReadonlyArray<readonly string[]>, right: ReadonlySet<number> = new Set()): string {
   const rows = unsafeRows.map(row => row.map(safeText))
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map(r => (r[i] ?? '').length)))
+  // A loop, not Math.max(...rows): a spread of 200,000 rows overflows the stack (`ls` of a large index).
+  const widths = header.map((h, i) => rows.reduce((widest, r) => Math.max(widest, (r[i] ?? '').length), h.length))
   const line = (cells: readonly string[]): string => cells
     .map((c, i) => i === cells.length - 1 && !right.has(i) ? c : right.has(i) ? c.padStart(widths[i] ?? 0) : c.padEnd(widths[i] ?? 0))
     .join('  ')

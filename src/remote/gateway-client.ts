@@ -6,7 +6,7 @@ import { pipeline } from 'node:stream/promises'
 import { Readable, Transform, Writable } from 'node:stream'
 import { CID } from 'multiformats/cid'
 import { CidBuilder, type CidProfile } from '../content/index.js'
-import { GatewayFetchError, IntegrityError, InvalidCidError, NameResolveError, RemoteStatusError } from '../errors.js'
+import { GatewayFetchError, IntegrityError, InvalidCidError, NameResolveError, RemoteStatusError, ServiceDataDamagedError } from '../errors.js'
 import type { HttpClient } from './http-client.js'
 import type { CallOptions } from './deals-client.js'
 import { ANSWER_LIMITS, announcedLength, readBounded, tooLargeError } from './body.js'
@@ -176,6 +176,9 @@ export class GatewayClient {
         }), cid, profile, destination, alongside, options, maxBytes, tried)
       } catch (err) {
         if (tried.fatal !== undefined) throw tried.fatal.err
+        // The store's own data dir lost what it indexed (a pack cut short or gone): its gateway
+        // reads the same store and could only answer a 500, "try again later".
+        if (err instanceof ServiceDataDamagedError) throw err
         // Not there, damaged, or larger than the caller accepts: the gateways answer it as they
         // would have (the same bytes over HTTP fail the same checks, with their usual error).
         options.signal?.throwIfAborted()
@@ -283,7 +286,9 @@ export class GatewayClient {
         const got = builder.finish().toString()
         if (got !== cid) throw new IntegrityError(`bytes from the service's store hash to ${got}, not ${cid}`)
         return filled
-      } catch {
+      } catch (err) {
+        // As in fetchTo: a data dir that lost what it indexed is named, not asked again over HTTP.
+        if (err instanceof ServiceDataDamagedError) throw err
         // Not there, damaged, or larger than the caller accepts: the gateways answer it as they
         // would have (the same bytes over HTTP fail the same checks, with their usual error).
         options.signal?.throwIfAborted()

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { countOf, formatBytes, formatCount } from '../../src/cli/format.js'
+import { countOf, formatBytes, formatCount, formatTable } from '../../src/cli/format.js'
 
 describe('format', () => {
   it('groups a count as en-US does, for every size and sign, without loading ICU for whole numbers', () => {
@@ -19,5 +19,14 @@ describe('format', () => {
     expect(formatBytes(1536)).toBe('1.5 KiB')
     expect(formatBytes(2 * 1024 * 1024)).toBe('2 MiB')
     expect(formatBytes(1_500_000)).toBe('1.4 MiB')
+  })
+
+  it('lays out a table of 300,000 rows (`ls` of a large index) without overflowing the stack', () => {
+    const rows = Array.from({ length: 300_000 }, (_, i) => [`notes/file-${i}.txt`, String(i)])
+    const text = formatTable(['PATH', 'SIZE'], rows, new Set([1]))
+    const lines = text.split('\n')
+    expect(lines).toHaveLength(300_002)
+    expect(lines[1]).toBe(`${'notes/file-0.txt'.padEnd(21)}  ${'0'.padStart(6)}`)
+    expect(lines[300_000]).toBe('notes/file-299999.txt  299999')
   })
 })

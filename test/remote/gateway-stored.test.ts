@@ -6,7 +6,7 @@ import type { CID } from 'multiformats/cid'
 import { startLocalService, type LocalService } from '../../src/local-service/index.js'
 import { createServiceClients, GatewayClient, HttpClient, type ReadStoredBlock } from '../../src/remote/index.js'
 import { cidProfile, type CidProfile } from '../../src/content/index.js'
-import { IntegrityError } from '../../src/errors.js'
+import { IntegrityError, ServiceDataDamagedError } from '../../src/errors.js'
 import { newWalletKey } from '../../src/crypto/index.js'
 import { useTempDir } from '../helpers/temp-dir.js'
 
@@ -129,6 +129,18 @@ describe('fetching into a reader or a file from the service\'s own store (a rest
     const bytes = randomBytes(20_000)
     const { local, cid } = await stored(bytes)
     await expect(client(local, async (block) => await local.readStoredBlock(block)).fetchVerifiedInto(cid, DEEP, collector(5_000).read)).rejects.toThrow('the reader gave up')
+    expect(fileFetches(local)).toBe(0)
+  })
+})
+
+describe('a store whose data dir lost what it indexed', () => {
+  it('is named (ERR_SERVICE_DATA_DAMAGED), not asked again over HTTP, whose answer could only be a 500', async () => {
+    const bytes = randomBytes(20_000)
+    const { local, cid } = await stored(bytes)
+    const lost: ReadStoredBlock = async () => { throw new ServiceDataDamagedError('pack 1 is shorter than its index says (block x)') }
+    await expect(client(local, lost).fetchVerifiedInto(cid, DEEP, async (stream) => { for await (const _ of stream) { /* drained */ } })).rejects.toMatchObject({ code: 'ERR_SERVICE_DATA_DAMAGED' })
+    await expect(client(local, lost).fetchVerified(cid, DEEP, join(await useTempDir(), 'out.bin'))).rejects.toMatchObject({ code: 'ERR_SERVICE_DATA_DAMAGED' })
+    await expect(client(local, lost).fetchVerifiedBytes(cid, DEEP, { slab })).rejects.toMatchObject({ code: 'ERR_SERVICE_DATA_DAMAGED' })
     expect(fileFetches(local)).toBe(0)
   })
 })

@@ -95,7 +95,9 @@ export async function runGet (options: GetOptions, paths: readonly string[], pre
 }
 
 /** A file's failure that is the service's (gone, down, bytes that do not verify): another home may have it. */
-const FROM_SERVICE = new Set(['ERR_GATEWAY_FETCH', 'ERR_CONTENT_NOT_FOUND', 'ERR_CONTENT_INTEGRITY', 'ERR_INTEGRITY'])
+const FROM_SERVICE = new Set(['ERR_GATEWAY_FETCH', 'ERR_CONTENT_NOT_FOUND', 'ERR_CONTENT_INTEGRITY', 'ERR_INTEGRITY', 'ERR_SERVICE_DATA_DAMAGED'])
+
+const DAMAGE = new Set(['ERR_CONTENT_INTEGRITY', 'ERR_INTEGRITY', 'ERR_SERVICE_DATA_DAMAGED'])
 
 /** Files not brought back named one a line, at most this many (the rest counted). */
 const SHOWN_NOT_DONE = 20
@@ -112,7 +114,8 @@ function report (outcomes: readonly GetOutcome[], json: boolean, from: string): 
       `${notDone.length === 0 ? '' : `; not brought back: ${count('not-stored')} not stored, ${count('kept-different')} kept (different local file), ${count('failed')} failed`}\n`)
   }
   if (notDone.length > 0) {
-    const integrity = outcomes.some(o => o.outcome === 'failed' && (o.code === 'ERR_CONTENT_INTEGRITY' || o.code === 'ERR_INTEGRITY'))
+    // Damage (bytes that do not verify, a service data dir that lost what it indexed): exit 4.
+    const integrity = outcomes.some(o => o.outcome === 'failed' && DAMAGE.has(o.code ?? ''))
     throw new FilesNotRestoredError(`${countOf(notDone.length, 'file was', 'files were')} not brought back${from} (${json ? 'each in its JSON line, with why' : notDone.length > SHOWN_NOT_DONE ? `the first ${SHOWN_NOT_DONE} named above` : 'each named above'})`, integrity)
   }
 }
