@@ -1,9 +1,4 @@
-import { createWriteStream } from 'node:fs'
-import { rename, rm } from 'node:fs/promises'
-import { fsyncPath } from '../util/fsync.js'
-import { dirname } from 'node:path'
-import { pipeline } from 'node:stream/promises'
-import { Readable, Transform, Writable } from 'node:stream'
+import { Readable } from 'node:stream'
 import { CID } from 'multiformats/cid'
 import { CidBuilder, type CidProfile } from '../content/index.js'
 import { GatewayFetchError, IntegrityError, InvalidCidError, NameResolveError, RemoteStatusError, ServiceDataDamagedError } from '../errors.js'
@@ -11,16 +6,11 @@ import type { HttpClient } from './http-client.js'
 import type { CallOptions } from './deals-client.js'
 import { ANSWER_LIMITS, announcedLength, readBounded, tooLargeError } from './body.js'
 import { canonicalCid } from './cid-text.js'
-import { Alongside } from './alongside.js'
 import { verifiedFileBytes } from './gateway-blocks.js'
 import { eachGateway, type GatewayTry } from './gateway-failover.js'
 import { fetchBlocks, type RebuildFetchOptions, type BlockSink } from './rebuilt-blocks.js'
 import { storedFileBytes, type ReadStoredBlock } from './stored-file.js'
-
-/** Where the bytes go when a reader takes them and no file is kept. */
-function discard (): Writable {
-  return new Writable({ write (_chunk, _encoding, done) { done() } })
-}
+import { receiveVerified } from './verified-receive.js'
 
 /**
  * How a gateway that serves only trustless formats (IPFS trustless gateway spec) refuses a whole
@@ -120,18 +110,6 @@ async function fillSlabs (chunks: AsyncIterable<Uint8Array>, maxBytes: number, s
  * gives the file's raw blocks instead (`?format=raw`), each checked against its CID as it arrives;
  * the bytes they make are then checked the same way.
  */
-/** Where {@link GatewayClient}'s fetch reads an object from: a gateway's answer, or the store in this process. */
-interface ByteSource {
-  readonly stream: Readable
-  readonly total: number | undefined
-  /** For messages: the gateway's origin with the path, or the store. */
-  readonly from: string
-  /** What the fetch answers as where the bytes came from. */
-  readonly origin: string
-  /** The error for bytes past `cap`. */
-  readonly overCap: (cap: number) => Error
-}
-
 export class GatewayClient {
   private readonly maxBytes: number
   private readonly readStored: ReadStoredBlock | undefined
@@ -167,7 +145,7 @@ export class GatewayClient {
       // the loopback HTTP hop (a restore's base segment served and received on one thread).
       const tried: GatewayTry = { wrongBytes: false }
       try {
-        return await this.receive(async () => ({
+        return await receiveVerified(async () => ({
           stream: Readable.from(storedFileBytes(readStored, CID.parse(cid), options.signal)),
           total: undefined,
           from: 'the service\'s store',
@@ -184,80 +162,10 @@ export class GatewayClient {
         options.signal?.throwIfAborted()
       }
     }
-    return await eachGateway(this.gateways, cid, options.signal, async (gateway, tried) => await this.receive(async (onTooLarge) => {
+    return await eachGateway(this.gateways, cid, options.signal, async (gateway, tried) => await receiveVerified(async (onTooLarge) => {
       const { request, stream, total } = await this.openFile(gateway, cid, options, maxBytes, onTooLarge)
       return { stream, total, from: gateway.url({ path: `/ipfs/${cid}` }).origin, origin: gateway.url({ path: '' }).origin, overCap: (cap) => tooLargeError(gateway.context(request), cap) }
     }, cid, profile, destination, alongside, options, maxBytes, tried))
-  }
-
-  /**
-   * One source's bytes of `cid` (a gateway's, or the store's in this process): hashed to the CID
-   * under `profile` as they stream, at most `maxBytes` (or the bound `options.boundBy` finds),
-   * into `destination` (a temp file renamed once they are verified) or handed to `alongside`.
-   */
-  private async receive (open: (onTooLarge: () => void) => Promise<ByteSource>, cid: string, profile: CidProfile, destination: string | undefined, alongside: ((bytes: Readable) => Promise<void>) | undefined, options: FetchOptions, maxBytes: number, tried: GatewayTry): Promise<{ size: number, gateway: string }> {
-    const temp = destination === undefined ? undefined : `${destination}.${process.pid}.part`
-    let tooLarge = false
-    let beside: Alongside | undefined
-    let readerFailed: { readonly err: unknown } | undefined
-    try {
-      const { stream, total, from, origin, overCap } = await open(() => { tooLarge = true })
-      beside = alongside === undefined ? undefined : new Alongside(alongside)
-      const reader = beside
-      const builder = new CidBuilder(profile)
-      let received = 0
-      let cap = maxBytes
-      const boundBy = options.boundBy
-      let prefix: Buffer[] | undefined = boundBy === undefined ? undefined : []
-      const hasher = new Transform({
-        transform (chunk: Buffer, _encoding, done) {
-          received += chunk.byteLength
-          if (prefix !== undefined && boundBy !== undefined) {
-            prefix.push(chunk)
-            if (received >= boundBy.prefixBytes) {
-              const head = Buffer.concat(prefix)
-              prefix = undefined
-              try {
-                cap = Math.min(cap, boundBy.bound(head) ?? cap)
-              } catch (err) {
-                tooLarge = true
-                done(err as Error)
-                return
-              }
-            }
-          }
-          // Nothing past the cap reaches the disk: the fetch stops there.
-          if (received > cap) { tooLarge = true; done(overCap(cap)); return }
-          builder.update(chunk)
-          options.onProgress?.(received, total)
-          if (reader === undefined) done(null, chunk)
-          else reader.feed(chunk, () => { done(null, chunk) })
-        }
-      })
-      await pipeline(stream, hasher, temp === undefined ? discard() : createWriteStream(temp), { signal: options.signal })
-      const got = builder.finish().toString()
-      if (got !== cid) throw new IntegrityError(`bytes from ${from} hash to ${got}, not ${cid}`)
-      const failure = await beside?.end()
-      if (failure !== undefined) {
-        readerFailed = { err: failure }
-        throw failure
-      }
-      if (temp !== undefined && destination !== undefined) {
-        const durable = options.durable !== false
-        if (durable) await fsyncPath(temp)
-        await rename(temp, destination)
-        if (durable) await fsyncPath(dirname(destination))
-      }
-      return { size: received, gateway: origin }
-    } catch (err) {
-      if (temp !== undefined) await rm(temp, { force: true })
-      await beside?.abort(err as Error)
-      if (readerFailed !== undefined) tried.fatal = readerFailed
-      // Larger than the caller knows the content to be (a manifest names each segment's size):
-      // not what the CID names, whatever this gateway says.
-      if ((options.maxBytes !== undefined || options.boundBy !== undefined) && tooLarge) tried.wrongBytes = true
-      throw err
-    }
   }
 
   /**
