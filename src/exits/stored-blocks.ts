@@ -42,7 +42,8 @@ const MAX_DEPTH = 64
 interface Run { slot: Uint8Array, left: number }
 /** A block read and checked; `lent`: it lies in a slot of the walk's, given back once written; `run`: in a run's buffer. */
 interface Checked { readonly bytes: Uint8Array, readonly check: 'ok' | 'mismatch' | 'unsupported', readonly lent: boolean, readonly run?: Run }
-interface Pending { readonly cid: CID, readonly depth: number, reading?: Promise<Checked | undefined> }
+/** `hint`: the block's size as its parent says (a hint for a run's length, never trusted). */
+interface Pending { readonly cid: CID, readonly depth: number, readonly hint?: number, reading?: Promise<Checked | undefined> }
 
 /** What a walk reads with: a thread to hash blocks on, slots to read them into, and a reader of runs of blocks. */
 export interface WalkTools { readonly hasher?: BlockHasher, readonly slots?: BlockSlots, readonly readRun?: ReadStoredRun }
@@ -155,15 +156,22 @@ export async function walkStoredObjects<T extends StoredObject> (read: ReadStore
       // Named when its turn comes.
       return
     }
-    queue.splice(at + 1, 0, ...entry.node.links.map(cid => ({ cid, depth: 1, object: entry.object })))
+    const sizes = entry.node.linkSizes
+    queue.splice(at + 1, 0, ...entry.node.links.map((cid, i) => ({ cid, depth: 1, hint: sizes[i], object: entry.object })))
   }
   const start = (at: number): Promise<Checked | undefined> => {
     const entry = queue[at] as Entry<T>
     if (entry.reading !== undefined) return entry.reading
     if (init.readRun !== undefined && runnable(entry)) {
-      // This leaf and the unread raw leaves after it, one run.
+      // This leaf and the unread raw leaves after it, one run: as many as their sizes (as their
+      // parent says, else the largest leaf seen) fill a run's buffer with.
       const members = [entry]
-      for (let j = at + 1; j < queue.length && members.length < runLength() && runnable(queue[j] as Entry<T>); j++) members.push(queue[j] as Entry<T>)
+      const size = (e: Entry<T>): number => e.hint !== undefined && e.hint > 0 ? e.hint : largestLeaf
+      let filled = size(entry)
+      for (let j = at + 1; j < queue.length && runnable(queue[j] as Entry<T>) && filled + size(queue[j] as Entry<T>) <= RUN_BYTES; j++) {
+        members.push(queue[j] as Entry<T>)
+        filled += size(queue[j] as Entry<T>)
+      }
       const reading = readRunChecked(init.readRun, members.map(m => m.cid), tools)
       const readings = members.map((member, k) => {
         member.reading = reading.then(checked => checked[k])
@@ -245,6 +253,7 @@ export async function walkStoredObjects<T extends StoredObject> (read: ReadStore
         : `block ${text} is hashed with a function cidsync cannot check (multihash 0x${entry.cid.multihash.code.toString(16)}), so it is not exported on trust`)
     }
     let links: CID[] = []
+    let hints: number[] = []
     if (entry.cid.code === RAW) {
       if (bytes.byteLength > largestLeaf) largestLeaf = bytes.byteLength
       object.size += bytes.byteLength
@@ -255,6 +264,7 @@ export async function walkStoredObjects<T extends StoredObject> (read: ReadStore
       object.seen.set(text, Number(node.fileSize))
       // A root's links were queued when it was read (expand).
       links = entry.node !== undefined ? [] : node.links
+      hints = node.linkSizes
       if (node.links.length > 0 && entry.depth >= MAX_DEPTH) throw new IntegrityError(`${root.toString()}: its DAG is deeper than ${MAX_DEPTH} levels`)
     } else throw new IntegrityError(`block ${text} is neither raw nor dag-pb (codec 0x${entry.cid.code.toString(16)}): not a stored file's block`)
     const { maxBytes } = object.item
@@ -263,7 +273,7 @@ export async function walkStoredObjects<T extends StoredObject> (read: ReadStore
     // Read over by a later block: the sink is done with it.
     release(checked, tools)
     object.blocks++
-    queue.unshift(...links.map(cid => ({ cid, depth: entry.depth + 1, object })))
+    queue.unshift(...links.map((cid, i) => ({ cid, depth: entry.depth + 1, hint: hints[i], object })))
   }
 }
 

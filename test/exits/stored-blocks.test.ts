@@ -124,7 +124,8 @@ describe('walkStoredBlocks with a hashing thread and slots', () => {
 
 describe('walkStoredObjects: objects one after another, leaves read a run at a time', () => {
   /** Files of `leafBytes` leaves (the second leaf of each twice), in one store; and a reader of runs that reads into what it is lent as far as it holds. */
-  async function store (files: number, leaves: number, leafBytes: number): Promise<{ roots: CID[], blocks: Map<string, Uint8Array>, leavesOf: CID[][] }> {
+  /** `tsize`: what the node says of each leaf's size (its true size unless given: a lying node's). */
+  async function store (files: number, leaves: number, leafBytes: number, tsize = (bytes: number): number => bytes): Promise<{ roots: CID[], blocks: Map<string, Uint8Array>, leavesOf: CID[][] }> {
     const blocks = new Map<string, Uint8Array>()
     const roots: CID[] = []
     const leavesOf: CID[][] = []
@@ -132,7 +133,7 @@ describe('walkStoredObjects: objects one after another, leaves read a run at a t
       const made = await Promise.all(Array.from({ length: leaves }, async () => await block(0x55, randomBytes(leafBytes))))
       const linked = [made[0], ...made.slice(1, 2), ...made.slice(1)] as Array<{ cid: CID, bytes: Uint8Array }>
       const data = new UnixFS({ type: 'file', blockSizes: linked.map(l => BigInt(l.bytes.byteLength)) }).marshal()
-      const node = await block(dagPb.code, dagPb.encode(dagPb.prepare({ Data: data, Links: linked.map(l => ({ Hash: l.cid, Tsize: l.bytes.byteLength })) })))
+      const node = await block(dagPb.code, dagPb.encode(dagPb.prepare({ Data: data, Links: linked.map(l => ({ Hash: l.cid, Tsize: tsize(l.bytes.byteLength) })) })))
       for (const x of [node, ...made]) blocks.set(x.cid.toString(), x.bytes)
       roots.push(node.cid)
       leavesOf.push(made.map(m => m.cid))
@@ -183,12 +184,22 @@ describe('walkStoredObjects: objects one after another, leaves read a run at a t
     expect(runs.length, 'leaves read a run at a time').toBeLessThan(20)
   })
 
-  it('leaves larger than a run\'s buffer expects: those past its end read into memory of their own, the same blocks', async () => {
-    const { roots, blocks } = await store(2, 6, 1536 * 1024)
-    const { read, readRun } = reader(blocks)
-    const got: Array<[string, string]> = []
-    await walkStoredObjects(read, roots.map(cid => ({ cid })), async (cid, bytes) => { got.push([cid.toString(), digest(bytes)]) }, { readRun })
-    expect(got).toEqual(await alone(read, roots))
+  it('a run holds as many leaves as their node\'s sizes say fit; a node that understates them: those past the buffer read into memory of their own, the same blocks', async () => {
+    for (const tsize of [undefined, () => 1]) {
+      const { roots, blocks } = await store(2, 6, 1536 * 1024, tsize)
+      const { read, readRun } = reader(blocks)
+      let own = 0
+      const counting: ReadStoredRun = async (cids, into) => {
+        const views = await readRun(cids, into)
+        own += views.filter(view => view !== undefined && view.buffer !== into.buffer).length
+        return views
+      }
+      const got: Array<[string, string]> = []
+      await walkStoredObjects(read, roots.map(cid => ({ cid })), async (cid, bytes) => { got.push([cid.toString(), digest(bytes)]) }, { readRun: counting })
+      expect(got).toEqual(await alone(read, roots))
+      if (tsize === undefined) expect(own, 'true sizes: every leaf of a run in its buffer').toBe(0)
+      else expect(own, 'understated sizes: the overflow read apart').toBeGreaterThan(0)
+    }
   })
 
   it('many small objects read ahead hold no more than a few run buffers, however short their runs', async () => {
