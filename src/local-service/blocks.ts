@@ -324,8 +324,8 @@ export class BlockStore {
         if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err
       }))
     }
-    const views = await this.readers.readRun(found, into)
-    await Promise.all(legacy)
+    // Awaited together: a failure of either leaves no read of the other unhandled.
+    const [views] = await Promise.all([this.readers.readRun(found, into), Promise.all(legacy)])
     views.forEach((view, i) => { answers[at[i] as number] = view })
     return answers
   }
