@@ -1,12 +1,11 @@
 import { join } from 'node:path'
-import { readdir, rm } from 'node:fs/promises'
+import { rm } from 'node:fs/promises'
 import { CID } from 'multiformats/cid'
 import { CID_PROFILES, isCidProfileName, type CidProfile } from '../content/index.js'
 import { parseContentRecord } from '../custody/index.js'
 import { openIndex } from '../index/index.js'
 import type { ServiceClients } from '../remote/index.js'
 import { buildIndex, walkHistory, type FetchInit, type ManifestCache } from '../sync/index.js'
-import { processAlive } from '../util/process-alive.js'
 import type { Manifest } from '../snapshot/index.js'
 
 /** One object of an export: its CID, what it is, and the profile its blocks were made with. */
@@ -56,30 +55,13 @@ function plainProfile (cid: string, indexed: string | null): CidProfile {
   return CID.parse(cid).version === 0 ? CID_PROFILES['unixfs-v0-2015'] : OBJECT_PROFILE
 }
 
-/** The index an export builds aside for `--content`, one per process. */
-const contentIndexName = (pid: number): string => `export-content-${pid}.sqlite`
-const CONTENT_INDEX = /^export-content-(\d{1,10})\.sqlite(-wal|-shm|-journal)?$/
-
-/**
- * Removes the indexes built aside by exports killed before they ended (their process gone), from
- * `dir` (the state dir's `snapshots/`): a `kill -9` leaves one, as large as the index.
- */
-export async function removeDeadContentIndexes (dir: string): Promise<void> {
-  for (const name of await readdir(dir).catch(() => [] as string[])) {
-    const pid = CONTENT_INDEX.exec(name)?.[1]
-    if (pid === undefined || processAlive(Number(pid))) continue
-    // Best effort: a file this user may not remove must not stop the export.
-    await rm(join(dir, name), { force: true }).catch(() => {})
-  }
-}
-
 /**
  * Every content object (packs and parts, and plain files) the records of the publish `manifest`
  * name, each once: its index is built aside (segments fetched and checked) and its records read
  * in batches. Records are never deleted, so an earlier point's records are among them.
  */
 export async function * contentObjects (clients: ServiceClients, manifest: Manifest, init: FetchInit): AsyncGenerator<ChainObject> {
-  const path = join(init.dir, contentIndexName(process.pid))
+  const path = join(init.dir, `export-content-${process.pid}.sqlite`)
   const remove = async (): Promise<void> => { for (const suffix of ['', '-wal', '-shm']) await rm(`${path}${suffix}`, { force: true }) }
   await remove()
   await buildIndex(clients, manifest, path, init)

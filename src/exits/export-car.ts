@@ -4,14 +4,14 @@ import { CID } from 'multiformats/cid'
 import type { Config } from '../config/index.js'
 import { CidsyncError, ContentNotFoundError, ExportIncompleteError, ExportWriteError, GatewayFetchError, IntegrityError, NothingAtTimeError, ServiceDataDamagedError } from '../errors.js'
 import type { ServiceClients } from '../remote/index.js'
-import { acceptsUnencrypted, checkOwnPublishIn, publishAt, SyncStore, hasSyncState, type FetchInit, type ManifestCache } from '../sync/index.js'
+import { acceptsUnencrypted, checkOwnPublishIn, publishAt, removeDeadExitFiles, SyncStore, hasSyncState, type FetchInit, type ManifestCache } from '../sync/index.js'
 import { MAX_SEALED_MANIFEST_BYTES, type Manifest } from '../snapshot/index.js'
 import { failpoint } from '../util/failpoint.js'
 import { fsyncPath } from '../util/fsync.js'
 import { BlockHasher } from './block-hasher.js'
 import { BlockSlots } from './block-slots.js'
 import { CarFile } from './car-file.js'
-import { chainObjects, contentObjects, removeDeadContentIndexes, type ChainObject } from './chain-objects.js'
+import { chainObjects, contentObjects, type ChainObject } from './chain-objects.js'
 import { makeDirsSync } from '../util/make-dirs.js'
 import { RUN_BYTES, RUNS_AT_ONCE, walkStoredObjects, type ReadStoredBlock, type ReadStoredRun } from './stored-blocks.js'
 import { processAlive } from '../util/process-alive.js'
@@ -125,7 +125,7 @@ export async function exportCar (clients: ServiceClients, init: ExportInit): Pro
       rootAt = found.entry.at
     }
     await removeDeadTemps(file)
-    await removeDeadContentIndexes(dir)
+    await removeDeadExitFiles(config.stateDir)
     const cannotWrite = (err: unknown): CidsyncError => err instanceof CidsyncError ? err : new ExportWriteError(`could not write ${file} (through ${temp}): ${(err as Error).message}; nothing was left under FILE: give a FILE in a directory that exists, is writable and has room`, { cause: err })
     // Opened before anything is fetched: a FILE that cannot be written fails at once, named.
     // Its writes run on while the next blocks are fetched and hashed: see CarFile for the bounds.

@@ -27,6 +27,21 @@ const PAST_INDEX = /^past-(\d{1,10})-\d+\.sqlite(-wal|-shm|-journal)?$/
  */
 const EXIT_FILE = /^(?:export|import)-(?:content-)?(\d{1,10})[-.]/
 
+/**
+ * Removes what `export` and `import` runs killed midway left in the state dir's `snapshots/`
+ * ({@link EXIT_FILE}, whose process is gone). Safe without the lock, beside a running daemon: a
+ * live run's pid is alive. An export calls it before building its own.
+ */
+export async function removeDeadExitFiles (stateDir: string): Promise<void> {
+  const snapshots = join(stateDir, 'snapshots')
+  for (const name of await names(snapshots)) {
+    const run = EXIT_FILE.exec(name)
+    if (run === null || processAlive(Number(run[1]))) continue
+    // Best effort: a file this user may not remove must not stop the run.
+    await rm(join(snapshots, name), { force: true }).catch(() => {})
+  }
+}
+
 /** Removes the object dirs of `get` runs killed midway (fetched packs, possibly plain content); answers the bytes freed. */
 async function removeDeadFetches (stateDir: string, removed: string[]): Promise<number> {
   const root = join(stateDir, 'content-fetch')
