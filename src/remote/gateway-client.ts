@@ -110,6 +110,18 @@ async function fillSlabs (chunks: AsyncIterable<Uint8Array>, maxBytes: number, s
  * gives the file's raw blocks instead (`?format=raw`), each checked against its CID as it arrives;
  * the bytes they make are then checked the same way.
  */
+/**
+ * After the service's store in this process failed to give an object: returns when the gateways
+ * should be asked (not there, damaged bytes, more than the caller accepts: the same bytes over
+ * HTTP fail the same checks, with their usual error); throws when they should not: an abort, or
+ * a store whose data dir lost what it indexed (a pack cut short or gone), which its own gateway
+ * could only answer with a 500, "try again later".
+ */
+function fallBackFromStore (err: unknown, signal: AbortSignal | undefined): void {
+  if (err instanceof ServiceDataDamagedError) throw err
+  signal?.throwIfAborted()
+}
+
 export class GatewayClient {
   private readonly maxBytes: number
   private readonly readStored: ReadStoredBlock | undefined
@@ -154,12 +166,7 @@ export class GatewayClient {
         }), cid, profile, destination, alongside, options, maxBytes, tried)
       } catch (err) {
         if (tried.fatal !== undefined) throw tried.fatal.err
-        // The store's own data dir lost what it indexed (a pack cut short or gone): its gateway
-        // reads the same store and could only answer a 500, "try again later".
-        if (err instanceof ServiceDataDamagedError) throw err
-        // Not there, damaged, or larger than the caller accepts: the gateways answer it as they
-        // would have (the same bytes over HTTP fail the same checks, with their usual error).
-        options.signal?.throwIfAborted()
+        fallBackFromStore(err, options.signal)
       }
     }
     return await eachGateway(this.gateways, cid, options.signal, async (gateway, tried) => await receiveVerified(async (onTooLarge) => {
@@ -195,11 +202,7 @@ export class GatewayClient {
         if (got !== cid) throw new IntegrityError(`bytes from the service's store hash to ${got}, not ${cid}`)
         return filled
       } catch (err) {
-        // As in fetchTo: a data dir that lost what it indexed is named, not asked again over HTTP.
-        if (err instanceof ServiceDataDamagedError) throw err
-        // Not there, damaged, or larger than the caller accepts: the gateways answer it as they
-        // would have (the same bytes over HTTP fail the same checks, with their usual error).
-        options.signal?.throwIfAborted()
+        fallBackFromStore(err, options.signal)
       }
     }
     return await eachGateway(this.gateways, cid, options.signal, async (gateway, tried) => {
