@@ -42,8 +42,6 @@ const MAX_DEPTH = 64
 interface Run { slot: Uint8Array, left: number }
 /** A block read and checked; `lent`: it lies in a slot of the walk's, given back once written; `run`: in a run's buffer. */
 interface Checked { readonly bytes: Uint8Array, readonly check: 'ok' | 'mismatch' | 'unsupported', readonly lent: boolean, readonly run?: Run }
-/** `hint`: the block's size as its parent says (a hint for a run's length, never trusted). */
-interface Pending { readonly cid: CID, readonly depth: number, readonly hint?: number, reading?: Promise<Checked | undefined> }
 
 /** What a walk reads with: a thread to hash blocks on, slots to read them into, and a reader of runs of blocks. */
 export interface WalkTools { readonly hasher?: BlockHasher, readonly slots?: BlockSlots, readonly readRun?: ReadStoredRun }
@@ -116,7 +114,11 @@ export interface WalkObjectsInit<T extends StoredObject> extends WalkTools {
 
 /** An object being walked: what it has handed over so far, and each block once with the file bytes below it. */
 interface Walking<T> { readonly item: T, readonly seen: Map<string, number>, size: number, blocks: number }
-interface Entry<T> extends Pending { readonly object: Walking<T>, node?: FileNode }
+/**
+ * A block queued for the walk, of `object`; `hint`: its size as its parent says (for a run's
+ * length, never trusted); `node`: a root decoded as soon as it was read.
+ */
+interface Entry<T> { readonly cid: CID, readonly depth: number, readonly hint?: number, readonly object: Walking<T>, reading?: Promise<Checked | undefined>, node?: FileNode }
 
 /**
  * Objects' blocks read from the store they live in, object after object, each root first (DFS,
