@@ -29,12 +29,10 @@ export async function buildIndex (clients: ServiceClients, manifest: Manifest, d
       index.segments.applyDevices(manifest.devices.map(d => d === largest
         ? incoming(d, false, d.segments.slice(1).map(s => databases.get(s.cid) as string))
         : incoming(d, true, d.segments.map(s => databases.get(s.cid) as string))))
+      index.finishScratch()
     } finally {
       index.close()
     }
-    // Installed in WAL, as every index is kept (the scratch build left it in rollback mode): a
-    // reader beside the next daemon never meets the switch.
-    openIndex(destination, { check: false }).close()
   } finally {
     await removeFetched(databases)
   }

@@ -1,5 +1,5 @@
 import { describe, it, expect } from 'vitest'
-import { mkdir, readdir, rm, writeFile } from 'node:fs/promises'
+import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { checkSegment, indexPath, openIndex } from '../../src/index/index.js'
 import { exportKey, importKey } from '../../src/snapshot/index.js'
@@ -58,6 +58,9 @@ describe('cidsync-sqlite/2: publish, change, publish, restore any point', () => 
     // Nothing of the restores is left behind: no staged index, no fetched segment.
     expect((await readdir(r.config.stateDir)).filter(n => n.includes('restoring'))).toEqual([])
     expect(await readdir(join(r.config.stateDir, 'snapshots'))).toEqual([])
+    // Installed in WAL, as every index is kept (its file format bytes say so before anyone opens it).
+    const header = await readFile(indexPath(r.config.stateDir))
+    expect([header[18], header[19]]).toEqual([2, 2])
     const { NothingAtTimeError } = await import('../../src/errors.js')
     const err = await restoreInto(clients, r, NS, { at: new Date(Date.parse(history[1]?.entry.at as string) - 1) }).catch((e: unknown) => e)
     expect(err).toBeInstanceOf(NothingAtTimeError)
