@@ -66,7 +66,7 @@ export function registerRestore (program: Command): void {
       if (options.to !== undefined || options.overwrite !== undefined) throw new UsageError('--to and --overwrite go with --files')
       const config = loadConfig({ configPath: options.config })
       const at = options.at === undefined ? undefined : parseTimeArg(options.at)
-      const { acquireLock } = await import('../../daemon/index.js')
+      const { acquireLock } = await import('../../state-lock/index.js')
       makeDirsSync(config.stateDir, 0o700)
       const { restore, SyncStoreOwner } = await import('../../sync/index.js')
       // The command's one sync store, for every home it reads from (opened on first use); closed when it ends.
