@@ -1,20 +1,26 @@
-#!/usr/bin/env node
 // The daemon's signals are held first (early-signals.ts); the rest of the CLI is loaded only then,
 // dynamically: a static import would load the whole command tree before this module ran.
 import './early-signals.js'
 import './broken-pipe.js'
 
-const [{ CommanderError }, { createProgram }, { exitCodeOf }, { exitCodeOfCommander, reportError }] =
-  await Promise.all([import('commander'), import('./program.js'), import('../errors.js'), import('./run.js')])
+/**
+ * The command named in `process.argv`, run to its end; its exit code is left in
+ * `process.exitCode`. The launcher (launch.ts) waits on it to keep the code cache.
+ */
+export const done: Promise<void> = main()
 
-try {
-  // Only the module of the command being run is loaded (program.ts lists the others).
-  await (await createProgram(process.argv)).parseAsync(process.argv)
-} catch (err) {
-  if (err instanceof CommanderError) {
-    process.exitCode = exitCodeOfCommander(err)
-  } else {
-    reportError(err)
-    process.exitCode = exitCodeOf(err)
+async function main (): Promise<void> {
+  const [{ CommanderError }, { createProgram }, { exitCodeOf }, { exitCodeOfCommander, reportError }] =
+    await Promise.all([import('commander'), import('./program.js'), import('../errors.js'), import('./run.js')])
+  try {
+    // Only the module of the command being run is loaded (program.ts lists the others).
+    await (await createProgram(process.argv)).parseAsync(process.argv)
+  } catch (err) {
+    if (err instanceof CommanderError) {
+      process.exitCode = exitCodeOfCommander(err)
+    } else {
+      reportError(err)
+      process.exitCode = exitCodeOf(err)
+    }
   }
 }

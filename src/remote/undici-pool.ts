@@ -1,5 +1,5 @@
 import { createRequire } from 'node:module'
-import { setFlagsFromString } from 'node:v8'
+import { raiseWasmTieringBudget } from '../util/wasm-tiering.js'
 import type { Pool } from 'undici'
 
 const require = createRequire(import.meta.url)
@@ -18,18 +18,8 @@ export function undiciPool (): typeof Pool {
 
 let loaded: typeof Pool | undefined
 
-/**
- * V8 compiles a WebAssembly function again with TurboFan once it has run a budget of about 1.8 MB
- * of code. undici's HTTP parser (llhttp) reaches it within a command's first few answers, and its
- * one large function then takes ~80 ms of CPU to compile on another thread, which the process
- * waits for at exit: 60 ms of a `restore --dry-run`'s 280. With a budget 50 times larger, a
- * command ends before it is spent, and a daemon that parses answers all day still gets the
- * optimised parser. Set before undici compiles llhttp (at a pool's first connection).
- */
-const WASM_TIERING_BUDGET = 90_000_000
-
 function load (): typeof Pool {
-  setFlagsFromString(`--wasm-tiering-budget=${WASM_TIERING_BUDGET}`)
+  raiseWasmTieringBudget()
   try {
     const dispatcher = require('undici/lib/dispatcher/dispatcher.js') as { prototype: object }
     Object.assign(dispatcher.prototype, require('undici/lib/api/index.js') as object)

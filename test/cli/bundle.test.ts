@@ -30,7 +30,7 @@ describe('the bundled CLI (dist/bin, scripts/bundle.mjs)', () => {
     const classes = new Set<string>()
     for (const file of sources) for (const [, name] of (await readFile(`${SRC}${file}`, 'utf8')).matchAll(/^(?:export )?(?:abstract )?class (\w+)/gm)) classes.add(name as string)
     expect(classes.has('UsageError')).toBe(true)
-    const chunks = (await readdir(BIN)).filter(f => f.endsWith('.js'))
+    const chunks = (await readdir(BIN)).filter(f => f.endsWith('.js') || f.endsWith('.cjs'))
     const renamed: string[] = []
     for (const chunk of chunks) {
       const text = await readFile(`${BIN}${chunk}`, 'utf8')

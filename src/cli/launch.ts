@@ -1,0 +1,11 @@
+#!/usr/bin/env node
+// `cidsync`: the daemon's signals held first, then the CLI's bundle run through V8's code cache
+// (code-cache.ts). Built as dist/bin/cidsync.js beside the bundle, dist/bin/cidsync-main.cjs.
+import './early-signals.js'
+import { fileURLToPath } from 'node:url'
+import { raiseWasmTieringBudget } from '../util/wasm-tiering.js'
+import { runWithCodeCache } from './code-cache.js'
+
+// Before anything is compiled: V8 takes a cache only under the flags it was made with.
+raiseWasmTieringBudget()
+runWithCodeCache(fileURLToPath(new URL('./cidsync-main.cjs', import.meta.url)))

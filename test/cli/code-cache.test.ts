@@ -1,0 +1,105 @@
+import { chmodSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
+import { createHash } from 'node:crypto'
+import { join } from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { codeCacheDir } from '../../src/cli/code-cache.js'
+import { runCli } from '../helpers/cli.js'
+import { useTempDir } from '../helpers/temp-dir.js'
+
+/** `cidsync --version` and `cidsync help restore`, with the code cache in `dir` (or off). */
+async function run (dir: string, args = ['--version']): Promise<{ code: number | null, stdout: string, stderr: string }> {
+  return await runCli(args, { env: { ...process.env, CIDSYNC_CODE_CACHE: dir } })
+}
+
+const cacheFiles = (dir: string): string[] => readdirSync(dir).filter(name => name.endsWith('.v8'))
+
+/** A cache file as the CLI writes it: its code after the SHA-256 of that code. */
+function wellFormed (path: string): boolean {
+  const bytes = readFileSync(path)
+  return bytes.length > 1024 && createHash('sha256').update(bytes.subarray(32)).digest().equals(bytes.subarray(0, 32))
+}
+
+describe('the CLI\'s code cache (src/cli/code-cache.ts)', () => {
+  it('is kept after the first run, private, and read by the next without being written again', async () => {
+    const dir = join(await useTempDir(), 'cache')
+    const first = await run(dir, ['help', 'restore'])
+    expect(first.code).toBe(0)
+    const [file] = cacheFiles(dir)
+    expect(file).toMatch(/^cidsync-[0-9a-f]{32}-v\d+\.\d+\.\d+-\w+\.v8$/)
+    const path = join(dir, file as string)
+    expect(statSync(dir).mode & 0o777).toBe(0o700)
+    expect(statSync(path).mode & 0o777).toBe(0o600)
+    const written = statSync(path)
+    // Taken by V8: not made again (a refused cache would be replaced by a new file).
+    const second = await run(dir, ['help', 'restore'])
+    expect(second).toEqual(first)
+    expect(statSync(path).ino).toBe(written.ino)
+    expect(readdirSync(dir).filter(name => name.endsWith('.tmp'))).toEqual([])
+  })
+
+  it('a damaged cache, or one V8 refuses, is never run: the command answers the same and the cache is made again', async () => {
+    const dir = join(await useTempDir(), 'cache')
+    const clean = await run(dir)
+    const path = join(dir, cacheFiles(dir)[0] as string)
+    const good = readFileSync(path)
+    expect(wellFormed(path)).toBe(true)
+    // One byte flipped in the code: its digest no longer matches.
+    const flipped = Buffer.from(good)
+    flipped[flipped.length >> 1] = (flipped[flipped.length >> 1] as number) ^ 0xff
+    writeFileSync(path, flipped, { mode: 0o600 })
+    expect(await run(dir)).toEqual(clean)
+    expect(wellFormed(path)).toBe(true)
+    // Garbage under a digest that matches it: V8's own check refuses it.
+    const garbage = Buffer.alloc(4096, 7)
+    writeFileSync(path, Buffer.concat([createHash('sha256').update(garbage).digest(), garbage]), { mode: 0o600 })
+    expect(await run(dir)).toEqual(clean)
+    expect(readFileSync(path).length).toBeGreaterThan(garbage.length + 32)
+    expect(wellFormed(path)).toBe(true)
+    // Cut short, as a crash might leave it.
+    writeFileSync(path, good.subarray(0, 20), { mode: 0o600 })
+    expect(await run(dir)).toEqual(clean)
+    expect(wellFormed(path)).toBe(true)
+  })
+
+  it('is neither read nor written where another could write: a directory open to the group, a file open to others', async () => {
+    const dir = join(await useTempDir(), 'cache')
+    const clean = await run(dir)
+    const path = join(dir, cacheFiles(dir)[0] as string)
+    const garbage = Buffer.alloc(4096, 9)
+    const planted = Buffer.concat([createHash('sha256').update(garbage).digest(), garbage])
+    writeFileSync(path, planted)
+    chmodSync(path, 0o666)
+    expect(await run(dir)).toEqual(clean)
+    // Not trusted; the directory is this user's own, so a private cache takes its place.
+    expect(readFileSync(path).equals(planted)).toBe(false)
+    expect(statSync(path).mode & 0o777).toBe(0o600)
+    chmodSync(dir, 0o770)
+    writeFileSync(path, planted)
+    chmodSync(path, 0o600)
+    expect(await run(dir)).toEqual(clean)
+    // Nor written, in a directory others may write to.
+    expect(readFileSync(path).equals(planted)).toBe(true)
+  })
+
+  it('drops another build\'s cache when it keeps its own; CIDSYNC_CODE_CACHE=0 keeps none', async () => {
+    const dir = join(await useTempDir(), 'cache')
+    await run(dir)
+    const mine = cacheFiles(dir)[0] as string
+    const other = join(dir, `cidsync-${'0'.repeat(32)}-${process.version}-${process.arch}.v8`)
+    writeFileSync(other, 'old', { mode: 0o600 })
+    writeFileSync(join(dir, mine), 'damaged', { mode: 0o600 })
+    await run(dir)
+    expect(cacheFiles(dir)).toEqual([mine])
+    const off = await useTempDir()
+    expect((await runCli(['--version'], { env: { ...process.env, CIDSYNC_CODE_CACHE: '0', XDG_CACHE_HOME: off } })).code).toBe(0)
+    expect(readdirSync(off)).toEqual([])
+  })
+
+  it('lives in $XDG_CACHE_HOME/cidsync, else ~/.cache/cidsync', () => {
+    expect(codeCacheDir({ XDG_CACHE_HOME: '/x/cache', HOME: '/home/u' })).toBe('/x/cache/cidsync')
+    expect(codeCacheDir({ CIDSYNC_CODE_CACHE: '/c' })).toBe('/c')
+    expect(codeCacheDir({ CIDSYNC_CODE_CACHE: '0', XDG_CACHE_HOME: '/x' })).toBeUndefined()
+    // A relative XDG_CACHE_HOME is ignored, as the XDG spec says.
+    expect(codeCacheDir({ XDG_CACHE_HOME: 'rel' })).toMatch(/\/\.cache\/cidsync$/)
+  })
+})
