@@ -3,7 +3,7 @@ import { lstatSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, wr
 import { createRequire } from 'node:module'
 import { homedir } from 'node:os'
 import { dirname, join } from 'node:path'
-import { Script, constants } from 'node:vm'
+import { Script } from 'node:vm'
 
 /** The environment variable that turns the code cache off (`0`), or names its directory. */
 export const CODE_CACHE_ENV = 'CIDSYNC_CODE_CACHE'
@@ -13,13 +13,16 @@ const PREFIX = 'cidsync-'
 const SUFFIX = '.v8'
 
 /**
- * Where V8's code cache of the CLI's bundle is kept: `$CIDSYNC_CODE_CACHE`, else
- * `$XDG_CACHE_HOME/cidsync`, else `~/.cache/cidsync`; none with `CIDSYNC_CODE_CACHE=0` or no home.
+ * Where V8's code cache of the CLI's bundle is kept: `$CIDSYNC_CODE_CACHE`, else the unit's
+ * `CacheDirectory=` (systemd's `$CACHE_DIRECTORY`), else `$XDG_CACHE_HOME/cidsync`, else
+ * `~/.cache/cidsync`; none with `CIDSYNC_CODE_CACHE=0` or no home.
  */
 export function codeCacheDir (env: NodeJS.ProcessEnv = process.env): string | undefined {
   const chosen = env[CODE_CACHE_ENV]
   if (chosen === '0') return undefined
   if (chosen !== undefined && chosen !== '') return chosen
+  const unit = env.CACHE_DIRECTORY?.split(':')[0]
+  if (unit !== undefined && unit.startsWith('/')) return unit
   const xdg = env.XDG_CACHE_HOME
   if (xdg !== undefined && xdg.startsWith('/')) return join(xdg, 'cidsync')
   const home = safeHome()
@@ -54,10 +57,15 @@ function statOrUndefined (path: string): Stats | undefined {
   }
 }
 
-/** The cache's file for this bundle, this node and this machine's architecture. */
-function cacheFile (dir: string, source: string): string {
+/**
+ * The cache's file for this bundle, node's options, this node and this machine's architecture.
+ * V8 refuses a cache made under other flags: the daemon's unit runs node with
+ * `--max-semi-space-size=1`, a command by hand without, and each keeps its own.
+ */
+function cacheFile (dir: string, source: string, env: NodeJS.ProcessEnv): string {
   const digest = createHash('sha256').update(source).digest('hex').slice(0, 32)
-  return join(dir, `${PREFIX}${digest}-${process.version}-${process.arch}${SUFFIX}`)
+  const options = createHash('sha256').update(`${process.execArgv.join(' ')}\n${env.NODE_OPTIONS ?? ''}`).digest('hex').slice(0, 8)
+  return join(dir, `${PREFIX}${digest}-${options}-${process.version}-${process.arch}${SUFFIX}`)
 }
 
 /**
@@ -114,14 +122,12 @@ interface Entry { readonly done?: Promise<void> }
 export function runWithCodeCache (path: string, env: NodeJS.ProcessEnv = process.env): void {
   const source = readFileSync(path, 'utf8')
   const dir = codeCacheDir(env)
-  const file = dir === undefined ? undefined : cacheFile(dir, source)
+  const file = dir === undefined ? undefined : cacheFile(dir, source, env)
   const cachedData = dir === undefined || file === undefined ? undefined : readCache(dir, file)
   // The wrapper node gives a CommonJS module, on the source's first line (its line numbers stay).
-  const script = new Script(`(function (exports, require, module, __filename, __dirname) {${source}\n})`, {
-    filename: path,
-    cachedData,
-    importModuleDynamically: constants.USE_MAIN_CONTEXT_DEFAULT_LOADER
-  })
+  // No loader for `import()`: node 20's (USE_MAIN_CONTEXT_DEFAULT_LOADER) is experimental and
+  // lost by a script compiled from a cache; the bundle requires what it loads (util/undici.ts).
+  const script = new Script(`(function (exports, require, module, __filename, __dirname) {${source}\n})`, { filename: path, cachedData })
   const module = { exports: {} as Entry }
   const wrapper = script.runInThisContext() as (exports: object, require: NodeJS.Require, module: object, filename: string, dirname: string) => void
   wrapper.call(module.exports, module.exports, createRequire(path), module, path, dirname(path))

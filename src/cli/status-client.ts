@@ -3,6 +3,7 @@ import type { Config } from '../config/index.js'
 import { formatListenAddress, parseListenAddress } from '../config/index.js'
 import { CHALLENGE_PATH, isDaemonProof, newNonce, proofHeader, readDaemonInfo, readStatusToken } from '../daemon/index.js'
 import { DaemonReportedError, DaemonUnprovenError, StatusUnavailableError } from '../errors.js'
+import { loadUndici } from '../util/undici.js'
 import { safeText } from './safe-text.js'
 
 export const DEFAULT_STATUS_TIMEOUT_MS = 5_000
@@ -71,7 +72,7 @@ function reported (path: string, body: string): DaemonReportedError | undefined 
  * carries a single-use proof bound to it (see daemon/status-proof.ts).
  */
 async function proveToken (token: string, origin: string, dispatcher: Agent | undefined, where: string, method: string, path: string, timeoutMs: number): Promise<string> {
-  const { request } = await import('undici')
+  const { request } = loadUndici()
   const clientNonce = newNonce()
   const response = await request(`${origin}${CHALLENGE_PATH}?client=${clientNonce}`, { method: 'GET', dispatcher, headersTimeout: timeoutMs, bodyTimeout: timeoutMs, signal: AbortSignal.timeout(timeoutMs) })
   const body = await response.body.text()
@@ -94,7 +95,7 @@ async function askDaemon (config: Config, method: 'GET' | 'POST', path: string, 
   }
   // Loaded here, not with the module: every command imports this one, and all of undici takes
   // 90-160 ms to load (the service clients load its pool alone).
-  const { Agent, request } = await import('undici')
+  const { Agent, request } = loadUndici()
   const dispatcher = address.kind === 'unix' ? new Agent({ connect: { socketPath: address.path } }) : undefined
   const host = address.kind === 'unix' ? 'localhost' : address.host.includes(':') ? `[${address.host}]:${address.port}` : `${address.host}:${address.port}`
   try {

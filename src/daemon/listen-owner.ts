@@ -1,5 +1,6 @@
 import { formatListenAddress, type Config, type ListenAddress } from '../config/index.js'
 import { ListenError } from '../errors.js'
+import { loadUndici } from '../util/undici.js'
 
 /** Who holds a status address: another cidsync daemon, as its own `/status` says. */
 export interface OtherDaemon { readonly pid: number, readonly stateDir: string, readonly version: string }
@@ -13,7 +14,7 @@ export async function otherDaemonAt (address: ListenAddress): Promise<OtherDaemo
   try {
     // Loaded when asked, not with the module: commands that take the state dir's lock import this
     // room, and all of undici takes 90-160 ms to load.
-    const { request } = await import('undici')
+    const { request } = loadUndici()
     const answer = await request(`http://${formatListenAddress(address)}/status`, { headersTimeout: 2_000, bodyTimeout: 2_000, signal: AbortSignal.timeout(2_000) })
     const text = await answer.body.text()
     if (answer.statusCode !== 200 || text.length > 4_000_000) return undefined

@@ -1,5 +1,5 @@
 import type { Dispatcher, Pool } from 'undici'
-import { undiciPool } from './undici-pool.js'
+import { undiciPool } from '../util/undici.js'
 import type { z } from 'zod'
 import { AbortedError, CidsyncError, RemoteBadRequestError, RemoteNetworkError, RemoteNotFoundError, RemoteStatusError, RemoteUnauthorizedError, type RemoteContext } from '../errors.js'
 import { cidsyncVersion } from '../version.js'

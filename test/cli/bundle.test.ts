@@ -42,6 +42,14 @@ describe('the bundled CLI (dist/bin, scripts/bundle.mjs)', () => {
     expect(renamed).toEqual([])
   })
 
+  it('runs the CLI as one CommonJS file with no import() left in it: a script compiled from V8\'s code cache has no loader for one', async () => {
+    const cli = await readFile(`${BIN}cidsync-main.cjs`, 'utf8')
+    // esbuild writes a dynamic import it leaves as `import("...")`; the one in a thread's bootstrap string is source text.
+    expect(cli).not.toMatch(/\bimport\("/)
+    const status = await runCli(['status', '--config', '/nonexistent/c.toml'], { env: { ...process.env, CIDSYNC_CODE_CACHE: '0' } })
+    expect(status.stderr).not.toContain('ExperimentalWarning')
+  })
+
   it('holds no chunk that exports only a CommonJS module\'s default (named imports of it would be undefined)', async () => {
     const chunks = (await readdir(BIN)).filter(f => f.endsWith('.js'))
     for (const chunk of chunks) expect(await readFile(`${BIN}${chunk}`, 'utf8'), chunk).not.toMatch(/export default require_[\w$]+\(\)/)

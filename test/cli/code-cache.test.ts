@@ -25,7 +25,7 @@ describe('the CLI\'s code cache (src/cli/code-cache.ts)', () => {
     const first = await run(dir, ['help', 'restore'])
     expect(first.code).toBe(0)
     const [file] = cacheFiles(dir)
-    expect(file).toMatch(/^cidsync-[0-9a-f]{32}-v\d+\.\d+\.\d+-\w+\.v8$/)
+    expect(file).toMatch(/^cidsync-[0-9a-f]{32}-[0-9a-f]{8}-v\d+\.\d+\.\d+-\w+\.v8$/)
     const path = join(dir, file as string)
     expect(statSync(dir).mode & 0o777).toBe(0o700)
     expect(statSync(path).mode & 0o777).toBe(0o600)
@@ -81,11 +81,24 @@ describe('the CLI\'s code cache (src/cli/code-cache.ts)', () => {
     expect(readFileSync(path).equals(planted)).toBe(true)
   })
 
+  it('keeps one cache per set of node options (a unit\'s NODE_OPTIONS), each taken by V8 in turn', async () => {
+    const dir = join(await useTempDir(), 'cache')
+    const plain = await run(dir)
+    const unit = async (): Promise<unknown> => await runCli(['--version'], { env: { ...process.env, CIDSYNC_CODE_CACHE: dir, NODE_OPTIONS: '--max-semi-space-size=1' } })
+    expect(await unit()).toEqual(await run(dir))
+    const files = cacheFiles(dir)
+    expect(files).toHaveLength(2)
+    const inodes = files.map(name => statSync(join(dir, name)).ino)
+    expect(await run(dir)).toEqual(plain)
+    await unit()
+    expect(cacheFiles(dir).map(name => statSync(join(dir, name)).ino)).toEqual(inodes)
+  })
+
   it('drops another build\'s cache when it keeps its own; CIDSYNC_CODE_CACHE=0 keeps none', async () => {
     const dir = join(await useTempDir(), 'cache')
     await run(dir)
     const mine = cacheFiles(dir)[0] as string
-    const other = join(dir, `cidsync-${'0'.repeat(32)}-${process.version}-${process.arch}.v8`)
+    const other = join(dir, `cidsync-${'0'.repeat(32)}-00000000-${process.version}-${process.arch}.v8`)
     writeFileSync(other, 'old', { mode: 0o600 })
     writeFileSync(join(dir, mine), 'damaged', { mode: 0o600 })
     await run(dir)
@@ -99,6 +112,8 @@ describe('the CLI\'s code cache (src/cli/code-cache.ts)', () => {
     expect(codeCacheDir({ XDG_CACHE_HOME: '/x/cache', HOME: '/home/u' })).toBe('/x/cache/cidsync')
     expect(codeCacheDir({ CIDSYNC_CODE_CACHE: '/c' })).toBe('/c')
     expect(codeCacheDir({ CIDSYNC_CODE_CACHE: '0', XDG_CACHE_HOME: '/x' })).toBeUndefined()
+    // A systemd unit's CacheDirectory= (both units declare one).
+    expect(codeCacheDir({ CACHE_DIRECTORY: '/var/cache/cidsync', XDG_CACHE_HOME: '/x' })).toBe('/var/cache/cidsync')
     // A relative XDG_CACHE_HOME is ignored, as the XDG spec says.
     expect(codeCacheDir({ XDG_CACHE_HOME: 'rel' })).toMatch(/\/\.cache\/cidsync$/)
   })

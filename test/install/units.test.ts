@@ -30,7 +30,7 @@ describe('service files', () => {
     expect(content).toContain('RestartPreventExitStatus=2')
     expect(content).toContain('SystemCallErrorNumber=EPERM')
     expect(content).not.toContain('# cidsync:')
-    for (const directive of ['ProtectSystem=strict', 'NoNewPrivileges=yes', 'PrivateTmp=yes', 'ProtectKernelTunables=yes', 'ProtectKernelModules=yes', 'ProtectKernelLogs=yes', 'RestrictAddressFamilies=AF_UNIX AF_INET AF_INET6', 'SystemCallFilter=@system-service', 'Restart=on-failure', 'StateDirectory=cidsync', 'ConfigurationDirectory=cidsync', 'RuntimeDirectory=cidsync', 'Type=exec']) {
+    for (const directive of ['ProtectSystem=strict', 'NoNewPrivileges=yes', 'PrivateTmp=yes', 'ProtectKernelTunables=yes', 'ProtectKernelModules=yes', 'ProtectKernelLogs=yes', 'RestrictAddressFamilies=AF_UNIX AF_INET AF_INET6', 'SystemCallFilter=@system-service', 'Restart=on-failure', 'StateDirectory=cidsync', 'CacheDirectory=cidsync', 'ConfigurationDirectory=cidsync', 'RuntimeDirectory=cidsync', 'Type=exec']) {
       expect(content).toContain(directive)
     }
     expect(commands.at(-1)).toEqual(['systemctl', 'enable', '--now', 'cidsync.service'])

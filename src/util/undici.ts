@@ -1,5 +1,5 @@
 import { createRequire } from 'node:module'
-import { raiseWasmTieringBudget } from '../util/wasm-tiering.js'
+import { raiseWasmTieringBudget } from './wasm-tiering.js'
 import type { Pool } from 'undici'
 
 const require = createRequire(import.meta.url)
@@ -17,6 +17,16 @@ export function undiciPool (): typeof Pool {
 }
 
 let loaded: typeof Pool | undefined
+
+/**
+ * All of undici (the status client's `Agent` and `request`), loaded when asked: it takes 90-160 ms
+ * to load. Through `require`, never `import()`: the CLI's bundle runs as a script compiled from
+ * V8's code cache, which has no loader for a dynamic import (cli/code-cache.ts).
+ */
+export function loadUndici (): typeof import('undici') {
+  raiseWasmTieringBudget()
+  return require('undici') as typeof import('undici')
+}
 
 function load (): typeof Pool {
   raiseWasmTieringBudget()
