@@ -2,8 +2,9 @@ import { createHash } from 'node:crypto'
 import { lstatSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync, type Stats } from 'node:fs'
 import { createRequire } from 'node:module'
 import { homedir } from 'node:os'
-import { dirname, join } from 'node:path'
+import { basename, dirname, isAbsolute, join } from 'node:path'
 import { Script } from 'node:vm'
+import { beforeV8FlagsChange } from '../util/v8-flags.js'
 
 /** The environment variable that turns the code cache off (`0`), or names its directory. */
 export const CODE_CACHE_ENV = 'CIDSYNC_CODE_CACHE'
@@ -13,18 +14,20 @@ const PREFIX = 'cidsync-'
 const SUFFIX = '.v8'
 
 /**
- * Where V8's code cache of the CLI's bundle is kept: `$CIDSYNC_CODE_CACHE`, else the unit's
- * `CacheDirectory=` (systemd's `$CACHE_DIRECTORY`), else `$XDG_CACHE_HOME/cidsync`, else
- * `~/.cache/cidsync`; none with `CIDSYNC_CODE_CACHE=0` or no home.
+ * Where V8's code cache of the CLI's bundle is kept: `$CIDSYNC_CODE_CACHE` (an absolute path),
+ * else the unit's `CacheDirectory=cidsync` (systemd's `$CACHE_DIRECTORY`, when it is cidsync's),
+ * else `$XDG_CACHE_HOME/cidsync`, else `~/.cache/cidsync`; none with `CIDSYNC_CODE_CACHE=0` or no
+ * home. A relative path is not taken (as the XDG spec says of its own): it would follow the
+ * working directory.
  */
 export function codeCacheDir (env: NodeJS.ProcessEnv = process.env): string | undefined {
   const chosen = env[CODE_CACHE_ENV]
   if (chosen === '0') return undefined
-  if (chosen !== undefined && chosen !== '') return chosen
-  const unit = env.CACHE_DIRECTORY?.split(':')[0]
-  if (unit !== undefined && unit.startsWith('/')) return unit
+  if (chosen !== undefined && isAbsolute(chosen)) return chosen
+  const unit = env.CACHE_DIRECTORY?.split(':').find(dir => isAbsolute(dir) && basename(dir) === 'cidsync')
+  if (unit !== undefined) return unit
   const xdg = env.XDG_CACHE_HOME
-  if (xdg !== undefined && xdg.startsWith('/')) return join(xdg, 'cidsync')
+  if (xdg !== undefined && isAbsolute(xdg)) return join(xdg, 'cidsync')
   const home = safeHome()
   return home === undefined ? undefined : join(home, '.cache', 'cidsync')
 }
@@ -115,9 +118,10 @@ interface Entry { readonly done?: Promise<void> }
 /**
  * Runs the CLI's CommonJS bundle (`path`) as node would run it, but compiled through V8's code
  * cache: node 20 keeps none for a script, and compiling the 2 MB bundle is a fifth of a
- * command's start-up. The first run of a build compiles it as usual and, once its command has
- * ended, keeps what V8 compiled; the runs after read it instead. A cache that is missing,
- * damaged, another user's, or refused by V8 (another node, other flags) costs only that.
+ * command's start-up. The first run of a build compiles it as usual and keeps what V8 compiled
+ * once its command has ended, or before the process first changes a V8 flag (the daemon does,
+ * once it runs); the runs after read it instead. A cache that is missing, damaged, another
+ * user's, or refused by V8 (another node, other flags) costs only that.
  */
 export function runWithCodeCache (path: string, env: NodeJS.ProcessEnv = process.env): void {
   const source = readFileSync(path, 'utf8')
@@ -129,10 +133,18 @@ export function runWithCodeCache (path: string, env: NodeJS.ProcessEnv = process
   // lost by a script compiled from a cache; the bundle requires what it loads (util/undici.ts).
   const script = new Script(`(function (exports, require, module, __filename, __dirname) {${source}\n})`, { filename: path, cachedData })
   const module = { exports: {} as Entry }
+  const write = dir !== undefined && file !== undefined && (cachedData === undefined || script.cachedDataRejected === true)
+  let kept = !write
+  // Late, so the cache holds the functions the command compiled on the way, not only the top
+  // level; but under the flags it started with.
+  const keep = (): void => {
+    if (kept || dir === undefined || file === undefined) return
+    kept = true
+    writeCache(dir, file, script.createCachedData())
+  }
+  if (write) beforeV8FlagsChange(keep)
   const wrapper = script.runInThisContext() as (exports: object, require: NodeJS.Require, module: object, filename: string, dirname: string) => void
   wrapper.call(module.exports, module.exports, createRequire(path), module, path, dirname(path))
-  if (dir === undefined || file === undefined || (cachedData !== undefined && !script.cachedDataRejected)) return
-  // After the command, so the cache holds the functions it compiled on the way, not only the top
-  // level. A run that fails still rejects (this is not its handler: node reports it as before).
-  void module.exports.done?.then(() => { writeCache(dir, file, script.createCachedData()) })
+  // A run that fails still rejects (this is not its handler: node reports it as before).
+  if (write) void module.exports.done?.then(keep)
 }

@@ -1,4 +1,4 @@
-import { setFlagsFromString } from 'node:v8'
+import { setV8Flag } from './v8-flags.js'
 import { runInNewContext } from 'node:vm'
 
 let gc: (() => void) | undefined
@@ -12,7 +12,7 @@ export function releaseMemory (): void {
   try {
     if (gc === undefined) {
       // The documented way to reach gc() without starting node with --expose-gc.
-      setFlagsFromString('--expose-gc')
+      setV8Flag('--expose-gc')
       gc = runInNewContext('gc') as () => void
     }
     gc()

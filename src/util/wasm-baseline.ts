@@ -1,6 +1,4 @@
-import { setFlagsFromString } from 'node:v8'
-
-let set = false
+import { setV8Flag } from './v8-flags.js'
 
 /**
  * Keeps WebAssembly at its baseline compiler (Liftoff) in this process, threads included, from
@@ -12,10 +10,8 @@ let set = false
  * first wasm is compiled (flags read at compile time); a runtime without the flag goes on as is.
  */
 export function wasmBaselineOnly (): void {
-  if (set) return
-  set = true
   try {
-    setFlagsFromString('--liftoff-only')
+    setV8Flag('--liftoff-only')
   } catch {
     // An embedder that refuses V8 flags: the tier-up and its moment of memory stay.
   }

@@ -1,4 +1,4 @@
-import { setFlagsFromString } from 'node:v8'
+import { setV8Flag } from './v8-flags.js'
 
 /**
  * V8 compiles a WebAssembly function again with TurboFan once it has run a budget of about 1.8 MB
@@ -16,5 +16,5 @@ const WASM_TIERING_BUDGET = 90_000_000
  * flags it was made with, so the flags must be the same from the start of every run.
  */
 export function raiseWasmTieringBudget (): void {
-  setFlagsFromString(`--wasm-tiering-budget=${WASM_TIERING_BUDGET}`)
+  setV8Flag(`--wasm-tiering-budget=${WASM_TIERING_BUDGET}`)
 }

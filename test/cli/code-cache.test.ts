@@ -1,9 +1,10 @@
 import { chmodSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
+import { mkdir, writeFile } from 'node:fs/promises'
 import { createHash } from 'node:crypto'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { codeCacheDir } from '../../src/cli/code-cache.js'
-import { runCli } from '../helpers/cli.js'
+import { DaemonProcess, runCli } from '../helpers/cli.js'
 import { useTempDir } from '../helpers/temp-dir.js'
 
 /** `cidsync --version` and `cidsync help restore`, with the code cache in `dir` (or off). */
@@ -94,6 +95,28 @@ describe('the CLI\'s code cache (src/cli/code-cache.ts)', () => {
     expect(cacheFiles(dir).map(name => statSync(join(dir, name)).ino)).toEqual(inodes)
   })
 
+  it('the daemon, which sets V8 flags of its own once it runs, keeps a cache its next start takes', async () => {
+    const root = await useTempDir()
+    const dir = join(root, 'cache')
+    await mkdir(join(root, 'notes'))
+    await writeFile(join(root, 'notes', 'a.md'), 'a')
+    await writeFile(join(root, 'c.toml'), 'state_dir = "state"\n[[folders]]\nname = "notes"\npath = "notes"\n[status]\nlisten = "127.0.0.1:0"\n')
+    // As its units run it.
+    const env = { ...process.env, CIDSYNC_CODE_CACHE: dir, NODE_OPTIONS: '--max-semi-space-size=1' }
+    const once = async (): Promise<void> => {
+      const daemon = new DaemonProcess(['--config', join(root, 'c.toml')], { env })
+      await daemon.logged('index current')
+      expect((await daemon.stop()).code).toBe(0)
+    }
+    await once()
+    const [file] = cacheFiles(dir)
+    expect(wellFormed(join(dir, file as string))).toBe(true)
+    const written = statSync(join(dir, file as string)).ino
+    await once()
+    expect(cacheFiles(dir)).toEqual([file])
+    expect(statSync(join(dir, file as string)).ino).toBe(written)
+  })
+
   it('drops another build\'s cache when it keeps its own; CIDSYNC_CODE_CACHE=0 keeps none', async () => {
     const dir = join(await useTempDir(), 'cache')
     await run(dir)
@@ -112,8 +135,12 @@ describe('the CLI\'s code cache (src/cli/code-cache.ts)', () => {
     expect(codeCacheDir({ XDG_CACHE_HOME: '/x/cache', HOME: '/home/u' })).toBe('/x/cache/cidsync')
     expect(codeCacheDir({ CIDSYNC_CODE_CACHE: '/c' })).toBe('/c')
     expect(codeCacheDir({ CIDSYNC_CODE_CACHE: '0', XDG_CACHE_HOME: '/x' })).toBeUndefined()
-    // A systemd unit's CacheDirectory= (both units declare one).
+    // The system unit's CacheDirectory=cidsync; another unit's cache directory is not cidsync's.
     expect(codeCacheDir({ CACHE_DIRECTORY: '/var/cache/cidsync', XDG_CACHE_HOME: '/x' })).toBe('/var/cache/cidsync')
+    expect(codeCacheDir({ CACHE_DIRECTORY: '/var/cache/other:/var/cache/cidsync' })).toBe('/var/cache/cidsync')
+    expect(codeCacheDir({ CACHE_DIRECTORY: '/var/cache/otherapp', XDG_CACHE_HOME: '/x' })).toBe('/x/cidsync')
+    // Relative paths follow the working directory: not taken.
+    expect(codeCacheDir({ CIDSYNC_CODE_CACHE: 'rel', XDG_CACHE_HOME: '/x' })).toBe('/x/cidsync')
     // A relative XDG_CACHE_HOME is ignored, as the XDG spec says.
     expect(codeCacheDir({ XDG_CACHE_HOME: 'rel' })).toMatch(/\/\.cache\/cidsync$/)
   })
