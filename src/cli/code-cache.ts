@@ -1,64 +1,22 @@
 import { createHash } from 'node:crypto'
-import { lstatSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync, type Stats } from 'node:fs'
+import { closeSync, constants, fstatSync, openSync, readdirSync, readFileSync, readSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
-import { homedir } from 'node:os'
-import { basename, dirname, isAbsolute, join } from 'node:path'
+import { dirname, join } from 'node:path'
 import { Script } from 'node:vm'
+import { processAlive } from '../util/process-alive.js'
 import { beforeV8FlagsChange } from '../util/v8-flags.js'
+import { codeCacheDir, privateTo, secureCacheDir } from './code-cache-dir.js'
 
-/** The environment variable that turns the code cache off (`0`), or names its directory. */
-export const CODE_CACHE_ENV = 'CIDSYNC_CODE_CACHE'
+export { CODE_CACHE_ENV, codeCacheDir } from './code-cache-dir.js'
 
 const DIGEST_BYTES = 32
 const PREFIX = 'cidsync-'
 const SUFFIX = '.v8'
-
-/**
- * Where V8's code cache of the CLI's bundle is kept: `$CIDSYNC_CODE_CACHE` (an absolute path),
- * else the unit's `CacheDirectory=cidsync` (systemd's `$CACHE_DIRECTORY`, when it is cidsync's),
- * else `$XDG_CACHE_HOME/cidsync`, else `~/.cache/cidsync`; none with `CIDSYNC_CODE_CACHE=0` or no
- * home. A relative path is not taken (as the XDG spec says of its own): it would follow the
- * working directory.
- */
-export function codeCacheDir (env: NodeJS.ProcessEnv = process.env): string | undefined {
-  const chosen = env[CODE_CACHE_ENV]
-  if (chosen === '0') return undefined
-  if (chosen !== undefined && isAbsolute(chosen)) return chosen
-  const unit = env.CACHE_DIRECTORY?.split(':').find(dir => isAbsolute(dir) && basename(dir) === 'cidsync')
-  if (unit !== undefined) return unit
-  const xdg = env.XDG_CACHE_HOME
-  if (xdg !== undefined && isAbsolute(xdg)) return join(xdg, 'cidsync')
-  const home = safeHome()
-  return home === undefined ? undefined : join(home, '.cache', 'cidsync')
-}
-
-function safeHome (): string | undefined {
-  try {
-    const home = homedir()
-    return home === '' ? undefined : home
-  } catch {
-    return undefined
-  }
-}
-
-/**
- * Only what this user alone can write: compiled code read from a file another local user could
- * replace would run as whoever runs cidsync (root, for a system unit).
- */
-function ownedAndPrivate (stats: Stats, kind: 'dir' | 'file'): boolean {
-  const uid = process.getuid?.()
-  if (kind === 'dir' ? !stats.isDirectory() : !stats.isFile()) return false
-  if (uid !== undefined && stats.uid !== uid) return false
-  return (stats.mode & (kind === 'dir' ? 0o022 : 0o077)) === 0
-}
-
-function statOrUndefined (path: string): Stats | undefined {
-  try {
-    return lstatSync(path)
-  } catch {
-    return undefined
-  }
-}
+/** Larger than any cache of the bundle (0.7-2 MB): a file past it is not read. */
+const MAX_CACHE_BYTES = 64 * 1024 * 1024
+/** Caches kept in the directory (two installs, or two node versions, side by side keep theirs). */
+const KEPT_CACHES = 4
+const TEMP = /^\.(\d+)\.\d+\.tmp$/
 
 /**
  * The cache's file for this bundle, node's options, this node and this machine's architecture.
@@ -72,30 +30,38 @@ function cacheFile (dir: string, source: string, env: NodeJS.ProcessEnv): string
 }
 
 /**
- * The cached code for `file`, checked: a private file in a private directory of this user, whose
- * bytes hash to the digest it starts with (a file cut short by a crash, or damaged, is not given
- * to V8, which trusts what it deserialises).
+ * The cached code in `file`, checked: a private regular file of this user (asked of the file
+ * opened, not of its name), whose bytes hash to the digest it starts with (a file cut short by a
+ * crash, or damaged, is not given to V8, which trusts what it deserialises).
  */
-function readCache (dir: string, file: string): Buffer | undefined {
-  const folder = statOrUndefined(dir)
-  const stats = statOrUndefined(file)
-  if (folder === undefined || stats === undefined || !ownedAndPrivate(folder, 'dir') || !ownedAndPrivate(stats, 'file')) return undefined
+function readCache (file: string): Buffer | undefined {
+  let fd: number | undefined
   try {
-    const bytes = readFileSync(file)
-    if (bytes.length <= DIGEST_BYTES) return undefined
+    fd = openSync(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK)
+    const stats = fstatSync(fd)
+    if (!privateTo(stats, 'file') || stats.size <= DIGEST_BYTES || stats.size > MAX_CACHE_BYTES) return undefined
+    const bytes = Buffer.allocUnsafe(stats.size)
+    let read = 0
+    while (read < bytes.length) {
+      const n = readSync(fd, bytes, read, bytes.length - read, read)
+      if (n === 0) return undefined
+      read += n
+    }
     const data = bytes.subarray(DIGEST_BYTES)
     return createHash('sha256').update(data).digest().equals(bytes.subarray(0, DIGEST_BYTES)) ? data : undefined
   } catch {
     return undefined
+  } finally {
+    if (fd !== undefined) closeSync(fd)
   }
 }
 
-/** Keeps `data` as the cache (written aside, renamed into place), and drops the caches of other builds. Never throws. */
+/**
+ * Keeps `data` as the cache (written aside, renamed into place) in a directory only this user can
+ * change; removes what killed runs left and all but the newest caches. Never throws.
+ */
 function writeCache (dir: string, file: string, data: Buffer): void {
   try {
-    mkdirSync(dir, { recursive: true, mode: 0o700 })
-    const folder = statOrUndefined(dir)
-    if (folder === undefined || !ownedAndPrivate(folder, 'dir')) return
     const temp = join(dir, `.${process.pid}.${Date.now()}.tmp`)
     try {
       writeFileSync(temp, Buffer.concat([createHash('sha256').update(data).digest(), data]), { mode: 0o600, flag: 'wx' })
@@ -103,12 +69,15 @@ function writeCache (dir: string, file: string, data: Buffer): void {
     } finally {
       rmSync(temp, { force: true })
     }
-    const keep = file.slice(dir.length + 1)
-    const build = keep.slice(0, PREFIX.length + 32)
-    for (const name of readdirSync(dir)) {
-      // Another build's cache (this node's or another's): it will never be read again.
-      if (name.startsWith(PREFIX) && name.endsWith(SUFFIX) && !name.startsWith(build)) rmSync(join(dir, name), { force: true })
+    const names = readdirSync(dir)
+    for (const name of names) {
+      const pid = TEMP.exec(name)?.[1]
+      if (pid !== undefined && !processAlive(Number(pid))) rmSync(join(dir, name), { force: true })
     }
+    const caches = names.filter(name => name.startsWith(PREFIX) && name.endsWith(SUFFIX))
+      .map(name => ({ name, at: statSync(join(dir, name)).mtimeMs }))
+      .sort((a, b) => b.at - a.at)
+    for (const { name } of caches.slice(KEPT_CACHES)) if (join(dir, name) !== file) rmSync(join(dir, name), { force: true })
   } catch {}
 }
 
@@ -121,19 +90,28 @@ interface Entry { readonly done?: Promise<void> }
  * command's start-up. The first run of a build compiles it as usual and keeps what V8 compiled
  * once its command has ended, or before the process first changes a V8 flag (the daemon does,
  * once it runs); the runs after read it instead. A cache that is missing, damaged, another
- * user's, or refused by V8 (another node, other flags) costs only that.
+ * user's, or refused by V8 (another node, other flags) costs only that. `keep: false` reads a
+ * cache but keeps none (`--version`, `--help`: they compile next to nothing of the CLI).
  */
-export function runWithCodeCache (path: string, env: NodeJS.ProcessEnv = process.env): void {
+export function runWithCodeCache (path: string, init: { readonly env?: NodeJS.ProcessEnv, readonly keep?: boolean } = {}): void {
+  const env = init.env ?? process.env
+  const wanted = codeCacheDir(env)
+  // With --enable-source-maps, node's own loader, which maps the bundle's stack traces (a script
+  // compiled here is not mapped); with no cache, no reason not to.
+  if (wanted === undefined || process.sourceMapsEnabled) {
+    createRequire(import.meta.url)(path)
+    return
+  }
   const source = readFileSync(path, 'utf8')
-  const dir = codeCacheDir(env)
+  const dir = secureCacheDir(wanted)
   const file = dir === undefined ? undefined : cacheFile(dir, source, env)
-  const cachedData = dir === undefined || file === undefined ? undefined : readCache(dir, file)
+  const cachedData = file === undefined ? undefined : readCache(file)
   // The wrapper node gives a CommonJS module, on the source's first line (its line numbers stay).
   // No loader for `import()`: node 20's (USE_MAIN_CONTEXT_DEFAULT_LOADER) is experimental and
   // lost by a script compiled from a cache; the bundle requires what it loads (util/undici.ts).
   const script = new Script(`(function (exports, require, module, __filename, __dirname) {${source}\n})`, { filename: path, cachedData })
   const module = { exports: {} as Entry }
-  const write = dir !== undefined && file !== undefined && (cachedData === undefined || script.cachedDataRejected === true)
+  const write = init.keep !== false && dir !== undefined && file !== undefined && (cachedData === undefined || script.cachedDataRejected === true)
   let kept = !write
   // Late, so the cache holds the functions the command compiled on the way, not only the top
   // level; but under the flags it started with.

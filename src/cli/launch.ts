@@ -6,6 +6,9 @@ import { fileURLToPath } from 'node:url'
 import { raiseWasmTieringBudget } from '../util/wasm-tiering.js'
 import { runWithCodeCache } from './code-cache.js'
 
+/** What compiles next to nothing of the CLI: no cache is kept from it (the next command keeps one). */
+const BRIEF = new Set([undefined, '--version', '-V', '--help', '-h', 'help'])
+
 // Before anything is compiled: V8 takes a cache only under the flags it was made with.
 raiseWasmTieringBudget()
-runWithCodeCache(fileURLToPath(new URL('./cidsync-main.cjs', import.meta.url)))
+runWithCodeCache(fileURLToPath(new URL('./cidsync-main.cjs', import.meta.url)), { keep: !BRIEF.has(process.argv[2]) })

@@ -1,4 +1,5 @@
-import { chmodSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
+import { chmodSync, chownSync, readdirSync, readFileSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs'
+import { spawnSync } from 'node:child_process'
 import { mkdir, writeFile } from 'node:fs/promises'
 import { createHash } from 'node:crypto'
 import { join } from 'node:path'
@@ -7,9 +8,9 @@ import { codeCacheDir } from '../../src/cli/code-cache.js'
 import { DaemonProcess, runCli } from '../helpers/cli.js'
 import { useTempDir } from '../helpers/temp-dir.js'
 
-/** `cidsync --version` and `cidsync help restore`, with the code cache in `dir` (or off). */
-async function run (dir: string, args = ['--version']): Promise<{ code: number | null, stdout: string, stderr: string }> {
-  return await runCli(args, { env: { ...process.env, CIDSYNC_CODE_CACHE: dir } })
+/** A command (`restore --help` unless told: it loads a command's module), with the code cache in `dir`. */
+async function run (dir: string, args = ['restore', '--help'], extra: NodeJS.ProcessEnv = {}): Promise<{ code: number | null, stdout: string, stderr: string }> {
+  return await runCli(args, { env: { ...process.env, CIDSYNC_CODE_CACHE: dir, ...extra } })
 }
 
 const cacheFiles = (dir: string): string[] => readdirSync(dir).filter(name => name.endsWith('.v8'))
@@ -23,7 +24,10 @@ function wellFormed (path: string): boolean {
 describe('the CLI\'s code cache (src/cli/code-cache.ts)', () => {
   it('is kept after the first run, private, and read by the next without being written again', async () => {
     const dir = join(await useTempDir(), 'cache')
-    const first = await run(dir, ['help', 'restore'])
+    // --version compiles next to nothing: it reads a cache, it keeps none.
+    expect((await run(dir, ['--version'])).code).toBe(0)
+    expect(cacheFiles(dir)).toEqual([])
+    const first = await run(dir)
     expect(first.code).toBe(0)
     const [file] = cacheFiles(dir)
     expect(file).toMatch(/^cidsync-[0-9a-f]{32}-[0-9a-f]{8}-v\d+\.\d+\.\d+-\w+\.v8$/)
@@ -32,7 +36,7 @@ describe('the CLI\'s code cache (src/cli/code-cache.ts)', () => {
     expect(statSync(path).mode & 0o777).toBe(0o600)
     const written = statSync(path)
     // Taken by V8: not made again (a refused cache would be replaced by a new file).
-    const second = await run(dir, ['help', 'restore'])
+    const second = await run(dir)
     expect(second).toEqual(first)
     expect(statSync(path).ino).toBe(written.ino)
     expect(readdirSync(dir).filter(name => name.endsWith('.tmp'))).toEqual([])
@@ -85,7 +89,7 @@ describe('the CLI\'s code cache (src/cli/code-cache.ts)', () => {
   it('keeps one cache per set of node options (a unit\'s NODE_OPTIONS), each taken by V8 in turn', async () => {
     const dir = join(await useTempDir(), 'cache')
     const plain = await run(dir)
-    const unit = async (): Promise<unknown> => await runCli(['--version'], { env: { ...process.env, CIDSYNC_CODE_CACHE: dir, NODE_OPTIONS: '--max-semi-space-size=1' } })
+    const unit = async (): Promise<unknown> => await run(dir, undefined, { NODE_OPTIONS: '--max-semi-space-size=1' })
     expect(await unit()).toEqual(await run(dir))
     const files = cacheFiles(dir)
     expect(files).toHaveLength(2)
@@ -117,18 +121,77 @@ describe('the CLI\'s code cache (src/cli/code-cache.ts)', () => {
     expect(statSync(join(dir, file as string)).ino).toBe(written)
   })
 
-  it('drops another build\'s cache when it keeps its own; CIDSYNC_CODE_CACHE=0 keeps none', async () => {
+  it('keeps the four newest caches (two installs side by side keep theirs), and removes what killed writes left; CIDSYNC_CODE_CACHE=0 keeps none', async () => {
     const dir = join(await useTempDir(), 'cache')
     await run(dir)
     const mine = cacheFiles(dir)[0] as string
-    const other = join(dir, `cidsync-${'0'.repeat(32)}-00000000-${process.version}-${process.arch}.v8`)
-    writeFileSync(other, 'old', { mode: 0o600 })
+    const others = [1, 2, 3, 4].map(n => `cidsync-${String(n).repeat(32)}-00000000-${process.version}-${process.arch}.v8`)
+    others.forEach((name, n) => {
+      writeFileSync(join(dir, name), 'another build', { mode: 0o600 })
+      utimesSync(join(dir, name), new Date(Date.now() - (n + 1) * 60_000), new Date(Date.now() - (n + 1) * 60_000))
+    })
+    // A killed write's temp file (its pid gone), and a live one's (this test's own pid).
+    const dead = spawnSync(process.execPath, ['-e', 'console.log(process.pid)'], { encoding: 'utf8' }).stdout.trim()
+    writeFileSync(join(dir, `.${dead}.1.tmp`), 'cut', { mode: 0o600 })
+    writeFileSync(join(dir, `.${process.pid}.1.tmp`), 'writing', { mode: 0o600 })
     writeFileSync(join(dir, mine), 'damaged', { mode: 0o600 })
     await run(dir)
-    expect(cacheFiles(dir)).toEqual([mine])
+    expect(cacheFiles(dir).sort()).toEqual([mine, ...others.slice(0, 3)].sort())
+    expect(readdirSync(dir).filter(name => name.endsWith('.tmp'))).toEqual([`.${process.pid}.1.tmp`])
     const off = await useTempDir()
-    expect((await runCli(['--version'], { env: { ...process.env, CIDSYNC_CODE_CACHE: '0', XDG_CACHE_HOME: off } })).code).toBe(0)
+    expect((await run('0', undefined, { XDG_CACHE_HOME: off })).code).toBe(0)
     expect(readdirSync(off)).toEqual([])
+  })
+
+  it('is not used where another user could change the way to it: a directory above it of theirs, or open to others\' writes without the sticky bit', async () => {
+    const root = await useTempDir()
+    const clean = await run(join(root, 'plain'))
+    // Open to the group's writes, two levels up.
+    await mkdir(join(root, 'shared', 'mine'), { recursive: true })
+    chmodSync(join(root, 'shared'), 0o775)
+    expect(await run(join(root, 'shared', 'mine', 'cache'))).toEqual(clean)
+    expect(readdirSync(join(root, 'shared', 'mine'))).toEqual([])
+    // Sticky and open to all, as /tmp: others may add names there, never move this user's.
+    await mkdir(join(root, 'sticky'))
+    chmodSync(join(root, 'sticky'), 0o1777)
+    await run(join(root, 'sticky', 'cache'))
+    expect(cacheFiles(join(root, 'sticky', 'cache'))).toHaveLength(1)
+    // Reached through a symbolic link into a directory open to others: judged where it leads.
+    await mkdir(join(root, 'open'))
+    chmodSync(join(root, 'open'), 0o777)
+    symlinkSync(join(root, 'open'), join(root, 'link'))
+    expect(await run(join(root, 'link', 'cache'))).toEqual(clean)
+    expect(readdirSync(join(root, 'open'))).toEqual([])
+    if (process.getuid?.() === 0) {
+      // Another user's directory on the way (root run with another user's HOME).
+      await mkdir(join(root, 'theirs', 'cache'), { recursive: true, mode: 0o755 })
+      chownSync(join(root, 'theirs'), 65534, 65534)
+      expect(await run(join(root, 'theirs', 'cache'))).toEqual(clean)
+      expect(readdirSync(join(root, 'theirs', 'cache'))).toEqual([])
+    }
+  })
+
+  it('ends a command as usual where no directory can be made (under /proc), and a file in the way is no cache', async () => {
+    const started = Date.now()
+    const under = await run('/proc/cidsync-cache-test/cidsync')
+    expect(under.code).toBe(0)
+    expect(Date.now() - started).toBeLessThan(15_000)
+    const file = join(await useTempDir(), 'file')
+    writeFileSync(file, 'x')
+    expect((await run(file)).code).toBe(0)
+    expect(readFileSync(file, 'utf8')).toBe('x')
+  })
+
+  it('with --enable-source-maps runs the bundle through node\'s own loader, whose stack traces name the source', async () => {
+    const root = await useTempDir()
+    const dir = join(root, 'cache')
+    writeFileSync(join(root, 'c.toml'), 'state_dir = "state"\n')
+    // An unexpected failure inside the config's loading, to see its stack.
+    writeFileSync(join(root, 'boom.cjs'), "const cwd = process.cwd; process.cwd = function () { if ((new Error().stack ?? '').includes('findConfigFile')) throw new Error('boom'); return cwd.call(process) }\n")
+    const failed = await runCli(['ls', '--config', 'c.toml'], { cwd: root, env: { ...process.env, CIDSYNC_CODE_CACHE: dir, CIDSYNC_DEBUG: '1', NODE_OPTIONS: `--enable-source-maps --require ${join(root, 'boom.cjs')}` } })
+    expect(failed.code).not.toBe(0)
+    expect(failed.stderr).toContain('boom')
+    expect(failed.stderr).toMatch(/src\/config\/load\.ts:\d+/)
   })
 
   it('lives in $XDG_CACHE_HOME/cidsync, else ~/.cache/cidsync', () => {
