@@ -151,6 +151,11 @@ export async function restore (components: RestoreComponents, init: RestoreInit)
       await rm(`${target}-wal`, { force: true })
       await rm(`${target}-shm`, { force: true })
       await fsyncPath(config.stateDir)
+    } else {
+      // No index, but maybe what a daemon killed beside one since removed left: that WAL replayed
+      // into the new file would write another file's pages over it.
+      for (const suffix of ['-wal', '-shm', '-journal']) await rm(`${target}${suffix}`, { force: true })
+      await fsyncPath(config.stateDir)
     }
     // Killed here, the state dir still holds the old index (and its backup): never no index.
     failpoint('restore:between-renames')

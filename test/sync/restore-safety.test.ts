@@ -1,5 +1,5 @@
 import { describe, it, expect } from 'vitest'
-import { mkdir, readdir, readFile, stat, utimes, writeFile } from 'node:fs/promises'
+import { mkdir, readdir, readFile, rm, stat, utimes, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { gzipSync } from 'node:zlib'
 import pino from 'pino'
@@ -133,6 +133,31 @@ describe.skipIf(EXTERNAL)('restore --force over a damaged index', () => {
     expect((await readFile(restored.backup as string)).subarray(0, 7).toString()).toBe('damaged')
     const back = openIndex(indexPath(b.config.stateDir), { readonly: true })
     expect(paths(back)).toEqual(['one.md'])
+    back.close()
+  })
+})
+
+describe.skipIf(EXTERNAL)('restore where the index was removed but its WAL was left (a daemon killed, then index.sqlite deleted)', () => {
+  it('installs the snapshot as published: the orphaned WAL is never replayed into it', async () => {
+    const { clients } = await serviceUnderTest()
+    const root = await useTempDir()
+    const a = await syncDevice(root, 'a', A, { namespace: NS })
+    write(a, 'one.md')
+    await publish({ index: a.index, clients, logger, deviceId: a.id, store: a.store }, { config: a.config })
+    const b = await syncDevice(root, 'b', 'bbbbbbbb-0000-4000-8000-000000000000', { namespace: NS })
+    importKey(b.config.stateDir, exportKey(a.config.stateDir))
+    // Rows written and not yet checkpointed: they are in index.sqlite-wal alone, as a kill -9 leaves them.
+    write(b, ...Array.from({ length: 50 }, (_, i) => `local-${i}.md`))
+    const target = indexPath(b.config.stateDir)
+    const wal = await readFile(`${target}-wal`)
+    expect(wal.length).toBeGreaterThan(0)
+    closeDeviceIndex(b)
+    await rm(target)
+    await writeFile(`${target}-wal`, wal)
+    await restore(restoring(clients, b.config), { config: b.config, namespace: NS, network: 'mainnet' })
+    const back = openIndex(target, { readonly: true })
+    expect(paths(back)).toEqual(['one.md'])
+    expect(back.db.pragma('integrity_check', { simple: true })).toBe('ok')
     back.close()
   })
 })
