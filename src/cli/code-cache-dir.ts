@@ -1,4 +1,4 @@
-import { lstatSync, mkdirSync, realpathSync, type Stats } from 'node:fs'
+import { lstatSync, mkdirSync, readFileSync, realpathSync, type Stats } from 'node:fs'
 import { homedir } from 'node:os'
 import { basename, dirname, isAbsolute, join } from 'node:path'
 
@@ -65,6 +65,36 @@ function lstatOrUndefined (path: string): Stats | undefined {
 }
 
 /**
+ * Whether, by `/proc/self/mountinfo`, `dir` lies on a filesystem whose owners a user may have
+ * written: mounted `nosuid` (a USB stick or disk image a user mounts through udisks, an fstab
+ * `user` entry) or through FUSE. On those, "owned by root" says nothing, so root takes no cache
+ * there. Unreadable (not Linux): false.
+ */
+export function onUserMount (dir: string, mountinfo?: string): boolean {
+  let text = mountinfo
+  if (text === undefined) {
+    try {
+      text = readFileSync('/proc/self/mountinfo', 'utf8')
+    } catch {
+      return false
+    }
+  }
+  let best: { point: string, user: boolean } | undefined
+  for (const line of text.split('\n')) {
+    const [mount, fs] = line.split(' - ')
+    const fields = mount?.split(' ') ?? []
+    // Mount points are octal-escaped (a space is \040).
+    const point = (fields[4] ?? '').replace(/\\([0-7]{3})/g, (_, octal: string) => String.fromCharCode(parseInt(octal, 8)))
+    if (point === '' || !(dir === point || dir.startsWith(point.endsWith('/') ? point : `${point}/`))) continue
+    if (best !== undefined && point.length < best.point.length) continue
+    const options = (fields[5] ?? '').split(',')
+    const type = fs?.split(' ')[0] ?? ''
+    best = { point, user: options.includes('nosuid') || type.startsWith('fuse') }
+  }
+  return best?.user ?? false
+}
+
+/**
  * The cache directory as a real path (no symbolic link left in it) that only this user can
  * change, made (0700) if it is not there: every directory above it this user's or root's and
  * open to no one else's writes, and the directory itself this user's alone. Compiled code read
@@ -98,7 +128,8 @@ export function secureCacheDir (wanted: string): string | undefined {
       if (made === undefined || !safeOnTheWay(made)) return undefined
     }
     const own = lstatOrUndefined(dir)
-    return own !== undefined && privateTo(own, 'dir') ? dir : undefined
+    if (own === undefined || !privateTo(own, 'dir')) return undefined
+    return uid() === 0 && onUserMount(dir) ? undefined : dir
   } catch {
     return undefined
   }

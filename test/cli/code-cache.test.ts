@@ -1,10 +1,12 @@
-import { chmodSync, chownSync, readdirSync, readFileSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs'
+import { chmodSync, chownSync, readdirSync, realpathSync, readFileSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs'
 import { spawnSync } from 'node:child_process'
 import { mkdir, writeFile } from 'node:fs/promises'
 import { createHash } from 'node:crypto'
 import { join } from 'node:path'
+import { tmpdir } from 'node:os'
 import { describe, expect, it } from 'vitest'
 import { codeCacheDir } from '../../src/cli/code-cache.js'
+import { onUserMount } from '../../src/cli/code-cache-dir.js'
 import { DaemonProcess, runCli } from '../helpers/cli.js'
 import { useTempDir } from '../helpers/temp-dir.js'
 
@@ -21,7 +23,10 @@ function wellFormed (path: string): boolean {
   return bytes.length > 1024 && createHash('sha256').update(bytes.subarray(32)).digest().equals(bytes.subarray(0, 32))
 }
 
-describe('the CLI\'s code cache (src/cli/code-cache.ts)', () => {
+/** Root takes no cache from a nosuid or FUSE mount: where the temp dir is on one, the tests that need a cache kept cannot run. */
+const keepsCaches = !(process.getuid?.() === 0 && onUserMount(realpathSync(tmpdir())))
+
+describe.skipIf(!keepsCaches)('the CLI\'s code cache (src/cli/code-cache.ts)', () => {
   it('is kept after the first run, private, and read by the next without being written again', async () => {
     const dir = join(await useTempDir(), 'cache')
     // --version compiles next to nothing: it reads a cache, it keeps none.
@@ -192,6 +197,26 @@ describe('the CLI\'s code cache (src/cli/code-cache.ts)', () => {
     expect(failed.code).not.toBe(0)
     expect(failed.stderr).toContain('boom')
     expect(failed.stderr).toMatch(/src\/config\/load\.ts:\d+/)
+  })
+
+})
+
+describe('where the code cache lives, and where root takes none (src/cli/code-cache-dir.ts)', () => {
+  it('is not taken by root from a filesystem whose owners a user may have written (nosuid, FUSE)', () => {
+    const mountinfo = [
+      '22 27 0:21 / / rw,relatime - ext4 /dev/vda1 rw',
+      '30 22 0:40 / /media/mallory/STICK rw,nosuid,nodev,relatime - ext4 /dev/loop0 rw',
+      '31 22 0:41 / /home/mallory rw,relatime - fuse.sshfs mallory@host: rw,user_id=1000',
+      '32 22 0:42 / /mnt/with\\040space rw,nosuid - tmpfs tmpfs rw',
+      '33 30 0:43 / /media/mallory/STICK/inner rw,relatime - ext4 /dev/loop1 rw'
+    ].join('\n')
+    expect(onUserMount('/root/.cache/cidsync', mountinfo)).toBe(false)
+    expect(onUserMount('/media/mallory/STICK/cidsync', mountinfo)).toBe(true)
+    expect(onUserMount('/media/mallory/STICKY/cidsync', mountinfo)).toBe(false)
+    expect(onUserMount('/home/mallory/.cache/cidsync', mountinfo)).toBe(true)
+    expect(onUserMount('/mnt/with space/c', mountinfo)).toBe(true)
+    // The deepest mount decides.
+    expect(onUserMount('/media/mallory/STICK/inner/c', mountinfo)).toBe(false)
   })
 
   it('lives in $XDG_CACHE_HOME/cidsync, else ~/.cache/cidsync', () => {
