@@ -97,15 +97,21 @@ describe.skipIf(EXTERNAL)('a snapshot without a cipher behind the pointer', () =
   })
 })
 
+/** Device A has published one row (`one.md`); device B, holding A's key, is there to restore it. */
+async function publishedOneRow (): Promise<{ clients: ServiceClients, b: Awaited<ReturnType<typeof syncDevice>> }> {
+  const { clients } = await serviceUnderTest()
+  const root = await useTempDir()
+  const a = await syncDevice(root, 'a', A, { namespace: NS })
+  write(a, 'one.md')
+  await publish({ index: a.index, clients, logger, deviceId: a.id, store: a.store }, { config: a.config })
+  const b = await syncDevice(root, 'b', 'bbbbbbbb-0000-4000-8000-000000000000', { namespace: NS })
+  importKey(b.config.stateDir, exportKey(a.config.stateDir))
+  return { clients, b }
+}
+
 describe.skipIf(EXTERNAL)('restore --force', () => {
   it(`keeps the ${KEPT_BACKUPS} newest backups and removes older ones; the restored index and sync state are 0600`, async () => {
-    const { clients } = await serviceUnderTest()
-    const root = await useTempDir()
-    const a = await syncDevice(root, 'a', A, { namespace: NS })
-    write(a, 'one.md')
-    await publish({ index: a.index, clients, logger, deviceId: a.id, store: a.store }, { config: a.config })
-    const b = await syncDevice(root, 'b', 'bbbbbbbb-0000-4000-8000-000000000000', { namespace: NS })
-    importKey(b.config.stateDir, exportKey(a.config.stateDir))
+    const { clients, b } = await publishedOneRow()
     closeDeviceIndex(b)
     const old = ['2020-01-01T00-00-00-000Z', '2021-01-01T00-00-00-000Z', '2022-01-01T00-00-00-000Z', '2023-01-01T00-00-00-000Z']
     for (const at of old) await writeFile(join(b.config.stateDir, `index.sqlite.backup-${at}`), 'old backup')
@@ -120,13 +126,7 @@ describe.skipIf(EXTERNAL)('restore --force', () => {
 
 describe.skipIf(EXTERNAL)('restore --force over a damaged index', () => {
   it('keeps the damaged file as the backup and installs the snapshot', async () => {
-    const { clients } = await serviceUnderTest()
-    const root = await useTempDir()
-    const a = await syncDevice(root, 'a', A, { namespace: NS })
-    write(a, 'one.md')
-    await publish({ index: a.index, clients, logger, deviceId: a.id, store: a.store }, { config: a.config })
-    const b = await syncDevice(root, 'b', 'bbbbbbbb-0000-4000-8000-000000000000', { namespace: NS })
-    importKey(b.config.stateDir, exportKey(a.config.stateDir))
+    const { clients, b } = await publishedOneRow()
     closeDeviceIndex(b)
     await writeFile(indexPath(b.config.stateDir), Buffer.alloc(8192, 'damaged '))
     const restored = await restore(restoring(clients, b.config), { config: b.config, namespace: NS, network: 'mainnet', force: true })
@@ -139,13 +139,7 @@ describe.skipIf(EXTERNAL)('restore --force over a damaged index', () => {
 
 describe.skipIf(EXTERNAL)('restore where the index was removed but its WAL was left (a daemon killed, then index.sqlite deleted)', () => {
   it('installs the snapshot as published: the orphaned WAL is never replayed into it', async () => {
-    const { clients } = await serviceUnderTest()
-    const root = await useTempDir()
-    const a = await syncDevice(root, 'a', A, { namespace: NS })
-    write(a, 'one.md')
-    await publish({ index: a.index, clients, logger, deviceId: a.id, store: a.store }, { config: a.config })
-    const b = await syncDevice(root, 'b', 'bbbbbbbb-0000-4000-8000-000000000000', { namespace: NS })
-    importKey(b.config.stateDir, exportKey(a.config.stateDir))
+    const { clients, b } = await publishedOneRow()
     // Rows written and not yet checkpointed: they are in index.sqlite-wal alone, as a kill -9 leaves them.
     write(b, ...Array.from({ length: 50 }, (_, i) => `local-${i}.md`))
     const target = indexPath(b.config.stateDir)
