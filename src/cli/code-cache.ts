@@ -118,7 +118,10 @@ export function runWithCodeCache (path: string, init: { readonly env?: NodeJS.Pr
   const keep = (): void => {
     if (kept || dir === undefined || file === undefined) return
     kept = true
-    writeCache(dir, file, script.createCachedData())
+    // Never the command's failure: it runs where a V8 flag is set (setV8Flag), or as it ends.
+    try {
+      writeCache(dir, file, script.createCachedData())
+    } catch {}
   }
   if (write) beforeV8FlagsChange(keep)
   const wrapper = script.runInThisContext() as (exports: object, require: NodeJS.Require, module: object, filename: string, dirname: string) => void
