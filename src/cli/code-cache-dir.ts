@@ -1,6 +1,7 @@
-import { lstatSync, mkdirSync, readFileSync, realpathSync, type Stats } from 'node:fs'
+import { lstatSync, readFileSync, realpathSync, type Stats } from 'node:fs'
 import { homedir } from 'node:os'
 import { basename, dirname, isAbsolute, join } from 'node:path'
+import { makeDirsSync } from '../util/make-dirs.js'
 
 /** The environment variable that turns the code cache off (`0`), or names its directory. */
 export const CODE_CACHE_ENV = 'CIDSYNC_CODE_CACHE'
@@ -104,8 +105,7 @@ export function onUserMount (dir: string, mountinfo?: string): boolean {
  */
 export function secureCacheDir (wanted: string): string | undefined {
   try {
-    // The deepest part that exists, resolved once; what follows is made one directory at a time
-    // (`mkdirSync`'s own recursion never ends under /proc).
+    // The deepest part that exists, resolved once; the rest is made under that real path.
     const missing: string[] = []
     let existing = wanted
     while (lstatOrUndefined(existing) === undefined) {
@@ -113,20 +113,17 @@ export function secureCacheDir (wanted: string): string | undefined {
       missing.unshift(basename(existing))
       existing = dirname(existing)
     }
-    let dir = realpathSync(existing)
-    let ancestor = dir
+    const real = realpathSync(existing)
+    let ancestor = real
     for (let depth = 0; depth < MAX_DEPTH; depth++) {
       const stats = lstatOrUndefined(ancestor)
       if (stats === undefined || !safeOnTheWay(stats)) return undefined
       if (dirname(ancestor) === ancestor) break
       ancestor = dirname(ancestor)
     }
-    for (const name of missing) {
-      dir = join(dir, name)
-      mkdirSync(dir, { mode: 0o700 })
-      const made = lstatOrUndefined(dir)
-      if (made === undefined || !safeOnTheWay(made)) return undefined
-    }
+    // No one else can add a name under `real` now: what is made there, or found made, is ours.
+    const dir = join(real, ...missing)
+    makeDirsSync(dir, 0o700)
     const own = lstatOrUndefined(dir)
     if (own === undefined || !privateTo(own, 'dir')) return undefined
     return uid() === 0 && onUserMount(dir) ? undefined : dir

@@ -83,7 +83,7 @@ async function keepBackup (target: string, backup: string): Promise<void> {
   } catch (err) {
     if (!(err instanceof IndexDamagedError)) throw err
     // A damaged index is kept as it is, side files beside it.
-    for (const suffix of ['-wal', '-shm']) if (existsSync(`${target}${suffix}`)) await copyFile(`${target}${suffix}`, `${backup}${suffix}`)
+    for (const suffix of ['-wal', '-shm', '-journal']) if (existsSync(`${target}${suffix}`)) await copyFile(`${target}${suffix}`, `${backup}${suffix}`)
   }
   try {
     await link(target, backup)
@@ -147,16 +147,11 @@ export async function restore (components: RestoreComponents, init: RestoreInit)
       // After keepBackup, which brought the old index to this schema (or found it damaged).
       carryAccountSide(target, staged)
       await fsyncPath(staged)
-      // The old WAL must never be replayed into the new file (it is folded in, or kept with the backup).
-      await rm(`${target}-wal`, { force: true })
-      await rm(`${target}-shm`, { force: true })
-      await fsyncPath(config.stateDir)
-    } else {
-      // No index, but maybe what a daemon killed beside one since removed left: that WAL replayed
-      // into the new file would write another file's pages over it.
-      for (const suffix of ['-wal', '-shm', '-journal']) await rm(`${target}${suffix}`, { force: true })
-      await fsyncPath(config.stateDir)
     }
+    // The old index's side files must never be replayed into the new file: folded in or kept with
+    // the backup, or left beside an index since removed (a daemon killed, then index.sqlite deleted).
+    for (const suffix of ['-wal', '-shm', '-journal']) await rm(`${target}${suffix}`, { force: true })
+    await fsyncPath(config.stateDir)
     // Killed here, the state dir still holds the old index (and its backup): never no index.
     failpoint('restore:between-renames')
     await rename(staged, target)

@@ -34,6 +34,7 @@ const KIB = 1024
 const seconds = ms => `${(ms / 1000).toFixed(2)} s`
 const size = bytes => bytes < 1e6 ? `${(bytes / KIB).toFixed(1)} KiB` : `${(bytes / 1e6).toFixed(1)} MB`
 const count = n => n.toLocaleString('en-US')
+const median = (xs) => [...xs].sort((x, y) => x - y)[xs.length >> 1]
 
 /** A state dir with a config: the embedded service in `serviceDir` (shared: one account), deals on as by default. */
 function device (root, name, namespace, serviceDir) {
@@ -187,9 +188,8 @@ export async function benchSync (root, report) {
       chains.push(await restoreInto('restore-chain', 'bench'))
       singles.push(await restoreInto('restore-single', 'bench-single'))
     }
-    const middle = (xs) => [...xs].sort((x, y) => x - y)[xs.length >> 1]
-    const chain = middle(chains)
-    const single = middle(singles)
+    const chain = median(chains)
+    const single = median(singles)
     console.log(`    in-process restores, alternated: chain ${chains.map(seconds).join(', ')}; one base ${singles.map(seconds).join(', ')}`)
     report(`restore ${count(ENTRIES)} entries from a base + ${DELTAS} deltas (median of ${RESTORE_ROUNDS}, alternated)`, seconds(chain), `restore of one base of the same rows ${seconds(single)}`, `${(chain / single).toFixed(2)}x the time`, '<= 1.3x')
     report('  the same', seconds(chain), `plain GET + brotli -d of the copy ${seconds(plain)}`, `${(chain / plain).toFixed(2)}x the time`, '<= 1.3x')
@@ -272,7 +272,6 @@ async function besideRestic (root, copy, a, serviceDir, report) {
   rmSync(join(root, 'restic-back'), { recursive: true, force: true })
   rmSync(repo, { recursive: true, force: true })
   rmSync(join(root, 'restore-cli'), { recursive: true, force: true })
-  const median = (xs) => [...xs].sort((x, y) => x - y)[xs.length >> 1]
   const ratios = ours.map((o, i) => o / theirs[i])
   report(`cidsync restore (spawned) of the base + ${DELTAS} deltas, median of ${RESTIC_RUNS}`, seconds(median(ours)), `restic restore of the same index file ${seconds(median(theirs))}`,
     `${median(ratios).toFixed(2)}x the time (runs: ${ratios.map(x => x.toFixed(2)).join(', ')})`, '<= 1.0x')
