@@ -10,6 +10,16 @@ export interface FileCid {
   readonly cid: CID
   readonly size: number
   readonly mtimeMs: number
+  /** What else the stat said of the file, for the index to record what it is. */
+  readonly stat: StatTuple
+}
+
+/** A stat's mode, owner, group, link count, device and inode: small enough to pass between threads cheaply. */
+export type StatTuple = readonly [mode: number, uid: number, gid: number, nlink: number, dev: number, ino: number]
+
+/** The parts of a stat the index records beside a file's CID. */
+export function statTuple (stats: Stats): StatTuple {
+  return [stats.mode, stats.uid, stats.gid, stats.nlink, stats.dev, stats.ino]
 }
 
 /** Thrown when a file's size or mtime moved while it was read: the CID would describe no real state. */
@@ -69,7 +79,7 @@ export function fileCidSync (path: string, profile: CidProfile, buffers: HashBuf
     if (after.size !== before.size || after.mtimeMs !== before.mtimeMs || builder.size !== before.size) {
       throw new FileChangedWhileHashingError(`${path} changed while it was being hashed`)
     }
-    return { cid: builder.finish(), size: before.size, mtimeMs: before.mtimeMs }
+    return { cid: builder.finish(), size: before.size, mtimeMs: before.mtimeMs, stat: statTuple(before) }
   } finally {
     closeSync(fd)
   }
@@ -103,7 +113,7 @@ export async function fileCid (path: string, profile: CidProfile, options: { sig
     if (after.size !== before.size || after.mtimeMs !== before.mtimeMs || builder.size !== before.size) {
       throw new FileChangedWhileHashingError(`${path} changed while it was being hashed`)
     }
-    return { cid: builder.finish(), size: before.size, mtimeMs: before.mtimeMs }
+    return { cid: builder.finish(), size: before.size, mtimeMs: before.mtimeMs, stat: statTuple(before) }
   } finally {
     await handle.close()
   }

@@ -3,7 +3,7 @@ import type { CID } from 'multiformats/cid'
 import { BalancedTree } from './unixfs-tree.js'
 import { leafDigest, leafLink, sha256 } from './leaf.js'
 import type { CidProfile } from './profiles.js'
-import { FileChangedWhileHashingError, NotAFileError, type HashBuffers } from './file-cid.js'
+import { FileChangedWhileHashingError, NotAFileError, statTuple, type HashBuffers, type StatTuple } from './file-cid.js'
 
 /** A run of whole chunks of one file: leaves `first` to `first + count - 1`. */
 export interface FileSegment { readonly first: number, readonly count: number }
@@ -23,7 +23,7 @@ export function planSegments (size: number, profile: CidProfile, parts: number):
  * The leaf digests of one segment of a file, read with blocking positional reads (a worker
  * thread's job). The file must still have `size` bytes and the same mtime from start to end.
  */
-export function segmentDigestsSync (path: string, profile: CidProfile, segment: FileSegment, size: number, buffers: HashBuffers, onRead?: (bytes: number) => void): { digests: Uint8Array, mtimeMs: number } {
+export function segmentDigestsSync (path: string, profile: CidProfile, segment: FileSegment, size: number, buffers: HashBuffers, onRead?: (bytes: number) => void): { digests: Uint8Array, mtimeMs: number, stat: StatTuple } {
   const fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK)
   try {
     const before = fstatSync(fd)
@@ -50,7 +50,7 @@ export function segmentDigestsSync (path: string, profile: CidProfile, segment: 
     }
     const after = fstatSync(fd)
     if (after.size !== before.size || after.mtimeMs !== before.mtimeMs) throw new FileChangedWhileHashingError(`${path} changed while it was being hashed`)
-    return { digests, mtimeMs: before.mtimeMs }
+    return { digests, mtimeMs: before.mtimeMs, stat: statTuple(before) }
   } finally {
     closeSync(fd)
   }

@@ -21,6 +21,6 @@ export function versionRow (index: Index, shown: string, cid: string, profile: s
     deviceId: base?.deviceId ?? '', folder: trimmed.slice(0, slash), path: trimmed.slice(slash + 1),
     size: record?.size ?? base?.size ?? 0, mtimeMs: base?.mtimeMs ?? Date.now(), cid,
     cidProfile: same.find(e => e.cid === cid)?.cidProfile ?? base?.cidProfile ?? profile,
-    updatedAt: base?.updatedAt ?? 0, deleted: false, seq: base?.seq ?? 0
+    updatedAt: base?.updatedAt ?? 0, deleted: false, seq: base?.seq ?? 0, meta: same.find(e => e.cid === cid)?.meta ?? null
   }
 }

@@ -1,5 +1,6 @@
 import type { Database, Statement } from 'better-sqlite3'
 import { InternalError } from '../errors.js'
+import { META_COLUMNS, metaOfRow, metaValues, type FileMeta, type MetaRow } from './file-meta.js'
 
 /** A file as one device last saw it. */
 export interface Entry {
@@ -14,18 +15,26 @@ export interface Entry {
   readonly updatedAt: number
   readonly deleted: boolean
   readonly seq: number
+  /** What it is (type, mode, owner, link target); null in a row from before these were recorded. */
+  readonly meta: FileMeta | null
 }
+
+/** A row as the scan compares it: what it is, beside its size and mtime; its CID kept for a change of mode alone. */
+export type KnownRow = readonly [path: string, size: number, mtimeMs: number, cidProfile: string, kind: string | null, mode: number | null, uid: number | null, gid: number | null, target: string | null, linkGroup: string | null, cid: string | null]
 
 /** What the scanner compares against: enough to tell whether a file needs hashing again. */
 export interface KnownFile {
   readonly size: number
   readonly mtimeMs: number
   readonly cidProfile: string
+  readonly meta: FileMeta | null
+  /** Its CID, where the lookup read it (a change of mode alone keeps it). */
+  readonly cid?: string | null
 }
 
 /** One write of this device's own view of a file. */
 export type EntryChange =
-  | { readonly kind: 'upsert', readonly folder: string, readonly path: string, readonly size: number, readonly mtimeMs: number, readonly cid: string, readonly cidProfile: string }
+  | { readonly kind: 'upsert', readonly folder: string, readonly path: string, readonly size: number, readonly mtimeMs: number, readonly cid: string | null, readonly cidProfile: string, readonly meta?: FileMeta }
   | { readonly kind: 'delete', readonly folder: string, readonly path: string }
 
 export interface KnownDevice { readonly id: string, readonly hostname: string | null, readonly lastSeq: number }
@@ -38,9 +47,11 @@ export interface ListOptions {
   /** Only this device's entries; all devices when absent. */
   readonly deviceId?: string
   readonly includeDeleted?: boolean
+  /** Directories' rows too (paths ending with `/`): absent, files and symlinks alone. */
+  readonly dirs?: boolean
 }
 
-interface EntryRow {
+interface EntryRow extends MetaRow {
   device_id: string, folder: string, path: string, size: number, mtime_ms: number, cid: string | null,
   cid_profile: string, updated_at: number, deleted: number, seq: number
 }
@@ -52,7 +63,7 @@ export function hasLiveCounts (db: Database): boolean {
 
 const toEntry = (r: EntryRow): Entry => ({
   deviceId: r.device_id, folder: r.folder, path: r.path, size: r.size, mtimeMs: r.mtime_ms, cid: r.cid,
-  cidProfile: r.cid_profile, updatedAt: r.updated_at, deleted: r.deleted === 1, seq: r.seq
+  cidProfile: r.cid_profile, updatedAt: r.updated_at, deleted: r.deleted === 1, seq: r.seq, meta: metaOfRow(r)
 })
 
 /**
@@ -84,12 +95,15 @@ export class EntryStore {
         // second (a row it does not change is new or dead). `apply` tries first the one that
         // served the previous upsert of the batch: a batch of new files (the cold index) or of
         // changed ones costs one statement a file, as before.
-        insertOrRevive: db.prepare(`INSERT INTO entries (device_id, folder, path, size, mtime_ms, cid, cid_profile, updated_at, deleted, seq)
-          VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, ?)
+        insertOrRevive: db.prepare(`INSERT INTO entries (device_id, folder, path, size, mtime_ms, cid, cid_profile, updated_at, deleted, seq, ${META_COLUMNS})
+          VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, ?, ?, ?, ?)
           ON CONFLICT (device_id, folder, path) DO UPDATE SET size = excluded.size, mtime_ms = excluded.mtime_ms, cid = excluded.cid,
-            cid_profile = excluded.cid_profile, updated_at = excluded.updated_at, deleted = 0, seq = excluded.seq
+            cid_profile = excluded.cid_profile, updated_at = excluded.updated_at, deleted = 0, seq = excluded.seq,
+            kind = excluded.kind, mode = excluded.mode, uid = excluded.uid, gid = excluded.gid, owner = excluded.owner,
+            grp = excluded.grp, target = excluded.target, link_group = excluded.link_group
           WHERE entries.deleted != 0`),
-        updateLive: db.prepare(`UPDATE entries SET size = ?, mtime_ms = ?, cid = ?, cid_profile = ?, updated_at = ?, seq = ?
+        updateLive: db.prepare(`UPDATE entries SET size = ?, mtime_ms = ?, cid = ?, cid_profile = ?, updated_at = ?, seq = ?,
+            kind = ?, mode = ?, uid = ?, gid = ?, owner = ?, grp = ?, target = ?, link_group = ?
           WHERE device_id = ? AND folder = ? AND path = ? AND deleted = 0`),
         tombstone: db.prepare('UPDATE entries SET deleted = 1, updated_at = ?, seq = ? WHERE device_id = ? AND folder = ? AND path = ? AND deleted = 0'),
         addLive: db.prepare('INSERT INTO live_counts (device_id, live) VALUES (?, ?) ON CONFLICT (device_id) DO UPDATE SET live = live + excluded.live')
@@ -97,12 +111,13 @@ export class EntryStore {
     }
     this.reads = {
       // In the primary key's order (path's UTF-8 bytes), from after a path: a seek, never a sort.
-      known: db.prepare('SELECT path, size, mtime_ms, cid_profile FROM entries WHERE device_id = ? AND folder = ? AND path > ? AND deleted = 0 ORDER BY path LIMIT ?').raw(),
-      knownOne: db.prepare('SELECT size, mtime_ms, cid_profile FROM entries WHERE device_id = ? AND folder = ? AND path = ? AND deleted = 0').raw(),
+      known: db.prepare('SELECT path, size, mtime_ms, cid_profile, kind, mode, uid, gid, target, link_group, cid FROM entries WHERE device_id = ? AND folder = ? AND path > ? AND deleted = 0 ORDER BY path LIMIT ?').raw(),
+      knownOne: db.prepare(`SELECT size, mtime_ms, cid_profile, cid, ${META_COLUMNS} FROM entries WHERE device_id = ? AND folder = ? AND path = ? AND deleted = 0`),
       livePaths: db.prepare('SELECT path FROM entries WHERE device_id = ? AND folder = ? AND deleted = 0').pluck(),
-      totals: db.prepare('SELECT folder, COUNT(*) AS files, COALESCE(SUM(size), 0) AS bytes FROM entries WHERE device_id = ? AND deleted = 0 GROUP BY folder'),
+      // Directories and symlinks are entries, not files: a folder's totals count files alone.
+      totals: db.prepare("SELECT folder, COUNT(*) AS files, COALESCE(SUM(size), 0) AS bytes FROM entries WHERE device_id = ? AND deleted = 0 AND (kind IS NULL OR kind = 'file') GROUP BY folder"),
       list: db.prepare(`SELECT * FROM entries
-        WHERE (@deviceId IS NULL OR device_id = @deviceId) AND (@includeDeleted = 1 OR deleted = 0)
+        WHERE (@deviceId IS NULL OR device_id = @deviceId) AND (@includeDeleted = 1 OR deleted = 0) AND (@dirs = 1 OR kind IS NOT 'dir')
           AND substr(folder || '/' || path, 1, length(@prefix)) = @prefix
         ORDER BY folder, path, device_id`),
       get: db.prepare('SELECT * FROM entries WHERE device_id = ? AND folder = ? AND path = ?'),
@@ -125,8 +140,8 @@ export class EntryStore {
    * the order of the paths' UTF-8 bytes (see {@link utf8Before}). Read a page at a time, so a
    * caller walking a million rows holds neither them all nor a read transaction all along.
    */
-  knownFilesAfter (deviceId: string, folder: string, afterPath: string, limit: number): Array<readonly [path: string, size: number, mtimeMs: number, cidProfile: string]> {
-    return this.reads.known.all(deviceId, folder, afterPath, limit) as Array<[string, number, number, string]>
+  knownFilesAfter (deviceId: string, folder: string, afterPath: string, limit: number): KnownRow[] {
+    return this.reads.known.all(deviceId, folder, afterPath, limit) as KnownRow[]
   }
 
   /** Paths of this device's live files in a folder, streamed (run no other statement meanwhile). */
@@ -152,13 +167,14 @@ export class EntryStore {
         const next = seq + 1
         // Positional parameters: binding by name costs twice as much on this hot path.
         if (change.kind === 'upsert') {
-          if (updating && writes.updateLive.run(change.size, change.mtimeMs, change.cid, change.cidProfile, now, next, deviceId, change.folder, change.path).changes > 0) {
+          const meta = metaValues(change.meta)
+          if (updating && writes.updateLive.run(change.size, change.mtimeMs, change.cid, change.cidProfile, now, next, ...meta, deviceId, change.folder, change.path).changes > 0) {
             // A live row changed: no count moves.
-          } else if (writes.insertOrRevive.run(deviceId, change.folder, change.path, change.size, change.mtimeMs, change.cid, change.cidProfile, now, next).changes > 0) {
+          } else if (writes.insertOrRevive.run(deviceId, change.folder, change.path, change.size, change.mtimeMs, change.cid, change.cidProfile, now, next, ...meta).changes > 0) {
             live++
             updating = false
           } else {
-            writes.updateLive.run(change.size, change.mtimeMs, change.cid, change.cidProfile, now, next, deviceId, change.folder, change.path)
+            writes.updateLive.run(change.size, change.mtimeMs, change.cid, change.cidProfile, now, next, ...meta, deviceId, change.folder, change.path)
             updating = true
           }
           seq = next
@@ -199,13 +215,13 @@ export class EntryStore {
   }
 
   list (options: ListOptions = {}): Entry[] {
-    return (this.reads.list.all({ deviceId: options.deviceId ?? null, includeDeleted: options.includeDeleted === true ? 1 : 0, prefix: options.prefix ?? '' }) as EntryRow[]).map(toEntry)
+    return (this.reads.list.all({ deviceId: options.deviceId ?? null, includeDeleted: options.includeDeleted === true ? 1 : 0, dirs: options.dirs === true ? 1 : 0, prefix: options.prefix ?? '' }) as EntryRow[]).map(toEntry)
   }
 
   /** One live file's size, mtime and profile: the cheap lookup for checking a file against its row. */
   knownFile (deviceId: string, folder: string, path: string): KnownFile | undefined {
-    const row = this.reads.knownOne.get(deviceId, folder, path) as [number, number, string] | undefined
-    return row === undefined ? undefined : { size: row[0], mtimeMs: row[1], cidProfile: row[2] }
+    const row = this.reads.knownOne.get(deviceId, folder, path) as (MetaRow & { size: number, mtime_ms: number, cid_profile: string, cid: string | null }) | undefined
+    return row === undefined ? undefined : { size: row.size, mtimeMs: row.mtime_ms, cidProfile: row.cid_profile, meta: metaOfRow(row), cid: row.cid }
   }
 
   /**

@@ -2,9 +2,11 @@
  * The local index: one SQLite file in the state dir, opened once, WAL, versioned schema.
  */
 
-export type { Entry, EntryChange, KnownFile, FolderTotals, KnownDevice, ListOptions } from './entries.js'
+export type { Entry, EntryChange, KnownFile, KnownRow, FolderTotals, KnownDevice, ListOptions } from './entries.js'
+export type { EntryKind, FileMeta } from './file-meta.js'
+export { isDirPath, sameMeta } from './file-meta.js'
 export { EntryStore, utf8Before } from './entries.js'
-export { SCHEMA_VERSION, CONTENT_SCHEMA_VERSION } from './migrations.js'
+export { SCHEMA_VERSION, CONTENT_SCHEMA_VERSION, META_SCHEMA_VERSION } from './migrations.js'
 export { loadOrCreateDeviceId, readDeviceId, DEVICE_ID_FILE } from './device-id.js'
 export type { DeviceIdRecovery } from './device-id.js'
 export { RemoteStore, DEAL_OVERDUE_MS } from './remote.js'

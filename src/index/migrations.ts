@@ -113,11 +113,29 @@ export const MIGRATIONS: ReadonlyArray<(db: Database) => void> = [
       ) STRICT, WITHOUT ROWID;
       CREATE INDEX content_by_cid ON content (cid);
     `)
+  },
+  // 7: what each entry is (docs/snapshot-format.md, "What a file is"): its type, mode, owner,
+  // a symlink's target and a hard link's group. NULL in rows written before: a regular file
+  // whose mode and owner were not recorded. Added columns cost nothing to rows already there.
+  (db) => {
+    db.exec(`
+      ALTER TABLE entries ADD COLUMN kind TEXT;
+      ALTER TABLE entries ADD COLUMN mode INTEGER;
+      ALTER TABLE entries ADD COLUMN uid INTEGER;
+      ALTER TABLE entries ADD COLUMN gid INTEGER;
+      ALTER TABLE entries ADD COLUMN owner TEXT;
+      ALTER TABLE entries ADD COLUMN grp TEXT;
+      ALTER TABLE entries ADD COLUMN target TEXT;
+      ALTER TABLE entries ADD COLUMN link_group TEXT;
+    `)
   }
 ]
 
 /** The first schema with content records: a segment without any is written at the one before, which older cidsync reads. */
 export const CONTENT_SCHEMA_VERSION = 6
+
+/** The first schema that records what each entry is: a segment whose rows record nothing of it is written at the one before. */
+export const META_SCHEMA_VERSION = 7
 
 /** The schema version this build of cidsync writes. */
 export const SCHEMA_VERSION = MIGRATIONS.length

@@ -1,6 +1,6 @@
 import type { Database as Db } from 'better-sqlite3'
 import { CONTENT_COLUMNS } from './content-records.js'
-import { COLUMNS, type IncomingDevice } from './segment-types.js'
+import { COLUMNS, entryColumnsIn, type IncomingDevice } from './segment-types.js'
 import { FORGET_CHAIN, LAST_SEQ, SET_CHAIN, type Sql } from './statement-cache.js'
 
 /**
@@ -19,7 +19,9 @@ export function applyDevices (db: Db, sql: Sql, devices: readonly IncomingDevice
       for (const file of device.files) {
         sql('ATTACH DATABASE ? AS segment').run(file)
         try {
-          sql(`INSERT OR REPLACE INTO temp.incoming (${COLUMNS}) SELECT ${COLUMNS} FROM segment.entries WHERE device_id = ?`).run(device.deviceId)
+          // A segment from before schema 7 records nothing of what its entries are: those columns stay NULL.
+          const columns = entryColumnsIn(db, 'segment')
+          sql(`INSERT OR REPLACE INTO temp.incoming (${columns}) SELECT ${columns} FROM segment.entries WHERE device_id = ?`).run(device.deviceId)
           // Segments of an older schema carry no content records.
           if (sql("SELECT 1 FROM segment.sqlite_schema WHERE type = 'table' AND name = 'content'").pluck().get() === 1) {
             sql(`INSERT OR REPLACE INTO temp.incoming_content (${CONTENT_COLUMNS}) SELECT ${CONTENT_COLUMNS} FROM segment.content WHERE device_id = ?`).run(device.deviceId)

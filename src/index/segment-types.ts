@@ -32,5 +32,20 @@ export interface IncomingDevice {
   readonly chain: RecordedChain
 }
 
+import type { Database } from 'better-sqlite3'
+import { META_COLUMNS } from './file-meta.js'
+
+/** The columns of an `entries` row before schema 7, which records what each entry is. */
+export const BASE_COLUMNS = 'device_id, folder, path, size, mtime_ms, cid, cid_profile, updated_at, deleted, seq'
+
 /** The columns of an `entries` row, in the order both the index and a segment hold them. */
-export const COLUMNS = 'device_id, folder, path, size, mtime_ms, cid, cid_profile, updated_at, deleted, seq'
+export const COLUMNS = `${BASE_COLUMNS}, ${META_COLUMNS}`
+
+/**
+ * The columns an attached database's `entries` has of {@link COLUMNS}: a segment or an index from
+ * before schema 7 has the base ones alone, and its rows read as recorded before kinds were.
+ */
+export function entryColumnsIn (db: Database, schema: string): string {
+  const names = new Set((db.prepare(`SELECT name FROM pragma_table_info('entries', ?)`).pluck().all(schema) as string[]))
+  return names.has('kind') ? COLUMNS : BASE_COLUMNS
+}

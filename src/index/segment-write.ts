@@ -2,9 +2,9 @@ import { writeFileSync } from 'node:fs'
 import Database from 'better-sqlite3'
 import type { Database as Db } from 'better-sqlite3'
 import { openDatabase } from './open.js'
-import { CONTENT_SCHEMA_VERSION, SCHEMA_VERSION } from './migrations.js'
+import { CONTENT_SCHEMA_VERSION, META_SCHEMA_VERSION, SCHEMA_VERSION } from './migrations.js'
 import { CONTENT_COLUMNS } from './content-records.js'
-import { COLUMNS, type SegmentRange } from './segment-types.js'
+import { BASE_COLUMNS, COLUMNS, type SegmentRange } from './segment-types.js'
 import { LAST_SEQ, type Sql } from './statement-cache.js'
 
 /**
@@ -20,7 +20,14 @@ export function writeSegment (db: Db, sql: Sql, path: string, range: SegmentRang
     ? 'SELECT EXISTS (SELECT 1 FROM main.content WHERE device_id = ? AND seq <= ?)'
     : 'SELECT EXISTS (SELECT 1 FROM main.content WHERE device_id = ? AND seq > ? AND seq <= ?)').pluck()
     .get(...(range.kind === 'base' ? [range.deviceId, range.to] : [range.deviceId, range.from, range.to])) === 1
-  openDatabase(path, { check: false, schemaVersion: withContent ? SCHEMA_VERSION : CONTENT_SCHEMA_VERSION - 1 }).close()
+  // Likewise, rows that record nothing of what they are (written before schema 7) keep the schema before it.
+  const withMeta = sql(range.kind === 'base'
+    ? 'SELECT EXISTS (SELECT 1 FROM main.entries WHERE device_id = ? AND seq <= ? AND kind IS NOT NULL)'
+    : 'SELECT EXISTS (SELECT 1 FROM main.entries WHERE device_id = ? AND seq > ? AND seq <= ? AND kind IS NOT NULL)').pluck()
+    .get(...(range.kind === 'base' ? [range.deviceId, range.to] : [range.deviceId, range.from, range.to])) === 1
+  const version = withMeta ? SCHEMA_VERSION : withContent ? META_SCHEMA_VERSION - 1 : CONTENT_SCHEMA_VERSION - 1
+  const columns = version >= META_SCHEMA_VERSION ? COLUMNS : BASE_COLUMNS
+  openDatabase(path, { check: false, schemaVersion: version }).close()
   // Back to a rollback journal: the file must be whole by itself when it is sealed and when it is restored.
   const fresh = new Database(path)
   fresh.pragma('journal_mode = DELETE')
@@ -37,12 +44,12 @@ export function writeSegment (db: Db, sql: Sql, path: string, range: SegmentRang
       sql('INSERT INTO segment.devices (device_id, hostname, first_seen, last_seq) VALUES (?, ?, ?, ?)').run(range.deviceId, device.hostname, device.firstSeen, range.to)
       // A base of the only device the index holds rows of: every row, copied page by page
       // (SQLite's transfer optimization, as VACUUM INTO does; no WHERE), not row by row.
-      const alone = range.kind === 'base' && sql('SELECT EXISTS (SELECT 1 FROM main.entries WHERE device_id < ?) OR EXISTS (SELECT 1 FROM main.entries WHERE device_id > ?)').pluck().get(range.deviceId, range.deviceId) === 0
+      const alone = range.kind === 'base' && version === SCHEMA_VERSION && sql('SELECT EXISTS (SELECT 1 FROM main.entries WHERE device_id < ?) OR EXISTS (SELECT 1 FROM main.entries WHERE device_id > ?)').pluck().get(range.deviceId, range.deviceId) === 0
       const copied = alone
         ? sql('INSERT INTO segment.entries SELECT * FROM main.entries').run()
         : range.kind === 'base'
-          ? sql(`INSERT INTO segment.entries (${COLUMNS}) SELECT ${COLUMNS} FROM main.entries WHERE device_id = ? AND seq <= ?`).run(range.deviceId, range.to)
-          : sql(`INSERT INTO segment.entries (${COLUMNS}) SELECT ${COLUMNS} FROM main.entries WHERE device_id = ? AND seq > ? AND seq <= ?`).run(range.deviceId, range.from, range.to)
+          ? sql(`INSERT INTO segment.entries (${columns}) SELECT ${columns} FROM main.entries WHERE device_id = ? AND seq <= ?`).run(range.deviceId, range.to)
+          : sql(`INSERT INTO segment.entries (${columns}) SELECT ${columns} FROM main.entries WHERE device_id = ? AND seq > ? AND seq <= ?`).run(range.deviceId, range.from, range.to)
       // The file carries its live count (a base becomes a restored index as it is): a base of
       // the device as it is now has the index's own; anything else counts its rows.
       const lastSeq = sql(LAST_SEQ).pluck().get(range.deviceId) as number | undefined

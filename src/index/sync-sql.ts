@@ -1,4 +1,5 @@
 import type { Database, Statement } from 'better-sqlite3'
+import { entryColumnsIn } from './segment-types.js'
 
 /** What a merge took from the other index. */
 export interface MergeResult {
@@ -41,7 +42,8 @@ export class IndexSync {
         const theirs = db.prepare('SELECT device_id, hostname, first_seen, last_seq FROM other.devices WHERE device_id != ?').all(selfDeviceId) as Array<{ device_id: string, hostname: string, first_seen: number, last_seq: number }>
         const ours = db.prepare('SELECT last_seq FROM main.devices WHERE device_id = ?').pluck()
         const drop = db.prepare('DELETE FROM main.entries WHERE device_id = ?')
-        const take = db.prepare('INSERT INTO main.entries SELECT * FROM other.entries WHERE device_id = ?')
+        const columns = entryColumnsIn(db, 'other')
+        const take = db.prepare(`INSERT INTO main.entries (${columns}) SELECT ${columns} FROM other.entries WHERE device_id = ?`)
         const device = db.prepare(`INSERT INTO main.devices (device_id, hostname, first_seen, last_seq) VALUES (?, ?, ?, ?)
           ON CONFLICT (device_id) DO UPDATE SET hostname = excluded.hostname, last_seq = excluded.last_seq`)
         // Rows from a whole-index snapshot come with no segment list: the next publish writes bases.

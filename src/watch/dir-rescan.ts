@@ -43,7 +43,7 @@ export class DirRescan {
     const { entries, deviceId, folder, skipped, stage, writer } = this.init
     skipped.clearTree(relDir)
     try {
-      for (const entry of entries.list({ deviceId, prefix: `${folder}/${relDir}/` })) stage.settle(entry.path, 0)
+      for (const entry of entries.list({ deviceId, prefix: `${folder}/${relDir}/`, dirs: true })) stage.settle(entry.path, 0)
     } catch (err) {
       // From chokidar's event: never throw there. The drift check finds these rows later.
       writer.readFailed(err as Error)
@@ -88,7 +88,7 @@ export class DirRescan {
     const before = [...skipped.listedUnder(NAME_NOT_UTF8, relDir, recursive), ...skipped.listedUnder(SYMLINK_NOT_FOLLOWED, relDir, recursive)]
     const found = new Set<string>()
     const onBadName = (rel: string): void => { found.add(rel); skipped.skip(rel, NAME_NOT_UTF8) }
-    const onSymlink = (rel: string): void => { found.add(rel); skipped.skip(rel, SYMLINK_NOT_FOLLOWED) }
+    const onSymlink = (rel: string): void => { found.add(rel); stage.settle(rel, 0) }
     const onUnreadable = (rel: string, code: string, kind: 'file' | 'dir'): void => { skipped.skip(rel, code, kind) }
     for await (const file of walkFiles(root, relDir, { ignore, followSymlinks, recursive, signal, onBadName, onSymlink, onUnreadable })) stage.settle(file.relativePath, 0)
     // A walk cut short by the stop saw only part of the directory: nothing leaves the list on its word.

@@ -9,7 +9,7 @@ import type { HashPool } from './hash-pool.js'
 import { createIgnoreMatcher } from './ignore.js'
 import { RootGuard, type RootState } from './root-guard.js'
 import { NewDirs } from './new-dirs.js'
-import { NAME_NOT_UTF8, SkippedFiles, SYMLINK_NOT_FOLLOWED } from './skipped-files.js'
+import { NAME_NOT_UTF8, SkippedFiles } from './skipped-files.js'
 import { PathStage } from './path-stage.js'
 import { DirRescan } from './dir-rescan.js'
 import { excludedPaths, FolderScan } from './folder-scan.js'
@@ -75,12 +75,13 @@ export class FolderIndexer {
     })
     const watcher = this.watcher = new FolderWatcher({ root: folder.path, ignore, followSymlinks: folder.followSymlinks }, {
       onPath: (rel) => { stage.settle(rel) },
-      onDirAdded: (rel) => { this.newDirs.add(rel) },
+      onDirAdded: (rel) => { stage.settle(`${rel}/`); this.newDirs.add(rel) },
       onDirRemoved: (rel) => { this.dirs.removed(rel) },
       onDirChanged: (rel) => { this.dirs.changed(rel) },
       onRootChanged: () => { this.root.schedule(50) },
       onError: (err) => { this.watchFailed(err) },
-      onSymlink: (rel) => { skipped.skip(rel, SYMLINK_NOT_FOLLOWED) }
+      // A link not followed is an entry of its own (a symlink row): looked at as a file's path is.
+      onSymlink: (rel) => { stage.settle(rel) }
     })
     this.scanner = new FolderScan({ ...components, stage, skipped }, { folder, profile: init.profile, ignore, signal })
     this.dirs = new DirRescan({ ...where, ...components, ignore, watcher, stage, skipped })
@@ -89,7 +90,7 @@ export class FolderIndexer {
       onFile: (rel) => { stage.settle(rel, 0) },
       onBadName: (rel) => { skipped.skip(rel, NAME_NOT_UTF8) },
       onUnreadable: (rel, code, kind) => { skipped.skip(rel, code, kind) },
-      onSymlink: (rel) => { skipped.skip(rel, SYMLINK_NOT_FOLLOWED) },
+      onSymlink: (rel) => { stage.settle(rel, 0) },
       onIdle: () => { this.wakeIdle() }
     })
     // Live rows of this device in the folder: an empty directory in its place then means an unmount.

@@ -7,6 +7,7 @@ import type { IgnoreMatcher } from './ignore.js'
 import type { PathStage } from './path-stage.js'
 import { scanFolder, type ScanResult } from './scan.js'
 import { SYMLINK_NOT_FOLLOWED, type SkippedFiles } from './skipped-files.js'
+import { SPECIAL_FILE } from './special-files.js'
 
 /** cidsync's own dirs inside the folder, never indexed. */
 export function excludedPaths (folder: FolderConfig): string[] {
@@ -93,6 +94,13 @@ export class FolderScan {
           stage.hash(rel, size)
         }
       },
+      onDescribed: (described) => {
+        for (const entry of described) {
+          options.seen?.(entry[0])
+          stage.described(entry)
+        }
+      },
+      onSpecial: (rel) => { skipped.skip(rel, SPECIAL_FILE) },
       onUnreadable: (rel, code) => {
         if (code === SYMLINK_NOT_FOLLOWED) options.linkSeen?.(rel)
         skipped.skip(rel, code, 'dir')

@@ -1,6 +1,6 @@
 import type { Worker } from 'node:worker_threads'
 import { availableParallelism } from 'node:os'
-import { assembleCid, cidProfile, planSegments, type CidProfileName } from '../content/index.js'
+import { assembleCid, cidProfile, planSegments, type CidProfileName, type StatTuple } from '../content/index.js'
 import { AbortedError, HashError } from '../errors.js'
 import type { HashJob, HashOutcome } from './hash-messages.js'
 import { startWorker } from '../util/start-worker.js'
@@ -33,12 +33,12 @@ export interface HashPoolInit {
   readonly roomJobs?: number
 }
 
-export interface HashResult { readonly cid: string, readonly size: number, readonly mtimeMs: number }
+export interface HashResult { readonly cid: string, readonly size: number, readonly mtimeMs: number, readonly stat: StatTuple }
 
 /** Called once per job: a {@link HashError} (reason = errno-style code) or an AbortedError, else the result. */
 export type HashCallback = (err: HashError | AbortedError | undefined, result?: HashResult) => void
 
-type Answer = { readonly cid: string, readonly size: number, readonly mtimeMs: number } | { readonly digests: Uint8Array, readonly mtimeMs: number }
+type Answer = { readonly cid: string, readonly size: number, readonly mtimeMs: number, readonly stat: StatTuple } | { readonly digests: Uint8Array, readonly mtimeMs: number, readonly stat: StatTuple }
 
 interface Pending { readonly job: HashJob, readonly sizeHint: number, readonly done: (err: HashError | AbortedError | undefined, answer?: Answer) => void }
 
@@ -136,7 +136,7 @@ export class HashPool {
     this.queue.push({
       job: { id: this.nextId++, path, profile },
       sizeHint,
-      done: (err, answer) => done(err, answer !== undefined && 'cid' in answer ? { cid: answer.cid, size: answer.size, mtimeMs: answer.mtimeMs } : undefined)
+      done: (err, answer) => done(err, answer !== undefined && 'cid' in answer ? { cid: answer.cid, size: answer.size, mtimeMs: answer.mtimeMs, stat: answer.stat } : undefined)
     })
     this.dispatch()
   }
@@ -146,6 +146,7 @@ export class HashPool {
     const segments = planSegments(size, profileInfo, this.threads)
     const digests: Uint8Array[] = []
     const mtimes = new Set<number>()
+    let stat: StatTuple | undefined
     let waiting = segments.length
     let failed: HashError | AbortedError | undefined
     segments.forEach((segment, i) => {
@@ -154,12 +155,12 @@ export class HashPool {
         sizeHint: segment.count * profileInfo.chunkSize,
         done: (err, answer) => {
           if (err !== undefined) failed ??= err
-          else if (answer !== undefined && 'digests' in answer) { digests[i] = answer.digests; mtimes.add(answer.mtimeMs) }
+          else if (answer !== undefined && 'digests' in answer) { digests[i] = answer.digests; mtimes.add(answer.mtimeMs); stat ??= answer.stat }
           if (--waiting > 0) return
           if (failed !== undefined) return done(failed)
           // Segments read at different times must have seen the same file.
           if (mtimes.size !== 1) return done(new HashError(path, 'ERR_FILE_CHANGED'))
-          done(undefined, { cid: assembleCid(profileInfo, size, digests).toString(), size, mtimeMs: [...mtimes][0] as number })
+          done(undefined, { cid: assembleCid(profileInfo, size, digests).toString(), size, mtimeMs: [...mtimes][0] as number, stat: stat as StatTuple })
         }
       })
     })

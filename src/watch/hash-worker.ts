@@ -18,11 +18,11 @@ function hashOne (job: HashJob): HashOutcome {
   }
   try {
     if (job.segment !== undefined) {
-      const { digests, mtimeMs } = segmentDigestsSync(job.path, profile, job.segment, job.segment.size, reused, onRead)
-      return { id: job.id, ok: true, digests, mtimeMs }
+      const { digests, mtimeMs, stat } = segmentDigestsSync(job.path, profile, job.segment, job.segment.size, reused, onRead)
+      return { id: job.id, ok: true, digests, mtimeMs, stat }
     }
-    const { cid, size, mtimeMs } = fileCidSync(job.path, profile, reused, onRead)
-    return { id: job.id, ok: true, cid: cid.toString(), size, mtimeMs }
+    const { cid, size, mtimeMs, stat } = fileCidSync(job.path, profile, reused, onRead)
+    return { id: job.id, ok: true, cid: cid.toString(), size, mtimeMs, stat }
   } catch (err) {
     const e = err as NodeJS.ErrnoException
     return { id: job.id, ok: false, code: e.code ?? 'ERR_HASH', message: e.message }

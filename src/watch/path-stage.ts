@@ -1,13 +1,16 @@
-import { lstat, stat } from 'node:fs/promises'
+import { lstat, readlink, stat } from 'node:fs/promises'
 import type { Stats } from 'node:fs'
 import { join } from 'node:path'
-import type { CidProfileName } from '../content/index.js'
-import type { EntryChange, EntryStore, KnownFile } from '../index/index.js'
+import { statTuple, type CidProfileName } from '../content/index.js'
+import { sameMeta, type EntryChange, type EntryKind, type EntryStore, type KnownFile } from '../index/index.js'
 import { HashError } from '../errors.js'
 import type { ChangeWriter } from './change-writer.js'
 import type { HashPool, HashResult } from './hash-pool.js'
 import type { IgnoreMatcher } from './ignore.js'
-import { SYMLINK_NOT_FOLLOWED, type SkippedFiles } from './skipped-files.js'
+import type { SkippedFiles } from './skipped-files.js'
+import { SPECIAL_FILE, specialFileKind } from './special-files.js'
+import { entryMeta } from './entry-meta.js'
+import type { Described } from './scan-messages.js'
 import { backoffMs } from '../util/backoff.js'
 
 /** The longest wait before a path still being written, or whose row could not be read, is looked at again. */
@@ -116,6 +119,14 @@ export class PathStage {
     })
   }
 
+  /** An entry the scan described (a link, a directory, a file whose mode moved): its row written as it says, nothing hashed. */
+  described (entry: Described): void {
+    const [rel, cid, size, mtimeMs, stat, kind, target] = entry
+    // Being hashed: the hash's answer writes the row, with what the file is then.
+    if (this.hashing.has(rel)) return
+    this.write({ kind: 'upsert', folder: this.init.folder, path: rel, size, mtimeMs, cid, cidProfile: this.init.profile, meta: entryMeta(kind, stat, target) })
+  }
+
   /** The path is gone (or ignored now): its row becomes a tombstone. */
   remove (rel: string): void {
     this.components.skipped.clear(rel)
@@ -130,46 +141,89 @@ export class PathStage {
       this.again.add(rel)
       return
     }
-    const stats = await this.statOf(rel)
+    // A directory's row has `/` after its path: the directory itself is looked at.
+    const dir = rel.endsWith('/')
+    const stats = await this.statOf(dir ? rel.slice(0, -1) : rel)
     if (stats === 'unreadable' || this.init.signal.aborted) return
     const { skipped } = this.components
-    if (stats === 'link') {
-      // A file replaced by a link not followed: its row goes, and the link is listed.
-      if (this.knownFile(rel) !== undefined) this.remove(rel)
-      skipped.skip(rel, SYMLINK_NOT_FOLLOWED)
-      return
-    }
     if (stats === undefined) {
       // Gone, unless the whole folder is: an unmounted disk's files are not deleted ones.
       if (await this.init.rootIntact()) this.remove(rel)
       else this.init.rootInDoubt()
       return
     }
+    const row = this.knownFile(rel)
+    if (dir || stats.isDirectory()) {
+      // A directory's path: its row (`rel/`) is kept as it is; a file's name taken by one loses its row.
+      if (!dir && row !== undefined) this.remove(rel)
+      if (!stats.isDirectory()) {
+        if (row !== undefined) this.remove(rel)
+        return
+      }
+      if (!dir && skipped.has(rel)) this.init.retryDir(rel)
+      else if (!dir) skipped.clear(rel)
+      this.describedNow(dir ? rel : `${rel}/`, stats, 'dir')
+      return
+    }
+    if (stats.isSymbolicLink()) {
+      skipped.clear(rel)
+      this.describedNow(rel, stats, 'symlink')
+      return
+    }
     if (!stats.isFile()) {
-      // A file's name taken by a directory (or a fifo, a socket): its row is no file any more.
-      if (this.knownFile(rel) !== undefined) this.remove(rel)
-      if (stats.isDirectory() && skipped.has(rel)) this.init.retryDir(rel)
+      // A FIFO, a socket, a device: nothing of it is indexed; a row it took the name of goes.
+      if (row !== undefined) this.remove(rel)
+      if (specialFileKind(stats) !== undefined) skipped.skip(rel, SPECIAL_FILE)
       else skipped.clear(rel)
       return
     }
-    const row = this.knownFile(rel)
     if (row !== undefined && this.matches(row, stats)) {
       skipped.clear(rel)
+      // The same bytes, but its mode, owner or links moved (a chmod moves no mtime): the row is rewritten, nothing hashed.
+      const meta = entryMeta('file', statTuple(stats))
+      if (row.cid !== undefined && row.cid !== null && !sameMeta(row.meta, meta)) this.write({ kind: 'upsert', folder: this.init.folder, path: rel, size: stats.size, mtimeMs: stats.mtimeMs, cid: row.cid, cidProfile: this.init.profile, meta })
       return
     }
     this.hash(rel, stats.size)
+  }
+
+  /** A link's or directory's row, written when it says something new of the entry. */
+  private describedNow (rel: string, stats: Stats, kind: EntryKind): void {
+    void this.describeLater(rel, stats, kind).catch((err: unknown) => { this.lookFailed(rel, err as Error) })
+  }
+
+  private async describeLater (rel: string, stats: Stats, kind: EntryKind): Promise<void> {
+    const path = join(this.init.root, kind === 'dir' ? rel.slice(0, -1) : rel)
+    let target: string | null = null
+    if (kind === 'symlink') {
+      try {
+        target = await readlink(path)
+      } catch (err) {
+        // Gone or replaced since the stat: the next event or look finds what is there.
+        const code = (err as NodeJS.ErrnoException).code
+        if (code === 'ENOENT' || code === 'EINVAL') { this.settle(rel); return }
+        throw err
+      }
+    }
+    if (this.init.signal.aborted) return
+    const meta = entryMeta(kind, statTuple(stats), target)
+    const size = kind === 'dir' ? 0 : stats.size
+    const row = this.knownFile(rel)
+    if (row !== undefined && row.size === size && row.mtimeMs === stats.mtimeMs && sameMeta(row.meta, meta)) return
+    this.write({ kind: 'upsert', folder: this.init.folder, path: rel, size, mtimeMs: stats.mtimeMs, cid: null, cidProfile: this.init.profile, meta })
   }
 
   /**
    * undefined when the path is gone; 'unreadable' (listed as skipped) when it cannot be stat'ed for
    * another reason, such as a directory above it losing its permissions: that is no delete.
    */
-  private async statOf (rel: string): Promise<Stats | undefined | 'unreadable' | 'link'> {
+  private async statOf (rel: string): Promise<Stats | undefined | 'unreadable'> {
     const path = join(this.init.root, rel)
     try {
       const stats = await lstat(path)
       if (!stats.isSymbolicLink()) return stats
-      return this.init.followSymlinks ? await stat(path) : 'link'
+      // A link not followed is described as a link; a followed one as what it leads to.
+      return this.init.followSymlinks ? await stat(path) : stats
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code ?? 'EIO'
       if (code === 'ENOENT' || code === 'ENOTDIR') return undefined
@@ -186,12 +240,12 @@ export class PathStage {
   private knownFile (rel: string): KnownFile | undefined {
     const { writer, entries, deviceId } = this.components
     const pending = writer.pendingFor(this.init.folder, rel)
-    if (pending !== undefined) return pending.kind === 'delete' ? undefined : { size: pending.size, mtimeMs: pending.mtimeMs, cidProfile: pending.cidProfile }
+    if (pending !== undefined) return pending.kind === 'delete' ? undefined : { size: pending.size, mtimeMs: pending.mtimeMs, cidProfile: pending.cidProfile, meta: pending.meta ?? null, cid: pending.cid }
     return entries.knownFile(deviceId, this.init.folder, rel)
   }
 
   private matches (known: KnownFile, stats: Stats): boolean {
-    return known.size === stats.size && known.mtimeMs === stats.mtimeMs && known.cidProfile === this.init.profile
+    return known.size === stats.size && known.mtimeMs === stats.mtimeMs && known.cidProfile === this.init.profile && (known.meta === null || known.meta.kind === 'file')
   }
 
   private indexed (rel: string, result: HashResult): void {
@@ -199,7 +253,7 @@ export class PathStage {
     this.components.skipped.clear(rel)
     this.hashedFiles++
     this.hashedBytes += result.size
-    this.write({ kind: 'upsert', folder: this.init.folder, path: rel, size: result.size, mtimeMs: result.mtimeMs, cid: result.cid, cidProfile: this.init.profile })
+    this.write({ kind: 'upsert', folder: this.init.folder, path: rel, size: result.size, mtimeMs: result.mtimeMs, cid: result.cid, cidProfile: this.init.profile, meta: entryMeta('file', result.stat) })
   }
 
   private hashFailed (rel: string, err: unknown): void {

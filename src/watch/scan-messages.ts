@@ -1,3 +1,6 @@
+import type { StatTuple } from '../content/index.js'
+import type { EntryKind } from '../index/index.js'
+
 /** What the scan thread is asked to do. */
 export interface ScanRequest {
   readonly root: string
@@ -23,9 +26,16 @@ export interface ScanRequest {
   readonly credit: SharedArrayBuffer
 }
 
-/** What it answers, in order: batches of files to hash, then one `done`. */
+/**
+ * An entry whose row changes without hashing: a symlink, a directory, or a file whose mode, owner
+ * or links moved while its bytes did not (its row's CID kept). A directory's path ends with `/`.
+ */
+export type Described = readonly [path: string, cid: string | null, size: number, mtimeMs: number, stat: StatTuple, kind: EntryKind, target: string | null]
+
+/** What it answers, in order: batches of files to hash and entries described, then one `done`. */
 export type ScanMessage =
-  | { readonly type: 'changed', readonly files: ReadonlyArray<readonly [path: string, size: number]>, readonly scanned: number }
+  | { readonly type: 'changed', readonly files: ReadonlyArray<readonly [path: string, size: number]>, readonly described: readonly Described[], readonly scanned: number }
+  | { readonly type: 'special', readonly path: string, readonly what: string }
   | { readonly type: 'unreadable', readonly path: string, readonly code: string }
   | { readonly type: 'done', readonly scanned: number, readonly missing: readonly string[] }
   | { readonly type: 'failed', readonly message: string }

@@ -1,13 +1,14 @@
-import { readdirSync, statSync, lstatSync, existsSync, type Dirent, type Stats } from 'node:fs'
+import { readdirSync, readlinkSync, statSync, lstatSync, existsSync, type Dirent, type Stats } from 'node:fs'
 import { join } from 'node:path'
 import { parentPort, workerData } from 'node:worker_threads'
-import { openIndex, utf8Before, LEAN_CACHE_KIB, type Index } from '../index/index.js'
+import { openIndex, utf8Before, LEAN_CACHE_KIB, type Index, type KnownRow } from '../index/index.js'
+import { statTuple } from '../content/index.js'
 import { IndexMissingError } from '../errors.js'
 import { createIgnoreMatcher } from './ignore.js'
 import { dirId } from './dir-chain.js'
 import { printableName, utf8Name } from './file-name.js'
-import type { ScanMessage, ScanRequest } from './scan-messages.js'
-import { SYMLINK_NOT_FOLLOWED } from './skipped-files.js'
+import type { Described, ScanMessage, ScanRequest } from './scan-messages.js'
+import { specialFileKind } from './special-files.js'
 
 // Files a message: smaller batches keep fewer paths alive between the scan, the hash pool and the
 // writer, which the main thread's young-generation collections copy (a first index of 100,000
@@ -24,7 +25,13 @@ const ROWS_PAGE = 200
 /** Directories deep through followed links, so a tree that keeps growing under the scan still ends. */
 const MAX_DEPTH = 256
 
-type Row = readonly [path: string, size: number, mtimeMs: number, cidProfile: string]
+type Row = KnownRow
+
+/** Whether a row records what the stat says of its entry (a chmod or chown moves no mtime). */
+function sameAsRow (row: Row, stats: Stats, kind: string): boolean {
+  const linkGroup = kind === 'file' && stats.nlink > 1 ? `${stats.dev}:${stats.ino}` : null
+  return row[4] === kind && row[5] === (stats.mode & 0o7777) && row[6] === stats.uid && row[7] === stats.gid && row[9] === linkGroup
+}
 
 /**
  * This device's rows of the folder in path order, a page at a time through a read-only connection
@@ -146,18 +153,37 @@ function walk (request: ScanRequest, rows: Rows, post: (message: ScanMessage) =>
   const ignore = createIgnoreMatcher(request.ignore, request.exclude)
   const follow = request.followSymlinks
   let changed: Array<readonly [string, number]> = []
+  let described: Described[] = []
   let scanned = 0
   const flush = (): void => {
-    if (changed.length === 0) return
+    if (changed.length === 0 && described.length === 0) return
     // Held here until the main thread has room for more: a stop terminates this thread even here.
     while (Atomics.load(credit, 0) <= 0) Atomics.wait(credit, 0, Atomics.load(credit, 0), 1_000)
     Atomics.sub(credit, 0, 1)
-    post({ type: 'changed', files: changed, scanned })
+    post({ type: 'changed', files: changed, described, scanned })
     changed = []
+    described = []
   }
   const queue = (rel: string, size: number): void => {
     changed.push([rel, size])
-    if (changed.length >= BATCH) flush()
+    if (changed.length + described.length >= BATCH) flush()
+  }
+  const describe = (entry: Described): void => {
+    described.push(entry)
+    if (changed.length + described.length >= BATCH) flush()
+  }
+  /** A directory's row (its path with `/` after it) compared with its stat; a new or different one described. */
+  const directory = (rel: string, known: Stats | undefined): void => {
+    const row = rows.take(`${rel}/`)
+    let stats = known
+    try {
+      stats ??= (follow ? statSync : lstatSync)(join(request.root, rel))
+    } catch {
+      if (row !== undefined) rows.missing.push(`${rel}/`)
+      return
+    }
+    if (row !== undefined && row[2] === stats.mtimeMs && sameAsRow(row, stats, 'dir')) return
+    describe([`${rel}/`, null, 0, stats.mtimeMs, statTuple(stats), 'dir', null])
   }
 
   const relOf = (dirRel: string, name: string): string => dirRel === '' ? name : `${dirRel}/${name}`
@@ -184,11 +210,11 @@ function walk (request: ScanRequest, rows: Rows, post: (message: ScanMessage) =>
         continue
       }
       const isLink = entry.isSymbolicLink()
-      if (isLink && !follow) {
-        post({ type: 'unreadable', path: rel, code: SYMLINK_NOT_FOLLOWED })
+      const special = specialFileKind(entry)
+      if (special !== undefined) {
+        post({ type: 'special', path: rel, what: special })
         continue
       }
-      if (entry.isFIFO() || entry.isSocket() || entry.isBlockDevice() || entry.isCharacterDevice()) continue
       if (entry.isFile()) {
         keys.push(entry.name)
         continue
@@ -196,12 +222,17 @@ function walk (request: ScanRequest, rows: Rows, post: (message: ScanMessage) =>
       // Followed links, and entries a file system gave no type: what they are decides their place.
       let stats: Stats
       try {
-        stats = isLink ? statSync(join(request.root, rel)) : lstatSync(join(request.root, rel))
+        stats = isLink && follow ? statSync(join(request.root, rel)) : lstatSync(join(request.root, rel))
       } catch {
         continue
       }
-      const key = stats.isDirectory() ? `${entry.name}/` : stats.isFile() ? entry.name : undefined
-      if (key === undefined) continue
+      // A link not followed is an entry of its own: its key as a file's, its stats telling it apart.
+      const key = stats.isDirectory() ? `${entry.name}/` : stats.isFile() || stats.isSymbolicLink() ? entry.name : undefined
+      if (key === undefined) {
+        const what = specialFileKind(stats)
+        if (what !== undefined) post({ type: 'special', path: rel, what })
+        continue
+      }
       keys.push(key)
       ;(stated ??= new Map()).set(key, stats)
     }
@@ -243,7 +274,9 @@ function walk (request: ScanRequest, rows: Rows, post: (message: ScanMessage) =>
     }
     const known = (at.stated ?? NO_STATS).get(key)
     if (key.endsWith('/')) {
-      enter(levels, relOf(at.dirRel, key.slice(0, -1)), known, at.chain)
+      const rel = relOf(at.dirRel, key.slice(0, -1))
+      directory(rel, known)
+      enter(levels, rel, known, at.chain)
       continue
     }
     const rel = relOf(at.dirRel, key)
@@ -263,13 +296,30 @@ function walk (request: ScanRequest, rows: Rows, post: (message: ScanMessage) =>
         continue
       }
     }
+    if (stats.isSymbolicLink() && !follow) {
+      scanned++
+      if (row !== undefined && row[1] === stats.size && row[2] === stats.mtimeMs && sameAsRow(row, stats, 'symlink')) continue
+      let target: string
+      try {
+        target = readlinkSync(join(request.root, rel))
+      } catch {
+        if (row !== undefined) rows.missing.push(rel)
+        continue
+      }
+      describe([rel, null, stats.size, stats.mtimeMs, statTuple(stats), 'symlink', target])
+      continue
+    }
     if (!stats.isFile()) {
       // Replaced by a directory since it was listed: its watch reports it; its row is looked at.
       if (row !== undefined) rows.missing.push(rel)
       continue
     }
     scanned++
-    if (row !== undefined && row[1] === stats.size && row[2] === stats.mtimeMs && row[3] === request.profile) continue
+    if (row !== undefined && row[1] === stats.size && row[2] === stats.mtimeMs && row[3] === request.profile) {
+      // The same bytes: only what the file is may have moved (a chmod), and then its row is rewritten, not its bytes hashed.
+      if (row[10] !== null && !sameAsRow(row, stats, 'file')) describe([rel, row[10], stats.size, stats.mtimeMs, statTuple(stats), 'file', null])
+      continue
+    }
     queue(rel, stats.size)
   }
   flush()

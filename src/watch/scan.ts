@@ -1,11 +1,15 @@
 import { startWorker } from '../util/start-worker.js'
 import { AbortedError, ScanFailedError } from '../errors.js'
-import type { ScanMessage, ScanRequest } from './scan-messages.js'
+import type { Described, ScanMessage, ScanRequest } from './scan-messages.js'
 
 export interface ScanHandlers {
   /** Files whose size, mtime or profile differ from their row, or that have none. */
   onChanged (files: ReadonlyArray<readonly [path: string, size: number]>, scanned: number): void
+  /** Entries whose rows change without hashing (links, directories, a mode moved). */
+  onDescribed? (entries: readonly Described[]): void
   onUnreadable (path: string, code: string): void
+  /** A FIFO, socket or device: nothing of it can be indexed. */
+  onSpecial? (path: string, what: string): void
 }
 
 export interface ScanResult {
@@ -52,11 +56,13 @@ export async function scanFolder (request: Omit<ScanRequest, 'gate' | 'credit'>,
       worker.on('message', (message: ScanMessage) => {
         switch (message.type) {
           case 'changed':
+            if (message.described.length > 0) handlers.onDescribed?.(message.described)
             handlers.onChanged(message.files, message.scanned)
             if (options.room === undefined) giveBack()
             else options.room().then(giveBack, giveBack)
             break
           case 'unreadable': handlers.onUnreadable(message.path, message.code); break
+          case 'special': handlers.onSpecial?.(message.path, message.what); break
           case 'done': resolve({ scanned: message.scanned, missing: message.missing }); break
           case 'failed': reject(new ScanFailedError(`the scan of ${request.root} failed: ${message.message}: the folder is not fully indexed; fix that and restart the daemon, which scans it again`)); break
         }

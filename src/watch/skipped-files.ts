@@ -1,5 +1,6 @@
 import type { Logger } from 'pino'
 import { backoffMs } from '../util/backoff.js'
+import { SPECIAL_FILE } from './special-files.js'
 
 /** A path that is not in the index as it is on disk, and why, as /status shows it. */
 export interface SkippedFile {
@@ -108,6 +109,11 @@ export class SkippedFiles {
       // Seen again by every walk and watch event: not a retry, so not counted as one.
       if (this.reasonOf(path) === reason) return
       if (this.note(path, reason, { kind: 'file', retry: false })) this.init.logger?.info(where, 'symbolic link skipped: follow_symlinks is off for this folder')
+      return
+    }
+    if (reason === SPECIAL_FILE) {
+      if (this.reasonOf(path) === reason) return
+      if (this.note(path, reason, { kind: 'file', retry: false })) this.init.logger?.info(where, 'special file skipped (a FIFO, socket or device): it has no content to index or restore')
       return
     }
     const transient = reason === 'EMFILE' || reason === 'ENFILE'

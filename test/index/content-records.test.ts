@@ -6,7 +6,7 @@ import { pub, readIndex, restoreInto, restorer, sleep } from '../sync/v2-helpers
 import { importKey, exportKey } from '../../src/snapshot/index.js'
 import { join } from 'node:path'
 import Database from 'better-sqlite3'
-import { checkSegment, CONTENT_SCHEMA_VERSION, SCHEMA_VERSION, openIndex, type NewContentRecord } from '../../src/index/index.js'
+import { checkSegment, CONTENT_SCHEMA_VERSION, openIndex, type NewContentRecord } from '../../src/index/index.js'
 
 const A = 'aaaaaaaa-0000-4000-8000-00000000c0de'
 const B = 'bbbbbbbb-0000-4000-8000-00000000c0de'
@@ -64,7 +64,7 @@ describe('content records: rows of their device, carried in its segments', () =>
     a.index.segments.writeSegment(join(root, 'base'), { deviceId: A, kind: 'base', from: 0, to: 3 }, device)
     a.index.segments.writeSegment(join(root, 'delta'), { deviceId: A, kind: 'delta', from: 2, to: 3 }, device)
     a.index.segments.writeSegment(join(root, 'old-delta'), { deviceId: A, kind: 'delta', from: 0, to: 2 }, device)
-    expect([versionOf(join(root, 'base')), versionOf(join(root, 'delta')), versionOf(join(root, 'old-delta'))]).toEqual([SCHEMA_VERSION, SCHEMA_VERSION, CONTENT_SCHEMA_VERSION - 1])
+    expect([versionOf(join(root, 'base')), versionOf(join(root, 'delta')), versionOf(join(root, 'old-delta'))]).toEqual([CONTENT_SCHEMA_VERSION, CONTENT_SCHEMA_VERSION, CONTENT_SCHEMA_VERSION - 1])
     checkSegment(join(root, 'delta'), { deviceId: A, kind: 'delta', from: 2, to: 3, entries: 0 }, 'delta')
     // A record another device's segment carries, or one outside the range, is refused.
     expect(() => { checkSegment(join(root, 'delta'), { deviceId: A, kind: 'delta', from: 3, to: 3, entries: 0 }, 'shifted') }).toThrow(/content record at sequence 3/)

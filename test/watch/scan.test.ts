@@ -59,19 +59,23 @@ describe('the startup scan', () => {
     const room = new Promise<void>(resolve => { open = resolve })
     let batches = 0
     let files = 0
+    let dirs = 0
     const scanning = scanFolder(request(root, join(dir, 'absent.sqlite')), {
       onChanged: batch => { batches++; files += batch.length },
+      // Directories' rows ride in the same batches: they are written without hashing.
+      onDescribed: described => { dirs += described.length },
       onUnreadable: () => {}
     }, { room: async () => { await room } })
     // Two batches go ahead of any room; the walk then waits, however many files are left.
     await until(() => batches >= 2 ? true : undefined, 10_000, 'the first two batches')
     await new Promise(resolve => setTimeout(resolve, Math.min(bound(250), 2_000)))
     expect(batches).toBe(2)
-    // Two batches of the scan thread's 500 files.
-    expect(files).toBe(1_000)
+    // Two batches of the scan thread's 500 entries.
+    expect(files + dirs).toBe(1_000)
     open()
     const result = await within(scanning, 30_000, 'the rest of the scan')
     expect(files).toBe(12_000)
+    expect(dirs).toBe(4)
     expect(result).toEqual({ scanned: 12_000, missing: [] })
   })
 

@@ -1,9 +1,10 @@
 import { describe, it, expect } from 'vitest'
 import { mkdir, rm, symlink, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
+import { execFileSync } from 'node:child_process'
 import { useTempDir } from '../helpers/temp-dir.js'
 import { until } from '../helpers/wait.js'
-import { startWatching, livePaths, type Harness } from './harness.js'
+import { startWatching, livePaths, DEVICE, type Harness } from './harness.js'
 
 async function indexed (h: Harness, count: number): Promise<string[]> {
   return await until(async () => {
@@ -42,37 +43,46 @@ describe('follow_symlinks = true with a link back up the tree', () => {
 })
 
 describe('follow_symlinks = false', () => {
-  const links = (h: Harness): string[] => (h.watcher.status().folders[0]?.skippedFiles ?? [])
-    .filter(f => f.reason === 'ERR_SYMLINK_NOT_FOLLOWED').map(f => f.path).sort()
+  const links = (h: Harness): Record<string, string | null> => Object.fromEntries(h.index.entries.list({ deviceId: DEVICE })
+    .filter(e => e.meta?.kind === 'symlink').map(e => [e.path, e.meta?.target ?? null]))
 
-  it('lists each link it leaves alone as skipped, found at start, live, and when a file becomes one; a removed link leaves the list', async () => {
+  it('indexes each link as a link (its target, never its content), found at start, live, and when a file becomes one; a removed link is deleted', async () => {
     const dir = await useTempDir()
     const root = join(dir, 'notes')
     await mkdir(join(root, 'a'), { recursive: true })
     await writeFile(join(root, 'a', 'f.md'), 'f')
     await writeFile(join(root, 'target.md'), 'target')
     await symlink(join(root, 'target.md'), join(root, 'at-start.md'))
-    await symlink(join(root, 'a'), join(root, 'dir-link'))
+    await symlink('a', join(root, 'dir-link'))
     const h = await startWatching(dir)
-    expect(livePaths(h)).toEqual(['a/f.md', 'target.md'])
-    await until(async () => links(h).length === 2 ? true : undefined, 10_000, 'the links found at start')
-    expect(links(h)).toEqual(['at-start.md', 'dir-link'])
-    expect(h.watcher.status().folders[0]?.skipped).toBe(2)
-    // Seen again by the watch and every walk, never counted as a retry.
-    expect(h.watcher.status().folders[0]?.skippedFiles.find(f => f.path === 'at-start.md')).toMatchObject({ kind: 'file', retries: 0, nextRetryAt: null })
+    expect(links(h)).toEqual({ 'at-start.md': join(root, 'target.md'), 'dir-link': 'a' })
+    expect(h.watcher.status().folders[0]?.skipped).toBe(0)
 
-    // Made while watching, in a new directory too; and a file replaced by a link loses its row.
+    // Made while watching, in a new directory too; and a file replaced by a link becomes a link.
     await mkdir(join(root, 'b'))
-    await symlink(join(root, 'target.md'), join(root, 'b', 'live.md'))
+    await symlink('../target.md', join(root, 'b', 'live.md'))
     await rm(join(root, 'a', 'f.md'))
-    await symlink(join(root, 'target.md'), join(root, 'a', 'f.md'))
-    await until(async () => links(h).length === 4 ? true : undefined, 10_000, 'the links made while watching').catch((err: Error) => { throw new Error(`${err.message}: ${links(h).join(', ')}`) })
-    expect(links(h)).toEqual(['a/f.md', 'at-start.md', 'b/live.md', 'dir-link'])
-    await until(async () => livePaths(h).length === 1 ? true : undefined, 10_000, 'the replaced file\'s row to go')
+    await symlink('../nowhere', join(root, 'a', 'f.md'))
+    await until(async () => Object.keys(links(h)).length === 4 ? true : undefined, 10_000, 'the links made while watching').catch((err: Error) => { throw new Error(`${err.message}: ${JSON.stringify(links(h))}`) })
+    expect(links(h)).toEqual({ 'a/f.md': '../nowhere', 'at-start.md': join(root, 'target.md'), 'b/live.md': '../target.md', 'dir-link': 'a' })
+    expect(h.index.entries.get(DEVICE, 'notes', 'a/f.md')?.cid).toBeNull()
 
-    // Removed: the next look at the folder (the drift check) forgets it.
+    // Removed: its row becomes a tombstone.
     await rm(join(root, 'at-start.md'))
+    await until(async () => links(h)['at-start.md'] === undefined ? true : undefined, 10_000, 'the removed link to go')
     await h.watcher.checkDrift()
-    expect(links(h)).toEqual(['a/f.md', 'b/live.md', 'dir-link'])
+    expect(Object.keys(links(h))).toEqual(['a/f.md', 'b/live.md', 'dir-link'])
+  })
+
+  it('lists a FIFO as skipped, with why, and never hangs on it', async () => {
+    const dir = await useTempDir()
+    const root = join(dir, 'notes')
+    await mkdir(root, { recursive: true })
+    await writeFile(join(root, 'plain.md'), 'plain')
+    execFileSync('mkfifo', [join(root, 'pipe')])
+    const h = await startWatching(dir)
+    await until(async () => (h.watcher.status().folders[0]?.skippedFiles ?? []).some(f => f.path === 'pipe') ? true : undefined, 10_000, 'the FIFO to be listed')
+    expect(h.watcher.status().folders[0]?.skippedFiles.find(f => f.path === 'pipe')).toMatchObject({ reason: 'ERR_SPECIAL_FILE', nextRetryAt: null })
+    expect(livePaths(h)).toEqual(['plain.md'])
   })
 })

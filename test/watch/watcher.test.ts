@@ -170,7 +170,7 @@ describe('watching a folder', () => {
     expect(Object.keys(rows)).toHaveLength(50)
   })
 
-  it('skips symlinks unless told to follow them, then indexes what they point to', async () => {
+  it('indexes symlinks as links (target, not content) unless told to follow them, then indexes what they point to', async () => {
     const dir = await useTempDir()
     await mkdir(join(dir, 'elsewhere', 'deep'), { recursive: true })
     await writeFile(join(dir, 'elsewhere', 'target.md'), 'target')
@@ -180,7 +180,11 @@ describe('watching a folder', () => {
     await symlink(join(dir, 'elsewhere', 'target.md'), join(dir, 'notes', 'file-link.md'))
     await symlink(join(dir, 'elsewhere', 'deep'), join(dir, 'notes', 'dir-link'))
     const skipping = await startWatching(dir)
-    expect(live(skipping)).toEqual({ 'real.md': cidOf('real') })
+    expect(live(skipping)).toEqual({ 'dir-link': null, 'file-link.md': null, 'real.md': cidOf('real') })
+    const link = skipping.index.entries.get(DEVICE, 'notes', 'file-link.md')
+    expect(link?.meta).toMatchObject({ kind: 'symlink', target: join(dir, 'elsewhere', 'target.md') })
+    expect(skipping.index.entries.get(DEVICE, 'notes', 'dir-link')?.meta).toMatchObject({ kind: 'symlink', target: join(dir, 'elsewhere', 'deep') })
+    expect(skipping.index.entries.get(DEVICE, 'notes', 'real.md')?.meta).toMatchObject({ kind: 'file', mode: 0o644 & ~process.umask() })
     await stopWatching(skipping)
     const following = await startWatching(dir, [], true)
     expect(live(following)).toEqual({ 'dir-link/inner.md': cidOf('inner'), 'file-link.md': cidOf('target'), 'real.md': cidOf('real') })
