@@ -21,6 +21,8 @@ export function statusProblems (s: StatusDocument): string[] {
       problems.push(`publish: the last attempt failed at ${s.publish.lastError.at}: ${s.publish.lastError.message}`)
     }
   }
+  // Set back, a restore gets an older index than was published: a problem until a publish heals it.
+  if (s.publish?.pointer.setBack === true) problems.push(`pointer: not in sync: ${s.publish.pointer.why ?? 'set back'}: it heals at the next publish (\`cidsync snapshot\` now); tell the service if it repeats`)
   if (s.publish?.refused != null) problems.push(`pointer: refused part of it: ${s.publish.refused.message} [${s.publish.refused.code}]`)
   if (s.reload != null && !s.reload.ok) problems.push(reloadRefusedLine(s.reload))
   problems.push(...contentProblems(s))

@@ -62,7 +62,7 @@ export async function fetchAndMerge (components: PublishComponents, init: Publis
     const message = `the pointer holds ${cid}, which lacks what it held before: device ${worst.deviceId}${worst.deviceId === components.deviceId ? ' (this one)' : ''} at sequence ${worst.there} there, ${worst.here} in this device's last publish` +
       `${behind.length > 1 ? ` (and ${behind.length - 1} more devices)` : ''}. The service set the pointer back, or a device published without merging: this device publishes on top of it, with every row it holds`
     components.logger.warn({ pointer: cid, behind, code: 'ERR_POINTER_ROLLED_BACK' }, message)
-    store.noteRollback({ at: new Date().toISOString(), code: 'ERR_POINTER_ROLLED_BACK', message })
+    store.noteRollback({ at: new Date().toISOString(), code: 'ERR_POINTER_ROLLED_BACK', message, pointer: cid })
     return { rolledBack: true }
   } catch (err) {
     // No cipher: its own message names the choices (accept it, or repair the pointer). Another key:

@@ -8,6 +8,7 @@ import type { ActiveStep, JobAt, PublishJob } from './publish-job.js'
 import type { PublishComponents, PublishInit, Published } from './publish-init.js'
 import type { SyncStore } from './sync-store.js'
 import { currentPointer, fetchAndMerge } from './merge.js'
+import { knownHead, noteSetBack, olderInChain } from './rollback.js'
 import { chainsOf, writePublication, type Avoid } from './publication.js'
 import { failedDrill, type FailedDrill } from './drill.js'
 import { uploadAll } from './upload-once.js'
@@ -160,6 +161,14 @@ async function pullOnly (components: PublishComponents, init: PublishInit, store
     if (current !== undefined) store.notePointer(current.cid)
     return { cid: current?.cid ?? last, entries, skipped: true, merged: 0 }
   }
+  const head = knownHead(store)
+  if (head !== undefined && olderInChain(store.manifestCache, head, current.cid)) {
+    // Set back within the chain this device knows: the head holds all of it. The base stays the
+    // head, so the publish on top keeps the publishes the rollback hid in its history.
+    noteSetBack(store, components.logger, current.cid, head)
+    store.notePointer(current.cid)
+    return undefined
+  }
   const { rolledBack } = await fetchAndMerge(components, init, current.cid, 'pull')
   if (rolledBack) {
     // What it lacks is in this index: published on top of it (base: the pointer, so no merge again).
@@ -196,6 +205,12 @@ async function pointerStep (components: PublishComponents, init: PublishInit, st
     throw new PublishContendedError(`other devices published ${MAX_MERGES} times while this one was publishing: this publish starts over after a wait`)
   }
   const current = await currentPointer(components, config, signal)
+  const base = job.baseCid ?? ''
+  if (current !== undefined && current.cid !== cid && olderInChain(store.manifestCache, base, current.cid)) {
+    // Set back to a publish the base holds all of: nothing to merge; put over it.
+    if (store.rollback()?.pointer !== current.cid) noteSetBack(store, components.logger, current.cid, base)
+    return await putPointer(components, init, store, job)
+  }
   if (current !== undefined && current.cid !== job.baseCid && current.cid !== cid) {
     try {
       await fetchAndMerge(components, init, current.cid, `merge-${job.id}`)

@@ -3,6 +3,7 @@ import type { RemoteFile } from '../index/index.js'
 import type { SyncStore } from './sync-store.js'
 import { PointerNotFoundError } from '../errors.js'
 import type { SyncComponents } from './sync-components.js'
+import { knownHead, noteSetBack, olderInChain } from './rollback.js'
 
 export type ReconcileComponents = SyncComponents
 
@@ -12,6 +13,8 @@ export interface Reconciled {
   readonly names: number
   readonly dealsMade: number
   readonly republished: boolean
+  /** The pointer holds an older publish of the chain this device knows (set back): the runner publishes on top. */
+  readonly pointerSetBack: boolean
   /** Listing records whose `cid` is not a CID: skipped (never stored, never put in a URL). */
   readonly malformed: number
 }
@@ -51,19 +54,28 @@ export async function reconcile (components: ReconcileComponents, init: { config
     }
   }
 
-  if (init.readPointer !== false) await notePointer(components, store, init.config, init.signal)
+  const pointerSetBack = init.readPointer !== false && await notePointer(components, store, init.config, init.signal)
   const republished = await republishName(components, store, init.config, init.signal)
-  const result = { remoteFiles: seen, gone, names: names.length, dealsMade, republished, malformed }
+  const result = { remoteFiles: seen, gone, names: names.length, dealsMade, republished, pointerSetBack, malformed }
   if (malformed > 0) components.logger.warn({ malformed }, 'the uploads listing holds records whose CID is not one: skipped; report it to the service')
   components.logger.info(result, 'reconciled')
   return result
 }
 
-/** Looks at the pointer, for status to say whether it holds this device's last snapshot. */
-async function notePointer (components: ReconcileComponents, store: SyncStore, config: Config, signal?: AbortSignal): Promise<void> {
+/**
+ * Looks at the pointer, for status to say whether it holds this device's last snapshot. Answers
+ * whether it was set back to an older publish of the chain this device knows: an idle daemon has
+ * no publish coming that would notice, so it is checked here, on every reconciliation.
+ */
+async function notePointer (components: ReconcileComponents, store: SyncStore, config: Config, signal?: AbortSignal): Promise<boolean> {
+  // Read before the pointer: a publish of ours landing meanwhile must not make its base look set back.
+  const head = knownHead(store)
   try {
     const pointer = await components.clients.pointers.current(config.namespace, config.network, { signal })
     store.notePointer(pointer.snapshotCid)
+    if (head === undefined || !olderInChain(store.manifestCache, head, pointer.snapshotCid)) return false
+    noteSetBack(store, components.logger, pointer.snapshotCid, head)
+    return true
   } catch (err) {
     // The pointer needs the session token, the rest the API key: one missing must not stop the other.
     if (err instanceof PointerNotFoundError) store.notePointer('')
@@ -71,6 +83,7 @@ async function notePointer (components: ReconcileComponents, store: SyncStore, c
       components.logger.warn({ err }, 'could not read the pointer')
       store.notePointerLookedAt()
     }
+    return false
   }
 }
 

@@ -1,5 +1,8 @@
+import type { Logger } from 'pino'
 import type { Index } from '../index/index.js'
 import type { Manifest } from '../snapshot/index.js'
+import { cachedHistory, type ManifestCache } from './history.js'
+import type { SyncStore } from './sync-store.js'
 
 /** A device the pointer's publish knows less of than this index took from the pointer before. */
 export interface Behind { readonly deviceId: string, readonly there: number, readonly here: number }
@@ -21,4 +24,32 @@ export function behindPointer (index: Index, manifest: Manifest, self: string, o
     if (seq < here) behind.push({ deviceId, there: seq, here })
   }
   return behind.sort((a, b) => Number(b.deviceId === self) - Number(a.deviceId === self))
+}
+
+/** How far back the chain this device knows is looked through. */
+const CHAIN_LIMIT = 10_000
+
+/** The newest publish this device put or took in: its base, else (the base forgotten) its own last publish. */
+export function knownHead (store: SyncStore): string | undefined {
+  const base = store.base()
+  return base !== undefined && base !== '' ? base : store.lastPublished()?.cid
+}
+
+/**
+ * Whether `cid` is an older publish of the chain behind `head`, from the manifests this device
+ * has read (nothing fetched). A pointer holding one was set back: the head holds all it holds,
+ * so a publish on top of the head loses nothing and keeps the publishes the rollback hid.
+ */
+export function olderInChain (cache: ManifestCache, head: string | undefined, cid: string): boolean {
+  if (head === undefined || head === '' || cid === '' || cid === head) return false
+  // Each cached entry's `previous` is an authenticated link too (the oldest may not be cached).
+  return cachedHistory(cache, head, CHAIN_LIMIT).some(e => e.cid === cid || e.previous === cid)
+}
+
+/** Records a pointer found set back to `cid`, an older publish than `head`, for status and the log. */
+export function noteSetBack (store: SyncStore, logger: Logger, cid: string, head: string): void {
+  const message = `the pointer holds ${cid}, which lacks what it held before: ${head}, which this device published or took in after it, is newer. ` +
+    'The service set the pointer back: this device publishes on top of its last known publish, so no publish is lost'
+  logger.warn({ pointer: cid, head, code: 'ERR_POINTER_ROLLED_BACK' }, message)
+  store.noteRollback({ at: new Date().toISOString(), code: 'ERR_POINTER_ROLLED_BACK', message, pointer: cid })
 }

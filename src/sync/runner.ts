@@ -289,6 +289,8 @@ export class SyncRunner {
     try {
       const result = await reconcile({ index: this.components.index, clients, logger: this.components.logger, deviceId: this.components.deviceId, store: this.components.store }, { config: this.config, readPointer, signal: this.abort.signal })
       this.reconciled.succeeded(result, Date.now() - started)
+      // Nothing else would publish on an idle daemon: the pointer stays set back until one does.
+      if (result.pointerSetBack) void this.publishing.runNow('the pointer was set back').catch(() => {})
       this.components.onEvent?.({ type: 'reconcile.done', ms: Date.now() - started, ...result })
       return result
     } catch (err) {

@@ -59,8 +59,11 @@ export interface LastPublished {
   readonly ownEntries: number | null
 }
 
-/** Something the pointer held that this device would not take, for status: when, its code, what to do. */
-export interface Refusal { readonly at: string, readonly code: string, readonly message: string }
+/**
+ * Something the pointer held that this device would not take, for status: when, its code, what
+ * to do. A rollback names the pointer found set back: status says so while the pointer holds it.
+ */
+export interface Refusal { readonly at: string, readonly code: string, readonly message: string, readonly pointer?: string }
 
 /** An IPNS name this device published a snapshot to: the key's name, its id (`/ipns/ID`), what and when. */
 export interface IpnsPublished { readonly name: string, readonly id: string, readonly cid: string, readonly at: string }

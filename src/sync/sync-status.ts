@@ -25,8 +25,11 @@ export interface PublishStatus {
   readonly lastError: { readonly at: string, readonly message: string, readonly code: string | null } | null
   readonly runs: number
   readonly failures: number
-  /** The pointer as last seen: its CID, whether it is this device's last snapshot, and if not, why. */
-  readonly pointer: { readonly cid: string | null, readonly at: string | null, readonly inSync: boolean, readonly why: string | null }
+  /**
+   * The pointer as last seen: its CID, whether it is this device's last snapshot, and if not, why.
+   * `setBack`: it holds the publish last found set back (`rolledBack`), until a publish heals it.
+   */
+  readonly pointer: { readonly cid: string | null, readonly at: string | null, readonly inSync: boolean, readonly why: string | null, readonly setBack: boolean }
   /** Why publishing and reconciling are stopped (a refused or expired credential), until it changes. */
   readonly blocked: string | null
   /** A publish held because it would drop many of this device's entries, until confirmed or they come back. */
@@ -92,14 +95,17 @@ export function publishStatus (store: SyncStore, changeMarker: string, run: Publ
   const seen = store.remotePointer()
   const remote = seen?.cid
   const unpublished = run.pendingAt !== undefined || (last !== undefined && last.marker !== changeMarker)
+  const rolledBack = store.rollback()
+  const setBack = remote !== undefined && remote !== '' && rolledBack?.pointer === remote
   const why = run.pointerProblem ??
     (remote === undefined ? 'not looked at yet (reconciliation reads it)'
       : remote === '' ? 'nothing is stored for this namespace and network yet'
-        : remote !== store.base() ? `it holds ${remote}, which another device published and this one has not merged yet (the next publish does)`
-          : unpublished ? `changes here are waiting to be published${run.pendingAt === undefined ? '' : ` (at ${new Date(run.pendingAt).toISOString()})`}`
-            : null)
+        : setBack ? `it holds ${remote}, an older publish than this device's last known one: the service set it back [ERR_POINTER_ROLLED_BACK]; this device publishes on top of it`
+          : remote !== store.base() ? `it holds ${remote}, which another device published and this one has not merged yet (the next publish does)`
+            : unpublished ? `changes here are waiting to be published${run.pendingAt === undefined ? '' : ` (at ${new Date(run.pendingAt).toISOString()})`}`
+              : null)
   return {
-    pointer: { cid: remote === undefined || remote === '' ? null : remote, at: seen?.at ?? null, inSync: why === null, why },
+    pointer: { cid: remote === undefined || remote === '' ? null : remote, at: seen?.at ?? null, inSync: why === null, why, setBack },
     running: run.running,
     last: last === undefined ? null : { cid: last.cid, at: last.at, entries: last.entries },
     pendingAt: iso(run.pendingAt),
@@ -111,7 +117,7 @@ export function publishStatus (store: SyncStore, changeMarker: string, run: Publ
     retryAt: iso(run.retryAt),
     pointerProblem: run.pointerProblem,
     refused: store.refused(),
-    rolledBack: store.rollback(),
+    rolledBack,
     durationsSeconds: run.durationsSeconds,
     ipns: ipnsStatus(store, run.ipnsKey),
     restores: restoreHistory(store.restores())
