@@ -6,7 +6,7 @@ const LOOKBACK = 10_000
 
 /** Where a mirror's publish stands against the newest publish this device knows of. */
 export interface MirrorBehind {
-  /** This device's last known pointer (what the primary's held when last looked at, else its own last publish), with its publish time when its manifest was read; null on a device that knows none. */
+  /** This device's last known pointer (what the primary's held when last looked at, by a reconciliation, a publish or a plain restore; else its own last publish), with its publish time when its manifest was read; null on a device that knows none. */
   readonly known: { readonly cid: string, readonly at: string | null } | null
   /**
    * Publishes the mirror's is behind it: 0 the same; null when it is not among the history this
@@ -27,5 +27,7 @@ export function mirrorBehind (store: SyncStore, mirrorCid: string): MirrorBehind
   const history = cachedHistory(store.manifestCache, cid, LOOKBACK)
   const known = { cid, at: history[0]?.at ?? null }
   const at = history.findIndex(e => e.cid === mirrorCid)
-  return { known, behind: cid === mirrorCid ? 0 : at < 0 ? null : at }
+  // Each publish read names the one before it: one step past what was read is known to be older too.
+  const next = history.findIndex(e => e.previous === mirrorCid)
+  return { known, behind: cid === mirrorCid ? 0 : at >= 0 ? at : next >= 0 ? next + 1 : null }
 }

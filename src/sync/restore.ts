@@ -41,6 +41,11 @@ export interface RestoreInit {
   /** Continue as a device the restored index knows, instead of this state dir's own id. */
   readonly asDevice?: string
   readonly passphrase?: string
+  /**
+   * The mirror read from instead of the primary. Its pointer may lag, so it is never recorded
+   * as this device's last known pointer; the primary's is, and a lagging mirror is refused against it.
+   */
+  readonly mirror?: string
   /** `--allow-unencrypted`: take a snapshot with no cipher although this device encrypts. */
   readonly allowUnencrypted?: boolean
   readonly signal?: AbortSignal
@@ -123,7 +128,8 @@ export async function restore (components: RestoreComponents, init: RestoreInit)
     // publish keeps its files.
     await removeLeftovers(config.stateDir, jobFiles(opened?.current()))
   }
-  const cache = opened?.manifestCache ?? memoryCache()
+  const kept = new Map<string, string>()
+  const cache = opened?.manifestCache ?? memoryCache(kept)
   const chosen = await choose(clients, cid, init.at, cache, fetch)
   // From the pointer at a time: a pointer set back behind this device's own publish is refused, as `get --at` refuses it.
   if (init.cid === undefined && init.at !== undefined) checkOwnPublishIn(chosen.entry, opened?.lastPublished(), init.at)
@@ -159,7 +165,9 @@ export async function restore (components: RestoreComponents, init: RestoreInit)
     if (exists) await pruneBackups(target)
     if (init.asDevice !== undefined) writeFileAtomicSync(join(config.stateDir, DEVICE_ID_FILE), `${init.asDevice}\n`, { mode: 0o600 })
     const seconds = (Date.now() - started) / 1000
-    syncState.store.restored(chosen.entry.cid, seconds)
+    // A new state dir keeps what it read: the manifests place a mirror's publish against this one.
+    for (const [read, json] of kept) syncState.store.manifestCache.put(read, json)
+    syncState.store.restored(chosen.entry.cid, seconds, init.cid === undefined && init.mirror === undefined ? cid : undefined)
     return { cid: chosen.entry.cid, dryRun: false, backup, publish: chosen.entry }
   } finally {
     await rm(staged, { force: true })
@@ -196,8 +204,7 @@ function carryAccountSide (oldIndex: string, staged: string): void {
   }
 }
 
-function memoryCache (): ManifestCache {
-  const kept = new Map<string, string>()
+function memoryCache (kept: Map<string, string>): ManifestCache {
   return { get: (cid) => kept.get(cid), put: (cid, json) => { kept.set(cid, json) } }
 }
 

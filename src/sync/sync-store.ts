@@ -111,10 +111,14 @@ export class SyncStore extends SyncState {
     })()
   }
 
-  /** A restore installed `cid`: it is the base, and the restore is remembered for status. */
-  restored (cid: string, seconds: number, at = new Date()): void {
+  /**
+   * A restore installed `cid`: it is the base, and the restore is remembered for status.
+   * `pointer`: what the primary's pointer held when the restore read it, now the last known one.
+   */
+  restored (cid: string, seconds: number, pointer?: string, at = new Date()): void {
     this.db.transaction(() => {
       this.setValue(KEY.base, cid)
+      if (pointer !== undefined) this.notePointer(pointer, at)
       const history = [...this.restores(), { at: at.toISOString(), seconds }]
       this.setValue(KEY.restores, JSON.stringify(history.slice(-KEEP_RESTORES)))
     })()

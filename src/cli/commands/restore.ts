@@ -81,7 +81,7 @@ export function registerRestore (program: Command): void {
             ? undefined
             : await mirrorLag(config, clients, where, options.allowOlder === true)
           const result = await restore({ clients, syncState }, {
-            config, namespace: options.namespace ?? config.namespace, network: options.network ?? config.network, cid: options.cid, at,
+            config, namespace: options.namespace ?? config.namespace, network: options.network ?? config.network, cid: options.cid, at, mirror: where === 'the primary' ? undefined : where,
             force: options.force, dryRun: options.dryRun, allowUnencrypted: options.allowUnencrypted, asDevice: options.asDevice, passphrase: process.env.CIDSYNC_SNAPSHOT_PASSPHRASE, onProgress: progressBar()
           }).catch((err: unknown) => { throw explainMissingPointer(err, config, where === 'the primary' ? undefined : describe) })
           if (options.json === true) { printJson({ ...result, from: where, ...(lag === undefined ? {} : { lag: { mirrorCid: lag.cid, known: lag.known, behind: lag.behind } }) }); return }

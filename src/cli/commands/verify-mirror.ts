@@ -27,15 +27,13 @@ export async function runMirrorVerify (config: Config, name: string, options: { 
   const store = fresh ? undefined : new SyncStore(config.stateDir)
   try {
     const result = await drillMirror({ index, logger, deviceId: fresh ? '' : readDeviceId(config.stateDir) ?? '', clients: mirror.clients, log: store?.mirrorLog }, name, config, { full: options.full, content: options.content })
-    if (options.json === true) printJson({ ...result, mirror: name })
+    // A lagging mirror's drill proves its older publish restores, not the latest.
+    const lag = store === undefined || result.cid === '' ? undefined : { cid: result.cid, at: null, ...mirrorBehind(store, result.cid) }
+    if (options.json === true) printJson({ ...result, mirror: name, ...(lag === undefined ? {} : { lag: { mirrorCid: lag.cid, known: lag.known, behind: lag.behind } }) })
     else {
       const files = result.content == null || result.content.stored === 0 ? '' : `; ${partOf(result.content.checked, result.content.stored, 'stored file', 'stored files')} brought back and verified`
       process.stdout.write(`mirror ${name}: ${result.restorable ? 'restorable' : 'NOT restorable'}: ${result.cid}; ${countOf(result.publishes, 'publish', 'publishes')}, ${countOf(result.segments, 'segment', 'segments')} fetched from it alone and checked${files}\n`)
-      // A lagging mirror's drill proves its older publish restores, not the latest.
-      if (store !== undefined && result.cid !== '') {
-        const behind = mirrorBehind(store, result.cid)
-        if (behind.known !== null && behind.behind !== 0) process.stdout.write(`${lagLine(`mirror ${name}`, { cid: result.cid, at: null, ...behind })}\n`)
-      }
+      if (lag !== undefined && lag.known !== null && lag.behind !== 0) process.stdout.write(`${lagLine(`mirror ${name}`, lag)}\n`)
     }
     if (result.failed?.file !== undefined) {
       throw new ContentIntegrityError(`mirror ${name}: ${result.failed.message}: a restore from this mirror would not bring this file back. The mirror lacks the object or serves other bytes: let the daemon catch it up (\`cidsync status\` shows what it lacks), then verify again; a device with this mirror copies every file its index names, whichever device stored it, so a daemon of such a device must run (docs/mirrors.md)`)
