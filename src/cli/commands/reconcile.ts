@@ -64,5 +64,7 @@ export function registerReconcile (program: Command): void {
       process.stdout.write(`the account holds ${countOf(result.remoteFiles, 'upload', 'uploads')}${result.gone > 0 ? ` (${result.gone} no longer listed)` : ''}, ` +
         `${countOf(result.names, 'IPNS name', 'IPNS names')}; ${countOf(result.dealsMade, 'deal', 'deals')} made since the last look` +
         `${result.republished ? '; the snapshot\'s IPNS name was put back on the last snapshot' : ''}\n`)
+      // Through a daemon it publishes on top by itself; on its own, nothing would until the next publish.
+      if (result.pointerSetBack === true) process.stdout.write('the pointer was found set back to an older publish [ERR_POINTER_ROLLED_BACK]: the daemon publishes on top of it; with none running, `cidsync snapshot` does\n')
     }))
 }
