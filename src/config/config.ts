@@ -73,10 +73,14 @@ export interface Config {
   /** What `cidsync local-service` (the self-hosted service) allows: who signs up, what each account holds. */
   readonly localService: {
     /** Unset: open when it listens on loopback, closed on any other address. */
-    readonly signup: 'open' | 'allowlist' | 'closed' | undefined
+    readonly signup: 'open' | 'allowlist' | 'invite' | 'closed' | undefined
     readonly allow: readonly string[]
+    /** New accounts open sign-up makes in an hour; 0: no limit. */
+    readonly signupsPerHour: number
     /** 0: no limit. */
     readonly maxBytesPerAccount: number
+    /** The bytes of every account's uploads together; 0: no limit. */
+    readonly maxBytesTotal: number
     /** 0: no limit. */
     readonly maxIpnsKeysPerAccount: number
     readonly maxConnections: number

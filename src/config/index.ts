@@ -9,5 +9,5 @@ export { defaultConfigPath, defaultStateDir, expandHome, resolveConfigPath } fro
 export { parseListenAddress, formatListenAddress, isLoopbackHost } from './listen-address.js'
 export type { ListenAddress } from './listen-address.js'
 export { renderConfigTemplate } from './template.js'
-export { DEFAULT_STATUS_PORT, DEFAULT_STATUS_LISTEN, DEFAULT_SNAPSHOT_SCHEDULE, DEFAULT_RECONCILE_SCHEDULE, DEFAULT_VERIFY_SCHEDULE, DEFAULT_SETTLE_MS, DEFAULT_MAX_IPNS_KEYS_PER_ACCOUNT, DEFAULT_MAX_CAR_BYTES, DEFAULT_MIRROR_MAX_LAG_SECONDS } from './schema.js'
+export { DEFAULT_STATUS_PORT, DEFAULT_STATUS_LISTEN, DEFAULT_SNAPSHOT_SCHEDULE, DEFAULT_RECONCILE_SCHEDULE, DEFAULT_VERIFY_SCHEDULE, DEFAULT_SETTLE_MS, DEFAULT_MAX_IPNS_KEYS_PER_ACCOUNT, DEFAULT_SIGNUP_RATE_PER_HOUR, DEFAULT_MAX_CAR_BYTES, DEFAULT_MIRROR_MAX_LAG_SECONDS } from './schema.js'
 export { stateDirOwnerProblem } from './state-dir-owner.js'

@@ -180,7 +180,9 @@ function toConfig (file: ConfigFile, source: string | undefined, listen: Config[
     localService: {
       signup: file.local_service.signup,
       allow: file.local_service.allow.map(a => a.toLowerCase()),
+      signupsPerHour: file.local_service.signup_rate_per_hour,
       maxBytesPerAccount: file.local_service.max_bytes_per_account,
+      maxBytesTotal: file.local_service.max_bytes_total,
       maxIpnsKeysPerAccount: file.local_service.max_ipns_keys_per_account,
       maxConnections: file.local_service.max_connections,
       maxCarBytes: file.local_service.max_car_bytes,

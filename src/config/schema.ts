@@ -21,6 +21,8 @@ export const DEFAULT_QUIET_SECONDS = 30
 
 /** `cidsync local-service`: the IPNS keys one account may hold by default. */
 export const DEFAULT_MAX_IPNS_KEYS_PER_ACCOUNT = 100
+/** New accounts open sign-up makes in an hour, at most: each one is another quota. */
+export const DEFAULT_SIGNUP_RATE_PER_HOUR = 10
 /** The most one gateway CAR response sends: the largest file `[content] max_file_size` stores by default. */
 export const DEFAULT_MAX_CAR_BYTES = 64 * 2 ** 30
 
@@ -147,9 +149,11 @@ export const configFileSchema = z.strictObject({
     })
   }),
   local_service: z.strictObject({
-    signup: z.enum(['open', 'allowlist', 'closed']).optional(),
+    signup: z.enum(['open', 'allowlist', 'invite', 'closed']).optional(),
+    signup_rate_per_hour: z.int().min(0).default(DEFAULT_SIGNUP_RATE_PER_HOUR),
     allow: z.array(z.string().regex(/^0x[0-9a-fA-F]{40}$/, { message: 'expected a wallet address: 0x and 40 hex digits' })).default([]),
-    max_bytes_per_account: z.int().min(0).default(0),
+    max_bytes_per_account: byteSize.default(0),
+    max_bytes_total: byteSize.default(0),
     max_ipns_keys_per_account: z.int().min(0).default(DEFAULT_MAX_IPNS_KEYS_PER_ACCOUNT),
     max_connections: z.int().min(4).max(65_536).default(128),
     max_car_bytes: byteSize.pipe(z.int().min(1024 * 1024)).default(DEFAULT_MAX_CAR_BYTES),

@@ -53,10 +53,13 @@ gateways = []                           # tried in order
 # allow_plain_http = false              # plain http to another machine is refused unless this says the network is trusted
 
 [local_service]                         # only \`cidsync local-service\` (the self-hosted service) reads these
-# signup = "open"                       # who may make an account: "open", "allowlist" (the wallets in allow) or "closed";
+# signup = "open"                       # who may make an account: "open", "allowlist" (the wallets in allow), "invite"
+                                        #   (a code from \`cidsync local-service invite\`) or "closed";
                                         #   unset: open on loopback, closed when it listens beyond this machine (--signup overrides)
 allow = []                              # wallet addresses ("0x...") that may sign up with signup = "allowlist"
-max_bytes_per_account = 0               # the bytes of uploads one account may hold; 0 = no limit
+signup_rate_per_hour = 10               # new accounts open sign-up makes in an hour (each gets a quota); 0 = no limit
+max_bytes_per_account = 0               # the bytes of uploads one account may hold, e.g. "50GiB"; 0 = no limit
+max_bytes_total = 0                     # the bytes of all accounts' uploads together; 0 = no limit
 max_ipns_keys_per_account = 100         # the IPNS keys one account may hold; 0 = no limit
 max_connections = 128                   # connections held at once; past it the oldest idle one is closed
 max_car_bytes = "64GiB"                 # the most one gateway CAR response sends (repeated links with dups=y amplify); past it the CAR is cut

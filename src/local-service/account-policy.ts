@@ -1,5 +1,6 @@
 import type Database from 'better-sqlite3'
 import { HttpFailure } from './http.js'
+import { SignupGate, type SignupPolicy } from './signup-gate.js'
 
 /**
  * Who may make an account, and how much each may hold. Anyone who reaches a self-hosted service
@@ -7,19 +8,24 @@ import { HttpFailure } from './http.js'
  */
 export interface AccountPolicy {
   /**
-   * `open`: any wallet; `allowlist`: only those in `allow`; `closed`: no new account (those made
-   * keep working). Unset: {@link defaultSignup} of the address it listens on.
+   * `open`: any wallet; `allowlist`: only those in `allow`; `invite`: only a wallet bringing an
+   * unused invitation code; `closed`: no new account (those made keep working). Unset:
+   * {@link defaultSignup} of the address it listens on.
    */
   readonly signup?: SignupPolicy
   /** Wallet addresses (0x…) that may sign up under `allowlist`. */
   readonly allow: readonly string[]
+  /** New accounts open sign-up may make in an hour; 0 or unset: no limit. */
+  readonly signupsPerHour?: number
   /** The bytes of uploads one account may hold; 0: no limit. */
   readonly maxBytesPerAccount: number
+  /** The bytes of uploads all accounts together may hold; 0 or unset: no limit. */
+  readonly maxBytesTotal?: number
   /** The IPNS keys one account may hold; 0: no limit. */
   readonly maxIpnsKeysPerAccount: number
 }
 
-export type SignupPolicy = 'open' | 'allowlist' | 'closed'
+export type { SignupPolicy } from './signup-gate.js'
 
 /**
  * Sign-up when the operator chose none: open on loopback, where only this machine's users reach
@@ -41,72 +47,78 @@ export function policyFor (policy: AccountPolicy | undefined, host: string): Acc
 /** No limits; sign-up as {@link defaultSignup} says. */
 export const OPEN_POLICY: AccountPolicy = { allow: [], maxBytesPerAccount: 0, maxIpnsKeysPerAccount: 0 }
 
+/** Requests under way against one quota: the bytes they took, and what ended ones listed since. */
+interface Tally { taken: number, settled: number, holds: number }
+
+/** The key of the tally of every account together (an address starts with 0x). */
+const ALL = '*'
+
 /** The checks the routes make, on the service's database. */
 export class AccountLimits {
-  private readonly hasAccount: Database.Statement
+  readonly signups: SignupGate
   private readonly bytesOf: Database.Statement
+  private readonly bytesOfAll: Database.Statement
   private readonly keysOf: Database.Statement
-  private readonly allowed: ReadonlySet<string>
-  /** Per account with requests under way: the bytes they took, and what ended ones listed since. */
-  private readonly running = new Map<string, { taken: number, settled: number, holds: number }>()
+  /** Per account with requests under way, and {@link ALL} for the service's total. */
+  private readonly running = new Map<string, Tally>()
 
   constructor (db: Database.Database, readonly policy: AccountPolicy & { readonly signup: SignupPolicy } = { ...OPEN_POLICY, signup: 'open' }) {
-    this.hasAccount = db.prepare('SELECT 1 FROM api_keys WHERE address = ? LIMIT 1').pluck()
+    this.signups = new SignupGate(db, policy)
     this.bytesOf = db.prepare('SELECT COALESCE(SUM(size), 0) FROM files WHERE address = ?').pluck()
+    this.bytesOfAll = db.prepare('SELECT COALESCE(SUM(size), 0) FROM files').pluck()
     this.keysOf = db.prepare('SELECT COUNT(*) FROM ipns_keys WHERE address = ?').pluck()
-    this.allowed = new Set(policy.allow.map(a => a.toLowerCase()))
   }
 
-  /** Before an API key is made: a wallet with an account may always get another; a new one only as the policy says. */
-  checkSignup (address: string): void {
-    const { signup } = this.policy
-    if (signup === 'open' || this.hasAccount.get(address) !== undefined) return
-    if (signup === 'allowlist' && this.allowed.has(address.toLowerCase())) return
-    throw new HttpFailure(403, signup === 'closed'
-      ? 'sign-up is closed on this service: its operator lets no new account in ([local_service] signup; a service listening beyond loopback is closed unless its operator opens it)'
-      : 'this wallet may not sign up here: its operator lists the wallets that may ([local_service] allow)')
+  /** Before a sign-in message or an API key is made (see {@link SignupGate.check}). */
+  checkSignup (address: string, invite?: string, spend = false): void {
+    this.signups.check(address, invite, spend)
   }
 
-  /** How many more bytes the account may upload (Infinity without a limit); a 413 when none. */
-  bytesLeft (address: string): number {
-    const max = this.policy.maxBytesPerAccount
-    if (max <= 0) return Infinity
-    const left = max - (this.bytesOf.get(address) as number) - (this.running.get(address)?.taken ?? 0)
-    if (left <= 0) throw quotaFailure(max)
-    return left
+  /** Whether uploads are counted at all: some quota is set. */
+  get limited (): boolean {
+    return this.policy.maxBytesPerAccount > 0 || (this.policy.maxBytesTotal ?? 0) > 0
   }
 
   /**
-   * A hold on the account's quota for one upload request: it {@link QuotaHold.take}s the bytes it
-   * stores as they arrive, against what the account holds plus what its other requests under way
-   * took. Each request reading only what was listed when it started let N requests at once store
-   * N times the quota. A 413 when nothing is left.
+   * A hold on the account's quota (and the service's total) for one upload request: it
+   * {@link QuotaHold.take}s the bytes it stores as they arrive, against what is held plus what
+   * other requests under way took. Each request reading only what was listed when it started let
+   * N requests at once store N times the quota. A 413 when nothing is left.
    */
   hold (address: string): QuotaHold {
-    const max = this.policy.maxBytesPerAccount
-    if (max <= 0) return { limited: false, take: () => {}, release: () => {} }
-    this.bytesLeft(address)
-    const used = this.bytesOf.get(address) as number
-    const account = this.running.get(address) ?? { taken: 0, settled: 0, holds: 0 }
-    this.running.set(address, account)
-    account.holds++
-    const settledAtStart = account.settled
+    const quotas = [
+      { key: address, max: this.policy.maxBytesPerAccount, used: () => this.bytesOf.get(address) as number, failure: quotaFailure },
+      { key: ALL, max: this.policy.maxBytesTotal ?? 0, used: () => this.bytesOfAll.get() as number, failure: totalFailure }
+    ].filter(q => q.max > 0)
+    if (quotas.length === 0) return { limited: false, take: () => {}, release: () => {} }
+    const counted = quotas.map(q => {
+      const tally = this.running.get(q.key) ?? { taken: 0, settled: 0, holds: 0 }
+      const used = q.used()
+      if (used + tally.taken >= q.max) throw q.failure(q.max)
+      return { ...q, tally, used, settledAtStart: tally.settled }
+    })
+    for (const c of counted) {
+      this.running.set(c.key, c.tally)
+      c.tally.holds++
+    }
     let mine = 0
     let released = false
     return {
       limited: true,
       take: (bytes: number) => {
         mine += bytes
-        account.taken += bytes
+        for (const c of counted) c.tally.taken += bytes
         // What requests that ended since this one started listed is in `settled`, not in `used`.
-        if (used + (account.settled - settledAtStart) + account.taken > max) throw quotaFailure(max)
+        for (const c of counted) if (c.used + (c.tally.settled - c.settledAtStart) + c.tally.taken > c.max) throw c.failure(c.max)
       },
       release: (listed: boolean) => {
         if (released) return
         released = true
-        account.taken -= mine
-        if (listed) account.settled += mine
-        if (--account.holds === 0) this.running.delete(address)
+        for (const c of counted) {
+          c.tally.taken -= mine
+          if (listed) c.tally.settled += mine
+          if (--c.tally.holds === 0) this.running.delete(c.key)
+        }
       }
     }
   }
@@ -132,4 +144,9 @@ export interface QuotaHold {
 
 export function quotaFailure (max: number): HttpFailure {
   return new HttpFailure(413, `this account's uploads would pass ${max} bytes, the most this service allows per account ([local_service] max_bytes_per_account)`)
+}
+
+/** The service as a whole is full: however many accounts sign-up made, they share this. */
+export function totalFailure (max: number): HttpFailure {
+  return new HttpFailure(413, `this service's uploads, of every account together, would pass ${max} bytes, the most its operator allows ([local_service] max_bytes_total)`)
 }

@@ -30,7 +30,8 @@ export interface Route {
 
 /** A failure the route wants answered as `{"error": message}` with `status`. */
 export class HttpFailure extends Error {
-  constructor (readonly status: number, message: string) {
+  /** `headers`: sent with the answer (a 429's `Retry-After`). */
+  constructor (readonly status: number, message: string, readonly headers: Readonly<Record<string, string>> = {}) {
     super(message)
   }
 }

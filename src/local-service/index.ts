@@ -9,6 +9,7 @@ export { LocalService, DEFAULT_PAGE_SIZE, DEFAULT_DEAL_DELAY_MS, DEFAULT_AUTH_ME
 export type { LocalServiceInit } from './local-service.js'
 export { ACCESS_HEADER } from './local-service.js'
 export { OPEN_POLICY, defaultSignup } from './account-policy.js'
+export { DEFAULT_INVITATION_TTL_SECONDS } from './invitations.js'
 export type { AccountPolicy, SignupPolicy } from './account-policy.js'
 export { DEFAULT_SERVICE_MAX_CONNECTIONS } from './connection-cap.js'
 export type { FaultInput, Fault } from './faults.js'
@@ -36,6 +37,17 @@ export async function startLocalService (init: LocalServiceInit): Promise<LocalS
     throw err
   }
   return service
+}
+
+/** An invitation code made in the service's directory, without a running server (as {@link issueTokenFor}). */
+export async function inviteFor (dir: string, ttlSeconds?: number): Promise<string> {
+  const { Invitations } = await import('./invitations.js')
+  const db = await openServiceDatabase(dir)
+  try {
+    return new Invitations(db).make(ttlSeconds)
+  } finally {
+    db.close()
+  }
 }
 
 /**

@@ -163,6 +163,11 @@ export class LocalService {
     }
   }
 
+  /** An invitation code for `signup = "invite"`: it lets one new wallet make an account, once. */
+  invite (ttlSeconds?: number): string {
+    return this.parts.limits.signups.invitations.make(ttlSeconds)
+  }
+
   /** A session token for the pointer service, as an identity provider would issue one. */
   issueToken (user: string, ttlSeconds = 30 * 86_400): string {
     return this.parts.tokens.issue(user, ttlSeconds)
@@ -252,7 +257,10 @@ export class LocalService {
       await found.route.handle({ req, res, url, params: found.params as string[], caller, fault })
     } catch (err) {
       if (res.headersSent) { res.destroy(); return }
-      if (err instanceof HttpFailure) sendJson(res, err.status, { error: err.message })
+      if (err instanceof HttpFailure) {
+        for (const [name, value] of Object.entries(err.headers)) res.setHeader(name, value)
+        sendJson(res, err.status, { error: err.message })
+      }
       else sendJson(res, 500, { error: [{ message: 'Something went wrong.' }] })
     }
   }

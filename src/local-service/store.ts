@@ -22,7 +22,10 @@ const MIGRATIONS: readonly Migration[] = [
      engine TEXT NOT NULL, memories INTEGER, updated_at TEXT NOT NULL, PRIMARY KEY (user_id, namespace, network)) STRICT;`),
   // Blocks in append-only pack files (src/local-service/blocks.ts); blocks/ of older versions is read in place.
   db => db.exec(`CREATE TABLE packs (id INTEGER PRIMARY KEY, created_at INTEGER NOT NULL) STRICT;
-   CREATE TABLE blocks (cid BLOB PRIMARY KEY, pack INTEGER NOT NULL, offset INTEGER NOT NULL, length INTEGER NOT NULL) STRICT, WITHOUT ROWID;`)
+   CREATE TABLE blocks (cid BLOB PRIMARY KEY, pack INTEGER NOT NULL, offset INTEGER NOT NULL, length INTEGER NOT NULL) STRICT, WITHOUT ROWID;`),
+  // Invitations for `signup = "invite"` (invitations.ts): only each code's hash is kept.
+  db => db.exec(`CREATE TABLE invitations (code_hash TEXT PRIMARY KEY, created_at INTEGER NOT NULL, expires_at INTEGER NOT NULL,
+     used_by TEXT, used_at INTEGER) STRICT;`)
 ]
 
 /** Gives the directory exactly 0700 if it exists with another: it holds API keys and the token signing secret. */

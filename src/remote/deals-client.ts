@@ -27,17 +27,20 @@ export interface Deal {
 
 export interface CallOptions { readonly signal?: AbortSignal }
 
+/** `invite`: a self-hosted service's invitation code, sent only when given (production knows none). */
+export interface LoginOptions extends CallOptions { readonly invite?: string }
+
 /** The deal service (API keys by signed message, `add_cid`) and deal status on the main API. */
 export class DealsClient {
   constructor (private readonly components: { readonly deal: HttpClient, readonly api: HttpClient }) {}
 
-  async authMessage (address: string, options: CallOptions = {}): Promise<string> {
-    return await this.components.deal.json({ method: 'GET', path: '/api/v1/user/get_auth_message', query: { publicKey: address }, auth: false, signal: options.signal }, z.string().min(1))
+  async authMessage (address: string, options: LoginOptions = {}): Promise<string> {
+    return await this.components.deal.json({ method: 'GET', path: '/api/v1/user/get_auth_message', query: { publicKey: address, ...inviteQuery(options) }, auth: false, signal: options.signal }, z.string().min(1))
   }
 
   /** Retried like every call (429, 5xx, network): a message the service failed on is not used up. */
-  async createApiKey (address: string, signature: string, options: CallOptions = {}): Promise<string> {
-    return await this.components.deal.json({ method: 'GET', path: '/api/v1/user/create_api_key', query: { publicKey: address, signature }, auth: false, signal: options.signal }, z.string().min(1))
+  async createApiKey (address: string, signature: string, options: LoginOptions = {}): Promise<string> {
+    return await this.components.deal.json({ method: 'GET', path: '/api/v1/user/create_api_key', query: { publicKey: address, signature, ...inviteQuery(options) }, auth: false, signal: options.signal }, z.string().min(1))
   }
 
   /**
@@ -45,7 +48,7 @@ export class DealsClient {
    * message is single use, so when a retried exchange is refused (the service used the message
    * but its answer was lost) the flow runs once more with a fresh message.
    */
-  async login (walletKey: Uint8Array, options: CallOptions = {}): Promise<{ address: string, apiKey: string }> {
+  async login (walletKey: Uint8Array, options: LoginOptions = {}): Promise<{ address: string, apiKey: string }> {
     const address = walletAddress(walletKey)
     for (let round = 1; ; round++) {
       const message = await this.authMessage(address, options).catch((err: unknown) => { throw signInRefused(err, address) })
@@ -82,6 +85,10 @@ export class DealsClient {
   }
 }
 
+function inviteQuery (options: LoginOptions): { invite?: string } {
+  return options.invite === undefined || options.invite === '' ? {} : { invite: options.invite }
+}
+
 /**
  * A 403 to the sign-in itself is the service refusing the wallet (a self-hosted service's sign-up
  * closed, or an allowlist without it). The usual hint, "no API key is set: run `cidsync login`",
@@ -91,5 +98,6 @@ function signInRefused (err: unknown, address: string): unknown {
   if (!(err instanceof RemoteUnauthorizedError) || err.status !== 403) return err
   return new RemoteUnauthorizedError(err.context, err.status, err.excerpt,
     `this wallet (${address}) may not sign in here: ask the service's operator to let it in (a self-hosted \`cidsync local-service\`: ` +
-    `[local_service] signup = "allowlist" with allow = ["${address}"] in its --config, or --signup open), then run \`cidsync login\` again`)
+    `[local_service] signup = "allowlist" with allow = ["${address}"] in its --config; or, with signup = "invite", a code from \`cidsync local-service invite\`, ` +
+    'given as `cidsync login --invite CODE`), then run `cidsync login` again')
 }

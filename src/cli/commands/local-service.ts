@@ -1,7 +1,7 @@
 import { existsSync, fchmodSync, fstatSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Command } from 'commander'
-import { loadConfig, isLoopbackHost, DEFAULT_MAX_CAR_BYTES, DEFAULT_MAX_IPNS_KEYS_PER_ACCOUNT, type Config } from '../../config/index.js'
+import { loadConfig, isLoopbackHost, DEFAULT_MAX_CAR_BYTES, DEFAULT_MAX_IPNS_KEYS_PER_ACCOUNT, DEFAULT_SIGNUP_RATE_PER_HOUR, type Config } from '../../config/index.js'
 import { ListenError, UsageError } from '../../errors.js'
 import { action } from '../run.js'
 import { writeFileAtomicSync } from '../../util/atomic-write.js'
@@ -17,18 +17,22 @@ function hostPort (listen: string): { host: string, port: number } {
 const int = (v: string): number => Number.parseInt(v, 10)
 
 /** With `--dir` and no `--config`, no file is read: `[local_service]`'s defaults. */
-const DEFAULT_LOCAL_SERVICE: Config['localService'] = { signup: undefined, allow: [], maxBytesPerAccount: 0, maxIpnsKeysPerAccount: DEFAULT_MAX_IPNS_KEYS_PER_ACCOUNT, maxConnections: 128, maxCarBytes: DEFAULT_MAX_CAR_BYTES, hosts: [] }
+const DEFAULT_LOCAL_SERVICE: Config['localService'] = { signup: undefined, allow: [], signupsPerHour: DEFAULT_SIGNUP_RATE_PER_HOUR, maxBytesPerAccount: 0, maxBytesTotal: 0, maxIpnsKeysPerAccount: DEFAULT_MAX_IPNS_KEYS_PER_ACCOUNT, maxConnections: 128, maxCarBytes: DEFAULT_MAX_CAR_BYTES, hosts: [] }
 
 function signupOption (value: string | undefined): Config['localService']['signup'] {
-  if (value === undefined || value === 'open' || value === 'allowlist' || value === 'closed') return value
-  throw new UsageError(`--signup ${value}: expected open, allowlist or closed`)
+  if (value === undefined || value === 'open' || value === 'allowlist' || value === 'invite' || value === 'closed') return value
+  throw new UsageError(`--signup ${value}: expected open, allowlist, invite or closed`)
 }
 
 /** What the operator should know of the sign-up in force: who gets in, and how to change it. */
-function signupNote (signup: string, defaulted: boolean, allowed: number): string {
+function signupNote (signup: string, defaulted: boolean, allowed: number, perHour: number): string {
   // Where the wallets go, and how a user learns theirs: the operator is told what to write, not only the setting's name.
   const howToAllow = 'signup = "allowlist" with allow = ["0x..."] under [local_service] in the file --config names (a wallet\'s address: `cidsync login` against this service prints it when refused)'
-  if (signup === 'open') return ' (anyone who reaches it may make an account: --signup allowlist or closed, or [local_service] signup, keeps others out)'
+  if (signup === 'open') {
+    const rate = perHour === 0 ? 'with no limit of new accounts an hour' : `at most ${perHour} new accounts an hour`
+    return ` (anyone who reaches it may make an account, ${rate}: --signup invite, allowlist or closed, or [local_service] signup, keeps others out)`
+  }
+  if (signup === 'invite') return ' (a new wallet needs a code from `cidsync local-service invite`, used once)'
   if (signup === 'allowlist') {
     return allowed === 0
       ? ` (but no wallet is in [local_service] allow: no new account can be made; ${howToAllow})`
@@ -57,7 +61,7 @@ export function registerLocalService (program: Command): void {
     .option('--config <path>', 'config file (for the default --dir)')
     .option('--dir <dir>', 'where it keeps its data (default: the config\'s service.dir)')
     .option('--listen <host:port>', 'where it listens', '127.0.0.1:0')
-    .option('--signup <open|allowlist|closed>', 'who may make an account (overrides [local_service] signup; unset: open on loopback, closed beyond it)')
+    .option('--signup <open|allowlist|invite|closed>', 'who may make an account (overrides [local_service] signup; unset: open on loopback, closed beyond it)')
     .option('--page-size <n>', 'records per page of the uploads listing', int)
     .option('--deal-delay-ms <n>', 'how long until a requested deal appears', int)
     .option('--no-admin', 'do not serve the admin routes (/local/...: tokens, faults, seeding, the request log)')
@@ -83,13 +87,35 @@ export function registerLocalService (program: Command): void {
       // 0.0.0.0 and :: are where it listens, not an address to connect to: the URLs others set name this machine.
       if (host === '0.0.0.0' || host === '::' || host === '[::]') process.stderr.write(`other machines reach it at http://<this machine's address>:${new URL(service.url).port} (the [service] URLs they set), not at ${service.url}\n`)
       const quota = (n: number, what: string): string => n === 0 ? `no limit of ${what}` : `${n} ${what}`
-      process.stderr.write(`sign-up ${service.signup}${signupNote(service.signup, policy.signup === undefined, policy.allow.length)}; ` +
-        `per account: ${quota(policy.maxBytesPerAccount, 'bytes')}, ${quota(policy.maxIpnsKeysPerAccount, 'IPNS keys')}\n`)
+      process.stderr.write(`sign-up ${service.signup}${signupNote(service.signup, policy.signup === undefined, policy.allow.length, policy.signupsPerHour)}; ` +
+        `per account: ${quota(policy.maxBytesPerAccount, 'bytes')}, ${quota(policy.maxIpnsKeysPerAccount, 'IPNS keys')}; ` +
+        `all accounts together: ${quota(policy.maxBytesTotal, 'bytes')}\n`)
+      // Each account made is another quota: with sign-up open, only a total bounds the disk.
+      if (service.signup === 'open' && policy.maxBytesPerAccount > 0 && policy.maxBytesTotal === 0) {
+        process.stderr.write('cidsync: warning: sign-up is open and [local_service] max_bytes_total is 0: every new account gets its own max_bytes_per_account. ' +
+          'Set max_bytes_total, or signup = "invite" (docs/local-service.md, "Sharing one safely")\n')
+      }
       await new Promise<void>(resolve => {
         process.once('SIGINT', () => resolve())
         process.once('SIGTERM', () => resolve())
       })
       await service.stop()
+    }))
+  command.command('invite')
+    .description('make an invitation code: with signup = "invite", it lets one new wallet make an account, once')
+    .option('--config <path>', 'config file (for the default --dir)')
+    .option('--dir <dir>', 'the local service\'s data (default: the config\'s service.dir)')
+    .option('--ttl-seconds <n>', 'how long it is valid (default: 7 days)', int)
+    .action(action(async (options: { config?: string, dir?: string, ttlSeconds?: number }) => {
+      const dir = options.dir ?? tokenDirFromConfig(options.config)
+      // As for a token: a code made where no running service reads would be refused without a word why.
+      if (!existsSync(join(dir, 'service.sqlite'))) {
+        throw new UsageError(`no local service data in ${dir} (no service.sqlite): pass --dir with the directory the running \`cidsync local-service\` was started with (it says "data in DIR" at start)`)
+      }
+      if (options.ttlSeconds !== undefined && (!Number.isInteger(options.ttlSeconds) || options.ttlSeconds < 60)) throw new UsageError('--ttl-seconds: expected a whole number of seconds, at least 60')
+      const { inviteFor } = await import('../../local-service/index.js')
+      process.stdout.write(`${await inviteFor(dir, options.ttlSeconds)}\n`)
+      process.stderr.write(`an invitation for the service in ${dir}: give it to one person, who runs \`cidsync login --invite CODE\`; it makes one account, once\n`)
     }))
   command.command('token')
     .description('issue a session token for the pointer service, as an identity provider would')

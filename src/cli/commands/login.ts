@@ -37,7 +37,7 @@ function walletKeyText (file: string | undefined): string {
  * token copied from a file, saved 0600 under the state dir and bound to the URLs the config names
  * now (sent nowhere else).
  */
-async function loginMirror (config: Config, name: string, options: { walletKeyFile?: string, sessionTokenFile?: string, sameWallet?: boolean, json?: boolean }): Promise<void> {
+async function loginMirror (config: Config, name: string, options: { walletKeyFile?: string, sessionTokenFile?: string, sameWallet?: boolean, invite?: string, json?: boolean }): Promise<void> {
   const { connectMirror, findMirror, primaryWallet, saveMirrorCredentials } = await import('../../connect/index.js')
   const mirror = findMirror(config, name)
   const haveWallet = options.walletKeyFile !== undefined || (process.env.CIDSYNC_WALLET_KEY ?? '') !== ''
@@ -56,7 +56,7 @@ async function loginMirror (config: Config, name: string, options: { walletKeyFi
     }
     const connection = connectMirror(config, mirror)
     try {
-      ({ address, apiKey } = await connection.clients.deals.login(walletKey))
+      ({ address, apiKey } = await connection.clients.deals.login(walletKey, { invite: options.invite }))
     } finally {
       await connection.close()
     }
@@ -84,8 +84,9 @@ export function registerLogin (program: Command): void {
     .option('--mirror <name>', 'sign in to this [[mirrors]] table\'s service instead; saved in the state dir (mirrors/NAME/, 0600), bound to its URLs')
     .option('--session-token-file <file>', 'with --mirror: also save this session token for the mirror\'s pointer service')
     .option('--same-wallet', 'with --mirror: sign with the wallet the primary is signed in with (the mirror could use the signature to get an API key on the primary: only for a mirror trusted as much)')
+    .option('--invite <code>', 'an invitation code from the operator of a self-hosted service with signup = "invite" (a new account only)')
     .option('--json', 'print JSON')
-    .action(action(async (options: { config?: string, walletKeyFile?: string, mirror?: string, sessionTokenFile?: string, sameWallet?: boolean, json?: boolean }) => {
+    .action(action(async (options: { config?: string, walletKeyFile?: string, mirror?: string, sessionTokenFile?: string, sameWallet?: boolean, invite?: string, json?: boolean }) => {
       const config = loadConfig({ configPath: options.config })
       if (options.mirror !== undefined) {
         await loginMirror(config, options.mirror, options)
@@ -102,7 +103,7 @@ export function registerLogin (program: Command): void {
       const { connectService, Credential, credentialsDir, savePrimaryWallet } = await import('../../connect/index.js')
       const connection = await connectService(config)
       try {
-        const { address, apiKey } = await connection.clients.deals.login(walletKey)
+        const { address, apiKey } = await connection.clients.deals.login(walletKey, { invite: options.invite })
         const path = new Credential('api-key', credentialsDir(config)).save(apiKey)
         savePrimaryWallet(config, address)
         if (options.json === true) printJson({ address, saved: path })

@@ -25,6 +25,12 @@ export function bearerToken (header: string | undefined): string | undefined {
   return token === '' ? undefined : token
 }
 
+/** The invitation code a new wallet brings under `signup = "invite"` (not part of production). */
+function inviteOf (url: URL): string | undefined {
+  const code = url.searchParams.get('invite')
+  return code === null || code === '' ? undefined : code
+}
+
 /** API keys by signed message: a single-use, expiring message per request, checked by recovering its signer. */
 export function authRoutes (parts: ServiceParts): Route[] {
   const { db } = parts
@@ -46,7 +52,7 @@ export function authRoutes (parts: ServiceParts): Route[] {
       const address = requireParam(url, 'publicKey')
       if (!ADDRESS.test(address)) throw new HttpFailure(400, 'publicKey must be an address: 0x and 40 hex digits')
       // A wallet that may not sign up gets no message either: strangers cannot fill the table with them.
-      parts.limits.checkSignup(address.toLowerCase())
+      parts.limits.checkSignup(address.toLowerCase(), inviteOf(url))
       const now = parts.now()
       purge.run(now)
       if ((openCount.get() as number) >= OPEN_MESSAGES_IN_ALL) {
@@ -73,9 +79,12 @@ export function authRoutes (parts: ServiceParts): Route[] {
       const signed = candidates.find(([, message]) => recoverSigner(message, signature) === address)
       if (signed === undefined) throw new HttpFailure(401, 'invalid signature: request a new message with get_auth_message and sign it')
       if (useMessage.run(signed[0]).changes === 0) throw new HttpFailure(401, 'this message was already used: request a new one')
-      parts.limits.checkSignup(address)
       const key = randomUUID()
-      insertKey.run(key, address, Date.now())
+      // One transaction: an invitation is spent only by the key it let in.
+      parts.db.transaction(() => {
+        parts.limits.checkSignup(address, inviteOf(url), true)
+        insertKey.run(key, address, Date.now())
+      })()
       sendJson(res, 200, key)
     }
   }]

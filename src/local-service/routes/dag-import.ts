@@ -198,7 +198,7 @@ export function dagImportRoutes (parts: ServiceParts): Route[] {
       refuseUnimplemented(url)
       const contentType = req.headers['content-type'] ?? ''
       if (!contentType.startsWith('multipart/form-data')) throw new HttpFailure(400, 'expected a multipart/form-data body with the CAR in a field named file')
-      const state: Imported = { made: [], sizes: new Map(), linked: new Set(), links: new Map(), newSizes: new Map(), charging: parts.limits.policy.maxBytesPerAccount > 0, roots: [], blocks: 0, linkCount: 0, bytes: 0, newBytes: 0 }
+      const state: Imported = { made: [], sizes: new Map(), linked: new Set(), links: new Map(), newSizes: new Map(), charging: parts.limits.limited, roots: [], blocks: 0, linkCount: 0, bytes: 0, newBytes: 0 }
       const quota = parts.limits.hold(caller.address)
       let counted = false
       try {
