@@ -69,7 +69,8 @@ function reported (path: string, body: string): DaemonReportedError | undefined 
 /**
  * The `Authorization` for one POST, the token never sent: the listener must first prove it holds
  * the token (it may be another user's program on the stopped daemon's port), then the request
- * carries a single-use proof bound to it (see daemon/status-proof.ts).
+ * carries a single-use proof bound to it (see daemon/status-proof.ts). A GET asks the same proof
+ * first, so an answer from anything but the daemon is never believed.
  */
 async function proveToken (token: string, origin: string, dispatcher: Agent | undefined, where: string, method: string, path: string, timeoutMs: number): Promise<string> {
   const { request } = loadUndici()
@@ -99,8 +100,13 @@ async function askDaemon (config: Config, method: 'GET' | 'POST', path: string, 
   const dispatcher = address.kind === 'unix' ? new Agent({ connect: { socketPath: address.path } }) : undefined
   const host = address.kind === 'unix' ? 'localhost' : address.host.includes(':') ? `[${address.host}]:${address.port}` : `${address.host}:${address.port}`
   try {
-    const token = method === 'POST' ? readStatusToken(config.stateDir) : undefined
-    const authorization = token === undefined ? undefined : await proveToken(token, `http://${host}`, dispatcher, where, method, path, timeoutMs)
+    // A GET is proved too: any program on a stopped daemon's port could answer "all is well".
+    const token = readStatusToken(config.stateDir)
+    if (token === undefined) {
+      throw new StatusUnavailableError(`no daemon of ${config.stateDir} has run (it holds no status.token), so nothing at ${where} can be trusted as one: start one with \`cidsync daemon\``)
+    }
+    const proof = await proveToken(token, `http://${host}`, dispatcher, where, method, path, timeoutMs)
+    const authorization = method === 'POST' ? proof : undefined
     const response = await request(`http://${host}${path}`, {
       method,
       dispatcher,

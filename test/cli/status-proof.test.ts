@@ -60,6 +60,30 @@ describe('the CLI never hands the status token to an unproven listener', () => {
     }
   })
 
+  it('status and status --check believe no answer from a listener that cannot prove it is the daemon', async () => {
+    const dir = await useTempDir()
+    const fake = await fakeListener()
+    await mkdir(join(dir, 'state'), { recursive: true, mode: 0o700 })
+    const config = join(dir, 'c.toml')
+    await writeFile(config, `state_dir = "state"\n[service]\ndir = "${join(dir, 'service')}"\n[status]\nlisten = "127.0.0.1:${fake.port}"\n`)
+    // No daemon has run here: nothing at the port can be one.
+    const never = await runCli(['status', '--check', '--config', config])
+    expect(never.code).toBe(1)
+    expect(never.stderr).toContain('[ERR_STATUS_UNAVAILABLE]')
+    expect(never.stdout).not.toContain('ok')
+
+    ensureStatusToken(join(dir, 'state'))
+    for (const args of [['status', '--check'], ['status'], ['status', '--json']]) {
+      const result = await runCli([...args, '--config', config])
+      expect(result.code, args.join(' ')).toBe(1)
+      expect(result.stdout, args.join(' ')).toBe('')
+      expect(result.stderr).toContain('did not prove it is this state dir\'s daemon')
+      expect(result.stderr).toContain('[ERR_DAEMON_UNPROVEN]')
+    }
+    // The fake was asked the challenge, never for /status.
+    expect(fake.seen.every(r => r.url.startsWith('/auth-challenge'))).toBe(true)
+  })
+
   it('the daemon accepts a proof once, for the request it was made for, and still takes the bearer token', async () => {
     const dir = await useTempDir()
     const token = ensureStatusToken(dir)
