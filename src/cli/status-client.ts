@@ -103,7 +103,8 @@ async function askDaemon (config: Config, method: 'GET' | 'POST', path: string, 
     // A GET is proved too: any program on a stopped daemon's port could answer "all is well".
     const token = readStatusToken(config.stateDir)
     if (token === undefined) {
-      throw new StatusUnavailableError(`no daemon of ${config.stateDir} has run (it holds no status.token), so nothing at ${where} can be trusted as one: start one with \`cidsync daemon\``)
+      throw new StatusUnavailableError(`${config.stateDir} holds no status.token this user can read, so nothing at ${where} can be trusted as its daemon: ` +
+        'start one with `cidsync daemon`, or run this as the user the daemon runs as (`sudo -u cidsync cidsync status` for the system service)')
     }
     const proof = await proveToken(token, `http://${host}`, dispatcher, where, method, path, timeoutMs)
     const authorization = method === 'POST' ? proof : undefined
