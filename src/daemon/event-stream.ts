@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { DaemonEvent, EventBus } from './event-bus.js'
 
 export interface EventStreamLimits {
-  /** Streams open at once; one more is answered 503. */
+  /** Streams open at once; one more ends the oldest to take its place. */
   readonly maxStreams?: number
   /** Bytes a stream may have waiting to be sent before its consumer counts as stalled and is dropped. */
   readonly maxBufferedBytes?: number
@@ -30,15 +30,19 @@ function lastEventId (req: IncomingMessage, url: URL): number | undefined {
  * `Last-Event-ID` from the bus's ring (or is told of the gap, `resync`, and reads /status afresh).
  * Memory is bounded per stream: a consumer that stops reading lets bytes pile up in its socket, and
  * once more than `maxBufferedBytes` wait it is dropped, never buffered for. The number of streams
- * is capped too.
+ * is capped too: a new reader past the cap ends the oldest stream, so readers that never leave
+ * cannot keep everyone else out. An ended reader (a browser) reconnects with `Last-Event-ID`.
  */
 export class EventStreams {
-  private readonly open = new Set<ServerResponse>()
+  /** Open streams, oldest first, each with what ends it. */
+  private readonly open = new Map<ServerResponse, () => void>()
   private readonly maxStreams: number
   private readonly maxBufferedBytes: number
   private readonly heartbeatMs: number
   /** Consumers dropped for not reading, since start (shown in status). */
   dropped = 0
+  /** Streams ended to make room for a newer reader, since start. */
+  evicted = 0
   /** The most bytes any stream had waiting when an event came: what the bound kept it to. */
   peakWaiting = 0
 
@@ -53,10 +57,12 @@ export class EventStreams {
   }
 
   handle (req: IncomingMessage, res: ServerResponse, url: URL, hello: Record<string, unknown>): void {
-    if (this.open.size >= this.maxStreams) {
-      res.writeHead(503, { 'content-type': 'text/plain; charset=utf-8', 'retry-after': '5', 'cache-control': 'no-store' })
-      res.end(`too many event streams open (${this.maxStreams}): close one, or try again later\n`)
-      return
+    // Ended cleanly, with a word why: a browser's EventSource comes back after `retry` and resumes.
+    for (const [oldest, end] of this.open) {
+      if (this.open.size < this.maxStreams) break
+      this.evicted++
+      end()
+      if (!oldest.destroyed && !oldest.writableEnded) oldest.end(`event: closed\ndata: ${JSON.stringify({ reason: `a newer reader took this stream's place (at most ${this.maxStreams} are open)` })}\n\n`)
     }
     res.writeHead(200, {
       'content-type': 'text/event-stream; charset=utf-8',
@@ -64,7 +70,6 @@ export class EventStreams {
       'x-content-type-options': 'nosniff',
       connection: 'keep-alive'
     })
-    this.open.add(res)
     let unsubscribe = (): void => {}
     const heartbeat = setInterval(() => { this.send(res, ': alive\n\n', drop) }, this.heartbeatMs)
     heartbeat.unref()
@@ -72,11 +77,13 @@ export class EventStreams {
       this.dropped++
       res.destroy()
     }
-    res.once('close', () => {
+    const end = (): void => {
       clearInterval(heartbeat)
       unsubscribe()
       this.open.delete(res)
-    })
+    }
+    this.open.set(res, end)
+    res.once('close', end)
     // The browser reconnects after 2 s; `hello` carries no id, so it never moves Last-Event-ID.
     let head = `retry: 2000\nevent: hello\ndata: ${JSON.stringify({ ...hello, lastId: this.bus.lastId })}\n\n`
     const after = lastEventId(req, url)
@@ -91,13 +98,13 @@ export class EventStreams {
 
   /** Ends every stream (the daemon stops). */
   closeAll (): void {
-    for (const res of this.open) res.destroy()
+    for (const res of [...this.open.keys()]) res.destroy()
     this.open.clear()
   }
 
   /** Writes, unless the consumer already has more than the bound waiting: then it is dropped. */
   private send (res: ServerResponse, text: string, drop: () => void): boolean {
-    if (res.destroyed) return false
+    if (res.destroyed || res.writableEnded) return false
     const bytes = waiting(res)
     if (bytes > this.peakWaiting) this.peakWaiting = bytes
     if (bytes > this.maxBufferedBytes) {

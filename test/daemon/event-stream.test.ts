@@ -7,7 +7,7 @@ import { setFlagsFromString } from 'node:v8'
 import { runInNewContext } from 'node:vm'
 import { DEFAULT_MAX_BUFFERED_BYTES, DEFAULT_MAX_STREAMS } from '../../src/daemon/index.js'
 import { useTempDir } from '../helpers/temp-dir.js'
-import { until } from '../helpers/wait.js'
+import { until, within } from '../helpers/wait.js'
 import { httpGet } from '../helpers/http.js'
 import { startInProcessDaemon, statusOf } from '../helpers/in-process-daemon.js'
 
@@ -117,19 +117,24 @@ describe('GET /events', () => {
     stalled.destroy()
   })
 
-  it(`holds at most ${DEFAULT_MAX_STREAMS} streams: one more is answered 503`, async () => {
+  it(`holds at most ${DEFAULT_MAX_STREAMS} streams: one more ends the oldest, so idle readers cannot keep others out`, async () => {
     const dir = await useTempDir()
-    const { port } = await startInProcessDaemon(dir)
-    const streams = []
-    for (let i = 0; i < DEFAULT_MAX_STREAMS; i++) streams.push(await openStream(port))
-    const refused = await httpGet({ port }, '/events')
-    expect(refused.status).toBe(503)
-    expect(refused.body).toContain('too many event streams')
-    streams.pop()?.close()
-    await until(async () => (await statusOf(port)).events.streams === DEFAULT_MAX_STREAMS - 1 ? true : undefined, 5_000, 'a stream to close')
+    const { port, daemon } = await startInProcessDaemon(dir)
+    // Readers that hold their streams and never leave.
+    const idle: Array<Awaited<ReturnType<typeof openStream>>> = []
+    for (let i = 0; i < DEFAULT_MAX_STREAMS; i++) idle.push(await openStream(port))
+    const ended = new Promise<void>(resolve => idle[0]?.res.once('end', resolve))
     const admitted = await openStream(port)
     expect(admitted.res.statusCode).toBe(200)
-    for (const s of [...streams, admitted]) s.close()
+    await within(ended, 5_000, 'the oldest stream to end')
+    expect(idle[0]?.frames.at(-1)?.event).toBe('closed')
+    expect(idle[0]?.frames.at(-1)?.data).toContain('a newer reader took this stream\'s place')
+    await until(async () => (await statusOf(port)).events.streams === DEFAULT_MAX_STREAMS ? true : undefined, 5_000, 'the cap kept')
+    // The newcomer gets events; the second oldest still does too.
+    const sent = daemon.events.emit('deals', { pending: 7, overdue: 0, active: 0 })
+    await until(() => admitted.frames.find(f => f.id === String(sent.id)), 5_000, 'the newcomer to get the event')
+    await until(() => idle[1]?.frames.find(f => f.id === String(sent.id)), 5_000, 'an older reader to get it')
+    for (const s of [...idle, admitted]) s.close()
   })
 
   it('is refused to a foreign Host or a web page of another origin', async () => {
