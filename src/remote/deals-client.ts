@@ -66,9 +66,12 @@ export class DealsClient {
     await response.body.dump()
   }
 
-  /** The deals made for a CID; empty while none is made yet (up to two days in production). */
+  /**
+   * The deals made for a CID; empty while none is made yet (up to two days in production). The
+   * API key goes along: a self-hosted service answers only the account's own deals.
+   */
   async dealStatus (cid: string, options: CallOptions = {}): Promise<Deal[]> {
-    const deals = await this.components.api.json({ method: 'GET', path: '/api/lighthouse/deal_status', query: { cid: checkedCid(cid) }, auth: false, maxBytes: ANSWER_LIMITS.deals, signal: options.signal }, dealStatusSchema)
+    const deals = await this.components.api.json({ method: 'GET', path: '/api/lighthouse/deal_status', query: { cid: checkedCid(cid) }, maxBytes: ANSWER_LIMITS.deals, signal: options.signal }, dealStatusSchema)
     return deals.map(d => ({
       dealId: d.DealID ?? d.dealId ?? d.chainDealID,
       chainDealId: d.chainDealID,

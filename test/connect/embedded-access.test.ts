@@ -72,7 +72,7 @@ describe('the embedded service answers only its own process', () => {
     onTestFinished(async () => { await local.stop() })
     const sockets = await flood(Number(new URL(local.url).port), 200)
     await until(() => sockets.filter(s => !s.destroyed && s.readyState === 'open').length <= 20 ? true : undefined, 20_000, 'at most 20 connections left open')
-    const answer = await request(`${local.url}/api/lighthouse/deal_status?cid=bafkreihdwdcefgh4dqkjv67uzcmw7ojee6xedzdetojuzjevtenxquvyku`)
+    const answer = await request(`${local.url}/ipfs/bafkqaaa?format=raw`)
     expect(answer.statusCode).toBe(200)
     await answer.body.dump()
   })

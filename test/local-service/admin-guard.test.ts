@@ -83,11 +83,11 @@ describe('the local service\'s admin routes', () => {
     const auth = { authorization: `Bearer ${(await readFile(local.adminTokenPath as string, 'utf8')).trim()}` }
     const set = await send(port, 'PUT', '/local/faults', auth, JSON.stringify({ '*': { errorRate: 1, status: 503 }, local_faults: { resetRate: 1 }, local_token: { errorRate: 1 } }))
     expect(set.status).toBe(200)
-    expect((await send(port, 'GET', '/api/lighthouse/deal_status?cid=bafkqaaa')).status).toBe(503)
+    expect((await send(port, 'GET', '/ipfs/bafkqaaa?format=raw')).status).toBe(503)
     expect((await send(port, 'POST', '/local/token', auth, mintBody)).status).toBe(200)
     expect((await send(port, 'GET', '/local/requests', auth)).status).toBe(200)
     expect((await send(port, 'DELETE', '/local/faults', auth)).status).toBe(200)
-    expect((await send(port, 'GET', '/api/lighthouse/deal_status?cid=bafkqaaa')).status).toBe(200)
+    expect((await send(port, 'GET', '/ipfs/bafkqaaa?format=raw')).status).toBe(200)
   })
 })
 

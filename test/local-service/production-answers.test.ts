@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import { request } from 'undici'
 import { bytesCid, cidProfile } from '../../src/content/index.js'
 import { NameNotFoundError } from '../../src/errors.js'
-import { serviceUnderTest, type ServiceUnderTest } from '../helpers/service.js'
+import { EXTERNAL, serviceUnderTest, type ServiceUnderTest } from '../helpers/service.js'
 import { useTempDir } from '../helpers/temp-dir.js'
 import { until } from '../helpers/wait.js'
 
@@ -38,18 +38,32 @@ describe('the local service answers as production does', () => {
     const { cid } = await clients.upload.add(join(dir, 'd.txt'), cidProfile('kubo-cidv1'))
     await clients.deals.addCid(cid)
     const current = await until(async () => {
-      const answer = await raw(service, `/api/lighthouse/deal_status?cid=${cid}`, { auth: null })
+      const answer = await raw(service, `/api/lighthouse/deal_status?cid=${cid}`)
       return (answer.body as unknown[]).length > 0 ? (answer.body as Array<Record<string, unknown>>)[0] : undefined
     }, 5_000, 'the deal')
     expect(Object.keys(current ?? {})).toEqual(expect.arrayContaining(['DealID', 'Provider', 'pieceCID', 'aggregateIn', 'startEpoch', 'endEpoch']))
     expect(current).not.toHaveProperty('dealId')
     const viaCurrent = await clients.deals.dealStatus(cid)
     local?.faults.set('deal_status', { legacyDealFields: true })
-    const older = (await raw(service, `/api/lighthouse/deal_status?cid=${cid}`, { auth: null })).body as Array<Record<string, unknown>>
+    const older = (await raw(service, `/api/lighthouse/deal_status?cid=${cid}`)).body as Array<Record<string, unknown>>
     expect(Object.keys(older[0] ?? {})).toEqual(expect.arrayContaining(['dealId', 'miner', 'storageProvider']))
     expect(older[0]).not.toHaveProperty('DealID')
     const viaOlder = await clients.deals.dealStatus(cid)
     expect(viaOlder[0]).toMatchObject({ dealId: viaCurrent[0]?.dealId, provider: viaCurrent[0]?.provider, status: 'Active' })
+  })
+
+  it.skipIf(EXTERNAL)('answers deal status to the account that asked for the deal only', async () => {
+    const owner = await serviceUnderTest({ dealDelayMs: 0 })
+    const dir = await useTempDir()
+    await writeFile(join(dir, 'd.txt'), 'whose deal')
+    const { cid } = await owner.clients.upload.add(join(dir, 'd.txt'), cidProfile('kubo-cidv1'))
+    await owner.clients.deals.addCid(cid)
+    expect((await owner.clients.deals.dealStatus(cid)).length).toBe(1)
+    // Another account of the same service knows the CID, not the deal.
+    const { newWalletKey } = await import('../../src/crypto/index.js')
+    const { apiKey } = await owner.clients.deals.login(newWalletKey())
+    expect(await raw(owner, `/api/lighthouse/deal_status?cid=${cid}`, { auth: `Bearer ${apiKey}` })).toMatchObject({ status: 200, body: [] })
+    expect((await raw(owner, `/api/lighthouse/deal_status?cid=${cid}`, { auth: null })).status).toBe(401)
   })
 
   it('answers IPNS failures with 500 and "Something went wrong.", and the client says what was wrong at once', async () => {

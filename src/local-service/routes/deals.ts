@@ -43,14 +43,16 @@ const pieceCid = (cid: string): string => `baga6ea4seaq${cid.slice(-40)}`
 
 /**
  * Storage deals: `add_cid` records the request and marks the owner's upload sent for deal; the
- * deal turns up in `deal_status` after `dealDelayMs` (production: up to two days).
+ * deal turns up in `deal_status` after `dealDelayMs` (production: up to two days), to the account
+ * that asked for it only.
  */
 export function dealRoutes (parts: ServiceParts): Route[] {
   const request = parts.db.prepare(`INSERT INTO deals (address, cid, requested_at, active_at, deal_id, miner) VALUES (?, ?, ?, ?, ?, ?)
     ON CONFLICT (address, cid) DO NOTHING`)
   const markSent = parts.db.prepare("UPDATE files SET sent_for_deal = 'yes', last_update = ? WHERE address = ? AND cid = ?")
   const nextDealId = parts.db.prepare('SELECT COALESCE(MAX(deal_id), 1000000) + 1 FROM deals').pluck()
-  const active = parts.db.prepare('SELECT * FROM deals WHERE cid = ? AND active_at <= ? ORDER BY deal_id')
+  // The caller's own deals: a CID is public, and another account's deals are not the caller's to read.
+  const active = parts.db.prepare('SELECT * FROM deals WHERE cid = ? AND address = ? AND active_at <= ? ORDER BY deal_id')
   return [{
     name: 'add_cid',
     methods: ['GET'],
@@ -69,10 +71,10 @@ export function dealRoutes (parts: ServiceParts): Route[] {
     name: 'deal_status',
     methods: ['GET'],
     path: '/api/lighthouse/deal_status',
-    auth: 'none',
-    handle: ({ url, res, fault }) => {
+    auth: 'api-key',
+    handle: ({ url, res, fault, caller }) => {
       const cid = parseCid(requireParam(url, 'cid')).toString()
-      const deals = (active.all(cid, Date.now()) as DealRow[]).map(d => fault?.legacyDealFields === true ? legacyDeal(d) : currentDeal(d))
+      const deals = (active.all(cid, caller.address, Date.now()) as DealRow[]).map(d => fault?.legacyDealFields === true ? legacyDeal(d) : currentDeal(d))
       sendJson(res, 200, deals)
     }
   }]
