@@ -4,6 +4,7 @@ import type { ServiceClients } from '../remote/index.js'
 import type { Manifest } from '../snapshot/index.js'
 import { incoming } from './merge-manifest.js'
 import { fetchSegments, removeFetched, type FetchInit } from './segment-fetch.js'
+import { scrubRestoredIndex } from './scrub-index.js'
 
 /**
  * Builds a whole index from a manifest into `destination` (a new file): every segment fetched and
@@ -26,6 +27,8 @@ export async function buildIndex (clients: ServiceClients, manifest: Manifest, d
     // Scratch until restore fsyncs and renames it: a killed build leaves a file that is removed.
     const index = openIndex(destination, { check: false, scratch: true })
     try {
+      // The base is the publisher's file as it came: its statistics and free pages stay out.
+      scrubRestoredIndex(index)
       index.segments.applyDevices(manifest.devices.map(d => d === largest
         ? incoming(d, false, d.segments.slice(1).map(s => databases.get(s.cid) as string))
         : incoming(d, true, d.segments.map(s => databases.get(s.cid) as string))))

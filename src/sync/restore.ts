@@ -19,6 +19,7 @@ import { publishAt, readPublish, type HistoryEntry, type ManifestCache } from '.
 import { buildIndex } from './build-index.js'
 import type { FetchInit } from './segment-fetch.js'
 import { fetchV1Snapshot } from './v1-snapshot-fetch.js'
+import { scrubRestoredIndex } from './scrub-index.js'
 import { makeDirsSync } from '../util/make-dirs.js'
 
 export interface RestoreComponents {
@@ -137,8 +138,16 @@ export async function restore (components: RestoreComponents, init: RestoreInit)
   if (init.dryRun === true) return { cid: chosen.entry.cid, dryRun: true, backup: exists ? `${target}.backup-<time>` : undefined, publish: chosen.entry }
   const staged = `${target}.restoring`
   try {
-    if (chosen.manifest === undefined) await fetchV1Snapshot(clients, chosen.entry.cid, staged, fetch)
-    else await buildIndex(clients, chosen.manifest, staged, fetch)
+    if (chosen.manifest === undefined) {
+      await fetchV1Snapshot(clients, chosen.entry.cid, staged, fetch)
+      // A `/1` snapshot is the publisher's whole file (a `/2` base is scrubbed as it is built).
+      const whole = openIndex(staged, { check: false })
+      try {
+        scrubRestoredIndex(whole)
+      } finally {
+        whole.close()
+      }
+    } else await buildIndex(clients, chosen.manifest, staged, fetch)
     if (init.asDevice !== undefined) {
       const restored = openIndex(staged, { readonly: true })
       const known = restored.entries.list({ deviceId: init.asDevice, includeDeleted: true }).length > 0
