@@ -19,8 +19,9 @@ export interface DeviceIdRecovery { readonly file: string, readonly problem: str
  * hold an id is never silently replaced (its rows would stay behind as a ghost device): the id is
  * taken back from the index (the one device there named in the damaged file, or the only one with
  * this host's name), the damaged file kept beside it and `onRecovered` told; when the index cannot
- * say, a {@link DeviceIdDamagedError}. Only a state dir with no file, or one whose index holds no
- * device's rows, gets a new id.
+ * say (gone, or holding no device's rows), a {@link DeviceIdDamagedError}: the device may have
+ * published under the old id. So does a file that cannot be read. Only a state dir with no file
+ * gets a new id.
  */
 export function loadOrCreateDeviceId (stateDir: string, onRecovered?: (recovery: DeviceIdRecovery) => void): string {
   const path = join(stateDir, DEVICE_ID_FILE)
@@ -30,7 +31,11 @@ export function loadOrCreateDeviceId (stateDir: string, onRecovered?: (recovery:
     const id = text.trim()
     if (ID.test(id)) return id
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err
+    const code = (err as NodeJS.ErrnoException).code
+    if (code !== 'ENOENT') {
+      throw new DeviceIdDamagedError(`${path} cannot be read (${code ?? (err as Error).message}): make it readable by the user cidsync runs as; ` +
+        'a new id would make this device another one', { cause: err })
+    }
   }
   if (text === undefined) {
     const id = randomUUID()
@@ -52,16 +57,20 @@ function recover (stateDir: string, path: string, damaged: string, onRecovered?:
       `(${devices.slice(0, 5).map(d => `${d.id} on ${d.hostname ?? '?'}`).join(', ')}${devices.length > 5 ? ', …' : ''}): ` +
       `write this device's id into ${path} (\`cidsync ls --all-devices\` shows whose files are whose); a new id would leave this device's files behind as another device's`)
   }
-  const id = found?.id ?? randomUUID()
+  // No index to ask: this device may have published under the id the file held, so a new one would fork it.
+  if (found === undefined) {
+    throw new DeviceIdDamagedError(`${problem}, and the index holds no device's rows to tell which device this is: ` +
+      `write this device's id into ${path}. Another device's \`cidsync ls --all-devices\` lists every device with its host name. ` +
+      `If this device never published, remove ${path} to start it as a new device`)
+  }
+  const id = found.id
   const kept = `${path}.damaged-${new Date().toISOString().replace(/[:.]/g, '-')}`
   renameSync(path, kept)
   writeFileAtomicSync(path, `${id}\n`, { mode: 0o600 })
   onRecovered?.({
     file: path,
     problem,
-    action: found === undefined
-      ? `the index holds no device's rows: made a new id ${id} (the damaged file is kept as ${kept})`
-      : `kept this device's id ${id}, taken from the index (${inFile.length === 1 ? 'named in the damaged file' : `the only device on ${hostname()}`}); the damaged file is kept as ${kept}`
+    action: `kept this device's id ${id}, taken from the index (${inFile.length === 1 ? 'named in the damaged file' : `the only device on ${hostname()}`}); the damaged file is kept as ${kept}`
   })
   return id
 }

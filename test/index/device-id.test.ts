@@ -1,5 +1,5 @@
 import { describe, it, expect } from 'vitest'
-import { readdir, readFile, writeFile } from 'node:fs/promises'
+import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises'
 import { hostname } from 'node:os'
 import { join } from 'node:path'
 import { indexPath, loadOrCreateDeviceId, openIndex, type DeviceIdRecovery } from '../../src/index/index.js'
@@ -54,12 +54,27 @@ describe('a damaged device-id file', () => {
     expect(await readFile(join(dir, 'device-id'), 'utf8')).toBe('')
   })
 
-  it('with no index rows yet gets a new id, said so', async () => {
+  it('with the index gone (or holding no rows) stops with a coded error: the device may have published under its id', async () => {
     const dir = await useTempDir()
-    await writeFile(join(dir, 'device-id'), 'nonsense')
+    await writeFile(join(dir, 'device-id'), `${A.slice(0, 20)}\u0000\u0000`)
     const told: DeviceIdRecovery[] = []
-    const id = loadOrCreateDeviceId(dir, r => told.push(r))
-    expect(id).toMatch(/^[0-9a-f-]{36}$/)
-    expect(told[0]?.action).toMatch(/made a new id/)
+    expect(() => loadOrCreateDeviceId(dir, r => told.push(r))).toThrow(DeviceIdDamagedError)
+    expect(() => loadOrCreateDeviceId(dir)).toThrow(/the index holds no device's rows to tell which device this is: write this device's id into .*If this device never published, remove/s)
+    indexWith(dir, [])
+    expect(() => loadOrCreateDeviceId(dir)).toThrow(DeviceIdDamagedError)
+    expect(told).toEqual([])
+    expect(await readdir(dir)).not.toContain(expect.stringMatching(/^device-id\.damaged-/))
+    // Removed by the user, who knows the device never published: a new id then.
+    await rm(join(dir, 'device-id'))
+    expect(loadOrCreateDeviceId(dir)).toMatch(/^[0-9a-f-]{36}$/)
+  })
+
+  it('that cannot be read stops with a coded error, never a new identity', async () => {
+    const dir = await useTempDir()
+    await mkdir(join(dir, 'device-id'))
+    let error: unknown
+    try { loadOrCreateDeviceId(dir) } catch (err) { error = err }
+    expect(error).toMatchObject({ code: 'ERR_DEVICE_ID_DAMAGED' })
+    expect((error as Error).message).toMatch(/cannot be read \(EISDIR\)/)
   })
 })
