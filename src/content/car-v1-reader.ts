@@ -149,6 +149,11 @@ export class CarV1Reader {
     return value
   }
 
+  /** The offset in the source of the next byte not read: after a section is answered, where it ends. */
+  get position (): number {
+    return this.consumed + this.start
+  }
+
   /** Each block in turn; each answered block's bytes are read over once the next is asked for. */
   async * sections (): AsyncGenerator<CarSection> {
     for (;;) {

@@ -1,14 +1,16 @@
 import { join } from 'node:path'
 import type { Config } from '../config/index.js'
 import { CarFormatError, ImportOlderError, PointerNotFoundError, RemoteResponseError } from '../errors.js'
-import type { ServiceClients } from '../remote/index.js'
+import type { CarImported, ServiceClients } from '../remote/index.js'
 import { ENGINE, ENGINE_V1 } from '../snapshot/index.js'
 import { acceptsUnencrypted, SNAPSHOT_PROFILE, SyncStore, walkEntries, type FetchInit } from '../sync/index.js'
 import { failpoint } from '../util/failpoint.js'
 import { checkChain } from './check-chain.js'
 import { askDeals } from './import-deals.js'
 import { namedByChain } from './chain-named.js'
-import { scanCar } from './scan-car.js'
+import { scanCar, type ScannedCar } from './scan-car.js'
+import * as CarBufferWriter from '@ipld/car/buffer-writer'
+import { CID } from 'multiformats/cid'
 import { makeDirsSync } from '../util/make-dirs.js'
 
 export interface ImportInit {
@@ -68,7 +70,7 @@ export async function importCar (clients: ServiceClients, init: ImportInit): Pro
   failpoint('import:scanned')
 
   init.onStep?.('upload')
-  const answer = await clients.upload.importCar(init.file, { signal: init.signal, onProgress: (sent, total) => init.onStep?.('upload', { sent, total }) })
+  const answer = await uploadCar(clients, init, car)
   const context = { service: 'upload endpoint', method: 'POST', url: '/api/v0/dag/import' }
   if (answer.stats !== undefined && answer.stats.blocks !== car.blocks) throw new RemoteResponseError(context, `read ${answer.stats.blocks} blocks of the CAR, not the ${car.blocks} it holds: try again`)
   const pinError = answer.roots.find(r => r.cid === car.root)?.pinError
@@ -119,6 +121,37 @@ export async function importCar (clients: ServiceClients, init: ImportInit): Pro
     store.close()
   }
   return { root: car.root, at: chain.head.at, blocks: car.blocks, bytes: car.bytes, objects: car.objects.length, unnamed, publishes: chain.publishes.length, segments: chain.segments, dealsAsked: deals.asked, dealsSkipped: deals.skipped, previous: latest, moved }
+}
+
+/**
+ * The CAR to `dag/import`: whole, or in parts when it holds more blocks than one request may bring
+ * (250,000 on the local service). Parts go one after another; the last pins the root, and the
+ * blocks the service read are added up.
+ */
+async function uploadCar (clients: ServiceClients, init: ImportInit, car: ScannedCar): Promise<CarImported> {
+  const parts = car.parts ?? []
+  if (parts.length <= 1) return await clients.upload.importCar(init.file, { signal: init.signal, onProgress: (sent, total) => init.onStep?.('upload', { sent, total }) })
+  const header = carHeader(CID.parse(car.root))
+  const total = parts.reduce((sum, p) => sum + header.byteLength + p.end - p.start, 0)
+  let before = 0
+  let stats: CarImported['stats'] = { blocks: 0, bytes: 0 }
+  let last: CarImported | undefined
+  for (const [i, part] of parts.entries()) {
+    const pinRoots = i === parts.length - 1
+    last = await clients.upload.importCar(init.file, { signal: init.signal, part: { ...part, header, pinRoots }, onProgress: (sent) => init.onStep?.('upload', { sent: before + sent, total }) })
+    before += header.byteLength + part.end - part.start
+    // A service that does not say for one part is not checked for the whole.
+    stats = last.stats === undefined || stats === undefined ? undefined : { blocks: stats.blocks + last.stats.blocks, bytes: stats.bytes + last.stats.bytes }
+    failpoint('import:part-uploaded')
+  }
+  const answer = last as CarImported
+  return { roots: answer.roots, stats }
+}
+
+/** A CARv1 header naming `root`, for each part of a CAR sent in parts. */
+function carHeader (root: CID): Uint8Array {
+  const writer = CarBufferWriter.createWriter(new ArrayBuffer(CarBufferWriter.headerLength({ roots: [root] })), { roots: [root] })
+  return CarBufferWriter.close(writer, { resize: true })
 }
 
 async function currentPointer (clients: ServiceClients, config: Config, signal?: AbortSignal): Promise<string | null> {

@@ -5,6 +5,7 @@ import * as dagPb from '@ipld/dag-pb'
 import type { CID } from 'multiformats/cid'
 import { boundCarSections, CarV1Reader, checkBlock, fileSource, flatCidText } from '../content/index.js'
 import { CarBlockMismatchError, CarFormatError } from '../errors.js'
+import { CarPartPlanner, type CarPart, type CarPartLimits } from './car-parts.js'
 
 /** What a CAR holds, every block checked. */
 export interface ScannedCar {
@@ -14,6 +15,8 @@ export interface ScannedCar {
   readonly bytes: number
   /** The DAGs it holds: blocks no other block of it links to (each object of an export). */
   readonly objects: readonly string[]
+  /** A CARv1's sections cut into parts each request can take ({@link CarPartPlanner}); none for a CARv2. */
+  readonly parts: readonly CarPart[] | undefined
 }
 
 /** Where a scan gives up: far past what an export of 64 GiB of objects holds. */
@@ -34,7 +37,7 @@ export const MAX_SCAN_BLOCK_BYTES = 4 * 1024 * 1024
  * before anything is sent anywhere: the first that does not match is named
  * ({@link CarBlockMismatchError}). It must have one root, present among its blocks.
  */
-export async function scanCar (path: string, signal?: AbortSignal, bounds: { readonly maxLinks?: number } = {}): Promise<ScannedCar> {
+export async function scanCar (path: string, signal?: AbortSignal, bounds: { readonly maxLinks?: number, readonly parts?: CarPartLimits } = {}): Promise<ScannedCar> {
   const maxLinks = bounds.maxLinks ?? MAX_SCAN_LINKS
   const handle = await open(path, 'r')
   let stream: ReadStream | undefined
@@ -66,6 +69,7 @@ export async function scanCar (path: string, signal?: AbortSignal, bounds: { rea
     }
     if (roots.length !== 1) throw new CarFormatError(`${path} has ${roots.length} roots: a CAR of cidsync has one, the manifest of the publish it holds`)
     const root = (roots[0] as CID).toString()
+    const planner = v1 === undefined ? undefined : new CarPartPlanner(v1.position, bounds.parts)
     const seen = new Set<string>()
     const linked = new Set<string>()
     let bytes = 0
@@ -90,15 +94,18 @@ export async function scanCar (path: string, signal?: AbortSignal, bounds: { rea
       seen.add(text)
       count++
       bytes += next.value.bytes.byteLength
+      const targets: string[] = []
       if (cid.code === dagPb.code) {
         const node = decodeNode(path, text, next.value.bytes)
         links += node.Links.length
         if (links > maxLinks) throw new CarFormatError(`${path}'s blocks link to more than ${maxLinks} blocks, more than cidsync imports at once (a CAR of made-up links?): nothing was sent`)
-        for (const link of node.Links) linked.add(flatCidText(link.Hash))
+        for (const link of node.Links) targets.push(flatCidText(link.Hash))
+        for (const target of targets) linked.add(target)
       }
+      planner?.add(text, targets, c => seen.has(c), (v1 as CarV1Reader).position)
     }
     if (!seen.has(root)) throw new CarFormatError(`${path} names ${root} as its root but does not hold it`)
-    return { root, blocks: count, bytes, objects: [...seen].filter(cid => !linked.has(cid)) }
+    return { root, blocks: count, bytes, objects: [...seen].filter(cid => !linked.has(cid)), parts: planner?.finish() }
   } finally {
     stream?.destroy()
     await handle.close()

@@ -18,6 +18,12 @@ export interface CarUploadOptions {
   readonly onProgress?: (sent: number, total: number) => void
   /** Awaited before each read of the file goes out: a rate limit holds the body back here. */
   readonly throttle?: (bytes: number, signal?: AbortSignal) => Promise<void>
+  /**
+   * Only the sections from `start` to `end` of a CARv1, sent as a CAR of their own under `header`
+   * (a CARv1 header naming the root); `pinRoots` false for every part but the last, whose DAG is
+   * whole only once all are in.
+   */
+  readonly part?: { readonly start: number, readonly end: number, readonly header: Uint8Array, readonly pinRoots: boolean }
 }
 
 const READ_BYTES = 1024 * 1024
@@ -38,13 +44,17 @@ export interface CarImported {
  * memory; a retried attempt reads the file again), and reads the service's NDJSON answer.
  */
 export async function importCarFile (upload: HttpClient, path: string, options: CarUploadOptions = {}): Promise<CarImported> {
-  const { size } = await stat(path)
+  const { part } = options
+  const size = part === undefined ? (await stat(path)).size : part.header.byteLength + part.end - part.start
   const boundary = `cidsync-${randomBytes(12).toString('hex')}`
   const name = basename(path).replace(/["\r\n]/g, '_')
   const body = (): Readable => Readable.from((async function * () {
     let sent = 0
     yield Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${name}"\r\nContent-Type: application/vnd.ipld.car\r\n\r\n`)
-    for await (const chunk of createReadStream(path, { highWaterMark: READ_BYTES })) {
+    if (part !== undefined) yield Buffer.from(part.header)
+    // `end` is inclusive in createReadStream; a part holds at least one section.
+    const range = part === undefined ? {} : { start: part.start, end: part.end - 1 }
+    for await (const chunk of createReadStream(path, { highWaterMark: READ_BYTES, ...range })) {
       if (options.throttle !== undefined) await options.throttle((chunk as Buffer).byteLength, options.signal)
       sent += (chunk as Buffer).byteLength
       options.onProgress?.(sent, size)
@@ -52,7 +62,7 @@ export async function importCarFile (upload: HttpClient, path: string, options: 
     }
     yield Buffer.from(`\r\n--${boundary}--\r\n`)
   })(), { objectMode: false })
-  const request = { method: 'POST' as const, path: '/api/v0/dag/import', query: { stats: 'true' }, headers: { 'content-type': `multipart/form-data; boundary=${boundary}` }, body, signal: options.signal, ...(options.retry === false ? { retry: false } : {}) }
+  const request = { method: 'POST' as const, path: '/api/v0/dag/import', query: { stats: 'true', ...(part === undefined ? {} : { 'pin-roots': String(part.pinRoots) }) }, headers: { 'content-type': `multipart/form-data; boundary=${boundary}` }, body, signal: options.signal, ...(options.retry === false ? { retry: false } : {}) }
   const response = await upload.send(request)
   const context = { service: 'upload endpoint', method: 'POST', url: upload.url(request).toString() }
   const text = (await readBounded(response.body, response.headers, context, ANSWER_LIMITS.small)).toString('utf8')

@@ -10,7 +10,7 @@ import type { HttpClient } from './http-client.js'
 import { ANSWER_LIMITS, parseBody, readBounded } from './body.js'
 import { uploadAnswerSchema } from './schemas.js'
 import type { CallOptions } from './deals-client.js'
-import { importCarFile, type CarImported } from './car-import-client.js'
+import { importCarFile, type CarImported, type CarUploadOptions } from './car-import-client.js'
 
 const READ_BYTES = 1024 * 1024
 const KUBO_DEFAULT_LINKS = 174
@@ -151,7 +151,7 @@ export class UploadClient {
   }
 
   /** Sends a CAR file to `/api/v0/dag/import` (see {@link importCarFile}); the caller checked its blocks. */
-  async importCar (path: string, options: UploadOptions = {}): Promise<CarImported> {
+  async importCar (path: string, options: UploadOptions & Pick<CarUploadOptions, 'part'> = {}): Promise<CarImported> {
     return await importCarFile(this.upload, path, options)
   }
 }
