@@ -38,7 +38,7 @@ function signupNote (signup: string, defaulted: boolean, allowed: number, perHou
       ? ` (but no wallet is in [local_service] allow: no new account can be made; ${howToAllow})`
       : ` (${allowed === 1 ? '1 wallet' : `${allowed} wallets`} in [local_service] allow may make an account, no other)`
   }
-  if (defaulted) return ` (the default beyond loopback: no new account can be made; to let your wallets in: ${howToAllow}; --signup open lets anyone)`
+  if (defaulted) return ` (the default beyond loopback: no new account can be made; to let your wallets in: ${howToAllow}; or signup = "invite", with a code a person from \`cidsync local-service invite\`; --signup open lets anyone)`
   return ''
 }
 
