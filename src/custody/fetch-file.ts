@@ -1,5 +1,5 @@
 import { createReadStream } from 'node:fs'
-import { chmod, link, lstat, open, readdir, realpath, rename, rm, unlink, utimes } from 'node:fs/promises'
+import { link, lstat, open, readdir, realpath, rename, rm, unlink, utimes } from 'node:fs/promises'
 import { basename, dirname, join } from 'node:path'
 import { randomBytes } from 'node:crypto'
 import type { CID } from 'multiformats/cid'
@@ -11,6 +11,8 @@ import { openStream } from './seal-stream.js'
 import { MAX_OBJECT_BYTES } from './layout.js'
 import type { ContentRecord } from './record.js'
 import type { ObjectCache } from './object-cache.js'
+import { applyAttrs, defaultAttrs, type FileAttrs } from './file-attrs.js'
+import { openedIn } from '../util/fd-path.js'
 
 /** What the index row says a file holds. */
 export interface FileRow {
@@ -48,6 +50,8 @@ export interface FetchFileInit {
    * protected nothing. Absent: fsynced, as every file a user keeps must be.
    */
   readonly durable?: boolean
+  /** Its mode and owner once verified and checked in place (absent: a user's usual file mode). */
+  readonly attrs?: FileAttrs
 }
 
 /** Master keys derived for the snapshot keys a run passes (the same buffer for every file): HKDF once, not per file. */
@@ -158,10 +162,10 @@ export async function renameInto (temp: string, target: string, replace: boolean
  * Puts a verified temp file (its bytes fsynced) in its target's place: only while its directory
  * is still where it was checked, made readable, its mtime the row's (unless already set), then renamed.
  */
-export async function placeFile (temp: string, target: string, dir: string, expectedDir: string, inode: number, mtimeMs?: number, replace = false): Promise<void> {
+export async function placeFile (temp: string, target: string, dir: string, expectedDir: string, inode: number, mtimeMs?: number, replace = false, attrs: FileAttrs = defaultAttrs()): Promise<void> {
   await stillInPlace(dir, await realpath(dir).catch(() => undefined), expectedDir, temp, inode)
-  // Files are made 0600 while unverified; once verified, the usual mode for a user's file.
-  await chmod(temp, 0o644 & ~process.umask())
+  // Files are made 0600 while unverified; once verified and checked in place, their own mode.
+  await applyAttrs(temp, attrs)
   // Seconds as a number keep the sub-millisecond part a Date would drop (absent: set as it was written).
   if (mtimeMs !== undefined) await utimes(temp, Date.now() / 1000, utimesTime(mtimeMs))
   await renameInto(temp, target, replace)
@@ -193,6 +197,9 @@ export async function fetchFile (init: FetchFileInit): Promise<void> {
   try {
     try {
       inode = (await handle.stat()).ino
+      // Made where it was meant to be, or nothing is written: a directory swapped for a symlink
+      // before the open sent the temp elsewhere.
+      if (!openedIn(handle.fd, temp, expectedDir, inode)) throw new TargetPathError(`${dir} changed while a file was written into it: a symlink put in its way? Nothing was written through it`)
       for await (const bytes of plain) {
         builder.update(bytes)
         written += bytes.byteLength
@@ -206,7 +213,7 @@ export async function fetchFile (init: FetchFileInit): Promise<void> {
     }
     const got = builder.finish().toString()
     if (got !== row.cid.toString()) throw new ContentIntegrityError(`the stored content of ${row.cid.toString()} hashes to ${got}: damaged or forged, nothing written`)
-    await placeFile(temp, init.target, dir, expectedDir, inode, row.mtimeMs, init.replace === true)
+    await placeFile(temp, init.target, dir, expectedDir, inode, row.mtimeMs, init.replace === true, init.attrs)
   } catch (err) {
     await rm(temp, { force: true })
     throw err

@@ -47,6 +47,11 @@ export interface UnsealJob {
   /** The file's mode once verified (0600 until then). */
   readonly mode: number
   /**
+   * Where the temp's directory really is (its realpath) when it was checked: the thread compares
+   * it right after the temp is made, before a byte is written, and refuses a directory swapped since.
+   */
+  readonly dir?: string
+  /**
    * The whole blob, given at once (a small file of a pack in memory): opened and ended in this
    * one message, answered by `unsealed` alone, with no `piece` or `end` to follow.
    */

@@ -66,12 +66,6 @@ async function feedRange (chunks: AsyncIterable<Uint8Array>, offset: number, len
   return at >= end
 }
 
-/** A verified file's mode: 0644 less the umask (read once: a restore does not change it). */
-let fileMode: number | undefined
-function verifiedMode (): number {
-  fileMode ??= 0o644 & ~process.umask()
-  return fileMode
-}
 
 /**
  * Brings one sealed file back as {@link fetchFile} does, its objects held in memory instead of
@@ -101,7 +95,8 @@ export async function unsealFile (init: UnsealFileInit): Promise<UnsealedFile> {
     const expectedDir = init.targetDir ?? await realDir(dir)
     const temp = fetchTempFor(init.target)
     try {
-      const job = { path: temp, key, cid: row.cid.toString(), size: row.size, profile: row.profile.name, mtimeMs: row.mtimeMs, mode: verifiedMode() }
+      // Private while it is written and synced: its mode (and owner) come once it is checked in place.
+      const job = { path: temp, key, cid: row.cid.toString(), size: row.size, profile: row.profile.name, mtimeMs: row.mtimeMs, mode: 0o600, dir: expectedDir }
       let unsealer: Unsealer | undefined
       let written: { cid: string, inode: number }
       try {
@@ -146,7 +141,7 @@ export async function unsealFile (init: UnsealFileInit): Promise<UnsealedFile> {
         await unsealer?.cancel()
       }
       if (written.cid !== row.cid.toString()) throw new ContentIntegrityError(`the stored content of ${row.cid.toString()} hashes to ${written.cid}: damaged or forged, nothing written`)
-      return { job: (unsealer as Unsealer).id, temp, target: init.target, dir, expectedDir, inode: written.inode, size: row.size, replace: init.replace === true }
+      return { job: (unsealer as Unsealer).id, temp, target: init.target, dir, expectedDir, inode: written.inode, size: row.size, replace: init.replace === true, attrs: init.attrs }
     } catch (err) {
       await rm(temp, { force: true })
       throw err

@@ -6,10 +6,12 @@
 // write of a given-up job can land in a descriptor its caller reused, and its to remove when the
 // job fails or is given up: a removal by the caller could come before the thread created it.
 import { closeSync, fchmodSync, fstatSync, fsync, futimesSync, openSync, rmSync, writeSync } from 'node:fs'
+import { dirname } from 'node:path'
+import { openedIn } from '../util/fd-path.js'
 import { CID } from 'multiformats/cid'
 import { DirectStages, DirectWriter } from '../util/direct-writer.js'
 import { CidBuilder, cidProfile } from '../content/index.js'
-import { ContentIntegrityError } from '../errors.js'
+import { ContentIntegrityError, TargetPathError } from '../errors.js'
 import { ChunkOpener } from './seal-stream.js'
 import { utimesTime } from './mtime.js'
 import type { HashJob, UnsealJob } from './seal-messages.js'
@@ -66,6 +68,11 @@ export function startUnseal (job: UnsealJob): void {
   let inode: number
   try {
     inode = fstatSync(fd).ino
+    // Made where it was meant to be, or nothing is written: a directory swapped for a symlink
+    // before the open sent the temp elsewhere, and its name now leads to another file.
+    if (job.dir !== undefined && !openedIn(fd, job.path, job.dir, inode)) {
+      throw new TargetPathError(`${dirname(job.path)} changed while a file was written into it: a symlink put in its way? Nothing was written through it`)
+    }
   } catch (err) {
     direct?.release()
     closeSync(fd)

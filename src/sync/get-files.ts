@@ -4,7 +4,7 @@ import { dirname, join } from 'node:path'
 import { CID } from 'multiformats/cid'
 import type { Config } from '../config/index.js'
 import { cidProfile, fileCid, isCidProfileName } from '../content/index.js'
-import { DurableBatch, MAX_OBJECT_BYTES, ObjectCache, ObjectMemory, SMALL_FILE_BYTES, SealPool, fetchFile, parseContentRecord, removeFetchTemps, unsealFile, type ContentRecord } from '../custody/index.js'
+import { DurableBatch, MAX_OBJECT_BYTES, ObjectCache, ObjectMemory, SMALL_FILE_BYTES, SealPool, fetchFile, parseContentRecord, removeFetchTemps, unsealFile, type ContentRecord, type FileAttrs } from '../custody/index.js'
 import type { CidProfile } from '../content/index.js'
 import { ContentIntegrityError, TargetDiskFullError, TargetExistsError, UsageError } from '../errors.js'
 import type { Entry, Index } from '../index/index.js'
@@ -16,6 +16,8 @@ import { SNAPSHOT_PROFILE } from './snapshot-profile.js'
 import { prepareTarget, safeComponents } from './safe-target.js'
 import { makeDirs } from '../util/make-dirs.js'
 import { processAlive } from '../util/process-alive.js'
+import { restoredAttrs, restoresOwners, type AttrsNote } from './restore-attrs.js'
+import { placeEntries, type EntryJob } from './restore-entries.js'
 
 export interface GetFilesInit {
   readonly config: Config
@@ -26,8 +28,12 @@ export interface GetFilesInit {
   /** Replace a local file that holds other content. */
   readonly overwrite?: boolean
   readonly passphrase?: string
+  /** This device's id: a local file that matches its own row is an older version, replaced by a newer one. */
+  readonly own?: string
   readonly signal?: AbortSignal
   readonly onProgress?: (event: GetFilesProgress) => void
+  /** Told once of each thing a restore could not give entries as recorded (a mode unknown, owners not root's to set). */
+  readonly onNote?: (note: AttrsNote) => void
 }
 
 export type GetFilesProgress =
@@ -40,14 +46,17 @@ export interface GetOutcome {
   /** `folder/path`, as `ls` prints it. */
   readonly path: string
   readonly outcome: 'written' | 'already-there' | 'kept-different' | 'not-stored' | 'failed'
+  /** What the entry is: a file (absent), a symlink or a directory. */
+  readonly kind?: 'symlink' | 'dir'
   readonly target?: string
   readonly reason?: string
   readonly code?: string
 }
 
 /** Where a row's file goes, under `--to` or its folder's configured path. */
-function targetRoot (config: Config, to: string | undefined, row: Entry): { root: string, components: string[] } {
-  const components = safeComponents(`${row.folder}/${row.path}`)
+export function targetRoot (config: Config, to: string | undefined, row: Entry): { root: string, components: string[] } {
+  // A directory's row ends with `/`: the directory itself is its last component.
+  const components = safeComponents(`${row.folder}/${row.path.endsWith('/') ? row.path.slice(0, -1) : row.path}`)
   if (to !== undefined) return { root: to, components }
   const folder = config.folders.find(f => f.name === row.folder)
   if (folder === undefined) throw new UsageError(`${row.folder}/${row.path}: this device has no folder "${row.folder}" in its config: bring it back with --to DIR`)
@@ -105,10 +114,36 @@ export async function getFiles (clients: ServiceClients, index: Index, init: Get
   const memory = new ObjectMemory(RESTORE_MEMORY_BYTES, async (cid, options) => await clients.gateway.fetchVerifiedBytes(cid, SNAPSHOT_PROFILE, {
     ...options, hash: async (slabs) => await pool.hashObject(slabs, options.signal)
   }))
-  // The index keeps no file modes: a file that was private comes back 0644. A --to dir made here
-  // is private, so such a tree is not readable by other users until its owner moves it out.
+  // A --to dir made here is private: the tree under it keeps its recorded modes.
   if (init.to !== undefined) await makeDirs(init.to, 0o700)
-  const rows = init.rows.filter(r => !r.deleted && r.cid !== null)
+  const notes = new Set<AttrsNote>()
+  const note = (what: AttrsNote): void => { if (!notes.has(what)) { notes.add(what); init.onNote?.(what) } }
+  const live = init.rows.filter(r => !r.deleted)
+  // Hard links: the first name of a group is fetched, the others linked to it once it is in place.
+  const groups = new Map<string, Entry>()
+  const linked: Array<{ row: Entry, first: Entry }> = []
+  const rows: Entry[] = []
+  for (const row of live) {
+    if (row.cid === null || (row.meta !== null && row.meta.kind !== 'file')) continue
+    const group = row.meta?.linkGroup == null ? undefined : `${row.deviceId} ${row.meta.linkGroup} ${row.cid}`
+    const first = group === undefined ? undefined : groups.get(group)
+    if (first !== undefined) { linked.push({ row, first }); continue }
+    if (group !== undefined) groups.set(group, row)
+    rows.push(row)
+  }
+  const entries = live.filter(r => r.meta !== null && r.meta.kind !== 'file')
+  // New directories are made no wider than recorded (and writable by their owner while filled).
+  const dirModes = new Map(entries.filter(r => r.meta?.kind === 'dir').map(r => [`${r.folder}/${r.path}`, r.meta?.mode ?? 0o755]))
+  const dirMode = (folder: string) => (parts: readonly string[]): number => {
+    const recorded = dirModes.get(`${folder}/${parts.join('/')}/`) ?? dirModes.get(`${parts.join('/')}/`)
+    return recorded === undefined ? 0o755 : (recorded | 0o700) & 0o777
+  }
+  const replaceable = (row: Entry, localCid: string): boolean => {
+    if (init.overwrite === true) return true
+    // What is there is a version of record: this device's own row, or content stored to be brought back.
+    const mine = init.own === undefined ? undefined : index.entries.get(init.own, row.folder, row.path)
+    return mine?.cid === localCid || index.content.lookup(localCid).length > 0
+  }
   if (init.to === undefined) {
     // Said once, before anything is fetched: not once per file (a new device whose folders are named otherwise).
     const unknown = [...new Set(rows.map(r => r.folder))].filter(name => !config.folders.some(f => f.name === name))
@@ -147,7 +182,7 @@ export async function getFiles (clients: ServiceClients, index: Index, init: Get
       const dirKey = JSON.stringify([root, ...components.slice(0, -1)])
       let prepared = dirs.get(dirKey)
       if (prepared === undefined) {
-        prepared = prepareTarget(root, [...components.slice(0, -1), '.'])
+        prepared = prepareTarget(root, [...components.slice(0, -1), '.'], dirMode(row.folder))
         dirs.set(dirKey, prepared)
         // A failure is this file's, and the next file of the directory tries again.
         prepared.catch(() => { dirs.delete(dirKey) })
@@ -162,12 +197,15 @@ export async function getFiles (clients: ServiceClients, index: Index, init: Get
       await sweep
       // A directory this run made held nothing: its files need no look (a restore into an empty
       // dir saves a call per file); what appears there meanwhile is as raced as before any rename.
+      const attrs = restoredAttrs(row.meta, note)
       const there = made ? undefined : await lstat(target).catch(() => undefined)
       if (there !== undefined) {
-        const same = there.isFile() && there.size === row.size && (await fileCid(target, profile, { signal: init.signal })).cid.toString() === row.cid
-        if (same) { done(at, { path: shown, outcome: 'already-there', target }); return }
-        if (init.overwrite !== true || !there.isFile()) {
-          done(at, { path: shown, outcome: 'kept-different', target, code: 'ERR_TARGET_EXISTS', reason: `${target} holds other content${there.isFile() ? ': add --overwrite to replace it' : ' and is not a regular file'}` })
+        const local = there.isFile() ? (await fileCid(target, profile, { signal: init.signal })).cid.toString() : undefined
+        // The same bytes and, where recorded, the same mode and owner: right as it is. Else it is
+        // brought back again, through the checked path that sets them.
+        if (local === row.cid && there.size === row.size && sameAttrs(there, attrs, row.meta === null)) { done(at, { path: shown, outcome: 'already-there', target }); return }
+        if (local === undefined || (local !== row.cid && !replaceable(row, local))) {
+          done(at, { path: shown, outcome: 'kept-different', target, code: 'ERR_TARGET_EXISTS', reason: `${target} holds other content${local !== undefined ? ' that no publish holds (local changes?): add --overwrite to replace it' : ' and is not a regular file'}` })
           return
         }
       }
@@ -185,7 +223,7 @@ export async function getFiles (clients: ServiceClients, index: Index, init: Get
       // are checked, not after, when the first file's bytes wait for it; a run with nothing to
       // fetch starts none. Its answer is not needed; a pool closed first fails it, unheard.
       if (jobs.length === 0) pool.hashObject([]).catch(() => {})
-      jobs.push({ at, row, record, profile, root, target, targetDir, key, streamed, replace: there !== undefined })
+      jobs.push({ at, row, record, profile, root, target, targetDir, key, streamed, replace: there !== undefined, attrs })
     } catch (err) {
       failed(err, row, at)
     }
@@ -207,6 +245,7 @@ export async function getFiles (clients: ServiceClients, index: Index, init: Get
         targetDir: job.targetDir,
         snapshotKey: job.key,
         replace: job.replace,
+        attrs: job.attrs,
         signal: init.signal,
         // A slice that ended inside a sealed chunk wrote nothing yet: no line for it (--json printed three of four as 0).
         onBytes: (bytes: number) => { if (bytes > 0) init.onProgress?.({ type: 'bytes', bytes }) }
@@ -239,6 +278,19 @@ export async function getFiles (clients: ServiceClients, index: Index, init: Get
     for (const job of ordered) if (job.record.sealing !== 'none' && !job.streamed && job.record.objects.length === 1) memory.expect(job.record.objects[0]?.[0] ?? '')
     await eachAtOnce(ordered, RESTORE_CONCURRENCY, bring)
     await durable.finish()
+    // Then what is not a file's bytes: other names of hard links, symlinks, and directories last.
+    const written = new Map(outcomes.filter((o): o is GetOutcome => o?.outcome === 'written' || o?.outcome === 'already-there').map(o => [o.path, o.target as string]))
+    const entryJobs: EntryJob[] = [
+      ...linked.map(({ row, first }) => ({ row, existing: written.get(`${first.folder}/${first.path}`) })),
+      ...entries.map(row => ({ row }))
+    ]
+    const placed = await placeEntries(entryJobs, {
+      place: (row) => { const { root, components } = targetRoot(config, init.to, row); return { root, components, dirMode: dirMode(row.folder) } },
+      attrs: (row) => restoredAttrs(row.meta, note),
+      overwrite: init.overwrite === true,
+      signal: init.signal
+    })
+    for (const outcome of placed) { outcomes.push(outcome); init.onProgress?.({ type: 'file', path: outcome.path, outcome: outcome.outcome, ...(outcome.reason === undefined ? {} : { reason: outcome.reason, code: outcome.code }) }) }
   } finally {
     // A run that failed renames nothing more than the batch already being synced.
     await durable.drain()
@@ -274,6 +326,15 @@ interface Job {
   readonly streamed: boolean
   /** A different file was there when checked, to be replaced (`--overwrite`); else one that appears meanwhile is kept. */
   readonly replace: boolean
+  /** Its mode and owner, given once it is in place. */
+  readonly attrs: FileAttrs
+}
+
+/** Whether a file there has the mode (and, as root, the owner) a restore would give it; a mode unknown is not compared. */
+function sameAttrs (there: { mode: number, uid: number, gid: number }, attrs: FileAttrs, unknown: boolean): boolean {
+  if (unknown) return true
+  if ((there.mode & 0o7777) !== (attrs.mode & 0o7777)) return false
+  return !restoresOwners() || ((attrs.uid === undefined || attrs.uid === there.uid) && (attrs.gid === undefined || attrs.gid === there.gid))
 }
 
 /**

@@ -22,14 +22,16 @@ export function safeComponents (relative: string): string[] {
  * is now (for the writer to check it still is when the file is renamed into place), and whether
  * this call made that directory (so it held nothing before).
  */
-export async function prepareTarget (root: string, components: readonly string[]): Promise<{ target: string, targetDir: string, made: boolean }> {
+export async function prepareTarget (root: string, components: readonly string[], dirMode: (parts: readonly string[]) => number = () => 0o755): Promise<{ target: string, targetDir: string, made: boolean }> {
   let dir = root
   let made = false
-  for (const name of components.slice(0, -1)) {
-    dir = join(dir, name)
+  const parts = components.slice(0, -1)
+  for (let i = 0; i < parts.length; i++) {
+    dir = join(dir, parts[i] as string)
     const stats = await lstat(dir).catch((err: NodeJS.ErrnoException) => { if (err.code === 'ENOENT') return undefined; throw err })
     made = false
-    if (stats === undefined) made = await mkdir(dir, { mode: 0o755 }).then(() => true, (err: NodeJS.ErrnoException) => { if (err.code !== 'EEXIST') throw err; return false })
+    // Made no wider than recorded (its owner may write into it meanwhile); its own mode comes once its entries are in.
+    if (stats === undefined) made = await mkdir(dir, { mode: dirMode(parts.slice(0, i + 1)) }).then(() => true, (err: NodeJS.ErrnoException) => { if (err.code !== 'EEXIST') throw err; return false })
     else if (!stats.isDirectory()) throw new TargetPathError(`${dir} is ${stats.isSymbolicLink() ? 'a symlink' : 'not a directory'}: nothing is written through it; move it aside, or bring the files back with --to DIR`)
     // Made or found, it must be a real directory now (a symlink swapped in after mkdir is caught here).
     if (!(await lstat(dir)).isDirectory()) throw new TargetPathError(`${dir} is not a real directory: nothing is written through it; move it aside, or bring the files back with --to DIR`)

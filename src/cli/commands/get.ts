@@ -11,7 +11,7 @@ import { readFrom } from '../mirror-read.js'
 import { parseTimeArg } from '../time-arg.js'
 import { resolveDevice } from './ls.js'
 
-export interface GetOptions { from?: string, config?: string, to?: string, at?: string, device?: string, overwrite?: boolean, json?: boolean }
+export interface GetOptions { from?: string, config?: string, to?: string, at?: string, device?: string, overwrite?: boolean, json?: boolean, dryRun?: boolean, delete?: boolean }
 
 /** A bar on a terminal (files, bytes, rate, ETA); JSON lines with `--json`; nothing otherwise. */
 function progressReporter (json: boolean): (event: GetFilesProgress) => void {
@@ -66,7 +66,7 @@ export async function runGet (options: GetOptions, paths: readonly string[], pre
   const lastSource = `mirror ${config.mirrors.at(-1)?.name ?? ''}`
   await readFrom(config, { from: options.from, fallBack: true }, async ({ clients }, where) => {
     const { indexPath, openIndex, readDeviceId } = await import('../../index/index.js')
-    const { getFiles, olderThanOwnDeletion, openPastIndex, selectRows, SyncStore } = await import('../../sync/index.js')
+    const { getFiles, olderThanOwnDeletion, openPastIndex, selectRows, selectTree, SyncStore } = await import('../../sync/index.js')
     const passphrase = process.env.CIDSYNC_SNAPSHOT_PASSPHRASE
     // The command's sync store, for the walk's manifest cache and this device's own last publish.
     const store = at === undefined ? undefined : new SyncStore(config.stateDir)
@@ -75,18 +75,32 @@ export async function runGet (options: GetOptions, paths: readonly string[], pre
     try {
       const deviceId = options.device === undefined ? undefined : resolveDevice(options.device, index.entries.devices())
       const own = readDeviceId(config.stateDir)
-      const rows = selectRows(index, { paths, prefix, deviceId, own })
+      // `restore --files` makes the publish's tree: each path's newest version across the devices
+      // (or one device's exactly); `get` brings back the files it names.
+      const tree = prefix ? selectTree(index, { prefixes: paths, deviceId }) : undefined
+      const rows = tree?.rows ?? selectRows(index, { paths, prefix, deviceId, own })
+      if (tree !== undefined && options.dryRun === true) {
+        await (await import('./restore-files.js')).printPlan({ index, config, tree, paths, options, own })
+        return
+      }
       // Asked by name and found only on another device: say so when this device deleted it since.
       if (!prefix && deviceId === undefined && options.json !== true) for (const note of olderThanOwnDeletion(index, rows, own)) process.stderr.write(`cidsync: note: ${safeLines(note)}\n`)
       if (past !== undefined && options.json !== true) process.stderr.write(`from the publish of ${safeText(past.at)} (${safeText(past.cid)})\n`)
-      const outcomes = await getFiles(clients, index, { config, rows, to: options.to, overwrite: options.overwrite, passphrase, onProgress: progressReporter(options.json === true) })
+      const notes: string[] = []
+      const outcomes = await getFiles(clients, index, { config, rows, to: options.to, overwrite: options.overwrite, passphrase, own, onProgress: progressReporter(options.json === true), onNote: (note) => { notes.push(note) } })
       const unfetched = outcomes.filter(o => o.outcome === 'failed' && FROM_SERVICE.has(o.code ?? ''))
       const first = unfetched[0]
       // The next home is asked for them; the files already written are skipped there as already right.
       if (fallsBack && where !== lastSource && first !== undefined) {
         throw new GatewayFetchError(`${countOf(unfetched.length, 'file', 'files')} could not be fetched from ${where} (${safeText(first.path)}: ${safeLines(first.reason ?? 'failed')})`)
       }
-      report(outcomes, options.json === true, where === 'the primary' ? '' : ` from ${where}`)
+      let deleted: readonly GetOutcome[] = []
+      if (tree !== undefined) {
+        const files = await import('./restore-files.js')
+        if (options.delete === true) deleted = await files.deleteExtra({ config, tree, paths, options })
+        await files.reportTree({ tree, notes, json: options.json === true, index, outcomes, deleted })
+      }
+      report([...outcomes, ...deleted.filter(o => o.outcome === 'failed')], options.json === true, where === 'the primary' ? '' : ` from ${where}`)
     } finally {
       if (past !== undefined) await past.close()
       else index.close()
@@ -103,7 +117,8 @@ const DAMAGE = new Set(['ERR_CONTENT_INTEGRITY', 'ERR_INTEGRITY', 'ERR_SERVICE_D
 const SHOWN_NOT_DONE = 20
 
 function report (outcomes: readonly GetOutcome[], json: boolean, from: string): void {
-  const count = (what: GetOutcome['outcome']): number => outcomes.filter(o => o.outcome === what).length
+  // Files alone: symlinks and directories are counted on a line of their own (restore --files).
+  const count = (what: GetOutcome['outcome']): number => outcomes.filter(o => o.outcome === what && o.kind === undefined).length
   const notDone = outcomes.filter(o => o.outcome === 'failed' || o.outcome === 'kept-different' || o.outcome === 'not-stored')
   if (!json) {
     // Names from disk (and targets built of them): shown with control characters neutralised.

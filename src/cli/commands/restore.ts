@@ -10,7 +10,7 @@ import { readFrom } from '../mirror-read.js'
 import { lagLine, mirrorLag } from '../mirror-lag.js'
 import { makeDirsSync } from '../../util/make-dirs.js'
 
-interface RestoreOptions { allowOlder?: boolean, from?: string, files?: string | boolean, to?: string, overwrite?: boolean, config?: string, json?: boolean, namespace?: string, network?: string, cid?: string, at?: string, force?: boolean, dryRun?: boolean, asDevice?: string, allowUnencrypted?: boolean }
+interface RestoreOptions { device?: string, delete?: boolean, allowOlder?: boolean, from?: string, files?: string | boolean, to?: string, overwrite?: boolean, config?: string, json?: boolean, namespace?: string, network?: string, cid?: string, at?: string, force?: boolean, dryRun?: boolean, asDevice?: string, allowUnencrypted?: boolean }
 
 function progressBar (): ((received: number, total: number | undefined) => void) | undefined {
   if (process.stderr.isTTY !== true) return undefined
@@ -53,17 +53,19 @@ export function registerRestore (program: Command): void {
     .option('--to <dir>', 'with --files: write DIR/folder/path')
     .option('--from <mirror>', 'read this [[mirrors]] table\'s service alone, not the primary (without it, a primary that fails falls back to the mirrors in order)')
     .option('--allow-older', 'install a mirror\'s publish even when it is older than this device\'s last known pointer (the mirror lags; without this such a restore is refused)')
-    .option('--overwrite', 'with --files: replace local files that hold other content')
+    .option('--overwrite', 'with --files: replace local files that hold content no publish has (local changes)')
+    .option('--device <id>', 'with --files: restore this device\'s tree exactly (default: each path\'s newest version across the devices)')
+    .option('--delete', 'with --files: remove local files and directories the restored tree does not have (ignored paths are kept); try --dry-run first')
     .option('--json', 'print JSON')
     .action(action(async (options: RestoreOptions) => {
       if (options.files !== undefined) {
-        const clash = (['cid', 'force', 'dryRun', 'asDevice', 'namespace', 'network', 'allowUnencrypted', 'allowOlder'] as const).filter(k => options[k] !== undefined)
+        const clash = (['cid', 'force', 'asDevice', 'namespace', 'network', 'allowUnencrypted', 'allowOlder'] as const).filter(k => options[k] !== undefined)
         if (clash.length > 0) throw new UsageError(`--files brings files back and leaves the index alone: it does not take --${clash.map(k => k.replace(/[A-Z]/g, c => `-${c.toLowerCase()}`)).join(', --')}`)
         const { runGet } = await import('./get.js')
         await runGet(options, [typeof options.files === 'string' ? options.files : ''], true)
         return
       }
-      if (options.to !== undefined || options.overwrite !== undefined) throw new UsageError('--to and --overwrite go with --files')
+      if (options.to !== undefined || options.overwrite !== undefined || options.device !== undefined || options.delete !== undefined) throw new UsageError('--to, --overwrite, --device and --delete go with --files')
       const config = loadConfig({ configPath: options.config })
       const at = options.at === undefined ? undefined : parseTimeArg(options.at)
       const { acquireLock } = await import('../../state-lock/index.js')

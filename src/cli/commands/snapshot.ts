@@ -86,12 +86,13 @@ async function publishStandalone (config: Config, request: PublishRequest): Prom
 /**
  * Files of storing folders the scan skipped (a name that is not UTF-8, a file that cannot be
  * read): no row, so no content stored, and no publish can bring them back. A symbolic link not
- * followed is the folder's setting, not a loss.
+ * followed is the folder's setting, and a special file has no content: neither is a loss.
  */
 function notIndexed (status: WatcherStatus, config: Config): NotStored[] {
   const storing = new Set(config.folders.filter(f => f.store === true).map(f => f.name))
   return status.folders.filter(f => storing.has(f.name)).flatMap(f => f.skippedFiles
-    .filter(s => s.reason !== 'ERR_SYMLINK_NOT_FOLLOWED')
+    // A FIFO, socket or device has no bytes to lose: listed in status, not a failure of the publish.
+    .filter(s => s.reason !== 'ERR_SYMLINK_NOT_FOLLOWED' && s.reason !== 'ERR_SPECIAL_FILE')
     .map(s => ({ folder: f.name, path: `${s.path}${s.kind === 'dir' ? '/' : ''}`, code: s.reason, reason: `not indexed, so not stored: ${skippedAdvice(s.reason, s.kind)}` })))
 }
 

@@ -61,6 +61,7 @@ export function skippedAdvice (reason: string, kind: 'file' | 'dir'): string {
   const it = kind === 'dir' ? 'the directory' : 'the file'
   switch (reason) {
     case 'ERR_SYMLINK_NOT_FOLLOWED': return 'a symbolic link, not followed: set follow_symlinks = true for the folder to index what it points to, or ignore it'
+    case 'ERR_SPECIAL_FILE': return 'a FIFO, socket or device: it has no content to index, store or restore (not retried; ignore it to leave this list)'
     case 'ERR_NAME_NOT_UTF8': return 'its name is not valid UTF-8: rename it to index it (not retried; the renamed file is picked up without a restart)'
     case 'EACCES':
     case 'EPERM': return `${it} cannot be read: fix its permissions, it is picked up without a restart`

@@ -1,0 +1,76 @@
+import type { Config } from '../../config/index.js'
+import type { Index } from '../../index/index.js'
+import type { AttrsNote, GetOutcome, SelectedTree } from '../../sync/index.js'
+import { countOf } from '../format.js'
+import { safeLines, safeText } from '../safe-text.js'
+import type { GetOptions } from './get.js'
+
+/** Lines naming paths, at most this many (the rest counted). */
+const SHOWN = 20
+
+interface TreeRun {
+  readonly config: Config
+  readonly tree: SelectedTree
+  readonly paths: readonly string[]
+  readonly options: GetOptions
+}
+
+/** `restore --files --dry-run`: what would be written, kept, replaced, left different and deleted; nothing is touched. */
+export async function printPlan (run: TreeRun & { readonly index: Index, readonly own: string | undefined }): Promise<void> {
+  const { planRestore, extraEntries } = await import('../../sync/index.js')
+  const planned = await planRestore(run.index, run.config, run.tree.rows, { to: run.options.to, overwrite: run.options.overwrite, own: run.own })
+  const extra = run.options.delete === true ? await extraEntries(run.config, run.options.to, run.tree.rows, run.paths) : []
+  if (run.options.json === true) {
+    for (const p of planned) process.stdout.write(JSON.stringify(p) + '\n')
+    for (const e of extra) process.stdout.write(JSON.stringify({ path: e.shown, kind: e.dir ? 'dir' : 'file', action: 'delete', target: e.path }) + '\n')
+    return
+  }
+  for (const p of planned) if (p.action !== 'keep') process.stdout.write(`${p.action.padEnd(10)} ${safeText(p.path)}${p.reason === undefined ? '' : `  (${safeLines(p.reason)})`}\n`)
+  for (const e of extra) process.stdout.write(`${'delete'.padEnd(10)} ${safeText(e.shown)}\n`)
+  const count = (action: string): number => planned.filter(p => p.action === action).length
+  process.stdout.write(`would write ${count('write')}, replace ${count('replace')}, keep ${count('keep')} as they are, leave ${count('differ')} different (--overwrite replaces them), ` +
+    `${count('not-stored')} not stored${run.options.delete === true ? `, delete ${extra.length}` : ''}; nothing was changed\n`)
+}
+
+/** `--delete`: removes the local entries the restored tree does not have, each through its checked directory. */
+export async function deleteExtra (run: TreeRun): Promise<GetOutcome[]> {
+  const { extraEntries, removeExtra } = await import('../../sync/index.js')
+  const outcomes: GetOutcome[] = []
+  // Deepest first: a directory is removed once what it held is gone.
+  const extra = (await extraEntries(run.config, run.options.to, run.tree.rows, run.paths)).sort((a, b) => b.shown.length - a.shown.length)
+  for (const entry of extra) {
+    try {
+      await removeExtra(entry)
+      outcomes.push({ path: entry.shown, outcome: 'written', reason: 'deleted', target: entry.path })
+    } catch (err) {
+      const error = err as Error & { code?: unknown }
+      outcomes.push({ path: entry.shown, outcome: 'failed', reason: `not deleted: ${error.message}`, code: typeof error.code === 'string' ? error.code : 'ERR_CIDSYNC' })
+    }
+  }
+  return outcomes
+}
+
+/** What a tree's restore says beyond its files: paths taken from another device, links and directories, deletions, and what modes and owners could not be. */
+export async function reportTree (run: { readonly tree: SelectedTree, readonly notes: readonly string[], readonly json: boolean, readonly index: Index, readonly outcomes: readonly GetOutcome[], readonly deleted: readonly GetOutcome[] }): Promise<void> {
+  const { NOTE_TEXT } = await import('../../sync/index.js')
+  if (run.json) {
+    for (const d of run.tree.disagreements) process.stdout.write(JSON.stringify({ type: 'newest', path: d.path, device: d.deviceId }) + '\n')
+    for (const d of run.deleted) process.stdout.write(JSON.stringify({ type: 'deleted', path: d.path, outcome: d.outcome === 'failed' ? 'failed' : 'deleted', ...(d.outcome === 'failed' ? { reason: d.reason, code: d.code } : {}) }) + '\n')
+    for (const n of run.notes) process.stdout.write(JSON.stringify({ type: 'note', note: n, text: NOTE_TEXT[n as AttrsNote] }) + '\n')
+    return
+  }
+  const hosts = new Map(run.index.entries.devices().map(d => [d.id, d.hostname]))
+  const from = (id: string): string => `device ${id.slice(0, 8)}${(hosts.get(id) ?? '') === '' ? '' : ` (${safeText(hosts.get(id) ?? '')})`}`
+  if (run.tree.disagreements.length > 0) {
+    process.stderr.write(`cidsync: ${countOf(run.tree.disagreements.length, 'path differs', 'paths differ')} between devices; each took its newest version (\`--device ID\` restores one device's tree):\n`)
+    for (const d of run.tree.disagreements.slice(0, SHOWN)) process.stderr.write(`  ${safeText(d.path)}: from ${from(d.deviceId)}${run.tree.deleted.has(d.path) ? ', deleted there' : ''}\n`)
+    if (run.tree.disagreements.length > SHOWN) process.stderr.write(`  ... and ${run.tree.disagreements.length - SHOWN} more (\`--json\` lists each)\n`)
+  }
+  for (const n of run.notes) process.stderr.write(`cidsync: note: some entries were not restored exactly: ${NOTE_TEXT[n as AttrsNote]}\n`)
+  const kind = (k: 'symlink' | 'dir'): number => run.outcomes.filter(o => o.kind === k && (o.outcome === 'written' || o.outcome === 'already-there')).length
+  const removed = run.deleted.filter(d => d.outcome !== 'failed').length
+  process.stdout.write(`${countOf(kind('symlink'), 'symlink', 'symlinks')} and ${countOf(kind('dir'), 'directory', 'directories')} in place` +
+    `${run.tree.deleted.size > 0 ? `; ${countOf(run.tree.deleted.size, 'path', 'paths')} deleted on another device left out` : ''}${removed > 0 ? `; ${countOf(removed, 'local entry', 'local entries')} deleted (--delete)` : ''}\n`)
+}
+
+

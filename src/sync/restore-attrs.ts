@@ -1,0 +1,42 @@
+import type { FileAttrs } from '../custody/index.js'
+import type { FileMeta } from '../index/index.js'
+import { groupId, userId } from '../util/owner-names.js'
+
+/** What a restore could not give an entry as recorded, counted once a run and said once. */
+export type AttrsNote = 'mode-unknown' | 'owner-not-restored' | 'setid-dropped'
+
+/** Whether this process may give files their recorded owners (root). */
+export const restoresOwners = (): boolean => typeof process.getuid === 'function' && process.getuid() === 0
+
+/**
+ * The mode and owner a restored entry is given. A mode never wider than recorded; a row from
+ * before modes were recorded gets 0600. As root the owner is taken by name where this device
+ * knows the name (a user's id differs between machines), else by number; otherwise the restoring
+ * user keeps it, and setuid and setgid bits, which would then mean another user, are dropped.
+ */
+export function restoredAttrs (meta: FileMeta | null, note: (what: AttrsNote) => void): FileAttrs {
+  if (meta === null) {
+    note('mode-unknown')
+    return { mode: 0o600 }
+  }
+  const mode = meta.mode & 0o7777
+  if (restoresOwners()) {
+    const uid = (meta.owner === null ? undefined : userId(meta.owner)) ?? (meta.uid >= 0 ? meta.uid : undefined)
+    const gid = (meta.group === null ? undefined : groupId(meta.group)) ?? (meta.gid >= 0 ? meta.gid : undefined)
+    return { mode, uid, gid }
+  }
+  const own = process.getuid?.() === meta.uid
+  if (!own) note('owner-not-restored')
+  if ((mode & 0o6000) !== 0 && !own) {
+    note('setid-dropped')
+    return { mode: mode & ~0o6000 }
+  }
+  return { mode }
+}
+
+/** What each note means, for the run's summary. */
+export const NOTE_TEXT: Readonly<Record<AttrsNote, string>> = {
+  'mode-unknown': 'their publish records no mode (an older cidsync): they were made 0600; `chmod` them as you need',
+  'owner-not-restored': 'they keep the restoring user as owner (restoring owners needs root)',
+  'setid-dropped': 'their setuid or setgid bits were dropped: they would name another user than the recorded owner'
+}

@@ -1,0 +1,98 @@
+import { constants, type Dirent } from 'node:fs'
+import { open, readdir, realpath, rmdir, unlink } from 'node:fs/promises'
+import { join } from 'node:path'
+import type { Config } from '../config/index.js'
+import { TargetPathError } from '../errors.js'
+import type { Entry } from '../index/index.js'
+import { fdPath } from '../util/fd-path.js'
+
+/** A local entry the restored tree does not have: removed by `restore --files --delete`. */
+export interface ExtraEntry {
+  /** `folder/path`, as `ls` prints it (a directory's with `/` after it). */
+  readonly shown: string
+  readonly path: string
+  readonly dir: boolean
+  /** Where its directory really was when walked: removal goes through that directory alone. */
+  readonly parent: string
+  readonly name: string
+}
+
+/** Entries looked at, at most: a walk of a tree past this is cut short and says so. */
+const MAX_WALKED = 10_000_000
+
+/** A temp of a restore or `get` (`.NAME.cidsync-<hex>.part`): never the user's, never removed here. */
+const TEMP = /^\.[\s\S]+\.cidsync-[0-9a-f]{12}\.part$/
+
+/**
+ * The local files, symlinks and directories under the restored prefixes that the tree does not
+ * have: each folder's ignored paths and cidsync's own dirs are never among them (they are in no
+ * publish), nor is a directory that holds something kept.
+ */
+export async function extraEntries (config: Config, to: string | undefined, rows: readonly Entry[], prefixes: readonly string[]): Promise<ExtraEntry[]> {
+  const { createIgnoreMatcher } = await import('../watch/index.js')
+  const keep = new Set<string>()
+  for (const row of rows) {
+    const shown = `${row.folder}/${row.path}`
+    keep.add(shown.endsWith('/') ? shown.slice(0, -1) : shown)
+    // Every directory above a kept entry is kept.
+    for (let at = shown.lastIndexOf('/'); at > 0; at = shown.lastIndexOf('/', at - 1)) keep.add(shown.slice(0, at))
+  }
+  const extra: ExtraEntry[] = []
+  let walked = 0
+  for (const folder of config.folders) {
+    const wanted = prefixes.map(p => p.replace(/^\/+/, '').replace(/\/+$/, '')).filter(p => p === '' || p === folder.name || p.startsWith(`${folder.name}/`))
+    if (wanted.length === 0) continue
+    const root = to === undefined ? folder.path : join(to, folder.name)
+    const realRoot = await realpath(root).catch(() => undefined)
+    if (realRoot === undefined) continue
+    const ignore = createIgnoreMatcher(folder.ignore, (folder.exclude ?? []).map(e => e.path))
+    const walk = async (rel: string): Promise<boolean> => {
+      let names: Dirent[]
+      try {
+        names = await readdir(rel === '' ? root : join(root, rel), { withFileTypes: true })
+      } catch {
+        return true
+      }
+      let kept = false
+      for (const entry of names) {
+        if (++walked > MAX_WALKED) throw new TargetPathError(`more than ${MAX_WALKED} local entries under the restored folders: --delete stopped before removing anything`)
+        const childRel = rel === '' ? entry.name : `${rel}/${entry.name}`
+        const shown = `${folder.name}/${childRel}`
+        const inScope = wanted.some(w => w === folder.name || w === '' || shown === w || shown.startsWith(`${w}/`) || w.startsWith(`${shown}/`))
+        if (!inScope || ignore(childRel) || TEMP.test(entry.name)) { kept = true; continue }
+        if (entry.isDirectory()) {
+          const within = wanted.some(w => w === '' || w === folder.name || shown === w || shown.startsWith(`${w}/`))
+          const holds = await walk(childRel)
+          if (holds || keep.has(shown) || !within) kept = true
+          else extra.push({ shown: `${shown}/`, path: join(root, childRel), dir: true, parent: rel === '' ? realRoot : join(realRoot, rel), name: entry.name })
+        } else if (keep.has(shown)) {
+          kept = true
+        } else {
+          extra.push({ shown, path: join(root, childRel), dir: false, parent: rel === '' ? realRoot : join(realRoot, rel), name: entry.name })
+        }
+      }
+      return kept
+    }
+    await walk('')
+  }
+  return extra
+}
+
+/**
+ * Removes one extra entry, through its directory as the kernel names it: a directory swapped for
+ * a symlink since the walk is refused, never followed (it could lead to any file of this user's).
+ * A directory is removed only when empty.
+ */
+export async function removeExtra (entry: ExtraEntry): Promise<void> {
+  const handle = await open(entry.parent, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW)
+  try {
+    const where = fdPath(handle.fd) ?? await realpath(entry.parent)
+    if (where !== entry.parent) throw new TargetPathError(`${entry.parent} changed while it was cleaned (now ${where}): a symlink put in its way? Nothing was removed through it`)
+    // Through the descriptor's own directory where the system names it: the path is not looked up again.
+    const path = fdPath(handle.fd) === undefined ? join(entry.parent, entry.name) : `/proc/self/fd/${handle.fd}/${entry.name}`
+    if (entry.dir) await rmdir(path)
+    else await unlink(path)
+  } finally {
+    await handle.close()
+  }
+}

@@ -1,0 +1,92 @@
+import { lstat } from 'node:fs/promises'
+import { dirname, join } from 'node:path'
+import type { FileAttrs } from '../custody/index.js'
+import { TargetExistsError } from '../errors.js'
+import type { Entry } from '../index/index.js'
+import { eachAtOnce } from '../util/each-at-once.js'
+import { fsyncPath } from '../util/fsync.js'
+import { prepareTarget } from './safe-target.js'
+import { depthOf, finishDirectory, placeHardLink, placeSymlink, sameSymlink } from './restore-tree.js'
+import type { GetOutcome } from './get-files.js'
+
+/** An entry put in place after the files' bytes: a symlink, a directory, or another name of a hard link (`existing`, where the first name was put). */
+export interface EntryJob { readonly row: Entry, readonly existing?: string }
+
+export interface PlaceEntriesInit {
+  /** Where a row goes, and the mode a directory made on the way gets. */
+  readonly place: (row: Entry) => { root: string, components: string[], dirMode: (parts: readonly string[]) => number }
+  readonly attrs: (row: Entry) => FileAttrs
+  readonly overwrite: boolean
+  readonly signal?: AbortSignal
+}
+
+/** Links made at once. */
+const CONCURRENCY = 8
+
+const shownOf = (row: Entry): string => `${row.folder}/${row.path}`
+
+/**
+ * Puts back what is not a file's bytes: hard links and symlinks first, then each directory's mode,
+ * owner and mtime, deepest first, so nothing written under a directory moves its mtime after.
+ * Every outcome is answered; one entry's failure does not stop the rest. The directories renamed
+ * into are fsynced once each before it answers.
+ */
+export async function placeEntries (jobs: readonly EntryJob[], init: PlaceEntriesInit): Promise<GetOutcome[]> {
+  const outcomes: GetOutcome[] = []
+  const renamedInto = new Set<string>()
+  const failed = (row: Entry, err: unknown, kind?: 'symlink' | 'dir'): void => {
+    if (init.signal?.aborted === true) throw err
+    const error = err as Error & { code?: unknown }
+    if (err instanceof TargetExistsError) outcomes.push({ path: shownOf(row), kind, outcome: 'kept-different', code: err.code, reason: err.message })
+    else outcomes.push({ path: shownOf(row), kind, outcome: 'failed', reason: error.message, code: typeof error.code === 'string' ? error.code : 'ERR_CIDSYNC' })
+  }
+  const links = jobs.filter(j => j.row.meta?.kind !== 'dir')
+  await eachAtOnce(links, CONCURRENCY, async ({ row, existing }) => {
+    const kind = row.meta?.kind === 'symlink' ? 'symlink' : undefined
+    try {
+      init.signal?.throwIfAborted()
+      const { root, components, dirMode } = init.place(row)
+      const { target, targetDir } = await prepareTarget(root, components, dirMode)
+      const there = await lstat(target).catch(() => undefined)
+      if (kind === 'symlink') {
+        const linkTarget = row.meta?.target ?? ''
+        if (there?.isSymbolicLink() === true && await sameSymlink(target, linkTarget)) { outcomes.push({ path: shownOf(row), kind, outcome: 'already-there', target }); return }
+        if (there !== undefined && !init.overwrite && !there.isSymbolicLink()) {
+          outcomes.push({ path: shownOf(row), kind, outcome: 'kept-different', target, code: 'ERR_TARGET_EXISTS', reason: `${target} is not a symlink: add --overwrite to replace it` })
+          return
+        }
+        // A link there that says another target is another version of this one: replaced.
+        await placeSymlink(linkTarget, target, targetDir, there !== undefined, init.attrs(row), row.mtimeMs)
+      } else {
+        if (existing === undefined) { outcomes.push({ path: shownOf(row), outcome: 'failed', code: 'ERR_CIDSYNC', reason: 'it is a hard link of a file that was not brought back (its outcome says why)' }); return }
+        const first = await lstat(existing)
+        if (there !== undefined && there.ino === first.ino && there.dev === first.dev) { outcomes.push({ path: shownOf(row), outcome: 'already-there', target }); return }
+        if (there !== undefined && !init.overwrite) {
+          outcomes.push({ path: shownOf(row), outcome: 'kept-different', target, code: 'ERR_TARGET_EXISTS', reason: `${target} holds another file: add --overwrite to make it a link of ${existing}` })
+          return
+        }
+        await placeHardLink(existing, target, targetDir, there !== undefined)
+      }
+      renamedInto.add(dirname(target))
+      outcomes.push({ path: shownOf(row), kind, outcome: 'written', target })
+    } catch (err) {
+      failed(row, err, kind)
+    }
+  })
+  await eachAtOnce([...renamedInto], CONCURRENCY, async (dir) => { await fsyncPath(dir) })
+  const dirs = jobs.filter(j => j.row.meta?.kind === 'dir').sort((a, b) => depthOf(b.row.path) - depthOf(a.row.path))
+  for (const { row } of dirs) {
+    try {
+      init.signal?.throwIfAborted()
+      const { root, components, dirMode } = init.place(row)
+      // Made (or found) as a directory, each component checked; then given what it records.
+      const { targetDir } = await prepareTarget(root, [...components, '.'], dirMode)
+      const path = join(root, ...components)
+      await finishDirectory(path, targetDir, init.attrs(row), row.mtimeMs)
+      outcomes.push({ path: shownOf(row), kind: 'dir', outcome: 'written', target: path })
+    } catch (err) {
+      failed(row, err, 'dir')
+    }
+  }
+  return outcomes
+}

@@ -1,0 +1,80 @@
+import { constants } from 'node:fs'
+import { link, lchown, lstat, lutimes, open, readlink, realpath, rm, symlink } from 'node:fs/promises'
+import { basename, dirname, join } from 'node:path'
+import { fetchTempFor, renameInto, utimesTime, type FileAttrs } from '../custody/index.js'
+import { TargetPathError } from '../errors.js'
+import { fdPath } from '../util/fd-path.js'
+
+/** Refuses a directory that is no longer where it was checked (a symlink swapped in): nothing is put through it. */
+async function stillThere (dir: string, expectedDir: string, temp: string, ino: number): Promise<void> {
+  const now = await realpath(dir).catch(() => undefined)
+  const there = await lstat(temp).catch(() => undefined)
+  if (now !== expectedDir || there?.ino !== ino) {
+    throw new TargetPathError(`${dir} changed while an entry was put into it (now ${now === undefined ? 'gone' : `at ${now}`}, not ${expectedDir}): a symlink put in its way? Nothing was written through it`)
+  }
+}
+
+/**
+ * Makes a symlink as recorded: made under a temp name beside its target, never followed, its
+ * owner (as root) and mtime set on the link itself, then renamed into place; without `replace`
+ * never over a file there.
+ */
+export async function placeSymlink (linkTarget: string, target: string, expectedDir: string, replace: boolean, attrs: FileAttrs, mtimeMs: number): Promise<void> {
+  const temp = fetchTempFor(target)
+  await symlink(linkTarget, temp)
+  try {
+    await stillThere(dirname(target), expectedDir, temp, (await lstat(temp)).ino)
+    if (attrs.uid !== undefined || attrs.gid !== undefined) await lchown(temp, attrs.uid ?? -1, attrs.gid ?? -1)
+    await lutimes(temp, Date.now() / 1000, utimesTime(mtimeMs))
+    await renameInto(temp, target, replace)
+  } catch (err) {
+    await rm(temp, { force: true })
+    throw err
+  }
+}
+
+/** Whether a symlink already there says what the row records. */
+export async function sameSymlink (target: string, linkTarget: string): Promise<boolean> {
+  return await readlink(target).then(t => t === linkTarget, () => false)
+}
+
+/**
+ * Gives another name to a file already restored (a hard link, as recorded): linked under a temp
+ * name, checked in place, renamed; without `replace` never over a file there.
+ */
+export async function placeHardLink (existing: string, target: string, expectedDir: string, replace: boolean): Promise<void> {
+  const temp = fetchTempFor(target)
+  await link(existing, temp)
+  try {
+    await stillThere(dirname(target), expectedDir, temp, (await lstat(temp)).ino)
+    await renameInto(temp, target, replace)
+  } catch (err) {
+    await rm(temp, { force: true })
+    throw err
+  }
+}
+
+/**
+ * Gives a directory its recorded mode, owner and mtime through a descriptor opened without
+ * following a link, once the kernel says it is the directory checked (`expected`, a real path).
+ * Called after everything under it is in place: its mtime would move otherwise, and a directory
+ * recorded without write permission could take no files.
+ */
+export async function finishDirectory (path: string, expected: string, attrs: FileAttrs, mtimeMs: number): Promise<void> {
+  const handle = await open(path, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW)
+  try {
+    const where = fdPath(handle.fd) ?? await realpath(path)
+    if (where !== expected) throw new TargetPathError(`${path} is not the directory restored into (now ${where}): a symlink put in its way? It was left as it is`)
+    if (attrs.uid !== undefined || attrs.gid !== undefined) await handle.chown(attrs.uid ?? -1, attrs.gid ?? -1)
+    await handle.chmod(attrs.mode & 0o7777)
+    await handle.utimes(Date.now() / 1000, utimesTime(mtimeMs))
+  } finally {
+    await handle.close()
+  }
+}
+
+/** A directory's depth: the deepest are finished first. */
+export const depthOf = (path: string): number => path.split('/').length
+
+/** `dir/name` for an entry `basename` of `path` under a real directory. */
+export const inDir = (dir: string, path: string): string => join(dir, basename(path))
