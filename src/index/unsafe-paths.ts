@@ -5,6 +5,9 @@
  */
 export const UNSAFE_FOLDER = "(folder IN ('', '.', '..') OR instr(folder, '/') > 0 OR instr(folder, char(0)) > 0)"
 
+/** A directory's path (one `/` after it) without that `/`: the rest must be a plain relative path. */
+const DIR_TRIMMED = "(CASE WHEN substr(path, -1) = '/' THEN substr(path, 1, length(path) - 1) ELSE path END)"
+
 /**
  * 1 for a row whose path is no plain relative path (empty, absolute, `.`/`..`/empty components, a
  * NUL); 0 otherwise. The full test wraps the path in `/`, so every bad component shows as `//`,
@@ -12,13 +15,12 @@ export const UNSAFE_FOLDER = "(folder IN ('', '.', '..') OR instr(folder, '/') >
  * `.`, `/` and a few punctuation marks), holding a NUL, or whose `path || '/'` holds `//` or `/.`
  * (an empty component, a trailing `/`, a component starting with `.`, hidden files included).
  * Any other path has none of the wrapped patterns, so an ordinary row costs a comparison, one
- * NUL search and one GLOB (a restore walks 1,000,000 rows: the path test 0.29 s of CPU before,
- * about 0.13 s; the test with three substring searches of the wrapped path before that, 0.41 s).
+ * NUL search and one GLOB (see docs/benchmarks.md). A directory's row ends with one `/`.
  */
 export const UNSAFE_PATH = `(CASE WHEN path >= '0' AND instr(path, char(0)) = 0 AND NOT ((path || '/') GLOB '*/[./]*') THEN 0
-  WHEN instr(path, char(0)) > 0 OR instr('/' || path || '/', '//') > 0 THEN 1
-  WHEN instr('/' || path, '/.') = 0 THEN 0
-  WHEN instr('/' || path || '/', '/./') > 0 OR instr('/' || path || '/', '/../') > 0 THEN 1 ELSE 0 END)`
+  WHEN instr(path, char(0)) > 0 OR instr('/' || ${DIR_TRIMMED} || '/', '//') > 0 THEN 1
+  WHEN instr('/' || ${DIR_TRIMMED}, '/.') = 0 THEN 0
+  WHEN instr('/' || ${DIR_TRIMMED} || '/', '/./') > 0 OR instr('/' || ${DIR_TRIMMED} || '/', '/../') > 0 THEN 1 ELSE 0 END)`
 
 /**
  * 1 for a row naming no plain relative path ({@link UNSAFE_PATH}) or whose folder is no single

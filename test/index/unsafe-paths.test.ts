@@ -4,7 +4,7 @@ import { UNSAFE_FOLDER, UNSAFE_FOLDERS, UNSAFE_PATH, UNSAFE_PATHS, UNSAFE_ROW } 
 
 // Every row shape the walker never writes, and look-alikes it does write (`a..b`, `.hidden`).
 const CASES: Array<[folder: string, path: string, unsafe: boolean]> = [
-  ['f', '', true], ['f', '/a', true], ['f', 'a/', true], ['f', 'a//b', true], ['f', 'a\0b', true],
+  ['f', '', true], ['f', '/a', true], ['f', 'a//b', true], ['f', 'a\0b', true],
   ['f', '.', true], ['f', '..', true], ['f', './a', true], ['f', '../a', true], ['f', 'a/.', true], ['f', 'a/..', true],
   ['f', 'a/./b', true], ['f', 'a/../b', true], ['f', '/', true],
   ['', 'a', true], ['.', 'a', true], ['..', 'a', true], ['a/b', 'c', true], ['a\0', 'c', true],
@@ -14,8 +14,10 @@ const CASES: Array<[folder: string, path: string, unsafe: boolean]> = [
   ['f', '.a/../b', true], ['f', 'a/.b/.', true], ['f', '.git/config', false], ['f', 'a/.b/..c/d.', false], ['f', '.a/\0', true], ['.', '.a', true],
   // Paths a restore answers without the full test (first character from '0' up, no NUL, no '//' or '/.' in path + '/') and those it does not.
   ['f', 'a\0', true], ['f', '0', false], ['f', '-a', false], [' ', ' a', false], ['f', '#a/b', false], ['f', '!', false], ['f', '\0a', true],
-  ['f', 'a//', true], ['f', 'a/b/', true], ['f', 'a/.', true], ['f', 'zz/..', true], ['f', 'a/b/c.d/e', false], ['f', '~/a', false], ['f', 'a/~', false],
-  ['f', '/.', true], ['f', '//', true], ['f', '.', true], ['f', 'a/.../b', false], ['f', 'a/b..', false]
+  ['f', 'a//', true], ['f', 'a/.', true], ['f', 'zz/..', true], ['f', 'a/b/c.d/e', false], ['f', '~/a', false], ['f', 'a/~', false],
+  ['f', '/.', true], ['f', '//', true], ['f', '.', true], ['f', 'a/.../b', false], ['f', 'a/b..', false],
+  // A directory's row: one '/' after a plain path; the rest is held to the same rules.
+  ['f', 'a/', false], ['f', 'a/b/', false], ['f', '.a/', false], ['f', '../', true], ['f', './', true], ['f', 'a/../', true], ['f', '/a/', true], ['f', 'a\0/', true]
 ]
 
 describe('unsafe paths (a restore refuses a row that would leave its folder on disk)', () => {

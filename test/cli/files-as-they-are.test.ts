@@ -1,0 +1,134 @@
+import { describe, expect, it } from 'vitest'
+import { execFileSync } from 'node:child_process'
+import { chmod, chown, lchown, link, lstat, mkdir, readdir, readFile, readlink, rename, rm, symlink, writeFile } from 'node:fs/promises'
+import { join, relative } from 'node:path'
+import { EXTERNAL, localServiceUnderTest } from '../helpers/service.js'
+import { useTempDir } from '../helpers/temp-dir.js'
+import { contentDevice, ok, shareKey } from './content-devices.js'
+
+interface Seen { type: string, mode: number, uid: number, gid: number, mtimeUs: number, target: string | null, nlink: number }
+
+/** What `stat` says of every entry under `dir` (what `rsync -aH` keeps), by its path from there. */
+async function statTree (dir: string): Promise<Record<string, Seen>> {
+  const out: Record<string, Seen> = {}
+  for (const entry of await readdir(dir, { recursive: true, withFileTypes: true })) {
+    const path = join(entry.parentPath, entry.name)
+    const s = await lstat(path)
+    const type = s.isSymbolicLink() ? 'symlink' : s.isDirectory() ? 'dir' : s.isFile() ? 'file' : 'special'
+    out[relative(dir, path)] = {
+      type,
+      // A symlink's own mode is 0777 everywhere on Linux and cannot be set.
+      mode: s.mode & 0o7777,
+      uid: s.uid,
+      gid: s.gid,
+      mtimeUs: Math.round(s.mtimeMs * 1000),
+      target: s.isSymbolicLink() ? await readlink(path) : null,
+      nlink: type === 'dir' ? 0 : s.nlink
+    }
+  }
+  return out
+}
+
+/** A tree of every kind: modes, setuid, symlinks of each sort, empty and private directories, hard links, a FIFO. */
+async function everyKind (root: string): Promise<void> {
+  await mkdir(join(root, 'bin'), { recursive: true })
+  await mkdir(join(root, 'empty'))
+  await mkdir(join(root, 'private'))
+  await writeFile(join(root, 'plain.txt'), 'plain')
+  await writeFile(join(root, 'private', 'key'), 'secret')
+  await writeFile(join(root, 'bin', 'run.sh'), '#!/bin/sh\necho run\n')
+  await writeFile(join(root, 'bin', 'setuid'), 'setuid')
+  await writeFile(join(root, 'own.txt'), 'only mine')
+  await chmod(join(root, 'plain.txt'), 0o644)
+  await chmod(join(root, 'private', 'key'), 0o600)
+  await chmod(join(root, 'private'), 0o700)
+  await chmod(join(root, 'bin', 'run.sh'), 0o755)
+  await chmod(join(root, 'bin', 'setuid'), 0o4755)
+  await chmod(join(root, 'own.txt'), 0o700)
+  await symlink('plain.txt', join(root, 'relative-link'))
+  await symlink('/etc/hostname', join(root, 'absolute-link'))
+  await symlink('nowhere', join(root, 'dangling-link'))
+  await symlink('bin', join(root, 'dir-link'))
+  await symlink('loop-link', join(root, 'loop-link'))
+  await writeFile(join(root, 'hard-1'), 'one content, two names')
+  await link(join(root, 'hard-1'), join(root, 'hard-2'))
+  execFileSync('mkfifo', [join(root, 'pipe')])
+  // As root, owners other than the restoring user's: kept by name (or number) on the other device.
+  if (process.getuid?.() === 0) {
+    await chown(join(root, 'own.txt'), 65534, 65534)
+    await lchown(join(root, 'relative-link'), 65534, 65534)
+    await chown(join(root, 'private'), 65534, 65534)
+  }
+}
+
+describe.skipIf(EXTERNAL)('files as they are, across two devices (processes)', () => {
+  it('restore --files on a second device gives the same stat of every entry: type, mode, owner, mtime, link target, link count', async () => {
+    const root = await useTempDir()
+    const service = await localServiceUnderTest({ dir: join(root, 'service'), pageSize: 1000 })
+    const a = await contentDevice(root, service, 'a')
+    const b = await contentDevice(root, service, 'b')
+    await shareKey(a, b)
+    await everyKind(a.folder)
+    const published = await ok(a, ['snapshot'])
+    expect(published.stderr).not.toContain('pipe')
+    await ok(b, ['restore'])
+    const to = join(root, 'back')
+    const restored = await ok(b, ['restore', '--files', '--to', to])
+    expect(restored.stdout).toContain('5 symlinks and 3 directories in place')
+    const before = await statTree(a.folder)
+    delete before.pipe
+    const after = await statTree(join(to, 'notes'))
+    // The index keeps mtimes as milliseconds in a double: to within a microsecond.
+    for (const [path, seen] of Object.entries(after)) {
+      const was = before[path]
+      if (was !== undefined && Math.abs(was.mtimeUs - seen.mtimeUs) <= 1) seen.mtimeUs = was.mtimeUs
+    }
+    expect(after).toEqual(before)
+    // The FIFO is listed with why, not lost silently.
+    const status = await ok(a, ['ls'])
+    expect(status.stdout).not.toContain('notes/pipe')
+    // Nothing restored is ever wider than recorded: the private key never left 0600.
+    expect((await lstat(join(to, 'notes', 'private', 'key'))).mode & 0o777).toBe(0o600)
+  }, 300_000)
+
+  it('after another device edits, deletes and renames, restore --files gives its tree (newest wins) and says which paths it took from it', async () => {
+    const root = await useTempDir()
+    const service = await localServiceUnderTest({ dir: join(root, 'service'), pageSize: 1000 })
+    const a = await contentDevice(root, service, 'a')
+    const b = await contentDevice(root, service, 'b')
+    await shareKey(a, b)
+    for (const name of ['edit-1.txt', 'edit-2.txt', 'delete.txt', 'rename.txt', 'same.txt']) await writeFile(join(a.folder, name), `first ${name}`)
+    await ok(a, ['snapshot'])
+    // B takes A's tree into its own folder and indexes it: it now holds rows of its own for the same paths.
+    await ok(b, ['restore'])
+    await ok(b, ['restore', '--files'])
+    await ok(b, ['snapshot'])
+    // A edits two files, deletes one and renames one.
+    await writeFile(join(a.folder, 'edit-1.txt'), 'second edit-1')
+    await writeFile(join(a.folder, 'edit-2.txt'), 'second edit-2, longer')
+    await rm(join(a.folder, 'delete.txt'))
+    await rename(join(a.folder, 'rename.txt'), join(a.folder, 'renamed.txt'))
+    await ok(a, ['snapshot'])
+    await ok(b, ['restore', '--force'])
+
+    const plan = await ok(b, ['restore', '--files', '--delete', '--dry-run'])
+    expect(plan.stdout).toMatch(/^replace +notes\/edit-1\.txt$/m)
+    expect(plan.stdout).toMatch(/^write +notes\/renamed\.txt$/m)
+    expect(plan.stdout).toMatch(/^delete +notes\/delete\.txt$/m)
+    expect(plan.stdout).toMatch(/^delete +notes\/rename\.txt$/m)
+    expect(plan.stdout).toContain('nothing was changed')
+    expect(await readFile(join(b.folder, 'edit-1.txt'), 'utf8')).toBe('first edit-1.txt')
+
+    const run = await ok(b, ['restore', '--files', '--delete'])
+    expect(run.stderr).toMatch(/paths? differs? between devices/)
+    expect(run.stderr).toMatch(/notes\/edit-1\.txt: from device \w{8}/)
+    expect(run.stdout).toContain('2 local entries deleted (--delete)')
+    const files = async (dir: string): Promise<Record<string, string>> => Object.fromEntries(await Promise.all((await readdir(dir)).sort().map(async n => [n, await readFile(join(dir, n), 'utf8')])))
+    expect(await files(b.folder)).toEqual(await files(a.folder))
+
+    // One device's tree exactly, with --device.
+    const aId = (await readFile(join(a.state, 'device-id'), 'utf8')).trim()
+    await ok(b, ['restore', '--files', '--to', join(root, 'as-a'), '--device', aId])
+    expect(await files(join(root, 'as-a', 'notes'))).toEqual(await files(a.folder))
+  }, 300_000)
+})
