@@ -75,6 +75,8 @@ describe.skipIf(EXTERNAL)('files as they are, across two devices (processes)', (
     const to = join(root, 'back')
     const restored = await ok(b, ['restore', '--files', '--to', to])
     expect(restored.stdout).toContain('5 symlinks and 3 directories in place')
+    // A link out of the tree is kept as written, and said.
+    expect(restored.stderr).toContain('notes/absolute-link -> /etc/hostname')
     const before = await statTree(a.folder)
     delete before.pipe
     const after = await statTree(join(to, 'notes'))

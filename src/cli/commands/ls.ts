@@ -64,6 +64,7 @@ export function registerLs (program: Command): void {
           printJson(entries.map(e => ({
             device: e.deviceId, folder: e.folder, path: e.path, size: e.size, mtime: new Date(e.mtimeMs).toISOString(),
             cid: e.cid, cidProfile: e.cidProfile, updatedAt: new Date(e.updatedAt).toISOString(), deleted: e.deleted, seq: e.seq,
+            ...(e.meta === null ? {} : { kind: e.meta.kind, mode: `0${e.meta.mode.toString(8)}`, uid: e.meta.uid, gid: e.meta.gid, owner: e.meta.owner, group: e.meta.group, ...(e.meta.target === null ? {} : { target: e.meta.target }) }),
             remote: index.remote.stateOf(e.cid),
             ...((state) => ({ content: state.state, ...(state.why === undefined ? {} : { why: state.why }) }))(stateOf(e))
           })))
@@ -78,7 +79,9 @@ export function registerLs (program: Command): void {
           if (state.state === 'failed' && failure !== undefined) failed.push(`  ${safeText(`${e.folder}/${e.path}`)}: failed since ${failure.since}: ${safeText(state.why ?? '')}${failure.advice === undefined ? '' : `: ${safeText(failure.advice)}`}`)
           return [
             ...(many ? [e.deviceId.slice(0, 8)] : []),
-            formatBytes(e.size), e.deleted ? '(deleted)' : e.cid ?? '', e.deleted ? '' : state.state, `${e.folder}/${e.path}`
+            // A symlink has no content to store: what it says is its target.
+            formatBytes(e.size), e.deleted ? '(deleted)' : e.cid ?? '', e.deleted ? '' : e.meta?.kind === 'symlink' ? 'symlink' : state.state,
+            e.meta?.kind === 'symlink' ? `${e.folder}/${e.path} -> ${e.meta.target ?? ''}` : `${e.folder}/${e.path}`
           ]
         })
         const header = [...(many ? ['DEVICE'] : []), 'SIZE', 'CID', 'STORED', 'PATH']

@@ -5,6 +5,18 @@ import { countOf } from '../format.js'
 import { safeLines, safeText } from '../safe-text.js'
 import type { GetOptions } from './get.js'
 
+/** Whether a symlink at `path` (in its folder) with `target` leads out of its folder: absolute, or up past its top. */
+export function leadsOutside (path: string, target: string): boolean {
+  if (target.startsWith('/')) return true
+  let depth = path.split('/').length - 1
+  for (const part of target.split('/')) {
+    if (part === '..') depth--
+    else if (part !== '.' && part !== '') depth++
+    if (depth < 0) return true
+  }
+  return false
+}
+
 /** Lines naming paths, at most this many (the rest counted). */
 const SHOWN = 20
 
@@ -67,6 +79,13 @@ export async function reportTree (run: { readonly tree: SelectedTree, readonly n
     if (run.tree.disagreements.length > SHOWN) process.stderr.write(`  ... and ${run.tree.disagreements.length - SHOWN} more (\`--json\` lists each)\n`)
   }
   for (const n of run.notes) process.stderr.write(`cidsync: note: some entries were not restored exactly: ${NOTE_TEXT[n as AttrsNote]}\n`)
+  // A link that leads out of the restored tree is kept as written, and said: it may mean another machine's path.
+  const outside = run.tree.rows.filter(r => r.meta?.kind === 'symlink' && leadsOutside(r.path, r.meta.target ?? ''))
+  if (outside.length > 0) {
+    process.stderr.write(`cidsync: note: ${countOf(outside.length, 'symlink points', 'symlinks point')} outside the restored tree, kept as written:\n`)
+    for (const r of outside.slice(0, SHOWN)) process.stderr.write(`  ${safeText(`${r.folder}/${r.path}`)} -> ${safeText(r.meta?.target ?? '')}\n`)
+    if (outside.length > SHOWN) process.stderr.write(`  ... and ${outside.length - SHOWN} more\n`)
+  }
   const kind = (k: 'symlink' | 'dir'): number => run.outcomes.filter(o => o.kind === k && (o.outcome === 'written' || o.outcome === 'already-there')).length
   const removed = run.deleted.filter(d => d.outcome !== 'failed').length
   process.stdout.write(`${countOf(kind('symlink'), 'symlink', 'symlinks')} and ${countOf(kind('dir'), 'directory', 'directories')} in place` +
