@@ -150,7 +150,8 @@ describe('the gateway\'s DAG walk is bounded', () => {
     expect(await fetchBytes(url, `/ipfs/${narrow[0].toString()}?format=car`)).toMatchObject({ status: 200, complete: true })
     const top = (chain.at(-1) as Block)[0].toString()
     expect(await fetchBytes(url, `/ipfs/${top}?format=car`)).toMatchObject({ status: 200, complete: false })
-    expect(await fetchBytes(url, `/ipfs/${top}`)).toMatchObject({ complete: false })
+    // Its nodes announce no bytes: the file is empty, and nothing is walked for it.
+    expect(await fetchBytes(url, `/ipfs/${top}`)).toMatchObject({ status: 200, complete: true, body: Buffer.alloc(0) })
     expect(await fetchBytes(url, `/ipfs/${chain[40]?.[0].toString() as string}?format=car`)).toMatchObject({ status: 200, complete: true })
   })
 
@@ -159,10 +160,16 @@ describe('the gateway\'s DAG walk is bounded', () => {
     const bytes = dagPb.encode(dagPb.prepare({ Data: new UnixFS({ type: 'file' }).marshal(), Links: [{ Hash: looped }] }))
     // The default bounds: the cycle is what stops it, not a count.
     const url = await serviceHolding([[looped, bytes]])
-    for (const query of ['?format=car', '?format=car&car-dups=y', '']) {
+    // As a file claiming a byte, the walk loops until its depth bound, before any byte is sent.
+    const claiming = await serviceHolding([[looped, dagPb.encode(dagPb.prepare({ Data: new UnixFS({ type: 'file', blockSizes: [1n] }).marshal(), Links: [{ Hash: looped }] }))]])
+    for (const query of ['?format=car', '?format=car&car-dups=y']) {
       const answer = await within(fetchBytes(url, `/ipfs/${looped.toString()}${query}`), 30_000, `the looped DAG${query}`)
       expect(answer, query).toMatchObject({ complete: false })
     }
+    // The file holds no byte before the cycle: a 502 before the head, not a cut stream.
+    const file = await within(fetchBytes(claiming, `/ipfs/${looped.toString()}`), 30_000, 'the looped file')
+    expect(file).toMatchObject({ status: 502, complete: true })
+    expect(file.body.toString()).toContain('levels')
   })
 
   it('does not buffer the DAG for a client that stops reading: the service waits, its memory flat, and the CAR then arrives whole', async () => {

@@ -11,6 +11,9 @@ import { newWalletKey } from '../../src/crypto/index.js'
 import { useTempDir } from '../helpers/temp-dir.js'
 import { fetchBytes } from '../helpers/trustless.js'
 import { hideStoredBlock } from '../helpers/service-blocks.js'
+import { fixedSize } from 'ipfs-unixfs-importer/chunker'
+import { serviceHolding, unixfsTree, fileIn } from '../helpers/unixfs-tree.js'
+import { within } from '../helpers/wait.js'
 
 /** 1000-byte leaves, 3 links a node: a 20,000-byte file is a tree four levels deep, each node's children read ahead. */
 const DEEP: CidProfile = { ...cidProfile('kubo-cidv1'), chunkSize: 1000, maxLinks: 3 }
@@ -52,5 +55,18 @@ describe('the gateway serving a whole file', () => {
     const again = await fetchBytes(url, `/ipfs/${root}`)
     expect(again).toMatchObject({ status: 200, complete: true })
     expect(Buffer.compare(again.body, file)).toBe(0)
+  })
+
+  it('answers 404 before any byte when the first block of the file is missing, for GET and HEAD, and the next request is answered', async () => {
+    const tree = await unixfsTree({ 'big.bin': randomBytes(3_000) }, { chunker: fixedSize({ chunkSize: 1000 }) })
+    const file = fileIn(tree, 'big.bin')
+    const first = dagPb.decode(file.bytes).Links[0]?.Hash as CID
+    const { url } = await serviceHolding(tree, [first.toString()])
+    for (const method of ['GET', 'HEAD']) {
+      const answer = await within(fetchBytes(url, `/ipfs/${file.cid.toString()}`, { method }), 10_000, `the ${method} answer`)
+      expect(answer.status, method).toBe(404)
+      if (method === 'GET') expect(answer.body.toString()).toContain(first.toString())
+    }
+    expect((await fetchBytes(url, `/ipfs/${file.cid.toString()}?format=raw`)).status).toBe(200)
   })
 })

@@ -122,17 +122,18 @@ function children (cid: CID, bytes: Uint8Array, mode: Mode, start: number, range
 /**
  * The DAG's blocks in depth-first order (pre-order, links in order), one read at a time as the
  * consumer pulls: memory holds the links waiting on the walk's stack, bounded by `limits`, and
- * with `dups` off the CIDs already sent (at most `limits.maxBlocks`). A block met again on its
- * own path (only a damaged store can make a cycle) stops the walk.
+ * with `dups` off the CIDs already sent (at most `limits.maxBlocks`, and those of `sentBefore`). A
+ * block met again on its own path (only a damaged store can make a cycle) stops the walk.
  */
-export async function * dagBlocks (read: ReadBlock, root: CID, rootBytes: Uint8Array, plan: CarPlan, limits: CarLimits = CAR_LIMITS): AsyncGenerator<{ cid: CID, bytes: Uint8Array }> {
-  const seen = new Set<string>()
+export async function * dagBlocks (read: ReadBlock, root: CID, rootBytes: Uint8Array, plan: CarPlan, limits: CarLimits = CAR_LIMITS, sentBefore: readonly CID[] = []): AsyncGenerator<{ cid: CID, bytes: Uint8Array }> {
+  const keyOf = (cid: CID): string => Buffer.from(cid.bytes).toString('latin1')
+  // The blocks of a path sent ahead of the walk (`sentBefore`) are not sent again with dups=n.
+  const seen = new Set<string>(sentBefore.map(keyOf))
   const onPath = new Set<string>()
   const stack: Frame[] = []
   let pendingLinks = 0
   let sent = 0
   let sentBytes = 0
-  const keyOf = (cid: CID): string => Buffer.from(cid.bytes).toString('latin1')
 
   async function * visit (item: Pending, known?: Uint8Array): AsyncGenerator<{ cid: CID, bytes: Uint8Array }> {
     const key = keyOf(item.cid)

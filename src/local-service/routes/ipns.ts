@@ -76,8 +76,8 @@ export function ipnsRoutes (parts: ServiceParts): Route[] {
   }]
 }
 
-/** The CID an IPNS id points to, for the gateway; undefined when unknown or unbound. */
-export function resolveIpns (parts: ServiceParts, ipnsId: string): string | undefined {
-  const cid = parts.db.prepare("SELECT cid FROM ipns_keys WHERE ipns_id = ? AND cid != ''").pluck().get(ipnsId) as string | undefined
-  return cid
+/** The CID an IPNS id points to and when it was bound (ms), for the gateway; undefined when unknown or unbound. */
+export function resolveIpns (parts: ServiceParts, ipnsId: string): { cid: string, lastUpdate: number } | undefined {
+  const row = parts.db.prepare("SELECT cid, last_update FROM ipns_keys WHERE ipns_id = ? AND cid != ''").get(ipnsId) as { cid: string, last_update: number } | undefined
+  return row === undefined ? undefined : { cid: row.cid, lastUpdate: row.last_update }
 }
