@@ -47,7 +47,9 @@ async function fileAnswer (a: Answer, cid: CID, block: Uint8Array, name: string 
   const range = requestedRange(a.req, a.res, size, etag)
   // The first bytes are read before the head: a block missing there is a 404, not a dropped connection.
   const { first, body } = await primed(fileBytes(a.read, a.limits, cid, block, size, range), cid)
-  const type = await typeOf(a, cid, block, size, requestedFilename(a.served.url) ?? name, first, range === undefined || range.from === 0)
+  // The bytes sent are sniffed only when they are the file's first 512 (or all of it): a range elsewhere, or shorter, reads them.
+  const fromStart = range === undefined || (range.from === 0 && range.to >= Math.min(511, size - 1))
+  const type = await typeOf(a, cid, block, size, requestedFilename(a.served.url) ?? name, first, fromStart)
   const headers = {
     ...base,
     'content-type': type,
