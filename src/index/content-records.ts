@@ -165,15 +165,18 @@ export class ContentRecordStore {
     const anyContent = db.prepare('SELECT EXISTS (SELECT 1 FROM content)').pluck().get() === 1
     const stored = 'EXISTS (SELECT 1 FROM content c WHERE c.cid = e.cid)'
     const single = db.prepare('SELECT COUNT(*) FROM devices').pluck().get() as number <= 1 || devices.get() as number <= 1
+    // Symlinks and directories are entries, not files: counted apart (a small index) and left out.
+    const kinds = db.prepare("SELECT 1 FROM pragma_table_info('entries') WHERE name = 'kind'").pluck().get() === 1
     if (single) {
       const live = hasLiveCounts(db) ? 'SELECT COALESCE(SUM(live), 0) FROM live_counts' : 'SELECT COUNT(*) FROM entries WHERE deleted = 0'
+      const others = kinds ? db.prepare("SELECT COUNT(*) FROM entries WHERE kind IN ('dir', 'symlink') AND deleted = 0").pluck().get() as number : 0
       return {
-        files: db.prepare(live).pluck().get() as number,
+        files: (db.prepare(live).pluck().get() as number) - others,
         stored: anyContent ? db.prepare(`SELECT COUNT(*) FROM entries e WHERE deleted = 0 AND ${stored}`).pluck().get() as number : 0
       }
     }
     return db.prepare(`SELECT COUNT(*) AS files, COALESCE(SUM(stored), 0) AS stored FROM
-      (SELECT MAX(${anyContent ? stored : '0'}) AS stored FROM entries e WHERE deleted = 0 GROUP BY folder, path)`).get() as { files: number, stored: number }
+      (SELECT MAX(${anyContent ? stored : '0'}) AS stored FROM entries e WHERE deleted = 0${kinds ? " AND (kind IS NULL OR kind = 'file')" : ''} GROUP BY folder, path)`).get() as { files: number, stored: number }
   }
 
   /** Records what this device stored, each with its next sequence number, in one transaction. */

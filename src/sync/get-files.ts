@@ -40,6 +40,8 @@ export type GetFilesProgress =
   | { readonly type: 'start', readonly files: number, readonly bytes: number }
   | { readonly type: 'bytes', readonly bytes: number }
   | { readonly type: 'file', readonly path: string, readonly outcome: GetOutcome['outcome'], readonly reason?: string, readonly code?: string }
+  /** A symlink or a directory, put in place after the files. */
+  | { readonly type: 'entry', readonly kind: 'symlink' | 'dir', readonly path: string, readonly outcome: GetOutcome['outcome'], readonly reason?: string, readonly code?: string }
 
 /** What became of one file. */
 export interface GetOutcome {
@@ -290,7 +292,11 @@ export async function getFiles (clients: ServiceClients, index: Index, init: Get
       overwrite: init.overwrite === true,
       signal: init.signal
     })
-    for (const outcome of placed) { outcomes.push(outcome); init.onProgress?.({ type: 'file', path: outcome.path, outcome: outcome.outcome, ...(outcome.reason === undefined ? {} : { reason: outcome.reason, code: outcome.code }) }) }
+    for (const outcome of placed) {
+      outcomes.push(outcome)
+      const said = { path: outcome.path, outcome: outcome.outcome, ...(outcome.reason === undefined ? {} : { reason: outcome.reason, code: outcome.code }) }
+      init.onProgress?.(outcome.kind === undefined ? { type: 'file', ...said } : { type: 'entry', kind: outcome.kind, ...said })
+    }
   } finally {
     // A run that failed renames nothing more than the batch already being synced.
     await durable.drain()
