@@ -1,7 +1,6 @@
 import { realpath, rm } from 'node:fs/promises'
 import { eachAtOnce } from '../util/each-at-once.js'
 import { renameInto, stillInPlace } from './fetch-file.js'
-import { applyAttrs, defaultAttrs, type FileAttrs } from './file-attrs.js'
 import type { SealPool } from './seal-pool.js'
 
 /** A temp file whose plaintext hashed to its row's CID, held open by its sealing thread ({@link unsealFile}). */
@@ -19,8 +18,6 @@ export interface UnsealedFile {
   readonly size: number
   /** A file there may be replaced (`FetchFileInit.replace`); else one found there is kept and this one refused. */
   readonly replace?: boolean
-  /** Its mode and owner, given once it is checked in place (absent: a user's usual file mode). */
-  readonly attrs?: FileAttrs
 }
 
 /** When a batch is synced: this many files, or this many bytes, whichever comes first. */
@@ -117,7 +114,6 @@ export class DurableBatch {
           if (err === undefined) {
             try {
               await stillInPlace(dir, now, entry.file.expectedDir, entry.file.temp, entry.file.inode)
-              await applyAttrs(entry.file.temp, entry.file.attrs ?? defaultAttrs())
               await renameInto(entry.file.temp, entry.file.target, entry.file.replace === true)
             } catch (placing) {
               err = placing

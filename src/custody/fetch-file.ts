@@ -1,5 +1,5 @@
 import { createReadStream } from 'node:fs'
-import { link, lstat, open, readdir, realpath, rename, rm, unlink, utimes } from 'node:fs/promises'
+import { link, lstat, open, readdir, realpath, rename, rm, unlink } from 'node:fs/promises'
 import { basename, dirname, join } from 'node:path'
 import { randomBytes } from 'node:crypto'
 import type { CID } from 'multiformats/cid'
@@ -159,15 +159,12 @@ export async function renameInto (temp: string, target: string, replace: boolean
 }
 
 /**
- * Puts a verified temp file (its bytes fsynced) in its target's place: only while its directory
- * is still where it was checked, made readable, its mtime the row's (unless already set), then renamed.
+ * Puts a verified temp file (its bytes fsynced, its mode, owner and mtime set on its descriptor)
+ * in its target's place: only while its directory is still where it was checked. Nothing here goes
+ * by the temp's path but the check and the rename: a chmod by path would follow a symlink swapped in.
  */
-export async function placeFile (temp: string, target: string, dir: string, expectedDir: string, inode: number, mtimeMs?: number, replace = false, attrs: FileAttrs = defaultAttrs()): Promise<void> {
+export async function placeFile (temp: string, target: string, dir: string, expectedDir: string, inode: number, replace = false): Promise<void> {
   await stillInPlace(dir, await realpath(dir).catch(() => undefined), expectedDir, temp, inode)
-  // Files are made 0600 while unverified; once verified and checked in place, their own mode.
-  await applyAttrs(temp, attrs)
-  // Seconds as a number keep the sub-millisecond part a Date would drop (absent: set as it was written).
-  if (mtimeMs !== undefined) await utimes(temp, Date.now() / 1000, utimesTime(mtimeMs))
   await renameInto(temp, target, replace)
 }
 
@@ -207,13 +204,16 @@ export async function fetchFile (init: FetchFileInit): Promise<void> {
         await handle.write(bytes)
         init.onBytes?.(bytes.byteLength)
       }
+      const got = builder.finish().toString()
+      if (got !== row.cid.toString()) throw new ContentIntegrityError(`the stored content of ${row.cid.toString()} hashes to ${got}: damaged or forged, nothing written`)
+      // Verified: its owner, mode and mtime, on the descriptor (never by path, which a swapped symlink could redirect).
+      await applyAttrs(handle, init.attrs ?? defaultAttrs())
+      await handle.utimes(Date.now() / 1000, utimesTime(row.mtimeMs))
       if (init.durable !== false) await handle.sync()
     } finally {
       await handle.close()
     }
-    const got = builder.finish().toString()
-    if (got !== row.cid.toString()) throw new ContentIntegrityError(`the stored content of ${row.cid.toString()} hashes to ${got}: damaged or forged, nothing written`)
-    await placeFile(temp, init.target, dir, expectedDir, inode, row.mtimeMs, init.replace === true, init.attrs)
+    await placeFile(temp, init.target, dir, expectedDir, inode, init.replace === true)
   } catch (err) {
     await rm(temp, { force: true })
     throw err

@@ -1,4 +1,4 @@
-import { chmod, chown } from 'node:fs/promises'
+import type { FileHandle } from 'node:fs/promises'
 
 /**
  * What a restored file is given once verified and checked in place: its mode, and its owner and
@@ -16,10 +16,10 @@ export function defaultAttrs (): FileAttrs {
 }
 
 /**
- * Gives a temp its owner first, then its mode: a chown clears setuid and setgid bits, so the mode
- * comes after it. Called only once its directory is checked to be where it was.
+ * Gives an open temp its owner first, then its mode: a chown clears setuid and setgid bits, so the
+ * mode comes after it. Through the descriptor only: a path could lead elsewhere by then.
  */
-export async function applyAttrs (path: string, attrs: FileAttrs): Promise<void> {
-  if (attrs.uid !== undefined || attrs.gid !== undefined) await chown(path, attrs.uid ?? -1, attrs.gid ?? -1)
-  await chmod(path, attrs.mode & 0o7777)
+export async function applyAttrs (handle: FileHandle, attrs: FileAttrs): Promise<void> {
+  if (attrs.uid !== undefined || attrs.gid !== undefined) await handle.chown(attrs.uid ?? -1, attrs.gid ?? -1)
+  await handle.chmod(attrs.mode & 0o7777)
 }

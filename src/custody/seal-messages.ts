@@ -46,6 +46,9 @@ export interface UnsealJob {
   readonly mtimeMs: number
   /** The file's mode once verified (0600 until then). */
   readonly mode: number
+  /** Its owner and group once verified (as root), set before its mode. */
+  readonly uid?: number
+  readonly gid?: number
   /**
    * Where the temp's directory really is (its realpath) when it was checked: the thread compares
    * it right after the temp is made, before a byte is written, and refuses a directory swapped since.

@@ -53,6 +53,9 @@ export interface UnsealInit {
   readonly mtimeMs: number
   /** The file's mode once verified (it is 0600 until then). */
   readonly mode: number
+  /** Its owner and group once verified (as root), set before its mode. */
+  readonly uid?: number
+  readonly gid?: number
   /** Where its directory really is: checked right after the temp is made, before a byte is written. */
   readonly dir?: string
   /** The whole blob at once (views of an object in memory): {@link Unsealer.end} is then the only call, one message each way. */

@@ -6,6 +6,7 @@ import { checkedCid, type ObjectMemory } from './object-memory.js'
 import type { SealPool, Unsealer } from './seal-pool.js'
 import { fetchTempFor, fileKeyFor, realDir, type FetchFileInit } from './fetch-file.js'
 import type { UnsealedFile } from './durable-batch.js'
+import { defaultAttrs } from './file-attrs.js'
 
 export interface UnsealFileInit extends Omit<FetchFileInit, 'objects'> {
   readonly memory: ObjectMemory
@@ -95,8 +96,9 @@ export async function unsealFile (init: UnsealFileInit): Promise<UnsealedFile> {
     const expectedDir = init.targetDir ?? await realDir(dir)
     const temp = fetchTempFor(init.target)
     try {
-      // Private while it is written and synced: its mode (and owner) come once it is checked in place.
-      const job = { path: temp, key, cid: row.cid.toString(), size: row.size, profile: row.profile.name, mtimeMs: row.mtimeMs, mode: 0o600, dir: expectedDir }
+      // Private while it is written: its mode and owner come on its descriptor once it is verified.
+      const attrs = init.attrs ?? defaultAttrs()
+      const job = { path: temp, key, cid: row.cid.toString(), size: row.size, profile: row.profile.name, mtimeMs: row.mtimeMs, mode: attrs.mode, uid: attrs.uid, gid: attrs.gid, dir: expectedDir }
       let unsealer: Unsealer | undefined
       let written: { cid: string, inode: number }
       try {
@@ -141,7 +143,7 @@ export async function unsealFile (init: UnsealFileInit): Promise<UnsealedFile> {
         await unsealer?.cancel()
       }
       if (written.cid !== row.cid.toString()) throw new ContentIntegrityError(`the stored content of ${row.cid.toString()} hashes to ${written.cid}: damaged or forged, nothing written`)
-      return { job: (unsealer as Unsealer).id, temp, target: init.target, dir, expectedDir, inode: written.inode, size: row.size, replace: init.replace === true, attrs: init.attrs }
+      return { job: (unsealer as Unsealer).id, temp, target: init.target, dir, expectedDir, inode: written.inode, size: row.size, replace: init.replace === true }
     } catch (err) {
       await rm(temp, { force: true })
       throw err

@@ -5,7 +5,7 @@
 // restore fsyncs a batch of them together (`syncHeld`) and renames them only after. The temp file is this thread's to open and close, so no
 // write of a given-up job can land in a descriptor its caller reused, and its to remove when the
 // job fails or is given up: a removal by the caller could come before the thread created it.
-import { closeSync, fchmodSync, fstatSync, fsync, futimesSync, openSync, rmSync, writeSync } from 'node:fs'
+import { closeSync, fchmodSync, fchownSync, ftruncateSync, fstatSync, fsync, futimesSync, openSync, rmSync, writeSync } from 'node:fs'
 import { dirname } from 'node:path'
 import { openedIn } from '../util/fd-path.js'
 import { CID } from 'multiformats/cid'
@@ -31,6 +31,8 @@ interface Unsealing {
   readonly cid: string
   readonly mtimeMs: number
   readonly mode: number
+  readonly uid?: number
+  readonly gid?: number
   written: number
 }
 
@@ -75,6 +77,8 @@ export function startUnseal (job: UnsealJob): void {
     }
   } catch (err) {
     direct?.release()
+    // Emptied through its descriptor first: its name may lead elsewhere now, and nothing of it stays.
+    try { ftruncateSync(fd, 0) } catch {}
     closeSync(fd)
     rmSync(job.path, { force: true })
     throw err
@@ -89,6 +93,8 @@ export function startUnseal (job: UnsealJob): void {
     cid: job.cid,
     mtimeMs: job.mtimeMs,
     mode: job.mode,
+    uid: job.uid,
+    gid: job.gid,
     written: 0,
     opener: new ChunkOpener({ key: job.key, cid: CID.parse(job.cid), size: job.size }, (plain) => {
       state.written += plain.byteLength
@@ -133,7 +139,9 @@ export function endUnseal (id: number): { cid: string, inode: number } {
     // Here, on the open descriptor: calls the restoring thread no longer makes. Seconds as a
     // number keep the sub-millisecond part a Date would drop.
     futimesSync(state.fd, Date.now() / 1000, utimesTime(state.mtimeMs))
-    fchmodSync(state.fd, state.mode)
+    // On the descriptor: a chown clears setuid bits, so the owner comes first, then the mode.
+    if (state.uid !== undefined || state.gid !== undefined) fchownSync(state.fd, state.uid ?? -1, state.gid ?? -1)
+    fchmodSync(state.fd, state.mode & 0o7777)
   } catch (err) {
     discard(state)
     throw err

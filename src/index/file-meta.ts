@@ -34,8 +34,8 @@ export function metaOfRow (row: MetaRow): FileMeta | null {
   if (row.kind === null || !KINDS.has(row.kind)) return null
   return {
     kind: row.kind as EntryKind,
-    // A mode outside the permission bits is another device's mistake or forgery: never more than 0o7777.
-    mode: (row.mode ?? 0o600) & 0o7777,
+    // A mode outside the permission bits is another device's mistake or forgery: private instead.
+    mode: row.mode !== null && Number.isInteger(row.mode) && row.mode >= 0 && row.mode <= 0o7777 ? row.mode : 0o600,
     uid: row.uid ?? -1,
     gid: row.gid ?? -1,
     owner: row.owner,

@@ -1,4 +1,4 @@
-import { lstat, readdir, rm, stat } from 'node:fs/promises'
+import { lstat, readdir, readlink, rm, stat } from 'node:fs/promises'
 import { availableParallelism } from 'node:os'
 import { dirname, join } from 'node:path'
 import { CID } from 'multiformats/cid'
@@ -140,6 +140,10 @@ export async function getFiles (clients: ServiceClients, index: Index, init: Get
     const recorded = dirModes.get(`${folder}/${parts.join('/')}/`) ?? dirModes.get(`${parts.join('/')}/`)
     return recorded === undefined ? 0o755 : (recorded | 0o700) & 0o777
   }
+  const ownLinkThere = async (row: Entry, target: string): Promise<boolean> => {
+    const mine = init.own === undefined ? undefined : index.entries.get(init.own, row.folder, row.path)
+    return mine?.meta?.kind === 'symlink' && await readlink(target).then(t => t === mine.meta?.target, () => false)
+  }
   const replaceable = (row: Entry, localCid: string): boolean => {
     if (init.overwrite === true) return true
     // What is there is a version of record: this device's own row, or content stored to be brought back.
@@ -202,11 +206,23 @@ export async function getFiles (clients: ServiceClients, index: Index, init: Get
       const attrs = restoredAttrs(row.meta, note)
       const there = made ? undefined : await lstat(target).catch(() => undefined)
       if (there !== undefined) {
-        const local = there.isFile() ? (await fileCid(target, profile, { signal: init.signal })).cid.toString() : undefined
+        let local: string | undefined
+        try {
+          local = there.isFile() ? (await fileCid(target, profile, { signal: init.signal })).cid.toString() : undefined
+        } catch (err) {
+          // A local file this user cannot read (mode 0000) cannot be compared: kept unless --overwrite.
+          const code = (err as NodeJS.ErrnoException).code
+          if (code !== 'EACCES' && code !== 'EPERM') throw err
+          if (init.overwrite !== true) { done(at, { path: shown, outcome: 'kept-different', target, code: 'ERR_TARGET_EXISTS', reason: `${target} cannot be read to compare (${code}): add --overwrite to replace it` }); return }
+          local = ''
+        }
         // The same bytes and, where recorded, the same mode and owner: right as it is. Else it is
         // brought back again, through the checked path that sets them.
         if (local === row.cid && there.size === row.size && sameAttrs(there, attrs, row.meta === null)) { done(at, { path: shown, outcome: 'already-there', target }); return }
-        if (local === undefined || (local !== row.cid && !replaceable(row, local))) {
+        // A symlink where the file was (a type changed on another device): replaced when it is one of record, or with --overwrite.
+        const linkOfRecord = there.isSymbolicLink() && (init.overwrite === true || await ownLinkThere(row, target))
+        if (linkOfRecord) local = ''
+        if (local === undefined || (local !== row.cid && local !== '' && !replaceable(row, local))) {
           done(at, { path: shown, outcome: 'kept-different', target, code: 'ERR_TARGET_EXISTS', reason: `${target} holds other content${local !== undefined ? ' that no publish holds (local changes?): add --overwrite to replace it' : ' and is not a regular file'}` })
           return
         }
@@ -283,7 +299,7 @@ export async function getFiles (clients: ServiceClients, index: Index, init: Get
     // Then what is not a file's bytes: other names of hard links, symlinks, and directories last.
     const written = new Map(outcomes.filter((o): o is GetOutcome => o?.outcome === 'written' || o?.outcome === 'already-there').map(o => [o.path, o.target as string]))
     const entryJobs: EntryJob[] = [
-      ...linked.map(({ row, first }) => ({ row, existing: written.get(`${first.folder}/${first.path}`) })),
+      ...linked.map(({ row, first }) => ({ row, first, existing: written.get(`${first.folder}/${first.path}`) })),
       ...entries.map(row => ({ row }))
     ]
     const placed = await placeEntries(entryJobs, {

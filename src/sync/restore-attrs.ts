@@ -19,10 +19,15 @@ export function restoredAttrs (meta: FileMeta | null, note: (what: AttrsNote) =>
     note('mode-unknown')
     return { mode: 0o600 }
   }
-  const mode = meta.mode & 0o7777
+  let mode = meta.mode & 0o7777
+  // Setuid or setgid on a file others may write is never a real file's: dropped.
+  if ((mode & 0o6000) !== 0 && (mode & 0o022) !== 0) { note('setid-dropped'); mode &= ~0o6000 }
   if (restoresOwners()) {
-    const uid = (meta.owner === null ? undefined : userId(meta.owner)) ?? (meta.uid >= 0 ? meta.uid : undefined)
-    const gid = (meta.group === null ? undefined : groupId(meta.group)) ?? (meta.gid >= 0 ? meta.gid : undefined)
+    const uid = byName(meta.owner === null ? undefined : userId(meta.owner), meta.uid)
+    const gid = byName(meta.group === null ? undefined : groupId(meta.group), meta.gid)
+    // An owner that cannot be told keeps root's: setuid and setgid would then mean root.
+    if ((mode & 0o4000) !== 0 && uid === undefined) { note('setid-dropped'); mode &= ~0o4000 }
+    if ((mode & 0o2000) !== 0 && gid === undefined) { note('setid-dropped'); mode &= ~0o2000 }
     return { mode, uid, gid }
   }
   const own = process.getuid?.() === meta.uid
@@ -32,6 +37,16 @@ export function restoredAttrs (meta: FileMeta | null, note: (what: AttrsNote) =>
     return { mode: mode & ~0o6000 }
   }
   return { mode }
+}
+
+/**
+ * The id to give: this device's for the recorded name, else the recorded number. A name that
+ * means root here while the number recorded is not root's is not trusted with it.
+ */
+function byName (named: number | undefined, recorded: number): number | undefined {
+  const number = Number.isSafeInteger(recorded) && recorded >= 0 && recorded < 2 ** 32 - 1 ? recorded : undefined
+  if (named === 0 && number !== 0) return number
+  return named ?? number
 }
 
 /** What each note means, for the run's summary. */

@@ -59,7 +59,9 @@ export async function extraEntries (config: Config, to: string | undefined, rows
         const childRel = rel === '' ? entry.name : `${rel}/${entry.name}`
         const shown = `${folder.name}/${childRel}`
         const inScope = wanted.some(w => w === folder.name || w === '' || shown === w || shown.startsWith(`${w}/`) || w.startsWith(`${shown}/`))
-        if (!inScope || ignore(childRel) || TEMP.test(entry.name)) { kept = true; continue }
+        // Special files are never indexed (listed as skipped): no publish has them, and none removes them.
+        const special = entry.isFIFO() || entry.isSocket() || entry.isBlockDevice() || entry.isCharacterDevice()
+        if (!inScope || ignore(childRel) || TEMP.test(entry.name) || special) { kept = true; continue }
         if (entry.isDirectory()) {
           const within = wanted.some(w => w === '' || w === folder.name || shown === w || shown.startsWith(`${w}/`))
           const holds = await walk(childRel)

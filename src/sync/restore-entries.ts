@@ -6,11 +6,11 @@ import type { Entry } from '../index/index.js'
 import { eachAtOnce } from '../util/each-at-once.js'
 import { fsyncPath } from '../util/fsync.js'
 import { prepareTarget } from './safe-target.js'
-import { depthOf, finishDirectory, placeHardLink, placeSymlink, sameSymlink } from './restore-tree.js'
+import { depthOf, finishDirectory, inodeIn, placeHardLink, placeSymlink, sameSymlink } from './restore-tree.js'
 import type { GetOutcome } from './get-files.js'
 
-/** An entry put in place after the files' bytes: a symlink, a directory, or another name of a hard link (`existing`, where the first name was put). */
-export interface EntryJob { readonly row: Entry, readonly existing?: string }
+/** An entry put in place after the files' bytes: a symlink, a directory, or another name of a hard link (`first`, put at `existing`). */
+export interface EntryJob { readonly row: Entry, readonly first?: Entry, readonly existing?: string }
 
 export interface PlaceEntriesInit {
   /** Where a row goes, and the mode a directory made on the way gets. */
@@ -41,7 +41,7 @@ export async function placeEntries (jobs: readonly EntryJob[], init: PlaceEntrie
     else outcomes.push({ path: shownOf(row), kind, outcome: 'failed', reason: error.message, code: typeof error.code === 'string' ? error.code : 'ERR_CIDSYNC' })
   }
   const links = jobs.filter(j => j.row.meta?.kind !== 'dir')
-  await eachAtOnce(links, CONCURRENCY, async ({ row, existing }) => {
+  await eachAtOnce(links, CONCURRENCY, async ({ row, first: firstRow, existing }) => {
     const kind = row.meta?.kind === 'symlink' ? 'symlink' : undefined
     try {
       init.signal?.throwIfAborted()
@@ -58,14 +58,15 @@ export async function placeEntries (jobs: readonly EntryJob[], init: PlaceEntrie
         // A link there that says another target is another version of this one: replaced.
         await placeSymlink(linkTarget, target, targetDir, there !== undefined, init.attrs(row), row.mtimeMs)
       } else {
-        if (existing === undefined) { outcomes.push({ path: shownOf(row), outcome: 'failed', code: 'ERR_CIDSYNC', reason: 'it is a hard link of a file that was not brought back (its outcome says why)' }); return }
-        const first = await lstat(existing)
+        if (existing === undefined || firstRow === undefined) { outcomes.push({ path: shownOf(row), outcome: 'failed', code: 'ERR_CIDSYNC', reason: 'it is a hard link of a file that was not brought back (its outcome says why)' }); return }
+        const at = init.place(firstRow)
+        const first = await inodeIn(existing, (await prepareTarget(at.root, at.components, at.dirMode)).targetDir)
         if (there !== undefined && there.ino === first.ino && there.dev === first.dev) { outcomes.push({ path: shownOf(row), outcome: 'already-there', target }); return }
         if (there !== undefined && !init.overwrite) {
           outcomes.push({ path: shownOf(row), outcome: 'kept-different', target, code: 'ERR_TARGET_EXISTS', reason: `${target} holds another file: add --overwrite to make it a link of ${existing}` })
           return
         }
-        await placeHardLink(existing, target, targetDir, there !== undefined)
+        await placeHardLink(existing, first, target, targetDir, there !== undefined)
       }
       renamedInto.add(dirname(target))
       outcomes.push({ path: shownOf(row), kind, outcome: 'written', target })

@@ -39,14 +39,35 @@ export async function sameSymlink (target: string, linkTarget: string): Promise<
 }
 
 /**
- * Gives another name to a file already restored (a hard link, as recorded): linked under a temp
- * name, checked in place, renamed; without `replace` never over a file there.
+ * The inode of a file restored at `path`, whose directory really is `expectedDir`: read on a
+ * descriptor opened without following a link, whose file the kernel names, so a directory
+ * swapped on the way cannot hand over another file.
  */
-export async function placeHardLink (existing: string, target: string, expectedDir: string, replace: boolean): Promise<void> {
+export async function inodeIn (path: string, expectedDir: string): Promise<{ ino: number, dev: number }> {
+  const handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW)
+  try {
+    const where = fdPath(handle.fd)
+    if (where !== undefined && where !== join(expectedDir, basename(path))) throw new TargetPathError(`${path} is not the file restored (it is ${where}): a symlink put in its way? No link was made to it`)
+    const stats = await handle.stat()
+    if (!stats.isFile()) throw new TargetPathError(`${path} is not a regular file: no link was made to it`)
+    return { ino: stats.ino, dev: stats.dev }
+  } finally {
+    await handle.close()
+  }
+}
+
+/**
+ * Gives another name to a file already restored (a hard link, as recorded): linked under a temp
+ * name, checked to be that file (`first`, its inode) and in place, renamed; without `replace`
+ * never over a file there.
+ */
+export async function placeHardLink (existing: string, first: { ino: number, dev: number }, target: string, expectedDir: string, replace: boolean): Promise<void> {
   const temp = fetchTempFor(target)
   await link(existing, temp)
   try {
-    await stillThere(dirname(target), expectedDir, temp, (await lstat(temp)).ino)
+    const made = await lstat(temp)
+    if (made.ino !== first.ino || made.dev !== first.dev) throw new TargetPathError(`${dirname(existing)} changed while a hard link was made to ${existing}: a symlink put in its way? The link was removed`)
+    await stillThere(dirname(target), expectedDir, temp, made.ino)
     await renameInto(temp, target, replace)
   } catch (err) {
     await rm(temp, { force: true })

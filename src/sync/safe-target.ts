@@ -23,6 +23,10 @@ export function safeComponents (relative: string): string[] {
  * this call made that directory (so it held nothing before).
  */
 export async function prepareTarget (root: string, components: readonly string[], dirMode: (parts: readonly string[]) => number = () => 0o755): Promise<{ target: string, targetDir: string, made: boolean }> {
+  // Where the directory must really be: the root's real path and the components checked below,
+  // each a real directory. Never the directory's own real path looked up at the end, which
+  // follows a component swapped for a symlink after it was checked.
+  const realRoot = await realpath(root)
   let dir = root
   let made = false
   const parts = components.slice(0, -1)
@@ -36,5 +40,8 @@ export async function prepareTarget (root: string, components: readonly string[]
     // Made or found, it must be a real directory now (a symlink swapped in after mkdir is caught here).
     if (!(await lstat(dir)).isDirectory()) throw new TargetPathError(`${dir} is not a real directory: nothing is written through it; move it aside, or bring the files back with --to DIR`)
   }
-  return { target: join(root, ...components), targetDir: await realpath(dir), made }
+  const expected = join(realRoot, ...components.slice(0, -1))
+  const now = await realpath(dir)
+  if (now !== expected) throw new TargetPathError(`${dir} is not where it was checked (it leads to ${now}): a symlink put in its way? Nothing is written through it`)
+  return { target: join(root, ...components), targetDir: expected, made }
 }

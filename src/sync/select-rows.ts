@@ -6,15 +6,15 @@ export interface SelectRowsInit {
   /** `folder/path` as `ls` prints them: each an exact file, or with `prefix` everything under it. */
   readonly paths: readonly string[]
   readonly prefix: boolean
-  /** Only this device's rows; absent: this device's where it has the path, else the newest other's. */
+  /** Only this device's rows; absent: each path's newest row across the devices. */
   readonly deviceId?: string
   /** This device's id, when it has one. */
   readonly own?: string
 }
 
 /**
- * The live rows a `get` or `restore --files` brings back: one per `folder/path`. Without a device,
- * a path this device holds is its own; one only other devices hold is the most recently written.
+ * The live rows a `get` brings back: one per `folder/path`. Without a device, each path's most
+ * recently written row across the devices (another device's edit arrives); on a tie, this device's.
  * A path that matches nothing is a {@link PathNotFoundError} (exit 3) naming it.
  */
 export function selectRows (index: Index, init: SelectRowsInit): Entry[] {
@@ -28,7 +28,7 @@ export function selectRows (index: Index, init: SelectRowsInit): Entry[] {
     for (const row of rows) {
       const key = `${row.folder}/${row.path}`
       const held = chosen.get(key)
-      const better = held === undefined || (held.deviceId !== init.own && (row.deviceId === init.own || row.updatedAt > held.updatedAt))
+      const better = held === undefined || row.updatedAt > held.updatedAt || (row.updatedAt === held.updatedAt && row.deviceId === init.own)
       if (better) chosen.set(key, row)
     }
   }

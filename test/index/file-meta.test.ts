@@ -60,12 +60,13 @@ describe('what an entry is, in the index and its segments', () => {
     target.close()
   })
 
-  it('never reads a mode wider than the permission bits, whatever a forged row holds', async () => {
+  it('reads a mode outside the permission bits (a forged row) as private', async () => {
     const dir = await useTempDir()
     const index = openIndex(join(dir, 'a.sqlite'))
     index.entries.registerDevice(A, 'laptop')
-    index.entries.apply(A, [upsert('x', meta({ mode: 0o170777 }))])
-    expect(index.entries.get(A, 'notes', 'x')?.meta?.mode).toBe(0o7777 & 0o170777)
+    index.entries.apply(A, [upsert('x', meta({ mode: 0o170777 })), upsert('y', meta({ mode: -1 }))])
+    expect(index.entries.get(A, 'notes', 'x')?.meta?.mode).toBe(0o600)
+    expect(index.entries.get(A, 'notes', 'y')?.meta?.mode).toBe(0o600)
     index.close()
   })
 })

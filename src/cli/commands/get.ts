@@ -86,6 +86,10 @@ export async function runGet (options: GetOptions, paths: readonly string[], pre
       // Asked by name and found only on another device: say so when this device deleted it since.
       if (!prefix && deviceId === undefined && options.json !== true) for (const note of olderThanOwnDeletion(index, rows, own)) process.stderr.write(`cidsync: note: ${safeLines(note)}\n`)
       if (past !== undefined && options.json !== true) process.stderr.write(`from the publish of ${safeText(past.at)} (${safeText(past.cid)})\n`)
+      // `--delete` first: what the tree does not have goes before its directories get their mtimes.
+      const deleted: readonly GetOutcome[] = tree !== undefined && options.delete === true
+        ? await (await import('./restore-files.js')).deleteExtra({ config, tree, paths, options })
+        : []
       const notes: string[] = []
       const outcomes = await getFiles(clients, index, { config, rows, to: options.to, overwrite: options.overwrite, passphrase, own, onProgress: progressReporter(options.json === true), onNote: (note) => { notes.push(note) } })
       const unfetched = outcomes.filter(o => o.outcome === 'failed' && FROM_SERVICE.has(o.code ?? ''))
@@ -94,12 +98,9 @@ export async function runGet (options: GetOptions, paths: readonly string[], pre
       if (fallsBack && where !== lastSource && first !== undefined) {
         throw new GatewayFetchError(`${countOf(unfetched.length, 'file', 'files')} could not be fetched from ${where} (${safeText(first.path)}: ${safeLines(first.reason ?? 'failed')})`)
       }
-      let deleted: readonly GetOutcome[] = []
-      if (tree !== undefined) {
-        const files = await import('./restore-files.js')
-        if (options.delete === true) deleted = await files.deleteExtra({ config, tree, paths, options })
-        await files.reportTree({ tree, notes, json: options.json === true, index, outcomes, deleted })
-      }
+      const { reportTree, reportNotes } = await import('./restore-files.js')
+      if (tree !== undefined) await reportTree({ tree, json: options.json === true, index, outcomes, deleted, deleting: options.delete === true })
+      await reportNotes(notes, options.json === true)
       report([...outcomes, ...deleted.filter(o => o.outcome === 'failed')], options.json === true, where === 'the primary' ? '' : ` from ${where}`)
     } finally {
       if (past !== undefined) await past.close()
@@ -125,13 +126,15 @@ function report (outcomes: readonly GetOutcome[], json: boolean, from: string): 
     for (const o of notDone.slice(0, SHOWN_NOT_DONE)) process.stderr.write(`cidsync: ${safeText(o.path)}: ${safeLines(o.reason ?? o.outcome)} [${safeText(o.code ?? 'ERR_CIDSYNC')}]\n`)
     // A folder never stored, restored on a new device, is thousands of the same line: the first ones say why.
     if (notDone.length > SHOWN_NOT_DONE) process.stderr.write(`cidsync: ... and ${notDone.length - SHOWN_NOT_DONE} more not brought back (\`--json\` lists each with why)\n`)
+    const entries = outcomes.filter(o => o.kind !== undefined && (o.outcome === 'written' || o.outcome === 'already-there')).length
     process.stdout.write(`${countOf(count('written'), 'file', 'files')} written${from}, ${count('already-there')} already right` +
+      `${entries === 0 ? '' : `, ${countOf(entries, 'symlink or directory', 'symlinks and directories')} in place`}` +
       `${notDone.length === 0 ? '' : `; not brought back: ${count('not-stored')} not stored, ${count('kept-different')} kept (different local file), ${count('failed')} failed`}\n`)
   }
   if (notDone.length > 0) {
     // Damage (bytes that do not verify, a service data dir that lost what it indexed): exit 4.
     const integrity = outcomes.some(o => o.outcome === 'failed' && DAMAGE.has(o.code ?? ''))
-    throw new FilesNotRestoredError(`${countOf(notDone.length, 'file was', 'files were')} not brought back${from} (${json ? 'each in its JSON line, with why' : notDone.length > SHOWN_NOT_DONE ? `the first ${SHOWN_NOT_DONE} named above` : 'each named above'})`, integrity)
+    throw new FilesNotRestoredError(`${countOf(notDone.length, 'entry was', 'entries were')} not brought back${from} (${json ? 'each in its JSON line, with why' : notDone.length > SHOWN_NOT_DONE ? `the first ${SHOWN_NOT_DONE} named above` : 'each named above'})`, integrity)
   }
 }
 

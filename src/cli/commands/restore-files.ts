@@ -63,12 +63,10 @@ export async function deleteExtra (run: TreeRun): Promise<GetOutcome[]> {
 }
 
 /** What a tree's restore says beyond its files: paths taken from another device, links and directories, deletions, and what modes and owners could not be. */
-export async function reportTree (run: { readonly tree: SelectedTree, readonly notes: readonly string[], readonly json: boolean, readonly index: Index, readonly outcomes: readonly GetOutcome[], readonly deleted: readonly GetOutcome[] }): Promise<void> {
-  const { NOTE_TEXT } = await import('../../sync/index.js')
+export async function reportTree (run: { readonly tree: SelectedTree, readonly json: boolean, readonly index: Index, readonly outcomes: readonly GetOutcome[], readonly deleted: readonly GetOutcome[], readonly deleting: boolean }): Promise<void> {
   if (run.json) {
-    for (const d of run.tree.disagreements) process.stdout.write(JSON.stringify({ type: 'newest', path: d.path, device: d.deviceId }) + '\n')
+    for (const d of run.tree.disagreements) process.stdout.write(JSON.stringify({ type: 'newest', path: d.path, device: d.deviceId, deletedThere: run.tree.deleted.has(d.path) }) + '\n')
     for (const d of run.deleted) process.stdout.write(JSON.stringify({ type: 'deleted', path: d.path, outcome: d.outcome === 'failed' ? 'failed' : 'deleted', ...(d.outcome === 'failed' ? { reason: d.reason, code: d.code } : {}) }) + '\n')
-    for (const n of run.notes) process.stdout.write(JSON.stringify({ type: 'note', note: n, text: NOTE_TEXT[n as AttrsNote] }) + '\n')
     return
   }
   const hosts = new Map(run.index.entries.devices().map(d => [d.id, d.hostname]))
@@ -78,7 +76,6 @@ export async function reportTree (run: { readonly tree: SelectedTree, readonly n
     for (const d of run.tree.disagreements.slice(0, SHOWN)) process.stderr.write(`  ${safeText(d.path)}: from ${from(d.deviceId)}${run.tree.deleted.has(d.path) ? ', deleted there' : ''}\n`)
     if (run.tree.disagreements.length > SHOWN) process.stderr.write(`  ... and ${run.tree.disagreements.length - SHOWN} more (\`--json\` lists each)\n`)
   }
-  for (const n of run.notes) process.stderr.write(`cidsync: note: some entries were not restored exactly: ${NOTE_TEXT[n as AttrsNote]}\n`)
   // A link that leads out of the restored tree is kept as written, and said: it may mean another machine's path.
   const outside = run.tree.rows.filter(r => r.meta?.kind === 'symlink' && leadsOutside(r.path, r.meta.target ?? ''))
   if (outside.length > 0) {
@@ -89,7 +86,17 @@ export async function reportTree (run: { readonly tree: SelectedTree, readonly n
   const kind = (k: 'symlink' | 'dir'): number => run.outcomes.filter(o => o.kind === k && (o.outcome === 'written' || o.outcome === 'already-there')).length
   const removed = run.deleted.filter(d => d.outcome !== 'failed').length
   process.stdout.write(`${countOf(kind('symlink'), 'symlink', 'symlinks')} and ${countOf(kind('dir'), 'directory', 'directories')} in place` +
-    `${run.tree.deleted.size > 0 ? `; ${countOf(run.tree.deleted.size, 'path', 'paths')} deleted on another device left out` : ''}${removed > 0 ? `; ${countOf(removed, 'local entry', 'local entries')} deleted (--delete)` : ''}\n`)
+    `${run.tree.deleted.size > 0 && !run.deleting ? `; ${countOf(run.tree.deleted.size, 'path', 'paths')} deleted on another device, kept here (--delete removes them)` : ''}${removed > 0 ? `; ${countOf(removed, 'local entry', 'local entries')} deleted (--delete)` : ''}\n`)
+}
+
+/** What a restore could not give entries as recorded, said once each (on stderr, or as JSON lines). */
+export async function reportNotes (notes: readonly string[], json: boolean): Promise<void> {
+  if (notes.length === 0) return
+  const { NOTE_TEXT } = await import('../../sync/index.js')
+  for (const n of notes) {
+    if (json) process.stdout.write(JSON.stringify({ type: 'note', note: n, text: NOTE_TEXT[n as AttrsNote] }) + '\n')
+    else process.stderr.write(`cidsync: note: some entries were not restored exactly: ${NOTE_TEXT[n as AttrsNote]}\n`)
+  }
 }
 
 
