@@ -1,23 +1,25 @@
-import { lstat, readdir, readlink, rm, stat } from 'node:fs/promises'
-import { availableParallelism } from 'node:os'
+import { lstat, readlink, stat } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import { CID } from 'multiformats/cid'
 import type { Config } from '../config/index.js'
 import { cidProfile, fileCid, isCidProfileName } from '../content/index.js'
-import { DurableBatch, MAX_OBJECT_BYTES, ObjectCache, ObjectMemory, SMALL_FILE_BYTES, SealPool, fetchFile, parseContentRecord, removeFetchTemps, unsealFile, type ContentRecord, type FileAttrs } from '../custody/index.js'
-import type { CidProfile } from '../content/index.js'
-import { ContentIntegrityError, TargetDiskFullError, TargetExistsError, UsageError } from '../errors.js'
+import { DurableBatch, ObjectCache, ObjectMemory, SMALL_FILE_BYTES, SealPool, fetchFile, removeFetchTemps, unsealFile } from '../custody/index.js'
+import { ContentIntegrityError, TargetExistsError, UsageError } from '../errors.js'
 import type { Entry, Index } from '../index/index.js'
 import type { ServiceClients } from '../remote/index.js'
 import { readingKey } from '../snapshot/index.js'
 import { eachAtOnce } from '../util/each-at-once.js'
 import { syncRenames } from './sync-renames.js'
 import { SNAPSHOT_PROFILE } from './snapshot-profile.js'
-import { prepareTarget, safeComponents } from './safe-target.js'
+import { prepareTarget } from './safe-target.js'
 import { makeDirs } from '../util/make-dirs.js'
-import { processAlive } from '../util/process-alive.js'
-import { restoredAttrs, restoresOwners, type AttrsNote } from './restore-attrs.js'
+import { restoredAttrs, type AttrsNote } from './restore-attrs.js'
 import { placeEntries, type EntryJob } from './restore-entries.js'
+import { diskFull, removeDeadFetches, targetRoot, usableRecord } from './restore-targets.js'
+import { fetchOrder, RESTORE_BATCH, RESTORE_CONCURRENCY, RESTORE_MEMORY_BYTES, RESTORE_THREADS, sameAttrs, type Job } from './restore-jobs.js'
+
+export { targetRoot, usableRecord } from './restore-targets.js'
+export { RESTORE_CONCURRENCY } from './restore-jobs.js'
 
 export interface GetFilesInit {
   readonly config: Config
@@ -53,46 +55,6 @@ export interface GetOutcome {
   readonly target?: string
   readonly reason?: string
   readonly code?: string
-}
-
-/** Where a row's file goes, under `--to` or its folder's configured path. */
-export function targetRoot (config: Config, to: string | undefined, row: Entry): { root: string, components: string[] } {
-  // A directory's row ends with `/`: the directory itself is its last component.
-  const components = safeComponents(`${row.folder}/${row.path.endsWith('/') ? row.path.slice(0, -1) : row.path}`)
-  if (to !== undefined) return { root: to, components }
-  const folder = config.folders.find(f => f.name === row.folder)
-  if (folder === undefined) throw new UsageError(`${row.folder}/${row.path}: this device has no folder "${row.folder}" in its config: bring it back with --to DIR`)
-  return { root: folder.path, components: components.slice(1) }
-}
-
-/** The first record of the row's content this device can use, parsed; or why there is none. */
-export function usableRecord (index: Index, row: Entry): ContentRecord | string {
-  const problems: string[] = []
-  for (const stored of index.content.lookup(row.cid ?? '')) {
-    try {
-      return parseContentRecord({ cid: stored.cid, size: stored.size, sealing: stored.sealing, keyId: stored.keyId, keySalt: stored.keySalt, objects: JSON.parse(stored.objects) as unknown })
-    } catch (err) {
-      problems.push((err as Error).message)
-    }
-  }
-  return problems[0] ?? 'its content was never stored: on the device that has it, its folder needs `store = true`, and the file must not be in `[content] exclude` nor past `[content] max_file_size`; `cidsync snapshot` there stores what is pending'
-}
-
-/** Objects a killed `get` or `restore --files` fetched (`content-fetch/<pid>`), removed once their process is gone. */
-async function removeDeadFetches (fetchDir: string): Promise<void> {
-  for (const name of await readdir(fetchDir).catch(() => [] as string[])) {
-    if (!/^\d{1,10}$/.test(name) || Number(name) === process.pid || processAlive(Number(name))) continue
-    await rm(join(fetchDir, name), { recursive: true, force: true })
-  }
-}
-
-/** A write refused for want of room, said as what it means and what to do. */
-function diskFull (err: unknown, config: Config, to: string | undefined, folder: string): TargetDiskFullError | undefined {
-  const code = (err as NodeJS.ErrnoException).code
-  if (code !== 'ENOSPC' && code !== 'EDQUOT') return undefined
-  const where = to ?? config.folders.find(f => f.name === folder)?.path ?? 'the target'
-  return new TargetDiskFullError(`it did not fit: the disk (or quota) holding ${where} (or the state dir ${config.stateDir}, where objects are fetched first) is full (${code}): free some space and run again; ` +
-    'files already brought back are kept, and nothing half-written is left', { cause: err })
 }
 
 /**
@@ -333,72 +295,4 @@ export async function getFiles (clients: ServiceClients, index: Index, init: Get
   }
   return outcomes.filter((o): o is GetOutcome => o !== undefined)
 }
-
-/** A file to fetch, checked and its directory made. */
-interface Job {
-  readonly at: number
-  readonly row: Entry
-  readonly record: ContentRecord
-  readonly profile: CidProfile
-  readonly root: string
-  readonly target: string
-  readonly targetDir: string
-  readonly key: Buffer | undefined
-  /** Its objects streamed from the embedded service's store, verified block by block, not held in memory. */
-  readonly streamed: boolean
-  /** A different file was there when checked, to be replaced (`--overwrite`); else one that appears meanwhile is kept. */
-  readonly replace: boolean
-  /** Its mode and owner, given once it is in place. */
-  readonly attrs: FileAttrs
-}
-
-/** Whether a file there has the mode (and, as root, the owner) a restore would give it; a mode unknown is not compared. */
-function sameAttrs (there: { mode: number, uid: number, gid: number }, attrs: FileAttrs, unknown: boolean): boolean {
-  if (unknown) return true
-  if ((there.mode & 0o7777) !== (attrs.mode & 0o7777)) return false
-  return !restoresOwners() || ((attrs.uid === undefined || attrs.uid === there.uid) && (attrs.gid === undefined || attrs.gid === there.gid))
-}
-
-/**
- * Large files (several objects, or streamed) first, then files read from one shared object grouped by it and
- * in its order, then plain ones: a pack's readers come one after another, so it is fetched once
- * and dropped once they are done, and no file that waits for memory holds any (ObjectMemory).
- */
-function fetchOrder (jobs: readonly Job[]): Job[] {
-  const kind = (job: Job): number => job.record.sealing === 'none' ? 2 : job.record.objects.length > 1 || job.streamed ? 0 : 1
-  return [...jobs].sort((a, b) => {
-    const byKind = kind(a) - kind(b)
-    if (byKind !== 0 || kind(a) !== 1) return byKind !== 0 ? byKind : a.at - b.at
-    const [objectA, offsetA] = a.record.objects[0] as readonly [string, number, number]
-    const [objectB, offsetB] = b.record.objects[0] as readonly [string, number, number]
-    return objectA < objectB ? -1 : objectA > objectB ? 1 : offsetA - offsetB || a.at - b.at
-  })
-}
-
-/**
- * Sealing threads a restore opens files in: one a core (at most 4). A large file's writes go to
- * the disk directly (O_DIRECT) and hold their thread while they do, so a second thread decrypts
- * and hashes meanwhile: on two cores the large files of the full bench tree came back in 5.0-5.4 s
- * with two threads against 6.4-7.0 s with one, for 60-80 MB more at the peak (docs/benchmarks.md,
- * "Restoring files", fifth pass). Before those writes, one thread on two cores did as well as two.
- */
-const RESTORE_THREADS = Math.max(1, Math.min(4, availableParallelism()))
-
-/**
- * Verified objects a restore holds in memory at once: a whole part, or a few packs (the slabs of
- * one let go serve the next). The scratch files this replaces cost a write and a read of every
- * byte; memory costs this much of the process's peak (about 180 MB before, 300 MB since). With
- * the embedded service, large files stream and only packs are held (peak 215-240 MB).
- */
-const RESTORE_MEMORY_BYTES = MAX_OBJECT_BYTES
-
-/**
- * Verified files fsynced together, then renamed: up to this many files or bytes a batch. A kill
- * loses at most two batches of work (the one filling, the one syncing), fetched again by the next
- * run; their descriptors stay open in the sealing thread until then.
- */
-const RESTORE_BATCH = { files: 64, bytes: 32 * 1024 * 1024 }
-
-/** Files restored at once: while one waits on its fetch or its fsync, others are hashed and written (restic's restorer works the same way). */
-export const RESTORE_CONCURRENCY = 8
 

@@ -1,0 +1,74 @@
+import { availableParallelism } from 'node:os'
+import type { CidProfile } from '../content/index.js'
+import { MAX_OBJECT_BYTES, type ContentRecord, type FileAttrs } from '../custody/index.js'
+import type { Entry } from '../index/index.js'
+import { restoresOwners } from './restore-attrs.js'
+
+/** A file to fetch, checked and its directory made. */
+export interface Job {
+  readonly at: number
+  readonly row: Entry
+  readonly record: ContentRecord
+  readonly profile: CidProfile
+  readonly root: string
+  readonly target: string
+  readonly targetDir: string
+  readonly key: Buffer | undefined
+  /** Its objects streamed from the embedded service's store, verified block by block, not held in memory. */
+  readonly streamed: boolean
+  /** A different file was there when checked, to be replaced (`--overwrite`); else one that appears meanwhile is kept. */
+  readonly replace: boolean
+  /** Its mode and owner, given once it is in place. */
+  readonly attrs: FileAttrs
+}
+
+/** Whether a file there has the mode (and, as root, the owner) a restore would give it; a mode unknown is not compared. */
+export function sameAttrs (there: { mode: number, uid: number, gid: number }, attrs: FileAttrs, unknown: boolean): boolean {
+  if (unknown) return true
+  if ((there.mode & 0o7777) !== (attrs.mode & 0o7777)) return false
+  return !restoresOwners() || ((attrs.uid === undefined || attrs.uid === there.uid) && (attrs.gid === undefined || attrs.gid === there.gid))
+}
+
+/**
+ * Large files (several objects, or streamed) first, then files read from one shared object grouped by it and
+ * in its order, then plain ones: a pack's readers come one after another, so it is fetched once
+ * and dropped once they are done, and no file that waits for memory holds any (ObjectMemory).
+ */
+export function fetchOrder (jobs: readonly Job[]): Job[] {
+  const kind = (job: Job): number => job.record.sealing === 'none' ? 2 : job.record.objects.length > 1 || job.streamed ? 0 : 1
+  return [...jobs].sort((a, b) => {
+    const byKind = kind(a) - kind(b)
+    if (byKind !== 0 || kind(a) !== 1) return byKind !== 0 ? byKind : a.at - b.at
+    const [objectA, offsetA] = a.record.objects[0] as readonly [string, number, number]
+    const [objectB, offsetB] = b.record.objects[0] as readonly [string, number, number]
+    return objectA < objectB ? -1 : objectA > objectB ? 1 : offsetA - offsetB || a.at - b.at
+  })
+}
+
+/**
+ * Sealing threads a restore opens files in: one a core (at most 4). A large file's writes go to
+ * the disk directly (O_DIRECT) and hold their thread while they do, so a second thread decrypts
+ * and hashes meanwhile: on two cores the large files of the full bench tree came back in 5.0-5.4 s
+ * with two threads against 6.4-7.0 s with one, for 60-80 MB more at the peak (docs/benchmarks.md,
+ * "Restoring files", fifth pass). Before those writes, one thread on two cores did as well as two.
+ */
+export const RESTORE_THREADS = Math.max(1, Math.min(4, availableParallelism()))
+
+/**
+ * Verified objects a restore holds in memory at once: a whole part, or a few packs (the slabs of
+ * one let go serve the next). The scratch files this replaces cost a write and a read of every
+ * byte; memory costs this much of the process's peak (about 180 MB before, 300 MB since). With
+ * the embedded service, large files stream and only packs are held (peak 215-240 MB).
+ */
+export const RESTORE_MEMORY_BYTES = MAX_OBJECT_BYTES
+
+/**
+ * Verified files fsynced together, then renamed: up to this many files or bytes a batch. A kill
+ * loses at most two batches of work (the one filling, the one syncing), fetched again by the next
+ * run; their descriptors stay open in the sealing thread until then.
+ */
+export const RESTORE_BATCH = { files: 64, bytes: 32 * 1024 * 1024 }
+
+/** Files restored at once: while one waits on its fetch or its fsync, others are hashed and written (restic's restorer works the same way). */
+export const RESTORE_CONCURRENCY = 8
+

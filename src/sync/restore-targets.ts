@@ -1,0 +1,49 @@
+import { readdir, rm } from 'node:fs/promises'
+import { join } from 'node:path'
+import type { Config } from '../config/index.js'
+import { parseContentRecord, type ContentRecord } from '../custody/index.js'
+import { TargetDiskFullError, UsageError } from '../errors.js'
+import type { Entry, Index } from '../index/index.js'
+import { processAlive } from '../util/process-alive.js'
+import { safeComponents } from './safe-target.js'
+
+/** Where a row's file goes, under `--to` or its folder's configured path. */
+export function targetRoot (config: Config, to: string | undefined, row: Entry): { root: string, components: string[] } {
+  // A directory's row ends with `/`: the directory itself is its last component.
+  const components = safeComponents(`${row.folder}/${row.path.endsWith('/') ? row.path.slice(0, -1) : row.path}`)
+  if (to !== undefined) return { root: to, components }
+  const folder = config.folders.find(f => f.name === row.folder)
+  if (folder === undefined) throw new UsageError(`${row.folder}/${row.path}: this device has no folder "${row.folder}" in its config: bring it back with --to DIR`)
+  return { root: folder.path, components: components.slice(1) }
+}
+
+/** The first record of the row's content this device can use, parsed; or why there is none. */
+export function usableRecord (index: Index, row: Entry): ContentRecord | string {
+  const problems: string[] = []
+  for (const stored of index.content.lookup(row.cid ?? '')) {
+    try {
+      return parseContentRecord({ cid: stored.cid, size: stored.size, sealing: stored.sealing, keyId: stored.keyId, keySalt: stored.keySalt, objects: JSON.parse(stored.objects) as unknown })
+    } catch (err) {
+      problems.push((err as Error).message)
+    }
+  }
+  return problems[0] ?? 'its content was never stored: on the device that has it, its folder needs `store = true`, and the file must not be in `[content] exclude` nor past `[content] max_file_size`; `cidsync snapshot` there stores what is pending'
+}
+
+/** Objects a killed `get` or `restore --files` fetched (`content-fetch/<pid>`), removed once their process is gone. */
+export async function removeDeadFetches (fetchDir: string): Promise<void> {
+  for (const name of await readdir(fetchDir).catch(() => [] as string[])) {
+    if (!/^\d{1,10}$/.test(name) || Number(name) === process.pid || processAlive(Number(name))) continue
+    await rm(join(fetchDir, name), { recursive: true, force: true })
+  }
+}
+
+/** A write refused for want of room, said as what it means and what to do. */
+export function diskFull (err: unknown, config: Config, to: string | undefined, folder: string): TargetDiskFullError | undefined {
+  const code = (err as NodeJS.ErrnoException).code
+  if (code !== 'ENOSPC' && code !== 'EDQUOT') return undefined
+  const where = to ?? config.folders.find(f => f.name === folder)?.path ?? 'the target'
+  return new TargetDiskFullError(`it did not fit: the disk (or quota) holding ${where} (or the state dir ${config.stateDir}, where objects are fetched first) is full (${code}): free some space and run again; ` +
+    'files already brought back are kept, and nothing half-written is left', { cause: err })
+}
+
