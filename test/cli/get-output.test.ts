@@ -73,7 +73,7 @@ describe('get and snapshot output: names shown safely, a --to dir made private',
     const db = new Database(join(dir, 'a-state', 'index.sqlite'))
     try {
       const row = db.prepare("SELECT * FROM entries WHERE path = 'sub/f.txt'").get() as Record<string, unknown>
-      db.prepare('INSERT INTO entries VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, ?)').run(row.device_id, 'notes', '../../escape.txt', row.size, row.mtime_ms, row.cid, row.cid_profile, row.updated_at, row.seq)
+      db.prepare('INSERT INTO entries (device_id, folder, path, size, mtime_ms, cid, cid_profile, updated_at, deleted, seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, ?)').run(row.device_id, 'notes', '../../escape.txt', row.size, row.mtime_ms, row.cid, row.cid_profile, row.updated_at, row.seq)
     } finally {
       db.close()
     }

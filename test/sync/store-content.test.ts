@@ -27,7 +27,7 @@ describe('storing content reads nothing outside its folder', () => {
     try {
       const row = db.prepare('SELECT device_id, cid_profile FROM entries LIMIT 1').get() as { device_id: string, cid_profile: string }
       const seq = (db.prepare('SELECT last_seq FROM devices WHERE device_id = ?').pluck().get(row.device_id) as number) + 1
-      db.prepare('INSERT INTO entries VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, ?)').run(row.device_id, 'notes', '../outside.txt', 52, Date.now(), cid, row.cid_profile, Date.now(), seq)
+      db.prepare('INSERT INTO entries (device_id, folder, path, size, mtime_ms, cid, cid_profile, updated_at, deleted, seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, ?)').run(row.device_id, 'notes', '../outside.txt', 52, Date.now(), cid, row.cid_profile, Date.now(), seq)
       db.prepare('UPDATE devices SET last_seq = ? WHERE device_id = ?').run(seq, row.device_id)
     } finally {
       db.close()
