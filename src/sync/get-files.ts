@@ -15,6 +15,7 @@ import { prepareTarget } from './safe-target.js'
 import { makeDirs } from '../util/make-dirs.js'
 import { restoredAttrs, type AttrsNote } from './restore-attrs.js'
 import { placeEntries, type EntryJob } from './restore-entries.js'
+import type { GetOutcome } from './get-outcome.js'
 import { diskFull, removeDeadFetches, targetRoot, usableRecord } from './restore-targets.js'
 import { fetchOrder, RESTORE_BATCH, RESTORE_CONCURRENCY, RESTORE_MEMORY_BYTES, RESTORE_THREADS, sameAttrs, type Job } from './restore-jobs.js'
 
@@ -45,17 +46,7 @@ export type GetFilesProgress =
   /** A symlink or a directory, put in place after the files. */
   | { readonly type: 'entry', readonly kind: 'symlink' | 'dir', readonly path: string, readonly outcome: GetOutcome['outcome'], readonly reason?: string, readonly code?: string }
 
-/** What became of one file. */
-export interface GetOutcome {
-  /** `folder/path`, as `ls` prints it. */
-  readonly path: string
-  readonly outcome: 'written' | 'already-there' | 'kept-different' | 'not-stored' | 'failed'
-  /** What the entry is: a file (absent), a symlink or a directory. */
-  readonly kind?: 'symlink' | 'dir'
-  readonly target?: string
-  readonly reason?: string
-  readonly code?: string
-}
+export type { GetOutcome } from './get-outcome.js'
 
 /**
  * Brings files back from the service (docs/content-format.md, "Restore"): each through the

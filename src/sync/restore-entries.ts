@@ -7,7 +7,7 @@ import { eachAtOnce } from '../util/each-at-once.js'
 import { fsyncPath } from '../util/fsync.js'
 import { prepareTarget } from './safe-target.js'
 import { depthOf, finishDirectory, inodeIn, placeHardLink, placeSymlink, sameSymlink } from './restore-tree.js'
-import type { GetOutcome } from './get-files.js'
+import type { GetOutcome } from './get-outcome.js'
 
 /** An entry put in place after the files' bytes: a symlink, a directory, or another name of a hard link (`first`, put at `existing`). */
 export interface EntryJob { readonly row: Entry, readonly first?: Entry, readonly existing?: string }

@@ -11,7 +11,8 @@ import { readFrom } from '../mirror-read.js'
 import { parseTimeArg } from '../time-arg.js'
 import { resolveDevice } from './ls.js'
 
-export interface GetOptions { from?: string, config?: string, to?: string, at?: string, device?: string, overwrite?: boolean, json?: boolean, dryRun?: boolean, delete?: boolean }
+import type { GetOptions } from './get-options.js'
+export type { GetOptions } from './get-options.js'
 
 /** A bar on a terminal (files, bytes, rate, ETA); JSON lines with `--json`; nothing otherwise. */
 function progressReporter (json: boolean): (event: GetFilesProgress) => void {

@@ -3,7 +3,7 @@ import type { Index } from '../../index/index.js'
 import type { AttrsNote, GetOutcome, SelectedTree } from '../../sync/index.js'
 import { countOf } from '../format.js'
 import { safeLines, safeText } from '../safe-text.js'
-import type { GetOptions } from './get.js'
+import type { GetOptions } from './get-options.js'
 
 /** Whether a symlink at `path` (in its folder) with `target` leads out of its folder: absolute, or up past its top. */
 export function leadsOutside (path: string, target: string): boolean {
