@@ -110,7 +110,8 @@ export async function rows (d: Device, allDevices = false): Promise<Row[]> {
   const db = new Database(join(d.state, 'index.sqlite'), { readonly: true, fileMustExist: true })
   try {
     db.pragma('busy_timeout = 5000')
-    const all = db.prepare('SELECT device_id AS device, folder, path, size, cid, updated_at AS updatedAt, mtime_ms AS mtimeMs, deleted, seq FROM entries').all() as Array<Omit<Row, 'deleted'> & { deleted: number }>
+    // Files and links: a directory's row (its path ends with /) is no file of the walk's.
+    const all = db.prepare("SELECT device_id AS device, folder, path, size, cid, updated_at AS updatedAt, mtime_ms AS mtimeMs, deleted, seq FROM entries WHERE kind IS NOT 'dir'").all() as Array<Omit<Row, 'deleted'> & { deleted: number }>
     return all.map(r => ({ ...r, deleted: r.deleted === 1 })).filter(r => allDevices || (r.device === self && !r.deleted))
   } finally {
     db.close()
