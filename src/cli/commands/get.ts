@@ -135,7 +135,8 @@ function report (outcomes: readonly GetOutcome[], json: boolean, from: string): 
   if (notDone.length > 0) {
     // Damage (bytes that do not verify, a service data dir that lost what it indexed): exit 4.
     const integrity = outcomes.some(o => o.outcome === 'failed' && DAMAGE.has(o.code ?? ''))
-    throw new FilesNotRestoredError(`${countOf(notDone.length, 'entry was', 'entries were')} not brought back${from} (${json ? 'each in its JSON line, with why' : notDone.length > SHOWN_NOT_DONE ? `the first ${SHOWN_NOT_DONE} named above` : 'each named above'})`, integrity)
+    const files = notDone.every(o => o.kind === undefined)
+    throw new FilesNotRestoredError(`${countOf(notDone.length, files ? 'file was' : 'entry was', files ? 'files were' : 'entries were')} not brought back${from} (${json ? 'each in its JSON line, with why' : notDone.length > SHOWN_NOT_DONE ? `the first ${SHOWN_NOT_DONE} named above` : 'each named above'})`, integrity)
   }
 }
 
