@@ -75,7 +75,7 @@ export class FolderIndexer {
     })
     const watcher = this.watcher = new FolderWatcher({ root: folder.path, ignore, followSymlinks: folder.followSymlinks }, {
       // A file added or removed moves its directory's mtime: the directory's row is looked at too.
-      onPath: (rel) => { stage.settle(rel); const at = rel.lastIndexOf('/'); if (at > 0) stage.settle(`${rel.slice(0, at)}/`) },
+      onPath: (rel) => { stage.settle(rel) },
       onDirAdded: (rel) => { stage.settle(`${rel}/`); this.newDirs.add(rel) },
       onDirRemoved: (rel) => { this.dirs.removed(rel) },
       onDirChanged: (rel) => { this.dirs.changed(rel) },
