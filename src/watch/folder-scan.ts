@@ -96,7 +96,9 @@ export class FolderScan {
       },
       onDescribed: (described) => {
         for (const entry of described) {
-          options.seen?.(entry[0])
+          // A directory's mtime moves with every file made or removed in it, which no event reports
+          // for the directory: refreshed here, not counted as drift.
+          if (entry[5] !== 'dir') options.seen?.(entry[0])
           stage.described(entry)
         }
       },
