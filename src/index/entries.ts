@@ -19,8 +19,8 @@ export interface Entry {
   readonly meta: FileMeta | null
 }
 
-/** A row as the scan compares it: what it is, beside its size and mtime; its CID kept for a change of mode alone. */
-export type KnownRow = readonly [path: string, size: number, mtimeMs: number, cidProfile: string, kind: string | null, mode: number | null, uid: number | null, gid: number | null, target: string | null, linkGroup: string | null, cid: string | null]
+/** A row as the scan compares it: what it is, beside its size and mtime (its CID is not read: most rows are unchanged). */
+export type KnownRow = readonly [path: string, size: number, mtimeMs: number, cidProfile: string, kind: string | null, mode: number | null, uid: number | null, gid: number | null, target: string | null, linkGroup: string | null]
 
 /** What the scanner compares against: enough to tell whether a file needs hashing again. */
 export interface KnownFile {
@@ -111,7 +111,7 @@ export class EntryStore {
     }
     this.reads = {
       // In the primary key's order (path's UTF-8 bytes), from after a path: a seek, never a sort.
-      known: db.prepare('SELECT path, size, mtime_ms, cid_profile, kind, mode, uid, gid, target, link_group, cid FROM entries WHERE device_id = ? AND folder = ? AND path > ? AND deleted = 0 ORDER BY path LIMIT ?').raw(),
+      known: db.prepare('SELECT path, size, mtime_ms, cid_profile, kind, mode, uid, gid, target, link_group FROM entries WHERE device_id = ? AND folder = ? AND path > ? AND deleted = 0 ORDER BY path LIMIT ?').raw(),
       knownOne: db.prepare(`SELECT size, mtime_ms, cid_profile, cid, ${META_COLUMNS} FROM entries WHERE device_id = ? AND folder = ? AND path = ? AND deleted = 0`),
       livePaths: db.prepare('SELECT path FROM entries WHERE device_id = ? AND folder = ? AND deleted = 0').pluck(),
       // Directories and symlinks are entries, not files: a folder's totals count files alone.

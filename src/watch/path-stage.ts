@@ -121,9 +121,12 @@ export class PathStage {
 
   /** An entry the scan described (a link, a directory, a file whose mode moved): its row written as it says, nothing hashed. */
   described (entry: Described): void {
-    const [rel, cid, size, mtimeMs, stat, kind, target] = entry
+    const [rel, described, size, mtimeMs, stat, kind, target] = entry
     // Being hashed: the hash's answer writes the row, with what the file is then.
     if (this.hashing.has(rel)) return
+    // A file whose mode alone moved keeps its row's CID; without one to keep, it is hashed.
+    const cid = kind === 'file' ? this.knownFile(rel)?.cid ?? null : described
+    if (kind === 'file' && cid === null) { this.hash(rel, size); return }
     this.write({ kind: 'upsert', folder: this.init.folder, path: rel, size, mtimeMs, cid, cidProfile: this.init.profile, meta: entryMeta(kind, stat, target) })
   }
 

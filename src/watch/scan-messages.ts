@@ -28,7 +28,8 @@ export interface ScanRequest {
 
 /**
  * An entry whose row changes without hashing: a symlink, a directory, or a file whose mode, owner
- * or links moved while its bytes did not (its row's CID kept). A directory's path ends with `/`.
+ * or links moved while its bytes did not (its CID null here: the main thread keeps its row's). A
+ * directory's path ends with `/`.
  */
 export type Described = readonly [path: string, cid: string | null, size: number, mtimeMs: number, stat: StatTuple, kind: EntryKind, target: string | null]
 

@@ -316,8 +316,9 @@ function walk (request: ScanRequest, rows: Rows, post: (message: ScanMessage) =>
     }
     scanned++
     if (row !== undefined && row[1] === stats.size && row[2] === stats.mtimeMs && row[3] === request.profile) {
-      // The same bytes: only what the file is may have moved (a chmod), and then its row is rewritten, not its bytes hashed.
-      if (row[10] !== null && !sameAsRow(row, stats, 'file')) describe([rel, row[10], stats.size, stats.mtimeMs, statTuple(stats), 'file', null])
+      // The same bytes: only what the file is may have moved (a chmod), and then its row is rewritten
+      // with the CID it has (looked up by the main thread), not its bytes hashed.
+      if (!sameAsRow(row, stats, 'file')) describe([rel, null, stats.size, stats.mtimeMs, statTuple(stats), 'file', null])
       continue
     }
     queue(rel, stats.size)
