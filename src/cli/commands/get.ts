@@ -102,7 +102,7 @@ export async function runGet (options: GetOptions, paths: readonly string[], pre
       const { reportTree, reportNotes } = await import('./restore-files.js')
       if (tree !== undefined) await reportTree({ tree, json: options.json === true, index, outcomes, deleted, deleting: options.delete === true })
       await reportNotes(notes, options.json === true)
-      report([...outcomes, ...deleted.filter(o => o.outcome === 'failed')], options.json === true, where === 'the primary' ? '' : ` from ${where}`)
+      report([...outcomes, ...deleted.filter(o => o.outcome === 'failed')], options.json === true, where === 'the primary' ? '' : ` from ${where}`, tree === undefined)
     } finally {
       if (past !== undefined) await past.close()
       else index.close()
@@ -118,7 +118,8 @@ const DAMAGE = new Set(['ERR_CONTENT_INTEGRITY', 'ERR_INTEGRITY', 'ERR_SERVICE_D
 /** Files not brought back named one a line, at most this many (the rest counted). */
 const SHOWN_NOT_DONE = 20
 
-function report (outcomes: readonly GetOutcome[], json: boolean, from: string): void {
+/** `entries`: count symlinks and directories on the files' line (`get`; a tree's restore has a line of its own). */
+function report (outcomes: readonly GetOutcome[], json: boolean, from: string, entries: boolean): void {
   // Files alone: symlinks and directories are counted on a line of their own (restore --files).
   const count = (what: GetOutcome['outcome']): number => outcomes.filter(o => o.outcome === what && o.kind === undefined).length
   const notDone = outcomes.filter(o => o.outcome === 'failed' || o.outcome === 'kept-different' || o.outcome === 'not-stored')
@@ -127,9 +128,9 @@ function report (outcomes: readonly GetOutcome[], json: boolean, from: string): 
     for (const o of notDone.slice(0, SHOWN_NOT_DONE)) process.stderr.write(`cidsync: ${safeText(o.path)}: ${safeLines(o.reason ?? o.outcome)} [${safeText(o.code ?? 'ERR_CIDSYNC')}]\n`)
     // A folder never stored, restored on a new device, is thousands of the same line: the first ones say why.
     if (notDone.length > SHOWN_NOT_DONE) process.stderr.write(`cidsync: ... and ${notDone.length - SHOWN_NOT_DONE} more not brought back (\`--json\` lists each with why)\n`)
-    const entries = outcomes.filter(o => o.kind !== undefined && (o.outcome === 'written' || o.outcome === 'already-there')).length
+    const placed = entries ? outcomes.filter(o => o.kind !== undefined && (o.outcome === 'written' || o.outcome === 'already-there')).length : 0
     process.stdout.write(`${countOf(count('written'), 'file', 'files')} written${from}, ${count('already-there')} already right` +
-      `${entries === 0 ? '' : `, ${countOf(entries, 'symlink or directory', 'symlinks and directories')} in place`}` +
+      `${placed === 0 ? '' : `, ${countOf(placed, 'symlink or directory', 'symlinks and directories')} in place`}` +
       `${notDone.length === 0 ? '' : `; not brought back: ${count('not-stored')} not stored, ${count('kept-different')} kept (different local file), ${count('failed')} failed`}\n`)
   }
   if (notDone.length > 0) {
