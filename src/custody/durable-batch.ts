@@ -1,6 +1,6 @@
-import { realpath, rm } from 'node:fs/promises'
+import { rm } from 'node:fs/promises'
 import { eachAtOnce } from '../util/each-at-once.js'
-import { renameInto, stillInPlace } from './fetch-file.js'
+import { moveIntoPlace } from './fetch-file.js'
 import type { SealPool } from './seal-pool.js'
 
 /** A temp file whose plaintext hashed to its row's CID, held open by its sealing thread ({@link unsealFile}). */
@@ -106,15 +106,13 @@ export class DurableBatch {
       const byDir = new Map<string, Array<{ readonly file: UnsealedFile, readonly settle: Settle }>>()
       for (const entry of batch) byDir.set(entry.file.dir, [...(byDir.get(entry.file.dir) ?? []), entry])
       await Promise.all([...byDir].map(async ([dir, entries]) => {
-        // Where the directory really is, checked once a batch right before its renames (a symlink
-        // swapped in since it was made receives nothing).
-        const now = await realpath(dir).catch(() => undefined)
+        // Each rename goes through the directory's descriptor, checked to be where the directory
+        // was made (a symlink swapped in since receives nothing, and leads the rename nowhere).
         await eachAtOnce(entries, RENAMES_AT_ONCE, async (entry) => {
           let err: unknown = failed.get(entry.file.job)
           if (err === undefined) {
             try {
-              await stillInPlace(dir, now, entry.file.expectedDir, entry.file.temp, entry.file.inode)
-              await renameInto(entry.file.temp, entry.file.target, entry.file.replace === true)
+              await moveIntoPlace(entry.file.temp, entry.file.target, dir, entry.file.expectedDir, entry.file.inode, entry.file.replace === true, 'file')
             } catch (placing) {
               err = placing
             }

@@ -12,7 +12,7 @@ import { MAX_OBJECT_BYTES } from './layout.js'
 import type { ContentRecord } from './record.js'
 import type { ObjectCache } from './object-cache.js'
 import { applyAttrs, defaultAttrs, type FileAttrs } from './file-attrs.js'
-import { openedIn } from '../util/fd-path.js'
+import { inCheckedDir, openedIn } from '../util/fd-path.js'
 
 /** What the index row says a file holds. */
 export interface FileRow {
@@ -142,9 +142,9 @@ const NO_LINKS = new Set(['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'ENOSYS', 'EMLINK'])
  * fetch may be minutes old (a restore checks every file first, and renames a batch at a time), and
  * a file the user made there since is theirs. A hard link fails on an existing name, atomically.
  */
-export async function renameInto (temp: string, target: string, replace: boolean): Promise<void> {
+export async function renameInto (temp: string, target: string, replace: boolean, shown = target): Promise<void> {
   if (replace) { await rename(temp, target); return }
-  const exists = (): TargetExistsError => new TargetExistsError(`${target} holds other content, put there while the restore ran: it was kept; add --overwrite to replace it`)
+  const exists = (): TargetExistsError => new TargetExistsError(`${shown} holds other content, put there while the restore ran: it was kept; add --overwrite to replace it`)
   try {
     await link(temp, target)
   } catch (err) {
@@ -164,8 +164,22 @@ export async function renameInto (temp: string, target: string, replace: boolean
  * by the temp's path but the check and the rename: a chmod by path would follow a symlink swapped in.
  */
 export async function placeFile (temp: string, target: string, dir: string, expectedDir: string, inode: number, replace = false): Promise<void> {
-  await stillInPlace(dir, await realpath(dir).catch(() => undefined), expectedDir, temp, inode)
-  await renameInto(temp, target, replace)
+  await moveIntoPlace(temp, target, dir, expectedDir, inode, replace, 'file')
+}
+
+/**
+ * Renames a temp (a file or a symlink, of inode `inode`) to its target inside their directory,
+ * reached through one descriptor checked to be `expectedDir` (see inCheckedDir): no name is looked
+ * up by path after the check, so a directory swapped for a symlink in between moves nothing
+ * anywhere else (a rename by path could put another user's decoy over a file elsewhere).
+ */
+export async function moveIntoPlace (temp: string, target: string, dir: string, expectedDir: string, inode: number, replace: boolean, kind: 'file' | 'symlink'): Promise<void> {
+  const moved = (now: string): TargetPathError => new TargetPathError(`${dir} changed while a file was written into it (now at ${now}, not ${expectedDir}): a symlink put in its way? Nothing was written through it`)
+  await inCheckedDir(dir, expectedDir, moved, async (at) => {
+    const there = await lstat(at(basename(temp))).catch(() => undefined)
+    if (there === undefined || there.ino !== inode || (kind === 'file' ? !there.isFile() : !there.isSymbolicLink())) throw moved(`${dir} without its temp file`)
+    await renameInto(at(basename(temp)), at(basename(target)), replace, target)
+  })
 }
 
 /**

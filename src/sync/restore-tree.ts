@@ -3,34 +3,30 @@ import { link, lchown, lstat, lutimes, open, readlink, realpath, rm, symlink } f
 import { basename, dirname, join } from 'node:path'
 import { fetchTempFor, renameInto, utimesTime, type FileAttrs } from '../custody/index.js'
 import { TargetPathError } from '../errors.js'
-import { fdPath } from '../util/fd-path.js'
+import { fdPath, inCheckedDir } from '../util/fd-path.js'
 
-/** Refuses a directory that is no longer where it was checked (a symlink swapped in): nothing is put through it. */
-async function stillThere (dir: string, expectedDir: string, temp: string, ino: number): Promise<void> {
-  const now = await realpath(dir).catch(() => undefined)
-  const there = await lstat(temp).catch(() => undefined)
-  if (now !== expectedDir || there?.ino !== ino) {
-    throw new TargetPathError(`${dir} changed while an entry was put into it (now ${now === undefined ? 'gone' : `at ${now}`}, not ${expectedDir}): a symlink put in its way? Nothing was written through it`)
-  }
-}
+const moved = (dir: string, expectedDir: string) => (now: string): TargetPathError =>
+  new TargetPathError(`${dir} changed while an entry was put into it (now at ${now}, not ${expectedDir}): a symlink put in its way? Nothing was written through it`)
 
 /**
  * Makes a symlink as recorded: made under a temp name beside its target, never followed, its
  * owner (as root) and mtime set on the link itself, then renamed into place; without `replace`
- * never over a file there.
+ * never over a file there. Every step goes through the directory's checked descriptor.
  */
 export async function placeSymlink (linkTarget: string, target: string, expectedDir: string, replace: boolean, attrs: FileAttrs, mtimeMs: number): Promise<void> {
-  const temp = fetchTempFor(target)
-  await symlink(linkTarget, temp)
-  try {
-    await stillThere(dirname(target), expectedDir, temp, (await lstat(temp)).ino)
-    if (attrs.uid !== undefined || attrs.gid !== undefined) await lchown(temp, attrs.uid ?? -1, attrs.gid ?? -1)
-    await lutimes(temp, Date.now() / 1000, utimesTime(mtimeMs))
-    await renameInto(temp, target, replace)
-  } catch (err) {
-    await rm(temp, { force: true })
-    throw err
-  }
+  const dir = dirname(target)
+  const temp = basename(fetchTempFor(target))
+  await inCheckedDir(dir, expectedDir, moved(dir, expectedDir), async (at) => {
+    await symlink(linkTarget, at(temp))
+    try {
+      if (attrs.uid !== undefined || attrs.gid !== undefined) await lchown(at(temp), attrs.uid ?? -1, attrs.gid ?? -1)
+      await lutimes(at(temp), Date.now() / 1000, utimesTime(mtimeMs))
+      await renameInto(at(temp), at(basename(target)), replace, target)
+    } catch (err) {
+      await rm(at(temp), { force: true })
+      throw err
+    }
+  })
 }
 
 /** Whether a symlink already there says what the row records. */
@@ -58,21 +54,23 @@ export async function inodeIn (path: string, expectedDir: string): Promise<{ ino
 
 /**
  * Gives another name to a file already restored (a hard link, as recorded): linked under a temp
- * name, checked to be that file (`first`, its inode) and in place, renamed; without `replace`
- * never over a file there.
+ * name in the directory's checked descriptor, checked to be that file (`first`, its inode),
+ * renamed; without `replace` never over a file there.
  */
 export async function placeHardLink (existing: string, first: { ino: number, dev: number }, target: string, expectedDir: string, replace: boolean): Promise<void> {
-  const temp = fetchTempFor(target)
-  await link(existing, temp)
-  try {
-    const made = await lstat(temp)
-    if (made.ino !== first.ino || made.dev !== first.dev) throw new TargetPathError(`${dirname(existing)} changed while a hard link was made to ${existing}: a symlink put in its way? The link was removed`)
-    await stillThere(dirname(target), expectedDir, temp, made.ino)
-    await renameInto(temp, target, replace)
-  } catch (err) {
-    await rm(temp, { force: true })
-    throw err
-  }
+  const dir = dirname(target)
+  const temp = basename(fetchTempFor(target))
+  await inCheckedDir(dir, expectedDir, moved(dir, expectedDir), async (at) => {
+    await link(existing, at(temp))
+    try {
+      const made = await lstat(at(temp))
+      if (made.ino !== first.ino || made.dev !== first.dev) throw new TargetPathError(`${dirname(existing)} changed while a hard link was made to ${existing}: a symlink put in its way? The link was removed`)
+      await renameInto(at(temp), at(basename(target)), replace, target)
+    } catch (err) {
+      await rm(at(temp), { force: true })
+      throw err
+    }
+  })
 }
 
 /**

@@ -1,6 +1,7 @@
 import { lstat, mkdir, realpath } from 'node:fs/promises'
 import { join } from 'node:path'
 import { ContentIntegrityError, TargetPathError } from '../errors.js'
+import { inCheckedDir } from '../util/fd-path.js'
 
 /**
  * The components of a `folder/path` that came from an index row (possibly another device's, or
@@ -31,14 +32,21 @@ export async function prepareTarget (root: string, components: readonly string[]
   let made = false
   const parts = components.slice(0, -1)
   for (let i = 0; i < parts.length; i++) {
-    dir = join(dir, parts[i] as string)
-    const stats = await lstat(dir).catch((err: NodeJS.ErrnoException) => { if (err.code === 'ENOENT') return undefined; throw err })
-    made = false
-    // Made no wider than recorded (its owner may write into it meanwhile); its own mode comes once its entries are in.
-    if (stats === undefined) made = await mkdir(dir, { mode: dirMode(parts.slice(0, i + 1)) }).then(() => true, (err: NodeJS.ErrnoException) => { if (err.code !== 'EEXIST') throw err; return false })
-    else if (!stats.isDirectory()) throw new TargetPathError(`${dir} is ${stats.isSymbolicLink() ? 'a symlink' : 'not a directory'}: nothing is written through it; move it aside, or bring the files back with --to DIR`)
-    // Made or found, it must be a real directory now (a symlink swapped in after mkdir is caught here).
-    if (!(await lstat(dir)).isDirectory()) throw new TargetPathError(`${dir} is not a real directory: nothing is written through it; move it aside, or bring the files back with --to DIR`)
+    const name = parts[i] as string
+    const parent = dir
+    dir = join(dir, name)
+    // Looked at and made through the parent's descriptor, checked to be where the walk put it:
+    // a component swapped for a symlink meanwhile makes nothing anywhere else.
+    made = await inCheckedDir(parent, join(realRoot, ...parts.slice(0, i)), (now) => new TargetPathError(`${parent} is not where it was checked (it leads to ${now}): a symlink put in its way? Nothing is written through it`), async (at) => {
+      const stats = await lstat(at(name)).catch((err: NodeJS.ErrnoException) => { if (err.code === 'ENOENT') return undefined; throw err })
+      let madeHere = false
+      // Made no wider than recorded (its owner may write into it meanwhile); its own mode comes once its entries are in.
+      if (stats === undefined) madeHere = await mkdir(at(name), { mode: dirMode(parts.slice(0, i + 1)) }).then(() => true, (err: NodeJS.ErrnoException) => { if (err.code !== 'EEXIST') throw err; return false })
+      else if (!stats.isDirectory()) throw new TargetPathError(`${dir} is ${stats.isSymbolicLink() ? 'a symlink' : 'not a directory'}: nothing is written through it; move it aside, or bring the files back with --to DIR`)
+      // Made or found, it must be a real directory now (a symlink swapped in after mkdir is caught here).
+      if (!(await lstat(at(name))).isDirectory()) throw new TargetPathError(`${dir} is not a real directory: nothing is written through it; move it aside, or bring the files back with --to DIR`)
+      return madeHere
+    })
   }
   const expected = join(realRoot, ...components.slice(0, -1))
   const now = await realpath(dir)

@@ -1,4 +1,5 @@
-import { lstatSync, readlinkSync, realpathSync } from 'node:fs'
+import { constants, lstatSync, readlinkSync, realpathSync } from 'node:fs'
+import { open, realpath } from 'node:fs/promises'
 import { basename, dirname, join } from 'node:path'
 
 /** Whether this system names an open descriptor's file by `/proc/self/fd` (Linux): checked once. */
@@ -32,5 +33,25 @@ export function openedIn (fd: number, path: string, dir: string, inode: number):
     return realpathSync(dirname(path)) === dir && lstatSync(path).ino === inode
   } catch {
     return false
+  }
+}
+
+/**
+ * Runs `fn` inside the directory at `dir`, which must really be `expected` (a real path): opened
+ * once and checked by the kernel's name for it, then every name is reached through that
+ * descriptor (`/proc/self/fd/N/NAME`), so a component swapped for a symlink after the check
+ * changes nothing. Where the system gives no such names, `dir`'s real path is checked instead and
+ * names are joined to `dir` (a narrower check). Throws `refused()` when the directory is elsewhere.
+ */
+export async function inCheckedDir<T> (dir: string, expected: string, refused: (now: string) => Error, fn: (at: (name: string) => string) => Promise<T>): Promise<T> {
+  const handle = await open(dir, constants.O_RDONLY | constants.O_DIRECTORY)
+  try {
+    const named = fdPath(handle.fd)
+    const now = named ?? await realpath(dir)
+    if (now !== expected) throw refused(now)
+    const base = named === undefined ? dir : `/proc/self/fd/${handle.fd}`
+    return await fn(name => `${base}/${name}`)
+  } finally {
+    await handle.close()
   }
 }
