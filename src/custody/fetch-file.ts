@@ -122,18 +122,6 @@ async function * spans (init: FetchFileInit): AsyncGenerator<Uint8Array> {
   }
 }
 
-/**
- * Refuses to make the file readable or rename it when its directory was swapped for a symlink
- * (or moved) since it was checked: the rename would then put the file wherever the link points.
- * `now` is where the directory really is now (its realpath, taken just before).
- */
-export async function stillInPlace (dir: string, now: string | undefined, expectedDir: string, temp: string, inode: number): Promise<void> {
-  const there = await lstat(temp).catch(() => undefined)
-  if (now !== expectedDir || there === undefined || !there.isFile() || there.ino !== inode) {
-    throw new TargetPathError(`${dir} changed while a file was written into it (now ${now === undefined ? 'gone' : `at ${now}`}, not ${expectedDir}): a symlink put in its way? Nothing was written through it`)
-  }
-}
-
 /** Link errors of filesystems without hard links: the no-clobber move falls back to a look, then a rename. */
 const NO_LINKS = new Set(['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'ENOSYS', 'EMLINK'])
 

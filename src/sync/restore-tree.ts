@@ -94,6 +94,3 @@ export async function finishDirectory (path: string, expected: string, attrs: Fi
 
 /** A directory's depth: the deepest are finished first. */
 export const depthOf = (path: string): number => path.split('/').length
-
-/** `dir/name` for an entry `basename` of `path` under a real directory. */
-export const inDir = (dir: string, path: string): string => join(dir, basename(path))
