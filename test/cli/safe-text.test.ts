@@ -8,7 +8,6 @@ import { useTempDir } from '../helpers/temp-dir.js'
 /** What a hostile name carries: a window title set, the screen cleared, a forged line, a bidi override. */
 const EVIL = 'a\x1b]0;pwned\x07\x1b[2J\rok\u202etxt.exe\x9b'
 const SHOWN = 'a\\x1b]0;pwned\\x07\\x1b[2J\\x0dok\\u202etxt.exe\\x9b'
-// eslint-disable-next-line no-control-regex
 const RAW = /[\x00-\x09\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]/
 
 /** A preload that makes os.hostname() answer `name` in a child process (the ESM binding included). */

@@ -105,7 +105,7 @@ describe('the sealing threads', () => {
     // A file that failed is removed by the thread that made it (its caller's removal could come first).
     expect((await readdir(dir)).sort()).toEqual(['original', 'restored'])
     const given = sealer.unseal({ path: join(dir, 'given-up'), key, cid: file.cid.toString(), size: plain.byteLength, profile: 'kubo-cidv1', mtimeMs: 0, mode: 0o644 })
-    given.cancel()
+    await given.cancel()
     await sealer.hashObject([shared(blob)])
     expect((await readdir(dir)).sort()).toEqual(['original', 'restored'])
     // Never a file that exists: the thread creates its temp, and refuses one already there.
