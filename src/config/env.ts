@@ -63,3 +63,12 @@ export function applyEnvOverrides (raw: Record<string, unknown>, env: NodeJS.Pro
   }
   return { merged, fromEnv }
 }
+
+/**
+ * The snapshot passphrase (`CIDSYNC_SNAPSHOT_PASSPHRASE`), or undefined when unset or empty. The
+ * only place cidsync reads it: read at each call, so a daemon's reload and a test's change apply.
+ */
+export function snapshotPassphrase (env: NodeJS.ProcessEnv = process.env): string | undefined {
+  const value = env.CIDSYNC_SNAPSHOT_PASSPHRASE
+  return value === undefined || value === '' ? undefined : value
+}

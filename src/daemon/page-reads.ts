@@ -1,10 +1,8 @@
-import { join } from 'node:path'
-import type { Config } from '../config/index.js'
+import { snapshotPassphrase, type Config } from '../config/index.js'
 import type { Index } from '../index/index.js'
 import { splitPath, type ContentActivity, type FindService } from '../find/index.js'
 import type { DownloadedFile } from '../sync/index.js'
 import { DownloadTooLargeError, NotReadyError, PathNotFoundError } from '../errors.js'
-import { makeDirsSync } from '../util/make-dirs.js'
 import { MAX_DOWNLOAD_BYTES, type DownloadQuery } from './download-route.js'
 import type { ServiceLink } from './service-link.js'
 import { versionRow } from './version-row.js'
@@ -43,13 +41,9 @@ export class PageReads {
     if (access === undefined) throw new NotReadyError('not ready: browsing a past publish starts once the service is reached')
     const config = this.components.config()
     const { stopped } = this.components
-    const [{ pastIndex }, { acceptsUnencrypted }] = await Promise.all([import('../find/index.js'), import('../sync/index.js')])
+    const [{ pastIndex }, { readContext }] = await Promise.all([import('../find/index.js'), import('../sync/index.js')])
     const pointer = await access.clients.pointers.current(config.namespace, config.network, { signal: stopped })
-    const dir = join(config.stateDir, 'snapshots')
-    makeDirsSync(dir, 0o700)
-    const past = await pastIndex(access.clients, pointer.snapshotCid, at, access.store.manifestCache, {
-      stateDir: config.stateDir, dir, label: 'browse', binding: { namespace: config.namespace, network: config.network }, passphrase: process.env.CIDSYNC_SNAPSHOT_PASSPHRASE, acceptUnencrypted: acceptsUnencrypted(config), signal: stopped
-    }, access.store.lastPublished()) // a pointer set back is refused, as `find --at` refuses it
+    const past = await pastIndex(access.clients, pointer.snapshotCid, at, access.store.manifestCache, readContext(config, { label: 'browse', signal: stopped }), access.store.lastPublished()) // a pointer set back is refused, as `find --at` refuses it
     return { publish: { cid: past.publish.cid, at: past.publish.at, device: past.publish.device }, indexPath: past.indexPath, searchPath: past.searchPath }
   }
 
@@ -63,7 +57,7 @@ export class PageReads {
     if (access === undefined || index === undefined) throw new NotReadyError('not ready: downloads start once the service is reached')
     const config = this.components.config()
     const { downloadFile, openPastIndex, selectRows } = await import('../sync/index.js')
-    const passphrase = process.env.CIDSYNC_SNAPSHOT_PASSPHRASE
+    const passphrase = snapshotPassphrase()
     const past = query.at === undefined ? undefined : await openPastIndex(access, config, query.at, { passphrase, signal: AbortSignal.any([signal, this.components.stopped]) })
     const from = past?.index ?? index
     try {

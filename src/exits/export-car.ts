@@ -4,7 +4,7 @@ import { CID } from 'multiformats/cid'
 import type { Config } from '../config/index.js'
 import { CidsyncError, ContentNotFoundError, ExportIncompleteError, ExportWriteError, GatewayFetchError, IntegrityError, NothingAtTimeError, ServiceDataDamagedError } from '../errors.js'
 import type { ServiceClients } from '../remote/index.js'
-import { acceptsUnencrypted, checkOwnPublishIn, publishAt, removeDeadExitFiles, SyncStore, hasSyncState, type FetchInit, type ManifestCache } from '../sync/index.js'
+import { checkOwnPublishIn, publishAt, readContext, removeDeadExitFiles, SyncStore, hasSyncState, type ManifestCache } from '../sync/index.js'
 import { MAX_SEALED_MANIFEST_BYTES, type Manifest } from '../snapshot/index.js'
 import { failpoint } from '../util/failpoint.js'
 import { fsyncPath } from '../util/fsync.js'
@@ -12,7 +12,6 @@ import { BlockHasher } from './block-hasher.js'
 import { BlockSlots } from './block-slots.js'
 import { CarFile } from './car-file.js'
 import { chainObjects, contentObjects, type ChainObject } from './chain-objects.js'
-import { makeDirsSync } from '../util/make-dirs.js'
 import { RUN_BYTES, RUNS_AT_ONCE, walkStoredObjects, type ReadStoredBlock, type ReadStoredRun } from './stored-blocks.js'
 import { processAlive } from '../util/process-alive.js'
 
@@ -107,9 +106,7 @@ async function removeDeadTemps (file: string): Promise<void> {
 export async function exportCar (clients: ServiceClients, init: ExportInit): Promise<ExportResult> {
   const { config } = init
   const file = resolve(init.file)
-  const dir = join(config.stateDir, 'snapshots')
-  makeDirsSync(dir, 0o700)
-  const fetch: FetchInit = { stateDir: config.stateDir, dir, label: 'export', binding: { namespace: config.namespace, network: config.network }, passphrase: init.passphrase, acceptUnencrypted: acceptsUnencrypted(config), signal: init.signal }
+  const fetch = readContext(config, { label: 'export', passphrase: init.passphrase, signal: init.signal })
   const store = hasSyncState(config.stateDir) ? new SyncStore(config.stateDir) : undefined
   const cache = store?.manifestCache ?? memoryCache()
   const temp = exportTempPath(file)

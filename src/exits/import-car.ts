@@ -1,9 +1,8 @@
-import { join } from 'node:path'
 import type { Config } from '../config/index.js'
 import { CarFormatError, ImportOlderError, PointerNotFoundError, RemoteResponseError } from '../errors.js'
 import type { CarImported, ServiceClients } from '../remote/index.js'
 import { ENGINE, ENGINE_V1 } from '../snapshot/index.js'
-import { acceptsUnencrypted, SNAPSHOT_PROFILE, SyncStore, walkEntries, type FetchInit } from '../sync/index.js'
+import { readContext, SNAPSHOT_PROFILE, SyncStore, walkEntries, type FetchInit } from '../sync/index.js'
 import { failpoint } from '../util/failpoint.js'
 import { checkChain } from './check-chain.js'
 import { askDeals } from './import-deals.js'
@@ -11,7 +10,6 @@ import { namedByChain } from './chain-named.js'
 import { scanCar, type ScannedCar } from './scan-car.js'
 import * as CarBufferWriter from '@ipld/car/buffer-writer'
 import { CID } from 'multiformats/cid'
-import { makeDirsSync } from '../util/make-dirs.js'
 
 export interface ImportInit {
   readonly config: Config
@@ -61,9 +59,7 @@ export interface ImportResult {
  */
 export async function importCar (clients: ServiceClients, init: ImportInit): Promise<ImportResult> {
   const { config } = init
-  const dir = join(config.stateDir, 'snapshots')
-  makeDirsSync(dir, 0o700)
-  const fetch: FetchInit = { stateDir: config.stateDir, dir, label: 'import', binding: { namespace: config.namespace, network: config.network }, passphrase: init.passphrase, acceptUnencrypted: acceptsUnencrypted(config), signal: init.signal }
+  const fetch = readContext(config, { label: 'import', passphrase: init.passphrase, signal: init.signal })
 
   init.onStep?.('scan')
   const car = await scanCar(init.file, init.signal)

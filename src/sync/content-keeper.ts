@@ -1,4 +1,4 @@
-import type { Config } from '../config/index.js'
+import { snapshotPassphrase, type Config } from '../config/index.js'
 import type { ServiceClients } from '../remote/index.js'
 import { Scheduler } from './scheduler.js'
 import { contentLeftOut, contentSealing, storeContent, type StoreContentResult } from './store-content.js'
@@ -198,7 +198,7 @@ export class ContentKeeper {
 
   private keyId (): string {
     try {
-      return contentSealing(this.config, process.env.CIDSYNC_SNAPSHOT_PASSPHRASE).key?.keyId ?? ''
+      return contentSealing(this.config, snapshotPassphrase()).key?.keyId ?? ''
     } catch {
       return ''
     }
@@ -212,7 +212,7 @@ export class ContentKeeper {
     try {
       const result = await storeContent({ index, clients, store: this.components.store, logger, deviceId, hostname }, {
         config: this.config,
-        passphrase: process.env.CIDSYNC_SNAPSHOT_PASSPHRASE,
+        passphrase: snapshotPassphrase(),
         signal: this.abort.signal,
         skip: (folder, path) => this.failures.waiting(folder, path),
         onProgress: (event) => {

@@ -3,7 +3,7 @@ import type { Config } from '../config/index.js'
 import { AbortedError, CidsyncError, DrillFailedError, NothingPublishedError, PointerNotFoundError } from '../errors.js'
 import type { Index } from '../index/index.js'
 import { cachedHistory, type HistoryEntry } from './history.js'
-import { acceptsUnencrypted } from './unencrypted-policy.js'
+import { readContext } from './read-context.js'
 import type { SyncStore } from './sync-store.js'
 import { verify, type VerifyResult } from './verify.js'
 import type { SyncComponents } from './sync-components.js'
@@ -34,8 +34,7 @@ export async function runDrill (components: DrillComponents, config: Config, sig
     throw err
   }
   const result = await recordDrill(components, cid, async () => await verify(components, {
-    cid, cache: components.store.manifestCache, stateDir: config.stateDir, signal, binding: { namespace: config.namespace, network: config.network },
-    passphrase: process.env.CIDSYNC_SNAPSHOT_PASSPHRASE, acceptUnencrypted: acceptsUnencrypted(config)
+    ...readContext(config, { label: 'verify', signal }), cid, cache: components.store.manifestCache
   }), signal)
   if (result.restorable) components.logger.info({ cid, segments: result.segments }, 'restore drill: restorable')
   else components.logger.error({ cid, failed: result.failed }, 'restore drill: NOT restorable')

@@ -3,7 +3,7 @@ import { join } from 'node:path'
 import type { Config } from '../config/index.js'
 import { ForeignPointerError, PointerNotFoundError, PointerUnreadableError, SnapshotUnencryptedError } from '../errors.js'
 import { READABLE_ENGINES } from '../snapshot/index.js'
-import { acceptsUnencrypted } from './unencrypted-policy.js'
+import { readContext } from './read-context.js'
 import type { PublishComponents, PublishInit } from './publish-init.js'
 import { cachedHistory, readPublish } from './history.js'
 import type { SyncStore } from './sync-store.js'
@@ -12,7 +12,6 @@ import { unboundMayMerge } from './manifest-binding.js'
 import { behindPointer, type Behind } from './rollback.js'
 import { isUnusable, missingKey, type FetchInit } from './segment-fetch.js'
 import { fetchV1Snapshot } from './v1-snapshot-fetch.js'
-import { makeDirsSync } from '../util/make-dirs.js'
 
 /** What the pointer holds now: its CID and entry count, or undefined when nothing is stored. */
 export async function currentPointer (components: PublishComponents, config: Config, signal?: AbortSignal): Promise<{ cid: string, memories: number | undefined } | undefined> {
@@ -38,9 +37,7 @@ export async function currentPointer (components: PublishComponents, config: Con
  * status): the caller then publishes on top of it.
  */
 export async function fetchAndMerge (components: PublishComponents, init: PublishInit, cid: string, label: string): Promise<{ rolledBack: boolean }> {
-  const dir = join(init.config.stateDir, 'snapshots')
-  makeDirsSync(dir, 0o700)
-  const fetch: FetchInit = { stateDir: init.config.stateDir, dir, label, binding: { namespace: init.config.namespace, network: init.config.network }, passphrase: init.passphrase, acceptUnencrypted: acceptsUnencrypted(init.config), signal: init.signal }
+  const fetch = readContext(init.config, { label, passphrase: init.passphrase, signal: init.signal })
   try {
     const { store } = components
     const { manifest } = await readPublish(components.clients, cid, store.manifestCache, fetch)

@@ -5,7 +5,7 @@ import type { Index } from '../index/index.js'
 import type { ServiceClients } from '../remote/index.js'
 import { recordDrill } from './drill.js'
 import type { MirrorLog } from './mirror-log.js'
-import { acceptsUnencrypted } from './unencrypted-policy.js'
+import { readContext } from './read-context.js'
 import { verify, type VerifyResult } from './verify.js'
 
 export interface MirrorDrillComponents {
@@ -47,9 +47,8 @@ export async function drillMirror (components: MirrorDrillComponents, name: stri
   const result = await recordDrill({ store: recorder, logger: components.logger }, cid, async () => await verify(
     { index: components.index, clients: components.clients, logger: components.logger, deviceId: components.deviceId },
     {
-      cid, full: options.full, content: options.content, cache: { get: (c) => kept.get(c), put: (c, json) => { kept.set(c, json) } },
-      stateDir: config.stateDir, signal: options.signal, binding: { namespace: config.namespace, network: config.network },
-      passphrase: process.env.CIDSYNC_SNAPSHOT_PASSPHRASE, acceptUnencrypted: acceptsUnencrypted(config)
+      ...readContext(config, { label: 'verify', signal: options.signal }),
+      cid, full: options.full, content: options.content, cache: { get: (c) => kept.get(c), put: (c, json) => { kept.set(c, json) } }
     }), options.signal)
   if (result.restorable) components.logger.info({ mirror: name, cid, segments: result.segments }, 'mirror restore drill: restorable')
   else components.logger.error({ mirror: name, cid, failed: result.failed }, 'mirror restore drill: NOT restorable')

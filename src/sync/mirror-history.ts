@@ -1,11 +1,10 @@
-import { join } from 'node:path'
 import type { Config } from '../config/index.js'
 import type { ServiceClients } from '../remote/index.js'
 import { walkHistory } from './history.js'
 import type { MirrorLog } from './mirror-log.js'
 import { SNAPSHOT_PROFILE } from './snapshot-profile.js'
 import type { SyncStore } from './sync-store.js'
-import { acceptsUnencrypted } from './unencrypted-policy.js'
+import { readContext } from './read-context.js'
 
 /**
  * Logs for the mirrors every publish of the history behind the last publish logged, with the
@@ -24,10 +23,7 @@ export async function logHistory (primary: ServiceClients, store: SyncStore, con
   if (walked.has(head)) return 0
   const objects: Array<{ cid: string, profile: string }> = []
   const profile = SNAPSHOT_PROFILE.name
-  const init = {
-    stateDir: config.stateDir, dir: join(config.stateDir, 'snapshots'), label: 'mirror-history', signal,
-    binding: { namespace: config.namespace, network: config.network }, passphrase: process.env.CIDSYNC_SNAPSHOT_PASSPHRASE, acceptUnencrypted: acceptsUnencrypted(config)
-  }
+  const init = readContext(config, { label: 'mirror-history', signal })
   for await (const publish of walkHistory(primary, head, store.manifestCache, init)) {
     if (publish.entry.cid !== head && walked.has(publish.entry.cid)) break
     // Segments before their manifest, as a publish logs them: a manifest on the mirror restores.

@@ -6,10 +6,8 @@ import { openIndex, type Index } from '../index/index.js'
 import { publishAt } from './history.js'
 import { checkOwnPublishIn } from './own-publish-check.js'
 import { buildIndex } from './build-index.js'
-import { acceptsUnencrypted } from './unencrypted-policy.js'
-import type { FetchInit } from './segment-fetch.js'
+import { readContext } from './read-context.js'
 import type { SyncComponents } from './sync-components.js'
-import { makeDirsSync } from '../util/make-dirs.js'
 
 /** An index as a past publish saw it, built aside in the state dir; `close` removes it. */
 export interface PastIndex {
@@ -27,11 +25,10 @@ export interface PastIndex {
  */
 export async function openPastIndex (components: Pick<SyncComponents, 'clients' | 'store'>, config: Config, at: Date, options: { passphrase?: string, signal?: AbortSignal } = {}): Promise<PastIndex> {
   const { clients, store } = components
-  const dir = join(config.stateDir, 'snapshots')
-  makeDirsSync(dir, 0o700)
   // Bound to this namespace: a past publish of another namespace put behind the pointer would
   // otherwise have its files written into this one's folders.
-  const fetch: FetchInit = { stateDir: config.stateDir, dir, label: 'past', binding: { namespace: config.namespace, network: config.network }, passphrase: options.passphrase, acceptUnencrypted: acceptsUnencrypted(config), signal: options.signal }
+  const fetch = readContext(config, { label: 'past', passphrase: options.passphrase, signal: options.signal })
+  const dir = fetch.dir
   const pointer = await clients.pointers.current(config.namespace, config.network, { signal: options.signal })
   const found = await publishAt(clients, pointer.snapshotCid, at, store.manifestCache, fetch)
   checkOwnPublishIn(found?.entry, store.lastPublished(), at)

@@ -13,14 +13,13 @@ import type { SyncStore } from './sync-store.js'
 import type { SyncStoreOwner } from './sync-store-owner.js'
 import { removeLeftovers } from './leftovers.js'
 import { jobFiles } from './publish-job.js'
-import { acceptsUnencrypted } from './unencrypted-policy.js'
+import { readContext } from './read-context.js'
 import { checkOwnPublishIn } from './own-publish-check.js'
 import { publishAt, readPublish, type HistoryEntry, type ManifestCache } from './history.js'
 import { buildIndex } from './build-index.js'
 import type { FetchInit } from './segment-fetch.js'
 import { fetchV1Snapshot } from './v1-snapshot-fetch.js'
 import { scrubRestoredIndex } from './scrub-index.js'
-import { makeDirsSync } from '../util/make-dirs.js'
 
 export interface RestoreComponents {
   readonly clients: ServiceClients
@@ -118,9 +117,7 @@ export async function restore (components: RestoreComponents, init: RestoreInit)
   const target = indexPath(config.stateDir)
   const exists = existsSync(target)
   if (exists && init.force !== true && init.dryRun !== true) throw new UsageError(`an index already exists at ${target}: add --force to replace it (it is kept as a backup beside it)`)
-  const dir = join(config.stateDir, 'snapshots')
-  makeDirsSync(dir, 0o700)
-  const fetch: FetchInit = { stateDir: config.stateDir, dir, label: 'restore', binding: { namespace: init.namespace, network: init.network }, passphrase: init.passphrase, acceptUnencrypted: acceptsUnencrypted(config, init.allowUnencrypted), signal: init.signal, onProgress: init.onProgress }
+  const fetch = readContext(config, { label: 'restore', namespace: init.namespace, network: init.network, passphrase: init.passphrase, allowUnencrypted: init.allowUnencrypted, signal: init.signal, onProgress: init.onProgress })
   // A state dir that never synced gets its sync.sqlite only once a restore is installed.
   const opened = syncState.existing
   if (init.dryRun !== true) {

@@ -1,5 +1,5 @@
 import { NotReadyError, PublishHeldError, RemoteUnauthorizedError } from '../errors.js'
-import type { Config } from '../config/index.js'
+import { snapshotPassphrase, type Config } from '../config/index.js'
 import type { ServiceClients } from '../remote/index.js'
 import { publish } from './publish.js'
 import type { Published } from './publish-init.js'
@@ -231,7 +231,7 @@ export class SyncRunner {
       const published = await publish({
         index: this.components.index, clients, logger: this.components.logger, deviceId: this.components.deviceId, store: this.components.store,
         onStep: onEvent === undefined ? undefined : (step, merges) => onEvent({ type: 'publish.step', step, merges })
-      }, { config: this.config, passphrase: process.env.CIDSYNC_SNAPSHOT_PASSPHRASE, signal: this.abort.signal, ...options })
+      }, { config: this.config, passphrase: snapshotPassphrase(), signal: this.abort.signal, ...options })
       this.published.succeeded(Date.now() - started)
       if (!published.skipped) this.components.logger.info({ reason, cid: published.cid, entries: published.entries, merged: published.merged, ms: Date.now() - started }, 'published')
       // Logged with the publish: each mirror copies it in its own loop, which this never waits for.

@@ -1,8 +1,8 @@
 import { describe, it, expect } from 'vitest'
 import pino from 'pino'
-import { openPastIndex, publish } from '../../src/sync/index.js'
+import { openPastIndex, publish, readContext } from '../../src/sync/index.js'
 import { pastIndex } from '../../src/find/index.js'
-import { fetchInit, historyStart } from '../../src/cli/commands/find-common.js'
+import { historyStart } from '../../src/cli/commands/find-common.js'
 import { SyncStore } from '../../src/sync/index.js'
 import { exportKey, importKey } from '../../src/snapshot/index.js'
 import { ManifestNamespaceError, PointerRolledBackError } from '../../src/errors.js'
@@ -34,7 +34,7 @@ describe.skipIf(EXTERNAL)('a past publish is read only from this namespace\'s ch
     const start = await historyStart(clients, a.config, {})
     const store = new SyncStore(a.config.stateDir)
     try {
-      await expect(pastIndex(clients, start, new Date(), store.manifestCache, fetchInit(a.config, 'find', false, {}))).rejects.toThrow(ManifestNamespaceError)
+      await expect(pastIndex(clients, start, new Date(), store.manifestCache, readContext(a.config, { label: 'find' }))).rejects.toThrow(ManifestNamespaceError)
     } finally {
       store.close()
     }

@@ -1,5 +1,5 @@
 import type { Command } from 'commander'
-import { loadConfig } from '../../config/index.js'
+import { loadConfig, snapshotPassphrase } from '../../config/index.js'
 import { UsageError } from '../../errors.js'
 import { countOf, formatBytes } from '../format.js'
 import { action } from '../run.js'
@@ -28,7 +28,7 @@ export function registerExport (program: Command): void {
       await withService(options, async ({ clients, readStored, readStoredRun }) => {
         const { exportCar } = await import('../../exits/index.js')
         const result = await exportCar(clients, {
-          config, file: options.car, at, content: options.content === true, readStored, readStoredRun, passphrase: process.env.CIDSYNC_SNAPSHOT_PASSPHRASE,
+          config, file: options.car, at, content: options.content === true, readStored, readStoredRun, passphrase: snapshotPassphrase(),
           onObject: (event) => {
             if (options.json === true) { process.stdout.write(`${JSON.stringify({ type: 'object', ...event })}\n`); return }
             if (!tty) return

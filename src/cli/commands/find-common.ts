@@ -1,12 +1,9 @@
-import { join } from 'node:path'
 import type { Config } from '../../config/index.js'
 import type { Index, KnownDevice } from '../../index/index.js'
 import type { SearchCache } from '../../find/index.js'
 import type { ServiceClients } from '../../remote/index.js'
-import type { FetchInit } from '../../sync/index.js'
 import { safeText } from '../safe-text.js'
 import { formatCount } from '../format.js'
-import { makeDirsSync } from '../../util/make-dirs.js'
 
 /** `1a2b3c4d laptop`: a device as the find commands print it, hostname neutralised. */
 export function deviceLabel (deviceId: string, devices: readonly KnownDevice[]): string {
@@ -17,17 +14,6 @@ export function deviceLabel (deviceId: string, devices: readonly KnownDevice[]):
 /** `2026-11-24 13:05:00Z`. */
 export function shortTime (ms: number): string {
   return new Date(ms).toISOString().replace('T', ' ').replace(/\.\d+Z$/, 'Z')
-}
-
-/**
- * How the find commands fetch from the history: into the state dir's `snapshots/`, only
- * publishes bound to the namespace and network asked about (another's, put behind the pointer,
- * would show its files as this one's history).
- */
-export function fetchInit (config: Config, label: string, acceptUnencrypted: boolean, options: { namespace?: string, network?: string }): FetchInit {
-  const dir = join(config.stateDir, 'snapshots')
-  makeDirsSync(dir, 0o700)
-  return { stateDir: config.stateDir, dir, label, binding: { namespace: options.namespace ?? config.namespace, network: options.network ?? config.network }, passphrase: process.env.CIDSYNC_SNAPSHOT_PASSPHRASE, acceptUnencrypted }
 }
 
 /**

@@ -10,7 +10,7 @@ import { safeText } from '../safe-text.js'
 import { parseTimeArg } from '../time-arg.js'
 import { withService } from '../service-command.js'
 import { resolveDevice } from './ls.js'
-import { deviceLabel, fetchInit, historyStart, shortTime, withSearch } from './find-common.js'
+import { deviceLabel, historyStart, shortTime, withSearch } from './find-common.js'
 
 interface FindOptions { config?: string, device?: string, allDevices?: boolean, at?: string, deleted?: boolean, literal?: boolean, limit?: string, json?: boolean, namespace?: string, network?: string }
 
@@ -50,12 +50,12 @@ export function registerFind (program: Command): void {
         result = await search()
       } else {
         result = await withService(options, async ({ clients }) => {
-          const [{ pastIndex }, { SyncStore, acceptsUnencrypted }] = await Promise.all([import('../../find/index.js'), import('../../sync/index.js')])
+          const [{ pastIndex }, { SyncStore, readContext }] = await Promise.all([import('../../find/index.js'), import('../../sync/index.js')])
           const store = new SyncStore(config.stateDir)
           try {
             // This device's own publishes are in its own namespace's chain only.
             const ownChain = (options.namespace ?? config.namespace) === config.namespace && (options.network ?? config.network) === config.network
-            const past = await pastIndex(clients, await historyStart(clients, config, options), at, store.manifestCache, fetchInit(config, 'find', acceptsUnencrypted(config), options), ownChain ? store.lastPublished() : undefined)
+            const past = await pastIndex(clients, await historyStart(clients, config, options), at, store.manifestCache, readContext(config, { label: 'find', namespace: options.namespace, network: options.network }), ownChain ? store.lastPublished() : undefined)
             publish = past.publish
             return await search({ indexFile: past.indexPath, searchFile: past.searchPath })
           } finally {

@@ -6,7 +6,7 @@ import type { GetFilesProgress, GetOutcome } from '../../sync/index.js'
 import { countOf, formatBytes } from '../format.js'
 import { action } from '../run.js'
 import { safeLines, safeText } from '../safe-text.js'
-import { loadConfig } from '../../config/index.js'
+import { loadConfig, snapshotPassphrase } from '../../config/index.js'
 import { readFrom } from '../mirror-read.js'
 import { parseTimeArg } from '../time-arg.js'
 import { resolveDevice } from './ls.js'
@@ -68,7 +68,7 @@ export async function runGet (options: GetOptions, paths: readonly string[], pre
   await readFrom(config, { from: options.from, fallBack: true }, async ({ clients }, where) => {
     const { indexPath, openIndex, readDeviceId } = await import('../../index/index.js')
     const { getFiles, olderThanOwnDeletion, openPastIndex, selectRows, selectTree, SyncStore } = await import('../../sync/index.js')
-    const passphrase = process.env.CIDSYNC_SNAPSHOT_PASSPHRASE
+    const passphrase = snapshotPassphrase()
     // The command's sync store, for the walk's manifest cache and this device's own last publish.
     const store = at === undefined ? undefined : new SyncStore(config.stateDir)
     const past = at === undefined || store === undefined ? undefined : await openPastIndex({ clients, store }, config, at, { passphrase }).finally(() => { store.close() })

@@ -23,15 +23,14 @@ export function registerHistory (program: Command): void {
       const config = loadConfig({ configPath: options.config })
       makeDirsSync(join(config.stateDir, 'snapshots'), 0o700)
       await withService(options, async ({ clients }) => {
-        const { SyncStore, walkEntries, acceptsUnencrypted } = await import('../../sync/index.js')
+        const { SyncStore, walkEntries, readContext } = await import('../../sync/index.js')
         const pointer = await clients.pointers.current(options.namespace ?? config.namespace, options.network ?? config.network)
         const store = new SyncStore(config.stateDir)
         const dealOf = await dealStates(config.stateDir)
         try {
           const rows = []
           for await (const entry of walkEntries(clients, pointer.snapshotCid, store.manifestCache, {
-            stateDir: config.stateDir, dir: join(config.stateDir, 'snapshots'), label: 'history', limit, binding: { namespace: options.namespace ?? config.namespace, network: options.network ?? config.network },
-            passphrase: process.env.CIDSYNC_SNAPSHOT_PASSPHRASE, acceptUnencrypted: acceptsUnencrypted(config)
+            ...readContext(config, { label: 'history', namespace: options.namespace, network: options.network }), limit
           })) rows.push({ ...entry, deal: dealOf(entry.cid) })
           if (options.json === true) { printJson(rows); return }
           process.stdout.write(formatTable(['TIME', 'DEVICE', 'ENTRIES', 'ADDED', 'DEAL', 'CID'],

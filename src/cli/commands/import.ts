@@ -1,7 +1,7 @@
 import { statSync } from 'node:fs'
 import type { Command } from 'commander'
 import { UsageError } from '../../errors.js'
-import { loadConfig } from '../../config/index.js'
+import { loadConfig, snapshotPassphrase } from '../../config/index.js'
 import { countOf, formatBytes } from '../format.js'
 import { action } from '../run.js'
 import { withService } from '../service-command.js'
@@ -28,7 +28,7 @@ export function registerImport (program: Command): void {
       await withService(options, async ({ clients }) => {
         const { importCar } = await import('../../exits/index.js')
         const result = await importCar(clients, {
-          config, file: options.car, force: options.force === true, passphrase: process.env.CIDSYNC_SNAPSHOT_PASSPHRASE,
+          config, file: options.car, force: options.force === true, passphrase: snapshotPassphrase(),
           onStep: (step, detail) => {
             if (options.json === true) { if (detail === undefined) process.stdout.write(`${JSON.stringify({ type: 'step', step })}\n`); return }
             if (!tty || (detail !== undefined && Date.now() - last < 100)) return

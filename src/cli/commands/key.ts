@@ -1,5 +1,5 @@
 import type { Command } from 'commander'
-import { loadConfig } from '../../config/index.js'
+import { loadConfig, snapshotPassphrase } from '../../config/index.js'
 import { UsageError } from '../../errors.js'
 import { action } from '../run.js'
 import { readSecretLine } from '../prompt.js'
@@ -44,7 +44,7 @@ export function registerKey (program: Command): void {
       const config = loadConfig({ configPath: options.config })
       // With a passphrase every snapshot is sealed with a key derived from it, so the key file
       // (made here on first use) would seal nothing: printing it would hand over a useless secret.
-      if ((process.env.CIDSYNC_SNAPSHOT_PASSPHRASE ?? '') !== '') {
+      if (snapshotPassphrase() !== undefined) {
         throw new UsageError('CIDSYNC_SNAPSHOT_PASSPHRASE is set, so snapshots are sealed with a key derived from the passphrase, not a key file: ' +
           'carry the passphrase to the other device (set CIDSYNC_SNAPSHOT_PASSPHRASE there too) instead of exporting a key')
       }

@@ -7,7 +7,7 @@ import { action } from '../run.js'
 import { contentActivity } from '../content-activity.js'
 import { safeText } from '../safe-text.js'
 import { withService } from '../service-command.js'
-import { fetchInit, historyStart, shortTime } from './find-common.js'
+import { historyStart, shortTime } from './find-common.js'
 
 interface LogOptions { config?: string, cached?: boolean, json?: boolean, namespace?: string, network?: string }
 
@@ -34,10 +34,10 @@ export function registerLog (program: Command): void {
             // Nothing published yet (a daemon that has not reached its first publish): the index's own rows still answer.
             const start = await historyStart(clients, config, options).catch((err: unknown) => { if (err instanceof PointerNotFoundError) return undefined; throw err })
             if (start === undefined) { unpublished = true; return undefined }
-            const { SyncStore, acceptsUnencrypted } = await import('../../sync/index.js')
+            const { SyncStore, readContext } = await import('../../sync/index.js')
             const store = new SyncStore(config.stateDir)
             try {
-              return await fillHistory(clients, history, start, store.manifestCache, fetchInit(config, 'log', acceptsUnencrypted(config), options))
+              return await fillHistory(clients, history, start, store.manifestCache, readContext(config, { label: 'log', namespace: options.namespace, network: options.network }))
             } finally {
               store.close()
             }

@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import type { Config } from '../../config/index.js'
+import { snapshotPassphrase, type Config } from '../../config/index.js'
 import type { ServiceClients } from '../../remote/index.js'
 
 /**
@@ -15,14 +15,14 @@ export async function checkSnapshotCid (clients: ServiceClients, config: Config,
   const dir = await mkdtemp(join(tmpdir(), 'cidsync-check-'))
   try {
     const nothingCached = { get: () => undefined, put: () => {} }
-    const publish = await readPublish(clients, cid, nothingCached, { stateDir: config.stateDir, dir, label: 'check', passphrase: process.env.CIDSYNC_SNAPSHOT_PASSPHRASE, acceptUnencrypted: acceptsUnencrypted(config) })
+    const publish = await readPublish(clients, cid, nothingCached, { stateDir: config.stateDir, dir, label: 'check', passphrase: snapshotPassphrase(), acceptUnencrypted: acceptsUnencrypted(config) })
     if (publish.manifest === undefined) {
       // A `/1` header is readable without the key: open the whole file to prove this device can.
       const { SNAPSHOT_PROFILE } = await import('../../sync/index.js')
       const { readSnapshot } = await import('../../snapshot/index.js')
       const { checkIndexFile } = await import('../../index/index.js')
       await clients.gateway.fetchVerified(cid, SNAPSHOT_PROFILE, join(dir, 'snapshot'))
-      await readSnapshot({ path: join(dir, 'snapshot'), stateDir: config.stateDir, destination: join(dir, 'index.sqlite'), passphrase: process.env.CIDSYNC_SNAPSHOT_PASSPHRASE, acceptUnencrypted: acceptsUnencrypted(config), check: checkIndexFile })
+      await readSnapshot({ path: join(dir, 'snapshot'), stateDir: config.stateDir, destination: join(dir, 'index.sqlite'), passphrase: snapshotPassphrase(), acceptUnencrypted: acceptsUnencrypted(config), check: checkIndexFile })
     }
     return { entries: publish.entry.entries, engine: publish.entry.engine }
   } finally {

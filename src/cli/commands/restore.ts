@@ -1,5 +1,5 @@
 import type { Command } from 'commander'
-import { loadConfig } from '../../config/index.js'
+import { loadConfig, snapshotPassphrase } from '../../config/index.js'
 import { LockHeldError, UsageError } from '../../errors.js'
 import { countOf, formatBytes, formatCount, printJson } from '../format.js'
 import { action } from '../run.js'
@@ -84,7 +84,7 @@ export function registerRestore (program: Command): void {
             : await mirrorLag(config, clients, where, options.allowOlder === true)
           const result = await restore({ clients, syncState }, {
             config, namespace: options.namespace ?? config.namespace, network: options.network ?? config.network, cid: options.cid, at, mirror: where === 'the primary' ? undefined : where,
-            force: options.force, dryRun: options.dryRun, allowUnencrypted: options.allowUnencrypted, asDevice: options.asDevice, passphrase: process.env.CIDSYNC_SNAPSHOT_PASSPHRASE, onProgress: progressBar()
+            force: options.force, dryRun: options.dryRun, allowUnencrypted: options.allowUnencrypted, asDevice: options.asDevice, passphrase: snapshotPassphrase(), onProgress: progressBar()
           }).catch((err: unknown) => { throw explainMissingPointer(err, config, where === 'the primary' ? undefined : describe) })
           if (options.json === true) { printJson({ ...result, from: where, ...(lag === undefined ? {} : { lag: { mirrorCid: lag.cid, known: lag.known, behind: lag.behind } }) }); return }
           const what = `${result.cid}, published ${result.publish.at} by ${result.publish.device.slice(0, 8)}${result.publish.hostname === '' ? '' : ` (${safeText(result.publish.hostname)})`}: ${countOf(result.publish.entries, 'entry', 'entries')}`

@@ -1,6 +1,6 @@
 import { hostname } from 'node:os'
 import type { Command } from 'commander'
-import { loadConfig, type Config } from '../../config/index.js'
+import { loadConfig, snapshotPassphrase, type Config } from '../../config/index.js'
 import { ContentNotStoredError, FoldersNotIndexedError, LockHeldError } from '../../errors.js'
 import { countOf, formatBytes, printJson } from '../format.js'
 import type { NotStored, StoreContentProgress } from '../../sync/index.js'
@@ -63,7 +63,7 @@ async function publishStandalone (config: Config, request: PublishRequest): Prom
       }
       const connection = await connecting
       try {
-        const passphrase = process.env.CIDSYNC_SNAPSHOT_PASSPHRASE
+        const passphrase = snapshotPassphrase()
         // Content first, so the publish printed restores every file it lists as stored.
         const { storeContent } = await import('../../sync/index.js')
         const stored = await storeContent({ index, clients: connection.clients, store, logger, deviceId, hostname: hostname() }, { config, passphrase, onProgress: storeProgress() })

@@ -1,0 +1,43 @@
+import { join } from 'node:path'
+import { snapshotPassphrase, type Config } from '../config/index.js'
+import { makeDirsSync } from '../util/make-dirs.js'
+import type { FetchInit } from './segment-fetch.js'
+import { acceptsUnencrypted } from './unencrypted-policy.js'
+
+/** Where fetched publishes are opened, in the state dir. */
+export const SNAPSHOTS_DIR = 'snapshots'
+
+export interface ReadContextOptions {
+  /** Names the caller's files in the snapshots dir and in its messages. */
+  readonly label: string
+  /** Default: the config's. A publish bound to another namespace or network is refused. */
+  readonly namespace?: string
+  readonly network?: string
+  /** Default: the snapshots dir, made 0700 if missing. */
+  readonly dir?: string
+  /** Default: the environment's (`snapshotPassphrase`). */
+  readonly passphrase?: string
+  /** `--allow-unencrypted`: accept a publish without a cipher although this device encrypts. */
+  readonly allowUnencrypted?: boolean
+  readonly signal?: AbortSignal
+  readonly onProgress?: FetchInit['onProgress']
+}
+
+/**
+ * What reading a publish needs, built one way for every caller: the state dir, the namespace
+ * binding, the passphrase and the unencrypted policy. A hand-built one could forget the binding.
+ */
+export function readContext (config: Config, options: ReadContextOptions): FetchInit {
+  const dir = options.dir ?? join(config.stateDir, SNAPSHOTS_DIR)
+  if (options.dir === undefined) makeDirsSync(dir, 0o700)
+  return {
+    stateDir: config.stateDir,
+    dir,
+    label: options.label,
+    binding: { namespace: options.namespace ?? config.namespace, network: options.network ?? config.network },
+    passphrase: 'passphrase' in options ? options.passphrase : snapshotPassphrase(),
+    acceptUnencrypted: acceptsUnencrypted(config, options.allowUnencrypted),
+    signal: options.signal,
+    onProgress: options.onProgress
+  }
+}
