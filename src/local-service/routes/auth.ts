@@ -1,6 +1,8 @@
 import { randomBytes, randomUUID } from 'node:crypto'
+import type { ServerResponse } from 'node:http'
+import { z } from 'zod'
 import { recoverSigner } from '../../crypto/index.js'
-import { HttpFailure, requireParam, sendJson, type Route } from '../http.js'
+import { HttpFailure, readJsonBody, requireParam, sendJson, type Route } from '../http.js'
 import type { ServiceParts } from '../parts.js'
 
 const ADDRESS = /^0x[0-9a-fA-F]{40}$/
@@ -31,8 +33,13 @@ function inviteOf (url: URL): string | undefined {
   return code === null || code === '' ? undefined : code
 }
 
-/** API keys by signed message: a single-use, expiring message per request, checked by recovering its signer. */
-export function authRoutes (parts: ServiceParts): Route[] {
+/** What both sign-in paths do: a message for a wallet to sign, and an API key for its signature. */
+interface SignIn {
+  message: (address: string, invite: string | undefined, res: ServerResponse) => string
+  apiKey: (address: string, signature: string, invite: string | undefined) => string
+}
+
+function signIn (parts: ServiceParts): SignIn {
   const { db } = parts
   const insertMessage = db.prepare('INSERT INTO auth_messages (nonce, address, message, expires_at) VALUES (?, ?, ?, ?)')
   const openMessages = db.prepare('SELECT nonce, message FROM auth_messages WHERE address = ? AND used = 0 AND expires_at > ? ORDER BY expires_at DESC').raw()
@@ -42,17 +49,12 @@ export function authRoutes (parts: ServiceParts): Route[] {
   const dropOldest = db.prepare(`DELETE FROM auth_messages WHERE nonce IN (
     SELECT nonce FROM auth_messages WHERE address = ? ORDER BY expires_at DESC LIMIT -1 OFFSET ?)`)
   const insertKey = db.prepare('INSERT INTO api_keys (key, address, created_at) VALUES (?, ?, ?)')
-
-  return [{
-    name: 'get_auth_message',
-    methods: ['GET'],
-    path: '/api/v1/user/get_auth_message',
-    auth: 'none',
-    handle: ({ url, res }) => {
-      const address = requireParam(url, 'publicKey')
-      if (!ADDRESS.test(address)) throw new HttpFailure(400, 'publicKey must be an address: 0x and 40 hex digits')
+  return {
+    message: (given, invite, res) => {
+      if (!ADDRESS.test(given)) throw new HttpFailure(400, 'publicKey must be an address: 0x and 40 hex digits')
+      const address = given.toLowerCase()
       // A wallet that may not sign up gets no message either: strangers cannot fill the table with them.
-      parts.limits.checkSignup(address.toLowerCase(), inviteOf(url))
+      parts.limits.checkSignup(address, invite)
       const now = parts.now()
       purge.run(now)
       if ((openCount.get() as number) >= OPEN_MESSAGES_IN_ALL) {
@@ -62,18 +64,12 @@ export function authRoutes (parts: ServiceParts): Route[] {
       // Production's nonce is a millisecond timestamp; random digits after it keep two in one ms apart.
       const nonce = `${now}${randomBytes(3).readUIntBE(0, 3).toString().padStart(8, '0')}`
       const message = `Please prove you are the owner of this wallet by signing this message, nonce=${nonce}`
-      insertMessage.run(nonce, address.toLowerCase(), message, now + parts.authMessageTtlMs)
-      dropOldest.run(address.toLowerCase(), OPEN_MESSAGES_PER_ADDRESS)
-      sendJson(res, 200, message)
-    }
-  }, {
-    name: 'create_api_key',
-    methods: ['GET'],
-    path: '/api/v1/user/create_api_key',
-    auth: 'none',
-    handle: ({ url, res }) => {
-      const address = requireParam(url, 'publicKey').toLowerCase()
-      const signature = requireParam(url, 'signature')
+      insertMessage.run(nonce, address, message, now + parts.authMessageTtlMs)
+      dropOldest.run(address, OPEN_MESSAGES_PER_ADDRESS)
+      return message
+    },
+    apiKey: (given, signature, invite) => {
+      const address = given.toLowerCase()
       // At most OPEN_MESSAGES_PER_ADDRESS: the signature is checked against each.
       const candidates = openMessages.all(address, parts.now()) as Array<[string, string]>
       const signed = candidates.find(([, message]) => recoverSigner(message, signature) === address)
@@ -82,10 +78,52 @@ export function authRoutes (parts: ServiceParts): Route[] {
       const key = randomUUID()
       // One transaction: an invitation is spent only by the key it let in.
       parts.db.transaction(() => {
-        parts.limits.checkSignup(address, inviteOf(url), true)
+        parts.limits.checkSignup(address, invite, true)
         insertKey.run(key, address, Date.now())
       })()
-      sendJson(res, 200, key)
+      return key
+    }
+  }
+}
+
+/** The body of the main API's `create_api_key`, as the storage service's SDK sends it. */
+const signedBody = z.object({ publicKey: z.string().max(100), signedMessage: z.string().max(1000) })
+
+/**
+ * API keys by signed message: a single-use, expiring message per request, checked by recovering
+ * its signer. The deal service's paths (`/api/v1/user/...`, GET) and the main API's, which the
+ * storage service's SDK uses (`/api/auth/get_message`, then a POST of `{publicKey, signedMessage}`
+ * to `/api/auth/create_api_key`), share the messages and make the same keys.
+ */
+export function authRoutes (parts: ServiceParts): Route[] {
+  const sign = signIn(parts)
+  return [{
+    name: 'get_auth_message',
+    methods: ['GET'],
+    path: '/api/v1/user/get_auth_message',
+    auth: 'none',
+    handle: ({ url, res }) => sendJson(res, 200, sign.message(requireParam(url, 'publicKey'), inviteOf(url), res))
+  }, {
+    name: 'create_api_key',
+    methods: ['GET'],
+    path: '/api/v1/user/create_api_key',
+    auth: 'none',
+    handle: ({ url, res }) => sendJson(res, 200, sign.apiKey(requireParam(url, 'publicKey'), requireParam(url, 'signature'), inviteOf(url)))
+  }, {
+    name: 'auth_get_message',
+    methods: ['GET'],
+    path: '/api/auth/get_message',
+    auth: 'none',
+    handle: ({ url, res }) => sendJson(res, 200, sign.message(requireParam(url, 'publicKey'), inviteOf(url), res))
+  }, {
+    name: 'auth_create_api_key',
+    methods: ['POST'],
+    path: '/api/auth/create_api_key',
+    auth: 'none',
+    handle: async ({ req, url, res }) => {
+      const body = signedBody.safeParse(await readJsonBody(req, 4096))
+      if (!body.success) throw new HttpFailure(400, 'expected a JSON body {"publicKey": "0x...", "signedMessage": "0x..."}')
+      sendJson(res, 200, sign.apiKey(body.data.publicKey, body.data.signedMessage, inviteOf(url)))
     }
   }]
 }
