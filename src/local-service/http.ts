@@ -9,14 +9,17 @@ export interface RouteContext {
   readonly res: ServerResponse
   readonly url: URL
   readonly params: readonly string[]
-  /** Set for routes that need an API key or a session token. */
+  /** Set for routes that need an API key or a session token; `''` for one sent no key. */
   readonly caller: Caller
   /** The fault injected into this request, for routes that corrupt bodies. */
   readonly fault: Fault | undefined
 }
 
-/** `admin`: the `/local/...` routes, behind the admin token (see admin-guard.ts). */
-export type Auth = 'none' | 'api-key' | 'session' | 'admin'
+/**
+ * `admin`: the `/local/...` routes, behind the admin token (see admin-guard.ts). `api-key-optional`:
+ * open to anyone, as production's route is; a key sent must be known, and names the caller.
+ */
+export type Auth = 'none' | 'api-key' | 'api-key-optional' | 'session' | 'admin'
 
 export interface Route {
   /** Names the route in faults and the request log: `add_cid`, `files_uploaded`... */

@@ -279,8 +279,10 @@ export class LocalService {
   private authenticate (req: IncomingMessage, auth: Route['auth']): Caller {
     if (auth === 'none' || auth === 'admin') return { address: '' }
     const token = bearerToken(req.headers.authorization)
-    const address = token === undefined ? undefined : auth === 'api-key' ? this.apiKeyOwner.get(token) as string | undefined : this.parts.tokens.verify(token)
-    if (address === undefined) throw new HttpFailure(401, UNAUTHORIZED_MESSAGE[auth])
+    if (token === undefined && auth === 'api-key-optional') return { address: '' }
+    const scheme = auth === 'session' ? 'session' : 'api-key'
+    const address = token === undefined ? undefined : scheme === 'api-key' ? this.apiKeyOwner.get(token) as string | undefined : this.parts.tokens.verify(token)
+    if (address === undefined) throw new HttpFailure(401, UNAUTHORIZED_MESSAGE[scheme])
     return { address }
   }
 

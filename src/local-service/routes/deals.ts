@@ -43,16 +43,19 @@ const pieceCid = (cid: string): string => `baga6ea4seaq${cid.slice(-40)}`
 
 /**
  * Storage deals: `add_cid` records the request and marks the owner's upload sent for deal; the
- * deal turns up in `deal_status` after `dealDelayMs` (production: up to two days), to the account
- * that asked for it only.
+ * deal turns up in `deal_status` after `dealDelayMs` (production: up to two days). `deal_status`
+ * answers anyone, as production does (its SDK sends no key): every account's deals for the CID. A
+ * caller who sends its key gets its own deals only.
  */
 export function dealRoutes (parts: ServiceParts): Route[] {
   const request = parts.db.prepare(`INSERT INTO deals (address, cid, requested_at, active_at, deal_id, miner) VALUES (?, ?, ?, ?, ?, ?)
     ON CONFLICT (address, cid) DO NOTHING`)
   const markSent = parts.db.prepare("UPDATE files SET sent_for_deal = 'yes', last_update = ? WHERE address = ? AND cid = ?")
   const nextDealId = parts.db.prepare('SELECT COALESCE(MAX(deal_id), 1000000) + 1 FROM deals').pluck()
-  // The caller's own deals: a CID is public, and another account's deals are not the caller's to read.
-  const active = parts.db.prepare('SELECT * FROM deals WHERE cid = ? AND address = ? AND active_at <= ? ORDER BY deal_id')
+  // A deal names no account, and the gateway already serves the CID's content to anyone who knows it.
+  const anyones = parts.db.prepare('SELECT * FROM deals WHERE cid = ? AND active_at <= ? ORDER BY deal_id')
+  // A client with a key (cidsync's) asks whether its own request was dealt, not someone else's.
+  const callers = parts.db.prepare('SELECT * FROM deals WHERE cid = ? AND address = ? AND active_at <= ? ORDER BY deal_id')
   return [{
     name: 'add_cid',
     methods: ['GET'],
@@ -71,10 +74,11 @@ export function dealRoutes (parts: ServiceParts): Route[] {
     name: 'deal_status',
     methods: ['GET'],
     path: '/api/lighthouse/deal_status',
-    auth: 'api-key',
+    auth: 'api-key-optional',
     handle: ({ url, res, fault, caller }) => {
       const cid = parseCid(requireParam(url, 'cid')).toString()
-      const deals = (active.all(cid, caller.address, Date.now()) as DealRow[]).map(d => fault?.legacyDealFields === true ? legacyDeal(d) : currentDeal(d))
+      const rows = caller.address === '' ? anyones.all(cid, Date.now()) : callers.all(cid, caller.address, Date.now())
+      const deals = (rows as DealRow[]).map(d => fault?.legacyDealFields === true ? legacyDeal(d) : currentDeal(d))
       sendJson(res, 200, deals)
     }
   }]
