@@ -123,6 +123,22 @@ export class AccountLimits {
     }
   }
 
+  /**
+   * The bytes the account's uploads hold, and its limit as production's `user_data_usage` names
+   * them: what it holds plus what it may still add under its own quota and the service's total
+   * (whichever leaves less). With no quota, the largest safe integer: a number, as clients expect.
+   */
+  usage (address: string): { dataLimit: number, dataUsed: number } {
+    const used = this.bytesOf.get(address) as number
+    const perAccount = this.policy.maxBytesPerAccount
+    const total = this.policy.maxBytesTotal ?? 0
+    const left = Math.min(
+      perAccount > 0 ? perAccount - used : Infinity,
+      total > 0 ? total - (this.bytesOfAll.get() as number) : Infinity
+    )
+    return { dataLimit: left === Infinity ? Number.MAX_SAFE_INTEGER : used + Math.max(0, left), dataUsed: used }
+  }
+
   /** Before an IPNS key is made. */
   checkNewIpnsKey (address: string): void {
     const max = this.policy.maxIpnsKeysPerAccount
