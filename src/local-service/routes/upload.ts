@@ -4,6 +4,7 @@ import { CidBuilder, type CidProfile } from '../../content/index.js'
 import { HttpFailure, sendJson, type Route } from '../http.js'
 import type { ServiceParts } from '../parts.js'
 import { putUnder, uploadCommitter, type Added, type Allowance } from '../upload-commit.js'
+import { segmentsOf, uploadRoots } from '../upload-tree.js'
 
 const KUBO_DEFAULT_CHUNK = 262_144
 const KUBO_DEFAULT_LINKS = 174
@@ -64,12 +65,15 @@ export function profileFromQuery (url: URL): CidProfile {
 async function importParts (parts: ServiceParts, req: IncomingMessage, profile: CidProfile, allowance: Allowance): Promise<Added[]> {
   let refused = false
   return await new Promise<Added[]>((resolve, reject) => {
-    const busboy = new Busboy({ headers: req.headers as { 'content-type': string }, limits: { files: MAX_PARTS } })
+    // Paths kept: a folder comes as `folder/sub/a.txt`, one part a file.
+    const busboy = new Busboy({ headers: req.headers as { 'content-type': string }, limits: { files: MAX_PARTS }, preservePath: true })
     const added: Array<Promise<Added>> = []
     const fail = (err: unknown): void => { req.unpipe(busboy); req.resume(); reject(err) }
     busboy.on('file', (field, stream, filename, _encoding, mime) => {
       if (field !== 'file') { stream.resume(); fail(new HttpFailure(400, `unexpected multipart field ${field.slice(0, 40)}: send each file in a field named file`)); return }
       if (mime === 'application/x-directory') { stream.resume(); fail(new HttpFailure(400, 'directories are not implemented by this service: send files')); return }
+      // A name that cannot be a path is refused before its bytes are stored.
+      try { segmentsOf(filename ?? '') } catch (failure) { stream.resume(); fail(failure); return }
       const builder = new CidBuilder(profile, { onBlock: (cid, block) => { putUnder(parts, allowance, cid, block) } })
       const part = new Promise<Added>((resolvePart, rejectPart) => {
         stream.on('data', (chunk: Buffer) => {
@@ -111,8 +115,10 @@ async function importParts (parts: ServiceParts, req: IncomingMessage, profile: 
 
 /**
  * Kubo's `/api/v0/add`: every multipart part named `file` imported with the requested parameters
- * while it streams in (never held whole), its blocks stored, listed for the caller. One file is
- * answered with one object, as production does; several with one line each, as Kubo does.
+ * while it streams in (never held whole), its blocks stored. Parts named by paths make their
+ * directories. Each root (a top-level directory, or a file) is listed for the caller. One root is
+ * answered with one object, as production does (its SDK parses a folder's answer so); several
+ * with one line each, as Kubo does.
  */
 export function uploadRoutes (parts: ServiceParts): Route[] {
   const commit = uploadCommitter(parts)
@@ -125,7 +131,10 @@ export function uploadRoutes (parts: ServiceParts): Route[] {
       const profile = profileFromQuery(url)
       const contentType = req.headers['content-type'] ?? ''
       if (!contentType.startsWith('multipart/form-data')) throw new HttpFailure(400, 'expected a multipart/form-data body with a field named file')
-      const added = await commit(caller.address, async (allowance) => await importParts(parts, req, profile, allowance))
+      const added = await commit(caller.address, async (allowance) => {
+        const files = await importParts(parts, req, profile, allowance)
+        return uploadRoots(files, profile, (cid, block) => { putUnder(parts, allowance, cid, block) })
+      })
       const answers = added.map(file => ({ Name: file.name, Hash: file.cid, Size: String(file.dagSize) }))
       if (answers.length === 1) { sendJson(res, 200, answers[0]); return }
       // Several files: one line each, as Kubo streams them.
