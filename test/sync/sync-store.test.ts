@@ -65,4 +65,26 @@ describe('the sync store', () => {
     db.close()
     expect(() => new SyncStore(dir)).toThrow(/schema version/)
   })
+
+  it('logs a publish done for the mirrors in the transaction that records it done: one that fails to end logs nothing', async () => {
+    const dir = await useTempDir()
+    const store = new SyncStore(dir)
+    const other = new Database(join(dir, 'sync.sqlite'))
+    try {
+      const job = store.start(null)
+      const naming = store.pointerPut(store.dealt(store.uploaded(store.snapshotted(job, { snapshotPath: '/p.snap', snapshotCid: 'bafymanifest', marker: '[]', entries: 1, files: [], manifest: '{}' }))))
+      // The job's last write refused, as a full disk would refuse it.
+      other.exec("CREATE TRIGGER refuse_done BEFORE UPDATE ON publish_jobs WHEN NEW.step = 'done' BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END")
+      const replicate = { segments: ['bafysegment'], profile: 'kubo-cidv1' }
+      expect(() => store.finishPublish(naming, { ownEntries: 1, replicate })).toThrow(/disk is full/)
+      expect(store.mirrorLog.after(0, 100)).toEqual([])
+      expect(store.lastPublished()).toBeUndefined()
+      other.exec('DROP TRIGGER refuse_done')
+      expect(store.finishPublish(naming, { ownEntries: 1, replicate })).toMatchObject({ step: 'done' })
+      expect(store.mirrorLog.after(0, 100).map(r => [r.kind, r.cid])).toEqual([['object', 'bafysegment'], ['object', 'bafymanifest'], ['pointer', 'bafymanifest']])
+    } finally {
+      other.close()
+      store.close()
+    }
+  })
 })
