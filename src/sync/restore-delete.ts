@@ -86,7 +86,11 @@ export async function extraEntries (config: Config, to: string | undefined, rows
  * A directory is removed only when empty.
  */
 export async function removeExtra (entry: ExtraEntry): Promise<void> {
-  const handle = await open(entry.parent, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW)
+  const handle = await open(entry.parent, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW).catch((err: NodeJS.ErrnoException) => {
+    // O_NOFOLLOW and O_DIRECTORY refuse a symlink or a file put where the directory was.
+    if (err.code === 'ELOOP' || err.code === 'ENOTDIR') throw new TargetPathError(`${entry.parent} is no longer a directory (a symlink put in its way?): nothing was removed through it`, { cause: err })
+    throw err
+  })
   try {
     const where = fdPath(handle.fd) ?? await realpath(entry.parent)
     if (where !== entry.parent) throw new TargetPathError(`${entry.parent} changed while it was cleaned (now ${where}): a symlink put in its way? Nothing was removed through it`)

@@ -39,7 +39,7 @@ describe('restore --files --delete', () => {
     const inSub = extra.find(e => e.shown === 'notes/sub/gone.md')
     if (inSub === undefined) throw new Error('notes/sub/gone.md was not listed')
     // Refused (the link is not followed), and said: the caller counts it as not deleted.
-    await expect(removeExtra(inSub)).rejects.toThrow()
+    await expect(removeExtra(inSub)).rejects.toMatchObject({ code: 'ERR_TARGET_PATH' })
     expect(existsSync(join(elsewhere, 'gone.md'))).toBe(true)
 
     for (const entry of extra.filter(e => !e.shown.startsWith('notes/sub'))) await removeExtra(entry)
