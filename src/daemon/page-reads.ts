@@ -41,7 +41,7 @@ export class PageReads {
     if (access === undefined) throw new NotReadyError('not ready: browsing a past publish starts once the service is reached')
     const config = this.components.config()
     const { stopped } = this.components
-    const [{ pastIndex }, { readContext }] = await Promise.all([import('../find/index.js'), import('../sync/index.js')])
+    const { pastIndex, readContext } = await import('../sync/index.js')
     const pointer = await access.clients.pointers.current(config.namespace, config.network, { signal: stopped })
     const past = await pastIndex(access.clients, pointer.snapshotCid, at, access.store.manifestCache, readContext(config, { label: 'browse', signal: stopped }), access.store.lastPublished()) // a pointer set back is refused, as `find --at` refuses it
     return { publish: { cid: past.publish.cid, at: past.publish.at, device: past.publish.device }, indexPath: past.indexPath, searchPath: past.searchPath }

@@ -7,7 +7,6 @@ import { join } from 'node:path'
 import { SearchCache } from './search-cache.js'
 import { HISTORY_ROWS_FILE, HistoryRows } from './history-rows.js'
 import type * as Fill from './history-fill.js'
-import type * as Past from './past-index.js'
 
 export { SearchCache } from './search-cache.js'
 export type { CatchUp } from './search-cache.js'
@@ -47,9 +46,4 @@ export type { Listing } from './browse.js'
 /** See {@link Fill.fillHistory}. */
 export async function fillHistory (...args: Parameters<typeof Fill.fillHistory>): ReturnType<typeof Fill.fillHistory> {
   return await (await import('./history-fill.js')).fillHistory(...args)
-}
-
-/** See {@link Past.pastIndex}. */
-export async function pastIndex (...args: Parameters<typeof Past.pastIndex>): ReturnType<typeof Past.pastIndex> {
-  return await (await import('./past-index.js')).pastIndex(...args)
 }

@@ -1,15 +1,35 @@
-import { rm } from 'node:fs/promises'
+import { existsSync } from 'node:fs'
+import { rename, rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { Config } from '../config/index.js'
 import { NothingAtTimeError } from '../errors.js'
 import { openIndex, type Index } from '../index/index.js'
-import { publishAt } from './history.js'
-import { checkOwnPublishIn } from './own-publish-check.js'
+import type { ServiceClients } from '../remote/index.js'
+import { makeDirsSync } from '../util/make-dirs.js'
 import { buildIndex } from './build-index.js'
+import { publishAt, type HistoryEntry, type ManifestCache } from './history.js'
+import { checkOwnPublishIn } from './own-publish-check.js'
+import { prunePast, touchPast } from './past-prune.js'
 import { readContext } from './read-context.js'
+import type { FetchInit } from './segment-fetch.js'
+import type { LastPublished } from './sync-store.js'
 import type { SyncComponents } from './sync-components.js'
+import { fetchV1Snapshot } from './v1-snapshot-fetch.js'
 
-/** An index as a past publish saw it, built aside in the state dir; `close` removes it. */
+/** Where built past indexes are kept, in the state dir. */
+export const PAST_DIR = 'past'
+
+/** A past publish's index, built once and kept in `past/`. */
+export interface BuiltPast {
+  readonly publish: HistoryEntry
+  readonly indexPath: string
+  /** Where find keeps its search cache for this index. */
+  readonly searchPath: string
+  /** Whether the publish records its content (cidsync-sqlite/2): one before cannot bring files back. */
+  readonly records: boolean
+}
+
+/** An index as a past publish saw it, opened read-only; `close` closes it (the built file is kept). */
 export interface PastIndex {
   readonly index: Index
   /** The publish it is: its manifest's CID and time. */
@@ -19,30 +39,49 @@ export interface PastIndex {
 }
 
 /**
- * Builds the index the newest publish at or before `at` held (docs/snapshot-format.md, "Restore"),
- * into a file of its own: nothing of this device's index changes. Exit 3 when nothing that early
- * was published.
+ * The index as the newest publish at or before `at` saw it (history walked from `start`): built
+ * once from that publish's segments into `past/<cid>.sqlite` and kept (a publish never changes).
+ * `find --at`, `get --at`, `restore --files --at` and the dashboard share it; the few most
+ * recently used are kept (`PAST_KEEP`). `own`: this device's last publish, when `start` is the
+ * pointer of its own namespace: a history that lacks it is refused (the service set the pointer back).
+ */
+export async function pastIndex (clients: ServiceClients, start: string, at: Date, cache: ManifestCache, init: FetchInit, own?: LastPublished): Promise<BuiltPast> {
+  const found = await publishAt(clients, start, at, cache, init)
+  checkOwnPublishIn(found?.entry, own, at)
+  if (found === undefined) throw new NothingAtTimeError(`nothing was published at or before ${at.toISOString()} in the history from ${start}: see \`cidsync history\` for the times there are`)
+  const dir = join(init.stateDir, PAST_DIR)
+  makeDirsSync(dir, 0o700)
+  // The CID is checked text (it named a verified fetch); only its letters and digits reach the name.
+  const name = found.entry.cid.replace(/[^A-Za-z0-9]/g, '')
+  const indexPath = join(dir, `${name}.sqlite`)
+  if (!existsSync(indexPath)) {
+    const staged = `${indexPath}.building-${process.pid}`
+    try {
+      if (found.manifest === undefined) await fetchV1Snapshot(clients, found.entry.cid, staged, init)
+      else await buildIndex(clients, found.manifest, staged, init)
+      await rename(staged, indexPath)
+    } finally {
+      await rm(staged, { force: true })
+    }
+  }
+  await touchPast(indexPath)
+  await prunePast(dir, name)
+  return { publish: found.entry, indexPath, searchPath: join(dir, `${name}.search.sqlite`), records: found.manifest !== undefined }
+}
+
+/**
+ * Opens the index the newest publish at or before `at` held (docs/snapshot-format.md, "Restore"),
+ * from the pointer of this device's namespace: nothing of this device's index changes. Exit 3
+ * when nothing that early was published, or only a publish without content records.
  */
 export async function openPastIndex (components: Pick<SyncComponents, 'clients' | 'store'>, config: Config, at: Date, options: { passphrase?: string, signal?: AbortSignal } = {}): Promise<PastIndex> {
   const { clients, store } = components
   // Bound to this namespace: a past publish of another namespace put behind the pointer would
   // otherwise have its files written into this one's folders.
-  const fetch = readContext(config, { label: 'past', passphrase: options.passphrase, signal: options.signal })
-  const dir = fetch.dir
+  const init = readContext(config, { label: 'past', ...options })
   const pointer = await clients.pointers.current(config.namespace, config.network, { signal: options.signal })
-  const found = await publishAt(clients, pointer.snapshotCid, at, store.manifestCache, fetch)
-  checkOwnPublishIn(found?.entry, store.lastPublished(), at)
-  if (found === undefined || found.manifest === undefined) {
-    throw new NothingAtTimeError(`nothing ${found === undefined ? 'was published' : 'of cidsync-sqlite/2 (with content records) was published'} at or before ${at.toISOString()}: see \`cidsync history\` for the times there are`)
-  }
-  const path = join(dir, `past-${process.pid}-${Date.now()}.sqlite`)
-  const remove = async (): Promise<void> => { for (const suffix of ['', '-wal', '-shm']) await rm(`${path}${suffix}`, { force: true }) }
-  try {
-    await buildIndex(clients, found.manifest, path, fetch)
-    const index = openIndex(path, { check: false })
-    return { index, cid: found.entry.cid, at: found.entry.at, close: async () => { index.close(); await remove() } }
-  } catch (err) {
-    await remove()
-    throw err
-  }
+  const built = await pastIndex(clients, pointer.snapshotCid, at, store.manifestCache, init, store.lastPublished())
+  if (!built.records) throw new NothingAtTimeError(`nothing of cidsync-sqlite/2 (with content records) was published at or before ${at.toISOString()}: see \`cidsync history\` for the times there are`)
+  const index = openIndex(built.indexPath, { check: false, readonly: true })
+  return { index, cid: built.publish.cid, at: built.publish.at, close: async () => { index.close() } }
 }

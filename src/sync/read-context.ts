@@ -35,7 +35,7 @@ export function readContext (config: Config, options: ReadContextOptions): Fetch
     dir,
     label: options.label,
     binding: { namespace: options.namespace ?? config.namespace, network: options.network ?? config.network },
-    passphrase: 'passphrase' in options ? options.passphrase : snapshotPassphrase(),
+    passphrase: options.passphrase ?? snapshotPassphrase(),
     acceptUnencrypted: acceptsUnencrypted(config, options.allowUnencrypted),
     signal: options.signal,
     onProgress: options.onProgress

@@ -1,7 +1,6 @@
 import { describe, it, expect } from 'vitest'
 import pino from 'pino'
-import { openPastIndex, publish, readContext } from '../../src/sync/index.js'
-import { pastIndex } from '../../src/find/index.js'
+import { openPastIndex, pastIndex, publish, readContext } from '../../src/sync/index.js'
 import { historyStart } from '../../src/cli/commands/find-common.js'
 import { SyncStore } from '../../src/sync/index.js'
 import { exportKey, importKey } from '../../src/snapshot/index.js'

@@ -50,7 +50,7 @@ export function registerFind (program: Command): void {
         result = await search()
       } else {
         result = await withService(options, async ({ clients }) => {
-          const [{ pastIndex }, { SyncStore, readContext }] = await Promise.all([import('../../find/index.js'), import('../../sync/index.js')])
+          const { pastIndex, SyncStore, readContext } = await import('../../sync/index.js')
           const store = new SyncStore(config.stateDir)
           try {
             // This device's own publishes are in its own namespace's chain only.
