@@ -575,6 +575,19 @@ export class InvalidCidError extends CidsyncError {
   }
 }
 
+/**
+ * An IPNS record that fails its check: not signed by the key its name is made from, expired,
+ * malformed or too large. Nothing it says was believed.
+ */
+export class IpnsRecordInvalidError extends CidsyncError {
+  override readonly code = 'ERR_NAME_RECORD_INVALID'
+  override readonly exitCode = ExitCode.integrity
+
+  constructor (readonly ipnsName: string, readonly reason: string, options?: ErrorOptions) {
+    super(`the IPNS record for ${ipnsName.slice(0, 100)} is not valid (${reason}): it was refused; the service or gateway that gave it may be set back or forged`, options)
+  }
+}
+
 /** An IPNS key the account does not have. */
 export class NameNotFoundError extends CidsyncError {
   override readonly code = 'ERR_NAME_NOT_FOUND'
