@@ -14,8 +14,9 @@ import { HttpFailure } from './http.js'
  *   sign-up is closed there by default instead.
  * - A request from a web page (one with `Origin`) must come from the host it asks: another site's
  *   page is refused, whatever it sends; so is one a browser marks `Sec-Fetch-Site: cross-site`
- *   (an `<img>` sends no `Origin`). The gateway's reads (`GET`/`HEAD` under `/ipfs/`) are
- *   left to any page: they are public by CID and change nothing.
+ *   (an `<img>` sends no `Origin`). The gateway's reads (`GET`/`HEAD` under `/ipfs/` and
+ *   `/ipns/`) and delegated routing's (under `/routing/v1/`) are left to any page: they are
+ *   public, verifiable, and change nothing.
  */
 export class HostGuard {
   private readonly hosts: ReadonlySet<string> | undefined
@@ -46,7 +47,7 @@ export class HostGuard {
 const LOOPBACK_HOST = /^(127\.\d{1,3}\.\d{1,3}\.\d{1,3}|\[::1\]|localhost)(:\d{1,5})?$/
 
 function isGatewayRead (req: IncomingMessage, pathname: string): boolean {
-  return (req.method === 'GET' || req.method === 'HEAD') && (pathname.startsWith('/ipfs/') || pathname.startsWith('/ipns/'))
+  return (req.method === 'GET' || req.method === 'HEAD') && (pathname.startsWith('/ipfs/') || pathname.startsWith('/ipns/') || pathname.startsWith('/routing/v1/'))
 }
 
 /** A header echoed in an answer: printable ASCII only, and short. */

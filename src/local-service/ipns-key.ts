@@ -1,16 +1,30 @@
-import { generateKeyPairSync, randomBytes } from 'node:crypto'
-import { CID } from 'multiformats/cid'
-import { identity } from 'multiformats/hashes/identity'
+import { createPrivateKey, createPublicKey, generateKeyPairSync, randomBytes } from 'node:crypto'
+import { privateKeyFromRaw } from '@libp2p/crypto/keys'
 import { base36 } from 'multiformats/bases/base36'
 
-const LIBP2P_KEY = 0x72
+/** An Ed25519 key as libp2p holds it: it signs IPNS records. */
+export type SigningKey = ReturnType<typeof privateKeyFromRaw>
 
-/** A new IPNS key as production makes one: a 32-hex-digit name, an Ed25519 key, its base36 id. */
+/**
+ * A new IPNS key as production makes one: a 32-hex-digit name, an Ed25519 key, and its IPNS name
+ * (`ipnsId`). The key is kept as PKCS#8 DER, as every version of this service kept it.
+ */
 export function newIpnsKey (): { ipnsName: string, ipnsId: string, privateKey: Buffer } {
-  const { publicKey, privateKey } = generateKeyPairSync('ed25519')
-  const raw = publicKey.export({ format: 'der', type: 'spki' }).subarray(-32)
-  // libp2p's PublicKey protobuf: Type = Ed25519 (1), Data = the 32 key bytes.
-  const encoded = Buffer.concat([Buffer.from([0x08, 0x01, 0x12, 0x20]), raw])
-  const ipnsId = CID.createV1(LIBP2P_KEY, identity.digest(encoded)).toString(base36)
-  return { ipnsName: randomBytes(16).toString('hex'), ipnsId, privateKey: privateKey.export({ format: 'der', type: 'pkcs8' }) }
+  const privateKey = generateKeyPairSync('ed25519').privateKey.export({ format: 'der', type: 'pkcs8' })
+  return { ipnsName: randomBytes(16).toString('hex'), ipnsId: ipnsIdOf(signingKey(privateKey)), privateKey }
+}
+
+/** A stored key (PKCS#8 DER) as the libp2p key that signs its records. Throws when it is not an Ed25519 key. */
+export function signingKey (der: Uint8Array): SigningKey {
+  const key = createPrivateKey({ key: Buffer.from(der), format: 'der', type: 'pkcs8' })
+  if (key.asymmetricKeyType !== 'ed25519') throw new Error(`a stored IPNS key is ${key.asymmetricKeyType ?? 'of no known type'}, not Ed25519`)
+  // libp2p takes an Ed25519 key as its 32-byte seed and then its 32-byte public key.
+  const seed = key.export({ format: 'der', type: 'pkcs8' }).subarray(-32)
+  const publicKey = createPublicKey(key).export({ format: 'der', type: 'spki' }).subarray(-32)
+  return privateKeyFromRaw(Buffer.concat([seed, publicKey]))
+}
+
+/** The IPNS name a key signs for: its peer id as a libp2p-key CIDv1 in base36 (`k51...`). */
+export function ipnsIdOf (key: SigningKey): string {
+  return key.publicKey.toCID().toString(base36)
 }

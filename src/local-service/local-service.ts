@@ -24,6 +24,7 @@ import { gatewayRoutes } from './routes/gateway.js'
 import { CAR_LIMITS, type CarLimits } from './routes/gateway-car.js'
 import { ipnsRoutes } from './routes/ipns.js'
 import { pointerRoutes } from './routes/pointers.js'
+import { routingIpnsRoutes } from './routes/routing-ipns.js'
 import { uploadRoutes } from './routes/upload.js'
 import { InternalError } from '../errors.js'
 import { inProcessAdder, type InProcessAdd, type InProcessAdded } from './add-in-process.js'
@@ -119,6 +120,7 @@ export class LocalService {
     this.routes = [
       ...authRoutes(this.parts), ...dealRoutes(this.parts), ...fileRoutes(this.parts), ...ipnsRoutes(this.parts),
       ...pointerRoutes(this.parts), ...uploadRoutes(this.parts), ...dagImportRoutes(this.parts), ...gatewayRoutes(this.parts),
+      ...routingIpnsRoutes(this.parts),
       ...(init.admin === true ? adminRoutes(this.parts, this.faults, () => this.requests) : [])
     ]
     this.adminToken = init.admin === true ? ensureAdminToken(init.dir) : undefined

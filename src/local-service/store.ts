@@ -25,7 +25,9 @@ const MIGRATIONS: readonly Migration[] = [
    CREATE TABLE blocks (cid BLOB PRIMARY KEY, pack INTEGER NOT NULL, offset INTEGER NOT NULL, length INTEGER NOT NULL) STRICT, WITHOUT ROWID;`),
   // Invitations for `signup = "invite"` (invitations.ts): only each code's hash is kept.
   db => db.exec(`CREATE TABLE invitations (code_hash TEXT PRIMARY KEY, created_at INTEGER NOT NULL, expires_at INTEGER NOT NULL,
-     used_by TEXT, used_at INTEGER) STRICT;`)
+     used_by TEXT, used_at INTEGER) STRICT;`),
+  // Each IPNS name's current signed record and its sequence (ipns-records.ts); NULL until the first is signed.
+  db => db.exec('ALTER TABLE ipns_keys ADD COLUMN record BLOB; ALTER TABLE ipns_keys ADD COLUMN sequence INTEGER;')
 ]
 
 /** Gives the directory exactly 0700 if it exists with another: it holds API keys and the token signing secret. */

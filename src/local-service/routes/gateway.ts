@@ -2,8 +2,10 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import * as dagPb from '@ipld/dag-pb'
 import type { CID } from 'multiformats/cid'
 import { HttpFailure, type Route } from '../http.js'
+import { ipfsCidOf, parseIpnsName } from '../../crypto/index.js'
+import { IpnsRecords } from '../ipns-records.js'
 import { parseCid, type ServiceParts } from '../parts.js'
-import { resolveIpns } from './ipns.js'
+import { recordCacheControl, sendIpnsRecord, wantsIpnsRecord } from './ipns-record-answer.js'
 import type { ReadBlock } from './gateway-car.js'
 import { chooseFormat, parseDagScope } from './gateway-format.js'
 import { parseContentPath, resolvePath, type ContentPath, type Resolved } from './gateway-path.js'
@@ -12,12 +14,6 @@ import { carAnswer, rawAnswer } from './gateway-trustless.js'
 import { deserializedAnswer } from './gateway-unixfs.js'
 
 export type { BodyFault } from './gateway-respond.js'
-
-/**
- * How long an `/ipns/` answer may be cached (`Cache-Control: max-age`): the TTL its record
- * would carry: its owner moves a name at every publish, so a short one, a minute.
- */
-export const IPNS_TTL_SECONDS = 60
 
 function reader (parts: ServiceParts): ReadBlock {
   return async cid => cid.multihash.code === 0x00 ? cid.multihash.digest : await parts.blocks.get(cid)
@@ -74,10 +70,12 @@ function restOf (pathname: string): string {
 
 /**
  * The gateway: `/ipfs/<cid>[/<path>]` (the file or directory; a raw block or a CAR by `?format=`
- * or `Accept`, as the IPFS path and trustless gateway specs say) and `/ipns/<id>[/<path>]` (the
- * same, for the CID a name points to).
+ * or `Accept`, as the IPFS path and trustless gateway specs say) and `/ipns/<name>[/<path>]` (the
+ * same, for the CID the name's signed record points to; the record itself by
+ * `?format=ipns-record` or `Accept: application/vnd.ipfs.ipns-record`).
  */
 export function gatewayRoutes (parts: ServiceParts): Route[] {
+  const records = new IpnsRecords(parts.db, parts.now)
   return [{
     name: 'gateway',
     methods: ['GET', 'HEAD'],
@@ -95,12 +93,21 @@ export function gatewayRoutes (parts: ServiceParts): Route[] {
     path: /^\/ipns\/([^/?]+)(?:\/.*)?$/,
     auth: 'none',
     handle: async ({ req, res, url, params, fault }) => {
-      const name = params[0] as string
-      const record = resolveIpns(parts, name)
-      if (record === undefined) throw new HttpFailure(404, `no record for ${name.slice(0, 80)}`)
+      const text = params[0] as string
+      const name = parseIpnsName(text)
+      if (name === undefined) throw new HttpFailure(400, `${text.slice(0, 80)} is not an IPNS name this gateway resolves: give a libp2p-key CID (k51..., bafz...) or a peer id`)
+      const record = await records.current(name)
+      if (record === undefined) throw new HttpFailure(404, `no record for ${name.text} here`)
       const rest = restOf(url.pathname)
-      const served = { path: `/ipns/${name}${rest}`, url, cacheControl: `public, max-age=${IPNS_TTL_SECONDS}`, lastModified: record.lastUpdate }
-      await serve(parts, req, res, { root: parseCid(record.cid), path: parseContentPath(rest), served }, fault)
+      if (wantsIpnsRecord(url, req.headers.accept)) {
+        if (rest !== '' && rest !== '/') throw new HttpFailure(400, 'an IPNS record is asked for by the name alone, with no path after it')
+        sendIpnsRecord(req, res, record, { 'content-disposition': `attachment; filename="${name.text}.ipns-record"`, 'x-ipfs-path': `/ipns/${name.text}` })
+        return
+      }
+      const root = ipfsCidOf(record.value)
+      if (root === undefined) throw new HttpFailure(502, `the record for ${name.text} points at ${JSON.stringify(record.value.slice(0, 100))}, which this gateway does not follow`)
+      const served = { path: `/ipns/${text}${rest}`, url, cacheControl: recordCacheControl(record), lastModified: record.lastUpdate }
+      await serve(parts, req, res, { root, path: parseContentPath(rest), served }, fault)
     }
   }]
 }

@@ -2,6 +2,7 @@ import type { ServerResponse } from 'node:http'
 import { CID } from 'multiformats/cid'
 import { requireParam, sendJson, type Route } from '../http.js'
 import { newIpnsKey } from '../ipns-key.js'
+import { IpnsRecords } from '../ipns-records.js'
 import type { ServiceParts } from '../parts.js'
 
 /** How production answers any IPNS failure: an unknown key, a bad CID, a key already removed. */
@@ -21,11 +22,14 @@ function validCid (text: string): string | undefined {
 
 interface KeyRow { ipns_name: string, ipns_id: string, address: string, cid: string, last_update: number }
 
-/** IPNS names: generate, publish (rebinding keeps the id), list, remove (DELETE, or GET as the spec lists). */
+/**
+ * IPNS names: generate, publish (a new signed record; rebinding keeps the id), list, remove
+ * (DELETE, or GET as the spec lists).
+ */
 export function ipnsRoutes (parts: ServiceParts): Route[] {
+  const records = new IpnsRecords(parts.db, parts.now)
   const insert = parts.db.prepare('INSERT INTO ipns_keys (ipns_name, ipns_id, address, private_key, last_update) VALUES (?, ?, ?, ?, ?)')
   const find = parts.db.prepare('SELECT * FROM ipns_keys WHERE ipns_name = ? AND address = ?')
-  const bind = parts.db.prepare('UPDATE ipns_keys SET cid = ?, last_update = ? WHERE ipns_name = ? AND address = ?')
   const list = parts.db.prepare('SELECT * FROM ipns_keys WHERE address = ? ORDER BY last_update DESC, ipns_name')
   const remove = parts.db.prepare('DELETE FROM ipns_keys WHERE ipns_name = ? AND address = ?')
   const ownKey = (name: string, address: string): KeyRow | undefined => find.get(name, address) as KeyRow | undefined
@@ -45,12 +49,12 @@ export function ipnsRoutes (parts: ServiceParts): Route[] {
     methods: ['GET'],
     path: '/api/ipns/publish_record',
     auth: 'api-key',
-    handle: ({ url, res, caller }) => {
+    handle: async ({ url, res, caller }) => {
       const cid = validCid(requireParam(url, 'cid'))
-      const key = ownKey(requireParam(url, 'keyName'), caller.address)
-      if (cid === undefined || key === undefined) { failLikeProduction(res); return }
-      bind.run(cid, Date.now(), key.ipns_name, caller.address)
-      sendJson(res, 200, { Name: key.ipns_id, Value: `/ipfs/${cid}` })
+      const keyName = requireParam(url, 'keyName')
+      const published = cid === undefined ? undefined : await records.publish(keyName, caller.address, cid)
+      if (cid === undefined || published === undefined) { failLikeProduction(res); return }
+      sendJson(res, 200, { Name: published.ipnsId, Value: `/ipfs/${cid}` })
     }
   }, {
     name: 'get_ipns_records',
@@ -74,10 +78,4 @@ export function ipnsRoutes (parts: ServiceParts): Route[] {
       sendJson(res, 200, { Keys: [{ Name: key.ipns_name, Id: key.ipns_id }] })
     }
   }]
-}
-
-/** The CID an IPNS id points to and when it was bound (ms), for the gateway; undefined when unknown or unbound. */
-export function resolveIpns (parts: ServiceParts, ipnsId: string): { cid: string, lastUpdate: number } | undefined {
-  const row = parts.db.prepare("SELECT cid, last_update FROM ipns_keys WHERE ipns_id = ? AND cid != ''").get(ipnsId) as { cid: string, last_update: number } | undefined
-  return row === undefined ? undefined : { cid: row.cid, lastUpdate: row.last_update }
 }
