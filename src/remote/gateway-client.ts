@@ -1,7 +1,9 @@
 import { Readable } from 'node:stream'
 import { CID } from 'multiformats/cid'
+import * as raw from 'multiformats/codecs/raw'
+import { sha256 } from 'multiformats/hashes/sha2'
 import { CidBuilder, type CidProfile } from '../content/index.js'
-import { GatewayFetchError, IntegrityError, InvalidCidError, NameResolveError, RemoteStatusError, ServiceDataDamagedError } from '../errors.js'
+import { GatewayFetchError, IntegrityError, NameResolveError, RemoteStatusError, ServiceDataDamagedError } from '../errors.js'
 import type { HttpClient } from './http-client.js'
 import type { CallOptions } from './deals-client.js'
 import { ANSWER_LIMITS, announcedLength, readBounded, tooLargeError } from './body.js'
@@ -11,6 +13,7 @@ import { eachGateway, type GatewayTry } from './gateway-failover.js'
 import { fetchBlocks, type RebuildFetchOptions, type BlockSink } from './rebuilt-blocks.js'
 import { storedFileBytes, type ReadStoredBlock } from './stored-file.js'
 import { receiveVerified } from './verified-receive.js'
+import { resolveName, type ResolvedName } from './name-resolver.js'
 
 /**
  * How a gateway that serves only trustless formats (IPFS trustless gateway spec) refuses a whole
@@ -284,20 +287,39 @@ export class GatewayClient {
     return await fetchBlocks(this.gateways, cid, profile, sink, { ...options, maxBytes: options.maxBytes ?? this.maxBytes })
   }
 
-  /** What an IPNS name resolves to, through the first gateway that answers (bytes are not verifiable). */
+  /** What an IPNS name points to, from its newest signed record (see {@link resolveName}). */
+  async resolveName (ipnsId: string, options: CallOptions = {}): Promise<ResolvedName> {
+    return await resolveName(this.gateways, ipnsId, options)
+  }
+
+  /**
+   * The bytes an IPNS name points to: the name resolved through its signed record, then the CID's
+   * bytes from the first gateway that answers. Those are checked against the CID when it is one
+   * raw block; a file's are not (no profile to rebuild its CID under: {@link fetchVerified} is).
+   */
   async fetchName (ipnsId: string, options: CallOptions = {}): Promise<Buffer> {
-    // Only ever `/ipns/<name>/`: a name with anything but letters and digits is not one.
-    if (!/^[A-Za-z0-9]{1,256}$/.test(ipnsId)) throw new InvalidCidError(ipnsId, 'IPNS name')
+    const { cid } = await this.resolveName(ipnsId, options)
     const failures: string[] = []
     for (const gateway of this.gateways) {
       try {
-        const request = { method: 'GET' as const, path: `/ipns/${ipnsId}/`, auth: false, signal: options.signal }
+        const request = { method: 'GET' as const, path: `/ipfs/${cid}`, auth: false, signal: options.signal }
         const response = await gateway.send(request)
-        return await readBounded(response.body, response.headers, gateway.context(request), ANSWER_LIMITS.resolved)
+        const bytes = await readBounded(response.body, response.headers, gateway.context(request), ANSWER_LIMITS.resolved)
+        await checkRawBlock(cid, bytes)
+        return bytes
       } catch (err) {
+        options.signal?.throwIfAborted()
         failures.push((err as Error).message)
       }
     }
-    throw new NameResolveError(`could not resolve ${ipnsId}: ${failures.join('; ') || 'no gateway is configured'}`)
+    throw new NameResolveError(`${ipnsId.slice(0, 100)} points at ${cid}, which no gateway gave: ${failures.join('; ')}`)
   }
+}
+
+/** Throws unless `bytes` hash to `cid`, when the CID is a raw block under sha2-256. */
+async function checkRawBlock (cid: string, bytes: Uint8Array): Promise<void> {
+  const parsed = CID.parse(cid)
+  if (parsed.code !== raw.code || parsed.multihash.code !== sha256.code) return
+  const digest = await sha256.digest(bytes)
+  if (!Buffer.from(digest.bytes).equals(Buffer.from(parsed.multihash.bytes))) throw new IntegrityError(`the bytes a gateway gave for ${cid} do not hash to it: they were refused`)
 }
