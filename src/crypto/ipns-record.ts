@@ -83,7 +83,7 @@ export async function verifyIpnsRecord (name: IpnsName, bytes: Uint8Array): Prom
     await ipnsValidator(name.routingKey, bytes)
     const record = unmarshalIPNSRecord(bytes)
     const validUntil = parseValidity(record.validity)
-    if (Number.isNaN(validUntil)) throw new Error(`its validity ${JSON.stringify(record.validity.slice(0, 40))} is not a time`)
+    if (Number.isNaN(validUntil)) throw new IpnsRecordInvalidError(name.text, `its validity ${JSON.stringify(record.validity.slice(0, 40))} is not a time`)
     const ttlSeconds = Number((record.ttl ?? 0n) / 1_000_000_000n)
     return { value: record.value, sequence: record.sequence, validUntil, ttlSeconds, bytes }
   } catch (err) {

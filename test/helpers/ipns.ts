@@ -2,6 +2,7 @@ import { multihashToIPNSRoutingKey, unmarshalIPNSRecord, type IPNSRecord } from 
 import { ipnsValidator } from 'ipns/validator'
 import { base36 } from 'multiformats/bases/base36'
 import { CID } from 'multiformats/cid'
+import type { MultihashDigest } from 'multiformats/hashes/interface'
 import { writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { cidProfile } from '../../src/content/index.js'
@@ -17,7 +18,7 @@ export const RECORD_TYPE = 'application/vnd.ipfs.ipns-record'
 export async function checkedRecord (name: string, bytes: Uint8Array): Promise<IPNSRecord> {
   const cid = CID.parse(name, base36)
   if (cid.code !== 0x72) throw new Error(`${name} is not a libp2p-key CID`)
-  await ipnsValidator(multihashToIPNSRoutingKey(cid.multihash), bytes)
+  await ipnsValidator(multihashToIPNSRoutingKey(cid.multihash as MultihashDigest<0x00 | 0x12>), bytes)
   return unmarshalIPNSRecord(bytes)
 }
 

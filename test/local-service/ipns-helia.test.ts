@@ -58,7 +58,7 @@ describe('IPNS names of the local service, resolved by independent clients', () 
     const key = await clients.names.create()
     await clients.names.publish(key.ipnsName, first)
     const hosts = watchHosts()
-    const name = CID.parse(key.ipnsId, base36)
+    const name = CID.parse(key.ipnsId, base36) as CID<unknown, 0x72, 0x00, 1>
 
     const { createDelegatedRoutingV1HttpApiClient } = await import('@helia/delegated-routing-v1-http-api-client')
     const client = createDelegatedRoutingV1HttpApiClient(local.url, { cacheTTL: 0 })
