@@ -1,6 +1,7 @@
 import type { Logger } from 'pino'
 import { backoffMs } from '../util/backoff.js'
 import { SPECIAL_FILE } from './special-files.js'
+import { skippedAdvice } from './skipped-advice.js'
 
 /** A path that is not in the index as it is on disk, and why, as /status shows it. */
 export interface SkippedFile {
@@ -15,6 +16,8 @@ export interface SkippedFile {
   readonly retries: number
   /** When it is tried again (ISO); null when it is not retried (a name that cannot be indexed). */
   readonly nextRetryAt: string | null
+  /** What to do about it, in words ({@link skippedAdvice}). */
+  readonly advice: string
 }
 
 export interface SkipOptions {
@@ -145,7 +148,7 @@ export class SkippedFiles {
     const shown: SkippedFile[] = []
     for (const [path, r] of this.records) {
       if (shown.length >= limit) break
-      shown.push({ path, kind: r.kind, reason: r.reason, since: new Date(r.since).toISOString(), retries: r.retries, nextRetryAt: r.nextAt === undefined ? null : new Date(r.nextAt).toISOString() })
+      shown.push({ path, kind: r.kind, reason: r.reason, since: new Date(r.since).toISOString(), retries: r.retries, nextRetryAt: r.nextAt === undefined ? null : new Date(r.nextAt).toISOString(), advice: skippedAdvice(r.reason, r.kind) })
     }
     return shown
   }

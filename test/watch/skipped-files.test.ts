@@ -48,6 +48,9 @@ describe('skipped files', () => {
     expect(shown[0]).toMatchObject({ path: 'name-not-utf8', kind: 'file', reason: 'ERR_NAME_ENCODING', retries: 0, nextRetryAt: null, since: expect.any(String) })
     expect(shown[1]).toMatchObject({ path: 'private', kind: 'dir', reason: 'EACCES', retries: expect.any(Number) })
     expect(shown[1]?.retries).toBeGreaterThanOrEqual(2)
+    // Each with what to do, in the words status and the dashboard use.
+    expect(shown[1]?.advice).toBe('the directory cannot be read: fix its permissions, it is picked up without a restart')
+    expect(shown[0]?.advice).toMatch(/^the file could not be read \(ERR_NAME_ENCODING\): it is retried/)
     list.clearTree('private')
     expect(list.has('private')).toBe(false)
   })

@@ -6,7 +6,6 @@ import { countOf, formatBytes, printJson } from '../format.js'
 import type { NotStored, StoreContentProgress } from '../../sync/index.js'
 import type { WatcherStatus } from '../../watch/index.js'
 import { action } from '../run.js'
-import { skippedAdvice } from './status.js'
 import { safeLines, safeText } from '../safe-text.js'
 import { makeDirsSync } from '../../util/make-dirs.js'
 
@@ -93,7 +92,7 @@ function notIndexed (status: WatcherStatus, config: Config): NotStored[] {
   return status.folders.filter(f => storing.has(f.name)).flatMap(f => f.skippedFiles
     // A FIFO, socket or device has no bytes to lose: listed in status, not a failure of the publish.
     .filter(s => s.reason !== 'ERR_SYMLINK_NOT_FOLLOWED' && s.reason !== 'ERR_SPECIAL_FILE')
-    .map(s => ({ folder: f.name, path: `${s.path}${s.kind === 'dir' ? '/' : ''}`, code: s.reason, reason: `not indexed, so not stored: ${skippedAdvice(s.reason, s.kind)}` })))
+    .map(s => ({ folder: f.name, path: `${s.path}${s.kind === 'dir' ? '/' : ''}`, code: s.reason, reason: `not indexed, so not stored: ${s.advice}` })))
 }
 
 /** On a terminal: files and bytes stored so far. */

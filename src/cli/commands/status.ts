@@ -56,25 +56,6 @@ function serviceLine (s: StatusDocument): string {
 
 const SKIPPED_LINES = 5
 
-/** What to do about a skipped path, by its reason code: only some are fixed by permissions, some are never retried. */
-export function skippedAdvice (reason: string, kind: 'file' | 'dir'): string {
-  const it = kind === 'dir' ? 'the directory' : 'the file'
-  switch (reason) {
-    case 'ERR_SYMLINK_NOT_FOLLOWED': return 'a symbolic link, not followed: set follow_symlinks = true for the folder to index what it points to, or ignore it'
-    case 'ERR_SPECIAL_FILE': return 'a FIFO, socket or device: it has no content to index, store or restore (not retried; ignore it to leave this list)'
-    case 'ERR_NAME_NOT_UTF8': return 'its name is not valid UTF-8: rename it to index it (not retried; the renamed file is picked up without a restart)'
-    case 'EACCES':
-    case 'EPERM': return `${it} cannot be read: fix its permissions, it is picked up without a restart`
-    case 'ERR_FILE_CHANGED': return `${it} changes every time it is read (written nonstop): it is indexed once it holds still; add an ignore rule for it if it never does`
-    case 'ENAMETOOLONG': return 'its path is too long for the system: shorten it or its folders\' names'
-    case 'ELOOP': return 'too many symbolic links lead to it (a loop?): fix the links'
-    case 'EMFILE':
-    case 'ENFILE': return 'too many open files: raise the limit (`ulimit -n`, or LimitNOFILE= in the unit); it is retried'
-    case 'EIO': return `the disk could not read ${it} (I/O error): check the disk; it is retried`
-    default: return `${it} could not be read (${reason}): it is retried with back-off, and picked up without a restart once it can be`
-  }
-}
-
 /** Index writes failing, and the drift check's last result. */
 function indexLines (s: StatusDocument): string[] {
   const lines: string[] = []
@@ -123,7 +104,7 @@ export function formatStatus (document: StatusDocument): string {
       if (f.error !== null) lines.push(`  ${f.name}: ${f.error}`)
       for (const note of f.notes ?? []) lines.push(`  ${f.name}: note: ${note}`)
       for (const skipped of (f.skippedFiles ?? []).slice(0, SKIPPED_LINES)) {
-        lines.push(`  ${f.name}: skipped ${skipped.path}${skipped.kind === 'dir' ? '/' : ''} (${skipped.reason} since ${skipped.since}, ${countOf(skipped.retries, 'retry', 'retries')}${skipped.nextRetryAt === null ? '' : `, next at ${skipped.nextRetryAt}`}): ${skippedAdvice(skipped.reason, skipped.kind)}`)
+        lines.push(`  ${f.name}: skipped ${skipped.path}${skipped.kind === 'dir' ? '/' : ''} (${skipped.reason} since ${skipped.since}, ${countOf(skipped.retries, 'retry', 'retries')}${skipped.nextRetryAt === null ? '' : `, next at ${skipped.nextRetryAt}`}): ${skipped.advice}`)
       }
       if (f.skipped > SKIPPED_LINES) lines.push(`  ${f.name}: ${f.skipped - SKIPPED_LINES} more skipped (cidsync status --json lists up to 100)`)
       if (f.scan.toHash > 0 && f.scan.hashed < f.scan.toHash) {
