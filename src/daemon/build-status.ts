@@ -10,6 +10,7 @@ import { isFixed, type RecentErrors } from './recent-errors.js'
 import type { ServiceLink } from './service-link.js'
 import type { StatusServer } from './status-server.js'
 import type { ReloadStatus, StateRecovery, StatusDocument } from './status-document.js'
+import { glanceOf } from './status-glance.js'
 
 /** What the status document is read from: the daemon's parts as they are now (any may not exist yet). */
 export interface StatusParts {
@@ -54,7 +55,7 @@ export function buildStatus (parts: StatusParts): StatusDocument {
     notes: excludedNotes(parts.config.folders.find(c => c.name === f.name) ?? { name: f.name, path: f.path, ignore: [], followSymlinks: false })
   }))
   const memory = process.memoryUsage()
-  return {
+  const document = {
     version: cidsyncVersion(),
     pid: process.pid,
     startedAt: parts.startedAt.toISOString(),
@@ -95,6 +96,7 @@ export function buildStatus (parts: StatusParts): StatusDocument {
     events: { lastId: parts.events.lastId, streams: parts.server?.eventStreams.open ?? 0, dropped: parts.server?.eventStreams.dropped ?? 0, peakBufferedBytes: parts.server?.eventStreams.peakBufferedBytes ?? 0 },
     stateFiles: { recovered: [...parts.recovered], leftoversRemoved: parts.link?.leftoversRemoved ?? { files: 0, bytes: 0 }, syncStateError: parts.link?.syncStateError ?? null }
   }
+  return { ...document, glance: glanceOf(document) }
 }
 
 /** The mirrors' status reads sync.sqlite: an error there leaves them out (stateFiles says why) instead of failing status. */

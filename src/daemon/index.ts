@@ -15,6 +15,7 @@ export { acquireLock, readDaemonInfo, DAEMON_INFO_FILE, LOCK_FILE } from '../sta
 export type { DaemonInfo, DaemonLock } from '../state-lock/index.js'
 export { StatusServer, allowedHosts } from './status-server.js'
 export type { StatusDocument, FolderStatus, RecentError, ResolvedError, ReloadStatus } from './status-document.js'
+export type { Glance, GlanceLevel } from './status-glance.js'
 export { renderMetrics } from './metrics.js'
 export { ensureStatusToken, readStatusToken, STATUS_TOKEN_FILE } from './status-token.js'
 export { CHALLENGE_PATH, ChallengeIssuer, isDaemonProof, newNonce, proofHeader, PROOF_SCHEME } from './status-proof.js'

@@ -1,6 +1,7 @@
 import type { ContentStatus, HistoryRow, MirrorStatus, RestorableStatus } from '../sync/index.js'
 import type { DriftStatus, SkippedFile, WatcherState } from '../watch/index.js'
 import type { PublishStatus, ReconcileStatus } from '../sync/index.js'
+import type { Glance } from './status-glance.js'
 
 /** A folder as /status shows it. */
 export interface FolderStatus {
@@ -52,6 +53,12 @@ export interface StatusDocument {
   readonly network: string
   readonly stateDir: string
   readonly cidProfile: string
+  /**
+   * The whole in one sentence (the dashboard's top line): every file protected (stored and
+   * published)? restorable, as of which drill? mirrors caught up? `level` green, amber or red
+   * (red: `status --check` fails), and the one thing to do when not green.
+   */
+  readonly glance?: Glance
   /**
    * Which service the daemon talks to: mode, the embedded service's URL or the remote base (null
    * until reached, after the index is current), and why it could not be reached.
