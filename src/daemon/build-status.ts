@@ -50,6 +50,7 @@ export function buildStatus (parts: StatusParts): StatusDocument {
     bytes: totals.get(f.name)?.bytes ?? 0,
     scan: { scanned: f.scanned, toHash: f.toHash, hashed: f.hashed, hashedBytes: f.hashedBytes },
     skipped: f.skipped,
+    skippedWithoutContent: f.skippedWithoutContent,
     skippedFiles: f.skippedFiles,
     error: f.error ?? null,
     notes: excludedNotes(parts.config.folders.find(c => c.name === f.name) ?? { name: f.name, path: f.path, ignore: [], followSymlinks: false })

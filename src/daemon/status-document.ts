@@ -12,7 +12,9 @@ export interface FolderStatus {
   readonly bytes: number
   readonly scan: { readonly scanned: number, readonly toHash: number, readonly hashed: number, readonly hashedBytes: number }
   readonly skipped: number
-  /** The first skipped paths (bounded), each with why, since when and how often it was retried. */
+  /** Of those, links not followed and special files: listed, yet no content of theirs goes unprotected. */
+  readonly skippedWithoutContent: number
+  /** The first skipped paths (bounded), each with why, since when, how often it was retried and what to do. */
   readonly skippedFiles: readonly SkippedFile[]
   readonly error: string | null
   /** Not errors, but worth knowing: cidsync's own dirs that lie inside the folder and are left out. */

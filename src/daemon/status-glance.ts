@@ -44,7 +44,9 @@ function filesPending (s: Input): Part | undefined {
     const toHash = s.folders.reduce((n, f) => n + f.scan.toHash, 0)
     return amber(`the folders are being indexed (${files(toHash)} to hash)`, 'nothing: wait for the first scan to finish')
   }
-  if (s.filesSkipped > 0) return amber(`${files(s.filesSkipped)} ${s.filesSkipped === 1 ? 'is' : 'are'} skipped, not indexed`, 'open the skipped list under Folders: each path says what to do')
+  // A link not followed or a FIFO is listed as skipped too, but has no content to lose.
+  const lost = s.folders.reduce((n, f) => n + f.skipped - (f.skippedWithoutContent ?? 0), 0)
+  if (lost > 0) return amber(`${count(lost)} ${lost === 1 ? 'path is' : 'paths are'} skipped, not indexed`, 'open the skipped list under Folders: each path says what to do')
   const p = s.publish
   if (p === null) return undefined
   if (p.last === null) return amber('nothing is published yet', 'nothing: the first publish follows the scan (or press Publish now)')

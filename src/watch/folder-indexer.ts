@@ -155,7 +155,7 @@ export class FolderIndexer {
   progress (): FolderProgress {
     const { files, bytes } = this.stage.hashed
     const { name, state, error, skipped } = this
-    return { name, path: this.init.folder.path, state, scanned: this.scanner.scanned, toHash: this.stage.queued, hashed: files, hashedBytes: bytes, skipped: skipped.size, skippedFiles: skipped.list(), error }
+    return { name, path: this.init.folder.path, state, scanned: this.scanner.scanned, toHash: this.stage.queued, hashed: files, hashedBytes: bytes, skipped: skipped.size, skippedWithoutContent: skipped.withoutContent, skippedFiles: skipped.list(), error }
   }
 
   /** `work`'s answer, or undefined when the folder was stopped meanwhile (the stop shows as an abort). */

@@ -20,6 +20,8 @@ export interface FolderProgress {
   readonly hashedBytes: number
   /** Files that could not be read (permissions, I/O errors), each logged once and retried. */
   readonly skipped: number
+  /** Of those, links not followed and special files (FIFOs, sockets, devices): listed, yet no content of theirs is lost. */
+  readonly skippedWithoutContent: number
   /** The first of them, with why and since when (bounded: see `SkippedFiles`). */
   readonly skippedFiles: readonly SkippedFile[]
   readonly error: string | undefined

@@ -55,6 +55,11 @@ export const SKIPPED_SHOWN = 100
 
 interface Record { kind: 'file' | 'dir', reason: string, since: number, retries: number, nextAt: number | undefined }
 
+/** A link not followed is the folder's setting, and a special file has no bytes: listed, yet nothing of theirs is lost. */
+function withoutContent (reason: string | undefined): boolean {
+  return reason === SYMLINK_NOT_FOLLOWED || reason === SPECIAL_FILE
+}
+
 /**
  * One folder's skipped paths, each retried with a bounded exponential back-off from one timer,
  * so a thousand unreadable files cost one timer, not a thousand. Shared by every part of the
@@ -62,6 +67,8 @@ interface Record { kind: 'file' | 'dir', reason: string, since: number, retries:
  */
 export class SkippedFiles {
   private readonly records = new Map<string, Record>()
+  /** How many records are {@link withoutContent}: kept as they change, never counted by a walk. */
+  private contentless = 0
   private timer: NodeJS.Timeout | undefined
   private timerAt = Infinity
   private closed = false
@@ -72,6 +79,11 @@ export class SkippedFiles {
 
   get size (): number {
     return this.records.size
+  }
+
+  /** Of {@link size}, the links not followed and special files: nothing of theirs goes unprotected. */
+  get withoutContent (): number {
+    return this.contentless
   }
 
   has (path: string): boolean {
@@ -90,6 +102,7 @@ export class SkippedFiles {
     const min = this.init.minRetryMs ?? DEFAULT_SKIP_RETRY_MIN_MS
     const delay = backoffMs({ firstMs: min, maxMs: options.maxRetryMs ?? this.init.maxRetryMs ?? DEFAULT_SKIP_RETRY_MAX_MS, jitter: 'none' }, retries + 1)
     const nextAt = options.retry === false || this.closed ? undefined : Date.now() + delay
+    this.contentless += (withoutContent(reason) ? 1 : 0) - (withoutContent(known?.reason) ? 1 : 0)
     this.records.set(path, { kind: options.kind ?? known?.kind ?? 'file', reason, since: known?.since ?? Date.now(), retries: known === undefined ? 0 : retries, nextAt })
     if (nextAt !== undefined) this.arm(nextAt)
     return known === undefined
@@ -136,12 +149,13 @@ export class SkippedFiles {
 
   /** The path is indexed, gone or ignored now: it leaves the list. Answers whether it was on it. */
   clear (path: string): boolean {
+    if (withoutContent(this.records.get(path)?.reason)) this.contentless--
     return this.records.delete(path)
   }
 
   /** Clears a directory's entry and everything under it (the directory went away). */
   clearTree (dir: string): void {
-    for (const path of [...this.records.keys()]) if (path === dir || path.startsWith(`${dir}/`)) this.records.delete(path)
+    for (const path of [...this.records.keys()]) if (path === dir || path.startsWith(`${dir}/`)) this.clear(path)
   }
 
   list (limit = SKIPPED_SHOWN): SkippedFile[] {

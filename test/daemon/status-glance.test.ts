@@ -52,8 +52,11 @@ describe('the one-glance line', () => {
     s.content.folders[0].pending.files = 1
     expect(glance(s)).toEqual({ level: 'amber', sentence: expect.stringMatching(/^1 file waits to be stored; /), todo: 'nothing: they are stored in the next pass' })
     const skipped = healthy()
-    skipped.filesSkipped = 77
-    expect(glance(skipped)).toMatchObject({ level: 'amber', sentence: expect.stringMatching(/^77 files are skipped, not indexed; /), todo: expect.stringContaining('skipped list') })
+    skipped.folders[0] = { ...skipped.folders[0], skipped: 80, skippedWithoutContent: 3 }
+    expect(glance(skipped)).toMatchObject({ level: 'amber', sentence: expect.stringMatching(/^77 paths are skipped, not indexed; /), todo: expect.stringContaining('skipped list') })
+    // Links not followed and FIFOs: listed, but nothing of theirs is lost.
+    skipped.folders[0].skippedWithoutContent = 80
+    expect(glance(skipped).level).toBe('green')
     const changes = healthy()
     changes.publish.pointer = { cid: 'bafy-last', inSync: false, why: 'changes here are waiting to be published', setBack: false }
     changes.publish.pendingAt = '2026-05-01T10:05:00.000Z'
@@ -68,11 +71,11 @@ describe('the one-glance line', () => {
 
   it('is red where status --check fails, and a red clause\'s fix comes before an amber one\'s', () => {
     const s = healthy()
-    s.filesSkipped = 1
+    s.folders[0].skipped = 1
     s.restorable = { ok: false, checkedAt: DRILL, cid: 'bafy-last', failed: 'bafy-seg: not found', lastSuccessAt: null }
     expect(glance(s)).toEqual({
       level: 'red',
-      sentence: `1 file is skipped, not indexed; the index is NOT restorable (the drill at ${DRILL} failed: bafy-seg: not found); mirror nas is caught up.`,
+      sentence: `1 path is skipped, not indexed; the index is NOT restorable (the drill at ${DRILL} failed: bafy-seg: not found); mirror nas is caught up.`,
       todo: 'publish again, then Verify now (`cidsync snapshot`, then `cidsync verify`)'
     })
     const blocked = healthy()

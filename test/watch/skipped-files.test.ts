@@ -54,4 +54,17 @@ describe('skipped files', () => {
     list.clearTree('private')
     expect(list.has('private')).toBe(false)
   })
+
+  it('counts the links not followed and special files apart, as they come and go', () => {
+    const list = track(1_000, () => {})
+    list.skip('link', 'ERR_SYMLINK_NOT_FOLLOWED')
+    list.skip('dir/fifo', 'ERR_SPECIAL_FILE')
+    list.skip('dir/secret', 'EACCES')
+    expect([list.size, list.withoutContent]).toEqual([3, 2])
+    // The same path for another reason: counted once, for the reason it has now.
+    list.note('link', 'EACCES')
+    expect([list.size, list.withoutContent]).toEqual([3, 1])
+    list.clearTree('dir')
+    expect([list.size, list.withoutContent]).toEqual([1, 0])
+  })
 })
