@@ -64,20 +64,26 @@ function filesPending (s: Input): Part | undefined {
   return undefined
 }
 
+/** `all 3 files are`, `the one file is`. */
+function every (n: number): string {
+  return n === 1 ? 'the one file is' : `all ${count(n)} files are`
+}
+
 /** Every file published, and stored where its folder stores content. */
 function filesPart (s: Input): Part {
   const problem = filesProblem(s) ?? filesPending(s)
   if (problem !== undefined) return problem
+  if (s.index.files === 0) return { level: 'green', text: 'the folders hold no files yet' }
   const storing = new Set((s.content?.folders ?? []).map(f => f.folder))
   const indexOnly = s.folders.filter(f => !storing.has(f.name) && f.files > 0)
   const leftOut = (s.content?.folders ?? []).reduce((n, f) => n + f.leftOut.files, 0)
-  if (indexOnly.length === 0 && leftOut === 0) return { level: 'green', text: `all ${files(s.index.files)} are stored and published` }
+  if (indexOnly.length === 0 && leftOut === 0) return { level: 'green', text: `${every(s.index.files)} stored and published` }
   const stored = (s.content?.folders ?? []).reduce((n, f) => n + f.protected.files, 0)
   const notes = [
     indexOnly.length > 0 ? `${indexOnly.map(f => f.name).join(', ')} ${indexOnly.length === 1 ? 'keeps' : 'keep'} the index only` : '',
     leftOut > 0 ? `${count(leftOut)} left out by [content]` : ''
   ].filter(Boolean).join(', ')
-  return { level: 'green', text: `all ${files(s.index.files)} are published, ${count(stored)} with their content stored (${notes})` }
+  return { level: 'green', text: `${every(s.index.files)} published, ${count(stored)} with their content stored (${notes})` }
 }
 
 function restorablePart (s: Input): Part {

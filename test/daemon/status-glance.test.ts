@@ -36,6 +36,9 @@ describe('the one-glance line', () => {
       sentence: `All 2 files are stored and published; the index is restorable as of the drill at ${DRILL}; mirror nas is caught up.`,
       todo: null
     })
+    const one = healthy()
+    one.index.files = 1
+    expect(glance(one).sentence).toMatch(/^The one file is stored and published; /)
   })
 
   it('says which folders keep the index only, and a drill older than the last publish', () => {
