@@ -1,5 +1,5 @@
 /**
- * The dashboard's page: plain HTML, CSS and one script, shipped as files beside this module
+ * The dashboard's page: plain HTML, CSS and a few scripts, shipped as files beside this module
  * (`npm run build` copies `assets/` into dist/). No framework, nothing fetched from elsewhere.
  */
 import { readFileSync } from 'node:fs'
@@ -10,6 +10,7 @@ export interface DashboardAsset { readonly body: Buffer, readonly type: string }
 const FILES: Record<string, { file: string, type: string }> = {
   '/': { file: 'index.html', type: 'text/html; charset=utf-8' },
   '/dashboard/app.js': { file: 'app.js', type: 'text/javascript; charset=utf-8' },
+  '/dashboard/format.js': { file: 'format.js', type: 'text/javascript; charset=utf-8' },
   '/dashboard/find.js': { file: 'find.js', type: 'text/javascript; charset=utf-8' },
   '/dashboard/mirrors.js': { file: 'mirrors.js', type: 'text/javascript; charset=utf-8' },
   '/dashboard/style.css': { file: 'style.css', type: 'text/css; charset=utf-8' }

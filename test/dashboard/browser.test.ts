@@ -148,7 +148,7 @@ path = "unplugged-disk"
     expect(await events.count()).toBeGreaterThan(9)
     const edge = await page.locator('#activity ol').evaluate(ol => ol.getBoundingClientRect().left)
     for (let i = 0; i < 12 && i < await events.count(); i++) {
-      expect(await events.nth(i).innerText()).toMatch(/^\d\d:\d\d:\d\d \S+ /)
+      expect(await events.nth(i).innerText()).toMatch(/^\d\d:\d\d:\d\dZ \S+ /)
       expect(await events.nth(i).evaluate(li => li.getBoundingClientRect().left)).toBeGreaterThanOrEqual(edge)
       // No marker drawn outside the text (where a list number used to be cut off).
       expect(await events.nth(i).evaluate(li => (globalThis as unknown as { getComputedStyle: StyleOf }).getComputedStyle(li).listStyleType)).toBe('none')

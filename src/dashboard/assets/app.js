@@ -9,53 +9,6 @@ const EVENT_TYPES = ['watcher.state', 'folder.state', 'scan.progress', 'index.ba
 
 const state = { status: null, session: { signedIn: false }, historyPage: 0, refreshTimer: null, refreshing: false, again: false }
 
-function $ (selector) { return document.querySelector(selector) }
-
-/** An element with attributes and children (strings become text nodes). */
-function el (tag, attrs, ...children) {
-  const node = document.createElement(tag)
-  for (const [key, value] of Object.entries(attrs || {})) {
-    if (value === undefined || value === null || value === false) continue
-    if (key === 'class') node.className = value
-    else node.setAttribute(key, String(value))
-  }
-  for (const child of children.flat()) {
-    if (child === undefined || child === null || child === false) continue
-    node.append(child instanceof Node ? child : document.createTextNode(String(child)))
-  }
-  return node
-}
-
-/** Sizes as the CLI shows them (src/util/format-bytes.ts; the browser test holds the two together). */
-function bytes (n) {
-  if (typeof n !== 'number') return '–'
-  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB', 'PiB']
-  let i = 0
-  let v = n
-  while (Math.abs(v) >= 1024 && i < units.length - 1) { v /= 1024; i++ }
-  return `${i === 0 ? v : Number(v.toFixed(1))} ${units[i]}`
-}
-
-function count (n) { return typeof n === 'number' ? n.toLocaleString('en') : '–' }
-/** `1 segment`, `2 segments`: a count with its noun. */
-function counted (n, one, many) { return `${count(n)} ${n === 1 ? one : many}` }
-
-function when (iso) {
-  if (!iso) return '–'
-  const t = new Date(iso)
-  const ago = (Date.now() - t.getTime()) / 1000
-  const span = Math.abs(ago)
-  const amount = span < 60 ? `${Math.round(span)} s` : span < 3600 ? `${Math.round(span / 60)} min` : span < 86400 ? `${Math.round(span / 3600)} h` : `${Math.round(span / 86400)} d`
-  const rel = ago < 0 ? `in ${amount}` : `${amount} ago`
-  return el('time', { datetime: iso, title: iso }, `${t.toLocaleString()} (${rel})`)
-}
-
-function shortCid (cid) { return cid ? el('span', { class: 'cid', title: cid }, cid.length > 20 ? `${cid.slice(0, 10)}…${cid.slice(-8)}` : cid) : '–' }
-
-function defs (target, rows) {
-  target.replaceChildren(...rows.filter(Boolean).flatMap(([term, value]) => [el('dt', {}, term), el('dd', {}, value)]))
-}
-
 /** What to do about an error, from its code or its words (the troubleshooting table of docs/operations.md). */
 function fixFor (code, text) {
   const t = `${code || ''} ${text || ''}`
@@ -282,12 +235,6 @@ function describeEvent (type, d) {
     case 'error': return `${d.message}${d.detail ? `: ${d.detail}` : ''}`
     default: return JSON.stringify(d)
   }
-}
-
-/** `14:03:07`: when an event happened, in this browser's time. */
-function clock (iso) {
-  const t = iso ? new Date(iso) : new Date()
-  return el('time', { datetime: t.toISOString(), class: 'muted' }, t.toLocaleTimeString('en-GB'))
 }
 
 function noteEvent (type, data, id) {

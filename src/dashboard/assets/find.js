@@ -5,9 +5,9 @@
 
 const finder = { seq: 0, controller: null, timer: null, device: '', prefix: '', at: '' }
 
-// el(), bytes() and the rest of the page's helpers come from app.js, loaded before this file.
+// el(), bytes(), utc() and the rest of the page's helpers come from format.js, loaded before this file.
 
-function ftime (iso) { return iso ? iso.replace('T', ' ').replace(/\.\d+Z$/, 'Z') : '–' }
+function ftime (iso) { return iso ? utc(iso) : '–' }
 
 /** One GET with this tab's token: the answer's JSON, or an Error saying what to do. */
 async function ask (path, signal) {
