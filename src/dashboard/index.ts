@@ -10,6 +10,7 @@ export interface DashboardAsset { readonly body: Buffer, readonly type: string }
 const FILES: Record<string, { file: string, type: string }> = {
   '/': { file: 'index.html', type: 'text/html; charset=utf-8' },
   '/dashboard/app.js': { file: 'app.js', type: 'text/javascript; charset=utf-8' },
+  '/dashboard/events.js': { file: 'events.js', type: 'text/javascript; charset=utf-8' },
   '/dashboard/format.js': { file: 'format.js', type: 'text/javascript; charset=utf-8' },
   '/dashboard/find.js': { file: 'find.js', type: 'text/javascript; charset=utf-8' },
   '/dashboard/mirrors.js': { file: 'mirrors.js', type: 'text/javascript; charset=utf-8' },

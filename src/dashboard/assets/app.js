@@ -1,13 +1,11 @@
-// The cidsync dashboard: reads /status, follows /events, and (signed in) presses the daemon's buttons.
-// Plain DOM, text only (never innerHTML with data: file names and messages come from outside).
+// The cidsync dashboard: reads /status and (signed in) presses the daemon's buttons; events.js
+// follows /events. Plain DOM, text only (never innerHTML: file names and messages come from outside).
 'use strict'
 
 const HISTORY_PAGE = 10
-const ACTIVITY_KEEP = 50
-const EVENT_TYPES = ['watcher.state', 'folder.state', 'scan.progress', 'index.batch', 'publish.started', 'publish.step',
-  'publish.done', 'publish.failed', 'merge', 'reconcile.done', 'reconcile.failed', 'deals', 'drill', 'error', 'mirror']
 
-const state = { status: null, session: { signedIn: false }, historyPage: 0, refreshTimer: null, refreshing: false, again: false }
+// firstRefresh: the first read of /status (events.js opens the stream after it).
+const state = { status: null, session: { signedIn: false }, historyPage: 0, refreshTimer: null, refreshing: false, again: false, firstRefresh: null }
 
 /** What to do about an error, from its code or its words (the troubleshooting table of docs/operations.md). */
 function fixFor (code, text) {
@@ -216,54 +214,6 @@ function scheduleRefresh () {
   state.refreshTimer = setTimeout(() => { state.refreshTimer = null; refresh() }, 300)
 }
 
-function describeEvent (type, d) {
-  switch (type) {
-    case 'index.batch': return `${d.rows} row${d.rows === 1 ? '' : 's'} written`
-    case 'folder.state': return `${d.folder}: ${d.state}${d.error ? ` (${d.error})` : ''}`
-    case 'scan.progress': return `${d.folder}: ${d.toHash} to hash, ${d.hashed} hashed`
-    case 'publish.done': return `published ${d.cid} (${d.entries} entries${d.skipped ? ', nothing new' : ''})`
-    case 'publish.failed': return `publish failed: ${d.message}`
-    case 'publish.step': return `publish step ${d.step}`
-    case 'publish.started': return `publish started (${d.reason})`
-    case 'deals': return `deals: ${d.pending} pending, ${d.active} active, ${d.overdue} overdue`
-    case 'merge': return `merged another device's snapshot (${d.merges} so far in this publish)`
-    case 'reconcile.done': return `reconciled: ${d.remoteFiles} uploads on the account, ${d.gone} gone`
-    case 'reconcile.failed': return `reconcile failed: ${d.message}`
-    case 'watcher.state': return `watcher ${d.state}`
-    case 'drill': return d.ok ? `restore drill: ${d.cid} restores (${counted(d.segments, 'segment', 'segments')})` : `restore drill: NOT restorable: ${d.failed ? `${d.failed.cid}: ${d.failed.message}` : d.cid}`
-    case 'mirror': return `mirror ${d.mirror}: ${d.what === 'published' ? `pointer moved to ${d.cid}` : d.what === 'recovered' ? 'copying works again' : d.message || d.what}`
-    case 'error': return `${d.message}${d.detail ? `: ${d.detail}` : ''}`
-    default: return JSON.stringify(d)
-  }
-}
-
-function noteEvent (type, data, id) {
-  const list = $('#activity ol')
-  list.prepend(el('li', { 'data-type': type }, clock(data.at), ' ', el('code', {}, type), ' ', describeEvent(type, data), id ? el('span', { class: 'muted' }, ` #${id}`) : null))
-  while (list.children.length > ACTIVITY_KEEP) list.lastElementChild.remove()
-}
-
-function follow () {
-  const source = new EventSource('/events')
-  const live = $('#live')
-  source.addEventListener('hello', () => { live.textContent = 'live'; live.className = 'badge ok' })
-  source.addEventListener('resync', () => refresh())
-  source.onerror = event => {
-    // The daemon's own `error` events arrive here too (SSE names them like a lost connection): they are news, not a disconnect.
-    if (event instanceof MessageEvent) return
-    live.textContent = 'reconnecting…'
-    live.className = 'badge warn'
-  }
-  for (const type of EVENT_TYPES) {
-    source.addEventListener(type, message => {
-      let data = {}
-      try { data = JSON.parse(message.data) } catch {}
-      if (type !== 'scan.progress') noteEvent(type, data, message.lastEventId)
-      scheduleRefresh()
-    })
-  }
-}
-
 /** The CSRF token arrives once, in the login redirect's fragment, and stays in this tab (sessionStorage is per origin, port included). */
 function takeCsrfFromFragment () {
   const match = /^#csrf=([\w-]+)$/.exec(location.hash)
@@ -347,5 +297,4 @@ function wire () {
 wire()
 takeCsrfFromFragment()
 loadSession()
-refresh()
-follow()
+state.firstRefresh = refresh()
