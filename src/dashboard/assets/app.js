@@ -40,9 +40,11 @@ function renderFolders (s) {
       f.scan.toHash > 0 ? el('div', {}, el('progress', { max: f.scan.hashed + f.scan.toHash, value: f.scan.hashed }), ` ${count(f.scan.toHash)} to hash`) : null,
       f.skipped > 0 ? el('div', { class: 'warn' }, `${count(f.skipped)} skipped`) : null,
       f.error ? el('div', { class: 'bad' }, f.error, el('p', { class: 'fix muted' }, `what to do: ${fixFor(null, f.error)}`)) : null)
-    return el('tr', { 'data-folder': f.name }, el('td', {}, f.name, el('div', { class: 'muted' }, el('code', {}, f.path))), stateCell,
+    const row = el('tr', { 'data-folder': f.name }, el('td', {}, f.name, el('div', { class: 'muted' }, el('code', {}, f.path))), stateCell,
       el('td', { class: 'num entries' }, count(f.files)), el('td', { class: 'num' }, bytes(f.bytes)))
-  })
+    // skipped.js: the skipped paths, each with why and what to do, in a row of their own.
+    return [row, typeof skippedRow === 'function' ? skippedRow(f) : null].filter(Boolean)
+  }).flat()
   $('#folders tbody').replaceChildren(...(rows.length > 0 ? rows : [el('tr', {}, el('td', { colspan: 4, class: 'muted' }, 'no folders configured'))]))
 }
 
@@ -137,7 +139,7 @@ function renderContent (s) {
     el('td', { class: 'num protected' }, count(f.protected.files)), el('td', { class: 'num' }, bytes(f.protected.bytes)),
     el('td', { class: 'num pending' }, count(f.pending.files)), el('td', { class: 'num' }, bytes(f.pending.bytes)),
     el('td', { class: `num failed${f.failed > 0 ? ' bad' : ''}` }, count(f.failed)))))
-  const failures = c.failures.slice(0, 20).map(f => el('li', {}, el('span', { class: 'bad' }, `${f.folder}/${f.path}`), el('code', {}, ` [${f.code}]`), ' failed since ', when(f.since),
+  const failures = c.failures.slice(0, 20).map(f => el('li', {}, el('span', { class: 'bad' }, safe(`${f.folder}/${f.path}`)), el('code', {}, ` [${f.code}]`), ' failed since ', when(f.since),
     el('div', {}, f.message), el('p', { class: 'fix muted' }, `what to do: ${f.advice || 'it is tried again'}`)))
   if (c.failures.length > 20) failures.push(el('li', { class: 'muted' }, `${count(c.failures.length - 20)} more: cidsync status --json lists them all`))
   if (c.failingTooLong) failures.unshift(el('li', { class: 'bad' }, 'uploads have failed for longer than the bound: cidsync status --check fails until they go through'))
@@ -182,6 +184,8 @@ function render () {
   const s = state.status
   if (!s) return
   renderHeader(s)
+  // glance.js: the one-glance line on top.
+  if (typeof renderGlance === 'function') renderGlance(s)
   renderFolders(s)
   renderPublish(s)
   renderRestorable(s)
