@@ -1,7 +1,17 @@
 import type { ContentStatus, HistoryRow, MirrorStatus, RestorableStatus } from '../sync/index.js'
 import type { DriftStatus, SkippedFile, WatcherState } from '../watch/index.js'
 import type { PublishStatus, ReconcileStatus } from '../sync/index.js'
-import type { Glance } from './status-glance.js'
+
+/** Green: all is done; amber: on its way, or not checked yet; red: `status --check` fails for it. */
+export type GlanceLevel = 'green' | 'amber' | 'red'
+
+/** The status in one sentence: every file protected? restorable, as of when? mirrors caught up? */
+export interface Glance {
+  readonly level: GlanceLevel
+  readonly sentence: string
+  /** The one thing to do, when not green (`nothing: ...` when it sorts itself out). */
+  readonly todo: string | null
+}
 
 /** A folder as /status shows it. */
 export interface FolderStatus {

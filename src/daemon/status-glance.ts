@@ -1,15 +1,4 @@
-import type { StatusDocument } from './status-document.js'
-
-/** Green: all is done; amber: on its way, or not checked yet; red: `status --check` fails for it. */
-export type GlanceLevel = 'green' | 'amber' | 'red'
-
-/** The status in one sentence: every file protected? restorable, as of when? mirrors caught up? */
-export interface Glance {
-  readonly level: GlanceLevel
-  readonly sentence: string
-  /** The one thing to do, when not green (`nothing: ...` when it sorts itself out). */
-  readonly todo: string | null
-}
+import type { Glance, GlanceLevel, StatusDocument } from './status-document.js'
 
 interface Part { readonly level: GlanceLevel, readonly text: string, readonly todo?: string }
 
