@@ -67,6 +67,7 @@ function filesPart (s: Input): Part {
   const indexOnly = s.folders.filter(f => !storing.has(f.name) && f.files > 0)
   const leftOut = (s.content?.folders ?? []).reduce((n, f) => n + f.leftOut.files, 0)
   if (indexOnly.length === 0 && leftOut === 0) return { level: 'green', text: `${every(s.index.files)} stored and published` }
+  if (storing.size === 0) return { level: 'green', text: `${every(s.index.files)} published, as an index only (no folder has store = true)` }
   const stored = (s.content?.folders ?? []).reduce((n, f) => n + f.protected.files, 0)
   const notes = [
     indexOnly.length > 0 ? `${indexOnly.map(f => f.name).join(', ')} ${indexOnly.length === 1 ? 'keeps' : 'keep'} the index only` : '',

@@ -50,6 +50,12 @@ describe('the one-glance line', () => {
     expect(glance(s)).toMatchObject({ level: 'green', sentence: `All 5 files are published, 2 with their content stored (photos keeps the index only); the index is restorable as of the drill at ${DRILL}, published again since; no mirrors are set up.` })
   })
 
+  it('says when no folder stores content: the index alone is published', () => {
+    const s = healthy()
+    s.content.folders = []
+    expect(glance(s).sentence).toMatch(/^All 2 files are published, as an index only \(no folder has store = true\); /)
+  })
+
   it('is amber while files wait, with the one thing to do', () => {
     const s = healthy()
     s.content.folders[0].pending.files = 1
