@@ -6,7 +6,7 @@ type EnvKind = 'string' | 'boolean' | 'integer' | 'list'
 const ENV_KEYS: ReadonlyArray<readonly [string, EnvKind]> = [
   ['namespace', 'string'], ['network', 'string'], ['state_dir', 'string'], ['cid_profile', 'string'], ['log_level', 'string'],
   ['status.listen', 'string'], ['status.metrics_token', 'boolean'],
-  ['service.mode', 'string'], ['service.dir', 'string'], ['service.deal_url', 'string'], ['service.api_url', 'string'],
+  ['service.mode', 'string'], ['service.dir', 'string'], ['service.url', 'string'], ['service.deal_url', 'string'], ['service.api_url', 'string'],
   ['service.pointer_url', 'string'], ['service.upload_url', 'string'], ['service.gateways', 'list'],
   ['snapshot.schedule', 'string'], ['snapshot.encryption', 'string'], ['snapshot.accept_unencrypted', 'boolean'], ['snapshot.deal', 'boolean'], ['snapshot.ipns_key', 'string'],
   ['snapshot.min_interval_seconds', 'integer'], ['snapshot.quiet_seconds', 'integer'],

@@ -138,15 +138,7 @@ function toConfig (file: ConfigFile, source: string | undefined, listen: Config[
     logLevel: file.log_level,
     folders: file.folders.map(f => ({ name: f.name, path: resolvePath(f.path), ignore: f.ignore, followSymlinks: f.follow_symlinks, store: f.store })),
     status: { listen, metricsToken: file.status.metrics_token },
-    service: {
-      mode: file.service.mode,
-      dir: file.service.dir !== '' ? resolvePath(file.service.dir) : join(stateDir, 'service'),
-      dealUrl: file.service.deal_url,
-      apiUrl: file.service.api_url,
-      pointerUrl: file.service.pointer_url,
-      uploadUrl: file.service.upload_url,
-      gateways: file.service.gateways
-    },
+    service: serviceOf(file.service, stateDir, resolvePath),
     mirrors: file.mirrors.map(m => ({
       name: m.name,
       dealUrl: m.url !== '' ? m.url : m.deal_url,
@@ -191,5 +183,19 @@ function toConfig (file: ConfigFile, source: string | undefined, listen: Config[
     reconcile: { schedule: file.reconcile.schedule },
     verify: { schedule: file.verify.schedule },
     watch: { hashWorkers: file.watch.hash_workers === 0 ? availableParallelism() : file.watch.hash_workers, settleMs: file.watch.settle_ms, rescanIntervalSeconds: file.watch.rescan_interval_seconds }
+  }
+}
+
+/** `url` fills the four URLs and the one gateway, as a mirror's does; it means mode "remote". */
+function serviceOf (service: ConfigFile['service'], stateDir: string, resolvePath: (p: string) => string): Config['service'] {
+  const one = service.url !== '' ? service.url : undefined
+  return {
+    mode: service.mode ?? (one !== undefined ? 'remote' : 'embedded'),
+    dir: service.dir !== '' ? resolvePath(service.dir) : join(stateDir, 'service'),
+    dealUrl: one ?? service.deal_url,
+    apiUrl: one ?? service.api_url,
+    pointerUrl: one ?? service.pointer_url,
+    uploadUrl: one ?? service.upload_url,
+    gateways: one !== undefined ? [one] : service.gateways
   }
 }

@@ -127,19 +127,28 @@ export const configFileSchema = z.strictObject({
     metrics_token: z.boolean().default(false)
   }).prefault({}),
   service: z.strictObject({
-    mode: z.enum(['embedded', 'remote']).default('embedded'),
+    // Unset: remote when `url` is given, else embedded.
+    mode: z.enum(['embedded', 'remote']).optional(),
     dir: z.string().default(''),
+    // A self-hosted `cidsync local-service` answers every part at one base URL, as a mirror's `url`.
+    url: url.default(''),
     deal_url: url.default(''),
     api_url: url.default(''),
     pointer_url: url.default(''),
     upload_url: url.default(''),
     gateways: z.array(z.url({ protocol: /^https?$/, message: 'expected an http(s) URL' })).default([])
   }).prefault({}).superRefine((service, ctx) => {
+    if (service.url !== '') {
+      if (service.mode === 'embedded') ctx.addIssue({ code: 'custom', path: ['url'], message: 'expected mode = "remote" with url: url names a remote service; set mode = "remote", or remove url for the embedded one' })
+      const given = (['deal_url', 'api_url', 'pointer_url', 'upload_url'] as const).filter(k => service[k] !== '')
+      if (given.length > 0 || service.gateways.length > 0) ctx.addIssue({ code: 'custom', path: ['url'], message: 'expected either url (a self-hosted `cidsync local-service`) or deal_url, api_url, pointer_url, upload_url and gateways, not both' })
+      return
+    }
     if (service.mode !== 'remote') return
     for (const key of ['deal_url', 'api_url', 'pointer_url', 'upload_url'] as const) {
-      if (service[key] === '') ctx.addIssue({ code: 'custom', path: [key], message: 'expected the service\'s URL: mode = "remote" needs deal_url, api_url, pointer_url, upload_url and gateways' })
+      if (service[key] === '') ctx.addIssue({ code: 'custom', path: [key], message: 'expected the service\'s URL: mode = "remote" needs url (a self-hosted `cidsync local-service`), or deal_url, api_url, pointer_url, upload_url and gateways' })
     }
-    if (service.gateways.length === 0) ctx.addIssue({ code: 'custom', path: ['gateways'], message: 'expected at least one gateway URL with mode = "remote"' })
+    if (service.gateways.length === 0) ctx.addIssue({ code: 'custom', path: ['gateways'], message: 'expected at least one gateway URL (or url) with mode = "remote"' })
   }),
   mirrors: z.array(mirror).default([]).superRefine((mirrors, ctx) => {
     const seen = new Set<string>()

@@ -8,7 +8,7 @@ const toml = (value: string): string => JSON.stringify(value)
  * The commented config `cidsync init` writes; `config/cidsync.example.toml` is this with no
  * folders given (a test keeps the two equal).
  */
-export function renderConfigTemplate (folders: readonly TemplateFolder[] = [{ name: 'notes', path: '~/notes' }]): string {
+export function renderConfigTemplate (folders: readonly TemplateFolder[] = [{ name: 'notes', path: '~/notes' }], remote?: string): string {
   const folderTables = folders.map(f => `[[folders]]
 name = ${toml(f.name)}                        # label; paths in the index are relative to the folder
 path = ${toml(f.path)}
@@ -34,8 +34,9 @@ listen = ${toml(DEFAULT_STATUS_LISTEN)}              # loopback "host:port", "un
 metrics_token = false                   # true: /metrics needs the token in the state dir's status.token, like POSTs
 
 [service]
-mode = "embedded"                       # "embedded": the local service, in-process; "remote": the URLs below
+${remote === undefined ? 'mode = "embedded"      ' : 'mode = "remote"        '}                 # "embedded": the local service, in-process; "remote": the URLs below
 dir = ""                                # embedded: where the local service keeps its data (default: state_dir/service)
+url = ${toml(remote ?? '')}${' '.repeat(Math.max(1, 34 - toml(remote ?? '').length))}# remote: a self-hosted \`cidsync local-service\`, every part at one URL; or each of:
 deal_url = ""
 api_url = ""
 pointer_url = ""

@@ -79,6 +79,21 @@ describe('cidsync init', () => {
     expect(bare.stdout).toContain(`cidsync restore --files --config ${join(dir, 'bare.toml')} `)
   })
 
+  it('--remote URL writes a remote [service] with that one url, and says to sign in first', async () => {
+    const dir = await useTempDir()
+    await mkdir(join(dir, 'notes'))
+    const config = join(dir, 'c.toml')
+    const one = 'http://127.0.0.1:8790'
+    const init = await runCli(['init', '--config', config, '--folder', join(dir, 'notes'), '--state-dir', join(dir, 'state'), '--remote', one])
+    expect(init.code, init.stderr).toBe(0)
+    expect(loadConfig({ configPath: config, env: {} }).service).toMatchObject({ mode: 'remote', dealUrl: one, apiUrl: one, pointerUrl: one, uploadUrl: one, gateways: [one] })
+    expect(init.stdout).toContain(`service ${one} (mode = "remote"); sign in first: cidsync login --wallet-key-file FILE --config ${config}\n`)
+    const bad = await runCli(['init', '--config', join(dir, 'bad.toml'), '--state-dir', join(dir, 'state'), '--remote', 'nas:8790'])
+    expect(bad.code).toBe(2)
+    expect(bad.stderr).toContain('--remote "nas:8790" is not an http(s) URL')
+    expect(existsSync(join(dir, 'bad.toml'))).toBe(false)
+  })
+
   it('refuses a --folder given twice (exit 2), writing nothing: the daemon would index and store it twice', async () => {
     const dir = await useTempDir()
     await mkdir(join(dir, 'notes'))

@@ -189,6 +189,23 @@ describe('the service section', () => {
     await writeFile(path, '[service]\nmode = "remote"\ndeal_url = "https://d.example"\napi_url = "https://a.example"\npointer_url = "https://p.example"\nupload_url = "https://u.example"\ngateways = ["https://g.example"]\n')
     expect(loadConfig({ configPath: path, env: {} }).service).toMatchObject({ mode: 'remote', gateways: ['https://g.example'] })
   })
+
+  it('takes one url for every part, as a mirror does; remote by it, never with the parts or mode = "embedded"', async () => {
+    const dir = await useTempDir()
+    const path = join(dir, 'c.toml')
+    const one = 'http://127.0.0.1:8790'
+    await writeFile(path, `[service]\nurl = "${one}"\n`)
+    expect(loadConfig({ configPath: path, env: {} }).service).toMatchObject({ mode: 'remote', dealUrl: one, apiUrl: one, pointerUrl: one, uploadUrl: one, gateways: [one] })
+    expect(loadConfig({ configPath: path, env: { CIDSYNC_SERVICE_URL: 'https://s.example' } }).service).toMatchObject({ mode: 'remote', apiUrl: 'https://s.example', gateways: ['https://s.example'] })
+    await writeFile(path, `[service]\nmode = "remote"\nurl = "${one}"\napi_url = "${one}"\n`)
+    expect(loadError(() => loadConfig({ configPath: path, env: {} })).message).toContain('expected either url (a self-hosted `cidsync local-service`) or deal_url')
+    await writeFile(path, `[service]\nmode = "embedded"\nurl = "${one}"\n`)
+    expect(loadError(() => loadConfig({ configPath: path, env: {} })).message).toContain('expected mode = "remote" with url')
+    await writeFile(path, '[service]\nurl = "ftp://x.example"\n')
+    expect(loadError(() => loadConfig({ configPath: path, env: {} })).message).toContain('service.url')
+    await writeFile(path, '[service]\n')
+    expect(loadConfig({ configPath: path, env: {} }).service.mode).toBe('embedded')
+  })
 })
 
 describe('standard directories', () => {

@@ -8,7 +8,7 @@ import { action } from '../run.js'
 import { makeDirsSync } from '../../util/make-dirs.js'
 import { shellWord } from '../../util/shell-word.js'
 
-interface InitOptions { config?: string, folder?: string[], stateDir?: string, force?: boolean, key?: string }
+interface InitOptions { config?: string, folder?: string[], stateDir?: string, force?: boolean, key?: string, remote?: string }
 
 
 function folderName (path: string, taken: Set<string>): string {
@@ -23,12 +23,24 @@ function folderName (path: string, taken: Set<string>): string {
  * A device given another's key joins their history: what it needs next is what they published,
  * before its daemon starts (a restore refuses while one runs, and a daemon's index needs --force).
  */
-function joining (withConfig: string, daemon: string): string {
+function joining (withConfig: string, daemon: string, remote: boolean): string {
   return 'next, to bring back what the other devices published (docs/operations.md, "Moving to a new device"):\n' +
-    '  set [service] as on the other device (the embedded default is an account of its own per service dir)\n' +
+    (remote ? `  cidsync login --wallet-key-file FILE${withConfig}   # the account the other devices use\n` : '  set [service] as on the other device (the embedded default is an account of its own per service dir)\n') +
     `  cidsync restore${withConfig}           # the index: every device's files, as a list\n` +
     `  cidsync restore --files${withConfig}   # their content, into each folder (create the folders first, or add --to DIR)\n` +
     `  ${daemon}\n`
+}
+
+/** `--remote`, checked before anything is written: an http(s) base URL. */
+function remoteUrl (text: string): string {
+  let parsed: URL
+  try {
+    parsed = new URL(text)
+  } catch {
+    throw new UsageError(`--remote ${JSON.stringify(text)} is not a URL: give the service's base URL, e.g. http://127.0.0.1:8790`)
+  }
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new UsageError(`--remote ${JSON.stringify(text)} is not an http(s) URL: give the service's base URL, e.g. http://127.0.0.1:8790`)
+  return text
 }
 
 export function registerInit (program: Command): void {
@@ -39,7 +51,9 @@ export function registerInit (program: Command): void {
     .option('--state-dir <dir>', 'where the index and keys live (default: $STATE_DIRECTORY, else the XDG state dir)')
     .option('--force', 'overwrite an existing config file')
     .option('--key <key|->', 'use the snapshot key exported on another device (`-`: from standard input) instead of making one')
+    .option('--remote <url>', 'use the service at this URL (a self-hosted `cidsync local-service`) instead of the embedded one')
     .action(action(async (options: InitOptions) => {
+      const remote = options.remote === undefined ? undefined : remoteUrl(options.remote)
       const target = resolve(options.config ?? (process.env.CIDSYNC_CONFIG !== undefined && process.env.CIDSYNC_CONFIG !== '' ? process.env.CIDSYNC_CONFIG : defaultConfigPath(process.env)))
       if (existsSync(target) && options.force !== true) {
         throw new ConfigError(`${target} already exists: edit it, or run \`cidsync init --force\` to replace it`)
@@ -49,7 +63,7 @@ export function registerInit (program: Command): void {
       if (twice !== undefined) throw new UsageError(`--folder ${twice} is given twice: each folder is watched once, under one name`)
       const taken = new Set<string>()
       const folders = options.folder?.map(p => ({ name: folderName(resolve(p), taken), path: resolve(p) }))
-      let text = renderConfigTemplate(folders)
+      let text = renderConfigTemplate(folders, remote)
       if (options.stateDir !== undefined) {
         text = text.replace(/^# state_dir = .*$/m, `state_dir = ${JSON.stringify(resolve(options.stateDir))}`)
       }
@@ -78,8 +92,9 @@ export function registerInit (program: Command): void {
       const daemon = `cidsync daemon${withConfig}`
       const stored = config.folders.filter(f => f.store === true).map(f => f.name)
       const storeLine = stored.length === 0 ? '' : `content of ${stored.join(', ')} is stored too (store = true; ${config.content.encryption === 'none' ? 'plain, as [content] encryption = "none" says' : 'sealed with the snapshot key'}), so any device can bring each file back; \`store = false\` keeps only the index\n`
-      process.stdout.write(`wrote ${target}\nstate dir ${config.stateDir}\n${keyLine}${storeLine}` +
-        (options.key !== undefined ? `${folders === undefined ? 'edit [[folders]] to name what to watch (each folder by the name the other devices give it); ' : ''}${joining(withConfig, daemon)}`
+      const remoteLine = remote === undefined ? '' : `service ${remote} (mode = "remote"); sign in first: cidsync login --wallet-key-file FILE${withConfig}\n`
+      process.stdout.write(`wrote ${target}\nstate dir ${config.stateDir}\n${keyLine}${storeLine}${remoteLine}` +
+        (options.key !== undefined ? `${folders === undefined ? 'edit [[folders]] to name what to watch (each folder by the name the other devices give it); ' : ''}${joining(withConfig, daemon, remote !== undefined)}`
           : folders === undefined ? `edit [[folders]] to name what to watch, then run: ${daemon}\n` : `next: ${daemon}\n`))
     }))
 }
