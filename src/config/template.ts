@@ -4,6 +4,9 @@ export interface TemplateFolder { readonly name: string, readonly path: string }
 
 const toml = (value: string): string => JSON.stringify(value)
 
+/** What `init` writes as each folder's `ignore`, and says it wrote. */
+export const DEFAULT_IGNORE: readonly string[] = ['**/.git/**', '**/node_modules/**', '**/*.tmp', '**/.DS_Store']
+
 /**
  * The commented config `cidsync init` writes; `config/cidsync.example.toml` is this with no
  * folders given (a test keeps the two equal).
@@ -12,7 +15,7 @@ export function renderConfigTemplate (folders: readonly TemplateFolder[] = [{ na
   const folderTables = folders.map(f => `[[folders]]
 name = ${toml(f.name)}                        # label; paths in the index are relative to the folder
 path = ${toml(f.path)}
-ignore = ["**/.git/**", "**/node_modules/**", "**/*.tmp", "**/.DS_Store"]
+ignore = [${DEFAULT_IGNORE.map(toml).join(', ')}]
 store = true                            # keep the content too (sealed), not only the index; unset: false, so an older config uploads nothing new
 # follow_symlinks = false               # true: index what symlinks point to; false: skip symlinks
 `).join('\n')

@@ -94,6 +94,17 @@ describe('cidsync init', () => {
     expect(existsSync(join(dir, 'bad.toml'))).toBe(false)
   })
 
+  it('says what each folder ignores by default, and where to change it', async () => {
+    const dir = await useTempDir()
+    await mkdir(join(dir, 'notes'))
+    const config = join(dir, 'c.toml')
+    const init = await runCli(['init', '--config', config, '--folder', join(dir, 'notes'), '--state-dir', join(dir, 'state')])
+    expect(init.code, init.stderr).toBe(0)
+    const ignore = loadConfig({ configPath: config, env: {} }).folders[0]?.ignore ?? []
+    expect(ignore).toContain('**/node_modules/**')
+    expect(init.stdout).toContain(`ignored in each folder: ${ignore.join(', ')}; change a folder's ignore = in ${config}\n`)
+  })
+
   it('refuses a --folder given twice (exit 2), writing nothing: the daemon would index and store it twice', async () => {
     const dir = await useTempDir()
     await mkdir(join(dir, 'notes'))

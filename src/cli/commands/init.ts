@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs'
 import { basename, join, resolve } from 'node:path'
 import type { Command } from 'commander'
-import { defaultConfigPath, loadConfig, renderConfigTemplate, snapshotPassphrase } from '../../config/index.js'
+import { DEFAULT_IGNORE, defaultConfigPath, loadConfig, renderConfigTemplate, snapshotPassphrase } from '../../config/index.js'
 import { ConfigError, UsageError } from '../../errors.js'
 import { writeFileAtomicSync } from '../../util/atomic-write.js'
 import { action } from '../run.js'
@@ -93,7 +93,9 @@ export function registerInit (program: Command): void {
       const stored = config.folders.filter(f => f.store === true).map(f => f.name)
       const storeLine = stored.length === 0 ? '' : `content of ${stored.join(', ')} is stored too (store = true; ${config.content.encryption === 'none' ? 'plain, as [content] encryption = "none" says' : 'sealed with the snapshot key'}), so any device can bring each file back; \`store = false\` keeps only the index\n`
       const remoteLine = remote === undefined ? '' : `service ${remote} (mode = "remote"); sign in first: cidsync login --wallet-key-file FILE${withConfig}\n`
-      process.stdout.write(`wrote ${target}\nstate dir ${config.stateDir}\n${keyLine}${storeLine}${remoteLine}` +
+      // Said, not only written: a file under one of these is never indexed, and nothing else says so.
+      const ignoreLine = `ignored in each folder: ${DEFAULT_IGNORE.join(', ')}; change a folder's ignore = in ${target}\n`
+      process.stdout.write(`wrote ${target}\nstate dir ${config.stateDir}\n${ignoreLine}${keyLine}${storeLine}${remoteLine}` +
         (options.key !== undefined ? `${folders === undefined ? 'edit [[folders]] to name what to watch (each folder by the name the other devices give it); ' : ''}${joining(withConfig, daemon, remote !== undefined)}`
           : folders === undefined ? `edit [[folders]] to name what to watch, then run: ${daemon}\n` : `next: ${daemon}\n`))
     }))
