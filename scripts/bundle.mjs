@@ -9,8 +9,11 @@
 import { build } from 'esbuild'
 import { cpSync, readdirSync, rmSync } from 'node:fs'
 import { basename, join } from 'node:path'
+import { buildInputsDigest, writeBuildStamp } from './build-inputs.mjs'
 
 const OUT = 'dist/bin'
+// Taken before esbuild reads the sources: an edit made during the build leaves the stamp stale.
+const inputs = buildInputsDigest('.')
 
 // A thread is started from `<name>.js` beside the module that starts it (util/start-worker.ts);
 // in the bundle every module sits in dist/bin/, so each worker is an entry of its own name there.
@@ -69,3 +72,5 @@ await build({
 
 // The dashboard reads its files beside its own module: in tsc's dist/dashboard/ and in the bundle's dist/bin/.
 for (const to of ['dist/dashboard/assets', join(OUT, 'assets')]) cpSync('src/dashboard/assets', to, { recursive: true })
+// Last: `npm start` and `npm test` skip the build while the inputs match (scripts/build-if-stale.mjs).
+writeBuildStamp('.', inputs)
