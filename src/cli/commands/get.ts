@@ -2,8 +2,9 @@ import { statSync, type Stats } from 'node:fs'
 import type { Command } from 'commander'
 import type { Config } from '../../config/index.js'
 import { FilesNotRestoredError, GatewayFetchError, UsageError } from '../../errors.js'
-import type { GetFilesProgress, GetOutcome } from '../../sync/index.js'
-import { countOf, formatBytes } from '../format.js'
+import type { GetOutcome } from '../../sync/index.js'
+import { countOf } from '../format.js'
+import { progressReporter } from '../get-progress.js'
 import { action } from '../run.js'
 import { safeLines, safeText } from '../safe-text.js'
 import { loadConfig, snapshotPassphrase } from '../../config/index.js'
@@ -13,31 +14,6 @@ import { resolveDevice } from './ls.js'
 
 import type { GetOptions } from './get-options.js'
 export type { GetOptions } from './get-options.js'
-
-/** A bar on a terminal (files, bytes, rate, ETA); JSON lines with `--json`; nothing otherwise. */
-function progressReporter (json: boolean): (event: GetFilesProgress) => void {
-  if (json) return (event) => { process.stdout.write(JSON.stringify(event) + '\n') }
-  if (process.stderr.isTTY !== true) return () => {}
-  const started = Date.now()
-  let files = 0
-  let totalFiles = 0
-  let bytes = 0
-  let totalBytes = 0
-  let last = 0
-  return (event) => {
-    if (event.type === 'start') { totalFiles = event.files; totalBytes = event.bytes; return }
-    if (event.type === 'bytes') bytes += event.bytes
-    if (event.type === 'file') files++
-    const now = Date.now()
-    if (now - last < 100 && files !== totalFiles) return
-    last = now
-    const rate = bytes / Math.max(0.001, (now - started) / 1000)
-    const eta = rate > 0 && totalBytes > bytes ? ` ETA ${Math.ceil((totalBytes - bytes) / rate)} s` : ''
-    const bar = `[${'#'.repeat(totalBytes === 0 ? 30 : Math.round(bytes / totalBytes * 30)).padEnd(30, '.')}]`
-    process.stderr.write(`\r${bar} ${files}/${totalFiles} files, ${formatBytes(bytes)} of ${formatBytes(totalBytes)}, ${formatBytes(rate)}/s${eta}   `)
-    if (files === totalFiles) process.stderr.write('\n')
-  }
-}
 
 /**
  * Brings the chosen files back (shared by `get` and `restore --files`): rows from this device's
@@ -92,7 +68,7 @@ export async function runGet (options: GetOptions, paths: readonly string[], pre
         ? await (await import('./restore-files.js')).deleteExtra({ config, tree, paths, options })
         : []
       const notes: string[] = []
-      const outcomes = await getFiles(clients, index, { config, rows, to: options.to, overwrite: options.overwrite, passphrase, own, onProgress: progressReporter(options.json === true), onNote: (note) => { notes.push(note) } })
+      const outcomes = await getFiles(clients, index, { config, rows, to: options.to, overwrite: options.overwrite, passphrase, own, onProgress: progressReporter({ json: options.json === true, tty: process.stderr.isTTY === true }), onNote: (note) => { notes.push(note) } })
       const unfetched = outcomes.filter(o => o.outcome === 'failed' && FROM_SERVICE.has(o.code ?? ''))
       const first = unfetched[0]
       // The next home is asked for them; the files already written are skipped there as already right.

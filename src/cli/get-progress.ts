@@ -1,0 +1,49 @@
+import type { GetFilesProgress } from '../sync/index.js'
+import { formatBytes, formatCount } from './format.js'
+
+/** Without a terminal, a line this often at most: a log gets word of a long restore, not a flood. */
+export const PROGRESS_LINE_MS = 5000
+
+export interface ProgressInit {
+  readonly json: boolean
+  /** Whether stderr is a terminal: a bar redrawn in place there, whole lines elsewhere. */
+  readonly tty: boolean
+  readonly write?: (text: string) => void
+  readonly now?: () => number
+}
+
+/**
+ * What `get` and `restore --files` say while they work: JSON lines on stdout with `--json`; a bar
+ * (files, bytes, rate, ETA) on a terminal; otherwise a line on stderr every few seconds.
+ */
+export function progressReporter (init: ProgressInit): (event: GetFilesProgress) => void {
+  if (init.json) return (event) => { process.stdout.write(JSON.stringify(event) + '\n') }
+  const write = init.write ?? ((text: string) => { process.stderr.write(text) })
+  const now = init.now ?? Date.now
+  const started = now()
+  let files = 0
+  let totalFiles = 0
+  let bytes = 0
+  let totalBytes = 0
+  let last = started
+  return (event) => {
+    if (event.type === 'start') { totalFiles = event.files; totalBytes = event.bytes; return }
+    if (event.type === 'bytes') bytes += event.bytes
+    if (event.type === 'file') files++
+    const at = now()
+    const rate = bytes / Math.max(0.001, (at - started) / 1000)
+    if (!init.tty) {
+      // The last file is followed by the summary on stdout: no line for it here.
+      if (at - last < PROGRESS_LINE_MS || files === totalFiles) return
+      last = at
+      write(`cidsync: ${formatCount(files)} of ${formatCount(totalFiles)} files, ${formatBytes(bytes)} of ${formatBytes(totalBytes)} (${formatBytes(rate)}/s)\n`)
+      return
+    }
+    if (at - last < 100 && files !== totalFiles) return
+    last = at
+    const eta = rate > 0 && totalBytes > bytes ? ` ETA ${Math.ceil((totalBytes - bytes) / rate)} s` : ''
+    const bar = `[${'#'.repeat(totalBytes === 0 ? 30 : Math.round(bytes / totalBytes * 30)).padEnd(30, '.')}]`
+    write(`\r${bar} ${files}/${totalFiles} files, ${formatBytes(bytes)} of ${formatBytes(totalBytes)}, ${formatBytes(rate)}/s${eta}   `)
+    if (files === totalFiles) write('\n')
+  }
+}
