@@ -5,53 +5,67 @@ export interface DupeGroup {
   readonly size: number
   /** Every live copy: device and `folder/path`. */
   readonly copies: ReadonlyArray<{ readonly deviceId: string, readonly folder: string, readonly path: string }>
-  /** What keeping one copy would free: size times (copies - 1). */
+  /** The copies on this device. */
+  readonly here: number
+  /**
+   * What keeping one copy here would free here: size times (copies here - 1). Another device's
+   * copy frees nothing on this one, so it never counts.
+   */
   readonly reclaimable: number
 }
 
 export interface DupesResult {
   readonly groups: DupeGroup[]
+  /** Bytes reclaimable on this device, over every group. */
   readonly totalReclaimable: number
   /** More groups than were listed (`limit`); the total counts them all. */
   readonly more: boolean
 }
 
 /**
- * The same content (CID) live at several paths or devices, at least `minSize` bytes, largest
- * reclaimable first, at most `limit` groups listed (the total counts all). One scan of the
- * cache's CID index (it covers size and deleted). The cache must have caught up first.
+ * The same content (CID) live at several paths or devices, at least `minSize` bytes, most
+ * reclaimable on this device (`own`) first, at most `limit` groups listed (the total counts all).
+ * One scan of the cache's CID index (it covers size, deleted and device). The cache must have caught up first.
  */
-export function dupes (cache: SearchCache, options: { readonly minSize?: number, readonly limit?: number } = {}): DupesResult {
+export function dupes (cache: SearchCache, options: { readonly own?: string | undefined, readonly minSize?: number, readonly limit?: number } = {}): DupesResult {
   const minSize = options.minSize ?? 1
   const limit = options.limit ?? 1_000
   // Streamed: the total sums every group, and only the `limit` largest are kept (a bounded heap),
   // so a million groups are never held or sorted at once.
-  const rows = cache.db.prepare(`SELECT cid, MAX(size) AS size, COUNT(*) AS n FROM rows INDEXED BY rows_by_cid
-    WHERE cid IS NOT NULL AND deleted = 0 GROUP BY cid HAVING n > 1 AND MAX(size) >= ?`).raw().iterate(minSize) as IterableIterator<[string, number, number]>
+  const rows = cache.db.prepare(`SELECT cid, MAX(size) AS size, COUNT(*) AS n, SUM(device_id = ?) AS here FROM rows INDEXED BY rows_by_cid_device
+    WHERE cid IS NOT NULL AND deleted = 0 GROUP BY cid HAVING n > 1 AND MAX(size) >= ?`).raw().iterate(options.own ?? '', minSize) as IterableIterator<[string, number, number, number]>
   let total = 0
   let count = 0
   const top = new TopGroups(limit)
-  for (const [cid, size, n] of rows) {
-    total += size * (n - 1)
+  for (const [cid, size, n, here] of rows) {
+    total += reclaimable({ size, here })
     count++
-    top.offer({ cid, size, n })
+    top.offer({ cid, size, n, here })
   }
   const groups = top.sorted()
   const copiesOf = cache.db.prepare('SELECT device_id AS deviceId, folder, path FROM rows WHERE cid = ? AND deleted = 0 ORDER BY device_id, folder, path')
   return {
-    groups: groups.map(({ cid, size, n }) => ({ cid, size, copies: copiesOf.all(cid) as DupeGroup['copies'], reclaimable: size * (n - 1) })),
+    groups: groups.map(g => ({ cid: g.cid, size: g.size, copies: copiesOf.all(g.cid) as DupeGroup['copies'], here: g.here, reclaimable: reclaimable(g) })),
     totalReclaimable: total,
     more: count > limit
   }
 }
 
-interface Group { readonly cid: string, readonly size: number, readonly n: number }
+const reclaimable = (g: { readonly size: number, readonly here: number }): number => g.size * Math.max(0, g.here - 1)
 
-/** Larger reclaimable first; equal ones by CID, so the order is the same on every run. */
+interface Group { readonly cid: string, readonly size: number, readonly n: number, readonly here: number }
+
+/**
+ * Larger reclaimable here first; then more bytes in extra copies anywhere; equal ones by CID, so
+ * the order is the same on every run.
+ */
 function before (a: Group, b: Group): boolean {
-  const ra = a.size * (a.n - 1)
-  const rb = b.size * (b.n - 1)
-  return ra !== rb ? ra > rb : a.cid < b.cid
+  const ra = reclaimable(a)
+  const rb = reclaimable(b)
+  if (ra !== rb) return ra > rb
+  const sa = a.size * (a.n - 1)
+  const sb = b.size * (b.n - 1)
+  return sa !== sb ? sa > sb : a.cid < b.cid
 }
 
 /** The `limit` groups that sort first, kept in a min-heap (its root: the one that sorts last). */

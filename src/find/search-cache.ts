@@ -18,7 +18,8 @@ const SCHEMA = `
     size INTEGER NOT NULL, mtime_ms REAL NOT NULL, cid TEXT, deleted INTEGER NOT NULL, seq INTEGER NOT NULL, updated_at INTEGER NOT NULL,
     UNIQUE (device_id, folder, path)
   ) STRICT;
-  CREATE INDEX IF NOT EXISTS rows_by_cid ON rows (cid, deleted, size) WHERE cid IS NOT NULL;
+  DROP INDEX IF EXISTS rows_by_cid;
+  CREATE INDEX IF NOT EXISTS rows_by_cid_device ON rows (cid, deleted, size, device_id) WHERE cid IS NOT NULL;
   CREATE VIRTUAL TABLE IF NOT EXISTS rows_fts USING fts5(text, content='rows', content_rowid='id', tokenize='trigram');
 `
 

@@ -51,7 +51,7 @@ describe('cidsync find, where, dupes, log', () => {
     expect((await runCli(['where', 'not-a-cid', '--config', a])).code).toBe(2)
 
     const dupes = await runCli(['dupes', '--config', a])
-    expect(dupes).toMatchObject({ code: 0, stdout: '0 B reclaimable in all\n' })
+    expect(dupes).toMatchObject({ code: 0, stdout: '0 B reclaimable on this device in all. Only extra copies on this device count: another device\'s copy frees nothing here.\n' })
   }, 240_000)
 
   it('says a file whose content is stored is stored, and that `get` can fetch it (find, where, log)', async () => {
@@ -105,7 +105,8 @@ describe('cidsync find, where, dupes, log', () => {
     expect(none.stderr).toContain('[ERR_NOTHING_FOUND]')
     const dupes = await runCli(['dupes', '--config', a])
     expect(dupes.code).toBe(0)
-    expect(dupes.stdout).toContain('1 B reclaimable: 2 copies of 1 B')
+    expect(dupes.stdout).toContain('1 B reclaimable here: 2 copies of 1 B')
+    expect(dupes.stdout).toContain(', 2 on this device\n')
     expect(dupes.stdout).toContain('evil\\x1b[31m')
   }, 120_000)
 

@@ -122,14 +122,17 @@ describe('where and dupes', () => {
     expect(found.holders.map(h => `${h.hostname}:${h.folder}/${h.path}`).sort()).toEqual(['desk:docs/report-2024.pdf', 'laptop:docs/report-2024.pdf', 'phone:docs/old report.pdf'])
     expect(where(cache, index, 'bafkreinothere').holders).toEqual([])
 
-    const all = dupes(cache)
-    // CID_B: 3 copies of 500 B (1,000 reclaimable); CID_A: 3 copies, counted at the largest size (2,000 B, 2 extra copies).
-    expect(all.groups.map(g => [g.cid, g.copies.length])).toEqual([[CID_A, 3], [CID_B, 3]])
-    expect(all.totalReclaimable).toBe(2000 * 2 + 500 * 2)
-    expect(dupes(cache, { minSize: 2001 }).groups).toEqual([])
+    const all = dupes(cache, { own: 'aaaa1111' })
+    // CID_A: 3 copies, 2 on this device, counted at the largest size (2,000 B, 1 extra copy here);
+    // CID_B: 3 copies, 1 here. Another device's copy is on its own disk: it frees nothing here.
+    expect(all.groups.map(g => [g.cid, g.copies.length, g.here, g.reclaimable])).toEqual([[CID_A, 3, 2, 2000], [CID_B, 3, 1, 0]])
+    expect(all.totalReclaimable).toBe(2000)
+    expect(dupes(cache, { own: 'bbbb2222' }).totalReclaimable).toBe(0)
+    expect(dupes(cache).totalReclaimable).toBe(0)
+    expect(dupes(cache, { own: 'aaaa1111', minSize: 2001 }).groups).toEqual([])
     index.entries.apply('cccc3333', [{ kind: 'delete', folder: 'docs', path: 'old report.pdf' }])
     cache.catchUp(index)
-    expect(dupes(cache).groups.find(g => g.cid === CID_B)?.copies).toHaveLength(2)
+    expect(dupes(cache, { own: 'aaaa1111' }).groups.find(g => g.cid === CID_B)?.copies).toHaveLength(2)
     expect(where(cache, index, CID_B).holders).toHaveLength(2)
     expect(where(cache, index, CID_B, { includeDeleted: true }).holders).toHaveLength(3)
     // Bounded: the tooling endpoint asks for at most a page, and is told there is more.
@@ -139,14 +142,14 @@ describe('where and dupes', () => {
 
   it('lists the largest groups first when there are more than the limit, and counts every one in the total', async () => {
     const { index, cache } = await setUp()
-    // 40 groups of two copies each, sizes in a scrambled order; some equal, told apart by CID.
+    // 40 groups of two copies each on this device, sizes in a scrambled order; some equal, told apart by CID.
     const sizes = Array.from({ length: 40 }, (_, i) => ((i * 17) % 23) * 100 + 1)
     const cidOf = (i: number): string => `bafkreig${String(i).padStart(52, 'x')}`
     index.entries.apply('aaaa1111', sizes.map((size, i) => put('many', `a-${i}`, size, cidOf(i))))
-    index.entries.apply('bbbb2222', sizes.map((size, i) => put('many', `b-${i}`, size, cidOf(i))))
+    index.entries.apply('aaaa1111', sizes.map((size, i) => put('many', `b-${i}`, size, cidOf(i))))
     cache.catchUp(index)
-    const everything = dupes(cache, { limit: 1000 })
-    const top = dupes(cache, { limit: 5 })
+    const everything = dupes(cache, { own: 'aaaa1111', limit: 1000 })
+    const top = dupes(cache, { own: 'aaaa1111', limit: 5 })
     expect(top.groups.map(g => g.cid)).toEqual(everything.groups.slice(0, 5).map(g => g.cid))
     expect(top.more).toBe(true)
     expect(top.totalReclaimable).toBe(everything.totalReclaimable)

@@ -10,7 +10,7 @@ interface DupesOptions { config?: string, minSize?: string, limit?: string, json
 
 export function registerDupes (program: Command): void {
   program.command('dupes')
-    .description('the same content at several paths or devices, largest reclaimable bytes first, with the total')
+    .description('the same content at several paths or devices, most reclaimable on this device first, with the total')
     .option('--config <path>', 'config file')
     .option('--min-size <bytes>', 'only content of at least this many bytes', '1')
     .option('--limit <n>', 'list at most this many (the total counts all)', '100')
@@ -22,15 +22,19 @@ export function registerDupes (program: Command): void {
       if (!Number.isSafeInteger(limit) || limit < 1) throw new UsageError(`--limit ${String(options.limit)}: expected a whole number of 1 or more`)
       const config = loadConfig({ configPath: options.config })
       const { dupes } = await import('../../find/index.js')
-      const result = await withSearch(config, (_index, cache) => dupes(cache, { minSize, limit }))
+      const { readDeviceId } = await import('../../index/index.js')
+      // Only this device's extra copies free space here: another device's copy is its own disk.
+      const own = readDeviceId(config.stateDir)
+      const result = await withSearch(config, (_index, cache) => dupes(cache, { own, minSize, limit }))
       if (options.json === true) {
-        printJson({ groups: result.groups.map(g => ({ cid: g.cid, size: g.size, reclaimable: g.reclaimable, copies: g.copies.map(c => ({ device: c.deviceId, folder: c.folder, path: c.path })) })), totalReclaimable: result.totalReclaimable, more: result.more })
+        printJson({ device: own ?? null, groups: result.groups.map(g => ({ cid: g.cid, size: g.size, here: g.here, reclaimable: g.reclaimable, copies: g.copies.map(c => ({ device: c.deviceId, thisDevice: c.deviceId === own, folder: c.folder, path: c.path })) })), totalReclaimable: result.totalReclaimable, more: result.more })
         return
       }
       for (const g of result.groups) {
-        process.stdout.write(`${formatBytes(g.reclaimable)} reclaimable: ${g.copies.length} copies of ${formatBytes(g.size)} ${g.cid}\n`)
-        for (const c of g.copies) process.stdout.write(`  ${c.deviceId.slice(0, 8)}  ${safeText(`${c.folder}/${c.path}`)}\n`)
+        process.stdout.write(`${g.reclaimable > 0 ? formatBytes(g.reclaimable) : 'nothing'} reclaimable here: ${g.copies.length} copies of ${formatBytes(g.size)} ${g.cid}, ${g.here} on this device\n`)
+        for (const c of g.copies) process.stdout.write(`  ${c.deviceId.slice(0, 8)}  ${safeText(`${c.folder}/${c.path}`)}${c.deviceId === own ? '  (this device)' : ''}\n`)
       }
-      process.stdout.write(`${formatBytes(result.totalReclaimable)} reclaimable in all${result.more ? ` (${countOf(limit, 'group', 'groups')} listed: --limit for more)` : ''}\n`)
+      process.stdout.write(`${formatBytes(result.totalReclaimable)} reclaimable on this device in all${result.more ? ` (${countOf(limit, 'group', 'groups')} listed: --limit for more)` : ''}. ` +
+        `Only extra copies on this device count: another device's copy frees nothing here.\n`)
     }))
 }
