@@ -30,8 +30,12 @@ export interface ContentCheckInit {
 
 /** What a drill found of stored files: how many of how many were brought back, and the first that failed. */
 export interface ContentCheck {
+  /** Contents (one per CID) brought back. */
   readonly checked: number
+  /** Contents stored: a file at several paths is one. */
   readonly stored: number
+  /** The paths whose content is stored: what `restore --files` counts. */
+  readonly paths: number
   /** The object that failed, the file (`folder/path`) it held, and why. */
   readonly failed: { readonly cid: string, readonly message: string, readonly file: string } | null
 }
@@ -56,6 +60,7 @@ export async function checkStoredContent (clients: ServiceClients, drillIndex: s
   let checked = 0
   try {
     const stored = index.content.storedCount()
+    const paths = stored === 0 ? 0 : index.content.restorable().stored
     if (stored > 0) await makeDirs(dir, 0o700)
     let previous: ContentRecord | undefined
     const one = async (file: StoredFile): Promise<ContentCheck['failed']> => {
@@ -95,17 +100,17 @@ export async function checkStoredContent (clients: ServiceClients, drillIndex: s
         if (file.size > budget) continue
         budget -= file.size
         const failed = await one(file)
-        if (failed !== null) return { checked, stored, failed }
+        if (failed !== null) return { checked, stored, paths, failed }
       }
-      return { checked, stored, failed: null }
+      return { checked, stored, paths, failed: null }
     }
     let after: StoredFile | undefined
     for (;;) {
       const batch = index.content.storedAfter(after, BATCH)
-      if (batch.length === 0) return { checked, stored, failed: null }
+      if (batch.length === 0) return { checked, stored, paths, failed: null }
       for (const file of batch) {
         const failed = await one(file)
-        if (failed !== null) return { checked, stored, failed }
+        if (failed !== null) return { checked, stored, paths, failed }
         after = file
       }
     }

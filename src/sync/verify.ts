@@ -22,8 +22,11 @@ export interface VerifyResult {
   readonly own: { readonly compared: number, readonly differing: number, readonly first: string | null } | null
   /** The first object that failed: its CID and why (and the stored file it held, when it was content). */
   readonly failed: { readonly cid: string, readonly message: string, readonly file?: string } | null
-  /** Stored files brought back (a sample, or all with `content`) of how many the publish's records hold; null when not reached. */
-  readonly content?: { readonly checked: number, readonly stored: number, readonly all: boolean } | null
+  /**
+   * Stored contents brought back (a sample, or all with `content`) of how many the publish's
+   * records hold, one per CID, and the paths they are at; null when not reached.
+   */
+  readonly content?: { readonly checked: number, readonly stored: number, readonly paths: number, readonly all: boolean } | null
 }
 
 export type VerifyComponents = StatelessComponents
@@ -78,7 +81,7 @@ export async function verify (components: VerifyComponents, init: VerifyInit): P
     }
     // The files themselves, as a new device would bring them back from the index it restored.
     const files = await checkStoredContent(components.clients, drill, { stateDir: init.stateDir, passphrase: init.passphrase, signal: init.signal, all: init.content })
-    content = { checked: files.checked, stored: files.stored, all: init.content === true }
+    content = { checked: files.checked, stored: files.stored, paths: files.paths, all: init.content === true }
     if (files.failed !== null) {
       components.logger.warn({ cid: files.failed.cid, err: files.failed.message }, 'restore drill: a stored file does not come back')
       return result(files.failed)

@@ -134,7 +134,7 @@ describe('verify on a fresh device (the key and config, no index yet)', () => {
 
     const drill = await runCli(['verify', '--config', b], { env })
     expect(drill.code, drill.stderr).toBe(0)
-    expect(drill.stdout).toMatch(/^restorable: \S+; 1 publish, 1 segment fetched and checked; (no stored files to bring back [^;]+|\d+ of \d+ stored files? brought back and verified[^;]*); no index on this device yet, so nothing local to compare/)
+    expect(drill.stdout).toMatch(/^restorable: \S+; 1 publish, 1 segment fetched and checked; (no stored files to bring back [^;]+|\d+ of \d+ stored contents? \(\d+ paths?\) brought back and verified[^;]*); no index on this device yet, so nothing local to compare/)
     const json = JSON.parse((await runCli(['verify', '--json', '--config', b], { env })).stdout) as { restorable: boolean, localIndex: boolean }
     expect(json).toMatchObject({ restorable: true, localIndex: false })
     const left = await readdir(join(root, 'b', 'state'))

@@ -61,7 +61,7 @@ describe('a mirror gets the content every record of the published index names, w
     expect(text.stdout).toContain('mirror nas: caught up')
     const drill = await runCli(['verify', '--mirror', 'nas', '--content', '--config', b.config], { timeoutMs: 120_000 })
     expect(drill.code, drill.stdout + drill.stderr).toBe(0)
-    expect(drill.stdout).toContain('3 of 3 stored files brought back and verified')
+    expect(drill.stdout).toContain('3 of 3 stored contents (3 paths) brought back and verified')
     // Every publish of the history is on the mirror: a's two and b's.
     const full = await runCli(['verify', '--mirror', 'nas', '--full', '--config', b.config], { timeoutMs: 120_000 })
     expect(full.code, full.stdout + full.stderr).toBe(0)

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { randomBytes } from 'node:crypto'
-import { mkdir, readdir, writeFile } from 'node:fs/promises'
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { CID } from 'multiformats/cid'
 import * as raw from 'multiformats/codecs/raw'
@@ -23,18 +23,20 @@ describe('the restore drill brings stored files back', () => {
       `[service]\ndir = "${join(dir, 'service')}"\n[snapshot]\ndeal = false\n[status]\nlisten = "127.0.0.1:0"\n`)
     for (let i = 0; i < 12; i++) await writeFile(join(kept, `f-${String(i).padStart(2, '0')}.txt`), randomBytes(200 + i))
     await writeFile(join(kept, 'large.bin'), randomBytes(2 * 1024 * 1024 + 5))
+    // One content at two paths: the drill counts contents, restore --files paths; both are said.
+    await writeFile(join(kept, 'copy-of-00.txt'), await readFile(join(kept, 'f-00.txt')))
     const stored = await cli(['snapshot', '--config', config])
     expect(stored.code, stored.stderr).toBe(0)
     expect(stored.stderr).toContain('stored 13 files')
 
     const sample = await cli(['verify', '--config', config])
     expect(sample.code, sample.stderr).toBe(0)
-    expect(sample.stdout).toMatch(/^restorable: \S+; 1 publish, \d+ segments? fetched and checked; 8 of 13 stored files brought back and verified \(a sample: --content for all\);/)
+    expect(sample.stdout).toMatch(/^restorable: \S+; 1 publish, \d+ segments? fetched and checked; 8 of 13 stored contents \(14 paths\) brought back and verified \(a sample: --content for all\);/)
     const all = await cli(['verify', '--content', '--full', '--config', config])
     expect(all.code, all.stderr).toBe(0)
-    expect(all.stdout).toContain('13 of 13 stored files brought back and verified;')
+    expect(all.stdout).toContain('13 of 13 stored contents (14 paths) brought back and verified;')
     const json = JSON.parse((await cli(['verify', '--content', '--json', '--config', config])).stdout) as { restorable: boolean, content: unknown }
-    expect(json).toMatchObject({ restorable: true, content: { checked: 13, stored: 13, all: true } })
+    expect(json).toMatchObject({ restorable: true, content: { checked: 13, stored: 13, paths: 14, all: true } })
     // Nothing fetched is left in the state dir.
     expect((await readdir(join(dir, 'state', 'snapshots'))).filter(n => n.startsWith('verify'))).toEqual([])
 

@@ -2,7 +2,8 @@ import { existsSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Config } from '../../config/index.js'
 import { CidsyncError, ContentIntegrityError, SegmentUnusableError, UsageError } from '../../errors.js'
-import { countOf, partOf, printJson } from '../format.js'
+import { countOf, printJson } from '../format.js'
+import { drillContentLine } from '../drill-content.js'
 import { makeDirsSync } from '../../util/make-dirs.js'
 import { lagLine } from '../mirror-lag.js'
 
@@ -31,7 +32,7 @@ export async function runMirrorVerify (config: Config, name: string, options: { 
     const lag = store === undefined || result.cid === '' ? undefined : { cid: result.cid, at: null, ...mirrorBehind(store, result.cid) }
     if (options.json === true) printJson({ ...result, mirror: name, ...(lag === undefined ? {} : { lag: { mirrorCid: lag.cid, known: lag.known, behind: lag.behind } }) })
     else {
-      const files = result.content == null || result.content.stored === 0 ? '' : `; ${partOf(result.content.checked, result.content.stored, 'stored file', 'stored files')} brought back and verified`
+      const files = result.content == null || result.content.stored === 0 ? '' : drillContentLine(result.content, false)
       process.stdout.write(`mirror ${name}: ${result.restorable ? 'restorable' : 'NOT restorable'}: ${result.cid}; ${countOf(result.publishes, 'publish', 'publishes')}, ${countOf(result.segments, 'segment', 'segments')} fetched from it alone and checked${files}\n`)
       if (lag !== undefined && lag.known !== null && lag.behind !== 0) process.stdout.write(`${lagLine(`mirror ${name}`, lag)}\n`)
     }

@@ -3,7 +3,8 @@ import { dirname, join } from 'node:path'
 import type { Command } from 'commander'
 import { loadConfig } from '../../config/index.js'
 import { ContentIntegrityError, SegmentUnusableError } from '../../errors.js'
-import { countOf, partOf, printJson } from '../format.js'
+import { countOf, printJson } from '../format.js'
+import { drillContentLine } from '../drill-content.js'
 import { action } from '../run.js'
 import { withService } from '../service-command.js'
 import { runMirrorVerify } from './verify-mirror.js'
@@ -54,11 +55,7 @@ export function registerVerify (program: Command): void {
             const own = fresh
               ? 'no index on this device yet, so nothing local to compare (`cidsync restore` installs it)'
               : result.own === null ? 'this device\'s files not compared (none there, or this index is behind the pointer, as after `restore --at`: its next publish catches up)' : `${countOf(result.own.compared, 'file', 'files')} of this device compared, ${result.own.differing} differ`
-            const files = result.content == null
-              ? ''
-              : result.content.stored === 0
-                ? '; no stored files to bring back (no folder with store = true has published content)'
-                : `; ${partOf(result.content.checked, result.content.stored, 'stored file', 'stored files')} brought back and verified${result.content.all ? '' : ' (a sample: --content for all)'}`
+            const files = drillContentLine(result.content, true)
             process.stdout.write(`${result.restorable ? 'restorable' : 'NOT restorable'}: ${result.cid}; ${countOf(result.publishes, 'publish', 'publishes')}, ${countOf(result.segments, 'segment', 'segments')} fetched and checked${files}; ${own}\n`)
           }
           if (result.failed?.file !== undefined) {
