@@ -17,7 +17,8 @@ export function contentLines (s: StatusDocument): string[] {
   const uploading = c.uploading?.length ?? 0
   const lines = [
     `content: ${c.running ? `storing now${uploading > 0 ? ` (${countOf(uploading, 'file', 'files')} in this pass)` : ''}` : 'idle'}` +
-      ` · upload rate ${formatBytes(c.uploadRate)}/s · ${formatBytes(c.storedBytesTotal)} uploaded since start · ${formatBytes(c.savedByDedup)} saved by dedup` +
+      // A rate only while a pass runs: idle, nothing is being uploaded.
+      `${c.running ? ` · upload rate ${formatBytes(c.uploadRate)}/s` : ''} · ${formatBytes(c.storedBytesTotal)} uploaded since start · ${formatBytes(c.savedByDedup)} saved by dedup` +
       (c.lastRun === null ? ' · no pass yet' : ` · last pass ${timeWithAge(c.lastRun)}`),
     formatTable(['FOLDER', 'PROTECTED', 'BYTES', 'PENDING', 'BYTES', 'FAILED', 'LEFT OUT'], c.folders.map(f => [
       f.folder, formatCount(f.protected.files), formatBytes(f.protected.bytes), formatCount(f.pending.files), formatBytes(f.pending.bytes), String(f.failed),

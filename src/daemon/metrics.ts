@@ -36,7 +36,7 @@ function contentFamilies (status: StatusDocument): string[] {
     family('cidsync_content_pending_bytes', 'gauge', 'Bytes of those files.', per(f => f.pending.bytes)),
     family('cidsync_content_left_out_files', 'gauge', 'Live files of a storing folder never stored: [content] exclude, or larger than max_file_size.', per(f => f.leftOut?.files ?? 0)),
     family('cidsync_content_failed_files', 'gauge', 'Files whose last upload failed, waiting for their retry.', per(f => f.failed)),
-    family('cidsync_content_upload_rate_bytes', 'gauge', 'Bytes a second of the last pass that stored anything.', [{ value: c.uploadRate }]),
+    family('cidsync_content_upload_rate_bytes', 'gauge', 'Bytes a second the running pass uploads; 0 while idle.', [{ value: c.uploadRate }]),
     family('cidsync_content_uploaded_bytes_total', 'counter', 'Bytes of content stored since start.', [{ value: c.storedBytesTotal }]),
     family('cidsync_content_dedup_saved_bytes', 'gauge', 'Bytes of live files stored without this device uploading them (another device did, or a copy).', [{ value: c.savedByDedup }]),
     family('cidsync_content_failing_too_long', 'gauge', '1 while an upload has failed for longer than the bound (status --check fails).', [{ value: c.failingTooLong ? 1 : 0 }])

@@ -44,10 +44,10 @@ export interface ContentStatus {
   readonly lastRun: string | null
   readonly lastError: { readonly at: string, readonly message: string, readonly code: string | null } | null
   readonly retryAt: string | null
-  /** Bytes a second of the last run that stored anything. */
+  /** Bytes a second the running pass uploads; 0 while idle. */
   readonly uploadRate: number
   readonly storedBytesTotal: number
-  /** Bytes of live files here that are stored without this device sending them (another device did, or a copy). */
+  /** Bytes of live files here that are stored without this device sending them (another device did, or a copy); from the index. */
   readonly savedByDedup: number
   /** The oldest failure has lasted past {@link CONTENT_FAILING_BOUND_MS}. */
   readonly failingTooLong: boolean
@@ -68,8 +68,11 @@ export class ContentKeeper {
   private readonly abort = new AbortController()
   private lastRun: string | null = null
   private lastError: ContentStatus['lastError'] = null
-  private uploadRate = 0
+  /** The running pass: when it began and what it uploaded so far (the rate status shows). */
+  private pass: { readonly started: number, bytes: number } | undefined
   private storedBytesTotal = 0
+  /** What dedup saved, read again only when the index, the key or the folders changed. */
+  private saved: { readonly key: string, readonly bytes: number } | undefined
   private tooLarge = 0
   private leftOut: ReadonlyMap<string, { files: number, bytes: number }> = new Map()
   /** `folder/path` of what the running pass took up and has not recorded yet. */
@@ -167,8 +170,6 @@ export class ContentKeeper {
         pending: { files: totals.unstored.files - leftOut.files, bytes: totals.unstored.bytes - leftOut.bytes }
       }
     })
-    const own = index.content.totals(deviceId).bytes
-    const protectedBytes = folders.reduce((sum, f) => sum + f.protected.bytes, 0)
     const oldest = this.failures.oldestSince()
     return {
       running: this.storing.busy,
@@ -178,13 +179,21 @@ export class ContentKeeper {
       lastRun: this.lastRun,
       lastError: this.lastError,
       retryAt: this.storing.retryAt === undefined ? null : new Date(this.storing.retryAt).toISOString(),
-      uploadRate: this.uploadRate,
+      uploadRate: this.pass === undefined ? 0 : Math.round(this.pass.bytes / Math.max(0.001, (Date.now() - this.pass.started) / 1000)),
       storedBytesTotal: this.storedBytesTotal,
-      savedByDedup: Math.max(0, protectedBytes - own),
+      savedByDedup: this.savedByDedup(keyId),
       failingTooLong: Number.isFinite(oldest) && Date.now() - oldest > CONTENT_FAILING_BOUND_MS,
       uploading: [...this.uploading].slice(0, UPLOADING_SHOWN).map(splitKey),
       failingBoundMs: CONTENT_FAILING_BOUND_MS
     }
+  }
+
+  private savedByDedup (keyId: string): number {
+    const { index, deviceId } = this.components
+    const folders = this.config.folders.filter(f => f.store === true).map(f => f.name)
+    const key = JSON.stringify([index.changeMarker(), keyId, folders])
+    if (this.saved?.key !== key) this.saved = { key, bytes: index.content.savedByDedup(deviceId, folders, keyId) }
+    return this.saved.bytes
   }
 
   /** The files being stored now, and those that failed (with code, message and since), by `folder/path`. */
@@ -208,6 +217,7 @@ export class ContentKeeper {
     const { index, logger, deviceId, hostname } = this.components
     const clients = this.components.clients() as ServiceClients
     const started = Date.now()
+    const pass = this.pass = { started, bytes: 0 }
     const attempted = new Set<string>()
     try {
       const result = await storeContent({ index, clients, store: this.components.store, logger, deviceId, hostname }, {
@@ -220,6 +230,7 @@ export class ContentKeeper {
             attempted.add(`${event.folder}/${event.path}`)
             this.uploading.add(`${event.folder}/${event.path}`)
           } else if (event.type === 'stored') {
+            pass.bytes += event.bytes
             for (const key of event.keys) this.uploading.delete(key)
           } else {
             this.uploading.delete(`${event.folder}/${event.path}`)
@@ -235,7 +246,6 @@ export class ContentKeeper {
       this.tooLarge = result.tooLarge.length
       this.leftOut = result.leftOut
       this.storedBytesTotal += result.storedBytes
-      if (result.storedBytes > 0) this.uploadRate = Math.round(result.storedBytes / Math.max(0.001, (now - started) / 1000))
       this.lastRun = new Date(now).toISOString()
       this.lastError = null
       if (result.storedFiles > 0) logger.info({ files: result.storedFiles, bytes: result.storedBytes, failed: result.failed.length, ms: now - started }, 'stored content')
@@ -254,6 +264,7 @@ export class ContentKeeper {
       throw err
     } finally {
       this.uploading.clear()
+      this.pass = undefined
     }
   }
 
