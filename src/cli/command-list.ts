@@ -39,7 +39,7 @@ export const COMMAND_GROUPS: ReadonlyArray<readonly [string, readonly CommandEnt
     { name: 'find', term: 'find [options] <pattern>', description: 'search every device\'s files by substring or glob (* and ?) over folder/path, ranked: device, size, mtime, stored state, path', load: async () => (await import('./commands/find.js')).registerFind },
     { name: 'where', term: 'where [options] <cid-or-file>', description: 'every device and path that holds a CID (or a local file\'s content, its CID computed), since when, and whether its content is stored', load: async () => (await import('./commands/where.js')).registerWhere },
     { name: 'dupes', term: 'dupes [options]', description: 'the same content at several paths or devices, most reclaimable on this device first, with the total', load: async () => (await import('./commands/dupes.js')).registerDupes },
-    { name: 'log', term: 'log [options] <path>', description: 'one file\'s timeline across the history: each version\'s time, device, size, CID, and whether it can be fetched', load: async () => (await import('./commands/log.js')).registerLog },
+    { name: 'log', term: 'log [options] <path>', description: 'one file\'s timeline across the history, newest first (as `cidsync history`): each version\'s time, device, size, CID, and whether it can be fetched', load: async () => (await import('./commands/log.js')).registerLog },
   ]],
   ['Restore and check:', [
     { name: 'get', term: 'get [options] <path...>', description: 'bring stored files back from the service, verified against their CIDs: into their folders, or under --to DIR', load: async () => (await import('./commands/get.js')).registerGet },

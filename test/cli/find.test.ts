@@ -27,12 +27,16 @@ describe('cidsync find, where, dupes, log', () => {
     const log = await runCli(['log', 'notes/plan.md', '--json', '--config', a], { timeoutMs: 60_000 })
     expect(log.code, log.stderr).toBe(0)
     const versions = (JSON.parse(log.stdout) as { versions: Array<{ cid: string, size: number, current: boolean, fetchable: boolean }> }).versions
-    expect(versions.map(v => [v.cid, v.size, v.current])).toEqual([[cids[0], 3, false], [cids[1], 11, false], [cids[2], 25, true]])
+    // Newest first, as `history` lists publishes; --reverse for the oldest first.
+    expect(versions.map(v => [v.cid, v.size, v.current])).toEqual([[cids[2], 25, true], [cids[1], 11, false], [cids[0], 3, false]])
+    const reversed = await runCli(['log', 'notes/plan.md', '--json', '--reverse', '--cached', '--config', a])
+    expect((JSON.parse(reversed.stdout) as { versions: Array<{ cid: string }> }).versions.map(v => v.cid)).toEqual(cids)
     // Cached now: no service needed, same answer.
     const cached = await runCli(['log', 'notes/plan.md', '--cached', '--config', a])
     expect(cached.code).toBe(0)
     expect(cached.stdout).toContain(cids[0])
     expect(cached.stdout.split('\n')[0]).toMatch(/^TIME\s+DEVICE\s+SIZE\s+CID\s+FETCH/)
+    expect(cached.stdout.split('\n')[1]).toContain(cids[2])
     expect((await runCli(['log', 'notes/nothing.md', '--cached', '--config', a])).code).toBe(3)
     expect((await runCli(['log', 'plan.md', '--cached', '--config', a])).code).toBe(2)
 

@@ -45,6 +45,10 @@ describe.skipIf(EXTERNAL)('cidsync history and restore --at/--cid (processes)', 
     // --limit stops early and says there is more.
     const limited = await ok(b, ['history', '--limit', '2'])
     expect(limited.stdout).toContain('(more before: --limit 4)')
+    // --reverse: the same publishes, oldest first, as `log --reverse`.
+    const reversed = JSON.parse((await ok(b, ['history', '--json', '--reverse'])).stdout) as HistoryRow[]
+    expect(reversed.map(r => r.cid)).toEqual(cids)
+    expect((await ok(b, ['history', '--reverse', '--limit', '2'])).stdout).toContain('(more before: --limit 4)')
   })
   it('restore --at an age, a time before the first publish (exit 3, ERR_NOTHING_AT_TIME), and --cid a manifest', async () => {
     const root = await useTempDir()

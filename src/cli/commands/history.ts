@@ -7,7 +7,7 @@ import { action } from '../run.js'
 import { withService } from '../service-command.js'
 import { makeDirsSync } from '../../util/make-dirs.js'
 
-interface HistoryOptions { config?: string, json?: boolean, limit?: string, namespace?: string, network?: string }
+interface HistoryOptions { config?: string, json?: boolean, reverse?: boolean, limit?: string, namespace?: string, network?: string }
 
 export function registerHistory (program: Command): void {
   program.command('history')
@@ -16,6 +16,7 @@ export function registerHistory (program: Command): void {
     .option('--namespace <name>', 'default: the config\'s namespace')
     .option('--network <name>', 'default: the config\'s network')
     .option('--limit <n>', 'at most this many publishes', '20')
+    .option('--reverse', 'oldest first (of the newest --limit)')
     .option('--json', 'print JSON')
     .action(action(async (options: HistoryOptions) => {
       const limit = Number(options.limit)
@@ -32,10 +33,11 @@ export function registerHistory (program: Command): void {
           for await (const entry of walkEntries(clients, pointer.snapshotCid, store.manifestCache, {
             ...readContext(config, { label: 'history', namespace: options.namespace, network: options.network }), limit
           })) rows.push({ ...entry, deal: dealOf(entry.cid) })
+          const more = rows.at(-1)?.previous
+          if (options.reverse === true) rows.reverse()
           if (options.json === true) { printJson(rows); return }
           process.stdout.write(formatTable(['TIME', 'DEVICE', 'ENTRIES', 'ADDED', 'DEAL', 'CID'],
             rows.map(r => [r.at.replace('T', ' ').replace(/\.\d+Z$/, 'Z'), `${r.device.slice(0, 8)}${r.hostname === '' ? '' : ` ${r.hostname}`}`, String(r.entries), formatBytes(r.bytesAdded), r.deal, r.cid]), new Set([2, 3])))
-          const more = rows.at(-1)?.previous
           process.stdout.write(`${countOf(rows.length, 'publish', 'publishes')}${more !== null && more !== undefined ? ` (more before: --limit ${limit * 2})` : ''}\n`)
         } finally {
           store.close()

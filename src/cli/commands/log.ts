@@ -9,14 +9,15 @@ import { safeText } from '../safe-text.js'
 import { withService } from '../service-command.js'
 import { historyStart, shortTime } from './find-common.js'
 
-interface LogOptions { config?: string, cached?: boolean, json?: boolean, namespace?: string, network?: string }
+interface LogOptions { config?: string, cached?: boolean, json?: boolean, reverse?: boolean, namespace?: string, network?: string }
 
 export function registerLog (program: Command): void {
   program.command('log')
-    .description('one file\'s timeline across the history: each version\'s time, device, size, CID, and whether it can be fetched')
+    .description('one file\'s timeline across the history, newest first (as `cidsync history`): each version\'s time, device, size, CID, and whether it can be fetched')
     .argument('<path>', 'folder/path, as `cidsync ls` and `cidsync find` print it')
     .option('--config <path>', 'config file')
     .option('--cached', 'only what is kept locally: fetch no segment of the history')
+    .option('--reverse', 'oldest first')
     .option('--namespace <name>', 'default: the config\'s namespace')
     .option('--network <name>', 'default: the config\'s network')
     .option('--json', 'print JSON')
@@ -46,7 +47,9 @@ export function registerLog (program: Command): void {
         const { indexPath, openIndex } = await import('../../index/index.js')
         const index = openIndex(indexPath(config.stateDir), { readonly: true })
         try {
-          const versions = fileLog(index, history, split.folder, split.path, (await contentActivity(config)).activity)
+          // Newest first, as `history` and `git log` list; --reverse for the oldest first.
+          const oldestFirst = fileLog(index, history, split.folder, split.path, (await contentActivity(config)).activity)
+          const versions = options.reverse === true ? oldestFirst : [...oldestFirst].reverse()
           const kept = history.counts()
           if (options.json === true) {
             printJson({
