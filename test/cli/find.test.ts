@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { readFile, writeFile } from 'node:fs/promises'
+import { readFile, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { runCli } from '../helpers/cli.js'
 import { useTempDir } from '../helpers/temp-dir.js'
@@ -77,6 +77,17 @@ describe('cidsync find, where, dupes, log', () => {
     const log = await runCli(['log', 'notes/kept.md', '--config', a], { timeoutMs: 60_000 })
     expect(log.code, log.stderr).toBe(0)
     expect(log.stdout).toMatch(/yes \((stored|sent-for-deal|deal-active)\)/)
+
+    // Deleted: where says so (on which device, when) and what is still stored, not a bare "nothing found".
+    const cid = await cidOf(file)
+    await rm(file)
+    expect((await runCli(['snapshot', '--config', a], { timeoutMs: 60_000 })).code).toBe(0)
+    const gone = await runCli(['where', cid, '--config', a])
+    expect(gone.code).toBe(3)
+    expect(gone.stdout.split('\n')[0]).toMatch(new RegExp(`^${cid}: deleted on every device that held it; its content is still stored( \\((sent-for-deal|deal-active)\\))?, so it can be brought back$`))
+    expect(gone.stdout).toMatch(/DELETED\s+PATH\n.*notes\/kept\.md \(deleted\)/)
+    expect(gone.stderr).toMatch(new RegExp(`no device holds ${cid} now: notes/kept\\.md was deleted on device [0-9a-f]{8}.* at \\d{4}-\\d\\d-\\d\\d \\S+Z; \`cidsync log notes/kept\\.md\` lists its versions, and \`cidsync get notes/kept\\.md --at TIME\` brings one back`))
+    expect(JSON.parse((await runCli(['where', cid, '--json', '--config', a])).stdout)).toMatchObject({ held: false, holders: [{ path: 'kept.md', deleted: true }] })
   }, 120_000)
 
   it('log answers from the index before anything is published, saying there is no history yet', async () => {

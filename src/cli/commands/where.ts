@@ -23,6 +23,14 @@ async function cidOf (arg: string, profileName: string): Promise<{ cid: string, 
   }
 }
 
+/** States in which the content can still be fetched. */
+const STILL_STORED = new Set(['stored', 'sent-for-deal', 'deal-active'])
+
+/** What is still stored of content no device holds now. */
+function storedLine (state: string): string {
+  return STILL_STORED.has(state) ? `its content is still stored${state === 'stored' ? '' : ` (${state})`}, so it can be brought back` : 'its content is not stored, so it cannot be brought back'
+}
+
 export function registerWhere (program: Command): void {
   program.command('where')
     .description('every device and path that holds a CID (or a local file\'s content, its CID computed), since when, and whether its content is stored')
@@ -34,17 +42,28 @@ export function registerWhere (program: Command): void {
       const config = loadConfig({ configPath: options.config })
       const { cid, file } = await cidOf(arg, config.cidProfile)
       const { where } = await import('../../find/index.js')
-      const result = await withSearch(config, (index, cache) => where(cache, index, cid, { includeDeleted: options.deleted === true }))
+      // Deleted paths too, always: when no device holds it now, they are what answers.
+      const result = await withSearch(config, (index, cache) => where(cache, index, cid, { includeDeleted: true }))
+      const live = result.holders.filter(h => !h.deleted)
+      const gone = live.length === 0 ? result.holders : []
+      const holders = options.deleted === true || live.length === 0 ? result.holders : live
       if (options.json === true) {
-        printJson({ cid, file: file ?? null, stored: result.stored, holders: result.holders.map(h => ({ device: h.deviceId, hostname: h.hostname, folder: h.folder, path: h.path, size: h.size, since: new Date(h.since).toISOString(), deleted: h.deleted })) })
+        printJson({ cid, file: file ?? null, stored: result.stored, held: live.length > 0, holders: holders.map(h => ({ device: h.deviceId, hostname: h.hostname, folder: h.folder, path: h.path, size: h.size, since: new Date(h.since).toISOString(), deleted: h.deleted })) })
       } else {
-        process.stdout.write(`${cid}${file === undefined ? '' : ` (${safeText(file)})`}: ${result.stored}\n`)
-        if (result.holders.length > 0) {
-          process.stdout.write(formatTable(['DEVICE', 'SIZE', 'SINCE', 'PATH'], result.holders.map(h => [
+        process.stdout.write(gone.length > 0 ? `${cid}: deleted on every device that held it; ${storedLine(result.stored)}\n` : `${cid}${file === undefined ? '' : ` (${safeText(file)})`}: ${result.stored}\n`)
+        if (holders.length > 0) {
+          process.stdout.write(formatTable(['DEVICE', 'SIZE', gone.length > 0 ? 'DELETED' : 'SINCE', 'PATH'], holders.map(h => [
             `${h.deviceId.slice(0, 8)}${h.hostname === '' ? '' : ` ${safeText(h.hostname)}`}`, formatBytes(h.size), shortTime(h.since), `${safeText(`${h.folder}/${h.path}`)}${h.deleted ? ' (deleted)' : ''}`
           ]), new Set([1])))
         }
       }
-      if (result.holders.length === 0) throw new NothingFoundError(`no device's index holds ${cid}${options.deleted === true ? '' : ' (where it was deleted: --deleted)'}`)
+      const last = gone.at(-1)
+      if (last !== undefined) {
+        const path = safeText(`${last.folder}/${last.path}`)
+        const device = `device ${last.deviceId.slice(0, 8)}${last.hostname === '' ? '' : ` (${safeText(last.hostname)})`}`
+        const back = STILL_STORED.has(result.stored) ? `; \`cidsync log ${path}\` lists its versions, and \`cidsync get ${path} --at TIME\` brings one back` : ''
+        throw new NothingFoundError(`no device holds ${cid} now: ${path} was deleted on ${device} at ${shortTime(last.since)}${back}`)
+      }
+      if (live.length === 0) throw new NothingFoundError(`no device's index holds ${cid}, nor held it at a path deleted since`)
     }))
 }
