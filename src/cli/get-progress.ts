@@ -4,6 +4,9 @@ import { formatBytes, formatCount } from './format.js'
 /** Without a terminal, a line this often at most: a log gets word of a long restore, not a flood. */
 export const PROGRESS_LINE_MS = 5000
 
+/** A single file below this size gets no progress line. */
+const SMALL_BYTES = 1024 * 1024
+
 export interface ProgressInit {
   readonly json: boolean
   /** Whether stderr is a terminal: a bar redrawn in place there, whole lines elsewhere. */
@@ -33,8 +36,9 @@ export function progressReporter (init: ProgressInit): (event: GetFilesProgress)
     const at = now()
     const rate = bytes / Math.max(0.001, (at - started) / 1000)
     if (!init.tty) {
-      // The last file is followed by the summary on stdout: no line for it here.
-      if (at - last < PROGRESS_LINE_MS || files === totalFiles) return
+      // The last file is followed by the summary on stdout: no line for it here. One small file
+      // is over in a moment, however slow the machine: no line for it either.
+      if (at - last < PROGRESS_LINE_MS || files === totalFiles || (totalFiles <= 1 && totalBytes < SMALL_BYTES)) return
       last = at
       write(`cidsync: ${formatCount(files)} of ${formatCount(totalFiles)} files, ${formatBytes(bytes)} of ${formatBytes(totalBytes)} (${formatBytes(rate)}/s)\n`)
       return

@@ -28,6 +28,16 @@ describe('restore --files and get progress (src/cli/get-progress.ts)', () => {
     expect(lines).toHaveLength(2)
   })
 
+  it('without a terminal, says nothing of one small file, however long it takes', () => {
+    const lines: string[] = []
+    let clock = 0
+    const progress = progressReporter({ json: false, tty: false, write: (text) => { lines.push(text) }, now: () => clock })
+    progress({ type: 'start', files: 1, bytes: 100 })
+    clock += 10 * PROGRESS_LINE_MS
+    progress({ type: 'bytes', bytes: 50 })
+    expect(lines).toEqual([])
+  })
+
   it('on a terminal, redraws one bar in place', () => {
     const out: string[] = []
     let clock = 0
