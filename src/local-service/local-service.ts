@@ -10,6 +10,7 @@ import { capConnections } from './connection-cap.js'
 import { DEFAULT_BODY_RATE, guardBodyRate, type BodyRate } from './body-rate.js'
 import { Faults, loseAnswer, type FaultInput } from './faults.js'
 import { HttpFailure, sendJson, type Caller, type Route } from './http.js'
+import { isKuboRpcPath, kuboErrorBody } from './kubo-error.js'
 import type { ServiceParts } from './parts.js'
 import { settingOr } from './store.js'
 import { TokenIssuer } from './tokens.js'
@@ -259,11 +260,14 @@ export class LocalService {
       await found.route.handle({ req, res, url, params: found.params as string[], caller, fault })
     } catch (err) {
       if (res.headersSent) { res.destroy(); return }
+      const kubo = isKuboRpcPath(url.pathname)
       if (err instanceof HttpFailure) {
         for (const [name, value] of Object.entries(err.headers)) res.setHeader(name, value)
-        sendJson(res, err.status, { error: err.message })
+        sendJson(res, err.status, kubo ? kuboErrorBody(err.status, err.message, err.message) : { error: err.message })
+      } else {
+        const error = [{ message: 'Something went wrong.' }]
+        sendJson(res, 500, kubo ? kuboErrorBody(500, 'Something went wrong.', error) : { error })
       }
-      else sendJson(res, 500, { error: [{ message: 'Something went wrong.' }] })
     }
   }
 
