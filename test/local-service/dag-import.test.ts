@@ -71,4 +71,21 @@ describe.skipIf(EXTERNAL)('local service: POST /api/v0/dag/import', () => {
     expect(param.status).toBe(400)
     expect(param.text).toContain('allow-big-block')
   })
+
+  it('pins a root as Kubo does: whole with blocks an earlier import stored, else naming the missing block; no root answered with pin-roots=false', async () => {
+    const service = await localServiceUnderTest()
+    const file = fileBlocks(randomBytes(700 * 1024))
+    const [leaf, ...rest] = file.blocks as [Block, ...Block[]]
+    const line = (text: string): unknown[] => text.trim().split('\n').map(l => JSON.parse(l) as unknown)
+    // The leaves first, unpinned (as `cidsync import` sends a CAR in parts): only the stats.
+    const first = await post(service, await carOf([file.root], rest.slice(0, -1)), 'pin-roots=false&stats')
+    expect(line(first.text)).toEqual([{ Stats: { BlockCount: rest.length - 1, BlockBytesCount: rest.slice(0, -1).reduce((n, b) => n + b.bytes.byteLength, 0) } }])
+    const incomplete = await post(service, await carOf([file.root], rest.slice(-1)), 'pin-roots=true')
+    expect(line(incomplete.text)).toEqual([{ Root: { Cid: { '/': file.root.toString() }, PinErrorMsg: `the DAG is incomplete: block ${leaf.cid.toString()} is neither in the CAR nor stored here` } }])
+    const whole = await post(service, await carOf([file.root, file.root], [leaf]), '')
+    expect(line(whole.text)).toEqual([{ Root: { Cid: { '/': file.root.toString() }, PinErrorMsg: '' } }])
+    const other = fileBlocks(randomBytes(10))
+    const absent = await post(service, await carOf([other.root], []), '')
+    expect(line(absent.text)).toEqual([{ Root: { Cid: { '/': other.root.toString() }, PinErrorMsg: `block ${other.root.toString()} is not stored: the CAR does not hold its root, and this service did not have it` } }])
+  })
 })

@@ -10,6 +10,7 @@ import { boundCarSections, CarV1Reader, checkBlock, ChunkSource, flatCidText } f
 import type { QuotaHold } from '../account-policy.js'
 import { HttpFailure, type Route } from '../http.js'
 import { chargeRoots } from './dag-charge.js'
+import { pinError } from './dag-complete.js'
 import type { ServiceParts } from '../parts.js'
 
 /** Kubo refuses blocks past 1 MiB by default; the widest of our profiles' blocks fit under this. */
@@ -39,6 +40,8 @@ const PARAMETERS: Readonly<Record<string, readonly string[]>> = {
 
 function refuseUnimplemented (url: URL): void {
   for (const [name, value] of url.searchParams) {
+    // Kubo's deadline for the command: clients enforce their own.
+    if (name === 'timeout' && value.length <= 40) continue
     const allowed = PARAMETERS[name]
     if (allowed === undefined) throw new HttpFailure(400, `parameter ${name.slice(0, 40)} is not implemented by this service`)
     if (!allowed.includes(value)) throw new HttpFailure(400, `${name}=${value.slice(0, 40)} is not implemented by this service: send ${name}=${allowed[0] as string}`)
@@ -143,7 +146,7 @@ async function importCar (parts: ServiceParts, stream: Readable, state: Imported
   }
 }
 
-/** Every `file` part of the body, one after another, as they stream in. */
+/** Every file part of the body, one after another, as they stream in. */
 async function importParts (parts: ServiceParts, req: IncomingMessage, state: Imported, quota: QuotaHold): Promise<void> {
   await new Promise<void>((resolve, reject) => {
     const busboy = new Busboy({ headers: req.headers as { 'content-type': string }, limits: { files: MAX_CAR_FILES, fileSize: Infinity } })
@@ -157,18 +160,18 @@ async function importParts (parts: ServiceParts, req: IncomingMessage, state: Im
       req.resume()
       reject(err)
     }
-    busboy.on('file', (field, stream) => {
-      if (field !== 'file') { stream.resume(); fail(new HttpFailure(400, `unexpected multipart field ${field.slice(0, 40)}: send the CAR in a field named file`)); return }
+    // Any part name is taken, as Kubo takes it: kubo-rpc-client names a second CAR `file-1`.
+    busboy.on('file', (_field, stream) => {
       files++
       chain = chain.then(async () => { if (!failed) await importCar(parts, stream, state, quota) }).catch((err: unknown) => { stream.resume(); fail(err) })
     })
-    busboy.on('field', (field: string) => fail(new HttpFailure(400, `unexpected form field ${field.slice(0, 40)}: send the CAR in a field named file`)))
+    busboy.on('field', (field: string) => fail(new HttpFailure(400, `unexpected form field ${field.slice(0, 40)}: send each CAR in a part with a filename`)))
     busboy.on('filesLimit', () => fail(new HttpFailure(400, `more than ${MAX_CAR_FILES} CAR files in one request`)))
     busboy.on('error', (err: Error) => fail(new HttpFailure(400, `bad multipart body: ${err.message}`)))
     busboy.on('finish', () => {
       void chain.then(() => {
         if (failed) return
-        if (files === 0) fail(new HttpFailure(400, 'no field named file in the body'))
+        if (files === 0) fail(new HttpFailure(400, 'no CAR in the body: send each CAR in a part with a filename'))
         else resolve()
       })
     })
@@ -177,7 +180,7 @@ async function importParts (parts: ServiceParts, req: IncomingMessage, state: Im
 }
 
 /**
- * Kubo's `/api/v0/dag/import`: CAR files in multipart parts named `file`, read as they stream in.
+ * Kubo's `/api/v0/dag/import`: CAR files in multipart parts, read as they stream in.
  * Every block is checked against its CID; a block that does not match refuses the whole request
  * with a 400 naming it, and every block the request had stored is removed, as for one past the
  * account's quota (413). Each DAG root it brought (a block no other block links to) is listed as
@@ -197,7 +200,7 @@ export function dagImportRoutes (parts: ServiceParts): Route[] {
     handle: async ({ req, res, url, caller }) => {
       refuseUnimplemented(url)
       const contentType = req.headers['content-type'] ?? ''
-      if (!contentType.startsWith('multipart/form-data')) throw new HttpFailure(400, 'expected a multipart/form-data body with the CAR in a field named file')
+      if (!contentType.startsWith('multipart/form-data')) throw new HttpFailure(400, 'expected a multipart/form-data body with a part for each CAR')
       const state: Imported = { made: [], sizes: new Map(), linked: new Set(), links: new Map(), newSizes: new Map(), charging: parts.limits.limited, roots: [], blocks: 0, linkCount: 0, bytes: 0, newBytes: 0 }
       const quota = parts.limits.hold(caller.address)
       let counted = false
@@ -227,8 +230,16 @@ export function dagImportRoutes (parts: ServiceParts): Route[] {
       } finally {
         quota.release(counted)
       }
-      const lines = state.roots.map(root => ({ Root: { Cid: { '/': root.toString() }, PinErrorMsg: parts.blocks.has(root) ? '' : 'the root block is not in the CAR' } }))
-      const answer = [...lines, ...(url.searchParams.get('stats') === 'true' ? [{ Stats: { BlockCount: state.blocks, BlockBytesCount: state.bytes } }] : [])]
+      // As Kubo: with `pin-roots=false` no root is pinned, and none is answered.
+      const pinRoots = url.searchParams.get('pin-roots') !== 'false'
+      const lines = []
+      if (pinRoots) {
+        for (const root of new Map(state.roots.map(r => [r.toString(), r])).values()) {
+          lines.push({ Root: { Cid: { '/': root.toString() }, PinErrorMsg: await pinError(parts, root, MAX_CAR_LINKS) } })
+        }
+      }
+      const stats = url.searchParams.get('stats')
+      const answer = [...lines, ...(stats === 'true' || stats === '' ? [{ Stats: { BlockCount: state.blocks, BlockBytesCount: state.bytes } }] : [])]
       const text = answer.map(a => JSON.stringify(a)).join('\n') + '\n'
       res.writeHead(200, { 'content-type': 'application/json', 'x-chunked-output': '1', 'content-length': Buffer.byteLength(text) })
       res.end(text)
