@@ -18,6 +18,7 @@ import { adminRoutes, type RequestRecord } from './routes/admin.js'
 import { ADMIN_TOKEN_FILE, adminHosts, checkAdminRequest, ensureAdminToken } from './admin-guard.js'
 import { HostGuard } from './host-guard.js'
 import { authRoutes, bearerToken, UNAUTHORIZED_MESSAGE } from './routes/auth.js'
+import { catRoutes } from './routes/cat.js'
 import { dagImportRoutes } from './routes/dag-import.js'
 import { dealRoutes } from './routes/deals.js'
 import { fileRoutes } from './routes/files.js'
@@ -120,7 +121,7 @@ export class LocalService {
     this.apiKeyOwner = this.db.prepare('SELECT address FROM api_keys WHERE key = ?').pluck()
     this.routes = [
       ...authRoutes(this.parts), ...dealRoutes(this.parts), ...fileRoutes(this.parts), ...ipnsRoutes(this.parts),
-      ...pointerRoutes(this.parts), ...uploadRoutes(this.parts), ...dagImportRoutes(this.parts), ...gatewayRoutes(this.parts),
+      ...pointerRoutes(this.parts), ...uploadRoutes(this.parts), ...dagImportRoutes(this.parts), ...catRoutes(this.parts), ...gatewayRoutes(this.parts),
       ...routingIpnsRoutes(this.parts),
       ...(init.admin === true ? adminRoutes(this.parts, this.faults, () => this.requests) : [])
     ]
