@@ -73,11 +73,11 @@ describe('the storage service\'s SDK works against the local service', () => {
     const uploads = (await lighthouse.getUploads(apiKey)).data
     expect(uploads.totalFiles).toBe(2)
     expect(uploads.fileList.map(r => [r.fileName, r.cid, r.fileSizeInBytes, r.mimeType])).toEqual([
-      [FOLDER, folder.Hash, String(folderBytes), null],
+      [FOLDER, folder.Hash, String(folderBytes), 'application/x-directory'],
       ['hello.txt', fileCid, '18', 'application/octet-stream']
     ])
 
-    expect((await lighthouse.getFileInfo(folder.Hash)).data).toEqual({ fileSizeInBytes: String(folderBytes), cid: folder.Hash, encryption: false, fileName: FOLDER, mimeType: null })
+    expect((await lighthouse.getFileInfo(folder.Hash)).data).toEqual({ fileSizeInBytes: String(folderBytes), cid: folder.Hash, encryption: false, fileName: FOLDER, mimeType: 'application/x-directory' })
     expect((await lighthouse.getBalance(apiKey)).data).toEqual({ dataLimit: QUOTA, dataUsed: folderBytes + 18 })
 
     expect((await lighthouse.dealStatus(fileCid)).data).toEqual([])
