@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { spawn, spawnSync } from 'node:child_process'
-import { mkdir, readdir, writeFile } from 'node:fs/promises'
+import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { CLI, runCli } from '../helpers/cli.js'
 import { useTempDir } from '../helpers/temp-dir.js'
@@ -93,6 +93,25 @@ describe('carrying the snapshot key to a new device, as docs/operations.md says'
     expect(refused.stderr).toContain('CIDSYNC_SNAPSHOT_PASSPHRASE is set')
     expect(refused.stderr).toContain('carry the passphrase to the other device')
     expect(refused.stderr).toContain('[ERR_USAGE]')
+  })
+
+  it('key export > file makes the file 0600 before the key is written, and a pipe is left alone', async () => {
+    const root = await useTempDir()
+    await writeFile(join(root, 'x.toml'), `state_dir = "${join(root, 'state')}"\n`)
+    const out = join(root, 'key.txt')
+    // As a shell under umask 022 does it: the file is made 0644, then the command runs.
+    const redirected = await new Promise<{ code: number | null, stderr: string }>(resolve => {
+      const child = spawn('/bin/sh', ['-c', 'umask 022; exec "$0" "$1" key export --config "$2" > "$3"', process.execPath, CLI, join(root, 'x.toml'), out], { stdio: ['ignore', 'ignore', 'pipe'] })
+      let stderr = ''
+      child.stderr.on('data', (d: Buffer) => { stderr += d.toString() })
+      child.on('close', code => resolve({ code, stderr }))
+    })
+    expect(redirected.code, redirected.stderr).toBe(0)
+    expect(redirected.stderr).toContain('readable by others (mode 644): made 0600 before the key was written')
+    expect((await stat(out)).mode & 0o777).toBe(0o600)
+    const piped = await runCli(['key', 'export', '--config', join(root, 'x.toml')])
+    expect(piped.stdout).toBe(await readFile(out, 'utf8'))
+    expect(piped.stderr).not.toContain('made 0600')
   })
 
   it('init --key - takes the key from standard input instead of making one', async () => {

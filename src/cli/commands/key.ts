@@ -4,6 +4,7 @@ import { UsageError } from '../../errors.js'
 import { action } from '../run.js'
 import { readSecretLine } from '../prompt.js'
 import { makeDirsSync } from '../../util/make-dirs.js'
+import { tightenRedirect } from '../secret-stdout.js'
 
 async function readStdin (): Promise<string> {
   let text = ''
@@ -50,7 +51,11 @@ export function registerKey (program: Command): void {
       }
       makeDirsSync(config.stateDir, 0o700)
       const { exportKey } = await import('../../snapshot/index.js')
-      process.stdout.write(`${exportKey(config.stateDir)}\n`)
+      const key = exportKey(config.stateDir)
+      // Before a byte of the key is written: `key export > file` made the file with the umask.
+      const tightened = tightenRedirect()
+      process.stdout.write(`${key}\n`)
+      if (tightened !== undefined) process.stderr.write(`the file stdout goes to was readable by others (mode ${tightened.toString(8)}): made 0600 before the key was written\n`)
       if (process.stdout.isTTY === true) process.stderr.write('this is the key to every snapshot of this index: store it like a password\n')
     }))
   key.command('import')

@@ -1,10 +1,11 @@
-import { existsSync, fchmodSync, fstatSync } from 'node:fs'
+import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Command } from 'commander'
 import { loadConfig, isLoopbackHost, DEFAULT_MAX_CAR_BYTES, DEFAULT_MAX_IPNS_KEYS_PER_ACCOUNT, DEFAULT_SIGNUP_RATE_PER_HOUR, type Config } from '../../config/index.js'
 import { ListenError, UsageError } from '../../errors.js'
 import { action } from '../run.js'
 import { writeFileAtomicSync } from '../../util/atomic-write.js'
+import { tightenRedirect } from '../secret-stdout.js'
 
 interface ServeOptions { config?: string, dir?: string, listen: string, signup?: string, pageSize?: number, dealDelayMs?: number, admin: boolean }
 
@@ -144,21 +145,4 @@ export function registerLocalService (program: Command): void {
       if (tightened !== undefined) process.stderr.write(`the file stdout goes to was readable by others (mode ${tightened.toString(8)}): made 0600, as a secret's file must be for \`cidsync login\` and \`session-token\` (or use --out FILE)\n`)
       process.stderr.write(`signed with the secret in ${dir}: only the local service serving that directory accepts it\n`)
     }))
-}
-
-/**
- * \`token > file\` makes the file with the shell's umask (0644), which every reader of a secret
- * refuses: stdout that is an empty regular file just made for it is made 0600 before the token
- * is written (a file appended to, a pipe or a terminal is left alone). Answers the mode it had.
- */
-function tightenRedirect (): number | undefined {
-  try {
-    const stats = fstatSync(1)
-    if (!stats.isFile() || stats.size !== 0 || (stats.mode & 0o077) === 0) return undefined
-    fchmodSync(1, 0o600)
-    return stats.mode & 0o777
-  } catch {
-    // Not ours to change (another owner): the reader says what to do.
-    return undefined
-  }
 }
