@@ -13,7 +13,7 @@ import { HttpFailure, sendJson, type Caller, type Route } from './http.js'
 import { isKuboRpcPath, kuboErrorBody } from './kubo-error.js'
 import type { ServiceParts } from './parts.js'
 import { settingOr } from './store.js'
-import { TokenIssuer } from './tokens.js'
+import { DEFAULT_SESSION_TOKEN_TTL_SECONDS, TokenIssuer } from './tokens.js'
 import { adminRoutes, type RequestRecord } from './routes/admin.js'
 import { ADMIN_TOKEN_FILE, adminHosts, checkAdminRequest, ensureAdminToken } from './admin-guard.js'
 import { HostGuard } from './host-guard.js'
@@ -173,7 +173,7 @@ export class LocalService {
   }
 
   /** A session token for the pointer service, as an identity provider would issue one. */
-  issueToken (user: string, ttlSeconds = 30 * 86_400): string {
+  issueToken (user: string, ttlSeconds = DEFAULT_SESSION_TOKEN_TTL_SECONDS): string {
     return this.parts.tokens.issue(user, ttlSeconds)
   }
 

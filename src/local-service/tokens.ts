@@ -1,5 +1,8 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
 
+/** How long a session token lives when its issuer says nothing: 30 days. */
+export const DEFAULT_SESSION_TOKEN_TTL_SECONDS = 30 * 86_400
+
 /** Session tokens for the pointer service: HS256 JWTs signed with the service's own secret. */
 export class TokenIssuer {
   constructor (private readonly secret: Buffer) {}

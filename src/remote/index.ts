@@ -9,6 +9,7 @@ import { NamesClient } from './names-client.js'
 import { PointersClient } from './pointers-client.js'
 import { UploadClient, type InProcessUpload } from './upload-client.js'
 import { GatewayClient } from './gateway-client.js'
+import { SessionClient } from './session-client.js'
 import type { FileRecord } from './schemas.js'
 import type { ReadStoredBlock } from './stored-file.js'
 
@@ -26,6 +27,7 @@ export { UploadClient, addQuery } from './upload-client.js'
 export type { UploadOptions, InProcessUpload } from './upload-client.js'
 export type { CarImported } from './car-import-client.js'
 export { GatewayClient } from './gateway-client.js'
+export { SessionClient } from './session-client.js'
 export { checkedCid, canonicalCid, isCanonicalCid, cidSchema } from './cid-text.js'
 export type { CidText } from './cid-text.js'
 export type { FetchOptions, GatewayLimits } from './gateway-client.js'
@@ -58,6 +60,8 @@ export interface ServiceClients {
   readonly pointers: PointersClient
   readonly upload: UploadClient
   readonly gateway: GatewayClient
+  /** Session tokens for a wallet's signature (a self-hosted service's; production's are a 404). */
+  readonly session: SessionClient
   files: (options?: ListFilesOptions) => AsyncGenerator<FileRecord>
   close: () => Promise<void>
 }
@@ -118,6 +122,7 @@ export function createServiceClients (endpoints: ServiceEndpoints, credentials: 
     pointers: new PointersClient(pointer),
     upload: new UploadClient(upload, addInProcess),
     gateway: new GatewayClient(gateways, { maxBytes: maxFetchBytes, readStored }),
+    session: new SessionClient(pointer),
     files: (options) => listFiles(api, options),
     close: async () => { await Promise.all(all.map(async c => { await c.close() })) }
   }

@@ -123,7 +123,7 @@ export function registerLocalService (program: Command): void {
     .requiredOption('--user <user>', 'the user the token names (sub)')
     .option('--config <path>', 'config file (for the default --dir)')
     .option('--dir <dir>', 'the local service\'s data (default: the config\'s service.dir)')
-    .option('--ttl-seconds <n>', 'how long it is valid', int, 30 * 86_400)
+    .option('--ttl-seconds <n>', 'how long it is valid (default: 30 days)', int, 30 * 86_400)
     .option('--out <file>', 'write it to FILE, mode 0600 (what `login --session-token-file` and a `session-token` file beside the config need), instead of stdout')
     .action(action(async (options: { user: string, config?: string, dir?: string, ttlSeconds: number, out?: string }) => {
       const dir = options.dir ?? tokenDirFromConfig(options.config)

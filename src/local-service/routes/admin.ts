@@ -5,12 +5,13 @@ import { z } from 'zod'
 import { HttpFailure, readJsonBody, sendJson, type Route } from '../http.js'
 import { faultSchema, type Faults } from '../faults.js'
 import type { ServiceParts } from '../parts.js'
+import { DEFAULT_SESSION_TOKEN_TTL_SECONDS } from '../tokens.js'
 
 export interface RequestRecord { readonly at: number, readonly method: string, readonly path: string, readonly route: string, readonly status: number }
 
 const seedRequest = z.object({ address: z.string().min(1), count: z.int().min(1).max(1_000_000) })
 
-const tokenRequest = z.object({ user: z.string().min(1), ttlSeconds: z.int().min(1).max(366 * 86_400).default(30 * 86_400) })
+const tokenRequest = z.object({ user: z.string().min(1), ttlSeconds: z.int().min(1).max(366 * 86_400).default(DEFAULT_SESSION_TOKEN_TTL_SECONDS) })
 
 /**
  * Admin routes for operators and tests: session tokens, faults, the request log. They are not part

@@ -3,6 +3,7 @@ import type { ServerResponse } from 'node:http'
 import { z } from 'zod'
 import { recoverSigner } from '../../crypto/index.js'
 import { HttpFailure, readJsonBody, requireParam, sendJson, type Route } from '../http.js'
+import { DEFAULT_SESSION_TOKEN_TTL_SECONDS } from '../tokens.js'
 import type { ServiceParts } from '../parts.js'
 
 const ADDRESS = /^0x[0-9a-fA-F]{40}$/
@@ -33,10 +34,12 @@ function inviteOf (url: URL): string | undefined {
   return code === null || code === '' ? undefined : code
 }
 
-/** What both sign-in paths do: a message for a wallet to sign, and an API key for its signature. */
+/** What the sign-in paths do: a message for a wallet to sign, and an API key or a session token for its signature. */
 interface SignIn {
   message: (address: string, invite: string | undefined, res: ServerResponse) => string
   apiKey: (address: string, signature: string, invite: string | undefined) => string
+  /** A session token for an account's wallet (a 403 for a wallet without one): sign-up stays with apiKey and its policy. */
+  sessionToken: (address: string, signature: string) => { token: string, expiresAt: string }
 }
 
 function signIn (parts: ServiceParts): SignIn {
@@ -49,6 +52,16 @@ function signIn (parts: ServiceParts): SignIn {
   const dropOldest = db.prepare(`DELETE FROM auth_messages WHERE nonce IN (
     SELECT nonce FROM auth_messages WHERE address = ? ORDER BY expires_at DESC LIMIT -1 OFFSET ?)`)
   const insertKey = db.prepare('INSERT INTO api_keys (key, address, created_at) VALUES (?, ?, ?)')
+  const hasAccount = db.prepare('SELECT 1 FROM api_keys WHERE address = ? LIMIT 1').pluck()
+
+  /** Spends the open message `signature` signs for `address`: a 401 when none does. */
+  const spendSigned = (address: string, signature: string): void => {
+    // At most OPEN_MESSAGES_PER_ADDRESS: the signature is checked against each.
+    const candidates = openMessages.all(address, parts.now()) as Array<[string, string]>
+    const signed = candidates.find(([, message]) => recoverSigner(message, signature) === address)
+    if (signed === undefined) throw new HttpFailure(401, 'invalid signature: request a new message with get_auth_message and sign it')
+    if (useMessage.run(signed[0]).changes === 0) throw new HttpFailure(401, 'this message was already used: request a new one')
+  }
   return {
     message: (given, invite, res) => {
       if (!ADDRESS.test(given)) throw new HttpFailure(400, 'publicKey must be an address: 0x and 40 hex digits')
@@ -70,11 +83,7 @@ function signIn (parts: ServiceParts): SignIn {
     },
     apiKey: (given, signature, invite) => {
       const address = given.toLowerCase()
-      // At most OPEN_MESSAGES_PER_ADDRESS: the signature is checked against each.
-      const candidates = openMessages.all(address, parts.now()) as Array<[string, string]>
-      const signed = candidates.find(([, message]) => recoverSigner(message, signature) === address)
-      if (signed === undefined) throw new HttpFailure(401, 'invalid signature: request a new message with get_auth_message and sign it')
-      if (useMessage.run(signed[0]).changes === 0) throw new HttpFailure(401, 'this message was already used: request a new one')
+      spendSigned(address, signature)
       const key = randomUUID()
       // One transaction: an invitation is spent only by the key it let in.
       parts.db.transaction(() => {
@@ -82,9 +91,21 @@ function signIn (parts: ServiceParts): SignIn {
         insertKey.run(key, address, Date.now())
       })()
       return key
+    },
+    sessionToken: (given, signature) => {
+      const address = given.toLowerCase()
+      if (hasAccount.get(address) === undefined) throw new HttpFailure(403, 'this wallet has no account here: sign in first (`cidsync login`)')
+      spendSigned(address, signature)
+      // On the clock the token is checked by (the system's), as the admin route issues them.
+      const now = Date.now()
+      const token = parts.tokens.issue(address, DEFAULT_SESSION_TOKEN_TTL_SECONDS, now)
+      return { token, expiresAt: new Date((Math.floor(now / 1000) + DEFAULT_SESSION_TOKEN_TTL_SECONDS) * 1000).toISOString() }
     }
   }
 }
+
+/** The body of `create_session_token`. */
+const sessionRequest = z.strictObject({ publicKey: z.string().regex(ADDRESS), signature: z.string().min(1).max(200) })
 
 /** The body of the main API's `create_api_key`, as the storage service's SDK sends it. */
 const signedBody = z.object({ publicKey: z.string().max(100), signedMessage: z.string().max(1000) })
@@ -124,6 +145,20 @@ export function authRoutes (parts: ServiceParts): Route[] {
       const body = signedBody.safeParse(await readJsonBody(req, 4096))
       if (!body.success) throw new HttpFailure(400, 'expected a JSON body {"publicKey": "0x...", "signedMessage": "0x..."}')
       sendJson(res, 200, sign.apiKey(body.data.publicKey, body.data.signedMessage, inviteOf(url)))
+    }
+  }, {
+    // Not part of production, where an identity provider issues session tokens. A device renews
+    // its own with its wallet's signature, so a self-hosted service needs no operator each month.
+    // POST with the signature in the body: a URL is logged and shown in errors, and a signature
+    // whose message a failed request left unspent would let a reader sign in as the wallet.
+    name: 'create_session_token',
+    methods: ['POST'],
+    path: '/api/v1/user/create_session_token',
+    auth: 'none',
+    handle: async ({ req, res }) => {
+      const parsed = sessionRequest.safeParse(await readJsonBody(req, 4_096))
+      if (!parsed.success) throw new HttpFailure(400, 'expected {"publicKey": "0x and 40 hex digits", "signature": "0x..."}')
+      sendJson(res, 200, sign.sessionToken(parsed.data.publicKey, parsed.data.signature))
     }
   }]
 }

@@ -2,11 +2,18 @@ import { z } from 'zod'
 import { HttpFailure, readJsonBody, requireParam, sendJson, type Route } from '../http.js'
 import { parseCid, type ServiceParts } from '../parts.js'
 
+/**
+ * Pointers one user may hold, each at most this long a name: a wallet that can get its own
+ * session token (create_session_token) must not fill the database with namespaces.
+ */
+export const MAX_POINTERS_PER_USER = 1_000
+const NAME = z.string().min(1).max(256)
+
 const pointerBody = z.object({
-  snapshotCid: z.string().min(1),
-  engine: z.string().default(''),
-  namespace: z.string().min(1).default('default'),
-  network: z.string().min(1).default('mainnet'),
+  snapshotCid: z.string().min(1).max(256),
+  engine: z.string().max(256).default(''),
+  namespace: NAME.default('default'),
+  network: NAME.default('mainnet'),
   memories: z.int().min(0).optional()
 })
 
@@ -17,6 +24,7 @@ export function pointerRoutes (parts: ServiceParts): Route[] {
   const upsert = parts.db.prepare(`INSERT INTO pointers (user_id, namespace, network, snapshot_cid, engine, memories, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)
     ON CONFLICT (user_id, namespace, network) DO UPDATE SET snapshot_cid = excluded.snapshot_cid, engine = excluded.engine, memories = excluded.memories, updated_at = excluded.updated_at`)
   const current = parts.db.prepare('SELECT * FROM pointers WHERE user_id = ? AND namespace = ? AND network = ?')
+  const held = parts.db.prepare('SELECT count(*) FROM pointers WHERE user_id = ?').pluck()
   const record = (row: PointerRow): Record<string, unknown> => ({
     userId: row.user_id,
     pointerKey: `${row.namespace}#${row.network}`,
@@ -37,6 +45,9 @@ export function pointerRoutes (parts: ServiceParts): Route[] {
       if (!parsed.success) throw new HttpFailure(400, `invalid pointer: ${parsed.error.issues[0]?.path.join('.') ?? ''} ${parsed.error.issues[0]?.message ?? ''}`.trim())
       const p = parsed.data
       parseCid(p.snapshotCid)
+      if (current.get(caller.address, p.namespace, p.network) === undefined && (held.get(caller.address) as number) >= MAX_POINTERS_PER_USER) {
+        throw new HttpFailure(403, `this user holds ${MAX_POINTERS_PER_USER} pointers, the most allowed: reuse a namespace`)
+      }
       upsert.run(caller.address, p.namespace, p.network, p.snapshotCid, p.engine, p.memories ?? null, new Date().toISOString())
       sendJson(res, 200, { pointer: record(current.get(caller.address, p.namespace, p.network) as PointerRow) })
     }

@@ -1,0 +1,32 @@
+import { z } from 'zod'
+import { personalSign, walletAddress } from '../crypto/index.js'
+import { RemoteUnauthorizedError } from '../errors.js'
+import type { HttpClient } from './http-client.js'
+import type { CallOptions } from './deals-client.js'
+
+const answer = z.object({ token: z.string().min(1).max(8_192), expiresAt: z.string().max(64) })
+
+/**
+ * Session tokens for a wallet's signature, from a self-hosted `cidsync local-service` (its
+ * pointer service's base URL). Production's come from its dashboard: there the route is a 404,
+ * which the caller reads as "not offered here".
+ */
+export class SessionClient {
+  constructor (private readonly http: HttpClient) {}
+
+  /**
+   * Asks for a sign-in message, signs it, trades it for a token. A message is single use: when a
+   * retried exchange is refused (used, its answer lost) the flow runs once more with a fresh one.
+   */
+  async tokenBySignature (walletKey: Uint8Array, options: CallOptions = {}): Promise<{ token: string, expiresAt: string }> {
+    const address = walletAddress(walletKey)
+    for (let round = 1; ; round++) {
+      const message = await this.http.json({ method: 'GET', path: '/api/v1/user/get_auth_message', query: { publicKey: address }, auth: false, signal: options.signal }, z.string().min(1).max(1_024))
+      try {
+        return await this.http.json({ method: 'GET', path: '/api/v1/user/create_session_token', query: { publicKey: address, signature: personalSign(message, walletKey) }, auth: false, signal: options.signal }, answer)
+      } catch (err) {
+        if (round >= 2 || !(err instanceof RemoteUnauthorizedError) || err.status === 403) throw err
+      }
+    }
+  }
+}
