@@ -5,9 +5,10 @@ import { defaultConfigPath } from '../config/index.js'
 import { ConfigError } from '../errors.js'
 import { writeFileAtomicSync } from '../util/atomic-write.js'
 
-export type CredentialName = 'api-key' | 'session-token'
+/** `wallet-key`: kept by `cidsync login` against a self-hosted service, to renew the session token. */
+export type CredentialName = 'api-key' | 'session-token' | 'wallet-key'
 
-const ENV: Record<CredentialName, string> = { 'api-key': 'CIDSYNC_API_KEY', 'session-token': 'CIDSYNC_SESSION_TOKEN' }
+const ENV: Record<CredentialName, string> = { 'api-key': 'CIDSYNC_API_KEY', 'session-token': 'CIDSYNC_SESSION_TOKEN', 'wallet-key': 'CIDSYNC_WALLET_KEY' }
 
 /** Where `cidsync login` saves credentials: beside the config file. */
 export function credentialsDir (config: Config, env: NodeJS.ProcessEnv = process.env): string {
@@ -22,11 +23,12 @@ export function credentialsDir (config: Config, env: NodeJS.ProcessEnv = process
 export class Credential {
   private cached: { path: string, mtimeMs: number, value: string } | undefined
 
-  constructor (readonly name: CredentialName, private readonly dir: string, private readonly env: NodeJS.ProcessEnv = process.env) {}
+  /** `file`: the file's name in `dir`, when not the credential's own (a renewed token in the state dir). */
+  constructor (readonly name: CredentialName, private readonly dir: string, private readonly env: NodeJS.ProcessEnv = process.env, private readonly file: string = name) {}
 
   /** Where a saved credential goes. */
   get path (): string {
-    return join(this.dir, this.name)
+    return join(this.dir, this.file)
   }
 
   /** Which source holds it now, for messages: a variable, a file, or nothing. */

@@ -30,7 +30,7 @@ export interface InstallPlan {
   readonly after?: ReadonlyArray<readonly string[]>
 }
 
-const CREDENTIALS = ['api-key', 'session-token'] as const
+const CREDENTIALS = ['api-key', 'session-token', 'wallet-key'] as const
 
 function template (relative: string): string {
   const path = new URL(relative, packageRoot())

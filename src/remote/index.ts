@@ -79,7 +79,8 @@ export interface CredentialHints {
   readonly sessionToken: { readonly refused: string, readonly missing: string }
 }
 
-const SESSION_SOURCE = 'copy one from the dashboard (self-hosted: `cidsync local-service token --dir D --user U`, D being the running service\'s directory) into the file session-token beside the config (0600), or set CIDSYNC_SESSION_TOKEN'
+const SESSION_SOURCE = 'copy one from the dashboard into the file session-token beside the config (0600), or set CIDSYNC_SESSION_TOKEN ' +
+  '(self-hosted: `cidsync login --wallet-key-file F` gets one for your wallet; or `cidsync local-service token --dir D --user U`, D being the running service\'s directory)'
 
 /** The primary's: `cidsync login`, the files beside the config, `CIDSYNC_*`. */
 export const PRIMARY_CREDENTIAL_HINTS: CredentialHints = {
@@ -88,7 +89,8 @@ export const PRIMARY_CREDENTIAL_HINTS: CredentialHints = {
     missing: 'no API key is set: run `cidsync login` with your wallet key (`--wallet-key-file F`), or set CIDSYNC_API_KEY'
   },
   sessionToken: {
-    refused: 'the session token was refused or has expired: copy a new one from the dashboard (self-hosted: `cidsync local-service token --dir D --user U`, D being the running service\'s directory) into the file session-token beside the config (0600), or set CIDSYNC_SESSION_TOKEN',
+    refused: 'the session token was refused or has expired: copy a new one from the dashboard into the file session-token beside the config (0600), or set CIDSYNC_SESSION_TOKEN ' +
+      '(self-hosted: `cidsync login --wallet-key-file F` gets one for your wallet; or `cidsync local-service token --dir D --user U`, D being the running service\'s directory)',
     missing: `no session token is set: ${SESSION_SOURCE}`
   }
 }

@@ -1,6 +1,7 @@
 import { z } from 'zod'
 import { personalSign, walletAddress } from '../crypto/index.js'
-import { RemoteUnauthorizedError } from '../errors.js'
+import { RemoteResponseError, RemoteUnauthorizedError } from '../errors.js'
+import { jwtClaims } from '../util/jwt.js'
 import type { HttpClient } from './http-client.js'
 import type { CallOptions } from './deals-client.js'
 
@@ -18,12 +19,20 @@ export class SessionClient {
    * Asks for a sign-in message, signs it, trades it for a token. A message is single use: when a
    * retried exchange is refused (used, its answer lost) the flow runs once more with a fresh one.
    */
-  async tokenBySignature (walletKey: Uint8Array, options: CallOptions = {}): Promise<{ token: string, expiresAt: string }> {
+  async tokenBySignature (walletKey: Uint8Array, options: CallOptions & { readonly expiresAfter?: Date } = {}): Promise<{ token: string, expiresAt: string }> {
     const address = walletAddress(walletKey)
     for (let round = 1; ; round++) {
       const message = await this.http.json({ method: 'GET', path: '/api/v1/user/get_auth_message', query: { publicKey: address }, auth: false, signal: options.signal }, z.string().min(1).max(1_024))
+      const request = { method: 'GET', path: '/api/v1/user/create_session_token', query: { publicKey: address, signature: personalSign(message, walletKey) }, auth: false, signal: options.signal } as const
       try {
-        return await this.http.json({ method: 'GET', path: '/api/v1/user/create_session_token', query: { publicKey: address, signature: personalSign(message, walletKey) }, auth: false, signal: options.signal }, answer)
+        const got = await this.http.json(request, answer)
+        // A token for another user would point this device at another user's snapshots.
+        const claims = jwtClaims(got.token)
+        const after = options.expiresAfter ?? new Date()
+        if (claims?.sub?.toLowerCase() !== address.toLowerCase() || claims.exp === undefined || claims.exp <= after) {
+          throw new RemoteResponseError(this.http.context({ method: 'GET', path: request.path }), `the token answered names ${claims?.sub ?? 'no user'} and expires ${claims?.exp?.toISOString() ?? 'never'}: expected one for ${address} expiring after ${after.toISOString()}`)
+        }
+        return got
       } catch (err) {
         if (round >= 2 || !(err instanceof RemoteUnauthorizedError) || err.status === 403) throw err
       }

@@ -1,4 +1,5 @@
 import { describe, it, expect } from 'vitest'
+import { existsSync } from 'node:fs'
 import { mkdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { runCli } from '../helpers/cli.js'
@@ -94,10 +95,28 @@ describe('cidsync login', () => {
       service.faults.set('get_auth_message', { errorRate: 1, status: 429, retryAfterSeconds: 0, times: 1 })
       const { args, env } = await remoteConfig(dir, service.url)
       const walletKey = newWalletKey()
-      const login = await runCli(['login', ...args], { env: { ...env, CIDSYNC_API_KEY: '', CIDSYNC_WALLET_KEY: formatWalletKey(walletKey) } })
+      const login = await runCli(['login', ...args], { env: { ...env, CIDSYNC_API_KEY: '', CIDSYNC_SESSION_TOKEN: '', CIDSYNC_WALLET_KEY: formatWalletKey(walletKey) } })
       expect(login.stderr).toBe('')
       expect(login.stdout).toContain(`signed in as ${walletAddress(walletKey)}`)
       expect(service.requestLog().filter(r => r.route === 'create_api_key').map(r => r.status)).toEqual([503, 200])
+    } finally {
+      await service.stop()
+    }
+  })
+
+  it('against a service that issues no session token for a signature (production: a 404), keeps no wallet key and says where a token comes from', async () => {
+    const dir = await useTempDir()
+    const service = await startLocalService({ dir: join(dir, 'service') })
+    try {
+      service.faults.set('create_session_token', { errorRate: 1, status: 404 })
+      const { args, env } = await remoteConfig(dir, service.url)
+      const walletKey = newWalletKey()
+      const login = await runCli(['login', ...args], { env: { ...env, CIDSYNC_API_KEY: '', CIDSYNC_SESSION_TOKEN: '', CIDSYNC_WALLET_KEY: formatWalletKey(walletKey) } })
+      expect(login.code, login.stderr).toBe(0)
+      expect(login.stdout).toBe(`signed in as ${walletAddress(walletKey)}; API key saved to ${join(dir, 'etc', 'api-key')}\n`)
+      expect(login.stderr).toContain('the pointer service also needs a session token, and none is set')
+      expect(existsSync(join(dir, 'etc', 'wallet-key'))).toBe(false)
+      expect(existsSync(join(dir, 'etc', 'session-token'))).toBe(false)
     } finally {
       await service.stop()
     }

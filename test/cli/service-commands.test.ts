@@ -1,7 +1,7 @@
 import { describe, it, expect } from 'vitest'
 import { spawn } from 'node:child_process'
 import { existsSync } from 'node:fs'
-import { chmod, mkdir, stat, symlink, writeFile, readFile } from 'node:fs/promises'
+import { chmod, mkdir, rm, stat, symlink, writeFile, readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { CLI, runCli } from '../helpers/cli.js'
 import { useTempDir } from '../helpers/temp-dir.js'
@@ -93,10 +93,14 @@ describe('service commands against a remote service', { timeout: 90_000 }, () =>
       expect(loose.stderr).toContain(`run \`chmod 600 ${keyFile}\``)
       await chmod(keyFile, 0o600)
       const login = await runCli(['login', ...c, '--wallet-key-file', keyFile], { env: { ...process.env, CIDSYNC_WALLET_KEY: '' } })
-      expect(login.stdout).toBe(`signed in as ${walletAddress(walletKey)}; API key saved to ${join(dir, 'etc', 'api-key')}\n`)
-      // The API key alone publishes nothing: told the session token comes next, and how, for this wallet.
-      expect(login.stderr).toContain(`the pointer service also needs a session token, and none is set: copy one from the dashboard (self-hosted: \`cidsync local-service token --dir D --user ${walletAddress(walletKey)}\``)
-      expect(login.stderr).toContain(`into ${join(dir, 'etc', 'session-token')} (0600)`)
+      expect(login.stdout).toContain(`signed in as ${walletAddress(walletKey)}; API key saved to ${join(dir, 'etc', 'api-key')}\n`)
+      // A self-hosted service gives the session token for the wallet's signature too, and the
+      // wallet key is kept to renew it: nothing to carry from the service's machine.
+      expect(login.stdout).toContain(`session token saved to ${join(dir, 'etc', 'session-token')} (valid until `)
+      expect(login.stdout).toContain(`wallet key kept in ${join(dir, 'etc', 'wallet-key')} (0600)`)
+      expect(login.stderr).toBe('')
+      for (const name of ['session-token', 'wallet-key']) expect((await stat(join(dir, 'etc', name))).mode & 0o777).toBe(0o600)
+      expect((await runCli(['pointer', 'get', ...c], { env: { ...process.env, CIDSYNC_SESSION_TOKEN: '' } })).code).toBe(3)
       // A mirror signed in with the wallet alone: told its session token is still missing.
       await writeFile(config, `\n[[mirrors]]\nname = "nas"\nurl = "${service.url}"\n`, { flag: 'a' })
       const mirrorWallet = newWalletKey()
@@ -131,6 +135,7 @@ describe('service commands against a remote service', { timeout: 90_000 }, () =>
 
       // The path a user takes: the token redirected into the file the config reads, under umask 022.
       const tokenFile = join(dir, 'etc', 'session-token')
+      await rm(tokenFile) // as on a device where login got no token (production's)
       const redirected = await new Promise<{ code: number | null, stderr: string }>(resolve => {
         const child = spawn('/bin/sh', ['-c', 'umask 022; exec "$0" "$1" local-service token --user "$2" --dir "$3" > "$4"', process.execPath, CLI, walletAddress(walletKey), join(dir, 'service'), tokenFile], { stdio: ['ignore', 'ignore', 'pipe'] })
         let stderr = ''

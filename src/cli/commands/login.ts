@@ -85,9 +85,11 @@ export function registerLogin (program: Command): void {
     .option('--session-token-file <file>', 'with --mirror: also save this session token for the mirror\'s pointer service')
     .option('--same-wallet', 'with --mirror: sign with the wallet the primary is signed in with (the mirror could use the signature to get an API key on the primary: only for a mirror trusted as much)')
     .option('--invite <code>', 'an invitation code from the operator of a self-hosted service with signup = "invite" (a new account only)')
+    .option('--no-keep-wallet', 'a self-hosted service: do not keep the wallet key beside the config (then the session token is not renewed by itself)')
     .option('--json', 'print JSON')
-    .action(action(async (options: { config?: string, walletKeyFile?: string, mirror?: string, sessionTokenFile?: string, sameWallet?: boolean, invite?: string, json?: boolean }) => {
+    .action(action(async (options: { config?: string, walletKeyFile?: string, mirror?: string, sessionTokenFile?: string, sameWallet?: boolean, invite?: string, keepWallet?: boolean, json?: boolean }) => {
       const config = loadConfig({ configPath: options.config })
+      if (options.keepWallet === false && options.mirror !== undefined) throw new UsageError('--no-keep-wallet goes without --mirror (a mirror\'s wallet is never kept)')
       if (options.mirror !== undefined) {
         await loginMirror(config, options.mirror, options)
         return
@@ -99,15 +101,19 @@ export function registerLogin (program: Command): void {
         return
       }
       const { parseWalletKey } = await import('../../crypto/index.js')
-      const walletKey = parseWalletKey(walletKeyText(options.walletKeyFile))
+      const walletText = walletKeyText(options.walletKeyFile)
+      const walletKey = parseWalletKey(walletText)
       const { connectService, Credential, credentialsDir, savePrimaryWallet } = await import('../../connect/index.js')
       const connection = await connectService(config)
       try {
         const { address, apiKey } = await connection.clients.deals.login(walletKey, { invite: options.invite })
         const path = new Credential('api-key', credentialsDir(config)).save(apiKey)
         savePrimaryWallet(config, address)
-        if (options.json === true) printJson({ address, saved: path })
-        else process.stdout.write(`signed in as ${address}; API key saved to ${path}\n`)
+        const { sessionTokenByWallet } = await import('./login-session.js')
+        const session = await sessionTokenByWallet(config, connection, walletKey, walletText, { keepWallet: options.keepWallet !== false })
+        if (options.json === true) printJson({ address, saved: path, sessionToken: session.tokenPath ?? null, walletKey: session.walletPath ?? null })
+        else process.stdout.write(`signed in as ${address}; API key saved to ${path}\n${session.lines.join('')}`)
+        for (const note of session.notes) process.stderr.write(`cidsync: ${note}\n`)
         if (!hasCredential(connection.credentials.sessionToken)) {
           // The API key alone publishes nothing: the pointer needs the session token, which login cannot get.
           process.stderr.write(`cidsync: the pointer service also needs a session token, and none is set: copy one from the dashboard (self-hosted: \`cidsync local-service token --dir D --user ${address}\`, D being the running service's directory) into ${join(credentialsDir(config), 'session-token')} (0600), or set CIDSYNC_SESSION_TOKEN\n`)
