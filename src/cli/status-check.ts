@@ -4,7 +4,8 @@ import { adviceAfter } from './mirror-lines.js'
 /**
  * What is wrong, for monitoring scripts (`cidsync status --check`): a folder in error, a service
  * that cannot be reached, publishing stopped or its last attempt failed after the last success, a
- * restore drill that failed, an index that cannot be written, files' uploads failing for longer than the bound. Each line says what and what to do; none means healthy.
+ * restore drill that failed, an index that cannot be written, files' uploads failing for longer than the bound,
+ * a session token expired or expiring within days with nothing renewing it. Each line says what and what to do; none means healthy.
  */
 export function statusProblems (s: StatusDocument): string[] {
   const problems: string[] = []
@@ -24,6 +25,8 @@ export function statusProblems (s: StatusDocument): string[] {
   // Set back, a restore gets an older index than was published: a problem until a publish heals it.
   if (s.publish?.pointer.setBack === true) problems.push(`pointer: not in sync: ${s.publish.pointer.why ?? 'set back'}: it heals at the next publish (\`cidsync snapshot\` now); tell the service if it repeats`)
   if (s.publish?.refused != null) problems.push(`pointer: refused part of it: ${s.publish.refused.message} [${s.publish.refused.code}]`)
+  // Days ahead, so a token nothing renews is replaced before publishing stops.
+  if (s.auth.sessionToken.problem != null) problems.push(`auth: ${s.auth.sessionToken.problem}`)
   if (s.reload != null && !s.reload.ok) problems.push(reloadRefusedLine(s.reload))
   problems.push(...contentProblems(s))
   problems.push(...mirrorProblems(s))

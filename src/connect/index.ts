@@ -9,9 +9,12 @@ import { createServiceClients, type ReadStoredRun, type ServiceClients } from '.
 import { Credential, credentialsDir } from './credentials.js'
 import { startEmbedded } from './embedded.js'
 import { embeddedOptions } from './embedded-options.js'
+import { TokenRenewal } from './token-renewal.js'
 
 export { Credential, credentialsDir } from './credentials.js'
 export type { CredentialName } from './credentials.js'
+export { TokenRenewal, TOKEN_WARNING_DAYS, RENEWED_TOKEN_FILE, RENEWAL_BACKOFF } from './token-renewal.js'
+export type { RenewalState, TokenRenewalInit } from './token-renewal.js'
 export { DEFAULT_EMBEDDED_TOKEN_TTL_SECONDS } from './embedded-options.js'
 export { connectMirror, connectMirrors, findMirror, mirrorCredentialsDir, saveMirrorCredentials } from './mirrors.js'
 export { primaryWallet, savePrimaryWallet } from './wallet-address.js'
@@ -22,6 +25,8 @@ export interface ServiceConnection {
   readonly clients: ServiceClients
   /** The credentials as they are now (read again at each call). */
   readonly credentials: { readonly apiKey: () => string | undefined, readonly sessionToken: () => string | undefined }
+  /** A remote service's session token, renewed with the kept wallet key (the daemon runs it). */
+  readonly renewal?: TokenRenewal
   /** Base URLs, for messages: the embedded service's own, or the config's. */
   readonly describe: string
   /**
@@ -57,8 +62,15 @@ export async function connectService (config: Config, env: NodeJS.ProcessEnv = p
   const dir = credentialsDir(config, env)
   const apiKey = new Credential('api-key', dir, env)
   const sessionToken = new Credential('session-token', dir, env)
+  const walletKey = new Credential('wallet-key', dir, env)
   const { dealUrl, apiUrl, pointerUrl, uploadUrl, gateways } = config.service
-  const credentials = { apiKey: () => apiKey.value(), sessionToken: () => sessionToken.value() }
+  const renewal = new TokenRenewal({
+    configured: () => sessionToken.value(),
+    walletKey: () => walletKey.value(),
+    stateDir: config.stateDir,
+    request: async (key, expiresAfter) => await clients.session.tokenBySignature(key, { expiresAfter })
+  })
+  const credentials = { apiKey: () => apiKey.value(), sessionToken: () => renewal.current() }
   const clients = createServiceClients({ dealUrl, apiUrl, pointerUrl, uploadUrl, gateways }, credentials)
-  return { mode: 'remote', clients, credentials, describe: `the service at ${dealUrl}`, close: async () => { await clients.close() } }
+  return { mode: 'remote', clients, credentials, renewal, describe: `the service at ${dealUrl}`, close: async () => { await clients.close() } }
 }

@@ -1,5 +1,5 @@
 import type { Config } from '../config/index.js'
-import type { MirrorConnection, ServiceConnection } from '../connect/index.js'
+import type { MirrorConnection, ServiceConnection, TokenRenewal } from '../connect/index.js'
 import type { Index } from '../index/index.js'
 import type { MirrorLink, MirrorTiming, SyncEventListener, SyncRunner, SyncStore } from '../sync/index.js'
 import { z } from 'zod'
@@ -12,6 +12,8 @@ import { backoffMs } from '../util/backoff.js'
 
 /** The longest wait between attempts to reach a service that could not be reached. */
 const MAX_CONNECT_RETRY_MS = 300_000
+/** How often the session token's renewal is looked at, at most: a token given by hand is seen within it. */
+const RENEWAL_CHECK_MS = 3_600_000
 
 /** A credential getter may throw (a file with loose permissions): status and checks treat that as absent. */
 export function safely (read: (() => string | undefined) | undefined): string | undefined {
@@ -94,6 +96,8 @@ export class ServiceLink {
   private connecting: Promise<void> | undefined
   /** The mirrors' clients for the config the runner runs on. */
   private mirrorConnections: MirrorConnection[] = []
+  /** The session token's renewal loop, once the service is reached: stopping waits for it. */
+  private renewing: Promise<void> | undefined
 
   constructor (private readonly components: ServiceLinkComponents) {}
 
@@ -141,6 +145,7 @@ export class ServiceLink {
     // A start of the embedded service in flight finishes (and, the daemon stopping, closes it)
     // before the state dir is let go: it would write service files after the daemon stopped.
     await this.connecting?.catch(() => {})
+    await this.renewing
     this.components.changes.detach()
     await this.runner?.stop()
     this.store?.close()
@@ -184,6 +189,40 @@ export class ServiceLink {
     }
   }
 
+  /**
+   * Renews the session token when due, at start and then at most an hour apart (sooner when a
+   * renewal or a retry is due). Each outcome is logged; status reads the renewal's state.
+   */
+  private renewLoop (renewal: TokenRenewal): void {
+    const { logger, stopped } = this.components
+    let said: string | undefined
+    this.renewing = (async () => {
+      while (!stopped.aborted) {
+        const outcome = await renewal.tick()
+        const state = renewal.state()
+        if (outcome === 'renewed') logger.info({ renewedAt: state.renewedAt, renewAt: state.renewAt }, 'session token renewed with the wallet key')
+        if (outcome === 'failed') logger.warn({ err: state.lastError, failures: state.failures, nextAttemptAt: state.nextAttemptAt }, 'renewing the session token failed')
+        // Said once, not every hour.
+        if (outcome === 'unavailable' && state.why !== said) logger.warn({ why: state.why }, 'the session token cannot be renewed here')
+        said = state.why ?? undefined
+        // Nothing can renew it (no wallet key): looked at again within the hour, not at once.
+        const next = outcome === 'unavailable' ? undefined : renewal.nextCheckAt()
+        await this.sleep(Math.min(RENEWAL_CHECK_MS, Math.max(60_000, (next ?? Infinity) - Date.now())))
+      }
+    })().catch((err: unknown) => { logger.error({ err }, 'renewing the session token stopped') })
+  }
+
+  /** Waits `ms`, or less if the daemon stops. */
+  private async sleep (ms: number): Promise<void> {
+    const { stopped } = this.components
+    if (stopped.aborted) return
+    await new Promise<void>(resolve => {
+      const done = (): void => { clearTimeout(timer); stopped.removeEventListener('abort', done); resolve() }
+      const timer = setTimeout(done, ms)
+      stopped.addEventListener('abort', done, { once: true })
+    })
+  }
+
   /** The service's clients and the daemon's sync store, once the service is reached (what a walk of the history needs). */
   historyAccess (): { readonly clients: NonNullable<ServiceConnection['clients']>, readonly store: SyncStore } | undefined {
     const clients = this.connection?.clients
@@ -204,6 +243,7 @@ export class ServiceLink {
     }
     this.connection = connection
     this.error = undefined
+    if (connection.renewal !== undefined) this.renewLoop(connection.renewal)
     const { SyncRunner, SyncStore } = await import('../sync/index.js')
     // The start-up check opens it; if that failed, it is opened here (and an error here is tried again).
     const store = this.store ??= new SyncStore(config.stateDir)

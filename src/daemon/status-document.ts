@@ -1,6 +1,7 @@
 import type { ContentStatus, HistoryRow, MirrorStatus, RestorableStatus } from '../sync/index.js'
 import type { DriftStatus, SkippedFile, WatcherState } from '../watch/index.js'
 import type { PublishStatus, ReconcileStatus } from '../sync/index.js'
+import type { RenewalState } from '../connect/index.js'
 
 /** Green: all is done; amber: on its way, or not checked yet; red: `status --check` fails for it. */
 export type GlanceLevel = 'green' | 'amber' | 'red'
@@ -85,10 +86,20 @@ export interface StatusDocument {
   }
   /** Snapshots published: the last one, one pending after changes, the last error (null until the service is reached). */
   readonly publish: PublishStatus | null
-  /** The credentials: whether there is an API key, when the session token expires (warned a day ahead). */
+  /**
+   * The credentials: whether there is an API key, when the session token expires (warned
+   * TOKEN_WARNING_DAYS ahead), and how its renewal stands (a remote service's; null otherwise).
+   * `problem`: what `status --check` fails on (expired, or expiring soon with nothing renewing it).
+   */
   readonly auth: {
     readonly apiKey: 'present' | 'missing'
-    readonly sessionToken: { readonly present: boolean, readonly expiresAt: string | null, readonly warning: string | null }
+    readonly sessionToken: {
+      readonly present: boolean
+      readonly expiresAt: string | null
+      readonly warning: string | null
+      readonly problem?: string | null
+      readonly renewal?: RenewalState | null
+    }
   }
   /** The account mirrored: uploads, gone ones, deals pending and overdue (null until the service is reached). */
   readonly reconcile: ReconcileStatus | null
