@@ -767,6 +767,12 @@ export class WalletSharedError extends CidsyncError {
   override readonly exitCode = ExitCode.usage
 }
 
+/** A join file (`cidsync init --join`) that is not one, is damaged, or is readable by others. */
+export class BundleInvalidError extends CidsyncError {
+  override readonly code = 'ERR_BUNDLE_INVALID'
+  override readonly exitCode = ExitCode.usage
+}
+
 /**
  * A mirror's pointer holds a publish this device does not know to be older than its own (another
  * device wrote it, or it was forged): it is reported and never overwritten.

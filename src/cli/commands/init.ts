@@ -8,7 +8,7 @@ import { action } from '../run.js'
 import { makeDirsSync } from '../../util/make-dirs.js'
 import { shellWord } from '../../util/shell-word.js'
 
-interface InitOptions { config?: string, folder?: string[], stateDir?: string, force?: boolean, key?: string, remote?: string }
+interface InitOptions { config?: string, folder?: string[], stateDir?: string, force?: boolean, key?: string, remote?: string, join?: string }
 
 
 function folderName (path: string, taken: Set<string>): string {
@@ -19,13 +19,16 @@ function folderName (path: string, taken: Set<string>): string {
   return name
 }
 
+/** How this device reaches the others' service: the embedded default, `--remote URL`, or a join file's. */
+type ServiceSet = 'embedded' | 'remote' | 'joined'
+
 /**
  * A device given another's key joins their history: what it needs next is what they published,
  * before its daemon starts (a restore refuses while one runs, and a daemon's index needs --force).
  */
-function joining (withConfig: string, daemon: string, remote: boolean): string {
+function joining (withConfig: string, daemon: string, service: ServiceSet): string {
   return 'next, to bring back what the other devices published (docs/operations.md, "Moving to a new device"):\n' +
-    (remote ? `  cidsync login --wallet-key-file FILE${withConfig}   # the account the other devices use\n` : '  set [service] as on the other device (the embedded default is an account of its own per service dir)\n') +
+    (service === 'remote' ? `  cidsync login --wallet-key-file FILE${withConfig}   # the account the other devices use\n` : service === 'embedded' ? '  set [service] as on the other device (the embedded default is an account of its own per service dir)\n' : '') +
     `  cidsync restore${withConfig}           # the index: every device's files, as a list\n` +
     `  cidsync restore --files${withConfig}   # their content, into each folder (create the folders first, or add --to DIR)\n` +
     `  ${daemon}\n`
@@ -52,24 +55,40 @@ export function registerInit (program: Command): void {
     .option('--force', 'overwrite an existing config file')
     .option('--key <key|->', 'use the snapshot key exported on another device (`-`: from standard input) instead of making one')
     .option('--remote <url>', 'use the service at this URL (a self-hosted `cidsync local-service`) instead of the embedded one')
+    .option('--join <file|->', 'join another device\'s account: its service, snapshot key and credentials, from `cidsync key export --bundle FILE` there')
     .action(action(async (options: InitOptions) => {
       const remote = options.remote === undefined ? undefined : remoteUrl(options.remote)
       const target = resolve(options.config ?? (process.env.CIDSYNC_CONFIG !== undefined && process.env.CIDSYNC_CONFIG !== '' ? process.env.CIDSYNC_CONFIG : defaultConfigPath(process.env)))
       if (existsSync(target) && options.force !== true) {
         throw new ConfigError(`${target} already exists: edit it, or run \`cidsync init --force\` to replace it`)
       }
+      if (options.join !== undefined && options.key !== undefined) throw new UsageError('--join brings the snapshot key with it: leave out --key')
+      if (options.join !== undefined && options.remote !== undefined) throw new UsageError('--join brings the service with it: leave out --remote')
+      // Read and checked before anything is written: a bad join file leaves nothing behind.
+      const joiner = options.join === undefined ? undefined : await import('./init-join.js')
+      const bundle = options.join === undefined ? undefined : await joiner?.readBundle(options.join)
+      joiner?.checkCredentialsFree(target, options.force === true)
       const twice = options.folder?.map(p => resolve(p)).find((p, i, all) => all.indexOf(p) !== i)
       // Else two tables of one path: every file indexed, stored and listed twice, under two names.
       if (twice !== undefined) throw new UsageError(`--folder ${twice} is given twice: each folder is watched once, under one name`)
       const taken = new Set<string>()
-      const folders = options.folder?.map(p => ({ name: folderName(resolve(p), taken), path: resolve(p) }))
+      const folders = options.folder?.map(p => ({ name: folderName(resolve(p), taken), path: resolve(p) })) ??
+        (bundle !== undefined && bundle.folders.length > 0 ? bundle.folders : undefined)
       let text = renderConfigTemplate(folders, remote)
       if (options.stateDir !== undefined) {
         text = text.replace(/^# state_dir = .*$/m, `state_dir = ${JSON.stringify(resolve(options.stateDir))}`)
       }
+      if (joiner !== undefined && bundle !== undefined) text = joiner.joinedConfigText(text, bundle)
       writeFileAtomicSync(target, text, { mode: 0o644 })
       const config = loadConfig({ configPath: target })
       makeDirsSync(config.stateDir, 0o700)
+      if (joiner !== undefined && bundle !== undefined) {
+        const done = await joiner.completeJoin(target, config, bundle, options.folder === undefined && bundle.folders.length > 0)
+        const withConfig = target === resolve(defaultConfigPath(process.env)) ? '' : ` --config ${shellWord(target)}`
+        process.stdout.write(`wrote ${target} (the other device's service and settings)\nstate dir ${config.stateDir}\n${done}${joining(withConfig, `cidsync daemon${withConfig}`, 'joined')}`)
+        if (options.join !== '-') process.stderr.write(`cidsync: delete ${options.join} now: it holds the account's keys, and this device no longer needs it\n`)
+        return
+      }
       for (const folder of config.folders) {
         if (!existsSync(folder.path)) process.stderr.write(`cidsync: warning: the folder ${folder.path} does not exist: it is written to the config, and the daemon shows it as an error until it is created\n`)
         for (const e of folder.exclude ?? []) {
@@ -96,7 +115,7 @@ export function registerInit (program: Command): void {
       // Said, not only written: a file under one of these is never indexed, and nothing else says so.
       const ignoreLine = `ignored in each folder: ${DEFAULT_IGNORE.join(', ')}; change a folder's ignore = in ${target}\n`
       process.stdout.write(`wrote ${target}\nstate dir ${config.stateDir}\n${ignoreLine}${keyLine}${storeLine}${remoteLine}` +
-        (options.key !== undefined ? `${folders === undefined ? 'edit [[folders]] to name what to watch (each folder by the name the other devices give it); ' : ''}${joining(withConfig, daemon, remote !== undefined)}`
+        (options.key !== undefined ? `${folders === undefined ? 'edit [[folders]] to name what to watch (each folder by the name the other devices give it); ' : ''}${joining(withConfig, daemon, remote !== undefined ? 'remote' : 'embedded')}`
           : folders === undefined ? `edit [[folders]] to name what to watch, then run: ${daemon}\n` : `next: ${daemon}\n`))
     }))
 }

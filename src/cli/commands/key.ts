@@ -41,8 +41,15 @@ export function registerKey (program: Command): void {
   key.command('export')
     .description('print this device\'s snapshot key (made now if there is none yet); keep it secret')
     .option('--config <path>', 'config file')
-    .action(action(async (options: { config?: string }) => {
+    .option('--bundle <file>', 'write a join file instead: the service, the snapshot key and the account\'s credentials, for `cidsync init --join FILE` on another device (made 0600; - for a pipe)')
+    .action(action(async (options: { config?: string, bundle?: string }) => {
       const config = loadConfig({ configPath: options.config })
+      if (options.bundle !== undefined) {
+        makeDirsSync(config.stateDir, 0o700)
+        const { exportBundle } = await import('./key-bundle.js')
+        await exportBundle(config, options.bundle)
+        return
+      }
       // With a passphrase every snapshot is sealed with a key derived from it, so the key file
       // (made here on first use) would seal nothing: printing it would hand over a useless secret.
       if (snapshotPassphrase() !== undefined) {

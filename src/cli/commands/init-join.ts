@@ -1,0 +1,141 @@
+import { closeSync, constants, existsSync, fstatSync, mkdirSync, openSync, readSync } from 'node:fs'
+import { dirname, join } from 'node:path'
+import { loadConfig, type Config } from '../../config/index.js'
+import { BundleInvalidError, InternalError, UsageError } from '../../errors.js'
+import { MAX_BUNDLE_BYTES, parseBundle, type DeviceBundle } from '../device-bundle.js'
+
+const CREDENTIAL_FILES = ['api-key', 'session-token', 'wallet-key'] as const
+
+async function readStdin (): Promise<string> {
+  let text = ''
+  for await (const chunk of process.stdin) {
+    text += (chunk as Buffer).toString('utf8')
+    if (text.length > MAX_BUNDLE_BYTES) break
+  }
+  return text
+}
+
+/**
+ * The join file, read like any secret's file: not through a link, a regular file, private to
+ * its owner (else refused: it held the account's keys where others could read them), bounded.
+ */
+export async function readBundle (file: string): Promise<DeviceBundle> {
+  if (file === '-') return parseBundle(await readStdin(), 'standard input')
+  let fd: number
+  try {
+    fd = openSync(file, constants.O_RDONLY | constants.O_NOFOLLOW)
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code
+    if (code === 'ENOENT') throw new UsageError(`${file} does not exist: make the join file on the other device (\`cidsync key export --bundle FILE\`) and carry it here`, { cause: err })
+    if (code === 'ELOOP') throw new BundleInvalidError(`${file} is a symbolic link: give the join file itself`, { cause: err })
+    throw err
+  }
+  try {
+    const stats = fstatSync(fd)
+    if (!stats.isFile()) throw new BundleInvalidError(`${file} is not a regular file: give the join file itself`)
+    if ((stats.mode & 0o077) !== 0) {
+      throw new BundleInvalidError(`${file} is readable by others (mode ${(stats.mode & 0o777).toString(8)}), and it holds the account's keys: run \`chmod 600 ${file}\` (and consider who may have read it), then run this again`)
+    }
+    const bytes = Buffer.alloc(Math.min(stats.size, MAX_BUNDLE_BYTES + 1))
+    let got = 0
+    while (got < bytes.byteLength) {
+      const n = readSync(fd, bytes, got, bytes.byteLength - got, got)
+      if (n === 0) break
+      got += n
+    }
+    return parseBundle(bytes.subarray(0, got).toString('utf8'), file)
+  } finally {
+    closeSync(fd)
+  }
+}
+
+/** Refused before anything is written: credentials already beside the config are replaced only with --force. */
+export function checkCredentialsFree (configPath: string, force: boolean): void {
+  const taken = CREDENTIAL_FILES.map(name => join(dirname(configPath), name)).filter(path => existsSync(path))
+  if (taken.length > 0 && !force) throw new UsageError(`${taken.join(', ')} already ${taken.length === 1 ? 'exists' : 'exist'} beside the config: add --force to replace ${taken.length === 1 ? 'it' : 'them'} with the join file's`)
+}
+
+const toml = (value: string): string => JSON.stringify(value)
+
+/** Sets `key` in `[section]` ('' for the top) of the commented template, keeping the line's comment. */
+function setKey (text: string, section: string, key: string, value: string): string {
+  const lines = text.split('\n')
+  let current = ''
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i] as string
+    const header = /^\[([a-z_]+)\]/.exec(line)
+    if (header !== null) current = header[1] as string
+    const match = new RegExp(`^(${key} = )("[^"]*"|\\[[^\\]]*\\]|\\S+)(.*)$`).exec(line)
+    if (current === section && match !== null) {
+      lines[i] = `${match[1] as string}${value}${match[3] as string}`
+      return lines.join('\n')
+    }
+  }
+  throw new InternalError(`the config template has no ${section === '' ? '' : `[${section}] `}${key} line to set`)
+}
+
+/** The template's text with the join file's service and the settings that must match the other device's. */
+export function joinedConfigText (text: string, bundle: DeviceBundle): string {
+  const s = bundle.settings
+  let out = setKey(text, '', 'namespace', toml(s.namespace))
+  out = setKey(out, '', 'network', toml(s.network))
+  out = setKey(out, '', 'cid_profile', toml(s.cidProfile))
+  out = setKey(out, 'snapshot', 'encryption', toml(s.snapshotEncryption))
+  out = setKey(out, 'content', 'encryption', toml(s.contentEncryption))
+  const service = bundle.service
+  if (service.mode === 'embedded') return setKey(out, 'service', 'dir', toml(service.dir))
+  out = setKey(out, 'service', 'mode', toml('remote'))
+  for (const [key, value] of [['deal_url', service.dealUrl], ['api_url', service.apiUrl], ['pointer_url', service.pointerUrl], ['upload_url', service.uploadUrl]] as const) out = setKey(out, 'service', key, toml(value))
+  return setKey(out, 'service', 'gateways', `[${service.gateways.map(toml).join(', ')}]`)
+}
+
+/** The written config says what the join file said (a template changed under the edits above would not). */
+function checkConfig (path: string, bundle: DeviceBundle): void {
+  const c = loadConfig({ configPath: path, env: {} })
+  const s = bundle.service
+  const same = c.namespace === bundle.settings.namespace && c.network === bundle.settings.network && c.cidProfile === bundle.settings.cidProfile &&
+    c.snapshot.encryption === bundle.settings.snapshotEncryption && c.content.encryption === bundle.settings.contentEncryption &&
+    (s.mode === 'remote'
+      ? c.service.mode === 'remote' && c.service.dealUrl === s.dealUrl && c.service.apiUrl === s.apiUrl && c.service.pointerUrl === s.pointerUrl && c.service.uploadUrl === s.uploadUrl && c.service.gateways.join('\n') === s.gateways.join('\n')
+      : c.service.mode === 'embedded' && c.service.dir === s.dir)
+  if (!same) throw new InternalError(`${path} does not say what the join file says after writing it: a bug in cidsync; edit [service] and the settings by hand as on the other device`)
+}
+
+/**
+ * Once the config is written: the settings checked, the folders made, the snapshot key installed,
+ * the account's credentials saved beside the config (0600). Answers what to print.
+ */
+export async function completeJoin (configPath: string, config: Config, bundle: DeviceBundle, foldersFromBundle: boolean): Promise<string> {
+  checkConfig(configPath, bundle)
+  const lines: string[] = []
+  if (foldersFromBundle) {
+    for (const folder of config.folders) {
+      if (existsSync(folder.path)) continue
+      mkdirSync(folder.path, { recursive: true, mode: 0o700 })
+      lines.push(`made folder ${folder.name} at ${folder.path}`)
+    }
+  } else {
+    const theirs = new Set(bundle.folders.map(f => f.name))
+    for (const folder of config.folders.filter(f => !theirs.has(f.name))) {
+      process.stderr.write(`cidsync: warning: folder ${folder.name} is not one of the other device's (${[...theirs].join(', ') || 'none'}): their files come back only into folders of the same name (or with --to DIR)\n`)
+    }
+  }
+  if (bundle.snapshotKey !== undefined) {
+    const { installKey } = await import('./key.js')
+    const { KEY_FILE } = await import('../../snapshot/index.js')
+    const { id } = await installKey(config.stateDir, bundle.snapshotKey, false)
+    lines.push(`snapshot key ${id} (from the join file) in ${join(config.stateDir, KEY_FILE)}`)
+  }
+  const { Credential, credentialsDir, savePrimaryWallet } = await import('../../connect/index.js')
+  const dir = credentialsDir(config)
+  const saved: string[] = []
+  for (const [name, value] of [['wallet-key', bundle.walletKey], ['api-key', bundle.apiKey], ['session-token', bundle.sessionToken]] as const) {
+    if (value !== undefined) saved.push(new Credential(name, dir).save(value))
+  }
+  if (bundle.address !== undefined) savePrimaryWallet(config, bundle.address)
+  if (saved.length > 0) lines.push(`account${bundle.address === undefined ? '' : ` ${bundle.address}`}: saved ${saved.join(', ')} (0600)`)
+  if (bundle.passphrase && (process.env.CIDSYNC_SNAPSHOT_PASSPHRASE ?? '') === '') {
+    lines.push('the snapshots are sealed with a passphrase: set CIDSYNC_SNAPSHOT_PASSPHRASE to the other device\'s before `cidsync restore`')
+  }
+  return lines.map(l => `${l}\n`).join('')
+}

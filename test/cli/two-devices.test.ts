@@ -1,0 +1,138 @@
+import { describe, expect, it, onTestFinished } from 'vitest'
+import { spawn } from 'node:child_process'
+import { existsSync } from 'node:fs'
+import { chmod, copyFile, mkdir, readFile, stat, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { formatWalletKey, newWalletKey, walletAddress } from '../../src/crypto/index.js'
+import { startLocalService } from '../../src/local-service/index.js'
+import { CLI, runCli, type CliResult } from '../helpers/cli.js'
+import { useTempDir } from '../helpers/temp-dir.js'
+
+/** No credential or passphrase of the person running the tests leaks into the devices. */
+function envFor (home: string): NodeJS.ProcessEnv {
+  return { ...process.env, HOME: home, CIDSYNC_API_KEY: '', CIDSYNC_SESSION_TOKEN: '', CIDSYNC_WALLET_KEY: '', CIDSYNC_SNAPSHOT_PASSPHRASE: '', CIDSYNC_CONFIG: '', CIDSYNC_STATUS_LISTEN: '127.0.0.1:0' }
+}
+
+async function ok (args: string[], env: NodeJS.ProcessEnv): Promise<CliResult> {
+  const result = await runCli(args, { env, timeoutMs: 120_000 })
+  expect(result.code, `${args.join(' ')}: ${result.stderr}`).toBe(0)
+  return result
+}
+
+/**
+ * Device A, as the docs set it up: a folder that stores its content, a self-hosted service on
+ * loopback, `cidsync login` with a new wallet (API key, session token and wallet key kept), and a publish.
+ */
+async function firstDevice (root: string): Promise<{ url: string, home: string, config: string, env: NodeJS.ProcessEnv, address: string }> {
+  const local = await startLocalService({ dir: join(root, 'service') })
+  onTestFinished(async () => { await local.stop() })
+  const url = local.url
+  const home = join(root, 'home-a')
+  await mkdir(join(home, 'notes', 'sub'), { recursive: true })
+  await writeFile(join(home, 'notes', 'todo.md'), '- buy milk\n')
+  await writeFile(join(home, 'notes', 'sub', 'plan.txt'), 'the plan, in full\n'.repeat(100))
+  const config = join(root, 'a', 'config.toml')
+  await mkdir(join(root, 'a'))
+  await writeFile(config, `state_dir = "state"\n[[folders]]\nname = "notes"\npath = "${join(home, 'notes')}"\nstore = true\n[status]\nlisten = "127.0.0.1:0"\n` +
+    `[service]\nmode = "remote"\ndeal_url = "${url}"\napi_url = "${url}"\npointer_url = "${url}"\nupload_url = "${url}"\ngateways = ["${url}"]\n[snapshot]\ndeal = false\n`)
+  const env = envFor(home)
+  const wallet = newWalletKey()
+  const walletFile = join(root, 'a', 'wallet.key')
+  await writeFile(walletFile, formatWalletKey(wallet), { mode: 0o600 })
+  await ok(['login', '--config', config, '--wallet-key-file', walletFile], env)
+  await ok(['snapshot', '--config', config], env)
+  return { url, home, config, env, address: walletAddress(wallet).toLowerCase() }
+}
+
+describe('a second device on a self-hosted service, one command each side', () => {
+  it('key export --bundle on A, init --join on B: B restores A\'s files', async () => {
+    const root = await useTempDir()
+    const a = await firstDevice(root)
+    const bundle = join(a.home, 'join')
+    const exported = await ok(['key', 'export', '--bundle', bundle, '--config', a.config], a.env)
+    // Nothing of it on the terminal; the file private from its creation; its head says what it grants.
+    expect(exported.stdout).toBe('')
+    expect(exported.stderr).toContain(`wrote the join file ${bundle} (mode 0600). Whoever holds it gets:`)
+    expect(exported.stderr).toContain('the service URLs name this machine')
+    expect((await stat(bundle)).mode & 0o777).toBe(0o600)
+    const text = await readFile(bundle, 'utf8')
+    expect(text).toMatch(/^# cidsync join file: another device becomes this account with it\.\n# On that device run: cidsync init --join THIS-FILE\n# Whoever holds this file gets:\n/)
+    expect(text).toContain(`#   - the wallet key of ${a.address}: sign in as this account`)
+    expect(text).toContain('#   - the snapshot key: read every snapshot and every stored file of this account')
+    expect(text).toMatch(/# {3}- a session token valid until \S+: move this account's pointer/)
+
+    // Carried to B (its own home, config and state dir), which joins with one command.
+    const homeB = join(root, 'home-b')
+    await mkdir(homeB)
+    const carried = join(homeB, 'join')
+    await copyFile(bundle, carried)
+    const env = envFor(homeB)
+    const config = join(root, 'b', 'config.toml')
+    const joined = await ok(['init', '--join', carried, '--config', config, '--state-dir', join(root, 'b', 'state')], env)
+    expect(joined.stdout).toContain(`made folder notes at ${join(homeB, 'notes')}`)
+    expect(joined.stdout).toContain(`account ${a.address}: saved ${join(root, 'b', 'wallet-key')}, ${join(root, 'b', 'api-key')}, ${join(root, 'b', 'session-token')} (0600)`)
+    expect(joined.stdout).toContain('cidsync restore --files')
+    expect(joined.stderr).toContain(`delete ${carried} now`)
+    for (const name of ['wallet-key', 'api-key', 'session-token']) expect((await stat(join(root, 'b', name))).mode & 0o777).toBe(0o600)
+    expect(await readFile(config, 'utf8')).toContain(`pointer_url = "${a.url}"`)
+
+    await ok(['restore', '--config', config], env)
+    await ok(['restore', '--files', '--config', config], env)
+    expect(await readFile(join(homeB, 'notes', 'todo.md'), 'utf8')).toBe('- buy milk\n')
+    expect(await readFile(join(homeB, 'notes', 'sub', 'plan.txt'), 'utf8')).toBe('the plan, in full\n'.repeat(100))
+    // B publishes as the same account, on top of A's publish.
+    await writeFile(join(homeB, 'notes', 'from-b.md'), 'b')
+    await ok(['snapshot', '--config', config], env)
+    await ok(['restore', '--force', '--config', a.config], a.env)
+    expect((await ok(['ls', '--all-devices', '--config', a.config], a.env)).stdout).toContain('notes/from-b.md')
+  }, 300_000)
+
+  it('never writes the join file over another, nor to a terminal or a file others may read, and refuses an embedded service', async () => {
+    const root = await useTempDir()
+    const a = await firstDevice(root)
+    const taken = join(root, 'taken')
+    await writeFile(taken, 'mine\n')
+    const over = await runCli(['key', 'export', '--bundle', taken, '--config', a.config], { env: a.env })
+    expect(over.code).toBe(2)
+    expect(over.stderr).toContain(`${taken} exists: give a new file name`)
+    expect(await readFile(taken, 'utf8')).toBe('mine\n')
+    // `--bundle - > file` under umask 022: the shell made the file 0644 before cidsync ran.
+    const redirected = join(root, 'redirected')
+    const child = spawn('/bin/sh', ['-c', 'umask 022; exec "$0" "$1" key export --bundle - --config "$2" > "$3"', process.execPath, CLI, a.config, redirected], { stdio: ['ignore', 'ignore', 'pipe'], env: a.env })
+    let stderr = ''
+    child.stderr.on('data', (d: Buffer) => { stderr += d.toString() })
+    const code = await new Promise(resolve => child.on('close', resolve))
+    expect(code, stderr).toBe(2)
+    expect(stderr).toContain('standard output is a file others may read (mode 644)')
+    expect(await readFile(redirected, 'utf8')).toBe('')
+    // Into a pipe it goes, for `| ssh other cidsync init --join -`.
+    const piped = await ok(['key', 'export', '--bundle', '-', '--config', a.config], a.env)
+    expect(piped.stdout).toContain('"format": "cidsync-join/1"')
+
+    const embedded = join(root, 'embedded.toml')
+    await writeFile(embedded, 'state_dir = "e-state"\n')
+    const refused = await runCli(['key', 'export', '--bundle', join(root, 'e-join'), '--config', embedded], { env: a.env })
+    expect(refused.code).toBe(2)
+    expect(refused.stderr).toContain('another device cannot reach it')
+    expect(existsSync(join(root, 'e-join'))).toBe(false)
+  }, 300_000)
+
+  it('init --join refuses a join file others may read, or one that is damaged, and writes nothing', async () => {
+    const root = await useTempDir()
+    const env = envFor(root)
+    const file = join(root, 'join')
+    await writeFile(file, '# cidsync join file\n{"format": "cidsync-join/1", "grants": []}\n', { mode: 0o600 })
+    const config = join(root, 'b', 'config.toml')
+    const damaged = await runCli(['init', '--join', file, '--config', config], { env })
+    expect(damaged.code).toBe(2)
+    expect(damaged.stderr).toContain(`${file} is damaged`)
+    expect(damaged.stderr).toContain('[ERR_BUNDLE_INVALID]')
+    await chmod(file, 0o644)
+    const loose = await runCli(['init', '--join', file, '--config', config], { env })
+    expect(loose.code).toBe(2)
+    expect(loose.stderr).toContain(`run \`chmod 600 ${file}\``)
+    await writeFile(join(root, 'other'), 'not json', { mode: 0o600 })
+    expect((await runCli(['init', '--join', join(root, 'other'), '--config', config], { env })).stderr).toContain('is not a cidsync join file')
+    expect(existsSync(config)).toBe(false)
+  })
+})
