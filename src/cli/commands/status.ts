@@ -158,7 +158,7 @@ export function registerStatus (program: Command): void {
     .description('what the running daemon is doing, from its status endpoint')
     .option('--config <path>', 'config file')
     .option('--json', 'print the raw status document')
-    .option('--check', 'exit 1 when a folder, the service or publishing is in error, uploads of files have failed for over an hour, or a mirror lags past its max_lag_seconds, has its pointer found ahead or failed its drill, saying what (for monitoring)')
+    .option('--check', 'exit 1 when a folder, the service or publishing is in error, uploads of files have failed for over an hour, or a mirror lags past its max_lag_seconds, has its pointer found ahead or failed its drill, or the session token expires within 7 days and nothing renews it, saying what (for monitoring)')
     .option('--watch [seconds]', 'show it again every few seconds (default 2) until Ctrl-C')
     .action(action(async (options: StatusOptions) => {
       // A config file broken since the daemon started must not hide the daemon still running on the old one.
