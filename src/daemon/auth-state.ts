@@ -41,6 +41,9 @@ export function authState (connection: Pick<ServiceConnection, 'mode' | 'credent
     const days = Math.max(1, Math.round(left / DAY_MS))
     warning = `the session token expires at ${at} (in ${days === 1 ? 'a day or less' : `about ${days} days`}): ${renewalWords(renewal)}`
     if (renewal === null || renewal.state === 'failing' || renewal.state === 'unavailable') problem = `${warning}; publishing stops then`
+  } else if (renewal?.state === 'failing' || renewal?.state === 'unavailable') {
+    // Said before the week's warning, so a failure is seen while there is time; not a problem yet.
+    warning = `the session token expires at ${at}: ${renewalWords(renewal)}; \`status --check\` fails from ${TOKEN_WARNING_DAYS} days before`
   }
   return {
     apiKey: safely(connection?.credentials.apiKey) === undefined ? 'missing' : 'present',

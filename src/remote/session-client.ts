@@ -23,14 +23,15 @@ export class SessionClient {
     const address = walletAddress(walletKey)
     for (let round = 1; ; round++) {
       const message = await this.http.json({ method: 'GET', path: '/api/v1/user/get_auth_message', query: { publicKey: address }, auth: false, signal: options.signal }, z.string().min(1).max(1_024))
-      const request = { method: 'GET', path: '/api/v1/user/create_session_token', query: { publicKey: address, signature: personalSign(message, walletKey) }, auth: false, signal: options.signal } as const
+      // In the body, not the URL: errors and logs name the URL, and the signature must not be read there.
+      const request = { method: 'POST', path: '/api/v1/user/create_session_token', json: { publicKey: address, signature: personalSign(message, walletKey) }, auth: false, signal: options.signal } as const
       try {
         const got = await this.http.json(request, answer)
         // A token for another user would point this device at another user's snapshots.
         const claims = jwtClaims(got.token)
         const after = options.expiresAfter ?? new Date()
         if (claims?.sub?.toLowerCase() !== address.toLowerCase() || claims.exp === undefined || claims.exp <= after) {
-          throw new RemoteResponseError(this.http.context({ method: 'GET', path: request.path }), `the token answered names ${claims?.sub ?? 'no user'} and expires ${claims?.exp?.toISOString() ?? 'never'}: expected one for ${address} expiring after ${after.toISOString()}`)
+          throw new RemoteResponseError(this.http.context(request), `the token answered names ${claims?.sub ?? 'no user'} and expires ${claims?.exp?.toISOString() ?? 'never'}: expected one for ${address} expiring after ${after.toISOString()}`)
         }
         return got
       } catch (err) {

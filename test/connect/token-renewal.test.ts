@@ -96,6 +96,8 @@ describe('renewing a self-hosted session token with the wallet\'s signature', ()
     expect(authState(connection, s.clock.now).sessionToken).toMatchObject({ warning: null, problem: null })
     s.local.faults.set('create_session_token', { errorRate: 1, status: 503 })
     expect(await s.renewal.tick()).toBe('failed')
+    // Said at once, a problem for --check only within the week.
+    expect(authState(connection, s.clock.now).sessionToken.warning).toContain('renewing it failed once')
     expect(authState(connection, s.clock.now).sessionToken.problem).toBeNull()
     // Six days left and renewal failing: warned, and a problem for --check.
     s.clock.now += 2 * DAY

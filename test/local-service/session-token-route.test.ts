@@ -21,9 +21,9 @@ async function service (dir: string): Promise<LocalService> {
   return local
 }
 
-async function getJson (url: string): Promise<{ status: number, body: unknown }> {
+async function getJson (url: string, post?: unknown): Promise<{ status: number, body: unknown }> {
   const { request } = await import('undici')
-  const answer = await request(url)
+  const answer = await request(url, post === undefined ? {} : { method: 'POST', body: JSON.stringify(post), headers: { 'content-type': 'application/json' } })
   return { status: answer.statusCode, body: await answer.body.json() }
 }
 
@@ -50,12 +50,15 @@ describe('session tokens for a wallet\'s signature (create_session_token)', () =
     await clientsOf(local.url).deals.login(wallet)
     const address = walletAddress(wallet)
     const message = (await getJson(`${local.url}/api/v1/user/get_auth_message?publicKey=${address}`)).body as string
-    const forged = await getJson(`${local.url}/api/v1/user/create_session_token?publicKey=${address}&signature=${personalSign(message, stranger)}`)
+    const route = `${local.url}/api/v1/user/create_session_token`
+    const forged = await getJson(route, { publicKey: address, signature: personalSign(message, stranger) })
     expect(forged.status).toBe(401)
     const signature = personalSign(message, wallet)
-    expect((await getJson(`${local.url}/api/v1/user/create_session_token?publicKey=${address}&signature=${signature}`)).status).toBe(200)
-    const replayed = await getJson(`${local.url}/api/v1/user/create_session_token?publicKey=${address}&signature=${signature}`)
+    expect((await getJson(route, { publicKey: address, signature })).status).toBe(200)
+    const replayed = await getJson(route, { publicKey: address, signature })
     expect(replayed.status).toBe(401)
+    // The signature travels in the body only: a URL carrying it is not served.
+    expect((await getJson(`${route}?publicKey=${address}&signature=${signature}`)).status).toBe(405)
     await expect(clientsOf(local.url).session.tokenBySignature(stranger)).rejects.toBeInstanceOf(RemoteUnauthorizedError)
   })
 
