@@ -68,7 +68,7 @@ export async function connectService (config: Config, env: NodeJS.ProcessEnv = p
     configured: () => sessionToken.value(),
     walletKey: () => walletKey.value(),
     stateDir: config.stateDir,
-    request: async (key, expiresAfter) => await clients.session.tokenBySignature(key, { expiresAfter })
+    request: async (key, expiresAfter, signal) => await clients.session.tokenBySignature(key, { expiresAfter, signal })
   })
   const credentials = { apiKey: () => apiKey.value(), sessionToken: () => renewal.current() }
   const clients = createServiceClients({ dealUrl, apiUrl, pointerUrl, uploadUrl, gateways }, credentials)

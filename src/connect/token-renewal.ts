@@ -36,7 +36,7 @@ export interface TokenRenewalInit {
   readonly walletKey: () => string | undefined
   readonly stateDir: string
   /** Trades the wallet's signature for a new token (the service's `create_session_token`). */
-  readonly request: (walletKey: Uint8Array, expiresAfter: Date) => Promise<{ token: string }>
+  readonly request: (walletKey: Uint8Array, expiresAfter: Date, signal?: AbortSignal) => Promise<{ token: string }>
   /** The clock, injected by tests. */
   readonly now?: () => number
   readonly backoff?: Backoff
@@ -97,9 +97,10 @@ export class TokenRenewal {
 
   /**
    * Renews the token if it is due and no backoff holds it. Never throws: a failure is counted,
-   * kept for status, and tried again after a growing wait. Answers what happened.
+   * kept for status, and tried again after a growing wait. Answers what happened. `signal`
+   * (the daemon stopping) ends a request in flight; that is not counted as a failure.
    */
-  async tick (): Promise<'renewed' | 'failed' | 'not-due' | 'unavailable'> {
+  async tick (signal?: AbortSignal): Promise<'renewed' | 'failed' | 'not-due' | 'unavailable'> {
     const now = this.now()
     this.unavailable = undefined
     let token: string | undefined
@@ -138,7 +139,7 @@ export class TokenRenewal {
     }
     try {
       // The client checks the answer names this wallet and outlives the token it replaces.
-      const { token: fresh } = await this.init.request(key, claims.exp)
+      const { token: fresh } = await this.init.request(key, claims.exp, signal)
       this.renewed.save(fresh)
       this.failures = 0
       this.nextAttemptAt = 0
@@ -146,6 +147,7 @@ export class TokenRenewal {
       this.renewedAt = this.now()
       return 'renewed'
     } catch (err) {
+      if (signal?.aborted === true) return 'not-due'
       this.failures++
       this.nextAttemptAt = this.now() + backoffMs(this.init.backoff ?? RENEWAL_BACKOFF, this.failures, this.init.random)
       const message = err instanceof RemoteNotFoundError

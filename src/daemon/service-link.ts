@@ -198,7 +198,7 @@ export class ServiceLink {
     let said: string | undefined
     this.renewing = (async () => {
       while (!stopped.aborted) {
-        const outcome = await renewal.tick()
+        const outcome = await renewal.tick(stopped)
         const state = renewal.state()
         if (outcome === 'renewed') logger.info({ renewedAt: state.renewedAt, renewAt: state.renewAt }, 'session token renewed with the wallet key')
         if (outcome === 'failed') logger.warn({ err: state.lastError, failures: state.failures, nextAttemptAt: state.nextAttemptAt }, 'renewing the session token failed')
