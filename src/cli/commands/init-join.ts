@@ -20,7 +20,10 @@ async function readStdin (): Promise<string> {
  * its owner (else refused: it held the account's keys where others could read them), bounded.
  */
 export async function readBundle (file: string): Promise<DeviceBundle> {
-  if (file === '-') return parseBundle(await readStdin(), 'standard input')
+  if (file === '-') {
+    if (process.stdin.isTTY === true) throw new UsageError('--join -: standard input is a terminal: give the join file\'s name, or pipe it in (`... | cidsync init --join -`)')
+    return parseBundle(await readStdin(), 'standard input')
+  }
   let fd: number
   try {
     fd = openSync(file, constants.O_RDONLY | constants.O_NOFOLLOW)
