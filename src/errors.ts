@@ -482,6 +482,16 @@ export class ExportWriteError extends CidsyncError {
   override readonly code = 'ERR_EXPORT_WRITE'
 }
 
+/** `cidsync generate`: a man page, completion script or reference page could not be written. */
+export class GenerateWriteError extends CidsyncError {
+  override readonly code = 'ERR_GENERATE_WRITE'
+
+  constructor (readonly path: string, cause: unknown) {
+    const why = (cause as { code?: unknown }).code ?? (cause instanceof Error ? cause.message : String(cause))
+    super(`could not write ${path} (${String(why)}): give a path in a directory you may write to`, { cause })
+  }
+}
+
 /** `cidsync export`: the disk took no more of the CAR (a write that wrote nothing); the temp file is removed. */
 export class CarWriteError extends CidsyncError {
   override readonly code = 'ERR_CAR_WRITE'

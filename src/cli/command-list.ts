@@ -15,6 +15,8 @@ export interface CommandEntry {
   readonly description: string
   /** Its module's register function, loaded when it is run or its own help is asked for. */
   readonly load: () => Promise<(program: Command) => void>
+  /** It reads every command's help (`generate`): run, it loads them all. */
+  readonly loadsAll?: boolean
 }
 
 /** The commands in `--help`: by what a user does, in the order they first need them. */
@@ -57,5 +59,8 @@ export const COMMAND_GROUPS: ReadonlyArray<readonly [string, readonly CommandEnt
     { name: 'names', term: 'names', description: 'IPNS keys: create, publish, list, remove', load: async () => (await import('./commands/names.js')).registerNames },
     { name: 'cid', term: 'cid [options] <files...>', description: 'print the CID `ipfs add` gives each file, like sha256sum (- reads stdin)', load: async () => (await import('./commands/cid.js')).registerCid },
     { name: 'local-service', term: 'local-service [options]', description: 'run the local implementation of the service in the foreground and print its base URL', load: async () => (await import('./commands/local-service.js')).registerLocalService },
+  ]],
+  ['Manual and shell:', [
+    { name: 'generate', term: 'generate [options]', description: 'write the man pages, the shell completions (bash, zsh, fish) or the Markdown reference, all from this help', load: async () => (await import('./commands/generate.js')).registerGenerate, loadsAll: true },
   ]]
 ]

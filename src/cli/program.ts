@@ -4,10 +4,10 @@ import { cidsyncVersion } from '../version.js'
 import { COMMAND_GROUPS, type CommandEntry } from './command-list.js'
 
 /**
- * Commands that never write the state dir (status only reads daemon.json and asks the daemon), or
- * (service) run as root on purpose.
+ * Commands that never write the state dir (status only reads daemon.json and asks the daemon;
+ * generate writes only what it is told to), or (service) run as root on purpose.
  */
-const WITHOUT_STATE = new Set(['init', 'cid', 'service', 'local-service', 'status', 'help'])
+const WITHOUT_STATE = new Set(['init', 'cid', 'service', 'local-service', 'status', 'generate', 'help'])
 
 function topLevel (command: Command): Command {
   let top = command
@@ -77,6 +77,23 @@ function addUnloaded (program: Command, entry: CommandEntry, argv: readonly stri
  * `command-list.ts`, so `--help` reads the same and a run does not load every command's rooms.
  */
 export async function createProgram (argv: readonly string[] = process.argv, load = commandNamed(argv.slice(2))): Promise<Command> {
+  const register = COMMAND_GROUPS.flatMap(([, entries]) => entries).find(entry => entry.name === load)
+  if (register?.loadsAll === true) return await createWholeProgram(argv)
+  const loaded = new Map<CommandEntry, (program: Command) => void>(register === undefined ? [] : [[register, await register.load()]])
+  return buildProgram(argv, loaded)
+}
+
+/**
+ * The command line with every command loaded: what `cidsync generate` writes the reference
+ * pages, man pages and completions from, so they say what each command's `--help` says.
+ */
+export async function createWholeProgram (argv: readonly string[] = ['node', 'cidsync']): Promise<Command> {
+  const entries = COMMAND_GROUPS.flatMap(([, group]) => group)
+  const loaded = new Map(await Promise.all(entries.map(async entry => [entry, await entry.load()] as const)))
+  return buildProgram(argv, loaded)
+}
+
+function buildProgram (argv: readonly string[], loaded: ReadonlyMap<CommandEntry, (program: Command) => void>): Command {
   const terms = new WeakMap<Command, string>()
   const program = new Command('cidsync')
     .description('local-first index sync daemon for content-addressed storage')
@@ -88,12 +105,11 @@ export async function createProgram (argv: readonly string[] = process.argv, loa
     // An unloaded command's line is its module's; a loaded one's, and its subcommands', commander's own.
     .configureHelp({ subcommandTerm (this: Help, command: Command): string { return terms.get(command) ?? Help.prototype.subcommandTerm.call(this, command) } })
     .hook('preAction', checkStateDirOwner)
-  const register = COMMAND_GROUPS.flatMap(([, entries]) => entries).find(entry => entry.name === load)
-  const loaded = register === undefined ? undefined : await register.load()
   for (const [heading, entries] of COMMAND_GROUPS) {
     program.commandsGroup(heading)
     for (const entry of entries) {
-      if (entry === register && loaded !== undefined) loaded(program)
+      const register = loaded.get(entry)
+      if (register !== undefined) register(program)
       else addUnloaded(program, entry, argv, terms)
     }
   }

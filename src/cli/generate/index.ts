@@ -1,0 +1,8 @@
+export { commandModel, everyCommand, type CommandModel, type OptionModel, type ArgumentModel } from './command-model.js'
+export { helpBlocks, type HelpBlock } from './help-blocks.js'
+export { markdownPages } from './markdown.js'
+export { manPages } from './man.js'
+export { completionTable, type CompletionEntry } from './completion-table.js'
+export { bashCompletion } from './bash.js'
+export { zshCompletion } from './zsh.js'
+export { fishCompletion } from './fish.js'
