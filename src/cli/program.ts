@@ -41,8 +41,16 @@ Exit codes:
   3  nothing found (no pointer, no such key or file)
   4  integrity failure (a CID or snapshot does not check out)
 
+Output:
+Errors go to stderr, each with a stable code in brackets, such as [ERR_CONFIG].
+Logs are JSON lines on stderr, made readable when stderr is a terminal.
+A listing piped into a reader that stops early (cidsync ls | head) ends quietly with 0.
+A command that does work goes on with its output dropped, and exits as its work went.
+Sizes are binary units: B, KiB, MiB.
+
 Docs: README.md (start here), docs/operations.md (running it, troubleshooting),
-docs/configuration.md (every config key). \`cidsync help <command>\` shows one command.`
+docs/configuration.md (every config key), docs/errors.md (every error code).
+\`cidsync help <command>\` shows one command; docs/reference/ has every command's help.`
 
 /**
  * The top-level command a command line runs or asks the help of (`restore ...`, `help restore`),

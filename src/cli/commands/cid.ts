@@ -1,6 +1,6 @@
 import { stat } from 'node:fs/promises'
 import type { Command } from 'commander'
-import { CidBuilder, cidProfile, DEFAULT_CID_PROFILE, CID_PROFILE_NAMES } from '../../content/index.js'
+import { CidBuilder, cidProfile, DEFAULT_CID_PROFILE, CID_PROFILE_NAMES, CID_PROFILES, type CidProfileName } from '../../content/index.js'
 import { ExitCode } from '../../errors.js'
 import { action, reportError } from '../run.js'
 import { safeText } from '../safe-text.js'
@@ -11,9 +11,39 @@ async function stdinCid (profileName: string): Promise<string> {
   return builder.finish().toString()
 }
 
+/** What each profile's CIDs are equal to. */
+const MATCHES: Readonly<Record<CidProfileName, string>> = {
+  'kubo-cidv1': 'ipfs add --cid-version=1',
+  'unixfs-v0-2015': 'ipfs add',
+  'unixfs-v1-2025': 'the 2025 UnixFS profile'
+}
+
+/** The profiles as a table, from the profiles themselves, so the help cannot say otherwise. */
+function profileTable (): string {
+  const rows = [['profile', 'matches', 'CID', 'chunks', 'links', 'leaves'], ...CID_PROFILE_NAMES.map(name => {
+    const p = CID_PROFILES[name]
+    const chunks = p.chunkSize >= 1024 * 1024 ? `${p.chunkSize / 1024 / 1024} MiB` : `${p.chunkSize / 1024} KiB`
+    return [`${name}${name === DEFAULT_CID_PROFILE ? ' (default)' : ''}`, MATCHES[name], `v${p.cidVersion}`, chunks, String(p.maxLinks), p.rawLeaves ? 'raw' : 'dag-pb']
+  })]
+  const widths = rows[0]?.map((_, i) => Math.max(...rows.map(row => row[i]?.length ?? 0))) ?? []
+  return rows.map(row => `  ${row.map((cell, i) => cell.padEnd(widths[i] ?? 0)).join('  ').trimEnd()}`).join('\n')
+}
+
+const CID_HELP = `
+Output:
+Each line is the CID, two spaces and the path, as sha256sum prints them.
+With --config, the config's cid_profile is used, so the CIDs are those ls shows.
+A file that cannot be read is named on stderr, and the exit is 1.
+
+Profiles:
+${profileTable()}
+
+The same bytes give the same CID only under the same profile.`
+
 export function registerCid (program: Command): void {
   program.command('cid')
     .description('print the CID `ipfs add` gives each file, like sha256sum (- reads stdin)')
+    .addHelpText('after', CID_HELP)
     .argument('<files...>', 'files to hash')
     .option('--profile <name>', `import profile: ${CID_PROFILE_NAMES.join(', ')} (default: the config's cid_profile with --config, else ${DEFAULT_CID_PROFILE})`)
     .option('--config <path>', 'take the profile from this config\'s cid_profile, so the CIDs are those `ls` and `where` show')

@@ -82,9 +82,25 @@ function testHook (): void {
 /** How long a stop may take before the process gives up waiting and exits (systemd waits 90 s by default). */
 export const DEFAULT_STOP_TIMEOUT_MS = 9_000
 
+const DAEMON_HELP = `
+What it does:
+- Scans each folder at start, hashing only files whose size or mtime changed.
+- Watches the folders, one watch per directory, and indexes each change once it settles.
+- Stores the content of folders with store = true, sealed with the snapshot key.
+- Publishes the index on [snapshot] schedule, and after changes once the folders are quiet.
+- Serves status, the dashboard and /metrics on [status] listen (127.0.0.1:7345 by default).
+
+Stopping and reloading:
+Ctrl-C or SIGTERM stops it within seconds; it commits what it gathered first. SIGHUP (systemctl
+reload cidsync) applies most config changes without a restart. One daemon runs per state dir: a
+second one exits 1, naming the first. Two daemons cannot share a status port either: the second
+exits 1, naming the one that holds it. docs/how-it-works.md says what it does in full;
+docs/operations.md runs it as a service.`
+
 export function registerDaemon (program: Command): void {
   program.command('daemon')
     .description('run in the foreground: watch, index, serve status (the service unit\'s ExecStart)')
+    .addHelpText('after', DAEMON_HELP)
     .option('--config <path>', 'config file')
     .action(action(async (options: { config?: string }) => {
       let daemon: Daemon | undefined

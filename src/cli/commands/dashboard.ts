@@ -23,9 +23,19 @@ async function openInBrowser (url: string): Promise<string | undefined> {
   })
 }
 
+const DASHBOARD_HELP = `
+Signing in:
+Reading the dashboard needs nothing; its buttons (publish, reconcile, verify) need a sign-in. Run
+this command as the user the daemon runs as: it asks the daemon with the state dir's token. The link
+works once, for two minutes, and keeps that browser signed in for two hours. --open hands the link
+to the desktop's browser (xdg-open, or open on macOS). A status endpoint on a unix socket has no
+dashboard: a browser cannot open a socket. docs/operations.md, "The dashboard and the event stream",
+says more.`
+
 export function registerDashboard (program: Command): void {
   program.command('dashboard')
     .description('print the dashboard\'s URL with a one-time login link (works once, for two minutes) that lets this browser use its buttons')
+    .addHelpText('after', DASHBOARD_HELP)
     .option('--config <path>', 'config file')
     .option('--open', 'open the link in the browser too, where there is one')
     .action(action(async (options: { config?: string, open?: boolean }) => {

@@ -14,6 +14,11 @@ function when (at: string | undefined, epoch: number | undefined): string {
   return epoch === undefined ? '' : `epoch ${epoch}`
 }
 
+const DEAL_STATUS_HELP = `
+Times:
+Each deal's start and end are shown as UTC times. They are Filecoin mainnet epochs: 30 s each, from
+2020-08-24T22:00Z. --json keeps the epochs and adds startAt and endAt.`
+
 export function registerDeal (program: Command): void {
   const deal = program.command('deal').description('storage deals: ask for one, see where it is')
   serviceOptions(deal.command('add').description('ask for a storage deal for a CID').argument('<cid>'))
@@ -25,7 +30,7 @@ export function registerDeal (program: Command): void {
         else process.stdout.write(`deal requested for ${cid}: it can take up to two days (cidsync deal status ${cid})\n`)
       })
     }))
-  serviceOptions(deal.command('status').description('the deals made for a CID').argument('<cid>'))
+  serviceOptions(deal.command('status').description('the deals made for a CID').addHelpText('after', DEAL_STATUS_HELP).argument('<cid>'))
     .action(action(async (cid: string, options: { config?: string, json?: boolean }) => {
       await checkCid(cid)
       await withService(options, async ({ clients }) => {

@@ -3,8 +3,13 @@ import { formatBytes, formatTable } from '../format.js'
 import { action } from '../run.js'
 import { serviceOptions, withService } from '../service-command.js'
 
+const FILES_HELP = `
+Pages:
+--json prints one record a line, as the pages arrive. If the service stops moving through the pages,
+it exits 1, saying how many of the total it read.`
+
 export function registerFiles (program: Command): void {
-  serviceOptions(program.command('files').description('the account\'s uploads, every page, newest first'))
+  serviceOptions(program.command('files').description('the account\'s uploads, every page, newest first').addHelpText('after', FILES_HELP))
     .action(action(async (options: { config?: string, json?: boolean }) => {
       await withService(options, async ({ clients }) => {
         if (options.json === true) {

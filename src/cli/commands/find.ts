@@ -14,9 +14,16 @@ import { deviceLabel, historyStart, shortTime, withSearch } from './find-common.
 
 interface FindOptions { config?: string, device?: string, allDevices?: boolean, at?: string, deleted?: boolean, literal?: boolean, limit?: string, json?: boolean, namespace?: string, network?: string }
 
+const FIND_HELP = `
+Patterns:
+A plain pattern is a substring of folder/path, in any case. A pattern with * or ? is a glob over the
+whole folder/path, or its end after any slash. --at searches the index as a past publish saw it; its
+segments are fetched once and kept. Nothing found exits 3. docs/find.md says more.`
+
 export function registerFind (program: Command): void {
   program.command('find')
     .description('search every device\'s files by substring or glob (* and ?) over folder/path, ranked: device, size, mtime, stored state, path')
+    .addHelpText('after', FIND_HELP)
     .argument('<pattern>', 'text the folder/path holds (any case), or a glob such as *.pdf or report-??.txt')
     .option('--config <path>', 'config file')
     .option('--device <id>', 'only this device\'s files, by its id or short id')

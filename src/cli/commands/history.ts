@@ -9,9 +9,16 @@ import { makeDirsSync } from '../../util/make-dirs.js'
 
 interface HistoryOptions { config?: string, json?: boolean, reverse?: boolean, limit?: string, namespace?: string, network?: string }
 
+const HISTORY_HELP = `
+The chain:
+Every publish names the one before it, so the pointer's chain is the history. Only publishes that
+decrypt under this device's key are shown. Manifests once read are kept in sync.sqlite in the state
+dir, so they are fetched once.`
+
 export function registerHistory (program: Command): void {
   program.command('history')
     .description('the publishes the pointer\'s chain holds, newest first: time, device, entries, bytes added, the deal this device asked for it (made, pending, overdue; none: not asked here), CID (any of them restores with `cidsync restore --cid` or `--at`)')
+    .addHelpText('after', HISTORY_HELP)
     .option('--config <path>', 'config file')
     .option('--namespace <name>', 'default: the config\'s namespace')
     .option('--network <name>', 'default: the config\'s network')

@@ -36,10 +36,23 @@ export async function installKey (stateDir: string, text: string, force: boolean
   }
 }
 
+const KEY_EXPORT_HELP = `
+Carrying it:
+The key seals every snapshot and stored file: store it like a password. On the other device, run
+cidsync key import, or cidsync init --key -. With CIDSYNC_SNAPSHOT_PASSPHRASE set, export refuses
+(exit 2): carry the passphrase instead.`
+
+const KEY_IMPORT_HELP = `
+Replacing a key:
+On a terminal, it asks for the key without showing it. The unused key init made is replaced without
+--force. --force is only for a key that already sealed or opened snapshots, or a damaged or exposed
+one.`
+
 export function registerKey (program: Command): void {
   const key = program.command('key').description('the snapshot encryption key: carry it to another device')
   key.command('export')
     .description('print this device\'s snapshot key (made now if there is none yet); keep it secret')
+    .addHelpText('after', KEY_EXPORT_HELP)
     .option('--config <path>', 'config file')
     .option('--bundle <file>', 'write a join file instead: the service, the snapshot key and the account\'s credentials, for `cidsync init --join FILE` on another device (made 0600; - for a pipe)')
     .action(action(async (options: { config?: string, bundle?: string }) => {
@@ -67,6 +80,7 @@ export function registerKey (program: Command): void {
     }))
   key.command('import')
     .description('install a key exported on another device, so its snapshots open here')
+    .addHelpText('after', KEY_IMPORT_HELP)
     .argument('[key]', 'the exported key; read from standard input when absent or -')
     .option('--config <path>', 'config file')
     .option('--force', 'replace a different key already here, even one that sealed snapshots')

@@ -11,9 +11,15 @@ import { historyStart, shortTime } from './find-common.js'
 
 interface LogOptions { config?: string, cached?: boolean, json?: boolean, reverse?: boolean, namespace?: string, network?: string }
 
+const LOG_HELP = `
+Segments:
+Each segment of the history is fetched once and kept in the state dir (history-rows.sqlite).
+--cached answers from what is kept, and fetches nothing. docs/find.md, "Timelines: log", says more.`
+
 export function registerLog (program: Command): void {
   program.command('log')
     .description('one file\'s timeline across the history, newest first (as `cidsync history`): each version\'s time, device, size, CID, and whether it can be fetched')
+    .addHelpText('after', LOG_HELP)
     .argument('<path>', 'folder/path, as `cidsync ls` and `cidsync find` print it')
     .option('--config <path>', 'config file')
     .option('--cached', 'only what is kept locally: fetch no segment of the history')

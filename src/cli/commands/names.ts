@@ -4,8 +4,14 @@ import { action } from '../run.js'
 import { safeText } from '../safe-text.js'
 import { serviceOptions, withService } from '../service-command.js'
 
+const NAMES_HELP = `
+Keys by name:
+A key the account does not have exits 3. Given a key's id where its name belongs, it says so and
+names the key.`
+
 export function registerNames (program: Command): void {
   const names = program.command('names').description('IPNS keys: create, publish, list, remove')
+    .addHelpText('after', NAMES_HELP)
   serviceOptions(names.command('create').description('make a new key')).action(action(async (options: { config?: string, json?: boolean }) => {
     await withService(options, async ({ clients }) => {
       const key = await clients.names.create()

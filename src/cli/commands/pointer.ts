@@ -13,6 +13,17 @@ function entryCount (text: string): number {
 
 interface PointerOptions { config?: string, json?: boolean, namespace?: string, network?: string }
 
+const POINTER_PUT_HELP = `
+Checks:
+put refuses a CID that is not a cidsync snapshot this device can open (exit 2). Every device's next
+publish would stop at such a pointer. --force puts it anyway.`
+
+const POINTER_REPAIR_HELP = `
+It looks first:
+A pointer that opens here, or none stored, is said to be fine and left alone (exit 0). Otherwise it
+asks before it publishes over the pointer; --yes answers for scripts. status names the pointer when
+one blocks publishing.`
+
 export function registerPointer (program: Command): void {
   const pointer = program.command('pointer').description('the latest snapshot CID per namespace and network, by hand')
   serviceOptions(pointer.command('get').description('what the pointer holds (exit 3 when nothing is stored)'))
@@ -26,7 +37,7 @@ export function registerPointer (program: Command): void {
         else process.stdout.write(safeText(`${current.snapshotCid}  ${current.namespace}#${current.network}  engine ${current.engine}${current.memories === undefined ? '' : `  ${countOf(current.memories, 'entry', 'entries')}`}${current.updatedAt === undefined ? '' : `  ${current.updatedAt}`}`) + '\n')
       })
     }))
-  serviceOptions(pointer.command('put').description('overwrite the pointer').argument('<cid>', 'the snapshot CID'))
+  serviceOptions(pointer.command('put').description('overwrite the pointer').addHelpText('after', POINTER_PUT_HELP).argument('<cid>', 'the snapshot CID'))
     .option('--namespace <name>', 'default: the config\'s namespace')
     .option('--network <name>', 'default: the config\'s network')
     .option('--engine <engine>', 'the engine that made it (default: what it is; with --force, cidsync-sqlite/2)')
@@ -58,6 +69,7 @@ export function registerPointer (program: Command): void {
     }))
   pointer.command('repair')
     .description('put this device\'s index (with every other device\'s rows it holds) over a pointer whose snapshot is missing or cannot be opened')
+    .addHelpText('after', POINTER_REPAIR_HELP)
     .option('--config <path>', 'config file')
     .option('--json', 'print JSON')
     .option('--yes', 'do not ask for confirmation')

@@ -25,10 +25,17 @@ function removeWantsLink (unitPath: string): void {
   } catch { /* no link */ }
 }
 
+const SERVICE_INSTALL_HELP = `
+Where it goes:
+On Linux, a systemd unit: a system one, or a user one with --user. On macOS, a launchd agent, which
+runs as your user. --dry-run prints the file and the commands, and changes nothing.
+docs/operations.md says what the units do, and how to install by hand.`
+
 export function registerService (program: Command): void {
   const service = program.command('service').description('run cidsync as a service: systemd (linux) or launchd (macOS)')
   service.command('install')
     .description('write the unit or agent with this install\'s paths, enable and start it')
+    .addHelpText('after', SERVICE_INSTALL_HELP)
     .option('--config <path>', 'the config the service runs with (default: the one found now)')
     .option('--user', 'a per-user service (systemd --user; launchd agents always are)')
     .option('--dry-run', 'print the file and the commands instead')
