@@ -22,7 +22,7 @@ store = true                            # keep the content too (sealed), not onl
   return `# cidsync configuration (TOML). Every key is optional; the values shown are the defaults.
 # A CIDSYNC_<SECTION>_<KEY> environment variable overrides a key (CIDSYNC_STATUS_LISTEN, ...).
 # Relative paths are taken from this file's folder; "~" is your home.
-# Secrets (API key, session token, encryption key) never go here: see the README.
+# Secrets (API key, session token, encryption key) never go here: see docs/configuration.md.
 
 namespace = "default"                   # pointer namespace
 network = "mainnet"                     # pointer network
