@@ -29,6 +29,8 @@ describe('cidsync --help', () => {
 
   it('status --check names every problem it exits 1 for, mirrors included, as the README does', async () => {
     const help = await runCli(['status', '--help'])
-    expect(help.stdout.replace(/\s+/g, ' ')).toContain('or a mirror lags past its max_lag_seconds, has its pointer found ahead or failed its drill')
+    const shown = help.stdout.replace(/\s+/g, ' ')
+    expect(shown).toContain('A problem is a folder, the service or publishing in error, or uploads failing for over an hour.')
+    expect(shown).toContain('when a mirror lags past its max_lag_seconds, has its pointer found ahead or failed its drill')
   })
 })

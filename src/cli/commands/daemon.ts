@@ -91,11 +91,11 @@ What it does:
 - Serves status, the dashboard and /metrics on [status] listen (127.0.0.1:7345 by default).
 
 Stopping and reloading:
-Ctrl-C or SIGTERM stops it within seconds; it commits what it gathered first. SIGHUP (systemctl
-reload cidsync) applies most config changes without a restart. One daemon runs per state dir: a
-second one exits 1, naming the first. Two daemons cannot share a status port either: the second
-exits 1, naming the one that holds it. docs/how-it-works.md says what it does in full;
-docs/operations.md runs it as a service.`
+Ctrl-C or SIGTERM stops it within seconds; it commits what it gathered first.
+SIGHUP (systemctl reload cidsync) applies most config changes without a restart.
+One daemon runs per state dir: a second one exits 1, naming the first.
+Two daemons cannot share a status port either: the second exits 1, naming the one that holds it.
+docs/how-it-works.md says what it does in full; docs/operations.md runs it as a service.`
 
 export function registerDaemon (program: Command): void {
   program.command('daemon')

@@ -25,12 +25,12 @@ async function openInBrowser (url: string): Promise<string | undefined> {
 
 const DASHBOARD_HELP = `
 Signing in:
-Reading the dashboard needs nothing; its buttons (publish, reconcile, verify) need a sign-in. Run
-this command as the user the daemon runs as: it asks the daemon with the state dir's token. The link
-works once, for two minutes, and keeps that browser signed in for two hours. --open hands the link
-to the desktop's browser (xdg-open, or open on macOS). A status endpoint on a unix socket has no
-dashboard: a browser cannot open a socket. docs/operations.md, "The dashboard and the event stream",
-says more.`
+Reading the dashboard needs nothing; its buttons (publish, reconcile, verify) need a sign-in.
+Run this command as the user the daemon runs as: it asks the daemon with the state dir's token.
+The link works once, for two minutes, and keeps that browser signed in for two hours.
+--open hands the link to the desktop's browser (xdg-open, or open on macOS).
+A status endpoint on a unix socket has no dashboard: a browser cannot open a socket.
+docs/operations.md, "The dashboard and the event stream", says more.`
 
 export function registerDashboard (program: Command): void {
   program.command('dashboard')

@@ -16,8 +16,9 @@ function when (at: string | undefined, epoch: number | undefined): string {
 
 const DEAL_STATUS_HELP = `
 Times:
-Each deal's start and end are shown as UTC times. They are Filecoin mainnet epochs: 30 s each, from
-2020-08-24T22:00Z. --json keeps the epochs and adds startAt and endAt.`
+Each deal's start and end are shown as UTC times.
+They are Filecoin mainnet epochs: 30 s each, from 2020-08-24T22:00Z.
+--json keeps the epochs and adds startAt and endAt.`
 
 export function registerDeal (program: Command): void {
   const deal = program.command('deal').description('storage deals: ask for one, see where it is')

@@ -10,18 +10,21 @@ interface ExportOptions { car: string, at?: string, content?: boolean, config?: 
 
 const EXPORT_HELP = `
 The CAR:
-It is a CAR v1 rooted at the pointer's publish, or at the newest one at or before --at. Its blocks
-are the service's, CID for CID. So ipfs dag import, or a pinning service's CAR upload, holds the
-same CIDs. It is written through a temp file, so FILE is whole or untouched. That is why --car takes
-a path: --car - is refused (exit 2).
+It holds every publish and segment of the history; --content adds every stored file's objects.
+It is a CAR v1 rooted at the pointer's publish, or at the newest one at or before --at.
+Its blocks are the service's, CID for CID.
+So ipfs dag import, or a pinning service's CAR upload, holds the same CIDs.
+It is written through a temp file, so FILE is whole or untouched.
+That is why --car takes a path: --car - is refused (exit 2).
 
 Exit codes:
-1 naming the object when one cannot be fetched; no CAR is written then. 4 when a gateway's bytes do
-not hash to their CID.`
+1 naming the object when one cannot be fetched; no CAR is written then.
+4 when a gateway's bytes do not hash to their CID.
+docs/exits.md says more.`
 
 export function registerExport (program: Command): void {
   program.command('export')
-    .description('write the whole history (every publish and segment; with --content every stored file\'s objects too) as a CAR file rooted at the pointer\'s publish: any IPFS implementation that imports it holds the same CIDs (docs/exits.md)')
+    .description('write the whole history as one CAR file, which any IPFS implementation imports with the same CIDs')
     .addHelpText('after', EXPORT_HELP)
     .requiredOption('--car <file>', 'the CAR file to write (replaced only once the new one is whole)')
     .option('--at <time>', 'export the newest publish at or before this time and its history, instead of the pointer\'s: RFC 3339, a date, or an age (90m, 2h, 3d, 1w)')

@@ -5,8 +5,8 @@ import { serviceOptions, withService } from '../service-command.js'
 
 const FILES_HELP = `
 Pages:
---json prints one record a line, as the pages arrive. If the service stops moving through the pages,
-it exits 1, saying how many of the total it read.`
+--json prints one record a line, as the pages arrive.
+If the service stops moving through the pages, it exits 1, saying how many of the total it read.`
 
 export function registerFiles (program: Command): void {
   serviceOptions(program.command('files').description('the account\'s uploads, every page, newest first').addHelpText('after', FILES_HELP))

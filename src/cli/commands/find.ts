@@ -16,9 +16,12 @@ interface FindOptions { config?: string, device?: string, allDevices?: boolean, 
 
 const FIND_HELP = `
 Patterns:
-A plain pattern is a substring of folder/path, in any case. A pattern with * or ? is a glob over the
-whole folder/path, or its end after any slash. --at searches the index as a past publish saw it; its
-segments are fetched once and kept. Nothing found exits 3. docs/find.md says more.`
+A plain pattern is a substring of folder/path, in any case.
+A pattern with * or ?
+is a glob over the whole folder/path, or its end after any slash.
+--at searches the index as a past publish saw it; its segments are fetched once and kept.
+Nothing found exits 3.
+docs/find.md says more.`
 
 export function registerFind (program: Command): void {
   program.command('find')

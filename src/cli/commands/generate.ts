@@ -8,12 +8,13 @@ import { safeText } from '../safe-text.js'
 
 interface GenerateOptions { manDir?: string, bashCompletion?: string, zshCompletion?: string, fishCompletion?: string, markdownDir?: string }
 
-const DETAILS = `
+const GENERATE_HELP = `
 How it writes:
-Each file is written whole or not at all, 0644, over any file already there (as restic's
-generate does). A directory is made when it is missing. A completion FILE of \`-\` goes to
-standard output. Nothing given is a usage error (exit 2); a file that cannot be written is
-ERR_GENERATE_WRITE (exit 1).
+Each file is written whole or not at all, 0644, over any file already there (as restic's generate does).
+A directory is made when it is missing.
+A completion FILE of \`-\` goes to standard output.
+Nothing given is a usage error (exit 2).
+A file that cannot be written is ERR_GENERATE_WRITE (exit 1).
 
 Examples:
   cidsync generate --man-dir ~/.local/share/man/man1
@@ -53,7 +54,7 @@ export function registerGenerate (program: Command): void {
     .option('--zsh-completion <file>', 'write the zsh completion script to FILE (name it _cidsync in $fpath)')
     .option('--fish-completion <file>', 'write the fish completion script to FILE')
     .option('--markdown-dir <dir>', 'write a Markdown page per command into DIR, and an index (README.md)')
-    .addHelpText('after', DETAILS)
+    .addHelpText('after', GENERATE_HELP)
     .action(action(async (options: GenerateOptions, command: Command) => {
       const outputs = [options.manDir, options.bashCompletion, options.zshCompletion, options.fishCompletion, options.markdownDir]
       if (outputs.every(output => output === undefined)) throw new UsageError('nothing to write: give --man-dir DIR, --bash-completion FILE, --zsh-completion FILE, --fish-completion FILE or --markdown-dir DIR')

@@ -119,24 +119,28 @@ function report (outcomes: readonly GetOutcome[], json: boolean, from: string, e
 
 const GET_HELP = `
 How a file comes back:
-PATH is folder/path, as ls prints it. Each file is fetched through the gateways, decrypted, and
-checked against the row's CID. A file that does not match exits 4, and nothing is written. It is
-written through a temp file, 0600 until it is checked in place, then renamed. It gets its recorded
-mode, its mtime (to the microsecond), and its owner when run as root. It goes into the folder's
-configured path, or to DIR/folder/path with --to. DIR is made if missing; a file at DIR is refused
-(exit 2). A directory on the way that is a file or a symlink is never written through
-(ERR_TARGET_PATH).
+PATH is folder/path, as ls prints it.
+Each file is fetched through the gateways, decrypted, and checked against the row's CID.
+A file that does not match exits 4, and nothing is written.
+It is written through a temp file, 0600 until it is checked in place, then renamed.
+It gets its recorded mode, its mtime (to the microsecond), and its owner when run as root.
+It goes into the folder's configured path, or to DIR/folder/path with --to.
+DIR is made if missing; a file at DIR is refused (exit 2).
+A directory on the way that is a file or a symlink is never written through (ERR_TARGET_PATH).
 
 Which version:
-A file already right is skipped. A different local file is kept, unless --overwrite. --at brings the
-file back as a past publish held it. For a file deleted since, the error gives the --at that brings
-it back. --device brings it back as that device holds it. --from NAME reads that mirror alone;
-without it, a failing primary falls back to the mirrors.
+A file already right is skipped.
+A different local file is kept, unless --overwrite.
+--at brings the file back as a past publish held it.
+For a file deleted since, the error gives the --at that brings it back.
+--device brings it back as that device holds it.
+--from NAME reads that mirror alone; without it, a failing primary falls back to the mirrors.
 
 Progress and exit codes:
-A terminal shows a progress bar: files, bytes, rate and ETA. --json prints a start line with the
-totals, bytes lines as they are written, and a line per file. A path the index does not have exits
-3. Files not brought back exit 1, the first 20 named; --json gives each file's outcome and why.`
+A terminal shows a progress bar: files, bytes, rate and ETA.
+--json prints a start line with the totals, bytes lines as they are written, and a line per file.
+A path the index does not have exits 3.
+Files not brought back exit 1, the first 20 named; --json gives each file's outcome and why.`
 
 export function registerGet (program: Command): void {
   program.command('get')

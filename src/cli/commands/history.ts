@@ -11,13 +11,20 @@ interface HistoryOptions { config?: string, json?: boolean, reverse?: boolean, l
 
 const HISTORY_HELP = `
 The chain:
-Every publish names the one before it, so the pointer's chain is the history. Only publishes that
-decrypt under this device's key are shown. Manifests once read are kept in sync.sqlite in the state
-dir, so they are fetched once.`
+Every publish names the one before it, so the pointer's chain is the history.
+Only publishes that decrypt under this device's key are shown.
+Manifests once read are kept in sync.sqlite in the state dir, so they are fetched once.
+
+Deals:
+DEAL is the deal this device asked for that publish: made, pending or overdue.
+It is none when the deal was not asked for here.
+
+Restoring one:
+Any publish listed restores with \`cidsync restore --cid CID\`, or \`--at TIME\`.`
 
 export function registerHistory (program: Command): void {
   program.command('history')
-    .description('the publishes the pointer\'s chain holds, newest first: time, device, entries, bytes added, the deal this device asked for it (made, pending, overdue; none: not asked here), CID (any of them restores with `cidsync restore --cid` or `--at`)')
+    .description('the publishes the pointer\'s chain holds, newest first: time, device, entries, bytes added, deal, CID')
     .addHelpText('after', HISTORY_HELP)
     .option('--config <path>', 'config file')
     .option('--namespace <name>', 'default: the config\'s namespace')

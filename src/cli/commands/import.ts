@@ -10,19 +10,23 @@ interface ImportOptions { car: string, force?: boolean, config?: string, json?: 
 
 const IMPORT_HELP = `
 What it does:
-Every block is checked against its CID before it goes to the service. Deals are asked for the
-objects the CAR's chain names. Any other DAG in the CAR is named and left without a deal. An object
-that already has a deal is not asked again, and is counted. --car takes a path: --car - is refused
-(exit 2).
+Every block is checked against its CID before it goes to the service.
+It checks that the CAR's chain opens under this device's key and belongs to this namespace.
+It asks for deals for the objects the chain names, then moves the pointer to the CAR's publish.
+Any other DAG in the CAR is named and left without a deal.
+An object that already has a deal is not asked again, and is counted.
+Run it again after a failure or a kill, and it finishes.
+--car takes a path: --car - is refused (exit 2).
 
 Refusals:
-A chain older than the pointer's, or another line, is refused unless --force. A block that does not
-match its CID exits 4, and the pointer is untouched. So does a chain of another key or another
-namespace.`
+A chain older than the pointer's, or another line, is refused unless --force.
+A block that does not match its CID exits 4, and the pointer is untouched.
+So does a chain of another key or another namespace.
+docs/exits.md says more.`
 
 export function registerImport (program: Command): void {
   program.command('import')
-    .description('put every object of a CAR file (from `cidsync export --car`) on the configured service, check its chain opens under this device\'s key and belongs to this namespace, ask for deals, then move the pointer to it (docs/exits.md). Run again after a failure or a kill: it finishes')
+    .description('put a CAR file from `cidsync export` on the configured service, check it, ask for deals, and move the pointer to it')
     .addHelpText('after', IMPORT_HELP)
     .requiredOption('--car <file>', 'the CAR file to import')
     .option('--force', 'move the pointer even when it holds a publish the CAR\'s history does not (an older CAR sets it back)')

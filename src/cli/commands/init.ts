@@ -49,12 +49,14 @@ function remoteUrl (text: string): string {
 const INIT_HELP = `
 What it writes:
 The config goes to --config, else $CIDSYNC_CONFIG, else the XDG config dir
-(~/.config/cidsync/config.toml on Linux). Every key is there, commented, with its default. Each
---folder becomes a [[folders]] table with store = true, so its files' content is stored too. The
-state dir is made 0700; it holds the index and the snapshot key init makes. With --key, init
-installs the key another device exported, and says how to restore from there. With --remote URL,
-the service's five URLs come from one. With --join FILE, the service, key and credentials come from
-another device's `cidsync key export --bundle`. An existing config is kept; --force replaces it.
+(~/.config/cidsync/config.toml on Linux).
+Every key is there, commented, with its default.
+Each --folder becomes a [[folders]] table with store = true, so its files' content is stored too.
+The state dir is made 0700; it holds the index and the snapshot key init makes.
+With --key, init installs the key another device exported, and says how to restore from there.
+With --remote URL, the service's five URLs come from one.
+With --join FILE, the service, key and credentials come from another device's \`cidsync key export --bundle\`.
+An existing config is kept; --force replaces it.
 docs/configuration.md lists every key.`
 
 export function registerInit (program: Command): void {

@@ -38,15 +38,15 @@ export async function installKey (stateDir: string, text: string, force: boolean
 
 const KEY_EXPORT_HELP = `
 Carrying it:
-The key seals every snapshot and stored file: store it like a password. On the other device, run
-cidsync key import, or cidsync init --key -. With CIDSYNC_SNAPSHOT_PASSPHRASE set, export refuses
-(exit 2): carry the passphrase instead.`
+The key seals every snapshot and stored file: store it like a password.
+On the other device, run cidsync key import, or cidsync init --key -.
+With CIDSYNC_SNAPSHOT_PASSPHRASE set, export refuses (exit 2): carry the passphrase instead.`
 
 const KEY_IMPORT_HELP = `
 Replacing a key:
-On a terminal, it asks for the key without showing it. The unused key init made is replaced without
---force. --force is only for a key that already sealed or opened snapshots, or a damaged or exposed
-one.`
+On a terminal, it asks for the key without showing it.
+The unused key init made is replaced without --force.
+--force is only for a key that already sealed or opened snapshots, or a damaged or exposed one.`
 
 export function registerKey (program: Command): void {
   const key = program.command('key').description('the snapshot encryption key: carry it to another device')

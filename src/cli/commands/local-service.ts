@@ -58,22 +58,25 @@ function tokenDirFromConfig (configPath: string | undefined): string {
 
 const LOCAL_SERVICE_HELP = `
 Sharing one:
-Point other machines' [service] URLs at the URL it prints, with mode = "remote". Anyone who reaches
-the port may sign up on loopback. Beyond loopback, sign-up is closed unless --signup or
-[local_service] signup says otherwise. invite lets one new wallet make an account: cidsync login
---invite CODE. It says at start what each account, and all of them together, may store.
+Point other machines' [service] URLs at the URL it prints, with mode = "remote".
+Anyone who reaches the port may sign up on loopback.
+Beyond loopback, sign-up is closed unless --signup or [local_service] signup says otherwise.
+invite lets one new wallet make an account: cidsync login --invite CODE.
+It says at start what each account, and all of them together, may store.
 docs/local-service.md, "Sharing one safely", says how to share one.
 
 Admin routes:
-The routes under /local/ (tokens, faults) answer only on loopback, never to a web page. They need
-the token in DIR/admin.token (0600), which it names at start. --no-admin turns them off.`
+The routes under /local/ (tokens, faults) answer only on loopback, never to a web page.
+They need the token in DIR/admin.token (0600), which it names at start.
+--no-admin turns them off.`
 
 const LOCAL_SERVICE_TOKEN_HELP = `
 Which service accepts it:
-The token is signed with the secret in --dir: only the service serving that directory accepts it. A
---dir that holds no service data is refused. Without --dir, it is the config's embedded service.dir;
-that is refused with mode = "remote". --out FILE writes it 0600. Printed into a file the shell just
-made readable by others (> FILE), it makes that file 0600 first.`
+The token is signed with the secret in --dir: only the service serving that directory accepts it.
+A --dir that holds no service data is refused.
+Without --dir, it is the config's embedded service.dir; that is refused with mode = "remote".
+--out FILE writes it 0600.
+Printed into a file the shell just made readable by others (> FILE), it makes that file 0600 first.`
 
 export function registerLocalService (program: Command): void {
   const command = program.command('local-service')

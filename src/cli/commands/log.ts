@@ -14,7 +14,8 @@ interface LogOptions { config?: string, cached?: boolean, json?: boolean, revers
 const LOG_HELP = `
 Segments:
 Each segment of the history is fetched once and kept in the state dir (history-rows.sqlite).
---cached answers from what is kept, and fetches nothing. docs/find.md, "Timelines: log", says more.`
+--cached answers from what is kept, and fetches nothing.
+docs/find.md, "Timelines: log", says more.`
 
 export function registerLog (program: Command): void {
   program.command('log')

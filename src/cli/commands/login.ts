@@ -78,10 +78,11 @@ async function loginMirror (config: Config, name: string, options: { walletKeyFi
 
 const LOGIN_HELP = `
 The API key:
-login is for service.mode = "remote": the embedded service signs in by itself. It signs the deal
-service's message with your wallet key, and trades the signature for an API key. The wallet key is
-64 hex digits, from --wallet-key-file or $CIDSYNC_WALLET_KEY. The API key is saved 0600 as api-key
-beside the config. The pointer service needs a session token too: login says where to put one.
+login is for service.mode = "remote": the embedded service signs in by itself.
+It signs the deal service's message with your wallet key, and trades the signature for an API key.
+The wallet key is 64 hex digits, from --wallet-key-file or $CIDSYNC_WALLET_KEY.
+The API key is saved 0600 as api-key beside the config.
+The pointer service needs a session token too: login says where to put one.
 Against a self-hosted cidsync local-service, a new wallet makes a new account:
 
   (umask 077; openssl rand -hex 32 > wallet.key)
@@ -90,11 +91,12 @@ Against a self-hosted cidsync local-service, a new wallet makes a new account:
 --invite gives the code of a service with signup = "invite", for a new account.
 
 Mirrors:
---mirror NAME signs in to that mirror's service instead (docs/mirrors.md). A mirror takes a wallet
-of its own: the primary's is refused without --same-wallet. Else the mirror could relay the
-primary's signature to the primary. --session-token-file also saves a session token for the mirror's
-pointer service. Both are saved 0600 in the state dir, under mirrors/NAME/. They are sent only while
-the config names the same URLs for that mirror.`
+--mirror NAME signs in to that mirror's service instead (docs/mirrors.md).
+A mirror takes a wallet of its own: the primary's is refused without --same-wallet.
+Else the mirror could relay the signature to the primary, and get an API key there.
+--session-token-file also saves a session token for the mirror's pointer service.
+Both are saved 0600 in the state dir, under mirrors/NAME/.
+They are sent only while the config names the same URLs for that mirror.`
 
 export function registerLogin (program: Command): void {
   program.command('login')
@@ -104,7 +106,7 @@ export function registerLogin (program: Command): void {
     .option('--wallet-key-file <file>', 'file holding the wallet key (hex); else $CIDSYNC_WALLET_KEY')
     .option('--mirror <name>', 'sign in to this [[mirrors]] table\'s service instead; saved in the state dir (mirrors/NAME/, 0600), bound to its URLs')
     .option('--session-token-file <file>', 'with --mirror: also save this session token for the mirror\'s pointer service')
-    .option('--same-wallet', 'with --mirror: sign with the wallet the primary is signed in with (the mirror could use the signature to get an API key on the primary: only for a mirror trusted as much)')
+    .option('--same-wallet', 'with --mirror: sign with the wallet the primary is signed in with (only for a mirror trusted as much: below)')
     .option('--invite <code>', 'an invitation code from the operator of a self-hosted service with signup = "invite" (a new account only)')
     .option('--no-keep-wallet', 'a self-hosted service: do not keep the wallet key beside the config (then the session token is not renewed by itself)')
     .option('--json', 'print JSON')

@@ -27,15 +27,16 @@ interface LsOptions { config?: string, device?: string, allDevices?: boolean, de
 
 const LS_HELP = `
 The STORED column:
-It says where each file's content stands, from local-only to deal-active. Failed files are listed
-after the table, each with why and what to do. docs/operations.md, "Files' content: what is stored,
-and seen where", explains each state.
+It says where each file's content stands, from local-only to deal-active.
+Failed files are listed after the table, each with why and what to do.
+docs/operations.md, "Files' content: what is stored, and seen where", explains each state.
 
 Prefixes and devices:
-A prefix starts with a folder's name: notes/work, or /notes/work. A prefix that names no folder is
-said so, with the folder names; nothing under it exits 3. --device takes the short id ls prints; an
-unknown one exits 3. A device that never ran the daemon (a fresh restore) is shown every device's
-rows. ls only reads the index, so it is safe while the daemon runs.`
+A prefix starts with a folder's name: notes/work, or /notes/work.
+A prefix that names no folder is said so, with the folder names; nothing under it exits 3.
+--device takes the short id ls prints; an unknown one exits 3.
+A device that never ran the daemon (a fresh restore) is shown every device's rows.
+ls only reads the index, so it is safe while the daemon runs.`
 
 export function registerLs (program: Command): void {
   program.command('ls')

@@ -6,8 +6,8 @@ import { serviceOptions, withService } from '../service-command.js'
 
 const NAMES_HELP = `
 Keys by name:
-A key the account does not have exits 3. Given a key's id where its name belongs, it says so and
-names the key.`
+A key the account does not have exits 3.
+Given a key's id where its name belongs, it says so and names the key.`
 
 export function registerNames (program: Command): void {
   const names = program.command('names').description('IPNS keys: create, publish, list, remove')

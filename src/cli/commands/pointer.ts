@@ -15,14 +15,15 @@ interface PointerOptions { config?: string, json?: boolean, namespace?: string, 
 
 const POINTER_PUT_HELP = `
 Checks:
-put refuses a CID that is not a cidsync snapshot this device can open (exit 2). Every device's next
-publish would stop at such a pointer. --force puts it anyway.`
+put refuses a CID that is not a cidsync snapshot this device can open (exit 2).
+Every device's next publish would stop at such a pointer.
+--force puts it anyway.`
 
 const POINTER_REPAIR_HELP = `
 It looks first:
-A pointer that opens here, or none stored, is said to be fine and left alone (exit 0). Otherwise it
-asks before it publishes over the pointer; --yes answers for scripts. status names the pointer when
-one blocks publishing.`
+A pointer that opens here, or none stored, is said to be fine and left alone (exit 0).
+Otherwise it asks before it publishes over the pointer; --yes answers for scripts.
+status names the pointer when one blocks publishing.`
 
 export function registerPointer (program: Command): void {
   const pointer = program.command('pointer').description('the latest snapshot CID per namespace and network, by hand')

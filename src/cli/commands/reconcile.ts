@@ -51,13 +51,13 @@ export async function reconcileOnce (config: Config): Promise<Reconciled> {
 
 const RECONCILE_HELP = `
 When it runs:
-The daemon reconciles on [reconcile] schedule and after each publish; this runs one now. With a
-daemon running, it asks the daemon (POST /reconcile); with none, it runs on its own. It says how
-many uploads and names it read, and how many deals it newly made.`
+The daemon reconciles on [reconcile] schedule and after each publish; this runs one now.
+With a daemon running, it asks the daemon (POST /reconcile); with none, it runs on its own.
+It says how many uploads and names it read, and how many deals it newly made.`
 
 export function registerReconcile (program: Command): void {
   program.command('reconcile')
-    .description('mirror the account now: every page of its uploads, its IPNS names and the deals this device asked for (through the running daemon, or on its own)')
+    .description('mirror the account now: every page of its uploads, its IPNS names and the deals this device asked for')
     .addHelpText('after', RECONCILE_HELP)
     .option('--config <path>', 'config file')
     .option('--json', 'print JSON')

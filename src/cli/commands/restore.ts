@@ -39,37 +39,42 @@ function lockForRestore<T> (acquire: (stateDir: string) => T, stateDir: string):
 
 const RESTORE_HELP = `
 The index:
-It comes from the pointer, from --cid, or from the newest publish at or before --at. --cid takes a
-publish's manifest, or an older cidsync-sqlite/1 snapshot. Each segment is fetched through the
-gateways, verified against its CID, decrypted and checked. The index is built aside and swapped in
-with one rename, so a killed restore leaves an index. --dry-run says what it would install, and
-changes nothing.
+It comes from the pointer, from --cid, or from the newest publish at or before --at.
+--cid takes a publish's manifest, or an older cidsync-sqlite/1 snapshot.
+Each segment is fetched through the gateways, verified against its CID, decrypted and checked.
+The index is built aside and swapped in with one rename, so a killed restore leaves an index.
+--dry-run says what it would install, and changes nothing.
 
 Before and after:
-Stop the daemon first: restore refuses while one runs on the state dir. An existing index needs
---force; it is kept as a backup, and the 3 newest backups are kept. The deals this device asked for,
-and the account's mirrored side, carry over. This device keeps its own device id, unless --as-device
-names one to continue as. A snapshot with no cipher is refused while this device encrypts, unless
---allow-unencrypted. Start the daemon again after: it rescans the folders against the restored
-index.
+Stop the daemon first: restore refuses while one runs on the state dir.
+An existing index needs --force; it is kept as a backup, and the 3 newest backups are kept.
+The deals this device asked for, and the account's mirrored side, carry over.
+This device keeps its own device id, unless --as-device names one to continue as.
+A snapshot with no cipher is refused while this device encrypts, unless --allow-unencrypted.
+Start the daemon again after: it rescans the folders against the restored index.
 
 The files:
-restore installs the list of files; restore --files brings the files themselves back. It makes the
-publish's tree, or the part under a folder/dir prefix. That is stored files, symlinks and
-directories, with their modes, and owners when run as root. Each path takes its newest version
-across the devices, and the paths they disagree on are named. --device takes one device's tree
-instead. --delete removes local entries the tree does not have; try --dry-run first. It writes each
-file as cidsync get does (cidsync help get). docs/content-format.md, "Across devices", says more.
+restore installs the list of files; restore --files brings the files themselves back.
+It makes the publish's tree, or the part under a folder/dir prefix.
+That is stored files, symlinks and directories, with their modes, and owners when run as root.
+Each path takes its newest version across the devices, and the paths they disagree on are named.
+--device takes one device's tree instead.
+--delete removes local entries the tree does not have; try --dry-run first.
+It writes each file as cidsync get does (cidsync help get).
+docs/content-format.md, "Across devices", says more.
 
 Mirrors:
---from NAME reads that mirror alone, not the primary. Without --from, a failing primary falls back
-to the mirrors in the config's order, saying so. All of them failing exits 1 (ERR_MIRRORS_FAILED),
-naming each. A mirror's publish older than this device's last known pointer is refused
-(ERR_MIRROR_BEHIND). --allow-older installs it anyway. docs/mirrors.md says more.
+--from NAME reads that mirror alone, not the primary.
+Without --from, a failing primary falls back to the mirrors in the config's order, saying so.
+All of them failing exits 1 (ERR_MIRRORS_FAILED), naming each.
+A mirror's publish older than this device's last known pointer is refused (ERR_MIRROR_BEHIND).
+--allow-older installs it anyway.
+docs/mirrors.md says more.
 
 Exit codes:
-3 when nothing is stored, or nothing that early for --at. 4 when a segment does not verify or open,
-or inflates past its bound. 4 too for a segment with no cipher while this device encrypts.`
+3 when nothing is stored, or nothing that early for --at.
+4 when a segment does not verify or open, or inflates past its bound.
+4 too for a segment with no cipher while this device encrypts.`
 
 export function registerRestore (program: Command): void {
   program.command('restore')

@@ -27,8 +27,9 @@ function removeWantsLink (unitPath: string): void {
 
 const SERVICE_INSTALL_HELP = `
 Where it goes:
-On Linux, a systemd unit: a system one, or a user one with --user. On macOS, a launchd agent, which
-runs as your user. --dry-run prints the file and the commands, and changes nothing.
+On Linux, a systemd unit: a system one, or a user one with --user.
+On macOS, a launchd agent, which runs as your user.
+--dry-run prints the file and the commands, and changes nothing.
 docs/operations.md says what the units do, and how to install by hand.`
 
 export function registerService (program: Command): void {

@@ -122,17 +122,19 @@ export async function publishOnce (config: Config, request: PublishRequest = {})
 
 const SNAPSHOT_HELP = `
 What it does:
-With a daemon running, it asks the daemon to publish (POST /snapshot). A daemon that is not ready
-yet is waited for, up to 2 minutes, saying so. With no daemon, it catches up with the folders, then
-publishes on its own. Either way, it stores what is pending in folders with store = true first. A
-file it could not store is named, and the exit is 1. It prints the CID the pointer holds and its
-entry count.
+With a daemon running, it asks the daemon to publish (POST /snapshot).
+A daemon that is not ready yet is waited for, up to 2 minutes, saying so.
+With no daemon, it catches up with the folders, then publishes on its own.
+Either way, it stores what is pending in folders with store = true first.
+A file it could not store is named, and the exit is 1.
+It prints the CID the pointer holds and its entry count.
 
 Held publishes:
-A publish that would drop many of this device's entries at once is held. [snapshot] max_drop_entries
-and max_drop_fraction say how many is too many. --confirm-drop publishes it anyway, once you know
-the files are really gone. On its own, a folder it cannot read (missing, unmounted) is published as
-last indexed. That folder is named, and the exit is 1 (ERR_FOLDERS_NOT_INDEXED).`
+A publish that would drop many of this device's entries at once is held.
+[snapshot] max_drop_entries and max_drop_fraction say how many is too many.
+--confirm-drop publishes it anyway, once you know the files are really gone.
+On its own, a folder it cannot read (missing, unmounted) is published as last indexed.
+That folder is named, and the exit is 1 (ERR_FOLDERS_NOT_INDEXED).`
 
 export function registerSnapshot (program: Command): void {
   program.command('snapshot')

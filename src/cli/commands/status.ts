@@ -156,17 +156,20 @@ async function watch (read: () => Promise<string>, seconds: number, json: boolea
 const STATUS_HELP = `
 What it shows:
 Each folder, the index, the last publish, the pointer, the restore drill, mirrors and recent errors.
-Times carry their age, as in 3 min ago; sizes are binary units (KiB, MiB). It finds the daemon
-through daemon.json in the state dir, so a daemon on port 0 is found too. It believes an answer only
-once the daemon proves it holds the state dir's status.token. With no daemon running, it shows what
-the state dir holds, and exits 1. That is the index by folder, the last publish and the last restore
-drill.
+Times carry their age, as in 3 min ago; sizes are binary units (KiB, MiB).
+It finds the daemon through daemon.json in the state dir, so a daemon on port 0 is found too.
+It believes an answer only once the daemon proves it holds the state dir's status.token.
+With no daemon running, it shows what the state dir holds, and exits 1.
+That is the index by folder, the last publish and the last restore drill.
 
 For monitoring:
---check prints a line starting with ok and exits 0, or exits 1 naming each problem. --json prints
-the status document as the daemon serves it (GET /status). --watch shows the summary again every few
-seconds, with hashing progress, until Ctrl-C. docs/operations.md, "Troubleshooting by symptom", says
-what each line means and what to do.`
+--check prints a line starting with ok and exits 0, or exits 1 naming each problem.
+A problem is a folder, the service or publishing in error, or uploads failing for over an hour.
+It is one too when a mirror lags past its max_lag_seconds, has its pointer found ahead or failed its drill.
+It is one too when the session token expires within 7 days and nothing renews it.
+--json prints the status document as the daemon serves it (GET /status).
+--watch shows the summary again every few seconds, with hashing progress, until Ctrl-C.
+docs/operations.md, "Troubleshooting by symptom", says what each line means and what to do.`
 
 export function registerStatus (program: Command): void {
   program.command('status')
@@ -174,7 +177,7 @@ export function registerStatus (program: Command): void {
     .addHelpText('after', STATUS_HELP)
     .option('--config <path>', 'config file')
     .option('--json', 'print the raw status document')
-    .option('--check', 'exit 1 when a folder, the service or publishing is in error, uploads of files have failed for over an hour, or a mirror lags past its max_lag_seconds, has its pointer found ahead or failed its drill, or the session token expires within 7 days and nothing renews it, saying what (for monitoring)')
+    .option('--check', 'exit 1 naming each problem, for monitoring (below)')
     .option('--watch [seconds]', 'show it again every few seconds (default 2) until Ctrl-C')
     .action(action(async (options: StatusOptions) => {
       // A config file broken since the daemon started must not hide the daemon still running on the old one.

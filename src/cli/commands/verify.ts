@@ -14,25 +14,28 @@ interface VerifyOptions { mirror?: string, config?: string, json?: boolean, full
 
 const VERIFY_HELP = `
 What it checks:
-It fetches the pointer's manifest and every segment a restore needs, through the gateways. Each is
-verified against its CID, decrypted and checked. The index is rebuilt aside and compared with this
-device's files. A sample of stored files (up to 8, 256 MiB in all) is brought back into a temp dir.
-Each is hashed to its CID, and the temp dir is removed after. --full checks every segment of the
-whole history; --content brings back every stored file. On a fresh device (a key and a config, no
-index yet) it runs before any restore. There it says there is nothing local to compare, and leaves
-no state behind.
+It fetches the pointer's manifest and every segment a restore needs, through the gateways.
+Each is verified against its CID, decrypted and checked.
+The index is rebuilt aside and compared with this device's files.
+A sample of stored files (up to 8, 256 MiB in all) is brought back into a temp dir.
+Each is hashed to its CID, and the temp dir is removed after.
+--full checks every segment of the whole history; --content brings back every stored file.
+On a fresh device (a key and a config, no index yet) it runs before any restore.
+There it says there is nothing local to compare, and leaves no state behind.
 
 Mirrors:
---mirror NAME runs the same drill against that mirror alone: its pointer, its gateways. A mirror is
-only a second home if it restores. It exits 3 when the mirror holds no pointer yet.
+--mirror NAME runs the same drill against that mirror alone: its pointer, its gateways.
+A mirror is only a second home if it restores.
+It exits 3 when the mirror holds no pointer yet.
 
 Results:
-It exits 0 when restorable, and 4 naming the first object that fails. The result is recorded for
-status and metrics. The daemon runs a drill on [verify] schedule (daily), then one for each mirror.`
+It exits 0 when restorable, and 4 naming the first object that fails.
+The result is recorded for status and metrics.
+The daemon runs a drill on [verify] schedule (daily), then one for each mirror.`
 
 export function registerVerify (program: Command): void {
   program.command('verify')
-    .description('a restore drill: fetch what the pointer names and every segment a restore needs through the gateways, verify, decrypt and check each, rebuild the index aside and compare this device\'s files, and bring a sample of stored files back into a temp dir (removed after); exit 4 naming the first that fails. Changes nothing')
+    .description('a restore drill: fetch, verify and decrypt what a restore needs, and bring a sample of stored files back. Changes nothing')
     .addHelpText('after', VERIFY_HELP)
     .option('--config <path>', 'config file')
     .option('--namespace <name>', 'default: the config\'s namespace')
