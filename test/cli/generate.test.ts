@@ -13,7 +13,7 @@ const has = (tool: string): boolean => spawnSync('sh', ['-c', `command -v ${tool
 const TOP_LEVEL = COMMAND_GROUPS.flatMap(([, entries]) => entries.map(entry => entry.name))
 
 /** The roff requests the man pages may use; anything else is a line roff would not read as text. */
-const REQUESTS = new Set(['.TH', '.SH', '.SS', '.PP', '.TP', '.IP', '.RS', '.RE', '.nf', '.fi'])
+const REQUESTS = new Set(['.TH', '.SH', '.SS', '.PP', '.TP', '.IP', '.RS', '.RE', '.nf', '.fi', '.br', '.ad', '.nh'])
 /** The escapes they may hold. */
 const ESCAPES = /\\(?:e|-|&|fB|fI|fR|fP|\(bu)/g
 

@@ -45,6 +45,9 @@ export function manPage (command: CommandModel, version: string): string {
   const name = manName(command)
   const out: string[] = [
     `.TH "${roff(name.toUpperCase())}" "1" "" "cidsync ${roff(version)}" "cidsync manual"`,
+    // Left-aligned and unhyphenated: option names and paths stay whole, as they are typed.
+    '.ad l',
+    '.nh',
     '.SH NAME',
     `${roff(name)} \\- ${roffInline(command.description)}`,
     '.SH SYNOPSIS',
@@ -66,7 +69,7 @@ export function manPage (command: CommandModel, version: string): string {
     for (const sub of command.commands) {
       if (sub.group !== group && sub.group !== '') out.push('.SS', roff(sub.group.replace(/:$/, '')))
       group = sub.group
-      out.push('.TP', `\\fB${roff(sub.name)}\\fR`, roffInline(sub.description), `See \\fB${roff(manName(sub))}\\fR(1).`)
+      out.push('.TP', `\\fB${roff(sub.name)}\\fR`, roffInline(sub.description), '.br', `See \\fB${roff(manName(sub))}\\fR(1).`)
     }
   }
   out.push(...detailsRoff(command.details))
