@@ -22,7 +22,9 @@ describe('the README', () => {
     expect(ci).toMatch(/^npm ci /m)
     expect(ci).toMatch(/^npm test /m)
     const scripts = (JSON.parse(manifest) as { scripts: Record<string, string> }).scripts
-    expect(scripts.start).toBe('npm run build && node dist/bin/cidsync.js daemon --config config/quickstart.toml')
+    // The daemon runs what was built: a build of current sources, skipped when nothing changed.
+    expect(scripts.start).toBe('node scripts/build-if-stale.mjs && node dist/bin/cidsync.js daemon --config config/quickstart.toml')
+    expect(scripts.pretest).toBe('node scripts/build-if-stale.mjs')
     expect(await read('config/quickstart.toml')).not.toMatch(/^mode = "remote"/m)
   })
 })
