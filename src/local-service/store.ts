@@ -27,7 +27,10 @@ const MIGRATIONS: readonly Migration[] = [
   db => db.exec(`CREATE TABLE invitations (code_hash TEXT PRIMARY KEY, created_at INTEGER NOT NULL, expires_at INTEGER NOT NULL,
      used_by TEXT, used_at INTEGER) STRICT;`),
   // Each IPNS name's current signed record and its sequence (ipns-records.ts); NULL until the first is signed.
-  db => db.exec('ALTER TABLE ipns_keys ADD COLUMN record BLOB; ALTER TABLE ipns_keys ADD COLUMN sequence INTEGER;')
+  db => db.exec('ALTER TABLE ipns_keys ADD COLUMN record BLOB; ALTER TABLE ipns_keys ADD COLUMN sequence INTEGER;'),
+  // A deleted upload leaves the listing, yet its bytes stay stored until space is reclaimed: they
+  // still count against the account's quota and the service's total (files.ts, delete_file).
+  db => db.exec('ALTER TABLE files ADD COLUMN deleted_at INTEGER;')
 ]
 
 /** Gives the directory exactly 0700 if it exists with another: it holds API keys and the token signing secret. */

@@ -1,15 +1,14 @@
 import { randomUUID } from 'node:crypto'
 import type { CID } from 'multiformats/cid'
 import type { QuotaHold } from './account-policy.js'
-import { HttpFailure } from './http.js'
 import type { ServiceParts } from './parts.js'
 
 /** One file an upload imported, as the listing records it and `add` answers it. */
 export interface Added { readonly cid: string, readonly size: number, readonly dagSize: number, readonly name: string, readonly mime: string }
 
 /**
- * What an upload may still add to its account: past its quota hold the import stops with a 413, and the
- * blocks it made (`made`, kept only under a quota) are removed, so a refused upload leaves nothing.
+ * What an upload may still add to its account: past its quota hold the import stops with a 413. The
+ * blocks it made (`made`, kept only under a quota) are removed when it fails, so a failed upload leaves nothing.
  */
 export interface Allowance { readonly quota: QuotaHold, readonly made: CID[] }
 
@@ -37,8 +36,9 @@ export function uploadCommitter (parts: ServiceParts): (address: string, run: (a
       try {
         added = await run(allowance)
       } catch (err) {
-        if (err instanceof HttpFailure && err.status === 413) for (const cid of allowance.made) parts.blocks.remove(cid)
-        else parts.blocks.settle(allowance.made)
+        // Any failure (past the quota, a refused name, a client gone) removes what it made: a block
+        // kept and not listed would be held by no account, and escape the quota.
+        for (const cid of allowance.made) parts.blocks.remove(cid)
         throw err
       }
       parts.blocks.settle(allowance.made)

@@ -65,6 +65,25 @@ describe.skipIf(EXTERNAL)('local service: POST /api/v0/add as Kubo answers it', 
     expect((await add(service, '', [{ filename: 'a', bytes: 'a' }, { filename: 'a/b', bytes: 'b' }])).text).toContain('a is sent as a file and as a directory')
   })
 
+  it('keeps nothing of an upload that fails midway, and counts a deleted upload until its space is reclaimed', async () => {
+    const service = await localServiceUnderTest({ policy: { signup: 'open', allow: [], maxBytesPerAccount: 1000, maxIpnsKeysPerAccount: 0 } })
+    // A part stored, then the request refused for a later one: the stored part's blocks go too.
+    const first = randomBytes(900)
+    const hashed = await add(service, 'cid-version=1&only-hash=true', [{ filename: 'x', bytes: first }])
+    const refused = await add(service, 'cid-version=1', [{ filename: 'd/x', bytes: first }, { filename: 'd/x', bytes: 'y' }])
+    expect(refused.status).toBe(400)
+    expect(await stored(service, hashed.lines[0]?.Hash as string)).toBe(404)
+    expect(await listed(service)).toEqual([])
+    // Added, then deleted: its bytes are still held, so a second add past the quota is refused.
+    const kept = await add(service, 'cid-version=1', [{ filename: 'a.bin', bytes: first }])
+    expect(kept.status, kept.text).toBe(200)
+    const id = (await service.clients.files().next()).value?.id as string
+    const deleted = await fetch(`${service.local.url}/api/user/delete_file?id=${id}`, { method: 'DELETE', headers: { authorization: `Bearer ${service.apiKey}` } })
+    expect(deleted.status).toBe(200)
+    expect(await listed(service)).toEqual([])
+    expect((await add(service, 'cid-version=1', [{ filename: 'b.bin', bytes: randomBytes(900) }])).status).toBe(413)
+  })
+
   it('only hashes with only-hash: nothing stored, listed, or counted against the quota', async () => {
     const service = await localServiceUnderTest({ policy: { signup: 'open', allow: [], maxBytesPerAccount: 1000, maxIpnsKeysPerAccount: 0 } })
     const hashed = await add(service, 'cid-version=1&only-hash=true', [{ filename: 'big.bin', bytes: randomBytes(5000) }])

@@ -189,9 +189,9 @@ async function importParts (parts: ServiceParts, req: IncomingMessage, state: Im
 export function dagImportRoutes (parts: ServiceParts): Route[] {
   const insert = parts.db.prepare(`INSERT INTO files (id, address, cid, file_name, mime_type, size, created_at, last_update)
     VALUES (?, ?, ?, ?, ?, ?, ?, ?)`)
-  const listed = parts.db.prepare('SELECT cid FROM files WHERE address = ?').pluck()
+  const listed = parts.db.prepare('SELECT cid FROM files WHERE address = ? AND deleted_at IS NULL').pluck()
   // A root listed before whose blocks arrive only now (it came alone first) is charged for them.
-  const grow = parts.db.prepare('UPDATE files SET size = MAX(size, ?) WHERE address = ? AND cid = ?')
+  const grow = parts.db.prepare('UPDATE files SET size = MAX(size, ?) WHERE address = ? AND cid = ? AND deleted_at IS NULL')
   return [{
     name: 'dag_import',
     methods: ['POST'],

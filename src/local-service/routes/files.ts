@@ -27,13 +27,14 @@ export function fileRecord (row: FileRow): Record<string, unknown> {
  * record seen), one upload's info by CID, removing one by id, and the bytes the account holds.
  */
 export function fileRoutes (parts: ServiceParts): Route[] {
-  const firstPage = parts.db.prepare('SELECT * FROM files WHERE address = ? ORDER BY seq DESC LIMIT ?')
-  const seqOf = parts.db.prepare('SELECT seq FROM files WHERE id = ? AND address = ?').pluck()
-  const nextPage = parts.db.prepare('SELECT * FROM files WHERE address = ? AND seq < ? ORDER BY seq DESC LIMIT ?')
-  const total = parts.db.prepare('SELECT COUNT(*) FROM files WHERE address = ?').pluck()
+  const firstPage = parts.db.prepare('SELECT * FROM files WHERE address = ? AND deleted_at IS NULL ORDER BY seq DESC LIMIT ?')
+  const seqOf = parts.db.prepare('SELECT seq FROM files WHERE id = ? AND address = ? AND deleted_at IS NULL').pluck()
+  const nextPage = parts.db.prepare('SELECT * FROM files WHERE address = ? AND seq < ? AND deleted_at IS NULL ORDER BY seq DESC LIMIT ?')
+  const total = parts.db.prepare('SELECT COUNT(*) FROM files WHERE address = ? AND deleted_at IS NULL').pluck()
   // The first upload of a CID, whoever made it: production answers anyone who knows the CID.
-  const firstOfCid = parts.db.prepare('SELECT * FROM files WHERE cid = ? ORDER BY seq LIMIT 1')
-  const remove = parts.db.prepare('DELETE FROM files WHERE id = ? AND address = ?')
+  const firstOfCid = parts.db.prepare('SELECT * FROM files WHERE cid = ? AND deleted_at IS NULL ORDER BY seq LIMIT 1')
+  // Marked, not dropped: its bytes are still held, so they still count against the quota.
+  const remove = parts.db.prepare('UPDATE files SET deleted_at = ? WHERE id = ? AND address = ? AND deleted_at IS NULL')
   return [{
     name: 'files_uploaded',
     methods: ['GET'],
@@ -70,8 +71,9 @@ export function fileRoutes (parts: ServiceParts): Route[] {
     auth: 'api-key',
     handle: ({ url, res, caller }) => {
       const id = requireParam(url, 'id')
-      // Only the record goes: its blocks stay stored (and served by CID) until space is reclaimed.
-      if (remove.run(id, caller.address).changes === 0) throw new HttpFailure(404, 'no upload with this id in this account')
+      // Only the record leaves the listing: its blocks stay stored (and served by CID), and counted,
+      // until space is reclaimed. Dropping the count would let an account add and delete past its quota.
+      if (remove.run(Date.now(), id, caller.address).changes === 0) throw new HttpFailure(404, 'no upload with this id in this account')
       sendJson(res, 200, { message: 'File deleted successfully' })
     }
   }, {
