@@ -95,7 +95,7 @@ describe('carrying the snapshot key to a new device, as docs/operations.md says'
     expect(refused.stderr).toContain('[ERR_USAGE]')
   })
 
-  it('key export > file makes the file 0600 before the key is written, and a pipe is left alone', async () => {
+  it('key export > file open to others is refused with nothing written; --out makes it 0600; a pipe is left alone', async () => {
     const root = await useTempDir()
     await writeFile(join(root, 'x.toml'), `state_dir = "${join(root, 'state')}"\n`)
     const out = join(root, 'key.txt')
@@ -106,12 +106,17 @@ describe('carrying the snapshot key to a new device, as docs/operations.md says'
       child.stderr.on('data', (d: Buffer) => { stderr += d.toString() })
       child.on('close', code => resolve({ code, stderr }))
     })
-    expect(redirected.code, redirected.stderr).toBe(0)
-    expect(redirected.stderr).toContain('readable by others (mode 644): made 0600 before the key was written')
-    expect((await stat(out)).mode & 0o777).toBe(0o600)
+    // A reader who opened the file before any chmod would keep reading: nothing is written to it.
+    expect(redirected.code, redirected.stderr).toBe(2)
+    expect(redirected.stderr).toContain('others may read it (mode 644)')
+    expect(redirected.stderr).toContain('Use --out FILE')
+    expect(await readFile(out, 'utf8')).toBe('')
+    const kept = join(root, 'kept.txt')
+    const written = await runCli(['key', 'export', '--config', join(root, 'x.toml'), '--out', kept])
+    expect(written.code, written.stderr).toBe(0)
+    expect((await stat(kept)).mode & 0o777).toBe(0o600)
     const piped = await runCli(['key', 'export', '--config', join(root, 'x.toml')])
-    expect(piped.stdout).toBe(await readFile(out, 'utf8'))
-    expect(piped.stderr).not.toContain('made 0600')
+    expect(piped.stdout).toBe(await readFile(kept, 'utf8'))
   })
 
   it('init --key - takes the key from standard input instead of making one', async () => {

@@ -142,9 +142,13 @@ describe('service commands against a remote service', { timeout: 90_000 }, () =>
         child.stderr.on('data', (d: Buffer) => { stderr += d.toString() })
         child.on('close', code => resolve({ code, stderr }))
       })
-      expect(redirected.code, redirected.stderr).toBe(0)
-      expect(redirected.stderr).toContain('made 0600')
-      expect((await stat(tokenFile)).mode & 0o777).toBe(0o600)
+      // Refused, nothing written: a reader who opened the file before any chmod would keep reading.
+      expect(redirected.code, redirected.stderr).toBe(2)
+      expect(redirected.stderr).toContain('Use --out FILE')
+      expect(await readFile(tokenFile, 'utf8')).toBe('')
+      await rm(tokenFile)
+      const made = await runCli(['local-service', 'token', '--user', walletAddress(walletKey), '--dir', join(dir, 'service'), '--out', tokenFile])
+      expect(made.code, made.stderr).toBe(0)
       const used = await runCli(['pointer', 'get', ...c], { env: { ...process.env, CIDSYNC_SESSION_TOKEN: '' } })
       expect(used.code, used.stderr).toBe(3)
       // --out writes it 0600 whatever the umask.

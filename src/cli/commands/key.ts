@@ -4,7 +4,8 @@ import { UsageError } from '../../errors.js'
 import { action } from '../run.js'
 import { readSecretLine } from '../prompt.js'
 import { makeDirsSync } from '../../util/make-dirs.js'
-import { tightenRedirect } from '../secret-stdout.js'
+import { refuseOpenRedirect } from '../secret-stdout.js'
+import { writeFileAtomicSync } from '../../util/atomic-write.js'
 
 async function readStdin (): Promise<string> {
   let text = ''
@@ -54,8 +55,9 @@ export function registerKey (program: Command): void {
     .description('print this device\'s snapshot key (made now if there is none yet); keep it secret')
     .addHelpText('after', KEY_EXPORT_HELP)
     .option('--config <path>', 'config file')
+    .option('--out <file>', 'write the key to FILE, made 0600 as it is created, instead of standard output')
     .option('--bundle <file>', 'write a join file instead: the service, the snapshot key and the account\'s credentials, for `cidsync init --join FILE` on another device (made 0600; - for a pipe)')
-    .action(action(async (options: { config?: string, bundle?: string }) => {
+    .action(action(async (options: { config?: string, bundle?: string, out?: string }) => {
       const config = loadConfig({ configPath: options.config })
       if (options.bundle !== undefined) {
         makeDirsSync(config.stateDir, 0o700)
@@ -69,13 +71,17 @@ export function registerKey (program: Command): void {
         throw new UsageError('CIDSYNC_SNAPSHOT_PASSPHRASE is set, so snapshots are sealed with a key derived from the passphrase, not a key file: ' +
           'carry the passphrase to the other device (set CIDSYNC_SNAPSHOT_PASSPHRASE there too) instead of exporting a key')
       }
+      // Before anything: `key export > file` made the file with the umask.
+      if (options.out === undefined) refuseOpenRedirect('the snapshot key', '--out')
       makeDirsSync(config.stateDir, 0o700)
       const { exportKey } = await import('../../snapshot/index.js')
       const key = exportKey(config.stateDir)
-      // Before a byte of the key is written: `key export > file` made the file with the umask.
-      const tightened = tightenRedirect()
+      if (options.out !== undefined) {
+        writeFileAtomicSync(options.out, `${key}\n`, { mode: 0o600 })
+        process.stderr.write(`wrote the snapshot key to ${options.out} (mode 0600): store it like a password\n`)
+        return
+      }
       process.stdout.write(`${key}\n`)
-      if (tightened !== undefined) process.stderr.write(`the file stdout goes to was readable by others (mode ${tightened.toString(8)}): made 0600 before the key was written\n`)
       if (process.stdout.isTTY === true) process.stderr.write('this is the key to every snapshot of this index: store it like a password\n')
     }))
   key.command('import')

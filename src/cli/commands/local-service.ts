@@ -5,7 +5,7 @@ import { loadConfig, isLoopbackHost, DEFAULT_MAX_CAR_BYTES, DEFAULT_MAX_IPNS_KEY
 import { ListenError, UsageError } from '../../errors.js'
 import { action } from '../run.js'
 import { writeFileAtomicSync } from '../../util/atomic-write.js'
-import { tightenRedirect } from '../secret-stdout.js'
+import { refuseOpenRedirect } from '../secret-stdout.js'
 
 interface ServeOptions { config?: string, dir?: string, listen: string, signup?: string, pageSize?: number, dealDelayMs?: number, admin: boolean }
 
@@ -158,15 +158,15 @@ export function registerLocalService (program: Command): void {
           'pass --dir with the directory the running `cidsync local-service` was started with (it says "data in DIR" at start)')
       }
       const { issueTokenFor } = await import('../../local-service/index.js')
+      // Before a token is made: `token > file` made the file with the umask.
+      if (options.out === undefined) refuseOpenRedirect('the token', '--out')
       const token = await issueTokenFor(dir, options.user, options.ttlSeconds)
       if (options.out !== undefined) {
         writeFileAtomicSync(options.out, `${token}\n`, { mode: 0o600 })
         process.stderr.write(`wrote the token to ${options.out} (mode 0600); signed with the secret in ${dir}: only the local service serving that directory accepts it\n`)
         return
       }
-      const tightened = tightenRedirect()
       process.stdout.write(`${token}\n`)
-      if (tightened !== undefined) process.stderr.write(`the file stdout goes to was readable by others (mode ${tightened.toString(8)}): made 0600, as a secret's file must be for \`cidsync login\` and \`session-token\` (or use --out FILE)\n`)
       process.stderr.write(`signed with the secret in ${dir}: only the local service serving that directory accepts it\n`)
     }))
 }
