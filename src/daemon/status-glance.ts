@@ -22,6 +22,8 @@ function filesProblem (s: Input): Part | undefined {
   if (p.pointerProblem != null) return red('the pointer cannot be used', p.pointerProblem)
   if (p.pointer.setBack) return red('the pointer was set back', 'publish now (Publish now, or `cidsync snapshot`)')
   if (p.lastError !== null && (p.last?.at == null || p.lastError.at > p.last.at)) return red('the last publish failed', p.lastError.message)
+  // As `status --check` fails for it: a token that expires soon and that nothing renews.
+  if (s.auth.sessionToken.problem != null) return red('publishing stops soon', s.auth.sessionToken.problem)
   const c = s.content
   if (c?.failingTooLong === true) return red(`${files(c.failures.length)} failed to upload for too long`, c.failures[0]?.advice ?? 'check the service')
   return undefined

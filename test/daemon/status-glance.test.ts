@@ -93,5 +93,10 @@ describe('the one-glance line', () => {
     const lagging = healthy()
     lagging.mirrors[0] = { ...lagging.mirrors[0], objectsBehind: 9, lagging: true, lastError: { at: DRILL, message: 'refused', code: 'ERR_REMOTE_NETWORK', advice: 'the mirror does not answer' } }
     expect(glance(lagging)).toMatchObject({ level: 'red', todo: 'the mirror does not answer' })
+    // A token that expires soon and that nothing renews: red, as status --check fails for it.
+    const token = healthy()
+    const problem = 'the session token expires in about 3 days, and nothing renews it; publishing stops then'
+    token.auth.sessionToken = { warning: problem, problem }
+    expect(glance(token)).toMatchObject({ level: 'red', sentence: expect.stringMatching(/^Publishing stops soon; /), todo: problem })
   })
 })
