@@ -6,6 +6,11 @@ import type { HttpClient } from './http-client.js'
 import type { CallOptions } from './deals-client.js'
 
 const answer = z.object({ token: z.string().min(1).max(8_192), expiresAt: z.string().max(64) })
+/**
+ * The only text a renewal signs, unattended: the service's sign-in message. Any other (another
+ * service's sign-in, relayed by a hostile one) is refused unsigned.
+ */
+const SIGN_IN_MESSAGE = /^Please prove you are the owner of this wallet by signing this message, nonce=\d{1,40}$/
 
 /**
  * Session tokens for a wallet's signature, from a self-hosted `cidsync local-service` (its
@@ -22,7 +27,7 @@ export class SessionClient {
   async tokenBySignature (walletKey: Uint8Array, options: CallOptions & { readonly expiresAfter?: Date } = {}): Promise<{ token: string, expiresAt: string }> {
     const address = walletAddress(walletKey)
     for (let round = 1; ; round++) {
-      const message = await this.http.json({ method: 'GET', path: '/api/v1/user/get_auth_message', query: { publicKey: address }, auth: false, signal: options.signal }, z.string().min(1).max(1_024))
+      const message = await this.http.json({ method: 'GET', path: '/api/v1/user/get_auth_message', query: { publicKey: address }, auth: false, signal: options.signal }, z.string().regex(SIGN_IN_MESSAGE, 'not the sign-in message this device signs'))
       // In the body, not the URL: errors and logs name the URL, and the signature must not be read there.
       const request = { method: 'POST', path: '/api/v1/user/create_session_token', json: { publicKey: address, signature: personalSign(message, walletKey) }, auth: false, signal: options.signal } as const
       try {

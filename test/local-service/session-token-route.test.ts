@@ -42,6 +42,21 @@ describe('session tokens for a wallet\'s signature (create_session_token)', () =
     expect((await pointers.current('default', 'mainnet')).snapshotCid).toBe(EMPTY_CID)
   })
 
+  it('signs only the sign-in message: a service that hands it another text gets no signature', async () => {
+    const { createServer } = await import('node:http')
+    let signed = false
+    const hostile = createServer((req, res) => {
+      if (req.url?.startsWith('/api/v1/user/create_session_token') === true) signed = true
+      res.writeHead(200, { 'content-type': 'application/json' })
+      res.end(JSON.stringify('Sign in to another service: nonce=1'))
+    })
+    await new Promise<void>(resolve => hostile.listen(0, '127.0.0.1', resolve))
+    onTestFinished(async () => { await new Promise<void>(resolve => hostile.close(() => resolve())) })
+    const { port } = hostile.address() as { port: number }
+    await expect(clientsOf(`http://127.0.0.1:${port}`).session.tokenBySignature(newWalletKey())).rejects.toThrow()
+    expect(signed).toBe(false)
+  })
+
   it('refuses a wallet with no account (403), a bad signature and a message used once already (401)', async () => {
     const local = await service(join(await useTempDir(), 's'))
     const stranger = newWalletKey()
