@@ -70,6 +70,9 @@ describe('a second device on a self-hosted service, one command each side', () =
     const config = join(root, 'b', 'config.toml')
     const joined = await ok(['init', '--join', carried, '--config', config, '--state-dir', join(root, 'b', 'state')], env)
     expect(joined.stdout).toContain(`made folder notes at ${join(homeB, 'notes')}`)
+    // What the join file set is said: the service it points at (loopback here: no plain-http warning).
+    expect(joined.stdout).toContain(`service ${a.url} (from the join file)`)
+    expect(joined.stderr).not.toContain('plain http')
     expect(joined.stdout).toContain(`account ${a.address}: saved ${join(root, 'b', 'wallet-key')}, ${join(root, 'b', 'api-key')}, ${join(root, 'b', 'session-token')} (0600)`)
     expect(joined.stdout).toContain('cidsync restore --files')
     expect(joined.stderr).toContain(`delete ${carried} now`)

@@ -1,6 +1,6 @@
 import { closeSync, constants, existsSync, fstatSync, mkdirSync, openSync, readSync } from 'node:fs'
 import { dirname, join } from 'node:path'
-import { loadConfig, type Config } from '../../config/index.js'
+import { isLoopbackHost, loadConfig, snapshotPassphrase, type Config } from '../../config/index.js'
 import { BundleInvalidError, InternalError, UsageError } from '../../errors.js'
 import { MAX_BUNDLE_BYTES, parseBundle, type DeviceBundle } from '../device-bundle.js'
 
@@ -105,15 +105,31 @@ function checkConfig (path: string, bundle: DeviceBundle): void {
 }
 
 /**
+ * What a join file set, said before anything uses it: the service, and whether it encrypts. A join
+ * file from someone else could point this device at their service, or turn encryption off.
+ */
+function sayJoined (config: Config): string[] {
+  const lines = [config.service.mode === 'remote' ? `service ${config.service.dealUrl} (from the join file)` : `service: embedded, data in ${config.service.dir}`]
+  if (config.service.mode === 'remote') {
+    const url = new URL(config.service.dealUrl)
+    if (url.protocol === 'http:' && !isLoopbackHost(url.hostname)) process.stderr.write(`cidsync: warning: the join file names a service over plain http (${url.host}): its API key and tokens cross the network unencrypted; check it is yours\n`)
+  }
+  for (const [what, value] of [['snapshots', config.snapshot.encryption], ['stored content', config.content.encryption]] as const) {
+    if (value === 'none') process.stderr.write(`cidsync: warning: the join file turns encryption off for ${what} (encryption = "none"): the service can read them\n`)
+  }
+  return lines
+}
+
+/**
  * Once the config is written: the settings checked, the folders made, the snapshot key installed,
  * the account's credentials saved beside the config (0600). Answers what to print.
  */
 export async function completeJoin (configPath: string, config: Config, bundle: DeviceBundle, foldersFromBundle: boolean): Promise<string> {
   checkConfig(configPath, bundle)
-  const lines: string[] = []
+  const lines: string[] = sayJoined(config)
   if (foldersFromBundle) {
     for (const folder of config.folders) {
-      if (existsSync(folder.path)) continue
+      if (existsSync(folder.path)) { lines.push(`folder ${folder.name} at ${folder.path} (already there: restored files go into it)`); continue }
       mkdirSync(folder.path, { recursive: true, mode: 0o700 })
       lines.push(`made folder ${folder.name} at ${folder.path}`)
     }
@@ -137,7 +153,7 @@ export async function completeJoin (configPath: string, config: Config, bundle: 
   }
   if (bundle.address !== undefined) savePrimaryWallet(config, bundle.address)
   if (saved.length > 0) lines.push(`account${bundle.address === undefined ? '' : ` ${bundle.address}`}: saved ${saved.join(', ')} (0600)`)
-  if (bundle.passphrase && (process.env.CIDSYNC_SNAPSHOT_PASSPHRASE ?? '') === '') {
+  if (bundle.passphrase && snapshotPassphrase() === undefined) {
     lines.push('the snapshots are sealed with a passphrase: set CIDSYNC_SNAPSHOT_PASSPHRASE to the other device\'s before `cidsync restore`')
   }
   return lines.map(l => `${l}\n`).join('')
