@@ -34,7 +34,8 @@ export function progressReporter (init: ProgressInit): (event: GetFilesProgress)
     if (event.type === 'bytes') bytes += event.bytes
     if (event.type === 'file') files++
     const at = now()
-    const rate = bytes / Math.max(0.001, (at - started) / 1000)
+    // Whole bytes: formatBytes shows a fraction below 1 KiB as it is.
+    const rate = Math.round(bytes / Math.max(0.001, (at - started) / 1000))
     if (!init.tty) {
       // The last file is followed by the summary on stdout: no line for it here. One small file
       // is over in a moment, however slow the machine: no line for it either.
@@ -45,9 +46,16 @@ export function progressReporter (init: ProgressInit): (event: GetFilesProgress)
     }
     if (at - last < 100 && files !== totalFiles) return
     last = at
-    const eta = rate > 0 && totalBytes > bytes ? ` ETA ${Math.ceil((totalBytes - bytes) / rate)} s` : ''
+    const eta = rate > 0 && totalBytes > bytes ? ` ETA ${etaText(Math.ceil((totalBytes - bytes) / rate))}` : ''
     const bar = `[${'#'.repeat(totalBytes === 0 ? 30 : Math.round(bytes / totalBytes * 30)).padEnd(30, '.')}]`
     write(`\r${bar} ${files}/${totalFiles} files, ${formatBytes(bytes)} of ${formatBytes(totalBytes)}, ${formatBytes(rate)}/s${eta}   `)
     if (files === totalFiles) write('\n')
   }
+}
+
+/** `45 s`, `12 min`, `3 h`: an estimate, said as roughly as it is known. */
+function etaText (seconds: number): string {
+  if (seconds < 90) return `${seconds} s`
+  if (seconds < 90 * 60) return `${Math.round(seconds / 60)} min`
+  return `${Math.round(seconds / 3600)} h`
 }

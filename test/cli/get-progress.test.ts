@@ -49,4 +49,17 @@ describe('restore --files and get progress (src/cli/get-progress.ts)', () => {
     expect(out[0]).toMatch(/^\r\[/)
     expect(out.at(-1)).toBe('\n')
   })
+
+  it('on a terminal, says the rate in whole bytes and a long wait in minutes or hours', () => {
+    const out: string[] = []
+    let clock = 0
+    const progress = progressReporter({ json: false, tty: true, write: (text) => { out.push(text) }, now: () => clock })
+    progress({ type: 'start', files: 2, bytes: 100_000 })
+    clock += 3000
+    progress({ type: 'bytes', bytes: 100 })
+    expect(out.at(-1)).toContain(', 33 B/s ETA 50 min')
+    clock += 3000
+    progress({ type: 'bytes', bytes: 10 })
+    expect(out.at(-1)).toMatch(/, 18 B\/s ETA [0-9]+ (min|h) {3}$/)
+  })
 })
