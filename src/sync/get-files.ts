@@ -124,6 +124,10 @@ export async function getFiles (clients: ServiceClients, index: Index, init: Get
   // Each directory a file was renamed into, with its root and the files: fsynced once at the end (see below).
   const renamed = new Map<string, { root: string, files: number[] }>()
   const jobs: Job[] = []
+  // A folder's own path must be there: a missing one is an unmounted disk, not a place to make.
+  const folderThere = async (folder: string, root: string): Promise<void> => {
+    if (init.to === undefined && !(await stat(root).catch(() => undefined))?.isDirectory()) throw new UsageError(`the folder ${folder} is not at ${root} (an unmounted disk?): mount it; on a new device, create it (\`mkdir -p ${root}\`); or bring the file back with --to DIR`)
+  }
   const prepare = async (row: Entry, at: number): Promise<void> => {
     const shown = `${row.folder}/${row.path}`
     try {
@@ -133,8 +137,7 @@ export async function getFiles (clients: ServiceClients, index: Index, init: Get
       if (!isCidProfileName(row.cidProfile)) throw new ContentIntegrityError(`${shown} has CID profile ${JSON.stringify(row.cidProfile)}, which this cidsync does not know: upgrade cidsync`)
       const profile = cidProfile(row.cidProfile)
       const { root, components } = targetRoot(config, init.to, row)
-      // A folder's own path must be there: a missing one is an unmounted disk, not a place to make.
-      if (init.to === undefined && !(await stat(root).catch(() => undefined))?.isDirectory()) throw new UsageError(`the folder ${row.folder} is not at ${root} (an unmounted disk?): mount it; on a new device, create it (\`mkdir -p ${root}\`); or bring the file back with --to DIR`)
+      await folderThere(row.folder, root)
       // Each directory made and checked once a run: the files after the first reuse where it
       // really is, which fetchFile checks again just before each rename (a symlink swapped in
       // meanwhile changes it, and the file is refused).
@@ -257,6 +260,7 @@ export async function getFiles (clients: ServiceClients, index: Index, init: Get
     ]
     const placed = await placeEntries(entryJobs, {
       place: (row) => { const { root, components } = targetRoot(config, init.to, row); return { root, components, dirMode: dirMode(row.folder) } },
+      folderThere,
       attrs: (row) => restoredAttrs(row.meta, note),
       overwrite: init.overwrite === true,
       signal: init.signal

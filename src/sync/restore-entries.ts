@@ -18,6 +18,8 @@ export interface PlaceEntriesInit {
   readonly attrs: (row: Entry) => FileAttrs
   readonly overwrite: boolean
   readonly signal?: AbortSignal
+  /** Refuses, saying what to do, a row whose folder is not where the config says (the files' check). */
+  readonly folderThere?: (folder: string, root: string) => Promise<void>
 }
 
 /** Links made at once. */
@@ -46,6 +48,7 @@ export async function placeEntries (jobs: readonly EntryJob[], init: PlaceEntrie
     try {
       init.signal?.throwIfAborted()
       const { root, components, dirMode } = init.place(row)
+      await init.folderThere?.(row.folder, root)
       const { target, targetDir } = await prepareTarget(root, components, dirMode)
       const there = await lstat(target).catch(() => undefined)
       if (kind === 'symlink') {
@@ -80,6 +83,7 @@ export async function placeEntries (jobs: readonly EntryJob[], init: PlaceEntrie
     try {
       init.signal?.throwIfAborted()
       const { root, components, dirMode } = init.place(row)
+      await init.folderThere?.(row.folder, root)
       // Made (or found) as a directory, each component checked; then given what it records.
       const { targetDir } = await prepareTarget(root, [...components, '.'], dirMode)
       const path = join(root, ...components)

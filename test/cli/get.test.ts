@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { randomBytes } from 'node:crypto'
-import { mkdir, readFile, readdir, rm, stat, writeFile, utimes } from 'node:fs/promises'
+import { mkdir, readFile, readdir, rm, stat, symlink, writeFile, utimes } from 'node:fs/promises'
 import { join } from 'node:path'
 import { runCli } from '../helpers/cli.js'
 import { useTempDir } from '../helpers/temp-dir.js'
@@ -205,6 +205,9 @@ describe('cidsync get and restore --files: content back on another device', () =
     const dir = await useTempDir()
     const { a, b, notes } = await twoDevices(dir)
     await writeFile(join(notes, 'a.md'), 'hello\n')
+    // A symlink and a directory say the same as a file, not a raw ENOENT.
+    await mkdir(join(notes, 'deeper'))
+    await symlink('a.md', join(notes, 'link.md'))
     expect((await cli(['snapshot', '--config', a])).code).toBe(0)
     const key = await cli(['key', 'export', '--config', a])
     expect((await cli(['key', 'import', key.stdout.trim(), '--config', b])).code).toBe(0)
@@ -213,6 +216,7 @@ describe('cidsync get and restore --files: content back on another device', () =
     const missing = await cli(['restore', '--files', '--config', b])
     expect(missing.code).toBe(1)
     expect(missing.stderr).toContain(`the folder notes is not at ${join(dir, 'b-notes')} (an unmounted disk?): mount it; on a new device, create it (\`mkdir -p ${join(dir, 'b-notes')}\`); or bring the file back with --to DIR`)
+    expect(missing.stderr).not.toContain('ENOENT')
     await mkdir(join(dir, 'b-notes'))
     expect((await cli(['restore', '--files', '--config', b])).code).toBe(0)
     expect(await readFile(join(dir, 'b-notes', 'a.md'), 'utf8')).toBe('hello\n')
