@@ -69,6 +69,8 @@ describe('cidsync status', () => {
     expect(daemon.stderr).toContain(`the state dir ${join(dir, 'notes', '.cidsync')} lies inside the watched folder notes`)
     const status = await runCli(['status', '--config', path])
     expect(status.stdout).toContain(`notes: note: the state dir ${join(dir, 'notes', '.cidsync')} lies inside this folder (at .cidsync/): it is not indexed`)
+    // The one-glance line, as the dashboard shows it, on the third line.
+    expect(status.stdout.split('\n')[2]).toMatch(/^(green|amber|red): .+\./)
     expect((await runCli(['status', '--check', '--config', path])).code).toBe(0)
     await daemon.stop()
   })

@@ -83,6 +83,8 @@ export function formatStatus (document: StatusDocument): string {
   const lines = [
     `cidsync ${s.version} · device ${s.device.id.slice(0, 8)} (${s.device.hostname}) · up ${formatDuration(s.uptimeSeconds)} · pid ${s.pid}`,
     `namespace ${s.namespace} · network ${s.network} · service ${s.service.mode} · profile ${s.cidProfile}`,
+    // The dashboard's one-glance line: the whole in a sentence, and the one thing to do.
+    ...(s.glance == null ? [] : [`${s.glance.level}: ${s.glance.sentence}${s.glance.todo == null ? '' : ` To do: ${s.glance.todo}`}`]),
     `watcher ${s.watcher.state}` + (s.watcher.currentAt !== null ? ` · index current since ${timeWithAge(s.watcher.currentAt)}` : ' · scanning, index not yet current'),
     ...(s.watcher.hashing.files > 0
       ? [`hashing ${countOf(s.watcher.hashing.files, 'file', 'files')} ${progressBar(s.watcher.hashing.bytesRead, s.watcher.hashing.bytes)} ${formatBytes(s.watcher.hashing.bytesRead)} of ${formatBytes(s.watcher.hashing.bytes)} read`]
