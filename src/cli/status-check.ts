@@ -26,7 +26,9 @@ export function statusProblems (s: StatusDocument): string[] {
   if (s.publish?.pointer.setBack === true) problems.push(`pointer: not in sync: ${s.publish.pointer.why ?? 'set back'}: it heals at the next publish (\`cidsync snapshot\` now); tell the service if it repeats`)
   if (s.publish?.refused != null) problems.push(`pointer: refused part of it: ${s.publish.refused.message} [${s.publish.refused.code}]`)
   // Days ahead, so a token nothing renews is replaced before publishing stops.
-  if (s.auth.sessionToken.problem != null) problems.push(`auth: ${s.auth.sessionToken.problem}`)
+  // A daemon from before token renewal answers no `auth`.
+  const token = s.auth?.sessionToken
+  if (token?.problem != null) problems.push(`auth: ${token.problem}`)
   if (s.reload != null && !s.reload.ok) problems.push(reloadRefusedLine(s.reload))
   problems.push(...contentProblems(s))
   problems.push(...mirrorProblems(s))

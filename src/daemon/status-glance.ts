@@ -23,7 +23,7 @@ function filesProblem (s: Input): Part | undefined {
   if (p.pointer.setBack) return red('the pointer was set back', 'publish now (Publish now, or `cidsync snapshot`)')
   if (p.lastError !== null && (p.last?.at == null || p.lastError.at > p.last.at)) return red('the last publish failed', p.lastError.message)
   // As `status --check` fails for it: a token that expires soon and that nothing renews.
-  if (s.auth.sessionToken.problem != null) return red('publishing stops soon', s.auth.sessionToken.problem)
+  if (s.auth?.sessionToken.problem != null) return red('publishing stops soon', s.auth.sessionToken.problem)
   const c = s.content
   if (c?.failingTooLong === true) return red(`${files(c.failures.length)} failed to upload for too long`, c.failures[0]?.advice ?? 'check the service')
   return undefined
@@ -51,7 +51,7 @@ function filesPending (s: Input): Part | undefined {
       ? amber('changes wait to be published', p.running ? 'nothing: a publish is running' : `nothing: they are published at ${p.pendingAt ?? ''}`)
       : amber(`the pointer is not this device's last publish: ${p.pointer.why ?? ''}`, 'nothing: the next publish takes care of it')
   }
-  if (s.auth.sessionToken.warning !== null) return amber('publishing stops soon', s.auth.sessionToken.warning)
+  if (s.auth?.sessionToken.warning != null) return amber('publishing stops soon', s.auth.sessionToken.warning)
   return undefined
 }
 

@@ -31,7 +31,8 @@ function publishLines (s: StatusDocument): string[] {
     lines.push(`account: ${formatCount(s.reconcile.remoteFiles)} uploads (${s.reconcile.gone} gone) · deals pending ${s.reconcile.deals.pending}, overdue ${s.reconcile.deals.overdue}, made ${s.reconcile.deals.made}` +
       (s.reconcile.lastRun === null ? ' · not reconciled yet' : ` · reconciled ${timeWithAge(s.reconcile.lastRun)}`))
   }
-  if (s.auth.sessionToken.warning !== null) lines.push(`auth: ${s.auth.sessionToken.warning}`)
+  const token = s.auth?.sessionToken
+  if (token?.warning != null) lines.push(`auth: ${token.warning}`)
   lines.push(...mirrorLines(s))
   return lines
 }
