@@ -3,11 +3,10 @@ import { linkSync, readFileSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { formatWalletKey, newWalletKey, parseWalletKey, walletAddress } from '../crypto/index.js'
 import { ACCESS_HEADER, startLocalService, startLocalServiceThread, type ServiceThread } from '../local-service/index.js'
-import { createServiceClients, type InProcessUpload, type ReadStoredRun, type ServiceClients } from '../remote/index.js'
-import { InternalError } from '../errors.js'
-import type { CID } from 'multiformats/cid'
+import { createServiceClients, type ServiceClients } from '../remote/index.js'
 import { writeFileAtomicSync } from '../util/atomic-write.js'
 import { DEFAULT_EMBEDDED_TOKEN_TTL_SECONDS, type EmbeddedOptions } from './embedded-options.js'
+import { EmbeddedObjectStore, type LocalReads } from './embedded-store.js'
 
 /** The account of an embedded service: made once, kept in its directory (0600). */
 interface EmbeddedAccount { walletKey: string, address: string, apiKey: string }
@@ -45,10 +44,6 @@ export interface EmbeddedService {
   readonly service: ServiceThread
   readonly clients: ServiceClients
   readonly address: string
-  /** The store's blocks read without HTTP, when the service runs on this thread (not `thread`). */
-  readonly readStored?: (cid: CID) => Promise<Uint8Array | undefined>
-  /** A run of the store's blocks read at once without HTTP (an export's leaves), when `readStored` is there. */
-  readonly readStoredRun?: ReadStoredRun
   readonly credentials: { readonly apiKey: () => string | undefined, readonly sessionToken: () => string | undefined }
 }
 
@@ -89,24 +84,18 @@ export async function startEmbedded (dir: string, options: Partial<EmbeddedOptio
   const init = { dir, admin: options.admin ?? false, accessKey }
   const local = options.thread === true ? undefined : await startLocalService(init)
   const service: ServiceThread = local ?? await startLocalServiceThread(init)
-  const readStored = local === undefined ? undefined : async (cid: CID, into?: Uint8Array) => await local.readStoredBlock(cid, into)
-  const readStoredRun: ReadStoredRun | undefined = local === undefined ? undefined : async (cids, into) => await local.readStoredBlocks(cids, into)
+  // On this thread, its blocks are read here: a restore's objects without the loopback HTTP hop.
+  const reads: LocalReads | undefined = local === undefined
+    ? undefined
+    : { block: async (cid, into) => await local.readStoredBlock(cid, into), run: async (cids, into) => await local.readStoredBlocks(cids, into) }
   const credentials: { apiKey?: string, sessionToken?: () => string } = {}
   const url = service.url
-  // Its uploads are added in this process, by the code its upload route runs after parsing a
-  // request (the same quota, durability and listing), without loopback HTTP, multipart, or
-  // hashing again the blocks a sealed object was hashed to as it was written.
-  const addInProcess: InProcessUpload = async (path, profile, options) => {
-    const apiKey = credentials.apiKey
-    if (apiKey === undefined) throw new InternalError('the embedded service was asked to store a file before its account was known')
-    return await service.addFile({ path, profile, apiKey, expectedCid: options.expectedCid, blocks: options.blocks, name: options.name })
-  }
   const clients = createServiceClients(
     { dealUrl: url, apiUrl: url, pointerUrl: url, uploadUrl: url, gateways: [url] },
     { apiKey: () => credentials.apiKey, sessionToken: () => credentials.sessionToken?.() },
-    // Its gateway's fetches into memory (a restore's objects) read its blocks here, without the
-    // loopback HTTP hop, and are checked against their CIDs as a gateway's answer is.
-    { headers: { [ACCESS_HEADER]: accessKey }, readStored, addInProcess }
+    // Its objects are added in this process (the same quota, durability and listing as its
+    // upload route), and read here when it runs on this thread: see EmbeddedObjectStore.
+    { headers: { [ACCESS_HEADER]: accessKey }, objects: overHttp => new EmbeddedObjectStore(overHttp, service, () => credentials.apiKey, reads) }
   )
   try {
     let account = readAccount(dir)
@@ -121,7 +110,7 @@ export async function startEmbedded (dir: string, options: Partial<EmbeddedOptio
     // scalar multiplication on secp256k1 (0.1 s of every command's start-up on a cold process).
     const address = typeof account.address === 'string' && /^0x[0-9a-f]{40}$/.test(account.address) ? account.address : walletAddress(parseWalletKey(account.walletKey))
     credentials.sessionToken = renewingToken(service, address, options.tokenTtlSeconds ?? DEFAULT_EMBEDDED_TOKEN_TTL_SECONDS)
-    return { service, clients, address, readStored, readStoredRun, credentials: { apiKey: () => credentials.apiKey, sessionToken: () => credentials.sessionToken?.() } }
+    return { service, clients, address, credentials: { apiKey: () => credentials.apiKey, sessionToken: () => credentials.sessionToken?.() } }
   } catch (err) {
     await clients.close()
     await service.stop()

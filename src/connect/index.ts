@@ -3,9 +3,8 @@
  * signed in to), or the remote one with credentials from the environment, systemd or files.
  * The one place besides the CLI that starts the local service.
  */
-import type { CID } from 'multiformats/cid'
 import type { Config } from '../config/index.js'
-import { createServiceClients, type ReadStoredRun, type ServiceClients } from '../remote/index.js'
+import { createServiceClients, type ServiceClients } from '../remote/index.js'
 import { Credential, credentialsDir } from './credentials.js'
 import { startEmbedded } from './embedded.js'
 import { embeddedOptions } from './embedded-options.js'
@@ -16,6 +15,8 @@ export type { CredentialName } from './credentials.js'
 export { TokenRenewal, TOKEN_WARNING_DAYS, RENEWED_TOKEN_FILE, RENEWAL_BACKOFF } from './token-renewal.js'
 export type { RenewalState, TokenRenewalInit } from './token-renewal.js'
 export { DEFAULT_EMBEDDED_TOKEN_TTL_SECONDS } from './embedded-options.js'
+export { EmbeddedObjectStore } from './embedded-store.js'
+export type { LocalReads } from './embedded-store.js'
 export { connectMirror, connectMirrors, findMirror, mirrorCredentialsDir, saveMirrorCredentials } from './mirrors.js'
 export { primaryWallet, savePrimaryWallet } from './wallet-address.js'
 export type { MirrorConnection } from './mirrors.js'
@@ -29,13 +30,6 @@ export interface ServiceConnection {
   readonly renewal?: TokenRenewal
   /** Base URLs, for messages: the embedded service's own, or the config's. */
   readonly describe: string
-  /**
-   * The embedded service's stored blocks read in this process, without HTTP (unchecked: the
-   * reader hashes each against its CID). Only when that service runs on this thread.
-   */
-  readonly readStored?: (cid: CID) => Promise<Uint8Array | undefined>
-  /** A run of those blocks read at once (an export's leaves); only beside `readStored`. */
-  readonly readStoredRun?: ReadStoredRun
   close: () => Promise<void>
 }
 
@@ -50,8 +44,6 @@ export async function connectService (config: Config, env: NodeJS.ProcessEnv = p
     return {
       mode: 'embedded',
       clients: embedded.clients,
-      readStored: embedded.readStored,
-      readStoredRun: embedded.readStoredRun,
       credentials: embedded.credentials,
       describe: `the embedded service at ${embedded.service.url} (data in ${config.service.dir}` +
         (options.storing === true ? '; in a thread of its own' : '') +

@@ -8,11 +8,8 @@ import { checkOwnPublishIn, publishAt, readContext, removeDeadExitFiles, SyncSto
 import { MAX_SEALED_MANIFEST_BYTES, type Manifest } from '../snapshot/index.js'
 import { failpoint } from '../util/failpoint.js'
 import { fsyncPath } from '../util/fsync.js'
-import { BlockHasher } from './block-hasher.js'
-import { BlockSlots } from './block-slots.js'
 import { CarFile } from './car-file.js'
 import { chainObjects, contentObjects, type ChainObject } from './chain-objects.js'
-import { RUN_BYTES, RUNS_AT_ONCE, walkStoredObjects, type ReadStoredBlock, type ReadStoredRun } from './stored-blocks.js'
 import { processAlive } from '../util/process-alive.js'
 
 export interface ExportInit {
@@ -25,14 +22,6 @@ export interface ExportInit {
   readonly content?: boolean
   readonly passphrase?: string
   readonly signal?: AbortSignal
-  /**
-   * The service's own store, when it runs in this process (the embedded one): blocks are read from
-   * it without the HTTP hop, each checked against its CID ({@link walkStoredObjects}). Without it,
-   * through the gateways.
-   */
-  readonly readStored?: ReadStoredBlock
-  /** Beside `readStored`: a file's leaves read a run at a time ({@link walkStoredObjects}). */
-  readonly readStoredRun?: ReadStoredRun
   /** Told after each object is in the CAR. */
   readonly onObject?: (event: ExportProgress) => void
 }
@@ -92,15 +81,11 @@ async function removeDeadTemps (file: string): Promise<void> {
 /**
  * Writes the chain at the pointer (or at `at`) as a CAR v1 rooted at its manifest: every publish
  * of its history and every segment they name, and with `content` every content object its records
- * name. Each object is fetched through the gateways and its blocks rebuilt from its bytes as they
- * stream, under the profile it was uploaded with, so they are the service's blocks, CID for CID
- * (the root compared with the object's CID: a gateway's wrong bytes fail the export, exit 4); or,
- * given `readStored` (the embedded service in this process), read from the store, each block
- * hashed against its CID before it is written.
- * Memory stays flat: blocks handed to the CAR's writes in order as they are checked (12 MiB of
- * write buffers: {@link CarFile}), a few blocks read ahead, and with `readStoredRun` at most
- * {@link RUNS_AT_ONCE} runs of {@link RUN_BYTES} (objects are read ahead across each other, never
- * more than that). The CAR is written to a temp
+ * name. The store hands over each object's blocks, each checked against its CID (ObjectStore's
+ * `blocks`): a service's gateway answer is rebuilt into blocks under the object's profile, the
+ * embedded store's packs are read in place. Wrong bytes fail the export (exit 4).
+ * Memory stays flat: blocks go to the CAR's writes in order as they are checked (12 MiB of write
+ * buffers: {@link CarFile}). The CAR is written to a temp
  * file beside FILE, fsynced once and renamed over it: FILE is whole or untouched.
  */
 export async function exportCar (clients: ServiceClients, init: ExportInit): Promise<ExportResult> {
@@ -127,10 +112,6 @@ export async function exportCar (clients: ServiceClients, init: ExportInit): Pro
     // Opened before anything is fetched: a FILE that cannot be written fails at once, named.
     // Its writes run on while the next blocks are fetched and hashed: see CarFile for the bounds.
     const car = await CarFile.create(temp, CID.parse(root)).catch((err: unknown) => { throw cannotWrite(err) })
-    // The store's blocks are hashed on a thread of their own (this one reads, compares and
-    // copies), read into a few slots used again and again (see BlockSlots).
-    const hasher = init.readStored !== undefined ? new BlockHasher() : undefined
-    const slots = init.readStored !== undefined ? new BlockSlots(16) : undefined
     const counts = { publishes: 0, segments: 0, contentObjects: 0, blocks: 0, bytes: 0, objects: 0 }
     let rootManifest: Manifest | undefined
     let writeFailure: CidsyncError | undefined
@@ -178,30 +159,19 @@ export async function exportCar (clients: ServiceClients, init: ExportInit): Pro
       }
     }
     try {
-      if (init.readStored !== undefined) {
-        // Read ahead across objects: the next object's blocks are read while this one is written.
-        const stored = async function * (): AsyncGenerator<{ cid: CID, maxBytes?: number, object: ChainObject }> {
-          for await (const object of objects()) yield { cid: CID.parse(object.cid), maxBytes: maxBytes(object), object }
-        }
-        await walkStoredObjects(init.readStored, stored(), sink, {
-          signal: init.signal, hasher, slots, readRun: init.readStoredRun,
-          onObject: ({ object }, walked) => { written(object, walked.size) },
-          failure: ({ object }, err) => named(object, err)
-        })
-      } else {
-        for await (const object of objects()) {
-          const got = await clients.gateway.fetchBlocks(object.cid, object.profile, sink, { signal: init.signal, maxBytes: maxBytes(object) })
-            .catch((err: unknown) => { throw named(object, err) })
-          written(object, got.size)
-        }
+      const requests = async function * (): AsyncGenerator<ChainObject & { maxBytes?: number }> {
+        for await (const object of objects()) yield { ...object, maxBytes: maxBytes(object) }
       }
+      await clients.objects.blocks(requests(), sink, {
+        signal: init.signal,
+        onObject: (object, walked) => { written(object, walked.size) },
+        failure: (object, err) => named(object, err)
+      })
       // Written whole and fsynced before the rename.
       await car.close().catch((err: unknown) => { throw cannotWrite(err) })
     } catch (err) {
       await car.abort()
       throw err
-    } finally {
-      await hasher?.close()
     }
     failpoint('export:before-rename')
     await rename(temp, file).catch((err: unknown) => { throw cannotWrite(err) })

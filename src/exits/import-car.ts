@@ -126,7 +126,7 @@ export async function importCar (clients: ServiceClients, init: ImportInit): Pro
  */
 async function uploadCar (clients: ServiceClients, init: ImportInit, car: ScannedCar): Promise<CarImported> {
   const parts = car.parts ?? []
-  if (parts.length <= 1) return await clients.upload.importCar(init.file, { signal: init.signal, onProgress: (sent, total) => init.onStep?.('upload', { sent, total }) })
+  if (parts.length <= 1) return await clients.importCar(init.file, { signal: init.signal, onProgress: (sent, total) => init.onStep?.('upload', { sent, total }) })
   const header = carHeader(CID.parse(car.root))
   const total = parts.reduce((sum, p) => sum + header.byteLength + p.end - p.start, 0)
   let before = 0
@@ -134,7 +134,7 @@ async function uploadCar (clients: ServiceClients, init: ImportInit, car: Scanne
   let last: CarImported | undefined
   for (const [i, part] of parts.entries()) {
     const pinRoots = i === parts.length - 1
-    last = await clients.upload.importCar(init.file, { signal: init.signal, part: { ...part, header, pinRoots }, onProgress: (sent) => init.onStep?.('upload', { sent: before + sent, total }) })
+    last = await clients.importCar(init.file, { signal: init.signal, part: { ...part, header, pinRoots }, onProgress: (sent) => init.onStep?.('upload', { sent: before + sent, total }) })
     before += header.byteLength + part.end - part.start
     // A service that does not say for one part is not checked for the whole.
     stats = last.stats === undefined || stats === undefined ? undefined : { blocks: stats.blocks + last.stats.blocks, bytes: stats.bytes + last.stats.bytes }

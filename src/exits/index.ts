@@ -4,7 +4,6 @@
  */
 export { exportCar, exportTempPath } from './export-car.js'
 export type { ExportInit, ExportResult, ExportProgress } from './export-car.js'
-export type { ReadStoredBlock } from './stored-blocks.js'
 export { importCar } from './import-car.js'
 export type { ImportInit, ImportResult, ImportStep } from './import-car.js'
 export { scanCar } from './scan-car.js'

@@ -1,6 +1,10 @@
-import { RemoteListingError } from '../errors.js'
+import { RemoteListingError, RemoteNotFoundError } from '../errors.js'
+import { z } from 'zod'
 import type { HttpClient } from './http-client.js'
 import { ANSWER_LIMITS } from './body.js'
+
+/** A delete's answer is not relied on beyond its status; any JSON object will do. */
+const deleteAnswerSchema = z.object({}).passthrough()
 import { filesPageSchema, type FileRecord } from './schemas.js'
 import type { CallOptions } from './deals-client.js'
 
@@ -43,5 +47,19 @@ export async function * listFiles (api: HttpClient, options: ListFilesOptions = 
       throw new RemoteListingError({ service: 'main API', method: 'GET', url: api.url(request).toString() }, records, page.totalFiles, lastKey ?? 'null')
     }
     lastKey = next
+  }
+}
+
+/**
+ * Takes an upload out of the account's listing by its id. The service may keep serving its
+ * bytes until it reclaims space. A 404 (no such upload here) answers false.
+ */
+export async function deleteUpload (api: HttpClient, id: string, options: CallOptions = {}): Promise<boolean> {
+  try {
+    await api.json({ method: 'DELETE', path: '/api/user/delete_file', query: { id }, maxBytes: ANSWER_LIMITS.small, signal: options.signal }, deleteAnswerSchema)
+    return true
+  } catch (err) {
+    if (err instanceof RemoteNotFoundError) return false
+    throw err
   }
 }

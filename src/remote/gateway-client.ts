@@ -3,16 +3,15 @@ import { CID } from 'multiformats/cid'
 import * as raw from 'multiformats/codecs/raw'
 import { sha256 } from 'multiformats/hashes/sha2'
 import { CidBuilder, type CidProfile } from '../content/index.js'
-import { GatewayFetchError, IntegrityError, NameResolveError, RemoteStatusError, ServiceDataDamagedError } from '../errors.js'
+import { IntegrityError, NameResolveError, RemoteStatusError } from '../errors.js'
 import type { HttpClient } from './http-client.js'
 import type { CallOptions } from './deals-client.js'
 import { ANSWER_LIMITS, announcedLength, readBounded, tooLargeError } from './body.js'
 import { canonicalCid } from './cid-text.js'
 import { verifiedFileBytes } from './gateway-blocks.js'
-import { eachGateway, type GatewayTry } from './gateway-failover.js'
+import { eachGateway } from './gateway-failover.js'
 import { fetchBlocks, type RebuildFetchOptions, type BlockSink } from './rebuilt-blocks.js'
-import { storedFileBytes, type ReadStoredBlock } from './stored-file.js'
-import { receiveVerified } from './verified-receive.js'
+import { defaultSlab, fillSlabs, receiveVerified, TooLarge } from '../store/index.js'
 import { resolveName, type ResolvedName } from './name-resolver.js'
 
 /**
@@ -48,8 +47,6 @@ export interface FetchBytesOptions extends FetchOptions {
   readonly slab?: () => Uint8Array
 }
 
-/** Slabs {@link GatewayClient.fetchVerifiedBytes} fills when its caller gives none. */
-const DEFAULT_SLAB_BYTES = 4 * 1024 * 1024
 
 /** One gateway's whole answer: slow links get time, a trickle does not get forever. */
 export const FETCH_DEADLINE_MS = 30 * 60_000
@@ -57,53 +54,6 @@ export const FETCH_DEADLINE_MS = 30 * 60_000
 export interface GatewayLimits {
   /** The most a fetch writes when the caller names no size (default {@link ANSWER_LIMITS}.fetch). */
   readonly maxBytes?: number
-  /**
-   * The service's own store, when it runs in this process (the embedded one on this thread):
-   * {@link GatewayClient.fetchVerifiedBytes} reads an object's blocks from it without the HTTP
-   * hop, and checks the bytes against the CID as it checks a gateway's; what it cannot read
-   * there, or that does not verify, it asks the gateways for as usual.
-   */
-  readonly readStored?: ReadStoredBlock
-}
-
-/** `chunks` as they come, each added to `builder` first. */
-async function * hashed (chunks: AsyncIterable<Uint8Array>, builder: CidBuilder): AsyncGenerator<Uint8Array> {
-  for await (const chunk of chunks) {
-    builder.update(chunk)
-    yield chunk
-  }
-}
-
-/** Bytes that would pass the caller's bound: a gateway's answer that is not the CID's. */
-class TooLarge extends Error {}
-
-/**
- * Copies `chunks` into slabs `slab` gives (each filled before the next; the last cut to what it
- * holds), refusing past `maxBytes` ({@link TooLarge}) before copying what would pass it.
- */
-async function fillSlabs (chunks: AsyncIterable<Uint8Array>, maxBytes: number, slab: () => Uint8Array, onProgress?: (received: number) => void): Promise<Uint8Array[]> {
-  const filled: Uint8Array[] = []
-  let current: Uint8Array | undefined
-  let at = 0
-  let received = 0
-  for await (const chunk of chunks) {
-    if (received + chunk.byteLength > maxBytes) throw new TooLarge()
-    for (let offset = 0; offset < chunk.byteLength;) {
-      if (current === undefined || at === current.byteLength) {
-        if (current !== undefined) filled.push(current)
-        current = slab()
-        at = 0
-      }
-      const take = Math.min(current.byteLength - at, chunk.byteLength - offset)
-      current.set(offset === 0 && take === chunk.byteLength ? chunk : chunk.subarray(offset, offset + take), at)
-      at += take
-      offset += take
-    }
-    received += chunk.byteLength
-    onProgress?.(received)
-  }
-  if (current !== undefined) filled.push(current.subarray(0, at))
-  return filled
 }
 
 /**
@@ -113,25 +63,11 @@ async function fillSlabs (chunks: AsyncIterable<Uint8Array>, maxBytes: number, s
  * gives the file's raw blocks instead (`?format=raw`), each checked against its CID as it arrives;
  * the bytes they make are then checked the same way.
  */
-/**
- * After the service's store in this process failed to give an object: returns when the gateways
- * should be asked (not there, damaged bytes, more than the caller accepts: the same bytes over
- * HTTP fail the same checks, with their usual error); throws when they should not: an abort, or
- * a store whose data dir lost what it indexed (a pack cut short or gone), which its own gateway
- * could only answer with a 500, "try again later".
- */
-function fallBackFromStore (err: unknown, signal: AbortSignal | undefined): void {
-  if (err instanceof ServiceDataDamagedError) throw err
-  signal?.throwIfAborted()
-}
-
 export class GatewayClient {
   private readonly maxBytes: number
-  private readonly readStored: ReadStoredBlock | undefined
 
   constructor (private readonly gateways: readonly HttpClient[], limits: GatewayLimits = {}) {
     this.maxBytes = limits.maxBytes ?? ANSWER_LIMITS.fetch
-    this.readStored = limits.readStored
   }
 
   async fetchVerified (cid: string, profile: CidProfile, destination: string, options: FetchOptions = {}): Promise<{ size: number, gateway: string }> {
@@ -154,24 +90,6 @@ export class GatewayClient {
     // Only ever `/ipfs/<cid>`: whoever parsed the CID before, text that is not one is refused here.
     canonicalCid(cid)
     const maxBytes = options.maxBytes ?? this.maxBytes
-    const readStored = this.readStored
-    if (readStored !== undefined) {
-      // The service runs in this process: its store read here, through the same checks, without
-      // the loopback HTTP hop (a restore's base segment served and received on one thread).
-      const tried: GatewayTry = { wrongBytes: false }
-      try {
-        return await receiveVerified(async () => ({
-          stream: Readable.from(storedFileBytes(readStored, CID.parse(cid), options.signal)),
-          total: undefined,
-          from: 'the service\'s store',
-          origin: 'the service\'s store',
-          overCap: (cap) => new IntegrityError(`${cid} in the service's store holds more than the ${cap} bytes it was expected to: not that object`)
-        }), cid, profile, destination, alongside, options, maxBytes, tried)
-      } catch (err) {
-        if (tried.fatal !== undefined) throw tried.fatal.err
-        fallBackFromStore(err, options.signal)
-      }
-    }
     return await eachGateway(this.gateways, cid, options.signal, async (gateway, tried) => await receiveVerified(async (onTooLarge) => {
       const { request, stream, total } = await this.openFile(gateway, cid, options, maxBytes, onTooLarge)
       return { stream, total, from: gateway.url({ path: `/ipfs/${cid}` }).origin, origin: gateway.url({ path: '' }).origin, overCap: (cap) => tooLargeError(gateway.context(request), cap) }
@@ -187,26 +105,12 @@ export class GatewayClient {
    */
   async fetchVerifiedBytes (cid: string, profile: CidProfile, options: FetchBytesOptions = {}): Promise<Uint8Array[]> {
     canonicalCid(cid)
-    const slab = options.slab ?? (() => new Uint8Array(new SharedArrayBuffer(DEFAULT_SLAB_BYTES)))
+    const slab = options.slab ?? defaultSlab
     const maxBytes = options.maxBytes ?? this.maxBytes
     const verified = async (filled: Uint8Array[], from: string): Promise<Uint8Array[]> => {
       const got = options.hash !== undefined ? await options.hash(filled) : filled.reduce((builder, bytes) => builder.update(bytes), new CidBuilder(profile)).finish().toString()
       if (got !== cid) throw new IntegrityError(`bytes from ${from} hash to ${got}, not ${cid}`)
       return filled
-    }
-    if (this.readStored !== undefined) {
-      try {
-        // Hashed here as each block is read, not afterwards in `options.hash`'s thread: this
-        // thread waits on the store's reads anyway, and the object is verified as soon as its
-        // last block is in, instead of one more pass over it before anything may read it.
-        const builder = new CidBuilder(profile)
-        const filled = await fillSlabs(hashed(storedFileBytes(this.readStored, CID.parse(cid), options.signal), builder), maxBytes, slab)
-        const got = builder.finish().toString()
-        if (got !== cid) throw new IntegrityError(`bytes from the service's store hash to ${got}, not ${cid}`)
-        return filled
-      } catch (err) {
-        fallBackFromStore(err, options.signal)
-      }
     }
     return await eachGateway(this.gateways, cid, options.signal, async (gateway, tried) => {
       let tooLarge = false
@@ -227,31 +131,6 @@ export class GatewayClient {
         throw err
       }
     })
-  }
-
-  /** Whether {@link verifiedStream} can stream: the service's own store is read in this process. */
-  get streams (): boolean {
-    return this.readStored !== undefined
-  }
-
-  /**
-   * An object's bytes in order from the service's own store, each block checked against its CID
-   * before any of it is given out (see `storedFileBytes`, checked): the caller may use bytes as
-   * they come, verified, without holding the object whole. At most `maxBytes` of them (past it an
-   * {@link IntegrityError}: not the object the caller was told of). Only where {@link streams};
-   * elsewhere a whole file from a gateway can be checked only once it is all in
-   * ({@link fetchVerifiedBytes}). A damaged or missing block fails it: the same store is what the
-   * gateway would read.
-   */
-  async * verifiedStream (cid: string, options: { readonly signal?: AbortSignal, readonly maxBytes: number }): AsyncGenerator<Uint8Array> {
-    canonicalCid(cid)
-    if (this.readStored === undefined) throw new GatewayFetchError(`could not read ${cid} from the service's store: it is not in this process`)
-    let received = 0
-    for await (const chunk of storedFileBytes(this.readStored, CID.parse(cid), options.signal, true)) {
-      received += chunk.byteLength
-      if (received > options.maxBytes) throw new IntegrityError(`${cid} in the service's store holds more than the ${options.maxBytes} bytes it was expected to: not that object`)
-      yield chunk
-    }
   }
 
   /**

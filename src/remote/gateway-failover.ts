@@ -1,13 +1,9 @@
 import { ContentNotFoundError, GatewayFetchError, IntegrityError, RemoteNotFoundError } from '../errors.js'
 import type { HttpClient } from './http-client.js'
+import type { SourceTry } from '../store/index.js'
 
 /** What one gateway's try tells the failover beyond its error. */
-export interface GatewayTry {
-  /** Its answer was not the CID's bytes (larger than the caller knows the content to be, say). */
-  wrongBytes: boolean
-  /** The caller's own failure over the CID's bytes: the fetch fails with it, no other gateway is asked. */
-  fatal?: { readonly err: unknown }
-}
+export type GatewayTry = SourceTry
 
 /**
  * Tries `attempt` with each gateway in order until one answers; a try that fails is that

@@ -7,11 +7,13 @@ import { DealsClient } from './deals-client.js'
 import { listFiles, type ListFilesOptions } from './files-client.js'
 import { NamesClient } from './names-client.js'
 import { PointersClient } from './pointers-client.js'
-import { UploadClient, type InProcessUpload } from './upload-client.js'
+import { UploadClient, type UploadOptions } from './upload-client.js'
+import type { CarUploadOptions, CarImported } from './car-import-client.js'
+import { ServiceObjectStore } from './service-store.js'
+import type { ObjectStore } from '../store/index.js'
 import { GatewayClient } from './gateway-client.js'
 import { SessionClient } from './session-client.js'
 import type { FileRecord } from './schemas.js'
-import type { ReadStoredBlock } from './stored-file.js'
 
 export { HttpClient } from './http-client.js'
 export type { HttpClientInit, HttpRequest, HttpResponse } from './http-client.js'
@@ -24,7 +26,8 @@ export { NamesClient } from './names-client.js'
 export { PointersClient } from './pointers-client.js'
 export type { PointerInput } from './pointers-client.js'
 export { UploadClient, addQuery } from './upload-client.js'
-export type { UploadOptions, InProcessUpload } from './upload-client.js'
+export type { UploadOptions } from './upload-client.js'
+export { ServiceObjectStore, fetchOptions, uploadOptions } from './service-store.js'
 export type { CarImported } from './car-import-client.js'
 export { GatewayClient } from './gateway-client.js'
 export { SessionClient } from './session-client.js'
@@ -32,7 +35,6 @@ export { checkedCid, canonicalCid, isCanonicalCid, cidSchema } from './cid-text.
 export type { CidText } from './cid-text.js'
 export type { FetchOptions, GatewayLimits } from './gateway-client.js'
 export type { ResolvedName } from './name-resolver.js'
-export type { ReadStoredBlock, ReadStoredRun } from './stored-file.js'
 export type { BlockSink } from './rebuilt-blocks.js'
 export type { FileRecord, Pointer } from './schemas.js'
 export { DEFAULT_RETRY_POLICY } from './retry.js'
@@ -58,7 +60,11 @@ export interface ServiceClients {
   readonly deals: DealsClient
   readonly names: NamesClient
   readonly pointers: PointersClient
-  readonly upload: UploadClient
+  /** The objects: put, read verified, list, delete (see `ObjectStore`'s guarantees). */
+  readonly objects: ObjectStore
+  /** Sends a CAR to the service's `dag/import` (the caller checked its blocks). */
+  readonly importCar: (path: string, options?: UploadOptions & Pick<CarUploadOptions, 'part'>) => Promise<CarImported>
+  /** IPNS names resolved through the gateways (objects are read through `objects`). */
   readonly gateway: GatewayClient
   /** Session tokens for a wallet's signature (a self-hosted service's; production's are a 404). */
   readonly session: SessionClient
@@ -100,15 +106,16 @@ export interface ServiceLimits {
   readonly maxFetchBytes?: number
   /** What a refused or missing credential says to do (default {@link PRIMARY_CREDENTIAL_HINTS}). */
   readonly hints?: CredentialHints
-  /** The service's own store, read without HTTP by the gateway client's fetches into memory (see `GatewayLimits.readStored`). */
-  readonly readStored?: ReadStoredBlock
-  /** The service runs in this process: uploads go through it, not over HTTP (see {@link InProcessUpload}). */
-  readonly addInProcess?: InProcessUpload
+  /**
+   * The objects as the caller keeps them, given the service's over HTTP: the embedded service
+   * reads and adds in this process (connect/embedded-store.ts).
+   */
+  readonly objects?: (overHttp: ServiceObjectStore) => ObjectStore
 }
 
 /** One HTTP core per base URL, each client on the one it talks to. */
 export function createServiceClients (endpoints: ServiceEndpoints, credentials: ServiceCredentials, options: Partial<HttpClientInit> & ServiceLimits = {}): ServiceClients {
-  const { maxFetchBytes, hints = PRIMARY_CREDENTIAL_HINTS, readStored, addInProcess, ...init } = options
+  const { maxFetchBytes, hints = PRIMARY_CREDENTIAL_HINTS, objects, ...init } = options
   const make = (service: string, baseUrl: string, credential?: () => string | undefined, hint?: CredentialHints['apiKey'], extra: Partial<HttpClientInit> = {}): HttpClient =>
     new HttpClient({ ...init, ...extra, service, baseUrl, credential, unauthorizedHint: hint?.refused, missingHint: hint?.missing })
   const deal = make('deal service', endpoints.dealUrl, credentials.apiKey, hints.apiKey)
@@ -118,12 +125,16 @@ export function createServiceClients (endpoints: ServiceEndpoints, credentials: 
   const upload = make('upload endpoint', endpoints.uploadUrl, credentials.apiKey, hints.apiKey, { headersTimeoutMs: 10 * 60_000, deadlineMs: UPLOAD_DEADLINE_MS })
   const gateways = endpoints.gateways.map(url => make('gateway', url))
   const all = [deal, api, pointer, upload, ...gateways]
+  const uploads = new UploadClient(upload)
+  const gateway = new GatewayClient(gateways, { maxBytes: maxFetchBytes })
+  const overHttp = new ServiceObjectStore(uploads, gateway, api, `the service at ${endpoints.uploadUrl}`)
   return {
     deals: new DealsClient({ deal, api }),
     names: new NamesClient(api),
     pointers: new PointersClient(pointer),
-    upload: new UploadClient(upload, addInProcess),
-    gateway: new GatewayClient(gateways, { maxBytes: maxFetchBytes, readStored }),
+    objects: objects?.(overHttp) ?? overHttp,
+    importCar: async (path, options) => await uploads.importCar(path, options),
+    gateway,
     session: new SessionClient(pointer),
     files: (options) => listFiles(api, options),
     close: async () => { await Promise.all(all.map(async c => { await c.close() })) }

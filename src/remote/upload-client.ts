@@ -5,7 +5,7 @@ import { Readable } from 'node:stream'
 import { randomBytes } from 'node:crypto'
 import { CID } from 'multiformats/cid'
 import { CidBuilder, type CidProfile, type ObjectBlocks } from '../content/index.js'
-import { AbortedError, IntegrityError, RemoteBadRequestError, RemoteResponseError, RemoteStatusError, type RemoteContext } from '../errors.js'
+import { IntegrityError, RemoteResponseError } from '../errors.js'
 import type { HttpClient } from './http-client.js'
 import { ANSWER_LIMITS, parseBody, readBounded } from './body.js'
 import { uploadAnswerSchema } from './schemas.js'
@@ -29,28 +29,8 @@ export interface UploadOptions extends CallOptions {
   readonly expectedCid?: string
   /** The name the uploads listing shows; the file's own name when not given. */
   readonly name?: string
-  /**
-   * The object's blocks as they were hashed with `expectedCid` their root: a service in this
-   * process stores them without hashing them again (ignored over HTTP).
-   */
+  /** Ignored over HTTP: the service hashes what it receives. */
   readonly blocks?: ObjectBlocks
-}
-
-/**
- * The upload endpoint of a service running in this process (the embedded one): adds a file
- * without HTTP and answers what `add` would. A refusal carries the route's `status` (413 past a
- * quota, 503 after a failed fsync).
- */
-export type InProcessUpload = (path: string, profile: CidProfile, options: { readonly expectedCid?: string, readonly blocks?: ObjectBlocks, readonly name?: string }) => Promise<{ cid: string, size: number }>
-
-/** What an in-process refusal would have been over HTTP, as `HttpClient` makes it from a status. */
-function refusal (context: RemoteContext, err: unknown): Error {
-  const e = err as Error & { status?: unknown, code?: unknown }
-  const status = typeof e.status === 'number' ? e.status : 500
-  const excerpt = typeof e.status === 'number' || typeof e.code !== 'string' ? e.message : `${e.code}: ${e.message}`
-  if (status === 400 || status === 422) return new RemoteBadRequestError(context, status, excerpt, '')
-  if (status === 429) return new RemoteStatusError(context, status, excerpt, 'the service is limiting requests: try again later')
-  return new RemoteStatusError(context, status, excerpt, status >= 500 ? 'the service failed: try again later' : '')
 }
 
 /** Kubo's `add` parameters for a profile, named explicitly: a server's defaults may differ. */
@@ -83,12 +63,10 @@ function lastEntry (text: string): string | undefined {
  * memory), computing its CID on the way, and refuses an answer whose CID differs from ours.
  */
 export class UploadClient {
-  /** @param inProcess - the service runs in this process: files are added through it, not over HTTP. */
-  constructor (private readonly upload: HttpClient, private readonly inProcess?: InProcessUpload) {}
+  constructor (private readonly upload: HttpClient) {}
 
   async add (path: string, profile: CidProfile, options: UploadOptions = {}): Promise<{ cid: string, size: number }> {
     const { size } = await stat(path)
-    if (this.inProcess !== undefined) return await this.addInProcess(this.inProcess, path, size, profile, options)
     const computed: { cid?: CID } = {}
     const boundary = `cidsync-${randomBytes(12).toString('hex')}`
     const name = (options.name ?? basename(path)).replace(/["\r\n]/g, '_')
@@ -125,29 +103,6 @@ export class UploadClient {
       throw new IntegrityError(`the upload endpoint computed ${answer.Hash} for ${path}, cidsync computed ${local.toString()}: the service imported with other parameters than ${profile.name}`)
     }
     return { cid: local.toString(), size }
-  }
-
-  /**
-   * {@link add} through the service in this process: the rate limit still holds the bytes back,
-   * and an answer that is not `expectedCid` is refused as over HTTP.
-   */
-  private async addInProcess (send: InProcessUpload, path: string, size: number, profile: CidProfile, options: UploadOptions): Promise<{ cid: string, size: number }> {
-    const request = { method: 'POST' as const, path: '/api/v0/add', query: addQuery(profile) }
-    const context = { service: 'upload endpoint', method: 'POST', url: `${this.upload.url(request).toString()} (in process)` }
-    const aborted = (): boolean => options.signal?.aborted === true
-    if (options.throttle !== undefined) for (let at = 0; at < size; at += READ_BYTES) await options.throttle(Math.min(READ_BYTES, size - at), options.signal)
-    if (aborted()) throw new AbortedError(`${context.method} ${context.url} was aborted`)
-    let answer: { cid: string, size: number }
-    try {
-      answer = await send(path, profile, { expectedCid: options.expectedCid, blocks: options.blocks, name: options.name })
-    } catch (err) {
-      throw refusal(context, err)
-    }
-    options.onProgress?.(size, size)
-    if (options.expectedCid !== undefined && answer.cid !== CID.parse(options.expectedCid).toString()) {
-      throw new IntegrityError(`the upload endpoint computed ${answer.cid} for ${path}, cidsync computed ${options.expectedCid}: the service imported with other parameters than ${profile.name}`)
-    }
-    return { cid: answer.cid, size }
   }
 
   /** Sends a CAR file to `/api/v0/dag/import` (see {@link importCarFile}); the caller checked its blocks. */

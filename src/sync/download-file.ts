@@ -68,7 +68,7 @@ export async function downloadFile (clients: ServiceClients, index: Index, init:
   const dir = await mkdtemp(join(parent, 'download-'))
   const remove = async (): Promise<void> => { await rm(dir, { recursive: true, force: true }) }
   const objects = new ObjectCache(join(dir, 'objects'), async (cid, destination, options) => {
-    await clients.gateway.fetchVerified(cid, options.profile ?? SNAPSHOT_PROFILE, destination, { ...options, signal: options.signal })
+    await clients.objects.getFile(cid, options.profile ?? SNAPSHOT_PROFILE, destination, { ...options, signal: options.signal })
   })
   try {
     const key = record.sealing === 'none' ? undefined : readingKey(config.stateDir, { keyId: record.keyId, salt: record.keySalt }, init.passphrase)

@@ -60,13 +60,13 @@ export async function getFiles (clients: ServiceClients, index: Index, init: Get
   await removeDeadFetches(fetchDir)
   const objects = new ObjectCache(join(fetchDir, String(process.pid)), async (cid, destination, options) => {
     // Scratch, verified, read by this process and removed: not fsynced (a power cut ends the reader too).
-    await clients.gateway.fetchVerified(cid, options.profile ?? SNAPSHOT_PROFILE, destination, { ...options, signal: options.signal, durable: false })
+    await clients.objects.getFile(cid, options.profile ?? SNAPSHOT_PROFILE, destination, { ...options, signal: options.signal, durable: false })
   })
   const pool = new SealPool(RESTORE_THREADS)
   // Verified files are fsynced a batch at a time, and renamed only then (docs/content-format.md, "What a crash leaves").
   const durable = new DurableBatch(pool, RESTORE_BATCH)
   // Sealed objects are held in memory, each hashed in a sealing thread before anything reads it.
-  const memory = new ObjectMemory(RESTORE_MEMORY_BYTES, async (cid, options) => await clients.gateway.fetchVerifiedBytes(cid, SNAPSHOT_PROFILE, {
+  const memory = new ObjectMemory(RESTORE_MEMORY_BYTES, async (cid, options) => await clients.objects.getBytes(cid, SNAPSHOT_PROFILE, {
     ...options, hash: async (slabs) => await pool.hashObject(slabs, options.signal)
   }))
   // A --to dir made here is private: the tree under it keeps its recorded modes.
@@ -191,7 +191,7 @@ export async function getFiles (clients: ServiceClients, index: Index, init: Get
       // A large file's parts, read from the embedded service's store, go to its thread as they
       // are read (each block verified first) instead of each being held whole: memory stays at a
       // few blocks a file, and several large files are opened at once.
-      const streamed = record.sealing !== 'none' && record.size >= SMALL_FILE_BYTES && clients.gateway.streams
+      const streamed = record.sealing !== 'none' && record.size >= SMALL_FILE_BYTES && clients.objects.stream !== undefined
       // A thread is started by its first job: one as soon as a file is to be fetched (an empty
       // object's hash), so that its start-up (0.1-0.3 s of loading) runs while the other files
       // are checked, not after, when the first file's bytes wait for it; a run with nothing to
@@ -235,7 +235,8 @@ export async function getFiles (clients: ServiceClients, index: Index, init: Get
         written()
         return
       }
-      const stream = job.streamed ? (cid: string, maxBytes: number, signal?: AbortSignal) => clients.gateway.verifiedStream(cid, { maxBytes, signal }) : undefined
+      const streamOf = clients.objects.stream
+      const stream = job.streamed && streamOf !== undefined ? (cid: string, maxBytes: number, signal?: AbortSignal) => streamOf(cid, { maxBytes, signal }) : undefined
       const unsealed = await unsealFile({ ...file, memory, pool, stream })
       // Its outcome comes once its batch is durable and renamed; this slot goes on to the next file.
       await durable.add(unsealed, (err) => { if (err === undefined) written(); else failed(err, row, at) })

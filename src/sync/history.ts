@@ -67,7 +67,7 @@ async function readAny (clients: ServiceClients, cid: string, cache: ManifestCac
   const path = fetchedPath(init, cid, '.read')
   try {
     // Its header says what it is: junk stops after the header's few KiB, a manifest at its most.
-    await clients.gateway.fetchVerified(cid, SNAPSHOT_PROFILE, path, { signal: init.signal, boundBy: { prefixBytes: PUBLISH_PREFIX_BYTES, bound: publishFetchBound } })
+    await clients.objects.getFile(cid, SNAPSHOT_PROFILE, path, { signal: init.signal, boundBy: { prefixBytes: PUBLISH_PREFIX_BYTES, bound: publishFetchBound } })
     const header = await readSealedHeader(path)
     if (header.engine === ENGINE_V1 && 'createdAt' in header) {
       // Its time, device and count are shown and offered to restore: only once the key proves them.

@@ -234,12 +234,12 @@ export class MirrorReplicator {
     const temp = join(dir, `mirror-${row.seq}-${link.name.replace(/[^A-Za-z0-9.-]/g, '-')}`)
     try {
       try {
-        await primary.gateway.fetchVerified(row.cid, profile, temp, { signal })
+        await primary.objects.getFile(row.cid, profile, temp, { signal })
       } catch (err) {
         if (err instanceof Error) this.fromPrimary.add(err)
         throw err
       }
-      await link.clients.upload.add(temp, profile, { signal })
+      await link.clients.objects.put(temp, profile, { signal })
     } finally {
       await rm(temp, { force: true })
     }

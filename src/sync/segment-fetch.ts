@@ -81,7 +81,7 @@ export async function fetchSegments (clients: ServiceClients, wanted: ReadonlyAr
       // verified the bytes against the CID. Scratch: opened by this process and removed, so not
       // fsynced (a power cut ends the reader too).
       const syncEarly = init.syncEarly?.cids.has(segment.cid) === true
-      await clients.gateway.fetchVerifiedInto(segment.cid, SNAPSHOT_PROFILE, async (bytes) => {
+      await clients.objects.getInto(segment.cid, SNAPSHOT_PROFILE, async (bytes) => {
         await unsealSegment({
           source: bytes, bytes: segment.bytes, destination: database, name: segment.cid, stateDir: init.stateDir, passphrase: init.passphrase,
           acceptUnencrypted: init.acceptUnencrypted, signal: init.signal, expected, writeBack: syncEarly

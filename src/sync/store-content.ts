@@ -2,12 +2,11 @@ import { join } from 'node:path'
 import { availableParallelism } from 'node:os'
 import { CID } from 'multiformats/cid'
 import type { Config, FolderConfig } from '../config/index.js'
-import { cidProfile, FileChangedWhileHashingError, isCidProfileName, type ObjectBlocks } from '../content/index.js'
+import { cidProfile, FileChangedWhileHashingError, isCidProfileName, type CidProfile, type ObjectBlocks } from '../content/index.js'
 import { ContentStorer, processUploadGate, type ContentRecord, type FileToStore } from '../custody/index.js'
 import { AbortedError, type ContentIntegrityError } from '../errors.js'
 import { writingKey, type SnapshotKey } from '../snapshot/index.js'
 import { createIgnoreMatcher } from '../watch/index.js'
-import type { ServiceClients } from '../remote/index.js'
 import { SNAPSHOT_PROFILE } from './snapshot-profile.js'
 import { safeComponents } from './safe-target.js'
 import { pullBeforeStoring } from './content-pull.js'
@@ -92,8 +91,8 @@ export async function storeContent (components: StoreContentComponents, init: St
   // Shared with every other storing run of the process: the limits are the process's, not the run's.
   const gate = processUploadGate(config.content.uploadRate, config.content.concurrency)
   const throttle = async (bytes: number, signal?: AbortSignal): Promise<void> => { await gate.bucket.take(bytes, signal) }
-  const upload = async (path: string, profile: Parameters<ServiceClients['upload']['add']>[1], options: { signal?: AbortSignal, expectedCid?: string, name?: string, blocks?: ObjectBlocks }): Promise<string> =>
-    await gate.slots.run(async () => (await clients.upload.add(path, profile, { ...options, throttle })).cid, options.signal)
+  const upload = async (path: string, profile: CidProfile, options: { signal?: AbortSignal, expectedCid?: string, name?: string, blocks?: ObjectBlocks }): Promise<string> =>
+    await gate.slots.run(async () => (await clients.objects.put(path, profile, { ...options, throttle })).cid, options.signal)
   const storer = new ContentStorer({
     storeObject: async (path, options) => {
       const cid = await upload(path, SNAPSHOT_PROFILE, options)

@@ -25,7 +25,7 @@ function mayHaveArrived (err: unknown): boolean {
 async function uploadAfterCheck (clients: ServiceClients, path: string, cid: string, signal?: AbortSignal): Promise<'uploaded' | 'reused'> {
   for (let attempt = 1; ; attempt++) {
     try {
-      await clients.upload.add(path, SNAPSHOT_PROFILE, { signal, retry: false })
+      await clients.objects.put(path, SNAPSHOT_PROFILE, { signal, retry: false })
       return 'uploaded'
     } catch (err) {
       if (attempt >= ATTEMPTS || !mayHaveArrived(err)) throw err

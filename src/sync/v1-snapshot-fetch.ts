@@ -1,3 +1,4 @@
+import { receivedProgress } from '../store/index.js'
 import { rm } from 'node:fs/promises'
 import { checkIndexFile } from '../index/index.js'
 import type { ServiceClients } from '../remote/index.js'
@@ -15,7 +16,7 @@ import { SNAPSHOT_PROFILE } from './snapshot-profile.js'
 export async function fetchV1Snapshot (clients: ServiceClients, cid: string, destination: string, init: FetchInit): Promise<void> {
   const path = fetchedPath(init, cid, '.snap')
   try {
-    await clients.gateway.fetchVerified(cid, SNAPSHOT_PROFILE, path, { signal: init.signal, onProgress: init.onProgress })
+    await clients.objects.getFile(cid, SNAPSHOT_PROFILE, path, { signal: init.signal, onProgress: receivedProgress(init.onProgress) })
     await readSnapshot({ path, stateDir: init.stateDir, destination, passphrase: init.passphrase, acceptUnencrypted: init.acceptUnencrypted, signal: init.signal, check: checkIndexFile })
   } finally {
     await rm(path, { force: true })

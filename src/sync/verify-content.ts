@@ -54,7 +54,7 @@ export async function checkStoredContent (clients: ServiceClients, drillIndex: s
   const objects = new ObjectCache(join(dir, 'objects'), async (cid, destination, options) => {
     fetching = cid
     // Scratch read here and removed (as get-files' objects): an fsync each protected nothing.
-    await clients.gateway.fetchVerified(cid, options.profile ?? SNAPSHOT_PROFILE, destination, { ...options, signal: options.signal, durable: false })
+    await clients.objects.getFile(cid, options.profile ?? SNAPSHOT_PROFILE, destination, { ...options, signal: options.signal, durable: false })
   })
   const keys = new Map<string, Buffer>()
   let checked = 0

@@ -69,7 +69,7 @@ export function gatewayOf (home: ServiceHome): ServiceClients {
 export async function holds (home: ServiceHome, cid: string, dir: string): Promise<boolean> {
   const clients = gatewayOf(home)
   try {
-    await clients.gateway.fetchVerified(cid, cidProfile('kubo-cidv1'), join(dir, `held-${cid}`))
+    await clients.objects.getFile(cid, cidProfile('kubo-cidv1'), join(dir, `held-${cid}`))
     return true
   } catch {
     return false

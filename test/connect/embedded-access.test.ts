@@ -46,13 +46,13 @@ describe('the embedded service answers only its own process', () => {
     await expect(stranger.names.create()).rejects.toThrow(/403|answers only the cidsync process/)
     const file = join(dir, 'f.bin')
     await writeFile(file, Buffer.alloc(10_000, 7))
-    await expect(stranger.upload.add(file, cidProfile('kubo-cidv1'))).rejects.toThrow(/403|answers only the cidsync process/)
+    await expect(stranger.objects.put(file, cidProfile('kubo-cidv1'))).rejects.toThrow(/403|answers only the cidsync process/)
     const raw = await request(`${url}/api/user/files_uploaded`)
     expect(raw.statusCode).toBe(403)
     await raw.body.dump()
 
     // Its own process: signed in, uploads, keys.
-    expect((await connection.clients.upload.add(file, cidProfile('kubo-cidv1'))).cid).toMatch(/^baf/)
+    expect((await connection.clients.objects.put(file, cidProfile('kubo-cidv1'))).cid).toMatch(/^baf/)
     expect((await connection.clients.names.create()).ipnsName).toMatch(/^[0-9a-f]{32}$/)
   })
 

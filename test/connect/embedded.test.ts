@@ -69,7 +69,7 @@ describe('the embedded service', () => {
       await writeFile(path, bytes)
       const recorder = new ObjectBlocksRecorder()
       const cid = new CidBuilder(profile, { onBlock: recorder.onBlock }).update(bytes).finish().toString()
-      expect(await connection.clients.upload.add(path, profile, { expectedCid: cid, blocks: recorder.take(), name: 'cidsync-part-1.sealed' })).toEqual({ cid, size: bytes.byteLength })
+      expect(await connection.clients.objects.put(path, profile, { expectedCid: cid, blocks: recorder.take(), name: 'cidsync-part-1.sealed' })).toEqual({ cid, size: bytes.byteLength })
       const listed: string[] = []
       const names: string[] = []
       for await (const record of connection.clients.files()) { listed.push(record.cid); names.push(record.fileName) }
@@ -82,7 +82,7 @@ describe('the embedded service', () => {
       await admin('PUT', '/local/faults', { upload: { errorRate: 1, status: 503 } })
       const other = join(config.stateDir, 'other.bin')
       await writeFile(other, randomBytes(1000))
-      const refused = await connection.clients.upload.add(other, profile).catch((err: unknown) => err)
+      const refused = await connection.clients.objects.put(other, profile).catch((err: unknown) => err)
       expect(refused).toBeInstanceOf(RemoteStatusError)
       expect(refused).toMatchObject({ status: 503 })
       const after: string[] = []

@@ -29,8 +29,8 @@ async function harness (dir: string): Promise<Harness> {
   return {
     service, key, uploads, records,
     storer: (init = {}) => new ContentStorer({
-      storeObject: async (path, options) => { uploads.count++; return (await service.clients.upload.add(path, objectProfile, options)).cid },
-      storePlain: async (path, p, options) => { uploads.count++; return (await service.clients.upload.add(path, p, options)).cid }
+      storeObject: async (path, options) => { uploads.count++; return (await service.clients.objects.put(path, objectProfile, options)).cid },
+      storePlain: async (path, p, options) => { uploads.count++; return (await service.clients.objects.put(path, p, options)).cid }
     }, {
       sealing: 'aes-256-gcm/1',
       key: { key, keyId: keyIdOf(key), salt: '' },
@@ -48,7 +48,7 @@ async function fileToStore (path: string): Promise<FileToStore> {
 }
 
 function objects (service: ServiceUnderTest): (dir: string) => ObjectCache {
-  return (dir) => new ObjectCache(dir, async (cid, destination, options) => { await service.clients.gateway.fetchVerified(cid, objectProfile, destination, options) })
+  return (dir) => new ObjectCache(dir, async (cid, destination, options) => { await service.clients.objects.getFile(cid, objectProfile, destination, options) })
 }
 
 describe('content storing and fetching, against the local service', () => {

@@ -4,6 +4,9 @@ import { join } from 'node:path'
 import { CarReader } from '@ipld/car'
 import { sha256 } from 'multiformats/hashes/sha2'
 import { localServiceUnderTest } from '../helpers/service.js'
+import { EmbeddedObjectStore, type LocalReads } from '../../src/connect/index.js'
+import type { LocalService } from '../../src/local-service/index.js'
+import type { ServiceClients } from '../../src/remote/index.js'
 import { contentDevice, ok, type ContentDevice } from '../cli/content-devices.js'
 
 export type Service = Awaited<ReturnType<typeof localServiceUnderTest>>
@@ -55,4 +58,14 @@ export async function readCar (path: string): Promise<{ roots: string[], blocks:
     blocks.set(block.cid.toString(), block.bytes)
   }
   return { roots: (await reader.getRoots()).map(r => r.toString()), blocks }
+}
+
+/**
+ * `clients` whose objects are read from `local`'s packs in this process, as the embedded service's
+ * are: reads through `reads`, puts and everything else as before.
+ */
+export function inProcess (service: { readonly clients: ServiceClients, readonly local: LocalService | undefined }, reads: { block: LocalReads['block'], run?: LocalReads['run'] }): ServiceClients {
+  const run: LocalReads['run'] = reads.run ?? (async (cids) => await Promise.all(cids.map(async cid => await reads.block(cid))))
+  if (service.local === undefined) throw new Error('a service in this process is needed')
+  return { ...service.clients, objects: new EmbeddedObjectStore(service.clients.objects, service.local, () => undefined, { block: reads.block, run }) }
 }

@@ -9,7 +9,7 @@ import { EXTERNAL } from '../helpers/service.js'
 import { useTempDir } from '../helpers/temp-dir.js'
 import { ok as okContent, runAndKill, writeSomeFiles, type ContentDevice } from '../cli/content-devices.js'
 import { device, ok, proofDir } from '../proof/harness.js'
-import { exitDevice, freshService, readCar } from './exit-devices.js'
+import { exitDevice, freshService, readCar, inProcess } from './exit-devices.js'
 
 /**
  * The embedded service's export reads its store in process, each large block hashed on a thread of
@@ -26,16 +26,16 @@ describe.skipIf(EXTERNAL)('export of a store read in process, hashed on a thread
     await okContent(a, ['snapshot'])
     const config = loadConfig({ configPath: a.config })
     const threaded = join(root, 'threaded.car')
-    const stored = await exportCar(one.clients, { config, file: threaded, content: true, readStored: async (cid, into) => await one.local.readStoredBlock(cid, into) })
+    const stored = await exportCar(inProcess(one, { block: async (cid, into) => await one.local.readStoredBlock(cid, into) }), { config, file: threaded, content: true })
     expect(stored.contentObjects).toBeGreaterThan(0)
     // A reader that takes no slot: each block in memory of its own, which is never handed to
     // another thread (it is not the walk's), so hashed here: what the export did before.
     const here = join(root, 'here.car')
-    await exportCar(one.clients, { config, file: here, content: true, readStored: async cid => await one.local.readStoredBlock(cid) })
+    await exportCar(inProcess(one, { block: async cid => await one.local.readStoredBlock(cid) }), { config, file: here, content: true })
     expect((await readFile(threaded)).equals(await readFile(here)), 'the same bytes').toBe(true)
     // Leaves read a run at a time, objects read ahead across each other (the CLI's export).
     const runs = join(root, 'runs.car')
-    await exportCar(one.clients, { config, file: runs, content: true, readStored: async (cid, into) => await one.local.readStoredBlock(cid, into), readStoredRun: async (cids, into) => await one.local.readStoredBlocks(cids, into) })
+    await exportCar(inProcess(one, { block: async (cid, into) => await one.local.readStoredBlock(cid, into), run: async (cids, into) => await one.local.readStoredBlocks(cids, into) }), { config, file: runs, content: true })
     expect((await readFile(runs)).equals(await readFile(here)), 'the same bytes, read in runs').toBe(true)
     // Through the gateway the blocks are rebuilt from the files' bytes (a node after its leaves):
     // the same blocks, each as stored.

@@ -25,5 +25,5 @@ export async function checkedRecord (name: string, bytes: Uint8Array): Promise<I
 /** A file with `text` uploaded to the service: its CID. */
 export async function uploaded (clients: ServiceClients, dir: string, file: string, text: string): Promise<string> {
   await writeFile(join(dir, file), text)
-  return (await clients.upload.add(join(dir, file), cidProfile('kubo-cidv1'))).cid
+  return (await clients.objects.put(join(dir, file), cidProfile('kubo-cidv1'))).cid
 }

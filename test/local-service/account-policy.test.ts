@@ -71,14 +71,14 @@ describe('the self-hosted service\'s sign-up policy and quotas', () => {
 
     const small = join(dir, 'small.bin')
     await writeFile(small, Buffer.alloc(600_000, 1))
-    await a.clients.upload.add(small, cidProfile('kubo-cidv1'))
+    await a.clients.objects.put(small, cidProfile('kubo-cidv1'))
     const blocks = blockCount(join(dir, 's'))
     const big = join(dir, 'big.bin')
     await writeFile(big, Buffer.alloc(600_000, 2))
-    await expect(a.clients.upload.add(big, cidProfile('kubo-cidv1'))).rejects.toThrow(/413|max_bytes_per_account/)
+    await expect(a.clients.objects.put(big, cidProfile('kubo-cidv1'))).rejects.toThrow(/413|max_bytes_per_account/)
     expect(blockCount(join(dir, 's'))).toBe(blocks)
     // b is under its own quota.
-    await b.clients.upload.add(big, cidProfile('kubo-cidv1'))
+    await b.clients.objects.put(big, cidProfile('kubo-cidv1'))
   })
 
   it('`cidsync local-service` reads [local_service] from the config and says its sign-up policy', async () => {

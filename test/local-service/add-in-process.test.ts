@@ -49,7 +49,7 @@ describe.skipIf(EXTERNAL)('a file added by the process the service runs in (no H
     expect(blocks.nodes.length, 'a tree with nodes above nodes').toBeGreaterThan(2)
 
     const overHttp = await localServiceUnderTest()
-    const http = await overHttp.clients.upload.add(path, PROFILE)
+    const http = await overHttp.clients.objects.put(path, PROFILE)
     const hashedService = await localServiceUnderTest()
     const inHashed = await hashedService.local.addFile({ path, profile: PROFILE, apiKey: hashedService.apiKey })
     expect((await stat(path)).nlink, 'hashed: read, not taken').toBe(1)
@@ -95,7 +95,7 @@ describe.skipIf(EXTERNAL)('a file added by the process the service runs in (no H
     const { cid, blocks } = named(bytes)
     const policy = { ...OPEN_POLICY, maxBytesPerAccount: 5 * 1024 }
     const overHttp = await localServiceUnderTest({ policy })
-    const refused = await overHttp.clients.upload.add(path, PROFILE).catch((err: unknown) => err)
+    const refused = await overHttp.clients.objects.put(path, PROFILE).catch((err: unknown) => err)
     expect(refused).toBeInstanceOf(RemoteStatusError)
     expect((refused as RemoteStatusError).status).toBe(413)
     const service = await localServiceUnderTest({ policy })

@@ -108,7 +108,7 @@ describe('the local service\'s files', () => {
       key = (await clients.deals.login(newWalletKey())).apiKey
       const file = join(dir, '..', 'a.txt')
       await writeFile(file, 'a block')
-      await clients.upload.add(file, cidProfile('kubo-cidv1'))
+      await clients.objects.put(file, cidProfile('kubo-cidv1'))
     } finally {
       await clients.close()
     }

@@ -1,3 +1,4 @@
+import { sentProgress } from '../../src/store/index.js'
 import { describe, it, expect, onTestFinished } from 'vitest'
 import { spawn, type ChildProcess } from 'node:child_process'
 import { readdirSync, statSync } from 'node:fs'
@@ -40,14 +41,14 @@ describe('the local service\'s packs under kill -9', () => {
     key.apiKey = (await one.deals.login(newWalletKey())).apiKey
     const kept = randomBytes(3 * 1024 * 1024)
     await writeFile(join(root, 'kept.bin'), kept)
-    const keptCid = (await one.upload.add(join(root, 'kept.bin'), profile)).cid
+    const keptCid = (await one.objects.put(join(root, 'kept.bin'), profile)).cid
     const big = randomBytes(24 * 1024 * 1024)
     await writeFile(join(root, 'big.bin'), big)
     // Killed once a third of the body has gone and the service has appended some of it to its
     // pack: blocks are in the pack, none indexed yet. "Sent" alone is not enough: loopback buffers
     // hold megabytes, so a service slowed by a loaded machine may not have read them yet.
     const packed = (): number => readdirSync(join(dir, 'packs')).reduce((sum, name) => sum + statSync(join(dir, 'packs', name)).size, 0)
-    const cut = one.upload.add(join(root, 'big.bin'), profile, { retry: false, onProgress: sent => { if (sent > 8 * 1024 * 1024 && packed() > kept.length + 256 * 1024) first.child.kill('SIGKILL') } })
+    const cut = one.objects.put(join(root, 'big.bin'), profile, { retry: false, onProgress: sentProgress(sent => { if (sent > 8 * 1024 * 1024 && packed() > kept.length + 256 * 1024) first.child.kill('SIGKILL') }) })
     await expect(cut).rejects.toThrow()
     await until(async () => first.child.signalCode !== null ? true : undefined, 10_000, 'the service killed')
     // The kill came mid-write: the pack holds bytes past the answered upload's, never indexed.
@@ -57,10 +58,10 @@ describe('the local service\'s packs under kill -9', () => {
 
     const second = await serviceProcess(dir)
     const two = clientsOf(second.url, key)
-    await two.gateway.fetchVerified(keptCid, profile, join(root, 'kept-back.bin'))
+    await two.objects.getFile(keptCid, profile, join(root, 'kept-back.bin'))
     expect((await readFile(join(root, 'kept-back.bin'))).equals(kept)).toBe(true)
-    const bigCid = (await two.upload.add(join(root, 'big.bin'), profile)).cid
-    await two.gateway.fetchVerified(bigCid, profile, join(root, 'big-back.bin'))
+    const bigCid = (await two.objects.put(join(root, 'big.bin'), profile)).cid
+    await two.objects.getFile(bigCid, profile, join(root, 'big-back.bin'))
     expect((await readFile(join(root, 'big-back.bin'))).equals(big)).toBe(true)
   })
 })

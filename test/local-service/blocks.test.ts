@@ -37,11 +37,11 @@ async function account (local: LocalService, work: string): Promise<{ put: (byte
     put: async bytes => {
       const path = join(work, `in-${mine}-${n++}.bin`)
       await writeFile(path, bytes)
-      return (await clients.upload.add(path, profile)).cid
+      return (await clients.objects.put(path, profile)).cid
     },
     get: async cid => {
       const path = join(work, `out-${mine}-${n++}.bin`)
-      await clients.gateway.fetchVerified(cid, profile, path)
+      await clients.objects.getFile(cid, profile, path)
       return await readFile(path)
     }
   }

@@ -31,7 +31,7 @@ describe('the gateway serving a whole file', () => {
     apiKey = (await clients.deals.login(newWalletKey())).apiKey
     const file = randomBytes(20_000)
     await writeFile(join(dir, 'file'), file)
-    const root = (await clients.upload.add(join(dir, 'file'), DEEP)).cid
+    const root = (await clients.objects.put(join(dir, 'file'), DEEP)).cid
 
     const whole = await fetchBytes(url, `/ipfs/${root}`)
     expect(whole).toMatchObject({ status: 200, complete: true })

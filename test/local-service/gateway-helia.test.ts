@@ -71,7 +71,7 @@ describe('the local service\'s trustless gateway, read by an independent client'
       const viaCar = await unixfsFile(cid, fromBlocks(carBlocks))
       // And cidsync's own client, which recomputes the CID from the whole file under its profile.
       const path = join(work, text)
-      await signup.gateway.fetchVerified(text, cidProfile('kubo-cidv1'), path)
+      await signup.objects.getFile(text, cidProfile('kubo-cidv1'), path)
       const viaDaemonClient = await readFile(path)
       expect(viaHelia.equals(viaCar)).toBe(true)
       expect(viaHelia.equals(viaDaemonClient)).toBe(true)

@@ -11,7 +11,7 @@ describe('the gateway under /ipns/', () => {
     const service = await localServiceUnderTest()
     const dir = await useTempDir()
     await writeFile(join(dir, 'one.txt'), 'first')
-    const cid = (await service.clients.upload.add(join(dir, 'one.txt'), cidProfile('kubo-cidv1'))).cid
+    const cid = (await service.clients.objects.put(join(dir, 'one.txt'), cidProfile('kubo-cidv1'))).cid
     const key = await service.clients.names.create()
     const before = Date.now()
     await service.clients.names.publish(key.ipnsName, cid)

@@ -26,7 +26,7 @@ async function serviceWith (files: Record<string, Buffer>): Promise<{ local: Loc
   const cids: Record<string, string> = {}
   for (const [name, bytes] of Object.entries(files)) {
     await writeFile(join(dir, name), bytes)
-    cids[name] = (await clients.upload.add(join(dir, name), DEEP)).cid
+    cids[name] = (await clients.objects.put(join(dir, name), DEEP)).cid
   }
   return { local, url, cids }
 }

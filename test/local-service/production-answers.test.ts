@@ -35,7 +35,7 @@ describe('the local service answers as production does', () => {
     const { clients, local } = service
     const dir = await useTempDir()
     await writeFile(join(dir, 'd.txt'), 'deal fields')
-    const { cid } = await clients.upload.add(join(dir, 'd.txt'), cidProfile('kubo-cidv1'))
+    const { cid } = await clients.objects.put(join(dir, 'd.txt'), cidProfile('kubo-cidv1'))
     await clients.deals.addCid(cid)
     const current = await until(async () => {
       const answer = await raw(service, `/api/lighthouse/deal_status?cid=${cid}`)
@@ -56,7 +56,7 @@ describe('the local service answers as production does', () => {
     const owner = await serviceUnderTest({ dealDelayMs: 0 })
     const dir = await useTempDir()
     await writeFile(join(dir, 'd.txt'), 'whose deal')
-    const { cid } = await owner.clients.upload.add(join(dir, 'd.txt'), cidProfile('kubo-cidv1'))
+    const { cid } = await owner.clients.objects.put(join(dir, 'd.txt'), cidProfile('kubo-cidv1'))
     await owner.clients.deals.addCid(cid)
     expect((await owner.clients.deals.dealStatus(cid)).length).toBe(1)
     // Another account with its key asks about its own request: it made none.

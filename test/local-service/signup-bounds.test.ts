@@ -36,18 +36,18 @@ describe('what sign-up can take from a shared service', () => {
     for (let i = 0; i < 2; i++) {
       const file = join(dir, `f${i}.bin`)
       await writeFile(file, Buffer.alloc(900_000, i + 1))
-      stored.push((await (accounts[i] as ServiceClients).upload.add(file, cidProfile('kubo-cidv1'))).cid)
+      stored.push((await (accounts[i] as ServiceClients).objects.put(file, cidProfile('kubo-cidv1'))).cid)
     }
     const blocks = storedBlockCount(join(dir, 's'))
     // Each account is under its own quota; together they would pass the total.
     const third = join(dir, 'f2.bin')
     await writeFile(third, Buffer.alloc(900_000, 3))
-    await expect((accounts[2] as ServiceClients).upload.add(third, cidProfile('kubo-cidv1'))).rejects.toThrow(/max_bytes_total/)
+    await expect((accounts[2] as ServiceClients).objects.put(third, cidProfile('kubo-cidv1'))).rejects.toThrow(/max_bytes_total/)
     expect(storedBlockCount(join(dir, 's'))).toBe(blocks)
     // Under the total, another account still stores.
     const small = join(dir, 'small.bin')
     await writeFile(small, Buffer.alloc(500_000, 4))
-    await (accounts[3] as ServiceClients).upload.add(small, cidProfile('kubo-cidv1'))
+    await (accounts[3] as ServiceClients).objects.put(small, cidProfile('kubo-cidv1'))
   })
 
   it('open sign-up makes at most signupsPerHour accounts an hour (429, Retry-After); an account already made signs in again', async () => {

@@ -26,7 +26,7 @@ describe('the service, through its clients', () => {
     const { clients } = await serviceUnderTest()
     const dir = await useTempDir()
     const bytes = chachaBytes(`upload-${name}`, 3 * 1024 * 1024 + 7)
-    const added = await clients.upload.add(await fileWith(dir, 'a.bin', bytes), cidProfile(name))
+    const added = await clients.objects.put(await fileWith(dir, 'a.bin', bytes), cidProfile(name))
     expect(added).toEqual({ cid: bytesCid(bytes, cidProfile(name)).toString(), size: bytes.byteLength })
   })
 
@@ -34,7 +34,7 @@ describe('the service, through its clients', () => {
     const { clients, baseUrls, local, apiKey } = await serviceUnderTest()
     const dir = await useTempDir()
     const cids: string[] = []
-    for (let i = 0; i < 8; i++) cids.push((await clients.upload.add(await fileWith(dir, `f${i}.txt`, Buffer.from(`file ${i}`)), cidProfile('kubo-cidv1'))).cid)
+    for (let i = 0; i < 8; i++) cids.push((await clients.objects.put(await fileWith(dir, `f${i}.txt`, Buffer.from(`file ${i}`)), cidProfile('kubo-cidv1'))).cid)
     const pages: number[] = []
     const listed = []
     for await (const record of clients.files({ onProgress: p => pages.push(p.pages) })) listed.push(record)
@@ -84,7 +84,7 @@ describe('the service, through its clients', () => {
   it('asks for a deal and marks the upload sent for deal', async () => {
     const { clients } = await serviceUnderTest()
     const dir = await useTempDir()
-    const { cid } = await clients.upload.add(await fileWith(dir, 'deal.bin', Buffer.from('deal me')), cidProfile('kubo-cidv1'))
+    const { cid } = await clients.objects.put(await fileWith(dir, 'deal.bin', Buffer.from('deal me')), cidProfile('kubo-cidv1'))
     await clients.deals.addCid(cid)
     let found
     for await (const record of clients.files()) if (record.cid === cid) found = record
@@ -95,7 +95,7 @@ describe('the service, through its clients', () => {
   localOnly('shows the deal asked for in deal status once it is made', async () => {
     const { clients } = await localServiceUnderTest()
     const dir = await useTempDir()
-    const { cid } = await clients.upload.add(await fileWith(dir, 'deal.bin', Buffer.from('deal me')), cidProfile('kubo-cidv1'))
+    const { cid } = await clients.objects.put(await fileWith(dir, 'deal.bin', Buffer.from('deal me')), cidProfile('kubo-cidv1'))
     await clients.deals.addCid(cid)
     const deals = await until(async () => { const d = await clients.deals.dealStatus(cid); return d.length > 0 ? d : undefined }, 5_000, 'the deal')
     expect(deals[0]).toMatchObject({ status: 'Active', provider: expect.any(String), dealId: expect.any(Number) })
@@ -128,9 +128,9 @@ describe('the service, through its clients', () => {
     const { clients } = await serviceUnderTest()
     const dir = await useTempDir()
     const bytes = chachaBytes('gateway', 600_000)
-    const { cid } = await clients.upload.add(await fileWith(dir, 'g.bin', bytes), cidProfile('kubo-cidv1'))
+    const { cid } = await clients.objects.put(await fileWith(dir, 'g.bin', bytes), cidProfile('kubo-cidv1'))
     const out = join(dir, 'fetched.bin')
-    expect(await clients.gateway.fetchVerified(cid, cidProfile('kubo-cidv1'), out)).toMatchObject({ size: 600_000 })
+    expect(await clients.objects.getFile(cid, cidProfile('kubo-cidv1'), out)).toMatchObject({ size: 600_000 })
     expect(Buffer.compare(await readFile(out), bytes)).toBe(0)
   })
 })
@@ -162,11 +162,11 @@ describe('the local service', () => {
     const { clients, local } = await localServiceUnderTest()
     const dir = await useTempDir()
     const bytes = chachaBytes('corrupt', 300_000)
-    const { cid } = await clients.upload.add(await fileWith(dir, 'c.bin', bytes), cidProfile('kubo-cidv1'))
+    const { cid } = await clients.objects.put(await fileWith(dir, 'c.bin', bytes), cidProfile('kubo-cidv1'))
     const out = join(dir, 'out.bin')
     for (const fault of [{ bitflip: true }, { truncate: true }]) {
       local.faults.set('gateway', fault)
-      await expect(clients.gateway.fetchVerified(cid, cidProfile('kubo-cidv1'), out)).rejects.toThrow(IntegrityError)
+      await expect(clients.objects.getFile(cid, cidProfile('kubo-cidv1'), out)).rejects.toThrow(IntegrityError)
       await expect(access(out)).rejects.toThrow()
     }
     local.faults.clear()
@@ -183,7 +183,7 @@ describe('the local service', () => {
   localOnly('serves one block for ?format=raw, the DAG for ?format=car, and names under /ipns/', async () => {
     const { clients, local } = await localServiceUnderTest()
     const dir = await useTempDir()
-    const { cid } = await clients.upload.add(await fileWith(dir, 'r.txt', Buffer.from('raw block')), cidProfile('kubo-cidv1'))
+    const { cid } = await clients.objects.put(await fileWith(dir, 'r.txt', Buffer.from('raw block')), cidProfile('kubo-cidv1'))
     const port = portOf(local.url)
     expect(await httpGet({ port }, `/ipfs/${cid}?format=raw`)).toMatchObject({ status: 200, body: 'raw block' })
     const car = await httpGet({ port }, `/ipfs/${cid}?format=car`)

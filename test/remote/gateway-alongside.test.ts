@@ -24,7 +24,7 @@ async function uploaded (bytes: Buffer): Promise<{ upstream: string, cid: string
   onTestFinished(async () => { await clients.close() })
   apiKey = (await clients.deals.login(newWalletKey())).apiKey
   await writeFile(join(dir, 'in.bin'), bytes)
-  return { upstream: local.url, cid: (await clients.upload.add(join(dir, 'in.bin'), PROFILE)).cid, dir }
+  return { upstream: local.url, cid: (await clients.objects.put(join(dir, 'in.bin'), PROFILE)).cid, dir }
 }
 
 /** A gateway answering every GET with `bytes` (another object's, for one that lies), counting what it was asked. */

@@ -50,7 +50,7 @@ async function uploaded (bytes: Buffer): Promise<{ upstream: string, cid: string
   onTestFinished(async () => { await clients.close() })
   apiKey = (await clients.deals.login(newWalletKey())).apiKey
   await writeFile(join(dir, 'in.bin'), bytes)
-  return { upstream: local.url, cid: (await clients.upload.add(join(dir, 'in.bin'), DEEP)).cid, dir }
+  return { upstream: local.url, cid: (await clients.objects.put(join(dir, 'in.bin'), DEEP)).cid, dir }
 }
 
 function gatewayClient (url: string): GatewayClient {

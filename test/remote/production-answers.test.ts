@@ -111,7 +111,7 @@ describe('uploads as production answers them', () => {
     await writeFile(path, bytes)
     const cid = bytesCid(bytes, cidProfile('kubo-cidv1')).toString()
     const { clients } = await against({ status: 200, body: [{ Name: 'a.txt', Hash: cid, Size: '12' }] })
-    expect(await clients.upload.add(path, cidProfile('kubo-cidv1'))).toEqual({ cid, size: bytes.byteLength })
+    expect(await clients.objects.put(path, cidProfile('kubo-cidv1'))).toEqual({ cid, size: bytes.byteLength })
   })
 })
 

@@ -15,7 +15,7 @@ describe.skipIf(EXTERNAL)('gateway client: blocks rebuilt from a whole file', ()
     // Not a whole number of chunks of the HTTP body: leaves are gathered across its chunks.
     await writeFile(path, randomBytes(3 * 1024 * 1024 + 12345))
     const profile = cidProfile('kubo-cidv1')
-    const { cid } = await service.clients.upload.add(path, profile)
+    const { cid } = await service.clients.objects.put(path, profile)
     const kept: Array<{ cid: CID, bytes: Uint8Array }> = []
     // Held as a CAR writer holds a put until the file took it.
     await service.clients.gateway.fetchBlocks(cid, profile, async (c, bytes) => { kept.push({ cid: c, bytes }) })

@@ -16,7 +16,7 @@ const B = 'bbbbbbbb-0000-4000-8000-000000000000'
 async function forgeManifest (clients: ServiceClients, d: SyncDevice, namespace: string, manifest: unknown): Promise<string> {
   const path = join(d.config.stateDir, 'forged.manifest')
   await seal({ path, header: { format: FORMAT_VERSION, engine: ENGINE, kind: 'manifest', compression: 'br' }, body: { bytes: Buffer.from(JSON.stringify(manifest)) }, encryption: 'aes-256-gcm', stateDir: d.config.stateDir })
-  const { cid } = await clients.upload.add(path, SNAPSHOT_PROFILE)
+  const { cid } = await clients.objects.put(path, SNAPSHOT_PROFILE)
   await clients.pointers.put({ snapshotCid: cid, engine: ENGINE, namespace, network: d.config.network, memories: 1 })
   return cid
 }

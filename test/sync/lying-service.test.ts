@@ -59,7 +59,7 @@ describe.skipIf(EXTERNAL)('a CID from the service is never used as a path', () =
     await expect(readPublish(clients, evil, store, fetch)).rejects.toThrow(InvalidCidError)
     await expect(async () => { for await (const entry of walkEntries(clients, evil, store, fetch)) expect(entry).toBeUndefined() }).rejects.toThrow(InvalidCidError)
     await expect(verify({ index: a.index, clients, logger, deviceId: a.id }, { cid: evil, cache: store, stateDir: a.config.stateDir })).rejects.toThrow(InvalidCidError)
-    await expect(clients.gateway.fetchVerified(evil, { name: 'x' } as never, join(a.config.stateDir, 'x'))).rejects.toThrow(InvalidCidError)
+    await expect(clients.objects.getFile(evil, { name: 'x' } as never, join(a.config.stateDir, 'x'))).rejects.toThrow(InvalidCidError)
 
     expect(server.received.length).toBeGreaterThanOrEqual(3)
     expect(server.received.filter(r => !r.url.startsWith('/v1/pointers/current?'))).toEqual([])
@@ -104,7 +104,7 @@ describe.skipIf(EXTERNAL)('history shows only what was authenticated', () => {
     length.writeUInt16BE(header.byteLength)
     const file = join(root, 'forged.snap')
     await writeFile(file, Buffer.concat([MAGIC, length, header, randomBytes(200)]))
-    const { cid } = await clients.upload.add(file, SNAPSHOT_PROFILE)
+    const { cid } = await clients.objects.put(file, SNAPSHOT_PROFILE)
     await clients.pointers.put({ snapshotCid: cid, engine: 'cidsync-sqlite/1', namespace: 'forged-history', network: 'mainnet' })
 
     const store = new SyncStore(a.config.stateDir)

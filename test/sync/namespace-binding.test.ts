@@ -25,7 +25,7 @@ async function unboundPublish (clients: ServiceClients, d: SyncDevice, previous:
   await mkdir(dir, { recursive: true })
   const made = await writePublication({ index: d.index, self: d.id, previous, dir, label: 'old', policy: { afterDeltas: 100, fraction: 100 }, encryption: 'aes-256-gcm', stateDir: d.config.stateDir })
   expect(made.manifest.namespace).toBeUndefined()
-  for (const file of made.files) await clients.upload.add(file.path, SNAPSHOT_PROFILE)
+  for (const file of made.files) await clients.objects.put(file.path, SNAPSHOT_PROFILE)
   return made.manifestFile.cid
 }
 

@@ -98,7 +98,7 @@ describe.skipIf(EXTERNAL)('a sequence far past what a device wrote', () => {
     forged.previous = theirs.cid
     parseManifest(JSON.stringify(forged), 'forged')
     const sealed = await sealManifest({ path: join(root, 'forged.manifest'), manifest: forged, encryption: 'aes-256-gcm', stateDir: b.config.stateDir })
-    const { cid } = await clients.upload.add(sealed.path, SNAPSHOT_PROFILE)
+    const { cid } = await clients.objects.put(sealed.path, SNAPSHOT_PROFILE)
     await clients.pointers.put({ snapshotCid: cid, engine: 'cidsync-sqlite/2', namespace: 'far-seq', network: 'mainnet' })
 
     // A restore into this state dir does not install it either.

@@ -89,7 +89,7 @@ describe.skipIf(EXTERNAL)('a publish that cannot go on', () => {
     const foreignFile = join(root, 'not-a-snapshot.txt')
     await writeFile(foreignFile, 'hello, I am not a snapshot')
     const { SNAPSHOT_PROFILE } = await import('../../src/sync/index.js')
-    const foreign = await clients.upload.add(foreignFile, SNAPSHOT_PROFILE)
+    const foreign = await clients.objects.put(foreignFile, SNAPSHOT_PROFILE)
     for (const bad of ['bafkreigh2akiscaildcqabsyg3dfr6chu3fgpregiymsck7e7aqa4s52zy', foreign.cid]) {
       await clients.pointers.put({ snapshotCid: bad, engine: 'cidsync-sqlite/1', namespace: 'guards', network: 'mainnet', memories: 2 })
       write(b, `after-${bad.slice(-6)}.md`)

@@ -21,7 +21,7 @@ describe.skipIf(EXTERNAL)('reconciliation', () => {
     await admin.send({ method: 'POST', path: '/local/seed-files', json: { address, count: 4_999 } })
     const dir = await useTempDir()
     await writeFile(join(dir, 'mine.txt'), 'mine')
-    const { cid } = await clients.upload.add(join(dir, 'mine.txt'), cidProfile('kubo-cidv1'))
+    const { cid } = await clients.objects.put(join(dir, 'mine.txt'), cidProfile('kubo-cidv1'))
     await writeFile(join(dir, 'c.toml'), 'state_dir = "state"\n')
     const config = loadConfig({ configPath: join(dir, 'c.toml'), env: {} })
     const { mkdirSync } = await import('node:fs')

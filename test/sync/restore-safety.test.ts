@@ -36,7 +36,7 @@ async function forgeBehindPointer (clients: ServiceClients, root: string, body?:
   } else {
     await writeFile(file, body)
   }
-  const { cid } = await clients.upload.add(file, SNAPSHOT_PROFILE)
+  const { cid } = await clients.objects.put(file, SNAPSHOT_PROFILE)
   await clients.pointers.put({ snapshotCid: cid, engine: 'cidsync-sqlite/1', namespace: NS, network: 'mainnet', memories: 1 })
   return cid
 }

@@ -47,7 +47,7 @@ describe.skipIf(EXTERNAL)('a restored index', () => {
 
     const file = join(root, 'crafted.snap')
     await writeSnapshot({ index: { copyTo: (to) => { copyFileSync(crafted, to) } }, stateDir: a.config.stateDir, path: file, encryption: 'aes-256-gcm', device: A })
-    const { cid } = await clients.upload.add(file, SNAPSHOT_PROFILE)
+    const { cid } = await clients.objects.put(file, SNAPSHOT_PROFILE)
     await clients.pointers.put({ snapshotCid: cid, engine: 'cidsync-sqlite/1', namespace: NS, network: 'mainnet', memories: 1 })
 
     const b = await syncDevice(root, 'b', B, { namespace: NS })

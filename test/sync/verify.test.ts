@@ -35,7 +35,7 @@ async function drill (d: SyncDevice, clients: ServiceClients, namespace: string,
 async function forgeManifest (clients: ServiceClients, d: SyncDevice, namespace: string, manifest: unknown): Promise<string> {
   const path = join(d.config.stateDir, 'forged.manifest')
   await seal({ path, header: { format: FORMAT_VERSION, engine: ENGINE, kind: 'manifest', compression: 'br' }, body: { bytes: Buffer.from(JSON.stringify(manifest)) }, encryption: 'aes-256-gcm', stateDir: d.config.stateDir })
-  const { cid } = await clients.upload.add(path, SNAPSHOT_PROFILE)
+  const { cid } = await clients.objects.put(path, SNAPSHOT_PROFILE)
   await clients.pointers.put({ snapshotCid: cid, engine: ENGINE, namespace, network: 'mainnet', memories: 1 })
   return cid
 }
@@ -168,7 +168,7 @@ describe.skipIf(EXTERNAL)('history and cidsync-sqlite/1', () => {
     const v1Rows = everything(a.index)
     const file = join(root, 'v1.snap')
     await writeSnapshot({ index: a.index, stateDir: a.config.stateDir, path: file, encryption: 'aes-256-gcm', device: A })
-    const { cid: v1 } = await clients.upload.add(file, SNAPSHOT_PROFILE)
+    const { cid: v1 } = await clients.objects.put(file, SNAPSHOT_PROFILE)
     await clients.pointers.put({ snapshotCid: v1, engine: ENGINE_V1, namespace: NS, network: 'mainnet', memories: 2 })
 
     const r = await restorer(root, 'r', a, NS)

@@ -40,10 +40,10 @@ export function registerExport (program: Command): void {
       let last = 0
       let shown: { objects: number, bytes: number } | undefined
       const progress = (objects: number, bytes: number): void => { process.stderr.write(`\rexporting: ${countOf(objects, 'object', 'objects')}, ${formatBytes(bytes)}   `) }
-      await withService(options, async ({ clients, readStored, readStoredRun }) => {
+      await withService(options, async ({ clients }) => {
         const { exportCar } = await import('../../exits/index.js')
         const result = await exportCar(clients, {
-          config, file: options.car, at, content: options.content === true, readStored, readStoredRun, passphrase: snapshotPassphrase(),
+          config, file: options.car, at, content: options.content === true, passphrase: snapshotPassphrase(),
           onObject: (event) => {
             if (options.json === true) { process.stdout.write(`${JSON.stringify({ type: 'object', ...event })}\n`); return }
             if (!tty) return

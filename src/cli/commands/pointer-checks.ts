@@ -21,7 +21,7 @@ export async function checkSnapshotCid (clients: ServiceClients, config: Config,
       const { SNAPSHOT_PROFILE } = await import('../../sync/index.js')
       const { readSnapshot } = await import('../../snapshot/index.js')
       const { checkIndexFile } = await import('../../index/index.js')
-      await clients.gateway.fetchVerified(cid, SNAPSHOT_PROFILE, join(dir, 'snapshot'))
+      await clients.objects.getFile(cid, SNAPSHOT_PROFILE, join(dir, 'snapshot'))
       await readSnapshot({ path: join(dir, 'snapshot'), stateDir: config.stateDir, destination: join(dir, 'index.sqlite'), passphrase: snapshotPassphrase(), acceptUnencrypted: acceptsUnencrypted(config), check: checkIndexFile })
     }
     return { entries: publish.entry.entries, engine: publish.entry.engine }

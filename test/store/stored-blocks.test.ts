@@ -4,9 +4,7 @@ import * as dagPb from '@ipld/dag-pb'
 import { UnixFS } from 'ipfs-unixfs'
 import { CID } from 'multiformats/cid'
 import { sha256 } from 'multiformats/hashes/sha2'
-import { RUNS_AT_ONCE, walkStoredBlocks, walkStoredObjects, type ReadStoredBlock, type ReadStoredRun } from '../../src/exits/stored-blocks.js'
-import { BlockHasher } from '../../src/exits/block-hasher.js'
-import { BlockSlots } from '../../src/exits/block-slots.js'
+import { BlockHasher, BlockSlots, RUNS_AT_ONCE, walkStoredBlocks, walkStoredObjects, type ReadStoredBlock, type ReadStoredRun } from '../../src/store/index.js'
 
 async function block (code: number, bytes: Uint8Array): Promise<{ cid: CID, bytes: Uint8Array }> {
   return { cid: CID.createV1(code, await sha256.digest(bytes)), bytes }

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto'
 import type { CID } from 'multiformats/cid'
 import { checkBlock, decodeFileNode, type FileNode } from '../content/index.js'
 import { ContentNotFoundError, IntegrityError } from '../errors.js'
-import type { ReadStoredBlock, ReadStoredRun } from '../remote/index.js'
+import type { ReadStoredBlock, ReadStoredRun } from './stored-file.js'
 import type { BlockHasher } from './block-hasher.js'
 import { BlockSlots } from './block-slots.js'
 

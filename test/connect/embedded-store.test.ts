@@ -4,7 +4,9 @@ import { readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { CID } from 'multiformats/cid'
 import { startLocalService, type LocalService } from '../../src/local-service/index.js'
-import { createServiceClients, GatewayClient, HttpClient, type ReadStoredBlock } from '../../src/remote/index.js'
+import { createServiceClients, GatewayClient, HttpClient, ServiceObjectStore, UploadClient } from '../../src/remote/index.js'
+import { EmbeddedObjectStore } from '../../src/connect/index.js'
+import type { ObjectStore, ReadStoredBlock } from '../../src/store/index.js'
 import { cidProfile, type CidProfile } from '../../src/content/index.js'
 import { IntegrityError, ServiceDataDamagedError } from '../../src/errors.js'
 import { newWalletKey } from '../../src/crypto/index.js'
@@ -22,13 +24,15 @@ async function stored (bytes: Buffer): Promise<{ local: LocalService, cid: strin
   onTestFinished(async () => { await clients.close() })
   apiKey = (await clients.deals.login(newWalletKey())).apiKey
   await writeFile(join(dir, 'in.bin'), bytes)
-  return { local, cid: (await clients.upload.add(join(dir, 'in.bin'), DEEP)).cid }
+  return { local, cid: (await clients.objects.put(join(dir, 'in.bin'), DEEP)).cid }
 }
 
-function client (local: LocalService, readStored: ReadStoredBlock): GatewayClient {
+/** The embedded store over `local`, its packs read through `readStored`, its gateway over HTTP. */
+function client (local: LocalService, readStored: ReadStoredBlock): ObjectStore {
   const http = new HttpClient({ service: 'gateway', baseUrl: local.url, retry: { attempts: 1 } })
   onTestFinished(async () => { await http.close() })
-  return new GatewayClient([http], { readStored })
+  const overHttp = new ServiceObjectStore(new UploadClient(http), new GatewayClient([http]), http, 'the service under test')
+  return new EmbeddedObjectStore(overHttp, local, () => undefined, { block: readStored, run: async (cids) => await Promise.all(cids.map(async cid => await readStored(cid))) })
 }
 
 /** The store's blocks with the first byte of every raw leaf flipped, as a disk that damaged them would give them. */
@@ -47,13 +51,13 @@ const fileFetches = (local: LocalService): number => local.requestLog().filter(r
 /** Small slabs: an object spans several. */
 const slab = (): Uint8Array => new Uint8Array(new SharedArrayBuffer(4096))
 
-describe('fetching into memory from the service\'s own store (the embedded service, on this thread)', () => {
+describe('the embedded store: reads from the service\'s packs in this process (the service on this thread)', () => {
   it('reads the object\'s blocks without HTTP, checked against its CID, into the slabs', async () => {
     const bytes = randomBytes(20_000)
     const { local, cid } = await stored(bytes)
     const read: CID[] = []
-    const gateway = client(local, async (block) => { read.push(block); return await local.readStoredBlock(block) })
-    const slabs = await gateway.fetchVerifiedBytes(cid, DEEP, { slab, maxBytes: 64 * 1024 })
+    const store = client(local, async (block) => { read.push(block); return await local.readStoredBlock(block) })
+    const slabs = await store.getBytes(cid, DEEP, { slab, maxBytes: 64 * 1024 })
     expect(joined(slabs).equals(bytes)).toBe(true)
     expect(slabs.length).toBe(5)
     // 20 leaves under a three-level DAG: every block read from the store, none over HTTP.
@@ -65,19 +69,19 @@ describe('fetching into memory from the service\'s own store (the embedded servi
     const bytes = randomBytes(20_000)
     const { local, cid } = await stored(bytes)
     const damaged = damagedLeaves(local)
-    expect(joined(await client(local, damaged).fetchVerifiedBytes(cid, DEEP, { slab })).equals(bytes)).toBe(true)
+    expect(joined(await client(local, damaged).getBytes(cid, DEEP, { slab })).equals(bytes)).toBe(true)
     expect(fileFetches(local)).toBe(1)
     // The gateway's bytes damaged too: refused, as any gateway's that do not hash to the CID.
     local.faults.set('gateway', { bitflip: true })
-    await expect(client(local, damaged).fetchVerifiedBytes(cid, DEEP, { slab })).rejects.toThrow(IntegrityError)
+    await expect(client(local, damaged).getBytes(cid, DEEP, { slab })).rejects.toThrow(IntegrityError)
   })
 
   it('asks the gateway for what the store does not hold, and for more bytes than the caller accepts', async () => {
     const bytes = randomBytes(20_000)
     const { local, cid } = await stored(bytes)
-    expect(joined(await client(local, async () => undefined).fetchVerifiedBytes(cid, DEEP, { slab })).equals(bytes)).toBe(true)
+    expect(joined(await client(local, async () => undefined).getBytes(cid, DEEP, { slab })).equals(bytes)).toBe(true)
     expect(fileFetches(local)).toBe(1)
-    await expect(client(local, async (block) => await local.readStoredBlock(block)).fetchVerifiedBytes(cid, DEEP, { slab, maxBytes: 10_000 })).rejects.toThrow(/larger|more than|10000|10,000|exceed/i)
+    await expect(client(local, async (block) => await local.readStoredBlock(block)).getBytes(cid, DEEP, { slab, maxBytes: 10_000 })).rejects.toThrow(/larger|more than|10000|10,000|exceed/i)
   })
 })
 
@@ -103,11 +107,11 @@ describe('fetching into a reader or a file from the service\'s own store (a rest
     const bytes = randomBytes(20_000)
     const { local, cid } = await stored(bytes)
     const reader = collector()
-    const gateway = client(local, async (block) => await local.readStoredBlock(block))
-    expect(await gateway.fetchVerifiedInto(cid, DEEP, reader.read)).toEqual({ size: bytes.byteLength, gateway: 'the service\'s store' })
+    const store = client(local, async (block) => await local.readStoredBlock(block))
+    expect(await store.getInto(cid, DEEP, reader.read)).toEqual({ size: bytes.byteLength, from: 'the service\'s store' })
     expect(reader.got().equals(bytes)).toBe(true)
     const file = join(await useTempDir(), 'out.bin')
-    await gateway.fetchVerified(cid, DEEP, file)
+    await store.getFile(cid, DEEP, file)
     expect((await readFile(file)).equals(bytes)).toBe(true)
     expect(fileFetches(local)).toBe(0)
   })
@@ -117,18 +121,18 @@ describe('fetching into a reader or a file from the service\'s own store (a rest
     const { local, cid } = await stored(bytes)
     const damaged = damagedLeaves(local)
     const reader = collector()
-    expect(await client(local, damaged).fetchVerifiedInto(cid, DEEP, reader.read)).toMatchObject({ size: bytes.byteLength, gateway: local.url.replace(/\/$/, '') })
+    expect(await client(local, damaged).getInto(cid, DEEP, reader.read)).toMatchObject({ size: bytes.byteLength, from: local.url.replace(/\/$/, '') })
     expect(reader.got().equals(bytes)).toBe(true)
-    expect(await client(local, async () => undefined).fetchVerifiedInto(cid, DEEP, reader.read)).toMatchObject({ size: bytes.byteLength })
+    expect(await client(local, async () => undefined).getInto(cid, DEEP, reader.read)).toMatchObject({ size: bytes.byteLength })
     expect(fileFetches(local)).toBe(2)
     // More than the caller accepts from the store: not that object; the gateway's answer is refused alike.
-    await expect(client(local, async (block) => await local.readStoredBlock(block)).fetchVerifiedInto(cid, DEEP, collector().read, { maxBytes: 10_000 })).rejects.toThrow()
+    await expect(client(local, async (block) => await local.readStoredBlock(block)).getInto(cid, DEEP, collector().read, { maxBytes: 10_000 })).rejects.toThrow()
   })
 
   it('a reader that fails over the store\'s verified bytes fails the fetch with its own error; no gateway is asked', async () => {
     const bytes = randomBytes(20_000)
     const { local, cid } = await stored(bytes)
-    await expect(client(local, async (block) => await local.readStoredBlock(block)).fetchVerifiedInto(cid, DEEP, collector(5_000).read)).rejects.toThrow('the reader gave up')
+    await expect(client(local, async (block) => await local.readStoredBlock(block)).getInto(cid, DEEP, collector(5_000).read)).rejects.toThrow('the reader gave up')
     expect(fileFetches(local)).toBe(0)
   })
 })
@@ -138,9 +142,9 @@ describe('a store whose data dir lost what it indexed', () => {
     const bytes = randomBytes(20_000)
     const { local, cid } = await stored(bytes)
     const lost: ReadStoredBlock = async () => { throw new ServiceDataDamagedError('pack 1 is shorter than its index says (block x)') }
-    await expect(client(local, lost).fetchVerifiedInto(cid, DEEP, async (stream) => { for await (const _ of stream) { /* drained */ } })).rejects.toMatchObject({ code: 'ERR_SERVICE_DATA_DAMAGED' })
-    await expect(client(local, lost).fetchVerified(cid, DEEP, join(await useTempDir(), 'out.bin'))).rejects.toMatchObject({ code: 'ERR_SERVICE_DATA_DAMAGED' })
-    await expect(client(local, lost).fetchVerifiedBytes(cid, DEEP, { slab })).rejects.toMatchObject({ code: 'ERR_SERVICE_DATA_DAMAGED' })
+    await expect(client(local, lost).getInto(cid, DEEP, async (stream) => { for await (const _ of stream) { /* drained */ } })).rejects.toMatchObject({ code: 'ERR_SERVICE_DATA_DAMAGED' })
+    await expect(client(local, lost).getFile(cid, DEEP, join(await useTempDir(), 'out.bin'))).rejects.toMatchObject({ code: 'ERR_SERVICE_DATA_DAMAGED' })
+    await expect(client(local, lost).getBytes(cid, DEEP, { slab })).rejects.toMatchObject({ code: 'ERR_SERVICE_DATA_DAMAGED' })
     expect(fileFetches(local)).toBe(0)
   })
 })

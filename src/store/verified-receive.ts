@@ -7,7 +7,14 @@ import { CidBuilder, type CidProfile } from '../content/index.js'
 import { IntegrityError } from '../errors.js'
 import { fsyncPath } from '../util/fsync.js'
 import { Alongside } from './alongside.js'
-import type { GatewayTry } from './gateway-failover.js'
+
+/** What one source's try tells the caller beyond its error (a gateway's failover, say). */
+export interface SourceTry {
+  /** Its answer was not the CID's bytes (larger than the caller knows the content to be, say). */
+  wrongBytes: boolean
+  /** The caller's own failure over the CID's bytes: the read fails with it, no other source is asked. */
+  fatal?: { readonly err: unknown }
+}
 
 /** Where a verified fetch reads an object from: a gateway's answer, or the service's store in this process. */
 export interface ByteSource {
@@ -43,7 +50,7 @@ function discard (): Writable {
  * reader that fails over the CID's own bytes is marked `tried.fatal` (no other source is asked);
  * bytes past what the caller said it knows mark `tried.wrongBytes`.
  */
-export async function receiveVerified (open: (onTooLarge: () => void) => Promise<ByteSource>, cid: string, profile: CidProfile, destination: string | undefined, alongside: ((bytes: Readable) => Promise<void>) | undefined, options: ReceiveOptions, maxBytes: number, tried: GatewayTry): Promise<{ size: number, gateway: string }> {
+export async function receiveVerified (open: (onTooLarge: () => void) => Promise<ByteSource>, cid: string, profile: CidProfile, destination: string | undefined, alongside: ((bytes: Readable) => Promise<void>) | undefined, options: ReceiveOptions, maxBytes: number, tried: SourceTry): Promise<{ size: number, gateway: string }> {
   const temp = destination === undefined ? undefined : `${destination}.${process.pid}.part`
   let tooLarge = false
   let beside: Alongside | undefined

@@ -1,0 +1,164 @@
+import { stat } from 'node:fs/promises'
+import { Readable } from 'node:stream'
+import { CID } from 'multiformats/cid'
+import { CidBuilder, type CidProfile } from '../content/index.js'
+import { AbortedError, IntegrityError, InternalError, RemoteBadRequestError, RemoteStatusError, ServiceDataDamagedError, type RemoteContext } from '../errors.js'
+import type { ServiceThread } from '../local-service/index.js'
+import { addQuery, ANSWER_LIMITS, canonicalCid, fetchOptions } from '../remote/index.js'
+import {
+  BlockHasher, BlockSlots, defaultSlab, fillSlabs, hashed, receiveVerified, storedFileBytes, walkStoredObjects,
+  type BlockSink, type BlocksOptions, type BlocksRequest, type GetBytesOptions, type GetOptions, type GotObject,
+  type ObjectInfo, type ObjectStore, type PutOptions, type ReadStoredBlock, type ReadStoredRun, type SourceTry,
+  type StoreCallOptions
+} from '../store/index.js'
+
+/** Reads the service's blocks in this process: only where the service runs on this thread. */
+export interface LocalReads {
+  readonly block: ReadStoredBlock
+  readonly run: ReadStoredRun
+}
+
+const READ_BYTES = 1024 * 1024
+const FROM_STORE = 'the service\'s store'
+
+/** What an in-process refusal would have been over HTTP, as `HttpClient` makes it from a status. */
+function refusal (context: RemoteContext, err: unknown): Error {
+  const e = err as Error & { status?: unknown, code?: unknown }
+  const status = typeof e.status === 'number' ? e.status : 500
+  const excerpt = typeof e.status === 'number' || typeof e.code !== 'string' ? e.message : `${e.code}: ${e.message}`
+  if (status === 400 || status === 422) return new RemoteBadRequestError(context, status, excerpt, '')
+  if (status === 429) return new RemoteStatusError(context, status, excerpt, 'the service is limiting requests: try again later')
+  return new RemoteStatusError(context, status, excerpt, status >= 500 ? 'the service failed: try again later' : '')
+}
+
+/**
+ * Whether a read from the store in this process should be tried again over HTTP: not for an
+ * abort, nor for a data dir that lost what it indexed (its own gateway could only answer a 500).
+ * Missing or damaged bytes go on to the gateway, which fails them with its usual error.
+ */
+function fallBack (err: unknown, signal: AbortSignal | undefined): void {
+  if (err instanceof ServiceDataDamagedError) throw err
+  signal?.throwIfAborted()
+}
+
+/**
+ * The embedded service's objects, kept in its pack store in this process. A put is added by the
+ * code the upload route runs after parsing a request (the same quota, durability and listing),
+ * without loopback HTTP. Reads come from the packs when the service runs on this thread, through
+ * the same checks as a gateway's answer; what they cannot give is asked of its gateway. Listing
+ * and deleting go through its API, as a remote service's do.
+ */
+export class EmbeddedObjectStore implements ObjectStore {
+  readonly describe: string
+  readonly stream?: ObjectStore['stream']
+
+  constructor (private readonly overHttp: ObjectStore, private readonly service: Pick<ServiceThread, 'addFile'>, private readonly apiKey: () => string | undefined, private readonly local?: LocalReads) {
+    this.describe = overHttp.describe
+    if (local !== undefined) this.stream = async function * (cid, options) { yield * checkedStream(local.block, cid, options) }
+  }
+
+  async put (path: string, profile: CidProfile, options: PutOptions = {}): Promise<{ cid: string, size: number }> {
+    const { size } = await stat(path)
+    const context = { service: 'upload endpoint', method: 'POST', url: `${this.overHttp.describe}/api/v0/add?${new URLSearchParams(addQuery(profile)).toString()} (in process)` }
+    if (options.throttle !== undefined) for (let at = 0; at < size; at += READ_BYTES) await options.throttle(Math.min(READ_BYTES, size - at), options.signal)
+    if (options.signal?.aborted === true) throw new AbortedError(`${context.method} ${context.url} was aborted`)
+    const apiKey = this.apiKey()
+    if (apiKey === undefined) throw refusal(context, new InternalError('the embedded service was asked to store a file before its account was known'))
+    let answer: { cid: string, size: number }
+    try {
+      answer = await this.service.addFile({ path, profile, apiKey, expectedCid: options.expectedCid, blocks: options.blocks, name: options.name })
+    } catch (err) {
+      throw refusal(context, err)
+    }
+    options.onProgress?.({ type: 'store:put:progress', detail: { sent: size, total: size } })
+    if (options.expectedCid !== undefined && answer.cid !== CID.parse(options.expectedCid).toString()) {
+      throw new IntegrityError(`the upload endpoint computed ${answer.cid} for ${path}, cidsync computed ${options.expectedCid}: the service imported with other parameters than ${profile.name}`)
+    }
+    return { cid: answer.cid, size }
+  }
+
+  async getFile (cid: string, profile: CidProfile, destination: string, options: GetOptions = {}): Promise<GotObject> {
+    return await this.receive(cid, profile, destination, undefined, options) ?? await this.overHttp.getFile(cid, profile, destination, options)
+  }
+
+  async getInto (cid: string, profile: CidProfile, reader: (bytes: Readable) => Promise<void>, options: GetOptions = {}): Promise<GotObject> {
+    return await this.receive(cid, profile, undefined, reader, options) ?? await this.overHttp.getInto(cid, profile, reader, options)
+  }
+
+  /** The object from the packs through the same checks as a gateway's answer; undefined to ask the gateway. */
+  private async receive (cid: string, profile: CidProfile, destination: string | undefined, reader: ((bytes: Readable) => Promise<void>) | undefined, options: GetOptions): Promise<GotObject | undefined> {
+    const read = this.local?.block
+    if (read === undefined) return undefined
+    canonicalCid(cid)
+    const tried: SourceTry = { wrongBytes: false }
+    try {
+      const got = await receiveVerified(async () => ({
+        stream: Readable.from(storedFileBytes(read, CID.parse(cid), options.signal)),
+        total: undefined,
+        from: FROM_STORE,
+        origin: FROM_STORE,
+        overCap: (cap) => new IntegrityError(`${cid} in the service's store holds more than the ${cap} bytes it was expected to: not that object`)
+      }), cid, profile, destination, reader, fetchOptions(options), options.maxBytes ?? ANSWER_LIMITS.fetch, tried)
+      return { size: got.size, from: got.gateway }
+    } catch (err) {
+      if (tried.fatal !== undefined) throw tried.fatal.err
+      fallBack(err, options.signal)
+      return undefined
+    }
+  }
+
+  async getBytes (cid: string, profile: CidProfile, options: GetBytesOptions = {}): Promise<Uint8Array[]> {
+    const read = this.local?.block
+    if (read !== undefined) {
+      canonicalCid(cid)
+      try {
+        // Hashed here as each block is read: this thread waits on the reads anyway, and the
+        // object is verified as soon as its last block is in.
+        const builder = new CidBuilder(profile)
+        const filled = await fillSlabs(hashed(storedFileBytes(read, CID.parse(cid), options.signal), builder), options.maxBytes ?? ANSWER_LIMITS.fetch, options.slab ?? defaultSlab)
+        const got = builder.finish().toString()
+        if (got !== cid) throw new IntegrityError(`bytes from the service's store hash to ${got}, not ${cid}`)
+        return filled
+      } catch (err) {
+        fallBack(err, options.signal)
+      }
+    }
+    return await this.overHttp.getBytes(cid, profile, options)
+  }
+
+  async blocks<T extends BlocksRequest> (objects: AsyncIterable<T>, sink: BlockSink, options: BlocksOptions<T> = {}): Promise<void> {
+    if (this.local === undefined) { await this.overHttp.blocks(objects, sink, options); return }
+    // Hashed on a thread of its own (this one reads, compares and copies), read into a few
+    // slots used again and again; the next object's blocks are read while this one is written.
+    const hasher = new BlockHasher()
+    try {
+      const parsed = async function * (): AsyncGenerator<{ cid: CID, maxBytes?: number, object: T }> {
+        for await (const object of objects) yield { cid: CID.parse(object.cid), maxBytes: object.maxBytes, object }
+      }
+      await walkStoredObjects(this.local.block, parsed(), sink, {
+        signal: options.signal, hasher, slots: new BlockSlots(16), readRun: this.local.run,
+        onObject: ({ object }, walked) => { options.onObject?.(object, walked) },
+        failure: ({ object }, err) => options.failure?.(object, err) ?? err
+      })
+    } finally {
+      await hasher.close()
+    }
+  }
+
+  async has (cid: string, options?: StoreCallOptions): Promise<boolean> { return await this.overHttp.has(cid, options) }
+  async stat (cid: string, options?: StoreCallOptions): Promise<ObjectInfo | undefined> { return await this.overHttp.stat(cid, options) }
+  list (options?: StoreCallOptions): AsyncGenerator<ObjectInfo> { return this.overHttp.list(options) }
+  async delete (cid: string, options?: StoreCallOptions): Promise<boolean> { return await this.overHttp.delete(cid, options) }
+  async close (): Promise<void> { await this.overHttp.close() }
+}
+
+/** Each block checked against its CID before any of it comes out; at most `maxBytes` in all. */
+async function * checkedStream (read: ReadStoredBlock, cid: string, options: { readonly signal?: AbortSignal, readonly maxBytes: number }): AsyncGenerator<Uint8Array> {
+  canonicalCid(cid)
+  let received = 0
+  for await (const chunk of storedFileBytes(read, CID.parse(cid), options.signal, true)) {
+    received += chunk.byteLength
+    if (received > options.maxBytes) throw new IntegrityError(`${cid} in the service's store holds more than the ${options.maxBytes} bytes it was expected to: not that object`)
+    yield chunk
+  }
+}

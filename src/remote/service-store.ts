@@ -1,0 +1,99 @@
+import type { Readable } from 'node:stream'
+import type { CidProfile } from '../content/index.js'
+import type {
+  BlockSink, BlocksOptions, BlocksRequest, GetBytesOptions, GetOptions, GotObject, ObjectInfo,
+  ObjectStore, PutOptions, StoreCallOptions
+} from '../store/index.js'
+import type { FetchOptions, GatewayClient } from './gateway-client.js'
+import type { HttpClient } from './http-client.js'
+import { deleteUpload, listFiles } from './files-client.js'
+import type { FileRecord } from './schemas.js'
+import type { UploadClient, UploadOptions } from './upload-client.js'
+
+/** A listing record as an object: the service's own fields dropped. */
+function objectInfo (record: FileRecord): ObjectInfo {
+  return { cid: record.cid, size: record.fileSizeInBytes, name: record.fileName, ...(record.createdAt === undefined ? {} : { storedAt: record.createdAt }) }
+}
+
+/** The store's options as the HTTP clients take them: progress as typed events. */
+export function fetchOptions (options: GetOptions): FetchOptions {
+  const { onProgress, ...rest } = options
+  return onProgress === undefined ? rest : { ...rest, onProgress: (received, total) => { onProgress({ type: 'store:get:progress', detail: { received, total } }) } }
+}
+
+export function uploadOptions (options: PutOptions): UploadOptions {
+  const { onProgress, ...rest } = options
+  return onProgress === undefined ? rest : { ...rest, onProgress: (sent, total) => { onProgress({ type: 'store:put:progress', detail: { sent, total } }) } }
+}
+
+/**
+ * The service over HTTP as an {@link ObjectStore}: puts through the upload endpoint (the CID
+ * computed here, and the service's answer refused when it differs), reads through the gateways
+ * in order (each answer hashed to the CID), lists and deletes through the uploads listing.
+ * `stat` and `delete` walk the listing: a service has no lookup by CID for an account.
+ */
+export class ServiceObjectStore implements ObjectStore {
+  readonly describe: string
+
+  constructor (private readonly upload: UploadClient, private readonly gateway: GatewayClient, private readonly api: HttpClient, describe: string) {
+    this.describe = describe
+  }
+
+  async put (path: string, profile: CidProfile, options: PutOptions = {}): Promise<{ cid: string, size: number }> {
+    return await this.upload.add(path, profile, uploadOptions(options))
+  }
+
+  async getFile (cid: string, profile: CidProfile, destination: string, options: GetOptions = {}): Promise<GotObject> {
+    const got = await this.gateway.fetchVerified(cid, profile, destination, fetchOptions(options))
+    return { size: got.size, from: got.gateway }
+  }
+
+  async getInto (cid: string, profile: CidProfile, reader: (bytes: Readable) => Promise<void>, options: GetOptions = {}): Promise<GotObject> {
+    const got = await this.gateway.fetchVerifiedInto(cid, profile, reader, fetchOptions(options))
+    return { size: got.size, from: got.gateway }
+  }
+
+  async getBytes (cid: string, profile: CidProfile, options: GetBytesOptions = {}): Promise<Uint8Array[]> {
+    const { hash, slab, ...rest } = options
+    return await this.gateway.fetchVerifiedBytes(cid, profile, { ...fetchOptions(rest), hash, slab })
+  }
+
+  async blocks<T extends BlocksRequest> (objects: AsyncIterable<T>, sink: BlockSink, options: BlocksOptions<T> = {}): Promise<void> {
+    for await (const object of objects) {
+      const got = await this.gateway.fetchBlocks(object.cid, object.profile, sink, { signal: options.signal, maxBytes: object.maxBytes })
+        .catch((err: unknown) => { throw options.failure?.(object, err) ?? err })
+      options.onObject?.(object, got)
+    }
+  }
+
+  async has (cid: string, options: StoreCallOptions = {}): Promise<boolean> {
+    return await this.stat(cid, options) !== undefined
+  }
+
+  async stat (cid: string, options: StoreCallOptions = {}): Promise<ObjectInfo | undefined> {
+    for await (const record of listFiles(this.api, { signal: options.signal })) {
+      if (record.cid === cid) return objectInfo(record)
+    }
+    return undefined
+  }
+
+  async * list (options: StoreCallOptions = {}): AsyncGenerator<ObjectInfo> {
+    const seen = new Set<string>()
+    for await (const record of listFiles(this.api, { signal: options.signal })) {
+      // An object uploaded twice is listed twice by the service; once here.
+      if (seen.has(record.cid)) continue
+      seen.add(record.cid)
+      yield objectInfo(record)
+    }
+  }
+
+  async delete (cid: string, options: StoreCallOptions = {}): Promise<boolean> {
+    const ids: string[] = []
+    for await (const record of listFiles(this.api, { signal: options.signal })) if (record.cid === cid) ids.push(record.id)
+    let deleted = false
+    for (const id of ids) deleted = await deleteUpload(this.api, id, options) || deleted
+    return deleted
+  }
+
+  async close (): Promise<void> {}
+}

@@ -1,0 +1,20 @@
+/**
+ * Where cidsync keeps objects: one {@link ObjectStore} interface, its guarantees written on it,
+ * and what every implementation shares (verified reads, a UnixFS file's bytes from its blocks,
+ * an export's walk of stored blocks). The service over HTTP lives in remote/, the embedded
+ * service in this process in connect/, a plain directory here.
+ */
+export type {
+  ObjectStore, ObjectInfo, PutOptions, GetOptions, GetBytesOptions, GotObject, StoreCallOptions,
+  StoreProgressEvent, BlockSink, BlocksRequest, BlocksOptions
+} from './object-store.js'
+export { receivedProgress, sentProgress } from './object-store.js'
+export { receiveVerified } from './verified-receive.js'
+export type { ByteSource, ReceiveOptions, SourceTry } from './verified-receive.js'
+export { fillSlabs, hashed, slabsCid, defaultSlab, TooLarge, DEFAULT_SLAB_BYTES } from './slabs.js'
+export { storedFileBytes } from './stored-file.js'
+export type { ReadStoredBlock, ReadStoredRun } from './stored-file.js'
+export { walkStoredObjects, walkStoredBlocks, RUN_BYTES, RUNS_AT_ONCE } from './stored-blocks.js'
+export type { StoredBlockSink, WalkObjectsInit, WalkTools } from './stored-blocks.js'
+export { BlockHasher } from './block-hasher.js'
+export { BlockSlots } from './block-slots.js'

@@ -1,0 +1,146 @@
+import type { Readable } from 'node:stream'
+import type { CID } from 'multiformats/cid'
+import type { CidProfile, ObjectBlocks } from '../content/index.js'
+
+/**
+ * What a store tells a caller while it works. One shape for every store: a `type` and its
+ * `detail`, as helia's progress events are.
+ */
+export type StoreProgressEvent =
+  | { readonly type: 'store:put:progress', readonly detail: { readonly sent: number, readonly total: number } }
+  | { readonly type: 'store:get:progress', readonly detail: { readonly received: number, readonly total: number | undefined } }
+
+export interface StoreCallOptions {
+  readonly signal?: AbortSignal
+  readonly onProgress?: (event: StoreProgressEvent) => void
+}
+
+export interface PutOptions extends StoreCallOptions {
+  /** `false`: one attempt only (a caller that checks for a lost answer before sending again). */
+  readonly retry?: false
+  /** Awaited before each read of the file goes out: a rate limit holds the bytes back here. */
+  readonly throttle?: (bytes: number, signal?: AbortSignal) => Promise<void>
+  /** The CID the bytes were hashed to as they were written: the store's answer must equal it. */
+  readonly expectedCid?: string
+  /** The name a listing shows; the file's own name when not given. */
+  readonly name?: string
+  /** The object's blocks as hashed with `expectedCid`: a store may keep them without hashing again. */
+  readonly blocks?: ObjectBlocks
+}
+
+export interface GetOptions extends StoreCallOptions {
+  /** The size the caller knows the bytes have (or the most it accepts). */
+  readonly maxBytes?: number
+  /** One source's whole answer, instead of the store's default deadline. */
+  readonly deadlineMs?: number
+  /**
+   * The bytes' own bound, read from their first `prefixBytes`: it throws for bytes that are no
+   * such object, and lowers `maxBytes` otherwise. Junk stops after its prefix.
+   */
+  readonly boundBy?: { readonly prefixBytes: number, readonly bound: (prefix: Buffer) => number | undefined }
+  /** fsync the file and its directory before answering (default true); false for scratch. */
+  readonly durable?: boolean
+}
+
+export interface GetBytesOptions extends GetOptions {
+  /** Hashes the bytes in order (in another thread, say); the store compares the answer with the CID. */
+  readonly hash?: (slabs: readonly Uint8Array[]) => Promise<string>
+  /** Gives the next slab to fill; every slab the same size. */
+  readonly slab?: () => Uint8Array
+}
+
+/** Where verified bytes came from, for messages. */
+export interface GotObject { readonly size: number, readonly from: string }
+
+/** What a store holds of one object. */
+export interface ObjectInfo {
+  readonly cid: string
+  readonly size: number
+  /** The name it was put under; '' when the store keeps none. */
+  readonly name: string
+  /** When it was put (ms since the epoch), where the store knows. */
+  readonly storedAt?: number
+}
+
+/** A block as a UnixFS object is made of, handed to an export. */
+export type BlockSink = (cid: CID, bytes: Uint8Array) => Promise<void>
+
+/** One object whose blocks an export wants. */
+export interface BlocksRequest {
+  readonly cid: string
+  readonly profile: CidProfile
+  /** The most its bytes may weigh. */
+  readonly maxBytes?: number
+}
+
+export interface BlocksOptions<T extends BlocksRequest> {
+  readonly signal?: AbortSignal
+  /** Told once each object's blocks were all handed over. */
+  readonly onObject?: (object: T, walked: { readonly size: number, readonly blocks: number }) => void
+  /** The error to throw for an object that failed (named for the caller's messages). */
+  readonly failure?: (object: T, err: unknown) => unknown
+}
+
+/**
+ * Where cidsync keeps objects: the service over HTTP, the embedded service in this process, or a
+ * plain directory. An object is a file's bytes as one UnixFS DAG under a {@link CidProfile}; its
+ * CID is the root of that DAG. Every implementation runs the same conformance suite
+ * (test/store/conformance.ts).
+ *
+ * Guarantees every implementation gives:
+ * - **Verified reads.** No read hands over bytes that do not hash to the CID under the profile.
+ *   `getFile` renames into place only verified bytes; `getInto` and `getBytes` answer only once
+ *   verified; `stream` checks each block before any of it comes out.
+ * - **Atomic put.** An object is stored whole or not at all. A put that fails or is killed
+ *   leaves nothing that `list`, `stat` or a read would take for the object.
+ * - **Read-after-write.** Once `put` answers, `stat`, `list` and every read find the object.
+ * - **Idempotent put.** Putting the same bytes again answers the same CID and stores one object
+ *   (a service may list a second upload of it).
+ * - **Delete.** Once `delete` answers, `stat` and `list` no longer show the object. A service
+ *   may still serve its bytes until it reclaims space; a directory removes them at once.
+ * - **List.** Every object once, newest first where the store knows the order. A listing cut
+ *   short is an error, never a shorter answer.
+ * - **Errors.** A missing object is `ContentNotFoundError`; bytes that are not the CID's are
+ *   `IntegrityError`; an abort ends a call at once with the abort's error.
+ */
+export interface ObjectStore {
+  /** Where the objects are, for messages. */
+  readonly describe: string
+  /** Stores the file at `path` as one object under `profile`; answers its CID and size. */
+  put: (path: string, profile: CidProfile, options?: PutOptions) => Promise<{ cid: string, size: number }>
+  /** The object's bytes into `destination`, verified first (a temp file beside it, renamed). */
+  getFile: (cid: string, profile: CidProfile, destination: string, options?: GetOptions) => Promise<GotObject>
+  /**
+   * The object's bytes handed to `reader` as they arrive, before they are verified: the reader
+   * relies on nothing it made until this answers. A reader's own failure fails the read.
+   */
+  getInto: (cid: string, profile: CidProfile, reader: (bytes: Readable) => Promise<void>, options?: GetOptions) => Promise<GotObject>
+  /** The object's bytes in memory, in slabs of equal size, answered once verified. */
+  getBytes: (cid: string, profile: CidProfile, options?: GetBytesOptions) => Promise<Uint8Array[]>
+  /**
+   * The object's bytes, each block checked against its CID before any of it comes out. Only
+   * where the store holds blocks it can check one by one; elsewhere it is undefined.
+   */
+  readonly stream?: (cid: string, options: { readonly signal?: AbortSignal, readonly maxBytes: number }) => AsyncGenerator<Uint8Array>
+  /** Each object's UnixFS blocks, in order, each checked, handed to `sink`; objects in turn. */
+  blocks: <T extends BlocksRequest>(objects: AsyncIterable<T>, sink: BlockSink, options?: BlocksOptions<T>) => Promise<void>
+  /** Whether the store holds the object (as `stat` would find it). */
+  has: (cid: string, options?: StoreCallOptions) => Promise<boolean>
+  /** What the store holds of the object, or undefined. */
+  stat: (cid: string, options?: StoreCallOptions) => Promise<ObjectInfo | undefined>
+  /** Every object the store holds. */
+  list: (options?: StoreCallOptions) => AsyncGenerator<ObjectInfo>
+  /** Removes the object; answers false when the store did not hold it. */
+  delete: (cid: string, options?: StoreCallOptions) => Promise<boolean>
+  close: () => Promise<void>
+}
+
+/** A `(received, total)` callback as a store's progress handler (get events only). */
+export function receivedProgress (report: ((received: number, total: number | undefined) => void) | undefined): StoreCallOptions['onProgress'] {
+  return report === undefined ? undefined : (event) => { if (event.type === 'store:get:progress') report(event.detail.received, event.detail.total) }
+}
+
+/** A `(sent, total)` callback as a store's progress handler (put events only). */
+export function sentProgress (report: ((sent: number, total: number) => void) | undefined): StoreCallOptions['onProgress'] {
+  return report === undefined ? undefined : (event) => { if (event.type === 'store:put:progress') report(event.detail.sent, event.detail.total) }
+}
