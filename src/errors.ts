@@ -551,6 +551,12 @@ export class DrillFailedError extends CidsyncError {
   }
 }
 
+/** A directory named as an object store is not one cidsync made, or cannot be read. */
+export class DirectoryStoreError extends CidsyncError {
+  override readonly code = 'ERR_DIRECTORY_STORE'
+  override readonly exitCode = ExitCode.usage
+}
+
 /** Every gateway answered 404 for a CID: it is not stored (or not any more). */
 export class ContentNotFoundError extends CidsyncError {
   override readonly code = 'ERR_CONTENT_NOT_FOUND'

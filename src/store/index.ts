@@ -18,3 +18,4 @@ export { walkStoredObjects, walkStoredBlocks, RUN_BYTES, RUNS_AT_ONCE } from './
 export type { StoredBlockSink, WalkObjectsInit, WalkTools } from './stored-blocks.js'
 export { BlockHasher } from './block-hasher.js'
 export { BlockSlots } from './block-slots.js'
+export { DirectoryObjectStore, DIRECTORY_STORE_FORMAT } from './directory-store.js'

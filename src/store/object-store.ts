@@ -92,7 +92,9 @@ export interface BlocksOptions<T extends BlocksRequest> {
  *   `getFile` renames into place only verified bytes; `getInto` and `getBytes` answer only once
  *   verified; `stream` checks each block before any of it comes out.
  * - **Atomic put.** An object is stored whole or not at all. A put that fails or is killed
- *   leaves nothing that `list`, `stat` or a read would take for the object.
+ *   leaves nothing that `list`, `stat` or a read would take for the object. A put refused
+ *   because its bytes are not `expectedCid` leaves no object under that CID (a service may
+ *   keep the bytes under the CID it computed).
  * - **Read-after-write.** Once `put` answers, `stat`, `list` and every read find the object.
  * - **Idempotent put.** Putting the same bytes again answers the same CID and stores one object
  *   (a service may list a second upload of it).
