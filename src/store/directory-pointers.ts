@@ -1,0 +1,84 @@
+import { readFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { CID } from 'multiformats/cid'
+import { DirectoryStoreError, PointerNotFoundError } from '../errors.js'
+import { writeFileAtomicSync } from '../util/atomic-write.js'
+import type { StoreCallOptions } from './object-store.js'
+import type { PointerRegistry, StoredPointer } from './pointer-registry.js'
+
+const FILE = 'pointers.json'
+/** More pointers than any user keeps: a file past it is not one cidsync wrote. */
+const MAX_POINTERS = 1000
+const MAX_FILE_BYTES = 1024 * 1024
+
+type Pointers = Record<string, StoredPointer>
+
+const keyOf = (namespace: string, network: string): string => JSON.stringify([namespace, network])
+
+/** One pointer read back, each field checked: the file is outside cidsync's hands between runs. */
+function parsePointer (value: unknown): StoredPointer | undefined {
+  if (typeof value !== 'object' || value === null) return undefined
+  const { snapshotCid, engine, namespace, network, memories } = value as Record<string, unknown>
+  if (typeof snapshotCid !== 'string' || typeof engine !== 'string' || typeof namespace !== 'string' || typeof network !== 'string') return undefined
+  try {
+    if (CID.parse(snapshotCid).toString() !== snapshotCid) return undefined
+  } catch {
+    return undefined
+  }
+  if (memories !== undefined && !Number.isSafeInteger(memories)) return undefined
+  return { snapshotCid, engine, namespace, network, ...(typeof memories === 'number' ? { memories } : {}) }
+}
+
+/**
+ * The pointers of a directory store, in `pointers.json` beside its objects: written whole to a
+ * temp file, fsynced and renamed over the last (0600). One writer at a time is assumed: the
+ * device whose mirror it is. Read back, every pointer is checked; a file that is not one cidsync
+ * wrote is a {@link DirectoryStoreError}, never a pointer.
+ */
+export class DirectoryPointers implements PointerRegistry {
+  private readonly path: string
+
+  constructor (dir: string) {
+    this.path = join(dir, FILE)
+  }
+
+  private async read (): Promise<Pointers> {
+    let text: string
+    try {
+      text = await readFile(this.path, 'utf8')
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return {}
+      throw new DirectoryStoreError(`could not read ${this.path}: ${(err as Error).message}`, { cause: err })
+    }
+    const damaged = (why: string): DirectoryStoreError => new DirectoryStoreError(`${this.path} is not a pointers file cidsync wrote (${why}): move it aside, and mirror again to write it afresh`)
+    if (text.length > MAX_FILE_BYTES) throw damaged('too large')
+    let parsed: unknown
+    try { parsed = JSON.parse(text) } catch { throw damaged('not JSON') }
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw damaged('not an object')
+    const entries = Object.entries(parsed)
+    if (entries.length > MAX_POINTERS) throw damaged('too many pointers')
+    const pointers: Pointers = {}
+    for (const [key, value] of entries) {
+      const pointer = parsePointer(value)
+      if (pointer === undefined || key !== keyOf(pointer.namespace, pointer.network)) throw damaged(`a pointer under ${JSON.stringify(key.slice(0, 100))} is malformed`)
+      pointers[key] = pointer
+    }
+    return pointers
+  }
+
+  async current (namespace: string, network: string, options: StoreCallOptions = {}): Promise<StoredPointer> {
+    options.signal?.throwIfAborted()
+    const found = (await this.read())[keyOf(namespace, network)]
+    if (found === undefined) throw new PointerNotFoundError(namespace, network, { asked: `the directory store at ${this.path.slice(0, -FILE.length - 1)} holds none` })
+    return found
+  }
+
+  async put (input: StoredPointer, options: StoreCallOptions = {}): Promise<void> {
+    options.signal?.throwIfAborted()
+    const pointer = parsePointer(input)
+    if (pointer === undefined) throw new DirectoryStoreError(`refused to write a malformed pointer for ${input.namespace}/${input.network}`)
+    const pointers = await this.read()
+    pointers[keyOf(input.namespace, input.network)] = pointer
+    writeFileAtomicSync(this.path, JSON.stringify(pointers, null, 2) + '\n', { mode: 0o600 })
+  }
+}
