@@ -46,4 +46,44 @@ describe('the house', () => {
       .map(target => `${file} -> ${target}`))
     expect(reaching).toEqual([])
   })
+
+  // sync/ holds sub-rooms (sync/publish/, sync/restore/...): the same rule holds between them.
+  const subOf = (file: string): string | null => /^sync\/([^/]+)\//.exec(file)?.[1] ?? null
+
+  it('has sync sub-rooms that use each other through their face only', async () => {
+    const graph = await imports()
+    const reaching = [...graph].filter(([file]) => file.startsWith('sync/')).flatMap(([file, targets]) => targets
+      .filter(target => {
+        const sub = subOf(target)
+        if (target === 'sync/index.ts') return subOf(file) !== null
+        return sub !== null && sub !== subOf(file) && target !== `sync/${sub}/index.ts`
+      })
+      .map(target => `${file} -> ${target}`))
+    expect(reaching).toEqual([])
+  })
+
+  it('has no cycles between sync sub-rooms, through sync/ top files too', async () => {
+    const graph = await imports()
+    // A sub-room is one node; a file at the top of sync/ is a node of its own.
+    const node = (file: string): string => subOf(file) ?? file
+    const edges = new Map<string, Set<string>>()
+    for (const [file, targets] of graph) {
+      if (!file.startsWith('sync/')) continue
+      for (const target of targets) {
+        if (!target.startsWith('sync/') || node(target) === node(file)) continue
+        edges.set(node(file), (edges.get(node(file)) ?? new Set()).add(node(target)))
+      }
+    }
+    const state = new Map<string, 'open' | 'done'>()
+    const cycles: string[] = []
+    const visit = (at: string, path: string[]): void => {
+      if (state.get(at) === 'done') return
+      if (state.get(at) === 'open') { cycles.push([...path.slice(path.indexOf(at)), at].join(' -> ')); return }
+      state.set(at, 'open')
+      for (const next of edges.get(at) ?? []) visit(next, [...path, at])
+      state.set(at, 'done')
+    }
+    for (const at of edges.keys()) visit(at, [])
+    expect(cycles).toEqual([])
+  })
 })
