@@ -4,7 +4,7 @@ import { AbortedError, CidsyncError, DrillFailedError, NothingPublishedError, Po
 import type { Index } from '../index/index.js'
 import { cachedHistory, type HistoryEntry } from './history.js'
 import { readContext } from './read-context.js'
-import type { SyncStore } from './sync-store.js'
+import type { SyncStore } from './state/index.js'
 import { verify, type VerifyResult } from './verify.js'
 import type { SyncComponents } from './sync-components.js'
 

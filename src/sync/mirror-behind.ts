@@ -1,5 +1,5 @@
 import { cachedHistory } from './history.js'
-import type { SyncStore } from './sync-store.js'
+import type { SyncStore } from './state/index.js'
 
 /** Publishes looked back through from this device's last known pointer. */
 const LOOKBACK = 10_000

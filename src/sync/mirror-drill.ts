@@ -4,7 +4,7 @@ import { NothingPublishedError, PointerNotFoundError } from '../errors.js'
 import type { Index } from '../index/index.js'
 import type { ServiceClients } from '../remote/index.js'
 import { recordDrill } from './drill.js'
-import type { MirrorLog } from './mirror-log.js'
+import type { MirrorLog } from './state/index.js'
 import { readContext } from './read-context.js'
 import { verify, type VerifyResult } from './verify.js'
 

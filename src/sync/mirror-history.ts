@@ -1,9 +1,8 @@
 import type { Config } from '../config/index.js'
 import type { ServiceClients } from '../remote/index.js'
 import { walkHistory } from './history.js'
-import type { MirrorLog } from './mirror-log.js'
+import type { MirrorLog, SyncStore } from './state/index.js'
 import { SNAPSHOT_PROFILE } from './snapshot-profile.js'
-import type { SyncStore } from './sync-store.js'
 import { readContext } from './read-context.js'
 
 /**

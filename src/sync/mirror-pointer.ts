@@ -5,8 +5,7 @@ import type { ServiceClients } from '../remote/index.js'
 import { ENGINE } from '../snapshot/index.js'
 import { cachedHistory } from './history.js'
 import type { MirrorLink, MirrorPointerNote } from './mirror-link.js'
-import type { ReplicaRow } from './mirror-log.js'
-import type { SyncStore } from './sync-store.js'
+import type { ReplicaRow, SyncStore } from './state/index.js'
 
 /** Publishes looked back through to tell an older pointer from one ahead. */
 const HISTORY_LOOKBACK = 10_000

@@ -1,5 +1,5 @@
 import type { VerifyResult } from './verify.js'
-import type { MirrorLog } from './mirror-log.js'
+import type { MirrorLog } from './state/index.js'
 import type { MirrorLink, MirrorPointerNote, ReplicatorState } from './mirror-replicator.js'
 
 /** One mirror as status, metrics and the dashboard show it. */

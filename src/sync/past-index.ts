@@ -12,7 +12,7 @@ import { checkOwnPublishIn } from './own-publish-check.js'
 import { prunePast, touchPast } from './past-prune.js'
 import { readContext } from './read-context.js'
 import type { FetchInit } from './segment-fetch.js'
-import type { LastPublished } from './sync-store.js'
+import type { LastPublished } from './state/index.js'
 import type { SyncComponents } from './sync-components.js'
 import { fetchV1Snapshot } from './v1-snapshot-fetch.js'
 

@@ -1,5 +1,5 @@
 import type { Config } from '../config/index.js'
-import type { PublishStep } from './publish-job.js'
+import type { PublishStep } from './state/index.js'
 import type { PublishedContent } from './content-outcome.js'
 import type { SyncComponents } from './sync-components.js'
 

@@ -1,6 +1,6 @@
 import type { Config } from '../config/index.js'
 import type { RemoteFile } from '../index/index.js'
-import type { SyncStore } from './sync-store.js'
+import type { SyncStore } from './state/index.js'
 import { PointerNotFoundError } from '../errors.js'
 import type { SyncComponents } from './sync-components.js'
 import { knownHead, noteSetBack, olderInChain } from './rollback.js'

@@ -2,10 +2,7 @@ import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { moveAside } from '../index/index.js'
 import { SyncStateDamagedError } from '../errors.js'
-import { SyncStore } from './sync-store.js'
-import { SYNC_STATE_FILE } from './sync-state-file.js'
-import { removeLeftovers, type LeftoversRemoved } from './leftovers.js'
-import { jobFiles } from './publish-job.js'
+import { SyncStore, SYNC_STATE_FILE, removeLeftovers, type LeftoversRemoved, jobFiles } from './state/index.js'
 
 /** Something the daemon found wrong with its sync files at start, and what it did. */
 export interface SyncRecovery { readonly file: string, readonly problem: string, readonly action: string }

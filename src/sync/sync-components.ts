@@ -1,7 +1,7 @@
 import type { Logger } from 'pino'
 import type { Index } from '../index/index.js'
 import type { ServiceClients } from '../remote/index.js'
-import type { SyncStore } from './sync-store.js'
+import type { SyncStore } from './state/index.js'
 
 /**
  * What every sync operation works with (helia's `(components, init)` shape): this device's index

@@ -1,6 +1,6 @@
 import { Histogram, type HistogramSnapshot } from '../util/histogram.js'
 import type { Reconciled } from './reconcile.js'
-import type { Refusal, RestoreRecord, SyncStore } from './sync-store.js'
+import type { Refusal, RestoreRecord, SyncStore } from './state/index.js'
 
 /** What /status shows of reconciliation. */
 export interface ReconcileStatus {

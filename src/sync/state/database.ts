@@ -1,12 +1,12 @@
 import { join } from 'node:path'
 import type Database from 'better-sqlite3'
 import type { Statement } from 'better-sqlite3'
-import { SchemaTooNewError, SyncStateDamagedError } from '../errors.js'
-import { isDamageError, openSqliteFile } from '../util/sqlite-file.js'
-import { SYNC_MIGRATIONS } from './sync-migrations.js'
+import { SchemaTooNewError, SyncStateDamagedError } from '../../errors.js'
+import { isDamageError, openSqliteFile } from '../../util/sqlite-file.js'
+import { SYNC_MIGRATIONS } from './migrations.js'
 import { MirrorLog } from './mirror-log.js'
-import { SYNC_STATE_FILE } from './sync-state-file.js'
-import { KEY, type IpnsPublished, type Key, type LastPublished, type Refusal, type RestoreRecord } from './sync-state-keys.js'
+import { SYNC_STATE_FILE } from './state-file.js'
+import { KEY, type IpnsPublished, type Key, type LastPublished, type Refusal, type RestoreRecord } from './keys.js'
 
 function partsKey (cid: string, keyId: string): string {
   return `content-parts/${keyId}/${cid}`

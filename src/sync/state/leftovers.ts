@@ -1,6 +1,6 @@
 import { readdir, rm, stat } from 'node:fs/promises'
 import { join } from 'node:path'
-import { processAlive } from '../util/process-alive.js'
+import { processAlive } from '../../util/process-alive.js'
 
 /**
  * Temp files a publish, merge, restore or gateway fetch killed midway leaves behind, by the names

@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3'
-import { KEY } from './sync-state-keys.js'
+import { KEY } from './keys.js'
 
 /** One thing to replicate: an object (by CID, uploaded under `profile`), or a pointer move to a manifest. */
 export interface ReplicaRow {

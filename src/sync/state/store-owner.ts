@@ -1,5 +1,5 @@
-import { SyncStore } from './sync-store.js'
-import { hasSyncState } from './sync-state-file.js'
+import { SyncStore } from './store.js'
+import { hasSyncState } from './state-file.js'
 
 /**
  * The one holder of a process's sync store where it may not exist yet: the owner (a command, a

@@ -1,9 +1,9 @@
 import type { Statement } from 'better-sqlite3'
 import { jobFromRow, type JobAt, type JobRow, type PublishJob, type SnapshotMade, type UnusableJob } from './publish-job.js'
-import { damaged, SyncState } from './sync-state.js'
-import { KEEP_RESTORES, KEY } from './sync-state-keys.js'
+import { damaged, SyncState } from './database.js'
+import { KEEP_RESTORES, KEY } from './keys.js'
 
-export type { IpnsPublished, LastPublished, Refusal, RestoreRecord } from './sync-state-keys.js'
+export type { IpnsPublished, LastPublished, Refusal, RestoreRecord } from './keys.js'
 
 /** A job's columns, as written. */
 type JobFields = Omit<{ readonly [K in keyof PublishJob]: PublishJob[K] | null }, 'step' | 'id' | 'merges'> & { readonly id: number, readonly merges: number }

@@ -3,12 +3,12 @@ import { spawn } from 'node:child_process'
 import { readdirSync } from 'node:fs'
 import { mkdir, readdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { removeLeftovers } from '../../src/sync/leftovers.js'
-import { useTempDir } from '../helpers/temp-dir.js'
-import { DaemonProcess } from '../helpers/cli.js'
-import { EXTERNAL } from '../helpers/service.js'
-import { ok, runAndKill, writeSomeFiles } from '../cli/content-devices.js'
-import { exitDevice, freshService } from '../exits/exit-devices.js'
+import { removeLeftovers } from '../../../src/sync/state/leftovers.js'
+import { useTempDir } from '../../helpers/temp-dir.js'
+import { DaemonProcess } from '../../helpers/cli.js'
+import { EXTERNAL } from '../../helpers/service.js'
+import { ok, runAndKill, writeSomeFiles } from '../../cli/content-devices.js'
+import { exitDevice, freshService } from '../../exits/exit-devices.js'
 
 /** The id of a process that ran and is gone. */
 async function deadPid (): Promise<number> {

@@ -1,8 +1,8 @@
 import { describe, it, expect } from 'vitest'
 import { join } from 'node:path'
 import Database from 'better-sqlite3'
-import { SyncStore, SYNC_SCHEMA_VERSION, type JobAt } from '../../src/sync/index.js'
-import { useTempDir } from '../helpers/temp-dir.js'
+import { SyncStore, SYNC_SCHEMA_VERSION, type JobAt } from '../../../src/sync/index.js'
+import { useTempDir } from '../../helpers/temp-dir.js'
 
 describe('the sync store', () => {
   it('reads a sync.sqlite written before it had versions the same, and records its version', async () => {
