@@ -8,7 +8,7 @@ import { ContentIntegrityError, ContentNotStoredError, DownloadNoRoomError } fro
 import type { Entry, Index } from '../index/index.js'
 import type { ServiceClients } from '../remote/index.js'
 import { readingKey } from '../snapshot/index.js'
-import { SNAPSHOT_PROFILE } from './snapshot-profile.js'
+import { SNAPSHOT_PROFILE } from './read/index.js'
 import { usableRecord } from './get-files.js'
 import { spaceLeft } from '../util/space-left.js'
 import { makeDirs } from '../util/make-dirs.js'

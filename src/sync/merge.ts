@@ -3,15 +3,10 @@ import { join } from 'node:path'
 import type { Config } from '../config/index.js'
 import { ForeignPointerError, PointerNotFoundError, PointerUnreadableError, SnapshotUnencryptedError } from '../errors.js'
 import { READABLE_ENGINES } from '../snapshot/index.js'
-import { readContext } from './read-context.js'
+import { readContext, cachedHistory, readPublish, mergeManifest, unboundMayMerge, isUnusable, missingKey, type FetchInit, fetchV1Snapshot } from './read/index.js'
 import type { PublishComponents, PublishInit } from './publish-init.js'
-import { cachedHistory, readPublish } from './history.js'
 import type { SyncStore } from './state/index.js'
-import { mergeManifest } from './merge-manifest.js'
-import { unboundMayMerge } from './manifest-binding.js'
 import { behindPointer, type Behind } from './rollback.js'
-import { isUnusable, missingKey, type FetchInit } from './segment-fetch.js'
-import { fetchV1Snapshot } from './v1-snapshot-fetch.js'
 
 /** What the pointer holds now: its CID and entry count, or undefined when nothing is stored. */
 export async function currentPointer (components: PublishComponents, config: Config, signal?: AbortSignal): Promise<{ cid: string, memories: number | undefined } | undefined> {

@@ -1,4 +1,4 @@
-import { cachedHistory } from './history.js'
+import { cachedHistory } from './read/index.js'
 import type { SyncStore } from './state/index.js'
 
 /** Publishes looked back through from this device's last known pointer. */

@@ -5,7 +5,7 @@ import type { Index } from '../index/index.js'
 import type { ServiceClients } from '../remote/index.js'
 import { recordDrill } from './drill.js'
 import type { MirrorLog } from './state/index.js'
-import { readContext } from './read-context.js'
+import { readContext } from './read/index.js'
 import { verify, type VerifyResult } from './verify.js'
 
 export interface MirrorDrillComponents {

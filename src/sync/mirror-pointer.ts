@@ -3,7 +3,7 @@ import type { Config } from '../config/index.js'
 import { MirrorPointerAheadError, MirrorPointerRolledBackError, PointerNotFoundError } from '../errors.js'
 import type { ServiceClients } from '../remote/index.js'
 import { ENGINE } from '../snapshot/index.js'
-import { cachedHistory } from './history.js'
+import { cachedHistory } from './read/index.js'
 import type { MirrorLink, MirrorPointerNote } from './mirror-link.js'
 import type { ReplicaRow, SyncStore } from './state/index.js'
 

@@ -5,8 +5,8 @@ import { join } from 'node:path'
 import { fileCid } from '../content/index.js'
 import { SnapshotFormatError } from '../errors.js'
 import type { DeviceState, Index, RecordedChain, SegmentRange } from '../index/index.js'
-import { deviceChainSchema, sealManifest, sealSegment, type DeviceChain, type Manifest, type SegmentRef } from '../snapshot/index.js'
-import { SNAPSHOT_PROFILE } from './snapshot-profile.js'
+import { sealManifest, sealSegment, type Manifest, type SegmentRef } from '../snapshot/index.js'
+import { parseChains, SNAPSHOT_PROFILE } from './read/index.js'
 import { publishNow } from '../util/clock.js'
 
 /** When this device writes a new base of its own rows instead of another delta. */
@@ -25,20 +25,6 @@ export interface DevicePlan {
  */
 export interface Avoid { readonly cids: ReadonlySet<string>, readonly self: boolean }
 const NOTHING_TO_AVOID: Avoid = { cids: new Set(), self: false }
-
-/** The segment list recorded for each device, parsed (a list that does not parse is as good as none). */
-export function parseChains (recorded: readonly RecordedChain[]): Map<string, DeviceChain['segments']> {
-  const chains = new Map<string, DeviceChain['segments']>()
-  for (const chain of recorded) {
-    try {
-      const segments = deviceChainSchema.shape.segments.parse(JSON.parse(chain.segments))
-      if (segments.at(-1)?.to === chain.toSeq) chains.set(chain.deviceId, segments)
-    } catch {
-      // Forgotten: the device gets a base, which is always right.
-    }
-  }
-  return chains
-}
 
 function compactionDue (segments: readonly SegmentRef[], policy: CompactionPolicy): boolean {
   const deltas = segments.slice(1)

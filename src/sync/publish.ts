@@ -14,7 +14,7 @@ import { uploadAll } from './upload-once.js'
 import { failpoint } from '../util/failpoint.js'
 import { publishNow } from '../util/clock.js'
 
-import { SNAPSHOT_PROFILE } from './snapshot-profile.js'
+import { SNAPSHOT_PROFILE } from './read/index.js'
 import { makeDirsSync } from '../util/make-dirs.js'
 export { SNAPSHOT_PROFILE }
 /** Other devices publishing between our GET and PUT this many times in a row: the job starts over after a wait. */

@@ -10,13 +10,7 @@ import { writeFileAtomicSync } from '../util/atomic-write.js'
 import { failpoint } from '../util/failpoint.js'
 import { fsyncPath } from '../util/fsync.js'
 import { type SyncStore, type SyncStoreOwner, removeLeftovers, jobFiles } from './state/index.js'
-import { readContext } from './read-context.js'
-import { checkOwnPublishIn } from './own-publish-check.js'
-import { publishAt, readPublish, type HistoryEntry, type ManifestCache } from './history.js'
-import { buildIndex } from './build-index.js'
-import type { FetchInit } from './segment-fetch.js'
-import { fetchV1Snapshot } from './v1-snapshot-fetch.js'
-import { scrubRestoredIndex } from './scrub-index.js'
+import { readContext, checkOwnPublishIn, publishAt, readPublish, type HistoryEntry, type ManifestCache, buildIndex, type FetchInit, fetchV1Snapshot, scrubRestoredIndex } from './read/index.js'
 
 export interface RestoreComponents {
   readonly clients: ServiceClients

@@ -7,7 +7,7 @@ import { ContentStorer, processUploadGate, type ContentRecord, type FileToStore 
 import { AbortedError, type ContentIntegrityError } from '../errors.js'
 import { writingKey, type SnapshotKey } from '../snapshot/index.js'
 import { createIgnoreMatcher } from '../watch/index.js'
-import { SNAPSHOT_PROFILE } from './snapshot-profile.js'
+import { SNAPSHOT_PROFILE } from './read/index.js'
 import { safeComponents } from './safe-target.js'
 import { pullBeforeStoring } from './content-pull.js'
 import type { NotStored } from './content-outcome.js'

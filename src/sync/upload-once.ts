@@ -1,6 +1,6 @@
 import { RemoteNetworkError, RemoteStatusError } from '../errors.js'
 import type { ServiceClients } from '../remote/index.js'
-import { SNAPSHOT_PROFILE } from './snapshot-profile.js'
+import { SNAPSHOT_PROFILE } from './read/index.js'
 import { backoffMs, sleep } from '../util/backoff.js'
 
 /** The newest uploads looked at for one already made: a snapshot just sent is among the first. */

@@ -7,8 +7,7 @@ import { ContentIntegrityError } from '../errors.js'
 import { openIndex, type StoredFile } from '../index/index.js'
 import type { ServiceClients } from '../remote/index.js'
 import { readingKey } from '../snapshot/index.js'
-import { isUnusable, missingKey } from './segment-fetch.js'
-import { SNAPSHOT_PROFILE } from './snapshot-profile.js'
+import { isUnusable, missingKey, SNAPSHOT_PROFILE } from './read/index.js'
 import { makeDirs } from '../util/make-dirs.js'
 
 /** Stored files a drill brings back (all of them with `verify --content`). */

@@ -1,11 +1,11 @@
 import { describe, it, expect, afterEach } from 'vitest'
 import { readdir } from 'node:fs/promises'
-import { createServiceClients, type ServiceClients } from '../../src/remote/index.js'
-import { bytesCid, cidProfile } from '../../src/content/index.js'
-import { IntegrityError } from '../../src/errors.js'
-import { readPublish } from '../../src/sync/index.js'
-import { ScriptedServer } from '../helpers/scripted-server.js'
-import { useTempDir } from '../helpers/temp-dir.js'
+import { createServiceClients, type ServiceClients } from '../../../src/remote/index.js'
+import { bytesCid, cidProfile } from '../../../src/content/index.js'
+import { IntegrityError } from '../../../src/errors.js'
+import { readPublish } from '../../../src/sync/index.js'
+import { ScriptedServer } from '../../helpers/scripted-server.js'
+import { useTempDir } from '../../helpers/temp-dir.js'
 
 const open: ServiceClients[] = []
 afterEach(async () => { for (const c of open.splice(0)) await c.close() })

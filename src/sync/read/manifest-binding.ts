@@ -1,4 +1,4 @@
-import { ManifestNamespaceError } from '../errors.js'
+import { ManifestNamespaceError } from '../../errors.js'
 
 /** The namespace and network a publish belongs to (the config's, or what a command was given). */
 export interface Binding { readonly namespace: string, readonly network: string }

@@ -1,6 +1,6 @@
 import { readdir, rm, stat, utimes } from 'node:fs/promises'
 import { join } from 'node:path'
-import { processAlive } from '../util/process-alive.js'
+import { processAlive } from '../../util/process-alive.js'
 
 /**
  * How many past publishes' indexes `past/` keeps, the most recently used: each is a whole index

@@ -1,9 +1,22 @@
-import type { IncomingDevice } from '../index/index.js'
-import type { DeviceChain, Manifest, SegmentRef } from '../snapshot/index.js'
-import { SequenceImplausibleError } from '../errors.js'
-import { parseChains } from './publication.js'
+import type { IncomingDevice, RecordedChain } from '../../index/index.js'
+import { deviceChainSchema, type DeviceChain, type Manifest, type SegmentRef } from '../../snapshot/index.js'
+import { SequenceImplausibleError } from '../../errors.js'
 import { fetchSegments, removeFetched, type FetchInit } from './segment-fetch.js'
-import type { StatelessComponents } from './sync-components.js'
+import type { StatelessComponents } from '../sync-components.js'
+
+/** The segment list recorded for each device, parsed (a list that does not parse is as good as none). */
+export function parseChains (recorded: readonly RecordedChain[]): Map<string, DeviceChain['segments']> {
+  const chains = new Map<string, DeviceChain['segments']>()
+  for (const chain of recorded) {
+    try {
+      const segments = deviceChainSchema.shape.segments.parse(JSON.parse(chain.segments))
+      if (segments.at(-1)?.to === chain.toSeq) chains.set(chain.deviceId, segments)
+    } catch {
+      // Forgotten: the device gets a base, which is always right.
+    }
+  }
+  return chains
+}
 
 /** What a device needs from a manifest: every segment (its rows replaced whole), or only the deltas past the list it holds. */
 export function neededSegments (theirs: DeviceChain, mine: readonly SegmentRef[] | undefined, mySeq: number): { replace: boolean, segments: SegmentRef[] } {

@@ -1,4 +1,4 @@
-import type { Index } from '../index/index.js'
+import type { Index } from '../../index/index.js'
 
 /**
  * What a restored index must not keep of the file it came from: planner statistics

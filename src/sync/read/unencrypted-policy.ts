@@ -1,4 +1,4 @@
-import type { Config } from '../config/index.js'
+import type { Config } from '../../config/index.js'
 
 /**
  * Whether a snapshot with no cipher may be opened here. A device that encrypts refuses one

@@ -2,8 +2,8 @@ import { spawnSync } from 'node:child_process'
 import { readdir, utimes, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { PAST_KEEP, prunePast } from '../../src/sync/past-prune.js'
-import { useTempDir } from '../helpers/temp-dir.js'
+import { PAST_KEEP, prunePast } from '../../../src/sync/read/past-prune.js'
+import { useTempDir } from '../../helpers/temp-dir.js'
 
 /** A process id that was in use and is not any more. */
 function deadPid (): number {

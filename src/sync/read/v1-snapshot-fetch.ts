@@ -1,8 +1,8 @@
 import { receivedProgress } from '../store/index.js'
 import { rm } from 'node:fs/promises'
-import { checkIndexFile } from '../index/index.js'
-import type { ServiceClients } from '../remote/index.js'
-import { readSnapshot } from '../snapshot/index.js'
+import { checkIndexFile } from '../../index/index.js'
+import type { ServiceClients } from '../../remote/index.js'
+import { readSnapshot } from '../../snapshot/index.js'
 import { fetchedPath, type FetchInit } from './segment-fetch.js'
 import { SNAPSHOT_PROFILE } from './snapshot-profile.js'
 

@@ -1,6 +1,6 @@
-import { PointerRolledBackError } from '../errors.js'
+import { PointerRolledBackError } from '../../errors.js'
 import type { HistoryEntry } from './history.js'
-import type { LastPublished } from './state/index.js'
+import type { LastPublished } from '../state/index.js'
 
 /**
  * Refuses a past publish chosen for `at` when the pointer's history lacks this device's own last

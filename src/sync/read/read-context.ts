@@ -1,6 +1,6 @@
 import { join } from 'node:path'
-import { snapshotPassphrase, type Config } from '../config/index.js'
-import { makeDirsSync } from '../util/make-dirs.js'
+import { snapshotPassphrase, type Config } from '../../config/index.js'
+import { makeDirsSync } from '../../util/make-dirs.js'
 import type { FetchInit } from './segment-fetch.js'
 import { acceptsUnencrypted } from './unencrypted-policy.js'
 
