@@ -1,6 +1,6 @@
 import type { Config } from '../config/index.js'
 import { AbortedError } from '../errors.js'
-import { currentPointer, fetchAndMerge } from './merge.js'
+import { currentPointer, fetchAndMerge } from './publish/index.js'
 import type { SyncComponents } from './sync-components.js'
 
 export interface ContentPullInit {

@@ -3,10 +3,9 @@ import type { Config } from '../config/index.js'
 import { NothingPublishedError, PointerNotFoundError } from '../errors.js'
 import type { Index } from '../index/index.js'
 import type { ServiceClients } from '../remote/index.js'
-import { recordDrill } from './drill.js'
+import { recordDrill, verify, type VerifyResult } from './verify/index.js'
 import type { MirrorLog } from './state/index.js'
 import { readContext } from './read/index.js'
-import { verify, type VerifyResult } from './verify.js'
 
 export interface MirrorDrillComponents {
   readonly index: Index

@@ -1,4 +1,4 @@
-import type { VerifyResult } from './verify.js'
+import type { VerifyResult } from './verify/index.js'
 import type { MirrorLog } from './state/index.js'
 import type { MirrorLink, MirrorPointerNote, ReplicatorState } from './mirror-replicator.js'
 

@@ -3,7 +3,7 @@ import type { RemoteFile } from '../index/index.js'
 import type { SyncStore } from './state/index.js'
 import { PointerNotFoundError } from '../errors.js'
 import type { SyncComponents } from './sync-components.js'
-import { knownHead, noteSetBack, olderInChain } from './rollback.js'
+import { knownHead, noteSetBack, olderInChain } from './publish/index.js'
 
 export type ReconcileComponents = SyncComponents
 

@@ -1,8 +1,8 @@
 import type { Logger } from 'pino'
-import type { Index } from '../index/index.js'
-import type { Manifest } from '../snapshot/index.js'
-import { cachedHistory, type ManifestCache } from './read/index.js'
-import type { SyncStore } from './state/index.js'
+import type { Index } from '../../index/index.js'
+import type { Manifest } from '../../snapshot/index.js'
+import { cachedHistory, type ManifestCache } from '../read/index.js'
+import type { SyncStore } from '../state/index.js'
 
 /** A device the pointer's publish knows less of than this index took from the pointer before. */
 export interface Behind { readonly deviceId: string, readonly there: number, readonly here: number }

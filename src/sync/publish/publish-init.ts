@@ -1,7 +1,7 @@
-import type { Config } from '../config/index.js'
-import type { PublishStep } from './state/index.js'
-import type { PublishedContent } from './content-outcome.js'
-import type { SyncComponents } from './sync-components.js'
+import type { Config } from '../../config/index.js'
+import type { PublishStep } from '../state/index.js'
+import type { PublishedContent } from '../content-outcome.js'
+import type { SyncComponents } from '../sync-components.js'
 
 // What a publish is given and what it answers, apart from the steps, so the merge it runs
 // (merge.ts) and the publish itself share them without importing each other.

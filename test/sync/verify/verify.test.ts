@@ -1,16 +1,16 @@
 import { describe, it, expect } from 'vitest'
 import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { indexPath } from '../../src/index/index.js'
-import type { ServiceClients } from '../../src/remote/index.js'
-import { publish, restore, SNAPSHOT_PROFILE, SyncStore, verify, walkHistory } from '../../src/sync/index.js'
-import { ENGINE, ENGINE_V1, FORMAT_VERSION, exportKey, importKey, seal, writeSnapshot, type Manifest } from '../../src/snapshot/index.js'
-import { PointerUnreadableError, SnapshotFormatError } from '../../src/errors.js'
-import { localServiceUnderTest, EXTERNAL } from '../helpers/service.js'
-import { useTempDir } from '../helpers/temp-dir.js'
-import { restoring, syncDevice, writeRows as write, type SyncDevice } from '../helpers/sync-device.js'
-import { chain, everything, logger, manifestOf, pub, readIndex, restoreInto, restorer } from './v2-helpers.js'
-import { flipStoredBlock, hideStoredBlock } from '../helpers/service-blocks.js'
+import { indexPath } from '../../../src/index/index.js'
+import type { ServiceClients } from '../../../src/remote/index.js'
+import { publish, restore, SNAPSHOT_PROFILE, SyncStore, verify, walkHistory } from '../../../src/sync/index.js'
+import { ENGINE, ENGINE_V1, FORMAT_VERSION, exportKey, importKey, seal, writeSnapshot, type Manifest } from '../../../src/snapshot/index.js'
+import { PointerUnreadableError, SnapshotFormatError } from '../../../src/errors.js'
+import { localServiceUnderTest, EXTERNAL } from '../../helpers/service.js'
+import { useTempDir } from '../../helpers/temp-dir.js'
+import { restoring, syncDevice, writeRows as write, type SyncDevice } from '../../helpers/sync-device.js'
+import { chain, everything, logger, manifestOf, pub, readIndex, restoreInto, restorer } from '../v2-helpers.js'
+import { flipStoredBlock, hideStoredBlock } from '../../helpers/service-blocks.js'
 
 const A = 'aaaaaaaa-0000-4000-8000-000000000000'
 const B = 'bbbbbbbb-0000-4000-8000-000000000000'
@@ -243,7 +243,7 @@ describe.skipIf(EXTERNAL)('a device without the key the pointer was sealed with'
     const { cid } = await pub(a, clients)
     const b = await syncDevice(root, 'b', B, { namespace: NS, snapshot: INCREMENTAL })
     write(b, 'mine.md')
-    const { SnapshotKeyError } = await import('../../src/errors.js')
+    const { SnapshotKeyError } = await import('../../../src/errors.js')
     await expect(publish({ index: b.index, clients, logger, deviceId: b.id, store: b.store }, { config: b.config })).rejects.toThrow(SnapshotKeyError)
     const repair = await publish({ index: b.index, clients, logger, deviceId: b.id, store: b.store }, { config: b.config, repairPointer: true }).catch((e: unknown) => e as Error)
     expect(repair).toBeInstanceOf(SnapshotKeyError)
@@ -266,7 +266,7 @@ describe.skipIf(EXTERNAL)('a drill on an index restored to an earlier point', ()
     await pub(a, clients)
     const r = await restorer(root, 'r', a, NS)
     await restore(restoring(clients, r.config), { config: r.config, namespace: NS, network: 'mainnet', force: true, cid: first.cid, asDevice: A })
-    const { openIndex } = await import('../../src/index/index.js')
+    const { openIndex } = await import('../../../src/index/index.js')
     const older = openIndex(indexPath(r.config.stateDir))
     const store = new SyncStore(r.config.stateDir)
     try {

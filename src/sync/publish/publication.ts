@@ -2,12 +2,12 @@ import { hostname } from 'node:os'
 import { rmSync } from 'node:fs'
 import { rm } from 'node:fs/promises'
 import { join } from 'node:path'
-import { fileCid } from '../content/index.js'
-import { SnapshotFormatError } from '../errors.js'
-import type { DeviceState, Index, RecordedChain, SegmentRange } from '../index/index.js'
-import { sealManifest, sealSegment, type Manifest, type SegmentRef } from '../snapshot/index.js'
-import { parseChains, SNAPSHOT_PROFILE } from './read/index.js'
-import { publishNow } from '../util/clock.js'
+import { fileCid } from '../../content/index.js'
+import { SnapshotFormatError } from '../../errors.js'
+import type { DeviceState, Index, RecordedChain, SegmentRange } from '../../index/index.js'
+import { sealManifest, sealSegment, type Manifest, type SegmentRef } from '../../snapshot/index.js'
+import { parseChains, SNAPSHOT_PROFILE } from '../read/index.js'
+import { publishNow } from '../../util/clock.js'
 
 /** When this device writes a new base of its own rows instead of another delta. */
 export interface CompactionPolicy { readonly afterDeltas: number, readonly fraction: number }

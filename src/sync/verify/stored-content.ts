@@ -1,14 +1,14 @@
 import { rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import { CID } from 'multiformats/cid'
-import { cidProfile, isCidProfileName } from '../content/index.js'
-import { ObjectCache, fetchFile, parseContentRecord, type ContentRecord } from '../custody/index.js'
-import { ContentIntegrityError } from '../errors.js'
-import { openIndex, type StoredFile } from '../index/index.js'
-import type { ServiceClients } from '../remote/index.js'
-import { readingKey } from '../snapshot/index.js'
-import { isUnusable, missingKey, SNAPSHOT_PROFILE } from './read/index.js'
-import { makeDirs } from '../util/make-dirs.js'
+import { cidProfile, isCidProfileName } from '../../content/index.js'
+import { ObjectCache, fetchFile, parseContentRecord, type ContentRecord } from '../../custody/index.js'
+import { ContentIntegrityError } from '../../errors.js'
+import { openIndex, type StoredFile } from '../../index/index.js'
+import type { ServiceClients } from '../../remote/index.js'
+import { readingKey } from '../../snapshot/index.js'
+import { isUnusable, missingKey, SNAPSHOT_PROFILE } from '../read/index.js'
+import { makeDirs } from '../../util/make-dirs.js'
 
 /** Stored files a drill brings back (all of them with `verify --content`). */
 export const CONTENT_SAMPLE = 8

@@ -1,12 +1,12 @@
 import { describe, it, expect } from 'vitest'
 import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { checkSegment, indexPath, openIndex } from '../../src/index/index.js'
-import { exportKey, importKey } from '../../src/snapshot/index.js'
-import { serviceUnderTest, localServiceUnderTest, EXTERNAL } from '../helpers/service.js'
-import { useTempDir } from '../helpers/temp-dir.js'
-import { syncDevice, writeRows as write } from '../helpers/sync-device.js'
-import { chain, devicesOf, everything, manifestOf, pub, readIndex, restoreInto, restorer, sleep } from './v2-helpers.js'
+import { checkSegment, indexPath, openIndex } from '../../../src/index/index.js'
+import { exportKey, importKey } from '../../../src/snapshot/index.js'
+import { serviceUnderTest, localServiceUnderTest, EXTERNAL } from '../../helpers/service.js'
+import { useTempDir } from '../../helpers/temp-dir.js'
+import { syncDevice, writeRows as write } from '../../helpers/sync-device.js'
+import { chain, devicesOf, everything, manifestOf, pub, readIndex, restoreInto, restorer, sleep } from '../v2-helpers.js'
 
 const A = 'aaaaaaaa-0000-4000-8000-000000000000'
 const B = 'bbbbbbbb-0000-4000-8000-000000000000'
@@ -61,7 +61,7 @@ describe('cidsync-sqlite/2: publish, change, publish, restore any point', () => 
     // Installed in WAL, as every index is kept (its file format bytes say so before anyone opens it).
     const header = await readFile(indexPath(r.config.stateDir))
     expect([header[18], header[19]]).toEqual([2, 2])
-    const { NothingAtTimeError } = await import('../../src/errors.js')
+    const { NothingAtTimeError } = await import('../../../src/errors.js')
     const err = await restoreInto(clients, r, NS, { at: new Date(Date.parse(history[1]?.entry.at as string) - 1) }).catch((e: unknown) => e)
     expect(err).toBeInstanceOf(NothingAtTimeError)
     expect(err).toMatchObject({ code: 'ERR_NOTHING_AT_TIME', exitCode: 3 })
@@ -195,7 +195,7 @@ describe.skipIf(EXTERNAL)('merge', () => {
 describe('a publish\'s segments describe one instant of the index', () => {
   // Found by this test: a yield between the plan and the rows let a rewrite move past `to`.
   it('a row rewritten while the segments are being written is in the base at its old sequence, not lost', async () => {
-    const { writePublication } = await import('../../src/sync/publication.js')
+    const { writePublication } = await import('../../../src/sync/publish/publication.js')
     const root = await useTempDir()
     const a = await syncDevice(root, 'a', A, { namespace: 'v2-instant', snapshot: INCREMENTAL })
     write(a, 'one.md', 'two.md')
@@ -209,7 +209,7 @@ describe('a publish\'s segments describe one instant of the index', () => {
     expect(base).toMatchObject({ kind: 'base', from: 0, to: 2 })
     // Both files existed at sequence 2: a restore of this publish must have both, and can open it.
     expect(base?.entries).toBe(2)
-    const { openSegment } = await import('../../src/snapshot/index.js')
+    const { openSegment } = await import('../../../src/snapshot/index.js')
     await openSegment({ path: files[0]?.path as string, destination: join(dir, 'opened.sqlite'), name: 'base', stateDir: a.config.stateDir, expected: { deviceId: A, kind: 'base', from: 0, to: 2, entries: base?.entries ?? -1 }, check: (d) => { checkSegment(d, { deviceId: A, kind: 'base', from: 0, to: 2, entries: base?.entries ?? -1 }, 'base') } })
   })
 })
@@ -219,7 +219,7 @@ describe('leftovers of killed cidsync-sqlite/2 jobs', () => {
   // the size of a whole index) under names with its pid, and a publish killed while writing
   // leaves its segment databases.
   it('are removed at start, and the unfinished publish keeps every file it resumes from', async () => {
-    const { prepareSyncState, SyncStore } = await import('../../src/sync/index.js')
+    const { prepareSyncState, SyncStore } = await import('../../../src/sync/index.js')
     const state = await useTempDir()
     const snapshots = join(state, 'snapshots')
     await mkdir(snapshots)

@@ -1,11 +1,11 @@
 import type { Logger } from 'pino'
-import type { Config } from '../config/index.js'
-import { AbortedError, CidsyncError, DrillFailedError, NothingPublishedError, PointerNotFoundError } from '../errors.js'
-import type { Index } from '../index/index.js'
-import { cachedHistory, type HistoryEntry, readContext } from './read/index.js'
-import type { SyncStore } from './state/index.js'
+import type { Config } from '../../config/index.js'
+import { AbortedError, CidsyncError, DrillFailedError, NothingPublishedError, PointerNotFoundError } from '../../errors.js'
+import type { Index } from '../../index/index.js'
+import { cachedHistory, type HistoryEntry, readContext } from '../read/index.js'
+import type { SyncStore } from '../state/index.js'
 import { verify, type VerifyResult } from './verify.js'
-import type { SyncComponents } from './sync-components.js'
+import type { SyncComponents } from '../sync-components.js'
 
 /** What status shows of restore drills: the last one (null before the first). */
 export interface RestorableStatus {

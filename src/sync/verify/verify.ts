@@ -1,11 +1,11 @@
 import { join } from 'node:path'
-import { CidsyncError, SegmentUnusableError } from '../errors.js'
-import type { ServiceClients } from '../remote/index.js'
-import { ENGINE_V1, type Manifest } from '../snapshot/index.js'
-import { buildIndex, fetchV1Snapshot, fetchSegments, isUnusable, missingKey, removeDatabase, removeFetched, type FetchInit, readPublish, walkHistory, type ManifestCache } from './read/index.js'
-import type { StatelessComponents } from './sync-components.js'
-import { checkStoredContent, CONTENT_SAMPLE } from './verify-content.js'
-import { makeDirsSync } from '../util/make-dirs.js'
+import { CidsyncError, SegmentUnusableError } from '../../errors.js'
+import type { ServiceClients } from '../../remote/index.js'
+import { ENGINE_V1, type Manifest } from '../../snapshot/index.js'
+import { buildIndex, fetchV1Snapshot, fetchSegments, isUnusable, missingKey, removeDatabase, removeFetched, type FetchInit, readPublish, walkHistory, type ManifestCache } from '../read/index.js'
+import type { StatelessComponents } from '../sync-components.js'
+import { checkStoredContent, CONTENT_SAMPLE } from './stored-content.js'
+import { makeDirsSync } from '../../util/make-dirs.js'
 
 /** What a restore drill found. */
 export interface VerifyResult {

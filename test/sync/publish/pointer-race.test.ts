@@ -3,12 +3,12 @@ import { createServer, type IncomingMessage } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import pino from 'pino'
 import { request } from 'undici'
-import { createServiceClients } from '../../src/remote/index.js'
-import { exportKey, importKey } from '../../src/snapshot/index.js'
-import { publish } from '../../src/sync/index.js'
-import { EXTERNAL, serviceUnderTest } from '../helpers/service.js'
-import { useTempDir } from '../helpers/temp-dir.js'
-import { syncDevice, writeRows } from '../helpers/sync-device.js'
+import { createServiceClients } from '../../../src/remote/index.js'
+import { exportKey, importKey } from '../../../src/snapshot/index.js'
+import { publish } from '../../../src/sync/index.js'
+import { EXTERNAL, serviceUnderTest } from '../../helpers/service.js'
+import { useTempDir } from '../../helpers/temp-dir.js'
+import { syncDevice, writeRows } from '../../helpers/sync-device.js'
 
 const logger = pino({ level: 'silent' })
 

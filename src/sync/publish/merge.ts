@@ -1,11 +1,11 @@
 import { rm } from 'node:fs/promises'
 import { join } from 'node:path'
-import type { Config } from '../config/index.js'
-import { ForeignPointerError, PointerNotFoundError, PointerUnreadableError, SnapshotUnencryptedError } from '../errors.js'
-import { READABLE_ENGINES } from '../snapshot/index.js'
-import { readContext, cachedHistory, readPublish, mergeManifest, unboundMayMerge, isUnusable, missingKey, type FetchInit, fetchV1Snapshot } from './read/index.js'
+import type { Config } from '../../config/index.js'
+import { ForeignPointerError, PointerNotFoundError, PointerUnreadableError, SnapshotUnencryptedError } from '../../errors.js'
+import { READABLE_ENGINES } from '../../snapshot/index.js'
+import { readContext, cachedHistory, readPublish, mergeManifest, unboundMayMerge, isUnusable, missingKey, type FetchInit, fetchV1Snapshot } from '../read/index.js'
 import type { PublishComponents, PublishInit } from './publish-init.js'
-import type { SyncStore } from './state/index.js'
+import type { SyncStore } from '../state/index.js'
 import { behindPointer, type Behind } from './rollback.js'
 
 /** What the pointer holds now: its CID and entry count, or undefined when nothing is stored. */

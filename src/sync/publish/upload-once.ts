@@ -1,7 +1,7 @@
-import { RemoteNetworkError, RemoteStatusError } from '../errors.js'
-import type { ServiceClients } from '../remote/index.js'
-import { SNAPSHOT_PROFILE } from './read/index.js'
-import { backoffMs, sleep } from '../util/backoff.js'
+import { RemoteNetworkError, RemoteStatusError } from '../../errors.js'
+import type { ServiceClients } from '../../remote/index.js'
+import { SNAPSHOT_PROFILE } from '../read/index.js'
+import { backoffMs, sleep } from '../../util/backoff.js'
 
 /** The newest uploads looked at for one already made: a snapshot just sent is among the first. */
 const RECENT_UPLOADS = 200

@@ -3,11 +3,11 @@ import { writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import Database from 'better-sqlite3'
 import pino from 'pino'
-import { publish, SyncStore, SyncRunner } from '../../src/sync/index.js'
-import { PointerUnreadableError, PublishContendedError, PublishHeldError, PublishStateError } from '../../src/errors.js'
-import { EXTERNAL, serviceUnderTest } from '../helpers/service.js'
-import { useTempDir } from '../helpers/temp-dir.js'
-import { closeDeviceIndex, syncDevice, writeRows as write, type SyncDevice as Device } from '../helpers/sync-device.js'
+import { publish, SyncStore, SyncRunner } from '../../../src/sync/index.js'
+import { PointerUnreadableError, PublishContendedError, PublishHeldError, PublishStateError } from '../../../src/errors.js'
+import { EXTERNAL, serviceUnderTest } from '../../helpers/service.js'
+import { useTempDir } from '../../helpers/temp-dir.js'
+import { closeDeviceIndex, syncDevice, writeRows as write, type SyncDevice as Device } from '../../helpers/sync-device.js'
 
 const logger = pino({ level: 'silent' })
 
@@ -78,7 +78,7 @@ describe.skipIf(EXTERNAL)('a publish that cannot go on', () => {
     const root = await useTempDir()
     const a = await syncDevice(root, 'a', 'aaaaaaaa-0000-4000-8000-000000000000', { namespace: 'guards' })
     const b = await syncDevice(root, 'b', 'bbbbbbbb-0000-4000-8000-000000000000', { namespace: 'guards' })
-    const { exportKey, importKey } = await import('../../src/snapshot/index.js')
+    const { exportKey, importKey } = await import('../../../src/snapshot/index.js')
     importKey(b.config.stateDir, exportKey(a.config.stateDir))
     write(a, 'from-a.md')
     await publish({ index: a.index, clients, logger, deviceId: a.id, store: a.store }, { config: a.config })
@@ -88,7 +88,7 @@ describe.skipIf(EXTERNAL)('a publish that cannot go on', () => {
     // Missing: a CID no gateway has. Foreign: a file that is not a snapshot.
     const foreignFile = join(root, 'not-a-snapshot.txt')
     await writeFile(foreignFile, 'hello, I am not a snapshot')
-    const { SNAPSHOT_PROFILE } = await import('../../src/sync/index.js')
+    const { SNAPSHOT_PROFILE } = await import('../../../src/sync/index.js')
     const foreign = await clients.objects.put(foreignFile, SNAPSHOT_PROFILE)
     for (const bad of ['bafkreigh2akiscaildcqabsyg3dfr6chu3fgpregiymsck7e7aqa4s52zy', foreign.cid]) {
       await clients.pointers.put({ snapshotCid: bad, engine: 'cidsync-sqlite/1', namespace: 'guards', network: 'mainnet', memories: 2 })
@@ -111,7 +111,7 @@ describe.skipIf(EXTERNAL)('a device whose index was rebuilt', () => {
     const id = 'aaaaaaaa-0000-4000-8000-000000000000'
     const a = await syncDevice(root, 'a', id, { namespace: 'guards' })
     const b = await syncDevice(root, 'b', 'bbbbbbbb-0000-4000-8000-000000000000', { namespace: 'guards' })
-    const { exportKey, importKey } = await import('../../src/snapshot/index.js')
+    const { exportKey, importKey } = await import('../../../src/snapshot/index.js')
     importKey(b.config.stateDir, exportKey(a.config.stateDir))
     write(a, 'old-1.md', 'old-2.md')
     write(a, 'old-3.md')

@@ -1,7 +1,7 @@
-import type { Config } from '../config/index.js'
-import { PublishHeldError } from '../errors.js'
-import type { Index } from '../index/index.js'
-import type { SyncStore } from './state/index.js'
+import type { Config } from '../../config/index.js'
+import { PublishHeldError } from '../../errors.js'
+import type { Index } from '../../index/index.js'
+import type { SyncStore } from '../state/index.js'
 
 /** This device's live entries now (kept in `live_counts` as rows change, not counted). */
 export function ownEntries (index: Index, deviceId: string): number {
