@@ -16,7 +16,7 @@ export interface DownloadQuery {
   readonly cid?: string
 }
 
-/** Fetches and verifies the file (sync/download-file.ts); throws with a `code` and `exitCode` when it cannot. */
+/** Fetches and verifies the file (sync/restore/download-file.ts); throws with a `code` and `exitCode` when it cannot. */
 export type DownloadFetcher = (query: DownloadQuery, signal: AbortSignal) => Promise<DownloadedFile>
 
 /** At most this many downloads at once per daemon: each holds a file's worth of disk in the state dir. */

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest'
 import { mkdir, realpath } from 'node:fs/promises'
 import { join } from 'node:path'
-import { syncRenames } from '../../src/sync/sync-renames.js'
-import { useTempDir } from '../helpers/temp-dir.js'
-import { canNameDescriptors, recordHandleSyncs } from '../helpers/sync-probe.js'
+import { syncRenames } from '../../../src/sync/restore/fsync-renames.js'
+import { useTempDir } from '../../helpers/temp-dir.js'
+import { canNameDescriptors, recordHandleSyncs } from '../../helpers/sync-probe.js'
 
 describe('the renames of a restore made durable', () => {
   it.runIf(canNameDescriptors())('fsync each directory written into and those above it up to the root, once each; a directory that fails fails its files alone', async () => {

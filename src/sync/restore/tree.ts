@@ -1,9 +1,9 @@
 import { constants } from 'node:fs'
 import { link, lchown, lstat, lutimes, open, readlink, realpath, rm, symlink } from 'node:fs/promises'
 import { basename, dirname, join } from 'node:path'
-import { fetchTempFor, renameInto, utimesTime, type FileAttrs } from '../custody/index.js'
-import { TargetPathError } from '../errors.js'
-import { fdPath, inCheckedDir } from '../util/fd-path.js'
+import { fetchTempFor, renameInto, utimesTime, type FileAttrs } from '../../custody/index.js'
+import { TargetPathError } from '../../errors.js'
+import { fdPath, inCheckedDir } from '../../util/fd-path.js'
 
 const moved = (dir: string, expectedDir: string) => (now: string): TargetPathError =>
   new TargetPathError(`${dir} changed while an entry was put into it (now at ${now}, not ${expectedDir}): a symlink put in its way? Nothing was written through it`)

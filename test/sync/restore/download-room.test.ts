@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
-import { checkDownloadRoom } from '../../src/sync/index.js'
-import { spaceLeft } from '../../src/util/space-left.js'
-import { useTempDir } from '../helpers/temp-dir.js'
+import { checkDownloadRoom } from '../../../src/sync/index.js'
+import { spaceLeft } from '../../../src/util/space-left.js'
+import { useTempDir } from '../../helpers/temp-dir.js'
 
 describe('a dashboard download staged in the state dir', () => {
   it('is refused, with what to do, when it would leave the state dir\'s disk nearly full', async () => {

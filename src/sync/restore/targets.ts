@@ -1,10 +1,10 @@
 import { readdir, rm } from 'node:fs/promises'
 import { join } from 'node:path'
-import type { Config } from '../config/index.js'
-import { parseContentRecord, type ContentRecord } from '../custody/index.js'
-import { TargetDiskFullError, UsageError } from '../errors.js'
-import type { Entry, Index } from '../index/index.js'
-import { processAlive } from '../util/process-alive.js'
+import type { Config } from '../../config/index.js'
+import { parseContentRecord, type ContentRecord } from '../../custody/index.js'
+import { TargetDiskFullError, UsageError } from '../../errors.js'
+import type { Entry, Index } from '../../index/index.js'
+import { processAlive } from '../../util/process-alive.js'
 import { safeComponents } from './safe-target.js'
 
 /** Where a row's file goes, under `--to` or its folder's configured path. */

@@ -1,10 +1,10 @@
 import { constants, type Dirent } from 'node:fs'
 import { open, readdir, realpath, rmdir, unlink } from 'node:fs/promises'
 import { join } from 'node:path'
-import type { Config } from '../config/index.js'
-import { TargetPathError } from '../errors.js'
-import type { Entry } from '../index/index.js'
-import { fdPath } from '../util/fd-path.js'
+import type { Config } from '../../config/index.js'
+import { TargetPathError } from '../../errors.js'
+import type { Entry } from '../../index/index.js'
+import { fdPath } from '../../util/fd-path.js'
 
 /** A local entry the restored tree does not have: removed by `restore --files --delete`. */
 export interface ExtraEntry {
@@ -29,7 +29,7 @@ const TEMP = /^\.[\s\S]+\.cidsync-[0-9a-f]{12}\.part$/
  * publish), nor is a directory that holds something kept.
  */
 export async function extraEntries (config: Config, to: string | undefined, rows: readonly Entry[], prefixes: readonly string[]): Promise<ExtraEntry[]> {
-  const { createIgnoreMatcher } = await import('../watch/index.js')
+  const { createIgnoreMatcher } = await import('../../watch/index.js')
   const keep = new Set<string>()
   for (const row of rows) {
     const shown = `${row.folder}/${row.path}`

@@ -1,6 +1,6 @@
 import { dirname, resolve, sep } from 'node:path'
-import { eachAtOnce } from '../util/each-at-once.js'
-import { fsyncPath } from '../util/fsync.js'
+import { eachAtOnce } from '../../util/each-at-once.js'
+import { fsyncPath } from '../../util/fsync.js'
 
 /** Directories fsynced at once at the end of a restore. */
 const SYNC_CONCURRENCY = 8

@@ -1,9 +1,9 @@
 import { describe, expect, it, onTestFinished } from 'vitest'
 import { join } from 'node:path'
-import { openIndex } from '../../src/index/index.js'
-import { olderThanOwnDeletion, selectRows } from '../../src/sync/index.js'
-import { PathNotFoundError } from '../../src/errors.js'
-import { useTempDir } from '../helpers/temp-dir.js'
+import { openIndex } from '../../../src/index/index.js'
+import { olderThanOwnDeletion, selectRows } from '../../../src/sync/index.js'
+import { PathNotFoundError } from '../../../src/errors.js'
+import { useTempDir } from '../../helpers/temp-dir.js'
 
 const A = 'aaaaaaaa-0000-4000-8000-000000000000'
 

@@ -1,6 +1,6 @@
-import { PathNotFoundError } from '../errors.js'
-import type { Entry, Index } from '../index/index.js'
-import { shellWord } from '../util/shell-word.js'
+import { PathNotFoundError } from '../../errors.js'
+import type { Entry, Index } from '../../index/index.js'
+import { shellWord } from '../../util/shell-word.js'
 
 export interface SelectRowsInit {
   /** `folder/path` as `ls` prints them: each an exact file, or with `prefix` everything under it. */

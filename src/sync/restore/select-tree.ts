@@ -1,5 +1,5 @@
-import { PathNotFoundError } from '../errors.js'
-import type { Entry, Index } from '../index/index.js'
+import { PathNotFoundError } from '../../errors.js'
+import type { Entry, Index } from '../../index/index.js'
 
 export interface SelectTreeInit {
   /** `folder/path` prefixes, as `ls` prints them; `''` is everything. */

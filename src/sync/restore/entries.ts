@@ -1,12 +1,12 @@
 import { lstat } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
-import type { FileAttrs } from '../custody/index.js'
-import { TargetExistsError } from '../errors.js'
-import type { Entry } from '../index/index.js'
-import { eachAtOnce } from '../util/each-at-once.js'
-import { fsyncPath } from '../util/fsync.js'
+import type { FileAttrs } from '../../custody/index.js'
+import { TargetExistsError } from '../../errors.js'
+import type { Entry } from '../../index/index.js'
+import { eachAtOnce } from '../../util/each-at-once.js'
+import { fsyncPath } from '../../util/fsync.js'
 import { prepareTarget } from './safe-target.js'
-import { depthOf, finishDirectory, inodeIn, placeHardLink, placeSymlink, sameSymlink } from './restore-tree.js'
+import { depthOf, finishDirectory, inodeIn, placeHardLink, placeSymlink, sameSymlink } from './tree.js'
 import type { GetOutcome } from './get-outcome.js'
 
 /** An entry put in place after the files' bytes: a symlink, a directory, or another name of a hard link (`first`, put at `existing`). */

@@ -1,7 +1,7 @@
 import { lstat, mkdir, realpath } from 'node:fs/promises'
 import { join } from 'node:path'
-import { ContentIntegrityError, TargetPathError } from '../errors.js'
-import { inCheckedDir } from '../util/fd-path.js'
+import { ContentIntegrityError, TargetPathError } from '../../errors.js'
+import { inCheckedDir } from '../../util/fd-path.js'
 
 /**
  * The components of a `folder/path` that came from an index row (possibly another device's, or

@@ -1,6 +1,6 @@
-import type { FileAttrs } from '../custody/index.js'
-import type { FileMeta } from '../index/index.js'
-import { groupId, userId } from '../util/owner-names.js'
+import type { FileAttrs } from '../../custody/index.js'
+import type { FileMeta } from '../../index/index.js'
+import { groupId, userId } from '../../util/owner-names.js'
 
 /** What a restore could not give an entry as recorded, counted once a run and said once. */
 export type AttrsNote = 'mode-unknown' | 'owner-not-restored' | 'setid-dropped'

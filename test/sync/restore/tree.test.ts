@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest'
 import { chmod, lstat, mkdir, realpath, rename, symlink, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { finishDirectory, inodeIn } from '../../src/sync/restore-tree.js'
-import { prepareTarget } from '../../src/sync/safe-target.js'
-import { TargetPathError } from '../../src/errors.js'
-import { useTempDir } from '../helpers/temp-dir.js'
+import { finishDirectory, inodeIn } from '../../../src/sync/restore/tree.js'
+import { prepareTarget } from '../../../src/sync/restore/safe-target.js'
+import { TargetPathError } from '../../../src/errors.js'
+import { useTempDir } from '../../helpers/temp-dir.js'
 
 describe('a restore\'s directories and links go only where they were checked', () => {
   it('a directory whose parent was swapped for a symlink after the check is left alone, and so is what the link leads to', async () => {

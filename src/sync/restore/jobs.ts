@@ -1,8 +1,8 @@
 import { availableParallelism } from 'node:os'
-import type { CidProfile } from '../content/index.js'
-import { MAX_OBJECT_BYTES, type ContentRecord, type FileAttrs } from '../custody/index.js'
-import type { Entry } from '../index/index.js'
-import { restoresOwners } from './restore-attrs.js'
+import type { CidProfile } from '../../content/index.js'
+import { MAX_OBJECT_BYTES, type ContentRecord, type FileAttrs } from '../../custody/index.js'
+import type { Entry } from '../../index/index.js'
+import { restoresOwners } from './attrs.js'
 
 /** A file to fetch, checked and its directory made. */
 export interface Job {

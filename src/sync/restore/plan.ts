@@ -1,8 +1,8 @@
 import { lstat, readlink } from 'node:fs/promises'
 import { join } from 'node:path'
-import type { Config } from '../config/index.js'
-import { cidProfile, fileCid, isCidProfileName } from '../content/index.js'
-import type { Entry, Index } from '../index/index.js'
+import type { Config } from '../../config/index.js'
+import { cidProfile, fileCid, isCidProfileName } from '../../content/index.js'
+import type { Entry, Index } from '../../index/index.js'
 import { targetRoot, usableRecord } from './get-files.js'
 
 /** What `restore --files --dry-run` says it would do to one entry. */
