@@ -8,14 +8,11 @@ import { publishStatus, type PublishStatus, type ReconcileStatus } from './sync-
 import type { SyncComponents } from './sync-components.js'
 import type { SyncEventListener } from './sync-event.js'
 import { historyStatus, restorableStatus, runDrill, type HistoryRow, type RestorableStatus, type VerifyResult } from './verify/index.js'
-import { ContentKeeper, type ContentStatus } from './content-keeper.js'
+import { ContentKeeper, type ContentStatus } from './storing/index.js'
 import { hostname } from 'node:os'
-import { MirrorReplicator, type MirrorLink, type MirrorTiming } from './mirror-replicator.js'
-import { mirrorStatus, type MirrorStatus } from './mirror-status.js'
-import { drillMirror } from './mirror-drill.js'
+import { MirrorReplicator, type MirrorLink, type MirrorTiming, mirrorStatus, type MirrorStatus, drillMirror, logIndexContent } from './mirrors/index.js'
 import { CredentialGate, type CredentialsNow } from './credential-gate.js'
 import { PublishRecord, ReconcileRecord } from './run-records.js'
-import { logIndexContent } from './mirror-content.js'
 
 export type { PublishStatus, ReconcileStatus } from './sync-status.js'
 

@@ -1,17 +1,17 @@
 import { join } from 'node:path'
 import { availableParallelism } from 'node:os'
 import { CID } from 'multiformats/cid'
-import type { Config, FolderConfig } from '../config/index.js'
-import { cidProfile, FileChangedWhileHashingError, isCidProfileName, type CidProfile, type ObjectBlocks } from '../content/index.js'
-import { ContentStorer, processUploadGate, type ContentRecord, type FileToStore } from '../custody/index.js'
-import { AbortedError, type ContentIntegrityError } from '../errors.js'
-import { writingKey, type SnapshotKey } from '../snapshot/index.js'
-import { createIgnoreMatcher } from '../watch/index.js'
-import { SNAPSHOT_PROFILE } from './read/index.js'
-import { safeComponents } from './restore/index.js'
-import { pullBeforeStoring } from './content-pull.js'
-import type { NotStored } from './content-outcome.js'
-import type { SyncComponents } from './sync-components.js'
+import type { Config, FolderConfig } from '../../config/index.js'
+import { cidProfile, FileChangedWhileHashingError, isCidProfileName, type CidProfile, type ObjectBlocks } from '../../content/index.js'
+import { ContentStorer, processUploadGate, type ContentRecord, type FileToStore } from '../../custody/index.js'
+import { AbortedError, type ContentIntegrityError } from '../../errors.js'
+import { writingKey, type SnapshotKey } from '../../snapshot/index.js'
+import { createIgnoreMatcher } from '../../watch/index.js'
+import { SNAPSHOT_PROFILE } from '../read/index.js'
+import { safeComponents } from '../restore/index.js'
+import { pullBeforeStoring } from './pull.js'
+import type { NotStored } from '../content-outcome.js'
+import type { SyncComponents } from '../sync-components.js'
 
 /** Files read from the index a batch at a time: a long queue is never held whole. */
 const BATCH = 500
@@ -37,7 +37,7 @@ export interface StoreContentInit {
   readonly skip?: (folder: string, path: string) => boolean
 }
 
-export type { NotStored } from './content-outcome.js'
+export type { NotStored } from '../content-outcome.js'
 
 export interface StoreContentResult {
   readonly storedFiles: number

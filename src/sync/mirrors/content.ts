@@ -1,9 +1,9 @@
 import { CID } from 'multiformats/cid'
-import { isCidProfileName } from '../content/index.js'
-import { parseContentRecord } from '../custody/index.js'
-import type { Index } from '../index/index.js'
-import type { MirrorLog } from './state/index.js'
-import { SNAPSHOT_PROFILE } from './read/index.js'
+import { isCidProfileName } from '../../content/index.js'
+import { parseContentRecord } from '../../custody/index.js'
+import type { Index } from '../../index/index.js'
+import type { MirrorLog } from '../state/index.js'
+import { SNAPSHOT_PROFILE } from '../read/index.js'
 
 /** Records read per batch, and batches per call: a first look at a large index is spread over passes. */
 const BATCH = 500

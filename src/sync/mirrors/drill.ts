@@ -1,11 +1,11 @@
 import type { Logger } from 'pino'
-import type { Config } from '../config/index.js'
-import { NothingPublishedError, PointerNotFoundError } from '../errors.js'
-import type { Index } from '../index/index.js'
-import type { ServiceClients } from '../remote/index.js'
-import { recordDrill, verify, type VerifyResult } from './verify/index.js'
-import type { MirrorLog } from './state/index.js'
-import { readContext } from './read/index.js'
+import type { Config } from '../../config/index.js'
+import { NothingPublishedError, PointerNotFoundError } from '../../errors.js'
+import type { Index } from '../../index/index.js'
+import type { ServiceClients } from '../../remote/index.js'
+import { recordDrill, verify, type VerifyResult } from '../verify/index.js'
+import type { MirrorLog } from '../state/index.js'
+import { readContext } from '../read/index.js'
 
 export interface MirrorDrillComponents {
   readonly index: Index

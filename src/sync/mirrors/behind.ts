@@ -1,5 +1,5 @@
-import { cachedHistory } from './read/index.js'
-import type { SyncStore } from './state/index.js'
+import { cachedHistory } from '../read/index.js'
+import type { SyncStore } from '../state/index.js'
 
 /** Publishes looked back through from this device's last known pointer. */
 const LOOKBACK = 10_000

@@ -1,7 +1,7 @@
-import type { Config } from '../config/index.js'
-import type { ServiceClients } from '../remote/index.js'
-import { walkHistory, SNAPSHOT_PROFILE, readContext } from './read/index.js'
-import type { MirrorLog, SyncStore } from './state/index.js'
+import type { Config } from '../../config/index.js'
+import type { ServiceClients } from '../../remote/index.js'
+import { walkHistory, SNAPSHOT_PROFILE, readContext } from '../read/index.js'
+import type { MirrorLog, SyncStore } from '../state/index.js'
 
 /**
  * Logs for the mirrors every publish of the history behind the last publish logged, with the

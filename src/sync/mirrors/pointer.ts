@@ -1,11 +1,11 @@
 import type { Logger } from 'pino'
-import type { Config } from '../config/index.js'
-import { MirrorPointerAheadError, MirrorPointerRolledBackError, PointerNotFoundError } from '../errors.js'
-import type { ServiceClients } from '../remote/index.js'
-import { ENGINE } from '../snapshot/index.js'
-import { cachedHistory } from './read/index.js'
-import type { MirrorLink, MirrorPointerNote } from './mirror-link.js'
-import type { ReplicaRow, SyncStore } from './state/index.js'
+import type { Config } from '../../config/index.js'
+import { MirrorPointerAheadError, MirrorPointerRolledBackError, PointerNotFoundError } from '../../errors.js'
+import type { ServiceClients } from '../../remote/index.js'
+import { ENGINE } from '../../snapshot/index.js'
+import { cachedHistory } from '../read/index.js'
+import type { MirrorLink, MirrorPointerNote } from './link.js'
+import type { ReplicaRow, SyncStore } from '../state/index.js'
 
 /** Publishes looked back through to tell an older pointer from one ahead. */
 const HISTORY_LOOKBACK = 10_000

@@ -1,6 +1,6 @@
-import type { Index } from '../index/index.js'
-import { backoffMs } from '../util/backoff.js'
-import type { NotStored } from './content-outcome.js'
+import type { Index } from '../../index/index.js'
+import { backoffMs } from '../../util/backoff.js'
+import type { NotStored } from '../content-outcome.js'
 
 /** A failing file waits this long, doubling with each failure, up to the most. */
 const FILE_RETRY_FIRST_MS = 30_000

@@ -1,6 +1,6 @@
-import type { VerifyResult } from './verify/index.js'
-import type { MirrorLog } from './state/index.js'
-import type { MirrorLink, MirrorPointerNote, ReplicatorState } from './mirror-replicator.js'
+import type { VerifyResult } from '../verify/index.js'
+import type { MirrorLog } from '../state/index.js'
+import type { MirrorLink, MirrorPointerNote, ReplicatorState } from './replicator.js'
 
 /** One mirror as status, metrics and the dashboard show it. */
 export interface MirrorStatus {

@@ -1,5 +1,5 @@
-import { CidsyncError } from '../errors.js'
-import type { ServiceClients } from '../remote/index.js'
+import { CidsyncError } from '../../errors.js'
+import type { ServiceClients } from '../../remote/index.js'
 
 /** A configured mirror as the sync room sees it: its name, clients and what is asked of it. */
 export interface MirrorLink {

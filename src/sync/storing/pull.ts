@@ -1,7 +1,7 @@
-import type { Config } from '../config/index.js'
-import { AbortedError } from '../errors.js'
-import { currentPointer, fetchAndMerge } from './publish/index.js'
-import type { SyncComponents } from './sync-components.js'
+import type { Config } from '../../config/index.js'
+import { AbortedError } from '../../errors.js'
+import { currentPointer, fetchAndMerge } from '../publish/index.js'
+import type { SyncComponents } from '../sync-components.js'
 
 export interface ContentPullInit {
   readonly config: Config

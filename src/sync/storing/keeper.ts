@@ -1,12 +1,12 @@
-import { snapshotPassphrase, type Config } from '../config/index.js'
-import type { ServiceClients } from '../remote/index.js'
-import { Scheduler } from './scheduler.js'
+import { snapshotPassphrase, type Config } from '../../config/index.js'
+import type { ServiceClients } from '../../remote/index.js'
+import { Scheduler } from '../scheduler.js'
 import { contentLeftOut, contentSealing, storeContent, type StoreContentResult } from './store-content.js'
-import type { PublishedContent } from './content-outcome.js'
-import { ContentFailures, splitKey, type ContentFailure } from './content-failures.js'
-import type { SyncComponents } from './sync-components.js'
-import type { SyncEventListener } from './sync-event.js'
-import { NotReadyError } from '../errors.js'
+import type { PublishedContent } from '../content-outcome.js'
+import { ContentFailures, splitKey, type ContentFailure } from './failures.js'
+import type { SyncComponents } from '../sync-components.js'
+import type { SyncEventListener } from '../sync-event.js'
+import { NotReadyError } from '../../errors.js'
 
 /** Quiet after the last change before storing starts: a burst is stored in one pass. */
 const QUIET_MS = 2_000

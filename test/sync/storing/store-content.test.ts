@@ -2,8 +2,8 @@ import { describe, expect, it } from 'vitest'
 import Database from 'better-sqlite3'
 import { mkdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { runCli } from '../helpers/cli.js'
-import { useTempDir } from '../helpers/temp-dir.js'
+import { runCli } from '../../helpers/cli.js'
+import { useTempDir } from '../../helpers/temp-dir.js'
 
 async function cli (args: string[]): Promise<{ code: number | null, stdout: string, stderr: string }> {
   return await runCli(args, { timeoutMs: 120_000 })
