@@ -1,74 +1,61 @@
 /**
  * The sync jobs: publish (snapshot, upload, deal, pointer with merge, name) and restore, with
- * their durable state beside the index.
+ * their durable state beside the index. Each concept is a folder of its own (read/, state/,
+ * verify/, publish/, restore/, storing/, mirrors/); this face gives what other rooms use.
  */
 export { publish, SNAPSHOT_PROFILE, MAX_MERGES } from './publish/index.js'
 export type { Published, PublishComponents, PublishInit } from './publish/index.js'
-export { restore } from './restore/index.js'
-export type { RestoreComponents, RestoreInit, RestoreResult } from './restore/index.js'
-export { acceptsUnencrypted } from './read/index.js'
-export { SyncStore } from './state/index.js'
-export { SyncStoreOwner } from './state/index.js'
+export {
+  restore, KEPT_BACKUPS, getFiles, olderThanOwnDeletion, selectRows, selectTree, planRestore,
+  extraEntries, removeExtra, NOTE_TEXT, checkDownloadRoom, downloadFile, removeStaleDownloads
+} from './restore/index.js'
+export type {
+  RestoreComponents, RestoreInit, RestoreResult, GetFilesInit, GetFilesProgress, GetOutcome,
+  PlannedEntry, ExtraEntry, AttrsNote, SelectedTree, SelectRowsInit, DownloadFileInit,
+  DownloadedFile
+} from './restore/index.js'
+export {
+  acceptsUnencrypted, walkHistory, walkEntries, publishAt, readPublish, cachedHistory,
+  MAX_HISTORY, isUnusable, missingKey, fetchSegments, removeFetched, readContext, SNAPSHOTS_DIR,
+  buildIndex, fetchV1Snapshot, openPastIndex, pastIndex, PAST_DIR, checkOwnPublishIn
+} from './read/index.js'
+export type {
+  HistoryEntry, ManifestCache, FetchInit, ReadContextOptions, BuiltPast, PastIndex
+} from './read/index.js'
+export { verify, runDrill, recordDrill, restorableStatus, historyStatus } from './verify/index.js'
+export type {
+  VerifyResult, VerifyComponents, VerifyInit, RestorableStatus, HistoryRow
+} from './verify/index.js'
+export {
+  storeContent, contentSealing, contentLeftOut, ContentKeeper, CONTENT_FAILING_BOUND_MS
+} from './storing/index.js'
+export type {
+  StoreContentComponents, StoreContentInit, StoreContentResult, StoreContentProgress, NotStored,
+  ContentStatus, ContentFolderStatus, ContentFailure
+} from './storing/index.js'
+export {
+  MirrorReplicator, DEFAULT_MIRROR_TIMING, mirrorAdvice, mirrorStatus, drillMirror,
+  logIndexContent, mirrorBehind
+} from './mirrors/index.js'
+export type {
+  MirrorLink, MirrorTiming, MirrorPointerNote, ReplicatorState, MirrorStatus, MirrorBehind,
+  MirrorDrillComponents, MirrorDrillOptions
+} from './mirrors/index.js'
+export {
+  SyncStore, SyncStoreOwner, SYNC_SCHEMA_VERSION, ACTIVE_STEPS, removeDeadExitFiles,
+  removeLeftovers, hasSyncState, SYNC_STATE_FILE
+} from './state/index.js'
+export type {
+  LastPublished, RestoreRecord, PublishJob, PublishStep, ActiveStep, JobAt, SnapshotMade,
+  UnusableJob, LeftoversRemoved, MirrorLog, ReplicaRow, MirrorRecord
+} from './state/index.js'
 export type { SyncComponents, StatelessComponents } from './sync-components.js'
-export type { LastPublished, RestoreRecord } from './state/index.js'
-export { SYNC_SCHEMA_VERSION } from './state/index.js'
-export { ACTIVE_STEPS } from './state/index.js'
-export type { PublishJob, PublishStep, ActiveStep, JobAt, SnapshotMade, UnusableJob } from './state/index.js'
 export { SyncRunner } from './runner.js'
 export type { PublishStatus, ReconcileStatus, SyncRunnerComponents, PublishOptions } from './runner.js'
 export type { SyncEvent, SyncEventListener } from './sync-event.js'
 export { Scheduler } from './scheduler.js'
 export type { ScheduleTiming, RetryPolicy, SchedulerInit } from './scheduler.js'
 export { reconcile } from './reconcile.js'
+export type { Reconciled, ReconcileComponents } from './reconcile.js'
 export { prepareSyncState } from './start-up.js'
 export type { PreparedSyncState, SyncRecovery, PrepareSyncStateInit } from './start-up.js'
-export { removeDeadExitFiles, removeLeftovers } from './state/index.js'
-export type { LeftoversRemoved } from './state/index.js'
-export { KEPT_BACKUPS } from './restore/index.js'
-export type { Reconciled, ReconcileComponents } from './reconcile.js'
-export { hasSyncState, SYNC_STATE_FILE } from './state/index.js'
-export { walkHistory, walkEntries, publishAt, readPublish, cachedHistory, MAX_HISTORY } from './read/index.js'
-export type { HistoryEntry, ManifestCache } from './read/index.js'
-export { isUnusable, missingKey } from './read/index.js'
-export { fetchSegments, removeFetched } from './read/index.js'
-export type { FetchInit } from './read/index.js'
-export { readContext, SNAPSHOTS_DIR } from './read/index.js'
-export type { ReadContextOptions } from './read/index.js'
-export { buildIndex } from './read/index.js'
-export { fetchV1Snapshot } from './read/index.js'
-export { verify } from './verify/index.js'
-export type { VerifyResult, VerifyComponents, VerifyInit } from './verify/index.js'
-export { runDrill, recordDrill, restorableStatus, historyStatus } from './verify/index.js'
-export type { RestorableStatus, HistoryRow } from './verify/index.js'
-export { storeContent, contentSealing, contentLeftOut } from './storing/index.js'
-export type { StoreContentComponents, StoreContentInit, StoreContentResult, StoreContentProgress, NotStored } from './storing/index.js'
-export { getFiles } from './restore/index.js'
-export type { GetFilesInit, GetFilesProgress, GetOutcome } from './restore/index.js'
-export { olderThanOwnDeletion, selectRows } from './restore/index.js'
-export { selectTree } from './restore/index.js'
-export { planRestore } from './restore/index.js'
-export type { PlannedEntry } from './restore/index.js'
-export { extraEntries, removeExtra } from './restore/index.js'
-export type { ExtraEntry } from './restore/index.js'
-export { NOTE_TEXT } from './restore/index.js'
-export type { AttrsNote } from './restore/index.js'
-export type { SelectedTree } from './restore/index.js'
-export type { SelectRowsInit } from './restore/index.js'
-export { openPastIndex, pastIndex, PAST_DIR } from './read/index.js'
-export { checkOwnPublishIn } from './read/index.js'
-export type { BuiltPast, PastIndex } from './read/index.js'
-export { ContentKeeper, CONTENT_FAILING_BOUND_MS } from './storing/index.js'
-export type { ContentStatus, ContentFolderStatus } from './storing/index.js'
-export type { ContentFailure } from './storing/index.js'
-export { checkDownloadRoom, downloadFile, removeStaleDownloads } from './restore/index.js'
-export type { DownloadFileInit, DownloadedFile } from './restore/index.js'
-export { MirrorReplicator, DEFAULT_MIRROR_TIMING, mirrorAdvice } from './mirrors/index.js'
-export type { MirrorLink, MirrorTiming, MirrorPointerNote, ReplicatorState } from './mirrors/index.js'
-export type { MirrorStatus } from './mirrors/index.js'
-export { mirrorStatus } from './mirrors/index.js'
-export type { MirrorLog, ReplicaRow, MirrorRecord } from './state/index.js'
-export { drillMirror } from './mirrors/index.js'
-export { logIndexContent } from './mirrors/index.js'
-export { mirrorBehind } from './mirrors/index.js'
-export type { MirrorBehind } from './mirrors/index.js'
-export type { MirrorDrillComponents, MirrorDrillOptions } from './mirrors/index.js'

@@ -2,7 +2,7 @@ import { CidsyncError, PointerUnreadableError, PublishHeldError } from '../error
 import { Histogram } from '../util/histogram.js'
 import type { Index } from '../index/index.js'
 import type { Reconciled } from './reconcile.js'
-import type { PublishRunState, ReconcileStatus } from './sync-status.js'
+import type { PublishRunState, ReconcileStatus } from './status.js'
 
 // What status shows of the runner's jobs, kept apart from running them (runner.ts).
 

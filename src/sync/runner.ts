@@ -4,7 +4,7 @@ import type { ServiceClients } from '../remote/index.js'
 import { publish, type Published } from './publish/index.js'
 import { reconcile, type Reconciled } from './reconcile.js'
 import { Scheduler } from './scheduler.js'
-import { publishStatus, type PublishStatus, type ReconcileStatus } from './sync-status.js'
+import { publishStatus, type PublishStatus, type ReconcileStatus } from './status.js'
 import type { SyncComponents } from './sync-components.js'
 import type { SyncEventListener } from './sync-event.js'
 import { historyStatus, restorableStatus, runDrill, type HistoryRow, type RestorableStatus, type VerifyResult } from './verify/index.js'
@@ -14,7 +14,7 @@ import { MirrorReplicator, type MirrorLink, type MirrorTiming, mirrorStatus, typ
 import { CredentialGate, type CredentialsNow } from './credential-gate.js'
 import { PublishRecord, ReconcileRecord } from './run-records.js'
 
-export type { PublishStatus, ReconcileStatus } from './sync-status.js'
+export type { PublishStatus, ReconcileStatus } from './status.js'
 
 /** What a caller may ask of one publish. */
 export interface PublishOptions { readonly confirmDrop?: boolean, readonly repairPointer?: boolean }

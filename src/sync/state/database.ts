@@ -21,7 +21,7 @@ export function damaged (path: string, err: unknown): unknown {
  * `sync.sqlite` opened, and what this device has seen and been told, one typed accessor a key
  * (`sync_state`): what it last published, what the pointer held when looked at, its IPNS key,
  * refusals and rollbacks, restores, drills, the manifests already read, content in flight. The
- * publish job journal on top of it is {@link SyncStore} (sync-store.ts), the one class others use.
+ * publish job journal on top of it is {@link SyncStore} (store.ts), the one class others use.
  */
 export class SyncState {
   protected readonly db: Database.Database
@@ -241,7 +241,7 @@ export class SyncState {
     this.setValue(KEY.contentFailures, JSON.stringify(failures))
   }
 
-  /** The pointer CID whose records storing last merged before uploading (content-pull.ts). */
+  /** The pointer CID whose records storing last merged before uploading (storing/pull.ts). */
   contentPulled (): string | undefined {
     return this.value(KEY.contentPulled)
   }
