@@ -1,4 +1,4 @@
-import { receivedProgress } from '../store/index.js'
+import { receivedProgress } from '../../store/index.js'
 import { rm } from 'node:fs/promises'
 import { checkIndexFile } from '../../index/index.js'
 import type { ServiceClients } from '../../remote/index.js'
