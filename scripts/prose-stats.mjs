@@ -2,7 +2,7 @@
 // Usage: node scripts/prose-stats.mjs [--json] [--over N] [file.md ...]
 // With no files: every Markdown file under docs/ (not docs/reference/, which the CLI writes),
 // and README.md, CONTRIBUTING.md and AGENTS.md where present.
-// --over N also prints each sentence longer than N words, with its line number.
+// --over N also prints each sentence longer than N words, with its line number (in --json: `long`).
 //
 // Counting rules:
 // - fenced code blocks, HTML comments and headings are not prose, so they are skipped;
@@ -153,7 +153,9 @@ function main () {
     return { file: path, ...stats(text), long: overLimit === undefined ? [] : sentences(text).filter(s => s.words > overLimit) }
   })
   if (json) {
-    process.stdout.write(JSON.stringify(rows.map(({ long, ...row }) => row), null, 2) + '\n')
+    // The long sentences only when asked for, with their text and word count.
+    const out = rows.map(({ long, ...row }) => overLimit === undefined ? row : { ...row, long: long.map(({ text, words }) => ({ text, words })) })
+    process.stdout.write(JSON.stringify(out, null, 2) + '\n')
     return
   }
   const pct = (x) => `${(x * 100).toFixed(1)}%`.padStart(7)
