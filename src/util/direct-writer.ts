@@ -1,7 +1,7 @@
 import { closeSync, constants, fstatSync, ftruncateSync, openSync, rmSync, writeSync } from 'node:fs'
 import { alignedBuffers, DIRECT_ALIGN, takesDirectWrite } from './direct-io.js'
 
-/** Bytes a direct write sends at once: 1 MiB reaches the disk's speed here (docs/benchmarks.md, "Restoring files"). */
+/** Bytes a direct write sends at once: enough to reach the disk's speed (docs/benchmarks.md, "Restoring files"). */
 export const DIRECT_STAGE_BYTES = 1024 * 1024
 
 /**
@@ -33,13 +33,13 @@ export class DirectStages {
  * A new file (`wx`, `mode`) written around the page cache: its bytes are copied into an aligned
  * stage and written a stage at a time with O_DIRECT. What is not a whole sector (the file's last
  * bytes), and the rest of a stage a direct write came short of (a full disk, the file size limit),
- * go through a second, buffered descriptor of the same file, which writes what fits and names
- * what does not (ENOSPC, EFBIG): a tail padded to a sector could fail a file that fits, as "disk
- * full" (a review found it on 1 KiB-block ext4 and under `ulimit -f`). On a VM whose memory the
- * host takes back when it is free, filling the page cache cost 1.6-2.5 s of kernel CPU a GiB, and
- * its writeback at fsync ran at 400 MB/s; direct writes of the same bytes took 0.1-0.3 s of CPU at
- * 2 GB/s. For files written once and not read soon (a restore), so nothing is lost by keeping them
- * out of the cache. An fsync of {@link fd} makes both descriptors' writes durable (one inode).
+ * go through a second, buffered descriptor of the same file. It writes what fits and names what
+ * does not (ENOSPC, EFBIG). A tail padded to a sector could fail a file that fits as "disk full",
+ * as on 1 KiB-block ext4 or under `ulimit -f`. Filling the page cache costs far more kernel CPU
+ * than direct writes, most of all on a VM whose memory the host takes back when it is free
+ * (docs/benchmarks.md, "Figures behind the code's comments"). This is for files written once and
+ * not read soon (a restore), so nothing is lost by keeping them out of the cache. An fsync of
+ * {@link fd} makes both descriptors' writes durable (one inode).
  */
 export class DirectWriter {
   private filled = 0
@@ -49,9 +49,9 @@ export class DirectWriter {
   private constructor (readonly fd: number, private readonly buffered: number, private readonly stage: Buffer, private readonly stages: DirectStages) {}
 
   /**
-   * Creates `path` with O_DIRECT and a stage from `stages`; undefined when the filesystem or the
-   * memory does not take direct writes, no stage is free, or the file cannot be opened again
-   * without the flag (nothing is left at `path` then: the caller creates it as usual).
+   * Creates `path` with O_DIRECT and a stage from `stages`. Answers undefined when the filesystem
+   * or the memory does not take direct writes, when no stage is free, or when the file cannot be
+   * opened again without the flag. Nothing is left at `path` then: the caller creates it as usual.
    */
   static create (path: string, mode: number, stages: DirectStages): DirectWriter | undefined {
     if (constants.O_DIRECT === undefined) return undefined

@@ -4,9 +4,9 @@ import { runInNewContext } from 'node:vm'
 let gc: (() => void) | undefined
 
 /**
- * Runs a full garbage collection now. After the startup scan the heap holds ~100 MB of garbage
- * per 100,000 files; an idle daemon allocates nothing, so V8 would keep it for half a minute or
- * more. One collection at the end of a burst gives it back at once.
+ * Runs a full garbage collection now. After the startup scan the heap holds much garbage, and an
+ * idle daemon allocates nothing, so V8 would keep it for a long while. One collection at the end of
+ * a burst gives it back at once.
  */
 export function releaseMemory (): void {
   try {

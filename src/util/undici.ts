@@ -5,11 +5,10 @@ import type { Pool } from 'undici'
 const require = createRequire(import.meta.url)
 
 /**
- * undici's `Pool` without the rest of undici: the package's index loads all of it (fetch,
- * WebSocket, caches, mocks: 90-160 ms at the start of every command, more on a busy machine),
- * while the service clients use the pool and its request API alone (40-50 ms). The index adds
- * that API to every dispatcher the same way; where undici's files have moved (another version),
- * the whole package is loaded as before.
+ * undici's `Pool` without the rest of undici. The package's index loads all of it (fetch,
+ * WebSocket, caches, mocks), which slows the start of every command. The service clients use the
+ * pool and its request API alone. The index adds that API to every dispatcher the same way. Where
+ * undici's files have moved (another version), the whole package is loaded instead.
  */
 export function undiciPool (): typeof Pool {
   loaded ??= load()
@@ -19,9 +18,9 @@ export function undiciPool (): typeof Pool {
 let loaded: typeof Pool | undefined
 
 /**
- * All of undici (the status client's `Agent` and `request`), loaded when asked: it takes 90-160 ms
- * to load. Through `require`, never `import()`: the CLI's bundle runs as a script compiled from
- * V8's code cache, which has no loader for a dynamic import (cli/code-cache.ts).
+ * All of undici (the status client's `Agent` and `request`), loaded when asked: it is slow to load.
+ * Through `require`, never `import()`: the CLI's bundle runs as a script compiled from V8's code
+ * cache, which has no loader for a dynamic import (cli/code-cache.ts).
  */
 export function loadUndici (): typeof import('undici') {
   raiseWasmTieringBudget()

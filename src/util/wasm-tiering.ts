@@ -1,11 +1,11 @@
 import { setV8Flag } from './v8-flags.js'
 
 /**
- * V8 compiles a WebAssembly function again with TurboFan once it has run a budget of about 1.8 MB
- * of code. undici's HTTP parser (llhttp) reaches it within a command's first few answers, and its
- * one large function then takes ~80 ms of CPU to compile on another thread, which the process
- * waits for at exit: 60 ms of a `restore --dry-run`'s 280. With a budget 50 times larger, a
- * command ends before it is spent, and a daemon that parses answers all day still gets the
+ * V8 compiles a WebAssembly function again with TurboFan once it has run a budget of code.
+ * undici's HTTP parser (llhttp) reaches it within a command's first few answers. Its one large
+ * function then compiles on another thread, which the process waits for at exit: a good part of a
+ * short command's run (docs/benchmarks.md, "Start-up cut by a third"). With a budget 50 times
+ * larger, a command ends before it is spent. A daemon that parses answers all day still gets the
  * optimised parser.
  */
 const WASM_TIERING_BUDGET = 90_000_000
