@@ -15,9 +15,10 @@ interface ChokidarInsides { _readdirp?: Readdirp, closed?: boolean, _streams?: u
 type Known = (dir: string, name: string) => boolean
 
 /**
- * Entries `fs.opendir` hands over at a time: a read keeps no more of them alive (8 reads: ~1 MB at
- * most). Each batch is a trip through libuv's thread pool; node's 32 made a directory of 1,000
- * files 32 trips, and on a loaded machine the watches of 100 such directories came up ~1 s later.
+ * Entries `fs.opendir` hands over at a time: a read keeps no more of them alive, about 1 MB at most
+ * for all reads at once. Each batch is a trip through libuv's thread pool, and each trip is slow on
+ * a loaded machine. node's default of 32 makes a large directory many trips (docs/benchmarks.md,
+ * "Memory beside syncthing").
  */
 const DIR_BUFFER = 1_024
 
@@ -26,9 +27,9 @@ const NORMAL_FLOW = new Set(['ENOENT', 'EPERM', 'EACCES', 'ELOOP'])
 
 /**
  * One directory's read for chokidar: its subdirectories and links, each lstat'ed and passed through
- * chokidar's filters, as readdirp would hand them; plain files and other non-directories are
- * dropped on their directory entry's type, never made into an entry (the daemon ignores them
- * there: one watch per directory; the scan and the raw events find files). A name of unknown type
+ * chokidar's filters, as readdirp would hand them. Plain files and other non-directories are
+ * dropped on their directory entry's type, never made into an entry. The daemon ignores them there:
+ * it holds one watch per directory, and the scan and the raw events find files. A name of unknown type
  * (a file system without d_type) is lstat'ed and judged on that.
  */
 class DirectoryRead extends Readable {
@@ -127,12 +128,13 @@ async function linkKind (fullPath: string): Promise<'dir' | 'file' | undefined> 
  * Replaces chokidar's directory reads with {@link DirectoryRead}s: directories and links alone, a
  * few at a time, handing chokidar a bounded number of directories to work on (read-gates.ts). chokidar 5 reads with readdirp `alwaysStat` (an lstat and a
  * `Stats` a file), and even without it readdirp lists a whole directory and makes an entry object
- * per file: its first pass read every directory at once and all those objects were alive together
- * (~500 B a file: the daemon's peak RSS at a restart). Every event in a directory reads it again.
+ * per file. Its first pass reads every directory at once, and all those objects are alive
+ * together: they set the daemon's peak memory at a restart. Every event in a directory reads it
+ * again.
  *
  * chokidar has no option for this: its private `_readdirp` is replaced (chokidar's own keeps its
  * streams in `_streams`, destroyed at close; so are these). Answers false when it is not there any
- * more (a chokidar change): reads then stat every file as before, slower, still right.
+ * more (a chokidar change): reads then stat every file, slower, still right.
  */
 export function readDirectoriesOnly (watcher: FSWatcher): boolean {
   const target = watcher as unknown as ChokidarInsides

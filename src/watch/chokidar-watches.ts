@@ -17,11 +17,11 @@ interface ChokidarInsides {
 }
 
 /**
- * Makes what chokidar keeps per watched directory smaller: a watch is one `fs.watch` and one
- * closure, not chokidar's shared-watch record (a record, two bound broadcasters, a closer and an
- * event closure, a process-wide map entry under the resolved path), and a path's closers sit in an
- * array of their own size, not one grown to 17 slots. Over 30,000 directories chokidar's state
- * was ~2.9 KB of V8 heap a directory (docs/benchmarks.md).
+ * Makes what chokidar keeps per watched directory smaller. A watch is one `fs.watch` and one
+ * closure, not chokidar's shared-watch record: a record, two bound broadcasters, a closer and an
+ * event closure, and a process-wide map entry under the resolved path. A path's closers sit in an
+ * array of their own size, not one grown to 17 slots. chokidar's own state costs KBs of V8 heap a
+ * directory (docs/benchmarks.md, "Figures behind the code's comments").
  *
  * What the daemon gives up: chokidar shares one `fs.watch` between its watchers of the same path
  * and tells a file's own watch of events its directory's watch saw. The daemon watches directories
@@ -29,11 +29,11 @@ interface ChokidarInsides {
  * non-persistent watches are left to chokidar. chokidar's private methods are replaced: answers
  * undefined when they are not there any more (a chokidar change), and chokidar's own stay.
  *
- * Each watch remembers which directory it was set on ({@link identity}). A directory removed, or
- * moved away, and another made under its name at once (`rm -rf d && mkdir d`, a build's output, a
- * checkout) leaves its watch on the old one, which reports nothing more of that name, while
- * chokidar, finding the name there again, neither drops nor adds it: every change in the new
- * directory went unseen. The old watch's last event names itself, and the parent's names the
+ * Each watch remembers which directory it was set on ({@link identity}). A directory may be
+ * removed, or moved away, and another made under its name at once: `rm -rf d && mkdir d`, a
+ * build's output, a checkout. That leaves its watch on the old one, which reports nothing more of
+ * that name. chokidar finds the name there again, so it neither drops nor adds it. Every change in
+ * the new directory would go unseen. The old watch's last event names itself, and the parent's names the
  * child; either, finding another directory under the name, hands it to `onReplaced`.
  */
 export function leanWatches (watcher: FSWatcher, onReplaced: (path: string) => void): LeanWatches | undefined {

@@ -37,9 +37,9 @@ export function holdsTooLongPath (dir: string): boolean {
 }
 
 /**
- * A watch error that leaves out one directory, not the folder: out of descriptors (even at the
- * root: the walk it cut short is done again later, the whole folder for the root), or a directory
- * inside that cannot be watched (no permission; a name past the length limit). Answers the
+ * A watch error that leaves out one directory, not the folder. It is either out of descriptors,
+ * even at the root: the walk it cut short is done again later, the whole folder for the root. Or
+ * it is a directory inside that cannot be watched: no permission, or a name past the length limit. Answers the
  * directory to list as skipped and retry (`''` for the root), or undefined for a folder error.
  */
 export function skippedByWatchError (root: string, err: Error): { readonly path: string, readonly code: string } | undefined {
@@ -75,11 +75,11 @@ export interface FolderWatcherInit {
 }
 
 /**
- * chokidar over one folder, directories only: one inotify watch per directory, not per file (at
- * 100,000 files chokidar's per-file watches cost 850 MB and 11 s; see docs/benchmarks.md). File
- * events come from the directory watches' raw events; chokidar's reads do not stat files
- * ({@link readDirectoriesOnly}, a bounded number at a time) and each watch is one `fs.watch`
- * ({@link leanWatches}): the startup scan, run once the watches are up, looks at them.
+ * chokidar over one folder, directories only: one inotify watch per directory, not per file.
+ * Per-file watches cost far more memory and start-up time (docs/benchmarks.md, "What moved the
+ * numbers"). File events come from the directory watches' raw events. chokidar's reads do not stat
+ * files ({@link readDirectoriesOnly}, a bounded number at a time), and each watch is one
+ * `fs.watch` ({@link leanWatches}). The startup scan, run once the watches are up, looks at them.
  */
 export class FolderWatcher {
   private watcher: FSWatcher | undefined
@@ -162,9 +162,10 @@ export class FolderWatcher {
   }
 
   /**
-   * A directory made again under a watched name (its watch was on the one removed, or moved away):
-   * watched anew, its rows looked at again (a directory moved away said nothing of its files) and
-   * walked as a new directory, so the files made in it before its new watch are found too.
+   * A directory made again under a watched name: its watch was on the one removed, or moved away.
+   * It is watched anew, and its rows looked at again, since a directory moved away said nothing of
+   * its files. It is walked as a new directory, so the files made in it before its new watch are
+   * found too.
    */
   private replaced (path: string): void {
     const rel = this.relative(path)

@@ -9,7 +9,7 @@ import { Queue } from '../util/queue.js'
 export const DEFAULT_BATCH_FILES = 256
 /** Files past this size travel alone, so one big file does not hold small ones behind it. */
 export const DEFAULT_BATCH_BYTES = 4 * 1024 * 1024
-/** Threads idle this long are stopped (each holds ~10 MB); the next file starts them again. */
+/** Threads idle this long are stopped, since each holds memory; the next file starts them again. */
 export const DEFAULT_IDLE_TIMEOUT_MS = 15_000
 /** A file this large is cut into one segment per thread, so that one big file uses every core. */
 export const DEFAULT_SPLIT_BYTES = 64 * 1024 * 1024
@@ -18,8 +18,9 @@ const BATCHES_PER_THREAD = 4
 /**
  * Jobs waiting past which {@link HashPool.room} holds a producer back: enough that the threads
  * never run dry (they hold at most 4 x 256 each, and this is four more batches), few enough that
- * what waits dies young: 8,192 waiting jobs outlived the main thread's young-generation
- * collections and were copied by each (docs/benchmarks.md, "Start-up and the first index").
+ * what waits dies young. Many more waiting jobs outlive the main thread's young-generation
+ * collections, and each collection copies them (docs/benchmarks.md, "Start-up, the first index
+ * and the index's restore").
  */
 export const DEFAULT_ROOM_JOBS = 1_024
 
@@ -72,9 +73,9 @@ export class HashPool {
   }
 
   /**
-   * Resolves once the jobs waiting for a thread are fewer than the pool's bound (at once if they
-   * are, or the pool is closed): a producer of many files (the startup scan) waits on it between
-   * batches, so what is queued stays bounded however many files there are. Submitting never waits.
+   * Resolves once the jobs waiting for a thread are fewer than the pool's bound, at once if they
+   * are or the pool is closed. A producer of many files (the startup scan) waits on it between
+   * batches. So what is queued stays bounded, however many files there are. Submitting never waits.
    */
   async room (): Promise<void> {
     if (this.closed || this.queue.length < this.roomJobs) return

@@ -9,9 +9,9 @@ import { setTimeout as delay } from 'node:timers/promises'
 export const READS_AT_ONCE = 8
 /**
  * Directories handed to chokidar and not listed yet (their own read waiting or under way). Each
- * costs chokidar a few KB while it waits (its async calls, a stream, a throttle timer): handing
- * over all 30,000 of a tree at once put ~180 MB of them on V8's old space before the first full
- * collection. Reads hand over more only below this.
+ * costs chokidar a few KB while it waits: its async calls, a stream, a throttle timer. Handing over
+ * a large tree's directories all at once fills V8's old space before the first full collection
+ * (docs/benchmarks.md, "Memory beside syncthing"). Reads hand over more only below this.
  */
 export const HANDED_OVER_AT_ONCE = 64
 /**

@@ -11,15 +11,14 @@ import type { Described, ScanMessage, ScanRequest } from './scan-messages.js'
 import { specialFileKind } from './special-files.js'
 
 // Files a message: smaller batches keep fewer paths alive between the scan, the hash pool and the
-// writer, which the main thread's young-generation collections copy (a first index of 100,000
-// files: 2,000 -> 500 with the pool's room and the writer's batch below, 2.16 -> 1.95 s).
+// writer. The main thread's young-generation collections copy what is alive (docs/benchmarks.md,
+// "Start-up, the first index and the index's restore").
 const BATCH = 500
 /**
  * Rows read from the index at a time: the scan holds a page of them, never the whole folder. Small,
- * so a page dies young: one of 2,000 (~340 KB of row arrays and strings) outlived the 1 MB young
- * generation while its files were stat'ed, was promoted, and the thread's old space grew to ~28 MB
- * before V8 collected it (the daemon's peak RSS at a restart over 100,000 files: 111 -> 101 MB at
- * 200). A page is one indexed lookup: 500 of them over 100,000 rows did not make the scan slower.
+ * so a page dies young. A large page outlives the thread's young generation while its files are
+ * stat'ed, is promoted, and grows the old space until V8 collects it (docs/benchmarks.md, "Memory
+ * beside syncthing"). A page is one indexed lookup, so many small pages cost the scan no time.
  */
 const ROWS_PAGE = 200
 /** Directories deep through followed links, so a tree that keeps growing under the scan still ends. */
@@ -34,9 +33,9 @@ function sameAsRow (row: Row, stats: Stats, kind: string): boolean {
 }
 
 /**
- * This device's rows of the folder in path order, a page at a time through a read-only connection
- * of the scan's own, met in that order by the walk (which goes in the same order): what the scan
- * keeps in memory is a page of rows and the directories it is in, however large the folder.
+ * This device's rows of the folder in path order, a page at a time, through a read-only connection
+ * of the scan's own. The walk goes in the same order and meets them so. What the scan keeps in
+ * memory is a page of rows and the directories it is in, however large the folder.
  * Rows the walk passes without finding their file are `missing`.
  */
 class Rows {

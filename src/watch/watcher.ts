@@ -11,8 +11,8 @@ import { releaseMemory } from '../util/release-memory.js'
 
 /**
  * `scanning` while the watches are set up and until the index is current, then `watching`;
- * `degraded` when a folder is in error. (`verifying`, once chokidar's second pass over the files,
- * is no longer entered.)
+ * `degraded` when a folder is in error. `verifying` is in the list, but a watcher never enters it:
+ * there is no second pass over the files.
  */
 /** Every state a watcher can be in, in the order it passes them (metrics list each). */
 export const WATCHER_STATES = ['starting', 'scanning', 'verifying', 'watching', 'degraded', 'stopped'] as const
