@@ -29,8 +29,8 @@ export const MIGRATIONS: ReadonlyArray<(db: Database) => void> = [
         PRIMARY KEY (device_id, folder, path)
       ) STRICT, WITHOUT ROWID;
     `)
-    // No secondary indexes yet: each one tripled the cost of indexing 100,000 files (see
-    // docs/benchmarks.md). A query that needs one adds it in its own migration.
+    // No secondary index here: each one costs every write of the indexer (docs/benchmarks.md,
+    // "What moved the numbers"). A query that needs one adds it in its own migration.
   },
   // 2: the account's side, mirrored by reconciliation: uploads, IPNS names, deals asked for.
   (db) => {
@@ -77,15 +77,15 @@ export const MIGRATIONS: ReadonlyArray<(db: Database) => void> = [
     `)
   },
   // 4: a device's rows by sequence: a publish's delta reads the rows written in (from, to] without
-  // scanning all of them (1,000,000 rows: 0.5-0.8 s a delta, 0 ms with it; docs/benchmarks.md).
+  // scanning all of them (docs/benchmarks.md, "Publishing `cidsync-sqlite/2`").
   // Segment files leave it out (SegmentStore.writeSegment), so an index restored from one adds it
   // on its first delta.
   (db) => {
     db.exec('CREATE INDEX IF NOT EXISTS entries_by_seq ON entries (device_id, seq)')
   },
   // 5: each device's live entries, kept as rows change (EntryStore.apply, SegmentStore.applyDevices,
-  // IndexSync.mergeFrom, segment files), not counted: three COUNT(*) scans of 1,000,000 rows were
-  // most of a one-row publish (0.3-0.6 s each; docs/benchmarks.md). A device with no row has none.
+  // IndexSync.mergeFrom, segment files), not counted: counting every row would be most of a small
+  // publish (docs/benchmarks.md, "Publishing `cidsync-sqlite/2`"). A device with no row has none.
   (db) => {
     db.exec(`
       CREATE TABLE live_counts (

@@ -42,8 +42,8 @@ export interface Index {
   /**
    * Switches a finished `scratch` build to WAL, as every index is kept, so a reader beside the
    * next daemon never meets the switch. Done on this connection with its syncs still off, not by
-   * opening the file again (four fsyncs and a journal, ~25-30 ms of a restore): the caller fsyncs
-   * the whole file before installing it.
+   * opening the file again, which costs four fsyncs and a journal. The caller fsyncs the whole
+   * file before installing it.
    */
   finishScratch (): void
   close (): void

@@ -23,9 +23,10 @@ export interface OpenDatabaseOptions {
 
 /**
  * The page cache of the daemon's connections. better-sqlite3 builds SQLite with 16 MiB a
- * connection; the quick check at open and every full scan (the folder totals status shows) fill it,
- * and it is kept: ~16 MB a connection of an idle daemon's RSS over 300,000 files. The B-tree's
- * inner pages of a million rows fit in 2 MiB; leaves are read through the OS's cache.
+ * connection. The quick check at open and every full scan (the folder totals status shows) fill
+ * it, and it is kept, in an idle daemon's memory too (docs/benchmarks.md, "Memory beside
+ * syncthing"). The B-tree's inner pages of a million rows fit in 2 MiB; leaves are read through
+ * the OS's cache.
  */
 export const LEAN_CACHE_KIB = 2_048
 

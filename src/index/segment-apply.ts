@@ -40,8 +40,8 @@ export function applyDevices (db: Db, sql: Sql, devices: readonly IncomingDevice
           sql('DELETE FROM main.entries WHERE device_id = ?').run(device.deviceId)
           sql('INSERT INTO main.live_counts (device_id, live) VALUES (?, ?) ON CONFLICT (device_id) DO UPDATE SET live = excluded.live').run(device.deviceId, incomingLive)
         } else {
-          // CROSS JOIN keeps the incoming rows outside: the planner otherwise walked all of the
-          // device's rows in the index (1,000,000: 0.3 s of CPU, 1 s of a restore) to probe a few.
+          // CROSS JOIN keeps the incoming rows outside: the planner otherwise walks all of the
+          // device's rows in the index to probe a few (docs/benchmarks.md, "Restoring the index").
           const replacedLive = sql(`SELECT COUNT(*) FROM temp.incoming i CROSS JOIN main.entries e
             ON e.device_id = i.device_id AND e.folder = i.folder AND e.path = i.path WHERE i.device_id = ? AND e.deleted = 0`).pluck().get(device.deviceId) as number
           sql('INSERT INTO main.live_counts (device_id, live) VALUES (?, ?) ON CONFLICT (device_id) DO UPDATE SET live = live + excluded.live').run(device.deviceId, incomingLive - replacedLive)
@@ -61,9 +61,9 @@ export function applyDevices (db: Db, sql: Sql, devices: readonly IncomingDevice
 }
 
 /**
- * Others know this device at `seenElsewhere`, above its own sequence (its index was rebuilt or
- * restored from an older point): count on from there and forget its own list, so its next
- * publish writes a base that wins its rows back.
+ * Others know this device at `seenElsewhere`, above its own sequence: its index was rebuilt or
+ * restored from an older point. Count on from there and forget its own list, so its next publish
+ * writes a base that wins its rows back.
  */
 export function catchUpSelf (db: Db, sql: Sql, selfDeviceId: string, seenElsewhere: number): boolean {
   return db.transaction(() => {

@@ -30,10 +30,10 @@ export function checkSegment (path: string, range: Range, name: string): void {
 }
 
 /**
- * {@link checkSegment} for a large segment (a base of many rows), answering when done: SQLite's
- * quick check runs on a thread of its own while this thread walks the rows, so a restore's largest
- * base is checked in about the time of the longer of the two. (The walk split in two threads
- * more was measured: the rows decoded twice cost more CPU than it saved on a busy machine.)
+ * {@link checkSegment} for a large segment (a base of many rows), answering when done. SQLite's
+ * quick check runs on a thread of its own while this thread walks the rows. So a restore's largest
+ * base is checked in about the time of the longer of the two. The walk is not split over more
+ * threads: the rows decoded twice cost more CPU than that saves on a busy machine.
  */
 export async function checkSegmentAsync (path: string, range: Range, name: string, parallelFrom = PARALLEL_CHECK_ENTRIES): Promise<void> {
   if (range.entries < parallelFrom) { checkSegment(path, range, name); return }
@@ -84,8 +84,8 @@ function reading<T> (path: string, name: string, use: (db: Db) => T): T {
   let db: Db | undefined
   try {
     db = openDatabase(path, { readonly: true, check: false })
-    // Read through a map of the file rather than read calls: a base of 1,000,000 rows is 175 MB,
-    // walked twice at once (the quick check's thread and this one; a third less CPU).
+    // Read through a map of the file rather than read calls: a large base is walked twice at once
+    // (the quick check's thread and this one), and the map saves CPU on both.
     db.pragma(`mmap_size = ${CHECK_MMAP_BYTES}`)
     return use(db)
   } catch (err) {
@@ -100,9 +100,9 @@ function reading<T> (path: string, name: string, use: (db: Db) => T): T {
 interface Walked { rows: number, foreign_rows: number | null, low: number | null, high: number | null, live: number, unsafe: number }
 
 /**
- * The walk of a segment whose schema is the index's: `entries` keyed by (device, folder, path),
- * so another device's rows and this device's folders are found by seeks down the key, and only
- * what needs every row (count, sequences, live rows, paths) is asked of every row.
+ * The walk of a segment whose schema is the index's: `entries` keyed by (device, folder, path).
+ * So another device's rows and this device's folders are found by seeks down the key. Only what
+ * needs every row (count, sequences, live rows, paths) is asked of every row.
  */
 function keyedWalk (db: Db, deviceId: string): Walked {
   const found = db.prepare(`SELECT COUNT(*) AS rows, MIN(seq) AS low, MAX(seq) AS high, COALESCE(SUM(deleted = 0), 0) AS live,

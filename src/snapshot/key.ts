@@ -8,7 +8,7 @@ export const KEY_FILE = 'snapshot.key'
 export const SALT_FILE = 'snapshot.salt'
 const EXPORT_PREFIX = 'cidsync-key-1:'
 const KEY_BYTES = 32
-// scrypt at N = 2^15, r = 8: 32 MiB and about 0.1 s per derivation, once per run and salt.
+// scrypt at N = 2^15, r = 8: 32 MiB, and slow on purpose, so derived once per run and salt.
 const SCRYPT = { N: 1 << 15, r: 8, p: 1, maxmem: 64 * 1024 * 1024 }
 
 /** The key snapshots are encrypted with, and how a header names it. */
@@ -24,9 +24,9 @@ export function keyIdOf (key: Buffer): string {
 }
 
 /**
- * Keys derived in this process, by salt and passphrase: a restore opens a manifest and tens of
- * segments sealed under one salt, and each scrypt takes about 0.1 s of CPU. A handful at most
- * (one salt per state dir); the passphrase is held in memory for the run anyway.
+ * Keys derived in this process, by salt and passphrase. A restore opens a manifest and tens of
+ * segments sealed under one salt, and each scrypt is slow on purpose. A handful at most (one salt
+ * per state dir); the passphrase is held in memory for the run anyway.
  */
 const derived = new Map<string, SnapshotKey>()
 const KEPT_DERIVED = 8

@@ -13,8 +13,9 @@ import { readingKey, writingKey } from './key.js'
 /** gzip level of `/1` snapshots (kept for writing them in tests and tools). */
 export const GZIP_LEVEL = 6
 /**
- * Brotli quality of `/2` files: on an index copy, quality 3 compressed 3.5x faster than gzip -6
- * with a slightly better ratio (docs/benchmarks.md); above 3 it slows tenfold for 2%.
+ * Brotli quality of `/2` files: on an index copy, quality 3 is smaller than gzip -6 in about its
+ * time. Higher qualities cost far more time for a little size (docs/benchmarks.md, "Publishing
+ * `cidsync-sqlite/2`" and "Figures behind the code's comments").
  */
 export const BROTLI_QUALITY = 3
 const BUFFER = 1024 * 1024
@@ -139,8 +140,9 @@ export async function unseal (init: UnsealInit): Promise<SealedHeader> {
         throw new SnapshotIntegrityError(`the snapshot's header cannot be used to decrypt it (${(err as Error).message}): refused`, { cause: err })
       }
     }
-    // Inflated in chunks of 1 MiB, not zlib's 16 KiB: an index of 1,000,000 rows is 175 MB, and
-    // eleven thousand chunks through the stages and the writes cost twice the inflating itself.
+    // Inflated in chunks of 1 MiB, not zlib's 16 KiB: a large index in small chunks spends more on
+    // the stages and the writes than on the inflating itself (docs/benchmarks.md, "Restoring the
+    // index beside restic").
     stages.push(header.compression === 'gzip' ? createGunzip({ chunkSize: BUFFER }) : createBrotliDecompress({ chunkSize: BUFFER }), limit(init.inflateBound(header, size - bodyOffset)))
     try {
       await pipeline([body, ...stages, createWriteStream(temp, { mode: 0o600, highWaterMark: BUFFER })], { signal: init.signal })
