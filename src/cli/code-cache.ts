@@ -12,7 +12,7 @@ export { CODE_CACHE_ENV, codeCacheDir } from './code-cache-dir.js'
 const DIGEST_BYTES = 32
 const PREFIX = 'cidsync-'
 const SUFFIX = '.v8'
-/** Larger than any cache of the bundle (0.7-2 MB): a file past it is not read. */
+/** Far larger than any cache of the bundle: a file past it is not read. */
 const MAX_CACHE_BYTES = 64 * 1024 * 1024
 /** Caches kept in the directory (two installs, or two node versions, side by side keep theirs). */
 const KEPT_CACHES = 4
@@ -30,9 +30,9 @@ function cacheFile (dir: string, source: string, env: NodeJS.ProcessEnv): string
 }
 
 /**
- * The cached code in `file`, checked: a private regular file of this user (asked of the file
- * opened, not of its name), whose bytes hash to the digest it starts with (a file cut short by a
- * crash, or damaged, is not given to V8, which trusts what it deserialises).
+ * The cached code in `file`, checked. It must be a private regular file of this user, asked of the
+ * file opened, not of its name. Its bytes must hash to the digest it starts with. V8 trusts what it
+ * deserialises, so a file cut short by a crash, or damaged, is not given to it.
  */
 function readCache (file: string): Buffer | undefined {
   let fd: number | undefined
@@ -86,10 +86,10 @@ interface Entry { readonly done?: Promise<void> }
 
 /**
  * Runs the CLI's CommonJS bundle (`path`) as node would run it, but compiled through V8's code
- * cache: node 20 keeps none for a script, and compiling the 2 MB bundle is a fifth of a
- * command's start-up. The first run of a build compiles it as usual and keeps what V8 compiled
- * once its command has ended, or before the process first changes a V8 flag (the daemon does,
- * once it runs); the runs after read it instead. A cache that is missing, damaged, another
+ * cache: node 20 keeps none for a script, and compiling the bundle is a large part of a command's
+ * start-up. The first run of a build compiles it as usual, and keeps what V8 compiled. It keeps
+ * it once its command has ended, or before the process first changes a V8 flag (the daemon does,
+ * once it runs). The runs after read it instead. A cache that is missing, damaged, another
  * user's, or refused by V8 (another node, other flags) costs only that. `keep: false` reads a
  * cache but keeps none (`--version`, `--help`: they compile next to nothing of the CLI).
  */

@@ -28,7 +28,7 @@ export function printJson (value: unknown): void {
 
 /**
  * `1,024`: a whole number grouped as en-US groups it, without `toLocaleString`, whose first call
- * loads ICU's data (10-15 ms of a command's start). Other numbers go to `toLocaleString`.
+ * loads ICU's data and slows a command's start. Other numbers go to `toLocaleString`.
  */
 export function formatCount (count: number): string {
   if (!Number.isSafeInteger(count)) return count.toLocaleString('en-US')

@@ -67,8 +67,8 @@ function reported (path: string, body: string): DaemonReportedError | undefined 
 }
 
 /**
- * The `Authorization` for one POST, the token never sent: the listener must first prove it holds
- * the token (it may be another user's program on the stopped daemon's port), then the request
+ * The `Authorization` for one POST, the token never sent. The listener must first prove it holds
+ * the token: it may be another user's program on the stopped daemon's port. Then the request
  * carries a single-use proof bound to it (see daemon/status-proof.ts). A GET asks the same proof
  * first, so an answer from anything but the daemon is never believed.
  */
@@ -94,8 +94,8 @@ async function askDaemon (config: Config, method: 'GET' | 'POST', path: string, 
   if (address.kind !== 'unix' && address.port === 0) {
     throw new StatusUnavailableError(`no daemon answers for ${config.stateDir}: none is running ([status] listen is port 0, so a running daemon writes its address in daemon.json there, and there is none): start one with \`cidsync daemon\``)
   }
-  // Loaded here, not with the module: every command imports this one, and all of undici takes
-  // 90-160 ms to load (the service clients load its pool alone).
+  // Loaded here, not with the module: every command imports this one, and all of undici is slow
+  // to load (the service clients load its pool alone).
   const { Agent, request } = loadUndici()
   const dispatcher = address.kind === 'unix' ? new Agent({ connect: { socketPath: address.path } }) : undefined
   const host = address.kind === 'unix' ? 'localhost' : address.host.includes(':') ? `[${address.host}]:${address.port}` : `${address.host}:${address.port}`

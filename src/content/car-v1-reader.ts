@@ -74,8 +74,8 @@ export interface CarSection { readonly cid: CID, readonly bytes: Uint8Array }
 
 /**
  * A CARv1 read section by section through one buffer used again and again: each block is handed
- * over as a view of it, never copied (`@ipld/car`'s iterator copied every byte into new memory,
- * and the freeing of it was a third of a scan's time: docs/benchmarks.md, Exits, third pass).
+ * over as a view of it, never copied. Copying every byte into new memory, and freeing it, costs a
+ * scan much of its time (docs/benchmarks.md, "Exits", third pass).
  * Bounds: the header ({@link MAX_CAR_HEADER_BYTES}) and each section (a block of `maxBlockBytes`
  * and its CID) are refused at their length, before anything of them is read; a CAR cut inside a
  * length or a section is refused. Memory: one buffer of `readBytes` plus the largest section

@@ -46,8 +46,8 @@ export interface FetchFileInit {
   readonly replace?: boolean
   /**
    * `false`: the temp's bytes are not fsynced before the rename, for a check that removes the
-   * file at once (`verify --content`): an fsync per file there doubled the drill's time and
-   * protected nothing. Absent: fsynced, as every file a user keeps must be.
+   * file at once (`verify --content`). An fsync per file there slows the drill and protects
+   * nothing. Absent: fsynced, as every file a user keeps must be.
    */
   readonly durable?: boolean
   /** Its mode and owner once verified and checked in place (absent: a user's usual file mode). */
@@ -126,9 +126,9 @@ async function * spans (init: FetchFileInit): AsyncGenerator<Uint8Array> {
 const NO_LINKS = new Set(['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'ENOSYS', 'EMLINK'])
 
 /**
- * Renames `temp` to `target`; unless `replace`, never over a file there: the check before the
- * fetch may be minutes old (a restore checks every file first, and renames a batch at a time), and
- * a file the user made there since is theirs. A hard link fails on an existing name, atomically.
+ * Renames `temp` to `target`; unless `replace`, never over a file there. The check before the
+ * fetch may be minutes old: a restore checks every file first, and renames a batch at a time. A
+ * file the user made there since is theirs. A hard link fails on an existing name, atomically.
  */
 export async function renameInto (temp: string, target: string, replace: boolean, shown = target): Promise<void> {
   if (replace) { await rename(temp, target); return }
@@ -156,10 +156,10 @@ export async function placeFile (temp: string, target: string, dir: string, expe
 }
 
 /**
- * Renames a temp (a file or a symlink, of inode `inode`) to its target inside their directory,
- * reached through one descriptor checked to be `expectedDir` (see inCheckedDir): no name is looked
- * up by path after the check, so a directory swapped for a symlink in between moves nothing
- * anywhere else (a rename by path could put another user's decoy over a file elsewhere).
+ * Renames a temp (a file or a symlink, of inode `inode`) to its target inside their directory. The
+ * directory is reached through one descriptor checked to be `expectedDir` (see inCheckedDir). No
+ * name is looked up by path after the check. So a directory swapped for a symlink in between moves
+ * nothing anywhere else: a rename by path could put another user's decoy over a file elsewhere.
  */
 export async function moveIntoPlace (temp: string, target: string, dir: string, expectedDir: string, inode: number, replace: boolean, kind: 'file' | 'symlink'): Promise<void> {
   const moved = (now: string): TargetPathError => new TargetPathError(`${dir} changed while a file was written into it (now at ${now}, not ${expectedDir}): a symlink put in its way? Nothing was written through it`)

@@ -13,8 +13,9 @@ const MAX_FILE_BYTES = 2 ** 50
 const MAX_OBJECTS = 2 ** 24
 
 /**
- * Texts already found canonical (a pure property of the text): the files of a pack each name it,
- * and a restore of 10,000 small files parsed the same few CIDs 10,000 times. Bounded: cleared when full.
+ * Texts already found canonical (a pure property of the text). The files of a pack each name it,
+ * so a restore of many small files would parse the same few CIDs once a file. Bounded: cleared when
+ * full.
  */
 const knownCanonical = new Set<string>()
 const KNOWN_CANONICAL_MAX = 4096

@@ -2,9 +2,10 @@
 // open a file's blob into its temp file, hashing the plaintext as it is written. The restoring
 // thread then only fetches, checks and renames; the CPU work (SHA-256 twice, AES-GCM) and the
 // file's writes run here, beside it. A verified file is held open, not fsynced at once: its
-// restore fsyncs a batch of them together (`syncHeld`) and renames them only after. The temp file is this thread's to open and close, so no
-// write of a given-up job can land in a descriptor its caller reused, and its to remove when the
-// job fails or is given up: a removal by the caller could come before the thread created it.
+// restore fsyncs a batch of them together (`syncHeld`) and renames them only after. The temp file
+// is this thread's to open and close, so no write of a given-up job can land in a descriptor its
+// caller reused. It is also this thread's to remove when the job fails or is given up, since a
+// removal by the caller could come before the thread created it.
 import { closeSync, fchmodSync, fchownSync, ftruncateSync, fstatSync, fsync, futimesSync, openSync, rmSync, writeSync } from 'node:fs'
 import { dirname } from 'node:path'
 import { openedIn } from '../util/fd-path.js'
@@ -38,9 +39,9 @@ interface Unsealing {
 
 /**
  * From this size a file is written with O_DIRECT (util/direct-writer.ts): a restore's large files
- * are written once and not read soon, and the page cache's fill and writeback were most of the
- * kernel's time in a restore (docs/benchmarks.md, "Restoring files"). Smaller ones go through the
- * cache, where a batch's fsyncs share the journal's commits.
+ * are written once and not read soon. The page cache's fill and writeback are most of the kernel's
+ * time in a restore (docs/benchmarks.md, "Restoring files"). Smaller ones go through the cache,
+ * where a batch's fsyncs share the journal's commits.
  */
 const DIRECT_MIN_BYTES = 1024 * 1024
 /** Large files written directly at once by this thread (a stage of 1 MiB each); more go through the cache. */
@@ -136,7 +137,7 @@ export function endUnseal (id: number): { cid: string, inode: number } {
     // The tail written and the file cut to its size before its times are set (a truncate sets them).
     state.direct?.finish()
     state.direct?.release()
-    // Here, on the open descriptor: calls the restoring thread no longer makes. Seconds as a
+    // Here, on the open descriptor, so the restoring thread makes no call for it. Seconds as a
     // number keep the sub-millisecond part a Date would drop.
     futimesSync(state.fd, Date.now() / 1000, utimesTime(state.mtimeMs))
     // On the descriptor: a chown clears setuid bits, so the owner comes first, then the mode.

@@ -13,7 +13,7 @@ export async function otherDaemonAt (address: ListenAddress): Promise<OtherDaemo
   if (address.kind !== 'tcp') return undefined
   try {
     // Loaded when asked, not with the module: commands that take the state dir's lock import this
-    // room, and all of undici takes 90-160 ms to load.
+    // room, and all of undici is slow to load.
     const { request } = loadUndici()
     const answer = await request(`http://${formatListenAddress(address)}/status`, { headersTimeout: 2_000, bodyTimeout: 2_000, signal: AbortSignal.timeout(2_000) })
     const text = await answer.body.text()

@@ -39,7 +39,7 @@ export function createLogger (init: LoggerInit): Logger {
     }
   }
   const usePretty = init.pretty ?? process.stderr.isTTY === true
-  // pino-pretty costs ~60 ms to load: only a terminal needs it.
+  // pino-pretty is slow to load, and only a terminal needs it.
   const destination = usePretty
     ? (createRequire(import.meta.url)('pino-pretty') as typeof import('pino-pretty'))({ destination: 2, sync: true, colorize: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' })
     : pino.destination({ dest: 2, sync: true })

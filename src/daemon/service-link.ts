@@ -51,9 +51,10 @@ export function mirrorTiming (env: NodeJS.ProcessEnv): Partial<MirrorTiming> {
  * Whether the daemon stores content (a folder with `store`): only then does an embedded service
  * get a thread of its own (its imports of every block would stall the daemon's reading and
  * sealing). Without content the daemon sends it the index's segments alone, a few requests a
- * publish, and a thread (its isolate and a second copy of the service's modules) cost ~17 MB of
- * RSS at rest and at the restart's peak. Decided when the service is reached: a reload that makes
- * a folder store keeps the service on this thread until the daemon restarts (slower, still right).
+ * publish. A thread (its isolate and a second copy of the service's modules) would cost memory at
+ * rest and at the restart's peak (docs/benchmarks.md, "Memory beside syncthing"). Decided when the
+ * service is reached: a reload that makes a folder store keeps the service on this thread until
+ * the daemon restarts (slower, still right).
  */
 export function storesContent (config: Config): boolean {
   return config.folders.some(folder => folder.store === true)
@@ -76,9 +77,9 @@ export interface ServiceLinkComponents {
 }
 
 /**
- * The daemon's side that talks to the service: once the index is current, the sync state is
- * checked (sync.sqlite opened once, for everything that syncs), then the service is reached (the
- * embedded one started and signed in to) and the sync runner started. A service that cannot be
+ * The daemon's side that talks to the service. Once the index is current, the sync state is
+ * checked: sync.sqlite is opened once, for everything that syncs. Then the service is reached (the
+ * embedded one started and signed in to), and the sync runner started. A service that cannot be
  * reached is an error in status, tried again with a growing wait (up to
  * {@link MAX_CONNECT_RETRY_MS}) until it can; indexing goes on meanwhile.
  */

@@ -5,7 +5,7 @@ import { openCacheDatabase } from './cache-database.js'
 /**
  * The search cache: a copy of every device's rows (folder, path, size, mtime, CID, deleted) with a
  * trigram full-text index over `folder/path` and an index on CID, in its own file beside the index.
- * Kept apart on purpose: the index's write path (the cold index, within 1.1x `sha256sum`) pays
+ * Kept apart on purpose: the index's write path (the cold index, timed against `sha256sum`) pays
  * nothing for it; the cache catches up lazily, when a search runs, by reading the rows written
  * since (by sequence) through the index's face. A copy that cannot have followed (a device's
  * sequence went back, a device vanished, its live count disagrees) is built again whole.

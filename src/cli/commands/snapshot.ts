@@ -42,7 +42,7 @@ async function publishStandalone (config: Config, request: PublishRequest): Prom
       const watcher = createWatcher({ index, logger, deviceId }, { folders: config.folders, profile: config.cidProfile, hashWorkers: config.watch.hashWorkers, settleMs: config.watch.settleMs })
       const { connectService } = await import('../../connect/index.js')
       // The embedded service's thread starts (its imports, its database) while the folders are
-      // indexed, not after: a tenth of a small first backup waited on it (docs/benchmarks.md).
+      // indexed, not after, so a small first backup does not wait on it (docs/benchmarks.md).
       const connecting = connectService(config, process.env, { storing: true })
       // Owned below: awaited once indexing is done, or closed if indexing fails.
       connecting.catch(() => {})
