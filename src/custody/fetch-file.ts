@@ -70,9 +70,10 @@ function masterKeyOf (snapshotKey: Uint8Array): Buffer {
 const FETCH_TEMP = /^\.[\s\S]+\.cidsync-[0-9a-f]{12}\.part$/
 
 /**
- * Temps are named by this process's random prefix and a count: unique without a random draw each
- * (one a file was a getpid and 20 us). The count wraps at 65,536, long after its earlier temps
- * were renamed or removed; a clash with another process's is as unlikely as before, and refused ('wx').
+ * Temps are named by this process's random prefix and a count: unique without a random draw for
+ * each, which costs a system call a file. The count wraps at 65,536, long after its earlier temps
+ * were renamed or removed. A clash with another process's is as unlikely as with a random name,
+ * and refused ('wx').
  */
 const tempPrefix = randomBytes(4).toString('hex')
 let tempCount = 0

@@ -10,9 +10,9 @@ import type { FromSealer, HashJob, LargeJob, SmallJob, ToSealer, UnsealJob } fro
 type Answer = Exclude<FromSealer, { type: 'failed' }>
 
 /**
- * A sealing thread's young generation: it makes few objects but many large buffers, which a
- * small young generation's frequent scavenges free sooner (each thread otherwise keeps tens of
- * MB of spent buffers until its heap is collected; peak RSS while storing is bounded).
+ * A sealing thread's young generation. The thread makes few objects but many large buffers, and a
+ * small young generation's frequent scavenges free them sooner. Otherwise each thread keeps its
+ * spent buffers until its heap is collected. So peak RSS while storing is bounded.
  */
 const YOUNG_MB = 2
 
@@ -86,9 +86,9 @@ function failure (message: Extract<FromSealer, { type: 'failed' }>): Error {
 }
 
 /**
- * Threads that read, hash and seal files (seal-worker.ts), so the thread that sends (and, for the
- * embedded service, the one that imports) never waits on them: a first backup ran every byte's
- * read, hash, seal and spool write between its sends. Started on first use, `size` at most;
+ * Threads that read, hash and seal files (seal-worker.ts). So the thread that sends (and, for the
+ * embedded service, the one that imports) never waits on them. Otherwise every byte's read, hash,
+ * seal and spool write would run between its sends. Started on first use, `size` at most;
  * {@link close} ends them. A file is read once, its bytes hashed to the row's CID as they are
  * sealed, exactly as `sealSmallFile` and `sealFileInParts` do in process.
  */
@@ -102,8 +102,9 @@ export class SealPool {
   private nextId = 1
   private closed = false
   /**
-   * The jobs of each signal, told by one 'abort' listener per signal: a listener per job made Node
-   * warn (MaxListenersExceededWarning) past ten jobs of one signal, as a daemon storing 300 files had.
+   * The jobs of each signal, told by one 'abort' listener per signal. A listener per job makes Node
+   * warn (MaxListenersExceededWarning) past ten jobs of one signal, which a daemon storing many
+   * files reaches.
    */
   private readonly aborts = new WeakMap<AbortSignal, Set<() => void>>()
   /**
@@ -319,10 +320,10 @@ export class SealPool {
   }
 
   /**
-   * Holds the process for a thread while it has work or owes an answer to a cancel (an
-   * unreferenced thread's answer would not keep the process waiting for it: a restore ended with
-   * its last file's cancel unanswered, exit 13); lets an idle one go, so it never keeps a process
-   * from ending.
+   * Holds the process for a thread while it has work or owes an answer to a cancel. An unreferenced
+   * thread's answer would not keep the process waiting for it: a restore would end with its last
+   * file's cancel unanswered (exit 13). Lets an idle one go, so it never keeps a process from
+   * ending.
    */
   private hold (thread: Thread): void {
     if (thread.jobs > 0 || [...this.drops.values()].some(d => d.thread === thread)) thread.worker.ref()

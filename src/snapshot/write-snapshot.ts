@@ -19,8 +19,8 @@ export interface WrittenSnapshot { readonly path: string, readonly bytes: number
 
 /**
  * Writes a `cidsync-sqlite/1` snapshot: one sealed copy of the whole index. Publishes write `/2`
- * segments and manifests now; this stays for `cidsync pointer put` of an old-style file, the tests
- * that prove `/1` pointers are still restored and carried forward, and the benchmark baseline.
+ * segments and manifests. This serves `cidsync pointer put` of an old-style file, the tests that
+ * prove `/1` pointers are still restored and carried forward, and the benchmark baseline.
  */
 export async function writeSnapshot (init: WriteSnapshotInit): Promise<WrittenSnapshot> {
   const copy = `${init.path}.${process.pid}.copy.sqlite`

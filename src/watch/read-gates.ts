@@ -2,9 +2,9 @@ import { setTimeout as delay } from 'node:timers/promises'
 
 /**
  * Directories read at once, across every watcher in the process. chokidar starts a read of every
- * directory it finds as soon as it finds it: over 10,000 directories, 10,000 listings were alive
- * together. A read holds its slot only while it lists one directory (no waiting on others), so
- * the limit cannot wedge.
+ * directory it finds as soon as it finds it, so every listing of a large tree would be alive
+ * together. A read holds its slot only while it lists one directory (no waiting on others), so the
+ * limit cannot wedge.
  */
 export const READS_AT_ONCE = 8
 /**
