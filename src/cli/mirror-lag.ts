@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Config } from '../config/index.js'
 import { MirrorBehindError, PointerNotFoundError } from '../errors.js'
-import type { ServiceClients } from '../remote/index.js'
+import type { ObjectHome } from '../store/index.js'
 import type { MirrorBehind } from '../sync/index.js'
 
 /** A mirror's pointer against this device's last known one. */
@@ -30,7 +30,7 @@ export function lagLine (where: string, lag: MirrorLag): string {
  * changed. Undefined when the mirror holds no pointer (the restore says so) or this state dir
  * has no sync state to compare with.
  */
-export async function mirrorLag (config: Config, clients: ServiceClients, where: string, allowOlder: boolean): Promise<MirrorLag | undefined> {
+export async function mirrorLag (config: Config, clients: ObjectHome, where: string, allowOlder: boolean): Promise<MirrorLag | undefined> {
   let cid: string
   try {
     cid = (await clients.pointers.current(config.namespace, config.network)).snapshotCid

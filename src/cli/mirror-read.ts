@@ -1,9 +1,10 @@
 import type { Config } from '../config/index.js'
 import { CidsyncError, ContentNotFoundError, GatewayFetchError, IntegrityError, MirrorBehindError, MirrorsFailedError, PointerNotFoundError, RemoteError, SegmentUnusableError } from '../errors.js'
-import type { ServiceClients } from '../remote/index.js'
+import { resolve } from 'node:path'
+import { directoryHome, type ObjectHome } from '../store/index.js'
 
 /** What a read needs of a service: its clients, and a name for messages. */
-export interface ReadSource { readonly clients: ServiceClients, readonly describe: string }
+export interface ReadSource { readonly clients: ObjectHome, readonly describe: string }
 
 /** A failure of the service read from (its pointer, its gateways, what they gave): another home may do better. */
 export function serviceFailed (err: unknown): boolean {
@@ -20,8 +21,12 @@ export function serviceFailed (err: unknown): boolean {
 export async function readFrom<T> (config: Config, options: { readonly from?: string, readonly fallBack: boolean }, fn: (source: ReadSource, where: string) => Promise<T>): Promise<T> {
   const { connectMirror, connectService, findMirror } = await import('../connect/index.js')
   if (options.from !== undefined) {
-    const mirror = connectMirror(config, findMirror(config, options.from))
-    const where = `mirror ${options.from}`
+    // A path (a mirror's name never holds a slash): a directory store read alone, never made.
+    const directory = options.from.includes('/') ? resolve(options.from) : undefined
+    const mirror = directory === undefined
+      ? connectMirror(config, findMirror(config, options.from))
+      : { clients: directoryHome(directory), describe: `the directory store ${directory}`, close: async () => {} }
+    const where = directory === undefined ? `mirror ${options.from}` : `directory ${directory}`
     try {
       return await fn(mirror, where)
     } catch (err) {

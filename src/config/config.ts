@@ -33,6 +33,8 @@ export interface ExcludedDir {
  */
 export interface MirrorConfig {
   readonly name: string
+  /** A plain directory holding the mirror (objects and pointer as files); '' for a service. */
+  readonly path: string
   readonly dealUrl: string
   readonly apiUrl: string
   readonly pointerUrl: string

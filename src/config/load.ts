@@ -141,12 +141,13 @@ function toConfig (file: ConfigFile, source: string | undefined, listen: Config[
     service: serviceOf(file.service, stateDir, resolvePath),
     mirrors: file.mirrors.map(m => ({
       name: m.name,
+      path: m.path === '' ? '' : resolvePath(m.path),
       dealUrl: m.url !== '' ? m.url : m.deal_url,
       apiUrl: m.url !== '' ? m.url : m.api_url,
       pointerUrl: m.url !== '' ? m.url : m.pointer_url,
       uploadUrl: m.url !== '' ? m.url : m.upload_url,
       gateways: m.url !== '' ? [m.url] : m.gateways,
-      deal: m.deal,
+      deal: m.path === '' && m.deal !== false,
       maxLagSeconds: m.max_lag_seconds
     })),
     snapshot: {

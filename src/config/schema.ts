@@ -51,6 +51,8 @@ export const DEFAULT_MIRROR_MAX_LAG_SECONDS = 6 * 3600
 
 const mirror = z.strictObject({
   name: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,31}$/, { message: 'expected a label of letters, digits, ".", "_" or "-" (at most 32, starting with a letter or digit)' }),
+  // A plain directory (a USB disk, a NAS mount) instead of a service: objects and the pointer as files.
+  path: z.string().default(''),
   // A self-hosted `cidsync local-service` answers every part at one base URL.
   url: url.default(''),
   deal_url: url.default(''),
@@ -58,11 +60,16 @@ const mirror = z.strictObject({
   pointer_url: url.default(''),
   upload_url: url.default(''),
   gateways: z.array(httpUrl).default([]),
-  deal: z.boolean().default(true),
+  deal: z.boolean().optional(),
   max_lag_seconds: z.int().min(1).max(30 * 86_400).default(DEFAULT_MIRROR_MAX_LAG_SECONDS),
   allow_plain_http: z.boolean().default(false)
 }).superRefine((m, ctx) => {
   const given = (['deal_url', 'api_url', 'pointer_url', 'upload_url'] as const).filter(k => m[k] !== '')
+  if (m.path !== '') {
+    if (m.url !== '' || given.length > 0 || m.gateways.length > 0) ctx.addIssue({ code: 'custom', path: ['path'], message: 'expected either path (a directory) or a service\'s URLs, not both' })
+    if (m.deal === true) ctx.addIssue({ code: 'custom', path: ['deal'], message: 'a directory makes no deals: remove deal, or set it to false' })
+    return
+  }
   if (m.url !== '' && (given.length > 0 || m.gateways.length > 0)) {
     ctx.addIssue({ code: 'custom', path: ['url'], message: 'expected either url (a self-hosted `cidsync local-service`) or deal_url, api_url, pointer_url, upload_url and gateways, not both' })
   }

@@ -19,7 +19,7 @@ export { EmbeddedObjectStore } from './embedded-store.js'
 export type { LocalReads } from './embedded-store.js'
 export { connectMirror, connectMirrors, findMirror, mirrorCredentialsDir, saveMirrorCredentials } from './mirrors.js'
 export { primaryWallet, savePrimaryWallet } from './wallet-address.js'
-export type { MirrorConnection } from './mirrors.js'
+export type { MirrorConnection, MirrorClients } from './mirrors.js'
 
 export interface ServiceConnection {
   readonly mode: 'embedded' | 'remote'

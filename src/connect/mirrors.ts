@@ -2,16 +2,20 @@ import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Config, MirrorConfig } from '../config/index.js'
 import { MirrorCredentialUnboundError, MirrorUnknownError } from '../errors.js'
-import { createServiceClients, type CredentialHints, type ServiceClients } from '../remote/index.js'
+import { createServiceClients, type CredentialHints, type DealsClient } from '../remote/index.js'
+import { directoryHome, type ObjectHome } from '../store/index.js'
 import { writeFileAtomicSync } from '../util/atomic-write.js'
 import { Credential } from './credentials.js'
 import { makeDirsSync } from '../util/make-dirs.js'
+
+/** What a mirror is asked: its objects and pointer; a service's deals too (a directory has none). */
+export type MirrorClients = ObjectHome & { readonly deals?: DealsClient }
 
 /** A mirror reached: its clients, with the credentials saved for it. */
 export interface MirrorConnection {
   readonly name: string
   readonly mirror: MirrorConfig
-  readonly clients: ServiceClients
+  readonly clients: MirrorClients
   /** Base URL, for messages. */
   readonly describe: string
   close: () => Promise<void>
@@ -89,8 +93,15 @@ function mirrorHints (name: string): CredentialHints {
   }
 }
 
-/** The mirror's clients (nothing is sent until one is used). */
-export function connectMirror (config: Config, mirror: MirrorConfig): MirrorConnection {
+/**
+ * The mirror's clients (nothing is sent or read until one is used). A directory mirror's store is
+ * made only with `create` (`cidsync login --mirror`): an unmounted disk is never filled in its place.
+ */
+export function connectMirror (config: Config, mirror: MirrorConfig, options: { readonly create?: boolean } = {}): MirrorConnection {
+  if (mirror.path !== '') {
+    const home = directoryHome(mirror.path, options)
+    return { name: mirror.name, mirror, clients: home, describe: `mirror ${mirror.name} at ${mirror.path}`, close: async () => { await home.objects.close() } }
+  }
   const { dealUrl, apiUrl, pointerUrl, uploadUrl, gateways } = mirror
   // With no deal service the clients still need a base: deals are then never asked (see the replicator).
   const clients = createServiceClients({ dealUrl: dealUrl === '' ? apiUrl : dealUrl, apiUrl, pointerUrl, uploadUrl, gateways }, {

@@ -1,4 +1,4 @@
-import type { ServiceClients } from '../remote/index.js'
+import type { ObjectHome } from '../store/index.js'
 import type { Manifest } from '../snapshot/index.js'
 import type { FetchInit, ManifestCache } from '../sync/index.js'
 import { chainObjects, contentObjects } from './chain-objects.js'
@@ -14,7 +14,7 @@ function freshCache (): ManifestCache {
  * among the first two: that builds the head's index aside). What else a CAR holds is nobody's:
  * an import asks no deal for it and gives it no mirror.
  */
-export async function namedByChain (clients: ServiceClients, root: string, candidates: readonly string[], init: FetchInit): Promise<Set<string>> {
+export async function namedByChain (clients: ObjectHome, root: string, candidates: readonly string[], init: FetchInit): Promise<Set<string>> {
   const named = new Set<string>()
   let head: Manifest | undefined
   for await (const object of chainObjects(clients, root, freshCache(), init)) {

@@ -4,7 +4,7 @@ import { CID } from 'multiformats/cid'
 import { CID_PROFILES, isCidProfileName, type CidProfile } from '../content/index.js'
 import { parseContentRecord } from '../custody/index.js'
 import { openIndex } from '../index/index.js'
-import type { ServiceClients } from '../remote/index.js'
+import type { ObjectHome } from '../store/index.js'
 import { buildIndex, walkHistory, type FetchInit, type ManifestCache } from '../sync/index.js'
 import type { Manifest } from '../snapshot/index.js'
 
@@ -30,7 +30,7 @@ const BATCH = 500
  * each publish (a manifest, or a `/1` snapshot), then the segments it names that no later publish
  * named. Manifests are read (decrypted, bound to `init.binding`) to learn their segments.
  */
-export async function * chainObjects (clients: ServiceClients, root: string, cache: ManifestCache, init: FetchInit): AsyncGenerator<ChainObject & { readonly manifest?: Manifest }> {
+export async function * chainObjects (clients: ObjectHome, root: string, cache: ManifestCache, init: FetchInit): AsyncGenerator<ChainObject & { readonly manifest?: Manifest }> {
   const segments = new Set<string>()
   for await (const publish of walkHistory(clients, root, cache, init)) {
     const at = `the publish of ${publish.entry.at}`
@@ -60,7 +60,7 @@ function plainProfile (cid: string, indexed: string | null): CidProfile {
  * name, each once: its index is built aside (segments fetched and checked) and its records read
  * in batches. Records are never deleted, so an earlier point's records are among them.
  */
-export async function * contentObjects (clients: ServiceClients, manifest: Manifest, init: FetchInit): AsyncGenerator<ChainObject> {
+export async function * contentObjects (clients: ObjectHome, manifest: Manifest, init: FetchInit): AsyncGenerator<ChainObject> {
   const path = join(init.dir, `export-content-${process.pid}.sqlite`)
   const remove = async (): Promise<void> => { for (const suffix of ['', '-wal', '-shm']) await rm(`${path}${suffix}`, { force: true }) }
   await remove()

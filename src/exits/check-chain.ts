@@ -1,7 +1,7 @@
 import { join } from 'node:path'
 import { rm } from 'node:fs/promises'
 import { ImportRefusedError, SegmentUnusableError } from '../errors.js'
-import type { ServiceClients } from '../remote/index.js'
+import type { ObjectHome } from '../store/index.js'
 import { fetchSegments, fetchV1Snapshot, isUnusable, missingKey, removeFetched, walkHistory, type FetchInit, type HistoryEntry, type ManifestCache } from '../sync/index.js'
 
 /** A chain an import checked: every publish and segment fetched from the service, verified, decrypted, checked. */
@@ -27,7 +27,7 @@ function freshCache (): ManifestCache {
  * namespace, a forgery) is an {@link ImportRefusedError} naming the object; a network failure
  * throws as it is (the check could not run, and a rerun finishes it).
  */
-export async function checkChain (clients: ServiceClients, root: string, init: FetchInit): Promise<CheckedChain> {
+export async function checkChain (clients: ObjectHome, root: string, init: FetchInit): Promise<CheckedChain> {
   const publishes: string[] = []
   const checked = new Set<string>()
   let head: HistoryEntry | undefined

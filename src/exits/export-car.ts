@@ -3,7 +3,7 @@ import { basename, dirname, join, resolve } from 'node:path'
 import { CID } from 'multiformats/cid'
 import type { Config } from '../config/index.js'
 import { CidsyncError, ContentNotFoundError, ExportIncompleteError, ExportWriteError, GatewayFetchError, IntegrityError, NothingAtTimeError, ServiceDataDamagedError } from '../errors.js'
-import type { ServiceClients } from '../remote/index.js'
+import type { ObjectHome } from '../store/index.js'
 import { checkOwnPublishIn, publishAt, readContext, removeDeadExitFiles, SyncStore, hasSyncState, type ManifestCache } from '../sync/index.js'
 import { MAX_SEALED_MANIFEST_BYTES, type Manifest } from '../snapshot/index.js'
 import { failpoint } from '../util/failpoint.js'
@@ -88,7 +88,7 @@ async function removeDeadTemps (file: string): Promise<void> {
  * buffers: {@link CarFile}). The CAR is written to a temp
  * file beside FILE, fsynced once and renamed over it: FILE is whole or untouched.
  */
-export async function exportCar (clients: ServiceClients, init: ExportInit): Promise<ExportResult> {
+export async function exportCar (clients: ObjectHome, init: ExportInit): Promise<ExportResult> {
   const { config } = init
   const file = resolve(init.file)
   const fetch = readContext(config, { label: 'export', passphrase: init.passphrase, signal: init.signal })

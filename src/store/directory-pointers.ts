@@ -4,7 +4,8 @@ import { CID } from 'multiformats/cid'
 import { DirectoryStoreError, PointerNotFoundError } from '../errors.js'
 import { writeFileAtomicSync } from '../util/atomic-write.js'
 import type { StoreCallOptions } from './object-store.js'
-import type { PointerRegistry, StoredPointer } from './pointer-registry.js'
+import type { ObjectHome, PointerRegistry, StoredPointer } from './pointer-registry.js'
+import { DirectoryObjectStore } from './directory-store.js'
 
 const FILE = 'pointers.json'
 /** More pointers than any user keeps: a file past it is not one cidsync wrote. */
@@ -38,11 +39,13 @@ function parsePointer (value: unknown): StoredPointer | undefined {
 export class DirectoryPointers implements PointerRegistry {
   private readonly path: string
 
-  constructor (dir: string) {
-    this.path = join(dir, FILE)
+  /** `store`: the objects beside them, opened (its marker checked) before the pointers are read. */
+  constructor (private readonly store: DirectoryObjectStore) {
+    this.path = join(store.dir, FILE)
   }
 
   private async read (): Promise<Pointers> {
+    await this.store.opened()
     let text: string
     try {
       text = await readFile(this.path, 'utf8')
@@ -69,7 +72,7 @@ export class DirectoryPointers implements PointerRegistry {
   async current (namespace: string, network: string, options: StoreCallOptions = {}): Promise<StoredPointer> {
     options.signal?.throwIfAborted()
     const found = (await this.read())[keyOf(namespace, network)]
-    if (found === undefined) throw new PointerNotFoundError(namespace, network, { asked: `the directory store at ${this.path.slice(0, -FILE.length - 1)} holds none` })
+    if (found === undefined) throw new PointerNotFoundError(namespace, network, { asked: `the directory store at ${this.store.dir} holds none` })
     return found
   }
 
@@ -81,4 +84,10 @@ export class DirectoryPointers implements PointerRegistry {
     pointers[keyOf(input.namespace, input.network)] = pointer
     writeFileAtomicSync(this.path, JSON.stringify(pointers, null, 2) + '\n', { mode: 0o600 })
   }
+}
+
+/** A directory's objects and pointers together: all a mirror or a restore needs of it. */
+export function directoryHome (dir: string, options: { readonly create?: boolean } = {}): ObjectHome & { readonly objects: DirectoryObjectStore } {
+  const objects = new DirectoryObjectStore(dir, options)
+  return { objects, pointers: new DirectoryPointers(objects) }
 }

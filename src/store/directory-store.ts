@@ -54,19 +54,39 @@ function canonical (text: string): string | undefined {
 export class DirectoryObjectStore implements ObjectStore {
   readonly describe: string
 
-  private constructor (readonly dir: string) {
+  private ready: Promise<void> | undefined
+
+  /**
+   * The store at `dir`, opened at its first use (nothing is read before): a directory without
+   * the marker is refused then, unless `create` makes the store.
+   */
+  constructor (readonly dir: string, private readonly options: { readonly create?: boolean } = {}) {
     this.describe = `the directory store ${dir}`
   }
 
-  /** Opens the store at `dir`; `create` makes it when absent. A directory without the marker is refused. */
+  /** Opens the store at `dir` now. */
   static async open (dir: string, options: { readonly create?: boolean } = {}): Promise<DirectoryObjectStore> {
+    const store = new DirectoryObjectStore(dir, options)
+    await store.opened()
+    return store
+  }
+
+  /** The marker checked (or written), the folders made, dead temps removed: once. */
+  async opened (): Promise<void> {
+    this.ready ??= this.openNow()
+    // A failed open (a disk not mounted yet) is tried again at the next use.
+    await this.ready.catch((err: unknown) => { this.ready = undefined; throw err })
+  }
+
+  private async openNow (): Promise<void> {
+    const { dir } = this
     const marker = join(dir, MARKER)
     const text = await readFile(marker, 'utf8').catch((err: NodeJS.ErrnoException) => {
       if (err.code !== 'ENOENT') throw new DirectoryStoreError(`could not read ${marker}: ${err.message}`, { cause: err })
       return undefined
     })
     if (text === undefined) {
-      if (options.create !== true) throw new DirectoryStoreError(`${dir} is not a cidsync directory store (no ${MARKER}): check the path, or let cidsync make one there`)
+      if (this.options.create !== true) throw new DirectoryStoreError(`${dir} is not a cidsync directory store (no ${MARKER}): check the path and that its disk is mounted`)
       await makeDirs(dir, 0o700)
       writeFileAtomicSync(marker, JSON.stringify({ format: DIRECTORY_STORE_FORMAT }) + '\n', { mode: 0o600 })
     } else {
@@ -76,9 +96,7 @@ export class DirectoryObjectStore implements ObjectStore {
     }
     await makeDirs(join(dir, 'objects'), 0o700)
     await makeDirs(join(dir, 'tmp'), 0o700)
-    const store = new DirectoryObjectStore(dir)
-    await store.removeDeadTemps()
-    return store
+    await this.removeDeadTemps()
   }
 
   private objectPath (cid: string): string {
@@ -94,6 +112,7 @@ export class DirectoryObjectStore implements ObjectStore {
   }
 
   async put (path: string, profile: CidProfile, options: PutOptions = {}): Promise<{ cid: string, size: number }> {
+    await this.opened()
     const temp = join(this.dir, 'tmp', `${process.pid}-${randomBytes(8).toString('hex')}.part`)
     const builder = new CidBuilder(profile)
     const out = await open(temp, 'wx', 0o600)
@@ -136,6 +155,7 @@ export class DirectoryObjectStore implements ObjectStore {
 
   /** The object's file, opened only when it is a regular file (never a link, a FIFO, a device). */
   private async openObject (cid: string): Promise<{ handle: FileHandle, size: number }> {
+    await this.opened()
     if (canonical(cid) === undefined) throw new IntegrityError(`${JSON.stringify(cid.slice(0, 100))} is not a CID`)
     let handle: FileHandle
     try {
@@ -237,12 +257,14 @@ export class DirectoryObjectStore implements ObjectStore {
 
   async stat (cid: string, options: StoreCallOptions = {}): Promise<ObjectInfo | undefined> {
     options.signal?.throwIfAborted()
+    await this.opened()
     if (canonical(cid) === undefined) return undefined
     const stats = await stat(this.objectPath(cid)).catch(() => undefined)
     return stats?.isFile() === true ? { cid, size: stats.size, name: '', storedAt: stats.mtimeMs } : undefined
   }
 
   async * list (options: StoreCallOptions = {}): AsyncGenerator<ObjectInfo> {
+    await this.opened()
     const objects = join(this.dir, 'objects')
     for (const shard of (await readdir(objects)).sort()) {
       options.signal?.throwIfAborted()

@@ -78,7 +78,7 @@ describe('a mirror\'s credentials', () => {
     const noToken = await failure(connection.clients.pointers.current('default', 'mainnet'))
     expect(noToken).toContain('no session token is saved for mirror nas')
     expect(noToken).toContain('cidsync login --mirror nas --session-token-file T')
-    const noKey = await failure(connection.clients.names.list())
+    const noKey = await failure((async () => { for await (const object of connection.clients.objects.list()) return object })())
     expect(noKey).toContain('no API key is saved for mirror nas')
     expect(noKey).toContain('cidsync login --mirror nas --wallet-key-file F')
 
@@ -109,9 +109,18 @@ describe('[[mirrors]] in the config', () => {
 
   it('url fills every part (a self-hosted local service); the parts may be given one by one', async () => {
     const one = await load('[[mirrors]]\nname = "nas"\nurl = "http://127.0.0.1:8790"\n')
-    expect(one.mirrors).toEqual([{ name: 'nas', dealUrl: 'http://127.0.0.1:8790', apiUrl: 'http://127.0.0.1:8790', pointerUrl: 'http://127.0.0.1:8790', uploadUrl: 'http://127.0.0.1:8790', gateways: ['http://127.0.0.1:8790'], deal: true, maxLagSeconds: 21_600 }])
+    expect(one.mirrors).toEqual([{ name: 'nas', path: '', dealUrl: 'http://127.0.0.1:8790', apiUrl: 'http://127.0.0.1:8790', pointerUrl: 'http://127.0.0.1:8790', uploadUrl: 'http://127.0.0.1:8790', gateways: ['http://127.0.0.1:8790'], deal: true, maxLagSeconds: 21_600 }])
     const parts = await load('[[mirrors]]\nname = "b2"\napi_url = "https://api.example"\npointer_url = "https://p.example"\nupload_url = "https://u.example"\ngateways = ["https://g.example"]\nmax_lag_seconds = 600\n')
     expect(parts.mirrors[0]).toMatchObject({ dealUrl: '', uploadUrl: 'https://u.example', maxLagSeconds: 600 })
+  })
+
+  it('path names a directory instead: resolved beside the config, no deals, never with URLs', async () => {
+    const dir = await useTempDir()
+    await writeFile(join(dir, 'c.toml'), '[[mirrors]]\nname = "usb"\npath = "disk/cidsync"\n')
+    const config = loadConfig({ configPath: join(dir, 'c.toml'), env: {} })
+    expect(config.mirrors[0]).toMatchObject({ name: 'usb', path: join(dir, 'disk', 'cidsync'), deal: false, uploadUrl: '' })
+    await expect(load('[[mirrors]]\nname = "usb"\npath = "/mnt/usb"\nurl = "http://127.0.0.1:1"\n')).rejects.toThrow('not both')
+    await expect(load('[[mirrors]]\nname = "usb"\npath = "/mnt/usb"\ndeal = true\n')).rejects.toThrow('makes no deals')
   })
 
   it('refuses plain http to another machine unless allowed, both url and parts, missing parts, and names used twice', async () => {

@@ -152,7 +152,7 @@ export function registerGet (program: Command): void {
     .option('--at <time>', 'the file as the newest publish at or before this time held it (RFC 3339, a date, or an age: 2h, 3d)')
     .option('--device <id>', 'the file as this device holds it (default: this device\'s, else the newest)')
     .option('--overwrite', 'replace a local file that holds other content')
-    .option('--from <mirror>', 'read this [[mirrors]] table\'s service alone, not the primary (without it, a primary that fails falls back to the mirrors in order)')
+    .option('--from <mirror>', 'read this [[mirrors]] table alone, or a directory store at a path (one holding a /), not the primary (without it, a primary that fails falls back to the mirrors in order)')
     .option('--json', 'JSON lines: progress and each file\'s outcome')
     .action(action(async (paths: string[], options: GetOptions) => { await runGet(options, paths, false) }))
 }

@@ -40,6 +40,15 @@ function walletKeyText (file: string | undefined): string {
 async function loginMirror (config: Config, name: string, options: { walletKeyFile?: string, sessionTokenFile?: string, sameWallet?: boolean, invite?: string, json?: boolean }): Promise<void> {
   const { connectMirror, findMirror, primaryWallet, saveMirrorCredentials } = await import('../../connect/index.js')
   const mirror = findMirror(config, name)
+  if (mirror.path !== '') {
+    // A directory has nothing to sign in to: its store is made here, never by the daemon,
+    // so a disk that is not mounted is never filled in its place.
+    const { DirectoryObjectStore } = await import('../../store/index.js')
+    await DirectoryObjectStore.open(mirror.path, { create: true })
+    if (options.json === true) printJson({ mirror: name, path: mirror.path, ready: true })
+    else process.stdout.write(`mirror ${name} is a directory: nothing to sign in to; its store is ready at ${mirror.path}\n`)
+    return
+  }
   const haveWallet = options.walletKeyFile !== undefined || (process.env.CIDSYNC_WALLET_KEY ?? '') !== ''
   if (!haveWallet && options.sessionTokenFile === undefined) throw new UsageError('nothing to sign in with: give --wallet-key-file FILE (or set CIDSYNC_WALLET_KEY) for an API key, and/or --session-token-file FILE')
   const sessionToken = options.sessionTokenFile === undefined ? undefined : secretFile(options.sessionTokenFile).trim()
@@ -56,7 +65,9 @@ async function loginMirror (config: Config, name: string, options: { walletKeyFi
     }
     const connection = connectMirror(config, mirror)
     try {
-      ({ address, apiKey } = await connection.clients.deals.login(walletKey, { invite: options.invite }))
+      const deals = connection.clients.deals
+      if (deals === undefined) throw new UsageError(`mirror ${name} has no deal service to sign in to`)
+      ;({ address, apiKey } = await deals.login(walletKey, { invite: options.invite }))
     } finally {
       await connection.close()
     }

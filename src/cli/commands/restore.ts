@@ -91,7 +91,7 @@ export function registerRestore (program: Command): void {
     .option('--as-device <id>', 'continue as a device the restored index knows')
     .option('--files [prefix]', 'bring stored files back (all, or those under folder/path PREFIX) instead of the index: into each folder\'s path, or under --to')
     .option('--to <dir>', 'with --files: write DIR/folder/path')
-    .option('--from <mirror>', 'read this [[mirrors]] table\'s service alone, not the primary (without it, a primary that fails falls back to the mirrors in order)')
+    .option('--from <mirror>', 'read this [[mirrors]] table alone, or a directory store at a path (one holding a /), not the primary (without it, a primary that fails falls back to the mirrors in order)')
     .option('--allow-older', 'install a mirror\'s publish even when it is older than this device\'s last known pointer (the mirror lags; without this such a restore is refused)')
     .option('--overwrite', 'with --files: replace local files that hold content no publish has (local changes)')
     .option('--device <id>', 'with --files: restore this device\'s tree exactly (default: each path\'s newest version across the devices)')

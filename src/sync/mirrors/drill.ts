@@ -2,7 +2,7 @@ import type { Logger } from 'pino'
 import type { Config } from '../../config/index.js'
 import { NothingPublishedError, PointerNotFoundError } from '../../errors.js'
 import type { Index } from '../../index/index.js'
-import type { ServiceClients } from '../../remote/index.js'
+import type { ObjectHome } from '../../store/index.js'
 import { recordDrill, verify, type VerifyResult } from '../verify/index.js'
 import type { MirrorLog } from '../state/index.js'
 import { readContext } from '../read/index.js'
@@ -12,7 +12,7 @@ export interface MirrorDrillComponents {
   readonly logger: Logger
   readonly deviceId: string
   /** The mirror's clients: the drill reads nothing else. */
-  readonly clients: ServiceClients
+  readonly clients: ObjectHome
   /** Where the result is recorded; absent on a fresh device (nothing kept). */
   readonly log?: MirrorLog
 }

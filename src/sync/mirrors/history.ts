@@ -1,5 +1,5 @@
 import type { Config } from '../../config/index.js'
-import type { ServiceClients } from '../../remote/index.js'
+import type { ObjectHome } from '../../store/index.js'
 import { walkHistory, SNAPSHOT_PROFILE, readContext } from '../read/index.js'
 import type { MirrorLog, SyncStore } from '../state/index.js'
 
@@ -12,7 +12,7 @@ import type { MirrorLog, SyncStore } from '../state/index.js'
  * manifest cache (each once); the walk stops at a publish whose history an earlier walk logged.
  * Answers how many objects were new.
  */
-export async function logHistory (primary: ServiceClients, store: SyncStore, config: Config, signal: AbortSignal): Promise<number> {
+export async function logHistory (primary: ObjectHome, store: SyncStore, config: Config, signal: AbortSignal): Promise<number> {
   const log: MirrorLog = store.mirrorLog
   const head = log.lastPointer()
   if (head === undefined) return 0

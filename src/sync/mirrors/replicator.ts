@@ -242,7 +242,7 @@ export class MirrorReplicator {
     } finally {
       await rm(temp, { force: true })
     }
-    if (link.deal && config().snapshot.deal) await link.clients.deals.addCid(row.cid, { signal })
+    if (link.deal && config().snapshot.deal) await link.clients.deals?.addCid(row.cid, { signal })
   }
 
   private tell (what: 'published' | 'failing' | 'recovered' | 'pointer', cid: string | null, message: string | null): void {

@@ -1,6 +1,6 @@
 import { rename } from 'node:fs/promises'
 import { openIndex } from '../../index/index.js'
-import type { ServiceClients } from '../../remote/index.js'
+import type { ObjectHome } from '../../store/index.js'
 import type { Manifest } from '../../snapshot/index.js'
 import { incoming } from './merge-manifest.js'
 import { fetchSegments, removeFetched, type FetchInit } from './segment-fetch.js'
@@ -11,7 +11,7 @@ import { scrubRestoredIndex } from './scrub-index.js'
  * checked, the device with the largest base taken as the file itself (no row copied twice), the
  * other devices and then every delta applied, and every list recorded.
  */
-export async function buildIndex (clients: ServiceClients, manifest: Manifest, destination: string, init: FetchInit): Promise<void> {
+export async function buildIndex (clients: ObjectHome, manifest: Manifest, destination: string, init: FetchInit): Promise<void> {
   const wanted = manifest.devices.flatMap(d => d.segments.map(segment => ({ deviceId: d.deviceId, segment })))
   const largest = [...manifest.devices].sort((a, b) => (b.segments[0]?.entries ?? 0) - (a.segments[0]?.entries ?? 0))[0]
   const kept = largest?.segments[0]?.cid

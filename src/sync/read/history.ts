@@ -1,5 +1,5 @@
 import { rm, stat } from 'node:fs/promises'
-import type { ServiceClients } from '../../remote/index.js'
+import type { ObjectHome } from '../../store/index.js'
 import { ENGINE_V1, inflateBound, openManifest, parseManifest, publishFetchBound, PUBLISH_PREFIX_BYTES, readSealedHeader, unseal, type Manifest } from '../../snapshot/index.js'
 import { SnapshotFormatError } from '../../errors.js'
 import { SNAPSHOT_PROFILE } from './snapshot-profile.js'
@@ -43,13 +43,13 @@ function entryOf (cid: string, manifest: Manifest): HistoryEntry {
  * Reads one publish: from the cache, or fetched (verified), opened and then cached. A manifest
  * bound to another namespace or network than `init.binding` is a `ManifestNamespaceError`.
  */
-export async function readPublish (clients: ServiceClients, cid: string, cache: ManifestCache, init: FetchInit): Promise<{ entry: HistoryEntry, manifest: Manifest | undefined }> {
+export async function readPublish (clients: ObjectHome, cid: string, cache: ManifestCache, init: FetchInit): Promise<{ entry: HistoryEntry, manifest: Manifest | undefined }> {
   const publish = await readAny(clients, cid, cache, init)
   if (publish.manifest !== undefined) checkBinding(publish.manifest, cid, init.binding)
   return publish
 }
 
-async function readAny (clients: ServiceClients, cid: string, cache: ManifestCache, init: FetchInit): Promise<{ entry: HistoryEntry, manifest: Manifest | undefined }> {
+async function readAny (clients: ObjectHome, cid: string, cache: ManifestCache, init: FetchInit): Promise<{ entry: HistoryEntry, manifest: Manifest | undefined }> {
   const cached = cache.get(cid)
   if (cached !== undefined) {
     try {
@@ -102,7 +102,7 @@ async function authenticate (path: string, init: FetchInit): Promise<void> {
  * Walks the chain from `start` back along `previous`: newest first, at most `limit` publishes,
  * never one twice.
  */
-export async function * walkHistory (clients: ServiceClients, start: string, cache: ManifestCache, init: FetchInit & { readonly limit?: number }): AsyncGenerator<{ entry: HistoryEntry, manifest: Manifest | undefined }> {
+export async function * walkHistory (clients: ObjectHome, start: string, cache: ManifestCache, init: FetchInit & { readonly limit?: number }): AsyncGenerator<{ entry: HistoryEntry, manifest: Manifest | undefined }> {
   yield * chainFrom(start, init.limit, async (cid) => await readPublish(clients, cid, cache, init), publish => publish.entry.previous)
 }
 
@@ -153,7 +153,7 @@ function cachedEntry (cid: string, cache: ManifestCache, binding: FetchInit['bin
  * for its shown fields only (1,000 cached: 0.49 s of JSON and schema checks to a few ms;
  * docs/benchmarks.md), anything else read as {@link readPublish} does.
  */
-export async function * walkEntries (clients: ServiceClients, start: string, cache: ManifestCache, init: FetchInit & { readonly limit?: number }): AsyncGenerator<HistoryEntry> {
+export async function * walkEntries (clients: ObjectHome, start: string, cache: ManifestCache, init: FetchInit & { readonly limit?: number }): AsyncGenerator<HistoryEntry> {
   yield * chainFrom(start, init.limit, async (cid) => cachedEntry(cid, cache, init.binding) ?? (await readPublish(clients, cid, cache, init)).entry, entry => entry.previous)
 }
 
@@ -161,7 +161,7 @@ export async function * walkEntries (clients: ServiceClients, start: string, cac
  * The newest publish made at or before `time` (history walked from `start`), or undefined when
  * the chain begins after it.
  */
-export async function publishAt (clients: ServiceClients, start: string, time: Date, cache: ManifestCache, init: FetchInit): Promise<{ entry: HistoryEntry, manifest: Manifest | undefined } | undefined> {
+export async function publishAt (clients: ObjectHome, start: string, time: Date, cache: ManifestCache, init: FetchInit): Promise<{ entry: HistoryEntry, manifest: Manifest | undefined } | undefined> {
   for await (const publish of walkHistory(clients, start, cache, init)) {
     if (Date.parse(publish.entry.at) <= time.getTime()) return publish
   }

@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import type { Config } from '../../config/index.js'
 import { NothingAtTimeError } from '../../errors.js'
 import { openIndex, type Index } from '../../index/index.js'
-import type { ServiceClients } from '../../remote/index.js'
+import type { ObjectHome } from '../../store/index.js'
 import { makeDirsSync } from '../../util/make-dirs.js'
 import { buildIndex } from './build-index.js'
 import { publishAt, type HistoryEntry, type ManifestCache } from './history.js'
@@ -45,7 +45,7 @@ export interface PastIndex {
  * recently used are kept (`PAST_KEEP`). `own`: this device's last publish, when `start` is the
  * pointer of its own namespace: a history that lacks it is refused (the service set the pointer back).
  */
-export async function pastIndex (clients: ServiceClients, start: string, at: Date, cache: ManifestCache, init: FetchInit, own?: LastPublished): Promise<BuiltPast> {
+export async function pastIndex (clients: ObjectHome, start: string, at: Date, cache: ManifestCache, init: FetchInit, own?: LastPublished): Promise<BuiltPast> {
   const found = await publishAt(clients, start, at, cache, init)
   checkOwnPublishIn(found?.entry, own, at)
   if (found === undefined) throw new NothingAtTimeError(`nothing was published at or before ${at.toISOString()} in the history from ${start}: see \`cidsync history\` for the times there are`)
@@ -74,7 +74,7 @@ export async function pastIndex (clients: ServiceClients, start: string, at: Dat
  * from the pointer of this device's namespace: nothing of this device's index changes. Exit 3
  * when nothing that early was published, or only a publish without content records.
  */
-export async function openPastIndex (components: Pick<SyncComponents, 'clients' | 'store'>, config: Config, at: Date, options: { passphrase?: string, signal?: AbortSignal } = {}): Promise<PastIndex> {
+export async function openPastIndex (components: { readonly clients: ObjectHome, readonly store: Pick<SyncComponents['store'], 'manifestCache' | 'lastPublished'> }, config: Config, at: Date, options: { passphrase?: string, signal?: AbortSignal } = {}): Promise<PastIndex> {
   const { clients, store } = components
   // Bound to this namespace: a past publish of another namespace put behind the pointer would
   // otherwise have its files written into this one's folders.

@@ -2,7 +2,8 @@ import { rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import { CidsyncError, ContentNotFoundError, IntegrityError, ManifestNamespaceError, SegmentUnusableError, SnapshotFormatError, SnapshotIntegrityError, SnapshotKeyError, SnapshotTooLargeError, SnapshotUnencryptedError } from '../../errors.js'
 import { checkSegmentAsync } from '../../index/index.js'
-import { canonicalCid, type ServiceClients } from '../../remote/index.js'
+import { canonicalCid } from '../../remote/index.js'
+import type { ObjectHome } from '../../store/index.js'
 import { unsealSegment, type SegmentRef } from '../../snapshot/index.js'
 import { fsyncPath } from '../../util/fsync.js'
 import { SNAPSHOT_PROFILE } from './snapshot-profile.js'
@@ -64,7 +65,7 @@ function named (err: unknown, what: string, cid: string): unknown {
  * checks each into a database file. Answers each CID's database; the caller removes them
  * (`removeFetched`). The first that fails is a {@link SegmentUnusableError} naming it.
  */
-export async function fetchSegments (clients: ServiceClients, wanted: ReadonlyArray<{ readonly deviceId: string, readonly segment: SegmentRef }>, init: FetchInit): Promise<Map<string, string>> {
+export async function fetchSegments (clients: ObjectHome, wanted: ReadonlyArray<{ readonly deviceId: string, readonly segment: SegmentRef }>, init: FetchInit): Promise<Map<string, string>> {
   const databases = new Map<string, string>()
   const total = wanted.reduce((sum, w) => sum + w.segment.bytes, 0)
   const unique = wanted.filter((w, i) => wanted.findIndex(o => o.segment.cid === w.segment.cid) === i)

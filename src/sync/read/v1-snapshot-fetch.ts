@@ -1,7 +1,7 @@
 import { receivedProgress } from '../../store/index.js'
 import { rm } from 'node:fs/promises'
 import { checkIndexFile } from '../../index/index.js'
-import type { ServiceClients } from '../../remote/index.js'
+import type { ObjectHome } from '../../store/index.js'
 import { readSnapshot } from '../../snapshot/index.js'
 import { fetchedPath, type FetchInit } from './segment-fetch.js'
 import { SNAPSHOT_PROFILE } from './snapshot-profile.js'
@@ -13,7 +13,7 @@ import { SNAPSHOT_PROFILE } from './snapshot-profile.js'
  * Fetches a whole `cidsync-sqlite/1` snapshot (verified against its CID), opens and checks it into
  * `destination`. Its errors are the snapshot's own (`SnapshotKeyError`, `SnapshotUnencryptedError`, ...).
  */
-export async function fetchV1Snapshot (clients: ServiceClients, cid: string, destination: string, init: FetchInit): Promise<void> {
+export async function fetchV1Snapshot (clients: ObjectHome, cid: string, destination: string, init: FetchInit): Promise<void> {
   const path = fetchedPath(init, cid, '.snap')
   try {
     await clients.objects.getFile(cid, SNAPSHOT_PROFILE, path, { signal: init.signal, onProgress: receivedProgress(init.onProgress) })

@@ -6,7 +6,7 @@ import { cidProfile, isCidProfileName } from '../../content/index.js'
 import { ObjectCache, fetchFile } from '../../custody/index.js'
 import { ContentIntegrityError, ContentNotStoredError, DownloadNoRoomError } from '../../errors.js'
 import type { Entry, Index } from '../../index/index.js'
-import type { ServiceClients } from '../../remote/index.js'
+import type { ObjectHome } from '../../store/index.js'
 import { readingKey } from '../../snapshot/index.js'
 import { SNAPSHOT_PROFILE } from '../read/index.js'
 import { usableRecord } from './get-files.js'
@@ -54,7 +54,7 @@ export interface DownloadFileInit {
  * {@link ContentNotStoredError}; damaged or forged content a {@link ContentIntegrityError} (or the
  * gateway's integrity error), with nothing left behind.
  */
-export async function downloadFile (clients: ServiceClients, index: Index, init: DownloadFileInit): Promise<DownloadedFile> {
+export async function downloadFile (clients: ObjectHome, index: Index, init: DownloadFileInit): Promise<DownloadedFile> {
   const { row, config } = init
   const shown = `${row.folder}/${row.path}`
   if (row.deleted || row.cid === null) throw new ContentNotStoredError(`${shown} has no content in this index (deleted, or not hashed yet)`)

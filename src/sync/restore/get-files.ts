@@ -6,7 +6,7 @@ import { cidProfile, fileCid, isCidProfileName } from '../../content/index.js'
 import { DurableBatch, ObjectCache, ObjectMemory, SMALL_FILE_BYTES, SealPool, fetchFile, removeFetchTemps, unsealFile } from '../../custody/index.js'
 import { ContentIntegrityError, TargetExistsError, UsageError } from '../../errors.js'
 import type { Entry, Index } from '../../index/index.js'
-import type { ServiceClients } from '../../remote/index.js'
+import type { ObjectHome } from '../../store/index.js'
 import { readingKey } from '../../snapshot/index.js'
 import { eachAtOnce } from '../../util/each-at-once.js'
 import { syncRenames } from './fsync-renames.js'
@@ -54,7 +54,7 @@ export type { GetOutcome } from './get-outcome.js'
  * skipped, a different one kept unless `overwrite`. One file's failure does not stop the rest:
  * every outcome is answered, for the caller to count and exit on.
  */
-export async function getFiles (clients: ServiceClients, index: Index, init: GetFilesInit): Promise<GetOutcome[]> {
+export async function getFiles (clients: ObjectHome, index: Index, init: GetFilesInit): Promise<GetOutcome[]> {
   const { config } = init
   const fetchDir = join(config.stateDir, 'content-fetch')
   await removeDeadFetches(fetchDir)

@@ -4,7 +4,7 @@ import { basename, dirname, join } from 'node:path'
 import type { Config } from '../../config/index.js'
 import { IndexDamagedError, NothingAtTimeError, SequenceImplausibleError, SnapshotFormatError, UsageError } from '../../errors.js'
 import { DEVICE_ID_FILE, indexPath, isDamageError, openIndex, readDeviceId } from '../../index/index.js'
-import type { ServiceClients } from '../../remote/index.js'
+import type { ObjectHome } from '../../store/index.js'
 import { READABLE_ENGINES, type Manifest } from '../../snapshot/index.js'
 import { writeFileAtomicSync } from '../../util/atomic-write.js'
 import { failpoint } from '../../util/failpoint.js'
@@ -13,7 +13,7 @@ import { type SyncStore, type SyncStoreOwner, removeLeftovers, jobFiles } from '
 import { readContext, checkOwnPublishIn, publishAt, readPublish, type HistoryEntry, type ManifestCache, buildIndex, type FetchInit, fetchV1Snapshot, scrubRestoredIndex } from '../read/index.js'
 
 export interface RestoreComponents {
-  readonly clients: ServiceClients
+  readonly clients: ObjectHome
   /** The command's sync store: read where the state dir has one, written once the restore is installed (a dry run makes none). */
   readonly syncState: SyncStoreOwner
 }
@@ -206,7 +206,7 @@ function memoryCache (kept: Map<string, string>): ManifestCache {
 }
 
 /** The publish to install: `start` itself, or with `at` the newest in its history made at or before then. */
-async function choose (clients: ServiceClients, start: string, at: Date | undefined, cache: ManifestCache, fetch: FetchInit): Promise<{ entry: HistoryEntry, manifest: Manifest | undefined }> {
+async function choose (clients: ObjectHome, start: string, at: Date | undefined, cache: ManifestCache, fetch: FetchInit): Promise<{ entry: HistoryEntry, manifest: Manifest | undefined }> {
   if (at === undefined) return await readPublish(clients, start, cache, fetch)
   const found = await publishAt(clients, start, at, cache, fetch)
   if (found === undefined) throw new NothingAtTimeError(`nothing was published at or before ${at.toISOString()} in the history from ${start}: see \`cidsync history\` for the times there are`)

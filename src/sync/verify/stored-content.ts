@@ -5,7 +5,7 @@ import { cidProfile, isCidProfileName } from '../../content/index.js'
 import { ObjectCache, fetchFile, parseContentRecord, type ContentRecord } from '../../custody/index.js'
 import { ContentIntegrityError } from '../../errors.js'
 import { openIndex, type StoredFile } from '../../index/index.js'
-import type { ServiceClients } from '../../remote/index.js'
+import type { ObjectHome } from '../../store/index.js'
 import { readingKey } from '../../snapshot/index.js'
 import { isUnusable, missingKey, SNAPSHOT_PROFILE } from '../read/index.js'
 import { makeDirs } from '../../util/make-dirs.js'
@@ -46,7 +46,7 @@ export interface ContentCheck {
  * aside that is removed after. A file that does not come back ends the check naming it and the
  * object; a network failure or a missing key throws (the drill could not run).
  */
-export async function checkStoredContent (clients: ServiceClients, drillIndex: string, init: ContentCheckInit): Promise<ContentCheck> {
+export async function checkStoredContent (clients: ObjectHome, drillIndex: string, init: ContentCheckInit): Promise<ContentCheck> {
   const index = openIndex(drillIndex)
   const dir = join(init.stateDir, 'snapshots', `verify-content-${process.pid}`)
   let fetching = ''

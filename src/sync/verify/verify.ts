@@ -1,6 +1,6 @@
 import { join } from 'node:path'
 import { CidsyncError, SegmentUnusableError } from '../../errors.js'
-import type { ServiceClients } from '../../remote/index.js'
+import type { ObjectHome } from '../../store/index.js'
 import { ENGINE_V1, type Manifest } from '../../snapshot/index.js'
 import { buildIndex, fetchV1Snapshot, fetchSegments, isUnusable, missingKey, removeDatabase, removeFetched, type FetchInit, readPublish, walkHistory, type ManifestCache } from '../read/index.js'
 import type { StatelessComponents } from '../sync-components.js'
@@ -26,7 +26,8 @@ export interface VerifyResult {
   readonly content?: { readonly checked: number, readonly stored: number, readonly paths: number, readonly all: boolean } | null
 }
 
-export type VerifyComponents = StatelessComponents
+/** What a verify reads: a home's objects and pointer (a service, a mirror, a directory). */
+export type VerifyComponents = Omit<StatelessComponents, 'clients'> & { readonly clients: ObjectHome }
 
 export interface VerifyInit extends Omit<FetchInit, 'dir' | 'label'> {
   /** What the pointer names now. */
@@ -121,7 +122,7 @@ async function namedV1 (cid: string, opening: Promise<void>): Promise<void> {
 }
 
 /** Fetches and checks the segments of a manifest not checked yet (one at a time: a drill needs no more disk than one segment). */
-async function checkSegments (clients: ServiceClients, manifest: Manifest, checked: Set<string>, init: FetchInit): Promise<number> {
+async function checkSegments (clients: ObjectHome, manifest: Manifest, checked: Set<string>, init: FetchInit): Promise<number> {
   let count = 0
   for (const device of manifest.devices) {
     for (const segment of device.segments) {
