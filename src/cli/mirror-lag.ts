@@ -4,6 +4,7 @@ import type { Config } from '../config/index.js'
 import { MirrorBehindError, PointerNotFoundError } from '../errors.js'
 import type { ObjectHome } from '../store/index.js'
 import type { MirrorBehind } from '../sync/index.js'
+import { STATE_NAMES } from '../config/index.js'
 
 /** A mirror's pointer against this device's last known one. */
 export interface MirrorLag extends MirrorBehind {
@@ -38,7 +39,7 @@ export async function mirrorLag (config: Config, clients: ObjectHome, where: str
     if (err instanceof PointerNotFoundError) return undefined
     throw err
   }
-  if (!existsSync(join(config.stateDir, 'sync.sqlite'))) return { cid, at: null, known: null, behind: null }
+  if (!existsSync(join(config.stateDir, STATE_NAMES.syncState))) return { cid, at: null, known: null, behind: null }
   const { SyncStore, cachedHistory, mirrorBehind } = await import('../sync/index.js')
   const store = new SyncStore(config.stateDir)
   let lag: MirrorLag

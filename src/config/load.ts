@@ -10,6 +10,7 @@ import { excludeOwnDirs } from './own-dirs.js'
 import { parseListenAddress } from './listen-address.js'
 import { defaultConfigPath, defaultSocketPath, defaultStateDir, resolveConfigPath, SYSTEM_CONFIG_PATH } from './paths.js'
 import { configFileSchema, type ConfigFile } from './schema.js'
+import { STATE_NAMES } from './state-layout.js'
 
 export interface LoadConfigOptions {
   /** `--config`; wins over `$CIDSYNC_CONFIG` and the default paths. */
@@ -192,7 +193,7 @@ function serviceOf (service: ConfigFile['service'], stateDir: string, resolvePat
   const one = service.url !== '' ? service.url : undefined
   return {
     mode: service.mode ?? (one !== undefined ? 'remote' : 'embedded'),
-    dir: service.dir !== '' ? resolvePath(service.dir) : join(stateDir, 'service'),
+    dir: service.dir !== '' ? resolvePath(service.dir) : join(stateDir, STATE_NAMES.service),
     dealUrl: one ?? service.deal_url,
     apiUrl: one ?? service.api_url,
     pointerUrl: one ?? service.pointer_url,

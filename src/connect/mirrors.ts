@@ -7,6 +7,7 @@ import { directoryHome, type ObjectHome } from '../store/index.js'
 import { writeFileAtomicSync } from '../util/atomic-write.js'
 import { Credential } from './credentials.js'
 import { makeDirsSync } from '../util/make-dirs.js'
+import { STATE_NAMES } from '../config/index.js'
 
 /** What a mirror is asked: its objects and pointer; a service's deals too (a directory has none). */
 export type MirrorClients = ObjectHome & { readonly deals?: DealsClient }
@@ -23,7 +24,7 @@ export interface MirrorConnection {
 
 /** Where a mirror's credentials live: `<state dir>/mirrors/<name>/` (0700; files 0600). */
 export function mirrorCredentialsDir (config: Config, name: string): string {
-  return join(config.stateDir, 'mirrors', name)
+  return join(config.stateDir, STATE_NAMES.mirrors, name)
 }
 
 /** The mirror the config names `name`, or a usage error listing those it has. */

@@ -3,9 +3,10 @@ import { RemoteNotFoundError } from '../errors.js'
 import { backoffMs, type Backoff } from '../util/backoff.js'
 import { jwtClaims } from '../util/jwt.js'
 import { Credential } from './credentials.js'
+import { STATE_NAMES } from '../config/index.js'
 
 /** Where a renewed session token is kept: the state dir, which the daemon may always write. */
-export const RENEWED_TOKEN_FILE = 'renewed-session-token'
+export const RENEWED_TOKEN_FILE = STATE_NAMES.renewedSessionToken
 
 /** Days before expiry that status warns, and `status --check` fails when nothing renews the token. */
 export const TOKEN_WARNING_DAYS = 7

@@ -2,8 +2,9 @@ import { randomBytes, timingSafeEqual } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { writeFileAtomicSync } from '../util/atomic-write.js'
+import { STATE_NAMES } from '../config/index.js'
 
-export const STATUS_TOKEN_FILE = 'status.token'
+export const STATUS_TOKEN_FILE = STATE_NAMES.statusToken
 
 /** The token POSTs to the status endpoint need: random, made once per state dir, 0600. */
 export function ensureStatusToken (stateDir: string): string {

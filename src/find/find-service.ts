@@ -8,6 +8,7 @@ import { fileLog } from './file-log.js'
 import { browse } from './browse.js'
 import { NotReadyError } from '../errors.js'
 import type { ContentActivity } from './stored-state.js'
+import { STATE_NAMES } from '../config/index.js'
 
 /** A past publish's index, built (or found built) for a time: see `pastIndex`. */
 export type PastAt = (at: Date) => Promise<{ readonly publish: { readonly cid: string, readonly at: string, readonly device: string }, readonly indexPath: string, readonly searchPath: string }>
@@ -100,7 +101,7 @@ export class FindService {
 
   private caughtUp (): { index: Index, cache: SearchCache, complete: boolean } {
     const index = this.ready()
-    this.cache ??= new SearchCache(join(this.stateDir, 'search.sqlite'))
+    this.cache ??= new SearchCache(join(this.stateDir, STATE_NAMES.searchCache))
     const { complete } = this.cache.catchUp(index, { budget: this.budget })
     return { index, cache: this.cache, complete }
   }

@@ -1,5 +1,6 @@
 import type { Database as Db } from 'better-sqlite3'
 import { openCacheDatabase } from './cache-database.js'
+import { STATE_NAMES } from '../config/index.js'
 
 /**
  * Rows of the history's segments kept locally (`history-rows.sqlite` in the state dir): every
@@ -27,7 +28,7 @@ export interface VersionRow {
   readonly updated_at: number
 }
 
-export const HISTORY_ROWS_FILE = 'history-rows.sqlite'
+export const HISTORY_ROWS_FILE = STATE_NAMES.historyRows
 
 export class HistoryRows {
   readonly db: Db

@@ -7,6 +7,7 @@ import { join } from 'node:path'
 import { SearchCache } from './search-cache.js'
 import { HISTORY_ROWS_FILE, HistoryRows } from './history-rows.js'
 import type * as Fill from './history-fill.js'
+import { STATE_NAMES } from '../config/index.js'
 
 export { SearchCache } from './search-cache.js'
 export type { CatchUp } from './search-cache.js'
@@ -25,7 +26,7 @@ export type { HistoryFill } from './history-fill.js'
 export { storedState, contentState, fetchable, STORED_STATES } from './stored-state.js'
 export type { StoredState, ContentState, ContentActivity, ContentFailureNote, StateOfFile } from './stored-state.js'
 
-export const SEARCH_CACHE_FILE = 'search.sqlite'
+export const SEARCH_CACHE_FILE = STATE_NAMES.searchCache
 
 /** The search cache of the state dir's index. */
 export function openSearchCache (stateDir: string): SearchCache {

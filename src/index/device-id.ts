@@ -5,8 +5,9 @@ import { join } from 'node:path'
 import { DeviceIdDamagedError } from '../errors.js'
 import { writeFileAtomicSync } from '../util/atomic-write.js'
 import { openDatabase } from './open.js'
+import { STATE_NAMES } from '../config/index.js'
 
-export const DEVICE_ID_FILE = 'device-id'
+export const DEVICE_ID_FILE = STATE_NAMES.deviceId
 const ID = /^[0-9a-f-]{36}$/
 const ID_INSIDE = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g
 
@@ -76,7 +77,7 @@ function recover (stateDir: string, path: string, damaged: string, onRecovered?:
 }
 
 function knownDevices (stateDir: string): Array<{ id: string, hostname: string | null, lastSeq: number }> {
-  const index = join(stateDir, 'index.sqlite')
+  const index = join(stateDir, STATE_NAMES.index)
   if (!existsSync(index)) return []
   try {
     const db = openDatabase(index, { readonly: true, check: false })

@@ -7,8 +7,9 @@ import { RemoteStore } from './remote.js'
 import { SegmentStore } from './segments.js'
 import { ContentRecordStore } from './content-records.js'
 import { IndexSync, type MergeResult } from './sync-sql.js'
+import { STATE_NAMES } from '../config/index.js'
 
-export const INDEX_FILE = 'index.sqlite'
+export const INDEX_FILE = STATE_NAMES.index
 
 /** The index file inside a state dir. */
 export function indexPath (stateDir: string): string {

@@ -3,9 +3,10 @@ import { readFileSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { ConfigError, SnapshotKeyError, UsageError } from '../errors.js'
 import { writeFileAtomicSync } from '../util/atomic-write.js'
+import { STATE_NAMES } from '../config/index.js'
 
-export const KEY_FILE = 'snapshot.key'
-export const SALT_FILE = 'snapshot.salt'
+export const KEY_FILE = STATE_NAMES.snapshotKey
+export const SALT_FILE = STATE_NAMES.snapshotSalt
 const EXPORT_PREFIX = 'cidsync-key-1:'
 const KEY_BYTES = 32
 // scrypt at N = 2^15, r = 8: 32 MiB, and slow on purpose, so derived once per run and salt.

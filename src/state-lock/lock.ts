@@ -4,10 +4,11 @@ import { join } from 'node:path'
 import Database from 'better-sqlite3'
 import { LockHeldError } from '../errors.js'
 import { writeFileAtomicSync } from '../util/atomic-write.js'
+import { STATE_NAMES } from '../config/index.js'
 
-export const LOCK_FILE = 'daemon.lock'
+export const LOCK_FILE = STATE_NAMES.daemonLock
 /** Who holds the lock and where its status endpoint listens; removed on a clean stop. */
-export const DAEMON_INFO_FILE = 'daemon.json'
+export const DAEMON_INFO_FILE = STATE_NAMES.daemonInfo
 
 export interface DaemonInfo {
   readonly pid: number

@@ -3,6 +3,7 @@ import { join } from 'node:path'
 import { moveAside } from '../index/index.js'
 import { SyncStateDamagedError } from '../errors.js'
 import { SyncStore, SYNC_STATE_FILE, removeLeftovers, type LeftoversRemoved, jobFiles } from './state/index.js'
+import { STATE_NAMES } from '../config/index.js'
 
 /** Something the daemon found wrong with its sync files at start, and what it did. */
 export interface SyncRecovery { readonly file: string, readonly problem: string, readonly action: string }
@@ -49,7 +50,7 @@ export async function prepareSyncState (stateDir: string, init: PrepareSyncState
       // Forget what "nobody else published" meant: the pointer's snapshot is merged before any PUT.
       store.forgetBase()
       recovered.push({
-        file: join(stateDir, 'index.sqlite'),
+        file: join(stateDir, STATE_NAMES.index),
         problem: `${init.indexLost}, though this device had published ${published}`,
         action: 'rebuilt from the folders; the next publish first merges the pointer\'s snapshot back in (other devices\' rows), so nothing is published without them'
       })

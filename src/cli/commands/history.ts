@@ -1,6 +1,6 @@
 import { join } from 'node:path'
 import type { Command } from 'commander'
-import { loadConfig } from '../../config/index.js'
+import { loadConfig, STATE_NAMES } from '../../config/index.js'
 import { UsageError } from '../../errors.js'
 import { countOf, formatBytes, formatTable, printJson } from '../format.js'
 import { action } from '../run.js'
@@ -36,7 +36,7 @@ export function registerHistory (program: Command): void {
       const limit = Number(options.limit)
       if (!Number.isSafeInteger(limit) || limit < 1) throw new UsageError(`--limit ${String(options.limit)}: expected a whole number of 1 or more`)
       const config = loadConfig({ configPath: options.config })
-      makeDirsSync(join(config.stateDir, 'snapshots'), 0o700)
+      makeDirsSync(join(config.stateDir, STATE_NAMES.snapshots), 0o700)
       await withService(options, async ({ clients }) => {
         const { SyncStore, walkEntries, readContext } = await import('../../sync/index.js')
         const pointer = await clients.pointers.current(options.namespace ?? config.namespace, options.network ?? config.network)

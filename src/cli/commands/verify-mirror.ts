@@ -6,6 +6,7 @@ import { countOf, printJson } from '../format.js'
 import { drillContentLine } from '../drill-content.js'
 import { makeDirsSync } from '../../util/make-dirs.js'
 import { lagLine } from '../mirror-lag.js'
+import { STATE_NAMES } from '../../config/index.js'
 
 /**
  * `cidsync verify --mirror NAME`: the restore drill against that mirror alone, its result
@@ -22,8 +23,8 @@ export async function runMirrorVerify (config: Config, name: string, options: { 
   const { SyncStore, drillMirror, mirrorBehind } = await import('../../sync/index.js')
   const logger = createLogger({ level: 'error' })
   const fresh = !existsSync(indexPath(config.stateDir))
-  const emptyIndex = join(config.stateDir, 'snapshots', `verify-empty-${process.pid}.sqlite`)
-  if (fresh) makeDirsSync(join(config.stateDir, 'snapshots'), 0o700)
+  const emptyIndex = join(config.stateDir, STATE_NAMES.snapshots, `verify-empty-${process.pid}.sqlite`)
+  if (fresh) makeDirsSync(join(config.stateDir, STATE_NAMES.snapshots), 0o700)
   const index = fresh ? openIndex(emptyIndex) : openIndex(indexPath(config.stateDir), { readonly: true })
   const store = fresh ? undefined : new SyncStore(config.stateDir)
   try {

@@ -1,7 +1,7 @@
 import { existsSync, rmSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import type { Command } from 'commander'
-import { loadConfig } from '../../config/index.js'
+import { loadConfig, STATE_NAMES } from '../../config/index.js'
 import { ContentIntegrityError, SegmentUnusableError } from '../../errors.js'
 import { countOf, printJson } from '../format.js'
 import { drillContentLine } from '../drill-content.js'
@@ -61,7 +61,7 @@ export function registerVerify (program: Command): void {
         // a restore: it runs against an empty index aside and leaves no state behind (a sync.sqlite
         // made here would make `key import` ask for --force).
         const fresh = !existsSync(indexPath(config.stateDir))
-        const emptyIndex = join(config.stateDir, 'snapshots', `verify-empty-${process.pid}.sqlite`)
+        const emptyIndex = join(config.stateDir, STATE_NAMES.snapshots, `verify-empty-${process.pid}.sqlite`)
         if (fresh) makeDirsSync(dirname(emptyIndex), 0o700)
         const index = fresh ? openIndex(emptyIndex) : openIndex(indexPath(config.stateDir), { readonly: true })
         const store = fresh ? undefined : new SyncStore(config.stateDir)

@@ -16,6 +16,7 @@ import { publishNow } from '../../util/clock.js'
 
 import { SNAPSHOT_PROFILE } from '../read/index.js'
 import { makeDirsSync } from '../../util/make-dirs.js'
+import { STATE_NAMES } from '../../config/index.js'
 export { SNAPSHOT_PROFILE }
 /** Other devices publishing between our GET and PUT this many times in a row: the job starts over after a wait. */
 export const MAX_MERGES = 3
@@ -104,7 +105,7 @@ const MAX_STEPS = 6 * (MAX_MERGES + 2)
 const STEPS: { readonly [S in ActiveStep]: StepRun<S> } = {
   snapshot: async (components, init, store, job) => {
     const { config } = init
-    const dir = join(config.stateDir, 'snapshots')
+    const dir = join(config.stateDir, STATE_NAMES.snapshots)
     makeDirsSync(dir, 0o700)
     const made = await writePublication({
       index: components.index, self: components.deviceId, previous: job.baseCid === '' ? null : job.baseCid, binding: { namespace: config.namespace, network: config.network }, dir, label: `publish-${job.id}-${job.merges}`,

@@ -15,9 +15,10 @@ import type { FetchInit } from './segment-fetch.js'
 import type { LastPublished } from '../state/index.js'
 import type { SyncComponents } from '../sync-components.js'
 import { fetchV1Snapshot } from './v1-snapshot-fetch.js'
+import { STATE_NAMES } from '../../config/index.js'
 
 /** Where built past indexes are kept, in the state dir. */
-export const PAST_DIR = 'past'
+export const PAST_DIR = STATE_NAMES.past
 
 /** A past publish's index, built once and kept in `past/`. */
 export interface BuiltPast {

@@ -1,11 +1,11 @@
 import { join } from 'node:path'
-import { snapshotPassphrase, type Config } from '../../config/index.js'
+import { snapshotPassphrase, type Config, STATE_NAMES } from '../../config/index.js'
 import { makeDirsSync } from '../../util/make-dirs.js'
 import type { FetchInit } from './segment-fetch.js'
 import { acceptsUnencrypted } from './unencrypted-policy.js'
 
 /** Where fetched publishes are opened, in the state dir. */
-export const SNAPSHOTS_DIR = 'snapshots'
+export const SNAPSHOTS_DIR = STATE_NAMES.snapshots
 
 export interface ReadContextOptions {
   /** Names the caller's files in the snapshots dir and in its messages. */

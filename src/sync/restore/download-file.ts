@@ -12,6 +12,7 @@ import { SNAPSHOT_PROFILE } from '../read/index.js'
 import { usableRecord } from './get-files.js'
 import { spaceLeft } from '../../util/space-left.js'
 import { makeDirs } from '../../util/make-dirs.js'
+import { STATE_NAMES } from '../../config/index.js'
 
 /** Left free on the state dir's disk after a download is staged: the index and snapshots keep working. */
 export const DOWNLOAD_RESERVE_BYTES = 256 * 1024 ** 2
@@ -61,7 +62,7 @@ export async function downloadFile (clients: ObjectHome, index: Index, init: Dow
   const record = usableRecord(index, row)
   if (typeof record === 'string') throw new ContentNotStoredError(`${shown}: ${record}`)
   if (!isCidProfileName(row.cidProfile)) throw new ContentIntegrityError(`${shown} has CID profile ${JSON.stringify(row.cidProfile)}, which this cidsync does not know: upgrade cidsync`)
-  const parent = join(config.stateDir, 'content-fetch')
+  const parent = join(config.stateDir, STATE_NAMES.contentFetch)
   await makeDirs(parent, 0o700)
   checkDownloadRoom(parent, row.size)
   // `download-` dirs never match the pid-named dirs `get` sweeps; the daemon clears its own at start.
@@ -92,7 +93,7 @@ export async function downloadFile (clients: ObjectHome, index: Index, init: Dow
 
 /** Removes what downloads of a daemon that was killed midway left (`content-fetch/download-*`). */
 export async function removeStaleDownloads (stateDir: string): Promise<void> {
-  const parent = join(stateDir, 'content-fetch')
+  const parent = join(stateDir, STATE_NAMES.contentFetch)
   for (const name of await readdir(parent).catch(() => [] as string[])) {
     if (name.startsWith('download-')) await rm(join(parent, name), { recursive: true, force: true })
   }

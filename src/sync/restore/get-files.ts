@@ -18,6 +18,7 @@ import { placeEntries, type EntryJob } from './entries.js'
 import type { GetOutcome } from './get-outcome.js'
 import { diskFull, removeDeadFetches, targetRoot, usableRecord } from './targets.js'
 import { fetchOrder, RESTORE_BATCH, RESTORE_CONCURRENCY, RESTORE_MEMORY_BYTES, RESTORE_THREADS, sameAttrs, type Job } from './jobs.js'
+import { STATE_NAMES } from '../../config/index.js'
 
 export { targetRoot, usableRecord } from './targets.js'
 export { RESTORE_CONCURRENCY } from './jobs.js'
@@ -56,7 +57,7 @@ export type { GetOutcome } from './get-outcome.js'
  */
 export async function getFiles (clients: ObjectHome, index: Index, init: GetFilesInit): Promise<GetOutcome[]> {
   const { config } = init
-  const fetchDir = join(config.stateDir, 'content-fetch')
+  const fetchDir = join(config.stateDir, STATE_NAMES.contentFetch)
   await removeDeadFetches(fetchDir)
   const objects = new ObjectCache(join(fetchDir, String(process.pid)), async (cid, destination, options) => {
     // Scratch, verified, read by this process and removed: not fsynced (a power cut ends the reader too).

@@ -1,6 +1,7 @@
 import { readdir, rm, stat } from 'node:fs/promises'
 import { join } from 'node:path'
 import { processAlive } from '../../util/process-alive.js'
+import { STATE_NAMES } from '../../config/index.js'
 
 /**
  * Temp files a publish, merge, restore or gateway fetch killed midway leaves behind, by the names
@@ -33,7 +34,7 @@ const EXIT_FILE = /^(?:export|import)-(?:content-)?(\d{1,10})[-.]/
  * live run's pid is alive. An export calls it before building its own.
  */
 export async function removeDeadExitFiles (stateDir: string): Promise<void> {
-  const snapshots = join(stateDir, 'snapshots')
+  const snapshots = join(stateDir, STATE_NAMES.snapshots)
   for (const name of await names(snapshots)) {
     const run = EXIT_FILE.exec(name)
     if (run === null || processAlive(Number(run[1]))) continue
@@ -44,7 +45,7 @@ export async function removeDeadExitFiles (stateDir: string): Promise<void> {
 
 /** Removes the object dirs of `get` runs killed midway (fetched packs, possibly plain content); answers the bytes freed. */
 async function removeDeadFetches (stateDir: string, removed: string[]): Promise<number> {
-  const root = join(stateDir, 'content-fetch')
+  const root = join(stateDir, STATE_NAMES.contentFetch)
   let bytes = 0
   for (const name of await names(root)) {
     if (!PID_DIR.test(name) || processAlive(Number(name))) continue
@@ -75,7 +76,7 @@ async function names (dir: string): Promise<string[]> {
  */
 export async function removeLeftovers (stateDir: string, keep: readonly string[], now = Date.now()): Promise<LeftoversRemoved> {
   const candidates: string[] = []
-  const snapshots = join(stateDir, 'snapshots')
+  const snapshots = join(stateDir, STATE_NAMES.snapshots)
   for (const name of await names(snapshots)) {
     if (SNAPSHOT_DIR_PATTERNS.some(p => p.test(name))) candidates.push(join(snapshots, name))
     const past = PAST_INDEX.exec(name) ?? EXIT_FILE.exec(name)
@@ -88,7 +89,7 @@ export async function removeLeftovers (stateDir: string, keep: readonly string[]
       if (stats !== undefined && now - stats.mtimeMs > ATOMIC_TEMP_AGE_MS) candidates.push(join(stateDir, name))
     }
   }
-  const spool = join(stateDir, 'content-spool')
+  const spool = join(stateDir, STATE_NAMES.contentSpool)
   for (const name of await names(spool)) {
     if (CONTENT_SPOOL_PATTERNS.some(p => p.test(name))) candidates.push(join(spool, name))
   }

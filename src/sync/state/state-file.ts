@@ -1,8 +1,9 @@
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
+import { STATE_NAMES } from '../../config/index.js'
 
 /** This device's sync progress (publish jobs, restores), beside the index. */
-export const SYNC_STATE_FILE = 'sync.sqlite'
+export const SYNC_STATE_FILE = STATE_NAMES.syncState
 
 /**
  * Whether this state dir ever published or restored: until then its snapshot key has sealed

@@ -12,6 +12,7 @@ import { safeComponents } from '../restore/index.js'
 import { pullBeforeStoring } from './pull.js'
 import type { NotStored } from '../content-outcome.js'
 import type { SyncComponents } from '../sync-components.js'
+import { STATE_NAMES } from '../../config/index.js'
 
 /** Files read from the index a batch at a time: a long queue is never held whole. */
 const BATCH = 500
@@ -110,7 +111,7 @@ export async function storeContent (components: StoreContentComponents, init: St
   }, {
     sealing,
     key: key === undefined ? undefined : { key: key.key, keyId: key.keyId, salt: key.salt },
-    spoolDir: join(config.stateDir, 'content-spool'),
+    spoolDir: join(config.stateDir, STATE_NAMES.contentSpool),
     onStored: (records) => {
       index.content.record(deviceId, components.hostname, records.map(r => ({ ...r, objects: JSON.stringify(r.objects) })))
       for (const r of records) {

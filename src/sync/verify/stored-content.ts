@@ -9,6 +9,7 @@ import type { ObjectHome } from '../../store/index.js'
 import { readingKey } from '../../snapshot/index.js'
 import { isUnusable, missingKey, SNAPSHOT_PROFILE } from '../read/index.js'
 import { makeDirs } from '../../util/make-dirs.js'
+import { STATE_NAMES } from '../../config/index.js'
 
 /** Stored files a drill brings back (all of them with `verify --content`). */
 export const CONTENT_SAMPLE = 8
@@ -48,7 +49,7 @@ export interface ContentCheck {
  */
 export async function checkStoredContent (clients: ObjectHome, drillIndex: string, init: ContentCheckInit): Promise<ContentCheck> {
   const index = openIndex(drillIndex)
-  const dir = join(init.stateDir, 'snapshots', `verify-content-${process.pid}`)
+  const dir = join(init.stateDir, STATE_NAMES.snapshots, `verify-content-${process.pid}`)
   let fetching = ''
   const objects = new ObjectCache(join(dir, 'objects'), async (cid, destination, options) => {
     fetching = cid

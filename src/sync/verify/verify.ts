@@ -6,6 +6,7 @@ import { buildIndex, fetchV1Snapshot, fetchSegments, isUnusable, missingKey, rem
 import type { StatelessComponents } from '../sync-components.js'
 import { checkStoredContent, CONTENT_SAMPLE } from './stored-content.js'
 import { makeDirsSync } from '../../util/make-dirs.js'
+import { STATE_NAMES } from '../../config/index.js'
 
 /** What a restore drill found. */
 export interface VerifyResult {
@@ -49,7 +50,7 @@ export interface VerifyInit extends Omit<FetchInit, 'dir' | 'label'> {
  * drill could not be run, which says nothing either way).
  */
 export async function verify (components: VerifyComponents, init: VerifyInit): Promise<VerifyResult> {
-  const dir = join(init.stateDir, 'snapshots')
+  const dir = join(init.stateDir, STATE_NAMES.snapshots)
   makeDirsSync(dir, 0o700)
   const fetch: FetchInit = { ...init, dir, label: 'verify' }
   const drill = join(dir, `verify-${process.pid}.sqlite`)
