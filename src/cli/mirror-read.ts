@@ -1,10 +1,11 @@
 import type { Config } from '../config/index.js'
+import type { Repository } from '../sync/index.js'
 import { CidsyncError, ContentNotFoundError, GatewayFetchError, IntegrityError, MirrorBehindError, MirrorsFailedError, PointerNotFoundError, RemoteError, SegmentUnusableError } from '../errors.js'
 import { resolve } from 'node:path'
 import { directoryHome, type ObjectHome } from '../store/index.js'
 
-/** What a read needs of a service: its clients, and a name for messages. */
-export interface ReadSource { readonly clients: ObjectHome, readonly describe: string }
+/** What a read needs of a home: its clients, the repository over them, and a name for messages. */
+export interface ReadSource { readonly clients: ObjectHome, readonly repository: Repository, readonly describe: string }
 
 /** A failure of the service read from (its pointer, its gateways, what they gave): another home may do better. */
 export function serviceFailed (err: unknown): boolean {
@@ -20,6 +21,31 @@ export function serviceFailed (err: unknown): boolean {
  */
 export async function readFrom<T> (config: Config, options: { readonly from?: string, readonly fallBack: boolean }, fn: (source: ReadSource, where: string) => Promise<T>): Promise<T> {
   const { connectMirror, connectService, findMirror } = await import('../connect/index.js')
+  const { Repository } = await import('../sync/index.js')
+  // One passphrase and sync store for every home tried: the first repository's.
+  let first: Repository | undefined
+  const over = async (home: { readonly clients: ObjectHome, readonly describe: string }, where: string): Promise<T> => {
+    const repository = first === undefined ? (first = new Repository(config, home.clients)) : first.other(home.clients)
+    try {
+      return await fn({ clients: home.clients, describe: home.describe, repository }, where)
+    } finally {
+      if (repository !== first) await repository.close()
+    }
+  }
+  try {
+    return await readFromHomes(config, options, over, connectMirror, connectService, findMirror)
+  } finally {
+    await first?.close()
+  }
+}
+
+async function readFromHomes<T> (
+  config: Config, options: { readonly from?: string, readonly fallBack: boolean },
+  fn: (home: { readonly clients: ObjectHome, readonly describe: string }, where: string) => Promise<T>,
+  connectMirror: typeof import('../connect/index.js')['connectMirror'],
+  connectService: typeof import('../connect/index.js')['connectService'],
+  findMirror: typeof import('../connect/index.js')['findMirror']
+): Promise<T> {
   if (options.from !== undefined) {
     // A path (a mirror's name never holds a slash): a directory store read alone, never made.
     const directory = options.from.includes('/') ? resolve(options.from) : undefined

@@ -1,4 +1,5 @@
 import type { Command } from 'commander'
+import type { Repository } from '../sync/index.js'
 import type { Config } from '../config/index.js'
 import { loadConfig } from '../config/index.js'
 import type { ServiceConnection } from '../connect/index.js'
@@ -11,12 +12,14 @@ export function serviceOptions (command: Command): Command {
 }
 
 /** Loads the config, reaches the service it names (starting the embedded one if so), runs `fn`, closes. */
-export async function withService<T> (options: { config?: string }, fn: (connection: ServiceConnection, config: Config) => Promise<T>): Promise<T> {
+export async function withService<T> (options: { config?: string }, fn: (connection: ServiceConnection & { readonly repository: Repository }, config: Config) => Promise<T>): Promise<T> {
   const config = loadConfig({ configPath: options.config })
   const { connectService } = await import('../connect/index.js')
   const connection = await connectService(config)
+  const { Repository } = await import('../sync/index.js')
+  const repository = new Repository(config, connection.clients)
   try {
-    return await fn(connection, config)
+    return await fn({ ...connection, repository }, config)
   } catch (err) {
     if (config.mirrors.length > 0 && primaryDown(err)) {
       // The mirrors are the second home for exactly this moment: say which commands read them.
@@ -25,6 +28,7 @@ export async function withService<T> (options: { config?: string }, fn: (connect
     }
     throw err
   } finally {
+    await repository.close()
     await connection.close()
   }
 }

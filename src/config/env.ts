@@ -72,3 +72,8 @@ export function snapshotPassphrase (env: NodeJS.ProcessEnv = process.env): strin
   const value = env.CIDSYNC_SNAPSHOT_PASSPHRASE
   return value === undefined || value === '' ? undefined : value
 }
+
+/** Whether a snapshot passphrase is set: for messages and checks that never use its value. */
+export function hasSnapshotPassphrase (env: NodeJS.ProcessEnv = process.env): boolean {
+  return snapshotPassphrase(env) !== undefined
+}

@@ -1,4 +1,4 @@
-import { snapshotPassphrase, type Config } from '../config/index.js'
+import { type Config } from '../config/index.js'
 import type { Index } from '../index/index.js'
 import { splitPath, type ContentActivity, type FindService } from '../find/index.js'
 import type { DownloadedFile } from '../sync/index.js'
@@ -43,7 +43,7 @@ export class PageReads {
     const { stopped } = this.components
     const { pastIndex, readContext } = await import('../sync/index.js')
     const pointer = await access.clients.pointers.current(config.namespace, config.network, { signal: stopped })
-    const past = await pastIndex(access.clients, pointer.snapshotCid, at, access.store.manifestCache, readContext(config, { label: 'browse', signal: stopped }), access.store.lastPublished()) // a pointer set back is refused, as `find --at` refuses it
+    const past = await pastIndex(access.clients, pointer.snapshotCid, at, access.store.manifestCache, readContext(config, { label: 'browse', passphrase: access.passphrase, signal: stopped }), access.store.lastPublished()) // a pointer set back is refused, as `find --at` refuses it
     return { publish: { cid: past.publish.cid, at: past.publish.at, device: past.publish.device }, indexPath: past.indexPath, searchPath: past.searchPath }
   }
 
@@ -57,7 +57,7 @@ export class PageReads {
     if (access === undefined || index === undefined) throw new NotReadyError('not ready: downloads start once the service is reached')
     const config = this.components.config()
     const { downloadFile, openPastIndex, selectRows } = await import('../sync/index.js')
-    const passphrase = snapshotPassphrase()
+    const { passphrase } = access
     const past = query.at === undefined ? undefined : await openPastIndex(access, config, query.at, { passphrase, signal: AbortSignal.any([signal, this.components.stopped]) })
     const from = past?.index ?? index
     try {

@@ -1,7 +1,7 @@
 import type { Config } from '../config/index.js'
 import type { MirrorConnection, ServiceConnection, TokenRenewal } from '../connect/index.js'
 import type { Index } from '../index/index.js'
-import type { MirrorLink, MirrorTiming, SyncEventListener, SyncRunner, SyncStore } from '../sync/index.js'
+import type { MirrorLink, MirrorTiming, SyncEventListener, SyncRunner, SyncStore, Repository } from '../sync/index.js'
 import { z } from 'zod'
 import { ConfigError } from '../errors.js'
 import { releaseMemory } from '../util/release-memory.js'
@@ -91,6 +91,8 @@ export class ServiceLink {
   leftoversRemoved = { files: 0, bytes: 0 }
   syncStateError: string | null = null
   private store: SyncStore | undefined
+  /** The process's repository once the service is reached: the passphrase is read there, once. */
+  private repository: Repository | undefined
   /** Cuts the wait before the next attempt to reach the service short (a user asked for it). */
   private wakeConnect: (() => void) | undefined
   /** Reaching the service, once begun: stopping waits for it, so nothing it starts outlives the daemon. */
@@ -225,10 +227,11 @@ export class ServiceLink {
   }
 
   /** The service's clients and the daemon's sync store, once the service is reached (what a walk of the history needs). */
-  historyAccess (): { readonly clients: NonNullable<ServiceConnection['clients']>, readonly store: SyncStore } | undefined {
+  historyAccess (): { readonly clients: NonNullable<ServiceConnection['clients']>, readonly store: SyncStore, readonly passphrase: string | undefined } | undefined {
     const clients = this.connection?.clients
     const store = this.store
-    return clients === undefined || store === undefined ? undefined : { clients, store }
+    const repository = this.repository
+    return clients === undefined || store === undefined || repository === undefined ? undefined : { clients, store, passphrase: repository.passphrase }
   }
 
   private async connectOnce (): Promise<void> {
@@ -245,10 +248,13 @@ export class ServiceLink {
     this.connection = connection
     this.error = undefined
     if (connection.renewal !== undefined) this.renewLoop(connection.renewal)
-    const { SyncRunner, SyncStore } = await import('../sync/index.js')
+    const { Repository, SyncRunner, SyncStore } = await import('../sync/index.js')
     // The start-up check opens it; if that failed, it is opened here (and an error here is tried again).
     const store = this.store ??= new SyncStore(config.stateDir)
+    // The process's repository: the passphrase read once, here.
+    this.repository = new Repository(config, connection.clients, { store })
     this.runner = new SyncRunner({
+      passphrase: this.repository.passphrase,
       store,
       index,
       logger,

@@ -3,6 +3,8 @@
  * their durable state beside the index. Each concept is a folder of its own (read/, state/,
  * verify/, publish/, restore/, storing/, mirrors/); this face gives what other rooms use.
  */
+export { Repository } from './repository.js'
+export type { RepositoryOptions } from './repository.js'
 export { publish, SNAPSHOT_PROFILE, MAX_MERGES } from './publish/index.js'
 export type { Published, PublishComponents, PublishInit } from './publish/index.js'
 export {

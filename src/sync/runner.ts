@@ -1,5 +1,5 @@
 import { NotReadyError, PublishHeldError, RemoteUnauthorizedError } from '../errors.js'
-import { snapshotPassphrase, type Config } from '../config/index.js'
+import { type Config } from '../config/index.js'
 import type { ServiceClients } from '../remote/index.js'
 import { publish, type Published } from './publish/index.js'
 import { reconcile, type Reconciled } from './reconcile.js'
@@ -36,6 +36,8 @@ export interface SyncRunnerComponents extends Omit<SyncComponents, 'clients'> {
   /** The mirrors the config names, reached afresh for each config (the previous ones are done with). */
   readonly mirrors?: (config: Config) => readonly MirrorLink[]
   readonly mirrorTiming?: Partial<MirrorTiming>
+  /** The snapshot passphrase, read once by the process's `Repository` (undefined: none set). */
+  readonly passphrase: string | undefined
 }
 
 /**
@@ -113,7 +115,7 @@ export class SyncRunner {
   async verifyMirrorNow (name: string): Promise<VerifyResult> {
     const found = this.replicators.find(r => r.link.name === name)
     if (found === undefined) throw new NotReadyError(`no mirror named ${JSON.stringify(name)} runs in this daemon`, 5)
-    return await drillMirror({ index: this.components.index, logger: this.components.logger, deviceId: this.components.deviceId, clients: found.link.clients, log: this.components.store.mirrorLog }, name, this.config, { signal: this.abort.signal })
+    return await drillMirror({ index: this.components.index, logger: this.components.logger, deviceId: this.components.deviceId, clients: found.link.clients, log: this.components.store.mirrorLog }, name, this.config, { signal: this.abort.signal, passphrase: this.components.passphrase })
   }
 
   /** Each mirror: what it lacks, since when, its last publish, errors and drill. */
@@ -188,7 +190,7 @@ export class SyncRunner {
   private startMirrors (): void {
     const links = this.components.mirrors?.(this.config) ?? []
     this.replicators = links.map(link => {
-      const replicator = new MirrorReplicator({ link, primary: this.components.clients, store: this.components.store, index: this.components.index, deviceId: this.components.deviceId, logger: this.components.logger, config: () => this.config, timing: this.components.mirrorTiming, onEvent: this.components.onEvent })
+      const replicator = new MirrorReplicator({ link, primary: this.components.clients, store: this.components.store, index: this.components.index, deviceId: this.components.deviceId, logger: this.components.logger, config: () => this.config, timing: this.components.mirrorTiming, onEvent: this.components.onEvent, passphrase: this.components.passphrase })
       replicator.start()
       return { link, replicator }
     })
@@ -226,7 +228,7 @@ export class SyncRunner {
       const published = await publish({
         index: this.components.index, clients, logger: this.components.logger, deviceId: this.components.deviceId, store: this.components.store,
         onStep: onEvent === undefined ? undefined : (step, merges) => onEvent({ type: 'publish.step', step, merges })
-      }, { config: this.config, passphrase: snapshotPassphrase(), signal: this.abort.signal, ...options })
+      }, { config: this.config, passphrase: this.components.passphrase, signal: this.abort.signal, ...options })
       this.published.succeeded(Date.now() - started)
       if (!published.skipped) this.components.logger.info({ reason, cid: published.cid, entries: published.entries, merged: published.merged, ms: Date.now() - started }, 'published')
       // Logged with the publish: each mirror copies it in its own loop, which this never waits for.
@@ -251,7 +253,7 @@ export class SyncRunner {
     const clients = this.components.clients() as ServiceClients
     const { index, logger, deviceId } = this.components
     try {
-      const result = await runDrill({ index, clients, logger, deviceId, store: this.components.store }, this.config, this.abort.signal)
+      const result = await runDrill({ index, clients, logger, deviceId, store: this.components.store }, this.config, { signal: this.abort.signal, passphrase: this.components.passphrase })
       const failed = restorableStatus(this.components.store)?.failed ?? null
       this.components.onEvent?.({ type: 'drill', ok: result.restorable, cid: result.cid, failed, segments: result.segments })
       return result

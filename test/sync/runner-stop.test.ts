@@ -14,7 +14,7 @@ describe.skipIf(EXTERNAL)('the runner stopped while it reconciles', () => {
     const a = await syncDevice(root, 'a', 'aaaaaaaa-0000-4000-8000-000000000000', { namespace: 'stop' })
     const lines: Array<{ level: number, msg: string }> = []
     const logger = pino({ level: 'info' }, new Writable({ write (chunk: Buffer, _enc, done) { lines.push(JSON.parse(chunk.toString()) as { level: number, msg: string }); done() } }))
-    const runner = new SyncRunner({ index: a.index, logger, deviceId: a.id, store: a.store, clients: () => clients, credentials: () => ({ apiKey: undefined, sessionToken: undefined }) }, a.config)
+    const runner = new SyncRunner({ index: a.index, logger, deviceId: a.id, store: a.store, clients: () => clients, credentials: () => ({ apiKey: undefined, sessionToken: undefined }), passphrase: undefined }, a.config)
     // Every request of the service slow: the reconcile is still asking when the stop comes.
     local?.faults.set('*', { latencyMs: 5_000 })
     const reconciling = runner.reconcileNow().then(() => 'done', (err: unknown) => err)

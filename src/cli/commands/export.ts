@@ -1,5 +1,5 @@
 import type { Command } from 'commander'
-import { loadConfig, snapshotPassphrase } from '../../config/index.js'
+import { loadConfig } from '../../config/index.js'
 import { UsageError } from '../../errors.js'
 import { countOf, formatBytes } from '../format.js'
 import { action } from '../run.js'
@@ -40,10 +40,10 @@ export function registerExport (program: Command): void {
       let last = 0
       let shown: { objects: number, bytes: number } | undefined
       const progress = (objects: number, bytes: number): void => { process.stderr.write(`\rexporting: ${countOf(objects, 'object', 'objects')}, ${formatBytes(bytes)}   `) }
-      await withService(options, async ({ clients }) => {
+      await withService(options, async ({ clients, repository }) => {
         const { exportCar } = await import('../../exits/index.js')
         const result = await exportCar(clients, {
-          config, file: options.car, at, content: options.content === true, passphrase: snapshotPassphrase(),
+          config, file: options.car, at, content: options.content === true, passphrase: repository.passphrase,
           onObject: (event) => {
             if (options.json === true) { process.stdout.write(`${JSON.stringify({ type: 'object', ...event })}\n`); return }
             if (!tty) return

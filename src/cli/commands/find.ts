@@ -59,18 +59,13 @@ export function registerFind (program: Command): void {
       if (at === undefined) {
         result = await search()
       } else {
-        result = await withService(options, async ({ clients }) => {
-          const { pastIndex, SyncStore, readContext } = await import('../../sync/index.js')
-          const store = new SyncStore(config.stateDir)
-          try {
-            // This device's own publishes are in its own namespace's chain only.
-            const ownChain = (options.namespace ?? config.namespace) === config.namespace && (options.network ?? config.network) === config.network
-            const past = await pastIndex(clients, await historyStart(clients, config, options), at, store.manifestCache, readContext(config, { label: 'find', namespace: options.namespace, network: options.network }), ownChain ? store.lastPublished() : undefined)
-            publish = past.publish
-            return await search({ indexFile: past.indexPath, searchFile: past.searchPath })
-          } finally {
-            store.close()
-          }
+        result = await withService(options, async ({ clients, repository }) => {
+          const { pastIndex } = await import('../../sync/index.js')
+          // This device's own publishes are in its own namespace's chain only.
+          const ownChain = (options.namespace ?? config.namespace) === config.namespace && (options.network ?? config.network) === config.network
+          const past = await pastIndex(clients, await historyStart(clients, config, options), at, repository.manifestCache, repository.readContext('find', { namespace: options.namespace, network: options.network }), ownChain ? repository.lastPublished() : undefined)
+          publish = past.publish
+          return await search({ indexFile: past.indexPath, searchFile: past.searchPath })
         })
       }
       if (options.json === true) {

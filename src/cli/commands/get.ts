@@ -7,7 +7,7 @@ import { countOf } from '../format.js'
 import { progressReporter } from '../get-progress.js'
 import { action } from '../run.js'
 import { safeLines, safeText } from '../safe-text.js'
-import { loadConfig, snapshotPassphrase } from '../../config/index.js'
+import { loadConfig } from '../../config/index.js'
 import { readFrom } from '../mirror-read.js'
 import { parseTimeArg } from '../time-arg.js'
 import { resolveDevice } from './ls.js'
@@ -41,13 +41,12 @@ export async function runGet (options: GetOptions, paths: readonly string[], pre
   // the primary down failed every file and never read the mirrors, as docs/mirrors.md says they do.
   const fallsBack = options.from === undefined && config.mirrors.length > 0
   const lastSource = `mirror ${config.mirrors.at(-1)?.name ?? ''}`
-  await readFrom(config, { from: options.from, fallBack: true }, async ({ clients }, where) => {
+  await readFrom(config, { from: options.from, fallBack: true }, async ({ clients, repository }, where) => {
     const { indexPath, openIndex, readDeviceId } = await import('../../index/index.js')
-    const { getFiles, olderThanOwnDeletion, openPastIndex, selectRows, selectTree, SyncStore } = await import('../../sync/index.js')
-    const passphrase = snapshotPassphrase()
-    // The command's sync store, for the walk's manifest cache and this device's own last publish.
-    const store = at === undefined ? undefined : new SyncStore(config.stateDir)
-    const past = at === undefined || store === undefined ? undefined : await openPastIndex({ clients, store }, config, at, { passphrase }).finally(() => { store.close() })
+    const { getFiles, olderThanOwnDeletion, selectRows, selectTree } = await import('../../sync/index.js')
+    const { passphrase } = repository
+    // The repository closes the past index it opened.
+    const past = at === undefined ? undefined : await repository.pastIndex(at)
     const index = past?.index ?? openIndex(indexPath(config.stateDir), { readonly: true })
     try {
       const deviceId = options.device === undefined ? undefined : resolveDevice(options.device, index.entries.devices())
@@ -80,8 +79,7 @@ export async function runGet (options: GetOptions, paths: readonly string[], pre
       await reportNotes(notes, options.json === true)
       report([...outcomes, ...deleted.filter(o => o.outcome === 'failed')], options.json === true, where === 'the primary' ? '' : ` from ${where}`, tree === undefined)
     } finally {
-      if (past !== undefined) await past.close()
-      else index.close()
+      if (past === undefined) index.close()
     }
   })
 }

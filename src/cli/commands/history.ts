@@ -37,25 +37,20 @@ export function registerHistory (program: Command): void {
       if (!Number.isSafeInteger(limit) || limit < 1) throw new UsageError(`--limit ${String(options.limit)}: expected a whole number of 1 or more`)
       const config = loadConfig({ configPath: options.config })
       makeDirsSync(join(config.stateDir, STATE_NAMES.snapshots), 0o700)
-      await withService(options, async ({ clients }) => {
-        const { SyncStore, walkEntries, readContext } = await import('../../sync/index.js')
+      await withService(options, async ({ clients, repository }) => {
+        const { walkEntries } = await import('../../sync/index.js')
         const pointer = await clients.pointers.current(options.namespace ?? config.namespace, options.network ?? config.network)
-        const store = new SyncStore(config.stateDir)
         const dealOf = await dealStates(config.stateDir)
-        try {
-          const rows = []
-          for await (const entry of walkEntries(clients, pointer.snapshotCid, store.manifestCache, {
-            ...readContext(config, { label: 'history', namespace: options.namespace, network: options.network }), limit
-          })) rows.push({ ...entry, deal: dealOf(entry.cid) })
-          const more = rows.at(-1)?.previous
-          if (options.reverse === true) rows.reverse()
-          if (options.json === true) { printJson(rows); return }
-          process.stdout.write(formatTable(['TIME', 'DEVICE', 'ENTRIES', 'ADDED', 'DEAL', 'CID'],
-            rows.map(r => [r.at.replace('T', ' ').replace(/\.\d+Z$/, 'Z'), `${r.device.slice(0, 8)}${r.hostname === '' ? '' : ` ${r.hostname}`}`, String(r.entries), formatBytes(r.bytesAdded), r.deal, r.cid]), new Set([2, 3])))
-          process.stdout.write(`${countOf(rows.length, 'publish', 'publishes')}${more !== null && more !== undefined ? ` (more before: --limit ${limit * 2})` : ''}\n`)
-        } finally {
-          store.close()
-        }
+        const rows = []
+        for await (const entry of walkEntries(clients, pointer.snapshotCid, repository.manifestCache, {
+          ...repository.readContext('history', { namespace: options.namespace, network: options.network }), limit
+        })) rows.push({ ...entry, deal: dealOf(entry.cid) })
+        const more = rows.at(-1)?.previous
+        if (options.reverse === true) rows.reverse()
+        if (options.json === true) { printJson(rows); return }
+        process.stdout.write(formatTable(['TIME', 'DEVICE', 'ENTRIES', 'ADDED', 'DEAL', 'CID'],
+          rows.map(r => [r.at.replace('T', ' ').replace(/\.\d+Z$/, 'Z'), `${r.device.slice(0, 8)}${r.hostname === '' ? '' : ` ${r.hostname}`}`, String(r.entries), formatBytes(r.bytesAdded), r.deal, r.cid]), new Set([2, 3])))
+        process.stdout.write(`${countOf(rows.length, 'publish', 'publishes')}${more !== null && more !== undefined ? ` (more before: --limit ${limit * 2})` : ''}\n`)
       })
     }))
 }

@@ -1,7 +1,7 @@
 import { statSync } from 'node:fs'
 import type { Command } from 'commander'
 import { UsageError } from '../../errors.js'
-import { loadConfig, snapshotPassphrase } from '../../config/index.js'
+import { loadConfig } from '../../config/index.js'
 import { countOf, formatBytes } from '../format.js'
 import { action } from '../run.js'
 import { withService } from '../service-command.js'
@@ -42,10 +42,10 @@ export function registerImport (program: Command): void {
       if (!found.isFile()) throw new UsageError(`${options.car} is not a file: give the CAR file \`cidsync export --car FILE\` wrote`)
       const tty = process.stderr.isTTY === true && options.json !== true
       let last = 0
-      await withService(options, async ({ clients }) => {
+      await withService(options, async ({ clients, repository }) => {
         const { importCar } = await import('../../exits/index.js')
         const result = await importCar(clients, {
-          config, file: options.car, force: options.force === true, passphrase: snapshotPassphrase(),
+          config, file: options.car, force: options.force === true, passphrase: repository.passphrase,
           onStep: (step, detail) => {
             if (options.json === true) { if (detail === undefined) process.stdout.write(`${JSON.stringify({ type: 'step', step })}\n`); return }
             if (!tty || (detail !== undefined && Date.now() - last < 100)) return

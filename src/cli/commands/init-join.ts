@@ -1,6 +1,6 @@
 import { closeSync, constants, existsSync, fstatSync, mkdirSync, openSync, readSync } from 'node:fs'
 import { dirname, join } from 'node:path'
-import { isLoopbackHost, loadConfig, snapshotPassphrase, type Config } from '../../config/index.js'
+import { isLoopbackHost, loadConfig, hasSnapshotPassphrase, type Config } from '../../config/index.js'
 import { BundleInvalidError, InternalError, UsageError } from '../../errors.js'
 import { MAX_BUNDLE_BYTES, parseBundle, type DeviceBundle } from '../device-bundle.js'
 
@@ -153,7 +153,7 @@ export async function completeJoin (configPath: string, config: Config, bundle: 
   }
   if (bundle.address !== undefined) savePrimaryWallet(config, bundle.address)
   if (saved.length > 0) lines.push(`account${bundle.address === undefined ? '' : ` ${bundle.address}`}: saved ${saved.join(', ')} (0600)`)
-  if (bundle.passphrase && snapshotPassphrase() === undefined) {
+  if (bundle.passphrase && !hasSnapshotPassphrase()) {
     lines.push('the snapshots are sealed with a passphrase: set CIDSYNC_SNAPSHOT_PASSPHRASE to the other device\'s before `cidsync restore`')
   }
   return lines.map(l => `${l}\n`).join('')

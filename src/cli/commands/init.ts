@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs'
 import { basename, join, resolve } from 'node:path'
 import type { Command } from 'commander'
-import { DEFAULT_IGNORE, defaultConfigPath, loadConfig, renderConfigTemplate, snapshotPassphrase } from '../../config/index.js'
+import { DEFAULT_IGNORE, defaultConfigPath, loadConfig, renderConfigTemplate, hasSnapshotPassphrase } from '../../config/index.js'
 import { ConfigError, UsageError } from '../../errors.js'
 import { writeFileAtomicSync } from '../../util/atomic-write.js'
 import { action } from '../run.js'
@@ -115,7 +115,7 @@ export function registerInit (program: Command): void {
         const { KEY_FILE } = await import('../../snapshot/index.js')
         const { id } = await installKey(config.stateDir, await readKeyText(options.key), false)
         keyLine = `snapshot key ${id} (imported) in ${join(config.stateDir, KEY_FILE)}\n`
-      } else if (config.snapshot.encryption !== 'none' && snapshotPassphrase() === undefined) {
+      } else if (config.snapshot.encryption !== 'none' && !hasSnapshotPassphrase()) {
         const { writingKey, KEY_FILE } = await import('../../snapshot/index.js')
         const key = writingKey(config.stateDir)
         keyLine = `snapshot key ${key.keyId} in ${join(config.stateDir, KEY_FILE)} (carry it to other devices with \`cidsync key export\`)\n`

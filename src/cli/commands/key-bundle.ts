@@ -1,7 +1,7 @@
 import { closeSync, fstatSync, fsyncSync, openSync, unlinkSync, writeSync } from 'node:fs'
 import { homedir } from 'node:os'
 import { isAbsolute, relative, resolve } from 'node:path'
-import { snapshotPassphrase, type Config } from '../../config/index.js'
+import { hasSnapshotPassphrase, type Config } from '../../config/index.js'
 import { UsageError } from '../../errors.js'
 import { jwtExpiry } from '../../util/jwt.js'
 import { BUNDLE_FORMAT, grantsOf, renderBundle, type DeviceBundle } from '../device-bundle.js'
@@ -31,7 +31,7 @@ function serviceOf (config: Config): DeviceBundle['service'] {
 /** Everything the other device needs, read from this one: the account's credentials and keys, no network. */
 async function gather (config: Config): Promise<{ bundle: DeviceBundle, missing: string[] }> {
   const service = serviceOf(config)
-  const passphrase = snapshotPassphrase() !== undefined
+  const passphrase = hasSnapshotPassphrase()
   const sealed = config.snapshot.encryption !== 'none' || config.content.encryption !== 'none'
   let snapshotKey: string | undefined
   if (!passphrase && sealed) {

@@ -1,5 +1,5 @@
 import type { Command } from 'commander'
-import { loadConfig, snapshotPassphrase } from '../../config/index.js'
+import { loadConfig, hasSnapshotPassphrase } from '../../config/index.js'
 import { UsageError } from '../../errors.js'
 import { action } from '../run.js'
 import { readSecretLine } from '../prompt.js'
@@ -67,7 +67,7 @@ export function registerKey (program: Command): void {
       }
       // With a passphrase every snapshot is sealed with a key derived from it, so the key file
       // (made here on first use) would seal nothing: printing it would hand over a useless secret.
-      if (snapshotPassphrase() !== undefined) {
+      if (hasSnapshotPassphrase()) {
         throw new UsageError('CIDSYNC_SNAPSHOT_PASSPHRASE is set, so snapshots are sealed with a key derived from the passphrase, not a key file: ' +
           'carry the passphrase to the other device (set CIDSYNC_SNAPSHOT_PASSPHRASE there too) instead of exporting a key')
       }

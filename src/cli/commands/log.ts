@@ -38,17 +38,11 @@ export function registerLog (program: Command): void {
         let filled: HistoryFill | undefined
         let unpublished = false
         if (options.cached !== true) {
-          filled = await withService(options, async ({ clients }) => {
+          filled = await withService(options, async ({ clients, repository }) => {
             // Nothing published yet (a daemon that has not reached its first publish): the index's own rows still answer.
             const start = await historyStart(clients, config, options).catch((err: unknown) => { if (err instanceof PointerNotFoundError) return undefined; throw err })
             if (start === undefined) { unpublished = true; return undefined }
-            const { SyncStore, readContext } = await import('../../sync/index.js')
-            const store = new SyncStore(config.stateDir)
-            try {
-              return await fillHistory(clients, history, start, store.manifestCache, readContext(config, { label: 'log', namespace: options.namespace, network: options.network }))
-            } finally {
-              store.close()
-            }
+            return await fillHistory(clients, history, start, repository.manifestCache, repository.readContext('log', { namespace: options.namespace, network: options.network }))
           })
         }
         const { indexPath, openIndex } = await import('../../index/index.js')

@@ -1,8 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { snapshotPassphrase, type Config } from '../../config/index.js'
-import type { ServiceClients } from '../../remote/index.js'
+import type { Repository } from '../../sync/index.js'
 
 /**
  * Refuses (throws) a CID that is not a cidsync publish this device can open: a `cidsync-sqlite/2`
@@ -10,19 +9,20 @@ import type { ServiceClients } from '../../remote/index.js'
  * header read and its body decrypted and checked. A pointer put by hand that named anything else
  * would stop every device's next publish. Answers its entry count and engine.
  */
-export async function checkSnapshotCid (clients: ServiceClients, config: Config, cid: string): Promise<{ entries: number, engine: string }> {
+export async function checkSnapshotCid (repository: Repository, cid: string): Promise<{ entries: number, engine: string }> {
+  const { config, home: clients, passphrase } = repository
   const { acceptsUnencrypted, readPublish } = await import('../../sync/index.js')
   const dir = await mkdtemp(join(tmpdir(), 'cidsync-check-'))
   try {
     const nothingCached = { get: () => undefined, put: () => {} }
-    const publish = await readPublish(clients, cid, nothingCached, { stateDir: config.stateDir, dir, label: 'check', passphrase: snapshotPassphrase(), acceptUnencrypted: acceptsUnencrypted(config) })
+    const publish = await readPublish(clients, cid, nothingCached, { stateDir: config.stateDir, dir, label: 'check', passphrase, acceptUnencrypted: acceptsUnencrypted(config) })
     if (publish.manifest === undefined) {
       // A `/1` header is readable without the key: open the whole file to prove this device can.
       const { SNAPSHOT_PROFILE } = await import('../../sync/index.js')
       const { readSnapshot } = await import('../../snapshot/index.js')
       const { checkIndexFile } = await import('../../index/index.js')
       await clients.objects.getFile(cid, SNAPSHOT_PROFILE, join(dir, 'snapshot'))
-      await readSnapshot({ path: join(dir, 'snapshot'), stateDir: config.stateDir, destination: join(dir, 'index.sqlite'), passphrase: snapshotPassphrase(), acceptUnencrypted: acceptsUnencrypted(config), check: checkIndexFile })
+      await readSnapshot({ path: join(dir, 'snapshot'), stateDir: config.stateDir, destination: join(dir, 'index.sqlite'), passphrase, acceptUnencrypted: acceptsUnencrypted(config), check: checkIndexFile })
     }
     return { entries: publish.entry.entries, engine: publish.entry.engine }
   } finally {

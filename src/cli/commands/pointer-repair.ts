@@ -26,7 +26,7 @@ type PointerHealth =
  * would not be the fix.
  */
 async function pointerHealth (options: { config?: string }, config: Config): Promise<PointerHealth> {
-  return await withService(options, async ({ clients }) => {
+  return await withService(options, async ({ clients, repository }) => {
     let cid: string
     try {
       cid = (await clients.pointers.current(config.namespace, config.network)).snapshotCid
@@ -37,7 +37,7 @@ async function pointerHealth (options: { config?: string }, config: Config): Pro
     const { checkSnapshotCid } = await import('./pointer-checks.js')
     const { isUnusable, missingKey } = await import('../../sync/index.js')
     try {
-      return { kind: 'fine', cid, entries: (await checkSnapshotCid(clients, config, cid)).entries }
+      return { kind: 'fine', cid, entries: (await checkSnapshotCid(repository, cid)).entries }
     } catch (err) {
       if (!isUnusable(err) || err instanceof SnapshotUnencryptedError) throw err
       const key = missingKey(err)

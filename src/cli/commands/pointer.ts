@@ -50,12 +50,12 @@ export function registerPointer (program: Command): void {
       checkedCid(cid, 'snapshot CID')
       // The engine name lives with the snapshot format; loaded here, not at start-up.
       let engine = options.engine ?? (await import('../../snapshot/index.js')).ENGINE
-      await withService(options, async ({ clients }, config) => {
+      await withService(options, async ({ clients, repository }, config) => {
         let memories = options.memories
         if (options.force !== true && options.engine === undefined) {
           const { checkSnapshotCid } = await import('./pointer-checks.js')
           try {
-            const checked = await checkSnapshotCid(clients, config, cid)
+            const checked = await checkSnapshotCid(repository, cid)
             memories ??= checked.entries
             engine = checked.engine
           } catch (err) {

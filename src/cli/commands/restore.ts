@@ -1,5 +1,5 @@
 import type { Command } from 'commander'
-import { loadConfig, snapshotPassphrase } from '../../config/index.js'
+import { loadConfig } from '../../config/index.js'
 import { LockHeldError, UsageError } from '../../errors.js'
 import { countOf, formatBytes, formatCount, printJson } from '../format.js'
 import { action } from '../run.js'
@@ -116,7 +116,7 @@ export function registerRestore (program: Command): void {
       // No daemon may write the index while it is replaced: take its lock (a running one is named).
       const lock = options.dryRun === true ? undefined : lockForRestore(acquireLock, config.stateDir)
       try {
-        await readFrom(config, { from: options.from, fallBack: true }, async ({ clients, describe }, where) => {
+        await readFrom(config, { from: options.from, fallBack: true }, async ({ clients, describe, repository }, where) => {
           // A mirror's pointer may lag the primary's: its publish must not pass for the latest.
           const lag = where === 'the primary' || options.cid !== undefined || options.at !== undefined ||
             (options.namespace ?? config.namespace) !== config.namespace || (options.network ?? config.network) !== config.network
@@ -124,7 +124,7 @@ export function registerRestore (program: Command): void {
             : await mirrorLag(config, clients, where, options.allowOlder === true)
           const result = await restore({ clients, syncState }, {
             config, namespace: options.namespace ?? config.namespace, network: options.network ?? config.network, cid: options.cid, at, mirror: where === 'the primary' ? undefined : where,
-            force: options.force, dryRun: options.dryRun, allowUnencrypted: options.allowUnencrypted, asDevice: options.asDevice, passphrase: snapshotPassphrase(), onProgress: progressBar()
+            force: options.force, dryRun: options.dryRun, allowUnencrypted: options.allowUnencrypted, asDevice: options.asDevice, passphrase: repository.passphrase, onProgress: progressBar()
           }).catch((err: unknown) => { throw explainMissingPointer(err, config, where === 'the primary' ? undefined : describe) })
           if (options.json === true) { printJson({ ...result, from: where, ...(lag === undefined ? {} : { lag: { mirrorCid: lag.cid, known: lag.known, behind: lag.behind } }) }); return }
           const what = `${result.cid}, published ${result.publish.at} by ${result.publish.device.slice(0, 8)}${result.publish.hostname === '' ? '' : ` (${safeText(result.publish.hostname)})`}: ${countOf(result.publish.entries, 'entry', 'entries')}`

@@ -1,6 +1,6 @@
 import { hostname } from 'node:os'
 import type { Command } from 'commander'
-import { loadConfig, snapshotPassphrase, type Config } from '../../config/index.js'
+import { loadConfig, type Config } from '../../config/index.js'
 import { ContentNotStoredError, FoldersNotIndexedError, LockHeldError } from '../../errors.js'
 import { countOf, formatBytes, printJson } from '../format.js'
 import type { NotStored, StoreContentProgress } from '../../sync/index.js'
@@ -32,7 +32,7 @@ async function publishStandalone (config: Config, request: PublishRequest): Prom
   const index = opened.index
   try {
     if (opened.damaged !== undefined) logger.warn({ file: index.path, problem: opened.lost, action: `moved aside to ${opened.damaged.movedTo} (kept) and rebuilt from the folders` }, 'recovered a state file')
-    const { prepareSyncState, publish } = await import('../../sync/index.js')
+    const { prepareSyncState, publish, Repository } = await import('../../sync/index.js')
     // sync.sqlite: checked, then open for the rest of this run.
     const { recovered, store } = await prepareSyncState(config.stateDir, { indexLost: opened.lost })
     try {
@@ -62,7 +62,8 @@ async function publishStandalone (config: Config, request: PublishRequest): Prom
       }
       const connection = await connecting
       try {
-        const passphrase = snapshotPassphrase()
+        // The passphrase read once, by the command's repository.
+        const { passphrase } = new Repository(config, connection.clients, { store })
         // Content first, so the publish printed restores every file it lists as stored.
         const { storeContent } = await import('../../sync/index.js')
         const stored = await storeContent({ index, clients: connection.clients, store, logger, deviceId, hostname: hostname() }, { config, passphrase, onProgress: storeProgress() })

@@ -20,7 +20,7 @@ export async function runMirrorVerify (config: Config, name: string, options: { 
   makeDirsSync(config.stateDir, 0o700)
   const { indexPath, openIndex, readDeviceId } = await import('../../index/index.js')
   const { createLogger } = await import('../../daemon/index.js')
-  const { SyncStore, drillMirror, mirrorBehind } = await import('../../sync/index.js')
+  const { SyncStore, drillMirror, mirrorBehind, Repository } = await import('../../sync/index.js')
   const logger = createLogger({ level: 'error' })
   const fresh = !existsSync(indexPath(config.stateDir))
   const emptyIndex = join(config.stateDir, STATE_NAMES.snapshots, `verify-empty-${process.pid}.sqlite`)
@@ -28,7 +28,7 @@ export async function runMirrorVerify (config: Config, name: string, options: { 
   const index = fresh ? openIndex(emptyIndex) : openIndex(indexPath(config.stateDir), { readonly: true })
   const store = fresh ? undefined : new SyncStore(config.stateDir)
   try {
-    const result = await drillMirror({ index, logger, deviceId: fresh ? '' : readDeviceId(config.stateDir) ?? '', clients: mirror.clients, log: store?.mirrorLog }, name, config, { full: options.full, content: options.content })
+    const result = await drillMirror({ index, logger, deviceId: fresh ? '' : readDeviceId(config.stateDir) ?? '', clients: mirror.clients, log: store?.mirrorLog }, name, config, { full: options.full, content: options.content, passphrase: new Repository(config, mirror.clients).passphrase })
     // A lagging mirror's drill proves its older publish restores, not the latest.
     const lag = store === undefined || result.cid === '' ? undefined : { cid: result.cid, at: null, ...mirrorBehind(store, result.cid) }
     if (options.json === true) printJson({ ...result, mirror: name, ...(lag === undefined ? {} : { lag: { mirrorCid: lag.cid, known: lag.known, behind: lag.behind } }) })

@@ -54,8 +54,8 @@ export function registerVerify (program: Command): void {
       const { indexPath, openIndex, readDeviceId } = await import('../../index/index.js')
       const { createLogger } = await import('../../daemon/index.js')
       const logger = createLogger({ level: 'error' })
-      await withService(options, async ({ clients }) => {
-        const { SyncStore, verify, readContext, recordDrill } = await import('../../sync/index.js')
+      await withService(options, async ({ clients, repository }) => {
+        const { SyncStore, verify, recordDrill } = await import('../../sync/index.js')
         const pointer = await clients.pointers.current(options.namespace ?? config.namespace, options.network ?? config.network)
         // A fresh device (the key and config, no index yet) is where the drill matters most, before
         // a restore: it runs against an empty index aside and leaves no state behind (a sync.sqlite
@@ -69,7 +69,7 @@ export function registerVerify (program: Command): void {
         const cache = store?.manifestCache ?? { get: (cid: string) => kept.get(cid), put: (cid: string, json: string) => { kept.set(cid, json) } }
         try {
           const result = await recordDrill({ store, logger }, pointer.snapshotCid, async () => await verify({ index, clients, logger, deviceId: fresh ? '' : readDeviceId(config.stateDir) ?? '' }, {
-            ...readContext(config, { label: 'verify', namespace: options.namespace, network: options.network }),
+            ...repository.readContext('verify', { namespace: options.namespace, network: options.network }),
             cid: pointer.snapshotCid, full: options.full, content: options.content, cache
           }))
           if (options.json === true) printJson({ ...result, localIndex: !fresh })

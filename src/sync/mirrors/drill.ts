@@ -21,6 +21,8 @@ export interface MirrorDrillOptions {
   readonly full?: boolean
   readonly content?: boolean
   readonly signal?: AbortSignal
+  /** The process's passphrase, as its `Repository` read it (undefined: none set). */
+  readonly passphrase: string | undefined
 }
 
 /**
@@ -29,7 +31,7 @@ export interface MirrorDrillOptions {
  * the primary (not even manifests this device has read before: the cache is the drill's own).
  * Recorded per mirror, for status and metrics: a mirror is only a second home if it restores.
  */
-export async function drillMirror (components: MirrorDrillComponents, name: string, config: Config, options: MirrorDrillOptions = {}): Promise<VerifyResult> {
+export async function drillMirror (components: MirrorDrillComponents, name: string, config: Config, options: MirrorDrillOptions): Promise<VerifyResult> {
   let cid: string
   try {
     cid = (await components.clients.pointers.current(config.namespace, config.network, { signal: options.signal })).snapshotCid
@@ -46,7 +48,7 @@ export async function drillMirror (components: MirrorDrillComponents, name: stri
   const result = await recordDrill({ store: recorder, logger: components.logger }, cid, async () => await verify(
     { index: components.index, clients: components.clients, logger: components.logger, deviceId: components.deviceId },
     {
-      ...readContext(config, { label: 'verify', signal: options.signal }),
+      ...readContext(config, { label: 'verify', passphrase: options.passphrase, signal: options.signal }),
       cid, full: options.full, content: options.content, cache: { get: (c) => kept.get(c), put: (c, json) => { kept.set(c, json) } }
     }), options.signal)
   if (result.restorable) components.logger.info({ mirror: name, cid, segments: result.segments }, 'mirror restore drill: restorable')

@@ -12,7 +12,7 @@ import type { MirrorLog, SyncStore } from '../state/index.js'
  * manifest cache (each once); the walk stops at a publish whose history an earlier walk logged.
  * Answers how many objects were new.
  */
-export async function logHistory (primary: ObjectHome, store: SyncStore, config: Config, signal: AbortSignal): Promise<number> {
+export async function logHistory (primary: ObjectHome, store: SyncStore, config: Config, signal: AbortSignal, passphrase: string | undefined): Promise<number> {
   const log: MirrorLog = store.mirrorLog
   const head = log.lastPointer()
   if (head === undefined) return 0
@@ -20,7 +20,7 @@ export async function logHistory (primary: ObjectHome, store: SyncStore, config:
   if (walked.has(head)) return 0
   const objects: Array<{ cid: string, profile: string }> = []
   const profile = SNAPSHOT_PROFILE.name
-  const init = readContext(config, { label: 'mirror-history', signal })
+  const init = readContext(config, { label: 'mirror-history', passphrase, signal })
   for await (const publish of walkHistory(primary, head, store.manifestCache, init)) {
     if (publish.entry.cid !== head && walked.has(publish.entry.cid)) break
     // Segments before their manifest, as a publish logs them: a manifest on the mirror restores.

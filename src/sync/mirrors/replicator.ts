@@ -39,6 +39,8 @@ export interface ReplicatorComponents {
   readonly timing?: Partial<MirrorTiming>
   /** Told when the loop changes course (the daemon's `/events`, so the dashboard refreshes). */
   readonly onEvent?: SyncEventListener
+  /** The process's passphrase, as its `Repository` read it (undefined: none set). */
+  readonly passphrase: string | undefined
 }
 
 /**
@@ -196,7 +198,7 @@ export class MirrorReplicator {
     const primary = this.components.primary()
     if (primary === undefined || Date.now() < this.historyRetryAt) return
     try {
-      await logHistory(primary, this.components.store, this.components.config(), this.abort.signal)
+      await logHistory(primary, this.components.store, this.components.config(), this.abort.signal, this.components.passphrase)
     } catch (err) {
       if (this.abort.signal.aborted) throw err
       this.historyRetryAt = Date.now() + this.timing.pointerCheckMs * SKIPPED_RETRY_FACTOR

@@ -75,7 +75,7 @@ export async function pastIndex (clients: ObjectHome, start: string, at: Date, c
  * from the pointer of this device's namespace: nothing of this device's index changes. Exit 3
  * when nothing that early was published, or only a publish without content records.
  */
-export async function openPastIndex (components: { readonly clients: ObjectHome, readonly store: Pick<SyncComponents['store'], 'manifestCache' | 'lastPublished'> }, config: Config, at: Date, options: { passphrase?: string, signal?: AbortSignal } = {}): Promise<PastIndex> {
+export async function openPastIndex (components: { readonly clients: ObjectHome, readonly store: Pick<SyncComponents['store'], 'manifestCache' | 'lastPublished'> }, config: Config, at: Date, options: { readonly passphrase: string | undefined, readonly signal?: AbortSignal }): Promise<PastIndex> {
   const { clients, store } = components
   // Bound to this namespace: a past publish of another namespace put behind the pointer would
   // otherwise have its files written into this one's folders.

@@ -1,5 +1,5 @@
 import { join } from 'node:path'
-import { snapshotPassphrase, type Config, STATE_NAMES } from '../../config/index.js'
+import { type Config, STATE_NAMES } from '../../config/index.js'
 import { makeDirsSync } from '../../util/make-dirs.js'
 import type { FetchInit } from './segment-fetch.js'
 import { acceptsUnencrypted } from './unencrypted-policy.js'
@@ -15,8 +15,8 @@ export interface ReadContextOptions {
   readonly network?: string
   /** Default: the snapshots dir, made 0700 if missing. */
   readonly dir?: string
-  /** Default: the environment's (`snapshotPassphrase`). */
-  readonly passphrase?: string
+  /** The process's, as its `Repository` read it once (undefined: none set). */
+  readonly passphrase: string | undefined
   /** `--allow-unencrypted`: accept a publish without a cipher although this device encrypts. */
   readonly allowUnencrypted?: boolean
   readonly signal?: AbortSignal
@@ -35,7 +35,7 @@ export function readContext (config: Config, options: ReadContextOptions): Fetch
     dir,
     label: options.label,
     binding: { namespace: options.namespace ?? config.namespace, network: options.network ?? config.network },
-    passphrase: options.passphrase ?? snapshotPassphrase(),
+    passphrase: options.passphrase,
     acceptUnencrypted: acceptsUnencrypted(config, options.allowUnencrypted),
     signal: options.signal,
     onProgress: options.onProgress

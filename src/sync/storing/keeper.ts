@@ -1,4 +1,4 @@
-import { snapshotPassphrase, type Config } from '../../config/index.js'
+import { type Config } from '../../config/index.js'
 import type { ServiceClients } from '../../remote/index.js'
 import { Scheduler } from '../scheduler.js'
 import { contentLeftOut, contentSealing, storeContent, type StoreContentResult } from './store-content.js'
@@ -22,6 +22,8 @@ export interface ContentKeeperComponents extends Omit<SyncComponents, 'clients'>
   readonly hostname: string
   readonly clients: () => ServiceClients | undefined
   readonly onEvent?: SyncEventListener
+  /** The snapshot passphrase, read once by the process's `Repository` (undefined: none set). */
+  readonly passphrase: string | undefined
 }
 
 /** One storing folder, as status shows it. */
@@ -207,7 +209,7 @@ export class ContentKeeper {
 
   private keyId (): string {
     try {
-      return contentSealing(this.config, snapshotPassphrase()).key?.keyId ?? ''
+      return contentSealing(this.config, this.components.passphrase).key?.keyId ?? ''
     } catch {
       return ''
     }
@@ -222,7 +224,7 @@ export class ContentKeeper {
     try {
       const result = await storeContent({ index, clients, store: this.components.store, logger, deviceId, hostname }, {
         config: this.config,
-        passphrase: snapshotPassphrase(),
+        passphrase: this.components.passphrase,
         signal: this.abort.signal,
         skip: (folder, path) => this.failures.waiting(folder, path),
         onProgress: (event) => {

@@ -24,7 +24,8 @@ export interface HistoryRow extends HistoryEntry { readonly deal: 'made' | 'pend
 export type DrillComponents = SyncComponents
 
 /** Runs a restore drill on what the pointer names now and records the result (status, metrics, `cidsync status`). */
-export async function runDrill (components: DrillComponents, config: Config, signal?: AbortSignal): Promise<VerifyResult> {
+export async function runDrill (components: DrillComponents, config: Config, options: { readonly signal?: AbortSignal, readonly passphrase: string | undefined }): Promise<VerifyResult> {
+  const { signal, passphrase } = options
   let cid: string
   try {
     cid = (await components.clients.pointers.current(config.namespace, config.network, { signal })).snapshotCid
@@ -33,7 +34,7 @@ export async function runDrill (components: DrillComponents, config: Config, sig
     throw err
   }
   const result = await recordDrill(components, cid, async () => await verify(components, {
-    ...readContext(config, { label: 'verify', signal }), cid, cache: components.store.manifestCache
+    ...readContext(config, { label: 'verify', passphrase, signal }), cid, cache: components.store.manifestCache
   }), signal)
   if (result.restorable) components.logger.info({ cid, segments: result.segments }, 'restore drill: restorable')
   else components.logger.error({ cid, failed: result.failed }, 'restore drill: NOT restorable')

@@ -28,12 +28,12 @@ describe.skipIf(EXTERNAL)('a past publish is read only from this namespace\'s ch
     await clients.pointers.put({ snapshotCid: theirs.cid, engine: 'cidsync-sqlite/2', namespace: 'past-one', network: 'mainnet', memories: 1 })
 
     // `get --at` / `restore --files --at`: their rows would be written into this namespace's folders.
-    await expect(openPastIndex({ clients: clients, store: a.store }, a.config, new Date())).rejects.toThrow(ManifestNamespaceError)
+    await expect(openPastIndex({ clients: clients, store: a.store }, a.config, new Date(), { passphrase: undefined })).rejects.toThrow(ManifestNamespaceError)
     // `find --at` and `log`: their names shown as this namespace's history.
     const start = await historyStart(clients, a.config, {})
     const store = new SyncStore(a.config.stateDir)
     try {
-      await expect(pastIndex(clients, start, new Date(), store.manifestCache, readContext(a.config, { label: 'find' }))).rejects.toThrow(ManifestNamespaceError)
+      await expect(pastIndex(clients, start, new Date(), store.manifestCache, readContext(a.config, { label: 'find', passphrase: undefined }))).rejects.toThrow(ManifestNamespaceError)
     } finally {
       store.close()
     }
@@ -51,8 +51,8 @@ describe.skipIf(EXTERNAL)('a past publish is read only from this namespace\'s ch
     await publish({ index: a.index, clients, logger, deviceId: a.id, store: a.store }, { config: a.config })
     // The lying service replays the first publish as the pointer.
     await clients.pointers.put({ snapshotCid: first.cid, engine: 'cidsync-sqlite/2', namespace: 'past-three', network: 'mainnet', memories: 1 })
-    await expect(openPastIndex({ clients: clients, store: a.store }, a.config, new Date())).rejects.toThrow(PointerRolledBackError)
-    const older = await openPastIndex({ clients: clients, store: a.store }, a.config, between)
+    await expect(openPastIndex({ clients: clients, store: a.store }, a.config, new Date(), { passphrase: undefined })).rejects.toThrow(PointerRolledBackError)
+    const older = await openPastIndex({ clients: clients, store: a.store }, a.config, between, { passphrase: undefined })
     try {
       expect(older.cid).toBe(first.cid)
       expect(older.index.entries.list({ deviceId: A }).map(e => e.path)).toEqual(['first.md'])

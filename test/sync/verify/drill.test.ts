@@ -32,13 +32,13 @@ describe.skipIf(EXTERNAL)('restore drills in status', () => {
     const store = new SyncStore(a.config.stateDir)
     try {
       const components = { index: a.index, clients, logger, deviceId: a.id, store }
-      expect((await runDrill(components, a.config)).restorable).toBe(true)
+      expect((await runDrill(components, a.config, { passphrase: undefined })).restorable).toBe(true)
       expect(restorableStatus(store)).toMatchObject({ ok: true, cid })
 
       const real = await manifestOf(clients, a, cid)
       const device = real.devices[0] as typeof real.devices[number]
       const forgedCid = await forgeManifest(clients, a, NS, { ...real, previous: cid, devices: [device, { ...device, deviceId: B }] })
-      const outcome = await runDrill(components, a.config).then(result => result, (err: unknown) => err)
+      const outcome = await runDrill(components, a.config, { passphrase: undefined }).then(result => result, (err: unknown) => err)
       const status = restorableStatus(store)
       expect(status).toMatchObject({ ok: false, cid: forgedCid })
       expect(status?.failed).toContain(forgedCid)
