@@ -55,13 +55,16 @@ export class DirectoryObjectStore implements ObjectStore {
   readonly describe: string
 
   private ready: Promise<void> | undefined
+  /** Whether an open may make the store: only until it first opens, so a pulled disk's mount point is never filled. */
+  private creates: boolean
 
   /**
    * The store at `dir`, opened at its first use (nothing is read before): a directory without
-   * the marker is refused then, unless `create` makes the store.
+   * the marker is refused then, unless `create` makes the store. Once open, it is never made again.
    */
-  constructor (readonly dir: string, private readonly options: { readonly create?: boolean } = {}) {
+  constructor (readonly dir: string, options: { readonly create?: boolean } = {}) {
     this.describe = `the directory store ${dir}`
+    this.creates = options.create === true
   }
 
   /** Opens the store at `dir` now. */
@@ -76,6 +79,27 @@ export class DirectoryObjectStore implements ObjectStore {
     this.ready ??= this.openNow()
     // A failed open (a disk not mounted yet) is tried again at the next use.
     await this.ready.catch((err: unknown) => { this.ready = undefined; throw err })
+    await this.stillThere()
+  }
+
+  /**
+   * The marker, checked again at every use. A disk pulled out after the open leaves an empty
+   * mount point: nothing may be written there in the disk's place, and the error says to mount it.
+   */
+  private async stillThere (): Promise<void> {
+    const marker = join(this.dir, MARKER)
+    try {
+      await stat(marker)
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code
+      if (code !== 'ENOENT' && code !== 'ENOTDIR') throw new DirectoryStoreError(`could not read ${marker}: ${(err as Error).message}`, { cause: err })
+      this.ready = undefined
+      throw this.notAStore(err)
+    }
+  }
+
+  private notAStore (cause?: unknown): DirectoryStoreError {
+    return new DirectoryStoreError(`${this.dir} is not a cidsync directory store (no ${MARKER}): check the path and that its disk is mounted`, { cause })
   }
 
   private async openNow (): Promise<void> {
@@ -86,7 +110,7 @@ export class DirectoryObjectStore implements ObjectStore {
       return undefined
     })
     if (text === undefined) {
-      if (this.options.create !== true) throw new DirectoryStoreError(`${dir} is not a cidsync directory store (no ${MARKER}): check the path and that its disk is mounted`)
+      if (!this.creates) throw this.notAStore()
       await makeDirs(dir, 0o700)
       writeFileAtomicSync(marker, JSON.stringify({ format: DIRECTORY_STORE_FORMAT }) + '\n', { mode: 0o600 })
     } else {
@@ -97,6 +121,7 @@ export class DirectoryObjectStore implements ObjectStore {
     await makeDirs(join(dir, 'objects'), 0o700)
     await makeDirs(join(dir, 'tmp'), 0o700)
     await this.removeDeadTemps()
+    this.creates = false
   }
 
   private objectPath (cid: string): string {
@@ -115,7 +140,10 @@ export class DirectoryObjectStore implements ObjectStore {
     await this.opened()
     const temp = join(this.dir, 'tmp', `${process.pid}-${randomBytes(8).toString('hex')}.part`)
     const builder = new CidBuilder(profile)
-    const out = await open(temp, 'wx', 0o600)
+    const out = await open(temp, 'wx', 0o600).catch(async (err: unknown) => {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') await this.stillThere()
+      throw err
+    })
     let closed = false
     try {
       const source = await open(path, 'r')
@@ -149,6 +177,8 @@ export class DirectoryObjectStore implements ObjectStore {
     } catch (err) {
       if (!closed) await out.close().catch(() => {})
       await rm(temp, { force: true })
+      // The disk pulled out midway: said as such, not as a file that went missing.
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') await this.stillThere()
       throw err
     }
   }

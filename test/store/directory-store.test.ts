@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { randomBytes } from 'node:crypto'
-import { chmod, mkdir, readdir, readFile, stat, symlink, writeFile } from 'node:fs/promises'
+import { chmod, mkdir, readdir, readFile, rename, rm, stat, symlink, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { cidProfile } from '../../src/content/index.js'
 import { ContentNotFoundError, DirectoryStoreError } from '../../src/errors.js'
@@ -38,6 +38,27 @@ describe('a directory store', () => {
     expect((await stat(objectFile(dir, cid))).mode & 0o777).toBe(0o600)
   })
 
+  it('a disk pulled out after the open: refused as not mounted, nothing written in its place, and back once it is', async () => {
+    const root = await useTempDir()
+    // The store is the disk's mount point itself: pulled out, an empty directory stays there.
+    const mount = join(root, 'usb')
+    const store = await DirectoryObjectStore.open(mount, { create: true })
+    const source = join(root, 'in.bin')
+    await writeFile(source, randomBytes(100))
+    const { cid } = await store.put(source, PROFILE)
+    await rename(mount, join(root, 'disk'))
+    await mkdir(mount)
+    await expect(store.put(source, PROFILE)).rejects.toThrow(/is not a cidsync directory store .*disk is mounted/)
+    await expect(store.put(source, PROFILE)).rejects.toBeInstanceOf(DirectoryStoreError)
+    await expect(store.getBytes(cid, PROFILE)).rejects.toBeInstanceOf(DirectoryStoreError)
+    expect(await readdir(mount)).toEqual([])
+    // Plugged back in: the same store object works again.
+    await rm(mount, { recursive: true })
+    await rename(join(root, 'disk'), mount)
+    expect(await store.has(cid)).toBe(true)
+    await store.put(source, PROFILE)
+  })
+
   it('opens only a directory it made, unless asked to make one', async () => {
     const dir = await useTempDir()
     await expect(DirectoryObjectStore.open(join(dir, 'none'))).rejects.toBeInstanceOf(DirectoryStoreError)
@@ -53,7 +74,6 @@ describe('a directory store', () => {
     const { cid } = await store.put(source, PROFILE)
     // Swapped for a link to the very same bytes: still not followed.
     await writeFile(join(dir, 'elsewhere'), await readFile(source))
-    const { rm } = await import('node:fs/promises')
     await rm(objectFile(dir, cid))
     await symlink(join(dir, 'elsewhere'), objectFile(dir, cid))
     await expect(store.getBytes(cid, PROFILE)).rejects.toBeInstanceOf(ContentNotFoundError)
