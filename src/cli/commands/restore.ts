@@ -9,6 +9,7 @@ import { explainMissingPointer } from '../service-command.js'
 import { readFrom } from '../mirror-read.js'
 import { lagLine, mirrorLag } from '../mirror-lag.js'
 import { makeDirsSync } from '../../util/make-dirs.js'
+import { shellWord } from '../../util/shell-word.js'
 
 interface RestoreOptions { device?: string, delete?: boolean, allowOlder?: boolean, from?: string, files?: string | boolean, to?: string, overwrite?: boolean, config?: string, json?: boolean, namespace?: string, network?: string, cid?: string, at?: string, force?: boolean, dryRun?: boolean, asDevice?: string, allowUnencrypted?: boolean }
 
@@ -134,7 +135,7 @@ export function registerRestore (program: Command): void {
           }
           process.stdout.write(`restored ${what}${where === 'the primary' ? '' : ` from ${where}`}` +
             `${result.backup === undefined ? '' : `; the old index is at ${result.backup}`}\n${lag === undefined ? '' : `${lagLine(where, lag)}\n`}the next \`cidsync daemon\` rescans the folders against it\n` +
-            `${await filesHint(config.stateDir)}\n`)
+            `${await filesHint(config.stateDir, options.from ?? (where.startsWith('mirror ') ? where.slice('mirror '.length) : undefined))}\n`)
         })
       } finally {
         syncState.close()
@@ -143,23 +144,27 @@ export function registerRestore (program: Command): void {
     }))
 }
 
-/** The line {@link filesHint} prints for an index of `files` files, `stored` of them with their content stored. */
-export function restorableHint (files: number, stored: number): string {
+/**
+ * The line {@link filesHint} prints for an index of `files` files, `stored` of them with their
+ * content stored. `from`: the mirror or directory the index came from, which the files come from too.
+ */
+export function restorableHint (files: number, stored: number, from?: string): string {
   if (stored === 0) return `it lists ${countOf(files, 'file', 'files')}; none has its content stored (\`store = true\` on a folder of the device that has them), so no file can be brought back`
-  return `it lists ${countOf(files, 'file', 'files')}, not ${files === 1 ? 'its' : 'their'} bytes; ${formatCount(stored)} of them ${stored === 1 ? 'has its' : 'have their'} content stored: \`cidsync restore --files [--to DIR]\` brings ${stored === 1 ? 'it' : 'them'} back`
+  const command = `cidsync restore --files${from === undefined ? '' : ` --from ${shellWord(from)}`} [--to DIR]`
+  return `it lists ${countOf(files, 'file', 'files')}, not ${files === 1 ? 'its' : 'their'} bytes; ${formatCount(stored)} of them ${stored === 1 ? 'has its' : 'have their'} content stored: \`${command}\` brings ${stored === 1 ? 'it' : 'them'} back`
 }
 
 /**
  * What a restore of the index leaves to do for the files themselves: it installs the list of
  * them, not their bytes, which `restore --files` brings back where their content is stored.
  */
-async function filesHint (stateDir: string): Promise<string> {
+async function filesHint (stateDir: string, from: string | undefined): Promise<string> {
   const { indexPath, openIndex } = await import('../../index/index.js')
   const index = openIndex(indexPath(stateDir), { readonly: true })
   try {
     // Counted in SQL: reading 1,000,000 rows out to count them took longer than the restore itself.
     const { files, stored } = index.content.restorable()
-    return restorableHint(files, stored)
+    return restorableHint(files, stored, from)
   } finally {
     index.close()
   }
