@@ -45,6 +45,8 @@ describe('a mirror that is a plain directory (a USB disk, a NAS mount)', () => {
       const failing = await until(async () => { const m = (await status(d)).mirrors[0]; return m?.lastError !== null ? m : undefined }, 60_000, 'the mirror failing')
       expect(failing.lastError.code).toBe('ERR_DIRECTORY_STORE')
       expect(failing.lastError.advice).toContain('cidsync login --mirror usb')
+      // Unmounted is the likelier cause: a new store made on the empty mount point would fill the wrong disk.
+      expect(failing.lastError.advice).toMatch(/mount its disk, and copying resumes by itself.*only for a new disk/)
       await expect(readFile(join(usb, 'cidsync-store.json'))).rejects.toThrow()
 
       const login = await ok(['login', '--config', d.config, '--mirror', 'usb'])
@@ -74,6 +76,8 @@ describe('a mirror that is a plain directory (a USB disk, a NAS mount)', () => {
     const byName = await runCli(['restore', '--from', 'usb', '--config', fresh.config], { timeoutMs: 120_000 })
     expect(byName.code, byName.stderr).toBe(0)
     expect(byName.stdout).toContain('from mirror usb')
+    // With the primary gone, the files come from the mirror too: the hint says so.
+    expect(byName.stdout).toContain('`cidsync restore --files --from usb [--to DIR]`')
     const files = await runCli(['restore', '--files', 'kept', '--from', usb, '--to', join(root, 'files'), '--config', fresh.config], { timeoutMs: 120_000 })
     expect(files.code, files.stderr).toBe(0)
     expect(await readFile(join(root, 'files', 'kept', 'k0.txt'), 'utf8')).toBe('kept 0\n')
