@@ -55,6 +55,10 @@ gateways = []                           # tried in order
 # deal = true                           # ask the mirror's deal service for a deal of each object (with [snapshot] deal)
 # max_lag_seconds = 21600               # \`cidsync status --check\` fails when the mirror lags longer
 # allow_plain_http = false              # plain http to another machine is refused unless this says the network is trusted
+# Or a plain directory (a USB disk, a NAS mount): \`cidsync login --mirror usb\` makes its store, once.
+# [[mirrors]]
+# name = "usb"
+# path = "/media/usb/cidsync"           # a folder on the disk; copying waits while it is not mounted
 
 [local_service]                         # only \`cidsync local-service\` (the self-hosted service) reads these
 # signup = "open"                       # who may make an account: "open", "allowlist" (the wallets in allow), "invite"

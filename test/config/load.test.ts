@@ -178,6 +178,15 @@ dir = "/data/shared/service"
     const dir = await useTempDir()
     expect(loadConfig({ configPath: await configFile(dir, example), env: {}, home: '/home/u' }).folders[0]?.path).toBe('/home/u/notes')
   })
+
+  it('shows a directory mirror in the config init writes, which loads once uncommented', async () => {
+    const text = renderConfigTemplate()
+    const start = text.indexOf('# [[mirrors]]\n# name = "usb"')
+    expect(start, 'a commented directory mirror').toBeGreaterThan(0)
+    const table = text.slice(start).split('\n').slice(0, 3).map(line => line.replace(/^# /, '')).join('\n')
+    const dir = await useTempDir()
+    expect(loadConfig({ configPath: await configFile(dir, table + '\n'), env: {} }).mirrors[0]).toMatchObject({ name: 'usb', path: '/media/usb/cidsync' })
+  })
 })
 
 describe('the service section', () => {
