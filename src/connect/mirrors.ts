@@ -32,7 +32,9 @@ export function findMirror (config: Config, name: string): MirrorConfig {
   const found = config.mirrors.find(m => m.name === name)
   if (found !== undefined) return found
   const known = config.mirrors.map(m => m.name)
-  throw new MirrorUnknownError(`no mirror named ${JSON.stringify(name)} in the config: ${known.length === 0 ? 'it has no [[mirrors]] table (docs/mirrors.md)' : `it has ${known.join(', ')}`}`)
+  // A path reaches here only where a name is needed (verify --mirror, login --mirror).
+  const path = name.includes('/') ? '; a directory is named by a [[mirrors]] table with path = (restore --from and get --from also take its path)' : ''
+  throw new MirrorUnknownError(`no mirror named ${JSON.stringify(name)} in the config: ${known.length === 0 ? 'it has no [[mirrors]] table (docs/mirrors.md)' : `it has ${known.join(', ')}`}${path}`)
 }
 
 const BINDING = 'bound-to'

@@ -97,6 +97,8 @@ describe('a mirror\'s credentials', () => {
     const config = await configWith(dir, 'url = "http://127.0.0.1:9"')
     expect(() => findMirror(config, 'other')).toThrow(MirrorUnknownError)
     expect(() => findMirror(config, 'other')).toThrow('it has nas')
+    // verify --mirror takes no path: the error says how a directory gets a name.
+    expect(() => findMirror(config, '/media/usb/cidsync')).toThrow('a directory is named by a [[mirrors]] table with path =')
   })
 })
 

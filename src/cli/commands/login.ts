@@ -107,7 +107,8 @@ A mirror takes a wallet of its own: the primary's is refused without --same-wall
 Else the mirror could relay the signature to the primary, and get an API key there.
 --session-token-file also saves a session token for the mirror's pointer service.
 Both are saved 0600 in the state dir, under mirrors/NAME/.
-They are sent only while the config names the same URLs for that mirror.`
+They are sent only while the config names the same URLs for that mirror.
+A mirror that is a directory (path =) has nothing to sign in to: --mirror NAME makes its store, once.`
 
 export function registerLogin (program: Command): void {
   program.command('login')
@@ -115,7 +116,7 @@ export function registerLogin (program: Command): void {
     .addHelpText('after', LOGIN_HELP)
     .option('--config <path>', 'config file')
     .option('--wallet-key-file <file>', 'file holding the wallet key (hex); else $CIDSYNC_WALLET_KEY')
-    .option('--mirror <name>', 'sign in to this [[mirrors]] table\'s service instead; saved in the state dir (mirrors/NAME/, 0600), bound to its URLs')
+    .option('--mirror <name>', 'sign in to this [[mirrors]] table\'s service instead (a directory: make its store); saved in the state dir (mirrors/NAME/, 0600), bound to its URLs')
     .option('--session-token-file <file>', 'with --mirror: also save this session token for the mirror\'s pointer service')
     .option('--same-wallet', 'with --mirror: sign with the wallet the primary is signed in with (only for a mirror trusted as much: below)')
     .option('--invite <code>', 'an invitation code from the operator of a self-hosted service with signup = "invite" (a new account only)')

@@ -24,7 +24,8 @@ On a fresh device (a key and a config, no index yet) it runs before any restore.
 There it says there is nothing local to compare, and leaves no state behind.
 
 Mirrors:
---mirror NAME runs the same drill against that mirror alone: its pointer, its gateways.
+--mirror NAME runs the same drill against that mirror alone: its pointer, its gateways or its directory.
+It takes a [[mirrors]] name; a directory with no table is read by restore --from PATH.
 A mirror is only a second home if it restores.
 It exits 3 when the mirror holds no pointer yet.
 
@@ -42,7 +43,7 @@ export function registerVerify (program: Command): void {
     .option('--network <name>', 'default: the config\'s network')
     .option('--full', 'also fetch and check every segment of every publish in the history')
     .option('--content', 'bring back every stored file the publish holds, not a sample')
-    .option('--mirror <name>', 'the drill against this [[mirrors]] table\'s service alone (its pointer, its gateways), recorded for status')
+    .option('--mirror <name>', 'the drill against this [[mirrors]] table alone (its pointer, its gateways or its directory), recorded for status')
     .option('--json', 'print JSON')
     .action(action(async (options: VerifyOptions) => {
       const config = loadConfig({ configPath: options.config })
