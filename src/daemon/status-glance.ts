@@ -5,7 +5,12 @@ interface Part { readonly level: GlanceLevel, readonly text: string, readonly to
 type Input = Omit<StatusDocument, 'glance'>
 
 const count = (n: number): string => n.toLocaleString('en-US')
-const files = (n: number): string => `${count(n)} ${n === 1 ? 'file' : 'files'}`
+const some = (n: number, one: string, many: string): string => `${count(n)} ${n === 1 ? one : many}`
+const files = (n: number): string => some(n, 'file', 'files')
+/** What a mirror still waits for: its objects, its publishes' pointer moves, or both. */
+const behindOf = (m: { readonly objectsBehind: number, readonly publishesBehind: number }): string =>
+  [m.objectsBehind > 0 ? some(m.objectsBehind, 'object', 'objects') : '', m.publishesBehind > 0 ? some(m.publishesBehind, 'publish', 'publishes') : '']
+    .filter(part => part !== '').join(' and ') + ' behind'
 const red = (text: string, todo: string): Part => ({ level: 'red', text, todo })
 const amber = (text: string, todo: string): Part => ({ level: 'amber', text, todo })
 
@@ -96,8 +101,8 @@ function mirrorsPart (s: Input): Part {
   }
   for (const m of mirrors) {
     if (m.lastError !== null) return amber(`copying to mirror ${m.name} fails`, m.lastError.advice)
-    if (m.objectsBehind > 0 || m.publishesBehind > 0) return amber(`mirror ${m.name} is catching up (${count(m.objectsBehind)} objects behind)`, 'nothing: it catches up by itself')
-    if (m.unavailable.count > 0) return amber(`mirror ${m.name} lacks ${count(m.unavailable.count)} objects the primary no longer gives`, 'see Mirrors')
+    if (m.objectsBehind > 0 || m.publishesBehind > 0) return amber(`mirror ${m.name} is catching up (${behindOf(m)})`, 'nothing: it catches up by itself')
+    if (m.unavailable.count > 0) return amber(`mirror ${m.name} lacks ${some(m.unavailable.count, 'object', 'objects')} the primary no longer gives`, 'see Mirrors')
   }
   return { level: 'green', text: mirrors.length === 1 ? `mirror ${mirrors[0]?.name ?? ''} is caught up` : `all ${mirrors.length} mirrors are caught up` }
 }

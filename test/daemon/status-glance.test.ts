@@ -76,6 +76,13 @@ describe('the one-glance line', () => {
     const behind = healthy()
     behind.mirrors[0].objectsBehind = 3
     expect(glance(behind)).toMatchObject({ level: 'amber', sentence: expect.stringContaining('mirror nas is catching up (3 objects behind)') })
+    // Seen: "catching up (0 objects behind)" while a pointer move waited, and "1 objects".
+    behind.mirrors[0].objectsBehind = 0
+    behind.mirrors[0].publishesBehind = 1
+    expect(glance(behind).sentence).toContain('mirror nas is catching up (1 publish behind)')
+    behind.mirrors[0].objectsBehind = 1
+    behind.mirrors[0].publishesBehind = 2
+    expect(glance(behind).sentence).toContain('mirror nas is catching up (1 object and 2 publishes behind)')
   })
 
   it('is red where status --check fails, and a red clause\'s fix comes before an amber one\'s', () => {
