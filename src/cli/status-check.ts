@@ -70,7 +70,7 @@ export function mirrorProblems (s: StatusDocument): string[] {
  */
 export function mirrorNotes (s: StatusDocument): string[] {
   return (s.mirrors ?? []).filter(m => !m.lagging && m.lastError !== null)
-    .map(m => `mirror ${m.name}: copying fails (${m.lastError?.code ?? 'ERR_CIDSYNC'} at ${m.lastError?.at ?? '?'}), ${m.lagSeconds} s behind of the ${m.maxLagSeconds} s max_lag_seconds allows: \`cidsync status\` says why`)
+    .map(m => `mirror ${m.name}: copying fails (${m.lastError?.code ?? 'ERR_CIDSYNC'} at ${m.lastError?.at ?? '?'}), ${m.lagSeconds} s behind, within the ${m.maxLagSeconds} s its max_lag_seconds allows: \`cidsync status\` says why`)
 }
 
 const BAR_WIDTH = 24

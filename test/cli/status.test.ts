@@ -55,7 +55,7 @@ describe('cidsync status', () => {
       const result = await runCli(['status', '--check', '--config', path])
       return result.code === 0 && result.stdout.includes('not yet a problem') ? result : undefined
     }, 30_000, 'the mirror failing, said in the ok line')
-    expect(ok.stdout).toMatch(/^ok: 1 folder watched, 1 file indexed, last published \S+; not yet a problem: mirror nas: copying fails \(ERR_REMOTE_NETWORK at \S+\), \d+ s behind of the 21600 s max_lag_seconds allows: `cidsync status` says why$/m)
+    expect(ok.stdout).toMatch(/^ok: 1 folder watched, 1 file indexed, last published \S+; not yet a problem: mirror nas: copying fails \(ERR_REMOTE_NETWORK at \S+\), \d+ s behind, within the 21600 s its max_lag_seconds allows: `cidsync status` says why$/m)
     await daemon.stop()
   })
 
