@@ -126,11 +126,14 @@ describe('a second device on a self-hosted service, one command each side', () =
     await mkdir(join(home, 'notes'), { recursive: true })
     await writeFile(join(home, 'notes', 'shared.md'), 'on the NAS\n')
     const config = join(root, 'a.toml')
-    await writeFile(config, `state_dir = "a-state"\n[[folders]]\nname = "notes"\npath = "${join(home, 'notes')}"\nstore = true\n[service]\ndir = "${join(root, 'nas')}"\n[snapshot]\ndeal = false\n`)
+    await writeFile(config, `state_dir = "a-state"\n[[folders]]\nname = "notes"\npath = "${join(home, 'notes')}"\nstore = true\n[service]\ndir = "${join(root, 'nas')}"\n[snapshot]\ndeal = false\n` +
+      `[[mirrors]]\nname = "usb"\npath = "${join(root, 'usb')}"\n`)
     const env = envFor(home)
     await ok(['snapshot', '--config', config], env)
     const bundle = join(root, 'join')
-    await ok(['key', 'export', '--bundle', bundle, '--config', config], env)
+    const exported = await ok(['key', 'export', '--bundle', bundle, '--config', config], env)
+    // A USB disk's path is this device's own: the join file leaves mirrors out, and says so.
+    expect(exported.stderr).toContain('the join file carries no [[mirrors]] table (usb): add them to the other device\'s config')
     const text = await readFile(bundle, 'utf8')
     expect(text).toContain(`nothing of the service itself: its account is in ${join(root, 'nas')}`)
     expect(text).not.toContain('wallet key')

@@ -118,6 +118,10 @@ export async function exportBundle (config: Config, target: string): Promise<voi
   process.stderr.write(`${where}. Whoever holds it gets:\n${bundle.grants.map(g => `  - ${g}\n`).join('')}` +
     `On the other device: cidsync init --join ${target === '-' ? '-' : 'FILE'}. Delete the file once it is used.\n`)
   for (const m of missing) process.stderr.write(`cidsync: warning: the join file lacks ${m}\n`)
+  // A mirror's path or credentials are this device's own: the other device sets up its own.
+  if (config.mirrors.length > 0) {
+    process.stderr.write(`cidsync: the join file carries no [[mirrors]] table (${config.mirrors.map(m => m.name).join(', ')}): add them to the other device's config to read from them there (docs/mirrors.md)\n`)
+  }
   if (bundle.service.mode === 'remote') {
     const loopback = [bundle.service.dealUrl, bundle.service.pointerUrl, ...bundle.service.gateways].filter(u => /^(127\.|localhost$|\[::1\]$)/.test(new URL(u).hostname))
     if (loopback.length > 0) process.stderr.write(`cidsync: warning: the service URLs name this machine (${new URL(loopback[0] as string).host}): another machine cannot reach them there. Set [service] to an address it reaches, then make the join file again\n`)
