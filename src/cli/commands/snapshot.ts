@@ -15,6 +15,8 @@ interface Published {
   content?: { storedFiles: number, storedBytes: number, notStored: ReadonlyArray<{ folder: string, path: string, reason: string, code: string }>, error?: string }
   /** Published on its own (no daemon): folders the catch-up could not read, with why. */
   foldersInError?: ReadonlyArray<{ folder: string, error: string }>
+  /** Published on its own: the mirrors that get it only once a daemon runs (only a daemon copies). */
+  mirrorsWaiting?: readonly string[]
 }
 
 /** What a caller may ask of one publish (see sync's `PublishOptions`). */
@@ -69,7 +71,7 @@ async function publishStandalone (config: Config, request: PublishRequest): Prom
         const stored = await storeContent({ index, clients: connection.clients, store, logger, deviceId, hostname: hostname() }, { config, passphrase, onProgress: storeProgress() })
         const published = await publish({ index, clients: connection.clients, logger, deviceId, store }, { config, passphrase, ...request })
         const notStored = [...unindexed, ...stored.failed, ...stored.tooLarge]
-        const withFolders = foldersInError.length > 0 ? { ...published, foldersInError } : published
+        const withFolders = { ...published, ...(foldersInError.length > 0 ? { foldersInError } : {}), ...(config.mirrors.length > 0 ? { mirrorsWaiting: config.mirrors.map(m => m.name) } : {}) }
         return config.folders.some(f => f.store === true) ? { ...withFolders, content: { storedFiles: stored.storedFiles, storedBytes: stored.storedBytes, notStored } } : withFolders
       } finally {
         await connection.close()
@@ -126,6 +128,7 @@ What it does:
 With a daemon running, it asks the daemon to publish (POST /snapshot).
 A daemon that is not ready yet is waited for, up to 2 minutes, saying so.
 With no daemon, it catches up with the folders, then publishes on its own.
+Mirrors get that publish from the next daemon: only a daemon copies to them.
 Either way, it stores what is pending in folders with store = true first.
 A file it could not store is named, and the exit is 1.
 It prints the CID the pointer holds and its entry count.
@@ -152,6 +155,9 @@ export function registerSnapshot (program: Command): void {
       // A folder that could not be read is published as the index last held it: said, and not exit 0.
       const unread = published.foldersInError ?? []
       if (options.json !== true) for (const f of unread) process.stderr.write(`cidsync: folder ${safeText(f.folder)} not indexed: ${safeLines(f.error)}\n`)
+      // Published on its own: a USB disk unplugged now would not hold this publish.
+      const waiting = published.mirrorsWaiting ?? []
+      if (options.json !== true && waiting.length > 0) process.stderr.write(`cidsync: ${waiting.length === 1 ? 'mirror' : 'mirrors'} ${waiting.join(', ')} ${waiting.length === 1 ? 'gets' : 'get'} this publish from the next \`cidsync daemon\`: only a daemon copies to mirrors\n`)
       const foldersError = unread.length === 0
         ? undefined
         : new FoldersNotIndexedError(`published, but ${countOf(unread.length, 'folder', 'folders')} could not be read (${unread.map(f => safeText(f.folder)).join(', ')}, named above): the publish holds ${unread.length === 1 ? 'its' : 'their'} files as the index last saw them; mount or create ${unread.length === 1 ? 'it' : 'them'} (or remove ${unread.length === 1 ? 'it' : 'them'} from the config), then run \`cidsync snapshot\` again`)
