@@ -51,6 +51,7 @@ describe('a mirror that is a plain directory (a USB disk, a NAS mount)', () => {
 
       const login = await ok(['login', '--config', d.config, '--mirror', 'usb'])
       expect(login.stdout).toContain(`mirror usb is a directory: nothing to sign in to; its store is ready at ${usb}`)
+      expect(login.stdout).toContain('a running daemon copies to it at its next try, within 5 minutes')
       await until(async () => { const m = (await status(d)).mirrors[0]; return m.objectsBehind === 0 && m.lastPublish?.cid === first ? true : undefined }, 120_000, 'the directory caught up', 100)
 
       await writeFile(join(kept, 'k1.txt'), 'kept 1\n')

@@ -46,7 +46,8 @@ async function loginMirror (config: Config, name: string, options: { walletKeyFi
     const { DirectoryObjectStore } = await import('../../store/index.js')
     await DirectoryObjectStore.open(mirror.path, { create: true })
     if (options.json === true) printJson({ mirror: name, path: mirror.path, ready: true })
-    else process.stdout.write(`mirror ${name} is a directory: nothing to sign in to; its store is ready at ${mirror.path}\n`)
+    else process.stdout.write(`mirror ${name} is a directory: nothing to sign in to; its store is ready at ${mirror.path}\n` +
+      'a running daemon copies to it at its next try, within 5 minutes (`cidsync status` shows it); else from the next `cidsync daemon`\n')
     return
   }
   const haveWallet = options.walletKeyFile !== undefined || (process.env.CIDSYNC_WALLET_KEY ?? '') !== ''
