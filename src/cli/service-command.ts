@@ -51,10 +51,12 @@ export function pointerAskedOf (config: Config): string {
  * A missing pointer said with which service was asked ({@link pointerAskedOf}); other errors as
  * they are. `mirror`: the read was from that mirror (its describe), not the primary the config names.
  */
-export function explainMissingPointer (err: unknown, config: Config, mirror?: string): unknown {
+export function explainMissingPointer (err: unknown, config: Config, mirror?: string, restoring = false): unknown {
   if (!(err instanceof PointerNotFoundError)) return err
+  // A new device whose only copy is a USB disk: restore reads it with --from, and nothing said so.
+  const elsewhere = restoring && config.mirrors.length === 0 ? '; or restore from a mirror or a directory store (a USB disk): `cidsync restore --from NAME|PATH` (docs/mirrors.md)' : ''
   const asked = mirror === undefined
-    ? pointerAskedOf(config)
+    ? pointerAskedOf(config) + elsewhere
     : `asked ${mirror}: nothing has been copied there yet (\`cidsync status\` shows what waits for it), or it was signed in to as another account than the devices that publish there (\`cidsync login --mirror\`)`
   return new PointerNotFoundError(err.namespace, err.network, { cause: err, asked })
 }

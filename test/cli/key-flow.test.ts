@@ -77,6 +77,8 @@ describe('carrying the snapshot key to a new device, as docs/operations.md says'
     expect(restore.code).toBe(3)
     expect(restore.stderr).toContain(`nothing stored for namespace default on network mainnet: asked the embedded service at ${join(root, 'b', 'state', 'service')}, a separate account per service dir`)
     expect(restore.stderr).toContain('set `[service] dir` to the service dir that device uses')
+    // The other way back, when the first device is gone and a USB disk holds a copy.
+    expect(restore.stderr).toContain('or restore from a mirror or a directory store (a USB disk): `cidsync restore --from NAME|PATH`')
     expect(restore.stderr).toContain('[ERR_POINTER_NOT_FOUND]')
 
     // Pointed at a's service dir, as the message says, it finds a's snapshot.
