@@ -80,6 +80,12 @@ describe('carrying the snapshot key to a new device, as docs/operations.md says'
     // The other way back, when the first device is gone and a USB disk holds a copy.
     expect(restore.stderr).toContain('or restore from a mirror or a directory store (a USB disk): `cidsync restore --from NAME|PATH`')
     expect(restore.stderr).toContain('[ERR_POINTER_NOT_FOUND]')
+    // The drill before a restore, and history, say the same, not a bare "nothing stored".
+    for (const command of ['verify', 'history']) {
+      const other = await runCli([command, '--config', b], { env })
+      expect(other.code).toBe(3)
+      expect(other.stderr).toContain('a separate account per service dir')
+    }
 
     // Pointed at a's service dir, as the message says, it finds a's snapshot.
     const shared = { ...env, CIDSYNC_SERVICE_DIR: join(root, 'a', 'state', 'service') }

@@ -4,7 +4,7 @@ import { loadConfig, STATE_NAMES } from '../../config/index.js'
 import { UsageError } from '../../errors.js'
 import { countOf, formatBytes, formatTable, printJson } from '../format.js'
 import { action } from '../run.js'
-import { withService } from '../service-command.js'
+import { explainMissingPointer, withService } from '../service-command.js'
 import { makeDirsSync } from '../../util/make-dirs.js'
 
 interface HistoryOptions { config?: string, json?: boolean, reverse?: boolean, limit?: string, namespace?: string, network?: string }
@@ -40,6 +40,7 @@ export function registerHistory (program: Command): void {
       await withService(options, async ({ clients, repository }) => {
         const { walkEntries } = await import('../../sync/index.js')
         const pointer = await clients.pointers.current(options.namespace ?? config.namespace, options.network ?? config.network)
+          .catch((err: unknown) => { throw explainMissingPointer(err, config) })
         const dealOf = await dealStates(config.stateDir)
         const rows = []
         for await (const entry of walkEntries(clients, pointer.snapshotCid, repository.manifestCache, {

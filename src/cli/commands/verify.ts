@@ -6,7 +6,7 @@ import { ContentIntegrityError, SegmentUnusableError } from '../../errors.js'
 import { countOf, printJson } from '../format.js'
 import { drillContentLine } from '../drill-content.js'
 import { action } from '../run.js'
-import { withService } from '../service-command.js'
+import { explainMissingPointer, withService } from '../service-command.js'
 import { runMirrorVerify } from './verify-mirror.js'
 import { makeDirsSync } from '../../util/make-dirs.js'
 
@@ -58,6 +58,7 @@ export function registerVerify (program: Command): void {
       await withService(options, async ({ clients, repository }) => {
         const { SyncStore, verify, recordDrill } = await import('../../sync/index.js')
         const pointer = await clients.pointers.current(options.namespace ?? config.namespace, options.network ?? config.network)
+          .catch((err: unknown) => { throw explainMissingPointer(err, config) })
         // A fresh device (the key and config, no index yet) is where the drill matters most, before
         // a restore: it runs against an empty index aside and leaves no state behind (a sync.sqlite
         // made here would make `key import` ask for --force).
