@@ -1,19 +1,14 @@
 import type { Readable } from 'node:stream'
 import type { CID } from 'multiformats/cid'
 import type { CidProfile, ObjectBlocks } from '../content/index.js'
+import type { ProgressEvent, ProgressOptions } from '../util/progress.js'
 
-/**
- * What a store tells a caller while it works. One shape for every store: a `type` and its
- * `detail`, as helia's progress events are.
- */
+/** What a store tells a caller while it works: the same events from every store. */
 export type StoreProgressEvent =
-  | { readonly type: 'store:put:progress', readonly detail: { readonly sent: number, readonly total: number } }
-  | { readonly type: 'store:get:progress', readonly detail: { readonly received: number, readonly total: number | undefined } }
+  | ProgressEvent<'store:put:progress', { readonly sent: number, readonly total: number }>
+  | ProgressEvent<'store:get:progress', { readonly received: number, readonly total: number | undefined }>
 
-export interface StoreCallOptions {
-  readonly signal?: AbortSignal
-  readonly onProgress?: (event: StoreProgressEvent) => void
-}
+export interface StoreCallOptions extends ProgressOptions<StoreProgressEvent> {}
 
 export interface PutOptions extends StoreCallOptions {
   /** `false`: one attempt only (a caller that checks for a lost answer before sending again). */
