@@ -20,7 +20,7 @@ export interface ProgressInit {
  * (files, bytes, rate, ETA) on a terminal; otherwise a line on stderr every few seconds.
  */
 export function progressReporter (init: ProgressInit): (event: GetFilesProgress) => void {
-  if (init.json) return (event) => { process.stdout.write(JSON.stringify(event) + '\n') }
+  if (init.json) return (event) => { process.stdout.write(jsonLine(event) + '\n') }
   const write = init.write ?? ((text: string) => { process.stderr.write(text) })
   const now = init.now ?? Date.now
   const started = now()
@@ -30,9 +30,9 @@ export function progressReporter (init: ProgressInit): (event: GetFilesProgress)
   let totalBytes = 0
   let last = started
   return (event) => {
-    if (event.type === 'start') { totalFiles = event.files; totalBytes = event.bytes; return }
-    if (event.type === 'bytes') bytes += event.bytes
-    if (event.type === 'file') files++
+    if (event.type === 'get:start') { totalFiles = event.detail.files; totalBytes = event.detail.bytes; return }
+    if (event.type === 'get:bytes') bytes += event.detail.bytes
+    if (event.type === 'get:file') files++
     const at = now()
     // Whole bytes: formatBytes shows a fraction below 1 KiB as it is.
     const rate = Math.round(bytes / Math.max(0.001, (at - started) / 1000))
@@ -51,6 +51,14 @@ export function progressReporter (init: ProgressInit): (event: GetFilesProgress)
     write(`\r${bar} ${files}/${totalFiles} files, ${formatBytes(bytes)} of ${formatBytes(totalBytes)}, ${formatBytes(rate)}/s${eta}   `)
     if (files === totalFiles) write('\n')
   }
+}
+
+/** The name `--json` prints for each event: scripts read these, so they stay as they are. */
+const JSON_TYPES: Readonly<Record<GetFilesProgress['type'], string>> = { 'get:start': 'start', 'get:bytes': 'bytes', 'get:file': 'file', 'get:entry': 'entry' }
+
+/** One `--json` line: the event's detail beside its printed name (`{"type":"file","path":...}`). */
+export function jsonLine (event: GetFilesProgress): string {
+  return JSON.stringify({ type: JSON_TYPES[event.type], ...event.detail })
 }
 
 /** `45 s`, `12 min`, `3 h`: an estimate, said as roughly as it is known. */

@@ -9,6 +9,7 @@ import type { Entry, Index } from '../../index/index.js'
 import type { ObjectHome } from '../../store/index.js'
 import { readingKey } from '../../snapshot/index.js'
 import { eachAtOnce } from '../../util/each-at-once.js'
+import type { ProgressEvent, ProgressOptions } from '../../util/progress.js'
 import { syncRenames } from './fsync-renames.js'
 import { SNAPSHOT_PROFILE } from '../read/index.js'
 import { prepareTarget } from './safe-target.js'
@@ -23,7 +24,7 @@ import { STATE_NAMES } from '../../config/index.js'
 export { targetRoot, usableRecord } from './targets.js'
 export { RESTORE_CONCURRENCY } from './jobs.js'
 
-export interface GetFilesInit {
+export interface GetFilesInit extends ProgressOptions<GetFilesProgress> {
   readonly config: Config
   /** The rows to bring back (this device's index, or a past one), chosen by the caller. */
   readonly rows: readonly Entry[]
@@ -34,18 +35,19 @@ export interface GetFilesInit {
   readonly passphrase?: string
   /** This device's id: a local file that matches its own row is an older version, replaced by a newer one. */
   readonly own?: string
-  readonly signal?: AbortSignal
-  readonly onProgress?: (event: GetFilesProgress) => void
   /** Told once of each thing a restore could not give entries as recorded (a mode unknown, owners not root's to set). */
   readonly onNote?: (note: AttrsNote) => void
 }
 
+/** What a file's or an entry's outcome says: its path, what became of it, and why if it failed. */
+interface OutcomeDetail { readonly path: string, readonly outcome: GetOutcome['outcome'], readonly reason?: string, readonly code?: string }
+
 export type GetFilesProgress =
-  | { readonly type: 'start', readonly files: number, readonly bytes: number }
-  | { readonly type: 'bytes', readonly bytes: number }
-  | { readonly type: 'file', readonly path: string, readonly outcome: GetOutcome['outcome'], readonly reason?: string, readonly code?: string }
+  | ProgressEvent<'get:start', { readonly files: number, readonly bytes: number }>
+  | ProgressEvent<'get:bytes', { readonly bytes: number }>
+  | ProgressEvent<'get:file', OutcomeDetail>
   /** A symlink or a directory, put in place after the files. */
-  | { readonly type: 'entry', readonly kind: 'symlink' | 'dir', readonly path: string, readonly outcome: GetOutcome['outcome'], readonly reason?: string, readonly code?: string }
+  | ProgressEvent<'get:entry', { readonly kind: 'symlink' | 'dir' } & OutcomeDetail>
 
 export type { GetOutcome } from './get-outcome.js'
 
@@ -113,9 +115,9 @@ export async function getFiles (clients: ObjectHome, index: Index, init: GetFile
         'bring them back with --to DIR, or add a [[folders]] table with that name and where it goes here')
     }
   }
-  init.onProgress?.({ type: 'start', files: rows.length, bytes: rows.reduce((sum, r) => sum + r.size, 0) })
+  init.onProgress?.({ type: 'get:start', detail: { files: rows.length, bytes: rows.reduce((sum, r) => sum + r.size, 0) } })
   const outcomes: Array<GetOutcome | undefined> = new Array(rows.length)
-  const done = (at: number, outcome: GetOutcome): void => { outcomes[at] = outcome; init.onProgress?.({ type: 'file', path: outcome.path, outcome: outcome.outcome, ...(outcome.reason === undefined ? {} : { reason: outcome.reason, code: outcome.code }) }) }
+  const done = (at: number, outcome: GetOutcome): void => { outcomes[at] = outcome; init.onProgress?.({ type: 'get:file', detail: { path: outcome.path, outcome: outcome.outcome, ...(outcome.reason === undefined ? {} : { reason: outcome.reason, code: outcome.code }) } }) }
   const keys = new Map<string, Buffer>()
   // Directories written into, each cleared once of the temps a killed run left (a kill between a
   // temp's write and its rename leaves one, and a rerun may skip the file as already right); a
@@ -223,7 +225,7 @@ export async function getFiles (clients: ObjectHome, index: Index, init: GetFile
         attrs: job.attrs,
         signal: init.signal,
         // A slice that ended inside a sealed chunk wrote nothing yet: no line for it (--json printed three of four as 0).
-        onBytes: (bytes: number) => { if (bytes > 0) init.onProgress?.({ type: 'bytes', bytes }) }
+        onBytes: (bytes: number) => { if (bytes > 0) init.onProgress?.({ type: 'get:bytes', detail: { bytes } }) }
       }
       const written = (): void => {
         const into = renamed.get(dirname(target)) ?? { root: job.root, files: [] }
@@ -270,7 +272,7 @@ export async function getFiles (clients: ObjectHome, index: Index, init: GetFile
     for (const outcome of placed) {
       outcomes.push(outcome)
       const said = { path: outcome.path, outcome: outcome.outcome, ...(outcome.reason === undefined ? {} : { reason: outcome.reason, code: outcome.code }) }
-      init.onProgress?.(outcome.kind === undefined ? { type: 'file', ...said } : { type: 'entry', kind: outcome.kind, ...said })
+      init.onProgress?.(outcome.kind === undefined ? { type: 'get:file', detail: said } : { type: 'get:entry', detail: { kind: outcome.kind, ...said } })
     }
   } finally {
     // A run that failed renames nothing more than the batch already being synced.
