@@ -104,9 +104,9 @@ function storeProgress (): ((event: StoreContentProgress) => void) | undefined {
   let files = 0
   let bytes = 0
   return (event) => {
-    if (event.type !== 'stored') return
-    files += event.files
-    bytes += event.bytes
+    if (event.type !== 'storing:stored') return
+    files += event.detail.files
+    bytes += event.detail.bytes
     process.stderr.write(`\rstoring content: ${countOf(files, 'file', 'files')}, ${formatBytes(bytes)}   `)
   }
 }

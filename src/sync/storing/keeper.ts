@@ -228,14 +228,14 @@ export class ContentKeeper {
         signal: this.abort.signal,
         skip: (folder, path) => this.failures.waiting(folder, path),
         onProgress: (event) => {
-          if (event.type === 'file') {
-            attempted.add(`${event.folder}/${event.path}`)
-            this.uploading.add(`${event.folder}/${event.path}`)
-          } else if (event.type === 'stored') {
-            pass.bytes += event.bytes
-            for (const key of event.keys) this.uploading.delete(key)
+          if (event.type === 'storing:file') {
+            attempted.add(`${event.detail.folder}/${event.detail.path}`)
+            this.uploading.add(`${event.detail.folder}/${event.detail.path}`)
+          } else if (event.type === 'storing:stored') {
+            pass.bytes += event.detail.bytes
+            for (const key of event.detail.keys) this.uploading.delete(key)
           } else {
-            this.uploading.delete(`${event.folder}/${event.path}`)
+            this.uploading.delete(`${event.detail.folder}/${event.detail.path}`)
           }
         }
       })

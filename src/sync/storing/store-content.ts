@@ -13,6 +13,7 @@ import { pullBeforeStoring } from './pull.js'
 import type { NotStored } from '../content-outcome.js'
 import type { SyncComponents } from '../sync-components.js'
 import { STATE_NAMES } from '../../config/index.js'
+import type { ProgressEvent, ProgressOptions } from '../../util/progress.js'
 
 /** Files read from the index a batch at a time: a long queue is never held whole. */
 const BATCH = 500
@@ -25,15 +26,15 @@ export interface StoreContentComponents extends SyncComponents {
 
 /** What storing is doing, told as it goes. */
 export type StoreContentProgress =
-  | { readonly type: 'file', readonly folder: string, readonly path: string, readonly bytes: number }
-  | { readonly type: 'stored', readonly files: number, readonly bytes: number, readonly keys: readonly string[] }
-  | { readonly type: 'failed', readonly folder: string, readonly path: string, readonly error: Error }
+  /** A file is about to be read and stored. */
+  | ProgressEvent<'storing:file', { readonly folder: string, readonly path: string, readonly bytes: number }>
+  /** Files whose objects are all stored, with their `folder/path` keys. */
+  | ProgressEvent<'storing:stored', { readonly files: number, readonly bytes: number, readonly keys: readonly string[] }>
+  | ProgressEvent<'storing:failed', { readonly folder: string, readonly path: string, readonly error: Error }>
 
-export interface StoreContentInit {
+export interface StoreContentInit extends ProgressOptions<StoreContentProgress> {
   readonly config: Config
   readonly passphrase?: string
-  readonly signal?: AbortSignal
-  readonly onProgress?: (event: StoreContentProgress) => void
   /** Files not to try now (the daemon's failures waiting for their retry), by `folder/path`. */
   readonly skip?: (folder: string, path: string) => boolean
 }
@@ -119,7 +120,7 @@ export async function storeContent (components: StoreContentComponents, init: St
         result.storedFiles++
         result.storedBytes += r.size
       }
-      init.onProgress?.({ type: 'stored', files: records.length, bytes: records.reduce((sum, r) => sum + r.size, 0), keys: records.flatMap(r => { const keys = taken.get(r.cid) ?? []; taken.delete(r.cid); return keys }) })
+      init.onProgress?.({ type: 'storing:stored', detail: { files: records.length, bytes: records.reduce((sum, r) => sum + r.size, 0), keys: records.flatMap(r => { const keys = taken.get(r.cid) ?? []; taken.delete(r.cid); return keys }) } })
     },
     storedParts: (file) => store.contentParts(file.cid.toString(), keyId),
     onPartStored: (file, i, object) => { store.contentPartStored(file.cid.toString(), keyId, i, object) },
@@ -206,12 +207,12 @@ async function storeRow (folder: FolderConfig, row: UnstoredRow, run: FolderRun)
   } catch (err) {
     const error = err as ContentIntegrityError
     result.failed.push({ folder: folder.name, path: row.path, code: error.code, reason: error.message })
-    init.onProgress?.({ type: 'failed', folder: folder.name, path: row.path, error })
+    init.onProgress?.({ type: 'storing:failed', detail: { folder: folder.name, path: row.path, error } })
     return
   }
   const file: FileToStore = { path: join(folder.path, ...parts), cid: CID.parse(row.cid), size: row.size, profile: cidProfile(row.cidProfile) }
   taken.set(row.cid, [...(taken.get(row.cid) ?? []), `${folder.name}/${row.path}`])
-  init.onProgress?.({ type: 'file', folder: folder.name, path: row.path, bytes: row.size })
+  init.onProgress?.({ type: 'storing:file', detail: { folder: folder.name, path: row.path, bytes: row.size } })
   try {
     await storer.add(file, { signal: init.signal })
   } catch (err) {
@@ -220,7 +221,7 @@ async function storeRow (folder: FolderConfig, row: UnstoredRow, run: FolderRun)
     if (err instanceof FileChangedWhileHashingError || (err as NodeJS.ErrnoException).code === 'ENOENT') { result.changed++; return }
     const error = err as Error & { code?: string }
     result.failed.push({ folder: folder.name, path: row.path, code: typeof error.code === 'string' ? error.code : 'ERR_CONTENT_STORE', reason: error.message })
-    init.onProgress?.({ type: 'failed', folder: folder.name, path: row.path, error })
+    init.onProgress?.({ type: 'storing:failed', detail: { folder: folder.name, path: row.path, error } })
     run.components.logger.warn({ folder: folder.name, path: row.path, err: error.message }, 'a file\'s content was not stored; it is tried again later')
   }
 }

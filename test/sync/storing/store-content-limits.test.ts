@@ -11,7 +11,7 @@ import { indexPath, openIndex } from '../../../src/index/index.js'
 import { startLocalService } from '../../../src/local-service/index.js'
 import { createServiceClients } from '../../../src/remote/index.js'
 import { newWalletKey } from '../../../src/crypto/index.js'
-import { storeContent, SyncStore } from '../../../src/sync/index.js'
+import { storeContent, SyncStore, type StoreContentProgress } from '../../../src/sync/index.js'
 import { useTempDir } from '../../helpers/temp-dir.js'
 
 const MIB = 1024 * 1024
@@ -48,7 +48,7 @@ async function countingProxy (target: string, holdMs: number): Promise<{ url: st
 }
 
 /** A device whose folder `data` holds `files` (indexed), storing through `proxyHold` ms of proxy, with `[content]` lines. */
-async function setup (files: number, size: number | ((i: number) => number), content: string, holdMs: number, sealing = 'encryption = "none"\n'): Promise<{ run: () => ReturnType<typeof storeContent>, proxy: Awaited<ReturnType<typeof countingProxy>> }> {
+async function setup (files: number, size: number | ((i: number) => number), content: string, holdMs: number, sealing = 'encryption = "none"\n'): Promise<{ run: (onProgress?: (event: StoreContentProgress) => void) => ReturnType<typeof storeContent>, proxy: Awaited<ReturnType<typeof countingProxy>> }> {
   const root = await useTempDir()
   const data = join(root, 'data')
   await mkdir(data)
@@ -75,7 +75,7 @@ async function setup (files: number, size: number | ((i: number) => number), con
   apiKey = (await clients.deals.login(newWalletKey())).apiKey
   const store = new SyncStore(config.stateDir)
   onTestFinished(() => { store.close() })
-  const run = async (): ReturnType<typeof storeContent> => await storeContent({ index, clients, store, logger: pino({ level: 'silent' }), deviceId: 'dev-1', hostname: 'one' }, { config })
+  const run = async (onProgress?: (event: StoreContentProgress) => void): ReturnType<typeof storeContent> => await storeContent({ index, clients, store, logger: pino({ level: 'silent' }), deviceId: 'dev-1', hostname: 'one' }, { config, onProgress })
   return { run, proxy }
 }
 
@@ -113,5 +113,22 @@ describe('content uploads keep to [content] concurrency and upload_rate', () => 
     expect(bytes).toBeGreaterThan(4 * MIB)
     // Generous: the bound holds however slow the machine; only a missing limit finishes sooner.
     expect(last - first).toBeGreaterThan(2_500)
+  })
+})
+
+describe('what storing tells as it goes', () => {
+  it('tells each file as storing:file, then the stored ones as storing:stored, by folder/path', async () => {
+    const { run } = await setup(3, 2000, '', 0, '')
+    const events: StoreContentProgress[] = []
+    const result = await run((event) => { events.push(event) })
+    expect(result.storedFiles).toBe(3)
+    const names = ['data/f-0.bin', 'data/f-1.bin', 'data/f-2.bin']
+    const files = events.filter(e => e.type === 'storing:file').map(e => `${e.detail.folder}/${e.detail.path}`)
+    expect(files.sort()).toEqual(names)
+    const stored = events.filter(e => e.type === 'storing:stored')
+    expect(stored.reduce((sum, e) => sum + e.detail.files, 0)).toBe(3)
+    expect(stored.reduce((sum, e) => sum + e.detail.bytes, 0)).toBe(6000)
+    expect(stored.flatMap(e => e.detail.keys).sort()).toEqual(names)
+    expect(events.filter(e => e.type === 'storing:failed')).toEqual([])
   })
 })
