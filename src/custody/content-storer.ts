@@ -10,6 +10,7 @@ import type { ContentRecord, Sealing } from './record.js'
 import type { FileToStore } from './file-to-store.js'
 import { SealPool } from './seal-pool.js'
 import { makeDirs } from '../util/make-dirs.js'
+import type { ProgressEvent } from '../util/progress.js'
 
 /** What storing needs from outside: the upload endpoint. */
 export interface ContentStorerComponents {
@@ -23,6 +24,9 @@ export interface ContentStorerComponents {
   /** Sends a file as it is under its own profile; answers the CID the service gave it. */
   readonly storePlain: (path: string, profile: CidProfile, options: { signal?: AbortSignal }) => Promise<string>
 }
+
+/** Plaintext bytes stored, told once the files' records were handed out. */
+export type ContentStorerProgress = ProgressEvent<'custody:stored', { readonly files: number, readonly bytes: number }>
 
 /** The key content is sealed under: the snapshot key, with its id and salt to name it in records. */
 export interface ContentSealingKey {
@@ -44,7 +48,7 @@ export interface ContentStorerInit {
   /** Told of each part as it is stored, to be handed back through `storedParts` after a kill. */
   readonly onPartStored?: (file: FileToStore, index: number, object: string) => void
   /** Told of plaintext bytes as they are stored, for progress and rates. */
-  readonly onProgress?: (event: { type: 'stored', files: number, bytes: number }) => void
+  readonly onProgress?: (event: ContentStorerProgress) => void
   /** Threads that read and seal files at once (default 2). */
   readonly sealThreads?: number
 }
@@ -119,7 +123,7 @@ export class ContentStorer {
       signal: options.signal
     })
     await this.init.onStored([{ ...this.recordBase(file), objects: parts.map(([object, length]) => [object, 0, length] as const) }])
-    this.init.onProgress?.({ type: 'stored', files: 1, bytes: file.size })
+    this.init.onProgress?.({ type: 'custody:stored', detail: { files: 1, bytes: file.size } })
   }
 
   /** Sends the pack being filled, if any, and hands out its records. */
@@ -160,14 +164,14 @@ export class ContentStorer {
       return record
     })
     await this.init.onStored(records)
-    this.init.onProgress?.({ type: 'stored', files: records.length, bytes: pack.reduce((sum, p) => sum + p.file.size, 0) })
+    this.init.onProgress?.({ type: 'custody:stored', detail: { files: records.length, bytes: pack.reduce((sum, p) => sum + p.file.size, 0) } })
   }
 
   private async addPlain (file: FileToStore, options: { signal?: AbortSignal }): Promise<void> {
     const got = await this.components.storePlain(file.path, file.profile, options)
     if (got !== file.cid.toString()) throw new FileChangedWhileHashingError(`${file.path} was stored as ${got}, not its indexed ${file.cid.toString()}: it changed since it was indexed`)
     await this.init.onStored([{ ...this.recordBase(file), objects: [[got, 0, file.size]] }])
-    this.init.onProgress?.({ type: 'stored', files: 1, bytes: file.size })
+    this.init.onProgress?.({ type: 'custody:stored', detail: { files: 1, bytes: file.size } })
   }
 
   private recordBase (file: FileToStore): Omit<ContentRecord, 'objects'> {

@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto'
 import { mkdir, open, readFile, readdir, stat, utimes, writeFile, appendFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { CID } from 'multiformats/cid'
-import { ContentStorer, ObjectCache, fetchFile, parseContentRecord, CHUNK_BYTES, PART_CHUNKS, type ContentRecord, type FileToStore } from '../../src/custody/index.js'
+import { ContentStorer, ObjectCache, fetchFile, parseContentRecord, CHUNK_BYTES, PART_CHUNKS, type ContentRecord, type ContentStorerProgress, type FileToStore } from '../../src/custody/index.js'
 import { cidProfile, fileCid } from '../../src/content/index.js'
 import { ContentIntegrityError, TargetPathError } from '../../src/errors.js'
 import { keyIdOf } from '../../src/snapshot/index.js'
@@ -18,7 +18,7 @@ interface Harness {
   readonly key: Buffer
   readonly uploads: { count: number }
   readonly records: Map<string, ContentRecord>
-  storer: (init?: { storedParts?: Map<number, string>, onPart?: (i: number, o: string) => void }) => ContentStorer
+  storer: (init?: { storedParts?: Map<number, string>, onPart?: (i: number, o: string) => void, onProgress?: (event: ContentStorerProgress) => void }) => ContentStorer
 }
 
 async function harness (dir: string): Promise<Harness> {
@@ -37,7 +37,8 @@ async function harness (dir: string): Promise<Harness> {
       spoolDir: join(dir, 'spool'),
       onStored: (made) => { for (const r of made) records.set(r.cid, parseContentRecord(JSON.parse(JSON.stringify(r)))) },
       storedParts: () => init.storedParts ?? new Map(),
-      onPartStored: (_f, i, o) => init.onPart?.(i, o)
+      onPartStored: (_f, i, o) => init.onPart?.(i, o),
+      onProgress: init.onProgress
     })
   }
 }
@@ -67,10 +68,15 @@ describe('content storing and fetching, against the local service', () => {
     await writeFile(join(source, 'medium'), randomBytes(CHUNK_BYTES + 1))
     names.push('large', 'medium')
     await utimes(join(source, 'medium'), new Date(), new Date('2020-01-02T03:04:05Z'))
-    const storer = h.storer()
+    const told: ContentStorerProgress[] = []
+    const storer = h.storer({ onProgress: (event) => { told.push(event) } })
     const files = await Promise.all(names.map(async n => await fileToStore(join(source, n))))
     for (const file of files) await storer.add(file)
     await storer.flush()
+    // Every file and every plaintext byte told once, as custody:stored.
+    expect(told.every(e => e.type === 'custody:stored')).toBe(true)
+    expect(told.reduce((sum, e) => sum + e.detail.files, 0)).toBe(302)
+    expect(told.reduce((sum, e) => sum + e.detail.bytes, 0)).toBe(files.reduce((sum, f) => sum + f.size, 0))
     // 300 small files in one pack; the large file in 2 parts; the medium file in 1.
     expect(h.uploads.count).toBe(4)
     expect(h.records.size).toBe(302)
