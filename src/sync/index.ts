@@ -12,7 +12,7 @@ export {
   extraEntries, removeExtra, NOTE_TEXT, checkDownloadRoom, downloadFile, removeStaleDownloads
 } from './restore/index.js'
 export type {
-  RestoreComponents, RestoreInit, RestoreResult, GetFilesInit, GetFilesProgress, GetOutcome,
+  RestoreComponents, RestoreInit, RestoreProgress, RestoreResult, GetFilesInit, GetFilesProgress, GetOutcome,
   PlannedEntry, ExtraEntry, AttrsNote, SelectedTree, SelectRowsInit, DownloadFileInit,
   DownloadedFile
 } from './restore/index.js'
@@ -22,7 +22,7 @@ export {
   buildIndex, fetchV1Snapshot, openPastIndex, pastIndex, PAST_DIR, checkOwnPublishIn
 } from './read/index.js'
 export type {
-  HistoryEntry, ManifestCache, FetchInit, ReadContextOptions, BuiltPast, PastIndex
+  HistoryEntry, ManifestCache, DownloadProgress, FetchInit, ReadContextOptions, BuiltPast, PastIndex
 } from './read/index.js'
 export { verify, runDrill, recordDrill, restorableStatus, historyStatus } from './verify/index.js'
 export type {

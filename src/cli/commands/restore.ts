@@ -10,13 +10,14 @@ import { readFrom } from '../mirror-read.js'
 import { lagLine, mirrorLag } from '../mirror-lag.js'
 import { makeDirsSync } from '../../util/make-dirs.js'
 import { shellWord } from '../../util/shell-word.js'
+import type { RestoreProgress } from '../../sync/index.js'
 
 interface RestoreOptions { device?: string, delete?: boolean, allowOlder?: boolean, from?: string, files?: string | boolean, to?: string, overwrite?: boolean, config?: string, json?: boolean, namespace?: string, network?: string, cid?: string, at?: string, force?: boolean, dryRun?: boolean, asDevice?: string, allowUnencrypted?: boolean }
 
-function progressBar (): ((received: number, total: number | undefined) => void) | undefined {
+function progressBar (): ((event: RestoreProgress) => void) | undefined {
   if (process.stderr.isTTY !== true) return undefined
   let last = 0
-  return (received, total) => {
+  return ({ detail: { received, total } }) => {
     const now = Date.now()
     if (now - last < 100 && received !== total) return
     last = now

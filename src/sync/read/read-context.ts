@@ -1,13 +1,14 @@
 import { join } from 'node:path'
 import { type Config, STATE_NAMES } from '../../config/index.js'
 import { makeDirsSync } from '../../util/make-dirs.js'
-import type { FetchInit } from './segment-fetch.js'
+import type { DownloadProgress, FetchInit } from './segment-fetch.js'
+import type { ProgressOptions } from '../../util/progress.js'
 import { acceptsUnencrypted } from './unencrypted-policy.js'
 
 /** Where fetched publishes are opened, in the state dir. */
 export const SNAPSHOTS_DIR = STATE_NAMES.snapshots
 
-export interface ReadContextOptions {
+export interface ReadContextOptions extends ProgressOptions<DownloadProgress> {
   /** Names the caller's files in the snapshots dir and in its messages. */
   readonly label: string
   /** Default: the config's. A publish bound to another namespace or network is refused. */
@@ -19,8 +20,6 @@ export interface ReadContextOptions {
   readonly passphrase: string | undefined
   /** `--allow-unencrypted`: accept a publish without a cipher although this device encrypts. */
   readonly allowUnencrypted?: boolean
-  readonly signal?: AbortSignal
-  readonly onProgress?: FetchInit['onProgress']
 }
 
 /**

@@ -6,17 +6,21 @@ import { canonicalCid } from '../../remote/index.js'
 import type { ObjectHome } from '../../store/index.js'
 import { unsealSegment, type SegmentRef } from '../../snapshot/index.js'
 import { fsyncPath } from '../../util/fsync.js'
+import type { ProgressEvent, ProgressOptions } from '../../util/progress.js'
 import { SNAPSHOT_PROFILE } from './snapshot-profile.js'
 import type { Binding } from './manifest-binding.js'
 
-export interface FetchInit {
+/** A restore's download of a publish: bytes fetched and checked so far, and in all where known. */
+export type DownloadProgress = ProgressEvent<'restore:download', { readonly received: number, readonly total: number | undefined }>
+
+/** `onProgress` is told after each segment is fetched and checked. */
+export interface FetchInit extends ProgressOptions<DownloadProgress> {
   readonly stateDir: string
   /** Where the fetched files go while they are opened. */
   readonly dir: string
   readonly label: string
   readonly passphrase?: string
   readonly acceptUnencrypted?: boolean
-  readonly signal?: AbortSignal
   /** The namespace and network the publishes read must belong to (a manifest bound to another is refused). */
   readonly binding?: Binding
   /**
@@ -25,8 +29,6 @@ export interface FetchInit {
    * here, and the promise put in `started` (the caller awaits it before relying on the file).
    */
   readonly syncEarly?: { readonly cids: ReadonlySet<string>, readonly started: Map<string, Promise<void>> }
-  /** Called after each segment is fetched and checked: bytes so far, bytes in all. */
-  readonly onProgress?: (received: number, total: number | undefined) => void
 }
 
 /** Failures a retry cannot mend: the bytes are missing, not what their CID says, or not ours to open. */
@@ -97,7 +99,7 @@ export async function fetchSegments (clients: ObjectHome, wanted: ReadonlyArray<
       await checkSegmentAsync(database, expected, segment.cid)
       databases.set(segment.cid, database)
       received += segment.bytes
-      init.onProgress?.(received, total)
+      init.onProgress?.({ type: 'restore:download', detail: { received, total } })
     } catch (err) {
       // What the reader beside the fetch made, if the bytes were not the CID's or did not check.
       await rm(database, { force: true })

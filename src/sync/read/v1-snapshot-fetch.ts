@@ -1,7 +1,6 @@
-import { receivedProgress } from '../../store/index.js'
 import { rm } from 'node:fs/promises'
 import { checkIndexFile } from '../../index/index.js'
-import type { ObjectHome } from '../../store/index.js'
+import type { ObjectHome, StoreProgressEvent } from '../../store/index.js'
 import { readSnapshot } from '../../snapshot/index.js'
 import { fetchedPath, type FetchInit } from './segment-fetch.js'
 import { SNAPSHOT_PROFILE } from './snapshot-profile.js'
@@ -16,7 +15,9 @@ import { SNAPSHOT_PROFILE } from './snapshot-profile.js'
 export async function fetchV1Snapshot (clients: ObjectHome, cid: string, destination: string, init: FetchInit): Promise<void> {
   const path = fetchedPath(init, cid, '.snap')
   try {
-    await clients.objects.getFile(cid, SNAPSHOT_PROFILE, path, { signal: init.signal, onProgress: receivedProgress(init.onProgress) })
+    const report = init.onProgress
+    const onProgress = report === undefined ? undefined : (event: StoreProgressEvent): void => { if (event.type === 'store:get:progress') report({ type: 'restore:download', detail: event.detail }) }
+    await clients.objects.getFile(cid, SNAPSHOT_PROFILE, path, { signal: init.signal, onProgress })
     await readSnapshot({ path, stateDir: init.stateDir, destination, passphrase: init.passphrase, acceptUnencrypted: init.acceptUnencrypted, signal: init.signal, check: checkIndexFile })
   } finally {
     await rm(path, { force: true })

@@ -7,10 +7,11 @@ import { DEVICE_ID_FILE, indexPath, isDamageError, openIndex, readDeviceId } fro
 import type { ObjectHome } from '../../store/index.js'
 import { READABLE_ENGINES, type Manifest } from '../../snapshot/index.js'
 import { writeFileAtomicSync } from '../../util/atomic-write.js'
+import type { ProgressOptions } from '../../util/progress.js'
 import { failpoint } from '../../util/failpoint.js'
 import { fsyncPath } from '../../util/fsync.js'
 import { type SyncStore, type SyncStoreOwner, removeLeftovers, jobFiles } from '../state/index.js'
-import { readContext, checkOwnPublishIn, publishAt, readPublish, type HistoryEntry, type ManifestCache, buildIndex, type FetchInit, fetchV1Snapshot, scrubRestoredIndex } from '../read/index.js'
+import { readContext, checkOwnPublishIn, publishAt, readPublish, type HistoryEntry, type ManifestCache, buildIndex, type DownloadProgress, type FetchInit, fetchV1Snapshot, scrubRestoredIndex } from '../read/index.js'
 
 export interface RestoreComponents {
   readonly clients: ObjectHome
@@ -18,7 +19,10 @@ export interface RestoreComponents {
   readonly syncState: SyncStoreOwner
 }
 
-export interface RestoreInit {
+/** What a restore tells as it downloads the publish: `restore:download`, bytes so far and in all. */
+export type RestoreProgress = DownloadProgress
+
+export interface RestoreInit extends ProgressOptions<RestoreProgress> {
   readonly config: Config
   readonly namespace: string
   readonly network: string
@@ -39,8 +43,6 @@ export interface RestoreInit {
   readonly mirror?: string
   /** `--allow-unencrypted`: take a snapshot with no cipher although this device encrypts. */
   readonly allowUnencrypted?: boolean
-  readonly signal?: AbortSignal
-  readonly onProgress?: (received: number, total: number | undefined) => void
 }
 
 export interface RestoreResult {

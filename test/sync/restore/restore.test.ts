@@ -4,7 +4,7 @@ import { realpath } from 'node:fs/promises'
 import { basename, join } from 'node:path'
 import pino from 'pino'
 import { indexPath } from '../../../src/index/index.js'
-import { publish, restore } from '../../../src/sync/index.js'
+import { publish, restore, type RestoreProgress } from '../../../src/sync/index.js'
 import { exportKey, importKey } from '../../../src/snapshot/index.js'
 import { serviceUnderTest, EXTERNAL } from '../../helpers/service.js'
 import { useTempDir } from '../../helpers/temp-dir.js'
@@ -36,5 +36,22 @@ describe.skipIf(EXTERNAL)('a restore of the index', () => {
     expect(stagedSyncs.every(([, renamed]) => !renamed)).toBe(true)
     // The rename is durable once the state dir is synced after it.
     expect(seen.some(([path, renamed]) => path === state && renamed)).toBe(true)
+  })
+  it('tells its download as restore:download events, bytes so far and in all, the last with every byte', async () => {
+    const { clients } = await serviceUnderTest()
+    const root = await realpath(await useTempDir())
+    const a = await syncDevice(root, 'a', 'aaaaaaaa-0000-4000-8000-000000000000', { namespace: `${NS}-told` })
+    writeRows(a, 'one.md', 'two.md')
+    await publish({ index: a.index, clients, logger, deviceId: a.id, store: a.store }, { config: a.config })
+    const b = await syncDevice(root, 'b', 'bbbbbbbb-0000-4000-8000-000000000000', { namespace: `${NS}-told` })
+    importKey(b.config.stateDir, exportKey(a.config.stateDir))
+    closeDeviceIndex(b)
+    const told: RestoreProgress[] = []
+    await restore(restoring(clients, b.config), { config: b.config, namespace: `${NS}-told`, network: 'mainnet', force: true, onProgress: (event) => { told.push(event) } })
+    expect(told.length).toBeGreaterThan(0)
+    expect(told.every(e => e.type === 'restore:download')).toBe(true)
+    const last = told.at(-1)?.detail
+    expect(last?.total).toBeGreaterThan(0)
+    expect(last?.received).toBe(last?.total)
   })
 })
