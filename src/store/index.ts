@@ -8,7 +8,7 @@ export type {
   ObjectStore, ObjectInfo, PutOptions, GetOptions, GetBytesOptions, GotObject, StoreCallOptions,
   StoreProgressEvent, BlockSink, BlocksRequest, BlocksOptions
 } from './object-store.js'
-export { receivedProgress, sentProgress } from './object-store.js'
+export { sentProgress } from './object-store.js'
 export { receiveVerified } from './verified-receive.js'
 export type { ByteSource, ReceiveOptions, SourceTry } from './verified-receive.js'
 export { fillSlabs, hashed, slabsCid, defaultSlab, TooLarge, DEFAULT_SLAB_BYTES } from './slabs.js'

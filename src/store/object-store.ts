@@ -132,11 +132,6 @@ export interface ObjectStore {
   close: () => Promise<void>
 }
 
-/** A `(received, total)` callback as a store's progress handler (get events only). */
-export function receivedProgress (report: ((received: number, total: number | undefined) => void) | undefined): StoreCallOptions['onProgress'] {
-  return report === undefined ? undefined : (event) => { if (event.type === 'store:get:progress') report(event.detail.received, event.detail.total) }
-}
-
 /** A `(sent, total)` callback as a store's progress handler (put events only). */
 export function sentProgress (report: ((sent: number, total: number) => void) | undefined): StoreCallOptions['onProgress'] {
   return report === undefined ? undefined : (event) => { if (event.type === 'store:put:progress') report(event.detail.sent, event.detail.total) }
