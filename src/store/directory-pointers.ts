@@ -1,4 +1,3 @@
-import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { CID } from 'multiformats/cid'
 import { DirectoryStoreError, PointerNotFoundError } from '../errors.js'
@@ -6,6 +5,7 @@ import { writeFileAtomicSync } from '../util/atomic-write.js'
 import type { StoreCallOptions } from './object-store.js'
 import type { ObjectHome, PointerRegistry, StoredPointer } from './pointer-registry.js'
 import { DirectoryObjectStore } from './directory-store.js'
+import { readSmallFile } from './directory-files.js'
 
 const FILE = 'pointers.json'
 /** More pointers than any user keeps: a file past it is not one cidsync wrote. */
@@ -46,15 +46,16 @@ export class DirectoryPointers implements PointerRegistry {
 
   private async read (): Promise<Pointers> {
     await this.store.opened()
-    let text: string
+    let text: string | undefined
     try {
-      text = await readFile(this.path, 'utf8')
+      // Never more than the bound, and never through a link, a FIFO or a device.
+      text = await readSmallFile(this.path, MAX_FILE_BYTES)
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return {}
+      if (err instanceof DirectoryStoreError) throw err
       throw new DirectoryStoreError(`could not read ${this.path}: ${(err as Error).message}`, { cause: err })
     }
+    if (text === undefined) return {}
     const damaged = (why: string): DirectoryStoreError => new DirectoryStoreError(`${this.path} is not a pointers file cidsync wrote (${why}): move it aside, and mirror again to write it afresh`)
-    if (text.length > MAX_FILE_BYTES) throw damaged('too large')
     let parsed: unknown
     try { parsed = JSON.parse(text) } catch { throw damaged('not JSON') }
     if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw damaged('not an object')
@@ -80,6 +81,8 @@ export class DirectoryPointers implements PointerRegistry {
     options.signal?.throwIfAborted()
     const pointer = parsePointer(input)
     if (pointer === undefined) throw new DirectoryStoreError(`refused to write a malformed pointer for ${input.namespace}/${input.network}`)
+    // The store is still there: an unmounted disk's empty mount point is never written.
+    await this.store.writable()
     const pointers = await this.read()
     pointers[keyOf(input.namespace, input.network)] = pointer
     writeFileAtomicSync(this.path, JSON.stringify(pointers, null, 2) + '\n', { mode: 0o600 })

@@ -1,15 +1,23 @@
 import { describe, expect, it } from 'vitest'
 import { randomBytes } from 'node:crypto'
-import { chmod, mkdir, readdir, readFile, rename, rm, stat, symlink, writeFile } from 'node:fs/promises'
+import { chmod, mkdir, readdir, readFile, rename, rm, stat, symlink, truncate, utimes, writeFile } from 'node:fs/promises'
+import { hostname } from 'node:os'
 import { join } from 'node:path'
 import { cidProfile } from '../../src/content/index.js'
-import { ContentNotFoundError, DirectoryStoreError } from '../../src/errors.js'
-import { DirectoryObjectStore } from '../../src/store/index.js'
+import { ContentNotFoundError, DirectoryStoreError, IntegrityError } from '../../src/errors.js'
+import { DirectoryObjectStore, directoryHome, type StoreProgressEvent } from '../../src/store/index.js'
+import { FOREIGN_TEMP_MS } from '../../src/store/directory-temps.js'
 import { useTempDir } from '../helpers/temp-dir.js'
 import { objectStoreConformance } from './conformance.js'
 
 const PROFILE = cidProfile('kubo-cidv1')
 const objectFile = (dir: string, cid: string): string => join(dir, 'objects', cid.slice(-2), cid)
+
+async function aFile (bytes: Buffer): Promise<string> {
+  const path = join(await useTempDir(), 'in.bin')
+  await writeFile(path, bytes)
+  return path
+}
 
 objectStoreConformance('a plain directory', async () => {
   const dir = join(await useTempDir(), 'store')
@@ -84,15 +92,104 @@ describe('a directory store', () => {
     expect(await store.stat(cid)).toBeUndefined()
   })
 
-  it('a put killed midway leaves a temp file that the next open removes once its process is gone', async () => {
+  it('a put killed midway leaves a temp file that a later put removes once its process is gone; another host\'s once a day old', async () => {
     const dir = join(await useTempDir(), 'store')
     await DirectoryObjectStore.open(dir, { create: true })
+    const host = hostname().replace(/[^A-Za-z0-9.-]/g, '-').slice(0, 64)
     // A pid no process has: Linux's pid_max is at most 2^22.
-    await writeFile(join(dir, 'tmp', '4194305-00aa.part'), 'half')
-    await writeFile(join(dir, 'tmp', `${process.pid}-00bb.part`), 'mine, running')
+    await writeFile(join(dir, 'tmp', `${host}_4194305_00aa.part`), 'half')
+    await writeFile(join(dir, 'tmp', `${host}_${process.pid}_00bb.part`), 'mine, running')
+    // A NAS written by two hosts: the other's pid means nothing here, so only its age counts.
+    await writeFile(join(dir, 'tmp', 'other-host_4194305_00cc.part'), 'its put, running')
+    await writeFile(join(dir, 'tmp', 'other-host_4194305_00dd.part'), 'its put, long dead')
+    const old = new Date(Date.now() - 2 * FOREIGN_TEMP_MS)
+    await utimes(join(dir, 'tmp', 'other-host_4194305_00dd.part'), old, old)
     const store = await DirectoryObjectStore.open(dir)
-    expect((await readdir(join(dir, 'tmp'))).sort()).toEqual([`${process.pid}-00bb.part`])
     expect(await store.has('bafkreigh2akiscaildcqabsyg3dfr6chu3fgpregiymsck7e7aqa4s52zy')).toBe(false)
+    await store.put(await aFile(randomBytes(10)), PROFILE)
+    expect((await readdir(join(dir, 'tmp'))).sort()).toEqual([`${host}_${process.pid}_00bb.part`, 'other-host_4194305_00cc.part'].sort())
+  })
+
+  it('reads write nothing: a store made read-only, without tmp/, or with a folder planted in it still restores', async () => {
+    const dir = join(await useTempDir(), 'store')
+    const cid = (await (await DirectoryObjectStore.open(dir, { create: true })).put(await aFile(randomBytes(100)), PROFILE)).cid
+    await rm(join(dir, 'tmp'), { recursive: true })
+    const reader = await DirectoryObjectStore.open(dir)
+    expect((await reader.getBytes(cid, PROFILE)).length).toBe(1)
+    await expect(stat(join(dir, 'tmp'))).rejects.toThrow(/ENOENT/)
+    // A folder under a dead temp's name (another user's, or a damaged disk's) stops nothing.
+    await mkdir(join(dir, 'tmp', '4194305-00aa.part'), { recursive: true })
+    await mkdir(join(dir, 'tmp', 'host_4194305_00aa.part'))
+    const again = await DirectoryObjectStore.open(dir)
+    expect((await again.getBytes(cid, PROFILE)).length).toBe(1)
+    await again.put(await aFile(randomBytes(10)), PROFILE)
+    expect((await readdir(join(dir, 'tmp'))).sort()).toEqual(['4194305-00aa.part', 'host_4194305_00aa.part'])
+  })
+
+  it('never writes through a link put where tmp/, objects/ or a shard should be', async () => {
+    const dir = join(await useTempDir(), 'store')
+    const elsewhere = await useTempDir()
+    const store = await DirectoryObjectStore.open(dir, { create: true })
+    const source = await aFile(randomBytes(100))
+    const { cid } = await store.put(source, PROFILE)
+    const shard = join(dir, 'objects', cid.slice(-2))
+    for (const planted of [join(dir, 'tmp'), join(dir, 'objects'), shard]) {
+      const aside = `${planted}.aside`
+      await rename(planted, aside)
+      await symlink(elsewhere, planted)
+      await expect(store.put(source, PROFILE), planted).rejects.toThrow(/is a link, not a directory of the store: nothing is written through it/)
+      expect(await readdir(elsewhere), planted).toEqual([])
+      await rm(planted)
+      await rename(aside, planted)
+    }
+    await expect(store.put(source, PROFILE)).resolves.toEqual({ cid, size: 100 })
+  })
+
+  it('takes no link for an object: has, stat and list do not, as a read does not', async () => {
+    const dir = join(await useTempDir(), 'store')
+    const store = await DirectoryObjectStore.open(dir, { create: true })
+    const source = await aFile(randomBytes(100))
+    const { cid } = await store.put(source, PROFILE)
+    await rm(objectFile(dir, cid))
+    await symlink(source, objectFile(dir, cid))
+    expect(await store.has(cid)).toBe(false)
+    expect(await store.stat(cid)).toBeUndefined()
+    for await (const info of store.list()) expect.fail(`listed ${info.cid}`)
+    await expect(store.getBytes(cid, PROFILE)).rejects.toBeInstanceOf(ContentNotFoundError)
+  })
+
+  it('refuses a file larger than a read accepts by its size, before a byte is read', async () => {
+    const dir = join(await useTempDir(), 'store')
+    const store = await DirectoryObjectStore.open(dir, { create: true })
+    const { cid } = await store.put(await aFile(randomBytes(100)), PROFILE)
+    // Sparse: as large as a disk, holding nothing.
+    await truncate(objectFile(dir, cid), 100 * 1024 ** 3)
+    const read = async (options: { maxBytes?: number }): Promise<number> => {
+      const stop = new AbortController()
+      let received = 0
+      const onProgress = (event: StoreProgressEvent): void => { if (event.type === 'store:get:progress') { received = event.detail.received; stop.abort() } }
+      await expect(store.getInto(cid, PROFILE, async (bytes) => { for await (const chunk of bytes) void chunk }, { ...options, onProgress, signal: stop.signal })).rejects.toBeInstanceOf(IntegrityError)
+      return received
+    }
+    expect(await read({ maxBytes: 100 })).toBe(0)
+    // No size named: no more than a gateway's answer is taken.
+    expect(await read({})).toBe(0)
+    await expect(store.getBytes(cid, PROFILE)).rejects.toThrow(/holds more than the 4294967296 bytes/)
+  })
+
+  it('an unmounted disk: once the marker is gone, nothing is written in its place', async () => {
+    const mount = join(await useTempDir(), 'usb')
+    const { objects, pointers } = directoryHome(mount, { create: true })
+    const source = await aFile(randomBytes(100))
+    const { cid } = await objects.put(source, PROFILE)
+    const pointer = { snapshotCid: cid, engine: 'cidsync-sqlite/2', namespace: 'default', network: 'mainnet' }
+    await pointers.put(pointer)
+    // The disk goes; its mount point stays, empty.
+    await rename(mount, `${mount}.disk`)
+    await mkdir(mount)
+    await expect(objects.put(source, PROFILE)).rejects.toThrow(/not a cidsync directory store .*disk is mounted/)
+    await expect(pointers.put(pointer)).rejects.toBeInstanceOf(DirectoryStoreError)
+    expect(await readdir(mount)).toEqual([])
   })
 
   it('lists only files named by a CID in their shard; anything else there is not an object', async () => {
