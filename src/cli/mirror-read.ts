@@ -1,16 +1,20 @@
 import type { Config } from '../config/index.js'
 import type { Repository } from '../sync/index.js'
-import { CidsyncError, ContentNotFoundError, GatewayFetchError, IntegrityError, MirrorBehindError, MirrorsFailedError, PointerNotFoundError, RemoteError, SegmentUnusableError } from '../errors.js'
+import { CidsyncError, ContentNotFoundError, DirectoryStoreError, GatewayFetchError, IntegrityError, MirrorBehindError, MirrorsFailedError, PointerNotFoundError, RemoteError, SegmentUnusableError } from '../errors.js'
 import { resolve } from 'node:path'
 import { directoryHome, type ObjectHome } from '../store/index.js'
 
 /** What a read needs of a home: its clients, the repository over them, and a name for messages. */
 export interface ReadSource { readonly clients: ObjectHome, readonly repository: Repository, readonly describe: string }
 
-/** A failure of the service read from (its pointer, its gateways, what they gave): another home may do better. */
+/**
+ * A failure of the home read from (its pointer, its gateways, what they gave; a directory mirror's
+ * disk not mounted): another home may do better.
+ */
 export function serviceFailed (err: unknown): boolean {
   return err instanceof RemoteError || err instanceof GatewayFetchError || err instanceof ContentNotFoundError ||
-    err instanceof PointerNotFoundError || err instanceof IntegrityError || err instanceof SegmentUnusableError
+    err instanceof PointerNotFoundError || err instanceof IntegrityError || err instanceof SegmentUnusableError ||
+    err instanceof DirectoryStoreError
 }
 
 /**
