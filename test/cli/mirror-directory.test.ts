@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest'
+import { execFileSync } from 'node:child_process'
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import Database from 'better-sqlite3'
@@ -89,6 +90,14 @@ describe('a mirror that is a plain directory (a USB disk, a NAS mount)', () => {
     expect(none.code).toBe(2)
     expect(none.stderr).toContain('ERR_DIRECTORY_STORE')
     await expect(readFile(join(root, 'nothing-here', 'cidsync-store.json'))).rejects.toThrow()
+
+    // A hostile directory: a FIFO as its marker would hold the read for good. Refused at once.
+    const hostile = join(root, 'hostile')
+    await mkdir(hostile)
+    execFileSync('mkfifo', [join(hostile, 'cidsync-store.json')])
+    const fifo = await runCli(['restore', '--force', '--from', hostile, '--config', fresh.config], { timeoutMs: 60_000 })
+    expect(fifo.code, fifo.stderr).toBe(2)
+    expect(fifo.stderr).toContain(`${join(hostile, 'cidsync-store.json')} is a FIFO, not a file cidsync wrote: move it aside [ERR_DIRECTORY_STORE]`)
     await rm(join(root, 'files'), { recursive: true, force: true })
   }, 600_000)
 })
