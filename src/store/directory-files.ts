@@ -44,7 +44,19 @@ function kindOf (stats: Stats): string {
   if (stats.isCharacterDevice() || stats.isBlockDevice()) return 'a device'
   if (stats.isDirectory()) return 'a directory'
   if (stats.isSocket()) return 'a socket'
-  return 'no regular file'
+  return 'a file'
+}
+
+/**
+ * A system error of a write to the store at `dir`, named by the store: its path would name a
+ * descriptor (`/proc/self/fd/N`), and a full or read-only disk is the store's, not the caller's.
+ */
+export function writeFailure (err: unknown, dir: string, describe: string): unknown {
+  const { code, path, syscall } = err as NodeJS.ErrnoException
+  if (typeof code !== 'string') return err
+  const ours = typeof path === 'string' ? path.startsWith('/proc/self/fd/') || path.startsWith(dir) : ['ENOSPC', 'EDQUOT', 'EROFS'].includes(code)
+  if (!ours) return err
+  return new DirectoryStoreError(`could not write to ${describe} (${code} on ${syscall ?? 'write'}): check that its disk is mounted, writable and has room`, { cause: err })
 }
 
 /**

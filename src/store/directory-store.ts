@@ -10,7 +10,7 @@ import type {
   BlockSink, BlocksOptions, BlocksRequest, GetBytesOptions, GetOptions, GotObject, ObjectInfo,
   ObjectStore, PutOptions, StoreCallOptions
 } from './object-store.js'
-import { canonical, chunksOf, HeldDir, mkdirOnce, openRegular, READ_BYTES, readSmallFile } from './directory-files.js'
+import { canonical, chunksOf, HeldDir, mkdirOnce, openRegular, READ_BYTES, readSmallFile, writeFailure } from './directory-files.js'
 import { removeDeadTemps, writeTemp } from './directory-temps.js'
 import { defaultSlab, fillSlabs, hashed, TooLarge } from './slabs.js'
 import { receiveVerified, type SourceTry } from './verified-receive.js'
@@ -122,6 +122,8 @@ export class DirectoryObjectStore implements ObjectStore {
         await removeDeadTemps(tmp)
       }
       return await this.putIn(tmp, path, profile, options)
+    } catch (err) {
+      throw writeFailure(err, this.dir, this.describe)
     } finally {
       await tmp.close()
     }

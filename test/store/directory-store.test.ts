@@ -145,6 +145,21 @@ describe('a directory store', () => {
     await expect(store.put(source, PROFILE)).resolves.toEqual({ cid, size: 100 })
   })
 
+  it('names a failed write by the store and its cause, never by a descriptor', async () => {
+    const dir = join(await useTempDir(), 'store')
+    const store = await DirectoryObjectStore.open(dir, { create: true })
+    const source = await aFile(randomBytes(100))
+    const { cid } = await store.put(source, PROFILE)
+    await rm(objectFile(dir, cid))
+    await mkdir(join(objectFile(dir, cid), 'inside'), { recursive: true })
+    const err = await store.put(source, PROFILE).then(() => undefined, (e: unknown) => e as Error)
+    expect(err).toBeInstanceOf(DirectoryStoreError)
+    expect(err?.message).toMatch(new RegExp(`^could not write to the directory store ${dir} \\((EISDIR|ENOTEMPTY) on rename\\): check that its disk is mounted, writable and has room$`))
+    await rm(join(dir, 'objects', cid.slice(-2)), { recursive: true })
+    await writeFile(join(dir, 'objects', cid.slice(-2)), 'a file where a folder should be')
+    await expect(store.put(source, PROFILE)).rejects.toThrow(`${join(dir, 'objects', cid.slice(-2))} is a file, not a directory of the store`)
+  })
+
   it('takes no link for an object: has, stat and list do not, as a read does not', async () => {
     const dir = join(await useTempDir(), 'store')
     const store = await DirectoryObjectStore.open(dir, { create: true })
