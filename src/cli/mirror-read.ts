@@ -2,7 +2,7 @@ import type { Config } from '../config/index.js'
 import type { Repository } from '../sync/index.js'
 import { CidsyncError, ContentNotFoundError, DirectoryStoreError, GatewayFetchError, IntegrityError, MirrorBehindError, MirrorsFailedError, PointerNotFoundError, RemoteError, SegmentUnusableError } from '../errors.js'
 import { resolve } from 'node:path'
-import { directoryHome, type ObjectHome } from '../store/index.js'
+import { DirectoryObjectStore, directoryHome, type ObjectHome } from '../store/index.js'
 
 /** What a read needs of a home: its clients, the repository over them, and a name for messages. */
 export interface ReadSource { readonly clients: ObjectHome, readonly repository: Repository, readonly describe: string }
@@ -15,6 +15,15 @@ export function serviceFailed (err: unknown): boolean {
   return err instanceof RemoteError || err instanceof GatewayFetchError || err instanceof ContentNotFoundError ||
     err instanceof PointerNotFoundError || err instanceof IntegrityError || err instanceof SegmentUnusableError ||
     err instanceof DirectoryStoreError
+}
+
+/**
+ * A directory's store opened before it is read: a path that is none (a disk not mounted, a file)
+ * fails once, here. A read that counts each file's failure would otherwise fail every file.
+ */
+async function opened (source: ReadSource): Promise<ReadSource> {
+  if (source.clients.objects instanceof DirectoryObjectStore) await source.clients.objects.opened()
+  return source
 }
 
 /**
@@ -58,7 +67,7 @@ async function readFromHomes<T> (
       : { clients: directoryHome(directory), describe: `the directory store ${directory}`, close: async () => {} }
     const where = directory === undefined ? `mirror ${options.from}` : `directory ${directory}`
     try {
-      return await fn(mirror, where)
+      return await fn(await opened(mirror), where)
     } catch (err) {
       // Read from one home alone: whatever failed, the user reads which.
       if (err instanceof CidsyncError && !err.message.startsWith(where)) err.message = `${where}: ${err.message}`
@@ -86,7 +95,7 @@ async function readFromHomes<T> (
   for (const m of config.mirrors) {
     const mirror = connectMirror(config, m)
     try {
-      const result = await fn(mirror, `mirror ${m.name}`)
+      const result = await fn(await opened(mirror), `mirror ${m.name}`)
       process.stderr.write(`cidsync: read from mirror ${m.name} (the primary failed)\n`)
       return result
     } catch (err) {

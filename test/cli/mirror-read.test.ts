@@ -42,5 +42,30 @@ describe('reading from the mirrors when the primary fails', () => {
     expect(found).toBe(CID)
     expect(stderr.join('')).toMatch(/mirror usb failed too: .*is not a cidsync directory store/)
     expect(stderr.join('')).toContain('read from mirror nas (the primary failed)')
+
+    // A read that takes each file's failure as an outcome (restore --files) never throws: the
+    // directory must be found no store before it is handed over, or the next mirror is never asked.
+    stderr.length = 0
+    process.stderr.write = ((chunk: string) => { stderr.push(chunk); return true }) as typeof process.stderr.write
+    try {
+      found = await readFrom(loadConfig({ configPath: config, env: {} }), { fallBack: true }, async (source, where) => {
+        if (where === 'the primary') await source.clients.pointers.current('default', 'mainnet')
+        return where
+      })
+    } finally {
+      process.stderr.write = write
+    }
+    expect(found).toBe('mirror nas')
+  })
+
+  it('refuses a path that is no store once, before a file is read', async () => {
+    const root = await useTempDir()
+    const file = join(root, 'a-file')
+    await writeFile(file, 'not a store')
+    await writeFile(join(root, 'cidsync.toml'), 'state_dir = "state"\n')
+    const config = loadConfig({ configPath: join(root, 'cidsync.toml'), env: {} })
+    let asked = false
+    await expect(readFrom(config, { from: file, fallBack: true }, async () => { asked = true })).rejects.toThrow(`directory ${file}: could not read ${file}/cidsync-store.json`)
+    expect(asked).toBe(false)
   })
 })
