@@ -54,7 +54,11 @@ export class DirectoryPointers implements PointerRegistry {
       if (err instanceof DirectoryStoreError) throw err
       throw new DirectoryStoreError(`could not read ${this.path}: ${(err as Error).message}`, { cause: err })
     }
-    if (text === undefined) return {}
+    if (text === undefined) {
+      // None yet, or the disk is gone: an unmounted disk's pointer is not "nothing".
+      await this.store.present()
+      return {}
+    }
     const damaged = (why: string): DirectoryStoreError => new DirectoryStoreError(`${this.path} is not a pointers file cidsync wrote (${why}): move it aside, and mirror again to write it afresh`)
     let parsed: unknown
     try { parsed = JSON.parse(text) } catch { throw damaged('not JSON') }
@@ -82,7 +86,7 @@ export class DirectoryPointers implements PointerRegistry {
     const pointer = parsePointer(input)
     if (pointer === undefined) throw new DirectoryStoreError(`refused to write a malformed pointer for ${input.namespace}/${input.network}`)
     // The store is still there: an unmounted disk's empty mount point is never written.
-    await this.store.writable()
+    await this.store.present()
     const pointers = await this.read()
     pointers[keyOf(input.namespace, input.network)] = pointer
     writeFileAtomicSync(this.path, JSON.stringify(pointers, null, 2) + '\n', { mode: 0o600 })

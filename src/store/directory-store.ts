@@ -93,10 +93,11 @@ export class DirectoryObjectStore implements ObjectStore {
   }
 
   /**
-   * Before each write: the store is still there. A disk unmounted since the store was opened
-   * leaves an empty mount point, and nothing is written in the disk's place.
+   * The store is still there: before each write, and before a miss is believed. A disk unmounted
+   * since the store was opened leaves an empty mount point. Nothing is written in the disk's
+   * place, and nothing missing there is taken for missing from the store.
    */
-  async writable (): Promise<void> {
+  async present (): Promise<void> {
     await this.opened()
     if (await this.marker() === undefined) throw this.notAStore()
   }
@@ -114,7 +115,7 @@ export class DirectoryObjectStore implements ObjectStore {
   }
 
   async put (path: string, profile: CidProfile, options: PutOptions = {}): Promise<{ cid: string, size: number }> {
-    await this.writable()
+    await this.present()
     const tmp = await this.held('tmp')
     try {
       if (!this.tidied) {
@@ -171,7 +172,10 @@ export class DirectoryObjectStore implements ObjectStore {
     await this.opened()
     if (canonical(cid) === undefined) throw new IntegrityError(`${JSON.stringify(cid.slice(0, 100))} is not a CID`)
     const opened = await openRegular(this.objectPath(cid), kind => new ContentNotFoundError(`${this.describe} does not hold ${cid}: its entry is ${kind}, not a regular file`))
-    if (opened === undefined) throw new ContentNotFoundError(`${this.describe} does not hold ${cid}`)
+    if (opened === undefined) {
+      await this.present()
+      throw new ContentNotFoundError(`${this.describe} does not hold ${cid}`)
+    }
     const { handle, stats } = opened
     if (stats.size > maxBytes) {
       await handle.close()
@@ -300,7 +304,7 @@ export class DirectoryObjectStore implements ObjectStore {
 
   async delete (cid: string, options: StoreCallOptions = {}): Promise<boolean> {
     if (await this.stat(cid, options) === undefined) return false
-    await this.writable()
+    await this.present()
     await this.inShard(cid, async (shard) => { await rm(shard.at(cid), { force: true }) })
     return true
   }

@@ -204,6 +204,9 @@ describe('a directory store', () => {
     await mkdir(mount)
     await expect(objects.put(source, PROFILE)).rejects.toThrow(/not a cidsync directory store .*disk is mounted/)
     await expect(pointers.put(pointer)).rejects.toBeInstanceOf(DirectoryStoreError)
+    // Nor is what the empty mount point lacks taken for the store's: the pointer is not "none".
+    await expect(pointers.current('default', 'mainnet')).rejects.toBeInstanceOf(DirectoryStoreError)
+    await expect(objects.getBytes(cid, PROFILE)).rejects.toBeInstanceOf(DirectoryStoreError)
     expect(await readdir(mount)).toEqual([])
   })
 
