@@ -21,7 +21,7 @@ export function serviceFailed (err: unknown): boolean {
  * A directory's store opened before it is read: a path that is none (a disk not mounted, a file)
  * fails once, here. A read that counts each file's failure would otherwise fail every file.
  */
-async function opened (source: ReadSource): Promise<ReadSource> {
+async function opened<S extends { readonly clients: ObjectHome }> (source: S): Promise<S> {
   if (source.clients.objects instanceof DirectoryObjectStore) await source.clients.objects.opened()
   return source
 }
