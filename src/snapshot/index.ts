@@ -18,3 +18,5 @@ export { ENGINE, ENGINE_V1, READABLE_ENGINES, FORMAT_VERSION, MAGIC, MAX_SEQUENC
 export type { SnapshotHeader, SegmentHeader, ManifestHeader, SealedHeader, SegmentSpan } from './format.js'
 export { exportKey, importKey, keyIdOf, writingKey, readingKey, KEY_FILE } from './key.js'
 export type { SnapshotKey } from './key.js'
+export { chainNodes, fanoutTree, isPlainNode, publishNode, rootPublish, segmentLinks, ROOT_FANOUT, ROOT_LINKS, ROOT_SHAPE } from './plain-root.js'
+export type { ChainPublish, PublishLinks, RootBlock, RootLink, RootNode } from './plain-root.js'
