@@ -10,9 +10,11 @@ const IDENTITY = 0x00
  * Why the DAG under `root` cannot be pinned, as Kubo's `PinErrorMsg` says it ('' when every block
  * under it is stored: in the CAR just read, or here before). Kubo pins recursively, so a CAR
  * without some of its DAG's blocks is not pinned; this walks the DAG as that pin would. It follows
- * dag-pb links (raw blocks have none); a DAG of another codec is not checked, and says so. At most
- * `maxLinks` links are followed (each remembered until the walk ends); a larger DAG is not
- * checked either, and says so.
+ * dag-pb links (raw blocks have none); a DAG of another codec is not checked, and says so. A raw
+ * leaf is looked up as its node is read, never remembered: a DAG of millions of leaves (a whole
+ * history with its content, under a plain root) walks in the memory of its nodes. At most
+ * `maxLinks` links to nodes are followed (each remembered until the walk ends); a larger DAG is
+ * not checked either, and says so.
  */
 export async function pinError (parts: ServiceParts, root: CID, maxLinks: number): Promise<string> {
   const seen = new Set<string>()
@@ -36,9 +38,16 @@ export async function pinError (parts: ServiceParts, root: CID, maxLinks: number
     } catch (err) {
       return `block ${text} is not valid dag-pb: ${(err as Error).message.slice(0, 200)}`
     }
-    followed += node.Links.length
-    if (followed > maxLinks) return `the DAG links to more than ${maxLinks} blocks, more than this service checks in one import: it was not checked whole, and is not pinned`
-    for (let i = node.Links.length - 1; i >= 0; i--) pending.push((node.Links[i] as dagPb.PBLink).Hash)
+    for (let i = node.Links.length - 1; i >= 0; i--) {
+      const child = (node.Links[i] as dagPb.PBLink).Hash
+      if (child.multihash.code === IDENTITY) continue
+      if (child.code === RAW_CODE) {
+        if (!parts.blocks.has(child)) return `the DAG is incomplete: block ${flatCidText(child)} is neither in the CAR nor stored here`
+        continue
+      }
+      if (++followed > maxLinks) return `the DAG links to more than ${maxLinks} nodes, more than this service checks in one import: it was not checked whole, and is not pinned`
+      pending.push(child)
+    }
   }
   return ''
 }
