@@ -2,7 +2,7 @@ import { constants } from 'node:fs'
 import { open, rm, type FileHandle } from 'node:fs/promises'
 import * as CarBufferWriter from '@ipld/car/buffer-writer'
 import type { CID } from 'multiformats/cid'
-import { CarWriteError } from '../errors.js'
+import { CarWriteError, InternalError } from '../errors.js'
 import { alignedBuffers, DIRECT_ALIGN } from '../util/direct-io.js'
 
 /**
@@ -22,6 +22,12 @@ const BUFFERS = 3
  * while the export reads and hashes, instead of taking the whole CAR at the final fsync.
  */
 const SYNC_EVERY = 64 * 1024 * 1024
+
+/** A CARv1 header naming `root`. */
+function headerOf (root: CID): Uint8Array {
+  const writer = CarBufferWriter.createWriter(new ArrayBuffer(CarBufferWriter.headerLength({ roots: [root] })), { roots: [root] })
+  return CarBufferWriter.close(writer, { resize: true })
+}
 
 function varint (value: number): Uint8Array {
   const bytes: number[] = []
@@ -65,6 +71,8 @@ export class CarFile {
   private syncing: Promise<void> | undefined
   private sinceSync = 0
   private failure: unknown
+  private headerLength = 0
+  private lateHeader: Uint8Array | undefined
 
   private constructor (private readonly handle: FileHandle, private readonly path: string, private readonly direct: boolean, buffers: Buffer[]) {
     this.free = buffers
@@ -93,9 +101,20 @@ export class CarFile {
     }
     buffers ??= Array.from({ length: BUFFERS }, () => Buffer.allocUnsafeSlow(BATCH_BYTES))
     const file = new CarFile(handle, path, direct, buffers)
-    const header = CarBufferWriter.createWriter(new ArrayBuffer(CarBufferWriter.headerLength({ roots: [root] })), { roots: [root] })
-    await file.add(CarBufferWriter.close(header, { resize: true }))
+    const header = headerOf(root)
+    file.headerLength = header.byteLength
+    await file.add(header)
     return file
+  }
+
+  /**
+   * Names `root` in the header instead of the CID it was created with (a root known only once
+   * every block is written): a CID of the same length, written over the header at {@link close}.
+   */
+  nameRoot (root: CID): void {
+    const header = headerOf(root)
+    if (header.byteLength !== this.headerLength) throw new InternalError(`a CAR's root named late must be as long as the one it replaces (${header.byteLength} bytes of header, not ${this.headerLength})`)
+    this.lateHeader = header
   }
 
   /** Copies `part` into the buffers, writing each one that fills. */
@@ -148,10 +167,10 @@ export class CarFile {
     if (this.failure !== undefined) throw this.failure
   }
 
-  private async write (bytes: Buffer, at: number): Promise<void> {
+  private async write (bytes: Buffer, at: number, handle = this.handle): Promise<void> {
     for (let done = 0; done < bytes.byteLength;) {
       // A regular file is written whole unless the disk fills: then the rest is tried, for its error.
-      const wrote = (await this.handle.write(bytes, done, bytes.byteLength - done, at + done)).bytesWritten
+      const wrote = (await handle.write(bytes, done, bytes.byteLength - done, at + done)).bytesWritten
       if (wrote === 0) throw new CarWriteError(this.path, at + done)
       done += wrote
     }
@@ -173,10 +192,24 @@ export class CarFile {
       await this.settle()
       if (this.failure !== undefined) throw this.failure
       if (this.direct) await this.handle.truncate(this.position)
+      if (this.lateHeader !== undefined) await this.writeHeader(this.lateHeader)
       await this.handle.sync()
       return this.position
     } finally {
       await this.abort()
+    }
+  }
+
+  /**
+   * The header written over the first one, every other write done: through a descriptor of its
+   * own, without O_DIRECT (a few bytes, not a sector); the fsync that follows covers it.
+   */
+  private async writeHeader (header: Uint8Array): Promise<void> {
+    const handle = await open(this.path, constants.O_WRONLY)
+    try {
+      await this.write(Buffer.from(header.buffer, header.byteOffset, header.byteLength), 0, handle)
+    } finally {
+      await handle.close()
     }
   }
 

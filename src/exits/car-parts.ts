@@ -53,6 +53,11 @@ export class CarPartPlanner {
     this.cut(clean.at, clean.blocks, clean.links)
   }
 
+  /** Closes the part after the last block read, whatever it holds: the next block begins a part. */
+  close (): void {
+    if (this.blocks > 0) this.cut(this.last, this.blocks, this.links)
+  }
+
   /** The parts, the last one closed at the last block. */
   finish (): CarPart[] {
     if (this.blocks > 0) this.cut(this.last, this.blocks, this.links)

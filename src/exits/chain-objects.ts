@@ -58,9 +58,11 @@ function plainProfile (cid: string, indexed: string | null): CidProfile {
 /**
  * Every content object (packs and parts, and plain files) the records of the publish `manifest`
  * name, each once: its index is built aside (segments fetched and checked) and its records read
- * in batches. Records are never deleted, so an earlier point's records are among them.
+ * in batches. Records are never deleted, so an earlier point's records are among them. `sizes`
+ * is told each object's size as the records say it (the end of the last blob they place in it),
+ * whole once the walk ends.
  */
-export async function * contentObjects (clients: ObjectHome, manifest: Manifest, init: FetchInit): AsyncGenerator<ChainObject> {
+export async function * contentObjects (clients: ObjectHome, manifest: Manifest, init: FetchInit, sizes?: Map<string, number>): AsyncGenerator<ChainObject> {
   const path = join(init.dir, `export-content-${process.pid}.sqlite`)
   const remove = async (): Promise<void> => { for (const suffix of ['', '-wal', '-shm']) await rm(`${path}${suffix}`, { force: true }) }
   await remove()
@@ -76,7 +78,8 @@ export async function * contentObjects (clients: ObjectHome, manifest: Manifest,
         after = { deviceId: row.deviceId, cid: row.cid }
         const record = parseContentRecord({ cid: row.cid, size: row.size, sealing: row.sealing, keyId: row.keyId, keySalt: row.keySalt, objects: JSON.parse(row.objects) as unknown })
         const profile = record.sealing === 'none' ? plainProfile(record.cid, row.cidProfile) : OBJECT_PROFILE
-        for (const [object] of record.objects) {
+        for (const [object, offset, length] of record.objects) {
+          if (sizes !== undefined) sizes.set(object, Math.max(sizes.get(object) ?? 0, offset + length))
           if (seen.has(object)) continue
           seen.add(object)
           yield { cid: object, kind: 'content', profile, about: `content ${record.cid}` }

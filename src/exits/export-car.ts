@@ -5,11 +5,12 @@ import type { Config } from '../config/index.js'
 import { CidsyncError, ContentNotFoundError, ExportIncompleteError, ExportWriteError, GatewayFetchError, IntegrityError, NothingAtTimeError, ServiceDataDamagedError } from '../errors.js'
 import type { ObjectHome } from '../store/index.js'
 import { checkOwnPublishIn, publishAt, readContext, removeDeadExitFiles, SyncStore, hasSyncState, type ManifestCache } from '../sync/index.js'
-import { MAX_SEALED_MANIFEST_BYTES, type Manifest } from '../snapshot/index.js'
+import { MAX_SEALED_MANIFEST_BYTES, ROOT_SHAPE, segmentLinks, type Manifest } from '../snapshot/index.js'
 import { failpoint } from '../util/failpoint.js'
 import { fsyncPath } from '../util/fsync.js'
 import { CarFile } from './car-file.js'
 import { chainObjects, contentObjects, type ChainObject } from './chain-objects.js'
+import { exportRoot, type WalkedPublish } from './export-root.js'
 import { processAlive } from '../util/process-alive.js'
 
 export interface ExportInit {
@@ -35,8 +36,10 @@ export interface ExportProgress {
 
 export interface ExportResult {
   readonly file: string
-  /** The CAR's root: the manifest of the publish exported. */
+  /** The CAR's root: the plain root of the publish exported, which links every object the CAR holds. */
   readonly root: string
+  /** The publish exported: its manifest's CID (what the pointer held). */
+  readonly publish: string
   readonly at: string
   readonly publishes: number
   readonly segments: number
@@ -79,13 +82,14 @@ async function removeDeadTemps (file: string): Promise<void> {
 }
 
 /**
- * Writes the chain at the pointer (or at `at`) as a CAR v1 rooted at its manifest: every publish
+ * Writes the chain at the pointer (or at `at`) as a CAR v1 rooted at its plain root: every publish
  * of its history and every segment they name, and with `content` every content object its records
- * name. The store hands over each object's blocks, each checked against its CID (ObjectStore's
- * `blocks`): a service's gateway answer is rebuilt into blocks under the object's profile, the
- * embedded store's packs are read in place. Wrong bytes fail the export (exit 4).
- * Memory stays flat: blocks go to the CAR's writes in order as they are checked (12 MiB of write
- * buffers: {@link CarFile}). The CAR is written to a temp
+ * name, then the root's own nodes, which link them all (made from what was walked; the header,
+ * written first, is given the root's CID at the end). The store hands over each object's blocks,
+ * each checked against its CID (ObjectStore's `blocks`): a service's gateway answer is rebuilt
+ * into blocks under the object's profile, the embedded store's packs are read in place. Wrong
+ * bytes fail the export (exit 4). Memory stays flat: blocks go to the CAR's writes in order as
+ * they are checked (12 MiB of write buffers: {@link CarFile}). The CAR is written to a temp
  * file beside FILE, fsynced once and renamed over it: FILE is whole or untouched.
  */
 export async function exportCar (clients: ObjectHome, init: ExportInit): Promise<ExportResult> {
@@ -97,6 +101,7 @@ export async function exportCar (clients: ObjectHome, init: ExportInit): Promise
   const temp = exportTempPath(file)
   try {
     const pointer = await clients.pointers.current(config.namespace, config.network, { signal: init.signal })
+    // The publish exported (its manifest); the CAR's root is the plain root made over its chain.
     let root = pointer.snapshotCid
     let rootAt: string | undefined
     if (init.at !== undefined) {
@@ -109,12 +114,17 @@ export async function exportCar (clients: ObjectHome, init: ExportInit): Promise
     await removeDeadTemps(file)
     await removeDeadExitFiles(config.stateDir)
     const cannotWrite = (err: unknown): CidsyncError => err instanceof CidsyncError ? err : new ExportWriteError(`could not write ${file} (through ${temp}): ${(err as Error).message}; nothing was left under FILE: give a FILE in a directory that exists, is writable and has room`, { cause: err })
-    // Opened before anything is fetched: a FILE that cannot be written fails at once, named.
+    // Opened before anything is fetched: a FILE that cannot be written fails at once, named. Its
+    // header names the plain root once it is made: a CID of the same shape until then.
     // Its writes run on while the next blocks are fetched and hashed: see CarFile for the bounds.
-    const car = await CarFile.create(temp, CID.parse(root)).catch((err: unknown) => { throw cannotWrite(err) })
+    const car = await CarFile.create(temp, ROOT_SHAPE).catch((err: unknown) => { throw cannotWrite(err) })
     const counts = { publishes: 0, segments: 0, contentObjects: 0, blocks: 0, bytes: 0, objects: 0 }
     let rootManifest: Manifest | undefined
+    // What the plain root links: each publish with its segments, newest first, and the content objects' sizes.
+    const publishes: WalkedPublish[] = []
+    const contentSizes = new Map<string, number>()
     let writeFailure: CidsyncError | undefined
+    let carRoot = ''
     const sink = async (cid: CID, bytes: Uint8Array): Promise<void> => {
       // A write that fails (a full disk) is the export's failure, named, not the fetch's.
       await car.put(cid, bytes).catch((err: unknown) => { writeFailure = cannotWrite(err); throw writeFailure })
@@ -148,11 +158,12 @@ export async function exportCar (clients: ObjectHome, init: ExportInit): Promise
             rootAt = object.at
             rootManifest = object.manifest
           }
+          publishes.push({ cid: object.cid, segments: segmentLinks(object.manifest) })
         } else counts.segments++
         yield object
       }
       if (init.content === true && rootManifest !== undefined) {
-        for await (const object of contentObjects(clients, rootManifest, fetch)) {
+        for await (const object of contentObjects(clients, rootManifest, fetch, contentSizes)) {
           counts.contentObjects++
           yield object
         }
@@ -167,6 +178,12 @@ export async function exportCar (clients: ObjectHome, init: ExportInit): Promise
         onObject: (object, walked) => { written(object, walked.size) },
         failure: (object, err) => named(object, err)
       })
+      // The root's own nodes last, the root first: a cut before them sends every object whole before
+      // the root that links them all (import), and a reader meets each node before those under it.
+      const plain = exportRoot(publishes, init.content === true ? [...contentSizes].map(([cid, size]) => ({ cid: CID.parse(cid), size })) : undefined)
+      for (const block of plain.blocks) await sink(block.cid, block.bytes)
+      car.nameRoot(plain.root)
+      carRoot = plain.root.toString()
       // Written whole and fsynced before the rename.
       await car.close().catch((err: unknown) => { throw cannotWrite(err) })
     } catch (err) {
@@ -176,7 +193,7 @@ export async function exportCar (clients: ObjectHome, init: ExportInit): Promise
     failpoint('export:before-rename')
     await rename(temp, file).catch((err: unknown) => { throw cannotWrite(err) })
     await fsyncPath(dirname(file))
-    return { file, root, at: rootAt ?? '', ...counts, carBytes: (await stat(file)).size }
+    return { file, root: carRoot, publish: root, at: rootAt ?? '', ...counts, carBytes: (await stat(file)).size }
   } catch (err) {
     await rm(temp, { force: true })
     throw err

@@ -25,7 +25,10 @@ export interface ImportInit {
 export type ImportStep = 'scan' | 'upload' | 'check' | 'deal' | 'pointer'
 
 export interface ImportResult {
+  /** The CAR's root: its plain root, or its manifest (a CAR of an older cidsync). */
   readonly root: string
+  /** The publish it holds, where the pointer is moved: the plain root's manifest, or the root. */
+  readonly publish: string
   readonly at: string
   readonly blocks: number
   readonly bytes: number
@@ -45,7 +48,7 @@ export interface ImportResult {
 
 /**
  * Puts every object of a CAR on the configured service, checks the chain it holds from there, asks
- * for deals, then moves the pointer to its root (docs/exits.md):
+ * for deals, then moves the pointer to the publish it holds (docs/exits.md):
  * 1. every block is checked against its CID locally, before anything is sent;
  * 2. the CAR goes to `/api/v0/dag/import` (which checks every block again);
  * 3. the chain is read back from the service as a restore drill reads it: a root or segment that
@@ -74,16 +77,16 @@ export async function importCar (clients: ServiceClients, init: ImportInit): Pro
   failpoint('import:uploaded')
 
   init.onStep?.('check')
-  const chain = await checkChain(clients, car.root, fetch)
+  const chain = await checkChain(clients, car.publish, fetch)
   failpoint('import:checked')
 
   const previous = await currentPointer(clients, config, init.signal)
-  if (previous !== null && previous !== car.root && !chain.publishes.includes(previous) && init.force !== true) {
-    throw new ImportOlderError(await whyNot(clients, config, previous, car.root, chain.head.at, fetch))
+  if (previous !== null && previous !== car.publish && !chain.publishes.includes(previous) && init.force !== true) {
+    throw new ImportOlderError(await whyNot(clients, config, previous, car.publish, chain.head.at, fetch))
   }
 
   // Deals (and mirrors) are for what the chain names; anything else the CAR carried is said, not kept.
-  const named = await namedByChain(clients, car.root, car.objects, fetch)
+  const named = await namedByChain(clients, car.publish, car.objects, fetch)
   const chainObjects = car.objects.filter(o => named.has(o))
   const unnamed = car.objects.filter(o => !named.has(o))
 
@@ -95,15 +98,15 @@ export async function importCar (clients: ServiceClients, init: ImportInit): Pro
   // Read again: the pointer service has no compare-and-swap, and a device that published while the
   // deals were asked (minutes, for a long history) would otherwise be overwritten without a word.
   const latest = await currentPointer(clients, config, init.signal)
-  if (latest !== previous && latest !== null && latest !== car.root && !chain.publishes.includes(latest) && init.force !== true) {
-    throw new ImportOlderError(`another device published while the import ran: ${await whyNot(clients, config, latest, car.root, chain.head.at, fetch)}`)
+  if (latest !== previous && latest !== null && latest !== car.publish && !chain.publishes.includes(latest) && init.force !== true) {
+    throw new ImportOlderError(`another device published while the import ran: ${await whyNot(clients, config, latest, car.publish, chain.head.at, fetch)}`)
   }
-  const moved = latest !== car.root
+  const moved = latest !== car.publish
   if (moved) {
     const engine = chain.head.engine === ENGINE_V1 ? ENGINE_V1 : ENGINE
-    await clients.pointers.put({ snapshotCid: car.root, engine, namespace: config.namespace, network: config.network, memories: chain.entries }, { signal: init.signal })
+    await clients.pointers.put({ snapshotCid: car.publish, engine, namespace: config.namespace, network: config.network, memories: chain.entries }, { signal: init.signal })
     const now = await currentPointer(clients, config, init.signal)
-    if (now !== car.root) throw new RemoteResponseError({ service: 'pointer service', method: 'GET', url: '/v1/pointers/current' }, `holds ${now ?? 'nothing'} after it was set to ${car.root}: another device published meanwhile; run \`cidsync import\` again, or let that device's publish stand`)
+    if (now !== car.publish) throw new RemoteResponseError({ service: 'pointer service', method: 'GET', url: '/v1/pointers/current' }, `holds ${now ?? 'nothing'} after it was set to ${car.publish}: another device published meanwhile; run \`cidsync import\` again, or let that device's publish stand`)
   }
   failpoint('import:pointer-moved')
   // What the import put on the primary is logged for the mirrors as a publish's objects are (then
@@ -112,11 +115,11 @@ export async function importCar (clients: ServiceClients, init: ImportInit): Pro
   // counted there as unavailable.
   const store = new SyncStore(config.stateDir)
   try {
-    store.mirrorLog.logPublish(car.root, chainObjects.filter(o => o !== car.root), SNAPSHOT_PROFILE.name)
+    store.mirrorLog.logPublish(car.publish, chainObjects.filter(o => o !== car.publish), SNAPSHOT_PROFILE.name)
   } finally {
     store.close()
   }
-  return { root: car.root, at: chain.head.at, blocks: car.blocks, bytes: car.bytes, objects: car.objects.length, unnamed, publishes: chain.publishes.length, segments: chain.segments, dealsAsked: deals.asked, dealsSkipped: deals.skipped, previous: latest, moved }
+  return { root: car.root, publish: car.publish, at: chain.head.at, blocks: car.blocks, bytes: car.bytes, objects: car.objects.length, unnamed, publishes: chain.publishes.length, segments: chain.segments, dealsAsked: deals.asked, dealsSkipped: deals.skipped, previous: latest, moved }
 }
 
 /**

@@ -5,11 +5,15 @@ import * as dagPb from '@ipld/dag-pb'
 import type { CID } from 'multiformats/cid'
 import { boundCarSections, CarV1Reader, checkBlock, fileSource, flatCidText } from '../content/index.js'
 import { CarBlockMismatchError, CarFormatError } from '../errors.js'
+import { isPlainNode, rootPublish, ROOT_LINKS } from '../snapshot/index.js'
 import { CarPartPlanner, type CarPart, type CarPartLimits } from './car-parts.js'
 
 /** What a CAR holds, every block checked. */
 export interface ScannedCar {
+  /** The CAR's root: a plain root (docs/snapshot-format.md), or the manifest in a CAR of an older cidsync. */
   readonly root: string
+  /** The publish it holds: the plain root's `manifest` link, or the root itself. */
+  readonly publish: string
   /** Blocks in it (a block there twice counted twice, as the service counts them). */
   readonly blocks: number
   readonly bytes: number
@@ -67,11 +71,17 @@ export async function scanCar (path: string, signal?: AbortSignal, bounds: { rea
       roots = await reader.getRoots()
       blocks = reader[Symbol.asyncIterator]()
     }
-    if (roots.length !== 1) throw new CarFormatError(`${path} has ${roots.length} roots: a CAR of cidsync has one, the manifest of the publish it holds`)
+    if (roots.length !== 1) throw new CarFormatError(`${path} has ${roots.length} roots: a CAR of cidsync has one, the plain root of the publish it holds (or its manifest, from an older cidsync)`)
     const root = (roots[0] as CID).toString()
     const planner = v1 === undefined ? undefined : new CarPartPlanner(v1.position, bounds.parts)
     const seen = new Set<string>()
     const linked = new Set<string>()
+    // The plain root's own nodes: not objects, and what they link is linked by no object. They come
+    // last, the root first: each is known as one from the root down (see plainTargets).
+    const plain = new Set<string>()
+    const expected = new Set<string>()
+    let publish: string | undefined
+    let inPlain = false
     let bytes = 0
     let count = 0
     let links = 0
@@ -95,21 +105,46 @@ export async function scanCar (path: string, signal?: AbortSignal, bounds: { rea
       count++
       bytes += next.value.bytes.byteLength
       const targets: string[] = []
+      let plainNode = false
       if (cid.code === dagPb.code) {
         const node = decodeNode(path, text, next.value.bytes)
         links += node.Links.length
         if (links > maxLinks) throw new CarFormatError(`${path}'s blocks link to more than ${maxLinks} blocks, more than cidsync imports at once (a CAR of made-up links?): nothing was sent`)
         for (const link of node.Links) targets.push(flatCidText(link.Hash))
-        for (const target of targets) linked.add(target)
+        const named = text === root ? rootPublish(node) : undefined
+        if (named !== undefined) publish = flatCidText(named)
+        plainNode = isPlainNode(node) && (named !== undefined || expected.has(text))
+        if (plainNode) {
+          plain.add(text)
+          expected.delete(text)
+          for (const target of plainTargets(node, c => seen.has(c))) expected.add(target)
+        } else for (const target of targets) linked.add(target)
       }
+      if (text === root && !plainNode) publish = root
+      // The plain root's nodes go in a part of their own: each object is sent whole before the root that links them all.
+      if (plainNode !== inPlain) planner?.close()
+      inPlain = plainNode
       planner?.add(text, targets, c => seen.has(c), (v1 as CarV1Reader).position)
     }
     if (!seen.has(root)) throw new CarFormatError(`${path} names ${root} as its root but does not hold it`)
-    return { root, blocks: count, bytes, objects: [...seen].filter(cid => !linked.has(cid)), parts: planner?.finish() }
+    if (publish === undefined) throw new CarFormatError(`${path}'s root ${root} is a node with no data that names no manifest: not a CAR of cidsync`)
+    if (!seen.has(publish) || plain.has(publish)) throw new CarFormatError(`${path}'s root names ${publish} as its publish but does not hold it`)
+    return { root, publish, blocks: count, bytes, objects: [...seen].filter(cid => !linked.has(cid) && !plain.has(cid)), parts: planner?.finish() }
   } finally {
     stream?.destroy()
     await handle.close()
   }
+}
+
+/**
+ * The blocks a plain root's node links that are nodes of the root too: a publish node's
+ * `previous`, `segments` and `content`; a tree node's links not read yet (objects come before).
+ */
+function plainTargets (node: dagPb.PBNode, read: (cid: string) => boolean): string[] {
+  const own = rootPublish(node) === undefined
+    ? node.Links
+    : node.Links.filter(l => l.Name === ROOT_LINKS.previous || l.Name === ROOT_LINKS.segments || l.Name === ROOT_LINKS.content)
+  return own.map(l => flatCidText(l.Hash)).filter(c => !read(c))
 }
 
 function decodeNode (path: string, cid: string, bytes: Uint8Array): dagPb.PBNode {

@@ -55,6 +55,26 @@ describe('CarFile', () => {
     }
   })
 
+  it('names a root known only at the end in the header, with O_DIRECT and without, and refuses one of another length', async () => {
+    const dirs = [tempDir(), ...(existsSync('/dev/shm') ? [tempDir('/dev/shm')] : [])]
+    const placeholder = await rawBlock(Uint8Array.of(0))
+    const one = await rawBlock(Uint8Array.of(1, 2, 3))
+    const big = await rawBlock(Buffer.alloc(5 * 1024 * 1024 + 7, 3))
+    for (const [dir, direct] of dirs.flatMap(d => [[d, true], [d, false]] as const)) {
+      for (const [name, blocks] of [['tiny', [one]], ['large', [big, one]]] as const) {
+        const path = join(dir, `late-${name}-${String(direct)}.car`)
+        const car = await CarFile.create(path, placeholder.cid, { direct })
+        for (const block of blocks) await car.put(block.cid, block.bytes)
+        car.nameRoot(one.cid)
+        await car.close()
+        expect(Buffer.compare(readFileSync(path), await carOf([one.cid], [...blocks])), path).toBe(0)
+      }
+    }
+    const car = await CarFile.create(join(dirs[0] as string, 'other.car'), placeholder.cid)
+    expect(() => { car.nameRoot(CID.parse('QmbWqxBEKC3P8tqsKc98xmWNzrzDtRLMiMPL8wBuTGsMnR')) }).toThrow(/as long as the one it replaces/)
+    await car.abort()
+  })
+
   it('never writes over a file that is there', async () => {
     const path = join(tempDir(), 'x.car')
     writeFileSync(path, 'kept')

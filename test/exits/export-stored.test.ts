@@ -13,7 +13,7 @@ import { readCar } from './exit-devices.js'
 
 const LEAF = 256 * 1024
 
-interface Line { type: string, cid?: string, kind?: string, root?: string }
+interface Line { type: string, cid?: string, kind?: string, root?: string, publish?: string }
 
 /**
  * `export` on the embedded service reads the blocks from its store in process (no HTTP hop),
@@ -79,13 +79,13 @@ describe.skipIf(EXTERNAL)('export --car on the embedded service', () => {
     // The pack holding the chain gone from the data dir: the first object's own read names it
     // (exit 4), before what is taken ahead of it (the content's index, built from the segments)
     // can fail with a gateway's 500.
-    const chainPack = storedBlockPack(serviceDir, done.root as string)
+    const chainPack = storedBlockPack(serviceDir, done.publish as string)
     await rename(chainPack, `${chainPack}.away`)
     const noChain = await runCli(['export', '--car', again, '--content', '--config', a.config], { timeoutMs: 120_000 })
     await rename(`${chainPack}.away`, chainPack)
     expect(noChain.code, noChain.stderr).toBe(4)
     expect(noChain.stderr).toContain('[ERR_SERVICE_DATA_DAMAGED]')
-    expect(noChain.stderr).toContain(`manifest ${done.root as string}`)
+    expect(noChain.stderr).toContain(`manifest ${done.publish as string}`)
     expect(await readFile(again, 'utf8')).toBe('an earlier CAR')
 
     // What a killed export left aside (its content index, for a process now gone) is removed by the next one.

@@ -20,7 +20,7 @@ describe.skipIf(EXTERNAL)('import --car onto a primary with a mirror', () => {
     await writeFile(join(old.root, 'kept', 'large.bin'), randomBytes(700_000))
     await ok(['snapshot', '--config', old.config], { timeoutMs: 120_000 })
     const car = join(root, 'history.car')
-    const exported = JSON.parse((await ok(['export', '--car', car, '--content', '--json', '--config', old.config], { timeoutMs: 120_000 })).stdout.trim().split('\n').at(-1) as string) as { root: string }
+    const exported = JSON.parse((await ok(['export', '--car', car, '--content', '--json', '--config', old.config], { timeoutMs: 120_000 })).stdout.trim().split('\n').at(-1) as string) as { root: string, publish: string }
 
     // The new home: a self-hosted primary, a mirror beside it; the history imported there.
     const primary = await startHome(join(root, 'primary'))
@@ -34,13 +34,13 @@ describe.skipIf(EXTERNAL)('import --car onto a primary with a mirror', () => {
       await daemon.logged('service ready', 60_000)
       await until(async () => {
         const m = (await status(d)).mirrors[0] as { objectsBehind: number, lastPublish: { cid: string } | null }
-        return m.objectsBehind === 0 && m.lastPublish?.cid === exported.root ? true : undefined
+        return m.objectsBehind === 0 && m.lastPublish?.cid === exported.publish ? true : undefined
       }, 120_000, 'the mirror holding the imported publish', 200)
     } finally {
       await daemon.stop()
     }
     const drill = await runCli(['verify', '--mirror', 'nas', '--content', '--config', d.config], { timeoutMs: 120_000 })
     expect(drill.code, drill.stdout + drill.stderr).toBe(0)
-    expect(drill.stdout).toContain(`mirror nas: restorable: ${exported.root}`)
+    expect(drill.stdout).toContain(`mirror nas: restorable: ${exported.publish}`)
   }, 600_000)
 })

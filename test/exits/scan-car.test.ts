@@ -73,7 +73,7 @@ describe('scanCar reads a CARv1 through one buffer', () => {
     const varintLength = (n: number): number => n < 128 ? 1 : 1 + varintLength(Math.floor(n / 128))
     const sections = [root, ...leaves].map(b => b.cid.bytes.byteLength + b.bytes.byteLength)
     const headerEnd = car.byteLength - sections.reduce((sum, n) => sum + varintLength(n) + n, 0)
-    expect(scanned).toEqual({ root: root.cid.toString(), ...want, objects: [root.cid, ...leaves.slice(10).map(l => l.cid)].map(c => c.toString()), parts: [{ start: headerEnd, end: car.byteLength, blocks: want.blocks }] })
+    expect(scanned).toEqual({ root: root.cid.toString(), publish: root.cid.toString(), ...want, objects: [root.cid, ...leaves.slice(10).map(l => l.cid)].map(c => c.toString()), parts: [{ start: headerEnd, end: car.byteLength, blocks: want.blocks }] })
 
     // The same payload in a CARv2: read through @ipld/car's iterator, the same answer.
     const fixed = Buffer.alloc(40)

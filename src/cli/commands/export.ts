@@ -11,9 +11,10 @@ interface ExportOptions { car: string, at?: string, content?: boolean, config?: 
 const EXPORT_HELP = `
 The CAR:
 It holds every publish and segment of the history; --content adds every stored file's objects.
-It is a CAR v1 rooted at the pointer's publish, or at the newest one at or before --at.
+It holds the pointer's publish, or the newest one at or before --at.
+Its root links every object it holds, so a recursive pin of it keeps them all.
 Its blocks are the service's, CID for CID.
-So ipfs dag import, or a pinning service's CAR upload, holds the same CIDs.
+So ipfs dag import, or a pinning service's CAR upload, holds and pins the same CIDs.
 It is written through a temp file, so FILE is whole or untouched.
 That is why --car takes a path: --car - is refused (exit 2).
 
@@ -56,7 +57,7 @@ export function registerExport (program: Command): void {
         // The last line says where it ended, not where the last 100 ms tick left it.
         if (tty) { if (shown !== undefined) progress(shown.objects, shown.bytes); process.stderr.write('\n') }
         if (options.json === true) { process.stdout.write(`${JSON.stringify({ type: 'done', ...result })}\n`); return }
-        process.stdout.write(`exported ${result.root} (the publish of ${result.at}) to ${result.file}: ${countOf(result.publishes, 'publish', 'publishes')}, ` +
+        process.stdout.write(`exported ${result.publish} (the publish of ${result.at}) to ${result.file}, rooted at ${result.root}: ${countOf(result.publishes, 'publish', 'publishes')}, ` +
           `${countOf(result.segments, 'segment', 'segments')}${options.content === true ? `, ${countOf(result.contentObjects, 'content object', 'content objects')}` : ' (no content: --content adds it)'}; ` +
           `${countOf(result.blocks, 'block', 'blocks')}, ${formatBytes(result.bytes)} of objects, ${formatBytes(result.carBytes)} of CAR\n`)
       })

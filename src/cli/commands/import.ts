@@ -55,7 +55,7 @@ export function registerImport (program: Command): void {
         })
         if (tty) process.stderr.write('\n')
         if (options.json === true) { process.stdout.write(`${JSON.stringify({ type: 'done', ...result })}\n`); return }
-        process.stdout.write(`imported ${result.root} (the publish of ${result.at}): ${countOf(result.objects, 'object', 'objects')}, ${countOf(result.blocks, 'block', 'blocks')}, ${formatBytes(result.bytes)}; ` +
+        process.stdout.write(`imported ${result.publish} (the publish of ${result.at}): ${countOf(result.objects, 'object', 'objects')}, ${countOf(result.blocks, 'block', 'blocks')}, ${formatBytes(result.bytes)}; ` +
           `${countOf(result.publishes, 'publish', 'publishes')} and ${countOf(result.segments, 'segment', 'segments')} checked; ${countOf(result.dealsAsked, 'deal', 'deals')} asked for${result.dealsSkipped > 0 ? ` (${countOf(result.dealsSkipped, 'object', 'objects')} already had one, not asked again)` : ''}; ` +
           `${result.moved ? `the pointer moved there${result.previous === null ? '' : ` from ${result.previous}`}` : 'the pointer already held it'}\n`)
         if (result.unnamed.length > 0) {
