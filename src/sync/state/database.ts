@@ -5,6 +5,7 @@ import { SchemaTooNewError, SyncStateDamagedError } from '../../errors.js'
 import { isDamageError, openSqliteFile } from '../../util/sqlite-file.js'
 import { SYNC_MIGRATIONS } from './migrations.js'
 import { MirrorLog } from './mirror-log.js'
+import { PlainRoots } from './plain-roots.js'
 import { SYNC_STATE_FILE } from './state-file.js'
 import { KEY, type IpnsPublished, type Key, type LastPublished, type Refusal, type RestoreRecord } from './keys.js'
 
@@ -206,6 +207,14 @@ export class SyncState {
   }
 
   private mirrorLogAccess?: MirrorLog
+
+  /** Each publish's node of the plain root this device uploaded, and its own publishes' roots (plain-roots.ts). */
+  get plainRoots (): PlainRoots {
+    this.plainRootsAccess ??= new PlainRoots(this.db)
+    return this.plainRootsAccess
+  }
+
+  private plainRootsAccess?: PlainRoots
 
   /** The last restore drill (JSON as the drill answered it) and when one last succeeded. */
   lastVerify (): { readonly result: string | undefined, readonly lastSuccessAt: string | undefined } {

@@ -30,6 +30,11 @@ export const SYNC_MIGRATIONS: ReadonlyArray<(db: Database) => void> = [
       CREATE INDEX replica_log_cid ON replica_log (cid, kind);
       CREATE TABLE mirror_state (mirror TEXT PRIMARY KEY, cursor INTEGER NOT NULL DEFAULT 0, published TEXT, drill TEXT, drill_success TEXT) STRICT;
     `)
+  },
+  // 4: each publish's node of the plain root, uploaded by this device, and the root of its own
+  // publishes (docs/snapshot-format.md, "The plain root").
+  (db) => {
+    db.exec('CREATE TABLE plain_roots (manifest TEXT PRIMARY KEY, node TEXT NOT NULL, size INTEGER NOT NULL, root TEXT, made_at INTEGER NOT NULL) STRICT')
   }
 ]
 
