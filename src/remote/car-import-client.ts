@@ -24,9 +24,15 @@ export interface CarUploadOptions {
    * whole only once all are in.
    */
   readonly part?: { readonly start: number, readonly end: number, readonly header: Uint8Array, readonly pinRoots: boolean }
+  /** A whole CAR's `pin-roots` (a part says its own); the service's default when not given. */
+  readonly pinRoots?: boolean
 }
 
 const READ_BYTES = 1024 * 1024
+
+function pinRoots (options: CarUploadOptions): boolean | undefined {
+  return options.part?.pinRoots ?? options.pinRoots
+}
 
 const rootLineSchema = z.object({ Root: z.object({ Cid: z.object({ '/': z.string() }), PinErrorMsg: z.string().optional() }) })
 const statsLineSchema = z.object({ Stats: z.object({ BlockCount: z.number().int().nonnegative(), BlockBytesCount: z.number().int().nonnegative() }) })
@@ -62,7 +68,7 @@ export async function importCarFile (upload: HttpClient, path: string, options: 
     }
     yield Buffer.from(`\r\n--${boundary}--\r\n`)
   })(), { objectMode: false })
-  const request = { method: 'POST' as const, path: '/api/v0/dag/import', query: { stats: 'true', ...(part === undefined ? {} : { 'pin-roots': String(part.pinRoots) }) }, headers: { 'content-type': `multipart/form-data; boundary=${boundary}` }, body, signal: options.signal, ...(options.retry === false ? { retry: false } : {}) }
+  const request = { method: 'POST' as const, path: '/api/v0/dag/import', query: { stats: 'true', ...(pinRoots(options) === undefined ? {} : { 'pin-roots': String(pinRoots(options)) }) }, headers: { 'content-type': `multipart/form-data; boundary=${boundary}` }, body, signal: options.signal, ...(options.retry === false ? { retry: false } : {}) }
   const response = await upload.send(request)
   const context = { service: 'upload endpoint', method: 'POST', url: upload.url(request).toString() }
   const text = (await readBounded(response.body, response.headers, context, ANSWER_LIMITS.small)).toString('utf8')

@@ -106,7 +106,7 @@ export class UploadClient {
   }
 
   /** Sends a CAR file to `/api/v0/dag/import` (see {@link importCarFile}); the caller checked its blocks. */
-  async importCar (path: string, options: UploadOptions & Pick<CarUploadOptions, 'part'> = {}): Promise<CarImported> {
+  async importCar (path: string, options: UploadOptions & Pick<CarUploadOptions, 'part' | 'pinRoots'> = {}): Promise<CarImported> {
     return await importCarFile(this.upload, path, options)
   }
 }
