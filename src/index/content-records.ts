@@ -140,6 +140,11 @@ export class ContentRecordStore {
       FROM content c WHERE (device_id, cid) > (?, ?) ORDER BY device_id, cid LIMIT ?`).all(after?.deviceId ?? '', after?.cid ?? '', limit) as Array<StoredContentRow & { cidProfile: string | null }>
   }
 
+  /** Every record after `after` in key order, at most `limit`, without the CID profile {@link recordsAfter} looks up. */
+  recordPage (after: { deviceId: string, cid: string } | undefined, limit: number): StoredContentRow[] {
+    return this.db.prepare(`${SELECT} WHERE (device_id, cid) > (?, ?) ORDER BY device_id, cid LIMIT ?`).all(after?.deviceId ?? '', after?.cid ?? '', limit) as StoredContentRow[]
+  }
+
   /**
    * Each device with content records, and the last sequence number the index holds of it: a
    * reader that keeps a cursor per device (the mirrors' log) reads records only when one moved.
