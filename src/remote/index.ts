@@ -63,7 +63,7 @@ export interface ServiceClients {
   /** The objects: put, read verified, list, delete (see `ObjectStore`'s guarantees). */
   readonly objects: ObjectStore
   /** Sends a CAR to the service's `dag/import` (the caller checked its blocks). */
-  readonly importCar: (path: string, options?: UploadOptions & Pick<CarUploadOptions, 'part'>) => Promise<CarImported>
+  readonly importCar: (path: string, options?: UploadOptions & Pick<CarUploadOptions, 'part' | 'pinRoots'>) => Promise<CarImported>
   /** IPNS names resolved through the gateways (objects are read through `objects`). */
   readonly gateway: GatewayClient
   /** Session tokens for a wallet's signature (a self-hosted service's; production's are a 404). */

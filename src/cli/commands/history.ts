@@ -19,6 +19,10 @@ Deals:
 DEAL is the deal this device asked for that publish: made, pending or overdue.
 It is none when the deal was not asked for here.
 
+Plain roots:
+--json gives each publish this device made its plain root, which links its whole history.
+Pin it recursively on an IPFS node or a pinning service to hold every block.
+
 Restoring one:
 Any publish listed restores with \`cidsync restore --cid CID\`, or \`--at TIME\`.`
 
@@ -45,7 +49,7 @@ export function registerHistory (program: Command): void {
         const rows = []
         for await (const entry of walkEntries(clients, pointer.snapshotCid, repository.manifestCache, {
           ...repository.readContext('history', { namespace: options.namespace, network: options.network }), limit
-        })) rows.push({ ...entry, deal: dealOf(entry.cid) })
+        })) rows.push({ ...entry, deal: dealOf(entry.cid), root: repository.store?.plainRoots.root(entry.cid) ?? null })
         const more = rows.at(-1)?.previous
         if (options.reverse === true) rows.reverse()
         if (options.json === true) { printJson(rows); return }

@@ -11,6 +11,7 @@ import { knownHead, noteSetBack, olderInChain } from './rollback.js'
 import { chainsOf, writePublication, type Avoid } from './publication.js'
 import { failedDrill, type FailedDrill } from '../verify/index.js'
 import { uploadAll } from './upload-once.js'
+import { uploadPlainRoot } from './publish-root.js'
 import { failpoint } from '../../util/failpoint.js'
 import { publishNow } from '../../util/clock.js'
 
@@ -122,6 +123,8 @@ const STEPS: { readonly [S in ActiveStep]: StepRun<S> } = {
     // The client checks that the service computed each CID; an upload already made is reused.
     const reused = await uploadAll(components.clients, job.files, init.signal)
     if (reused > 0) components.logger.info({ reused }, 'files already uploaded (an answer was lost): reused')
+    // After the manifest, which it links: a pinning service that pins it holds the whole history.
+    await uploadPlainRoot(components, init, store, job)
     return store.uploaded(job)
   },
   deal: async (components, init, store, job) => {
