@@ -11,7 +11,7 @@ interface ExportOptions { car: string, at?: string, content?: boolean, config?: 
 const EXPORT_HELP = `
 The CAR:
 It holds every publish and segment of the history; --content adds every stored file's objects.
-It holds the pointer's publish, or the newest one at or before --at.
+Its history ends at the pointer's publish, or at the newest one at or before --at.
 Its root links every object it holds, so a recursive pin of it keeps them all.
 Its blocks are the service's, CID for CID.
 So ipfs dag import, or a pinning service's CAR upload, holds and pins the same CIDs.
