@@ -2,6 +2,7 @@ import { describe, expect, it, onTestFinished } from 'vitest'
 import { mkdir, readFile, writeFile } from 'node:fs/promises'
 import { randomBytes } from 'node:crypto'
 import { join } from 'node:path'
+import * as dagPb from '@ipld/dag-pb'
 import { CID } from 'multiformats/cid'
 import { startLocalService } from '../../src/local-service/index.js'
 import { createServiceClients } from '../../src/remote/index.js'
@@ -49,6 +50,18 @@ describe('the local service\'s trustless gateway, read by an independent client'
     expect(names.some(n => n.endsWith('.manifest'))).toBe(true)
     expect(names.some(n => n.endsWith('.seg'))).toBe(true)
     expect(names.some(n => n === 'cidsync-pack.sealed')).toBe(true)
+    // And the publish's plain root (docs/snapshot-format.md): not a file, a node that links the manifest.
+    const roots: string[] = []
+    for (const text of uploaded) {
+      if (CID.parse(text).code !== dagPb.code) continue
+      const node = dagPb.decode((await fetchBytes(url, `/ipfs/${text}?format=raw`)).body)
+      if (node.Data === undefined) roots.push(text)
+    }
+    // One a publish, each naming one of the manifests listed.
+    const manifests = uploaded.filter((_, i) => names[i]?.endsWith('.manifest') === true)
+    expect(roots.length).toBe(manifests.length)
+    for (const root of roots) expect(manifests).toContain(dagPb.decode((await fetchBytes(url, `/ipfs/${root}?format=raw`)).body).Links.find(l => l.Name === 'manifest')?.Hash.toString())
+    const objects = uploaded.filter(text => !roots.includes(text))
 
     // Only loopback is ever asked: the broker's one router is the fallback router naming this gateway.
     const asked: string[] = []
@@ -61,7 +74,7 @@ describe('the local service\'s trustless gateway, read by an independent client'
     const helia = heliaBlocks(url)
     const work = await useTempDir()
     let blocks = 0
-    for (const text of uploaded) {
+    for (const text of objects) {
       const cid = CID.parse(text)
       const viaHelia = await unixfsFile(cid, async key => { blocks++; return await helia(key) })
       const car = await fetchBytes(url, `/ipfs/${text}?format=car`)

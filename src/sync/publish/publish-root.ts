@@ -14,13 +14,14 @@ import type { JobAt, PlainNode, PlainRootRow, SyncStore } from '../state/index.j
 const RECORDS_BATCH = 1000
 
 /** What a publish's plain root is, once uploaded. */
-export interface UploadedRoot { readonly root: string, readonly node: string }
+export interface UploadedRoot { readonly root: string }
 
 /**
  * Uploads the plain root of the job's publish (docs/snapshot-format.md, "The plain root"), after
- * its manifest: the publish's node, the nodes of earlier publishes this device has not uploaded
- * (the chain walked back to one it has, manifests read as `history` reads them), and the content
- * its index's records name. One small CAR to `dag/import`, unpinned: each object was uploaded on
+ * its manifest: the publish's node with the content its index's records name, and the nodes of
+ * earlier publishes this device has not uploaded (the chain walked back to one it has, manifests
+ * read as `history` reads them). Every node sent is under the root, so the service lists one
+ * upload. The publish's own node without content is sent by the next publish, which links it. One small CAR to `dag/import`, unpinned: each object was uploaded on
  * its own, and a pin of the root would walk the whole history on every publish. Recorded in
  * `sync.sqlite` once it is there; killed before that, the step runs again and sends it again.
  * A service that refuses it (a 4xx: no `dag/import`, a quota) is logged and the publish goes on
@@ -30,10 +31,9 @@ export async function uploadPlainRoot (components: PublishComponents, init: Publ
   const manifest = parseManifest(job.manifest, job.snapshotCid)
   const fetch = readContext(init.config, { label: `publish-${job.id}-${job.merges}`, passphrase: init.passphrase, signal: init.signal })
   const chain = await chainBefore(components, store, manifest.previous, fetch)
-  const head = publishNode({ manifest: CID.parse(job.snapshotCid), segments: segmentLinks(manifest), previous: chain.previous })
   const content = contentLinks(components)
-  const root = content.length === 0 ? head : publishNode({ manifest: CID.parse(job.snapshotCid), segments: segmentLinks(manifest), previous: chain.previous, content })
-  const blocks = unique([...root.blocks, ...head.blocks, ...chain.nodes.flatMap(n => n.node.blocks)])
+  const root = publishNode({ manifest: CID.parse(job.snapshotCid), segments: segmentLinks(manifest), previous: chain.previous, content: content.length === 0 ? undefined : content })
+  const blocks = unique([...root.blocks, ...chain.nodes.flatMap(n => n.node.blocks)])
   const path = join(fetch.dir, `publish-${job.id}-${job.merges}.root.car`)
   try {
     await writeFile(path, carOf(root.cid, blocks), { mode: 0o600 })
@@ -50,10 +50,11 @@ export async function uploadPlainRoot (components: PublishComponents, init: Publ
   }
   failpoint('publish:root-uploaded')
   const rows: PlainRootRow[] = chain.nodes.map(n => ({ manifest: n.manifest, node: { cid: n.node.cid.toString(), size: n.node.size } }))
-  rows.push({ manifest: job.snapshotCid, node: { cid: head.cid.toString(), size: head.size }, root: root.cid.toString() })
+  // Without content the root is the publish's node itself, uploaded now.
+  rows.push({ manifest: job.snapshotCid, root: root.cid.toString(), ...(content.length === 0 ? { node: { cid: root.cid.toString(), size: root.size } } : {}) })
   store.plainRoots.record(rows)
   components.logger.info({ root: root.cid.toString(), blocks: blocks.length, contentObjects: content.length, publishesLinked: chain.nodes.length }, 'publish: plain root uploaded')
-  return { root: root.cid.toString(), node: head.cid.toString() }
+  return { root: root.cid.toString() }
 }
 
 /** A 4xx that sending again will not change (not a timeout, not a push back). */

@@ -31,10 +31,10 @@ export const SYNC_MIGRATIONS: ReadonlyArray<(db: Database) => void> = [
       CREATE TABLE mirror_state (mirror TEXT PRIMARY KEY, cursor INTEGER NOT NULL DEFAULT 0, published TEXT, drill TEXT, drill_success TEXT) STRICT;
     `)
   },
-  // 4: each publish's node of the plain root, uploaded by this device, and the root of its own
-  // publishes (docs/snapshot-format.md, "The plain root").
+  // 4: each publish's node of the plain root this device uploaded, and the root of each publish it
+  // made (docs/snapshot-format.md, "The plain root").
   (db) => {
-    db.exec('CREATE TABLE plain_roots (manifest TEXT PRIMARY KEY, node TEXT NOT NULL, size INTEGER NOT NULL, root TEXT, made_at INTEGER NOT NULL) STRICT')
+    db.exec('CREATE TABLE plain_roots (manifest TEXT PRIMARY KEY, node TEXT, size INTEGER, root TEXT, made_at INTEGER NOT NULL) STRICT')
   }
 ]
 

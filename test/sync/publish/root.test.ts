@@ -68,6 +68,10 @@ describe.skipIf(EXTERNAL)('each publish writes a plain root', () => {
     expect(linkOf(before, 'manifest')).toBe(first.cid)
     // The publish before is linked by its node: its own root less the content it named then.
     expect(linkOf(head, 'previous')).toBe(await withoutContent(dagPb.decode(await block(one, CID.parse(first.root as string)))))
+    // Each upload's nodes hang under its root: the service lists each root, and no node apart.
+    const listed = new Set<string>()
+    for await (const file of one.clients.files()) listed.add(file.cid)
+    expect([listed.has(first.root as string), listed.has(second.root as string), listed.has(linkOf(head, 'previous') as string)]).toEqual([true, true, false])
 
     // An export makes the same root from the same chain and records; without content, the publish's node.
     const car = join(root, 'a.car')
