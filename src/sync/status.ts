@@ -18,7 +18,8 @@ export interface ReconcileStatus {
 /** What /status shows of publishing. */
 export interface PublishStatus {
   readonly running: boolean
-  readonly last: { readonly cid: string, readonly at: string | null, readonly entries: number } | null
+  /** `root`: its plain root, which links its whole history (null: none was uploaded). */
+  readonly last: { readonly cid: string, readonly at: string | null, readonly entries: number, readonly root: string | null } | null
   /** When the next publish is due after recent changes (debounced), if one is. */
   readonly pendingAt: string | null
   /** `code`: the error's stable code (`ERR_REMOTE_NETWORK`: the service could not be reached). */
@@ -107,7 +108,7 @@ export function publishStatus (store: SyncStore, changeMarker: string, run: Publ
   return {
     pointer: { cid: remote === undefined || remote === '' ? null : remote, at: seen?.at ?? null, inSync: why === null, why, setBack },
     running: run.running,
-    last: last === undefined ? null : { cid: last.cid, at: last.at, entries: last.entries },
+    last: last === undefined ? null : { cid: last.cid, at: last.at, entries: last.entries, root: store.plainRoots.root(last.cid) ?? null },
     pendingAt: iso(run.pendingAt),
     lastError: run.lastError,
     runs: run.runs,
