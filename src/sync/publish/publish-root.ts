@@ -20,8 +20,9 @@ export interface UploadedRoot { readonly root: string }
  * its manifest: the publish's node with the content its index's records name, and the nodes of
  * earlier publishes this device has not uploaded (the chain walked back to one it has, manifests
  * read as `history` reads them). Every node sent is under the root, so the service lists one
- * upload. The publish's own node without content is sent by the next publish, which links it. One small CAR to `dag/import`, unpinned: each object was uploaded on
- * its own, and a pin of the root would walk the whole history on every publish. Recorded in
+ * upload. The publish's own node without content is sent by the next publish, which links it.
+ * One small CAR to `dag/import`, unpinned: each object was uploaded on its own, and a pin of the
+ * root would walk the whole history on every publish. Recorded in
  * `sync.sqlite` once it is there; killed before that, the step runs again and sends it again.
  * A service that refuses it (a 4xx: no `dag/import`, a quota) is logged and the publish goes on
  * without it; anything else fails the step, as an upload does.
@@ -56,9 +57,12 @@ export async function uploadPlainRoot (components: PublishComponents, init: Publ
   return { root: root.cid.toString() }
 }
 
-/** A 4xx that sending again will not change (not a timeout, not a push back). */
+/**
+ * A 4xx that sending again will not change: not a timeout or a push back, and not a refused
+ * credential (the publish stops for that, as for any upload, until it is renewed).
+ */
 function refused (err: unknown): boolean {
-  return err instanceof RemoteStatusError && err.status >= 400 && err.status < 500 && err.status !== 408 && err.status !== 429
+  return err instanceof RemoteStatusError && err.status >= 400 && err.status < 500 && ![401, 403, 408, 429].includes(err.status)
 }
 
 /**
