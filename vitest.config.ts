@@ -1,14 +1,23 @@
-import { defineConfig } from 'vitest/config'
+import { configDefaults, defineConfig } from 'vitest/config'
+import { SLOW_FILES } from './test/slow-files.js'
+
+/** Every test file: the fast suite is these less the slow ones. */
+export const TEST_FILES = 'test/**/*.test.ts'
 
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
     // Generous: a test must pass on a busy machine (the suite beside two CPU hogs); the waits inside
     // are scaled too (test/helpers/wait.ts WAIT_SCALE).
     testTimeout: 240_000,
     hookTimeout: 240_000,
     // Tests spawn daemons and hash on worker threads; two cores do not gain from more forks.
     maxWorkers: 2,
-    teardownTimeout: 10_000
+    teardownTimeout: 10_000,
+    // Two suites: `npm test` runs the fast one, `npm run test:slow` the other. A file named on the
+    // command line runs in whichever suite holds it.
+    projects: [
+      { extends: true, test: { name: 'fast', include: [TEST_FILES], exclude: [...configDefaults.exclude, ...SLOW_FILES] } },
+      { extends: true, test: { name: 'slow', include: [...SLOW_FILES] } }
+    ]
   }
 })

@@ -2,6 +2,9 @@ import { describe, expect, it } from 'vitest'
 import { readFile, readdir } from 'node:fs/promises'
 import { dirname, join, normalize, relative } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import picomatch from 'picomatch'
+import config from '../vitest.config.js'
+import { SLOW_FILES } from './slow-files.js'
 
 const SRC = fileURLToPath(new URL('../src', import.meta.url))
 
@@ -85,5 +88,25 @@ describe('the house', () => {
     }
     for (const at of edges.keys()) visit(at, [])
     expect(cycles).toEqual([])
+  })
+
+  it('has every test file in exactly one suite: the fast one (npm test) or the slow one (npm run test:slow)', async () => {
+    const suites = (config.test?.projects ?? []).map(project => {
+      if (typeof project !== 'object' || !('test' in project)) throw new Error('vitest.config.ts: each suite is an inline project')
+      const { name, include = [], exclude = [] } = project.test ?? {}
+      const included = picomatch(include)
+      const excluded = picomatch(exclude)
+      return { name: String(name), holds: (file: string) => included(file) && !excluded(file) }
+    })
+    expect(suites.map(suite => suite.name)).toEqual(['fast', 'slow'])
+    // Any name a runner could take for a test, so that a file vitest would never run is caught too.
+    const files = (await readdir(fileURLToPath(new URL('.', import.meta.url)), { recursive: true }))
+      .filter(file => /\.(test|spec)\.[cm]?[jt]sx?$/.test(file)).map(file => `test/${file}`)
+    expect(files.length).toBeGreaterThan(100)
+    const misplaced = files.map(file => ({ file, suites: suites.filter(suite => suite.holds(file)).map(suite => suite.name) }))
+      .filter(({ suites }) => suites.length !== 1)
+    expect(misplaced).toEqual([])
+    // A name on the slow list that holds no file is a file renamed or gone: it would run fast unseen.
+    expect(SLOW_FILES.filter(glob => { const matches = picomatch(glob); return !files.some(file => matches(file)) })).toEqual([])
   })
 })

@@ -15,16 +15,19 @@ describe('the README', () => {
     expect(readme).not.toMatch(/^\| `cidsync /m)
   })
 
-  it('gives the commands CI runs: npm ci && npm start for the daemon on the embedded default, npm test for the tests', async () => {
+  it('gives the commands CI runs: npm ci && npm start for the daemon on the embedded default, npm test and npm run test:slow for the tests', async () => {
     const [readme, ci, manifest] = await Promise.all([read('README.md'), read('.ci/run'), read('package.json')])
     expect(readme).toMatch(/^npm ci && npm start {2,}# /m)
     expect(readme).toMatch(/^npm test {2,}# /m)
     expect(ci).toMatch(/^npm ci /m)
+    expect(readme).toMatch(/^npm run test:slow {2,}# /m)
     expect(ci).toMatch(/^npm test /m)
+    expect(ci).toMatch(/^npm run test:slow /m)
     const scripts = (JSON.parse(manifest) as { scripts: Record<string, string> }).scripts
     // The daemon runs what was built: a build of current sources, skipped when nothing changed.
     expect(scripts.start).toBe('node scripts/build-if-stale.mjs && node dist/bin/cidsync.js daemon --config config/quickstart.toml')
     expect(scripts.pretest).toBe('node scripts/build-if-stale.mjs')
+    expect(scripts['pretest:slow']).toBe(scripts.pretest)
     expect(await read('config/quickstart.toml')).not.toMatch(/^mode = "remote"/m)
   })
 })

@@ -8,7 +8,7 @@ import { CLI, runCli, type CliResult } from '../helpers/cli.js'
 import { bound } from '../helpers/wait.js'
 
 /**
- * Proof suites run at two sizes: CI (the default, small enough for `npm test`) and full
+ * Proof suites run at two sizes: CI (the default, small enough for `npm run test:slow`) and full
  * (`npm run proof`, which sets CIDSYNC_PROOF_SCALE=full). `size(ci, full)` picks one.
  */
 export const FULL = process.env.CIDSYNC_PROOF_SCALE === 'full'
