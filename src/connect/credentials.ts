@@ -21,7 +21,7 @@ export function credentialsDir (config: Config, env: NodeJS.ProcessEnv = process
  * so a renewed token is used without a restart.
  */
 export class Credential {
-  private cached: { path: string, mtimeMs: number, value: string } | undefined
+  private cached: { path: string, stamp: string, value: string } | undefined
 
   /** `file`: the file's name in `dir`, when not the credential's own (a renewed token in the state dir). */
   constructor (readonly name: CredentialName, private readonly dir: string, private readonly env: NodeJS.ProcessEnv = process.env, private readonly file: string = name) {}
@@ -43,12 +43,15 @@ export class Credential {
     for (const path of this.files()) {
       const stats = statSync(path, { throwIfNoEntry: false })
       if (stats === undefined) continue
-      if (this.cached?.path === path && this.cached.mtimeMs === stats.mtimeMs) return this.cached.value
+      // Not the mtime alone: two saves within one tick of a coarse file system clock share it. A save
+      // renames a new file into place, so its inode tells them apart.
+      const stamp = `${stats.ino}:${stats.size}:${stats.mtimeMs}:${stats.ctimeMs}`
+      if (this.cached?.path === path && this.cached.stamp === stamp) return this.cached.value
       if (path === this.path && (stats.mode & 0o077) !== 0) {
         throw new ConfigError(`${path} is readable by others (mode ${(stats.mode & 0o777).toString(8)}): run \`chmod 600 ${path}\``)
       }
       const value = readFileSync(path, 'utf8').trim()
-      this.cached = { path, mtimeMs: stats.mtimeMs, value }
+      this.cached = { path, stamp, value }
       return value
     }
     return undefined

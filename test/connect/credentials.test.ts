@@ -1,5 +1,5 @@
 import { describe, it, expect } from 'vitest'
-import { chmod, mkdir, writeFile, stat } from 'node:fs/promises'
+import { chmod, mkdir, writeFile, stat, utimes } from 'node:fs/promises'
 import { join } from 'node:path'
 import { Credential } from '../../src/connect/index.js'
 import { ConfigError } from '../../src/errors.js'
@@ -21,13 +21,16 @@ describe('credentials', () => {
     expect(new Credential('session-token', dir, { CIDSYNC_SESSION_TOKEN: 'token' }).value()).toBe('token')
   })
 
-  it('reads a file again when it changes, so a renewed token applies at once', async () => {
+  it('reads a file again when it changes, so a renewed token applies at once, even within one tick of the file system\'s clock', async () => {
     const dir = await useTempDir()
     const token = new Credential('session-token', dir, {})
+    // Both saved within one tick of a coarse clock: the same mtime, without waiting for a tick.
+    const tick = new Date('2026-01-01T08:00:00Z')
     token.save('first')
+    await utimes(token.path, tick, tick)
     expect(token.value()).toBe('first')
-    await new Promise(resolve => setTimeout(resolve, 20))
     new Credential('session-token', dir, {}).save('second')
+    await utimes(token.path, tick, tick)
     expect(token.value()).toBe('second')
   })
 
