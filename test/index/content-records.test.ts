@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest'
 import { serviceUnderTest } from '../helpers/service.js'
 import { useTempDir } from '../helpers/temp-dir.js'
 import { syncDevice, writeRows } from '../helpers/sync-device.js'
-import { pub, readIndex, restoreInto, restorer, sleep } from '../sync/v2-helpers.js'
+import { handClock } from '../helpers/clock.js'
+import { pub, readIndex, restoreInto, restorer } from '../sync/v2-helpers.js'
 import { importKey, exportKey } from '../../src/snapshot/index.js'
 import { join } from 'node:path'
 import Database from 'better-sqlite3'
@@ -27,14 +28,16 @@ describe('content records: rows of their device, carried in its segments', () =>
     const b = await syncDevice(root, 'b', B, { namespace: NS, snapshot: INCREMENTAL })
     importKey(b.config.stateDir, exportKey(a.config.stateDir), true)
     writeRows(a, 'one.md')
-    const first = await pub(a, clients)
-    await sleep(20)
+    // The two publishes an hour apart, on a clock the test moves.
+    const clock = handClock()
+    const first = await pub(a, clients, a.config, clock)
+    clock.move(3_600_000)
     const before = a.index.segments.devices().find(d => d.deviceId === A)?.lastSeq ?? 0
     a.index.content.record(A, 'a', [record('cid-one.md', 'bafkreigh2akiscaildcqabsyg3dfr6chu3fgpregiymsck7e7aqa4s52zy')])
     expect(a.index.segments.devices().find(d => d.deviceId === A)?.lastSeq).toBe(before + 1)
     expect(a.index.content.has('cid-one.md', '0123456789abcdef')).toBe(true)
     // Only the record changed: the publish is not skipped, and its delta holds the record.
-    const second = await pub(a, clients)
+    const second = await pub(a, clients, a.config, clock)
     expect(second.cid).not.toBe(first.cid)
 
     writeRows(b, 'other.md')

@@ -3,6 +3,7 @@ import pino from 'pino'
 import type { Config } from '../../src/config/index.js'
 import { indexPath, openIndex, type Index } from '../../src/index/index.js'
 import type { ServiceClients } from '../../src/remote/index.js'
+import type { Clock } from '../../src/util/clock.js'
 import { publish, readPublish, restore, walkHistory, type HistoryEntry, type ManifestCache } from '../../src/sync/index.js'
 import { exportKey, importKey, type Manifest } from '../../src/snapshot/index.js'
 import { restoring, closeDeviceIndex, syncDevice, type SyncDevice } from '../helpers/sync-device.js'
@@ -21,8 +22,9 @@ export function readIndex<T> (config: Config, read: (index: Index) => T): T {
   try { return read(index) } finally { index.close() }
 }
 
-export async function pub (d: SyncDevice, clients: ServiceClients, config: Config = d.config): Promise<{ cid: string, merged: number }> {
-  return await publish({ index: d.index, clients, logger, deviceId: d.id, store: d.store }, { config })
+/** Publishes `d`'s index; with `clock`, stamped with its time instead of the system's. */
+export async function pub (d: SyncDevice, clients: ServiceClients, config: Config = d.config, clock?: Clock): Promise<{ cid: string, merged: number }> {
+  return await publish({ index: d.index, clients, logger, deviceId: d.id, store: d.store, clock }, { config })
 }
 
 /** A device that restores: shares `from`'s key, its own index closed (a restore replaces it). */
@@ -56,4 +58,3 @@ export async function manifestOf (clients: ServiceClients, d: SyncDevice, cid: s
   return manifest
 }
 
-export const sleep = async (ms: number): Promise<void> => { await new Promise(resolve => setTimeout(resolve, ms)) }

@@ -1,5 +1,5 @@
 import { describe, expect, it, onTestFinished } from 'vitest'
-import { publishNow, TEST_CLOCK_VARIABLE } from '../../src/util/clock.js'
+import { publishNow, systemClock, TEST_CLOCK_VARIABLE, type Clock } from '../../src/util/clock.js'
 
 describe('the publish clock', () => {
   it('starts where CIDSYNC_TEST_CLOCK says, read once, and runs on at the real rate', () => {
@@ -15,5 +15,14 @@ describe('the publish clock', () => {
     expect(first).toBeLessThan(start + 60_000)
     expect(second).toBeGreaterThanOrEqual(first)
     expect(second).toBeLessThan(start + 60_000)
+  })
+
+  it('reads a clock it is given instead: a test moves time without sleeping', () => {
+    let at = Date.parse('2020-05-01T00:00:00.000Z')
+    const clock: Clock = { now: () => at }
+    expect(publishNow(clock).toISOString()).toBe('2020-05-01T00:00:00.000Z')
+    at += 3_600_000
+    expect(publishNow(clock).toISOString()).toBe('2020-05-01T01:00:00.000Z')
+    expect(Math.abs(systemClock.now() - publishNow().getTime())).toBeLessThan(60_000)
   })
 })

@@ -7,7 +7,7 @@ import { SnapshotFormatError } from '../../errors.js'
 import type { DeviceState, Index, RecordedChain, SegmentRange } from '../../index/index.js'
 import { sealManifest, sealSegment, type Manifest, type SegmentRef } from '../../snapshot/index.js'
 import { parseChains, SNAPSHOT_PROFILE } from '../read/index.js'
-import { publishNow } from '../../util/clock.js'
+import { publishNow, type Clock } from '../../util/clock.js'
 
 /** When this device writes a new base of its own rows instead of another delta. */
 export interface CompactionPolicy { readonly afterDeltas: number, readonly fraction: number }
@@ -74,6 +74,8 @@ export interface PublicationInit {
   readonly stateDir: string
   readonly passphrase?: string
   readonly signal?: AbortSignal
+  /** What the manifest's `createdAt` is read from; the system clock when absent. */
+  readonly clock?: Clock
 }
 
 /** A file to upload and send for a deal. */
@@ -121,7 +123,7 @@ export async function writePublication (init: PublicationInit): Promise<Publicat
     }
     const manifest: Manifest = {
       version: 2,
-      createdAt: publishNow().toISOString(),
+      createdAt: publishNow(init.clock).toISOString(),
       device: init.self,
       hostname: hostname(),
       previous: init.previous,

@@ -2,6 +2,7 @@ import type { Config } from '../../config/index.js'
 import type { PublishStep } from '../state/index.js'
 import type { PublishedContent } from '../content-outcome.js'
 import type { SyncComponents } from '../sync-components.js'
+import type { Clock } from '../../util/clock.js'
 
 // What a publish is given and what it answers, apart from the steps, so the merge it runs
 // (merge.ts) and the publish itself share them without importing each other.
@@ -9,6 +10,8 @@ import type { SyncComponents } from '../sync-components.js'
 export interface PublishComponents extends SyncComponents {
   /** Told each step as the job reaches it, with how many merges it made so far. */
   readonly onStep?: (step: PublishStep, merges: number) => void
+  /** What a publish is stamped with; the system clock when absent. */
+  readonly clock?: Clock
 }
 
 export interface PublishInit {

@@ -112,7 +112,7 @@ const STEPS: { readonly [S in ActiveStep]: StepRun<S> } = {
       index: components.index, self: components.deviceId, previous: job.baseCid === '' ? null : job.baseCid, binding: { namespace: config.namespace, network: config.network }, dir, label: `publish-${job.id}-${job.merges}`,
       policy: { afterDeltas: config.snapshot.compactAfterDeltas, fraction: config.snapshot.compactFraction },
       avoid: unusableObjects(store),
-      encryption: config.snapshot.encryption, stateDir: config.stateDir, passphrase: init.passphrase, signal: init.signal
+      encryption: config.snapshot.encryption, stateDir: config.stateDir, passphrase: init.passphrase, signal: init.signal, clock: components.clock
     })
     const manifest = JSON.stringify(made.manifest)
     store.manifestCache.put(made.manifestFile.cid, JSON.stringify({ kind: 'manifest', manifest: made.manifest }))
@@ -147,7 +147,7 @@ const STEPS: { readonly [S in ActiveStep]: StepRun<S> } = {
     await removeFiles(job.files)
     const manifest = parseManifest(job.manifest, job.snapshotCid)
     const segments = manifest.devices.flatMap(d => d.segments.map(s => s.cid))
-    return store.finishPublish(job, { ownEntries: ownEntries(components.index, components.deviceId), replicate: { segments, profile: SNAPSHOT_PROFILE.name }, at: publishNow() })
+    return store.finishPublish(job, { ownEntries: ownEntries(components.index, components.deviceId), replicate: { segments, profile: SNAPSHOT_PROFILE.name }, at: publishNow(components.clock) })
   }
 }
 

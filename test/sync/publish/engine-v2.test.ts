@@ -6,7 +6,8 @@ import { exportKey, importKey } from '../../../src/snapshot/index.js'
 import { serviceUnderTest, localServiceUnderTest, EXTERNAL } from '../../helpers/service.js'
 import { useTempDir } from '../../helpers/temp-dir.js'
 import { syncDevice, writeRows as write } from '../../helpers/sync-device.js'
-import { chain, devicesOf, everything, manifestOf, pub, readIndex, restoreInto, restorer, sleep } from '../v2-helpers.js'
+import { handClock } from '../../helpers/clock.js'
+import { chain, devicesOf, everything, manifestOf, pub, readIndex, restoreInto, restorer } from '../v2-helpers.js'
 
 const A = 'aaaaaaaa-0000-4000-8000-000000000000'
 const B = 'bbbbbbbb-0000-4000-8000-000000000000'
@@ -20,20 +21,24 @@ describe('cidsync-sqlite/2: publish, change, publish, restore any point', () => 
     const NS = 'v2-points'
     const a = await syncDevice(root, 'a', A, { namespace: NS, snapshot: INCREMENTAL })
     write(a, 'one.md', 'two.md', 'three.md')
-    const first = await pub(a, clients)
+    // The two publishes an hour apart, on a clock the test moves.
+    const clock = handClock()
+    const first = await pub(a, clients, a.config, clock)
     const atFirst = everything(a.index)
-    await sleep(20)
+    clock.move(3_600_000)
     // A change, a new file and a deletion: the delta must carry the tombstone.
     a.index.entries.apply(a.id, [{ kind: 'upsert', folder: 'notes', path: 'one.md', size: 99, mtimeMs: 2, cid: 'cid-one-v2', cidProfile: 'kubo-cidv1' }])
     a.index.entries.apply(a.id, [{ kind: 'delete', folder: 'notes', path: 'two.md' }])
     write(a, 'four.md')
-    const second = await pub(a, clients)
+    const second = await pub(a, clients, a.config, clock)
     const atSecond = everything(a.index)
     expect(atSecond).not.toEqual(atFirst)
 
     const history = await chain(clients, a, second.cid)
     expect(history.map(h => h.entry.cid)).toEqual([second.cid, first.cid])
     expect(history.map(h => h.entry.previous)).toEqual([first.cid, null])
+    // Each stamped with the test's clock, not the system's.
+    expect(history.map(h => h.entry.at)).toEqual([new Date(clock.now()).toISOString(), new Date(clock.now() - 3_600_000).toISOString()])
     // The second publish added one delta of its own rows, nothing else.
     const m2 = history[0]?.manifest
     expect(m2?.devices).toHaveLength(1)

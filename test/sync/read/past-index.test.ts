@@ -7,6 +7,7 @@ import { exportKey, importKey } from '../../../src/snapshot/index.js'
 import { ManifestNamespaceError, PointerRolledBackError } from '../../../src/errors.js'
 import { EXTERNAL, serviceUnderTest } from '../../helpers/service.js'
 import { useTempDir } from '../../helpers/temp-dir.js'
+import { handClock } from '../../helpers/clock.js'
 import { syncDevice, writeRows as write } from '../../helpers/sync-device.js'
 
 const logger = pino({ level: 'silent' })
@@ -44,11 +45,14 @@ describe.skipIf(EXTERNAL)('a past publish is read only from this namespace\'s ch
     const root = await useTempDir()
     const a = await syncDevice(root, 'a', A, { namespace: 'past-three' })
     write(a, 'first.md')
-    const first = await publish({ index: a.index, clients, logger, deviceId: a.id, store: a.store }, { config: a.config })
-    const between = new Date()
-    await new Promise(resolve => setTimeout(resolve, 20))
+    // The two publishes an hour apart, on a clock the test moves.
+    const clock = handClock()
+    const first = await publish({ index: a.index, clients, logger, deviceId: a.id, store: a.store, clock }, { config: a.config })
+    clock.move(1_800_000)
+    const between = new Date(clock.now())
+    clock.move(1_800_000)
     write(a, 'second.md')
-    await publish({ index: a.index, clients, logger, deviceId: a.id, store: a.store }, { config: a.config })
+    await publish({ index: a.index, clients, logger, deviceId: a.id, store: a.store, clock }, { config: a.config })
     // The lying service replays the first publish as the pointer.
     await clients.pointers.put({ snapshotCid: first.cid, engine: 'cidsync-sqlite/2', namespace: 'past-three', network: 'mainnet', memories: 1 })
     await expect(openPastIndex({ clients: clients, store: a.store }, a.config, new Date(), { passphrase: undefined })).rejects.toThrow(PointerRolledBackError)
