@@ -82,7 +82,8 @@ export class DownloadRoute {
   private running = 0
   private readonly owned = new Set<Promise<void>>()
 
-  constructor (private readonly fetcher: DownloadFetcher | undefined) {}
+  /** `stallMs`: how long a client may take none of the file before it is dropped. */
+  constructor (private readonly fetcher: DownloadFetcher | undefined, private readonly stallMs = DOWNLOAD_STALL_MS) {}
 
   handle (dashboard: DashboardRoutes, token: string, req: IncomingMessage, res: ServerResponse, url: URL): boolean {
     if (url.pathname !== '/download') return false
@@ -139,7 +140,7 @@ export class DownloadRoute {
         'cache-control': 'no-store',
         'x-content-type-options': 'nosniff'
       })
-      res.setTimeout(DOWNLOAD_STALL_MS, () => { res.destroy() })
+      res.setTimeout(this.stallMs, () => { res.destroy() })
       await pipeline(createReadStream(file.path), res, { signal }).catch(() => { res.destroy() })
     } finally {
       res.off('close', onClose)

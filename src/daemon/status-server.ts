@@ -176,6 +176,8 @@ export interface StatusServerLimits {
   readonly maxConnections?: number
   readonly idleTimeoutMs?: number
   readonly events?: EventStreamLimits
+  /** How long a download's client may take none of the file (download-route.ts). */
+  readonly downloadStallMs?: number
 }
 
 export const DEFAULT_STATUS_MAX_CONNECTIONS = 64
@@ -199,7 +201,7 @@ export class StatusServer {
   private readonly downloads: DownloadRoute
 
   constructor (components: StatusServerComponents, limits: StatusServerLimits = {}) {
-    this.downloads = new DownloadRoute(components.download)
+    this.downloads = new DownloadRoute(components.download, limits.downloadStallMs)
     this.maxConnections = limits.maxConnections ?? DEFAULT_STATUS_MAX_CONNECTIONS
     this.idleTimeoutMs = limits.idleTimeoutMs ?? DEFAULT_STATUS_IDLE_TIMEOUT_MS
     const dashboard = this.dashboard = { auth: new DashboardAuth(), streams: components.events === undefined ? undefined : new EventStreams(components.events, limits.events) }

@@ -1,10 +1,11 @@
 import { describe, expect, it, onTestFinished } from 'vitest'
 import { connect, type Socket } from 'node:net'
 import { randomBytes } from 'node:crypto'
-import { mkdir, readdir, writeFile } from 'node:fs/promises'
+import { copyFile, mkdir, readdir, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { CSRF_HEADER } from '../../src/daemon/index.js'
-import { attachmentHeader } from '../../src/daemon/download-route.js'
+import { attachmentHeader, type DownloadFetcher } from '../../src/daemon/download-route.js'
+import { StatusServer } from '../../src/daemon/status-server.js'
 import { httpGet } from '../helpers/http.js'
 import { startInProcessDaemon, statusOf, untilReached } from '../helpers/in-process-daemon.js'
 import { useTempDir } from '../helpers/temp-dir.js'
@@ -166,15 +167,27 @@ describe('GET /download', () => {
 })
 
 describe('GET /download to a client that stops reading', () => {
-  it('drops it once nothing moves for a while: its temp dir goes and its slot is free again (not held for the 30-minute bound)', async () => {
+  // The status server alone, with a fetcher that stages a real file as the daemon's does: the drop
+  // is the route's, and a short stall bound shows it without waiting for the real one.
+  it('drops it once nothing moves for a while: its staged file goes and its slot is free again (not held for the 30-minute bound)', async () => {
     const dir = await useTempDir()
-    await mkdir(join(dir, 'kept'))
+    const staged = join(dir, 'staged')
+    await mkdir(staged)
     const content = randomBytes(32 * 1024 * 1024)
-    await writeFile(join(dir, 'kept', 'big.bin'), content)
-    const { port, token } = await startInProcessDaemon(dir, '[[folders]]\nname = "kept"\npath = "kept"\nstore = true\n')
-    await untilReached(port)
-    await storedBoth(port, 1)
-    const downloads = async (): Promise<string[]> => (await readdir(join(dir, 'state', 'content-fetch')).catch(() => [])).filter(n => n.startsWith('download-'))
+    const source = join(dir, 'big.bin')
+    await writeFile(source, content)
+    let made = 0
+    const fetcher: DownloadFetcher = async () => {
+      const path = join(staged, `download-${made++}`)
+      await copyFile(source, path)
+      return { path, size: content.length, remove: async () => { await rm(path, { force: true }) } }
+    }
+    const token = 'download-token'
+    const server = new StatusServer({ status: () => ({}) as never, token, download: fetcher }, { downloadStallMs: 500 })
+    onTestFinished(async () => { await server.close() })
+    const bound = await server.listen({ kind: 'tcp', host: '127.0.0.1', port: 0 })
+    const port = bound.kind === 'tcp' ? bound.port : 0
+    const downloads = async (): Promise<string[]> => (await readdir(staged)).filter(n => n.startsWith('download-'))
     // Two clients read the headers and then nothing more, the socket kept open: every slot taken.
     const stalled = await Promise.all([0, 1].map(async () => await new Promise<Socket>((resolve, reject) => {
       const socket = connect(port, '127.0.0.1', () => { socket.write(`GET /download?path=kept/big.bin HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nAuthorization: Bearer ${token}\r\n\r\n`) })
@@ -182,12 +195,15 @@ describe('GET /download to a client that stops reading', () => {
       socket.once('error', reject)
     })))
     onTestFinished(() => { for (const s of stalled) s.destroy() })
+    expect(await downloads()).toHaveLength(2)
     expect((await fetch(`http://127.0.0.1:${port}/download?path=kept/big.bin`, { headers: { authorization: `Bearer ${token}` } })).status).toBe(503)
-    await until(async () => (await downloads()).length === 0 ? true : undefined, 120_000, 'the stalled downloads dropped and their temps removed')
+    await until(async () => (await downloads()).length === 0 ? true : undefined, 30_000, 'the stalled downloads dropped and their staged files removed')
     const again = await fetch(`http://127.0.0.1:${port}/download?path=kept/big.bin`, { headers: { authorization: `Bearer ${token}` } })
     expect(again.status).toBe(200)
     expect(Buffer.from(await again.arrayBuffer()).equals(content)).toBe(true)
-  }, 300_000)
+    // Removed once sent (just after the client has the last byte).
+    await until(async () => (await downloads()).length === 0 ? true : undefined, 10_000, 'the sent file\'s staged copy removed')
+  })
 })
 
 describe('attachmentHeader', () => {
