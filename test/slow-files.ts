@@ -10,29 +10,34 @@ export const SLOW_FILES: readonly string[] = [
   // A real browser drives the dashboard.
   'test/dashboard/*browser.test.ts',
   // Crash scenarios: a process killed at each step, then recovered.
-  'test/cli/content-crash.test.ts',
   'test/cli/content-crash-embedded.test.ts',
+  'test/cli/content-crash.test.ts',
   'test/cli/incremental-crash.test.ts',
   'test/cli/state-recovery.test.ts',
   'test/daemon/content-crash.test.ts',
+  'test/e2e/operations.test.ts',
   'test/e2e/publish-restore.test.ts',
   'test/exits/crash.test.ts',
-  // The built CLI's daemon as a process: started, signalled, stopped, many times a file.
+  // The built CLI run many times a file, or its daemon as a process: started, signalled, stopped.
   'test/cli/code-cache.test.ts',
   'test/cli/content-changed.test.ts',
   'test/cli/content-seen.test.ts',
   'test/cli/daemon-process.test.ts',
   'test/cli/find.test.ts',
   'test/cli/generate.test.ts',
-  'test/cli/get.test.ts',
   'test/cli/get-output.test.ts',
+  'test/cli/get-plain-profile.test.ts',
+  'test/cli/get.test.ts',
   'test/cli/init.test.ts',
   'test/cli/key-flow.test.ts',
   'test/cli/ls.test.ts',
   'test/cli/production-answers.test.ts',
+  'test/cli/safe-text.test.ts',
   'test/cli/service-commands.test.ts',
+  'test/cli/snapshot-folder-error.test.ts',
   'test/cli/status.test.ts',
   'test/cli/two-devices.test.ts',
+  'test/cli/verify-content.test.ts',
   // Mirrors: a second service, copies and lag, end to end.
   'test/cli/mirror-lag.test.ts',
   'test/cli/mirror-others.test.ts',
@@ -48,6 +53,7 @@ export const SLOW_FILES: readonly string[] = [
   'test/custody/store-and-fetch.test.ts',
   'test/daemon/content-keeper.test.ts',
   'test/daemon/content-outage.test.ts',
+  'test/sync/store-content-limits.test.ts',
   // A whole daemon in this process, through its HTTP routes.
   'test/daemon/daemon.test.ts',
   'test/daemon/dashboard-auth.test.ts',
@@ -55,15 +61,23 @@ export const SLOW_FILES: readonly string[] = [
   'test/daemon/embedded-token.test.ts',
   'test/daemon/event-stream.test.ts',
   'test/daemon/find-routes.test.ts',
+  'test/daemon/readiness.test.ts',
   'test/daemon/recent-errors.test.ts',
   'test/daemon/service-thread.test.ts',
-  // Big trees and big files: exports, imports, hashing and watching at scale.
+  // Big trees and big files: exports, imports, hashing, scanning and watching at scale.
   'test/exits/export-threaded.test.ts',
   'test/exits/import-parts.test.ts',
+  'test/exits/import-race.test.ts',
   'test/exits/refusals.test.ts',
   'test/exits/round-trip.test.ts',
-  'test/local-service/dag-import-links.test.ts',
+  'test/watch/drift-check.test.ts',
   'test/watch/folder-lifecycle.test.ts',
   'test/watch/hash-pool.test.ts',
-  'test/watch/watcher.test.ts'
+  'test/watch/long-paths.test.ts',
+  'test/watch/scan.test.ts',
+  'test/watch/watcher.test.ts',
+  // The local service at scale, and read by an independent IPFS client.
+  'test/local-service/dag-import-links.test.ts',
+  'test/local-service/gateway-helia.test.ts',
+  'test/local-service/signup-bounds.test.ts'
 ]
