@@ -1,5 +1,5 @@
 import { describe, it, expect } from 'vitest'
-import { startInProcessDaemon, stopWhenFinished } from '../helpers/in-process-daemon.js'
+import { sharedInProcessDaemon, startInProcessDaemon, stopWhenFinished } from '../helpers/in-process-daemon.js'
 import { mkdir, readFile, stat, truncate, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import pino from 'pino'
@@ -52,32 +52,6 @@ describe('the status endpoint', () => {
     for (const line of metrics.body.split('\n').filter(l => l !== '' && !l.startsWith('#'))) expect(line).toMatch(/^cidsync_[a-z_]+(\{.*\})? [0-9.e+-]+$/)
   })
 
-  it.each(['evil.example', `evil.example:PORT`, '127.0.0.1.evil.example:PORT', '10.0.0.1:PORT'])('refuses Host %j with 403 (DNS rebinding)', async (host) => {
-    const dir = await useTempDir()
-    const { port } = await startDaemon(dir)
-    const answer = await httpGet({ port }, '/status', { host: host.replace('PORT', String(port)) })
-    expect(answer.status).toBe(403)
-    expect(answer.body).not.toContain('device')
-  })
-
-  it.each(['localhost:PORT', '127.0.0.1:PORT', '[::1]:PORT', 'LOCALHOST:PORT'])('accepts Host %j', async (host) => {
-    const dir = await useTempDir()
-    const { port } = await startDaemon(dir)
-    expect((await httpGet({ port }, '/healthz', { host: host.replace('PORT', String(port)) })).status).toBe(200)
-  })
-
-  it('answers only to its own port, and refuses requests from web pages', async () => {
-    const dir = await useTempDir()
-    const { port } = await startDaemon(dir)
-    expect((await httpGet({ port }, '/healthz', { host: `127.0.0.1:${port + 1}` })).status).toBe(403)
-    expect((await httpGet({ port }, '/healthz', { host: '127.0.0.1' })).status).toBe(403)
-    for (const origin of ['http://evil.example', 'null', `http://localhost:${port + 1}`, `https://127.0.0.1:${port}`]) {
-      expect((await httpGet({ port }, '/status', { headers: { origin } })).status, origin).toBe(403)
-    }
-    expect((await httpGet({ port }, '/status', { headers: { origin: `http://127.0.0.1:${port}` } })).status).toBe(200)
-    expect((await httpGet({ port }, '/status')).headers['access-control-allow-origin']).toBeUndefined()
-  })
-
   it('asks for the token on /metrics when configured', async () => {
     const dir = await useTempDir()
     const { port } = await startDaemon(dir, { status: { metrics_token: true } })
@@ -86,16 +60,6 @@ describe('the status endpoint', () => {
     expect((await httpGet({ port }, '/metrics', { headers: { authorization: `Bearer ${token}` } })).status).toBe(200)
     expect((await httpGet({ port }, '/healthz')).status).toBe(200)
     expect((await stat(join(dir, 'state', 'status.token'))).mode & 0o777).toBe(0o600)
-  })
-
-  it('answers 404 for an unknown path and 405 for a method it does not take', async () => {
-    const dir = await useTempDir()
-    const { port } = await startDaemon(dir)
-    expect((await httpGet({ port }, '/nope')).status).toBe(404)
-    const put = await httpGet({ port }, '/status', { method: 'PUT' })
-    expect(put.status).toBe(405)
-    expect(put.headers.allow).toBe('GET, HEAD')
-    expect((await httpGet({ port }, '/snapshot', { method: 'POST' })).status).toBe(401)
   })
 
   it('puts its socket in the runtime dir for listen = "unix:"', async () => {
@@ -117,6 +81,42 @@ describe('the status endpoint', () => {
     expect(daemon.statusAddress).toBe(`unix:${socketPath}`)
     expect((await stat(socketPath)).mode & 0o777).toBe(0o600)
     expect(await httpGet({ socketPath }, '/healthz', { host: 'localhost' })).toMatchObject({ status: 200 })
+  })
+})
+
+describe('the status endpoint, asked by hosts, origins and methods it must refuse (one daemon for all)', () => {
+  const daemon = sharedInProcessDaemon()
+
+  it.each(['evil.example', `evil.example:PORT`, '127.0.0.1.evil.example:PORT', '10.0.0.1:PORT'])('refuses Host %j with 403 (DNS rebinding)', async (host) => {
+    const { port } = daemon()
+    const answer = await httpGet({ port }, '/status', { host: host.replace('PORT', String(port)) })
+    expect(answer.status).toBe(403)
+    expect(answer.body).not.toContain('device')
+  })
+
+  it.each(['localhost:PORT', '127.0.0.1:PORT', '[::1]:PORT', 'LOCALHOST:PORT'])('accepts Host %j', async (host) => {
+    const { port } = daemon()
+    expect((await httpGet({ port }, '/healthz', { host: host.replace('PORT', String(port)) })).status).toBe(200)
+  })
+
+  it('answers only to its own port, and refuses requests from web pages', async () => {
+    const { port } = daemon()
+    expect((await httpGet({ port }, '/healthz', { host: `127.0.0.1:${port + 1}` })).status).toBe(403)
+    expect((await httpGet({ port }, '/healthz', { host: '127.0.0.1' })).status).toBe(403)
+    for (const origin of ['http://evil.example', 'null', `http://localhost:${port + 1}`, `https://127.0.0.1:${port}`]) {
+      expect((await httpGet({ port }, '/status', { headers: { origin } })).status, origin).toBe(403)
+    }
+    expect((await httpGet({ port }, '/status', { headers: { origin: `http://127.0.0.1:${port}` } })).status).toBe(200)
+    expect((await httpGet({ port }, '/status')).headers['access-control-allow-origin']).toBeUndefined()
+  })
+
+  it('answers 404 for an unknown path and 405 for a method it does not take', async () => {
+    const { port } = daemon()
+    expect((await httpGet({ port }, '/nope')).status).toBe(404)
+    const put = await httpGet({ port }, '/status', { method: 'PUT' })
+    expect(put.status).toBe(405)
+    expect(put.headers.allow).toBe('GET, HEAD')
+    expect((await httpGet({ port }, '/snapshot', { method: 'POST' })).status).toBe(401)
   })
 })
 

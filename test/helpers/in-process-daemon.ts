@@ -1,7 +1,8 @@
-import { mkdir, writeFile } from 'node:fs/promises'
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import pino, { type Logger } from 'pino'
-import { onTestFinished } from 'vitest'
+import { beforeAll, onTestFinished } from 'vitest'
 import { loadConfig } from '../../src/config/index.js'
 import { Daemon, readStatusToken, type StatusDocument } from '../../src/daemon/index.js'
 import { httpGet } from './http.js'
@@ -25,6 +26,39 @@ export interface InProcessDaemonOptions {
  * to it. Stopping it in the test as well is fine: a stop is done once.
  */
 export async function startInProcessDaemon (dir: string, config: TestConfigOptions | string = {}, options: InProcessDaemonOptions = {}): Promise<StartedDaemon> {
+  return await launch(dir, config, options, (daemon) => { onTestFinished(async () => { await daemon.stop() }) })
+}
+
+/**
+ * One daemon for every test of the describe block this is called in, for tests that only ask it
+ * questions: started before the first (as {@link startInProcessDaemon} starts one, in a temp dir of
+ * its own), stopped after the last, before its dir goes. Answers a getter for the started daemon.
+ */
+export function sharedInProcessDaemon (config: TestConfigOptions | string = {}): () => StartedDaemon {
+  let started: StartedDaemon | undefined
+  beforeAll(async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'cidsync-test-'))
+    let daemon: Daemon | undefined
+    const cleanup = async (): Promise<void> => {
+      await daemon?.stop()
+      await rm(dir, { recursive: true, force: true, maxRetries: 3 })
+    }
+    try {
+      started = await launch(dir, config, {}, (made) => { daemon = made })
+    } catch (err) {
+      await cleanup()
+      throw err
+    }
+    return cleanup
+  })
+  return () => {
+    if (started === undefined) throw new Error('the shared daemon is not started: call sharedInProcessDaemon in a describe block')
+    return started
+  }
+}
+
+/** Writes the config, makes the daemon, hands it to `own` (who stops it), starts it and waits until it watches. */
+async function launch (dir: string, config: TestConfigOptions | string, options: InProcessDaemonOptions, own: (daemon: Daemon) => void): Promise<StartedDaemon> {
   const notes = join(dir, 'notes')
   await mkdir(notes, { recursive: true })
   const path = join(dir, 'config.toml')
@@ -32,7 +66,7 @@ export async function startInProcessDaemon (dir: string, config: TestConfigOptio
   await writeFile(path, text)
   const loaded = loadConfig({ configPath: path, env: {} })
   const daemon = new Daemon({ logger: options.logger ?? pino({ level: 'silent' }) }, { config: loaded })
-  onTestFinished(async () => { await daemon.stop() })
+  own(daemon)
   await within(daemon.start(), 10_000, 'the daemon to start')
   await within(daemon.current(), 10_000, 'the startup scan')
   await within(daemon.watchingAll(), 10_000, 'the watches')
