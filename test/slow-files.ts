@@ -39,6 +39,7 @@ export const SLOW_FILES: readonly string[] = [
   'test/cli/two-devices.test.ts',
   'test/cli/verify-content.test.ts',
   // Mirrors: a second service, copies and lag, end to end.
+  'test/cli/mirror-directory.test.ts',
   'test/cli/mirror-lag.test.ts',
   'test/cli/mirror-others.test.ts',
   'test/cli/mirror-reads.test.ts',
@@ -53,7 +54,7 @@ export const SLOW_FILES: readonly string[] = [
   'test/custody/store-and-fetch.test.ts',
   'test/daemon/content-keeper.test.ts',
   'test/daemon/content-outage.test.ts',
-  'test/sync/store-content-limits.test.ts',
+  'test/sync/storing/store-content-limits.test.ts',
   // A whole daemon in this process, through its HTTP routes.
   'test/daemon/daemon.test.ts',
   'test/daemon/dashboard-auth.test.ts',
