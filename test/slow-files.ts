@@ -77,7 +77,8 @@ export const SLOW_FILES: readonly string[] = [
   'test/watch/long-paths.test.ts',
   'test/watch/scan.test.ts',
   'test/watch/watcher.test.ts',
-  // The local service at scale, and read by an independent IPFS client.
+  // The local service: at scale, started afresh for each test, or read by an independent IPFS client.
+  'test/connect/embedded-conformance.test.ts',
   'test/local-service/dag-import-links.test.ts',
   'test/local-service/gateway-helia.test.ts',
   'test/local-service/signup-bounds.test.ts'
