@@ -18,6 +18,7 @@ export const SLOW_FILES: readonly string[] = [
   'test/e2e/operations.test.ts',
   'test/e2e/publish-restore.test.ts',
   'test/exits/crash.test.ts',
+  'test/sync/publish/root.test.ts',
   // The built CLI run many times a file, or its daemon as a process: started, signalled, stopped.
   'test/cli/code-cache.test.ts',
   'test/cli/content-changed.test.ts',
@@ -77,8 +78,9 @@ export const SLOW_FILES: readonly string[] = [
   'test/watch/long-paths.test.ts',
   'test/watch/scan.test.ts',
   'test/watch/watcher.test.ts',
-  // The local service: at scale, started afresh for each test, or read by an independent IPFS client.
+  // The local service at scale or started afresh for each test; an independent IPFS node reading ours.
   'test/connect/embedded-conformance.test.ts',
+  'test/exits/plain-root.test.ts',
   'test/local-service/dag-import-links.test.ts',
   'test/local-service/gateway-helia.test.ts',
   'test/local-service/signup-bounds.test.ts'
