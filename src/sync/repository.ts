@@ -1,20 +1,17 @@
 import { snapshotPassphrase, type Config } from '../config/index.js'
 import type { ObjectHome, ObjectStore, PointerRegistry } from '../store/index.js'
 import { openPastIndex, readContext, type FetchInit, type ManifestCache, type PastIndex, type ReadContextOptions } from './read/index.js'
-import { hasSyncState, SyncStore, type LastPublished } from './state/index.js'
+import { SyncStore, type LastPublished } from './state/index.js'
 
 export interface RepositoryOptions {
   /** The passphrase, when the caller read it already; else the environment's, read once here. */
   readonly passphrase?: string
-  /** The process's sync store, when its owner opened one; else one is opened here if the state dir has one. */
+  /** The process's sync store, when its owner opened one; else one is opened here at first use. */
   readonly store?: SyncStore
 }
 
-/** Manifests read in this process alone: where there is no sync store to keep them. */
-function memoryCache (): ManifestCache {
-  const kept = new Map<string, string>()
-  return { get: (cid) => kept.get(cid), put: (cid, json) => { kept.set(cid, json) } }
-}
+/** The sync store siblings share: given by an owner, or opened by the first that needs it. */
+interface StoreHolder { store: SyncStore | undefined, readonly owned: boolean }
 
 /**
  * What cidsync keeps on one home, opened once per process from the config: its objects and
@@ -26,34 +23,35 @@ export class Repository {
   readonly objects: ObjectStore
   readonly pointers: PointerRegistry
   readonly passphrase: string | undefined
-  private readonly given: SyncStore | undefined
-  private opened: SyncStore | undefined
-  private readonly shared: boolean
-  private readonly memory = memoryCache()
+  private readonly holder: StoreHolder
+  /** A sibling made by {@link other}: the first repository closes what they share. */
+  private readonly sibling: boolean
   private readonly pasts = new Map<string, Promise<PastIndex>>()
 
-  constructor (readonly config: Config, readonly home: ObjectHome, options: RepositoryOptions = {}) {
+  constructor (readonly config: Config, readonly home: ObjectHome, options: RepositoryOptions = {}, holder?: StoreHolder) {
     this.objects = home.objects
     this.pointers = home.pointers
     this.passphrase = options.passphrase ?? snapshotPassphrase()
-    this.given = options.store
-    this.shared = options.store !== undefined
+    this.sibling = holder !== undefined
+    this.holder = holder ?? { store: options.store, owned: options.store === undefined }
   }
 
   /**
    * The sync store the manifest cache and this device's last publish come from: the one given,
-   * else this state dir's, opened at first use (a state dir that never synced has none).
+   * else this state dir's, opened (made if missing) at first use, so a manifest read once is kept
+   * for the next run. A command that must leave no state (`verify` on a fresh device) never asks.
    */
-  get store (): SyncStore | undefined {
-    if (this.given !== undefined) return this.given
-    if (this.opened === undefined && hasSyncState(this.config.stateDir)) this.opened = new SyncStore(this.config.stateDir)
-    return this.opened
+  get store (): SyncStore {
+    this.holder.store ??= new SyncStore(this.config.stateDir)
+    return this.holder.store
   }
 
-  /** The same repository on another home (a mirror, a directory): its passphrase and sync store shared. */
+  /**
+   * The same repository on another home (a mirror, a directory): its passphrase and sync store
+   * shared, the store still opened only at first use.
+   */
   other (home: ObjectHome): Repository {
-    const store = this.store
-    return new Repository(this.config, home, { passphrase: this.passphrase, ...(store === undefined ? {} : { store }) })
+    return new Repository(this.config, home, { passphrase: this.passphrase }, this.holder)
   }
 
   /** What reading a publish needs: the binding, this repository's passphrase, the policy. */
@@ -61,14 +59,14 @@ export class Repository {
     return readContext(this.config, { ...options, label, passphrase: this.passphrase })
   }
 
-  /** Manifests already read: the sync store's, else this process's. */
+  /** Manifests already read, kept in the sync store. */
   get manifestCache (): ManifestCache {
-    return this.store?.manifestCache ?? this.memory
+    return this.store.manifestCache
   }
 
   /** This device's own last publish, as its sync store recorded it. */
   lastPublished (): LastPublished | undefined {
-    return this.store?.lastPublished()
+    return this.store.lastPublished()
   }
 
   /**
@@ -92,7 +90,9 @@ export class Repository {
     const opened = [...this.pasts.values()]
     this.pasts.clear()
     for (const past of await Promise.allSettled(opened)) if (past.status === 'fulfilled') await past.value.close()
-    if (!this.shared) this.opened?.close()
-    this.opened = undefined
+    if (!this.sibling && this.holder.owned) {
+      this.holder.store?.close()
+      this.holder.store = undefined
+    }
   }
 }

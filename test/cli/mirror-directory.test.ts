@@ -47,7 +47,7 @@ describe('a mirror that is a plain directory (a USB disk, a NAS mount)', () => {
       expect(failing.lastError.code).toBe('ERR_DIRECTORY_STORE')
       expect(failing.lastError.advice).toContain('cidsync login --mirror usb')
       // Unmounted is the likelier cause: a new store made on the empty mount point would fill the wrong disk.
-      expect(failing.lastError.advice).toMatch(/mount its disk, and copying resumes by itself.*only for a new disk/)
+      expect(failing.lastError.advice).toMatch(/mount its disk.*copying resumes by itself.*Only for a new disk/)
       await expect(readFile(join(usb, 'cidsync-store.json'))).rejects.toThrow()
 
       const login = await ok(['login', '--config', d.config, '--mirror', 'usb'])

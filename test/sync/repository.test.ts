@@ -50,19 +50,27 @@ describe.skipIf(EXTERNAL)('the repository: what a process reads a home through',
     expect(a.store.lastPublished()?.cid).toBe(first.cid)
   })
 
-  it('on a state dir that never synced: manifests kept in memory, and no sync state made', async () => {
+  it('on a state dir that never synced: no sync state until a read needs it; then manifests are kept for the next run', async () => {
     const { clients } = await serviceUnderTest()
     const root = await useTempDir()
     await writeFile(join(root, 'c.toml'), `state_dir = "${join(root, 'state')}"\n`)
     const config = loadConfig({ configPath: join(root, 'c.toml'), env: {} })
-    const repository = new Repository(config, clients, { passphrase: undefined })
+    const first = new Repository(config, clients, { passphrase: undefined })
     try {
-      repository.manifestCache.put('bafy-test', '{}')
-      expect(repository.manifestCache.get('bafy-test')).toBe('{}')
-      expect(repository.lastPublished()).toBeUndefined()
+      // A fallback to another home makes nothing either: `restore` must find no sync state yet.
+      const sibling = first.other(directoryHome(join(root, 'usb')))
+      await sibling.close()
       expect(existsSync(join(config.stateDir, 'sync.sqlite'))).toBe(false)
+      first.manifestCache.put('bafy-test', '{}')
+      expect(first.lastPublished()).toBeUndefined()
     } finally {
-      await repository.close()
+      await first.close()
+    }
+    const next = new Repository(config, clients, { passphrase: undefined })
+    try {
+      expect(next.manifestCache.get('bafy-test')).toBe('{}')
+    } finally {
+      await next.close()
     }
   })
 })
