@@ -11,7 +11,7 @@ import { canonicalCid } from './cid-text.js'
 import { verifiedFileBytes } from './gateway-blocks.js'
 import { eachGateway } from './gateway-failover.js'
 import { fetchBlocks, type RebuildFetchOptions, type BlockSink } from './rebuilt-blocks.js'
-import { defaultSlab, fillSlabs, receiveVerified, TooLarge } from '../store/index.js'
+import { defaultSlab, fillSlabs, receiveVerified, TooLarge, type GetOptions } from '../store/index.js'
 import { resolveName, type ResolvedName } from './name-resolver.js'
 
 /**
@@ -20,24 +20,12 @@ import { resolveName, type ResolvedName } from './name-resolver.js'
  */
 const TRUSTLESS_ONLY = new Set([406, 501])
 
-export interface FetchOptions extends CallOptions {
+/**
+ * A store read's options (`GetOptions`: the size known, the deadline, the bound by prefix,
+ * durability), with progress as `(received, total)`: the gateway's own callback shape.
+ */
+export interface FetchOptions extends Omit<GetOptions, 'onProgress'>, CallOptions {
   readonly onProgress?: (received: number, total: number | undefined) => void
-  /** The size the caller knows the bytes have (or the most it accepts); the client's maximum otherwise. */
-  readonly maxBytes?: number
-  /** The whole fetch from one gateway, instead of {@link FETCH_DEADLINE_MS}. */
-  readonly deadlineMs?: number
-  /**
-   * The bytes' own bound, read from their first `prefixBytes` (a sealed file's header says what it
-   * is, so what it may weigh): it throws for bytes that are no such object, and lowers `maxBytes`
-   * otherwise. Junk is stopped after its prefix instead of at the client's maximum.
-   */
-  readonly boundBy?: { readonly prefixBytes: number, readonly bound: (prefix: Buffer) => number | undefined }
-  /**
-   * Make the file durable (fsync it and its directory) before answering; default true. False for
-   * scratch the caller reads in this process and removes (content objects): a power cut
-   * kills the reader with it, so no torn file is ever read, and each fsync costs milliseconds.
-   */
-  readonly durable?: boolean
 }
 
 export interface FetchBytesOptions extends FetchOptions {
