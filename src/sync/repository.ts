@@ -70,7 +70,7 @@ export class Repository {
   }
 
   /**
-   * The index the newest publish at or before `at` held, opened once per pointer and time in
+   * The index the newest publish at or before `at` held, opened once per time asked in
    * this process. The caller does not close it: the repository does.
    */
   async pastIndex (at: Date, options: { readonly signal?: AbortSignal } = {}): Promise<PastIndex> {
