@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import { loadConfig, type Config } from '../../src/config/index.js'
 import { indexPath, openIndex, type Index } from '../../src/index/index.js'
 import type { ServiceClients } from '../../src/remote/index.js'
-import { SyncStoreOwner, type RestoreComponents, type SyncStore } from '../../src/sync/index.js'
+import { Repository, SyncStoreOwner, type RestoreComponents, type SyncStore } from '../../src/sync/index.js'
 
 /**
  * A device for sync tests: its config (namespace and `[snapshot]` keys given), state dir, open
@@ -14,7 +14,9 @@ export interface SyncDevice { id: string, config: Config, index: Index, readonly
 
 const open: Index[] = []
 const owners: SyncStoreOwner[] = []
-afterEach(() => {
+const repositories: Repository[] = []
+afterEach(async () => {
+  for (const r of repositories.splice(0)) await r.close()
   for (const i of open.splice(0)) i.close()
   for (const o of owners.splice(0)) o.close()
 })
@@ -28,7 +30,9 @@ export function syncStoreOwner (stateDir: string): SyncStoreOwner {
 
 /** What a restore into `config`'s state dir is given, as the restore command gives it. */
 export function restoring (clients: ServiceClients, config: Config): RestoreComponents {
-  return { clients, syncState: syncStoreOwner(config.stateDir) }
+  const repository = new Repository(config, clients, { passphrase: undefined })
+  repositories.push(repository)
+  return { repository, syncState: syncStoreOwner(config.stateDir) }
 }
 
 /** Makes `root/name` with a config (`snapshot` lines go under `[snapshot]`), a state dir and a registered device. */

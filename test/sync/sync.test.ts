@@ -29,10 +29,10 @@ describe('publishing and restoring', () => {
 
     const fresh = await syncDevice(root, 'fresh', 'ffffffff-0000-4000-8000-000000000000', { namespace: 'sync-test', snapshot: 'deal = true\n' })
     closeDeviceIndex(fresh)
-    await expect(restore(restoring(clients, fresh.config), { config: fresh.config, namespace: 'sync-test', network: 'mainnet' })).rejects.toThrow(UsageError)
+    await expect(restore(restoring(clients, fresh.config), { namespace: 'sync-test', network: 'mainnet' })).rejects.toThrow(UsageError)
     const { exportKey, importKey } = await import('../../src/snapshot/index.js')
     importKey(fresh.config.stateDir, exportKey(a.config.stateDir))
-    const restored = await restore(restoring(clients, fresh.config), { config: fresh.config, namespace: 'sync-test', network: 'mainnet', force: true })
+    const restored = await restore(restoring(clients, fresh.config), { namespace: 'sync-test', network: 'mainnet', force: true })
     expect(restored.backup).toMatch(/index\.sqlite\.backup-/)
     await access(restored.backup as string)
     const back = openIndex(indexPath(fresh.config.stateDir), { readonly: true })
@@ -44,7 +44,7 @@ describe('publishing and restoring', () => {
     const { clients } = await serviceUnderTest()
     const root = await useTempDir()
     const c = await syncDevice(root, 'c', 'cccccccc-0000-4000-8000-000000000000', { namespace: 'sync-test', snapshot: 'deal = true\n' })
-    await expect(restore(restoring(clients, c.config), { config: c.config, namespace: 'nothing-here', network: 'mainnet', force: true })).rejects.toThrow(PointerNotFoundError)
+    await expect(restore(restoring(clients, c.config), { namespace: 'nothing-here', network: 'mainnet', force: true })).rejects.toThrow(PointerNotFoundError)
   })
 
   it('merges another device\'s snapshot before publishing over it, so the pointer holds both', async () => {
@@ -100,7 +100,7 @@ describe('restore refusals', () => {
     importKey(b.config.stateDir, exportKey(a.config.stateDir))
     local.faults.set('gateway', { bitflip: true, times: 1 })
     const { IntegrityError } = await import('../../src/errors.js')
-    await expect(restore(restoring(clients, b.config), { config: b.config, namespace: 'sync-test', network: 'mainnet', force: true })).rejects.toThrow(IntegrityError)
+    await expect(restore(restoring(clients, b.config), { namespace: 'sync-test', network: 'mainnet', force: true })).rejects.toThrow(IntegrityError)
     const untouched = openIndex(indexPath(b.config.stateDir), { readonly: true })
     expect(everything(untouched)).toEqual(before)
     untouched.close()
@@ -110,7 +110,7 @@ describe('restore refusals', () => {
     const cConfig = loadConfig({ configPath: join(c, 'c.toml'), env: {} })
     await mkdir(cConfig.stateDir, { recursive: true })
     exportKey(cConfig.stateDir)
-    const err = await restore(restoring(clients, cConfig), { config: cConfig, namespace: 'sync-test', network: 'mainnet' }).catch((e: unknown) => e) as { exitCode: number, message: string }
+    const err = await restore(restoring(clients, cConfig), { namespace: 'sync-test', network: 'mainnet' }).catch((e: unknown) => e) as { exitCode: number, message: string }
     expect(err.exitCode).toBe(4)
     expect(err.message).toContain('import the right one')
   })

@@ -36,7 +36,7 @@ export async function restorer (root: string, name: string, from: SyncDevice, na
 }
 
 export async function restoreInto (clients: ServiceClients, r: SyncDevice, namespace: string, extra: { cid?: string, at?: Date } = {}): Promise<{ rows: unknown[], publish: HistoryEntry }> {
-  const done = await restore(restoring(clients, r.config), { config: r.config, namespace, network: 'mainnet', force: true, ...extra })
+  const done = await restore(restoring(clients, r.config), { namespace, network: 'mainnet', force: true, ...extra })
   return { rows: readIndex(r.config, everything), publish: done.publish }
 }
 

@@ -124,9 +124,9 @@ export function registerRestore (program: Command): void {
             (options.namespace ?? config.namespace) !== config.namespace || (options.network ?? config.network) !== config.network
             ? undefined
             : await mirrorLag(config, clients, where, options.allowOlder === true)
-          const result = await restore({ clients, syncState }, {
-            config, namespace: options.namespace ?? config.namespace, network: options.network ?? config.network, cid: options.cid, at, mirror: where === 'the primary' ? undefined : where,
-            force: options.force, dryRun: options.dryRun, allowUnencrypted: options.allowUnencrypted, asDevice: options.asDevice, passphrase: repository.passphrase, onProgress: progressBar()
+          const result = await restore({ repository, syncState }, {
+            namespace: options.namespace ?? config.namespace, network: options.network ?? config.network, cid: options.cid, at, mirror: where === 'the primary' ? undefined : where,
+            force: options.force, dryRun: options.dryRun, allowUnencrypted: options.allowUnencrypted, asDevice: options.asDevice, onProgress: progressBar()
           }).catch((err: unknown) => { throw explainMissingPointer(err, config, where === 'the primary' ? undefined : describe, true) })
           if (options.json === true) { printJson({ ...result, from: where, ...(lag === undefined ? {} : { lag: { mirrorCid: lag.cid, known: lag.known, behind: lag.behind } }) }); return }
           const what = `${result.cid}, published ${result.publish.at} by ${result.publish.device.slice(0, 8)}${result.publish.hostname === '' ? '' : ` (${safeText(result.publish.hostname)})`}: ${countOf(result.publish.entries, 'entry', 'entries')}`

@@ -1,7 +1,6 @@
 import { existsSync } from 'node:fs'
 import { copyFile, link, readdir, rename, rm } from 'node:fs/promises'
 import { basename, dirname, join } from 'node:path'
-import type { Config } from '../../config/index.js'
 import { IndexDamagedError, NothingAtTimeError, SequenceImplausibleError, SnapshotFormatError, UsageError } from '../../errors.js'
 import { DEVICE_ID_FILE, indexPath, isDamageError, openIndex, readDeviceId } from '../../index/index.js'
 import type { ObjectHome } from '../../store/index.js'
@@ -10,11 +9,13 @@ import { writeFileAtomicSync } from '../../util/atomic-write.js'
 import type { ProgressOptions } from '../../util/progress.js'
 import { failpoint } from '../../util/failpoint.js'
 import { fsyncPath } from '../../util/fsync.js'
+import type { Repository } from '../repository.js'
 import { type SyncStore, type SyncStoreOwner, removeLeftovers, jobFiles } from '../state/index.js'
-import { readContext, checkOwnPublishIn, publishAt, readPublish, type HistoryEntry, type ManifestCache, buildIndex, type DownloadProgress, type FetchInit, fetchV1Snapshot, scrubRestoredIndex } from '../read/index.js'
+import { checkOwnPublishIn, publishAt, readPublish, type HistoryEntry, type ManifestCache, buildIndex, type DownloadProgress, type FetchInit, fetchV1Snapshot, scrubRestoredIndex } from '../read/index.js'
 
 export interface RestoreComponents {
-  readonly clients: ObjectHome
+  /** The home read from, with this process's passphrase and config. */
+  readonly repository: Repository
   /** The command's sync store: read where the state dir has one, written once the restore is installed (a dry run makes none). */
   readonly syncState: SyncStoreOwner
 }
@@ -23,7 +24,6 @@ export interface RestoreComponents {
 export type RestoreProgress = DownloadProgress
 
 export interface RestoreInit extends ProgressOptions<RestoreProgress> {
-  readonly config: Config
   readonly namespace: string
   readonly network: string
   /** A publish to restore instead of the pointer's: a manifest, or a `/1` snapshot. */
@@ -35,7 +35,6 @@ export interface RestoreInit extends ProgressOptions<RestoreProgress> {
   readonly dryRun?: boolean
   /** Continue as a device the restored index knows, instead of this state dir's own id. */
   readonly asDevice?: string
-  readonly passphrase?: string
   /**
    * The mirror read from instead of the primary. Its pointer may lag, so it is never recorded
    * as this device's last known pointer; the primary's is, and a lagging mirror is refused against it.
@@ -98,8 +97,8 @@ async function keepBackup (target: string, backup: string): Promise<void> {
  * meanwhile.
  */
 export async function restore (components: RestoreComponents, init: RestoreInit): Promise<RestoreResult> {
-  const { config } = init
-  const { clients, syncState } = components
+  const { repository, syncState } = components
+  const { config, home: clients } = repository
   const started = Date.now()
   let cid = init.cid
   if (cid === undefined) {
@@ -110,7 +109,7 @@ export async function restore (components: RestoreComponents, init: RestoreInit)
   const target = indexPath(config.stateDir)
   const exists = existsSync(target)
   if (exists && init.force !== true && init.dryRun !== true) throw new UsageError(`an index already exists at ${target}: add --force to replace it (it is kept as a backup beside it)`)
-  const fetch = readContext(config, { label: 'restore', namespace: init.namespace, network: init.network, passphrase: init.passphrase, allowUnencrypted: init.allowUnencrypted, signal: init.signal, onProgress: init.onProgress })
+  const fetch = repository.readContext('restore', { namespace: init.namespace, network: init.network, allowUnencrypted: init.allowUnencrypted, signal: init.signal, onProgress: init.onProgress })
   // A state dir that never synced gets its sync.sqlite only once a restore is installed.
   const opened = syncState.existing
   if (init.dryRun !== true) {

@@ -64,7 +64,7 @@ describe.skipIf(EXTERNAL)('a pointer set back by the service', () => {
     const c = await syncDevice(root, 'c', C, { namespace: 'rollback' })
     importKey(c.config.stateDir, exportKey(a.config.stateDir))
     c.index.close()
-    await restore(restoring(clients, c.config), { config: c.config, namespace: 'rollback', network: 'mainnet', force: true })
+    await restore(restoring(clients, c.config), { namespace: 'rollback', network: 'mainnet', force: true })
     const restored = openIndex(indexPath(c.config.stateDir), { readonly: true })
     try {
       expect(restored.entries.list({}).length).toBe(130)
@@ -103,7 +103,7 @@ describe.skipIf(EXTERNAL)('a sequence far past what a device wrote', () => {
 
     // A restore into this state dir does not install it either.
     await writeFile(join(a.config.stateDir, 'device-id'), `${A}\n`)
-    await expect(restore(restoring(clients, a.config), { config: a.config, namespace: 'far-seq', network: 'mainnet', dryRun: true })).rejects.toMatchObject({ code: 'ERR_SEQUENCE_IMPLAUSIBLE', exitCode: 4 })
+    await expect(restore(restoring(clients, a.config), { namespace: 'far-seq', network: 'mainnet', dryRun: true })).rejects.toMatchObject({ code: 'ERR_SEQUENCE_IMPLAUSIBLE', exitCode: 4 })
     write(a, 'a2.md')
     const published = await publish(components(a, clients), { config: a.config })
     expect(published).toMatchObject({ skipped: false, entries: 7 })

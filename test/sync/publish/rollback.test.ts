@@ -70,7 +70,7 @@ describe.skipIf(EXTERNAL)('a pointer set back while the daemon has nothing to pu
     const c = await syncDevice(root, 'c', C, { namespace: 'idle' })
     importKey(c.config.stateDir, exportKey(a.config.stateDir))
     closeDeviceIndex(c)
-    await restore(restoring(clients, c.config), { config: c.config, namespace: 'idle', network: 'mainnet', force: true })
+    await restore(restoring(clients, c.config), { namespace: 'idle', network: 'mainnet', force: true })
     const restored = openIndex(indexPath(c.config.stateDir), { readonly: true })
     try {
       expect(restored.entries.list({}).length).toBe(125)

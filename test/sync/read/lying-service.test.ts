@@ -50,7 +50,7 @@ describe.skipIf(EXTERNAL)('a CID from the service is never used as a path', () =
     const store = { get: () => undefined, put: () => {} }
 
     await expect(clients.pointers.current('lying', 'mainnet')).rejects.toMatchObject({ code: 'ERR_REMOTE_RESPONSE' })
-    await expect(restore(restoring(clients, a.config), { config: a.config, namespace: 'lying', network: 'mainnet', dryRun: true })).rejects.toThrow(RemoteResponseError)
+    await expect(restore(restoring(clients, a.config), { namespace: 'lying', network: 'mainnet', dryRun: true })).rejects.toThrow(RemoteResponseError)
     // A publish reaches its pointer step (segments uploaded to the real service), and stops there.
     await expect(publish({ index: a.index, clients, logger, deviceId: a.id, store: a.store }, { config: a.config, signal: AbortSignal.timeout(60_000) })).rejects.toThrow(RemoteResponseError)
 
@@ -114,7 +114,7 @@ describe.skipIf(EXTERNAL)('history shows only what was authenticated', () => {
     await expect(async () => { for await (const entry of walkEntries(clients, cid, store.manifestCache, fetch)) shown.push(entry.device) }).rejects.toThrow(SnapshotIntegrityError)
     expect(shown).toEqual([])
     expect(store.manifestCache.get(cid)).toBeUndefined()
-    await expect(restore(restoring(clients, a.config), { config: a.config, namespace: 'forged-history', network: 'mainnet', at: new Date('2001-01-01'), dryRun: true })).rejects.toThrow(SnapshotIntegrityError)
+    await expect(restore(restoring(clients, a.config), { namespace: 'forged-history', network: 'mainnet', at: new Date('2001-01-01'), dryRun: true })).rejects.toThrow(SnapshotIntegrityError)
     // A row cached from the header alone (an older cidsync) is read again, not believed.
     store.manifestCache.put(cid, JSON.stringify({ kind: 'v1', entry: { cid, engine: 'cidsync-sqlite/1', at: '2000-01-01T00:00:00.000Z', device: 'FORGED-DEVICE-0000', hostname: '', entries: 999_999_999, bytesAdded: 1, previous: null } }))
     await expect(async () => { for await (const entry of walkEntries(clients, cid, store.manifestCache, fetch)) shown.push(entry.device) }).rejects.toThrow(SnapshotIntegrityError)

@@ -49,8 +49,8 @@ describe.skipIf(EXTERNAL)('manifests are bound to their namespace and network', 
     expect(devicesIn(a)).toEqual([A])
     expect((await clients.pointers.current('ns-one', 'mainnet')).snapshotCid).toBe(theirs.cid)
     // A restore refuses it too, while the publish of ns-one restores.
-    await expect(restore(restoring(clients, a.config), { config: a.config, namespace: 'ns-one', network: 'mainnet', dryRun: true })).rejects.toThrow(ManifestNamespaceError)
-    await expect(restore(restoring(clients, a.config), { config: a.config, namespace: 'ns-one', network: 'mainnet', dryRun: true, cid: mine.cid })).resolves.toMatchObject({ dryRun: true })
+    await expect(restore(restoring(clients, a.config), { namespace: 'ns-one', network: 'mainnet', dryRun: true })).rejects.toThrow(ManifestNamespaceError)
+    await expect(restore(restoring(clients, a.config), { namespace: 'ns-one', network: 'mainnet', dryRun: true, cid: mine.cid })).resolves.toMatchObject({ dryRun: true })
   })
 
   it('an unbound (older-format) manifest is merged only where it is genuinely older: made on top of this namespace\'s publish', async () => {

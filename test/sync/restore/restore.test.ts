@@ -30,7 +30,7 @@ describe.skipIf(EXTERNAL)('a restore of the index', () => {
     // For each sync: what it synced, and whether the new index had taken its name by then.
     const seen: Array<[string, boolean]> = []
     await recordHandleSyncs(path => seen.push([path, !existsSync(staged)]))
-    await restore(restoring(clients, b.config), { config: b.config, namespace: NS, network: 'mainnet', force: true })
+    await restore(restoring(clients, b.config), { namespace: NS, network: 'mainnet', force: true })
     const stagedSyncs = seen.filter(([path]) => path === staged)
     expect(stagedSyncs.length).toBeGreaterThan(0)
     expect(stagedSyncs.every(([, renamed]) => !renamed)).toBe(true)
@@ -47,7 +47,7 @@ describe.skipIf(EXTERNAL)('a restore of the index', () => {
     importKey(b.config.stateDir, exportKey(a.config.stateDir))
     closeDeviceIndex(b)
     const told: RestoreProgress[] = []
-    await restore(restoring(clients, b.config), { config: b.config, namespace: `${NS}-told`, network: 'mainnet', force: true, onProgress: (event) => { told.push(event) } })
+    await restore(restoring(clients, b.config), { namespace: `${NS}-told`, network: 'mainnet', force: true, onProgress: (event) => { told.push(event) } })
     expect(told.length).toBeGreaterThan(0)
     expect(told.every(e => e.type === 'restore:download')).toBe(true)
     const last = told.at(-1)?.detail

@@ -53,12 +53,12 @@ describe.skipIf(EXTERNAL)('a restored index', () => {
     const b = await syncDevice(root, 'b', B, { namespace: NS })
     importKey(b.config.stateDir, exportKey(a.config.stateDir))
     closeDeviceIndex(b)
-    await restore(restoring(clients, b.config), { config: b.config, namespace: NS, network: 'mainnet', force: true })
+    await restore(restoring(clients, b.config), { namespace: NS, network: 'mainnet', force: true })
     expect(leftovers(indexPath(b.config.stateDir))).toEqual({ stats: [], freePages: 0, rows: 200 })
 
     // A publish of /2 segments on top restores clean too, the base's file scrubbed as it is built.
     await publish({ index: a.index, clients, logger, deviceId: a.id, store: a.store }, { config: a.config })
-    await restore(restoring(clients, b.config), { config: b.config, namespace: NS, network: 'mainnet', force: true })
+    await restore(restoring(clients, b.config), { namespace: NS, network: 'mainnet', force: true })
     expect(leftovers(indexPath(b.config.stateDir))).toMatchObject({ stats: [], freePages: 0 })
     const back = openIndex(indexPath(b.config.stateDir), { readonly: true })
     expect(back.entries.list({}).length).toBe(200)
