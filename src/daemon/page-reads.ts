@@ -41,9 +41,9 @@ export class PageReads {
     if (access === undefined) throw new NotReadyError('not ready: browsing a past publish starts once the service is reached')
     const config = this.components.config()
     const { stopped } = this.components
-    const { pastIndex, readContext } = await import('../sync/index.js')
-    const pointer = await access.clients.pointers.current(config.namespace, config.network, { signal: stopped })
-    const past = await pastIndex(access.clients, pointer.snapshotCid, at, access.store.manifestCache, readContext(config, { label: 'browse', passphrase: access.passphrase, signal: stopped }), access.store.lastPublished()) // a pointer set back is refused, as `find --at` refuses it
+    const { pastIndex } = await import('../sync/index.js')
+    const pointer = await access.pointers.current(config.namespace, config.network, { signal: stopped })
+    const past = await pastIndex(access.home, pointer.snapshotCid, at, access.manifestCache, access.readContext('browse', { signal: stopped }), access.lastPublished()) // a pointer set back is refused, as `find --at` refuses it
     return { publish: { cid: past.publish.cid, at: past.publish.at, device: past.publish.device }, indexPath: past.indexPath, searchPath: past.searchPath }
   }
 
@@ -57,8 +57,7 @@ export class PageReads {
     if (access === undefined || index === undefined) throw new NotReadyError('not ready: downloads start once the service is reached')
     const config = this.components.config()
     const { downloadFile, openPastIndex, selectRows } = await import('../sync/index.js')
-    const { passphrase } = access
-    const past = query.at === undefined ? undefined : await openPastIndex(access, config, query.at, { passphrase, signal: AbortSignal.any([signal, this.components.stopped]) })
+    const past = query.at === undefined ? undefined : await openPastIndex({ clients: access.home, store: access }, config, query.at, { passphrase: access.passphrase, signal: AbortSignal.any([signal, this.components.stopped]) })
     const from = past?.index ?? index
     try {
       const row = query.cid === undefined
@@ -66,7 +65,7 @@ export class PageReads {
         : versionRow(from, query.path, query.cid, config.cidProfile, this.timelineCids(query.path))
       if (row === undefined) throw new PathNotFoundError(`${query.path}: not in the index`)
       if (row.size > MAX_DOWNLOAD_BYTES) throw new DownloadTooLargeError(`${query.path} is ${row.size} bytes, more than the ${MAX_DOWNLOAD_BYTES} the dashboard serves`)
-      return await downloadFile(access.clients, from, { config, row, passphrase, signal: AbortSignal.any([signal, this.components.stopped]) })
+      return await downloadFile(access, from, { row, signal: AbortSignal.any([signal, this.components.stopped]) })
     } finally {
       await past?.close()
     }

@@ -226,12 +226,9 @@ export class ServiceLink {
     })
   }
 
-  /** The service's clients and the daemon's sync store, once the service is reached (what a walk of the history needs). */
-  historyAccess (): { readonly clients: NonNullable<ServiceConnection['clients']>, readonly store: SyncStore, readonly passphrase: string | undefined } | undefined {
-    const clients = this.connection?.clients
-    const store = this.store
-    const repository = this.repository
-    return clients === undefined || store === undefined || repository === undefined ? undefined : { clients, store, passphrase: repository.passphrase }
+  /** The daemon's repository, once the service is reached (what a walk of the history needs). */
+  historyAccess (): Repository | undefined {
+    return this.repository
   }
 
   private async connectOnce (): Promise<void> {
@@ -252,7 +249,7 @@ export class ServiceLink {
     // The start-up check opens it; if that failed, it is opened here (and an error here is tried again).
     const store = this.store ??= new SyncStore(config.stateDir)
     // The process's repository: the passphrase read once, here.
-    this.repository = new Repository(config, connection.clients, { store })
+    this.repository = new Repository(() => this.components.config(), connection.clients, { store })
     this.runner = new SyncRunner({
       passphrase: this.repository.passphrase,
       store,

@@ -28,12 +28,21 @@ export class Repository {
   private readonly sibling: boolean
   private readonly pasts = new Map<string, Promise<PastIndex>>()
 
-  constructor (readonly config: Config, readonly home: ObjectHome, options: RepositoryOptions = {}, holder?: StoreHolder) {
+  private readonly configNow: () => Config
+
+  /** `config`: the config, or a getter for the one now where a reload may replace it (the daemon). */
+  constructor (config: Config | (() => Config), readonly home: ObjectHome, options: RepositoryOptions = {}, holder?: StoreHolder) {
+    this.configNow = typeof config === 'function' ? config : () => config
     this.objects = home.objects
     this.pointers = home.pointers
     this.passphrase = options.passphrase ?? snapshotPassphrase()
     this.sibling = holder !== undefined
     this.holder = holder ?? { store: options.store, owned: options.store === undefined }
+  }
+
+  /** The config now: a daemon's reload may replace it, never its state dir nor its service. */
+  get config (): Config {
+    return this.configNow()
   }
 
   /**
@@ -51,7 +60,7 @@ export class Repository {
    * shared, the store still opened only at first use.
    */
   other (home: ObjectHome): Repository {
-    return new Repository(this.config, home, { passphrase: this.passphrase }, this.holder)
+    return new Repository(this.configNow, home, { passphrase: this.passphrase }, this.holder)
   }
 
   /** What reading a publish needs: the binding, this repository's passphrase, the policy. */

@@ -41,10 +41,9 @@ export async function runGet (options: GetOptions, paths: readonly string[], pre
   // the primary down failed every file and never read the mirrors, as docs/mirrors.md says they do.
   const fallsBack = options.from === undefined && config.mirrors.length > 0
   const lastSource = `mirror ${config.mirrors.at(-1)?.name ?? ''}`
-  await readFrom(config, { from: options.from, fallBack: true }, async ({ clients, repository }, where) => {
+  await readFrom(config, { from: options.from, fallBack: true }, async ({ repository }, where) => {
     const { indexPath, openIndex, readDeviceId } = await import('../../index/index.js')
     const { getFiles, olderThanOwnDeletion, selectRows, selectTree } = await import('../../sync/index.js')
-    const { passphrase } = repository
     // The repository closes the past index it opened.
     const past = at === undefined ? undefined : await repository.pastIndex(at)
     const index = past?.index ?? openIndex(indexPath(config.stateDir), { readonly: true })
@@ -67,7 +66,7 @@ export async function runGet (options: GetOptions, paths: readonly string[], pre
         ? await (await import('./restore-files.js')).deleteExtra({ config, tree, paths, options })
         : []
       const notes: string[] = []
-      const outcomes = await getFiles(clients, index, { config, rows, to: options.to, overwrite: options.overwrite, passphrase, own, onProgress: progressReporter({ json: options.json === true, tty: process.stderr.isTTY === true }), onNote: (note) => { notes.push(note) } })
+      const outcomes = await getFiles(repository, index, { rows, to: options.to, overwrite: options.overwrite, own, onProgress: progressReporter({ json: options.json === true, tty: process.stderr.isTTY === true }), onNote: (note) => { notes.push(note) } })
       const unfetched = outcomes.filter(o => o.outcome === 'failed' && FROM_SERVICE.has(o.code ?? ''))
       const first = unfetched[0]
       // The next home is asked for them; the files already written are skipped there as already right.

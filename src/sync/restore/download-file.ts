@@ -1,12 +1,11 @@
 import { mkdtemp, readdir, rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import { CID } from 'multiformats/cid'
-import type { Config } from '../../config/index.js'
 import { cidProfile, isCidProfileName } from '../../content/index.js'
 import { ObjectCache, fetchFile } from '../../custody/index.js'
 import { ContentIntegrityError, ContentNotStoredError, DownloadNoRoomError } from '../../errors.js'
 import type { Entry, Index } from '../../index/index.js'
-import type { ObjectHome } from '../../store/index.js'
+import type { Repository } from '../repository.js'
 import { readingKey } from '../../snapshot/index.js'
 import { SNAPSHOT_PROFILE } from '../read/index.js'
 import { usableRecord } from './get-files.js'
@@ -41,10 +40,8 @@ export interface DownloadedFile {
 }
 
 export interface DownloadFileInit {
-  readonly config: Config
   /** The row to fetch, from this device's index or a past one (whose content records `index` holds). */
   readonly row: Entry
-  readonly passphrase?: string
   readonly signal?: AbortSignal
 }
 
@@ -55,8 +52,9 @@ export interface DownloadFileInit {
  * {@link ContentNotStoredError}; damaged or forged content a {@link ContentIntegrityError} (or the
  * gateway's integrity error), with nothing left behind.
  */
-export async function downloadFile (clients: ObjectHome, index: Index, init: DownloadFileInit): Promise<DownloadedFile> {
-  const { row, config } = init
+export async function downloadFile (repository: Repository, index: Index, init: DownloadFileInit): Promise<DownloadedFile> {
+  const { row } = init
+  const { config, home: clients } = repository
   const shown = `${row.folder}/${row.path}`
   if (row.deleted || row.cid === null) throw new ContentNotStoredError(`${shown} has no content in this index (deleted, or not hashed yet)`)
   const record = usableRecord(index, row)
@@ -72,7 +70,7 @@ export async function downloadFile (clients: ObjectHome, index: Index, init: Dow
     await clients.objects.getFile(cid, options.profile ?? SNAPSHOT_PROFILE, destination, { ...options, signal: options.signal })
   })
   try {
-    const key = record.sealing === 'none' ? undefined : readingKey(config.stateDir, { keyId: record.keyId, salt: record.keySalt }, init.passphrase)
+    const key = record.sealing === 'none' ? undefined : readingKey(config.stateDir, { keyId: record.keyId, salt: record.keySalt }, repository.passphrase)
     const path = join(dir, 'file')
     await fetchFile({
       record,

@@ -1,12 +1,11 @@
 import { lstat, readlink, stat } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import { CID } from 'multiformats/cid'
-import type { Config } from '../../config/index.js'
 import { cidProfile, fileCid, isCidProfileName } from '../../content/index.js'
 import { DurableBatch, ObjectCache, ObjectMemory, SMALL_FILE_BYTES, SealPool, fetchFile, removeFetchTemps, unsealFile } from '../../custody/index.js'
 import { ContentIntegrityError, TargetExistsError, UsageError } from '../../errors.js'
 import type { Entry, Index } from '../../index/index.js'
-import type { ObjectHome } from '../../store/index.js'
+import type { Repository } from '../repository.js'
 import { readingKey } from '../../snapshot/index.js'
 import { eachAtOnce } from '../../util/each-at-once.js'
 import type { ProgressEvent, ProgressOptions } from '../../util/progress.js'
@@ -25,14 +24,12 @@ export { targetRoot, usableRecord } from './targets.js'
 export { RESTORE_CONCURRENCY } from './jobs.js'
 
 export interface GetFilesInit extends ProgressOptions<GetFilesProgress> {
-  readonly config: Config
   /** The rows to bring back (this device's index, or a past one), chosen by the caller. */
   readonly rows: readonly Entry[]
   /** `DIR/folder/path` for each file; absent: each folder's configured path. */
   readonly to?: string
   /** Replace a local file that holds other content. */
   readonly overwrite?: boolean
-  readonly passphrase?: string
   /** This device's id: a local file that matches its own row is an older version, replaced by a newer one. */
   readonly own?: string
   /** Told once of each thing a restore could not give entries as recorded (a mode unknown, owners not root's to set). */
@@ -57,8 +54,8 @@ export type { GetOutcome } from './get-outcome.js'
  * skipped, a different one kept unless `overwrite`. One file's failure does not stop the rest:
  * every outcome is answered, for the caller to count and exit on.
  */
-export async function getFiles (clients: ObjectHome, index: Index, init: GetFilesInit): Promise<GetOutcome[]> {
-  const { config } = init
+export async function getFiles (repository: Repository, index: Index, init: GetFilesInit): Promise<GetOutcome[]> {
+  const { config, home: clients } = repository
   const fetchDir = join(config.stateDir, STATE_NAMES.contentFetch)
   await removeDeadFetches(fetchDir)
   const objects = new ObjectCache(join(fetchDir, String(process.pid)), async (cid, destination, options) => {
@@ -188,7 +185,7 @@ export async function getFiles (clients: ObjectHome, index: Index, init: GetFile
       }
       let key: Buffer | undefined
       if (record.sealing !== 'none') {
-        key = keys.get(record.keyId) ?? readingKey(config.stateDir, { keyId: record.keyId, salt: record.keySalt }, init.passphrase)
+        key = keys.get(record.keyId) ?? readingKey(config.stateDir, { keyId: record.keyId, salt: record.keySalt }, repository.passphrase)
         keys.set(record.keyId, key)
       }
       // A large file's parts, read from the embedded service's store, go to its thread as they
