@@ -251,7 +251,7 @@ export class ServiceLink {
     // The process's repository: the passphrase read once, here.
     this.repository = new Repository(() => this.components.config(), connection.clients, { store })
     this.runner = new SyncRunner({
-      passphrase: this.repository.passphrase,
+      repository: this.repository,
       store,
       index,
       logger,

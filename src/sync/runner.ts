@@ -7,6 +7,7 @@ import { Scheduler } from './scheduler.js'
 import { publishStatus, type PublishStatus, type ReconcileStatus } from './status.js'
 import type { SyncComponents } from './sync-components.js'
 import type { SyncEventListener } from './sync-event.js'
+import type { Repository } from './repository.js'
 import { historyStatus, restorableStatus, runDrill, type HistoryRow, type RestorableStatus, type VerifyResult } from './verify/index.js'
 import { ContentKeeper, type ContentStatus } from './storing/index.js'
 import { hostname } from 'node:os'
@@ -36,8 +37,8 @@ export interface SyncRunnerComponents extends Omit<SyncComponents, 'clients'> {
   /** The mirrors the config names, reached afresh for each config (the previous ones are done with). */
   readonly mirrors?: (config: Config) => readonly MirrorLink[]
   readonly mirrorTiming?: Partial<MirrorTiming>
-  /** The snapshot passphrase, read once by the process's `Repository` (undefined: none set). */
-  readonly passphrase: string | undefined
+  /** The process's repository on the service: its passphrase (read once), config and sync store. */
+  readonly repository: Repository
 }
 
 /**
@@ -64,7 +65,7 @@ export class SyncRunner {
   private replicators: Array<{ link: MirrorLink, replicator: MirrorReplicator }> = []
 
   constructor (private readonly components: SyncRunnerComponents, private config: Config) {
-    this.keeper = new ContentKeeper({ ...components, hostname: components.hostname ?? hostname() }, config)
+    this.keeper = new ContentKeeper({ ...components, passphrase: components.repository.passphrase, hostname: components.hostname ?? hostname() }, config)
     this.publishing = new Scheduler<Published, PublishOptions>({
       timing: () => ({ cron: this.config.snapshot.schedule, quietMs: this.config.snapshot.quietSeconds * 1000, minIntervalMs: this.config.snapshot.minIntervalSeconds * 1000 }),
       ready: () => { this.readyToPublish() },
@@ -115,7 +116,13 @@ export class SyncRunner {
   async verifyMirrorNow (name: string): Promise<VerifyResult> {
     const found = this.replicators.find(r => r.link.name === name)
     if (found === undefined) throw new NotReadyError(`no mirror named ${JSON.stringify(name)} runs in this daemon`, 5)
-    return await drillMirror({ index: this.components.index, logger: this.components.logger, deviceId: this.components.deviceId, clients: found.link.clients, log: this.components.store.mirrorLog }, name, this.config, { signal: this.abort.signal, passphrase: this.components.passphrase })
+    const { index, logger, deviceId, store } = this.components
+    const repository = this.components.repository.other(found.link.clients)
+    try {
+      return await drillMirror({ index, logger, deviceId, repository, log: store.mirrorLog }, name, { signal: this.abort.signal })
+    } finally {
+      await repository.close()
+    }
   }
 
   /** Each mirror: what it lacks, since when, its last publish, errors and drill. */
@@ -190,7 +197,7 @@ export class SyncRunner {
   private startMirrors (): void {
     const links = this.components.mirrors?.(this.config) ?? []
     this.replicators = links.map(link => {
-      const replicator = new MirrorReplicator({ link, primary: this.components.clients, store: this.components.store, index: this.components.index, deviceId: this.components.deviceId, logger: this.components.logger, config: () => this.config, timing: this.components.mirrorTiming, onEvent: this.components.onEvent, passphrase: this.components.passphrase })
+      const replicator = new MirrorReplicator({ link, repository: this.components.repository, index: this.components.index, deviceId: this.components.deviceId, logger: this.components.logger, config: () => this.config, timing: this.components.mirrorTiming, onEvent: this.components.onEvent })
       replicator.start()
       return { link, replicator }
     })
@@ -228,7 +235,7 @@ export class SyncRunner {
       const published = await publish({
         index: this.components.index, clients, logger: this.components.logger, deviceId: this.components.deviceId, store: this.components.store,
         onStep: onEvent === undefined ? undefined : (step, merges) => onEvent({ type: 'publish.step', step, merges })
-      }, { config: this.config, passphrase: this.components.passphrase, signal: this.abort.signal, ...options })
+      }, { config: this.config, passphrase: this.components.repository.passphrase, signal: this.abort.signal, ...options })
       this.published.succeeded(Date.now() - started)
       if (!published.skipped) this.components.logger.info({ reason, cid: published.cid, entries: published.entries, merged: published.merged, ms: Date.now() - started }, 'published')
       // Logged with the publish: each mirror copies it in its own loop, which this never waits for.
@@ -250,10 +257,9 @@ export class SyncRunner {
   }
 
   private async runDrill (): Promise<VerifyResult> {
-    const clients = this.components.clients() as ServiceClients
-    const { index, logger, deviceId } = this.components
+    const { index, logger, deviceId, repository } = this.components
     try {
-      const result = await runDrill({ index, clients, logger, deviceId, store: this.components.store }, this.config, { signal: this.abort.signal, passphrase: this.components.passphrase })
+      const result = await runDrill({ index, logger, deviceId, repository }, { signal: this.abort.signal })
       const failed = restorableStatus(this.components.store)?.failed ?? null
       this.components.onEvent?.({ type: 'drill', ok: result.restorable, cid: result.cid, failed, segments: result.segments })
       return result

@@ -28,6 +28,13 @@ export function syncStoreOwner (stateDir: string): SyncStoreOwner {
   return owner
 }
 
+/** The repository a process of `d` opens on `clients`, sharing the device's sync store; closed after the test. */
+export function repositoryOf (d: Pick<SyncDevice, 'config' | 'store'>, clients: ServiceClients): Repository {
+  const repository = new Repository(d.config, clients, { passphrase: undefined, store: d.store })
+  repositories.push(repository)
+  return repository
+}
+
 /** What a restore into `config`'s state dir is given, as the restore command gives it. */
 export function restoring (clients: ServiceClients, config: Config): RestoreComponents {
   const repository = new Repository(config, clients, { passphrase: undefined })

@@ -27,8 +27,10 @@ export async function runMirrorVerify (config: Config, name: string, options: { 
   if (fresh) makeDirsSync(join(config.stateDir, STATE_NAMES.snapshots), 0o700)
   const index = fresh ? openIndex(emptyIndex) : openIndex(indexPath(config.stateDir), { readonly: true })
   const store = fresh ? undefined : new SyncStore(config.stateDir)
+  // Its sync store is never opened: the drill keeps its own manifests, and a fresh device keeps nothing.
+  const repository = new Repository(config, mirror.clients)
   try {
-    const result = await drillMirror({ index, logger, deviceId: fresh ? '' : readDeviceId(config.stateDir) ?? '', clients: mirror.clients, log: store?.mirrorLog }, name, config, { full: options.full, content: options.content, passphrase: new Repository(config, mirror.clients).passphrase })
+    const result = await drillMirror({ index, logger, deviceId: fresh ? '' : readDeviceId(config.stateDir) ?? '', repository, log: store?.mirrorLog }, name, { full: options.full, content: options.content })
     // A lagging mirror's drill proves its older publish restores, not the latest.
     const lag = store === undefined || result.cid === '' ? undefined : { cid: result.cid, at: null, ...mirrorBehind(store, result.cid) }
     if (options.json === true) printJson({ ...result, mirror: name, ...(lag === undefined ? {} : { lag: { mirrorCid: lag.cid, known: lag.known, behind: lag.behind } }) })
@@ -48,6 +50,7 @@ export async function runMirrorVerify (config: Config, name: string, options: { 
     if (err instanceof CidsyncError && !err.message.startsWith(`mirror ${name}`)) err.message = `mirror ${name}: ${err.message}`
     throw err
   } finally {
+    await repository.close()
     store?.close()
     index.close()
     await mirror.close()

@@ -1,18 +1,16 @@
 import type { Logger } from 'pino'
-import type { Config } from '../../config/index.js'
 import { NothingPublishedError, PointerNotFoundError } from '../../errors.js'
 import type { Index } from '../../index/index.js'
-import type { ObjectHome } from '../../store/index.js'
+import type { Repository } from '../repository.js'
 import { recordDrill, verify, type VerifyResult } from '../verify/index.js'
 import type { MirrorLog } from '../state/index.js'
-import { readContext } from '../read/index.js'
 
 export interface MirrorDrillComponents {
   readonly index: Index
   readonly logger: Logger
   readonly deviceId: string
-  /** The mirror's clients: the drill reads nothing else. */
-  readonly clients: ObjectHome
+  /** The repository on the mirror: the drill reads nothing else. */
+  readonly repository: Repository
   /** Where the result is recorded; absent on a fresh device (nothing kept). */
   readonly log?: MirrorLog
 }
@@ -21,8 +19,6 @@ export interface MirrorDrillOptions {
   readonly full?: boolean
   readonly content?: boolean
   readonly signal?: AbortSignal
-  /** The process's passphrase, as its `Repository` read it (undefined: none set). */
-  readonly passphrase: string | undefined
 }
 
 /**
@@ -31,10 +27,12 @@ export interface MirrorDrillOptions {
  * the primary (not even manifests this device has read before: the cache is the drill's own).
  * Recorded per mirror, for status and metrics: a mirror is only a second home if it restores.
  */
-export async function drillMirror (components: MirrorDrillComponents, name: string, config: Config, options: MirrorDrillOptions): Promise<VerifyResult> {
+export async function drillMirror (components: MirrorDrillComponents, name: string, options: MirrorDrillOptions = {}): Promise<VerifyResult> {
+  const { repository } = components
+  const { config } = repository
   let cid: string
   try {
-    cid = (await components.clients.pointers.current(config.namespace, config.network, { signal: options.signal })).snapshotCid
+    cid = (await repository.pointers.current(config.namespace, config.network, { signal: options.signal })).snapshotCid
   } catch (err) {
     if (err instanceof PointerNotFoundError) {
       const failure = new NothingPublishedError(`mirror ${name} holds no pointer for ${config.namespace} on ${config.network}: nothing has been copied there yet (see \`cidsync status\`), so it would restore nothing`, { cause: err })
@@ -46,9 +44,9 @@ export async function drillMirror (components: MirrorDrillComponents, name: stri
   const kept = new Map<string, string>()
   const recorder = { verified: (result: { restorable: boolean, checkedAt: string }) => { components.log?.noteDrill(name, JSON.stringify(result), result.restorable ? result.checkedAt : null) } }
   const result = await recordDrill({ store: recorder, logger: components.logger }, cid, async () => await verify(
-    { index: components.index, clients: components.clients, logger: components.logger, deviceId: components.deviceId },
+    { index: components.index, clients: repository.home, logger: components.logger, deviceId: components.deviceId },
     {
-      ...readContext(config, { label: 'verify', passphrase: options.passphrase, signal: options.signal }),
+      ...repository.readContext('verify', { signal: options.signal }),
       cid, full: options.full, content: options.content, cache: { get: (c) => kept.get(c), put: (c, json) => { kept.set(c, json) } }
     }), options.signal)
   if (result.restorable) components.logger.info({ mirror: name, cid, segments: result.segments }, 'mirror restore drill: restorable')

@@ -1,7 +1,6 @@
-import type { Config } from '../../config/index.js'
-import type { ObjectHome } from '../../store/index.js'
-import { walkHistory, SNAPSHOT_PROFILE, readContext } from '../read/index.js'
-import type { MirrorLog, SyncStore } from '../state/index.js'
+import { walkHistory, SNAPSHOT_PROFILE } from '../read/index.js'
+import type { Repository } from '../repository.js'
+import type { MirrorLog } from '../state/index.js'
 
 /**
  * Logs for the mirrors every publish of the history behind the last publish logged, with the
@@ -12,7 +11,8 @@ import type { MirrorLog, SyncStore } from '../state/index.js'
  * manifest cache (each once); the walk stops at a publish whose history an earlier walk logged.
  * Answers how many objects were new.
  */
-export async function logHistory (primary: ObjectHome, store: SyncStore, config: Config, signal: AbortSignal, passphrase: string | undefined): Promise<number> {
+export async function logHistory (primary: Repository, signal: AbortSignal): Promise<number> {
+  const { store } = primary
   const log: MirrorLog = store.mirrorLog
   const head = log.lastPointer()
   if (head === undefined) return 0
@@ -20,8 +20,8 @@ export async function logHistory (primary: ObjectHome, store: SyncStore, config:
   if (walked.has(head)) return 0
   const objects: Array<{ cid: string, profile: string }> = []
   const profile = SNAPSHOT_PROFILE.name
-  const init = readContext(config, { label: 'mirror-history', passphrase, signal })
-  for await (const publish of walkHistory(primary, head, store.manifestCache, init)) {
+  const init = primary.readContext('mirror-history', { signal })
+  for await (const publish of walkHistory(primary.home, head, store.manifestCache, init)) {
     if (publish.entry.cid !== head && walked.has(publish.entry.cid)) break
     // Segments before their manifest, as a publish logs them: a manifest on the mirror restores.
     for (const device of publish.manifest?.devices ?? []) for (const segment of device.segments) objects.push({ cid: segment.cid, profile })

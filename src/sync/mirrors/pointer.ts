@@ -1,19 +1,19 @@
 import type { Logger } from 'pino'
 import type { Config } from '../../config/index.js'
 import { MirrorPointerAheadError, MirrorPointerRolledBackError, PointerNotFoundError } from '../../errors.js'
-import type { ServiceClients } from '../../remote/index.js'
 import { ENGINE } from '../../snapshot/index.js'
 import { cachedHistory } from '../read/index.js'
 import type { MirrorLink, MirrorPointerNote } from './link.js'
-import type { ReplicaRow, SyncStore } from '../state/index.js'
+import type { ReplicaRow } from '../state/index.js'
+import type { Repository } from '../repository.js'
 
 /** Publishes looked back through to tell an older pointer from one ahead. */
 const HISTORY_LOOKBACK = 10_000
 
 export interface MirrorPointerComponents {
   readonly link: MirrorLink
-  readonly primary: () => ServiceClients | undefined
-  readonly store: SyncStore
+  /** The repository on the primary: its pointer and the sync store's records of it. */
+  readonly repository: Repository
   readonly logger: Logger
   readonly config: () => Config
   readonly signal: AbortSignal
@@ -54,7 +54,7 @@ export class MirrorPointerGuard {
   private async primaryPointer (): Promise<string | undefined> {
     const { namespace, network } = this.components.config()
     try {
-      return (await this.components.primary()?.pointers.current(namespace, network, { signal: this.components.signal }))?.snapshotCid
+      return (await this.components.repository.pointers.current(namespace, network, { signal: this.components.signal }))?.snapshotCid
     } catch {
       return undefined
     }
@@ -62,17 +62,17 @@ export class MirrorPointerGuard {
 
   /** Whether `seen` is the publish the primary (or this device's last look at it) holds: another device's, followed. */
   private async isPrimarys (seen: string): Promise<boolean> {
-    return seen === this.components.store.remotePointer()?.cid || seen === await this.primaryPointer()
+    return seen === this.components.repository.store.remotePointer()?.cid || seen === await this.primaryPointer()
   }
 
   /** The publishes before `cid` this device knows (its manifest cache), `cid` itself left out. */
   private olderThan (cid: string): Set<string> {
-    return new Set(cachedHistory(this.components.store.manifestCache, cid, HISTORY_LOOKBACK).slice(1).map(e => e.cid))
+    return new Set(cachedHistory(this.components.repository.store.manifestCache, cid, HISTORY_LOOKBACK).slice(1).map(e => e.cid))
   }
 
   /** The pointer row `row`: its objects are on the mirror; the pointer is moved there unless it is ahead. */
   async move (row: ReplicaRow): Promise<void> {
-    const { store, link, logger } = this.components
+    const { repository: { store }, link, logger } = this.components
     const current = await this.current()
     const ours = store.mirrorLog.mirror(link.name).published?.cid
     if (current === row.cid) {
@@ -100,7 +100,7 @@ export class MirrorPointerGuard {
 
   /** Nothing to copy: the mirror's pointer should still be the last one put there. */
   async check (): Promise<void> {
-    const { store, link } = this.components
+    const { repository: { store }, link } = this.components
     this.lastCheck = Date.now()
     const ours = store.mirrorLog.mirror(link.name).published?.cid
     if (ours === undefined) return
@@ -124,7 +124,7 @@ export class MirrorPointerGuard {
 
   private async put (cid: string): Promise<void> {
     const { namespace, network } = this.components.config()
-    const entries = cachedHistory(this.components.store.manifestCache, cid, 1)[0]?.entries
+    const entries = cachedHistory(this.components.repository.store.manifestCache, cid, 1)[0]?.entries
     await this.components.link.clients.pointers.put({ snapshotCid: cid, engine: ENGINE, namespace, network, ...(entries === undefined ? {} : { memories: entries }) }, { signal: this.components.signal })
   }
 

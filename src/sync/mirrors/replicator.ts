@@ -5,13 +5,14 @@ import type { Config } from '../../config/index.js'
 import { cidProfile } from '../../content/index.js'
 import { AbortedError, CidsyncError, ContentNotFoundError, IntegrityError, NotReadyError } from '../../errors.js'
 import type { Index } from '../../index/index.js'
-import type { ServiceClients } from '../../remote/index.js'
+import type { ObjectHome } from '../../store/index.js'
 import { backoffMs } from '../../util/backoff.js'
 import { makeDirsSync } from '../../util/make-dirs.js'
 import { logIndexContent } from './content.js'
 import { logHistory } from './history.js'
 import { DEFAULT_MIRROR_TIMING, mirrorAdvice, type MirrorLink, type MirrorTiming, type ReplicatorState } from './link.js'
-import type { ReplicaRow, SyncStore } from '../state/index.js'
+import type { ReplicaRow } from '../state/index.js'
+import type { Repository } from '../repository.js'
 import { MirrorPointerGuard } from './pointer.js'
 import type { SyncEventListener } from '../sync-event.js'
 
@@ -27,9 +28,8 @@ const SKIPPED_RETRY_FACTOR = 10
 
 export interface ReplicatorComponents {
   readonly link: MirrorLink
-  /** The primary's clients once reached (objects are fetched verified through its gateways). */
-  readonly primary: () => ServiceClients | undefined
-  readonly store: SyncStore
+  /** The repository on the primary: objects fetched verified from it, its sync store and passphrase. */
+  readonly repository: Repository
   /** The index this device publishes: every content record in it (any device's) is logged for the mirrors. */
   readonly index?: Index
   /** This device's ID: its own records are logged as it stores them, read from the index once only. */
@@ -39,8 +39,6 @@ export interface ReplicatorComponents {
   readonly timing?: Partial<MirrorTiming>
   /** Told when the loop changes course (the daemon's `/events`, so the dashboard refreshes). */
   readonly onEvent?: SyncEventListener
-  /** The process's passphrase, as its `Repository` read it (undefined: none set). */
-  readonly passphrase: string | undefined
 }
 
 /**
@@ -97,7 +95,7 @@ export class MirrorReplicator {
   }
 
   state (): ReplicatorState {
-    const skipped = this.components.store.mirrorLog.skipped(this.name)
+    const skipped = this.components.repository.store.mirrorLog.skipped(this.name)
     const last = skipped.items.at(-1)
     return { copiedTotal: this.copied, lastError: this.lastError, retryAt: this.retryAt, pointer: this.pointer.note, unavailable: { count: skipped.count, last: last === undefined ? null : { cid: last.cid, message: last.message } } }
   }
@@ -150,15 +148,14 @@ export class MirrorReplicator {
 
   /** Copies the next rows; answers whether there were any. */
   private async pass (): Promise<boolean> {
-    const { store, link } = this.components
-    const log = store.mirrorLog
+    const { repository, link } = this.components
+    const log = repository.store.mirrorLog
     // Content another device stored (or stored before the log was kept) comes in through the index.
     if (this.components.index !== undefined) logIndexContent(this.components.index, log, this.components.deviceId)
     await this.logHistory()
     const rows = log.after(log.mirror(link.name).cursor, BATCH)
     if (rows.length === 0) return false
-    const primary = this.components.primary()
-    if (primary === undefined) throw new NotReadyError('not ready: copying to the mirror waits for the primary service to be reached', 5)
+    const primary = this.components.repository.home
     for (const row of rows) {
       this.abort.signal.throwIfAborted()
       if (row.kind === 'object') {
@@ -174,7 +171,7 @@ export class MirrorReplicator {
     return true
   }
 
-  private async copyOrSkip (row: ReplicaRow, primary: ServiceClients): Promise<void> {
+  private async copyOrSkip (row: ReplicaRow, primary: ObjectHome): Promise<void> {
     try {
       await this.copy(row, primary)
       this.failing = undefined
@@ -187,7 +184,7 @@ export class MirrorReplicator {
       this.failing = { seq: row.seq, attempts }
       if (attempts < UNAVAILABLE_ATTEMPTS) throw err
       // The primary no longer gives it: the mirror cannot get it from here; the rest goes on, counted.
-      this.components.store.mirrorLog.noteSkipped(this.name, row, (err as Error).message)
+      this.components.repository.store.mirrorLog.noteSkipped(this.name, row, (err as Error).message)
       this.components.logger.error({ mirror: this.name, cid: row.cid, err: (err as Error).message }, 'mirror: an object the primary no longer gives was skipped')
       this.failing = undefined
     }
@@ -195,10 +192,9 @@ export class MirrorReplicator {
 
   /** Every publish behind the last one logged (another device's too), once per new publish; a failure waits, never wedges the copy. */
   private async logHistory (): Promise<void> {
-    const primary = this.components.primary()
-    if (primary === undefined || Date.now() < this.historyRetryAt) return
+    if (Date.now() < this.historyRetryAt) return
     try {
-      await logHistory(primary, this.components.store, this.components.config(), this.abort.signal, this.components.passphrase)
+      await logHistory(this.components.repository, this.abort.signal)
     } catch (err) {
       if (this.abort.signal.aborted) throw err
       this.historyRetryAt = Date.now() + this.timing.pointerCheckMs * SKIPPED_RETRY_FACTOR
@@ -209,9 +205,8 @@ export class MirrorReplicator {
   /** The objects skipped for this mirror, tried again: one the primary gives now is copied and no longer missing. */
   private async retrySkipped (): Promise<void> {
     this.lastSkippedRetry = Date.now()
-    const log = this.components.store.mirrorLog
-    const primary = this.components.primary()
-    if (primary === undefined) return
+    const log = this.components.repository.store.mirrorLog
+    const primary = this.components.repository.home
     for (const item of log.skipped(this.name).items.slice(0, BATCH)) {
       this.abort.signal.throwIfAborted()
       try {
@@ -226,7 +221,7 @@ export class MirrorReplicator {
     }
   }
 
-  private async copy (row: Pick<ReplicaRow, 'seq' | 'cid' | 'profile'>, primary: ServiceClients): Promise<void> {
+  private async copy (row: Pick<ReplicaRow, 'seq' | 'cid' | 'profile'>, primary: ObjectHome): Promise<void> {
     const { link, config } = this.components
     const signal = this.abort.signal
     const profile = cidProfile(row.profile)

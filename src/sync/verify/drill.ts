@@ -1,11 +1,10 @@
 import type { Logger } from 'pino'
-import type { Config } from '../../config/index.js'
 import { AbortedError, CidsyncError, DrillFailedError, NothingPublishedError, PointerNotFoundError } from '../../errors.js'
 import type { Index } from '../../index/index.js'
-import { cachedHistory, type HistoryEntry, readContext } from '../read/index.js'
+import { cachedHistory, type HistoryEntry } from '../read/index.js'
 import type { SyncStore } from '../state/index.js'
 import { verify, type VerifyResult } from './verify.js'
-import type { SyncComponents } from '../sync-components.js'
+import type { Repository } from '../repository.js'
 
 /** What status shows of restore drills: the last one (null before the first). */
 export interface RestorableStatus {
@@ -21,20 +20,28 @@ export interface RestorableStatus {
 /** A publish as status and the dashboard list it, with where the deal this device asked for its manifest stands. */
 export interface HistoryRow extends HistoryEntry { readonly deal: 'made' | 'pending' | 'overdue' | 'none' }
 
-export type DrillComponents = SyncComponents
+/** What a drill reads with: the repository (its home, passphrase, config and sync store) and this device. */
+export interface DrillComponents {
+  readonly index: Index
+  readonly logger: Logger
+  readonly deviceId: string
+  readonly repository: Repository
+}
 
 /** Runs a restore drill on what the pointer names now and records the result (status, metrics, `cidsync status`). */
-export async function runDrill (components: DrillComponents, config: Config, options: { readonly signal?: AbortSignal, readonly passphrase: string | undefined }): Promise<VerifyResult> {
-  const { signal, passphrase } = options
+export async function runDrill (components: DrillComponents, options: { readonly signal?: AbortSignal } = {}): Promise<VerifyResult> {
+  const { signal } = options
+  const { repository } = components
+  const { config, store } = repository
   let cid: string
   try {
-    cid = (await components.clients.pointers.current(config.namespace, config.network, { signal })).snapshotCid
+    cid = (await repository.pointers.current(config.namespace, config.network, { signal })).snapshotCid
   } catch (err) {
     if (err instanceof PointerNotFoundError) throw new NothingPublishedError(`nothing is published for ${config.namespace} on ${config.network} yet: a restore drill runs once something is`, { cause: err })
     throw err
   }
-  const result = await recordDrill(components, cid, async () => await verify(components, {
-    ...readContext(config, { label: 'verify', passphrase, signal }), cid, cache: components.store.manifestCache
+  const result = await recordDrill({ store, logger: components.logger }, cid, async () => await verify({ ...components, clients: repository.home }, {
+    ...repository.readContext('verify', { signal }), cid, cache: store.manifestCache
   }), signal)
   if (result.restorable) components.logger.info({ cid, segments: result.segments }, 'restore drill: restorable')
   else components.logger.error({ cid, failed: result.failed }, 'restore drill: NOT restorable')

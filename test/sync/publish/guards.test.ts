@@ -7,7 +7,7 @@ import { publish, SyncStore, SyncRunner } from '../../../src/sync/index.js'
 import { PointerUnreadableError, PublishContendedError, PublishHeldError, PublishStateError } from '../../../src/errors.js'
 import { EXTERNAL, serviceUnderTest } from '../../helpers/service.js'
 import { useTempDir } from '../../helpers/temp-dir.js'
-import { closeDeviceIndex, syncDevice, writeRows as write, type SyncDevice as Device } from '../../helpers/sync-device.js'
+import { closeDeviceIndex, repositoryOf, syncDevice, writeRows as write, type SyncDevice as Device } from '../../helpers/sync-device.js'
 
 const logger = pino({ level: 'silent' })
 
@@ -154,7 +154,7 @@ describe.skipIf(EXTERNAL)('the runner after a failed publish', () => {
     const { clients, local } = await serviceUnderTest()
     const root = await useTempDir()
     const a = await syncDevice(root, 'a', 'aaaaaaaa-0000-4000-8000-000000000000', { namespace: 'guards', snapshot: 'deal = false\nmax_drop_entries = 1\n' })
-    const runner = new SyncRunner({ index: a.index, logger, deviceId: a.id, store: a.store, clients: () => clients, credentials: () => ({ apiKey: undefined, sessionToken: undefined }), passphrase: undefined }, a.config)
+    const runner = new SyncRunner({ index: a.index, logger, deviceId: a.id, store: a.store, clients: () => clients, credentials: () => ({ apiKey: undefined, sessionToken: undefined }), repository: repositoryOf(a, clients) }, a.config)
     try {
       write(a, 'one.md', 'two.md', 'three.md', 'four.md')
       // As the daemon does at start: a publish after changes is pending when the user asks for one.

@@ -7,7 +7,7 @@ import { statusProblems } from '../../../src/cli/status-check.js'
 import type { StatusDocument } from '../../../src/daemon/index.js'
 import { EXTERNAL, serviceUnderTest } from '../../helpers/service.js'
 import { useTempDir } from '../../helpers/temp-dir.js'
-import { closeDeviceIndex, restoring, syncDevice, writeRows as write, type SyncDevice } from '../../helpers/sync-device.js'
+import { closeDeviceIndex, repositoryOf, restoring, syncDevice, writeRows as write, type SyncDevice } from '../../helpers/sync-device.js'
 import { until } from '../../helpers/wait.js'
 
 const logger = pino({ level: 'silent' })
@@ -38,7 +38,7 @@ describe.skipIf(EXTERNAL)('a pointer set back while the daemon has nothing to pu
     // A takes B's publish in: nothing of its own is left to publish.
     expect(await publish(components(a, clients), { config: a.config })).toMatchObject({ skipped: true, merged: 1 })
 
-    const runner = new SyncRunner({ index: a.index, logger, deviceId: a.id, store: a.store, clients: () => clients, credentials: () => ({ apiKey: undefined, sessionToken: undefined }), passphrase: undefined }, a.config)
+    const runner = new SyncRunner({ index: a.index, logger, deviceId: a.id, store: a.store, clients: () => clients, credentials: () => ({ apiKey: undefined, sessionToken: undefined }), repository: repositoryOf(a, clients) }, a.config)
     onTestFinished(async () => { await runner.stop() })
     // The lying service sets the pointer back; its PUTs fail for now, so the heal waits.
     await clients.pointers.put({ snapshotCid: first.cid, engine: 'cidsync-sqlite/2', namespace: 'idle', network: 'mainnet', memories: 60 })

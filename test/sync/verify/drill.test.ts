@@ -6,7 +6,7 @@ import { ENGINE, FORMAT_VERSION, seal } from '../../../src/snapshot/index.js'
 import { CidsyncError } from '../../../src/errors.js'
 import { localServiceUnderTest, EXTERNAL } from '../../helpers/service.js'
 import { useTempDir } from '../../helpers/temp-dir.js'
-import { syncDevice, writeRows as write, type SyncDevice } from '../../helpers/sync-device.js'
+import { repositoryOf, syncDevice, writeRows as write, type SyncDevice } from '../../helpers/sync-device.js'
 import { logger, manifestOf, pub } from '../v2-helpers.js'
 
 const A = 'aaaaaaaa-0000-4000-8000-000000000000'
@@ -31,14 +31,14 @@ describe.skipIf(EXTERNAL)('restore drills in status', () => {
     const { cid } = await pub(a, clients)
     const store = new SyncStore(a.config.stateDir)
     try {
-      const components = { index: a.index, clients, logger, deviceId: a.id, store }
-      expect((await runDrill(components, a.config, { passphrase: undefined })).restorable).toBe(true)
+      const components = { index: a.index, logger, deviceId: a.id, repository: repositoryOf({ config: a.config, store }, clients) }
+      expect((await runDrill(components)).restorable).toBe(true)
       expect(restorableStatus(store)).toMatchObject({ ok: true, cid })
 
       const real = await manifestOf(clients, a, cid)
       const device = real.devices[0] as typeof real.devices[number]
       const forgedCid = await forgeManifest(clients, a, NS, { ...real, previous: cid, devices: [device, { ...device, deviceId: B }] })
-      const outcome = await runDrill(components, a.config, { passphrase: undefined }).then(result => result, (err: unknown) => err)
+      const outcome = await runDrill(components).then(result => result, (err: unknown) => err)
       const status = restorableStatus(store)
       expect(status).toMatchObject({ ok: false, cid: forgedCid })
       expect(status?.failed).toContain(forgedCid)
