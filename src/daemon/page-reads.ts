@@ -39,11 +39,9 @@ export class PageReads {
   async pastAt (at: Date): Promise<{ publish: { cid: string, at: string, device: string }, indexPath: string, searchPath: string }> {
     const access = this.components.link()?.historyAccess()
     if (access === undefined) throw new NotReadyError('not ready: browsing a past publish starts once the service is reached')
-    const config = this.components.config()
     const { stopped } = this.components
-    const { pastIndex } = await import('../sync/index.js')
-    const pointer = await access.pointers.current(config.namespace, config.network, { signal: stopped })
-    const past = await pastIndex(access.home, pointer.snapshotCid, at, access.manifestCache, access.readContext('browse', { signal: stopped }), access.lastPublished()) // a pointer set back is refused, as `find --at` refuses it
+    // A pointer set back is refused, as `find --at` refuses it.
+    const past = await access.pastPublish(at, { signal: stopped })
     return { publish: { cid: past.publish.cid, at: past.publish.at, device: past.publish.device }, indexPath: past.indexPath, searchPath: past.searchPath }
   }
 
@@ -56,8 +54,9 @@ export class PageReads {
     const index = this.components.index()
     if (access === undefined || index === undefined) throw new NotReadyError('not ready: downloads start once the service is reached')
     const config = this.components.config()
-    const { downloadFile, openPastIndex, selectRows } = await import('../sync/index.js')
-    const past = query.at === undefined ? undefined : await openPastIndex({ clients: access.home, store: access }, config, query.at, { passphrase: access.passphrase, signal: AbortSignal.any([signal, this.components.stopped]) })
+    const { downloadFile, selectRows } = await import('../sync/index.js')
+    // Opened for this download alone: a daemon asked for many times keeps none open.
+    const past = query.at === undefined ? undefined : await access.openPast(query.at, { signal: AbortSignal.any([signal, this.components.stopped]) })
     const from = past?.index ?? index
     try {
       const row = query.cid === undefined

@@ -1,5 +1,4 @@
-import type { ServiceClients } from '../remote/index.js'
-import { fetchSegments, removeFetched, walkHistory, type FetchInit, type ManifestCache } from '../sync/index.js'
+import { fetchSegments, removeFetched, walkHistory, type PastOptions, type Repository } from '../sync/index.js'
 import type { SegmentRef } from '../snapshot/index.js'
 import type { HistoryRows } from './history-rows.js'
 
@@ -20,7 +19,10 @@ export interface HistoryFill {
  * the segments they name are fetched (verified, opened, checked) a few at a time, their rows kept,
  * and then the publishes recorded. Killed half way, the segments taken stay taken.
  */
-export async function fillHistory (clients: ServiceClients, rows: HistoryRows, start: string, cache: ManifestCache, init: FetchInit): Promise<HistoryFill> {
+export async function fillHistory (repository: Repository, rows: HistoryRows, start: string, options: PastOptions = {}): Promise<HistoryFill> {
+  const clients = repository.home
+  const init = repository.readContext('log', options)
+  const cache = repository.manifestCache
   const publishes: Array<{ cid: string, at: string, device: string, readable: boolean }> = []
   const wanted = new Map<string, { deviceId: string, segment: SegmentRef }>()
   for await (const { entry, manifest } of walkHistory(clients, start, cache, init)) {

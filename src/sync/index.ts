@@ -4,7 +4,7 @@
  * verify/, publish/, restore/, storing/, mirrors/); this face gives what other rooms use.
  */
 export { Repository } from './repository.js'
-export type { RepositoryOptions } from './repository.js'
+export type { PastOptions, RepositoryOptions } from './repository.js'
 export { publish, SNAPSHOT_PROFILE, MAX_MERGES } from './publish/index.js'
 export type { Published, PublishComponents, PublishInit } from './publish/index.js'
 export {
@@ -19,7 +19,7 @@ export type {
 export {
   acceptsUnencrypted, walkHistory, walkEntries, publishAt, readPublish, cachedHistory,
   MAX_HISTORY, isUnusable, missingKey, fetchSegments, removeFetched, readContext, SNAPSHOTS_DIR,
-  buildIndex, fetchV1Snapshot, openPastIndex, pastIndex, PAST_DIR, checkOwnPublishIn
+  buildIndex, fetchV1Snapshot, pastIndex, PAST_DIR, checkOwnPublishIn
 } from './read/index.js'
 export type {
   HistoryEntry, ManifestCache, DownloadProgress, FetchInit, ReadContextOptions, BuiltPast, PastIndex

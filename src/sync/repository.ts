@@ -1,7 +1,14 @@
 import { snapshotPassphrase, type Config } from '../config/index.js'
 import type { ObjectHome, ObjectStore, PointerRegistry } from '../store/index.js'
-import { openPastIndex, readContext, type FetchInit, type ManifestCache, type PastIndex, type ReadContextOptions } from './read/index.js'
+import { openBuiltPast, pastIndex, readContext, type BuiltPast, type FetchInit, type ManifestCache, type PastIndex, type ReadContextOptions } from './read/index.js'
 import { SyncStore, type LastPublished } from './state/index.js'
+
+/** Which chain a past read walks: the config's namespace and network unless named. */
+export interface PastOptions {
+  readonly namespace?: string
+  readonly network?: string
+  readonly signal?: AbortSignal
+}
 
 export interface RepositoryOptions {
   /** The passphrase, when the caller read it already; else the environment's, read once here. */
@@ -79,15 +86,38 @@ export class Repository {
   }
 
   /**
-   * The index the newest publish at or before `at` held, opened once per time asked in
-   * this process. The caller does not close it: the repository does.
+   * The index the newest publish at or before `at` held, built once into the state dir's `past/`
+   * and kept there (`find --at`, the dashboard's browser). The history is walked from the pointer of
+   * the chain asked. In this device's own chain, a history without its last publish is refused:
+   * the service set the pointer back.
+   */
+  async pastPublish (at: Date, options: PastOptions = {}): Promise<BuiltPast> {
+    const { config } = this
+    const namespace = options.namespace ?? config.namespace
+    const network = options.network ?? config.network
+    const pointer = await this.pointers.current(namespace, network, { signal: options.signal })
+    const own = namespace === config.namespace && network === config.network ? this.lastPublished() : undefined
+    return await pastIndex(this.home, pointer.snapshotCid, at, this.manifestCache, this.readContext('past', options), own)
+  }
+
+  /**
+   * That index of this device's chain opened read-only, for a read that brings files back (a
+   * daemon's download): the caller closes it. Bound to this namespace, so another's rows are never
+   * written into this one's folders.
+   */
+  async openPast (at: Date, options: { readonly signal?: AbortSignal } = {}): Promise<PastIndex> {
+    return openBuiltPast(await this.pastPublish(at, options), at)
+  }
+
+  /**
+   * The same, opened once per time asked in this process (`get --at`, `restore --files --at`).
+   * The caller does not close it: the repository does.
    */
   async pastIndex (at: Date, options: { readonly signal?: AbortSignal } = {}): Promise<PastIndex> {
-    const store = { manifestCache: this.manifestCache, lastPublished: () => this.lastPublished() }
     const key = at.toISOString()
     let opening = this.pasts.get(key)
     if (opening === undefined) {
-      opening = openPastIndex({ clients: this.home, store }, this.config, at, { passphrase: this.passphrase, signal: options.signal })
+      opening = this.openPast(at, options)
       this.pasts.set(key, opening)
       // A failed open is not kept: the next call tries again.
       opening.catch(() => { this.pasts.delete(key) })

@@ -1,7 +1,7 @@
 import type { Config } from '../../config/index.js'
 import type { Index, KnownDevice } from '../../index/index.js'
 import type { SearchCache } from '../../find/index.js'
-import type { ServiceClients } from '../../remote/index.js'
+import type { Repository } from '../../sync/index.js'
 import { safeText } from '../safe-text.js'
 import { formatCount } from '../format.js'
 
@@ -38,8 +38,8 @@ export async function withSearch<T> (config: Config, fn: (index: Index, cache: S
   }
 }
 
-/** The pointer's publish and the sync store's manifest cache, for walking the history. */
-export async function historyStart (clients: ServiceClients, config: Config, options: { namespace?: string, network?: string }): Promise<string> {
-  const pointer = await clients.pointers.current(options.namespace ?? config.namespace, options.network ?? config.network)
+/** The publish the pointer of the chain asked holds: where a walk of its history starts. */
+export async function historyStart (repository: Repository, options: { namespace?: string, network?: string }): Promise<string> {
+  const pointer = await repository.pointers.current(options.namespace ?? repository.config.namespace, options.network ?? repository.config.network)
   return pointer.snapshotCid
 }

@@ -10,7 +10,7 @@ import { safeText } from '../safe-text.js'
 import { parseTimeArg } from '../time-arg.js'
 import { withService } from '../service-command.js'
 import { resolveDevice } from './ls.js'
-import { deviceLabel, historyStart, shortTime, withSearch } from './find-common.js'
+import { deviceLabel, shortTime, withSearch } from './find-common.js'
 
 interface FindOptions { config?: string, device?: string, allDevices?: boolean, at?: string, deleted?: boolean, literal?: boolean, limit?: string, json?: boolean, namespace?: string, network?: string }
 
@@ -59,11 +59,8 @@ export function registerFind (program: Command): void {
       if (at === undefined) {
         result = await search()
       } else {
-        result = await withService(options, async ({ clients, repository }) => {
-          const { pastIndex } = await import('../../sync/index.js')
-          // This device's own publishes are in its own namespace's chain only.
-          const ownChain = (options.namespace ?? config.namespace) === config.namespace && (options.network ?? config.network) === config.network
-          const past = await pastIndex(clients, await historyStart(clients, config, options), at, repository.manifestCache, repository.readContext('find', { namespace: options.namespace, network: options.network }), ownChain ? repository.lastPublished() : undefined)
+        result = await withService(options, async ({ repository }) => {
+          const past = await repository.pastPublish(at, { namespace: options.namespace, network: options.network })
           publish = past.publish
           return await search({ indexFile: past.indexPath, searchFile: past.searchPath })
         })

@@ -38,11 +38,12 @@ export function registerLog (program: Command): void {
         let filled: HistoryFill | undefined
         let unpublished = false
         if (options.cached !== true) {
-          filled = await withService(options, async ({ clients, repository }) => {
+          filled = await withService(options, async ({ repository }) => {
             // Nothing published yet (a daemon that has not reached its first publish): the index's own rows still answer.
-            const start = await historyStart(clients, config, options).catch((err: unknown) => { if (err instanceof PointerNotFoundError) return undefined; throw err })
+            const chain = { namespace: options.namespace, network: options.network }
+            const start = await historyStart(repository, chain).catch((err: unknown) => { if (err instanceof PointerNotFoundError) return undefined; throw err })
             if (start === undefined) { unpublished = true; return undefined }
-            return await fillHistory(clients, history, start, repository.manifestCache, repository.readContext('log', { namespace: options.namespace, network: options.network }))
+            return await fillHistory(repository, history, start, chain)
           })
         }
         const { indexPath, openIndex } = await import('../../index/index.js')

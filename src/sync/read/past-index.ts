@@ -1,7 +1,6 @@
 import { existsSync } from 'node:fs'
 import { rename, rm } from 'node:fs/promises'
 import { join } from 'node:path'
-import type { Config } from '../../config/index.js'
 import { NothingAtTimeError } from '../../errors.js'
 import { openIndex, type Index } from '../../index/index.js'
 import type { ObjectHome } from '../../store/index.js'
@@ -10,10 +9,8 @@ import { buildIndex } from './build-index.js'
 import { publishAt, type HistoryEntry, type ManifestCache } from './history.js'
 import { checkOwnPublishIn } from './own-publish-check.js'
 import { prunePast, touchPast } from './past-prune.js'
-import { readContext } from './read-context.js'
 import type { FetchInit } from './segment-fetch.js'
 import type { LastPublished } from '../state/index.js'
-import type { SyncComponents } from '../sync-components.js'
 import { fetchV1Snapshot } from './v1-snapshot-fetch.js'
 import { STATE_NAMES } from '../../config/index.js'
 
@@ -71,17 +68,10 @@ export async function pastIndex (clients: ObjectHome, start: string, at: Date, c
 }
 
 /**
- * Opens the index the newest publish at or before `at` held (docs/snapshot-format.md, "Restore"),
- * from the pointer of this device's namespace: nothing of this device's index changes. Exit 3
- * when nothing that early was published, or only a publish without content records.
+ * Opens a built past index read-only for a read that brings files back. Exit 3 when the publish
+ * holds no content records (one before cidsync-sqlite/2): its files cannot come back.
  */
-export async function openPastIndex (components: { readonly clients: ObjectHome, readonly store: Pick<SyncComponents['store'], 'manifestCache' | 'lastPublished'> }, config: Config, at: Date, options: { readonly passphrase: string | undefined, readonly signal?: AbortSignal }): Promise<PastIndex> {
-  const { clients, store } = components
-  // Bound to this namespace: a past publish of another namespace put behind the pointer would
-  // otherwise have its files written into this one's folders.
-  const init = readContext(config, { label: 'past', ...options })
-  const pointer = await clients.pointers.current(config.namespace, config.network, { signal: options.signal })
-  const built = await pastIndex(clients, pointer.snapshotCid, at, store.manifestCache, init, store.lastPublished())
+export function openBuiltPast (built: BuiltPast, at: Date): PastIndex {
   if (!built.records) throw new NothingAtTimeError(`nothing of cidsync-sqlite/2 (with content records) was published at or before ${at.toISOString()}: see \`cidsync history\` for the times there are`)
   const index = openIndex(built.indexPath, { check: false, readonly: true })
   return { index, cid: built.publish.cid, at: built.publish.at, close: async () => { index.close() } }

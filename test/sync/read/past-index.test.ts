@@ -1,6 +1,6 @@
 import { describe, it, expect } from 'vitest'
 import pino from 'pino'
-import { openPastIndex, pastIndex, publish, readContext } from '../../../src/sync/index.js'
+import { pastIndex, publish, readContext } from '../../../src/sync/index.js'
 import { historyStart } from '../../../src/cli/commands/find-common.js'
 import { SyncStore } from '../../../src/sync/index.js'
 import { exportKey, importKey } from '../../../src/snapshot/index.js'
@@ -8,7 +8,7 @@ import { ManifestNamespaceError, PointerRolledBackError } from '../../../src/err
 import { EXTERNAL, serviceUnderTest } from '../../helpers/service.js'
 import { useTempDir } from '../../helpers/temp-dir.js'
 import { handClock } from '../../helpers/clock.js'
-import { syncDevice, writeRows as write } from '../../helpers/sync-device.js'
+import { repositoryOf, syncDevice, writeRows as write } from '../../helpers/sync-device.js'
 
 const logger = pino({ level: 'silent' })
 const A = 'aaaaaaaa-0000-4000-8000-000000000000'
@@ -29,9 +29,9 @@ describe.skipIf(EXTERNAL)('a past publish is read only from this namespace\'s ch
     await clients.pointers.put({ snapshotCid: theirs.cid, engine: 'cidsync-sqlite/2', namespace: 'past-one', network: 'mainnet', memories: 1 })
 
     // `get --at` / `restore --files --at`: their rows would be written into this namespace's folders.
-    await expect(openPastIndex({ clients: clients, store: a.store }, a.config, new Date(), { passphrase: undefined })).rejects.toThrow(ManifestNamespaceError)
+    await expect(repositoryOf(a, clients).openPast(new Date())).rejects.toThrow(ManifestNamespaceError)
     // `find --at` and `log`: their names shown as this namespace's history.
-    const start = await historyStart(clients, a.config, {})
+    const start = await historyStart(repositoryOf(a, clients), {})
     const store = new SyncStore(a.config.stateDir)
     try {
       await expect(pastIndex(clients, start, new Date(), store.manifestCache, readContext(a.config, { label: 'find', passphrase: undefined }))).rejects.toThrow(ManifestNamespaceError)
@@ -55,8 +55,8 @@ describe.skipIf(EXTERNAL)('a past publish is read only from this namespace\'s ch
     await publish({ index: a.index, clients, logger, deviceId: a.id, store: a.store, clock }, { config: a.config })
     // The lying service replays the first publish as the pointer.
     await clients.pointers.put({ snapshotCid: first.cid, engine: 'cidsync-sqlite/2', namespace: 'past-three', network: 'mainnet', memories: 1 })
-    await expect(openPastIndex({ clients: clients, store: a.store }, a.config, new Date(), { passphrase: undefined })).rejects.toThrow(PointerRolledBackError)
-    const older = await openPastIndex({ clients: clients, store: a.store }, a.config, between, { passphrase: undefined })
+    await expect(repositoryOf(a, clients).openPast(new Date())).rejects.toThrow(PointerRolledBackError)
+    const older = await repositoryOf(a, clients).openPast(between)
     try {
       expect(older.cid).toBe(first.cid)
       expect(older.index.entries.list({ deviceId: A }).map(e => e.path)).toEqual(['first.md'])
