@@ -29,6 +29,8 @@ export const publishTime = z.string().max(64).refine(text => Number.isFinite(Dat
  * names one beyond this is refused, so no device ever counts on from it.
  */
 export const MAX_SEQUENCE = 2 ** 48
+/** The most content records one content index object holds: a writer splits past it. */
+export const MAX_CONTENT_INDEX_RECORDS = 5_000
 const sealing = {
   cipher: z.enum(['aes-256-gcm', 'none']),
   /** base64 of the 12-byte GCM nonce; empty with no cipher. */
@@ -70,16 +72,32 @@ const manifestHeader = z.object({
   ...sealing
 })
 
+/**
+ * A content index object (docs/content-format.md, "Content index"): one device's content records,
+ * so other devices with the key know what is stored without a publish. Its own kind: it is never
+ * taken for a segment or a manifest, and an older cidsync refuses it rather than misread it.
+ */
+const contentIndexHeader = z.object({
+  format: z.literal(2),
+  engine: z.literal(ENGINE),
+  kind: z.literal('content-index'),
+  compression: z.literal('br'),
+  ...sealing,
+  device: z.string().min(1).max(128).regex(NO_CONTROLS, 'control characters'),
+  records: count.max(MAX_CONTENT_INDEX_RECORDS)
+})
+
 export type SnapshotHeader = z.infer<typeof v1Header>
 export type SegmentHeader = z.infer<typeof segmentHeader>
 export type ManifestHeader = z.infer<typeof manifestHeader>
-export type SealedHeader = SnapshotHeader | SegmentHeader | ManifestHeader
+export type ContentIndexHeader = z.infer<typeof contentIndexHeader>
+export type SealedHeader = SnapshotHeader | SegmentHeader | ManifestHeader | ContentIndexHeader
 /** What a writer says of a sealed file: the rest (cipher, nonce, key id, salt) is filled in when it is sealed. */
 export type UnsealedHeader = DistributiveOmit<SealedHeader, keyof typeof sealing>
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never
 
 /** Every header this cidsync reads; made once (building a zod union costs more than parsing with it, and a restore reads tens of headers). */
-const anyHeader = z.union([v1Header, segmentHeader, manifestHeader]).superRefine((header, ctx) => {
+const anyHeader = z.union([v1Header, segmentHeader, manifestHeader, contentIndexHeader]).superRefine((header, ctx) => {
   // A forged header must fail here, coded, never inside the cipher with a raw error.
   if (header.cipher === 'aes-256-gcm' && !/^[A-Za-z0-9+/]{16}$/.test(header.nonce)) ctx.addIssue({ code: 'custom', path: ['nonce'], message: 'expected the base64 of a 12-byte nonce' })
   if (header.cipher === 'aes-256-gcm' && !/^[0-9a-f]{16}$/.test(header.keyId)) ctx.addIssue({ code: 'custom', path: ['keyId'], message: 'expected 16 hex digits' })

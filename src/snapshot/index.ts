@@ -1,7 +1,8 @@
 /**
  * What a publish stores (docs/snapshot-format.md): sealed files (compressed, AES-256-GCM under an
  * authenticated header) holding `cidsync-sqlite/2` segments and manifests, or a whole
- * `cidsync-sqlite/1` index; and their key, random per state dir or from a passphrase.
+ * `cidsync-sqlite/1` index; and their key, random per state dir or from a passphrase. Content
+ * index objects (docs/content-format.md) are sealed the same way, under a kind of their own.
  */
 export { writeSnapshot } from './write-snapshot.js'
 export type { WriteSnapshotInit, WrittenSnapshot } from './write-snapshot.js'
@@ -14,8 +15,10 @@ export { publishFetchBound, inflateBound, MAX_SEALED_MANIFEST_BYTES, PUBLISH_PRE
 export type { SealSegmentInit, OpenSegmentInit, UnsealSegmentInit } from './segment-file.js'
 export { sealManifest, openManifest, parseManifest, checkChains, deviceChainSchema, MAX_MANIFEST_BYTES } from './manifest.js'
 export type { Manifest, DeviceChain, SegmentRef, SealManifestInit, OpenManifestInit } from './manifest.js'
-export { ENGINE, ENGINE_V1, READABLE_ENGINES, FORMAT_VERSION, MAGIC, MAX_SEQUENCE } from './format.js'
-export type { SnapshotHeader, SegmentHeader, ManifestHeader, SealedHeader, SegmentSpan } from './format.js'
+export { ENGINE, ENGINE_V1, READABLE_ENGINES, FORMAT_VERSION, MAGIC, MAX_SEQUENCE, MAX_CONTENT_INDEX_RECORDS } from './format.js'
+export type { SnapshotHeader, SegmentHeader, ManifestHeader, ContentIndexHeader, SealedHeader, SegmentSpan } from './format.js'
+export { sealContentIndex, openContentIndex, isContentIndexHeader, CONTENT_INDEX_VERSION, CONTENT_INDEX_SPLIT_BYTES, MAX_CONTENT_INDEX_BYTES, MAX_SEALED_CONTENT_INDEX_BYTES } from './content-index-file.js'
+export type { ContentIndexBody, SealContentIndexInit, OpenContentIndexInit } from './content-index-file.js'
 export { exportKey, importKey, keyIdOf, writingKey, readingKey, KEY_FILE } from './key.js'
 export type { SnapshotKey } from './key.js'
 export { chainNodes, fanoutTree, isPlainNode, publishNode, rootPublish, segmentLinks, ROOT_FANOUT, ROOT_LINKS, ROOT_SHAPE } from './plain-root.js'
