@@ -4,6 +4,7 @@ import type { Statement } from 'better-sqlite3'
 import { SchemaTooNewError, SyncStateDamagedError } from '../../errors.js'
 import { isDamageError, openSqliteFile } from '../../util/sqlite-file.js'
 import { SYNC_MIGRATIONS } from './migrations.js'
+import { ContentIndexState } from './content-index.js'
 import { MirrorLog } from './mirror-log.js'
 import { PlainRoots } from './plain-roots.js'
 import { SYNC_STATE_FILE } from './state-file.js'
@@ -21,8 +22,9 @@ export function damaged (path: string, err: unknown): unknown {
 /**
  * `sync.sqlite` opened, and what this device has seen and been told, one typed accessor a key
  * (`sync_state`): what it last published, what the pointer held when looked at, its IPNS key,
- * refusals and rollbacks, restores, drills, the manifests already read, content in flight. The
- * publish job journal on top of it is {@link SyncStore} (store.ts), the one class others use.
+ * refusals and rollbacks, restores, drills, the manifests already read, content in flight, the
+ * content index. The publish job journal on top of it is {@link SyncStore} (store.ts), the one
+ * class others use.
  */
 export class SyncState {
   protected readonly db: Database.Database
@@ -215,6 +217,14 @@ export class SyncState {
   }
 
   private plainRootsAccess?: PlainRoots
+
+  /** The repository's content index: other devices' records, the index objects found, what this device sent (content-index.ts). */
+  get contentIndex (): ContentIndexState {
+    this.contentIndexAccess ??= new ContentIndexState(this.db)
+    return this.contentIndexAccess
+  }
+
+  private contentIndexAccess?: ContentIndexState
 
   /** The last restore drill (JSON as the drill answered it) and when one last succeeded. */
   lastVerify (): { readonly result: string | undefined, readonly lastSuccessAt: string | undefined } {

@@ -1,6 +1,7 @@
 /**
  * The sync state store: `sync.sqlite` beside the index (its schema, keys and typed accessors),
- * the publish job it records, the mirrors' log, and the temp files a killed job leaves behind.
+ * the publish job it records, the mirrors' log, the content index, and the temp files a killed
+ * job leaves behind.
  */
 export type { LastPublished } from './keys.js'
 export { removeDeadExitFiles, removeLeftovers } from './leftovers.js'
@@ -14,4 +15,5 @@ export { SyncStoreOwner } from './store-owner.js'
 export { SyncStore } from './store.js'
 export type { Refusal, RestoreRecord } from './store.js'
 export { PlainRoots } from './plain-roots.js'
+export type { ContentIndexState, IndexObjectState, KnownRecord, ListingHead } from './content-index.js'
 export type { PlainNode, PlainRootRow } from './plain-roots.js'

@@ -36,6 +36,10 @@ export const KEY = {
   contentFailures: 'content_failures',
   /** The pointer CID a storing pass last merged first, so its records' content was not sent again. */
   contentPulled: 'content_pulled_pointer',
+  /** JSON `{deviceId, seq}`: the last of this device's content records an index object it uploaded holds. */
+  contentIndexSent: 'content_index_sent',
+  /** JSON `{cid, storedAt}`: the newest object of the store's listing at the last walk for index objects. */
+  contentIndexHead: 'content_index_head',
   /** JSON `{deviceId: seq}`: how far each device's content records in the index were logged for the mirrors. */
   mirrorContentSeen: 'mirror_content_seen',
   /** JSON list: the last publishes whose whole history was logged for the mirrors. */

@@ -13,8 +13,12 @@ const SNAPSHOT_DIR_PATTERNS = [
   /^(publish|pull|merge|restore|verify|history|mirror)-[A-Za-z0-9.-]+$/
 ]
 const STATE_DIR_PATTERNS = [/^index\.sqlite\.restoring(\.\d+\.restore)?(-wal|-shm|-journal)?$/]
-/** Pack and part files a killed content upload left in the spool (`custody/content-storer.ts`, `custody/seal-worker.ts`). */
-const CONTENT_SPOOL_PATTERNS = [/^(pack|part)-[0-9a-f]{16}\.tmp$/]
+/**
+ * Pack and part files a killed content upload left in the spool (`custody/content-storer.ts`,
+ * `custody/seal-worker.ts`), and content index objects sealed or fetched there, with their temps
+ * (`sync/storing/content-index.ts`).
+ */
+const CONTENT_SPOOL_PATTERNS = [/^(pack|part)-[0-9a-f]{16}\.tmp$/, /^index-[0-9a-f]{16}\.(sealed|fetched)(\.json)?(\.\d{1,10}\.(part|unseal))?$/]
 /** `util/atomic-write.ts` temps; commands that write without the lock (`key import`) may own a fresh one. */
 const ATOMIC_TEMP = /^\..+\.[0-9a-f]{12}\.tmp$/
 const ATOMIC_TEMP_AGE_MS = 10 * 60_000

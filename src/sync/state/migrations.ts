@@ -35,6 +35,17 @@ export const SYNC_MIGRATIONS: ReadonlyArray<(db: Database) => void> = [
   // made (docs/snapshot-format.md, "The plain root").
   (db) => {
     db.exec('CREATE TABLE plain_roots (manifest TEXT PRIMARY KEY, node TEXT, size INTEGER, root TEXT, made_at INTEGER NOT NULL) STRICT')
+  },
+  // 5: the repository's content index (docs/content-format.md, "Content index"): the records other
+  // devices' index objects hold, and each index object found in the store with what came of it.
+  (db) => {
+    db.exec(`
+      CREATE TABLE content_index (cid TEXT NOT NULL, key_id TEXT NOT NULL, device_id TEXT NOT NULL, seq INTEGER NOT NULL,
+        record TEXT NOT NULL, object TEXT NOT NULL, PRIMARY KEY (cid, key_id, device_id)) STRICT;
+      CREATE TABLE content_index_objects (cid TEXT PRIMARY KEY, state TEXT NOT NULL, device_id TEXT NOT NULL DEFAULT '',
+        records INTEGER NOT NULL DEFAULT 0, tries INTEGER NOT NULL DEFAULT 0, error TEXT, found_at INTEGER NOT NULL, done_at INTEGER) STRICT;
+      CREATE INDEX content_index_objects_state ON content_index_objects (state, found_at);
+    `)
   }
 ]
 

@@ -1,0 +1,128 @@
+import type Database from 'better-sqlite3'
+import type { Statement } from 'better-sqlite3'
+import { KEY } from './keys.js'
+
+/**
+ * What came of an index object found in the store: uploaded by this device, waiting to be read,
+ * read, sealed under another key, or refused (damaged, forged, or unreadable too many times).
+ */
+export type IndexObjectState = 'own' | 'pending' | 'read' | 'foreign-key' | 'refused'
+
+/** A record another device's index object holds, as the content index keeps it. */
+export interface KnownRecord {
+  readonly deviceId: string
+  readonly cid: string
+  readonly keyId: string
+  readonly seq: number
+  /** The record's JSON as parsed (`ContentRecord`). */
+  readonly record: string
+  /** The index object it came from. */
+  readonly object: string
+}
+
+/** The newest object of the store's listing when it was last walked for index objects. */
+export interface ListingHead { readonly cid: string, readonly storedAt?: number }
+
+type Name = 'sentValue' | 'setValue' | 'knows' | 'found' | 'pending' | 'upsert' | 'done' | 'tried' | 'known'
+
+/**
+ * The repository's content index in `sync.sqlite` (docs/content-format.md, "Content index"):
+ * the records read from other devices' index objects, by CID and key; each index object found
+ * in the store with what came of it (so none is fetched twice); how far this device's own records
+ * were sent; and where the last walk of the listing began.
+ */
+export class ContentIndexState {
+  private readonly s: Record<Name, Statement>
+
+  constructor (private readonly db: Database.Database) {
+    this.s = {
+      sentValue: db.prepare('SELECT value FROM sync_state WHERE key = ?').pluck(),
+      setValue: db.prepare('INSERT INTO sync_state (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value'),
+      knows: db.prepare('SELECT 1 FROM content_index_objects WHERE cid = ?').pluck(),
+      found: db.prepare("INSERT INTO content_index_objects (cid, state, found_at) VALUES (?, 'pending', ?) ON CONFLICT (cid) DO NOTHING"),
+      pending: db.prepare("SELECT cid, tries FROM content_index_objects WHERE state = 'pending' ORDER BY found_at, cid LIMIT ?"),
+      // A device's later record of a CID replaces its earlier one, as merges decide.
+      upsert: db.prepare(`INSERT INTO content_index (cid, key_id, device_id, seq, record, object) VALUES (?, ?, ?, ?, ?, ?)
+        ON CONFLICT (cid, key_id, device_id) DO UPDATE SET seq = excluded.seq, record = excluded.record, object = excluded.object WHERE excluded.seq > seq`),
+      done: db.prepare(`INSERT INTO content_index_objects (cid, state, device_id, records, error, found_at, done_at) VALUES (@cid, @state, @device, @records, @error, @at, @at)
+        ON CONFLICT (cid) DO UPDATE SET state = excluded.state, device_id = excluded.device_id, records = excluded.records, error = excluded.error, done_at = excluded.done_at`),
+      tried: db.prepare('UPDATE content_index_objects SET tries = tries + 1, error = ? WHERE cid = ?'),
+      known: db.prepare('SELECT device_id AS deviceId, cid, key_id AS keyId, seq, record, object FROM content_index WHERE cid = ? AND key_id = ? ORDER BY seq DESC LIMIT 1')
+    }
+  }
+
+  /** The last sequence number of `deviceId`'s records an uploaded index object holds (0: none). */
+  sent (deviceId: string): number {
+    try {
+      const value = JSON.parse(this.s.sentValue.get(KEY.contentIndexSent) as string | undefined ?? 'null') as { deviceId?: unknown, seq?: unknown } | null
+      return value?.deviceId === deviceId && typeof value.seq === 'number' ? value.seq : 0
+    } catch {
+      // Sent again from the start: a reader takes a record twice as once.
+      return 0
+    }
+  }
+
+  /**
+   * An index object holding `deviceId`'s records up to `seq` is in the store: the cursor moves and
+   * the object is known as this device's, in one transaction. Called only once the upload answered
+   * (no object: the records up to `seq` were none to send, under another key).
+   */
+  noteSent (deviceId: string, seq: number, object: string | undefined, records: number, at = Date.now()): void {
+    this.db.transaction(() => {
+      this.s.setValue.run(KEY.contentIndexSent, JSON.stringify({ deviceId, seq }))
+      if (object !== undefined) this.s.done.run({ cid: object, state: 'own', device: deviceId, records, error: null, at })
+    })()
+  }
+
+  head (): ListingHead | undefined {
+    try {
+      const value = JSON.parse(this.s.sentValue.get(KEY.contentIndexHead) as string | undefined ?? 'null') as { cid?: unknown, storedAt?: unknown } | null
+      if (typeof value?.cid !== 'string') return undefined
+      return typeof value.storedAt === 'number' ? { cid: value.cid, storedAt: value.storedAt } : { cid: value.cid }
+    } catch {
+      return undefined
+    }
+  }
+
+  noteHead (head: ListingHead): void {
+    this.s.setValue.run(KEY.contentIndexHead, JSON.stringify(head))
+  }
+
+  /** Whether this index object was found before (read, skipped, refused, waiting, or uploaded here). */
+  knows (object: string): boolean {
+    return this.s.knows.get(object) === 1
+  }
+
+  /** Index objects a walk found, to be read (those known already are left as they are). */
+  found (objects: readonly string[], at = Date.now()): void {
+    this.db.transaction(() => { for (const cid of objects) this.s.found.run(cid, at) })()
+  }
+
+  /** Index objects waiting to be read, oldest found first, at most `limit`. */
+  pending (limit: number): Array<{ readonly cid: string, readonly tries: number }> {
+    return this.s.pending.all(limit) as Array<{ cid: string, tries: number }>
+  }
+
+  /** An index object read: its records kept and the object marked read, in one transaction. */
+  noteRead (object: string, deviceId: string, records: ReadonlyArray<Omit<KnownRecord, 'object' | 'deviceId'>>, at = Date.now()): void {
+    this.db.transaction(() => {
+      for (const r of records) this.s.upsert.run(r.cid, r.keyId, deviceId, r.seq, r.record, object)
+      this.s.done.run({ cid: object, state: 'read', device: deviceId, records: records.length, error: null, at })
+    })()
+  }
+
+  /** An index object not used: sealed under another key, or refused (with why). */
+  noteSkipped (object: string, state: 'foreign-key' | 'refused', deviceId: string, error: string | null, at = Date.now()): void {
+    this.s.done.run({ cid: object, state, device: deviceId, records: 0, error, at })
+  }
+
+  /** An index object that could not be fetched this time: it waits for the next pass. */
+  noteTried (object: string, error: string): void {
+    this.s.tried.run(error, object)
+  }
+
+  /** The newest record of `cid` under `keyId` another device's index object holds, if any. */
+  known (cid: string, keyId: string): KnownRecord | undefined {
+    return this.s.known.get(cid, keyId) as KnownRecord | undefined
+  }
+}
