@@ -260,15 +260,6 @@ export class SyncState {
     this.setValue(KEY.contentFailures, JSON.stringify(failures))
   }
 
-  /** The pointer CID whose records storing last merged before uploading (storing/pull.ts). */
-  contentPulled (): string | undefined {
-    return this.value(KEY.contentPulled)
-  }
-
-  noteContentPulled (cid: string): void {
-    this.setValue(KEY.contentPulled, cid)
-  }
-
   /** Once the file's record is in the index, its parts are no longer in flight. */
   forgetContentParts (cid: string, keyId: string): void {
     this.db.prepare('DELETE FROM sync_state WHERE key = ?').run(partsKey(cid, keyId))

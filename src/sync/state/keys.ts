@@ -34,8 +34,6 @@ export const KEY = {
   rollback: 'pointer_rollback',
   /** JSON list of the daemon's content failures (`ContentFailure`), as its last pass left them. */
   contentFailures: 'content_failures',
-  /** The pointer CID a storing pass last merged first, so its records' content was not sent again. */
-  contentPulled: 'content_pulled_pointer',
   /** JSON `{deviceId, seq}`: the last of this device's content records an index object it uploaded holds. */
   contentIndexSent: 'content_index_sent',
   /** JSON `{cid, storedAt}`: the newest object of the store's listing at the last walk for index objects. */

@@ -251,6 +251,8 @@ export class ContentKeeper {
       this.lastRun = new Date(now).toISOString()
       this.lastError = null
       if (result.storedFiles > 0) logger.info({ files: result.storedFiles, bytes: result.storedBytes, failed: result.failed.length, ms: now - started }, 'stored content')
+      const indexed = result.contentIndex
+      if (indexed !== undefined && indexed.taken > 0) logger.info({ files: indexed.taken }, 'files another device stored were recorded here without sending them again (content index)')
       return result
     } catch (err) {
       const code = (err as { code?: unknown }).code

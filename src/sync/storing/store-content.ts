@@ -9,7 +9,7 @@ import { writingKey, type SnapshotKey } from '../../snapshot/index.js'
 import { createIgnoreMatcher } from '../../watch/index.js'
 import { SNAPSHOT_PROFILE } from '../read/index.js'
 import { safeComponents } from '../restore/index.js'
-import { pullBeforeStoring } from './pull.js'
+import { ContentIndex, type ContentIndexPass } from './content-index.js'
 import type { NotStored } from '../content-outcome.js'
 import type { SyncComponents } from '../sync-components.js'
 import { STATE_NAMES } from '../../config/index.js'
@@ -50,6 +50,8 @@ export interface StoreContentResult {
   readonly changed: number
   /** Files left out by `[content] exclude` or `max_file_size`, per folder, as this pass found them. */
   readonly leftOut: ReadonlyMap<string, { files: number, bytes: number }>
+  /** What the pass did with the content index; undefined for plain content, which has none. */
+  readonly contentIndex?: ContentIndexPass
 }
 
 /** The sealing and key content is stored under by this config, as records name it. */
@@ -79,9 +81,13 @@ export async function storeContent (components: StoreContentComponents, init: St
   const { sealing, key } = contentSealing(config, init.passphrase)
   const keyId = key?.keyId ?? ''
   const { index, clients, store, deviceId } = components
+  // Sealed content only: plain content needs no key, so no index object could be trusted.
+  const contentIndex = key === undefined
+    ? undefined
+    : new ContentIndex({ ...components, objects: clients.objects }, { stateDir: config.stateDir, passphrase: init.passphrase, keyId, signal: init.signal })
   // Only when something is to be sent: a pass with nothing to store asks the service nothing.
-  if (folders.some(f => index.content.unstored(deviceId, f.name, keyId, '', 1).length > 0)) {
-    await pullBeforeStoring(components, { config, passphrase: init.passphrase, signal: init.signal })
+  if (contentIndex !== undefined && folders.some(f => index.content.unstored(deviceId, f.name, keyId, '', 1).length > 0)) {
+    await contentIndex.refresh()
   }
   // Which rows each CID being stored stands for: progress names them once their record lands.
   const taken = new Map<string, string[]>()
@@ -131,13 +137,15 @@ export async function storeContent (components: StoreContentComponents, init: St
   })
   try {
     for (const folder of folders) {
-      await storeFolder(folder, { components, init, storer, keyId, result, taken })
+      await storeFolder(folder, { components, init, storer, keyId, result, taken, contentIndex })
     }
     await storer.flush({ signal: init.signal })
   } finally {
     await storer.close()
   }
-  return result
+  // What this pass recorded, for other devices: a failure is logged and sent with the next pass.
+  await contentIndex?.send()
+  return contentIndex === undefined ? result : { ...result, contentIndex: contentIndex.pass }
 }
 
 interface FolderRun {
@@ -147,6 +155,7 @@ interface FolderRun {
   readonly keyId: string
   readonly result: { storedFiles: number, storedBytes: number, failed: NotStored[], tooLarge: NotStored[], changed: number, leftOut: Map<string, { files: number, bytes: number }> }
   readonly taken: Map<string, string[]>
+  readonly contentIndex: ContentIndex | undefined
 }
 
 async function storeFolder (folder: FolderConfig, run: FolderRun): Promise<void> {
@@ -163,9 +172,12 @@ async function storeFolder (folder: FolderConfig, run: FolderRun): Promise<void>
     for (;;) {
       const batch = components.index.content.unstored(components.deviceId, folder.name, keyId, after, BATCH)
       if (batch.length === 0) break
+      // Stored already by another device with this key: recorded here, nothing sent.
+      const known = run.contentIndex?.take(batch.filter(row => !excluded(row.path) && row.size <= init.config.content.maxFileSize)) ?? new Set()
       for (const row of batch) {
         after = row.path
         if (init.signal?.aborted === true) throw new AbortedError('storing content was stopped')
+        if (known.has(row.cid)) continue
         if (excluded(row.path)) { leftOut(result, folder.name, row.size); continue }
         if (init.skip?.(folder.name, row.path) ?? false) continue
         const set = run.storer.packs(row.size) ? packing : running

@@ -1,0 +1,267 @@
+import { randomBytes } from 'node:crypto'
+import { mkdir, rm } from 'node:fs/promises'
+import { join } from 'node:path'
+import type { Logger } from 'pino'
+import { z } from 'zod'
+import { STATE_NAMES } from '../../config/index.js'
+import { parseContentRecord, type ContentRecord } from '../../custody/index.js'
+import { AbortedError, SnapshotFormatError, SnapshotKeyError, StateWriteError } from '../../errors.js'
+import type { Index } from '../../index/index.js'
+import {
+  CONTENT_INDEX_SPLIT_BYTES, MAX_CONTENT_INDEX_BYTES, MAX_CONTENT_INDEX_RECORDS, MAX_SEALED_CONTENT_INDEX_BYTES, MAX_SEQUENCE,
+  isContentIndexHeader, openContentIndex, readSealedHeader, sealContentIndex
+} from '../../snapshot/index.js'
+import type { ObjectStore } from '../../store/index.js'
+import { SNAPSHOT_PROFILE } from '../read/index.js'
+import type { SyncStore } from '../state/index.js'
+
+/** What the uploads listing names an index object: what it is, and nothing of the files in it. */
+export const CONTENT_INDEX_NAME = 'cidsync-content-index.sealed'
+/** Past the last walk's head, objects this much older than it are still looked at: uploads may list a little out of order. */
+const HEAD_MARGIN_MS = 10 * 60_000
+/** The most listing records one walk reads: past it, older index objects are not looked for. */
+const MAX_LISTED = 1_000_000
+/** The most index objects one pass reads; the rest wait for the next. */
+const MAX_READ = 1_000
+/** An index object that cannot be fetched this many passes running is refused. */
+const MAX_TRIES = 3
+
+const recordSchema = z.object({ seq: z.number().int().min(1).max(MAX_SEQUENCE) }).passthrough()
+
+/** What a pass did with the content index: objects found, read, skipped, refused, sent. */
+export interface ContentIndexPass {
+  found: number
+  read: number
+  /** Sealed under a key this device does not have. */
+  foreignKey: number
+  /** Damaged, forged, or not a content index object: never used. */
+  refused: number
+  /** Could not be fetched this time: tried again next pass. */
+  unreadable: number
+  /** Files whose record another device's index object held: recorded here, nothing uploaded. */
+  taken: number
+  sent: number
+  /** Why the listing or the sending failed, when it did (storing went on). */
+  errors: string[]
+}
+
+export interface ContentIndexComponents {
+  readonly objects: ObjectStore
+  readonly store: SyncStore
+  readonly index: Index
+  readonly logger: Logger
+  readonly deviceId: string
+  readonly hostname: string
+}
+
+export interface ContentIndexInit {
+  readonly stateDir: string
+  readonly passphrase?: string
+  /** The key content is sealed under here: only records under it are used and sent. */
+  readonly keyId: string
+  readonly signal?: AbortSignal
+}
+
+/**
+ * The repository's content index (docs/content-format.md, "Content index"), restic's index
+ * files: each device uploads its content records in sealed index objects; a device reads the
+ * ones it has not read, and asks here whether a file's content is stored before sending it.
+ * Nothing is merged: another device's publish is never needed to know what it stored.
+ */
+export class ContentIndex {
+  readonly pass: ContentIndexPass = { found: 0, read: 0, foreignKey: 0, refused: 0, unreadable: 0, taken: 0, sent: 0, errors: [] }
+  private readonly spool: string
+
+  constructor (private readonly components: ContentIndexComponents, private readonly init: ContentIndexInit) {
+    this.spool = join(init.stateDir, STATE_NAMES.contentSpool)
+  }
+
+  /**
+   * Finds the index objects the store lists that are not known here, then reads those waiting.
+   * Never throws but for a stop or this machine's disk: a listing that fails is logged, and
+   * storing goes on, at worst sending content again (it costs bytes, it loses nothing).
+   */
+  async refresh (): Promise<void> {
+    try {
+      await this.walk()
+    } catch (err) {
+      this.stopped(err)
+      this.failed(err, 'the store could not be listed for content index objects: content other devices stored since may be sent again')
+    }
+    await mkdir(this.spool, { recursive: true, mode: 0o700 })
+    for (const { cid, tries } of this.components.store.contentIndex.pending(MAX_READ)) await this.read(cid, tries)
+  }
+
+  /**
+   * Has, for files no record of this index holds: records as this device's own each file of
+   * `files` whose record another device's index object holds (same objects, this device's sequence), so its next publish names the content. Its
+   * objects are logged for the mirrors first, as an upload's are. Answers the CIDs taken.
+   */
+  take (files: ReadonlyArray<{ readonly cid: string, readonly size: number }>): Set<string> {
+    const { store, index, deviceId, hostname } = this.components
+    const taken = new Map<string, ContentRecord>()
+    for (const file of files) {
+      if (taken.has(file.cid)) continue
+      const known = store.contentIndex.known(file.cid, this.init.keyId)
+      if (known === undefined) continue
+      let record: ContentRecord
+      try {
+        record = parseContentRecord(JSON.parse(known.record))
+      } catch {
+        continue
+      }
+      if (record.size === file.size) taken.set(file.cid, record)
+    }
+    if (taken.size === 0) return new Set()
+    const records = [...taken.values()]
+    store.mirrorLog.logObjects(records.flatMap(r => r.objects.map(([object]) => ({ cid: object, profile: SNAPSHOT_PROFILE.name }))))
+    index.content.record(deviceId, hostname, records.map(r => ({ cid: r.cid, size: r.size, sealing: r.sealing, keyId: r.keyId, keySalt: r.keySalt, objects: JSON.stringify(r.objects) })))
+    this.pass.taken += records.length
+    return new Set(taken.keys())
+  }
+
+  /**
+   * Uploads this device's records written since the last index object it uploaded, in objects of
+   * at most {@link MAX_CONTENT_INDEX_RECORDS} records and about {@link CONTENT_INDEX_SPLIT_BYTES}.
+   * The cursor moves only once an upload answered: a kill sends one object again, never skips one.
+   * A failure is logged and counted; the records go in the next pass's objects.
+   */
+  async send (): Promise<void> {
+    try {
+      await mkdir(this.spool, { recursive: true, mode: 0o700 })
+      for (;;) {
+        const after = this.components.store.contentIndex.sent(this.components.deviceId)
+        const rows = this.components.index.content.recordsSince(this.components.deviceId, after, MAX_CONTENT_INDEX_RECORDS)
+        if (rows.length === 0) return
+        const records: unknown[] = []
+        let bytes = 0
+        let last = after
+        for (const row of rows) {
+          const record = { cid: row.cid, size: row.size, sealing: row.sealing, keyId: row.keyId, keySalt: row.keySalt, objects: JSON.parse(row.objects) as unknown, seq: row.seq, storedAt: row.storedAt }
+          const length = JSON.stringify(record).length + 1
+          if (records.length > 0 && bytes + length > CONTENT_INDEX_SPLIT_BYTES) break
+          last = row.seq
+          if (row.keyId !== this.init.keyId) continue
+          if (length > MAX_CONTENT_INDEX_BYTES / 2) {
+            this.components.logger.warn({ cid: row.cid, bytes: length }, 'a content record is too large for a content index object: other devices may send this content again')
+            continue
+          }
+          records.push(record)
+          bytes += length
+        }
+        await this.upload(records, last)
+      }
+    } catch (err) {
+      this.stopped(err)
+      if (err instanceof StateWriteError) throw err
+      this.failed(err, 'a content index object could not be uploaded: it is sent with the next pass; until then other devices may send this content again')
+    }
+  }
+
+  private async upload (records: readonly unknown[], last: number): Promise<void> {
+    const { store, objects, deviceId } = this.components
+    if (records.length === 0) {
+      store.contentIndex.noteSent(deviceId, last, undefined, 0)
+      return
+    }
+    const path = join(this.spool, `index-${randomBytes(8).toString('hex')}.sealed`)
+    try {
+      await sealContentIndex({ path, device: deviceId, records, stateDir: this.init.stateDir, passphrase: this.init.passphrase, signal: this.init.signal })
+      const { cid } = await objects.put(path, SNAPSHOT_PROFILE, { name: CONTENT_INDEX_NAME, signal: this.init.signal })
+      store.contentIndex.noteSent(deviceId, last, cid, records.length)
+      this.pass.sent++
+    } finally {
+      await rm(path, { force: true })
+    }
+  }
+
+  /** Walks the listing, newest first, down to where the last walk began; notes the index objects not known yet. */
+  private async walk (): Promise<void> {
+    const state = this.components.store.contentIndex
+    const before = state.head()
+    let head: { cid: string, storedAt?: number } | undefined
+    let reached = false
+    let listed = 0
+    const found: string[] = []
+    for await (const object of this.components.objects.list({ signal: this.init.signal })) {
+      head ??= object.storedAt === undefined ? { cid: object.cid } : { cid: object.cid, storedAt: object.storedAt }
+      if (before !== undefined) {
+        reached ||= object.cid === before.cid
+        const older = before.storedAt === undefined || object.storedAt === undefined || object.storedAt < before.storedAt - HEAD_MARGIN_MS
+        if (reached && older) break
+      }
+      if (++listed > MAX_LISTED) {
+        this.components.logger.warn({ listed: MAX_LISTED }, 'the store lists more objects than one walk reads: older content index objects are not looked for, and content they name may be sent again')
+        break
+      }
+      if (object.name === CONTENT_INDEX_NAME && !state.knows(object.cid)) found.push(object.cid)
+    }
+    state.found(found)
+    this.pass.found += found.length
+    if (head !== undefined) state.noteHead(head)
+  }
+
+  /** Fetches, opens and keeps one index object's records; one that fails is refused, named, and never used. */
+  private async read (cid: string, tries: number): Promise<void> {
+    const { store, objects, logger } = this.components
+    const path = join(this.spool, `index-${randomBytes(8).toString('hex')}.fetched`)
+    try {
+      try {
+        await objects.getFile(cid, SNAPSHOT_PROFILE, path, { maxBytes: MAX_SEALED_CONTENT_INDEX_BYTES, durable: false, signal: this.init.signal })
+      } catch (err) {
+        this.stopped(err)
+        const message = (err as Error).message
+        if (tries + 1 < MAX_TRIES) {
+          store.contentIndex.noteTried(cid, message)
+          this.pass.unreadable++
+          logger.warn({ object: cid, err: message }, 'a content index object could not be fetched: it is tried again next pass')
+          return
+        }
+        throw new SnapshotFormatError(`content index object ${cid} could not be fetched ${MAX_TRIES} times (${message})`, { cause: err })
+      }
+      const header = await readSealedHeader(path)
+      if (!isContentIndexHeader(header)) throw new SnapshotFormatError(`${cid} is listed as a content index object but is a ${header.engine} ${'kind' in header ? header.kind : 'snapshot'}`)
+      if (header.cipher !== 'none' && header.keyId !== this.init.keyId) {
+        this.foreign(cid, header.device, `sealed under key ${header.keyId}, not this device's ${this.init.keyId}`)
+        return
+      }
+      const body = await openContentIndex({ path, name: cid, stateDir: this.init.stateDir, passphrase: this.init.passphrase, signal: this.init.signal })
+      const records = body.records.map(value => {
+        const record = parseContentRecord(value)
+        const { seq } = recordSchema.parse(value)
+        return { cid: record.cid, keyId: record.keyId, seq, record: JSON.stringify(record) }
+      })
+      store.contentIndex.noteRead(cid, body.device, records)
+      this.pass.read++
+    } catch (err) {
+      this.stopped(err)
+      if (err instanceof StateWriteError) throw err
+      if (err instanceof SnapshotKeyError) {
+        this.foreign(cid, '', err.message)
+        return
+      }
+      const message = err instanceof z.ZodError ? `a record's sequence number is not one (${err.issues[0]?.message ?? 'invalid'})` : (err as Error).message
+      store.contentIndex.noteSkipped(cid, 'refused', '', message)
+      this.pass.refused++
+      logger.warn({ object: cid, err: message, code: (err as { code?: unknown }).code }, 'a content index object was refused (damaged, forged, or not one): none of its records is used')
+    } finally {
+      await rm(path, { force: true })
+    }
+  }
+
+  private foreign (cid: string, device: string, why: string): void {
+    this.components.store.contentIndex.noteSkipped(cid, 'foreign-key', device, why)
+    this.pass.foreignKey++
+    this.components.logger.info({ object: cid, device, why }, 'a content index object sealed under another key was skipped')
+  }
+
+  private failed (err: unknown, message: string): void {
+    this.pass.errors.push((err as Error).message)
+    this.components.logger.warn({ err: (err as Error).message, code: (err as { code?: unknown }).code }, message)
+  }
+
+  /** A stop ends the pass at once, whatever was being done. */
+  private stopped (err: unknown): void {
+    if (this.init.signal?.aborted === true) throw err instanceof AbortedError ? err : new AbortedError('storing content was stopped')
+  }
+}
