@@ -36,6 +36,20 @@ describe('leftovers of killed runs', () => {
   })
 })
 
+describe('leftovers of a killed storing pass', () => {
+  it('removes the content index objects a killed pass sealed or fetched into the spool, with their temps, and nothing else there', async () => {
+    const state = await useTempDir()
+    const spool = join(state, 'content-spool')
+    await mkdir(spool)
+    const left = ['index-0123456789abcdef.sealed', 'index-0123456789abcdef.sealed.4242.part', 'index-fedcba9876543210.fetched',
+      'index-fedcba9876543210.fetched.json', 'index-fedcba9876543210.fetched.json.4242.unseal', 'pack-0123456789abcdef.tmp']
+    for (const name of [...left, 'index-notes.txt']) await writeFile(join(spool, name), Buffer.alloc(10))
+    const removed = await removeLeftovers(state, [])
+    expect(removed.files).toBe(left.length)
+    expect(await readdir(spool)).toEqual(['index-notes.txt'])
+  })
+})
+
 describe.skipIf(EXTERNAL)('leftovers of a killed export and import', () => {
   it('what an export and an import killed with SIGKILL leave in snapshots/ is removed when the daemon starts; a running one\'s is kept', async () => {
     const root = await useTempDir()
