@@ -4,7 +4,7 @@ import { DirectoryStoreError, PointerNotFoundError } from '../errors.js'
 import { writeFileAtomicSync } from '../util/atomic-write.js'
 import type { StoreCallOptions } from './object-store.js'
 import type { ObjectHome, PointerRegistry, StoredPointer } from './pointer-registry.js'
-import { DirectoryObjectStore } from './directory-store.js'
+import { DirectoryObjectStore, type CreateStore } from './directory-store.js'
 import { readSmallFile } from './directory-files.js'
 
 const FILE = 'pointers.json'
@@ -94,7 +94,7 @@ export class DirectoryPointers implements PointerRegistry {
 }
 
 /** A directory's objects and pointers together: all a mirror or a restore needs of it. */
-export function directoryHome (dir: string, options: { readonly create?: boolean } = {}): ObjectHome & { readonly objects: DirectoryObjectStore } {
+export function directoryHome (dir: string, options: { readonly create?: CreateStore } = {}): ObjectHome & { readonly objects: DirectoryObjectStore } {
   const objects = new DirectoryObjectStore(dir, options)
   return { objects, pointers: new DirectoryPointers(objects) }
 }

@@ -15,6 +15,12 @@ import { removeDeadTemps, writeTemp } from './directory-temps.js'
 import { defaultSlab, fillSlabs, hashed, TooLarge } from './slabs.js'
 import { receiveVerified, type SourceTry } from './verified-receive.js'
 
+/**
+ * Whether a store is made where none is: `true` in any directory (`login --mirror`: the path is
+ * the user's config), `'empty'` only in one missing or empty (`export --dir`: a path typed once).
+ */
+export type CreateStore = boolean | 'empty'
+
 /** What the marker file says: a directory cidsync made for objects, in this layout. */
 export const DIRECTORY_STORE_FORMAT = 'cidsync-directory/1'
 const MARKER = 'cidsync-store.json'
@@ -44,12 +50,12 @@ export class DirectoryObjectStore implements ObjectStore {
    * The store at `dir`, opened at its first use (nothing is read before): a directory without
    * the marker is refused then, unless `create` makes the store.
    */
-  constructor (readonly dir: string, private readonly options: { readonly create?: boolean } = {}) {
+  constructor (readonly dir: string, private readonly options: { readonly create?: CreateStore } = {}) {
     this.describe = `the directory store ${dir}`
   }
 
   /** Opens the store at `dir` now. */
-  static async open (dir: string, options: { readonly create?: boolean } = {}): Promise<DirectoryObjectStore> {
+  static async open (dir: string, options: { readonly create?: CreateStore } = {}): Promise<DirectoryObjectStore> {
     const store = new DirectoryObjectStore(dir, options)
     await store.opened()
     return store
@@ -66,7 +72,9 @@ export class DirectoryObjectStore implements ObjectStore {
     const { dir } = this
     const text = await this.marker()
     if (text === undefined) {
-      if (this.options.create !== true) throw this.notAStore()
+      const { create } = this.options
+      if (create === undefined || create === false) throw this.notAStore()
+      if (create === 'empty') await this.emptyOrMissing()
       await makeDirs(dir, 0o700)
       writeFileAtomicSync(join(dir, MARKER), JSON.stringify({ format: DIRECTORY_STORE_FORMAT }) + '\n', { mode: 0o600 })
       for (const sub of ['objects', 'tmp']) await mkdirOnce(join(dir, sub))
@@ -75,6 +83,15 @@ export class DirectoryObjectStore implements ObjectStore {
       try { format = (JSON.parse(text) as { format?: unknown }).format } catch { format = undefined }
       if (format !== DIRECTORY_STORE_FORMAT) throw new DirectoryStoreError(`${join(dir, MARKER)} names another format than ${DIRECTORY_STORE_FORMAT}: a newer cidsync made it, or it is not cidsync's`)
     }
+  }
+
+  /** Refuses a directory that holds anything: a store is made only where nothing would mix with it. */
+  private async emptyOrMissing (): Promise<void> {
+    const names = await readdir(this.dir).catch((err: NodeJS.ErrnoException) => {
+      if (err.code === 'ENOENT') return []
+      throw new DirectoryStoreError(`${this.dir} cannot be made a directory store: ${err.message}`, { cause: err })
+    })
+    if (names.length > 0) throw new DirectoryStoreError(`${this.dir} holds files and is not a cidsync directory store (no ${MARKER}): nothing was written there. Give a new or empty directory, or a store made before`)
   }
 
   /** The marker's text, or undefined when it is not there. */

@@ -19,5 +19,7 @@ export type { StoredBlockSink, WalkObjectsInit, WalkTools } from './stored-block
 export { BlockHasher } from './block-hasher.js'
 export { BlockSlots } from './block-slots.js'
 export { DirectoryObjectStore, DIRECTORY_STORE_FORMAT } from './directory-store.js'
+export type { CreateStore } from './directory-store.js'
+export { openToOthers } from './directory-writers.js'
 export { DirectoryPointers, directoryHome } from './directory-pointers.js'
 export type { PointerRegistry, StoredPointer, ObjectHome } from './pointer-registry.js'

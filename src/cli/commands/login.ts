@@ -1,11 +1,12 @@
 import { existsSync, readFileSync, statSync } from 'node:fs'
-import { dirname, join } from 'node:path'
+import { join } from 'node:path'
 import type { Command } from 'commander'
 import { loadConfig, type Config } from '../../config/index.js'
 import { ConfigError, UsageError, WalletSharedError } from '../../errors.js'
 import { printJson } from '../format.js'
 import { safeText } from '../safe-text.js'
 import { action } from '../run.js'
+import { directoryStoreReady } from '../store-ready.js'
 
 /** A secret's file, refused when others may read it, like the saved credentials. */
 function secretFile (file: string): string {
@@ -14,18 +15,6 @@ function secretFile (file: string): string {
     throw new ConfigError(`${file} is readable by others (mode ${(mode & 0o777).toString(8)}): run \`chmod 600 ${file}\``)
   }
   return readFileSync(file, 'utf8')
-}
-
-/**
- * The folders of a directory store that users other than its owner may write: each lets them swap
- * the store's files or folders. Its parent counts too, unless sticky (then none may rename it).
- */
-function openToOthers (dir: string): string[] {
-  const places: Array<[string, boolean]> = [[dirname(dir), true], [dir, false], [join(dir, 'objects'), false], [join(dir, 'tmp'), false]]
-  return places.filter(([path, stickyGuards]) => {
-    const mode = statSync(path, { throwIfNoEntry: false })?.mode
-    return mode !== undefined && (mode & 0o002) !== 0 && !(stickyGuards && (mode & 0o1000) !== 0)
-  }).map(([path]) => path)
 }
 
 /** Whether a credential is set (one that cannot be read counts as set: using it names the problem). */
@@ -56,13 +45,7 @@ async function loginMirror (config: Config, name: string, options: { walletKeyFi
   if (mirror.path !== '') {
     // A directory has nothing to sign in to: its store is made here, never by the daemon,
     // so a disk that is not mounted is never filled in its place.
-    const { DirectoryObjectStore } = await import('../../store/index.js')
-    await DirectoryObjectStore.open(mirror.path, { create: true })
-    const open = openToOthers(mirror.path)
-    if (open.length > 0) {
-      process.stderr.write(`cidsync: warning: others can write to ${open.map(safeText).join(', ')}: they could replace, remove or set back what is copied there. ` +
-        'A restore checks every byte, so nothing forged is restored; but a copy may be lost. Keep the store where only you write (`chmod o-w`, or the mount\'s umask)\n')
-    }
+    const open = await directoryStoreReady(mirror.path, true)
     if (options.json === true) printJson({ mirror: name, path: mirror.path, ready: true, ...(open.length > 0 ? { openToOthers: open } : {}) })
     else process.stdout.write(`mirror ${name} is a directory: nothing to sign in to; its store is ready at ${safeText(mirror.path)}\n` +
       'a running daemon copies to it at its next try, within 5 minutes (`cidsync status` shows it); else from the next `cidsync daemon`\n')
