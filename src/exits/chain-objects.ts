@@ -5,7 +5,7 @@ import { CID_PROFILES, isCidProfileName, type CidProfile } from '../content/inde
 import { parseContentRecord } from '../custody/index.js'
 import { openIndex } from '../index/index.js'
 import type { ObjectHome } from '../store/index.js'
-import { buildIndex, walkHistory, type FetchInit, type ManifestCache } from '../sync/index.js'
+import { buildIndex, walkHistory, type FetchInit, type HistoryEntry, type ManifestCache } from '../sync/index.js'
 import type { Manifest } from '../snapshot/index.js'
 
 /** One object of an export: its CID, what it is, and the profile its blocks were made with. */
@@ -28,17 +28,18 @@ const BATCH = 500
 /**
  * Every object a restore at `root` and at every earlier point of its history needs, root first:
  * each publish (a manifest, or a `/1` snapshot), then the segments it names that no later publish
- * named. Manifests are read (decrypted, bound to `init.binding`) to learn their segments.
+ * named. Manifests are read (decrypted, bound to `init.binding`) to learn their segments. Each
+ * publish comes with its history entry, and a manifest with its body.
  */
-export async function * chainObjects (clients: ObjectHome, root: string, cache: ManifestCache, init: FetchInit): AsyncGenerator<ChainObject & { readonly manifest?: Manifest }> {
+export async function * chainObjects (clients: ObjectHome, root: string, cache: ManifestCache, init: FetchInit): AsyncGenerator<ChainObject & { readonly manifest?: Manifest, readonly entry?: HistoryEntry }> {
   const segments = new Set<string>()
   for await (const publish of walkHistory(clients, root, cache, init)) {
     const at = `the publish of ${publish.entry.at}`
     if (publish.manifest === undefined) {
-      yield { cid: publish.entry.cid, kind: 'snapshot', profile: OBJECT_PROFILE, about: at, at: publish.entry.at }
+      yield { cid: publish.entry.cid, kind: 'snapshot', profile: OBJECT_PROFILE, about: at, at: publish.entry.at, entry: publish.entry }
       continue
     }
-    yield { cid: publish.entry.cid, kind: 'manifest', profile: OBJECT_PROFILE, about: at, at: publish.entry.at, manifest: publish.manifest }
+    yield { cid: publish.entry.cid, kind: 'manifest', profile: OBJECT_PROFILE, about: at, at: publish.entry.at, entry: publish.entry, manifest: publish.manifest }
     for (const device of publish.manifest.devices) {
       for (const segment of device.segments) {
         if (segments.has(segment.cid)) continue

@@ -1,9 +1,10 @@
 /**
- * Exits: the whole history (and with it the stored content) taken anywhere as a CAR, and put on
- * any service from one, with every CID unchanged (docs/exits.md).
+ * Exits: the whole history (and with it the stored content) taken anywhere as a CAR or into a
+ * directory store, and put on any service from a CAR, with every CID unchanged (docs/exits.md).
  */
 export { exportCar, exportTempPath } from './export-car.js'
-export type { ExportInit, ExportResult, ExportProgress } from './export-car.js'
+export type { ExportInit, ExportResult } from './export-car.js'
+export type { ExportProgress } from './export-walk.js'
 export { importCar } from './import-car.js'
 export type { ImportInit, ImportResult, ImportStep } from './import-car.js'
 export { scanCar } from './scan-car.js'
