@@ -477,6 +477,14 @@ export class ExportIncompleteError extends CidsyncError {
   }
 }
 
+/**
+ * `cidsync export --dir`: the directory's pointer names a publish that is not in the history
+ * exported (a later one, or another line): it is not moved back.
+ */
+export class ExportPointerAheadError extends CidsyncError {
+  override readonly code = 'ERR_EXPORT_POINTER_AHEAD'
+}
+
 /** `cidsync export`: FILE (its temp file beside it) could not be written: no directory, not writable, a directory, a full disk. */
 export class ExportWriteError extends CidsyncError {
   override readonly code = 'ERR_EXPORT_WRITE'

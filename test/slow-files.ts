@@ -24,6 +24,7 @@ export const SLOW_FILES: readonly string[] = [
   'test/cli/content-changed.test.ts',
   'test/cli/content-seen.test.ts',
   'test/cli/daemon-process.test.ts',
+  'test/cli/export-dir.test.ts',
   'test/cli/find.test.ts',
   'test/cli/generate.test.ts',
   'test/cli/get-output.test.ts',

@@ -50,7 +50,7 @@ export const COMMAND_GROUPS: ReadonlyArray<readonly [string, readonly CommandEnt
     { name: 'pointer', term: 'pointer', description: 'the latest snapshot CID per namespace and network, by hand', load: async () => (await import('./commands/pointer.js')).registerPointer },
   ]],
   ['Move out and in:', [
-    { name: 'export', term: 'export [options]', description: 'write the whole history as one CAR file, which any IPFS implementation imports with the same CIDs', load: async () => (await import('./commands/export.js')).registerExport },
+    { name: 'export', term: 'export [options]', description: 'write the whole history as one CAR file, which any IPFS implementation imports with the same CIDs, or into a directory store', load: async () => (await import('./commands/export.js')).registerExport },
     { name: 'import', term: 'import [options]', description: 'put a CAR file from `cidsync export` on the configured service, check it, ask for deals, and move the pointer to it', load: async () => (await import('./commands/import.js')).registerImport },
   ]],
   ['The service by hand:', [

@@ -4,6 +4,8 @@
  */
 export { exportCar, exportTempPath } from './export-car.js'
 export type { ExportInit, ExportResult } from './export-car.js'
+export { exportDir } from './export-dir.js'
+export type { ExportDirInit, ExportDirResult, ExportDirProgress } from './export-dir.js'
 export type { ExportProgress } from './export-walk.js'
 export { importCar } from './import-car.js'
 export type { ImportInit, ImportResult, ImportStep } from './import-car.js'

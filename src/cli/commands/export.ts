@@ -1,12 +1,15 @@
 import type { Command } from 'commander'
 import { loadConfig } from '../../config/index.js'
 import { UsageError } from '../../errors.js'
+import type { ExportDirResult, ExportProgress, ExportResult } from '../../exits/index.js'
 import { countOf, formatBytes } from '../format.js'
 import { action } from '../run.js'
+import { safeText } from '../safe-text.js'
+import { directoryStoreReady } from '../store-ready.js'
 import { parseTimeArg } from '../time-arg.js'
 import { explainMissingPointer, withService } from '../service-command.js'
 
-interface ExportOptions { car: string, at?: string, content?: boolean, config?: string, json?: boolean }
+interface ExportOptions { car?: string, dir?: string, at?: string, content?: boolean, config?: string, json?: boolean }
 
 const EXPORT_HELP = `
 The CAR:
@@ -18,47 +21,83 @@ So ipfs dag import, or a pinning service's CAR upload, holds and pins the same C
 It is written through a temp file, so FILE is whole or untouched.
 That is why --car takes a path: --car - is refused (exit 2).
 
+The directory:
+--dir PATH writes the same objects into a directory store instead: a USB disk, a NAS mount.
+PATH is made when missing; an empty directory is made a store; any other is refused (exit 2).
+A store made before keeps what it holds: a second export writes only what is new.
+Its pointer is written last, so restore --from PATH and get --from PATH read it on any device.
+A pointer there naming a later publish is never moved back (exit 1).
+
 Exit codes:
-1 naming the object when one cannot be fetched; no CAR is written then.
+1 naming the object when one cannot be fetched; no CAR is written then, no pointer moved.
 4 when a gateway's bytes do not hash to their CID.
 docs/exits.md says more.`
 
+/** Progress on stderr: JSON lines go to stdout instead, and a pipe gets nothing until the end. */
+function progressLine (tty: boolean): { tell: (event: ExportProgress) => void, end: () => void } {
+  let last = 0
+  let shown: ExportProgress | undefined
+  const show = (event: ExportProgress): void => { process.stderr.write(`\rexporting: ${countOf(event.objects, 'object', 'objects')}, ${formatBytes(event.bytes)}   `) }
+  return {
+    tell: (event) => {
+      if (!tty) return
+      shown = event
+      if (Date.now() - last < 100) return
+      last = Date.now()
+      show(event)
+    },
+    // The last line says where it ended, not where the last 100 ms tick left it.
+    end: () => { if (tty) { if (shown !== undefined) show(shown); process.stderr.write('\n') } }
+  }
+}
+
+/** What the objects were: publishes, segments and content objects (or a hint that content was left out). */
+function held (result: ExportResult | ExportDirResult, content: boolean): string {
+  return `${countOf(result.publishes, 'publish', 'publishes')}, ${countOf(result.segments, 'segment', 'segments')}` +
+    (content ? `, ${countOf(result.contentObjects, 'content object', 'content objects')}` : ' (no content: --content adds it)')
+}
+
 export function registerExport (program: Command): void {
   program.command('export')
-    .description('write the whole history as one CAR file, which any IPFS implementation imports with the same CIDs')
+    .description('write the whole history as one CAR file, which any IPFS implementation imports with the same CIDs, or into a directory store')
     .addHelpText('after', EXPORT_HELP)
-    .requiredOption('--car <file>', 'the CAR file to write (replaced only once the new one is whole)')
+    .option('--car <file>', 'the CAR file to write (replaced only once the new one is whole)')
+    .option('--dir <path>', 'the directory store to fill instead (made when missing or empty); restore --from PATH reads it')
     .option('--at <time>', 'export the newest publish at or before this time and its history, instead of the pointer\'s: RFC 3339, a date, or an age (90m, 2h, 3d, 1w)')
     .option('--content', 'also every stored content object (packs, parts and plain files) the publish\'s records name')
     .option('--config <path>', 'config file')
     .option('--json', 'print a JSON line per object, then the result')
     .action(action(async (options: ExportOptions) => {
+      if ((options.car === undefined) === (options.dir === undefined)) throw new UsageError('give exactly one of --car FILE (a CAR file) and --dir PATH (a directory store)')
       // Else a file named "-" appeared in the working directory, exit 0, where tar and `ipfs dag export` users look for stdout.
       if (options.car === '-') throw new UsageError('--car -: the CAR is written to a file, not to standard output (through a temp file, so FILE is whole or untouched): give a path (./- for a file named -)')
       const config = loadConfig({ configPath: options.config })
       const at = options.at === undefined ? undefined : parseTimeArg(options.at)
-      const tty = process.stderr.isTTY === true && options.json !== true
-      let last = 0
-      let shown: { objects: number, bytes: number } | undefined
-      const progress = (objects: number, bytes: number): void => { process.stderr.write(`\rexporting: ${countOf(objects, 'object', 'objects')}, ${formatBytes(bytes)}   `) }
+      const json = options.json === true
+      const content = options.content === true
+      const progress = progressLine(process.stderr.isTTY === true && !json)
+      const onObject = (event: ExportProgress): void => {
+        if (json) process.stdout.write(`${JSON.stringify({ type: 'object', ...event })}\n`)
+        else progress.tell(event)
+      }
       await withService(options, async ({ clients, repository }) => {
-        const { exportCar } = await import('../../exits/index.js')
-        const result = await exportCar(clients, {
-          config, file: options.car, at, content: options.content === true, passphrase: repository.passphrase,
-          onObject: (event) => {
-            if (options.json === true) { process.stdout.write(`${JSON.stringify({ type: 'object', ...event })}\n`); return }
-            if (!tty) return
-            shown = event
-            if (Date.now() - last < 100) return
-            last = Date.now()
-            progress(event.objects, event.bytes)
-          }
-        }).catch((err: unknown) => { throw explainMissingPointer(err, config) })
-        // The last line says where it ended, not where the last 100 ms tick left it.
-        if (tty) { if (shown !== undefined) progress(shown.objects, shown.bytes); process.stderr.write('\n') }
-        if (options.json === true) { process.stdout.write(`${JSON.stringify({ type: 'done', ...result })}\n`); return }
-        process.stdout.write(`exported ${result.publish} (the publish of ${result.at}) to ${result.file}, rooted at ${result.root}: ${countOf(result.publishes, 'publish', 'publishes')}, ` +
-          `${countOf(result.segments, 'segment', 'segments')}${options.content === true ? `, ${countOf(result.contentObjects, 'content object', 'content objects')}` : ' (no content: --content adds it)'}; ` +
+        const { exportCar, exportDir } = await import('../../exits/index.js')
+        const init = { config, at, content, passphrase: repository.passphrase, onObject }
+        const missingPointer = (err: unknown): never => { throw explainMissingPointer(err, config) }
+        if (options.dir !== undefined) {
+          const openToOthers = await directoryStoreReady(options.dir, 'empty')
+          const result = await exportDir(clients, { ...init, dir: options.dir }).catch(missingPointer)
+          progress.end()
+          if (json) { process.stdout.write(`${JSON.stringify({ type: 'done', ...result, ...(openToOthers.length > 0 ? { openToOthers } : {}) })}\n`); return }
+          process.stdout.write(`exported ${result.publish} (the publish of ${result.at}) to the directory store ${safeText(result.dir)}: ${held(result, content)}; ` +
+            `written ${result.written}, already there ${result.present}; ${formatBytes(result.bytesWritten)} written of ${formatBytes(result.bytes)}; ` +
+            `${result.pointer === 'moved' ? 'its pointer moved there' : 'its pointer named it already'}. \`cidsync restore --from ${safeText(result.dir)}\` reads it\n`)
+          return
+        }
+        const result = await exportCar(clients, { ...init, file: options.car ?? '' }).catch(missingPointer)
+        progress.end()
+        if (json) { process.stdout.write(`${JSON.stringify({ type: 'done', ...result })}\n`); return }
+        process.stdout.write(`exported ${result.publish} (the publish of ${result.at}) to ${result.file}, rooted at ${result.root}: ${held(result, content)}; ` +
           `${countOf(result.blocks, 'block', 'blocks')}, ${formatBytes(result.bytes)} of objects, ${formatBytes(result.carBytes)} of CAR\n`)
       })
     }))

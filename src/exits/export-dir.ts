@@ -1,0 +1,112 @@
+import { rm } from 'node:fs/promises'
+import { join, resolve } from 'node:path'
+import { ExportPointerAheadError, PointerNotFoundError } from '../errors.js'
+import { directoryHome, type ObjectHome } from '../store/index.js'
+import { ENGINE } from '../snapshot/index.js'
+import { failpoint } from '../util/failpoint.js'
+import { ExportWalk, type ExportProgress, type ExportWalkInit, type WalkedObject } from './export-walk.js'
+
+export interface ExportDirInit extends ExportWalkInit {
+  /** The directory store to fill: made when missing or empty, a store made before added to. */
+  readonly dir: string
+  /** Told after each object is in the directory: written now, or there already. */
+  readonly onObject?: (event: ExportDirProgress) => void
+}
+
+export interface ExportDirProgress extends ExportProgress {
+  /** False: the directory held it already, and it was not written again. */
+  readonly written: boolean
+}
+
+export interface ExportDirResult {
+  readonly dir: string
+  /** The plain root a CAR of the same export is rooted at (its nodes are no files: not in the directory). */
+  readonly root: string
+  /** The publish exported, which the directory's pointer now names. */
+  readonly publish: string
+  readonly at: string
+  readonly publishes: number
+  readonly segments: number
+  readonly contentObjects: number
+  readonly objects: number
+  /** Objects written now. */
+  readonly written: number
+  /** Objects the directory held already. */
+  readonly present: number
+  /** Bytes of every object of the export. */
+  readonly bytes: number
+  /** Bytes of the objects written now. */
+  readonly bytesWritten: number
+  /** `moved`: the pointer was written; `already`: it named the publish already. */
+  readonly pointer: 'moved' | 'already'
+}
+
+const LEFT = 'the directory\'s pointer was not moved'
+let copies = 0
+
+/**
+ * Fills a directory store with the chain at the pointer (or at `at`): the objects a CAR export
+ * holds, each fetched verified from the service and put with the store's crash rules (temp file,
+ * fsync, rename, fsync the folder). Objects the directory holds already are not written again,
+ * so a second export adds only what is new. Then, last, the directory's pointer is moved to the
+ * publish: a kill at any point leaves a pointer naming a whole history, or none. A pointer there
+ * naming a publish outside the history exported (a later one) is never moved back.
+ */
+export async function exportDir (clients: ObjectHome, init: ExportDirInit): Promise<ExportDirResult> {
+  const dir = resolve(init.dir)
+  const home = directoryHome(dir, { create: 'empty' })
+  // Before anything is fetched: a path that cannot be a store fails at once, nothing written there.
+  await home.objects.opened()
+  const walk = await ExportWalk.open(clients, init)
+  try {
+    const signal = init.signal
+    let written = 0
+    let bytesWritten = 0
+    const copy = async (object: WalkedObject): Promise<number> => {
+      const temp = join(walk.fetch.dir, `export-${process.pid}-${++copies}.object`)
+      try {
+        // The service's bytes are checked against the CID as they come, and the put hashes them again.
+        await clients.objects.getFile(object.cid, object.profile, temp, { signal, maxBytes: object.maxBytes, durable: false })
+          .catch((err: unknown) => { throw walk.failure(object, err, LEFT) })
+        return (await home.objects.put(temp, object.profile, { signal, expectedCid: object.cid })).size
+      } finally {
+        await rm(temp, { force: true })
+      }
+    }
+    for await (const object of walk.objects()) {
+      signal?.throwIfAborted()
+      const there = await home.objects.stat(object.cid, { signal })
+      const size = there?.size ?? await copy(object)
+      if (there === undefined) {
+        written++
+        bytesWritten += size
+      }
+      // Counted whether or not anyone listens.
+      const event = walk.done(object, size)
+      init.onObject?.({ ...event, written: there === undefined })
+    }
+    const pointer = await movePointer(home, walk, init)
+    const { publishes, segments, contentObjects, objects, bytes } = walk.counts
+    return { dir, root: walk.plainRoot().root.toString(), publish: walk.publish, at: walk.at, publishes, segments, contentObjects, objects, written, present: objects - written, bytes, bytesWritten, pointer }
+  } finally {
+    walk.close()
+  }
+}
+
+/** The directory's pointer set to the publish exported, once every object is there; never moved back. */
+async function movePointer (home: ObjectHome, walk: ExportWalk, init: ExportDirInit): Promise<ExportDirResult['pointer']> {
+  const { namespace, network } = init.config
+  const current = await home.pointers.current(namespace, network, { signal: init.signal }).then(p => p.snapshotCid, (err: unknown) => {
+    if (err instanceof PointerNotFoundError) return undefined
+    throw err
+  })
+  if (current === walk.publish) return 'already'
+  if (current !== undefined && !walk.holds(current)) {
+    throw new ExportPointerAheadError(`the directory's pointer names ${current}, which is not in the history of ${walk.publish} (the publish of ${walk.at}): a later publish, or another line. ` +
+      'It was left as it is, not moved back; the objects were written. Export without --at to bring the directory to the latest publish')
+  }
+  failpoint('export:before-pointer')
+  const head = walk.head
+  await home.pointers.put({ snapshotCid: walk.publish, engine: head?.engine ?? ENGINE, namespace, network, ...(head === undefined ? {} : { memories: head.entries }) }, { signal: init.signal })
+  return 'moved'
+}
