@@ -7,7 +7,7 @@ import { ROOT_SHAPE } from '../snapshot/index.js'
 import { failpoint } from '../util/failpoint.js'
 import { fsyncPath } from '../util/fsync.js'
 import { CarFile } from './car-file.js'
-import { ExportWalk, type ExportProgress, type ExportWalkInit } from './export-walk.js'
+import { ExportWalk, type ExportedHistory, type ExportProgress, type ExportWalkInit } from './export-walk.js'
 import { processAlive } from '../util/process-alive.js'
 
 export interface ExportInit extends ExportWalkInit {
@@ -17,21 +17,9 @@ export interface ExportInit extends ExportWalkInit {
   readonly onObject?: (event: ExportProgress) => void
 }
 
-export interface ExportResult {
+export interface ExportResult extends ExportedHistory {
   readonly file: string
-  /** The CAR's root: the plain root of the publish exported, which links every object the CAR holds. */
-  readonly root: string
-  /** The publish exported: its manifest's CID (what the pointer held). */
-  readonly publish: string
-  readonly at: string
-  readonly publishes: number
-  readonly segments: number
-  readonly contentObjects: number
-  /** Objects in the CAR: the publishes, segments and content objects. */
-  readonly objects: number
   readonly blocks: number
-  /** Bytes of the objects (the blocks' leaves: the files as uploaded). */
-  readonly bytes: number
   /** Bytes of the CAR file. */
   readonly carBytes: number
 }
@@ -112,8 +100,7 @@ export async function exportCar (clients: ObjectHome, init: ExportInit): Promise
     failpoint('export:before-rename')
     await rename(temp, file).catch((err: unknown) => { throw cannotWrite(err) })
     await fsyncPath(dirname(file))
-    const { publishes, segments, contentObjects, objects, bytes } = walk.counts
-    return { file, root: carRoot, publish: walk.publish, at: walk.at, publishes, segments, contentObjects, objects, blocks, bytes, carBytes: (await stat(file)).size }
+    return { file, ...walk.exported(carRoot), blocks, carBytes: (await stat(file)).size }
   } catch (err) {
     await rm(temp, { force: true })
     throw err

@@ -4,7 +4,7 @@ import { ExportPointerAheadError, PointerNotFoundError } from '../errors.js'
 import { directoryHome, type ObjectHome } from '../store/index.js'
 import { ENGINE } from '../snapshot/index.js'
 import { failpoint } from '../util/failpoint.js'
-import { ExportWalk, type ExportProgress, type ExportWalkInit, type WalkedObject } from './export-walk.js'
+import { ExportWalk, type ExportedHistory, type ExportProgress, type ExportWalkInit, type WalkedObject } from './export-walk.js'
 
 export interface ExportDirInit extends ExportWalkInit {
   /** The directory store to fill: made when missing or empty, a store made before added to. */
@@ -18,23 +18,13 @@ export interface ExportDirProgress extends ExportProgress {
   readonly written: boolean
 }
 
-export interface ExportDirResult {
+/** `root`: the plain root a CAR of the same export is rooted at (its nodes are no files: not in the directory). */
+export interface ExportDirResult extends ExportedHistory {
   readonly dir: string
-  /** The plain root a CAR of the same export is rooted at (its nodes are no files: not in the directory). */
-  readonly root: string
-  /** The publish exported, which the directory's pointer now names. */
-  readonly publish: string
-  readonly at: string
-  readonly publishes: number
-  readonly segments: number
-  readonly contentObjects: number
-  readonly objects: number
   /** Objects written now. */
   readonly written: number
   /** Objects the directory held already. */
   readonly present: number
-  /** Bytes of every object of the export. */
-  readonly bytes: number
   /** Bytes of the objects written now. */
   readonly bytesWritten: number
   /** `moved`: the pointer was written; `already`: it named the publish already. */
@@ -86,8 +76,8 @@ export async function exportDir (clients: ObjectHome, init: ExportDirInit): Prom
       init.onObject?.({ ...event, written: there === undefined })
     }
     const pointer = await movePointer(home, walk, init)
-    const { publishes, segments, contentObjects, objects, bytes } = walk.counts
-    return { dir, root: walk.plainRoot().root.toString(), publish: walk.publish, at: walk.at, publishes, segments, contentObjects, objects, written, present: objects - written, bytes, bytesWritten, pointer }
+    const history = walk.exported(walk.plainRoot().root.toString())
+    return { dir, ...history, written, present: history.objects - written, bytesWritten, pointer }
   } finally {
     walk.close()
   }

@@ -27,6 +27,22 @@ export interface ExportProgress {
   readonly bytes: number
 }
 
+/** What every export's result says of the history it took. */
+export interface ExportedHistory {
+  /** The plain root of the publish exported, which links every object of the export. */
+  readonly root: string
+  /** The publish exported: its manifest's CID. */
+  readonly publish: string
+  readonly at: string
+  readonly publishes: number
+  readonly segments: number
+  readonly contentObjects: number
+  /** The publishes, segments and content objects. */
+  readonly objects: number
+  /** Bytes of the objects: the files as uploaded. */
+  readonly bytes: number
+}
+
 /** One object of the walk, with the most its bytes may weigh. */
 export type WalkedObject = ChainObject & { readonly maxBytes?: number }
 
@@ -126,6 +142,12 @@ export class ExportWalk {
     this.counts.objects++
     failpoint('export:object')
     return { cid: object.cid, kind: object.kind, objects: this.counts.objects, bytes: this.counts.bytes }
+  }
+
+  /** What was walked, once it all was; `root`: the plain root's CID. */
+  exported (root: string): ExportedHistory {
+    const { publishes, segments, contentObjects, objects, bytes } = this.counts
+    return { root, publish: this.publish, at: this.at, publishes, segments, contentObjects, objects, bytes }
   }
 
   /** The plain root over what was walked (docs/snapshot-format.md, "The plain root"). */
