@@ -1,3 +1,4 @@
+import { resolve } from 'node:path'
 import type { Command } from 'commander'
 import { loadConfig } from '../../config/index.js'
 import { UsageError } from '../../errors.js'
@@ -71,6 +72,7 @@ export function registerExport (program: Command): void {
       if ((options.car === undefined) === (options.dir === undefined)) throw new UsageError('give exactly one of --car FILE (a CAR file) and --dir PATH (a directory store)')
       // Else a file named "-" appeared in the working directory, exit 0, where tar and `ipfs dag export` users look for stdout.
       if (options.car === '-') throw new UsageError('--car -: the CAR is written to a file, not to standard output (through a temp file, so FILE is whole or untouched): give a path (./- for a file named -)')
+      if (options.dir === '-') throw new UsageError('--dir -: the objects are written into a directory store, not to standard output: give a path (./- for a directory named -)')
       const config = loadConfig({ configPath: options.config })
       const at = options.at === undefined ? undefined : parseTimeArg(options.at)
       const json = options.json === true
@@ -85,8 +87,9 @@ export function registerExport (program: Command): void {
         const init = { config, at, content, passphrase: repository.passphrase, onObject }
         const missingPointer = (err: unknown): never => { throw explainMissingPointer(err, config) }
         if (options.dir !== undefined) {
-          const openToOthers = await directoryStoreReady(options.dir, 'empty')
-          const result = await exportDir(clients, { ...init, dir: options.dir }).catch(missingPointer)
+          const dir = resolve(options.dir)
+          const openToOthers = await directoryStoreReady(dir, 'empty')
+          const result = await exportDir(clients, { ...init, dir }).catch(missingPointer)
           progress.end()
           if (json) { process.stdout.write(`${JSON.stringify({ type: 'done', ...result, ...(openToOthers.length > 0 ? { openToOthers } : {}) })}\n`); return }
           process.stdout.write(`exported ${result.publish} (the publish of ${result.at}) to the directory store ${safeText(result.dir)}: ${held(result, content)}; ` +
