@@ -109,4 +109,20 @@ describe('the house', () => {
     // A name on the slow list that holds no file is a file renamed or gone: it would run fast unseen.
     expect(SLOW_FILES.filter(glob => { const matches = picomatch(glob); return !files.some(file => matches(file)) })).toEqual([])
   })
+
+  it('has no merge conflict markers left in its text', async () => {
+    const root = fileURLToPath(new URL('..', import.meta.url))
+    const texts = ['README.md', 'CONTRIBUTING.md', 'AGENTS.md']
+    for (const dir of ['docs', 'src', 'test', 'scripts', '.ci']) {
+      const names = await readdir(join(root, dir), { recursive: true }).catch(() => [])
+      texts.push(...names.filter(name => /\.(md|ts|mjs|js|json|toml|sh)$/.test(name)).map(name => join(dir, name)))
+    }
+    const marked: string[] = []
+    for (const file of texts) {
+      const text = await readFile(join(root, file), 'utf8').catch(() => '')
+      // A marker is at a line's start, as git writes it; a test may hold one inside a string.
+      if (/^(<{7}|>{7}) /m.test(text)) marked.push(file)
+    }
+    expect(marked).toEqual([])
+  })
 })
