@@ -6,6 +6,7 @@ import { RemoteUnauthorizedError } from '../errors.js'
 import { checkedCid } from './cid-text.js'
 import { dealStatusSchema } from './schemas.js'
 import { epochTime } from './chain-epoch.js'
+import type { DealRegistry } from '../store/index.js'
 
 /** A storage deal, whatever field names the service used for it. */
 export interface Deal {
@@ -31,7 +32,7 @@ export interface CallOptions { readonly signal?: AbortSignal }
 export interface LoginOptions extends CallOptions { readonly invite?: string }
 
 /** The deal service (API keys by signed message, `add_cid`) and deal status on the main API. */
-export class DealsClient {
+export class DealsClient implements DealRegistry {
   constructor (private readonly components: { readonly deal: HttpClient, readonly api: HttpClient }) {}
 
   async authMessage (address: string, options: LoginOptions = {}): Promise<string> {

@@ -6,9 +6,10 @@ import { isRetryableStatus } from './retry.js'
 import { checkedCid } from './cid-text.js'
 import { ipnsKeySchema, ipnsRecordSchema, publishSchema, removeKeySchema } from './schemas.js'
 import type { CallOptions } from './deals-client.js'
+import type { NameRegistry } from '../store/index.js'
 
 /** IPNS names on the main API: make a key, bind it to a CID (again and again), list, remove. */
-export class NamesClient {
+export class NamesClient implements NameRegistry {
   constructor (private readonly api: HttpClient) {}
 
   async create (options: CallOptions = {}): Promise<z.output<typeof ipnsKeySchema>> {

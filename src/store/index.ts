@@ -22,4 +22,7 @@ export { DirectoryObjectStore, DIRECTORY_STORE_FORMAT } from './directory-store.
 export type { CreateStore } from './directory-store.js'
 export { openToOthers } from './directory-writers.js'
 export { DirectoryPointers, directoryHome } from './directory-pointers.js'
-export type { PointerRegistry, StoredPointer, ObjectHome } from './pointer-registry.js'
+export type { PointerRegistry, StoredPointer, ObjectHome, ServiceHome } from './pointer-registry.js'
+export { isServiceHome } from './pointer-registry.js'
+export type { NameRegistry, NameKey, NameEntry } from './name-registry.js'
+export type { DealRegistry, DealInfo } from './deal-registry.js'

@@ -1,3 +1,5 @@
+import type { DealRegistry } from './deal-registry.js'
+import type { NameRegistry } from './name-registry.js'
 import type { ObjectStore, StoreCallOptions } from './object-store.js'
 
 /** A publish's pointer as a registry keeps it: the latest snapshot CID for a namespace and network. */
@@ -23,4 +25,16 @@ export interface PointerRegistry {
 export interface ObjectHome {
   readonly objects: ObjectStore
   readonly pointers: PointerRegistry
+}
+
+/** A home that also keeps names and deals beside its objects and pointer: a service. */
+export interface ServiceHome extends ObjectHome {
+  readonly names: NameRegistry
+  readonly deals: DealRegistry
+}
+
+/** Whether a home keeps names and deals (a service) or only objects and a pointer (a directory). */
+export function isServiceHome (home: ObjectHome): home is ServiceHome {
+  const maybe = home as Partial<ServiceHome>
+  return maybe.names !== undefined && maybe.deals !== undefined
 }

@@ -1,5 +1,5 @@
 import { snapshotPassphrase, type Config } from '../config/index.js'
-import type { ObjectHome, ObjectStore, PointerRegistry } from '../store/index.js'
+import { isServiceHome, type DealRegistry, type NameRegistry, type ObjectHome, type ObjectStore, type PointerRegistry } from '../store/index.js'
 import { openBuiltPast, pastIndex, readContext, type BuiltPast, type FetchInit, type ManifestCache, type PastIndex, type ReadContextOptions } from './read/index.js'
 import { SyncStore, type LastPublished } from './state/index.js'
 
@@ -29,6 +29,9 @@ interface StoreHolder { store: SyncStore | undefined, readonly owned: boolean }
 export class Repository {
   readonly objects: ObjectStore
   readonly pointers: PointerRegistry
+  /** The home's names and deals: a service has them, a directory has none. */
+  readonly names: NameRegistry | undefined
+  readonly deals: DealRegistry | undefined
   readonly passphrase: string | undefined
   private readonly holder: StoreHolder
   /** A sibling made by {@link other}: the first repository closes what they share. */
@@ -42,6 +45,8 @@ export class Repository {
     this.configNow = typeof config === 'function' ? config : () => config
     this.objects = home.objects
     this.pointers = home.pointers
+    this.names = isServiceHome(home) ? home.names : undefined
+    this.deals = isServiceHome(home) ? home.deals : undefined
     this.passphrase = options.passphrase ?? snapshotPassphrase()
     this.sibling = holder !== undefined
     this.holder = holder ?? { store: options.store, owned: options.store === undefined }

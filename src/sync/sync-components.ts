@@ -1,7 +1,14 @@
 import type { Logger } from 'pino'
 import type { Index } from '../index/index.js'
 import type { ServiceClients } from '../remote/index.js'
+import type { ServiceHome } from '../store/index.js'
 import type { SyncStore } from './state/index.js'
+
+/**
+ * What sync asks of the service: objects, the pointer, names and deals (each behind its
+ * interface), the uploads listing with its ids, and a CAR import for a publish's root.
+ */
+export type SyncService = ServiceHome & Pick<ServiceClients, 'files' | 'importCar'>
 
 /**
  * What every sync operation works with (helia's `(components, init)` shape): this device's index
@@ -10,7 +17,7 @@ import type { SyncStore } from './state/index.js'
  */
 export interface SyncComponents {
   readonly index: Index
-  readonly clients: ServiceClients
+  readonly clients: SyncService
   readonly logger: Logger
   readonly deviceId: string
   readonly store: SyncStore

@@ -31,6 +31,11 @@ describe.skipIf(EXTERNAL)('the repository: what a process reads a home through',
       const sibling = repository.other(directoryHome(join(root, 'usb')))
       expect(sibling.passphrase).toBe('read at open')
       expect(sibling.store).toBe(a.store)
+      // Names and deals sit beside the objects on a service; a directory keeps neither.
+      expect(repository.names).toBe(clients.names)
+      expect(repository.deals).toBe(clients.deals)
+      expect(sibling.names).toBeUndefined()
+      expect(sibling.deals).toBeUndefined()
     } finally {
       if (previous === undefined) delete process.env.CIDSYNC_SNAPSHOT_PASSPHRASE
       else process.env.CIDSYNC_SNAPSHOT_PASSPHRASE = previous

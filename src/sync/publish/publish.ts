@@ -1,7 +1,7 @@
 import { rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import { PointerUnreadableError, PublishContendedError, PublishStateError, PublishWriteError } from '../../errors.js'
-import type { ServiceClients } from '../../remote/index.js'
+import type { SyncService } from '../sync-components.js'
 import { ENGINE, parseManifest } from '../../snapshot/index.js'
 import { checkDrop, ownEntries } from './drop-guard.js'
 import type { ActiveStep, JobAt, PublishJob, SyncStore } from '../state/index.js'
@@ -185,7 +185,7 @@ async function pullOnly (components: PublishComponents, init: PublishInit, store
 }
 
 /** The IPNS key to publish to: the configured one, or with `auto` one made on first use and remembered. */
-async function ipnsKeyName (clients: ServiceClients, store: SyncStore, configured: string, signal?: AbortSignal): Promise<string | undefined> {
+async function ipnsKeyName (clients: SyncService, store: SyncStore, configured: string, signal?: AbortSignal): Promise<string | undefined> {
   if (configured === '') return undefined
   if (configured !== 'auto') return configured
   const remembered = store.ipnsKey()

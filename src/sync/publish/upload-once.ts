@@ -1,5 +1,5 @@
 import { RemoteNetworkError, RemoteStatusError } from '../../errors.js'
-import type { ServiceClients } from '../../remote/index.js'
+import type { SyncService } from '../sync-components.js'
 import { SNAPSHOT_PROFILE } from '../read/index.js'
 import { backoffMs, sleep } from '../../util/backoff.js'
 
@@ -8,7 +8,7 @@ const RECENT_UPLOADS = 200
 const ATTEMPTS = 4
 
 /** Whether the account's newest uploads hold `cid` (one page or two of the listing, not all of it). */
-export async function recentlyUploaded (clients: ServiceClients, cid: string, signal?: AbortSignal): Promise<boolean> {
+export async function recentlyUploaded (clients: SyncService, cid: string, signal?: AbortSignal): Promise<boolean> {
   let looked = 0
   for await (const record of clients.files({ signal })) {
     if (record.cid === cid) return true
@@ -22,7 +22,7 @@ function mayHaveArrived (err: unknown): boolean {
 }
 
 /** Uploads a file the listing did not hold; after a failure that may have arrived, looks again before sending it again. */
-async function uploadAfterCheck (clients: ServiceClients, path: string, cid: string, signal?: AbortSignal): Promise<'uploaded' | 'reused'> {
+async function uploadAfterCheck (clients: SyncService, path: string, cid: string, signal?: AbortSignal): Promise<'uploaded' | 'reused'> {
   for (let attempt = 1; ; attempt++) {
     try {
       await clients.objects.put(path, SNAPSHOT_PROFILE, { signal, retry: false })
@@ -40,7 +40,7 @@ async function uploadAfterCheck (clients: ServiceClients, path: string, cid: str
  * uploads already hold (an answer lost, a kill before the step was recorded) are reused. Answers
  * how many were reused.
  */
-export async function uploadAll (clients: ServiceClients, files: ReadonlyArray<{ readonly path: string, readonly cid: string }>, signal?: AbortSignal): Promise<number> {
+export async function uploadAll (clients: SyncService, files: ReadonlyArray<{ readonly path: string, readonly cid: string }>, signal?: AbortSignal): Promise<number> {
   const recent = new Set<string>()
   let looked = 0
   for await (const record of clients.files({ signal })) {
