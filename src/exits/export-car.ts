@@ -2,7 +2,7 @@ import { readdir, rename, rm, stat } from 'node:fs/promises'
 import { basename, dirname, join, resolve } from 'node:path'
 import type { CID } from 'multiformats/cid'
 import { CidsyncError, ExportWriteError } from '../errors.js'
-import type { ObjectHome } from '../store/index.js'
+import type { Repository } from '../sync/index.js'
 import { ROOT_SHAPE } from '../snapshot/index.js'
 import { failpoint } from '../util/failpoint.js'
 import { fsyncPath } from '../util/fsync.js'
@@ -60,10 +60,11 @@ async function removeDeadTemps (file: string): Promise<void> {
  * they are checked (12 MiB of write buffers: {@link CarFile}). The CAR is written to a temp
  * file beside FILE, fsynced once and renamed over it: FILE is whole or untouched.
  */
-export async function exportCar (clients: ObjectHome, init: ExportInit): Promise<ExportResult> {
+export async function exportCar (repository: Repository, init: ExportInit): Promise<ExportResult> {
   const file = resolve(init.file)
   const temp = exportTempPath(file)
-  const walk = await ExportWalk.open(clients, init)
+  const clients = repository.home
+  const walk = await ExportWalk.open(repository, init)
   try {
     await removeDeadTemps(file)
     const cannotWrite = (err: unknown): CidsyncError => err instanceof CidsyncError ? err : new ExportWriteError(`could not write ${file} (through ${temp}): ${(err as Error).message}; nothing was left under FILE: give a FILE in a directory that exists, is writable and has room`, { cause: err })
@@ -104,7 +105,5 @@ export async function exportCar (clients: ObjectHome, init: ExportInit): Promise
   } catch (err) {
     await rm(temp, { force: true })
     throw err
-  } finally {
-    walk.close()
   }
 }

@@ -1,7 +1,9 @@
 import { rm } from 'node:fs/promises'
 import { join, resolve } from 'node:path'
 import { ExportPointerAheadError, PointerNotFoundError } from '../errors.js'
+import type { Config } from '../config/index.js'
 import { directoryHome, type ObjectHome } from '../store/index.js'
+import type { Repository } from '../sync/index.js'
 import { ENGINE } from '../snapshot/index.js'
 import { failpoint } from '../util/failpoint.js'
 import { ExportWalk, type ExportedHistory, type ExportProgress, type ExportWalkInit, type WalkedObject } from './export-walk.js'
@@ -42,50 +44,47 @@ let copies = 0
  * publish: a kill at any point leaves a pointer naming a whole history, or none. A pointer there
  * naming a publish outside the history exported (a later one) is never moved back.
  */
-export async function exportDir (clients: ObjectHome, init: ExportDirInit): Promise<ExportDirResult> {
+export async function exportDir (repository: Repository, init: ExportDirInit): Promise<ExportDirResult> {
+  const clients = repository.home
   const dir = resolve(init.dir)
   const home = directoryHome(dir, { create: 'empty' })
   // Before anything is fetched: a path that cannot be a store fails at once, nothing written there.
   await home.objects.opened()
-  const walk = await ExportWalk.open(clients, init)
-  try {
-    const signal = init.signal
-    let written = 0
-    let bytesWritten = 0
-    const copy = async (object: WalkedObject): Promise<number> => {
-      const temp = join(walk.fetch.dir, `export-${process.pid}-${++copies}.object`)
-      try {
-        // The service's bytes are checked against the CID as they come, and the put hashes them again.
-        await clients.objects.getFile(object.cid, object.profile, temp, { signal, maxBytes: object.maxBytes, durable: false })
-          .catch((err: unknown) => { throw walk.failure(object, err, LEFT) })
-        return (await home.objects.put(temp, object.profile, { signal, expectedCid: object.cid })).size
-      } finally {
-        await rm(temp, { force: true })
-      }
+  const walk = await ExportWalk.open(repository, init)
+  const signal = init.signal
+  let written = 0
+  let bytesWritten = 0
+  const copy = async (object: WalkedObject): Promise<number> => {
+    const temp = join(walk.fetch.dir, `export-${process.pid}-${++copies}.object`)
+    try {
+      // The service's bytes are checked against the CID as they come, and the put hashes them again.
+      await clients.objects.getFile(object.cid, object.profile, temp, { signal, maxBytes: object.maxBytes, durable: false })
+        .catch((err: unknown) => { throw walk.failure(object, err, LEFT) })
+      return (await home.objects.put(temp, object.profile, { signal, expectedCid: object.cid })).size
+    } finally {
+      await rm(temp, { force: true })
     }
-    for await (const object of walk.objects()) {
-      signal?.throwIfAborted()
-      const there = await home.objects.stat(object.cid, { signal })
-      const size = there?.size ?? await copy(object)
-      if (there === undefined) {
-        written++
-        bytesWritten += size
-      }
-      // Counted whether or not anyone listens.
-      const event = walk.done(object, size)
-      init.onObject?.({ ...event, written: there === undefined })
-    }
-    const pointer = await movePointer(home, walk, init)
-    const history = walk.exported(walk.plainRoot().root.toString())
-    return { dir, ...history, written, present: history.objects - written, bytesWritten, pointer }
-  } finally {
-    walk.close()
   }
+  for await (const object of walk.objects()) {
+    signal?.throwIfAborted()
+    const there = await home.objects.stat(object.cid, { signal })
+    const size = there?.size ?? await copy(object)
+    if (there === undefined) {
+      written++
+      bytesWritten += size
+    }
+    // Counted whether or not anyone listens.
+    const event = walk.done(object, size)
+    init.onObject?.({ ...event, written: there === undefined })
+  }
+  const pointer = await movePointer(home, walk, repository.config, init)
+  const history = walk.exported(walk.plainRoot().root.toString())
+  return { dir, ...history, written, present: history.objects - written, bytesWritten, pointer }
 }
 
 /** The directory's pointer set to the publish exported, once every object is there; never moved back. */
-async function movePointer (home: ObjectHome, walk: ExportWalk, init: ExportDirInit): Promise<ExportDirResult['pointer']> {
-  const { namespace, network } = init.config
+async function movePointer (home: ObjectHome, walk: ExportWalk, config: Config, init: ExportDirInit): Promise<ExportDirResult['pointer']> {
+  const { namespace, network } = config
   const current = await home.pointers.current(namespace, network, { signal: init.signal }).then(p => p.snapshotCid, (err: unknown) => {
     if (err instanceof PointerNotFoundError) return undefined
     throw err

@@ -1,8 +1,7 @@
 import { CID } from 'multiformats/cid'
-import type { Config } from '../config/index.js'
 import { CidsyncError, ContentNotFoundError, ExportIncompleteError, GatewayFetchError, IntegrityError, NothingAtTimeError, ServiceDataDamagedError } from '../errors.js'
 import type { ObjectHome } from '../store/index.js'
-import { checkOwnPublishIn, publishAt, readContext, removeDeadExitFiles, SyncStore, hasSyncState, type FetchInit, type HistoryEntry, type ManifestCache } from '../sync/index.js'
+import { checkOwnPublishIn, publishAt, removeDeadExitFiles, hasSyncState, type FetchInit, type HistoryEntry, type ManifestCache, type Repository, type SyncStore } from '../sync/index.js'
 import { MAX_SEALED_MANIFEST_BYTES, segmentLinks, type Manifest } from '../snapshot/index.js'
 import { failpoint } from '../util/failpoint.js'
 import { chainObjects, contentObjects, type ChainObject } from './chain-objects.js'
@@ -10,12 +9,10 @@ import { exportRoot, type ExportRoot, type WalkedPublish } from './export-root.j
 
 /** What every export asks: which publish, whether with content, and how to read it. */
 export interface ExportWalkInit {
-  readonly config: Config
   /** The newest publish at or before this time instead of the pointer's. */
   readonly at?: Date
   /** Every stored content object the root's records name, too. */
   readonly content?: boolean
-  readonly passphrase?: string
   readonly signal?: AbortSignal
 }
 
@@ -85,26 +82,22 @@ export class ExportWalk {
    * Finds the publish to export: the pointer's, or the newest at or before `at`, refused when its
    * history lacks this device's own last publish. Removes what dead exports left in the state dir.
    */
-  static async open (clients: ObjectHome, init: ExportWalkInit): Promise<ExportWalk> {
-    const { config } = init
-    const fetch = readContext(config, { label: 'export', passphrase: init.passphrase, signal: init.signal })
-    const store = hasSyncState(config.stateDir) ? new SyncStore(config.stateDir) : undefined
-    try {
-      const cache = store?.manifestCache ?? memoryCache()
-      const pointer = await clients.pointers.current(config.namespace, config.network, { signal: init.signal })
-      let found: { cid: string, at?: string } = { cid: pointer.snapshotCid }
-      if (init.at !== undefined) {
-        const entry = (await publishAt(clients, pointer.snapshotCid, init.at, cache, fetch))?.entry
-        if (entry === undefined) throw new NothingAtTimeError(`nothing was published at or before ${init.at.toISOString()}: see \`cidsync history\` for the times there are`)
-        checkOwnPublishIn(entry, store?.lastPublished(), init.at)
-        found = entry
-      }
-      await removeDeadExitFiles(config.stateDir)
-      return new ExportWalk(clients, init, fetch, store, cache, found)
-    } catch (err) {
-      store?.close()
-      throw err
+  static async open (repository: Repository, init: ExportWalkInit): Promise<ExportWalk> {
+    const { config, home: clients } = repository
+    const fetch = repository.readContext('export', { signal: init.signal })
+    // An export leaves no sync state where there was none (a fresh device exporting a backup).
+    const store = hasSyncState(config.stateDir) ? repository.store : undefined
+    const cache = store?.manifestCache ?? memoryCache()
+    const pointer = await clients.pointers.current(config.namespace, config.network, { signal: init.signal })
+    let found: { cid: string, at?: string } = { cid: pointer.snapshotCid }
+    if (init.at !== undefined) {
+      const entry = (await publishAt(clients, pointer.snapshotCid, init.at, cache, fetch))?.entry
+      if (entry === undefined) throw new NothingAtTimeError(`nothing was published at or before ${init.at.toISOString()}: see \`cidsync history\` for the times there are`)
+      checkOwnPublishIn(entry, store?.lastPublished(), init.at)
+      found = entry
     }
+    await removeDeadExitFiles(config.stateDir)
+    return new ExportWalk(clients, init, fetch, store, cache, found)
   }
 
   /** The chain's objects, root first, then with `content` the content objects its records name. */
@@ -171,7 +164,4 @@ export class ExportWalk {
     return err
   }
 
-  close (): void {
-    this.store?.close()
-  }
 }

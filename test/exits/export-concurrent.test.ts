@@ -1,3 +1,4 @@
+import { repositoryOn } from '../helpers/sync-device.js'
 import { describe, expect, it, onTestFinished } from 'vitest'
 import { mkdir, readdir, readFile } from 'node:fs/promises'
 import { join } from 'node:path'
@@ -29,7 +30,7 @@ describe.skipIf(EXTERNAL)('two exports to the same FILE at once', () => {
     const connection = await connectService(config, a.env)
     onTestFinished(async () => { await connection.close() })
     const reference = join(root, 'reference.car')
-    await exportCar(inProcess({ clients: connection.clients, local: service.local }, { block: async cid => await service.local.readStoredBlock(cid) }), { config, file: reference, content: true })
+    await exportCar(repositoryOn(config, inProcess({ clients: connection.clients, local: service.local }, { block: async cid => await service.local.readStoredBlock(cid) })), { file: reference, content: true })
     const car = join(root, 'export.car')
     const temps = async (): Promise<string[]> => (await readdir(root)).filter(n => n.includes('cidsync-export'))
     const asked = { one: false, two: false }
@@ -40,13 +41,13 @@ describe.skipIf(EXTERNAL)('two exports to the same FILE at once', () => {
     }
     // The first holds at its first block, its temp file made; the second starts then and holds too.
     const first = gate()
-    const one = exportCar(inProcess({ clients: connection.clients, local: service.local }, { block: read(first.opened, 'one') }), { config, file: car, content: true })
+    const one = exportCar(repositoryOn(config, inProcess({ clients: connection.clients, local: service.local }, { block: read(first.opened, 'one') })), { file: car, content: true })
     one.catch(() => {})
     await until(() => asked.one ? true : undefined, 20_000, 'the first export\'s first block')
     const stop = new AbortController()
     const second = gate()
     onTestFinished(() => { second.open(); stop.abort() })
-    const two = exportCar(inProcess({ clients: connection.clients, local: service.local }, { block: read(second.opened, 'two') }), { config, file: car, content: true, signal: stop.signal })
+    const two = exportCar(repositoryOn(config, inProcess({ clients: connection.clients, local: service.local }, { block: read(second.opened, 'two') })), { file: car, content: true, signal: stop.signal })
     two.catch(() => {})
     // The second has made its own file once it asks its first block.
     await until(() => asked.two ? true : undefined, 20_000, 'the second export\'s first block')

@@ -1,3 +1,4 @@
+import { repositoryOn } from '../helpers/sync-device.js'
 import { describe, expect, it } from 'vitest'
 import { mkdir, readdir, stat, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
@@ -29,14 +30,14 @@ describe.skipIf(EXTERNAL)('exportDir: the history into a directory store', () =>
     const dir = join(root, 'usb', 'cidsync')
 
     const events: ExportDirProgress[] = []
-    const first = await exportDir(one.clients, { config, dir, content: true, onObject: e => { events.push(e) } })
+    const first = await exportDir(repositoryOn(config, one.clients), { dir, content: true, onObject: e => { events.push(e) } })
     expect((await stat(dir)).mode & 0o777).toBe(0o700)
     expect(first.contentObjects).toBeGreaterThan(0)
     expect(first).toMatchObject({ dir, written: first.objects, present: 0, bytesWritten: first.bytes, pointer: 'moved', publishes: 1 })
     expect(events.every(e => e.written)).toBe(true)
     // The same objects as a CAR export of the same history, and the same plain root.
     const carObjects = new Set<string>()
-    const car = await exportCar(one.clients, { config, file: join(root, 'same.car'), content: true, onObject: e => { carObjects.add(e.cid) } })
+    const car = await exportCar(repositoryOn(config, one.clients), { file: join(root, 'same.car'), content: true, onObject: e => { carObjects.add(e.cid) } })
     expect(await listed(dir)).toEqual(carObjects)
     expect(new Set(events.map(e => e.cid))).toEqual(carObjects)
     expect(first.root).toBe(car.root)
@@ -49,7 +50,7 @@ describe.skipIf(EXTERNAL)('exportDir: the history into a directory store', () =>
     await writeSomeFiles(a.folder, 'second', { largeBytes: 300 * 1024, small: 4 })
     await ok(a, ['snapshot'], publishedAt(SECOND))
     events.length = 0
-    const second = await exportDir(one.clients, { config, dir, content: true, onObject: e => { events.push(e) } })
+    const second = await exportDir(repositoryOn(config, one.clients), { dir, content: true, onObject: e => { events.push(e) } })
     expect(second.publishes).toBe(2)
     expect(second.present).toBe(first.objects)
     expect(second.written).toBe(second.objects - first.objects)
@@ -60,11 +61,11 @@ describe.skipIf(EXTERNAL)('exportDir: the history into a directory store', () =>
     expect((await pointers.current(config.namespace, config.network)).snapshotCid).toBe(newest?.cid)
 
     // Nothing new: nothing written, the pointer named it already.
-    const again = await exportDir(one.clients, { config, dir, content: true })
+    const again = await exportDir(repositoryOn(config, one.clients), { dir, content: true })
     expect(again, JSON.stringify(again)).toMatchObject({ written: 0, present: second.objects, pointer: 'already' })
 
     // The first publish's history is all there, but the pointer names a later one: left as it is.
-    const older = exportDir(one.clients, { config, dir, at: new Date(FIRST) })
+    const older = exportDir(repositoryOn(config, one.clients), { dir, at: new Date(FIRST) })
     await expect(older).rejects.toThrow(ExportPointerAheadError)
     await expect(older).rejects.toThrow(`the directory's pointer names ${newest?.cid ?? '?'}, which is not in the history of ${head?.cid ?? '?'}`)
     expect((await pointers.current(config.namespace, config.network)).snapshotCid).toBe(newest?.cid)
@@ -79,18 +80,18 @@ describe.skipIf(EXTERNAL)('exportDir: the history into a directory store', () =>
     const photos = join(root, 'photos')
     await mkdir(photos)
     await writeFile(join(photos, 'cat.jpg'), 'not a store')
-    const refused = exportDir(clients, { config, dir: photos })
+    const refused = exportDir(repositoryOn(config, clients), { dir: photos })
     await expect(refused).rejects.toThrow(DirectoryStoreError)
     await expect(refused).rejects.toThrow(`${photos} holds files and is not a cidsync directory store (no cidsync-store.json): nothing was written there`)
     expect(await readdir(photos)).toEqual(['cat.jpg'])
     const file = join(root, 'a-file')
     await writeFile(file, 'x')
-    await expect(exportDir(clients, { config, dir: file })).rejects.toThrow(DirectoryStoreError)
+    await expect(exportDir(repositoryOn(config, clients), { dir: file })).rejects.toThrow(DirectoryStoreError)
 
     // An empty directory becomes a store; the empty home's missing pointer then ends the export.
     const empty = join(root, 'empty')
     await mkdir(empty)
-    await expect(exportDir(clients, { config, dir: empty })).rejects.toThrow(PointerNotFoundError)
+    await expect(exportDir(repositoryOn(config, clients), { dir: empty })).rejects.toThrow(PointerNotFoundError)
     expect((await readdir(empty)).sort()).toEqual(['cidsync-store.json', 'objects', 'tmp'])
   })
 })

@@ -1,3 +1,4 @@
+import { repositoryOn } from '../helpers/sync-device.js'
 import { describe, expect, it } from 'vitest'
 import { randomBytes } from 'node:crypto'
 import { readdirSync, statSync } from 'node:fs'
@@ -26,21 +27,21 @@ describe.skipIf(EXTERNAL)('export of a store read in process, hashed on a thread
     await okContent(a, ['snapshot'])
     const config = loadConfig({ configPath: a.config })
     const threaded = join(root, 'threaded.car')
-    const stored = await exportCar(inProcess(one, { block: async (cid, into) => await one.local.readStoredBlock(cid, into) }), { config, file: threaded, content: true })
+    const stored = await exportCar(repositoryOn(config, inProcess(one, { block: async (cid, into) => await one.local.readStoredBlock(cid, into) })), { file: threaded, content: true })
     expect(stored.contentObjects).toBeGreaterThan(0)
     // A reader that takes no slot: each block in memory of its own, which is never handed to
     // another thread (it is not the walk's), so hashed here: what the export did before.
     const here = join(root, 'here.car')
-    await exportCar(inProcess(one, { block: async cid => await one.local.readStoredBlock(cid) }), { config, file: here, content: true })
+    await exportCar(repositoryOn(config, inProcess(one, { block: async cid => await one.local.readStoredBlock(cid) })), { file: here, content: true })
     expect((await readFile(threaded)).equals(await readFile(here)), 'the same bytes').toBe(true)
     // Leaves read a run at a time, objects read ahead across each other (the CLI's export).
     const runs = join(root, 'runs.car')
-    await exportCar(inProcess(one, { block: async (cid, into) => await one.local.readStoredBlock(cid, into), run: async (cids, into) => await one.local.readStoredBlocks(cids, into) }), { config, file: runs, content: true })
+    await exportCar(repositoryOn(config, inProcess(one, { block: async (cid, into) => await one.local.readStoredBlock(cid, into), run: async (cids, into) => await one.local.readStoredBlocks(cids, into) })), { file: runs, content: true })
     expect((await readFile(runs)).equals(await readFile(here)), 'the same bytes, read in runs').toBe(true)
     // Through the gateway the blocks are rebuilt from the files' bytes (a node after its leaves):
     // the same blocks, each as stored.
     const gateway = join(root, 'gateway.car')
-    const fetched = await exportCar(one.clients, { config, file: gateway, content: true })
+    const fetched = await exportCar(repositoryOn(config, one.clients), { file: gateway, content: true })
     expect(stored).toMatchObject({ blocks: fetched.blocks, bytes: fetched.bytes, carBytes: fetched.carBytes })
     const [mine, theirs] = [await readCar(threaded), await readCar(gateway)]
     expect(mine.roots).toEqual(theirs.roots)

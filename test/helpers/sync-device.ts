@@ -4,6 +4,7 @@ import { join } from 'node:path'
 import { loadConfig, type Config } from '../../src/config/index.js'
 import { indexPath, openIndex, type Index } from '../../src/index/index.js'
 import type { ServiceClients } from '../../src/remote/index.js'
+import type { ObjectHome } from '../../src/store/index.js'
 import { Repository, SyncStoreOwner, type RestoreComponents, type SyncStore } from '../../src/sync/index.js'
 
 /**
@@ -31,6 +32,13 @@ export function syncStoreOwner (stateDir: string): SyncStoreOwner {
 /** The repository a process of `d` opens on `clients`, sharing the device's sync store; closed after the test. */
 export function repositoryOf (d: Pick<SyncDevice, 'config' | 'store'>, clients: ServiceClients): Repository {
   const repository = new Repository(d.config, clients, { passphrase: undefined, store: d.store })
+  repositories.push(repository)
+  return repository
+}
+
+/** A repository on `home` read with `config` and no passphrase, as a command opens one; closed after the test. */
+export function repositoryOn (config: Config, home: ObjectHome): Repository {
+  const repository = new Repository(config, home, { passphrase: undefined })
   repositories.push(repository)
   return repository
 }

@@ -82,14 +82,14 @@ export function registerExport (program: Command): void {
         if (json) process.stdout.write(`${JSON.stringify({ type: 'object', ...event })}\n`)
         else progress.tell(event)
       }
-      await withService(options, async ({ clients, repository }) => {
+      await withService(options, async ({ repository }) => {
         const { exportCar, exportDir } = await import('../../exits/index.js')
-        const init = { config, at, content, passphrase: repository.passphrase, onObject }
+        const init = { at, content, onObject }
         const missingPointer = (err: unknown): never => { throw explainMissingPointer(err, config) }
         if (options.dir !== undefined) {
           const dir = resolve(options.dir)
           const openToOthers = await directoryStoreReady(dir, 'empty')
-          const result = await exportDir(clients, { ...init, dir }).catch(missingPointer)
+          const result = await exportDir(repository, { ...init, dir }).catch(missingPointer)
           progress.end()
           if (json) { process.stdout.write(`${JSON.stringify({ type: 'done', ...result, ...(openToOthers.length > 0 ? { openToOthers } : {}) })}\n`); return }
           process.stdout.write(`exported ${result.publish} (the publish of ${result.at}) to the directory store ${safeText(result.dir)}: ${held(result, content)}; ` +
@@ -97,7 +97,7 @@ export function registerExport (program: Command): void {
             `${result.pointer === 'moved' ? 'its pointer moved there' : 'its pointer named it already'}. \`cidsync restore --from ${safeText(result.dir)}\` reads it\n`)
           return
         }
-        const result = await exportCar(clients, { ...init, file: options.car ?? '' }).catch(missingPointer)
+        const result = await exportCar(repository, { ...init, file: options.car ?? '' }).catch(missingPointer)
         progress.end()
         if (json) { process.stdout.write(`${JSON.stringify({ type: 'done', ...result })}\n`); return }
         process.stdout.write(`exported ${result.publish} (the publish of ${result.at}) to ${result.file}, rooted at ${result.root}: ${held(result, content)}; ` +
