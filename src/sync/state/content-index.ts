@@ -23,7 +23,7 @@ export interface KnownRecord {
 /** The newest object of the store's listing when it was last walked for index objects. */
 export interface ListingHead { readonly cid: string, readonly storedAt?: number }
 
-type Name = 'sentValue' | 'setValue' | 'knows' | 'found' | 'pending' | 'upsert' | 'done' | 'tried' | 'known'
+type Name = 'sentValue' | 'setValue' | 'knows' | 'found' | 'pending' | 'waiting' | 'upsert' | 'done' | 'tried' | 'known'
 
 /**
  * The repository's content index in `sync.sqlite` (docs/content-format.md, "Content index"):
@@ -41,6 +41,7 @@ export class ContentIndexState {
       knows: db.prepare('SELECT 1 FROM content_index_objects WHERE cid = ?').pluck(),
       found: db.prepare("INSERT INTO content_index_objects (cid, state, found_at) VALUES (?, 'pending', ?) ON CONFLICT (cid) DO NOTHING"),
       pending: db.prepare("SELECT cid, tries FROM content_index_objects WHERE state = 'pending' ORDER BY found_at, cid LIMIT ?"),
+      waiting: db.prepare("SELECT COUNT(*) FROM content_index_objects WHERE state = 'pending'").pluck(),
       // A device's later record of a CID replaces its earlier one, as merges decide.
       upsert: db.prepare(`INSERT INTO content_index (cid, key_id, device_id, seq, record, object) VALUES (?, ?, ?, ?, ?, ?)
         ON CONFLICT (cid, key_id, device_id) DO UPDATE SET seq = excluded.seq, record = excluded.record, object = excluded.object WHERE excluded.seq > seq`),
@@ -101,6 +102,11 @@ export class ContentIndexState {
   /** Index objects waiting to be read, oldest found first, at most `limit`. */
   pending (limit: number): Array<{ readonly cid: string, readonly tries: number }> {
     return this.s.pending.all(limit) as Array<{ cid: string, tries: number }>
+  }
+
+  /** How many index objects wait to be read. */
+  waiting (): number {
+    return this.s.waiting.get() as number
   }
 
   /** An index object read: its records kept and the object marked read, in one transaction. */

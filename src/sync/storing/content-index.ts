@@ -23,6 +23,11 @@ const HEAD_MARGIN_MS = 10 * 60_000
 const MAX_LISTED = 1_000_000
 /** The most index objects one pass reads; the rest wait for the next. */
 const MAX_READ = 1_000
+/**
+ * The most index objects waiting to be read. A listing is the service's word: past this, a walk
+ * notes no more, so names it makes up cannot fill the state dir. The rest are found by a later walk.
+ */
+const MAX_WAITING = 10 * MAX_READ
 /** An index object that cannot be fetched this many passes running is refused. */
 const MAX_TRIES = 3
 
@@ -183,6 +188,8 @@ export class ContentIndex {
     let reached = false
     let listed = 0
     const found: string[] = []
+    const room = MAX_WAITING - state.waiting()
+    let cut = false
     for await (const object of this.components.objects.list({ signal: this.init.signal })) {
       head ??= object.storedAt === undefined ? { cid: object.cid } : { cid: object.cid, storedAt: object.storedAt }
       if (before !== undefined) {
@@ -194,10 +201,22 @@ export class ContentIndex {
         this.components.logger.warn({ listed: MAX_LISTED }, 'the store lists more objects than one walk reads: older content index objects are not looked for, and content they name may be sent again')
         break
       }
-      if (object.name === CONTENT_INDEX_NAME && !state.knows(object.cid)) found.push(object.cid)
+      if (object.name !== CONTENT_INDEX_NAME || state.knows(object.cid)) continue
+      if (found.length >= room) {
+        cut = true
+        break
+      }
+      found.push(object.cid)
     }
     state.found(found)
     this.pass.found += found.length
+    if (cut) {
+      // The head stays where it was: the next walk looks past this cut again.
+      const message = `${MAX_WAITING} content index objects wait to be read: older ones are looked for once these are read, and content they name may be sent again`
+      this.pass.errors.push(message)
+      this.components.logger.warn({ waiting: MAX_WAITING }, message)
+      return
+    }
     if (head !== undefined) state.noteHead(head)
   }
 

@@ -15,6 +15,11 @@ import { EXTERNAL, localServiceUnderTest } from '../../helpers/service.js'
 import { useTempDir } from '../../helpers/temp-dir.js'
 import { contentDevice, contentObjects, ok, shareKey, tree, type ContentDevice } from '../../cli/content-devices.js'
 import type { LocalService } from '../../cli/v2-cli.js'
+import Database from 'better-sqlite3'
+import { create as digestOf } from 'multiformats/hashes/digest'
+import { ContentNotFoundError } from '../../../src/errors.js'
+import type { ObjectInfo, ObjectStore } from '../../../src/store/index.js'
+import { ContentIndex } from '../../../src/sync/storing/content-index.js'
 
 const INDEX_NAME = 'cidsync-content-index.sealed'
 
@@ -195,4 +200,47 @@ describe.skipIf(EXTERNAL)('the content index: what another device stored is know
     expect((await b.pass()).contentIndex).toMatchObject({ read: 2, refused: 0 })
     for (const r of [records[0], records.at(-1)]) expect(b.store.contentIndex.known(r?.cid as string, a.keyId)?.deviceId).toBe(a.deviceId)
   }, 300_000)
+
+  it('a listing of endless fresh index objects never grows the state past a bound, and is logged and counted', async () => {
+    const root = await useTempDir()
+    const stateDir = join(root, 'state')
+    await mkdir(stateDir, { recursive: true })
+    const deviceId = loadOrCreateDeviceId(stateDir)
+    const index = openIndex(indexPath(stateDir))
+    onTestFinished(() => { index.close() })
+    const store = new SyncStore(stateDir)
+    onTestFinished(() => { store.close() })
+    const logs: string[] = []
+    const logger = pino({ level: 'info' }, { write: (line: string) => { logs.push(line) } })
+    // A service that lists, at every walk, objects it never held: each walk's names are new.
+    let walks = 0
+    const objects = {
+      describe: 'a lying service',
+      async * list (): AsyncGenerator<ObjectInfo> {
+        const walk = walks++
+        for (let i = 0; i < 30_000; i++) {
+          const digest = digestOf(0x12, createHash('sha256').update(`${walk} ${i}`).digest())
+          yield { cid: CID.createV1(0x55, digest).toString(), size: 1000, name: INDEX_NAME, storedAt: Date.now() }
+        }
+      },
+      async getFile (cid: string): Promise<never> { throw new ContentNotFoundError(`the service does not hold ${cid}`) }
+    } as unknown as ObjectStore
+    const rows = (): number => {
+      const db = new Database(join(stateDir, 'sync.sqlite'), { readonly: true })
+      try { return db.prepare('SELECT COUNT(*) FROM content_index_objects').pluck().get() as number } finally { db.close() }
+    }
+    let total = 0
+    for (let pass = 0; pass < 3; pass++) {
+      const contentIndex = new ContentIndex({ objects, store, index, logger, deviceId, hostname: 'a' }, { stateDir, keyId: writingKey(stateDir).keyId })
+      await contentIndex.refresh()
+      total += contentIndex.pass.found
+      expect(contentIndex.pass.errors.some(e => e.includes('content index objects wait to be read')), JSON.stringify(contentIndex.pass)).toBe(true)
+    }
+    // Noted at most the bound waiting plus what each pass read: not 90,000 rows.
+    expect(rows()).toBeLessThanOrEqual(10_000 + 3 * 1_000)
+    expect(total).toBeLessThanOrEqual(10_000 + 3 * 1_000)
+    expect(logs.some(line => line.includes('content index objects wait to be read'))).toBe(true)
+    // Cut short, the walk keeps no head: the objects past the cut are looked for again.
+    expect(store.contentIndex.head()).toBeUndefined()
+  }, 120_000)
 })
