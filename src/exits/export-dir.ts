@@ -1,7 +1,8 @@
+import { realpathSync } from 'node:fs'
 import { rm } from 'node:fs/promises'
 import { join, resolve } from 'node:path'
-import { ExportPointerAheadError, PointerNotFoundError } from '../errors.js'
 import type { Config } from '../config/index.js'
+import { ExportPointerAheadError, PointerNotFoundError, UsageError } from '../errors.js'
 import { directoryHome, type ObjectHome } from '../store/index.js'
 import type { Repository } from '../sync/index.js'
 import { ENGINE } from '../snapshot/index.js'
@@ -47,6 +48,7 @@ let copies = 0
 export async function exportDir (repository: Repository, init: ExportDirInit): Promise<ExportDirResult> {
   const clients = repository.home
   const dir = resolve(init.dir)
+  refuseMirrorDir(repository.config, dir)
   const home = directoryHome(dir, { create: 'empty' })
   // Before anything is fetched: a path that cannot be a store fails at once, nothing written there.
   await home.objects.opened()
@@ -80,6 +82,27 @@ export async function exportDir (repository: Repository, init: ExportDirInit): P
   const pointer = await movePointer(home, walk, repository.config, init)
   const history = walk.exported(walk.plainRoot().root.toString())
   return { dir, ...history, written, present: history.objects - written, bytesWritten, pointer }
+}
+
+/** A path with its links resolved, as far as it exists: a store not made yet is compared as written. */
+function real (path: string): string {
+  try {
+    return realpathSync.native(path)
+  } catch {
+    return resolve(path)
+  }
+}
+
+/**
+ * Refuses a directory a `[[mirrors]]` table names, by any path to it. The daemon writes its
+ * pointer; a second writer could set it back between a read and a write.
+ */
+export function refuseMirrorDir (config: Pick<Config, 'mirrors'>, dir: string): void {
+  const target = real(dir)
+  for (const mirror of config.mirrors) {
+    if (mirror.path === '' || real(mirror.path) !== target) continue
+    throw new UsageError(`${dir} is the directory of mirror ${mirror.name}: the daemon copies every publish there, and its pointer has one writer. Export into another directory`)
+  }
 }
 
 /** The directory's pointer set to the publish exported, once every object is there; never moved back. */

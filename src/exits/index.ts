@@ -4,7 +4,7 @@
  */
 export { exportCar, exportTempPath } from './export-car.js'
 export type { ExportInit, ExportResult } from './export-car.js'
-export { exportDir } from './export-dir.js'
+export { exportDir, refuseMirrorDir } from './export-dir.js'
 export type { ExportDirInit, ExportDirResult, ExportDirProgress } from './export-dir.js'
 export type { ExportProgress, ExportedHistory } from './export-walk.js'
 export { importCar } from './import-car.js'

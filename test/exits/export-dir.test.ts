@@ -1,9 +1,9 @@
 import { repositoryOn } from '../helpers/sync-device.js'
 import { describe, expect, it } from 'vitest'
-import { mkdir, readdir, stat, writeFile } from 'node:fs/promises'
+import { mkdir, readdir, stat, symlink, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { loadConfig } from '../../src/config/index.js'
-import { DirectoryStoreError, ExportPointerAheadError, PointerNotFoundError } from '../../src/errors.js'
+import { DirectoryStoreError, ExportPointerAheadError, PointerNotFoundError, UsageError } from '../../src/errors.js'
 import { exportCar, exportDir, type ExportDirProgress } from '../../src/exits/index.js'
 import { DirectoryObjectStore, directoryHome } from '../../src/store/index.js'
 import { EXTERNAL } from '../helpers/service.js'
@@ -93,5 +93,23 @@ describe.skipIf(EXTERNAL)('exportDir: the history into a directory store', () =>
     await mkdir(empty)
     await expect(exportDir(repositoryOn(config, clients), { dir: empty })).rejects.toThrow(PointerNotFoundError)
     expect((await readdir(empty)).sort()).toEqual(['cidsync-store.json', 'objects', 'tmp'])
+  })
+
+  it('refuses a directory a [[mirrors]] table names, by any path to it: its pointer has one writer, the daemon', async () => {
+    const root = await useTempDir()
+    await writeFile(join(root, 'c.toml'), 'state_dir = "state"\n\n[[mirrors]]\nname = "usb"\npath = "usb/cidsync"\n')
+    const config = loadConfig({ configPath: join(root, 'c.toml'), env: {} })
+    const mirror = join(root, 'usb', 'cidsync')
+    // As `login --mirror` makes it.
+    await DirectoryObjectStore.open(mirror, { create: true })
+    const before = (await readdir(mirror)).sort()
+    await symlink(join(root, 'usb'), join(root, 'usb-link'))
+    const clients = directoryHome(join(root, 'nowhere'), { create: true })
+    for (const dir of [mirror, join(root, 'usb-link', 'cidsync'), `${mirror}/`]) {
+      const refused = exportDir(repositoryOn(config, clients), { dir })
+      await expect(refused).rejects.toThrow(UsageError)
+      await expect(refused).rejects.toThrow('is the directory of mirror usb')
+    }
+    expect((await readdir(mirror)).sort()).toEqual(before)
   })
 })

@@ -83,11 +83,13 @@ export function registerExport (program: Command): void {
         else progress.tell(event)
       }
       await withService(options, async ({ repository }) => {
-        const { exportCar, exportDir } = await import('../../exits/index.js')
+        const { exportCar, exportDir, refuseMirrorDir } = await import('../../exits/index.js')
         const init = { at, content, onObject }
         const missingPointer = (err: unknown): never => { throw explainMissingPointer(err, config) }
         if (options.dir !== undefined) {
           const dir = resolve(options.dir)
+          // Before the store is made: a mirror's directory not made yet stays the mirror's to make.
+          refuseMirrorDir(config, dir)
           const openToOthers = await directoryStoreReady(dir, 'empty')
           const result = await exportDir(repository, { ...init, dir }).catch(missingPointer)
           progress.end()
