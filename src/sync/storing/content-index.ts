@@ -187,7 +187,8 @@ export class ContentIndex {
     let head: { cid: string, storedAt?: number } | undefined
     let reached = false
     let listed = 0
-    const found: string[] = []
+    // A set: a listing may name one object many times.
+    const found = new Set<string>()
     const room = MAX_WAITING - state.waiting()
     let cut = false
     for await (const object of this.components.objects.list({ signal: this.init.signal })) {
@@ -201,15 +202,15 @@ export class ContentIndex {
         this.components.logger.warn({ listed: MAX_LISTED }, 'the store lists more objects than one walk reads: older content index objects are not looked for, and content they name may be sent again')
         break
       }
-      if (object.name !== CONTENT_INDEX_NAME || state.knows(object.cid)) continue
-      if (found.length >= room) {
+      if (object.name !== CONTENT_INDEX_NAME || found.has(object.cid) || state.knows(object.cid)) continue
+      if (found.size >= room) {
         cut = true
         break
       }
-      found.push(object.cid)
+      found.add(object.cid)
     }
-    state.found(found)
-    this.pass.found += found.length
+    state.found([...found])
+    this.pass.found += found.size
     if (cut) {
       // The head stays where it was: the next walk looks past this cut again.
       const message = `${MAX_WAITING} content index objects wait to be read: older ones are looked for once these are read, and content they name may be sent again`

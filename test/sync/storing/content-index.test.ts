@@ -243,4 +243,28 @@ describe.skipIf(EXTERNAL)('the content index: what another device stored is know
     // Cut short, the walk keeps no head: the objects past the cut are looked for again.
     expect(store.contentIndex.head()).toBeUndefined()
   }, 120_000)
+
+  it('a listing that names one index object again and again notes it once, and cuts nothing short', async () => {
+    const root = await useTempDir()
+    const stateDir = join(root, 'state')
+    await mkdir(stateDir, { recursive: true })
+    const deviceId = loadOrCreateDeviceId(stateDir)
+    const index = openIndex(indexPath(stateDir))
+    onTestFinished(() => { index.close() })
+    const store = new SyncStore(stateDir)
+    onTestFinished(() => { store.close() })
+    const logger = pino({ level: 'silent' })
+    const looped = await cidOf('one index object')
+    const objects = {
+      describe: 'a looping service',
+      async * list (): AsyncGenerator<ObjectInfo> {
+        for (let i = 0; i < 20_000; i++) yield { cid: looped, size: 1000, name: INDEX_NAME, storedAt: Date.now() }
+      },
+      async getFile (cid: string): Promise<never> { throw new ContentNotFoundError(`the service does not hold ${cid}`) }
+    } as unknown as ObjectStore
+    const contentIndex = new ContentIndex({ objects, store, index, logger, deviceId, hostname: 'a' }, { stateDir, keyId: writingKey(stateDir).keyId })
+    await contentIndex.refresh()
+    expect(contentIndex.pass).toMatchObject({ found: 1, unreadable: 1, errors: [] })
+    expect(store.contentIndex.head()?.cid).toBe(looped)
+  }, 60_000)
 })
