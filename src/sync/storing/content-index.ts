@@ -199,7 +199,9 @@ export class ContentIndex {
         if (reached && older) break
       }
       if (++listed > MAX_LISTED) {
-        this.components.logger.warn({ listed: MAX_LISTED }, 'the store lists more objects than one walk reads: older content index objects are not looked for, and content they name may be sent again')
+        const message = `the store lists more objects than one walk reads (${MAX_LISTED}): older content index objects are not looked for, and content they name may be sent again`
+        this.pass.errors.push(message)
+        this.components.logger.warn({ listed: MAX_LISTED }, message)
         break
       }
       if (object.name !== CONTENT_INDEX_NAME || found.has(object.cid) || state.knows(object.cid)) continue

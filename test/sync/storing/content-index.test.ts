@@ -267,4 +267,29 @@ describe.skipIf(EXTERNAL)('the content index: what another device stored is know
     expect(contentIndex.pass).toMatchObject({ found: 1, unreadable: 1, errors: [] })
     expect(store.contentIndex.head()?.cid).toBe(looped)
   }, 60_000)
+
+  it('a listing longer than one walk reads is cut, logged and counted', async () => {
+    const root = await useTempDir()
+    const stateDir = join(root, 'state')
+    await mkdir(stateDir, { recursive: true })
+    const deviceId = loadOrCreateDeviceId(stateDir)
+    const index = openIndex(indexPath(stateDir))
+    onTestFinished(() => { index.close() })
+    const store = new SyncStore(stateDir)
+    onTestFinished(() => { store.close() })
+    const logs: string[] = []
+    const logger = pino({ level: 'info' }, { write: (line: string) => { logs.push(line) } })
+    const cid = await cidOf('a pack')
+    const objects = {
+      describe: 'a service that lists without end',
+      async * list (): AsyncGenerator<ObjectInfo> {
+        // Bounded here only so a walk that never stops fails this test instead of hanging it.
+        for (let i = 0; i < 1_500_000; i++) yield { cid, size: 1000, name: 'cidsync-pack.sealed', storedAt: Date.now() }
+      }
+    } as unknown as ObjectStore
+    const contentIndex = new ContentIndex({ objects, store, index, logger, deviceId, hostname: 'a' }, { stateDir, keyId: writingKey(stateDir).keyId })
+    await contentIndex.refresh()
+    expect(contentIndex.pass.errors.some(e => e.includes('lists more objects than one walk reads')), JSON.stringify(contentIndex.pass)).toBe(true)
+    expect(logs.some(line => line.includes('lists more objects than one walk reads'))).toBe(true)
+  }, 60_000)
 })
