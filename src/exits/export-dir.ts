@@ -69,7 +69,9 @@ export async function exportDir (repository: Repository, init: ExportDirInit): P
   }
   for await (const object of walk.objects()) {
     signal?.throwIfAborted()
-    const there = await home.objects.stat(object.cid, { signal })
+    const found = await home.objects.stat(object.cid, { signal })
+    // A file of another size than the history names is damaged (a cut copy): written again.
+    const there = found !== undefined && (object.bytes === undefined || found.size === object.bytes) ? found : undefined
     const size = there?.size ?? await copy(object)
     if (there === undefined) {
       written++

@@ -1,6 +1,6 @@
 import { repositoryOn } from '../helpers/sync-device.js'
 import { describe, expect, it } from 'vitest'
-import { mkdir, readdir, stat, symlink, writeFile } from 'node:fs/promises'
+import { mkdir, readdir, stat, symlink, truncate, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { loadConfig } from '../../src/config/index.js'
 import { DirectoryStoreError, ExportPointerAheadError, PointerNotFoundError, UsageError } from '../../src/errors.js'
@@ -63,6 +63,14 @@ describe.skipIf(EXTERNAL)('exportDir: the history into a directory store', () =>
     // Nothing new: nothing written, the pointer named it already.
     const again = await exportDir(repositoryOn(config, one.clients), { dir, content: true })
     expect(again, JSON.stringify(again)).toMatchObject({ written: 0, present: second.objects, pointer: 'already' })
+
+    // A segment cut short on the disk (a copy interrupted by hand) is written again, not trusted by its name.
+    const segment = events.find(e => e.kind === 'segment')?.cid ?? ''
+    const cut = join(dir, 'objects', segment.slice(-2), segment)
+    await truncate(cut, 10)
+    const mended = await exportDir(repositoryOn(config, one.clients), { dir, content: true })
+    expect(mended).toMatchObject({ written: 1, present: second.objects - 1, pointer: 'already' })
+    expect((await stat(cut)).size).toBeGreaterThan(10)
 
     // The first publish's history is all there, but the pointer names a later one: left as it is.
     const older = exportDir(repositoryOn(config, one.clients), { dir, at: new Date(FIRST) })
