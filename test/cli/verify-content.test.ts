@@ -37,6 +37,15 @@ describe('the restore drill brings stored files back', () => {
     expect(all.stdout).toContain('13 of 13 stored contents (14 paths) brought back and verified;')
     const json = JSON.parse((await cli(['verify', '--content', '--json', '--config', config])).stdout) as { restorable: boolean, content: unknown }
     expect(json).toMatchObject({ restorable: true, content: { checked: 13, stored: 13, paths: 14, all: true } })
+    // A mirror's drill takes a sample too, and says so as the primary's does.
+    const usb = join(dir, 'usb')
+    expect((await cli(['export', '--dir', usb, '--content', '--config', config])).code).toBe(0)
+    await writeFile(config, `${await readFile(config, 'utf8')}[[mirrors]]\nname = "usb"\npath = "${usb}"\n`)
+    const mirrored = await cli(['verify', '--mirror', 'usb', '--config', config])
+    expect(mirrored.code, mirrored.stderr).toBe(0)
+    expect(mirrored.stdout).toContain('8 of 13 stored contents (14 paths) brought back and verified (a sample: --content for all)')
+    const mirroredAll = await cli(['verify', '--mirror', 'usb', '--content', '--config', config])
+    expect(mirroredAll.stdout).toMatch(/13 of 13 stored contents \(14 paths\) brought back and verified\n/)
     // Nothing fetched is left in the state dir.
     expect((await readdir(join(dir, 'state', 'snapshots'))).filter(n => n.startsWith('verify'))).toEqual([])
 

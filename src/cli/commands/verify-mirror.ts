@@ -35,7 +35,7 @@ export async function runMirrorVerify (config: Config, name: string, options: { 
     const lag = store === undefined || result.cid === '' ? undefined : { cid: result.cid, at: null, ...mirrorBehind(store, result.cid) }
     if (options.json === true) printJson({ ...result, mirror: name, ...(lag === undefined ? {} : { lag: { mirrorCid: lag.cid, known: lag.known, behind: lag.behind } }) })
     else {
-      const files = result.content == null || result.content.stored === 0 ? '' : drillContentLine(result.content, false)
+      const files = result.content == null || result.content.stored === 0 ? '' : drillContentLine(result.content, true)
       process.stdout.write(`mirror ${name}: ${result.restorable ? 'restorable' : 'NOT restorable'}: ${result.cid}; ${countOf(result.publishes, 'publish', 'publishes')}, ${countOf(result.segments, 'segment', 'segments')} fetched from it alone and checked${files}\n`)
       if (lag !== undefined && lag.known !== null && lag.behind !== 0) process.stdout.write(`${lagLine(`mirror ${name}`, lag)}\n`)
     }
