@@ -68,8 +68,8 @@ export class IndexMissingError extends CidsyncError {
   override readonly code = 'ERR_INDEX_MISSING'
   override readonly exitCode = ExitCode.notFound
 
-  constructor (readonly path: string) {
-    super(`no index at ${path}: start the daemon (cidsync daemon) or restore one (cidsync restore)`)
+  constructor (readonly path: string, todo = 'start the daemon (cidsync daemon) or restore one (cidsync restore)') {
+    super(`no index at ${path}: ${todo}`)
   }
 }
 

@@ -61,6 +61,10 @@ describe.skipIf(EXTERNAL)('cidsync export --dir PATH', () => {
     // A fresh device with the key, on a service that never saw this history: the directory alone.
     const c = await exitDevice(root, two, 'c')
     await shareKey(a, c)
+    // No index yet: the one to install is the directory's, and the message says how.
+    const early = await c.run(['get', 'notes/first/small-3.txt', '--from', usb])
+    expect(early.code, early.stderr).toBe(3)
+    expect(early.stderr).toContain(`install the one it holds first (cidsync restore --from ${usb}) [ERR_INDEX_MISSING]`)
     const restored = await ok(c, ['restore', '--from', usb])
     expect(restored.stdout).toContain(`from directory ${usb}`)
     const back = join(root, 'back')

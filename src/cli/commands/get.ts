@@ -1,7 +1,7 @@
-import { statSync, type Stats } from 'node:fs'
+import { existsSync, statSync, type Stats } from 'node:fs'
 import type { Command } from 'commander'
 import type { Config } from '../../config/index.js'
-import { FilesNotRestoredError, GatewayFetchError, UsageError } from '../../errors.js'
+import { FilesNotRestoredError, GatewayFetchError, IndexMissingError, UsageError } from '../../errors.js'
 import type { GetOutcome } from '../../sync/index.js'
 import { countOf } from '../format.js'
 import { progressReporter } from '../get-progress.js'
@@ -46,6 +46,10 @@ export async function runGet (options: GetOptions, paths: readonly string[], pre
     const { getFiles, olderThanOwnDeletion, selectRows, selectTree } = await import('../../sync/index.js')
     // The repository closes the past index it opened.
     const past = at === undefined ? undefined : await repository.pastIndex(at)
+    // A new device reading a USB disk has no index yet: the one to install is the disk's, not the primary's.
+    if (past === undefined && options.from !== undefined && !existsSync(indexPath(config.stateDir))) {
+      throw new IndexMissingError(indexPath(config.stateDir), `install the one it holds first (cidsync restore --from ${safeText(options.from)})`)
+    }
     const index = past?.index ?? openIndex(indexPath(config.stateDir), { readonly: true })
     try {
       const deviceId = options.device === undefined ? undefined : resolveDevice(options.device, index.entries.devices())
