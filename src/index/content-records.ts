@@ -107,16 +107,18 @@ export class ContentRecordStore {
    * Bytes of this device's live files in `folders`, stored under `keyId`, that it did not upload
    * itself: all of a file another device stored, and every copy past the first of content at
    * several paths. Read from the records, so it is the same after a restart or a reload.
+   * `taken`: CIDs this device recorded from another device's content index, uploading nothing.
    */
-  savedByDedup (deviceId: string, folders: readonly string[], keyId: string): number {
+  savedByDedup (deviceId: string, folders: readonly string[], keyId: string, taken: readonly string[] = []): number {
     if (folders.length === 0) return 0
     return this.db.prepare(`WITH live AS (
         SELECT cid, size FROM entries e WHERE device_id = ? AND deleted = 0 AND cid IS NOT NULL AND folder IN (SELECT value FROM json_each(?))
           AND EXISTS (SELECT 1 FROM content c WHERE c.cid = e.cid AND c.key_id = ?))
       SELECT (SELECT COALESCE(SUM(size), 0) FROM live)
         - (SELECT COALESCE(SUM(size), 0) FROM (SELECT MAX(size) AS size FROM live l
-            WHERE EXISTS (SELECT 1 FROM content c WHERE c.cid = l.cid AND c.device_id = ? AND c.key_id = ?) GROUP BY cid))`)
-      .pluck().get(deviceId, JSON.stringify(folders), keyId, deviceId, keyId) as number
+            WHERE EXISTS (SELECT 1 FROM content c WHERE c.cid = l.cid AND c.device_id = ? AND c.key_id = ?)
+              AND l.cid NOT IN (SELECT value FROM json_each(?)) GROUP BY cid))`)
+      .pluck().get(deviceId, JSON.stringify(folders), keyId, deviceId, keyId, JSON.stringify(taken)) as number
   }
 
   /** At most `count` stored files of at most `maxSize` bytes each, picked at random, one per CID. */

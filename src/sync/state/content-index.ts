@@ -23,7 +23,7 @@ export interface KnownRecord {
 /** The newest object of the store's listing when it was last walked for index objects. */
 export interface ListingHead { readonly cid: string, readonly storedAt?: number }
 
-type Name = 'sentValue' | 'setValue' | 'knows' | 'found' | 'pending' | 'waiting' | 'upsert' | 'done' | 'tried' | 'known'
+type Name = 'sentValue' | 'setValue' | 'knows' | 'found' | 'pending' | 'waiting' | 'upsert' | 'done' | 'tried' | 'known' | 'taken' | 'takenOf' | 'takenCount'
 
 /**
  * The repository's content index in `sync.sqlite` (docs/content-format.md, "Content index"):
@@ -48,7 +48,10 @@ export class ContentIndexState {
       done: db.prepare(`INSERT INTO content_index_objects (cid, state, device_id, records, error, found_at, done_at) VALUES (@cid, @state, @device, @records, @error, @at, @at)
         ON CONFLICT (cid) DO UPDATE SET state = excluded.state, device_id = excluded.device_id, records = excluded.records, error = excluded.error, done_at = excluded.done_at`),
       tried: db.prepare('UPDATE content_index_objects SET tries = tries + 1, error = ? WHERE cid = ?'),
-      known: db.prepare('SELECT device_id AS deviceId, cid, key_id AS keyId, seq, record, object FROM content_index WHERE cid = ? AND key_id = ? ORDER BY seq DESC LIMIT 1')
+      known: db.prepare('SELECT device_id AS deviceId, cid, key_id AS keyId, seq, record, object FROM content_index WHERE cid = ? AND key_id = ? ORDER BY seq DESC LIMIT 1'),
+      taken: db.prepare('INSERT INTO content_taken (cid, key_id) VALUES (?, ?) ON CONFLICT DO NOTHING'),
+      takenOf: db.prepare('SELECT cid FROM content_taken WHERE key_id = ? ORDER BY cid').pluck(),
+      takenCount: db.prepare('SELECT COUNT(*) FROM content_taken WHERE key_id = ?').pluck()
     }
   }
 
@@ -130,5 +133,20 @@ export class ContentIndexState {
   /** The newest record of `cid` under `keyId` another device's index object holds, if any. */
   known (cid: string, keyId: string): KnownRecord | undefined {
     return this.s.known.get(cid, keyId) as KnownRecord | undefined
+  }
+
+  /** Notes files recorded from another device's index object under `keyId`, not uploaded by this one. */
+  noteTaken (cids: Iterable<string>, keyId: string): void {
+    this.db.transaction(() => { for (const cid of cids) this.s.taken.run(cid, keyId) })()
+  }
+
+  /** The CIDs this device took from the content index under `keyId`. */
+  taken (keyId: string): string[] {
+    return this.s.takenOf.all(keyId) as string[]
+  }
+
+  /** How many: enough to tell whether {@link taken} changed, without reading them. */
+  takenCount (keyId: string): number {
+    return this.s.takenCount.get(keyId) as number
   }
 }

@@ -46,6 +46,11 @@ export const SYNC_MIGRATIONS: ReadonlyArray<(db: Database) => void> = [
         records INTEGER NOT NULL DEFAULT 0, tries INTEGER NOT NULL DEFAULT 0, error TEXT, found_at INTEGER NOT NULL, done_at INTEGER) STRICT;
       CREATE INDEX content_index_objects_state ON content_index_objects (state, found_at);
     `)
+  },
+  // 6: the files this device recorded from another device's index object, not uploaded: status
+  // counts them as saved by dedup, though their records are now this device's own.
+  (db) => {
+    db.exec('CREATE TABLE content_taken (cid TEXT NOT NULL, key_id TEXT NOT NULL, PRIMARY KEY (cid, key_id)) STRICT')
   }
 ]
 

@@ -121,6 +121,7 @@ export class ContentIndex {
     const records = [...taken.values()]
     store.mirrorLog.logObjects(records.flatMap(r => r.objects.map(([object]) => ({ cid: object, profile: SNAPSHOT_PROFILE.name }))))
     index.content.record(deviceId, hostname, records.map(r => ({ cid: r.cid, size: r.size, sealing: r.sealing, keyId: r.keyId, keySalt: r.keySalt, objects: JSON.stringify(r.objects) })))
+    store.contentIndex.noteTaken(taken.keys(), this.init.keyId)
     this.pass.taken += records.length
     return new Set(taken.keys())
   }

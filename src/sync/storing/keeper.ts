@@ -193,8 +193,9 @@ export class ContentKeeper {
   private savedByDedup (keyId: string): number {
     const { index, deviceId } = this.components
     const folders = this.config.folders.filter(f => f.store === true).map(f => f.name)
-    const key = JSON.stringify([index.changeMarker(), keyId, folders])
-    if (this.saved?.key !== key) this.saved = { key, bytes: index.content.savedByDedup(deviceId, folders, keyId) }
+    const state = this.components.store.contentIndex
+    const key = JSON.stringify([index.changeMarker(), keyId, folders, state.takenCount(keyId)])
+    if (this.saved?.key !== key) this.saved = { key, bytes: index.content.savedByDedup(deviceId, folders, keyId, state.taken(keyId)) }
     return this.saved.bytes
   }
 

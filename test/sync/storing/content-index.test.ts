@@ -1,5 +1,5 @@
 import { describe, expect, it, onTestFinished } from 'vitest'
-import { chmod, copyFile, cp, mkdir, readFile, readdir, writeFile } from 'node:fs/promises'
+import { chmod, copyFile, cp, mkdir, readFile, readdir, stat, writeFile } from 'node:fs/promises'
 import { createHash, randomBytes } from 'node:crypto'
 import { join, relative } from 'node:path'
 import { CID } from 'multiformats/cid'
@@ -149,6 +149,12 @@ describe.skipIf(EXTERNAL)('the content index: what another device stored is know
     expect(result.failed).toEqual([])
     for (const cid of forged) expect(b.logs.some(line => line.includes(cid) && line.includes('refused'))).toBe(true)
     expect(b.index.content.totals(b.deviceId).records).toBe(7)
+    // The six taken count as saved by dedup: b uploaded none of their bytes.
+    const copied = (await readdir(a.cli.folder, { recursive: true, withFileTypes: true })).filter(e => e.isFile())
+    let copiedBytes = 0
+    for (const entry of copied) copiedBytes += (await stat(join(entry.parentPath, entry.name))).size
+    expect(b.store.contentIndex.taken(b.keyId)).toHaveLength(6)
+    expect(b.index.content.savedByDedup(b.deviceId, ['notes'], b.keyId, b.store.contentIndex.taken(b.keyId))).toBe(copiedBytes)
 
     // Known now: the next pass fetches none of them again.
     await writeFile(join(b.cli.folder, 'newer.txt'), 'and this')
