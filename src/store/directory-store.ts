@@ -1,5 +1,5 @@
-import { lstat, readdir, rename, rm, type FileHandle } from 'node:fs/promises'
-import { join } from 'node:path'
+import { lstat, readdir, rename, rm, stat, type FileHandle } from 'node:fs/promises'
+import { dirname, join } from 'node:path'
 import type { Readable } from 'node:stream'
 import { CID } from 'multiformats/cid'
 import { CidBuilder, type CidProfile } from '../content/index.js'
@@ -75,6 +75,7 @@ export class DirectoryObjectStore implements ObjectStore {
       const { create } = this.options
       if (create === undefined || create === false) throw this.notAStore()
       if (create === 'empty') await this.emptyOrMissing()
+      await this.parentThere()
       await makeDirs(dir, 0o700)
       writeFileAtomicSync(join(dir, MARKER), JSON.stringify({ format: DIRECTORY_STORE_FORMAT }) + '\n', { mode: 0o600 })
       for (const sub of ['objects', 'tmp']) await mkdirOnce(join(dir, sub))
@@ -92,6 +93,16 @@ export class DirectoryObjectStore implements ObjectStore {
       throw new DirectoryStoreError(`${this.dir} cannot be made a directory store: ${err.message}`, { cause: err })
     })
     if (names.length > 0) throw new DirectoryStoreError(`${this.dir} holds files and is not a cidsync directory store (no ${MARKER}): nothing was written there. Give a new or empty directory, or a store made before`)
+  }
+
+  /**
+   * A store is made only in a folder that exists: a disk not mounted leaves its mount point gone
+   * or empty, and a store made there would fill the system disk instead.
+   */
+  private async parentThere (): Promise<void> {
+    const parent = dirname(this.dir)
+    const there = await stat(parent).catch(() => undefined)
+    if (there?.isDirectory() !== true) throw new DirectoryStoreError(`${parent} does not exist, so ${this.dir} was not made: is its disk mounted? If the store belongs there, make the folder first (mkdir -p); nothing was written`)
   }
 
   /** The marker's text, or undefined when it is not there. */

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs'
 import { describe, expect, it } from 'vitest'
 import { chmod, mkdir, stat, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
@@ -14,6 +15,12 @@ describe('cidsync login --mirror NAME for a directory', () => {
   it('makes the store private, and says nothing more where only its owner writes', async () => {
     const root = await useTempDir()
     const usb = join(root, 'usb', 'cidsync')
+    // The disk not mounted: its mount point is missing, and no store is made in its place.
+    const unmounted = await runCli(['login', '--config', await configWith(root, usb), '--mirror', 'usb'])
+    expect(unmounted.code, unmounted.stderr).toBe(2)
+    expect(unmounted.stderr).toContain(`${join(root, 'usb')} does not exist, so ${usb} was not made: is its disk mounted?`)
+    expect(existsSync(join(root, 'usb'))).toBe(false)
+    await mkdir(join(root, 'usb'), { mode: 0o700 })
     const login = await runCli(['login', '--config', await configWith(root, usb), '--mirror', 'usb'])
     expect(login.code, login.stderr).toBe(0)
     expect(login.stdout).toContain(`mirror usb is a directory: nothing to sign in to; its store is ready at ${usb}\n`)

@@ -28,6 +28,7 @@ describe.skipIf(EXTERNAL)('exportDir: the history into a directory store', () =>
     await ok(a, ['snapshot'], publishedAt(FIRST))
     const config = loadConfig({ configPath: a.config, env: a.env, cwd: root })
     const dir = join(root, 'usb', 'cidsync')
+    await mkdir(join(root, 'usb'))
 
     const events: ExportDirProgress[] = []
     const first = await exportDir(repositoryOn(config, one.clients), { dir, content: true, onObject: e => { events.push(e) } })
@@ -109,6 +110,7 @@ describe.skipIf(EXTERNAL)('exportDir: the history into a directory store', () =>
     const config = loadConfig({ configPath: join(root, 'c.toml'), env: {} })
     const mirror = join(root, 'usb', 'cidsync')
     // As `login --mirror` makes it.
+    await mkdir(join(root, 'usb'))
     await DirectoryObjectStore.open(mirror, { create: true })
     const before = (await readdir(mirror)).sort()
     await symlink(join(root, 'usb'), join(root, 'usb-link'))
