@@ -115,3 +115,21 @@ async function readFromHomes<T> (
   if (behind !== undefined) throw new MirrorBehindError(`${failures[0] ?? 'the primary failed'}; ${behind.message}`)
   throw new MirrorsFailedError(`the primary and every mirror failed: ${failures.join('; ')}: check the services and the network; \`restore --from NAME\` reads one mirror`)
 }
+
+/** The `--from` option's words, for every command that reads the history from one home. */
+export const FROM_OPTION_HELP = 'read this [[mirrors]] table alone, or a directory store at a path (one holding a /), not the primary'
+
+/**
+ * Runs a read of the history on one home: the mirror or directory `from` names, else the primary
+ * (with no fall-back: the history a command shows is the home it names).
+ */
+export async function readHistoryFrom<T> (options: { readonly config?: string, readonly from?: string }, fn: (repository: Repository, where: string) => Promise<T>): Promise<T> {
+  if (options.from === undefined) {
+    const { withService } = await import('./service-command.js')
+    return await withService(options, async ({ repository }) => await fn(repository, 'the primary'))
+  }
+  const { loadConfig } = await import('../config/index.js')
+  const config = loadConfig({ configPath: options.config })
+  return await readFrom(config, { from: options.from, fallBack: false }, async ({ repository }, where) => await fn(repository, where))
+}
+

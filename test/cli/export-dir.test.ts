@@ -74,6 +74,19 @@ describe.skipIf(EXTERNAL)('cidsync export --dir PATH', () => {
     await ok(c, ['get', 'notes/first/small-3.txt', '--from', usb, '--to', got])
     expect((await readFile(join(got, 'notes', 'first', 'small-3.txt'))).equals(await readFile(join(a.folder, 'first', 'small-3.txt')))).toBe(true)
 
+    // The history reads from the directory alone too: the primary of c never saw it.
+    const history = JSON.parse((await ok(c, ['history', '--from', usb, '--json'])).stdout) as Array<{ cid: string }>
+    expect(history.map(h => h.cid)).toEqual([head?.cid])
+    const primaryOnly = await c.run(['history'])
+    expect(primaryOnly.code, primaryOnly.stderr).toBe(3)
+    const timeline = JSON.parse((await ok(c, ['log', 'notes/first/small-3.txt', '--from', usb, '--json'])).stdout) as { publishesKept: number, segmentsFetched: number, versions: Array<{ fetchable: boolean }> }
+    expect(timeline).toMatchObject({ publishesKept: 1, segmentsFetched: 1 })
+    expect(timeline.versions.map(v => v.fetchable)).toEqual([true])
+    const found = JSON.parse((await ok(c, ['find', 'small-3', '--at', new Date().toISOString(), '--from', usb, '--json'])).stdout) as { publish: { cid: string }, results: Array<{ path: string }> }
+    expect(found.publish.cid).toBe(head?.cid)
+    expect(found.results.map(r => r.path)).toEqual(['first/small-3.txt'])
+    expect((await c.run(['find', 'small-3', '--from', usb])).code).toBe(2)
+
     // A second publish: only what is new is written, and said so.
     await writeFile(join(a.folder, 'first', 'new.txt'), 'one more\n')
     await ok(a, ['snapshot'])

@@ -8,11 +8,11 @@ import { action } from '../run.js'
 import { contentActivity } from '../content-activity.js'
 import { safeText } from '../safe-text.js'
 import { parseTimeArg } from '../time-arg.js'
-import { withService } from '../service-command.js'
+import { FROM_OPTION_HELP, readHistoryFrom } from '../mirror-read.js'
 import { resolveDevice } from './ls.js'
 import { deviceLabel, shortTime, withSearch } from './find-common.js'
 
-interface FindOptions { config?: string, device?: string, allDevices?: boolean, at?: string, deleted?: boolean, literal?: boolean, limit?: string, json?: boolean, namespace?: string, network?: string }
+interface FindOptions { config?: string, device?: string, allDevices?: boolean, at?: string, deleted?: boolean, literal?: boolean, limit?: string, json?: boolean, namespace?: string, network?: string, from?: string }
 
 const FIND_HELP = `
 Patterns:
@@ -35,6 +35,7 @@ export function registerFind (program: Command): void {
     .option('--deleted', 'include deleted files')
     .option('--literal', 'take * and ? as plain characters')
     .option('--limit <n>', 'at most this many results', '50')
+    .option('--from <mirror>', `with --at: ${FROM_OPTION_HELP}`)
     .option('--namespace <name>', 'with --at: default: the config\'s namespace')
     .option('--network <name>', 'with --at: default: the config\'s network')
     .option('--json', 'print JSON')
@@ -45,6 +46,8 @@ export function registerFind (program: Command): void {
       if (pattern === '') throw new UsageError('the pattern is empty: give some of the name, or a glob such as *.pdf')
       const config = loadConfig({ configPath: options.config })
       const at = options.at === undefined ? undefined : parseTimeArg(options.at)
+      // Without --at, find reads this device's index: no home is asked, so none can be named.
+      if (at === undefined && options.from !== undefined) throw new UsageError('--from goes with --at: without it, find searches this device\'s own index')
       const { find } = await import('../../find/index.js')
       // What uploads now and what failed is about the index as it is, not a past publish's.
       const activity = at === undefined ? (await contentActivity(config)).activity : undefined
@@ -59,7 +62,7 @@ export function registerFind (program: Command): void {
       if (at === undefined) {
         result = await search()
       } else {
-        result = await withService(options, async ({ repository }) => {
+        result = await readHistoryFrom(options, async (repository) => {
           const past = await repository.pastPublish(at, { namespace: options.namespace, network: options.network })
           publish = past.publish
           return await search({ indexFile: past.indexPath, searchFile: past.searchPath })

@@ -4,10 +4,11 @@ import { loadConfig, STATE_NAMES } from '../../config/index.js'
 import { UsageError } from '../../errors.js'
 import { countOf, formatBytes, formatTable, printJson } from '../format.js'
 import { action } from '../run.js'
-import { explainMissingPointer, withService } from '../service-command.js'
+import { explainMissingPointer } from '../service-command.js'
+import { FROM_OPTION_HELP, readHistoryFrom } from '../mirror-read.js'
 import { makeDirsSync } from '../../util/make-dirs.js'
 
-interface HistoryOptions { config?: string, json?: boolean, reverse?: boolean, limit?: string, namespace?: string, network?: string }
+interface HistoryOptions { config?: string, json?: boolean, reverse?: boolean, limit?: string, namespace?: string, network?: string, from?: string }
 
 const HISTORY_HELP = `
 The chain:
@@ -33,6 +34,7 @@ export function registerHistory (program: Command): void {
     .option('--config <path>', 'config file')
     .option('--namespace <name>', 'default: the config\'s namespace')
     .option('--network <name>', 'default: the config\'s network')
+    .option('--from <mirror>', FROM_OPTION_HELP)
     .option('--limit <n>', 'at most this many publishes', '20')
     .option('--reverse', 'oldest first (of the newest --limit)')
     .option('--json', 'print JSON')
@@ -41,13 +43,13 @@ export function registerHistory (program: Command): void {
       if (!Number.isSafeInteger(limit) || limit < 1) throw new UsageError(`--limit ${String(options.limit)}: expected a whole number of 1 or more`)
       const config = loadConfig({ configPath: options.config })
       makeDirsSync(join(config.stateDir, STATE_NAMES.snapshots), 0o700)
-      await withService(options, async ({ clients, repository }) => {
+      await readHistoryFrom(options, async (repository, where) => {
         const { walkEntries } = await import('../../sync/index.js')
-        const pointer = await clients.pointers.current(options.namespace ?? config.namespace, options.network ?? config.network)
-          .catch((err: unknown) => { throw explainMissingPointer(err, config) })
+        const pointer = await repository.pointers.current(options.namespace ?? config.namespace, options.network ?? config.network)
+          .catch((err: unknown) => { throw explainMissingPointer(err, config, where === 'the primary' ? undefined : where) })
         const dealOf = await dealStates(config.stateDir)
         const rows = []
-        for await (const entry of walkEntries(clients, pointer.snapshotCid, repository.manifestCache, {
+        for await (const entry of walkEntries(repository.home, pointer.snapshotCid, repository.manifestCache, {
           ...repository.readContext('history', { namespace: options.namespace, network: options.network }), limit
         })) rows.push({ ...entry, deal: dealOf(entry.cid), root: repository.store?.plainRoots.root(entry.cid) ?? null })
         const more = rows.at(-1)?.previous

@@ -6,10 +6,10 @@ import { countOf, formatBytes, formatTable, printJson } from '../format.js'
 import { action } from '../run.js'
 import { contentActivity } from '../content-activity.js'
 import { safeText } from '../safe-text.js'
-import { withService } from '../service-command.js'
+import { FROM_OPTION_HELP, readHistoryFrom } from '../mirror-read.js'
 import { historyStart, shortTime } from './find-common.js'
 
-interface LogOptions { config?: string, cached?: boolean, json?: boolean, reverse?: boolean, namespace?: string, network?: string }
+interface LogOptions { config?: string, cached?: boolean, json?: boolean, reverse?: boolean, namespace?: string, network?: string, from?: string }
 
 const LOG_HELP = `
 Segments:
@@ -24,6 +24,7 @@ export function registerLog (program: Command): void {
     .argument('<path>', 'folder/path, as `cidsync ls` and `cidsync find` print it')
     .option('--config <path>', 'config file')
     .option('--cached', 'only what is kept locally: fetch no segment of the history')
+    .option('--from <mirror>', FROM_OPTION_HELP)
     .option('--reverse', 'oldest first')
     .option('--namespace <name>', 'default: the config\'s namespace')
     .option('--network <name>', 'default: the config\'s network')
@@ -38,7 +39,7 @@ export function registerLog (program: Command): void {
         let filled: HistoryFill | undefined
         let unpublished = false
         if (options.cached !== true) {
-          filled = await withService(options, async ({ repository }) => {
+          filled = await readHistoryFrom(options, async (repository) => {
             // Nothing published yet (a daemon that has not reached its first publish): the index's own rows still answer.
             const chain = { namespace: options.namespace, network: options.network }
             const start = await historyStart(repository, chain).catch((err: unknown) => { if (err instanceof PointerNotFoundError) return undefined; throw err })
