@@ -67,6 +67,7 @@ describe.skipIf(EXTERNAL)('cidsync export --dir PATH', () => {
     expect(early.stderr).toContain(`install the one it holds first (cidsync restore --from ${usb}) [ERR_INDEX_MISSING]`)
     const restored = await ok(c, ['restore', '--from', usb])
     expect(restored.stdout).toContain(`from directory ${usb}`)
+    expect(restored.stdout).not.toContain('content objects sampled')
     const back = join(root, 'back')
     await ok(c, ['restore', '--files', '--from', usb, '--to', back])
     expect(await tree(join(back, 'notes'))).toEqual(await tree(a.folder))
@@ -86,6 +87,12 @@ describe.skipIf(EXTERNAL)('cidsync export --dir PATH', () => {
     expect(found.publish.cid).toBe(head?.cid)
     expect(found.results.map(r => r.path)).toEqual(['first/small-3.txt'])
     expect((await c.run(['find', 'small-3', '--from', usb])).code).toBe(2)
+
+    // An export without --content holds the index alone: the restore from it says so.
+    const bare = join(root, 'bare')
+    await ok(a, ['export', '--dir', bare])
+    const fromBare = await ok(c, ['restore', '--from', bare, '--force'])
+    expect(fromBare.stdout).toContain(`But ${bare} holds none of the content objects sampled (an export without --content?)`)
 
     // A second publish: only what is new is written, and said so.
     await writeFile(join(a.folder, 'first', 'new.txt'), 'one more\n')

@@ -7,6 +7,7 @@ import { safeText } from '../safe-text.js'
 import { parseTimeArg } from '../time-arg.js'
 import { explainMissingPointer } from '../service-command.js'
 import { readFrom } from '../mirror-read.js'
+import type { ObjectStore } from '../../store/index.js'
 import { lagLine, mirrorLag } from '../mirror-lag.js'
 import { makeDirsSync } from '../../util/make-dirs.js'
 import { shellWord } from '../../util/shell-word.js'
@@ -136,7 +137,7 @@ export function registerRestore (program: Command): void {
           }
           process.stdout.write(`restored ${what}${where === 'the primary' ? '' : ` from ${where}`}` +
             `${result.backup === undefined ? '' : `; the old index is at ${result.backup}`}\n${lag === undefined ? '' : `${lagLine(where, lag)}\n`}the next \`cidsync daemon\` rescans the folders against it\n` +
-            `${await filesHint(config.stateDir, options.from ?? (where.startsWith('mirror ') ? where.slice('mirror '.length) : undefined))}\n`)
+            `${await filesHint(config.stateDir, options.from ?? (where.startsWith('mirror ') ? where.slice('mirror '.length) : undefined), repository.objects)}\n`)
         })
       } finally {
         syncState.close()
@@ -159,14 +160,30 @@ export function restorableHint (files: number, stored: number, from?: string): s
  * What a restore of the index leaves to do for the files themselves: it installs the list of
  * them, not their bytes, which `restore --files` brings back where their content is stored.
  */
-async function filesHint (stateDir: string, from: string | undefined): Promise<string> {
+async function filesHint (stateDir: string, from: string | undefined, objects: ObjectStore): Promise<string> {
   const { indexPath, openIndex } = await import('../../index/index.js')
   const index = openIndex(indexPath(stateDir), { readonly: true })
   try {
     // Counted in SQL: reading 1,000,000 rows out to count them took longer than the restore itself.
     const { files, stored } = index.content.restorable()
-    return restorableHint(files, stored, from)
+    const hint = restorableHint(files, stored, from)
+    // A directory may hold the index without the content (an export without --content). A service
+    // mirror is not asked: its `has` walks the uploads listing.
+    if (from === undefined || !from.includes('/') || stored === 0) return hint
+    const sample = index.content.sampleStored(CONTENT_SAMPLE, Number.MAX_SAFE_INTEGER)
+    let held = 0
+    for (const file of sample) {
+      const first = (JSON.parse(file.objects) as Array<[string, number, number]>)[0]?.[0]
+      if (first !== undefined && await objects.has(first).catch(() => false)) held++
+    }
+    if (held === sample.length) return hint
+    const none = held === 0
+    return `${hint}. But ${safeText(from)} holds ${none ? 'none' : `only ${held} of ${sample.length}`} of the content objects sampled${none ? ' (an export without --content?)' : ''}: ` +
+      'bring the files back from the primary, or export again with --content'
   } finally {
     index.close()
   }
 }
+
+/** Stored files whose first object is looked for on a mirror or directory after a restore from it. */
+const CONTENT_SAMPLE = 8
