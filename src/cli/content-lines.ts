@@ -26,6 +26,10 @@ export function contentLines (s: StatusDocument): string[] {
     ]), new Set([1, 2, 3, 4, 5, 6])).trimEnd()
   ]
   if (c.folders.some(f => (f.leftOut?.files ?? 0) > 0)) lines.push('  left out: files never stored ([content] exclude, or larger than max_file_size); `cidsync ls` says which')
+  if ((c.indexRefused ?? 0) > 0) {
+    lines.push(`  ${countOf(c.indexRefused ?? 0, 'content index object was', 'content index objects were')} refused as damaged or forged: their records are not used, so that content may be sent again. ` +
+      'The service holds objects that are not what they claim; `cidsync verify --full` checks what the pointer names')
+  }
   if (c.tooLarge > 0) lines.push(`  ${countOf(c.tooLarge, 'file is', 'files are')} larger than [content] max_file_size: indexed, not stored (raise it, or exclude them with [content] exclude)`)
   if (c.lastError !== null) lines.push(`  the last pass failed at ${timeWithAge(c.lastError.at)}: ${c.lastError.message}${c.lastError.code === null ? '' : ` [${c.lastError.code}]`}${c.retryAt === null ? '' : `; next try at ${c.retryAt}`}`)
   for (const f of c.failures.slice(0, FAILED_LINES)) {

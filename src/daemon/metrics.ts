@@ -39,6 +39,7 @@ function contentFamilies (status: StatusDocument): string[] {
     family('cidsync_content_upload_rate_bytes', 'gauge', 'Bytes a second the running pass uploads; 0 while idle.', [{ value: c.uploadRate }]),
     family('cidsync_content_uploaded_bytes_total', 'counter', 'Bytes of content stored since start.', [{ value: c.storedBytesTotal }]),
     family('cidsync_content_dedup_saved_bytes', 'gauge', 'Bytes of live files stored without this device uploading them (another device did, or a copy).', [{ value: c.savedByDedup }]),
+    family('cidsync_content_index_refused', 'gauge', 'Content index objects refused as damaged or forged: their records are never used.', [{ value: c.indexRefused ?? 0 }]),
     family('cidsync_content_failing_too_long', 'gauge', '1 while an upload has failed for longer than the bound (status --check fails).', [{ value: c.failingTooLong ? 1 : 0 }])
   ]
 }

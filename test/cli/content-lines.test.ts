@@ -17,4 +17,11 @@ describe('status content lines (src/cli/content-lines.ts)', () => {
     expect(idle).not.toContain('upload rate')
     expect(contentLines(content(true))[0]).toMatch(/^content: storing now · upload rate 2(\.0)? KiB\/s · /)
   })
+
+  it('says when index objects were refused, and nothing when none was (or a daemon too old to count them)', () => {
+    const refused = content(false) as unknown as { content: Record<string, unknown> }
+    refused.content.indexRefused = 2
+    expect(contentLines(refused as unknown as StatusDocument).join('\n')).toContain('2 content index objects were refused as damaged or forged: their records are not used')
+    expect(contentLines(content(false)).join('\n')).not.toContain('refused')
+  })
 })

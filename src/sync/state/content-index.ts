@@ -23,7 +23,7 @@ export interface KnownRecord {
 /** The newest object of the store's listing when it was last walked for index objects. */
 export interface ListingHead { readonly cid: string, readonly storedAt?: number }
 
-type Name = 'sentValue' | 'setValue' | 'knows' | 'found' | 'pending' | 'waiting' | 'upsert' | 'done' | 'tried' | 'known' | 'taken' | 'takenOf' | 'takenCount'
+type Name = 'sentValue' | 'setValue' | 'knows' | 'found' | 'pending' | 'waiting' | 'upsert' | 'done' | 'tried' | 'known' | 'taken' | 'takenOf' | 'takenCount' | 'refused'
 
 /**
  * The repository's content index in `sync.sqlite` (docs/content-format.md, "Content index"):
@@ -51,7 +51,8 @@ export class ContentIndexState {
       known: db.prepare('SELECT device_id AS deviceId, cid, key_id AS keyId, seq, record, object FROM content_index WHERE cid = ? AND key_id = ? ORDER BY seq DESC LIMIT 1'),
       taken: db.prepare('INSERT INTO content_taken (cid, key_id) VALUES (?, ?) ON CONFLICT DO NOTHING'),
       takenOf: db.prepare('SELECT cid FROM content_taken WHERE key_id = ? ORDER BY cid').pluck(),
-      takenCount: db.prepare('SELECT COUNT(*) FROM content_taken WHERE key_id = ?').pluck()
+      takenCount: db.prepare('SELECT COUNT(*) FROM content_taken WHERE key_id = ?').pluck(),
+      refused: db.prepare("SELECT COUNT(*) FROM content_index_objects WHERE state = 'refused'").pluck()
     }
   }
 
@@ -148,5 +149,10 @@ export class ContentIndexState {
   /** How many: enough to tell whether {@link taken} changed, without reading them. */
   takenCount (keyId: string): number {
     return this.s.takenCount.get(keyId) as number
+  }
+
+  /** Index objects refused (damaged, forged, or unreadable too many times): status shows the count. */
+  refusedCount (): number {
+    return this.s.refused.get() as number
   }
 }

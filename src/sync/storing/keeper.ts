@@ -51,6 +51,8 @@ export interface ContentStatus {
   readonly storedBytesTotal: number
   /** Bytes of live files here that are stored without this device sending them (another device did, or a copy); from the index. */
   readonly savedByDedup: number
+  /** Other devices' content index objects refused (damaged or forged): their records are never used. */
+  readonly indexRefused: number
   /** The oldest failure has lasted past {@link CONTENT_FAILING_BOUND_MS}. */
   readonly failingTooLong: boolean
   /** Files the running pass is storing (read, sealed, or in a pack not yet sent), by `folder/path`; at most 5,000. */
@@ -184,6 +186,7 @@ export class ContentKeeper {
       uploadRate: this.pass === undefined ? 0 : Math.round(this.pass.bytes / Math.max(0.001, (Date.now() - this.pass.started) / 1000)),
       storedBytesTotal: this.storedBytesTotal,
       savedByDedup: this.savedByDedup(keyId),
+      indexRefused: this.components.store.contentIndex.refusedCount(),
       failingTooLong: Number.isFinite(oldest) && Date.now() - oldest > CONTENT_FAILING_BOUND_MS,
       uploading: [...this.uploading].slice(0, UPLOADING_SHOWN).map(splitKey),
       failingBoundMs: CONTENT_FAILING_BOUND_MS
