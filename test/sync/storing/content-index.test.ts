@@ -87,6 +87,21 @@ async function cidOf (text: string): Promise<string> {
   return CID.createV1(0x55, await sha256.digest(new TextEncoder().encode(text))).toString()
 }
 
+/** A state dir with an index and a sync store, closed after the test, and a logger kept in `logs`. */
+async function bareDevice (): Promise<{ stateDir: string, deviceId: string, index: ReturnType<typeof openIndex>, store: SyncStore, logs: string[], logger: pino.Logger }> {
+  const root = await useTempDir()
+  const stateDir = join(root, 'state')
+  await mkdir(stateDir, { recursive: true })
+  const deviceId = loadOrCreateDeviceId(stateDir)
+  const index = openIndex(indexPath(stateDir))
+  onTestFinished(() => { index.close() })
+  const store = new SyncStore(stateDir)
+  onTestFinished(() => { store.close() })
+  const logs: string[] = []
+  const logger = pino({ level: 'info' }, { write: (line: string) => { logs.push(line) } })
+  return { stateDir, deviceId, index, store, logs, logger }
+}
+
 describe.skipIf(EXTERNAL)('the content index: what another device stored is known without a publish', () => {
   it('a device with the same files as one that stored them and never published uploads none of them, and its publish restores them on a third device', async () => {
     const root = await useTempDir()
@@ -208,16 +223,7 @@ describe.skipIf(EXTERNAL)('the content index: what another device stored is know
   }, 300_000)
 
   it('a listing of endless fresh index objects never grows the state past a bound, and is logged and counted', async () => {
-    const root = await useTempDir()
-    const stateDir = join(root, 'state')
-    await mkdir(stateDir, { recursive: true })
-    const deviceId = loadOrCreateDeviceId(stateDir)
-    const index = openIndex(indexPath(stateDir))
-    onTestFinished(() => { index.close() })
-    const store = new SyncStore(stateDir)
-    onTestFinished(() => { store.close() })
-    const logs: string[] = []
-    const logger = pino({ level: 'info' }, { write: (line: string) => { logs.push(line) } })
+    const { stateDir, deviceId, index, store, logs, logger } = await bareDevice()
     // A service that lists, at every walk, objects it never held: each walk's names are new.
     let walks = 0
     const objects = {
@@ -251,15 +257,7 @@ describe.skipIf(EXTERNAL)('the content index: what another device stored is know
   }, 120_000)
 
   it('a listing that names one index object again and again notes it once, and cuts nothing short', async () => {
-    const root = await useTempDir()
-    const stateDir = join(root, 'state')
-    await mkdir(stateDir, { recursive: true })
-    const deviceId = loadOrCreateDeviceId(stateDir)
-    const index = openIndex(indexPath(stateDir))
-    onTestFinished(() => { index.close() })
-    const store = new SyncStore(stateDir)
-    onTestFinished(() => { store.close() })
-    const logger = pino({ level: 'silent' })
+    const { stateDir, deviceId, index, store, logger } = await bareDevice()
     const looped = await cidOf('one index object')
     const objects = {
       describe: 'a looping service',
@@ -275,16 +273,7 @@ describe.skipIf(EXTERNAL)('the content index: what another device stored is know
   }, 60_000)
 
   it('a listing longer than one walk reads is cut, logged and counted', async () => {
-    const root = await useTempDir()
-    const stateDir = join(root, 'state')
-    await mkdir(stateDir, { recursive: true })
-    const deviceId = loadOrCreateDeviceId(stateDir)
-    const index = openIndex(indexPath(stateDir))
-    onTestFinished(() => { index.close() })
-    const store = new SyncStore(stateDir)
-    onTestFinished(() => { store.close() })
-    const logs: string[] = []
-    const logger = pino({ level: 'info' }, { write: (line: string) => { logs.push(line) } })
+    const { stateDir, deviceId, index, store, logs, logger } = await bareDevice()
     const cid = await cidOf('a pack')
     const objects = {
       describe: 'a service that lists without end',
