@@ -9,12 +9,14 @@ import { fsyncPath } from '../util/fsync.js'
 import { CarFile } from './car-file.js'
 import { ExportWalk, type ExportedHistory, type ExportProgress, type ExportWalkInit } from './export-walk.js'
 import { processAlive } from '../util/process-alive.js'
+import type { ProgressEvent, ProgressOptions } from '../util/progress.js'
 
-export interface ExportInit extends ExportWalkInit {
+/** Told after each object is in the CAR. */
+export type ExportProgressEvent = ProgressEvent<'export:object', ExportProgress>
+
+export interface ExportInit extends ExportWalkInit, ProgressOptions<ExportProgressEvent> {
   /** Where the CAR goes; nothing is ever left there but a whole one. */
   readonly file: string
-  /** Told after each object is in the CAR. */
-  readonly onObject?: (event: ExportProgress) => void
 }
 
 export interface ExportResult extends ExportedHistory {
@@ -83,7 +85,7 @@ export async function exportCar (repository: Repository, init: ExportInit): Prom
     try {
       await clients.objects.blocks(walk.objects(), sink, {
         signal: init.signal,
-        onObject: (object, walked) => { const event = walk.done(object, walked.size); init.onObject?.(event) },
+        onObject: (object, walked) => { const detail = walk.done(object, walked.size); init.onProgress?.({ type: 'export:object', detail }) },
         failure: (object, err) => writeFailure ?? walk.failure(object, err, 'no CAR was written')
       })
       // The root's own nodes last, the root first: a cut before them sends every object whole before

@@ -7,13 +7,15 @@ import { directoryHome, type ObjectHome } from '../store/index.js'
 import type { Repository } from '../sync/index.js'
 import { ENGINE } from '../snapshot/index.js'
 import { failpoint } from '../util/failpoint.js'
+import type { ProgressEvent, ProgressOptions } from '../util/progress.js'
 import { ExportWalk, type ExportedHistory, type ExportProgress, type ExportWalkInit, type WalkedObject } from './export-walk.js'
 
-export interface ExportDirInit extends ExportWalkInit {
+/** Told after each object is in the directory: written now, or there already. */
+export type ExportDirProgressEvent = ProgressEvent<'export:object', ExportDirProgress>
+
+export interface ExportDirInit extends ExportWalkInit, ProgressOptions<ExportDirProgressEvent> {
   /** The directory store to fill: made when missing or empty, a store made before added to. */
   readonly dir: string
-  /** Told after each object is in the directory: written now, or there already. */
-  readonly onObject?: (event: ExportDirProgress) => void
 }
 
 export interface ExportDirProgress extends ExportProgress {
@@ -79,7 +81,7 @@ export async function exportDir (repository: Repository, init: ExportDirInit): P
     }
     // Counted whether or not anyone listens.
     const event = walk.done(object, size)
-    init.onObject?.({ ...event, written: there === undefined })
+    init.onProgress?.({ type: 'export:object', detail: { ...event, written: there === undefined } })
   }
   const pointer = await movePointer(home, walk, repository.config, init)
   const history = walk.exported(walk.plainRoot().root.toString())

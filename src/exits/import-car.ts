@@ -10,16 +10,19 @@ import { namedByChain } from './chain-named.js'
 import { scanCar, type ScannedCar } from './scan-car.js'
 import * as CarBufferWriter from '@ipld/car/buffer-writer'
 import { CID } from 'multiformats/cid'
+import type { ProgressEvent, ProgressOptions } from '../util/progress.js'
 
-export interface ImportInit {
+/** Told of each step as it starts (`import:step`), and of the bytes sent (`import:upload`). */
+export type ImportProgressEvent =
+  | ProgressEvent<'import:step', { readonly step: ImportStep }>
+  | ProgressEvent<'import:upload', { readonly sent: number, readonly total: number }>
+
+export interface ImportInit extends ProgressOptions<ImportProgressEvent> {
   readonly config: Config
   readonly file: string
   /** Move the pointer even when it holds a publish the CAR's chain does not (set it back). */
   readonly force?: boolean
   readonly passphrase?: string
-  readonly signal?: AbortSignal
-  /** Told of each step as it starts, and of the bytes sent. */
-  readonly onStep?: (step: ImportStep, detail?: { sent: number, total: number }) => void
 }
 
 export type ImportStep = 'scan' | 'upload' | 'check' | 'deal' | 'pointer'
@@ -64,11 +67,11 @@ export async function importCar (clients: ServiceClients, init: ImportInit): Pro
   const { config } = init
   const fetch = readContext(config, { label: 'import', passphrase: init.passphrase, signal: init.signal })
 
-  init.onStep?.('scan')
+  init.onProgress?.({ type: 'import:step', detail: { step: 'scan' } })
   const car = await scanCar(init.file, init.signal)
   failpoint('import:scanned')
 
-  init.onStep?.('upload')
+  init.onProgress?.({ type: 'import:step', detail: { step: 'upload' } })
   const answer = await uploadCar(clients, init, car)
   const context = { service: 'upload endpoint', method: 'POST', url: '/api/v0/dag/import' }
   if (answer.stats !== undefined && answer.stats.blocks !== car.blocks) throw new RemoteResponseError(context, `read ${answer.stats.blocks} blocks of the CAR, not the ${car.blocks} it holds: try again`)
@@ -76,7 +79,7 @@ export async function importCar (clients: ServiceClients, init: ImportInit): Pro
   if (pinError !== undefined && pinError !== '') throw new CarFormatError(`the service could not pin the CAR's root ${car.root}: ${pinError}`)
   failpoint('import:uploaded')
 
-  init.onStep?.('check')
+  init.onProgress?.({ type: 'import:step', detail: { step: 'check' } })
   const chain = await checkChain(clients, car.publish, fetch)
   failpoint('import:checked')
 
@@ -90,11 +93,11 @@ export async function importCar (clients: ServiceClients, init: ImportInit): Pro
   const chainObjects = car.objects.filter(o => named.has(o))
   const unnamed = car.objects.filter(o => !named.has(o))
 
-  init.onStep?.('deal')
+  init.onProgress?.({ type: 'import:step', detail: { step: 'deal' } })
   const deals = config.snapshot.deal ? await askDeals(clients, config, chainObjects, init.signal) : { asked: 0, skipped: 0 }
   failpoint('import:dealt')
 
-  init.onStep?.('pointer')
+  init.onProgress?.({ type: 'import:step', detail: { step: 'pointer' } })
   // Read again: the pointer service has no compare-and-swap, and a device that published while the
   // deals were asked (minutes, for a long history) would otherwise be overwritten without a word.
   const latest = await currentPointer(clients, config, init.signal)
@@ -129,7 +132,7 @@ export async function importCar (clients: ServiceClients, init: ImportInit): Pro
  */
 async function uploadCar (clients: ServiceClients, init: ImportInit, car: ScannedCar): Promise<CarImported> {
   const parts = car.parts ?? []
-  if (parts.length <= 1) return await clients.importCar(init.file, { signal: init.signal, onProgress: (sent, total) => init.onStep?.('upload', { sent, total }) })
+  if (parts.length <= 1) return await clients.importCar(init.file, { signal: init.signal, onProgress: (sent, total) => init.onProgress?.({ type: 'import:upload', detail: { sent, total } }) })
   const header = carHeader(CID.parse(car.root))
   const total = parts.reduce((sum, p) => sum + header.byteLength + p.end - p.start, 0)
   let before = 0
@@ -137,7 +140,7 @@ async function uploadCar (clients: ServiceClients, init: ImportInit, car: Scanne
   let last: CarImported | undefined
   for (const [i, part] of parts.entries()) {
     const pinRoots = i === parts.length - 1
-    last = await clients.importCar(init.file, { signal: init.signal, part: { ...part, header, pinRoots }, onProgress: (sent) => init.onStep?.('upload', { sent: before + sent, total }) })
+    last = await clients.importCar(init.file, { signal: init.signal, part: { ...part, header, pinRoots }, onProgress: (sent) => init.onProgress?.({ type: 'import:upload', detail: { sent: before + sent, total } }) })
     before += header.byteLength + part.end - part.start
     // A service that does not say for one part is not checked for the whole.
     stats = last.stats === undefined || stats === undefined ? undefined : { blocks: stats.blocks + last.stats.blocks, bytes: stats.bytes + last.stats.bytes }

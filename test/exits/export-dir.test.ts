@@ -31,14 +31,14 @@ describe.skipIf(EXTERNAL)('exportDir: the history into a directory store', () =>
     await mkdir(join(root, 'usb'))
 
     const events: ExportDirProgress[] = []
-    const first = await exportDir(repositoryOn(config, one.clients), { dir, content: true, onObject: e => { events.push(e) } })
+    const first = await exportDir(repositoryOn(config, one.clients), { dir, content: true, onProgress: e => { events.push(e.detail) } })
     expect((await stat(dir)).mode & 0o777).toBe(0o700)
     expect(first.contentObjects).toBeGreaterThan(0)
     expect(first).toMatchObject({ dir, written: first.objects, present: 0, bytesWritten: first.bytes, pointer: 'moved', publishes: 1 })
     expect(events.every(e => e.written)).toBe(true)
     // The same objects as a CAR export of the same history, and the same plain root.
     const carObjects = new Set<string>()
-    const car = await exportCar(repositoryOn(config, one.clients), { file: join(root, 'same.car'), content: true, onObject: e => { carObjects.add(e.cid) } })
+    const car = await exportCar(repositoryOn(config, one.clients), { file: join(root, 'same.car'), content: true, onProgress: e => { carObjects.add(e.detail.cid) } })
     expect(await listed(dir)).toEqual(carObjects)
     expect(new Set(events.map(e => e.cid))).toEqual(carObjects)
     expect(first.root).toBe(car.root)
@@ -51,7 +51,7 @@ describe.skipIf(EXTERNAL)('exportDir: the history into a directory store', () =>
     await writeSomeFiles(a.folder, 'second', { largeBytes: 300 * 1024, small: 4 })
     await ok(a, ['snapshot'], publishedAt(SECOND))
     events.length = 0
-    const second = await exportDir(repositoryOn(config, one.clients), { dir, content: true, onObject: e => { events.push(e) } })
+    const second = await exportDir(repositoryOn(config, one.clients), { dir, content: true, onProgress: e => { events.push(e.detail) } })
     expect(second.publishes).toBe(2)
     expect(second.present).toBe(first.objects)
     expect(second.written).toBe(second.objects - first.objects)

@@ -32,7 +32,10 @@ describe.skipIf(EXTERNAL)('import --car asks deals for what its chain names only
     const car = join(root, 'with-stray.car')
     await writeFile(car, await carOf([CID.parse(roots[0] as string)], [...[...blocks].map(([cid, bytes]) => ({ cid: CID.parse(cid), bytes })), { cid: strayCid, bytes: stray }]))
 
-    const imported = JSON.parse((await ok(c, ['import', '--car', car, '--json'])).stdout.trim().split('\n').at(-1) as string) as { objects: number, dealsAsked: number, unnamed: string[] }
+    const lines = (await ok(c, ['import', '--car', car, '--json'])).stdout.trim().split('\n').map(l => JSON.parse(l) as { type: string, step?: string })
+    // Each step told as it starts, in order, then the result.
+    expect(lines.filter(l => l.type === 'step').map(l => l.step)).toEqual(['scan', 'upload', 'check', 'deal', 'pointer'])
+    const imported = lines.at(-1) as unknown as { objects: number, dealsAsked: number, unnamed: string[] }
     expect(imported.objects).toBe(done.objects + 1)
     expect(imported.unnamed).toEqual([strayCid.toString()])
     expect(imported.dealsAsked).toBe(done.objects)

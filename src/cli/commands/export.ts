@@ -84,7 +84,7 @@ export function registerExport (program: Command): void {
       }
       await withService(options, async ({ repository }) => {
         const { exportCar, exportDir, refuseMirrorDir } = await import('../../exits/index.js')
-        const init = { at, content, onObject }
+        const init = { at, content, onProgress: (event: { readonly detail: ExportProgress }) => { onObject(event.detail) } }
         const missingPointer = (err: unknown): never => { throw explainMissingPointer(err, config) }
         if (options.dir !== undefined) {
           const dir = resolve(options.dir)

@@ -46,11 +46,11 @@ export function registerImport (program: Command): void {
         const { importCar } = await import('../../exits/index.js')
         const result = await importCar(clients, {
           config, file: options.car, force: options.force === true, passphrase: repository.passphrase,
-          onStep: (step, detail) => {
-            if (options.json === true) { if (detail === undefined) process.stdout.write(`${JSON.stringify({ type: 'step', step })}\n`); return }
-            if (!tty || (detail !== undefined && Date.now() - last < 100)) return
+          onProgress: (event) => {
+            if (options.json === true) { if (event.type === 'import:step') process.stdout.write(`${JSON.stringify({ type: 'step', step: event.detail.step })}\n`); return }
+            if (!tty || (event.type === 'import:upload' && Date.now() - last < 100)) return
             last = Date.now()
-            process.stderr.write(`\r${step}${detail === undefined ? '' : `: ${formatBytes(detail.sent)} of ${formatBytes(detail.total)}`}          `)
+            process.stderr.write(`\r${event.type === 'import:step' ? event.detail.step : `upload: ${formatBytes(event.detail.sent)} of ${formatBytes(event.detail.total)}`}          `)
           }
         })
         if (tty) process.stderr.write('\n')
