@@ -13,6 +13,8 @@ export default defineConfig({
     // Tests spawn daemons and hash on worker threads; two cores do not gain from more forks.
     maxWorkers: 2,
     teardownTimeout: 10_000,
+    // Worker threads start from the built bundle while it is current (see the file).
+    globalSetup: ['test/helpers/built-workers.ts'],
     // Two suites: `npm test` runs the fast one, `npm run test:slow` the other. A file named on the
     // command line runs in whichever suite holds it.
     projects: [
