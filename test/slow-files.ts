@@ -80,6 +80,13 @@ export const SLOW_FILES: readonly string[] = [
   'test/watch/long-paths.test.ts',
   'test/watch/scan.test.ts',
   'test/watch/watcher.test.ts',
+  // Counts of the whole process (its descriptors, its memory): the fast suite runs two files on
+  // threads of one process, so each would count the other's too.
+  'test/connect/embedded-access.test.ts',
+  'test/daemon/status-server.test.ts',
+  'test/local-service/blocks-adopt.test.ts',
+  'test/remote/response-bounds.test.ts',
+  'test/util/write-back-stream.test.ts',
   // The local service at scale or started afresh for each test; an independent IPFS node reading ours.
   'test/connect/embedded-conformance.test.ts',
   'test/exits/plain-root.test.ts',
