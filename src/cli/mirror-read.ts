@@ -132,4 +132,3 @@ export async function readHistoryFrom<T> (options: { readonly config?: string, r
   const config = loadConfig({ configPath: options.config })
   return await readFrom(config, { from: options.from, fallBack: false }, async ({ repository }, where) => await fn(repository, where))
 }
-

@@ -45,8 +45,9 @@ export class Repository {
     this.configNow = typeof config === 'function' ? config : () => config
     this.objects = home.objects
     this.pointers = home.pointers
-    this.names = isServiceHome(home) ? home.names : undefined
-    this.deals = isServiceHome(home) ? home.deals : undefined
+    const service = isServiceHome(home) ? home : undefined
+    this.names = service?.names
+    this.deals = service?.deals
     this.passphrase = options.passphrase ?? snapshotPassphrase()
     this.sibling = holder !== undefined
     this.holder = holder ?? { store: options.store, owned: options.store === undefined }

@@ -7,7 +7,7 @@ import { localServiceUnderTest } from '../helpers/service.js'
 import { EmbeddedObjectStore, type LocalReads } from '../../src/connect/index.js'
 import type { LocalService } from '../../src/local-service/index.js'
 import type { ServiceClients } from '../../src/remote/index.js'
-import { contentDevice, ok, type ContentDevice } from '../cli/content-devices.js'
+import { contentDevice, ok, writeSomeFiles, type ContentDevice } from '../cli/content-devices.js'
 
 export type Service = Awaited<ReturnType<typeof localServiceUnderTest>>
 
@@ -28,6 +28,17 @@ export function publishedAt (at: string): NodeJS.ProcessEnv {
 
 export async function exitDevice (root: string, service: Service, name: string): Promise<ContentDevice> {
   return await contentDevice(root, service, name)
+}
+
+/** Device `a` on a fresh service `one`, published twice (at FIRST and SECOND), each time with new files. */
+export async function twoPublishes (root: string): Promise<{ one: Service, a: ContentDevice }> {
+  const one = await freshService(root, 'one')
+  const a = await exitDevice(root, one, 'a')
+  await writeSomeFiles(a.folder, 'first', { largeBytes: 1024 * 1024 + 3, small: 5 })
+  await ok(a, ['snapshot'], publishedAt(FIRST))
+  await writeSomeFiles(a.folder, 'second', { largeBytes: 1024 * 1024 + 9, small: 5 })
+  await ok(a, ['snapshot'], publishedAt(SECOND))
+  return { one, a }
 }
 
 export interface HistoryRow { cid: string, at: string, previous: string | null }

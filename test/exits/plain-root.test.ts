@@ -15,19 +15,14 @@ import { sha256 } from 'multiformats/hashes/sha2'
 import { carOf } from '../helpers/car.js'
 import { EXTERNAL } from '../helpers/service.js'
 import { useTempDir } from '../helpers/temp-dir.js'
-import { ok, shareKey, writeSomeFiles, type ContentDevice } from '../cli/content-devices.js'
-import { exitDevice, FIRST, freshService, historyOf, pointerOf, publishedAt, readCar, SECOND, type HistoryRow } from './exit-devices.js'
+import { ok, shareKey, type ContentDevice } from '../cli/content-devices.js'
+import { exitDevice, freshService, historyOf, pointerOf, readCar, twoPublishes, type HistoryRow } from './exit-devices.js'
 
 interface Done { type: string, root: string, publish: string, blocks: number }
 
 /** Device a on its own service, published twice, its whole history exported with content. */
 async function exported (root: string): Promise<{ a: ContentDevice, car: string, done: Done, history: HistoryRow[] }> {
-  const one = await freshService(root, 'one')
-  const a = await exitDevice(root, one, 'a')
-  await writeSomeFiles(a.folder, 'first', { largeBytes: 1024 * 1024 + 3, small: 5 })
-  await ok(a, ['snapshot'], publishedAt(FIRST))
-  await writeSomeFiles(a.folder, 'second', { largeBytes: 1024 * 1024 + 9, small: 5 })
-  await ok(a, ['snapshot'], publishedAt(SECOND))
+  const { a } = await twoPublishes(root)
   const car = join(root, 'history.car')
   const done = JSON.parse((await ok(a, ['export', '--car', car, '--content', '--json'])).stdout.trim().split('\n').at(-1) as string) as Done
   return { a, car, done, history: await historyOf(a) }

@@ -7,7 +7,7 @@ import { EXTERNAL } from '../../helpers/service.js'
 import { useTempDir } from '../../helpers/temp-dir.js'
 import { checkBlock, fetchBytes } from '../../helpers/trustless.js'
 import { ok, shareKey, writeSomeFiles, type ContentDevice } from '../../cli/content-devices.js'
-import { exitDevice, FIRST, freshService, pointerOf, publishedAt, SECOND, type Service } from '../../exits/exit-devices.js'
+import { exitDevice, freshService, pointerOf, twoPublishes, type Service } from '../../exits/exit-devices.js'
 
 interface Row { cid: string, previous: string | null, root: string | null }
 
@@ -47,12 +47,7 @@ async function withoutContent (node: dagPb.PBNode): Promise<string> {
 describe.skipIf(EXTERNAL)('each publish writes a plain root', () => {
   it('beside its manifest: the service holds every block under it (the publish, its segments, the content, the publish before); an export is rooted at the same CIDs; another device links the same nodes', async () => {
     const root = await useTempDir()
-    const one = await freshService(root, 'one')
-    const a = await exitDevice(root, one, 'a')
-    await writeSomeFiles(a.folder, 'first', { largeBytes: 1024 * 1024 + 3, small: 5 })
-    await ok(a, ['snapshot'], publishedAt(FIRST))
-    await writeSomeFiles(a.folder, 'second', { largeBytes: 1024 * 1024 + 9, small: 5 })
-    await ok(a, ['snapshot'], publishedAt(SECOND))
+    const { one, a } = await twoPublishes(root)
     const rows = await history(a)
     expect(rows.map(r => r.root === null)).toEqual([false, false])
     const [second, first] = rows as [Row, Row]
