@@ -98,9 +98,10 @@ export class ContentIndex {
   }
 
   /**
-   * Has, for files no record of this index holds: records as this device's own each file of
-   * `files` whose record another device's index object holds (same objects, this device's sequence), so its next publish names the content. Its
-   * objects are logged for the mirrors first, as an upload's are. Answers the CIDs taken.
+   * Has, for files no record of this index holds. Each file of `files` whose record another
+   * device's index object holds is recorded as this device's own (same objects, this device's
+   * sequence), so its next publish names the content. Its objects are logged for the mirrors
+   * first, as an upload's are. Answers the CIDs taken.
    */
   take (files: ReadonlyArray<{ readonly cid: string, readonly size: number }>): Set<string> {
     const { store, index, deviceId, hostname } = this.components
