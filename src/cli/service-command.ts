@@ -3,6 +3,7 @@ import type { Repository } from '../sync/index.js'
 import type { Config } from '../config/index.js'
 import { loadConfig } from '../config/index.js'
 import type { ServiceConnection } from '../connect/index.js'
+import type { ServiceClients } from '../remote/index.js'
 import { PointerNotFoundError, RemoteNetworkError, RemoteStatusError } from '../errors.js'
 import { safeText } from './safe-text.js'
 
@@ -12,7 +13,7 @@ export function serviceOptions (command: Command): Command {
 }
 
 /** Loads the config, reaches the service it names (starting the embedded one if so), runs `fn`, closes. */
-export async function withService<T> (options: { config?: string }, fn: (connection: ServiceConnection & { readonly repository: Repository }, config: Config) => Promise<T>): Promise<T> {
+export async function withService<T> (options: { config?: string }, fn: (connection: ServiceConnection & { readonly repository: Repository<ServiceClients> }, config: Config) => Promise<T>): Promise<T> {
   const config = loadConfig({ configPath: options.config })
   const { connectService } = await import('../connect/index.js')
   const connection = await connectService(config)

@@ -215,7 +215,8 @@ export class Daemon {
       apply: async (next) => {
         this.config = next
         this.logger.level = next.logLevel
-        await this.link?.runner?.reconfigure(next)
+        // The runner reads the config through the repository, which follows this.config.
+        await this.link?.runner?.reconfigure()
         const folders = await this.watcher?.setFolders(next.folders)
         this.warnExcluded(next.folders.filter(f => folders?.added.includes(f.name) === true))
         return folders

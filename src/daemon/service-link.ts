@@ -1,7 +1,7 @@
 import type { Config } from '../config/index.js'
 import type { MirrorConnection, ServiceConnection, TokenRenewal } from '../connect/index.js'
 import type { Index } from '../index/index.js'
-import type { MirrorLink, MirrorTiming, SyncEventListener, SyncRunner, SyncStore, Repository } from '../sync/index.js'
+import type { MirrorLink, MirrorTiming, SyncEventListener, SyncRunner, SyncStore, SyncService, Repository } from '../sync/index.js'
 import { z } from 'zod'
 import { ConfigError } from '../errors.js'
 import { releaseMemory } from '../util/release-memory.js'
@@ -92,7 +92,7 @@ export class ServiceLink {
   syncStateError: string | null = null
   private store: SyncStore | undefined
   /** The process's repository once the service is reached: the passphrase is read there, once. */
-  private repository: Repository | undefined
+  private repository: Repository<SyncService> | undefined
   /** Cuts the wait before the next attempt to reach the service short (a user asked for it). */
   private wakeConnect: (() => void) | undefined
   /** Reaching the service, once begun: stopping waits for it, so nothing it starts outlives the daemon. */
@@ -252,16 +252,14 @@ export class ServiceLink {
     this.repository = new Repository(() => this.components.config(), connection.clients, { store })
     this.runner = new SyncRunner({
       repository: this.repository,
-      store,
       index,
       logger,
       deviceId,
-      clients: () => this.connection?.clients,
       credentials: () => ({ apiKey: safely(this.connection?.credentials.apiKey), sessionToken: safely(this.connection?.credentials.sessionToken) }),
       onEvent: this.components.onSyncEvent,
       mirrors: (c) => this.mirrorLinks(c, connectMirrors),
       mirrorTiming: timing
-    }, config)
+    })
     this.runner.start()
     // Changes held while the service was being reached, and those made while the daemon was down
     // (the index moved since the last publish), are noted to the runner; nothing else is.

@@ -2,7 +2,7 @@ import type { Config } from '../config/index.js'
 import { CarFormatError, ImportOlderError, PointerNotFoundError, RemoteResponseError } from '../errors.js'
 import type { CarImported, ServiceClients } from '../remote/index.js'
 import { ENGINE, ENGINE_V1 } from '../snapshot/index.js'
-import { readContext, SNAPSHOT_PROFILE, SyncStore, walkEntries, type FetchInit } from '../sync/index.js'
+import { SNAPSHOT_PROFILE, walkEntries, type FetchInit, type Repository } from '../sync/index.js'
 import { failpoint } from '../util/failpoint.js'
 import { checkChain } from './check-chain.js'
 import { askDeals } from './import-deals.js'
@@ -18,11 +18,9 @@ export type ImportProgressEvent =
   | ProgressEvent<'import:upload', { readonly sent: number, readonly total: number }>
 
 export interface ImportInit extends ProgressOptions<ImportProgressEvent> {
-  readonly config: Config
   readonly file: string
   /** Move the pointer even when it holds a publish the CAR's chain does not (set it back). */
   readonly force?: boolean
-  readonly passphrase?: string
 }
 
 export type ImportStep = 'scan' | 'upload' | 'check' | 'deal' | 'pointer'
@@ -63,9 +61,9 @@ export interface ImportResult {
  *    asked before are skipped, counted), then the pointer is set and read back.
  * Every step is idempotent: a run killed anywhere is finished by running it again.
  */
-export async function importCar (clients: ServiceClients, init: ImportInit): Promise<ImportResult> {
-  const { config } = init
-  const fetch = readContext(config, { label: 'import', passphrase: init.passphrase, signal: init.signal })
+export async function importCar (repository: Repository<ServiceClients>, init: ImportInit): Promise<ImportResult> {
+  const { config, home: clients } = repository
+  const fetch = repository.readContext('import', { signal: init.signal })
 
   init.onProgress?.({ type: 'import:step', detail: { step: 'scan' } })
   const car = await scanCar(init.file, init.signal)
@@ -116,12 +114,7 @@ export async function importCar (clients: ServiceClients, init: ImportInit): Pro
   // the pointer move): else a mirror never gets the imported history, yet shows "caught up". Sealed
   // objects are all kubo-cidv1; a plain file of another profile is one the mirror's add refuses,
   // counted there as unavailable.
-  const store = new SyncStore(config.stateDir)
-  try {
-    store.mirrorLog.logPublish(car.publish, chainObjects.filter(o => o !== car.publish), SNAPSHOT_PROFILE.name)
-  } finally {
-    store.close()
-  }
+  repository.store.mirrorLog.logPublish(car.publish, chainObjects.filter(o => o !== car.publish), SNAPSHOT_PROFILE.name)
   return { root: car.root, publish: car.publish, at: chain.head.at, blocks: car.blocks, bytes: car.bytes, objects: car.objects.length, unnamed, publishes: chain.publishes.length, segments: chain.segments, dealsAsked: deals.asked, dealsSkipped: deals.skipped, previous: latest, moved }
 }
 

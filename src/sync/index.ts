@@ -51,7 +51,7 @@ export type {
   LastPublished, RestoreRecord, PublishJob, PublishStep, ActiveStep, JobAt, SnapshotMade,
   UnusableJob, LeftoversRemoved, MirrorLog, ReplicaRow, MirrorRecord
 } from './state/index.js'
-export type { SyncComponents, StatelessComponents, SyncService } from './sync-components.js'
+export type { SyncComponents, SyncService } from './sync-components.js'
 export { SyncRunner } from './runner.js'
 export type { PublishStatus, ReconcileStatus, SyncRunnerComponents, PublishOptions } from './runner.js'
 export type { SyncEvent, SyncEventListener } from './sync-event.js'

@@ -27,8 +27,9 @@ const PAGE_WRITE = 2000
  * snapshot's IPNS name back if it points elsewhere. Pages come one at a time; the HTTP core backs
  * off when the service pushes back.
  */
-export async function reconcile (components: ReconcileComponents, init: { config: Config, signal?: AbortSignal, readPointer?: boolean }): Promise<Reconciled> {
-  const { index, clients, store } = components
+export async function reconcile (components: ReconcileComponents, init: { signal?: AbortSignal, readPointer?: boolean } = {}): Promise<Reconciled> {
+  const { index } = components
+  const { home: clients, store, config } = components.repository
   const run = Date.now()
   let batch: RemoteFile[] = []
   let seen = 0
@@ -54,8 +55,8 @@ export async function reconcile (components: ReconcileComponents, init: { config
     }
   }
 
-  const pointerSetBack = init.readPointer !== false && await notePointer(components, store, init.config, init.signal)
-  const republished = await republishName(components, store, init.config, init.signal)
+  const pointerSetBack = init.readPointer !== false && await notePointer(components, store, config, init.signal)
+  const republished = await republishName(components, store, config, init.signal)
   const result = { remoteFiles: seen, gone, names: names.length, dealsMade, republished, pointerSetBack, malformed }
   if (malformed > 0) components.logger.warn({ malformed }, 'the uploads listing holds records whose CID is not one: skipped; report it to the service')
   components.logger.info(result, 'reconciled')
@@ -71,7 +72,7 @@ async function notePointer (components: ReconcileComponents, store: SyncStore, c
   // Read before the pointer: a publish of ours landing meanwhile must not make its base look set back.
   const head = knownHead(store)
   try {
-    const pointer = await components.clients.pointers.current(config.namespace, config.network, { signal })
+    const pointer = await components.repository.home.pointers.current(config.namespace, config.network, { signal })
     store.notePointer(pointer.snapshotCid)
     if (head === undefined || !olderInChain(store.manifestCache, head, pointer.snapshotCid)) return false
     noteSetBack(store, components.logger, pointer.snapshotCid, head)
@@ -93,7 +94,7 @@ async function republishName (components: ReconcileComponents, store: SyncStore,
   const last = store.lastPublished()?.cid
   if (keyName === undefined || last === undefined) return false
   if (components.index.remote.nameTarget(keyName) === last) return false
-  const published = await components.clients.names.publish(keyName, last, { signal })
+  const published = await components.repository.home.names.publish(keyName, last, { signal })
   store.noteIpnsPublished(keyName, published.ipnsId, last)
   return true
 }

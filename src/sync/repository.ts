@@ -26,7 +26,7 @@ interface StoreHolder { store: SyncStore | undefined, readonly owned: boolean }
  * read context), the manifests already read, and one cache of past indexes. `get --at`,
  * `restore --files --at`, `find --at` and `export` read through it. Its owner closes it.
  */
-export class Repository {
+export class Repository<H extends ObjectHome = ObjectHome> {
   readonly objects: ObjectStore
   readonly pointers: PointerRegistry
   /** The home's names and deals: a service has them, a directory has none. */
@@ -41,7 +41,7 @@ export class Repository {
   private readonly configNow: () => Config
 
   /** `config`: the config, or a getter for the one now where a reload may replace it (the daemon). */
-  constructor (config: Config | (() => Config), readonly home: ObjectHome, options: RepositoryOptions = {}, holder?: StoreHolder) {
+  constructor (config: Config | (() => Config), readonly home: H, options: RepositoryOptions = {}, holder?: StoreHolder) {
     this.configNow = typeof config === 'function' ? config : () => config
     this.objects = home.objects
     this.pointers = home.pointers
@@ -72,7 +72,7 @@ export class Repository {
    * The same repository on another home (a mirror, a directory): its passphrase and sync store
    * shared, the store still opened only at first use.
    */
-  other (home: ObjectHome): Repository {
+  other<O extends ObjectHome> (home: O): Repository<O> {
     return new Repository(this.configNow, home, { passphrase: this.passphrase }, this.holder)
   }
 

@@ -1,13 +1,11 @@
 import { NotReadyError, PublishHeldError, RemoteUnauthorizedError } from '../errors.js'
 import { type Config } from '../config/index.js'
-import type { ServiceClients } from '../remote/index.js'
 import { publish, type Published } from './publish/index.js'
 import { reconcile, type Reconciled } from './reconcile.js'
 import { Scheduler } from './scheduler.js'
 import { publishStatus, type PublishStatus, type ReconcileStatus } from './status.js'
 import type { SyncComponents } from './sync-components.js'
 import type { SyncEventListener } from './sync-event.js'
-import type { Repository } from './repository.js'
 import { historyStatus, restorableStatus, runDrill, type HistoryRow, type RestorableStatus, type VerifyResult } from './verify/index.js'
 import { ContentKeeper, type ContentStatus } from './storing/index.js'
 import { hostname } from 'node:os'
@@ -24,10 +22,11 @@ export interface PublishOptions { readonly confirmDrop?: boolean, readonly repai
 const RETRY_FIRST_MS = 10_000
 const RETRY_MAX_MS = 15 * 60_000
 
-/** The sync components (the store the daemon's, closed by it after {@link SyncRunner.stop}), the service's clients once reached. */
-export interface SyncRunnerComponents extends Omit<SyncComponents, 'clients'> {
-  /** The service's clients once reached; publishing waits for them. */
-  readonly clients: () => ServiceClients | undefined
+/**
+ * The sync components, made once the service is reached: the repository on it holds the config,
+ * the passphrase and the daemon's sync store (closed by the daemon after {@link SyncRunner.stop}).
+ */
+export interface SyncRunnerComponents extends SyncComponents {
   /** The credentials now, to tell a renewed one from the one that was refused. */
   readonly credentials: CredentialsNow
   /** Told as publishes and reconciliations start, step and end. */
@@ -37,8 +36,6 @@ export interface SyncRunnerComponents extends Omit<SyncComponents, 'clients'> {
   /** The mirrors the config names, reached afresh for each config (the previous ones are done with). */
   readonly mirrors?: (config: Config) => readonly MirrorLink[]
   readonly mirrorTiming?: Partial<MirrorTiming>
-  /** The process's repository on the service: its passphrase (read once), config and sync store. */
-  readonly repository: Repository
 }
 
 /**
@@ -64,8 +61,8 @@ export class SyncRunner {
   /** One copy loop per mirror, each on its own. */
   private replicators: Array<{ link: MirrorLink, replicator: MirrorReplicator }> = []
 
-  constructor (private readonly components: SyncRunnerComponents, private config: Config) {
-    this.keeper = new ContentKeeper({ ...components, passphrase: components.repository.passphrase, hostname: components.hostname ?? hostname() }, config)
+  constructor (private readonly components: SyncRunnerComponents) {
+    this.keeper = new ContentKeeper({ ...components, hostname: components.hostname ?? hostname() })
     this.publishing = new Scheduler<Published, PublishOptions>({
       timing: () => ({ cron: this.config.snapshot.schedule, quietMs: this.config.snapshot.quietSeconds * 1000, minIntervalMs: this.config.snapshot.minIntervalSeconds * 1000 }),
       ready: () => { this.readyToPublish() },
@@ -76,22 +73,26 @@ export class SyncRunner {
     })
     this.reconciling = new Scheduler<Reconciled>({
       timing: () => ({ cron: this.config.reconcile.schedule }),
-      ready: () => { this.serviceReady('reconciliation') },
+      ready: () => { this.serviceReady() },
       run: async () => await this.runReconcile(),
       whenBusy: 'join'
     })
     this.drilling = new Scheduler<VerifyResult>({
       timing: () => ({ cron: this.config.verify.schedule }),
-      ready: () => { this.serviceReady('the restore drill') },
+      ready: () => { this.serviceReady() },
       run: async () => await this.runDrill(),
       whenBusy: 'join'
     })
   }
 
-  /** A reloaded config: schedules and publish settings apply from now on. */
-  async reconfigure (config: Config): Promise<void> {
-    this.config = config
-    await this.keeper.reconfigure(config)
+  /** The config now: the repository's, which a reload replaces. */
+  private get config (): Config {
+    return this.components.repository.config
+  }
+
+  /** The repository's config was reloaded: schedules and publish settings apply from now on. */
+  async reconfigure (): Promise<void> {
+    await this.keeper.reconfigure()
     await this.publishing.restart()
     await this.reconciling.restart()
     await this.drilling.restart()
@@ -116,7 +117,8 @@ export class SyncRunner {
   async verifyMirrorNow (name: string): Promise<VerifyResult> {
     const found = this.replicators.find(r => r.link.name === name)
     if (found === undefined) throw new NotReadyError(`no mirror named ${JSON.stringify(name)} runs in this daemon`, 5)
-    const { index, logger, deviceId, store } = this.components
+    const { index, logger, deviceId } = this.components
+    const { store } = this.components.repository
     const repository = this.components.repository.other(found.link.clients)
     try {
       return await drillMirror({ index, logger, deviceId, repository, log: store.mirrorLog }, name, { signal: this.abort.signal })
@@ -127,7 +129,7 @@ export class SyncRunner {
 
   /** Each mirror: what it lacks, since when, its last publish, errors and drill. */
   mirrorsStatus (): MirrorStatus[] {
-    const log = this.components.store.mirrorLog
+    const log = this.components.repository.store.mirrorLog
     // What came into the index since the loops last looked is counted as waiting, never as caught up.
     if (this.replicators.length > 0) logIndexContent(this.components.index, log, this.components.deviceId)
     return this.replicators.map(({ link, replicator }) => mirrorStatus(link, log, replicator.state()))
@@ -135,12 +137,12 @@ export class SyncRunner {
 
   /** The last restore drill (null before the first). */
   restorable (): RestorableStatus | null {
-    return restorableStatus(this.components.store)
+    return restorableStatus(this.components.repository.store)
   }
 
   /** The publishes from the pointer back, as far as the manifests already read go (nothing fetched). */
   history (limit = 100): HistoryRow[] {
-    return historyStatus(this.components.store, this.components.index, limit)
+    return historyStatus(this.components.repository.store, this.components.index, limit)
   }
 
   /** Mirrors the account now (or joins the run in progress). */
@@ -178,7 +180,7 @@ export class SyncRunner {
   }
 
   status (): PublishStatus {
-    return publishStatus(this.components.store, this.components.index.changeMarker(), {
+    return publishStatus(this.components.repository.store, this.components.index.changeMarker(), {
       running: this.publishing.busy,
       pendingAt: this.publishing.pendingAt,
       retryAt: this.publishing.retryAt,
@@ -210,20 +212,17 @@ export class SyncRunner {
   }
 
   /** Why a job that talks to the service cannot start now (not a failure: nothing is counted or retried). */
-  private serviceReady (what: string): void {
-    if (this.components.clients() === undefined) throw new NotReadyError(`not ready: ${what} waits for the service to be reached`, 5)
+  private serviceReady (): void {
     this.gate.check()
   }
 
   /** Why a publish cannot start now (not a failure: nothing is counted or retried). */
   private readyToPublish (): void {
-    if (this.components.clients() === undefined) throw new NotReadyError('not ready: publishing starts once the index is current and the service reached', 5)
     this.gate.check()
     this.gate.checkSession()
   }
 
   private async runPublish (reason: string, options: PublishOptions): Promise<Published> {
-    const clients = this.components.clients() as ServiceClients
     const started = Date.now()
     this.published.started()
     const onEvent = this.components.onEvent
@@ -232,10 +231,11 @@ export class SyncRunner {
       // Content first, so the publish lists files as stored that are. A pass that fails is the
       // keeper's to retry and show; the index is published all the same, and says what is not stored.
       const content = await this.keeper.storeForPublish({ retryFailed: reason === 'request' })
+      const { index, logger, deviceId, repository } = this.components
       const published = await publish({
-        index: this.components.index, clients, logger: this.components.logger, deviceId: this.components.deviceId, store: this.components.store,
+        index, logger, deviceId, repository,
         onStep: onEvent === undefined ? undefined : (step, merges) => onEvent({ type: 'publish.step', step, merges })
-      }, { config: this.config, passphrase: this.components.repository.passphrase, signal: this.abort.signal, ...options })
+      }, { signal: this.abort.signal, ...options })
       this.published.succeeded(Date.now() - started)
       if (!published.skipped) this.components.logger.info({ reason, cid: published.cid, entries: published.entries, merged: published.merged, ms: Date.now() - started }, 'published')
       // Logged with the publish: each mirror copies it in its own loop, which this never waits for.
@@ -260,7 +260,7 @@ export class SyncRunner {
     const { index, logger, deviceId, repository } = this.components
     try {
       const result = await runDrill({ index, logger, deviceId, repository }, { signal: this.abort.signal })
-      const failed = restorableStatus(this.components.store)?.failed ?? null
+      const failed = restorableStatus(this.components.repository.store)?.failed ?? null
       this.components.onEvent?.({ type: 'drill', ok: result.restorable, cid: result.cid, failed, segments: result.segments })
       return result
     } catch (err) {
@@ -285,12 +285,12 @@ export class SyncRunner {
   }
 
   private async runReconcile (): Promise<Reconciled> {
-    const clients = this.components.clients() as ServiceClients
     const started = Date.now()
     // A session token known to be expired is not sent: the pointer is read again once it is renewed.
     const readPointer = this.gate.sessionUsable()
     try {
-      const result = await reconcile({ index: this.components.index, clients, logger: this.components.logger, deviceId: this.components.deviceId, store: this.components.store }, { config: this.config, readPointer, signal: this.abort.signal })
+      const { index, logger, deviceId, repository } = this.components
+      const result = await reconcile({ index, logger, deviceId, repository }, { readPointer, signal: this.abort.signal })
       this.reconciled.succeeded(result, Date.now() - started)
       // Nothing else would publish on an idle daemon: the pointer stays set back until one does.
       if (result.pointerSetBack) void this.publishing.runNow('the pointer was set back').catch(() => {})

@@ -22,6 +22,23 @@ import { cidProfile } from '../../dist/content/index.js'
 import { newWalletKey, walletAddress } from '../../dist/crypto/index.js'
 import { loadConfig } from '../../dist/config/index.js'
 import { exportCar, importCar } from '../../dist/exits/index.js'
+import { Repository } from '../../dist/sync/index.js'
+
+/**
+ * A build's import as `(clients, config, file)`: through a repository where the build's
+ * `importCar` takes one, else with the clients and the config, as builds before it did.
+ */
+function importerOf (fn, RepositoryOfBuild) {
+  if (!/^async function importCar ?\(repository/.test(fn.toString())) return async (clients, config, file) => await fn(clients, { config, file })
+  return async (clients, config, file) => {
+    const repository = new RepositoryOfBuild(config, clients)
+    try {
+      return await fn(repository, { file })
+    } finally {
+      await repository.close()
+    }
+  }
+}
 
 const CLI = fileURLToPath(new URL('../../dist/bin/cidsync.js', import.meta.url))
 const MIB = 1024 * 1024
@@ -273,11 +290,12 @@ export async function benchExits (root, report) {
     // service and the same bytes through `add` into another, order turned each round.
     // BENCH_EXITS_PEER_SERVICE=1: the peer's import goes to the peer build's own local service (to
     // compare the service's dag/import route between builds), not this build's.
-    const importers = [{ name: 'this build', importCar, createServiceClients: undefined, startLocalService: undefined }]
+    const importers = [{ name: 'this build', importCar: importerOf(importCar, Repository), createServiceClients: undefined, startLocalService: undefined }]
     if (process.env.BENCH_EXITS_PEER !== undefined) {
       const remote = await import(process.env.BENCH_EXITS_PEER.replace(/exits\/index\.js$/, 'remote/index.js'))
+      const peerSync = await import(process.env.BENCH_EXITS_PEER.replace(/exits\/index\.js$/, 'sync/index.js'))
       const peerService = process.env.BENCH_EXITS_PEER_SERVICE === '1' ? (await import(process.env.BENCH_EXITS_PEER.replace(/exits\/index\.js$/, 'local-service/index.js'))).startLocalService : undefined
-      importers.push({ name: `peer ${process.env.BENCH_EXITS_PEER}${peerService === undefined ? '' : ' (its own service)'}`, importCar: (await import(process.env.BENCH_EXITS_PEER)).importCar, createServiceClients: remote.createServiceClients, startLocalService: peerService })
+      importers.push({ name: `peer ${process.env.BENCH_EXITS_PEER}${peerService === undefined ? '' : ' (its own service)'}`, importCar: importerOf((await import(process.env.BENCH_EXITS_PEER)).importCar, peerSync.Repository), createServiceClients: remote.createServiceClients, startLocalService: peerService })
     }
     const keys = await a.run(['key', 'export'])
     const imports = importers.map(() => [])
@@ -299,7 +317,7 @@ export async function benchExits (root, report) {
           const c = device(root, `exits-c-${round}-${step}`, where)
           await c.run(['key', 'import'], keys)
           t = performance.now()
-          const done = await profiled(`import-${step}`, round === 0, () => importers[step].importCar(where.clients, { config: loadConfig({ configPath: c.config }), file: car }))
+          const done = await profiled(`import-${step}`, round === 0, () => importers[step].importCar(where.clients, loadConfig({ configPath: c.config }), car))
           imports[step].push(performance.now() - t)
           if (step === 0) imported = done
         }

@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import pino from 'pino'
 import { loadConfig } from '../../src/config/index.js'
 import { DEVICE_ID_FILE, indexPath, openIndex } from '../../src/index/index.js'
-import { publish, SyncStore } from '../../src/sync/index.js'
+import { publish, Repository, SyncStore } from '../../src/sync/index.js'
 import { localServiceUnderTest, EXTERNAL } from '../helpers/service.js'
 import { useTempDir } from '../helpers/temp-dir.js'
 import { cliDevice, ls, ok, publishCid, sha, shareKey, type HistoryRow } from './v2-cli.js'
@@ -70,7 +70,7 @@ describe.skipIf(EXTERNAL)('cidsync history and restore --at/--cid (processes)', 
     let oldCid: string
     try {
       vi.setSystemTime(Date.now() - 3 * 3_600_000)
-      oldCid = (await publish({ index, clients: service.clients, logger: pino({ level: 'silent' }), deviceId: OLD, store }, { config: oldConfig })).cid
+      oldCid = (await publish({ index, logger: pino({ level: 'silent' }), deviceId: OLD, repository: new Repository(oldConfig, service.clients, { store }) })).cid
     } finally {
       vi.useRealTimers()
       store.close()

@@ -5,7 +5,8 @@ import { loadConfig, type Config } from '../../src/config/index.js'
 import { indexPath, openIndex, type Index } from '../../src/index/index.js'
 import type { ServiceClients } from '../../src/remote/index.js'
 import type { ObjectHome } from '../../src/store/index.js'
-import { Repository, SyncStoreOwner, type RestoreComponents, type SyncStore } from '../../src/sync/index.js'
+import type { Logger } from 'pino'
+import { Repository, SyncStoreOwner, type RestoreComponents, type SyncComponents, type SyncService, type SyncStore } from '../../src/sync/index.js'
 
 /**
  * A device for sync tests: its config (namespace and `[snapshot]` keys given), state dir, open
@@ -29,11 +30,16 @@ export function syncStoreOwner (stateDir: string): SyncStoreOwner {
   return owner
 }
 
-/** The repository a process of `d` opens on `clients`, sharing the device's sync store; closed after the test. */
-export function repositoryOf (d: Pick<SyncDevice, 'config' | 'store'>, clients: ServiceClients): Repository {
-  const repository = new Repository(d.config, clients, { passphrase: undefined, store: d.store })
-  repositories.push(repository)
+/** The repository a process of `d` opens on `clients` (with `config`, else the device's), sharing its sync store; closed after the test. */
+export function repositoryOf<H extends ObjectHome = ServiceClients> (d: Pick<SyncDevice, 'config' | 'store'>, clients: H, config: Config = d.config): Repository<H> {
+  const repository = new Repository(config, clients, { passphrase: undefined, store: d.store })
+  repositories.push(repository as Repository)
   return repository
+}
+
+/** What a sync operation of `d` on `clients` is given, as the daemon gives it (`config` defaults to the device's). */
+export function syncOf (d: SyncDevice, clients: SyncService, logger: Logger, config: Config = d.config): SyncComponents {
+  return { index: d.index, logger, deviceId: d.id, repository: repositoryOf(d, clients, config) }
 }
 
 /** A repository on `home` read with `config` and no passphrase, as a command opens one; closed after the test. */

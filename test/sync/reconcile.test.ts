@@ -4,7 +4,7 @@ import { writeFile } from 'node:fs/promises'
 import pino from 'pino'
 import { loadConfig } from '../../src/config/index.js'
 import { indexPath, openIndex, type Index } from '../../src/index/index.js'
-import { reconcile } from '../../src/sync/index.js'
+import { reconcile, Repository } from '../../src/sync/index.js'
 import { cidProfile } from '../../src/content/index.js'
 import { adminClient, localServiceUnderTest, EXTERNAL } from '../helpers/service.js'
 import { useTempDir } from '../helpers/temp-dir.js'
@@ -33,7 +33,7 @@ describe.skipIf(EXTERNAL)('reconciliation', () => {
     const logger = pino({ level: 'silent' })
     const store = syncStoreOwner(config.stateDir).store
 
-    const first = await reconcile({ index, clients, logger, deviceId: DEVICE, store }, { config })
+    const first = await reconcile({ index, logger, deviceId: DEVICE, repository: new Repository(config, clients, { store }) })
     expect(first).toMatchObject({ remoteFiles: 5_000, gone: 0 })
     expect(local.requestLog().filter(r => r.route === 'files_uploaded').length).toBe(50)
     expect(index.remote.stateOf(cid)).toBe('stored')
@@ -42,7 +42,7 @@ describe.skipIf(EXTERNAL)('reconciliation', () => {
     await clients.deals.addCid(cid)
     const firstSeed = (await (async () => { for await (const r of clients.files()) if (r.fileName === 'seed-0.bin') return r.cid })())
     await admin.send({ method: 'DELETE', path: '/local/files', query: { cid: firstSeed } })
-    const second = await reconcile({ index, clients, logger, deviceId: DEVICE, store }, { config })
+    const second = await reconcile({ index, logger, deviceId: DEVICE, repository: new Repository(config, clients, { store }) })
     expect(second).toMatchObject({ remoteFiles: 4_999, gone: 1 })
     expect(index.remote.stateOf(cid)).toBe('sent-for-deal')
     expect(index.remote.counts(DEVICE)).toMatchObject({ remoteFiles: 4_999, gone: 1 })

@@ -8,7 +8,7 @@ import { directoryHome } from '../../src/store/index.js'
 import { loadConfig } from '../../src/config/index.js'
 import { EXTERNAL, serviceUnderTest } from '../helpers/service.js'
 import { useTempDir } from '../helpers/temp-dir.js'
-import { syncDevice, writeRows as write } from '../helpers/sync-device.js'
+import { syncDevice, writeRows as write, syncOf } from '../helpers/sync-device.js'
 
 const logger = pino({ level: 'silent' })
 const A = 'aaaaaaaa-0000-4000-8000-000000000000'
@@ -19,7 +19,7 @@ describe.skipIf(EXTERNAL)('the repository: what a process reads a home through',
     const root = await useTempDir()
     const a = await syncDevice(root, 'a', A, { namespace: 'repo-one' })
     write(a, 'first.md')
-    const first = await publish({ index: a.index, clients, logger, deviceId: a.id, store: a.store }, { config: a.config, passphrase: undefined })
+    const first = await publish(syncOf(a, clients, logger))
 
     const previous = process.env.CIDSYNC_SNAPSHOT_PASSPHRASE
     process.env.CIDSYNC_SNAPSHOT_PASSPHRASE = 'read at open'

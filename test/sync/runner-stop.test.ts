@@ -4,7 +4,7 @@ import pino from 'pino'
 import { SyncRunner } from '../../src/sync/index.js'
 import { EXTERNAL, serviceUnderTest } from '../helpers/service.js'
 import { useTempDir } from '../helpers/temp-dir.js'
-import { repositoryOf, syncDevice } from '../helpers/sync-device.js'
+import { syncDevice, syncOf } from '../helpers/sync-device.js'
 import { until } from '../helpers/wait.js'
 
 describe.skipIf(EXTERNAL)('the runner stopped while it reconciles', () => {
@@ -14,7 +14,7 @@ describe.skipIf(EXTERNAL)('the runner stopped while it reconciles', () => {
     const a = await syncDevice(root, 'a', 'aaaaaaaa-0000-4000-8000-000000000000', { namespace: 'stop' })
     const lines: Array<{ level: number, msg: string }> = []
     const logger = pino({ level: 'info' }, new Writable({ write (chunk: Buffer, _enc, done) { lines.push(JSON.parse(chunk.toString()) as { level: number, msg: string }); done() } }))
-    const runner = new SyncRunner({ index: a.index, logger, deviceId: a.id, store: a.store, clients: () => clients, credentials: () => ({ apiKey: undefined, sessionToken: undefined }), repository: repositoryOf(a, clients) }, a.config)
+    const runner = new SyncRunner({ ...syncOf(a, clients, logger), credentials: () => ({ apiKey: undefined, sessionToken: undefined }) })
     // Every request of the service slow: the reconcile is still asking when the stop comes.
     local?.faults.set('*', { latencyMs: 5_000 })
     const reconciling = runner.reconcileNow().then(() => 'done', (err: unknown) => err)

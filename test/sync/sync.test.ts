@@ -8,7 +8,7 @@ import { publish, restore, SyncStore } from '../../src/sync/index.js'
 import { PointerNotFoundError, UsageError } from '../../src/errors.js'
 import { serviceUnderTest, localServiceUnderTest, EXTERNAL } from '../helpers/service.js'
 import { useTempDir } from '../helpers/temp-dir.js'
-import { restoring, closeDeviceIndex, syncDevice, writeRows as write } from '../helpers/sync-device.js'
+import { restoring, closeDeviceIndex, syncDevice, writeRows as write, syncOf } from '../helpers/sync-device.js'
 
 const logger = pino({ level: 'silent' })
 
@@ -22,10 +22,10 @@ describe('publishing and restoring', () => {
     const a = await syncDevice(root, 'a', 'aaaaaaaa-0000-4000-8000-000000000000', { namespace: 'sync-test', snapshot: 'deal = true\n' })
     write(a, 'one.md', 'two.md')
     a.index.entries.apply(a.id, [{ kind: 'delete', folder: 'notes', path: 'two.md' }])
-    const first = await publish({ index: a.index, clients, logger, deviceId: a.id, store: a.store }, { config: a.config })
+    const first = await publish(syncOf(a, clients, logger))
     expect(first).toMatchObject({ skipped: false, entries: 1, merged: 0 })
     expect(await clients.pointers.current('sync-test', 'mainnet')).toMatchObject({ snapshotCid: first.cid, engine: 'cidsync-sqlite/2', memories: 1 })
-    expect(await publish({ index: a.index, clients, logger, deviceId: a.id, store: a.store }, { config: a.config })).toMatchObject({ skipped: true, cid: first.cid })
+    expect(await publish(syncOf(a, clients, logger))).toMatchObject({ skipped: true, cid: first.cid })
 
     const fresh = await syncDevice(root, 'fresh', 'ffffffff-0000-4000-8000-000000000000', { namespace: 'sync-test', snapshot: 'deal = true\n' })
     closeDeviceIndex(fresh)
@@ -55,13 +55,13 @@ describe('publishing and restoring', () => {
     const { exportKey, importKey } = await import('../../src/snapshot/index.js')
     importKey(b.config.stateDir, exportKey(a.config.stateDir))
     write(a, 'from-a.md')
-    await publish({ index: a.index, clients, logger, deviceId: a.id, store: a.store }, { config: a.config })
+    await publish(syncOf(a, clients, logger))
     write(b, 'from-b.md')
-    const fromB = await publish({ index: b.index, clients, logger, deviceId: b.id, store: b.store }, { config: b.config })
+    const fromB = await publish(syncOf(b, clients, logger))
     expect(fromB.merged).toBe(1)
     expect(b.index.entries.list().map(e => e.path)).toEqual(['from-a.md', 'from-b.md'])
     write(a, 'later-a.md')
-    const fromA = await publish({ index: a.index, clients, logger, deviceId: a.id, store: a.store }, { config: a.config })
+    const fromA = await publish(syncOf(a, clients, logger))
     expect(fromA.merged).toBe(1)
     expect(a.index.entries.list().map(e => e.path)).toEqual(['from-a.md', 'from-b.md', 'later-a.md'])
     expect((await clients.pointers.current('sync-test', 'mainnet')).snapshotCid).toBe(fromA.cid)
@@ -73,13 +73,13 @@ describe('publishing and restoring', () => {
     const a = await syncDevice(root, 'a', 'aaaaaaaa-0000-4000-8000-000000000000', { namespace: 'sync-test', snapshot: 'deal = true\n' })
     write(a, 'x.md')
     local.faults.set('pointers_put', { errorRate: 1, status: 400, times: 1 })
-    await expect(publish({ index: a.index, clients, logger, deviceId: a.id, store: a.store }, { config: a.config })).rejects.toThrow(/answered 400/)
+    await expect(publish(syncOf(a, clients, logger))).rejects.toThrow(/answered 400/)
     const store = new SyncStore(a.config.stateDir)
     const stuck = store.current()
     store.close()
     expect(stuck).toMatchObject({ step: 'pointer' })
     const uploadsBefore = local.requestLog().filter(r => r.route === 'upload').length
-    const resumed = await publish({ index: a.index, clients, logger, deviceId: a.id, store: a.store }, { config: a.config })
+    const resumed = await publish(syncOf(a, clients, logger))
     expect(resumed.cid).toBe(stuck?.snapshotCid)
     expect(local.requestLog().filter(r => r.route === 'upload').length).toBe(uploadsBefore)
   })
@@ -91,7 +91,7 @@ describe('restore refusals', () => {
     const root = await useTempDir()
     const a = await syncDevice(root, 'a', 'aaaaaaaa-0000-4000-8000-000000000000', { namespace: 'sync-test', snapshot: 'deal = true\n' })
     write(a, 'precious.md')
-    await publish({ index: a.index, clients, logger, deviceId: a.id, store: a.store }, { config: a.config })
+    await publish(syncOf(a, clients, logger))
     const b = await syncDevice(root, 'b', 'bbbbbbbb-0000-4000-8000-000000000000', { namespace: 'sync-test', snapshot: 'deal = true\n' })
     write(b, 'b-own.md')
     const before = everything(b.index)

@@ -6,7 +6,7 @@ import type { ServiceClients } from '../../src/remote/index.js'
 import type { Clock } from '../../src/util/clock.js'
 import { publish, readPublish, restore, walkHistory, type HistoryEntry, type ManifestCache } from '../../src/sync/index.js'
 import { exportKey, importKey, type Manifest } from '../../src/snapshot/index.js'
-import { restoring, closeDeviceIndex, syncDevice, type SyncDevice } from '../helpers/sync-device.js'
+import { restoring, closeDeviceIndex, syncDevice, syncOf, type SyncDevice } from '../helpers/sync-device.js'
 
 export const logger = pino({ level: 'silent' })
 
@@ -24,7 +24,7 @@ export function readIndex<T> (config: Config, read: (index: Index) => T): T {
 
 /** Publishes `d`'s index; with `clock`, stamped with its time instead of the system's. */
 export async function pub (d: SyncDevice, clients: ServiceClients, config: Config = d.config, clock?: Clock): Promise<{ cid: string, merged: number }> {
-  return await publish({ index: d.index, clients, logger, deviceId: d.id, store: d.store, clock }, { config })
+  return await publish({ ...syncOf(d, clients, logger, config), clock })
 }
 
 /** A device that restores: shares `from`'s key, its own index closed (a restore replaces it). */

@@ -35,17 +35,18 @@ export function registerImport (program: Command): void {
     .action(action(async (options: ImportOptions) => {
       // Standard input is not read: a file named "-" would be, silently (./- still names one).
       if (options.car === '-') throw new UsageError('--car -: the CAR is read from a file, not from standard input: give its path (./- for a file named -)')
-      const config = loadConfig({ configPath: options.config })
+      // A config that does not load is said before anything about the CAR.
+      loadConfig({ configPath: options.config })
       // Not there is a mistyped path (exit 2), not a CAR that fails its checks (exit 4).
       const found = statSync(options.car, { throwIfNoEntry: false })
       if (found === undefined) throw new UsageError(`${options.car}: no such file: give the CAR file \`cidsync export --car FILE\` wrote`)
       if (!found.isFile()) throw new UsageError(`${options.car} is not a file: give the CAR file \`cidsync export --car FILE\` wrote`)
       const tty = process.stderr.isTTY === true && options.json !== true
       let last = 0
-      await withService(options, async ({ clients, repository }) => {
+      await withService(options, async ({ repository }) => {
         const { importCar } = await import('../../exits/index.js')
-        const result = await importCar(clients, {
-          config, file: options.car, force: options.force === true, passphrase: repository.passphrase,
+        const result = await importCar(repository, {
+          file: options.car, force: options.force === true,
           onProgress: (event) => {
             if (options.json === true) { if (event.type === 'import:step') process.stdout.write(`${JSON.stringify({ type: 'step', step: event.detail.step })}\n`); return }
             if (!tty || (event.type === 'import:upload' && Date.now() - last < 100)) return

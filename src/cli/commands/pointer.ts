@@ -55,7 +55,7 @@ export function registerPointer (program: Command): void {
         if (options.force !== true && options.engine === undefined) {
           const { checkSnapshotCid } = await import('./pointer-checks.js')
           try {
-            const checked = await checkSnapshotCid(repository, cid)
+            const checked = await checkSnapshotCid(repository, cid, { namespace: options.namespace, network: options.network })
             memories ??= checked.entries
             engine = checked.engine
           } catch (err) {

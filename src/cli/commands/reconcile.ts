@@ -18,14 +18,15 @@ async function reconcileStandalone (config: Config): Promise<Reconciled> {
     if (!existsSync(indexPath(config.stateDir))) throw new IndexMissingError(indexPath(config.stateDir))
     const index = openIndex(indexPath(config.stateDir))
     try {
-      const { reconcile, SyncStore } = await import('../../sync/index.js')
+      const { reconcile, Repository, SyncStore } = await import('../../sync/index.js')
       const { connectService } = await import('../../connect/index.js')
       const connection = await connectService(config)
       const store = new SyncStore(config.stateDir)
       try {
         const logger = createLogger({ level: config.logLevel === 'info' ? 'warn' : config.logLevel })
         // A device that never ran the daemon has no id, so no deals of its own to look at.
-        return await reconcile({ index, clients: connection.clients, logger, deviceId: readDeviceId(config.stateDir) ?? '', store }, { config })
+        const repository = new Repository(config, connection.clients, { store })
+        return await reconcile({ index, repository, logger, deviceId: readDeviceId(config.stateDir) ?? '' })
       } finally {
         store.close()
         await connection.close()

@@ -64,12 +64,12 @@ async function publishStandalone (config: Config, request: PublishRequest): Prom
       }
       const connection = await connecting
       try {
-        // The passphrase read once, by the command's repository.
-        const { passphrase } = new Repository(config, connection.clients, { store })
+        // The passphrase read once, by the command's repository; the store is the command's.
+        const repository = new Repository(config, connection.clients, { store })
         // Content first, so the publish printed restores every file it lists as stored.
         const { storeContent } = await import('../../sync/index.js')
-        const stored = await storeContent({ index, clients: connection.clients, store, logger, deviceId, hostname: hostname() }, { config, passphrase, onProgress: storeProgress() })
-        const published = await publish({ index, clients: connection.clients, logger, deviceId, store }, { config, passphrase, ...request })
+        const stored = await storeContent({ index, repository, logger, deviceId, hostname: hostname() }, { onProgress: storeProgress() })
+        const published = await publish({ index, repository, logger, deviceId }, request)
         const notStored = [...unindexed, ...stored.failed, ...stored.tooLarge]
         const withFolders = { ...published, ...(foldersInError.length > 0 ? { foldersInError } : {}), ...(config.mirrors.length > 0 ? { mirrorsWaiting: config.mirrors.map(m => m.name) } : {}) }
         return config.folders.some(f => f.store === true) ? { ...withFolders, content: { storedFiles: stored.storedFiles, storedBytes: stored.storedBytes, notStored } } : withFolders

@@ -70,7 +70,7 @@ export function registerVerify (program: Command): void {
         const kept = new Map<string, string>()
         const cache = store?.manifestCache ?? { get: (cid: string) => kept.get(cid), put: (cid: string, json: string) => { kept.set(cid, json) } }
         try {
-          const result = await recordDrill({ store, logger }, pointer.snapshotCid, async () => await verify({ index, clients, logger, deviceId: fresh ? '' : readDeviceId(config.stateDir) ?? '' }, {
+          const result = await recordDrill({ store, logger }, pointer.snapshotCid, async () => await verify({ index, repository, logger, deviceId: fresh ? '' : readDeviceId(config.stateDir) ?? '' }, {
             ...repository.readContext('verify', { namespace: options.namespace, network: options.network }),
             cid: pointer.snapshotCid, full: options.full, content: options.content, cache
           }))

@@ -44,7 +44,7 @@ export async function drillMirror (components: MirrorDrillComponents, name: stri
   const kept = new Map<string, string>()
   const recorder = { verified: (result: { restorable: boolean, checkedAt: string }) => { components.log?.noteDrill(name, JSON.stringify(result), result.restorable ? result.checkedAt : null) } }
   const result = await recordDrill({ store: recorder, logger: components.logger }, cid, async () => await verify(
-    { index: components.index, clients: repository.home, logger: components.logger, deviceId: components.deviceId },
+    { index: components.index, repository, logger: components.logger, deviceId: components.deviceId },
     {
       ...repository.readContext('verify', { signal: options.signal }),
       cid, full: options.full, content: options.content, cache: { get: (c) => kept.get(c), put: (c, json) => { kept.set(c, json) } }

@@ -1,17 +1,17 @@
 import { rm } from 'node:fs/promises'
 import { join } from 'node:path'
-import type { Config } from '../../config/index.js'
 import { ForeignPointerError, PointerNotFoundError, PointerUnreadableError, SnapshotUnencryptedError } from '../../errors.js'
 import { READABLE_ENGINES } from '../../snapshot/index.js'
-import { readContext, cachedHistory, readPublish, mergeManifest, unboundMayMerge, isUnusable, missingKey, type FetchInit, fetchV1Snapshot } from '../read/index.js'
+import { cachedHistory, readPublish, mergeManifest, unboundMayMerge, isUnusable, missingKey, type FetchInit, fetchV1Snapshot } from '../read/index.js'
 import type { PublishComponents, PublishInit } from './publish-init.js'
 import type { SyncStore } from '../state/index.js'
 import { behindPointer, type Behind } from './rollback.js'
 
 /** What the pointer holds now: its CID and entry count, or undefined when nothing is stored. */
-export async function currentPointer (components: PublishComponents, config: Config, signal?: AbortSignal): Promise<{ cid: string, memories: number | undefined } | undefined> {
+export async function currentPointer (components: PublishComponents, signal?: AbortSignal): Promise<{ cid: string, memories: number | undefined } | undefined> {
+  const { config, home } = components.repository
   try {
-    const pointer = await components.clients.pointers.current(config.namespace, config.network, { signal })
+    const pointer = await home.pointers.current(config.namespace, config.network, { signal })
     if (pointer.engine !== '' && !READABLE_ENGINES.includes(pointer.engine)) {
       throw new ForeignPointerError(`the pointer for ${config.namespace} on ${config.network} holds a snapshot of engine ${pointer.engine}: cidsync will not overwrite it; use another namespace`)
     }
@@ -32,10 +32,11 @@ export async function currentPointer (components: PublishComponents, config: Con
  * status): the caller then publishes on top of it.
  */
 export async function fetchAndMerge (components: PublishComponents, init: PublishInit, cid: string, label: string): Promise<{ rolledBack: boolean }> {
-  const fetch = readContext(init.config, { label, passphrase: init.passphrase, signal: init.signal })
+  const { repository } = components
+  const fetch = repository.readContext(label, { signal: init.signal })
   try {
-    const { store } = components
-    const { manifest } = await readPublish(components.clients, cid, store.manifestCache, fetch)
+    const { store } = repository
+    const { manifest } = await readPublish(repository.home, cid, store.manifestCache, fetch)
     if (manifest === undefined) {
       await mergeV1(components, init, cid, fetch)
       return { rolledBack: false }
@@ -44,7 +45,7 @@ export async function fetchAndMerge (components: PublishComponents, init: Publis
     if (manifest.namespace !== undefined) store.noteBound()
     const ownPublished = store.ownSeq(components.deviceId)
     const behind = behindPointer(components.index, manifest, components.deviceId, ownPublished)
-    const merged = await mergeManifest(components, manifest, { ...fetch, name: cid }, { ownPublished })
+    const merged = await mergeManifest({ ...components, home: repository.home }, manifest, { ...fetch, name: cid }, { ownPublished })
     components.logger.info({ from: cid, devices: merged.devicesTaken.length, segments: merged.segmentsFetched }, 'merged other devices\' segments')
     for (const refusal of merged.refused) components.logger.error({ from: cid, device: refusal.deviceId, lastSeq: refusal.lastSeq, known: refusal.known, code: refusal.error.code }, refusal.error.message)
     const first = merged.refused[0]
@@ -63,7 +64,7 @@ export async function fetchAndMerge (components: PublishComponents, init: Publis
     if (!isUnusable(err) || err instanceof SnapshotUnencryptedError) throw err
     const key = missingKey(err)
     if (key !== undefined) throw key
-    const { namespace, network } = init.config
+    const { namespace, network } = repository.config
     throw new PointerUnreadableError(`the pointer for ${namespace} on ${network} names ${cid}, which cannot be used here: ${(err as Error).message}. ` +
       'Publishing stops there (nothing of it can be merged); to put this device\'s index, with every other device\'s rows it holds, in its place, run `cidsync pointer repair`', cid, { cause: err })
   }
@@ -84,7 +85,7 @@ function ourChain (store: SyncStore): Set<string> {
 async function mergeV1 (components: PublishComponents, init: PublishInit, cid: string, fetch: FetchInit): Promise<void> {
   const database = join(fetch.dir, `${fetch.label}-${process.pid}.sqlite`)
   try {
-    await fetchV1Snapshot(components.clients, cid, database, fetch)
+    await fetchV1Snapshot(components.repository.home, cid, database, fetch)
     const merged = components.index.mergeFrom(database, components.deviceId)
     components.logger.info({ from: cid, devices: merged.devicesTaken.length }, 'merged another device\'s cidsync-sqlite/1 snapshot')
   } finally {

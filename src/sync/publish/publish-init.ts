@@ -1,4 +1,3 @@
-import type { Config } from '../../config/index.js'
 import type { PublishStep } from '../state/index.js'
 import type { PublishedContent } from '../content-outcome.js'
 import type { SyncComponents } from '../sync-components.js'
@@ -14,9 +13,8 @@ export interface PublishComponents extends SyncComponents {
   readonly clock?: Clock
 }
 
+/** What one publish is asked; the config, passphrase and sync store come from the repository. */
 export interface PublishInit {
-  readonly config: Config
-  readonly passphrase?: string
   readonly signal?: AbortSignal
   /** Publish even if it drops many of this device's entries (see `drop-guard.ts`). */
   readonly confirmDrop?: boolean

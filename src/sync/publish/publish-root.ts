@@ -6,7 +6,7 @@ import { RemoteResponseError, RemoteStatusError } from '../../errors.js'
 import { chainNodes, parseManifest, publishNode, segmentLinks, type ChainPublish, type RootBlock, type RootLink, type RootNode } from '../../snapshot/index.js'
 import { failpoint } from '../../util/failpoint.js'
 import type { PublishComponents, PublishInit } from './publish-init.js'
-import { isUnusable, MAX_HISTORY, readContext, readPublish, type FetchInit } from '../read/index.js'
+import { isUnusable, MAX_HISTORY, readPublish, type FetchInit } from '../read/index.js'
 import type { JobAt, PlainNode, PlainRootRow, SyncStore } from '../state/index.js'
 
 /** Records read from the index at a time. */
@@ -29,7 +29,8 @@ export interface UploadedRoot { readonly root: string }
  */
 export async function uploadPlainRoot (components: PublishComponents, init: PublishInit, store: SyncStore, job: JobAt<'upload'>): Promise<UploadedRoot | undefined> {
   const manifest = parseManifest(job.manifest, job.snapshotCid)
-  const fetch = readContext(init.config, { label: `publish-${job.id}-${job.merges}`, passphrase: init.passphrase, signal: init.signal })
+  const { home } = components.repository
+  const fetch = components.repository.readContext(`publish-${job.id}-${job.merges}`, { signal: init.signal })
   const chain = await chainBefore(components, store, manifest.previous, fetch)
   const content = contentLinks(components)
   const root = publishNode({ manifest: CID.parse(job.snapshotCid), segments: segmentLinks(manifest), previous: chain.previous, content: content.length === 0 ? undefined : content })
@@ -37,7 +38,7 @@ export async function uploadPlainRoot (components: PublishComponents, init: Publ
   const path = join(fetch.dir, `publish-${job.id}-${job.merges}.root.car`)
   try {
     await writeFile(path, carOf(root.cid, blocks), { mode: 0o600 })
-    const answer = await components.clients.importCar(path, { signal: init.signal, pinRoots: false })
+    const answer = await home.importCar(path, { signal: init.signal, pinRoots: false })
     if (answer.stats !== undefined && answer.stats.blocks !== blocks.length) {
       throw new RemoteResponseError({ service: 'upload endpoint', method: 'POST', url: '/api/v0/dag/import' }, `read ${answer.stats.blocks} blocks of the publish's plain root, not the ${blocks.length} it holds: the publish will try again`)
     }
@@ -82,7 +83,7 @@ async function chainBefore (components: PublishComponents, store: SyncStore, pre
     known = store.plainRoots.node(cid)
     if (known !== undefined) break
     try {
-      const publish = await readPublish(components.clients, cid, store.manifestCache, fetch)
+      const publish = await readPublish(components.repository.home, cid, store.manifestCache, fetch)
       walked.push({ cid: CID.parse(cid), segments: segmentLinks(publish.manifest) })
       next = publish.entry.previous
     } catch (err) {

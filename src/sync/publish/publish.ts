@@ -31,9 +31,8 @@ type StepRun<S extends ActiveStep> = (components: PublishComponents, init: Publi
  * its step. Nothing changed since the last publish: no new snapshot. A job whose step is unknown,
  * or that other devices kept outrunning, is given up loudly, so the next publish starts over.
  */
-export async function publish (components: PublishComponents, init: PublishInit): Promise<Published> {
-  const { config } = init
-  const { store } = components
+export async function publish (components: PublishComponents, init: PublishInit = {}): Promise<Published> {
+  const { config, store } = components.repository
   try {
     const resumed = store.current()
     if (resumed === undefined) {
@@ -105,14 +104,14 @@ const MAX_STEPS = 6 * (MAX_MERGES + 2)
 
 const STEPS: { readonly [S in ActiveStep]: StepRun<S> } = {
   snapshot: async (components, init, store, job) => {
-    const { config } = init
+    const { config, passphrase } = components.repository
     const dir = join(config.stateDir, STATE_NAMES.snapshots)
     makeDirsSync(dir, 0o700)
     const made = await writePublication({
       index: components.index, self: components.deviceId, previous: job.baseCid === '' ? null : job.baseCid, binding: { namespace: config.namespace, network: config.network }, dir, label: `publish-${job.id}-${job.merges}`,
       policy: { afterDeltas: config.snapshot.compactAfterDeltas, fraction: config.snapshot.compactFraction },
       avoid: unusableObjects(store),
-      encryption: config.snapshot.encryption, stateDir: config.stateDir, passphrase: init.passphrase, signal: init.signal, clock: components.clock
+      encryption: config.snapshot.encryption, stateDir: config.stateDir, passphrase, signal: init.signal, clock: components.clock
     })
     const manifest = JSON.stringify(made.manifest)
     store.manifestCache.put(made.manifestFile.cid, JSON.stringify({ kind: 'manifest', manifest: made.manifest }))
@@ -121,17 +120,17 @@ const STEPS: { readonly [S in ActiveStep]: StepRun<S> } = {
   },
   upload: async (components, init, store, job) => {
     // The client checks that the service computed each CID; an upload already made is reused.
-    const reused = await uploadAll(components.clients, job.files, init.signal)
+    const reused = await uploadAll(components.repository.home, job.files, init.signal)
     if (reused > 0) components.logger.info({ reused }, 'files already uploaded (an answer was lost): reused')
     // After the manifest, which it links: a pinning service that pins it holds the whole history.
     await uploadPlainRoot(components, init, store, job)
     return store.uploaded(job)
   },
   deal: async (components, init, store, job) => {
-    if (init.config.snapshot.deal) {
+    if (components.repository.config.snapshot.deal) {
       // Every new segment and the manifest: the service aggregates small files.
       for (const file of job.files) {
-        await components.clients.deals.addCid(file.cid, { signal: init.signal })
+        await components.repository.home.deals.addCid(file.cid, { signal: init.signal })
         components.index.remote.requestDeal(file.cid, components.deviceId)
       }
     }
@@ -139,9 +138,10 @@ const STEPS: { readonly [S in ActiveStep]: StepRun<S> } = {
   },
   pointer: async (components, init, store, job) => await pointerStep(components, init, store, job),
   name: async (components, init, store, job) => {
-    const keyName = await ipnsKeyName(components.clients, store, init.config.snapshot.ipnsKey, init.signal)
+    const { home, config } = components.repository
+    const keyName = await ipnsKeyName(home, store, config.snapshot.ipnsKey, init.signal)
     if (keyName !== undefined) {
-      const published = await components.clients.names.publish(keyName, job.snapshotCid, { signal: init.signal })
+      const published = await home.names.publish(keyName, job.snapshotCid, { signal: init.signal })
       store.noteIpnsPublished(keyName, published.ipnsId, job.snapshotCid)
     }
     await removeFiles(job.files)
@@ -158,7 +158,7 @@ const STEPS: { readonly [S in ActiveStep]: StepRun<S> } = {
  * before (set back): then a publish is made on top of it, as if something had changed.
  */
 async function pullOnly (components: PublishComponents, init: PublishInit, store: SyncStore, last: string): Promise<Published | undefined> {
-  const current = await currentPointer(components, init.config, init.signal)
+  const current = await currentPointer(components, init.signal)
   const entries = current?.memories ?? store.lastPublished()?.entries ?? 0
   if (current === undefined || current.cid === store.base() || current.cid === last) {
     if (current !== undefined) store.notePointer(current.cid)
@@ -201,13 +201,13 @@ async function ipnsKeyName (clients: SyncService, store: SyncStore, configured: 
  * read back.
  */
 async function pointerStep (components: PublishComponents, init: PublishInit, store: SyncStore, job: JobAt<'pointer'>): Promise<PublishJob> {
-  const { config, signal } = init
+  const { signal } = init
   const cid = job.snapshotCid
   if (job.merges >= MAX_MERGES) {
     store.abandon(job.id, 'contended')
     throw new PublishContendedError(`other devices published ${MAX_MERGES} times while this one was publishing: this publish starts over after a wait`)
   }
-  const current = await currentPointer(components, config, signal)
+  const current = await currentPointer(components, signal)
   const base = job.baseCid ?? ''
   if (current !== undefined && current.cid !== cid && olderInChain(store.manifestCache, base, current.cid)) {
     // Set back to a publish the base holds all of: nothing to merge; put over it.
@@ -231,10 +231,11 @@ async function pointerStep (components: PublishComponents, init: PublishInit, st
 
 /** PUT, then read back: another device's PUT in between sends the job round again (counted). */
 async function putPointer (components: PublishComponents, init: PublishInit, store: SyncStore, job: JobAt<'pointer'>): Promise<PublishJob> {
-  const { config, signal } = init
+  const { signal } = init
+  const { config, home } = components.repository
   const cid = job.snapshotCid
-  await components.clients.pointers.put({ snapshotCid: cid, engine: ENGINE, namespace: config.namespace, network: config.network, memories: job.entries }, { signal })
-  const readBack = await currentPointer(components, config, signal)
+  await home.pointers.put({ snapshotCid: cid, engine: ENGINE, namespace: config.namespace, network: config.network, memories: job.entries }, { signal })
+  const readBack = await currentPointer(components, signal)
   if (readBack?.cid !== cid) return store.outrun(job)
   // The lists first: killed before the job moves on, the pointer step runs again and finds its own PUT.
   const manifest = parseManifest(job.manifest, cid)

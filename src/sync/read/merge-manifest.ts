@@ -1,8 +1,9 @@
-import type { IncomingDevice, RecordedChain } from '../../index/index.js'
+import type { Logger } from 'pino'
+import type { Index, IncomingDevice, RecordedChain } from '../../index/index.js'
+import type { ObjectHome } from '../../store/index.js'
 import { deviceChainSchema, type DeviceChain, type Manifest, type SegmentRef } from '../../snapshot/index.js'
 import { SequenceImplausibleError } from '../../errors.js'
 import { fetchSegments, removeFetched, type FetchInit } from './segment-fetch.js'
-import type { StatelessComponents } from '../sync-components.js'
 
 /** The segment list recorded for each device, parsed (a list that does not parse is as good as none). */
 export function parseChains (recorded: readonly RecordedChain[]): Map<string, DeviceChain['segments']> {
@@ -69,7 +70,13 @@ function implausible (theirs: DeviceChain, known: number, own: boolean, limits: 
   }
 }
 
-export type MergeManifestComponents = StatelessComponents
+/** What a merge works with: this device's index and id, the log, and the home the segments come from. */
+export interface MergeManifestComponents {
+  readonly index: Index
+  readonly logger: Logger
+  readonly deviceId: string
+  readonly home: ObjectHome
+}
 
 /**
  * Takes other devices' rows from a manifest (docs/snapshot-format.md, "Merge"): only the segments
@@ -96,7 +103,7 @@ export async function mergeManifest (components: MergeManifestComponents, manife
     plans.push({ theirs, ...neededSegments(theirs, mine.get(theirs.deviceId), known) })
   }
   const wanted = plans.flatMap(p => p.segments.map(segment => ({ deviceId: p.theirs.deviceId, segment })))
-  const databases = await fetchSegments(components.clients, wanted, init)
+  const databases = await fetchSegments(components.home, wanted, init)
   try {
     index.segments.applyDevices(plans.map(p => incoming(p.theirs, p.replace, p.segments.map(s => databases.get(s.cid) as string))))
   } finally {

@@ -11,9 +11,8 @@ import {
   CONTENT_INDEX_SPLIT_BYTES, MAX_CONTENT_INDEX_BYTES, MAX_CONTENT_INDEX_RECORDS, MAX_SEALED_CONTENT_INDEX_BYTES, MAX_SEQUENCE,
   isContentIndexHeader, openContentIndex, readSealedHeader, sealContentIndex
 } from '../../snapshot/index.js'
-import type { ObjectStore } from '../../store/index.js'
 import { SNAPSHOT_PROFILE } from '../read/index.js'
-import type { SyncStore } from '../state/index.js'
+import type { Repository } from '../repository.js'
 
 /** What the uploads listing names an index object: what it is, and nothing of the files in it. */
 export const CONTENT_INDEX_NAME = 'cidsync-content-index.sealed'
@@ -50,9 +49,9 @@ export interface ContentIndexPass {
   errors: string[]
 }
 
+/** What the content index works with: the repository gives the objects, the sync store, the state dir and the passphrase. */
 export interface ContentIndexComponents {
-  readonly objects: ObjectStore
-  readonly store: SyncStore
+  readonly repository: Repository
   readonly index: Index
   readonly logger: Logger
   readonly deviceId: string
@@ -60,8 +59,6 @@ export interface ContentIndexComponents {
 }
 
 export interface ContentIndexInit {
-  readonly stateDir: string
-  readonly passphrase?: string
   /** The key content is sealed under here: only records under it are used and sent. */
   readonly keyId: string
   readonly signal?: AbortSignal
@@ -78,7 +75,7 @@ export class ContentIndex {
   private readonly spool: string
 
   constructor (private readonly components: ContentIndexComponents, private readonly init: ContentIndexInit) {
-    this.spool = join(init.stateDir, STATE_NAMES.contentSpool)
+    this.spool = join(components.repository.config.stateDir, STATE_NAMES.contentSpool)
   }
 
   /**
@@ -94,7 +91,7 @@ export class ContentIndex {
       this.failed(err, 'the store could not be listed for content index objects: content other devices stored since may be sent again')
     }
     await mkdir(this.spool, { recursive: true, mode: 0o700 })
-    for (const { cid, tries } of this.components.store.contentIndex.pending(MAX_READ)) await this.read(cid, tries)
+    for (const { cid, tries } of this.components.repository.store.contentIndex.pending(MAX_READ)) await this.read(cid, tries)
   }
 
   /**
@@ -104,7 +101,8 @@ export class ContentIndex {
    * first, as an upload's are. Answers the CIDs taken.
    */
   take (files: ReadonlyArray<{ readonly cid: string, readonly size: number }>): Set<string> {
-    const { store, index, deviceId, hostname } = this.components
+    const { index, deviceId, hostname } = this.components
+    const { store } = this.components.repository
     const taken = new Map<string, ContentRecord>()
     for (const file of files) {
       if (taken.has(file.cid)) continue
@@ -137,7 +135,7 @@ export class ContentIndex {
     try {
       await mkdir(this.spool, { recursive: true, mode: 0o700 })
       for (;;) {
-        const after = this.components.store.contentIndex.sent(this.components.deviceId)
+        const after = this.components.repository.store.contentIndex.sent(this.components.deviceId)
         const rows = this.components.index.content.recordsSince(this.components.deviceId, after, MAX_CONTENT_INDEX_RECORDS)
         if (rows.length === 0) return
         const records: unknown[] = []
@@ -166,14 +164,15 @@ export class ContentIndex {
   }
 
   private async upload (records: readonly unknown[], last: number): Promise<void> {
-    const { store, objects, deviceId } = this.components
+    const { deviceId } = this.components
+    const { store, objects } = this.components.repository
     if (records.length === 0) {
       store.contentIndex.noteSent(deviceId, last, undefined, 0)
       return
     }
     const path = join(this.spool, `index-${randomBytes(8).toString('hex')}.sealed`)
     try {
-      await sealContentIndex({ path, device: deviceId, records, stateDir: this.init.stateDir, passphrase: this.init.passphrase, signal: this.init.signal })
+      await sealContentIndex({ path, device: deviceId, records, stateDir: this.components.repository.config.stateDir, passphrase: this.components.repository.passphrase, signal: this.init.signal })
       const { cid } = await objects.put(path, SNAPSHOT_PROFILE, { name: CONTENT_INDEX_NAME, signal: this.init.signal })
       store.contentIndex.noteSent(deviceId, last, cid, records.length)
       this.pass.sent++
@@ -184,7 +183,7 @@ export class ContentIndex {
 
   /** Walks the listing, newest first, down to where the last walk began; notes the index objects not known yet. */
   private async walk (): Promise<void> {
-    const state = this.components.store.contentIndex
+    const state = this.components.repository.store.contentIndex
     const before = state.head()
     let head: { cid: string, storedAt?: number } | undefined
     let reached = false
@@ -193,7 +192,7 @@ export class ContentIndex {
     const found = new Set<string>()
     const room = MAX_WAITING - state.waiting()
     let cut = false
-    for await (const object of this.components.objects.list({ signal: this.init.signal })) {
+    for await (const object of this.components.repository.objects.list({ signal: this.init.signal })) {
       head ??= object.storedAt === undefined ? { cid: object.cid } : { cid: object.cid, storedAt: object.storedAt }
       if (before !== undefined) {
         reached ||= object.cid === before.cid
@@ -227,7 +226,8 @@ export class ContentIndex {
 
   /** Fetches, opens and keeps one index object's records; one that fails is refused, named, and never used. */
   private async read (cid: string, tries: number): Promise<void> {
-    const { store, objects, logger } = this.components
+    const { logger } = this.components
+    const { store, objects } = this.components.repository
     const path = join(this.spool, `index-${randomBytes(8).toString('hex')}.fetched`)
     try {
       try {
@@ -249,7 +249,7 @@ export class ContentIndex {
         this.foreign(cid, header.device, `sealed under key ${header.keyId}, not this device's ${this.init.keyId}`)
         return
       }
-      const body = await openContentIndex({ path, name: cid, stateDir: this.init.stateDir, passphrase: this.init.passphrase, signal: this.init.signal })
+      const body = await openContentIndex({ path, name: cid, stateDir: this.components.repository.config.stateDir, passphrase: this.components.repository.passphrase, signal: this.init.signal })
       const records = body.records.map(value => {
         const record = parseContentRecord(value)
         const { seq } = recordSchema.parse(value)
@@ -274,7 +274,7 @@ export class ContentIndex {
   }
 
   private foreign (cid: string, device: string, why: string): void {
-    this.components.store.contentIndex.noteSkipped(cid, 'foreign-key', device, why)
+    this.components.repository.store.contentIndex.noteSkipped(cid, 'foreign-key', device, why)
     this.pass.foreignKey++
     this.components.logger.info({ object: cid, device, why }, 'a content index object sealed under another key was skipped')
   }

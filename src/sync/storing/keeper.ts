@@ -1,12 +1,10 @@
 import { type Config } from '../../config/index.js'
-import type { ServiceClients } from '../../remote/index.js'
 import { Scheduler } from '../scheduler.js'
 import { contentLeftOut, contentSealing, storeContent, type StoreContentResult } from './store-content.js'
 import type { PublishedContent } from '../content-outcome.js'
 import { ContentFailures, splitKey, type ContentFailure } from './failures.js'
 import type { SyncComponents } from '../sync-components.js'
 import type { SyncEventListener } from '../sync-event.js'
-import { NotReadyError } from '../../errors.js'
 
 /** Quiet after the last change before storing starts: a burst is stored in one pass. */
 const QUIET_MS = 2_000
@@ -17,13 +15,10 @@ export const CONTENT_FAILING_BOUND_MS = 60 * 60_000
 /** Files status lists as uploading at most (a pack gathers up to 4,096). */
 const UPLOADING_SHOWN = 5_000
 
-/** The sync components, with the service's clients once reached and this machine's name. */
-export interface ContentKeeperComponents extends Omit<SyncComponents, 'clients'> {
+/** The sync components (the repository gives the service, passphrase and sync store) and this machine's name. */
+export interface ContentKeeperComponents extends SyncComponents {
   readonly hostname: string
-  readonly clients: () => ServiceClients | undefined
   readonly onEvent?: SyncEventListener
-  /** The snapshot passphrase, read once by the process's `Repository` (undefined: none set). */
-  readonly passphrase: string | undefined
 }
 
 /** One storing folder, as status shows it. */
@@ -84,10 +79,9 @@ export class ContentKeeper {
   /** Wakes a pass when the first failed file's back-off is over: nothing else may come before the hourly one. */
   private retryTimer: NodeJS.Timeout | undefined
 
-  constructor (private readonly components: ContentKeeperComponents, private config: Config) {
+  constructor (private readonly components: ContentKeeperComponents) {
     this.storing = new Scheduler<StoreContentResult>({
       timing: () => ({ cron: this.enabled() ? '17 * * * *' : '', quietMs: QUIET_MS }),
-      ready: () => { if (this.components.clients() === undefined) throw new NotReadyError('not ready: storing content waits for the service to be reached', 5) },
       run: async () => await this.run(),
       whenBusy: 'rerun',
       retry: { firstMs: 10_000, maxMs: 15 * 60_000, retryable: () => true }
@@ -100,8 +94,13 @@ export class ContentKeeper {
     if (this.enabled()) this.storing.noteChange()
   }
 
-  async reconfigure (config: Config): Promise<void> {
-    this.config = config
+  /** The config now: the repository's, which a reload replaces. */
+  private get config (): Config {
+    return this.components.repository.config
+  }
+
+  /** The repository's config was reloaded: the schedule and the folders apply from now on. */
+  async reconfigure (): Promise<void> {
     await this.storing.restart()
     if (this.enabled()) this.storing.noteChange()
   }
@@ -186,7 +185,7 @@ export class ContentKeeper {
       uploadRate: this.pass === undefined ? 0 : Math.round(this.pass.bytes / Math.max(0.001, (Date.now() - this.pass.started) / 1000)),
       storedBytesTotal: this.storedBytesTotal,
       savedByDedup: this.savedByDedup(keyId),
-      indexRefused: this.components.store.contentIndex.refusedCount(),
+      indexRefused: this.components.repository.store.contentIndex.refusedCount(),
       failingTooLong: Number.isFinite(oldest) && Date.now() - oldest > CONTENT_FAILING_BOUND_MS,
       uploading: [...this.uploading].slice(0, UPLOADING_SHOWN).map(splitKey),
       failingBoundMs: CONTENT_FAILING_BOUND_MS
@@ -196,7 +195,7 @@ export class ContentKeeper {
   private savedByDedup (keyId: string): number {
     const { index, deviceId } = this.components
     const folders = this.config.folders.filter(f => f.store === true).map(f => f.name)
-    const state = this.components.store.contentIndex
+    const state = this.components.repository.store.contentIndex
     const key = JSON.stringify([index.changeMarker(), keyId, folders, state.takenCount(keyId)])
     if (this.saved?.key !== key) this.saved = { key, bytes: index.content.savedByDedup(deviceId, folders, keyId, state.taken(keyId)) }
     return this.saved.bytes
@@ -213,22 +212,19 @@ export class ContentKeeper {
 
   private keyId (): string {
     try {
-      return contentSealing(this.config, this.components.passphrase).key?.keyId ?? ''
+      return contentSealing(this.config, this.components.repository.passphrase).key?.keyId ?? ''
     } catch {
       return ''
     }
   }
 
   private async run (): Promise<StoreContentResult> {
-    const { index, logger, deviceId, hostname } = this.components
-    const clients = this.components.clients() as ServiceClients
+    const { logger } = this.components
     const started = Date.now()
     const pass = this.pass = { started, bytes: 0 }
     const attempted = new Set<string>()
     try {
-      const result = await storeContent({ index, clients, store: this.components.store, logger, deviceId, hostname }, {
-        config: this.config,
-        passphrase: this.components.passphrase,
+      const result = await storeContent(this.components, {
         signal: this.abort.signal,
         skip: (folder, path) => this.failures.waiting(folder, path),
         onProgress: (event) => {
@@ -283,14 +279,14 @@ export class ContentKeeper {
 
   /** The failures the last run left in the state dir (a restart forgets none), those still failing. */
   private loadFailures (): void {
-    this.failures.load(this.components.store.contentFailures(), (folder) => this.config.folders.some(x => x.name === folder && x.store === true))
+    this.failures.load(this.components.repository.store.contentFailures(), (folder) => this.config.folders.some(x => x.name === folder && x.store === true))
     this.pruneFailures()
   }
 
   /** Failures left in the state dir, so `cidsync ls` shows them while the daemon is stopped. */
   private keepFailures (): void {
     try {
-      this.components.store.noteContentFailures(this.status().failures)
+      this.components.repository.store.noteContentFailures(this.status().failures)
     } catch (err) {
       this.components.logger.warn({ err }, 'the content failures could not be kept in sync.sqlite; status still shows them')
     }

@@ -33,8 +33,6 @@ export type StoreContentProgress =
   | ProgressEvent<'storing:failed', { readonly folder: string, readonly path: string, readonly error: Error }>
 
 export interface StoreContentInit extends ProgressOptions<StoreContentProgress> {
-  readonly config: Config
-  readonly passphrase?: string
   /** Files not to try now (the daemon's failures waiting for their retry), by `folder/path`. */
   readonly skip?: (folder: string, path: string) => boolean
 }
@@ -73,18 +71,18 @@ export function contentLeftOut (config: Config): (folder: string, path: string, 
  * (docs/content-format.md): the index is the queue, so a kill loses nothing but the part being
  * sent. Answers what it stored and what it could not, never throwing for one file's failure.
  */
-export async function storeContent (components: StoreContentComponents, init: StoreContentInit): Promise<StoreContentResult> {
-  const { config } = init
+export async function storeContent (components: StoreContentComponents, init: StoreContentInit = {}): Promise<StoreContentResult> {
+  const { config, passphrase, home: clients, store } = components.repository
   const folders = config.folders.filter(f => f.store === true)
   const result = { storedFiles: 0, storedBytes: 0, failed: [] as NotStored[], tooLarge: [] as NotStored[], changed: 0, leftOut: new Map<string, { files: number, bytes: number }>() }
   if (folders.length === 0) return result
-  const { sealing, key } = contentSealing(config, init.passphrase)
+  const { sealing, key } = contentSealing(config, passphrase)
   const keyId = key?.keyId ?? ''
-  const { index, clients, store, deviceId } = components
+  const { index, deviceId } = components
   // Sealed content only: plain content needs no key, so no index object could be trusted.
   const contentIndex = key === undefined
     ? undefined
-    : new ContentIndex({ ...components, objects: clients.objects }, { stateDir: config.stateDir, passphrase: init.passphrase, keyId, signal: init.signal })
+    : new ContentIndex(components, { keyId, signal: init.signal })
   // Only when something is to be sent: a pass with nothing to store asks the service nothing.
   if (contentIndex !== undefined && folders.some(f => index.content.unstored(deviceId, f.name, keyId, '', 1).length > 0)) {
     await contentIndex.refresh()
@@ -160,7 +158,8 @@ interface FolderRun {
 
 async function storeFolder (folder: FolderConfig, run: FolderRun): Promise<void> {
   const { components, init, keyId, result } = run
-  const excluded = createIgnoreMatcher(init.config.content.exclude)
+  const { config } = components.repository
+  const excluded = createIgnoreMatcher(config.content.exclude)
   // Up to `concurrency` files at once, so that many uploads can be in flight (the gate bounds them).
   const running = new Set<Promise<void>>()
   // Files sealed into a pack upload nothing of their own: more go at once, so the sealing thread
@@ -173,7 +172,7 @@ async function storeFolder (folder: FolderConfig, run: FolderRun): Promise<void>
       const batch = components.index.content.unstored(components.deviceId, folder.name, keyId, after, BATCH)
       if (batch.length === 0) break
       // Stored already by another device with this key: recorded here, nothing sent.
-      const known = run.contentIndex?.take(batch.filter(row => !excluded(row.path) && row.size <= init.config.content.maxFileSize)) ?? new Set()
+      const known = run.contentIndex?.take(batch.filter(row => !excluded(row.path) && row.size <= config.content.maxFileSize)) ?? new Set()
       for (const row of batch) {
         after = row.path
         if (init.signal?.aborted === true) throw new AbortedError('storing content was stopped')
@@ -183,7 +182,7 @@ async function storeFolder (folder: FolderConfig, run: FolderRun): Promise<void>
         const set = run.storer.packs(row.size) ? packing : running
         const one: Promise<void> = storeRow(folder, row, run).finally(() => set.delete(one))
         set.add(one)
-        if (running.size >= init.config.content.concurrency) await Promise.race(running)
+        if (running.size >= config.content.concurrency) await Promise.race(running)
         if (packing.size >= PACKING_AT_ONCE) await Promise.race(packing)
       }
     }
@@ -205,9 +204,10 @@ type UnstoredRow = ReturnType<StoreContentComponents['index']['content']['unstor
 /** Stores one row's file; a failure is counted in the run's result, never thrown but for a stop. */
 async function storeRow (folder: FolderConfig, row: UnstoredRow, run: FolderRun): Promise<void> {
   const { init, storer, result, taken } = run
-  if (row.size > init.config.content.maxFileSize) {
+  const { config } = run.components.repository
+  if (row.size > config.content.maxFileSize) {
     leftOut(result, folder.name, row.size)
-    result.tooLarge.push({ folder: folder.name, path: row.path, code: 'ERR_CONTENT_TOO_LARGE', reason: `${row.size} bytes, more than [content] max_file_size (${init.config.content.maxFileSize})` })
+    result.tooLarge.push({ folder: folder.name, path: row.path, code: 'ERR_CONTENT_TOO_LARGE', reason: `${row.size} bytes, more than [content] max_file_size (${config.content.maxFileSize})` })
     return
   }
   if (!isCidProfileName(row.cidProfile)) return

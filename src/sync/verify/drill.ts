@@ -40,7 +40,7 @@ export async function runDrill (components: DrillComponents, options: { readonly
     if (err instanceof PointerNotFoundError) throw new NothingPublishedError(`nothing is published for ${config.namespace} on ${config.network} yet: a restore drill runs once something is`, { cause: err })
     throw err
   }
-  const result = await recordDrill({ store, logger: components.logger }, cid, async () => await verify({ ...components, clients: repository.home }, {
+  const result = await recordDrill({ store, logger: components.logger }, cid, async () => await verify(components, {
     ...repository.readContext('verify', { signal }), cid, cache: store.manifestCache
   }), signal)
   if (result.restorable) components.logger.info({ cid, segments: result.segments }, 'restore drill: restorable')

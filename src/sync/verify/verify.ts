@@ -3,7 +3,8 @@ import { CidsyncError, SegmentUnusableError } from '../../errors.js'
 import type { ObjectHome } from '../../store/index.js'
 import { ENGINE_V1, type Manifest } from '../../snapshot/index.js'
 import { buildIndex, fetchV1Snapshot, fetchSegments, isUnusable, missingKey, removeDatabase, removeFetched, type FetchInit, readPublish, walkHistory, type ManifestCache } from '../read/index.js'
-import type { StatelessComponents } from '../sync-components.js'
+import type { SyncComponents } from '../sync-components.js'
+import type { Repository } from '../repository.js'
 import { checkStoredContent, CONTENT_SAMPLE } from './stored-content.js'
 import { makeDirsSync } from '../../util/make-dirs.js'
 import { STATE_NAMES } from '../../config/index.js'
@@ -27,8 +28,8 @@ export interface VerifyResult {
   readonly content?: { readonly checked: number, readonly stored: number, readonly paths: number, readonly all: boolean } | null
 }
 
-/** What a verify reads: a home's objects and pointer (a service, a mirror, a directory). */
-export type VerifyComponents = Omit<StatelessComponents, 'clients'> & { readonly clients: ObjectHome }
+/** What a verify reads: a repository on any home (a service, a mirror, a directory). Its sync store is never opened. */
+export type VerifyComponents = Omit<SyncComponents, 'repository'> & { readonly repository: Repository }
 
 export interface VerifyInit extends Omit<FetchInit, 'dir' | 'label'> {
   /** What the pointer names now. */
@@ -50,6 +51,7 @@ export interface VerifyInit extends Omit<FetchInit, 'dir' | 'label'> {
  * drill could not be run, which says nothing either way).
  */
 export async function verify (components: VerifyComponents, init: VerifyInit): Promise<VerifyResult> {
+  const clients = components.repository.home
   const dir = join(init.stateDir, STATE_NAMES.snapshots)
   makeDirsSync(dir, 0o700)
   const fetch: FetchInit = { ...init, dir, label: 'verify' }
@@ -61,13 +63,13 @@ export async function verify (components: VerifyComponents, init: VerifyInit): P
   const result = (failed: VerifyResult['failed']): VerifyResult => ({ restorable: failed === null && (own?.differing ?? 0) === 0, cid: init.cid, checkedAt: new Date().toISOString(), publishes, segments, own, failed, content })
   try {
     // Never the cache for the newest: a drill proves the service still has it.
-    const head = await readPublish(components.clients, init.cid, { get: () => undefined, put: init.cache.put }, fetch)
+    const head = await readPublish(clients, init.cid, { get: () => undefined, put: init.cache.put }, fetch)
     publishes++
     if (head.manifest === undefined) {
-      await namedV1(init.cid, fetchV1Snapshot(components.clients, init.cid, drill, fetch))
+      await namedV1(init.cid, fetchV1Snapshot(clients, init.cid, drill, fetch))
       own = components.index.segments.compareDevice(drill, components.deviceId)
     } else {
-      await buildIndex(components.clients, head.manifest, drill, fetch)
+      await buildIndex(clients, head.manifest, drill, fetch)
       segments += head.manifest.devices.reduce((n, d) => n + d.segments.length, 0)
       const seen = head.manifest.devices.find(d => d.deviceId === components.deviceId)?.lastSeq
       const here = components.index.segments.devices().find(d => d.deviceId === components.deviceId)?.lastSeq ?? 0
@@ -79,7 +81,7 @@ export async function verify (components: VerifyComponents, init: VerifyInit): P
       return result({ cid: init.cid, message: `${own.differing} of this device's files differ between the index and what a restore would install (first: ${own.first ?? '?'})` })
     }
     // The files themselves, as a new device would bring them back from the index it restored.
-    const files = await checkStoredContent(components.clients, drill, { stateDir: init.stateDir, passphrase: init.passphrase, signal: init.signal, all: init.content })
+    const files = await checkStoredContent(clients, drill, { stateDir: init.stateDir, passphrase: init.passphrase, signal: init.signal, all: init.content })
     content = { checked: files.checked, stored: files.stored, paths: files.paths, all: init.content === true }
     if (files.failed !== null) {
       components.logger.warn({ cid: files.failed.cid, err: files.failed.message }, 'restore drill: a stored file does not come back')
@@ -88,14 +90,14 @@ export async function verify (components: VerifyComponents, init: VerifyInit): P
     await removeDatabase(drill)
     if (init.full === true && head.entry.previous !== null) {
       const checked = new Set((head.manifest?.devices ?? []).flatMap(d => d.segments.map(s => s.cid)))
-      for await (const publish of walkHistory(components.clients, head.entry.previous, init.cache, fetch)) {
+      for await (const publish of walkHistory(clients, head.entry.previous, init.cache, fetch)) {
         publishes++
         if (publish.manifest === undefined) {
-          await namedV1(publish.entry.cid, fetchV1Snapshot(components.clients, publish.entry.cid, drill, fetch))
+          await namedV1(publish.entry.cid, fetchV1Snapshot(clients, publish.entry.cid, drill, fetch))
           await removeDatabase(drill)
           continue
         }
-        segments += await checkSegments(components.clients, publish.manifest, checked, fetch)
+        segments += await checkSegments(clients, publish.manifest, checked, fetch)
       }
     }
     return result(null)

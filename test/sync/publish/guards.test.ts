@@ -7,7 +7,7 @@ import { publish, SyncStore, SyncRunner } from '../../../src/sync/index.js'
 import { PointerUnreadableError, PublishContendedError, PublishHeldError, PublishStateError } from '../../../src/errors.js'
 import { EXTERNAL, serviceUnderTest } from '../../helpers/service.js'
 import { useTempDir } from '../../helpers/temp-dir.js'
-import { closeDeviceIndex, repositoryOf, syncDevice, writeRows as write, type SyncDevice as Device } from '../../helpers/sync-device.js'
+import { closeDeviceIndex, syncDevice, writeRows as write, type SyncDevice as Device, syncOf } from '../../helpers/sync-device.js'
 
 const logger = pino({ level: 'silent' })
 
@@ -30,13 +30,13 @@ describe.skipIf(EXTERNAL)('a publish that cannot go on', () => {
     const a = await syncDevice(root, 'a', 'aaaaaaaa-0000-4000-8000-000000000000', { namespace: 'guards' })
     write(a, 'x.md')
     local?.faults.set('pointers_put', { errorRate: 1, status: 400, times: 1 })
-    await expect(publish({ index: a.index, clients, logger, deviceId: a.id, store: a.store }, { config: a.config })).rejects.toThrow(/answered 400/)
+    await expect(publish(syncOf(a, clients, logger))).rejects.toThrow(/answered 400/)
     setJob(a, "step = 'frobnicate'")
-    await expect(publish({ index: a.index, clients, logger, deviceId: a.id, store: a.store }, { config: a.config })).rejects.toThrow(PublishStateError)
+    await expect(publish(syncOf(a, clients, logger))).rejects.toThrow(PublishStateError)
     const store = new SyncStore(a.config.stateDir)
     expect(store.current()).toBeUndefined()
     store.close()
-    expect(await publish({ index: a.index, clients, logger, deviceId: a.id, store: a.store }, { config: a.config })).toMatchObject({ skipped: false, entries: 1 })
+    expect(await publish(syncOf(a, clients, logger))).toMatchObject({ skipped: false, entries: 1 })
   })
 
   it('outrun by other devices too often is given up and started over, not left to fail forever', async () => {
@@ -45,10 +45,10 @@ describe.skipIf(EXTERNAL)('a publish that cannot go on', () => {
     const a = await syncDevice(root, 'a', 'aaaaaaaa-0000-4000-8000-000000000000', { namespace: 'guards' })
     write(a, 'x.md')
     local?.faults.set('pointers_put', { errorRate: 1, status: 400, times: 1 })
-    await expect(publish({ index: a.index, clients, logger, deviceId: a.id, store: a.store }, { config: a.config })).rejects.toThrow(/answered 400/)
+    await expect(publish(syncOf(a, clients, logger))).rejects.toThrow(/answered 400/)
     setJob(a, 'merges = 3')
-    await expect(publish({ index: a.index, clients, logger, deviceId: a.id, store: a.store }, { config: a.config })).rejects.toThrow(PublishContendedError)
-    const published = await publish({ index: a.index, clients, logger, deviceId: a.id, store: a.store }, { config: a.config })
+    await expect(publish(syncOf(a, clients, logger))).rejects.toThrow(PublishContendedError)
+    const published = await publish(syncOf(a, clients, logger))
     expect(published).toMatchObject({ skipped: false, merged: 0, entries: 1 })
     expect((await clients.pointers.current('guards', 'mainnet')).snapshotCid).toBe(published.cid)
   })
@@ -59,16 +59,16 @@ describe.skipIf(EXTERNAL)('a publish that cannot go on', () => {
     const a = await syncDevice(root, 'a', 'aaaaaaaa-0000-4000-8000-000000000000', { namespace: 'guards', snapshot: 'deal = false\nmax_drop_entries = 10\n' })
     const names = Array.from({ length: 40 }, (_, i) => `f${i}.md`)
     write(a, ...names)
-    const first = await publish({ index: a.index, clients, logger, deviceId: a.id, store: a.store }, { config: a.config })
+    const first = await publish(syncOf(a, clients, logger))
     remove(a, ...names.slice(0, 5))
-    expect(await publish({ index: a.index, clients, logger, deviceId: a.id, store: a.store }, { config: a.config })).toMatchObject({ skipped: false, entries: 35 })
+    expect(await publish(syncOf(a, clients, logger))).toMatchObject({ skipped: false, entries: 35 })
     remove(a, ...names.slice(5, 30))
-    const held = await publish({ index: a.index, clients, logger, deviceId: a.id, store: a.store }, { config: a.config }).catch((e: unknown) => e)
+    const held = await publish(syncOf(a, clients, logger)).catch((e: unknown) => e)
     expect(held).toBeInstanceOf(PublishHeldError)
     expect((held as PublishHeldError).message).toContain('it would drop 25 of the 35 entries this device last published (10 left)')
     expect((held as PublishHeldError).message).toContain('cidsync snapshot --confirm-drop')
     expect((await clients.pointers.current('guards', 'mainnet')).memories).toBe(35)
-    const confirmed = await publish({ index: a.index, clients, logger, deviceId: a.id, store: a.store }, { config: a.config, confirmDrop: true })
+    const confirmed = await publish(syncOf(a, clients, logger), { confirmDrop: true })
     expect(confirmed).toMatchObject({ skipped: false, entries: 10 })
     expect(confirmed.cid).not.toBe(first.cid)
   })
@@ -81,9 +81,9 @@ describe.skipIf(EXTERNAL)('a publish that cannot go on', () => {
     const { exportKey, importKey } = await import('../../../src/snapshot/index.js')
     importKey(b.config.stateDir, exportKey(a.config.stateDir))
     write(a, 'from-a.md')
-    await publish({ index: a.index, clients, logger, deviceId: a.id, store: a.store }, { config: a.config })
+    await publish(syncOf(a, clients, logger))
     write(b, 'from-b.md')
-    await publish({ index: b.index, clients, logger, deviceId: b.id, store: b.store }, { config: b.config })
+    await publish(syncOf(b, clients, logger))
 
     // Missing: a CID no gateway has. Foreign: a file that is not a snapshot.
     const foreignFile = join(root, 'not-a-snapshot.txt')
@@ -93,11 +93,11 @@ describe.skipIf(EXTERNAL)('a publish that cannot go on', () => {
     for (const bad of ['bafkreigh2akiscaildcqabsyg3dfr6chu3fgpregiymsck7e7aqa4s52zy', foreign.cid]) {
       await clients.pointers.put({ snapshotCid: bad, engine: 'cidsync-sqlite/1', namespace: 'guards', network: 'mainnet', memories: 2 })
       write(b, `after-${bad.slice(-6)}.md`)
-      const err = await publish({ index: b.index, clients, logger, deviceId: b.id, store: b.store }, { config: b.config }).catch((e: unknown) => e)
+      const err = await publish(syncOf(b, clients, logger)).catch((e: unknown) => e)
       expect(err).toBeInstanceOf(PointerUnreadableError)
       expect((err as Error).message).toContain(`names ${bad}, which cannot be used here`)
       expect((err as Error).message).toContain('cidsync pointer repair')
-      const repaired = await publish({ index: b.index, clients, logger, deviceId: b.id, store: b.store }, { config: b.config, repairPointer: true })
+      const repaired = await publish(syncOf(b, clients, logger), { repairPointer: true })
       expect((await clients.pointers.current('guards', 'mainnet')).snapshotCid).toBe(repaired.cid)
       expect(b.index.entries.list().map(e => e.path)).toContain('from-a.md')
     }
@@ -115,9 +115,9 @@ describe.skipIf(EXTERNAL)('a device whose index was rebuilt', () => {
     importKey(b.config.stateDir, exportKey(a.config.stateDir))
     write(a, 'old-1.md', 'old-2.md')
     write(a, 'old-3.md')
-    await publish({ index: a.index, clients, logger, deviceId: a.id, store: a.store }, { config: a.config })
+    await publish(syncOf(a, clients, logger))
     write(b, 'from-b.md')
-    await publish({ index: b.index, clients, logger, deviceId: b.id, store: b.store }, { config: b.config })
+    await publish(syncOf(b, clients, logger))
 
     // a's index is lost and rebuilt from its folder, which now holds one file: its sequence starts over.
     closeDeviceIndex(a)
@@ -125,8 +125,8 @@ describe.skipIf(EXTERNAL)('a device whose index was rebuilt', () => {
     for (const suffix of ['', '-wal', '-shm']) await rm(`${a.index.path}${suffix}`, { force: true })
     const rebuilt = await syncDevice(root, 'a', id, { namespace: 'guards' })
     write(rebuilt, 'new.md')
-    await publish({ index: rebuilt.index, clients, logger, deviceId: id, store: rebuilt.store }, { config: rebuilt.config })
-    await publish({ index: b.index, clients, logger, deviceId: b.id, store: b.store }, { config: b.config })
+    await publish(syncOf(rebuilt, clients, logger))
+    await publish(syncOf(b, clients, logger))
     expect(b.index.entries.list({ deviceId: id }).map(e => e.path)).toEqual(['new.md'])
   })
 })
@@ -138,7 +138,7 @@ describe.skipIf(EXTERNAL)('an upload whose answer was lost', () => {
     const a = await syncDevice(root, 'a', 'aaaaaaaa-0000-4000-8000-000000000000', { namespace: 'guards' })
     write(a, 'x.md')
     local?.faults.set('upload', { resetAfterRate: 1, times: 1 })
-    const published = await publish({ index: a.index, clients, logger, deviceId: a.id, store: a.store }, { config: a.config })
+    const published = await publish(syncOf(a, clients, logger))
     const rows = new Map<string, number>()
     for await (const record of clients.files()) rows.set(record.cid, (rows.get(record.cid) ?? 0) + 1)
     // A segment, the manifest and the plain root, each in one row: the upload that lost its answer was found, not sent again.
@@ -154,7 +154,7 @@ describe.skipIf(EXTERNAL)('the runner after a failed publish', () => {
     const { clients, local } = await serviceUnderTest()
     const root = await useTempDir()
     const a = await syncDevice(root, 'a', 'aaaaaaaa-0000-4000-8000-000000000000', { namespace: 'guards', snapshot: 'deal = false\nmax_drop_entries = 1\n' })
-    const runner = new SyncRunner({ index: a.index, logger, deviceId: a.id, store: a.store, clients: () => clients, credentials: () => ({ apiKey: undefined, sessionToken: undefined }), repository: repositoryOf(a, clients) }, a.config)
+    const runner = new SyncRunner({ ...syncOf(a, clients, logger), credentials: () => ({ apiKey: undefined, sessionToken: undefined }) })
     try {
       write(a, 'one.md', 'two.md', 'three.md', 'four.md')
       // As the daemon does at start: a publish after changes is pending when the user asks for one.

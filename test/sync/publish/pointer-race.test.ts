@@ -8,7 +8,7 @@ import { exportKey, importKey } from '../../../src/snapshot/index.js'
 import { publish } from '../../../src/sync/index.js'
 import { EXTERNAL, serviceUnderTest } from '../../helpers/service.js'
 import { useTempDir } from '../../helpers/temp-dir.js'
-import { syncDevice, writeRows } from '../../helpers/sync-device.js'
+import { syncDevice, writeRows, syncOf } from '../../helpers/sync-device.js'
 
 const logger = pino({ level: 'silent' })
 
@@ -56,7 +56,7 @@ describe.skipIf(EXTERNAL)('two devices publishing at once', () => {
     writeRows(b, 'from-b.md', 'also-b.md')
 
     const proxy = await racingProxy(service.baseUrls.pointer, async () => {
-      await publish({ index: b.index, clients: service.clients, logger, deviceId: b.id, store: b.store }, { config: b.config })
+      await publish(syncOf(b, service.clients, logger))
     })
     const { apiKey } = service
     const sessionToken = service.local?.issueToken(service.address)
@@ -68,7 +68,7 @@ describe.skipIf(EXTERNAL)('two devices publishing at once', () => {
     onTestFinished(async () => { await throughProxy.close() })
 
     const steps: string[] = []
-    const published = await publish({ index: a.index, clients: throughProxy, logger, deviceId: a.id, store: a.store, onStep: (step, merges) => steps.push(`${step}:${merges}`) }, { config: a.config })
+    const published = await publish({ ...syncOf(a, throughProxy, logger), onStep: (step, merges) => steps.push(`${step}:${merges}`) })
     expect(proxy.failure()).toBeUndefined()
     expect(proxy.raced()).toBe(true)
     // Outrun once: it merged b's publish and put the pointer again.

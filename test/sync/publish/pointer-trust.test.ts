@@ -4,13 +4,13 @@ import { join } from 'node:path'
 import pino from 'pino'
 import { CID } from 'multiformats/cid'
 import { sha256 } from 'multiformats/hashes/sha2'
-import { publish, restore, SNAPSHOT_PROFILE, SyncStore } from '../../../src/sync/index.js'
+import { publish, restore, SNAPSHOT_PROFILE, SyncStore, type SyncService } from '../../../src/sync/index.js'
 import { publishStatus } from '../../../src/sync/status.js'
 import { exportKey, importKey, MAX_SEQUENCE, parseManifest, sealManifest, type Manifest } from '../../../src/snapshot/index.js'
 import { indexPath, openIndex } from '../../../src/index/index.js'
 import { EXTERNAL, serviceUnderTest } from '../../helpers/service.js'
 import { useTempDir } from '../../helpers/temp-dir.js'
-import { restoring, syncDevice, writeRows as write, type SyncDevice } from '../../helpers/sync-device.js'
+import { restoring, syncDevice, syncOf, writeRows as write, type SyncDevice } from '../../helpers/sync-device.js'
 
 const logger = pino({ level: 'silent' })
 const A = 'aaaaaaaa-0000-4000-8000-000000000000'
@@ -19,7 +19,7 @@ const C = 'cccccccc-0000-4000-8000-000000000000'
 const F = 'ffffffff-0000-4000-8000-000000000000'
 
 const names = (prefix: string, n: number): string[] => Array.from({ length: n }, (_, i) => `${prefix}-${i}.md`)
-const components = (d: SyncDevice, clients: Parameters<typeof publish>[0]['clients']): Parameters<typeof publish>[0] => ({ index: d.index, clients, logger, deviceId: d.id, store: d.store })
+const components = (d: SyncDevice, clients: SyncService): Parameters<typeof publish>[0] => syncOf(d, clients, logger)
 
 function storeOf (d: SyncDevice): SyncStore {
   const store = new SyncStore(d.config.stateDir)
@@ -37,17 +37,17 @@ describe.skipIf(EXTERNAL)('a pointer set back by the service', () => {
     const b = await syncDevice(root, 'b', B, { namespace: 'rollback' })
     importKey(b.config.stateDir, exportKey(a.config.stateDir))
     write(a, ...names('first', 60))
-    const first = await publish(components(a, clients), { config: a.config })
+    const first = await publish(components(a, clients))
     write(a, ...names('later', 40))
-    await publish(components(a, clients), { config: a.config })
+    await publish(components(a, clients))
     write(b, ...names('b', 30))
-    const latest = await publish(components(b, clients), { config: b.config })
+    const latest = await publish(components(b, clients))
     expect(latest.entries).toBe(130)
-    expect(await publish(components(a, clients), { config: a.config })).toMatchObject({ skipped: true, merged: 1 })
+    expect(await publish(components(a, clients))).toMatchObject({ skipped: true, merged: 1 })
 
     // The lying service: back to the first publish.
     await clients.pointers.put({ snapshotCid: first.cid, engine: 'cidsync-sqlite/2', namespace: 'rollback', network: 'mainnet', memories: 60 })
-    const again = await publish(components(a, clients), { config: a.config })
+    const again = await publish(components(a, clients))
     expect(again).toMatchObject({ skipped: false, entries: 130 })
     const pointer = await clients.pointers.current('rollback', 'mainnet')
     expect(pointer.snapshotCid).toBe(again.cid)
@@ -58,7 +58,7 @@ describe.skipIf(EXTERNAL)('a pointer set back by the service', () => {
 
     // Rolled back again: the other device notices too (it holds more of A than the pointer does).
     await clients.pointers.put({ snapshotCid: first.cid, engine: 'cidsync-sqlite/2', namespace: 'rollback', network: 'mainnet', memories: 60 })
-    expect(await publish(components(b, clients), { config: b.config })).toMatchObject({ skipped: false, entries: 130 })
+    expect(await publish(components(b, clients))).toMatchObject({ skipped: false, entries: 130 })
     expect(publishStatus(storeOf(b), b.index.changeMarker(), idle).rolledBack?.code).toBe('ERR_POINTER_ROLLED_BACK')
 
     const c = await syncDevice(root, 'c', C, { namespace: 'rollback' })
@@ -82,9 +82,9 @@ describe.skipIf(EXTERNAL)('a sequence far past what a device wrote', () => {
     const b = await syncDevice(root, 'b', B, { namespace: 'far-seq' })
     importKey(b.config.stateDir, exportKey(a.config.stateDir))
     write(a, 'a.md')
-    await publish(components(a, clients), { config: a.config })
+    await publish(components(a, clients))
     write(b, ...names('b', 5))
-    const theirs = await publish(components(b, clients), { config: b.config })
+    const theirs = await publish(components(b, clients))
 
     // A holder of the key forges a publish on top: A at 2^48, and a device F at 2^40 never seen before.
     const cached = JSON.parse(storeOf(b).manifestCache.get(theirs.cid) as string) as { manifest: Manifest }
@@ -105,7 +105,7 @@ describe.skipIf(EXTERNAL)('a sequence far past what a device wrote', () => {
     await writeFile(join(a.config.stateDir, 'device-id'), `${A}\n`)
     await expect(restore(restoring(clients, a.config), { namespace: 'far-seq', network: 'mainnet', dryRun: true })).rejects.toMatchObject({ code: 'ERR_SEQUENCE_IMPLAUSIBLE', exitCode: 4 })
     write(a, 'a2.md')
-    const published = await publish(components(a, clients), { config: a.config })
+    const published = await publish(components(a, clients))
     expect(published).toMatchObject({ skipped: false, entries: 7 })
     const devices = new Map(a.index.entries.devices().map(d => [d.id, d.lastSeq]))
     expect(devices.get(A)).toBeLessThan(100)
@@ -116,12 +116,12 @@ describe.skipIf(EXTERNAL)('a sequence far past what a device wrote', () => {
     expect(status.refused?.message).toMatch(/names this device .* at sequence 281474976710656/)
     // Publishing goes on.
     write(a, 'a3.md')
-    expect(await publish(components(a, clients), { config: a.config })).toMatchObject({ skipped: false, entries: 8 })
+    expect(await publish(components(a, clients))).toMatchObject({ skipped: false, entries: 8 })
     // Still shown (a key holder forged a publish) until a merge refuses nothing.
     expect(publishStatus(storeOf(a), a.index.changeMarker(), idle).refused?.code).toBe('ERR_SEQUENCE_IMPLAUSIBLE')
     write(b, 'b-more.md')
-    expect(await publish(components(b, clients), { config: b.config })).toMatchObject({ skipped: false, entries: 9 })
-    expect(await publish(components(a, clients), { config: a.config })).toMatchObject({ skipped: true, merged: 1 })
+    expect(await publish(components(b, clients))).toMatchObject({ skipped: false, entries: 9 })
+    expect(await publish(components(a, clients))).toMatchObject({ skipped: true, merged: 1 })
     expect(publishStatus(storeOf(a), a.index.changeMarker(), idle).refused).toBeNull()
   })
 })

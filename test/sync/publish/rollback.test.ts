@@ -1,13 +1,13 @@
 import { describe, expect, it, onTestFinished } from 'vitest'
 import pino from 'pino'
-import { publish, restore, SyncRunner } from '../../../src/sync/index.js'
+import { publish, restore, SyncRunner, type SyncService } from '../../../src/sync/index.js'
 import { exportKey, importKey } from '../../../src/snapshot/index.js'
 import { indexPath, openIndex } from '../../../src/index/index.js'
 import { statusProblems } from '../../../src/cli/status-check.js'
 import type { StatusDocument } from '../../../src/daemon/index.js'
 import { EXTERNAL, serviceUnderTest } from '../../helpers/service.js'
 import { useTempDir } from '../../helpers/temp-dir.js'
-import { closeDeviceIndex, repositoryOf, restoring, syncDevice, writeRows as write, type SyncDevice } from '../../helpers/sync-device.js'
+import { closeDeviceIndex, restoring, syncOf, syncDevice, writeRows as write, type SyncDevice } from '../../helpers/sync-device.js'
 import { until } from '../../helpers/wait.js'
 
 const logger = pino({ level: 'silent' })
@@ -16,7 +16,7 @@ const B = 'bbbbbbbb-0000-4000-8000-000000000000'
 const C = 'cccccccc-0000-4000-8000-000000000000'
 
 const names = (prefix: string, n: number): string[] => Array.from({ length: n }, (_, i) => `${prefix}-${i}.md`)
-const components = (d: SyncDevice, clients: Parameters<typeof publish>[0]['clients']): Parameters<typeof publish>[0] => ({ index: d.index, clients, logger, deviceId: d.id, store: d.store })
+const components = (d: SyncDevice, clients: SyncService): Parameters<typeof publish>[0] => syncOf(d, clients, logger)
 
 /** What `status --check` says of a status whose publishing part is `publish` (the rest healthy). */
 const checkOf = (publish: StatusDocument['publish']): string[] =>
@@ -30,15 +30,15 @@ describe.skipIf(EXTERNAL)('a pointer set back while the daemon has nothing to pu
     const b = await syncDevice(root, 'b', B, { namespace: 'idle' })
     importKey(b.config.stateDir, exportKey(a.config.stateDir))
     write(a, ...names('first', 60))
-    const first = await publish(components(a, clients), { config: a.config })
+    const first = await publish(components(a, clients))
     write(a, ...names('later', 40))
-    await publish(components(a, clients), { config: a.config })
+    await publish(components(a, clients))
     write(b, ...names('b', 25))
-    expect((await publish(components(b, clients), { config: b.config })).entries).toBe(125)
+    expect((await publish(components(b, clients))).entries).toBe(125)
     // A takes B's publish in: nothing of its own is left to publish.
-    expect(await publish(components(a, clients), { config: a.config })).toMatchObject({ skipped: true, merged: 1 })
+    expect(await publish(components(a, clients))).toMatchObject({ skipped: true, merged: 1 })
 
-    const runner = new SyncRunner({ index: a.index, logger, deviceId: a.id, store: a.store, clients: () => clients, credentials: () => ({ apiKey: undefined, sessionToken: undefined }), repository: repositoryOf(a, clients) }, a.config)
+    const runner = new SyncRunner({ ...syncOf(a, clients, logger), credentials: () => ({ apiKey: undefined, sessionToken: undefined }) })
     onTestFinished(async () => { await runner.stop() })
     // The lying service sets the pointer back; its PUTs fail for now, so the heal waits.
     await clients.pointers.put({ snapshotCid: first.cid, engine: 'cidsync-sqlite/2', namespace: 'idle', network: 'mainnet', memories: 60 })

@@ -12,7 +12,7 @@ import { InvalidCidError, RemoteResponseError, SnapshotFormatError, SnapshotInte
 import { EXTERNAL, serviceUnderTest } from '../../helpers/service.js'
 import { ScriptedServer } from '../../helpers/scripted-server.js'
 import { useTempDir } from '../../helpers/temp-dir.js'
-import { restoring, syncDevice, writeRows as write } from '../../helpers/sync-device.js'
+import { restoring, syncDevice, writeRows as write, syncOf } from '../../helpers/sync-device.js'
 
 const logger = pino({ level: 'silent' })
 const A = 'aaaaaaaa-0000-4000-8000-000000000000'
@@ -52,13 +52,13 @@ describe.skipIf(EXTERNAL)('a CID from the service is never used as a path', () =
     await expect(clients.pointers.current('lying', 'mainnet')).rejects.toMatchObject({ code: 'ERR_REMOTE_RESPONSE' })
     await expect(restore(restoring(clients, a.config), { namespace: 'lying', network: 'mainnet', dryRun: true })).rejects.toThrow(RemoteResponseError)
     // A publish reaches its pointer step (segments uploaded to the real service), and stops there.
-    await expect(publish({ index: a.index, clients, logger, deviceId: a.id, store: a.store }, { config: a.config, signal: AbortSignal.timeout(60_000) })).rejects.toThrow(RemoteResponseError)
+    await expect(publish(syncOf(a, clients, logger), { signal: AbortSignal.timeout(60_000) })).rejects.toThrow(RemoteResponseError)
 
     // Whoever parsed it before (a cache, a caller): the path and URL builders refuse it too.
     const fetch = { stateDir: a.config.stateDir, dir: join(a.config.stateDir, 'snapshots'), label: 'read' }
     await expect(readPublish(clients, evil, store, fetch)).rejects.toThrow(InvalidCidError)
     await expect(async () => { for await (const entry of walkEntries(clients, evil, store, fetch)) expect(entry).toBeUndefined() }).rejects.toThrow(InvalidCidError)
-    await expect(verify({ index: a.index, clients, logger, deviceId: a.id }, { cid: evil, cache: store, stateDir: a.config.stateDir })).rejects.toThrow(InvalidCidError)
+    await expect(verify({ ...syncOf(a, clients, logger) }, { cid: evil, cache: store, stateDir: a.config.stateDir })).rejects.toThrow(InvalidCidError)
     await expect(clients.objects.getFile(evil, { name: 'x' } as never, join(a.config.stateDir, 'x'))).rejects.toThrow(InvalidCidError)
 
     expect(server.received.length).toBeGreaterThanOrEqual(3)
@@ -94,7 +94,7 @@ describe.skipIf(EXTERNAL)('history shows only what was authenticated', () => {
     const root = await useTempDir()
     const a = await syncDevice(root, 'a', A, { namespace: 'forged-history' })
     write(a, 'x.md')
-    const first = await publish({ index: a.index, clients, logger, deviceId: a.id, store: a.store }, { config: a.config })
+    const first = await publish(syncOf(a, clients, logger))
     expect(first.skipped).toBe(false)
     // Someone who can write the pointer but has no key: this device's key id, a header, noise.
     const key = writingKey(a.config.stateDir)

@@ -9,7 +9,7 @@ import { ManifestNamespaceError, PointerUnreadableError } from '../../../src/err
 import type { ServiceClients } from '../../../src/remote/index.js'
 import { EXTERNAL, serviceUnderTest } from '../../helpers/service.js'
 import { useTempDir } from '../../helpers/temp-dir.js'
-import { restoring, syncDevice, writeRows as write, type SyncDevice } from '../../helpers/sync-device.js'
+import { restoring, syncDevice, writeRows as write, type SyncDevice, syncOf } from '../../helpers/sync-device.js'
 
 const logger = pino({ level: 'silent' })
 const A = 'aaaaaaaa-0000-4000-8000-000000000000'
@@ -37,13 +37,13 @@ describe.skipIf(EXTERNAL)('manifests are bound to their namespace and network', 
     const b = await syncDevice(root, 'b', B, { namespace: 'ns-two' })
     importKey(b.config.stateDir, exportKey(a.config.stateDir))
     write(a, 'mine.md')
-    const mine = await publish({ index: a.index, clients, logger, deviceId: a.id, store: a.store }, { config: a.config })
+    const mine = await publish(syncOf(a, clients, logger))
     write(b, ...ten)
-    const theirs = await publish({ index: b.index, clients, logger, deviceId: b.id, store: b.store }, { config: b.config })
+    const theirs = await publish(syncOf(b, clients, logger))
     // The lying service: ns-one's pointer names ns-two's publish.
     await clients.pointers.put({ snapshotCid: theirs.cid, engine: 'cidsync-sqlite/2', namespace: 'ns-one', network: 'mainnet', memories: 10 })
     write(a, 'more.md')
-    const error = await publish({ index: a.index, clients, logger, deviceId: a.id, store: a.store }, { config: a.config }).catch((err: unknown) => err)
+    const error = await publish(syncOf(a, clients, logger)).catch((err: unknown) => err)
     expect(error).toBeInstanceOf(PointerUnreadableError)
     expect((error as Error).message).toMatch(/published for namespace ns-two on mainnet, not ns-one on mainnet/)
     expect(devicesIn(a)).toEqual([A])
@@ -62,13 +62,13 @@ describe.skipIf(EXTERNAL)('manifests are bound to their namespace and network', 
     importKey(b.config.stateDir, exportKey(a.config.stateDir))
     importKey(e.config.stateDir, exportKey(a.config.stateDir))
     write(a, 'mine.md')
-    const mine = await publish({ index: a.index, clients, logger, deviceId: a.id, store: a.store }, { config: a.config })
+    const mine = await publish(syncOf(a, clients, logger))
     // An older cidsync's publish of another namespace, replayed: refused once this device binds.
     write(b, ...ten)
     const replayed = await unboundPublish(clients, b, null, root)
     await clients.pointers.put({ snapshotCid: replayed, engine: 'cidsync-sqlite/2', namespace: 'ns-three', network: 'mainnet' })
     write(a, 'more.md')
-    const error = await publish({ index: a.index, clients, logger, deviceId: a.id, store: a.store }, { config: a.config }).catch((err: unknown) => err)
+    const error = await publish(syncOf(a, clients, logger)).catch((err: unknown) => err)
     expect(error).toBeInstanceOf(PointerUnreadableError)
     expect((error as Error).message).toMatch(/names no namespace/)
     expect(devicesIn(a)).toEqual([A])
@@ -76,7 +76,7 @@ describe.skipIf(EXTERNAL)('manifests are bound to their namespace and network', 
     write(e, 'theirs.md')
     const older = await unboundPublish(clients, e, mine.cid, root)
     await clients.pointers.put({ snapshotCid: older, engine: 'cidsync-sqlite/2', namespace: 'ns-three', network: 'mainnet' })
-    const published = await publish({ index: a.index, clients, logger, deviceId: a.id, store: a.store }, { config: a.config })
+    const published = await publish(syncOf(a, clients, logger))
     expect(published).toMatchObject({ skipped: false, merged: 1 })
     expect(devicesIn(a).sort()).toEqual([A, E])
   })
@@ -90,10 +90,10 @@ describe.skipIf(EXTERNAL)('manifests are bound to their namespace and network', 
     const old = await unboundPublish(clients, a, null, root)
     await clients.pointers.put({ snapshotCid: old, engine: 'cidsync-sqlite/2', namespace: 'ns-five', network: 'mainnet' })
     write(a, 'new.md')
-    const bound = await publish({ index: a.index, clients, logger, deviceId: a.id, store: a.store }, { config: a.config })
+    const bound = await publish(syncOf(a, clients, logger))
     expect(bound).toMatchObject({ skipped: false, merged: 1, entries: 2 })
     await clients.pointers.put({ snapshotCid: old, engine: 'cidsync-sqlite/2', namespace: 'ns-five', network: 'mainnet' })
-    const again = await publish({ index: a.index, clients, logger, deviceId: a.id, store: a.store }, { config: a.config })
+    const again = await publish(syncOf(a, clients, logger))
     expect(again).toMatchObject({ skipped: false, entries: 2 })
     expect((await clients.pointers.current('ns-five', 'mainnet')).snapshotCid).toBe(again.cid)
   })

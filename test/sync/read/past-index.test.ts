@@ -8,7 +8,7 @@ import { ManifestNamespaceError, PointerRolledBackError } from '../../../src/err
 import { EXTERNAL, serviceUnderTest } from '../../helpers/service.js'
 import { useTempDir } from '../../helpers/temp-dir.js'
 import { handClock } from '../../helpers/clock.js'
-import { repositoryOf, syncDevice, writeRows as write } from '../../helpers/sync-device.js'
+import { repositoryOf, syncDevice, writeRows as write, syncOf } from '../../helpers/sync-device.js'
 
 const logger = pino({ level: 'silent' })
 const A = 'aaaaaaaa-0000-4000-8000-000000000000'
@@ -22,9 +22,9 @@ describe.skipIf(EXTERNAL)('a past publish is read only from this namespace\'s ch
     const b = await syncDevice(root, 'b', B, { namespace: 'past-two' })
     importKey(b.config.stateDir, exportKey(a.config.stateDir))
     write(a, 'mine.md')
-    await publish({ index: a.index, clients, logger, deviceId: a.id, store: a.store }, { config: a.config })
+    await publish(syncOf(a, clients, logger))
     write(b, 'theirs.md')
-    const theirs = await publish({ index: b.index, clients, logger, deviceId: b.id, store: b.store }, { config: b.config })
+    const theirs = await publish(syncOf(b, clients, logger))
     // The lying service: past-one's pointer names past-two's publish (same key, so it opens).
     await clients.pointers.put({ snapshotCid: theirs.cid, engine: 'cidsync-sqlite/2', namespace: 'past-one', network: 'mainnet', memories: 1 })
 
@@ -47,12 +47,12 @@ describe.skipIf(EXTERNAL)('a past publish is read only from this namespace\'s ch
     write(a, 'first.md')
     // The two publishes an hour apart, on a clock the test moves.
     const clock = handClock()
-    const first = await publish({ index: a.index, clients, logger, deviceId: a.id, store: a.store, clock }, { config: a.config })
+    const first = await publish({ ...syncOf(a, clients, logger), clock })
     clock.move(1_800_000)
     const between = new Date(clock.now())
     clock.move(1_800_000)
     write(a, 'second.md')
-    await publish({ index: a.index, clients, logger, deviceId: a.id, store: a.store, clock }, { config: a.config })
+    await publish({ ...syncOf(a, clients, logger), clock })
     // The lying service replays the first publish as the pointer.
     await clients.pointers.put({ snapshotCid: first.cid, engine: 'cidsync-sqlite/2', namespace: 'past-three', network: 'mainnet', memories: 1 })
     await expect(repositoryOf(a, clients).openPast(new Date())).rejects.toThrow(PointerRolledBackError)

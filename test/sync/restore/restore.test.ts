@@ -9,7 +9,7 @@ import { exportKey, importKey } from '../../../src/snapshot/index.js'
 import { serviceUnderTest, EXTERNAL } from '../../helpers/service.js'
 import { useTempDir } from '../../helpers/temp-dir.js'
 import { canNameDescriptors, recordHandleSyncs } from '../../helpers/sync-probe.js'
-import { closeDeviceIndex, restoring, syncDevice, writeRows } from '../../helpers/sync-device.js'
+import { closeDeviceIndex, restoring, syncDevice, writeRows, syncOf } from '../../helpers/sync-device.js'
 
 const logger = pino({ level: 'silent' })
 const NS = 'restore-durable'
@@ -20,7 +20,7 @@ describe.skipIf(EXTERNAL)('a restore of the index', () => {
     const root = await realpath(await useTempDir())
     const a = await syncDevice(root, 'a', 'aaaaaaaa-0000-4000-8000-000000000000', { namespace: NS })
     writeRows(a, 'one.md')
-    await publish({ index: a.index, clients, logger, deviceId: a.id, store: a.store }, { config: a.config })
+    await publish(syncOf(a, clients, logger))
     const b = await syncDevice(root, 'b', 'bbbbbbbb-0000-4000-8000-000000000000', { namespace: NS })
     importKey(b.config.stateDir, exportKey(a.config.stateDir))
     closeDeviceIndex(b)
@@ -42,7 +42,7 @@ describe.skipIf(EXTERNAL)('a restore of the index', () => {
     const root = await realpath(await useTempDir())
     const a = await syncDevice(root, 'a', 'aaaaaaaa-0000-4000-8000-000000000000', { namespace: `${NS}-told` })
     writeRows(a, 'one.md', 'two.md')
-    await publish({ index: a.index, clients, logger, deviceId: a.id, store: a.store }, { config: a.config })
+    await publish(syncOf(a, clients, logger))
     const b = await syncDevice(root, 'b', 'bbbbbbbb-0000-4000-8000-000000000000', { namespace: `${NS}-told` })
     importKey(b.config.stateDir, exportKey(a.config.stateDir))
     closeDeviceIndex(b)

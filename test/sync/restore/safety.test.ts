@@ -11,7 +11,7 @@ import { SnapshotTooLargeError, SnapshotUnencryptedError, SyncStateDamagedError 
 import type { ServiceClients } from '../../../src/remote/index.js'
 import { serviceUnderTest, EXTERNAL } from '../../helpers/service.js'
 import { useTempDir } from '../../helpers/temp-dir.js'
-import { restoring, closeDeviceIndex, syncDevice, writeRows as write } from '../../helpers/sync-device.js'
+import { restoring, closeDeviceIndex, syncDevice, writeRows as write, syncOf } from '../../helpers/sync-device.js'
 
 const logger = pino({ level: 'silent' })
 
@@ -66,14 +66,14 @@ describe.skipIf(EXTERNAL)('a snapshot without a cipher behind the pointer', () =
     const root = await useTempDir()
     const a = await syncDevice(root, 'a', A, { namespace: NS })
     write(a, 'mine.md')
-    await publish({ index: a.index, clients, logger, deviceId: a.id, store: a.store }, { config: a.config })
+    await publish(syncOf(a, clients, logger))
     await forgeBehindPointer(clients, root)
     write(a, 'later.md')
-    await expect(publish({ index: a.index, clients, logger, deviceId: a.id, store: a.store }, { config: a.config })).rejects.toThrow(SnapshotUnencryptedError)
+    await expect(publish(syncOf(a, clients, logger))).rejects.toThrow(SnapshotUnencryptedError)
     expect(paths(a.index)).toEqual(['later.md', 'mine.md'])
     const accepting = { ...a.config, snapshot: { ...a.config.snapshot, acceptUnencrypted: true } }
     expect(loadConfig({ configPath: a.config.source, env: { CIDSYNC_SNAPSHOT_ACCEPT_UNENCRYPTED: 'true' } }).snapshot.acceptUnencrypted).toBe(true)
-    const published = await publish({ index: a.index, clients, logger, deviceId: a.id, store: a.store }, { config: accepting })
+    const published = await publish(syncOf(a, clients, logger, accepting))
     expect(published.merged).toBe(1)
     expect(paths(a.index)).toContain('injected.md')
   })
@@ -103,7 +103,7 @@ async function publishedOneRow (): Promise<{ clients: ServiceClients, b: Awaited
   const root = await useTempDir()
   const a = await syncDevice(root, 'a', A, { namespace: NS })
   write(a, 'one.md')
-  await publish({ index: a.index, clients, logger, deviceId: a.id, store: a.store }, { config: a.config })
+  await publish(syncOf(a, clients, logger))
   const b = await syncDevice(root, 'b', 'bbbbbbbb-0000-4000-8000-000000000000', { namespace: NS })
   importKey(b.config.stateDir, exportKey(a.config.stateDir))
   return { clients, b }

@@ -8,7 +8,7 @@ import { publish, restore, SNAPSHOT_PROFILE } from '../../../src/sync/index.js'
 import { exportKey, importKey, writeSnapshot } from '../../../src/snapshot/index.js'
 import { EXTERNAL, serviceUnderTest } from '../../helpers/service.js'
 import { useTempDir } from '../../helpers/temp-dir.js'
-import { closeDeviceIndex, restoring, syncDevice, writeRows } from '../../helpers/sync-device.js'
+import { closeDeviceIndex, restoring, syncDevice, writeRows, syncOf } from '../../helpers/sync-device.js'
 
 const logger = pino({ level: 'silent' })
 const NS = 'restore-scrub'
@@ -57,7 +57,7 @@ describe.skipIf(EXTERNAL)('a restored index', () => {
     expect(leftovers(indexPath(b.config.stateDir))).toEqual({ stats: [], freePages: 0, rows: 200 })
 
     // A publish of /2 segments on top restores clean too, the base's file scrubbed as it is built.
-    await publish({ index: a.index, clients, logger, deviceId: a.id, store: a.store }, { config: a.config })
+    await publish(syncOf(a, clients, logger))
     await restore(restoring(clients, b.config), { namespace: NS, network: 'mainnet', force: true })
     expect(leftovers(indexPath(b.config.stateDir))).toMatchObject({ stats: [], freePages: 0 })
     const back = openIndex(indexPath(b.config.stateDir), { readonly: true })

@@ -5,12 +5,13 @@ import { join, relative } from 'node:path'
 import { CID } from 'multiformats/cid'
 import { sha256 } from 'multiformats/hashes/sha2'
 import pino from 'pino'
-import { loadConfig } from '../../../src/config/index.js'
+import { loadConfig, type Config } from '../../../src/config/index.js'
 import { bytesCid, cidProfile } from '../../../src/content/index.js'
 import { sealedSize } from '../../../src/custody/index.js'
 import { indexPath, loadOrCreateDeviceId, openIndex, type Index } from '../../../src/index/index.js'
 import { MAX_CONTENT_INDEX_RECORDS, writingKey } from '../../../src/snapshot/index.js'
-import { SNAPSHOT_PROFILE, storeContent, SyncStore, type StoreContentProgress, type StoreContentResult } from '../../../src/sync/index.js'
+import { SNAPSHOT_PROFILE, storeContent, SyncStore, type Repository, type StoreContentProgress, type StoreContentResult } from '../../../src/sync/index.js'
+import { repositoryOf } from '../../helpers/sync-device.js'
 import { EXTERNAL, localServiceUnderTest } from '../../helpers/service.js'
 import { useTempDir } from '../../helpers/temp-dir.js'
 import { contentDevice, contentObjects, ok, shareKey, tree, type ContentDevice } from '../../cli/content-devices.js'
@@ -18,7 +19,7 @@ import type { LocalService } from '../../cli/v2-cli.js'
 import Database from 'better-sqlite3'
 import { create as digestOf } from 'multiformats/hashes/digest'
 import { ContentNotFoundError } from '../../../src/errors.js'
-import type { ObjectInfo, ObjectStore } from '../../../src/store/index.js'
+import type { ObjectHome, ObjectInfo, ObjectStore } from '../../../src/store/index.js'
 import { ContentIndex } from '../../../src/sync/storing/content-index.js'
 
 const INDEX_NAME = 'cidsync-content-index.sealed'
@@ -60,7 +61,7 @@ async function storing (root: string, service: LocalService, name: string, key?:
       rows.push({ kind: 'upsert' as const, folder: 'notes', path: relative(cli.folder, join(entry.parentPath, entry.name)), size: bytes.byteLength, mtimeMs: 1, cid: bytesCid(bytes, profile).toString(), cidProfile: config.cidProfile })
     }
     index.entries.apply(deviceId, rows)
-    return await storeContent({ index, clients: service.clients, store, logger, deviceId, hostname: name }, { config, onProgress })
+    return await storeContent({ index, repository: repositoryOf({ config, store }, service.clients), logger, deviceId, hostname: name }, { onProgress })
   }
   return { cli, index, store, deviceId, keyId: writingKey(config.stateDir).keyId, logs, pass }
 }
@@ -88,9 +89,11 @@ async function cidOf (text: string): Promise<string> {
 }
 
 /** A state dir with an index and a sync store, closed after the test, and a logger kept in `logs`. */
-async function bareDevice (): Promise<{ stateDir: string, deviceId: string, index: ReturnType<typeof openIndex>, store: SyncStore, logs: string[], logger: pino.Logger }> {
+async function bareDevice (): Promise<{ stateDir: string, config: Config, deviceId: string, index: ReturnType<typeof openIndex>, store: SyncStore, logs: string[], logger: pino.Logger }> {
   const root = await useTempDir()
-  const stateDir = join(root, 'state')
+  await writeFile(join(root, 'c.toml'), 'state_dir = "state"\n')
+  const config = loadConfig({ configPath: join(root, 'c.toml'), env: {} })
+  const { stateDir } = config
   await mkdir(stateDir, { recursive: true })
   const deviceId = loadOrCreateDeviceId(stateDir)
   const index = openIndex(indexPath(stateDir))
@@ -99,7 +102,12 @@ async function bareDevice (): Promise<{ stateDir: string, deviceId: string, inde
   onTestFinished(() => { store.close() })
   const logs: string[] = []
   const logger = pino({ level: 'info' }, { write: (line: string) => { logs.push(line) } })
-  return { stateDir, deviceId, index, store, logs, logger }
+  return { stateDir, config, deviceId, index, store, logs, logger }
+}
+
+/** A repository whose objects are `objects` alone: a lying service's listing. */
+function lyingHome (config: Config, store: SyncStore, objects: ObjectStore): Repository {
+  return repositoryOf({ config, store }, { objects } as unknown as ObjectHome)
 }
 
 describe.skipIf(EXTERNAL)('the content index: what another device stored is known without a publish', () => {
@@ -223,7 +231,7 @@ describe.skipIf(EXTERNAL)('the content index: what another device stored is know
   }, 300_000)
 
   it('a listing of endless fresh index objects never grows the state past a bound, and is logged and counted', async () => {
-    const { stateDir, deviceId, index, store, logs, logger } = await bareDevice()
+    const { stateDir, config, deviceId, index, store, logs, logger } = await bareDevice()
     // A service that lists, at every walk, objects it never held: each walk's names are new.
     let walks = 0
     const objects = {
@@ -243,7 +251,7 @@ describe.skipIf(EXTERNAL)('the content index: what another device stored is know
     }
     let total = 0
     for (let pass = 0; pass < 3; pass++) {
-      const contentIndex = new ContentIndex({ objects, store, index, logger, deviceId, hostname: 'a' }, { stateDir, keyId: writingKey(stateDir).keyId })
+      const contentIndex = new ContentIndex({ repository: lyingHome(config, store, objects), index, logger, deviceId, hostname: 'a' }, { keyId: writingKey(stateDir).keyId })
       await contentIndex.refresh()
       total += contentIndex.pass.found
       expect(contentIndex.pass.errors.some(e => e.includes('content index objects wait to be read')), JSON.stringify(contentIndex.pass)).toBe(true)
@@ -257,7 +265,7 @@ describe.skipIf(EXTERNAL)('the content index: what another device stored is know
   }, 120_000)
 
   it('a listing that names one index object again and again notes it once, and cuts nothing short', async () => {
-    const { stateDir, deviceId, index, store, logger } = await bareDevice()
+    const { stateDir, config, deviceId, index, store, logger } = await bareDevice()
     const looped = await cidOf('one index object')
     const objects = {
       describe: 'a looping service',
@@ -266,14 +274,14 @@ describe.skipIf(EXTERNAL)('the content index: what another device stored is know
       },
       async getFile (cid: string): Promise<never> { throw new ContentNotFoundError(`the service does not hold ${cid}`) }
     } as unknown as ObjectStore
-    const contentIndex = new ContentIndex({ objects, store, index, logger, deviceId, hostname: 'a' }, { stateDir, keyId: writingKey(stateDir).keyId })
+    const contentIndex = new ContentIndex({ repository: lyingHome(config, store, objects), index, logger, deviceId, hostname: 'a' }, { keyId: writingKey(stateDir).keyId })
     await contentIndex.refresh()
     expect(contentIndex.pass).toMatchObject({ found: 1, unreadable: 1, errors: [] })
     expect(store.contentIndex.head()?.cid).toBe(looped)
   }, 60_000)
 
   it('a listing longer than one walk reads is cut, logged and counted', async () => {
-    const { stateDir, deviceId, index, store, logs, logger } = await bareDevice()
+    const { stateDir, config, deviceId, index, store, logs, logger } = await bareDevice()
     const cid = await cidOf('a pack')
     const objects = {
       describe: 'a service that lists without end',
@@ -282,7 +290,7 @@ describe.skipIf(EXTERNAL)('the content index: what another device stored is know
         for (let i = 0; i < 1_500_000; i++) yield { cid, size: 1000, name: 'cidsync-pack.sealed', storedAt: Date.now() }
       }
     } as unknown as ObjectStore
-    const contentIndex = new ContentIndex({ objects, store, index, logger, deviceId, hostname: 'a' }, { stateDir, keyId: writingKey(stateDir).keyId })
+    const contentIndex = new ContentIndex({ repository: lyingHome(config, store, objects), index, logger, deviceId, hostname: 'a' }, { keyId: writingKey(stateDir).keyId })
     await contentIndex.refresh()
     expect(contentIndex.pass.errors.some(e => e.includes('lists more objects than one walk reads')), JSON.stringify(contentIndex.pass)).toBe(true)
     expect(logs.some(line => line.includes('lists more objects than one walk reads'))).toBe(true)

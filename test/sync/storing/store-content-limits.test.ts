@@ -13,6 +13,7 @@ import { createServiceClients } from '../../../src/remote/index.js'
 import { newWalletKey } from '../../../src/crypto/index.js'
 import { storeContent, SyncStore, type StoreContentProgress } from '../../../src/sync/index.js'
 import { useTempDir } from '../../helpers/temp-dir.js'
+import { repositoryOf } from '../../helpers/sync-device.js'
 
 const MIB = 1024 * 1024
 
@@ -75,7 +76,7 @@ async function setup (files: number, size: number | ((i: number) => number), con
   apiKey = (await clients.deals.login(newWalletKey())).apiKey
   const store = new SyncStore(config.stateDir)
   onTestFinished(() => { store.close() })
-  const run = async (onProgress?: (event: StoreContentProgress) => void): ReturnType<typeof storeContent> => await storeContent({ index, clients, store, logger: pino({ level: 'silent' }), deviceId: 'dev-1', hostname: 'one' }, { config, onProgress })
+  const run = async (onProgress?: (event: StoreContentProgress) => void): ReturnType<typeof storeContent> => await storeContent({ index, repository: repositoryOf({ config, store }, clients), logger: pino({ level: 'silent' }), deviceId: 'dev-1', hostname: 'one' }, { onProgress })
   return { run, proxy }
 }
 

@@ -8,7 +8,7 @@ import { ENGINE, ENGINE_V1, FORMAT_VERSION, exportKey, importKey, seal, writeSna
 import { PointerUnreadableError, SnapshotFormatError } from '../../../src/errors.js'
 import { localServiceUnderTest, EXTERNAL } from '../../helpers/service.js'
 import { useTempDir } from '../../helpers/temp-dir.js'
-import { restoring, syncDevice, writeRows as write, type SyncDevice } from '../../helpers/sync-device.js'
+import { repositoryOn, restoring, syncDevice, writeRows as write, type SyncDevice, syncOf } from '../../helpers/sync-device.js'
 import { chain, everything, logger, manifestOf, pub, readIndex, restoreInto, restorer } from '../v2-helpers.js'
 import { flipStoredBlock, hideStoredBlock } from '../../helpers/service-blocks.js'
 
@@ -25,7 +25,7 @@ async function drill (d: SyncDevice, clients: ServiceClients, namespace: string,
   const store = new SyncStore(d.config.stateDir)
   try {
     const cid = (await clients.pointers.current(namespace, 'mainnet')).snapshotCid
-    return await verify({ index: d.index, clients, logger, deviceId: d.id }, { cid, full, cache: store.manifestCache, stateDir: d.config.stateDir })
+    return await verify({ index: d.index, repository: repositoryOn(d.config, clients), logger, deviceId: d.id }, { cid, full, cache: store.manifestCache, stateDir: d.config.stateDir })
   } finally {
     store.close()
   }
@@ -129,7 +129,7 @@ describe.skipIf(EXTERNAL)('forged manifests', () => {
     expect(err.exitCode).toBe(4)
     expect(err.message).toContain(forgedCid)
     write(a, 'three.md')
-    const merged = await publish({ index: a.index, clients, logger, deviceId: a.id, store: a.store }, { config: a.config }).catch((e: unknown) => e as PointerUnreadableError)
+    const merged = await publish(syncOf(a, clients, logger)).catch((e: unknown) => e as PointerUnreadableError)
     expect(merged).toBeInstanceOf(PointerUnreadableError)
     expect(a.index.entries.list({ deviceId: B })).toEqual([])
     const drilled = await drill(a, clients, NS)
@@ -244,8 +244,8 @@ describe.skipIf(EXTERNAL)('a device without the key the pointer was sealed with'
     const b = await syncDevice(root, 'b', B, { namespace: NS, snapshot: INCREMENTAL })
     write(b, 'mine.md')
     const { SnapshotKeyError } = await import('../../../src/errors.js')
-    await expect(publish({ index: b.index, clients, logger, deviceId: b.id, store: b.store }, { config: b.config })).rejects.toThrow(SnapshotKeyError)
-    const repair = await publish({ index: b.index, clients, logger, deviceId: b.id, store: b.store }, { config: b.config, repairPointer: true }).catch((e: unknown) => e as Error)
+    await expect(publish(syncOf(b, clients, logger))).rejects.toThrow(SnapshotKeyError)
+    const repair = await publish(syncOf(b, clients, logger), { repairPointer: true }).catch((e: unknown) => e as Error)
     expect(repair).toBeInstanceOf(SnapshotKeyError)
     expect((repair as Error).message).toContain('cidsync key import')
     expect((await clients.pointers.current(NS, 'mainnet')).snapshotCid).toBe(cid)
@@ -271,7 +271,7 @@ describe.skipIf(EXTERNAL)('a drill on an index restored to an earlier point', ()
     const store = new SyncStore(r.config.stateDir)
     try {
       const cid = (await clients.pointers.current(NS, 'mainnet')).snapshotCid
-      const result = await verify({ index: older, clients, logger, deviceId: A }, { cid, cache: store.manifestCache, stateDir: r.config.stateDir })
+      const result = await verify({ index: older, repository: repositoryOn(r.config, clients), logger, deviceId: A }, { cid, cache: store.manifestCache, stateDir: r.config.stateDir })
       expect(result).toMatchObject({ restorable: true, own: null, failed: null })
     } finally {
       store.close()
