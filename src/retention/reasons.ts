@@ -1,0 +1,25 @@
+import type { BucketRule } from './buckets.js'
+import { formatDuration } from './duration.js'
+import type { RetentionPolicy } from './policy.js'
+
+/**
+ * Why a publish is kept: `newest` (the newest publish, always), `pointer` (the one the pointer
+ * names, always), `marked` (a user's label), `within` (`keep_within`), `last` (`keep_last`), or a
+ * bucket rule (`keep_hourly` ... `keep_yearly`).
+ */
+export type KeepReason = 'newest' | 'pointer' | 'marked' | 'within' | 'last' | BucketRule
+
+/** The order reasons are listed in: the ones no policy can take away first. */
+export const KEEP_REASONS: readonly KeepReason[] = ['newest', 'pointer', 'marked', 'within', 'last', 'hourly', 'daily', 'weekly', 'monthly', 'yearly']
+
+/**
+ * A publish's reasons in one line, as `cidsync forget` lists them: "newest, within 48h, daily,
+ * weekly". Empty for a publish no rule keeps. The policy, when given, adds `keep_within`'s span.
+ */
+export function formatReasons (reasons: readonly KeepReason[], policy?: RetentionPolicy): string {
+  const within = policy?.keepWithin === undefined ? 'within' : `within ${formatDuration(policy.keepWithin)}`
+  return [...reasons]
+    .sort((a, b) => KEEP_REASONS.indexOf(a) - KEEP_REASONS.indexOf(b))
+    .map(reason => reason === 'within' ? within : reason)
+    .join(', ')
+}
