@@ -1,4 +1,5 @@
 import type { CidProfileName } from '../content/index.js'
+import type { RetentionPolicy } from '../retention/index.js'
 import type { ListenAddress } from './listen-address.js'
 import type { LOG_LEVELS } from './schema.js'
 
@@ -44,6 +45,16 @@ export interface MirrorConfig {
   readonly deal: boolean
   /** Past this, `status --check` fails for the mirror. */
   readonly maxLagSeconds: number
+}
+
+/** `[retention]`: which publishes to keep, and when and how carefully to forget the rest (docs/retention.md). */
+export interface RetentionConfig {
+  readonly policy: RetentionPolicy
+  /** An object younger than this is never pruned. */
+  readonly pruneMarginSeconds: number
+  readonly schedule: string
+  /** The IANA zone of the policy's hours, days, weeks, months and years. */
+  readonly timeZone: string
 }
 
 /** The validated config with every path resolved: what the rest of cidsync reads. */
@@ -130,4 +141,6 @@ export interface Config {
     /** Between drift checks (a fresh walk compared with the index); 0 = only on request. */
     readonly rescanIntervalSeconds: number
   }
+  /** Undefined when the file has no `[retention]`: every publish is kept, nothing is ever forgotten. */
+  readonly retention: RetentionConfig | undefined
 }

@@ -7,6 +7,7 @@ import type { Config } from './config.js'
 import { applyEnvOverrides } from './env.js'
 import { formatIssues } from './issues.js'
 import { excludeOwnDirs } from './own-dirs.js'
+import { exactSeconds, systemTimeZone } from '../retention/index.js'
 import { parseListenAddress } from './listen-address.js'
 import { defaultConfigPath, defaultSocketPath, defaultStateDir, resolveConfigPath, SYSTEM_CONFIG_PATH } from './paths.js'
 import { configFileSchema, type ConfigFile } from './schema.js'
@@ -184,7 +185,18 @@ function toConfig (file: ConfigFile, source: string | undefined, listen: Config[
     },
     reconcile: { schedule: file.reconcile.schedule },
     verify: { schedule: file.verify.schedule },
-    watch: { hashWorkers: file.watch.hash_workers === 0 ? availableParallelism() : file.watch.hash_workers, settleMs: file.watch.settle_ms, rescanIntervalSeconds: file.watch.rescan_interval_seconds }
+    watch: { hashWorkers: file.watch.hash_workers === 0 ? availableParallelism() : file.watch.hash_workers, settleMs: file.watch.settle_ms, rescanIntervalSeconds: file.watch.rescan_interval_seconds },
+    retention: retentionOf(file.retention)
+  }
+}
+
+function retentionOf (r: ConfigFile['retention']): Config['retention'] {
+  if (r === undefined) return undefined
+  return {
+    policy: { keepLast: r.keep_last, keepHourly: r.keep_hourly, keepDaily: r.keep_daily, keepWeekly: r.keep_weekly, keepMonthly: r.keep_monthly, keepYearly: r.keep_yearly, keepWithin: r.keep_within },
+    pruneMarginSeconds: exactSeconds(r.prune_margin),
+    schedule: r.schedule,
+    timeZone: r.time_zone ?? systemTimeZone()
   }
 }
 

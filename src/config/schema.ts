@@ -2,6 +2,7 @@ import { z } from 'zod'
 import cron from 'node-cron'
 // The light part of content's face: profile names without the CID machinery.
 import { CID_PROFILE_NAMES } from '../content/profiles.js'
+import { DURATION_HELP, isCalendarDuration, isEmptyPolicy, isTimeZone, parseDuration } from '../retention/index.js'
 
 /** The status endpoint's default TCP port on loopback. */
 export const DEFAULT_STATUS_PORT = 7345
@@ -18,6 +19,13 @@ export const DEFAULT_RESCAN_INTERVAL_SECONDS = 21_600
 export const DEFAULT_MIN_INTERVAL_SECONDS = 300
 /** ...and not before the folders have been quiet this long. */
 export const DEFAULT_QUIET_SECONDS = 30
+
+/** Forget and prune weekly, on Sunday morning, after the daily restore drill. */
+export const DEFAULT_RETENTION_SCHEDULE = '17 5 * * 0'
+/** An object younger than this is never pruned: another device may be about to name it. */
+export const DEFAULT_PRUNE_MARGIN = '1d'
+/** The most a keep_* count may say: far beyond a century of hourly publishes' buckets. */
+const MAX_KEEP_COUNT = 1_000_000
 
 /** `cidsync local-service`: the IPNS keys one account may hold by default. */
 export const DEFAULT_MAX_IPNS_KEYS_PER_ACCOUNT = 100
@@ -115,6 +123,40 @@ const byteSize = z.union([z.int().nonnegative(), z.string()]).transform((value, 
   return bytes
 })
 
+const duration = z.string().transform((text, ctx) => {
+  const parsed = parseDuration(text)
+  if (parsed === undefined) {
+    ctx.addIssue({ code: 'custom', message: `expected ${DURATION_HELP}, at most a century` })
+    return z.NEVER
+  }
+  return parsed
+})
+
+// A margin is an exact span: a month's length would depend on when the prune runs.
+const exactDuration = duration.refine(d => !isCalendarDuration(d), { message: 'expected an exact span without years or months, such as "1d", "36h" or "0s"' })
+
+const keepCount = z.int().min(0).max(MAX_KEEP_COUNT)
+
+/** Absent: every publish is kept, so an upgrade never deletes anything. */
+const retention = z.strictObject({
+  keep_last: keepCount.default(0),
+  keep_hourly: keepCount.default(0),
+  keep_daily: keepCount.default(0),
+  keep_weekly: keepCount.default(0),
+  keep_monthly: keepCount.default(0),
+  keep_yearly: keepCount.default(0),
+  keep_within: duration.optional(),
+  prune_margin: exactDuration.prefault(DEFAULT_PRUNE_MARGIN),
+  schedule: cronExpression.default(DEFAULT_RETENTION_SCHEDULE),
+  // Unset: the system's, read when the config loads.
+  time_zone: z.string().refine(isTimeZone, { message: 'expected an IANA time zone name such as "Europe/Berlin", "America/New_York" or "UTC"' }).optional()
+}).superRefine((r, ctx) => {
+  const policy = { keepLast: r.keep_last, keepHourly: r.keep_hourly, keepDaily: r.keep_daily, keepWeekly: r.keep_weekly, keepMonthly: r.keep_monthly, keepYearly: r.keep_yearly, keepWithin: r.keep_within }
+  if (isEmptyPolicy(policy)) {
+    ctx.addIssue({ code: 'custom', message: '[retention] keeps nothing: every keep_* is 0 and keep_within is unset or 0, so every publish but the newest would be forgotten. Set a rule (keep_daily = 14, keep_within = "48h", ...), or remove [retention] to keep every publish' })
+  }
+}).optional()
+
 /** The TOML file's shape, snake_case as users write it. Unknown keys are errors. */
 export const configFileSchema = z.strictObject({
   namespace: z.string().min(1).default('default'),
@@ -206,7 +248,8 @@ export const configFileSchema = z.strictObject({
     hash_workers: z.int().min(0).max(64).default(0),
     settle_ms: z.int().min(0).max(60_000).default(DEFAULT_SETTLE_MS),
     rescan_interval_seconds: z.int().refine(n => n === 0 || (n >= 60 && n <= 2_592_000), '0 (off) or 60 to 2592000 (30 days)').default(DEFAULT_RESCAN_INTERVAL_SECONDS)
-  }).prefault({})
+  }).prefault({}),
+  retention
 })
 
 export type ConfigFile = z.output<typeof configFileSchema>

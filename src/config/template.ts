@@ -1,4 +1,4 @@
-import { DEFAULT_RECONCILE_SCHEDULE, DEFAULT_VERIFY_SCHEDULE, DEFAULT_RESCAN_INTERVAL_SECONDS, DEFAULT_SETTLE_MS, DEFAULT_SNAPSHOT_SCHEDULE, DEFAULT_STATUS_LISTEN } from './schema.js'
+import { DEFAULT_PRUNE_MARGIN, DEFAULT_RETENTION_SCHEDULE, DEFAULT_RECONCILE_SCHEDULE, DEFAULT_VERIFY_SCHEDULE, DEFAULT_RESCAN_INTERVAL_SECONDS, DEFAULT_SETTLE_MS, DEFAULT_SNAPSHOT_SCHEDULE, DEFAULT_STATUS_LISTEN } from './schema.js'
 
 export interface TemplateFolder { readonly name: string, readonly path: string }
 
@@ -103,5 +103,19 @@ schedule = ${toml(DEFAULT_RECONCILE_SCHEDULE)}
 hash_workers = 0                        # threads that hash files; 0 = one per core
 settle_ms = ${DEFAULT_SETTLE_MS}                          # quiet time after a change before a file is hashed
 rescan_interval_seconds = ${DEFAULT_RESCAN_INTERVAL_SECONDS}         # walk the folders afresh and repair the index this often; 0 = only on \`cidsync rescan\`
+
+# Which publishes to keep (docs/retention.md). Without this table every publish is kept forever.
+# Each count keeps the newest publish of that many hours, days, ... that have one.
+[retention]
+keep_within = "48h"                     # every publish of the two days before the newest
+keep_hourly = 24                        # a device that publishes seldom keeps its last 24 busy hours
+keep_daily = 14
+keep_weekly = 8                         # ISO weeks, Monday to Sunday
+keep_monthly = 24
+keep_yearly = 10
+# keep_last = 0                         # the last N publishes, whenever they were made
+prune_margin = ${toml(DEFAULT_PRUNE_MARGIN)}                     # an object younger than this is never deleted: another device may name it
+schedule = ${toml(DEFAULT_RETENTION_SCHEDULE)}                 # weekly, Sunday 05:17
+# time_zone = "Europe/Berlin"           # the zone of those hours and days; unset: the system's
 `
 }
