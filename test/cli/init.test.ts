@@ -105,6 +105,19 @@ describe('cidsync init', () => {
     expect(init.stdout).toContain(`ignored in each folder: ${ignore.join(', ')}; change a folder's ignore = in ${config}\n`)
   })
 
+  it('writes a retention policy and says where to change it; a config without one keeps every publish', async () => {
+    const dir = await useTempDir()
+    await mkdir(join(dir, 'notes'))
+    const config = join(dir, 'c.toml')
+    const init = await runCli(['init', '--config', config, '--folder', join(dir, 'notes'), '--state-dir', join(dir, 'state')])
+    expect(init.code, init.stderr).toBe(0)
+    expect(init.stdout).toContain(`retention policy written: fewer publishes are kept as they age; change it under [retention] in ${config}\n`)
+    expect(loadConfig({ configPath: config, env: {} }).retention?.policy).toMatchObject({ keepHourly: 24, keepDaily: 14, keepWeekly: 8, keepMonthly: 24, keepYearly: 10 })
+    const old = join(dir, 'old.toml')
+    await writeFile(old, `state_dir = ${JSON.stringify(join(dir, 'state'))}\n`)
+    expect(loadConfig({ configPath: old, env: {} }).retention).toBeUndefined()
+  })
+
   it('refuses a --folder given twice (exit 2), writing nothing: the daemon would index and store it twice', async () => {
     const dir = await useTempDir()
     await mkdir(join(dir, 'notes'))

@@ -96,10 +96,12 @@ export function registerInit (program: Command): void {
       writeFileAtomicSync(target, text, { mode: 0o644 })
       const config = loadConfig({ configPath: target })
       makeDirsSync(config.stateDir, 0o700)
+      // Said, not only written: the file now holds rules that decide which publishes are forgotten.
+      const retentionLine = config.retention === undefined ? '' : `retention policy written: fewer publishes are kept as they age; change it under [retention] in ${target}\n`
       if (joiner !== undefined && bundle !== undefined) {
         const done = await joiner.completeJoin(target, config, bundle, options.folder === undefined && bundle.folders.length > 0)
         const withConfig = target === resolve(defaultConfigPath(process.env)) ? '' : ` --config ${shellWord(target)}`
-        process.stdout.write(`wrote ${target} (the other device's service and settings)\nstate dir ${config.stateDir}\n${done}${joining(withConfig, `cidsync daemon${withConfig}`, 'joined')}`)
+        process.stdout.write(`wrote ${target} (the other device's service and settings)\nstate dir ${config.stateDir}\n${retentionLine}${done}${joining(withConfig, `cidsync daemon${withConfig}`, 'joined')}`)
         if (options.join !== '-') process.stderr.write(`cidsync: delete ${options.join} now: it holds the account's keys, and this device no longer needs it\n`)
         return
       }
@@ -128,7 +130,7 @@ export function registerInit (program: Command): void {
       const remoteLine = remote === undefined ? '' : `service ${remote} (mode = "remote"); sign in first: cidsync login --wallet-key-file FILE${withConfig}\n`
       // Said, not only written: a file under one of these is never indexed, and nothing else says so.
       const ignoreLine = `ignored in each folder: ${DEFAULT_IGNORE.join(', ')}; change a folder's ignore = in ${target}\n`
-      process.stdout.write(`wrote ${target}\nstate dir ${config.stateDir}\n${ignoreLine}${keyLine}${storeLine}${remoteLine}` +
+      process.stdout.write(`wrote ${target}\nstate dir ${config.stateDir}\n${ignoreLine}${retentionLine}${keyLine}${storeLine}${remoteLine}` +
         (options.key !== undefined ? `${folders === undefined ? 'edit [[folders]] to name what to watch (each folder by the name the other devices give it); ' : ''}${joining(withConfig, daemon, remote !== undefined ? 'remote' : 'embedded')}`
           : folders === undefined ? `edit [[folders]] to name what to watch, then run: ${daemon}\n` : `next: ${daemon}\n`))
     }))
