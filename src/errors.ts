@@ -415,6 +415,17 @@ export class PublishContendedError extends CidsyncError {
   override readonly code = 'ERR_PUBLISH_CONTENDED'
 }
 
+/** A forget cannot be planned: the history holds a publish this device cannot read, or is too long to walk. */
+export class ForgetRefusedError extends CidsyncError {
+  override readonly code = 'ERR_FORGET_REFUSED'
+  override readonly exitCode = ExitCode.integrity
+}
+
+/** Another device published while a forget ran: nothing was forgotten, and the next run plans again. */
+export class ForgetContendedError extends CidsyncError {
+  override readonly code = 'ERR_FORGET_CONTENDED'
+}
+
 /**
  * A publish would drop many of this device's entries at once (a folder emptied by mistake, an
  * unmounted disk, a lost index): held until someone confirms it.

@@ -49,6 +49,9 @@ export const COMMAND_GROUPS: ReadonlyArray<readonly [string, readonly CommandEnt
     { name: 'verify', term: 'verify [options]', description: 'a restore drill: fetch, verify and decrypt what a restore needs, and bring a sample of stored files back. Changes nothing', load: async () => (await import('./commands/verify.js')).registerVerify },
     { name: 'pointer', term: 'pointer', description: 'the latest snapshot CID per namespace and network, by hand', load: async () => (await import('./commands/pointer.js')).registerPointer },
   ]],
+  ['Keep what matters:', [
+    { name: 'forget', term: 'forget [options]', description: 'apply [retention] to the history: keep what the policy keeps, forget the rest from the chain', load: async () => (await import('./commands/forget.js')).registerForget },
+  ]],
   ['Move out and in:', [
     { name: 'export', term: 'export [options]', description: 'write the whole history as one CAR file, which any IPFS implementation imports with the same CIDs, or into a directory store', load: async () => (await import('./commands/export.js')).registerExport },
     { name: 'import', term: 'import [options]', description: 'put a CAR file from `cidsync export` on the configured service, check it, ask for deals, and move the pointer to it', load: async () => (await import('./commands/import.js')).registerImport },

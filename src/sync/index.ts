@@ -7,6 +7,8 @@ export { Repository } from './repository.js'
 export type { PastOptions, RepositoryOptions } from './repository.js'
 export { publish, SNAPSHOT_PROFILE, MAX_MERGES } from './publish/index.js'
 export type { Published, PublishComponents, PublishInit } from './publish/index.js'
+export { forget, planForget } from './forget/index.js'
+export type { ForgetInit, ForgetPlan, ForgetProgress, Forgotten } from './forget/index.js'
 export {
   restore, KEPT_BACKUPS, getFiles, olderThanOwnDeletion, selectRows, selectTree, planRestore,
   extraEntries, removeExtra, NOTE_TEXT, checkDownloadRoom, downloadFile, removeStaleDownloads

@@ -1,0 +1,60 @@
+import type { Command } from 'commander'
+import { loadConfig } from '../../config/index.js'
+import { UsageError } from '../../errors.js'
+import { countOf, formatTable, printJson } from '../format.js'
+import { action } from '../run.js'
+import { explainMissingPointer, withService } from '../service-command.js'
+
+interface ForgetOptions { config?: string, json?: boolean, dryRun?: boolean }
+
+const FORGET_HELP = `
+The policy:
+[retention] in the config says which publishes to keep (docs/retention.md).
+Without [retention], every publish is kept, and forget refuses.
+The newest publish and the pointer's are always kept.
+
+What it does:
+The kept publishes are linked anew, each to the kept one before it.
+The pointer then moves to the new newest one: history lists only the kept ones.
+A kept publish whose link changed gets a new CID; its files and time stay.
+Nothing is deleted: the forgotten publishes' objects stay on the service.
+
+Other devices:
+They take the new chain at their next publish, as they take any publish.
+A publish made while forget runs stops it (exit 1): run it again.
+
+--dry-run lists what would be kept and forgotten, and changes nothing.`
+
+export function registerForget (program: Command): void {
+  program.command('forget')
+    .description('apply [retention] to the history: keep what the policy keeps, forget the rest from the chain')
+    .addHelpText('after', FORGET_HELP)
+    .option('--config <path>', 'config file')
+    .option('--dry-run', 'list what would be kept and forgotten; change nothing')
+    .option('--json', 'print JSON')
+    .action(action(async (options: ForgetOptions) => {
+      const config = loadConfig({ configPath: options.config })
+      const retention = config.retention
+      if (retention === undefined) throw new UsageError('the config has no [retention]: every publish is kept. Add one (docs/retention.md; `cidsync init` writes a default) to forget publishes')
+      await withService(options, async ({ repository }) => {
+        const { describePolicy, formatReasons } = await import('../../retention/index.js')
+        const { forget } = await import('../../sync/index.js')
+        const { publishNow } = await import('../../util/clock.js')
+        const done = await forget(repository, { policy: retention.policy, now: publishNow(), timeZone: retention.timeZone, dryRun: options.dryRun === true })
+          .catch((err: unknown) => { throw explainMissingPointer(err, config) })
+        const rows = done.decisions.map(d => ({ cid: d.publish.cid, at: d.publish.entry.at, device: d.publish.device, hostname: d.publish.entry.hostname, keep: d.keep, reasons: d.reasons }))
+        if (options.json === true) {
+          printJson({ dryRun: options.dryRun === true, policy: describePolicy(retention.policy), pointer: done.pointer, head: done.head, kept: done.kept, forgotten: done.forgotten, relinked: done.relinked, publishes: rows })
+          return
+        }
+        const table = (keep: boolean): string => formatTable(['TIME', 'DEVICE', 'CID', ...(keep ? ['WHY'] : [])],
+          rows.filter(r => r.keep === keep).map(r => [r.at.replace('T', ' ').replace(/\.\d+Z$/, 'Z'), `${r.device.slice(0, 8)}${r.hostname === '' ? '' : ` ${r.hostname}`}`, r.cid, ...(keep ? [formatReasons(r.reasons, retention.policy)] : [])]))
+        process.stdout.write(`policy: ${describePolicy(retention.policy)} (${retention.timeZone})\n`)
+        process.stdout.write(`keep ${countOf(done.kept, 'publish', 'publishes')}:\n${table(true)}`)
+        if (done.forgotten > 0) process.stdout.write(`${options.dryRun === true ? 'would forget' : 'forgot'} ${countOf(done.forgotten, 'publish', 'publishes')}:\n${table(false)}`)
+        if (options.dryRun === true) process.stdout.write('dry run: nothing changed\n')
+        else if (done.head === null) process.stdout.write('nothing to forget\n')
+        else process.stdout.write(`the pointer moved to ${done.head} (${countOf(done.relinked, 'publish', 'publishes')} linked anew); the forgotten publishes' objects stay until a prune\n`)
+      })
+    }))
+}

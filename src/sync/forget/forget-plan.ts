@@ -1,0 +1,55 @@
+import { applyPolicy, type Decision, type Publish, type RetentionPolicy } from '../../retention/index.js'
+import type { Manifest } from '../../snapshot/index.js'
+import { ForgetRefusedError } from '../../errors.js'
+import { isUnusable, walkHistory, type HistoryEntry } from '../read/index.js'
+import type { Repository } from '../repository.js'
+
+/** One publish of the chain, as a forget plans it: what history shows, its marks, and its manifest. */
+export interface ChainPublish extends Publish {
+  readonly entry: HistoryEntry
+  /** Undefined for a `/1` snapshot, which has no `previous` and is never rewritten. */
+  readonly manifest: Manifest | undefined
+}
+
+/** What the policy makes of the pointer's chain: each publish kept (with why) or forgotten, newest first. */
+export interface ForgetPlan {
+  /** What the pointer named when the chain was read. */
+  readonly pointer: string
+  readonly decisions: ReadonlyArray<Decision<ChainPublish>>
+  readonly kept: number
+  readonly forgotten: number
+}
+
+export interface PlanInit {
+  readonly policy: RetentionPolicy
+  /** The present, for `keep_within`. */
+  readonly now: Date
+  readonly timeZone: string
+  readonly signal?: AbortSignal
+}
+
+/**
+ * Reads the whole chain from the pointer and applies the policy to it. A chain holding a publish
+ * this device cannot read is refused whole: what it cannot read it cannot keep or relink.
+ */
+export async function planForget (repository: Repository, init: PlanInit): Promise<ForgetPlan> {
+  const { config } = repository
+  const pointer = (await repository.pointers.current(config.namespace, config.network, { signal: init.signal })).snapshotCid
+  const chain: ChainPublish[] = []
+  const fetch = repository.readContext('forget', { signal: init.signal })
+  try {
+    for await (const { entry, manifest } of walkHistory(repository.home, pointer, repository.manifestCache, fetch)) {
+      chain.push({ cid: entry.cid, time: new Date(entry.at), device: entry.device, marks: [], entry, manifest })
+    }
+  } catch (err) {
+    if (!isUnusable(err)) throw err
+    throw new ForgetRefusedError(`the history holds a publish this device cannot read (${(err as Error).message}): nothing is forgotten. Run \`cidsync verify --full\` to see which`, { cause: err })
+  }
+  const last = chain.at(-1)
+  if (last?.entry.previous !== null && last !== undefined) {
+    throw new ForgetRefusedError(`the history is longer than one walk reads (it goes on before ${last.cid}): nothing is forgotten`)
+  }
+  const decisions = applyPolicy(chain, init.policy, { now: init.now, timeZone: init.timeZone, pointer })
+  const kept = decisions.filter(d => d.keep).length
+  return { pointer, decisions, kept, forgotten: decisions.length - kept }
+}

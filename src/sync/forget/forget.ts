@@ -1,0 +1,60 @@
+import { ForgetContendedError } from '../../errors.js'
+import type { RetentionPolicy } from '../../retention/index.js'
+import { ENGINE } from '../../snapshot/index.js'
+import { failpoint } from '../../util/failpoint.js'
+import type { ProgressOptions } from '../../util/progress.js'
+import type { ForgetProgress } from './forget-progress.js'
+import { SNAPSHOT_PROFILE } from '../read/index.js'
+import type { Repository } from '../repository.js'
+import { planForget, type ForgetPlan } from './forget-plan.js'
+import { relinkChain } from './rewrite-chain.js'
+
+export type { ForgetProgress } from './forget-progress.js'
+
+export interface ForgetInit extends ProgressOptions<ForgetProgress> {
+  readonly policy: RetentionPolicy
+  readonly now: Date
+  readonly timeZone: string
+  /** Plan only: nothing is uploaded and the pointer is not moved. */
+  readonly dryRun?: boolean
+}
+
+/** What a forget did: its plan, and the chain's new head (null when nothing moved). */
+export interface Forgotten extends ForgetPlan {
+  readonly head: string | null
+  /** Kept publishes sealed again with a new link (their CIDs changed). */
+  readonly relinked: number
+}
+
+/**
+ * Applies the retention policy to the pointer's chain (docs/retention.md, "Forget"). The kept
+ * publishes are linked anew, each to the kept one before it, and the pointer moves to the new
+ * head. Forgotten publishes leave the history; their objects stay until a prune. The pointer has
+ * no compare-and-swap: it is read again just before the move, and a publish made meanwhile stops
+ * the forget ({@link ForgetContendedError}); the next run plans again on top of it.
+ */
+export async function forget (repository: Repository, init: ForgetInit): Promise<Forgotten> {
+  const plan = await planForget(repository, init)
+  init.onProgress?.({ type: 'forget:planned', detail: { kept: plan.kept, forgotten: plan.forgotten } })
+  if (init.dryRun === true || plan.forgotten === 0) return { ...plan, head: null, relinked: 0 }
+  const kept = plan.decisions.filter(d => d.keep).map(d => d.publish)
+  const relinked = await relinkChain(repository, kept, init)
+  const head = relinked.at(-1)?.cid as string
+  failpoint('forget:relinked')
+  const { config } = repository
+  const { namespace, network } = config
+  const before = await repository.pointers.current(namespace, network, { signal: init.signal })
+  if (before.snapshotCid !== plan.pointer) throw contended(before.snapshotCid, plan.pointer)
+  await repository.pointers.put({ snapshotCid: head, engine: ENGINE, namespace, network, memories: before.memories }, { signal: init.signal })
+  const after = await repository.pointers.current(namespace, network, { signal: init.signal })
+  if (after.snapshotCid !== head) throw contended(after.snapshotCid, head)
+  failpoint('forget:pointer')
+  // The mirrors follow: the new manifests first (their segments are there already), then the pointer.
+  const fresh = relinked.filter(r => r.cid !== r.was).map(r => r.cid)
+  repository.store.mirrorLog.logPublish(head, fresh.filter(c => c !== head), SNAPSHOT_PROFILE.name)
+  return { ...plan, head, relinked: fresh.length }
+}
+
+function contended (found: string, expected: string): ForgetContendedError {
+  return new ForgetContendedError(`another device published while the forget ran (the pointer holds ${found}, not ${expected}): nothing was forgotten; run it again, and it plans on top of that publish`)
+}

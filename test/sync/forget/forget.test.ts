@@ -1,0 +1,121 @@
+import { describe, expect, it } from 'vitest'
+import { forget, walkEntries, type HistoryEntry } from '../../../src/sync/index.js'
+import { ForgetContendedError } from '../../../src/errors.js'
+import type { RetentionPolicy } from '../../../src/retention/index.js'
+import type { ServiceClients } from '../../../src/remote/index.js'
+import { EXTERNAL, serviceUnderTest } from '../../helpers/service.js'
+import { useTempDir } from '../../helpers/temp-dir.js'
+import { handClock } from '../../helpers/clock.js'
+import { repositoryOf, syncDevice, writeRows as write, type SyncDevice } from '../../helpers/sync-device.js'
+import { everything, pub, readIndex, restoreInto, restorer } from '../v2-helpers.js'
+
+const A = 'aaaaaaaa-0000-4000-8000-000000000000'
+const B = 'bbbbbbbb-0000-4000-8000-000000000000'
+const HOUR = 3_600_000
+const keepLast = (n: number): RetentionPolicy => ({ keepLast: n, keepHourly: 0, keepDaily: 0, keepWeekly: 0, keepMonthly: 0, keepYearly: 0, keepWithin: undefined })
+
+async function historyOf (d: SyncDevice, clients: ServiceClients): Promise<HistoryEntry[]> {
+  const repository = repositoryOf(d, clients)
+  const pointer = await clients.pointers.current(d.config.namespace, 'mainnet')
+  const rows: HistoryEntry[] = []
+  for await (const entry of walkEntries(clients, pointer.snapshotCid, repository.manifestCache, repository.readContext('test'))) rows.push(entry)
+  return rows
+}
+
+/** Five publishes an hour apart, each adding one file: `f0.md` ... `f4.md`. */
+async function fiveHours (d: SyncDevice, clients: ServiceClients): Promise<{ cids: string[], clock: ReturnType<typeof handClock> }> {
+  const clock = handClock()
+  const cids: string[] = []
+  for (let i = 0; i < 5; i++) {
+    write(d, `f${i}.md`)
+    cids.push((await pub(d, clients, d.config, clock)).cid)
+    clock.move(HOUR)
+  }
+  return { cids, clock }
+}
+
+describe.skipIf(EXTERNAL)('forget: the policy applied to the chain', () => {
+  it('keeps what the policy keeps, links them anew, and every kept publish still restores', async () => {
+    const { clients } = await serviceUnderTest()
+    const root = await useTempDir()
+    const a = await syncDevice(root, 'a', A, { namespace: 'forget-one' })
+    const { cids, clock } = await fiveHours(a, clients)
+    const before = await historyOf(a, clients)
+    expect(before.map(e => e.cid)).toEqual([...cids].reverse())
+
+    const dry = await forget(repositoryOf(a, clients), { policy: keepLast(2), now: new Date(clock.now()), timeZone: 'UTC', dryRun: true })
+    expect(dry).toMatchObject({ kept: 2, forgotten: 3, head: null, relinked: 0 })
+    expect((await historyOf(a, clients)).map(e => e.cid)).toEqual(before.map(e => e.cid))
+
+    const done = await forget(repositoryOf(a, clients), { policy: keepLast(2), now: new Date(clock.now()), timeZone: 'UTC' })
+    expect(done).toMatchObject({ kept: 2, forgotten: 3, relinked: 2 })
+    const after = await historyOf(a, clients)
+    // The two newest, same times and counts, new CIDs, the oldest kept one now the chain's start.
+    expect(after.map(e => [e.at, e.entries])).toEqual(before.slice(0, 2).map(e => [e.at, e.entries]))
+    expect(after[0]?.cid).toBe(done.head)
+    expect(after[1]?.previous).toBeNull()
+    expect(after.map(e => e.cid)).not.toContain(cids[4])
+
+    // Each kept publish restores, on a device that never saw the old chain.
+    const r = await restorer(root, 'r', a, 'forget-one')
+    const newest = await restoreInto(clients, r, 'forget-one')
+    expect(newest.rows).toEqual(readIndex(a.config, everything))
+    const older = await restoreInto(clients, r, 'forget-one', { cid: after[1]?.cid })
+    expect(older.rows.map(row => (row as unknown[])[2]).sort()).toEqual(['f0.md', 'f1.md', 'f2.md', 'f3.md'])
+  })
+
+  it('another device takes the new chain at its next publish, without a rollback; a rerun forgets nothing more', async () => {
+    const { clients } = await serviceUnderTest()
+    const root = await useTempDir()
+    const a = await syncDevice(root, 'a', A, { namespace: 'forget-two' })
+    const b = await restorer(root, 'b', a, 'forget-two')
+    const { clock } = await fiveHours(a, clients)
+    await restoreInto(clients, b, 'forget-two')
+    const bDevice = await syncDevice(root, 'b', B, { namespace: 'forget-two' })
+    const done = await forget(repositoryOf(a, clients), { policy: keepLast(3), now: new Date(clock.now()), timeZone: 'UTC' })
+    expect(done.forgotten).toBe(2)
+
+    write(bDevice, 'from-b.md')
+    const published = await pub(bDevice, clients, bDevice.config, clock)
+    expect(bDevice.store.rollback() ?? null).toBeNull()
+    const history = await historyOf(a, clients)
+    expect(history[0]?.cid).toBe(published.cid)
+    expect(history[1]?.cid).toBe(done.head)
+    expect(history).toHaveLength(4)
+    // a's next publish takes b's rows; nothing of a's is lost.
+    write(a, 'f5.md')
+    await pub(a, clients, a.config, clock)
+    expect(a.store.rollback() ?? null).toBeNull()
+    expect(a.index.entries.list({}).map(e => e.path)).toContain('from-b.md')
+
+    const again = await forget(repositoryOf(a, clients), { policy: keepLast(5), now: new Date(clock.now()), timeZone: 'UTC' })
+    expect(again).toMatchObject({ forgotten: 0, head: null })
+  })
+
+  it('a publish made while it runs stops it, and the pointer keeps that publish', async () => {
+    const { clients } = await serviceUnderTest()
+    const root = await useTempDir()
+    const a = await syncDevice(root, 'a', A, { namespace: 'forget-three' })
+    const { clock } = await fiveHours(a, clients)
+    let reads = 0
+    let sneaked: string | undefined
+    // The service as another device meets it: its publish lands between the plan and the move.
+    const racing = {
+      ...clients,
+      pointers: {
+        current: async (...args: Parameters<ServiceClients['pointers']['current']>) => {
+          if (++reads === 2) {
+            write(a, 'sneaked.md')
+            sneaked = (await pub(a, clients, a.config, clock)).cid
+          }
+          return await clients.pointers.current(...args)
+        },
+        put: clients.pointers.put
+      }
+    } as ServiceClients
+    const err = await forget(repositoryOf(a, racing), { policy: keepLast(2), now: new Date(clock.now()), timeZone: 'UTC' }).catch((e: unknown) => e)
+    expect(err).toBeInstanceOf(ForgetContendedError)
+    expect((await clients.pointers.current('forget-three', 'mainnet')).snapshotCid).toBe(sneaked)
+    expect(await historyOf(a, clients)).toHaveLength(6)
+  })
+})
