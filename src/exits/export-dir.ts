@@ -2,8 +2,8 @@ import { realpathSync } from 'node:fs'
 import { rm } from 'node:fs/promises'
 import { join, resolve } from 'node:path'
 import type { Config } from '../config/index.js'
-import { ExportPointerAheadError, PointerNotFoundError, UsageError } from '../errors.js'
-import { directoryHome, type ObjectHome } from '../store/index.js'
+import { ContentNotFoundError, ExportPointerAheadError, IntegrityError, PointerNotFoundError, UsageError } from '../errors.js'
+import { directoryHome, type ObjectHome, type ObjectStore } from '../store/index.js'
 import type { Repository } from '../sync/index.js'
 import { ENGINE } from '../snapshot/index.js'
 import { failpoint } from '../util/failpoint.js'
@@ -72,8 +72,10 @@ export async function exportDir (repository: Repository, init: ExportDirInit): P
   for await (const object of walk.objects()) {
     signal?.throwIfAborted()
     const found = await home.objects.stat(object.cid, { signal })
-    // A file of another size than the history names is damaged (a cut copy): written again.
-    const there = found !== undefined && (object.bytes === undefined || found.size === object.bytes) ? found : undefined
+    // A file of another size than the history names is damaged (a cut copy): written again. One of
+    // the right size is read back and hashed: bit rot or another writer keeps the size.
+    const sized = found !== undefined && (object.bytes === undefined || found.size === object.bytes)
+    const there = sized && await holdsWhole(home.objects, object, signal) ? found : undefined
     const size = there?.size ?? await copy(object)
     if (there === undefined) {
       written++
@@ -86,6 +88,17 @@ export async function exportDir (repository: Repository, init: ExportDirInit): P
   const pointer = await movePointer(home, walk, repository.config, init)
   const history = walk.exported(walk.plainRoot().root.toString())
   return { dir, ...history, written, present: history.objects - written, bytesWritten, pointer }
+}
+
+/** Whether the store's file of `object` hashes to its CID; one that does not is written again. */
+async function holdsWhole (store: ObjectStore, object: WalkedObject, signal: AbortSignal | undefined): Promise<boolean> {
+  try {
+    await store.getInto(object.cid, object.profile, async (bytes) => { for await (const chunk of bytes) void chunk }, { signal, maxBytes: object.maxBytes })
+    return true
+  } catch (err) {
+    if (err instanceof IntegrityError || err instanceof ContentNotFoundError) return false
+    throw err
+  }
 }
 
 /** A path with its links resolved, as far as it exists: a store not made yet is compared as written. */

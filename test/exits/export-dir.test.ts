@@ -1,6 +1,6 @@
 import { repositoryOn } from '../helpers/sync-device.js'
 import { describe, expect, it } from 'vitest'
-import { mkdir, readdir, stat, symlink, truncate, writeFile } from 'node:fs/promises'
+import { mkdir, readFile, readdir, stat, symlink, truncate, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { loadConfig } from '../../src/config/index.js'
 import { DirectoryStoreError, ExportPointerAheadError, PointerNotFoundError, UsageError } from '../../src/errors.js'
@@ -122,4 +122,25 @@ describe.skipIf(EXTERNAL)('exportDir: the history into a directory store', () =>
     }
     expect((await readdir(mirror)).sort()).toEqual(before)
   })
+  it('a file of the right size but wrong bytes (bit rot, a hand or another user) is written again, not counted as there', async () => {
+    const root = await useTempDir()
+    const one = await freshService(root, 'one')
+    const a = await exitDevice(root, one, 'a')
+    await writeSomeFiles(a.folder, 'first', { largeBytes: 300 * 1024, small: 4 })
+    await ok(a, ['snapshot'])
+    const config = loadConfig({ configPath: a.config, env: a.env, cwd: root })
+    const dir = join(root, 'usb')
+    const events: ExportDirProgress[] = []
+    const first = await exportDir(repositoryOn(config, one.clients), { dir, content: true, onProgress: e => { events.push(e.detail) } })
+    const segment = events.find(e => e.kind === 'segment')?.cid ?? ''
+    const path = join(dir, 'objects', segment.slice(-2), segment)
+    const bytes = await readFile(path)
+    bytes[bytes.byteLength - 1] = (bytes[bytes.byteLength - 1] ?? 0) ^ 0xff
+    await writeFile(path, bytes)
+    const again = await exportDir(repositoryOn(config, one.clients), { dir, content: true })
+    expect(again).toMatchObject({ written: 1, present: first.objects - 1, pointer: 'already' })
+    // What is there now is the object again, byte for byte.
+    bytes[bytes.byteLength - 1] = (bytes[bytes.byteLength - 1] ?? 0) ^ 0xff
+    expect((await readFile(path)).equals(bytes)).toBe(true)
+  }, 300_000)
 })
