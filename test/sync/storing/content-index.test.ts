@@ -295,4 +295,24 @@ describe.skipIf(EXTERNAL)('the content index: what another device stored is know
     expect(contentIndex.pass.errors.some(e => e.includes('lists more objects than one walk reads')), JSON.stringify(contentIndex.pass)).toBe(true)
     expect(logs.some(line => line.includes('lists more objects than one walk reads'))).toBe(true)
   }, 60_000)
+  // A known hole, not fixed yet: `take` trusts a record without asking whether the store holds its
+  // objects. A service that lost them (or a replayed index object whose objects were deleted) makes
+  // a device that holds the files skip their upload, silently. Drop `.fails` once take checks.
+  it.fails('a record whose objects the store no longer holds is not taken: the device that has the files sends them', async () => {
+    const root = await useTempDir()
+    const service = await localServiceUnderTest({ dir: join(root, 'service'), pageSize: 1000 })
+    const a = await storing(root, service, 'a')
+    await someFiles(a.cli.folder, 5, 'same')
+    expect((await a.pass()).storedFiles).toBe(6)
+    // The service loses every content object a stored; a's index object stays.
+    for (const object of contentObjects(a.cli)) expect(await service.clients.objects.delete(object)).toBe(true)
+
+    const b = await storing(root, service, 'b', a.cli)
+    await cp(a.cli.folder, b.cli.folder, { recursive: true })
+    const result = await b.pass()
+    // Today: taken 6, stored 0, no failure, no error. The content is nowhere, and b's next publish
+    // names files that cannot be restored.
+    expect(result.contentIndex?.taken).toBe(0)
+    expect(result.storedFiles).toBe(6)
+  }, 300_000)
 })
