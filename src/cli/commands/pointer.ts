@@ -52,12 +52,13 @@ export function registerPointer (program: Command): void {
       let engine = options.engine ?? (await import('../../snapshot/index.js')).ENGINE
       await withService(options, async ({ clients, repository }, config) => {
         let memories = options.memories
-        if (options.force !== true && options.engine === undefined) {
+        // Naming the engine checks nothing: only --force puts a CID unchecked (another namespace's publish included).
+        if (options.force !== true) {
           const { checkSnapshotCid } = await import('./pointer-checks.js')
           try {
             const checked = await checkSnapshotCid(repository, cid, { namespace: options.namespace, network: options.network })
             memories ??= checked.entries
-            engine = checked.engine
+            engine = options.engine ?? checked.engine
           } catch (err) {
             throw new UsageError(`refused: ${cid} is not a cidsync snapshot this device can open (${(err as Error).message}); every device's next publish would stop at it. Add --force to put it anyway`, { cause: err })
           }
