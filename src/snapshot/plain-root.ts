@@ -8,7 +8,8 @@ import type { Manifest } from './manifest.js'
  * The plain root of a publish (docs/snapshot-format.md, "The plain root"): dag-pb nodes with no
  * data, whose links reach every object a restore at that publish and at every earlier point
  * needs, and the content its records name. A recursive pin of it holds the whole history. It
- * reveals CIDs and sizes only: the objects stay sealed, and its links carry no names but these.
+ * reveals CIDs, sizes and the history's shape (which objects each publish names, in what order).
+ * The objects stay sealed, and its links carry no names but these.
  */
 
 /** Most links a node carries: a node stays near 50 KiB, well under any block limit. */
