@@ -33,6 +33,8 @@ type Name = 'sentValue' | 'setValue' | 'knows' | 'found' | 'pending' | 'waiting'
  */
 export class ContentIndexState {
   private readonly s: Record<Name, Statement>
+  /** Prepared once the temp table exists ({@link clearListed}). */
+  private listedOne: Statement | undefined
 
   constructor (private readonly db: Database.Database) {
     this.s = {
@@ -154,5 +156,25 @@ export class ContentIndexState {
   /** Index objects refused (damaged, forged, or unreadable too many times): status shows the count. */
   refusedCount (): number {
     return this.s.refused.get() as number
+  }
+
+  /**
+   * Starts a fresh note of the CIDs a listing of the store holds (a table of this connection
+   * alone, gone when it closes): a take checks against it without holding the listing in memory.
+   */
+  clearListed (): void {
+    this.db.exec('CREATE TEMP TABLE IF NOT EXISTS listed_objects (cid TEXT PRIMARY KEY) WITHOUT ROWID; DELETE FROM temp.listed_objects')
+  }
+
+  /** Notes CIDs the listing holds (after {@link clearListed}). */
+  noteListed (cids: readonly string[]): void {
+    const insert = this.db.prepare('INSERT INTO temp.listed_objects (cid) VALUES (?) ON CONFLICT DO NOTHING')
+    this.db.transaction(() => { for (const cid of cids) insert.run(cid) })()
+  }
+
+  /** Whether the last listing noted holds `cid`. */
+  listed (cid: string): boolean {
+    this.listedOne ??= this.db.prepare('SELECT 1 FROM temp.listed_objects WHERE cid = ?').pluck()
+    return this.listedOne.get(cid) !== undefined
   }
 }

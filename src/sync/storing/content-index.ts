@@ -12,6 +12,7 @@ import {
   isContentIndexHeader, openContentIndex, readSealedHeader, sealContentIndex
 } from '../../snapshot/index.js'
 import { SNAPSHOT_PROFILE } from '../read/index.js'
+import { ListedObjects } from './listed-objects.js'
 import type { Repository } from '../repository.js'
 
 /** What the uploads listing names an index object: what it is, and nothing of the files in it. */
@@ -44,6 +45,8 @@ export interface ContentIndexPass {
   unreadable: number
   /** Files whose record another device's index object held: recorded here, nothing uploaded. */
   taken: number
+  /** Records not taken because the store no longer lists an object they name: their files are sent again. */
+  missing: number
   sent: number
   /** Why the listing or the sending failed, when it did (storing went on). */
   errors: string[]
@@ -71,8 +74,11 @@ export interface ContentIndexInit {
  * Nothing is merged: another device's publish is never needed to know what it stored.
  */
 export class ContentIndex {
-  readonly pass: ContentIndexPass = { found: 0, read: 0, foreignKey: 0, refused: 0, unreadable: 0, taken: 0, sent: 0, errors: [] }
+  readonly pass: ContentIndexPass = { found: 0, read: 0, foreignKey: 0, refused: 0, unreadable: 0, taken: 0, missing: 0, sent: 0, errors: [] }
   private readonly spool: string
+  /** What the store lists, walked once a pass when a record is to be taken. */
+  private listed: ListedObjects | undefined
+  private listingFailed = false
 
   constructor (private readonly components: ContentIndexComponents, private readonly init: ContentIndexInit) {
     this.spool = join(components.repository.config.stateDir, STATE_NAMES.contentSpool)
@@ -97,10 +103,11 @@ export class ContentIndex {
   /**
    * Has, for files no record of this index holds. Each file of `files` whose record another
    * device's index object holds is recorded as this device's own (same objects, this device's
-   * sequence), so its next publish names the content. Its objects are logged for the mirrors
-   * first, as an upload's are. Answers the CIDs taken.
+   * sequence), so its next publish names the content. Only when the store still lists every
+   * object the record names: else the file is sent again, and the record counted as `missing`.
+   * Its objects are logged for the mirrors first, as an upload's are. Answers the CIDs taken.
    */
-  take (files: ReadonlyArray<{ readonly cid: string, readonly size: number }>): Set<string> {
+  async take (files: ReadonlyArray<{ readonly cid: string, readonly size: number }>): Promise<Set<string>> {
     const { index, deviceId, hostname } = this.components
     const { store } = this.components.repository
     const taken = new Map<string, ContentRecord>()
@@ -114,7 +121,7 @@ export class ContentIndex {
       } catch {
         continue
       }
-      if (record.size === file.size) taken.set(file.cid, record)
+      if (record.size === file.size && await this.held(record)) taken.set(file.cid, record)
     }
     if (taken.size === 0) return new Set()
     const records = [...taken.values()]
@@ -123,6 +130,27 @@ export class ContentIndex {
     store.contentIndex.noteTaken(taken.keys(), this.init.keyId)
     this.pass.taken += records.length
     return new Set(taken.keys())
+  }
+
+  /** Whether the store lists every object `record` names; a listing that fails takes nothing. */
+  private async held (record: ContentRecord): Promise<boolean> {
+    if (this.listingFailed) return false
+    this.listed ??= new ListedObjects(this.components.repository.objects, this.components.repository.store.contentIndex, MAX_LISTED)
+    try {
+      for (const [object] of record.objects) {
+        if (!await this.listed.holds(object, this.init.signal)) {
+          if (this.pass.missing++ === 0) this.components.logger.warn({ cid: record.cid, object }, 'another device\'s content index names an object the store no longer lists: its files are stored again')
+          return false
+        }
+      }
+      return true
+    } catch (err) {
+      this.stopped(err)
+      this.failed(err, 'the store could not be listed to check what other devices stored: their files are stored again')
+      // Not walked again this pass: each record would wait for another failing walk.
+      this.listingFailed = true
+      return false
+    }
   }
 
   /**

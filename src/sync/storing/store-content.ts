@@ -172,7 +172,7 @@ async function storeFolder (folder: FolderConfig, run: FolderRun): Promise<void>
       const batch = components.index.content.unstored(components.deviceId, folder.name, keyId, after, BATCH)
       if (batch.length === 0) break
       // Stored already by another device with this key: recorded here, nothing sent.
-      const known = run.contentIndex?.take(batch.filter(row => !excluded(row.path) && row.size <= config.content.maxFileSize)) ?? new Set()
+      const known = await run.contentIndex?.take(batch.filter(row => !excluded(row.path) && row.size <= config.content.maxFileSize)) ?? new Set()
       for (const row of batch) {
         after = row.path
         if (init.signal?.aborted === true) throw new AbortedError('storing content was stopped')
