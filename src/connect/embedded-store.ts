@@ -149,6 +149,7 @@ export class EmbeddedObjectStore implements ObjectStore {
   async stat (cid: string, options?: StoreCallOptions): Promise<ObjectInfo | undefined> { return await this.overHttp.stat(cid, options) }
   list (options?: StoreCallOptions): AsyncGenerator<ObjectInfo> { return this.overHttp.list(options) }
   async delete (cid: string, options?: StoreCallOptions): Promise<boolean> { return await this.overHttp.delete(cid, options) }
+  async deleteMany (cids: readonly string[], options?: StoreCallOptions): Promise<number> { return await this.overHttp.deleteMany(cids, options) }
   async close (): Promise<void> { await this.overHttp.close() }
 }
 

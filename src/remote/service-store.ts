@@ -88,10 +88,22 @@ export class ServiceObjectStore implements ObjectStore {
   }
 
   async delete (cid: string, options: StoreCallOptions = {}): Promise<boolean> {
-    const ids: string[] = []
-    for await (const record of listFiles(this.api, { signal: options.signal })) if (record.cid === cid) ids.push(record.id)
-    let deleted = false
-    for (const id of ids) deleted = await deleteUpload(this.api, id, options) || deleted
+    return await this.deleteMany([cid], options) > 0
+  }
+
+  async deleteMany (cids: readonly string[], options: StoreCallOptions = {}): Promise<number> {
+    const wanted = new Set(cids)
+    // Every upload of each: an object uploaded twice is listed, and deleted, twice.
+    const ids = new Map<string, string[]>()
+    for await (const record of listFiles(this.api, { signal: options.signal })) {
+      if (wanted.has(record.cid)) ids.set(record.cid, [...(ids.get(record.cid) ?? []), record.id])
+    }
+    let deleted = 0
+    for (const uploads of ids.values()) {
+      let any = false
+      for (const id of uploads) any = await deleteUpload(this.api, id, options) || any
+      if (any) deleted++
+    }
     return deleted
   }
 

@@ -9,6 +9,8 @@ import { seal, unseal, type Sealed } from './sealed-file.js'
 export const MAX_MANIFEST_BYTES = 16 * 1024 * 1024
 const MAX_DEVICES = 10_000
 const MAX_SEGMENTS = 10_000
+/** Chains a forget replaced that a manifest remembers for a prune; the oldest are dropped past it. */
+export const MAX_REPLACED = 64
 
 const count = z.number().int().nonnegative()
 const sequence = count.max(MAX_SEQUENCE)
@@ -48,7 +50,12 @@ export const manifestSchema = z.object({
    * manifests written before cidsync bound them (docs/snapshot-format.md, "Namespace binding").
    */
   namespace: z.string().min(1).max(256).regex(NO_CONTROLS, 'control characters').optional(),
-  network: z.string().min(1).max(256).regex(NO_CONTROLS, 'control characters').optional()
+  network: z.string().min(1).max(256).regex(NO_CONTROLS, 'control characters').optional(),
+  /**
+   * The heads of the chains forgets replaced, and when (docs/retention.md, "Prune"): a prune keeps
+   * each one whole within its margin, and deletes what it alone needs after. Only in a forget's head.
+   */
+  replaced: z.array(z.object({ cid: cidText, at: publishTime })).max(MAX_REPLACED).optional()
 }).refine(m => (m.namespace === undefined) === (m.network === undefined), { message: 'names a namespace without a network, or the reverse', path: ['namespace'] })
 
 /** One segment as a manifest lists it. */

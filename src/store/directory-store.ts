@@ -337,5 +337,11 @@ export class DirectoryObjectStore implements ObjectStore {
     return true
   }
 
+  async deleteMany (cids: readonly string[], options: StoreCallOptions = {}): Promise<number> {
+    let deleted = 0
+    for (const cid of cids) if (await this.delete(cid, options)) deleted++
+    return deleted
+  }
+
   async close (): Promise<void> {}
 }

@@ -129,6 +129,11 @@ export interface ObjectStore {
   list: (options?: StoreCallOptions) => AsyncGenerator<ObjectInfo>
   /** Removes the object; answers false when the store did not hold it. */
   delete: (cid: string, options?: StoreCallOptions) => Promise<boolean>
+  /**
+   * Removes each object of `cids` the store holds, as `delete` does; answers how many it removed.
+   * A service walks its listing once for the whole batch, where `delete` walks it for each.
+   */
+  deleteMany: (cids: readonly string[], options?: StoreCallOptions) => Promise<number>
   close: () => Promise<void>
 }
 

@@ -173,6 +173,18 @@ export function objectStoreConformance (name: string, make: () => Promise<StoreU
       if (deleteKeepsBytes !== true) await expect(store.getBytes(cid, PROFILE)).rejects.toBeInstanceOf(ContentNotFoundError)
     })
 
+    it('deleteMany: removes each listed one, counts only those it held, keeps the rest', async () => {
+      const { store } = await make()
+      const kept = await store.put(await aFile(randomBytes(500)), PROFILE)
+      const gone = await Promise.all([700, 800].map(async n => await store.put(await aFile(randomBytes(n)), PROFILE)))
+      const absent = (await store.put(await aFile(randomBytes(900)), PROFILE)).cid
+      expect(await store.delete(absent)).toBe(true)
+      expect(await store.deleteMany([...gone.map(g => g.cid), absent])).toBe(2)
+      for (const g of gone) expect(await store.has(g.cid)).toBe(false)
+      expect(await listed(store)).toEqual([kept.cid])
+      expect(await store.deleteMany([])).toBe(0)
+    })
+
     it('an aborted signal ends a put and a read at once, with the abort', async () => {
       const { store } = await make()
       const path = await aFile(randomBytes(5000))

@@ -1,6 +1,6 @@
 import { ForgetContendedError } from '../../errors.js'
 import type { RetentionPolicy } from '../../retention/index.js'
-import { ENGINE } from '../../snapshot/index.js'
+import { ENGINE, MAX_REPLACED, type Manifest } from '../../snapshot/index.js'
 import { failpoint } from '../../util/failpoint.js'
 import type { ProgressOptions } from '../../util/progress.js'
 import type { ForgetProgress } from './forget-progress.js'
@@ -38,7 +38,7 @@ export async function forget (repository: Repository, init: ForgetInit): Promise
   init.onProgress?.({ type: 'forget:planned', detail: { kept: plan.kept, forgotten: plan.forgotten } })
   if (init.dryRun === true || plan.forgotten === 0) return { ...plan, head: null, relinked: 0 }
   const kept = plan.decisions.filter(d => d.keep).map(d => d.publish)
-  const relinked = await relinkChain(repository, kept, init)
+  const relinked = await relinkChain(repository, kept, replacedChains(plan, init.now), init)
   const head = relinked.at(-1)?.cid as string
   failpoint('forget:relinked')
   const { config } = repository
@@ -53,6 +53,18 @@ export async function forget (repository: Repository, init: ForgetInit): Promise
   const fresh = relinked.filter(r => r.cid !== r.was).map(r => r.cid)
   repository.store.mirrorLog.logPublish(head, fresh.filter(c => c !== head), SNAPSHOT_PROFILE.name)
   return { ...plan, head, relinked: fresh.length }
+}
+
+/**
+ * The chains forgets replaced, this one's old chain first: each manifest's list gathered (a
+ * forgotten head's too), newest kept, at most {@link MAX_REPLACED}. Past that, a prune never
+ * deletes the oldest chain's objects: it costs space, never a publish.
+ */
+function replacedChains (plan: ForgetPlan, now: Date): NonNullable<Manifest['replaced']> {
+  const all = [{ cid: plan.pointer, at: now.toISOString() }, ...plan.decisions.flatMap(d => d.publish.manifest?.replaced ?? [])]
+  const byCid = new Map<string, { cid: string, at: string }>()
+  for (const r of all) if (!byCid.has(r.cid)) byCid.set(r.cid, r)
+  return [...byCid.values()].sort((a, b) => b.at.localeCompare(a.at)).slice(0, MAX_REPLACED)
 }
 
 function contended (found: string, expected: string): ForgetContendedError {

@@ -19,17 +19,19 @@ export interface Relinked {
  * Links the kept publishes, oldest first, each to the kept one before it: a manifest whose
  * `previous` changes is sealed again and uploaded, with every other field as it was. The oldest
  * publishes, up to the first one forgotten, keep their CIDs. A manifest without a binding is
- * bound to this chain. Answers each kept publish's new CID, newest last. Nothing moves the
+ * bound to this chain. The new head carries `replaced`: the chains a prune must keep a while.
+ * Answers each kept publish's new CID, newest last. Nothing moves the
  * pointer here: killed, the new manifests are unreferenced objects a prune removes.
  */
-export async function relinkChain (repository: Repository, kept: readonly ChainPublish[], init: { readonly signal?: AbortSignal, readonly onProgress?: (event: ForgetProgress) => void }): Promise<Relinked[]> {
+export async function relinkChain (repository: Repository, kept: readonly ChainPublish[], replaced: NonNullable<Manifest['replaced']>, init: { readonly signal?: AbortSignal, readonly onProgress?: (event: ForgetProgress) => void }): Promise<Relinked[]> {
   const { config, passphrase } = repository
   const dir = join(config.stateDir, STATE_NAMES.snapshots)
   makeDirsSync(dir, 0o700)
   const relinked: Relinked[] = []
   let previous: string | null = null
   let changed = false
-  for (const publish of [...kept].reverse()) {
+  const oldestFirst = [...kept].reverse()
+  for (const publish of oldestFirst) {
     const { manifest } = publish
     const linksBefore = manifest === undefined ? null : manifest.previous
     if (manifest === undefined || (!changed && linksBefore === previous)) {
@@ -39,7 +41,10 @@ export async function relinkChain (repository: Repository, kept: readonly ChainP
       continue
     }
     changed = true
-    const next: Manifest = { ...manifest, previous, namespace: manifest.namespace ?? config.namespace, network: manifest.network ?? config.network }
+    // The replaced chains ride in the new head alone, where a prune reads them.
+    const { replaced: _earlier, ...body } = manifest
+    const head = publish === oldestFirst.at(-1)
+    const next: Manifest = { ...body, previous, namespace: manifest.namespace ?? config.namespace, network: manifest.network ?? config.network, ...(head ? { replaced } : {}) }
     const path = join(dir, `forget-${process.pid}-${relinked.length}.manifest`)
     try {
       await sealManifest({ path, manifest: next, encryption: config.snapshot.encryption, stateDir: config.stateDir, passphrase, signal: init.signal })
