@@ -96,8 +96,9 @@ export function registerInit (program: Command): void {
       writeFileAtomicSync(target, text, { mode: 0o644 })
       const config = loadConfig({ configPath: target })
       makeDirsSync(config.stateDir, 0o700)
-      // Said, not only written: the file now holds rules that decide which publishes are forgotten.
-      const retentionLine = config.retention === undefined ? '' : `retention policy written: fewer publishes are kept as they age; change it under [retention] in ${target}\n`
+      // Said, not only written: the file now holds rules that will decide which publishes are forgotten.
+      // Said as it is today too: nothing applies them yet, so nobody waits for a thinning that never comes.
+      const retentionLine = config.retention === undefined ? '' : `retention policy written under [retention] in ${target}: it is checked, but this version forgets nothing yet (docs/retention.md)\n`
       if (joiner !== undefined && bundle !== undefined) {
         const done = await joiner.completeJoin(target, config, bundle, options.folder === undefined && bundle.folders.length > 0)
         const withConfig = target === resolve(defaultConfigPath(process.env)) ? '' : ` --config ${shellWord(target)}`
