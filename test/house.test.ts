@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { readFile, readdir } from 'node:fs/promises'
+import { access, readFile, readdir } from 'node:fs/promises'
 import { dirname, join, normalize, relative } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import picomatch from 'picomatch'
@@ -108,6 +108,34 @@ describe('the house', () => {
     expect(misplaced).toEqual([])
     // A name on the slow list that holds no file is a file renamed or gone: it would run fast unseen.
     expect(SLOW_FILES.filter(glob => { const matches = picomatch(glob); return !files.some(file => matches(file)) })).toEqual([])
+  })
+
+  it('has docs that name only files that exist, and invariants proved by tests that exist', async () => {
+    const root = fileURLToPath(new URL('..', import.meta.url))
+    // benchmarks.md is history: it names files as they were when measured.
+    const docs = ['README.md', 'CONTRIBUTING.md', ...(await readdir(join(root, 'docs'))).filter(f => f.endsWith('.md') && f !== 'benchmarks.md').map(f => `docs/${f}`)]
+    // A path may start at a room too (`sync/read/history.ts`): it is under src/ (or at the top: config/).
+    const rooms = new Set((await readdir(SRC, { withFileTypes: true })).filter(d => d.isDirectory()).map(d => d.name))
+    const gone: string[] = []
+    for (const doc of docs) {
+      const text = await readFile(join(root, doc), 'utf8')
+      for (const [, path, first] of text.matchAll(/`(([\w-]+)\/[\w./-]+\.(?:ts|mjs|md|toml))`/g)) {
+        if (first !== 'src' && first !== 'test' && !rooms.has(first as string)) continue
+        const found = await Promise.all([join(root, path as string), join(SRC, path as string)].map(async at => await access(at).then(() => true, () => false)))
+        if (!found.includes(true)) gone.push(`${doc}: ${path}`)
+      }
+    }
+    expect(gone).toEqual([])
+    // "Proved by `test/x.test.ts` "a test's name…"": the name is in that file, or the proof moved.
+    const invariants = (await readFile(join(root, 'docs/invariants.md'), 'utf8')).replace(/\n\s+/g, ' ')
+    const unproved: string[] = []
+    for (const [, file, names] of invariants.matchAll(/`(test\/[^`]+\.ts)`((?:\s*"[^"]+",?)+)/g)) {
+      const source = (await readFile(join(root, file as string), 'utf8').catch(() => '')).replace(/\\'/g, "'").replace(/\s+/g, ' ')
+      for (const [, name] of (names as string).matchAll(/"([^"]+)"/g)) {
+        if (!source.includes((name as string).replace(/…$/, '').trim())) unproved.push(`${file}: ${name}`)
+      }
+    }
+    expect(unproved).toEqual([])
   })
 
   it('has no merge conflict markers left in its text', async () => {
