@@ -6,6 +6,7 @@ import { loadConfig } from '../../src/config/index.js'
 import { DEVICE_ID_FILE, indexPath, openIndex } from '../../src/index/index.js'
 import { publish, Repository, SyncStore } from '../../src/sync/index.js'
 import { localServiceUnderTest, EXTERNAL } from '../helpers/service.js'
+import { runCli } from '../helpers/cli.js'
 import { useTempDir } from '../helpers/temp-dir.js'
 import { cliDevice, ls, ok, publishCid, sha, shareKey, type HistoryRow } from './v2-cli.js'
 
@@ -114,4 +115,13 @@ describe.skipIf(EXTERNAL)('restore --force on the same device (processes)', () =
     await ok(a, ['restore', '--force'])
     expect(await dealOf()).toBe('pending')
   }, 120_000)
+})
+
+describe('cidsync history --help', () => {
+  it('names every value the DEAL column shows, the ? of a device with no index included', async () => {
+    const help = await runCli(['history', '--help'])
+    expect(help.code, help.stderr).toBe(0)
+    for (const value of ['made', 'pending', 'overdue', 'none']) expect(help.stdout).toContain(value)
+    expect(help.stdout).toContain('? when this device has no index yet')
+  })
 })

@@ -18,7 +18,7 @@ Manifests once read are kept in sync.sqlite in the state dir, so they are fetche
 
 Deals:
 DEAL is the deal this device asked for that publish: made, pending or overdue.
-It is none when the deal was not asked for here.
+It is none when the deal was not asked for here, and ? when this device has no index yet.
 
 Plain roots:
 --json gives each publish this device made its plain root, which links its whole history.
