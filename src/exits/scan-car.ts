@@ -113,7 +113,9 @@ export async function scanCar (path: string, signal?: AbortSignal, bounds: { rea
         for (const link of node.Links) targets.push(flatCidText(link.Hash))
         const named = text === root ? rootPublish(node) : undefined
         if (named !== undefined) publish = flatCidText(named)
-        plainNode = isPlainNode(node) && (named !== undefined || expected.has(text))
+        // A node of the root met again (two publishes share a segments tree) is still the root's: its
+        // links are not an object's, or the objects under it would be taken for parts of another.
+        plainNode = plain.has(text) || (isPlainNode(node) && (named !== undefined || expected.has(text)))
         if (plainNode) {
           plain.add(text)
           expected.delete(text)

@@ -89,3 +89,26 @@ describe('scanCar reads a CARv1 through one buffer', () => {
     await expect(scanCar(tempFile(Uint8Array.of()))).rejects.toThrow(/is not a CAR file/)
   })
 })
+
+describe('scanCar with a plain root node written twice', () => {
+  it('takes it again as the root\'s node: the segments two publishes share stay objects', async () => {
+    const raw = async (text: string): Promise<{ cid: CID, bytes: Uint8Array }> => {
+      const bytes = new TextEncoder().encode(text)
+      return { cid: CID.createV1(0x55, await sha256.digest(bytes)), bytes }
+    }
+    const node = async (links: dagPb.PBLink[]): Promise<{ cid: CID, bytes: Uint8Array }> => {
+      const bytes = dagPb.encode(dagPb.prepare({ Links: links }))
+      return { cid: CID.createV1(dagPb.code, await sha256.digest(bytes)), bytes }
+    }
+    const [m1, m2, s1, s2] = [await raw('manifest 1'), await raw('manifest 2'), await raw('segment 1'), await raw('segment 2')]
+    // Two publishes with the same segments (a publish that changed nothing) share one tree node.
+    const tree = await node([{ Hash: s1.cid }, { Hash: s2.cid }])
+    const first = await node([{ Name: 'manifest', Hash: m1.cid }, { Name: 'segments', Hash: tree.cid }])
+    const head = await node([{ Name: 'manifest', Hash: m2.cid }, { Name: 'previous', Hash: first.cid }, { Name: 'segments', Hash: tree.cid }])
+    const path = tempFile(await carOf([head.cid], [m2, m1, s1, s2, head, tree, first, tree]))
+    const scanned = await scanCar(path)
+    expect(scanned.publish).toBe(m2.cid.toString())
+    expect(scanned.blocks).toBe(8)
+    expect([...scanned.objects].sort()).toEqual([m1, m2, s1, s2].map(b => b.cid.toString()).sort())
+  })
+})
