@@ -426,6 +426,17 @@ export class ForgetContendedError extends CidsyncError {
   override readonly code = 'ERR_FORGET_CONTENDED'
 }
 
+/** A prune cannot be planned: the history holds a publish this device cannot read, or is too long to walk. */
+export class PruneRefusedError extends CidsyncError {
+  override readonly code = 'ERR_PRUNE_REFUSED'
+  override readonly exitCode = ExitCode.integrity
+}
+
+/** Another device published while a prune read the history: nothing was deleted, and the next run plans again. */
+export class PruneContendedError extends CidsyncError {
+  override readonly code = 'ERR_PRUNE_CONTENDED'
+}
+
 /**
  * A publish would drop many of this device's entries at once (a folder emptied by mistake, an
  * unmounted disk, a lost index): held until someone confirms it.

@@ -28,6 +28,7 @@ export const SLOW_FILES: readonly string[] = [
   'test/cli/export-dir.test.ts',
   'test/cli/find.test.ts',
   'test/cli/forget.test.ts',
+  'test/cli/prune.test.ts',
   'test/cli/generate.test.ts',
   'test/cli/get-output.test.ts',
   'test/cli/get-plain-profile.test.ts',

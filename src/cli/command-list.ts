@@ -51,6 +51,7 @@ export const COMMAND_GROUPS: ReadonlyArray<readonly [string, readonly CommandEnt
   ]],
   ['Keep what matters:', [
     { name: 'forget', term: 'forget [options]', description: 'apply [retention] to the history: keep what the policy keeps, forget the rest from the chain', load: async () => (await import('./commands/forget.js')).registerForget },
+    { name: 'prune', term: 'prune [options]', description: 'delete every object no kept publish needs, on the service and the mirrors, and say what it freed', load: async () => (await import('./commands/prune.js')).registerPrune },
   ]],
   ['Move out and in:', [
     { name: 'export', term: 'export [options]', description: 'write the whole history as one CAR file, which any IPFS implementation imports with the same CIDs, or into a directory store', load: async () => (await import('./commands/export.js')).registerExport },

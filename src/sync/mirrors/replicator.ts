@@ -156,9 +156,17 @@ export class MirrorReplicator {
     const rows = log.after(log.mirror(link.name).cursor, BATCH)
     if (rows.length === 0) return false
     const primary = this.components.repository.home
-    for (const row of rows) {
+    for (let i = 0; i < rows.length; i++) {
+      const row = rows[i] as ReplicaRow
       this.abort.signal.throwIfAborted()
-      if (row.kind === 'object') {
+      if (row.kind === 'delete') {
+        // A prune's deletes, as many in a row as the batch holds: one call, one walk of a listing.
+        let last = i
+        while (rows[last + 1]?.kind === 'delete') last++
+        await link.clients.objects.deleteMany(rows.slice(i, last + 1).map(r => r.cid), { signal: this.abort.signal })
+        log.advance(link.name, (rows[last] as ReplicaRow).seq)
+        i = last
+      } else if (row.kind === 'object') {
         await this.copyOrSkip(row, primary)
         log.advance(link.name, row.seq)
       } else if (log.pointerAfter(row.seq)) {

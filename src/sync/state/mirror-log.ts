@@ -1,10 +1,10 @@
 import type Database from 'better-sqlite3'
 import { KEY } from './keys.js'
 
-/** One thing to replicate: an object (by CID, uploaded under `profile`), or a pointer move to a manifest. */
+/** One thing to replicate: an object (by CID, uploaded under `profile`), a pointer move to a manifest, or an object a prune deleted. */
 export interface ReplicaRow {
   readonly seq: number
-  readonly kind: 'object' | 'pointer'
+  readonly kind: 'object' | 'pointer' | 'delete'
   readonly cid: string
   readonly profile: string
   /** When it was logged (ms). */
@@ -46,7 +46,8 @@ export class MirrorLog {
 
   constructor (private readonly db: Database.Database) {
     this.s = {
-      has: db.prepare("SELECT 1 FROM replica_log WHERE cid = ? AND kind = 'object'").pluck(),
+      // Logged, and not deleted by a prune since: an object stored again after a prune is logged again.
+      has: db.prepare("SELECT kind = 'object' FROM replica_log WHERE cid = ? AND kind IN ('object', 'delete') ORDER BY seq DESC LIMIT 1").pluck(),
       insert: db.prepare('INSERT INTO replica_log (kind, cid, profile, added_at) VALUES (?, ?, ?, ?)'),
       lastPointer: db.prepare("SELECT cid FROM replica_log WHERE kind = 'pointer' ORDER BY seq DESC LIMIT 1").pluck(),
       after: db.prepare('SELECT seq, kind, cid, profile, added_at AS addedAt FROM replica_log WHERE seq > ? ORDER BY seq LIMIT ?'),
@@ -67,8 +68,13 @@ export class MirrorLog {
   /** Objects stored on the primary (each logged once, whoever logs it again). */
   logObjects (objects: ReadonlyArray<{ readonly cid: string, readonly profile: string }>, at = Date.now()): void {
     this.db.transaction(() => {
-      for (const o of objects) if (this.s.has.get(o.cid) === undefined) this.s.insert.run('object', o.cid, o.profile, at)
+      for (const o of objects) if (this.s.has.get(o.cid) !== 1) this.s.insert.run('object', o.cid, o.profile, at)
     })()
+  }
+
+  /** Objects a prune deleted from the primary: each mirror deletes them too, in log order. */
+  logDeletes (cids: readonly string[], at = Date.now()): void {
+    this.db.transaction(() => { for (const cid of cids) this.s.insert.run('delete', cid, '', at) })()
   }
 
   /** A publish: the objects a restore of it needs (segments, then the manifest), then the pointer move. */

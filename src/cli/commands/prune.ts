@@ -1,0 +1,55 @@
+import type { Command } from 'commander'
+import { loadConfig } from '../../config/index.js'
+import { UsageError } from '../../errors.js'
+import { countOf, formatBytes, printJson } from '../format.js'
+import { action } from '../run.js'
+import { explainMissingPointer, withService } from '../service-command.js'
+
+interface PruneOptions { config?: string, json?: boolean, dryRun?: boolean }
+
+const PRUNE_HELP = `
+What it deletes:
+Every object no kept publish needs: the manifests and segments of chains a forget replaced,
+and the content objects whose records name no file of a kept publish.
+
+What it keeps:
+The pointer's chain and everything its rows name.
+Anything stored less than [retention] prune_margin ago (a day by default).
+A chain a forget replaced less than prune_margin ago, whole: a restore may be reading it.
+
+Mirrors:
+Each mirror deletes the same objects, in its own loop, once it catches up.
+
+Space:
+On the embedded service the space comes back once its packs are reclaimed.
+On a remote service the uploads are deleted; storage deals already made run to their end.
+
+A publish made while it runs stops it before anything is deleted (exit 1): run it again.
+--dry-run counts what would be deleted, and deletes nothing.`
+
+export function registerPrune (program: Command): void {
+  program.command('prune')
+    .description('delete every object no kept publish needs, on the service and the mirrors, and say what it freed')
+    .addHelpText('after', PRUNE_HELP)
+    .option('--config <path>', 'config file')
+    .option('--dry-run', 'count what would be deleted; delete nothing')
+    .option('--json', 'print JSON')
+    .action(action(async (options: PruneOptions) => {
+      const config = loadConfig({ configPath: options.config })
+      const retention = config.retention
+      if (retention === undefined) throw new UsageError('the config has no [retention]: every publish is kept, so nothing is pruned. Add one (docs/retention.md), then `cidsync forget` and `cidsync prune`')
+      await withService(options, async ({ repository }) => {
+        const { prune } = await import('../../sync/index.js')
+        const { publishNow } = await import('../../util/clock.js')
+        const done = await prune(repository, { marginMs: retention.pruneMarginSeconds * 1000, now: publishNow(), dryRun: options.dryRun === true })
+          .catch((err: unknown) => { throw explainMissingPointer(err, config) })
+        if (options.json === true) { printJson({ dryRun: options.dryRun === true, ...done }); return }
+        const objects = done.deleted.content + done.deleted.segment + done.deleted.manifest
+        const what = `${countOf(objects, 'object', 'objects')} (${done.deleted.content} content, ${done.deleted.segment} segments, ${done.deleted.manifest} manifests), ${formatBytes(done.bytes)}`
+        process.stdout.write(`${options.dryRun === true ? 'would delete' : 'deleted'} ${what}\n`)
+        if (done.young > 0) process.stdout.write(`kept ${countOf(done.young, 'object', 'objects')} no publish needs: stored within prune_margin; a later prune deletes them\n`)
+        if (done.chainsHeld > 0) process.stdout.write(`kept ${countOf(done.chainsHeld, 'replaced chain', 'replaced chains')} whole: forgotten within prune_margin\n`)
+        if (options.dryRun !== true && objects > 0) process.stdout.write('storage deals already made are not cancelled; the mirrors delete the same objects as they catch up\n')
+      })
+    }))
+}

@@ -1,0 +1,3 @@
+/** Prune: delete every object no kept publish needs, from the service and, through their logs, the mirrors. */
+export { prune } from './prune.js'
+export type { PruneInit, PruneProgress, Pruned } from './prune.js'

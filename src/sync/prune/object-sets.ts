@@ -1,0 +1,118 @@
+import Database from 'better-sqlite3'
+import { rmSync } from 'node:fs'
+import { openSync, closeSync } from 'node:fs'
+
+/** What a prune marks, kept in a file of its own (not in memory): a history of any size fits. */
+export type Mark = 'live-file' | 'live' | 'candidate'
+
+/** The kind of a candidate, for the order of deletion and the counts. */
+export type CandidateKind = 'content' | 'segment' | 'manifest'
+
+/**
+ * A prune's working sets in a SQLite file (0600, removed when closed): the file CIDs live rows
+ * name, the objects kept, and the candidates with their kind. Each insert batch is one transaction.
+ */
+export class ObjectSets {
+  private readonly db: Database.Database
+  private readonly addFile: Database.Statement
+  private readonly addLive: Database.Statement
+  private readonly addCandidate: Database.Statement
+  private readonly addRecord: Database.Statement
+  private readonly addRow: Database.Statement
+  private readonly addTo: Database.Statement
+
+  constructor (private readonly path: string) {
+    // Made 0600 before SQLite opens it: it names every object of the history.
+    closeSync(openSync(path, 'wx', 0o600))
+    this.db = new Database(path)
+    this.db.pragma('journal_mode = OFF')
+    this.db.pragma('synchronous = OFF')
+    this.db.exec(`CREATE TABLE live_files (cid TEXT PRIMARY KEY) WITHOUT ROWID;
+      CREATE TABLE live (cid TEXT PRIMARY KEY) WITHOUT ROWID;
+      CREATE TABLE candidates (cid TEXT PRIMARY KEY, kind TEXT NOT NULL, rank INTEGER NOT NULL, size INTEGER, stored_at INTEGER) WITHOUT ROWID;
+      CREATE TABLE records (object TEXT NOT NULL, file TEXT NOT NULL, PRIMARY KEY (object, file)) WITHOUT ROWID;
+      CREATE TABLE rows (device TEXT NOT NULL, folder TEXT NOT NULL, path TEXT NOT NULL, seq INTEGER NOT NULL, cid TEXT, deleted INTEGER NOT NULL,
+        PRIMARY KEY (device, folder, path, seq)) WITHOUT ROWID;
+      CREATE TABLE tos (device TEXT NOT NULL, seq INTEGER NOT NULL, PRIMARY KEY (device, seq)) WITHOUT ROWID;`)
+    this.addFile = this.db.prepare('INSERT INTO live_files (cid) VALUES (?) ON CONFLICT DO NOTHING')
+    this.addLive = this.db.prepare('INSERT INTO live (cid) VALUES (?) ON CONFLICT DO NOTHING')
+    this.addCandidate = this.db.prepare('INSERT INTO candidates (cid, kind, rank) VALUES (?, ?, ?) ON CONFLICT DO NOTHING')
+    this.addRecord = this.db.prepare('INSERT INTO records (object, file) VALUES (?, ?) ON CONFLICT DO NOTHING')
+    this.addRow = this.db.prepare('INSERT INTO rows (device, folder, path, seq, cid, deleted) VALUES (@device, @folder, @path, @seq, @cid, @deleted) ON CONFLICT DO NOTHING')
+    this.addTo = this.db.prepare('INSERT INTO tos (device, seq) VALUES (?, ?) ON CONFLICT DO NOTHING')
+  }
+
+  /** File CIDs that rows of kept publishes name: their content records' objects are kept. */
+  liveFiles (cids: Iterable<string>): void {
+    this.db.transaction(() => { for (const cid of cids) this.addFile.run(cid) })()
+  }
+
+  /** Rows of a kept chain's segments: each path's versions, by sequence. */
+  rows (rows: ReadonlyArray<{ device: string, folder: string, path: string, seq: number, cid: string | null, deleted: number }>): void {
+    this.db.transaction(() => { for (const r of rows) this.addRow.run(r) })()
+  }
+
+  /** A kept publish holds each device's rows up to this sequence. */
+  keptAt (device: string, seq: number): void {
+    this.addTo.run(device, seq)
+  }
+
+  /** Content records read: which file each object holds. */
+  records (records: ReadonlyArray<{ readonly cid: string, readonly objects: readonly string[] }>): void {
+    this.db.transaction(() => { for (const r of records) for (const object of r.objects) this.addRecord.run(object, r.cid) })()
+  }
+
+  /**
+   * Once every kept segment is read: an object a record of a live file names is kept; every other
+   * object a record names is a candidate. An object holding a live file and a dead one is kept.
+   */
+  settleRecords (): void {
+    // A version of a path is live when a kept publish's sequence for its device falls between it
+    // and the next version read: it is what that publish holds there.
+    this.db.exec(`INSERT INTO live_files (cid) SELECT DISTINCT cid FROM (
+        SELECT device, seq, cid, deleted, LEAD(seq) OVER (PARTITION BY device, folder, path ORDER BY seq) AS next FROM rows) r
+      WHERE cid IS NOT NULL AND deleted = 0
+        AND EXISTS (SELECT 1 FROM tos t WHERE t.device = r.device AND t.seq >= r.seq AND (r.next IS NULL OR t.seq < r.next))
+      ON CONFLICT DO NOTHING`)
+    this.db.exec(`INSERT INTO live (cid) SELECT DISTINCT object FROM records WHERE file IN (SELECT cid FROM live_files) ON CONFLICT DO NOTHING;
+      INSERT INTO candidates (cid, kind, rank) SELECT DISTINCT object, 'content', 0 FROM records WHERE true ON CONFLICT DO NOTHING;`)
+  }
+
+  live (cids: Iterable<string>): void {
+    this.db.transaction(() => { for (const cid of cids) this.addLive.run(cid) })()
+  }
+
+  /** Objects that may go; `rank` orders manifests oldest first (a rerun can still walk what is left). */
+  candidates (cids: Iterable<string>, kind: CandidateKind, rank = 0): void {
+    this.db.transaction(() => { for (const cid of cids) this.addCandidate.run(cid, kind, rank) })()
+  }
+
+  /** Whether `cid` is a candidate no kept publish needs. */
+  isDead (cid: string): boolean {
+    return this.db.prepare('SELECT 1 FROM candidates WHERE cid = ? AND cid NOT IN (SELECT cid FROM live)').pluck().get(cid) !== undefined
+  }
+
+  /** Notes what the store lists of a candidate: its size and when it was stored. */
+  listed (cid: string, size: number, storedAt: number | undefined): void {
+    this.db.prepare('UPDATE candidates SET size = ?, stored_at = ? WHERE cid = ?').run(size, storedAt ?? null, cid)
+  }
+
+  /**
+   * The candidates to delete, in order (content, segments, manifests oldest first): listed by the
+   * store, no kept publish needing them, stored before `before` (ms).
+   */
+  dead (before: number): Array<{ cid: string, kind: CandidateKind, size: number }> {
+    return this.db.prepare(`SELECT cid, kind, size FROM candidates WHERE size IS NOT NULL AND stored_at IS NOT NULL AND stored_at < ?
+      AND cid NOT IN (SELECT cid FROM live) ORDER BY CASE kind WHEN 'content' THEN 0 WHEN 'segment' THEN 1 ELSE 2 END, rank DESC, cid`).all(before) as Array<{ cid: string, kind: CandidateKind, size: number }>
+  }
+
+  /** Candidates no kept publish needs that are too young to delete: counted, never deleted. */
+  young (before: number): number {
+    return this.db.prepare('SELECT COUNT(*) FROM candidates WHERE size IS NOT NULL AND (stored_at IS NULL OR stored_at >= ?) AND cid NOT IN (SELECT cid FROM live)').pluck().get(before) as number
+  }
+
+  close (): void {
+    this.db.close()
+    for (const suffix of ['', '-journal', '-wal', '-shm']) rmSync(`${this.path}${suffix}`, { force: true })
+  }
+}

@@ -1,0 +1,116 @@
+import { join } from 'node:path'
+import { STATE_NAMES } from '../../config/index.js'
+import { PruneContendedError } from '../../errors.js'
+import { failpoint } from '../../util/failpoint.js'
+import { makeDirsSync } from '../../util/make-dirs.js'
+import type { ProgressEvent, ProgressOptions } from '../../util/progress.js'
+import type { Repository } from '../repository.js'
+import { liveChain, replacedChain, type Chain } from './chains.js'
+import { ObjectSets, type CandidateKind } from './object-sets.js'
+import { readNames } from './segment-names.js'
+
+/** Objects deleted a call at a time: a service walks its listing once a batch. */
+const DELETE_BATCH = 500
+
+/** What a prune is doing: reading the chains' segments, then deleting. */
+export type PruneProgress =
+  | ProgressEvent<'prune:read', { readonly segments: number }>
+  | ProgressEvent<'prune:deleted', { readonly objects: number, readonly bytes: number }>
+
+export interface PruneInit extends ProgressOptions<PruneProgress> {
+  /** An object stored less than this long ago is never deleted (ms). */
+  readonly marginMs: number
+  readonly now: Date
+  /** Plan only: nothing is deleted. */
+  readonly dryRun?: boolean
+}
+
+/** What a prune found and did, by kind. */
+export interface Pruned {
+  readonly pointer: string
+  /** Objects no kept publish needs, deleted (or, in a dry run, to delete), and their bytes. */
+  readonly deleted: Readonly<Record<CandidateKind, number>>
+  readonly bytes: number
+  /** Objects no kept publish needs that are younger than the margin: kept this time. */
+  readonly young: number
+  /** Chains forgets replaced that are still within the margin: kept whole this time. */
+  readonly chainsHeld: number
+  readonly segmentsRead: number
+}
+
+/**
+ * Deletes every object no kept publish needs (docs/retention.md, "Prune"): the manifests and
+ * segments of chains a forget replaced more than the margin ago, and the content objects whose
+ * records name no file of a kept publish. Kept are: the pointer's chain, its segments, the objects
+ * of every record a row of it names, the chains replaced within the margin, and anything stored
+ * within the margin. The pointer is read again before anything is deleted: a publish made
+ * meanwhile stops the prune. Deletes content, then segments, then manifests oldest first, so a
+ * run cut short is finished by the next one.
+ */
+export async function prune (repository: Repository, init: PruneInit): Promise<Pruned> {
+  const { config } = repository
+  const dir = join(config.stateDir, STATE_NAMES.snapshots)
+  makeDirsSync(dir, 0o700)
+  const fetch = repository.readContext('prune', { signal: init.signal })
+  const pointer = (await repository.pointers.current(config.namespace, config.network, { signal: init.signal })).snapshotCid
+  const sets = new ObjectSets(join(dir, `prune-${process.pid}.sqlite`))
+  try {
+    const live = await liveChain(repository, pointer, fetch)
+    const held: Chain[] = []
+    const expired: Chain[] = []
+    const replaced = live.manifests.flatMap(m => m.manifest.replaced ?? [])
+    for (const entry of replaced) {
+      const chain = await replacedChain(repository, entry.cid, fetch)
+      if (init.now.getTime() - Date.parse(entry.at) < init.marginMs) held.push(chain)
+      else expired.push(chain)
+    }
+    for (const chain of [live, ...held]) markKept(sets, chain)
+    // Every segment a kept chain lists: its rows name the files kept, its records their objects.
+    const kept = [live, ...held]
+    const segmentsRead = await readNames(repository, kept.flatMap(c => c.manifests.map(m => m.manifest)), kept.flatMap(c => c.v1), fetch, (named) => {
+      if (named.whole) sets.liveFiles(named.rows.flatMap(r => r.cid !== null && r.deleted === 0 ? [r.cid] : []))
+      else sets.rows(named.rows)
+      sets.records(named.records)
+    })
+    sets.settleRecords()
+    init.onProgress?.({ type: 'prune:read', detail: { segments: segmentsRead } })
+    for (const chain of expired) {
+      chain.manifests.forEach((m, i) => { sets.candidates([m.cid], 'manifest', chain.manifests.length - i) })
+      sets.candidates(chain.manifests.flatMap(m => m.manifest.devices.flatMap(d => d.segments.map(s => s.cid))), 'segment')
+      sets.candidates(chain.v1, 'manifest')
+    }
+    for await (const object of repository.objects.list({ signal: init.signal })) sets.listed(object.cid, object.size, object.storedAt)
+    const before = init.now.getTime() - init.marginMs
+    const dead = sets.dead(before)
+    const result = { pointer, young: sets.young(before), chainsHeld: held.length, segmentsRead }
+    const deleted: Record<CandidateKind, number> = { content: 0, segment: 0, manifest: 0 }
+    const bytes = dead.reduce((sum, d) => sum + d.size, 0)
+    if (init.dryRun === true) {
+      for (const d of dead) deleted[d.kind]++
+      return { ...result, deleted, bytes }
+    }
+    const now = (await repository.pointers.current(config.namespace, config.network, { signal: init.signal })).snapshotCid
+    if (now !== pointer) throw new PruneContendedError(`another device published while the prune read the history (the pointer holds ${now}, not ${pointer}): nothing was deleted; run it again`)
+    let freed = 0
+    for (let i = 0; i < dead.length; i += DELETE_BATCH) {
+      const batch = dead.slice(i, i + DELETE_BATCH)
+      await repository.objects.deleteMany(batch.map(d => d.cid), { signal: init.signal })
+      for (const d of batch) deleted[d.kind]++
+      freed += batch.reduce((sum, d) => sum + d.size, 0)
+      repository.store.mirrorLog.logDeletes(batch.map(d => d.cid))
+      init.onProgress?.({ type: 'prune:deleted', detail: { objects: i + batch.length, bytes: freed } })
+      failpoint('prune:batch')
+    }
+    return { ...result, deleted, bytes }
+  } finally {
+    sets.close()
+  }
+}
+
+/** A kept chain's manifests, segments and `/1` snapshots are kept, and where each publish holds each device's rows. */
+function markKept (sets: ObjectSets, chain: Chain): void {
+  for (const { manifest } of chain.manifests) for (const device of manifest.devices) sets.keptAt(device.deviceId, device.lastSeq)
+  sets.live(chain.manifests.map(m => m.cid))
+  sets.live(chain.manifests.flatMap(m => m.manifest.devices.flatMap(d => d.segments.map(s => s.cid))))
+  sets.live(chain.v1)
+}

@@ -1,0 +1,52 @@
+import { describe, expect, it } from 'vitest'
+import { randomBytes } from 'node:crypto'
+import { readFile, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { EXTERNAL, localServiceUnderTest } from '../helpers/service.js'
+import { useTempDir } from '../helpers/temp-dir.js'
+import { contentDevice, contentObjects, ok } from './content-devices.js'
+
+interface PruneJson { dryRun: boolean, deleted: { content: number, segment: number, manifest: number }, bytes: number, young: number, chainsHeld: number }
+
+const RETENTION = '[retention]\nkeep_last = 1\nprune_margin = "0s"\n'
+
+describe.skipIf(EXTERNAL)('cidsync prune', () => {
+  it('deletes an old version\'s content once forgotten; killed mid-way, a rerun finishes; the kept version comes back whole', async () => {
+    const root = await useTempDir()
+    const service = await localServiceUnderTest({ dir: join(root, 'service') })
+    const a = await contentDevice(root, service, 'a', 'compact_after_deltas = 1\n' + RETENTION)
+    const first = randomBytes(3 * 1024 * 1024 + 7)
+    await writeFile(join(a.folder, 'big.bin'), first)
+    await writeFile(join(a.folder, 'keep.txt'), 'the same in both')
+    await ok(a, ['snapshot'], { CIDSYNC_TEST_CLOCK: '2026-03-01T01:00:00.000Z' })
+    const v1 = contentObjects(a)
+    const second = randomBytes(3 * 1024 * 1024 + 9)
+    await writeFile(join(a.folder, 'big.bin'), second)
+    await ok(a, ['snapshot'], { CIDSYNC_TEST_CLOCK: '2026-03-01T02:00:00.000Z' })
+    const v2 = [...contentObjects(a)].filter(o => !v1.has(o))
+    expect(v2.length).toBeGreaterThan(0)
+
+    // Nothing forgotten yet: the old version is still named by a kept publish.
+    expect((JSON.parse((await ok(a, ['prune', '--dry-run', '--json'])).stdout) as PruneJson).deleted.content).toBe(0)
+    await ok(a, ['forget'])
+    const dry = JSON.parse((await ok(a, ['prune', '--dry-run', '--json'])).stdout) as PruneJson
+    expect(dry.deleted.content).toBeGreaterThan(0)
+    expect(dry.bytes).toBeGreaterThan(3 * 1024 * 1024)
+
+    const killed = await a.run(['prune'], { CIDSYNC_FAILPOINT: 'prune:batch' })
+    expect(killed.signal).toBe('SIGKILL')
+    const rest = JSON.parse((await ok(a, ['prune', '--json'])).stdout) as PruneJson
+    // The killed run deleted its first batch; the rerun deletes what was left of the same plan.
+    expect(rest.deleted.content + rest.deleted.segment + rest.deleted.manifest).toBeLessThanOrEqual(dry.deleted.content + dry.deleted.segment + dry.deleted.manifest)
+    // Of the first publish's objects only keep.txt's pack is left; every object of the new version is.
+    const left = await Promise.all([...v1].map(async o => await service.clients.objects.has(o)))
+    expect(left.filter(Boolean)).toHaveLength(1)
+    for (const object of v2) expect(await service.clients.objects.has(object)).toBe(true)
+    expect(JSON.parse((await ok(a, ['prune', '--json'])).stdout)).toMatchObject({ deleted: { content: 0, segment: 0, manifest: 0 } })
+
+    // The kept publish's files come back, byte for byte, and the drill passes.
+    await ok(a, ['get', 'notes/big.bin', '--to', join(root, 'back')])
+    expect((await readFile(join(root, 'back', 'notes', 'big.bin'))).equals(second)).toBe(true)
+    expect((await ok(a, ['verify', '--full'])).stdout).toContain('restorable')
+  }, 600_000)
+})

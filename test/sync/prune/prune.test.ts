@@ -1,0 +1,107 @@
+import { describe, expect, it } from 'vitest'
+import { forget, prune, walkEntries, type HistoryEntry } from '../../../src/sync/index.js'
+import type { RetentionPolicy } from '../../../src/retention/index.js'
+import { PruneContendedError } from '../../../src/errors.js'
+import type { ServiceClients } from '../../../src/remote/index.js'
+import { EXTERNAL, serviceUnderTest } from '../../helpers/service.js'
+import { useTempDir } from '../../helpers/temp-dir.js'
+import { handClock } from '../../helpers/clock.js'
+import { repositoryOf, syncDevice, writeRows as write, type SyncDevice } from '../../helpers/sync-device.js'
+import { everything, pub, readIndex, restoreInto, restorer } from '../v2-helpers.js'
+
+const A = 'aaaaaaaa-0000-4000-8000-000000000000'
+const HOUR = 3_600_000
+const DAY = 24 * HOUR
+const keepLast = (n: number): RetentionPolicy => ({ keepLast: n, keepHourly: 0, keepDaily: 0, keepWeekly: 0, keepMonthly: 0, keepYearly: 0, keepWithin: undefined })
+// A base every second publish: the deltas of forgotten publishes are then needed by no kept one.
+const COMPACTING = 'deal = false\ncompact_after_deltas = 1\n'
+
+async function historyOf (d: SyncDevice, clients: ServiceClients): Promise<HistoryEntry[]> {
+  const repository = repositoryOf(d, clients)
+  const pointer = await clients.pointers.current(d.config.namespace, 'mainnet')
+  const rows: HistoryEntry[] = []
+  for await (const entry of walkEntries(clients, pointer.snapshotCid, repository.manifestCache, repository.readContext('test'))) rows.push(entry)
+  return rows
+}
+
+async function listed (clients: ServiceClients): Promise<Set<string>> {
+  const cids = new Set<string>()
+  for await (const object of clients.objects.list()) cids.add(object.cid)
+  return cids
+}
+
+describe.skipIf(EXTERNAL)('prune: what no kept publish needs is deleted', () => {
+  it('keeps a chain forgotten within the margin whole; past it, deletes what only that chain needed; every kept publish restores', async () => {
+    const { clients } = await serviceUnderTest()
+    const root = await useTempDir()
+    const a = await syncDevice(root, 'a', A, { namespace: 'prune-one', snapshot: COMPACTING })
+    const clock = handClock()
+    for (let i = 0; i < 6; i++) {
+      write(a, `f${i}.md`)
+      await pub(a, clients, a.config, clock)
+      clock.move(HOUR)
+    }
+    const objectsBefore = await listed(clients)
+    const oldChain = (await historyOf(a, clients)).map(e => e.cid)
+    await forget(repositoryOf(a, clients), { policy: keepLast(2), now: new Date(clock.now()), timeZone: 'UTC' })
+    const kept = await historyOf(a, clients)
+
+    // Within the margin: the replaced chain is held whole, nothing goes.
+    const held = await prune(repositoryOf(a, clients), { marginMs: DAY, now: new Date(clock.now()) })
+    expect(held).toMatchObject({ chainsHeld: 1, deleted: { content: 0, segment: 0, manifest: 0 }, bytes: 0 })
+    expect(await listed(clients)).toEqual(new Set([...objectsBefore, ...kept.map(e => e.cid)]))
+
+    // A dry run past it counts and deletes nothing.
+    const later = new Date(clock.now() + 2 * DAY)
+    const dry = await prune(repositoryOf(a, clients), { marginMs: DAY, now: later, dryRun: true })
+    expect(dry.deleted.manifest).toBe(6)
+    expect(dry.deleted.segment).toBeGreaterThan(0)
+    expect(await listed(clients)).toEqual(new Set([...objectsBefore, ...kept.map(e => e.cid)]))
+
+    const done = await prune(repositoryOf(a, clients), { marginMs: DAY, now: later })
+    expect(done).toMatchObject({ chainsHeld: 0, deleted: dry.deleted, bytes: dry.bytes })
+    expect(done.bytes).toBeGreaterThan(0)
+    const after = await listed(clients)
+    for (const cid of oldChain) expect(after.has(cid)).toBe(false)
+    for (const entry of kept) expect(after.has(entry.cid)).toBe(true)
+
+    // Each kept publish restores on a fresh device; a second prune finds nothing.
+    const r = await restorer(root, 'r', a, 'prune-one')
+    expect((await restoreInto(clients, r, 'prune-one')).rows).toEqual(readIndex(a.config, everything))
+    const older = await restoreInto(clients, r, 'prune-one', { cid: kept[1]?.cid })
+    expect(older.rows).toHaveLength(5)
+    expect(await prune(repositoryOf(a, clients), { marginMs: DAY, now: later })).toMatchObject({ deleted: { content: 0, segment: 0, manifest: 0 } })
+  })
+
+  it('a publish made while it reads stops it before anything is deleted', async () => {
+    const { clients } = await serviceUnderTest()
+    const root = await useTempDir()
+    const a = await syncDevice(root, 'a', A, { namespace: 'prune-two', snapshot: COMPACTING })
+    const clock = handClock()
+    for (let i = 0; i < 4; i++) {
+      write(a, `f${i}.md`)
+      await pub(a, clients, a.config, clock)
+      clock.move(HOUR)
+    }
+    await forget(repositoryOf(a, clients), { policy: keepLast(1), now: new Date(clock.now()), timeZone: 'UTC' })
+    const before = await listed(clients)
+    let reads = 0
+    // The service as another device meets it: its publish lands between the reading and the deleting.
+    const racing = {
+      ...clients,
+      pointers: {
+        current: async (...args: Parameters<ServiceClients['pointers']['current']>) => {
+          if (++reads === 2) {
+            write(a, 'late.md')
+            await pub(a, clients, a.config, clock)
+          }
+          return await clients.pointers.current(...args)
+        },
+        put: clients.pointers.put
+      }
+    } as ServiceClients
+    const err = await prune(repositoryOf(a, racing), { marginMs: 0, now: new Date(clock.now() + DAY) }).catch((e: unknown) => e)
+    expect(err).toBeInstanceOf(PruneContendedError)
+    for (const cid of before) expect(await clients.objects.has(cid)).toBe(true)
+  })
+})
