@@ -792,6 +792,11 @@ export class ServiceDataDamagedError extends CidsyncError {
   override readonly exitCode = ExitCode.integrity
 }
 
+/** Another process is reclaiming the local service's space, or uploads kept it from finishing: run it again later. */
+export class ServiceReclaimBusyError extends CidsyncError {
+  override readonly code = 'ERR_SERVICE_RECLAIM_BUSY'
+}
+
 /** `--from NAME`, `--mirror NAME` or `login --mirror NAME` names no `[[mirrors]]` table. */
 export class MirrorUnknownError extends CidsyncError {
   override readonly code = 'ERR_MIRROR_UNKNOWN'

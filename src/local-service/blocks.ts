@@ -13,6 +13,10 @@ const fsyncAsync = promisify(fsync)
 
 /** A pack is closed for appends past this size and the next block starts a new one. */
 export const PACK_LIMIT = 1024 * 1024 * 1024
+/** How often reads look for packs a reclaim removed, whose descriptors this process keeps open. */
+const REMOVED_CHECK_MS = 5_000
+/** A read follows its block this many times as reclaims move it, then fails. */
+const MAX_MOVES = 3
 
 /**
  * Blocks appended to pack files (`packs/<id>.pack`), found through the `blocks` table of the
@@ -35,6 +39,13 @@ export const PACK_LIMIT = 1024 * 1024 * 1024
  *    clean, so the rows of the blocks pending then are never committed, and an upload that relied
  *    on one of them (found pending, "already stored") fails instead of being answered; nor are
  *    they read (`has`, `get`: not stored).
+ * 6. A block a reclaim condemned (reclaim.ts) is still stored and read, but a put never relies on
+ *    it: the put writes it again, and its row takes the new place when it is committed. A new pack
+ *    carries the reclaim epoch this process last entered an upload in, and the pack being written
+ *    is closed for appends once an upload enters a later one: so a reclaim, once the uploads of the
+ *    epochs before its own have ended, knows no process appends to a pack of those epochs.
+ * 7. A read whose pack a reclaim removed under it looks its block up again and reads it where the
+ *    reclaim moved it; a pack descriptor kept open is closed once its pack is removed.
  * Data dirs from before packs keep their `blocks/xx/<cid>` files: they are read in place.
  */
 export class BlockStore {
@@ -44,7 +55,11 @@ export class BlockStore {
   /** Blocks of requests still running that may yet be removed; `shared` once another put them too. */
   private readonly provisional = new Map<string, { readonly owner: object, shared: boolean }>()
   private readonly readers: PackReaders
-  private writing: { id: number, fd: number, size: number } | undefined
+  private writing: { id: number, fd: number, size: number, epoch: number } | undefined
+  /** The latest reclaim epoch an upload entered in, here (rule 6). */
+  private epoch = 0
+  /** When the packs kept open were last checked against those a reclaim removed (rule 7). */
+  private checkedRemovedAt = 0
   /** Blocks written so far (appended, not found already stored): what a sync under way covers. */
   private puts = 0
   /** The fsync under way ({@link flushAsync}), and how many writes it covers. */
@@ -59,21 +74,27 @@ export class BlockStore {
   private readonly insert: Database.Statement
   private readonly drop: Database.Statement
   private readonly newPack: Database.Statement
+  private readonly removedPack: Database.Statement
 
   /** @param packLimit - where a pack is closed for appends ({@link PACK_LIMIT}; tests make it small). */
-  constructor (dir: string, private readonly db: Database.Database, private readonly packLimit = PACK_LIMIT) {
+  constructor (dir: string, private readonly db: Database.Database, readonly packLimit = PACK_LIMIT) {
     this.packs = join(dir, 'packs')
     makeDirsSync(this.packs, 0o700)
     this.readers = new PackReaders(this.packs, id => this.packPath(id))
     const old = join(dir, 'blocks')
     this.legacy = existsSync(old) ? old : undefined
-    this.find = db.prepare('SELECT pack, offset, length FROM blocks WHERE cid = ?')
-    this.insert = db.prepare('INSERT OR IGNORE INTO blocks (cid, pack, offset, length) VALUES (?, ?, ?, ?)')
+    this.find = db.prepare('SELECT pack, offset, length, condemned FROM blocks WHERE cid = ?')
+    // A row already there stays, unless condemned: then the block was written again (rule 6).
+    this.insert = db.prepare(`INSERT INTO blocks (cid, pack, offset, length) VALUES (?, ?, ?, ?)
+      ON CONFLICT (cid) DO UPDATE SET pack = excluded.pack, offset = excluded.offset, length = excluded.length, condemned = NULL
+      WHERE blocks.condemned IS NOT NULL`)
     this.drop = db.prepare('DELETE FROM blocks WHERE cid = ?')
-    this.newPack = db.prepare('INSERT INTO packs (created_at) VALUES (?)')
+    this.newPack = db.prepare('INSERT INTO packs (created_at, epoch) VALUES (?, ?)')
+    this.removedPack = db.prepare('SELECT removed_at IS NOT NULL FROM packs WHERE id = ?').pluck()
   }
 
-  private packPath (id: number): string {
+  /** Where pack `id` lies. */
+  packPath (id: number): string {
     return join(this.packs, `${String(id).padStart(8, '0')}.pack`)
   }
 
@@ -81,14 +102,25 @@ export class BlockStore {
     return this.legacy === undefined ? undefined : join(this.legacy, name.slice(-3, -1), name)
   }
 
-  private place (cid: CID): { name: string, key: Uint8Array, place: Place | undefined } {
+  private place (cid: CID): { name: string, key: Uint8Array, place: Place | undefined, condemned: boolean } {
     const v1 = cid.toV1()
     const name = v1.toString()
     // After a failed sync the pending blocks were never made durable nor answered as stored (rule 5):
     // they are not served either (a read could be of pages the kernel dropped).
     const pending = this.syncFailure === undefined ? this.pending.get(name) : undefined
-    const place = pending ?? this.find.get(v1.bytes) as Place | undefined
-    return { name, key: v1.bytes, place }
+    if (pending !== undefined) return { name, key: v1.bytes, place: pending, condemned: false }
+    const row = this.find.get(v1.bytes) as (Place & { condemned: number | null }) | undefined
+    return { name, key: v1.bytes, place: row, condemned: row !== undefined && row.condemned !== null }
+  }
+
+  /**
+   * An upload entered reclaim epoch `epoch` (upload-gate.ts): the pack being written is closed
+   * for appends before its next block if it was made in an earlier one (rule 6).
+   */
+  notice (epoch: number): void {
+    if (epoch <= this.epoch) return
+    this.epoch = epoch
+    this.forgetRemovedPacks()
   }
 
   has (cid: CID): boolean {
@@ -99,7 +131,7 @@ export class BlockStore {
   }
 
   private packForWrite (length: number): { id: number, fd: number, size: number } {
-    if (this.writing !== undefined && this.writing.size + length <= this.packLimit) return this.writing
+    if (this.writing !== undefined && this.writing.size + length <= this.packLimit && this.writing.epoch >= this.epoch) return this.writing
     if (this.writing !== undefined) {
       // Its descriptor stays open as the pack's reader (closed in close()): closing it here left
       // `readers` holding a closed number, so the next read of that pack read whatever file the
@@ -107,12 +139,12 @@ export class BlockStore {
       this.flush()
       this.writing = undefined
     }
-    const id = Number(this.newPack.run(Date.now()).lastInsertRowid)
+    const id = Number(this.newPack.run(Date.now(), this.epoch).lastInsertRowid)
     // Exclusive: a pack id is never reused, so finding the file means something else wrote it.
     const fd = openSync(this.packPath(id), 'wx+', 0o600)
     const dir = openSync(this.packs, 'r')
     try { fsyncSync(dir) } finally { closeSync(dir) }
-    this.writing = { id, fd, size: 0 }
+    this.writing = { id, fd, size: 0, epoch: this.epoch }
     this.readers.keep(id, fd)
     return this.writing
   }
@@ -124,13 +156,14 @@ export class BlockStore {
    */
   put (cid: CID, block: Uint8Array, owner?: object): void {
     this.refuseAfterFailedSync()
-    const { name, key, place } = this.place(cid)
-    if (place !== undefined) {
+    const { name, key, place, condemned } = this.place(cid)
+    if (place !== undefined && !condemned) {
       const held = this.provisional.get(name)
       if (held !== undefined && held.owner !== owner) held.shared = true
       return
     }
-    if (owner !== undefined) this.provisional.set(name, { owner, shared: false })
+    // Written again, a condemned block is no request's to remove: it was stored before this one came.
+    if (owner !== undefined && !condemned) this.provisional.set(name, { owner, shared: false })
     const pack = this.packForWrite(block.byteLength)
     let done = 0
     while (done < block.byteLength) done += writeSync(pack.fd, block, done, block.byteLength - done, pack.size + done)
@@ -237,7 +270,7 @@ export class BlockStore {
    */
   async adopt (path: string, leaves: readonly CID[], leafBytes: number, nodes: ReadonlyArray<readonly [CID, Uint8Array]>, file: FileIdentity): Promise<boolean> {
     this.refuseAfterFailedSync()
-    const id = Number(this.newPack.run(Date.now()).lastInsertRowid)
+    const id = Number(this.newPack.run(Date.now(), this.epoch).lastInsertRowid)
     const fd = linkPack(path, this.packPath(id), file)
     // Not kept as a reader: parts make many packs (PackReaders opens them as they are read).
     if (fd === undefined) return false
@@ -292,13 +325,28 @@ export class BlockStore {
 
   /** A block's bytes: read into `into` when it fits (a view of it answered), else into a new buffer. */
   async get (cid: CID, into?: Uint8Array): Promise<Uint8Array> {
-    const { name, place } = this.place(cid)
-    if (place === undefined) {
-      const path = this.legacyPath(name)
-      if (path === undefined) throw Object.assign(new Error(`block ${name} is not stored`), { code: 'ENOENT' })
-      return readFileSync(path)
+    this.forgetRemovedPacksNow()
+    for (let moved = 0; ; moved++) {
+      const { name, place } = this.place(cid)
+      if (place === undefined) {
+        const path = this.legacyPath(name)
+        if (path === undefined) throw Object.assign(new Error(`block ${name} is not stored`), { code: 'ENOENT' })
+        return readFileSync(path)
+      }
+      try {
+        return await this.readers.read(place, name, into)
+      } catch (err) {
+        // Its pack removed by a reclaim after it was looked up: read where the block went (rule 7).
+        if (moved >= MAX_MOVES || !this.movedAway(err, cid, place)) throw err
+      }
     }
-    return await this.readers.read(place, name, into)
+  }
+
+  /** Whether `err` is `place`'s pack gone, and the block since lies elsewhere or is no longer stored. */
+  private movedAway (err: unknown, cid: CID, place: Place): boolean {
+    if ((err as { missingPack?: unknown }).missingPack !== place.pack) return false
+    const now = this.place(cid).place
+    return now === undefined || now.pack !== place.pack
   }
 
   /**
@@ -306,6 +354,7 @@ export class BlockStore {
    * {@link PackReaders.readRun}: neighbours in a pack in one read); undefined for a block not stored.
    */
   async getRun (cids: readonly CID[], into: Uint8Array): Promise<Array<Uint8Array | undefined>> {
+    this.forgetRemovedPacksNow()
     const found: Array<{ place: Place, name: string }> = []
     const at: number[] = []
     const answers: Array<Uint8Array | undefined> = []
@@ -325,9 +374,45 @@ export class BlockStore {
       }))
     }
     // Awaited together: a failure of either leaves no read of the other unhandled.
-    const [views] = await Promise.all([this.readers.readRun(found, into), Promise.all(legacy)])
+    const [views] = await Promise.all([this.readers.readRun(found, into).catch(async (err: unknown) => {
+      if ((err as { missingPack?: unknown }).missingPack === undefined) throw err
+      // A pack removed under the run (rule 7): each block read again one by one, where it went.
+      return await Promise.all(found.map(async (_, i) => await this.get(cids[at[i] as number] as CID).catch((e: unknown) => {
+        if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e
+        return undefined
+      })))
+    }), Promise.all(legacy)])
     views.forEach((view, i) => { answers[at[i] as number] = view })
     return answers
+  }
+
+  /** Blocks read where they lie (a reclaim copying a pack's blocks): see {@link PackReaders.readRun}. */
+  async readPlaces (places: ReadonlyArray<{ readonly place: Place, readonly name: string }>, into: Uint8Array): Promise<Uint8Array[]> {
+    return await this.readers.readRun(places, into)
+  }
+
+  /** Packs a reclaim removed: their descriptors kept here are closed once no read uses them. */
+  forgetPacks (ids: readonly number[]): void {
+    for (const id of ids) {
+      if (this.writing?.id === id) {
+        // Never while a sync may use its descriptor; a pack of an earlier epoch has none pending (rule 6).
+        if (this.pending.size > 0 || this.syncing !== undefined) continue
+        this.writing = undefined
+      }
+      this.readers.forget(id)
+    }
+  }
+
+  /** Every so often on reads, and as an upload enters a new epoch: closes what removed packs kept open. */
+  private forgetRemovedPacksNow (): void {
+    if (Date.now() - this.checkedRemovedAt < REMOVED_CHECK_MS) return
+    this.forgetRemovedPacks()
+  }
+
+  private forgetRemovedPacks (): void {
+    this.checkedRemovedAt = Date.now()
+    if (!this.db.open) return
+    this.forgetPacks(this.readers.kept().filter(id => this.removedPack.get(id) === 1))
   }
 
   /** Flushes and closes every pack file (the service is stopping). */

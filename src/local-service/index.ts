@@ -4,6 +4,7 @@
  */
 import { LocalService, type LocalServiceInit } from './local-service.js'
 import { openServiceDatabase, settingOr } from './store.js'
+import type { ReclaimOptions, ReclaimResult } from './reclaim.js'
 
 export { LocalService, DEFAULT_PAGE_SIZE, DEFAULT_DEAL_DELAY_MS, DEFAULT_AUTH_MESSAGE_TTL_MS } from './local-service.js'
 export type { LocalServiceInit } from './local-service.js'
@@ -20,6 +21,8 @@ export type { CarLimits } from './routes/gateway-car.js'
 export { startLocalServiceThread } from './service-thread.js'
 export type { ServiceThread, AddFailure } from './service-thread.js'
 export type { InProcessAdd, InProcessAdded } from './add-in-process.js'
+export { REPACK_DEAD_SHARE } from './reclaim-packs.js'
+export type { ReclaimOptions, ReclaimProgress, ReclaimResult } from './reclaim.js'
 
 /** Opens (creating if need be) the service under `init.dir` and starts listening. */
 export async function startLocalService (init: LocalServiceInit): Promise<LocalService> {
@@ -60,6 +63,27 @@ export async function issueTokenFor (dir: string, user: string, ttlSeconds: numb
   const db = await openServiceDatabase(dir)
   try {
     return new TokenIssuer(Buffer.from(settingOr(db, 'token_secret', TokenIssuer.newSecret), 'base64url')).issue(user, ttlSeconds)
+  } finally {
+    db.close()
+  }
+}
+
+/**
+ * Reclaims the space of the service in `dir` without a running server (`LocalService.reclaim`):
+ * a service may be running on it meanwhile, in another process, and its uploads go on.
+ */
+export async function reclaimDir (dir: string, options: ReclaimOptions = {}): Promise<ReclaimResult> {
+  const [{ BlockStore }, { UploadGate }, { reclaimSpace }] = await Promise.all([import('./blocks.js'), import('./upload-gate.js'), import('./reclaim.js')])
+  const db = await openServiceDatabase(dir, options.signal)
+  try {
+    const blocks = new BlockStore(dir, db)
+    const gate = new UploadGate(dir, db)
+    try {
+      return await reclaimSpace({ dir, db, blocks, gate }, options)
+    } finally {
+      blocks.close()
+      gate.close()
+    }
   } finally {
     db.close()
   }

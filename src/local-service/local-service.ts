@@ -30,6 +30,9 @@ import { routingIpnsRoutes } from './routes/routing-ipns.js'
 import { uploadRoutes } from './routes/upload.js'
 import { InternalError } from '../errors.js'
 import { inProcessAdder, type InProcessAdd, type InProcessAdded } from './add-in-process.js'
+import type { ReclaimOptions, ReclaimResult } from './reclaim.js'
+import { ServiceReclaims } from './reclaim-runs.js'
+import { UploadGate } from './upload-gate.js'
 
 export const DEFAULT_PAGE_SIZE = 2000
 /** Production takes up to two days; locally a deal appears after this. */
@@ -76,6 +79,13 @@ export interface LocalServiceInit {
   readonly hosts?: readonly string[]
   /** The slowest a request body may arrive (default {@link DEFAULT_BODY_RATE}); slower, its connection is cut. */
   readonly bodyRate?: Partial<BodyRate>
+  /**
+   * Reclaim the space of deleted uploads on its own, this long after the last delete (each delete
+   * moves it on; failures are tried again later). Unset: only when asked ({@link LocalService.reclaim}).
+   */
+  readonly reclaimAfterDeleteMs?: number
+  /** Where it says what it did on its own (a reclaim's result, or why it failed). */
+  readonly log?: (line: string) => void
 }
 
 /** The header that carries {@link LocalServiceInit.accessKey}. */
@@ -102,13 +112,19 @@ export class LocalService {
   private adminHostNames: ReadonlySet<string> = new Set()
   private hostGuard: HostGuard | undefined
   private readonly adder: (request: InProcessAdd, address: string) => Promise<InProcessAdded>
+  private readonly reclaims: ServiceReclaims
 
   /** `db`: the service's database, opened by `openServiceDatabase` (store.ts); closed by {@link stop}. */
   constructor (private readonly init: LocalServiceInit, private readonly db: Database.Database) {
     const tokens = new TokenIssuer(Buffer.from(settingOr(this.db, 'token_secret', TokenIssuer.newSecret), 'base64url'))
+    const blocks = new BlockStore(init.dir, this.db)
+    const gate = new UploadGate(init.dir, this.db)
+    this.reclaims = new ServiceReclaims({ dir: init.dir, db: this.db, blocks, gate }, init.reclaimAfterDeleteMs, init.log ?? (() => {}))
     this.parts = {
       db: this.db,
-      blocks: new BlockStore(init.dir, this.db),
+      blocks,
+      gate,
+      deleted: () => { this.reclaims.deleted() },
       tokens,
       pageSize: init.pageSize ?? DEFAULT_PAGE_SIZE,
       dealDelayMs: init.dealDelayMs ?? DEFAULT_DEAL_DELAY_MS,
@@ -123,7 +139,7 @@ export class LocalService {
       ...authRoutes(this.parts), ...dealRoutes(this.parts), ...fileRoutes(this.parts), ...ipnsRoutes(this.parts),
       ...pointerRoutes(this.parts), ...uploadRoutes(this.parts), ...dagImportRoutes(this.parts), ...catRoutes(this.parts), ...gatewayRoutes(this.parts),
       ...routingIpnsRoutes(this.parts),
-      ...(init.admin === true ? adminRoutes(this.parts, this.faults, () => this.requests) : [])
+      ...(init.admin === true ? adminRoutes(this.parts, this.faults, () => this.requests, async () => await this.reclaim()) : [])
     ]
     this.adminToken = init.admin === true ? ensureAdminToken(init.dir) : undefined
     this.adder = inProcessAdder(this.parts)
@@ -152,6 +168,8 @@ export class LocalService {
     const address = this.server.address() as AddressInfo
     this.adminHostNames = adminHosts(address.address, address.port)
     this.hostGuard = new HostGuard(address.address, address.port, this.init.hosts ?? [])
+    // Deletes a stop or a kill left unreclaimed.
+    if (this.db.prepare('SELECT 1 FROM files WHERE deleted_at IS NOT NULL LIMIT 1').get() !== undefined) this.reclaims.deleted()
     return this.url
   }
 
@@ -161,10 +179,28 @@ export class LocalService {
       this.server.closeAllConnections()
       await closed
     }
+    await this.reclaims.stop()
     if (this.db.open) {
       this.parts.blocks.close()
+      this.parts.gate.close()
       this.db.close()
     }
+  }
+
+  /**
+   * Gives back the space of blocks no live upload, pointer or IPNS name holds (reclaim.ts): dead
+   * blocks dropped, packs mostly dead rewritten and their files removed, deleted uploads no
+   * longer counted against their quota. Uploads and reads go on meanwhile. Fails with
+   * `ServiceReclaimBusyError` while another process reclaims this data dir.
+   */
+  async reclaim (options: ReclaimOptions = {}): Promise<ReclaimResult> {
+    if (!this.db.open) throw new HttpFailure(503, 'the service is stopping')
+    return await this.reclaims.run(options)
+  }
+
+  /** Whether no reclaim of its own is due or under way (see {@link LocalServiceInit.reclaimAfterDeleteMs}). */
+  get reclaimIdle (): boolean {
+    return this.reclaims.idle
   }
 
   /** An invitation code for `signup = "invite"`: it lets one new wallet make an account, once. */

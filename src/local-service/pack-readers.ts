@@ -14,10 +14,15 @@ export interface Place { readonly pack: number, readonly offset: number, readonl
  * Reads blocks out of the packs (`BlockStore`'s read side). The first {@link MAX_READERS} packs
  * read keep their descriptor open (most are 1 GiB); the others are opened for each read, so a
  * store of many small packs (parts taken whole) never runs out of descriptors. None kept is
- * closed while a read may use it (only {@link close}, once the service stops).
+ * closed while a read may use it: a pack a reclaim removed ({@link forget}) is closed once its
+ * reads are done, else at {@link close}, once the service stops.
  */
 export class PackReaders {
   private readonly open = new Map<number, number>()
+  /** Reads under way on each kept descriptor. */
+  private readonly reading = new Map<number, number>()
+  /** Descriptors forgotten while read: closed as their last read ends. */
+  private readonly closing = new Set<number>()
 
   constructor (private readonly dir: string, private readonly pathOf: (pack: number) => string) {}
 
@@ -30,7 +35,7 @@ export class PackReaders {
     try {
       ({ bytesRead } = await readAt(fd, bytes, 0, place.length, place.offset))
     } finally {
-      if (once) closeSync(fd)
+      this.done(fd, once)
     }
     if (bytesRead !== place.length) throw shortPack(place.pack, name)
     return bytes
@@ -44,7 +49,7 @@ export class PackReaders {
     try {
       ({ bytesRead } = await readAt(fd, into, 0, into.byteLength, first.place.offset))
     } finally {
-      if (once) closeSync(fd)
+      this.done(fd, once)
     }
     if (bytesRead === into.byteLength) return
     const cut = blocks.find(block => block.place.offset + block.place.length > first.place.offset + bytesRead) ?? first
@@ -98,24 +103,53 @@ export class PackReaders {
     this.open.set(pack, fd)
   }
 
+  /** The packs whose descriptors are kept open. */
+  kept (): number[] {
+    return [...this.open.keys()]
+  }
+
+  /** A pack removed: its kept descriptor is closed now, or as its last read ends. */
+  forget (pack: number): void {
+    const fd = this.open.get(pack)
+    if (fd === undefined) return
+    this.open.delete(pack)
+    if ((this.reading.get(fd) ?? 0) > 0) this.closing.add(fd)
+    else closeSync(fd)
+  }
+
   close (): void {
     for (const fd of this.open.values()) closeSync(fd)
+    for (const fd of this.closing) closeSync(fd)
     this.open.clear()
+    this.closing.clear()
+  }
+
+  private done (fd: number, once: boolean): void {
+    if (once) { closeSync(fd); return }
+    const left = (this.reading.get(fd) ?? 1) - 1
+    if (left > 0) { this.reading.set(fd, left); return }
+    this.reading.delete(fd)
+    if (this.closing.delete(fd)) closeSync(fd)
   }
 
   private descriptor (pack: number, block: string): { fd: number, once: boolean } {
     const kept = this.open.get(pack)
-    if (kept !== undefined) return { fd: kept, once: false }
+    if (kept !== undefined) {
+      this.reading.set(kept, (this.reading.get(kept) ?? 0) + 1)
+      return { fd: kept, once: false }
+    }
     let fd: number
     try {
       fd = openSync(this.pathOf(pack), 'r')
     } catch (err) {
       // Indexed, so its pack was written and fsynced: gone means the data dir lost it.
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err
-      throw new ServiceDataDamagedError(`pack ${pack} is missing from ${this.dir} though its index names it (block ${block}): the service's data dir is damaged; restore it from a backup, or publish again from a device that holds the files`, { cause: err })
+      // `missingPack`: the block store looks the block up again, since a reclaim may have moved it.
+      throw Object.assign(new ServiceDataDamagedError(`pack ${pack} is missing from ${this.dir} though its index names it (block ${block}): the service's data dir is damaged; restore it from a backup, or publish again from a device that holds the files`, { cause: err }), { missingPack: pack })
     }
     if (this.open.size >= MAX_READERS) return { fd, once: true }
     this.open.set(pack, fd)
+    this.reading.set(fd, 1)
     return { fd, once: false }
   }
 }

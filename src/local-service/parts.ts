@@ -5,11 +5,16 @@ import type { BlockStore } from './blocks.js'
 import type { CarLimits } from './routes/gateway-car.js'
 import { HttpFailure } from './http.js'
 import type { TokenIssuer } from './tokens.js'
+import type { UploadGate } from './upload-gate.js'
 
 /** What every route module is built from. */
 export interface ServiceParts {
   readonly db: Database.Database
   readonly blocks: BlockStore
+  /** Every upload runs inside it, so a reclaim knows which began before it (upload-gate.ts). */
+  readonly gate: UploadGate
+  /** An upload left the listing: a reclaim may give its space back. */
+  readonly deleted: () => void
   readonly tokens: TokenIssuer
   readonly pageSize: number
   readonly dealDelayMs: number

@@ -30,7 +30,15 @@ const MIGRATIONS: readonly Migration[] = [
   db => db.exec('ALTER TABLE ipns_keys ADD COLUMN record BLOB; ALTER TABLE ipns_keys ADD COLUMN sequence INTEGER;'),
   // A deleted upload leaves the listing, yet its bytes stay stored until space is reclaimed: they
   // still count against the account's quota and the service's total (files.ts, delete_file).
-  db => db.exec('ALTER TABLE files ADD COLUMN deleted_at INTEGER;')
+  db => db.exec('ALTER TABLE files ADD COLUMN deleted_at INTEGER;'),
+  // Space given back (reclaim.ts): a dead block is condemned before its row goes, and a put that
+  // finds it condemned writes it again; each pack carries the reclaim epoch it was made in (only
+  // older ones are rewritten) and when its rows left it (its id is never used again).
+  db => db.exec(`ALTER TABLE blocks ADD COLUMN condemned INTEGER;
+   ALTER TABLE packs ADD COLUMN epoch INTEGER NOT NULL DEFAULT 0;
+   ALTER TABLE packs ADD COLUMN removed_at INTEGER;
+   CREATE INDEX blocks_by_pack ON blocks (pack, offset, length);
+   CREATE INDEX blocks_condemned ON blocks (cid) WHERE condemned IS NOT NULL;`)
 ]
 
 /** Gives the directory exactly 0700 if it exists with another: it holds API keys and the token signing secret. */

@@ -20,6 +20,26 @@ export function putUnder (parts: ServiceParts, allowance: Allowance, cid: CID, b
 }
 
 /**
+ * An upload runs inside the reclaim gate (upload-gate.ts), from before its first block to after
+ * its listing: a reclaim waits for it. It leaves no block pending as it ends, listed or failed,
+ * so no pack of its epoch gets rows once it is done (blocks.ts, rule 6).
+ */
+export async function insideGate<T> (parts: ServiceParts, run: () => Promise<T>): Promise<T> {
+  const ticket = await parts.gate.enter()
+  parts.blocks.notice(ticket.epoch)
+  try {
+    return await run()
+  } catch (err) {
+    // What a failed upload wrote without a quota stays, as before; made durable now, not by a later upload.
+    // A failed fsync here is kept by the store (rule 5) and answered to every later request.
+    await parts.blocks.flushAsync().catch(() => {})
+    throw err
+  } finally {
+    ticket.leave()
+  }
+}
+
+/**
  * What every upload does around its import, over HTTP or from this process
  * (`add-in-process.ts`): holds the account's quota while it runs, removes what a refused one made,
  * makes its blocks durable before anything is listed or answered (blocks.ts, rule 3; the thread
@@ -28,7 +48,7 @@ export function putUnder (parts: ServiceParts, allowance: Allowance, cid: CID, b
 export function uploadCommitter (parts: ServiceParts): (address: string, run: (allowance: Allowance) => Promise<Added[]>) => Promise<Added[]> {
   const insert = parts.db.prepare(`INSERT INTO files (id, address, cid, file_name, mime_type, size, created_at, last_update)
     VALUES (?, ?, ?, ?, ?, ?, ?, ?)`)
-  return async (address, run) => {
+  return async (address, run) => await insideGate(parts, async () => {
     const allowance: Allowance = { quota: parts.limits.hold(address), made: [] }
     let added: Added[]
     let counted = false
@@ -52,5 +72,5 @@ export function uploadCommitter (parts: ServiceParts): (address: string, run: (a
       allowance.quota.release(counted)
     }
     return added
-  }
+  })
 }

@@ -2,12 +2,15 @@ import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Command } from 'commander'
 import { loadConfig, isLoopbackHost, DEFAULT_MAX_CAR_BYTES, DEFAULT_MAX_IPNS_KEYS_PER_ACCOUNT, DEFAULT_SIGNUP_RATE_PER_HOUR, type Config } from '../../config/index.js'
-import { ListenError, UsageError } from '../../errors.js'
+import { AbortedError, ListenError, UsageError } from '../../errors.js'
 import { action } from '../run.js'
 import { writeFileAtomicSync } from '../../util/atomic-write.js'
 import { refuseOpenRedirect } from '../secret-stdout.js'
 
-interface ServeOptions { config?: string, dir?: string, listen: string, signup?: string, pageSize?: number, dealDelayMs?: number, admin: boolean }
+interface ServeOptions { config?: string, dir?: string, listen: string, signup?: string, pageSize?: number, dealDelayMs?: number, reclaimDelayMs: number, admin: boolean }
+
+/** How long after the last delete the self-hosted service reclaims space on its own. */
+const DEFAULT_RECLAIM_DELAY_MS = 60_000
 
 function hostPort (listen: string): { host: string, port: number } {
   const match = /^(\[[^\]]+\]|[^:]+):(\d{1,5})$/.exec(listen)
@@ -70,6 +73,15 @@ The routes under /local/ (tokens, faults) answer only on loopback, never to a we
 They need the token in DIR/admin.token (0600), which it names at start.
 --no-admin turns them off.`
 
+const LOCAL_SERVICE_RECLAIM_HELP = `
+What it gives back:
+Blocks no live upload, pointer or IPNS name holds are dropped.
+A pack whose dead share passes 25% is rewritten, and its file removed.
+Deleted uploads then stop counting against their account's quota.
+The running service may go on meanwhile: uploads and reads never fail for it.
+Without --dir, it is the config's embedded service.dir.
+\`cidsync local-service\` runs it on its own a minute after deletes (--reclaim-delay-ms).`
+
 const LOCAL_SERVICE_TOKEN_HELP = `
 Which service accepts it:
 The token is signed with the secret in --dir: only the service serving that directory accepts it.
@@ -88,16 +100,18 @@ export function registerLocalService (program: Command): void {
     .option('--signup <open|allowlist|invite|closed>', 'who may make an account (overrides [local_service] signup; unset: open on loopback, closed beyond it)')
     .option('--page-size <n>', 'records per page of the uploads listing', int)
     .option('--deal-delay-ms <n>', 'how long until a requested deal appears', int)
+    .option('--reclaim-delay-ms <n>', 'reclaim deleted uploads\' space this long after the last delete (0: only `local-service reclaim`)', int, DEFAULT_RECLAIM_DELAY_MS)
     .option('--no-admin', 'do not serve the admin routes (/local/...: tokens, faults, seeding, the request log)')
     .enablePositionalOptions()
     .action(action(async (options: ServeOptions) => {
       const config = options.config !== undefined || options.dir === undefined ? loadConfig({ configPath: options.config }) : undefined
       const dir = options.dir ?? (config as Config).service.dir
       const { host, port } = hostPort(options.listen)
+      if (!Number.isSafeInteger(options.reclaimDelayMs) || options.reclaimDelayMs < 0) throw new UsageError('--reclaim-delay-ms: expected a whole number of milliseconds, 0 or more')
       const policy = { ...(config?.localService ?? DEFAULT_LOCAL_SERVICE), signup: signupOption(options.signup) ?? config?.localService.signup }
       if (!isLoopbackHost(host)) process.stderr.write(`cidsync: warning: listening on ${host}, beyond this machine, with no TLS\n`)
       const { startLocalService } = await import('../../local-service/index.js')
-      const service = await startLocalService({ dir, host, port, pageSize: options.pageSize, dealDelayMs: options.dealDelayMs, admin: options.admin, policy, maxConnections: policy.maxConnections, carLimits: { maxBytes: policy.maxCarBytes }, hosts: policy.hosts })
+      const service = await startLocalService({ dir, host, port, pageSize: options.pageSize, dealDelayMs: options.dealDelayMs, admin: options.admin, policy, maxConnections: policy.maxConnections, carLimits: { maxBytes: policy.maxCarBytes }, hosts: policy.hosts, reclaimAfterDeleteMs: options.reclaimDelayMs === 0 ? undefined : options.reclaimDelayMs, log: line => { process.stderr.write(`cidsync: ${line}\n`) } })
         .catch((err: unknown) => {
           const code = (err as { code?: unknown }).code
           if (code !== 'EADDRINUSE' && code !== 'EADDRNOTAVAIL' && code !== 'EACCES') throw err
@@ -124,6 +138,38 @@ export function registerLocalService (program: Command): void {
         process.once('SIGTERM', () => resolve())
       })
       await service.stop()
+    }))
+  command.command('reclaim')
+    .description('give back the space of deleted uploads: drop the blocks nothing holds, rewrite packs mostly dead')
+    .addHelpText('after', LOCAL_SERVICE_RECLAIM_HELP)
+    .option('--config <path>', 'config file (for the default --dir)')
+    .option('--dir <dir>', 'the local service\'s data (default: the config\'s service.dir)')
+    .option('--json', 'print what it freed as JSON')
+    .action(action(async (options: { config?: string, dir?: string, json?: boolean }) => {
+      const dir = options.dir ?? tokenDirFromConfig(options.config)
+      if (!existsSync(join(dir, 'service.sqlite'))) {
+        throw new UsageError(`no local service data in ${dir} (no service.sqlite): pass --dir with the directory the running \`cidsync local-service\` was started with (it says "data in DIR" at start)`)
+      }
+      const { reclaimDir } = await import('../../local-service/index.js')
+      const stop = new AbortController()
+      const onSignal = (): void => { stop.abort() }
+      process.once('SIGINT', onSignal)
+      process.once('SIGTERM', onSignal)
+      try {
+        const result = await reclaimDir(dir, { signal: stop.signal }).catch((err: unknown) => {
+          // Stopped: what it did so far holds, and the next run finishes the rest.
+          if (stop.signal.aborted) throw new AbortedError('the reclaim was stopped: what it gave back so far stays given back; run it again to finish')
+          throw err
+        })
+        if (options.json === true) { process.stdout.write(`${JSON.stringify(result)}\n`); return }
+        process.stdout.write(`freed ${result.blocksFreed} blocks (${result.bytesFreed} bytes); ${result.uploadsForgotten} deleted uploads no longer counted\n` +
+          `rewrote ${result.packsRewritten} packs, removed ${result.packsRemoved} pack files: ${result.diskBytesFreed} bytes back on disk\n` +
+          `${result.deadBytesLeft} dead bytes left in packs under the rewrite threshold\n`)
+        if (result.opaqueBlocks > 0) process.stderr.write(`${result.opaqueBlocks} kept blocks are of a codec whose links this service cannot read: each keeps itself alone\n`)
+      } finally {
+        process.off('SIGINT', onSignal)
+        process.off('SIGTERM', onSignal)
+      }
     }))
   command.command('invite')
     .description('make an invitation code: with signup = "invite", it lets one new wallet make an account, once')

@@ -3,6 +3,8 @@ import { CID } from 'multiformats/cid'
 import * as Digest from 'multiformats/hashes/digest'
 import { z } from 'zod'
 import { HttpFailure, readJsonBody, sendJson, type Route } from '../http.js'
+import { ServiceReclaimBusyError } from '../../errors.js'
+import type { ReclaimResult } from '../reclaim.js'
 import { faultSchema, type Faults } from '../faults.js'
 import type { ServiceParts } from '../parts.js'
 import { DEFAULT_SESSION_TOKEN_TTL_SECONDS } from '../tokens.js'
@@ -18,7 +20,7 @@ const tokenRequest = z.object({ user: z.string().min(1), ttlSeconds: z.int().min
  * of the production service, exist only when the service is started with `admin`, and need the
  * admin token from a loopback client that is not a web page.
  */
-export function adminRoutes (parts: ServiceParts, faults: Faults, requests: () => readonly RequestRecord[]): Route[] {
+export function adminRoutes (parts: ServiceParts, faults: Faults, requests: () => readonly RequestRecord[], reclaim: () => Promise<ReclaimResult>): Route[] {
   return [{
     name: 'local_token',
     methods: ['POST'],
@@ -68,7 +70,26 @@ export function adminRoutes (parts: ServiceParts, faults: Faults, requests: () =
     auth: 'admin',
     handle: ({ url, res }) => {
       const cid = url.searchParams.get('cid') ?? ''
-      sendJson(res, 200, { removed: parts.db.prepare('DELETE FROM files WHERE cid = ?').run(cid).changes })
+      const removed = parts.db.prepare('DELETE FROM files WHERE cid = ?').run(cid).changes
+      if (removed > 0) parts.deleted()
+      sendJson(res, 200, { removed })
+    }
+  }, {
+    // Gives back the space of blocks nothing holds now (reclaim.ts), and answers what it freed.
+    name: 'local_reclaim',
+    methods: ['POST'],
+    path: '/local/reclaim',
+    auth: 'admin',
+    handle: async ({ res }) => {
+      let result: ReclaimResult
+      try {
+        result = await reclaim()
+      } catch (err) {
+        if (err instanceof ServiceReclaimBusyError) throw new HttpFailure(409, err.message)
+        // An operator's route: what failed is said, with its code, not production's bare 500.
+        throw new HttpFailure(500, `the reclaim failed (${(err as { code?: string }).code ?? 'error'}): ${(err as Error).message}`)
+      }
+      sendJson(res, 200, result)
     }
   }, {
     name: 'local_requests',

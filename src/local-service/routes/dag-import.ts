@@ -10,6 +10,7 @@ import { boundCarSections, CarV1Reader, checkBlock, ChunkSource, flatCidText } f
 import type { QuotaHold } from '../account-policy.js'
 import { HttpFailure, type Route } from '../http.js'
 import { chargeRoots } from './dag-charge.js'
+import { insideGate } from '../upload-commit.js'
 import { pinError } from './dag-complete.js'
 import type { ServiceParts } from '../parts.js'
 
@@ -192,6 +193,37 @@ export function dagImportRoutes (parts: ServiceParts): Route[] {
   const listed = parts.db.prepare('SELECT cid FROM files WHERE address = ? AND deleted_at IS NULL').pluck()
   // A root listed before whose blocks arrive only now (it came alone first) is charged for them.
   const grow = parts.db.prepare('UPDATE files SET size = MAX(size, ?) WHERE address = ? AND cid = ? AND deleted_at IS NULL')
+  /** Reads the request's CARs, then makes their blocks durable and lists each DAG root; a failure keeps nothing it made. */
+  const importAndList = async (state: Imported, req: IncomingMessage, address: string): Promise<void> => {
+    const quota = parts.limits.hold(address)
+    let counted = false
+    try {
+      try {
+        await importParts(parts, req, state, quota)
+      } catch (err) {
+        for (const cid of state.made) parts.blocks.remove(cid)
+        throw err
+      }
+      parts.blocks.settle(state.made)
+      // Durable before it is listed or answered (blocks.ts, rule 3).
+      parts.blocks.flush()
+      const now = Date.now()
+      const known = new Set(listed.all(address) as string[])
+      const roots = [...state.sizes.keys()].filter(cid => !state.linked.has(cid))
+      // Under a quota, a DAG is listed at no less than the bytes it stored, whatever size it claims.
+      const charges = state.charging ? chargeRoots(roots, state.links, state.newSizes) : new Map<string, number>()
+      parts.db.transaction(() => {
+        for (const cid of roots) {
+          const size = Math.max(state.sizes.get(cid) ?? 0, charges.get(cid) ?? 0)
+          if (known.has(cid)) grow.run(size, address, cid)
+          else insert.run(randomUUID(), address, cid, cid, 'application/octet-stream', size, now, now)
+        }
+      })()
+      counted = true
+    } finally {
+      quota.release(counted)
+    }
+  }
   return [{
     name: 'dag_import',
     methods: ['POST'],
@@ -202,34 +234,7 @@ export function dagImportRoutes (parts: ServiceParts): Route[] {
       const contentType = req.headers['content-type'] ?? ''
       if (!contentType.startsWith('multipart/form-data')) throw new HttpFailure(400, 'expected a multipart/form-data body with a part for each CAR')
       const state: Imported = { made: [], sizes: new Map(), linked: new Set(), links: new Map(), newSizes: new Map(), charging: parts.limits.limited, roots: [], blocks: 0, linkCount: 0, bytes: 0, newBytes: 0 }
-      const quota = parts.limits.hold(caller.address)
-      let counted = false
-      try {
-        try {
-          await importParts(parts, req, state, quota)
-        } catch (err) {
-          for (const cid of state.made) parts.blocks.remove(cid)
-          throw err
-        }
-        parts.blocks.settle(state.made)
-        // Durable before it is listed or answered (blocks.ts, rule 3).
-        parts.blocks.flush()
-        const now = Date.now()
-        const known = new Set(listed.all(caller.address) as string[])
-        const roots = [...state.sizes.keys()].filter(cid => !state.linked.has(cid))
-        // Under a quota, a DAG is listed at no less than the bytes it stored, whatever size it claims.
-        const charges = state.charging ? chargeRoots(roots, state.links, state.newSizes) : new Map<string, number>()
-        parts.db.transaction(() => {
-          for (const cid of roots) {
-            const size = Math.max(state.sizes.get(cid) ?? 0, charges.get(cid) ?? 0)
-            if (known.has(cid)) grow.run(size, caller.address, cid)
-            else insert.run(randomUUID(), caller.address, cid, cid, 'application/octet-stream', size, now, now)
-          }
-        })()
-        counted = true
-      } finally {
-        quota.release(counted)
-      }
+      await insideGate(parts, async () => { await importAndList(state, req, caller.address) })
       // As Kubo: with `pin-roots=false` no root is pinned, and none is answered.
       const pinRoots = url.searchParams.get('pin-roots') !== 'false'
       const lines = []

@@ -33,7 +33,7 @@ export function fileRoutes (parts: ServiceParts): Route[] {
   const total = parts.db.prepare('SELECT COUNT(*) FROM files WHERE address = ? AND deleted_at IS NULL').pluck()
   // The first upload of a CID, whoever made it: production answers anyone who knows the CID.
   const firstOfCid = parts.db.prepare('SELECT * FROM files WHERE cid = ? AND deleted_at IS NULL ORDER BY seq LIMIT 1')
-  // Marked, not dropped: its bytes are still held, so they still count against the quota.
+  // Marked, not dropped: its bytes are held, and counted against the quota, until a reclaim drops them.
   const remove = parts.db.prepare('UPDATE files SET deleted_at = ? WHERE id = ? AND address = ? AND deleted_at IS NULL')
   return [{
     name: 'files_uploaded',
@@ -72,8 +72,9 @@ export function fileRoutes (parts: ServiceParts): Route[] {
     handle: ({ url, res, caller }) => {
       const id = requireParam(url, 'id')
       // Only the record leaves the listing: its blocks stay stored (and served by CID), and counted,
-      // until space is reclaimed. Dropping the count would let an account add and delete past its quota.
+      // until a reclaim drops them. Dropping the count now would let an account add and delete past its quota.
       if (remove.run(Date.now(), id, caller.address).changes === 0) throw new HttpFailure(404, 'no upload with this id in this account')
+      parts.deleted()
       sendJson(res, 200, { message: 'File deleted successfully' })
     }
   }, {
