@@ -18,6 +18,7 @@ export const SLOW_FILES: readonly string[] = [
   'test/e2e/operations.test.ts',
   'test/e2e/publish-restore.test.ts',
   'test/exits/crash.test.ts',
+  'test/local-service/reclaim-kill.test.ts',
   'test/sync/publish/root.test.ts',
   // The built CLI run many times a file, or its daemon as a process: started, signalled, stopped.
   'test/cli/cid.test.ts',
