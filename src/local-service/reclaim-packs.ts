@@ -14,7 +14,7 @@ export const REPACK_DEAD_SHARE = 0.25
 /** Blocks copied at once: read into one buffer this large (a larger block gets its own). */
 const COPY_BUFFER = 4 * 1024 * 1024
 /** Rows of a pack moved by one transaction, after one fsync of what they were copied to. */
-const ROWS_PAGE = 1_024
+const ROWS_PAGE = 4_096
 
 /** What the packs gave back. */
 export interface PackOutcome {
@@ -143,17 +143,20 @@ export class PackRewriter {
       let j = i + 1
       for (let bytes = (rows[i] as Row).length; j < rows.length && bytes + (rows[j] as Row).length <= COPY_BUFFER; j++) bytes += (rows[j] as Row).length
       const run = rows.slice(i, j)
-      const views = await this.blocks.readPlaces(run.map(row => ({ place: { pack: id, offset: row.offset, length: row.length }, name: CID.decode(row.cid).toString() })), buffer)
+      const cids = run.map(row => CID.decode(row.cid))
+      // Named only in an error: a run of small blocks is not spent printing CIDs.
+      const views = await this.blocks.readPlaces(run.map((row, k) => ({ place: { pack: id, offset: row.offset, length: row.length }, get name () { return (cids[k] as CID).toString() } })), buffer)
+      let at = out.size
       run.forEach((row, k) => {
-        const cid = CID.decode(row.cid)
-        const bytes = views[k] as Uint8Array
+        const cid = cids[k] as CID
         // A damaged block is never copied as if whole: the pack stays, and the reclaim says where.
-        if (checkBlock(cid, bytes) === 'mismatch') throw new ServiceDataDamagedError(`block ${cid.toString()} in pack ${id} does not match its CID: the pack was left as it is; the service's data dir is damaged; restore it from a backup, or publish again from a device that holds the files`)
-        for (let done = 0; done < bytes.byteLength;) done += writeSync(out.fd, bytes, done, bytes.byteLength - done, out.size + done)
-        moves.push({ row, to: out.size })
-        out.size += bytes.byteLength
-        this.written += bytes.byteLength
+        if (checkBlock(cid, views[k] as Uint8Array) === 'mismatch') throw new ServiceDataDamagedError(`block ${cid.toString()} in pack ${id} does not match its CID: the pack was left as it is; the service's data dir is damaged; restore it from a backup, or publish again from a device that holds the files`)
+        moves.push({ row, to: at })
+        at += row.length
       })
+      writeAll(out, views)
+      this.written += at - out.size
+      out.size = at
       i = j
     }
     return moves
@@ -179,5 +182,22 @@ export class PackRewriter {
   private syncDir (): void {
     const dir = openSync(this.packsDir, 'r')
     try { fsyncSync(dir) } finally { closeSync(dir) }
+  }
+}
+
+/** Appends blocks at the pack's end: with one write when they lie one after another in one buffer (as a run is read). */
+function writeAll (out: { fd: number, size: number }, views: readonly Uint8Array[]): void {
+  const first = views[0]
+  let whole = first
+  let end = first === undefined ? 0 : first.byteOffset + first.byteLength
+  for (const view of views.slice(1)) {
+    if (whole === undefined || view.buffer !== whole.buffer || view.byteOffset !== end) { whole = undefined; break }
+    end += view.byteLength
+  }
+  const writes = whole !== undefined && first !== undefined ? [new Uint8Array(first.buffer, first.byteOffset, end - first.byteOffset)] : views
+  let at = out.size
+  for (const bytes of writes) {
+    for (let done = 0; done < bytes.byteLength;) done += writeSync(out.fd, bytes, done, bytes.byteLength - done, at + done)
+    at += bytes.byteLength
   }
 }
