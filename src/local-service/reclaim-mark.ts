@@ -35,6 +35,7 @@ export class LiveMarks {
   private readonly rootsPage: Database.Statement
   private readonly dropRoots: Database.Statement
   private readonly newRoots: Database.Statement
+  private readonly takeNew: Database.Statement
   private readonly lastSeq: Database.Statement
 
   constructor (private readonly db: Database.Database, private readonly blocks: BlockStore) {
@@ -52,9 +53,11 @@ export class LiveMarks {
     this.rootsPage = db.prepare('SELECT rowid AS at, text FROM temp.reclaim_roots ORDER BY rowid LIMIT ?')
     this.dropRoots = db.prepare('DELETE FROM temp.reclaim_roots WHERE rowid <= ?')
     // Pointers and names are few, and rewritten in place: each one's CID is compared with those walked.
-    this.newRoots = db.prepare(`SELECT cid FROM files WHERE seq > ? AND deleted_at IS NULL
+    const newRoots = `SELECT cid FROM files WHERE seq > ? AND deleted_at IS NULL
       UNION ALL SELECT snapshot_cid FROM pointers WHERE snapshot_cid NOT IN (SELECT text FROM temp.reclaim_walked)
-      UNION ALL SELECT cid FROM ipns_keys WHERE cid != '' AND cid NOT IN (SELECT text FROM temp.reclaim_walked)`).pluck()
+      UNION ALL SELECT cid FROM ipns_keys WHERE cid != '' AND cid NOT IN (SELECT text FROM temp.reclaim_walked)`
+    this.newRoots = db.prepare(newRoots).pluck()
+    this.takeNew = db.prepare(`INSERT INTO temp.reclaim_roots (text) ${newRoots}`)
     this.lastSeq = db.prepare('SELECT COALESCE(MAX(seq), 0) FROM files').pluck()
   }
 
@@ -73,10 +76,9 @@ export class LiveMarks {
   takeNewRoots (): number {
     return this.db.transaction(() => {
       const seq = this.lastSeq.get() as number
-      const roots = this.newRoots.all(this.seq) as string[]
-      for (const text of roots) this.db.prepare('INSERT INTO temp.reclaim_roots (text) VALUES (?)').run(text)
+      const taken = this.takeNew.run(this.seq).changes
       this.seq = seq
-      return roots.length
+      return taken
     })()
   }
 

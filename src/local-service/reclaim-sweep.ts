@@ -32,9 +32,12 @@ export async function condemn (db: Database.Database, epoch: number, signal?: Ab
   return condemned
 }
 
-/** Live blocks lose a condemned mark (a killed reclaim's, or one marked live since): puts rely on them again. */
+/**
+ * Live blocks lose a condemned mark (a killed reclaim's, or one marked live since): puts rely on
+ * them again. Through the index of condemned blocks: they are the dead ones, fewer than the live.
+ */
 function unmarkLive (db: Database.Database): void {
-  db.prepare('UPDATE blocks SET condemned = NULL WHERE condemned IS NOT NULL AND cid IN (SELECT cid FROM temp.reclaim_live)').run()
+  db.prepare('UPDATE blocks INDEXED BY blocks_condemned SET condemned = NULL WHERE condemned IS NOT NULL AND cid IN (SELECT cid FROM temp.reclaim_live)').run()
 }
 
 /**
