@@ -1,4 +1,4 @@
-import { closeSync, existsSync, fstatSync, fsync, fsyncSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs'
+import { closeSync, existsSync, fstatSync, fsync, fsyncSync, openSync, rmSync, writeSync } from 'node:fs'
 import { promisify } from 'node:util'
 import { join } from 'node:path'
 import type Database from 'better-sqlite3'
@@ -7,6 +7,7 @@ import { failpoint } from '../util/failpoint.js'
 import { makeDirsSync } from '../util/make-dirs.js'
 import { HttpFailure } from './http.js'
 import { PackReaders, type Place } from './pack-readers.js'
+import { BlockReads } from './block-reads.js'
 import { linkPack, type FileIdentity } from './pack-link.js'
 
 const fsyncAsync = promisify(fsync)
@@ -15,8 +16,6 @@ const fsyncAsync = promisify(fsync)
 export const PACK_LIMIT = 1024 * 1024 * 1024
 /** How often reads look for packs a reclaim removed, whose descriptors this process keeps open. */
 const REMOVED_CHECK_MS = 5_000
-/** A read follows its block this many times as reclaims move it, then fails. */
-const MAX_MOVES = 3
 
 /**
  * Blocks appended to pack files (`packs/<id>.pack`), found through the `blocks` table of the
@@ -55,6 +54,7 @@ export class BlockStore {
   /** Blocks of requests still running that may yet be removed; `shared` once another put them too. */
   private readonly provisional = new Map<string, { readonly owner: object, shared: boolean }>()
   private readonly readers: PackReaders
+  private readonly reads: BlockReads
   private writing: { id: number, fd: number, size: number, epoch: number } | undefined
   /** The latest reclaim epoch an upload entered in, here (rule 6). */
   private epoch = 0
@@ -81,6 +81,7 @@ export class BlockStore {
     this.packs = join(dir, 'packs')
     makeDirsSync(this.packs, 0o700)
     this.readers = new PackReaders(this.packs, id => this.packPath(id))
+    this.reads = new BlockReads(cid => this.place(cid), this.readers, name => this.legacyPath(name))
     const old = join(dir, 'blocks')
     this.legacy = existsSync(old) ? old : undefined
     this.find = db.prepare('SELECT pack, offset, length, condemned FROM blocks WHERE cid = ?')
@@ -326,27 +327,7 @@ export class BlockStore {
   /** A block's bytes: read into `into` when it fits (a view of it answered), else into a new buffer. */
   async get (cid: CID, into?: Uint8Array): Promise<Uint8Array> {
     this.forgetRemovedPacksNow()
-    for (let moved = 0; ; moved++) {
-      const { name, place } = this.place(cid)
-      if (place === undefined) {
-        const path = this.legacyPath(name)
-        if (path === undefined) throw Object.assign(new Error(`block ${name} is not stored`), { code: 'ENOENT' })
-        return readFileSync(path)
-      }
-      try {
-        return await this.readers.read(place, name, into)
-      } catch (err) {
-        // Its pack removed by a reclaim after it was looked up: read where the block went (rule 7).
-        if (moved >= MAX_MOVES || !this.movedAway(err, cid, place)) throw err
-      }
-    }
-  }
-
-  /** Whether `err` is `place`'s pack gone, and the block since lies elsewhere or is no longer stored. */
-  private movedAway (err: unknown, cid: CID, place: Place): boolean {
-    if ((err as { missingPack?: unknown }).missingPack !== place.pack) return false
-    const now = this.place(cid).place
-    return now === undefined || now.pack !== place.pack
+    return await this.reads.get(cid, into)
   }
 
   /**
@@ -355,35 +336,7 @@ export class BlockStore {
    */
   async getRun (cids: readonly CID[], into: Uint8Array): Promise<Array<Uint8Array | undefined>> {
     this.forgetRemovedPacksNow()
-    const found: Array<{ place: Place, name: string }> = []
-    const at: number[] = []
-    const answers: Array<Uint8Array | undefined> = []
-    const legacy: Array<Promise<void>> = []
-    for (const cid of cids) {
-      const { name, place } = this.place(cid)
-      if (place !== undefined) {
-        at.push(answers.length)
-        found.push({ place, name })
-        answers.push(undefined)
-        continue
-      }
-      const index = answers.length
-      answers.push(undefined)
-      legacy.push(this.get(cid).then(bytes => { answers[index] = bytes }, (err: unknown) => {
-        if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err
-      }))
-    }
-    // Awaited together: a failure of either leaves no read of the other unhandled.
-    const [views] = await Promise.all([this.readers.readRun(found, into).catch(async (err: unknown) => {
-      if ((err as { missingPack?: unknown }).missingPack === undefined) throw err
-      // A pack removed under the run (rule 7): each block read again one by one, where it went.
-      return await Promise.all(found.map(async (_, i) => await this.get(cids[at[i] as number] as CID).catch((e: unknown) => {
-        if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e
-        return undefined
-      })))
-    }), Promise.all(legacy)])
-    views.forEach((view, i) => { answers[at[i] as number] = view })
-    return answers
+    return await this.reads.getRun(cids, into)
   }
 
   /** Blocks read where they lie (a reclaim copying a pack's blocks): see {@link PackReaders.readRun}. */
