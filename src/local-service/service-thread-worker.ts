@@ -12,7 +12,22 @@ const post = (message: FromServiceThread): void => { port.postMessage(message) }
 
 try {
   const service = await startLocalService(workerData as LocalServiceInit)
+  const reclaims = new Map<number, AbortController>()
   port.on('message', (message: ToServiceThread) => {
+    if (message.type === 'reclaim') {
+      const { id } = message
+      const abort = new AbortController()
+      reclaims.set(id, abort)
+      service.reclaim({ signal: abort.signal, onProgress: progress => { post({ type: 'reclaim-progress', id, progress }) } }).then(
+        (result) => { reclaims.delete(id); post({ type: 'reclaimed', id, result }) },
+        (err: unknown) => {
+          reclaims.delete(id)
+          const e = err as Error & { code?: unknown }
+          post({ type: 'reclaim-failed', id, message: e.message, code: typeof e.code === 'string' ? e.code : undefined })
+        })
+      return
+    }
+    if (message.type === 'reclaim-abort') { reclaims.get(message.id)?.abort(); return }
     if (message.type === 'add') {
       const { id } = message
       service.addFile(message.request).then(

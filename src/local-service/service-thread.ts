@@ -2,6 +2,7 @@ import type { Worker } from 'node:worker_threads'
 import { startWorker } from '../util/start-worker.js'
 import type { LocalServiceInit } from './local-service.js'
 import type { InProcessAdd, InProcessAdded } from './add-in-process.js'
+import type { ReclaimOptions, ReclaimProgress, ReclaimResult } from './reclaim.js'
 import { openServiceDatabase, settingOr } from './store.js'
 import { TokenIssuer } from './tokens.js'
 
@@ -9,6 +10,8 @@ import { TokenIssuer } from './tokens.js'
 export type ToServiceThread =
   | { readonly type: 'stop' }
   | { readonly type: 'add', readonly id: number, readonly request: InProcessAdd }
+  | { readonly type: 'reclaim', readonly id: number }
+  | { readonly type: 'reclaim-abort', readonly id: number }
 export type FromServiceThread =
   | { readonly type: 'started', readonly url: string, readonly adminTokenPath: string | undefined }
   | { readonly type: 'failed', readonly message: string, readonly code: string | undefined }
@@ -16,6 +19,10 @@ export type FromServiceThread =
   | { readonly type: 'added', readonly id: number, readonly added: InProcessAdded }
   /** `status`: the upload route's answer (413 past the quota, 503 after a failed fsync); else the error's `code`. */
   | { readonly type: 'add-failed', readonly id: number, readonly message: string, readonly status: number | undefined, readonly code: string | undefined }
+  | { readonly type: 'reclaim-progress', readonly id: number, readonly progress: ReclaimProgress }
+  | { readonly type: 'reclaimed', readonly id: number, readonly result: ReclaimResult }
+  /** `code`: the error's (`ERR_SERVICE_RECLAIM_BUSY` while another process reclaims). */
+  | { readonly type: 'reclaim-failed', readonly id: number, readonly message: string, readonly code: string | undefined }
 
 /** An in-process add the service refused or failed: `status` is what the upload route would have answered. */
 export type AddFailure = Error & { readonly status?: number, readonly code?: string }
@@ -36,6 +43,8 @@ export interface ServiceThread {
    * fails with an {@link AddFailure}.
    */
   addFile: (request: InProcessAdd) => Promise<InProcessAdded>
+  /** Reclaims the space of deleted uploads in the service's thread (`LocalService.reclaim`); fails with the error's message and code. */
+  reclaim: (options?: ReclaimOptions) => Promise<ReclaimResult>
   stop: () => Promise<void>
 }
 
@@ -72,6 +81,7 @@ export async function startLocalServiceThread (init: LocalServiceInit): Promise<
     adminTokenPath: started.adminTokenPath,
     issueToken: (user, ttlSeconds) => tokens.issue(user, ttlSeconds),
     addFile: threadAdder(worker),
+    reclaim: threadReclaimer(worker),
     stop: async () => { await stopThread(worker) }
   }
 }
@@ -100,6 +110,36 @@ function threadAdder (worker: Worker): (request: InProcessAdd) => Promise<InProc
     const id = next++
     waiting.set(id, { resolve, reject })
     worker.postMessage({ type: 'add', id, request } satisfies ToServiceThread)
+  })
+}
+
+/** Reclaims through the thread: its progress heard as it goes; aborted by a message; failed if the thread ends. */
+function threadReclaimer (worker: Worker): (options?: ReclaimOptions) => Promise<ReclaimResult> {
+  const waiting = new Map<number, { options: ReclaimOptions, resolve: (result: ReclaimResult) => void, reject: (err: Error) => void }>()
+  let next = 0
+  let ended: string | undefined
+  worker.on('message', (message: FromServiceThread) => {
+    if (message.type !== 'reclaim-progress' && message.type !== 'reclaimed' && message.type !== 'reclaim-failed') return
+    const one = waiting.get(message.id)
+    if (message.type === 'reclaim-progress') { one?.options.onProgress?.(message.progress); return }
+    waiting.delete(message.id)
+    if (message.type === 'reclaimed') one?.resolve(message.result)
+    else one?.reject(Object.assign(new Error(message.message), { code: message.code }))
+  })
+  const end = (why: string): void => {
+    ended ??= why
+    for (const one of waiting.values()) one.reject(new Error(why))
+    waiting.clear()
+  }
+  worker.once('exit', () => { end('the local service\'s thread ended before its reclaim did') })
+  worker.once('error', (err) => { end(`the local service's thread failed: ${err.message}`) })
+  return async (options = {}) => await new Promise<ReclaimResult>((resolve, reject) => {
+    if (ended !== undefined) { reject(new Error(ended)); return }
+    if (options.signal?.aborted === true) { reject(options.signal.reason as Error); return }
+    const id = next++
+    waiting.set(id, { options, resolve, reject })
+    options.signal?.addEventListener('abort', () => { worker.postMessage({ type: 'reclaim-abort', id } satisfies ToServiceThread) }, { once: true })
+    worker.postMessage({ type: 'reclaim', id } satisfies ToServiceThread)
   })
 }
 

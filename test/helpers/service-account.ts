@@ -3,7 +3,6 @@ import { randomBytes } from 'node:crypto'
 import { readdirSync, statSync } from 'node:fs'
 import { readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import type { LocalService } from '../../src/local-service/index.js'
 import { createServiceClients } from '../../src/remote/index.js'
 import { cidProfile } from '../../src/content/index.js'
 import { newWalletKey, walletAddress } from '../../src/crypto/index.js'
@@ -24,8 +23,8 @@ export interface ServiceAccount {
   used: () => Promise<number>
 }
 
-/** A new account on `local` (signed up with a fresh wallet); its files go through `work`. */
-export async function serviceAccount (local: LocalService, work: string): Promise<ServiceAccount> {
+/** A new account on `local` (a service, or its thread: its URL), signed up with a fresh wallet; its files go through `work`. */
+export async function serviceAccount (local: { readonly url: string }, work: string): Promise<ServiceAccount> {
   let apiKey: string | undefined
   const url = local.url
   const clients = createServiceClients({ dealUrl: url, apiUrl: url, pointerUrl: url, uploadUrl: url, gateways: [url] }, { apiKey: () => apiKey, sessionToken: () => undefined }, { retry: { baseDelayMs: 10, maxDelayMs: 50, attempts: 1 } })

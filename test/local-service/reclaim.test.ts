@@ -5,7 +5,7 @@ import { sha256 } from 'multiformats/hashes/sha2'
 import * as raw from 'multiformats/codecs/raw'
 import * as dagCbor from '@ipld/dag-cbor'
 import { z } from 'zod'
-import { OPEN_POLICY, startLocalService, type LocalService, type LocalServiceInit } from '../../src/local-service/index.js'
+import { OPEN_POLICY, startLocalService, startLocalServiceThread, type LocalService, type LocalServiceInit, type ReclaimProgress } from '../../src/local-service/index.js'
 import { useTempDir } from '../helpers/temp-dir.js'
 import { packBytes, packFiles, serviceAccount } from '../helpers/service-account.js'
 import { adminClient } from '../helpers/service.js'
@@ -89,6 +89,18 @@ describe('the local service gives back the space of deleted uploads', () => {
     expect((await local.reclaim()).blocksFreed).toBe(2)
     expect(await stored(local, leafCid)).toBe(false)
     expect(await stored(local, nodeCid)).toBe(false)
+  })
+
+  it('reclaims in the service\'s own thread, as the embedded daemon runs it, telling its progress', async () => {
+    const dir = await useTempDir()
+    const thread = await startLocalServiceThread({ dir })
+    onTestFinished(async () => { await thread.stop() })
+    const one = await serviceAccount(thread, dir)
+    await one.put(randomBytes(100 * KiB))
+    await one.remove(await one.put(randomBytes(300 * KiB)))
+    const heard: ReclaimProgress[] = []
+    expect(await thread.reclaim({ onProgress: progress => { heard.push(progress) } })).toMatchObject({ blocksFreed: 3, uploadsForgotten: 1, packsRewritten: 1 })
+    expect(heard.map(p => p.phase)).toEqual(expect.arrayContaining(['marking', 'condemned', 'sweeping', 'packing']))
   })
 
   it('answers the admin route with what it freed, and runs on its own after a delete when given a delay', async () => {
