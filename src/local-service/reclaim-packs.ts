@@ -99,7 +99,7 @@ export class PackRewriter {
 
   /** Marks a pack removed if no row names it, then unlinks its file. */
   private remove (id: number, size: number): boolean {
-    const marked = this.db.transaction(() => (this.left.get(id) as number) === 0 && this.markRemoved.run(Date.now(), id).changes === 1)()
+    const marked = this.db.transaction(() => (this.left.get(id) as number) === 0 && this.markRemoved.run(Date.now(), id).changes === 1).immediate()
     if (!marked) return false
     failpoint('service:reclaim-pack-moved')
     this.unlink(id, size)
@@ -130,7 +130,7 @@ export class PackRewriter {
       failpoint('service:reclaim-pack-written')
       this.db.transaction(() => {
         for (const m of moves) this.move.run(out.id, m.to, m.row.cid, id, m.row.offset)
-      })()
+      }).immediate()
       after = (rows[rows.length - 1] as Row).offset
     }
     return this.remove(id, size)

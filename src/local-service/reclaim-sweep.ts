@@ -19,11 +19,18 @@ export async function condemn (db: Database.Database, epoch: number, signal?: Ab
   const dead = 'condemned IS NULL AND cid NOT IN (SELECT cid FROM temp.reclaim_live)'
   const range = db.prepare(`UPDATE blocks SET condemned = ? WHERE cid > ? AND cid <= ? AND ${dead}`)
   const tail = db.prepare(`UPDATE blocks SET condemned = ? WHERE cid > ? AND ${dead}`)
+  // Each write takes the write lock before it reads (IMMEDIATE): a snapshot another process wrote
+  // past meanwhile would fail the write instead (SQLITE_BUSY_SNAPSHOT).
+  const chunk = db.transaction((after: Uint8Array) => {
+    const end = upper.get(after, CHUNK - 1) as Uint8Array | undefined
+    const changes = (end === undefined ? tail.run(epoch, after) : range.run(epoch, after, end)).changes
+    return { end, changes }
+  })
   let condemned = 0
   for (let after: Uint8Array = new Uint8Array(0); ;) {
     signal?.throwIfAborted()
-    const end = upper.get(after, CHUNK - 1) as Uint8Array | undefined
-    condemned += (end === undefined ? tail.run(epoch, after) : range.run(epoch, after, end)).changes
+    const { end, changes } = chunk.immediate(after)
+    condemned += changes
     if (end === undefined) break
     after = end
     await turn()
@@ -37,7 +44,8 @@ export async function condemn (db: Database.Database, epoch: number, signal?: Ab
  * them again. Through the index of condemned blocks: they are the dead ones, fewer than the live.
  */
 function unmarkLive (db: Database.Database): void {
-  db.prepare('UPDATE blocks INDEXED BY blocks_condemned SET condemned = NULL WHERE condemned IS NOT NULL AND cid IN (SELECT cid FROM temp.reclaim_live)').run()
+  const unmark = db.prepare('UPDATE blocks INDEXED BY blocks_condemned SET condemned = NULL WHERE condemned IS NOT NULL AND cid IN (SELECT cid FROM temp.reclaim_live)')
+  db.transaction(() => unmark.run()).immediate()
 }
 
 /**
@@ -60,7 +68,7 @@ export async function sweep (db: Database.Database, marks: LiveMarks, signal: Ab
       const rows = dead.all(CHUNK) as Array<{ cid: Uint8Array, length: number }>
       for (const row of rows) drop.run(row.cid)
       return { blocks: rows.length, bytes: rows.reduce((sum, row) => sum + row.length, 0) }
-    })()
+    }).immediate()
     if (swept === undefined) {
       if (++misses > MAX_MISSES) throw new ServiceReclaimBusyError('uploads listed new roots faster than the reclaim could walk them: nothing it had not walked was dropped; run it again later')
       continue
@@ -87,7 +95,7 @@ export async function forgetDeleted (db: Database.Database, signal?: AbortSignal
     signal?.throwIfAborted()
     const seqs = page.all(after, CHUNK) as number[]
     if (seqs.length === 0) return forgotten
-    forgotten += db.transaction(() => seqs.reduce((sum, seq) => sum + forget.run(seq).changes, 0))()
+    forgotten += db.transaction(() => seqs.reduce((sum, seq) => sum + forget.run(seq).changes, 0)).immediate()
     after = seqs[seqs.length - 1] as number
     await turn()
   }
