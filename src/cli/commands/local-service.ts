@@ -162,8 +162,9 @@ export function registerLocalService (program: Command): void {
           throw err
         })
         if (options.json === true) { process.stdout.write(`${JSON.stringify(result)}\n`); return }
-        process.stdout.write(`freed ${result.blocksFreed} blocks (${result.bytesFreed} bytes); ${result.uploadsForgotten} deleted uploads no longer counted\n` +
-          `rewrote ${result.packsRewritten} packs, removed ${result.packsRemoved} pack files: ${result.diskBytesFreed} bytes back on disk\n` +
+        const count = (n: number, what: string): string => `${n} ${what}${n === 1 ? '' : 's'}`
+        process.stdout.write(`freed ${count(result.blocksFreed, 'block')} (${result.bytesFreed} bytes); ${count(result.uploadsForgotten, 'deleted upload')} no longer counted\n` +
+          `rewrote ${count(result.packsRewritten, 'pack')}, removed ${count(result.packsRemoved, 'pack file')}: ${result.diskBytesFreed} bytes back on disk\n` +
           `${result.deadBytesLeft} dead bytes left in packs under the rewrite threshold\n`)
         if (result.opaqueBlocks > 0) process.stderr.write(`${result.opaqueBlocks} kept blocks are of a codec whose links this service cannot read: each keeps itself alone\n`)
       } finally {
