@@ -11,6 +11,8 @@ import { packBytes, packFiles, serviceAccount } from '../helpers/service-account
 import { adminClient } from '../helpers/service.js'
 import { carOf } from '../helpers/car.js'
 import { until } from '../helpers/wait.js'
+import Database from 'better-sqlite3'
+import { join } from 'node:path'
 
 const KiB = 1024
 const MiB = 1024 * KiB
@@ -117,5 +119,24 @@ describe('the local service gives back the space of deleted uploads', () => {
     expect(await stored(local, second)).toBe(true)
     const answer = await adminClient(local).json({ method: 'POST', path: '/local/reclaim' }, z.object({ blocksFreed: z.number(), packsRemoved: z.number() }).passthrough())
     expect(answer.blocksFreed).toBe(0)
+  })
+
+  it('says why a reclaim of its own failed, and tries again later: here while another process held the reclaim lock', async () => {
+    const dir = await useTempDir()
+    const lines: string[] = []
+    const local = await open(dir, { reclaimAfterDeleteMs: 20, log: line => { lines.push(line) } })
+    const one = await serviceAccount(local, dir)
+    const first = await one.put(randomBytes(300 * KiB))
+    // Another process reclaiming: the lock it holds, as `local-service reclaim` holds it.
+    const lock = new Database(join(dir, 'reclaim.lock'), { timeout: 0 })
+    onTestFinished(() => { if (lock.open) lock.close() })
+    lock.pragma('locking_mode = EXCLUSIVE')
+    lock.exec('BEGIN EXCLUSIVE')
+    await one.remove(first)
+    await until(() => lines.find(line => line.includes('(ERR_SERVICE_RECLAIM_BUSY)')), 10_000, 'the failed reclaim said')
+    expect(await stored(local, first)).toBe(true)
+    lock.close()
+    await until(() => lines.find(line => line.startsWith('reclaimed 3 blocks')), 10_000, 'the reclaim tried again')
+    expect(await stored(local, first)).toBe(false)
   })
 })
