@@ -106,7 +106,9 @@ export class UploadGate {
   private release (side: number): void {
     const held = (this.held[side] ?? 1) - 1
     this.held[side] = held
-    if (held === 0) (this.shared[side] as Database.Database).exec('ROLLBACK')
+    const lock = this.shared[side] as Database.Database
+    // Closed by a stop while the upload ran: its lock went with the connection.
+    if (held === 0 && lock.open) lock.exec('ROLLBACK')
   }
 
   /**
