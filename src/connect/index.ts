@@ -4,6 +4,7 @@
  * The one place besides the CLI that starts the local service.
  */
 import type { Config } from '../config/index.js'
+import type { ReclaimOptions, ReclaimResult } from '../local-service/index.js'
 import { createServiceClients, type ServiceClients } from '../remote/index.js'
 import { Credential, credentialsDir } from './credentials.js'
 import { startEmbedded } from './embedded.js'
@@ -30,6 +31,11 @@ export interface ServiceConnection {
   readonly renewal?: TokenRenewal
   /** Base URLs, for messages: the embedded service's own, or the config's. */
   readonly describe: string
+  /**
+   * The embedded service's space reclaim (after a prune deleted uploads); a remote service
+   * reclaims on its own, so it has none.
+   */
+  readonly reclaim?: (options?: ReclaimOptions) => Promise<ReclaimResult>
   close: () => Promise<void>
 }
 
@@ -48,6 +54,7 @@ export async function connectService (config: Config, env: NodeJS.ProcessEnv = p
       describe: `the embedded service at ${embedded.service.url} (data in ${config.service.dir}` +
         (options.storing === true ? '; in a thread of its own' : '') +
         (embedded.service.adminTokenPath === undefined ? ')' : `; admin routes on, token in ${embedded.service.adminTokenPath})`),
+      reclaim: async (reclaimOptions) => await embedded.service.reclaim(reclaimOptions),
       close: async () => { await embedded.clients.close(); await embedded.service.stop() }
     }
   }

@@ -3,7 +3,7 @@ import { rm } from 'node:fs/promises'
 import { CID } from 'multiformats/cid'
 import { CID_PROFILES, isCidProfileName, type CidProfile } from '../content/index.js'
 import { parseContentRecord } from '../custody/index.js'
-import { openIndex } from '../index/index.js'
+import { openIndex, type Index } from '../index/index.js'
 import type { ObjectHome } from '../store/index.js'
 import { buildIndex, walkHistory, type FetchInit, type HistoryEntry, type ManifestCache } from '../sync/index.js'
 import type { Manifest } from '../snapshot/index.js'
@@ -61,20 +61,24 @@ function plainProfile (cid: string, indexed: string | null): CidProfile {
  * name, each once: its index is built aside (segments fetched and checked) and its records read
  * in batches. Records are never deleted, so an earlier point's records are among them. `sizes`
  * is told each object's size as the records say it (the end of the last blob they place in it),
- * whole once the walk ends.
+ * whole once the walk ends. With `skipPruned`, an object no live row's record names (an older
+ * version) is given only when the store still lists it: a prune may have deleted it. Those come
+ * last, after one walk of the listing; the ones left out are counted in `pruned`.
  */
-export async function * contentObjects (clients: ObjectHome, manifest: Manifest, init: FetchInit, sizes?: Map<string, number>): AsyncGenerator<ChainObject> {
+export async function * contentObjects (clients: ObjectHome, manifest: Manifest, init: FetchInit, sizes?: Map<string, number>, skipPruned?: { pruned: number }): AsyncGenerator<ChainObject> {
   const path = join(init.dir, `export-content-${process.pid}.sqlite`)
   const remove = async (): Promise<void> => { for (const suffix of ['', '-wal', '-shm']) await rm(`${path}${suffix}`, { force: true }) }
   await remove()
   await buildIndex(clients, manifest, path, init)
   const index = openIndex(path, { check: false })
   const seen = new Set<string>()
+  const live = skipPruned === undefined ? undefined : liveObjects(index)
+  const older: ChainObject[] = []
   try {
     let after: { deviceId: string, cid: string } | undefined
     for (;;) {
       const batch = index.content.recordsAfter(after, BATCH)
-      if (batch.length === 0) return
+      if (batch.length === 0) break
       for (const row of batch) {
         after = { deviceId: row.deviceId, cid: row.cid }
         const record = parseContentRecord({ cid: row.cid, size: row.size, sealing: row.sealing, keyId: row.keyId, keySalt: row.keySalt, objects: JSON.parse(row.objects) as unknown })
@@ -83,7 +87,9 @@ export async function * contentObjects (clients: ObjectHome, manifest: Manifest,
           if (sizes !== undefined) sizes.set(object, Math.max(sizes.get(object) ?? 0, offset + length))
           if (seen.has(object)) continue
           seen.add(object)
-          yield { cid: object, kind: 'content', profile, about: `content ${record.cid}` }
+          const one: ChainObject = { cid: object, kind: 'content', profile, about: `content ${record.cid}` }
+          if (live === undefined || live.has(object)) yield one
+          else older.push(one)
         }
       }
     }
@@ -91,4 +97,28 @@ export async function * contentObjects (clients: ObjectHome, manifest: Manifest,
     index.close()
     await remove()
   }
+  if (older.length === 0 || skipPruned === undefined) return
+  const listed = new Set(older.map(o => o.cid))
+  const held = new Set<string>()
+  for await (const object of clients.objects.list({ signal: init.signal })) if (listed.has(object.cid)) held.add(object.cid)
+  for (const object of older) {
+    if (held.has(object.cid)) yield object
+    else {
+      skipPruned.pruned++
+      sizes?.delete(object.cid)
+    }
+  }
+}
+
+/** The objects of the records a live row of the index names: what its newest state holds. */
+function liveObjects (index: Index): Set<string> {
+  const live = new Set<string>()
+  for (const json of index.content.liveRecordObjects()) {
+    try {
+      for (const part of JSON.parse(json) as unknown[]) if (Array.isArray(part) && typeof part[0] === 'string') live.add(part[0])
+    } catch {
+      // A record that does not read is refused where it is parsed, above.
+    }
+  }
+  return live
 }

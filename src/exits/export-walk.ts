@@ -34,6 +34,8 @@ export interface ExportedHistory {
   readonly publishes: number
   readonly segments: number
   readonly contentObjects: number
+  /** Objects of older versions a prune deleted: not in the export (the versions kept are). */
+  readonly contentPruned: number
   /** The publishes, segments and content objects. */
   readonly objects: number
   /** Bytes of the objects: the files as uploaded. */
@@ -55,6 +57,8 @@ function memoryCache (): ManifestCache {
  */
 export class ExportWalk {
   readonly counts = { publishes: 0, segments: 0, contentObjects: 0, objects: 0, bytes: 0 }
+  /** Older versions' objects the store no longer lists (pruned), left out. */
+  private readonly pruned = { pruned: 0 }
   /** The publish exported: its manifest's CID. */
   readonly publish: string
   /** The publish's time, once walked (with `at`, at once). */
@@ -107,7 +111,7 @@ export class ExportWalk {
         if (this.counts.publishes++ === 0) {
           // The pointer set back behind this device's own publish: a backup of an older state
           // would pass for the latest (with `at`, checked at open).
-          if (this.init.at === undefined) checkOwnPublishIn({ cid: object.cid, at: object.at ?? '' }, this.store?.lastPublished(), new Date())
+          if (this.init.at === undefined) checkOwnPublishIn({ cid: object.cid, at: object.at ?? '', publishedAs: object.entry?.publishedAs }, this.store?.lastPublished(), new Date())
           this.at = object.at ?? ''
           this.head = object.entry
           this.rootManifest = object.manifest
@@ -117,7 +121,7 @@ export class ExportWalk {
       yield { ...object, maxBytes: object.bytes ?? (object.kind === 'manifest' ? MAX_SEALED_MANIFEST_BYTES : undefined) }
     }
     if (this.init.content === true && this.rootManifest !== undefined) {
-      for await (const object of contentObjects(this.clients, this.rootManifest, this.fetch, this.contentSizes)) {
+      for await (const object of contentObjects(this.clients, this.rootManifest, this.fetch, this.contentSizes, this.pruned)) {
         this.counts.contentObjects++
         yield object
       }
@@ -140,7 +144,7 @@ export class ExportWalk {
   /** What was walked, once it all was; `root`: the plain root's CID. */
   exported (root: string): ExportedHistory {
     const { publishes, segments, contentObjects, objects, bytes } = this.counts
-    return { root, publish: this.publish, at: this.at, publishes, segments, contentObjects, objects, bytes }
+    return { root, publish: this.publish, at: this.at, publishes, segments, contentObjects, contentPruned: this.pruned.pruned, objects, bytes }
   }
 
   /** The plain root over what was walked (docs/snapshot-format.md, "The plain root"). */

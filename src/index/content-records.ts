@@ -142,6 +142,16 @@ export class ContentRecordStore {
       FROM content c WHERE (device_id, cid) > (?, ?) ORDER BY device_id, cid LIMIT ?`).all(after?.deviceId ?? '', after?.cid ?? '', limit) as Array<StoredContentRow & { cidProfile: string | null }>
   }
 
+  /**
+   * The objects (as recorded, JSON) of every record whose file a live row of any device names:
+   * what the index holds now, not the versions its rows no longer name. A record is given once a
+   * row naming it (the caller keeps each object once). Streamed, from the rows through the
+   * records' CID index.
+   */
+  liveRecordObjects (): IterableIterator<string> {
+    return this.db.prepare('SELECT c.objects FROM entries e JOIN content c ON c.cid = e.cid WHERE e.deleted = 0 AND e.cid IS NOT NULL').pluck().iterate() as IterableIterator<string>
+  }
+
   /** Every record after `after` in key order, at most `limit`, without the CID profile {@link recordsAfter} looks up. */
   recordPage (after: { deviceId: string, cid: string } | undefined, limit: number): StoredContentRow[] {
     return this.db.prepare(`${SELECT} WHERE (device_id, cid) > (?, ?) ORDER BY device_id, cid LIMIT ?`).all(after?.deviceId ?? '', after?.cid ?? '', limit) as StoredContentRow[]

@@ -4,13 +4,13 @@ import type { RetentionPolicy } from './policy.js'
 
 /**
  * Why a publish is kept: `newest` (the newest publish, always), `pointer` (the one the pointer
- * names, always), `marked` (a user's label), `within` (`keep_within`), `last` (`keep_last`), or a
+ * names, always), `device` (a device's newest publish, when asked), `marked` (a user's label), `within` (`keep_within`), `last` (`keep_last`), or a
  * bucket rule (`keep_hourly` ... `keep_yearly`).
  */
-export type KeepReason = 'newest' | 'pointer' | 'marked' | 'within' | 'last' | BucketRule
+export type KeepReason = 'newest' | 'pointer' | 'device' | 'marked' | 'within' | 'last' | BucketRule
 
 /** The order reasons are listed in: the ones no policy can take away first. */
-export const KEEP_REASONS: readonly KeepReason[] = ['newest', 'pointer', 'marked', 'within', 'last', 'hourly', 'daily', 'weekly', 'monthly', 'yearly']
+export const KEEP_REASONS: readonly KeepReason[] = ['newest', 'pointer', 'device', 'marked', 'within', 'last', 'hourly', 'daily', 'weekly', 'monthly', 'yearly']
 
 /**
  * A publish's reasons in one line, as `cidsync forget` lists them: "newest, within 48h, daily,

@@ -55,7 +55,9 @@ export const manifestSchema = z.object({
    * The heads of the chains forgets replaced, and when (docs/retention.md, "Prune"): a prune keeps
    * each one whole within its margin, and deletes what it alone needs after. Only in a forget's head.
    */
-  replaced: z.array(z.object({ cid: cidText, at: publishTime })).max(MAX_REPLACED).optional()
+  replaced: z.array(z.object({ cid: cidText, at: publishTime })).max(MAX_REPLACED).optional(),
+  /** The CID the publish had when it was made, before a forget linked it anew: its device still knows it by that one. */
+  publishedAs: cidText.optional()
 }).refine(m => (m.namespace === undefined) === (m.network === undefined), { message: 'names a namespace without a network, or the reverse', path: ['namespace'] })
 
 /** One segment as a manifest lists it. */

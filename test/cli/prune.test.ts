@@ -1,10 +1,11 @@
 import { describe, expect, it } from 'vitest'
 import { randomBytes } from 'node:crypto'
-import { readFile, writeFile } from 'node:fs/promises'
+import { mkdir, readFile, readdir, stat, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { EXTERNAL, localServiceUnderTest } from '../helpers/service.js'
 import { useTempDir } from '../helpers/temp-dir.js'
-import { contentDevice, contentObjects, ok } from './content-devices.js'
+import { runCli } from '../helpers/cli.js'
+import { contentDevice, contentObjects, ok, SMALL_LAYOUT, type ContentDevice } from './content-devices.js'
 
 interface PruneJson { dryRun: boolean, deleted: { content: number, segment: number, manifest: number }, bytes: number, young: number, chainsHeld: number }
 
@@ -44,9 +45,48 @@ describe.skipIf(EXTERNAL)('cidsync prune', () => {
     for (const object of v2) expect(await service.clients.objects.has(object)).toBe(true)
     expect(JSON.parse((await ok(a, ['prune', '--json'])).stdout)).toMatchObject({ deleted: { content: 0, segment: 0, manifest: 0 } })
 
+    // An export with content leaves out the pruned version, and says so.
+    const exported = await ok(a, ['export', '--car', join(root, 'all.car'), '--content'])
+    expect(exported.stdout + exported.stderr).toMatch(/\d+ objects? of forgotten versions were pruned: not exported/)
+
     // The kept publish's files come back, byte for byte, and the drill passes.
     await ok(a, ['get', 'notes/big.bin', '--to', join(root, 'back')])
     expect((await readFile(join(root, 'back', 'notes', 'big.bin'))).equals(second)).toBe(true)
     expect((await ok(a, ['verify', '--full'])).stdout).toContain('restorable')
   }, 600_000)
+
+  it('on the embedded service, the disk space comes back', async () => {
+    const root = await useTempDir()
+    const a = await embeddedDevice(root, 'a', join(root, 'service'))
+    await writeFile(join(a.folder, 'big.bin'), randomBytes(4 * 1024 * 1024))
+    await ok(a, ['snapshot'], { CIDSYNC_TEST_CLOCK: '2026-03-01T01:00:00.000Z' })
+    await writeFile(join(a.folder, 'big.bin'), randomBytes(1024))
+    await ok(a, ['snapshot'], { CIDSYNC_TEST_CLOCK: '2026-03-01T02:00:00.000Z' })
+    const before = await packBytes(join(root, 'service'))
+    await ok(a, ['forget'])
+    const pruned = await ok(a, ['prune'])
+    expect(pruned.stdout).toMatch(/the embedded service gave back \d/)
+    expect(await packBytes(join(root, 'service'))).toBeLessThan(before - 3 * 1024 * 1024)
+    expect((await ok(a, ['verify', '--full'])).stdout).toContain('restorable')
+  }, 600_000)
 })
+
+/** A device on an embedded service dir, as the quick start makes one, with a policy that keeps one publish. */
+async function embeddedDevice (root: string, name: string, service: string): Promise<ContentDevice> {
+  await mkdir(join(root, name, 'notes'), { recursive: true })
+  const config = join(root, `${name}.toml`)
+  await writeFile(config, `state_dir = "${name}/state"\nnamespace = "prune-embedded"\n[[folders]]\nname = "notes"\npath = "${name}/notes"\nstore = true\n` +
+    `[status]\nlisten = "127.0.0.1:0"\n[service]\ndir = "${service}"\n[snapshot]\ndeal = false\ncompact_after_deltas = 1\n${RETENTION}`)
+  const env = { ...process.env, ...SMALL_LAYOUT }
+  return {
+    name, config, state: join(root, name, 'state'), folder: join(root, name, 'notes'), env,
+    run: async (args, extra = {}) => await runCli([...args, '--config', config], { env: { ...env, ...extra }, timeoutMs: 120_000 })
+  }
+}
+
+/** Bytes of the embedded service's pack files. */
+async function packBytes (service: string): Promise<number> {
+  let sum = 0
+  for (const name of await readdir(join(service, 'packs'))) sum += (await stat(join(service, 'packs', name))).size
+  return sum
+}

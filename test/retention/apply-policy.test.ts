@@ -205,3 +205,14 @@ describe('applying a retention policy', () => {
     expect(keptCount).toBeLessThan(250)
   }, 60_000)
 })
+
+describe('each device\'s newest publish, when asked', () => {
+  it('keeps the newest of each device, with the reason `device`, and counts it in no rule', () => {
+    const publishes = [at('2029-12-31T10:00:00Z', 'a'), at('2029-12-30T10:00:00Z', 'b'), at('2029-12-29T10:00:00Z', 'b'), at('2029-12-28T10:00:00Z', 'c')]
+    const decisions = applyPolicy(publishes, policy({ keepLast: 1 }), { now: NOW, timeZone: 'UTC', devicesNewest: true })
+    expect(kept(decisions)).toEqual(['2029-12-31T10:00:00.000Z', '2029-12-30T10:00:00.000Z', '2029-12-28T10:00:00.000Z'])
+    expect(reasonsOf(decisions, '2029-12-31T10:00:00.000Z')).toEqual(['newest', 'device', 'last'])
+    expect(reasonsOf(decisions, '2029-12-30T10:00:00.000Z')).toEqual(['device'])
+    expect(kept(applyPolicy(publishes, policy({ keepLast: 1 }), { now: NOW, timeZone: 'UTC' }))).toEqual(['2029-12-31T10:00:00.000Z'])
+  })
+})

@@ -55,7 +55,8 @@ function progressLine (tty: boolean): { tell: (event: ExportProgress) => void, e
 /** What the objects were: publishes, segments and content objects (or a hint that content was left out). */
 function held (result: ExportResult | ExportDirResult, content: boolean): string {
   return `${countOf(result.publishes, 'publish', 'publishes')}, ${countOf(result.segments, 'segment', 'segments')}` +
-    (content ? `, ${countOf(result.contentObjects, 'content object', 'content objects')}` : ' (no content: --content adds it)')
+    (content ? `, ${countOf(result.contentObjects, 'content object', 'content objects')}` : ' (no content: --content adds it)') +
+    (content && result.contentPruned > 0 ? ` (${countOf(result.contentPruned, 'object', 'objects')} of forgotten versions were pruned: not exported)` : '')
 }
 
 export function registerExport (program: Command): void {

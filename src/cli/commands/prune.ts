@@ -4,6 +4,8 @@ import { UsageError } from '../../errors.js'
 import { countOf, formatBytes, printJson } from '../format.js'
 import { action } from '../run.js'
 import { explainMissingPointer, withService } from '../service-command.js'
+import type { ServiceConnection } from '../../connect/index.js'
+import type { ReclaimResult } from '../../local-service/index.js'
 
 interface PruneOptions { config?: string, json?: boolean, dryRun?: boolean }
 
@@ -38,18 +40,34 @@ export function registerPrune (program: Command): void {
       const config = loadConfig({ configPath: options.config })
       const retention = config.retention
       if (retention === undefined) throw new UsageError('the config has no [retention]: every publish is kept, so nothing is pruned. Add one (docs/retention.md), then `cidsync forget` and `cidsync prune`')
-      await withService(options, async ({ repository }) => {
+      await withService(options, async ({ repository, reclaim }) => {
         const { prune } = await import('../../sync/index.js')
         const { publishNow } = await import('../../util/clock.js')
         const done = await prune(repository, { marginMs: retention.pruneMarginSeconds * 1000, now: publishNow(), dryRun: options.dryRun === true })
           .catch((err: unknown) => { throw explainMissingPointer(err, config) })
-        if (options.json === true) { printJson({ dryRun: options.dryRun === true, ...done }); return }
-        const objects = done.deleted.content + done.deleted.segment + done.deleted.manifest
-        const what = `${countOf(objects, 'object', 'objects')} (${done.deleted.content} content, ${done.deleted.segment} segments, ${done.deleted.manifest} manifests), ${formatBytes(done.bytes)}`
+        const objects = done.deleted.root + done.deleted.content + done.deleted.segment + done.deleted.manifest
+        // The embedded service gives the space back now; a remote one reclaims on its own.
+        const space = options.dryRun === true || objects === 0 || reclaim === undefined ? undefined : await reclaimed(reclaim)
+        if (options.json === true) { printJson({ dryRun: options.dryRun === true, ...done, reclaimed: space ?? null }); return }
+        const what = `${countOf(objects, 'object', 'objects')} (${done.deleted.content} content, ${done.deleted.segment} segments, ${done.deleted.manifest} manifests, ${done.deleted.root} plain roots), ${formatBytes(done.bytes)}`
         process.stdout.write(`${options.dryRun === true ? 'would delete' : 'deleted'} ${what}\n`)
         if (done.young > 0) process.stdout.write(`kept ${countOf(done.young, 'object', 'objects')} no publish needs: stored within prune_margin; a later prune deletes them\n`)
         if (done.chainsHeld > 0) process.stdout.write(`kept ${countOf(done.chainsHeld, 'replaced chain', 'replaced chains')} whole: forgotten within prune_margin\n`)
+        if (space !== undefined) {
+          process.stdout.write('error' in space
+            ? `the embedded service could not give the space back now (${space.error}); a later prune tries again\n`
+            : `the embedded service gave back ${formatBytes(space.diskBytesFreed)} of disk (${countOf(space.packsRewritten, 'pack', 'packs')} rewritten, ${countOf(space.packsRemoved, 'pack', 'packs')} removed)\n`)
+        }
         if (options.dryRun !== true && objects > 0) process.stdout.write('storage deals already made are not cancelled; the mirrors delete the same objects as they catch up\n')
       })
     }))
+}
+
+/** The embedded service's reclaim after the deletes; a failure (another process reclaiming) is said, not fatal: the deletes stand. */
+async function reclaimed (reclaim: NonNullable<ServiceConnection['reclaim']>): Promise<ReclaimResult | { error: string }> {
+  try {
+    return await reclaim()
+  } catch (err) {
+    return { error: (err as Error).message }
+  }
 }

@@ -49,7 +49,8 @@ export async function planForget (repository: Repository, init: PlanInit): Promi
   if (last?.entry.previous !== null && last !== undefined) {
     throw new ForgetRefusedError(`the history is longer than one walk reads (it goes on before ${last.cid}): nothing is forgotten`)
   }
-  const decisions = applyPolicy(chain, init.policy, { now: init.now, timeZone: init.timeZone, pointer })
+  // Each device's newest publish stays: the device checks its own last publish is in the history.
+  const decisions = applyPolicy(chain, init.policy, { now: init.now, timeZone: init.timeZone, pointer, devicesNewest: true })
   const kept = decisions.filter(d => d.keep).length
   return { pointer, decisions, kept, forgotten: decisions.length - kept }
 }

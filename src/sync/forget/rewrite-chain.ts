@@ -44,7 +44,10 @@ export async function relinkChain (repository: Repository, kept: readonly ChainP
     // The replaced chains ride in the new head alone, where a prune reads them.
     const { replaced: _earlier, ...body } = manifest
     const head = publish === oldestFirst.at(-1)
-    const next: Manifest = { ...body, previous, namespace: manifest.namespace ?? config.namespace, network: manifest.network ?? config.network, ...(head ? { replaced } : {}) }
+    const next: Manifest = {
+      ...body, previous, namespace: manifest.namespace ?? config.namespace, network: manifest.network ?? config.network,
+      publishedAs: manifest.publishedAs ?? publish.cid, ...(head ? { replaced } : {})
+    }
     const path = join(dir, `forget-${process.pid}-${relinked.length}.manifest`)
     try {
       await sealManifest({ path, manifest: next, encryption: config.snapshot.encryption, stateDir: config.stateDir, passphrase, signal: init.signal })

@@ -6,7 +6,7 @@ import { openSync, closeSync } from 'node:fs'
 export type Mark = 'live-file' | 'live' | 'candidate'
 
 /** The kind of a candidate, for the order of deletion and the counts. */
-export type CandidateKind = 'content' | 'segment' | 'manifest'
+export type CandidateKind = 'root' | 'content' | 'segment' | 'manifest'
 
 /**
  * A prune's working sets in a SQLite file (0600, removed when closed): the file CIDs live rows
@@ -98,12 +98,12 @@ export class ObjectSets {
   }
 
   /**
-   * The candidates to delete, in order (content, segments, manifests oldest first): listed by the
+   * The candidates to delete, in order (plain roots, content, segments, manifests oldest first): listed by the
    * store, no kept publish needing them, stored before `before` (ms).
    */
   dead (before: number): Array<{ cid: string, kind: CandidateKind, size: number }> {
     return this.db.prepare(`SELECT cid, kind, size FROM candidates WHERE size IS NOT NULL AND stored_at IS NOT NULL AND stored_at < ?
-      AND cid NOT IN (SELECT cid FROM live) ORDER BY CASE kind WHEN 'content' THEN 0 WHEN 'segment' THEN 1 ELSE 2 END, rank DESC, cid`).all(before) as Array<{ cid: string, kind: CandidateKind, size: number }>
+      AND cid NOT IN (SELECT cid FROM live) ORDER BY CASE kind WHEN 'root' THEN 0 WHEN 'content' THEN 1 WHEN 'segment' THEN 2 ELSE 3 END, rank DESC, cid`).all(before) as Array<{ cid: string, kind: CandidateKind, size: number }>
   }
 
   /** Candidates no kept publish needs that are too young to delete: counted, never deleted. */

@@ -40,8 +40,8 @@ export interface Pruned {
 
 /**
  * Deletes every object no kept publish needs (docs/retention.md, "Prune"): the manifests and
- * segments of chains a forget replaced more than the margin ago, and the content objects whose
- * records name no file of a kept publish. Kept are: the pointer's chain, its segments, the objects
+ * segments of chains a forget replaced more than the margin ago, the content objects whose
+ * records name no file of a kept publish, and this device's plain roots of forgotten publishes. Kept are: the pointer's chain, its segments, the objects
  * of every record a row of it names, the chains replaced within the margin, and anything stored
  * within the margin. The pointer is read again before anything is deleted: a publish made
  * meanwhile stops the prune. Deletes content, then segments, then manifests oldest first, so a
@@ -79,11 +79,15 @@ export async function prune (repository: Repository, init: PruneInit): Promise<P
       sets.candidates(chain.manifests.flatMap(m => m.manifest.devices.flatMap(d => d.segments.map(s => s.cid))), 'segment')
       sets.candidates(chain.v1, 'manifest')
     }
+    // The plain roots this device uploaded for publishes no kept chain holds: a root holds every
+    // block it links on a service, so an old one would keep what the rest of the prune frees.
+    const keptManifests = new Set(kept.flatMap(c => c.manifests.map(m => m.cid)))
+    sets.candidates(repository.store.plainRoots.roots().filter(r => !keptManifests.has(r.manifest)).map(r => r.root), 'root')
     for await (const object of repository.objects.list({ signal: init.signal })) sets.listed(object.cid, object.size, object.storedAt)
     const before = init.now.getTime() - init.marginMs
     const dead = sets.dead(before)
     const result = { pointer, young: sets.young(before), chainsHeld: held.length, segmentsRead }
-    const deleted: Record<CandidateKind, number> = { content: 0, segment: 0, manifest: 0 }
+    const deleted: Record<CandidateKind, number> = { root: 0, content: 0, segment: 0, manifest: 0 }
     const bytes = dead.reduce((sum, d) => sum + d.size, 0)
     if (init.dryRun === true) {
       for (const d of dead) deleted[d.kind]++

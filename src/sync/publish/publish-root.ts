@@ -9,9 +9,6 @@ import type { PublishComponents, PublishInit } from './publish-init.js'
 import { isUnusable, MAX_HISTORY, readPublish, type FetchInit } from '../read/index.js'
 import type { JobAt, PlainNode, PlainRootRow, SyncStore } from '../state/index.js'
 
-/** Records read from the index at a time. */
-const RECORDS_BATCH = 1000
-
 /** What a publish's plain root is, once uploaded. */
 export interface UploadedRoot { readonly root: string }
 
@@ -101,27 +98,22 @@ async function chainBefore (components: PublishComponents, store: SyncStore, pre
 }
 
 /**
- * Every content object the index's records name, once, in the order of the records' keys (as an
- * export's), each with its size as the records say (the end of the last blob they place in it).
- * Only the objects are read of a record, checked by hand: a publish reads every record each time,
- * and a full parse of a million took seconds. What does not read is left out and counted.
+ * Every content object of a record whose file a live row names, once, each with its size as the
+ * records say (the end of the last blob they place in it). Versions no row names any more are
+ * left out: a forget and a prune may delete them, and a root linking them would keep their
+ * blocks on the service for good. Only the objects are read of a record, checked by hand. What
+ * does not read is left out and counted.
  */
 function contentLinks (components: PublishComponents): RootLink[] {
   const sizes = new Map<string, number>()
   let unusable = 0
-  let after: { deviceId: string, cid: string } | undefined
-  for (;;) {
-    const batch = components.index.content.recordPage(after, RECORDS_BATCH)
-    if (batch.length === 0) break
-    for (const row of batch) {
-      after = { deviceId: row.deviceId, cid: row.cid }
-      const objects = recordObjects(row.objects)
-      if (objects === undefined) { unusable++; continue }
-      for (const [object, end] of objects) sizes.set(object, Math.max(sizes.get(object) ?? 0, end))
-    }
+  for (const json of components.index.content.liveRecordObjects()) {
+    const objects = recordObjects(json)
+    if (objects === undefined) { unusable++; continue }
+    for (const [object, end] of objects) sizes.set(object, Math.max(sizes.get(object) ?? 0, end))
   }
   const links: RootLink[] = []
-  for (const [text, size] of sizes) {
+  for (const [text, size] of [...sizes].sort(([a], [b]) => a < b ? -1 : a > b ? 1 : 0)) {
     try {
       links.push({ cid: CID.parse(text), size })
     } catch {

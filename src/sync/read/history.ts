@@ -17,6 +17,8 @@ export interface HistoryEntry {
   /** What the publish uploaded besides its manifest (a `/1` snapshot: its whole size). */
   readonly bytesAdded: number
   readonly previous: string | null
+  /** The CID it had when it was made, when a forget linked it anew since (docs/retention.md). */
+  readonly publishedAs?: string
 }
 
 /** Manifests are immutable (named by their CID): each one read is kept, and never fetched again. */
@@ -36,7 +38,7 @@ export const MAX_HISTORY = 100_000
 type Cached = { readonly kind: 'manifest', readonly manifest: Manifest } | { readonly kind: 'v1a', readonly entry: HistoryEntry }
 
 function entryOf (cid: string, manifest: Manifest): HistoryEntry {
-  return { cid, engine: 'cidsync-sqlite/2', at: manifest.createdAt, device: manifest.device, hostname: manifest.hostname, entries: manifest.entries, bytesAdded: manifest.bytesAdded, previous: manifest.previous }
+  return { cid, engine: 'cidsync-sqlite/2', at: manifest.createdAt, device: manifest.device, hostname: manifest.hostname, entries: manifest.entries, bytesAdded: manifest.bytesAdded, previous: manifest.previous, ...(manifest.publishedAs === undefined ? {} : { publishedAs: manifest.publishedAs }) }
 }
 
 /**
@@ -142,7 +144,7 @@ function cachedEntry (cid: string, cache: ManifestCache, binding: FetchInit['bin
     if (value.kind !== 'manifest' || m === undefined || m === null) return undefined
     if (typeof m.createdAt !== 'string' || typeof m.device !== 'string' || typeof m.hostname !== 'string' || typeof m.entries !== 'number' ||
       typeof m.bytesAdded !== 'number' || (m.previous !== null && typeof m.previous !== 'string')) return undefined
-    return { cid, engine: 'cidsync-sqlite/2', at: m.createdAt, device: m.device, hostname: m.hostname, entries: m.entries, bytesAdded: m.bytesAdded, previous: m.previous as string | null }
+    return { cid, engine: 'cidsync-sqlite/2', at: m.createdAt, device: m.device, hostname: m.hostname, entries: m.entries, bytesAdded: m.bytesAdded, previous: m.previous as string | null, ...(typeof m.publishedAs === 'string' ? { publishedAs: m.publishedAs } : {}) }
   } catch {
     return undefined
   }

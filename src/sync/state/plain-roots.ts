@@ -14,12 +14,13 @@ export interface PlainRootRow { readonly manifest: string, readonly node?: Plain
  * content does not link its own publish's node: the next publish uploads that one, linked.
  */
 export class PlainRoots {
-  private readonly statements: Record<'node' | 'root' | 'put', Statement>
+  private readonly statements: Record<'node' | 'root' | 'put' | 'roots', Statement>
 
   constructor (private readonly db: Database.Database) {
     this.statements = {
       node: db.prepare('SELECT node, size FROM plain_roots WHERE manifest = ?'),
       root: db.prepare('SELECT root FROM plain_roots WHERE manifest = ?').pluck(),
+      roots: db.prepare('SELECT manifest, root FROM plain_roots WHERE root IS NOT NULL ORDER BY made_at'),
       // A publish's node is a function of the chain, the same each time: what is known is kept.
       put: db.prepare(`INSERT INTO plain_roots (manifest, node, size, root, made_at) VALUES (@manifest, @node, @size, @root, @at)
         ON CONFLICT (manifest) DO UPDATE SET node = COALESCE(excluded.node, node), size = COALESCE(excluded.size, size), root = COALESCE(excluded.root, root)`)
@@ -36,6 +37,11 @@ export class PlainRoots {
   /** The plain root this device uploaded for its publish `manifest`. */
   root (manifest: string): string | undefined {
     return (this.statements.root.get(manifest) as string | null | undefined) ?? undefined
+  }
+
+  /** Every root this device uploaded, with its publish, oldest first (a prune deletes those of forgotten publishes). */
+  roots (): Array<{ readonly manifest: string, readonly root: string }> {
+    return this.statements.roots.all() as Array<{ manifest: string, root: string }>
   }
 
   /** Records what one upload put on the service, in one transaction: only once it is there. */
