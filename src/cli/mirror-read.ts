@@ -1,28 +1,27 @@
 import type { Config } from '../config/index.js'
 import type { Repository } from '../sync/index.js'
-import { CidsyncError, ContentNotFoundError, DirectoryStoreError, GatewayFetchError, IntegrityError, MirrorBehindError, MirrorsFailedError, PointerNotFoundError, RemoteError, SegmentUnusableError } from '../errors.js'
+import { CidsyncError, ContentNotFoundError, GatewayFetchError, IntegrityError, MirrorBehindError, MirrorsFailedError, PointerNotFoundError, SegmentUnusableError } from '../errors.js'
 import { resolve } from 'node:path'
-import { DirectoryObjectStore, directoryHome, type ObjectHome } from '../store/index.js'
+import { homeFailed, pathBackend, pathMirror, type ObjectHome } from '../store/index.js'
 
 /** What a read needs of a home: its clients, the repository over them, and a name for messages. */
 export interface ReadSource { readonly clients: ObjectHome, readonly repository: Repository, readonly describe: string }
 
 /**
- * A failure of the home read from (its pointer, its gateways, what they gave; a directory mirror's
- * disk not mounted): another home may do better.
+ * A failure of the home read from (its pointer, its gateways, what they gave; the home missing or
+ * unreachable, as its backend says: a directory's disk not mounted): another home may do better.
  */
 export function serviceFailed (err: unknown): boolean {
-  return err instanceof RemoteError || err instanceof GatewayFetchError || err instanceof ContentNotFoundError ||
-    err instanceof PointerNotFoundError || err instanceof IntegrityError || err instanceof SegmentUnusableError ||
-    err instanceof DirectoryStoreError
+  return err instanceof GatewayFetchError || err instanceof ContentNotFoundError || err instanceof PointerNotFoundError ||
+    err instanceof IntegrityError || err instanceof SegmentUnusableError || homeFailed(err)
 }
 
 /**
- * A directory's store opened before it is read: a path that is none (a disk not mounted, a file)
- * fails once, here. A read that counts each file's failure would otherwise fail every file.
+ * A home made ready before it is read: a path that is no store (a disk not mounted, a file) fails
+ * once, here. A read that counts each file's failure would otherwise fail every file.
  */
-async function opened<S extends { readonly clients: ObjectHome }> (source: S): Promise<S> {
-  if (source.clients.objects instanceof DirectoryObjectStore) await source.clients.objects.opened()
+async function opened<S extends { readonly ready: () => Promise<void> }> (source: S): Promise<S> {
+  await source.ready()
   return source
 }
 
@@ -52,6 +51,13 @@ export async function readFrom<T> (config: Config, options: { readonly from?: st
   }
 }
 
+/** The home at a path, by the backend that reads paths: never made, only read. */
+function readPath (path: string): { readonly clients: ObjectHome, readonly describe: string, ready: () => Promise<void>, close: () => Promise<void> } {
+  const backend = pathBackend()
+  const opened = backend.open({ mirror: pathMirror(path) })
+  return { clients: opened.home, describe: `the ${backend.noun} store ${path}`, ready: opened.ready, close: opened.close }
+}
+
 async function readFromHomes<T> (
   config: Config, options: { readonly from?: string, readonly fallBack: boolean },
   fn: (home: { readonly clients: ObjectHome, readonly describe: string }, where: string) => Promise<T>,
@@ -60,12 +66,10 @@ async function readFromHomes<T> (
   findMirror: typeof import('../connect/index.js')['findMirror']
 ): Promise<T> {
   if (options.from !== undefined) {
-    // A path (a mirror's name never holds a slash): a directory store read alone, never made.
+    // A path (a mirror's name never holds a slash): the store there read alone, never made.
     const directory = options.from.includes('/') ? resolve(options.from) : undefined
-    const mirror = directory === undefined
-      ? connectMirror(config, findMirror(config, options.from))
-      : { clients: directoryHome(directory), describe: `the directory store ${directory}`, close: async () => {} }
-    const where = directory === undefined ? `mirror ${options.from}` : `directory ${directory}`
+    const mirror = directory === undefined ? connectMirror(config, findMirror(config, options.from)) : readPath(directory)
+    const where = directory === undefined ? `mirror ${options.from}` : `${pathBackend().noun} ${directory}`
     try {
       return await fn(await opened(mirror), where)
     } catch (err) {

@@ -34,8 +34,13 @@ export interface ExcludedDir {
  */
 export interface MirrorConfig {
   readonly name: string
-  /** A plain directory holding the mirror (objects and pointer as files); '' for a service. */
+  /** A folder on this machine, for the backend that reads a path (a plain directory); '' for a URL. */
   readonly path: string
+  /**
+   * A URL whose scheme is not http(s): the backend registered for that scheme reads it
+   * (store/backends.ts). Absent for a path and for a service's http(s) URLs.
+   */
+  readonly url?: string
   readonly dealUrl: string
   readonly apiUrl: string
   readonly pointerUrl: string

@@ -3,7 +3,7 @@ import { availableParallelism, homedir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { parse as parseToml } from 'smol-toml'
 import { ConfigError } from '../errors.js'
-import type { Config } from './config.js'
+import type { Config, MirrorConfig } from './config.js'
 import { applyEnvOverrides } from './env.js'
 import { formatIssues } from './issues.js'
 import { excludeOwnDirs } from './own-dirs.js'
@@ -141,17 +141,7 @@ function toConfig (file: ConfigFile, source: string | undefined, listen: Config[
     folders: file.folders.map(f => ({ name: f.name, path: resolvePath(f.path), ignore: f.ignore, followSymlinks: f.follow_symlinks, store: f.store })),
     status: { listen, metricsToken: file.status.metrics_token },
     service: serviceOf(file.service, stateDir, resolvePath),
-    mirrors: file.mirrors.map(m => ({
-      name: m.name,
-      path: m.path === '' ? '' : resolvePath(m.path),
-      dealUrl: m.url !== '' ? m.url : m.deal_url,
-      apiUrl: m.url !== '' ? m.url : m.api_url,
-      pointerUrl: m.url !== '' ? m.url : m.pointer_url,
-      uploadUrl: m.url !== '' ? m.url : m.upload_url,
-      gateways: m.url !== '' ? [m.url] : m.gateways,
-      deal: m.path === '' && m.deal !== false,
-      maxLagSeconds: m.max_lag_seconds
-    })),
+    mirrors: file.mirrors.map(mirrorOf(resolvePath)),
     snapshot: {
       schedule: file.snapshot.schedule,
       encryption: file.snapshot.encryption,
@@ -197,6 +187,29 @@ function retentionOf (r: ConfigFile['retention']): Config['retention'] {
     pruneMarginSeconds: exactSeconds(r.prune_margin),
     schedule: r.schedule,
     timeZone: r.time_zone ?? systemTimeZone()
+  }
+}
+
+/**
+ * A `[[mirrors]]` table: a path, a service's http(s) URLs (`url` fills the four and the one
+ * gateway), or a URL of another scheme, kept whole for the backend that reads it.
+ */
+function mirrorOf (resolvePath: (p: string) => string): (m: ConfigFile['mirrors'][number]) => MirrorConfig {
+  return (m) => {
+    const other = m.url !== '' && !/^https?:/i.test(m.url)
+    const one = m.url !== '' && !other ? m.url : undefined
+    return {
+      name: m.name,
+      path: m.path === '' ? '' : resolvePath(m.path),
+      ...(other ? { url: m.url } : {}),
+      dealUrl: one ?? m.deal_url,
+      apiUrl: one ?? m.api_url,
+      pointerUrl: one ?? m.pointer_url,
+      uploadUrl: one ?? m.upload_url,
+      gateways: one !== undefined ? [one] : m.gateways,
+      deal: m.path === '' && m.deal !== false,
+      maxLagSeconds: m.max_lag_seconds
+    }
   }
 }
 

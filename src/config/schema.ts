@@ -57,12 +57,15 @@ function loopbackUrl (text: string): boolean {
 /** The most a mirror may lag before `status --check` fails, by default: six hours. */
 export const DEFAULT_MIRROR_MAX_LAG_SECONDS = 6 * 3600
 
+/** A `url` with a scheme other than http(s) names another backend: the registry reads it when the mirror is reached. */
+const otherScheme = (text: string): boolean => text !== '' && !/^https?:/i.test(text)
+
 const mirror = z.strictObject({
   name: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,31}$/, { message: 'expected a label of letters, digits, ".", "_" or "-" (at most 32, starting with a letter or digit)' }),
-  // A plain directory (a USB disk, a NAS mount) instead of a service: objects and the pointer as files.
+  // A folder, for the backend that reads a path (a plain directory on a USB disk, a NAS mount).
   path: z.string().default(''),
-  // A self-hosted `cidsync local-service` answers every part at one base URL.
-  url: url.default(''),
+  // A self-hosted `cidsync local-service` answers every part at one base URL; another scheme names another backend.
+  url: z.string().default('').refine(text => otherScheme(text) ? URL.canParse(text) : url.safeParse(text).success, { message: 'expected an http(s) URL, or a URL whose scheme a backend reads' }),
   deal_url: url.default(''),
   api_url: url.default(''),
   pointer_url: url.default(''),
@@ -76,6 +79,10 @@ const mirror = z.strictObject({
   if (m.path !== '') {
     if (m.url !== '' || given.length > 0 || m.gateways.length > 0) ctx.addIssue({ code: 'custom', path: ['path'], message: 'expected either path (a directory) or a service\'s URLs, not both' })
     if (m.deal === true) ctx.addIssue({ code: 'custom', path: ['deal'], message: 'a directory makes no deals: remove deal, or set it to false' })
+    return
+  }
+  if (otherScheme(m.url)) {
+    if (given.length > 0 || m.gateways.length > 0) ctx.addIssue({ code: 'custom', path: ['url'], message: 'expected either url or deal_url, api_url, pointer_url, upload_url and gateways, not both' })
     return
   }
   if (m.url !== '' && (given.length > 0 || m.gateways.length > 0)) {

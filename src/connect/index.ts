@@ -3,6 +3,8 @@
  * signed in to), or the remote one with credentials from the environment, systemd or files.
  * The one place besides the CLI that starts the local service.
  */
+// Registers the backends cidsync ships before any mirror is reached.
+import './backends.js'
 import type { Config } from '../config/index.js'
 import type { ReclaimOptions, ReclaimResult } from '../local-service/index.js'
 import { createServiceClients, type ServiceClients } from '../remote/index.js'
@@ -21,6 +23,8 @@ export type { LocalReads } from './embedded-store.js'
 export { connectMirror, connectMirrors, findMirror, mirrorCredentialsDir, saveMirrorCredentials } from './mirrors.js'
 export { primaryWallet, savePrimaryWallet } from './wallet-address.js'
 export type { MirrorConnection, MirrorClients } from './mirrors.js'
+export { serviceBackend } from './service-backend.js'
+export { embeddedBackend } from './embedded-backend.js'
 
 export interface ServiceConnection {
   readonly mode: 'embedded' | 'remote'

@@ -1,13 +1,9 @@
-import { readFileSync } from 'node:fs'
-import { join } from 'node:path'
 import type { Config, MirrorConfig } from '../config/index.js'
-import { MirrorCredentialUnboundError, MirrorUnknownError } from '../errors.js'
-import { createServiceClients, type CredentialHints, type DealsClient } from '../remote/index.js'
-import { directoryHome, type ObjectHome } from '../store/index.js'
-import { writeFileAtomicSync } from '../util/atomic-write.js'
-import { Credential } from './credentials.js'
-import { makeDirsSync } from '../util/make-dirs.js'
-import { STATE_NAMES } from '../config/index.js'
+import { MirrorUnknownError } from '../errors.js'
+import type { DealsClient } from '../remote/index.js'
+import { mirrorBackend, mirrorLocation, type ObjectHome } from '../store/index.js'
+
+export { mirrorCredentialsDir, saveMirrorCredentials } from './mirror-credentials.js'
 
 /** What a mirror is asked: its objects and pointer; a service's deals too (a directory has none). */
 export type MirrorClients = ObjectHome & { readonly deals?: DealsClient }
@@ -17,14 +13,11 @@ export interface MirrorConnection {
   readonly name: string
   readonly mirror: MirrorConfig
   readonly clients: MirrorClients
-  /** Base URL, for messages. */
+  /** Where it is, for messages: "mirror usb at /media/usb/cidsync". */
   readonly describe: string
+  /** Fails once, up front, when the mirror's home is not there (a disk not mounted). */
+  ready: () => Promise<void>
   close: () => Promise<void>
-}
-
-/** Where a mirror's credentials live: `<state dir>/mirrors/<name>/` (0700; files 0600). */
-export function mirrorCredentialsDir (config: Config, name: string): string {
-  return join(config.stateDir, STATE_NAMES.mirrors, name)
 }
 
 /** The mirror the config names `name`, or a usage error listing those it has. */
@@ -37,81 +30,16 @@ export function findMirror (config: Config, name: string): MirrorConfig {
   throw new MirrorUnknownError(`no mirror named ${JSON.stringify(name)} in the config: ${known.length === 0 ? 'it has no [[mirrors]] table (docs/mirrors.md)' : `it has ${known.join(', ')}`}${path}`)
 }
 
-const BINDING = 'bound-to'
-
-/** The URLs a credential goes to: saved beside it at login, compared before each use. */
-function bindingOf (mirror: MirrorConfig): string {
-  return JSON.stringify({ deal: mirror.dealUrl, api: mirror.apiUrl, pointer: mirror.pointerUrl, upload: mirror.uploadUrl })
-}
-
 /**
- * A mirror's credential, read only while the config names the same URLs it was saved for:
- * pointed elsewhere (an edited config, a typo), it is never sent, and the request fails saying
- * to sign in again. No environment variable or systemd credential stands in: those are the primary's.
- */
-function boundCredential (config: Config, mirror: MirrorConfig, name: 'api-key' | 'session-token'): () => string | undefined {
-  const dir = mirrorCredentialsDir(config, mirror.name)
-  const credential = new Credential(name, dir, {})
-  return () => {
-    const value = credential.value()
-    if (value === undefined) return undefined
-    let bound: string | undefined
-    try {
-      bound = readFileSync(join(dir, BINDING), 'utf8').trim()
-    } catch { /* none: as good as another URL */ }
-    if (bound !== bindingOf(mirror)) {
-      throw new MirrorCredentialUnboundError(`mirror ${mirror.name}'s saved ${name} (${credential.path}) was not signed in at the URLs the config names now, so it is not sent: run \`cidsync login --mirror ${mirror.name}\` again`)
-    }
-    return value
-  }
-}
-
-/** Saves credentials for a mirror (0600, in a 0700 dir), bound to the URLs the config names now. */
-export function saveMirrorCredentials (config: Config, mirror: MirrorConfig, values: { readonly apiKey?: string, readonly sessionToken?: string }): string[] {
-  const dir = mirrorCredentialsDir(config, mirror.name)
-  makeDirsSync(dir, 0o700)
-  const saved: string[] = []
-  if (values.apiKey !== undefined) saved.push(new Credential('api-key', dir, {}).save(values.apiKey))
-  if (values.sessionToken !== undefined) saved.push(new Credential('session-token', dir, {}).save(values.sessionToken))
-  writeFileAtomicSync(join(dir, BINDING), `${bindingOf(mirror)}\n`, { mode: 0o600 })
-  return saved
-}
-
-/**
- * What a mirror's 401 says to do: sign in to that mirror. The primary's advice (`cidsync login`,
- * CIDSYNC_API_KEY, the session-token file beside the config) would change nothing for it.
- */
-function mirrorHints (name: string): CredentialHints {
-  const login = `cidsync login --mirror ${name}`
-  const token = `\`${login} --session-token-file T\` with a token from the mirror's identity provider (self-hosted: \`cidsync local-service token --dir D --user U\`, D being the mirror's directory)`
-  return {
-    apiKey: {
-      refused: `mirror ${name} refused its API key: sign in to it again, \`${login} --wallet-key-file F\``,
-      missing: `no API key is saved for mirror ${name}: sign in to it, \`${login} --wallet-key-file F\` (docs/mirrors.md)`
-    },
-    sessionToken: {
-      refused: `mirror ${name} refused its session token, or it expired: save a new one, ${token}`,
-      missing: `no session token is saved for mirror ${name}: save one, ${token} (docs/mirrors.md)`
-    }
-  }
-}
-
-/**
- * The mirror's clients (nothing is sent or read until one is used). A directory mirror's store is
- * made only with `create` (`cidsync login --mirror`): an unmounted disk is never filled in its place.
+ * The mirror's clients, from the backend its table names (nothing is sent or read until one is
+ * used). A store is made only with `create` (`cidsync login --mirror`): an unmounted disk is
+ * never filled in its place.
  */
 export function connectMirror (config: Config, mirror: MirrorConfig, options: { readonly create?: boolean } = {}): MirrorConnection {
-  if (mirror.path !== '') {
-    const home = directoryHome(mirror.path, options)
-    return { name: mirror.name, mirror, clients: home, describe: `mirror ${mirror.name} at ${mirror.path}`, close: async () => { await home.objects.close() } }
-  }
-  const { dealUrl, apiUrl, pointerUrl, uploadUrl, gateways } = mirror
-  // With no deal service the clients still need a base: deals are then never asked (see the replicator).
-  const clients = createServiceClients({ dealUrl: dealUrl === '' ? apiUrl : dealUrl, apiUrl, pointerUrl, uploadUrl, gateways }, {
-    apiKey: boundCredential(config, mirror, 'api-key'),
-    sessionToken: boundCredential(config, mirror, 'session-token')
-  }, { hints: mirrorHints(mirror.name) })
-  return { name: mirror.name, mirror, clients, describe: `mirror ${mirror.name} at ${uploadUrl}`, close: async () => { await clients.close() } }
+  const opened = mirrorBackend(mirror).open({ config, mirror, create: options.create })
+  // Only a service's backend gives deals, and they are its DealsClient.
+  const clients = opened.home as MirrorClients
+  return { name: mirror.name, mirror, clients, describe: `mirror ${mirror.name} at ${mirrorLocation(mirror)}`, ready: opened.ready, close: opened.close }
 }
 
 /** Every configured mirror's clients, in the config's order. */

@@ -26,3 +26,6 @@ export type { PointerRegistry, StoredPointer, ObjectHome, ServiceHome } from './
 export { isServiceHome } from './pointer-registry.js'
 export type { NameRegistry, NameKey, NameEntry } from './name-registry.js'
 export type { DealRegistry, DealInfo } from './deal-registry.js'
+export { registerBackend, unregisterBackend, backends, backendOfKind, mirrorBackend, pathBackend, pathMirror, mirrorLocation, homeFailed, homeAdvice } from './backends.js'
+export type { Backend, BackendLocation, HomeTarget, OpenedHome } from './backends.js'
+export { directoryBackend } from './directory-backend.js'

@@ -6,7 +6,7 @@ import { ConfigError, UsageError, WalletSharedError } from '../../errors.js'
 import { printJson } from '../format.js'
 import { safeText } from '../safe-text.js'
 import { action } from '../run.js'
-import { directoryStoreReady } from '../store-ready.js'
+import { storeReady } from '../store-ready.js'
 
 /** A secret's file, refused when others may read it, like the saved credentials. */
 function secretFile (file: string): string {
@@ -41,13 +41,16 @@ function walletKeyText (file: string | undefined): string {
  */
 async function loginMirror (config: Config, name: string, options: { walletKeyFile?: string, sessionTokenFile?: string, sameWallet?: boolean, invite?: string, json?: boolean }): Promise<void> {
   const { connectMirror, findMirror, primaryWallet, saveMirrorCredentials } = await import('../../connect/index.js')
+  const { mirrorBackend, mirrorLocation } = await import('../../store/index.js')
   const mirror = findMirror(config, name)
-  if (mirror.path !== '') {
-    // A directory has nothing to sign in to: its store is made here, never by the daemon,
-    // so a disk that is not mounted is never filled in its place.
-    const open = await directoryStoreReady(mirror.path, true)
-    if (options.json === true) printJson({ mirror: name, path: mirror.path, ready: true, ...(open.length > 0 ? { openToOthers: open } : {}) })
-    else process.stdout.write(`mirror ${name} is a directory: nothing to sign in to; its store is ready at ${safeText(mirror.path)}\n` +
+  const backend = mirrorBackend(mirror)
+  if (backend.prepare !== undefined) {
+    // Nothing to sign in to: its store is made here, never by the daemon, so a disk that is
+    // not mounted is never filled in its place.
+    const where = mirrorLocation(mirror)
+    const open = await storeReady(where, async () => await backend.prepare?.(mirror, true) ?? { openToOthers: [] })
+    if (options.json === true) printJson({ mirror: name, [mirror.path !== '' ? 'path' : 'url']: where, ready: true, ...(open.length > 0 ? { openToOthers: open } : {}) })
+    else process.stdout.write(`mirror ${name} is a ${backend.noun}: nothing to sign in to; its store is ready at ${safeText(where)}\n` +
       'a running daemon copies to it at its next try, within 5 minutes (`cidsync status` shows it); else from the next `cidsync daemon`\n')
     return
   }

@@ -1,6 +1,6 @@
 import { CidsyncError } from '../../errors.js'
 import type { DealsClient } from '../../remote/index.js'
-import type { ObjectHome } from '../../store/index.js'
+import { homeAdvice, type ObjectHome } from '../../store/index.js'
 
 /** A configured mirror as the sync room sees it: its name, clients and what is asked of it. */
 export interface MirrorLink {
@@ -46,12 +46,11 @@ export interface ReplicatorState {
   readonly unavailable: { readonly count: number, readonly last: { readonly cid: string, readonly message: string } | null }
 }
 
-/** What to do about a failure to copy to a mirror, by what failed. */
+/** What to do about a failure to copy to a mirror, by what failed: the mirror's own failures as its backend says. */
 export function mirrorAdvice (err: unknown, name: string): string {
+  const own = homeAdvice(err, name)
+  if (own !== undefined) return own
   const code = err instanceof CidsyncError ? err.code : ''
-  if (code === 'ERR_REMOTE_UNAUTHORIZED' || code === 'ERR_MIRROR_CREDENTIAL_UNBOUND') return `sign in to the mirror: \`cidsync login --mirror ${name}\` (docs/mirrors.md)`
-  if (code === 'ERR_DIRECTORY_STORE') return `the mirror's directory is not there, not a store, or holds what cidsync never writes: mount its disk, or move aside what the message names; copying resumes by itself, nothing lost meanwhile. Only for a new disk, \`cidsync login --mirror ${name}\` makes its store`
-  if (code === 'ERR_REMOTE_NETWORK') return `the mirror does not answer: check that it runs and its URLs in [[mirrors]] ${name}; copying resumes by itself, nothing is lost meanwhile`
   if (code === 'ERR_INTEGRITY') return 'the mirror computed another CID for the same bytes: it imports with other parameters; use a Kubo-compatible service'
   if (code === 'ERR_GATEWAY_FETCH' || code === 'ERR_CONTENT_NOT_FOUND') return 'the primary\'s gateways did not give the object: check [service] gateways; copying resumes by itself'
   return 'copying resumes by itself; if it keeps failing, check the mirror (`cidsync verify --mirror ' + name + '`)'
