@@ -38,6 +38,8 @@ function parsePointer (value: unknown): StoredPointer | undefined {
  */
 export class DirectoryPointers implements PointerRegistry {
   private readonly path: string
+  /** The put writing now; the next waits for it. */
+  private writing: Promise<void> = Promise.resolve()
 
   /** `store`: the objects beside them, opened (its marker checked) before the pointers are read. */
   constructor (private readonly store: DirectoryObjectStore) {
@@ -85,10 +87,18 @@ export class DirectoryPointers implements PointerRegistry {
     options.signal?.throwIfAborted()
     const pointer = parsePointer(input)
     if (pointer === undefined) throw new DirectoryStoreError(`refused to write a malformed pointer for ${input.namespace}/${input.network}`)
+    // One file holds every pointer: puts in turn, so one to another pointer never writes back what it read before this one.
+    const turn = this.writing.then(async () => { await this.write(pointer) })
+    // The failure is the caller's, awaited below: the next put only waits for this one to end.
+    this.writing = turn.catch(() => {})
+    await turn
+  }
+
+  private async write (pointer: StoredPointer): Promise<void> {
     // The store is still there: an unmounted disk's empty mount point is never written.
     await this.store.present()
     const pointers = await this.read()
-    pointers[keyOf(input.namespace, input.network)] = pointer
+    pointers[keyOf(pointer.namespace, pointer.network)] = pointer
     writeFileAtomicSync(this.path, JSON.stringify(pointers, null, 2) + '\n', { mode: 0o600 })
   }
 }

@@ -13,8 +13,21 @@ export interface StoredPointer {
 
 /**
  * Where the latest publish is named, beside the objects: the service's pointer service, or a
- * file in a directory store. `current` throws `PointerNotFoundError` when none is set. `put`
- * overwrites; once it answers, `current` gives what it set.
+ * file in a directory store. Every implementation runs the same conformance suite
+ * (test/store/pointer-conformance.ts).
+ *
+ * Guarantees every implementation gives:
+ * - **Nothing set.** `current` of a namespace and network never put throws `PointerNotFoundError`.
+ * - **Read-after-write.** Once `put` answers, `current` gives what it set.
+ * - **Apart.** Each namespace and network is its own pointer: a put to one never changes another.
+ * - **Checked.** A pointer whose snapshot CID is not a CID is refused, and nothing is written.
+ * - **Atomic put.** `current` gives one whole pointer that was put, never parts of two.
+ * - **Concurrent puts.** Of puts to one pointer at once, one wins whole; which is not promised.
+ *   There is no compare-and-swap: a caller that must never move a pointer back checks first
+ *   (sync/mirrors/pointer.ts). Puts to different pointers at once, through one registry, all land.
+ * - **One writer.** Across processes, a store assumes one writer a pointer: the device that owns it.
+ * - **Errors.** A home missing or unreachable is its backend's own error (store/backends.ts), never
+ *   `PointerNotFoundError`: an unmounted disk's pointer is not "nothing".
  */
 export interface PointerRegistry {
   current: (namespace: string, network: string, options?: StoreCallOptions) => Promise<StoredPointer>

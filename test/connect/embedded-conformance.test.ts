@@ -4,6 +4,7 @@ import { join } from 'node:path'
 import { startEmbedded } from '../../src/connect/embedded.js'
 import { useTempDir } from '../helpers/temp-dir.js'
 import { objectStoreConformance } from '../store/conformance.js'
+import { pointerRegistryConformance } from '../store/pointer-conformance.js'
 
 /** Flips a byte in the middle of every pack: the one object stored there is damaged, for its packs and its gateway alike. */
 async function damagePacks (dir: string): Promise<void> {
@@ -30,3 +31,9 @@ for (const thread of [false, true]) {
     return { store: embedded.clients.objects, deleteKeepsBytes: true, damage: async () => { await damagePacks(dir) } }
   })
 }
+
+pointerRegistryConformance('the embedded service', async () => {
+  const embedded = await startEmbedded(join(await useTempDir(), 'service'))
+  onTestFinished(async () => { await embedded.clients.close(); await embedded.service.stop() })
+  return { pointers: embedded.clients.pointers }
+})

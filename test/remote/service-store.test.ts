@@ -1,7 +1,9 @@
 import { serviceUnderTest, EXTERNAL } from '../helpers/service.js'
 import { objectStoreConformance } from '../store/conformance.js'
+import { pointerRegistryConformance } from '../store/pointer-conformance.js'
 
 if (!EXTERNAL) {
+  pointerRegistryConformance('the service over HTTP', async () => ({ pointers: (await serviceUnderTest()).clients.pointers }))
   objectStoreConformance('the service over HTTP', async () => {
     const { clients, local } = await serviceUnderTest()
     return {

@@ -6,9 +6,12 @@ import { DirectoryStoreError, PointerNotFoundError } from '../../src/errors.js'
 import { DirectoryObjectStore, directoryHome } from '../../src/store/index.js'
 import { useTempDir } from '../helpers/temp-dir.js'
 import { within } from '../helpers/wait.js'
+import { pointerRegistryConformance } from './pointer-conformance.js'
 
 const CID = 'bafkreigh2akiscaildcqabsyg3dfr6chu3fgpregiymsck7e7aqa4s52zy'
 const POINTER = { snapshotCid: CID, engine: 'cidsync-sqlite/2', namespace: 'default', network: 'mainnet' }
+
+pointerRegistryConformance('a plain directory', async () => ({ pointers: directoryHome(join(await useTempDir(), 'store'), { create: true }).pointers }))
 
 describe('the pointers of a directory store', () => {
   it('are written and read back, each checked', async () => {
