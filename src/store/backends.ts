@@ -103,8 +103,8 @@ export function mirrorBackend (mirror: MirrorConfig): Backend & { readonly open:
   try { scheme = new URL(url).protocol.replace(/:$/, '').toLowerCase() } catch { /* none: named below */ }
   const found = backends().find(b => b.location !== undefined && 'schemes' in b.location && b.location.schemes.includes(scheme))
   if (found?.open !== undefined) return found as Backend & { readonly open: NonNullable<Backend['open']> }
-  const known = backends().flatMap(b => b.location === undefined ? [] : 'path' in b.location ? ['path'] : b.location.schemes.map(s => `${s}:`))
-  throw new ConfigError(`mirror ${mirror.name}: no backend reads ${JSON.stringify(url)}: its [[mirrors]] table takes ${known.join(', ')}`)
+  const schemes = backends().flatMap(b => b.location !== undefined && 'schemes' in b.location ? b.location.schemes.map(s => `${s}:`) : [])
+  throw new ConfigError(`mirror ${mirror.name}: no backend reads ${JSON.stringify(url)}: a [[mirrors]] table names a path, or a URL of scheme ${schemes.join(', ')}`)
 }
 
 /** Whether `err` is a home's own failure (missing or unreachable), as some backend says. */
