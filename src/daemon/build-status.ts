@@ -73,6 +73,7 @@ export function buildStatus (parts: StatusParts): StatusDocument {
     account: parts.account,
     content: parts.link?.runner?.contentStatus() ?? null,
     restorable: parts.link?.runner?.restorable() ?? null,
+    retention: parts.link?.runner?.retentionStatus() ?? null,
     mirrors: mirrorsOf(parts.link),
     history: parts.link?.runner?.history() ?? [],
     watcher: { state: watch?.state ?? 'starting', currentAt: watch?.currentAt === undefined ? null : new Date(watch.currentAt).toISOString(), hashing: watch?.hashing ?? { files: 0, bytes: 0, bytesRead: 0 } },

@@ -258,7 +258,8 @@ export class ServiceLink {
       credentials: () => ({ apiKey: safely(this.connection?.credentials.apiKey), sessionToken: safely(this.connection?.credentials.sessionToken) }),
       onEvent: this.components.onSyncEvent,
       mirrors: (c) => this.mirrorLinks(c, connectMirrors),
-      mirrorTiming: timing
+      mirrorTiming: timing,
+      reclaim: connection.reclaim
     })
     this.runner.start()
     // Changes held while the service was being reached, and those made while the daemon was down

@@ -1,4 +1,4 @@
-import type { ContentStatus, HistoryRow, MirrorStatus, RestorableStatus } from '../sync/index.js'
+import type { ContentStatus, HistoryRow, MirrorStatus, RestorableStatus, RetentionStatus } from '../sync/index.js'
 import type { DriftStatus, SkippedFile, WatcherState } from '../watch/index.js'
 import type { PublishStatus, ReconcileStatus } from '../sync/index.js'
 import type { RenewalState } from '../connect/index.js'
@@ -112,6 +112,8 @@ export interface StatusDocument {
   readonly content: ContentStatus | null
   /** The last restore drill (`[verify] schedule`, `POST /verify`, `cidsync verify`): whether the pointer restores (null before the first). */
   readonly restorable: RestorableStatus | null
+  /** Forget and prune on `[retention] schedule`: the last run's counts and error (null before the service is reached). */
+  readonly retention?: RetentionStatus | null
   /**
    * Each `[[mirrors]]` table: objects not copied yet and since when, the last publish moved there,
    * the last error with what to do, its pointer if it went back or ahead, its last restore drill

@@ -57,6 +57,7 @@ export type {
 } from './state/index.js'
 export type { SyncComponents, SyncService } from './sync-components.js'
 export { SyncRunner } from './runner.js'
+export type { RetentionStatus } from './runner.js'
 export type { PublishStatus, ReconcileStatus, SyncRunnerComponents, PublishOptions } from './runner.js'
 export type { SyncEvent, SyncEventListener } from './sync-event.js'
 export { Scheduler } from './scheduler.js'

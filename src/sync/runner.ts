@@ -12,8 +12,10 @@ import { hostname } from 'node:os'
 import { MirrorReplicator, type MirrorLink, type MirrorTiming, mirrorStatus, type MirrorStatus, drillMirror, logIndexContent } from './mirrors/index.js'
 import { CredentialGate, type CredentialsNow } from './credential-gate.js'
 import { PublishRecord, ReconcileRecord } from './run-records.js'
+import { RetentionJob, type RetentionStatus } from './retention-job.js'
 
 export type { PublishStatus, ReconcileStatus } from './status.js'
+export type { RetentionStatus } from './retention-job.js'
 
 /** What a caller may ask of one publish. */
 export interface PublishOptions { readonly confirmDrop?: boolean, readonly repairPointer?: boolean }
@@ -36,6 +38,8 @@ export interface SyncRunnerComponents extends SyncComponents {
   /** The mirrors the config names, reached afresh for each config (the previous ones are done with). */
   readonly mirrors?: (config: Config) => readonly MirrorLink[]
   readonly mirrorTiming?: Partial<MirrorTiming>
+  /** The embedded service's space reclaim, run after a prune (a remote service reclaims on its own). */
+  readonly reclaim?: () => Promise<unknown>
 }
 
 /**
@@ -50,6 +54,8 @@ export class SyncRunner {
   private readonly publishing: Scheduler<Published, PublishOptions>
   private readonly reconciling: Scheduler<Reconciled>
   private readonly drilling: Scheduler<VerifyResult>
+  /** Forget and prune on `[retention] schedule`. */
+  private readonly retention: RetentionJob
   /** What status shows of the publishes: runs, failures, the last error, a held publish. */
   private readonly published = new PublishRecord()
   /** A refused credential stops the remote jobs until it changes. */
@@ -77,6 +83,13 @@ export class SyncRunner {
       run: async () => await this.runReconcile(),
       whenBusy: 'join'
     })
+    this.retention = new RetentionJob({
+      repository: components.repository,
+      logger: components.logger,
+      drillFailed: () => this.restorable()?.ok === false,
+      drill: async () => { await this.drilling.runNow('after a prune') },
+      reclaim: components.reclaim
+    })
     this.drilling = new Scheduler<VerifyResult>({
       timing: () => ({ cron: this.config.verify.schedule }),
       ready: () => { this.serviceReady() },
@@ -96,6 +109,7 @@ export class SyncRunner {
     await this.publishing.restart()
     await this.reconciling.restart()
     await this.drilling.restart()
+    await this.retention.restart()
     await this.stopMirrors()
     this.startMirrors()
   }
@@ -106,6 +120,17 @@ export class SyncRunner {
     this.publishing.start()
     this.reconciling.start()
     this.drilling.start()
+    this.retention.start()
+  }
+
+  /** Forget and prune now (or join the run in progress), as `[retention] schedule` would. */
+  async retainNow (): Promise<void> {
+    await this.retention.runNow()
+  }
+
+  /** What status shows of forget and prune. */
+  retentionStatus (): RetentionStatus {
+    return this.retention.status()
   }
 
   /** A restore drill now (or joins the one in progress): what the pointer names, fetched, verified, decrypted, checked. */
@@ -193,7 +218,7 @@ export class SyncRunner {
   async stop (): Promise<void> {
     // A publish in flight stops at its next step boundary or request; its job resumes next start.
     this.abort.abort()
-    await Promise.all([this.keeper.stop(), this.publishing.stop(), this.reconciling.stop(), this.drilling.stop(), this.stopMirrors()])
+    await Promise.all([this.keeper.stop(), this.publishing.stop(), this.reconciling.stop(), this.drilling.stop(), this.retention.stop(), this.stopMirrors()])
   }
 
   private startMirrors (): void {

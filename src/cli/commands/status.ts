@@ -33,6 +33,8 @@ function publishLines (s: StatusDocument): string[] {
   }
   const token = s.auth?.sessionToken
   if (token?.warning != null) lines.push(`auth: ${token.warning}`)
+  const retention = retentionLine(s.retention)
+  if (retention !== undefined) lines.push(retention)
   lines.push(...mirrorLines(s))
   return lines
 }
@@ -58,6 +60,15 @@ function serviceLine (s: StatusDocument): string {
 const SKIPPED_LINES = 5
 
 /** Index writes failing, and the drift check's last result. */
+/** The last forget and prune the daemon ran on `[retention] schedule`, or undefined without `[retention]`. */
+function retentionLine (r: StatusDocument['retention']): string | undefined {
+  if (r == null || !r.enabled) return undefined
+  if (r.lastError !== null) return `retention: the last forget and prune failed at ${timeWithAge(r.lastError.at)}: ${r.lastError.message}`
+  if (r.skipped !== null) return `retention: not run: ${r.skipped}`
+  if (r.lastRun === null) return 'retention: not run yet (forget and prune run on [retention] schedule)'
+  return `retention: at ${timeWithAge(r.lastRun.at)} kept ${formatCount(r.lastRun.kept)} publishes, forgot ${formatCount(r.lastRun.forgotten)}, deleted ${formatCount(r.lastRun.deleted)} objects (${formatBytes(r.lastRun.bytes)})`
+}
+
 function indexLines (s: StatusDocument): string[] {
   const lines: string[] = []
   if (s.index.writeState !== undefined && s.index.writeState !== 'ok') {

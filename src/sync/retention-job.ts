@@ -1,0 +1,99 @@
+import type { Logger } from 'pino'
+import { NotReadyError } from '../errors.js'
+import { publishNow } from '../util/clock.js'
+import { forget } from './forget/index.js'
+import { prune } from './prune/index.js'
+import type { Repository } from './repository.js'
+import { Scheduler } from './scheduler.js'
+import { codeOf } from './run-records.js'
+
+/** What status shows of the daemon's forget and prune: the last run's counts, its last error. */
+export interface RetentionStatus {
+  /** False without `[retention]`: nothing is ever forgotten. */
+  readonly enabled: boolean
+  readonly running: boolean
+  readonly lastRun: {
+    readonly at: string
+    readonly kept: number
+    readonly forgotten: number
+    /** Objects and bytes the prune deleted. */
+    readonly deleted: number
+    readonly bytes: number
+  } | null
+  readonly lastError: { readonly at: string, readonly message: string, readonly code: string | null } | null
+  /** Why the last scheduled run did not start (the last drill failed), or null. */
+  readonly skipped: string | null
+}
+
+export interface RetentionJobComponents {
+  readonly repository: Repository
+  readonly logger: Logger
+  /** Whether the last restore drill failed: nothing is forgotten then, while the history may be damaged. */
+  readonly drillFailed: () => boolean
+  /** A drill of the kept history, run after a forget and prune that changed something. */
+  readonly drill: () => Promise<void>
+  /** The embedded service's space reclaim, after a prune deleted uploads (a remote service reclaims on its own). */
+  readonly reclaim?: () => Promise<unknown>
+}
+
+/**
+ * The daemon's forget and prune, on `[retention] schedule` (docs/retention.md). Never while the
+ * last drill failed: a history that may be damaged is not thinned. After a run that changed
+ * something, a drill of what is kept. A failure is shown and tried again, backing off.
+ */
+export class RetentionJob {
+  private readonly scheduler: Scheduler<void>
+  private lastRun: RetentionStatus['lastRun'] = null
+  private lastError: RetentionStatus['lastError'] = null
+  private skipped: string | null = null
+
+  constructor (private readonly components: RetentionJobComponents) {
+    this.scheduler = new Scheduler<void>({
+      timing: () => ({ cron: this.components.repository.config.retention?.schedule ?? '' }),
+      run: async () => { await this.run() },
+      ready: () => { if (this.components.repository.config.retention === undefined) throw new NotReadyError('no [retention] in the config: every publish is kept', 5) },
+      whenBusy: 'join',
+      retry: { firstMs: 60_000, maxMs: 6 * 3_600_000, retryable: () => true }
+    })
+  }
+
+  start (): void { this.scheduler.start() }
+  async restart (): Promise<void> { await this.scheduler.restart() }
+  async stop (): Promise<void> { await this.scheduler.stop() }
+
+  /** A forget and prune now (`POST /retention`), or the one in progress. */
+  async runNow (): Promise<void> {
+    await this.scheduler.runNow('request')
+  }
+
+  status (): RetentionStatus {
+    return { enabled: this.components.repository.config.retention !== undefined, running: this.scheduler.busy, lastRun: this.lastRun, lastError: this.lastError, skipped: this.skipped }
+  }
+
+  private async run (): Promise<void> {
+    const { repository, logger } = this.components
+    const retention = repository.config.retention
+    if (retention === undefined) return
+    if (this.components.drillFailed()) {
+      this.skipped = 'the last restore drill failed: nothing is forgotten until one passes'
+      logger.warn(this.skipped)
+      return
+    }
+    this.skipped = null
+    try {
+      const now = publishNow()
+      const forgot = await forget(repository, { policy: retention.policy, now, timeZone: retention.timeZone })
+      const pruned = await prune(repository, { marginMs: retention.pruneMarginSeconds * 1000, now })
+      const deleted = pruned.deleted.root + pruned.deleted.content + pruned.deleted.segment + pruned.deleted.manifest
+      this.lastRun = { at: now.toISOString(), kept: forgot.kept, forgotten: forgot.forgotten, deleted, bytes: pruned.bytes }
+      this.lastError = null
+      logger.info({ kept: forgot.kept, forgotten: forgot.forgotten, deleted, bytes: pruned.bytes }, 'retention: forgot and pruned')
+      if (deleted > 0) await this.components.reclaim?.()
+      if (forgot.forgotten > 0 || deleted > 0) await this.components.drill()
+    } catch (err) {
+      this.lastError = { at: new Date().toISOString(), message: (err as Error).message, code: codeOf(err) }
+      logger.error({ err }, 'retention: forget and prune failed; tried again later')
+      throw err
+    }
+  }
+}
