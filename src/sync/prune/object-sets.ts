@@ -1,9 +1,5 @@
 import Database from 'better-sqlite3'
-import { rmSync } from 'node:fs'
-import { openSync, closeSync } from 'node:fs'
-
-/** What a prune marks, kept in a file of its own (not in memory): a history of any size fits. */
-export type Mark = 'live-file' | 'live' | 'candidate'
+import { closeSync, openSync, rmSync } from 'node:fs'
 
 /** The kind of a candidate, for the order of deletion and the counts. */
 export type CandidateKind = 'root' | 'content' | 'segment' | 'manifest'
@@ -20,6 +16,7 @@ export class ObjectSets {
   private readonly addRecord: Database.Statement
   private readonly addRow: Database.Statement
   private readonly addTo: Database.Statement
+  private readonly noteListed: Database.Statement
 
   constructor (private readonly path: string) {
     // Made 0600 before SQLite opens it: it names every object of the history.
@@ -40,6 +37,7 @@ export class ObjectSets {
     this.addRecord = this.db.prepare('INSERT INTO records (object, file) VALUES (?, ?) ON CONFLICT DO NOTHING')
     this.addRow = this.db.prepare('INSERT INTO rows (device, folder, path, seq, cid, deleted) VALUES (@device, @folder, @path, @seq, @cid, @deleted) ON CONFLICT DO NOTHING')
     this.addTo = this.db.prepare('INSERT INTO tos (device, seq) VALUES (?, ?) ON CONFLICT DO NOTHING')
+    this.noteListed = this.db.prepare('UPDATE candidates SET size = ?, stored_at = ? WHERE cid = ?')
   }
 
   /** File CIDs that rows of kept publishes name: their content records' objects are kept. */
@@ -87,14 +85,9 @@ export class ObjectSets {
     this.db.transaction(() => { for (const cid of cids) this.addCandidate.run(cid, kind, rank) })()
   }
 
-  /** Whether `cid` is a candidate no kept publish needs. */
-  isDead (cid: string): boolean {
-    return this.db.prepare('SELECT 1 FROM candidates WHERE cid = ? AND cid NOT IN (SELECT cid FROM live)').pluck().get(cid) !== undefined
-  }
-
   /** Notes what the store lists of a candidate: its size and when it was stored. */
   listed (cid: string, size: number, storedAt: number | undefined): void {
-    this.db.prepare('UPDATE candidates SET size = ?, stored_at = ? WHERE cid = ?').run(size, storedAt ?? null, cid)
+    this.noteListed.run(size, storedAt ?? null, cid)
   }
 
   /**

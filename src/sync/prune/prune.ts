@@ -1,8 +1,10 @@
+import { readdir, rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import { STATE_NAMES } from '../../config/index.js'
 import { PruneContendedError } from '../../errors.js'
 import { failpoint } from '../../util/failpoint.js'
 import { makeDirsSync } from '../../util/make-dirs.js'
+import { processAlive } from '../../util/process-alive.js'
 import type { ProgressEvent, ProgressOptions } from '../../util/progress.js'
 import type { Repository } from '../repository.js'
 import { liveChain, replacedChain, type Chain } from './chains.js'
@@ -41,11 +43,11 @@ export interface Pruned {
 /**
  * Deletes every object no kept publish needs (docs/retention.md, "Prune"): the manifests and
  * segments of chains a forget replaced more than the margin ago, the content objects whose
- * records name no file of a kept publish, and this device's plain roots of forgotten publishes. Kept are: the pointer's chain, its segments, the objects
- * of every record a row of it names, the chains replaced within the margin, and anything stored
- * within the margin. The pointer is read again before anything is deleted: a publish made
- * meanwhile stops the prune. Deletes content, then segments, then manifests oldest first, so a
- * run cut short is finished by the next one.
+ * records name no file of a kept publish, and this device's plain roots of forgotten publishes.
+ * Kept are: the pointer's chain, its segments, the objects of every record a kept row names,
+ * the chains replaced within the margin, and anything stored within the margin. The pointer is
+ * read again before anything is deleted: a publish made meanwhile stops the prune. Deletes
+ * roots, content, segments, then manifests oldest first, so the next run finishes a cut one.
  */
 export async function prune (repository: Repository, init: PruneInit): Promise<Pruned> {
   const { config } = repository
@@ -53,6 +55,7 @@ export async function prune (repository: Repository, init: PruneInit): Promise<P
   makeDirsSync(dir, 0o700)
   const fetch = repository.readContext('prune', { signal: init.signal })
   const pointer = (await repository.pointers.current(config.namespace, config.network, { signal: init.signal })).snapshotCid
+  await removeDeadWork(dir)
   const sets = new ObjectSets(join(dir, `prune-${process.pid}.sqlite`))
   try {
     const live = await liveChain(repository, pointer, fetch)
@@ -117,4 +120,13 @@ function markKept (sets: ObjectSets, chain: Chain): void {
   sets.live(chain.manifests.map(m => m.cid))
   sets.live(chain.manifests.flatMap(m => m.manifest.devices.flatMap(d => d.segments.map(s => s.cid))))
   sets.live(chain.v1)
+}
+
+/** Work files of prunes that were killed (their process is gone): they name the whole history. */
+async function removeDeadWork (dir: string): Promise<void> {
+  for (const name of await readdir(dir).catch(() => [] as string[])) {
+    const pid = /^prune-(\d{1,10})\.sqlite(?:-journal|-wal|-shm)?$/.exec(name)?.[1]
+    if (pid === undefined || (Number(pid) !== process.pid && processAlive(Number(pid)))) continue
+    await rm(join(dir, name), { force: true })
+  }
 }
