@@ -1,0 +1,39 @@
+import { describe, expect, it } from 'vitest'
+import { randomBytes } from 'node:crypto'
+import { readFile, rm, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { EXTERNAL, localServiceUnderTest } from '../helpers/service.js'
+import { useTempDir } from '../helpers/temp-dir.js'
+import { contentDevice, contentObjects, ok } from './content-devices.js'
+
+const RETENTION = '[retention]\nkeep_last = 1\nprune_margin = "0s"\n'
+
+describe.skipIf(EXTERNAL)('prune: what a later publish names again', () => {
+  it('a file deleted, pruned, then added again with the same bytes comes back', async () => {
+    const root = await useTempDir()
+    const service = await localServiceUnderTest({ dir: join(root, 'service') })
+    const a = await contentDevice(root, service, 'a', 'compact_after_deltas = 1\n' + RETENTION)
+    const bytes = randomBytes(3 * 1024 * 1024 + 3)
+    await writeFile(join(a.folder, 'doc.bin'), bytes)
+    await writeFile(join(a.folder, 'other.txt'), 'stays')
+    await ok(a, ['snapshot'], { CIDSYNC_TEST_CLOCK: '2026-03-01T01:00:00.000Z' })
+    const first = contentObjects(a)
+    await rm(join(a.folder, 'doc.bin'))
+    await ok(a, ['snapshot'], { CIDSYNC_TEST_CLOCK: '2026-03-01T02:00:00.000Z' })
+    await ok(a, ['forget'])
+    await ok(a, ['prune'])
+    const gone = await Promise.all([...first].map(async o => await service.clients.objects.has(o)))
+    expect(gone.some(has => !has)).toBe(true)
+    // As a service that deletes at once does: the bytes go with the listing's rows.
+    await service.local.reclaim()
+
+    // The same bytes again, under another name: the publish must store them again.
+    await writeFile(join(a.folder, 'again.bin'), bytes)
+    await ok(a, ['snapshot'], { CIDSYNC_TEST_CLOCK: '2026-03-01T03:00:00.000Z' })
+    // Gone from the folder too: only the service can bring it back.
+    await rm(join(a.folder, 'again.bin'))
+    await ok(a, ['get', 'notes/again.bin', '--to', join(root, 'back')])
+    expect((await readFile(join(root, 'back', 'notes', 'again.bin'))).equals(bytes)).toBe(true)
+    expect((await ok(a, ['verify', '--full', '--content'])).stdout).toContain('restorable')
+  }, 600_000)
+})
