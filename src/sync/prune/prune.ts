@@ -6,6 +6,7 @@ import { failpoint } from '../../util/failpoint.js'
 import { makeDirsSync } from '../../util/make-dirs.js'
 import { processAlive } from '../../util/process-alive.js'
 import type { ProgressEvent, ProgressOptions } from '../../util/progress.js'
+import { SNAPSHOT_PROFILE } from '../read/index.js'
 import type { Repository } from '../repository.js'
 import { liveChain, replacedChain, type Chain } from './chains.js'
 import { ObjectSets, type CandidateKind } from './object-sets.js'
@@ -98,6 +99,7 @@ export async function prune (repository: Repository, init: PruneInit): Promise<P
     }
     const now = (await repository.pointers.current(config.namespace, config.network, { signal: init.signal })).snapshotCid
     if (now !== pointer) throw new PruneContendedError(`another device published while the prune read the history (the pointer holds ${now}, not ${pointer}): nothing was deleted; run it again`)
+    followPointer(repository, pointer, live)
     let freed = 0
     for (let i = 0; i < dead.length; i += DELETE_BATCH) {
       const batch = dead.slice(i, i + DELETE_BATCH)
@@ -112,6 +114,19 @@ export async function prune (repository: Repository, init: PruneInit): Promise<P
   } finally {
     sets.close()
   }
+}
+
+/**
+ * The mirrors move to the pointer before they delete what it replaced: else a mirror whose
+ * pointer still names the old chain (a forget killed once the pointer moved, a publish not yet
+ * taken in) would delete the manifest its own pointer names.
+ */
+function followPointer (repository: Repository, pointer: string, live: Chain): void {
+  const log = repository.store.mirrorLog
+  if (log.lastPointer() === pointer) return
+  const head = live.manifests[0]
+  const segments = head?.cid === pointer ? head.manifest.devices.flatMap(d => d.segments.map(s => s.cid)) : []
+  log.logPublish(pointer, segments, SNAPSHOT_PROFILE.name)
 }
 
 /** A kept chain's manifests, segments and `/1` snapshots are kept, and where each publish holds each device's rows. */

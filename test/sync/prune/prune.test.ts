@@ -105,3 +105,42 @@ describe.skipIf(EXTERNAL)('prune: what no kept publish needs is deleted', () => 
     for (const cid of before) expect(await clients.objects.has(cid)).toBe(true)
   })
 })
+
+describe.skipIf(EXTERNAL)('prune: the mirrors follow the pointer first', () => {
+  it('a rerun still logs the new chain for the mirrors before a prune logs the old one\'s deletes', async () => {
+    const { clients } = await serviceUnderTest()
+    const root = await useTempDir()
+    const a = await syncDevice(root, 'a', A, { namespace: 'prune-three', snapshot: COMPACTING })
+    const clock = handClock()
+    for (let i = 0; i < 4; i++) {
+      write(a, `f${i}.md`)
+      await pub(a, clients, a.config, clock)
+      clock.move(HOUR)
+    }
+    const oldHead = a.store.mirrorLog.lastPointer()
+    expect(oldHead).toBeDefined()
+    // As a kill at `forget:pointer` leaves it: the pointer moved, nothing after it ran.
+    const pointers = Object.create(clients.pointers) as ServiceClients['pointers']
+    pointers.put = async (...args) => {
+      await clients.pointers.put(...args)
+      throw new Error('killed')
+    }
+    const killed: ServiceClients = { ...clients, pointers }
+    await expect(forget(repositoryOf(a, killed), { policy: keepLast(2), now: new Date(clock.now()), timeZone: 'UTC' })).rejects.toThrow('killed')
+    const head = (await clients.pointers.current(a.config.namespace, 'mainnet')).snapshotCid
+    expect(head).not.toBe(oldHead)
+
+    // The rerun finds nothing to forget; then a prune past the margin deletes the old chain.
+    await forget(repositoryOf(a, clients), { policy: keepLast(2), now: new Date(clock.now()), timeZone: 'UTC' })
+    const pruned = await prune(repositoryOf(a, clients), { marginMs: DAY, now: new Date(clock.now() + 2 * DAY) })
+    expect(pruned.deleted.manifest).toBeGreaterThan(0)
+
+    // A mirror copies the log in order: its pointer must reach the new head before the old one's manifest goes.
+    const rows = a.store.mirrorLog.after(0, 10_000)
+    const firstDelete = rows.findIndex(r => r.kind === 'delete')
+    const newPointer = rows.findIndex(r => r.kind === 'pointer' && r.cid === head)
+    expect(rows.some(r => r.kind === 'delete' && r.cid === oldHead)).toBe(true)
+    expect(newPointer).toBeGreaterThanOrEqual(0)
+    expect(newPointer).toBeLessThan(firstDelete)
+  })
+})
