@@ -4,7 +4,7 @@ import { readFile, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { EXTERNAL, localServiceUnderTest } from '../helpers/service.js'
 import { useTempDir } from '../helpers/temp-dir.js'
-import { contentDevice, contentObjects, ok } from './content-devices.js'
+import { contentDevice, contentObjects, ok, shareKey } from './content-devices.js'
 
 const RETENTION = '[retention]\nkeep_last = 1\nprune_margin = "0s"\n'
 
@@ -35,5 +35,30 @@ describe.skipIf(EXTERNAL)('prune: what a later publish names again', () => {
     await ok(a, ['get', 'notes/again.bin', '--to', join(root, 'back')])
     expect((await readFile(join(root, 'back', 'notes', 'again.bin'))).equals(bytes)).toBe(true)
     expect((await ok(a, ['verify', '--full', '--content'])).stdout).toContain('restorable')
+  }, 600_000)
+
+  it('another device that names a pruned file\'s content again stores it again', async () => {
+    const root = await useTempDir()
+    const service = await localServiceUnderTest({ dir: join(root, 'service') })
+    const a = await contentDevice(root, service, 'a', 'compact_after_deltas = 1\n' + RETENTION)
+    const b = await contentDevice(root, service, 'b')
+    await shareKey(a, b)
+    const bytes = randomBytes(3 * 1024 * 1024 + 1)
+    await writeFile(join(a.folder, 'doc.bin'), bytes)
+    await writeFile(join(a.folder, 'other.txt'), 'stays')
+    await ok(a, ['snapshot'], { CIDSYNC_TEST_CLOCK: '2026-03-01T01:00:00.000Z' })
+    // b takes in a's publish: its index now holds a's record of doc.bin.
+    await ok(b, ['restore'])
+    await rm(join(a.folder, 'doc.bin'))
+    await ok(a, ['snapshot'], { CIDSYNC_TEST_CLOCK: '2026-03-01T02:00:00.000Z' })
+    await ok(a, ['forget'])
+    await ok(a, ['prune'])
+    await service.local.reclaim()
+
+    await writeFile(join(b.folder, 'copy.bin'), bytes)
+    await ok(b, ['snapshot'], { CIDSYNC_TEST_CLOCK: '2026-03-01T03:00:00.000Z' })
+    await rm(join(b.folder, 'copy.bin'))
+    await ok(b, ['get', 'notes/copy.bin', '--to', join(root, 'back')])
+    expect((await readFile(join(root, 'back', 'notes', 'copy.bin'))).equals(bytes)).toBe(true)
   }, 600_000)
 })
