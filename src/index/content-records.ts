@@ -54,7 +54,9 @@ export class ContentRecordStore {
   private get statements (): NonNullable<ContentRecordStore['prepared']> {
     const db = this.db
     this.prepared ??= {
-      byCid: db.prepare(`${SELECT} WHERE cid = ? ORDER BY stored_at`),
+      // Newest first: after a prune, an older record may name objects deleted since, and the
+      // device that stored the bytes again holds the newer one.
+      byCid: db.prepare(`${SELECT} WHERE cid = ? ORDER BY stored_at DESC, device_id`),
       ensureDevice: db.prepare('INSERT INTO devices (device_id, hostname, first_seen) VALUES (?, ?, ?) ON CONFLICT (device_id) DO NOTHING'),
       lastSeq: db.prepare('SELECT last_seq FROM devices WHERE device_id = ?').pluck(),
       setSeq: db.prepare('UPDATE devices SET last_seq = ? WHERE device_id = ?'),
@@ -74,7 +76,7 @@ export class ContentRecordStore {
     return this.prepared
   }
 
-  /** Every device's records of a file's content, oldest first. */
+  /** Every device's records of a file's content, newest first. */
   lookup (cid: string): StoredContentRow[] {
     return this.statements.byCid.all(cid) as StoredContentRow[]
   }
@@ -210,6 +212,21 @@ export class ContentRecordStore {
     }
     return db.prepare(`SELECT COUNT(*) AS files, COALESCE(SUM(stored), 0) AS stored FROM
       (SELECT MAX(${anyContent ? stored : '0'}) AS stored FROM entries e WHERE deleted = 0${kinds ? " AND (kind IS NULL OR kind = 'file')" : ''} GROUP BY folder, path)`).get() as { files: number, stored: number }
+  }
+
+  /**
+   * This device's live rows written after `afterSeq` whose content some record says is stored:
+   * rows a storing pass counts as stored without looking. In sequence order from a cursor, at
+   * most `limit`.
+   */
+  storedSince (deviceId: string, afterSeq: number, limit: number): Array<{ readonly seq: number, readonly cid: string }> {
+    return this.db.prepare(`SELECT e.seq, e.cid FROM entries e WHERE e.device_id = ? AND e.seq > ? AND e.deleted = 0 AND e.cid IS NOT NULL
+      AND EXISTS (SELECT 1 FROM content c WHERE c.cid = e.cid) ORDER BY e.seq LIMIT ?`).all(deviceId, afterSeq, limit) as Array<{ seq: number, cid: string }>
+  }
+
+  /** Drops one device's record of a file's content from this index (its objects are gone): the file is stored again. */
+  dropRecord (deviceId: string, cid: string): void {
+    this.db.prepare('DELETE FROM content WHERE device_id = ? AND cid = ?').run(deviceId, cid)
   }
 
   /** Records what this device stored, each with its next sequence number, in one transaction. */

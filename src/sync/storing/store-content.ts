@@ -10,6 +10,7 @@ import { createIgnoreMatcher } from '../../watch/index.js'
 import { SNAPSHOT_PROFILE } from '../read/index.js'
 import { safeComponents } from '../restore/index.js'
 import { ContentIndex, type ContentIndexPass } from './content-index.js'
+import { dropPrunedRecords } from './pruned-records.js'
 import type { NotStored } from '../content-outcome.js'
 import type { SyncComponents } from '../sync-components.js'
 import { STATE_NAMES } from '../../config/index.js'
@@ -50,6 +51,8 @@ export interface StoreContentResult {
   readonly leftOut: ReadonlyMap<string, { files: number, bytes: number }>
   /** What the pass did with the content index; undefined for plain content, which has none. */
   readonly contentIndex?: ContentIndexPass
+  /** Records dropped because the store no longer lists their objects: their files stored again. */
+  readonly recordsDropped?: number
 }
 
 /** The sealing and key content is stored under by this config, as records name it. */
@@ -83,6 +86,8 @@ export async function storeContent (components: StoreContentComponents, init: St
   const contentIndex = key === undefined
     ? undefined
     : new ContentIndex(components, { keyId, signal: init.signal })
+  // A record whose objects a prune deleted is dropped, so its file is stored again.
+  const dropped = await dropPrunedRecords({ index, deviceId, objects: clients.objects, store, logger: components.logger }, init.signal)
   // Only when something is to be sent: a pass with nothing to store asks the service nothing.
   if (contentIndex !== undefined && folders.some(f => index.content.unstored(deviceId, f.name, keyId, '', 1).length > 0)) {
     await contentIndex.refresh()
@@ -143,7 +148,8 @@ export async function storeContent (components: StoreContentComponents, init: St
   }
   // What this pass recorded, for other devices: a failure is logged and sent with the next pass.
   await contentIndex?.send()
-  return contentIndex === undefined ? result : { ...result, contentIndex: contentIndex.pass }
+  const counted = dropped === 0 ? result : { ...result, recordsDropped: dropped }
+  return contentIndex === undefined ? counted : { ...counted, contentIndex: contentIndex.pass }
 }
 
 interface FolderRun {
