@@ -58,6 +58,7 @@ export const SLOW_FILES: readonly string[] = [
   'test/remote/contract-external.test.ts',
   // Mirrors: a second service, copies and lag, end to end.
   'test/cli/mirror-directory.test.ts',
+  'test/cli/mirror-prune.test.ts',
   'test/cli/mirror-lag.test.ts',
   'test/cli/mirror-others.test.ts',
   'test/cli/mirror-reads.test.ts',

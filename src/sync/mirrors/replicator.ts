@@ -163,11 +163,15 @@ export class MirrorReplicator {
         // A prune's deletes, as many in a row as the batch holds: one call, one walk of a listing.
         let last = i
         while (rows[last + 1]?.kind === 'delete') last++
-        await link.clients.objects.deleteMany(rows.slice(i, last + 1).map(r => r.cid), { signal: this.abort.signal })
+        const cids = rows.slice(i, last + 1).map(r => r.cid)
+        await link.clients.objects.deleteMany(cids, { signal: this.abort.signal })
+        // A deleted object skipped before (the primary no longer gave it) is not missing any more.
+        for (const cid of cids) log.unskip(link.name, cid)
         log.advance(link.name, (rows[last] as ReplicaRow).seq)
         i = last
       } else if (row.kind === 'object') {
-        await this.copyOrSkip(row, primary)
+        // A prune deleted it since, so the primary no longer gives it, and no kept publish needs it.
+        if (!log.deletedAfter(row.cid, row.seq)) await this.copyOrSkip(row, primary)
         log.advance(link.name, row.seq)
       } else if (log.pointerAfter(row.seq)) {
         // A later publish moves the pointer past this one: its objects are copied all the same.

@@ -42,7 +42,7 @@ export interface SkippedObjects {
  * A mirror added later starts at the beginning and copies everything logged.
  */
 export class MirrorLog {
-  private readonly s: Record<'has' | 'insert' | 'lastPointer' | 'after' | 'state' | 'ensure' | 'cursor' | 'published' | 'drill' | 'behind' | 'laterPointer' | 'lastSeq' | 'stateValue' | 'setStateValue', Database.Statement>
+  private readonly s: Record<'has' | 'insert' | 'lastPointer' | 'after' | 'state' | 'ensure' | 'cursor' | 'published' | 'drill' | 'behind' | 'laterPointer' | 'lastSeq' | 'stateValue' | 'setStateValue' | 'deletedLater', Database.Statement>
 
   constructor (private readonly db: Database.Database) {
     this.s = {
@@ -57,8 +57,10 @@ export class MirrorLog {
       published: db.prepare('UPDATE mirror_state SET published = ? WHERE mirror = ?'),
       drill: db.prepare('UPDATE mirror_state SET drill = ?, drill_success = COALESCE(?, drill_success) WHERE mirror = ?'),
       // A pointer row repeated after content that came in later (logContent) is one publish, and none once the mirror holds it.
-      behind: db.prepare("SELECT COUNT(*) FILTER (WHERE kind = 'object') AS objects, COUNT(DISTINCT cid) FILTER (WHERE kind = 'pointer' AND cid != ?) AS pointers, MIN(added_at) AS oldest FROM replica_log WHERE seq > ?"),
+      // An object a prune deleted later is not waited for: the mirror skips it.
+      behind: db.prepare("SELECT COUNT(*) FILTER (WHERE kind = 'object' AND NOT EXISTS (SELECT 1 FROM replica_log d WHERE d.cid = replica_log.cid AND d.kind = 'delete' AND d.seq > replica_log.seq)) AS objects, COUNT(DISTINCT cid) FILTER (WHERE kind = 'pointer' AND cid != ?) AS pointers, MIN(added_at) AS oldest FROM replica_log WHERE seq > ?"),
       laterPointer: db.prepare("SELECT 1 FROM replica_log WHERE kind = 'pointer' AND seq > ? LIMIT 1").pluck(),
+      deletedLater: db.prepare("SELECT 1 FROM replica_log WHERE cid = ? AND kind = 'delete' AND seq > ? LIMIT 1").pluck(),
       lastSeq: db.prepare('SELECT COALESCE(MAX(seq), 0) FROM replica_log').pluck(),
       stateValue: db.prepare('SELECT value FROM sync_state WHERE key = ?').pluck(),
       setStateValue: db.prepare('INSERT INTO sync_state (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value')
@@ -162,6 +164,11 @@ export class MirrorLog {
   /** Whether a pointer move was logged after `seq` (an older one need not be made on its own). */
   pointerAfter (seq: number): boolean {
     return this.s.laterPointer.get(seq) !== undefined
+  }
+
+  /** Whether a prune deleted `cid` after row `seq`: a mirror behind need not copy it (a later store logs it again). */
+  deletedAfter (cid: string, seq: number): boolean {
+    return this.s.deletedLater.get(cid, seq) !== undefined
   }
 
   lastSeq (): number {
