@@ -116,7 +116,7 @@ keep_monthly = 24
 keep_yearly = 10
 # keep_last = 0                         # the last N publishes, whenever they were made
 prune_margin = ${toml(DEFAULT_PRUNE_MARGIN)}                     # an object younger than this is never deleted: another device may name it
-schedule = ${toml(DEFAULT_RETENTION_SCHEDULE)}                 # weekly, Sunday 05:17
+schedule = ${toml(DEFAULT_RETENTION_SCHEDULE)}                 # when the daemon forgets and prunes: weekly, Sunday 05:17
 # time_zone = "Europe/Berlin"           # the zone of those hours and days; unset: the system's
 `
 }

@@ -97,7 +97,6 @@ export function registerInit (program: Command): void {
       const config = loadConfig({ configPath: target })
       makeDirsSync(config.stateDir, 0o700)
       // Said, not only written: the file now holds rules that will decide which publishes are forgotten.
-      // Said as it is today too: nothing applies them yet, so nobody waits for a thinning that never comes.
       const retentionLine = config.retention === undefined ? '' : `retention policy written under [retention] in ${target}: the daemon forgets and prunes by it weekly (docs/retention.md)\n`
       if (joiner !== undefined && bundle !== undefined) {
         const done = await joiner.completeJoin(target, config, bundle, options.folder === undefined && bundle.folders.length > 0)
