@@ -17,7 +17,7 @@ name = ${toml(f.name)}                        # label; paths in the index are re
 path = ${toml(f.path)}
 ignore = [${DEFAULT_IGNORE.map(toml).join(', ')}]
 store = true                            # keep the content too (sealed), not only the index; unset: false, so an older config uploads nothing new
-# follow_symlinks = false               # true: index what symlinks point to; false: skip symlinks
+# follow_symlinks = false               # true: index what symlinks point to; false: keep each as a link
 `).join('\n')
   return `# cidsync configuration (TOML). Every key is optional; the values shown are the defaults.
 # A CIDSYNC_<SECTION>_<KEY> environment variable overrides a key (CIDSYNC_STATUS_LISTEN, ...).

@@ -114,6 +114,9 @@ describe('cidsync init', () => {
     expect(init.stdout).toContain(`retention policy written under [retention] in ${config}: the daemon forgets and prunes by it weekly (docs/retention.md)\n`)
     expect(init.stdout).not.toMatch(/fewer publishes are kept|nothing is deleted/)
     expect(await readFile(config, 'utf8')).toContain('The daemon forgets and prunes by it on `schedule`')
+    expect(await readFile(config, 'utf8')).not.toContain('nothing is deleted')
+    // A link is kept as a link, never skipped: the comment must not say otherwise.
+    expect(await readFile(config, 'utf8')).toContain('false: keep each as a link')
     expect(loadConfig({ configPath: config, env: {} }).retention?.policy).toMatchObject({ keepHourly: 24, keepDaily: 14, keepWeekly: 8, keepMonthly: 24, keepYearly: 10 })
     const old = join(dir, 'old.toml')
     await writeFile(old, `state_dir = ${JSON.stringify(join(dir, 'state'))}\n`)
