@@ -17,7 +17,7 @@ What it does:
 The kept publishes are linked anew, each to the kept one before it.
 The pointer then moves to the new newest one: history lists only the kept ones.
 A kept publish whose link changed gets a new CID; its files and time stay.
-Nothing is deleted: the forgotten publishes' objects stay on the service.
+Nothing is deleted: the forgotten publishes' objects stay until \`cidsync prune\`.
 
 Other devices:
 They take the new chain at their next publish, as they take any publish.
