@@ -66,6 +66,9 @@ describe.skipIf(EXTERNAL)('cidsync prune', () => {
     await ok(a, ['forget'])
     const pruned = await ok(a, ['prune'])
     expect(pruned.stdout).toMatch(/the embedded service gave back \d/)
+    // No [[mirrors]]: nothing is said of mirrors.
+    expect(pruned.stdout).toContain('storage deals already made are not cancelled\n')
+    expect(pruned.stdout).not.toMatch(/mirror/)
     expect(await packBytes(join(root, 'service'))).toBeLessThan(before - 3 * 1024 * 1024)
     expect((await ok(a, ['verify', '--full'])).stdout).toContain('restorable')
   }, 600_000)

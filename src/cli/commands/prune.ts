@@ -58,7 +58,12 @@ export function registerPrune (program: Command): void {
             ? `the embedded service could not give the space back now (${space.error}); a later prune tries again\n`
             : `the embedded service gave back ${formatBytes(space.diskBytesFreed)} of disk (${countOf(space.packsRewritten, 'pack', 'packs')} rewritten, ${countOf(space.packsRemoved, 'pack', 'packs')} removed)\n`)
         }
-        if (options.dryRun !== true && objects > 0) process.stdout.write('storage deals already made are not cancelled; the mirrors delete the same objects as they catch up\n')
+        if (options.dryRun !== true && objects > 0) {
+          // Mirrors are named only where there are some: a user without one must not look for them.
+          const one = config.mirrors.length === 1
+          const mirrors = config.mirrors.length === 0 ? '' : `; ${one ? 'the mirror deletes' : 'the mirrors delete'} the same objects as ${one ? 'it catches' : 'they catch'} up`
+          process.stdout.write(`storage deals already made are not cancelled${mirrors}\n`)
+        }
       })
     }))
 }
