@@ -89,6 +89,8 @@ describe.skipIf(EXTERNAL)('cidsync history and restore --at/--cid (processes)', 
     expect(nothing.code).toBe(3)
     expect(nothing.stderr).toContain('ERR_NOTHING_AT_TIME')
     expect(nothing.stderr).toContain('cidsync history')
+    expect(nothing.stderr).toContain(`its oldest publish is of`)
+    expect(nothing.stderr).not.toContain('forget')
     expect(await sha(join(b.state, 'index.sqlite'))).toBe(before)
 
     expect(JSON.parse((await ok(b, ['restore', '--force', '--json'])).stdout)).toMatchObject({ cid: latest })

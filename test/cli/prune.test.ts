@@ -30,6 +30,10 @@ describe.skipIf(EXTERNAL)('cidsync prune', () => {
     // Nothing forgotten yet: the old version is still named by a kept publish.
     expect((JSON.parse((await ok(a, ['prune', '--dry-run', '--json'])).stdout) as PruneJson).deleted.content).toBe(0)
     await ok(a, ['forget'])
+    // A forgotten time before the kept one is refused, naming the oldest kept publish.
+    const forgotten = await a.run(['get', 'notes/big.bin', '--to', join(root, 'early'), '--at', '2026-03-01T01:30:00Z'])
+    expect(forgotten.code).toBe(3)
+    expect(forgotten.stderr).toContain('its oldest publish is of 2026-03-01T02:00:00.000Z (a `cidsync forget` may have removed older ones)')
     const dry = JSON.parse((await ok(a, ['prune', '--dry-run', '--json'])).stdout) as PruneJson
     expect(dry.deleted.content).toBeGreaterThan(0)
     expect(dry.bytes).toBeGreaterThan(3 * 1024 * 1024)

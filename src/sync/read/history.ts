@@ -1,7 +1,7 @@
 import { rm, stat } from 'node:fs/promises'
 import type { ObjectHome } from '../../store/index.js'
 import { ENGINE_V1, inflateBound, openManifest, parseManifest, publishFetchBound, PUBLISH_PREFIX_BYTES, readSealedHeader, unseal, type Manifest } from '../../snapshot/index.js'
-import { SnapshotFormatError } from '../../errors.js'
+import { NothingAtTimeError, SnapshotFormatError } from '../../errors.js'
 import { SNAPSHOT_PROFILE } from './snapshot-profile.js'
 import { fetchedPath, type FetchInit } from './segment-fetch.js'
 import { checkBinding } from './manifest-binding.js'
@@ -168,6 +168,21 @@ export async function publishAt (clients: ObjectHome, start: string, time: Date,
     if (Date.parse(publish.entry.at) <= time.getTime()) return publish
   }
   return undefined
+}
+
+/**
+ * The refusal of a time before every publish of the history from `start` (exit 3). It names the
+ * oldest publish there, from which `--at` is answered, and says when a forget may have removed older ones.
+ */
+export async function nothingAtTime (clients: ObjectHome, start: string, time: Date, cache: ManifestCache, init: FetchInit): Promise<NothingAtTimeError> {
+  let oldest: HistoryEntry | undefined
+  let forgotten = false
+  for await (const { entry, manifest } of walkHistory(clients, start, cache, init)) {
+    oldest = entry
+    if ((manifest?.replaced?.length ?? 0) > 0) forgotten = true
+  }
+  const first = oldest === undefined ? '' : `; its oldest publish is of ${oldest.at}${forgotten ? ' (a `cidsync forget` may have removed older ones)' : ''}`
+  return new NothingAtTimeError(`nothing was published at or before ${time.toISOString()} in the history from ${start}${first}: see \`cidsync history\` for the times there are`)
 }
 
 /**

@@ -3,7 +3,7 @@
  * building a whole or past index from it, and the binding and policy a read must honour.
  */
 export { buildIndex } from './build-index.js'
-export { MAX_HISTORY, cachedHistory, publishAt, readPublish, walkEntries, walkHistory } from './history.js'
+export { MAX_HISTORY, cachedHistory, nothingAtTime, publishAt, readPublish, walkEntries, walkHistory } from './history.js'
 export type { HistoryEntry, ManifestCache } from './history.js'
 export { unboundMayMerge } from './manifest-binding.js'
 export { mergeManifest, parseChains } from './merge-manifest.js'

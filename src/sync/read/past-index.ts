@@ -6,7 +6,7 @@ import { openIndex, type Index } from '../../index/index.js'
 import type { ObjectHome } from '../../store/index.js'
 import { makeDirsSync } from '../../util/make-dirs.js'
 import { buildIndex } from './build-index.js'
-import { publishAt, type HistoryEntry, type ManifestCache } from './history.js'
+import { nothingAtTime, publishAt, type HistoryEntry, type ManifestCache } from './history.js'
 import { checkOwnPublishIn } from './own-publish-check.js'
 import { prunePast, touchPast } from './past-prune.js'
 import type { FetchInit } from './segment-fetch.js'
@@ -46,7 +46,7 @@ export interface PastIndex {
 export async function pastIndex (clients: ObjectHome, start: string, at: Date, cache: ManifestCache, init: FetchInit, own?: LastPublished): Promise<BuiltPast> {
   const found = await publishAt(clients, start, at, cache, init)
   checkOwnPublishIn(found?.entry, own, at)
-  if (found === undefined) throw new NothingAtTimeError(`nothing was published at or before ${at.toISOString()} in the history from ${start}: see \`cidsync history\` for the times there are`)
+  if (found === undefined) throw await nothingAtTime(clients, start, at, cache, init)
   const dir = join(init.stateDir, PAST_DIR)
   makeDirsSync(dir, 0o700)
   // The CID is checked text (it named a verified fetch); only its letters and digits reach the name.

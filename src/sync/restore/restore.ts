@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs'
 import { copyFile, link, readdir, rename, rm } from 'node:fs/promises'
 import { basename, dirname, join } from 'node:path'
-import { IndexDamagedError, NothingAtTimeError, SequenceImplausibleError, SnapshotFormatError, UsageError } from '../../errors.js'
+import { IndexDamagedError, SequenceImplausibleError, SnapshotFormatError, UsageError } from '../../errors.js'
 import { DEVICE_ID_FILE, indexPath, isDamageError, openIndex, readDeviceId } from '../../index/index.js'
 import type { ObjectHome } from '../../store/index.js'
 import { READABLE_ENGINES, type Manifest } from '../../snapshot/index.js'
@@ -11,7 +11,7 @@ import { failpoint } from '../../util/failpoint.js'
 import { fsyncPath } from '../../util/fsync.js'
 import type { Repository } from '../repository.js'
 import { type SyncStore, type SyncStoreOwner, removeLeftovers, jobFiles } from '../state/index.js'
-import { checkOwnPublishIn, publishAt, readPublish, type HistoryEntry, type ManifestCache, buildIndex, type DownloadProgress, type FetchInit, fetchV1Snapshot, scrubRestoredIndex } from '../read/index.js'
+import { checkOwnPublishIn, nothingAtTime, publishAt, readPublish, type HistoryEntry, type ManifestCache, buildIndex, type DownloadProgress, type FetchInit, fetchV1Snapshot, scrubRestoredIndex } from '../read/index.js'
 
 export interface RestoreComponents {
   /** The home read from, with this process's passphrase and config. */
@@ -210,7 +210,7 @@ function memoryCache (kept: Map<string, string>): ManifestCache {
 async function choose (clients: ObjectHome, start: string, at: Date | undefined, cache: ManifestCache, fetch: FetchInit): Promise<{ entry: HistoryEntry, manifest: Manifest | undefined }> {
   if (at === undefined) return await readPublish(clients, start, cache, fetch)
   const found = await publishAt(clients, start, at, cache, fetch)
-  if (found === undefined) throw new NothingAtTimeError(`nothing was published at or before ${at.toISOString()} in the history from ${start}: see \`cidsync history\` for the times there are`)
+  if (found === undefined) throw await nothingAtTime(clients, start, at, cache, fetch)
   return found
 }
 
