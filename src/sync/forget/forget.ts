@@ -49,6 +49,7 @@ export async function forget (repository: Repository, init: ForgetInit): Promise
   const after = await repository.pointers.current(namespace, network, { signal: init.signal })
   if (after.snapshotCid !== head) throw contended(after.snapshotCid, head)
   failpoint('forget:pointer')
+  repository.store.relinked(plan.pointer, head)
   // The mirrors follow: the new manifests first (their segments are there already), then the pointer.
   const fresh = relinked.filter(r => r.cid !== r.was).map(r => r.cid)
   repository.store.mirrorLog.logPublish(head, fresh.filter(c => c !== head), SNAPSHOT_PROFILE.name)

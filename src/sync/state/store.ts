@@ -112,6 +112,18 @@ export class SyncStore extends SyncState {
   }
 
   /**
+   * A forget on this device linked the chain anew: the pointer holds `to` in place of `from`, with
+   * the same rows. A base that was `from` is `to` now, so status and the next publish see no
+   * other device's publish to merge.
+   */
+  relinked (from: string, to: string, at = new Date()): void {
+    this.db.transaction(() => {
+      if (this.base() === from) this.setValue(KEY.base, to)
+      this.notePointer(to, at)
+    })()
+  }
+
+  /**
    * A restore installed `cid`: it is the base, and the restore is remembered for status.
    * `pointer`: what the primary's pointer held when the restore read it, now the last known one.
    */

@@ -53,6 +53,8 @@ describe.skipIf(EXTERNAL)('forget: the policy applied to the chain', () => {
     // The two newest, same times and counts, new CIDs, the oldest kept one now the chain's start.
     expect(after.map(e => [e.at, e.entries])).toEqual(before.slice(0, 2).map(e => [e.at, e.entries]))
     expect(after[0]?.cid).toBe(done.head)
+    // This device's base follows: status sees no other device's publish to merge.
+    expect(a.store.base()).toBe(done.head)
     expect(after[1]?.previous).toBeNull()
     expect(after.map(e => e.cid)).not.toContain(cids[4])
 
