@@ -4,9 +4,9 @@ import type { Config } from '../../src/config/index.js'
 import { indexPath, openIndex, type Index } from '../../src/index/index.js'
 import type { ServiceClients } from '../../src/remote/index.js'
 import type { Clock } from '../../src/util/clock.js'
-import { publish, readPublish, restore, walkHistory, type HistoryEntry, type ManifestCache } from '../../src/sync/index.js'
+import { publish, readPublish, restore, walkEntries, walkHistory, type HistoryEntry, type ManifestCache } from '../../src/sync/index.js'
 import { exportKey, importKey, type Manifest } from '../../src/snapshot/index.js'
-import { restoring, closeDeviceIndex, syncDevice, syncOf, type SyncDevice } from '../helpers/sync-device.js'
+import { repositoryOf, restoring, closeDeviceIndex, syncDevice, syncOf, type SyncDevice } from '../helpers/sync-device.js'
 
 export const logger = pino({ level: 'silent' })
 
@@ -58,3 +58,11 @@ export async function manifestOf (clients: ServiceClients, d: SyncDevice, cid: s
   return manifest
 }
 
+/** The pointer's history as `d` reads it on `clients`, newest first. */
+export async function historyOf (d: SyncDevice, clients: ServiceClients): Promise<HistoryEntry[]> {
+  const repository = repositoryOf(d, clients)
+  const pointer = await clients.pointers.current(d.config.namespace, 'mainnet')
+  const rows: HistoryEntry[] = []
+  for await (const entry of walkEntries(clients, pointer.snapshotCid, repository.manifestCache, repository.readContext('history'))) rows.push(entry)
+  return rows
+}

@@ -16,10 +16,7 @@ export interface Chain {
 export async function liveChain (repository: Repository, head: string, fetch: FetchInit): Promise<Chain> {
   const chain: Chain = { manifests: [], v1: [] }
   try {
-    for await (const { entry, manifest } of walkHistory(repository.home, head, repository.manifestCache, fetch)) {
-      if (manifest === undefined) chain.v1.push(entry.cid)
-      else chain.manifests.push({ cid: entry.cid, manifest })
-    }
+    await walkInto(chain, repository, head, fetch)
   } catch (err) {
     if (!isUnusable(err)) throw err
     throw new PruneRefusedError(`the history holds a publish this device cannot read (${(err as Error).message}): nothing is pruned. Run \`cidsync verify --full\` to see which`, { cause: err })
@@ -38,12 +35,17 @@ export async function liveChain (repository: Repository, head: string, fetch: Fe
 export async function replacedChain (repository: Repository, head: string, fetch: FetchInit): Promise<Chain> {
   const chain: Chain = { manifests: [], v1: [] }
   try {
-    for await (const { entry, manifest } of walkHistory(repository.home, head, repository.manifestCache, fetch)) {
-      if (manifest === undefined) chain.v1.push(entry.cid)
-      else chain.manifests.push({ cid: entry.cid, manifest })
-    }
+    await walkInto(chain, repository, head, fetch)
   } catch (err) {
     if (!(err instanceof ContentNotFoundError) && !isUnusable(err)) throw err
   }
   return chain
+}
+
+/** Walks the chain from `head` into `chain`, newest first: what was read stays when the walk stops. */
+async function walkInto (chain: Chain, repository: Repository, head: string, fetch: FetchInit): Promise<void> {
+  for await (const { entry, manifest } of walkHistory(repository.home, head, repository.manifestCache, fetch)) {
+    if (manifest === undefined) chain.v1.push(entry.cid)
+    else chain.manifests.push({ cid: entry.cid, manifest })
+  }
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { forget, walkEntries, type HistoryEntry } from '../../../src/sync/index.js'
+import { forget } from '../../../src/sync/index.js'
 import { ForgetContendedError } from '../../../src/errors.js'
 import type { RetentionPolicy } from '../../../src/retention/index.js'
 import type { ServiceClients } from '../../../src/remote/index.js'
@@ -7,20 +7,12 @@ import { EXTERNAL, serviceUnderTest } from '../../helpers/service.js'
 import { useTempDir } from '../../helpers/temp-dir.js'
 import { handClock } from '../../helpers/clock.js'
 import { repositoryOf, syncDevice, writeRows as write, type SyncDevice } from '../../helpers/sync-device.js'
-import { everything, pub, readIndex, restoreInto, restorer } from '../v2-helpers.js'
+import { everything, historyOf, pub, readIndex, restoreInto, restorer } from '../v2-helpers.js'
 
 const A = 'aaaaaaaa-0000-4000-8000-000000000000'
 const B = 'bbbbbbbb-0000-4000-8000-000000000000'
 const HOUR = 3_600_000
 const keepLast = (n: number): RetentionPolicy => ({ keepLast: n, keepHourly: 0, keepDaily: 0, keepWeekly: 0, keepMonthly: 0, keepYearly: 0, keepWithin: undefined })
-
-async function historyOf (d: SyncDevice, clients: ServiceClients): Promise<HistoryEntry[]> {
-  const repository = repositoryOf(d, clients)
-  const pointer = await clients.pointers.current(d.config.namespace, 'mainnet')
-  const rows: HistoryEntry[] = []
-  for await (const entry of walkEntries(clients, pointer.snapshotCid, repository.manifestCache, repository.readContext('test'))) rows.push(entry)
-  return rows
-}
 
 /** Five publishes an hour apart, each adding one file: `f0.md` ... `f4.md`. */
 async function fiveHours (d: SyncDevice, clients: ServiceClients): Promise<{ cids: string[], clock: ReturnType<typeof handClock> }> {

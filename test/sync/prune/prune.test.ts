@@ -1,13 +1,13 @@
 import { describe, expect, it } from 'vitest'
-import { forget, prune, walkEntries, type HistoryEntry } from '../../../src/sync/index.js'
+import { forget, prune } from '../../../src/sync/index.js'
 import type { RetentionPolicy } from '../../../src/retention/index.js'
 import { PruneContendedError } from '../../../src/errors.js'
 import type { ServiceClients } from '../../../src/remote/index.js'
 import { EXTERNAL, serviceUnderTest } from '../../helpers/service.js'
 import { useTempDir } from '../../helpers/temp-dir.js'
 import { handClock } from '../../helpers/clock.js'
-import { repositoryOf, syncDevice, writeRows as write, type SyncDevice } from '../../helpers/sync-device.js'
-import { everything, pub, readIndex, restoreInto, restorer } from '../v2-helpers.js'
+import { repositoryOf, syncDevice, writeRows as write } from '../../helpers/sync-device.js'
+import { everything, historyOf, pub, readIndex, restoreInto, restorer } from '../v2-helpers.js'
 
 const A = 'aaaaaaaa-0000-4000-8000-000000000000'
 const HOUR = 3_600_000
@@ -15,14 +15,6 @@ const DAY = 24 * HOUR
 const keepLast = (n: number): RetentionPolicy => ({ keepLast: n, keepHourly: 0, keepDaily: 0, keepWeekly: 0, keepMonthly: 0, keepYearly: 0, keepWithin: undefined })
 // A base every second publish: the deltas of forgotten publishes are then needed by no kept one.
 const COMPACTING = 'deal = false\ncompact_after_deltas = 1\n'
-
-async function historyOf (d: SyncDevice, clients: ServiceClients): Promise<HistoryEntry[]> {
-  const repository = repositoryOf(d, clients)
-  const pointer = await clients.pointers.current(d.config.namespace, 'mainnet')
-  const rows: HistoryEntry[] = []
-  for await (const entry of walkEntries(clients, pointer.snapshotCid, repository.manifestCache, repository.readContext('test'))) rows.push(entry)
-  return rows
-}
 
 async function listed (clients: ServiceClients): Promise<Set<string>> {
   const cids = new Set<string>()
