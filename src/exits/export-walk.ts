@@ -149,7 +149,8 @@ export class ExportWalk {
 
   /** The plain root over what was walked (docs/snapshot-format.md, "The plain root"). */
   plainRoot (): ExportRoot {
-    const content = this.init.content === true ? [...this.contentSizes].map(([cid, size]) => ({ cid: CID.parse(cid), size })) : undefined
+    // In CID order, as a publish's own root lists them: the same content gives the same tree.
+    const content = this.init.content === true ? [...this.contentSizes].sort(([a], [b]) => a < b ? -1 : a > b ? 1 : 0).map(([cid, size]) => ({ cid: CID.parse(cid), size })) : undefined
     return exportRoot(this.publishes, content)
   }
 
