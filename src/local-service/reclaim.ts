@@ -1,6 +1,6 @@
-import { chmodSync, closeSync, openSync } from 'node:fs'
 import { join } from 'node:path'
-import Database from 'better-sqlite3'
+import type Database from 'better-sqlite3'
+import { tryExclusiveLock } from '../util/exclusive-lock.js'
 import { ServiceReclaimBusyError } from '../errors.js'
 import { failpoint } from '../util/failpoint.js'
 import type { BlockStore } from './blocks.js'
@@ -59,19 +59,9 @@ export interface ReclaimTarget {
 
 /** Takes the data dir's reclaim lock (an fcntl lock under SQLite, dropped by the kernel when its holder dies). */
 function takeLock (dir: string): () => void {
-  const path = join(dir, RECLAIM_LOCK)
-  closeSync(openSync(path, 'a', 0o600))
-  chmodSync(path, 0o600)
-  const lock = new Database(path, { timeout: 0 })
-  try {
-    lock.pragma('locking_mode = EXCLUSIVE')
-    lock.exec('BEGIN EXCLUSIVE')
-  } catch (err) {
-    lock.close()
-    if (!String((err as { code?: unknown }).code ?? '').startsWith('SQLITE_BUSY')) throw err
-    throw new ServiceReclaimBusyError(`another process is reclaiming the space of the local service in ${dir}: it gives the space back; run this again once it is done`)
-  }
-  return () => { lock.close() }
+  const lock = tryExclusiveLock(join(dir, RECLAIM_LOCK))
+  if (lock === undefined) throw new ServiceReclaimBusyError(`another process is reclaiming the space of the local service in ${dir}: it gives the space back; run this again once it is done`)
+  return lock.release
 }
 
 /**

@@ -1,7 +1,7 @@
-import { chmodSync, closeSync, openSync, readFileSync, rmSync } from 'node:fs'
+import { readFileSync, rmSync } from 'node:fs'
 import { hostname } from 'node:os'
 import { join } from 'node:path'
-import Database from 'better-sqlite3'
+import { tryExclusiveLock } from '../util/exclusive-lock.js'
 import { LockHeldError } from '../errors.js'
 import { writeFileAtomicSync } from '../util/atomic-write.js'
 import { STATE_NAMES } from '../config/index.js'
@@ -38,15 +38,8 @@ export function readDaemonInfo (stateDir: string): DaemonInfo | undefined {
  */
 export function acquireLock (stateDir: string): DaemonLock {
   const lockPath = join(stateDir, LOCK_FILE)
-  closeSync(openSync(lockPath, 'a', 0o600))
-  chmodSync(lockPath, 0o600)
-  const db = new Database(lockPath, { timeout: 0 })
-  try {
-    db.pragma('locking_mode = EXCLUSIVE')
-    db.exec('BEGIN EXCLUSIVE')
-  } catch (err) {
-    db.close()
-    if ((err as { code?: string }).code !== 'SQLITE_BUSY') throw err
+  const lock = tryExclusiveLock(lockPath)
+  if (lock === undefined) {
     const holder = readDaemonInfo(stateDir)
     throw new LockHeldError(lockPath, holder === undefined
       ? 'a process that has not yet said who it is'
@@ -62,9 +55,9 @@ export function acquireLock (stateDir: string): DaemonLock {
       writeFileAtomicSync(infoPath, JSON.stringify(info) + '\n', { mode: 0o600 })
     },
     release () {
-      if (!db.open) return
+      if (!lock.held()) return
       rmSync(infoPath, { force: true })
-      db.close()
+      lock.release()
     }
   }
 }
