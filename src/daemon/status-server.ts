@@ -18,15 +18,17 @@ import type { EventBus } from './event-bus.js'
 import { EventStreams, type EventStreamLimits } from './event-stream.js'
 import { isOwnHost, isOwnOrigin, ownHosts } from '../util/own-host.js'
 import { makeDirsSync } from '../util/make-dirs.js'
+import { marksProblem } from '../snapshot/index.js'
 
 export interface StatusServerComponents {
   /** Builds the document at request time. */
   readonly status: () => StatusDocument
   /**
    * `POST /snapshot`: publish now; answers what was published. `?confirmDrop=1` lets a publish
-   * held for dropping many entries through; `?repairPointer=1` replaces an unusable pointer.
+   * held for dropping many entries through; `?repairPointer=1` replaces an unusable pointer;
+   * each `?keep=<label>` labels the publish, so that a forget keeps it.
    */
-  readonly publishNow?: (options: { confirmDrop: boolean, repairPointer: boolean }) => Promise<unknown>
+  readonly publishNow?: (options: { confirmDrop: boolean, repairPointer: boolean, marks: string[] }) => Promise<unknown>
   /** `POST /rescan`: the drift check now (a fresh walk compared with the index); answers what it repaired. */
   readonly rescanNow?: () => Promise<unknown>
   /** `POST /reconcile`: mirror the account now. */
@@ -91,12 +93,18 @@ async function handlePost (components: StatusServerComponents, dashboard: Dashbo
   }
   const publishNow = components.publishNow
   const flag = (name: string): boolean => ['1', 'true', 'yes'].includes(url.searchParams.get(name) ?? '')
-  if ((flag('confirmDrop') || flag('repairPointer')) && !withToken) {
-    send(res, 403, 'forbidden: confirming a drop or repairing the pointer needs the token: run `cidsync snapshot --confirm-drop` or `cidsync pointer repair`\n')
+  const marks = url.searchParams.getAll('keep')
+  if ((flag('confirmDrop') || flag('repairPointer') || marks.length > 0) && !withToken) {
+    send(res, 403, 'forbidden: confirming a drop, labelling a publish or repairing the pointer needs the token: run `cidsync snapshot --confirm-drop`, `cidsync snapshot --keep` or `cidsync pointer repair`\n')
+    return
+  }
+  const marksRefused = marks.length > 0 ? marksProblem(marks) : undefined
+  if (marksRefused !== undefined) {
+    send(res, 400, `bad request: ${marksRefused}\n`)
     return
   }
   const run = path === '/snapshot' && publishNow !== undefined
-    ? async () => await publishNow({ confirmDrop: flag('confirmDrop'), repairPointer: flag('repairPointer') })
+    ? async () => await publishNow({ confirmDrop: flag('confirmDrop'), repairPointer: flag('repairPointer'), marks })
     : ({ '/reconcile': components.reconcileNow, '/rescan': components.rescanNow, '/verify': components.verifyNow } as Record<string, (() => Promise<unknown>) | undefined>)[path]
   if (run === undefined) {
     send(res, 404, `not found: POST ${path} (try /snapshot, /reconcile or /rescan)\n`)

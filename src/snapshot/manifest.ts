@@ -11,11 +11,23 @@ const MAX_DEVICES = 10_000
 const MAX_SEGMENTS = 10_000
 /** Chains a forget replaced that a manifest remembers for a prune; the oldest are dropped past it. */
 export const MAX_REPLACED = 64
+/** Labels one publish may carry (`cidsync snapshot --keep`), and the longest one. */
+export const MAX_MARKS = 8
+export const MAX_MARK_LENGTH = 200
 
 const count = z.number().int().nonnegative()
 const sequence = count.max(MAX_SEQUENCE)
 /** Every CID a manifest names is parsed as one: it is joined into URLs and file names. */
 const cidText = cidSchema
+
+/** Controls, and the bidi and line-breaking characters that would make a shown label lie about its text. */
+const UNSHOWABLE = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/u
+
+/** A user's label on a publish: printed by `history` and `forget`, so nothing that moves the text. */
+export const markSchema = z.string().min(1).max(MAX_MARK_LENGTH)
+  .refine(mark => !UNSHOWABLE.test(mark), 'control or bidi characters')
+  .refine(mark => mark.trim() === mark, 'spaces at either end')
+const marksSchema = z.array(markSchema).min(1).max(MAX_MARKS).refine(marks => new Set(marks).size === marks.length, 'a label twice')
 
 export const segmentRefSchema = z.object({
   cid: cidText,
@@ -57,8 +69,22 @@ export const manifestSchema = z.object({
    */
   replaced: z.array(z.object({ cid: cidText, at: publishTime })).max(MAX_REPLACED).optional(),
   /** The CID the publish had when it was made, before a forget linked it anew: its device still knows it by that one. */
-  publishedAs: cidText.optional()
+  publishedAs: cidText.optional(),
+  /** A user's labels: a forget always keeps a marked publish (docs/retention.md, "Marks"). */
+  marks: marksSchema.optional()
 }).refine(m => (m.namespace === undefined) === (m.network === undefined), { message: 'names a namespace without a network, or the reverse', path: ['namespace'] })
+
+/**
+ * Why a list of labels cannot go on a publish (too many, one twice, one too long or holding
+ * control or bidi characters), or undefined when it can: asked where labels come in.
+ */
+export function marksProblem (marks: readonly string[]): string | undefined {
+  const parsed = marksSchema.safeParse(marks)
+  if (parsed.success) return undefined
+  const issue = parsed.error.issues[0]
+  const which = typeof issue?.path[0] === 'number' ? `label ${JSON.stringify(marks[issue.path[0]])}` : 'the labels'
+  return `${which}: ${issue?.message ?? 'not a label'} (at most ${MAX_MARKS} labels of 1 to ${MAX_MARK_LENGTH} characters, no control or bidi characters, no spaces at either end)`
+}
 
 /** One segment as a manifest lists it. */
 export type SegmentRef = z.infer<typeof segmentRefSchema>

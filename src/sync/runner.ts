@@ -18,7 +18,7 @@ export type { PublishStatus, ReconcileStatus } from './status.js'
 export type { RetentionStatus } from './retention-job.js'
 
 /** What a caller may ask of one publish. */
-export interface PublishOptions { readonly confirmDrop?: boolean, readonly repairPointer?: boolean }
+export interface PublishOptions { readonly confirmDrop?: boolean, readonly repairPointer?: boolean, readonly marks?: readonly string[] }
 
 /** The first wait after a failed publish, and the longest. */
 const RETRY_FIRST_MS = 10_000
@@ -197,8 +197,11 @@ export class SyncRunner {
    * cannot be used.
    */
   async publishNow (reason = 'request', options: PublishOptions = {}): Promise<Published> {
-    return await this.publishing.runNow(reason, options)
+    // A plain request may share a rerun with others; one with options gets a run of its own.
+    const asked = options.confirmDrop === true || options.repairPointer === true || (options.marks?.length ?? 0) > 0
+    return await this.publishing.runNow(reason, asked ? options : undefined)
   }
+
 
   reconcileStatus (): ReconcileStatus {
     return this.reconciled.status(this.reconciling.busy, this.components.index, this.components.deviceId)

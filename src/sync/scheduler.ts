@@ -28,8 +28,8 @@ export interface SchedulerInit<T, O> {
   readonly ready?: () => void
   /**
    * A request while a run is in flight: `rerun` waits for it and then runs once more (one rerun
-   * for all requests that came meanwhile), so what changed during the run is covered; `join`
-   * answers the run in flight.
+   * for all requests that came meanwhile), so what changed during the run is covered; a request
+   * with options waits for a run of its own instead. `join` answers the run in flight.
    */
   readonly whenBusy: 'rerun' | 'join'
   readonly retry?: RetryPolicy
@@ -107,9 +107,15 @@ export class Scheduler<T, O = undefined> {
   async runNow (reason = 'request', options?: O): Promise<T> {
     if (this.running !== undefined) {
       if (this.init.whenBusy === 'join') return await this.running
-      this.again = true
-      await this.running.catch(() => undefined)
-      if (this.running !== undefined) return await this.running
+      if (options === undefined) {
+        this.again = true
+        await this.running.catch(() => undefined)
+        if (this.running !== undefined) return await this.running
+      } else {
+        // Asked with options (labels, a confirmed drop): a run of its own, or they would be lost
+        // in one started without them. Each wait is one run's end, and runs only start when asked.
+        while (this.running !== undefined) await this.running.catch(() => undefined)
+      }
     }
     this.again = false
     this.running = this.run(reason, options)

@@ -105,6 +105,8 @@ describe('dashboard sign-in', () => {
     const flagged = await httpGet({ port }, '/snapshot?confirmDrop=1', { method: 'POST', headers: { cookie, origin: own, [CSRF_HEADER]: csrf } })
     expect(flagged.status).toBe(403)
     expect(flagged.body).toContain('needs the token')
+    const labelled = await httpGet({ port }, '/snapshot?keep=mine', { method: 'POST', headers: { cookie, origin: own, [CSRF_HEADER]: csrf } })
+    expect(labelled.status).toBe(403)
   })
 
   it('lets a code expire after two minutes', () => {

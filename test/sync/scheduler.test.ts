@@ -51,6 +51,33 @@ describe('the scheduler', () => {
     expect(s.busy).toBe(false)
   })
 
+  it('gives a request with options a run of its own, after the shared rerun, with its options', async () => {
+    const seen: Array<{ reason: string, options: string | undefined }> = []
+    const waiting: Array<() => void> = []
+    const s = new Scheduler<number, string>({
+      timing: () => ({ cron: NEVER }),
+      whenBusy: 'rerun',
+      run: async (reason, options) => {
+        seen.push({ reason, options })
+        await new Promise<void>(resolve => waiting.push(resolve))
+        return seen.length
+      }
+    })
+    schedulers.push(s as Scheduler<unknown, unknown>)
+    const first = s.runNow('a')
+    const plain = s.runNow('b')
+    const labelled = s.runNow('c', 'keep me')
+    waiting.shift()?.()
+    expect(await first).toBe(1)
+    await vi.waitFor(() => { expect(seen.length).toBe(2) })
+    waiting.shift()?.()
+    expect(await plain).toBe(2)
+    await vi.waitFor(() => { expect(seen.length).toBe(3) })
+    waiting.shift()?.()
+    expect(await labelled).toBe(3)
+    expect(seen).toEqual([{ reason: 'a', options: undefined }, { reason: 'queued', options: undefined }, { reason: 'c', options: 'keep me' }])
+  })
+
   it('joins the run in flight when told to', async () => {
     const job = manualJob()
     const s = scheduler({ run: job.run, whenBusy: 'join' })

@@ -42,13 +42,13 @@ export function registerForget (program: Command): void {
         const { publishNow } = await import('../../util/clock.js')
         const done = await forget(repository, { policy: retention.policy, now: publishNow(), timeZone: retention.timeZone, dryRun: options.dryRun === true })
           .catch((err: unknown) => { throw explainMissingPointer(err, config) })
-        const rows = done.decisions.map(d => ({ cid: d.publish.cid, at: d.publish.entry.at, device: d.publish.device, hostname: d.publish.entry.hostname, keep: d.keep, reasons: d.reasons }))
+        const rows = done.decisions.map(d => ({ cid: d.publish.cid, at: d.publish.entry.at, device: d.publish.device, hostname: d.publish.entry.hostname, keep: d.keep, reasons: d.reasons, marks: d.publish.marks }))
         if (options.json === true) {
           printJson({ dryRun: options.dryRun === true, policy: describePolicy(retention.policy), pointer: done.pointer, head: done.head, kept: done.kept, forgotten: done.forgotten, relinked: done.relinked, publishes: rows })
           return
         }
         const table = (keep: boolean): string => formatTable(['TIME', 'DEVICE', 'CID', ...(keep ? ['WHY'] : [])],
-          rows.filter(r => r.keep === keep).map(r => [r.at.replace('T', ' ').replace(/\.\d+Z$/, 'Z'), `${r.device.slice(0, 8)}${r.hostname === '' ? '' : ` ${r.hostname}`}`, r.cid, ...(keep ? [formatReasons(r.reasons, retention.policy)] : [])]))
+          rows.filter(r => r.keep === keep).map(r => [r.at.replace('T', ' ').replace(/\.\d+Z$/, 'Z'), `${r.device.slice(0, 8)}${r.hostname === '' ? '' : ` ${r.hostname}`}`, r.cid, ...(keep ? [formatReasons(r.reasons, retention.policy, r.marks)] : [])]))
         process.stdout.write(`policy: ${describePolicy(retention.policy)} (${retention.timeZone})\n`)
         process.stdout.write(`keep ${countOf(done.kept, 'publish', 'publishes')}:\n${table(true)}`)
         if (done.forgotten > 0) process.stdout.write(`${options.dryRun === true ? 'would forget' : 'forgot'} ${countOf(done.forgotten, 'publish', 'publishes')}:\n${table(false)}`)

@@ -25,6 +25,7 @@ Plain roots:
 Pin it recursively on an IPFS node or a pinning service to hold every block.
 
 Restoring one:
+KEPT AS shows the labels given with \`cidsync snapshot --keep\`: a forget keeps those publishes.
 Any publish listed restores with \`cidsync restore --cid CID\`, or \`--at TIME\`.`
 
 export function registerHistory (program: Command): void {
@@ -55,8 +56,11 @@ export function registerHistory (program: Command): void {
         const more = rows.at(-1)?.previous
         if (options.reverse === true) rows.reverse()
         if (options.json === true) { printJson(rows); return }
-        process.stdout.write(formatTable(['TIME', 'DEVICE', 'ENTRIES', 'ADDED', 'DEAL', 'CID'],
-          rows.map(r => [r.at.replace('T', ' ').replace(/\.\d+Z$/, 'Z'), `${r.device.slice(0, 8)}${r.hostname === '' ? '' : ` ${r.hostname}`}`, String(r.entries), formatBytes(r.bytesAdded), r.deal, r.cid]), new Set([2, 3])))
+        // Labels last, and only when some publish shown has one: most histories have none.
+        const labels = rows.some(r => (r.marks?.length ?? 0) > 0)
+        process.stdout.write(formatTable(['TIME', 'DEVICE', 'ENTRIES', 'ADDED', 'DEAL', 'CID', ...(labels ? ['KEPT AS'] : [])],
+          rows.map(r => [r.at.replace('T', ' ').replace(/\.\d+Z$/, 'Z'), `${r.device.slice(0, 8)}${r.hostname === '' ? '' : ` ${r.hostname}`}`, String(r.entries), formatBytes(r.bytesAdded), r.deal, r.cid,
+            ...(labels ? [(r.marks ?? []).map(m => `"${m}"`).join(', ')] : [])]), new Set([2, 3])))
         process.stdout.write(`${countOf(rows.length, 'publish', 'publishes')}${more !== null && more !== undefined ? ` (more before: --limit ${limit * 2})` : ''}\n`)
       })
     }))

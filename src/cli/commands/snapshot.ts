@@ -1,7 +1,8 @@
 import { hostname } from 'node:os'
 import type { Command } from 'commander'
 import { loadConfig, type Config } from '../../config/index.js'
-import { ContentNotStoredError, FoldersNotIndexedError, LockHeldError } from '../../errors.js'
+import { ContentNotStoredError, FoldersNotIndexedError, LockHeldError, UsageError } from '../../errors.js'
+import { marksProblem } from '../../snapshot/index.js'
 import { countOf, formatBytes, printJson } from '../format.js'
 import type { NotStored, StoreContentProgress } from '../../sync/index.js'
 import type { WatcherStatus } from '../../watch/index.js'
@@ -11,6 +12,8 @@ import { makeDirsSync } from '../../util/make-dirs.js'
 
 interface Published {
   cid: string, entries: number, skipped: boolean, merged: number
+  /** The labels asked for with --keep, which the publish carries. */
+  marks?: readonly string[]
   /** What was stored of files' content first (folders with `store = true`). */
   content?: { storedFiles: number, storedBytes: number, notStored: ReadonlyArray<{ folder: string, path: string, reason: string, code: string }>, error?: string }
   /** Published on its own (no daemon): folders the catch-up could not read, with why. */
@@ -20,7 +23,7 @@ interface Published {
 }
 
 /** What a caller may ask of one publish (see sync's `PublishOptions`). */
-export interface PublishRequest { readonly confirmDrop?: boolean, readonly repairPointer?: boolean }
+export interface PublishRequest { readonly confirmDrop?: boolean, readonly repairPointer?: boolean, readonly marks?: readonly string[] }
 
 /** No daemon: take the lock, bring the index up to date with the folders, publish, let go. */
 async function publishStandalone (config: Config, request: PublishRequest): Promise<Published> {
@@ -118,7 +121,7 @@ export async function publishOnce (config: Config, request: PublishRequest = {})
   } catch (err) {
     if (!(err instanceof LockHeldError)) throw err
     const { postToDaemon } = await import('../status-client.js')
-    const query = [request.confirmDrop === true ? 'confirmDrop=1' : '', request.repairPointer === true ? 'repairPointer=1' : ''].filter(q => q !== '').join('&')
+    const query = [request.confirmDrop === true ? 'confirmDrop=1' : '', request.repairPointer === true ? 'repairPointer=1' : '', ...(request.marks ?? []).map(mark => `keep=${encodeURIComponent(mark)}`)].filter(q => q !== '').join('&')
     return JSON.parse(await postToDaemon(config, `/snapshot${query === '' ? '' : `?${query}`}`)) as Published
   }
 }
@@ -138,7 +141,21 @@ A publish that would drop many of this device's entries at once is held.
 [snapshot] max_drop_entries and max_drop_fraction say how many is too many.
 --confirm-drop publishes it anyway, once you know the files are really gone.
 On its own, a folder it cannot read (missing, unmounted) is published as last indexed.
-That folder is named, and the exit is 1 (ERR_FOLDERS_NOT_INDEXED).`
+That folder is named, and the exit is 1 (ERR_FOLDERS_NOT_INDEXED).
+
+Labels:
+--keep "before the move" labels this publish; \`cidsync forget\` never forgets it.
+A labelled publish is made even when nothing changed since the last one.
+\`cidsync history\` shows each publish's labels. Through a daemon, --keep needs its token.`
+
+function collectLabel (label: string, labels: string[]): string[] {
+  return [...labels, label]
+}
+
+/** ", kept as "before the move"": what `history` shows of the publish's labels too. */
+function labelled (marks: readonly string[] | undefined): string {
+  return marks === undefined || marks.length === 0 ? '' : `, kept as ${marks.map(m => `"${safeText(m)}"`).join(', ')}`
+}
 
 export function registerSnapshot (program: Command): void {
   program.command('snapshot')
@@ -147,11 +164,14 @@ export function registerSnapshot (program: Command): void {
     .option('--config <path>', 'config file')
     .option('--json', 'print JSON')
     .option('--confirm-drop', 'publish even though it drops many of this device\'s entries at once (status says when a publish is held for that)')
-    .action(action(async (options: { config?: string, json?: boolean, confirmDrop?: boolean }) => {
+    .option('--keep <label>', 'label this publish so that `cidsync forget` always keeps it; made even when nothing changed (repeat for several labels)', collectLabel, [])
+    .action(action(async (options: { config?: string, json?: boolean, confirmDrop?: boolean, keep: string[] }) => {
+      const refused = options.keep.length > 0 ? marksProblem(options.keep) : undefined
+      if (refused !== undefined) throw new UsageError(`--keep: ${refused}`)
       const config = loadConfig({ configPath: options.config })
-      const published = await publishOnce(config, { confirmDrop: options.confirmDrop === true })
+      const published = await publishOnce(config, { confirmDrop: options.confirmDrop === true, marks: options.keep })
       if (options.json === true) printJson(published)
-      else process.stdout.write(`${published.cid}  ${countOf(published.entries, 'entry', 'entries')}${published.skipped ? ' (unchanged here since the last snapshot)' : ''}${published.merged > 0 ? `, merged ${countOf(published.merged, 'other snapshot', 'other snapshots')}` : ''}\n`)
+      else process.stdout.write(`${published.cid}  ${countOf(published.entries, 'entry', 'entries')}${published.skipped ? ' (unchanged here since the last snapshot)' : ''}${published.merged > 0 ? `, merged ${countOf(published.merged, 'other snapshot', 'other snapshots')}` : ''}${labelled(published.marks)}\n`)
       // A folder that could not be read is published as the index last held it: said, and not exit 0.
       const unread = published.foldersInError ?? []
       if (options.json !== true) for (const f of unread) process.stderr.write(`cidsync: folder ${safeText(f.folder)} not indexed: ${safeLines(f.error)}\n`)

@@ -39,7 +39,7 @@ export async function planForget (repository: Repository, init: PlanInit): Promi
   const fetch = repository.readContext('forget', { signal: init.signal })
   try {
     for await (const { entry, manifest } of walkHistory(repository.home, pointer, repository.manifestCache, fetch)) {
-      chain.push({ cid: entry.cid, time: new Date(entry.at), device: entry.device, marks: [], entry, manifest })
+      chain.push({ cid: entry.cid, time: new Date(entry.at), device: entry.device, marks: manifest?.marks ?? [], entry, manifest })
     }
   } catch (err) {
     if (!isUnusable(err)) throw err

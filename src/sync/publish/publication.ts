@@ -70,6 +70,8 @@ export interface PublicationInit {
   readonly policy: CompactionPolicy
   /** What a failed drill found unusable: not reused. */
   readonly avoid?: Avoid
+  /** The user's labels for this publish (`cidsync snapshot --keep`). */
+  readonly marks?: readonly string[]
   readonly encryption: 'aes-256-gcm' | 'none'
   readonly stateDir: string
   readonly passphrase?: string
@@ -134,7 +136,8 @@ export async function writePublication (init: PublicationInit): Promise<Publicat
       }),
       added: files.map(f => f.cid),
       bytesAdded: files.reduce((sum, f) => sum + f.bytes, 0),
-      ...(init.binding === undefined ? {} : { namespace: init.binding.namespace, network: init.binding.network })
+      ...(init.binding === undefined ? {} : { namespace: init.binding.namespace, network: init.binding.network }),
+      ...((init.marks?.length ?? 0) > 0 ? { marks: [...(init.marks ?? [])] } : {})
     }
     const path = join(dir, `${label}.manifest`)
     const sealed = await sealManifest({ path, manifest, encryption: init.encryption, stateDir: init.stateDir, passphrase: init.passphrase, signal: init.signal })

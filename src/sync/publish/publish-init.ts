@@ -20,6 +20,8 @@ export interface PublishInit {
   readonly confirmDrop?: boolean
   /** Put this device's index over a pointer whose snapshot cannot be used (`cidsync pointer repair`). */
   readonly repairPointer?: boolean
+  /** Labels for this publish (`cidsync snapshot --keep`): a forget always keeps it. Made even when nothing changed. */
+  readonly marks?: readonly string[]
 }
 
 /** What a publish did: the CID the pointer holds now and its entry count. */
@@ -28,6 +30,8 @@ export interface Published {
   readonly entries: number
   readonly skipped: boolean
   readonly merged: number
+  /** The labels the publish carries, when it was asked for some. */
+  readonly marks?: readonly string[]
   /** Through the daemon, with folders that store: the content its pass stored first, and what is not stored. */
   readonly content?: PublishedContent
 }

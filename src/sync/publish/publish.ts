@@ -33,26 +33,32 @@ type StepRun<S extends ActiveStep> = (components: PublishComponents, init: Publi
  */
 export async function publish (components: PublishComponents, init: PublishInit = {}): Promise<Published> {
   const { config, store } = components.repository
+  const marks = init.marks ?? []
+  if (marks.length > 0 && store.current() !== undefined) {
+    // A job cut short was not asked for these labels: it finishes first, and a labelled one follows.
+    await publish(components, { ...init, marks: undefined })
+  }
   try {
     const resumed = store.current()
     if (resumed === undefined) {
       const last = store.lastPublished()
       const broken = brokenLastPublish(store)
       if (broken !== undefined) components.logger.warn({ cid: broken.pointer, failed: broken.object }, 'the last restore drill found this device\'s last publish not restorable: publishing afresh')
-      if (last !== undefined && last.marker === components.index.changeMarker() && init.repairPointer !== true && broken === undefined) {
+      // A labelled publish is made even when nothing changed: the label needs a publish of its own.
+      if (last !== undefined && last.marker === components.index.changeMarker() && init.repairPointer !== true && broken === undefined && marks.length === 0) {
         const pulled = await pullOnly(components, init, store, last.cid)
         if (pulled !== undefined) return pulled
       }
       checkDrop(components.index, components.deviceId, config, store, init.confirmDrop === true)
     }
     if (resumed !== undefined && 'problem' in resumed) abandon(store, resumed.id, resumed.problem)
-    let job: PublishJob = resumed ?? store.start(store.base() ?? null)
+    let job: PublishJob = resumed ?? store.start(store.base() ?? null, marks)
     for (let steps = 0; ; steps++) {
       init.signal?.throwIfAborted()
       components.logger.debug({ job: job.id, step: job.step }, 'publish step')
       components.onStep?.(job.step, job.merges)
       failpoint(`publish:${job.step}`)
-      if (job.step === 'done') return { cid: job.snapshotCid, entries: job.entries, skipped: false, merged: job.merges }
+      if (job.step === 'done') return { cid: job.snapshotCid, entries: job.entries, skipped: false, merged: job.merges, ...(job.marks.length > 0 ? { marks: job.marks } : {}) }
       if (steps > MAX_STEPS) abandon(store, job.id, `ran ${steps} steps without finishing`)
       job = await runStep(job.step, components, init, store, job)
     }
@@ -111,6 +117,7 @@ const STEPS: { readonly [S in ActiveStep]: StepRun<S> } = {
       index: components.index, self: components.deviceId, previous: job.baseCid === '' ? null : job.baseCid, binding: { namespace: config.namespace, network: config.network }, dir, label: `publish-${job.id}-${job.merges}`,
       policy: { afterDeltas: config.snapshot.compactAfterDeltas, fraction: config.snapshot.compactFraction },
       avoid: unusableObjects(store),
+      marks: job.marks,
       encryption: config.snapshot.encryption, stateDir: config.stateDir, passphrase, signal: init.signal, clock: components.clock
     })
     const manifest = JSON.stringify(made.manifest)

@@ -19,6 +19,8 @@ export interface HistoryEntry {
   readonly previous: string | null
   /** The CID it had when it was made, when a forget linked it anew since (docs/retention.md). */
   readonly publishedAs?: string
+  /** A user's labels (`cidsync snapshot --keep`): a forget always keeps the publish. */
+  readonly marks?: readonly string[]
 }
 
 /** Manifests are immutable (named by their CID): each one read is kept, and never fetched again. */
@@ -38,7 +40,7 @@ export const MAX_HISTORY = 100_000
 type Cached = { readonly kind: 'manifest', readonly manifest: Manifest } | { readonly kind: 'v1a', readonly entry: HistoryEntry }
 
 function entryOf (cid: string, manifest: Manifest): HistoryEntry {
-  return { cid, engine: 'cidsync-sqlite/2', at: manifest.createdAt, device: manifest.device, hostname: manifest.hostname, entries: manifest.entries, bytesAdded: manifest.bytesAdded, previous: manifest.previous, ...(manifest.publishedAs === undefined ? {} : { publishedAs: manifest.publishedAs }) }
+  return { cid, engine: 'cidsync-sqlite/2', at: manifest.createdAt, device: manifest.device, hostname: manifest.hostname, entries: manifest.entries, bytesAdded: manifest.bytesAdded, previous: manifest.previous, ...(manifest.publishedAs === undefined ? {} : { publishedAs: manifest.publishedAs }), ...(manifest.marks === undefined ? {} : { marks: manifest.marks }) }
 }
 
 /**
@@ -144,7 +146,7 @@ function cachedEntry (cid: string, cache: ManifestCache, binding: FetchInit['bin
     if (value.kind !== 'manifest' || m === undefined || m === null) return undefined
     if (typeof m.createdAt !== 'string' || typeof m.device !== 'string' || typeof m.hostname !== 'string' || typeof m.entries !== 'number' ||
       typeof m.bytesAdded !== 'number' || (m.previous !== null && typeof m.previous !== 'string')) return undefined
-    return { cid, engine: 'cidsync-sqlite/2', at: m.createdAt, device: m.device, hostname: m.hostname, entries: m.entries, bytesAdded: m.bytesAdded, previous: m.previous as string | null, ...(typeof m.publishedAs === 'string' ? { publishedAs: m.publishedAs } : {}) }
+    return { cid, engine: 'cidsync-sqlite/2', at: m.createdAt, device: m.device, hostname: m.hostname, entries: m.entries, bytesAdded: m.bytesAdded, previous: m.previous as string | null, ...(typeof m.publishedAs === 'string' ? { publishedAs: m.publishedAs } : {}), ...marksOf(m.marks) }
   } catch {
     return undefined
   }
@@ -205,4 +207,9 @@ export function cachedHistory (cache: ManifestCache, start: string | null, limit
     cid = entry.previous
   }
   return entries
+}
+
+/** A cached row's labels, when it holds a list of strings (it was checked whole before it was cached). */
+function marksOf (marks: unknown): { marks?: string[] } {
+  return Array.isArray(marks) && marks.length > 0 && marks.every(m => typeof m === 'string') ? { marks } : {}
 }

@@ -51,6 +51,11 @@ export const SYNC_MIGRATIONS: ReadonlyArray<(db: Database) => void> = [
   // counts them as saved by dedup, though their records are now this device's own.
   (db) => {
     db.exec('CREATE TABLE content_taken (cid TEXT NOT NULL, key_id TEXT NOT NULL, PRIMARY KEY (cid, key_id)) STRICT')
+  },
+  // 7: the labels a publish job puts on its manifest (`cidsync snapshot --keep`), as JSON: a job
+  // resumed after a crash, or sent round again by a merge, still carries them.
+  (db) => {
+    db.exec('ALTER TABLE publish_jobs ADD COLUMN marks TEXT')
   }
 ]
 

@@ -14,6 +14,8 @@ interface JobCommon {
   readonly baseCid: string | null
   /** How many times other devices' publishes sent this job round again. */
   readonly merges: number
+  /** The user's labels for the publish this job makes (`cidsync snapshot --keep`); usually none. */
+  readonly marks: readonly string[]
 }
 
 /** A file a publish uploads and sends for a deal: a segment or the manifest. */
@@ -66,13 +68,16 @@ export interface UnusableJob {
 export interface JobRow {
   id: number, step: string, base_cid: string | null, snapshot_path: string | null, snapshot_cid: string | null
   marker: string | null, entries: number | null, merges: number, files: string | null, manifest: string | null
+  marks: string | null
 }
 
 const SNAPSHOTTED: ReadonlySet<string> = new Set<SnapshottedStep>(['upload', 'deal', 'pointer', 'name', 'done'])
 
 /** The job a row holds, or why it cannot be used. */
 export function jobFromRow (row: JobRow): PublishJob | UnusableJob {
-  const common = { id: row.id, baseCid: row.base_cid, merges: row.merges }
+  const marks = parseMarks(row.marks)
+  if (marks === undefined) return { id: row.id, step: row.step, snapshotPath: row.snapshot_path, snapshotCid: row.snapshot_cid, problem: 'holds labels that are not a list of strings (sync.sqlite damaged?)' }
+  const common = { id: row.id, baseCid: row.base_cid, merges: row.merges, marks }
   if (row.step === 'snapshot') return { ...common, step: 'snapshot', snapshotPath: null, snapshotCid: null, marker: null, entries: null, files: null, manifest: null }
   const stored = { id: row.id, step: row.step, snapshotPath: row.snapshot_path, snapshotCid: row.snapshot_cid }
   if (!SNAPSHOTTED.has(row.step)) return { ...stored, problem: `has the unknown step "${row.step}" (sync.sqlite written by another version of cidsync?)` }
@@ -84,6 +89,16 @@ export function jobFromRow (row: JobRow): PublishJob | UnusableJob {
     return { ...stored, problem: `is at step "${row.step}" without the segments and manifest a cidsync-sqlite/2 publish needs (started by an older cidsync?)` }
   }
   return { ...common, step: row.step as SnapshottedStep, snapshotPath: row.snapshot_path, snapshotCid: row.snapshot_cid, marker: row.marker, entries: row.entries ?? 0, files, manifest: row.manifest }
+}
+
+function parseMarks (json: string | null): string[] | undefined {
+  if (json === null) return []
+  try {
+    const marks = JSON.parse(json) as unknown
+    return Array.isArray(marks) && marks.every(m => typeof m === 'string') ? marks as string[] : undefined
+  } catch {
+    return undefined
+  }
 }
 
 function parseFiles (json: string | null): PublishFile[] | undefined {

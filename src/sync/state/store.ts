@@ -23,7 +23,7 @@ export class SyncStore extends SyncState {
       this.jobs = {
         current: this.db.prepare("SELECT * FROM publish_jobs WHERE step NOT IN ('done', 'abandoned') ORDER BY id DESC LIMIT 1"),
         get: this.db.prepare('SELECT * FROM publish_jobs WHERE id = ?'),
-        insert: this.db.prepare("INSERT INTO publish_jobs (step, base_cid, created_at, updated_at) VALUES ('snapshot', ?, ?, ?)"),
+        insert: this.db.prepare("INSERT INTO publish_jobs (step, base_cid, marks, created_at, updated_at) VALUES ('snapshot', ?, ?, ?, ?)"),
         update: this.db.prepare(`UPDATE publish_jobs SET step = @step, base_cid = @baseCid, snapshot_path = @snapshotPath, snapshot_cid = @snapshotCid,
           marker = @marker, entries = @entries, merges = @merges, files = @files, manifest = @manifest, error = NULL, updated_at = @now WHERE id = @id`),
         abandon: this.db.prepare("UPDATE publish_jobs SET step = 'abandoned', error = ?, updated_at = ? WHERE id = ?"),
@@ -42,9 +42,10 @@ export class SyncStore extends SyncState {
     return row === undefined ? undefined : jobFromRow(row)
   }
 
-  start (baseCid: string | null): JobAt<'snapshot'> {
+  /** A new job on top of `baseCid`; `marks` are the labels its manifest carries, kept until it is done. */
+  start (baseCid: string | null, marks: readonly string[] = []): JobAt<'snapshot'> {
     const now = Date.now()
-    return this.job(Number(this.jobs.insert.run(baseCid, now, now).lastInsertRowid)) as JobAt<'snapshot'>
+    return this.job(Number(this.jobs.insert.run(baseCid, marks.length === 0 ? null : JSON.stringify(marks), now, now).lastInsertRowid)) as JobAt<'snapshot'>
   }
 
   /** `snapshot` done: the file, its CID, marker and entries; next `upload`. */
