@@ -15,8 +15,14 @@ describe.skipIf(EXTERNAL)('cidsync snapshot --keep', () => {
     const root = await useTempDir()
     const service = await localServiceUnderTest({ dir: join(root, 'service') })
     const a = await cliDevice(root, service, 'a')
+    const at = (hour: number): NodeJS.ProcessEnv => ({ CIDSYNC_TEST_CLOCK: `2026-03-01T0${hour}:00:00.000Z` })
+    const snapshot = async (args: string[], hour: number): Promise<string> => {
+      const run = await a.run(['snapshot', ...args], at(hour))
+      expect(run.code, run.stderr).toBe(0)
+      return run.stdout
+    }
     await writeFile(join(a.folder, 'one.md'), 'one')
-    await ok(a, ['snapshot'])
+    await snapshot([], 1)
 
     // Refused at the edge, before anything is published: exit 2, the rule said.
     for (const bad of ['', ' padded', 'evil\u202etxt', 'bell\u0007', 'x'.repeat(201)]) {
@@ -29,12 +35,13 @@ describe.skipIf(EXTERNAL)('cidsync snapshot --keep', () => {
     expect(twice.code).toBe(2)
     expect(twice.stderr).toContain('a label twice')
 
-    const labelled = await ok(a, ['snapshot', '--keep', 'before the move'])
-    expect(labelled.stdout).toMatch(/^bafk\S+ {2}1 entry, kept as "before the move"\n$/)
-    await writeFile(join(a.folder, 'two.md'), 'two')
-    await ok(a, ['snapshot'])
+    expect(await snapshot(['--keep', 'before the move'], 2)).toMatch(/^bafk\S+ {2}1 entry, kept as "before the move"\n$/)
+    await writeFile(join(a.folder, 'three.md'), 'three')
+    await snapshot([], 3)
+    await writeFile(join(a.folder, 'four.md'), 'four')
+    await snapshot([], 4)
     const rows = JSON.parse((await ok(a, ['history', '--json'])).stdout) as Row[]
-    expect(rows.map(r => r.marks ?? [])).toEqual([[], ['before the move'], []])
+    expect(rows.map(r => r.marks ?? [])).toEqual([[], [], ['before the move'], []])
     const table = (await ok(a, ['history'])).stdout
     expect(table).toContain('KEPT AS')
     expect(table).toContain('"before the move"')
@@ -42,9 +49,13 @@ describe.skipIf(EXTERNAL)('cidsync snapshot --keep', () => {
     await appendFile(a.config, '[retention]\nkeep_last = 1\nprune_margin = "0s"\n')
     const forgot = await ok(a, ['forget'])
     expect(forgot.stdout).toContain('marked "before the move"')
-    expect(forgot.stdout).toContain('forgot 1 publish')
+    expect(forgot.stdout).toContain('forgot 2 publishes')
     const after = JSON.parse((await ok(a, ['history', '--json'])).stdout) as Row[]
     expect(after.map(r => r.marks ?? [])).toEqual([[], ['before the move']])
+    // The hour-3 publish is gone: --at names both kept publishes around it.
+    const near = await ok(a, ['restore', '--at', '2026-03-01T03:30:00Z', '--dry-run'])
+    expect(near.stdout).toContain(`--at 2026-03-01T03:30:00Z: the nearest publish before it is of 2026-03-01T02:00:00.000Z; the next is of 2026-03-01T04:00:00.000Z (\`--cid ${after[0]?.cid ?? '?'}\`). A \`cidsync forget\` may have removed the publishes between them`)
+    expect(near.stdout).toContain(`would install ${after[1]?.cid ?? '?'}`)
     expect((await ok(a, ['verify', '--full'])).stdout).toContain('restorable')
   }, 300_000)
 

@@ -131,6 +131,7 @@ export function registerRestore (program: Command): void {
           }).catch((err: unknown) => { throw explainMissingPointer(err, config, where === 'the primary' ? undefined : describe, true) })
           if (options.json === true) { printJson({ ...result, from: where, ...(lag === undefined ? {} : { lag: { mirrorCid: lag.cid, known: lag.known, behind: lag.behind } }) }); return }
           const what = `${result.cid}, published ${result.publish.at} by ${result.publish.device.slice(0, 8)}${result.publish.hostname === '' ? '' : ` (${safeText(result.publish.hostname)})`}: ${countOf(result.publish.entries, 'entry', 'entries')}`
+          if (at !== undefined && options.at !== undefined && result.after !== undefined) process.stdout.write(`${nearestLine(options.at, at, result.publish.at, result.after)}\n`)
           if (result.dryRun) {
             process.stdout.write(`would install ${what}${where === 'the primary' ? '' : ` from ${where}`}\n${lag === undefined ? '' : `${lagLine(where, lag)}\n`}${result.backup === undefined ? 'into an empty state dir' : `and replace the index (kept as a backup${options.force === true ? '' : '; the real run needs --force'})`}; nothing was changed. It only replaces the index: stop the daemon first, and note that its next start rescans the folders against it\n`)
             return
@@ -144,6 +145,19 @@ export function registerRestore (program: Command): void {
         lock?.release()
       }
     }))
+}
+
+/**
+ * What `--at` found: the publish at or before the time asked, and the next one after it. After a
+ * forget, the time asked may have been a publish that is gone: both nearest kept ones are named.
+ */
+export function nearestLine (typed: string, asked: Date, found: string, after: { readonly next: { readonly at: string, readonly cid: string } | undefined, readonly forgotten: boolean }): string {
+  // A time is taken to the end of its second: a publish within that second is the one asked for.
+  const exact = Math.floor(Date.parse(found) / 1000) === Math.floor(asked.getTime() / 1000)
+  const head = `--at ${safeText(typed)}: ${exact ? 'the publish of that time' : `the nearest publish before it is of ${found}`}`
+  const next = after.next === undefined ? '; none is newer' : `; the next is of ${after.next.at} (\`--cid ${after.next.cid}\`)`
+  const gone = after.forgotten && !exact ? '. A `cidsync forget` may have removed the publishes between them' : ''
+  return `${head}${next}${gone}`
 }
 
 /**

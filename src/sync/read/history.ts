@@ -161,13 +161,27 @@ export async function * walkEntries (clients: ObjectHome, start: string, cache: 
   yield * chainFrom(start, init.limit, async (cid) => cachedEntry(cid, cache, init.binding) ?? (await readPublish(clients, cid, cache, init)).entry, entry => entry.previous)
 }
 
+/** The publish at a time, and what a caller says of it: the next one after, and whether a forget ran. */
+export interface PublishAtTime {
+  readonly entry: HistoryEntry
+  readonly manifest: Manifest | undefined
+  /** The publish just after `time`, newer than this one; undefined when this one is the newest. */
+  readonly next: HistoryEntry | undefined
+  /** A forget linked the chain anew above this publish: those between it and `next` may be gone. */
+  readonly forgotten: boolean
+}
+
 /**
  * The newest publish made at or before `time` (history walked from `start`), or undefined when
  * the chain begins after it.
  */
-export async function publishAt (clients: ObjectHome, start: string, time: Date, cache: ManifestCache, init: FetchInit): Promise<{ entry: HistoryEntry, manifest: Manifest | undefined } | undefined> {
+export async function publishAt (clients: ObjectHome, start: string, time: Date, cache: ManifestCache, init: FetchInit): Promise<PublishAtTime | undefined> {
+  let next: HistoryEntry | undefined
+  let forgotten = false
   for await (const publish of walkHistory(clients, start, cache, init)) {
-    if (Date.parse(publish.entry.at) <= time.getTime()) return publish
+    if (Date.parse(publish.entry.at) <= time.getTime()) return { ...publish, next, forgotten }
+    next = publish.entry
+    if ((publish.manifest?.replaced?.length ?? 0) > 0) forgotten = true
   }
   return undefined
 }

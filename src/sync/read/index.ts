@@ -4,7 +4,7 @@
  */
 export { buildIndex } from './build-index.js'
 export { MAX_HISTORY, cachedHistory, nothingAtTime, publishAt, readPublish, walkEntries, walkHistory } from './history.js'
-export type { HistoryEntry, ManifestCache } from './history.js'
+export type { HistoryEntry, ManifestCache, PublishAtTime } from './history.js'
 export { unboundMayMerge } from './manifest-binding.js'
 export { mergeManifest, parseChains } from './merge-manifest.js'
 export { checkOwnPublishIn } from './own-publish-check.js'

@@ -11,7 +11,7 @@ import { failpoint } from '../../util/failpoint.js'
 import { fsyncPath } from '../../util/fsync.js'
 import type { Repository } from '../repository.js'
 import { type SyncStore, type SyncStoreOwner, removeLeftovers, jobFiles } from '../state/index.js'
-import { checkOwnPublishIn, nothingAtTime, publishAt, readPublish, type HistoryEntry, type ManifestCache, buildIndex, type DownloadProgress, type FetchInit, fetchV1Snapshot, scrubRestoredIndex } from '../read/index.js'
+import { checkOwnPublishIn, nothingAtTime, publishAt, readPublish, type HistoryEntry, type PublishAtTime, type ManifestCache, buildIndex, type DownloadProgress, type FetchInit, fetchV1Snapshot, scrubRestoredIndex } from '../read/index.js'
 
 export interface RestoreComponents {
   /** The home read from, with this process's passphrase and config. */
@@ -51,6 +51,8 @@ export interface RestoreResult {
   readonly backup: string | undefined
   /** What was (or with `dryRun`, would be) installed: when, by which device, how many entries. */
   readonly publish: HistoryEntry
+  /** With `at`: the publish just after that time, and whether a forget may have removed some between. */
+  readonly after?: { readonly next: HistoryEntry | undefined, readonly forgotten: boolean }
 }
 
 /** `restore --force` keeps this many backups of the index it replaced (the newest); older ones are removed. */
@@ -124,7 +126,8 @@ export async function restore (components: RestoreComponents, init: RestoreInit)
   // From the pointer at a time: a pointer set back behind this device's own publish is refused, as `get --at` refuses it.
   if (init.cid === undefined && init.at !== undefined) checkOwnPublishIn(chosen.entry, opened?.lastPublished(), init.at)
   checkOwnSequence(chosen.manifest, chosen.entry.cid, init.asDevice ?? readDeviceId(config.stateDir), opened)
-  if (init.dryRun === true) return { cid: chosen.entry.cid, dryRun: true, backup: exists ? `${target}.backup-<time>` : undefined, publish: chosen.entry }
+  const after = 'next' in chosen ? { after: { next: chosen.next, forgotten: chosen.forgotten } } : {}
+  if (init.dryRun === true) return { cid: chosen.entry.cid, dryRun: true, backup: exists ? `${target}.backup-<time>` : undefined, publish: chosen.entry, ...after }
   const staged = `${target}.restoring`
   try {
     if (chosen.manifest === undefined) {
@@ -166,7 +169,7 @@ export async function restore (components: RestoreComponents, init: RestoreInit)
     // A new state dir keeps what it read: the manifests place a mirror's publish against this one.
     for (const [read, json] of kept) syncState.store.manifestCache.put(read, json)
     syncState.store.restored(chosen.entry.cid, seconds, init.cid === undefined && init.mirror === undefined ? cid : undefined)
-    return { cid: chosen.entry.cid, dryRun: false, backup, publish: chosen.entry }
+    return { cid: chosen.entry.cid, dryRun: false, backup, publish: chosen.entry, ...after }
   } finally {
     await rm(staged, { force: true })
   }
@@ -207,7 +210,7 @@ function memoryCache (kept: Map<string, string>): ManifestCache {
 }
 
 /** The publish to install: `start` itself, or with `at` the newest in its history made at or before then. */
-async function choose (clients: ObjectHome, start: string, at: Date | undefined, cache: ManifestCache, fetch: FetchInit): Promise<{ entry: HistoryEntry, manifest: Manifest | undefined }> {
+async function choose (clients: ObjectHome, start: string, at: Date | undefined, cache: ManifestCache, fetch: FetchInit): Promise<{ entry: HistoryEntry, manifest: Manifest | undefined } | PublishAtTime> {
   if (at === undefined) return await readPublish(clients, start, cache, fetch)
   const found = await publishAt(clients, start, at, cache, fetch)
   if (found === undefined) throw await nothingAtTime(clients, start, at, cache, fetch)
