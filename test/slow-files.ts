@@ -46,6 +46,7 @@ export const SLOW_FILES: readonly string[] = [
   'test/cli/service-commands.test.ts',
   'test/cli/snapshot-content.test.ts',
   'test/cli/snapshot-keep.test.ts',
+  'test/cli/log-pruned.test.ts',
   'test/cli/snapshot-folder-error.test.ts',
   'test/cli/status-client.test.ts',
   'test/cli/status-ipns.test.ts',

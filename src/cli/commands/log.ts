@@ -1,7 +1,7 @@
 import type { Command } from 'commander'
 import { loadConfig } from '../../config/index.js'
 import { NothingFoundError, PointerNotFoundError, UsageError } from '../../errors.js'
-import type { HistoryFill } from '../../find/index.js'
+import type { FileVersion, HistoryFill } from '../../find/index.js'
 import { countOf, formatBytes, formatTable, printJson } from '../format.js'
 import { action } from '../run.js'
 import { contentActivity } from '../content-activity.js'
@@ -15,6 +15,8 @@ const LOG_HELP = `
 Segments:
 Each segment of the history is fetched once and kept in the state dir (history-rows.sqlite).
 --cached answers from what is kept, and fetches nothing.
+Without --cached, older versions are checked against the store: a prune may have removed their content.
+Such a version shows FETCH "no (pruned)", and "pruned": true in --json.
 docs/find.md, "Timelines: log", says more.`
 
 export function registerLog (program: Command): void {
@@ -30,7 +32,7 @@ export function registerLog (program: Command): void {
     .option('--network <name>', 'default: the config\'s network')
     .option('--json', 'print JSON')
     .action(action(async (text: string, options: LogOptions) => {
-      const { splitPath, fileLog, openHistoryRows, fillHistory } = await import('../../find/index.js')
+      const { checkPruned, splitPath, fileLog, openHistoryRows, fillHistory } = await import('../../find/index.js')
       const split = splitPath(text)
       if (split === undefined) throw new UsageError(`${JSON.stringify(safeText(text))} is not folder/path: give the folder's name, a slash, then the path in it (as \`cidsync find\` prints it)`)
       const config = loadConfig({ configPath: options.config })
@@ -38,31 +40,35 @@ export function registerLog (program: Command): void {
       try {
         let filled: HistoryFill | undefined
         let unpublished = false
-        if (options.cached !== true) {
-          filled = await readHistoryFrom(options, async (repository) => {
-            // Nothing published yet (a daemon that has not reached its first publish): the index's own rows still answer.
-            const chain = { namespace: options.namespace, network: options.network }
-            const start = await historyStart(repository, chain).catch((err: unknown) => { if (err instanceof PointerNotFoundError) return undefined; throw err })
-            if (start === undefined) { unpublished = true; return undefined }
-            return await fillHistory(repository, history, start, chain)
-          })
-        }
         const { indexPath, openIndex } = await import('../../index/index.js')
         const index = openIndex(indexPath(config.stateDir), { readonly: true })
         try {
+          const activity = (await contentActivity(config)).activity
+          let oldestFirst: Array<FileVersion & { pruned?: boolean }> = []
+          if (options.cached === true) oldestFirst = fileLog(index, history, split.folder, split.path, activity)
+          else {
+            await readHistoryFrom(options, async (repository) => {
+              // Nothing published yet (a daemon that has not reached its first publish): the index's own rows still answer.
+              const chain = { namespace: options.namespace, network: options.network }
+              const start = await historyStart(repository, chain).catch((err: unknown) => { if (err instanceof PointerNotFoundError) return undefined; throw err })
+              if (start === undefined) unpublished = true
+              else filled = await fillHistory(repository, history, start, chain)
+              // Older versions whose content a prune took are asked of the store that would serve them.
+              oldestFirst = await checkPruned(index, fileLog(index, history, split.folder, split.path, activity), async (cid, o) => await repository.objects.has(cid, o))
+            })
+          }
           // Newest first, as `history` and `git log` list; --reverse for the oldest first.
-          const oldestFirst = fileLog(index, history, split.folder, split.path, (await contentActivity(config)).activity)
           const versions = options.reverse === true ? oldestFirst : [...oldestFirst].reverse()
           const kept = history.counts()
           if (options.json === true) {
             printJson({
               folder: split.folder, path: split.path, publishesKept: kept.publishes, segmentsFetched: filled?.segmentsFetched ?? 0, v1Skipped: filled?.v1Skipped ?? 0,
-              versions: versions.map(v => ({ at: new Date(v.at).toISOString(), device: v.deviceId, hostname: v.hostname, seq: v.seq, size: v.size, cid: v.cid, mtime: new Date(v.mtimeMs).toISOString(), deleted: v.deleted, stored: v.stored, fetchable: v.fetchable, current: v.current }))
+              versions: versions.map(v => ({ at: new Date(v.at).toISOString(), device: v.deviceId, hostname: v.hostname, seq: v.seq, size: v.size, cid: v.cid, mtime: new Date(v.mtimeMs).toISOString(), deleted: v.deleted, stored: v.stored, fetchable: v.fetchable, current: v.current, ...(v.pruned === undefined ? {} : { pruned: v.pruned }) }))
             })
           } else if (versions.length > 0) {
             process.stdout.write(formatTable(['TIME', 'DEVICE', 'SIZE', 'CID', 'FETCH'], versions.map(v => [
               shortTime(v.at), `${v.deviceId.slice(0, 8)}${v.hostname === '' ? '' : ` ${safeText(v.hostname)}`}`, v.deleted ? '' : formatBytes(v.size),
-              v.deleted ? '(deleted)' : v.cid ?? '', v.deleted ? '' : v.fetchable ? `yes (${v.stored})` : `no (${v.stored})`
+              v.deleted ? '(deleted)' : v.cid ?? '', v.deleted ? '' : v.fetchable ? `yes (${v.stored})` : `no (${v.pruned === true ? 'pruned' : v.stored})`
             ]), new Set([2])))
             process.stdout.write(`${countOf(versions.length, 'version', 'versions')} of ${safeText(text)}, from the index and ${countOf(kept.publishes, 'publish', 'publishes')} of history kept` +
               `${filled !== undefined && filled.segmentsFetched > 0 ? ` (${countOf(filled.segmentsFetched, 'segment', 'segments')} fetched now)` : ''}` +
