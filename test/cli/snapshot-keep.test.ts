@@ -47,6 +47,9 @@ describe.skipIf(EXTERNAL)('cidsync snapshot --keep', () => {
     expect(table).toContain('"before the move"')
 
     await appendFile(a.config, '[retention]\nkeep_last = 1\nprune_margin = "0s"\n')
+    const typo = await a.run(['forget', '--unmark', 'before the mvoe'])
+    expect(typo.code).toBe(3)
+    expect(typo.stderr).toContain('no publish in the history carries the label "before the mvoe"')
     const forgot = await ok(a, ['forget'])
     expect(forgot.stdout).toContain('marked "before the move"')
     expect(forgot.stdout).toContain('forgot 2 publishes')

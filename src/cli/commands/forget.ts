@@ -4,14 +4,18 @@ import { UsageError } from '../../errors.js'
 import { countOf, formatTable, printJson } from '../format.js'
 import { action } from '../run.js'
 import { explainMissingPointer, withService } from '../service-command.js'
+import { safeText } from '../safe-text.js'
+import { marksProblem } from '../../snapshot/index.js'
 
-interface ForgetOptions { config?: string, json?: boolean, dryRun?: boolean }
+interface ForgetOptions { config?: string, json?: boolean, dryRun?: boolean, unmark: string[] }
 
 const FORGET_HELP = `
 The policy:
 [retention] in the config says which publishes to keep (docs/retention.md).
 Without [retention], every publish is kept, and forget refuses.
 The newest publish and the pointer's are always kept.
+So is a publish labelled with \`cidsync snapshot --keep\`.
+--unmark LABEL takes that label off every publish carrying it, then applies the policy.
 
 What it does:
 The kept publishes are linked anew, each to the kept one before it.
@@ -31,8 +35,11 @@ export function registerForget (program: Command): void {
     .addHelpText('after', FORGET_HELP)
     .option('--config <path>', 'config file')
     .option('--dry-run', 'list what would be kept and forgotten; change nothing')
+    .option('--unmark <label>', 'take this label (`snapshot --keep`) off every publish carrying it first, so the policy alone decides (repeat for several)', (label: string, labels: string[]) => [...labels, label], [])
     .option('--json', 'print JSON')
     .action(action(async (options: ForgetOptions) => {
+      const refused = options.unmark.length > 0 ? marksProblem(options.unmark) : undefined
+      if (refused !== undefined) throw new UsageError(`--unmark: ${refused}`)
       const config = loadConfig({ configPath: options.config })
       const retention = config.retention
       if (retention === undefined) throw new UsageError('the config has no [retention]: every publish is kept. Add one (docs/retention.md; `cidsync init` writes a default) to forget publishes')
@@ -40,17 +47,18 @@ export function registerForget (program: Command): void {
         const { describePolicy, formatReasons } = await import('../../retention/index.js')
         const { forget } = await import('../../sync/index.js')
         const { publishNow } = await import('../../util/clock.js')
-        const done = await forget(repository, { policy: retention.policy, now: publishNow(), timeZone: retention.timeZone, dryRun: options.dryRun === true })
+        const done = await forget(repository, { policy: retention.policy, now: publishNow(), timeZone: retention.timeZone, dryRun: options.dryRun === true, unmark: options.unmark })
           .catch((err: unknown) => { throw explainMissingPointer(err, config) })
         const rows = done.decisions.map(d => ({ cid: d.publish.cid, at: d.publish.entry.at, device: d.publish.device, hostname: d.publish.entry.hostname, keep: d.keep, reasons: d.reasons, marks: d.publish.marks }))
         if (options.json === true) {
-          printJson({ dryRun: options.dryRun === true, policy: describePolicy(retention.policy), pointer: done.pointer, head: done.head, kept: done.kept, forgotten: done.forgotten, relinked: done.relinked, publishes: rows })
+          printJson({ dryRun: options.dryRun === true, policy: describePolicy(retention.policy), pointer: done.pointer, head: done.head, kept: done.kept, forgotten: done.forgotten, unmarked: done.unmarked, relinked: done.relinked, publishes: rows })
           return
         }
         const table = (keep: boolean): string => formatTable(['TIME', 'DEVICE', 'CID', ...(keep ? ['WHY'] : [])],
           rows.filter(r => r.keep === keep).map(r => [r.at.replace('T', ' ').replace(/\.\d+Z$/, 'Z'), `${r.device.slice(0, 8)}${r.hostname === '' ? '' : ` ${r.hostname}`}`, r.cid, ...(keep ? [formatReasons(r.reasons, retention.policy, r.marks)] : [])]))
         process.stdout.write(`policy: ${describePolicy(retention.policy)} (${retention.timeZone})\n`)
         process.stdout.write(`keep ${countOf(done.kept, 'publish', 'publishes')}:\n${table(true)}`)
+        if (done.unmarked > 0) process.stdout.write(`${options.dryRun === true ? 'would take' : 'took'} ${options.unmark.map(m => `"${safeText(m)}"`).join(', ')} off ${countOf(done.unmarked, 'publish', 'publishes')}\n`)
         if (done.forgotten > 0) process.stdout.write(`${options.dryRun === true ? 'would forget' : 'forgot'} ${countOf(done.forgotten, 'publish', 'publishes')}:\n${table(false)}`)
         if (options.dryRun === true) process.stdout.write('dry run: nothing changed\n')
         else if (done.head === null) process.stdout.write('nothing to forget\n')

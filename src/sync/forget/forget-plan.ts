@@ -1,6 +1,6 @@
 import { applyPolicy, type Decision, type Publish, type RetentionPolicy } from '../../retention/index.js'
 import type { Manifest } from '../../snapshot/index.js'
-import { ForgetRefusedError } from '../../errors.js'
+import { ForgetRefusedError, NothingFoundError } from '../../errors.js'
 import { isUnusable, walkHistory, type HistoryEntry } from '../read/index.js'
 import type { Repository } from '../repository.js'
 
@@ -18,6 +18,8 @@ export interface ForgetPlan {
   readonly decisions: ReadonlyArray<Decision<ChainPublish>>
   readonly kept: number
   readonly forgotten: number
+  /** Publishes that carried a label `unmark` takes off: each is sealed again without it. */
+  readonly unmarked: number
 }
 
 export interface PlanInit {
@@ -25,6 +27,8 @@ export interface PlanInit {
   /** The present, for `keep_within`. */
   readonly now: Date
   readonly timeZone: string
+  /** Labels to take off every publish that carries them, before the policy is applied. */
+  readonly unmark?: readonly string[]
   readonly signal?: AbortSignal
 }
 
@@ -36,10 +40,11 @@ export async function planForget (repository: Repository, init: PlanInit): Promi
   const { config } = repository
   const pointer = (await repository.pointers.current(config.namespace, config.network, { signal: init.signal })).snapshotCid
   const chain: ChainPublish[] = []
+  const unmark = new Set(init.unmark ?? [])
   const fetch = repository.readContext('forget', { signal: init.signal })
   try {
     for await (const { entry, manifest } of walkHistory(repository.home, pointer, repository.manifestCache, fetch)) {
-      chain.push({ cid: entry.cid, time: new Date(entry.at), device: entry.device, marks: manifest?.marks ?? [], entry, manifest })
+      chain.push({ cid: entry.cid, time: new Date(entry.at), device: entry.device, marks: (manifest?.marks ?? []).filter(m => !unmark.has(m)), entry, manifest })
     }
   } catch (err) {
     if (!isUnusable(err)) throw err
@@ -50,7 +55,17 @@ export async function planForget (repository: Repository, init: PlanInit): Promi
     throw new ForgetRefusedError(`the history is longer than one walk reads (it goes on before ${last.cid}): nothing is forgotten`)
   }
   // Each device's newest publish stays: the device checks its own last publish is in the history.
+  const unmarked = chain.filter(p => marksChanged(p)).length
+  // A label no publish carries is most likely mistyped: nothing is taken off or forgotten for it.
+  for (const label of unmark) {
+    if (!chain.some(p => p.manifest?.marks?.includes(label) === true)) throw new NothingFoundError(`no publish in the history carries the label ${JSON.stringify(label)}: nothing is forgotten. \`cidsync history\` lists the labels (KEPT AS)`)
+  }
   const decisions = applyPolicy(chain, init.policy, { now: init.now, timeZone: init.timeZone, pointer, devicesNewest: true })
   const kept = decisions.filter(d => d.keep).length
-  return { pointer, decisions, kept, forgotten: decisions.length - kept }
+  return { pointer, decisions, kept, forgotten: decisions.length - kept, unmarked }
+}
+
+/** Whether a publish's labels after `unmark` differ from its manifest's: it must be sealed again. */
+export function marksChanged (publish: ChainPublish): boolean {
+  return (publish.manifest?.marks?.length ?? 0) !== publish.marks.length
 }

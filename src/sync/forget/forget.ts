@@ -17,6 +17,8 @@ export interface ForgetInit extends ProgressOptions<ForgetProgress> {
   readonly timeZone: string
   /** Plan only: nothing is uploaded and the pointer is not moved. */
   readonly dryRun?: boolean
+  /** Labels to take off every publish carrying them (`cidsync forget --unmark`), before the policy. */
+  readonly unmark?: readonly string[]
 }
 
 /** What a forget did: its plan, and the chain's new head (null when nothing moved). */
@@ -36,7 +38,7 @@ export interface Forgotten extends ForgetPlan {
 export async function forget (repository: Repository, init: ForgetInit): Promise<Forgotten> {
   const plan = await planForget(repository, init)
   init.onProgress?.({ type: 'forget:planned', detail: { kept: plan.kept, forgotten: plan.forgotten } })
-  if (init.dryRun === true || plan.forgotten === 0) return { ...plan, head: null, relinked: 0 }
+  if (init.dryRun === true || (plan.forgotten === 0 && plan.unmarked === 0)) return { ...plan, head: null, relinked: 0 }
   const kept = plan.decisions.filter(d => d.keep).map(d => d.publish)
   const relinked = await relinkChain(repository, kept, replacedChains(plan, init.now), init)
   const head = relinked.at(-1)?.cid as string

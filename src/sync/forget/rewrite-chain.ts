@@ -6,7 +6,7 @@ import { makeDirsSync } from '../../util/make-dirs.js'
 import { STATE_NAMES } from '../../config/index.js'
 import { SNAPSHOT_PROFILE } from '../read/index.js'
 import type { Repository } from '../repository.js'
-import type { ChainPublish } from './forget-plan.js'
+import { marksChanged, type ChainPublish } from './forget-plan.js'
 import type { ForgetProgress } from './forget-progress.js'
 
 /** A kept publish as the new chain holds it: its CID before and after (the same where nothing before it changed). */
@@ -17,7 +17,7 @@ export interface Relinked {
 
 /**
  * Links the kept publishes, oldest first, each to the kept one before it: a manifest whose
- * `previous` changes is sealed again and uploaded, with every other field as it was. The oldest
+ * `previous` or labels change is sealed again and uploaded, with every other field as it was. The oldest
  * publishes, up to the first one forgotten, keep their CIDs. A manifest without a binding is
  * bound to this chain. The new head carries `replaced`: the chains a prune must keep a while.
  * Answers each kept publish's new CID, newest last. Nothing moves the
@@ -34,7 +34,7 @@ export async function relinkChain (repository: Repository, kept: readonly ChainP
   for (const publish of oldestFirst) {
     const { manifest } = publish
     const linksBefore = manifest === undefined ? null : manifest.previous
-    if (manifest === undefined || (!changed && linksBefore === previous)) {
+    if (manifest === undefined || (!changed && linksBefore === previous && !marksChanged(publish))) {
       // A `/1` snapshot has no link to change: it is only ever the chain's oldest.
       relinked.push({ was: publish.cid, cid: publish.cid })
       previous = publish.cid
@@ -42,11 +42,13 @@ export async function relinkChain (repository: Repository, kept: readonly ChainP
     }
     changed = true
     // The replaced chains ride in the new head alone, where a prune reads them.
-    const { replaced: _earlier, ...body } = manifest
+    const { replaced: _earlier, marks: _labels, ...body } = manifest
     const head = publish === oldestFirst.at(-1)
     const next: Manifest = {
       ...body, previous, namespace: manifest.namespace ?? config.namespace, network: manifest.network ?? config.network,
-      publishedAs: manifest.publishedAs ?? publish.cid, ...(head ? { replaced } : {})
+      publishedAs: manifest.publishedAs ?? publish.cid, ...(head ? { replaced } : {}),
+      // The labels left after `forget --unmark`: usually the manifest's own.
+      ...(publish.marks.length > 0 ? { marks: [...publish.marks] } : {})
     }
     const path = join(dir, `forget-${process.pid}-${relinked.length}.manifest`)
     try {

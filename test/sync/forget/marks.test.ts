@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { forget, publish } from '../../../src/sync/index.js'
+import { NothingFoundError } from '../../../src/errors.js'
 import type { RetentionPolicy } from '../../../src/retention/index.js'
 import { EXTERNAL, serviceUnderTest } from '../../helpers/service.js'
 import { useTempDir } from '../../helpers/temp-dir.js'
@@ -76,5 +77,34 @@ describe.skipIf(EXTERNAL)('marks: a labelled publish', () => {
     // The next plain publish (the daemon's, after a restart) resumes the labelled job.
     const resumed = await pub(a, clients)
     expect((await historyOf(a, clients))[0]).toMatchObject({ cid: resumed.cid, marks: ['resumed'] })
+  })
+
+  it('forget --unmark takes a label off, then the policy decides; a label no publish carries is refused', async () => {
+    const { clients } = await serviceUnderTest()
+    const root = await useTempDir()
+    const a = await syncDevice(root, 'a', A, { namespace: 'marks-four' })
+    const clock = handClock()
+    write(a, 'f0.md')
+    await publish({ ...syncOf(a, clients, logger), clock }, { marks: ['old', 'also'] })
+    clock.move(HOUR)
+    write(a, 'f1.md')
+    await publish({ ...syncOf(a, clients, logger), clock }, { marks: ['new'] })
+    const before = await historyOf(a, clients)
+    const repository = repositoryOf(a, clients)
+    const now = new Date(clock.now())
+
+    await expect(forget(repository, { policy: keepLast(1), now, timeZone: 'UTC', unmark: ['olld'] })).rejects.toThrow(NothingFoundError)
+    expect((await historyOf(a, clients)).map(e => e.cid)).toEqual(before.map(e => e.cid))
+
+    // Nothing forgotten (the other label keeps it), yet the label comes off: both sealed again.
+    const partly = await forget(repository, { policy: keepLast(1), now, timeZone: 'UTC', unmark: ['old', 'new'] })
+    expect(partly).toMatchObject({ forgotten: 0, unmarked: 2, relinked: 2 })
+    expect((await historyOf(a, clients)).map(e => e.marks ?? [])).toEqual([[], ['also']])
+
+    const gone = await forget(repositoryOf(a, clients), { policy: keepLast(1), now, timeZone: 'UTC', unmark: ['also'] })
+    expect(gone).toMatchObject({ forgotten: 1, unmarked: 1 })
+    const after = await historyOf(a, clients)
+    expect(after).toHaveLength(1)
+    expect(after[0]).toMatchObject({ at: before[0]?.at, previous: null })
   })
 })
