@@ -38,7 +38,8 @@ export interface Forgotten extends ForgetPlan {
 export async function forget (repository: Repository, init: ForgetInit): Promise<Forgotten> {
   const plan = await planForget(repository, init)
   init.onProgress?.({ type: 'forget:planned', detail: { kept: plan.kept, forgotten: plan.forgotten } })
-  if (init.dryRun === true || (plan.forgotten === 0 && plan.unmarked === 0)) return { ...plan, head: null, relinked: 0 }
+  if (init.dryRun === true) return { ...plan, head: null, relinked: 0 }
+  if (plan.forgotten === 0 && plan.unmarked === 0) return noteForgotten(repository, init.now, { ...plan, head: null, relinked: 0 })
   const kept = plan.decisions.filter(d => d.keep).map(d => d.publish)
   const relinked = await relinkChain(repository, kept, replacedChains(plan, init.now), init)
   const head = relinked.at(-1)?.cid as string
@@ -55,7 +56,13 @@ export async function forget (repository: Repository, init: ForgetInit): Promise
   // The mirrors follow: the new manifests first (their segments are there already), then the pointer.
   const fresh = relinked.filter(r => r.cid !== r.was).map(r => r.cid)
   repository.store.mirrorLog.logPublish(head, fresh.filter(c => c !== head), SNAPSHOT_PROFILE.name)
-  return { ...plan, head, relinked: fresh.length }
+  return noteForgotten(repository, init.now, { ...plan, head, relinked: fresh.length })
+}
+
+/** Records a forget that ran (not a dry run) in sync.sqlite for status: the CLI's and the daemon's alike. */
+function noteForgotten (repository: Repository, now: Date, done: Forgotten): Forgotten {
+  repository.store.retention.forgot({ at: now.toISOString(), kept: done.kept, forgotten: done.forgotten, relinked: done.relinked })
+  return done
 }
 
 /**

@@ -10,6 +10,7 @@ import { SNAPSHOT_PROFILE } from '../read/index.js'
 import type { Repository } from '../repository.js'
 import { liveChain, replacedChain, type Chain } from './chains.js'
 import { ObjectSets, type CandidateKind } from './object-sets.js'
+import { notePruned } from './outcome.js'
 import { readNames } from './segment-names.js'
 
 /** Objects deleted a call at a time: a service walks its listing once a batch. */
@@ -39,6 +40,8 @@ export interface Pruned {
   /** Chains forgets replaced that are still within the margin: kept whole this time. */
   readonly chainsHeld: number
   readonly segmentsRead: number
+  /** Every object the store listed, and their bytes, before anything was deleted. */
+  readonly held: { readonly objects: number, readonly bytes: number }
 }
 
 /**
@@ -87,15 +90,20 @@ export async function prune (repository: Repository, init: PruneInit): Promise<P
     // block it links on a service, so an old one would keep what the rest of the prune frees.
     const keptManifests = new Set(kept.flatMap(c => c.manifests.map(m => m.cid)))
     sets.candidates(repository.store.plainRoots.roots().filter(r => !keptManifests.has(r.manifest)).map(r => r.root), 'root')
-    for await (const object of repository.objects.list({ signal: init.signal })) sets.listed(object.cid, object.size, object.storedAt)
+    const listed = { objects: 0, bytes: 0 }
+    for await (const object of repository.objects.list({ signal: init.signal })) {
+      sets.listed(object.cid, object.size, object.storedAt)
+      listed.objects++
+      listed.bytes += object.size
+    }
     const before = init.now.getTime() - init.marginMs
     const dead = sets.dead(before)
-    const result = { pointer, young: sets.young(before), chainsHeld: held.length, segmentsRead }
+    const result = { pointer, young: sets.young(before), chainsHeld: held.length, segmentsRead, held: listed }
     const deleted: Record<CandidateKind, number> = { root: 0, content: 0, segment: 0, manifest: 0 }
     const bytes = dead.reduce((sum, d) => sum + d.size, 0)
     if (init.dryRun === true) {
       for (const d of dead) deleted[d.kind]++
-      return { ...result, deleted, bytes }
+      return notePruned(repository, init, { ...result, deleted, bytes })
     }
     const now = (await repository.pointers.current(config.namespace, config.network, { signal: init.signal })).snapshotCid
     if (now !== pointer) throw new PruneContendedError(`another device published while the prune read the history (the pointer holds ${now}, not ${pointer}): nothing was deleted; run it again`)
@@ -110,7 +118,7 @@ export async function prune (repository: Repository, init: PruneInit): Promise<P
       init.onProgress?.({ type: 'prune:deleted', detail: { objects: i + batch.length, bytes: freed } })
       failpoint('prune:batch')
     }
-    return { ...result, deleted, bytes }
+    return notePruned(repository, init, { ...result, deleted, bytes })
   } finally {
     sets.close()
   }

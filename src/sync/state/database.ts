@@ -7,6 +7,7 @@ import { SYNC_MIGRATIONS } from './migrations.js'
 import { ContentIndexState } from './content-index.js'
 import { MirrorLog } from './mirror-log.js'
 import { PlainRoots } from './plain-roots.js'
+import { RetentionRecords } from './retention-records.js'
 import { SYNC_STATE_FILE } from './state-file.js'
 import { KEY, type IpnsPublished, type Key, type LastPublished, type Refusal, type RestoreRecord } from './keys.js'
 
@@ -225,6 +226,14 @@ export class SyncState {
   }
 
   private contentIndexAccess?: ContentIndexState
+
+  /** The last forget, prune and prune plan, for status (retention-records.ts). */
+  get retention (): RetentionRecords {
+    this.retentionAccess ??= new RetentionRecords(this.db)
+    return this.retentionAccess
+  }
+
+  private retentionAccess?: RetentionRecords
 
   /** The last restore drill (JSON as the drill answered it) and when one last succeeded. */
   lastVerify (): { readonly result: string | undefined, readonly lastSuccessAt: string | undefined } {

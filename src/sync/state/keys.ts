@@ -43,7 +43,13 @@ export const KEY = {
   /** JSON list: the last publishes whose whole history was logged for the mirrors. */
   mirrorHistoryWalked: 'mirror_history_walked',
   /** Prefix, then `/NAME`: JSON `SkippedObjects`, what a mirror lacks because the primary would not give it. */
-  mirrorSkipped: 'mirror_skipped'
+  mirrorSkipped: 'mirror_skipped',
+  /** JSON `ForgetRecord`: the last forget that ran, from the CLI or the daemon. */
+  lastForget: 'retention_last_forget',
+  /** JSON `PruneRecord`: the last prune that ran and what it deleted (a dry run never writes it). */
+  lastPrune: 'retention_last_prune',
+  /** JSON `PrunePlanRecord`: what the last prune or dry run counted: held, would free, within the margin. */
+  prunePlan: 'retention_prune_plan'
 } as const
 export type Key = typeof KEY[keyof typeof KEY]
 
