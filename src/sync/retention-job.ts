@@ -3,11 +3,16 @@ import { NotReadyError } from '../errors.js'
 import { publishNow } from '../util/clock.js'
 import { forget } from './forget/index.js'
 import { prune } from './prune/index.js'
+import { PrunePlanner } from './prune-planner.js'
 import type { Repository } from './repository.js'
 import { Scheduler } from './scheduler.js'
 import { codeOf } from './run-records.js'
+import type { ForgetRecord, PruneRecord, PrunePlanRecord } from './state/index.js'
 
-/** What status shows of the daemon's forget and prune: the last run's counts, its last error. */
+/**
+ * What status shows of forget and prune: the daemon's last run and its error; then, from
+ * sync.sqlite, the last forget, prune and count of any process, and the daemon's next count.
+ */
 export interface RetentionStatus {
   /** False without `[retention]`: nothing is ever forgotten. */
   readonly enabled: boolean
@@ -23,6 +28,16 @@ export interface RetentionStatus {
   readonly lastError: { readonly at: string, readonly message: string, readonly code: string | null } | null
   /** Why the last scheduled run did not start (the last drill failed), or null. */
   readonly skipped: string | null
+  /** The last forget that ran, from the CLI or the daemon (sync.sqlite); null before the first. */
+  readonly lastForget?: ForgetRecord | null
+  /** The last prune that ran (not a dry run), from the CLI or the daemon; null before the first. */
+  readonly lastPrune?: PruneRecord | null
+  /** What the last prune or dry run counted, as of its `at`: the account's objects, what a prune would free. */
+  readonly plan?: PrunePlanRecord | null
+  /** When the daemon counts again what a prune would free (what `prune_margin` held back may go then), or null. */
+  readonly planDueAt?: string | null
+  /** The daemon's last count of what a prune would free failed: when, why (null once one succeeds). */
+  readonly planError?: { readonly at: string, readonly message: string, readonly code: string | null } | null
 }
 
 export interface RetentionJobComponents {
@@ -43,6 +58,8 @@ export interface RetentionJobComponents {
  */
 export class RetentionJob {
   private readonly scheduler: Scheduler<void>
+  /** Counts again what a prune would free once `prune_margin` has passed. */
+  private readonly planner: PrunePlanner
   private lastRun: RetentionStatus['lastRun'] = null
   private lastError: RetentionStatus['lastError'] = null
   private skipped: string | null = null
@@ -55,11 +72,23 @@ export class RetentionJob {
       whenBusy: 'join',
       retry: { firstMs: 60_000, maxMs: 6 * 3_600_000, retryable: () => true }
     })
+    this.planner = new PrunePlanner({ repository: components.repository, logger: components.logger, busy: () => this.scheduler.busy })
   }
 
-  start (): void { this.scheduler.start() }
-  async restart (): Promise<void> { await this.scheduler.restart() }
-  async stop (): Promise<void> { await this.scheduler.stop() }
+  start (): void {
+    this.scheduler.start()
+    this.planner.arm()
+  }
+
+  async restart (): Promise<void> {
+    await this.scheduler.restart()
+    this.planner.arm()
+  }
+
+  async stop (): Promise<void> {
+    await this.planner.stop()
+    await this.scheduler.stop()
+  }
 
   /** A forget and prune now (`POST /retention`), or the one in progress. */
   async runNow (): Promise<void> {
@@ -67,7 +96,28 @@ export class RetentionJob {
   }
 
   status (): RetentionStatus {
-    return { enabled: this.components.repository.config.retention !== undefined, running: this.scheduler.busy, lastRun: this.lastRun, lastError: this.lastError, skipped: this.skipped }
+    const planner = this.planner.status()
+    return {
+      enabled: this.components.repository.config.retention !== undefined,
+      running: this.scheduler.busy,
+      lastRun: this.lastRun,
+      lastError: this.lastError,
+      skipped: this.skipped,
+      ...this.records(),
+      planDueAt: planner.dueAt,
+      planError: planner.error
+    }
+  }
+
+  /** What sync.sqlite holds of the last forget, prune and count: CLI runs included. */
+  private records (): Pick<RetentionStatus, 'lastForget' | 'lastPrune' | 'plan'> {
+    try {
+      const records = this.components.repository.store.retention
+      return { lastForget: records.lastForget(), lastPrune: records.lastPrune(), plan: records.prunePlan() }
+    } catch {
+      // sync.sqlite unreadable: status says so (stateFiles.syncStateError), not this.
+      return { lastForget: null, lastPrune: null, plan: null }
+    }
   }
 
   private async run (): Promise<void> {
@@ -80,6 +130,8 @@ export class RetentionJob {
       return
     }
     this.skipped = null
+    // A count of what a prune would free shares the prune's work file: it ends first.
+    await this.planner.idle()
     try {
       const now = publishNow()
       const forgot = await forget(repository, { policy: retention.policy, now, timeZone: retention.timeZone })
@@ -94,6 +146,8 @@ export class RetentionJob {
       this.lastError = { at: new Date().toISOString(), message: (err as Error).message, code: codeOf(err) }
       logger.error({ err }, 'retention: forget and prune failed; tried again later')
       throw err
+    } finally {
+      this.planner.arm()
     }
   }
 }

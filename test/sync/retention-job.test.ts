@@ -6,6 +6,7 @@ import { useTempDir } from '../helpers/temp-dir.js'
 import { handClock } from '../helpers/clock.js'
 import { repositoryOf, syncDevice, writeRows as write } from '../helpers/sync-device.js'
 import { pub } from './v2-helpers.js'
+import { until } from '../helpers/wait.js'
 
 const logger = pino({ level: 'silent' })
 const A = 'aaaaaaaa-0000-4000-8000-000000000000'
@@ -36,6 +37,47 @@ describe.skipIf(EXTERNAL)('the daemon\'s forget and prune', () => {
     expect(status).toMatchObject({ enabled: true, skipped: null, lastError: null, lastRun: { kept: 1, forgotten: 2 } })
     expect(status.lastRun?.deleted).toBeGreaterThan(0)
     expect(drills).toBe(1)
+    // What it did is what sync.sqlite recorded: the CLI's runs would show the same way.
+    expect(status.lastForget).toMatchObject({ kept: 1, forgotten: 2 })
+    expect(status.lastPrune?.objects).toBe(status.lastRun?.deleted)
+    expect(status.plan).toMatchObject({ dryRun: false, wouldFree: { objects: 0, bytes: 0 } })
+    expect(status.planDueAt).toBeNull()
     await job.stop()
+  })
+
+  it('counts again what a prune would free once prune_margin has passed, and says when it will', async () => {
+    const { clients } = await serviceUnderTest()
+    const root = await useTempDir()
+    const policy = POLICY.replace('prune_margin = "0s"', 'prune_margin = "3s"')
+    const a = await syncDevice(root, 'a', A, { namespace: 'retention-count', snapshot: policy })
+    const clock = handClock()
+    for (let i = 0; i < 3; i++) {
+      write(a, `f${i}.md`)
+      await pub(a, clients, a.config, clock)
+      clock.move(3_600_000)
+    }
+    const components = { repository: repositoryOf(a, clients), logger, drillFailed: () => false, drill: async () => {} }
+    const before = new RetentionJob(components)
+    await before.runNow()
+    // The chain it just replaced is within the margin: kept whole, and counted again after it.
+    const first = before.status()
+    await before.stop()
+    expect(first.plan).toMatchObject({ dryRun: false, chainsHeld: 1 })
+    expect(Date.parse(first.planDueAt ?? '')).toBeGreaterThanOrEqual(Date.parse(first.plan?.at ?? '') + 3000)
+    // A daemon started again reads when from sync.sqlite.
+    const job = new RetentionJob(components)
+    try {
+      job.start()
+      expect(job.status().planDueAt).toBe(first.planDueAt)
+      const counted = await until(() => job.status().plan?.dryRun === true ? job.status() : undefined, 30_000, 'a count once the margin passed')
+      expect(counted.plan?.chainsHeld).toBe(0)
+      expect(counted.plan?.wouldFree.objects).toBeGreaterThan(0)
+      expect(counted.plan?.wouldFree.bytes).toBeGreaterThan(0)
+      expect(counted.planError).toBeNull()
+      // Nothing is held back any more: no further count is due.
+      expect(counted.planDueAt).toBeNull()
+    } finally {
+      await job.stop()
+    }
   })
 })
