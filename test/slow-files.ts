@@ -79,6 +79,7 @@ export const SLOW_FILES: readonly string[] = [
   'test/custody/store-and-fetch.test.ts',
   'test/daemon/content-keeper.test.ts',
   'test/daemon/content-outage.test.ts',
+  'test/daemon/retention-status.test.ts',
   'test/sync/storing/content-index.test.ts',
   'test/sync/storing/store-content-limits.test.ts',
   // A whole daemon in this process, through its HTTP routes.

@@ -3,12 +3,13 @@ import type { Config } from '../config/index.js'
 import { countOf, formatBytes, formatCount, formatTable } from './format.js'
 import { timeWithAge } from './relative-time.js'
 import { mirrorLines } from './mirror-lines.js'
+import { recordLines } from './retention-lines.js'
 import { safeText } from './safe-text.js'
 
 /**
  * What the state dir says with no daemon running (as restic and Litestream show an offline
- * state): this device's index by folder and the last publish and restore drill. Read only; a
- * state dir with no index yet says so.
+ * state): this device's index by folder, the last publish and restore drill, and the last forget
+ * and prune. Read only; a state dir with no index yet says so.
  */
 export async function offlineSummary (config: Config, why: string): Promise<string> {
   const lines = [`daemon: not running: ${why}`, 'what the state dir holds (as of the daemon\'s last run):']
@@ -45,6 +46,8 @@ export async function offlineSummary (config: Config, why: string): Promise<stri
       lines.push(last === undefined ? 'publish: nothing published from this state dir yet' : `publish: last snapshot ${last.cid} at ${last.at === null ? '?' : timeWithAge(last.at)}, ${countOf(last.entries, 'entry', 'entries')}`)
       const r = restorableStatus(store)
       lines.push(`restorable: ${r === null ? 'not checked yet (`cidsync verify`)' : r.ok ? `yes (drill at ${timeWithAge(r.checkedAt)})` : `NO (drill at ${timeWithAge(r.checkedAt)}): ${r.failed ?? '?'}`}`)
+      const retention = store.retention
+      lines.push(...recordLines({ lastForget: retention.lastForget(), lastPrune: retention.lastPrune(), plan: retention.prunePlan(), planDueAt: null, planError: null }).map(safeText))
       const failed = failedUploads(store.contentFailures())
       if (failed > 0) lines.push(`content: ${countOf(failed, 'file', 'files')} failed to upload at the daemon's last pass (\`cidsync ls\` lists them with why; the daemon tries them again)`)
       if (config.mirrors.length > 0) {

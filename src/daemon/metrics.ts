@@ -66,6 +66,40 @@ function mirrorFamilies (status: StatusDocument): string[] {
   ]
 }
 
+/** A time as Unix seconds; absent before the first. */
+const seconds = (iso: string | undefined): Sample[] => iso === undefined ? [] : [{ value: Date.parse(iso) / 1000 }]
+const one = (value: number | undefined): Sample[] => value === undefined ? [] : [{ value }]
+
+/**
+ * Forget and prune (docs/retention.md, "The daemon"): the last forget and prune, CLI runs
+ * included, and what the account held and a prune would free as of the last count. Each figure
+ * comes with the time it was counted; each is absent before the first.
+ */
+function retentionFamilies (status: StatusDocument): string[] {
+  const r = status.retention
+  if (r == null) return []
+  const f = r.lastForget ?? undefined
+  const p = r.lastPrune ?? undefined
+  const plan = r.plan ?? undefined
+  return [
+    family('cidsync_retention_enabled', 'gauge', '1 when the config has [retention]: the daemon forgets and prunes on its schedule.', [{ value: r.enabled ? 1 : 0 }]),
+    family('cidsync_retention_failing', 'gauge', '1 while the daemon\'s last forget and prune failed (status says why; it is tried again).', [{ value: r.lastError === null ? 0 : 1 }]),
+    family('cidsync_forget_last_timestamp_seconds', 'gauge', 'When the last forget ran (CLI or daemon; Unix time).', seconds(f?.at)),
+    family('cidsync_forget_last_kept_publishes', 'gauge', 'Publishes the last forget kept.', one(f?.kept)),
+    family('cidsync_forget_last_forgotten_publishes', 'gauge', 'Publishes the last forget forgot.', one(f?.forgotten)),
+    family('cidsync_forget_last_relinked_publishes', 'gauge', 'Kept publishes the last forget linked anew (their CIDs changed).', one(f?.relinked)),
+    family('cidsync_prune_last_timestamp_seconds', 'gauge', 'When the last prune ran, not a dry run (CLI or daemon; Unix time).', seconds(p?.at)),
+    family('cidsync_prune_last_deleted_objects', 'gauge', 'Objects the last prune deleted.', one(p?.objects)),
+    family('cidsync_prune_last_deleted_bytes', 'gauge', 'Bytes of those objects.', one(p?.bytes)),
+    family('cidsync_retention_counted_timestamp_seconds', 'gauge', 'When the figures below were counted, by the last prune or dry run (Unix time).', seconds(plan?.at)),
+    family('cidsync_retention_held_objects', 'gauge', 'Objects the account listed at that count (less what that prune deleted).', one(plan?.held.objects)),
+    family('cidsync_retention_held_bytes', 'gauge', 'Bytes of those objects.', one(plan?.held.bytes)),
+    family('cidsync_prune_would_free_objects', 'gauge', 'Objects a prune would have deleted at that count (0 right after a prune).', one(plan?.wouldFree.objects)),
+    family('cidsync_prune_would_free_bytes', 'gauge', 'Bytes of those objects.', one(plan?.wouldFree.bytes)),
+    family('cidsync_prune_within_margin_objects', 'gauge', 'Objects no kept publish needs, stored within prune_margin at that count: a later prune deletes them.', one(plan?.young))
+  ]
+}
+
 /** The Prometheus text exposition (format 0.0.4) of a status document. */
 export function renderMetrics (status: StatusDocument): string {
   const perFolder = (pick: (f: StatusDocument['folders'][number]) => number): Sample[] =>
@@ -108,6 +142,7 @@ export function renderMetrics (status: StatusDocument): string {
     family('cidsync_sync_state_up', 'gauge', '0 while sync.sqlite cannot be read.', [{ value: status.stateFiles.syncStateError === null ? 1 : 0 }]),
     histogram('cidsync_restore_duration_seconds', 'Time to restore the index, fetch included.', status.publish?.restores.durationsSeconds),
     ...contentFamilies(status),
-    ...mirrorFamilies(status)
+    ...mirrorFamilies(status),
+    ...retentionFamilies(status)
   ].filter(text => text !== '').join('\n') + '\n'
 }

@@ -9,6 +9,7 @@ import { lastUnreachable, mirrorNotes, progressBar, reloadRefusedLine, statusPro
 import { safeDocument } from '../safe-text.js'
 import { contentLines } from '../content-lines.js'
 import { mirrorLines } from '../mirror-lines.js'
+import { retentionLines } from '../retention-lines.js'
 
 function publishLines (s: StatusDocument): string[] {
   const lines: string[] = []
@@ -33,8 +34,7 @@ function publishLines (s: StatusDocument): string[] {
   }
   const token = s.auth?.sessionToken
   if (token?.warning != null) lines.push(`auth: ${token.warning}`)
-  const retention = retentionLine(s.retention)
-  if (retention !== undefined) lines.push(retention)
+  lines.push(...retentionLines(s.retention))
   lines.push(...mirrorLines(s))
   return lines
 }
@@ -60,15 +60,6 @@ function serviceLine (s: StatusDocument): string {
 const SKIPPED_LINES = 5
 
 /** Index writes failing, and the drift check's last result. */
-/** The last forget and prune the daemon ran on `[retention] schedule`, or undefined without `[retention]`. */
-function retentionLine (r: StatusDocument['retention']): string | undefined {
-  if (r == null || !r.enabled) return undefined
-  if (r.lastError !== null) return `retention: the last forget and prune failed at ${timeWithAge(r.lastError.at)}: ${r.lastError.message}`
-  if (r.skipped !== null) return `retention: not run: ${r.skipped}`
-  if (r.lastRun === null) return 'retention: not run yet (forget and prune run on [retention] schedule)'
-  return `retention: at ${timeWithAge(r.lastRun.at)} kept ${formatCount(r.lastRun.kept)} publishes, forgot ${formatCount(r.lastRun.forgotten)}, deleted ${formatCount(r.lastRun.deleted)} objects (${formatBytes(r.lastRun.bytes)})`
-}
-
 function indexLines (s: StatusDocument): string[] {
   const lines: string[] = []
   if (s.index.writeState !== undefined && s.index.writeState !== 'ok') {
@@ -170,11 +161,13 @@ async function watch (read: () => Promise<string>, seconds: number, json: boolea
 const STATUS_HELP = `
 What it shows:
 Each folder, the index, the last publish, the pointer, the restore drill, mirrors and recent errors.
+With [retention]: the last forget and prune, what the account held and what a prune would free.
+Each figure is shown with when it was counted (docs/retention.md, "What status shows").
 Times carry their age, as in 3 min ago; sizes are binary units (KiB, MiB).
 It finds the daemon through daemon.json in the state dir, so a daemon on port 0 is found too.
 It believes an answer only once the daemon proves it holds the state dir's status.token.
 With no daemon running, it shows what the state dir holds, and exits 1.
-That is the index by folder, the last publish and the last restore drill.
+That is the index by folder, the last publish, the last restore drill, forget and prune.
 
 For monitoring:
 --check prints a line starting with ok and exits 0, or exits 1 naming each problem.
