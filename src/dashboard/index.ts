@@ -16,6 +16,7 @@ const FILES: Record<string, { file: string, type: string }> = {
   '/dashboard/skipped.js': { file: 'skipped.js', type: 'text/javascript; charset=utf-8' },
   '/dashboard/find.js': { file: 'find.js', type: 'text/javascript; charset=utf-8' },
   '/dashboard/mirrors.js': { file: 'mirrors.js', type: 'text/javascript; charset=utf-8' },
+  '/dashboard/retention.js': { file: 'retention.js', type: 'text/javascript; charset=utf-8' },
   '/dashboard/style.css': { file: 'style.css', type: 'text/css; charset=utf-8' }
 }
 

@@ -195,6 +195,7 @@ function render () {
   renderContent(s)
   // mirrors.js (loaded before this script, so the first render has it; absent, the section stays hidden).
   if (typeof renderMirrors === 'function') renderMirrors(s)
+  if (typeof renderRetention === 'function') renderRetention(s)
   renderErrors(s)
 }
 
