@@ -1,15 +1,12 @@
+import { testKnob } from '../util/test-knob.js'
 import { CHUNK_BYTES, TAG_BYTES } from './chunks.js'
 
-/**
+/*
  * Test-only: crash and fault tests shrink parts and packs (`CIDSYNC_TEST_PART_CHUNKS`,
  * `CIDSYNC_TEST_PACK_BLOBS`) so a file of a few MiB spans many parts and a few hundred small
  * files many packs, and twenty kills stay quick. Only writing is affected: a record says where
  * each blob lies, so content stored with any part size reads back the same.
  */
-function testKnob (name: string, fallback: number): number {
-  const value = Number(process.env[name])
-  return Number.isInteger(value) && value >= 1 && value <= fallback ? value : fallback
-}
 
 /** Files below this are packed with others; from it on, stored in parts of their own. */
 export const SMALL_FILE_BYTES = CHUNK_BYTES

@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest'
 import { randomBytes } from 'node:crypto'
-import { mkdir, readFile, readdir, stat, writeFile } from 'node:fs/promises'
+import { readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { EXTERNAL, localServiceUnderTest } from '../helpers/service.js'
 import { useTempDir } from '../helpers/temp-dir.js'
-import { runCli } from '../helpers/cli.js'
-import { contentDevice, contentObjects, ok, SMALL_LAYOUT, type ContentDevice } from './content-devices.js'
+import { contentDevice, contentObjects, ok } from './content-devices.js'
+import { embeddedDevice, packBytes } from './retention-devices.js'
 
 interface PruneJson { dryRun: boolean, deleted: { content: number, segment: number, manifest: number }, bytes: number, young: number, chainsHeld: number }
 
@@ -61,7 +61,7 @@ describe.skipIf(EXTERNAL)('cidsync prune', () => {
 
   it('on the embedded service, the disk space comes back', async () => {
     const root = await useTempDir()
-    const a = await embeddedDevice(root, 'a', join(root, 'service'))
+    const a = await embeddedDevice(root, 'a', join(root, 'service'), `compact_after_deltas = 1\n${RETENTION}`)
     await writeFile(join(a.folder, 'big.bin'), randomBytes(4 * 1024 * 1024))
     await ok(a, ['snapshot'], { CIDSYNC_TEST_CLOCK: '2026-03-01T01:00:00.000Z' })
     await writeFile(join(a.folder, 'big.bin'), randomBytes(1024))
@@ -77,23 +77,3 @@ describe.skipIf(EXTERNAL)('cidsync prune', () => {
     expect((await ok(a, ['verify', '--full'])).stdout).toContain('restorable')
   }, 600_000)
 })
-
-/** A device on an embedded service dir, as the quick start makes one, with a policy that keeps one publish. */
-async function embeddedDevice (root: string, name: string, service: string): Promise<ContentDevice> {
-  await mkdir(join(root, name, 'notes'), { recursive: true })
-  const config = join(root, `${name}.toml`)
-  await writeFile(config, `state_dir = "${name}/state"\nnamespace = "prune-embedded"\n[[folders]]\nname = "notes"\npath = "${name}/notes"\nstore = true\n` +
-    `[status]\nlisten = "127.0.0.1:0"\n[service]\ndir = "${service}"\n[snapshot]\ndeal = false\ncompact_after_deltas = 1\n${RETENTION}`)
-  const env = { ...process.env, ...SMALL_LAYOUT }
-  return {
-    name, config, state: join(root, name, 'state'), folder: join(root, name, 'notes'), env,
-    run: async (args, extra = {}) => await runCli([...args, '--config', config], { env: { ...env, ...extra }, timeoutMs: 120_000 })
-  }
-}
-
-/** Bytes of the embedded service's pack files. */
-async function packBytes (service: string): Promise<number> {
-  let sum = 0
-  for (const name of await readdir(join(service, 'packs'))) sum += (await stat(join(service, 'packs', name))).size
-  return sum
-}

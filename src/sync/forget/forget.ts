@@ -3,6 +3,7 @@ import type { RetentionPolicy } from '../../retention/index.js'
 import { ENGINE, MAX_REPLACED, type Manifest } from '../../snapshot/index.js'
 import { failpoint } from '../../util/failpoint.js'
 import type { ProgressOptions } from '../../util/progress.js'
+import { removeDeadExitFiles } from '../state/index.js'
 import type { ForgetProgress } from './forget-progress.js'
 import { SNAPSHOT_PROFILE } from '../read/index.js'
 import type { Repository } from '../repository.js'
@@ -36,23 +37,29 @@ export interface Forgotten extends ForgetPlan {
  * the forget ({@link ForgetContendedError}); the next run plans again on top of it.
  */
 export async function forget (repository: Repository, init: ForgetInit): Promise<Forgotten> {
+  await removeDeadExitFiles(repository.config.stateDir)
   const plan = await planForget(repository, init)
   init.onProgress?.({ type: 'forget:planned', detail: { kept: plan.kept, forgotten: plan.forgotten } })
   if (init.dryRun === true) return { ...plan, head: null, relinked: 0 }
   if (plan.forgotten === 0 && plan.unmarked === 0) return noteForgotten(repository, init.now, { ...plan, head: null, relinked: 0 })
+  failpoint('forget:planned')
   const kept = plan.decisions.filter(d => d.keep).map(d => d.publish)
-  const relinked = await relinkChain(repository, kept, replacedChains(plan, init.now), init)
+  // A kill after each new manifest's upload, in the crash tests: each is an object nothing names yet.
+  const onProgress = (event: ForgetProgress): void => { init.onProgress?.(event); if (event.type === 'forget:relinked') failpoint('forget:relink') }
+  const relinked = await relinkChain(repository, kept, replacedChains(plan, init.now), { signal: init.signal, onProgress })
   const head = relinked.at(-1)?.cid as string
   failpoint('forget:relinked')
   const { config } = repository
   const { namespace, network } = config
   const before = await repository.pointers.current(namespace, network, { signal: init.signal })
   if (before.snapshotCid !== plan.pointer) throw contended(before.snapshotCid, plan.pointer)
+  failpoint('forget:checked')
   await repository.pointers.put({ snapshotCid: head, engine: ENGINE, namespace, network, memories: before.memories }, { signal: init.signal })
   const after = await repository.pointers.current(namespace, network, { signal: init.signal })
   if (after.snapshotCid !== head) throw contended(after.snapshotCid, head)
   failpoint('forget:pointer')
   repository.store.relinked(plan.pointer, head)
+  failpoint('forget:recorded')
   // The mirrors follow: the new manifests first (their segments are there already), then the pointer.
   const fresh = relinked.filter(r => r.cid !== r.was).map(r => r.cid)
   repository.store.mirrorLog.logPublish(head, fresh.filter(c => c !== head), SNAPSHOT_PROFILE.name)

@@ -26,16 +26,17 @@ const ATOMIC_TEMP_AGE_MS = 10 * 60_000
 const PID_DIR = /^\d{1,10}$/
 const PAST_INDEX = /^past-(\d{1,10})-\d+\.sqlite(-wal|-shm|-journal)?$/
 /**
- * `export` and `import` (no lock: they run beside the daemon) fetch under their label and pid
- * (`export-content-<pid>.sqlite`, the index an export with --content builds aside; `import-<pid>-...`,
- * what the chain check fetched): a run killed midway left them for good, an index's worth each.
+ * `export`, `import`, `forget` and `prune` (no lock: they run beside the daemon) fetch under their
+ * label and pid (`export-content-<pid>.sqlite`, the index an export with --content builds aside;
+ * `import-<pid>-...`, what the chain check fetched; `prune-<pid>-...`, the segments a prune reads;
+ * `forget-<pid>-...`, the manifests a forget seals): a run killed midway left them for good.
  */
-const EXIT_FILE = /^(?:export|import)-(?:content-)?(\d{1,10})[-.]/
+const EXIT_FILE = /^(?:export|import|forget|prune)-(?:content-)?(\d{1,10})[-.]/
 
 /**
- * Removes what `export` and `import` runs killed midway left in the state dir's `snapshots/`
- * ({@link EXIT_FILE}, whose process is gone). Safe without the lock, beside a running daemon: a
- * live run's pid is alive. An export calls it before building its own.
+ * Removes what `export`, `import`, `forget` and `prune` runs killed midway left in the state dir's
+ * `snapshots/` ({@link EXIT_FILE}, whose process is gone). Safe without the lock, beside a running
+ * daemon: a live run's pid is alive. An export, a forget and a prune call it before they begin.
  */
 export async function removeDeadExitFiles (stateDir: string): Promise<void> {
   const snapshots = join(stateDir, STATE_NAMES.snapshots)
