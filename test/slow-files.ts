@@ -14,6 +14,7 @@ export const SLOW_FILES: readonly string[] = [
   'test/cli/content-crash.test.ts',
   'test/cli/incremental-crash.test.ts',
   'test/cli/forget-crash.test.ts',
+  'test/cli/prune-crash.test.ts',
   'test/cli/state-recovery.test.ts',
   'test/daemon/content-crash.test.ts',
   'test/e2e/operations.test.ts',

@@ -17,6 +17,8 @@ export class ObjectSets {
   private readonly addRow: Database.Statement
   private readonly addTo: Database.Statement
   private readonly noteListed: Database.Statement
+  private readonly noteWatched: Database.Statement
+  private watching = false
 
   constructor (private readonly path: string) {
     // Made 0600 before SQLite opens it: it names every object of the history.
@@ -30,7 +32,8 @@ export class ObjectSets {
       CREATE TABLE records (object TEXT NOT NULL, file TEXT NOT NULL, PRIMARY KEY (object, file)) WITHOUT ROWID;
       CREATE TABLE rows (device TEXT NOT NULL, folder TEXT NOT NULL, path TEXT NOT NULL, seq INTEGER NOT NULL, cid TEXT, deleted INTEGER NOT NULL,
         PRIMARY KEY (device, folder, path, seq)) WITHOUT ROWID;
-      CREATE TABLE tos (device TEXT NOT NULL, seq INTEGER NOT NULL, PRIMARY KEY (device, seq)) WITHOUT ROWID;`)
+      CREATE TABLE tos (device TEXT NOT NULL, seq INTEGER NOT NULL, PRIMARY KEY (device, seq)) WITHOUT ROWID;
+      CREATE TABLE watched (cid TEXT PRIMARY KEY, listed INTEGER NOT NULL DEFAULT 0) WITHOUT ROWID;`)
     this.addFile = this.db.prepare('INSERT INTO live_files (cid) VALUES (?) ON CONFLICT DO NOTHING')
     this.addLive = this.db.prepare('INSERT INTO live (cid) VALUES (?) ON CONFLICT DO NOTHING')
     this.addCandidate = this.db.prepare('INSERT INTO candidates (cid, kind, rank) VALUES (?, ?, ?) ON CONFLICT DO NOTHING')
@@ -38,6 +41,7 @@ export class ObjectSets {
     this.addRow = this.db.prepare('INSERT INTO rows (device, folder, path, seq, cid, deleted) VALUES (@device, @folder, @path, @seq, @cid, @deleted) ON CONFLICT DO NOTHING')
     this.addTo = this.db.prepare('INSERT INTO tos (device, seq) VALUES (?, ?) ON CONFLICT DO NOTHING')
     this.noteListed = this.db.prepare('UPDATE candidates SET size = ?, stored_at = ? WHERE cid = ?')
+    this.noteWatched = this.db.prepare('UPDATE watched SET listed = 1 WHERE cid = ?')
   }
 
   /** File CIDs that rows of kept publishes name: their content records' objects are kept. */
@@ -85,9 +89,21 @@ export class ObjectSets {
     this.db.transaction(() => { for (const cid of cids) this.addCandidate.run(cid, kind, rank) })()
   }
 
+  /** Objects whose listing is wanted (those a killed prune was deleting): {@link unlisted} answers which the store lacks. */
+  watch (cids: Iterable<string>): void {
+    const add = this.db.prepare('INSERT INTO watched (cid) VALUES (?) ON CONFLICT DO NOTHING')
+    this.db.transaction(() => { for (const cid of cids) { add.run(cid); this.watching = true } })()
+  }
+
   /** Notes what the store lists of a candidate: its size and when it was stored. */
   listed (cid: string, size: number, storedAt: number | undefined): void {
     this.noteListed.run(size, storedAt ?? null, cid)
+    if (this.watching) this.noteWatched.run(cid)
+  }
+
+  /** The watched objects the store's listing did not hold. */
+  unlisted (): string[] {
+    return this.db.prepare('SELECT cid FROM watched WHERE listed = 0 ORDER BY cid').pluck().all() as string[]
   }
 
   /**

@@ -1,20 +1,21 @@
-import { readdir, rm } from 'node:fs/promises'
+import { rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import { STATE_NAMES } from '../../config/index.js'
 import { PruneContendedError } from '../../errors.js'
 import { failpoint } from '../../util/failpoint.js'
+import { testKnob } from '../../util/test-knob.js'
 import { makeDirsSync } from '../../util/make-dirs.js'
-import { processAlive } from '../../util/process-alive.js'
 import type { ProgressEvent, ProgressOptions } from '../../util/progress.js'
 import { SNAPSHOT_PROFILE } from '../read/index.js'
 import type { Repository } from '../repository.js'
+import { removeDeadExitFiles } from '../state/index.js'
 import { liveChain, replacedChain, type Chain } from './chains.js'
 import { ObjectSets, type CandidateKind } from './object-sets.js'
 import { notePruned } from './outcome.js'
 import { readNames } from './segment-names.js'
 
-/** Objects deleted a call at a time: a service walks its listing once a batch. */
-const DELETE_BATCH = 500
+/** Objects deleted a call at a time: a service walks its listing once a batch. Crash tests make it small. */
+const DELETE_BATCH = testKnob('CIDSYNC_TEST_PRUNE_BATCH', 500)
 
 /** What a prune is doing: reading the chains' segments, then deleting. */
 export type PruneProgress =
@@ -59,6 +60,7 @@ export async function prune (repository: Repository, init: PruneInit): Promise<P
   makeDirsSync(dir, 0o700)
   const fetch = repository.readContext('prune', { signal: init.signal })
   const pointer = (await repository.pointers.current(config.namespace, config.network, { signal: init.signal })).snapshotCid
+  await removeDeadExitFiles(config.stateDir)
   await removeDeadWork(dir)
   const sets = new ObjectSets(join(dir, `prune-${process.pid}.sqlite`))
   try {
@@ -81,6 +83,7 @@ export async function prune (repository: Repository, init: PruneInit): Promise<P
     })
     sets.settleRecords()
     init.onProgress?.({ type: 'prune:read', detail: { segments: segmentsRead } })
+    failpoint('prune:read')
     for (const chain of expired) {
       chain.manifests.forEach((m, i) => { sets.candidates([m.cid], 'manifest', chain.manifests.length - i) })
       sets.candidates(chain.manifests.flatMap(m => m.manifest.devices.flatMap(d => d.segments.map(s => s.cid))), 'segment')
@@ -90,12 +93,16 @@ export async function prune (repository: Repository, init: PruneInit): Promise<P
     // block it links on a service, so an old one would keep what the rest of the prune frees.
     const keptManifests = new Set(kept.flatMap(c => c.manifests.map(m => m.cid)))
     sets.candidates(repository.store.plainRoots.roots().filter(r => !keptManifests.has(r.manifest)).map(r => r.root), 'root')
+    // What a killed prune was deleting: those the store no longer lists are logged for the mirrors below.
+    const log = repository.store.mirrorLog
+    sets.watch(log.deleting())
     const listed = { objects: 0, bytes: 0 }
     for await (const object of repository.objects.list({ signal: init.signal })) {
       sets.listed(object.cid, object.size, object.storedAt)
       listed.objects++
       listed.bytes += object.size
     }
+    failpoint('prune:listed')
     const before = init.now.getTime() - init.marginMs
     const dead = sets.dead(before)
     const result = { pointer, young: sets.young(before), chainsHeld: held.length, segmentsRead, held: listed }
@@ -108,13 +115,18 @@ export async function prune (repository: Repository, init: PruneInit): Promise<P
     const now = (await repository.pointers.current(config.namespace, config.network, { signal: init.signal })).snapshotCid
     if (now !== pointer) throw new PruneContendedError(`another device published while the prune read the history (the pointer holds ${now}, not ${pointer}): nothing was deleted; run it again`)
     followPointer(repository, pointer, live)
+    failpoint('prune:checked')
+    finishKilled(log, sets)
     let freed = 0
     for (let i = 0; i < dead.length; i += DELETE_BATCH) {
       const batch = dead.slice(i, i + DELETE_BATCH)
-      await repository.objects.deleteMany(batch.map(d => d.cid), { signal: init.signal })
+      const cids = batch.map(d => d.cid)
+      log.noteDeleting(cids)
+      await repository.objects.deleteMany(cids, { signal: init.signal })
+      failpoint('prune:deleted')
       for (const d of batch) deleted[d.kind]++
       freed += batch.reduce((sum, d) => sum + d.size, 0)
-      repository.store.mirrorLog.logDeletes(batch.map(d => d.cid))
+      log.logDeletes(cids)
       init.onProgress?.({ type: 'prune:deleted', detail: { objects: i + batch.length, bytes: freed } })
       failpoint('prune:batch')
     }
@@ -122,6 +134,19 @@ export async function prune (repository: Repository, init: PruneInit): Promise<P
   } finally {
     sets.close()
   }
+}
+
+/**
+ * A prune killed between its delete and its log left what it was deleting noted: those the store
+ * no longer lists are logged now, so the mirrors delete them too and a mirror behind never asks
+ * the primary for them. Those still listed were not deleted; this run deletes them if still dead.
+ */
+function finishKilled (log: Repository['store']['mirrorLog'], sets: ObjectSets): void {
+  const noted = log.deleting()
+  if (noted.length === 0) return
+  const gone = new Set(sets.unlisted())
+  log.logDeletes(noted.filter(c => gone.has(c)))
+  log.settleDeleting(noted)
 }
 
 /**
@@ -145,11 +170,10 @@ function markKept (sets: ObjectSets, chain: Chain): void {
   sets.live(chain.v1)
 }
 
-/** Work files of prunes that were killed (their process is gone): they name the whole history. */
+/**
+ * This process's own work file, left by a killed prune whose pid it now has (the file is made
+ * exclusively). Other pids' files go with removeDeadExitFiles, once their process is gone.
+ */
 async function removeDeadWork (dir: string): Promise<void> {
-  for (const name of await readdir(dir).catch(() => [] as string[])) {
-    const pid = /^prune-(\d{1,10})\.sqlite(?:-journal|-wal|-shm)?$/.exec(name)?.[1]
-    if (pid === undefined || (Number(pid) !== process.pid && processAlive(Number(pid)))) continue
-    await rm(join(dir, name), { force: true })
-  }
+  for (const suffix of ['', '-journal', '-wal', '-shm']) await rm(join(dir, `prune-${process.pid}.sqlite${suffix}`), { force: true })
 }

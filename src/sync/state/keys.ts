@@ -49,7 +49,9 @@ export const KEY = {
   /** JSON `PruneRecord`: the last prune that ran and what it deleted (a dry run never writes it). */
   lastPrune: 'retention_last_prune',
   /** JSON `PrunePlanRecord`: what the last prune or dry run counted: held, would free, within the margin. */
-  prunePlan: 'retention_prune_plan'
+  prunePlan: 'retention_prune_plan',
+  /** JSON list: objects a prune asked the primary to delete and has not logged for the mirrors yet. */
+  pruneDeleting: 'prune_deleting'
 } as const
 export type Key = typeof KEY[keyof typeof KEY]
 

@@ -74,9 +74,39 @@ export class MirrorLog {
     })()
   }
 
-  /** Objects a prune deleted from the primary: each mirror deletes them too, in log order. */
+  /**
+   * Objects a prune is about to delete from the primary, noted before it asks: a kill between its
+   * delete and {@link logDeletes} leaves them here, and the next prune logs those the primary lost.
+   */
+  noteDeleting (cids: readonly string[]): void {
+    this.db.transaction(() => {
+      this.s.setStateValue.run(KEY.pruneDeleting, JSON.stringify([...new Set([...this.deleting(), ...cids])]))
+    })()
+  }
+
+  /** What a prune noted it was deleting and never logged (a kill cut it short). */
+  deleting (): string[] {
+    try {
+      const parsed = JSON.parse(this.s.stateValue.get(KEY.pruneDeleting) as string | undefined ?? '[]') as unknown
+      return Array.isArray(parsed) ? parsed.filter((c): c is string => typeof c === 'string') : []
+    } catch {
+      return []
+    }
+  }
+
+  /** Objects a prune deleted from the primary: each mirror deletes them too, in log order. No longer being deleted. */
   logDeletes (cids: readonly string[], at = Date.now()): void {
-    this.db.transaction(() => { for (const cid of cids) this.s.insert.run('delete', cid, '', at) })()
+    this.db.transaction(() => {
+      for (const cid of cids) this.s.insert.run('delete', cid, '', at)
+      this.settleDeleting(cids)
+    })()
+  }
+
+  /** Objects noted as being deleted that the primary still holds: not deleted, nothing to log. */
+  settleDeleting (cids: readonly string[]): void {
+    const done = new Set(cids)
+    const left = this.deleting().filter(c => !done.has(c))
+    this.s.setStateValue.run(KEY.pruneDeleting, JSON.stringify(left))
   }
 
   /** A publish: the objects a restore of it needs (segments, then the manifest), then the pointer move. */
