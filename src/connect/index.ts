@@ -6,7 +6,7 @@
 // Registers the backends cidsync ships before any mirror is reached.
 import './backends.js'
 import type { Config } from '../config/index.js'
-import type { ReclaimOptions, ReclaimResult } from '../local-service/index.js'
+import { reclaimDueIn, type ReclaimOptions, type ReclaimResult } from '../local-service/index.js'
 import { createServiceClients, type ServiceClients } from '../remote/index.js'
 import { Credential, credentialsDir } from './credentials.js'
 import { startEmbedded } from './embedded.js'
@@ -40,6 +40,8 @@ export interface ServiceConnection {
    * reclaims on its own, so it has none.
    */
   readonly reclaim?: (options?: ReclaimOptions) => Promise<ReclaimResult>
+  /** Whether the embedded service has space to reclaim (deleted uploads, or a reclaim cut short). */
+  readonly reclaimDue?: () => Promise<boolean>
   close: () => Promise<void>
 }
 
@@ -59,6 +61,7 @@ export async function connectService (config: Config, env: NodeJS.ProcessEnv = p
         (options.storing === true ? '; in a thread of its own' : '') +
         (embedded.service.adminTokenPath === undefined ? ')' : `; admin routes on, token in ${embedded.service.adminTokenPath})`),
       reclaim: async (reclaimOptions) => await embedded.service.reclaim(reclaimOptions),
+      reclaimDue: async () => await reclaimDueIn(config.service.dir),
       close: async () => { await embedded.clients.close(); await embedded.service.stop() }
     }
   }

@@ -259,7 +259,8 @@ export class ServiceLink {
       onEvent: this.components.onSyncEvent,
       mirrors: (c) => this.mirrorLinks(c, connectMirrors),
       mirrorTiming: timing,
-      reclaim: connection.reclaim
+      reclaim: connection.reclaim,
+      reclaimDue: connection.reclaimDue
     })
     this.runner.start()
     // Changes held while the service was being reached, and those made while the daemon was down

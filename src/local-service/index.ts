@@ -69,6 +69,20 @@ export async function issueTokenFor (dir: string, user: string, ttlSeconds: numb
 }
 
 /**
+ * Whether the service in `dir` has space to reclaim: deleted uploads, or a reclaim cut short. A
+ * prune with nothing left to delete reclaims then, so a run killed during the reclaim is finished.
+ */
+export async function reclaimDueIn (dir: string): Promise<boolean> {
+  const { reclaimDue } = await import('./reclaim.js')
+  const db = await openServiceDatabase(dir)
+  try {
+    return reclaimDue(db)
+  } finally {
+    db.close()
+  }
+}
+
+/**
  * Reclaims the space of the service in `dir` without a running server (`LocalService.reclaim`):
  * a service may be running on it meanwhile, in another process, and its uploads go on.
  */

@@ -30,7 +30,7 @@ import { routingIpnsRoutes } from './routes/routing-ipns.js'
 import { uploadRoutes } from './routes/upload.js'
 import { InternalError } from '../errors.js'
 import { inProcessAdder, type InProcessAdd, type InProcessAdded } from './add-in-process.js'
-import type { ReclaimOptions, ReclaimResult } from './reclaim.js'
+import { reclaimDue, type ReclaimOptions, type ReclaimResult } from './reclaim.js'
 import { ServiceReclaims } from './reclaim-runs.js'
 import { UploadGate } from './upload-gate.js'
 
@@ -168,8 +168,8 @@ export class LocalService {
     const address = this.server.address() as AddressInfo
     this.adminHostNames = adminHosts(address.address, address.port)
     this.hostGuard = new HostGuard(address.address, address.port, this.init.hosts ?? [])
-    // Deletes a stop or a kill left unreclaimed.
-    if (this.db.prepare('SELECT 1 FROM files WHERE deleted_at IS NOT NULL LIMIT 1').get() !== undefined) this.reclaims.deleted()
+    // Deletes a stop or a kill left unreclaimed, or a reclaim one cut short.
+    if (reclaimDue(this.db)) this.reclaims.deleted()
     return this.url
   }
 

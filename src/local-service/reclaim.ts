@@ -12,6 +12,18 @@ import { readEpoch, writeEpoch, type UploadGate } from './upload-gate.js'
 /** The lock one reclaim of a data dir holds, whichever process runs it. */
 export const RECLAIM_LOCK = 'reclaim.lock'
 
+/** A setting present from a reclaim's start to its end: one killed midway left it. */
+const UNFINISHED = 'reclaim_unfinished'
+
+/**
+ * Whether a reclaim is due: an upload was deleted since the last one, or the last one was cut
+ * short (a kill, a stop) and left its work to the next.
+ */
+export function reclaimDue (db: Database.Database): boolean {
+  return db.prepare('SELECT 1 FROM files WHERE deleted_at IS NOT NULL LIMIT 1').get() !== undefined ||
+    db.prepare('SELECT 1 FROM settings WHERE key = ?').get(UNFINISHED) !== undefined
+}
+
 /** Where a reclaim is, as it goes. */
 export type ReclaimProgress =
   /** Waiting for uploads that began before it to end. */
@@ -94,6 +106,8 @@ export async function reclaimSpace (target: ReclaimTarget, options: ReclaimOptio
   const release = takeLock(dir)
   let marks: LiveMarks | undefined
   try {
+    // Cleared only at the end: a reclaim killed after its sweep leaves no deleted upload to say one is due.
+    db.prepare('INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value').run(UNFINISHED, new Date(started).toISOString())
     const epoch = readEpoch(db)
     // Uploads of the epoch before this one use the parity the next epoch will: none may be left.
     await target.gate.drain(epoch + 1, signal, () => { progress({ phase: 'waiting' }) })
@@ -112,6 +126,7 @@ export async function reclaimSpace (target: ReclaimTarget, options: ReclaimOptio
     const uploadsForgotten = await forgetDeleted(db, signal)
     const packs = await new PackRewriter(db, blocks, join(dir, 'packs'), epoch + 1, blocks.packLimit)
       .run(signal, (done, of) => { progress({ phase: 'packing', done, of }) })
+    db.prepare('DELETE FROM settings WHERE key = ?').run(UNFINISHED)
     return {
       blocksFreed: freed.blocks,
       bytesFreed: freed.bytes,

@@ -49,6 +49,8 @@ export interface RetentionJobComponents {
   readonly drill: () => Promise<void>
   /** The embedded service's space reclaim, after a prune deleted uploads (a remote service reclaims on its own). */
   readonly reclaim?: () => Promise<unknown>
+  /** Whether the embedded service has space to reclaim though nothing was deleted now (a reclaim cut short). */
+  readonly reclaimDue?: () => Promise<boolean>
 }
 
 /**
@@ -140,7 +142,7 @@ export class RetentionJob {
       this.lastRun = { at: now.toISOString(), kept: forgot.kept, forgotten: forgot.forgotten, deleted, bytes: pruned.bytes }
       this.lastError = null
       logger.info({ kept: forgot.kept, forgotten: forgot.forgotten, deleted, bytes: pruned.bytes }, 'retention: forgot and pruned')
-      if (deleted > 0) await this.components.reclaim?.()
+      if (deleted > 0 || await this.components.reclaimDue?.() === true) await this.components.reclaim?.()
       if (forgot.forgotten > 0 || deleted > 0) await this.components.drill()
     } catch (err) {
       this.lastError = { at: new Date().toISOString(), message: (err as Error).message, code: codeOf(err) }

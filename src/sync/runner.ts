@@ -40,6 +40,8 @@ export interface SyncRunnerComponents extends SyncComponents {
   readonly mirrorTiming?: Partial<MirrorTiming>
   /** The embedded service's space reclaim, run after a prune (a remote service reclaims on its own). */
   readonly reclaim?: () => Promise<unknown>
+  /** Whether the embedded service has space to reclaim (deleted uploads, or a reclaim cut short). */
+  readonly reclaimDue?: () => Promise<boolean>
 }
 
 /**
@@ -88,7 +90,8 @@ export class SyncRunner {
       logger: components.logger,
       drillFailed: () => this.restorable()?.ok === false,
       drill: async () => { await this.drilling.runNow('after a prune') },
-      reclaim: components.reclaim
+      reclaim: components.reclaim,
+      reclaimDue: components.reclaimDue
     })
     this.drilling = new Scheduler<VerifyResult>({
       timing: () => ({ cron: this.config.verify.schedule }),

@@ -80,4 +80,22 @@ describe.skipIf(EXTERNAL)('the daemon\'s forget and prune', () => {
       await job.stop()
     }
   })
+
+  it('with nothing left to delete, still reclaims when the embedded service says one is due (a reclaim cut short)', async () => {
+    const { clients } = await serviceUnderTest()
+    const root = await useTempDir()
+    const a = await syncDevice(root, 'a', A, { namespace: 'retention-job-reclaim', snapshot: POLICY })
+    write(a, 'f.md')
+    await pub(a, clients, a.config, handClock())
+    let due = false
+    let reclaims = 0
+    const job = new RetentionJob({ repository: repositoryOf(a, clients), logger, drillFailed: () => false, drill: async () => {}, reclaim: async () => { reclaims++ }, reclaimDue: async () => due })
+    await job.runNow()
+    expect(job.status().lastRun).toMatchObject({ forgotten: 0, deleted: 0 })
+    expect(reclaims).toBe(0)
+    due = true
+    await job.runNow()
+    expect(reclaims).toBe(1)
+    await job.stop()
+  })
 })

@@ -40,14 +40,16 @@ export function registerPrune (program: Command): void {
       const config = loadConfig({ configPath: options.config })
       const retention = config.retention
       if (retention === undefined) throw new UsageError('the config has no [retention]: every publish is kept, so nothing is pruned. Add one (docs/retention.md), then `cidsync forget` and `cidsync prune`')
-      await withService(options, async ({ repository, reclaim }) => {
+      await withService(options, async ({ repository, reclaim, reclaimDue }) => {
         const { prune } = await import('../../sync/index.js')
         const { publishNow } = await import('../../util/clock.js')
         const done = await prune(repository, { marginMs: retention.pruneMarginSeconds * 1000, now: publishNow(), dryRun: options.dryRun === true })
           .catch((err: unknown) => { throw explainMissingPointer(err, config) })
         const objects = done.deleted.root + done.deleted.content + done.deleted.segment + done.deleted.manifest
-        // The embedded service gives the space back now; a remote one reclaims on its own.
-        const space = options.dryRun === true || objects === 0 || reclaim === undefined ? undefined : await reclaimed(reclaim)
+        // The embedded service gives the space back now; a remote one reclaims on its own. With
+        // nothing deleted, still when one is due: a prune killed during its reclaim is finished so.
+        const due = options.dryRun !== true && reclaim !== undefined && (objects > 0 || await reclaimDue?.() === true)
+        const space = due ? await reclaimed(reclaim) : undefined
         if (options.json === true) { printJson({ dryRun: options.dryRun === true, ...done, reclaimed: space ?? null }); return }
         const what = `${countOf(objects, 'object', 'objects')} (${done.deleted.content} content, ${done.deleted.segment} segments, ${done.deleted.manifest} manifests, ${done.deleted.root} plain roots), ${formatBytes(done.bytes)}`
         process.stdout.write(`${options.dryRun === true ? 'would delete' : 'deleted'} ${what}\n`)
