@@ -33,6 +33,8 @@ export const SLOW_FILES: readonly string[] = [
   'test/cli/find.test.ts',
   'test/cli/forget.test.ts',
   'test/cli/prune.test.ts',
+  'test/cli/prune-readers.test.ts',
+  'test/cli/prune-republish.test.ts',
   'test/cli/generate.test.ts',
   'test/cli/get-output.test.ts',
   'test/cli/get-plain-profile.test.ts',
