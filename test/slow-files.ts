@@ -33,6 +33,7 @@ export const SLOW_FILES: readonly string[] = [
   'test/cli/find.test.ts',
   'test/cli/forget.test.ts',
   'test/cli/prune.test.ts',
+  'test/cli/prune-race.test.ts',
   'test/cli/prune-readers.test.ts',
   'test/cli/prune-republish.test.ts',
   'test/cli/generate.test.ts',
@@ -66,6 +67,7 @@ export const SLOW_FILES: readonly string[] = [
   // Mirrors: a second service, copies and lag, end to end.
   'test/cli/mirror-directory.test.ts',
   'test/cli/mirror-prune.test.ts',
+  'test/cli/mirror-prune-down.test.ts',
   'test/cli/mirror-lag.test.ts',
   'test/cli/mirror-others.test.ts',
   'test/cli/mirror-reads.test.ts',

@@ -89,10 +89,14 @@ export class Versions {
   }
 }
 
-/** `d`'s own files of its last publish come back whole with `get`, each as `want` says. */
+/**
+ * `d`'s own files of its last publish come back whole with `get`, each as `want` says. Its own:
+ * without `--device`, `get` takes each path's newest version of any device.
+ */
 export async function expectLatestRestorable (d: ContentDevice, want: Map<string, string>, scratch: string, context: string): Promise<void> {
   await rm(scratch, { recursive: true, force: true })
-  const got = await d.run(['get', ...[...want.keys()].map(f => `notes/${f}`), '--to', scratch])
+  const own = (await readFile(join(d.state, 'device-id'), 'utf8')).trim()
+  const got = await d.run(['get', ...[...want.keys()].map(f => `notes/${f}`), '--to', scratch, '--device', own])
   expect(got.code, `${context}: get: ${got.stderr}`).toBe(0)
   for (const [name, hash] of want) expect(sha(await readFile(join(scratch, 'notes', name))), `${context}: ${name}`).toBe(hash)
   await rm(scratch, { recursive: true, force: true })
