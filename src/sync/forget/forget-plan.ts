@@ -11,7 +11,7 @@ export interface ChainPublish extends Publish {
   readonly manifest: Manifest | undefined
 }
 
-/** What the policy makes of the pointer's chain: each publish kept (with why) or forgotten, newest first. */
+/** What the policy makes of the pointer's chain: each publish kept (with why) or forgotten, in the chain's order, head first. */
 export interface ForgetPlan {
   /** What the pointer named when the chain was read. */
   readonly pointer: string
@@ -60,7 +60,12 @@ export async function planForget (repository: Repository, init: PlanInit): Promi
   for (const label of unmark) {
     if (!chain.some(p => p.manifest?.marks?.includes(label) === true)) throw new NothingFoundError(`no publish in the history carries the label ${JSON.stringify(label)}: nothing is forgotten. \`cidsync history\` lists the labels (KEPT AS)`)
   }
+  // The policy reads the publishes by time; the plan keeps the chain's order. The relink follows
+  // it, so the pointer's publish stays the head even when a clock ran behind: each publish holds
+  // what it merged from the one before it, and the head is what a restore installs.
+  const position = new Map(chain.map((p, i) => [p, i]))
   const decisions = applyPolicy(chain, init.policy, { now: init.now, timeZone: init.timeZone, pointer, devicesNewest: true })
+    .sort((a, b) => (position.get(a.publish) ?? 0) - (position.get(b.publish) ?? 0))
   const kept = decisions.filter(d => d.keep).length
   return { pointer, decisions, kept, forgotten: decisions.length - kept, unmarked }
 }

@@ -86,6 +86,27 @@ describe.skipIf(EXTERNAL)('forget: the policy applied to the chain', () => {
     expect(again).toMatchObject({ forgotten: 0, head: null })
   })
 
+  it('a clock that went back: the pointer\'s publish stays the head, and a restore has every file', async () => {
+    const { clients } = await serviceUnderTest()
+    const root = await useTempDir()
+    const a = await syncDevice(root, 'a', A, { namespace: 'forget-behind' })
+    const { clock } = await fiveHours(a, clients)
+    // The clock is set back a day; the next publish is stamped before every other one.
+    clock.move(-24 * HOUR)
+    write(a, 'after-the-jump.md')
+    const last = await pub(a, clients, a.config, clock)
+    clock.move(24 * HOUR)
+    const done = await forget(repositoryOf(a, clients), { policy: keepLast(2), now: new Date(clock.now()), timeZone: 'UTC' })
+    // The two newest by time and the pointer's are kept; the head is still the pointer's.
+    expect(done.kept).toBe(3)
+    const after = await historyOf(a, clients)
+    expect(after[0]?.cid).toBe(done.head)
+    expect(after[0]?.publishedAs).toBe(last.cid)
+    const r = await restorer(root, 'r', a, 'forget-behind')
+    const restored = await restoreInto(clients, r, 'forget-behind')
+    expect(restored.rows).toEqual(readIndex(a.config, everything))
+  })
+
   it('a publish made while it runs stops it, and the pointer keeps that publish', async () => {
     const { clients } = await serviceUnderTest()
     const root = await useTempDir()
