@@ -119,6 +119,25 @@ describe.skipIf(EXTERNAL)('restore --force on the same device (processes)', () =
   }, 120_000)
 })
 
+describe.skipIf(EXTERNAL)('history after a forget (processes)', () => {
+  it('a publish linked anew shows the deal asked for under the CID it was made with', async () => {
+    const root = await useTempDir()
+    const service = await localServiceUnderTest({ dir: join(root, 'service'), dealDelayMs: 3_600_000 })
+    const a = await cliDevice(root, service, 'a', 'deal = true\n')
+    for (let hour = 1; hour <= 3; hour++) {
+      await writeFile(join(a.folder, `h${hour}.md`), `hour ${hour}`)
+      const published = await a.run(['snapshot'], { CIDSYNC_TEST_CLOCK: `2026-03-01T0${hour}:00:00.000Z` })
+      expect(published.code, published.stderr).toBe(0)
+    }
+    await writeFile(a.config, `${await readFile(a.config, 'utf8')}[retention]\nkeep_last = 1\nkeep_within = "1h"\n`)
+    await ok(a, ['forget'])
+    const rows = JSON.parse((await ok(a, ['history', '--json'])).stdout) as Array<HistoryRow & { deal: string, publishedAs?: string }>
+    expect(rows).toHaveLength(2)
+    expect(rows[0]?.publishedAs).toBeDefined()
+    expect(rows.map(r => r.deal)).toEqual(['pending', 'pending'])
+  }, 120_000)
+})
+
 describe('cidsync history --help', () => {
   it('names every value the DEAL column shows, the ? of a device with no index included', async () => {
     const help = await runCli(['history', '--help'])

@@ -19,6 +19,7 @@ Manifests once read are kept in sync.sqlite in the state dir, so they are fetche
 Deals:
 DEAL is the deal this device asked for that publish: made, pending or overdue.
 It is none when the deal was not asked for here, and ? when this device has no index yet.
+A publish a forget linked anew shows the deal asked for under the CID it was made with.
 
 Plain roots:
 --json gives each publish this device made its plain root, which links its whole history.
@@ -52,7 +53,7 @@ export function registerHistory (program: Command): void {
         const rows = []
         for await (const entry of walkEntries(repository.home, pointer.snapshotCid, repository.manifestCache, {
           ...repository.readContext('history', { namespace: options.namespace, network: options.network }), limit
-        })) rows.push({ ...entry, deal: dealOf(entry.cid), root: repository.store?.plainRoots.root(entry.cid) ?? null })
+        })) rows.push({ ...entry, deal: dealOfPublish(dealOf, entry), root: repository.store?.plainRoots.root(entry.cid) ?? null })
         const more = rows.at(-1)?.previous
         if (options.reverse === true) rows.reverse()
         if (options.json === true) { printJson(rows); return }
@@ -64,6 +65,15 @@ export function registerHistory (program: Command): void {
         process.stdout.write(`${countOf(rows.length, 'publish', 'publishes')}${more !== null && more !== undefined ? ` (more before: --limit ${limit * 2})` : ''}\n`)
       })
     }))
+}
+
+/**
+ * The deal of a publish: asked for under the CID it was made with. A forget that links it anew
+ * gives it a new CID, but its segments, which the deal holds, are the same.
+ */
+function dealOfPublish (dealOf: (cid: string) => string, entry: { readonly cid: string, readonly publishedAs?: string }): string {
+  const own = dealOf(entry.cid)
+  return own === 'none' && entry.publishedAs !== undefined ? dealOf(entry.publishedAs) : own
 }
 
 /** Where the deal this device asked for each CID stands, from the index (`?` when there is no index yet). */
