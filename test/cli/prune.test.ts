@@ -59,6 +59,21 @@ describe.skipIf(EXTERNAL)('cidsync prune', () => {
     expect((await ok(a, ['verify', '--full'])).stdout).toContain('restorable')
   }, 600_000)
 
+  it('says how long prune_margin holds back what a forget just left, in the config\'s units', async () => {
+    const root = await useTempDir()
+    const service = await localServiceUnderTest({ dir: join(root, 'service') })
+    const a = await contentDevice(root, service, 'a', '[retention]\nkeep_last = 1\nprune_margin = "36h"\n')
+    for (let hour = 1; hour <= 2; hour++) {
+      await writeFile(join(a.folder, 'note.txt'), `hour ${hour}`)
+      await ok(a, ['snapshot'], { CIDSYNC_TEST_CLOCK: `2026-03-01T0${hour}:00:00.000Z` })
+    }
+    await ok(a, ['forget'])
+    const dry = await ok(a, ['prune', '--dry-run'])
+    expect(dry.stdout).toContain('would keep 1 replaced chain whole: forgotten within prune_margin (36h); a prune once it has passed deletes them\n')
+    const done = await ok(a, ['prune'])
+    expect(done.stdout).toContain('kept 1 replaced chain whole: forgotten within prune_margin (36h)')
+  }, 300_000)
+
   it('on the embedded service, the disk space comes back', async () => {
     const root = await useTempDir()
     const a = await embeddedDevice(root, 'a', join(root, 'service'), `compact_after_deltas = 1\n${RETENTION}`)

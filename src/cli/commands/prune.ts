@@ -53,8 +53,11 @@ export function registerPrune (program: Command): void {
         if (options.json === true) { printJson({ dryRun: options.dryRun === true, ...done, reclaimed: space ?? null }); return }
         const what = `${countOf(objects, 'object', 'objects')} (${done.deleted.content} content, ${done.deleted.segment} segments, ${done.deleted.manifest} manifests, ${done.deleted.root} plain roots), ${formatBytes(done.bytes)}`
         process.stdout.write(`${options.dryRun === true ? 'would delete' : 'deleted'} ${what}\n`)
-        if (done.young > 0) process.stdout.write(`kept ${countOf(done.young, 'object', 'objects')} no publish needs: stored within prune_margin; a later prune deletes them\n`)
-        if (done.chainsHeld > 0) process.stdout.write(`kept ${countOf(done.chainsHeld, 'replaced chain', 'replaced chains')} whole: forgotten within prune_margin\n`)
+        // Held back by the margin: say how long, so "0 deleted" is not read as "nothing to delete".
+        const kept = options.dryRun === true ? 'would keep' : 'kept'
+        const margin = `prune_margin (${marginText(retention.pruneMarginSeconds)})`
+        if (done.young > 0) process.stdout.write(`${kept} ${countOf(done.young, 'object', 'objects')} no publish needs: stored within ${margin}; a prune once it has passed deletes them\n`)
+        if (done.chainsHeld > 0) process.stdout.write(`${kept} ${countOf(done.chainsHeld, 'replaced chain', 'replaced chains')} whole: forgotten within ${margin}; a prune once it has passed deletes them\n`)
         if (space !== undefined) {
           process.stdout.write('error' in space
             ? `the embedded service could not give the space back now (${space.error}); a later prune tries again\n`
@@ -68,6 +71,14 @@ export function registerPrune (program: Command): void {
         }
       })
     }))
+}
+
+/** The margin in the config's own units (`1d`, `36h`, `90min`, `45s`): there `m` is a month. */
+function marginText (seconds: number): string {
+  for (const [unit, size] of [['d', 86_400], ['h', 3600], ['min', 60]] as const) {
+    if (seconds > 0 && seconds % size === 0) return `${seconds / size}${unit}`
+  }
+  return `${seconds}s`
 }
 
 /** The embedded service's reclaim after the deletes; a failure (another process reclaiming) is said, not fatal: the deletes stand. */
