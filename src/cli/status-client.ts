@@ -1,7 +1,9 @@
 import type { Agent } from 'undici'
 import type { Config } from '../config/index.js'
 import { formatListenAddress, parseListenAddress } from '../config/index.js'
-import { CHALLENGE_PATH, isDaemonProof, newNonce, proofHeader, readDaemonInfo, readStatusToken } from '../daemon/index.js'
+import { existsSync } from 'node:fs'
+import { join } from 'node:path'
+import { CHALLENGE_PATH, isDaemonProof, newNonce, proofHeader, readDaemonInfo, readStatusToken, STATUS_TOKEN_FILE } from '../daemon/index.js'
 import { DaemonReportedError, DaemonUnprovenError, StatusUnavailableError } from '../errors.js'
 import { loadUndici } from '../util/undici.js'
 import { safeText } from './safe-text.js'
@@ -102,6 +104,10 @@ async function askDaemon (config: Config, method: 'GET' | 'POST', path: string, 
   try {
     // A GET is proved too: any program on a stopped daemon's port could answer "all is well".
     const token = readStatusToken(config.stateDir)
+    if (token === undefined && !existsSync(join(config.stateDir, STATUS_TOKEN_FILE))) {
+      // Every daemon writes it at start: none has run here, so the sudo advice below does not apply.
+      throw new StatusUnavailableError(`no daemon has run with ${config.stateDir} yet (it has no ${STATUS_TOKEN_FILE}): start one with \`cidsync daemon\``)
+    }
     if (token === undefined) {
       throw new StatusUnavailableError(`${config.stateDir} holds no status.token this user can read, so nothing at ${where} can be trusted as its daemon: ` +
         'start one with `cidsync daemon`, or run this as the user the daemon runs as (`sudo -u cidsync cidsync status` for the system service)')

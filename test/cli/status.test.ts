@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { execFileSync, spawn } from 'node:child_process'
 import { createServer } from 'node:net'
-import { mkdir, writeFile } from 'node:fs/promises'
+import { mkdir, readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { CLI, DaemonProcess, runCli } from '../helpers/cli.js'
 import { useTempDir } from '../helpers/temp-dir.js'
@@ -147,6 +147,18 @@ describe('cidsync status', () => {
     expect(offline.stdout).toContain(`index 0 files, 0 B · ${join(dir, 'state2')}`)
     expect(offline.stdout).toContain('(this device\'s; the index also lists 1 file of 1 other device: `cidsync ls --all-devices`)')
     expect(offline.stdout).toContain('publish: nothing published from this state dir yet')
+  })
+
+  it('on a fixed port where no daemon ever ran: says so, without the advice for a token it cannot read', async () => {
+    const dir = await useTempDir()
+    await mkdir(join(dir, 'notes'))
+    const path = await config(dir, ['notes'])
+    await writeFile(path, (await readFile(path, 'utf8')).replace('127.0.0.1:0', '127.0.0.1:7345'))
+    const fresh = await runCli(['status', '--config', path])
+    expect(fresh.code).toBe(1)
+    expect(fresh.stderr).toContain(`no daemon has run with ${join(dir, 'state')} yet (it has no status.token): start one with \`cidsync daemon\``)
+    expect(fresh.stdout).toContain('daemon: not running: no daemon has run with')
+    expect(fresh.stderr).not.toContain('sudo')
   })
 
   it('with the daemon stopped: shows the index and the last publish from the state dir, with relative times, and still exits 1', async () => {
