@@ -25,6 +25,8 @@ describe.skipIf(EXTERNAL)('cidsync forget', () => {
     const refused = await a.run(['forget'])
     expect(refused.code).toBe(2)
     expect(refused.stderr).toContain('no [retention]')
+    // init refuses a config that exists: the table to copy is named instead.
+    expect(refused.stderr).toContain('docs/retention.md, "The policy `init` writes", has a table to copy')
 
     await appendFile(a.config, '[retention]\nkeep_last = 2\n')
     const dry = JSON.parse((await ok(a, ['forget', '--dry-run', '--json'])).stdout) as ForgetJson

@@ -42,7 +42,7 @@ export function registerForget (program: Command): void {
       if (refused !== undefined) throw new UsageError(`--unmark: ${refused}`)
       const config = loadConfig({ configPath: options.config })
       const retention = config.retention
-      if (retention === undefined) throw new UsageError('the config has no [retention]: every publish is kept. Add one (docs/retention.md; `cidsync init` writes a default) to forget publishes')
+      if (retention === undefined) throw new UsageError('the config has no [retention]: every publish is kept. To forget publishes, add one to the config: docs/retention.md, "The policy `init` writes", has a table to copy')
       await withService(options, async ({ repository }) => {
         const { describePolicy, formatReasons } = await import('../../retention/index.js')
         const { forget } = await import('../../sync/index.js')

@@ -39,7 +39,7 @@ export function registerPrune (program: Command): void {
     .action(action(async (options: PruneOptions) => {
       const config = loadConfig({ configPath: options.config })
       const retention = config.retention
-      if (retention === undefined) throw new UsageError('the config has no [retention]: every publish is kept, so nothing is pruned. Add one (docs/retention.md), then `cidsync forget` and `cidsync prune`')
+      if (retention === undefined) throw new UsageError('the config has no [retention]: every publish is kept, so nothing is pruned. Add one to the config (docs/retention.md, "The policy `init` writes", has a table to copy), then run `cidsync forget` and `cidsync prune`')
       await withService(options, async ({ repository, reclaim, reclaimDue }) => {
         const { prune } = await import('../../sync/index.js')
         const { publishNow } = await import('../../util/clock.js')
