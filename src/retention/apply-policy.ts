@@ -29,8 +29,11 @@ export interface ApplyOptions {
   readonly timeZone: string
   /** The CID the pointer names: kept whatever the policy, even when another publish's clock ran ahead. */
   readonly pointer?: string | undefined
-  /** Keep each device's newest publish too: a device checks its own last publish is in the history. */
-  readonly devicesNewest?: boolean
+  /**
+   * Each device's last publish, as the chain orders them (not by time: a clock set back would
+   * pick another): kept, reason `device`. A device checks its own last publish is in the history.
+   */
+  readonly deviceHeads?: ReadonlySet<string>
 }
 
 interface Counter {
@@ -80,15 +83,11 @@ export function applyPolicy<P extends Publish> (publishes: readonly P[], policy:
   const counters: Counter[] = COUNTS.map(([reason, key]) => ({ reason, left: policy[key] as number, last: undefined }))
     .filter(c => c.left > 0)
   const zoned = counters.some(c => (BUCKET_RULES as readonly string[]).includes(c.reason))
-  const devicesSeen = new Set<string>()
   return sorted.map(({ publish, ms }, i): Decision<P> => {
     const reasons: KeepReason[] = []
     if (i === 0) reasons.push('newest')
     if (options.pointer !== undefined && publish.cid === options.pointer) reasons.push('pointer')
-    if (options.devicesNewest === true && !devicesSeen.has(publish.device)) {
-      devicesSeen.add(publish.device)
-      reasons.push('device')
-    }
+    if (options.deviceHeads?.has(publish.cid) === true) reasons.push('device')
     if (publish.marks.length > 0) reasons.push('marked')
     if (withinFrom !== undefined && ms >= withinFrom) reasons.push('within')
     const wall: WallClock | undefined = zoned ? wallClock(ms, options.timeZone) : undefined

@@ -206,10 +206,11 @@ describe('applying a retention policy', () => {
   }, 60_000)
 })
 
-describe('each device\'s newest publish, when asked', () => {
-  it('keeps the newest of each device, with the reason `device`, and counts it in no rule', () => {
+describe('each device\'s last publish, when given', () => {
+  it('keeps the ones given, with the reason `device`, and counts them in no rule', () => {
     const publishes = [at('2029-12-31T10:00:00Z', 'a'), at('2029-12-30T10:00:00Z', 'b'), at('2029-12-29T10:00:00Z', 'b'), at('2029-12-28T10:00:00Z', 'c')]
-    const decisions = applyPolicy(publishes, policy({ keepLast: 1 }), { now: NOW, timeZone: 'UTC', devicesNewest: true })
+    const deviceHeads = new Set([publishes[0], publishes[1], publishes[3]].map(p => p?.cid ?? ''))
+    const decisions = applyPolicy(publishes, policy({ keepLast: 1 }), { now: NOW, timeZone: 'UTC', deviceHeads })
     expect(kept(decisions)).toEqual(['2029-12-31T10:00:00.000Z', '2029-12-30T10:00:00.000Z', '2029-12-28T10:00:00.000Z'])
     expect(reasonsOf(decisions, '2029-12-31T10:00:00.000Z')).toEqual(['newest', 'device', 'last'])
     expect(reasonsOf(decisions, '2029-12-30T10:00:00.000Z')).toEqual(['device'])

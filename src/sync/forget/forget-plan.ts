@@ -54,7 +54,6 @@ export async function planForget (repository: Repository, init: PlanInit): Promi
   if (last?.entry.previous !== null && last !== undefined) {
     throw new ForgetRefusedError(`the history is longer than one walk reads (it goes on before ${last.cid}): nothing is forgotten`)
   }
-  // Each device's newest publish stays: the device checks its own last publish is in the history.
   const unmarked = chain.filter(p => marksChanged(p)).length
   // A label no publish carries is most likely mistyped: nothing is taken off or forgotten for it.
   for (const label of unmark) {
@@ -64,7 +63,15 @@ export async function planForget (repository: Repository, init: PlanInit): Promi
   // it, so the pointer's publish stays the head even when a clock ran behind: each publish holds
   // what it merged from the one before it, and the head is what a restore installs.
   const position = new Map(chain.map((p, i) => [p, i]))
-  const decisions = applyPolicy(chain, init.policy, { now: init.now, timeZone: init.timeZone, pointer, devicesNewest: true })
+  // Each device's last publish in the chain stays: the device checks its own last publish is in the history.
+  const deviceHeads = new Set<string>()
+  const devicesSeen = new Set<string>()
+  for (const p of chain) {
+    if (devicesSeen.has(p.device)) continue
+    devicesSeen.add(p.device)
+    deviceHeads.add(p.cid)
+  }
+  const decisions = applyPolicy(chain, init.policy, { now: init.now, timeZone: init.timeZone, pointer, deviceHeads })
     .sort((a, b) => (position.get(a.publish) ?? 0) - (position.get(b.publish) ?? 0))
   const kept = decisions.filter(d => d.keep).length
   return { pointer, decisions, kept, forgotten: decisions.length - kept, unmarked }

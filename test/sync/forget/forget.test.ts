@@ -99,6 +99,9 @@ describe.skipIf(EXTERNAL)('forget: the policy applied to the chain', () => {
     const done = await forget(repositoryOf(a, clients), { policy: keepLast(2), now: new Date(clock.now()), timeZone: 'UTC' })
     // The two newest by time and the pointer's are kept; the head is still the pointer's.
     expect(done.kept).toBe(3)
+    // The device's last publish is the chain's, not the newest by time.
+    expect(done.decisions[0]?.reasons).toEqual(['pointer', 'device'])
+    expect(done.decisions[1]?.reasons).toEqual(['newest', 'last'])
     const after = await historyOf(a, clients)
     expect(after[0]?.cid).toBe(done.head)
     expect(after[0]?.publishedAs).toBe(last.cid)
