@@ -60,7 +60,7 @@ export function registerForget (program: Command): void {
         process.stdout.write(`keep ${countOf(done.kept, 'publish', 'publishes')}:\n${table(true)}`)
         if (done.unmarked > 0) process.stdout.write(`${options.dryRun === true ? 'would take' : 'took'} ${options.unmark.map(m => `"${safeText(m)}"`).join(', ')} off ${countOf(done.unmarked, 'publish', 'publishes')}\n`)
         if (done.forgotten > 0) process.stdout.write(`${options.dryRun === true ? 'would forget' : 'forgot'} ${countOf(done.forgotten, 'publish', 'publishes')}:\n${table(false)}`)
-        if (options.dryRun === true) process.stdout.write('dry run: nothing changed\n')
+        if (options.dryRun === true) process.stdout.write(`dry run: nothing changed${done.relinked > 0 ? `; a real run links ${countOf(done.relinked, 'kept publish', 'kept publishes')} anew (new CIDs, same files and times)` : ''}\n`)
         else if (done.head === null) process.stdout.write('nothing to forget\n')
         else process.stdout.write(`the pointer moved to ${done.head} (${countOf(done.relinked, 'publish', 'publishes')} linked anew); the forgotten publishes' objects stay until a prune\n`)
       })

@@ -43,8 +43,14 @@ export function registerPrune (program: Command): void {
       await withService(options, async ({ repository, reclaim, reclaimDue }) => {
         const { prune } = await import('../../sync/index.js')
         const { publishNow } = await import('../../util/clock.js')
-        const done = await prune(repository, { marginMs: retention.pruneMarginSeconds * 1000, now: publishNow(), dryRun: options.dryRun === true })
-          .catch((err: unknown) => { throw explainMissingPointer(err, config) })
+        // Counted as batches go, so a prune that fails midway says what it did, and that a rerun finishes.
+        let deletedSoFar = { objects: 0, bytes: 0 }
+        const onProgress = (event: { type: string, detail?: unknown }): void => { if (event.type === 'prune:deleted') deletedSoFar = event.detail as typeof deletedSoFar }
+        const done = await prune(repository, { marginMs: retention.pruneMarginSeconds * 1000, now: publishNow(), dryRun: options.dryRun === true, onProgress })
+          .catch((err: unknown) => {
+            if (deletedSoFar.objects > 0 && options.json !== true) process.stderr.write(`cidsync: the prune deleted ${countOf(deletedSoFar.objects, 'object', 'objects')} (${formatBytes(deletedSoFar.bytes)}) before it failed; run \`cidsync prune\` again: it finishes what is left\n`)
+            throw explainMissingPointer(err, config)
+          })
         const objects = done.deleted.root + done.deleted.content + done.deleted.segment + done.deleted.manifest
         // The embedded service gives the space back now; a remote one reclaims on its own. With
         // nothing deleted, still when one is due: a prune killed during its reclaim is finished so.

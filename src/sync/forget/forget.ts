@@ -7,7 +7,7 @@ import { removeDeadExitFiles } from '../state/index.js'
 import type { ForgetProgress } from './forget-progress.js'
 import { SNAPSHOT_PROFILE } from '../read/index.js'
 import type { Repository } from '../repository.js'
-import { planForget, type ForgetPlan } from './forget-plan.js'
+import { marksChanged, planForget, type ForgetPlan } from './forget-plan.js'
 import { relinkChain } from './rewrite-chain.js'
 
 export type { ForgetProgress } from './forget-progress.js'
@@ -40,7 +40,7 @@ export async function forget (repository: Repository, init: ForgetInit): Promise
   await removeDeadExitFiles(repository.config.stateDir)
   const plan = await planForget(repository, init)
   init.onProgress?.({ type: 'forget:planned', detail: { kept: plan.kept, forgotten: plan.forgotten } })
-  if (init.dryRun === true) return { ...plan, head: null, relinked: 0 }
+  if (init.dryRun === true) return { ...plan, head: null, relinked: wouldRelink(plan) }
   if (plan.forgotten === 0 && plan.unmarked === 0) return noteForgotten(repository, init.now, { ...plan, head: null, relinked: 0 })
   failpoint('forget:planned')
   const kept = plan.decisions.filter(d => d.keep).map(d => d.publish)
@@ -48,8 +48,14 @@ export async function forget (repository: Repository, init: ForgetInit): Promise
   const onProgress = (event: ForgetProgress): void => { init.onProgress?.(event); if (event.type === 'forget:relinked') failpoint('forget:relink') }
   const relinked = await relinkChain(repository, kept, replacedChains(plan, init.now), { signal: init.signal, onProgress })
   const head = relinked.at(-1)?.cid as string
-  failpoint('forget:relinked')
   const { config } = repository
+  const deals = repository.deals
+  if (config.snapshot.deal && deals !== undefined) {
+    // Asked before the pointer moves, as a publish asks for its manifest's: a failure leaves the
+    // old chain in place, and a rerun asks again.
+    for (const r of relinked) if (r.cid !== r.was) await deals.addCid(r.cid, { signal: init.signal })
+  }
+  failpoint('forget:relinked')
   const { namespace, network } = config
   const before = await repository.pointers.current(namespace, network, { signal: init.signal })
   if (before.snapshotCid !== plan.pointer) throw contended(before.snapshotCid, plan.pointer)
@@ -64,6 +70,24 @@ export async function forget (repository: Repository, init: ForgetInit): Promise
   const fresh = relinked.filter(r => r.cid !== r.was).map(r => r.cid)
   repository.store.mirrorLog.logPublish(head, fresh.filter(c => c !== head), SNAPSHOT_PROFILE.name)
   return noteForgotten(repository, init.now, { ...plan, head, relinked: fresh.length })
+}
+
+/**
+ * How many kept publishes a run would seal again (new CIDs): going up the chain from its start,
+ * every kept one after the first forgotten one, or from the first whose labels change.
+ */
+function wouldRelink (plan: ForgetPlan): number {
+  let changed = false
+  let count = 0
+  for (const decision of [...plan.decisions].reverse()) {
+    if (!decision.keep) { changed = true; continue }
+    if (decision.publish.manifest === undefined) continue
+    if (changed || marksChanged(decision.publish)) {
+      changed = true
+      count++
+    }
+  }
+  return count
 }
 
 /** Records a forget that ran (not a dry run) in sync.sqlite for status: the CLI's and the daemon's alike. */

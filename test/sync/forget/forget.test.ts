@@ -36,7 +36,7 @@ describe.skipIf(EXTERNAL)('forget: the policy applied to the chain', () => {
     expect(before.map(e => e.cid)).toEqual([...cids].reverse())
 
     const dry = await forget(repositoryOf(a, clients), { policy: keepLast(2), now: new Date(clock.now()), timeZone: 'UTC', dryRun: true })
-    expect(dry).toMatchObject({ kept: 2, forgotten: 3, head: null, relinked: 0 })
+    expect(dry).toMatchObject({ kept: 2, forgotten: 3, head: null, relinked: 2 })
     expect((await historyOf(a, clients)).map(e => e.cid)).toEqual(before.map(e => e.cid))
 
     const done = await forget(repositoryOf(a, clients), { policy: keepLast(2), now: new Date(clock.now()), timeZone: 'UTC' })
@@ -108,6 +108,19 @@ describe.skipIf(EXTERNAL)('forget: the policy applied to the chain', () => {
     const r = await restorer(root, 'r', a, 'forget-behind')
     const restored = await restoreInto(clients, r, 'forget-behind')
     expect(restored.rows).toEqual(readIndex(a.config, everything))
+  })
+
+  it('with deals on, asks one for each manifest it seals anew, before the pointer moves', async () => {
+    const { clients } = await serviceUnderTest()
+    const root = await useTempDir()
+    const a = await syncDevice(root, 'a', A, { namespace: 'forget-deals', snapshot: 'deal = true\n' })
+    const { clock } = await fiveHours(a, clients)
+    const asked: string[] = []
+    const counting = { ...clients, deals: { ...clients.deals, addCid: async (cid: string, o?: Parameters<ServiceClients['deals']['addCid']>[1]) => { asked.push(cid); await clients.deals.addCid(cid, o) } } } as ServiceClients
+    const done = await forget(repositoryOf(a, counting), { policy: keepLast(2), now: new Date(clock.now()), timeZone: 'UTC' })
+    expect(done.relinked).toBe(2)
+    expect(asked).toHaveLength(2)
+    expect(asked).toContain(done.head)
   })
 
   it('a publish made while it runs stops it, and the pointer keeps that publish', async () => {
