@@ -1,0 +1,88 @@
+import { describe, expect, it } from 'vitest'
+import { randomBytes } from 'node:crypto'
+import { readFile, rm, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import Database from 'better-sqlite3'
+import { runCli } from '../helpers/cli.js'
+import { HoldingProxy, type Passed } from '../helpers/holding-proxy.js'
+import { EXTERNAL, localServiceUnderTest } from '../helpers/service.js'
+import { useTempDir } from '../helpers/temp-dir.js'
+import { within } from '../helpers/wait.js'
+import { contentDevice, contentObjects, ok, shareKey, type ContentDevice } from './content-devices.js'
+
+const DAY = 86_400_000
+const LISTING = '/api/user/files_uploaded'
+const POINTER = '/v1/pointers/current'
+
+/**
+ * The listing a prune's deletes walk: the first after the pointer read again past its own listing.
+ * Held there, the prune has checked the pointer and not yet deleted anything.
+ */
+function afterTheRecheck (request: Passed, before: readonly Passed[]): boolean {
+  if (request.method !== 'GET' || request.path !== LISTING) return false
+  const reads = before.filter(p => p.method === 'GET' && (p.path === LISTING || p.path === POINTER))
+  return reads.at(-1)?.path === POINTER && reads.some(p => p.path === LISTING)
+}
+
+/** Every upload listed so far, as if made `ms` earlier. */
+function backdate (dir: string, ms: number): void {
+  const db = new Database(join(dir, 'service.sqlite'))
+  try { db.prepare('UPDATE files SET created_at = created_at - ?').run(ms) } finally { db.close() }
+}
+
+/** Points `d`'s config at `url` for every service call. */
+async function through (d: ContentDevice, from: string, url: string): Promise<void> {
+  const text = await readFile(d.config, 'utf8')
+  await writeFile(d.config, text.split(from).join(url))
+}
+
+describe.skipIf(EXTERNAL)('prune: a publish landing between its pointer check and its deletes', () => {
+  // The default margin too: it counts from when an object was stored, and these are old.
+  it.each(['0s', '1d'])('never loses the content that publish names again (prune_margin %s)', async (margin) => {
+    const root = await useTempDir()
+    // A service without `dag/import` (one of production's): no plain root links the content, and holds it.
+    const service = await localServiceUnderTest({ dir: join(root, 'service'), faults: { dag_import: { errorRate: 1, status: 404 } } })
+    const a = await contentDevice(root, service, 'a', `compact_after_deltas = 1\n[retention]\nkeep_last = 1\nprune_margin = "${margin}"\n`)
+    const b = await contentDevice(root, service, 'b')
+    await shareKey(a, b)
+    const bytes = randomBytes(3 * 1024 * 1024 + 5)
+    await writeFile(join(a.folder, 'doc.bin'), bytes)
+    await writeFile(join(a.folder, 'other.txt'), 'stays')
+    await ok(a, ['snapshot'], { CIDSYNC_TEST_CLOCK: '2026-03-01T01:00:00.000Z' })
+    // b takes in a's publish: its index holds a's record of doc.bin.
+    await ok(b, ['restore'])
+    await rm(join(a.folder, 'doc.bin'))
+    await ok(a, ['snapshot'], { CIDSYNC_TEST_CLOCK: '2026-03-01T02:00:00.000Z' })
+    // Two days ago, as the account's uploads so far were: past any margin.
+    await ok(a, ['forget'], { CIDSYNC_TEST_CLOCK: new Date(Date.now() - 2 * DAY).toISOString() })
+    backdate(join(root, 'service'), 2 * DAY)
+
+    // a prunes through a proxy that stops it once it has read the pointer again.
+    const proxy = await HoldingProxy.start(service.local.url)
+    await through(a, service.local.url, proxy.url)
+    const held = proxy.holdWhen(afterTheRecheck)
+    const pruning = a.run(['prune'])
+    await within(held, 60_000, 'the prune to check the pointer again')
+
+    // Meanwhile b adds the same bytes back (a revert, a copy) and publishes.
+    await writeFile(join(b.folder, 'copy.bin'), bytes)
+    await ok(b, ['snapshot'], { CIDSYNC_TEST_CLOCK: '2026-03-01T03:00:00.000Z' })
+    proxy.letGo()
+    const pruned = await pruning
+    expect(pruned.code, pruned.stderr).not.toBeNull()
+    // Every object b's newest publish names is still the account's.
+    const listed = new Set<string>()
+    for await (const object of service.clients.objects.list()) listed.add(object.cid)
+    expect([...contentObjects(b)].filter(o => !listed.has(o))).toEqual([])
+    // As a service that deletes at once does: the bytes go with the listing's rows.
+    await service.local.reclaim()
+
+    // b's publish is the newest: every file it names must come back from the service.
+    await rm(join(b.folder, 'copy.bin'))
+    const got = await b.run(['get', 'notes/copy.bin', '--to', join(root, 'back')])
+    expect(got.code, got.stderr).toBe(0)
+    expect((await readFile(join(root, 'back', 'notes', 'copy.bin'))).equals(bytes)).toBe(true)
+    const verified = await runCli(['verify', '--full', '--content', '--config', b.config], { env: b.env, timeoutMs: 120_000 })
+    expect(verified.code, verified.stdout + verified.stderr).toBe(0)
+  }, 600_000)
+})
