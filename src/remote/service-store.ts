@@ -1,7 +1,7 @@
 import type { Readable } from 'node:stream'
 import type { CidProfile } from '../content/index.js'
 import type {
-  BlockSink, BlocksOptions, BlocksRequest, GetBytesOptions, GetOptions, GotObject, ObjectInfo,
+  BlockSink, BlocksOptions, BlocksRequest, DeleteOptions, GetBytesOptions, GetOptions, GotObject, ObjectInfo,
   ObjectStore, PutOptions, StoreCallOptions
 } from '../store/index.js'
 import type { FetchOptions, GatewayClient } from './gateway-client.js'
@@ -91,18 +91,24 @@ export class ServiceObjectStore implements ObjectStore {
     return await this.deleteMany([cid], options) > 0
   }
 
-  async deleteMany (cids: readonly string[], options: StoreCallOptions = {}): Promise<number> {
+  async deleteMany (cids: readonly string[], options: DeleteOptions = {}): Promise<number> {
     const wanted = new Set(cids)
-    // Every upload of each: an object uploaded twice is listed, and deleted, twice.
+    const { storedBefore } = options
+    // Every upload of each: an object uploaded twice is listed, and deleted, twice. But not one made
+    // since `storedBefore`: a device that stored it again after the caller listed it relies on it.
     const ids = new Map<string, string[]>()
+    const stays = new Set<string>()
     for await (const record of listFiles(this.api, { signal: options.signal })) {
-      if (wanted.has(record.cid)) ids.set(record.cid, [...(ids.get(record.cid) ?? []), record.id])
+      if (!wanted.has(record.cid)) continue
+      if (storedBefore !== undefined && !(record.createdAt !== undefined && record.createdAt < storedBefore)) stays.add(record.cid)
+      else ids.set(record.cid, [...(ids.get(record.cid) ?? []), record.id])
     }
     let deleted = 0
-    for (const uploads of ids.values()) {
+    for (const [cid, uploads] of ids) {
       let any = false
       for (const id of uploads) any = await deleteUpload(this.api, id, options) || any
-      if (any) deleted++
+      // Still held through a later upload: not removed.
+      if (any && !stays.has(cid)) deleted++
     }
     return deleted
   }

@@ -8,7 +8,7 @@ import { makeDirs } from '../util/make-dirs.js'
 import { writeFileAtomicSync } from '../util/atomic-write.js'
 import type {
   BlockSink, BlocksOptions, BlocksRequest, GetBytesOptions, GetOptions, GotObject, ObjectInfo,
-  ObjectStore, PutOptions, StoreCallOptions
+  DeleteOptions, ObjectStore, PutOptions, StoreCallOptions
 } from './object-store.js'
 import { canonical, chunksOf, HeldDir, mkdirOnce, openRegular, READ_BYTES, readSmallFile, writeFailure } from './directory-files.js'
 import { removeDeadTemps, writeTemp } from './directory-temps.js'
@@ -337,11 +337,21 @@ export class DirectoryObjectStore implements ObjectStore {
     return true
   }
 
-  async deleteMany (cids: readonly string[], options: StoreCallOptions = {}): Promise<number> {
+  async deleteMany (cids: readonly string[], options: DeleteOptions = {}): Promise<number> {
+    const { storedBefore } = options
     let deleted = 0
-    for (const cid of cids) if (await this.delete(cid, options)) deleted++
+    for (const cid of cids) {
+      // A put renames a new file into place: a later mtime is an object stored again since.
+      if (storedBefore !== undefined && !storedEarlier((await this.stat(cid, options))?.storedAt, storedBefore)) continue
+      if (await this.delete(cid, options)) deleted++
+    }
     return deleted
   }
 
   async close (): Promise<void> {}
+}
+
+/** Whether an object stored at `at` (unknown: not) was stored before `before`. */
+function storedEarlier (at: number | undefined, before: number): boolean {
+  return at !== undefined && at < before
 }

@@ -5,7 +5,7 @@
  * service in this process in connect/, a plain directory here.
  */
 export type {
-  ObjectStore, ObjectInfo, PutOptions, GetOptions, GetBytesOptions, GotObject, StoreCallOptions,
+  ObjectStore, ObjectInfo, DeleteOptions, PutOptions, GetOptions, GetBytesOptions, GotObject, StoreCallOptions,
   StoreProgressEvent, BlockSink, BlocksRequest, BlocksOptions
 } from './object-store.js'
 export { sentProgress } from './object-store.js'

@@ -10,6 +10,14 @@ export type StoreProgressEvent =
 
 export interface StoreCallOptions extends ProgressOptions<StoreProgressEvent> {}
 
+export interface DeleteOptions extends StoreCallOptions {
+  /**
+   * Only what was stored before this time (ms) goes. An upload made since stays: another device
+   * stored the object again, and its publish may name it. One whose time the store does not say stays too.
+   */
+  readonly storedBefore?: number
+}
+
 export interface PutOptions extends StoreCallOptions {
   /** `false`: one attempt only (a caller that checks for a lost answer before sending again). */
   readonly retry?: false
@@ -132,8 +140,9 @@ export interface ObjectStore {
   /**
    * Removes each object of `cids` the store holds, as `delete` does; answers how many it removed.
    * A service walks its listing once for the whole batch, where `delete` walks it for each.
+   * With `storedBefore`, only uploads older than it go; an object stored again since stays.
    */
-  deleteMany: (cids: readonly string[], options?: StoreCallOptions) => Promise<number>
+  deleteMany: (cids: readonly string[], options?: DeleteOptions) => Promise<number>
   close: () => Promise<void>
 }
 

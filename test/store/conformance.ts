@@ -185,6 +185,21 @@ export function objectStoreConformance (name: string, make: () => Promise<StoreU
       expect(await store.deleteMany([])).toBe(0)
     })
 
+    it('deleteMany with storedBefore: what was stored before it goes, what was stored again since stays', async () => {
+      const { store } = await make()
+      const old = await store.put(await aFile(randomBytes(700)), PROFILE)
+      const bytes = randomBytes(800)
+      const again = await store.put(await aFile(bytes), PROFILE)
+      const listedAt = Date.now() + 1
+      // A file's time comes from a coarser clock than Date.now(): the next put is well after the listing.
+      while (Date.now() <= listedAt + 50) await new Promise(resolve => setTimeout(resolve, 5))
+      // Another device stores the same bytes again, after the caller listed them as old.
+      await store.put(await aFile(bytes), PROFILE)
+      expect(await store.deleteMany([old.cid, again.cid], { storedBefore: listedAt })).toBe(1)
+      expect(await store.has(old.cid)).toBe(false)
+      expect(await store.has(again.cid)).toBe(true)
+    })
+
     it('an aborted signal ends a put and a read at once, with the abort', async () => {
       const { store } = await make()
       const path = await aFile(randomBytes(5000))
