@@ -3,12 +3,14 @@ import { randomBytes } from 'node:crypto'
 import { readFile, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import Database from 'better-sqlite3'
-import { runCli } from '../helpers/cli.js'
+import { runCli, type CliResult } from '../helpers/cli.js'
+import { SNAPSHOT_PROFILE } from '../../src/sync/index.js'
 import { HoldingProxy, type Passed } from '../helpers/holding-proxy.js'
 import { EXTERNAL, localServiceUnderTest } from '../helpers/service.js'
 import { useTempDir } from '../helpers/temp-dir.js'
 import { within } from '../helpers/wait.js'
 import { contentDevice, contentObjects, ok, shareKey, type ContentDevice } from './content-devices.js'
+import type { LocalService } from './v2-cli.js'
 
 const DAY = 86_400_000
 const LISTING = '/api/user/files_uploaded'
@@ -36,34 +38,57 @@ async function through (d: ContentDevice, from: string, url: string): Promise<vo
   await writeFile(d.config, text.split(from).join(url))
 }
 
+/**
+ * a stores doc.bin, b takes in its publish, a deletes it and forgets two days ago (uploads backdated
+ * with it), then a prunes through a proxy that holds it once it has read the pointer again.
+ */
+async function pruneHeldAfterRecheck (margin: string): Promise<{ root: string, service: LocalService, a: ContentDevice, b: ContentDevice, bytes: Buffer, proxy: HoldingProxy, pruning: Promise<CliResult> }> {
+  const root = await useTempDir()
+  // A service without `dag/import` (one of production's): no plain root links the content, and holds it.
+  const service = await localServiceUnderTest({ dir: join(root, 'service'), faults: { dag_import: { errorRate: 1, status: 404 } } })
+  const a = await contentDevice(root, service, 'a', `compact_after_deltas = 1\n[retention]\nkeep_last = 1\nprune_margin = "${margin}"\n`)
+  const b = await contentDevice(root, service, 'b')
+  await shareKey(a, b)
+  const bytes = randomBytes(3 * 1024 * 1024 + 5)
+  await writeFile(join(a.folder, 'doc.bin'), bytes)
+  await writeFile(join(a.folder, 'other.txt'), 'stays')
+  await ok(a, ['snapshot'], { CIDSYNC_TEST_CLOCK: '2026-03-01T01:00:00.000Z' })
+  // b takes in a's publish: its index holds a's record of doc.bin.
+  await ok(b, ['restore'])
+  await rm(join(a.folder, 'doc.bin'))
+  await ok(a, ['snapshot'], { CIDSYNC_TEST_CLOCK: '2026-03-01T02:00:00.000Z' })
+  // Two days ago, as the account's uploads so far were: past any margin.
+  await ok(a, ['forget'], { CIDSYNC_TEST_CLOCK: new Date(Date.now() - 2 * DAY).toISOString() })
+  backdate(join(root, 'service'), 2 * DAY)
+  const proxy = await HoldingProxy.start(service.local.url)
+  await through(a, service.local.url, proxy.url)
+  const held = proxy.holdWhen(afterTheRecheck)
+  const pruning = a.run(['prune'])
+  await within(held, 60_000, 'the prune to check the pointer again')
+  return { root, service, a, b, bytes, proxy, pruning }
+}
+
+/** The objects of `d`'s content records of files of `size` bytes. */
+function objectsOfSize (d: ContentDevice, size: number): string[] {
+  const db = new Database(join(d.state, 'index.sqlite'), { readonly: true })
+  try {
+    const rows = db.prepare('SELECT objects FROM content WHERE size = ?').pluck().all(size) as string[]
+    return rows.flatMap(row => (JSON.parse(row) as Array<[string, number, number]>).map(([object]) => object))
+  } finally {
+    db.close()
+  }
+}
+
+async function listedNow (service: LocalService): Promise<Set<string>> {
+  const listed = new Set<string>()
+  for await (const object of service.clients.objects.list()) listed.add(object.cid)
+  return listed
+}
+
 describe.skipIf(EXTERNAL)('prune: a publish landing between its pointer check and its deletes', () => {
   // The default margin too: it counts from when an object was stored, and these are old.
   it.each(['0s', '1d'])('never loses the content that publish names again (prune_margin %s)', async (margin) => {
-    const root = await useTempDir()
-    // A service without `dag/import` (one of production's): no plain root links the content, and holds it.
-    const service = await localServiceUnderTest({ dir: join(root, 'service'), faults: { dag_import: { errorRate: 1, status: 404 } } })
-    const a = await contentDevice(root, service, 'a', `compact_after_deltas = 1\n[retention]\nkeep_last = 1\nprune_margin = "${margin}"\n`)
-    const b = await contentDevice(root, service, 'b')
-    await shareKey(a, b)
-    const bytes = randomBytes(3 * 1024 * 1024 + 5)
-    await writeFile(join(a.folder, 'doc.bin'), bytes)
-    await writeFile(join(a.folder, 'other.txt'), 'stays')
-    await ok(a, ['snapshot'], { CIDSYNC_TEST_CLOCK: '2026-03-01T01:00:00.000Z' })
-    // b takes in a's publish: its index holds a's record of doc.bin.
-    await ok(b, ['restore'])
-    await rm(join(a.folder, 'doc.bin'))
-    await ok(a, ['snapshot'], { CIDSYNC_TEST_CLOCK: '2026-03-01T02:00:00.000Z' })
-    // Two days ago, as the account's uploads so far were: past any margin.
-    await ok(a, ['forget'], { CIDSYNC_TEST_CLOCK: new Date(Date.now() - 2 * DAY).toISOString() })
-    backdate(join(root, 'service'), 2 * DAY)
-
-    // a prunes through a proxy that stops it once it has read the pointer again.
-    const proxy = await HoldingProxy.start(service.local.url)
-    await through(a, service.local.url, proxy.url)
-    const held = proxy.holdWhen(afterTheRecheck)
-    const pruning = a.run(['prune'])
-    await within(held, 60_000, 'the prune to check the pointer again')
-
+    const { root, service, b, bytes, proxy, pruning } = await pruneHeldAfterRecheck(margin)
     // Meanwhile b adds the same bytes back (a revert, a copy) and publishes.
     await writeFile(join(b.folder, 'copy.bin'), bytes)
     await ok(b, ['snapshot'], { CIDSYNC_TEST_CLOCK: '2026-03-01T03:00:00.000Z' })
@@ -71,8 +96,7 @@ describe.skipIf(EXTERNAL)('prune: a publish landing between its pointer check an
     const pruned = await pruning
     expect(pruned.code, pruned.stderr).not.toBeNull()
     // Every object b's newest publish names is still the account's.
-    const listed = new Set<string>()
-    for await (const object of service.clients.objects.list()) listed.add(object.cid)
+    const listed = await listedNow(service)
     expect([...contentObjects(b)].filter(o => !listed.has(o))).toEqual([])
     // As a service that deletes at once does: the bytes go with the listing's rows.
     await service.local.reclaim()
@@ -84,5 +108,17 @@ describe.skipIf(EXTERNAL)('prune: a publish landing between its pointer check an
     expect((await readFile(join(root, 'back', 'notes', 'copy.bin'))).equals(bytes)).toBe(true)
     const verified = await runCli(['verify', '--full', '--content', '--config', b.config], { env: b.env, timeoutMs: 120_000 })
     expect(verified.code, verified.stdout + verified.stderr).toBe(0)
+  }, 600_000)
+
+  it('never deletes an upload made within prune_margin, though an older upload of the same object goes', async () => {
+    const { root, service, a, bytes, proxy, pruning } = await pruneHeldAfterRecheck('1d')
+    // Another device uploads one of doc.bin's objects again, now: the account lists it twice.
+    const object = objectsOfSize(a, bytes.length)[0] as string
+    const path = join(root, 'again.obj')
+    await service.clients.objects.getFile(object, SNAPSHOT_PROFILE, path)
+    await service.clients.objects.put(path, SNAPSHOT_PROFILE, { expectedCid: object })
+    proxy.letGo()
+    expect((await pruning).code).toBe(0)
+    expect((await listedNow(service)).has(object)).toBe(true)
   }, 600_000)
 })
