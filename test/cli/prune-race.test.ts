@@ -67,3 +67,45 @@ describe('two devices publishing while a third forgets and prunes, on one self-h
     }
   }, 900_000)
 })
+
+/** The pointer as the service's database holds it; set back when `to` is given, as a service restored from a backup would. */
+function servicePointer (dir: string, to?: string): string {
+  const db = new Database(join(dir, 'service.sqlite'))
+  try {
+    if (to !== undefined) db.prepare('UPDATE pointers SET snapshot_cid = ?').run(to)
+    return db.prepare('SELECT snapshot_cid FROM pointers').pluck().get() as string
+  } finally {
+    db.close()
+  }
+}
+
+describe.skipIf(EXTERNAL)('prune: a pointer set back', () => {
+  it('never deletes what this device\'s own later publish names', async () => {
+    const root = await useTempDir()
+    const service = await localServiceUnderTest({ dir: join(root, 'service'), faults: { dag_import: { errorRate: 1, status: 404 } } })
+    const a = await contentDevice(root, service, 'a', 'compact_after_deltas = 1\n[retention]\nkeep_last = 1\nprune_margin = "0s"\n')
+    const bytes = randomBytes(3 * 1024 * 1024 + 9)
+    await writeFile(join(a.folder, 'doc.bin'), bytes)
+    await writeFile(join(a.folder, 'other.txt'), 'stays')
+    await ok(a, ['snapshot'], { CIDSYNC_TEST_CLOCK: '2026-03-01T01:00:00.000Z' })
+    await rm(join(a.folder, 'doc.bin'))
+    await ok(a, ['snapshot'], { CIDSYNC_TEST_CLOCK: '2026-03-01T02:00:00.000Z' })
+    await ok(a, ['forget'])
+    const before = servicePointer(join(root, 'service'))
+    // The same bytes back (a revert): its record still names the objects, so nothing is sent.
+    await writeFile(join(a.folder, 'doc.bin'), bytes)
+    await ok(a, ['snapshot'], { CIDSYNC_TEST_CLOCK: '2026-03-01T03:00:00.000Z' })
+
+    // The service is restored from a backup made before that publish.
+    servicePointer(join(root, 'service'), before)
+    await a.run(['prune'])
+    await service.local.reclaim()
+    // The device publishes on top of what it knows, as it does when it finds the pointer set back.
+    await writeFile(join(a.folder, 'more.txt'), 'after the restore')
+    await ok(a, ['snapshot'], { CIDSYNC_TEST_CLOCK: '2026-03-01T04:00:00.000Z' })
+    await rm(join(a.folder, 'doc.bin'))
+    const got = await a.run(['get', 'notes/doc.bin', '--to', join(root, 'back')])
+    expect(got.code, got.stderr).toBe(0)
+    expect((await readFile(join(root, 'back', 'notes', 'doc.bin'))).equals(bytes)).toBe(true)
+  }, 600_000)
+})
