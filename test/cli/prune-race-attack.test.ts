@@ -42,7 +42,7 @@ async function through (d: ContentDevice, from: string, url: string): Promise<vo
  * a stores doc.bin, b takes in its publish, a deletes it and forgets two days ago (uploads backdated
  * with it), then a prunes through a proxy that holds it once it has read the pointer again.
  */
-async function pruneHeldAfterRecheck (margin: string): Promise<{ root: string, service: LocalService, a: ContentDevice, b: ContentDevice, bytes: Buffer, proxy: HoldingProxy, pruning: Promise<CliResult> }> {
+async function pruneHeldAfterRecheck (margin: string, args = ['prune']): Promise<{ root: string, service: LocalService, a: ContentDevice, b: ContentDevice, bytes: Buffer, proxy: HoldingProxy, pruning: Promise<CliResult> }> {
   const root = await useTempDir()
   // A service without `dag/import` (one of production's): no plain root links the content, and holds it.
   const service = await localServiceUnderTest({ dir: join(root, 'service'), faults: { dag_import: { errorRate: 1, status: 404 } } })
@@ -63,7 +63,7 @@ async function pruneHeldAfterRecheck (margin: string): Promise<{ root: string, s
   const proxy = await HoldingProxy.start(service.local.url)
   await through(a, service.local.url, proxy.url)
   const held = proxy.holdWhen(afterTheRecheck)
-  const pruning = a.run(['prune'])
+  const pruning = a.run(args)
   await within(held, 60_000, 'the prune to check the pointer again')
   return { root, service, a, b, bytes, proxy, pruning }
 }
@@ -120,5 +120,62 @@ describe.skipIf(EXTERNAL)('prune: a publish landing between its pointer check an
     proxy.letGo()
     expect((await pruning).code).toBe(0)
     expect((await listedNow(service)).has(object)).toBe(true)
+  }, 600_000)
+})
+
+/** The pointer as the service's database holds it; set back when `to` is given, as a service restored from a backup would. */
+function servicePointer (dir: string, to?: string): string {
+  const db = new Database(join(dir, 'service.sqlite'))
+  try {
+    if (to !== undefined) db.prepare('UPDATE pointers SET snapshot_cid = ?').run(to)
+    return db.prepare('SELECT snapshot_cid FROM pointers').pluck().get() as string
+  } finally {
+    db.close()
+  }
+}
+
+describe.skipIf(EXTERNAL)('prune: two at once', () => {
+  it('says what it deleted, not what another prune deleted first', async () => {
+    const { a, proxy, pruning } = await pruneHeldAfterRecheck('0s', ['prune', '--json'])
+    // Another prune (another device, or a daemon's beside the command) runs to its end meanwhile.
+    const first = JSON.parse((await ok(a, ['prune', '--json'])).stdout) as { deleted: Record<string, number>, bytes: number }
+    expect(first.bytes).toBeGreaterThan(0)
+    proxy.letGo()
+    const second = await pruning
+    expect(second.code, second.stderr).toBe(0)
+    const said = JSON.parse(second.stdout) as { deleted: Record<string, number>, bytes: number }
+    // Nothing was left for it to delete: the service deleted nothing of its asking.
+    expect({ deleted: Object.values(said.deleted).reduce((x, y) => x + y, 0), bytes: said.bytes }).toEqual({ deleted: 0, bytes: 0 })
+  }, 600_000)
+})
+
+describe.skipIf(EXTERNAL)('prune: a pointer set back', () => {
+  it('never deletes what this device\'s own later publish names', async () => {
+    const root = await useTempDir()
+    const service = await localServiceUnderTest({ dir: join(root, 'service'), faults: { dag_import: { errorRate: 1, status: 404 } } })
+    const a = await contentDevice(root, service, 'a', 'compact_after_deltas = 1\n[retention]\nkeep_last = 1\nprune_margin = "0s"\n')
+    const bytes = randomBytes(3 * 1024 * 1024 + 9)
+    await writeFile(join(a.folder, 'doc.bin'), bytes)
+    await writeFile(join(a.folder, 'other.txt'), 'stays')
+    await ok(a, ['snapshot'], { CIDSYNC_TEST_CLOCK: '2026-03-01T01:00:00.000Z' })
+    await rm(join(a.folder, 'doc.bin'))
+    await ok(a, ['snapshot'], { CIDSYNC_TEST_CLOCK: '2026-03-01T02:00:00.000Z' })
+    await ok(a, ['forget'])
+    const before = servicePointer(join(root, 'service'))
+    // The same bytes back (a revert): its record still names the objects, so nothing is sent.
+    await writeFile(join(a.folder, 'doc.bin'), bytes)
+    await ok(a, ['snapshot'], { CIDSYNC_TEST_CLOCK: '2026-03-01T03:00:00.000Z' })
+
+    // The service is restored from a backup made before that publish.
+    servicePointer(join(root, 'service'), before)
+    await a.run(['prune'])
+    await service.local.reclaim()
+    // The device publishes on top of what it knows, as it does when it finds the pointer set back.
+    await writeFile(join(a.folder, 'more.txt'), 'after the restore')
+    await ok(a, ['snapshot'], { CIDSYNC_TEST_CLOCK: '2026-03-01T04:00:00.000Z' })
+    await rm(join(a.folder, 'doc.bin'))
+    const got = await a.run(['get', 'notes/doc.bin', '--to', join(root, 'back')])
+    expect(got.code, got.stderr).toBe(0)
+    expect((await readFile(join(root, 'back', 'notes', 'doc.bin'))).equals(bytes)).toBe(true)
   }, 600_000)
 })
