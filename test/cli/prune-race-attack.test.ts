@@ -149,6 +149,36 @@ describe.skipIf(EXTERNAL)('prune: two at once', () => {
   }, 600_000)
 })
 
+/** What `d` logged for its mirrors, of one kind. */
+function replicaLog (d: ContentDevice, kind: 'object' | 'delete'): string[] {
+  const db = new Database(join(d.state, 'sync.sqlite'), { readonly: true })
+  try {
+    return db.prepare('SELECT cid FROM replica_log WHERE kind = ? ORDER BY seq').pluck().all(kind) as string[]
+  } finally {
+    db.close()
+  }
+}
+
+describe.skipIf(EXTERNAL)('prune: a service failing mid-batch', () => {
+  it('logs for the mirrors every object the service deleted, so that they delete it too', async () => {
+    const { service, a, proxy, pruning } = await pruneHeldAfterRecheck('0s')
+    // Once the first delete is done, the service fails every delete.
+    const second = proxy.holdWhen((request, before) => request.method === 'DELETE' && before.some(p => p.method === 'DELETE'))
+    proxy.letGo()
+    await within(second, 60_000, 'the second delete')
+    service.local.faults.set('delete_file', { errorRate: 1, status: 500 })
+    proxy.letGo()
+    expect((await pruning).code).not.toBe(0)
+    service.local.faults.clear()
+    // The next prune finishes the work.
+    await ok(a, ['prune'])
+    const listed = await listedNow(service)
+    const deleted = new Set(replicaLog(a, 'delete'))
+    const goneUnlogged = replicaLog(a, 'object').filter(cid => !listed.has(cid) && !deleted.has(cid))
+    expect(goneUnlogged).toEqual([])
+  }, 600_000)
+})
+
 describe.skipIf(EXTERNAL)('prune: a pointer set back', () => {
   it('never deletes what this device\'s own later publish names', async () => {
     const root = await useTempDir()

@@ -48,14 +48,14 @@ export class HoldingProxy {
     return this.holding
   }
 
-  /** Lets the held request go on (and holds nothing more). */
+  /** Lets the held request go on; a rule set since still holds the next it picks. */
   letGo (): void {
-    this.rule = undefined
     this.release?.()
     this.release = undefined
   }
 
   async close (): Promise<void> {
+    this.rule = undefined
     this.letGo()
     this.server.closeAllConnections()
     await new Promise<void>(resolve => this.server.close(() => resolve()))
