@@ -15,11 +15,12 @@ export const KEEP_REASONS: readonly KeepReason[] = ['newest', 'pointer', 'device
 /**
  * A publish's reasons in one line, as `cidsync forget` lists them: "newest, within 48h, daily,
  * weekly". Empty for a publish no rule keeps. The policy, when given, adds `keep_within`'s span;
- * the labels, when given, follow `marked` in quotes (the caller neutralises what it prints).
+ * the labels, when given, follow `marked` quoted as JSON strings (the caller neutralises what it prints).
  */
 export function formatReasons (reasons: readonly KeepReason[], policy?: RetentionPolicy, marks: readonly string[] = []): string {
   const within = policy?.keepWithin === undefined ? 'within' : `within ${formatDuration(policy.keepWithin)}`
-  const marked = marks.length === 0 ? 'marked' : `marked ${marks.map(m => `"${m}"`).join(', ')}`
+  // Quoted as JSON: a label holding a quote must not read as several labels, or as rules.
+  const marked = marks.length === 0 ? 'marked' : `marked ${marks.map(m => JSON.stringify(m)).join(', ')}`
   return [...reasons]
     .sort((a, b) => KEEP_REASONS.indexOf(a) - KEEP_REASONS.indexOf(b))
     .map(reason => reason === 'within' ? within : reason === 'marked' ? marked : reason)

@@ -10,6 +10,13 @@ describe('the reasons a publish is kept, in words', () => {
     expect(formatReasons(['within'])).toBe('within')
   })
 
+  it('quotes each label so that one holding quotes reads as one label, not as rules or several labels', () => {
+    // Another device's label: quotes and commas are allowed in one.
+    const forged = 'before the move", daily, "after'
+    expect(formatReasons(['marked'], policy, [forged])).toBe('marked "before the move\\", daily, \\"after"')
+    expect(formatReasons(['marked', 'newest'], policy, ['a', 'b'])).toBe('newest, marked "a", "b"')
+  })
+
   it('says nothing for a publish no rule keeps', () => {
     expect(formatReasons([], policy)).toBe('')
   })

@@ -58,7 +58,7 @@ export function registerForget (program: Command): void {
           rows.filter(r => r.keep === keep).map(r => [r.at.replace('T', ' ').replace(/\.\d+Z$/, 'Z'), `${r.device.slice(0, 8)}${r.hostname === '' ? '' : ` ${r.hostname}`}`, r.cid, ...(keep ? [formatReasons(r.reasons, retention.policy, r.marks)] : [])]))
         process.stdout.write(`policy: ${describePolicy(retention.policy)} (${retention.timeZone})\n`)
         process.stdout.write(`keep ${countOf(done.kept, 'publish', 'publishes')}:\n${table(true)}`)
-        if (done.unmarked > 0) process.stdout.write(`${options.dryRun === true ? 'would take' : 'took'} ${options.unmark.map(m => `"${safeText(m)}"`).join(', ')} off ${countOf(done.unmarked, 'publish', 'publishes')}\n`)
+        if (done.unmarked > 0) process.stdout.write(`${options.dryRun === true ? 'would take' : 'took'} ${options.unmark.map(m => safeText(JSON.stringify(m))).join(', ')} off ${countOf(done.unmarked, 'publish', 'publishes')}\n`)
         if (done.forgotten > 0) process.stdout.write(`${options.dryRun === true ? 'would forget' : 'forgot'} ${countOf(done.forgotten, 'publish', 'publishes')}:\n${table(false)}`)
         if (options.dryRun === true) process.stdout.write(`dry run: nothing changed${done.relinked > 0 ? `; a real run links ${countOf(done.relinked, 'kept publish', 'kept publishes')} anew (new CIDs, same files and times)` : ''}\n`)
         else if (done.head === null) process.stdout.write('nothing to forget\n')

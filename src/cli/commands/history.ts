@@ -61,7 +61,8 @@ export function registerHistory (program: Command): void {
         const labels = rows.some(r => (r.marks?.length ?? 0) > 0)
         process.stdout.write(formatTable(['TIME', 'DEVICE', 'ENTRIES', 'ADDED', 'DEAL', 'CID', ...(labels ? ['KEPT AS'] : [])],
           rows.map(r => [r.at.replace('T', ' ').replace(/\.\d+Z$/, 'Z'), `${r.device.slice(0, 8)}${r.hostname === '' ? '' : ` ${r.hostname}`}`, String(r.entries), formatBytes(r.bytesAdded), r.deal, r.cid,
-            ...(labels ? [(r.marks ?? []).map(m => `"${m}"`).join(', ')] : [])]), new Set([2, 3])))
+            // Quoted as JSON: a label holding a quote reads as one label.
+            ...(labels ? [(r.marks ?? []).map(m => JSON.stringify(m)).join(', ')] : [])]), new Set([2, 3])))
         process.stdout.write(`${countOf(rows.length, 'publish', 'publishes')}${more !== null && more !== undefined ? ` (more before: --limit ${limit * 2})` : ''}\n`)
       })
     }))

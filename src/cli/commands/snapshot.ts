@@ -154,7 +154,7 @@ function collectLabel (label: string, labels: string[]): string[] {
 
 /** ", kept as "before the move"": what `history` shows of the publish's labels too. */
 function labelled (marks: readonly string[] | undefined): string {
-  return marks === undefined || marks.length === 0 ? '' : `, kept as ${marks.map(m => `"${safeText(m)}"`).join(', ')}`
+  return marks === undefined || marks.length === 0 ? '' : `, kept as ${marks.map(m => safeText(JSON.stringify(m))).join(', ')}`
 }
 
 export function registerSnapshot (program: Command): void {
