@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest'
 import { randomBytes } from 'node:crypto'
-import { mkdir, writeFile } from 'node:fs/promises'
+import { mkdir, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import Database from 'better-sqlite3'
 import { DaemonProcess, runCli } from '../helpers/cli.js'
 import { until } from '../helpers/wait.js'
 import { DirectoryObjectStore } from '../../src/store/index.js'
-import { device, ok, proofDir, status } from '../proof/harness.js'
+import { device, ok, proofDir, shareKey, status, type Device } from '../proof/harness.js'
 
 const ENV = { ...process.env, CIDSYNC_MIRROR_RETRY_MAX_MS: '500', CIDSYNC_MIRROR_POINTER_CHECK_MS: '300' }
 
@@ -63,5 +63,64 @@ describe('a mirror that was behind while a prune ran', () => {
     for (const cid of logged(d.state, 'object')) expect(await store.has(cid), cid).toBe(!deleted.has(cid))
     const verify = await runCli(['verify', '--mirror', 'usb', '--config', d.config], { env: ENV, timeoutMs: 120_000 })
     expect(verify.code, verify.stderr).toBe(0)
+  }, 300_000)
+})
+
+/** The objects of `d`'s content records of files of `size` bytes. */
+function objectsOfSize (d: Device, size: number): string[] {
+  const db = new Database(join(d.state, 'index.sqlite'), { readonly: true })
+  try {
+    const rows = db.prepare('SELECT objects FROM content WHERE size = ?').pluck().all(size) as string[]
+    return rows.flatMap(row => (JSON.parse(row) as Array<[string, number, number]>).map(([object]) => object))
+  } finally {
+    db.close()
+  }
+}
+
+/** Runs `d`'s daemon until its mirror holds everything it logged (and `head`, when given). */
+async function mirrorCatchesUp (d: Device, head?: string): Promise<void> {
+  const daemon = new DaemonProcess(['--config', d.config], { env: ENV })
+  try {
+    await daemon.logged('service ready', 60_000)
+    await until(async () => {
+      const m = (await status(d)).mirrors[0]
+      return m.objectsBehind === 0 && (head === undefined || m.lastPublish?.cid === head) ? m : undefined
+    }, 60_000, 'the mirror caught up', 100)
+  } finally {
+    await daemon.stop()
+  }
+}
+
+describe('a mirror two devices share, behind a prune of one', () => {
+  it('keeps the copy the other device made after the prune', async () => {
+    const root = await proofDir()
+    const usb = join(root, 'usb')
+    const a = await device(root, 'a', { extra: EXTRA(usb) })
+    const b = await device(root, 'b', { extra: EXTRA(usb) })
+    await shareKey(a, b)
+    for (const d of [a, b]) await mkdir(join(d.root, 'kept'))
+    const bytes = randomBytes(3 * 1024 * 1024 + 11)
+    await writeFile(join(a.root, 'kept', 'doc.bin'), bytes)
+    await writeFile(join(a.root, 'kept', 'notes.txt'), 'stays\n')
+    await ok(['snapshot', '--config', a.config], { env: { ...ENV, CIDSYNC_TEST_CLOCK: '2026-03-01T01:00:00.000Z' } })
+    await ok(['restore', '--config', b.config], { env: ENV })
+    await rm(join(a.root, 'kept', 'doc.bin'))
+    await ok(['snapshot', '--config', a.config], { env: { ...ENV, CIDSYNC_TEST_CLOCK: '2026-03-01T02:00:00.000Z' } })
+    await ok(['forget', '--config', a.config], { env: ENV })
+    await ok(['prune', '--config', a.config], { env: ENV })
+
+    // b adds the same bytes back after the prune: it stores them again, and its mirror copies them.
+    await writeFile(join(b.root, 'kept', 'copy.bin'), bytes)
+    const head = (JSON.parse((await ok(['snapshot', '--json', '--config', b.config], { env: { ...ENV, CIDSYNC_TEST_CLOCK: '2026-03-01T03:00:00.000Z' } })).stdout) as { cid: string }).cid
+    const objects = objectsOfSize(b, bytes.length)
+    expect(objects.length).toBeGreaterThan(0)
+    for (const d of [a, b]) await ok(['login', '--config', d.config, '--mirror', 'usb'])
+    await mirrorCatchesUp(b, head)
+    const store = await DirectoryObjectStore.open(usb)
+    for (const cid of objects) expect(await store.has(cid), cid).toBe(true)
+
+    // a's mirror loop comes later, with the prune's deletes: b's copy is newer than them.
+    await mirrorCatchesUp(a)
+    for (const cid of objects) expect(await store.has(cid), cid).toBe(true)
   }, 300_000)
 })

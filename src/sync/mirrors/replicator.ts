@@ -163,8 +163,12 @@ export class MirrorReplicator {
         // A prune's deletes, as many in a row as the batch holds: one call, one walk of a listing.
         let last = i
         while (rows[last + 1]?.kind === 'delete') last++
-        const cids = rows.slice(i, last + 1).map(r => r.cid)
-        await link.clients.objects.deleteMany(cids, { signal: this.abort.signal })
+        const deletes = rows.slice(i, last + 1)
+        const cids = deletes.map(r => r.cid)
+        // Only copies made before the prune deleted them: one made since is another device's,
+        // stored again after the prune, and its publish names it.
+        const storedBefore = Math.min(...deletes.map(r => r.addedAt))
+        await link.clients.objects.deleteMany(cids, { signal: this.abort.signal, storedBefore })
         // A deleted object skipped before (the primary no longer gave it) is not missing any more.
         for (const cid of cids) log.unskip(link.name, cid)
         log.advance(link.name, (rows[last] as ReplicaRow).seq)
