@@ -10,9 +10,21 @@ import { deleteUpload, listFiles } from './files-client.js'
 import type { FileRecord } from './schemas.js'
 import type { UploadClient, UploadOptions } from './upload-client.js'
 
-/** A listing record as an object: the service's own fields dropped. */
+/**
+ * Before this (2001-09-09, ms), an upload time is not one in milliseconds: most likely seconds.
+ * Read as ms, every upload would look decades old, and a prune's margin would protect none.
+ */
+const EARLIEST_UPLOAD_MS = 1_000_000_000_000
+
+/**
+ * A listing record as an object: the service's own fields dropped. A size that is not a whole
+ * number of 0 or more counts as 0; an upload time that cannot be one is unknown (a prune never
+ * deletes what it cannot date).
+ */
 function objectInfo (record: FileRecord): ObjectInfo {
-  return { cid: record.cid, size: record.fileSizeInBytes, name: record.fileName, ...(record.createdAt === undefined ? {} : { storedAt: record.createdAt }) }
+  const size = Number.isSafeInteger(record.fileSizeInBytes) && record.fileSizeInBytes >= 0 ? record.fileSizeInBytes : 0
+  const at = record.createdAt
+  return { cid: record.cid, size, name: record.fileName, ...(at === undefined || !Number.isFinite(at) || at < EARLIEST_UPLOAD_MS ? {} : { storedAt: at }) }
 }
 
 /** The store's options as the HTTP clients take them: progress as typed events. */
@@ -100,7 +112,8 @@ export class ServiceObjectStore implements ObjectStore {
     const stays = new Set<string>()
     for await (const record of listFiles(this.api, { signal: options.signal })) {
       if (!wanted.has(record.cid)) continue
-      if (storedBefore !== undefined && !(record.createdAt !== undefined && record.createdAt < storedBefore)) stays.add(record.cid)
+      const at = objectInfo(record).storedAt
+      if (storedBefore !== undefined && !(at !== undefined && at < storedBefore)) stays.add(record.cid)
       else ids.set(record.cid, [...(ids.get(record.cid) ?? []), record.id])
     }
     let deleted = 0

@@ -43,6 +43,22 @@ describe('the uploads listing as production answers it', () => {
     expect(b).toMatchObject({ id: 'b', sentForDeal: 'no', createdAt: 1_700_000_000_000 })
   })
 
+  it('as objects: a time in seconds is no upload time, a size that is no byte count is 0', async () => {
+    const other = 'bafkreigh2akiscaildcqabsyg3dfr6chu3fgpregiymsck7e7aqa4s52zy'
+    const third = 'bafkreiemxgchqnqvssyqodxdrbhgqu4ofaaxdvxvc4wqdaj7kcubtc4sxu'
+    const { clients } = await against({ status: 200, body: { fileList: [
+      record('a', { createdAt: 1_700_000_000, fileSizeInBytes: -5 }),
+      record('b', { cid: other, fileSizeInBytes: 1.5 }),
+      record('c', { cid: third, createdAt: '2026-11-20T10:00:00.000Z' })
+    ], totalFiles: 3 } })
+    const [a, b, c] = await all(clients.objects.list())
+    // Read as ms, 1,700,000,000 is January 1970: every upload would be past a prune's margin.
+    expect(a).toMatchObject({ cid: CID, size: 0 })
+    expect(a?.storedAt).toBeUndefined()
+    expect(b).toMatchObject({ cid: other, size: 0, storedAt: 1_700_000_000_000 })
+    expect(c?.storedAt).toBe(Date.parse('2026-11-20T10:00:00.000Z'))
+  })
+
   it('fails, saying how many of totalFiles it read, when the service ignores the cursor', async () => {
     const page = { status: 200, body: { fileList: [record('c'), record('b'), record('a')], totalFiles: 7 } }
     const { clients, server } = await against(page)
