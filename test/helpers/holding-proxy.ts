@@ -2,8 +2,8 @@ import { createServer, request, type IncomingMessage, type Server } from 'node:h
 import type { AddressInfo } from 'node:net'
 import { afterEach } from 'vitest'
 
-/** One request the proxy passed on: its method and path (no query). */
-export interface Passed { readonly method: string, readonly path: string }
+/** One request the proxy passed on: its method, path, and query (`?a=b`, or ''). */
+export interface Passed { readonly method: string, readonly path: string, readonly search: string }
 
 /** Decides, from the requests passed so far, whether to hold this one. */
 export type HoldWhen = (request: Passed, before: readonly Passed[]) => boolean
@@ -25,6 +25,7 @@ export class HoldingProxy {
   private release: (() => void) | undefined
   private holding: Promise<void> | undefined
   private noteHeld: (() => void) | undefined
+  private refusal: { readonly rule: HoldWhen, readonly status: number, readonly body: unknown } | undefined
 
   private constructor (private readonly target: URL) {
     this.server = createServer((req, res) => { this.pass(req, res) })
@@ -48,6 +49,11 @@ export class HoldingProxy {
     return this.holding
   }
 
+  /** Answers every request `rule` picks with `status` and `body` (JSON) itself, as a service refusing them would. */
+  refuseWhen (rule: HoldWhen, status: number, body: unknown): void {
+    this.refusal = { rule, status, body }
+  }
+
   /** Lets the held request go on; a rule set since still holds the next it picks. */
   letGo (): void {
     this.release?.()
@@ -62,9 +68,17 @@ export class HoldingProxy {
   }
 
   private pass (req: IncomingMessage, res: import('node:http').ServerResponse): void {
-    const passed = { method: req.method ?? '', path: new URL(req.url ?? '/', 'http://x').pathname }
+    const url = new URL(req.url ?? '/', 'http://x')
+    const passed = { method: req.method ?? '', path: url.pathname, search: url.search }
     const hold = this.rule?.(passed, this.passed) === true
+    const refused = this.refusal?.rule(passed, this.passed) === true ? this.refusal : undefined
     this.passed.push(passed)
+    if (refused !== undefined) {
+      req.resume()
+      res.writeHead(refused.status, { 'content-type': 'application/json' })
+      res.end(JSON.stringify(refused.body))
+      return
+    }
     const forward = (): void => {
       const upstream = request({ host: this.target.hostname, port: this.target.port, method: req.method, path: req.url, headers: { ...req.headers, host: this.target.host } }, (answer) => {
         res.writeHead(answer.statusCode ?? 502, answer.headers)
