@@ -209,3 +209,34 @@ describe.skipIf(EXTERNAL)('prune: a pointer set back', () => {
     expect((await readFile(join(root, 'back', 'notes', 'doc.bin'))).equals(bytes)).toBe(true)
   }, 600_000)
 })
+
+describe.skipIf(EXTERNAL)('prune: an upload the service will not delete', () => {
+  it('deletes the rest, and says which it could not', async () => {
+    const root = await useTempDir()
+    const service = await localServiceUnderTest({ dir: join(root, 'service'), faults: { dag_import: { errorRate: 1, status: 404 } } })
+    const a = await contentDevice(root, service, 'a', 'compact_after_deltas = 1\n[retention]\nkeep_last = 1\nprune_margin = "0s"\n')
+    for (const [i, at] of ['2026-03-01T01:00:00.000Z', '2026-03-01T02:00:00.000Z', '2026-03-01T03:00:00.000Z'].entries()) {
+      await writeFile(join(a.folder, 'doc.bin'), randomBytes(3 * 1024 * 1024 + i))
+      await ok(a, ['snapshot'], { CIDSYNC_TEST_CLOCK: at })
+    }
+    await ok(a, ['forget'])
+    const dry = JSON.parse((await ok(a, ['prune', '--dry-run', '--json'])).stdout) as { deleted: Record<string, number> }
+    const dead = Object.values(dry.deleted).reduce((x, y) => x + y, 0)
+    expect(dead).toBeGreaterThan(2)
+    const before = (await listedNow(service)).size
+
+    // As production answers for an upload under a permanent plan: this one upload is never deleted.
+    const proxy = await HoldingProxy.start(service.local.url)
+    await through(a, service.local.url, proxy.url)
+    let kept: string | undefined
+    proxy.refuseWhen(request => {
+      if (request.method !== 'DELETE') return false
+      kept ??= request.search
+      return request.search === kept
+    }, 400, { error: 'files under a permanent plan cannot be deleted' })
+    const pruned = await a.run(['prune'])
+    expect(pruned.code).not.toBe(0)
+    expect(pruned.stderr).toContain('permanent plan')
+    expect(before - (await listedNow(service)).size).toBe(dead - 1)
+  }, 600_000)
+})
