@@ -122,7 +122,8 @@ export async function prune (repository: Repository, init: PruneInit): Promise<P
       const batch = dead.slice(i, i + DELETE_BATCH)
       const cids = batch.map(d => d.cid)
       log.noteDeleting(cids)
-      await repository.objects.deleteMany(cids, { signal: init.signal })
+      // An object uploaded again since the margin's start stays: another device may name it now.
+      await repository.objects.deleteMany(cids, { signal: init.signal, storedBefore: before })
       failpoint('prune:deleted')
       for (const d of batch) deleted[d.kind]++
       freed += batch.reduce((sum, d) => sum + d.size, 0)
