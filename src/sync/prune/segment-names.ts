@@ -17,7 +17,7 @@ export interface NamedRow {
   readonly deleted: number
 }
 
-/** What one index database names: its rows, and each content record's objects. */
+/** A batch of what one index database names: rows, and content records with their objects. */
 export interface Named {
   readonly rows: NamedRow[]
   readonly records: Array<{ readonly cid: string, readonly objects: string[] }>
@@ -25,17 +25,31 @@ export interface Named {
   readonly whole: boolean
 }
 
-/** Reads the file CIDs and content records of an index database (a segment or a `/1` snapshot). */
-export function namesIn (path: string, whole = false): Named {
+/** Rows or records handed on at a time: a base segment holds every row of its device. */
+const BATCH = 10_000
+
+/**
+ * Hands `each` the file CIDs and content records of an index database (a segment or a `/1`
+ * snapshot), {@link BATCH} at a time, so memory stays flat however many rows it holds.
+ */
+export function namesIn (path: string, each: (named: Named) => void, whole = false): void {
   const db = new Database(path, { readonly: true, fileMustExist: true })
   try {
-    const rows = db.prepare('SELECT device_id AS device, folder, path, seq, cid, deleted FROM entries').all() as NamedRow[]
+    let rows: NamedRow[] = []
+    for (const row of db.prepare('SELECT device_id AS device, folder, path, seq, cid, deleted FROM entries').iterate() as IterableIterator<NamedRow>) {
+      rows.push(row)
+      if (rows.length === BATCH) { each({ rows, records: [], whole }); rows = [] }
+    }
+    if (rows.length > 0) each({ rows, records: [], whole })
     // A segment from before content records has no table for them.
     const hasContent = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'content'").pluck().get() !== undefined
-    const records = hasContent
-      ? (db.prepare('SELECT cid, objects FROM content').all() as Array<{ cid: string, objects: string }>).map(r => ({ cid: r.cid, objects: objectsOf(r.objects) }))
-      : []
-    return { rows, records, whole }
+    if (!hasContent) return
+    let records: Named['records'] = []
+    for (const r of db.prepare('SELECT cid, objects FROM content').iterate() as IterableIterator<{ cid: string, objects: string }>) {
+      records.push({ cid: r.cid, objects: objectsOf(r.objects) })
+      if (records.length === BATCH) { each({ rows: [], records, whole }); records = [] }
+    }
+    if (records.length > 0) each({ rows: [], records, whole })
   } finally {
     db.close()
   }
@@ -53,8 +67,8 @@ function objectsOf (json: string): string[] {
 }
 
 /**
- * Hands `each` what every segment of the manifests names, a few segments fetched (verified,
- * opened, checked) at a time and removed after; and what each `/1` snapshot names.
+ * Hands `each` what every segment of the manifests names, in batches, a few segments fetched
+ * (verified, opened, checked) at a time and removed after; and what each `/1` snapshot names.
  */
 export async function readNames (repository: Repository, manifests: readonly Manifest[], v1: readonly string[], fetch: FetchInit, each: (named: Named) => void): Promise<number> {
   const seen = new Set<string>()
@@ -71,7 +85,7 @@ export async function readNames (repository: Repository, manifests: readonly Man
   for (let i = 0; i < wanted.length; i += AT_ONCE) {
     const databases = await fetchSegments(repository.home, wanted.slice(i, i + AT_ONCE), fetch)
     try {
-      for (const path of databases.values()) each(namesIn(path))
+      for (const path of databases.values()) namesIn(path, each)
     } finally {
       await removeFetched(databases)
     }
@@ -80,7 +94,7 @@ export async function readNames (repository: Repository, manifests: readonly Man
     const path = join(fetch.dir, `${fetch.label}-${process.pid}-v1.sqlite`)
     try {
       await fetchV1Snapshot(repository.home, cid, path, fetch)
-      each(namesIn(path, true))
+      namesIn(path, each, true)
     } finally {
       await removeDatabase(path)
     }
