@@ -1,0 +1,138 @@
+// npm run bench -- retention: forget and prune (issue 30, "Speed and scale").
+// 1. A history of publishes with churn, backed up by restic at the same moments, then a policy
+//    forgetting 90%: `cidsync forget && cidsync prune` (spawned, embedded service) beside
+//    `restic forget --keep-last K --prune`, at two history lengths; times and peak memory.
+// 2. A simulated year (retention-year.mjs).
+// The issue's full scale (1,000,000 entries, 10 GiB, 1,000 publishes) is BENCH_RETENTION_SCALE=1
+// with BENCH_RETENTION_PUBLISHES=1000. The defaults (scale 0.002, 30 publishes) run in about five
+// minutes on two busy cores. Without restic (`apt-get install restic`) the ratios to it are skipped.
+import { spawnSync } from 'node:child_process'
+import { cpSync } from 'node:fs'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import Database from 'better-sqlite3'
+import { openDevice, writeDevice } from './retention-device.mjs'
+import { count, du, mb, median, seconds, timed, Tree, Versions } from './retention-tree.mjs'
+import { benchYear } from './retention-year.mjs'
+import { benchRetentionIndex } from './retention-index.mjs'
+
+const CLI = fileURLToPath(new URL('../../dist/bin/cidsync.js', import.meta.url))
+export const SCALE = Number(process.env.BENCH_RETENTION_SCALE ?? 0.002)
+const ENTRIES = Math.max(100, Math.round(1_000_000 * SCALE))
+/** The longer history; the shorter one is a quarter of it, copied on the way. */
+const PUBLISHES = Number(process.env.BENCH_RETENTION_PUBLISHES ?? 30)
+const SHORT = Math.max(2, Math.round(PUBLISHES / 4))
+/** Each publish: 1% of the files rewritten, drawn from a hot 2% (work in progress); 0.1% added and 0.1% removed. */
+const CHURN = { changed: Math.max(1, Math.round(ENTRIES / 100)), hot: Math.max(1, Math.round(ENTRIES / 50)), added: Math.round(ENTRIES / 1000), removed: Math.round(ENTRIES / 1000) }
+const RESTIC_ENV = { ...process.env, RESTIC_PASSWORD: 'bench' }
+const ratio = (a, b) => b === undefined ? 'restic missing' : `${(a / b).toFixed(2)}x`
+
+export async function benchRetention (root, report) {
+  const hasRestic = spawnSync('restic', ['version']).status === 0
+  if (!hasRestic) console.log('restic is not installed (apt-get install restic): the ratios to it are skipped')
+  console.log(`retention scale ${SCALE}: ${count(ENTRIES)} files of ${mb(10 * 2 ** 30 * SCALE)}, ${PUBLISHES} and ${SHORT} publishes, ` +
+    `each rewriting ${count(CHURN.changed)} of a hot ${count(CHURN.hot)}, adding ${CHURN.added} and removing ${CHURN.removed}`)
+  const histories = await buildHistories(root, hasRestic, report)
+  // The two tools in turn: cidsync first on the short history, restic first on the long one.
+  const results = []
+  for (const [i, h] of histories.entries()) results.push(await forgetBoth(h, hasRestic, i === 1))
+  for (const r of results) {
+    const { h, ours, theirs } = r
+    report(`forget + prune of ${h.n} publishes to keep_last ${h.keep} (${count(ENTRIES)} files, scale ${SCALE})`, seconds(ours.ms),
+      theirs === undefined ? '-' : `restic forget --prune ${seconds(theirs.ms)}`, ratio(ours.ms, theirs?.ms), '<= 0.5x')
+    report(`  peak RSS of cidsync forget / prune (${h.n} publishes; anonymous part)`, `${mb(ours.forget.peak)} / ${mb(ours.prune.peak)} (${mb(ours.forget.anon)} / ${mb(ours.prune.anon)})`, theirs === undefined ? '-' : `restic ${mb(theirs.peak)}`,
+      ratio(ours.peak, theirs?.peak), '<= 300 MB')
+    report('  disk before and after (the embedded service; the restic repository)', `${mb(ours.disk[0])} → ${mb(ours.disk[1])}`, theirs === undefined ? '-' : `restic ${mb(theirs.disk[0])} → ${mb(theirs.disk[1])}`, '-', 'report')
+    const kept = h.versions.keptBytes(Array.from({ length: h.keep }, (_, i) => h.n - 1 - i))
+    report(`  content held after, beside the ${mb(kept)} of files the kept publishes hold`, `${mb(ours.content)} (${(ours.content / kept).toFixed(2)}x)`,
+      theirs === undefined ? '-' : `restic repository ${mb(theirs.size)} (${(theirs.size / kept).toFixed(2)}x)`, ratio(ours.content, theirs?.size), 'report')
+  }
+  const [short, long] = results
+  // What the CLI's start costs, twice (forget, then prune): most of it at small scales.
+  const starts = []
+  for (let i = 0; i < 3; i++) starts.push((await timed(process.execPath, [CLI, '--version'])).ms)
+  const start = median(starts)
+  report('  the CLI\'s start, twice (cidsync --version, spawned, median of 3)', seconds(2 * start), `forget + prune of ${long.h.n} ${seconds(long.ours.ms)}`, `${(2 * start / long.ours.ms * 100).toFixed(0)}% of it`, 'report')
+  report(`  peak RSS of cidsync, ${long.h.n} against ${short.h.n} publishes`, mb(long.ours.peak), mb(short.ours.peak), `${(long.ours.peak / short.ours.peak).toFixed(2)}x`, 'flat (~1.0x)')
+  await benchYear(root, report, SCALE)
+  await benchRetentionIndex(root, report)
+}
+
+/** One history of PUBLISHES publishes, each backed up by restic after the same change; a copy at SHORT. */
+async function buildHistories (root, hasRestic, report) {
+  const tree = new Tree(join(root, 'retention-tree'), ENTRIES)
+  const long = { n: PUBLISHES, dir: join(root, 'retention-long'), repo: join(root, 'restic-long'), tree: tree.dir }
+  const short = { n: SHORT, dir: join(root, 'retention-short'), repo: join(root, 'restic-short'), tree: tree.dir }
+  const config = writeDevice(long.dir, tree.dir, 'keep_last = 1\nprune_margin = "0s"\n')
+  if (hasRestic) await timed('restic', ['init', '--repo', long.repo], { env: RESTIC_ENV })
+  let device = await openDevice(config)
+  const took = { ours: 0, theirs: 0 }
+  // The publishes' versions, by the publish's number: what keep_last K holds is the last K of them.
+  const versions = new Versions(tree.dir)
+  long.versions = short.versions = versions
+  try {
+    for (let p = 0; p < PUBLISHES; p++) {
+      const changed = p === 0 ? undefined : tree.churn(CHURN)
+      let started = performance.now()
+      await device.publishAt(new Date(), changed)
+      took.ours += performance.now() - started
+      versions.note(changed ?? [...tree.versions.keys()].map(i => tree.pathOf(i)), p)
+      started = performance.now()
+      if (hasRestic) await timed('restic', ['backup', '--repo', long.repo, '--host', 'bench', '--quiet', tree.dir], { env: RESTIC_ENV })
+      took.theirs += performance.now() - started
+      if (p + 1 === SHORT) {
+        await device.close()
+        cpSync(long.dir, short.dir, { recursive: true })
+        if (hasRestic) cpSync(long.repo, short.repo, { recursive: true })
+        device = await openDevice(config)
+      }
+    }
+  } finally {
+    await device.close()
+  }
+  report(`building the history: ${PUBLISHES} publishes (in process, content stored)`, seconds(took.ours), hasRestic ? `restic backup ×${PUBLISHES} ${seconds(took.theirs)}` : '-',
+    hasRestic ? ratio(took.ours, took.theirs) : 'restic missing', 'report')
+  return [short, long]
+}
+
+/** The bytes of the content objects (sealed packs of files) the embedded service lists, read from its database. */
+function listedContent (serviceDir) {
+  const db = new Database(join(serviceDir, 'service.sqlite'), { readonly: true })
+  try {
+    return db.prepare("SELECT coalesce(sum(size), 0) FROM files WHERE file_name LIKE '%.sealed'").pluck().get()
+  } finally {
+    db.close()
+  }
+}
+
+/** `cidsync forget && cidsync prune`, and restic's forget with prune, on one history; each checked to keep what the policy says. */
+async function forgetBoth (h, hasRestic, resticFirst) {
+  h.keep = Math.max(1, Math.round(h.n / 10))
+  const config = writeDevice(h.dir, h.tree, `keep_last = ${h.keep}\nprune_margin = "0s"\n`)
+  const ours = async () => {
+    const before = du(join(h.dir, 'service'))
+    const forget = await timed(process.execPath, [CLI, 'forget', '--config', config])
+    const prune = await timed(process.execPath, [CLI, 'prune', '--config', config, '--json'])
+    const pruned = JSON.parse(prune.stdout)
+    const history = JSON.parse((await timed(process.execPath, [CLI, 'history', '--config', config, '--json', '--limit', '10000'])).stdout)
+    if (history.length !== h.keep) throw new Error(`cidsync kept ${history.length} publishes, not ${h.keep}`)
+    console.log(`  cidsync, ${h.n} publishes: forget ${seconds(forget.ms)}, prune ${seconds(prune.ms)}; deleted ${JSON.stringify(pruned.deleted)}, ${mb(pruned.bytes)} listed`)
+    return { ms: forget.ms + prune.ms, forget, prune, peak: Math.max(forget.peak, prune.peak), disk: [before, du(join(h.dir, 'service'))], content: listedContent(join(h.dir, 'service')) }
+  }
+  const theirs = async () => {
+    const before = du(h.repo)
+    const run = await timed('restic', ['forget', '--repo', h.repo, '--keep-last', String(h.keep), '--prune'], { env: RESTIC_ENV })
+    const snapshots = JSON.parse((await timed('restic', ['snapshots', '--repo', h.repo, '--json'], { env: RESTIC_ENV })).stdout)
+    if (snapshots.length !== h.keep) throw new Error(`restic kept ${snapshots.length} snapshots, not ${h.keep}`)
+    console.log(`  restic, ${h.n} snapshots: forget --prune ${seconds(run.ms)}`)
+    const size = du(h.repo)
+    return { ms: run.ms, peak: run.peak, disk: [before, size], size }
+  }
+  if (!hasRestic) return { h, ours: await ours() }
+  if (resticFirst) {
+    const t = await theirs()
+    return { h, theirs: t, ours: await ours() }
+  }
+  const o = await ours()
+  return { h, ours: o, theirs: await theirs() }
+}
