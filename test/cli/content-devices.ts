@@ -1,7 +1,7 @@
 import { expect } from 'vitest'
 import { spawn } from 'node:child_process'
 import { createHash, randomBytes } from 'node:crypto'
-import { mkdir, readFile, readdir, writeFile } from 'node:fs/promises'
+import { mkdir, readFile, readdir, rm, writeFile } from 'node:fs/promises'
 import { join, relative } from 'node:path'
 import Database from 'better-sqlite3'
 import { CLI, runCli, type CliResult } from '../helpers/cli.js'
@@ -19,6 +19,19 @@ export interface ContentDevice {
   readonly folder: string
   readonly env: NodeJS.ProcessEnv
   run: (args: string[], extra?: NodeJS.ProcessEnv) => Promise<CliResult>
+}
+
+/**
+ * The start of the retention tests: `doc.bin` (these bytes) and `other.txt` published at 01:00,
+ * `between` run, then `doc.bin` deleted and published at 02:00. So only a forgotten publish holds it.
+ */
+export async function storedThenDeleted (a: ContentDevice, bytes: Buffer, between: () => Promise<unknown> = async () => {}): Promise<void> {
+  await writeFile(join(a.folder, 'doc.bin'), bytes)
+  await writeFile(join(a.folder, 'other.txt'), 'stays')
+  await ok(a, ['snapshot'], { CIDSYNC_TEST_CLOCK: '2026-03-01T01:00:00.000Z' })
+  await between()
+  await rm(join(a.folder, 'doc.bin'))
+  await ok(a, ['snapshot'], { CIDSYNC_TEST_CLOCK: '2026-03-01T02:00:00.000Z' })
 }
 
 /** Small parts and packs (docs/content-format.md): a file of a few MiB spans many parts. */

@@ -4,7 +4,7 @@ import { readFile, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { EXTERNAL, localServiceUnderTest } from '../helpers/service.js'
 import { useTempDir } from '../helpers/temp-dir.js'
-import { contentDevice, contentObjects, ok, shareKey } from './content-devices.js'
+import { contentDevice, contentObjects, ok, shareKey, storedThenDeleted } from './content-devices.js'
 
 const RETENTION = '[retention]\nkeep_last = 1\nprune_margin = "0s"\n'
 
@@ -14,12 +14,8 @@ describe.skipIf(EXTERNAL)('prune: what a later publish names again', () => {
     const service = await localServiceUnderTest({ dir: join(root, 'service') })
     const a = await contentDevice(root, service, 'a', 'compact_after_deltas = 1\n' + RETENTION)
     const bytes = randomBytes(3 * 1024 * 1024 + 3)
-    await writeFile(join(a.folder, 'doc.bin'), bytes)
-    await writeFile(join(a.folder, 'other.txt'), 'stays')
-    await ok(a, ['snapshot'], { CIDSYNC_TEST_CLOCK: '2026-03-01T01:00:00.000Z' })
-    const first = contentObjects(a)
-    await rm(join(a.folder, 'doc.bin'))
-    await ok(a, ['snapshot'], { CIDSYNC_TEST_CLOCK: '2026-03-01T02:00:00.000Z' })
+    let first = new Set<string>()
+    await storedThenDeleted(a, bytes, async () => { first = contentObjects(a) })
     await ok(a, ['forget'])
     await ok(a, ['prune'])
     const gone = await Promise.all([...first].map(async o => await service.clients.objects.has(o)))
@@ -44,13 +40,8 @@ describe.skipIf(EXTERNAL)('prune: what a later publish names again', () => {
     const b = await contentDevice(root, service, 'b')
     await shareKey(a, b)
     const bytes = randomBytes(3 * 1024 * 1024 + 1)
-    await writeFile(join(a.folder, 'doc.bin'), bytes)
-    await writeFile(join(a.folder, 'other.txt'), 'stays')
-    await ok(a, ['snapshot'], { CIDSYNC_TEST_CLOCK: '2026-03-01T01:00:00.000Z' })
-    // b takes in a's publish: its index now holds a's record of doc.bin.
-    await ok(b, ['restore'])
-    await rm(join(a.folder, 'doc.bin'))
-    await ok(a, ['snapshot'], { CIDSYNC_TEST_CLOCK: '2026-03-01T02:00:00.000Z' })
+    // b takes in a's first publish: its index now holds a's record of doc.bin.
+    await storedThenDeleted(a, bytes, async () => await ok(b, ['restore']))
     await ok(a, ['forget'])
     await ok(a, ['prune'])
     await service.local.reclaim()

@@ -9,7 +9,7 @@ import { HoldingProxy, type Passed } from '../helpers/holding-proxy.js'
 import { EXTERNAL, localServiceUnderTest } from '../helpers/service.js'
 import { useTempDir } from '../helpers/temp-dir.js'
 import { within } from '../helpers/wait.js'
-import { contentDevice, contentObjects, ok, shareKey, type ContentDevice } from './content-devices.js'
+import { contentDevice, contentObjects, ok, shareKey, type ContentDevice, storedThenDeleted } from './content-devices.js'
 import type { LocalService } from './v2-cli.js'
 
 const DAY = 86_400_000
@@ -50,13 +50,8 @@ async function pruneHeldAfterRecheck (margin: string, args = ['prune']): Promise
   const b = await contentDevice(root, service, 'b')
   await shareKey(a, b)
   const bytes = randomBytes(3 * 1024 * 1024 + 5)
-  await writeFile(join(a.folder, 'doc.bin'), bytes)
-  await writeFile(join(a.folder, 'other.txt'), 'stays')
-  await ok(a, ['snapshot'], { CIDSYNC_TEST_CLOCK: '2026-03-01T01:00:00.000Z' })
-  // b takes in a's publish: its index holds a's record of doc.bin.
-  await ok(b, ['restore'])
-  await rm(join(a.folder, 'doc.bin'))
-  await ok(a, ['snapshot'], { CIDSYNC_TEST_CLOCK: '2026-03-01T02:00:00.000Z' })
+  // b takes in a's first publish: its index holds a's record of doc.bin.
+  await storedThenDeleted(a, bytes, async () => await ok(b, ['restore']))
   // Two days ago, as the account's uploads so far were: past any margin.
   await ok(a, ['forget'], { CIDSYNC_TEST_CLOCK: new Date(Date.now() - 2 * DAY).toISOString() })
   backdate(join(root, 'service'), 2 * DAY)

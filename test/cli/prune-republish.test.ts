@@ -4,7 +4,7 @@ import { readFile, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { EXTERNAL, localServiceUnderTest } from '../helpers/service.js'
 import { useTempDir } from '../helpers/temp-dir.js'
-import { contentDevice, contentObjects, ok } from './content-devices.js'
+import { contentDevice, contentObjects, ok, storedThenDeleted } from './content-devices.js'
 
 const RETENTION = 'compact_after_deltas = 1\n[retention]\nkeep_last = 1\nprune_margin = "0s"\n'
 
@@ -14,12 +14,8 @@ describe.skipIf(EXTERNAL)('a publish under way while a prune deletes what it nam
     const service = await localServiceUnderTest({ dir: join(root, 'service') })
     const a = await contentDevice(root, service, 'a', RETENTION)
     const bytes = randomBytes(3 * 1024 * 1024 + 5)
-    await writeFile(join(a.folder, 'doc.bin'), bytes)
-    await writeFile(join(a.folder, 'other.txt'), 'stays')
-    await ok(a, ['snapshot'], { CIDSYNC_TEST_CLOCK: '2026-03-01T01:00:00.000Z' })
-    const first = contentObjects(a)
-    await rm(join(a.folder, 'doc.bin'))
-    await ok(a, ['snapshot'], { CIDSYNC_TEST_CLOCK: '2026-03-01T02:00:00.000Z' })
+    let first = new Set<string>()
+    await storedThenDeleted(a, bytes, async () => { first = contentObjects(a) })
     await ok(a, ['forget'])
 
     // The same bytes again: the stored record is taken (its objects are still listed), and the
