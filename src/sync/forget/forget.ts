@@ -5,7 +5,7 @@ import { failpoint } from '../../util/failpoint.js'
 import type { ProgressOptions } from '../../util/progress.js'
 import { removeDeadExitFiles } from '../state/index.js'
 import type { ForgetProgress } from './forget-progress.js'
-import { SNAPSHOT_PROFILE } from '../read/index.js'
+import { isUnusable, SNAPSHOT_PROFILE, walkHistory } from '../read/index.js'
 import type { Repository } from '../repository.js'
 import { marksChanged, planForget, type ForgetPlan } from './forget-plan.js'
 import { relinkChain } from './rewrite-chain.js'
@@ -62,7 +62,7 @@ export async function forget (repository: Repository, init: ForgetInit): Promise
   failpoint('forget:checked')
   await repository.pointers.put({ snapshotCid: head, engine: ENGINE, namespace, network, memories: before.memories }, { signal: init.signal })
   const after = await repository.pointers.current(namespace, network, { signal: init.signal })
-  if (after.snapshotCid !== head) throw contended(after.snapshotCid, head)
+  if (after.snapshotCid !== head && !(await builtOn(repository, after.snapshotCid, head, init.signal))) throw contended(after.snapshotCid, head)
   failpoint('forget:pointer')
   repository.store.relinked(plan.pointer, head)
   failpoint('forget:recorded')
@@ -70,6 +70,25 @@ export async function forget (repository: Repository, init: ForgetInit): Promise
   const fresh = relinked.filter(r => r.cid !== r.was).map(r => r.cid)
   repository.store.mirrorLog.logPublish(head, fresh.filter(c => c !== head), SNAPSHOT_PROFILE.name)
   return noteForgotten(repository, init.now, { ...plan, head, relinked: fresh.length })
+}
+
+/** Publishes walked back from the pointer to find a forget's head that others published on since. */
+const BUILT_ON_LOOKBACK = 16
+
+/**
+ * Whether the pointer's chain holds `head` a few publishes back: another device published on the
+ * new head between this forget's move and its read back. The forget was done, and is said so.
+ */
+async function builtOn (repository: Repository, pointer: string, head: string, signal?: AbortSignal): Promise<boolean> {
+  try {
+    for await (const { entry } of walkHistory(repository.home, pointer, repository.manifestCache, { ...repository.readContext('forget', { signal }), limit: BUILT_ON_LOOKBACK })) {
+      if (entry.cid === head) return true
+    }
+  } catch (err) {
+    // A chain this device cannot read is not known to hold the head: the forget says it was contended.
+    if (!isUnusable(err)) throw err
+  }
+  return false
 }
 
 /**
