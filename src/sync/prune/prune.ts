@@ -67,11 +67,18 @@ export async function prune (repository: Repository, init: PruneInit): Promise<P
     const live = await liveChain(repository, pointer, fetch)
     const held: Chain[] = []
     const expired: Chain[] = []
-    const replaced = live.manifests.flatMap(m => m.manifest.replaced ?? [])
-    for (const entry of replaced) {
-      const chain = await replacedChain(repository, entry.cid, fetch)
-      if (init.now.getTime() - Date.parse(entry.at) < init.marginMs) held.push(chain)
-      else expired.push(chain)
+    for (const { cid, manifest } of live.manifests) {
+      if ((manifest.replaced?.length ?? 0) === 0) continue
+      // The forgetting device's clock may run behind: for the chain that forget replaced (the first
+      // listed), the service's time of the upload counts too. The older ones a head carries on were
+      // dated by earlier forgets; its upload time would hold them again after every forget.
+      const uploaded = init.marginMs === 0 ? 0 : (await repository.objects.stat(cid, { signal: init.signal }))?.storedAt ?? 0
+      for (const [i, entry] of (manifest.replaced ?? []).entries()) {
+        const chain = await replacedChain(repository, entry.cid, fetch)
+        const at = i === 0 ? Math.max(Date.parse(entry.at), uploaded) : Date.parse(entry.at)
+        if (init.now.getTime() - at < init.marginMs) held.push(chain)
+        else expired.push(chain)
+      }
     }
     for (const chain of [live, ...held]) markKept(sets, chain)
     // Every segment a kept chain lists: its rows name the files kept, its records their objects.
