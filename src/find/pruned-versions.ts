@@ -1,6 +1,6 @@
-import { parseContentRecord } from '../custody/index.js'
 import type { Index } from '../index/index.js'
 import type { FileVersion } from './file-log.js'
+import { recordObjects } from './stored-state.js'
 
 /** Older versions a timeline checks against the store at most, newest first: each is a few requests. */
 export const MAX_VERSIONS_CHECKED = 200
@@ -41,12 +41,8 @@ export async function checkPruned (index: Index, versions: readonly FileVersion[
 /** Whether some content record of `cid` has every one of its objects in the store. */
 async function anyWhole (index: Index, cid: string, holds: (object: string) => Promise<boolean>): Promise<boolean> {
   for (const row of index.content.lookup(cid)) {
-    let objects: ReadonlyArray<readonly [string, number, number]>
-    try {
-      objects = parseContentRecord({ cid: row.cid, size: row.size, sealing: row.sealing, keyId: row.keyId, keySalt: row.keySalt, objects: JSON.parse(row.objects) as unknown }).objects
-    } catch {
-      continue
-    }
+    const objects = recordObjects(row)
+    if (objects === undefined) continue
     let whole = true
     for (const [object] of objects) {
       if (!(await holds(object))) { whole = false; break }

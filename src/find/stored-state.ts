@@ -74,12 +74,8 @@ export function contentState (index: Index, cid: string | null, file?: StateOfFi
   let best: DealStanding | undefined
   for (const row of index.content.lookup(cid)) {
     if (activity?.keyId !== undefined && row.keyId !== '' && row.keyId !== activity.keyId) continue
-    let objects
-    try {
-      objects = parseContentRecord({ cid: row.cid, size: row.size, sealing: row.sealing, keyId: row.keyId, keySalt: row.keySalt, objects: JSON.parse(row.objects) as unknown }).objects
-    } catch {
-      continue
-    }
+    const objects = recordObjects(row)
+    if (objects === undefined) continue
     const standing = dealStanding(index, objects)
     if (best === undefined || RANK[standing] > RANK[best]) best = standing
   }
@@ -92,6 +88,18 @@ export function contentState (index: Index, cid: string | null, file?: StateOfFi
   if (!activity.storing.has(file.folder)) return { state: 'local-only' }
   const never = activity.notStored?.(file.folder, file.path, file.size ?? 0)
   return never === undefined ? { state: 'queued' } : { state: 'local-only', why: never }
+}
+
+/** A content record row as the index holds it. */
+export type RecordRow = ReturnType<Index['content']['lookup']>[number]
+
+/** A record row's objects, parsed as a reader checks them; undefined for a forged or damaged one (not counted). */
+export function recordObjects (row: RecordRow): ReadonlyArray<readonly [string, number, number]> | undefined {
+  try {
+    return parseContentRecord({ cid: row.cid, size: row.size, sealing: row.sealing, keyId: row.keyId, keySalt: row.keySalt, objects: JSON.parse(row.objects) as unknown }).objects
+  } catch {
+    return undefined
+  }
 }
 
 const RANK: Record<DealStanding, number> = { stored: 0, 'sent-for-deal': 1, 'deal-active': 2 }
