@@ -2,11 +2,12 @@ import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto'
 import { createReadStream, createWriteStream } from 'node:fs'
 import { open, rename, rm, stat } from 'node:fs/promises'
 import { dirname } from 'node:path'
-import { Readable, Transform } from 'node:stream'
+import { Readable, Transform, type Writable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import { constants, createBrotliCompress, createBrotliDecompress, createGunzip, createGzip } from 'node:zlib'
 import { SnapshotIntegrityError, SnapshotKeyError, SnapshotTooLargeError, SnapshotUnencryptedError, StateWriteError } from '../errors.js'
 import { fsyncPath } from '../util/fsync.js'
+import { streamClosed } from '../util/stream-closed.js'
 import { decodeHeader, encodeHeader, PREFIX_BYTES, TAG_BYTES, type SealedHeader, type UnsealedHeader } from './format.js'
 import { readingKey, writingKey } from './key.js'
 
@@ -129,8 +130,8 @@ export async function unseal (init: UnsealInit): Promise<SealedHeader> {
   }
   const { header, bodyOffset } = decoded
   const temp = `${init.destination}.${process.pid}.unseal`
+  let sink: Writable | undefined
   try {
-    const body = createReadStream(init.path, { start: bodyOffset, end: size - (tag === undefined ? 0 : TAG_BYTES) - 1, highWaterMark: BUFFER })
     const stages: NodeJS.ReadWriteStream[] = []
     if (tag !== undefined) {
       const key = readingKey(init.stateDir, header, init.passphrase)
@@ -144,8 +145,11 @@ export async function unseal (init: UnsealInit): Promise<SealedHeader> {
     // the stages and the writes than on the inflating itself (docs/benchmarks.md, "Restoring the
     // index beside restic").
     stages.push(header.compression === 'gzip' ? createGunzip({ chunkSize: BUFFER }) : createBrotliDecompress({ chunkSize: BUFFER }), limit(init.inflateBound(header, size - bodyOffset)))
+    // Opened only once nothing above can throw: a stream left unpiped would hold its descriptor.
+    const body = createReadStream(init.path, { start: bodyOffset, end: size - (tag === undefined ? 0 : TAG_BYTES) - 1, highWaterMark: BUFFER })
+    sink = createWriteStream(temp, { mode: 0o600, highWaterMark: BUFFER })
     try {
-      await pipeline([body, ...stages, createWriteStream(temp, { mode: 0o600, highWaterMark: BUFFER })], { signal: init.signal })
+      await pipeline([body, ...stages, sink], { signal: init.signal })
     } catch (err) {
       if (init.signal?.aborted === true || err instanceof SnapshotKeyError || err instanceof SnapshotTooLargeError) throw err
       const local = localWriteFailure(err)
@@ -155,6 +159,7 @@ export async function unseal (init: UnsealInit): Promise<SealedHeader> {
     await rename(temp, init.destination)
     return header
   } finally {
+    if (sink !== undefined) await streamClosed(sink)
     await rm(temp, { force: true })
   }
 }

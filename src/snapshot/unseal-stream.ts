@@ -1,10 +1,11 @@
 import { createDecipheriv, type DecipherGCM } from 'node:crypto'
 import { createWriteStream } from 'node:fs'
 import { rename, rm } from 'node:fs/promises'
-import { Transform, type Readable, type TransformCallback } from 'node:stream'
+import { Transform, type Readable, type TransformCallback, type Writable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import { createBrotliDecompress } from 'node:zlib'
 import { SnapshotFormatError, SnapshotIntegrityError, SnapshotKeyError, SnapshotTooLargeError, SnapshotUnencryptedError, StateWriteError } from '../errors.js'
+import { streamClosed } from '../util/stream-closed.js'
 import { createWriteBackStream } from '../util/write-back-stream.js'
 import { decodeHeader, MAGIC, PREFIX_BYTES, TAG_BYTES, type SealedHeader } from './format.js'
 import { readingKey } from './key.js'
@@ -33,10 +34,12 @@ export interface UnsealStreamInit extends Omit<UnsealInit, 'path'> {
 export async function unsealStream (init: UnsealStreamInit): Promise<SealedHeader> {
   const temp = `${init.destination}.${process.pid}.unseal`
   const opener = new Opener(init)
+  let sink: Writable | undefined
   try {
+    sink = init.writeBack === true ? createWriteBackStream(temp, { mode: 0o600, highWaterMark: BUFFER }) : createWriteStream(temp, { mode: 0o600, highWaterMark: BUFFER })
     try {
       await pipeline([init.source, opener, createBrotliDecompress({ chunkSize: BUFFER }),
-        limit(() => init.inflateBound(opener.opened(), init.bytes - opener.bodyOffset)), init.writeBack === true ? createWriteBackStream(temp, { mode: 0o600, highWaterMark: BUFFER }) : createWriteStream(temp, { mode: 0o600, highWaterMark: BUFFER })], { signal: init.signal })
+        limit(() => init.inflateBound(opener.opened(), init.bytes - opener.bodyOffset)), sink], { signal: init.signal })
     } catch (err) {
       if (init.signal?.aborted === true || err instanceof SnapshotKeyError || err instanceof SnapshotTooLargeError || err instanceof SnapshotFormatError ||
         err instanceof SnapshotUnencryptedError || err instanceof SnapshotIntegrityError) throw err
@@ -48,6 +51,7 @@ export async function unsealStream (init: UnsealStreamInit): Promise<SealedHeade
     await rename(temp, init.destination)
     return opener.opened()
   } finally {
+    if (sink !== undefined) await streamClosed(sink)
     await rm(temp, { force: true })
   }
 }
