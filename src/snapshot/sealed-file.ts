@@ -1,5 +1,5 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto'
-import { createReadStream, createWriteStream } from 'node:fs'
+import { createReadStream, createWriteStream, type WriteStream } from 'node:fs'
 import { open, rename, rm, stat } from 'node:fs/promises'
 import { dirname } from 'node:path'
 import { Readable, Transform, type Writable } from 'node:stream'
@@ -48,8 +48,9 @@ export async function seal (init: SealInit): Promise<Sealed> {
   } as SealedHeader
   const headerBytes = encodeHeader(header)
   const temp = `${init.path}.${process.pid}.part`
+  let out: WriteStream | undefined
   try {
-    const out = createWriteStream(temp, { mode: 0o600 })
+    out = createWriteStream(temp, { mode: 0o600 })
     out.write(headerBytes)
     const stages: NodeJS.ReadWriteStream[] = [header.compression === 'gzip'
       ? createGzip({ level: GZIP_LEVEL })
@@ -69,6 +70,7 @@ export async function seal (init: SealInit): Promise<Sealed> {
     await fsyncPath(dirname(init.path))
     return { path: init.path, bytes: out.bytesWritten, header }
   } finally {
+    if (out !== undefined) await streamClosed(out)
     await rm(temp, { force: true })
   }
 }

@@ -6,6 +6,7 @@ import { pipeline } from 'node:stream/promises'
 import { CidBuilder, type CidProfile } from '../content/index.js'
 import { IntegrityError } from '../errors.js'
 import { fsyncPath } from '../util/fsync.js'
+import { streamClosed } from '../util/stream-closed.js'
 import { Alongside } from './alongside.js'
 
 /** What one source's try tells the caller beyond its error (a gateway's failover, say). */
@@ -55,6 +56,7 @@ export async function receiveVerified (open: (onTooLarge: () => void) => Promise
   let tooLarge = false
   let beside: Alongside | undefined
   let readerFailed: { readonly err: unknown } | undefined
+  let sink: Writable | undefined
   try {
     const { stream, total, from, origin, overCap } = await open(() => { tooLarge = true })
     beside = alongside === undefined ? undefined : new Alongside(alongside)
@@ -89,7 +91,8 @@ export async function receiveVerified (open: (onTooLarge: () => void) => Promise
         else reader.feed(chunk, () => { done(null, chunk) })
       }
     })
-    await pipeline(stream, hasher, temp === undefined ? discard() : createWriteStream(temp), { signal: options.signal })
+    sink = temp === undefined ? discard() : createWriteStream(temp)
+    await pipeline(stream, hasher, sink, { signal: options.signal })
     const got = builder.finish().toString()
     if (got !== cid) throw new IntegrityError(`bytes from ${from} hash to ${got}, not ${cid}`)
     const failure = await beside?.end()
@@ -105,6 +108,7 @@ export async function receiveVerified (open: (onTooLarge: () => void) => Promise
     }
     return { size: received, gateway: origin }
   } catch (err) {
+    if (sink !== undefined) await streamClosed(sink)
     if (temp !== undefined) await rm(temp, { force: true })
     await beside?.abort(err as Error)
     if (readerFailed !== undefined) tried.fatal = readerFailed
