@@ -31,6 +31,8 @@ export const publishTime = z.string().max(64).refine(text => Number.isFinite(Dat
 export const MAX_SEQUENCE = 2 ** 48
 /** The most content records one content index object holds: a writer splits past it. */
 export const MAX_CONTENT_INDEX_RECORDS = 5_000
+/** The most objects one prune list names: a prune with more dead content deletes the rest next run. */
+export const MAX_PRUNE_LIST_OBJECTS = 200_000
 const sealing = {
   cipher: z.enum(['aes-256-gcm', 'none']),
   /** base64 of the 12-byte GCM nonce; empty with no cipher. */
@@ -87,17 +89,33 @@ const contentIndexHeader = z.object({
   records: count.max(MAX_CONTENT_INDEX_RECORDS)
 })
 
+/**
+ * A prune's list of the content objects it is about to delete (docs/retention.md, "Prune and a
+ * publish at once"): a publish that names one of them stores it again. Its own kind, like the
+ * content index: never taken for a segment or a manifest.
+ */
+const pruneListHeader = z.object({
+  format: z.literal(2),
+  engine: z.literal(ENGINE),
+  kind: z.literal('prune-list'),
+  compression: z.literal('br'),
+  ...sealing,
+  device: z.string().min(1).max(128).regex(NO_CONTROLS, 'control characters'),
+  objects: count.max(MAX_PRUNE_LIST_OBJECTS)
+})
+
 export type SnapshotHeader = z.infer<typeof v1Header>
 export type SegmentHeader = z.infer<typeof segmentHeader>
 export type ManifestHeader = z.infer<typeof manifestHeader>
 export type ContentIndexHeader = z.infer<typeof contentIndexHeader>
-export type SealedHeader = SnapshotHeader | SegmentHeader | ManifestHeader | ContentIndexHeader
+export type PruneListHeader = z.infer<typeof pruneListHeader>
+export type SealedHeader = SnapshotHeader | SegmentHeader | ManifestHeader | ContentIndexHeader | PruneListHeader
 /** What a writer says of a sealed file: the rest (cipher, nonce, key id, salt) is filled in when it is sealed. */
 export type UnsealedHeader = DistributiveOmit<SealedHeader, keyof typeof sealing>
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never
 
 /** Every header this cidsync reads; made once (building a zod union costs more than parsing with it, and a restore reads tens of headers). */
-const anyHeader = z.union([v1Header, segmentHeader, manifestHeader, contentIndexHeader]).superRefine((header, ctx) => {
+const anyHeader = z.union([v1Header, segmentHeader, manifestHeader, contentIndexHeader, pruneListHeader]).superRefine((header, ctx) => {
   // A forged header must fail here, coded, never inside the cipher with a raw error.
   if (header.cipher === 'aes-256-gcm' && !/^[A-Za-z0-9+/]{16}$/.test(header.nonce)) ctx.addIssue({ code: 'custom', path: ['nonce'], message: 'expected the base64 of a 12-byte nonce' })
   if (header.cipher === 'aes-256-gcm' && !/^[0-9a-f]{16}$/.test(header.keyId)) ctx.addIssue({ code: 'custom', path: ['keyId'], message: 'expected 16 hex digits' })

@@ -269,6 +269,8 @@ export class SyncRunner {
       }, { signal: this.abort.signal, ...options })
       this.published.succeeded(Date.now() - started)
       if (!published.skipped) this.components.logger.info({ reason, cid: published.cid, entries: published.entries, merged: published.merged, ms: Date.now() - started }, 'published')
+      // A prune at the same time was deleting content it names: stored again, and published anew.
+      if ((published.storedAgain ?? 0) > 0) this.noteChange()
       // Logged with the publish: each mirror copies it in its own loop, which this never waits for.
       for (const r of this.replicators) r.replicator.wake()
       onEvent?.({ type: 'publish.done', reason, ...published, ms: Date.now() - started })

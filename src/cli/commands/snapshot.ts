@@ -14,6 +14,8 @@ interface Published {
   cid: string, entries: number, skipped: boolean, merged: number
   /** The labels asked for with --keep, which the publish carries. */
   marks?: readonly string[]
+  /** Files whose content a prune at the same time was deleting: stored again, for the next publish. */
+  storedAgain?: number
   /** What was stored of files' content first (folders with `store = true`). */
   content?: { storedFiles: number, storedBytes: number, notStored: ReadonlyArray<{ folder: string, path: string, reason: string, code: string }>, error?: string }
   /** Published on its own (no daemon): folders the catch-up could not read, with why. */
@@ -71,8 +73,13 @@ async function publishStandalone (config: Config, request: PublishRequest): Prom
         const repository = new Repository(config, connection.clients, { store })
         // Content first, so the publish printed restores every file it lists as stored.
         const { storeContent } = await import('../../sync/index.js')
-        const stored = await storeContent({ index, repository, logger, deviceId, hostname: hostname() }, { onProgress: storeProgress() })
-        const published = await publish({ index, repository, logger, deviceId }, request)
+        let stored = await storeContent({ index, repository, logger, deviceId, hostname: hostname() }, { onProgress: storeProgress() })
+        let published = await publish({ index, repository, logger, deviceId }, request)
+        // A prune at the same time was deleting content this publish names: stored again, published anew.
+        for (let round = 0; (published.storedAgain ?? 0) > 0 && round < STORE_AGAIN_ROUNDS; round++) {
+          stored = await storeContent({ index, repository, logger, deviceId, hostname: hostname() }, { onProgress: storeProgress() })
+          published = await publish({ index, repository, logger, deviceId }, { ...request, marks: undefined })
+        }
         const notStored = [...unindexed, ...stored.failed, ...stored.tooLarge]
         const withFolders = { ...published, ...(foldersInError.length > 0 ? { foldersInError } : {}), ...(config.mirrors.length > 0 ? { mirrorsWaiting: config.mirrors.map(m => m.name) } : {}) }
         return config.folders.some(f => f.store === true) ? { ...withFolders, content: { storedFiles: stored.storedFiles, storedBytes: stored.storedBytes, notStored } } : withFolders
@@ -87,6 +94,9 @@ async function publishStandalone (config: Config, request: PublishRequest): Prom
     lock.release()
   }
 }
+
+/** Publishes made again when a prune keeps deleting what the last one named: then the next run goes on. */
+const STORE_AGAIN_ROUNDS = 3
 
 /**
  * Files of storing folders the scan skipped (a name that is not UTF-8, a file that cannot be
@@ -181,9 +191,14 @@ export function registerSnapshot (program: Command): void {
       const foldersError = unread.length === 0
         ? undefined
         : new FoldersNotIndexedError(`published, but ${countOf(unread.length, 'folder', 'folders')} could not be read (${unread.map(f => safeText(f.folder)).join(', ')}, named above): the publish holds ${unread.length === 1 ? 'its' : 'their'} files as the index last saw them; mount or create ${unread.length === 1 ? 'it' : 'them'} (or remove ${unread.length === 1 ? 'it' : 'them'} from the config), then run \`cidsync snapshot\` again`)
+      const again = published.storedAgain ?? 0
+      const pruneError = again === 0
+        ? undefined
+        : new ContentNotStoredError(`a prune is deleting content this publish names: ${countOf(again, 'file is', 'files are')} stored again and published by the next run; run \`cidsync snapshot\` again once the prune is done`)
       const content = published.content
       if (content === undefined) {
         if (foldersError !== undefined) throw foldersError
+        if (pruneError !== undefined) throw pruneError
         return
       }
       if (options.json !== true) {
@@ -195,6 +210,7 @@ export function registerSnapshot (program: Command): void {
       }
       if (content.error !== undefined) throw new ContentNotStoredError(`storing content before the publish failed: ${content.error}; the daemon tries again (\`cidsync status\` says when), or run \`cidsync snapshot\` again`)
       if (foldersError !== undefined) throw foldersError
+      if (pruneError !== undefined) throw pruneError
       if (content.notStored.length > 0) throw new ContentNotStoredError(`${countOf(content.notStored.length, 'file\'s content was', 'files\' content was')} not stored, so this publish cannot bring ${content.notStored.length === 1 ? 'it' : 'them'} back (named above): the daemon tries again, or run \`cidsync snapshot\` again`)
     }))
 }

@@ -12,6 +12,7 @@ import { removeDeadExitFiles } from '../state/index.js'
 import { liveChain, replacedChain, type Chain } from './chains.js'
 import { ObjectSets, type CandidateKind } from './object-sets.js'
 import { notePruned } from './outcome.js'
+import { announceDead, dropPreviousList, withinListBound } from './announce-dead.js'
 import { readNames } from './segment-names.js'
 
 /** Objects deleted a call at a time: a service walks its listing once a batch. Crash tests make it small. */
@@ -41,6 +42,8 @@ export interface Pruned {
   /** Chains forgets replaced that are still within the margin: kept whole this time. */
   readonly chainsHeld: number
   readonly segmentsRead: number
+  /** Dead content past what one prune list names: the next run deletes it. */
+  readonly deferred?: number
   /** Every object the store listed, and their bytes, before anything was deleted. */
   readonly held: { readonly objects: number, readonly bytes: number }
 }
@@ -111,14 +114,16 @@ export async function prune (repository: Repository, init: PruneInit): Promise<P
     }
     failpoint('prune:listed')
     const before = init.now.getTime() - init.marginMs
-    const dead = sets.dead(before)
-    const result = { pointer, young: sets.young(before), chainsHeld: held.length, segmentsRead, held: listed }
+    const { dead, deferred } = withinListBound(sets.dead(before))
+    const result = { pointer, young: sets.young(before), chainsHeld: held.length, segmentsRead, held: listed, ...(deferred > 0 ? { deferred } : {}) }
     const deleted: Record<CandidateKind, number> = { root: 0, content: 0, segment: 0, manifest: 0 }
     const bytes = dead.reduce((sum, d) => sum + d.size, 0)
     if (init.dryRun === true) {
       for (const d of dead) deleted[d.kind]++
       return notePruned(repository, init, { ...result, deleted, bytes })
     }
+    // Announced before the pointer is read again: a publish that moves it after that read finds the list.
+    const list = await announceDead(repository, dead, init.signal)
     const now = (await repository.pointers.current(config.namespace, config.network, { signal: init.signal })).snapshotCid
     if (now !== pointer) throw new PruneContendedError(`another device published while the prune read the history (the pointer holds ${now}, not ${pointer}): nothing was deleted; run it again`)
     followPointer(repository, pointer, live)
@@ -130,7 +135,8 @@ export async function prune (repository: Repository, init: PruneInit): Promise<P
       const cids = batch.map(d => d.cid)
       log.noteDeleting(cids)
       // An object uploaded again since the margin's start stays: another device may name it now.
-      await repository.objects.deleteMany(cids, { signal: init.signal, storedBefore: before })
+      // An upload made since the list was announced stays too: a publish that found the list made it.
+      await repository.objects.deleteMany(cids, { signal: init.signal, storedBefore: Math.min(before, list.storedAt ?? before) })
       failpoint('prune:deleted')
       for (const d of batch) deleted[d.kind]++
       freed += batch.reduce((sum, d) => sum + d.size, 0)
@@ -138,6 +144,7 @@ export async function prune (repository: Repository, init: PruneInit): Promise<P
       init.onProgress?.({ type: 'prune:deleted', detail: { objects: i + batch.length, bytes: freed } })
       failpoint('prune:batch')
     }
+    await dropPreviousList(repository, list.previous, init.signal)
     return notePruned(repository, init, { ...result, deleted, bytes })
   } finally {
     sets.close()

@@ -32,6 +32,11 @@ export interface Published {
   readonly merged: number
   /** The labels the publish carries, when it was asked for some. */
   readonly marks?: readonly string[]
+  /**
+   * Content records this publish names that a prune at the same time is deleting: dropped, so
+   * their files are stored again. A publish after the next storing pass names them anew.
+   */
+  readonly storedAgain?: number
   /** Through the daemon, with folders that store: the content its pass stored first, and what is not stored. */
   readonly content?: PublishedContent
 }

@@ -12,6 +12,7 @@ import { chainsOf, writePublication, type Avoid } from './publication.js'
 import { failedDrill, type FailedDrill } from '../verify/index.js'
 import { uploadAll } from './upload-once.js'
 import { uploadPlainRoot } from './publish-root.js'
+import { checkPruneList } from '../prune-list/index.js'
 import { failpoint } from '../../util/failpoint.js'
 import { publishNow } from '../../util/clock.js'
 
@@ -22,7 +23,12 @@ export { SNAPSHOT_PROFILE }
 /** Other devices publishing between our GET and PUT this many times in a row: the job starts over after a wait. */
 export const MAX_MERGES = 3
 
-type StepRun<S extends ActiveStep> = (components: PublishComponents, init: PublishInit, store: SyncStore, job: JobAt<S>) => Promise<PublishJob>
+/** What a step is given: the publish's init, and where the name step says how many records it dropped. */
+interface StepInit extends PublishInit {
+  readonly noteStoredAgain: (records: number) => void
+}
+
+type StepRun<S extends ActiveStep> = (components: PublishComponents, init: StepInit, store: SyncStore, job: JobAt<S>) => Promise<PublishJob>
 
 /**
  * Publishes the index: snapshot, CID, upload, deal, pointer (merging first if another device
@@ -53,14 +59,16 @@ export async function publish (components: PublishComponents, init: PublishInit 
     }
     if (resumed !== undefined && 'problem' in resumed) abandon(store, resumed.id, resumed.problem)
     let job: PublishJob = resumed ?? store.start(store.base() ?? null, marks)
+    let storedAgain = 0
+    const stepInit: StepInit = { ...init, noteStoredAgain: (records) => { storedAgain += records } }
     for (let steps = 0; ; steps++) {
       init.signal?.throwIfAborted()
       components.logger.debug({ job: job.id, step: job.step }, 'publish step')
       components.onStep?.(job.step, job.merges)
       failpoint(`publish:${job.step}`)
-      if (job.step === 'done') return { cid: job.snapshotCid, entries: job.entries, skipped: false, merged: job.merges, ...(job.marks.length > 0 ? { marks: job.marks } : {}) }
+      if (job.step === 'done') return { cid: job.snapshotCid, entries: job.entries, skipped: false, merged: job.merges, ...(job.marks.length > 0 ? { marks: job.marks } : {}), ...(storedAgain > 0 ? { storedAgain } : {}) }
       if (steps > MAX_STEPS) abandon(store, job.id, `ran ${steps} steps without finishing`)
-      job = await runStep(job.step, components, init, store, job)
+      job = await runStep(job.step, components, stepInit, store, job)
     }
   } catch (err) {
     // A full disk answers SQLite's or the system's bare code: a publish says what it means and what to do.
@@ -100,7 +108,7 @@ function abandon (store: SyncStore, id: number, why: string): never {
 }
 
 /** The step's run from the table, typed for the job at that step. */
-async function runStep<S extends ActiveStep> (step: S, components: PublishComponents, init: PublishInit, store: SyncStore, job: JobAt<S>): Promise<PublishJob> {
+async function runStep<S extends ActiveStep> (step: S, components: PublishComponents, init: StepInit, store: SyncStore, job: JobAt<S>): Promise<PublishJob> {
   const run: StepRun<S> = STEPS[step]
   return await run(components, init, store, job)
 }
@@ -146,13 +154,16 @@ const STEPS: { readonly [S in ActiveStep]: StepRun<S> } = {
   pointer: async (components, init, store, job) => await pointerStep(components, init, store, job),
   name: async (components, init, store, job) => {
     const { home, config } = components.repository
+    const manifest = parseManifest(job.manifest, job.snapshotCid)
+    // First: killed anywhere in this step, the step runs again and so does the check.
+    const own = manifest.devices.find(d => d.deviceId === components.deviceId)
+    init.noteStoredAgain(await checkPruneList(components, own?.lastSeq ?? 0, init.signal))
     const keyName = await ipnsKeyName(home, store, config.snapshot.ipnsKey, init.signal)
     if (keyName !== undefined) {
       const published = await home.names.publish(keyName, job.snapshotCid, { signal: init.signal })
       store.noteIpnsPublished(keyName, published.ipnsId, job.snapshotCid)
     }
     await removeFiles(job.files)
-    const manifest = parseManifest(job.manifest, job.snapshotCid)
     const segments = manifest.devices.flatMap(d => d.segments.map(s => s.cid))
     return store.finishPublish(job, { ownEntries: ownEntries(components.index, components.deviceId), replicate: { segments, profile: SNAPSHOT_PROFILE.name }, at: publishNow(components.clock) })
   }

@@ -7,6 +7,7 @@ import { SYNC_MIGRATIONS } from './migrations.js'
 import { ContentIndexState } from './content-index.js'
 import { MirrorLog } from './mirror-log.js'
 import { PlainRoots } from './plain-roots.js'
+import { PruneListState } from './prune-list.js'
 import { RetentionRecords } from './retention-records.js'
 import { SYNC_STATE_FILE } from './state-file.js'
 import { KEY, type IpnsPublished, type Key, type LastPublished, type Refusal, type RestoreRecord } from './keys.js'
@@ -234,6 +235,14 @@ export class SyncState {
   }
 
   private retentionAccess?: RetentionRecords
+
+  /** The last prune list read, and how far this device's records were checked against it (prune-list.ts). */
+  get pruneList (): PruneListState {
+    this.pruneListAccess ??= new PruneListState(this.db)
+    return this.pruneListAccess
+  }
+
+  private pruneListAccess?: PruneListState
 
   /** The last restore drill (JSON as the drill answered it) and when one last succeeded. */
   lastVerify (): { readonly result: string | undefined, readonly lastSuccessAt: string | undefined } {

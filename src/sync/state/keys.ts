@@ -51,7 +51,11 @@ export const KEY = {
   /** JSON `PrunePlanRecord`: what the last prune or dry run counted: held, would free, within the margin. */
   prunePlan: 'retention_prune_plan',
   /** JSON list: objects a prune asked the primary to delete and has not logged for the mirrors yet. */
-  pruneDeleting: 'prune_deleting'
+  pruneDeleting: 'prune_deleting',
+  /** The CID of the last prune list read ('' when the service held none): its objects are in `prune_list`. */
+  pruneList: 'prune_list_cid',
+  /** JSON `{deviceId, seq}`: how far this device's content records were checked against the prune lists. */
+  pruneListChecked: 'prune_list_checked'
 } as const
 export type Key = typeof KEY[keyof typeof KEY]
 

@@ -56,6 +56,10 @@ export const SYNC_MIGRATIONS: ReadonlyArray<(db: Database) => void> = [
   // resumed after a crash, or sent round again by a merge, still carries them.
   (db) => {
     db.exec('ALTER TABLE publish_jobs ADD COLUMN marks TEXT')
+  },
+  // 8: the objects of the last prune list read (docs/retention.md, "Prune and a publish at once").
+  (db) => {
+    db.exec('CREATE TABLE prune_list (cid TEXT PRIMARY KEY) STRICT, WITHOUT ROWID')
   }
 ]
 

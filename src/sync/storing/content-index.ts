@@ -137,7 +137,10 @@ export class ContentIndex {
     if (this.listingFailed) return false
     this.listed ??= new ListedObjects(this.components.repository.objects, this.components.repository.store.contentIndex, MAX_LISTED)
     try {
+      const pruning = this.components.repository.store.pruneList
       for (const [object] of record.objects) {
+        // A prune may be deleting it: stored again here, in an upload that prune never deletes.
+        if (pruning.names(object)) return false
         if (!await this.listed.holds(object, this.init.signal)) {
           if (this.pass.missing++ === 0) this.components.logger.warn({ cid: record.cid, object }, 'another device\'s content index names an object the store no longer lists: its files are stored again')
           return false

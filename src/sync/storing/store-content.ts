@@ -109,12 +109,15 @@ export async function storeContent (components: StoreContentComponents, init: St
       const cid = await upload(path, SNAPSHOT_PROFILE, options)
       // Logged before its record: a kill between the two stores it again, never leaves a mirror without it.
       store.mirrorLog.logObjects([{ cid, profile: SNAPSHOT_PROFILE.name }])
+      // Uploaded after any prune list this device read: no prune that announced it deletes this upload.
+      store.pruneList.release(cid)
       await dealFor(cid)
       return cid
     },
     storePlain: async (path, profile, options) => {
       const cid = await upload(path, profile, options)
       store.mirrorLog.logObjects([{ cid, profile: profile.name }])
+      store.pruneList.release(cid)
       await dealFor(cid)
       return cid
     }

@@ -1,0 +1,96 @@
+import { randomBytes } from 'node:crypto'
+import { hostname } from 'node:os'
+import { rm } from 'node:fs/promises'
+import { join } from 'node:path'
+import type { Logger } from 'pino'
+import { STATE_NAMES } from '../../config/index.js'
+import { PointerNotFoundError, SnapshotFormatError, SnapshotIntegrityError, SnapshotKeyError, SnapshotUnencryptedError } from '../../errors.js'
+import { MAX_SEALED_PRUNE_LIST_BYTES, openPruneList, sealPruneList } from '../../snapshot/index.js'
+import { makeDirsSync } from '../../util/make-dirs.js'
+import { SNAPSHOT_PROFILE } from '../read/index.js'
+import type { Repository } from '../repository.js'
+
+/** The engine a prune list's pointer names: a reader of the index pointer never takes it for one. */
+export const PRUNE_LIST_ENGINE = 'cidsync-prune-list/1'
+
+/**
+ * The prune list's pointer sits beside the index pointer: same namespace, its own network name.
+ * A pointer registry keeps each namespace and network apart, so the index pointer never moves.
+ */
+export function pruneListNetwork (network: string): string {
+  return `${network}~prune-list`
+}
+
+/** A prune list on the service: its CID, and when the service stored it (its clock, ms). */
+export interface AnnouncedList {
+  readonly cid: string
+  readonly storedAt: number | undefined
+  /** The list the pointer named before, if any: the prune deletes it once its own is in place. */
+  readonly previous: string | undefined
+}
+
+/**
+ * Uploads the list of content objects a prune is about to delete, and points the prune list's
+ * pointer at it. A publish that reads it after its own pointer moved stores those it names again.
+ */
+export async function announcePruneList (repository: Repository, objects: readonly string[], signal?: AbortSignal): Promise<AnnouncedList> {
+  const { config } = repository
+  const previous = await listPointer(repository, signal)
+  const dir = join(config.stateDir, STATE_NAMES.snapshots)
+  makeDirsSync(dir, 0o700)
+  const path = join(dir, `prune-list-${process.pid}-${randomBytes(6).toString('hex')}.sealed`)
+  try {
+    const device = hostname().replace(/[^\x20-\x7e]/g, '?').slice(0, 128) || 'unknown'
+    await sealPruneList({ path, device, objects, stateDir: config.stateDir, passphrase: repository.passphrase, signal })
+    const { cid } = await repository.objects.put(path, SNAPSHOT_PROFILE, { signal })
+    repository.store.mirrorLog.logObjects([{ cid, profile: SNAPSHOT_PROFILE.name }])
+    const storedAt = (await repository.objects.stat(cid, { signal }))?.storedAt
+    await repository.pointers.put({ snapshotCid: cid, engine: PRUNE_LIST_ENGINE, namespace: config.namespace, network: pruneListNetwork(config.network) }, { signal })
+    return { cid, storedAt, previous: previous === cid ? undefined : previous }
+  } finally {
+    await rm(path, { force: true })
+  }
+}
+
+/** The CID the prune list's pointer names, or undefined when none was ever set. */
+async function listPointer (repository: Repository, signal?: AbortSignal): Promise<string | undefined> {
+  const { config } = repository
+  try {
+    const pointer = await repository.pointers.current(config.namespace, pruneListNetwork(config.network), { signal })
+    return pointer.engine === PRUNE_LIST_ENGINE ? pointer.snapshotCid : undefined
+  } catch (err) {
+    if (err instanceof PointerNotFoundError) return undefined
+    throw err
+  }
+}
+
+/**
+ * Makes the sync store hold the list the service names now; a list read before is not read again.
+ * A list that cannot be used (damaged, forged, another key) is logged and held as naming nothing:
+ * only a device with the key makes one, so such a list is no prune of this repository's.
+ * A failure to ask the service throws: the caller's step runs again.
+ */
+export async function readPruneList (repository: Repository, logger: Logger, signal?: AbortSignal): Promise<void> {
+  const state = repository.store.pruneList
+  const cid = await listPointer(repository, signal) ?? ''
+  if (state.listCid() === cid) return
+  if (cid === '') { state.hold('', []); return }
+  const { config } = repository
+  const dir = join(config.stateDir, STATE_NAMES.snapshots)
+  makeDirsSync(dir, 0o700)
+  const path = join(dir, `prune-list-${process.pid}-${randomBytes(6).toString('hex')}.fetched`)
+  try {
+    await repository.objects.getFile(cid, SNAPSHOT_PROFILE, path, { maxBytes: MAX_SEALED_PRUNE_LIST_BYTES, durable: false, signal })
+    let objects: readonly string[]
+    try {
+      objects = (await openPruneList({ path, name: cid, stateDir: config.stateDir, passphrase: repository.passphrase, signal })).objects
+    } catch (err) {
+      if (!(err instanceof SnapshotFormatError || err instanceof SnapshotIntegrityError || err instanceof SnapshotKeyError || err instanceof SnapshotUnencryptedError)) throw err
+      logger.warn({ list: cid, err: err.message }, 'the prune list the service names cannot be used: it is ignored')
+      objects = []
+    }
+    state.hold(cid, objects)
+  } finally {
+    await rm(path, { force: true })
+  }
+}

@@ -1,0 +1,75 @@
+import type { Logger } from 'pino'
+import type { Index } from '../../index/index.js'
+import type { Repository } from '../repository.js'
+import { readPruneList } from './list-pointer.js'
+
+/** Records read at a time. */
+const BATCH = 1000
+
+export interface PruneListCheck {
+  readonly index: Index
+  readonly logger: Logger
+  readonly deviceId: string
+  readonly repository: Repository
+}
+
+/**
+ * After a publish moved the pointer: the prune list the service names now, against this device's
+ * content records up to `upTo` (the publish's own last sequence number). A prune that checked the
+ * pointer before it moved may be deleting what the list names; a record naming one is dropped, so
+ * its file is stored again (a new upload, which that prune never deletes) and published anew.
+ * The pointer moved before this read: a prune that did not see it announced its list first.
+ * Answers how many records were dropped.
+ */
+export async function checkPruneList (components: PruneListCheck, upTo: number, signal?: AbortSignal): Promise<number> {
+  const { index, deviceId, repository, logger } = components
+  await readPruneList(repository, logger, signal)
+  const state = repository.store.pruneList
+  const from = state.checkedTo(deviceId)
+  if (state.size() === 0 || from >= upTo) {
+    state.noteChecked(deviceId, Math.max(from, upTo))
+    return 0
+  }
+  let dropped = 0
+  // The rows it published (a file another device stored is named through that device's record),
+  // and the records it made or took: the same sequence numbers count both.
+  const sources = [
+    (after: number) => index.content.storedSince(deviceId, after, BATCH),
+    (after: number) => index.content.recordsSince(deviceId, after, BATCH)
+  ]
+  for (const since of sources) {
+    for (let after = from; ;) {
+      const rows = since(after)
+      for (const row of rows) {
+        if (row.seq > upTo) break
+        after = row.seq
+        dropped += dropNamed(index, row.cid, object => state.names(object))
+      }
+      if (rows.length < BATCH || after >= upTo || (rows.at(-1)?.seq ?? 0) > upTo) break
+    }
+  }
+  state.noteChecked(deviceId, upTo)
+  if (dropped > 0) logger.warn({ dropped, list: state.listCid() }, 'a prune is deleting objects this publish names: their files are stored again and published anew')
+  return dropped
+}
+
+/** Drops every device's record of `cid` that names a listed object: one left would count it stored. */
+function dropNamed (index: Index, cid: string, listed: (object: string) => boolean): number {
+  let dropped = 0
+  for (const record of index.content.lookup(cid)) {
+    if (!objectsOf(record.objects).some(listed)) continue
+    index.content.dropRecord(record.deviceId, record.cid)
+    dropped++
+  }
+  return dropped
+}
+
+/** The objects a record's JSON names; none when it does not read (such a record is refused where it is used). */
+function objectsOf (json: string): string[] {
+  try {
+    const parts: unknown = JSON.parse(json)
+    return Array.isArray(parts) ? parts.flatMap(part => Array.isArray(part) && typeof part[0] === 'string' ? [part[0]] : []) : []
+  } catch {
+    return []
+  }
+}
