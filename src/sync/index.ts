@@ -9,6 +9,7 @@ export { publish, SNAPSHOT_PROFILE, MAX_MERGES } from './publish/index.js'
 export type { Published, PublishComponents, PublishInit } from './publish/index.js'
 export { forget, planForget } from './forget/index.js'
 export { prune } from './prune/index.js'
+export { PRUNE_LIST_ENGINE, pruneListNetwork } from './prune-list/index.js'
 export type { PruneInit, PruneProgress, Pruned } from './prune/index.js'
 export type { ForgetInit, ForgetPlan, ForgetProgress, Forgotten } from './forget/index.js'
 export {
