@@ -15,6 +15,8 @@ const SMALL_BATCHES = { CIDSYNC_TEST_PRUNE_BATCH: String(BATCH) }
 const STEPS: ReadonlyArray<{ point: string, deletedBefore: number }> = [
   { point: 'prune:read', deletedBefore: 0 },
   { point: 'prune:listed', deletedBefore: 0 },
+  // The list of what it deletes is on the service, the pointer not read again yet.
+  { point: 'prune:announced', deletedBefore: 0 },
   { point: 'prune:checked', deletedBefore: 0 },
   // Deleted on the service, not yet logged for the mirrors.
   { point: 'prune:deleted', deletedBefore: BATCH },

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { randomBytes } from 'node:crypto'
-import { writeFile } from 'node:fs/promises'
+import { readFile, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { PRUNE_LIST_ENGINE, pruneListNetwork, SNAPSHOT_PROFILE } from '../../src/sync/index.js'
 import { EXTERNAL, localServiceUnderTest } from '../helpers/service.js'
@@ -40,6 +40,29 @@ describe.skipIf(EXTERNAL)('the prune list: what a prune deletes, announced to pu
     const now = await listed(service)
     // The newest stays for the publishes still to read it; the one it replaced is deleted.
     expect([now.has(first), now.has(second)]).toEqual([false, true])
+  }, 600_000)
+
+  it('does not stop the same bytes coming back on the device that stored them: sent again, in one part too', async () => {
+    const root = await useTempDir()
+    const service = await localServiceUnderTest({ dir: join(root, 'service') })
+    const a = await contentDevice(root, service, 'a', 'compact_after_deltas = 1\n[retention]\nkeep_last = 1\nprune_margin = "0s"\n')
+    // Parts of 64 chunks: the file is one part, whose upload the device notes while it sends it.
+    const ONE_PART = { CIDSYNC_TEST_PART_CHUNKS: '64' }
+    const bytes = randomBytes(3 * 1024 * 1024 + 1)
+    await writeFile(join(a.folder, 'doc.bin'), bytes)
+    await ok(a, ['snapshot'], { ...ONE_PART, CIDSYNC_TEST_CLOCK: '2026-03-01T01:00:00.000Z' })
+    await rm(join(a.folder, 'doc.bin'))
+    await ok(a, ['snapshot'], { ...ONE_PART, CIDSYNC_TEST_CLOCK: '2026-03-01T02:00:00.000Z' })
+    await ok(a, ['forget'])
+    await ok(a, ['prune'])
+    await service.local.reclaim()
+    // The same bytes back: the prune deleted their object, so it is sent again.
+    await writeFile(join(a.folder, 'doc.bin'), bytes)
+    await ok(a, ['snapshot'], { ...ONE_PART, CIDSYNC_TEST_CLOCK: '2026-03-01T03:00:00.000Z' })
+    await rm(join(a.folder, 'doc.bin'))
+    const got = await a.run(['get', 'notes/doc.bin', '--to', join(root, 'back')])
+    expect(got.code, got.stderr).toBe(0)
+    expect((await readFile(join(root, 'back', 'notes', 'doc.bin'))).equals(bytes)).toBe(true)
   }, 600_000)
 
   it('is ignored, said, when the service names one that cannot be used: the publish goes on', async () => {

@@ -124,6 +124,7 @@ export async function prune (repository: Repository, init: PruneInit): Promise<P
     }
     // Announced before the pointer is read again: a publish that moves it after that read finds the list.
     const list = await announceDead(repository, dead, init.signal)
+    failpoint('prune:announced')
     const now = (await repository.pointers.current(config.namespace, config.network, { signal: init.signal })).snapshotCid
     if (now !== pointer) throw new PruneContendedError(`another device published while the prune read the history (the pointer holds ${now}, not ${pointer}): nothing was deleted; run it again`)
     followPointer(repository, pointer, live)

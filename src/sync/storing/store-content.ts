@@ -128,7 +128,9 @@ export async function storeContent (components: StoreContentComponents, init: St
     onStored: (records) => {
       index.content.record(deviceId, components.hostname, records.map(r => ({ ...r, objects: JSON.stringify(r.objects) })))
       for (const r of records) {
-        if (r.objects.length > 1) store.forgetContentParts(r.cid, keyId)
+        // A file of one part has its part noted too: left, a later store of the same bytes (after a
+        // prune deleted them) would take that part as sent and upload nothing.
+        if (r.objects.length > 1 || store.contentParts(r.cid, keyId).size > 0) store.forgetContentParts(r.cid, keyId)
         result.storedFiles++
         result.storedBytes += r.size
       }
