@@ -438,6 +438,16 @@ export class PruneContendedError extends CidsyncError {
 }
 
 /**
+ * A forget or prune would read a history that lacks this device's own last publish: the pointer
+ * was set back (a service restored from a backup, or lying), or a device published over it
+ * without merging. Run on it, a prune would delete what that publish names. Nothing was changed.
+ */
+export class RetentionSetBackError extends CidsyncError {
+  override readonly code = 'ERR_RETENTION_POINTER_SET_BACK'
+  override readonly exitCode = ExitCode.integrity
+}
+
+/**
  * A publish would drop many of this device's entries at once (a folder emptied by mistake, an
  * unmounted disk, a lost index): held until someone confirms it.
  */

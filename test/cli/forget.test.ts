@@ -1,11 +1,23 @@
 import { describe, expect, it } from 'vitest'
 import { appendFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
+import Database from 'better-sqlite3'
 import { EXTERNAL, localServiceUnderTest } from '../helpers/service.js'
 import { useTempDir } from '../helpers/temp-dir.js'
 import { cliDevice, ok, type CliDevice, type HistoryRow } from './v2-cli.js'
 
 const history = async (d: CliDevice): Promise<HistoryRow[]> => JSON.parse((await ok(d, ['history', '--json'])).stdout) as HistoryRow[]
+
+/** The pointer as the service's database holds it; set back when `to` is given, as a service restored from a backup would. */
+function servicePointer (dir: string, to?: string): string {
+  const db = new Database(join(dir, 'service.sqlite'))
+  try {
+    if (to !== undefined) db.prepare('UPDATE pointers SET snapshot_cid = ?').run(to)
+    return db.prepare('SELECT snapshot_cid FROM pointers').pluck().get() as string
+  } finally {
+    db.close()
+  }
+}
 
 interface ForgetJson { dryRun: boolean, kept: number, forgotten: number, head: string | null, publishes: Array<{ cid: string, keep: boolean, reasons: string[] }> }
 
@@ -52,4 +64,34 @@ describe.skipIf(EXTERNAL)('cidsync forget', () => {
     const check = await ok(a, ['verify', '--full'])
     expect(check.stdout).toContain('restorable')
   }, 300_000)
+
+  it('refuses a pointer set back behind this device\'s own publish, and moves nothing; once this device publishes on top, it forgets', async () => {
+    const root = await useTempDir()
+    const service = await localServiceUnderTest({ dir: join(root, 'service') })
+    const a = await cliDevice(root, service, 'a', 'deal = false\n[retention]\nkeep_last = 1\nprune_margin = "0s"\n')
+    for (let hour = 1; hour <= 3; hour++) {
+      await writeFile(join(a.folder, `h${hour}.md`), `hour ${hour}`)
+      await ok(a, ['snapshot'])
+    }
+    const ours = (await history(a))[0]?.cid as string
+    const before = (await history(a))[1]?.cid as string
+    // The service is restored from a backup made before the last publish.
+    servicePointer(join(root, 'service'), before)
+    for (const args of [['forget'], ['forget', '--dry-run']]) {
+      const refused = await a.run(args)
+      expect(refused.code, refused.stderr).toBe(4)
+      expect(refused.stderr).toContain('ERR_RETENTION_POINTER_SET_BACK')
+      expect(refused.stderr).toContain(`lacks this device's own last publish ${ours}`)
+      expect(refused.stderr).toContain('cidsync snapshot')
+    }
+    expect(servicePointer(join(root, 'service'))).toBe(before)
+
+    // With nothing changed, a publish still goes on top of the pointer: then the forget runs.
+    await ok(a, ['snapshot'])
+    expect(JSON.parse((await ok(a, ['forget', '--json'])).stdout)).toMatchObject({ kept: 1 })
+    const kept = await history(a)
+    expect(kept).toHaveLength(1)
+    expect(kept[0]?.entries).toBe(3)
+  }, 300_000)
 })
+

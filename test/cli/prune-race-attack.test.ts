@@ -178,8 +178,7 @@ describe.skipIf(EXTERNAL)('prune: a service failing mid-batch', () => {
 })
 
 describe.skipIf(EXTERNAL)('prune: a pointer set back', () => {
-  // Known gap: a prune does not yet refuse a pointer set back behind this device's own publish.
-  it.fails('never deletes what this device\'s own later publish names', async () => {
+  it('refuses, and never deletes what this device\'s own later publish names', async () => {
     const root = await useTempDir()
     const service = await localServiceUnderTest({ dir: join(root, 'service'), faults: { dag_import: { errorRate: 1, status: 404 } } })
     const a = await contentDevice(root, service, 'a', 'compact_after_deltas = 1\n[retention]\nkeep_last = 1\nprune_margin = "0s"\n')
@@ -197,7 +196,14 @@ describe.skipIf(EXTERNAL)('prune: a pointer set back', () => {
 
     // The service is restored from a backup made before that publish.
     servicePointer(join(root, 'service'), before)
-    await a.run(['prune'])
+    const listed = await listedNow(service)
+    for (const args of [['prune'], ['prune', '--dry-run']]) {
+      const refused = await a.run(args)
+      expect(refused.code, refused.stderr).toBe(4)
+      expect(refused.stderr).toContain('ERR_RETENTION_POINTER_SET_BACK')
+      expect(refused.stderr).toContain('cidsync snapshot')
+    }
+    expect(await listedNow(service)).toEqual(listed)
     await service.local.reclaim()
     // The device publishes on top of what it knows, as it does when it finds the pointer set back.
     await writeFile(join(a.folder, 'more.txt'), 'after the restore')

@@ -98,4 +98,40 @@ describe.skipIf(EXTERNAL)('the daemon\'s forget and prune', () => {
     expect(reclaims).toBe(1)
     await job.stop()
   })
+
+  it('refuses a pointer set back behind this device\'s own publish: says so in status and the log, deletes nothing, and runs once it is healed', async () => {
+    const { clients } = await serviceUnderTest()
+    const root = await useTempDir()
+    const a = await syncDevice(root, 'a', A, { namespace: 'retention-set-back', snapshot: POLICY })
+    const clock = handClock()
+    const cids: string[] = []
+    for (let i = 0; i < 3; i++) {
+      write(a, `f${i}.md`)
+      cids.push((await pub(a, clients, a.config, clock)).cid)
+      clock.move(3_600_000)
+    }
+    // The service is restored from a backup made before the last publish.
+    await clients.pointers.put({ snapshotCid: cids[1] as string, engine: 'cidsync-sqlite/2', namespace: 'retention-set-back', network: 'mainnet' })
+    const listed = async (): Promise<string[]> => { const all: string[] = []; for await (const o of clients.objects.list()) all.push(o.cid); return all.sort() }
+    const before = await listed()
+    const logged: string[] = []
+    const log = pino({ level: 'error' }, { write: (line: string) => { logged.push(line) } })
+    const job = new RetentionJob({ repository: repositoryOf(a, clients), logger: log, drillFailed: () => false, drill: async () => {} })
+    try {
+      await expect(job.runNow()).rejects.toMatchObject({ code: 'ERR_RETENTION_POINTER_SET_BACK' })
+      const status = job.status()
+      expect(status.lastRun).toBeNull()
+      expect(status.lastError).toMatchObject({ code: 'ERR_RETENTION_POINTER_SET_BACK', message: expect.stringContaining('cidsync snapshot') })
+      expect(logged.join('')).toContain('ERR_RETENTION_POINTER_SET_BACK')
+      expect(await listed()).toEqual(before)
+
+      // The device publishes on top, as its daemon does when it finds the pointer set back.
+      await pub(a, clients, a.config, clock)
+      await job.runNow()
+      expect(job.status()).toMatchObject({ lastError: null, lastRun: { kept: 1 } })
+    } finally {
+      await job.stop()
+    }
+  })
 })
+

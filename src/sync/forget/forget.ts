@@ -3,6 +3,7 @@ import type { RetentionPolicy } from '../../retention/index.js'
 import { ENGINE, MAX_REPLACED, type Manifest } from '../../snapshot/index.js'
 import { failpoint } from '../../util/failpoint.js'
 import type { ProgressOptions } from '../../util/progress.js'
+import { checkOwnPublishHeld } from '../prune/index.js'
 import { removeDeadExitFiles } from '../state/index.js'
 import type { ForgetProgress } from './forget-progress.js'
 import { isUnusable, SNAPSHOT_PROFILE, walkHistory } from '../read/index.js'
@@ -38,6 +39,8 @@ export interface Forgotten extends ForgetPlan {
  */
 export async function forget (repository: Repository, init: ForgetInit): Promise<Forgotten> {
   await removeDeadExitFiles(repository.config.stateDir)
+  // A history set back behind this device's own publish would lose that publish, and a prune after it what it names.
+  await checkOwnPublishHeld(repository, 'forget', init.signal)
   const plan = await planForget(repository, init)
   init.onProgress?.({ type: 'forget:planned', detail: { kept: plan.kept, forgotten: plan.forgotten } })
   if (init.dryRun === true) return { ...plan, head: null, relinked: wouldRelink(plan) }

@@ -1,3 +1,4 @@
 /** Prune: delete every object no kept publish needs, from the service and, through their logs, the mirrors. */
 export { prune } from './prune.js'
 export type { PruneInit, PruneProgress, Pruned } from './prune.js'
+export { checkOwnPublishHeld } from './own-publish-held.js'

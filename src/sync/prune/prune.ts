@@ -13,6 +13,7 @@ import { liveChain, replacedChain, type Chain } from './chains.js'
 import { ObjectSets, type CandidateKind } from './object-sets.js'
 import { notePruned } from './outcome.js'
 import { announceDead, dropPreviousList, withinListBound } from './announce-dead.js'
+import { checkOwnPublishHeld } from './own-publish-held.js'
 import { readNames } from './segment-names.js'
 
 /** Objects deleted a call at a time: a service walks its listing once a batch. Crash tests make it small. */
@@ -58,6 +59,7 @@ export interface Pruned {
  * roots, content, segments, then manifests oldest first, so the next run finishes a cut one.
  */
 export async function prune (repository: Repository, init: PruneInit): Promise<Pruned> {
+  await checkOwnPublishHeld(repository, 'prune', init.signal)
   const { config } = repository
   const dir = join(config.stateDir, STATE_NAMES.snapshots)
   makeDirsSync(dir, 0o700)

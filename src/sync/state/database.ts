@@ -110,9 +110,15 @@ export class SyncState {
 
   /** The furthest own sequence this device put behind the pointer, if it was this device id's. */
   ownSeq (deviceId: string): number | undefined {
+    const own = this.ownPublished()
+    return own?.deviceId === deviceId ? own.seq : undefined
+  }
+
+  /** The furthest own sequence this state dir put behind the pointer, and the device id it was under. */
+  ownPublished (): { readonly deviceId: string, readonly seq: number } | undefined {
     try {
       const value = JSON.parse(this.value(KEY.ownSeq) ?? 'null') as { deviceId?: unknown, seq?: unknown } | null
-      return value?.deviceId === deviceId && typeof value.seq === 'number' ? value.seq : undefined
+      return typeof value?.deviceId === 'string' && typeof value.seq === 'number' ? { deviceId: value.deviceId, seq: value.seq } : undefined
     } catch {
       return undefined
     }

@@ -1,0 +1,43 @@
+import { RetentionSetBackError } from '../../errors.js'
+import { isUnusable, readPublish, walkEntries } from '../read/index.js'
+import type { Repository } from '../repository.js'
+
+/**
+ * Refuses a forget or prune while the pointer's chain lacks this device's own last publish
+ * (docs/retention.md, "A pointer set back"). Each device's list at the pointer only grows, and a
+ * forget seals kept publishes again with their lists as they were: so the head's list for this
+ * device reaches the furthest sequence it published, unless the pointer was set back. A chain
+ * that still holds that publish (by its CID, or the one it was made with) passes too: what it
+ * names is kept. Else a prune would delete what this device's later publishes name, and a forget
+ * would drop them from the history. A head this device cannot read is left to the caller's walk.
+ */
+export async function checkOwnPublishHeld (repository: Repository, command: 'forget' | 'prune', signal?: AbortSignal): Promise<void> {
+  const { config, store } = repository
+  const own = store.ownPublished()
+  const last = store.lastPublished()
+  if (own === undefined && last === undefined) return
+  const pointer = (await repository.pointers.current(config.namespace, config.network, { signal })).snapshotCid
+  if (last !== undefined && pointer === last.cid) return
+  const fetch = repository.readContext(command, { signal })
+  try {
+    if (own !== undefined) {
+      const { manifest } = await readPublish(repository.home, pointer, repository.manifestCache, fetch)
+      const there = manifest?.devices.find(d => d.deviceId === own.deviceId)?.lastSeq ?? 0
+      if (there >= own.seq) return
+    }
+    if (last !== undefined) {
+      for await (const entry of walkEntries(repository.home, pointer, repository.manifestCache, fetch)) {
+        if (entry.cid === last.cid || entry.publishedAs === last.cid) return
+      }
+    }
+  } catch (err) {
+    if (isUnusable(err)) return
+    throw err
+  }
+  const done = command === 'prune' ? 'Nothing was deleted: a prune now would delete what that publish names' : 'Nothing was forgotten: a forget now would drop that publish from the history'
+  const ours = last === undefined ? `(sequence ${own?.seq ?? '?'})` : `${last.cid}${last.at === null ? '' : ` of ${last.at}`}`
+  throw new RetentionSetBackError(`the pointer holds ${pointer}, whose history lacks this device's own last publish ${ours}. ` +
+    'The service set the pointer back (restored from a backup, or lying), or a device published over it without merging. ' +
+    `${done}. Let the daemon publish, or run \`cidsync snapshot\`: this device then publishes on top of the pointer with every row it holds. ` +
+    `Then run \`cidsync ${command}\` again`)
+}
