@@ -18,7 +18,7 @@ export function retentionLines (r: StatusDocument['retention']): string[] {
   const records = recordLines(r)
   if (!r.enabled) return records.length === 0 ? [] : ['retention: off (no [retention] in the config): every publish is kept; the last runs were:', ...records]
   const lines: string[] = []
-  if (r.lastError !== null) lines.push(`retention: the last forget and prune failed at ${timeWithAge(r.lastError.at)}: ${r.lastError.message}`)
+  if (r.lastError !== null) lines.push(`retention: the last forget and prune failed at ${timeWithAge(r.lastError.at)}: ${r.lastError.message}${r.lastError.code === null ? '' : ` [${r.lastError.code}]`}`)
   if (r.skipped !== null) lines.push(`retention: not run: ${r.skipped}`)
   if (r.running) lines.push('retention: forget and prune running now')
   // A daemon without the records (an older one) says only what it ran itself.
