@@ -26,6 +26,8 @@ Nothing is deleted: the forgotten publishes' objects stay until \`cidsync prune\
 Other devices:
 They take the new chain at their next publish, as they take any publish.
 A publish made while forget runs stops it (exit 1): run it again.
+A pointer set back behind this device's own last publish is refused (exit 4).
+Run \`cidsync snapshot\` to publish on top of it, then forget again.
 
 --dry-run lists what would be kept and forgotten, and changes nothing.`
 

@@ -27,6 +27,8 @@ On the embedded service the space comes back once its packs are reclaimed.
 On a remote service the uploads are deleted; storage deals already made run to their end.
 
 A publish made while it runs stops it before anything is deleted (exit 1): run it again.
+A pointer set back behind this device's own last publish is refused (exit 4).
+Run \`cidsync snapshot\` to publish on top of it, then prune again.
 --dry-run counts what would be deleted, and deletes nothing.`
 
 export function registerPrune (program: Command): void {
