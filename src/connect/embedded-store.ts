@@ -8,7 +8,7 @@ import { addQuery, ANSWER_LIMITS, canonicalCid, fetchOptions } from '../remote/i
 import {
   BlockHasher, BlockSlots, defaultSlab, fillSlabs, hashed, receiveVerified, storedFileBytes, walkStoredObjects,
   type BlockSink, type BlocksOptions, type BlocksRequest, type GetBytesOptions, type GetOptions, type GotObject,
-  type DeleteOptions, type ObjectInfo, type ObjectStore, type PutOptions, type ReadStoredBlock, type ReadStoredRun, type SourceTry,
+  type DeletedObjects, type DeleteOptions, type ObjectInfo, type ObjectStore, type PutOptions, type ReadStoredBlock, type ReadStoredRun, type SourceTry,
   type StoreCallOptions
 } from '../store/index.js'
 
@@ -149,7 +149,7 @@ export class EmbeddedObjectStore implements ObjectStore {
   async stat (cid: string, options?: StoreCallOptions): Promise<ObjectInfo | undefined> { return await this.overHttp.stat(cid, options) }
   list (options?: StoreCallOptions): AsyncGenerator<ObjectInfo> { return this.overHttp.list(options) }
   async delete (cid: string, options?: StoreCallOptions): Promise<boolean> { return await this.overHttp.delete(cid, options) }
-  async deleteMany (cids: readonly string[], options?: DeleteOptions): Promise<number> { return await this.overHttp.deleteMany(cids, options) }
+  async deleteMany (cids: readonly string[], options?: DeleteOptions): Promise<DeletedObjects> { return await this.overHttp.deleteMany(cids, options) }
   async close (): Promise<void> { await this.overHttp.close() }
 }
 

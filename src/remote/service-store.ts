@@ -1,7 +1,9 @@
 import type { Readable } from 'node:stream'
 import type { CidProfile } from '../content/index.js'
+import { RemoteStatusError } from '../errors.js'
+import { boundedLine } from '../util/safe-text.js'
 import type {
-  BlockSink, BlocksOptions, BlocksRequest, DeleteOptions, GetBytesOptions, GetOptions, GotObject, ObjectInfo,
+  BlockSink, BlocksOptions, BlocksRequest, DeletedObjects, DeleteOptions, DeleteRefusal, GetBytesOptions, GetOptions, GotObject, ObjectInfo,
   ObjectStore, PutOptions, StoreCallOptions
 } from '../store/index.js'
 import type { FetchOptions, GatewayClient } from './gateway-client.js'
@@ -25,6 +27,20 @@ function objectInfo (record: FileRecord): ObjectInfo {
   const size = Number.isSafeInteger(record.fileSizeInBytes) && record.fileSizeInBytes >= 0 ? record.fileSizeInBytes : 0
   const at = record.createdAt
   return { cid: record.cid, size, name: record.fileName, ...(at === undefined || !Number.isFinite(at) || at < EARLIEST_UPLOAD_MS ? {} : { storedAt: at }) }
+}
+
+/** Statuses that are about the caller or the service, not the one upload: they end a batch. */
+const NOT_THE_UPLOADS = new Set([401, 403, 407, 408, 429])
+/** The most of a service's reason a refusal carries. */
+const REASON_CHARS = 200
+
+/**
+ * Why the service refused to delete this one upload (a 4xx about it: production's answer for
+ * an upload under a permanent plan), or undefined for any other failure.
+ */
+function refusalOf (err: unknown): string | undefined {
+  if (!(err instanceof RemoteStatusError) || err.status < 400 || err.status >= 500 || NOT_THE_UPLOADS.has(err.status)) return undefined
+  return boundedLine(`answered ${err.status}${err.excerpt === '' ? '' : `: ${err.excerpt}`}`, REASON_CHARS)
 }
 
 /** The store's options as the HTTP clients take them: progress as typed events. */
@@ -100,10 +116,16 @@ export class ServiceObjectStore implements ObjectStore {
   }
 
   async delete (cid: string, options: StoreCallOptions = {}): Promise<boolean> {
-    return await this.deleteMany([cid], options) > 0
+    // One object asked for by name: a refusal is the caller's failure, thrown.
+    return (await this.remove([cid], options, () => undefined)).removed.length > 0
   }
 
-  async deleteMany (cids: readonly string[], options: DeleteOptions = {}): Promise<number> {
+  async deleteMany (cids: readonly string[], options: DeleteOptions = {}): Promise<DeletedObjects> {
+    return await this.remove(cids, options, refusalOf)
+  }
+
+  /** Deletes every upload of each CID; a failure `refusal` gives a reason for is answered, the rest thrown. */
+  private async remove (cids: readonly string[], options: DeleteOptions, refusal: (err: unknown) => string | undefined): Promise<DeletedObjects> {
     const wanted = new Set(cids)
     const { storedBefore } = options
     // Every upload of each: an object uploaded twice is listed, and deleted, twice. But not one made
@@ -116,14 +138,25 @@ export class ServiceObjectStore implements ObjectStore {
       if (storedBefore !== undefined && !(at !== undefined && at < storedBefore)) stays.add(record.cid)
       else ids.set(record.cid, [...(ids.get(record.cid) ?? []), record.id])
     }
-    let deleted = 0
+    const removed: string[] = []
+    const refused: DeleteRefusal[] = []
     for (const [cid, uploads] of ids) {
       let any = false
-      for (const id of uploads) any = await deleteUpload(this.api, id, options) || any
+      let reason: string | undefined
+      for (const id of uploads) {
+        try {
+          any = await deleteUpload(this.api, id, options) || any
+        } catch (err) {
+          const why = refusal(err)
+          if (why === undefined) throw err
+          reason ??= why
+        }
+      }
+      if (reason !== undefined) refused.push({ cid, reason })
       // Still held through a later upload: not removed.
-      if (any && !stays.has(cid)) deleted++
+      else if (any && !stays.has(cid)) removed.push(cid)
     }
-    return deleted
+    return { removed, refused }
   }
 
   async close (): Promise<void> {}

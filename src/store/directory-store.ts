@@ -8,7 +8,7 @@ import { makeDirs } from '../util/make-dirs.js'
 import { writeFileAtomicSync } from '../util/atomic-write.js'
 import type {
   BlockSink, BlocksOptions, BlocksRequest, GetBytesOptions, GetOptions, GotObject, ObjectInfo,
-  DeleteOptions, ObjectStore, PutOptions, StoreCallOptions
+  DeletedObjects, DeleteOptions, ObjectStore, PutOptions, StoreCallOptions
 } from './object-store.js'
 import { canonical, chunksOf, HeldDir, mkdirOnce, openRegular, READ_BYTES, readSmallFile, writeFailure } from './directory-files.js'
 import { removeDeadTemps, writeTemp } from './directory-temps.js'
@@ -337,15 +337,16 @@ export class DirectoryObjectStore implements ObjectStore {
     return true
   }
 
-  async deleteMany (cids: readonly string[], options: DeleteOptions = {}): Promise<number> {
+  async deleteMany (cids: readonly string[], options: DeleteOptions = {}): Promise<DeletedObjects> {
     const { storedBefore } = options
-    let deleted = 0
-    for (const cid of cids) {
+    const removed: string[] = []
+    for (const cid of new Set(cids)) {
       // A put renames a new file into place: a later mtime is an object stored again since.
       if (storedBefore !== undefined && !storedEarlier((await this.stat(cid, options))?.storedAt, storedBefore)) continue
-      if (await this.delete(cid, options)) deleted++
+      if (await this.delete(cid, options)) removed.push(cid)
     }
-    return deleted
+    // A directory refuses no object: a file it cannot remove is the store's own failure, thrown.
+    return { removed, refused: [] }
   }
 
   async close (): Promise<void> {}

@@ -52,6 +52,17 @@ export interface GetBytesOptions extends GetOptions {
   readonly slab?: () => Uint8Array
 }
 
+/** An object the store holds and would not remove, with the store's reason (made safe to show, bounded). */
+export interface DeleteRefusal { readonly cid: string, readonly reason: string }
+
+/** What a `deleteMany` did: each CID asked for is in at most one of the two. */
+export interface DeletedObjects {
+  /** The objects it removed: `stat` and `list` no longer show them. */
+  readonly removed: readonly string[]
+  /** The objects the store holds and refused to remove: they stay. */
+  readonly refused: readonly DeleteRefusal[]
+}
+
 /** Where verified bytes came from, for messages. */
 export interface GotObject { readonly size: number, readonly from: string }
 
@@ -103,6 +114,9 @@ export interface BlocksOptions<T extends BlocksRequest> {
  *   (a service may list a second upload of it).
  * - **Delete.** Once `delete` answers, `stat` and `list` no longer show the object. A service
  *   may still serve its bytes until it reclaims space; a directory removes them at once.
+ *   `deleteMany` answers exactly which it removed. A refusal of one object (a service that keeps
+ *   uploads under a permanent plan) is answered and the rest go on; `delete` throws it. A failure
+ *   of the store itself (credentials, a rate limit, a server error, the network) throws.
  * - **List.** Every object once, newest first where the store knows the order. A listing cut
  *   short is an error, never a shorter answer.
  * - **Errors.** A missing object is `ContentNotFoundError`; bytes that are not the CID's are
@@ -138,11 +152,12 @@ export interface ObjectStore {
   /** Removes the object; answers false when the store did not hold it. */
   delete: (cid: string, options?: StoreCallOptions) => Promise<boolean>
   /**
-   * Removes each object of `cids` the store holds, as `delete` does; answers how many it removed.
+   * Removes each object of `cids` the store holds, as `delete` does; answers those it removed and
+   * those it refused to. Neither holds one it did not hold, nor one stored again since `storedBefore`.
    * A service walks its listing once for the whole batch, where `delete` walks it for each.
    * With `storedBefore`, only uploads older than it go; an object stored again since stays.
    */
-  deleteMany: (cids: readonly string[], options?: DeleteOptions) => Promise<number>
+  deleteMany: (cids: readonly string[], options?: DeleteOptions) => Promise<DeletedObjects>
   close: () => Promise<void>
 }
 

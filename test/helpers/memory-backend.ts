@@ -3,7 +3,7 @@ import { Readable } from 'node:stream'
 import { CID } from 'multiformats/cid'
 import { CidBuilder, type CidProfile } from '../../src/content/index.js'
 import { CidsyncError, ContentNotFoundError, IntegrityError, PointerNotFoundError } from '../../src/errors.js'
-import { receiveVerified, type Backend, type BlockSink, type BlocksOptions, type BlocksRequest, type DeleteOptions, type GetBytesOptions, type GetOptions, type GotObject, type ObjectHome, type ObjectInfo, type ObjectStore, type PointerRegistry, type PutOptions, type SourceTry, type StoreCallOptions, type StoredPointer } from '../../src/store/index.js'
+import { receiveVerified, type Backend, type BlockSink, type BlocksOptions, type BlocksRequest, type DeletedObjects, type DeleteOptions, type GetBytesOptions, type GetOptions, type GotObject, type ObjectHome, type ObjectInfo, type ObjectStore, type PointerRegistry, type PutOptions, type SourceTry, type StoreCallOptions, type StoredPointer } from '../../src/store/index.js'
 
 /**
  * A backend that lives in this process's memory, for tests only: the proof that a backend is one
@@ -117,14 +117,14 @@ export class MemoryObjectStore implements ObjectStore {
     return this.objects.delete(cid)
   }
 
-  async deleteMany (cids: readonly string[], options: DeleteOptions = {}): Promise<number> {
-    let deleted = 0
-    for (const cid of cids) {
+  async deleteMany (cids: readonly string[], options: DeleteOptions = {}): Promise<DeletedObjects> {
+    const removed: string[] = []
+    for (const cid of new Set(cids)) {
       const at = this.objects.get(cid)?.storedAt
       if (options.storedBefore !== undefined && !(at !== undefined && at < options.storedBefore)) continue
-      if (await this.delete(cid, options)) deleted++
+      if (await this.delete(cid, options)) removed.push(cid)
     }
-    return deleted
+    return { removed, refused: [] }
   }
 
   async close (): Promise<void> {}

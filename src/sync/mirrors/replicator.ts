@@ -168,7 +168,9 @@ export class MirrorReplicator {
         // Only copies made before the prune deleted them: one made since is another device's,
         // stored again after the prune, and its publish names it.
         const storedBefore = Math.min(...deletes.map(r => r.addedAt))
-        await link.clients.objects.deleteMany(cids, { signal: this.abort.signal, storedBefore })
+        const { refused } = await link.clients.objects.deleteMany(cids, { signal: this.abort.signal, storedBefore })
+        // One the mirror will not delete (a plan that keeps uploads) stays there: said, never a wedge.
+        if (refused.length > 0) this.components.logger.warn({ mirror: this.name, refused: refused.length, cids: refused.slice(0, 5).map(r => r.cid), reason: refused[0]?.reason }, 'mirror: refused to delete objects a prune deleted on the primary; they stay on the mirror')
         // A deleted object skipped before (the primary no longer gave it) is not missing any more.
         for (const cid of cids) log.unskip(link.name, cid)
         log.advance(link.name, (rows[last] as ReplicaRow).seq)
