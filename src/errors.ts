@@ -3,6 +3,8 @@
  * that says what failed, on what, and what to do, and the CLI exit code it maps to.
  */
 
+import { formatBytes } from './util/format-bytes.js'
+
 /** CLI exit codes (DESIGN.md, "CLI"). */
 export const ExitCode = {
   ok: 0,
@@ -430,6 +432,25 @@ export class ForgetContendedError extends CidsyncError {
 export class PruneRefusedError extends CidsyncError {
   override readonly code = 'ERR_PRUNE_REFUSED'
   override readonly exitCode = ExitCode.integrity
+}
+
+/**
+ * The service refused to delete some objects a prune asked it to (uploads under a permanent plan):
+ * the rest were deleted. The reasons come already made safe and bounded.
+ */
+export class PruneDeletesRefusedError extends CidsyncError {
+  override readonly code = 'ERR_PRUNE_DELETES_REFUSED'
+
+  constructor (readonly refused: { readonly objects: number, readonly bytes: number, readonly sample: readonly string[], readonly reasons: readonly string[] }) {
+    const many = refused.objects === 1 ? 'object' : 'objects'
+    const first = refused.sample.slice(0, 3).join(', ')
+    super([
+      `the service refused to delete ${refused.objects} ${many} (${formatBytes(refused.bytes)}) no kept publish needs: ${refused.reasons.join('; ')}.`,
+      `Everything else was deleted. ${refused.objects === 1 ? 'It stays' : 'They stay'} on the account, and each prune asks again${first === '' ? '' : ` (${first}${refused.sample.length > 3 || refused.objects > 3 ? ', …' : ''})`}.`,
+      'If the service keeps uploads under your plan for good, nothing is lost but their space.',
+      'Otherwise check the account with the service, then run `cidsync prune` again.'
+    ].join(' '))
+  }
 }
 
 /** Another device published while a prune read the history: nothing was deleted, and the next run plans again. */

@@ -39,7 +39,7 @@ export function recordLines (r: RetentionRecordsShown): string[] {
   const f = r.lastForget
   if (f != null) lines.push(`retention: last forget at ${timeWithAge(f.at)}: kept ${countOf(f.kept, 'publish', 'publishes')}, forgot ${formatCount(f.forgotten)}, linked ${formatCount(f.relinked)} anew`)
   const p = r.lastPrune
-  if (p != null) lines.push(`retention: last prune at ${timeWithAge(p.at)}: deleted ${objects(p)}`)
+  if (p != null) lines.push(`retention: last prune at ${timeWithAge(p.at)}: deleted ${objects(p)}${p.refused === undefined ? '' : `; the service refused to delete ${objects(p.refused)} (${p.refused.reason}): they stay, and the next prune asks again`}`)
   const plan = r.plan
   if (plan != null) {
     lines.push(`retention: the account held ${objects(plan.held)} at ${timeWithAge(plan.at)}, counted by ${plan.dryRun ? 'a dry run' : 'a prune'}`)

@@ -91,6 +91,7 @@ function retentionFamilies (status: StatusDocument): string[] {
     family('cidsync_prune_last_timestamp_seconds', 'gauge', 'When the last prune ran, not a dry run (CLI or daemon; Unix time).', seconds(p?.at)),
     family('cidsync_prune_last_deleted_objects', 'gauge', 'Objects the last prune deleted.', one(p?.objects)),
     family('cidsync_prune_last_deleted_bytes', 'gauge', 'Bytes of those objects.', one(p?.bytes)),
+    family('cidsync_prune_last_refused_objects', 'gauge', 'Objects the service refused to delete in the last prune (0 for a clean run): they stay.', one(p === undefined ? undefined : p.refused?.objects ?? 0)),
     family('cidsync_retention_counted_timestamp_seconds', 'gauge', 'When the figures below were counted, by the last prune or dry run (Unix time).', seconds(plan?.at)),
     family('cidsync_retention_held_objects', 'gauge', 'Objects the account listed at that count (less what that prune deleted).', one(plan?.held.objects)),
     family('cidsync_retention_held_bytes', 'gauge', 'Bytes of those objects.', one(plan?.held.bytes)),

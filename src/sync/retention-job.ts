@@ -1,5 +1,5 @@
 import type { Logger } from 'pino'
-import { NotReadyError } from '../errors.js'
+import { NotReadyError, PruneDeletesRefusedError } from '../errors.js'
 import { publishNow } from '../util/clock.js'
 import { forget } from './forget/index.js'
 import { prune } from './prune/index.js'
@@ -144,6 +144,13 @@ export class RetentionJob {
       logger.info({ kept: forgot.kept, forgotten: forgot.forgotten, deleted, bytes: pruned.bytes }, 'retention: forgot and pruned')
       if (deleted > 0 || await this.components.reclaimDue?.() === true) await this.components.reclaim?.()
       if (forgot.forgotten > 0 || deleted > 0) await this.components.drill()
+      // Shown as the run's error, not thrown: the service refuses the same objects on every try, so
+      // a retry soon would free nothing. The next scheduled run asks again.
+      if (pruned.refused !== undefined && pruned.refused.objects > 0) {
+        const refused = new PruneDeletesRefusedError(pruned.refused)
+        this.lastError = { at: new Date().toISOString(), message: refused.message, code: refused.code }
+        logger.warn({ refused: pruned.refused.objects, cids: pruned.refused.sample, reasons: pruned.refused.reasons }, 'retention: the service refused to delete some objects; they stay')
+      }
     } catch (err) {
       this.lastError = { at: new Date().toISOString(), message: (err as Error).message, code: codeOf(err) }
       logger.error({ err }, 'retention: forget and prune failed; tried again later')

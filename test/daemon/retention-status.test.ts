@@ -81,6 +81,8 @@ describe('forget and prune in status, metrics and `cidsync status`', () => {
       const metrics = (await httpGet({ port: (await statusOf(d)).port }, '/metrics')).body
       expect(metric(metrics, 'cidsync_prune_last_deleted_objects')).toBe(wouldFree)
       expect(metric(metrics, 'cidsync_prune_last_deleted_bytes')).toBe(dry.bytes)
+      // A clean run: nothing refused.
+      expect(metric(metrics, 'cidsync_prune_last_refused_objects')).toBe(0)
       expect(metric(metrics, 'cidsync_prune_last_timestamp_seconds')).toBe(Date.parse(r.lastPrune.at) / 1000)
       expect(metric(metrics, 'cidsync_prune_would_free_objects')).toBe(0)
       const online = (await ok(['status', '--config', d.config])).stdout

@@ -1,6 +1,6 @@
 import type { Command } from 'commander'
 import { loadConfig } from '../../config/index.js'
-import { UsageError } from '../../errors.js'
+import { PruneDeletesRefusedError, UsageError } from '../../errors.js'
 import { countOf, formatBytes, printJson } from '../format.js'
 import { action } from '../run.js'
 import { explainMissingPointer, withService } from '../service-command.js'
@@ -29,6 +29,8 @@ On a remote service the uploads are deleted; storage deals already made run to t
 A publish made while it runs stops it before anything is deleted (exit 1): run it again.
 A pointer set back behind this device's own last publish is refused (exit 4).
 Run \`cidsync snapshot\` to publish on top of it, then prune again.
+An object the service refuses to delete (a plan that keeps uploads) stays; the rest are
+deleted, and it exits 1 naming how many were refused and why.
 --dry-run counts what would be deleted, and deletes nothing.`
 
 export function registerPrune (program: Command): void {
@@ -58,7 +60,13 @@ export function registerPrune (program: Command): void {
         // nothing deleted, still when one is due: a prune killed during its reclaim is finished so.
         const due = options.dryRun !== true && reclaim !== undefined && (objects > 0 || await reclaimDue?.() === true)
         const space = due ? await reclaimed(reclaim) : undefined
-        if (options.json === true) { printJson({ dryRun: options.dryRun === true, ...done, reclaimed: space ?? null }); return }
+        // A partial prune says what it did, then fails: never exit 0 with objects left it should delete.
+        const refused = done.refused !== undefined && done.refused.objects > 0 ? new PruneDeletesRefusedError(done.refused) : undefined
+        if (options.json === true) {
+          printJson({ dryRun: options.dryRun === true, ...done, reclaimed: space ?? null })
+          if (refused !== undefined) throw refused
+          return
+        }
         const what = `${countOf(objects, 'object', 'objects')} (${done.deleted.content} content, ${done.deleted.segment} segments, ${done.deleted.manifest} manifests, ${done.deleted.root} plain roots), ${formatBytes(done.bytes)}`
         process.stdout.write(`${options.dryRun === true ? 'would delete' : 'deleted'} ${what}\n`)
         // Held back by the margin: say how long, so "0 deleted" is not read as "nothing to delete".
@@ -77,6 +85,7 @@ export function registerPrune (program: Command): void {
           const mirrors = config.mirrors.length === 0 ? '' : `; ${one ? 'the mirror deletes' : 'the mirrors delete'} the same objects as ${one ? 'it catches' : 'they catch'} up`
           process.stdout.write(`storage deals already made are not cancelled${mirrors}\n`)
         }
+        if (refused !== undefined) throw refused
       })
     }))
 }

@@ -13,7 +13,7 @@ function retentionRows (r) {
     r.lastError && ['last error', el('span', { class: 'bad' }, safe(r.lastError.message), ' ', when(r.lastError.at))],
     r.skipped && ['not run', el('span', { class: 'warn' }, safe(r.skipped))],
     ['last forget', f ? el('span', { class: 'forget' }, `kept ${counted(f.kept, 'publish', 'publishes')}, forgot ${count(f.forgotten)}, linked ${count(f.relinked)} anew · `, when(f.at)) : el('span', { class: 'muted' }, 'none yet')],
-    ['last prune', p ? el('span', { class: 'prune' }, `deleted ${objectsAndBytes(p)} · `, when(p.at)) : el('span', { class: 'muted' }, 'none yet')]
+    ['last prune', p ? el('span', { class: 'prune' }, `deleted ${objectsAndBytes(p)} · `, when(p.at), p.refused ? el('div', { class: 'bad refused' }, `the service refused to delete ${objectsAndBytes(p.refused)}: ${safe(p.refused.reason)}; they stay, and the next prune asks again`) : null) : el('span', { class: 'muted' }, 'none yet')]
   ]
   if (plan) {
     // Counted figures, never current ones: each carries when, and by what.

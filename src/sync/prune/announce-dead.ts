@@ -28,6 +28,6 @@ export async function announceDead (repository: Repository, dead: readonly Dead[
 /** The list an earlier prune announced, once this one's replaced it: logged for the mirrors too. */
 export async function dropPreviousList (repository: Repository, previous: string | undefined, signal?: AbortSignal): Promise<void> {
   if (previous === undefined) return
-  await repository.objects.deleteMany([previous], { signal })
-  repository.store.mirrorLog.logDeletes([previous])
+  const { removed } = await repository.objects.deleteMany([previous], { signal })
+  repository.store.mirrorLog.logDeletes(removed)
 }

@@ -2,3 +2,4 @@
 export { prune } from './prune.js'
 export type { PruneInit, PruneProgress, Pruned } from './prune.js'
 export { checkOwnPublishHeld } from './own-publish-held.js'
+export type { RefusedDeletes } from './refusals.js'

@@ -1,4 +1,5 @@
 import type { Repository } from '../repository.js'
+import type { PruneRefusedRecord } from '../state/index.js'
 
 /** What a prune or dry run ended with, as it is recorded. */
 interface PruneOutcome {
@@ -7,12 +8,14 @@ interface PruneOutcome {
   readonly young: number
   readonly chainsHeld: number
   readonly held: { readonly objects: number, readonly bytes: number }
+  readonly refused?: { readonly objects: number, readonly bytes: number, readonly reasons: readonly string[] }
 }
 
 /**
  * Records a prune's outcome in sync.sqlite for status (docs/retention.md, "The daemon"), from
  * the CLI and the daemon alike. A dry run records what a prune would free. A prune records what
- * it deleted; a prune right after it would free nothing, and the account holds the rest.
+ * it deleted; a prune right after it would free nothing, and the account holds the rest. What the
+ * store refused to delete is recorded with it: a partial run is never recorded as a clean one.
  */
 export function notePruned<P extends PruneOutcome> (repository: Repository, init: { readonly now: Date, readonly dryRun?: boolean }, pruned: P): P {
   const at = init.now.toISOString()
@@ -22,6 +25,12 @@ export function notePruned<P extends PruneOutcome> (repository: Repository, init
   const held = dryRun ? pruned.held : { objects: Math.max(0, pruned.held.objects - counted.objects), bytes: Math.max(0, pruned.held.bytes - counted.bytes) }
   repository.store.retention.pruned(
     { at, dryRun, held, wouldFree: dryRun ? counted : { objects: 0, bytes: 0 }, young: pruned.young, chainsHeld: pruned.chainsHeld },
-    dryRun ? null : { at, ...counted, kinds: { root, content, segment, manifest } })
+    dryRun ? null : { at, ...counted, kinds: { root, content, segment, manifest }, ...refusedRecord(pruned.refused) })
   return pruned
+}
+
+/** What a prune was refused, as its record keeps it: the count and bytes, and the first reason. */
+function refusedRecord (refused: PruneOutcome['refused']): { refused?: PruneRefusedRecord } {
+  if (refused === undefined || refused.objects === 0) return {}
+  return { refused: { objects: refused.objects, bytes: refused.bytes, reason: refused.reasons[0] ?? '' } }
 }

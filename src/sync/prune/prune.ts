@@ -14,6 +14,7 @@ import { ObjectSets, type CandidateKind } from './object-sets.js'
 import { notePruned } from './outcome.js'
 import { announceDead, dropPreviousList, withinListBound } from './announce-dead.js'
 import { checkOwnPublishHeld } from './own-publish-held.js'
+import { Refusals, type RefusedDeletes } from './refusals.js'
 import { readNames } from './segment-names.js'
 
 /** Objects deleted a call at a time: a service walks its listing once a batch. Crash tests make it small. */
@@ -47,6 +48,8 @@ export interface Pruned {
   readonly deferred?: number
   /** Every object the store listed, and their bytes, before anything was deleted. */
   readonly held: { readonly objects: number, readonly bytes: number }
+  /** Objects the store refused to delete: they stay. Absent in a dry run, which asks nothing. */
+  readonly refused?: RefusedDeletes
 }
 
 /**
@@ -132,26 +135,47 @@ export async function prune (repository: Repository, init: PruneInit): Promise<P
     followPointer(repository, pointer, live)
     failpoint('prune:checked')
     finishKilled(log, sets)
-    let freed = 0
-    for (let i = 0; i < dead.length; i += DELETE_BATCH) {
-      const batch = dead.slice(i, i + DELETE_BATCH)
-      const cids = batch.map(d => d.cid)
-      log.noteDeleting(cids)
-      // An object uploaded again since the margin's start stays: another device may name it now.
-      // An upload made since the list was announced stays too: a publish that found the list made it.
-      await repository.objects.deleteMany(cids, { signal: init.signal, storedBefore: Math.min(before, list.storedAt ?? before) })
-      failpoint('prune:deleted')
-      for (const d of batch) deleted[d.kind]++
-      freed += batch.reduce((sum, d) => sum + d.size, 0)
-      log.logDeletes(cids)
-      init.onProgress?.({ type: 'prune:deleted', detail: { objects: i + batch.length, bytes: freed } })
-      failpoint('prune:batch')
-    }
+    // An upload made since the list was announced stays too: a publish that found the list made it.
+    const done = await deleteDead(repository, dead, { signal: init.signal, storedBefore: Math.min(before, list.storedAt ?? before), onProgress: init.onProgress })
     await dropPreviousList(repository, list.previous, init.signal)
-    return notePruned(repository, init, { ...result, deleted, bytes })
+    return notePruned(repository, init, { ...result, ...done })
   } finally {
     sets.close()
   }
+}
+
+/**
+ * Deletes `dead` a batch at a time, and counts and logs for the mirrors what the store answers it
+ * removed: another prune may have removed some first, and the store may refuse some. Each batch is
+ * noted before it is asked, so a kill between the delete and the log is finished by the next run.
+ */
+async function deleteDead (repository: Repository, dead: ReturnType<ObjectSets['dead']>, options: { readonly signal?: AbortSignal, readonly storedBefore: number, readonly onProgress?: PruneInit['onProgress'] }): Promise<Pick<Pruned, 'deleted' | 'bytes' | 'refused'>> {
+  const log = repository.store.mirrorLog
+  const deleted: Record<CandidateKind, number> = { root: 0, content: 0, segment: 0, manifest: 0 }
+  const refusals = new Refusals()
+  let objects = 0
+  let bytes = 0
+  for (let i = 0; i < dead.length; i += DELETE_BATCH) {
+    const batch = new Map(dead.slice(i, i + DELETE_BATCH).map(d => [d.cid, d]))
+    const cids = [...batch.keys()]
+    log.noteDeleting(cids)
+    // An object uploaded again since the margin's start stays: another device may name it now.
+    const answer = await repository.objects.deleteMany(cids, { signal: options.signal, storedBefore: options.storedBefore })
+    failpoint('prune:deleted')
+    const removed = answer.removed.filter(cid => batch.has(cid))
+    for (const cid of removed) {
+      const d = batch.get(cid) as (typeof dead)[number]
+      deleted[d.kind]++
+      objects++
+      bytes += d.size
+    }
+    // A refused one stays: nothing for the mirrors, and the rest of the run goes on.
+    refusals.add(answer.refused, cid => batch.get(cid)?.size ?? 0)
+    log.logDeletes(removed, Date.now(), cids)
+    options.onProgress?.({ type: 'prune:deleted', detail: { objects, bytes } })
+    failpoint('prune:batch')
+  }
+  return { deleted, bytes, refused: refusals.result }
 }
 
 /**

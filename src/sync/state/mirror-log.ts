@@ -94,11 +94,14 @@ export class MirrorLog {
     }
   }
 
-  /** Objects a prune deleted from the primary: each mirror deletes them too, in log order. No longer being deleted. */
-  logDeletes (cids: readonly string[], at = Date.now()): void {
+  /**
+   * Objects a prune deleted from the primary: each mirror deletes them too, in log order. They,
+   * and the rest of what it `asked` for (refused, or gone before it asked), are no longer being deleted.
+   */
+  logDeletes (cids: readonly string[], at = Date.now(), asked: readonly string[] = cids): void {
     this.db.transaction(() => {
       for (const cid of cids) this.s.insert.run('delete', cid, '', at)
-      this.settleDeleting(cids)
+      this.settleDeleting([...cids, ...asked])
     })()
   }
 

@@ -15,10 +15,17 @@ export interface ForgetRecord {
 /** Objects and their bytes. */
 export interface ObjectCount { readonly objects: number, readonly bytes: number }
 
-/** The last prune that ran (not a dry run): what it deleted, by kind. */
+/** Objects a prune asked to delete that the store refused to: they stay. */
+export interface PruneRefusedRecord extends ObjectCount {
+  /** The store's first reason, made safe and bounded by the store. */
+  readonly reason: string
+}
+
+/** The last prune that ran (not a dry run): what it deleted, by kind, and what it was refused, if anything. */
 export interface PruneRecord extends ObjectCount {
   readonly at: string
   readonly kinds: { readonly root: number, readonly content: number, readonly segment: number, readonly manifest: number }
+  readonly refused?: PruneRefusedRecord
 }
 
 /**
@@ -41,7 +48,8 @@ const count = z.number().int().nonnegative()
 const at = z.string().refine(value => Number.isFinite(Date.parse(value)))
 const objects = z.object({ objects: count, bytes: count })
 const forgetSchema = z.object({ at, kept: count, forgotten: count, relinked: count })
-const pruneSchema = objects.extend({ at, kinds: z.object({ root: count, content: count, segment: count, manifest: count }) })
+const refusedSchema = objects.extend({ reason: z.string().max(1000) })
+const pruneSchema = objects.extend({ at, kinds: z.object({ root: count, content: count, segment: count, manifest: count }), refused: refusedSchema.optional() })
 const planSchema = z.object({ at, dryRun: z.boolean(), held: objects, wouldFree: objects, young: count, chainsHeld: count })
 
 /**

@@ -68,4 +68,39 @@ describe.skipIf(EXTERNAL)('forget and prune record what they did, for status', (
       reopened.close()
     }
   })
+
+  it('records what the service refused to delete: a partial prune is never recorded as a clean one', async () => {
+    const { clients, local } = await serviceUnderTest()
+    const root = await useTempDir()
+    const a = await syncDevice(root, 'a', A, { namespace: 'prune-refused', snapshot: 'deal = false\ncompact_after_deltas = 1\n' })
+    const clock = handClock()
+    for (let i = 0; i < 4; i++) {
+      write(a, `f${i}.md`)
+      await pub(a, clients, a.config, clock)
+      clock.move(HOUR)
+    }
+    const repository = repositoryOf(a, clients)
+    await forget(repository, { policy: keepLast(1), now: new Date(clock.now()), timeZone: 'UTC' })
+    const later = new Date(Date.now() + HOUR)
+    const dry = await prune(repository, { marginMs: 0, now: later, dryRun: true })
+    const wouldFree = dry.deleted.root + dry.deleted.content + dry.deleted.segment + dry.deleted.manifest
+    expect(wouldFree).toBeGreaterThan(1)
+    // The service refuses its first delete, as production does for an upload under a permanent plan.
+    local?.faults.set('delete_file', { errorRate: 1, status: 400, times: 1 })
+    const done = await prune(repository, { marginMs: 0, now: later })
+    expect(done.refused).toMatchObject({ objects: 1, reasons: ['answered 400: injected fault'] })
+    expect(done.refused?.sample).toHaveLength(1)
+    const deleted = done.deleted.root + done.deleted.content + done.deleted.segment + done.deleted.manifest
+    expect(deleted).toBe(wouldFree - 1)
+    expect(done.bytes + (done.refused?.bytes ?? 0)).toBe(dry.bytes)
+    expect(repository.store.retention.lastPrune()).toEqual({
+      at: later.toISOString(), objects: deleted, bytes: done.bytes, kinds: done.deleted,
+      refused: { objects: 1, bytes: done.refused?.bytes, reason: 'answered 400: injected fault' }
+    })
+    // The next prune asks again for the one refused, and deletes it now.
+    const again = await prune(repository, { marginMs: 0, now: later })
+    expect(again.refused?.objects).toBe(0)
+    expect(again.bytes).toBe(done.refused?.bytes)
+    expect(repository.store.retention.lastPrune()?.refused).toBeUndefined()
+  })
 })
