@@ -11,12 +11,13 @@ import type { Repository } from '../repository.js'
  * names is kept. Else a prune would delete what this device's later publishes name, and a forget
  * would drop them from the history. A head this device cannot read is left to the caller's walk.
  */
-export async function checkOwnPublishHeld (repository: Repository, command: 'forget' | 'prune', signal?: AbortSignal): Promise<void> {
+export async function checkOwnPublishHeld (repository: Repository, command: 'forget' | 'prune', signal?: AbortSignal, read?: string): Promise<void> {
   const { config, store } = repository
   const own = store.ownPublished()
   const last = store.lastPublished()
   if (own === undefined && last === undefined) return
-  const pointer = (await repository.pointers.current(config.namespace, config.network, { signal })).snapshotCid
+  // The pointer the caller goes on with, when it read it: a set-back between two reads is never missed.
+  const pointer = read ?? (await repository.pointers.current(config.namespace, config.network, { signal })).snapshotCid
   if (last !== undefined && pointer === last.cid) return
   const fetch = repository.readContext(command, { signal })
   try {

@@ -62,12 +62,12 @@ export interface Pruned {
  * roots, content, segments, then manifests oldest first, so the next run finishes a cut one.
  */
 export async function prune (repository: Repository, init: PruneInit): Promise<Pruned> {
-  await checkOwnPublishHeld(repository, 'prune', init.signal)
   const { config } = repository
   const dir = join(config.stateDir, STATE_NAMES.snapshots)
   makeDirsSync(dir, 0o700)
   const fetch = repository.readContext('prune', { signal: init.signal })
   const pointer = (await repository.pointers.current(config.namespace, config.network, { signal: init.signal })).snapshotCid
+  await checkOwnPublishHeld(repository, 'prune', init.signal, pointer)
   await removeDeadExitFiles(config.stateDir)
   await removeDeadWork(dir)
   const sets = new ObjectSets(join(dir, `prune-${process.pid}.sqlite`))
