@@ -142,36 +142,63 @@ function failed (id: number, err: unknown): void {
   post({ type: 'failed', id, changed: err instanceof FileChangedWhileHashingError, code: typeof e.code === 'string' ? e.code : undefined, message: e.message })
 }
 
+/**
+ * Each unseal job's messages, run one after another: a slice may wait for its file's earlier
+ * writes, and the next must not be opened before it. Jobs run beside each other.
+ */
+const turns = new Map<number, Promise<void>>()
+
+function inTurn (id: number, work: () => Promise<void>): void {
+  const turn = (turns.get(id) ?? Promise.resolve()).then(work)
+  turns.set(id, turn)
+  // `work` answers its own failures (below): this only forgets a job whose messages are all done.
+  void turn.then(() => { if (turns.get(id) === turn) turns.delete(id) })
+}
+
 /** A restore's jobs (unseal-jobs.ts): each answered in order, a failure ending its job. */
 function restoreJob (message: Extract<ToSealer, { type: 'hash' | 'unseal' | 'piece' | 'end' | 'sync' }>): void {
   const { id } = message
-  try {
-    if (message.type === 'hash') post({ type: 'hashed', id, cid: hashObject(message) })
-    else if (message.type === 'unseal') {
-      startUnseal(message)
-      if (message.whole !== undefined) {
-        let plainBytes = 0
-        for (const bytes of message.whole) plainBytes += feedUnseal(id, bytes)
-        post({ type: 'unsealed', id, ...endUnseal(id), plainBytes })
-      }
+  if (message.type === 'hash' || message.type === 'sync') {
+    try {
+      if (message.type === 'hash') post({ type: 'hashed', id, cid: hashObject(message) })
+      else syncHeld(message.jobs, (failures) => { post({ type: 'synced', id, failed: failures }) })
+    } catch (err) {
+      failed(id, err)
     }
-    else if (message.type === 'piece') post({ type: 'opened', id, plainBytes: feedUnseal(id, message.bytes) })
-    else if (message.type === 'end') post({ type: 'unsealed', id, ...endUnseal(id) })
-    else syncHeld(message.jobs, (failures) => { post({ type: 'synced', id, failed: failures }) })
-  } catch (err) {
-    dropUnseal(id)
-    failed(id, err)
+    return
   }
+  inTurn(id, async () => {
+    try {
+      if (message.type === 'unseal') {
+        startUnseal(message)
+        if (message.whole !== undefined) {
+          let plainBytes = 0
+          for (const bytes of message.whole) plainBytes += await feedUnseal(id, bytes)
+          post({ type: 'unsealed', id, ...await endUnseal(id), plainBytes })
+        }
+      } else if (message.type === 'piece') post({ type: 'opened', id, plainBytes: await feedUnseal(id, message.bytes) })
+      else post({ type: 'unsealed', id, ...await endUnseal(id) })
+    } catch (err) {
+      await dropUnseal(id).catch(() => {})
+      failed(id, err)
+    }
+  })
 }
 
 port.on('message', (message: ToSealer) => {
   if (message.type === 'hash' || message.type === 'unseal' || message.type === 'piece' || message.type === 'end' || message.type === 'sync') { restoreJob(message); return }
   if (message.type === 'cancel') {
-    try {
-      dropUnseal(message.id)
-    } finally {
-      post({ type: 'dropped', id: message.id })
-    }
+    const { id } = message
+    // After the job's slices already sent: its file is closed only once none is being opened or written.
+    inTurn(id, async () => {
+      try {
+        await dropUnseal(id)
+      } catch (err) {
+        failed(id, err)
+      } finally {
+        post({ type: 'dropped', id })
+      }
+    })
   }
   if (message.type === 'ack' || message.type === 'cancel') {
     const state = running.get(message.id)

@@ -14,6 +14,7 @@ import { DirectStages, DirectWriter } from '../util/direct-writer.js'
 import { CidBuilder, cidProfile } from '../content/index.js'
 import { ContentIntegrityError, TargetPathError } from '../errors.js'
 import { ChunkOpener } from './seal-stream.js'
+import { CHUNK_BYTES } from './chunks.js'
 import { utimesTime } from './mtime.js'
 import type { HashJob, UnsealJob } from './seal-messages.js'
 
@@ -44,8 +45,17 @@ interface Unsealing {
  * where a batch's fsyncs share the journal's commits.
  */
 const DIRECT_MIN_BYTES = 1024 * 1024
-/** Large files written directly at once by this thread (a stage of 1 MiB each); more go through the cache. */
-const stages = new DirectStages(8)
+/**
+ * Stages of 1 MiB for this thread's direct writes: a large file takes one to be written directly
+ * (more at once go through the cache), and up to two more while they are free, so its next
+ * chunks are opened while the disk writes the last.
+ */
+const stages = new DirectStages(24)
+/**
+ * A slice is opened this much at a time, each step waiting first for room in its file's stages: a
+ * step of at most a chunk ends at most one chunk, whose plaintext is a stage at most.
+ */
+const FEED_BYTES = CHUNK_BYTES
 
 const unsealing = new Map<number, Unsealing>()
 /** Verified files, open until a sync names them (or their job is dropped). */
@@ -108,12 +118,21 @@ export function startUnseal (job: UnsealJob): void {
   unsealing.set(job.id, state)
 }
 
-/** Opens and writes the next slice of job `id`'s blob; answers the plaintext bytes written. */
-export function feedUnseal (id: number, bytes: Uint8Array): number {
+/**
+ * Opens and writes the next slice of job `id`'s blob; answers the plaintext bytes written (a large
+ * file's last ones may still be on their way to the disk: {@link endUnseal} waits for them). Its
+ * caller feeds a job's slices one after another, never two at once.
+ */
+export async function feedUnseal (id: number, bytes: Uint8Array): Promise<number> {
   const state = unsealing.get(id)
   if (state === undefined) return 0
   const before = state.written
-  state.opener.feed(bytes)
+  for (let at = 0; at < bytes.byteLength; at += FEED_BYTES) {
+    // The disk writes the file's earlier stages meanwhile; this waits only when they are all taken.
+    await state.direct?.room(CHUNK_BYTES)
+    if (unsealing.get(id) !== state) break
+    state.opener.feed(bytes.subarray(at, at + FEED_BYTES))
+  }
   return state.written - before
 }
 
@@ -122,7 +141,7 @@ export function feedUnseal (id: number, bytes: Uint8Array): number {
  * to and its inode. A file that hashes to its row's CID is given its mode and held open for
  * {@link syncHeld}; one that does not is closed and removed here (its caller refuses it).
  */
-export function endUnseal (id: number): { cid: string, inode: number } {
+export async function endUnseal (id: number): Promise<{ cid: string, inode: number }> {
   const state = unsealing.get(id)
   if (state === undefined) throw new ContentIntegrityError(`restore job ${id} is unknown to its thread`)
   unsealing.delete(id)
@@ -131,11 +150,12 @@ export function endUnseal (id: number): { cid: string, inode: number } {
     state.opener.end()
     cid = state.builder.finish().toString()
     if (cid !== state.cid) {
-      discard(state)
+      await discard(state)
       return { cid, inode: state.inode }
     }
-    // The tail written and the file cut to its size before its times are set (a truncate sets them).
-    state.direct?.finish()
+    // Every stage on the disk, the tail written and the file cut to its size before its times are
+    // set (a truncate sets them).
+    await state.direct?.finish()
     state.direct?.release()
     // Here, on the open descriptor, so the restoring thread makes no call for it. Seconds as a
     // number keep the sub-millisecond part a Date would drop.
@@ -144,7 +164,7 @@ export function endUnseal (id: number): { cid: string, inode: number } {
     if (state.uid !== undefined || state.gid !== undefined) fchownSync(state.fd, state.uid ?? -1, state.gid ?? -1)
     fchmodSync(state.fd, state.mode & 0o7777)
   } catch (err) {
-    discard(state)
+    await discard(state)
     throw err
   }
   held.set(id, { fd: state.fd, path: state.path })
@@ -179,7 +199,10 @@ export function syncHeld (ids: readonly number[], done: (failed: Array<{ job: nu
   settle()
 }
 
-function discard (state: { readonly fd: number, readonly path: string, readonly direct?: DirectWriter }): void {
+async function discard (state: { readonly fd: number, readonly path: string, readonly direct?: DirectWriter }): Promise<void> {
+  // No write is left queued on its descriptor when it is closed: the number may be another file's
+  // by the time it runs. A write that failed fails nothing more here: the file goes.
+  await state.direct?.settled().catch(() => {})
   state.direct?.release()
   try {
     closeSync(state.fd)
@@ -189,14 +212,14 @@ function discard (state: { readonly fd: number, readonly path: string, readonly 
 }
 
 /** Forgets job `id` (failed or given up): its file is closed and removed, written or held. */
-export function dropUnseal (id: number): void {
+export async function dropUnseal (id: number): Promise<void> {
   const file = held.get(id)
   if (file !== undefined) {
     held.delete(id)
-    discard(file)
+    await discard(file)
   }
   const state = unsealing.get(id)
   if (state === undefined) return
   unsealing.delete(id)
-  discard(state)
+  await discard(state)
 }

@@ -29,7 +29,7 @@ describe('a restore\'s temp file is made where it was checked, before a byte is 
     const checked = await realpath(join(root, 'target'))
     startUnseal(job(join(root, 'target', '.f.cidsync-000000000002.part'), checked, 2))
     expect(await readdir(join(root, 'target'))).toEqual(['.f.cidsync-000000000002.part'])
-    dropUnseal(2)
+    await dropUnseal(2)
     expect(await readdir(join(root, 'target'))).toEqual([])
   })
 })
