@@ -9,7 +9,7 @@ import {
   BlockHasher, BlockSlots, defaultSlab, fillSlabs, hashed, receiveVerified, storedFileBytes, walkStoredObjects,
   type BlockSink, type BlocksOptions, type BlocksRequest, type GetBytesOptions, type GetOptions, type GotObject,
   type DeletedObjects, type DeleteOptions, type ObjectInfo, type ObjectStore, type PutOptions, type ReadStoredBlock, type ReadStoredRun, type SourceTry,
-  type StoreCallOptions
+  type StoreCallOptions, type StreamOptions
 } from '../store/index.js'
 
 /** Reads the service's blocks in this process: only where the service runs on this thread. */
@@ -153,11 +153,16 @@ export class EmbeddedObjectStore implements ObjectStore {
   async close (): Promise<void> { await this.overHttp.close() }
 }
 
+/** Slots a lent stream reads its leaves into: the reads ahead of a level, the leaf given out, and a spare. */
+const LENT_SLOTS = 8
+
 /** Each block checked against its CID before any of it comes out; at most `maxBytes` in all. */
-async function * checkedStream (read: ReadStoredBlock, cid: string, options: { readonly signal?: AbortSignal, readonly maxBytes: number }): AsyncGenerator<Uint8Array> {
+async function * checkedStream (read: ReadStoredBlock, cid: string, options: StreamOptions): AsyncGenerator<Uint8Array> {
   canonicalCid(cid)
   let received = 0
-  for await (const chunk of storedFileBytes(read, CID.parse(cid), options.signal, true)) {
+  // Lent: a few slots read into again and again (the reads ahead and the block given out).
+  const slots = options.lend === true ? new BlockSlots(LENT_SLOTS) : undefined
+  for await (const chunk of storedFileBytes(read, CID.parse(cid), options.signal, true, slots)) {
     received += chunk.byteLength
     if (received > options.maxBytes) throw new IntegrityError(`${cid} in the service's store holds more than the ${options.maxBytes} bytes it was expected to: not that object`)
     yield chunk

@@ -14,7 +14,8 @@ export interface UnsealFileInit extends Omit<FetchFileInit, 'objects'> {
   /**
    * Reads an object as a stream of bytes each verified before it comes (the embedded service's
    * store, block by block: `GatewayClient.verifiedStream`). Given for a file whose objects are
-   * its own parts: they are fed to the thread as they are read and never held whole.
+   * its own parts: they are fed to the thread as they are read and never held whole. Each chunk
+   * is copied or sent before the next is asked for, so a stream may lend its memory.
    */
   readonly stream?: (cid: string, maxBytes: number, signal?: AbortSignal) => AsyncIterable<Uint8Array>
 }

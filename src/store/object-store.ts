@@ -18,6 +18,15 @@ export interface DeleteOptions extends StoreCallOptions {
   readonly storedBefore?: number
 }
 
+/** What {@link ObjectStore.stream} takes. */
+export interface StreamOptions {
+  readonly signal?: AbortSignal
+  /** Bytes past this many are refused (not that object). */
+  readonly maxBytes: number
+  /** Each chunk is lent only until the next is asked for (see {@link ObjectStore.stream}). */
+  readonly lend?: boolean
+}
+
 export interface PutOptions extends StoreCallOptions {
   /** `false`: one attempt only (a caller that checks for a lost answer before sending again). */
   readonly retry?: false
@@ -138,9 +147,11 @@ export interface ObjectStore {
   getBytes: (cid: string, profile: CidProfile, options?: GetBytesOptions) => Promise<Uint8Array[]>
   /**
    * The object's bytes, each block checked against its CID before any of it comes out. Only
-   * where the store holds blocks it can check one by one; elsewhere it is undefined.
+   * where the store holds blocks it can check one by one; elsewhere it is undefined. `lend`: each
+   * chunk is valid only until the caller asks for the next (its memory is read into again), for a
+   * caller that copies or sends what it keeps.
    */
-  readonly stream?: (cid: string, options: { readonly signal?: AbortSignal, readonly maxBytes: number }) => AsyncGenerator<Uint8Array>
+  readonly stream?: (cid: string, options: StreamOptions) => AsyncGenerator<Uint8Array>
   /** Each object's UnixFS blocks, in order, each checked, handed to `sink`; objects in turn. */
   blocks: <T extends BlocksRequest>(objects: AsyncIterable<T>, sink: BlockSink, options?: BlocksOptions<T>) => Promise<void>
   /** Whether the store holds the object (as `stat` would find it). */

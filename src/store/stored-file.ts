@@ -1,6 +1,7 @@
 import type { CID } from 'multiformats/cid'
 import { checkBlock, decodeFileNode } from '../content/index.js'
 import { ContentNotFoundError, IntegrityError } from '../errors.js'
+import type { BlockSlots } from './block-slots.js'
 
 /**
  * Reads a block of the service's own store in this process, without HTTP (the embedded service,
@@ -41,19 +42,49 @@ const READ_AHEAD = 4
  * holding until the end; a block that does not match is an {@link IntegrityError}. A block the
  * store lacks is {@link ContentNotFoundError}; a node that is no UnixFS file, or a DAG deeper
  * than {@link MAX_DEPTH}, an {@link IntegrityError}. Memory: {@link READ_AHEAD} blocks a level.
+ *
+ * `slots`: raw leaves are read into slots taken from it, each given back once the caller asks
+ * for the next bytes. So each yielded view is lent only until then: the caller copies what it
+ * keeps. Reading into memory used again costs far less than into new memory, whose every page
+ * the kernel faults in (docs/benchmarks.md, "Restoring large files").
  */
-export async function * storedFileBytes (read: ReadStoredBlock, root: CID, signal?: AbortSignal, checked = false): AsyncGenerator<Uint8Array> {
+export async function * storedFileBytes (read: ReadStoredBlock, root: CID, signal?: AbortSignal, checked = false, slots?: BlockSlots): AsyncGenerator<Uint8Array> {
+  // The slots' memory now holding a block: given back once the caller is past it.
+  const inSlots = new Set<ArrayBufferLike>()
+  /** Gives back the slot `bytes` was read into, if it was (a block read into memory of its own is the collector's). */
+  const giveBack = (bytes: Uint8Array): void => {
+    if (inSlots.delete(bytes.buffer)) slots?.give(bytes)
+  }
   const get = async (cid: CID): Promise<Uint8Array> => {
     if (cid.multihash.code === IDENTITY) return cid.multihash.digest
-    const bytes = await read(cid)
+    // Raw leaves only: a node's bytes are kept while its children are read.
+    const slot = cid.code === RAW_CODE ? slots?.take() : undefined
+    let bytes: Uint8Array | undefined
+    try {
+      bytes = await read(cid, slot)
+    } finally {
+      if (slot !== undefined && bytes !== undefined && bytes.buffer === slot.buffer) inSlots.add(slot.buffer)
+      else if (slot !== undefined) {
+        // Read into memory of its own (larger than the slot), or not at all: the slot goes back unused.
+        if (bytes !== undefined) slots?.grow(bytes.byteLength)
+        slots?.give(slot)
+      }
+    }
     if (bytes === undefined) throw new ContentNotFoundError(`the service does not hold block ${cid.toString()}${cid === root ? '' : ` of ${root.toString()}`}`)
-    if (checked && checkBlock(cid, bytes) !== 'ok') throw new IntegrityError(`block ${cid.toString()}${cid === root ? '' : ` of ${root.toString()}`} in the service's store does not hash to its CID: the store is damaged`)
+    if (checked && checkBlock(cid, bytes) !== 'ok') {
+      giveBack(bytes)
+      throw new IntegrityError(`block ${cid.toString()}${cid === root ? '' : ` of ${root.toString()}`} in the service's store does not hash to its CID: the store is damaged`)
+    }
     return bytes
   }
   async function * walk (cid: CID, bytes: Uint8Array, depth: number): AsyncGenerator<Uint8Array> {
     signal?.throwIfAborted()
     if (cid.code === RAW_CODE) {
-      yield bytes
+      try {
+        yield bytes
+      } finally {
+        giveBack(bytes)
+      }
       return
     }
     if (depth > MAX_DEPTH) throw new IntegrityError(`${root.toString()}: the file's DAG is deeper than ${MAX_DEPTH} levels`)
@@ -61,14 +92,19 @@ export async function * storedFileBytes (read: ReadStoredBlock, root: CID, signa
     if (data !== undefined && data.byteLength > 0) yield data
     const ahead: Array<Promise<Uint8Array>> = []
     let next = 0
-    for (const link of links) {
-      while (ahead.length < READ_AHEAD && next < links.length) {
-        const reading = get(links[next++] as CID)
-        // Awaited in turn below; one left unread when the walk stops must not be unhandled.
-        reading.catch(() => {})
-        ahead.push(reading)
+    try {
+      for (const link of links) {
+        while (ahead.length < READ_AHEAD && next < links.length) {
+          const reading = get(links[next++] as CID)
+          // Awaited in turn below; one left unread when the walk stops must not be unhandled.
+          reading.catch(() => {})
+          ahead.push(reading)
+        }
+        yield * walk(link, await (ahead.shift() as Promise<Uint8Array>), depth + 1)
       }
-      yield * walk(link, await (ahead.shift() as Promise<Uint8Array>), depth + 1)
+    } finally {
+      // A walk stopped early: the reads ahead give their slots back as they end.
+      for (const reading of ahead) void reading.then(giveBack, () => {})
     }
   }
   yield * walk(root, await get(root), 0)

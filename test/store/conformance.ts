@@ -70,6 +70,10 @@ export function objectStoreConformance (name: string, make: () => Promise<StoreU
         const chunks: Uint8Array[] = []
         for await (const chunk of store.stream(put.cid, { maxBytes: bytes.byteLength })) chunks.push(chunk)
         expect(joined(chunks).equals(bytes)).toBe(true)
+        // Lent: each chunk is the caller's only until it asks for the next, so it is copied at once.
+        const copies: Buffer[] = []
+        for await (const chunk of store.stream(put.cid, { maxBytes: bytes.byteLength, lend: true })) copies.push(Buffer.from(chunk))
+        expect(Buffer.concat(copies).equals(bytes)).toBe(true)
       }
     })
 

@@ -236,7 +236,8 @@ export async function getFiles (repository: Repository, index: Index, init: GetF
         return
       }
       const streamOf = clients.objects.stream
-      const stream = job.streamed && streamOf !== undefined ? (cid: string, maxBytes: number, signal?: AbortSignal) => streamOf(cid, { maxBytes, signal }) : undefined
+      // Lent: unsealFile copies or sends each chunk before it asks for the next.
+      const stream = job.streamed && streamOf !== undefined ? (cid: string, maxBytes: number, signal?: AbortSignal) => streamOf(cid, { maxBytes, signal, lend: true }) : undefined
       const unsealed = await unsealFile({ ...file, memory, pool, stream })
       // Its outcome comes once its batch is durable and renamed; this slot goes on to the next file.
       await durable.add(unsealed, (err) => { if (err === undefined) written(); else failed(err, row, at) })
