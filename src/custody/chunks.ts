@@ -59,16 +59,28 @@ export function sealChunkParts (key: Uint8Array, cid: CID, index: number, last: 
  * last all fail here.
  */
 export function openChunk (key: Uint8Array, cid: CID, index: number, last: boolean, sealed: Uint8Array): Buffer {
+  const pieces = openChunkPieces(key, cid, index, last, sealed, Math.max(1, sealed.byteLength))
+  return pieces.length === 1 ? pieces[0] as Buffer : Buffer.concat(pieces)
+}
+
+/**
+ * {@link openChunk} as pieces of at most `pieceBytes` of plaintext, answered only once the
+ * chunk's tag checked. Node gives each update's plaintext in new zeroed memory: small pieces are
+ * memory the allocator hands out again, where a MiB each is new pages to fault in and clear.
+ */
+export function openChunkPieces (key: Uint8Array, cid: CID, index: number, last: boolean, sealed: Uint8Array, pieceBytes: number): Buffer[] {
   if (sealed.byteLength < TAG_BYTES) throw new ContentIntegrityError(`chunk ${index} of ${cid.toString()} is ${sealed.byteLength} bytes, shorter than its tag`)
   const body = sealed.subarray(0, sealed.byteLength - TAG_BYTES)
   const decipher = createDecipheriv('aes-256-gcm', key, nonceOf(index))
   decipher.setAAD(associatedData(cid, index, last))
   decipher.setAuthTag(sealed.subarray(sealed.byteLength - TAG_BYTES))
   try {
-    const plain = decipher.update(body)
-    // GCM gives everything from update(); final() only checks the tag. No copy of a MiB a chunk.
+    const pieces: Buffer[] = []
+    for (let at = 0; at < body.byteLength || pieces.length === 0; at += pieceBytes) pieces.push(decipher.update(body.subarray(at, at + pieceBytes)))
+    // GCM gives everything from update(); final() only checks the tag.
     const rest = decipher.final()
-    return rest.byteLength === 0 ? plain : Buffer.concat([plain, rest])
+    if (rest.byteLength > 0) pieces.push(rest)
+    return pieces
   } catch {
     throw new ContentIntegrityError(`chunk ${index} of ${cid.toString()} does not open with this key: the stored object is damaged or forged, or sealed with another key`)
   }

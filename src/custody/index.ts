@@ -6,7 +6,7 @@
  * row's CID before it takes the place of anything.
  */
 export { contentMasterKey, fileKey } from './content-key.js'
-export { CHUNK_BYTES, TAG_BYTES, chunkCount, sealedSize, plainChunkLength, sealChunk, openChunk } from './chunks.js'
+export { CHUNK_BYTES, TAG_BYTES, chunkCount, sealedSize, plainChunkLength, sealChunk, openChunk, openChunkPieces } from './chunks.js'
 export { sealStream, openStream } from './seal-stream.js'
 export type { SealedChunk, SealStreamInit, OpenStreamInit } from './seal-stream.js'
 export { SMALL_FILE_BYTES, PACK_MAX_BYTES, PACK_MAX_BLOBS, PART_CHUNKS } from './layout.js'

@@ -1,7 +1,10 @@
 import type { CID } from 'multiformats/cid'
 import { FileChangedWhileHashingError } from '../content/index.js'
 import { ContentIntegrityError } from '../errors.js'
-import { CHUNK_BYTES, TAG_BYTES, chunkCount, openChunk, plainChunkLength, sealChunk } from './chunks.js'
+import { CHUNK_BYTES, TAG_BYTES, chunkCount, openChunkPieces, plainChunkLength, sealChunk } from './chunks.js'
+
+/** A chunk's plaintext is handed on in pieces this large (see openChunkPieces). */
+const PLAIN_PIECE_BYTES = 64 * 1024
 
 /** One sealed chunk, with where it lies in its file. */
 export interface SealedChunk {
@@ -95,7 +98,7 @@ export class ChunkOpener {
       this.filled += take
       if (this.filled === this.want) {
         const last = this.index === this.count - 1
-        this.onPlain(openChunk(init.key, init.cid, this.index, last, whole ? slice.subarray(offset, offset + take) : this.buffer.subarray(0, this.want)))
+        for (const plain of openChunkPieces(init.key, init.cid, this.index, last, whole ? slice.subarray(offset, offset + take) : this.buffer.subarray(0, this.want), PLAIN_PIECE_BYTES)) this.onPlain(plain)
         this.index++
         this.filled = 0
         if (!last) this.want = plainChunkLength(init.size, this.index) + TAG_BYTES

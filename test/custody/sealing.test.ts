@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { randomBytes } from 'node:crypto'
-import { CHUNK_BYTES, TAG_BYTES, contentMasterKey, fileKey, openStream, sealStream, sealedSize } from '../../src/custody/index.js'
+import { CHUNK_BYTES, TAG_BYTES, contentMasterKey, fileKey, openChunkPieces, openStream, sealChunk, sealStream, sealedSize } from '../../src/custody/index.js'
 import { CidBuilder, cidProfile } from '../../src/content/index.js'
 import { ContentIntegrityError } from '../../src/errors.js'
 
@@ -89,5 +89,20 @@ describe('content sealing', () => {
     const builder = new CidBuilder(profile)
     for await (const _ of sealStream(slices(bytes, 65536), { key: fileKey(master, cid), cid, size: bytes.byteLength, onPlain: b => builder.update(b) })) void _
     expect(builder.finish().equals(cid)).toBe(true)
+  })
+
+  it('opens a chunk in small pieces, handed over only once its tag checked', () => {
+    const key = fileKey(contentMasterKey(randomBytes(32)), cidOf(Buffer.from('x')))
+    const cid = cidOf(Buffer.from('x'))
+    const plain = randomBytes(CHUNK_BYTES)
+    const sealed = sealChunk(key, cid, 3, false, plain)
+    const pieces = openChunkPieces(key, cid, 3, false, sealed, 64 * 1024)
+    expect(pieces.length).toBe(16)
+    expect(pieces.every(p => p.byteLength <= 64 * 1024)).toBe(true)
+    expect(Buffer.concat(pieces).equals(plain)).toBe(true)
+    // A flipped bit in the last piece's bytes: nothing of the chunk comes out, not even its first pieces.
+    sealed.writeUInt8((sealed[CHUNK_BYTES - 1] ?? 0) ^ 1, CHUNK_BYTES - 1)
+    expect(() => openChunkPieces(key, cid, 3, false, sealed, 64 * 1024)).toThrow(ContentIntegrityError)
+    expect(openChunkPieces(key, cid, 0, true, sealChunk(key, cid, 0, true, Buffer.alloc(0)), 64 * 1024).map(p => p.byteLength)).toEqual([0])
   })
 })
