@@ -1,23 +1,12 @@
 import { describe, expect, it } from 'vitest'
 import { appendFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import Database from 'better-sqlite3'
 import { EXTERNAL, localServiceUnderTest } from '../helpers/service.js'
 import { useTempDir } from '../helpers/temp-dir.js'
+import { servicePointer } from './retention-devices.js'
 import { cliDevice, ok, type CliDevice, type HistoryRow } from './v2-cli.js'
 
 const history = async (d: CliDevice): Promise<HistoryRow[]> => JSON.parse((await ok(d, ['history', '--json'])).stdout) as HistoryRow[]
-
-/** The pointer as the service's database holds it; set back when `to` is given, as a service restored from a backup would. */
-function servicePointer (dir: string, to?: string): string {
-  const db = new Database(join(dir, 'service.sqlite'))
-  try {
-    if (to !== undefined) db.prepare('UPDATE pointers SET snapshot_cid = ?').run(to)
-    return db.prepare('SELECT snapshot_cid FROM pointers').pluck().get() as string
-  } finally {
-    db.close()
-  }
-}
 
 interface ForgetJson { dryRun: boolean, kept: number, forgotten: number, head: string | null, publishes: Array<{ cid: string, keep: boolean, reasons: string[] }> }
 

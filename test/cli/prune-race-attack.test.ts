@@ -9,6 +9,7 @@ import { HoldingProxy, type Passed } from '../helpers/holding-proxy.js'
 import { EXTERNAL, localServiceUnderTest } from '../helpers/service.js'
 import { useTempDir } from '../helpers/temp-dir.js'
 import { within } from '../helpers/wait.js'
+import { servicePointer } from './retention-devices.js'
 import { contentDevice, contentObjects, ok, shareKey, type ContentDevice, storedThenDeleted } from './content-devices.js'
 import type { LocalService } from './v2-cli.js'
 
@@ -119,17 +120,6 @@ describe.skipIf(EXTERNAL)('prune: a publish landing between its pointer check an
     expect((await listedNow(service)).has(object)).toBe(true)
   }, 600_000)
 })
-
-/** The pointer as the service's database holds it; set back when `to` is given, as a service restored from a backup would. */
-function servicePointer (dir: string, to?: string): string {
-  const db = new Database(join(dir, 'service.sqlite'))
-  try {
-    if (to !== undefined) db.prepare('UPDATE pointers SET snapshot_cid = ?').run(to)
-    return db.prepare('SELECT snapshot_cid FROM pointers').pluck().get() as string
-  } finally {
-    db.close()
-  }
-}
 
 describe.skipIf(EXTERNAL)('prune: two at once', () => {
   it('says what it deleted, not what another prune deleted first', async () => {

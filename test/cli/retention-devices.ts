@@ -2,6 +2,7 @@ import { expect } from 'vitest'
 import { createHash, randomBytes } from 'node:crypto'
 import { mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
+import Database from 'better-sqlite3'
 import { runCli } from '../helpers/cli.js'
 import { ok, SMALL_LAYOUT, type ContentDevice } from './content-devices.js'
 
@@ -152,4 +153,19 @@ export async function packBytes (service: string): Promise<number> {
   let sum = 0
   for (const name of await readdir(join(service, 'packs'))) sum += (await stat(join(service, 'packs', name))).size
   return sum
+}
+
+/**
+ * The index pointer as the service's database in `dir` holds it (never the prune list's beside
+ * it); set back to `to` when given, as a service restored from a backup would be.
+ */
+export function servicePointer (dir: string, to?: string): string {
+  const db = new Database(join(dir, 'service.sqlite'))
+  try {
+    const index = "network NOT LIKE '%~prune-list'"
+    if (to !== undefined) db.prepare(`UPDATE pointers SET snapshot_cid = ? WHERE ${index}`).run(to)
+    return db.prepare(`SELECT snapshot_cid FROM pointers WHERE ${index}`).pluck().get() as string
+  } finally {
+    db.close()
+  }
 }
