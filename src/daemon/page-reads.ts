@@ -47,7 +47,7 @@ export class PageReads {
 
   /**
    * `GET /download`: one file's content through the service, verified, as `get` (or `get --at`)
-   * would bring it back; the row chosen as `get` chooses it (this device's, else the newest).
+   * would bring it back; the row chosen as `get` chooses it (the newest across the devices, this device's on a tie).
    */
   async download (query: DownloadQuery, signal: AbortSignal): Promise<DownloadedFile> {
     const access = this.components.link()?.historyAccess()

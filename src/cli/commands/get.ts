@@ -134,7 +134,8 @@ A file already right is skipped.
 A different local file is kept, unless --overwrite.
 --at brings the file back as a past publish held it.
 For a file deleted since, the error gives the --at that brings it back.
---device brings it back as that device holds it.
+Without --device, each file is the newest across the devices, by when it was indexed there.
+A device that restored an old copy later counts as newer: --device picks one device's.
 --from NAME reads that mirror alone; without it, a failing primary falls back to the mirrors.
 
 Progress and exit codes:
@@ -151,7 +152,7 @@ export function registerGet (program: Command): void {
     .option('--config <path>', 'config file')
     .option('--to <dir>', 'write DIR/folder/path instead of into each folder\'s configured path')
     .option('--at <time>', 'the file as the newest publish at or before this time held it (RFC 3339, a date, or an age: 2h, 3d)')
-    .option('--device <id>', 'the file as this device holds it (default: this device\'s, else the newest)')
+    .option('--device <id>', 'the file as this device holds it (default: the newest across the devices, by when it was indexed; this device\'s on a tie)')
     .option('--overwrite', 'replace a local file that holds other content')
     .option('--from <mirror>', 'read this [[mirrors]] table alone, or a directory store at a path (one holding a /), not the primary (without it, a primary that fails falls back to the mirrors in order)')
     .option('--json', 'JSON lines: progress and each file\'s outcome')
