@@ -74,6 +74,9 @@ export function registerPrune (program: Command): void {
         const margin = `prune_margin (${marginText(retention.pruneMarginSeconds)})`
         if (done.young > 0) process.stdout.write(`${kept} ${countOf(done.young, 'object', 'objects')} no publish needs: stored within ${margin}; a prune once it has passed deletes them\n`)
         if (done.chainsHeld > 0) process.stdout.write(`${kept} ${countOf(done.chainsHeld, 'replaced chain', 'replaced chains')} whole: forgotten within ${margin}; a prune once it has passed deletes them\n`)
+        if (done.othersForgotten > 0) {
+          process.stdout.write(`${countOf(done.othersForgotten, 'publish', 'publishes')} of other devices ${options.dryRun === true ? 'would go' : 'went'}: their plain roots may still hold those blocks on the service; run \`cidsync prune\` on each device too (a daemon does on its schedule)\n`)
+        }
         if (space !== undefined) {
           process.stdout.write('error' in space
             ? `the embedded service could not give the space back now (${space.error}); a later prune tries again\n`

@@ -44,6 +44,11 @@ export interface Pruned {
   /** Chains forgets replaced that are still within the margin: kept whole this time. */
   readonly chainsHeld: number
   readonly segmentsRead: number
+  /**
+   * Publishes of other devices among those deleted: their plain roots, which only they know,
+   * may still hold the blocks on a service until each of them prunes too.
+   */
+  readonly othersForgotten: number
   /** Dead content past what one prune list names: the next run deletes it. */
   readonly deferred?: number
   /** Every object the store listed, and their bytes, before anything was deleted. */
@@ -120,7 +125,10 @@ export async function prune (repository: Repository, init: PruneInit): Promise<P
     failpoint('prune:listed')
     const before = init.now.getTime() - init.marginMs
     const { dead, deferred } = withinListBound(sets.dead(before))
-    const result = { pointer, young: sets.young(before), chainsHeld: held.length, segmentsRead, held: listed, ...(deferred > 0 ? { deferred } : {}) }
+    // Another device's plain root of a forgotten publish holds its blocks on a service: only that device knows it.
+    const self = repository.store.ownPublished()?.deviceId
+    const othersForgotten = expired.reduce((n, chain) => n + chain.manifests.filter(m => m.manifest.device !== self).length, 0)
+    const result = { pointer, young: sets.young(before), chainsHeld: held.length, segmentsRead, held: listed, othersForgotten, ...(deferred > 0 ? { deferred } : {}) }
     const deleted: Record<CandidateKind, number> = { root: 0, content: 0, segment: 0, manifest: 0 }
     const bytes = dead.reduce((sum, d) => sum + d.size, 0)
     if (init.dryRun === true) {

@@ -22,7 +22,35 @@ async function listed (clients: ServiceClients): Promise<Set<string>> {
   return cids
 }
 
+const B = 'bbbbbbbb-0000-4000-8000-000000000000'
+
 describe.skipIf(EXTERNAL)('prune: what no kept publish needs is deleted', () => {
+  it('counts the forgotten publishes of other devices, whose plain roots only they can delete', async () => {
+    const { clients } = await serviceUnderTest()
+    const root = await useTempDir()
+    const a = await syncDevice(root, 'a', A, { namespace: 'prune-others', snapshot: COMPACTING })
+    const clock = handClock()
+    write(a, 'first.md')
+    await pub(a, clients, a.config, clock)
+    const r = await restorer(root, 'b', a, 'prune-others')
+    await restoreInto(clients, r, 'prune-others')
+    const b = await syncDevice(root, 'b', B, { namespace: 'prune-others', snapshot: COMPACTING })
+    for (let i = 0; i < 2; i++) {
+      clock.move(HOUR)
+      write(b, `b${i}.md`)
+      await pub(b, clients, b.config, clock)
+    }
+    for (let i = 0; i < 3; i++) {
+      clock.move(HOUR)
+      write(a, `a${i}.md`)
+      await pub(a, clients, a.config, clock)
+    }
+    await forget(repositoryOf(a, clients), { policy: keepLast(1), now: new Date(clock.now()), timeZone: 'UTC' })
+    const dry = await prune(repositoryOf(a, clients), { marginMs: 0, now: new Date(clock.now() + DAY), dryRun: true })
+    expect(dry.othersForgotten).toBe(2)
+  })
+
+
   it('keeps a chain forgotten within the margin whole; past it, deletes what only that chain needed; every kept publish restores', async () => {
     const { clients } = await serviceUnderTest()
     const root = await useTempDir()
@@ -47,6 +75,8 @@ describe.skipIf(EXTERNAL)('prune: what no kept publish needs is deleted', () => 
     const later = new Date(clock.now() + 2 * DAY)
     const dry = await prune(repositoryOf(a, clients), { marginMs: DAY, now: later, dryRun: true })
     expect(dry.deleted.manifest).toBe(6)
+    // Every publish forgotten was this device's: no other device's plain root can hold them.
+    expect(dry.othersForgotten).toBe(0)
     expect(dry.deleted.segment).toBeGreaterThan(0)
     expect(await listed(clients)).toEqual(new Set([...objectsBefore, ...kept.map(e => e.cid)]))
 
