@@ -24,10 +24,10 @@ const cidText = cidSchema
 const UNSHOWABLE = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/u
 
 /** A user's label on a publish: printed by `history` and `forget`, so nothing that moves the text. */
-export const markSchema = z.string().min(1).max(MAX_MARK_LENGTH)
+export const markSchema = z.string().min(1, 'empty').max(MAX_MARK_LENGTH, `longer than ${MAX_MARK_LENGTH} characters`)
   .refine(mark => !UNSHOWABLE.test(mark), 'control or bidi characters')
   .refine(mark => mark.trim() === mark, 'spaces at either end')
-const marksSchema = z.array(markSchema).min(1).max(MAX_MARKS).refine(marks => new Set(marks).size === marks.length, 'a label twice')
+const marksSchema = z.array(markSchema).min(1, 'none given').max(MAX_MARKS, `more than ${MAX_MARKS}`).refine(marks => new Set(marks).size === marks.length, 'a label twice')
 
 export const segmentRefSchema = z.object({
   cid: cidText,
