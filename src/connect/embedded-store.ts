@@ -9,7 +9,7 @@ import {
   BlockHasher, BlockSlots, defaultSlab, fillSlabs, hashed, receiveVerified, storedFileBytes, walkStoredObjects,
   type BlockSink, type BlocksOptions, type BlocksRequest, type GetBytesOptions, type GetOptions, type GotObject,
   type DeletedObjects, type DeleteOptions, type ObjectInfo, type ObjectStore, type PutOptions, type ReadStoredBlock, type ReadStoredRun, type SourceTry,
-  type StoreCallOptions, type StreamOptions
+  type ListOptions, type StoreCallOptions, type StreamOptions
 } from '../store/index.js'
 
 /** Reads the service's blocks in this process: only where the service runs on this thread. */
@@ -147,7 +147,7 @@ export class EmbeddedObjectStore implements ObjectStore {
 
   async has (cid: string, options?: StoreCallOptions): Promise<boolean> { return await this.overHttp.has(cid, options) }
   async stat (cid: string, options?: StoreCallOptions): Promise<ObjectInfo | undefined> { return await this.overHttp.stat(cid, options) }
-  list (options?: StoreCallOptions): AsyncGenerator<ObjectInfo> { return this.overHttp.list(options) }
+  list (options?: ListOptions): AsyncGenerator<ObjectInfo> { return this.overHttp.list(options) }
   async delete (cid: string, options?: StoreCallOptions): Promise<boolean> { return await this.overHttp.delete(cid, options) }
   async deleteMany (cids: readonly string[], options?: DeleteOptions): Promise<DeletedObjects> { return await this.overHttp.deleteMany(cids, options) }
   async close (): Promise<void> { await this.overHttp.close() }

@@ -3,7 +3,7 @@ import type { CidProfile } from '../content/index.js'
 import { RemoteStatusError } from '../errors.js'
 import { boundedLine } from '../util/safe-text.js'
 import type {
-  BlockSink, BlocksOptions, BlocksRequest, DeletedObjects, DeleteOptions, DeleteRefusal, GetBytesOptions, GetOptions, GotObject, ObjectInfo,
+  BlockSink, BlocksOptions, BlocksRequest, DeletedObjects, DeleteOptions, DeleteRefusal, GetBytesOptions, GetOptions, GotObject, ListOptions, ObjectInfo,
   ObjectStore, PutOptions, StoreCallOptions
 } from '../store/index.js'
 import type { FetchOptions, GatewayClient } from './gateway-client.js'
@@ -28,6 +28,9 @@ function objectInfo (record: FileRecord): ObjectInfo {
   const at = record.createdAt
   return { cid: record.cid, size, name: record.fileName, ...(at === undefined || !Number.isFinite(at) || at < EARLIEST_UPLOAD_MS ? {} : { storedAt: at }) }
 }
+
+/** An upload's time as an optional field. */
+const pick = (storedAt: number | undefined): { storedAt?: number } => storedAt === undefined ? {} : { storedAt }
 
 /** Statuses that are about the caller or the service, not the one upload: they end a batch. */
 const NOT_THE_UPLOADS = new Set([401, 403, 407, 408, 429])
@@ -58,7 +61,8 @@ export function uploadOptions (options: PutOptions): UploadOptions {
  * The service over HTTP as an {@link ObjectStore}: puts through the upload endpoint (the CID
  * computed here, and the service's answer refused when it differs), reads through the gateways
  * in order (each answer hashed to the CID), lists and deletes through the uploads listing.
- * `stat` and `delete` walk the listing: a service has no lookup by CID for an account.
+ * `stat` and `delete` walk the listing: a service has no lookup by CID for an account. A
+ * `deleteMany` given what a caller's `list` read walks only the listing's head.
  */
 export class ServiceObjectStore implements ObjectStore {
   readonly describe: string
@@ -105,9 +109,10 @@ export class ServiceObjectStore implements ObjectStore {
     return undefined
   }
 
-  async * list (options: StoreCallOptions = {}): AsyncGenerator<ObjectInfo> {
+  async * list (options: ListOptions = {}): AsyncGenerator<ObjectInfo> {
     const seen = new Set<string>()
     for await (const record of listFiles(this.api, { signal: options.signal })) {
+      options.onUpload?.(record.cid, { id: record.id, ...pick(objectInfo(record).storedAt) })
       // An object uploaded twice is listed twice by the service; once here.
       if (seen.has(record.cid)) continue
       seen.add(record.cid)
@@ -126,17 +131,32 @@ export class ServiceObjectStore implements ObjectStore {
 
   /** Deletes every upload of each CID; a failure `refusal` gives a reason for is answered, the rest thrown. */
   private async remove (cids: readonly string[], options: DeleteOptions, refusal: (err: unknown) => string | undefined): Promise<DeletedObjects> {
-    const wanted = new Set(cids)
-    const { storedBefore } = options
+    const { storedBefore, seen } = options
     // Every upload of each: an object uploaded twice is listed, and deleted, twice. But not one made
     // since `storedBefore`: a device that stored it again after the caller listed it relies on it.
     const ids = new Map<string, string[]>()
     const stays = new Set<string>()
+    const take = (cid: string, id: string, at: number | undefined): void => {
+      if (storedBefore !== undefined && !(at !== undefined && at < storedBefore)) stays.add(cid)
+      else ids.set(cid, [...(ids.get(cid) ?? []), id])
+    }
+    // What the caller's walk read is taken as read; the listing is read only for the uploads it could not know.
+    const known = new Set<string>()
+    const unnamed = new Set<string>()
+    for (const cid of new Set(cids)) {
+      const uploads = seen?.uploads.get(cid)
+      if (uploads === undefined) { unnamed.add(cid); continue }
+      for (const upload of uploads) { known.add(upload.id); take(cid, upload.id, upload.storedAt) }
+    }
+    // With every object named, only the head: an upload made since the walk is listed before what it read.
+    const headOnly = unnamed.size === 0 && seen?.newestAt !== undefined
+    const since = seen?.newestAt ?? 0
     for await (const record of listFiles(this.api, { signal: options.signal })) {
-      if (!wanted.has(record.cid)) continue
       const at = objectInfo(record).storedAt
-      if (storedBefore !== undefined && !(at !== undefined && at < storedBefore)) stays.add(record.cid)
-      else ids.set(record.cid, [...(ids.get(record.cid) ?? []), record.id])
+      if (headOnly && at !== undefined && at < since) break
+      // An upload the walk did not read: never deleted, and its object stays listed.
+      if (seen?.uploads.has(record.cid) === true && !known.has(record.id)) stays.add(record.cid)
+      else if (unnamed.has(record.cid)) take(record.cid, record.id, at)
     }
     const removed: string[] = []
     const refused: DeleteRefusal[] = []

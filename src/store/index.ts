@@ -6,7 +6,7 @@
  */
 export type {
   ObjectStore, ObjectInfo, DeleteOptions, PutOptions, GetOptions, GetBytesOptions, GotObject, StoreCallOptions,
-  StoreProgressEvent, StreamOptions, BlockSink, BlocksRequest, BlocksOptions, DeletedObjects, DeleteRefusal
+  StoreProgressEvent, StreamOptions, BlockSink, BlocksRequest, BlocksOptions, DeletedObjects, DeleteRefusal, ListOptions, StoredUpload, UploadsSeen
 } from './object-store.js'
 export { sentProgress } from './object-store.js'
 export { receiveVerified } from './verified-receive.js'

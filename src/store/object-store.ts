@@ -16,6 +16,39 @@ export interface DeleteOptions extends StoreCallOptions {
    * stored the object again, and its publish may name it. One whose time the store does not say stays too.
    */
   readonly storedBefore?: number
+  /**
+   * What the caller's own walk of `list` read of these objects' uploads (see {@link UploadsSeen}).
+   * A store that deletes uploads by id deletes only those named here, instead of walking its listing.
+   */
+  readonly seen?: UploadsSeen
+}
+
+/** One upload a store's listing holds: an object uploaded twice is listed twice, under two ids. */
+export interface StoredUpload {
+  readonly id: string
+  /** When it was uploaded (ms, the store's clock), where the store says. */
+  readonly storedAt?: number
+}
+
+/** Options of a walk of `list`. */
+export interface ListOptions extends StoreCallOptions {
+  /**
+   * Told of each upload the walk reads, an object's repeats included, in the listing's order. Only
+   * a store whose listing holds uploads by id tells it; the others never call it.
+   */
+  readonly onUpload?: (cid: string, upload: StoredUpload) => void
+}
+
+/**
+ * A caller's walk of `list`, handed to `deleteMany` so the store need not walk its listing again.
+ * Only uploads named here are deleted. An upload made since the walk is never deleted, and keeps its
+ * object listed: the store reads the listing's head down to `newestAt` to find such uploads.
+ */
+export interface UploadsSeen {
+  /** Every upload of each object the walk read (as `onUpload` told them). An object not named here is looked up by the store. */
+  readonly uploads: ReadonlyMap<string, readonly StoredUpload[]>
+  /** The newest upload time the walk read. Unknown: the store reads its whole listing for uploads since. */
+  readonly newestAt: number | undefined
 }
 
 /** What {@link ObjectStore.stream} takes. */
@@ -159,14 +192,15 @@ export interface ObjectStore {
   /** What the store holds of the object, or undefined. */
   stat: (cid: string, options?: StoreCallOptions) => Promise<ObjectInfo | undefined>
   /** Every object the store holds. */
-  list: (options?: StoreCallOptions) => AsyncGenerator<ObjectInfo>
+  list: (options?: ListOptions) => AsyncGenerator<ObjectInfo>
   /** Removes the object; answers false when the store did not hold it. */
   delete: (cid: string, options?: StoreCallOptions) => Promise<boolean>
   /**
    * Removes each object of `cids` the store holds, as `delete` does; answers those it removed and
    * those it refused to. Neither holds one it did not hold, nor one stored again since `storedBefore`.
-   * A service walks its listing once for the whole batch, where `delete` walks it for each.
-   * With `storedBefore`, only uploads older than it go; an object stored again since stays.
+   * A service walks its listing once for the whole batch, where `delete` walks it for each; with
+   * `seen` it reads only the listing's head. With `storedBefore`, only uploads older than it go;
+   * an object stored again since stays.
    */
   deleteMany: (cids: readonly string[], options?: DeleteOptions) => Promise<DeletedObjects>
   close: () => Promise<void>

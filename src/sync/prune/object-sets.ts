@@ -1,5 +1,6 @@
 import Database from 'better-sqlite3'
 import { closeSync, openSync, rmSync } from 'node:fs'
+import type { StoredUpload } from '../../store/index.js'
 
 /** The kind of a candidate, for the order of deletion and the counts. */
 export type CandidateKind = 'root' | 'content' | 'segment' | 'manifest'
@@ -18,6 +19,8 @@ export class ObjectSets {
   private readonly addTo: Database.Statement
   private readonly noteListed: Database.Statement
   private readonly noteWatched: Database.Statement
+  private readonly noteUpload: Database.Statement
+  private readonly uploadsOfCid: Database.Statement
   private watching = false
 
   constructor (private readonly path: string) {
@@ -33,7 +36,8 @@ export class ObjectSets {
       CREATE TABLE rows (device TEXT NOT NULL, folder TEXT NOT NULL, path TEXT NOT NULL, seq INTEGER NOT NULL, cid TEXT, deleted INTEGER NOT NULL,
         PRIMARY KEY (device, folder, path, seq)) WITHOUT ROWID;
       CREATE TABLE tos (device TEXT NOT NULL, seq INTEGER NOT NULL, PRIMARY KEY (device, seq)) WITHOUT ROWID;
-      CREATE TABLE watched (cid TEXT PRIMARY KEY, listed INTEGER NOT NULL DEFAULT 0) WITHOUT ROWID;`)
+      CREATE TABLE watched (cid TEXT PRIMARY KEY, listed INTEGER NOT NULL DEFAULT 0) WITHOUT ROWID;
+      CREATE TABLE uploads (cid TEXT NOT NULL, id TEXT NOT NULL, stored_at INTEGER, PRIMARY KEY (cid, id)) WITHOUT ROWID;`)
     this.addFile = this.db.prepare('INSERT INTO live_files (cid) VALUES (?) ON CONFLICT DO NOTHING')
     this.addLive = this.db.prepare('INSERT INTO live (cid) VALUES (?) ON CONFLICT DO NOTHING')
     this.addCandidate = this.db.prepare('INSERT INTO candidates (cid, kind, rank) VALUES (?, ?, ?) ON CONFLICT DO NOTHING')
@@ -42,6 +46,9 @@ export class ObjectSets {
     this.addTo = this.db.prepare('INSERT INTO tos (device, seq) VALUES (?, ?) ON CONFLICT DO NOTHING')
     this.noteListed = this.db.prepare('UPDATE candidates SET size = ?, stored_at = ? WHERE cid = ?')
     this.noteWatched = this.db.prepare('UPDATE watched SET listed = 1 WHERE cid = ?')
+    // Only a candidate's uploads: the others are never deleted, and an account may list millions.
+    this.noteUpload = this.db.prepare('INSERT INTO uploads (cid, id, stored_at) SELECT ?1, ?2, ?3 WHERE EXISTS (SELECT 1 FROM candidates WHERE cid = ?1) ON CONFLICT DO NOTHING')
+    this.uploadsOfCid = this.db.prepare('SELECT id, stored_at FROM uploads WHERE cid = ?')
   }
 
   /** File CIDs that rows of kept publishes name: their content records' objects are kept. */
@@ -100,6 +107,21 @@ export class ObjectSets {
   listed (cid: string, size: number, storedAt: number | undefined): void {
     this.noteListed.run(size, storedAt ?? null, cid)
     if (this.watching) this.noteWatched.run(cid)
+  }
+
+  /** Notes one upload the store's listing holds (a store that lists uploads by id tells each). */
+  upload (cid: string, upload: StoredUpload): void {
+    this.noteUpload.run(cid, upload.id, upload.storedAt ?? null)
+  }
+
+  /** The uploads noted of each of `cids` that the listing held: what a delete may take. */
+  uploadsOf (cids: readonly string[]): Map<string, StoredUpload[]> {
+    const found = new Map<string, StoredUpload[]>()
+    for (const cid of cids) {
+      const rows = this.uploadsOfCid.all(cid) as Array<{ id: string, stored_at: number | null }>
+      if (rows.length > 0) found.set(cid, rows.map(r => r.stored_at === null ? { id: r.id } : { id: r.id, storedAt: r.stored_at }))
+    }
+    return found
   }
 
   /** The watched objects the store's listing did not hold. */

@@ -7,6 +7,7 @@ import { testKnob } from '../../util/test-knob.js'
 import { makeDirsSync } from '../../util/make-dirs.js'
 import type { ProgressEvent, ProgressOptions } from '../../util/progress.js'
 import { SNAPSHOT_PROFILE } from '../read/index.js'
+import type { StoredUpload, UploadsSeen } from '../../store/index.js'
 import type { Repository } from '../repository.js'
 import { removeDeadExitFiles } from '../state/index.js'
 import { liveChain, replacedChain, type Chain } from './chains.js'
@@ -17,7 +18,7 @@ import { checkOwnPublishHeld } from './own-publish-held.js'
 import { Refusals, type RefusedDeletes } from './refusals.js'
 import { readNames } from './segment-names.js'
 
-/** Objects deleted a call at a time: a service walks its listing once a batch. Crash tests make it small. */
+/** Objects deleted a call at a time: a service reads its listing's head once a batch. Crash tests make it small. */
 const DELETE_BATCH = testKnob('CIDSYNC_TEST_PRUNE_BATCH', 500)
 
 /** What a prune is doing: reading the chains' segments, then deleting. */
@@ -117,7 +118,14 @@ export async function prune (repository: Repository, init: PruneInit): Promise<P
     const log = repository.store.mirrorLog
     sets.watch(log.deleting())
     const listed = { objects: 0, bytes: 0 }
-    for await (const object of repository.objects.list({ signal: init.signal })) {
+    // Each candidate's uploads as this walk reads them: the deletes below need not walk the listing again.
+    const walk: { uploads: boolean, newestAt?: number } = { uploads: false }
+    const onUpload = (cid: string, upload: StoredUpload): void => {
+      sets.upload(cid, upload)
+      walk.uploads = true
+      if (upload.storedAt !== undefined) walk.newestAt = Math.max(walk.newestAt ?? upload.storedAt, upload.storedAt)
+    }
+    for await (const object of repository.objects.list({ signal: init.signal, onUpload })) {
       sets.listed(object.cid, object.size, object.storedAt)
       listed.objects++
       listed.bytes += object.size
@@ -144,7 +152,8 @@ export async function prune (repository: Repository, init: PruneInit): Promise<P
     failpoint('prune:checked')
     finishKilled(log, sets)
     // An upload made since the list was announced stays too: a publish that found the list made it.
-    const done = await deleteDead(repository, dead, { signal: init.signal, storedBefore: Math.min(before, list.storedAt ?? before), onProgress: init.onProgress })
+    const seen = walk.uploads ? (cids: readonly string[]): UploadsSeen => ({ uploads: sets.uploadsOf(cids), newestAt: walk.newestAt }) : undefined
+    const done = await deleteDead(repository, dead, { signal: init.signal, storedBefore: Math.min(before, list.storedAt ?? before), seen, onProgress: init.onProgress })
     await dropPreviousList(repository, list.previous, init.signal)
     return notePruned(repository, init, { ...result, ...done })
   } finally {
@@ -152,12 +161,20 @@ export async function prune (repository: Repository, init: PruneInit): Promise<P
   }
 }
 
+interface DeleteDeadOptions {
+  readonly signal?: AbortSignal
+  readonly storedBefore: number
+  /** What the prune's walk read of a batch's uploads, where the store told it. */
+  readonly seen?: (cids: readonly string[]) => UploadsSeen
+  readonly onProgress?: PruneInit['onProgress']
+}
+
 /**
  * Deletes `dead` a batch at a time, and counts and logs for the mirrors what the store answers it
  * removed: another prune may have removed some first, and the store may refuse some. Each batch is
  * noted before it is asked, so a kill between the delete and the log is finished by the next run.
  */
-async function deleteDead (repository: Repository, dead: ReturnType<ObjectSets['dead']>, options: { readonly signal?: AbortSignal, readonly storedBefore: number, readonly onProgress?: PruneInit['onProgress'] }): Promise<Pick<Pruned, 'deleted' | 'bytes' | 'refused'>> {
+async function deleteDead (repository: Repository, dead: ReturnType<ObjectSets['dead']>, options: DeleteDeadOptions): Promise<Pick<Pruned, 'deleted' | 'bytes' | 'refused'>> {
   const log = repository.store.mirrorLog
   const deleted: Record<CandidateKind, number> = { root: 0, content: 0, segment: 0, manifest: 0 }
   const refusals = new Refusals()
@@ -168,7 +185,9 @@ async function deleteDead (repository: Repository, dead: ReturnType<ObjectSets['
     const cids = [...batch.keys()]
     log.noteDeleting(cids)
     // An object uploaded again since the margin's start stays: another device may name it now.
-    const answer = await repository.objects.deleteMany(cids, { signal: options.signal, storedBefore: options.storedBefore })
+    // Only uploads the walk read go: one made since it is never deleted, and keeps its object listed.
+    const seen = options.seen?.(cids)
+    const answer = await repository.objects.deleteMany(cids, { signal: options.signal, storedBefore: options.storedBefore, ...(seen === undefined ? {} : { seen }) })
     failpoint('prune:deleted')
     const removed = answer.removed.filter(cid => batch.has(cid))
     for (const cid of removed) {
