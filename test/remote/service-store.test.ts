@@ -4,7 +4,7 @@ import { writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { cidProfile } from '../../src/content/index.js'
 import { RemoteBadRequestError, RemoteUnauthorizedError } from '../../src/errors.js'
-import type { ObjectStore } from '../../src/store/index.js'
+import type { ObjectStore, StoredUpload } from '../../src/store/index.js'
 import { serviceUnderTest, EXTERNAL } from '../helpers/service.js'
 import { useTempDir } from '../helpers/temp-dir.js'
 import { objectStoreConformance } from '../store/conformance.js'
@@ -65,5 +65,36 @@ describe.skipIf(EXTERNAL)('the service over HTTP: a delete the service refuses',
     local?.faults.set('delete_file', { errorRate: 1, status: 400, times: 1 })
     await expect(clients.objects.delete(cids[1] as string)).rejects.toBeInstanceOf(RemoteBadRequestError)
     expect((await listed(clients.objects)).has(cids[1] as string)).toBe(true)
+  })
+})
+
+describe.skipIf(EXTERNAL)('the service over HTTP: a delete given what a walk of the listing read', () => {
+  it('deletes only the uploads the walk read, reads only the listing\'s head, and an upload made since stays', async () => {
+    const { clients, local } = await serviceUnderTest()
+    const store = clients.objects
+    const dir = await useTempDir()
+    const bytes = join(dir, 'again.bin')
+    await writeFile(bytes, randomBytes(800))
+    const again = (await store.put(bytes, PROFILE)).cid
+    const [old] = await stored(store, [700, 500, 600, 900, 1000, 1100, 1200])
+    const uploads = new Map<string, StoredUpload[]>()
+    let newestAt = 0
+    for await (const _ of store.list({ onUpload: (cid, upload) => { uploads.set(cid, [...uploads.get(cid) ?? [], upload]); newestAt = Math.max(newestAt, upload.storedAt ?? 0) } })) { /* walked */ }
+    // A file's time comes from a coarser clock than Date.now(): the next put is well after the walk.
+    const walkedAt = Date.now()
+    while (Date.now() <= walkedAt + 50) await new Promise(resolve => setTimeout(resolve, 5))
+    // Another device stores the same bytes again, after the walk: a new upload, under a new id.
+    await store.put(bytes, PROFILE)
+    const pages = (): number => (local?.requestLog() ?? []).filter(r => r.method === 'GET' && r.path === '/api/user/files_uploaded').length
+    const before = pages()
+    // Even with a time past the new upload: only the uploads the walk read may go.
+    const answer = await store.deleteMany([old as string, again], { storedBefore: Date.now() + 1, seen: { uploads, newestAt } })
+    expect(answer).toEqual({ removed: [old], refused: [] })
+    expect(pages() - before).toBe(1)
+    expect(await store.has(old as string)).toBe(false)
+    expect(await store.has(again)).toBe(true)
+    // Without a walk's uploads, it reads the listing whole and takes every upload, the new one too.
+    expect(await store.deleteMany([again], { storedBefore: Date.now() + 1 })).toEqual({ removed: [again], refused: [] })
+    expect(pages() - before).toBeGreaterThan(3)
   })
 })
