@@ -47,7 +47,7 @@ export class ObjectSets {
     this.noteListed = this.db.prepare('UPDATE candidates SET size = ?, stored_at = ? WHERE cid = ?')
     this.noteWatched = this.db.prepare('UPDATE watched SET listed = 1 WHERE cid = ?')
     // Only a candidate's uploads: the others are never deleted, and an account may list millions.
-    this.noteUpload = this.db.prepare('INSERT INTO uploads (cid, id, stored_at) SELECT ?1, ?2, ?3 WHERE EXISTS (SELECT 1 FROM candidates WHERE cid = ?1) ON CONFLICT DO NOTHING')
+    this.noteUpload = this.db.prepare('INSERT INTO uploads (cid, id, stored_at) SELECT @cid, @id, @at WHERE EXISTS (SELECT 1 FROM candidates WHERE cid = @cid) ON CONFLICT DO NOTHING')
     this.uploadsOfCid = this.db.prepare('SELECT id, stored_at FROM uploads WHERE cid = ?')
   }
 
@@ -111,7 +111,7 @@ export class ObjectSets {
 
   /** Notes one upload the store's listing holds (a store that lists uploads by id tells each). */
   upload (cid: string, upload: StoredUpload): void {
-    this.noteUpload.run(cid, upload.id, upload.storedAt ?? null)
+    this.noteUpload.run({ cid, id: upload.id, at: upload.storedAt ?? null })
   }
 
   /** The uploads noted of each of `cids` that the listing held: what a delete may take. */
