@@ -15,6 +15,7 @@ import { openDevice, writeDevice } from './retention-device.mjs'
 import { count, du, mb, median, seconds, timed, Tree, Versions } from './retention-tree.mjs'
 import { benchYear } from './retention-year.mjs'
 import { benchRetentionIndex } from './retention-index.mjs'
+import { benchRetentionListing } from './retention-listing.mjs'
 
 const CLI = fileURLToPath(new URL('../../dist/bin/cidsync.js', import.meta.url))
 export const SCALE = Number(process.env.BENCH_RETENTION_SCALE ?? 0.002)
@@ -56,6 +57,7 @@ export async function benchRetention (root, report) {
   report(`  peak RSS of cidsync, ${long.h.n} against ${short.h.n} publishes`, mb(long.ours.peak), mb(short.ours.peak), `${(long.ours.peak / short.ours.peak).toFixed(2)}x`, 'flat (~1.0x)')
   await benchYear(root, report, SCALE)
   await benchRetentionIndex(root, report)
+  await benchRetentionListing(root, report)
 }
 
 /** One history of PUBLISHES publishes, each backed up by restic after the same change; a copy at SHORT. */

@@ -1,4 +1,4 @@
-// npm run bench [-- cid|index|service|snapshot|sync|find|upload|content|lean|exits|retention|all]: each figure beside a baseline measured in the same run, as a ratio.
+// npm run bench [-- cid|index|service|snapshot|sync|find|upload|content|lean|exits|retention|retention-listing|all]: each figure beside a baseline measured in the same run, as a ratio.
 // Runs the built code (dist/); writes its data under $BENCH_DIR (default: the OS temp dir) and removes it.
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir, cpus, totalmem } from 'node:os'
@@ -14,6 +14,7 @@ import { benchContent } from './content-bench.mjs'
 import { benchLean } from './lean-bench.mjs'
 import { benchExits } from './exits-bench.mjs'
 import { benchRetention } from './retention-bench.mjs'
+import { benchRetentionListing } from './retention-listing.mjs'
 
 const which = process.argv[2] ?? 'all'
 const root = await mkdtemp(join(process.env.BENCH_DIR ?? tmpdir(), 'cidsync-bench-'))
@@ -36,6 +37,8 @@ try {
   if (which === 'all' || which === 'lean') await benchLean(root, report)
   if (which === 'all' || which === 'exits') await benchExits(root, report)
   if (which === 'all' || which === 'retention') await benchRetention(root, report)
+  // The large listing alone, without the history the rest of the retention bench builds first.
+  if (which === 'retention-listing') await benchRetentionListing(root, report)
   if (which === 'all' || which === 'exits' || which === 'mirrors') await (await import('./mirrors-bench.mjs')).benchMirrors(root, report)
 } finally {
   await rm(root, { recursive: true, force: true })
