@@ -32,7 +32,7 @@ export function registerLog (program: Command): void {
     .option('--network <name>', 'default: the config\'s network')
     .option('--json', 'print JSON')
     .action(action(async (text: string, options: LogOptions) => {
-      const { checkPruned, splitPath, fileLog, openHistoryRows, fillHistory } = await import('../../find/index.js')
+      const { checkPruned, heldByListing, splitPath, fileLog, openHistoryRows, fillHistory } = await import('../../find/index.js')
       const split = splitPath(text)
       if (split === undefined) throw new UsageError(`${JSON.stringify(safeText(text))} is not folder/path: give the folder's name, a slash, then the path in it (as \`cidsync find\` prints it)`)
       const config = loadConfig({ configPath: options.config })
@@ -54,7 +54,10 @@ export function registerLog (program: Command): void {
               if (start === undefined) unpublished = true
               else filled = await fillHistory(repository, history, start, chain)
               // Older versions whose content a prune took are asked of the store that would serve them.
-              oldestFirst = await checkPruned(index, fileLog(index, history, split.folder, split.path, activity), async (cid, o) => await repository.objects.has(cid, o))
+              // A service answers `has` from its whole listing: all of them are asked in one pass of it.
+              const objects = repository.objects
+              const ask = repository.names === undefined ? async (cid: string, o: { readonly signal?: AbortSignal }) => await objects.has(cid, o) : { held: heldByListing(o => objects.list(o)) }
+              oldestFirst = await checkPruned(index, fileLog(index, history, split.folder, split.path, activity), ask)
             })
           }
           // Newest first, as `history` and `git log` list; --reverse for the oldest first.
