@@ -130,6 +130,14 @@ async function * chainFrom<T> (start: string, limit: number | undefined, read: (
  * when the row is missing or does not hold them (then {@link readPublish} reads it whole, or fetches it).
  */
 function cachedEntry (cid: string, cache: ManifestCache, binding: FetchInit['binding']): HistoryEntry | undefined {
+  return cachedLink(cid, cache, binding)?.entry
+}
+
+/** A publish as a walk sees it: its row, and how many chains a forget replaced with it (0 for a `/1` snapshot). */
+interface Link { readonly entry: HistoryEntry, readonly replaced: number }
+
+/** {@link cachedEntry}, with the count of chains the manifest replaced (it was checked whole before it was cached). */
+function cachedLink (cid: string, cache: ManifestCache, binding: FetchInit['binding']): Link | undefined {
   const json = cache.get(cid)
   if (json === undefined) return undefined
   let value: { kind?: unknown, entry?: HistoryEntry, manifest?: Record<string, unknown> }
@@ -141,12 +149,14 @@ function cachedEntry (cid: string, cache: ManifestCache, binding: FetchInit['bin
   const bound = value.manifest
   if (typeof bound?.namespace === 'string') checkBinding({ namespace: bound.namespace, network: typeof bound.network === 'string' ? bound.network : '' }, cid, binding)
   try {
-    if (value.kind === 'v1a' && value.entry !== undefined) return value.entry
+    if (value.kind === 'v1a' && value.entry !== undefined) return { entry: value.entry, replaced: 0 }
     const m = value.manifest
     if (value.kind !== 'manifest' || m === undefined || m === null) return undefined
     if (typeof m.createdAt !== 'string' || typeof m.device !== 'string' || typeof m.hostname !== 'string' || typeof m.entries !== 'number' ||
       typeof m.bytesAdded !== 'number' || (m.previous !== null && typeof m.previous !== 'string')) return undefined
-    return { cid, engine: 'cidsync-sqlite/2', at: m.createdAt, device: m.device, hostname: m.hostname, entries: m.entries, bytesAdded: m.bytesAdded, previous: m.previous as string | null, ...(typeof m.publishedAs === 'string' ? { publishedAs: m.publishedAs } : {}), ...marksOf(m.marks) }
+    const entry: HistoryEntry = { cid, engine: 'cidsync-sqlite/2', at: m.createdAt, device: m.device, hostname: m.hostname, entries: m.entries, bytesAdded: m.bytesAdded, previous: m.previous as string | null, ...(typeof m.publishedAs === 'string' ? { publishedAs: m.publishedAs } : {}), ...marksOf(m.marks) }
+    if (m.replaced !== undefined && !Array.isArray(m.replaced)) return undefined
+    return { entry, replaced: Array.isArray(m.replaced) ? m.replaced.length : 0 }
   } catch {
     return undefined
   }
@@ -178,12 +188,25 @@ export interface PublishAtTime {
 export async function publishAt (clients: ObjectHome, start: string, time: Date, cache: ManifestCache, init: FetchInit): Promise<PublishAtTime | undefined> {
   let next: HistoryEntry | undefined
   let forgotten = false
-  for await (const publish of walkHistory(clients, start, cache, init)) {
-    if (Date.parse(publish.entry.at) <= time.getTime()) return { ...publish, next, forgotten }
-    next = publish.entry
-    if ((publish.manifest?.replaced?.length ?? 0) > 0) forgotten = true
+  for await (const link of walkLinks(clients, start, cache, init)) {
+    // Only the publish found is read whole (and its cached manifest checked again): it is the one used.
+    if (Date.parse(link.entry.at) <= time.getTime()) return { ...await readPublish(clients, link.entry.cid, cache, init), next, forgotten }
+    next = link.entry
+    if (link.replaced > 0) forgotten = true
   }
   return undefined
+}
+
+/**
+ * The chain from `start` for a walk that needs each publish's time, links and replaced chains
+ * only: a cached manifest read for those fields (as {@link walkEntries}), anything else read whole.
+ */
+async function * walkLinks (clients: ObjectHome, start: string, cache: ManifestCache, init: FetchInit): AsyncGenerator<Link> {
+  yield * chainFrom(start, undefined, async (cid) => cachedLink(cid, cache, init.binding) ?? linkOf(await readPublish(clients, cid, cache, init)), link => link.entry.previous)
+}
+
+function linkOf (publish: { entry: HistoryEntry, manifest: Manifest | undefined }): Link {
+  return { entry: publish.entry, replaced: publish.manifest?.replaced?.length ?? 0 }
 }
 
 /**
@@ -193,9 +216,9 @@ export async function publishAt (clients: ObjectHome, start: string, time: Date,
 export async function nothingAtTime (clients: ObjectHome, start: string, time: Date, cache: ManifestCache, init: FetchInit): Promise<NothingAtTimeError> {
   let oldest: HistoryEntry | undefined
   let forgotten = false
-  for await (const { entry, manifest } of walkHistory(clients, start, cache, init)) {
+  for await (const { entry, replaced } of walkLinks(clients, start, cache, init)) {
     oldest = entry
-    if ((manifest?.replaced?.length ?? 0) > 0) forgotten = true
+    if (replaced > 0) forgotten = true
   }
   const first = oldest === undefined ? '' : `; its oldest publish is of ${oldest.at}${forgotten ? ' (a `cidsync forget` may have removed older ones)' : ''}`
   return new NothingAtTimeError(`nothing was published at or before ${time.toISOString()} in the history from ${start}${first}: see \`cidsync history\` for the times there are`)
