@@ -16,6 +16,8 @@ import {
 export interface LocalReads {
   readonly block: ReadStoredBlock
   readonly run: ReadStoredRun
+  /** Which of the CIDs the account of the API key lists (`LocalService.heldFiles`). */
+  readonly held?: (apiKey: string, cids: ReadonlySet<string>) => Set<string> | undefined
 }
 
 const READ_BYTES = 1024 * 1024
@@ -145,6 +147,24 @@ export class EmbeddedObjectStore implements ObjectStore {
     }
   }
 
+  /**
+   * Which of `cids` the account lists, all in one pass: read in this process when the service runs
+   * on this thread, else from one pass of its listing (its `has` reads the listing for each).
+   */
+  async heldAmong (cids: ReadonlySet<string>, options: StoreCallOptions = {}): Promise<ReadonlySet<string>> {
+    const apiKey = this.apiKey()
+    const local = apiKey === undefined ? undefined : this.local?.held?.(apiKey, cids)
+    if (local !== undefined) return local
+    const found = new Set<string>()
+    if (cids.size === 0) return found
+    for await (const object of this.list(options)) {
+      if (!cids.has(object.cid)) continue
+      found.add(object.cid)
+      if (found.size === cids.size) break
+    }
+    return found
+  }
+
   async has (cid: string, options?: StoreCallOptions): Promise<boolean> { return await this.overHttp.has(cid, options) }
   async stat (cid: string, options?: StoreCallOptions): Promise<ObjectInfo | undefined> { return await this.overHttp.stat(cid, options) }
   list (options?: ListOptions): AsyncGenerator<ObjectInfo> { return this.overHttp.list(options) }
@@ -155,6 +175,14 @@ export class EmbeddedObjectStore implements ObjectStore {
 
 /** Slots a lent stream reads its leaves into: the reads ahead of a level, the leaf given out, and a spare. */
 const LENT_SLOTS = 8
+
+/**
+ * The embedded store's {@link EmbeddedObjectStore.heldAmong} for `objects`, when they are one;
+ * else undefined (ask the store as it answers).
+ */
+export function heldAmongOf (objects: ObjectStore): ((cids: ReadonlySet<string>, options: StoreCallOptions) => Promise<ReadonlySet<string>>) | undefined {
+  return objects instanceof EmbeddedObjectStore ? async (cids, options) => await objects.heldAmong(cids, options) : undefined
+}
 
 /** Each block checked against its CID before any of it comes out; at most `maxBytes` in all. */
 async function * checkedStream (read: ReadStoredBlock, cid: string, options: StreamOptions): AsyncGenerator<Uint8Array> {

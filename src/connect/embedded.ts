@@ -87,7 +87,7 @@ export async function startEmbedded (dir: string, options: Partial<EmbeddedOptio
   // On this thread, its blocks are read here: a restore's objects without the loopback HTTP hop.
   const reads: LocalReads | undefined = local === undefined
     ? undefined
-    : { block: async (cid, into) => await local.readStoredBlock(cid, into), run: async (cids, into) => await local.readStoredBlocks(cids, into) }
+    : { block: async (cid, into) => await local.readStoredBlock(cid, into), run: async (cids, into) => await local.readStoredBlocks(cids, into), held: (apiKey, cids) => local.heldFiles(apiKey, cids) }
   const credentials: { apiKey?: string, sessionToken?: () => string } = {}
   const url = service.url
   const clients = createServiceClients(

@@ -108,6 +108,7 @@ export class LocalService {
   private readonly server: Server
   private readonly requests: RequestRecord[] = []
   private readonly apiKeyOwner: Database.Statement
+  private readonly listedCids: Database.Statement
   private readonly adminToken: string | undefined
   private adminHostNames: ReadonlySet<string> = new Set()
   private hostGuard: HostGuard | undefined
@@ -135,6 +136,7 @@ export class LocalService {
     }
     for (const [route, fault] of Object.entries(init.faults ?? {})) this.faults.set(route, fault)
     this.apiKeyOwner = this.db.prepare('SELECT address FROM api_keys WHERE key = ?').pluck()
+    this.listedCids = this.db.prepare('SELECT cid FROM files WHERE address = ? AND deleted_at IS NULL').pluck()
     this.routes = [
       ...authRoutes(this.parts), ...dealRoutes(this.parts), ...fileRoutes(this.parts), ...ipnsRoutes(this.parts),
       ...pointerRoutes(this.parts), ...uploadRoutes(this.parts), ...dagImportRoutes(this.parts), ...catRoutes(this.parts), ...gatewayRoutes(this.parts),
@@ -234,6 +236,25 @@ export class LocalService {
    */
   async readStoredBlocks (cids: readonly CID[], into: Uint8Array): Promise<Array<Uint8Array | undefined>> {
     return await this.parts.blocks.getRun(cids, into)
+  }
+
+  /**
+   * Which of `cids` the account of `apiKey` lists, read in this process without HTTP (the embedded
+   * service's own reads): one pass over its uploads, keeping only those asked. Undefined for a key
+   * it does not know.
+   */
+  heldFiles (apiKey: string, cids: ReadonlySet<string>): Set<string> | undefined {
+    if (!this.db.open) throw new HttpFailure(503, 'the service is stopping')
+    const address = this.apiKeyOwner.get(apiKey) as string | undefined
+    if (address === undefined) return undefined
+    const held = new Set<string>()
+    if (cids.size === 0) return held
+    for (const cid of this.listedCids.iterate(address) as IterableIterator<string>) {
+      if (!cids.has(cid)) continue
+      held.add(cid)
+      if (held.size === cids.size) break
+    }
+    return held
   }
 
   /**

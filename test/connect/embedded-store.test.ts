@@ -5,7 +5,7 @@ import { join } from 'node:path'
 import type { CID } from 'multiformats/cid'
 import { startLocalService, type LocalService } from '../../src/local-service/index.js'
 import { createServiceClients, GatewayClient, HttpClient, ServiceObjectStore, UploadClient } from '../../src/remote/index.js'
-import { EmbeddedObjectStore } from '../../src/connect/index.js'
+import { EmbeddedObjectStore, type LocalReads } from '../../src/connect/index.js'
 import type { ObjectStore, ReadStoredBlock } from '../../src/store/index.js'
 import { cidProfile, type CidProfile } from '../../src/content/index.js'
 import { IntegrityError, ServiceDataDamagedError } from '../../src/errors.js'
@@ -15,16 +15,17 @@ import { useTempDir } from '../helpers/temp-dir.js'
 /** Small leaves and narrow nodes: a 20 KB file is a DAG three levels deep. */
 const DEEP: CidProfile = { ...cidProfile('kubo-cidv1'), chunkSize: 1000, maxLinks: 4 }
 
-async function stored (bytes: Buffer): Promise<{ local: LocalService, cid: string }> {
+async function stored (bytes: Buffer): Promise<{ local: LocalService, cid: string, apiKey: string }> {
   const dir = await useTempDir()
   const local = await startLocalService({ dir: join(dir, 'service') })
   onTestFinished(async () => { await local.stop() })
   let apiKey: string | undefined
   const clients = createServiceClients({ dealUrl: local.url, apiUrl: local.url, pointerUrl: local.url, uploadUrl: local.url, gateways: [local.url] }, { apiKey: () => apiKey, sessionToken: () => undefined })
   onTestFinished(async () => { await clients.close() })
-  apiKey = (await clients.deals.login(newWalletKey())).apiKey
+  const key = (await clients.deals.login(newWalletKey())).apiKey
+  apiKey = key
   await writeFile(join(dir, 'in.bin'), bytes)
-  return { local, cid: (await clients.objects.put(join(dir, 'in.bin'), DEEP)).cid }
+  return { local, cid: (await clients.objects.put(join(dir, 'in.bin'), DEEP)).cid, apiKey: key }
 }
 
 /** The embedded store over `local`, its packs read through `readStored`, its gateway over HTTP. */
@@ -50,6 +51,26 @@ const joined = (slabs: readonly Uint8Array[]): Buffer => Buffer.concat(slabs.map
 const fileFetches = (local: LocalService): number => local.requestLog().filter(r => r.route === 'gateway').length
 /** Small slabs: an object spans several. */
 const slab = (): Uint8Array => new Uint8Array(new SharedArrayBuffer(4096))
+
+describe('the embedded store: which objects the account lists', () => {
+  it('answers in this process on the service\'s thread, else from one pass of the listing', async () => {
+    const { local, cid, apiKey } = await stored(randomBytes(5_000))
+    const other = (await stored(randomBytes(5_000))).cid
+    const listings = (): number => local.requestLog().filter(r => r.route === 'files_uploaded').length
+    const url = local.url
+    const over = (reads?: LocalReads): EmbeddedObjectStore => {
+      const clients = createServiceClients({ dealUrl: url, apiUrl: url, pointerUrl: url, uploadUrl: url, gateways: [url] }, { apiKey: () => apiKey, sessionToken: () => undefined },
+        { objects: overHttp => new EmbeddedObjectStore(overHttp, local, () => apiKey, reads) })
+      onTestFinished(async () => { await clients.close() })
+      return clients.objects as EmbeddedObjectStore
+    }
+    const onThread = over({ block: async (c) => await local.readStoredBlock(c), run: async () => [], held: (key, cids) => local.heldFiles(key, cids) })
+    expect([...await onThread.heldAmong(new Set([cid, other]))]).toEqual([cid])
+    expect(listings()).toBe(0)
+    expect([...await over().heldAmong(new Set([cid, other]))]).toEqual([cid])
+    expect(listings()).toBe(1)
+  })
+})
 
 describe('the embedded store: reads from the service\'s packs in this process (the service on this thread)', () => {
   it('reads the object\'s blocks without HTTP, checked against its CID, into the slabs', async () => {

@@ -47,6 +47,7 @@ export function registerLog (program: Command): void {
           let oldestFirst: Array<FileVersion & { pruned?: boolean }> = []
           if (options.cached === true) oldestFirst = fileLog(index, history, split.folder, split.path, activity)
           else {
+            const { heldAmongOf } = await import('../../connect/index.js')
             await readHistoryFrom(options, async (repository) => {
               // Nothing published yet (a daemon that has not reached its first publish): the index's own rows still answer.
               const chain = { namespace: options.namespace, network: options.network }
@@ -54,9 +55,11 @@ export function registerLog (program: Command): void {
               if (start === undefined) unpublished = true
               else filled = await fillHistory(repository, history, start, chain)
               // Older versions whose content a prune took are asked of the store that would serve them.
-              // A service answers `has` from its whole listing: all of them are asked in one pass of it.
+              // A service answers `has` from its whole listing: all of them are asked in one pass of it
+              // (the embedded service on this thread: in this process). A directory is asked each.
               const objects = repository.objects
-              const ask = repository.names === undefined ? async (cid: string, o: { readonly signal?: AbortSignal }) => await objects.has(cid, o) : { held: heldByListing(o => objects.list(o)) }
+              const held = heldAmongOf(objects) ?? (repository.names === undefined ? undefined : heldByListing(o => objects.list(o)))
+              const ask = held === undefined ? async (cid: string, o: { readonly signal?: AbortSignal }) => await objects.has(cid, o) : { held }
               oldestFirst = await checkPruned(index, fileLog(index, history, split.folder, split.path, activity), ask)
             })
           }
