@@ -469,6 +469,15 @@ export class RetentionSetBackError extends CidsyncError {
 }
 
 /**
+ * A prune list sealed under this repository's key in a body version this cidsync does not read:
+ * a newer cidsync pruned. Taken as naming nothing, what a publish names could be deleted.
+ */
+export class PruneListNewerError extends CidsyncError {
+  override readonly code = 'ERR_PRUNE_LIST_NEWER'
+  override readonly exitCode = ExitCode.integrity
+}
+
+/**
  * A publish would drop many of this device's entries at once (a folder emptied by mistake, an
  * unmounted disk, a lost index): held until someone confirms it.
  */

@@ -36,6 +36,8 @@ export const SLOW_FILES: readonly string[] = [
   'test/cli/prune-race.test.ts',
   'test/cli/prune-race-attack.test.ts',
   'test/cli/prune-list.test.ts',
+  'test/cli/prune-list-attack.test.ts',
+  'test/cli/prune-pack-leak.test.ts',
   'test/cli/prune-clock.test.ts',
   'test/cli/forget-race.test.ts',
   'test/cli/prune-readers.test.ts',

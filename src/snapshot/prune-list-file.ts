@@ -1,6 +1,6 @@
 import { readFile, rm } from 'node:fs/promises'
 import { z } from 'zod'
-import { SnapshotFormatError } from '../errors.js'
+import { PruneListNewerError, SnapshotFormatError } from '../errors.js'
 import { ENGINE, FORMAT_VERSION, MAX_PRUNE_LIST_OBJECTS, type PruneListHeader, type SealedHeader } from './format.js'
 import { seal, unseal, type Sealed } from './sealed-file.js'
 
@@ -81,6 +81,11 @@ export async function openPruneList (init: OpenPruneListInit): Promise<{ readonl
       value = JSON.parse(await readFile(destination, 'utf8'))
     } catch {
       throw new SnapshotFormatError(`prune list ${init.name} is not JSON: damaged`)
+    }
+    const version = (typeof value === 'object' && value !== null ? value : {}) as { version?: unknown }
+    // Sealed under this key and verified: a newer cidsync made it. Naming nothing would be a guess.
+    if (typeof version.version === 'number' && version.version > PRUNE_LIST_VERSION) {
+      throw new PruneListNewerError(`prune list ${init.name} is of version ${version.version}, newer than this cidsync reads (${PRUNE_LIST_VERSION}): upgrade cidsync`)
     }
     const parsed = bodySchema.safeParse(value)
     if (!parsed.success) throw new SnapshotFormatError(`prune list ${init.name} does not say what cidsync expects (${parsed.error.issues[0]?.message ?? 'invalid'}): upgrade cidsync, or it is damaged`)

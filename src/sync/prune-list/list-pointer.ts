@@ -4,7 +4,7 @@ import { rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { Logger } from 'pino'
 import { STATE_NAMES } from '../../config/index.js'
-import { PointerNotFoundError, SnapshotFormatError, SnapshotIntegrityError, SnapshotKeyError, SnapshotUnencryptedError } from '../../errors.js'
+import { ContentNotFoundError, IntegrityError, PointerNotFoundError, SnapshotFormatError, SnapshotIntegrityError, SnapshotKeyError, SnapshotTooLargeError, SnapshotUnencryptedError } from '../../errors.js'
 import { MAX_SEALED_PRUNE_LIST_BYTES, openPruneList, sealPruneList } from '../../snapshot/index.js'
 import { makeDirsSync } from '../../util/make-dirs.js'
 import { SNAPSHOT_PROFILE } from '../read/index.js'
@@ -70,26 +70,29 @@ async function listPointer (repository: Repository, signal?: AbortSignal): Promi
  * only a device with the key makes one, so such a list is no prune of this repository's.
  * A failure to ask the service throws: the caller's step runs again.
  */
-export async function readPruneList (repository: Repository, logger: Logger, signal?: AbortSignal): Promise<void> {
+export async function readPruneList (repository: Repository, logger: Logger, signal?: AbortSignal): Promise<{ readonly changed: boolean }> {
   const state = repository.store.pruneList
   const cid = await listPointer(repository, signal) ?? ''
-  if (state.listCid() === cid) return
-  if (cid === '') { state.hold('', []); return }
+  if (state.listCid() === cid) return { changed: false }
+  if (cid === '') { state.hold('', []); return { changed: true } }
   const { config } = repository
   const dir = join(config.stateDir, STATE_NAMES.snapshots)
   makeDirsSync(dir, 0o700)
   const path = join(dir, `prune-list-${process.pid}-${randomBytes(6).toString('hex')}.fetched`)
   try {
-    await repository.objects.getFile(cid, SNAPSHOT_PROFILE, path, { maxBytes: MAX_SEALED_PRUNE_LIST_BYTES, durable: false, signal })
     let objects: readonly string[]
     try {
+      await repository.objects.getFile(cid, SNAPSHOT_PROFILE, path, { maxBytes: MAX_SEALED_PRUNE_LIST_BYTES, durable: false, signal })
       objects = (await openPruneList({ path, name: cid, stateDir: config.stateDir, passphrase: repository.passphrase, signal })).objects
     } catch (err) {
-      if (!(err instanceof SnapshotFormatError || err instanceof SnapshotIntegrityError || err instanceof SnapshotKeyError || err instanceof SnapshotUnencryptedError)) throw err
+      // Larger than any list, gone, or not what its CID says: no list of ours. A newer list of ours throws.
+      if (!(err instanceof SnapshotFormatError || err instanceof SnapshotIntegrityError || err instanceof SnapshotKeyError ||
+        err instanceof SnapshotUnencryptedError || err instanceof SnapshotTooLargeError || err instanceof IntegrityError || err instanceof ContentNotFoundError)) throw err
       logger.warn({ list: cid, err: err.message }, 'the prune list the service names cannot be used: it is ignored')
       objects = []
     }
     state.hold(cid, objects)
+    return { changed: true }
   } finally {
     await rm(path, { force: true })
   }

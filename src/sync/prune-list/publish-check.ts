@@ -1,10 +1,13 @@
 import type { Logger } from 'pino'
 import type { Index } from '../../index/index.js'
 import type { Repository } from '../repository.js'
+import { ListedObjects } from '../state/index.js'
 import { readPruneList } from './list-pointer.js'
 
 /** Records read at a time. */
 const BATCH = 1000
+/** The most listing rows one check reads: past it, nothing is dropped for not being listed. */
+const MOST_LISTED = 1_000_000
 
 export interface PruneListCheck {
   readonly index: Index
@@ -23,12 +26,21 @@ export interface PruneListCheck {
  */
 export async function checkPruneList (components: PruneListCheck, upTo: number, signal?: AbortSignal): Promise<number> {
   const { index, deviceId, repository, logger } = components
-  await readPruneList(repository, logger, signal)
+  const { changed } = await readPruneList(repository, logger, signal)
   const state = repository.store.pruneList
-  const from = state.checkedTo(deviceId)
-  if (state.size() === 0 || from >= upTo) {
+  // A new list: every record of this device is looked at again, and against the listing too. A
+  // prune whose list this device never read (replaced since) may have deleted what it named, and
+  // a pointer set back may have hidden its publish from the prune that now lists its objects.
+  const from = changed ? 0 : state.checkedTo(deviceId)
+  if ((state.size() === 0 && !changed) || from >= upTo) {
     state.noteChecked(deviceId, Math.max(from, upTo))
     return 0
+  }
+  const listed = changed ? new ListedObjects(repository.objects, repository.store.contentIndex, MOST_LISTED) : undefined
+  const gone = async (object: string): Promise<boolean> => {
+    if (state.names(object)) return true
+    if (listed === undefined || !await listed.holds(object, signal)) return listed !== undefined && listed.complete
+    return false
   }
   let dropped = 0
   // The rows it published (a file another device stored is named through that device's record),
@@ -43,7 +55,7 @@ export async function checkPruneList (components: PruneListCheck, upTo: number, 
       for (const row of rows) {
         if (row.seq > upTo) break
         after = row.seq
-        dropped += dropNamed(index, row.cid, object => state.names(object))
+        dropped += await dropNamed(index, row.cid, gone)
       }
       if (rows.length < BATCH || after >= upTo || (rows.at(-1)?.seq ?? 0) > upTo) break
     }
@@ -54,14 +66,19 @@ export async function checkPruneList (components: PruneListCheck, upTo: number, 
 }
 
 /** Drops every device's record of `cid` that names a listed object: one left would count it stored. */
-function dropNamed (index: Index, cid: string, listed: (object: string) => boolean): number {
+async function dropNamed (index: Index, cid: string, gone: (object: string) => Promise<boolean>): Promise<number> {
   let dropped = 0
   for (const record of index.content.lookup(cid)) {
-    if (!objectsOf(record.objects).some(listed)) continue
+    if (!await anyOf(objectsOf(record.objects), gone)) continue
     index.content.dropRecord(record.deviceId, record.cid)
     dropped++
   }
   return dropped
+}
+
+async function anyOf (objects: readonly string[], test: (object: string) => Promise<boolean>): Promise<boolean> {
+  for (const object of objects) if (await test(object)) return true
+  return false
 }
 
 /** The objects a record's JSON names; none when it does not read (such a record is refused where it is used). */

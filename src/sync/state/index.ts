@@ -19,3 +19,4 @@ export type { ContentIndexState, IndexObjectState, KnownRecord, ListingHead } fr
 export type { PlainNode, PlainRootRow } from './plain-roots.js'
 export type { ForgetRecord, ObjectCount, PruneRecord, PrunePlanRecord, PruneRefusedRecord, RetentionRecords } from './retention-records.js'
 export type { PruneListState } from './prune-list.js'
+export { ListedObjects } from './listed-objects.js'

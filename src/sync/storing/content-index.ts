@@ -12,7 +12,7 @@ import {
   isContentIndexHeader, openContentIndex, readSealedHeader, sealContentIndex
 } from '../../snapshot/index.js'
 import { SNAPSHOT_PROFILE } from '../read/index.js'
-import { ListedObjects } from './listed-objects.js'
+import { ListedObjects } from '../state/index.js'
 import type { Repository } from '../repository.js'
 
 /** What the uploads listing names an index object: what it is, and nothing of the files in it. */

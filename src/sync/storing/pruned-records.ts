@@ -2,7 +2,7 @@ import type { Logger } from 'pino'
 import type { Index } from '../../index/index.js'
 import type { ObjectStore } from '../../store/index.js'
 import type { SyncStore } from '../state/index.js'
-import { ListedObjects } from './listed-objects.js'
+import { ListedObjects } from '../state/index.js'
 
 /** Rows read at a time. */
 const BATCH = 1000

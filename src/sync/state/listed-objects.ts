@@ -1,5 +1,5 @@
 import type { ObjectStore } from '../../store/index.js'
-import type { ContentIndexState } from '../state/index.js'
+import type { ContentIndexState } from './content-index.js'
 
 /** CIDs noted a transaction at a time while the listing is walked. */
 const NOTE_BATCH = 1000
@@ -11,6 +11,8 @@ const NOTE_BATCH = 1000
  */
 export class ListedObjects {
   private walked: Promise<void> | undefined
+  /** Whether the walk read the whole listing: past the bound, an object not noted may still be listed. */
+  complete = false
 
   constructor (private readonly objects: ObjectStore, private readonly state: ContentIndexState, private readonly most: number) {}
 
@@ -29,8 +31,12 @@ export class ListedObjects {
       batch.push(object.cid)
       if (batch.length >= NOTE_BATCH) { this.state.noteListed(batch); batch = [] }
       // Past the bound, what is not noted is not taken: its content is sent again, never lost.
-      if (++rows >= this.most) break
+      if (++rows >= this.most) {
+        this.state.noteListed(batch)
+        return
+      }
     }
     this.state.noteListed(batch)
+    this.complete = true
   }
 }
