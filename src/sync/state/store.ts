@@ -114,12 +114,14 @@ export class SyncStore extends SyncState {
 
   /**
    * A forget on this device linked the chain anew: the pointer holds `to` in place of `from`, with
-   * the same rows. A base that was `from` is `to` now, so status and the next publish see no
-   * other device's publish to merge.
+   * the same rows. A base or a last publish that was `from` is `to` now, so status and the next
+   * publish see no other device's publish to merge.
    */
   relinked (from: string, to: string, at = new Date()): void {
     this.db.transaction(() => {
       if (this.base() === from) this.setValue(KEY.base, to)
+      // Status names this device's last publish as the history now lists it.
+      if (this.value(KEY.lastCid) === from) this.setValue(KEY.lastCid, to)
       this.notePointer(to, at)
     })()
   }

@@ -47,6 +47,8 @@ describe.skipIf(EXTERNAL)('forget: the policy applied to the chain', () => {
     expect(after[0]?.cid).toBe(done.head)
     // This device's base follows: status sees no other device's publish to merge.
     expect(a.store.base()).toBe(done.head)
+    // And its last publish is named as the history lists it now.
+    expect(a.store.lastPublished()?.cid).toBe(done.head)
     expect(after[1]?.previous).toBeNull()
     expect(after.map(e => e.cid)).not.toContain(cids[4])
 
