@@ -1,42 +1,17 @@
 import { describe, expect, it } from 'vitest'
 import { randomBytes } from 'node:crypto'
-import { readFile, rm, writeFile } from 'node:fs/promises'
+import { rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import Database from 'better-sqlite3'
 import { PRUNE_LIST_ENGINE, pruneListNetwork, SNAPSHOT_PROFILE } from '../../src/sync/index.js'
-import { HoldingProxy, type Passed } from '../helpers/holding-proxy.js'
+import { HoldingProxy } from '../helpers/holding-proxy.js'
 import { EXTERNAL, localServiceUnderTest } from '../helpers/service.js'
 import { useTempDir } from '../helpers/temp-dir.js'
 import { ENGINE, FORMAT_VERSION, seal } from '../../src/snapshot/index.js'
 import { within } from '../helpers/wait.js'
+import { afterTheRecheck, backdate, DAY, listedNow, through } from './prune-holds.js'
 import { servicePointer } from './retention-devices.js'
-import { contentDevice, contentObjects, ok, shareKey, type ContentDevice, storedThenDeleted } from './content-devices.js'
+import { contentDevice, contentObjects, ok, shareKey, storedThenDeleted } from './content-devices.js'
 
-const DAY = 86_400_000
-const LISTING = '/api/user/files_uploaded'
-const POINTER = '/v1/pointers/current'
-
-function afterTheRecheck (request: Passed, before: readonly Passed[]): boolean {
-  if (request.method !== 'GET' || request.path !== LISTING) return false
-  const reads = before.filter(p => p.method === 'GET' && (p.path === LISTING || (p.path === POINTER && !p.search.includes('prune-list'))))
-  return reads.at(-1)?.path === POINTER && reads.some(p => p.path === LISTING)
-}
-
-function backdate (dir: string, ms: number): void {
-  const db = new Database(join(dir, 'service.sqlite'))
-  try { db.prepare('UPDATE files SET created_at = created_at - ?').run(ms) } finally { db.close() }
-}
-
-async function through (d: ContentDevice, from: string, url: string): Promise<void> {
-  const text = await readFile(d.config, 'utf8')
-  await writeFile(d.config, text.split(from).join(url))
-}
-
-async function listedNow (service: Awaited<ReturnType<typeof localServiceUnderTest>>): Promise<Set<string>> {
-  const listed = new Set<string>()
-  for await (const object of service.clients.objects.list()) listed.add(object.cid)
-  return listed
-}
 
 describe.skipIf(EXTERNAL)('attack: the prune list replaced before a late publish reads it', () => {
   it('a publish killed in its name step, resumed after a second prune, still stores again what the first prune deleted', async () => {

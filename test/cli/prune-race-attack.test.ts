@@ -5,40 +5,15 @@ import { join } from 'node:path'
 import Database from 'better-sqlite3'
 import { runCli, type CliResult } from '../helpers/cli.js'
 import { pruneListNetwork, SNAPSHOT_PROFILE } from '../../src/sync/index.js'
-import { HoldingProxy, type Passed } from '../helpers/holding-proxy.js'
+import { HoldingProxy } from '../helpers/holding-proxy.js'
 import { EXTERNAL, localServiceUnderTest } from '../helpers/service.js'
 import { useTempDir } from '../helpers/temp-dir.js'
 import { within } from '../helpers/wait.js'
+import { afterTheRecheck, backdate, DAY, listedNow, through } from './prune-holds.js'
 import { servicePointer } from './retention-devices.js'
 import { contentDevice, contentObjects, ok, shareKey, type ContentDevice, storedThenDeleted } from './content-devices.js'
 import type { LocalService } from './v2-cli.js'
 
-const DAY = 86_400_000
-const LISTING = '/api/user/files_uploaded'
-const POINTER = '/v1/pointers/current'
-
-/**
- * The listing a prune's deletes walk: the first after the pointer read again past its own listing.
- * Held there, the prune has checked the pointer and not yet deleted anything.
- */
-function afterTheRecheck (request: Passed, before: readonly Passed[]): boolean {
-  if (request.method !== 'GET' || request.path !== LISTING) return false
-  // The index pointer only: the prune list's pointer beside it is read and set before the recheck.
-  const reads = before.filter(p => p.method === 'GET' && (p.path === LISTING || (p.path === POINTER && !p.search.includes('prune-list'))))
-  return reads.at(-1)?.path === POINTER && reads.some(p => p.path === LISTING)
-}
-
-/** Every upload listed so far, as if made `ms` earlier. */
-function backdate (dir: string, ms: number): void {
-  const db = new Database(join(dir, 'service.sqlite'))
-  try { db.prepare('UPDATE files SET created_at = created_at - ?').run(ms) } finally { db.close() }
-}
-
-/** Points `d`'s config at `url` for every service call. */
-async function through (d: ContentDevice, from: string, url: string): Promise<void> {
-  const text = await readFile(d.config, 'utf8')
-  await writeFile(d.config, text.split(from).join(url))
-}
 
 /**
  * a stores doc.bin, b takes in its publish, a deletes it and forgets two days ago (uploads backdated
@@ -74,12 +49,6 @@ function objectsOfSize (d: ContentDevice, size: number): string[] {
   } finally {
     db.close()
   }
-}
-
-async function listedNow (service: LocalService): Promise<Set<string>> {
-  const listed = new Set<string>()
-  for await (const object of service.clients.objects.list()) listed.add(object.cid)
-  return listed
 }
 
 describe.skipIf(EXTERNAL)('prune: a publish landing between its pointer check and its deletes', () => {
