@@ -74,7 +74,7 @@ export async function readPruneList (repository: Repository, logger: Logger, sig
   const state = repository.store.pruneList
   const cid = await listPointer(repository, signal) ?? ''
   if (state.listCid() === cid) return { changed: false }
-  if (cid === '') { state.hold('', []); return { changed: true } }
+  if (cid === '') { state.hold('', []); return { changed: false } }
   const { config } = repository
   const dir = join(config.stateDir, STATE_NAMES.snapshots)
   makeDirsSync(dir, 0o700)

@@ -26,8 +26,9 @@ export interface PruneListCheck {
  */
 export async function checkPruneList (components: PruneListCheck, upTo: number, signal?: AbortSignal): Promise<number> {
   const { index, deviceId, repository, logger } = components
-  const { changed } = await readPruneList(repository, logger, signal)
+  await readPruneList(repository, logger, signal)
   const state = repository.store.pruneList
+  const changed = state.fullCheckDue()
   // A new list: every record of this device is looked at again, and against the listing too. A
   // prune whose list this device never read (replaced since) may have deleted what it named, and
   // a pointer set back may have hidden its publish from the prune that now lists its objects.

@@ -32,9 +32,14 @@ export class PruneListState {
     return this.statements.value.get(KEY.pruneList) as string | undefined
   }
 
-  /** Replaces the list held by `cid`'s objects, in one transaction. */
+  /**
+   * Replaces the list held by `cid`'s objects, in one transaction. A list a prune announced ('' is
+   * none) makes every record due for a full check, noted with it: a kill before the check ends
+   * leaves it due.
+   */
   hold (cid: string, objects: readonly string[]): void {
     this.db.transaction(() => {
+      if (cid !== '') this.statements.setValue.run(KEY.pruneListChecked, JSON.stringify({ full: true }))
       this.statements.clear.run()
       for (let i = 0; i < objects.length; i += BATCH) {
         const batch = objects.slice(i, i + BATCH)
@@ -72,6 +77,12 @@ export class PruneListState {
     } catch {
       return 0
     }
+  }
+
+  /** Whether every record is due for a check against the list and the listing (a new list came). */
+  fullCheckDue (): boolean {
+    const text = this.statements.value.get(KEY.pruneListChecked) as string | undefined
+    return text !== undefined && text.includes('"full":true')
   }
 
   noteChecked (deviceId: string, seq: number): void {

@@ -20,6 +20,26 @@ describe('the prune list a device holds', () => {
     }
   })
 
+  it('makes every record due for a full check when a list comes, until a check ends, across a reopening', async () => {
+    const dir = await useTempDir()
+    const store = new SyncStore(dir)
+    expect(store.pruneList.fullCheckDue()).toBe(false)
+    store.pruneList.hold('', [])
+    expect(store.pruneList.fullCheckDue()).toBe(false)
+    store.pruneList.noteChecked('device-a', 7)
+    store.pruneList.hold('bafylist', ['a'])
+    store.close()
+    // Killed before the check ended: still due, and the cursor starts over.
+    const again = new SyncStore(dir)
+    try {
+      expect([again.pruneList.fullCheckDue(), again.pruneList.checkedTo('device-a')]).toEqual([true, 0])
+      again.pruneList.noteChecked('device-a', 9)
+      expect([again.pruneList.fullCheckDue(), again.pruneList.checkedTo('device-a')]).toEqual([false, 9])
+    } finally {
+      again.close()
+    }
+  })
+
   it('lets go of an object this device uploaded since it read the list', async () => {
     const store = new SyncStore(await useTempDir())
     try {
