@@ -1,4 +1,5 @@
 import { closeSync, constants, fstatSync, ftruncateSync, openSync, rmSync, write, writeSync } from 'node:fs'
+import { InternalError } from '../errors.js'
 import { alignedBuffers, DIRECT_ALIGN, takesDirectWrite } from './direct-io.js'
 
 /** Bytes a direct write sends at once: enough to reach the disk's speed (docs/benchmarks.md, "Restoring files"). */
@@ -174,7 +175,7 @@ export class DirectWriter {
 
   private check (): void {
     if (this.failure !== undefined) throw this.failure
-    if (this.released) throw new Error('a direct writer was written to after its release')
+    if (this.released) throw new InternalError('a direct writer was written to after its release')
   }
 
   /** Hands the full stage to libuv's threads, and takes a spare one to fill (or, with none, writes it at once). */
