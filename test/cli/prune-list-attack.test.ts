@@ -3,32 +3,17 @@ import { randomBytes } from 'node:crypto'
 import { rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { PRUNE_LIST_ENGINE, pruneListNetwork, SNAPSHOT_PROFILE } from '../../src/sync/index.js'
-import { HoldingProxy } from '../helpers/holding-proxy.js'
 import { EXTERNAL, localServiceUnderTest } from '../helpers/service.js'
 import { useTempDir } from '../helpers/temp-dir.js'
 import { ENGINE, FORMAT_VERSION, seal } from '../../src/snapshot/index.js'
-import { within } from '../helpers/wait.js'
-import { afterTheRecheck, backdate, DAY, listedNow, through } from './prune-holds.js'
+import { listedNow, pruneHeldAfterRecheck } from './prune-holds.js'
 import { servicePointer } from './retention-devices.js'
 import { contentDevice, contentObjects, ok, shareKey, storedThenDeleted } from './content-devices.js'
 
 
 describe.skipIf(EXTERNAL)('attack: the prune list replaced before a late publish reads it', () => {
   it('a publish killed in its name step, resumed after a second prune, still stores again what the first prune deleted', async () => {
-    const root = await useTempDir()
-    const service = await localServiceUnderTest({ dir: join(root, 'service'), faults: { dag_import: { errorRate: 1, status: 404 } } })
-    const a = await contentDevice(root, service, 'a', 'compact_after_deltas = 1\n[retention]\nkeep_last = 1\nprune_margin = "0s"\n')
-    const b = await contentDevice(root, service, 'b')
-    await shareKey(a, b)
-    const bytes = randomBytes(3 * 1024 * 1024 + 5)
-    await storedThenDeleted(a, bytes, async () => await ok(b, ['restore']))
-    await ok(a, ['forget'], { CIDSYNC_TEST_CLOCK: new Date(Date.now() - 2 * DAY).toISOString() })
-    backdate(join(root, 'service'), 2 * DAY)
-    const proxy = await HoldingProxy.start(service.local.url)
-    await through(a, service.local.url, proxy.url)
-    const held = proxy.holdWhen(afterTheRecheck)
-    const pruning = a.run(['prune'])
-    await within(held, 60_000, 'the prune to check the pointer again')
+    const { root, service, a, b, bytes, pruning, proxy } = await pruneHeldAfterRecheck('0s')
     const firstList = (await service.clients.pointers.current('content-faults', pruneListNetwork('mainnet'))).snapshotCid
 
     // b names doc.bin's objects again; its publish moves the pointer and is killed at its name step.
@@ -97,21 +82,7 @@ describe.skipIf(EXTERNAL)('attack: a side pointer naming an object a publish can
 
 describe.skipIf(EXTERNAL)('attack: a list this cidsync cannot read is taken as naming nothing', () => {
   it('a list from a newer cidsync (body version 2), sealed under the key, stops the publish, saying to upgrade, never exit 0', async () => {
-    const root = await useTempDir()
-    const service = await localServiceUnderTest({ dir: join(root, 'service'), faults: { dag_import: { errorRate: 1, status: 404 } } })
-    const a = await contentDevice(root, service, 'a', 'compact_after_deltas = 1\n[retention]\nkeep_last = 1\nprune_margin = "0s"\n')
-    const b = await contentDevice(root, service, 'b')
-    await shareKey(a, b)
-    const bytes = randomBytes(3 * 1024 * 1024 + 5)
-    let doc = new Set<string>()
-    await storedThenDeleted(a, bytes, async () => { doc = contentObjects(a); await ok(b, ['restore']) })
-    await ok(a, ['forget'], { CIDSYNC_TEST_CLOCK: new Date(Date.now() - 2 * DAY).toISOString() })
-    backdate(join(root, 'service'), 2 * DAY)
-    const proxy = await HoldingProxy.start(service.local.url)
-    await through(a, service.local.url, proxy.url)
-    const held = proxy.holdWhen(afterTheRecheck)
-    const pruning = a.run(['prune'])
-    await within(held, 60_000, 'the prune to check the pointer again')
+    const { root, service, a, b, bytes, doc, pruning, proxy } = await pruneHeldAfterRecheck('0s')
 
     // As a newer cidsync's prune would announce it: the same objects, under the key, in a body of version 2.
     const objects = [...doc]

@@ -3,42 +3,16 @@ import { randomBytes } from 'node:crypto'
 import { readFile, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import Database from 'better-sqlite3'
-import { runCli, type CliResult } from '../helpers/cli.js'
+import { runCli } from '../helpers/cli.js'
 import { pruneListNetwork, SNAPSHOT_PROFILE } from '../../src/sync/index.js'
 import { HoldingProxy } from '../helpers/holding-proxy.js'
 import { EXTERNAL, localServiceUnderTest } from '../helpers/service.js'
 import { useTempDir } from '../helpers/temp-dir.js'
 import { within } from '../helpers/wait.js'
-import { afterTheRecheck, backdate, DAY, listedNow, through } from './prune-holds.js'
+import { listedNow, pruneHeldAfterRecheck, through } from './prune-holds.js'
 import { servicePointer } from './retention-devices.js'
-import { contentDevice, contentObjects, ok, shareKey, type ContentDevice, storedThenDeleted } from './content-devices.js'
-import type { LocalService } from './v2-cli.js'
+import { contentDevice, contentObjects, ok, type ContentDevice } from './content-devices.js'
 
-
-/**
- * a stores doc.bin, b takes in its publish, a deletes it and forgets two days ago (uploads backdated
- * with it), then a prunes through a proxy that holds it once it has read the pointer again.
- */
-async function pruneHeldAfterRecheck (margin: string, args = ['prune']): Promise<{ root: string, service: LocalService, a: ContentDevice, b: ContentDevice, bytes: Buffer, proxy: HoldingProxy, pruning: Promise<CliResult> }> {
-  const root = await useTempDir()
-  // A service without `dag/import` (one of production's): no plain root links the content, and holds it.
-  const service = await localServiceUnderTest({ dir: join(root, 'service'), faults: { dag_import: { errorRate: 1, status: 404 } } })
-  const a = await contentDevice(root, service, 'a', `compact_after_deltas = 1\n[retention]\nkeep_last = 1\nprune_margin = "${margin}"\n`)
-  const b = await contentDevice(root, service, 'b')
-  await shareKey(a, b)
-  const bytes = randomBytes(3 * 1024 * 1024 + 5)
-  // b takes in a's first publish: its index holds a's record of doc.bin.
-  await storedThenDeleted(a, bytes, async () => await ok(b, ['restore']))
-  // Two days ago, as the account's uploads so far were: past any margin.
-  await ok(a, ['forget'], { CIDSYNC_TEST_CLOCK: new Date(Date.now() - 2 * DAY).toISOString() })
-  backdate(join(root, 'service'), 2 * DAY)
-  const proxy = await HoldingProxy.start(service.local.url)
-  await through(a, service.local.url, proxy.url)
-  const held = proxy.holdWhen(afterTheRecheck)
-  const pruning = a.run(args)
-  await within(held, 60_000, 'the prune to check the pointer again')
-  return { root, service, a, b, bytes, proxy, pruning }
-}
 
 /** The objects of `d`'s content records of files of `size` bytes. */
 function objectsOfSize (d: ContentDevice, size: number): string[] {
