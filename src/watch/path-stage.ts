@@ -64,6 +64,11 @@ export class PathStage {
   private readonly again = new Set<string>()
   /** Looks in a row that found the path still being written, or its row unreadable. */
   private readonly retries = new Map<string, number>()
+  /**
+   * Looks and descriptions under way (a stat, a link read): until each writes its row, the stage
+   * is not idle. Else a catch-up would end, and a `snapshot` publish, before a delete it found.
+   */
+  private inFlight = 0
   private hashedFiles = 0
   private hashedBytes = 0
 
@@ -73,7 +78,7 @@ export class PathStage {
 
   /** Paths settling or being hashed. */
   get queued (): number {
-    return this.settling.size + this.hashing.size
+    return this.settling.size + this.hashing.size + this.inFlight
   }
 
   /** Nothing settling or hashing: the rows match the disk as last seen (once written). */
@@ -96,7 +101,7 @@ export class PathStage {
     clearTimeout(this.settling.get(rel))
     this.settling.set(rel, setTimeout(() => {
       this.settling.delete(rel)
-      void this.look(rel).catch((err: unknown) => { this.lookFailed(rel, err as Error) }).finally(() => { this.init.onSettled() })
+      this.owned(this.look(rel), rel)
     }, delay))
   }
 
@@ -192,7 +197,16 @@ export class PathStage {
 
   /** A link's or directory's row, written when it says something new of the entry. */
   private describedNow (rel: string, stats: Stats, kind: EntryKind): void {
-    void this.describeLater(rel, stats, kind).catch((err: unknown) => { this.lookFailed(rel, err as Error) })
+    this.owned(this.describeLater(rel, stats, kind), rel)
+  }
+
+  /** Counts `work` as under way until it settles; a failure is retried as a failed look. */
+  private owned (work: Promise<void>, rel: string): void {
+    this.inFlight++
+    void work.catch((err: unknown) => { this.lookFailed(rel, err as Error) }).finally(() => {
+      this.inFlight--
+      this.init.onSettled()
+    })
   }
 
   private async describeLater (rel: string, stats: Stats, kind: EntryKind): Promise<void> {
