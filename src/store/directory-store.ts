@@ -12,6 +12,7 @@ import type {
 } from './object-store.js'
 import { canonical, chunksOf, HeldDir, mkdirOnce, openRegular, READ_BYTES, readSmallFile, writeFailure } from './directory-files.js'
 import { removeDeadTemps, writeTemp } from './directory-temps.js'
+import { putBackDeadAsides, removeIfStoredBefore, type InShard } from './directory-aside.js'
 import { defaultSlab, fillSlabs, hashed, TooLarge } from './slabs.js'
 import { receiveVerified, type SourceTry } from './verified-receive.js'
 
@@ -36,7 +37,9 @@ const DEFAULT_MAX_BYTES = 4 * 1024 * 1024 * 1024
  * followed). A write goes only through folders held open without following a link, and only
  * while the marker is there. Crash rules as the pack store's: a put writes a temp file in
  * `tmp/`, fsyncs it, renames it into place and fsyncs the directory. A put killed midway leaves
- * only a temp file, removed by a later put once its process is gone. Reads write nothing, so a
+ * only a temp file, removed by a later put once its process is gone. A delete with a time bound
+ * moves the file aside into `tmp/` before it reads the file's time; one killed midway is undone by
+ * the next delete or put (`directory-aside.ts`). Reads write nothing, so a
  * store made read-only restores. Files 0600, directories 0700.
  */
 export class DirectoryObjectStore implements ObjectStore {
@@ -45,6 +48,8 @@ export class DirectoryObjectStore implements ObjectStore {
   private ready: Promise<void> | undefined
   /** Whether the temps of dead puts were removed (once, before the first put). */
   private tidied = false
+  /** Whether the files left aside by killed deletes were put back (see {@link removeIfStoredBefore}): once. */
+  private asideTidied = false
 
   /**
    * The store at `dir`, opened at its first use (nothing is read before): a directory without
@@ -149,6 +154,7 @@ export class DirectoryObjectStore implements ObjectStore {
       if (!this.tidied) {
         this.tidied = true
         await removeDeadTemps(tmp)
+        await this.tidyAsideOnce(tmp)
       }
       return await this.putIn(tmp, path, profile, options)
     } catch (err) {
@@ -173,6 +179,9 @@ export class DirectoryObjectStore implements ObjectStore {
       throw err
     }
   }
+
+  /** {@link inShard}, for the deletes that move an object aside. */
+  private readonly shards: InShard = async (cid, fn) => { await this.inShard(cid, fn) }
 
   /** Runs `fn` in the shard of `cid` (made when missing), then fsyncs the shard and `objects/`. */
   private async inShard (cid: string, fn: (shard: HeldDir) => Promise<void>): Promise<void> {
@@ -341,12 +350,32 @@ export class DirectoryObjectStore implements ObjectStore {
     const { storedBefore } = options
     const removed: string[] = []
     for (const cid of new Set(cids)) {
+      const info = await this.stat(cid, options)
+      if (info === undefined) continue
+      if (storedBefore === undefined) {
+        if (await this.delete(cid, options)) removed.push(cid)
+        continue
+      }
       // A put renames a new file into place: a later mtime is an object stored again since.
-      if (storedBefore !== undefined && !storedEarlier((await this.stat(cid, options))?.storedAt, storedBefore)) continue
-      if (await this.delete(cid, options)) removed.push(cid)
+      if (!storedEarlier(info.storedAt, storedBefore)) continue
+      await this.present()
+      const tmp = await this.held('tmp')
+      try {
+        await this.tidyAsideOnce(tmp)
+        if (await removeIfStoredBefore(tmp, this.shards, cid, storedBefore)) removed.push(cid)
+      } finally {
+        await tmp.close()
+      }
     }
     // A directory refuses no object: a file it cannot remove is the store's own failure, thrown.
     return { removed, refused: [] }
+  }
+
+  /** Puts back, once, the files that deletes of processes now gone left aside. */
+  private async tidyAsideOnce (tmp: HeldDir): Promise<void> {
+    if (this.asideTidied) return
+    this.asideTidied = true
+    await putBackDeadAsides(tmp, this.shards)
   }
 
   async close (): Promise<void> {}

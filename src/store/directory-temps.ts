@@ -24,6 +24,30 @@ function tempName (): string {
 }
 
 const TEMP = /^([A-Za-z0-9.-]{1,64})_(\d+)_[0-9a-f]+\.part$/
+const ASIDE = /^([A-Za-z0-9.-]{1,64})_(\d+)_[0-9a-f]+\.([a-z0-9]{1,200})\.aside$/
+
+/** A name in `tmp/` for an object's file moved aside by a delete: this host and process, and the object's CID. */
+export function asideName (cid: string): string {
+  return `${thisHost()}_${process.pid}_${randomBytes(8).toString('hex')}.${cid}.aside`
+}
+
+/**
+ * Whether the process that made `name` in `tmp/` is gone: this host's, by its pid; another host's,
+ * once the file is untouched for {@link FOREIGN_TEMP_MS}. A temp's bytes are written without a long
+ * pause; a file moved aside keeps its object's time, and only its change time tells when it moved.
+ */
+async function madeByDead (tmp: HeldDir, name: string, made: { host: string, pid: number, by: 'mtimeMs' | 'ctimeMs' }, now: number): Promise<boolean> {
+  if (made.host === thisHost()) return made.pid !== process.pid && !processAlive(made.pid)
+  return now - (await lstat(tmp.at(name)))[made.by] > FOREIGN_TEMP_MS
+}
+
+async function namesIn (tmp: HeldDir): Promise<string[]> {
+  try {
+    return await readdir(tmp.at('.'))
+  } catch {
+    return []
+  }
+}
 
 /**
  * Removes the temp files of puts that are gone: this host's whose process is gone, another
@@ -31,27 +55,28 @@ const TEMP = /^([A-Za-z0-9.-]{1,64})_(\d+)_[0-9a-f]+\.part$/
  * It tidies only: what cannot be removed (a store made read-only, a folder planted there) is left.
  */
 export async function removeDeadTemps (tmp: HeldDir, now = Date.now()): Promise<void> {
-  const host = thisHost()
-  let names: string[]
-  try {
-    names = await readdir(tmp.at('.'))
-  } catch {
-    return
-  }
-  for (const name of names) {
+  for (const name of await namesIn(tmp)) {
     const match = TEMP.exec(name)
     if (match === null) continue
-    const pid = Number(match[2])
     try {
-      const dead = match[1] === host
-        ? pid !== process.pid && !processAlive(pid)
-        : now - (await lstat(tmp.at(name))).mtimeMs > FOREIGN_TEMP_MS
       // Never recursive: a folder planted under a temp's name is not ours to empty.
-      if (dead) await rm(tmp.at(name), { force: true })
+      if (await madeByDead(tmp, name, { host: match[1] as string, pid: Number(match[2]), by: 'mtimeMs' }, now)) await rm(tmp.at(name), { force: true })
     } catch {
       // Tidying only: the put itself says what is wrong with the store.
     }
   }
+}
+
+/** The files that deletes of processes now gone left aside in `tmp/`, each with its object's CID. */
+export async function deadAsides (tmp: HeldDir, now = Date.now()): Promise<Array<{ name: string, cid: string }>> {
+  const found: Array<{ name: string, cid: string }> = []
+  for (const name of await namesIn(tmp)) {
+    const match = ASIDE.exec(name)
+    if (match === null) continue
+    const dead = await madeByDead(tmp, name, { host: match[1] as string, pid: Number(match[2]), by: 'ctimeMs' }, now).catch(() => false)
+    if (dead) found.push({ name, cid: match[3] as string })
+  }
+  return found
 }
 
 /**

@@ -207,6 +207,27 @@ export function objectStoreConformance (name: string, make: () => Promise<StoreU
       expect(await store.has(again.cid)).toBe(true)
     })
 
+    it('deleteMany with storedBefore racing a put of the same object: the object stored again stays', async () => {
+      const { store } = await make()
+      const file = await aFile(randomBytes(500))
+      const lost: number[] = []
+      // Rounds in turn, each delete started a little later than the last: its put lands before it, during it or after it.
+      for (let round = 0; round < 40; round++) {
+        const { cid } = await store.put(file, PROFILE)
+        const listedAt = Date.now() + 1
+        while (Date.now() <= listedAt + 20) await new Promise(resolve => setTimeout(resolve, 2))
+        await Promise.all([
+          (async () => {
+            await new Promise(resolve => setTimeout(resolve, round % 10))
+            await store.deleteMany([cid], { storedBefore: listedAt })
+          })(),
+          store.put(file, PROFILE)
+        ])
+        if (!(await store.has(cid))) lost.push(round)
+      }
+      expect(lost).toEqual([])
+    })
+
     it('an aborted signal ends a put and a read at once, with the abort', async () => {
       const { store } = await make()
       const path = await aFile(randomBytes(5000))
