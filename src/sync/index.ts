@@ -54,7 +54,7 @@ export {
 } from './state/index.js'
 export type {
   LastPublished, RestoreRecord, PublishJob, PublishStep, ActiveStep, JobAt, SnapshotMade,
-  UnusableJob, LeftoversRemoved, MirrorLog, ReplicaRow, MirrorRecord
+  UnusableJob, LeftoversRemoved, MirrorLog, ReplicaRow, MirrorRecord, ForgetRecord, PruneRecord, PrunePlanRecord
 } from './state/index.js'
 export type { SyncComponents, SyncService } from './sync-components.js'
 export { SyncRunner } from './runner.js'

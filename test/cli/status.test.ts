@@ -180,6 +180,14 @@ describe('cidsync status', () => {
     expect(offline.stdout).toContain(`index 1 file, 3 B · ${join(dir, 'state')}`)
     expect(offline.stdout).toMatch(/^notes\s+1\s+3 B$/m)
     expect(offline.stdout).toMatch(/^publish: last snapshot \S+ at \S+Z \((just now|\d+ s ago|\d+ min ago)\), 1 entry$/m)
+    // A script asking for JSON gets the same, as a document, and the same exit.
+    const json = await runCli(['status', '--json', '--config', path])
+    expect(json.code).toBe(1)
+    const document = JSON.parse(json.stdout) as { daemon: { running: boolean, why: string }, index: { files: number, bytes: number, folders: unknown[] }, publish: { last: { cid: string, entries: number } | null } }
+    expect(document.daemon).toEqual({ running: false, why: expect.stringContaining('no daemon answers') })
+    expect({ files: document.index.files, bytes: document.index.bytes, folders: document.index.folders }).toEqual({ files: 1, bytes: 3, folders: [{ folder: 'notes', files: 1, bytes: 3 }] })
+    expect(document.publish.last?.entries).toBe(1)
+    expect(offline.stdout).toContain(document.publish.last?.cid as string)
 
     // Running, the times carry their age too.
     const daemon = new DaemonProcess(['--config', path])

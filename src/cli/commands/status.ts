@@ -168,6 +168,7 @@ It finds the daemon through daemon.json in the state dir, so a daemon on port 0 
 It believes an answer only once the daemon proves it holds the state dir's status.token.
 With no daemon running, it shows what the state dir holds, and exits 1.
 That is the index by folder, the last publish, the last restore drill, forget and prune.
+With --json, that is a document whose daemon.running is false.
 
 For monitoring:
 --check prints a line starting with ok and exits 0, or exits 1 naming each problem.
@@ -209,9 +210,9 @@ export function registerStatus (program: Command): void {
         body = await read()
       } catch (err) {
         // No daemon: a plain `status` still shows what the state dir holds, then fails as before.
-        if (!(err instanceof StatusUnavailableError) || options.json === true || options.check === true) throw err
-        const { offlineSummary } = await import('../status-offline.js')
-        process.stdout.write(await offlineSummary(config, err.message))
+        if (!(err instanceof StatusUnavailableError) || options.check === true) throw err
+        const { offlineState, offlineSummary } = await import('../status-offline.js')
+        process.stdout.write(options.json === true ? JSON.stringify(await offlineState(config, err.message), null, 2) + '\n' : await offlineSummary(config, err.message))
         throw err
       }
       const document = JSON.parse(body) as StatusDocument
