@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { retentionTableSchema } from '../config/index.js'
 import { CID_PROFILE_NAMES } from '../content/index.js'
 import { BundleInvalidError } from '../errors.js'
 
@@ -29,6 +30,22 @@ const service = z.discriminatedUnion('mode', [
 
 const encryption = z.enum(['aes-256-gcm', 'none'])
 
+const keepCount = z.int().min(0).max(1_000_000)
+
+/** `[retention]` as the config file writes it, kept as written, and valid as a config's. */
+const retentionTable = z.strictObject({
+  keep_last: keepCount,
+  keep_hourly: keepCount,
+  keep_daily: keepCount,
+  keep_weekly: keepCount,
+  keep_monthly: keepCount,
+  keep_yearly: keepCount,
+  keep_within: z.string().max(64).optional(),
+  prune_margin: z.string().max(64),
+  schedule: z.string().max(200),
+  time_zone: z.string().max(64)
+}).refine(r => retentionTableSchema.safeParse(r).success, { message: 'is not a [retention] a config accepts' })
+
 export const bundleSchema = z.strictObject({
   format: z.literal(BUNDLE_FORMAT),
   createdAt: z.string().max(64),
@@ -46,6 +63,12 @@ export const bundleSchema = z.strictObject({
     name: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,31}$/),
     path: z.string().min(1).max(4_096)
   })).max(256),
+  /**
+   * This device's `[retention]` as the config writes it, with its time zone; null: it has none and
+   * keeps every publish. Each device forgets by its own policy, so the other takes the same one.
+   * Absent in a join file made before it was carried.
+   */
+  retention: z.union([z.null(), retentionTable]).optional(),
   /** The snapshot key, as `key export` prints it; absent when a passphrase seals the snapshots. */
   snapshotKey: z.string().min(1).max(1_024).optional(),
   passphrase: z.boolean(),

@@ -144,8 +144,8 @@ const exactDuration = duration.refine(d => !isCalendarDuration(d), { message: 'e
 
 const keepCount = z.int().min(0).max(MAX_KEEP_COUNT)
 
-/** Absent: every publish is kept, so an upgrade never deletes anything. */
-const retention = z.strictObject({
+/** `[retention]` as written; a join file carries it alike. Absent: every publish is kept, so an upgrade never deletes anything. */
+export const retentionTableSchema = z.strictObject({
   keep_last: keepCount.default(0),
   keep_hourly: keepCount.default(0),
   keep_daily: keepCount.default(0),
@@ -162,7 +162,8 @@ const retention = z.strictObject({
   if (isEmptyPolicy(policy)) {
     ctx.addIssue({ code: 'custom', message: '[retention] keeps nothing: every keep_* is 0 and keep_within is unset or 0, so every publish but the newest would be forgotten. Set a rule (keep_daily = 14, keep_within = "48h", ...), or remove [retention] to keep every publish' })
   }
-}).optional()
+})
+const retention = retentionTableSchema.optional()
 
 /** The TOML file's shape, snake_case as users write it. Unknown keys are errors. */
 export const configFileSchema = z.strictObject({

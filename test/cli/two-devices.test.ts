@@ -5,6 +5,7 @@ import { chmod, copyFile, mkdir, readFile, stat, writeFile } from 'node:fs/promi
 import { join } from 'node:path'
 import { formatWalletKey, newWalletKey, walletAddress } from '../../src/crypto/index.js'
 import { startLocalService } from '../../src/local-service/index.js'
+import { loadConfig } from '../../src/config/index.js'
 import { CLI, runCli, type CliResult } from '../helpers/cli.js'
 import { useTempDir } from '../helpers/temp-dir.js'
 
@@ -144,6 +145,48 @@ describe('a second device on a self-hosted service, one command each side', () =
     await ok(['restore', '--config', configB], envB)
     await ok(['restore', '--files', '--config', configB], envB)
     expect(await readFile(join(homeB, 'notes', 'shared.md'), 'utf8')).toBe('on the NAS\n')
+  }, 300_000)
+
+  it('the join file carries [retention]: the other device forgets by the same policy, or keeps everything as this one does', async () => {
+    const root = await useTempDir()
+    const env = envFor(root)
+    const base = `[[folders]]\nname = "notes"\npath = "${join(root, 'notes')}"\n[service]\ndir = "${join(root, 'nas')}"\n[snapshot]\ndeal = false\n`
+    const joinAs = async (name: string, text: string): Promise<{ config: string, joined: CliResult, bundle: string }> => {
+      const config = join(root, `${name}-a.toml`)
+      await writeFile(config, `state_dir = "${name}-a-state"\n${base}${text}`)
+      const bundle = join(root, `${name}-join`)
+      await ok(['key', 'export', '--bundle', bundle, '--config', config], env)
+      const configB = join(root, `${name}-b.toml`)
+      return { config: configB, joined: await ok(['init', '--join', bundle, '--config', configB, '--state-dir', join(root, `${name}-b-state`)], env), bundle }
+    }
+    const policy = '[retention]\nkeep_daily = 30\nkeep_within = "7d"\nprune_margin = "2h"\ntime_zone = "Europe/Berlin"\n'
+    const same = await joinAs('same', policy)
+    const b = loadConfig({ configPath: same.config, env: {} })
+    expect(b.retention).toEqual(loadConfig({ configPath: join(root, 'same-a.toml'), env: {} }).retention)
+    expect(b.retention?.timeZone).toBe('Europe/Berlin')
+    expect(same.joined.stdout).toContain('retention policy written under [retention]')
+
+    // None there: none here, so this device never forgets what the other keeps.
+    const none = await joinAs('none', '')
+    expect(loadConfig({ configPath: none.config, env: {} }).retention).toBeUndefined()
+    expect(none.joined.stdout).not.toContain('retention policy written')
+
+    // A join file made before it carried the policy: the default, said as a warning.
+    const text = await readFile(same.bundle, 'utf8')
+    const older = join(root, 'older-join')
+    await writeFile(older, text.replace(/"retention": \{[^}]*\},\n\s*/, ''), { mode: 0o600 })
+    expect(await readFile(older, 'utf8')).not.toContain('"retention"')
+    const olderB = await ok(['init', '--join', older, '--config', join(root, 'older-b.toml'), '--state-dir', join(root, 'older-b-state')], env)
+    expect(olderB.stderr).toContain('the join file does not say the other device\'s [retention]')
+    expect(loadConfig({ configPath: join(root, 'older-b.toml'), env: {} }).retention?.policy.keepDaily).toBe(14)
+
+    // A policy no config accepts (it keeps nothing) is refused, and nothing is written.
+    const bad = join(root, 'bad-join')
+    await writeFile(bad, text.replace('"keep_daily": 30', '"keep_daily": 0').replace('"keep_within": "7d"', '"keep_within": "0s"'), { mode: 0o600 })
+    const refused = await runCli(['init', '--join', bad, '--config', join(root, 'bad-b.toml')], { env })
+    expect(refused.code, refused.stderr).toBe(2)
+    expect(refused.stderr).toContain('retention: is not a [retention] a config accepts')
+    expect(existsSync(join(root, 'bad-b.toml'))).toBe(false)
   }, 300_000)
 
   it('init --join refuses a join file others may read, or one that is damaged, and writes nothing', async () => {

@@ -85,11 +85,29 @@ export function joinedConfigText (text: string, bundle: DeviceBundle): string {
   out = setKey(out, '', 'cid_profile', toml(s.cidProfile))
   out = setKey(out, 'snapshot', 'encryption', toml(s.snapshotEncryption))
   out = setKey(out, 'content', 'encryption', toml(s.contentEncryption))
+  out = withRetention(out, bundle.retention)
   const service = bundle.service
   if (service.mode === 'embedded') return setKey(out, 'service', 'dir', toml(service.dir))
   out = setKey(out, 'service', 'mode', toml('remote'))
   for (const [key, value] of [['deal_url', service.dealUrl], ['api_url', service.apiUrl], ['pointer_url', service.pointerUrl], ['upload_url', service.uploadUrl]] as const) out = setKey(out, 'service', key, toml(value))
   return setKey(out, 'service', 'gateways', `[${service.gateways.map(toml).join(', ')}]`)
+}
+
+/**
+ * The template's `[retention]` replaced by the other device's: each device forgets by its own
+ * policy, so a stricter one here would forget what the other keeps. None there: none here. A join
+ * file that does not say keeps the template's, and {@link completeJoin} says so.
+ */
+function withRetention (text: string, retention: DeviceBundle['retention']): string {
+  if (retention === undefined) return text
+  const table = /^\[retention\]\n(?:(?!\[)[^\n]*\n?)*/m
+  if (!table.test(text)) throw new InternalError('the config template has no [retention] table to replace')
+  if (retention === null) return text.replace(table, '# [retention]: none, as on the other device: every publish is kept.\n')
+  const lines = ['[retention]', '# As on the other device (from the join file): keep both alike.']
+  for (const [key, value] of Object.entries(retention)) {
+    if (value !== undefined) lines.push(`${key} = ${typeof value === 'number' ? String(value) : toml(value)}`)
+  }
+  return text.replace(table, lines.join('\n') + '\n')
 }
 
 /** The written config says what the join file said (a template changed under the edits above would not). */
@@ -127,6 +145,9 @@ function sayJoined (config: Config): string[] {
 export async function completeJoin (configPath: string, config: Config, bundle: DeviceBundle, foldersFromBundle: boolean): Promise<string> {
   checkConfig(configPath, bundle)
   const lines: string[] = sayJoined(config)
+  if (bundle.retention === undefined && config.retention !== undefined) {
+    process.stderr.write(`cidsync: warning: the join file does not say the other device's [retention], so ${configPath} has the default policy: make it the same as the other device's, since each device forgets by its own\n`)
+  }
   if (foldersFromBundle) {
     for (const folder of config.folders) {
       if (existsSync(folder.path)) { lines.push(`folder ${folder.name} at ${folder.path} (already there: restored files go into it)`); continue }

@@ -3,6 +3,7 @@ import { homedir } from 'node:os'
 import { isAbsolute, relative, resolve } from 'node:path'
 import { hasSnapshotPassphrase, type Config } from '../../config/index.js'
 import { UsageError } from '../../errors.js'
+import { formatDuration } from '../../retention/index.js'
 import { jwtExpiry } from '../../util/jwt.js'
 import { BUNDLE_FORMAT, grantsOf, renderBundle, type DeviceBundle } from '../device-bundle.js'
 
@@ -26,6 +27,33 @@ function serviceOf (config: Config): DeviceBundle['service'] {
       'Run a service both devices reach (`cidsync local-service`, docs/local-service.md) with [service] mode = "remote", or put [service] dir on a folder both mount; then make the join file')
   }
   return { mode: 'embedded', dir: s.dir }
+}
+
+/** This device's `[retention]` as a config writes it, its time zone named: the other device forgets alike. */
+function retentionTable (config: Config): DeviceBundle['retention'] {
+  const r = config.retention
+  if (r === undefined) return null
+  const p = r.policy
+  return {
+    keep_last: p.keepLast,
+    keep_hourly: p.keepHourly,
+    keep_daily: p.keepDaily,
+    keep_weekly: p.keepWeekly,
+    keep_monthly: p.keepMonthly,
+    keep_yearly: p.keepYearly,
+    ...(p.keepWithin === undefined ? {} : { keep_within: formatDuration(p.keepWithin) }),
+    prune_margin: marginText(r.pruneMarginSeconds),
+    schedule: r.schedule,
+    time_zone: r.timeZone
+  }
+}
+
+/** An exact span in days, hours, minutes and seconds, as people write it ("1d", not "86400s"). */
+function marginText (total: number): string {
+  const days = Math.floor(total / 86_400)
+  const hours = Math.floor((total % 86_400) / 3_600)
+  const minutes = Math.floor((total % 3_600) / 60)
+  return formatDuration({ years: 0, months: 0, weeks: 0, days, hours, minutes, seconds: total % 60 })
 }
 
 /** Everything the other device needs, read from this one: the account's credentials and keys, no network. */
@@ -66,6 +94,7 @@ async function gather (config: Config): Promise<{ bundle: DeviceBundle, missing:
     settings: { namespace: config.namespace, network: config.network, cidProfile: config.cidProfile, snapshotEncryption: config.snapshot.encryption, contentEncryption: config.content.encryption },
     service,
     folders: config.folders.map(f => ({ name: f.name, path: portablePath(f.path) })),
+    retention: retentionTable(config),
     snapshotKey,
     passphrase,
     ...Object.fromEntries(Object.entries(credentials).filter(([, v]) => v !== undefined && v !== ''))
