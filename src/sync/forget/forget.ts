@@ -39,9 +39,10 @@ export interface Forgotten extends ForgetPlan {
  */
 export async function forget (repository: Repository, init: ForgetInit): Promise<Forgotten> {
   await removeDeadExitFiles(repository.config.stateDir)
-  // A history set back behind this device's own publish would lose that publish, and a prune after it what it names.
-  await checkOwnPublishHeld(repository, 'forget', init.signal)
   const plan = await planForget(repository, init)
+  // A history set back behind this device's own publish would lose that publish, and a prune after
+  // it what it names. Checked on the pointer the plan read: a set-back after another read is never missed.
+  await checkOwnPublishHeld(repository, 'forget', init.signal, plan.pointer)
   init.onProgress?.({ type: 'forget:planned', detail: { kept: plan.kept, forgotten: plan.forgotten } })
   if (init.dryRun === true) return { ...plan, head: null, relinked: wouldRelink(plan) }
   if (plan.forgotten === 0 && plan.unmarked === 0) return noteForgotten(repository, init.now, { ...plan, head: null, relinked: 0 })
