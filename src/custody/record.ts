@@ -80,3 +80,17 @@ export function parseContentRecord (value: unknown): ContentRecord {
   if (record.sealing !== 'none' && record.keyId === '') throw new ContentIntegrityError(`the sealed content record of ${record.cid} names no key`)
   return record
 }
+
+/**
+ * The object CIDs a record's `objects` JSON names (`[[cid, offset, length], ...]`), for marking
+ * what to keep: nothing is read through them, so a part that does not parse is only left out.
+ * None when the JSON does not read; where the record is used it is refused.
+ */
+export function objectCidsOf (json: string): string[] {
+  try {
+    const parts: unknown = JSON.parse(json)
+    return Array.isArray(parts) ? parts.flatMap(part => Array.isArray(part) && typeof part[0] === 'string' ? [part[0]] : []) : []
+  } catch {
+    return []
+  }
+}

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino'
 import type { Index } from '../../index/index.js'
 import type { Repository } from '../repository.js'
+import { objectCidsOf } from '../../custody/index.js'
 import { ListedObjects } from '../state/index.js'
 import { readPruneList } from './list-pointer.js'
 
@@ -70,7 +71,7 @@ export async function checkPruneList (components: PruneListCheck, upTo: number, 
 async function dropNamed (index: Index, cid: string, gone: (object: string) => Promise<boolean>): Promise<number> {
   let dropped = 0
   for (const record of index.content.lookup(cid)) {
-    if (!await anyOf(objectsOf(record.objects), gone)) continue
+    if (!await anyOf(objectCidsOf(record.objects), gone)) continue
     index.content.dropRecord(record.deviceId, record.cid)
     dropped++
   }
@@ -82,12 +83,3 @@ async function anyOf (objects: readonly string[], test: (object: string) => Prom
   return false
 }
 
-/** The objects a record's JSON names; none when it does not read (such a record is refused where it is used). */
-function objectsOf (json: string): string[] {
-  try {
-    const parts: unknown = JSON.parse(json)
-    return Array.isArray(parts) ? parts.flatMap(part => Array.isArray(part) && typeof part[0] === 'string' ? [part[0]] : []) : []
-  } catch {
-    return []
-  }
-}

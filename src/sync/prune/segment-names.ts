@@ -3,6 +3,7 @@ import { join } from 'node:path'
 import type { Manifest, SegmentRef } from '../../snapshot/index.js'
 import { fetchSegments, fetchV1Snapshot, removeDatabase, removeFetched, type FetchInit } from '../read/index.js'
 import type { Repository } from '../repository.js'
+import { objectCidsOf } from '../../custody/index.js'
 
 /** Segments fetched and opened at a time: the disk holds at most this many. */
 const AT_ONCE = 8
@@ -46,7 +47,7 @@ export function namesIn (path: string, each: (named: Named) => void, whole = fal
     if (!hasContent) return
     let records: Named['records'] = []
     for (const r of db.prepare('SELECT cid, objects FROM content').iterate() as IterableIterator<{ cid: string, objects: string }>) {
-      records.push({ cid: r.cid, objects: objectsOf(r.objects) })
+      records.push({ cid: r.cid, objects: objectCidsOf(r.objects) })
       if (records.length === BATCH) { each({ rows: [], records, whole }); records = [] }
     }
     if (records.length > 0) each({ rows: [], records, whole })
@@ -55,16 +56,6 @@ export function namesIn (path: string, each: (named: Named) => void, whole = fal
   }
 }
 
-/** The object CIDs of a record's `objects` JSON (`[[cid, offset, length], ...]`); none when it does not parse. */
-function objectsOf (json: string): string[] {
-  try {
-    const parsed = JSON.parse(json) as unknown
-    if (!Array.isArray(parsed)) return []
-    return parsed.flatMap(part => Array.isArray(part) && typeof part[0] === 'string' ? [part[0]] : [])
-  } catch {
-    return []
-  }
-}
 
 /**
  * Hands `each` what every segment of the manifests names, in batches, a few segments fetched
