@@ -80,7 +80,9 @@ export function registerPrune (program: Command): void {
         if (space !== undefined) {
           process.stdout.write('error' in space
             ? `the embedded service could not give the space back now (${space.error}); a later prune tries again\n`
-            : `the embedded service gave back ${formatBytes(space.diskBytesFreed)} of disk (${countOf(space.packsRewritten, 'pack', 'packs')} rewritten, ${countOf(space.packsRemoved, 'pack', 'packs')} removed)\n`)
+            : `the embedded service gave back ${formatBytes(space.diskBytesFreed)} of disk (${countOf(space.packsRewritten, 'pack', 'packs')} rewritten, ${countOf(space.packsRemoved, 'pack', 'packs')} removed)\n` +
+              // Else "deleted 40 MiB" beside "gave back 0 B" reads as a failure.
+              (space.deadBytesLeft > 0 ? `${formatBytes(space.deadBytesLeft)} of deleted blocks stay inside packs that are still mostly live: a pack is rewritten once a quarter of it is dead (docs/local-service.md, "Reclaiming space")\n` : ''))
         }
         if (options.dryRun !== true && objects > 0) {
           // Mirrors are named only where there are some: a user without one must not look for them.
