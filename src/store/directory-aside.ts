@@ -5,6 +5,9 @@ import { asideName, deadAsides } from './directory-temps.js'
 /** Runs `fn` in the shard folder of `cid`, then makes what it did durable. */
 export type InShard = (cid: string, fn: (shard: HeldDir) => Promise<void>) => Promise<void>
 
+/** The names of the asides this process's deletes hold now: any other named by this pid is a dead one's. */
+const underWay = new Set<string>()
+
 /**
  * Removes the object's file if it was stored before `before` (ms). The file is moved aside into
  * `tmp/` first, and its time read there: a put renamed into place after the move is not touched,
@@ -13,7 +16,16 @@ export type InShard = (cid: string, fn: (shard: HeldDir) => Promise<void>) => Pr
  * back by the next {@link putBackDeadAsides}: a killed delete is undone, never half done.
  */
 export async function removeIfStoredBefore (tmp: HeldDir, inShard: InShard, cid: string, before: number): Promise<boolean> {
-  const aside = tmp.at(asideName(cid))
+  const name = asideName(cid)
+  underWay.add(name)
+  try {
+    return await moveAsideAndDecide(tmp, inShard, cid, before, tmp.at(name))
+  } finally {
+    underWay.delete(name)
+  }
+}
+
+async function moveAsideAndDecide (tmp: HeldDir, inShard: InShard, cid: string, before: number, aside: string): Promise<boolean> {
   let moved = false
   await inShard(cid, async (shard) => {
     moved = await rename(shard.at(cid), aside).then(() => true, (err: NodeJS.ErrnoException) => {
@@ -34,7 +46,7 @@ export async function removeIfStoredBefore (tmp: HeldDir, inShard: InShard, cid:
 
 /** Puts the files that deletes of processes now gone left aside back in place. A tidy: a failure leaves them. */
 export async function putBackDeadAsides (tmp: HeldDir, inShard: InShard): Promise<void> {
-  for (const { name, cid } of await deadAsides(tmp)) {
+  for (const { name, cid } of await deadAsides(tmp, underWay)) {
     if (canonical(cid) === undefined) continue
     await putBack(tmp, inShard, tmp.at(name), cid).catch(() => {})
   }

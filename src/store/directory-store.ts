@@ -363,6 +363,10 @@ export class DirectoryObjectStore implements ObjectStore {
       try {
         await this.tidyAsideOnce(tmp)
         if (await removeIfStoredBefore(tmp, this.shards, cid, storedBefore)) removed.push(cid)
+      } catch (err) {
+        // A delete that failed after its move may have left the object aside: the next one puts it back.
+        this.asideTidied = false
+        throw err
       } finally {
         await tmp.close()
       }

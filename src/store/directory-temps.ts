@@ -36,8 +36,8 @@ export function asideName (cid: string): string {
  * once the file is untouched for {@link FOREIGN_TEMP_MS}. A temp's bytes are written without a long
  * pause; a file moved aside keeps its object's time, and only its change time tells when it moved.
  */
-async function madeByDead (tmp: HeldDir, name: string, made: { host: string, pid: number, by: 'mtimeMs' | 'ctimeMs' }, now: number): Promise<boolean> {
-  if (made.host === thisHost()) return made.pid !== process.pid && !processAlive(made.pid)
+async function madeByDead (tmp: HeldDir, name: string, made: { host: string, pid: number, by: 'mtimeMs' | 'ctimeMs', ours?: (name: string) => boolean }, now: number): Promise<boolean> {
+  if (made.host === thisHost()) return made.pid === process.pid ? made.ours?.(name) === false : !processAlive(made.pid)
   return now - (await lstat(tmp.at(name)))[made.by] > FOREIGN_TEMP_MS
 }
 
@@ -67,13 +67,17 @@ export async function removeDeadTemps (tmp: HeldDir, now = Date.now()): Promise<
   }
 }
 
-/** The files that deletes of processes now gone left aside in `tmp/`, each with its object's CID. */
-export async function deadAsides (tmp: HeldDir, now = Date.now()): Promise<Array<{ name: string, cid: string }>> {
+/**
+ * The files that deletes of processes now gone left aside in `tmp/`, each with its object's CID.
+ * One named by this pid is dead unless `underWay` holds it: a restarted container often gets the
+ * pid its killed process had, on the same host name.
+ */
+export async function deadAsides (tmp: HeldDir, underWay: ReadonlySet<string>, now = Date.now()): Promise<Array<{ name: string, cid: string }>> {
   const found: Array<{ name: string, cid: string }> = []
   for (const name of await namesIn(tmp)) {
     const match = ASIDE.exec(name)
     if (match === null) continue
-    const dead = await madeByDead(tmp, name, { host: match[1] as string, pid: Number(match[2]), by: 'ctimeMs' }, now).catch(() => false)
+    const dead = await madeByDead(tmp, name, { host: match[1] as string, pid: Number(match[2]), by: 'ctimeMs', ours: n => underWay.has(n) }, now).catch(() => false)
     if (dead) found.push({ name, cid: match[3] as string })
   }
   return found

@@ -117,8 +117,8 @@ describe('a directory store', () => {
     const [dead, running, taken] = await Promise.all([100, 200, 300].map(async n => (await first.put(await aFile(randomBytes(n)), PROFILE)).cid))
     // As a delete leaves it when killed between its move and its decision (a pid no process has).
     await rename(objectFile(dir, dead as string), join(dir, 'tmp', `${host}_4194305_00aa.${dead as string}.aside`))
-    // One of a delete still running: its own decision stands.
-    await rename(objectFile(dir, running as string), join(dir, 'tmp', `${host}_${process.pid}_00bb.${running as string}.aside`))
+    // One of a delete still running in a live process: its own decision stands.
+    await rename(objectFile(dir, running as string), join(dir, 'tmp', `${host}_${process.ppid}_00bb.${running as string}.aside`))
     // One whose object was put again since: the newer file stays, the aside goes.
     await writeFile(join(dir, 'tmp', `${host}_4194305_00cc.${taken as string}.aside`), 'an older copy')
     const store = await DirectoryObjectStore.open(dir)
@@ -130,7 +130,21 @@ describe('a directory store', () => {
     expect((await store.getBytes(dead as string, PROFILE)).length).toBe(1)
     expect(await store.has(running as string)).toBe(false)
     expect((await store.getBytes(taken as string, PROFILE)).length).toBe(1)
-    expect(await readdir(join(dir, 'tmp'))).toEqual([`${host}_${process.pid}_00bb.${running as string}.aside`])
+    expect(await readdir(join(dir, 'tmp'))).toEqual([`${host}_${process.ppid}_00bb.${running as string}.aside`])
+  })
+
+  it('an aside named by this pid but left by an earlier process (a restarted container keeps its pid): put back', async () => {
+    const dir = join(await useTempDir(), 'store')
+    const first = await DirectoryObjectStore.open(dir, { create: true })
+    const host = hostname().replace(/[^A-Za-z0-9.-]/g, '-').slice(0, 64)
+    const cid = (await first.put(await aFile(randomBytes(100)), PROFILE)).cid
+    // A daemon run as pid 1 killed mid delete comes back as pid 1 on the same host: no delete here holds this aside.
+    await rename(objectFile(dir, cid), join(dir, 'tmp', `${host}_${process.pid}_00dd.${cid}.aside`))
+    const store = await DirectoryObjectStore.open(dir)
+    const other = (await store.put(await aFile(randomBytes(50)), PROFILE)).cid
+    expect(await store.deleteMany([other], { storedBefore: Date.now() + 60_000 })).toEqual({ removed: [other], refused: [] })
+    expect(await store.has(cid)).toBe(true)
+    expect(await readdir(join(dir, 'tmp'))).toEqual([])
   })
 
   it('reads write nothing: a store made read-only, without tmp/, or with a folder planted in it still restores', async () => {
