@@ -165,6 +165,9 @@ describe('a second device on a self-hosted service, one command each side', () =
     expect(b.retention).toEqual(loadConfig({ configPath: join(root, 'same-a.toml'), env: {} }).retention)
     expect(b.retention?.timeZone).toBe('Europe/Berlin')
     expect(same.joined.stdout).toContain('retention policy written under [retention]')
+    // A margin under the default is written as said, and said: a prune there may race other devices.
+    expect(same.joined.stderr).toContain('the join file sets [retention] prune_margin = "2h", under the default "1d"')
+    expect((await joinAs('day', '[retention]\nkeep_daily = 3\n')).joined.stderr).not.toContain('prune_margin')
 
     // None there: none here, so this device never forgets what the other keeps.
     const none = await joinAs('none', '')

@@ -1,7 +1,8 @@
 import { closeSync, constants, existsSync, fstatSync, mkdirSync, openSync, readSync } from 'node:fs'
 import { dirname, join } from 'node:path'
-import { isLoopbackHost, loadConfig, hasSnapshotPassphrase, type Config } from '../../config/index.js'
+import { DEFAULT_PRUNE_MARGIN, isLoopbackHost, loadConfig, hasSnapshotPassphrase, type Config } from '../../config/index.js'
 import { BundleInvalidError, InternalError, UsageError } from '../../errors.js'
+import { exactSeconds, parseDuration } from '../../retention/index.js'
 import { MAX_BUNDLE_BYTES, parseBundle, type DeviceBundle } from '../device-bundle.js'
 
 const CREDENTIAL_FILES = ['api-key', 'session-token', 'wallet-key'] as const
@@ -59,6 +60,8 @@ export function checkCredentialsFree (configPath: string, force: boolean): void 
 }
 
 const toml = (value: string): string => JSON.stringify(value)
+
+const DEFAULT_MARGIN_SECONDS = exactSeconds(parseDuration(DEFAULT_PRUNE_MARGIN) ?? { years: 0, months: 0, weeks: 0, days: 1, hours: 0, minutes: 0, seconds: 0 })
 
 /** Sets `key` in `[section]` ('' for the top) of the commented template, keeping the line's comment. */
 function setKey (text: string, section: string, key: string, value: string): string {
@@ -145,6 +148,11 @@ function sayJoined (config: Config): string[] {
 export async function completeJoin (configPath: string, config: Config, bundle: DeviceBundle, foldersFromBundle: boolean): Promise<string> {
   checkConfig(configPath, bundle)
   const lines: string[] = sayJoined(config)
+  // A join file from someone else could make this device prune without a margin, while others publish.
+  const margin = config.retention?.pruneMarginSeconds
+  if (bundle.retention != null && margin !== undefined && margin < DEFAULT_MARGIN_SECONDS) {
+    process.stderr.write(`cidsync: warning: the join file sets [retention] prune_margin = ${JSON.stringify(bundle.retention.prune_margin)}, under the default ${JSON.stringify(DEFAULT_PRUNE_MARGIN)}: a prune here may delete what another device is publishing; check it is what you want\n`)
+  }
   if (bundle.retention === undefined && config.retention !== undefined) {
     process.stderr.write(`cidsync: warning: the join file does not say the other device's [retention], so ${configPath} has the default policy: make it the same as the other device's, since each device forgets by its own\n`)
   }
