@@ -11,11 +11,8 @@ export type CandidateKind = 'root' | 'content' | 'segment' | 'manifest'
  */
 export class ObjectSets {
   private readonly db: Database.Database
-  private readonly addFile: Database.Statement
   private readonly addLive: Database.Statement
   private readonly addCandidate: Database.Statement
-  private readonly addRecord: Database.Statement
-  private readonly addRow: Database.Statement
   private readonly addTo: Database.Statement
   private readonly noteListed: Database.Statement
   private readonly noteWatched: Database.Statement
@@ -38,11 +35,8 @@ export class ObjectSets {
       CREATE TABLE tos (device TEXT NOT NULL, seq INTEGER NOT NULL, PRIMARY KEY (device, seq)) WITHOUT ROWID;
       CREATE TABLE watched (cid TEXT PRIMARY KEY, listed INTEGER NOT NULL DEFAULT 0) WITHOUT ROWID;
       CREATE TABLE uploads (cid TEXT NOT NULL, id TEXT NOT NULL, stored_at INTEGER, PRIMARY KEY (cid, id)) WITHOUT ROWID;`)
-    this.addFile = this.db.prepare('INSERT INTO live_files (cid) VALUES (?) ON CONFLICT DO NOTHING')
     this.addLive = this.db.prepare('INSERT INTO live (cid) VALUES (?) ON CONFLICT DO NOTHING')
     this.addCandidate = this.db.prepare('INSERT INTO candidates (cid, kind, rank) VALUES (?, ?, ?) ON CONFLICT DO NOTHING')
-    this.addRecord = this.db.prepare('INSERT INTO records (object, file) VALUES (?, ?) ON CONFLICT DO NOTHING')
-    this.addRow = this.db.prepare('INSERT INTO rows (device, folder, path, seq, cid, deleted) VALUES (@device, @folder, @path, @seq, @cid, @deleted) ON CONFLICT DO NOTHING')
     this.addTo = this.db.prepare('INSERT INTO tos (device, seq) VALUES (?, ?) ON CONFLICT DO NOTHING')
     this.noteListed = this.db.prepare('UPDATE candidates SET size = ?, stored_at = ? WHERE cid = ?')
     this.noteWatched = this.db.prepare('UPDATE watched SET listed = 1 WHERE cid = ?')
@@ -51,24 +45,33 @@ export class ObjectSets {
     this.uploadsOfCid = this.db.prepare('SELECT id, stored_at FROM uploads WHERE cid = ?')
   }
 
-  /** File CIDs that rows of kept publishes name: their content records' objects are kept. */
-  liveFiles (cids: Iterable<string>): void {
-    this.db.transaction(() => { for (const cid of cids) this.addFile.run(cid) })()
-  }
-
-  /** Rows of a kept chain's segments: each path's versions, by sequence. */
-  rows (rows: ReadonlyArray<{ device: string, folder: string, path: string, seq: number, cid: string | null, deleted: number }>): void {
-    this.db.transaction(() => { for (const r of rows) this.addRow.run(r) })()
+  /**
+   * Takes an index database's rows and its records' objects, in SQL: no row passes through
+   * JavaScript. A `/1` snapshot (`whole`) holds only live rows: each names a live file. A record
+   * whose objects do not read names none; where it is used it is refused.
+   */
+  take (path: string, whole: boolean): void {
+    this.db.prepare('ATTACH DATABASE ? AS named').run(path)
+    try {
+      this.db.transaction(() => {
+        this.db.exec(whole
+          ? 'INSERT INTO live_files (cid) SELECT cid FROM named.entries WHERE cid IS NOT NULL AND deleted = 0 ORDER BY cid ON CONFLICT DO NOTHING'
+          : `INSERT INTO rows (device, folder, path, seq, cid, deleted) SELECT device_id, folder, path, seq, cid, deleted FROM named.entries
+              ORDER BY device_id, folder, path, seq ON CONFLICT DO NOTHING`)
+        // A segment from before content records has no table for them.
+        if (this.db.prepare("SELECT 1 FROM named.sqlite_master WHERE type = 'table' AND name = 'content'").get() === undefined) return
+        this.db.exec(`INSERT INTO records (file, object) SELECT c.cid, json_extract(part.value, '$[0]')
+          FROM named.content c, json_each(CASE WHEN json_valid(c.objects) AND json_type(c.objects) = 'array' THEN c.objects ELSE '[]' END) part
+          WHERE part.type = 'array' AND json_type(part.value, '$[0]') = 'text' ORDER BY 1, 2 ON CONFLICT DO NOTHING`)
+      })()
+    } finally {
+      this.db.exec('DETACH DATABASE named')
+    }
   }
 
   /** A kept publish holds each device's rows up to this sequence. */
   keptAt (device: string, seq: number): void {
     this.addTo.run(device, seq)
-  }
-
-  /** Content records read: which file each object holds. */
-  records (records: ReadonlyArray<{ readonly cid: string, readonly objects: readonly string[] }>): void {
-    this.db.transaction(() => { for (const r of records) for (const object of r.objects) this.addRecord.run(object, r.cid) })()
   }
 
   /**

@@ -97,11 +97,7 @@ export async function prune (repository: Repository, init: PruneInit): Promise<P
     for (const chain of [live, ...held]) markKept(sets, chain)
     // Every segment a kept chain lists: its rows name the files kept, its records their objects.
     const kept = [live, ...held]
-    const segmentsRead = await readNames(repository, kept.flatMap(c => c.manifests.map(m => m.manifest)), kept.flatMap(c => c.v1), fetch, (named) => {
-      if (named.whole) sets.liveFiles(named.rows.flatMap(r => r.cid !== null && r.deleted === 0 ? [r.cid] : []))
-      else sets.rows(named.rows)
-      sets.records(named.records)
-    })
+    const segmentsRead = await readNames(repository, kept.flatMap(c => c.manifests.map(m => m.manifest)), kept.flatMap(c => c.v1), fetch, (path, whole) => { sets.take(path, whole) })
     sets.settleRecords()
     init.onProgress?.({ type: 'prune:read', detail: { segments: segmentsRead } })
     failpoint('prune:read')

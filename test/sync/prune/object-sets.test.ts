@@ -1,0 +1,82 @@
+import { describe, expect, it } from 'vitest'
+import Database from 'better-sqlite3'
+import { join } from 'node:path'
+import { ObjectSets } from '../../../src/sync/prune/object-sets.js'
+import { useTempDir } from '../../helpers/temp-dir.js'
+
+const A = 'aaaaaaaa-0000-4000-8000-000000000000'
+
+/** An index database with the columns a prune reads: these entries and content records. */
+function indexDatabase (path: string, entries: ReadonlyArray<[path: string, seq: number, cid: string | null, deleted: number]>, records: ReadonlyArray<[cid: string, objects: string]>): void {
+  const db = new Database(path)
+  try {
+    db.exec(`CREATE TABLE entries (device_id TEXT NOT NULL, folder TEXT NOT NULL, path TEXT NOT NULL, seq INTEGER NOT NULL, cid TEXT, deleted INTEGER NOT NULL,
+        PRIMARY KEY (device_id, folder, path)) WITHOUT ROWID;
+      CREATE TABLE content (device_id TEXT NOT NULL, cid TEXT NOT NULL, objects TEXT NOT NULL, PRIMARY KEY (device_id, cid)) WITHOUT ROWID;`)
+    const entry = db.prepare('INSERT INTO entries VALUES (?, ?, ?, ?, ?, ?)')
+    const record = db.prepare('INSERT INTO content VALUES (?, ?, ?)')
+    db.transaction(() => {
+      for (const [p, seq, cid, deleted] of entries) entry.run(A, 'notes', p, seq, cid, deleted)
+      for (const [cid, objects] of records) record.run(A, cid, objects)
+    })()
+  } finally {
+    db.close()
+  }
+}
+
+/** Every candidate noted as listed, old enough to go: what `dead` answers is what the marks left. */
+function deadOf (sets: ObjectSets, objects: readonly string[]): string[] {
+  for (const o of objects) sets.listed(o, 1, 0)
+  return sets.dead(1).map(d => d.cid).sort()
+}
+
+describe('a prune\'s working sets, filled from index databases', () => {
+  it('keeps the objects of the files a kept publish holds, across a base and a delta, whatever the records say', async () => {
+    const dir = await useTempDir()
+    const N = 20_000
+    const base = join(dir, 'base.sqlite')
+    const delta = join(dir, 'delta.sqlite')
+    const part = (o: string): [string, number, number] => [o, 0, 10]
+    indexDatabase(base, Array.from({ length: N }, (_, i) => [`f${i}.md`, i + 1, `file-${i}`, 0]), [
+      ...Array.from({ length: N }, (_, i): [string, string] => [`file-${i}`, JSON.stringify([part(`object-${i}`), part(`object-${i + 1}`)])]),
+      // Records a damaged or hostile segment could hold: none of them names anything to keep or delete but a CID.
+      ['file-bad', 'not json'],
+      ['file-map', '{"object-map": 1}'],
+      ['file-odd', JSON.stringify([[5, 0, 1], 'object-flat', part('object-odd')])]
+    ])
+    // The delta deletes f0 and rewrites f1 to a file of a new object.
+    indexDatabase(delta, [['f0.md', N + 1, 'file-0', 1], ['f1.md', N + 2, 'file-new', 0]], [['file-new', JSON.stringify([part('object-new')])]])
+    const sets = new ObjectSets(join(dir, 'sets.sqlite'))
+    try {
+      sets.take(base, false)
+      sets.take(delta, false)
+      sets.keptAt(A, N + 2)
+      sets.settleRecords()
+      // object-0 held only f0 (deleted), object-1 f0 and f1's old version (replaced); object-2 also f2, live.
+      expect(deadOf(sets, ['object-0', 'object-1', 'object-2', 'object-new', 'object-odd', `object-${N}`])).toEqual(['object-0', 'object-1', 'object-odd'])
+    } finally {
+      sets.close()
+    }
+  })
+
+  it('a publish kept at an older sequence keeps what it held then; a `/1` snapshot keeps every file it lists', async () => {
+    const dir = await useTempDir()
+    const base = join(dir, 'base.sqlite')
+    const delta = join(dir, 'delta.sqlite')
+    const v1 = join(dir, 'v1.sqlite')
+    indexDatabase(base, [['a.md', 1, 'file-a', 0]], [['file-a', JSON.stringify([['object-a', 0, 1]])]])
+    indexDatabase(delta, [['a.md', 2, 'file-b', 0]], [['file-b', JSON.stringify([['object-b', 0, 1]])]])
+    indexDatabase(v1, [['c.md', 9, 'file-c', 0], ['d.md', 9, 'file-d', 1]], [['file-c', JSON.stringify([['object-c', 0, 1]])], ['file-d', JSON.stringify([['object-d', 0, 1]])]])
+    const sets = new ObjectSets(join(dir, 'sets.sqlite'))
+    try {
+      for (const p of [base, delta]) sets.take(p, false)
+      sets.take(v1, true)
+      sets.keptAt(A, 1)
+      sets.keptAt(A, 2)
+      sets.settleRecords()
+      expect(deadOf(sets, ['object-a', 'object-b', 'object-c', 'object-d'])).toEqual(['object-d'])
+    } finally {
+      sets.close()
+    }
+  })
+})
