@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs'
 import type { Config } from '../config/index.js'
+import { mirrorLocation } from '../store/index.js'
 import type { ForgetRecord, MirrorStatus, PrunePlanRecord, PruneRecord, RestorableStatus } from '../sync/index.js'
 import { countOf, formatBytes, formatCount, formatTable } from './format.js'
 import { timeWithAge } from './relative-time.js'
@@ -69,7 +70,7 @@ export async function offlineState (config: Config, why: string): Promise<Offlin
       restorable: restorableStatus(store),
       retention: { lastForget: retention.lastForget(), lastPrune: retention.lastPrune(), plan: retention.prunePlan() },
       contentFailed: failedUploads(store.contentFailures()),
-      mirrors: config.mirrors.map(m => mirrorStatus({ name: m.name, describe: `mirror ${m.name} at ${m.uploadUrl}`, maxLagSeconds: m.maxLagSeconds }, store.mirrorLog, undefined))
+      mirrors: config.mirrors.map(m => mirrorStatus({ name: m.name, describe: `mirror ${m.name} at ${mirrorLocation(m)}`, maxLagSeconds: m.maxLagSeconds }, store.mirrorLog, undefined))
     }
   } finally {
     store.close()
