@@ -159,12 +159,13 @@ describe('a second device on a self-hosted service, one command each side', () =
       const configB = join(root, `${name}-b.toml`)
       return { config: configB, joined: await ok(['init', '--join', bundle, '--config', configB, '--state-dir', join(root, `${name}-b-state`)], env), bundle }
     }
-    const policy = '[retention]\nkeep_daily = 30\nkeep_within = "7d"\nprune_margin = "2h"\ntime_zone = "Europe/Berlin"\n'
+    const policy = '[retention]\nkeep_daily = 30\nkeep_within = "7d"\nprune_margin = "2h"\nschedule = "0 3 * * *"\ntime_zone = "Europe/Berlin"\n'
     const same = await joinAs('same', policy)
     const b = loadConfig({ configPath: same.config, env: {} })
     expect(b.retention).toEqual(loadConfig({ configPath: join(root, 'same-a.toml'), env: {} }).retention)
     expect(b.retention?.timeZone).toBe('Europe/Berlin')
-    expect(same.joined.stdout).toContain('retention policy written under [retention]')
+    // Whose policy it is, and when it runs: the other device's schedule, not the template's weekly one.
+    expect(same.joined.stdout).toContain(`the other device's retention policy written under [retention] in ${same.config}: the daemon forgets and prunes by it on its schedule "0 3 * * *"`)
     // A margin under the default is written as said, and said: a prune there may race other devices.
     expect(same.joined.stderr).toContain('the join file sets [retention] prune_margin = "2h", under the default "1d"')
     expect((await joinAs('day', '[retention]\nkeep_daily = 3\n')).joined.stderr).not.toContain('prune_margin')
@@ -173,6 +174,7 @@ describe('a second device on a self-hosted service, one command each side', () =
     const none = await joinAs('none', '')
     expect(loadConfig({ configPath: none.config, env: {} }).retention).toBeUndefined()
     expect(none.joined.stdout).not.toContain('retention policy written')
+    expect(none.joined.stdout).toContain(`no [retention] in ${none.config}, as on the other device: every publish is kept`)
 
     // A join file made before it carried the policy: the default, said as a warning.
     const text = await readFile(same.bundle, 'utf8')

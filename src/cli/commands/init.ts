@@ -1,12 +1,14 @@
 import { existsSync } from 'node:fs'
 import { basename, join, resolve } from 'node:path'
 import type { Command } from 'commander'
-import { DEFAULT_IGNORE, defaultConfigPath, loadConfig, renderConfigTemplate, hasSnapshotPassphrase } from '../../config/index.js'
+import { DEFAULT_IGNORE, DEFAULT_RETENTION_SCHEDULE, defaultConfigPath, loadConfig, renderConfigTemplate, hasSnapshotPassphrase } from '../../config/index.js'
 import { ConfigError, UsageError } from '../../errors.js'
 import { writeFileAtomicSync } from '../../util/atomic-write.js'
 import { action } from '../run.js'
 import { makeDirsSync } from '../../util/make-dirs.js'
 import { shellWord } from '../../util/shell-word.js'
+import type { Config } from '../../config/index.js'
+import type { DeviceBundle } from '../device-bundle.js'
 
 interface InitOptions { config?: string, folder?: string[], stateDir?: string, force?: boolean, key?: string, remote?: string, join?: string }
 
@@ -32,6 +34,18 @@ function joining (withConfig: string, daemon: string, service: ServiceSet): stri
     `  cidsync restore${withConfig}           # the index: every device's files, as a list\n` +
     `  cidsync restore --files${withConfig}   # their content, into each folder (create the folders first, or add --to DIR)\n` +
     `  ${daemon}\n`
+}
+
+/**
+ * Said, not only written: the file now holds rules that decide which publishes are forgotten.
+ * A joined device says whose they are, and when its daemon runs them, which the join file set.
+ */
+function retentionLine (config: Config, target: string, bundle: DeviceBundle | undefined): string {
+  const r = config.retention
+  if (r === undefined) return bundle?.retention === null ? `no [retention] in ${target}, as on the other device: every publish is kept (docs/retention.md)\n` : ''
+  const whose = bundle?.retention === undefined || bundle.retention === null ? 'retention policy' : 'the other device\'s retention policy'
+  const when = r.schedule === DEFAULT_RETENTION_SCHEDULE ? 'weekly' : `on its schedule "${r.schedule}"`
+  return `${whose} written under [retention] in ${target}: the daemon forgets and prunes by it ${when} (docs/retention.md)\n`
 }
 
 /** `--remote`, checked before anything is written: an http(s) base URL. */
@@ -96,12 +110,11 @@ export function registerInit (program: Command): void {
       writeFileAtomicSync(target, text, { mode: 0o644 })
       const config = loadConfig({ configPath: target })
       makeDirsSync(config.stateDir, 0o700)
-      // Said, not only written: the file now holds rules that will decide which publishes are forgotten.
-      const retentionLine = config.retention === undefined ? '' : `retention policy written under [retention] in ${target}: the daemon forgets and prunes by it weekly (docs/retention.md)\n`
+      const retention = retentionLine(config, target, bundle)
       if (joiner !== undefined && bundle !== undefined) {
         const done = await joiner.completeJoin(target, config, bundle, options.folder === undefined && bundle.folders.length > 0)
         const withConfig = target === resolve(defaultConfigPath(process.env)) ? '' : ` --config ${shellWord(target)}`
-        process.stdout.write(`wrote ${target} (the other device's service and settings)\nstate dir ${config.stateDir}\n${retentionLine}${done}${joining(withConfig, `cidsync daemon${withConfig}`, 'joined')}`)
+        process.stdout.write(`wrote ${target} (the other device's service and settings)\nstate dir ${config.stateDir}\n${retention}${done}${joining(withConfig, `cidsync daemon${withConfig}`, 'joined')}`)
         if (options.join !== '-') process.stderr.write(`cidsync: delete ${options.join} now: it holds the account's keys, and this device no longer needs it\n`)
         return
       }
@@ -130,7 +143,7 @@ export function registerInit (program: Command): void {
       const remoteLine = remote === undefined ? '' : `service ${remote} (mode = "remote"); sign in first: cidsync login --wallet-key-file FILE${withConfig}\n`
       // Said, not only written: a file under one of these is never indexed, and nothing else says so.
       const ignoreLine = `ignored in each folder: ${DEFAULT_IGNORE.join(', ')}; change a folder's ignore = in ${target}\n`
-      process.stdout.write(`wrote ${target}\nstate dir ${config.stateDir}\n${ignoreLine}${retentionLine}${keyLine}${storeLine}${remoteLine}` +
+      process.stdout.write(`wrote ${target}\nstate dir ${config.stateDir}\n${ignoreLine}${retention}${keyLine}${storeLine}${remoteLine}` +
         (options.key !== undefined ? `${folders === undefined ? 'edit [[folders]] to name what to watch (each folder by the name the other devices give it); ' : ''}${joining(withConfig, daemon, remote !== undefined ? 'remote' : 'embedded')}`
           : folders === undefined ? `edit [[folders]] to name what to watch, then run: ${daemon}\n` : `next: ${daemon}\n`))
     }))
