@@ -24,10 +24,12 @@ export function isEmptyPolicy (p: RetentionPolicy): boolean {
 
 /** The policy in words: "keep the last 3, 24 hourly, 14 daily publishes, and all within 48h of the newest". */
 export function describePolicy (p: RetentionPolicy): string {
-  const counts = ([[p.keepLast, 'the last'], [p.keepHourly, 'hourly'], [p.keepDaily, 'daily'], [p.keepWeekly, 'weekly'], [p.keepMonthly, 'monthly'], [p.keepYearly, 'yearly']] as const)
+  const kept = ([[p.keepLast, 'the last'], [p.keepHourly, 'hourly'], [p.keepDaily, 'daily'], [p.keepWeekly, 'weekly'], [p.keepMonthly, 'monthly'], [p.keepYearly, 'yearly']] as const)
     .filter(([n]) => n > 0)
-    .map(([n, what]) => what === 'the last' ? `the last ${n}` : `${n} ${what}`)
-  const parts = counts.length > 0 ? [`${counts.join(', ')} publishes`] : []
+  const counts = kept.map(([n, what]) => what === 'the last' ? `the last ${n}` : `${n} ${what}`)
+  // One rule keeping one: "the last 1 publish", as a single count reads.
+  const noun = kept.length === 1 && kept[0]?.[0] === 1 ? 'publish' : 'publishes'
+  const parts = counts.length > 0 ? [`${counts.join(', ')} ${noun}`] : []
   if (p.keepWithin !== undefined && !isZeroDuration(p.keepWithin)) parts.push(`all within ${formatDuration(p.keepWithin)} of the newest`)
   return parts.length === 0 ? 'keep only the newest publish' : `keep ${parts.join(', and ')}`
 }

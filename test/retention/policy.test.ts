@@ -16,6 +16,8 @@ describe('a retention policy', () => {
       .toBe('keep the last 3, 24 hourly, 14 daily publishes, and all within 48h of the newest')
     expect(describePolicy({ ...NONE, keepWithin: parseDuration('1y2m') })).toBe('keep all within 1y2m of the newest')
     expect(describePolicy({ ...NONE, keepMonthly: 12 })).toBe('keep 12 monthly publishes')
+    expect(describePolicy({ ...NONE, keepLast: 1 })).toBe('keep the last 1 publish')
+    expect(describePolicy({ ...NONE, keepDaily: 1, keepWeekly: 1 })).toBe('keep 1 daily, 1 weekly publishes')
     expect(describePolicy(NONE)).toBe('keep only the newest publish')
   })
 })
