@@ -224,6 +224,13 @@ export class ContentRecordStore {
       AND EXISTS (SELECT 1 FROM content c WHERE c.cid = e.cid) ORDER BY e.seq LIMIT ?`).all(deviceId, afterSeq, limit) as Array<{ seq: number, cid: string }>
   }
 
+  /** How many of `cids` a live row of this device names: the files a storing pass would store. */
+  liveAmong (deviceId: string, cids: readonly string[]): number {
+    if (cids.length === 0) return 0
+    return this.db.prepare(`SELECT COUNT(DISTINCT e.cid) FROM entries e WHERE e.device_id = ? AND e.deleted = 0
+      AND e.cid IN (SELECT value FROM json_each(?))`).pluck().get(deviceId, JSON.stringify(cids)) as number
+  }
+
   /** Drops one device's record of a file's content from this index (its objects are gone): the file is stored again. */
   dropRecord (deviceId: string, cid: string): void {
     this.db.prepare('DELETE FROM content WHERE device_id = ? AND cid = ?').run(deviceId, cid)

@@ -37,4 +37,29 @@ describe.skipIf(EXTERNAL)('a publish under way while a prune deletes what it nam
     const verified = await a.run(['verify', '--full', '--content'])
     expect(verified.code, verified.stdout + verified.stderr).toBe(0)
   }, 600_000)
+
+  it('the first publish after a prune says nothing is stored again for files deleted before it', async () => {
+    const root = await useTempDir()
+    const service = await localServiceUnderTest({ dir: join(root, 'service') })
+    const a = await contentDevice(root, service, 'a', RETENTION)
+    // Five files published, deleted, and their publish forgotten: the prune's list names their objects.
+    await writeFile(join(a.folder, 'stays.txt'), 'stays')
+    await ok(a, ['snapshot'], { CIDSYNC_TEST_CLOCK: '2026-03-01T00:30:00.000Z' })
+    // A pack of their own: one file kept in it would keep it.
+    for (let i = 0; i < 5; i++) await writeFile(join(a.folder, `b${i}.bin`), randomBytes(30_000 + i))
+    await ok(a, ['snapshot'], { CIDSYNC_TEST_CLOCK: '2026-03-01T01:00:00.000Z' })
+    for (let i = 0; i < 5; i++) await rm(join(a.folder, `b${i}.bin`))
+    await ok(a, ['snapshot'], { CIDSYNC_TEST_CLOCK: '2026-03-01T02:00:00.000Z' })
+    await ok(a, ['forget'])
+    const pruned = JSON.parse((await ok(a, ['prune', '--json'])).stdout) as { deleted: { content: number } }
+    expect(pruned.deleted.content).toBeGreaterThan(0)
+
+    // The next publish reads that list. Its dropped records are of files gone: nothing to store again.
+    await writeFile(join(a.folder, 'c.txt'), 'new')
+    const next = await a.run(['snapshot', '--json'], { CIDSYNC_TEST_CLOCK: '2026-03-01T03:00:00.000Z' })
+    expect(next.code, next.stderr).toBe(0)
+    expect(next.stderr).not.toContain('stored again')
+    const published = JSON.parse(next.stdout) as { storedAgain?: number, content: { storedFiles: number } }
+    expect({ again: published.storedAgain, stored: published.content.storedFiles }).toEqual({ again: undefined, stored: 1 })
+  }, 600_000)
 })

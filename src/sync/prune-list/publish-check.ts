@@ -23,7 +23,8 @@ export interface PruneListCheck {
  * pointer before it moved may be deleting what the list names; a record naming one is dropped, so
  * its file is stored again (a new upload, which that prune never deletes) and published anew.
  * The pointer moved before this read: a prune that did not see it announced its list first.
- * Answers how many records were dropped.
+ * Answers how many files a live row of this device holds whose records were dropped: the files
+ * to store again. A dropped record of a file deleted since is not counted.
  */
 export async function checkPruneList (components: PruneListCheck, upTo: number, signal?: AbortSignal): Promise<number> {
   const { index, deviceId, repository, logger } = components
@@ -44,7 +45,7 @@ export async function checkPruneList (components: PruneListCheck, upTo: number, 
     if (listed === undefined || !await listed.holds(object, signal)) return listed !== undefined && listed.complete
     return false
   }
-  let dropped = 0
+  const dropped = new Set<string>()
   // The rows it published (a file another device stored is named through that device's record),
   // and the records it made or took: the same sequence numbers count both.
   const sources = [
@@ -57,23 +58,25 @@ export async function checkPruneList (components: PruneListCheck, upTo: number, 
       for (const row of rows) {
         if (row.seq > upTo) break
         after = row.seq
-        dropped += await dropNamed(index, row.cid, gone)
+        if (await dropNamed(index, row.cid, gone)) dropped.add(row.cid)
       }
       if (rows.length < BATCH || after >= upTo || (rows.at(-1)?.seq ?? 0) > upTo) break
     }
   }
   state.noteChecked(deviceId, upTo)
-  if (dropped > 0) logger.warn({ dropped, list: state.listCid() }, 'a prune is deleting objects this publish names: their files are stored again and published anew')
-  return dropped
+  // A record of a file no live row holds (deleted since) goes without a word: nothing stores it again.
+  const again = index.content.liveAmong(deviceId, [...dropped])
+  if (again > 0) logger.warn({ dropped: again, list: state.listCid() }, 'a prune is deleting objects this publish names: their files are stored again and published anew')
+  return again
 }
 
-/** Drops every device's record of `cid` that names a listed object: one left would count it stored. */
-async function dropNamed (index: Index, cid: string, gone: (object: string) => Promise<boolean>): Promise<number> {
-  let dropped = 0
+/** Drops every device's record of `cid` that names a listed object: one left would count it stored. Answers whether any went. */
+async function dropNamed (index: Index, cid: string, gone: (object: string) => Promise<boolean>): Promise<boolean> {
+  let dropped = false
   for (const record of index.content.lookup(cid)) {
     if (!await anyOf(objectCidsOf(record.objects), gone)) continue
     index.content.dropRecord(record.deviceId, record.cid)
-    dropped++
+    dropped = true
   }
   return dropped
 }
