@@ -76,6 +76,8 @@ describe('a second device on a self-hosted service, one command each side', () =
     expect(joined.stderr).not.toContain('plain http')
     expect(joined.stdout).toContain(`account ${a.address}: saved ${join(root, 'b', 'wallet-key')}, ${join(root, 'b', 'api-key')}, ${join(root, 'b', 'session-token')} (0600)`)
     expect(joined.stdout).toContain('cidsync restore --files')
+    // The folders were just made: the next steps do not ask for them.
+    expect(joined.stdout).not.toContain('create the folders first')
     expect(joined.stderr).toContain(`delete ${carried} now`)
     for (const name of ['wallet-key', 'api-key', 'session-token']) expect((await stat(join(root, 'b', name))).mode & 0o777).toBe(0o600)
     expect(await readFile(config, 'utf8')).toContain(`pointer_url = "${a.url}"`)

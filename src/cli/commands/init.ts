@@ -28,11 +28,11 @@ type ServiceSet = 'embedded' | 'remote' | 'joined'
  * A device given another's key joins their history: what it needs next is what they published,
  * before its daemon starts (a restore refuses while one runs, and a daemon's index needs --force).
  */
-function joining (withConfig: string, daemon: string, service: ServiceSet): string {
+function joining (withConfig: string, daemon: string, service: ServiceSet, foldersMade = false): string {
   return 'next, to bring back what the other devices published (docs/operations.md, "Moving to a new device"):\n' +
     (service === 'remote' ? `  cidsync login --wallet-key-file FILE${withConfig}   # the account the other devices use\n` : service === 'embedded' ? '  set [service] as on the other device (the embedded default is an account of its own per service dir)\n' : '') +
     `  cidsync restore${withConfig}           # the index: every device's files, as a list\n` +
-    `  cidsync restore --files${withConfig}   # their content, into each folder (create the folders first, or add --to DIR)\n` +
+    `  cidsync restore --files${withConfig}   # their content, into each folder${foldersMade ? '' : ' (create the folders first, or add --to DIR)'}\n` +
     `  ${daemon}\n`
 }
 
@@ -114,7 +114,7 @@ export function registerInit (program: Command): void {
       if (joiner !== undefined && bundle !== undefined) {
         const done = await joiner.completeJoin(target, config, bundle, options.folder === undefined && bundle.folders.length > 0)
         const withConfig = target === resolve(defaultConfigPath(process.env)) ? '' : ` --config ${shellWord(target)}`
-        process.stdout.write(`wrote ${target} (the other device's service and settings)\nstate dir ${config.stateDir}\n${retention}${done}${joining(withConfig, `cidsync daemon${withConfig}`, 'joined')}`)
+        process.stdout.write(`wrote ${target} (the other device's service and settings)\nstate dir ${config.stateDir}\n${retention}${done}${joining(withConfig, `cidsync daemon${withConfig}`, 'joined', options.folder === undefined && bundle.folders.length > 0)}`)
         if (options.join !== '-') process.stderr.write(`cidsync: delete ${options.join} now: it holds the account's keys, and this device no longer needs it\n`)
         return
       }
