@@ -1,4 +1,5 @@
 import { lstat, readdir, rename, rm, stat, type FileHandle } from 'node:fs/promises'
+import type { Stats } from 'node:fs'
 import { dirname, join } from 'node:path'
 import type { Readable } from 'node:stream'
 import { CID } from 'multiformats/cid'
@@ -11,7 +12,7 @@ import type {
   DeletedObjects, DeleteOptions, ObjectStore, PutOptions, StoreCallOptions
 } from './object-store.js'
 import { canonical, chunksOf, HeldDir, mkdirOnce, openRegular, READ_BYTES, readSmallFile, writeFailure } from './directory-files.js'
-import { removeDeadTemps, writeTemp } from './directory-temps.js'
+import { asidesOf, removeDeadTemps, writeTemp } from './directory-temps.js'
 import { putBackDeadAsides, removeIfStoredBefore, type InShard } from './directory-aside.js'
 import { defaultSlab, fillSlabs, hashed, TooLarge } from './slabs.js'
 import { receiveVerified, type SourceTry } from './verified-receive.js'
@@ -208,7 +209,8 @@ export class DirectoryObjectStore implements ObjectStore {
   private async openObject (cid: string, maxBytes: number): Promise<{ handle: FileHandle, size: number }> {
     await this.opened()
     if (canonical(cid) === undefined) throw new IntegrityError(`${JSON.stringify(cid.slice(0, 100))} is not a CID`)
-    const opened = await openRegular(this.objectPath(cid), kind => new ContentNotFoundError(`${this.describe} does not hold ${cid}: its entry is ${kind}, not a regular file`))
+    const refuse = (kind: string): ContentNotFoundError => new ContentNotFoundError(`${this.describe} does not hold ${cid}: its entry is ${kind}, not a regular file`)
+    const opened = await openRegular(this.objectPath(cid), refuse) ?? await this.openAside(cid, refuse)
     if (opened === undefined) {
       await this.present()
       throw new ContentNotFoundError(`${this.describe} does not hold ${cid}`)
@@ -219,6 +221,21 @@ export class DirectoryObjectStore implements ObjectStore {
       throw this.overCap(cid, maxBytes)
     }
     return { handle, size: stats.size }
+  }
+
+  /**
+   * The object moved aside by a delete deciding now (or killed while it did): read there, so a read
+   * racing a prune never misses an object put again meanwhile. Its bytes are checked as any read's.
+   */
+  private async openAside (cid: string, refuse: (kind: string) => Error): Promise<{ handle: FileHandle, stats: Stats } | undefined> {
+    const tmp = join(this.dir, 'tmp')
+    // A link planted where tmp/ should be is not followed, for reads either.
+    if ((await lstat(tmp).catch(() => undefined))?.isDirectory() !== true) return undefined
+    for (const name of await asidesOf(tmp, cid)) {
+      const opened = await openRegular(join(tmp, name), refuse).catch(() => undefined)
+      if (opened !== undefined) return opened
+    }
+    return undefined
   }
 
   private overCap (cid: string, cap: number): IntegrityError {

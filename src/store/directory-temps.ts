@@ -118,3 +118,9 @@ export async function writeTemp (tmp: HeldDir, path: string, profile: CidProfile
     throw err
   }
 }
+
+/** The files in `tmp/` that deletes moved `cid` to, whatever process made them: a delete may be deciding now. */
+export async function asidesOf (tmp: string, cid: string): Promise<string[]> {
+  const names = await readdir(tmp).catch(() => [] as string[])
+  return names.filter(name => ASIDE.exec(name)?.[3] === cid)
+}

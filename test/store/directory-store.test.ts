@@ -147,6 +147,22 @@ describe('a directory store', () => {
     expect(await readdir(join(dir, 'tmp'))).toEqual([])
   })
 
+  it('a read finds an object a delete has moved aside while it decides, and checks its bytes as any read', async () => {
+    const dir = join(await useTempDir(), 'store')
+    const store = await DirectoryObjectStore.open(dir, { create: true })
+    const host = hostname().replace(/[^A-Za-z0-9.-]/g, '-').slice(0, 64)
+    const bytes = randomBytes(300)
+    const { cid } = await store.put(await aFile(bytes), PROFILE)
+    // As a delete leaves it between its move and its decision (its process still running).
+    await rename(objectFile(dir, cid), join(dir, 'tmp', `${host}_${process.ppid}_00ee.${cid}.aside`))
+    expect(Buffer.concat(await store.getBytes(cid, PROFILE)).equals(bytes)).toBe(true)
+    // Other bytes under an aside's name are refused, never served.
+    const other = (await store.put(await aFile(randomBytes(200)), PROFILE)).cid
+    await rm(objectFile(dir, other))
+    await writeFile(join(dir, 'tmp', `${host}_${process.ppid}_00ff.${other}.aside`), 'not those bytes')
+    await expect(store.getBytes(other, PROFILE)).rejects.toBeInstanceOf(IntegrityError)
+  })
+
   it('reads write nothing: a store made read-only, without tmp/, or with a folder planted in it still restores', async () => {
     const dir = join(await useTempDir(), 'store')
     const cid = (await (await DirectoryObjectStore.open(dir, { create: true })).put(await aFile(randomBytes(100)), PROFILE)).cid
