@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest'
 import Database from 'better-sqlite3'
 import { join } from 'node:path'
 import { ObjectSets } from '../../../src/sync/prune/object-sets.js'
+import { objectCidsOf } from '../../../src/custody/index.js'
 import { useTempDir } from '../../helpers/temp-dir.js'
 
 const A = 'aaaaaaaa-0000-4000-8000-000000000000'
@@ -75,6 +76,34 @@ describe('a prune\'s working sets, filled from index databases', () => {
       sets.keptAt(A, 2)
       sets.settleRecords()
       expect(deadOf(sets, ['object-a', 'object-b', 'object-c', 'object-d'])).toEqual(['object-d'])
+    } finally {
+      sets.close()
+    }
+  })
+
+  it('names, of each record, exactly the objects the records\' JavaScript reader names, however odd its JSON', async () => {
+    const dir = await useTempDir()
+    const path = join(dir, 'odd.sqlite')
+    const odd = [
+      '[["o-plain",0,1]]', '[["o-dup",0,1],["o-dup",1,1]]', '[[["o-nested"],0,1]]', '[[5,0,1],["o-after-number",0,1]]', '[null,["o-after-null",0,1]]',
+      '[{"0":"o-object"}]', '[["o-alone"]]', '["o-flat"]', '[["o-trailing",0,1],]', "[['o-quoted',0,1]]", ' \n[["o-spaced",0,1]]\t',
+      '[["\\u006f-escaped",0,1]]', '[["o-big",1e999,1]]', '{"a":[["o-in-map"]]}', '5', 'null', '"[[\\"o-string\\"]]"', '[]', '',
+      JSON.stringify(Array.from({ length: 5000 }, (_, i) => [`o-long-${i % 2500}`, i, 1]))
+    ]
+    // Every file is deleted: each object a record names is a candidate, and none is kept.
+    indexDatabase(path, odd.map((_, i): [string, number, string, number] => [`f${i}`, i + 1, `file-${i}`, 1]), odd.map((json, i): [string, string] => [`file-${i}`, json]))
+    const sets = new ObjectSets(join(dir, 'sets.sqlite'))
+    try {
+      // A database without the tables fails its take; the next one is still taken.
+      const empty = join(dir, 'empty.sqlite')
+      new Database(empty).close()
+      expect(() => { sets.take(empty, false) }).toThrow()
+      sets.take(path, false)
+      sets.keptAt(A, odd.length)
+      sets.settleRecords()
+      const named = [...new Set(odd.flatMap(json => objectCidsOf(json)))].sort()
+      expect(named).toContain('o-escaped')
+      expect(deadOf(sets, [...named, 'o-nested', 'o-object', 'o-flat', 'o-in-map', 'o-string', 'o-trailing', 'o-quoted'])).toEqual(named)
     } finally {
       sets.close()
     }
