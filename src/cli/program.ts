@@ -1,5 +1,5 @@
 import { Command, Help } from 'commander'
-import { StateDirOwnerError } from '../errors.js'
+import { StateDirOwnerError, UsageError } from '../errors.js'
 import { cidsyncVersion } from '../version.js'
 import { COMMAND_GROUPS, type CommandEntry } from './command-list.js'
 
@@ -33,6 +33,28 @@ async function checkStateDirOwner (_program: Command, command: Command): Promise
   if (problem !== undefined) throw new StateDirOwnerError(problem)
 }
 
+/** Commands listed but not loaded (see {@link addUnloaded}). */
+const unloaded = new WeakSet<Command>()
+
+/**
+ * `cidsync --config F status`, as `restic -r R snapshots` reads: the program's --config given to the
+ * command, unless it has its own. One with no config to read says so rather than ignore it.
+ */
+function configBeforeCommand (program: Command, command: Command): void {
+  const config = (program.opts() as { config?: string }).config
+  // A command not loaded parses the line again once it is: its own options are known then.
+  if (config === undefined || unloaded.has(command) || command.getOptionValue('config') !== undefined) return
+  if (!command.options.some(option => option.long === '--config')) throw new UsageError(`--config: \`cidsync ${commandPath(command)}\` reads no config file; leave --config out`)
+  command.setOptionValue('config', config)
+}
+
+/** The command's words after `cidsync`, as typed. */
+function commandPath (command: Command): string {
+  const words: string[] = []
+  for (let c: Command | null = command; c?.parent != null; c = c.parent) words.unshift(c.name())
+  return words.join(' ')
+}
+
 const HELP_EPILOGUE = `
 Exit codes:
   0  ok
@@ -55,10 +77,11 @@ docs/configuration.md (every config key), docs/errors.md (every error code).
 /**
  * The top-level command a command line runs or asks the help of (`restore ...`, `help restore`),
  * by name; undefined for the program's own help, its version, or a name no command has. The
- * program's own options (`-V`, `-h`) take no value, so the first word that is not one names it.
+ * program's own options but `--config` (`-V`, `-h`) take no value, so the first other word names it.
  */
 export function commandNamed (args: readonly string[]): string | undefined {
-  const words = args.filter(arg => !arg.startsWith('-'))
+  // `--config F` is the program's one option with a value: F names no command.
+  const words = args.filter((arg, i) => !arg.startsWith('-') && args[i - 1] !== '--config')
   const name = words[0] === 'help' ? words[1] : words[0]
   return COMMAND_GROUPS.some(([, entries]) => entries.some(entry => entry.name === name)) ? name : undefined
 }
@@ -76,6 +99,7 @@ function addUnloaded (program: Command, entry: CommandEntry, argv: readonly stri
     .allowExcessArguments()
     .argument('[args...]')
     .action(async () => { await (await createProgram(argv, entry.name)).parseAsync(argv) })
+  unloaded.add(command)
   terms.set(command, entry.term)
 }
 
@@ -112,6 +136,8 @@ function buildProgram (argv: readonly string[], loaded: ReadonlyMap<CommandEntry
     .enablePositionalOptions()
     // An unloaded command's line is its module's; a loaded one's, and its subcommands', commander's own.
     .configureHelp({ subcommandTerm (this: Help, command: Command): string { return terms.get(command) ?? Help.prototype.subcommandTerm.call(this, command) } })
+    .option('--config <path>', 'config file, for the command that follows (as each command\'s own --config)')
+    .hook('preAction', configBeforeCommand)
     .hook('preAction', checkStateDirOwner)
   for (const [heading, entries] of COMMAND_GROUPS) {
     program.commandsGroup(heading)

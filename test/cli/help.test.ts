@@ -1,5 +1,8 @@
 import { describe, expect, it } from 'vitest'
+import { mkdir, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
 import { runCli } from '../helpers/cli.js'
+import { useTempDir } from '../helpers/temp-dir.js'
 
 describe('cidsync --help', () => {
   it('groups the commands in the order a user needs them, and names the exit codes and the docs', async () => {
@@ -32,5 +35,24 @@ describe('cidsync --help', () => {
     const shown = help.stdout.replace(/\s+/g, ' ')
     expect(shown).toContain('A problem is a folder, the service or publishing in error, or uploads failing for over an hour.')
     expect(shown).toContain('when a mirror lags past its max_lag_seconds, has its pointer found ahead or failed its drill')
+  })
+
+  it('--config before the command is the command\'s, as `restic -r R snapshots` reads; its own wins; one reading no config says so', async () => {
+    const dir = await useTempDir()
+    await mkdir(join(dir, 'notes'))
+    const config = join(dir, 'c.toml')
+    await writeFile(config, `state_dir = "${join(dir, 'state')}"\n[[folders]]\nname = "notes"\npath = "${join(dir, 'notes')}"\n`)
+    const env = { ...process.env, CIDSYNC_CONFIG: join(dir, 'missing.toml') }
+    const before = await runCli(['--config', config, 'history', '--json'], { env })
+    expect(before.stderr).not.toContain('missing.toml')
+    expect(before.stderr).not.toContain('unknown option')
+    const equals = await runCli([`--config=${config}`, 'history', '--json'], { env })
+    expect(equals.stderr).toBe(before.stderr)
+    // The command's own --config is the one read.
+    const own = await runCli(['--config', join(dir, 'other.toml'), 'history', '--json', '--config', config], { env })
+    expect(own.stderr).toBe(before.stderr)
+    const none = await runCli(['--config', config, 'generate', '--markdown-dir', join(dir, 'md')], { env })
+    expect(none.code).toBe(2)
+    expect(none.stderr).toContain('`cidsync generate` reads no config file; leave --config out')
   })
 })
