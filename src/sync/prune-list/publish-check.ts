@@ -7,6 +7,8 @@ import { readPruneList } from './list-pointer.js'
 
 /** Records read at a time. */
 const BATCH = 1000
+/** Dropped records' files looked up at a time: each look-up reads this device's rows once. */
+const COUNT_BATCH = 100_000
 /** The most listing rows one check reads: past it, nothing is dropped for not being listed. */
 const MOST_LISTED = 1_000_000
 
@@ -45,7 +47,13 @@ export async function checkPruneList (components: PruneListCheck, upTo: number, 
     if (listed === undefined || !await listed.holds(object, signal)) return listed !== undefined && listed.complete
     return false
   }
-  const dropped = new Set<string>()
+  // Files whose records went, counted a batch at a time: a file's records go once, so none counts twice.
+  let again = 0
+  let dropped: string[] = []
+  const count = (): void => {
+    again += index.content.liveAmong(deviceId, dropped)
+    dropped = []
+  }
   // The rows it published (a file another device stored is named through that device's record),
   // and the records it made or took: the same sequence numbers count both.
   const sources = [
@@ -58,14 +66,15 @@ export async function checkPruneList (components: PruneListCheck, upTo: number, 
       for (const row of rows) {
         if (row.seq > upTo) break
         after = row.seq
-        if (await dropNamed(index, row.cid, gone)) dropped.add(row.cid)
+        if (await dropNamed(index, row.cid, gone)) dropped.push(row.cid)
+        if (dropped.length >= COUNT_BATCH) count()
       }
       if (rows.length < BATCH || after >= upTo || (rows.at(-1)?.seq ?? 0) > upTo) break
     }
   }
   state.noteChecked(deviceId, upTo)
   // A record of a file no live row holds (deleted since) goes without a word: nothing stores it again.
-  const again = index.content.liveAmong(deviceId, [...dropped])
+  count()
   if (again > 0) logger.warn({ dropped: again, list: state.listCid() }, 'a prune is deleting objects this publish names: their files are stored again and published anew')
   return again
 }
