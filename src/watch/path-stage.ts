@@ -76,7 +76,7 @@ export class PathStage {
     init.signal.addEventListener('abort', () => { this.cancel() }, { once: true })
   }
 
-  /** Paths settling or being hashed. */
+  /** Paths settling, being looked at or being hashed. */
   get queued (): number {
     return this.settling.size + this.hashing.size + this.inFlight
   }
