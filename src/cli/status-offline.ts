@@ -13,7 +13,9 @@ export interface OfflineState {
   readonly daemon: { readonly running: false, readonly why: string }
   readonly stateDir: string
   /** This device's live files by folder; null with no index yet. */
-  readonly index: { readonly files: number, readonly bytes: number, readonly folders: ReadonlyArray<{ readonly folder: string, readonly files: number, readonly bytes: number }>, readonly otherDevices: { readonly devices: number, readonly files: number } } | null
+  readonly index: { readonly files: number, readonly bytes: number, readonly otherDevices: { readonly devices: number, readonly files: number } } | null
+  /** This device's live files in each folder, named as the daemon's document names its folders. */
+  readonly folders: ReadonlyArray<{ readonly name: string, readonly files: number, readonly bytes: number }>
   readonly publish: { readonly last: { readonly cid: string, readonly at: string | null, readonly entries: number } | null }
   readonly restorable: RestorableStatus | null
   readonly retention: { readonly lastForget: ForgetRecord | null, readonly lastPrune: PruneRecord | null, readonly plan: PrunePlanRecord | null }
@@ -33,6 +35,7 @@ export async function offlineState (config: Config, why: string): Promise<Offlin
   const path = indexPath(config.stateDir)
   const deviceId = readDeviceId(config.stateDir)
   let index: OfflineState['index'] = null
+  let byFolder: OfflineState['folders'] = []
   if (existsSync(path)) {
     const db = openIndex(path, { readonly: true })
     try {
@@ -41,9 +44,9 @@ export async function offlineState (config: Config, why: string): Promise<Offlin
       index = {
         files: folders.reduce((n, t) => n + t.files, 0),
         bytes: folders.reduce((n, t) => n + t.bytes, 0),
-        folders: folders.map(t => ({ folder: t.folder, files: t.files, bytes: t.bytes })),
         otherDevices: { devices: others.length, files: others.reduce((n, live) => n + live, 0) }
       }
+      byFolder = folders.map(t => ({ name: t.folder, files: t.files, bytes: t.bytes }))
     } finally {
       db.close()
     }
@@ -52,6 +55,7 @@ export async function offlineState (config: Config, why: string): Promise<Offlin
     daemon: { running: false, why },
     stateDir: config.stateDir,
     index,
+    folders: byFolder,
     publish: { last: null },
     restorable: null,
     retention: { lastForget: null, lastPrune: null, plan: null },
@@ -88,8 +92,8 @@ export async function offlineSummary (config: Config, why: string): Promise<stri
     lines.push(`index ${countOf(index.files, 'file', 'files')}, ${formatBytes(index.bytes)} · ${config.stateDir}`)
     // A restored state dir holds other devices' rows and none of this one's yet: "0 files" alone reads as a failed restore.
     if (index.otherDevices.files > 0) lines.push(`  (this device's; the index also lists ${countOf(index.otherDevices.files, 'file', 'files')} of ${countOf(index.otherDevices.devices, 'other device', 'other devices')}: \`cidsync ls --all-devices\`)`)
-    if (index.folders.length > 0) {
-      lines.push(formatTable(['FOLDER', 'FILES', 'SIZE'], index.folders.map(t => [t.folder, formatCount(t.files), formatBytes(t.bytes)]), new Set([1, 2])).trimEnd())
+    if (state.folders.length > 0) {
+      lines.push(formatTable(['FOLDER', 'FILES', 'SIZE'], state.folders.map(t => [t.name, formatCount(t.files), formatBytes(t.bytes)]), new Set([1, 2])).trimEnd())
     }
   }
   const last = state.publish.last

@@ -183,9 +183,9 @@ describe('cidsync status', () => {
     // A script asking for JSON gets the same, as a document, and the same exit.
     const json = await runCli(['status', '--json', '--config', path])
     expect(json.code).toBe(1)
-    const document = JSON.parse(json.stdout) as { daemon: { running: boolean, why: string }, index: { files: number, bytes: number, folders: unknown[] }, publish: { last: { cid: string, entries: number } | null } }
+    const document = JSON.parse(json.stdout) as { daemon: { running: boolean, why: string }, index: { files: number, bytes: number }, folders: unknown[], publish: { last: { cid: string, entries: number } | null } }
     expect(document.daemon).toEqual({ running: false, why: expect.stringContaining('no daemon answers') })
-    expect({ files: document.index.files, bytes: document.index.bytes, folders: document.index.folders }).toEqual({ files: 1, bytes: 3, folders: [{ folder: 'notes', files: 1, bytes: 3 }] })
+    expect({ files: document.index.files, bytes: document.index.bytes, folders: document.folders }).toEqual({ files: 1, bytes: 3, folders: [{ name: 'notes', files: 1, bytes: 3 }] })
     expect(document.publish.last?.entries).toBe(1)
     expect(offline.stdout).toContain(document.publish.last?.cid as string)
 

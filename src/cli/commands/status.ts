@@ -169,7 +169,7 @@ It believes an answer only once the daemon proves it holds the state dir's statu
 With no daemon running, it shows what the state dir holds, and exits 1.
 That is the index by folder, the last publish, the last restore drill, forget and prune.
 With --json, that is a document whose daemon.running is false, with why.
-Its index.files, index.bytes, publish.last, restorable, retention and mirrors are named as the daemon's.
+Its index.files, index.bytes, folders (name, files, bytes), publish.last, restorable, retention and mirrors are named as the daemon's.
 It lacks what only a running daemon knows; the daemon's document has no daemon field.
 So a script tells them apart by the exit, or by daemon.running being false.
 
