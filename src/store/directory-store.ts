@@ -366,27 +366,29 @@ export class DirectoryObjectStore implements ObjectStore {
   async deleteMany (cids: readonly string[], options: DeleteOptions = {}): Promise<DeletedObjects> {
     const { storedBefore } = options
     const removed: string[] = []
-    for (const cid of new Set(cids)) {
-      const info = await this.stat(cid, options)
-      if (info === undefined) continue
-      if (storedBefore === undefined) {
-        if (await this.delete(cid, options)) removed.push(cid)
-        continue
-      }
-      // A put renames a new file into place: a later mtime is an object stored again since.
-      if (!storedEarlier(info.storedAt, storedBefore)) continue
-      await this.present()
-      const tmp = await this.held('tmp')
-      try {
+    // Held once for the batch, when a delete first needs it.
+    let tmp: HeldDir | undefined
+    try {
+      for (const cid of new Set(cids)) {
+        if (storedBefore === undefined) {
+          if (await this.delete(cid, options)) removed.push(cid)
+          continue
+        }
+        // A put renames a new file into place: a later mtime is an object stored again since.
+        if (!storedEarlier((await this.stat(cid, options))?.storedAt, storedBefore)) continue
+        await this.present()
+        tmp ??= await this.held('tmp')
         await this.tidyAsideOnce(tmp)
-        if (await removeIfStoredBefore(tmp, this.shards, cid, storedBefore)) removed.push(cid)
-      } catch (err) {
-        // A delete that failed after its move may have left the object aside: the next one puts it back.
-        this.asideTidied = false
-        throw err
-      } finally {
-        await tmp.close()
+        try {
+          if (await removeIfStoredBefore(tmp, this.shards, cid, storedBefore)) removed.push(cid)
+        } catch (err) {
+          // A delete that failed after its move may have left the object aside: the next one puts it back.
+          this.asideTidied = false
+          throw err
+        }
       }
+    } finally {
+      await tmp?.close()
     }
     // A directory refuses no object: a file it cannot remove is the store's own failure, thrown.
     return { removed, refused: [] }

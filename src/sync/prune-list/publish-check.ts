@@ -94,4 +94,3 @@ async function anyOf (objects: readonly string[], test: (object: string) => Prom
   for (const object of objects) if (await test(object)) return true
   return false
 }
-
