@@ -63,3 +63,11 @@ export function exactSeconds (d: Duration): number {
   if (isCalendarDuration(d)) throw new InternalError(`${formatDuration(d)} has years or months, whose length depends on the calendar`)
   return ((d.weeks * 7 + d.days) * 24 + d.hours) * 3600 + d.minutes * 60 + d.seconds
 }
+
+/** An exact span of whole seconds in its largest unit that divides it: "36h", "90min", "0s". */
+export function exactSpanText (seconds: number): string {
+  for (const [unit, size] of [['d', SECONDS_PER_DAY], ['h', 3600], ['min', 60]] as const) {
+    if (seconds > 0 && seconds % size === 0) return `${seconds / size}${unit}`
+  }
+  return `${seconds}s`
+}

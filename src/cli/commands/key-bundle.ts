@@ -3,7 +3,7 @@ import { homedir } from 'node:os'
 import { isAbsolute, relative, resolve } from 'node:path'
 import { hasSnapshotPassphrase, type Config } from '../../config/index.js'
 import { UsageError } from '../../errors.js'
-import { formatDuration } from '../../retention/index.js'
+import { exactSpanText, formatDuration } from '../../retention/index.js'
 import { jwtExpiry } from '../../util/jwt.js'
 import { BUNDLE_FORMAT, grantsOf, renderBundle, type DeviceBundle } from '../device-bundle.js'
 
@@ -42,18 +42,10 @@ function retentionTable (config: Config): DeviceBundle['retention'] {
     keep_monthly: p.keepMonthly,
     keep_yearly: p.keepYearly,
     ...(p.keepWithin === undefined ? {} : { keep_within: formatDuration(p.keepWithin) }),
-    prune_margin: marginText(r.pruneMarginSeconds),
+    prune_margin: exactSpanText(r.pruneMarginSeconds),
     schedule: r.schedule,
     time_zone: r.timeZone
   }
-}
-
-/** An exact span in days, hours, minutes and seconds, as people write it ("1d", not "86400s"). */
-function marginText (total: number): string {
-  const days = Math.floor(total / 86_400)
-  const hours = Math.floor((total % 86_400) / 3_600)
-  const minutes = Math.floor((total % 3_600) / 60)
-  return formatDuration({ years: 0, months: 0, weeks: 0, days, hours, minutes, seconds: total % 60 })
 }
 
 /** Everything the other device needs, read from this one: the account's credentials and keys, no network. */

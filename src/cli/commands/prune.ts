@@ -1,6 +1,7 @@
 import type { Command } from 'commander'
 import { loadConfig } from '../../config/index.js'
 import { PruneDeletesRefusedError, UsageError } from '../../errors.js'
+import { exactSpanText } from '../../retention/index.js'
 import { countOf, formatBytes, printJson } from '../format.js'
 import { action } from '../run.js'
 import { explainMissingPointer, withService } from '../service-command.js'
@@ -71,7 +72,7 @@ export function registerPrune (program: Command): void {
         process.stdout.write(`${options.dryRun === true ? 'would delete' : 'deleted'} ${what}\n`)
         // Held back by the margin: say how long, so "0 deleted" is not read as "nothing to delete".
         const kept = options.dryRun === true ? 'would keep' : 'kept'
-        const margin = `prune_margin (${marginText(retention.pruneMarginSeconds)})`
+        const margin = `prune_margin (${exactSpanText(retention.pruneMarginSeconds)})`
         if (done.young > 0) process.stdout.write(`${kept} ${countOf(done.young, 'object', 'objects')} no publish needs: stored within ${margin}; a prune once it has passed deletes them\n`)
         if (done.chainsHeld > 0) process.stdout.write(`${kept} ${countOf(done.chainsHeld, 'replaced chain', 'replaced chains')} whole: forgotten within ${margin}; a prune once it has passed deletes them\n`)
         if (done.othersForgotten > 0) {
@@ -93,14 +94,6 @@ export function registerPrune (program: Command): void {
         if (refused !== undefined) throw refused
       })
     }))
-}
-
-/** The margin in the config's own units (`1d`, `36h`, `90min`, `45s`): there `m` is a month. */
-function marginText (seconds: number): string {
-  for (const [unit, size] of [['d', 86_400], ['h', 3600], ['min', 60]] as const) {
-    if (seconds > 0 && seconds % size === 0) return `${seconds / size}${unit}`
-  }
-  return `${seconds}s`
 }
 
 /** The embedded service's reclaim after the deletes; a failure (another process reclaiming) is said, not fatal: the deletes stand. */
