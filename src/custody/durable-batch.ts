@@ -1,6 +1,5 @@
 import { rm } from 'node:fs/promises'
-import { eachAtOnce } from '../util/each-at-once.js'
-import { moveIntoPlace } from './fetch-file.js'
+import { placeFiles } from './fetch-file.js'
 import type { SealPool } from './seal-pool.js'
 
 /** A temp file whose plaintext hashed to its row's CID, held open by its sealing thread ({@link unsealFile}). */
@@ -25,9 +24,6 @@ export interface BatchLimits { readonly files: number, readonly bytes: number }
 
 /** Told once a file is in place (`err` undefined), or why not (its temp removed). */
 export type Settle = (err?: unknown) => void
-
-/** Renames of one directory in a batch at once. */
-const RENAMES_AT_ONCE = 8
 
 /**
  * Verified files made durable and renamed into place a batch at a time, instead of one fsync in
@@ -104,22 +100,20 @@ export class DurableBatch {
     try {
       const failed = await this.pool.syncUnsealed(batch.map(b => b.file.job))
       const byDir = new Map<string, Array<{ readonly file: UnsealedFile, readonly settle: Settle }>>()
-      for (const entry of batch) byDir.set(entry.file.dir, [...(byDir.get(entry.file.dir) ?? []), entry])
-      await Promise.all([...byDir].map(async ([dir, entries]) => {
-        // Each rename goes through the directory's descriptor, checked to be where the directory
-        // was made (a symlink swapped in since receives nothing, and leads the rename nowhere).
-        await eachAtOnce(entries, RENAMES_AT_ONCE, async (entry) => {
-          let err: unknown = failed.get(entry.file.job)
-          if (err === undefined) {
-            try {
-              await moveIntoPlace(entry.file.temp, entry.file.target, dir, entry.file.expectedDir, entry.file.inode, entry.file.replace === true, 'file')
-            } catch (placing) {
-              err = placing
-            }
-          }
-          await settle(entry, err)
-        })
-      }))
+      for (const entry of batch) {
+        if (failed.has(entry.file.job)) { await settle(entry, failed.get(entry.file.job)); continue }
+        const key = `${entry.file.dir}\0${entry.file.expectedDir}`
+        const entries = byDir.get(key) ?? []
+        entries.push(entry)
+        byDir.set(key, entries)
+      }
+      for (const entries of byDir.values()) {
+        // Each directory opened once, checked to be where it was made; every rename goes through
+        // its descriptor (a symlink swapped in since receives nothing, and leads the rename nowhere).
+        const { dir, expectedDir } = (entries[0] as { readonly file: UnsealedFile }).file
+        const errors = placeFiles(dir, expectedDir, entries.map(({ file }) => ({ temp: file.temp, target: file.target, inode: file.inode, replace: file.replace === true })))
+        for (const [i, entry] of entries.entries()) await settle(entry, errors[i])
+      }
     } catch (err) {
       for (const entry of batch) await settle(entry, err)
     }

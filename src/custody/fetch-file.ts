@@ -1,5 +1,5 @@
-import { createReadStream } from 'node:fs'
-import { link, lstat, open, readdir, realpath, rename, rm, unlink } from 'node:fs/promises'
+import { createReadStream, linkSync, lstatSync, renameSync, unlinkSync } from 'node:fs'
+import { lstat, open, readdir, realpath, rm } from 'node:fs/promises'
 import { basename, dirname, join } from 'node:path'
 import { randomBytes } from 'node:crypto'
 import type { CID } from 'multiformats/cid'
@@ -12,7 +12,7 @@ import { MAX_OBJECT_BYTES } from './layout.js'
 import type { ContentRecord } from './record.js'
 import type { ObjectCache } from './object-cache.js'
 import { applyAttrs, defaultAttrs, type FileAttrs } from './file-attrs.js'
-import { inCheckedDir, openedIn } from '../util/fd-path.js'
+import { inCheckedDirSync, openedIn } from '../util/fd-path.js'
 
 /** What the index row says a file holds. */
 export interface FileRow {
@@ -130,45 +130,56 @@ const NO_LINKS = new Set(['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'ENOSYS', 'EMLINK'])
  * Renames `temp` to `target`; unless `replace`, never over a file there. The check before the
  * fetch may be minutes old: a restore checks every file first, and renames a batch at a time. A
  * file the user made there since is theirs. A hard link fails on an existing name, atomically.
+ * Synchronous: a name's calls are few and local, and a batch's run without a trip each to libuv.
  */
-export async function renameInto (temp: string, target: string, replace: boolean, shown = target): Promise<void> {
-  if (replace) { await rename(temp, target); return }
+export function renameInto (temp: string, target: string, replace: boolean, shown = target): void {
+  if (replace) { renameSync(temp, target); return }
   const exists = (): TargetExistsError => new TargetExistsError(`${shown} holds other content, put there while the restore ran: it was kept; add --overwrite to replace it`)
   try {
-    await link(temp, target)
+    linkSync(temp, target)
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code
     if (code === 'EEXIST') throw exists()
     if (code === undefined || !NO_LINKS.has(code)) throw err
-    if (await lstat(target).then(() => true, () => false)) throw exists()
-    await rename(temp, target)
+    if (lstatSync(target, { throwIfNoEntry: false }) !== undefined) throw exists()
+    renameSync(temp, target)
     return
   }
-  await unlink(temp)
+  unlinkSync(temp)
+}
+
+/** A verified temp file to rename to its target: `inode` is the file written. */
+export interface Placement {
+  readonly temp: string
+  readonly target: string
+  readonly inode: number
+  readonly replace: boolean
 }
 
 /**
- * Puts a verified temp file (its bytes fsynced, its mode, owner and mtime set on its descriptor)
- * in its target's place: only while its directory is still where it was checked. Nothing here goes
- * by the temp's path but the check and the rename: a chmod by path would follow a symlink swapped in.
+ * Puts verified temp files (their bytes fsynced, their mode, owner and mtime set on their
+ * descriptors) in their targets' places, all in directory `dir`: only while it is still where it
+ * was checked (`expectedDir`). The directory is reached through one descriptor, checked once; no
+ * name is looked up by path after the check. So a directory swapped for a symlink in between
+ * moves nothing anywhere else: a rename by path could put another user's decoy over a file
+ * elsewhere. Answers each file's error, or undefined where it was placed.
  */
-export async function placeFile (temp: string, target: string, dir: string, expectedDir: string, inode: number, replace = false): Promise<void> {
-  await moveIntoPlace(temp, target, dir, expectedDir, inode, replace, 'file')
-}
-
-/**
- * Renames a temp (a file or a symlink, of inode `inode`) to its target inside their directory. The
- * directory is reached through one descriptor checked to be `expectedDir` (see inCheckedDir). No
- * name is looked up by path after the check. So a directory swapped for a symlink in between moves
- * nothing anywhere else: a rename by path could put another user's decoy over a file elsewhere.
- */
-export async function moveIntoPlace (temp: string, target: string, dir: string, expectedDir: string, inode: number, replace: boolean, kind: 'file' | 'symlink'): Promise<void> {
+export function placeFiles (dir: string, expectedDir: string, files: readonly Placement[]): Array<Error | undefined> {
   const moved = (now: string): TargetPathError => new TargetPathError(`${dir} changed while a file was written into it (now at ${now}, not ${expectedDir}): a symlink put in its way? Nothing was written through it`)
-  await inCheckedDir(dir, expectedDir, moved, async (at) => {
-    const there = await lstat(at(basename(temp))).catch(() => undefined)
-    if (there === undefined || there.ino !== inode || (kind === 'file' ? !there.isFile() : !there.isSymbolicLink())) throw moved(`${dir} without its temp file`)
-    await renameInto(at(basename(temp)), at(basename(target)), replace, target)
-  })
+  try {
+    return inCheckedDirSync(dir, expectedDir, moved, (at) => files.map((file) => {
+      try {
+        const there = lstatSync(at(basename(file.temp)), { throwIfNoEntry: false })
+        if (there === undefined || there.ino !== file.inode || !there.isFile()) throw moved(`${dir} without its temp file`)
+        renameInto(at(basename(file.temp)), at(basename(file.target)), file.replace, file.target)
+        return undefined
+      } catch (err) {
+        return err as Error
+      }
+    }))
+  } catch (err) {
+    return files.map(() => err as Error)
+  }
 }
 
 /**
@@ -216,7 +227,8 @@ export async function fetchFile (init: FetchFileInit): Promise<void> {
     } finally {
       await handle.close()
     }
-    await placeFile(temp, init.target, dir, expectedDir, inode, init.replace === true)
+    const [placing] = placeFiles(dir, expectedDir, [{ temp, target: init.target, inode, replace: init.replace === true }])
+    if (placing !== undefined) throw placing
   } catch (err) {
     await rm(temp, { force: true })
     throw err

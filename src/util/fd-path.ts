@@ -1,4 +1,4 @@
-import { constants, lstatSync, readlinkSync, realpathSync } from 'node:fs'
+import { closeSync, constants, lstatSync, openSync, readlinkSync, realpathSync } from 'node:fs'
 import { open, realpath } from 'node:fs/promises'
 import { basename, dirname, join } from 'node:path'
 
@@ -47,11 +47,29 @@ export async function inCheckedDir<T> (dir: string, expected: string, refused: (
   const handle = await open(dir, constants.O_RDONLY | constants.O_DIRECTORY)
   try {
     const named = fdPath(handle.fd)
-    const now = named ?? await realpath(dir)
-    if (now !== expected) throw refused(now)
-    const base = named === undefined ? dir : `/proc/self/fd/${handle.fd}`
-    return await fn(name => `${base}/${name}`)
+    return await fn(namesIn(handle.fd, named, named ?? await realpath(dir), dir, expected, refused))
   } finally {
     await handle.close()
   }
+}
+
+/**
+ * {@link inCheckedDir} with synchronous calls: for a batch of names in one directory, where each
+ * call costs less than its trip to libuv's threads and back.
+ */
+export function inCheckedDirSync<T> (dir: string, expected: string, refused: (now: string) => Error, fn: (at: (name: string) => string) => T): T {
+  const fd = openSync(dir, constants.O_RDONLY | constants.O_DIRECTORY)
+  try {
+    const named = fdPath(fd)
+    return fn(namesIn(fd, named, named ?? realpathSync(dir), dir, expected, refused))
+  } finally {
+    closeSync(fd)
+  }
+}
+
+/** Names reached through directory descriptor `fd`, once `now` (where it is) is `expected`. */
+function namesIn (fd: number, named: string | undefined, now: string, dir: string, expected: string, refused: (now: string) => Error): (name: string) => string {
+  if (now !== expected) throw refused(now)
+  const base = named === undefined ? dir : `/proc/self/fd/${fd}`
+  return name => `${base}/${name}`
 }

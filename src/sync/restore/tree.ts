@@ -21,7 +21,7 @@ export async function placeSymlink (linkTarget: string, target: string, expected
     try {
       if (attrs.uid !== undefined || attrs.gid !== undefined) await lchown(at(temp), attrs.uid ?? -1, attrs.gid ?? -1)
       await lutimes(at(temp), Date.now() / 1000, utimesTime(mtimeMs))
-      await renameInto(at(temp), at(basename(target)), replace, target)
+      renameInto(at(temp), at(basename(target)), replace, target)
     } catch (err) {
       await rm(at(temp), { force: true })
       throw err
@@ -65,7 +65,7 @@ export async function placeHardLink (existing: string, first: { ino: number, dev
     try {
       const made = await lstat(at(temp))
       if (made.ino !== first.ino || made.dev !== first.dev) throw new TargetPathError(`${dirname(existing)} changed while a hard link was made to ${existing}: a symlink put in its way? The link was removed`)
-      await renameInto(at(temp), at(basename(target)), replace, target)
+      renameInto(at(temp), at(basename(target)), replace, target)
     } catch (err) {
       await rm(at(temp), { force: true })
       throw err
