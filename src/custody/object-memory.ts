@@ -1,5 +1,6 @@
 import { CID } from 'multiformats/cid'
 import { ContentIntegrityError } from '../errors.js'
+import { MAX_OBJECT_BYTES } from './layout.js'
 
 /** Fetches an object's bytes into slabs `slab` gives, verified against its CID; the caller names the most bytes it accepts. */
 export type FetchObjectBytes = (cid: string, options: { signal?: AbortSignal, maxBytes: number, slab: () => Uint8Array }) => Promise<Uint8Array[]>
@@ -35,6 +36,8 @@ interface Shared {
   held?: HeldObject
   /** No reader gave up while a thread may still read it: its slabs may be reused. */
   reusable: boolean
+  /** A reader asked for it (else it was fetched ahead of its readers). */
+  asked: boolean
 }
 
 /** Only canonical CIDs are fetched: nothing else from a record names an object. */
@@ -47,6 +50,14 @@ export function checkedCid (cid: string): string {
   }
   if (parsed !== cid) throw new ContentIntegrityError(`a content record names ${JSON.stringify(cid.slice(0, 80))} as an object: not a CID as cidsync writes one`)
   return cid
+}
+
+const isCanonicalCid = (cid: string): boolean => {
+  try {
+    return checkedCid(cid) === cid
+  } catch {
+    return false
+  }
 }
 
 const slabsFor = (bytes: number): number => Math.max(1, Math.ceil(bytes / SLAB_BYTES))
@@ -68,7 +79,8 @@ const slabsFor = (bytes: number): number => Math.max(1, Math.ceil(bytes / SLAB_B
  */
 export class ObjectMemory {
   private readonly shared = new Map<string, Shared>()
-  private readonly expected = new Map<string, number>()
+  /** Readers announced of objects not yet fetched, and the bytes they read up to: in the order they will be read. */
+  private readonly expected = new Map<string, { readers: number, bytes: number }>()
   private readonly queue: Array<{ readonly slabs: number, readonly go: () => void }> = []
   private readonly spare: Uint8Array[] = []
   /** Slabs reserved or held. */
@@ -84,25 +96,49 @@ export class ObjectMemory {
     return this.used * SLAB_BYTES
   }
 
-  /** `readers` more files will read `cid` through {@link get}: it is kept until each has released it. */
-  expect (cid: string, readers = 1): void {
-    this.expected.set(cid, (this.expected.get(cid) ?? 0) + readers)
+  /**
+   * `readers` more files will read `cid` through {@link get}, up to byte `bytes`: it is kept until
+   * each has released it. Announced in the order they will be read: once an object's bytes are
+   * in, the next one announced is fetched ahead, so its first reader finds it there.
+   */
+  expect (cid: string, readers = 1, bytes = 0): void {
+    const known = this.expected.get(cid)
+    this.expected.set(cid, { readers: (known?.readers ?? 0) + readers, bytes: Math.max(known?.bytes ?? 0, bytes) })
   }
 
   /** A shared object's verified bytes: fetched by its first reader, expected to be `expectBytes` long, at most `maxBytes`. */
   async get (cid: string, expectBytes: number, maxBytes: number, signal?: AbortSignal): Promise<HeldObject> {
     checkedCid(cid)
-    let entry = this.shared.get(cid)
-    if (entry === undefined) {
-      const created: Shared = { readers: this.expected.get(cid) ?? 1, reserved: 0, bytes: Promise.resolve(new HeldObject([])), reusable: true }
-      this.expected.delete(cid)
-      created.bytes = this.fetchWithin(cid, expectBytes, maxBytes, signal, (reserved, held) => { created.reserved = reserved; created.held = held })
-      // A failed fetch is each reader's failure; its reservation is already given back.
-      created.bytes.catch(() => {})
-      this.shared.set(cid, created)
-      entry = created
+    const entry = this.shared.get(cid) ?? this.fetchShared(cid, expectBytes, maxBytes, signal)
+    if (!entry.asked) {
+      entry.asked = true
+      // Its first reader is here: the next object is fetched once this one is in.
+      entry.bytes.then(() => { this.readAhead(signal) }, () => {})
     }
     return await entry.bytes
+  }
+
+  private fetchShared (cid: string, expectBytes: number, maxBytes: number, signal?: AbortSignal): Shared {
+    const created: Shared = { readers: this.expected.get(cid)?.readers ?? 1, reserved: 0, bytes: Promise.resolve(new HeldObject([])), reusable: true, asked: false }
+    this.expected.delete(cid)
+    created.bytes = this.fetchWithin(cid, expectBytes, maxBytes, signal, (reserved, held) => { created.reserved = reserved; created.held = held })
+    // A failed fetch is each reader's failure; its reservation is already given back.
+    created.bytes.catch(() => {})
+    this.shared.set(cid, created)
+    return created
+  }
+
+  /**
+   * Fetches the next object announced while the files of the one just in are opened: the sealing
+   * threads would wait for it otherwise. One object ahead of the readers, within the same budget.
+   */
+  private readAhead (signal?: AbortSignal): void {
+    const [next] = this.expected
+    if (next === undefined || signal?.aborted === true) return
+    const [cid, { bytes }] = next
+    // A name that is not a CID is left to its first reader, whose get refuses it.
+    if (bytes === 0 || !isCanonicalCid(cid)) return
+    this.fetchShared(cid, bytes, Math.max(bytes, MAX_OBJECT_BYTES), signal)
   }
 
   /**
@@ -114,15 +150,17 @@ export class ObjectMemory {
     const entry = this.shared.get(cid)
     if (entry === undefined) {
       // Released without a read: one reader fewer to wait for.
-      const left = (this.expected.get(cid) ?? 1) - 1
-      if (left > 0) this.expected.set(cid, left)
+      const known = this.expected.get(cid)
+      if (known !== undefined && known.readers > 1) known.readers--
       else this.expected.delete(cid)
       return
     }
     entry.reusable &&= reusable
     if (--entry.readers > 0) return
     this.shared.delete(cid)
-    this.free(entry.reserved, entry.reusable ? entry.held : undefined)
+    if (entry.held !== undefined) { this.free(entry.reserved, entry.reusable ? entry.held : undefined); return }
+    // Fetched ahead and let go before it came in: its slabs go back once it does (a failed fetch gave them back).
+    entry.bytes.then(() => { this.free(entry.reserved, entry.reusable ? entry.held : undefined) }, () => {})
   }
 
   /** An object only the caller reads (a part): its bytes, and `drop` to give them back (`reusable` as for {@link release}). */

@@ -54,6 +54,42 @@ describe('the objects a restore holds in memory', () => {
     expect(slabsSeen.size).toBe(2)
   })
 
+  it('fetch the next object announced once the one before is in, one ahead of its readers, and give back one let go unread', async () => {
+    const [a, b, c, d] = [randomBytes(1000), randomBytes(2000), randomBytes(3000), randomBytes(4000)]
+    const { cids, fetches, fetch } = objects(a, b, c, d)
+    const [ca, cb, cc, cd] = cids as [string, string, string, string]
+    const memory = new ObjectMemory(4 * SLAB_BYTES, fetch)
+    memory.expect(ca, 1, a.byteLength)
+    memory.expect(cb, 2, b.byteLength)
+    memory.expect(cc, 1, c.byteLength)
+    memory.expect(cd, 1, d.byteLength)
+    const fetched = async (cid: string): Promise<void> => {
+      for (let turn = 0; turn < 1000 && fetches.get(cid) === undefined; turn++) await new Promise(resolve => setImmediate(resolve))
+    }
+    await memory.get(ca, a.byteLength, 8 * SLAB_BYTES)
+    await fetched(cb)
+    expect(fetches.get(cb)).toBe(1)
+    // One ahead: c waits for a reader of b.
+    expect(fetches.get(cc)).toBeUndefined()
+    memory.release(ca)
+    const [one, two] = await Promise.all([memory.get(cb, b.byteLength, 8 * SLAB_BYTES), memory.get(cb, b.byteLength, 8 * SLAB_BYTES)])
+    expect(join(one.range(0, b.byteLength)).equals(b) && join(two.range(0, b.byteLength)).equals(b)).toBe(true)
+    expect(fetches.get(cb)).toBe(1)
+    memory.release(cb)
+    memory.release(cb)
+    // c came in ahead; its one reader lets it go unread (a file that failed first): its slab goes back.
+    memory.release(cc)
+    await fetched(cc)
+    for (let turn = 0; turn < 1000 && memory.held > 0; turn++) await new Promise(resolve => setImmediate(resolve))
+    expect(memory.held).toBe(0)
+    // Nothing read c, so nothing was fetched ahead of it.
+    expect(fetches.get(cd)).toBeUndefined()
+    const last = await memory.get(cd, d.byteLength, 8 * SLAB_BYTES)
+    expect(join(last.range(0, d.byteLength)).equals(d)).toBe(true)
+    memory.release(cd)
+    expect(memory.held).toBe(0)
+  })
+
   it('make a fetch wait while the budget is spent, first come first served, and let one larger than the whole budget go alone', async () => {
     const big = randomBytes(3 * SLAB_BYTES)
     const small = randomBytes(100)

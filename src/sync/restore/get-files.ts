@@ -251,7 +251,11 @@ export async function getFiles (repository: Repository, index: Index, init: GetF
     // files of each pack one after another.
     await eachAtOnce(rows, RESTORE_CONCURRENCY, prepare)
     const ordered = fetchOrder(jobs)
-    for (const job of ordered) if (job.record.sealing !== 'none' && !job.streamed && job.record.objects.length === 1) memory.expect(job.record.objects[0]?.[0] ?? '')
+    for (const job of ordered) {
+      if (job.record.sealing === 'none' || job.streamed || job.record.objects.length !== 1) continue
+      const [object, offset, length] = job.record.objects[0] as readonly [string, number, number]
+      memory.expect(object, 1, offset + length)
+    }
     await eachAtOnce(ordered, RESTORE_CONCURRENCY, bring)
     await durable.finish()
     // Then what is not a file's bytes: other names of hard links, symlinks, and directories last.
