@@ -9,6 +9,8 @@ export const SLOW_FILES: readonly string[] = [
   'test/proof/**/*.test.ts',
   // A real browser drives the dashboard.
   'test/dashboard/*browser.test.ts',
+  // Every bench run to its end at a tiny scale.
+  'test/bench/benches.test.ts',
   // Crash scenarios: a process killed at each step, then recovered.
   'test/cli/content-crash-embedded.test.ts',
   'test/cli/content-crash.test.ts',

@@ -23,6 +23,35 @@ import { newWalletKey, walletAddress } from '../../dist/crypto/index.js'
 import { loadConfig } from '../../dist/config/index.js'
 import { exportCar, importCar } from '../../dist/exits/index.js'
 import { Repository } from '../../dist/sync/index.js'
+import { EmbeddedObjectStore } from '../../dist/connect/index.js'
+
+/**
+ * A build's export as `(clients, config, init)`: through a repository where the build's
+ * `exportCar` takes one (its store reads come with the clients), else with the clients, the
+ * config and the in-process store readers, as builds before it did.
+ */
+function exporterOf (fn, RepositoryOfBuild) {
+  if (!/^async function exportCar ?\(repository/.test(fn.toString())) return async (clients, config, init, legacy) => await fn(clients, { config, ...init, ...legacy })
+  return async (clients, config, init) => {
+    const repository = new RepositoryOfBuild(config, clients)
+    try {
+      return await fn(repository, init)
+    } finally {
+      await repository.close()
+    }
+  }
+}
+
+/**
+ * Clients of `where` (a service in this process) whose objects are read from its store here, each
+ * block checked against its CID, with no HTTP hop: as the CLI's embedded service reads them.
+ */
+function inProcessClients (where) {
+  const url = where.service.url
+  const reads = { block: async (cid, into) => await where.service.readStoredBlock(cid, into), run: async (cids, into) => await where.service.readStoredBlocks(cids, into), held: (apiKey, cids) => where.service.heldFiles(apiKey, cids) }
+  return createServiceClients({ dealUrl: url, apiUrl: url, pointerUrl: url, uploadUrl: url, gateways: [url] }, where.credentials,
+    { objects: overHttp => new EmbeddedObjectStore(overHttp, where.service, where.credentials.apiKey, reads) })
+}
 
 /**
  * A build's import as `(clients, config, file)`: through a repository where the build's
@@ -60,7 +89,7 @@ async function account (root, name, makeClients = createServiceClients, startSer
   const wallet = newWalletKey()
   credentials.apiKey = (await clients.deals.login(wallet)).apiKey
   credentials.sessionToken = service.issueToken(walletAddress(wallet))
-  return { service, clients, env: { ...process.env, CIDSYNC_API_KEY: credentials.apiKey, CIDSYNC_SESSION_TOKEN: credentials.sessionToken } }
+  return { service, clients, credentials: { apiKey: () => credentials.apiKey, sessionToken: () => credentials.sessionToken }, env: { ...process.env, CIDSYNC_API_KEY: credentials.apiKey, CIDSYNC_SESSION_TOKEN: credentials.sessionToken } }
 }
 
 function device (root, name, where) {
@@ -186,9 +215,15 @@ export async function benchExits (root, report) {
     // BENCH_EXITS_HTTP=1 adds this build's export through the gateway (what a remote service gets).
     const readStored = (cid, into) => one.service.readStoredBlock(cid, into)
     const readStoredRun = (cids, into) => one.service.readStoredBlocks(cids, into)
-    const variants = [{ name: 'this build', exportCar, init: { readStored, readStoredRun } }]
-    if (process.env.BENCH_EXITS_HTTP === '1') variants.push({ name: 'this build through the gateway', exportCar, init: {} })
-    if (process.env.BENCH_EXITS_PEER !== undefined && !IMPORT_ONLY) variants.push({ name: `peer ${process.env.BENCH_EXITS_PEER}`, exportCar: (await import(process.env.BENCH_EXITS_PEER)).exportCar, init: { readStored, readStoredRun } })
+    const local = inProcessClients(one)
+    services.push({ clients: local, service: { stop: async () => {} } })
+    const variants = [{ name: 'this build', exportCar: exporterOf(exportCar, Repository), clients: local }]
+    if (process.env.BENCH_EXITS_HTTP === '1') variants.push({ name: 'this build through the gateway', exportCar: exporterOf(exportCar, Repository), clients: one.clients })
+    if (process.env.BENCH_EXITS_PEER !== undefined && !IMPORT_ONLY) {
+      const peer = await import(process.env.BENCH_EXITS_PEER)
+      const peerSync = await import(new URL('../sync/index.js', new URL(process.env.BENCH_EXITS_PEER, 'file:///')).href).catch(() => ({}))
+      variants.push({ name: `peer ${process.env.BENCH_EXITS_PEER}`, exportCar: exporterOf(peer.exportCar, peerSync.Repository), clients: local, legacy: { readStored, readStoredRun } })
+    }
     const exports = variants.map(() => [])
     // CPU of each export: its main thread's, and the whole process's (the store's reads, the
     // writes, any hashing threads), to tell a thread-bound export from a disk-bound one.
@@ -211,7 +246,7 @@ export async function benchExits (root, report) {
         rmSync(car, { force: true })
         const cpu = { main: mainThreadCpu(), all: process.cpuUsage(), threads: threadCpu() }
         t = performance.now()
-        const done = await profiled(`export-${i}`, round === 0, () => variants[i].exportCar(one.clients, { config, file: car, content: true, ...variants[i].init }))
+        const done = await profiled(`export-${i}`, round === 0, () => variants[i].exportCar(variants[i].clients, config, { file: car, content: true }, variants[i].legacy))
         exports[i].push(performance.now() - t)
         const all = process.cpuUsage(cpu.all)
         cpus[i].push(`${mainThreadCpu() - cpu.main}/${Math.round((all.user + all.system) / 1000)}`)
@@ -311,7 +346,7 @@ export async function benchExits (root, report) {
         services.push(where)
         if (step === 'add') {
           t = performance.now()
-          await where.clients.upload.add(car, cidProfile('kubo-cidv1'))
+          await where.clients.objects.put(car, cidProfile('kubo-cidv1'))
           adds.push(performance.now() - t)
         } else {
           const c = device(root, `exits-c-${round}-${step}`, where)

@@ -8,9 +8,9 @@ import { fileURLToPath } from 'node:url'
 const CLI = fileURLToPath(new URL('../../dist/bin/cidsync.js', import.meta.url))
 const FILES = Number(process.env.BENCH_FILES ?? 100_000)
 const PER_DIR = 1000
-/** RSS is read twice: soon after watching starts, and once idle threads have stopped (15 s). */
-const EARLY_RSS_MS = 5_000
-const SETTLED_RSS_MS = 30_000
+/** RSS is read twice: soon after watching starts, and once idle threads have stopped (BENCH_INDEX_SETTLED_MS, 30 s). */
+const SETTLED_RSS_MS = Number(process.env.BENCH_INDEX_SETTLED_MS ?? 30_000)
+const EARLY_RSS_MS = Math.min(5_000, SETTLED_RSS_MS)
 
 function makeTree (dir) {
   const bytes = Buffer.alloc(4096)

@@ -55,8 +55,8 @@ export async function benchSnapshot (root, report) {
     const clients = createServiceClients({ dealUrl: url, apiUrl: url, pointerUrl: url, uploadUrl: url, gateways: [url] }, { apiKey: () => creds.apiKey, sessionToken: () => undefined })
     try {
       creds.apiKey = (await clients.deals.login(newWalletKey())).apiKey
-      await clients.upload.add(join(root, 'snapshot.bin'), cidProfile('kubo-cidv1'))
-      const gz = await clients.upload.add(join(root, 'copy.gz'), cidProfile('kubo-cidv1'))
+      await clients.objects.put(join(root, 'snapshot.bin'), cidProfile('kubo-cidv1'))
+      const gz = await clients.objects.put(join(root, 'copy.gz'), cidProfile('kubo-cidv1'))
       started = performance.now()
       const plain = await request(`${url}/ipfs/${gz.cid}`)
       await pipeline(plain.body, createGunzip(), createWriteStream(join(root, 'plain.sqlite')))

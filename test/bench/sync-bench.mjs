@@ -15,7 +15,7 @@ import { benchEntry, fillIndex } from './data.mjs'
 import { loadConfig } from '../../dist/config/index.js'
 import { connectService } from '../../dist/connect/index.js'
 import { indexPath, openIndex } from '../../dist/index/index.js'
-import { publish, restore, SyncStore, SyncStoreOwner, walkEntries, walkHistory } from '../../dist/sync/index.js'
+import { publish, Repository, restore, SyncStore, SyncStoreOwner, walkEntries, walkHistory } from '../../dist/sync/index.js'
 import { BROTLI_QUALITY, ENGINE, exportKey, importKey, writeSnapshot } from '../../dist/snapshot/index.js'
 import { fileCid, cidProfile } from '../../dist/content/index.js'
 import { startLocalService } from '../../dist/local-service/index.js'
@@ -63,11 +63,11 @@ function stepLogger () {
   } }
 }
 
-/** Sums what the upload client sends (the files' bytes), per publish. */
+/** Sums what the object store is sent (the files' bytes), per publish. */
 function countUploads (clients) {
   const counter = { bytes: 0, files: 0 }
-  const add = clients.upload.add.bind(clients.upload)
-  clients.upload.add = async (path, ...rest) => { counter.bytes += statSync(path).size; counter.files++; return await add(path, ...rest) }
+  const put = clients.objects.put.bind(clients.objects)
+  clients.objects.put = async (path, ...rest) => { counter.bytes += statSync(path).size; counter.files++; return await put(path, ...rest) }
   return counter
 }
 
@@ -93,7 +93,7 @@ export async function benchSync (root, report) {
   try {
     let t = await timed(() => fillIndex(index, DEVICE, ENTRIES))
     console.log(`  (filled ${count(ENTRIES)} entries in ${seconds(t.ms)})`)
-    const components = { index, clients, logger, deviceId: DEVICE, store: aStore }
+    const components = { index, logger, deviceId: DEVICE, repository: new Repository(a.config, clients, { store: aStore }) }
 
     // A base: the first publish of the whole index, beside VACUUM INTO + brotli (and gzip -6) of a copy.
     const copy = join(root, 'copy.sqlite')
@@ -102,7 +102,7 @@ export async function benchSync (root, report) {
     const gzip = await compressCopy(copy, join(root, 'copy.gz'), createGzip({ level: 6 }))
     const copyBytes = statSync(copy).size
     let started = performance.now()
-    const base = await publish(components, { config: a.config })
+    const base = await publish(components)
     let ms = performance.now() - started
     const baseSteps = breakdown(started, performance.now())
     report(`publish a base of ${count(ENTRIES)} entries (embedded service, encrypted, uploaded)`, seconds(ms), `VACUUM INTO + brotli ${BROTLI_QUALITY} ${seconds(vacuum + brotli)}`, `${(ms / (vacuum + brotli)).toFixed(2)}x the time`, '<= 1.3x')
@@ -113,7 +113,7 @@ export async function benchSync (root, report) {
     started = performance.now()
     const full = await writeSnapshot({ index, stateDir: a.config.stateDir, path: join(root, 'full.snap'), encryption: 'aes-256-gcm', device: DEVICE })
     const { cid: fullCid } = await fileCid(full.path, cidProfile('kubo-cidv1'))
-    await clients.upload.add(full.path, cidProfile('kubo-cidv1'))
+    await clients.objects.put(full.path, cidProfile('kubo-cidv1'))
     const fullMs = performance.now() - started
     rmSync(full.path, { force: true })
     void fullCid
@@ -123,7 +123,7 @@ export async function benchSync (root, report) {
     const before = { ...uploads }
     index.entries.apply(DEVICE, [changed(ENTRIES >> 1)])
     started = performance.now()
-    await publish(components, { config: a.config })
+    await publish(components)
     ms = performance.now() - started
     const oneSteps = breakdown(started, performance.now())
     const sent = uploads.bytes - before.bytes
@@ -135,7 +135,7 @@ export async function benchSync (root, report) {
     const deltaTimes = []
     for (let d = 1; d < DELTAS; d++) {
       index.entries.apply(DEVICE, Array.from({ length: 100 }, (_, k) => changed((d * 7919 + k * 104729) % ENTRIES)))
-      deltaTimes.push((await timed(async () => await publish(components, { config: a.config }))).ms)
+      deltaTimes.push((await timed(async () => await publish(components))).ms)
     }
     deltaTimes.sort((x, y) => x - y)
     report(`  ${DELTAS - 1} more publishes of 100 changed rows: median / slowest`, `${seconds(deltaTimes[deltaTimes.length >> 1])} / ${seconds(deltaTimes.at(-1))}`, '-', '-', '<= 0.5 s')
@@ -148,7 +148,7 @@ export async function benchSync (root, report) {
     const bIndex = openIndex(indexPath(b.config.stateDir))
     bIndex.db.exec('DELETE FROM segment_chains')
     const bStore = new SyncStore(b.config.stateDir)
-    await publish({ index: bIndex, clients, logger, deviceId: DEVICE, store: bStore }, { config: b.config })
+    await publish({ index: bIndex, logger, deviceId: DEVICE, repository: new Repository(b.config, clients, { store: bStore }) })
     bStore.close()
     bIndex.close()
     breakdown(0, 0)
@@ -156,7 +156,7 @@ export async function benchSync (root, report) {
     // Baseline: the same rows' copy compressed as a publish does, fetched with a plain GET and decompressed.
     index.db.prepare('VACUUM INTO ?').run(copy)
     await compressCopy(copy, join(root, 'copy.br'), createBrotliCompress({ params: { [constants.BROTLI_PARAM_QUALITY]: BROTLI_QUALITY } }))
-    const brUp = await clients.upload.add(join(root, 'copy.br'), cidProfile('kubo-cidv1'))
+    const brUp = await clients.objects.put(join(root, 'copy.br'), cidProfile('kubo-cidv1'))
     // The embedded service answers only its own process (an access key): the plain GET goes to
     // another local service over the same blocks, as a user's gateway would serve them.
     const open = await startLocalService({ dir: serviceDir })
@@ -175,7 +175,7 @@ export async function benchSync (root, report) {
       const r = device(root, name, namespace, serviceDir)
       importKey(r.config.stateDir, exportKey(a.config.stateDir))
       const syncState = new SyncStoreOwner(r.config.stateDir)
-      const took = (await timed(async () => await restore({ clients, syncState }, { config: r.config, namespace, network: r.config.network }))).ms
+      const took = (await timed(async () => await restore({ repository: new Repository(r.config, clients), syncState }, { namespace, network: r.config.network }))).ms
       syncState.close()
       rmSync(join(root, name), { recursive: true, force: true })
       return took

@@ -51,7 +51,7 @@ export async function benchUpload (root, report) {
       const fresh = join(root, `upload-${round}.bin`)
       writeStreamFile(fresh, SIZE, 10 + round)
       t = performance.now()
-      await clients.upload.add(fresh, profile)
+      await clients.objects.put(fresh, profile)
       up = Math.min(up, performance.now() - t)
     }
     report(`upload ${SIZE / MIB} MiB through the embedded service (CID on both ends, stored durably)`, mbps(SIZE, up), `loopback PUT to a file + fsync ${mbps(SIZE, put)}`, `${(put / up).toFixed(2)}x plain`, 'approach 1.0x plain')
