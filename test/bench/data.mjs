@@ -46,19 +46,27 @@ export function treeMemOf (pid) {
   return own
 }
 
+/**
+ * What the watcher records of each bench file (schema 7+): a regular file, its mode and owner. A
+ * row without it is one from before cidsync recorded kinds, which takes older, slower paths.
+ */
+export const BENCH_META = { kind: 'file', mode: 0o644, uid: 1000, gid: 1000, owner: 'bench', group: 'bench', target: null, linkGroup: null }
+
 /** Entry `i` of the benchmark index (the snapshot and sync benches): a photo library's shape. */
 export function benchEntry (i) {
-  return { kind: 'upsert', folder: 'photos', path: `${2000 + (i % 25)}/${String(i % 1000).padStart(3, '0')}/IMG_${i}.jpg`, size: 1_000_000 + i, mtimeMs: 1_700_000_000_000 + i * 1.5, cid: `bafkreih${(i * 2654435761 % 2 ** 32).toString(36).padStart(52, 'q')}`, cidProfile: 'kubo-cidv1' }
+  return { kind: 'upsert', folder: 'photos', path: `${2000 + (i % 25)}/${String(i % 1000).padStart(3, '0')}/IMG_${i}.jpg`, size: 1_000_000 + i, mtimeMs: 1_700_000_000_000 + i * 1.5, cid: `bafkreih${(i * 2654435761 % 2 ** 32).toString(36).padStart(52, 'q')}`, cidProfile: 'kubo-cidv1', meta: BENCH_META }
 }
 
 /**
  * Fills an open index with entries 0..count-1 of `device` straight in SQL (one transaction, the
- * rows as `entries.apply` writes them: sequence i + 1), and sets the device's sequence.
+ * rows as `entries.apply` writes them: sequence i + 1, with what each file is), and sets the
+ * device's sequence.
  */
 export function fillIndex (index, device, count, hostname = 'bench') {
   index.entries.registerDevice(device, hostname)
-  const insert = index.db.prepare('INSERT INTO entries (device_id, folder, path, size, mtime_ms, cid, cid_profile, updated_at, deleted, seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, ?)')
+  const insert = index.db.prepare('INSERT INTO entries (device_id, folder, path, size, mtime_ms, cid, cid_profile, updated_at, deleted, seq, kind, mode, uid, gid, owner, grp, target, link_group) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, ?, ?, ?, ?)')
   const now = Date.now()
+  const m = BENCH_META
   // In key order (appends to the b-tree instead of inserts all over a 190 MB one), with a large cache meanwhile.
   const order = Array.from({ length: count }, (_, i) => `${benchEntry(i).path}\0${i}`).sort().map(k => Number(k.slice(k.indexOf('\0') + 1)))
   const cache = index.db.pragma('cache_size', { simple: true })
@@ -66,7 +74,7 @@ export function fillIndex (index, device, count, hostname = 'bench') {
   index.db.transaction(() => {
     for (const i of order) {
       const e = benchEntry(i)
-      insert.run(device, e.folder, e.path, e.size, e.mtimeMs, e.cid, e.cidProfile, now, i + 1)
+      insert.run(device, e.folder, e.path, e.size, e.mtimeMs, e.cid, e.cidProfile, now, i + 1, m.kind, m.mode, m.uid, m.gid, m.owner, m.group, m.target, m.linkGroup)
     }
     index.db.prepare('UPDATE devices SET last_seq = ? WHERE device_id = ?').run(count, device)
   })()
