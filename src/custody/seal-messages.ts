@@ -70,6 +70,8 @@ export type ToSealer =
   | { readonly type: 'piece', readonly id: number, readonly bytes: Uint8Array }
   /** An unseal job's blob is whole: check its length, answer the CID; a verified file is held open for a `sync`. */
   | { readonly type: 'end', readonly id: number }
+  /** Unseal jobs of whole blobs (the files of one pack), opened one after another; their answers come in one `many`. */
+  | { readonly type: 'unseal-many', readonly jobs: readonly UnsealJob[] }
   /** fsyncs and closes the files of these ended unseal jobs, all at once (journal commits shared); answered `synced` under `id`. */
   | { readonly type: 'sync', readonly id: number, readonly jobs: readonly number[] }
   /** A part was sent (or dropped): the thread may seal one more ahead. */
@@ -94,4 +96,9 @@ export type FromSealer =
   /** A cancelled job is forgotten (an unseal job's file closed and removed). */
   | { readonly type: 'dropped', readonly id: number }
   /** `changed`: the bytes read are not the row's (FileChangedWhileHashingError); else a read or write failed with `code` (ERR_CONTENT_INTEGRITY: a blob that does not open). */
-  | { readonly type: 'failed', readonly id: number, readonly changed: boolean, readonly code: string | undefined, readonly message: string }
+  | FailedAnswer
+  /** The answers of an `unseal-many`, each `unsealed` or `failed`, in its jobs' order. */
+  | { readonly type: 'many', readonly answers: ReadonlyArray<UnsealedAnswer | FailedAnswer> }
+
+type UnsealedAnswer = Extract<FromSealer, { type: 'unsealed' }>
+type FailedAnswer = { readonly type: 'failed', readonly id: number, readonly changed: boolean, readonly code: string | undefined, readonly message: string }

@@ -187,6 +187,23 @@ export class SealPool {
    * The caller checks and renames (or removes) it.
    */
   unseal (init: UnsealInit, signal?: AbortSignal): Unsealer {
+    return this.unsealJob(init, signal)
+  }
+
+  /**
+   * {@link unseal} for whole blobs (the files of one pack), sent to one thread in one message and
+   * answered in one: a message each way a batch, not a file. Each file is a job of its own, ended,
+   * held, synced and cancelled as one.
+   */
+  unsealMany (inits: readonly UnsealInit[], signal?: AbortSignal): Unsealer[] {
+    const thread = this.closed ? undefined : this.pick()
+    const batch: UnsealJob[] = []
+    const unsealers = inits.map(init => this.unsealJob(init, signal, thread === undefined ? undefined : { thread, batch }))
+    if (thread !== undefined && batch.length > 0) thread.worker.postMessage({ type: 'unseal-many', jobs: batch } satisfies ToSealer)
+    return unsealers
+  }
+
+  private unsealJob (init: UnsealInit, signal?: AbortSignal, into?: { readonly thread: Thread, readonly batch: UnsealJob[] }): Unsealer {
     const waiting: Array<{ resolve: (value: number | { cid: string, inode: number }) => void, reject: (err: Error) => void }> = []
     let failed: Error | undefined
     // A whole blob's answer comes unasked: kept for the `end` that takes it.
@@ -203,7 +220,7 @@ export class SealPool {
         }
       },
       fail: (err) => { failed ??= err; for (const w of waiting.splice(0)) w.reject(err) }
-    }, signal)
+    }, signal, into?.thread, into?.batch)
     const ask = async <T extends number | { cid: string, inode: number }>(message: ToSealer): Promise<T> => {
       if (failed !== undefined) throw failed
       const answer = new Promise<number | { cid: string, inode: number }>((resolve, reject) => { waiting.push({ resolve, reject }) })
@@ -275,7 +292,8 @@ export class SealPool {
     return { id: this.nextId++, path: file.path, key, cid: file.cid.toString(), size: file.size, profile: file.profile.name }
   }
 
-  private start (message: SmallJob | LargeJob | HashJob | UnsealJob | Extract<ToSealer, { type: 'sync' }>, handlers: Omit<Job, 'thread'>, signal?: AbortSignal, on?: Thread): number {
+  /** Starts a job on `on` (else the least busy thread); `batch` takes its message instead of the thread, for the caller to send with others. */
+  private start (message: SmallJob | LargeJob | HashJob | UnsealJob | Extract<ToSealer, { type: 'sync' }>, handlers: Omit<Job, 'thread'>, signal?: AbortSignal, on?: Thread, batch?: UnsealJob[]): number {
     const { id } = message
     // Told after this returns: the caller's handlers may use the id it answers.
     if (this.closed) { queueMicrotask(() => { handlers.fail(new AbortedError('the sealing threads were stopped')) }); return id }
@@ -293,7 +311,8 @@ export class SealPool {
     this.jobs.set(id, wrapped)
     thread.jobs++
     this.hold(thread)
-    thread.worker.postMessage(message)
+    if (batch !== undefined && message.type === 'unseal') batch.push(message)
+    else thread.worker.postMessage(message)
     return id
   }
 
@@ -347,7 +366,7 @@ export class SealPool {
     const idle = this.threads.reduce<Thread | undefined>((best, t) => best === undefined || t.jobs < best.jobs ? t : best, undefined)
     if (idle !== undefined && (idle.jobs === 0 || this.threads.length >= this.size)) return idle
     const thread: Thread = { worker: startWorker(import.meta.url, 'seal-worker', { resourceLimits: { maxYoungGenerationSizeMb: YOUNG_MB } }), jobs: 0 }
-    thread.worker.on('message', (message: FromSealer) => {
+    const answer = (message: Exclude<FromSealer, { type: 'many' }>): void => {
       if (message.type === 'dropped') { this.dropped(message.id); return }
       const job = this.jobs.get(message.id)
       if (job === undefined) {
@@ -357,6 +376,10 @@ export class SealPool {
       }
       if (message.type === 'failed') job.fail(failure(message))
       else job.onMessage(message)
+    }
+    thread.worker.on('message', (message: FromSealer) => {
+      if (message.type === 'many') for (const each of message.answers) answer(each)
+      else answer(message)
     })
     thread.worker.on('error', (err) => {
       // A thread that dies takes its jobs with it: they fail (and are tried again), and it is replaced on the next job.

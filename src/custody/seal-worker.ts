@@ -9,7 +9,7 @@ import { parentPort } from 'node:worker_threads'
 import { CID } from 'multiformats/cid'
 import { CidBuilder, FileChangedWhileHashingError, ObjectBlocksRecorder, cidProfile } from '../content/index.js'
 import { CHUNK_BYTES, chunkCount, plainChunkLength, sealChunkParts, sealedSize } from './chunks.js'
-import type { FromSealer, LargeJob, SmallJob, ToSealer } from './seal-messages.js'
+import type { FromSealer, LargeJob, SmallJob, ToSealer, UnsealJob } from './seal-messages.js'
 import { dropUnseal, endUnseal, feedUnseal, hashObject, startUnseal, syncHeld } from './unseal-jobs.js'
 import { InternalError } from '../errors.js'
 
@@ -138,8 +138,12 @@ async function run (job: SmallJob | LargeJob): Promise<void> {
 }
 
 function failed (id: number, err: unknown): void {
+  post(failedAnswer(id, err))
+}
+
+function failedAnswer (id: number, err: unknown): Extract<FromSealer, { type: 'failed' }> {
   const e = err as NodeJS.ErrnoException
-  post({ type: 'failed', id, changed: err instanceof FileChangedWhileHashingError, code: typeof e.code === 'string' ? e.code : undefined, message: e.message })
+  return { type: 'failed', id, changed: err instanceof FileChangedWhileHashingError, code: typeof e.code === 'string' ? e.code : undefined, message: e.message }
 }
 
 /**
@@ -185,7 +189,38 @@ function restoreJob (message: Extract<ToSealer, { type: 'hash' | 'unseal' | 'pie
   })
 }
 
+/**
+ * The files of one pack, opened one after another, each in its own job's turn (a cancel of one
+ * runs after it); answered in one message once all are done.
+ */
+function restoreMany (jobs: readonly UnsealJob[]): void {
+  const answers: Array<Extract<FromSealer, { type: 'unsealed' | 'failed' }>> = []
+  let previous = Promise.resolve()
+  for (const job of jobs) {
+    const before = previous
+    const mine = new Promise<void>((resolve) => {
+      inTurn(job.id, async () => {
+        await before
+        try {
+          startUnseal(job)
+          let plainBytes = 0
+          for (const bytes of job.whole ?? []) plainBytes += await feedUnseal(job.id, bytes)
+          answers.push({ type: 'unsealed', id: job.id, ...await endUnseal(job.id), plainBytes })
+        } catch (err) {
+          await dropUnseal(job.id).catch(() => {})
+          answers.push(failedAnswer(job.id, err))
+        } finally {
+          resolve()
+        }
+      })
+    })
+    previous = mine
+  }
+  void previous.then(() => { post({ type: 'many', answers }) })
+}
+
 port.on('message', (message: ToSealer) => {
+  if (message.type === 'unseal-many') { restoreMany(message.jobs); return }
   if (message.type === 'hash' || message.type === 'unseal' || message.type === 'piece' || message.type === 'end' || message.type === 'sync') { restoreJob(message); return }
   if (message.type === 'cancel') {
     const { id } = message

@@ -3,7 +3,7 @@ import { dirname } from 'node:path'
 import { ContentIntegrityError } from '../errors.js'
 import { MAX_OBJECT_BYTES } from './layout.js'
 import { checkedCid, type ObjectMemory } from './object-memory.js'
-import type { SealPool, Unsealer } from './seal-pool.js'
+import type { SealPool, UnsealInit, Unsealer } from './seal-pool.js'
 import { fetchTempFor, fileKeyFor, realDir, type FetchFileInit } from './fetch-file.js'
 import type { UnsealedFile } from './durable-batch.js'
 import { defaultAttrs } from './file-attrs.js'
@@ -69,6 +69,20 @@ async function feedRange (chunks: AsyncIterable<Uint8Array>, offset: number, len
 }
 
 
+/** What a sealing thread is asked to write for `init`'s file, after the record is checked against its row; and where. */
+export async function unsealJobOf (init: Omit<UnsealFileInit, 'memory' | 'pool'>): Promise<{ readonly dir: string, readonly expectedDir: string, readonly temp: string, readonly job: Omit<UnsealInit, 'whole'> }> {
+  const { record, row } = init
+  if (record.cid !== row.cid.toString() || record.size !== row.size) throw new ContentIntegrityError(`the content record for ${row.cid.toString()} describes ${record.cid} of ${record.size} bytes: forged`)
+  if (record.sealing === 'none' || init.snapshotKey === undefined) throw new ContentIntegrityError(`${row.cid.toString()} is sealed and no key was given`)
+  const key = fileKeyFor(init.snapshotKey, row.cid)
+  const dir = dirname(init.target)
+  const expectedDir = init.targetDir ?? await realDir(dir)
+  const temp = fetchTempFor(init.target)
+  // Private while it is written: its mode and owner come on its descriptor once it is verified.
+  const attrs = init.attrs ?? defaultAttrs()
+  return { dir, expectedDir, temp, job: { path: temp, key, cid: row.cid.toString(), size: row.size, profile: row.profile.name, mtimeMs: row.mtimeMs, mode: attrs.mode, uid: attrs.uid, gid: attrs.gid, dir: expectedDir } }
+}
+
 /**
  * Brings one sealed file back as {@link fetchFile} does, its objects held in memory instead of
  * scratch files: each object verified against its CID (hashed in a sealing thread), the blob
@@ -90,16 +104,8 @@ export async function unsealFile (init: UnsealFileInit): Promise<UnsealedFile> {
     if (single && !released) { released = true; memory.release(record.objects[0]?.[0] ?? '', reusable) }
   }
   try {
-    if (record.cid !== row.cid.toString() || record.size !== row.size) throw new ContentIntegrityError(`the content record for ${row.cid.toString()} describes ${record.cid} of ${record.size} bytes: forged`)
-    if (record.sealing === 'none' || init.snapshotKey === undefined) throw new ContentIntegrityError(`${row.cid.toString()} is sealed and no key was given`)
-    const key = fileKeyFor(init.snapshotKey, row.cid)
-    const dir = dirname(init.target)
-    const expectedDir = init.targetDir ?? await realDir(dir)
-    const temp = fetchTempFor(init.target)
+    const { dir, expectedDir, temp, job } = await unsealJobOf(init)
     try {
-      // Private while it is written: its mode and owner come on its descriptor once it is verified.
-      const attrs = init.attrs ?? defaultAttrs()
-      const job = { path: temp, key, cid: row.cid.toString(), size: row.size, profile: row.profile.name, mtimeMs: row.mtimeMs, mode: attrs.mode, uid: attrs.uid, gid: attrs.gid, dir: expectedDir }
       let unsealer: Unsealer | undefined
       let written: { cid: string, inode: number }
       try {

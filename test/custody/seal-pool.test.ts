@@ -135,6 +135,36 @@ describe('the sealing threads', () => {
     expect((await sealer.syncUnsealed([other.id])).get(other.id)).toBeInstanceOf(Error)
   })
 
+  it('open several whole blobs sent in one message, each answered, held and synced as its own job: a damaged one fails alone', async () => {
+    const dir = await useTempDir()
+    const sealer = pool()
+    const files = await Promise.all([0, 1, 2, 3].map(async (i) => {
+      const plain = randomBytes(3000 + i * 1000)
+      const file = await fileOf(dir, `original-${i}`, plain)
+      const blob = await inProcess(plain, file)
+      const view = new Uint8Array(new SharedArrayBuffer(blob.byteLength))
+      view.set(blob)
+      return { plain, file, view }
+    }))
+    // The third blob has a byte changed: its tag does not check.
+    const damaged = files[2] as (typeof files)[number]
+    damaged.view[100] = (damaged.view[100] as number) ^ 1
+    const unsealers = sealer.unsealMany(files.map(({ plain, file, view }, i) => ({ path: join(dir, `back-${i}`), key: fileKey(master, file.cid), cid: file.cid.toString(), size: plain.byteLength, profile: 'kubo-cidv1' as const, mtimeMs: 1_700_000_000_000, mode: 0o640, whole: [view] })))
+    const answers = await Promise.allSettled(unsealers.map(async u => await u.end()))
+    expect(answers.map(a => a.status)).toEqual(['fulfilled', 'fulfilled', 'rejected', 'fulfilled'])
+    expect((answers[2] as PromiseRejectedResult).reason).toBeInstanceOf(ContentIntegrityError)
+    // Each verified file is held by its own job; a sync of the damaged one fails (its file is gone).
+    const ids = unsealers.map(u => u.id)
+    const failed = await sealer.syncUnsealed(ids)
+    expect([...failed.keys()]).toEqual([ids[2]])
+    for (const i of [0, 1, 3]) {
+      const { plain } = files[i] as (typeof files)[number]
+      expect((await readFile(join(dir, `back-${i}`))).equals(plain)).toBe(true)
+      expect((await stat(join(dir, `back-${i}`))).mode & 0o777).toBe(0o640)
+    }
+    expect((await readdir(dir)).filter(n => n.startsWith('back-')).sort()).toEqual(['back-0', 'back-1', 'back-3'])
+  })
+
   it('hash an object held in slabs to the CID hashing it whole gives', async () => {
     const sealer = pool()
     const bytes = randomBytes(3 * CHUNK_BYTES + 5)

@@ -2,7 +2,7 @@ import { lstat, readlink, stat } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import { CID } from 'multiformats/cid'
 import { cidProfile, fileCid, isCidProfileName } from '../../content/index.js'
-import { DurableBatch, ObjectCache, ObjectMemory, SMALL_FILE_BYTES, SealPool, fetchFile, removeFetchTemps, unsealFile } from '../../custody/index.js'
+import { DurableBatch, ObjectCache, ObjectMemory, SMALL_FILE_BYTES, SealPool, fetchFile, removeFetchTemps, unsealFile, unsealPackFiles, type UnsealFileInit, type UnsealedFile } from '../../custody/index.js'
 import { ContentIntegrityError, TargetExistsError, UsageError } from '../../errors.js'
 import type { Entry, Index } from '../../index/index.js'
 import type { Repository } from '../repository.js'
@@ -17,7 +17,7 @@ import { restoredAttrs, type AttrsNote } from './attrs.js'
 import { placeEntries, type EntryJob } from './entries.js'
 import type { GetOutcome } from './get-outcome.js'
 import { diskFull, removeDeadFetches, targetRoot, usableRecord } from './targets.js'
-import { fetchOrder, RESTORE_BATCH, RESTORE_CONCURRENCY, RESTORE_MEMORY_BYTES, RESTORE_THREADS, sameAttrs, type Job } from './jobs.js'
+import { fetchOrder, packOf, RESTORE_BATCH, RESTORE_CONCURRENCY, RESTORE_PACK_BATCH, RESTORE_MEMORY_BYTES, RESTORE_THREADS, sameAttrs, type Job } from './jobs.js'
 import { STATE_NAMES } from '../../config/index.js'
 
 export { targetRoot, usableRecord } from './targets.js'
@@ -209,38 +209,60 @@ export async function getFiles (repository: Repository, index: Index, init: GetF
     const error = diskFull(err, config, init.to, row.folder) ?? err as Error & { code?: unknown }
     done(at, { path: `${row.folder}/${row.path}`, outcome: 'failed', reason: error.message, code: typeof error.code === 'string' ? error.code : 'ERR_CIDSYNC' })
   }
+  /** What fetching `job`'s file is given; `onBytes` tells progress. */
+  const fileOf = (job: Job): Omit<UnsealFileInit, 'memory' | 'pool'> => {
+    const { row, record, target } = job
+    return {
+      record,
+      row: { cid: CID.parse(row.cid as string), size: row.size, mtimeMs: row.mtimeMs, profile: job.profile },
+      target,
+      targetDir: job.targetDir,
+      snapshotKey: job.key,
+      replace: job.replace,
+      attrs: job.attrs,
+      signal: init.signal,
+      // A slice that ended inside a sealed chunk wrote nothing yet: no line for it (--json printed three of four as 0).
+      onBytes: (bytes: number) => { if (bytes > 0) init.onProgress?.({ type: 'get:bytes', detail: { bytes } }) }
+    }
+  }
+  /** Told once `job`'s file is in its place, renamed after its batch was made durable. */
+  const written = (job: Job): void => {
+    const { row, target, at } = job
+    const into = renamed.get(dirname(target)) ?? { root: job.root, files: [] }
+    into.files.push(at)
+    renamed.set(dirname(target), into)
+    done(at, { path: `${row.folder}/${row.path}`, outcome: 'written', target })
+  }
+  const durably = async (job: Job, unsealed: UnsealedFile): Promise<void> => {
+    // Its outcome comes once its batch is durable and renamed; this slot goes on to the next file.
+    await durable.add(unsealed, (err) => { if (err === undefined) written(job); else failed(err, job.row, job.at) })
+  }
+  /** Files of one pack, read once and sent to a sealing thread together. */
+  const bringPack = async (jobs: readonly Job[]): Promise<void> => {
+    const answers = await unsealPackFiles(jobs.map(fileOf), memory, pool, init.signal)
+    for (const [i, job] of jobs.entries()) {
+      const answer = answers[i]
+      try {
+        if (answer === undefined || answer instanceof Error) throw answer ?? new ContentIntegrityError(`${job.row.folder}/${job.row.path} had no answer from its thread`)
+        await durably(job, answer)
+      } catch (err) {
+        failed(err, job.row, job.at)
+      }
+    }
+  }
   const bring = async (job: Job): Promise<void> => {
-    const { row, record, target, at } = job
+    const { row, record, at } = job
     try {
-      const file = {
-        record,
-        row: { cid: CID.parse(row.cid as string), size: row.size, mtimeMs: row.mtimeMs, profile: job.profile },
-        target,
-        targetDir: job.targetDir,
-        snapshotKey: job.key,
-        replace: job.replace,
-        attrs: job.attrs,
-        signal: init.signal,
-        // A slice that ended inside a sealed chunk wrote nothing yet: no line for it (--json printed three of four as 0).
-        onBytes: (bytes: number) => { if (bytes > 0) init.onProgress?.({ type: 'get:bytes', detail: { bytes } }) }
-      }
-      const written = (): void => {
-        const into = renamed.get(dirname(target)) ?? { root: job.root, files: [] }
-        into.files.push(at)
-        renamed.set(dirname(target), into)
-        done(at, { path: `${row.folder}/${row.path}`, outcome: 'written', target })
-      }
+      const file = fileOf(job)
       if (record.sealing === 'none') {
         await fetchFile({ ...file, objects })
-        written()
+        written(job)
         return
       }
       const streamOf = clients.objects.stream
       // Lent: unsealFile copies or sends each chunk before it asks for the next.
       const stream = job.streamed && streamOf !== undefined ? (cid: string, maxBytes: number, signal?: AbortSignal) => streamOf(cid, { maxBytes, signal, lend: true }) : undefined
-      const unsealed = await unsealFile({ ...file, memory, pool, stream })
-      // Its outcome comes once its batch is durable and renamed; this slot goes on to the next file.
-      await durable.add(unsealed, (err) => { if (err === undefined) written(); else failed(err, row, at) })
+      await durably(job, await unsealFile({ ...file, memory, pool, stream }))
     } catch (err) {
       failed(err, row, at)
     }
@@ -252,11 +274,20 @@ export async function getFiles (repository: Repository, index: Index, init: GetF
     await eachAtOnce(rows, RESTORE_CONCURRENCY, prepare)
     const ordered = fetchOrder(jobs)
     for (const job of ordered) {
-      if (job.record.sealing === 'none' || job.streamed || job.record.objects.length !== 1) continue
-      const [object, offset, length] = job.record.objects[0] as readonly [string, number, number]
-      memory.expect(object, 1, offset + length)
+      const pack = packOf(job)
+      if (pack === undefined) continue
+      const [, offset, length] = job.record.objects[0] as readonly [string, number, number]
+      memory.expect(pack, 1, offset + length)
     }
-    await eachAtOnce(ordered, RESTORE_CONCURRENCY, bring)
+    // A pack's files go to a sealing thread a batch at a time: a message each way a batch.
+    const units: Job[][] = []
+    for (const job of ordered) {
+      const last = units.at(-1)
+      const pack = packOf(job)
+      if (pack !== undefined && last !== undefined && last.length < RESTORE_PACK_BATCH && packOf(last[0] as Job) === pack) last.push(job)
+      else units.push([job])
+    }
+    await eachAtOnce(units, RESTORE_CONCURRENCY, async (unit) => { await (packOf(unit[0] as Job) === undefined ? bring(unit[0] as Job) : bringPack(unit)) })
     await durable.finish()
     // Then what is not a file's bytes: other names of hard links, symlinks, and directories last.
     const written = new Map(outcomes.filter((o): o is GetOutcome => o?.outcome === 'written' || o?.outcome === 'already-there').map(o => [o.path, o.target as string]))

@@ -29,6 +29,11 @@ export function sameAttrs (there: { mode: number, uid: number, gid: number }, at
   return !restoresOwners() || ((attrs.uid === undefined || attrs.uid === there.uid) && (attrs.gid === undefined || attrs.gid === there.gid))
 }
 
+/** The object a job's file is read from with other files (a pack held in memory); undefined for a file read on its own. */
+export function packOf (job: Job): string | undefined {
+  return job.record.sealing === 'none' || job.streamed || job.record.objects.length !== 1 ? undefined : job.record.objects[0]?.[0]
+}
+
 /**
  * Large files (several objects, or streamed) first, then files read from one shared object grouped by it and
  * in its order, then plain ones: a pack's readers come one after another, so it is fetched once
@@ -68,6 +73,12 @@ export const RESTORE_MEMORY_BYTES = MAX_OBJECT_BYTES
  * run; their descriptors stay open in the sealing thread until then.
  */
 export const RESTORE_BATCH = { files: 64, bytes: 32 * 1024 * 1024 }
+
+/**
+ * Files of one pack sent to a sealing thread in one message and answered in one, instead of a
+ * message each way a file. Small enough that every thread still has files to open.
+ */
+export const RESTORE_PACK_BATCH = 16
 
 /** Files restored at once: while one waits on its fetch or its fsync, others are hashed and written (restic's restorer works the same way). */
 export const RESTORE_CONCURRENCY = 8
