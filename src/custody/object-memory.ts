@@ -121,7 +121,9 @@ export class ObjectMemory {
   private fetchShared (cid: string, expectBytes: number, maxBytes: number, signal?: AbortSignal): Shared {
     const created: Shared = { readers: this.expected.get(cid)?.readers ?? 1, reserved: 0, bytes: Promise.resolve(new HeldObject([])), reusable: true, asked: false }
     this.expected.delete(cid)
-    created.bytes = this.fetchWithin(cid, expectBytes, maxBytes, signal, (reserved, held) => { created.reserved = reserved; created.held = held })
+    // Fetched ahead and let go by every reader while it waited for room: not fetched at all.
+    const wanted = (): boolean => this.shared.get(cid) === created
+    created.bytes = this.fetchWithin(cid, expectBytes, maxBytes, signal, (reserved, held) => { created.reserved = reserved; created.held = held }, wanted)
     // A failed fetch is each reader's failure; its reservation is already given back.
     created.bytes.catch(() => {})
     this.shared.set(cid, created)
@@ -173,9 +175,14 @@ export class ObjectMemory {
   }
 
   /** Fetches within the budget; `held` is told how many slabs stay reserved once the bytes are in. */
-  private async fetchWithin (cid: string, expectBytes: number, maxBytes: number, signal: AbortSignal | undefined, held: (reserved: number, bytes: HeldObject) => void): Promise<HeldObject> {
+  private async fetchWithin (cid: string, expectBytes: number, maxBytes: number, signal: AbortSignal | undefined, held: (reserved: number, bytes: HeldObject) => void, wanted = (): boolean => true): Promise<HeldObject> {
     const want = slabsFor(Math.min(expectBytes, maxBytes))
     await this.reserve(want, signal)
+    if (!wanted()) {
+      this.free(want, undefined)
+      held(0, new HeldObject([]))
+      return new HeldObject([])
+    }
     let taken = 0
     const slab = (): Uint8Array => {
       // What a gateway sends past the expectation is counted too (at most maxBytes).
