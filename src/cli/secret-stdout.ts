@@ -13,7 +13,7 @@ export function refuseOpenRedirect (secret: string, out: string, fd = 1): void {
   if (!stats.isFile()) return
   const mine = process.getuid === undefined || stats.uid === process.getuid()
   if (mine && (stats.mode & 0o077) === 0) return
-  const why = mine ? `others may read it (mode ${(stats.mode & 0o777).toString(8)})` : 'it belongs to another user'
+  const why = mine ? `others may read (mode ${(stats.mode & 0o777).toString(8)})` : 'of another user'
   throw new UsageError(`standard output is a file ${why}, made before cidsync ran: ${secret} was not written. ` +
     `Use ${out} FILE (made 0600 as it is created), or run under umask 077`)
 }

@@ -116,7 +116,7 @@ describe('carrying the snapshot key to a new device, as docs/operations.md says'
     })
     // A reader who opened the file before any chmod would keep reading: nothing is written to it.
     expect(redirected.code, redirected.stderr).toBe(2)
-    expect(redirected.stderr).toContain('others may read it (mode 644)')
+    expect(redirected.stderr).toContain('standard output is a file others may read (mode 644)')
     expect(redirected.stderr).toContain('Use --out FILE')
     expect(await readFile(out, 'utf8')).toBe('')
     const kept = join(root, 'kept.txt')
