@@ -87,8 +87,8 @@ export async function placeEntries (jobs: readonly EntryJob[], init: PlaceEntrie
       // Made (or found) as a directory, each component checked; then given what it records.
       const { targetDir } = await prepareTarget(root, [...components, '.'], dirMode)
       const path = join(root, ...components)
-      await finishDirectory(path, targetDir, init.attrs(row), row.mtimeMs)
-      outcomes.push({ path: shownOf(row), kind: 'dir', outcome: 'written', target: path })
+      const changed = await finishDirectory(path, targetDir, init.attrs(row), row.mtimeMs)
+      outcomes.push({ path: shownOf(row), kind: 'dir', outcome: changed ? 'written' : 'already-there', target: path })
     } catch (err) {
       failed(row, err, 'dir')
     }

@@ -1,4 +1,4 @@
-import { constants } from 'node:fs'
+import { constants, type BigIntStats } from 'node:fs'
 import { link, lchown, lstat, lutimes, open, readlink, realpath, rm, symlink } from 'node:fs/promises'
 import { basename, dirname, join } from 'node:path'
 import { fetchTempFor, renameInto, utimesTime, type FileAttrs } from '../../custody/index.js'
@@ -77,19 +77,35 @@ export async function placeHardLink (existing: string, first: { ino: number, dev
  * Gives a directory its recorded mode, owner and mtime through a descriptor opened without
  * following a link, once the kernel says it is the directory checked (`expected`, a real path).
  * Called after everything under it is in place: its mtime would move otherwise, and a directory
- * recorded without write permission could take no files.
+ * recorded without write permission could take no files. Answers whether it changed anything.
  */
-export async function finishDirectory (path: string, expected: string, attrs: FileAttrs, mtimeMs: number): Promise<void> {
+export async function finishDirectory (path: string, expected: string, attrs: FileAttrs, mtimeMs: number): Promise<boolean> {
   const handle = await open(path, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW)
   try {
     const where = fdPath(handle.fd) ?? await realpath(path)
     if (where !== expected) throw new TargetPathError(`${path} is not the directory restored into (now ${where}): a symlink put in its way? It was left as it is`)
+    // Already as recorded: left alone, so a second run says so instead of "written".
+    if (directoryAsRecorded(await handle.stat({ bigint: true }), attrs, mtimeMs)) return false
     if (attrs.uid !== undefined || attrs.gid !== undefined) await handle.chown(attrs.uid ?? -1, attrs.gid ?? -1)
     await handle.chmod(attrs.mode & 0o7777)
     await handle.utimes(Date.now() / 1000, utimesTime(mtimeMs))
+    return true
   } finally {
     await handle.close()
   }
+}
+
+/**
+ * Whether a directory already has the owner, mode and mtime it records. The mtime is a double of
+ * milliseconds, and `utimes` sets it to a microsecond of it, rounded either way: 1 µs apart is the same.
+ */
+function directoryAsRecorded (there: BigIntStats, attrs: FileAttrs, mtimeMs: number): boolean {
+  if (mtimeMs < 0) return false
+  if ((there.mode & 0o7777n) !== BigInt(attrs.mode & 0o7777)) return false
+  if (attrs.uid !== undefined && there.uid !== BigInt(attrs.uid)) return false
+  if (attrs.gid !== undefined && there.gid !== BigInt(attrs.gid)) return false
+  const apart = there.mtimeNs / 1000n - BigInt(Math.round(mtimeMs * 1000))
+  return apart >= -1n && apart <= 1n
 }
 
 /** A directory's depth: the deepest are finished first. */

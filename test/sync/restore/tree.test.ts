@@ -36,3 +36,21 @@ describe('a restore\'s directories and links go only where they were checked', (
     await expect(inodeIn(join(root, 'target', 'd', 'first'), targetDir)).rejects.toBeInstanceOf(TargetPathError)
   })
 })
+
+describe('a restore\'s directories', () => {
+  it('a directory already as recorded is left alone and said so; one that differs is set', async () => {
+    const root = await useTempDir()
+    const dir = join(root, 'd')
+    await mkdir(dir)
+    const expected = await realpath(dir)
+    const mtimeMs = 1_700_000_000_123.4567
+    expect(await finishDirectory(dir, expected, { mode: 0o750 }, mtimeMs)).toBe(true)
+    expect((await lstat(dir)).mode & 0o7777).toBe(0o750)
+    expect(await finishDirectory(dir, expected, { mode: 0o750 }, mtimeMs)).toBe(false)
+    await chmod(dir, 0o700)
+    expect(await finishDirectory(dir, expected, { mode: 0o750 }, mtimeMs)).toBe(true)
+    expect((await lstat(dir)).mode & 0o7777).toBe(0o750)
+    expect(await finishDirectory(dir, expected, { mode: 0o750 }, mtimeMs + 0.01)).toBe(true)
+    expect(await finishDirectory(dir, expected, { mode: 0o750 }, mtimeMs + 0.01)).toBe(false)
+  })
+})
