@@ -47,7 +47,7 @@ const SELECT = 'SELECT device_id AS deviceId, cid, size, sealing, key_id AS keyI
  * the device's next segment. Statements are prepared once, on first use.
  */
 export class ContentRecordStore {
-  private prepared?: { byCid: Statement, ensureDevice: Statement, lastSeq: Statement, setSeq: Statement, upsert: Statement, has: Statement, count: Statement, unstored: Statement, folderState: Statement }
+  private prepared?: { byCid: Statement, byCids: Statement, ensureDevice: Statement, lastSeq: Statement, setSeq: Statement, upsert: Statement, has: Statement, count: Statement, unstored: Statement, folderState: Statement }
 
   constructor (private readonly db: Database) {}
 
@@ -57,6 +57,7 @@ export class ContentRecordStore {
       // Newest first: after a prune, an older record may name objects deleted since, and the
       // device that stored the bytes again holds the newer one.
       byCid: db.prepare(`${SELECT} WHERE cid = ? ORDER BY stored_at DESC, device_id`),
+      byCids: db.prepare(`${SELECT} WHERE cid IN (SELECT value FROM json_each(?)) ORDER BY cid, stored_at DESC, device_id`),
       ensureDevice: db.prepare('INSERT INTO devices (device_id, hostname, first_seen) VALUES (?, ?, ?) ON CONFLICT (device_id) DO NOTHING'),
       lastSeq: db.prepare('SELECT last_seq FROM devices WHERE device_id = ?').pluck(),
       setSeq: db.prepare('UPDATE devices SET last_seq = ? WHERE device_id = ?'),
@@ -79,6 +80,17 @@ export class ContentRecordStore {
   /** Every device's records of a file's content, newest first. */
   lookup (cid: string): StoredContentRow[] {
     return this.statements.byCid.all(cid) as StoredContentRow[]
+  }
+
+  /** {@link lookup} of many files' content in one statement (a restore's rows, a batch at a time): by CID, each newest first. */
+  lookupMany (cids: readonly string[]): Map<string, StoredContentRow[]> {
+    const found = new Map<string, StoredContentRow[]>()
+    for (const row of this.statements.byCids.all(JSON.stringify(cids)) as StoredContentRow[]) {
+      const rows = found.get(row.cid)
+      if (rows === undefined) found.set(row.cid, [row])
+      else rows.push(row)
+    }
+    return found
   }
 
   /** Whether any device stored this content under the key `keyId` ("" for plain content). */

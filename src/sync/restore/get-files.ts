@@ -16,7 +16,7 @@ import { makeDirs } from '../../util/make-dirs.js'
 import { restoredAttrs, type AttrsNote } from './attrs.js'
 import { placeEntries, type EntryJob } from './entries.js'
 import type { GetOutcome } from './get-outcome.js'
-import { diskFull, removeDeadFetches, targetRoot, usableRecord } from './targets.js'
+import { diskFull, RecordsAhead, removeDeadFetches, targetRoot, usableRecord } from './targets.js'
 import { fetchOrder, packOf, RESTORE_BATCH, RESTORE_CONCURRENCY, RESTORE_PACK_BATCH, RESTORE_MEMORY_BYTES, RESTORE_THREADS, sameAttrs, type Job } from './jobs.js'
 import { STATE_NAMES } from '../../config/index.js'
 
@@ -128,11 +128,13 @@ export async function getFiles (repository: Repository, index: Index, init: GetF
   const folderThere = async (folder: string, root: string): Promise<void> => {
     if (init.to === undefined && !(await stat(root).catch(() => undefined))?.isDirectory()) throw new UsageError(`the folder ${folder} is not at ${root} (an unmounted disk?): mount it; on a new device, create it (\`mkdir -p ${root}\`); or bring the file back with --to DIR`)
   }
+  // Looked up a batch of rows at a time: the rows are checked in order.
+  const records = new RecordsAhead(index, rows)
   const prepare = async (row: Entry, at: number): Promise<void> => {
     const shown = `${row.folder}/${row.path}`
     try {
       init.signal?.throwIfAborted()
-      const record = usableRecord(index, row)
+      const record = usableRecord(index, row, records.of(at))
       if (typeof record === 'string') { done(at, { path: shown, outcome: 'not-stored', reason: record, code: 'ERR_CONTENT_NOT_STORED' }); return }
       if (!isCidProfileName(row.cidProfile)) throw new ContentIntegrityError(`${shown} has CID profile ${JSON.stringify(row.cidProfile)}, which this cidsync does not know: upgrade cidsync`)
       const profile = cidProfile(row.cidProfile)

@@ -3,7 +3,7 @@ import { join } from 'node:path'
 import type { Config } from '../../config/index.js'
 import { parseContentRecord, type ContentRecord } from '../../custody/index.js'
 import { TargetDiskFullError, UsageError } from '../../errors.js'
-import type { Entry, Index } from '../../index/index.js'
+import type { Entry, Index, StoredContentRow } from '../../index/index.js'
 import { processAlive } from '../../util/process-alive.js'
 import { safeComponents } from './safe-target.js'
 
@@ -17,10 +17,13 @@ export function targetRoot (config: Config, to: string | undefined, row: Entry):
   return { root: folder.path, components: components.slice(1) }
 }
 
-/** The first record of the row's content this device can use, parsed; or why there is none. */
-export function usableRecord (index: Index, row: Entry): ContentRecord | string {
+/**
+ * The first record of the row's content this device can use, parsed; or why there is none.
+ * `storedRows`: the row's records when the caller looked them up already ({@link RecordsAhead}).
+ */
+export function usableRecord (index: Index, row: Entry, storedRows: readonly StoredContentRow[] = index.content.lookup(row.cid ?? '')): ContentRecord | string {
   const problems: string[] = []
-  for (const stored of index.content.lookup(row.cid ?? '')) {
+  for (const stored of storedRows) {
     try {
       return parseContentRecord({ cid: stored.cid, size: stored.size, sealing: stored.sealing, keyId: stored.keyId, keySalt: stored.keySalt, objects: JSON.parse(stored.objects) as unknown })
     } catch (err) {
@@ -28,6 +31,33 @@ export function usableRecord (index: Index, row: Entry): ContentRecord | string 
     }
   }
   return problems[0] ?? 'its content was never stored: on the device that has it, its folder needs `store = true`, and the file must not be in `[content] exclude` nor past `[content] max_file_size`; `cidsync snapshot` there stores what is pending'
+}
+
+/** How many rows' records {@link RecordsAhead} looks up at once. */
+const RECORDS_AHEAD = 1000
+
+/**
+ * The content records of a restore's rows, looked up a batch of rows at a time as the rows are
+ * checked in order: one statement a batch instead of one a file, and never all of a large
+ * restore's records in memory at once.
+ */
+export class RecordsAhead {
+  private batch = -1
+  private found = new Map<string, StoredContentRow[]>()
+
+  constructor (private readonly index: Index, private readonly rows: readonly Entry[]) {}
+
+  /** Row `at`'s records, newest first. */
+  of (at: number): readonly StoredContentRow[] {
+    const batch = Math.floor(at / RECORDS_AHEAD)
+    if (batch !== this.batch) {
+      const cids = this.rows.slice(batch * RECORDS_AHEAD, (batch + 1) * RECORDS_AHEAD).flatMap(r => r.cid === null ? [] : [r.cid])
+      this.found = this.index.content.lookupMany([...new Set(cids)])
+      this.batch = batch
+    }
+    const cid = this.rows[at]?.cid
+    return cid == null ? [] : this.found.get(cid) ?? []
+  }
 }
 
 /** Objects a killed `get` or `restore --files` fetched (`content-fetch/<pid>`), removed once their process is gone. */
