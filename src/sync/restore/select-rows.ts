@@ -61,8 +61,12 @@ function deletedHint (index: Index, wanted: string, deviceId: string | undefined
 function folderHint (index: Index, wanted: string, deviceId: string | undefined): string | undefined {
   if (wanted === '') return undefined
   const under = new Set(index.entries.list({ prefix: `${wanted}/`, deviceId }).map(e => `${e.folder}/${e.path}`).filter(p => p.startsWith(`${wanted}/`)))
-  if (under.size === 0) return undefined
   const shell = shellWord(wanted)
+  if (under.size === 0) {
+    // A directory recorded with nothing under it: its own row, not a file.
+    const empty = index.entries.list({ prefix: `${wanted}/`, deviceId, dirs: true }).some(e => `${e.folder}/${e.path}` === `${wanted}/`)
+    return empty ? `${JSON.stringify(wanted)} is an empty directory: \`cidsync get\` takes files; \`cidsync restore --files ${shell}\` makes it` : undefined
+  }
   return `${JSON.stringify(wanted)} is a directory (${under.size === 1 ? '1 file' : `${under.size} files`} under it): \`cidsync get\` takes files; \`cidsync restore --files ${shell}\` brings back everything under it`
 }
 

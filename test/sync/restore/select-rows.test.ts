@@ -28,6 +28,19 @@ describe('the rows get and restore --files bring back', () => {
     expect(() => selectRows(index, { paths: ['notes/gone.md'], prefix: false })).toThrow(/not in the index \(paths are folder\/path, as `cidsync ls` prints them\)$/)
   })
 
+  it('an empty directory asked of get is named as one, with the command that makes it', async () => {
+    const dir = await useTempDir()
+    const index = openIndex(join(dir, 'index.sqlite'))
+    onTestFinished(() => { index.close() })
+    index.entries.registerDevice(A, 'a')
+    index.entries.apply(A, [
+      { kind: 'upsert', folder: 'tree', path: 'empty/', size: 0, mtimeMs: 1, cid: null, cidProfile: 'kubo-cidv1', meta: { kind: 'dir', mode: 0o755, uid: 0, gid: 0, owner: null, group: null, target: null, linkGroup: null } },
+      { kind: 'upsert', folder: 'tree', path: 'a.txt', size: 3, mtimeMs: 1, cid: 'bafkreiaaa', cidProfile: 'kubo-cidv1' }
+    ])
+    expect(() => selectRows(index, { paths: ['tree/empty'], prefix: false })).toThrow('"tree/empty" is an empty directory: `cidsync get` takes files; `cidsync restore --files tree/empty` makes it')
+    expect(() => selectRows(index, { paths: ['tree/empty/'], prefix: false })).toThrow(/is an empty directory/)
+  })
+
   it('a file this device deleted comes from another device\'s older copy, and the note says so and how to get this device\'s last version', async () => {
     const dir = await useTempDir()
     const index = openIndex(join(dir, 'index.sqlite'))
