@@ -59,6 +59,8 @@ describe('restore --files: several packs, hard links, symlinks and kept files in
     expect(first.code, first.stderr).toBe(1)
     const events = first.stdout.trim().split('\n').map(l => JSON.parse(l) as { type: string, path?: string, outcome?: string, code?: string })
     const outcome = new Map(events.filter(e => e.type === 'file' && e.path !== undefined).map(e => [e.path as string, e]))
+    // The start line counts every file line to come, the hard links' other names too.
+    expect((events[0] as { type: string, files?: number }).files).toBe(events.filter(e => e.type === 'file').length)
     for (const path of kept) {
       expect(outcome.get(`notes/${path}`)?.outcome, path).toBe('kept-different')
       expect(await readFile(join(to, 'notes', path), 'utf8')).toBe(`mine ${path}`)

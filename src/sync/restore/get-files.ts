@@ -112,7 +112,8 @@ export async function getFiles (repository: Repository, index: Index, init: GetF
         'bring them back with --to DIR, or add a [[folders]] table with that name and where it goes here')
     }
   }
-  init.onProgress?.({ type: 'get:start', detail: { files: rows.length, bytes: rows.reduce((sum, r) => sum + r.size, 0) } })
+  // Every `get:file` to come: the other names of hard links too, whose bytes are the first's.
+  init.onProgress?.({ type: 'get:start', detail: { files: rows.length + linked.length, bytes: rows.reduce((sum, r) => sum + r.size, 0) } })
   const outcomes: Array<GetOutcome | undefined> = new Array(rows.length)
   const done = (at: number, outcome: GetOutcome): void => { outcomes[at] = outcome; init.onProgress?.({ type: 'get:file', detail: { path: outcome.path, outcome: outcome.outcome, ...(outcome.reason === undefined ? {} : { reason: outcome.reason, code: outcome.code }) } }) }
   const keys = new Map<string, Buffer>()
