@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { randomBytes } from 'node:crypto'
-import { link, lstat, mkdir, readFile, readdir, readlink, stat, symlink, writeFile } from 'node:fs/promises'
+import { chmod, link, lstat, mkdir, readFile, readdir, readlink, stat, symlink, utimes, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { runCli } from '../helpers/cli.js'
 import { useTempDir } from '../helpers/temp-dir.js'
@@ -78,5 +78,20 @@ describe('restore --files: several packs, hard links, symlinks and kept files in
     expect(again.code, again.stderr).toBe(0)
     for (const [path, bytes] of files) expect((await readFile(join(to, 'notes', path))).equals(bytes), path).toBe(true)
     expect((await lstat(join(to, 'notes', 'x', 'hard-1'))).ino).toBe((await stat(join(to, 'notes', 'x', 'r0-3.txt'))).ino)
+
+    // Right bytes, but an mtime and a mode changed since: given back in place, the file not fetched again.
+    const touched = join(to, 'notes', 'x', 'r1-5.txt')
+    const right = await stat(touched)
+    await utimes(touched, new Date('2001-01-01T00:00:00Z'), new Date('2001-01-01T00:00:00Z'))
+    await chmod(touched, 0o600)
+    const fixed = await cli(['restore', '--files', '--to', to, '--config', b, '--json'])
+    expect(fixed.code, fixed.stderr).toBe(0)
+    const said = fixed.stdout.trim().split('\n').map(l => JSON.parse(l) as { type: string, path?: string, outcome?: string })
+    expect(said.filter(e => e.type === 'file' && e.outcome === 'written').map(e => e.path)).toEqual(['notes/x/r1-5.txt'])
+    const now = await stat(touched)
+    expect([now.ino, now.mode, Math.abs(now.mtimeMs - right.mtimeMs) < 0.01]).toEqual([right.ino, right.mode, true])
+    // And right as it is on the next run.
+    const last = await cli(['restore', '--files', '--to', to, '--config', b, '--json'])
+    expect(last.stdout.trim().split('\n').map(l => JSON.parse(l) as { type: string, outcome?: string }).filter(e => e.type === 'file' && e.outcome !== 'already-there')).toEqual([])
   })
 })

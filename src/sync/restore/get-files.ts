@@ -14,6 +14,7 @@ import { SNAPSHOT_PROFILE } from '../read/index.js'
 import { prepareTarget } from './safe-target.js'
 import { makeDirs } from '../../util/make-dirs.js'
 import { restoredAttrs, type AttrsNote } from './attrs.js'
+import { fixFileAttrs, sameMtime } from './tree.js'
 import { placeEntries, type EntryJob } from './entries.js'
 import type { GetOutcome } from './get-outcome.js'
 import { diskFull, RecordsAhead, removeDeadFetches, targetRoot, usableRecord } from './targets.js'
@@ -175,9 +176,14 @@ export async function getFiles (repository: Repository, index: Index, init: GetF
           if (init.overwrite !== true) { done(at, { path: shown, outcome: 'kept-different', target, code: 'ERR_TARGET_EXISTS', reason: `${target} cannot be read to compare (${code}): add --overwrite to replace it` }); return }
           local = ''
         }
-        // The same bytes and, where recorded, the same mode and owner: right as it is. Else it is
-        // brought back again, through the checked path that sets them.
-        if (local === row.cid && there.size === row.size && sameAttrs(there, attrs, row.meta === null)) { done(at, { path: shown, outcome: 'already-there', target }); return }
+        // The same bytes, mtime and, where recorded, mode and owner: right as it is. The same bytes
+        // alone: given the rest in place, with nothing fetched.
+        if (local === row.cid && there.size === row.size) {
+          if (sameAttrs(there, attrs, row.meta === null) && sameMtime(there, row.mtimeMs)) { done(at, { path: shown, outcome: 'already-there', target }); return }
+          await fixFileAttrs(target, targetDir, there.ino, attrs, row.mtimeMs, row.meta === null)
+          done(at, { path: shown, outcome: 'written', target })
+          return
+        }
         // A symlink where the file was (a type changed on another device): replaced when it is one of record, or with --overwrite.
         const linkOfRecord = there.isSymbolicLink() && (init.overwrite === true || await ownLinkThere(row, target))
         if (linkOfRecord) local = ''

@@ -73,6 +73,38 @@ export async function placeHardLink (existing: string, first: { ino: number, dev
   })
 }
 
+/** An mtime set by `utimes` reads back within a microsecond of the one recorded (rounded either way). */
+const MTIME_SLACK_MS = 0.002
+
+/** Whether a file there has the mtime its row records. */
+export function sameMtime (there: { mtimeMs: number }, mtimeMs: number): boolean {
+  return Math.abs(there.mtimeMs - mtimeMs) <= MTIME_SLACK_MS
+}
+
+/**
+ * Gives a file whose bytes are already right its recorded owner, mode and mtime, with nothing
+ * fetched: on a descriptor opened without following a link, once the kernel says it is the file
+ * checked (inode `ino`) in the directory checked (`expectedDir`). A mode not recorded
+ * (`modeUnknown`) is left as it is.
+ */
+export async function fixFileAttrs (path: string, expectedDir: string, ino: number, attrs: FileAttrs, mtimeMs: number, modeUnknown: boolean): Promise<void> {
+  const handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW)
+  try {
+    const where = fdPath(handle.fd)
+    if (where !== undefined && where !== join(expectedDir, basename(path))) throw new TargetPathError(`${path} is not the file checked (it is ${where}): a symlink put in its way? It was left as it is`)
+    const stats = await handle.stat()
+    if (!stats.isFile() || stats.ino !== ino) throw new TargetPathError(`${path} changed while it was checked: it was left as it is`)
+    if (!modeUnknown) {
+      // The owner first: a chown clears setuid bits.
+      if (attrs.uid !== undefined || attrs.gid !== undefined) await handle.chown(attrs.uid ?? -1, attrs.gid ?? -1)
+      await handle.chmod(attrs.mode & 0o7777)
+    }
+    await handle.utimes(Date.now() / 1000, utimesTime(mtimeMs))
+  } finally {
+    await handle.close()
+  }
+}
+
 /**
  * Gives a directory its recorded mode, owner and mtime through a descriptor opened without
  * following a link, once the kernel says it is the directory checked (`expected`, a real path).
