@@ -1,12 +1,12 @@
 import { describe, expect, it, onTestFinished, vi } from 'vitest'
 import { randomBytes } from 'node:crypto'
 import * as realFs from 'node:fs'
-import { link, mkdir, readFile, readdir, realpath, rm, stat, writeFile } from 'node:fs/promises'
+import { link, mkdir, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { contentMasterKey, fileKey, sealStream, DurableBatch, type UnsealedFile } from '../../src/custody/index.js'
+import { contentMasterKey, DurableBatch, type UnsealedFile } from '../../src/custody/index.js'
 import { SealPool } from '../../src/custody/seal-pool.js'
-import { CidBuilder, cidProfile } from '../../src/content/index.js'
 import { useTempDir } from '../helpers/temp-dir.js'
+import { unsealedFile } from '../helpers/unsealed-file.js'
 
 /** Called before each link the restore makes: a local attacker's turn between two renames of one batch. */
 const hooks: { beforeLink?: (from: string, to: string) => void, noProc?: boolean } = {}
@@ -24,7 +24,6 @@ vi.mock('node:fs', async (original) => {
   return { ...fs, default: { ...fs, linkSync, readlinkSync }, linkSync, readlinkSync }
 })
 
-const profile = cidProfile('kubo-cidv1')
 const master = contentMasterKey(randomBytes(32))
 
 function pool (): SealPool {
@@ -33,20 +32,7 @@ function pool (): SealPool {
   return p
 }
 
-async function unsealed (sealer: SealPool, dir: string, name: string, plain: Buffer): Promise<UnsealedFile> {
-  const cid = new CidBuilder(profile).update(plain).finish()
-  const key = fileKey(master, cid)
-  const out: Buffer[] = []
-  async function * one (): AsyncGenerator<Uint8Array> { yield plain }
-  for await (const chunk of sealStream(one(), { key, cid, size: plain.byteLength })) out.push(chunk.bytes)
-  const blob = Buffer.concat(out)
-  const view = new Uint8Array(new SharedArrayBuffer(blob.byteLength))
-  view.set(blob)
-  const temp = join(dir, `.${name}.cidsync-${randomBytes(6).toString('hex')}.part`)
-  const job = sealer.unseal({ path: temp, key, cid: cid.toString(), size: plain.byteLength, profile: 'kubo-cidv1', mtimeMs: 1_700_000_000_000, mode: 0o644, whole: [view] })
-  const { inode } = await job.end()
-  return { job: job.id, temp, target: join(dir, name), dir, expectedDir: await realpath(dir), inode, size: plain.byteLength }
-}
+const unsealed = async (sealer: SealPool, dir: string, name: string, plain: Buffer): Promise<UnsealedFile> => await unsealedFile(sealer, master, dir, name, plain)
 
 const visible = async (dir: string): Promise<string[]> => (await readdir(dir)).filter(n => !n.startsWith('.')).sort()
 

@@ -1,13 +1,12 @@
 import { describe, expect, it, onTestFinished } from 'vitest'
 import { randomBytes } from 'node:crypto'
-import { mkdir, readFile, readdir, realpath, rename, stat, symlink, writeFile } from 'node:fs/promises'
+import { mkdir, readFile, readdir, rename, stat, symlink, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { contentMasterKey, fileKey, sealStream, DurableBatch, type UnsealedFile } from '../../src/custody/index.js'
+import { contentMasterKey, DurableBatch, type UnsealedFile } from '../../src/custody/index.js'
 import { SealPool } from '../../src/custody/seal-pool.js'
-import { CidBuilder, cidProfile } from '../../src/content/index.js'
 import { useTempDir } from '../helpers/temp-dir.js'
+import { unsealedFile } from '../helpers/unsealed-file.js'
 
-const profile = cidProfile('kubo-cidv1')
 const master = contentMasterKey(randomBytes(32))
 
 function pool (): SealPool {
@@ -16,21 +15,7 @@ function pool (): SealPool {
   return p
 }
 
-/** A file opened in the pool's thread as a restore opens one, verified and held there: what unsealFile answers. */
-async function unsealed (sealer: SealPool, dir: string, name: string, plain: Buffer): Promise<UnsealedFile> {
-  const cid = new CidBuilder(profile).update(plain).finish()
-  const key = fileKey(master, cid)
-  const out: Buffer[] = []
-  async function * one (): AsyncGenerator<Uint8Array> { yield plain }
-  for await (const chunk of sealStream(one(), { key, cid, size: plain.byteLength })) out.push(chunk.bytes)
-  const blob = Buffer.concat(out)
-  const view = new Uint8Array(new SharedArrayBuffer(blob.byteLength))
-  view.set(blob)
-  const temp = join(dir, `.${name}.cidsync-${randomBytes(6).toString('hex')}.part`)
-  const job = sealer.unseal({ path: temp, key, cid: cid.toString(), size: plain.byteLength, profile: 'kubo-cidv1', mtimeMs: 1_700_000_000_000, mode: 0o644, whole: [view] })
-  const { inode } = await job.end()
-  return { job: job.id, temp, target: join(dir, name), dir, expectedDir: await realpath(dir), inode, size: plain.byteLength }
-}
+const unsealed = async (sealer: SealPool, dir: string, name: string, plain: Buffer): Promise<UnsealedFile> => await unsealedFile(sealer, master, dir, name, plain)
 
 const names = async (dir: string): Promise<string[]> => (await readdir(dir)).sort()
 
