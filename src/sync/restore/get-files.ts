@@ -180,7 +180,10 @@ export async function getFiles (repository: Repository, index: Index, init: GetF
         // alone: given the rest in place, with nothing fetched.
         if (local === row.cid && there.size === row.size) {
           if (sameAttrs(there, attrs, row.meta === null) && sameMtime(there, row.mtimeMs)) { done(at, { path: shown, outcome: 'already-there', target }); return }
-          await fixFileAttrs(target, targetDir, there.ino, attrs, row.mtimeMs, row.meta === null)
+          await fixFileAttrs(target, targetDir, there.ino, attrs, row.mtimeMs, row.meta === null).catch((err: NodeJS.ErrnoException) => {
+            if (err.code !== 'EPERM' && err.code !== 'EACCES') throw err
+            throw Object.assign(new Error(`${target} holds the right bytes, but this user may not set its mode or mtime (${err.code}): run as its owner, or move it aside and run again`, { cause: err }), { code: err.code })
+          })
           done(at, { path: shown, outcome: 'written', target })
           return
         }
