@@ -6,7 +6,7 @@ import { AbortedError, IntegrityError, InternalError, RemoteBadRequestError, Rem
 import type { ServiceThread } from '../local-service/index.js'
 import { addQuery, ANSWER_LIMITS, canonicalCid, fetchOptions } from '../remote/index.js'
 import {
-  BlockHasher, BlockSlots, defaultSlab, fillSlabs, hashed, receiveVerified, storedFileBytes, walkStoredObjects,
+  BlockHasher, BlockSlots, defaultSlab, fillSlabs, hashed, receiveVerified, storedFileBytes, storedFileRange, walkStoredObjects,
   type BlockSink, type BlocksOptions, type BlocksRequest, type GetBytesOptions, type GetOptions, type GotObject,
   type DeletedObjects, type DeleteOptions, type ObjectInfo, type ObjectStore, type PutOptions, type ReadStoredBlock, type ReadStoredRun, type SourceTry,
   type ListOptions, type StoreCallOptions, type StreamOptions
@@ -187,6 +187,11 @@ export function heldAmongOf (objects: ObjectStore): ((cids: ReadonlySet<string>,
 /** Each block checked against its CID before any of it comes out; at most `maxBytes` in all. */
 async function * checkedStream (read: ReadStoredBlock, cid: string, options: StreamOptions): AsyncGenerator<Uint8Array> {
   canonicalCid(cid)
+  if (options.range !== undefined) {
+    if (options.range.offset + options.range.length > options.maxBytes) throw new IntegrityError(`bytes ${options.range.offset}-${options.range.offset + options.range.length} of ${cid} lie past the ${options.maxBytes} bytes it may hold`)
+    yield * storedFileRange(read, CID.parse(cid), options.range, options.signal)
+    return
+  }
   let received = 0
   // Lent: a few slots read into again and again (the reads ahead and the block given out).
   const slots = options.lend === true ? new BlockSlots(LENT_SLOTS) : undefined

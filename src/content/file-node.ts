@@ -13,6 +13,8 @@ export interface FileNode {
   readonly fileSize: bigint
   /** Each link's size as the node says (`Tsize`: a raw leaf's own bytes; 0 where absent; unchecked, a hint). */
   readonly linkSizes: number[]
+  /** The bytes of the file under each child, as the node says (unchecked). */
+  readonly blockSizes: bigint[]
 }
 
 /**
@@ -30,5 +32,5 @@ export function decodeFileNode (bytes: Uint8Array, label: string): FileNode {
     throw new IntegrityError(`${label} is not a UnixFS node: ${(err as Error).message}`, { cause: err })
   }
   if (unixfs === undefined || (unixfs.type !== 'file' && unixfs.type !== 'raw')) throw new IntegrityError(`${label} is not a UnixFS file node (${unixfs?.type ?? 'no UnixFS data'})`)
-  return { links: node.Links.map(link => link.Hash), data: unixfs.data, fileSize: unixfs.fileSize(), linkSizes: node.Links.map(link => link.Tsize ?? 0) }
+  return { links: node.Links.map(link => link.Hash), data: unixfs.data, fileSize: unixfs.fileSize(), linkSizes: node.Links.map(link => link.Tsize ?? 0), blockSizes: unixfs.blockSizes }
 }

@@ -1,6 +1,7 @@
 import { rm } from 'node:fs/promises'
 import { dirname } from 'node:path'
 import { ContentIntegrityError } from '../errors.js'
+import type { ByteRange } from '../store/index.js'
 import { MAX_OBJECT_BYTES } from './layout.js'
 import { checkedCid, type ObjectMemory } from './object-memory.js'
 import type { SealPool, UnsealInit, Unsealer } from './seal-pool.js'
@@ -17,7 +18,12 @@ export interface UnsealFileInit extends Omit<FetchFileInit, 'objects'> {
    * its own parts: they are fed to the thread as they are read and never held whole. Each chunk
    * is copied or sent before the next is asked for, so a stream may lend its memory.
    */
-  readonly stream?: (cid: string, maxBytes: number, signal?: AbortSignal) => AsyncIterable<Uint8Array>
+  readonly stream?: (cid: string, maxBytes: number, signal?: AbortSignal, range?: ByteRange) => AsyncIterable<Uint8Array>
+  /**
+   * The file's bytes are read from its object by range through `stream` (a few files of a large
+   * pack): only the blocks that hold them, never the whole object.
+   */
+  readonly byRange?: boolean
 }
 
 /** Slices of a streamed object with the thread at once: reading runs ahead of opening by this many blocks. */
@@ -128,7 +134,10 @@ export async function unsealFile (init: UnsealFileInit): Promise<UnsealedFile> {
             const maxBytes = Math.max(offset + length, MAX_OBJECT_BYTES)
             if (init.stream !== undefined) {
               checkedCid(object)
-              const whole = await feedRange(init.stream(object, maxBytes, init.signal), offset, length, async (slice) => { init.onBytes?.(await parts.piece(slice)) })
+              const piece = async (slice: Uint8Array): Promise<void> => { init.onBytes?.(await parts.piece(slice)) }
+              const whole = init.byRange === true
+                ? await feedRange(init.stream(object, maxBytes, init.signal, { offset, length }), 0, length, piece)
+                : await feedRange(init.stream(object, maxBytes, init.signal), offset, length, piece)
               if (!whole) throw new ContentIntegrityError(`the content record of ${row.cid.toString()} reads past the end of ${object}: damaged or forged`)
               continue
             }

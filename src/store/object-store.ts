@@ -2,6 +2,7 @@ import type { Readable } from 'node:stream'
 import type { CID } from 'multiformats/cid'
 import type { CidProfile, ObjectBlocks } from '../content/index.js'
 import type { ProgressEvent, ProgressOptions } from '../util/progress.js'
+import type { ByteRange } from './stored-range.js'
 
 /** What a store tells a caller while it works: the same events from every store. */
 export type StoreProgressEvent =
@@ -58,6 +59,11 @@ export interface StreamOptions {
   readonly maxBytes: number
   /** Each chunk is lent only until the next is asked for (see {@link ObjectStore.stream}). */
   readonly lend?: boolean
+  /**
+   * Only these bytes of the object: the blocks that hold them are read and checked, each against
+   * the CID its checked parent names; the others are not read at all.
+   */
+  readonly range?: ByteRange
 }
 
 export interface PutOptions extends StoreCallOptions {

@@ -79,6 +79,13 @@ describe('restore --files: several packs, hard links, symlinks and kept files in
     for (const [path, bytes] of files) expect((await readFile(join(to, 'notes', path))).equals(bytes), path).toBe(true)
     expect((await lstat(join(to, 'notes', 'x', 'hard-1'))).ino).toBe((await stat(join(to, 'notes', 'x', 'r0-3.txt'))).ino)
 
+    // A few files of large packs: read by range, each file's own blocks, and just as right.
+    const few = join(dir, 'few')
+    const picked = ['x/r1-5.txt', 'r2-29.txt', 'x/y/hard-2']
+    const got = await cli(['get', ...picked.map(p => `notes/${p}`), '--to', few, '--config', b])
+    expect(got.code, got.stderr).toBe(0)
+    for (const path of picked) expect((await readFile(join(few, 'notes', path))).equals(files.get(path) as Buffer), path).toBe(true)
+
     // Right bytes, but an mtime and a mode changed since: given back in place, the file not fetched again.
     const touched = join(to, 'notes', 'x', 'r1-5.txt')
     const right = await stat(touched)

@@ -6,6 +6,7 @@ import { DurableBatch, ObjectCache, ObjectMemory, SMALL_FILE_BYTES, SealPool, fe
 import { ContentIntegrityError, TargetExistsError, UsageError } from '../../errors.js'
 import type { Entry, Index } from '../../index/index.js'
 import type { Repository } from '../repository.js'
+import type { ByteRange } from '../../store/index.js'
 import { readingKey } from '../../snapshot/index.js'
 import { eachAtOnce } from '../../util/each-at-once.js'
 import type { ProgressEvent, ProgressOptions } from '../../util/progress.js'
@@ -18,7 +19,7 @@ import { fixFileAttrs, sameMtime } from './tree.js'
 import { placeEntries, type EntryJob } from './entries.js'
 import type { GetOutcome } from './get-outcome.js'
 import { diskFull, RecordsAhead, removeDeadFetches, targetRoot, usableRecord } from './targets.js'
-import { fetchOrder, packOf, RESTORE_BATCH, RESTORE_CONCURRENCY, RESTORE_PACK_BATCH, RESTORE_MEMORY_BYTES, RESTORE_THREADS, sameAttrs, type Job } from './jobs.js'
+import { byRangeWhereFew, fetchOrder, packOf, RESTORE_BATCH, RESTORE_CONCURRENCY, RESTORE_PACK_BATCH, RESTORE_MEMORY_BYTES, RESTORE_THREADS, sameAttrs, type Job } from './jobs.js'
 import { STATE_NAMES } from '../../config/index.js'
 
 export { targetRoot, usableRecord } from './targets.js'
@@ -273,8 +274,8 @@ export async function getFiles (repository: Repository, index: Index, init: GetF
       }
       const streamOf = clients.objects.stream
       // Lent: unsealFile copies or sends each chunk before it asks for the next.
-      const stream = job.streamed && streamOf !== undefined ? (cid: string, maxBytes: number, signal?: AbortSignal) => streamOf(cid, { maxBytes, signal, lend: true }) : undefined
-      await durably(job, await unsealFile({ ...file, memory, pool, stream }))
+      const stream = job.streamed && streamOf !== undefined ? (cid: string, maxBytes: number, signal?: AbortSignal, range?: ByteRange) => streamOf(cid, { maxBytes, signal, lend: true, range }) : undefined
+      await durably(job, await unsealFile({ ...file, memory, pool, stream, byRange: job.byRange }))
     } catch (err) {
       failed(err, row, at)
     }
@@ -284,7 +285,7 @@ export async function getFiles (repository: Repository, index: Index, init: GetF
     // back in an order that keeps memory bounded (see ObjectMemory): large files first, then the
     // files of each pack one after another.
     await eachAtOnce(rows, RESTORE_CONCURRENCY, prepare)
-    const ordered = fetchOrder(jobs)
+    const ordered = fetchOrder(byRangeWhereFew(jobs, clients.objects.stream !== undefined))
     for (const job of ordered) {
       const pack = packOf(job)
       if (pack === undefined) continue

@@ -16,6 +16,8 @@ export interface Job {
   readonly key: Buffer | undefined
   /** Its objects streamed from the embedded service's store, verified block by block, not held in memory. */
   readonly streamed: boolean
+  /** Streamed by range: its bytes alone read from its pack, whose other files this run does not want. */
+  readonly byRange?: boolean
   /** A different file was there when checked, to be replaced (`--overwrite`); else one that appears meanwhile is kept. */
   readonly replace: boolean
   /** Its mode and owner, given once it is in place. */
@@ -73,6 +75,26 @@ export const RESTORE_MEMORY_BYTES = MAX_OBJECT_BYTES
  * run; their descriptors stay open in the sealing thread until then.
  */
 export const RESTORE_BATCH = { files: 64, bytes: 32 * 1024 * 1024 }
+
+/**
+ * A pack this run wants at most this many files of is read by range, file by file: only their
+ * blocks, not the whole pack (a `get` of one small file).
+ */
+export const RANGE_READERS = 8
+
+/** `jobs` with the files of packs they want few files of marked to be read by range, where the store can. */
+export function byRangeWhereFew (jobs: readonly Job[], canStream: boolean): Job[] {
+  if (!canStream) return [...jobs]
+  const readers = new Map<string, number>()
+  for (const job of jobs) {
+    const pack = packOf(job)
+    if (pack !== undefined) readers.set(pack, (readers.get(pack) ?? 0) + 1)
+  }
+  return jobs.map((job) => {
+    const pack = packOf(job)
+    return pack !== undefined && (readers.get(pack) ?? 0) <= RANGE_READERS ? { ...job, streamed: true, byRange: true } : job
+  })
+}
 
 /**
  * Files of one pack sent to a sealing thread in one message and answered in one, instead of a
