@@ -88,7 +88,8 @@ export function sameMtime (there: { mtimeMs: number }, mtimeMs: number): boolean
  * (`modeUnknown`) is left as it is.
  */
 export async function fixFileAttrs (path: string, expectedDir: string, ino: number, attrs: FileAttrs, mtimeMs: number, modeUnknown: boolean): Promise<void> {
-  const handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW)
+  // O_NONBLOCK: a FIFO swapped in since the hash must not block the open until a writer comes.
+  const handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK)
   try {
     const where = fdPath(handle.fd)
     if (where !== undefined && where !== join(expectedDir, basename(path))) throw new TargetPathError(`${path} is not the file checked (it is ${where}): a symlink put in its way? It was left as it is`)
