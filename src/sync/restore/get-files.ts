@@ -19,7 +19,7 @@ import { fixFileAttrs, sameMtime } from './tree.js'
 import { placeEntries, type EntryJob } from './entries.js'
 import type { GetOutcome } from './get-outcome.js'
 import { diskFull, RecordsAhead, removeDeadFetches, targetRoot, usableRecord } from './targets.js'
-import { byRangeWhereFew, fetchOrder, packOf, RESTORE_BATCH, RESTORE_CONCURRENCY, RESTORE_PACK_BATCH, RESTORE_MEMORY_BYTES, RESTORE_THREADS, sameAttrs, type Job } from './jobs.js'
+import { byRangeWhereFew, fetchOrder, fixableInPlace, packOf, RESTORE_BATCH, RESTORE_CONCURRENCY, RESTORE_PACK_BATCH, RESTORE_MEMORY_BYTES, RESTORE_THREADS, sameAttrs, type Job } from './jobs.js'
 import { STATE_NAMES } from '../../config/index.js'
 
 export { targetRoot, usableRecord } from './targets.js'
@@ -178,8 +178,9 @@ export async function getFiles (repository: Repository, index: Index, init: GetF
           local = ''
         }
         // The same bytes, mtime and, where recorded, mode and owner: right as it is. The same bytes
-        // alone: given the rest in place, with nothing fetched.
-        if (local === row.cid && there.size === row.size) {
+        // alone: given the rest in place, with nothing fetched, where no other user could have
+        // written it since the hash (fixableInPlace); else fetched again onto an inode of its own.
+        if (local === row.cid && there.size === row.size && (sameAttrs(there, attrs, row.meta === null) || fixableInPlace(there, attrs, row.meta === null))) {
           if (sameAttrs(there, attrs, row.meta === null) && sameMtime(there, row.mtimeMs)) { done(at, { path: shown, outcome: 'already-there', target }); return }
           await fixFileAttrs(target, targetDir, there.ino, attrs, row.mtimeMs, row.meta === null).catch((err: NodeJS.ErrnoException) => {
             if (err.code !== 'EPERM' && err.code !== 'EACCES') throw err

@@ -31,6 +31,19 @@ export function sameAttrs (there: { mode: number, uid: number, gid: number }, at
   return !restoresOwners() || ((attrs.uid === undefined || attrs.uid === there.uid) && (attrs.gid === undefined || attrs.gid === there.gid))
 }
 
+/**
+ * Whether right bytes there may be given their recorded mode and owner in place: only where no one
+ * but their owner (or root) could have written other bytes into them since they were hashed, and
+ * their owner stays. Else the file is fetched again, onto an inode of its own: another user's file,
+ * or one others may write, is never handed root's owner or a setuid bit with bytes no one checked.
+ * A mode unknown is not set (only the mtime is).
+ */
+export function fixableInPlace (there: { mode: number, uid: number, gid: number }, attrs: FileAttrs, unknown: boolean): boolean {
+  if (unknown) return true
+  if ((there.mode & 0o022) !== 0) return false
+  return (attrs.uid === undefined || attrs.uid === there.uid) && (attrs.gid === undefined || attrs.gid === there.gid)
+}
+
 /** The object a job's file is read from with other files (a pack held in memory); undefined for a file read on its own. */
 export function packOf (job: Job): string | undefined {
   return job.record.sealing === 'none' || job.streamed || job.record.objects.length !== 1 ? undefined : job.record.objects[0]?.[0]
