@@ -1,4 +1,4 @@
-import { lstat, readlink, stat } from 'node:fs/promises'
+import { lstat, readlink, rm, stat } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import { CID } from 'multiformats/cid'
 import { cidProfile, fileCid, isCidProfileName } from '../../content/index.js'
@@ -260,7 +260,14 @@ export async function getFiles (repository: Repository, index: Index, init: GetF
         if (answer === undefined || answer instanceof Error) throw answer ?? new ContentIntegrityError(`${job.row.folder}/${job.row.path} had no answer from its thread`)
         await durably(job, answer)
       } catch (err) {
-        failed(err, job.row, job.at)
+        try {
+          failed(err, job.row, job.at)
+        } catch (stopped) {
+          // The run was given up: the batch's files verified but not yet added are no batch's to
+          // remove, so they are removed here (their descriptors close with the threads).
+          await Promise.all(answers.slice(i + 1).map(async (left) => { if (left !== undefined && !(left instanceof Error)) await rm(left.temp, { force: true }) }))
+          throw stopped
+        }
       }
     }
   }
