@@ -61,6 +61,11 @@ describe('restore --files: several packs, hard links, symlinks and kept files in
     const outcome = new Map(events.filter(e => e.type === 'file' && e.path !== undefined).map(e => [e.path as string, e]))
     // The start line counts every file line to come, the hard links' other names too.
     expect((events[0] as { type: string, files?: number }).files).toBe(events.filter(e => e.type === 'file').length)
+    // The last line counts each outcome.
+    const summary = events.at(-1) as unknown as { type: string, files: Record<string, number>, entries: Record<string, number> }
+    expect(summary.type).toBe('summary')
+    expect(summary.files).toEqual({ written: files.size - kept.length, 'already-there': 0, 'kept-different': kept.length, 'not-stored': 0, failed: 0 })
+    expect(summary.entries.failed).toBe(0)
     for (const path of kept) {
       expect(outcome.get(`notes/${path}`)?.outcome, path).toBe('kept-different')
       expect(await readFile(join(to, 'notes', path), 'utf8')).toBe(`mine ${path}`)

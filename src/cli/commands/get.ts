@@ -110,6 +110,15 @@ function report (outcomes: readonly GetOutcome[], json: boolean, from: string, e
       `${placed === 0 ? '' : `, ${countOf(placed, 'symlink or directory', 'symlinks and directories')} in place`}` +
       `${notDone.length === 0 ? '' : `; not brought back: ${count('not-stored')} not stored, ${count('kept-different')} kept (different local file), ${count('failed')} failed`}\n`)
   }
+  if (json) {
+    // The last line: each outcome counted, for files and for symlinks and directories apart.
+    const tally = (entry: boolean): Record<GetOutcome['outcome'], number> => {
+      const counts: Record<GetOutcome['outcome'], number> = { written: 0, 'already-there': 0, 'kept-different': 0, 'not-stored': 0, failed: 0 }
+      for (const o of outcomes) if ((o.kind !== undefined) === entry) counts[o.outcome]++
+      return counts
+    }
+    process.stdout.write(JSON.stringify({ type: 'summary', files: tally(false), entries: tally(true) }) + '\n')
+  }
   if (notDone.length > 0) {
     // Damage (bytes that do not verify, a service data dir that lost what it indexed): exit 4.
     const integrity = outcomes.some(o => o.outcome === 'failed' && DAMAGE.has(o.code ?? ''))
@@ -155,6 +164,6 @@ export function registerGet (program: Command): void {
     .option('--device <id>', 'the file as this device holds it (default: the newest across the devices, by when it was indexed; this device\'s on a tie)')
     .option('--overwrite', 'replace a local file that holds other content')
     .option('--from <mirror>', 'read this [[mirrors]] table alone, or a directory store at a path (one holding a /), not the primary (without it, a primary that fails falls back to the mirrors in order)')
-    .option('--json', 'JSON lines: progress and each file\'s outcome')
+    .option('--json', 'JSON lines: progress, each file\'s outcome, then a summary')
     .action(action(async (paths: string[], options: GetOptions) => { await runGet(options, paths, false) }))
 }
