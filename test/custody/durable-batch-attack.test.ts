@@ -36,6 +36,18 @@ const unsealed = async (sealer: SealPool, dir: string, name: string, plain: Buff
 
 const visible = async (dir: string): Promise<string[]> => (await readdir(dir)).filter(n => !n.startsWith('.')).sort()
 
+/** At the first link a restore makes: `dir` moved to `aside`, and a symlink to `elsewhere` put in its place. Answers whether it happened. */
+function swapOnFirstLink (dir: string, aside: string, elsewhere: string): () => boolean {
+  let swapped = false
+  hooks.beforeLink = () => {
+    if (swapped) return
+    swapped = true
+    realFs.renameSync(dir, aside)
+    realFs.symlinkSync(elsewhere, dir)
+  }
+  return () => swapped
+}
+
 describe('a durable batch under attack', () => {
   it('places every other file of a directory when one is kept (EEXIST) and one temp was swapped: each refusal its own, with its code', async () => {
     const dir = await useTempDir()
@@ -83,16 +95,10 @@ describe('a durable batch under attack', () => {
     const batch = new DurableBatch(sealer, { files: 100, bytes: 1 << 30 })
     const outcome: Record<string, unknown> = {}
     for (const name of ['f1', 'f2', 'f3']) await batch.add(await unsealed(sealer, dir, name, randomBytes(2000)), (err) => { outcome[name] = err ?? 'ok' })
-    let swapped = false
-    hooks.beforeLink = () => {
-      if (swapped) return
-      swapped = true
-      // After the batch's check, before its first rename: the directory moved aside, a link in its place.
-      realFs.renameSync(dir, join(root, 'moved'))
-      realFs.symlinkSync(elsewhere, dir)
-    }
+    // After the batch's check, before its first rename: the directory moved aside, a link in its place.
+    const swapped = swapOnFirstLink(dir, join(root, 'moved'), elsewhere)
     await batch.finish()
-    expect(swapped).toBe(true)
+    expect(swapped()).toBe(true)
     expect(await readdir(elsewhere)).toEqual([])
     for (const name of ['f1', 'f2', 'f3']) {
       if (outcome[name] === 'ok') expect(await visible(join(root, 'moved'))).toContain(name)
@@ -116,15 +122,9 @@ describe('a durable batch under attack', () => {
       files.push(file)
       await batch.add(file, (err) => { outcome[name] = err ?? 'ok' })
     }
-    let swapped = false
-    hooks.beforeLink = () => {
-      if (swapped) return
-      swapped = true
-      realFs.renameSync(dir, join(root, 'moved'))
-      realFs.symlinkSync(elsewhere, dir)
-    }
+    const swapped = swapOnFirstLink(dir, join(root, 'moved'), elsewhere)
     await batch.finish()
-    expect(swapped).toBe(true)
+    expect(swapped()).toBe(true)
     expect(await readdir(elsewhere)).toEqual([])
     expect(outcome.f2).toMatchObject({ code: 'ERR_TARGET_PATH' })
     expect(outcome.f3).toMatchObject({ code: 'ERR_TARGET_PATH' })
