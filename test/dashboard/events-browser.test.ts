@@ -16,7 +16,8 @@ async function publish (port: number, token: string): Promise<string> {
 describe.skipIf(!hasChromium)('the dashboard\'s live events in a real browser', () => {
   it('lets the page finish loading, then lists what the daemon did before and does after, each event once', async () => {
     const dir = await useTempDir()
-    const { port, token, notes } = await startInProcessDaemon(dir, '[snapshot]\nquiet_seconds = 3600\nmin_interval_seconds = 3600\n')
+    // No scheduled publish: one at the half hour would come before this test's own.
+    const { port, token, notes } = await startInProcessDaemon(dir, '[snapshot]\nschedule = "0 0 1 1 *"\nquiet_seconds = 3600\nmin_interval_seconds = 3600\n')
     await writeFile(join(notes, 'a.md'), 'alpha')
     await until(async () => (await statusOf(port)).index.files === 1 || undefined, 20_000, 'a.md indexed')
     await untilReached(port)
