@@ -50,6 +50,7 @@ export const SLOW_FILES: readonly string[] = [
   'test/cli/get.test.ts',
   'test/cli/get-batch-mixed.test.ts',
   'test/cli/get-fix-attrs-owner.test.ts',
+  'test/cli/config-wait.test.ts',
   'test/cli/init.test.ts',
   'test/cli/key-flow.test.ts',
   'test/cli/ls.test.ts',
