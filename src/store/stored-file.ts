@@ -21,10 +21,10 @@ export type ReadStoredBlock = (cid: CID, into?: Uint8Array) => Promise<Uint8Arra
  */
 export type ReadStoredRun = (cids: readonly CID[], into: Uint8Array) => Promise<Array<Uint8Array | undefined>>
 
-const RAW_CODE = 0x55
-const IDENTITY = 0x00
+export const RAW_CODE = 0x55
+export const IDENTITY = 0x00
 /** Only a damaged store could make a file's DAG this deep, or one that loops. */
-const MAX_DEPTH = 64
+export const MAX_DEPTH = 64
 /**
  * A node's children read ahead of the one being copied: the store's reads run on libuv's threads
  * while this thread copies. The blocks of one object lie next to each other in its pack, so the

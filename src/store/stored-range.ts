@@ -1,12 +1,7 @@
 import type { CID } from 'multiformats/cid'
 import { checkBlock, decodeFileNode } from '../content/index.js'
 import { ContentNotFoundError, IntegrityError } from '../errors.js'
-import type { ReadStoredBlock } from './stored-file.js'
-
-const RAW_CODE = 0x55
-const IDENTITY = 0x00
-/** Only a damaged store could make a file's DAG this deep, or one that loops. */
-const MAX_DEPTH = 64
+import { IDENTITY, MAX_DEPTH, RAW_CODE, type ReadStoredBlock } from './stored-file.js'
 
 /** Bytes `offset` to `offset + length` of an object. */
 export interface ByteRange { readonly offset: number, readonly length: number }

@@ -55,7 +55,7 @@ export function packOf (job: Job): string | undefined {
  * and dropped once they are done, and no file that waits for memory holds any (ObjectMemory).
  */
 export function fetchOrder (jobs: readonly Job[]): Job[] {
-  const kind = (job: Job): number => job.record.sealing === 'none' ? 2 : job.record.objects.length > 1 || job.streamed ? 0 : 1
+  const kind = (job: Job): number => job.record.sealing === 'none' ? 2 : packOf(job) === undefined ? 0 : 1
   return [...jobs].sort((a, b) => {
     const byKind = kind(a) - kind(b)
     if (byKind !== 0 || kind(a) !== 1) return byKind !== 0 ? byKind : a.at - b.at
