@@ -1,14 +1,17 @@
-import type { Agent } from 'undici'
 import type { Config } from '../config/index.js'
 import { formatListenAddress, parseListenAddress } from '../config/index.js'
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { CHALLENGE_PATH, isDaemonProof, newNonce, proofHeader, readDaemonInfo, readStatusToken, STATUS_TOKEN_FILE } from '../daemon/index.js'
 import { DaemonReportedError, DaemonUnprovenError, StatusUnavailableError } from '../errors.js'
-import { loadUndici } from '../util/undici.js'
+import { loopbackRequest, type LoopbackTarget } from '../util/loopback-request.js'
 import { safeText } from './safe-text.js'
 
 export const DEFAULT_STATUS_TIMEOUT_MS = 5_000
+/** The challenge's answer is two short strings. */
+const MAX_CHALLENGE_BYTES = 64 * 1024
+/** Far above any status document or daemon answer: past it the listener is not believed. */
+const MAX_ANSWER_BYTES = 256 * 1024 * 1024
 
 /** Where the running daemon's endpoint is: what it wrote in the state dir, else the config's address. */
 export function statusAddress (config: Config): string {
@@ -74,15 +77,13 @@ function reported (path: string, body: string): DaemonReportedError | undefined 
  * carries a single-use proof bound to it (see daemon/status-proof.ts). A GET asks the same proof
  * first, so an answer from anything but the daemon is never believed.
  */
-async function proveToken (token: string, origin: string, dispatcher: Agent | undefined, where: string, method: string, path: string, timeoutMs: number): Promise<string> {
-  const { request } = loadUndici()
+async function proveToken (token: string, target: LoopbackTarget, where: string, method: string, path: string, timeoutMs: number): Promise<string> {
   const clientNonce = newNonce()
-  const response = await request(`${origin}${CHALLENGE_PATH}?client=${clientNonce}`, { method: 'GET', dispatcher, headersTimeout: timeoutMs, bodyTimeout: timeoutMs, signal: AbortSignal.timeout(timeoutMs) })
-  const body = await response.body.text()
+  const { statusCode, body } = await loopbackRequest(target, `${CHALLENGE_PATH}?client=${clientNonce}`, { timeoutMs, maxBytes: MAX_CHALLENGE_BYTES })
   let answer: { nonce?: unknown, proof?: unknown } = {}
   try { answer = JSON.parse(body) as typeof answer } catch {}
-  if (response.statusCode !== 200 || typeof answer.nonce !== 'string' || typeof answer.proof !== 'string' || !isDaemonProof(token, clientNonce, answer.nonce, answer.proof)) {
-    throw new DaemonUnprovenError(`what answers at ${where} did not prove it is this state dir's daemon (it does not know status.token; answered ${response.statusCode} to ${CHALLENGE_PATH}): ` +
+  if (statusCode !== 200 || typeof answer.nonce !== 'string' || typeof answer.proof !== 'string' || !isDaemonProof(token, clientNonce, answer.nonce, answer.proof)) {
+    throw new DaemonUnprovenError(`what answers at ${where} did not prove it is this state dir's daemon (it does not know status.token; answered ${statusCode} to ${CHALLENGE_PATH}): ` +
       'nothing was sent to it. Is another program on the port, or an older daemon? Check with `ss -ltnp`, restart `cidsync daemon`, or set [status] listen to a unix socket')
   }
   return proofHeader(token, method, path, answer.nonce)
@@ -96,11 +97,7 @@ async function askDaemon (config: Config, method: 'GET' | 'POST', path: string, 
   if (address.kind !== 'unix' && address.port === 0) {
     throw new StatusUnavailableError(`no daemon answers for ${config.stateDir}: none is running ([status] listen is port 0, so a running daemon writes its address in daemon.json there, and there is none): start one with \`cidsync daemon\``)
   }
-  // Loaded here, not with the module: every command imports this one, and all of undici is slow
-  // to load (the service clients load its pool alone).
-  const { Agent, request } = loadUndici()
-  const dispatcher = address.kind === 'unix' ? new Agent({ connect: { socketPath: address.path } }) : undefined
-  const host = address.kind === 'unix' ? 'localhost' : address.host.includes(':') ? `[${address.host}]:${address.port}` : `${address.host}:${address.port}`
+  const target: LoopbackTarget = address.kind === 'unix' ? { socketPath: address.path } : { host: address.host, port: address.port }
   try {
     // A GET is proved too: any program on a stopped daemon's port could answer "all is well".
     const token = readStatusToken(config.stateDir)
@@ -112,17 +109,10 @@ async function askDaemon (config: Config, method: 'GET' | 'POST', path: string, 
       throw new StatusUnavailableError(`${config.stateDir} holds no status.token this user can read, so nothing at ${where} can be trusted as its daemon: ` +
         'start one with `cidsync daemon`, or run this as the user the daemon runs as (`sudo -u cidsync cidsync status` for the system service)')
     }
-    const proof = await proveToken(token, `http://${host}`, dispatcher, where, method, path, timeoutMs)
+    const proof = await proveToken(token, target, where, method, path, timeoutMs)
     const authorization = method === 'POST' ? proof : undefined
-    const response = await request(`http://${host}${path}`, {
-      method,
-      dispatcher,
-      headers: authorization === undefined ? {} : { authorization },
-      headersTimeout: timeoutMs,
-      bodyTimeout: timeoutMs,
-      signal: AbortSignal.timeout(timeoutMs)
-    })
-    const body = await response.body.text()
+    const response = await loopbackRequest(target, path, { method, headers: authorization === undefined ? {} : { authorization }, timeoutMs, maxBytes: MAX_ANSWER_BYTES })
+    const body = response.body
     if (response.statusCode === 503) {
       const seconds = Number(response.headers['retry-after'] ?? 1)
       const reason = (() => { try { return (JSON.parse(body) as { error?: string }).error } catch { return undefined } })() ?? body.trim().slice(0, 200)
@@ -133,7 +123,5 @@ async function askDaemon (config: Config, method: 'GET' | 'POST', path: string, 
   } catch (err) {
     if (err instanceof StatusUnavailableError || err instanceof DaemonNotReadyError || err instanceof DaemonReportedError || err instanceof DaemonUnprovenError) throw err
     throw new StatusUnavailableError(`no daemon answers at ${where} (${(err as { code?: string }).code ?? (err as Error).message}): start one with \`cidsync daemon\``, { cause: err })
-  } finally {
-    await dispatcher?.close()
   }
 }

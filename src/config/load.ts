@@ -182,12 +182,16 @@ function toConfig (file: ConfigFile, source: string | undefined, listen: Config[
 
 function retentionOf (r: ConfigFile['retention']): Config['retention'] {
   if (r === undefined) return undefined
-  return {
+  const retention = {
     policy: { keepLast: r.keep_last, keepHourly: r.keep_hourly, keepDaily: r.keep_daily, keepWeekly: r.keep_weekly, keepMonthly: r.keep_monthly, keepYearly: r.keep_yearly, keepWithin: r.keep_within },
     pruneMarginSeconds: exactSeconds(r.prune_margin),
-    schedule: r.schedule,
-    timeZone: r.time_zone ?? systemTimeZone()
+    schedule: r.schedule
   }
+  if (r.time_zone !== undefined) return { ...retention, timeZone: r.time_zone }
+  // The system's zone is asked when first read: asking loads the zone data, and most commands
+  // that load the config never forget anything.
+  let zone: string | undefined
+  return Object.defineProperty(retention, 'timeZone', { enumerable: true, get: () => (zone ??= systemTimeZone()) }) as Config['retention'] & object
 }
 
 /**

@@ -1,6 +1,6 @@
 import { formatListenAddress, type Config, type ListenAddress } from '../config/index.js'
 import { ListenError } from '../errors.js'
-import { loadUndici } from '../util/undici.js'
+import { loopbackRequest } from '../util/loopback-request.js'
 
 /** Who holds a status address: another cidsync daemon, as its own `/status` says. */
 export interface OtherDaemon { readonly pid: number, readonly stateDir: string, readonly version: string }
@@ -12,12 +12,9 @@ export interface OtherDaemon { readonly pid: number, readonly stateDir: string, 
 export async function otherDaemonAt (address: ListenAddress): Promise<OtherDaemon | undefined> {
   if (address.kind !== 'tcp') return undefined
   try {
-    // Loaded when asked, not with the module: commands that take the state dir's lock import this
-    // room, and all of undici is slow to load.
-    const { request } = loadUndici()
-    const answer = await request(`http://${formatListenAddress(address)}/status`, { headersTimeout: 2_000, bodyTimeout: 2_000, signal: AbortSignal.timeout(2_000) })
-    const text = await answer.body.text()
-    if (answer.statusCode !== 200 || text.length > 4_000_000) return undefined
+    const answer = await loopbackRequest({ host: address.host, port: address.port }, '/status', { timeoutMs: 2_000, maxBytes: 4_000_000 })
+    const text = answer.body
+    if (answer.statusCode !== 200) return undefined
     const doc = JSON.parse(text) as Record<string, unknown>
     if (typeof doc.pid !== 'number' || typeof doc.stateDir !== 'string' || typeof doc.version !== 'string') return undefined
     return { pid: doc.pid, stateDir: doc.stateDir, version: doc.version }

@@ -17,16 +17,6 @@ export function undiciPool (): typeof Pool {
 
 let loaded: typeof Pool | undefined
 
-/**
- * All of undici (the status client's `Agent` and `request`), loaded when asked: it is slow to load.
- * Through `require`, never `import()`: the CLI's bundle runs as a script compiled from V8's code
- * cache, which has no loader for a dynamic import (cli/code-cache.ts).
- */
-export function loadUndici (): typeof import('undici') {
-  raiseWasmTieringBudget()
-  return require('undici') as typeof import('undici')
-}
-
 function load (): typeof Pool {
   raiseWasmTieringBudget()
   try {
