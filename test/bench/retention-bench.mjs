@@ -112,6 +112,8 @@ async function forgetBoth (h, hasRestic, resticFirst) {
   h.keep = Math.max(1, Math.round(h.n / 10))
   const config = writeDevice(h.dir, h.tree, `keep_last = ${h.keep}\nprune_margin = "0s"\n`)
   const ours = async () => {
+    // Kept with the rest (BENCH_KEEP=1): the device as it was, to profile forget and prune on a copy.
+    if (process.env.BENCH_KEEP === '1') cpSync(h.dir, `${h.dir}-before-forget`, { recursive: true })
     const before = du(join(h.dir, 'service'))
     const forget = await timed(process.execPath, [CLI, 'forget', '--config', config])
     const prune = await timed(process.execPath, [CLI, 'prune', '--config', config, '--json'])

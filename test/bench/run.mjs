@@ -13,7 +13,8 @@ import { benchUpload } from './upload-bench.mjs'
 import { benchContent } from './content-bench.mjs'
 import { benchLean } from './lean-bench.mjs'
 import { benchExits } from './exits-bench.mjs'
-import { benchRetention } from './retention-bench.mjs'
+import { benchRetention, SCALE as RETENTION_SCALE } from './retention-bench.mjs'
+import { benchYear } from './retention-year.mjs'
 import { benchRetentionListing } from './retention-listing.mjs'
 
 const which = process.argv[2] ?? 'all'
@@ -39,9 +40,13 @@ try {
   if (which === 'all' || which === 'retention') await benchRetention(root, report)
   // The large listing alone, without the history the rest of the retention bench builds first.
   if (which === 'retention-listing') await benchRetentionListing(root, report)
+  // The simulated year alone: the content held by month, and the reads after it.
+  if (which === 'retention-year') await benchYear(root, report, RETENTION_SCALE)
   if (which === 'all' || which === 'exits' || which === 'mirrors') await (await import('./mirrors-bench.mjs')).benchMirrors(root, report)
 } finally {
-  await rm(root, { recursive: true, force: true })
+  // BENCH_KEEP=1 leaves the data for a profile of one command on it.
+  if (process.env.BENCH_KEEP === '1') console.log(`kept: ${root}`)
+  else await rm(root, { recursive: true, force: true })
 }
 console.log('\n| measure | cidsync | baseline | ratio | target |\n|---|---|---|---|---|')
 for (const r of rows) console.log(`| ${r.name} | ${r.value} | ${r.baseline} | ${r.ratio} | ${r.target} |`)
