@@ -1,0 +1,90 @@
+import { describe, expect, it, onTestFinished } from 'vitest'
+import { createServer as createNetServer, type Server as NetServer, type Socket } from 'node:net'
+import { mkdir, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { loadConfig } from '../../src/config/index.js'
+import { ensureStatusToken } from '../../src/daemon/index.js'
+import { daemonProof } from '../../src/daemon/status-proof.js'
+import { getFromDaemon, postToDaemon } from '../../src/cli/status-client.js'
+import { runCli } from '../helpers/cli.js'
+import { useTempDir } from '../helpers/temp-dir.js'
+
+/** A raw listener on a unix socket: each connection's first bytes are answered by `answer`. */
+async function rawListener (path: string, answer: (socket: Socket, head: string) => void): Promise<NetServer> {
+  const server = createNetServer(socket => {
+    socket.on('error', () => {})
+    socket.once('data', (data: Buffer) => { answer(socket, data.toString('latin1')) })
+  })
+  await new Promise<void>((resolve, reject) => { server.once('error', reject); server.listen(path, resolve) })
+  onTestFinished(async () => { await new Promise(resolve => server.close(resolve)) })
+  return server
+}
+
+/** A state dir a daemon ran with once (status.token there), its config naming a unix socket. */
+async function stoppedDaemonSetup (): Promise<{ configPath: string, socket: string, stateDir: string, token: string }> {
+  const dir = await useTempDir()
+  await mkdir(join(dir, 'f'))
+  const stateDir = join(dir, 'state')
+  await mkdir(stateDir)
+  const token = ensureStatusToken(stateDir)
+  const socket = join(dir, 's.sock')
+  const configPath = join(dir, 'c.toml')
+  await writeFile(configPath, `state_dir = "state"\n[[folders]]\nname = "f"\npath = "f"\n[status]\nlisten = "unix:${socket}"\n`)
+  return { configPath, socket, stateDir, token }
+}
+
+const within = async <T>(p: Promise<T>, ms: number): Promise<T | 'never settled'> =>
+  await Promise.race([p, new Promise<'never settled'>(resolve => setTimeout(() => resolve('never settled'), ms).unref())])
+
+describe('a hostile listener on a stopped daemon\'s socket', () => {
+  it('answering 101 Switching Protocols to the challenge fails the ask, as any other non-proof does', async () => {
+    const { configPath, socket } = await stoppedDaemonSetup()
+    await rawListener(socket, s => { s.write('HTTP/1.1 101 Switching Protocols\r\nupgrade: x\r\nconnection: upgrade\r\n\r\n') })
+    const config = loadConfig({ configPath })
+    const outcome = await within(getFromDaemon(config, '/status').then(() => 'believed', (err: Error) => err.constructor.name), 3_000)
+    expect(outcome).not.toBe('never settled')
+    expect(outcome).not.toBe('believed')
+  })
+
+  it('does not let `status --check` exit 0 (all is well) when a 101 answers the challenge', async () => {
+    const { configPath, socket } = await stoppedDaemonSetup()
+    await rawListener(socket, s => { s.write('HTTP/1.1 101 Switching Protocols\r\nupgrade: x\r\nconnection: upgrade\r\n\r\n') })
+    const result = await runCli(['status', '--check', '--config', configPath], { timeoutMs: 20_000 })
+    expect(result.code).not.toBe(0)
+  })
+})
+
+describe('a proven daemon that answers 503 with odd Retry-After values', () => {
+  it('waits within its bounds, and prints the reason with control characters neutralised', async () => {
+    const { configPath, socket, token } = await stoppedDaemonSetup()
+    let posts = 0
+    const retryAfter = ['-5', '1e400', 'Wed, 21 Oct 2015 07:28:00 GMT', '']
+    await rawListener(socket, (s, head) => {
+      const line = head.split('\r\n')[0] ?? ''
+      const challenge = /^GET \/auth-challenge\?client=([A-Za-z0-9_-]+) /.exec(line)
+      if (challenge !== null) {
+        const nonce = 'n'.repeat(20) + String(Date.now())
+        const body = JSON.stringify({ nonce, proof: daemonProof(token, challenge[1] as string, nonce) })
+        s.end(`HTTP/1.1 200 OK\r\ncontent-length: ${body.length}\r\n\r\n${body}`)
+        return
+      }
+      const value = retryAfter[posts++] ?? '0'
+      const body = JSON.stringify({ error: `busy \u001b]0;title\u0007\u001b[2J ${posts}` })
+      s.end(`HTTP/1.1 503 Service Unavailable\r\nretry-after: ${value}\r\nretry-after: 99999\r\ncontent-length: ${body.length}\r\n\r\n${body}`)
+    })
+    const config = loadConfig({ configPath })
+    const written: string[] = []
+    const write = process.stderr.write.bind(process.stderr)
+    process.stderr.write = ((chunk: string) => { written.push(String(chunk)); return true }) as typeof process.stderr.write
+    const started = Date.now()
+    try {
+      const outcome = await within(postToDaemon(config, '/snapshot', 2_000, 4_000).then(() => 'resolved', (err: Error) => err.message), 15_000)
+      expect(outcome).not.toBe('never settled')
+      expect(outcome).toMatch(/not ready within 4 s/)
+    } finally {
+      process.stderr.write = write
+    }
+    expect(Date.now() - started).toBeLessThan(8_000)
+    expect(written.join('')).not.toMatch(/[\u001b\u0007]/)
+  })
+})
