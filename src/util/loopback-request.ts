@@ -34,7 +34,9 @@ export async function loopbackRequest (target: LoopbackTarget, path: string, ini
   const signal = AbortSignal.timeout(init.timeoutMs)
   return await new Promise<LoopbackAnswer>((resolve, reject) => {
     const where = 'socketPath' in target ? { socketPath: target.socketPath } : { host: target.host, port: target.port }
+    let answered = false
     const req = request({ ...where, path, method: init.method ?? 'GET', headers: { ...init.headers, connection: 'close' }, agent: false, signal }, (res) => {
+      answered = true
       const chunks: Buffer[] = []
       let bytes = 0
       res.on('data', (chunk: Buffer) => {
@@ -54,6 +56,14 @@ export async function loopbackRequest (target: LoopbackTarget, path: string, ini
         resolve({ statusCode: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') })
       })
     })
+    // A 101 (or any answer that upgrades) is no answer: with no 'upgrade' listener node destroys the
+    // socket and neither calls back nor fails the request, and the signal then finds nothing to end.
+    req.on('upgrade', (_res, socket) => {
+      socket.destroy()
+      reject(new LoopbackAnswerError('the listener switched protocols instead of answering', 'ERR_UPGRADE'))
+    })
+    // Whatever else ends the request with neither an answer nor an error still settles it.
+    req.on('close', () => { if (!answered) reject(new LoopbackAnswerError('the connection closed with no answer', 'ECONNRESET')) })
     req.on('error', (err: NodeJS.ErrnoException) => {
       reject(err.name === 'AbortError' ? new LoopbackAnswerError(`no answer within ${init.timeoutMs} ms`, 'ERR_TIMEOUT') : err)
     })

@@ -47,6 +47,17 @@ describe('one request to a local listener', () => {
     await expect(loopbackRequest(tcp(server), '/silent', { timeoutMs: 200, maxBytes: 1_000 })).rejects.toMatchObject({ code: 'ERR_TIMEOUT' })
   })
 
+  it('fails an answer that switches protocols (101) instead of never settling', async () => {
+    const server = await serve(() => {}, { port: 0, host: '127.0.0.1' })
+    server.removeAllListeners('request')
+    server.on('request', (req) => { req.socket.end('HTTP/1.1 101 Switching Protocols\r\nupgrade: x\r\nconnection: upgrade\r\n\r\n') })
+    const outcome = await Promise.race([
+      loopbackRequest(tcp(server), '/auth-challenge', { timeoutMs: 500, maxBytes: 1_000 }).then(() => 'resolved', (err: { code?: string }) => err.code),
+      new Promise(resolve => setTimeout(() => resolve('never settled'), 2_000).unref())
+    ])
+    expect(outcome).toBe('ERR_UPGRADE')
+  })
+
   it('fails an answer cut short, and a port nobody listens on, with a code', async () => {
     const server = await serve((_req, res) => {
       res.writeHead(200, { 'content-length': '100' })
