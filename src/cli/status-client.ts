@@ -4,6 +4,7 @@ import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { CHALLENGE_PATH, isDaemonProof, newNonce, proofHeader, readDaemonInfo, readStatusToken, STATUS_TOKEN_FILE } from '../daemon/index.js'
 import { DaemonReportedError, DaemonUnprovenError, StatusUnavailableError } from '../errors.js'
+import { Agent } from 'node:http'
 import { loopbackRequest, type LoopbackTarget } from '../util/loopback-request.js'
 import { safeText } from './safe-text.js'
 
@@ -77,9 +78,9 @@ function reported (path: string, body: string): DaemonReportedError | undefined 
  * carries a single-use proof bound to it (see daemon/status-proof.ts). A GET asks the same proof
  * first, so an answer from anything but the daemon is never believed.
  */
-async function proveToken (token: string, target: LoopbackTarget, where: string, method: string, path: string, timeoutMs: number): Promise<string> {
+async function proveToken (token: string, target: LoopbackTarget, agent: Agent, where: string, method: string, path: string, timeoutMs: number): Promise<string> {
   const clientNonce = newNonce()
-  const { statusCode, body } = await loopbackRequest(target, `${CHALLENGE_PATH}?client=${clientNonce}`, { timeoutMs, maxBytes: MAX_CHALLENGE_BYTES })
+  const { statusCode, body } = await loopbackRequest(target, `${CHALLENGE_PATH}?client=${clientNonce}`, { timeoutMs, maxBytes: MAX_CHALLENGE_BYTES, agent })
   let answer: { nonce?: unknown, proof?: unknown } = {}
   try { answer = JSON.parse(body) as typeof answer } catch {}
   if (statusCode !== 200 || typeof answer.nonce !== 'string' || typeof answer.proof !== 'string' || !isDaemonProof(token, clientNonce, answer.nonce, answer.proof)) {
@@ -98,6 +99,8 @@ async function askDaemon (config: Config, method: 'GET' | 'POST', path: string, 
     throw new StatusUnavailableError(`no daemon answers for ${config.stateDir}: none is running ([status] listen is port 0, so a running daemon writes its address in daemon.json there, and there is none): start one with \`cidsync daemon\``)
   }
   const target: LoopbackTarget = address.kind === 'unix' ? { socketPath: address.path } : { host: address.host, port: address.port }
+  // One connection for the challenge and the request: the proof holds for that connection alone.
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 })
   try {
     // A GET is proved too: any program on a stopped daemon's port could answer "all is well".
     const token = readStatusToken(config.stateDir)
@@ -109,9 +112,12 @@ async function askDaemon (config: Config, method: 'GET' | 'POST', path: string, 
       throw new StatusUnavailableError(`${config.stateDir} holds no status.token this user can read, so nothing at ${where} can be trusted as its daemon: ` +
         'start one with `cidsync daemon`, or run this as the user the daemon runs as (`sudo -u cidsync cidsync status` for the system service)')
     }
-    const proof = await proveToken(token, target, where, method, path, timeoutMs)
+    const proof = await proveToken(token, target, agent, where, method, path, timeoutMs)
     const authorization = method === 'POST' ? proof : undefined
-    const response = await loopbackRequest(target, path, { method, headers: authorization === undefined ? {} : { authorization }, timeoutMs, maxBytes: MAX_ANSWER_BYTES })
+    const response = await loopbackRequest(target, path, { method, headers: authorization === undefined ? {} : { authorization }, timeoutMs, maxBytes: MAX_ANSWER_BYTES, agent })
+    // Only the connection that proved itself is believed: a new one may reach whatever took the
+    // address since (the daemon stopped between the two requests).
+    if (!response.reusedSocket) throw new StatusUnavailableError(`the daemon at ${where} closed the connection it proved itself on before answering ${path}: try again`)
     const body = response.body
     if (response.statusCode === 503) {
       const seconds = Number(response.headers['retry-after'] ?? 1)
@@ -123,5 +129,7 @@ async function askDaemon (config: Config, method: 'GET' | 'POST', path: string, 
   } catch (err) {
     if (err instanceof StatusUnavailableError || err instanceof DaemonNotReadyError || err instanceof DaemonReportedError || err instanceof DaemonUnprovenError) throw err
     throw new StatusUnavailableError(`no daemon answers at ${where} (${(err as { code?: string }).code ?? (err as Error).message}): start one with \`cidsync daemon\``, { cause: err })
+  } finally {
+    agent.destroy()
   }
 }

@@ -9,11 +9,11 @@ import { getFromDaemon, postToDaemon } from '../../src/cli/status-client.js'
 import { runCli } from '../helpers/cli.js'
 import { useTempDir } from '../helpers/temp-dir.js'
 
-/** A raw listener on a unix socket: each connection's first bytes are answered by `answer`. */
+/** A raw listener on a unix socket: each read of a connection (a request's head, here) is answered by `answer`. */
 async function rawListener (path: string, answer: (socket: Socket, head: string) => void): Promise<NetServer> {
   const server = createNetServer(socket => {
     socket.on('error', () => {})
-    socket.once('data', (data: Buffer) => { answer(socket, data.toString('latin1')) })
+    socket.on('data', (data: Buffer) => { answer(socket, data.toString('latin1')) })
   })
   await new Promise<void>((resolve, reject) => { server.once('error', reject); server.listen(path, resolve) })
   onTestFinished(async () => { await new Promise(resolve => server.close(resolve)) })
@@ -65,12 +65,12 @@ describe('a proven daemon that answers 503 with odd Retry-After values', () => {
       if (challenge !== null) {
         const nonce = 'n'.repeat(20) + String(Date.now())
         const body = JSON.stringify({ nonce, proof: daemonProof(token, challenge[1] as string, nonce) })
-        s.end(`HTTP/1.1 200 OK\r\ncontent-length: ${body.length}\r\n\r\n${body}`)
+        s.write(`HTTP/1.1 200 OK\r\ncontent-length: ${body.length}\r\n\r\n${body}`)
         return
       }
       const value = retryAfter[posts++] ?? '0'
       const body = JSON.stringify({ error: `busy \u001b]0;title\u0007\u001b[2J ${posts}` })
-      s.end(`HTTP/1.1 503 Service Unavailable\r\nretry-after: ${value}\r\nretry-after: 99999\r\ncontent-length: ${body.length}\r\n\r\n${body}`)
+      s.write(`HTTP/1.1 503 Service Unavailable\r\nretry-after: ${value}\r\nretry-after: 99999\r\ncontent-length: ${body.length}\r\n\r\n${body}`)
     })
     const config = loadConfig({ configPath })
     const written: string[] = []
@@ -86,5 +86,27 @@ describe('a proven daemon that answers 503 with odd Retry-After values', () => {
     }
     expect(Date.now() - started).toBeLessThan(8_000)
     expect(written.join('')).not.toMatch(/[\u001b\u0007]/)
+  })
+})
+
+describe('a daemon that proves itself, then stops before it answers', () => {
+  it('believes nothing said on another connection: what took the socket since is not the daemon', async () => {
+    const { configPath, socket, token } = await stoppedDaemonSetup()
+    await rawListener(socket, (s, head) => {
+      const challenge = /^GET \/auth-challenge\?client=([A-Za-z0-9_-]+) /.exec(head.split('\r\n')[0] ?? '')
+      if (challenge === null) {
+        // Another program's answer, on a connection of its own: it must not be shown as the status.
+        const body = JSON.stringify({ ok: true, forged: true })
+        s.end(`HTTP/1.1 200 OK\r\ncontent-length: ${body.length}\r\n\r\n${body}`)
+        return
+      }
+      const nonce = 'n'.repeat(20) + String(Date.now())
+      const body = JSON.stringify({ nonce, proof: daemonProof(token, challenge[1] as string, nonce) })
+      // The proof, then the connection closed: as a daemon stopping right after it.
+      s.end(`HTTP/1.1 200 OK\r\ncontent-length: ${body.length}\r\nconnection: close\r\n\r\n${body}`)
+    })
+    const outcome = await within(getFromDaemon(loadConfig({ configPath }), '/status').then(body => `believed ${body}`, (err: Error) => err.message), 10_000)
+    expect(outcome).not.toMatch(/believed|never settled/)
+    expect(outcome).toMatch(/no daemon answers|closed the connection it proved itself on/)
   })
 })
