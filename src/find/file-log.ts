@@ -26,12 +26,30 @@ export function splitPath (text: string): { folder: string, path: string } | und
   return { folder: text.slice(0, slash), path: text.slice(slash + 1) }
 }
 
+/** Each version's next one of the same device, by sequence (`device\nseq` → the next's sequence). */
+function nextSequences (rows: readonly VersionRow[]): Map<string, number> {
+  const next = new Map<string, number>()
+  const sorted = [...rows].sort((a, b) => (a.device_id < b.device_id ? -1 : a.device_id > b.device_id ? 1 : a.seq - b.seq))
+  for (let i = 0; i + 1 < sorted.length; i++) {
+    const a = sorted[i] as VersionRow
+    const b = sorted[i + 1] as VersionRow
+    if (a.device_id === b.device_id) next.set(`${a.device_id}\n${a.seq}`, b.seq)
+  }
+  return next
+}
+
 /**
  * One file's timeline, oldest first: every version the history's kept segments hold of
  * `folder/path` on any device, and the rows the index holds now, each once (by device and sequence).
+ * Once a chain was walked, an older version shows only while a publish of that chain holds it.
  * `activity`: this device's uploads and failures, for the stored state of its current row.
  */
 export function fileLog (index: Index, history: HistoryRows | undefined, folder: string, path: string, activity?: ContentActivity): FileVersion[] {
+  return fileTimeline(index, history, folder, path, activity).versions
+}
+
+/** {@link fileLog}, with how many older versions only publishes a forget dropped held: not shown. */
+export function fileTimeline (index: Index, history: HistoryRows | undefined, folder: string, path: string, activity?: ContentActivity): { versions: FileVersion[], forgotten: number } {
   const devices = index.entries.devices()
   const hostnames = new Map(devices.map(d => [d.id, d.hostname ?? '']))
   const byKey = new Map<string, { row: VersionRow, current: boolean }>()
@@ -44,7 +62,11 @@ export function fileLog (index: Index, history: HistoryRows | undefined, folder:
       row: { device_id: entry.deviceId, seq: entry.seq, size: entry.size, mtime_ms: entry.mtimeMs, cid: entry.cid, deleted: entry.deleted ? 1 : 0, updated_at: entry.updatedAt }
     })
   }
-  return [...byKey.values()]
+  // Only what the chain last walked holds: a version only publishes a forget dropped is gone from the history.
+  const kept = history?.keptChain()
+  const next = nextSequences([...byKey.values()].map(v => v.row))
+  const shown = [...byKey.values()].filter(({ row, current }) => current || kept === undefined || kept.held(row.device_id, row.seq, next.get(`${row.device_id}\n${row.seq}`)))
+  const versions = shown
     .sort((a, b) => a.row.updated_at - b.row.updated_at || a.row.seq - b.row.seq || (a.row.device_id < b.row.device_id ? -1 : 1))
     .map(({ row, current }) => {
       // Queued, uploading or failed are about the row as it is now, not an older version's content.
@@ -54,4 +76,5 @@ export function fileLog (index: Index, history: HistoryRows | undefined, folder:
         mtimeMs: row.mtime_ms, deleted: row.deleted === 1, stored, fetchable: row.deleted === 0 && row.cid !== null && fetchable(stored), current
       }
     })
+  return { versions, forgotten: byKey.size - shown.length }
 }

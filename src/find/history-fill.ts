@@ -1,6 +1,6 @@
 import { fetchSegments, removeFetched, walkHistory, type PastOptions, type Repository } from '../sync/index.js'
 import type { SegmentRef } from '../snapshot/index.js'
-import type { HistoryRows } from './history-rows.js'
+import type { HistoryRows, PublishSeen } from './history-rows.js'
 
 /** Segments fetched at once: bounds the disk a fill holds in fetched databases. */
 const BATCH = 8
@@ -17,17 +17,18 @@ export interface HistoryFill {
  * Keeps the rows of every segment of the history from `start` that is not kept yet: the chain is
  * walked newest first until a publish already taken (everything before it was taken with it),
  * the segments they name are fetched (verified, opened, checked) a few at a time, their rows kept,
- * and then the publishes recorded. Killed half way, the segments taken stay taken.
+ * and then the publishes recorded, with `start` as the head of the chain the rows are shown for.
+ * Killed half way, the segments taken stay taken.
  */
 export async function fillHistory (repository: Repository, rows: HistoryRows, start: string, options: PastOptions = {}): Promise<HistoryFill> {
   const clients = repository.home
   const init = repository.readContext('log', options)
   const cache = repository.manifestCache
-  const publishes: Array<{ cid: string, at: string, device: string, readable: boolean }> = []
+  const publishes: PublishSeen[] = []
   const wanted = new Map<string, { deviceId: string, segment: SegmentRef }>()
   for await (const { entry, manifest } of walkHistory(clients, start, cache, init)) {
     if (rows.hasPublish(entry.cid)) break
-    publishes.push({ cid: entry.cid, at: entry.at, device: entry.device, readable: manifest !== undefined })
+    publishes.push({ cid: entry.cid, at: entry.at, device: entry.device, readable: manifest !== undefined, previous: entry.previous, seqs: (manifest?.devices ?? []).map(d => [d.deviceId, d.lastSeq] as const) })
     for (const device of manifest?.devices ?? []) {
       for (const segment of device.segments) {
         if (!wanted.has(segment.cid) && !rows.hasSegment(segment.cid)) wanted.set(segment.cid, { deviceId: device.deviceId, segment })
@@ -44,6 +45,6 @@ export async function fillHistory (repository: Repository, rows: HistoryRows, st
       await removeFetched(databases)
     }
   }
-  rows.notePublishes(publishes)
+  rows.notePublishes(publishes, start)
   return { publishes: publishes.length, segmentsFetched: all.length, v1Skipped: publishes.filter(p => !p.readable).length }
 }

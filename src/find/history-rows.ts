@@ -16,7 +16,33 @@ const SCHEMA = `
   ) STRICT, WITHOUT ROWID;
   CREATE TABLE IF NOT EXISTS segments_seen (cid TEXT PRIMARY KEY) STRICT;
   CREATE TABLE IF NOT EXISTS publishes_seen (cid TEXT PRIMARY KEY, at TEXT NOT NULL, device TEXT NOT NULL, readable INTEGER NOT NULL) STRICT;
+  CREATE TABLE IF NOT EXISTS publish_links (cid TEXT PRIMARY KEY, previous TEXT) STRICT;
+  CREATE TABLE IF NOT EXISTS publish_seqs (cid TEXT NOT NULL, device_id TEXT NOT NULL, last_seq INTEGER NOT NULL, PRIMARY KEY (cid, device_id)) STRICT, WITHOUT ROWID;
+  CREATE TABLE IF NOT EXISTS cache_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) STRICT;
 `
+
+/** Links followed from the head at most: far past any history (`MAX_HISTORY` of sync/read). */
+const MAX_CHAIN = 1_000_000
+
+/** A publish walked, as the cache keeps it: its link back, and each device's sequence it holds rows up to. */
+export interface PublishSeen {
+  readonly cid: string
+  readonly at: string
+  readonly device: string
+  /** False for a `/1` snapshot, which has no segments to read versions from. */
+  readonly readable: boolean
+  readonly previous: string | null
+  readonly seqs: ReadonlyArray<readonly [deviceId: string, lastSeq: number]>
+}
+
+/**
+ * The publishes of the chain last walked: which versions they hold. A version is held when a
+ * publish's sequence for its device falls between it and that device's next version of the path.
+ */
+export interface KeptChain {
+  readonly publishes: number
+  held: (deviceId: string, seq: number, nextSeq: number | undefined) => boolean
+}
 
 export interface VersionRow {
   readonly device_id: string
@@ -35,6 +61,8 @@ export class HistoryRows {
 
   constructor (readonly path: string) {
     this.db = openCacheDatabase(path, SCHEMA)
+    // Publishes noted by an older cidsync have no links: walked again, so the kept chain can be followed.
+    this.db.exec('DELETE FROM publishes_seen WHERE cid NOT IN (SELECT cid FROM publish_links)')
   }
 
   hasPublish (cid: string): boolean {
@@ -60,13 +88,62 @@ export class HistoryRows {
     }
   }
 
-  /** Publishes whose every segment is taken (`readable` false: a `/1` snapshot, which has no segments to read versions from). */
-  notePublishes (publishes: ReadonlyArray<{ readonly cid: string, readonly at: string, readonly device: string, readonly readable: boolean }>): void {
+  /**
+   * Publishes whose every segment is taken, walked back from `head`, the pointer's publish: the
+   * chain from it is what {@link keptChain} answers from then on.
+   */
+  notePublishes (publishes: readonly PublishSeen[], head: string): void {
     const put = this.db.prepare('INSERT OR IGNORE INTO publishes_seen (cid, at, device, readable) VALUES (?, ?, ?, ?)')
-    this.db.transaction(() => { for (const p of publishes) put.run(p.cid, p.at, p.device, p.readable ? 1 : 0) }).immediate()
+    const link = this.db.prepare('INSERT OR REPLACE INTO publish_links (cid, previous) VALUES (?, ?)')
+    const seq = this.db.prepare('INSERT OR REPLACE INTO publish_seqs (cid, device_id, last_seq) VALUES (?, ?, ?)')
+    this.db.transaction(() => {
+      for (const p of publishes) {
+        put.run(p.cid, p.at, p.device, p.readable ? 1 : 0)
+        link.run(p.cid, p.previous)
+        for (const [device, last] of p.seqs) seq.run(p.cid, device, last)
+      }
+      this.db.prepare("INSERT OR REPLACE INTO cache_meta (key, value) VALUES ('head', ?)").run(head)
+    }).immediate()
   }
 
-  /** How many publishes and segments are kept. */
+  /**
+   * The chain from the head last walked, as the pointer held it then: a forget since drops the
+   * publishes it forgot. Undefined before any walk, or where the chain cannot be followed whole.
+   */
+  keptChain (): KeptChain | undefined {
+    const head = this.db.prepare("SELECT value FROM cache_meta WHERE key = 'head'").pluck().get() as string | undefined
+    if (head === undefined) return undefined
+    const chain = this.db.prepare(`WITH RECURSIVE chain (cid, n) AS (
+        SELECT ?, 0 UNION ALL SELECT l.previous, c.n + 1 FROM chain c JOIN publish_links l ON l.cid = c.cid WHERE l.previous IS NOT NULL AND c.n < ?)
+      SELECT c.cid, l.cid IS NOT NULL AS linked FROM chain c LEFT JOIN publish_links l ON l.cid = c.cid`).all(head, MAX_CHAIN) as Array<{ cid: string, linked: number }>
+    if (chain.some(c => c.linked === 0)) return undefined
+    const seqs = new Map<string, number[]>()
+    const rows = this.db.prepare(`SELECT device_id, last_seq FROM publish_seqs WHERE cid IN (SELECT value FROM json_each(?)) ORDER BY device_id, last_seq`)
+      .all(JSON.stringify(chain.map(c => c.cid))) as Array<{ device_id: string, last_seq: number }>
+    for (const r of rows) {
+      const list = seqs.get(r.device_id) ?? []
+      list.push(r.last_seq)
+      seqs.set(r.device_id, list)
+    }
+    return {
+      publishes: chain.length,
+      held: (deviceId, seq, nextSeq) => {
+        const list = seqs.get(deviceId)
+        if (list === undefined) return false
+        // The first sequence a publish holds at or past `seq`: held when it comes before the next version.
+        let low = 0
+        let high = list.length
+        while (low < high) {
+          const mid = (low + high) >> 1
+          if ((list[mid] as number) < seq) low = mid + 1
+          else high = mid
+        }
+        return low < list.length && (nextSeq === undefined || (list[low] as number) < nextSeq)
+      }
+    }
+  }
+
+  /** How many publishes and segments are kept locally. */
   counts (): { publishes: number, segments: number } {
     return {
       publishes: this.db.prepare('SELECT COUNT(*) FROM publishes_seen').pluck().get() as number,

@@ -32,7 +32,7 @@ export function registerLog (program: Command): void {
     .option('--network <name>', 'default: the config\'s network')
     .option('--json', 'print JSON')
     .action(action(async (text: string, options: LogOptions) => {
-      const { checkPruned, heldByListing, splitPath, fileLog, openHistoryRows, fillHistory } = await import('../../find/index.js')
+      const { checkPruned, heldByListing, splitPath, fileTimeline, openHistoryRows, fillHistory } = await import('../../find/index.js')
       const split = splitPath(text)
       if (split === undefined) throw new UsageError(`${JSON.stringify(safeText(text))} is not folder/path: give the folder's name, a slash, then the path in it (as \`cidsync find\` prints it)`)
       const config = loadConfig({ configPath: options.config })
@@ -45,7 +45,13 @@ export function registerLog (program: Command): void {
         try {
           const activity = (await contentActivity(config)).activity
           let oldestFirst: Array<FileVersion & { pruned?: boolean }> = []
-          if (options.cached === true) oldestFirst = fileLog(index, history, split.folder, split.path, activity)
+          let forgotten = 0
+          const timeline = (): FileVersion[] => {
+            const found = fileTimeline(index, history, split.folder, split.path, activity)
+            forgotten = found.forgotten
+            return found.versions
+          }
+          if (options.cached === true) oldestFirst = timeline()
           else {
             const { heldAmongOf } = await import('../../connect/index.js')
             await readHistoryFrom(options, async (repository) => {
@@ -60,15 +66,15 @@ export function registerLog (program: Command): void {
               const objects = repository.objects
               const held = heldAmongOf(objects) ?? (repository.names === undefined ? undefined : heldByListing(o => objects.list(o)))
               const ask = held === undefined ? async (cid: string, o: { readonly signal?: AbortSignal }) => await objects.has(cid, o) : { held }
-              oldestFirst = await checkPruned(index, fileLog(index, history, split.folder, split.path, activity), ask)
+              oldestFirst = await checkPruned(index, timeline(), ask)
             })
           }
           // Newest first, as `history` and `git log` list; --reverse for the oldest first.
           const versions = options.reverse === true ? oldestFirst : [...oldestFirst].reverse()
-          const kept = history.counts()
+          const kept = { publishes: history.keptChain()?.publishes ?? history.counts().publishes }
           if (options.json === true) {
             printJson({
-              folder: split.folder, path: split.path, publishesKept: kept.publishes, segmentsFetched: filled?.segmentsFetched ?? 0, v1Skipped: filled?.v1Skipped ?? 0,
+              folder: split.folder, path: split.path, publishesKept: kept.publishes, forgottenVersions: forgotten, segmentsFetched: filled?.segmentsFetched ?? 0, v1Skipped: filled?.v1Skipped ?? 0,
               versions: versions.map(v => ({ at: new Date(v.at).toISOString(), device: v.deviceId, hostname: v.hostname, seq: v.seq, size: v.size, cid: v.cid, mtime: new Date(v.mtimeMs).toISOString(), deleted: v.deleted, stored: v.stored, fetchable: v.fetchable, current: v.current, ...(v.pruned === undefined ? {} : { pruned: v.pruned }) }))
             })
           } else if (versions.length > 0) {
@@ -79,6 +85,7 @@ export function registerLog (program: Command): void {
             process.stdout.write(`${countOf(versions.length, 'version', 'versions')} of ${safeText(text)}, from the index and ${countOf(kept.publishes, 'publish', 'publishes')} of history kept` +
               `${filled !== undefined && filled.segmentsFetched > 0 ? ` (${countOf(filled.segmentsFetched, 'segment', 'segments')} fetched now)` : ''}` +
               `${filled !== undefined && filled.v1Skipped > 0 ? `; ${countOf(filled.v1Skipped, 'cidsync-sqlite/1 snapshot', 'cidsync-sqlite/1 snapshots')} skipped (no segments to read versions from)` : ''}` +
+              `${forgotten > 0 ? `; ${countOf(forgotten, 'older version', 'older versions')} only forgotten publishes held ${forgotten === 1 ? 'is' : 'are'} not shown (docs/retention.md)` : ''}` +
               `${unpublished ? `; nothing is published yet for namespace ${options.namespace ?? config.namespace} on network ${options.network ?? config.network}, so there is no history to read` : ''}\n`)
           }
           if (versions.length === 0) throw new NothingFoundError(`no version of ${JSON.stringify(safeText(text))} in the index or the ${countOf(kept.publishes, 'publish', 'publishes')} of history kept${options.cached === true ? ' (run without --cached to fetch the rest of the history)' : ''}: see \`cidsync find\` for the exact folder/path`)
