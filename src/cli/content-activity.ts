@@ -2,6 +2,7 @@ import type { Config } from '../config/index.js'
 import type { StatusDocument } from '../daemon/index.js'
 import type { ContentActivity, ContentFailureNote } from '../find/index.js'
 import { readDeviceId } from '../index/index.js'
+import { safeText } from './safe-text.js'
 
 /** A failure as the status document or the state dir holds it, parsed (it came from outside this process). */
 function parseFailure (value: unknown): ContentFailureNote | undefined {
@@ -29,7 +30,7 @@ function failuresOf (list: unknown): Map<string, ContentFailureNote> {
 export async function contentActivity (config: Config): Promise<{ readonly activity: ContentActivity, readonly source: 'daemon' | 'state dir' }> {
   const { SyncStore, hasSyncState, contentLeftOut } = await import('../sync/index.js')
   const base = { deviceId: readDeviceId(config.stateDir), storing: new Set(config.folders.filter(f => f.store === true).map(f => f.name)), notStored: contentLeftOut(config) }
-  const { getFromDaemon } = await import('./status-client.js')
+  const { getFromDaemon, somethingElseListens } = await import('./status-client.js')
   try {
     const status = JSON.parse(await getFromDaemon(config, '/status')) as Partial<StatusDocument>
     const content = status.content
@@ -38,8 +39,9 @@ export async function contentActivity (config: Config): Promise<{ readonly activ
       const uploading = new Set((Array.isArray(content?.uploading) ? content.uploading : []).map(u => `${String(u.folder)}/${String(u.path)}`))
       return { activity: { ...base, uploading, failed: failuresOf(content?.failures) }, source: 'daemon' }
     }
-  } catch {
-    // No daemon: the state dir answers.
+  } catch (err) {
+    // No daemon: the state dir answers. A listener that is not one, or one that did not answer, is said.
+    if (somethingElseListens(err)) process.stderr.write(`cidsync: ${safeText((err as Error).message)}; shown from the state dir instead\n`)
   }
   let failed = new Map<string, ContentFailureNote>()
   if (hasSyncState(config.stateDir)) {

@@ -128,8 +128,27 @@ async function askDaemon (config: Config, method: 'GET' | 'POST', path: string, 
     return body
   } catch (err) {
     if (err instanceof StatusUnavailableError || err instanceof DaemonNotReadyError || err instanceof DaemonReportedError || err instanceof DaemonUnprovenError) throw err
-    throw new StatusUnavailableError(`no daemon answers at ${where} (${(err as { code?: string }).code ?? (err as Error).message}): start one with \`cidsync daemon\``, { cause: err })
+    throw new StatusUnavailableError(notAnswered(where, address.kind, err), { cause: err })
   } finally {
     agent.destroy()
   }
+}
+
+/** Codes that mean nothing listens there: a daemon to start. Anything else is a listener that is not one. */
+const NOTHING_THERE = new Set(['ECONNREFUSED', 'ENOENT', 'EADDRNOTAVAIL', 'EHOSTUNREACH', 'ENETUNREACH'])
+
+/** Whether a failed ask met a listener that is not a daemon, or one that did not answer: worth saying even where the state dir answers instead. */
+export function somethingElseListens (err: unknown): boolean {
+  const code = ((err as Error | undefined)?.cause as { code?: string } | undefined)?.code
+  return err instanceof DaemonUnprovenError || (err instanceof StatusUnavailableError && code !== undefined && !NOTHING_THERE.has(code))
+}
+
+/** What a failed ask says: start a daemon where nothing listens, else what else may hold the address. */
+function notAnswered (where: string, kind: 'unix' | 'tcp', err: unknown): string {
+  const code = (err as { code?: string }).code ?? (err as Error).message
+  if (NOTHING_THERE.has(code)) return `no daemon answers at ${where} (${code}): start one with \`cidsync daemon\``
+  const [holder, check] = kind === 'unix' ? ['the socket', 'ss -lxp'] : ['the port', 'ss -ltnp']
+  const what = code === 'ERR_TIMEOUT' ? 'nothing answered in time' : 'what listens there does not answer as a cidsync daemon'
+  return `no daemon answers at ${where}: ${what} (${code}). A daemon may be busy or stopping, or another program may hold ${holder}: ` +
+    `check with \`${check}\`, then start or restart \`cidsync daemon\``
 }

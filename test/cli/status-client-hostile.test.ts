@@ -3,6 +3,7 @@ import { createServer as createNetServer, type Server as NetServer, type Socket 
 import { mkdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { loadConfig } from '../../src/config/index.js'
+import { indexPath, openIndex } from '../../src/index/index.js'
 import { ensureStatusToken } from '../../src/daemon/index.js'
 import { daemonProof } from '../../src/daemon/status-proof.js'
 import { getFromDaemon, postToDaemon } from '../../src/cli/status-client.js'
@@ -108,5 +109,26 @@ describe('a daemon that proves itself, then stops before it answers', () => {
     const outcome = await within(getFromDaemon(loadConfig({ configPath }), '/status').then(body => `believed ${body}`, (err: Error) => err.message), 10_000)
     expect(outcome).not.toMatch(/believed|never settled/)
     expect(outcome).toMatch(/no daemon answers|closed the connection it proved itself on/)
+  })
+})
+
+describe('a listener that is not a daemon at all', () => {
+  it('is named as another program that may hold the socket, with the command that shows it, not as a daemon to start', async () => {
+    const { configPath, socket } = await stoppedDaemonSetup()
+    await rawListener(socket, s => { s.end('SSH-2.0-OpenSSH_9.2\r\n') })
+    const outcome = await within(getFromDaemon(loadConfig({ configPath }), '/status').then(() => 'believed', (err: Error) => err.message), 10_000)
+    expect(outcome).toMatch(/does not answer as a cidsync daemon \((HPE_\w+|ECONNRESET)\)/)
+    expect(outcome).toContain('another program may hold the socket: check with `ss -lxp`')
+  })
+})
+
+describe('ls beside such a listener', () => {
+  it('answers from the state dir, and says on stderr why it did not ask the daemon', async () => {
+    const { configPath, socket, stateDir } = await stoppedDaemonSetup()
+    openIndex(indexPath(stateDir)).close()
+    await rawListener(socket, s => { s.end('SSH-2.0-OpenSSH_9.2\r\n') })
+    const listed = await runCli(['ls', '--config', configPath], { timeoutMs: 30_000 })
+    expect(listed.stderr).toContain('does not answer as a cidsync daemon')
+    expect(listed.stderr).toContain('shown from the state dir instead')
   })
 })
