@@ -7,7 +7,7 @@
 // chunks. tsc's dist/ stays beside it: the modules the tests and benches import, and
 // `dist/cli/main.js`, the same CLI unbundled.
 import { build } from 'esbuild'
-import { cpSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { cpSync, readdirSync, rmSync } from 'node:fs'
 import { basename, join } from 'node:path'
 import { buildInputsDigest, writeBuildStamp } from './build-inputs.mjs'
 
@@ -33,7 +33,7 @@ const common = {
   platform: 'node',
   target: 'node20.19',
   // A native addon (found by its own path at run time) and an optional pretty-printer; and
-  // undici, which is required when asked (util/undici.ts). The CLI's bundle carries its pool.
+  // undici, which is required when asked (util/undici.ts): all of it takes 90-160 ms to load.
   external: ['better-sqlite3', 'pino-pretty', 'undici'],
   // No keepNames: its helper renames every function as it is made, per file hashed too (60-100 ms
   // of a first index of 100,000 files). A class keeps its name unless two collide in a chunk,
@@ -48,34 +48,12 @@ const common = {
   logLevel: 'warning'
 }
 
-/**
- * In the CLI's bundle, undici's pool (util/undici.ts) is bundled, not required from node_modules:
- * the code cache then covers it, and its thirty files are not found, read and compiled one by one
- * at each start. It is still loaded only when first asked. The rest of undici stays outside: the
- * whole package is required only where its files have moved (another version).
- */
-const bundledPool = {
-  name: 'bundled-undici-pool',
-  setup (build) {
-    build.onResolve({ filter: /^undici$/ }, args => ({ path: args.path, external: true }))
-    build.onLoad({ filter: /[\\/]src[\\/]util[\\/]undici\.ts$/ }, async args => {
-      const source = readFileSync(args.path, 'utf8')
-      const made = 'const require = createRequire(import.meta.url)\n'
-      if (!source.includes(made)) throw new Error(`${args.path} no longer makes its require as the bundle expects: update scripts/bundle.mjs`)
-      // The bundle's own require, which esbuild follows: undici's files go into the bundle.
-      return { contents: source.replace(made, ''), loader: 'ts' }
-    })
-  }
-}
-
 rmSync(OUT, { recursive: true, force: true })
 // The CLI: one file, which the launcher compiles with V8's code cache. Its modules ask for their
 // own place with `import.meta.url` (threads, assets, package.json): the bundle's, dist/bin/.
 await build({
   ...common,
   entryPoints: { 'cidsync-main': 'src/cli/main.ts' },
-  external: common.external.filter(name => name !== 'undici'),
-  plugins: [bundledPool],
   format: 'cjs',
   outExtension: { '.js': '.cjs' },
   define: { 'import.meta.url': '__cidsyncModuleUrl' },

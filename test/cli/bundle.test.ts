@@ -50,12 +50,6 @@ describe('the bundled CLI (dist/bin, scripts/bundle.mjs)', () => {
     expect(status.stderr).not.toContain('ExperimentalWarning')
   })
 
-  it('carries undici\'s pool in the CLI\'s bundle, so the code cache covers it; only the whole package\'s fallback is required from node_modules', async () => {
-    const cli = await readFile(`${BIN}cidsync-main.cjs`, 'utf8')
-    expect([...cli.matchAll(/require\("(undici[^"]*)"\)/g)].map(m => m[1])).toEqual(['undici'])
-    expect(cli).toContain('llhttp')
-  })
-
   it('holds no chunk that exports only a CommonJS module\'s default (named imports of it would be undefined)', async () => {
     const chunks = (await readdir(BIN)).filter(f => f.endsWith('.js'))
     for (const chunk of chunks) expect(await readFile(`${BIN}${chunk}`, 'utf8'), chunk).not.toMatch(/export default require_[\w$]+\(\)/)
