@@ -138,7 +138,10 @@ function answerChallenge (challenges: ChallengeIssuer, url: URL, res: ServerResp
 
 function handle (components: StatusServerComponents, dashboard: DashboardRoutes, challenges: ChallengeIssuer, allowed: ReadonlySet<string>, downloads: DownloadRoute, req: IncomingMessage, res: ServerResponse): void {
   if (!isOwnHost(req.headers.host, allowed)) {
-    send(res, 403, 'forbidden: the status endpoint answers only to its own loopback address and port\n')
+    // On a unix socket the only host allowed is localhost: `curl --unix-socket S http://localhost/status`.
+    send(res, 403, allowed.has('localhost') && allowed.size === 1
+      ? 'forbidden: on its unix socket the status endpoint answers only to Host: localhost (curl --unix-socket PATH http://localhost/status)\n'
+      : 'forbidden: the status endpoint answers only to its own loopback address and port\n')
     return
   }
   if (!isOwnOrigin(req.headers.origin, allowed)) {

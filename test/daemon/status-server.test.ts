@@ -107,6 +107,10 @@ describe('listen = "unix:PATH"', () => {
     const server = statusServer()
     await server.listen({ kind: 'unix', path: stale })
     expect((await httpGet({ socketPath: stale }, '/healthz', { host: 'localhost' })).status).toBe(200)
+    // curl's URL names the host: any other than localhost is refused, with the one to use.
+    const wrongHost = await httpGet({ socketPath: stale }, '/healthz', { host: 'x' })
+    expect(wrongHost.status).toBe(403)
+    expect(wrongHost.body).toContain('curl --unix-socket PATH http://localhost/status')
 
     const live = join(dir, 'live.sock')
     const other = createServer(socket => socket.end())

@@ -53,7 +53,7 @@ export function registerForget (program: Command): void {
           .catch((err: unknown) => { throw explainMissingPointer(err, config) })
         const rows = done.decisions.map(d => ({ cid: d.publish.cid, at: d.publish.entry.at, device: d.publish.device, hostname: d.publish.entry.hostname, keep: d.keep, reasons: d.reasons, marks: d.publish.marks }))
         if (options.json === true) {
-          printJson({ dryRun: options.dryRun === true, policy: describePolicy(retention.policy), pointer: done.pointer, head: done.head, kept: done.kept, forgotten: done.forgotten, unmarked: done.unmarked, relinked: done.relinked, publishes: rows })
+          printJson({ dryRun: options.dryRun === true, policy: describePolicy(retention.policy), timeZone: retention.timeZone, pointer: done.pointer, head: done.head, kept: done.kept, forgotten: done.forgotten, unmarked: done.unmarked, relinked: done.relinked, publishes: rows })
           return
         }
         const table = (keep: boolean): string => formatTable(['TIME', 'DEVICE', 'CID', ...(keep ? ['WHY'] : [])],
