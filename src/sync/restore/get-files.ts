@@ -17,6 +17,7 @@ import { makeDirs } from '../../util/make-dirs.js'
 import { restoredAttrs, type AttrsNote } from './attrs.js'
 import { fixFileAttrs, sameMtime } from './tree.js'
 import { placeEntries, type EntryJob } from './entries.js'
+import { promoteKeptFirsts } from './link-groups.js'
 import type { GetOutcome } from './get-outcome.js'
 import { diskFull, RecordsAhead, removeDeadFetches, targetRoot, usableRecord } from './targets.js'
 import { byRangeWhereFew, fetchOrder, fixableInPlace, packOf, RESTORE_BATCH, RESTORE_CONCURRENCY, RESTORE_PACK_BATCH, RESTORE_MEMORY_BYTES, RESTORE_THREADS, sameAttrs, type Job } from './jobs.js'
@@ -78,7 +79,7 @@ export async function getFiles (repository: Repository, index: Index, init: GetF
   const live = init.rows.filter(r => !r.deleted)
   // Hard links: the first name of a group is fetched, the others linked to it once it is in place.
   const groups = new Map<string, Entry>()
-  const linked: Array<{ row: Entry, first: Entry }> = []
+  let linked: Array<{ row: Entry, first: Entry }> = []
   const rows: Entry[] = []
   for (const row of live) {
     if (row.cid === null || (row.meta !== null && row.meta.kind !== 'file')) continue
@@ -132,7 +133,7 @@ export async function getFiles (repository: Repository, index: Index, init: GetF
     if (init.to === undefined && !(await stat(root).catch(() => undefined))?.isDirectory()) throw new UsageError(`the folder ${folder} is not at ${root} (an unmounted disk?): mount it; on a new device, create it (\`mkdir -p ${root}\`); or bring the file back with --to DIR`)
   }
   // Looked up a batch of rows at a time: the rows are checked in order.
-  const records = new RecordsAhead(index, rows)
+  let records = new RecordsAhead(index, rows)
   const prepare = async (row: Entry, at: number): Promise<void> => {
     const shown = `${row.folder}/${row.path}`
     try {
@@ -288,12 +289,11 @@ export async function getFiles (repository: Repository, index: Index, init: GetF
       failed(err, row, at)
     }
   }
-  try {
-    // First every file is checked and its directory made; then the files to fetch are brought
-    // back in an order that keeps memory bounded (see ObjectMemory): large files first, then the
-    // files of each pack one after another.
-    await eachAtOnce(rows, RESTORE_CONCURRENCY, prepare)
-    const ordered = fetchOrder(byRangeWhereFew(jobs, clients.objects.stream !== undefined))
+  /** Checks and brings back `rows` from `from` on, made durable and renamed. */
+  const bringFrom = async (from: number): Promise<void> => {
+    const before = jobs.length
+    await eachAtOnce(rows.slice(from), RESTORE_CONCURRENCY, async (row, i) => { await prepare(row, from + i) })
+    const ordered = fetchOrder(byRangeWhereFew(jobs.slice(before), clients.objects.stream !== undefined))
     for (const job of ordered) {
       const pack = packOf(job)
       if (pack === undefined) continue
@@ -310,6 +310,24 @@ export async function getFiles (repository: Repository, index: Index, init: GetF
     }
     await eachAtOnce(units, RESTORE_CONCURRENCY, async (unit) => { await (packOf(unit[0] as Job) === undefined ? bring(unit[0] as Job) : bringPack(unit)) })
     await durable.finish()
+  }
+  try {
+    // First every file is checked and its directory made; then the files to fetch are brought
+    // back in an order that keeps memory bounded (see ObjectMemory): large files first, then the
+    // files of each pack one after another.
+    await bringFrom(0)
+    // A hard link's first name kept as the user's own file: the next name of its group is fetched
+    // instead, and the others linked to that one. Bounded: each round takes a name off the links.
+    const rounds = linked.length
+    for (let round = 0; round < rounds; round++) {
+      const promoted = promoteKeptFirsts(linked, new Set(outcomes.flatMap(o => o?.outcome === 'kept-different' ? [o.path] : [])))
+      if (promoted.rows.length === 0) break
+      linked = promoted.linked
+      const from = rows.length
+      rows.push(...promoted.rows)
+      records = new RecordsAhead(index, rows)
+      await bringFrom(from)
+    }
     // Then what is not a file's bytes: other names of hard links, symlinks, and directories last.
     const written = new Map(outcomes.filter((o): o is GetOutcome => o?.outcome === 'written' || o?.outcome === 'already-there').map(o => [o.path, o.target as string]))
     const entryJobs: EntryJob[] = [
