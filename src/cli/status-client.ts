@@ -2,7 +2,7 @@ import type { Config } from '../config/index.js'
 import { formatListenAddress, parseListenAddress } from '../config/index.js'
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
-import { CHALLENGE_PATH, isDaemonProof, newNonce, proofHeader, readDaemonInfo, readStatusToken, STATUS_TOKEN_FILE } from '../daemon/index.js'
+import { CHALLENGE_PATH, isDaemonProof, newNonce, otherDaemonAt, proofHeader, readDaemonInfo, readStatusToken, STATUS_TOKEN_FILE } from '../daemon/index.js'
 import { DaemonReportedError, DaemonUnprovenError, StatusUnavailableError } from '../errors.js'
 import { Agent } from 'node:http'
 import { loopbackRequest, type LoopbackTarget } from '../util/loopback-request.js'
@@ -78,14 +78,22 @@ function reported (path: string, body: string): DaemonReportedError | undefined 
  * carries a single-use proof bound to it (see daemon/status-proof.ts). A GET asks the same proof
  * first, so an answer from anything but the daemon is never believed.
  */
-async function proveToken (token: string, target: LoopbackTarget, agent: Agent, where: string, method: string, path: string, timeoutMs: number): Promise<string> {
+async function proveToken (token: string, stateDir: string, target: LoopbackTarget, agent: Agent, where: string, method: string, path: string, timeoutMs: number): Promise<string> {
   const clientNonce = newNonce()
   const { statusCode, body } = await loopbackRequest(target, `${CHALLENGE_PATH}?client=${clientNonce}`, { timeoutMs, maxBytes: MAX_CHALLENGE_BYTES, agent })
   let answer: { nonce?: unknown, proof?: unknown } = {}
   try { answer = JSON.parse(body) as typeof answer } catch {}
   if (statusCode !== 200 || typeof answer.nonce !== 'string' || typeof answer.proof !== 'string' || !isDaemonProof(token, clientNonce, answer.nonce, answer.proof)) {
-    throw new DaemonUnprovenError(`what answers at ${where} did not prove it is this state dir's daemon (it does not know status.token; answered ${statusCode} to ${CHALLENGE_PATH}): ` +
-      'nothing was sent to it. Is another program on the port, or an older daemon? Check with `ss -ltnp`, restart `cidsync daemon`, or set [status] listen to a unix socket')
+    const unproven = `what answers at ${where} did not prove it is this state dir's daemon (it does not know status.token; answered ${statusCode} to ${CHALLENGE_PATH}): nothing was sent to it.`
+    // Two configs on the default port: the daemon there is another state dir's, and says whose.
+    const other = 'port' in target ? await otherDaemonAt({ kind: 'tcp', host: target.host, port: target.port }) : undefined
+    if (other !== undefined && other.stateDir !== stateDir) {
+      throw new DaemonUnprovenError(`${unproven} It says it is another cidsync daemon (pid ${other.pid}, state dir ${safeText(other.stateDir)}): ` +
+        'give this config its own port with [status] listen = "127.0.0.1:0" (any free one), then start its daemon')
+    }
+    throw new DaemonUnprovenError(`${unproven} ${'port' in target
+      ? 'Is another program on the port, or an older daemon? Check with `ss -ltnp`, restart `cidsync daemon`, or set [status] listen to a unix socket'
+      : 'Is another program on the socket, or an older daemon? Check with `ss -lxp`, and restart `cidsync daemon`'}`)
   }
   return proofHeader(token, method, path, answer.nonce)
 }
@@ -112,7 +120,7 @@ async function askDaemon (config: Config, method: 'GET' | 'POST', path: string, 
       throw new StatusUnavailableError(`${config.stateDir} holds no status.token this user can read, so nothing at ${where} can be trusted as its daemon: ` +
         'start one with `cidsync daemon`, or run this as the user the daemon runs as (`sudo -u cidsync cidsync status` for the system service)')
     }
-    const proof = await proveToken(token, target, agent, where, method, path, timeoutMs)
+    const proof = await proveToken(token, config.stateDir, target, agent, where, method, path, timeoutMs)
     const authorization = method === 'POST' ? proof : undefined
     const response = await loopbackRequest(target, path, { method, headers: authorization === undefined ? {} : { authorization }, timeoutMs, maxBytes: MAX_ANSWER_BYTES, agent })
     // Only the connection that proved itself is believed: a new one may reach whatever took the

@@ -1,5 +1,6 @@
 import { describe, expect, it, onTestFinished } from 'vitest'
-import { createServer as createNetServer, type Server as NetServer, type Socket } from 'node:net'
+import { createServer as createHttpServer } from 'node:http'
+import { createServer as createNetServer, type AddressInfo, type Server as NetServer, type Socket } from 'node:net'
 import { mkdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { loadConfig } from '../../src/config/index.js'
@@ -130,5 +131,22 @@ describe('ls beside such a listener', () => {
     const listed = await runCli(['ls', '--config', configPath], { timeoutMs: 30_000 })
     expect(listed.stderr).toContain('does not answer as a cidsync daemon')
     expect(listed.stderr).toContain('shown from the state dir instead')
+  })
+})
+
+describe('another state dir\'s daemon on the configured port (two configs on the default port)', () => {
+  it('says whose it says it is, and how to give this config a port of its own', async () => {
+    const { configPath, stateDir } = await stoppedDaemonSetup()
+    const other = createHttpServer((req, res) => {
+      if (req.url === '/status') res.end(JSON.stringify({ pid: 4242, stateDir: '/srv/other/state', version: '0.1.0' }))
+      else { res.statusCode = 404; res.end() }
+    })
+    await new Promise<void>(resolve => other.listen(0, '127.0.0.1', resolve))
+    onTestFinished(async () => { other.closeAllConnections(); await new Promise(resolve => other.close(resolve)) })
+    const port = (other.address() as AddressInfo).port
+    await writeFile(configPath, `state_dir = "${stateDir}"\n[[folders]]\nname = "f"\npath = "f"\n[status]\nlisten = "127.0.0.1:${port}"\n`)
+    const outcome = await within(getFromDaemon(loadConfig({ configPath }), '/status').then(() => 'believed', (err: Error) => err.message), 10_000)
+    expect(outcome).toContain('It says it is another cidsync daemon (pid 4242, state dir /srv/other/state)')
+    expect(outcome).toContain('[status] listen = "127.0.0.1:0"')
   })
 })
