@@ -156,7 +156,7 @@ function notAnswered (where: string, kind: 'unix' | 'tcp', err: unknown): string
   const code = (err as { code?: string }).code ?? (err as Error).message
   if (NOTHING_THERE.has(code)) return `no daemon answers at ${where} (${code}): start one with \`cidsync daemon\``
   const [holder, check] = kind === 'unix' ? ['the socket', 'ss -lxp'] : ['the port', 'ss -ltnp']
-  const what = code === 'ERR_TIMEOUT' ? 'nothing answered in time' : 'what listens there does not answer as a cidsync daemon'
+  const what = code === 'ETIMEDOUT' ? 'nothing answered in time' : 'what listens there does not answer as a cidsync daemon'
   return `no daemon answers at ${where}: ${what} (${code}). A daemon may be busy or stopping, or another program may hold ${holder}: ` +
     `check with \`${check}\`, then start or restart \`cidsync daemon\``
 }

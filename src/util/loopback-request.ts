@@ -22,7 +22,7 @@ export interface LoopbackAnswer {
   readonly reusedSocket: boolean
 }
 
-/** Thrown with a stable code, as undici's and node's errors carry one, for callers that name it. */
+/** Thrown with a stable code in node's own style (errno names): shown in parentheses, as node's are. */
 export class LoopbackAnswerError extends Error {
   constructor (message: string, readonly code: string) {
     super(message)
@@ -48,7 +48,7 @@ export async function loopbackRequest (target: LoopbackTarget, path: string, ini
         bytes += chunk.length
         if (bytes > init.maxBytes) {
           // Settled first: the body's end may still come once the socket is torn down.
-          reject(new LoopbackAnswerError(`the answer passed ${init.maxBytes} bytes`, 'ERR_ANSWER_TOO_LARGE'))
+          reject(new LoopbackAnswerError(`the answer passed ${init.maxBytes} bytes`, 'EMSGSIZE'))
           res.destroy()
           return
         }
@@ -65,12 +65,12 @@ export async function loopbackRequest (target: LoopbackTarget, path: string, ini
     // socket and neither calls back nor fails the request, and the signal then finds nothing to end.
     req.on('upgrade', (_res, socket) => {
       socket.destroy()
-      reject(new LoopbackAnswerError('the listener switched protocols instead of answering', 'ERR_UPGRADE'))
+      reject(new LoopbackAnswerError('the listener switched protocols instead of answering', 'EPROTO'))
     })
     // Whatever else ends the request with neither an answer nor an error still settles it.
     req.on('close', () => { if (!answered) reject(new LoopbackAnswerError('the connection closed with no answer', 'ECONNRESET')) })
     req.on('error', (err: NodeJS.ErrnoException) => {
-      reject(err.name === 'AbortError' ? new LoopbackAnswerError(`no answer within ${init.timeoutMs} ms`, 'ERR_TIMEOUT') : err)
+      reject(err.name === 'AbortError' ? new LoopbackAnswerError(`no answer within ${init.timeoutMs} ms`, 'ETIMEDOUT') : err)
     })
     req.end()
   })
