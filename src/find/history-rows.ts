@@ -113,10 +113,13 @@ export class HistoryRows {
   keptChain (): KeptChain | undefined {
     const head = this.db.prepare("SELECT value FROM cache_meta WHERE key = 'head'").pluck().get() as string | undefined
     if (head === undefined) return undefined
-    const chain = this.db.prepare(`WITH RECURSIVE chain (cid, n) AS (
-        SELECT ?, 0 UNION ALL SELECT l.previous, c.n + 1 FROM chain c JOIN publish_links l ON l.cid = c.cid WHERE l.previous IS NOT NULL AND c.n < ?)
-      SELECT c.cid, l.cid IS NOT NULL AS linked FROM chain c LEFT JOIN publish_links l ON l.cid = c.cid`).all(head, MAX_CHAIN) as Array<{ cid: string, linked: number }>
-    if (chain.some(c => c.linked === 0)) return undefined
+    // UNION, not UNION ALL: a publish met twice (a looping chain a damaged or forged cache holds)
+    // ends the walk instead of being counted again up to the bound.
+    const chain = this.db.prepare(`WITH RECURSIVE chain (cid) AS (
+        SELECT ? UNION SELECT l.previous FROM chain c JOIN publish_links l ON l.cid = c.cid WHERE l.previous IS NOT NULL LIMIT ?)
+      SELECT c.cid, l.cid IS NOT NULL AS linked, l.previous IS NULL AS first FROM chain c LEFT JOIN publish_links l ON l.cid = c.cid`).all(head, MAX_CHAIN) as Array<{ cid: string, linked: number, first: number }>
+    // Followed whole: every publish linked, and the walk ended at the chain's first (no loop).
+    if (chain.some(c => c.linked === 0) || !chain.some(c => c.first === 1)) return undefined
     const seqs = new Map<string, number[]>()
     const rows = this.db.prepare(`SELECT device_id, last_seq FROM publish_seqs WHERE cid IN (SELECT value FROM json_each(?)) ORDER BY device_id, last_seq`)
       .all(JSON.stringify(chain.map(c => c.cid))) as Array<{ device_id: string, last_seq: number }>
