@@ -64,6 +64,8 @@ export const SLOW_FILES: readonly string[] = [
   'test/cli/snapshot-content.test.ts',
   'test/cli/snapshot-keep.test.ts',
   'test/cli/log-pruned.test.ts',
+  'test/cli/log-chain.test.ts',
+  'test/cli/log-forget-devices.test.ts',
   'test/cli/snapshot-folder-error.test.ts',
   'test/cli/status-client.test.ts',
   'test/cli/status-ipns.test.ts',

@@ -17,7 +17,7 @@ import { ensureStatusToken } from './status-token.js'
 import { acquireLock, type DaemonLock } from '../state-lock/index.js'
 import type { Logger } from './logger.js'
 import { StatusServer } from './status-server.js'
-import { FindService } from '../find/index.js'
+import { FindService, historyChainKey } from '../find/index.js'
 import { ServiceLink } from './service-link.js'
 import { ChangeNotes } from './change-notes.js'
 import { foldCalls, reloadConfig } from './reload.js'
@@ -125,7 +125,7 @@ export class Daemon {
         token: ensureStatusToken(config.stateDir),
         events: this.events,
         metricsNeedToken: config.status.metricsToken,
-        find: this.find = new FindService(() => this.index, config.stateDir, undefined, async (at) => await this.reads.pastAt(at), () => this.reads.contentActivity()),
+        find: this.find = new FindService(() => this.index, config.stateDir, undefined, async (at) => await this.reads.pastAt(at), () => this.reads.contentActivity(), historyChainKey(config.namespace, config.network)),
         download: async (query, signal) => await this.reads.download(query, signal),
         publishNow: async (options) => ({ ...await this.readyRunner('publishing').publishNow('request', options), ...foldersInError(this.watcher?.status()) }),
         verifyNow: async () => await this.readyRunner('the restore drill').verifyNow(),

@@ -41,15 +41,15 @@ function nextSequences (rows: readonly VersionRow[]): Map<string, number> {
 /**
  * One file's timeline, oldest first: every version the history's kept segments hold of
  * `folder/path` on any device, and the rows the index holds now, each once (by device and sequence).
- * Once a chain was walked, an older version shows only while a publish of that chain holds it.
+ * Once `chain` was walked (see historyChainKey), an older version shows only while a publish of it holds it.
  * `activity`: this device's uploads and failures, for the stored state of its current row.
  */
-export function fileLog (index: Index, history: HistoryRows | undefined, folder: string, path: string, activity?: ContentActivity): FileVersion[] {
-  return fileTimeline(index, history, folder, path, activity).versions
+export function fileLog (index: Index, history: HistoryRows | undefined, folder: string, path: string, activity?: ContentActivity, chain?: string): FileVersion[] {
+  return fileTimeline(index, history, folder, path, activity, chain).versions
 }
 
 /** {@link fileLog}, with how many older versions only publishes a forget dropped held: not shown. */
-export function fileTimeline (index: Index, history: HistoryRows | undefined, folder: string, path: string, activity?: ContentActivity): { versions: FileVersion[], forgotten: number } {
+export function fileTimeline (index: Index, history: HistoryRows | undefined, folder: string, path: string, activity?: ContentActivity, chain?: string): { versions: FileVersion[], forgotten: number } {
   const devices = index.entries.devices()
   const hostnames = new Map(devices.map(d => [d.id, d.hostname ?? '']))
   const byKey = new Map<string, { row: VersionRow, current: boolean }>()
@@ -63,9 +63,12 @@ export function fileTimeline (index: Index, history: HistoryRows | undefined, fo
     })
   }
   // Only what the chain last walked holds: a version only publishes a forget dropped is gone from the history.
-  const kept = history?.keptChain()
+  const kept = chain === undefined ? undefined : history?.keptChain(chain)
   const next = nextSequences([...byKey.values()].map(v => v.row))
-  const shown = [...byKey.values()].filter(({ row, current }) => current || kept === undefined || kept.held(row.device_id, row.seq, next.get(`${row.device_id}\n${row.seq}`)))
+  const held = ({ row, current }: { row: VersionRow, current: boolean }): boolean => current || kept === undefined || kept.held(row.device_id, row.seq, next.get(`${row.device_id}\n${row.seq}`))
+  const shown = [...byKey.values()].filter(held)
+  // A device no publish of the chain holds rows of is another history's (another namespace): not forgotten here.
+  const forgotten = [...byKey.values()].filter(v => !held(v) && kept?.knows(v.row.device_id) === true).length
   const versions = shown
     .sort((a, b) => a.row.updated_at - b.row.updated_at || a.row.seq - b.row.seq || (a.row.device_id < b.row.device_id ? -1 : 1))
     .map(({ row, current }) => {
@@ -76,5 +79,5 @@ export function fileTimeline (index: Index, history: HistoryRows | undefined, fo
         mtimeMs: row.mtime_ms, deleted: row.deleted === 1, stored, fetchable: row.deleted === 0 && row.cid !== null && fetchable(stored), current
       }
     })
-  return { versions, forgotten: byKey.size - shown.length }
+  return { versions, forgotten }
 }

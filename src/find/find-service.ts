@@ -32,7 +32,9 @@ export class FindService {
   private past: { cid: string, index: Index, cache: SearchCache } | undefined
 
   constructor (private readonly index: () => Index | undefined, private readonly stateDir: string, private readonly budget = DAEMON_CATCH_UP_BUDGET, private readonly pastAt?: PastAt,
-    private readonly activity: () => ContentActivity | undefined = () => undefined) {}
+    private readonly activity: () => ContentActivity | undefined = () => undefined,
+    /** The history the timeline is shown for (historyChainKey of the config's namespace and network). */
+    private readonly chain?: string) {}
 
   search (query: FindQuery): object {
     const { index, cache, complete } = this.caughtUp()
@@ -56,8 +58,8 @@ export class FindService {
     return {
       folder,
       path,
-      publishesKept: this.history.counts().publishes,
-      versions: fileLog(index, this.history, folder, path, this.activity()).map(v => ({ ...v, at: new Date(v.at).toISOString(), mtime: new Date(v.mtimeMs).toISOString() }))
+      publishesKept: (this.chain === undefined ? undefined : this.history.keptChain(this.chain)?.publishes) ?? this.history.counts().publishes,
+      versions: fileLog(index, this.history, folder, path, this.activity(), this.chain).map(v => ({ ...v, at: new Date(v.at).toISOString(), mtime: new Date(v.mtimeMs).toISOString() }))
     }
   }
 

@@ -11,16 +11,25 @@ export interface HistoryFill {
   readonly segmentsFetched: number
   /** `/1` snapshots met: they hold no segments, so no versions are read from them. */
   readonly v1Skipped: number
+  /**
+   * The head walked before, when `start` is an older publish of its chain: the pointer was set
+   * back (a forget always links the kept publishes anew). The rows stay shown as of that head.
+   */
+  readonly setBackFrom?: string
 }
 
 /**
  * Keeps the rows of every segment of the history from `start` that is not kept yet: the chain is
  * walked newest first until a publish already taken (everything before it was taken with it),
  * the segments they name are fetched (verified, opened, checked) a few at a time, their rows kept,
- * and then the publishes recorded, with `start` as the head of the chain the rows are shown for.
+ * and then the publishes recorded, with `start` as the head of `chain` (see historyChainKey).
  * Killed half way, the segments taken stay taken.
  */
-export async function fillHistory (repository: Repository, rows: HistoryRows, start: string, options: PastOptions = {}): Promise<HistoryFill> {
+export async function fillHistory (repository: Repository, rows: HistoryRows, start: string, chain: string, options: PastOptions = {}): Promise<HistoryFill> {
+  const before = rows.head(chain)
+  if (before !== undefined && before !== start && rows.chainFrom(before)?.includes(start) === true) {
+    return { publishes: 0, segmentsFetched: 0, v1Skipped: 0, setBackFrom: before }
+  }
   const clients = repository.home
   const init = repository.readContext('log', options)
   const cache = repository.manifestCache
@@ -45,6 +54,6 @@ export async function fillHistory (repository: Repository, rows: HistoryRows, st
       await removeFetched(databases)
     }
   }
-  rows.notePublishes(publishes, start)
+  rows.notePublishes(publishes, start, chain)
   return { publishes: publishes.length, segmentsFetched: all.length, v1Skipped: publishes.filter(p => !p.readable).length }
 }

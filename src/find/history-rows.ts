@@ -35,6 +35,11 @@ export interface PublishSeen {
   readonly seqs: ReadonlyArray<readonly [deviceId: string, lastSeq: number]>
 }
 
+/** Which chain a head was walked for: a namespace and network, read from the primary or a mirror (`from`). */
+export function historyChainKey (namespace: string, network: string, from = ''): string {
+  return JSON.stringify([from, namespace, network])
+}
+
 /**
  * The publishes of the chain last walked: which versions they hold. A version is held when a
  * publish's sequence for its device falls between it and that device's next version of the path.
@@ -42,6 +47,8 @@ export interface PublishSeen {
 export interface KeptChain {
   readonly publishes: number
   held: (deviceId: string, seq: number, nextSeq: number | undefined) => boolean
+  /** Whether any publish of the chain holds rows of the device (else its rows are another history's). */
+  knows: (deviceId: string) => boolean
 }
 
 export interface VersionRow {
@@ -92,7 +99,7 @@ export class HistoryRows {
    * Publishes whose every segment is taken, walked back from `head`, the pointer's publish: the
    * chain from it is what {@link keptChain} answers from then on.
    */
-  notePublishes (publishes: readonly PublishSeen[], head: string): void {
+  notePublishes (publishes: readonly PublishSeen[], head: string, chain: string): void {
     const put = this.db.prepare('INSERT OR IGNORE INTO publishes_seen (cid, at, device, readable) VALUES (?, ?, ?, ?)')
     const link = this.db.prepare('INSERT OR REPLACE INTO publish_links (cid, previous) VALUES (?, ?)')
     const seq = this.db.prepare('INSERT OR REPLACE INTO publish_seqs (cid, device_id, last_seq) VALUES (?, ?, ?)')
@@ -102,17 +109,20 @@ export class HistoryRows {
         link.run(p.cid, p.previous)
         for (const [device, last] of p.seqs) seq.run(p.cid, device, last)
       }
-      this.db.prepare("INSERT OR REPLACE INTO cache_meta (key, value) VALUES ('head', ?)").run(head)
+      this.db.prepare('INSERT OR REPLACE INTO cache_meta (key, value) VALUES (?, ?)').run(`head ${chain}`, head)
     }).immediate()
   }
 
+  /** The head last walked for `chain` (see {@link historyChainKey}). */
+  head (chain: string): string | undefined {
+    return this.db.prepare('SELECT value FROM cache_meta WHERE key = ?').pluck().get(`head ${chain}`) as string | undefined
+  }
+
   /**
-   * The chain from the head last walked, as the pointer held it then: a forget since drops the
-   * publishes it forgot. Undefined before any walk, or where the chain cannot be followed whole.
+   * The publishes from `head` back, each once, or undefined where the chain cannot be followed
+   * whole: a link missing, or a loop (a damaged or forged cache).
    */
-  keptChain (): KeptChain | undefined {
-    const head = this.db.prepare("SELECT value FROM cache_meta WHERE key = 'head'").pluck().get() as string | undefined
-    if (head === undefined) return undefined
+  chainFrom (head: string): string[] | undefined {
     // UNION, not UNION ALL: a publish met twice (a looping chain a damaged or forged cache holds)
     // ends the walk instead of being counted again up to the bound.
     const chain = this.db.prepare(`WITH RECURSIVE chain (cid) AS (
@@ -120,16 +130,28 @@ export class HistoryRows {
       SELECT c.cid, l.cid IS NOT NULL AS linked, l.previous IS NULL AS first FROM chain c LEFT JOIN publish_links l ON l.cid = c.cid`).all(head, MAX_CHAIN) as Array<{ cid: string, linked: number, first: number }>
     // Followed whole: every publish linked, and the walk ended at the chain's first (no loop).
     if (chain.some(c => c.linked === 0) || !chain.some(c => c.first === 1)) return undefined
+    return chain.map(c => c.cid)
+  }
+
+  /**
+   * The chain from the head last walked for `chain`, as the pointer held it then: a forget since
+   * drops the publishes it forgot. Undefined before any walk, or where it cannot be followed whole.
+   */
+  keptChain (chain: string): KeptChain | undefined {
+    const head = this.head(chain)
+    const cids = head === undefined ? undefined : this.chainFrom(head)
+    if (cids === undefined) return undefined
     const seqs = new Map<string, number[]>()
-    const rows = this.db.prepare(`SELECT device_id, last_seq FROM publish_seqs WHERE cid IN (SELECT value FROM json_each(?)) ORDER BY device_id, last_seq`)
-      .all(JSON.stringify(chain.map(c => c.cid))) as Array<{ device_id: string, last_seq: number }>
+    const rows = this.db.prepare('SELECT device_id, last_seq FROM publish_seqs WHERE cid IN (SELECT value FROM json_each(?)) ORDER BY device_id, last_seq')
+      .all(JSON.stringify(cids)) as Array<{ device_id: string, last_seq: number }>
     for (const r of rows) {
       const list = seqs.get(r.device_id) ?? []
       list.push(r.last_seq)
       seqs.set(r.device_id, list)
     }
     return {
-      publishes: chain.length,
+      publishes: cids.length,
+      knows: (deviceId) => seqs.has(deviceId),
       held: (deviceId, seq, nextSeq) => {
         const list = seqs.get(deviceId)
         if (list === undefined) return false

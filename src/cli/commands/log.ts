@@ -32,10 +32,11 @@ export function registerLog (program: Command): void {
     .option('--network <name>', 'default: the config\'s network')
     .option('--json', 'print JSON')
     .action(action(async (text: string, options: LogOptions) => {
-      const { checkPruned, heldByListing, splitPath, fileTimeline, openHistoryRows, fillHistory } = await import('../../find/index.js')
+      const { checkPruned, heldByListing, splitPath, fileTimeline, openHistoryRows, fillHistory, historyChainKey } = await import('../../find/index.js')
       const split = splitPath(text)
       if (split === undefined) throw new UsageError(`${JSON.stringify(safeText(text))} is not folder/path: give the folder's name, a slash, then the path in it (as \`cidsync find\` prints it)`)
       const config = loadConfig({ configPath: options.config })
+      const chainKey = historyChainKey(options.namespace ?? config.namespace, options.network ?? config.network, options.from)
       const history = openHistoryRows(config.stateDir)
       try {
         let filled: HistoryFill | undefined
@@ -47,7 +48,7 @@ export function registerLog (program: Command): void {
           let oldestFirst: Array<FileVersion & { pruned?: boolean }> = []
           let forgotten = 0
           const timeline = (): FileVersion[] => {
-            const found = fileTimeline(index, history, split.folder, split.path, activity)
+            const found = fileTimeline(index, history, split.folder, split.path, activity, chainKey)
             forgotten = found.forgotten
             return found.versions
           }
@@ -59,7 +60,11 @@ export function registerLog (program: Command): void {
               const chain = { namespace: options.namespace, network: options.network }
               const start = await historyStart(repository, chain).catch((err: unknown) => { if (err instanceof PointerNotFoundError) return undefined; throw err })
               if (start === undefined) unpublished = true
-              else filled = await fillHistory(repository, history, start, chain)
+              else filled = await fillHistory(repository, history, start, chainKey, chain)
+              if (filled?.setBackFrom !== undefined) {
+                process.stderr.write(`cidsync: the pointer holds ${start}, an older publish than the head this device read before (${filled.setBackFrom}): ` +
+                  'the service may have set it back. Versions are shown as of that head; `cidsync pointer` and docs/retention.md, "A pointer set back", say what to do\n')
+              }
               // Older versions whose content a prune took are asked of the store that would serve them.
               // A service answers `has` from its whole listing: all of them are asked in one pass of it
               // (the embedded service on this thread: in this process). A directory is asked each.
@@ -71,7 +76,7 @@ export function registerLog (program: Command): void {
           }
           // Newest first, as `history` and `git log` list; --reverse for the oldest first.
           const versions = options.reverse === true ? oldestFirst : [...oldestFirst].reverse()
-          const kept = { publishes: history.keptChain()?.publishes ?? history.counts().publishes }
+          const kept = { publishes: history.keptChain(chainKey)?.publishes ?? history.counts().publishes }
           if (options.json === true) {
             printJson({
               folder: split.folder, path: split.path, publishesKept: kept.publishes, forgottenVersions: forgotten, segmentsFetched: filled?.segmentsFetched ?? 0, v1Skipped: filled?.v1Skipped ?? 0,

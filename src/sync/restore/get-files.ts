@@ -316,11 +316,12 @@ export async function getFiles (repository: Repository, index: Index, init: GetF
     // back in an order that keeps memory bounded (see ObjectMemory): large files first, then the
     // files of each pack one after another.
     await bringFrom(0)
-    // A hard link's first name kept as the user's own file: the next name of its group is fetched
-    // instead, and the others linked to that one. Bounded: each round takes a name off the links.
+    // A hard link's first name kept as the user's own file, or not brought back there (its
+    // directory in the way): the next name of its group is fetched instead, and the others linked
+    // to that one. Bounded: each round takes a name off the links.
     const rounds = linked.length
     for (let round = 0; round < rounds; round++) {
-      const promoted = promoteKeptFirsts(linked, new Set(outcomes.flatMap(o => o?.outcome === 'kept-different' ? [o.path] : [])))
+      const promoted = promoteKeptFirsts(linked, new Set(outcomes.flatMap(o => o?.outcome === 'kept-different' || o?.outcome === 'failed' ? [o.path] : [])))
       if (promoted.rows.length === 0) break
       linked = promoted.linked
       const from = rows.length

@@ -1,6 +1,7 @@
 import type { Entry } from '../../index/index.js'
+
 /**
- * Links whose first name was kept (`kept` names `folder/path`) get a new first: the group's next
+ * Links whose first name was kept or failed (`kept` names `folder/path`) get a new first: the group's next
  * name, fetched itself. Answers the rows to fetch and the links left, pointing at their new first.
  */
 export function promoteKeptFirsts (linked: ReadonlyArray<{ row: Entry, first: Entry }>, kept: ReadonlySet<string>): { rows: Entry[], linked: Array<{ row: Entry, first: Entry }> } {
