@@ -60,6 +60,8 @@ export interface RetentionConfig {
   readonly schedule: string
   /** The IANA zone of the policy's hours, days, weeks, months and years. */
   readonly timeZone: string
+  /** True where `time_zone` was not set: the system's zone is used. */
+  readonly systemZone?: boolean
 }
 
 /** The validated config with every path resolved: what the rest of cidsync reads. */

@@ -191,7 +191,7 @@ function retentionOf (r: ConfigFile['retention']): Config['retention'] {
   // The system's zone is asked when first read: asking loads the zone data, and most commands
   // that load the config never forget anything.
   let zone: string | undefined
-  return Object.defineProperty(retention, 'timeZone', { enumerable: true, get: () => (zone ??= systemTimeZone()) }) as Config['retention'] & object
+  return Object.defineProperty({ ...retention, systemZone: true }, 'timeZone', { enumerable: true, get: () => (zone ??= systemTimeZone()) }) as Config['retention'] & object
 }
 
 /**

@@ -58,6 +58,17 @@ export function isTimeZone (name: string): boolean {
   }
 }
 
+/**
+ * Why the system's time zone cannot be the policy's, or undefined when it can: a `TZ` that names a
+ * file or an offset rule ("JST-9") has no IANA name, and the policy's days then fall back to UTC.
+ */
+export function systemTimeZoneProblem (env: NodeJS.ProcessEnv = process.env): string | undefined {
+  const zone = new Intl.DateTimeFormat().resolvedOptions().timeZone
+  if (typeof zone === 'string' && isTimeZone(zone)) return undefined
+  const tz = env.TZ === undefined ? '' : ` (TZ=${JSON.stringify(env.TZ)})`
+  return `the system's time zone${tz} has no IANA name, so the policy's hours and days are UTC's: set [retention] time_zone, such as "Europe/Berlin"`
+}
+
 /** The system's time zone, as Node sees it ($TZ, else the system's setting); UTC when it has none. */
 export function systemTimeZone (): string {
   const zone = new Intl.DateTimeFormat().resolvedOptions().timeZone

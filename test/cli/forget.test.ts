@@ -32,6 +32,13 @@ describe.skipIf(EXTERNAL)('cidsync forget', () => {
     await appendFile(a.config, '[retention]\nkeep_last = 2\n')
     const dry = JSON.parse((await ok(a, ['forget', '--dry-run', '--json'])).stdout) as ForgetJson
     expect(dry).toMatchObject({ dryRun: true, kept: 2, forgotten: 2, head: null, timeZone: expect.any(String) as unknown })
+    // No time_zone: the system's, by its IANA name; a TZ that has none is said, not taken as UTC in silence.
+    const tokyo = await a.run(['forget', '--dry-run'], { TZ: 'Asia/Tokyo' })
+    expect(tokyo.stdout).toContain('(Asia/Tokyo)')
+    expect(tokyo.stderr).not.toContain('no IANA name')
+    const unnamed = await a.run(['forget', '--dry-run'], { TZ: 'JST-9' })
+    expect(unnamed.stdout).toContain('(UTC)')
+    expect(unnamed.stderr).toContain('the system\'s time zone (TZ="JST-9") has no IANA name, so the policy\'s hours and days are UTC\'s: set [retention] time_zone')
     expect(dry.publishes.filter(p => p.keep).map(p => p.cid)).toEqual(before.slice(0, 2).map(r => r.cid))
     expect(dry.publishes[0]?.reasons).toEqual(['newest', 'pointer', 'device', 'last'])
     expect(await history(a)).toEqual(before)

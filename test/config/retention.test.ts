@@ -35,7 +35,8 @@ describe('[retention] in the config', () => {
       policy: { keepLast: 0, keepHourly: 24, keepDaily: 14, keepWeekly: 8, keepMonthly: 24, keepYearly: 10, keepWithin: parseDuration('48h') },
       pruneMarginSeconds: 86_400,
       schedule: DEFAULT_RETENTION_SCHEDULE,
-      timeZone: systemTimeZone()
+      timeZone: systemTimeZone(),
+      systemZone: true
     })
   })
 

@@ -46,7 +46,9 @@ export function registerForget (program: Command): void {
       const retention = config.retention
       if (retention === undefined) throw new UsageError('the config has no [retention]: every publish is kept. To forget publishes, add one to the config: docs/retention.md, "The policy `init` writes", has a table to copy')
       await withService(options, async ({ repository }) => {
-        const { describePolicy, formatReasons } = await import('../../retention/index.js')
+        const { describePolicy, formatReasons, systemTimeZoneProblem } = await import('../../retention/index.js')
+        const zoneProblem = retention.systemZone === true ? systemTimeZoneProblem() : undefined
+        if (zoneProblem !== undefined) process.stderr.write(`cidsync: ${safeText(zoneProblem)}\n`)
         const { forget } = await import('../../sync/index.js')
         const { publishNow } = await import('../../util/clock.js')
         const done = await forget(repository, { policy: retention.policy, now: publishNow(), timeZone: retention.timeZone, dryRun: options.dryRun === true, unmark: options.unmark })
