@@ -48,8 +48,11 @@ export function fileLog (index: Index, history: HistoryRows | undefined, folder:
   return fileTimeline(index, history, folder, path, activity, chain).versions
 }
 
-/** {@link fileLog}, with how many older versions only publishes a forget dropped held: not shown. */
-export function fileTimeline (index: Index, history: HistoryRows | undefined, folder: string, path: string, activity?: ContentActivity, chain?: string): { versions: FileVersion[], forgotten: number } {
+/**
+ * {@link fileLog}, with how many older versions only publishes a forget dropped held (not shown),
+ * and how many publishes the chain holds (undefined before it was walked).
+ */
+export function fileTimeline (index: Index, history: HistoryRows | undefined, folder: string, path: string, activity?: ContentActivity, chain?: string): { versions: FileVersion[], forgotten: number, publishes?: number } {
   const devices = index.entries.devices()
   const hostnames = new Map(devices.map(d => [d.id, d.hostname ?? '']))
   const byKey = new Map<string, { row: VersionRow, current: boolean }>()
@@ -79,5 +82,5 @@ export function fileTimeline (index: Index, history: HistoryRows | undefined, fo
         mtimeMs: row.mtime_ms, deleted: row.deleted === 1, stored, fetchable: row.deleted === 0 && row.cid !== null && fetchable(stored), current
       }
     })
-  return { versions, forgotten }
+  return { versions, forgotten, ...(kept === undefined ? {} : { publishes: kept.publishes }) }
 }

@@ -27,7 +27,8 @@ export interface HistoryFill {
  */
 export async function fillHistory (repository: Repository, rows: HistoryRows, start: string, chain: string, options: PastOptions = {}): Promise<HistoryFill> {
   const before = rows.head(chain)
-  if (before !== undefined && before !== start && rows.chainFrom(before)?.includes(start) === true) {
+  // Only a publish already walked can be an older one of that chain: a new head costs no walk here.
+  if (before !== undefined && before !== start && rows.hasPublish(start) && rows.chainFrom(before)?.includes(start) === true) {
     return { publishes: 0, segmentsFetched: 0, v1Skipped: 0, setBackFrom: before }
   }
   const clients = repository.home

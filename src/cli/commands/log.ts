@@ -47,9 +47,11 @@ export function registerLog (program: Command): void {
           const activity = (await contentActivity(config)).activity
           let oldestFirst: Array<FileVersion & { pruned?: boolean }> = []
           let forgotten = 0
+          let chainPublishes: number | undefined
           const timeline = (): FileVersion[] => {
             const found = fileTimeline(index, history, split.folder, split.path, activity, chainKey)
             forgotten = found.forgotten
+            chainPublishes = found.publishes
             return found.versions
           }
           if (options.cached === true) oldestFirst = timeline()
@@ -76,7 +78,7 @@ export function registerLog (program: Command): void {
           }
           // Newest first, as `history` and `git log` list; --reverse for the oldest first.
           const versions = options.reverse === true ? oldestFirst : [...oldestFirst].reverse()
-          const kept = { publishes: history.keptChain(chainKey)?.publishes ?? history.counts().publishes }
+          const kept = { publishes: chainPublishes ?? history.counts().publishes }
           if (options.json === true) {
             printJson({
               folder: split.folder, path: split.path, publishesKept: kept.publishes, forgottenVersions: forgotten, segmentsFetched: filled?.segmentsFetched ?? 0, v1Skipped: filled?.v1Skipped ?? 0,
