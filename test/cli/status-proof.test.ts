@@ -80,8 +80,9 @@ describe('the CLI never hands the status token to an unproven listener', () => {
       expect(result.stderr).toContain('did not prove it is this state dir\'s daemon')
       expect(result.stderr).toContain('[ERR_DAEMON_UNPROVEN]')
     }
-    // The fake was asked the challenge, never for /status.
-    expect(fake.seen.every(r => r.url.startsWith('/auth-challenge'))).toBe(true)
+    // The fake was asked only GETs, none carrying the token or a proof: the challenge, and /status
+    // without credentials, to say whose daemon it says it is. Nothing it said was shown as the status.
+    expect(fake.seen.every(r => r.method === 'GET' && r.headers.authorization === undefined && (r.url.startsWith('/auth-challenge') || r.url === '/status'))).toBe(true)
   })
 
   it('the daemon accepts a proof once, for the request it was made for, and still takes the bearer token', async () => {
