@@ -23,6 +23,9 @@ import { diskFull, RecordsAhead, removeDeadFetches, targetRoot, usableRecord } f
 import { byRangeWhereFew, fetchOrder, fixableInPlace, packOf, RESTORE_BATCH, RESTORE_CONCURRENCY, RESTORE_PACK_BATCH, RESTORE_MEMORY_BYTES, RESTORE_THREADS, sameAttrs, type Job } from './jobs.js'
 import { STATE_NAMES } from '../../config/index.js'
 
+
+/** Errors of a name's place, not of its content: another name of its hard-link group may still be made. */
+const PLACE_ERRORS = new Set(['EACCES', 'EPERM', 'ENOTDIR', 'EISDIR', 'ELOOP', 'ENAMETOOLONG', 'EROFS', 'EEXIST', 'ENOENT', 'EXDEV', 'EMLINK', 'EBUSY', 'ETXTBSY'])
 export { targetRoot, usableRecord } from './targets.js'
 export { RESTORE_CONCURRENCY } from './jobs.js'
 
@@ -217,6 +220,17 @@ export async function getFiles (repository: Repository, index: Index, init: GetF
       failed(err, row, at)
     }
   }
+  /**
+   * Names whose content could not be fetched or written (not their place): another name of their
+   * hard-link group would fetch the same content and fail the same way, so none is promoted.
+   */
+  const contentFailed = new Set<string>()
+  const failedFetching = (err: unknown, row: Entry, at: number): void => {
+    failed(err, row, at)
+    const code = (err as { code?: unknown } | undefined)?.code
+    // An error of the name's place (its directory) is not the content's: another place may take it.
+    if (typeof code !== 'string' || !PLACE_ERRORS.has(code)) contentFailed.add(`${row.folder}/${row.path}`)
+  }
   const failed = (err: unknown, row: Entry, at: number): void => {
     if (init.signal?.aborted === true) throw err
     // One made there while the restore ran (checked absent): kept, as one found at the check is.
@@ -250,7 +264,7 @@ export async function getFiles (repository: Repository, index: Index, init: GetF
   }
   const durably = async (job: Job, unsealed: UnsealedFile): Promise<void> => {
     // Its outcome comes once its batch is durable and renamed; this slot goes on to the next file.
-    await durable.add(unsealed, (err) => { if (err === undefined) written(job); else failed(err, job.row, job.at) })
+    await durable.add(unsealed, (err) => { if (err === undefined) written(job); else failedFetching(err, job.row, job.at) })
   }
   /** Files of one pack, read once and sent to a sealing thread together. */
   const bringPack = async (jobs: readonly Job[]): Promise<void> => {
@@ -262,7 +276,7 @@ export async function getFiles (repository: Repository, index: Index, init: GetF
         await durably(job, answer)
       } catch (err) {
         try {
-          failed(err, job.row, job.at)
+          failedFetching(err, job.row, job.at)
         } catch (stopped) {
           // The run was given up: the batch's files verified but not yet added are no batch's to
           // remove, so they are removed here (their descriptors close with the threads).
@@ -286,7 +300,7 @@ export async function getFiles (repository: Repository, index: Index, init: GetF
       const stream = job.streamed && streamOf !== undefined ? (cid: string, maxBytes: number, signal?: AbortSignal, range?: ByteRange) => streamOf(cid, { maxBytes, signal, lend: true, range }) : undefined
       await durably(job, await unsealFile({ ...file, memory, pool, stream, byRange: job.byRange }))
     } catch (err) {
-      failed(err, row, at)
+      failedFetching(err, row, at)
     }
   }
   /** Checks and brings back `rows` from `from` on, made durable and renamed. */
@@ -321,7 +335,7 @@ export async function getFiles (repository: Repository, index: Index, init: GetF
     // to that one. Bounded: each round takes a name off the links.
     const rounds = linked.length
     for (let round = 0; round < rounds; round++) {
-      const promoted = promoteKeptFirsts(linked, new Set(outcomes.flatMap(o => o?.outcome === 'kept-different' || o?.outcome === 'failed' ? [o.path] : [])))
+      const promoted = promoteKeptFirsts(linked, new Set(outcomes.flatMap(o => o?.outcome === 'kept-different' || (o?.outcome === 'failed' && !contentFailed.has(o.path)) ? [o.path] : [])))
       if (promoted.rows.length === 0) break
       linked = promoted.linked
       const from = rows.length
