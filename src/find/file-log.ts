@@ -71,7 +71,8 @@ export function fileTimeline (index: Index, history: HistoryRows | undefined, fo
   const held = ({ row, current }: { row: VersionRow, current: boolean }): boolean => current || kept === undefined || kept.held(row.device_id, row.seq, next.get(`${row.device_id}\n${row.seq}`))
   const shown = [...byKey.values()].filter(held)
   // A device no publish of the chain holds rows of is another history's (another namespace): not forgotten here.
-  const forgotten = [...byKey.values()].filter(v => !held(v) && kept?.knows(v.row.device_id) === true).length
+  // One newer than every publish of the chain (a mirror behind, a pointer set back) was not forgotten either.
+  const forgotten = [...byKey.values()].filter(v => !held(v) && kept?.reaches(v.row.device_id, v.row.seq) === true).length
   const versions = shown
     .sort((a, b) => a.row.updated_at - b.row.updated_at || a.row.seq - b.row.seq || (a.row.device_id < b.row.device_id ? -1 : 1))
     .map(({ row, current }) => {
