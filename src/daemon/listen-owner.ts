@@ -2,6 +2,9 @@ import { formatListenAddress, type Config, type ListenAddress } from '../config/
 import { ListenError } from '../errors.js'
 import { loopbackRequest } from '../util/loopback-request.js'
 
+/** Longer than any path a system takes (PATH_MAX is 4096 bytes on Linux). */
+const MAX_STATE_DIR_CHARS = 4096
+
 /** Who holds a status address: another cidsync daemon, as its own `/status` says. */
 export interface OtherDaemon { readonly pid: number, readonly stateDir: string, readonly version: string }
 
@@ -17,6 +20,9 @@ export async function otherDaemonAt (address: ListenAddress): Promise<OtherDaemo
     if (answer.statusCode !== 200) return undefined
     const doc = JSON.parse(text) as Record<string, unknown>
     if (typeof doc.pid !== 'number' || typeof doc.stateDir !== 'string' || typeof doc.version !== 'string') return undefined
+    // Only what a daemon could say is believed: a pid, and a path no longer than a path can be
+    // (it is printed; what holds the port proved nothing and may say anything).
+    if (!Number.isSafeInteger(doc.pid) || doc.pid <= 0 || doc.stateDir.length === 0 || doc.stateDir.length > MAX_STATE_DIR_CHARS || doc.version.length > 100) return undefined
     return { pid: doc.pid, stateDir: doc.stateDir, version: doc.version }
   } catch {
     return undefined
