@@ -23,11 +23,11 @@ import { diskFull, RecordsAhead, removeDeadFetches, targetRoot, usableRecord } f
 import { byRangeWhereFew, fetchOrder, fixableInPlace, packOf, RESTORE_BATCH, RESTORE_CONCURRENCY, RESTORE_PACK_BATCH, RESTORE_MEMORY_BYTES, RESTORE_THREADS, sameAttrs, type Job } from './jobs.js'
 import { STATE_NAMES } from '../../config/index.js'
 
+export { targetRoot, usableRecord } from './targets.js'
+export { RESTORE_CONCURRENCY } from './jobs.js'
 
 /** Errors of a name's place, not of its content: another name of its hard-link group may still be made. */
 const PLACE_ERRORS = new Set(['EACCES', 'EPERM', 'ENOTDIR', 'EISDIR', 'ELOOP', 'ENAMETOOLONG', 'EROFS', 'EEXIST', 'ENOENT', 'EXDEV', 'EMLINK', 'EBUSY', 'ETXTBSY'])
-export { targetRoot, usableRecord } from './targets.js'
-export { RESTORE_CONCURRENCY } from './jobs.js'
 
 export interface GetFilesInit extends ProgressOptions<GetFilesProgress> {
   /** The rows to bring back (this device's index, or a past one), chosen by the caller. */

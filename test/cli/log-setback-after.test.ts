@@ -4,13 +4,13 @@ import { writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { EXTERNAL, localServiceUnderTest } from '../helpers/service.js'
 import { useTempDir } from '../helpers/temp-dir.js'
-import { contentDevice, ok, type ContentDevice } from '../cli/content-devices.js'
+import { contentDevice, ok, type ContentDevice } from './content-devices.js'
 
 interface LogJson { publishesKept: number, forgottenVersions: number, versions: Array<{ cid: string, size: number, current: boolean, device: string, seq: number }> }
 const logOf = async (d: ContentDevice, extra: string[] = []): Promise<LogJson> => JSON.parse((await ok(d, ['log', 'notes/doc.bin', '--json', ...extra])).stdout) as LogJson
 const heads = async (d: ContentDevice): Promise<string[]> => (JSON.parse((await ok(d, ['history', '--json'])).stdout) as Array<{ cid: string }>).map(r => r.cid)
 
-describe.skipIf(EXTERNAL)('recheck: log after a set-back pointer', () => {
+describe.skipIf(EXTERNAL)('log after a set-back pointer', () => {
   it('after a set back, a snapshot on top (the documented recovery) moves the head; nothing is called forgotten', async () => {
     const root = await useTempDir()
     const service = await localServiceUnderTest({ dir: join(root, 'service'), pageSize: 1000 })
