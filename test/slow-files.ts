@@ -66,8 +66,6 @@ export const SLOW_FILES: readonly string[] = [
   'test/cli/log-pruned.test.ts',
   'test/cli/log-chain.test.ts',
   'test/cli/log-forget-devices.test.ts',
-  'test/cli/log-setback-after.test.ts',
-  'test/cli/log-mirror-behind.test.ts',
   'test/cli/hard-link-groups.test.ts',
   'test/cli/snapshot-folder-error.test.ts',
   'test/cli/status-client.test.ts',
