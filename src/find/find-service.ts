@@ -4,7 +4,7 @@ import { SearchCache } from './search-cache.js'
 import { HISTORY_ROWS_FILE, HistoryRows } from './history-rows.js'
 import { find, type FindQuery } from './find.js'
 import { where } from './where.js'
-import { fileLog } from './file-log.js'
+import { fileTimeline } from './file-log.js'
 import { browse } from './browse.js'
 import { NotReadyError } from '../errors.js'
 import type { ContentActivity } from './stored-state.js'
@@ -55,11 +55,12 @@ export class FindService {
   log (folder: string, path: string): object {
     const index = this.ready()
     this.history ??= new HistoryRows(join(this.stateDir, HISTORY_ROWS_FILE))
+    const timeline = fileTimeline(index, this.history, folder, path, this.activity(), this.chain)
     return {
       folder,
       path,
-      publishesKept: (this.chain === undefined ? undefined : this.history.keptChain(this.chain)?.publishes) ?? this.history.counts().publishes,
-      versions: fileLog(index, this.history, folder, path, this.activity(), this.chain).map(v => ({ ...v, at: new Date(v.at).toISOString(), mtime: new Date(v.mtimeMs).toISOString() }))
+      publishesKept: timeline.publishes ?? this.history.counts().publishes,
+      versions: timeline.versions.map(v => ({ ...v, at: new Date(v.at).toISOString(), mtime: new Date(v.mtimeMs).toISOString() }))
     }
   }
 

@@ -47,8 +47,6 @@ export function historyChainKey (namespace: string, network: string, from = ''):
 export interface KeptChain {
   readonly publishes: number
   held: (deviceId: string, seq: number, nextSeq: number | undefined) => boolean
-  /** Whether any publish of the chain holds rows of the device (else its rows are another history's). */
-  knows: (deviceId: string) => boolean
   /**
    * Whether a publish of the chain holds the device's rows up to `seq` or past it. A version it does
    * not reach is newer than the chain's head (a mirror behind, a pointer set back): not forgotten.
@@ -156,7 +154,6 @@ export class HistoryRows {
     }
     return {
       publishes: cids.length,
-      knows: (deviceId) => seqs.has(deviceId),
       reaches: (deviceId, seq) => ((seqs.get(deviceId) ?? []).at(-1) ?? -Infinity) >= seq,
       held: (deviceId, seq, nextSeq) => {
         const list = seqs.get(deviceId)

@@ -57,8 +57,8 @@ describe('the chain the history rows are shown for', () => {
     try {
       rows.notePublishes([publish('p1', null, [['a', 3]])], 'p1', MINE)
       rows.notePublishes([publish('o1', null, [['b', 1]])], 'o1', historyChainKey('other', 'mainnet'))
-      expect(rows.keptChain(MINE)?.knows('a')).toBe(true)
-      expect(rows.keptChain(MINE)?.knows('b')).toBe(false)
+      expect(rows.keptChain(MINE)?.reaches('a', 3)).toBe(true)
+      expect(rows.keptChain(MINE)?.reaches('b', 1)).toBe(false)
       expect(rows.keptChain(historyChainKey('default', 'testnet'))).toBeUndefined()
       rows.notePublishes([publish('A', 'B', [['a', 5]]), publish('B', 'A', [['a', 3]])], 'A', MINE)
       expect(rows.keptChain(MINE)).toBeUndefined()
