@@ -2,7 +2,7 @@ import type { Logger } from 'pino'
 import { NotReadyError, PruneDeletesRefusedError } from '../errors.js'
 import { publishNow } from '../util/clock.js'
 import { forget } from './forget/index.js'
-import { prune } from './prune/index.js'
+import { prune, type RepackInit } from './prune/index.js'
 import { PrunePlanner } from './prune-planner.js'
 import type { Repository } from './repository.js'
 import { Scheduler } from './scheduler.js'
@@ -51,6 +51,8 @@ export interface RetentionJobComponents {
   readonly reclaim?: () => Promise<unknown>
   /** Whether the embedded service has space to reclaim though nothing was deleted now (a reclaim cut short). */
   readonly reclaimDue?: () => Promise<boolean>
+  /** This device's index, where a prune's repack records what it moved. */
+  readonly repack?: RepackInit
 }
 
 /**
@@ -137,11 +139,11 @@ export class RetentionJob {
     try {
       const now = publishNow()
       const forgot = await forget(repository, { policy: retention.policy, now, timeZone: retention.timeZone })
-      const pruned = await prune(repository, { marginMs: retention.pruneMarginSeconds * 1000, now })
+      const pruned = await prune(repository, { marginMs: retention.pruneMarginSeconds * 1000, now, ...(this.components.repack === undefined ? {} : { repack: this.components.repack }) })
       const deleted = pruned.deleted.root + pruned.deleted.content + pruned.deleted.segment + pruned.deleted.manifest
       this.lastRun = { at: now.toISOString(), kept: forgot.kept, forgotten: forgot.forgotten, deleted, bytes: pruned.bytes }
       this.lastError = null
-      logger.info({ kept: forgot.kept, forgotten: forgot.forgotten, deleted, bytes: pruned.bytes }, 'retention: forgot and pruned')
+      logger.info({ kept: forgot.kept, forgotten: forgot.forgotten, deleted, bytes: pruned.bytes, repacked: pruned.repacked }, 'retention: forgot and pruned')
       if (deleted > 0 || await this.components.reclaimDue?.() === true) await this.components.reclaim?.()
       if (forgot.forgotten > 0 || deleted > 0) await this.components.drill()
       // Shown as the run's error, not thrown: the service refuses the same objects on every try, so

@@ -91,7 +91,8 @@ export class SyncRunner {
       drillFailed: () => this.restorable()?.ok === false,
       drill: async () => { await this.drilling.runNow('after a prune') },
       reclaim: components.reclaim,
-      reclaimDue: components.reclaimDue
+      reclaimDue: components.reclaimDue,
+      repack: { index: components.index, deviceId: components.deviceId, hostname: components.hostname ?? hostname() }
     })
     this.drilling = new Scheduler<VerifyResult>({
       timing: () => ({ cron: this.config.verify.schedule }),

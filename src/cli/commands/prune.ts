@@ -5,6 +5,8 @@ import { exactSpanText } from '../../retention/index.js'
 import { countOf, formatBytes, printJson } from '../format.js'
 import { action } from '../run.js'
 import { explainMissingPointer, withService } from '../service-command.js'
+import { holdForRepack } from '../prune-repack.js'
+import type { Repacked } from '../../sync/index.js'
 import type { ServiceConnection } from '../../connect/index.js'
 import type { ReclaimResult } from '../../local-service/index.js'
 
@@ -51,11 +53,13 @@ export function registerPrune (program: Command): void {
         // Counted as batches go, so a prune that fails midway says what it did, and that a rerun finishes.
         let deletedSoFar = { objects: 0, bytes: 0 }
         const onProgress = (event: { type: string, detail?: unknown }): void => { if (event.type === 'prune:deleted') deletedSoFar = event.detail as typeof deletedSoFar }
-        const done = await prune(repository, { marginMs: retention.pruneMarginSeconds * 1000, now: publishNow(), dryRun: options.dryRun === true, onProgress })
+        const hold = await holdForRepack(config, options.dryRun === true)
+        const done = await prune(repository, { marginMs: retention.pruneMarginSeconds * 1000, now: publishNow(), dryRun: options.dryRun === true, onProgress, ...(hold.init === undefined ? {} : { repack: hold.init }) })
           .catch((err: unknown) => {
             if (deletedSoFar.objects > 0 && options.json !== true) process.stderr.write(`cidsync: the prune deleted ${countOf(deletedSoFar.objects, 'object', 'objects')} (${formatBytes(deletedSoFar.bytes)}) before it failed; run \`cidsync prune\` again: it finishes what is left\n`)
             throw explainMissingPointer(err, config)
           })
+          .finally(() => { hold.release() })
         const objects = done.deleted.root + done.deleted.content + done.deleted.segment + done.deleted.manifest
         // The embedded service gives the space back now; a remote one reclaims on its own. With
         // nothing deleted, still when one is due: a prune killed during its reclaim is finished so.
@@ -64,7 +68,7 @@ export function registerPrune (program: Command): void {
         // A partial prune says what it did, then fails: never exit 0 with objects left it should delete.
         const refused = done.refused !== undefined && done.refused.objects > 0 ? new PruneDeletesRefusedError(done.refused) : undefined
         if (options.json === true) {
-          printJson({ dryRun: options.dryRun === true, ...done, reclaimed: space ?? null })
+          printJson({ dryRun: options.dryRun === true, ...done, reclaimed: space ?? null, ...(hold.skipped === undefined ? {} : { repackSkipped: hold.skipped }) })
           if (refused !== undefined) throw refused
           return
         }
@@ -78,6 +82,7 @@ export function registerPrune (program: Command): void {
         if (done.othersForgotten > 0) {
           process.stdout.write(`${countOf(done.othersForgotten, 'publish', 'publishes')} of other devices ${options.dryRun === true ? 'would go' : 'went'}: their plain roots may still hold those blocks on the service; run \`cidsync prune\` on each device too (a daemon does on its schedule)\n`)
         }
+        repackLines(done.repacked, hold.skipped, options.dryRun === true)
         if (space !== undefined) {
           process.stdout.write('error' in space
             ? `the embedded service could not give the space back now (${space.error}); a later prune tries again\n`
@@ -102,5 +107,21 @@ async function reclaimed (reclaim: NonNullable<ServiceConnection['reclaim']>): P
     return await reclaim()
   } catch (err) {
     return { error: (err as Error).message }
+  }
+}
+
+/** What the repack did, would do, or why it did not: its old packs go only at a prune after a publish. */
+function repackLines (repacked: Repacked | undefined, skipped: string | undefined, dryRun: boolean): void {
+  if (repacked === undefined) return
+  const packs = countOf(repacked.packs, 'mostly dead pack', 'mostly dead packs')
+  const copied = `${countOf(repacked.blobs, 'live file', 'live files')} (${formatBytes(repacked.bytes)})`
+  if (repacked.packs > 0 && skipped !== undefined) process.stdout.write(`${packs} not repacked (${formatBytes(repacked.freed)} unused): ${skipped}\n`)
+  else if (repacked.packs > 0 && dryRun) process.stdout.write(`would repack ${packs}: ${copied} copied into new packs, to free ${formatBytes(repacked.freed)}\n`)
+  else if (repacked.packs > 0) {
+    process.stdout.write(`repacked ${packs}: ${copied} copied into ${countOf(repacked.made, 'new pack', 'new packs')}; ` +
+      `the old ones (${formatBytes(repacked.freed)} unused) go at the next prune after a publish (the daemon's, or \`cidsync snapshot\`)\n`)
+  }
+  if (repacked.waiting > 0) {
+    process.stdout.write(`${countOf(repacked.waiting, 'pack', 'packs')} repacked before ${repacked.waiting === 1 ? 'waits' : 'wait'} for a publish to name the new copy; the next prune after it deletes ${repacked.waiting === 1 ? 'it' : 'them'}\n`)
   }
 }

@@ -29,7 +29,8 @@ export class ObjectSets {
     this.db.exec(`CREATE TABLE live_files (cid TEXT PRIMARY KEY) WITHOUT ROWID;
       CREATE TABLE live (cid TEXT PRIMARY KEY) WITHOUT ROWID;
       CREATE TABLE candidates (cid TEXT PRIMARY KEY, kind TEXT NOT NULL, rank INTEGER NOT NULL, size INTEGER, stored_at INTEGER) WITHOUT ROWID;
-      CREATE TABLE records (file TEXT NOT NULL, object TEXT NOT NULL, PRIMARY KEY (file, object)) WITHOUT ROWID;
+      CREATE TABLE records (file TEXT NOT NULL, device TEXT NOT NULL, key TEXT NOT NULL, seq INTEGER NOT NULL, object TEXT NOT NULL,
+        offset INTEGER NOT NULL, length INTEGER, parts INTEGER NOT NULL, PRIMARY KEY (file, device, key, seq, object, offset)) WITHOUT ROWID;
       CREATE TABLE rows (device TEXT NOT NULL, folder TEXT NOT NULL, path TEXT NOT NULL, seq INTEGER NOT NULL, cid TEXT, deleted INTEGER NOT NULL,
         PRIMARY KEY (device, folder, path, seq)) WITHOUT ROWID;
       CREATE TABLE tos (device TEXT NOT NULL, seq INTEGER NOT NULL, PRIMARY KEY (device, seq)) WITHOUT ROWID;
@@ -60,9 +61,15 @@ export class ObjectSets {
               ORDER BY device_id, folder, path, seq ON CONFLICT DO NOTHING`)
         // A segment from before content records has no table for them.
         if (this.db.prepare("SELECT 1 FROM named.sqlite_master WHERE type = 'table' AND name = 'content'").get() === undefined) return
-        this.db.exec(`INSERT INTO records (file, object) SELECT c.cid, json_extract(part.value, '$[0]')
+        // Each version of each record, one row per object it names. Offsets and lengths that are
+        // not integers are kept as unknown: such a blob is never moved by a repack.
+        this.db.exec(`INSERT INTO records (file, device, key, seq, object, offset, length, parts)
+          SELECT c.cid, c.device_id, COALESCE(c.key_id, '') || '/' || COALESCE(c.sealing, ''), COALESCE(c.seq, 0), json_extract(part.value, '$[0]'),
+            CASE WHEN json_type(part.value, '$[1]') = 'integer' THEN json_extract(part.value, '$[1]') ELSE -1 END,
+            CASE WHEN json_type(part.value, '$[2]') = 'integer' THEN json_extract(part.value, '$[2]') END,
+            json_array_length(c.objects)
           FROM named.content c, json_each(CASE WHEN json_valid(c.objects) AND json_type(c.objects) = 'array' THEN c.objects ELSE '[]' END) part
-          WHERE part.type = 'array' AND json_type(part.value, '$[0]') = 'text' ORDER BY 1, 2 ON CONFLICT DO NOTHING`)
+          WHERE part.type = 'array' AND json_type(part.value, '$[0]') = 'text' ORDER BY 1, 2, 3, 4, 5, 6 ON CONFLICT DO NOTHING`)
       })()
     } finally {
       this.db.exec('DETACH DATABASE named')
@@ -75,8 +82,12 @@ export class ObjectSets {
   }
 
   /**
-   * Once every kept segment is read: an object a record of a live file names is kept; every other
-   * object a record names is a candidate. An object holding a live file and a dead one is kept.
+   * Once every kept segment is read: an object the newest version of a record of a live file names
+   * is kept; every other object a record names is a candidate. An object holding a live file and a
+   * dead one is kept. An older version of a record (its blob copied into a new pack by a repack)
+   * keeps nothing: a restore of a publish that holds it reads the newest version instead, whose
+   * bytes are the same (convergent sealing). Newest is per device and key: another key's
+   * version is no replacement.
    */
   settleRecords (): void {
     // A version of a path is live when a kept publish's sequence for its device falls between it
@@ -87,8 +98,30 @@ export class ObjectSets {
       WHERE cid IS NOT NULL AND deleted = 0
         AND EXISTS (SELECT 1 FROM tos t WHERE t.device = r.device AND t.seq >= r.seq AND (r.next IS NULL OR t.seq < r.next))
       ORDER BY cid ON CONFLICT DO NOTHING`)
-    this.db.exec(`INSERT INTO live (cid) SELECT DISTINCT object FROM records WHERE file IN (SELECT cid FROM live_files) ORDER BY object ON CONFLICT DO NOTHING;
+    this.db.exec(`CREATE TABLE newest AS SELECT r.file, r.device, r.key, r.object, r.offset, r.length, r.parts FROM records r
+        WHERE r.file IN (SELECT cid FROM live_files)
+          AND r.seq = (SELECT MAX(n.seq) FROM records n WHERE n.file = r.file AND n.device = r.device AND n.key = r.key);
+      CREATE INDEX newest_object ON newest (object);
+      INSERT INTO live (cid) SELECT DISTINCT object FROM newest ORDER BY object ON CONFLICT DO NOTHING;
       INSERT INTO candidates (cid, kind, rank) SELECT DISTINCT object, 'content', 0 FROM records ORDER BY object ON CONFLICT DO NOTHING;`)
+  }
+
+  /**
+   * Each live content object as the store listed it, with the bytes of the blobs live records
+   * name in it, and whether a repack may move them: every such record is `device`'s, names one
+   * object, with known offsets, under sealed content. Most dead share first.
+   */
+  livePacks (device: string): Array<{ cid: string, size: number, storedAt: number | null, liveBytes: number, movable: boolean }> {
+    return this.db.prepare(`SELECT c.cid, c.size, c.stored_at AS storedAt, b.liveBytes, m.movable FROM candidates c
+      JOIN (SELECT object, SUM(length) AS liveBytes FROM (SELECT DISTINCT object, offset, length FROM newest WHERE length IS NOT NULL) GROUP BY object) b ON b.object = c.cid
+      JOIN (SELECT object, MIN(device = ? AND parts = 1 AND offset >= 0 AND length IS NOT NULL AND key LIKE '%/aes-256-gcm/1') AS movable FROM newest GROUP BY object) m ON m.object = c.cid
+      WHERE c.kind = 'content' AND c.size IS NOT NULL ORDER BY CAST(c.size - b.liveBytes AS REAL) / MAX(c.size, 1) DESC, c.cid`)
+      .all(device).map(r => ({ ...(r as { cid: string, size: number, storedAt: number | null, liveBytes: number }), movable: (r as { movable: number }).movable === 1 }))
+  }
+
+  /** The live blobs of a content object, by offset: the file, where it lies, how long. */
+  liveBlobs (object: string): Array<{ file: string, offset: number, length: number }> {
+    return this.db.prepare('SELECT DISTINCT file, offset, length FROM newest WHERE object = ? AND length IS NOT NULL ORDER BY offset, file').all(object) as Array<{ file: string, offset: number, length: number }>
   }
 
   live (cids: Iterable<string>): void {

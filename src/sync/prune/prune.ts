@@ -17,6 +17,7 @@ import { announceDead, dropPreviousList, withinListBound } from './announce-dead
 import { checkOwnPublishHeld } from './own-publish-held.js'
 import { Refusals, type RefusedDeletes } from './refusals.js'
 import { readNames } from './segment-names.js'
+import { planRepack, plannedCounts, repack, type RepackInit, type Repacked, type RepackProgress } from './repack.js'
 
 /** Objects deleted a call at a time: a service reads its listing's head once a batch. Crash tests make it small. */
 const DELETE_BATCH = testKnob('CIDSYNC_TEST_PRUNE_BATCH', 500)
@@ -25,6 +26,7 @@ const DELETE_BATCH = testKnob('CIDSYNC_TEST_PRUNE_BATCH', 500)
 export type PruneProgress =
   | ProgressEvent<'prune:read', { readonly segments: number }>
   | ProgressEvent<'prune:deleted', { readonly objects: number, readonly bytes: number }>
+  | RepackProgress
 
 export interface PruneInit extends ProgressOptions<PruneProgress> {
   /** An object stored less than this long ago is never deleted (ms). */
@@ -32,6 +34,11 @@ export interface PruneInit extends ProgressOptions<PruneProgress> {
   readonly now: Date
   /** Plan only: nothing is deleted. */
   readonly dryRun?: boolean
+  /**
+   * Where a repack records what it moves: this device's index, held by this process alone.
+   * Without it, mostly dead packs stay whole (a daemon holds the index; its own prune repacks).
+   */
+  readonly repack?: RepackInit
 }
 
 /** What a prune found and did, by kind. */
@@ -56,6 +63,8 @@ export interface Pruned {
   readonly held: { readonly objects: number, readonly bytes: number }
   /** Objects the store refused to delete: they stay. Absent in a dry run, which asks nothing. */
   readonly refused?: RefusedDeletes
+  /** Mostly dead packs whose live blobs were copied into new packs; absent without `repack`. */
+  readonly repacked?: Repacked
 }
 
 /**
@@ -137,7 +146,8 @@ export async function prune (repository: Repository, init: PruneInit): Promise<P
     const bytes = dead.reduce((sum, d) => sum + d.size, 0)
     if (init.dryRun === true) {
       for (const d of dead) deleted[d.kind]++
-      return notePruned(repository, init, { ...result, deleted, bytes })
+      const repacked = init.repack === undefined ? {} : { repacked: plannedCounts(planRepack(sets, init.repack)) }
+      return notePruned(repository, init, { ...result, deleted, bytes, ...repacked })
     }
     // Announced before the pointer is read again: a publish that moves it after that read finds the list.
     const list = await announceDead(repository, dead, init.signal)
@@ -151,7 +161,16 @@ export async function prune (repository: Repository, init: PruneInit): Promise<P
     const seen = walk.uploads ? (cids: readonly string[]): UploadsSeen => ({ uploads: sets.uploadsOf(cids), newestAt: walk.newestAt }) : undefined
     const done = await deleteDead(repository, dead, { signal: init.signal, storedBefore: Math.min(before, list.storedAt ?? before), seen, onProgress: init.onProgress })
     await dropPreviousList(repository, list.previous, init.signal)
-    return notePruned(repository, init, { ...result, ...done })
+    // After the deletes: a repack deletes nothing, and a failed one leaves the prune's work done.
+    let repacked: Repacked | undefined
+    try {
+      if (init.repack?.planOnly === true) repacked = plannedCounts(planRepack(sets, init.repack))
+      else if (init.repack !== undefined) repacked = await repack(repository, planRepack(sets, init.repack), { ...init.repack, dir, signal: init.signal, onProgress: init.onProgress })
+    } catch (err) {
+      notePruned(repository, init, { ...result, ...done })
+      throw err
+    }
+    return notePruned(repository, init, { ...result, ...done, ...(repacked === undefined ? {} : { repacked }) })
   } finally {
     sets.close()
   }

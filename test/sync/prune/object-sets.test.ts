@@ -8,17 +8,18 @@ import { useTempDir } from '../../helpers/temp-dir.js'
 const A = 'aaaaaaaa-0000-4000-8000-000000000000'
 
 /** An index database with the columns a prune reads: these entries and content records. */
-function indexDatabase (path: string, entries: ReadonlyArray<[path: string, seq: number, cid: string | null, deleted: number]>, records: ReadonlyArray<[cid: string, objects: string]>): void {
+function indexDatabase (path: string, entries: ReadonlyArray<[path: string, seq: number, cid: string | null, deleted: number]>, records: ReadonlyArray<[cid: string, objects: string, seq?: number, device?: string, key?: string]>): void {
   const db = new Database(path)
   try {
     db.exec(`CREATE TABLE entries (device_id TEXT NOT NULL, folder TEXT NOT NULL, path TEXT NOT NULL, seq INTEGER NOT NULL, cid TEXT, deleted INTEGER NOT NULL,
         PRIMARY KEY (device_id, folder, path)) WITHOUT ROWID;
-      CREATE TABLE content (device_id TEXT NOT NULL, cid TEXT NOT NULL, objects TEXT NOT NULL, PRIMARY KEY (device_id, cid)) WITHOUT ROWID;`)
+      CREATE TABLE content (device_id TEXT NOT NULL, cid TEXT NOT NULL, sealing TEXT NOT NULL, key_id TEXT NOT NULL, objects TEXT NOT NULL, seq INTEGER NOT NULL,
+        PRIMARY KEY (device_id, cid)) WITHOUT ROWID;`)
     const entry = db.prepare('INSERT INTO entries VALUES (?, ?, ?, ?, ?, ?)')
-    const record = db.prepare('INSERT INTO content VALUES (?, ?, ?)')
+    const record = db.prepare('INSERT INTO content VALUES (?, ?, ?, ?, ?, ?)')
     db.transaction(() => {
       for (const [p, seq, cid, deleted] of entries) entry.run(A, 'notes', p, seq, cid, deleted)
-      for (const [cid, objects] of records) record.run(A, cid, objects)
+      for (const [cid, objects, seq, device, key] of records) record.run(device ?? A, cid, 'aes-256-gcm/1', key ?? 'k1', objects, seq ?? 1)
     })()
   } finally {
     db.close()
@@ -104,6 +105,41 @@ describe('a prune\'s working sets, filled from index databases', () => {
       const named = [...new Set(odd.flatMap(json => objectCidsOf(json)))].sort()
       expect(named).toContain('o-escaped')
       expect(deadOf(sets, [...named, 'o-nested', 'o-object', 'o-flat', 'o-in-map', 'o-string', 'o-trailing', 'o-quoted'])).toEqual(named)
+    } finally {
+      sets.close()
+    }
+  })
+  it('an older version of a record keeps nothing; another device\'s or another key\'s version keeps its own', async () => {
+    const dir = await useTempDir()
+    const B = 'bbbbbbbb-0000-4000-8000-000000000000'
+    const base = join(dir, 'base.sqlite')
+    const delta = join(dir, 'delta.sqlite')
+    // Three live files packed in object-x; a fourth, deleted, too.
+    indexDatabase(base, [['a', 1, 'file-a', 0], ['b', 2, 'file-b', 0], ['c', 3, 'file-c', 0], ['d', 4, 'file-d', 1]], [
+      ['file-a', JSON.stringify([['object-x', 0, 100]]), 5],
+      ['file-b', JSON.stringify([['object-x', 100, 50]]), 6],
+      ['file-c', JSON.stringify([['object-y', 0, 70]]), 7],
+      ['file-d', JSON.stringify([['object-x', 150, 850]]), 8]
+    ])
+    // The delta moves a's blob to object-new (a repack); b's and c's stay where they were.
+    indexDatabase(delta, [], [
+      ['file-a', JSON.stringify([['object-new', 0, 100]]), 9],
+      ['file-c', JSON.stringify([['object-z', 0, 70]]), 3, B],
+      ['file-b', JSON.stringify([['object-w', 0, 50]]), 10, A, 'k2']
+    ])
+    const sets = new ObjectSets(join(dir, 'sets.sqlite'))
+    try {
+      sets.take(base, false)
+      sets.take(delta, false)
+      sets.keptAt(A, 10)
+      sets.settleRecords()
+      for (const [cid, size] of [['object-x', 1000], ['object-y', 70], ['object-z', 70], ['object-new', 100], ['object-w', 50]] as const) sets.listed(cid, size, 0)
+      const packs = sets.livePacks(A)
+      // object-x: only b's 50 bytes live (a's newest version names object-new), and A's alone: movable.
+      expect(packs[0]).toEqual({ cid: 'object-x', size: 1000, storedAt: 0, liveBytes: 50, movable: true })
+      expect(sets.liveBlobs('object-x')).toEqual([{ file: 'file-b', offset: 100, length: 50 }])
+      expect(packs.find(p => p.cid === 'object-z')?.movable).toBe(false)
+      expect(sets.dead(1).map(d => d.cid)).toEqual([])
     } finally {
       sets.close()
     }

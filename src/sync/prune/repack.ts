@@ -1,0 +1,167 @@
+import { closeSync, openSync, writeSync } from 'node:fs'
+import { rm } from 'node:fs/promises'
+import { join } from 'node:path'
+import { PACK_MAX_BLOBS, PACK_MAX_BYTES, processUploadGate } from '../../custody/index.js'
+import type { Index, StoredContentRow } from '../../index/index.js'
+import { failpoint } from '../../util/failpoint.js'
+import type { ProgressEvent } from '../../util/progress.js'
+import { SNAPSHOT_PROFILE } from '../read/index.js'
+import type { Repository } from '../repository.js'
+import type { ObjectSets } from './object-sets.js'
+
+/** What a repack writes with: this device's index, to record where each moved blob lies now. */
+export interface RepackInit {
+  readonly index: Index
+  readonly deviceId: string
+  readonly hostname: string
+  /** Count what a repack would move, and move nothing: another process holds the index. */
+  readonly planOnly?: boolean
+}
+
+/** What a repack did (or, in a dry run, would do). */
+export interface Repacked {
+  /** Old packs whose live blobs were copied into new packs. */
+  readonly packs: number
+  readonly blobs: number
+  /** Live bytes copied. */
+  readonly bytes: number
+  /** What the old packs hold that no kept publish needs: freed once a publish names the new packs and a prune runs. */
+  readonly freed: number
+  /** New packs uploaded. */
+  readonly made: number
+  /** Packs an earlier run repacked, whose old copy waits for a publish to name the new one. */
+  readonly waiting: number
+}
+
+export type RepackProgress = ProgressEvent<'prune:repacked', { readonly packs: number, readonly bytes: number }>
+
+/** The share of the content held that may stay unused: as restic's `prune --max-unused` default. */
+const MAX_UNUSED = 0.05
+/** The most bytes of old packs one run reads: the rest wait for the next run. */
+const MAX_READ_BYTES = 4 * 1024 ** 3
+
+interface Blob { readonly record: StoredContentRow, readonly offset: number, readonly length: number }
+interface PlannedPack { readonly cid: string, readonly size: number, readonly dead: number, readonly blobs: readonly Blob[] }
+
+/**
+ * Which live packs to rewrite (docs/retention.md, "Repack"): the most dead first, until what stays
+ * unused is at most {@link MAX_UNUSED} of the content held. Only packs whose every live blob this
+ * device's own record names, as this device's index still holds it: a pack another device's
+ * record names stays whole, and one an earlier run moved waits for the publish that names the move.
+ */
+export function planRepack (sets: ObjectSets, init: RepackInit): { packs: PlannedPack[], waiting: number } {
+  const live = sets.livePacks(init.deviceId)
+  const held = live.reduce((sum, p) => sum + p.size, 0)
+  let unused = live.reduce((sum, p) => sum + Math.max(0, p.size - p.liveBytes), 0)
+  const packs: PlannedPack[] = []
+  let waiting = 0
+  let read = 0
+  for (const pack of live) {
+    const dead = pack.size - pack.liveBytes
+    if (unused <= MAX_UNUSED * held || dead <= 0) break
+    if (!pack.movable) continue
+    const blobs = ownBlobs(sets, init, pack.cid)
+    if (blobs === undefined) {
+      waiting++
+      unused -= dead
+      continue
+    }
+    if (read + pack.size > MAX_READ_BYTES) break
+    read += pack.size
+    packs.push({ cid: pack.cid, size: pack.size, dead, blobs })
+    unused -= dead
+  }
+  return { packs, waiting }
+}
+
+/** The pack's live blobs with this device's records of them; undefined when a record names another place now. */
+function ownBlobs (sets: ObjectSets, init: RepackInit, cid: string): Blob[] | undefined {
+  const blobs: Blob[] = []
+  for (const { file, offset, length } of sets.liveBlobs(cid)) {
+    const record = init.index.content.lookup(file).find(r => r.deviceId === init.deviceId)
+    if (record === undefined || record.objects !== JSON.stringify([[cid, offset, length]])) return undefined
+    blobs.push({ record, offset, length })
+  }
+  return blobs
+}
+
+/** Only the count of a plan: what a dry run reports. */
+export function plannedCounts (plan: ReturnType<typeof planRepack>): Repacked {
+  const blobs = plan.packs.flatMap(p => p.blobs)
+  return { packs: plan.packs.length, blobs: blobs.length, bytes: blobs.reduce((s, b) => s + b.length, 0), freed: plan.packs.reduce((s, p) => s + p.dead, 0), made: 0, waiting: plan.waiting }
+}
+
+/**
+ * Copies the planned packs' live blobs, still sealed, into new packs, uploads each, then records
+ * each moved blob's new place as this device's record of its file (its next sequence number).
+ * Sealing is convergent, so the bytes are the same: any version of a file's record opens them.
+ * Nothing is deleted here. The old pack goes at a later prune, once the pointer's chain holds the
+ * new records: until then its newest record still names it. A kill before the records leaves an
+ * upload no record names; the next run copies the same blobs again.
+ */
+export async function repack (repository: Repository, plan: ReturnType<typeof planRepack>, init: RepackInit & { readonly dir: string, readonly signal?: AbortSignal, readonly onProgress?: (event: RepackProgress) => void }): Promise<Repacked> {
+  const { config, store } = repository
+  const gate = processUploadGate(config.content.uploadRate, config.content.concurrency)
+  const spool = join(init.dir, `repack-${process.pid}.pack`)
+  const counts = { ...plannedCounts(plan) }
+  let pending: Array<Blob & { readonly at: number }> = []
+  let size = 0
+  let made = 0
+  let fd: number | undefined
+  const flush = async (): Promise<void> => {
+    if (fd === undefined) return
+    closeSync(fd)
+    fd = undefined
+    const cid = await gate.slots.run(async () => (await repository.objects.put(spool, SNAPSHOT_PROFILE, {
+      name: 'cidsync-pack.sealed', signal: init.signal, throttle: async (bytes, signal) => { await gate.bucket.take(bytes, signal) }
+    })).cid, init.signal)
+    // As a stored pack: logged for the mirrors, kept from any prune list read, a deal asked, before its records.
+    store.mirrorLog.logObjects([{ cid, profile: SNAPSHOT_PROFILE.name }])
+    store.pruneList.release(cid)
+    if (config.snapshot.deal && repository.deals !== undefined) {
+      await repository.deals.addCid(cid, { signal: init.signal })
+      init.index.remote.requestDeal(cid, init.deviceId)
+    }
+    failpoint('prune:repack-stored')
+    recordMoved(init, pending.map(b => ({ ...b, object: cid })))
+    failpoint('prune:repack-recorded')
+    made++
+    pending = []
+    size = 0
+    await rm(spool, { force: true })
+    init.onProgress?.({ type: 'prune:repacked', detail: { packs: made, bytes: counts.bytes } })
+  }
+  try {
+    await rm(spool, { force: true })
+    for (const pack of plan.packs) {
+      const bytes = Buffer.concat(await repository.objects.getBytes(pack.cid, SNAPSHOT_PROFILE, { maxBytes: pack.size, signal: init.signal })).subarray(0, pack.size)
+      // A record reading past the pack's end is damaged or forged: that pack stays whole, as restores refuse it.
+      if (pack.blobs.some(b => b.offset + b.length > bytes.byteLength)) continue
+      for (const blob of pack.blobs) {
+        if (pending.length > 0 && (size + blob.length > PACK_MAX_BYTES || pending.length >= PACK_MAX_BLOBS)) await flush()
+        // Made 0600 before anything is written: it holds sealed content.
+        fd ??= openSync(spool, 'wx', 0o600)
+        writeSync(fd, bytes, blob.offset, blob.length, size)
+        pending.push({ ...blob, at: size })
+        size += blob.length
+      }
+    }
+    await flush()
+  } finally {
+    if (fd !== undefined) closeSync(fd)
+    await rm(spool, { force: true })
+  }
+  return { ...counts, made }
+}
+
+/**
+ * Records each moved blob's new place, in one transaction. A record that changed since the plan
+ * (the file stored again meanwhile) is left as it is: the new pack then holds a blob nobody names.
+ */
+function recordMoved (init: RepackInit, moved: ReadonlyArray<Blob & { readonly at: number, readonly object: string }>): void {
+  const still = moved.filter(m => init.index.content.lookup(m.record.cid).find(r => r.deviceId === init.deviceId)?.objects === m.record.objects)
+  init.index.content.record(init.deviceId, init.hostname, still.map(m => ({
+    cid: m.record.cid, size: m.record.size, sealing: m.record.sealing, keyId: m.record.keyId, keySalt: m.record.keySalt,
+    objects: JSON.stringify([[m.object, m.at, m.length]])
+  })))
+}
