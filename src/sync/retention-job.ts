@@ -24,6 +24,8 @@ export interface RetentionStatus {
     /** Objects and bytes the prune deleted. */
     readonly deleted: number
     readonly bytes: number
+    /** Mostly dead packs the prune copied the live files of: their old copies go at the prune after a publish. */
+    readonly repacked?: { readonly packs: number, readonly bytes: number, readonly freed: number }
   } | null
   readonly lastError: { readonly at: string, readonly message: string, readonly code: string | null } | null
   /** Why the last scheduled run did not start (the last drill failed), or null. */
@@ -141,7 +143,8 @@ export class RetentionJob {
       const forgot = await forget(repository, { policy: retention.policy, now, timeZone: retention.timeZone })
       const pruned = await prune(repository, { marginMs: retention.pruneMarginSeconds * 1000, now, ...(this.components.repack === undefined ? {} : { repack: this.components.repack }) })
       const deleted = pruned.deleted.root + pruned.deleted.content + pruned.deleted.segment + pruned.deleted.manifest
-      this.lastRun = { at: now.toISOString(), kept: forgot.kept, forgotten: forgot.forgotten, deleted, bytes: pruned.bytes }
+      const repacked = pruned.repacked === undefined || pruned.repacked.packs === 0 ? {} : { repacked: { packs: pruned.repacked.packs, bytes: pruned.repacked.bytes, freed: pruned.repacked.freed } }
+      this.lastRun = { at: now.toISOString(), kept: forgot.kept, forgotten: forgot.forgotten, deleted, bytes: pruned.bytes, ...repacked }
       this.lastError = null
       logger.info({ kept: forgot.kept, forgotten: forgot.forgotten, deleted, bytes: pruned.bytes, repacked: pruned.repacked }, 'retention: forgot and pruned')
       if (deleted > 0 || await this.components.reclaimDue?.() === true) await this.components.reclaim?.()

@@ -77,7 +77,7 @@ export async function openDevice (configPath) {
       const started = performance.now()
       const forgot = await forget(repository, { policy: retention.policy, now, timeZone: retention.timeZone })
       const forgotAt = performance.now()
-      const pruned = await prune(repository, { marginMs: retention.pruneMarginSeconds * 1000, now })
+      const pruned = await prune(repository, { marginMs: retention.pruneMarginSeconds * 1000, now, repack: { index, deviceId, hostname: hostname() } })
       const prunedAt = performance.now()
       const deleted = pruned.deleted.root + pruned.deleted.content + pruned.deleted.segment + pruned.deleted.manifest
       if (deleted > 0) await connection.reclaim?.()
