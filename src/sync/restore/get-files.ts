@@ -19,7 +19,7 @@ import { fixFileAttrs, sameMtime } from './tree.js'
 import { placeEntries, type EntryJob } from './entries.js'
 import { promoteKeptFirsts } from './link-groups.js'
 import type { GetOutcome } from './get-outcome.js'
-import { diskFull, RecordsAhead, removeDeadFetches, targetRoot, usableRecord } from './targets.js'
+import { diskFull, RecordsAhead, removeDeadFetches, targetRoot, usableRecord, type RecordLookup } from './targets.js'
 import { byRangeWhereFew, fetchOrder, fixableInPlace, packOf, RESTORE_BATCH, RESTORE_CONCURRENCY, RESTORE_PACK_BATCH, RESTORE_MEMORY_BYTES, RESTORE_THREADS, sameAttrs, type Job } from './jobs.js'
 import { STATE_NAMES } from '../../config/index.js'
 
@@ -40,6 +40,8 @@ export interface GetFilesInit extends ProgressOptions<GetFilesProgress> {
   readonly own?: string
   /** Told once of each thing a restore could not give entries as recorded (a mode unknown, owners not root's to set). */
   readonly onNote?: (note: AttrsNote) => void
+  /** Where each row's content records come from; absent: `index`. */
+  readonly records?: RecordLookup
 }
 
 /** What a file's or an entry's outcome says: its path, what became of it, and why if it failed. */
@@ -136,7 +138,8 @@ export async function getFiles (repository: Repository, index: Index, init: GetF
     if (init.to === undefined && !(await stat(root).catch(() => undefined))?.isDirectory()) throw new UsageError(`the folder ${folder} is not at ${root} (an unmounted disk?): mount it; on a new device, create it (\`mkdir -p ${root}\`); or bring the file back with --to DIR`)
   }
   // Looked up a batch of rows at a time: the rows are checked in order.
-  let records = new RecordsAhead(index, rows)
+  const lookup = init.records ?? ((cids: readonly string[]) => index.content.lookupMany(cids))
+  let records = new RecordsAhead(lookup, rows)
   const prepare = async (row: Entry, at: number): Promise<void> => {
     const shown = `${row.folder}/${row.path}`
     try {
@@ -340,7 +343,7 @@ export async function getFiles (repository: Repository, index: Index, init: GetF
       linked = promoted.linked
       const from = rows.length
       rows.push(...promoted.rows)
-      records = new RecordsAhead(index, rows)
+      records = new RecordsAhead(lookup, rows)
       await bringFrom(from)
     }
     // Then what is not a file's bytes: other names of hard links, symlinks, and directories last.

@@ -22,6 +22,11 @@ export function targetRoot (config: Config, to: string | undefined, row: Entry):
  * `storedRows`: the row's records when the caller looked them up already ({@link RecordsAhead}).
  */
 export function usableRecord (index: Index, row: Entry, storedRows: readonly StoredContentRow[] = index.content.lookup(row.cid ?? '')): ContentRecord | string {
+  return firstUsable(storedRows)
+}
+
+/** The first of `storedRows` that parses, or why none does. */
+export function firstUsable (storedRows: readonly StoredContentRow[]): ContentRecord | string {
   const problems: string[] = []
   for (const stored of storedRows) {
     try {
@@ -34,7 +39,10 @@ export function usableRecord (index: Index, row: Entry, storedRows: readonly Sto
 }
 
 /** How many rows' records {@link RecordsAhead} looks up at once. */
-const RECORDS_AHEAD = 1000
+export const RECORDS_AHEAD = 1000
+
+/** Where a restore takes its rows' content records from: each CID's, newest first. */
+export type RecordLookup = (cids: readonly string[]) => Map<string, StoredContentRow[]>
 
 /**
  * The content records of a restore's rows, looked up a batch of rows at a time as the rows are
@@ -45,14 +53,14 @@ export class RecordsAhead {
   private batch = -1
   private found = new Map<string, StoredContentRow[]>()
 
-  constructor (private readonly index: Index, private readonly rows: readonly Entry[]) {}
+  constructor (private readonly lookup: RecordLookup, private readonly rows: readonly Entry[]) {}
 
   /** Row `at`'s records, newest first. */
   of (at: number): readonly StoredContentRow[] {
     const batch = Math.floor(at / RECORDS_AHEAD)
     if (batch !== this.batch) {
       const cids = this.rows.slice(batch * RECORDS_AHEAD, (batch + 1) * RECORDS_AHEAD).flatMap(r => r.cid === null ? [] : [r.cid])
-      this.found = this.index.content.lookupMany([...new Set(cids)])
+      this.found = this.lookup([...new Set(cids)])
       this.batch = batch
     }
     const cid = this.rows[at]?.cid

@@ -23,7 +23,7 @@ describe('the content records a restore looks up', () => {
     index.content.record(B, 'b', Array.from({ length: 2200 }, (_, i) => i).filter(i => i % 5 === 0).map(i => record(`cid-${i}`, 'fedcba9876543210')), 2_000)
     const rows = Array.from({ length: count }, (_, i) => index.entries.get(A, 'f', `file-${i}`)).filter(r => r !== undefined)
     expect(rows.length).toBe(count)
-    const ahead = new RecordsAhead(index, rows)
+    const ahead = new RecordsAhead((cids) => index.content.lookupMany(cids), rows)
     for (const [at, row] of rows.entries()) {
       const one = index.content.lookup(row.cid ?? '')
       expect(ahead.of(at)).toEqual(one)
