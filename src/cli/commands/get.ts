@@ -43,7 +43,7 @@ export async function runGet (options: GetOptions, paths: readonly string[], pre
   const lastSource = `mirror ${config.mirrors.at(-1)?.name ?? ''}`
   await readFrom(config, { from: options.from, fallBack: true }, async ({ repository }, where) => {
     const { indexPath, openIndex, readDeviceId } = await import('../../index/index.js')
-    const { getFiles, olderThanOwnDeletion, selectRows, selectTree } = await import('../../sync/index.js')
+    const { getFiles, olderThanOwnDeletion, recordSources, selectRows, selectTree } = await import('../../sync/index.js')
     // The repository closes the past index it opened.
     const past = at === undefined ? undefined : await repository.pastIndex(at)
     // A new device reading a USB disk has no index yet: the one to install is the disk's, not the primary's.
@@ -70,7 +70,10 @@ export async function runGet (options: GetOptions, paths: readonly string[], pre
         ? await (await import('./restore-files.js')).deleteExtra({ config, tree, paths, options })
         : []
       const notes: string[] = []
-      const outcomes = await getFiles(repository, index, { rows, to: options.to, overwrite: options.overwrite, own, onProgress: progressReporter({ json: options.json === true, tty: process.stderr.isTTY === true }), onNote: (note) => { notes.push(note) } })
+      // A record whose objects are gone gives way to a newer one of the same content (a repack's).
+      const sources = recordSources(repository, index, past === undefined ? {} : { past: past.cid, local: indexPath(config.stateDir) })
+      const outcomes = await getFiles(repository, index, { rows, to: options.to, overwrite: options.overwrite, own, onProgress: progressReporter({ json: options.json === true, tty: process.stderr.isTTY === true }), onNote: (note) => { notes.push(note) }, records: sources.records, fallbacks: sources.fallbacks })
+        .finally(() => { sources.close() })
       const unfetched = outcomes.filter(o => o.outcome === 'failed' && FROM_SERVICE.has(o.code ?? ''))
       const first = unfetched[0]
       // The next home is asked for them; the files already written are skipped there as already right.

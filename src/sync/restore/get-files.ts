@@ -20,6 +20,7 @@ import { placeEntries, type EntryJob } from './entries.js'
 import { promoteKeptFirsts } from './link-groups.js'
 import type { GetOutcome } from './get-outcome.js'
 import { diskFull, RecordsAhead, removeDeadFetches, targetRoot, usableRecord, type RecordLookup } from './targets.js'
+import { notFound, tryNewerRecords, type RecordFallback } from './newer-records.js'
 import { byRangeWhereFew, fetchOrder, fixableInPlace, packOf, RESTORE_BATCH, RESTORE_CONCURRENCY, RESTORE_PACK_BATCH, RESTORE_MEMORY_BYTES, RESTORE_THREADS, sameAttrs, type Job } from './jobs.js'
 import { STATE_NAMES } from '../../config/index.js'
 
@@ -42,6 +43,8 @@ export interface GetFilesInit extends ProgressOptions<GetFilesProgress> {
   readonly onNote?: (note: AttrsNote) => void
   /** Where each row's content records come from; absent: `index`. */
   readonly records?: RecordLookup
+  /** Asked in turn, once each, for other records of files whose objects were not found. */
+  readonly fallbacks?: readonly RecordFallback[]
 }
 
 /** What a file's or an entry's outcome says: its path, what became of it, and why if it failed. */
@@ -123,7 +126,10 @@ export async function getFiles (repository: Repository, index: Index, init: GetF
   // Every `get:file` to come: the other names of hard links too, whose bytes are the first's.
   init.onProgress?.({ type: 'get:start', detail: { files: rows.length + linked.length, bytes: rows.reduce((sum, r) => sum + r.size, 0) } })
   const outcomes: Array<GetOutcome | undefined> = new Array(rows.length)
-  const done = (at: number, outcome: GetOutcome): void => { outcomes[at] = outcome; init.onProgress?.({ type: 'get:file', detail: { path: outcome.path, outcome: outcome.outcome, ...(outcome.reason === undefined ? {} : { reason: outcome.reason, code: outcome.code }) } }) }
+  const told = (outcome: GetOutcome): void => { init.onProgress?.({ type: 'get:file', detail: { path: outcome.path, outcome: outcome.outcome, ...(outcome.reason === undefined ? {} : { reason: outcome.reason, code: outcome.code }) } }) }
+  // A file whose objects were not found is told once its fallbacks were tried: it may yet come back.
+  const fallbacks = init.fallbacks ?? []
+  const done = (at: number, outcome: GetOutcome): void => { outcomes[at] = outcome; if (fallbacks.length === 0 || !notFound(outcome)) told(outcome) }
   const keys = new Map<string, Buffer>()
   // Directories written into, each cleared once of the temps a killed run left (a kill between a
   // temp's write and its rename leaves one, and a rerun may skip the file as already right); a
@@ -346,6 +352,18 @@ export async function getFiles (repository: Repository, index: Index, init: GetF
       records = new RecordsAhead(lookup, rows)
       await bringFrom(from)
     }
+    // Files whose objects were not found, with a record naming others (a repack's): each bounded to one retry a fallback.
+    await tryNewerRecords({
+      fallbacks, rows, outcomes, jobs,
+      retry: async (ats, others) => {
+        for (const at of ats) outcomes[at] = undefined
+        const from = rows.length
+        rows.push(...ats.map(at => rows[at] as Entry))
+        records = new RecordsAhead(others, rows)
+        await bringFrom(from)
+      }
+    })
+    if (fallbacks.length > 0) for (const outcome of outcomes) if (notFound(outcome)) told(outcome as GetOutcome)
     // Then what is not a file's bytes: other names of hard links, symlinks, and directories last.
     const written = new Map(outcomes.filter((o): o is GetOutcome => o?.outcome === 'written' || o?.outcome === 'already-there').map(o => [o.path, o.target as string]))
     const entryJobs: EntryJob[] = [
