@@ -35,6 +35,7 @@ export const SLOW_FILES: readonly string[] = [
   'test/cli/find.test.ts',
   'test/cli/forget.test.ts',
   'test/cli/prune.test.ts',
+  'test/cli/prune-repack.test.ts',
   'test/cli/prune-race.test.ts',
   'test/cli/prune-race-attack.test.ts',
   'test/cli/prune-list.test.ts',
