@@ -1,7 +1,7 @@
 import { closeSync, openSync, writeSync } from 'node:fs'
 import { rm } from 'node:fs/promises'
 import { join } from 'node:path'
-import { PACK_MAX_BLOBS, PACK_MAX_BYTES, processUploadGate } from '../../custody/index.js'
+import { PACK_MAX_BLOBS, PACK_MAX_BYTES, processUploadGate, SMALL_FILE_BYTES } from '../../custody/index.js'
 import type { Index, StoredContentRow } from '../../index/index.js'
 import { failpoint } from '../../util/failpoint.js'
 import type { ProgressEvent } from '../../util/progress.js'
@@ -37,6 +37,11 @@ export type RepackProgress = ProgressEvent<'prune:repacked', { readonly packs: n
 
 /** The share of the content held that may stay unused: as restic's `prune --max-unused` default. */
 const MAX_UNUSED = 0.05
+/**
+ * The largest object taken for a pack: a pack stops before 16 MiB, its first blob alone may pass
+ * it by a small file. A listing that says more is not a pack of ours, and is never fetched whole.
+ */
+const MAX_PACK_BYTES = PACK_MAX_BYTES + SMALL_FILE_BYTES + 16
 /** The most bytes of old packs one run reads: the rest wait for the next run. */
 const MAX_READ_BYTES = 4 * 1024 ** 3
 
@@ -52,14 +57,16 @@ interface PlannedPack { readonly cid: string, readonly size: number, readonly de
 export function planRepack (sets: ObjectSets, init: RepackInit): { packs: PlannedPack[], waiting: number } {
   const live = sets.livePacks(init.deviceId)
   const held = live.reduce((sum, p) => sum + p.size, 0)
-  let unused = live.reduce((sum, p) => sum + Math.max(0, p.size - p.liveBytes), 0)
+  // Only what a repack here can free counts: a pack another device's record names stays whatever.
+  const movable = (p: typeof live[number]): boolean => p.movable && p.size <= MAX_PACK_BYTES
+  let unused = live.filter(movable).reduce((sum, p) => sum + Math.max(0, p.size - p.liveBytes), 0)
   const packs: PlannedPack[] = []
   let waiting = 0
   let read = 0
   for (const pack of live) {
     const dead = pack.size - pack.liveBytes
     if (unused <= MAX_UNUSED * held || dead <= 0) break
-    if (!pack.movable) continue
+    if (!movable(pack)) continue
     const blobs = ownBlobs(sets, init, pack.cid)
     if (blobs === undefined) {
       waiting++
