@@ -33,6 +33,7 @@ import { inProcessAdder, type InProcessAdd, type InProcessAdded } from './add-in
 import { reclaimDue, type ReclaimOptions, type ReclaimResult } from './reclaim.js'
 import { ServiceReclaims } from './reclaim-runs.js'
 import { UploadGate } from './upload-gate.js'
+import { accountReads, type AccountReads } from './reads/index.js'
 
 export const DEFAULT_PAGE_SIZE = 2000
 /** Production takes up to two days; locally a deal appears after this. */
@@ -108,7 +109,7 @@ export class LocalService {
   private readonly server: Server
   private readonly requests: RequestRecord[] = []
   private readonly apiKeyOwner: Database.Statement
-  private readonly listedCids: Database.Statement
+  private readonly accounts: AccountReads
   private readonly adminToken: string | undefined
   private adminHostNames: ReadonlySet<string> = new Set()
   private hostGuard: HostGuard | undefined
@@ -136,7 +137,7 @@ export class LocalService {
     }
     for (const [route, fault] of Object.entries(init.faults ?? {})) this.faults.set(route, fault)
     this.apiKeyOwner = this.db.prepare('SELECT address FROM api_keys WHERE key = ?').pluck()
-    this.listedCids = this.db.prepare('SELECT cid FROM files WHERE address = ? AND deleted_at IS NULL').pluck()
+    this.accounts = accountReads(this.db)
     this.routes = [
       ...authRoutes(this.parts), ...dealRoutes(this.parts), ...fileRoutes(this.parts), ...ipnsRoutes(this.parts),
       ...pointerRoutes(this.parts), ...uploadRoutes(this.parts), ...dagImportRoutes(this.parts), ...catRoutes(this.parts), ...gatewayRoutes(this.parts),
@@ -245,16 +246,7 @@ export class LocalService {
    */
   heldFiles (apiKey: string, cids: ReadonlySet<string>): Set<string> | undefined {
     if (!this.db.open) throw new HttpFailure(503, 'the service is stopping')
-    const address = this.apiKeyOwner.get(apiKey) as string | undefined
-    if (address === undefined) return undefined
-    const held = new Set<string>()
-    if (cids.size === 0) return held
-    for (const cid of this.listedCids.iterate(address) as IterableIterator<string>) {
-      if (!cids.has(cid)) continue
-      held.add(cid)
-      if (held.size === cids.size) break
-    }
-    return held
+    return this.accounts.heldFiles(apiKey, cids)
   }
 
   /**

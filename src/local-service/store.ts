@@ -65,8 +65,11 @@ function isBusy (err: unknown): boolean {
  * to 5 s, waiting on a timer, never by blocking the event loop, which serves the daemon's
  * status endpoint and watches meanwhile.
  */
+/** The service's database file in its directory. */
+export const SERVICE_DATABASE = 'service.sqlite'
+
 export async function openServiceDatabase (dir: string, signal?: AbortSignal): Promise<Database.Database> {
-  const path = join(dir, 'service.sqlite')
+  const path = join(dir, SERVICE_DATABASE)
   tightenDir(dir)
   const deadline = Date.now() + BUSY_FOR_MS
   for (let failures = 1; ; failures++) {

@@ -1,6 +1,7 @@
 import { z } from 'zod'
 import { HttpFailure, readJsonBody, requireParam, sendJson, type Route } from '../http.js'
 import { parseCid, type ServiceParts } from '../parts.js'
+import { accountReads, pointerRecord as record, type PointerRow } from '../reads/index.js'
 
 /**
  * Pointers one user may hold, each at most this long a name: a wallet that can get its own
@@ -17,24 +18,13 @@ const pointerBody = z.object({
   memories: z.int().min(0).optional()
 })
 
-interface PointerRow { user_id: string, namespace: string, network: string, snapshot_cid: string, engine: string, memories: number | null, updated_at: string }
-
 /** The pointer service: the latest snapshot CID per user, namespace and network. PUT overwrites. */
 export function pointerRoutes (parts: ServiceParts): Route[] {
   const upsert = parts.db.prepare(`INSERT INTO pointers (user_id, namespace, network, snapshot_cid, engine, memories, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)
     ON CONFLICT (user_id, namespace, network) DO UPDATE SET snapshot_cid = excluded.snapshot_cid, engine = excluded.engine, memories = excluded.memories, updated_at = excluded.updated_at`)
-  const current = parts.db.prepare('SELECT * FROM pointers WHERE user_id = ? AND namespace = ? AND network = ?')
+  // The read the embedded service's commands make in process too (reads/): one answer either way.
+  const current = accountReads(parts.db).pointer
   const held = parts.db.prepare('SELECT count(*) FROM pointers WHERE user_id = ?').pluck()
-  const record = (row: PointerRow): Record<string, unknown> => ({
-    userId: row.user_id,
-    pointerKey: `${row.namespace}#${row.network}`,
-    snapshotCid: row.snapshot_cid,
-    engine: row.engine,
-    namespace: row.namespace,
-    network: row.network,
-    ...(row.memories === null ? {} : { memories: row.memories }),
-    updatedAt: row.updated_at
-  })
   return [{
     name: 'pointers_put',
     methods: ['PUT'],
@@ -45,11 +35,11 @@ export function pointerRoutes (parts: ServiceParts): Route[] {
       if (!parsed.success) throw new HttpFailure(400, `invalid pointer: ${parsed.error.issues[0]?.path.join('.') ?? ''} ${parsed.error.issues[0]?.message ?? ''}`.trim())
       const p = parsed.data
       parseCid(p.snapshotCid)
-      if (current.get(caller.address, p.namespace, p.network) === undefined && (held.get(caller.address) as number) >= MAX_POINTERS_PER_USER) {
+      if (current(caller.address, p.namespace, p.network) === undefined && (held.get(caller.address) as number) >= MAX_POINTERS_PER_USER) {
         throw new HttpFailure(403, `this user holds ${MAX_POINTERS_PER_USER} pointers, the most allowed: reuse a namespace`)
       }
       upsert.run(caller.address, p.namespace, p.network, p.snapshotCid, p.engine, p.memories ?? null, new Date().toISOString())
-      sendJson(res, 200, { pointer: record(current.get(caller.address, p.namespace, p.network) as PointerRow) })
+      sendJson(res, 200, { pointer: record(current(caller.address, p.namespace, p.network) as PointerRow) })
     }
   }, {
     name: 'pointers_get',
@@ -60,7 +50,7 @@ export function pointerRoutes (parts: ServiceParts): Route[] {
       const namespace = url.searchParams.get('namespace') ?? 'default'
       const network = url.searchParams.get('network') ?? 'mainnet'
       if (namespace === '' || network === '') requireParam(url, namespace === '' ? 'namespace' : 'network')
-      const row = current.get(caller.address, namespace, network) as PointerRow | undefined
+      const row = current(caller.address, namespace, network)
       if (row === undefined) throw new HttpFailure(404, `no pointer for namespace ${namespace} on network ${network}`)
       sendJson(res, 200, { pointer: record(row) })
     }
