@@ -1,8 +1,7 @@
-import { z } from 'zod'
 import { PointerNotFoundError, RemoteNotFoundError } from '../errors.js'
 import type { HttpClient } from './http-client.js'
 import { checkedCid } from './cid-text.js'
-import { pointerSchema, type Pointer } from './schemas.js'
+import { pointerAnswerSchema, type Pointer } from './schemas.js'
 import type { CallOptions } from './deals-client.js'
 
 export interface PointerInput {
@@ -27,7 +26,7 @@ export class PointersClient {
   /** The pointer stored for the pair; a {@link PointerNotFoundError} (exit 3) when there is none. */
   async current (namespace: string, network: string, options: CallOptions = {}): Promise<Pointer> {
     try {
-      const answer = await this.pointer.json({ method: 'GET', path: '/v1/pointers/current', query: { namespace, network }, signal: options.signal }, z.object({ pointer: pointerSchema }))
+      const answer = await this.pointer.json({ method: 'GET', path: '/v1/pointers/current', query: { namespace, network }, signal: options.signal }, pointerAnswerSchema)
       return answer.pointer
     } catch (err) {
       if (err instanceof RemoteNotFoundError) throw new PointerNotFoundError(namespace, network, { cause: err })

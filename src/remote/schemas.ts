@@ -94,5 +94,7 @@ export const pointerSchema = z.object({
   updatedAt: optional(z.string())
 })
 export type Pointer = z.output<typeof pointerSchema>
+/** The pointer service's answer to a read of one pointer. */
+export const pointerAnswerSchema = z.object({ pointer: pointerSchema })
 
 export const uploadAnswerSchema = z.object({ Name: z.string().default(''), Hash: z.string(), Size: numberish.optional() })
