@@ -176,14 +176,6 @@ export class EmbeddedObjectStore implements ObjectStore {
 /** Slots a lent stream reads its leaves into: the reads ahead of a level, the leaf given out, and a spare. */
 const LENT_SLOTS = 8
 
-/**
- * The embedded store's {@link EmbeddedObjectStore.heldAmong} for `objects`, when they are one;
- * else undefined (ask the store as it answers).
- */
-export function heldAmongOf (objects: ObjectStore): ((cids: ReadonlySet<string>, options: StoreCallOptions) => Promise<ReadonlySet<string>>) | undefined {
-  return objects instanceof EmbeddedObjectStore ? async (cids, options) => await objects.heldAmong(cids, options) : undefined
-}
-
 /** Each block checked against its CID before any of it comes out; at most `maxBytes` in all. */
 async function * checkedStream (read: ReadStoredBlock, cid: string, options: StreamOptions): AsyncGenerator<Uint8Array> {
   canonicalCid(cid)

@@ -1,44 +1,10 @@
 import { randomBytes } from 'node:crypto'
-import { linkSync, readFileSync, rmSync } from 'node:fs'
-import { join } from 'node:path'
 import { formatWalletKey, newWalletKey, parseWalletKey, walletAddress } from '../crypto/index.js'
 import { ACCESS_HEADER, startLocalService, startLocalServiceThread, type ServiceThread } from '../local-service/index.js'
 import { createServiceClients, type ServiceClients } from '../remote/index.js'
-import { writeFileAtomicSync } from '../util/atomic-write.js'
+import { claimAccount, knownAddress, readAccount } from './embedded-account.js'
 import { DEFAULT_EMBEDDED_TOKEN_TTL_SECONDS, type EmbeddedOptions } from './embedded-options.js'
 import { EmbeddedObjectStore, type LocalReads } from './embedded-store.js'
-
-/** The account of an embedded service: made once, kept in its directory (0600). */
-interface EmbeddedAccount { walletKey: string, address: string, apiKey: string }
-
-const ACCOUNT_FILE = 'embedded-account.json'
-
-function readAccount (dir: string): EmbeddedAccount | undefined {
-  try {
-    return JSON.parse(readFileSync(join(dir, ACCOUNT_FILE), 'utf8')) as EmbeddedAccount
-  } catch {
-    return undefined
-  }
-}
-
-/**
- * Keeps the first account made for a directory: a daemon and a command starting together on a
- * fresh directory each sign up, and both must end up the same user. The file appears whole
- * (written aside, fsynced, then hard-linked into place, which fails if another got there first).
- */
-function claimAccount (dir: string, mine: EmbeddedAccount): EmbeddedAccount {
-  const temp = join(dir, `.${ACCOUNT_FILE}.${process.pid}`)
-  writeFileAtomicSync(temp, JSON.stringify(mine, null, 2) + '\n', { mode: 0o600 })
-  try {
-    linkSync(temp, join(dir, ACCOUNT_FILE))
-    return mine
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err
-    return readAccount(dir) ?? mine
-  } finally {
-    rmSync(temp, { force: true })
-  }
-}
 
 export interface EmbeddedService {
   readonly service: ServiceThread
@@ -108,7 +74,7 @@ export async function startEmbedded (dir: string, options: Partial<EmbeddedOptio
     // The address was kept beside the key when the account was made (walletAddress, lowercase, as
     // login derived it): deriving it again is a
     // scalar multiplication on secp256k1 (0.1 s of every command's start-up on a cold process).
-    const address = typeof account.address === 'string' && /^0x[0-9a-f]{40}$/.test(account.address) ? account.address : walletAddress(parseWalletKey(account.walletKey))
+    const address = knownAddress(account) ?? walletAddress(parseWalletKey(account.walletKey))
     credentials.sessionToken = renewingToken(service, address, options.tokenTtlSeconds ?? DEFAULT_EMBEDDED_TOKEN_TTL_SECONDS)
     return { service, clients, address, credentials: { apiKey: () => credentials.apiKey, sessionToken: () => credentials.sessionToken?.() } }
   } catch (err) {

@@ -6,11 +6,12 @@
 // Registers the backends cidsync ships before any mirror is reached.
 import './backends.js'
 import type { Config } from '../config/index.js'
-import { reclaimDueIn, type ReclaimOptions, type ReclaimResult } from '../local-service/index.js'
+import type { ObjectHome } from '../store/index.js'
+import type { ReclaimOptions, ReclaimResult } from '../local-service/index.js'
 import { createServiceClients, type ServiceClients } from '../remote/index.js'
 import { Credential, credentialsDir } from './credentials.js'
-import { startEmbedded } from './embedded.js'
 import { embeddedOptions } from './embedded-options.js'
+import { openEmbeddedReads, type OpenedHome } from './embedded-reads.js'
 import { TokenRenewal } from './token-renewal.js'
 
 export { Credential, credentialsDir } from './credentials.js'
@@ -18,7 +19,9 @@ export type { CredentialName } from './credentials.js'
 export { TokenRenewal, TOKEN_WARNING_DAYS, RENEWED_TOKEN_FILE, RENEWAL_BACKOFF } from './token-renewal.js'
 export type { RenewalState, TokenRenewalInit } from './token-renewal.js'
 export { DEFAULT_EMBEDDED_TOKEN_TTL_SECONDS } from './embedded-options.js'
-export { EmbeddedObjectStore, heldAmongOf } from './embedded-store.js'
+export { EmbeddedObjectStore } from './embedded-store.js'
+export { heldAmongOf } from './embedded-lazy-store.js'
+export type { OpenedHome } from './embedded-reads.js'
 export type { LocalReads } from './embedded-store.js'
 export { connectMirror, connectMirrors, findMirror, mirrorCredentialsDir, saveMirrorCredentials } from './mirrors.js'
 export { primaryWallet, savePrimaryWallet } from './wallet-address.js'
@@ -52,6 +55,7 @@ export interface ServiceConnection {
  */
 export async function connectService (config: Config, env: NodeJS.ProcessEnv = process.env, options: { readonly storing?: boolean } = {}): Promise<ServiceConnection> {
   if (config.service.mode === 'embedded') {
+    const [{ startEmbedded }, { reclaimDueIn }] = await Promise.all([import('./embedded.js'), import('../local-service/index.js')])
     const embedded = await startEmbedded(config.service.dir, { ...embeddedOptions(env), thread: options.storing === true })
     return {
       mode: 'embedded',
@@ -79,4 +83,21 @@ export async function connectService (config: Config, env: NodeJS.ProcessEnv = p
   const credentials = { apiKey: () => apiKey.value(), sessionToken: () => renewal.current() }
   const clients = createServiceClients({ dealUrl, apiUrl, pointerUrl, uploadUrl, gateways }, credentials)
   return { mode: 'remote', clients, credentials, renewal, describe: `the service at ${dealUrl}`, close: async () => { await clients.close() } }
+}
+
+/**
+ * The primary as a read of the history needs it (`history`, `find --at`, `log`): the service the
+ * config names, as {@link connectService} reaches it. The embedded one is not started for what
+ * its database answers in this process (connect/embedded-reads.ts): the first other call starts it.
+ */
+export async function connectReads (config: Config, env: NodeJS.ProcessEnv = process.env): Promise<OpenedHome<ObjectHome>> {
+  const connect = async (): Promise<OpenedHome<ServiceClients>> => {
+    const connection = await connectService(config, env)
+    return { home: connection.clients, close: connection.close }
+  }
+  if (config.service.mode === 'embedded') {
+    const reads = await openEmbeddedReads(config.service.dir, env, connect)
+    if (reads !== undefined) return reads
+  }
+  return await connect()
 }

@@ -6,7 +6,7 @@ import { loadConfig } from '../../src/config/index.js'
 import { registerBackend, unregisterBackend } from '../../src/store/index.js'
 import { restore, SyncStoreOwner } from '../../src/sync/index.js'
 import { httpGet } from '../helpers/http.js'
-import { startInProcessDaemon, statusOf } from '../helpers/in-process-daemon.js'
+import { startInProcessDaemon, statusOf, untilReached } from '../helpers/in-process-daemon.js'
 import { memoryBackend, memoryHomes } from '../helpers/memory-backend.js'
 import { useTempDir } from '../helpers/temp-dir.js'
 import { until } from '../helpers/wait.js'
@@ -26,6 +26,8 @@ describe('a backend added by registering it', () => {
     const { daemon, port, token, notes, config: configPath } = await startInProcessDaemon(dir, `[[mirrors]]\nname = "toy"\nurl = "${url}"\n`)
     await writeFile(join(notes, 'a.md'), 'alpha, kept in memory\n')
     await until(async () => (await statusOf(port)).index.files === 1 || undefined, 20_000, 'a.md indexed')
+    // A publish asked before the daemon has reached its service is refused.
+    await untilReached(port)
     const published = JSON.parse((await httpGet({ port }, '/snapshot', { method: 'POST', headers: { authorization: `Bearer ${token}` } })).body) as { cid: string }
     expect(published.cid).toMatch(/^baf/)
 
