@@ -129,8 +129,8 @@ export const FROM_OPTION_HELP = 'read this [[mirrors]] table alone, or a directo
  */
 export async function readHistoryFrom<T> (options: { readonly config?: string, readonly from?: string }, fn: (repository: Repository, where: string) => Promise<T>): Promise<T> {
   if (options.from === undefined) {
-    const { withService } = await import('./service-command.js')
-    return await withService(options, async ({ repository }) => await fn(repository, 'the primary'))
+    const { withReads } = await import('./service-command.js')
+    return await withReads(options, async (repository) => await fn(repository, 'the primary'))
   }
   const { loadConfig } = await import('../config/index.js')
   const config = loadConfig({ configPath: options.config })

@@ -4,6 +4,7 @@ import type { Config } from '../config/index.js'
 import { loadConfig } from '../config/index.js'
 import type { ServiceConnection } from '../connect/index.js'
 import type { ServiceClients } from '../remote/index.js'
+import type { ObjectHome } from '../store/index.js'
 import { PointerNotFoundError, RemoteNetworkError, RemoteStatusError } from '../errors.js'
 import { safeText } from './safe-text.js'
 
@@ -17,10 +18,26 @@ export async function withService<T> (options: { config?: string }, fn: (connect
   const config = loadConfig({ configPath: options.config })
   const { connectService } = await import('../connect/index.js')
   const connection = await connectService(config)
+  return await overRepository(config, connection.clients, connection, async (repository) => await fn({ ...connection, repository }, config))
+}
+
+/**
+ * {@link withService} for a read of the history (`history`, `find --at`, `log`): the embedded
+ * service is started only if the read needs more than its database answers in this process.
+ */
+export async function withReads<T> (options: { config?: string }, fn: (repository: Repository) => Promise<T>): Promise<T> {
+  const config = loadConfig({ configPath: options.config })
+  const { connectReads } = await import('../connect/index.js')
+  const connection = await connectReads(config)
+  return await overRepository(config, connection.home, connection, fn)
+}
+
+/** Runs `fn` with the repository over `home`, then closes both. */
+async function overRepository<H extends ObjectHome, T> (config: Config, home: H, connection: { close: () => Promise<void> }, fn: (repository: Repository<H>) => Promise<T>): Promise<T> {
   const { Repository } = await import('../sync/index.js')
-  const repository = new Repository(config, connection.clients)
+  const repository = new Repository(config, home)
   try {
-    return await fn({ ...connection, repository }, config)
+    return await fn(repository)
   } catch (err) {
     if (config.mirrors.length > 0 && primaryDown(err)) {
       // The mirrors are the second home for exactly this moment: say which commands read them.
