@@ -36,6 +36,7 @@ export const SLOW_FILES: readonly string[] = [
   'test/cli/forget.test.ts',
   'test/cli/prune.test.ts',
   'test/cli/prune-repack.test.ts',
+  'test/cli/prune-repack-state.test.ts',
   'test/cli/prune-race.test.ts',
   'test/cli/prune-race-attack.test.ts',
   'test/cli/prune-list.test.ts',

@@ -2,52 +2,56 @@ import { existsSync } from 'node:fs'
 import { hostname } from 'node:os'
 import type { Config } from '../config/index.js'
 import { LockHeldError } from '../errors.js'
-import type { Index } from '../index/index.js'
-import type { RepackInit } from '../sync/index.js'
+import type { RepackClaim, RepackInit } from '../sync/index.js'
 
-/** What a CLI prune repacks with, or why it does not; `release` lets go of what it holds. */
+/** What a CLI prune repacks with; `release` closes what it opened. */
 export interface RepackHold {
   readonly init?: RepackInit
-  /** Why mostly dead packs stay whole this run, when they do. */
-  readonly skipped?: string
   release: () => void
 }
 
 /**
- * This device's index for a prune's repack, which records where each moved blob lies. Written
- * under the daemon's lock: a running daemon holds the index, and its own scheduled prune repacks.
- * A dry run only reads it. A state dir without an index or a device id has nothing to move.
+ * This device's index for a prune's repack, read to plan. Recording the moves writes the index,
+ * so it is claimed under the daemon's lock, and only once there is something to move: a daemon
+ * holds the index while it runs (its own scheduled prune repacks), and a daemon starting during
+ * the rest of the prune is not turned away. A state dir without an index or a device id has
+ * nothing to move.
  */
 export async function holdForRepack (config: Config, dryRun: boolean): Promise<RepackHold> {
   const { indexPath, openIndex, readDeviceId } = await import('../index/index.js')
   const deviceId = readDeviceId(config.stateDir)
-  if (deviceId === undefined || !existsSync(indexPath(config.stateDir))) return { release: () => {} }
-  let lock: { release: () => void } | undefined
-  let skipped: string | undefined
-  if (!dryRun) {
-    const { acquireLock } = await import('../daemon/index.js')
+  const path = indexPath(config.stateDir)
+  if (deviceId === undefined || !existsSync(path)) return { release: () => {} }
+  const index = openIndex(path, { readonly: true })
+  const claim = async (): Promise<RepackClaim | { skipped: string }> => {
+    const { acquireLock, readDaemonInfo } = await import('../daemon/index.js')
+    let lock: ReturnType<typeof acquireLock>
     try {
       lock = acquireLock(config.stateDir)
     } catch (err) {
       if (!(err instanceof LockHeldError)) throw err
-      // Still counted, from the index read only: the daemon's own prune moves them.
-      skipped = 'a daemon runs on this state dir; its scheduled prune repacks them'
+      return { skipped: lockHolder(readDaemonInfo(config.stateDir), config) }
     }
-  }
-  const readonly = lock === undefined
-  let index: Index
-  try {
-    index = openIndex(indexPath(config.stateDir), { readonly })
-  } catch (err) {
-    lock?.release()
-    throw err
+    try {
+      const writable = openIndex(path)
+      return { index: writable, release: () => { writable.close(); lock.release() } }
+    } catch (err) {
+      lock.release()
+      throw err
+    }
   }
   return {
-    init: { index, deviceId, hostname: hostname(), ...(readonly && !dryRun ? { planOnly: true } : {}) },
-    ...(skipped === undefined ? {} : { skipped }),
-    release: () => {
-      index.close()
-      lock?.release()
-    }
+    init: { index, deviceId, hostname: hostname(), ...(dryRun ? {} : { claim }) },
+    release: () => { index.close() }
   }
+}
+
+/** Who holds the state dir, and what to do: a daemon repacks on its schedule; another command ends. */
+function lockHolder (info: { readonly pid: number, readonly status?: string } | undefined, config: Config): string {
+  const pid = info === undefined ? '' : ` (pid ${info.pid})`
+  if (info?.status !== undefined) {
+    const schedule = config.retention?.schedule ?? ''
+    return `a daemon${pid} runs on this state dir: its scheduled prune ([retention] schedule = "${schedule}") repacks, or stop it and run \`cidsync prune\` again`
+  }
+  return `another cidsync command${pid} is using this state dir: run \`cidsync prune\` again once it ends`
 }

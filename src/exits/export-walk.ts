@@ -164,7 +164,13 @@ export class ExportWalk {
     if (err instanceof ServiceDataDamagedError) return new ServiceDataDamagedError(`${about}: ${err.message}; ${left}`, { cause: err })
     if (err instanceof ContentNotFoundError || err instanceof GatewayFetchError) {
       return new ExportIncompleteError(`could not export ${about}: ${(err as CidsyncError).message}; ${left}. ` +
-        (object.kind === 'content' ? 'Run `cidsync verify --content` to see which files it holds, or export without --content' : 'Run `cidsync verify --full`; publish again from a device that holds the files, then export again'), object.cid, { cause: err })
+        (object.kind !== 'content'
+          ? 'Run `cidsync verify --full`; publish again from a device that holds the files, then export again'
+          // A prune's repack moves a kept publish's files to packs only later publishes name.
+          : this.init.at !== undefined
+            ? 'A prune may have rewritten this publish\'s content into packs only later publishes name (docs/retention.md, "Repack"). ' +
+              'Export the whole history instead (without --at): it brings this publish back whole. Or export without --content'
+            : 'Run `cidsync verify --content` to see which files it holds, or export without --content'), object.cid, { cause: err })
     }
     return err
   }

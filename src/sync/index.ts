@@ -10,7 +10,7 @@ export type { Published, PublishComponents, PublishInit } from './publish/index.
 export { forget, planForget } from './forget/index.js'
 export { prune } from './prune/index.js'
 export { PRUNE_LIST_ENGINE, pruneListNetwork } from './prune-list/index.js'
-export type { PruneInit, PruneProgress, Pruned, RepackInit, Repacked } from './prune/index.js'
+export type { PruneInit, PruneProgress, Pruned, RepackClaim, RepackInit, Repacked } from './prune/index.js'
 export type { ForgetInit, ForgetPlan, ForgetProgress, Forgotten } from './forget/index.js'
 export {
   restore, KEPT_BACKUPS, getFiles, olderThanOwnDeletion, selectRows, selectTree, planRestore, recordSources,

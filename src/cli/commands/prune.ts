@@ -68,7 +68,7 @@ export function registerPrune (program: Command): void {
         // A partial prune says what it did, then fails: never exit 0 with objects left it should delete.
         const refused = done.refused !== undefined && done.refused.objects > 0 ? new PruneDeletesRefusedError(done.refused) : undefined
         if (options.json === true) {
-          printJson({ dryRun: options.dryRun === true, ...done, reclaimed: space ?? null, ...(hold.skipped === undefined ? {} : { repackSkipped: hold.skipped }) })
+          printJson({ dryRun: options.dryRun === true, ...done, reclaimed: space ?? null })
           if (refused !== undefined) throw refused
           return
         }
@@ -82,13 +82,13 @@ export function registerPrune (program: Command): void {
         if (done.othersForgotten > 0) {
           process.stdout.write(`${countOf(done.othersForgotten, 'publish', 'publishes')} of other devices ${options.dryRun === true ? 'would go' : 'went'}: their plain roots may still hold those blocks on the service; run \`cidsync prune\` on each device too (a daemon does on its schedule)\n`)
         }
-        repackLines(done.repacked, hold.skipped, options.dryRun === true)
+        repackLines(done.repacked, options.dryRun === true)
         if (space !== undefined) {
           process.stdout.write('error' in space
             ? `the embedded service could not give the space back now (${space.error}); a later prune tries again\n`
-            : `the embedded service gave back ${formatBytes(space.diskBytesFreed)} of disk (${countOf(space.packsRewritten, 'pack', 'packs')} rewritten, ${countOf(space.packsRemoved, 'pack', 'packs')} removed)\n` +
+            : `the embedded service gave back ${formatBytes(space.diskBytesFreed)} of disk (${countOf(space.packsRewritten, 'pack file', 'pack files')} rewritten, ${countOf(space.packsRemoved, 'pack file', 'pack files')} removed)\n` +
               // Else "deleted 40 MiB" beside "gave back 0 B" reads as a failure.
-              (space.deadBytesLeft > 0 ? `${formatBytes(space.deadBytesLeft)} of deleted blocks stay inside packs that are still mostly live: a pack is rewritten once a quarter of it is dead (docs/local-service.md, "Reclaiming space")\n` : ''))
+              (space.deadBytesLeft > 0 ? `${formatBytes(space.deadBytesLeft)} of deleted blocks stay inside the service's pack files that are still mostly live: a pack file is rewritten once a quarter of it is dead (docs/local-service.md, "Reclaiming space")\n` : ''))
         }
         if (options.dryRun !== true && objects > 0) {
           // Mirrors are named only where there are some: a user without one must not look for them.
@@ -111,17 +111,22 @@ async function reclaimed (reclaim: NonNullable<ServiceConnection['reclaim']>): P
 }
 
 /** What the repack did, would do, or why it did not: its old packs go only at a prune after a publish. */
-function repackLines (repacked: Repacked | undefined, skipped: string | undefined, dryRun: boolean): void {
+function repackLines (repacked: Repacked | undefined, dryRun: boolean): void {
   if (repacked === undefined) return
-  const packs = countOf(repacked.packs, 'mostly dead pack', 'mostly dead packs')
+  const packs = countOf(repacked.packs, 'mostly unused content pack', 'mostly unused content packs')
   const copied = `${countOf(repacked.blobs, 'live file', 'live files')} (${formatBytes(repacked.bytes)})`
-  if (repacked.packs > 0 && skipped !== undefined) process.stdout.write(`${packs} not repacked (${formatBytes(repacked.freed)} unused): ${skipped}\n`)
-  else if (repacked.packs > 0 && dryRun) process.stdout.write(`would repack ${packs}: ${copied} copied into new packs, to free ${formatBytes(repacked.freed)}\n`)
+  const after = 'after the next publish (the daemon\'s, or `cidsync snapshot`) and the prune after it'
+  if (repacked.packs > 0 && repacked.skipped !== undefined) process.stdout.write(`${packs} not rewritten (${formatBytes(repacked.freed)} unused): ${repacked.skipped}\n`)
+  else if (repacked.packs > 0 && dryRun) process.stdout.write(`would rewrite ${packs}: ${copied} copied into new packs, freeing ${formatBytes(repacked.freed)} ${after}\n`)
   else if (repacked.packs > 0) {
-    process.stdout.write(`repacked ${packs}: ${copied} copied into ${countOf(repacked.made, 'new pack', 'new packs')}; ` +
-      `the old ones (${formatBytes(repacked.freed)} unused) go at the next prune after a publish (the daemon's, or \`cidsync snapshot\`)\n`)
+    const one = repacked.packs === 1
+    process.stdout.write(`rewrote ${packs}: ${copied} copied into ${countOf(repacked.made, 'new pack', 'new packs')}; ` +
+      `the old ${one ? 'one goes' : 'ones go'} (${formatBytes(repacked.freed)} unused) ${after}\n`)
   }
+  if ((repacked.unread ?? 0) > 0) process.stdout.write(`${countOf(repacked.unread ?? 0, 'content pack', 'content packs')} to rewrite could not be read (gone, or not the bytes listed): left whole\n`)
   if (repacked.waiting > 0) {
-    process.stdout.write(`${countOf(repacked.waiting, 'pack', 'packs')} repacked before ${repacked.waiting === 1 ? 'waits' : 'wait'} for a publish to name the new copy; the next prune after it deletes ${repacked.waiting === 1 ? 'it' : 'them'}\n`)
+    const one = repacked.waiting === 1
+    process.stdout.write(`${countOf(repacked.waiting, 'content pack', 'content packs')} rewritten by an earlier prune ${one ? 'waits' : 'wait'} for a publish (the daemon's, or \`cidsync snapshot\`); ` +
+      `the prune after it deletes ${one ? 'it' : 'them'} (${formatBytes(repacked.waitingBytes)} unused)\n`)
   }
 }

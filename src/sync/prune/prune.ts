@@ -17,7 +17,7 @@ import { announceDead, dropPreviousList, withinListBound } from './announce-dead
 import { checkOwnPublishHeld } from './own-publish-held.js'
 import { Refusals, type RefusedDeletes } from './refusals.js'
 import { readNames } from './segment-names.js'
-import { planRepack, plannedCounts, repack, type RepackInit, type Repacked, type RepackProgress } from './repack.js'
+import { planRepack, plannedCounts, repackPlanned, type RepackInit, type Repacked, type RepackProgress } from './repack.js'
 
 /** Objects deleted a call at a time: a service reads its listing's head once a batch. Crash tests make it small. */
 const DELETE_BATCH = testKnob('CIDSYNC_TEST_PRUNE_BATCH', 500)
@@ -34,10 +34,7 @@ export interface PruneInit extends ProgressOptions<PruneProgress> {
   readonly now: Date
   /** Plan only: nothing is deleted. */
   readonly dryRun?: boolean
-  /**
-   * Where a repack records what it moves: this device's index, held by this process alone.
-   * Without it, mostly dead packs stay whole (a daemon holds the index; its own prune repacks).
-   */
+  /** This device's index, where a repack records what it moves. Without it, mostly dead packs stay whole. */
   readonly repack?: RepackInit
 }
 
@@ -164,8 +161,7 @@ export async function prune (repository: Repository, init: PruneInit): Promise<P
     // After the deletes: a repack deletes nothing, and a failed one leaves the prune's work done.
     let repacked: Repacked | undefined
     try {
-      if (init.repack?.planOnly === true) repacked = plannedCounts(planRepack(sets, init.repack))
-      else if (init.repack !== undefined) repacked = await repack(repository, planRepack(sets, init.repack), { ...init.repack, dir, signal: init.signal, onProgress: init.onProgress })
+      if (init.repack !== undefined) repacked = await repackPlanned(repository, sets, init.repack, { dir, signal: init.signal, onProgress: init.onProgress })
     } catch (err) {
       notePruned(repository, init, { ...result, ...done })
       throw err
@@ -259,5 +255,5 @@ function markKept (sets: ObjectSets, chain: Chain): void {
  * exclusively). Other pids' files go with removeDeadExitFiles, once their process is gone.
  */
 async function removeDeadWork (dir: string): Promise<void> {
-  for (const suffix of ['', '-journal', '-wal', '-shm']) await rm(join(dir, `prune-${process.pid}.sqlite${suffix}`), { force: true })
+  for (const suffix of ['.sqlite', '.sqlite-journal', '.sqlite-wal', '.sqlite-shm', '-repack.pack']) await rm(join(dir, `prune-${process.pid}${suffix}`), { force: true })
 }

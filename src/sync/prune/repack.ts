@@ -3,34 +3,50 @@ import { rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import { PACK_MAX_BLOBS, PACK_MAX_BYTES, processUploadGate, SMALL_FILE_BYTES } from '../../custody/index.js'
 import type { Index, StoredContentRow } from '../../index/index.js'
+import { ContentNotFoundError, IntegrityError } from '../../errors.js'
 import { failpoint } from '../../util/failpoint.js'
 import type { ProgressEvent } from '../../util/progress.js'
 import { SNAPSHOT_PROFILE } from '../read/index.js'
 import type { Repository } from '../repository.js'
 import type { ObjectSets } from './object-sets.js'
 
-/** What a repack writes with: this device's index, to record where each moved blob lies now. */
+/** The index a repack records its moves in, and how to let it go. */
+export interface RepackClaim {
+  readonly index: Index
+  release: () => void
+}
+
+/**
+ * What a repack plans and writes with. `index`: this device's index, read to plan. `claim`: taken
+ * only once there is something to move, for the index to record in (held by this process alone
+ * while it writes); or why it cannot be had now. Without `claim`, `index` is written.
+ */
 export interface RepackInit {
   readonly index: Index
   readonly deviceId: string
   readonly hostname: string
-  /** Count what a repack would move, and move nothing: another process holds the index. */
-  readonly planOnly?: boolean
+  readonly claim?: () => Promise<RepackClaim | { readonly skipped: string }>
 }
 
-/** What a repack did (or, in a dry run, would do). */
+/** What a repack did (or, in a dry run or when skipped, would do). */
 export interface Repacked {
-  /** Old packs whose live blobs were copied into new packs. */
+  /** Old packs whose live blobs were copied into new packs (or would be). */
   readonly packs: number
   readonly blobs: number
   /** Live bytes copied. */
   readonly bytes: number
   /** What the old packs hold that no kept publish needs: freed once a publish names the new packs and a prune runs. */
   readonly freed: number
-  /** New packs uploaded. */
+  /** New packs uploaded: 0 in a dry run or when skipped. */
   readonly made: number
   /** Packs an earlier run repacked, whose old copy waits for a publish to name the new one. */
   readonly waiting: number
+  /** What those waiting packs hold unused: the prune after that publish frees it. */
+  readonly waitingBytes: number
+  /** Planned packs that could not be read (gone, damaged, not the size listed): they stay whole. */
+  readonly unread?: number
+  /** Why nothing was moved though some packs would be (another process holds the index). */
+  readonly skipped?: string
 }
 
 export type RepackProgress = ProgressEvent<'prune:repacked', { readonly packs: number, readonly bytes: number }>
@@ -47,6 +63,7 @@ const MAX_READ_BYTES = 4 * 1024 ** 3
 
 interface Blob { readonly record: StoredContentRow, readonly offset: number, readonly length: number }
 interface PlannedPack { readonly cid: string, readonly size: number, readonly dead: number, readonly blobs: readonly Blob[] }
+export interface RepackPlan { readonly packs: PlannedPack[], readonly waiting: number, readonly waitingBytes: number }
 
 /**
  * Which live packs to rewrite (docs/retention.md, "Repack"): the most dead first, until what stays
@@ -54,7 +71,7 @@ interface PlannedPack { readonly cid: string, readonly size: number, readonly de
  * device's own record names, as this device's index still holds it: a pack another device's
  * record names stays whole, and one an earlier run moved waits for the publish that names the move.
  */
-export function planRepack (sets: ObjectSets, init: RepackInit): { packs: PlannedPack[], waiting: number } {
+export function planRepack (sets: ObjectSets, init: RepackInit): RepackPlan {
   const live = sets.livePacks(init.deviceId)
   const held = live.reduce((sum, p) => sum + p.size, 0)
   // Only what a repack here can free counts: a pack another device's record names stays whatever.
@@ -62,6 +79,7 @@ export function planRepack (sets: ObjectSets, init: RepackInit): { packs: Planne
   let unused = live.filter(movable).reduce((sum, p) => sum + Math.max(0, p.size - p.liveBytes), 0)
   const packs: PlannedPack[] = []
   let waiting = 0
+  let waitingBytes = 0
   let read = 0
   for (const pack of live) {
     const dead = pack.size - pack.liveBytes
@@ -70,6 +88,7 @@ export function planRepack (sets: ObjectSets, init: RepackInit): { packs: Planne
     const blobs = ownBlobs(sets, init, pack.cid)
     if (blobs === undefined) {
       waiting++
+      waitingBytes += dead
       unused -= dead
       continue
     }
@@ -78,7 +97,7 @@ export function planRepack (sets: ObjectSets, init: RepackInit): { packs: Planne
     packs.push({ cid: pack.cid, size: pack.size, dead, blobs })
     unused -= dead
   }
-  return { packs, waiting }
+  return { packs, waiting, waitingBytes }
 }
 
 /** The pack's live blobs with this device's records of them; undefined when a record names another place now. */
@@ -93,9 +112,25 @@ function ownBlobs (sets: ObjectSets, init: RepackInit, cid: string): Blob[] | un
 }
 
 /** Only the count of a plan: what a dry run reports. */
-export function plannedCounts (plan: ReturnType<typeof planRepack>): Repacked {
+export function plannedCounts (plan: RepackPlan): Repacked {
   const blobs = plan.packs.flatMap(p => p.blobs)
-  return { packs: plan.packs.length, blobs: blobs.length, bytes: blobs.reduce((s, b) => s + b.length, 0), freed: plan.packs.reduce((s, p) => s + p.dead, 0), made: 0, waiting: plan.waiting }
+  return { packs: plan.packs.length, blobs: blobs.length, bytes: blobs.reduce((s, b) => s + b.length, 0), freed: plan.packs.reduce((s, p) => s + p.dead, 0), made: 0, waiting: plan.waiting, waitingBytes: plan.waitingBytes }
+}
+
+/**
+ * Plans, then moves what the plan names with the index `claim` gives (see {@link repack}); a
+ * claim refused is counted and said, and nothing moves. The claim is let go at the end.
+ */
+export async function repackPlanned (repository: Repository, sets: ObjectSets, init: RepackInit, options: { readonly dir: string, readonly signal?: AbortSignal, readonly onProgress?: (event: RepackProgress) => void }): Promise<Repacked> {
+  const plan = planRepack(sets, init)
+  if (plan.packs.length === 0 || init.claim === undefined) return plan.packs.length === 0 ? plannedCounts(plan) : await repack(repository, plan, { ...init, ...options })
+  const claim = await init.claim()
+  if ('skipped' in claim) return { ...plannedCounts(plan), skipped: claim.skipped }
+  try {
+    return await repack(repository, plan, { ...init, index: claim.index, ...options })
+  } finally {
+    claim.release()
+  }
 }
 
 /**
@@ -106,11 +141,13 @@ export function plannedCounts (plan: ReturnType<typeof planRepack>): Repacked {
  * new records: until then its newest record still names it. A kill before the records leaves an
  * upload no record names; the next run copies the same blobs again.
  */
-export async function repack (repository: Repository, plan: ReturnType<typeof planRepack>, init: RepackInit & { readonly dir: string, readonly signal?: AbortSignal, readonly onProgress?: (event: RepackProgress) => void }): Promise<Repacked> {
+async function repack (repository: Repository, plan: RepackPlan, init: RepackInit & { readonly dir: string, readonly signal?: AbortSignal, readonly onProgress?: (event: RepackProgress) => void }): Promise<Repacked> {
   const { config, store } = repository
   const gate = processUploadGate(config.content.uploadRate, config.content.concurrency)
-  const spool = join(init.dir, `repack-${process.pid}.pack`)
-  const counts = { ...plannedCounts(plan) }
+  // Named as the prune's own files: a run killed here leaves it for the next prune's sweep.
+  const spool = join(init.dir, `prune-${process.pid}-repack.pack`)
+  // Counted as done, not as planned: a pack that cannot be read stays whole, and so does a blob whose record changed.
+  const counts = { packs: 0, blobs: 0, bytes: 0, freed: 0, unread: 0 }
   let pending: Array<Blob & { readonly at: number }> = []
   let size = 0
   let made = 0
@@ -130,7 +167,10 @@ export async function repack (repository: Repository, plan: ReturnType<typeof pl
       init.index.remote.requestDeal(cid, init.deviceId)
     }
     failpoint('prune:repack-stored')
-    recordMoved(init, pending.map(b => ({ ...b, object: cid })))
+    for (const moved of recordMoved(init, pending.map(b => ({ ...b, object: cid })))) {
+      counts.blobs++
+      counts.bytes += moved.length
+    }
     failpoint('prune:repack-recorded')
     made++
     pending = []
@@ -141,9 +181,14 @@ export async function repack (repository: Repository, plan: ReturnType<typeof pl
   try {
     await rm(spool, { force: true })
     for (const pack of plan.packs) {
-      const bytes = Buffer.concat(await repository.objects.getBytes(pack.cid, SNAPSHOT_PROFILE, { maxBytes: pack.size, signal: init.signal })).subarray(0, pack.size)
-      // A record reading past the pack's end is damaged or forged: that pack stays whole, as restores refuse it.
-      if (pack.blobs.some(b => b.offset + b.length > bytes.byteLength)) continue
+      const bytes = await packBytes(repository, pack, init.signal)
+      // Gone, damaged, not the size listed, or a record reading past its end: that pack stays whole.
+      if (bytes === undefined || pack.blobs.some(b => b.offset + b.length > bytes.byteLength)) {
+        counts.unread++
+        continue
+      }
+      counts.packs++
+      counts.freed += pack.dead
       for (const blob of pack.blobs) {
         if (pending.length > 0 && (size + blob.length > PACK_MAX_BYTES || pending.length >= PACK_MAX_BLOBS)) await flush()
         // Made 0600 before anything is written: it holds sealed content.
@@ -158,17 +203,28 @@ export async function repack (repository: Repository, plan: ReturnType<typeof pl
     if (fd !== undefined) closeSync(fd)
     await rm(spool, { force: true })
   }
-  return { ...counts, made }
+  return { ...counts, made, waiting: plan.waiting, waitingBytes: plan.waitingBytes }
+}
+
+/** The pack's bytes, verified; undefined when the store no longer holds it or it is not what was listed. */
+async function packBytes (repository: Repository, pack: PlannedPack, signal?: AbortSignal): Promise<Buffer | undefined> {
+  try {
+    return Buffer.concat(await repository.objects.getBytes(pack.cid, SNAPSHOT_PROFILE, { maxBytes: pack.size, signal })).subarray(0, pack.size)
+  } catch (err) {
+    if (err instanceof ContentNotFoundError || err instanceof IntegrityError) return undefined
+    throw err
+  }
 }
 
 /**
  * Records each moved blob's new place, in one transaction. A record that changed since the plan
  * (the file stored again meanwhile) is left as it is: the new pack then holds a blob nobody names.
  */
-function recordMoved (init: RepackInit, moved: ReadonlyArray<Blob & { readonly at: number, readonly object: string }>): void {
+function recordMoved (init: RepackInit, moved: ReadonlyArray<Blob & { readonly at: number, readonly object: string }>): ReadonlyArray<Blob & { readonly at: number, readonly object: string }> {
   const still = moved.filter(m => init.index.content.lookup(m.record.cid).find(r => r.deviceId === init.deviceId)?.objects === m.record.objects)
   init.index.content.record(init.deviceId, init.hostname, still.map(m => ({
     cid: m.record.cid, size: m.record.size, sealing: m.record.sealing, keyId: m.record.keyId, keySalt: m.record.keySalt,
     objects: JSON.stringify([[m.object, m.at, m.length]])
   })))
+  return still
 }

@@ -169,6 +169,9 @@ export async function restore (components: RestoreComponents, init: RestoreInit)
     // A new state dir keeps what it read: the manifests place a mirror's publish against this one.
     for (const [read, json] of kept) syncState.store.manifestCache.put(read, json)
     syncState.store.restored(chosen.entry.cid, seconds, init.cid === undefined && init.mirror === undefined ? cid : undefined)
+    // A publish from before a repack names packs a prune deleted since: the next publish checks
+    // every record against the listing, and stores again the files whose records name what is gone.
+    syncState.store.pruneList.recheckAll()
     return { cid: chosen.entry.cid, dryRun: false, backup, publish: chosen.entry, ...after }
   } finally {
     await rm(staged, { force: true })

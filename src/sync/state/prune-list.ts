@@ -62,6 +62,15 @@ export class PruneListState {
     this.statements.release.run(object)
   }
 
+  /**
+   * Makes every record due for a full check against the list and the listing at the next publish:
+   * an index just installed may hold records a prune made stale since (those of a publish from
+   * before a repack name a pack deleted since).
+   */
+  recheckAll (): void {
+    this.statements.setValue.run(KEY.pruneListChecked, JSON.stringify({ full: true }))
+  }
+
   /** How many objects the list held names. */
   size (): number {
     return this.statements.count.get() as number
