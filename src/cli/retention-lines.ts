@@ -39,7 +39,10 @@ export function recordLines (r: RetentionRecordsShown): string[] {
   const f = r.lastForget
   if (f != null) lines.push(`retention: last forget at ${timeWithAge(f.at)}: kept ${countOf(f.kept, 'publish', 'publishes')}, forgot ${formatCount(f.forgotten)}, linked ${formatCount(f.relinked)} anew`)
   const p = r.lastPrune
-  if (p != null) lines.push(`retention: last prune at ${timeWithAge(p.at)}: deleted ${objects(p)}${p.refused === undefined ? '' : `; the service refused to delete ${objects(p.refused)} (${p.refused.reason}): they stay, and the next prune asks again`}`)
+  if (p != null) {
+    const rewrote = p.repacked === undefined ? '' : `; rewrote ${countOf(p.repacked.packs, 'mostly unused content pack', 'mostly unused content packs')} (${formatBytes(p.repacked.bytes)} of live files copied)`
+    lines.push(`retention: last prune at ${timeWithAge(p.at)}: deleted ${objects(p)}${rewrote}${p.refused === undefined ? '' : `; the service refused to delete ${objects(p.refused)} (${p.refused.reason}): they stay, and the next prune asks again`}`)
+  }
   const plan = r.plan
   if (plan != null) {
     lines.push(`retention: the account held ${objects(plan.held)} at ${timeWithAge(plan.at)}, counted by ${plan.dryRun ? 'a dry run' : 'a prune'}`)
@@ -47,6 +50,11 @@ export function recordLines (r: RetentionRecordsShown): string[] {
       ? `; kept for now, within prune_margin: ${countOf(plan.young, 'object', 'objects')}${plan.chainsHeld > 0 ? ` and ${countOf(plan.chainsHeld, 'forgotten chain', 'forgotten chains')}` : ''}`
       : ''
     lines.push(`retention: a prune would free ${objects(plan.wouldFree)}, as of that count${waits}`)
+    const repack = plan.repack
+    if (repack !== undefined && repack.packs > 0) lines.push(`retention: a prune would also rewrite ${countOf(repack.packs, 'mostly unused content pack', 'mostly unused content packs')}, to free ${formatBytes(repack.freed)} once a publish and the prune after it have run`)
+    if (repack !== undefined && repack.waiting > 0) {
+      lines.push(`retention: ${countOf(repack.waiting, 'rewritten content pack waits', 'rewritten content packs wait')} for a publish; the prune after it deletes ${repack.waiting === 1 ? 'it' : 'them'} (${formatBytes(repack.waitingBytes)} unused)`)
+    }
     if (f != null && f.forgotten > 0 && Date.parse(f.at) > Date.parse(plan.at)) lines.push('retention: a forget ran after that count, so a prune may free more: `cidsync prune --dry-run` counts again')
     if (r.planDueAt != null) lines.push(`retention: the daemon counts again at ${timeWithAge(r.planDueAt)}, once prune_margin has passed`)
   }

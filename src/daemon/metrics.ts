@@ -97,6 +97,7 @@ function retentionFamilies (status: StatusDocument): string[] {
     family('cidsync_retention_held_bytes', 'gauge', 'Bytes of those objects.', one(plan?.held.bytes)),
     family('cidsync_prune_would_free_objects', 'gauge', 'Objects a prune would have deleted at that count (0 right after a prune).', one(plan?.wouldFree.objects)),
     family('cidsync_prune_would_free_bytes', 'gauge', 'Bytes of those objects.', one(plan?.wouldFree.bytes)),
+    family('cidsync_repack_waiting_bytes', 'gauge', 'Unused bytes in content packs a prune rewrote, at that count: the prune after the next publish deletes them.', one(plan?.repack?.waitingBytes)),
     family('cidsync_prune_within_margin_objects', 'gauge', 'Objects no kept publish needs, stored within prune_margin at that count: a later prune deletes them.', one(plan?.young))
   ]
 }

@@ -86,6 +86,10 @@ describe.skipIf(EXTERNAL)('a prune repacks mostly dead packs', () => {
     expect([...moved.values()]).not.toContain(pack)
     expect(await service.clients.objects.has(pack)).toBe(true)
     await expectFiles(a, v3, join(root, 'got-head'))
+    // Status says the old pack waits for a publish, with no daemon running.
+    const status = await a.run(['status'])
+    expect(status.stdout).toContain('retention: 1 rewritten content pack waits for a publish; the prune after it deletes it')
+    expect(status.stdout).toMatch(/rewrote 1 mostly unused content pack \(.* of live files copied\)/)
     // A second prune before any publish moves nothing again, and deletes nothing live.
     const again = JSON.parse((await ok(a, ['prune', '--json'])).stdout) as PruneJson
     expect(again.repacked).toMatchObject({ packs: 0, waiting: 1 })

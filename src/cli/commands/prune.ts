@@ -29,6 +29,14 @@ Space:
 On the embedded service the space comes back once its packs are reclaimed.
 On a remote service the uploads are deleted; storage deals already made run to their end.
 
+Repack:
+A content pack stays while one of its files is kept.
+The packs with the most unused bytes are rewritten: their live files copied into new packs.
+It stops once at most 5% of the content held is unused.
+The moves are recorded in this device's index, under the state dir's lock.
+A daemon holding it rewrites them on its own schedule instead.
+The old pack goes at the first prune after the next publish.
+
 A publish made while it runs stops it before anything is deleted (exit 1): run it again.
 A pointer set back behind this device's own last publish is refused (exit 4).
 Run \`cidsync snapshot\` to publish on top of it, then prune again.

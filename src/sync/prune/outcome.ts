@@ -1,5 +1,6 @@
 import type { Repository } from '../repository.js'
-import type { PruneRefusedRecord } from '../state/index.js'
+import type { PruneRefusedRecord, RepackPlanRecord } from '../state/index.js'
+import type { Repacked } from './repack.js'
 
 /** What a prune or dry run ended with, as it is recorded. */
 interface PruneOutcome {
@@ -9,6 +10,7 @@ interface PruneOutcome {
   readonly chainsHeld: number
   readonly held: { readonly objects: number, readonly bytes: number }
   readonly refused?: { readonly objects: number, readonly bytes: number, readonly reasons: readonly string[] }
+  readonly repacked?: Repacked
 }
 
 /**
@@ -23,9 +25,11 @@ export function notePruned<P extends PruneOutcome> (repository: Repository, init
   const { root, content, segment, manifest } = pruned.deleted
   const counted = { objects: root + content + segment + manifest, bytes: pruned.bytes }
   const held = dryRun ? pruned.held : { objects: Math.max(0, pruned.held.objects - counted.objects), bytes: Math.max(0, pruned.held.bytes - counted.bytes) }
+  const repack = repackRecord(pruned.repacked, dryRun)
+  const moved = pruned.repacked !== undefined && pruned.repacked.made > 0 ? { repacked: { packs: pruned.repacked.packs, bytes: pruned.repacked.bytes } } : {}
   repository.store.retention.pruned(
-    { at, dryRun, held, wouldFree: dryRun ? counted : { objects: 0, bytes: 0 }, young: pruned.young, chainsHeld: pruned.chainsHeld },
-    dryRun ? null : { at, ...counted, kinds: { root, content, segment, manifest }, ...refusedRecord(pruned.refused) })
+    { at, dryRun, held, wouldFree: dryRun ? counted : { objects: 0, bytes: 0 }, young: pruned.young, chainsHeld: pruned.chainsHeld, ...(repack === undefined ? {} : { repack }) },
+    dryRun ? null : { at, ...counted, kinds: { root, content, segment, manifest }, ...refusedRecord(pruned.refused), ...moved })
   return pruned
 }
 
@@ -33,4 +37,19 @@ export function notePruned<P extends PruneOutcome> (repository: Repository, init
 function refusedRecord (refused: PruneOutcome['refused']): { refused?: PruneRefusedRecord } {
   if (refused === undefined || refused.objects === 0) return {}
   return { refused: { objects: refused.objects, bytes: refused.bytes, reason: refused.reasons[0] ?? '' } }
+}
+
+/**
+ * The repack as a count: a dry run's packs to rewrite; after a prune, those it rewrote wait for a
+ * publish beside those an earlier prune rewrote. Packs it could not rewrite (skipped) count as to do.
+ */
+function repackRecord (repacked: Repacked | undefined, dryRun: boolean): RepackPlanRecord | undefined {
+  if (repacked === undefined) return undefined
+  const done = !dryRun && repacked.made > 0
+  return {
+    packs: done ? 0 : repacked.packs,
+    freed: done ? 0 : repacked.freed,
+    waiting: repacked.waiting + (done ? repacked.packs : 0),
+    waitingBytes: repacked.waitingBytes + (done ? repacked.freed : 0)
+  }
 }

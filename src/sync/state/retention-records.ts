@@ -26,6 +26,19 @@ export interface PruneRecord extends ObjectCount {
   readonly at: string
   readonly kinds: { readonly root: number, readonly content: number, readonly segment: number, readonly manifest: number }
   readonly refused?: PruneRefusedRecord
+  /** Mostly unused content packs it rewrote, and the live bytes it copied. */
+  readonly repacked?: { readonly packs: number, readonly bytes: number }
+}
+
+/**
+ * The repack as of a count: packs a prune would rewrite (a dry run), and packs rewritten whose old
+ * copy waits for a publish, with the unused bytes each frees once deleted.
+ */
+export interface RepackPlanRecord {
+  readonly packs: number
+  readonly freed: number
+  readonly waiting: number
+  readonly waitingBytes: number
 }
 
 /**
@@ -42,6 +55,7 @@ export interface PrunePlanRecord {
   readonly young: number
   /** Chains a forget replaced within `prune_margin`: kept whole until it passes. */
   readonly chainsHeld: number
+  readonly repack?: RepackPlanRecord
 }
 
 const count = z.number().int().nonnegative()
@@ -49,8 +63,9 @@ const at = z.string().refine(value => Number.isFinite(Date.parse(value)))
 const objects = z.object({ objects: count, bytes: count })
 const forgetSchema = z.object({ at, kept: count, forgotten: count, relinked: count })
 const refusedSchema = objects.extend({ reason: z.string().max(1000) })
-const pruneSchema = objects.extend({ at, kinds: z.object({ root: count, content: count, segment: count, manifest: count }), refused: refusedSchema.optional() })
-const planSchema = z.object({ at, dryRun: z.boolean(), held: objects, wouldFree: objects, young: count, chainsHeld: count })
+const pruneSchema = objects.extend({ at, kinds: z.object({ root: count, content: count, segment: count, manifest: count }), refused: refusedSchema.optional(), repacked: z.object({ packs: count, bytes: count }).optional() })
+const repackSchema = z.object({ packs: count, freed: count, waiting: count, waitingBytes: count })
+const planSchema = z.object({ at, dryRun: z.boolean(), held: objects, wouldFree: objects, young: count, chainsHeld: count, repack: repackSchema.optional() })
 
 /**
  * The last forget, the last prune and the last prune plan in `sync_state`, as JSON: CLI runs
