@@ -64,7 +64,7 @@ export class PageReads {
         : versionRow(from, query.path, query.cid, config.cidProfile, this.timelineCids(query.path))
       if (row === undefined) throw new PathNotFoundError(`${query.path}: not in the index`)
       if (row.size > MAX_DOWNLOAD_BYTES) throw new DownloadTooLargeError(`${query.path} is ${row.size} bytes, more than the ${MAX_DOWNLOAD_BYTES} the dashboard serves`)
-      return await downloadFile(access, from, { row, signal: AbortSignal.any([signal, this.components.stopped]) })
+      return await downloadFile(access, from, { row, ...(past === undefined ? {} : { newer: index }), signal: AbortSignal.any([signal, this.components.stopped]) })
     } finally {
       await past?.close()
     }

@@ -9,6 +9,9 @@ import { contentDevice, ok, shareKey, type ContentDevice } from './content-devic
 import { sha } from './retention-devices.js'
 import { SNAPSHOT_PROFILE } from '../../src/sync/read/index.js'
 import { acquireLock } from '../../src/state-lock/index.js'
+import { loadConfig } from '../../src/config/index.js'
+import { indexPath, openIndex } from '../../src/index/index.js'
+import { downloadFile, Repository, selectRows } from '../../src/sync/index.js'
 
 const RETENTION = '[retention]\nkeep_last = 2\nprune_margin = "0s"\n'
 const FILES = 10
@@ -50,6 +53,27 @@ async function expectFiles (d: ContentDevice, want: Map<string, string>, to: str
   const got = await d.run(['get', ...[...want.keys()].map(n => `notes/${n}`), '--to', to, ...extra])
   expect(got.code, `${d.name}: get ${extra.join(' ')}: ${got.stderr}`).toBe(0)
   for (const [name, hash] of want) expect(sha(await readFile(join(to, 'notes', name))), `${name} ${extra.join(' ')}`).toBe(hash)
+}
+
+/**
+ * The dashboard's download of a past version (`downloadFile`): the past publish's record names the
+ * deleted pack; with this device's index beside it, the newer record brings the file back.
+ */
+async function expectDownloadAt (d: ContentDevice, service: Awaited<ReturnType<typeof localServiceUnderTest>>, at: string, name: string, hash: string | undefined): Promise<void> {
+  const repository = new Repository(loadConfig({ configPath: d.config, env: d.env }), service.clients)
+  const local = openIndex(indexPath(d.state), { readonly: true })
+  try {
+    const past = await repository.pastIndex(new Date(at))
+    const row = selectRows(past.index, { paths: [`notes/${name}`], prefix: false })[0]
+    if (row === undefined) throw new Error(`${name} is not in the publish of ${at}`)
+    await expect(downloadFile(repository, past.index, { row })).rejects.toMatchObject({ code: 'ERR_CONTENT_NOT_FOUND' })
+    const got = await downloadFile(repository, past.index, { row, newer: local })
+    expect(sha(await readFile(got.path))).toBe(hash)
+    await got.remove()
+  } finally {
+    local.close()
+    await repository.close()
+  }
 }
 
 /**
@@ -109,6 +133,7 @@ describe.skipIf(EXTERNAL)('a prune repacks mostly dead packs', () => {
 
     // The kept publish of 03:00 still holds the old records: its files come back from the new pack.
     await expectFiles(a, v3, join(root, 'got-03'), ['--at', '2026-03-01T03:00:00.000Z'])
+    await expectDownloadAt(a, service, '2026-03-01T03:00:00.000Z', 's9.txt', v3.get('s9.txt'))
     const verified = await a.run(['verify', '--full'])
     expect(verified.code, verified.stdout + verified.stderr).toBe(0)
 

@@ -2,8 +2,8 @@ import { mkdtemp, readdir, rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import { CID } from 'multiformats/cid'
 import { cidProfile, isCidProfileName } from '../../content/index.js'
-import { ObjectCache, fetchFile } from '../../custody/index.js'
-import { ContentIntegrityError, ContentNotStoredError, DownloadNoRoomError } from '../../errors.js'
+import { ObjectCache, fetchFile, type ContentRecord } from '../../custody/index.js'
+import { ContentIntegrityError, ContentNotFoundError, ContentNotStoredError, DownloadNoRoomError } from '../../errors.js'
 import type { Entry, Index } from '../../index/index.js'
 import type { Repository } from '../repository.js'
 import { readingKey } from '../../snapshot/index.js'
@@ -42,6 +42,11 @@ export interface DownloadedFile {
 export interface DownloadFileInit {
   /** The row to fetch, from this device's index or a past one (whose content records `index` holds). */
   readonly row: Entry
+  /**
+   * This device's index, when `index` is a past one: its newer records of the same content are
+   * tried too. A past publish's record may name a pack a prune's repack replaced since.
+   */
+  readonly newer?: Index
   readonly signal?: AbortSignal
 }
 
@@ -57,8 +62,9 @@ export async function downloadFile (repository: Repository, index: Index, init: 
   const { config, home: clients } = repository
   const shown = `${row.folder}/${row.path}`
   if (row.deleted || row.cid === null) throw new ContentNotStoredError(`${shown} has no content in this index (deleted, or not hashed yet)`)
-  const record = usableRecord(index, row)
-  if (typeof record === 'string') throw new ContentNotStoredError(`${shown}: ${record}`)
+  const records = candidateRecords(index, init.newer, row)
+  const record = records[0]
+  if (record === undefined) throw new ContentNotStoredError(`${shown}: ${usableRecord(index, row) as string}`)
   if (!isCidProfileName(row.cidProfile)) throw new ContentIntegrityError(`${shown} has CID profile ${JSON.stringify(row.cidProfile)}, which this cidsync does not know: upgrade cidsync`)
   const parent = join(config.stateDir, STATE_NAMES.contentFetch)
   await makeDirs(parent, 0o700)
@@ -70,16 +76,25 @@ export async function downloadFile (repository: Repository, index: Index, init: 
     await clients.objects.getFile(cid, options.profile ?? SNAPSHOT_PROFILE, destination, { ...options, signal: options.signal })
   })
   try {
-    const key = record.sealing === 'none' ? undefined : readingKey(config.stateDir, { keyId: record.keyId, salt: record.keySalt }, repository.passphrase)
     const path = join(dir, 'file')
-    await fetchFile({
-      record,
-      row: { cid: CID.parse(row.cid), size: row.size, mtimeMs: row.mtimeMs, profile: cidProfile(row.cidProfile) },
-      target: path,
-      snapshotKey: key,
-      objects,
-      signal: init.signal
-    })
+    for (const [i, candidate] of records.entries()) {
+      const key = candidate.sealing === 'none' ? undefined : readingKey(config.stateDir, { keyId: candidate.keyId, salt: candidate.keySalt }, repository.passphrase)
+      try {
+        await fetchFile({
+          record: candidate,
+          row: { cid: CID.parse(row.cid), size: row.size, mtimeMs: row.mtimeMs, profile: cidProfile(row.cidProfile) },
+          target: path,
+          snapshotKey: key,
+          objects,
+          signal: init.signal
+        })
+        break
+      } catch (err) {
+        // Objects gone (a pack a repack replaced and a prune deleted): the next record, if any.
+        if (!(err instanceof ContentNotFoundError) || i === records.length - 1) throw err
+        await rm(path, { force: true })
+      }
+    }
     await objects.clear()
     return { path, size: row.size, remove }
   } catch (err) {
@@ -87,6 +102,24 @@ export async function downloadFile (repository: Repository, index: Index, init: 
     await remove()
     throw err
   }
+}
+
+/**
+ * The row's usable content records, newest first: the index's, then `newer`'s naming other
+ * objects. Each is parsed as a restore parses it; one that does not parse is left out.
+ */
+function candidateRecords (index: Index, newer: Index | undefined, row: Entry): ContentRecord[] {
+  const cid = row.cid ?? ''
+  const stored = [...index.content.lookup(cid), ...(newer?.content.lookup(cid) ?? [])].sort((a, b) => b.storedAt - a.storedAt)
+  const seen = new Set<string>()
+  const records: ContentRecord[] = []
+  for (const one of stored) {
+    if (seen.has(one.objects)) continue
+    seen.add(one.objects)
+    const record = usableRecord(index, row, [one])
+    if (typeof record !== 'string') records.push(record)
+  }
+  return records
 }
 
 /** Removes what downloads of a daemon that was killed midway left (`content-fetch/download-*`). */
