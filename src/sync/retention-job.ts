@@ -2,7 +2,7 @@ import type { Logger } from 'pino'
 import { NotReadyError, PruneDeletesRefusedError } from '../errors.js'
 import { publishNow } from '../util/clock.js'
 import { forget } from './forget/index.js'
-import { prune, type RepackInit } from './prune/index.js'
+import { notePruned, prune, type PruneInit, type Pruned, type Repacked, type RepackInit } from './prune/index.js'
 import { PrunePlanner } from './prune-planner.js'
 import type { Repository } from './repository.js'
 import { Scheduler } from './scheduler.js'
@@ -55,6 +55,11 @@ export interface RetentionJobComponents {
   readonly reclaimDue?: () => Promise<boolean>
   /** This device's index, where a prune's repack records what it moved. */
   readonly repack?: RepackInit
+  /**
+   * A publish of this device's index now: after a repack, so that a second prune deletes the
+   * packs it rewrote at once, instead of a schedule later.
+   */
+  readonly publish?: () => Promise<unknown>
 }
 
 /**
@@ -126,6 +131,30 @@ export class RetentionJob {
     }
   }
 
+  /**
+   * A prune that rewrote packs: the daemon's index is current, so it is published now, and a
+   * second prune deletes the old packs the publish no longer names. Answers both prunes' deletes
+   * together. A publish that fails leaves them for the next run, said in the log.
+   */
+  private async afterRepack (first: Pruned, init: PruneInit): Promise<Pruned> {
+    const { publish, logger, repository } = this.components
+    if (publish === undefined || (first.repacked?.made ?? 0) === 0) return first
+    try {
+      await publish()
+    } catch (err) {
+      logger.warn({ err }, 'retention: the publish after a repack failed; the next prune deletes the rewritten packs')
+      return first
+    }
+    const now = publishNow()
+    const second = await prune(repository, { ...init, now })
+    const deleted = { ...first.deleted }
+    for (const kind of Object.keys(deleted) as Array<keyof typeof deleted>) deleted[kind] += second.deleted[kind]
+    const objects = (d: Pruned['deleted']): number => d.root + d.content + d.segment + d.manifest
+    // Recorded as one prune: what both deleted, what the account holds after, what was rewritten.
+    const held = { objects: second.held.objects + objects(first.deleted), bytes: second.held.bytes + first.bytes }
+    return notePruned(repository, { now }, { ...second, held, deleted, bytes: first.bytes + second.bytes, repacked: { ...first.repacked as Repacked, waiting: second.repacked?.waiting ?? 0, waitingBytes: second.repacked?.waitingBytes ?? 0, oldDeleted: true } })
+  }
+
   private async run (): Promise<void> {
     const { repository, logger } = this.components
     const retention = repository.config.retention
@@ -141,7 +170,9 @@ export class RetentionJob {
     try {
       const now = publishNow()
       const forgot = await forget(repository, { policy: retention.policy, now, timeZone: retention.timeZone })
-      const pruned = await prune(repository, { marginMs: retention.pruneMarginSeconds * 1000, now, ...(this.components.repack === undefined ? {} : { repack: this.components.repack }) })
+      const pruneInit = { marginMs: retention.pruneMarginSeconds * 1000, now, ...(this.components.repack === undefined ? {} : { repack: this.components.repack }) }
+      const first = await prune(repository, pruneInit)
+      const pruned = await this.afterRepack(first, pruneInit)
       const deleted = pruned.deleted.root + pruned.deleted.content + pruned.deleted.segment + pruned.deleted.manifest
       const repacked = pruned.repacked === undefined || pruned.repacked.packs === 0 ? {} : { repacked: { packs: pruned.repacked.packs, bytes: pruned.repacked.bytes, freed: pruned.repacked.freed } }
       this.lastRun = { at: now.toISOString(), kept: forgot.kept, forgotten: forgot.forgotten, deleted, bytes: pruned.bytes, ...repacked }

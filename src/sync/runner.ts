@@ -92,7 +92,8 @@ export class SyncRunner {
       drill: async () => { await this.drilling.runNow('after a prune') },
       reclaim: components.reclaim,
       reclaimDue: components.reclaimDue,
-      repack: { index: components.index, deviceId: components.deviceId, hostname: components.hostname ?? hostname() }
+      repack: { index: components.index, deviceId: components.deviceId, hostname: components.hostname ?? hostname() },
+      publish: async () => await this.publishNow('after a repack')
     })
     this.drilling = new Scheduler<VerifyResult>({
       timing: () => ({ cron: this.config.verify.schedule }),

@@ -77,7 +77,14 @@ export async function openDevice (configPath) {
       const started = performance.now()
       const forgot = await forget(repository, { policy: retention.policy, now, timeZone: retention.timeZone })
       const forgotAt = performance.now()
-      const pruned = await prune(repository, { marginMs: retention.pruneMarginSeconds * 1000, now, repack: { index, deviceId, hostname: hostname() } })
+      const init = { marginMs: retention.pruneMarginSeconds * 1000, now, repack: { index, deviceId, hostname: hostname() } }
+      let pruned = await prune(repository, init)
+      // As the daemon does: packs rewritten are published at once, and a second prune deletes the old ones.
+      if ((pruned.repacked?.made ?? 0) > 0) {
+        await this.publishAt(now, [])
+        const second = await prune(repository, init)
+        pruned = { ...second, segmentsRead: pruned.segmentsRead + second.segmentsRead, deleted: Object.fromEntries(Object.entries(pruned.deleted).map(([k, v]) => [k, v + second.deleted[k]])) }
+      }
       const prunedAt = performance.now()
       const deleted = pruned.deleted.root + pruned.deleted.content + pruned.deleted.segment + pruned.deleted.manifest
       if (deleted > 0) await connection.reclaim?.()

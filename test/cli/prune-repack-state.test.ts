@@ -1,51 +1,11 @@
 import { describe, expect, it } from 'vitest'
-import { randomBytes } from 'node:crypto'
 import { readFile, readdir, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import Database from 'better-sqlite3'
-import { EXTERNAL, localServiceUnderTest } from '../helpers/service.js'
+import { EXTERNAL } from '../helpers/service.js'
 import { useTempDir } from '../helpers/temp-dir.js'
-import { contentDevice, ok, shareKey, type ContentDevice } from './content-devices.js'
+import { contentDevice, ok, shareKey } from './content-devices.js'
+import { mostlyDeadPack, RETENTION } from './repack-devices.js'
 import { sha } from './retention-devices.js'
-
-const RETENTION = '[retention]\nkeep_last = 2\nprune_margin = "0s"\n'
-const FILES = 10
-
-async function rewrite (d: ContentDevice, names: readonly number[], held: Map<string, string>): Promise<Map<string, string>> {
-  for (const i of names) await writeFile(join(d.folder, `s${i}.txt`), randomBytes(20_000 + i))
-  const now = new Map(held)
-  for (const i of names) now.set(`s${i}.txt`, sha(await readFile(join(d.folder, `s${i}.txt`))))
-  return now
-}
-
-/** As prune-repack.test.ts: ten files in one pack, eight rewritten twice, the first publish forgotten. */
-async function mostlyDeadPack (root: string): Promise<{ a: ContentDevice, v3: Map<string, string>, service: Awaited<ReturnType<typeof localServiceUnderTest>>, pack: string }> {
-  const service = await localServiceUnderTest({ dir: join(root, 'service') })
-  const a = await contentDevice(root, service, 'a', RETENTION)
-  const all = Array.from({ length: FILES }, (_, i) => i)
-  const v1 = await rewrite(a, all, new Map())
-  await ok(a, ['snapshot'], { CIDSYNC_TEST_CLOCK: '2026-03-01T01:00:00.000Z' })
-  const pack = packOf(a)
-  const v2 = await rewrite(a, all.slice(0, 8), v1)
-  await ok(a, ['snapshot'], { CIDSYNC_TEST_CLOCK: '2026-03-01T02:00:00.000Z' })
-  const v3 = await rewrite(a, all.slice(0, 8), v2)
-  await ok(a, ['snapshot'], { CIDSYNC_TEST_CLOCK: '2026-03-01T03:00:00.000Z' })
-  await ok(a, ['forget'])
-  return { a, v3, service, pack }
-}
-
-/** The one object this device's records name for its small files. */
-function packOf (d: ContentDevice): string {
-  const db = new Database(join(d.state, 'index.sqlite'), { readonly: true })
-  try {
-    const objects = (db.prepare('SELECT objects FROM content WHERE size < 100000').pluck().all() as string[]).map(o => (JSON.parse(o) as Array<[string]>)[0]?.[0] ?? '')
-    const unique = [...new Set(objects)]
-    expect(unique.length).toBe(1)
-    return unique[0] as string
-  } finally {
-    db.close()
-  }
-}
 
 describe.skipIf(EXTERNAL)('a repack seen from the exits and a state dir set back', () => {
   it('a kept publish from before a repack exports with its content in the whole history, and says so when asked alone', async () => {

@@ -46,10 +46,11 @@ function refusedRecord (refused: PruneOutcome['refused']): { refused?: PruneRefu
 function repackRecord (repacked: Repacked | undefined, dryRun: boolean): RepackPlanRecord | undefined {
   if (repacked === undefined) return undefined
   const done = !dryRun && repacked.made > 0
+  const waits = done && repacked.oldDeleted !== true
   return {
     packs: done ? 0 : repacked.packs,
     freed: done ? 0 : repacked.freed,
-    waiting: repacked.waiting + (done ? repacked.packs : 0),
-    waitingBytes: repacked.waitingBytes + (done ? repacked.freed : 0)
+    waiting: repacked.waiting + (waits ? repacked.packs : 0),
+    waitingBytes: repacked.waitingBytes + (waits ? repacked.freed : 0)
   }
 }

@@ -45,6 +45,8 @@ export interface Repacked {
   readonly waitingBytes: number
   /** Planned packs that could not be read (gone, damaged, not the size listed): they stay whole. */
   readonly unread?: number
+  /** The old packs were deleted in the same run, by a prune after a publish (the daemon's). */
+  readonly oldDeleted?: boolean
   /** Why nothing was moved though some packs would be (another process holds the index). */
   readonly skipped?: string
 }
