@@ -7,17 +7,23 @@ import { contentDevice, ok, shareKey } from './content-devices.js'
 import { mostlyDeadPack, RETENTION } from './repack-devices.js'
 import { sha } from './retention-devices.js'
 
+/** The mostly dead pack rewritten, published and deleted by the prune after, its bytes given back. */
+async function repackedAndDeleted (root: string): Promise<Awaited<ReturnType<typeof mostlyDeadPack>>> {
+  const made = await mostlyDeadPack(root)
+  const { a, service, pack } = made
+  await ok(a, ['prune'])
+  await ok(a, ['snapshot'], { CIDSYNC_TEST_CLOCK: '2026-03-01T04:00:00.000Z' })
+  await ok(a, ['forget'])
+  await ok(a, ['prune'])
+  expect(await service.clients.objects.has(pack)).toBe(false)
+  await service.local.reclaim()
+  return made
+}
+
 describe.skipIf(EXTERNAL)('a repack seen from the exits and a state dir set back', () => {
   it('a kept publish from before a repack exports with its content in the whole history, and says so when asked alone', async () => {
     const root = await useTempDir()
-    const { a, v3, service, pack } = await mostlyDeadPack(root)
-    await ok(a, ['prune'])
-    await ok(a, ['snapshot'], { CIDSYNC_TEST_CLOCK: '2026-03-01T04:00:00.000Z' })
-    await ok(a, ['forget'])
-    await ok(a, ['prune'])
-    // The old pack is deleted, its bytes given back.
-    expect(await service.clients.objects.has(pack)).toBe(false)
-    await service.local.reclaim()
+    const { a, v3, service } = await repackedAndDeleted(root)
     // `get --at` brings the 03:00 publish back through the newer records: it is kept and restorable.
     const got = await a.run(['get', ...[...v3.keys()].map(n => `notes/${n}`), '--to', join(root, 'got'), '--at', '2026-03-01T03:00:00.000Z'])
     expect(got.code, got.stderr).toBe(0)
@@ -53,13 +59,7 @@ describe.skipIf(EXTERNAL)('a repack seen from the exits and a state dir set back
 
   it('an index set back to a publish before the repack, then published, keeps its files restorable', async () => {
     const root = await useTempDir()
-    const { a, v3, service, pack } = await mostlyDeadPack(root)
-    await ok(a, ['prune'])
-    await ok(a, ['snapshot'], { CIDSYNC_TEST_CLOCK: '2026-03-01T04:00:00.000Z' })
-    await ok(a, ['forget'])
-    await ok(a, ['prune'])
-    expect(await service.clients.objects.has(pack)).toBe(false)
-    await service.local.reclaim()
+    const { a, v3, service } = await repackedAndDeleted(root)
     // A publish after the prune reads its list.
     await writeFile(join(a.folder, 't1.txt'), 'one')
     await ok(a, ['snapshot'], { CIDSYNC_TEST_CLOCK: '2026-03-01T04:30:00.000Z' })
