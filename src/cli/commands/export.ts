@@ -56,7 +56,7 @@ function progressLine (tty: boolean): { tell: (event: ExportProgress) => void, e
 function held (result: ExportResult | ExportDirResult, content: boolean): string {
   return `${countOf(result.publishes, 'publish', 'publishes')}, ${countOf(result.segments, 'segment', 'segments')}` +
     (content ? `, ${countOf(result.contentObjects, 'content object', 'content objects')}` : ' (no content: --content adds it)') +
-    (content && result.contentPruned > 0 ? ` (${countOf(result.contentPruned, 'object', 'objects')} of forgotten versions were pruned: not exported)` : '')
+    (content && result.contentPruned > 0 ? ` (${countOf(result.contentPruned, 'object', 'objects')} of forgotten versions ${result.contentPruned === 1 ? 'was' : 'were'} pruned: not exported)` : '')
 }
 
 export function registerExport (program: Command): void {
