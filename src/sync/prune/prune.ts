@@ -17,6 +17,7 @@ import { announceDead, dropPreviousList, withinListBound } from './announce-dead
 import { checkOwnPublishHeld } from './own-publish-held.js'
 import { Refusals, type RefusedDeletes } from './refusals.js'
 import { readNames } from './segment-names.js'
+import { compactOwnIndex } from '../storing/index.js'
 import { planRepack, plannedCounts, repackPlanned, type RepackInit, type Repacked, type RepackProgress } from './repack.js'
 
 /** Objects deleted a call at a time: a service reads its listing's head once a batch. Crash tests make it small. */
@@ -116,6 +117,9 @@ export async function prune (repository: Repository, init: PruneInit): Promise<P
     // block it links on a service, so an old one would keep what the rest of the prune frees.
     const keptManifests = new Set(kept.flatMap(c => c.manifests.map(m => m.cid)))
     sets.candidates(repository.store.plainRoots.roots().filter(r => !keptManifests.has(r.manifest)).map(r => r.root), 'root')
+    // This device's content index objects written again as few: the old ones go as content does.
+    const compacted = init.repack === undefined || init.dryRun === true ? [] : await compactOwnIndex(repository, { index: init.repack.index, deviceId: init.repack.deviceId, signal: init.signal })
+    sets.candidates(compacted, 'content')
     // What a killed prune was deleting: those the store no longer lists are logged for the mirrors below.
     const log = repository.store.mirrorLog
     sets.watch(log.deleting())
@@ -201,6 +205,8 @@ async function deleteDead (repository: Repository, dead: ReturnType<ObjectSets['
     const answer = await repository.objects.deleteMany(cids, { signal: options.signal, storedBefore: options.storedBefore, ...(seen === undefined ? {} : { seen }) })
     failpoint('prune:deleted')
     const removed = answer.removed.filter(cid => batch.has(cid))
+    // An index object a compaction replaced, once gone, is no longer this device's to count.
+    repository.store.contentIndex.forgetObjects(removed)
     for (const cid of removed) {
       const d = batch.get(cid) as (typeof dead)[number]
       deleted[d.kind]++

@@ -95,6 +95,28 @@ export class ContentIndexState {
     this.s.setValue.run(KEY.contentIndexHead, JSON.stringify(head))
   }
 
+  /** The index objects this device uploaded, oldest first: what a compaction replaces. */
+  ownObjects (deviceId: string): string[] {
+    return this.db.prepare("SELECT cid FROM content_index_objects WHERE state = 'own' AND device_id = ? ORDER BY done_at, cid").pluck().all(deviceId) as string[]
+  }
+
+  /**
+   * A compaction's object holding `deviceId`'s records up to `seq`: known as this device's. The
+   * cursor only moves forward: the records past it are in this object, and not sent again.
+   */
+  noteCompacted (deviceId: string, seq: number, object: string, records: number, at = Date.now()): void {
+    this.db.transaction(() => {
+      if (this.sent(deviceId) < seq) this.s.setValue.run(KEY.contentIndexSent, JSON.stringify({ deviceId, seq }))
+      this.s.done.run({ cid: object, state: 'own', device: deviceId, records, error: null, at })
+    })()
+  }
+
+  /** Index objects deleted (a compaction replaced them): forgotten here, as if never found. */
+  forgetObjects (objects: readonly string[]): void {
+    const drop = this.db.prepare("DELETE FROM content_index_objects WHERE cid = ? AND state = 'own'")
+    this.db.transaction(() => { for (const cid of objects) drop.run(cid) })()
+  }
+
   /** Whether this index object was found before (read, skipped, refused, waiting, or uploaded here). */
   knows (object: string): boolean {
     return this.s.knows.get(object) === 1

@@ -8,15 +8,13 @@ import { parseContentRecord, type ContentRecord } from '../../custody/index.js'
 import { AbortedError, SnapshotFormatError, SnapshotKeyError, StateWriteError } from '../../errors.js'
 import type { Index } from '../../index/index.js'
 import {
-  CONTENT_INDEX_SPLIT_BYTES, MAX_CONTENT_INDEX_BYTES, MAX_CONTENT_INDEX_RECORDS, MAX_SEALED_CONTENT_INDEX_BYTES, MAX_SEQUENCE,
-  isContentIndexHeader, openContentIndex, readSealedHeader, sealContentIndex
+  MAX_SEALED_CONTENT_INDEX_BYTES, MAX_SEQUENCE, isContentIndexHeader, openContentIndex, readSealedHeader
 } from '../../snapshot/index.js'
 import { SNAPSHOT_PROFILE } from '../read/index.js'
+import { CONTENT_INDEX_NAME, nextIndexBatch, putIndexObject } from './content-index-batch.js'
 import { ListedObjects } from '../state/index.js'
 import type { Repository } from '../repository.js'
 
-/** What the uploads listing names an index object: what it is, and nothing of the files in it. */
-export const CONTENT_INDEX_NAME = 'cidsync-content-index.sealed'
 /** Past the last walk's head, objects this much older than it are still looked at: uploads may list a little out of order. */
 const HEAD_MARGIN_MS = 10 * 60_000
 /** The most listing records one walk reads: past it, older index objects are not looked for. */
@@ -158,34 +156,19 @@ export class ContentIndex {
 
   /**
    * Uploads this device's records written since the last index object it uploaded, in objects of
-   * at most {@link MAX_CONTENT_INDEX_RECORDS} records and about {@link CONTENT_INDEX_SPLIT_BYTES}.
+   * as {@link nextIndexBatch} cuts them.
    * The cursor moves only once an upload answered: a kill sends one object again, never skips one.
    * A failure is logged and counted; the records go in the next pass's objects.
    */
   async send (): Promise<void> {
     try {
       await mkdir(this.spool, { recursive: true, mode: 0o700 })
+      const { index, deviceId, logger } = this.components
+      const tooLarge = (cid: string, bytes: number): void => { logger.warn({ cid, bytes }, 'a content record is too large for a content index object: other devices may send this content again') }
       for (;;) {
-        const after = this.components.repository.store.contentIndex.sent(this.components.deviceId)
-        const rows = this.components.index.content.recordsSince(this.components.deviceId, after, MAX_CONTENT_INDEX_RECORDS)
-        if (rows.length === 0) return
-        const records: unknown[] = []
-        let bytes = 0
-        let last = after
-        for (const row of rows) {
-          const record = { cid: row.cid, size: row.size, sealing: row.sealing, keyId: row.keyId, keySalt: row.keySalt, objects: JSON.parse(row.objects) as unknown, seq: row.seq, storedAt: row.storedAt }
-          const length = JSON.stringify(record).length + 1
-          if (records.length > 0 && bytes + length > CONTENT_INDEX_SPLIT_BYTES) break
-          last = row.seq
-          if (row.keyId !== this.init.keyId) continue
-          if (length > MAX_CONTENT_INDEX_BYTES / 2) {
-            this.components.logger.warn({ cid: row.cid, bytes: length }, 'a content record is too large for a content index object: other devices may send this content again')
-            continue
-          }
-          records.push(record)
-          bytes += length
-        }
-        await this.upload(records, last)
+        const batch = nextIndexBatch(index, deviceId, this.init.keyId, this.components.repository.store.contentIndex.sent(deviceId), tooLarge)
+        if (batch === undefined) return
+        await this.upload(batch.records, batch.last)
       }
     } catch (err) {
       this.stopped(err)
@@ -196,20 +179,14 @@ export class ContentIndex {
 
   private async upload (records: readonly unknown[], last: number): Promise<void> {
     const { deviceId } = this.components
-    const { store, objects } = this.components.repository
+    const { store } = this.components.repository
     if (records.length === 0) {
       store.contentIndex.noteSent(deviceId, last, undefined, 0)
       return
     }
-    const path = join(this.spool, `index-${randomBytes(8).toString('hex')}.sealed`)
-    try {
-      await sealContentIndex({ path, device: deviceId, records, stateDir: this.components.repository.config.stateDir, passphrase: this.components.repository.passphrase, signal: this.init.signal })
-      const { cid } = await objects.put(path, SNAPSHOT_PROFILE, { name: CONTENT_INDEX_NAME, signal: this.init.signal })
-      store.contentIndex.noteSent(deviceId, last, cid, records.length)
-      this.pass.sent++
-    } finally {
-      await rm(path, { force: true })
-    }
+    const cid = await putIndexObject(this.components.repository, deviceId, records, this.spool, this.init.signal)
+    store.contentIndex.noteSent(deviceId, last, cid, records.length)
+    this.pass.sent++
   }
 
   /** Walks the listing, newest first, down to where the last walk began; notes the index objects not known yet. */
