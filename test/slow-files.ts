@@ -37,6 +37,8 @@ export const SLOW_FILES: readonly string[] = [
   'test/cli/prune.test.ts',
   'test/cli/prune-repack.test.ts',
   'test/cli/prune-repack-state.test.ts',
+  'test/cli/prune-repack-claim.test.ts',
+  'test/cli/prune-repack-import.test.ts',
   'test/cli/prune-race.test.ts',
   'test/cli/prune-race-attack.test.ts',
   'test/cli/prune-list.test.ts',

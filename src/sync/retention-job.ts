@@ -1,5 +1,5 @@
 import type { Logger } from 'pino'
-import { NotReadyError, PruneDeletesRefusedError } from '../errors.js'
+import { NotReadyError, PruneContendedError, PruneDeletesRefusedError } from '../errors.js'
 import { publishNow } from '../util/clock.js'
 import { forget } from './forget/index.js'
 import { notePruned, prune, type PruneInit, type Pruned, type Repacked, type RepackInit } from './prune/index.js'
@@ -146,7 +146,17 @@ export class RetentionJob {
       return first
     }
     const now = publishNow()
-    const second = await prune(repository, { ...init, now })
+    // Without a repack of its own: one run reads at most one plan's packs, and counts them all.
+    const { repack: _repack, ...deleting } = init
+    let second: Pruned
+    try {
+      second = await prune(repository, { ...deleting, now })
+    } catch (err) {
+      // A publish landed meanwhile (another device, the schedule): the first prune's work stands.
+      if (!(err instanceof PruneContendedError)) throw err
+      logger.warn({ err }, 'retention: the prune after a repack met a publish; the next prune deletes the rewritten packs')
+      return first
+    }
     const deleted = { ...first.deleted }
     for (const kind of Object.keys(deleted) as Array<keyof typeof deleted>) deleted[kind] += second.deleted[kind]
     const objects = (d: Pruned['deleted']): number => d.root + d.content + d.segment + d.manifest

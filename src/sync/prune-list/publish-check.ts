@@ -73,6 +73,7 @@ export async function checkPruneList (components: PruneListCheck, upTo: number, 
     }
   }
   state.noteChecked(deviceId, upTo)
+  if (listed?.cut === true) logger.warn({ listed: MOST_LISTED }, 'the store lists more uploads than one check reads: records naming objects past them were not checked against the listing, only against the prune list')
   // A record of a file no live row holds (deleted since) goes without a word: nothing stores it again.
   count()
   if (again > 0) logger.warn({ dropped: again, list: state.listCid() }, 'a prune is deleting objects this publish names: their files are stored again and published anew')

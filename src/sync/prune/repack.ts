@@ -63,7 +63,7 @@ const MAX_PACK_BYTES = PACK_MAX_BYTES + SMALL_FILE_BYTES + 16
 /** The most bytes of old packs one run reads: the rest wait for the next run. */
 const MAX_READ_BYTES = 4 * 1024 ** 3
 
-interface Blob { readonly record: StoredContentRow, readonly offset: number, readonly length: number }
+interface Blob { readonly record: StoredContentRow, readonly offset: number, readonly length: number, readonly pack: string }
 interface PlannedPack { readonly cid: string, readonly size: number, readonly dead: number, readonly blobs: readonly Blob[] }
 export interface RepackPlan { readonly packs: PlannedPack[], readonly waiting: number, readonly waitingBytes: number }
 
@@ -108,7 +108,7 @@ function ownBlobs (sets: ObjectSets, init: RepackInit, cid: string): Blob[] | un
   for (const { file, offset, length } of sets.liveBlobs(cid)) {
     const record = init.index.content.lookup(file).find(r => r.deviceId === init.deviceId)
     if (record === undefined || record.objects !== JSON.stringify([[cid, offset, length]])) return undefined
-    blobs.push({ record, offset, length })
+    blobs.push({ record, offset, length, pack: cid })
   }
   return blobs
 }
@@ -129,7 +129,9 @@ export async function repackPlanned (repository: Repository, sets: ObjectSets, i
   const claim = await init.claim()
   if ('skipped' in claim) return { ...plannedCounts(plan), skipped: claim.skipped }
   try {
-    return await repack(repository, plan, { ...init, index: claim.index, ...options })
+    // Planned again from the index now held: another prune may have moved these files since.
+    const held = { ...init, index: claim.index }
+    return await repack(repository, planRepack(sets, held), { ...held, ...options })
   } finally {
     claim.release()
   }
@@ -149,7 +151,9 @@ async function repack (repository: Repository, plan: RepackPlan, init: RepackIni
   // Named as the prune's own files: a run killed here leaves it for the next prune's sweep.
   const spool = join(init.dir, `prune-${process.pid}-repack.pack`)
   // Counted as done, not as planned: a pack that cannot be read stays whole, and so does a blob whose record changed.
-  const counts = { packs: 0, blobs: 0, bytes: 0, freed: 0, unread: 0 }
+  const counts = { blobs: 0, bytes: 0, unread: 0 }
+  // The old packs a recorded move came from: only those go at the prune after a publish.
+  const from = new Set<string>()
   let pending: Array<Blob & { readonly at: number }> = []
   let size = 0
   let made = 0
@@ -169,12 +173,14 @@ async function repack (repository: Repository, plan: RepackPlan, init: RepackIni
       init.index.remote.requestDeal(cid, init.deviceId)
     }
     failpoint('prune:repack-stored')
-    for (const moved of recordMoved(init, pending.map(b => ({ ...b, object: cid })))) {
+    const recorded = recordMoved(init, pending.map(b => ({ ...b, object: cid })))
+    for (const moved of recorded) {
       counts.blobs++
       counts.bytes += moved.length
+      from.add(moved.pack)
     }
+    if (recorded.length > 0) made++
     failpoint('prune:repack-recorded')
-    made++
     pending = []
     size = 0
     await rm(spool, { force: true })
@@ -189,8 +195,6 @@ async function repack (repository: Repository, plan: RepackPlan, init: RepackIni
         counts.unread++
         continue
       }
-      counts.packs++
-      counts.freed += pack.dead
       for (const blob of pack.blobs) {
         if (pending.length > 0 && (size + blob.length > PACK_MAX_BYTES || pending.length >= PACK_MAX_BLOBS)) await flush()
         // Made 0600 before anything is written: it holds sealed content.
@@ -205,7 +209,8 @@ async function repack (repository: Repository, plan: RepackPlan, init: RepackIni
     if (fd !== undefined) closeSync(fd)
     await rm(spool, { force: true })
   }
-  return { ...counts, made, waiting: plan.waiting, waitingBytes: plan.waitingBytes }
+  const moved = plan.packs.filter(p => from.has(p.cid))
+  return { ...counts, packs: moved.length, freed: moved.reduce((sum, p) => sum + p.dead, 0), made, waiting: plan.waiting, waitingBytes: plan.waitingBytes }
 }
 
 /** The pack's bytes, verified; undefined when the store no longer holds it or it is not what was listed. */

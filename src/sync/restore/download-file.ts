@@ -3,7 +3,7 @@ import { join } from 'node:path'
 import { CID } from 'multiformats/cid'
 import { cidProfile, isCidProfileName } from '../../content/index.js'
 import { ObjectCache, fetchFile, type ContentRecord } from '../../custody/index.js'
-import { ContentIntegrityError, ContentNotFoundError, ContentNotStoredError, DownloadNoRoomError } from '../../errors.js'
+import { ContentIntegrityError, ContentNotFoundError, ContentNotStoredError, DownloadNoRoomError, IntegrityError } from '../../errors.js'
 import type { Entry, Index } from '../../index/index.js'
 import type { Repository } from '../repository.js'
 import { readingKey } from '../../snapshot/index.js'
@@ -90,8 +90,9 @@ export async function downloadFile (repository: Repository, index: Index, init: 
         })
         break
       } catch (err) {
-        // Objects gone (a pack a repack replaced and a prune deleted): the next record, if any.
-        if (!(err instanceof ContentNotFoundError) || i === records.length - 1) throw err
+        // Objects gone (a pack a repack replaced and a prune deleted) or damaged: the next record, if any.
+        const another = err instanceof ContentNotFoundError || err instanceof ContentIntegrityError || err instanceof IntegrityError
+        if (!another || i === records.length - 1) throw err
         await rm(path, { force: true })
       }
     }

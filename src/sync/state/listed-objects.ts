@@ -13,6 +13,8 @@ export class ListedObjects {
   private walked: Promise<void> | undefined
   /** Whether the walk read the whole listing: past the bound, an object not noted may still be listed. */
   complete = false
+  /** Whether a walk ran and stopped at the bound. */
+  cut = false
 
   constructor (private readonly objects: ObjectStore, private readonly state: ContentIndexState, private readonly most: number) {}
 
@@ -33,6 +35,7 @@ export class ListedObjects {
       // Past the bound, what is not noted is not taken: its content is sent again, never lost.
       if (++rows >= this.most) {
         this.state.noteListed(batch)
+        this.cut = true
         return
       }
     }
