@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs'
 import { hostname } from 'node:os'
 import type { Config } from '../config/index.js'
 import { LockHeldError } from '../errors.js'
-import type { RepackClaim, RepackInit } from '../sync/index.js'
+import type { RepackClaim, RepackInit, Repository } from '../sync/index.js'
 
 /** What a CLI prune repacks with; `release` closes what it opened. */
 export interface RepackHold {
@@ -14,10 +14,10 @@ export interface RepackHold {
  * This device's index for a prune's repack, read to plan. Recording the moves writes the index,
  * so it is claimed under the daemon's lock, and only once there is something to move: a daemon
  * holds the index while it runs (its own scheduled prune repacks), and a daemon starting during
- * the rest of the prune is not turned away. A state dir without an index or a device id has
- * nothing to move.
+ * the rest of the prune is not turned away. Its content index objects are compacted too. A state
+ * dir without an index or a device id has nothing to move.
  */
-export async function holdForRepack (config: Config, dryRun: boolean): Promise<RepackHold> {
+export async function holdForRepack (config: Config, repository: Repository, dryRun: boolean): Promise<RepackHold> {
   const { indexPath, openIndex, readDeviceId } = await import('../index/index.js')
   const deviceId = readDeviceId(config.stateDir)
   const path = indexPath(config.stateDir)
@@ -40,8 +40,11 @@ export async function holdForRepack (config: Config, dryRun: boolean): Promise<R
       throw err
     }
   }
+  const { compactOwnIndex } = await import('../sync/index.js')
+  // Only sync.sqlite and uploads: no lock needed, and the daemon's own storing may run beside it.
+  const compactIndex = async (signal?: AbortSignal): Promise<string[]> => await compactOwnIndex(repository, { index, deviceId, signal })
   return {
-    init: { index, deviceId, hostname: hostname(), ...(dryRun ? {} : { claim }) },
+    init: { index, deviceId, hostname: hostname(), compactIndex, ...(dryRun ? {} : { claim }) },
     release: () => { index.close() }
   }
 }

@@ -34,7 +34,7 @@ export type {
   VerifyResult, VerifyComponents, VerifyInit, RestorableStatus, HistoryRow
 } from './verify/index.js'
 export {
-  storeContent, contentSealing, contentLeftOut, ContentKeeper, CONTENT_FAILING_BOUND_MS
+  storeContent, contentSealing, contentLeftOut, ContentKeeper, CONTENT_FAILING_BOUND_MS, compactOwnIndex
 } from './storing/index.js'
 export type {
   StoreContentComponents, StoreContentInit, StoreContentResult, StoreContentProgress, NotStored,

@@ -7,7 +7,7 @@ import { publishStatus, type PublishStatus, type ReconcileStatus } from './statu
 import type { SyncComponents } from './sync-components.js'
 import type { SyncEventListener } from './sync-event.js'
 import { historyStatus, restorableStatus, runDrill, type HistoryRow, type RestorableStatus, type VerifyResult } from './verify/index.js'
-import { ContentKeeper, type ContentStatus } from './storing/index.js'
+import { compactOwnIndex, ContentKeeper, type ContentStatus } from './storing/index.js'
 import { hostname } from 'node:os'
 import { MirrorReplicator, type MirrorLink, type MirrorTiming, mirrorStatus, type MirrorStatus, drillMirror, logIndexContent } from './mirrors/index.js'
 import { CredentialGate, type CredentialsNow } from './credential-gate.js'
@@ -92,7 +92,12 @@ export class SyncRunner {
       drill: async () => { await this.drilling.runNow('after a prune') },
       reclaim: components.reclaim,
       reclaimDue: components.reclaimDue,
-      repack: { index: components.index, deviceId: components.deviceId, hostname: components.hostname ?? hostname() },
+      repack: {
+        index: components.index,
+        deviceId: components.deviceId,
+        hostname: components.hostname ?? hostname(),
+        compactIndex: async (signal) => await compactOwnIndex(components.repository, { index: components.index, deviceId: components.deviceId, signal })
+      },
       publish: async () => await this.publishNow('after a repack')
     })
     this.drilling = new Scheduler<VerifyResult>({

@@ -8,7 +8,7 @@ import pino from 'pino'
 import { loadConfig } from '../../dist/config/index.js'
 import { connectService } from '../../dist/connect/index.js'
 import { indexPath, loadOrCreateDeviceId, openIndex } from '../../dist/index/index.js'
-import { prepareSyncState, publish, forget, prune, storeContent, Repository } from '../../dist/sync/index.js'
+import { compactOwnIndex, prepareSyncState, publish, forget, prune, storeContent, Repository } from '../../dist/sync/index.js'
 import { createWatcher } from '../../dist/watch/index.js'
 
 /** The policy `cidsync init` writes, in UTC (docs/retention.md). */
@@ -77,7 +77,7 @@ export async function openDevice (configPath) {
       const started = performance.now()
       const forgot = await forget(repository, { policy: retention.policy, now, timeZone: retention.timeZone })
       const forgotAt = performance.now()
-      const init = { marginMs: retention.pruneMarginSeconds * 1000, now, repack: { index, deviceId, hostname: hostname() } }
+      const init = { marginMs: retention.pruneMarginSeconds * 1000, now, repack: { index, deviceId, hostname: hostname(), compactIndex: async (signal) => await compactOwnIndex(repository, { index, deviceId, signal }) } }
       let pruned = await prune(repository, init)
       // As the daemon does: packs rewritten are published at once, and a second prune deletes the old ones.
       if ((pruned.repacked?.made ?? 0) > 0) {

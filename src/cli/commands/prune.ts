@@ -61,7 +61,7 @@ export function registerPrune (program: Command): void {
         // Counted as batches go, so a prune that fails midway says what it did, and that a rerun finishes.
         let deletedSoFar = { objects: 0, bytes: 0 }
         const onProgress = (event: { type: string, detail?: unknown }): void => { if (event.type === 'prune:deleted') deletedSoFar = event.detail as typeof deletedSoFar }
-        const hold = await holdForRepack(config, options.dryRun === true)
+        const hold = await holdForRepack(config, repository, options.dryRun === true)
         const done = await prune(repository, { marginMs: retention.pruneMarginSeconds * 1000, now: publishNow(), dryRun: options.dryRun === true, onProgress, ...(hold.init === undefined ? {} : { repack: hold.init }) })
           .catch((err: unknown) => {
             if (deletedSoFar.objects > 0 && options.json !== true) process.stderr.write(`cidsync: the prune deleted ${countOf(deletedSoFar.objects, 'object', 'objects')} (${formatBytes(deletedSoFar.bytes)}) before it failed; run \`cidsync prune\` again: it finishes what is left\n`)

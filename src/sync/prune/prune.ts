@@ -17,7 +17,6 @@ import { announceDead, dropPreviousList, withinListBound } from './announce-dead
 import { checkOwnPublishHeld } from './own-publish-held.js'
 import { Refusals, type RefusedDeletes } from './refusals.js'
 import { readNames } from './segment-names.js'
-import { compactOwnIndex } from '../storing/index.js'
 import { planRepack, plannedCounts, repackPlanned, type RepackInit, type Repacked, type RepackProgress } from './repack.js'
 
 /** Objects deleted a call at a time: a service reads its listing's head once a batch. Crash tests make it small. */
@@ -118,7 +117,7 @@ export async function prune (repository: Repository, init: PruneInit): Promise<P
     const keptManifests = new Set(kept.flatMap(c => c.manifests.map(m => m.cid)))
     sets.candidates(repository.store.plainRoots.roots().filter(r => !keptManifests.has(r.manifest)).map(r => r.root), 'root')
     // This device's content index objects written again as few: the old ones go as content does.
-    const compacted = init.repack === undefined || init.dryRun === true ? [] : await compactOwnIndex(repository, { index: init.repack.index, deviceId: init.repack.deviceId, signal: init.signal })
+    const compacted = init.repack?.compactIndex === undefined || init.dryRun === true ? [] : await init.repack.compactIndex(init.signal)
     sets.candidates(compacted, 'content')
     // What a killed prune was deleting: those the store no longer lists are logged for the mirrors below.
     const log = repository.store.mirrorLog

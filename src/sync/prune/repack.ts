@@ -26,6 +26,11 @@ export interface RepackInit {
   readonly deviceId: string
   readonly hostname: string
   readonly claim?: () => Promise<RepackClaim | { readonly skipped: string }>
+  /**
+   * Writes this device's content index objects again as few, when they are many, and answers the
+   * old ones for the prune to delete (storing's `compactOwnIndex`).
+   */
+  readonly compactIndex?: (signal?: AbortSignal) => Promise<string[]>
 }
 
 /** What a repack did (or, in a dry run or when skipped, would do). */
