@@ -4,19 +4,13 @@ import { join } from 'node:path'
 import { EXTERNAL, localServiceUnderTest } from '../helpers/service.js'
 import { useTempDir } from '../helpers/temp-dir.js'
 import { contentDevice, ok, shareKey } from './content-devices.js'
-import { mostlyDeadPack, RETENTION } from './repack-devices.js'
+import { repackedAndDeleted, RETENTION } from './repack-devices.js'
 import { sha } from './retention-devices.js'
 
 describe.skipIf(EXTERNAL)('a whole-history export after a repack, imported elsewhere', () => {
   it('brings a publish from before the repack back on a fresh service', async () => {
     const root = await useTempDir()
-    const { a, v3, service, pack } = await mostlyDeadPack(root)
-    await ok(a, ['prune'])
-    await ok(a, ['snapshot'], { CIDSYNC_TEST_CLOCK: '2026-03-01T04:00:00.000Z' })
-    await ok(a, ['forget'])
-    await ok(a, ['prune'])
-    expect(await service.clients.objects.has(pack)).toBe(false)
-    await service.local.reclaim()
+    const { a, v3 } = await repackedAndDeleted(root)
     const car = join(root, 'all.car')
     await ok(a, ['export', '--car', car, '--content'])
     const other = await localServiceUnderTest({ dir: join(root, 'service2') })

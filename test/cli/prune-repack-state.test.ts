@@ -4,21 +4,8 @@ import { join } from 'node:path'
 import { EXTERNAL } from '../helpers/service.js'
 import { useTempDir } from '../helpers/temp-dir.js'
 import { contentDevice, ok, shareKey } from './content-devices.js'
-import { mostlyDeadPack, RETENTION } from './repack-devices.js'
+import { mostlyDeadPack, repackedAndDeleted, RETENTION } from './repack-devices.js'
 import { sha } from './retention-devices.js'
-
-/** The mostly dead pack rewritten, published and deleted by the prune after, its bytes given back. */
-async function repackedAndDeleted (root: string): Promise<Awaited<ReturnType<typeof mostlyDeadPack>>> {
-  const made = await mostlyDeadPack(root)
-  const { a, service, pack } = made
-  await ok(a, ['prune'])
-  await ok(a, ['snapshot'], { CIDSYNC_TEST_CLOCK: '2026-03-01T04:00:00.000Z' })
-  await ok(a, ['forget'])
-  await ok(a, ['prune'])
-  expect(await service.clients.objects.has(pack)).toBe(false)
-  await service.local.reclaim()
-  return made
-}
 
 describe.skipIf(EXTERNAL)('a repack seen from the exits and a state dir set back', () => {
   it('a kept publish from before a repack exports with its content in the whole history, and says so when asked alone', async () => {

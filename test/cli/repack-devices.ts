@@ -7,8 +7,10 @@ import { localServiceUnderTest } from '../helpers/service.js'
 import { contentDevice, ok, type ContentDevice } from './content-devices.js'
 import { sha } from './retention-devices.js'
 import { loadConfig } from '../../src/config/index.js'
-import { indexPath, openIndex } from '../../src/index/index.js'
-import { downloadFile, Repository, selectRows } from '../../src/sync/index.js'
+import pino from 'pino'
+import { indexPath, openIndex, readDeviceId } from '../../src/index/index.js'
+import { downloadFile, publish, Repository, selectRows, SyncStore } from '../../src/sync/index.js'
+import { RetentionJob } from '../../src/sync/retention-job.js'
 
 /**
  * Devices whose content packs a prune rewrites (docs/retention.md, "Repack"), for the repack tests
@@ -95,4 +97,43 @@ export async function mostlyDeadPack (root: string): Promise<{ a: ContentDevice,
   await ok(a, ['snapshot'], { CIDSYNC_TEST_CLOCK: '2026-03-01T03:00:00.000Z' })
   await ok(a, ['forget'])
   return { a, service, v2, v3, pack: pack[0] as string }
+}
+
+/** The mostly dead pack rewritten, published and deleted by the prune after, its bytes given back. */
+export async function repackedAndDeleted (root: string): Promise<Awaited<ReturnType<typeof mostlyDeadPack>>> {
+  const made = await mostlyDeadPack(root)
+  const { a, service, pack } = made
+  await ok(a, ['prune'])
+  await ok(a, ['snapshot'], { CIDSYNC_TEST_CLOCK: '2026-03-01T04:00:00.000Z' })
+  await ok(a, ['forget'])
+  await ok(a, ['prune'])
+  expect(await service.clients.objects.has(pack)).toBe(false)
+  await service.local.reclaim()
+  return made
+}
+
+/**
+ * The daemon's forget and prune over `d`'s state dir in this process, with the repack and a
+ * publish after it, as the runner wires them; `close` lets go of what it opened.
+ */
+export function retentionJobOf (d: ContentDevice, service: Awaited<ReturnType<typeof localServiceUnderTest>>, onPublish: () => void = () => {}): { job: RetentionJob, close: () => Promise<void> } {
+  const logger = pino({ level: 'silent' })
+  const index = openIndex(indexPath(d.state))
+  const store = new SyncStore(d.state)
+  const repository = new Repository(loadConfig({ configPath: d.config, env: d.env }), service.clients, { store })
+  const deviceId = readDeviceId(d.state) as string
+  const job = new RetentionJob({
+    repository, logger, drillFailed: () => false, drill: async () => {},
+    repack: { index, deviceId, hostname: d.name },
+    publish: async () => { onPublish(); return await publish({ index, repository, logger, deviceId }, {}) }
+  })
+  return {
+    job,
+    close: async () => {
+      await job.stop()
+      store.close()
+      index.close()
+      await repository.close()
+    }
+  }
 }

@@ -8,10 +8,7 @@ import { repositoryOf, syncDevice, writeRows as write } from '../helpers/sync-de
 import { pub } from './v2-helpers.js'
 import { until } from '../helpers/wait.js'
 import { join } from 'node:path'
-import { loadConfig } from '../../src/config/index.js'
-import { indexPath, openIndex, readDeviceId } from '../../src/index/index.js'
-import { publish, Repository, SyncStore } from '../../src/sync/index.js'
-import { expectFiles, mostlyDeadPack } from '../cli/repack-devices.js'
+import { expectFiles, mostlyDeadPack, retentionJobOf } from '../cli/repack-devices.js'
 
 const logger = pino({ level: 'silent' })
 const A = 'aaaaaaaa-0000-4000-8000-000000000000'
@@ -142,18 +139,9 @@ describe.skipIf(EXTERNAL)('the daemon\'s forget and prune', () => {
   it('after a repack, publishes and prunes again: the rewritten pack goes in the same run, and status says what it did', async () => {
     const root = await useTempDir()
     const { a, service, v3, pack } = await mostlyDeadPack(root)
-    const config = loadConfig({ configPath: a.config, env: a.env })
-    const index = openIndex(indexPath(a.state))
-    const store = new SyncStore(a.state)
-    const repository = new Repository(config, service.clients, { store })
-    const deviceId = readDeviceId(a.state) as string
+    let published = 0
+    const { job, close } = retentionJobOf(a, service, () => { published++ })
     try {
-      let published = 0
-      const job = new RetentionJob({
-        repository, logger, drillFailed: () => false, drill: async () => {},
-        repack: { index, deviceId, hostname: 'a' },
-        publish: async () => { published++; return await publish({ index, repository, logger, deviceId }, {}) }
-      })
       await job.runNow()
       await job.stop()
       const status = job.status()
@@ -163,9 +151,7 @@ describe.skipIf(EXTERNAL)('the daemon\'s forget and prune', () => {
       expect(status.lastPrune?.kinds.content).toBeGreaterThanOrEqual(1)
       expect(status.plan?.repack?.waiting).toBe(0)
     } finally {
-      store.close()
-      index.close()
-      await repository.close()
+      await close()
     }
     await service.local.reclaim()
     await expectFiles(a, v3, join(root, 'after'))
