@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { randomBytes } from 'node:crypto'
-import { mkdir, rm, writeFile } from 'node:fs/promises'
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import Database from 'better-sqlite3'
 import { DaemonProcess, runCli } from '../helpers/cli.js'
@@ -10,11 +10,11 @@ import { device, ok, proofDir, shareKey, status, type Device } from '../proof/ha
 
 const ENV = { ...process.env, CIDSYNC_MIRROR_RETRY_MAX_MS: '500', CIDSYNC_MIRROR_POINTER_CHECK_MS: '300' }
 
-/** Storing, schedules that never fire, a policy that keeps one publish, and a directory mirror. */
-const EXTRA = (usb: string): string =>
+/** Storing, schedules that never fire, a policy that keeps `keep` publishes, and a directory mirror. */
+const EXTRA = (usb: string, keep = 1): string =>
   '[snapshot]\nschedule = "0 0 1 1 *"\nquiet_seconds = 86400\nmin_interval_seconds = 0\ndeal = false\ncompact_after_deltas = 1\n' +
   '[reconcile]\nschedule = "0 0 1 1 *"\n[verify]\nschedule = ""\n' +
-  '[retention]\nkeep_last = 1\nprune_margin = "0s"\n' +
+  `[retention]\nkeep_last = ${keep}\nprune_margin = "0s"\n` +
   '[[folders]]\nname = "kept"\npath = "kept"\nstore = true\n' +
   `[[mirrors]]\nname = "usb"\npath = "${usb}"\n`
 
@@ -124,3 +124,49 @@ describe('a mirror two devices share, behind a prune of one', () => {
     for (const cid of objects) expect(await store.has(cid), cid).toBe(true)
   }, 300_000)
 })
+
+describe('a mirror behind a prune that rewrote a pack', () => {
+  it('gets the new pack, deletes the old, and brings a publish from before the rewrite back from the mirror alone', async () => {
+    const root = await proofDir()
+    const usb = join(root, 'usb')
+    const a = await device(root, 'a', { extra: EXTRA(usb, 2) })
+    const kept = join(a.root, 'kept')
+    await mkdir(kept)
+    const at = (h: number): string => `2026-03-01T0${h}:00:00.000Z`
+    const files = new Map<string, Buffer>()
+    const write = async (names: readonly number[]): Promise<void> => {
+      for (const i of names) {
+        const bytes = randomBytes(20_000 + i)
+        files.set(`s${i}.txt`, bytes)
+        await writeFile(join(kept, `s${i}.txt`), bytes)
+      }
+    }
+    await write([0, 1, 2, 3, 4, 5, 6, 7, 8, 9])
+    await ok(['snapshot', '--config', a.config], { env: { ...ENV, CIDSYNC_TEST_CLOCK: at(1) } })
+    for (const h of [2, 3]) {
+      await write([0, 1, 2, 3, 4, 5, 6, 7])
+      await ok(['snapshot', '--config', a.config], { env: { ...ENV, CIDSYNC_TEST_CLOCK: at(h) } })
+    }
+    const atThree = new Map(files)
+    await ok(['forget', '--config', a.config], { env: ENV })
+    const rewrote = JSON.parse((await ok(['prune', '--json', '--config', a.config], { env: ENV })).stdout) as { repacked?: { made: number } }
+    expect(rewrote.repacked?.made).toBe(1)
+    await ok(['snapshot', '--config', a.config], { env: { ...ENV, CIDSYNC_TEST_CLOCK: at(4) } })
+    // The forget links the kept publishes anew: its head is the pointer the mirror must reach.
+    const { head } = JSON.parse((await ok(['forget', '--json', '--config', a.config], { env: ENV })).stdout) as { head: string }
+    const pruned = JSON.parse((await ok(['prune', '--json', '--config', a.config], { env: ENV })).stdout) as { deleted: { content: number } }
+    expect(pruned.deleted.content).toBeGreaterThan(0)
+
+    await ok(['login', '--config', a.config, '--mirror', 'usb'])
+    await mirrorCatchesUp(a, head)
+    const store = await DirectoryObjectStore.open(usb)
+    const deleted = new Set(logged(a.state, 'delete'))
+    for (const cid of logged(a.state, 'object')) expect(await store.has(cid), cid).toBe(!deleted.has(cid))
+    // The publish of 03:00 names the old pack; the mirror has only the new one, and the newer record finds it.
+    const to = join(root, 'from-usb')
+    const got = await runCli(['get', ...[...atThree.keys()].map(n => `kept/${n}`), '--from', 'usb', '--at', at(3), '--to', to, '--config', a.config], { env: ENV, timeoutMs: 120_000 })
+    expect(got.code, got.stderr).toBe(0)
+    for (const [name, bytes] of atThree) expect((await readFile(join(to, 'kept', name))).equals(bytes), name).toBe(true)
+  }, 300_000)
+})
+
