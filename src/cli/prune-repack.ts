@@ -30,7 +30,7 @@ export async function holdForRepack (config: Config, repository: Repository, dry
       lock = acquireLock(config.stateDir)
     } catch (err) {
       if (!(err instanceof LockHeldError)) throw err
-      return { skipped: lockHolder(readDaemonInfo(config.stateDir), config) }
+      return { skipped: await lockHolder(readDaemonInfo(config.stateDir), config) }
     }
     try {
       const writable = openIndex(path)
@@ -50,11 +50,30 @@ export async function holdForRepack (config: Config, repository: Repository, dry
 }
 
 /** Who holds the state dir, and what to do: a daemon repacks on its schedule; another command ends. */
-function lockHolder (info: { readonly pid: number, readonly status?: string } | undefined, config: Config): string {
+async function lockHolder (info: { readonly pid: number, readonly status?: string } | undefined, config: Config): Promise<string> {
   const pid = info === undefined ? '' : ` (pid ${info.pid})`
   if (info?.status !== undefined) {
     const schedule = config.retention?.schedule ?? ''
-    return `a daemon${pid} runs on this state dir: its scheduled prune ([retention] schedule = "${schedule}") repacks, or stop it and run \`cidsync prune\` again`
+    const next = await nextRun(schedule)
+    return `a daemon${pid} runs on this state dir: its scheduled prune rewrites them${next === undefined ? '' : ` at ${next.toISOString()}`} ([retention] schedule = "${schedule}"), or stop it and run \`cidsync prune\` again`
   }
   return `another cidsync command${pid} is using this state dir: run \`cidsync prune\` again once it ends`
+}
+
+/** When a cron expression fires next, in this process's time zone as the daemon's scheduler reads it. */
+async function nextRun (expression: string): Promise<Date | undefined> {
+  if (expression === '') return undefined
+  const cron = await import('node-cron')
+  try {
+    const task = cron.createTask(expression, () => {})
+    try {
+      // A task never started has no next run; its next runs are still computed from the expression.
+      return task.getNextRuns(1)[0]
+    } finally {
+      await task.destroy()
+    }
+  } catch {
+    // An expression the config check let through but cron refuses: the schedule is still named.
+    return undefined
+  }
 }
