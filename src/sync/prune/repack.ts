@@ -111,7 +111,7 @@ export function planRepack (sets: ObjectSets, init: RepackInit): RepackPlan {
 function ownBlobs (sets: ObjectSets, init: RepackInit, cid: string): Blob[] | undefined {
   const blobs: Blob[] = []
   for (const { file, offset, length } of sets.liveBlobs(cid)) {
-    const record = init.index.content.lookup(file).find(r => r.deviceId === init.deviceId)
+    const record = ownRecord(init, file)
     if (record === undefined || record.objects !== JSON.stringify([[cid, offset, length]])) return undefined
     blobs.push({ record, offset, length, pack: cid })
   }
@@ -233,10 +233,15 @@ async function packBytes (repository: Repository, pack: PlannedPack, signal?: Ab
  * (the file stored again meanwhile) is left as it is: the new pack then holds a blob nobody names.
  */
 function recordMoved (init: RepackInit, moved: ReadonlyArray<Blob & { readonly at: number, readonly object: string }>): ReadonlyArray<Blob & { readonly at: number, readonly object: string }> {
-  const still = moved.filter(m => init.index.content.lookup(m.record.cid).find(r => r.deviceId === init.deviceId)?.objects === m.record.objects)
+  const still = moved.filter(m => ownRecord(init, m.record.cid)?.objects === m.record.objects)
   init.index.content.record(init.deviceId, init.hostname, still.map(m => ({
     cid: m.record.cid, size: m.record.size, sealing: m.record.sealing, keyId: m.record.keyId, keySalt: m.record.keySalt,
     objects: JSON.stringify([[m.object, m.at, m.length]])
   })))
   return still
+}
+
+/** This device's record of a file's content in the index, as it stands now. */
+function ownRecord (init: RepackInit, file: string): StoredContentRow | undefined {
+  return init.index.content.lookup(file).find(r => r.deviceId === init.deviceId)
 }

@@ -9,6 +9,8 @@ import type { Repository } from '../repository.js'
 import { readingKey } from '../../snapshot/index.js'
 import { SNAPSHOT_PROFILE } from '../read/index.js'
 import { usableRecord } from './get-files.js'
+import { recordsFrom } from './newer-records.js'
+import { firstUsable } from './targets.js'
 import { spaceLeft } from '../../util/space-left.js'
 import { makeDirs } from '../../util/make-dirs.js'
 import { STATE_NAMES } from '../../config/index.js'
@@ -111,16 +113,15 @@ export async function downloadFile (repository: Repository, index: Index, init: 
  */
 function candidateRecords (index: Index, newer: Index | undefined, row: Entry): ContentRecord[] {
   const cid = row.cid ?? ''
-  const stored = [...index.content.lookup(cid), ...(newer?.content.lookup(cid) ?? [])].sort((a, b) => b.storedAt - a.storedAt)
+  const stored = recordsFrom(newer === undefined ? [index] : [index, newer])([cid]).get(cid) ?? []
+  // Records naming the same objects fail alike: each is tried once.
   const seen = new Set<string>()
-  const records: ContentRecord[] = []
-  for (const one of stored) {
-    if (seen.has(one.objects)) continue
+  return stored.flatMap((one) => {
+    if (seen.has(one.objects)) return []
     seen.add(one.objects)
-    const record = usableRecord(index, row, [one])
-    if (typeof record !== 'string') records.push(record)
-  }
-  return records
+    const record = firstUsable([one])
+    return typeof record === 'string' ? [] : [record]
+  })
 }
 
 /** Removes what downloads of a daemon that was killed midway left (`content-fetch/download-*`). */
