@@ -1,6 +1,6 @@
 // npm run bench -- retention: forget and prune (issue 30, "Speed and scale").
 // 1. A history of publishes with churn, backed up by restic at the same moments, then a policy
-//    forgetting 90%: `cidsync forget && cidsync prune` (spawned, embedded service) beside
+//    forgetting 90%: `cidsync forget --prune` (spawned, embedded service) beside
 //    `restic forget --keep-last K --prune`, at two history lengths; times and peak memory.
 // 2. A simulated year (retention-year.mjs).
 // The issue's full scale (1,000,000 entries, 10 GiB, 1,000 publishes) is BENCH_RETENTION_SCALE=1
@@ -39,9 +39,9 @@ export async function benchRetention (root, report) {
   for (const [i, h] of histories.entries()) results.push(await forgetBoth(h, hasRestic, i === 1))
   for (const r of results) {
     const { h, ours, theirs } = r
-    report(`forget + prune of ${h.n} publishes to keep_last ${h.keep} (${count(ENTRIES)} files, scale ${SCALE})`, seconds(ours.ms),
+    report(`forget --prune of ${h.n} publishes to keep_last ${h.keep} (${count(ENTRIES)} files, scale ${SCALE})`, seconds(ours.ms),
       theirs === undefined ? '-' : `restic forget --prune ${seconds(theirs.ms)}`, ratio(ours.ms, theirs?.ms), '<= 0.5x')
-    report(`  peak RSS of cidsync forget / prune (${h.n} publishes; anonymous part)`, `${mb(ours.forget.peak)} / ${mb(ours.prune.peak)} (${mb(ours.forget.anon)} / ${mb(ours.prune.anon)})`, theirs === undefined ? '-' : `restic ${mb(theirs.peak)}`,
+    report(`  peak RSS of cidsync forget --prune (${h.n} publishes; anonymous part)`, `${mb(ours.peak)} (${mb(ours.anon)})`, theirs === undefined ? '-' : `restic ${mb(theirs.peak)}`,
       ratio(ours.peak, theirs?.peak), '<= 300 MB')
     report('  disk before and after (the embedded service; the restic repository)', `${mb(ours.disk[0])} → ${mb(ours.disk[1])}`, theirs === undefined ? '-' : `restic ${mb(theirs.disk[0])} → ${mb(theirs.disk[1])}`, '-', 'report')
     const kept = h.versions.keptBytes(Array.from({ length: h.keep }, (_, i) => h.n - 1 - i))
@@ -49,11 +49,11 @@ export async function benchRetention (root, report) {
       theirs === undefined ? '-' : `restic repository ${mb(theirs.size)} (${(theirs.size / kept).toFixed(2)}x)`, ratio(ours.content, theirs?.size), 'report')
   }
   const [short, long] = results
-  // What the CLI's start costs, twice (forget, then prune): most of it at small scales.
+  // What the CLI's start costs: much of it at small scales.
   const starts = []
   for (let i = 0; i < 3; i++) starts.push((await timed(process.execPath, [CLI, '--version'])).ms)
   const start = median(starts)
-  report('  the CLI\'s start, twice (cidsync --version, spawned, median of 3)', seconds(2 * start), `forget + prune of ${long.h.n} ${seconds(long.ours.ms)}`, `${(2 * start / long.ours.ms * 100).toFixed(0)}% of it`, 'report')
+  report('  the CLI\'s start (cidsync --version, spawned, median of 3)', seconds(start), `forget --prune of ${long.h.n} ${seconds(long.ours.ms)}`, `${(start / long.ours.ms * 100).toFixed(0)}% of it`, 'report')
   report(`  peak RSS of cidsync, ${long.h.n} against ${short.h.n} publishes`, mb(long.ours.peak), mb(short.ours.peak), `${(long.ours.peak / short.ours.peak).toFixed(2)}x`, 'flat (~1.0x)')
   await benchYear(root, report, SCALE)
   await benchRetentionIndex(root, report)
@@ -107,7 +107,7 @@ function listedContent (serviceDir) {
   }
 }
 
-/** `cidsync forget && cidsync prune`, and restic's forget with prune, on one history; each checked to keep what the policy says. */
+/** `cidsync forget --prune`, and restic's forget with prune, on one history; each checked to keep what the policy says. */
 async function forgetBoth (h, hasRestic, resticFirst) {
   h.keep = Math.max(1, Math.round(h.n / 10))
   const config = writeDevice(h.dir, h.tree, `keep_last = ${h.keep}\nprune_margin = "0s"\n`)
@@ -115,13 +115,12 @@ async function forgetBoth (h, hasRestic, resticFirst) {
     // Kept with the rest (BENCH_KEEP=1): the device as it was, to profile forget and prune on a copy.
     if (process.env.BENCH_KEEP === '1') cpSync(h.dir, `${h.dir}-before-forget`, { recursive: true })
     const before = du(join(h.dir, 'service'))
-    const forget = await timed(process.execPath, [CLI, 'forget', '--config', config])
-    const prune = await timed(process.execPath, [CLI, 'prune', '--config', config, '--json'])
-    const pruned = JSON.parse(prune.stdout)
+    const run = await timed(process.execPath, [CLI, 'forget', '--prune', '--config', config, '--json'])
+    const pruned = JSON.parse(run.stdout).prune
     const history = JSON.parse((await timed(process.execPath, [CLI, 'history', '--config', config, '--json', '--limit', '10000'])).stdout)
     if (history.length !== h.keep) throw new Error(`cidsync kept ${history.length} publishes, not ${h.keep}`)
-    console.log(`  cidsync, ${h.n} publishes: forget ${seconds(forget.ms)}, prune ${seconds(prune.ms)}; deleted ${JSON.stringify(pruned.deleted)}, ${mb(pruned.bytes)} listed`)
-    return { ms: forget.ms + prune.ms, forget, prune, peak: Math.max(forget.peak, prune.peak), disk: [before, du(join(h.dir, 'service'))], content: listedContent(join(h.dir, 'service')) }
+    console.log(`  cidsync, ${h.n} publishes: forget --prune ${seconds(run.ms)}; deleted ${JSON.stringify(pruned.deleted)}, ${mb(pruned.bytes)} listed`)
+    return { ms: run.ms, peak: run.peak, anon: run.anon, disk: [before, du(join(h.dir, 'service'))], content: listedContent(join(h.dir, 'service')) }
   }
   const theirs = async () => {
     const before = du(h.repo)

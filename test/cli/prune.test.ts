@@ -74,7 +74,7 @@ describe.skipIf(EXTERNAL)('cidsync prune', () => {
     expect(done.stdout).toContain('kept 1 replaced chain whole: forgotten within prune_margin (36h)')
   }, 300_000)
 
-  it('on the embedded service, the disk space comes back', async () => {
+  it('on the embedded service, the disk space comes back; forget --prune does both in one run', async () => {
     const root = await useTempDir()
     const a = await embeddedDevice(root, 'a', join(root, 'service'), `compact_after_deltas = 1\n${RETENTION}`)
     await writeFile(join(a.folder, 'big.bin'), randomBytes(4 * 1024 * 1024))
@@ -82,13 +82,28 @@ describe.skipIf(EXTERNAL)('cidsync prune', () => {
     await writeFile(join(a.folder, 'big.bin'), randomBytes(1024))
     await ok(a, ['snapshot'], { CIDSYNC_TEST_CLOCK: '2026-03-01T02:00:00.000Z' })
     const before = await packBytes(join(root, 'service'))
-    await ok(a, ['forget'])
-    const pruned = await ok(a, ['prune'])
+    // A dry run of both would count the prune from the history before the forget: refused.
+    const dryBoth = await a.run(['forget', '--prune', '--dry-run'])
+    expect(dryBoth.code).toBe(2)
+    expect(dryBoth.stderr).toContain('--prune with --dry-run')
+    const pruned = await ok(a, ['forget', '--prune'])
+    expect(pruned.stdout).toContain('forgot 1 publish')
+    expect(pruned.stdout).not.toContain('stay until a prune')
+    expect(pruned.stdout).toMatch(/\ndeleted \d+ objects \(\d+ content/)
     expect(pruned.stdout).toMatch(/the embedded service gave back \d/)
     // No [[mirrors]]: nothing is said of mirrors.
     expect(pruned.stdout).toContain('storage deals already made are not cancelled\n')
     expect(pruned.stdout).not.toMatch(/mirror/)
     expect(await packBytes(join(root, 'service'))).toBeLessThan(before - 3 * 1024 * 1024)
     expect((await ok(a, ['verify', '--full'])).stdout).toContain('restorable')
+
+    // In JSON, the prune's own object under `prune`.
+    await writeFile(join(a.folder, 'big.bin'), randomBytes(2048))
+    await ok(a, ['snapshot'], { CIDSYNC_TEST_CLOCK: '2026-03-01T03:00:00.000Z' })
+    const both = JSON.parse((await ok(a, ['forget', '--prune', '--json'])).stdout) as { forgotten: number, prune: PruneJson & { reclaimed: unknown } }
+    expect(both.forgotten).toBe(1)
+    expect(both.prune).toMatchObject({ dryRun: false, young: 0 })
+    expect(both.prune.deleted.manifest).toBeGreaterThan(0)
+    expect(both.prune.reclaimed).not.toBeNull()
   }, 600_000)
 })
