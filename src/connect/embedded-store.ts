@@ -3,8 +3,8 @@ import { Readable } from 'node:stream'
 import { CID } from 'multiformats/cid'
 import { CidBuilder, type CidProfile } from '../content/index.js'
 import { AbortedError, IntegrityError, InternalError, RemoteBadRequestError, RemoteStatusError, ServiceDataDamagedError, type RemoteContext } from '../errors.js'
-import type { ServiceThread } from '../local-service/index.js'
-import { addQuery, ANSWER_LIMITS, canonicalCid, fetchOptions } from '../remote/index.js'
+import type { DeleteWalk, ListedUpload, ServiceThread } from '../local-service/index.js'
+import { addQuery, ANSWER_LIMITS, canonicalCid, EARLIEST_UPLOAD_MS, fetchOptions } from '../remote/index.js'
 import {
   BlockHasher, BlockSlots, defaultSlab, fillSlabs, hashed, receiveVerified, storedFileBytes, storedFileRange, walkStoredObjects,
   type BlockSink, type BlocksOptions, type BlocksRequest, type GetBytesOptions, type GetOptions, type GotObject,
@@ -18,6 +18,17 @@ export interface LocalReads {
   readonly run: ReadStoredRun
   /** Which of the CIDs the account of the API key lists (`LocalService.heldFiles`). */
   readonly held?: (apiKey: string, cids: ReadonlySet<string>) => Set<string> | undefined
+  /**
+   * The account's listing and deletes in this process (`LocalService.listUploads`, `deleteUploads`);
+   * absent where faults may be set on the service's routes (its admin routes on), which only HTTP meets.
+   */
+  readonly uploads?: LocalUploads
+}
+
+/** The account's uploads in this process; undefined for an API key the service does not know. */
+export interface LocalUploads {
+  readonly page: (apiKey: string, beforeSeq: number | undefined) => { uploads: ListedUpload[], lastSeq: number | undefined } | undefined
+  readonly remove: (apiKey: string, cids: readonly string[], walk: DeleteWalk) => string[] | undefined
 }
 
 const READ_BYTES = 1024 * 1024
@@ -47,8 +58,9 @@ function fallBack (err: unknown, signal: AbortSignal | undefined): void {
  * The embedded service's objects, kept in its pack store in this process. A put is added by the
  * code the upload route runs after parsing a request (the same quota, durability and listing),
  * without loopback HTTP. Reads come from the packs when the service runs on this thread, through
- * the same checks as a gateway's answer; what they cannot give is asked of its gateway. Listing
- * and deleting go through its API, as a remote service's do.
+ * the same checks as a gateway's answer; what they cannot give is asked of its gateway. Its
+ * listing and deletes are read and made here too, a batch of deletes in one commit, unless faults
+ * may be set on its routes; then, and on a thread of its own, they go through its API.
  */
 export class EmbeddedObjectStore implements ObjectStore {
   readonly describe: string
@@ -165,11 +177,58 @@ export class EmbeddedObjectStore implements ObjectStore {
     return found
   }
 
-  async has (cid: string, options?: StoreCallOptions): Promise<boolean> { return await this.overHttp.has(cid, options) }
-  async stat (cid: string, options?: StoreCallOptions): Promise<ObjectInfo | undefined> { return await this.overHttp.stat(cid, options) }
-  list (options?: ListOptions): AsyncGenerator<ObjectInfo> { return this.overHttp.list(options) }
-  async delete (cid: string, options?: StoreCallOptions): Promise<boolean> { return await this.overHttp.delete(cid, options) }
-  async deleteMany (cids: readonly string[], options?: DeleteOptions): Promise<DeletedObjects> { return await this.overHttp.deleteMany(cids, options) }
+  async has (cid: string, options?: StoreCallOptions): Promise<boolean> { return await this.stat(cid, options) !== undefined }
+
+  async stat (cid: string, options?: StoreCallOptions): Promise<ObjectInfo | undefined> {
+    if (this.local?.uploads === undefined) return await this.overHttp.stat(cid, options)
+    // The newest upload of it, as a walk of the listing finds it first.
+    for await (const object of this.list(options)) if (object.cid === cid) return object
+    return undefined
+  }
+
+  async * list (options: ListOptions = {}): AsyncGenerator<ObjectInfo> {
+    const uploads = this.local?.uploads
+    if (uploads === undefined) { yield * this.overHttp.list(options); return }
+    const apiKey = this.knownKey()
+    const seen = new Set<string>()
+    let beforeSeq: number | undefined
+    do {
+      options.signal?.throwIfAborted()
+      const page = uploads.page(apiKey, beforeSeq)
+      if (page === undefined) throw unknownKey('GET', '/api/user/files_uploaded')
+      for (const upload of page.uploads) {
+        const info = listedInfo(upload)
+        options.onUpload?.(upload.cid, { id: upload.id, ...(info.storedAt === undefined ? {} : { storedAt: info.storedAt }) })
+        // An object uploaded twice is listed twice by the service; once here.
+        if (seen.has(upload.cid)) continue
+        seen.add(upload.cid)
+        yield info
+      }
+      beforeSeq = page.lastSeq
+    } while (beforeSeq !== undefined)
+  }
+
+  async delete (cid: string, options?: StoreCallOptions): Promise<boolean> {
+    if (this.local?.uploads === undefined) return await this.overHttp.delete(cid, options)
+    return (await this.deleteMany([cid], options)).removed.length > 0
+  }
+
+  async deleteMany (cids: readonly string[], options: DeleteOptions = {}): Promise<DeletedObjects> {
+    const uploads = this.local?.uploads
+    if (uploads === undefined) return await this.overHttp.deleteMany(cids, options)
+    options.signal?.throwIfAborted()
+    const walked = options.seen === undefined ? undefined : new Map([...options.seen.uploads].map(([cid, list]) => [cid, new Set(list.map(u => u.id))]))
+    const removed = uploads.remove(this.knownKey(), cids, { storedBefore: options.storedBefore, walked })
+    if (removed === undefined) throw unknownKey('DELETE', '/api/user/delete_file')
+    return { removed, refused: [] }
+  }
+
+  /** The account's API key, known once the embedded service signed in. */
+  private knownKey (): string {
+    const apiKey = this.apiKey()
+    if (apiKey === undefined) throw new InternalError('the embedded service was asked for its uploads before its account was known')
+    return apiKey
+  }
   async close (): Promise<void> { await this.overHttp.close() }
 }
 
@@ -192,4 +251,15 @@ async function * checkedStream (read: ReadStoredBlock, cid: string, options: Str
     if (received > options.maxBytes) throw new IntegrityError(`${cid} in the service's store holds more than the ${options.maxBytes} bytes it was expected to: not that object`)
     yield chunk
   }
+}
+
+/** An upload as the listing's record gives it through `ServiceObjectStore` (a time before 2001 is no time). */
+function listedInfo (upload: ListedUpload): ObjectInfo {
+  const at = upload.createdAt
+  return { cid: upload.cid, size: upload.size, name: upload.name, ...(Number.isFinite(at) && at >= EARLIEST_UPLOAD_MS ? { storedAt: at } : {}) }
+}
+
+/** The 401 the route would answer for a key the service does not know. */
+function unknownKey (method: string, path: string): Error {
+  return new RemoteStatusError({ service: 'files endpoint', method, url: `${path} (in process)` }, 401, 'the embedded service does not know its own API key', 'sign in again: `cidsync login`')
 }

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import { formatWalletKey, newWalletKey, parseWalletKey, walletAddress } from '../crypto/index.js'
-import { ACCESS_HEADER, startLocalService, startLocalServiceThread, type ServiceThread } from '../local-service/index.js'
+import { ACCESS_HEADER, startLocalService, startLocalServiceThread, type DeleteWalk, type ServiceThread } from '../local-service/index.js'
 import { createServiceClients, type ServiceClients } from '../remote/index.js'
 import { claimAccount, knownAddress, readAccount } from './embedded-account.js'
 import { DEFAULT_EMBEDDED_TOKEN_TTL_SECONDS, type EmbeddedOptions } from './embedded-options.js'
@@ -53,7 +53,15 @@ export async function startEmbedded (dir: string, options: Partial<EmbeddedOptio
   // On this thread, its blocks are read here: a restore's objects without the loopback HTTP hop.
   const reads: LocalReads | undefined = local === undefined
     ? undefined
-    : { block: async (cid, into) => await local.readStoredBlock(cid, into), run: async (cids, into) => await local.readStoredBlocks(cids, into), held: (apiKey, cids) => local.heldFiles(apiKey, cids) }
+    : {
+        block: async (cid, into) => await local.readStoredBlock(cid, into),
+        run: async (cids, into) => await local.readStoredBlocks(cids, into),
+        held: (apiKey, cids) => local.heldFiles(apiKey, cids),
+        // With the admin routes on, faults may be set on its routes, and only a request meets them.
+        ...(init.admin
+          ? {}
+          : { uploads: { page: (apiKey: string, beforeSeq: number | undefined) => local.listUploads(apiKey, beforeSeq), remove: (apiKey: string, cids: readonly string[], walk: DeleteWalk) => local.deleteUploads(apiKey, cids, walk) } })
+      }
   const credentials: { apiKey?: string, sessionToken?: () => string } = {}
   const url = service.url
   const clients = createServiceClients(

@@ -21,6 +21,7 @@ export type { CarLimits } from './routes/gateway-car.js'
 export { startLocalServiceThread } from './service-thread.js'
 export type { ServiceThread, AddFailure } from './service-thread.js'
 export type { InProcessAdd, InProcessAdded } from './add-in-process.js'
+export type { DeleteWalk, ListedUpload } from './uploads-in-process.js'
 export { REPACK_DEAD_SHARE } from './reclaim-packs.js'
 export type { ReclaimOptions, ReclaimProgress, ReclaimResult } from './reclaim.js'
 

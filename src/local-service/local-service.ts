@@ -28,6 +28,7 @@ import { ipnsRoutes } from './routes/ipns.js'
 import { pointerRoutes } from './routes/pointers.js'
 import { routingIpnsRoutes } from './routes/routing-ipns.js'
 import { uploadRoutes } from './routes/upload.js'
+import { uploadsInProcess, type DeleteWalk, type ListedUpload } from './uploads-in-process.js'
 import { InternalError } from '../errors.js'
 import { inProcessAdder, type InProcessAdd, type InProcessAdded } from './add-in-process.js'
 import { reclaimDue, type ReclaimOptions, type ReclaimResult } from './reclaim.js'
@@ -110,6 +111,7 @@ export class LocalService {
   private readonly requests: RequestRecord[] = []
   private readonly apiKeyOwner: Database.Statement
   private readonly accounts: AccountReads
+  private readonly uploads: ReturnType<typeof uploadsInProcess>
   private readonly adminToken: string | undefined
   private adminHostNames: ReadonlySet<string> = new Set()
   private hostGuard: HostGuard | undefined
@@ -138,6 +140,7 @@ export class LocalService {
     for (const [route, fault] of Object.entries(init.faults ?? {})) this.faults.set(route, fault)
     this.apiKeyOwner = this.db.prepare('SELECT address FROM api_keys WHERE key = ?').pluck()
     this.accounts = accountReads(this.db)
+    this.uploads = uploadsInProcess(this.db, () => { this.reclaims.deleted() })
     this.routes = [
       ...authRoutes(this.parts), ...dealRoutes(this.parts), ...fileRoutes(this.parts), ...ipnsRoutes(this.parts),
       ...pointerRoutes(this.parts), ...uploadRoutes(this.parts), ...dagImportRoutes(this.parts), ...catRoutes(this.parts), ...gatewayRoutes(this.parts),
@@ -247,6 +250,26 @@ export class LocalService {
   heldFiles (apiKey: string, cids: ReadonlySet<string>): Set<string> | undefined {
     if (!this.db.open) throw new HttpFailure(503, 'the service is stopping')
     return this.accounts.heldFiles(apiKey, cids)
+  }
+
+  /**
+   * A page of the account's uploads, newest first, read in this process as `files_uploaded`
+   * answers it (`beforeSeq`: where the last page ended). Undefined for a key it does not know.
+   */
+  listUploads (apiKey: string, beforeSeq: number | undefined): { uploads: ListedUpload[], lastSeq: number | undefined } | undefined {
+    if (!this.db.open) throw new HttpFailure(503, 'the service is stopping')
+    const address = this.apiKeyOwner.get(apiKey) as string | undefined
+    return address === undefined ? undefined : this.uploads.page(address, beforeSeq)
+  }
+
+  /**
+   * Deletes the account's uploads of `cids` in this process, as `delete_file` would one by one, in
+   * one transaction; answers the objects no longer listed. Undefined for a key it does not know.
+   */
+  deleteUploads (apiKey: string, cids: readonly string[], walk: DeleteWalk): string[] | undefined {
+    if (!this.db.open) throw new HttpFailure(503, 'the service is stopping')
+    const address = this.apiKeyOwner.get(apiKey) as string | undefined
+    return address === undefined ? undefined : this.uploads.remove(address, cids, walk)
   }
 
   /**

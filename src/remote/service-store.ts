@@ -16,7 +16,7 @@ import type { UploadClient, UploadOptions } from './upload-client.js'
  * Before this (2001-09-09, ms), an upload time is not one in milliseconds: most likely seconds.
  * Read as ms, every upload would look decades old, and a prune's margin would protect none.
  */
-const EARLIEST_UPLOAD_MS = 1_000_000_000_000
+export const EARLIEST_UPLOAD_MS = 1_000_000_000_000
 
 /**
  * A listing record as an object: the service's own fields dropped. A size that is not a whole
