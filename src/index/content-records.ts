@@ -39,6 +39,13 @@ const STORED_FILES = `SELECT e.folder, e.path, e.cid, e.size, e.mtime_ms AS mtim
   FROM entries e WHERE e.deleted = 0 AND e.cid IS NOT NULL AND EXISTS (SELECT 1 FROM content c WHERE c.cid = e.cid) GROUP BY e.cid`
 
 export const CONTENT_COLUMNS = 'device_id, cid, size, sealing, key_id, key_salt, objects, stored_at, seq'
+
+/**
+ * A device's records by sequence: what a storing pass sends, a compaction writes again and a delta
+ * carries. Not a step of the schema: segments leave it out, so older cidsync still reads them,
+ * and an index restored from one makes it at its first such read.
+ */
+export const CONTENT_BY_SEQ = 'CREATE INDEX IF NOT EXISTS main.content_by_seq ON content (device_id, seq)'
 const SELECT = 'SELECT device_id AS deviceId, cid, size, sealing, key_id AS keyId, key_salt AS keySalt, objects, stored_at AS storedAt, seq FROM content'
 
 /**
@@ -49,7 +56,19 @@ const SELECT = 'SELECT device_id AS deviceId, cid, size, sealing, key_id AS keyI
 export class ContentRecordStore {
   private prepared?: { byCid: Statement, byCids: Statement, ensureDevice: Statement, lastSeq: Statement, setSeq: Statement, upsert: Statement, has: Statement, count: Statement, unstored: Statement, folderState: Statement }
 
+  /** {@link CONTENT_BY_SEQ} made (or found) on this connection. */
+  private bySeq = false
+
   constructor (private readonly db: Database) {}
+
+  /** Makes {@link CONTENT_BY_SEQ} once; a read-only connection reads without it, as before. */
+  private ensureBySeq (): void {
+    if (this.bySeq) return
+    this.bySeq = true
+    try {
+      this.db.exec(CONTENT_BY_SEQ)
+    } catch {}
+  }
 
   private get statements (): NonNullable<ContentRecordStore['prepared']> {
     const db = this.db
@@ -185,6 +204,7 @@ export class ContentRecordStore {
    * once per call: `entries` has no index by CID).
    */
   recordsSince (deviceId: string, afterSeq: number, limit: number): Array<StoredContentRow & { readonly cidProfile: string | null }> {
+    this.ensureBySeq()
     const rows = this.db.prepare(`${SELECT} WHERE device_id = ? AND seq > ? ORDER BY seq LIMIT ?`).all(deviceId, afterSeq, limit) as StoredContentRow[]
     const plain = rows.filter(r => r.sealing === 'none').map(r => r.cid)
     const profiles = new Map<string, string>()
@@ -193,6 +213,12 @@ export class ContentRecordStore {
       for (const f of found) profiles.set(f.cid, f.profile)
     }
     return rows.map(r => ({ ...r, cidProfile: profiles.get(r.cid) ?? null }))
+  }
+
+  /** How many of a device's records under `keyId` come after its sequence number `afterSeq`. */
+  recordCount (deviceId: string, keyId: string, afterSeq = 0): number {
+    this.ensureBySeq()
+    return this.db.prepare('SELECT COUNT(*) FROM content WHERE device_id = ? AND seq > ? AND key_id = ?').pluck().get(deviceId, afterSeq, keyId) as number
   }
 
   /** How many distinct CIDs of live rows some record holds. */

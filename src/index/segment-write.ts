@@ -3,7 +3,7 @@ import Database from 'better-sqlite3'
 import type { Database as Db } from 'better-sqlite3'
 import { openDatabase } from './open.js'
 import { CONTENT_SCHEMA_VERSION, META_SCHEMA_VERSION, SCHEMA_VERSION } from './migrations.js'
-import { CONTENT_COLUMNS } from './content-records.js'
+import { CONTENT_BY_SEQ, CONTENT_COLUMNS } from './content-records.js'
 import { BASE_COLUMNS, COLUMNS, type SegmentRange } from './segment-types.js'
 import { LAST_SEQ, type Sql } from './statement-cache.js'
 
@@ -34,7 +34,10 @@ export function writeSegment (db: Db, sql: Sql, path: string, range: SegmentRang
   fresh.close()
   // A delta reads its rows by sequence; an index restored from a segment file (which leaves the
   // index out, keeping bases small) gets it back here, once.
-  if (range.kind === 'delta') db.exec('CREATE INDEX IF NOT EXISTS main.entries_by_seq ON entries (device_id, seq)')
+  if (range.kind === 'delta') {
+    db.exec('CREATE INDEX IF NOT EXISTS main.entries_by_seq ON entries (device_id, seq)')
+    db.exec(CONTENT_BY_SEQ)
+  }
   sql('ATTACH DATABASE ? AS segment').run(path)
   try {
     db.exec('DROP INDEX IF EXISTS segment.entries_by_seq')
