@@ -95,6 +95,31 @@ export class ContentIndexState {
     this.s.setValue.run(KEY.contentIndexHead, JSON.stringify(head))
   }
 
+  /**
+   * The index objects `deviceId`'s last full compaction wrote, and the sequence number up to which
+   * they hold its records; undefined before the first one (or for another device's).
+   */
+  compactionBase (deviceId: string): { readonly seq: number, readonly objects: readonly string[] } | undefined {
+    try {
+      const value = JSON.parse(this.s.sentValue.get(KEY.contentIndexBase) as string | undefined ?? 'null') as { deviceId?: unknown, seq?: unknown, objects?: unknown } | null
+      if (value?.deviceId !== deviceId || typeof value.seq !== 'number' || !Array.isArray(value.objects) || !value.objects.every(o => typeof o === 'string')) return undefined
+      return { seq: value.seq, objects: value.objects as string[] }
+    } catch {
+      // A full compaction comes next, and writes it again.
+      return undefined
+    }
+  }
+
+  /** A full compaction's objects hold every record of `deviceId` up to `seq`: the next compactions leave them be. */
+  noteCompactionBase (deviceId: string, seq: number, objects: readonly string[]): void {
+    this.s.setValue.run(KEY.contentIndexBase, JSON.stringify({ deviceId, seq, objects }))
+  }
+
+  /** How many records the named own objects hold, as they were uploaded. */
+  ownRecords (objects: readonly string[]): number {
+    return this.db.prepare("SELECT COALESCE(SUM(records), 0) FROM content_index_objects WHERE state = 'own' AND cid IN (SELECT value FROM json_each(?))").pluck().get(JSON.stringify(objects)) as number
+  }
+
   /** The index objects this device uploaded, oldest first: what a compaction replaces. */
   ownObjects (deviceId: string): string[] {
     return this.db.prepare("SELECT cid FROM content_index_objects WHERE state = 'own' AND device_id = ? ORDER BY done_at, cid").pluck().all(deviceId) as string[]

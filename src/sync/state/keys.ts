@@ -38,6 +38,8 @@ export const KEY = {
   contentIndexSent: 'content_index_sent',
   /** JSON `{cid, storedAt}`: the newest object of the store's listing at the last walk for index objects. */
   contentIndexHead: 'content_index_head',
+  /** JSON `{deviceId, seq, objects}`: the index objects of this device's last full compaction, and the records they hold up to. */
+  contentIndexBase: 'content_index_base',
   /** JSON `{deviceId: seq}`: how far each device's content records in the index were logged for the mirrors. */
   mirrorContentSeen: 'mirror_content_seen',
   /** JSON list: the last publishes whose whole history was logged for the mirrors. */

@@ -7,8 +7,18 @@ import { contentSealing } from './store-content.js'
 import type { Repository } from '../repository.js'
 import { testKnob } from '../../util/test-knob.js'
 
-/** Own index objects past which a prune writes them again as few: each pass of storing adds one. Tests make it small. */
+/**
+ * Own index objects past the last full compaction's after which a prune writes them again as few:
+ * each pass of storing adds one. Tests make it small.
+ */
 const COMPACT_AT = testKnob('CIDSYNC_TEST_INDEX_COMPACT_AT', 32)
+
+/**
+ * The records written since the last full compaction, as a share of what it wrote, past which the
+ * next compaction writes everything again. Between full ones, a compaction writes only what came
+ * since; a full one waits for a quarter as many new records as the one before wrote.
+ */
+const FULL_AFTER_SHARE = 0.25
 
 export interface CompactIndexInit {
   readonly index: Index
@@ -17,33 +27,55 @@ export interface CompactIndexInit {
 }
 
 /**
- * Writes this device's content records again into as few index objects as they fit in, once its
- * own index objects pass {@link COMPACT_AT}, and answers the objects they replace: a prune deletes
- * those (docs/content-format.md, "Content index"). Each storing pass uploads an object, so a
- * daemon adds one a publish, and a new device reads every one. The new objects hold every record
- * the old ones did (a record's newest version), so a reader loses nothing when the old go.
+ * Writes this device's content records again into few index objects, once its own objects since
+ * the last full compaction pass {@link COMPACT_AT}, and answers the objects they replace: a prune
+ * deletes those (docs/retention.md, "Content index objects"). Each storing pass uploads an object,
+ * so a daemon adds one a publish, and a new device reads every one.
+ *
+ * Only the records after the last full compaction are written again, and the objects since it
+ * replaced: the full compaction's own stay, so a prune's cost follows what changed, not what is
+ * held. All are written again when there is no full compaction to build on, when half of what the
+ * objects hold is versions since replaced, or when the records since it reach
+ * {@link FULL_AFTER_SHARE} of it. A reader takes each record's newest version from whichever object
+ * holds it, so it loses nothing when the replaced objects go.
  */
 export async function compactOwnIndex (repository: Repository, init: CompactIndexInit): Promise<string[]> {
   const { config, store } = repository
-  const own = store.contentIndex.ownObjects(init.deviceId)
-  if (own.length < COMPACT_AT) return []
+  const state = store.contentIndex
+  const own = state.ownObjects(init.deviceId)
+  const mine = new Set(own)
+  // A base stands while each of its objects is still this device's: else everything is written again.
+  const recorded = state.compactionBase(init.deviceId)
+  const base = recorded !== undefined && recorded.objects.every(cid => mine.has(cid)) ? recorded : undefined
+  const inBase = new Set(base?.objects ?? [])
+  const since = own.filter(cid => !inBase.has(cid))
+  if (since.length < COMPACT_AT) return []
   const { key } = contentSealing(config, repository.passphrase)
   // Plain content has no index objects: without a key, nobody could tell a device's from the service's.
   if (key === undefined) return []
+  const records = init.index.content
+  const live = records.recordCount(init.deviceId, key.keyId)
+  const full = base === undefined ||
+    state.ownRecords(own) >= 2 * live ||
+    records.recordCount(init.deviceId, key.keyId, base.seq) >= FULL_AFTER_SHARE * state.ownRecords(base.objects)
   const spool = join(config.stateDir, STATE_NAMES.contentSpool)
   await mkdir(spool, { recursive: true, mode: 0o700 })
   const made = new Set<string>()
-  for (let after = 0; ;) {
+  let after = full || base === undefined ? 0 : base.seq
+  for (;;) {
     // A record too large for any index object was never sent: left out here too.
     const batch = nextIndexBatch(init.index, init.deviceId, key.keyId, after, () => {})
     if (batch === undefined) break
     if (batch.records.length > 0) {
       const cid = await putIndexObject(repository, init.deviceId, batch.records, spool, init.signal)
-      store.contentIndex.noteCompacted(init.deviceId, batch.last, cid, batch.records.length)
+      state.noteCompacted(init.deviceId, batch.last, cid, batch.records.length)
       made.add(cid)
     }
     after = batch.last
   }
+  // Kept once every new object is noted: a kill before leaves the last base standing, and the new
+  // objects are some of those since it, replaced by the next compaction.
+  if (full) state.noteCompactionBase(init.deviceId, after, [...made])
   // The same records sealed alike would be the same object: never one to delete.
-  return own.filter(cid => !made.has(cid))
+  return (full ? own : since).filter(cid => !made.has(cid))
 }
