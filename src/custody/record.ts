@@ -20,8 +20,8 @@ const MAX_OBJECTS = 2 ** 24
 const knownCanonical = new Set<string>()
 const KNOWN_CANONICAL_MAX = 4096
 
-/** A CID as text that is exactly what parsing it prints back: nothing else may name an object. */
-const canonicalCid = z.string().min(1).max(256).refine(text => {
+/** Whether `text` is a CID exactly as parsing it prints it back: nothing else may name an object. */
+function canonicalText (text: string): boolean {
   if (knownCanonical.has(text)) return true
   try {
     if (CID.parse(text).toString() !== text) return false
@@ -31,7 +31,9 @@ const canonicalCid = z.string().min(1).max(256).refine(text => {
   if (knownCanonical.size >= KNOWN_CANONICAL_MAX) knownCanonical.clear()
   knownCanonical.add(text)
   return true
-}, 'not a CID')
+}
+
+const canonicalCid = z.string().min(1).max(256).refine(canonicalText, 'not a CID')
 
 const offset = z.number().int().nonnegative().max(MAX_FILE_BYTES * 2)
 
@@ -45,6 +47,33 @@ const recordSchema = z.object({
   keySalt: z.string().max(64).regex(/^[A-Za-z0-9+/=]*$/),
   objects: z.array(objectSpanSchema).min(1).max(MAX_OBJECTS)
 })
+
+const KEY_ID = /^(|[0-9a-f]{16})$/
+const KEY_SALT = /^[A-Za-z0-9+/=]*$/
+const isCanonical = (text: unknown): text is string => typeof text === 'string' && text.length >= 1 && text.length <= 256 && canonicalText(text)
+const isOffset = (n: unknown): n is number => typeof n === 'number' && Number.isSafeInteger(n) && n >= 0 && n <= MAX_FILE_BYTES * 2
+
+/**
+ * The record `value` as the schema would answer it, checked by hand: a restore parses one a file,
+ * and the schema's parse cost more than the file's write. Undefined when anything is off; the
+ * schema then decides and names what. It takes nothing the schema refuses.
+ */
+function wellFormed (value: unknown): ContentRecord | undefined {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined
+  const { cid, size, sealing, keyId, keySalt, objects } = value as Record<string, unknown>
+  if (!isCanonical(cid) || typeof size !== 'number' || !Number.isSafeInteger(size) || size < 0 || size > MAX_FILE_BYTES) return undefined
+  if ((sealing !== 'aes-256-gcm/1' && sealing !== 'none') || typeof keyId !== 'string' || !KEY_ID.test(keyId)) return undefined
+  if (typeof keySalt !== 'string' || keySalt.length > 64 || !KEY_SALT.test(keySalt)) return undefined
+  if (!Array.isArray(objects) || objects.length < 1 || objects.length > MAX_OBJECTS) return undefined
+  const spans: Array<readonly [string, number, number]> = []
+  for (const span of objects as unknown[]) {
+    if (!Array.isArray(span) || span.length !== 3) return undefined
+    const [object, offset, length] = span as unknown[]
+    if (!isCanonical(object) || !isOffset(offset) || !isOffset(length)) return undefined
+    spans.push([object, offset, length])
+  }
+  return { cid, size, sealing, keyId, keySalt, objects: spans }
+}
 
 /** Where one stored file's content lies, and how it is sealed. */
 export interface ContentRecord {
@@ -66,11 +95,15 @@ export interface ContentRecord {
  * to. A record that fails is refused with {@link ContentIntegrityError}, never partly used.
  */
 export function parseContentRecord (value: unknown): ContentRecord {
-  const parsed = recordSchema.safeParse(value)
-  if (!parsed.success) {
-    throw new ContentIntegrityError(`a content record does not say what cidsync expects (${parsed.error.issues.slice(0, 3).map(i => `${i.path.join('.') || 'record'}: ${i.message}`).join('; ')}): it is damaged or forged`)
+  let record = wellFormed(value)
+  if (record === undefined) {
+    // The schema says what is wrong (and is the rule: what it takes, a record is).
+    const parsed = recordSchema.safeParse(value)
+    if (!parsed.success) {
+      throw new ContentIntegrityError(`a content record does not say what cidsync expects (${parsed.error.issues.slice(0, 3).map(i => `${i.path.join('.') || 'record'}: ${i.message}`).join('; ')}): it is damaged or forged`)
+    }
+    record = parsed.data
   }
-  const record = parsed.data
   const stored = record.sealing === 'none' ? record.size : sealedSize(record.size)
   const spanned = record.objects.reduce((sum, [, , length]) => sum + length, 0)
   if (spanned !== stored) throw new ContentIntegrityError(`the content record of ${record.cid} spans ${spanned} bytes, not the ${stored} its file stores as: damaged or forged`)
