@@ -18,6 +18,7 @@ export const SLOW_FILES: readonly string[] = [
   'test/cli/forget-crash.test.ts',
   'test/cli/prune-crash.test.ts',
   'test/cli/prune-reclaim-crash.test.ts',
+  'test/sync/storing/content-index-compact-crash.test.ts',
   'test/cli/state-recovery.test.ts',
   'test/daemon/content-crash.test.ts',
   'test/e2e/operations.test.ts',

@@ -5,6 +5,7 @@ import type { Index } from '../../index/index.js'
 import { nextIndexBatch, putIndexObject } from './content-index-batch.js'
 import { contentSealing } from './store-content.js'
 import type { Repository } from '../repository.js'
+import { failpoint } from '../../util/failpoint.js'
 import { testKnob } from '../../util/test-knob.js'
 
 /**
@@ -70,6 +71,7 @@ export async function compactOwnIndex (repository: Repository, init: CompactInde
       const cid = await putIndexObject(repository, init.deviceId, batch.records, spool, init.signal)
       state.noteCompacted(init.deviceId, batch.last, cid, batch.records.length)
       made.add(cid)
+      failpoint('prune:index-compacted')
     }
     after = batch.last
   }

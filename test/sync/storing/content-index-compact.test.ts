@@ -2,30 +2,11 @@ import { describe, expect, it } from 'vitest'
 import { randomBytes } from 'node:crypto'
 import { copyFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import Database from 'better-sqlite3'
 import { EXTERNAL, localServiceUnderTest } from '../../helpers/service.js'
 import { useTempDir } from '../../helpers/temp-dir.js'
-import { contentDevice, ok, shareKey, type ContentDevice } from '../../cli/content-devices.js'
+import { contentDevice, ok, shareKey } from '../../cli/content-devices.js'
+import { COMPACT, listed, own, RETENTION } from './index-objects.js'
 
-const RETENTION = '[retention]\nkeep_last = 5\nprune_margin = "0s"\n'
-const COMPACT = { CIDSYNC_TEST_INDEX_COMPACT_AT: '2' }
-
-/** The uploads the service lists under `name`, by CID. */
-async function listed (service: Awaited<ReturnType<typeof localServiceUnderTest>>, name: string): Promise<string[]> {
-  const cids: string[] = []
-  for await (const o of service.clients.objects.list()) if (o.name === name) cids.push(o.cid)
-  return cids.sort()
-}
-
-/** The index objects sync.sqlite knows as this device's own. */
-function own (d: ContentDevice): string[] {
-  const db = new Database(join(d.state, 'sync.sqlite'), { readonly: true })
-  try {
-    return (db.prepare("SELECT cid FROM content_index_objects WHERE state = 'own'").pluck().all() as string[]).sort()
-  } finally {
-    db.close()
-  }
-}
 
 describe.skipIf(EXTERNAL)('a prune compacts this device\'s content index objects', () => {
   it('writes them again as one, deletes the old, and another device still learns every record from it', async () => {
