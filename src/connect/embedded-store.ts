@@ -29,6 +29,8 @@ export interface LocalReads {
 export interface LocalUploads {
   readonly page: (apiKey: string, beforeSeq: number | undefined) => { uploads: ListedUpload[], lastSeq: number | undefined } | undefined
   readonly remove: (apiKey: string, cids: readonly string[], walk: DeleteWalk) => string[] | undefined
+  /** The account's newest upload of the CID; null for none. */
+  readonly newest: (apiKey: string, cid: string) => ListedUpload | null | undefined
 }
 
 const READ_BYTES = 1024 * 1024
@@ -180,10 +182,13 @@ export class EmbeddedObjectStore implements ObjectStore {
   async has (cid: string, options?: StoreCallOptions): Promise<boolean> { return await this.stat(cid, options) !== undefined }
 
   async stat (cid: string, options?: StoreCallOptions): Promise<ObjectInfo | undefined> {
-    if (this.local?.uploads === undefined) return await this.overHttp.stat(cid, options)
+    const uploads = this.local?.uploads
+    if (uploads === undefined) return await this.overHttp.stat(cid, options)
+    options?.signal?.throwIfAborted()
     // The newest upload of it, as a walk of the listing finds it first.
-    for await (const object of this.list(options)) if (object.cid === cid) return object
-    return undefined
+    const newest = uploads.newest(this.knownKey(), cid)
+    if (newest === undefined) throw unknownKey('GET', '/api/user/files_uploaded')
+    return newest === null ? undefined : listedInfo(newest)
   }
 
   async * list (options: ListOptions = {}): AsyncGenerator<ObjectInfo> {
@@ -217,7 +222,9 @@ export class EmbeddedObjectStore implements ObjectStore {
     const uploads = this.local?.uploads
     if (uploads === undefined) return await this.overHttp.deleteMany(cids, options)
     options.signal?.throwIfAborted()
-    const walked = options.seen === undefined ? undefined : new Map([...options.seen.uploads].map(([cid, list]) => [cid, new Set(list.map(u => u.id))]))
+    // The walk's uploads of these objects only: it may have read the whole listing.
+    const seen = options.seen?.uploads
+    const walked = seen === undefined ? undefined : new Map(cids.flatMap(cid => { const list = seen.get(cid); return list === undefined ? [] : [[cid, new Set(list.map(u => u.id))] as const] }))
     const removed = uploads.remove(this.knownKey(), cids, { storedBefore: options.storedBefore, walked })
     if (removed === undefined) throw unknownKey('DELETE', '/api/user/delete_file')
     return { removed, refused: [] }

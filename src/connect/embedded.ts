@@ -60,7 +60,13 @@ export async function startEmbedded (dir: string, options: Partial<EmbeddedOptio
         // With the admin routes on, faults may be set on its routes, and only a request meets them.
         ...(init.admin
           ? {}
-          : { uploads: { page: (apiKey: string, beforeSeq: number | undefined) => local.listUploads(apiKey, beforeSeq), remove: (apiKey: string, cids: readonly string[], walk: DeleteWalk) => local.deleteUploads(apiKey, cids, walk) } })
+          : {
+              uploads: {
+                page: (apiKey: string, beforeSeq: number | undefined) => local.listUploads(apiKey, beforeSeq),
+                remove: (apiKey: string, cids: readonly string[], walk: DeleteWalk) => local.deleteUploads(apiKey, cids, walk),
+                newest: (apiKey: string, cid: string) => local.newestUpload(apiKey, cid)
+              }
+            })
       }
   const credentials: { apiKey?: string, sessionToken?: () => string } = {}
   const url = service.url

@@ -262,6 +262,13 @@ export class LocalService {
     return address === undefined ? undefined : this.uploads.page(address, beforeSeq)
   }
 
+  /** The account's newest upload of `cid`, read in this process; null for none, undefined for a key it does not know. */
+  newestUpload (apiKey: string, cid: string): ListedUpload | null | undefined {
+    if (!this.db.open) throw new HttpFailure(503, 'the service is stopping')
+    const address = this.apiKeyOwner.get(apiKey) as string | undefined
+    return address === undefined ? undefined : this.uploads.newest(address, cid) ?? null
+  }
+
   /**
    * Deletes the account's uploads of `cids` in this process, as `delete_file` would one by one, in
    * one transaction; answers the objects no longer listed. Undefined for a key it does not know.

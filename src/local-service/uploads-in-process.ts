@@ -29,13 +29,16 @@ const PAGE = 1000
 export function uploadsInProcess (db: Database.Database, onDeleted: () => void): {
   readonly page: (address: string, beforeSeq: number | undefined) => { uploads: ListedUpload[], lastSeq: number | undefined }
   readonly remove: (address: string, cids: readonly string[], walk: DeleteWalk) => string[]
+  readonly newest: (address: string, cid: string) => ListedUpload | undefined
 } {
   const first = db.prepare('SELECT seq, id, cid, size, file_name, created_at FROM files WHERE address = ? AND deleted_at IS NULL ORDER BY seq DESC LIMIT ?')
   const next = db.prepare('SELECT seq, id, cid, size, file_name, created_at FROM files WHERE address = ? AND seq < ? AND deleted_at IS NULL ORDER BY seq DESC LIMIT ?')
+  const newestOf = db.prepare('SELECT seq, id, cid, size, file_name, created_at FROM files WHERE address = ? AND cid = ? AND deleted_at IS NULL ORDER BY seq DESC LIMIT 1')
   const ofCid = db.prepare('SELECT id, created_at FROM files WHERE address = ? AND cid = ? AND deleted_at IS NULL')
   // Marked, not dropped, as the route marks it: a reclaim drops the bytes.
   const mark = db.prepare('UPDATE files SET deleted_at = ? WHERE id = ? AND address = ? AND deleted_at IS NULL')
   type Row = { seq: number, id: string, cid: string, size: number, file_name: string, created_at: number }
+  const listed = (row: Row): ListedUpload => ({ id: row.id, cid: row.cid, size: row.size, name: row.file_name, createdAt: row.created_at })
   const removeAll = db.transaction((address: string, cids: readonly string[], walk: DeleteWalk): { removed: string[], marked: number } => {
     const removed: string[] = []
     let marked = 0
@@ -62,9 +65,13 @@ export function uploadsInProcess (db: Database.Database, onDeleted: () => void):
     page: (address, beforeSeq) => {
       const rows = (beforeSeq === undefined ? first.all(address, PAGE) : next.all(address, beforeSeq, PAGE)) as Row[]
       return {
-        uploads: rows.map(row => ({ id: row.id, cid: row.cid, size: row.size, name: row.file_name, createdAt: row.created_at })),
+        uploads: rows.map(listed),
         lastSeq: rows.length < PAGE ? undefined : rows[rows.length - 1]?.seq
       }
+    },
+    newest: (address, cid) => {
+      const row = newestOf.get(address, cid) as Row | undefined
+      return row === undefined ? undefined : listed(row)
     },
     remove: (address, cids, walk) => {
       const { removed, marked } = removeAll(address, cids, walk)

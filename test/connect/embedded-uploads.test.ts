@@ -38,6 +38,8 @@ describe('the embedded service\'s uploads, listed and deleted in this process', 
     expect(walked.get(a)?.[0]?.storedAt).toBeGreaterThan(0)
     // `a` uploaded again after the walk: the device that did relies on it.
     await put('a-again.txt', 'a')
+    // stat answers the newest upload, as a walk of the listing meets it first.
+    expect((await store.stat(a))?.name).toBe('a-again.txt')
     const done = await store.deleteMany([a, b, c], { seen: { uploads: walked, newestAt: walked.get(c)?.[0]?.storedAt } })
     expect(new Set(done.removed)).toEqual(new Set([b, c]))
     expect(done.refused).toEqual([])
