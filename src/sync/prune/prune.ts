@@ -156,7 +156,7 @@ export async function prune (repository: Repository, init: PruneInit): Promise<P
     if (now !== pointer) throw new PruneContendedError(`another device published while the prune read the history (the pointer holds ${now}, not ${pointer}): nothing was deleted; run it again`)
     followPointer(repository, pointer, live)
     failpoint('prune:checked')
-    finishKilled(log, sets)
+    finishKilled(repository, sets)
     // An upload made since the list was announced stays too: a publish that found the list made it.
     const seen = walk.uploads ? (cids: readonly string[]): UploadsSeen => ({ uploads: sets.uploadsOf(cids), newestAt: walk.newestAt }) : undefined
     const done = await deleteDead(repository, dead, { signal: init.signal, storedBefore: Math.min(before, list.storedAt ?? before), seen, onProgress: init.onProgress })
@@ -226,11 +226,15 @@ async function deleteDead (repository: Repository, dead: ReturnType<ObjectSets['
  * no longer lists are logged now, so the mirrors delete them too and a mirror behind never asks
  * the primary for them. Those still listed were not deleted; this run deletes them if still dead.
  */
-function finishKilled (log: Repository['store']['mirrorLog'], sets: ObjectSets): void {
+function finishKilled (repository: Repository, sets: ObjectSets): void {
+  const log = repository.store.mirrorLog
   const noted = log.deleting()
   if (noted.length === 0) return
   const gone = new Set(sets.unlisted())
-  log.logDeletes(noted.filter(c => gone.has(c)))
+  const deleted = noted.filter(c => gone.has(c))
+  log.logDeletes(deleted)
+  // Index objects it deleted are no longer this device's: a compaction must not count them.
+  repository.store.contentIndex.forgetObjects(deleted)
   log.settleDeleting(noted)
 }
 

@@ -43,17 +43,20 @@ export interface CompactIndexInit {
 export async function compactOwnIndex (repository: Repository, init: CompactIndexInit): Promise<string[]> {
   const { config, store } = repository
   const state = store.contentIndex
-  const own = state.ownObjects(init.deviceId)
+  // Objects a killed prune was deleting were replaced already: they go, and count for nothing.
+  const dying = new Set(store.mirrorLog.deleting())
+  const all = state.ownObjects(init.deviceId)
+  const own = all.filter(cid => !dying.has(cid))
   const mine = new Set(own)
   // A base stands while each of its objects is still this device's: else everything is written again.
   const recorded = state.compactionBase(init.deviceId)
   const base = recorded !== undefined && recorded.objects.every(cid => mine.has(cid)) ? recorded : undefined
   const inBase = new Set(base?.objects ?? [])
   const since = own.filter(cid => !inBase.has(cid))
-  if (since.length < COMPACT_AT) return []
+  if (since.length < COMPACT_AT) return all.filter(cid => dying.has(cid))
   const { key } = contentSealing(config, repository.passphrase)
   // Plain content has no index objects: without a key, nobody could tell a device's from the service's.
-  if (key === undefined) return []
+  if (key === undefined) return all.filter(cid => dying.has(cid))
   const records = init.index.content
   const live = records.recordCount(init.deviceId, key.keyId)
   const full = base === undefined ||
@@ -79,5 +82,5 @@ export async function compactOwnIndex (repository: Repository, init: CompactInde
   // objects are some of those since it, replaced by the next compaction.
   if (full) state.noteCompactionBase(init.deviceId, after, [...made])
   // The same records sealed alike would be the same object: never one to delete.
-  return (full ? own : since).filter(cid => !made.has(cid))
+  return [...(full ? own : since), ...all.filter(cid => dying.has(cid))].filter(cid => !made.has(cid))
 }

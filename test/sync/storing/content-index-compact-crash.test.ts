@@ -7,6 +7,9 @@ import { useTempDir } from '../../helpers/temp-dir.js'
 import { contentDevice, ok, shareKey } from '../../cli/content-devices.js'
 import { COMPACT, listed, own, RETENTION } from './index-objects.js'
 
+/** Every publish kept: only the compaction's objects die. */
+const LONG = '[retention]\nkeep_last = 50\nprune_margin = "0s"\n'
+
 describe.skipIf(EXTERNAL)('a prune compacting content index objects, killed', () => {
   it('killed after a new object, full or since the last full one, a rerun finishes and no record is lost', async () => {
     const root = await useTempDir()
@@ -46,5 +49,84 @@ describe.skipIf(EXTERNAL)('a prune compacting content index objects, killed', ()
     const packs = await listed(service, 'cidsync-pack.sealed')
     await ok(b, ['snapshot'], { CIDSYNC_TEST_CLOCK: '2026-03-01T10:00:00.000Z' })
     expect(await listed(service, 'cidsync-pack.sealed')).toEqual(packs)
+  }, 300_000)
+
+  it('loses no record: another device with the same files stores nothing again, and restores every file', async () => {
+    const root = await useTempDir()
+    const service = await localServiceUnderTest({ dir: join(root, 'service') })
+    const a = await contentDevice(root, service, 'a', LONG)
+    const names: string[] = []
+    for (let i = 0; i < 20; i++) { names.push(`base-${i}.bin`); await writeFile(join(a.folder, `base-${i}.bin`), randomBytes(2_000 + i)) }
+    await ok(a, ['snapshot'], { CIDSYNC_TEST_CLOCK: '2026-03-01T01:00:00.000Z' })
+    let hour = 2
+    const publishOne = async (): Promise<void> => {
+      const name = `p${hour}.bin`
+      names.push(name)
+      await writeFile(join(a.folder, name), randomBytes(3_000 + hour))
+      await ok(a, ['snapshot'], { CIDSYNC_TEST_CLOCK: `2026-03-01T${String(hour).padStart(2, '0')}:00:00.000Z` })
+      hour++
+    }
+    await publishOne()
+    await ok(a, ['prune'], COMPACT)
+    expect(await listed(service, 'cidsync-content-index.sealed')).toHaveLength(1)
+
+    // Partial compactions, each killed: after the compaction and listing, then after the first delete.
+    await publishOne()
+    await publishOne()
+    const k1 = await a.run(['prune'], { ...COMPACT, CIDSYNC_FAILPOINT: 'prune:listed' })
+    expect(k1.signal).toBe('SIGKILL')
+    await publishOne()
+    const k2 = await a.run(['prune'], { ...COMPACT, CIDSYNC_FAILPOINT: 'prune:deleted', CIDSYNC_TEST_PRUNE_BATCH: '1' })
+    expect(k2.signal).toBe('SIGKILL')
+    await publishOne()
+    await publishOne()
+    await ok(a, ['prune'], COMPACT)
+    // A full one, killed after it
+    for (let i = 0; i < 4; i++) await publishOne()
+    const k3 = await a.run(['prune'], { ...COMPACT, CIDSYNC_FAILPOINT: 'prune:deleted', CIDSYNC_TEST_PRUNE_BATCH: '1' })
+    expect(k3.signal).toBe('SIGKILL')
+    await publishOne()
+    await ok(a, ['prune'], COMPACT)
+    await ok(a, ['prune'], COMPACT)
+    const indexObjects = await listed(service, 'cidsync-content-index.sealed')
+    expect(indexObjects.length).toBeGreaterThan(0)
+
+    const b = await contentDevice(root, service, 'b', LONG)
+    await shareKey(a, b)
+    for (const name of names) await copyFile(join(a.folder, name), join(b.folder, name))
+    const packs = await listed(service, 'cidsync-pack.sealed')
+    await ok(b, ['snapshot'], { CIDSYNC_TEST_CLOCK: `2026-03-01T${String(hour).padStart(2, '0')}:00:00.000Z` })
+    expect(await listed(service, 'cidsync-pack.sealed')).toEqual(packs)
+    const c = await contentDevice(root, service, 'c', LONG)
+    await shareKey(a, c)
+    await ok(c, ['restore'])
+    await ok(c, ['restore', '--files', '--to', join(root, 'back')])
+  }, 600_000)
+
+  it('a prune killed between its delete and its note leaves no index object counted as its own that the store no longer holds', async () => {
+    const root = await useTempDir()
+    const service = await localServiceUnderTest({ dir: join(root, 'service') })
+    const a = await contentDevice(root, service, 'a', LONG)
+    await writeFile(join(a.folder, 'one.bin'), randomBytes(2_000))
+    await ok(a, ['snapshot'], { CIDSYNC_TEST_CLOCK: '2026-03-01T01:00:00.000Z' })
+    await writeFile(join(a.folder, 'two.bin'), randomBytes(2_001))
+    await ok(a, ['snapshot'], { CIDSYNC_TEST_CLOCK: '2026-03-01T02:00:00.000Z' })
+    expect(own(a)).toHaveLength(2)
+    // A full compaction: its object is noted as the base, then the two old ones are deleted in one batch, and the kill comes.
+    const killed = await a.run(['prune'], { ...COMPACT, CIDSYNC_FAILPOINT: 'prune:deleted' })
+    expect(killed.signal).toBe('SIGKILL')
+    // The rerun finishes what the killed one left.
+    await ok(a, ['prune'], COMPACT)
+    const left = await listed(service, 'cidsync-content-index.sealed')
+    expect(left).toHaveLength(1)
+    expect(own(a)).toEqual(left)
+
+    // One publish since the base, below the bound of 2: the next prune compacts nothing.
+    await writeFile(join(a.folder, 'three.bin'), randomBytes(2_002))
+    await ok(a, ['snapshot'], { CIDSYNC_TEST_CLOCK: '2026-03-01T03:00:00.000Z' })
+    const before = await listed(service, 'cidsync-content-index.sealed')
+    expect(before).toHaveLength(2)
+    await ok(a, ['prune'], COMPACT)
+    expect(await listed(service, 'cidsync-content-index.sealed')).toEqual(before)
   }, 300_000)
 })
