@@ -1,11 +1,12 @@
 import type { Config } from '../config/index.js'
 import { PruneDeletesRefusedError } from '../errors.js'
 import { exactSpanText } from '../retention/index.js'
+import { MAX_PRUNE_LIST_OBJECTS } from '../snapshot/index.js'
 import type { ServiceConnection } from '../connect/index.js'
 import type { ReclaimResult } from '../local-service/index.js'
 import type { ServiceClients } from '../remote/index.js'
 import type { Pruned, Repacked, Repository } from '../sync/index.js'
-import { countOf, formatBytes } from './format.js'
+import { countOf, formatBytes, formatCount } from './format.js'
 import { holdForRepack } from './prune-repack.js'
 import { explainMissingPointer } from './service-command.js'
 
@@ -66,6 +67,8 @@ export function printPrune (run: PruneRun, config: Config): void {
   const kept = dryRun ? 'would keep' : 'kept'
   const margin = `prune_margin (${exactSpanText(retention?.pruneMarginSeconds ?? 0)})`
   if (done.young > 0) process.stdout.write(`${kept} ${countOf(done.young, 'object', 'objects')} no publish needs: stored within ${margin}; a prune once it has passed deletes them\n`)
+  // A prune announces at most so many dead content objects: the rest are the next run's, said so.
+  if ((done.deferred ?? 0) > 0) process.stdout.write(`${countOf(done.deferred ?? 0, 'more dead content object', 'more dead content objects')} ${dryRun ? 'would wait' : 'wait'} for the next prune: one run deletes at most ${formatCount(MAX_PRUNE_LIST_OBJECTS)}\n`)
   if (done.chainsHeld > 0) process.stdout.write(`${kept} ${countOf(done.chainsHeld, 'replaced chain', 'replaced chains')} whole: forgotten within ${margin}; a prune once it has passed deletes them\n`)
   if (done.othersForgotten > 0) {
     process.stdout.write(`${countOf(done.othersForgotten, 'publish', 'publishes')} of other devices ${dryRun ? 'would go' : 'went'}: their plain roots may still hold those blocks on the service; run \`cidsync prune\` on each device too (a daemon does on its schedule)\n`)

@@ -65,7 +65,11 @@ export function registerForget (program: Command): void {
         if (options.json === true) {
           const json = { dryRun: options.dryRun === true, policy: describePolicy(retention.policy), timeZone: retention.timeZone, pointer: done.pointer, head: done.head, kept: done.kept, forgotten: done.forgotten, unmarked: done.unmarked, relinked: done.relinked, publishes: rows }
           if (!pruning) { printJson(json); return }
-          const run = await runPrune(config, retention, connection, { dryRun: false, json: true })
+          const run = await runPrune(config, retention, connection, { dryRun: false, json: true }).catch((err: unknown) => {
+            // The forget is done: a script must still read what it did. The prune's error follows on stderr.
+            printJson({ ...json, prune: null })
+            throw err
+          })
           printJson({ ...json, prune: pruneJson(run) })
           if (run.refused !== undefined) throw run.refused
           return
