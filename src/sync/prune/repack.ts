@@ -78,8 +78,7 @@ export interface RepackPlan { readonly packs: PlannedPack[], readonly waiting: n
  * device's own record names, as this device's index still holds it: a pack another device's
  * record names stays whole, and one an earlier run moved waits for the publish that names the move.
  */
-export function planRepack (sets: ObjectSets, init: RepackInit): RepackPlan {
-  const live = sets.livePacks(init.deviceId)
+export function planRepack (sets: ObjectSets, init: RepackInit, live = sets.livePacks(init.deviceId)): RepackPlan {
   const held = live.reduce((sum, p) => sum + p.size, 0)
   // Only what a repack here can free counts: a pack another device's record names stays whatever.
   const movable = (p: typeof live[number]): boolean => p.movable && p.size <= MAX_PACK_BYTES
@@ -129,14 +128,16 @@ export function plannedCounts (plan: RepackPlan): Repacked {
  * claim refused is counted and said, and nothing moves. The claim is let go at the end.
  */
 export async function repackPlanned (repository: Repository, sets: ObjectSets, init: RepackInit, options: { readonly dir: string, readonly signal?: AbortSignal, readonly onProgress?: (event: RepackProgress) => void }): Promise<Repacked> {
-  const plan = planRepack(sets, init)
+  // The sets do not change while it runs: only which records are this device's is read again.
+  const live = sets.livePacks(init.deviceId)
+  const plan = planRepack(sets, init, live)
   if (plan.packs.length === 0 || init.claim === undefined) return plan.packs.length === 0 ? plannedCounts(plan) : await repack(repository, plan, { ...init, ...options })
   const claim = await init.claim()
   if ('skipped' in claim) return { ...plannedCounts(plan), skipped: claim.skipped }
   try {
     // Planned again from the index now held: another prune may have moved these files since.
     const held = { ...init, index: claim.index }
-    return await repack(repository, planRepack(sets, held), { ...held, ...options })
+    return await repack(repository, planRepack(sets, held, live), { ...held, ...options })
   } finally {
     claim.release()
   }
