@@ -74,6 +74,23 @@ describe.skipIf(EXTERNAL)('cidsync prune', () => {
     expect(done.stdout).toContain('kept 1 replaced chain whole: forgotten within prune_margin (36h)')
   }, 300_000)
 
+  it('with prune_margin raised after a prune that had none, goes on: what that prune deleted of a replaced chain holds nothing', async () => {
+    const root = await useTempDir()
+    const a = await embeddedDevice(root, 'a', join(root, 'service'), 'compact_after_deltas = 1\n[retention]\nkeep_last = 2\nprune_margin = "0s"\n')
+    for (let hour = 1; hour <= 4; hour++) {
+      await writeFile(join(a.folder, `note-${hour}.txt`), `hour ${hour}`)
+      await ok(a, ['snapshot'], { CIDSYNC_TEST_CLOCK: `2026-03-01T0${hour}:00:00.000Z` })
+    }
+    await ok(a, ['forget', '--prune'])
+    // The chain the forget replaced is younger than the new margin: held whole, as far as it is left.
+    await writeFile(a.config, (await readFile(a.config, 'utf8')).replace('prune_margin = "0s"', 'prune_margin = "1d"'))
+    const dry = await a.run(['prune', '--dry-run'])
+    expect(dry.code, dry.stderr).toBe(0)
+    expect(dry.stdout).toContain('would keep 1 replaced chain whole')
+    expect((await a.run(['prune'])).code).toBe(0)
+    expect((await ok(a, ['verify', '--full'])).stdout).toContain('restorable')
+  }, 300_000)
+
   it('on the embedded service, the disk space comes back; forget --prune does both in one run', async () => {
     const root = await useTempDir()
     const a = await embeddedDevice(root, 'a', join(root, 'service'), `compact_after_deltas = 1\n${RETENTION}`)

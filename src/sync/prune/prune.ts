@@ -103,7 +103,8 @@ export async function prune (repository: Repository, init: PruneInit): Promise<P
     for (const chain of [live, ...held]) markKept(sets, chain)
     // Every segment a kept chain lists: its rows name the files kept, its records their objects.
     const kept = [live, ...held]
-    const segmentsRead = await readNames(repository, kept.flatMap(c => c.manifests.map(m => m.manifest)), kept.flatMap(c => c.v1), fetch, (path, whole) => { sets.take(path, whole) })
+    const named = { kept: live.manifests.map(m => m.manifest), held: held.flatMap(c => c.manifests.map(m => m.manifest)) }
+    const segmentsRead = await readNames(repository, named, kept.flatMap(c => c.v1), fetch, (path, whole) => { sets.take(path, whole) })
     sets.settleRecords()
     init.onProgress?.({ type: 'prune:read', detail: { segments: segmentsRead } })
     failpoint('prune:read')

@@ -1,4 +1,5 @@
 import { join } from 'node:path'
+import { ContentNotFoundError, SegmentUnusableError } from '../../errors.js'
 import type { Manifest, SegmentRef } from '../../snapshot/index.js'
 import { fetchSegments, fetchV1Snapshot, removeDatabase, removeFetched, type FetchInit } from '../read/index.js'
 import type { Repository } from '../repository.js'
@@ -12,13 +13,18 @@ const AT_ONCE = 8
  */
 export type TakeNames = (path: string, whole: boolean) => void
 
-/**
- * Hands `take` each segment of the manifests, a few fetched (verified, opened, checked) at a time
- * and removed after; and each `/1` snapshot.
- */
-export async function readNames (repository: Repository, manifests: readonly Manifest[], v1: readonly string[], fetch: FetchInit, take: TakeNames): Promise<number> {
-  const seen = new Set<string>()
-  const wanted: Array<{ deviceId: string, segment: SegmentRef }> = []
+/** What a prune reads: the pointer's chain, and the chains a forget replaced within the margin. */
+export interface NamedChains {
+  readonly kept: readonly Manifest[]
+  /** Replaced chains held whole for their readers: a segment an earlier prune deleted is gone, and holds nothing. */
+  readonly held: readonly Manifest[]
+}
+
+type Wanted = Array<{ deviceId: string, segment: SegmentRef }>
+
+/** Each segment of the manifests once, leaving out those in `seen` (which it adds to). */
+function segmentsOf (manifests: readonly Manifest[], seen: Set<string>): Wanted {
+  const wanted: Wanted = []
   for (const manifest of manifests) {
     for (const device of manifest.devices) {
       for (const segment of device.segments) {
@@ -28,12 +34,39 @@ export async function readNames (repository: Repository, manifests: readonly Man
       }
     }
   }
-  for (let i = 0; i < wanted.length; i += AT_ONCE) {
-    const databases = await fetchSegments(repository.home, wanted.slice(i, i + AT_ONCE), fetch)
+  return wanted
+}
+
+/** A segment the store no longer holds (deleted, not damaged). */
+const isGone = (err: unknown): boolean => err instanceof ContentNotFoundError || (err instanceof SegmentUnusableError && err.cause instanceof ContentNotFoundError)
+
+/**
+ * Hands `take` each segment of the chains, a few fetched (verified, opened, checked) at a time and
+ * removed after; and each `/1` snapshot. A segment of the kept chain that cannot be used fails the
+ * read. One only a held chain names, which a prune with a shorter margin deleted already, is
+ * skipped: there is nothing left of it to keep. Answers the segments read.
+ */
+export async function readNames (repository: Repository, chains: NamedChains, v1: readonly string[], fetch: FetchInit, take: TakeNames): Promise<number> {
+  const seen = new Set<string>()
+  const kept = segmentsOf(chains.kept, seen)
+  const held = segmentsOf(chains.held, seen)
+  const read = async (wanted: Wanted): Promise<void> => {
+    const databases = await fetchSegments(repository.home, wanted, fetch)
     try {
       for (const path of databases.values()) take(path, false)
     } finally {
       await removeFetched(databases)
+    }
+  }
+  for (let i = 0; i < kept.length; i += AT_ONCE) await read(kept.slice(i, i + AT_ONCE))
+  let gone = 0
+  // One at a time: a fetch of several names only the first that failed.
+  for (const one of held) {
+    try {
+      await read([one])
+    } catch (err) {
+      if (!isGone(err)) throw err
+      gone++
     }
   }
   for (const cid of v1) {
@@ -45,5 +78,5 @@ export async function readNames (repository: Repository, manifests: readonly Man
       await removeDatabase(path)
     }
   }
-  return wanted.length + v1.length
+  return kept.length + held.length - gone + v1.length
 }
