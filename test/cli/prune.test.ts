@@ -81,7 +81,13 @@ describe.skipIf(EXTERNAL)('cidsync prune', () => {
       await writeFile(join(a.folder, `note-${hour}.txt`), `hour ${hour}`)
       await ok(a, ['snapshot'], { CIDSYNC_TEST_CLOCK: `2026-03-01T0${hour}:00:00.000Z` })
     }
+    const oldest = (JSON.parse((await ok(a, ['history', '--json'])).stdout) as Array<{ cid: string }>).at(-1)?.cid as string
     await ok(a, ['forget', '--prune'])
+    // A forgotten publish whose objects went: not found (exit 3), and what to do, not damage.
+    const gone = await a.run(['restore', '--cid', oldest, '--force'])
+    expect(gone.code, gone.stderr).toBe(3)
+    expect(gone.stderr).toContain('ERR_CONTENT_NOT_FOUND')
+    expect(gone.stderr).toContain('a forget took it out of the history and a prune deleted them')
     // The chain the forget replaced is younger than the new margin: held whole, as far as it is left.
     await writeFile(a.config, (await readFile(a.config, 'utf8')).replace('prune_margin = "0s"', 'prune_margin = "1d"'))
     const dry = await a.run(['prune', '--dry-run'])

@@ -1,7 +1,6 @@
 import { join } from 'node:path'
-import { ContentNotFoundError, SegmentUnusableError } from '../../errors.js'
 import type { Manifest, SegmentRef } from '../../snapshot/index.js'
-import { fetchSegments, fetchV1Snapshot, removeDatabase, removeFetched, type FetchInit } from '../read/index.js'
+import { fetchSegments, fetchV1Snapshot, isGone, removeDatabase, removeFetched, type FetchInit } from '../read/index.js'
 import type { Repository } from '../repository.js'
 
 /** Segments fetched and opened at a time: the disk holds at most this many. */
@@ -36,9 +35,6 @@ function segmentsOf (manifests: readonly Manifest[], seen: Set<string>): Wanted 
   }
   return wanted
 }
-
-/** A segment the store no longer holds (deleted, not damaged). */
-const isGone = (err: unknown): boolean => err instanceof ContentNotFoundError || (err instanceof SegmentUnusableError && err.cause instanceof ContentNotFoundError)
 
 /**
  * Hands `take` each segment of the chains, a few fetched (verified, opened, checked) at a time and

@@ -38,6 +38,11 @@ export function isUnusable (err: unknown): boolean {
     err instanceof SnapshotUnencryptedError || err instanceof SegmentUnusableError || err instanceof ManifestNamespaceError
 }
 
+/** A segment or object the store no longer holds: deleted (a prune), not damaged. */
+export function isGone (err: unknown): boolean {
+  return err instanceof ContentNotFoundError || (err instanceof SegmentUnusableError && err.cause instanceof ContentNotFoundError)
+}
+
 /**
  * This device lacks the key the files were sealed with (found anywhere in the cause chain): not
  * damage, and never a reason to replace the pointer; the fix is `cidsync key import`.

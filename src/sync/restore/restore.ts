@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs'
 import { copyFile, link, readdir, rename, rm } from 'node:fs/promises'
 import { basename, dirname, join } from 'node:path'
-import { IndexDamagedError, SequenceImplausibleError, SnapshotFormatError, UsageError } from '../../errors.js'
+import { ContentNotFoundError, IndexDamagedError, SequenceImplausibleError, SnapshotFormatError, UsageError } from '../../errors.js'
 import { DEVICE_ID_FILE, indexPath, isDamageError, openIndex, readDeviceId } from '../../index/index.js'
 import type { ObjectHome } from '../../store/index.js'
 import { READABLE_ENGINES, type Manifest } from '../../snapshot/index.js'
@@ -11,7 +11,7 @@ import { failpoint } from '../../util/failpoint.js'
 import { fsyncPath } from '../../util/fsync.js'
 import type { Repository } from '../repository.js'
 import { type SyncStore, type SyncStoreOwner, removeLeftovers, jobFiles } from '../state/index.js'
-import { checkOwnPublishIn, nothingAtTime, publishAt, readPublish, type HistoryEntry, type PublishAtTime, type ManifestCache, buildIndex, type DownloadProgress, type FetchInit, fetchV1Snapshot, scrubRestoredIndex } from '../read/index.js'
+import { checkOwnPublishIn, nothingAtTime, publishAt, readPublish, type HistoryEntry, type PublishAtTime, type ManifestCache, buildIndex, type DownloadProgress, type FetchInit, fetchV1Snapshot, isGone, scrubRestoredIndex } from '../read/index.js'
 
 export interface RestoreComponents {
   /** The home read from, with this process's passphrase and config. */
@@ -130,16 +130,7 @@ export async function restore (components: RestoreComponents, init: RestoreInit)
   if (init.dryRun === true) return { cid: chosen.entry.cid, dryRun: true, backup: exists ? `${target}.backup-<time>` : undefined, publish: chosen.entry, ...after }
   const staged = `${target}.restoring`
   try {
-    if (chosen.manifest === undefined) {
-      await fetchV1Snapshot(clients, chosen.entry.cid, staged, fetch)
-      // A `/1` snapshot is the publisher's whole file (a `/2` base is scrubbed as it is built).
-      const whole = openIndex(staged, { check: false })
-      try {
-        scrubRestoredIndex(whole)
-      } finally {
-        whole.close()
-      }
-    } else await buildIndex(clients, chosen.manifest, staged, fetch)
+    await fetchChosen(clients, chosen, staged, fetch, init.cid)
     if (init.asDevice !== undefined) {
       const restored = openIndex(staged, { readonly: true })
       const known = restored.entries.list({ deviceId: init.asDevice, includeDeleted: true }).length > 0
@@ -220,3 +211,26 @@ async function choose (clients: ObjectHome, start: string, at: Date | undefined,
   return found
 }
 
+/**
+ * Builds the chosen publish's index at `staged`. A publish named by `--cid` whose objects the store
+ * no longer holds was most likely forgotten and pruned: said so (exit 3), not as damage.
+ */
+async function fetchChosen (clients: ObjectHome, chosen: { readonly entry: HistoryEntry, readonly manifest?: Manifest }, staged: string, fetch: FetchInit, named: string | undefined): Promise<void> {
+  try {
+    if (chosen.manifest === undefined) {
+      await fetchV1Snapshot(clients, chosen.entry.cid, staged, fetch)
+      // A `/1` snapshot is the publisher's whole file (a `/2` base is scrubbed as it is built).
+      const whole = openIndex(staged, { check: false })
+      try {
+        scrubRestoredIndex(whole)
+      } finally {
+        whole.close()
+      }
+    } else await buildIndex(clients, chosen.manifest, staged, fetch)
+  } catch (err) {
+    if (named === undefined || !isGone(err)) throw err
+    throw new ContentNotFoundError(`publish ${chosen.entry.cid} cannot be restored: the service no longer holds its objects (${(err as Error).message}). ` +
+      'If `cidsync history` does not list it, a forget took it out of the history and a prune deleted them: restore a publish it lists. ' +
+      'If it does, the service lost them: `cidsync verify --full` says what else is missing', { cause: err })
+  }
+}
