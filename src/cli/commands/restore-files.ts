@@ -86,7 +86,7 @@ export async function reportTree (run: { readonly tree: SelectedTree, readonly j
   const kind = (k: 'symlink' | 'dir'): number => run.outcomes.filter(o => o.kind === k && (o.outcome === 'written' || o.outcome === 'already-there')).length
   const removed = run.deleted.filter(d => d.outcome !== 'failed').length
   process.stdout.write(`${countOf(kind('symlink'), 'symlink', 'symlinks')} and ${countOf(kind('dir'), 'directory', 'directories')} in place` +
-    `${run.tree.deleted.size > 0 && !run.deleting ? `; ${countOf(run.tree.deleted.size, 'path', 'paths')} deleted on another device: a copy here, if any, is kept (--delete removes it)` : ''}${removed > 0 ? `; ${countOf(removed, 'local entry', 'local entries')} deleted (--delete)` : ''}\n`)
+    `${run.tree.deleted.size > 0 && !run.deleting ? `; ${countOf(run.tree.deleted.size, 'path', 'paths')} the index holds as deleted: a copy at the target, if any, is kept (--delete removes it)` : ''}${removed > 0 ? `; ${countOf(removed, 'local entry', 'local entries')} deleted (--delete)` : ''}\n`)
 }
 
 /** What a restore could not give entries as recorded, said once each (on stderr, or as JSON lines). */
