@@ -105,7 +105,7 @@ settle_ms = ${DEFAULT_SETTLE_MS}                          # quiet time after a c
 rescan_interval_seconds = ${DEFAULT_RESCAN_INTERVAL_SECONDS}         # walk the folders afresh and repair the index this often; 0 = only on \`cidsync rescan\`
 
 # Which publishes to keep (docs/retention.md). Without this table every publish is kept forever.
-# The daemon forgets and prunes by it on \`schedule\`; \`cidsync forget\` and \`cidsync prune\` do it now.
+# The daemon forgets and prunes by it on \`schedule\`; \`cidsync forget --prune\` does it now.
 # Each count keeps the newest publish of that many hours, days, ... that have one.
 [retention]
 keep_within = "48h"                     # every publish of the two days before the newest
