@@ -10,7 +10,7 @@ export { CHUNK_BYTES, TAG_BYTES, chunkCount, sealedSize, plainChunkLength, sealC
 export { sealStream, openStream } from './seal-stream.js'
 export type { SealedChunk, SealStreamInit, OpenStreamInit } from './seal-stream.js'
 export { SMALL_FILE_BYTES, PACK_MAX_BYTES, PACK_MAX_BLOBS, PART_CHUNKS } from './layout.js'
-export { objectCidsOf, parseContentRecord, SEALINGS } from './record.js'
+export { contentRecordSchema, objectCidsOf, parseContentRecord, SEALINGS } from './record.js'
 export type { ContentRecord, Sealing } from './record.js'
 export type { FileToStore } from './file-to-store.js'
 export { ContentStorer } from './content-storer.js'

@@ -39,7 +39,8 @@ const offset = z.number().int().nonnegative().max(MAX_FILE_BYTES * 2)
 
 const objectSpanSchema = z.tuple([canonicalCid, offset, offset])
 
-const recordSchema = z.object({
+/** The rule a record must pass; {@link parseContentRecord} checks it by hand first, never more loosely. */
+export const contentRecordSchema = z.object({
   cid: canonicalCid,
   size: z.number().int().nonnegative().max(MAX_FILE_BYTES),
   sealing: z.enum(SEALINGS),
@@ -98,7 +99,7 @@ export function parseContentRecord (value: unknown): ContentRecord {
   let record = wellFormed(value)
   if (record === undefined) {
     // The schema says what is wrong (and is the rule: what it takes, a record is).
-    const parsed = recordSchema.safeParse(value)
+    const parsed = contentRecordSchema.safeParse(value)
     if (!parsed.success) {
       throw new ContentIntegrityError(`a content record does not say what cidsync expects (${parsed.error.issues.slice(0, 3).map(i => `${i.path.join('.') || 'record'}: ${i.message}`).join('; ')}): it is damaged or forged`)
     }

@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest'
 import { randomBytes } from 'node:crypto'
-import { copyFile, writeFile } from 'node:fs/promises'
+import { writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { EXTERNAL, localServiceUnderTest } from '../../helpers/service.js'
 import { useTempDir } from '../../helpers/temp-dir.js'
 import { contentDevice, ok, shareKey } from '../../cli/content-devices.js'
-import { COMPACT, listed, own, RETENTION } from './index-objects.js'
+import { COMPACT, listed, own, RETENTION, storesNothingAgain } from './index-objects.js'
 
 /** Every publish kept: only the compaction's objects die. */
 const LONG = '[retention]\nkeep_last = 50\nprune_margin = "0s"\n'
@@ -43,12 +43,7 @@ describe.skipIf(EXTERNAL)('a prune compacting content index objects, killed', ()
     expect(own(a)).toEqual(after)
 
     // Another device with the key holding every file stores none of them again.
-    const b = await contentDevice(root, service, 'b', RETENTION)
-    await shareKey(a, b)
-    for (const name of names) await copyFile(join(a.folder, name), join(b.folder, name))
-    const packs = await listed(service, 'cidsync-pack.sealed')
-    await ok(b, ['snapshot'], { CIDSYNC_TEST_CLOCK: '2026-03-01T10:00:00.000Z' })
-    expect(await listed(service, 'cidsync-pack.sealed')).toEqual(packs)
+    await storesNothingAgain(root, service, a, names, '2026-03-01T10:00:00.000Z')
   }, 300_000)
 
   it('loses no record: another device with the same files stores nothing again, and restores every file', async () => {
@@ -91,12 +86,7 @@ describe.skipIf(EXTERNAL)('a prune compacting content index objects, killed', ()
     const indexObjects = await listed(service, 'cidsync-content-index.sealed')
     expect(indexObjects.length).toBeGreaterThan(0)
 
-    const b = await contentDevice(root, service, 'b', LONG)
-    await shareKey(a, b)
-    for (const name of names) await copyFile(join(a.folder, name), join(b.folder, name))
-    const packs = await listed(service, 'cidsync-pack.sealed')
-    await ok(b, ['snapshot'], { CIDSYNC_TEST_CLOCK: `2026-03-01T${String(hour).padStart(2, '0')}:00:00.000Z` })
-    expect(await listed(service, 'cidsync-pack.sealed')).toEqual(packs)
+    await storesNothingAgain(root, service, a, names, `2026-03-01T${String(hour).padStart(2, '0')}:00:00.000Z`, LONG)
     const c = await contentDevice(root, service, 'c', LONG)
     await shareKey(a, c)
     await ok(c, ['restore'])

@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest'
 import { randomBytes } from 'node:crypto'
-import { copyFile, writeFile } from 'node:fs/promises'
+import { writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { EXTERNAL, localServiceUnderTest } from '../../helpers/service.js'
 import { useTempDir } from '../../helpers/temp-dir.js'
-import { contentDevice, ok, shareKey } from '../../cli/content-devices.js'
-import { COMPACT, listed, own, RETENTION } from './index-objects.js'
+import { contentDevice, ok } from '../../cli/content-devices.js'
+import { COMPACT, listed, own, RETENTION, storesNothingAgain } from './index-objects.js'
 
 
 describe.skipIf(EXTERNAL)('a prune compacts this device\'s content index objects', () => {
@@ -31,12 +31,7 @@ describe.skipIf(EXTERNAL)('a prune compacts this device\'s content index objects
     expect(await listed(service, 'cidsync-content-index.sealed')).toEqual(after)
 
     // Another device with the key, holding the same files, takes a's records from that one object.
-    const b = await contentDevice(root, service, 'b', RETENTION)
-    await shareKey(a, b)
-    for (let i = 0; i < 3; i++) await copyFile(join(a.folder, `f${i}.bin`), join(b.folder, `f${i}.bin`))
-    const packs = await listed(service, 'cidsync-pack.sealed')
-    await ok(b, ['snapshot'], { CIDSYNC_TEST_CLOCK: '2026-03-01T05:00:00.000Z' })
-    expect(await listed(service, 'cidsync-pack.sealed')).toEqual(packs)
+    await storesNothingAgain(root, service, a, ['f0.bin', 'f1.bin', 'f2.bin'], '2026-03-01T05:00:00.000Z')
   }, 300_000)
 
   it('later, writes again only what came since the last full compaction, until that reaches a quarter of it', async () => {
@@ -79,11 +74,6 @@ describe.skipIf(EXTERNAL)('a prune compacts this device\'s content index objects
     expect(partial).not.toContain(again[0])
 
     // Another device with the key learns every record from what is left: it stores nothing again.
-    const b = await contentDevice(root, service, 'b', RETENTION)
-    await shareKey(a, b)
-    for (const name of ['base-0.bin', 'base-19.bin', 'one.bin', 'three.bin', 'seven.bin']) await copyFile(join(a.folder, name), join(b.folder, name))
-    const packs = await listed(service, 'cidsync-pack.sealed')
-    await ok(b, ['snapshot'], { CIDSYNC_TEST_CLOCK: '2026-03-01T10:00:00.000Z' })
-    expect(await listed(service, 'cidsync-pack.sealed')).toEqual(packs)
+    await storesNothingAgain(root, service, a, ['base-0.bin', 'base-19.bin', 'one.bin', 'three.bin', 'seven.bin'], '2026-03-01T10:00:00.000Z')
   }, 300_000)
 })

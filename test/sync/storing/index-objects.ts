@@ -1,7 +1,9 @@
+import { copyFile } from 'node:fs/promises'
 import { join } from 'node:path'
+import { expect } from 'vitest'
 import Database from 'better-sqlite3'
 import type { localServiceUnderTest } from '../../helpers/service.js'
-import type { ContentDevice } from '../../cli/content-devices.js'
+import { contentDevice, ok, shareKey, type ContentDevice } from '../../cli/content-devices.js'
 
 export const RETENTION = '[retention]\nkeep_last = 5\nprune_margin = "0s"\n'
 /** A prune compacts once a device has two index objects of its own (since its last full compaction). */
@@ -22,4 +24,18 @@ export function own (d: ContentDevice): string[] {
   } finally {
     db.close()
   }
+}
+
+/**
+ * A second device with `a`'s key, holding copies of `names`, publishes at `clock` and stores none
+ * of their content again: it learnt every record of them from the index objects left.
+ */
+export async function storesNothingAgain (root: string, service: Awaited<ReturnType<typeof localServiceUnderTest>>, a: ContentDevice, names: readonly string[], clock: string, config = RETENTION): Promise<ContentDevice> {
+  const b = await contentDevice(root, service, 'b', config)
+  await shareKey(a, b)
+  for (const name of names) await copyFile(join(a.folder, name), join(b.folder, name))
+  const packs = await listed(service, 'cidsync-pack.sealed')
+  await ok(b, ['snapshot'], { CIDSYNC_TEST_CLOCK: clock })
+  expect(await listed(service, 'cidsync-pack.sealed')).toEqual(packs)
+  return b
 }
