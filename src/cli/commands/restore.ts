@@ -86,7 +86,7 @@ export function registerRestore (program: Command): void {
     .option('--config <path>', 'config file')
     .option('--namespace <name>', 'default: the config\'s namespace')
     .option('--network <name>', 'default: the config\'s network')
-    .option('--cid <cid>', 'restore this publish (a manifest, or an older cidsync-sqlite/1 snapshot) instead of the pointer\'s')
+    .option('--cid <cid>', 'restore this publish (a manifest, or an older cidsync-sqlite/1 snapshot) instead of the pointer\'s; not with --files, which takes --at')
     .option('--at <time>', 'restore the index as the newest publish at or before this time saw it: RFC 3339 (2026-11-20T08:00:00Z), a date, or an age (90m, 2h, 3d, 1w); see `cidsync history`')
     .option('--force', 'replace an existing index (kept as a backup beside it; the 3 newest backups are kept)')
     .option('--allow-unencrypted', 'accept a snapshot with no cipher although this device encrypts (only if a device of yours publishes with encryption = "none")')
@@ -103,7 +103,10 @@ export function registerRestore (program: Command): void {
     .action(action(async (options: RestoreOptions) => {
       if (options.files !== undefined) {
         const clash = (['cid', 'force', 'asDevice', 'namespace', 'network', 'allowUnencrypted', 'allowOlder'] as const).filter(k => options[k] !== undefined)
-        if (clash.length > 0) throw new UsageError(`--files brings files back and leaves the index alone: it does not take --${clash.map(k => k.replace(/[A-Z]/g, c => `-${c.toLowerCase()}`)).join(', --')}`)
+        if (clash.length > 0) {
+          const byCid = clash.includes('cid') ? '. For the files of one publish, give its time with --at: `cidsync history` lists each with its time' : ''
+          throw new UsageError(`--files brings files back and leaves the index alone: it does not take --${clash.map(k => k.replace(/[A-Z]/g, c => `-${c.toLowerCase()}`)).join(', --')}${byCid}`)
+        }
         const { runGet } = await import('./get.js')
         await runGet(options, [typeof options.files === 'string' ? options.files : ''], true)
         return
