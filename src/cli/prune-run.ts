@@ -63,6 +63,9 @@ export function printPrune (run: PruneRun, config: Config): void {
   const objects = objectsOf(done)
   const what = `${countOf(objects, 'object', 'objects')} (${done.deleted.content} content, ${done.deleted.segment} segments, ${done.deleted.manifest} manifests, ${done.deleted.root} plain roots), ${formatBytes(done.bytes)}`
   process.stdout.write(`${dryRun ? 'would delete' : 'deleted'} ${what}\n`)
+  // What the account holds, as status shows it: before the deletes in a dry run, after them else.
+  const held = dryRun ? done.held : { objects: Math.max(0, done.held.objects - objects), bytes: Math.max(0, done.held.bytes - done.bytes) }
+  process.stdout.write(`the account holds ${countOf(held.objects, 'object', 'objects')} (${formatBytes(held.bytes)})${dryRun ? '' : ' after the deletes'}\n`)
   // Held back by the margin: say how long, so "0 deleted" is not read as "nothing to delete".
   const kept = dryRun ? 'would keep' : 'kept'
   const margin = `prune_margin (${exactSpanText(retention?.pruneMarginSeconds ?? 0)})`

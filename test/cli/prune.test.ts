@@ -93,6 +93,7 @@ describe.skipIf(EXTERNAL)('cidsync prune', () => {
     const dry = await a.run(['prune', '--dry-run'])
     expect(dry.code, dry.stderr).toBe(0)
     expect(dry.stdout).toContain('would keep 1 replaced chain whole')
+    expect(dry.stdout).toMatch(/\nthe account holds \d+ objects \(/)
     expect((await a.run(['prune'])).code).toBe(0)
     expect((await ok(a, ['verify', '--full'])).stdout).toContain('restorable')
   }, 300_000)
@@ -113,6 +114,7 @@ describe.skipIf(EXTERNAL)('cidsync prune', () => {
     expect(pruned.stdout).toContain('forgot 1 publish')
     expect(pruned.stdout).not.toContain('stay until a prune')
     expect(pruned.stdout).toMatch(/\ndeleted \d+ objects \(\d+ content/)
+    expect(pruned.stdout).toMatch(/\nthe account holds \d+ objects \(.*\) after the deletes\n/)
     expect(pruned.stdout).toMatch(/the embedded service gave back \d/)
     // No [[mirrors]]: nothing is said of mirrors.
     expect(pruned.stdout).toContain('storage deals already made are not cancelled\n')
