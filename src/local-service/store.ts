@@ -38,7 +38,10 @@ const MIGRATIONS: readonly Migration[] = [
    ALTER TABLE packs ADD COLUMN epoch INTEGER NOT NULL DEFAULT 0;
    ALTER TABLE packs ADD COLUMN removed_at INTEGER;
    CREATE INDEX blocks_by_pack ON blocks (pack, offset, length);
-   CREATE INDEX blocks_condemned ON blocks (cid) WHERE condemned IS NOT NULL;`)
+   CREATE INDEX blocks_condemned ON blocks (cid) WHERE condemned IS NOT NULL;`),
+  // The uploads of one CID (file_info; uploads-in-process.ts: a prune's deletes and stat in the
+  // embedded service's process), without reading every upload the account made.
+  db => db.exec('CREATE INDEX IF NOT EXISTS files_by_cid ON files (cid, address);')
 ]
 
 /** Gives the directory exactly 0700 if it exists with another: it holds API keys and the token signing secret. */
