@@ -8,10 +8,7 @@ import type { Repository } from '../repository.js'
 import { failpoint } from '../../util/failpoint.js'
 import { testKnob } from '../../util/test-knob.js'
 
-/**
- * Own index objects past the last full compaction's after which a prune writes them again as few:
- * each pass of storing adds one. Tests make it small.
- */
+/** Own index objects since the last full compaction past which a prune compacts them: each pass of storing adds one. Tests make it small. */
 const COMPACT_AT = testKnob('CIDSYNC_TEST_INDEX_COMPACT_AT', 32)
 
 /**
