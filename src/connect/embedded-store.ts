@@ -4,7 +4,7 @@ import { CID } from 'multiformats/cid'
 import { CidBuilder, type CidProfile } from '../content/index.js'
 import { AbortedError, IntegrityError, InternalError, RemoteBadRequestError, RemoteStatusError, ServiceDataDamagedError, type RemoteContext } from '../errors.js'
 import type { DeleteWalk, ListedUpload, ServiceThread } from '../local-service/index.js'
-import { addQuery, ANSWER_LIMITS, canonicalCid, EARLIEST_UPLOAD_MS, fetchOptions } from '../remote/index.js'
+import { addQuery, ANSWER_LIMITS, canonicalCid, fetchOptions, uploadTime } from '../remote/index.js'
 import {
   BlockHasher, BlockSlots, defaultSlab, fillSlabs, hashed, receiveVerified, storedFileBytes, storedFileRange, walkStoredObjects,
   type BlockSink, type BlocksOptions, type BlocksRequest, type GetBytesOptions, type GetOptions, type GotObject,
@@ -203,7 +203,7 @@ export class EmbeddedObjectStore implements ObjectStore {
       if (page === undefined) throw unknownKey('GET', '/api/user/files_uploaded')
       for (const upload of page.uploads) {
         const info = listedInfo(upload)
-        options.onUpload?.(upload.cid, { id: upload.id, ...(info.storedAt === undefined ? {} : { storedAt: info.storedAt }) })
+        options.onUpload?.(upload.cid, { id: upload.id, ...uploadTime(info.storedAt) })
         // An object uploaded twice is listed twice by the service; once here.
         if (seen.has(upload.cid)) continue
         seen.add(upload.cid)
@@ -260,10 +260,9 @@ async function * checkedStream (read: ReadStoredBlock, cid: string, options: Str
   }
 }
 
-/** An upload as the listing's record gives it through `ServiceObjectStore` (a time before 2001 is no time). */
+/** An upload as the listing's record gives it through `ServiceObjectStore`. */
 function listedInfo (upload: ListedUpload): ObjectInfo {
-  const at = upload.createdAt
-  return { cid: upload.cid, size: upload.size, name: upload.name, ...(Number.isFinite(at) && at >= EARLIEST_UPLOAD_MS ? { storedAt: at } : {}) }
+  return { cid: upload.cid, size: upload.size, name: upload.name, ...uploadTime(upload.createdAt) }
 }
 
 /** The 401 the route would answer for a key the service does not know. */

@@ -16,7 +16,12 @@ import type { UploadClient, UploadOptions } from './upload-client.js'
  * Before this (2001-09-09, ms), an upload time is not one in milliseconds: most likely seconds.
  * Read as ms, every upload would look decades old, and a prune's margin would protect none.
  */
-export const EARLIEST_UPLOAD_MS = 1_000_000_000_000
+const EARLIEST_UPLOAD_MS = 1_000_000_000_000
+
+/** A listed upload's time as an optional field: one that cannot be a time in ms is unknown. */
+export function uploadTime (at: number | undefined): { storedAt?: number } {
+  return at === undefined || !Number.isFinite(at) || at < EARLIEST_UPLOAD_MS ? {} : { storedAt: at }
+}
 
 /**
  * A listing record as an object: the service's own fields dropped. A size that is not a whole
@@ -25,12 +30,8 @@ export const EARLIEST_UPLOAD_MS = 1_000_000_000_000
  */
 function objectInfo (record: FileRecord): ObjectInfo {
   const size = Number.isSafeInteger(record.fileSizeInBytes) && record.fileSizeInBytes >= 0 ? record.fileSizeInBytes : 0
-  const at = record.createdAt
-  return { cid: record.cid, size, name: record.fileName, ...(at === undefined || !Number.isFinite(at) || at < EARLIEST_UPLOAD_MS ? {} : { storedAt: at }) }
+  return { cid: record.cid, size, name: record.fileName, ...uploadTime(record.createdAt) }
 }
-
-/** An upload's time as an optional field. */
-const pick = (storedAt: number | undefined): { storedAt?: number } => storedAt === undefined ? {} : { storedAt }
 
 /** Statuses that are about the caller or the service, not the one upload: they end a batch. */
 const NOT_THE_UPLOADS = new Set([401, 403, 407, 408, 429])
@@ -112,7 +113,7 @@ export class ServiceObjectStore implements ObjectStore {
   async * list (options: ListOptions = {}): AsyncGenerator<ObjectInfo> {
     const seen = new Set<string>()
     for await (const record of listFiles(this.api, { signal: options.signal })) {
-      options.onUpload?.(record.cid, { id: record.id, ...pick(objectInfo(record).storedAt) })
+      options.onUpload?.(record.cid, { id: record.id, ...uploadTime(record.createdAt) })
       // An object uploaded twice is listed twice by the service; once here.
       if (seen.has(record.cid)) continue
       seen.add(record.cid)
