@@ -15,6 +15,16 @@ export interface StoredContentRow {
   readonly seq: number
 }
 
+/**
+ * A record as an index object holds it: its JSON text, with the keys `cid`, `size`, `sealing`,
+ * `keyId`, `keySalt`, `objects` (parsed), `seq` and `storedAt`; and the two a batch is cut by.
+ */
+export interface IndexRecordText {
+  readonly seq: number
+  readonly keyId: string
+  readonly text: string
+}
+
 /** A live file of this device whose content no record holds yet under the key in use. */
 export interface UnstoredFile {
   readonly folder: string
@@ -213,6 +223,18 @@ export class ContentRecordStore {
       for (const f of found) profiles.set(f.cid, f.profile)
     }
     return rows.map(r => ({ ...r, cidProfile: profiles.get(r.cid) ?? null }))
+  }
+
+  /**
+   * A device's records after `afterSeq`, in sequence order, at most `limit`, each as the JSON text
+   * an index object holds (keys in the order of {@link IndexRecordText}). SQLite writes the text:
+   * no record passes through JavaScript objects, which costs a compaction most of its time.
+   */
+  recordTextsSince (deviceId: string, afterSeq: number, limit: number): IndexRecordText[] {
+    this.ensureBySeq()
+    return this.db.prepare(`SELECT seq, key_id AS keyId, json_object('cid', cid, 'size', size, 'sealing', sealing, 'keyId', key_id, 'keySalt', key_salt,
+        'objects', json(objects), 'seq', seq, 'storedAt', stored_at) AS text FROM content WHERE device_id = ? AND seq > ? ORDER BY seq LIMIT ?`)
+      .all(deviceId, afterSeq, limit) as IndexRecordText[]
   }
 
   /** How many of a device's records under `keyId` come after its sequence number `afterSeq`. */

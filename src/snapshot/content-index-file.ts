@@ -25,15 +25,16 @@ export interface ContentIndexBody {
   readonly records: readonly unknown[]
 }
 
-export interface SealContentIndexInit {
+interface SealContentIndexPlace {
   readonly path: string
   readonly device: string
-  /** The records, each as JSON will write it. */
-  readonly records: readonly unknown[]
   readonly stateDir: string
   readonly passphrase?: string
   readonly signal?: AbortSignal
 }
+
+/** Where to seal, and the records: each as JSON will write it, or each as its JSON text already. */
+export type SealContentIndexInit = SealContentIndexPlace & ({ readonly records: readonly unknown[] } | { readonly recordTexts: readonly string[] })
 
 /**
  * Seals a content index object: its JSON body, brotli, AES-256-GCM under the snapshot key, the
@@ -41,12 +42,14 @@ export interface SealContentIndexInit {
  * can make one a reader takes.
  */
 export async function sealContentIndex (init: SealContentIndexInit): Promise<Sealed> {
-  if (init.records.length > MAX_CONTENT_INDEX_RECORDS) throw new SnapshotFormatError(`a content index object would hold ${init.records.length} records, more than ${MAX_CONTENT_INDEX_RECORDS}`)
-  const body = Buffer.from(JSON.stringify({ version: CONTENT_INDEX_VERSION, device: init.device, records: init.records }))
+  const texts = 'recordTexts' in init ? init.recordTexts : init.records.map(r => JSON.stringify(r) ?? 'null')
+  if (texts.length > MAX_CONTENT_INDEX_RECORDS) throw new SnapshotFormatError(`a content index object would hold ${texts.length} records, more than ${MAX_CONTENT_INDEX_RECORDS}`)
+  // The body JSON.stringify would write of { version, device, records }, joined from the texts.
+  const body = Buffer.from(`{"version":${CONTENT_INDEX_VERSION},"device":${JSON.stringify(init.device)},"records":[${texts.join(',')}]}`)
   if (body.byteLength > MAX_CONTENT_INDEX_BYTES) throw new SnapshotFormatError(`a content index object would be ${body.byteLength} bytes, more than ${MAX_CONTENT_INDEX_BYTES}`)
   return await seal({
     path: init.path,
-    header: { format: FORMAT_VERSION, engine: ENGINE, kind: 'content-index', compression: 'br', device: init.device, records: init.records.length },
+    header: { format: FORMAT_VERSION, engine: ENGINE, kind: 'content-index', compression: 'br', device: init.device, records: texts.length },
     body: { bytes: body },
     encryption: 'aes-256-gcm',
     stateDir: init.stateDir,

@@ -38,3 +38,21 @@ describe('content_by_seq stays out of segments', () => {
     expect(indexes(join(root, 'base2'))).not.toContain('content_by_seq')
   })
 })
+
+describe('record texts by sequence', () => {
+  it('are the JSON of the records recordsSince reads, keys in order, and cut where it cuts', async () => {
+    const root = await useTempDir()
+    const a = await syncDevice(root, 'a', A, { namespace: 'texts' })
+    const plain = { ...record('cid-plain'), sealing: 'none', keySalt: 'salt "quoted" \\ é', objects: JSON.stringify([['x', 0, 1], ['y', 5, null]]) }
+    a.index.content.record(A, 'a', [record('cid-one'), plain, record('cid-three')])
+    const rows = a.index.content.recordsSince(A, 0, 10)
+    const texts = a.index.content.recordTextsSince(A, 0, 10)
+    expect(texts.map(t => t.text)).toEqual(rows.map(r => JSON.stringify({
+      cid: r.cid, size: r.size, sealing: r.sealing, keyId: r.keyId, keySalt: r.keySalt, objects: JSON.parse(r.objects), seq: r.seq, storedAt: r.storedAt
+    })))
+    expect(texts.map(t => [t.seq, t.keyId])).toEqual(rows.map(r => [r.seq, r.keyId]))
+    const [first, second, third] = rows.map(r => r.seq)
+    expect(a.index.content.recordTextsSince(A, first ?? 0, 1).map(t => t.seq)).toEqual([second])
+    expect(a.index.content.recordTextsSince(A, third ?? 0, 10)).toEqual([])
+  })
+})

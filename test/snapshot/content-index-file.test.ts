@@ -19,6 +19,14 @@ describe('content index objects', () => {
     expect(await openContentIndex({ path: sealed.path, name: 'i', stateDir: dir })).toEqual({ device: DEVICE, records })
   })
 
+  it('sealed from records\' JSON texts, open to those records', async () => {
+    const dir = await useTempDir()
+    const records = [{ cid: 'x', seq: 1, objects: [['o', 0, 2]] }, { cid: 'y "é"', seq: 2 }]
+    const sealed = await sealContentIndex({ path: join(dir, 'i.sealed'), device: DEVICE, recordTexts: records.map(r => JSON.stringify(r)), stateDir: dir })
+    expect(await readSealedHeader(sealed.path)).toMatchObject({ records: 2 })
+    expect(await openContentIndex({ path: sealed.path, name: 'i', stateDir: dir })).toEqual({ device: DEVICE, records })
+  })
+
   it('are never taken for a manifest, nor a manifest for one', async () => {
     const dir = await useTempDir()
     const index = await sealContentIndex({ path: join(dir, 'i.sealed'), device: DEVICE, records: [], stateDir: dir })

@@ -9,9 +9,9 @@ import type { Repository } from '../repository.js'
 /** What the uploads listing names an index object: what it is, and nothing of the files in it. */
 export const CONTENT_INDEX_NAME = 'cidsync-content-index.sealed'
 
-/** The records one index object holds, and the last sequence number they cover. */
+/** The records one index object holds, each as its JSON text, and the last sequence number they cover. */
 export interface IndexBatch {
-  readonly records: unknown[]
+  readonly records: string[]
   readonly last: number
 }
 
@@ -21,32 +21,36 @@ export interface IndexBatch {
  * `keyId` go in; `last` still passes the others. Undefined once no record is left.
  */
 export function nextIndexBatch (index: Index, deviceId: string, keyId: string, after: number, tooLarge: (cid: string, bytes: number) => void): IndexBatch | undefined {
-  const rows = index.content.recordsSince(deviceId, after, MAX_CONTENT_INDEX_RECORDS)
+  const rows = index.content.recordTextsSince(deviceId, after, MAX_CONTENT_INDEX_RECORDS)
   if (rows.length === 0) return undefined
-  const records: unknown[] = []
+  const records: string[] = []
   let bytes = 0
   let last = after
   for (const row of rows) {
-    const record = { cid: row.cid, size: row.size, sealing: row.sealing, keyId: row.keyId, keySalt: row.keySalt, objects: JSON.parse(row.objects) as unknown, seq: row.seq, storedAt: row.storedAt }
-    const length = JSON.stringify(record).length + 1
+    const length = row.text.length + 1
     if (records.length > 0 && bytes + length > CONTENT_INDEX_SPLIT_BYTES) break
     last = row.seq
     if (row.keyId !== keyId) continue
     if (length > MAX_CONTENT_INDEX_BYTES / 2) {
-      tooLarge(row.cid, length)
+      tooLarge(cidOf(row.text), length)
       continue
     }
-    records.push(record)
+    records.push(row.text)
     bytes += length
   }
   return { records, last }
 }
 
-/** Seals `records` as `deviceId`'s index object in `spool` (0700), uploads it, and answers its CID. */
-export async function putIndexObject (repository: Repository, deviceId: string, records: readonly unknown[], spool: string, signal?: AbortSignal): Promise<string> {
+/** The CID a record's text names, for a warning: the text is SQLite's, and valid JSON. */
+function cidOf (text: string): string {
+  return (JSON.parse(text) as { cid: string }).cid
+}
+
+/** Seals `records` (each a record's JSON text) as `deviceId`'s index object in `spool` (0700), uploads it, and answers its CID. */
+export async function putIndexObject (repository: Repository, deviceId: string, records: readonly string[], spool: string, signal?: AbortSignal): Promise<string> {
   const path = join(spool, `index-${randomBytes(8).toString('hex')}.sealed`)
   try {
-    await sealContentIndex({ path, device: deviceId, records, stateDir: repository.config.stateDir, passphrase: repository.passphrase, signal })
+    await sealContentIndex({ path, device: deviceId, recordTexts: records, stateDir: repository.config.stateDir, passphrase: repository.passphrase, signal })
     return (await repository.objects.put(path, SNAPSHOT_PROFILE, { name: CONTENT_INDEX_NAME, signal })).cid
   } finally {
     await rm(path, { force: true })

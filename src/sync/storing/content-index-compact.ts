@@ -55,9 +55,9 @@ export async function compactOwnIndex (repository: Repository, init: CompactInde
   // Plain content has no index objects: without a key, nobody could tell a device's from the service's.
   if (key === undefined) return all.filter(cid => dying.has(cid))
   const records = init.index.content
-  const live = records.recordCount(init.deviceId, key.keyId)
+  // Each count reads the device's records: counted only when there is a base to weigh.
   const full = base === undefined ||
-    state.ownRecords(own) >= 2 * live ||
+    state.ownRecords(own) >= 2 * records.recordCount(init.deviceId, key.keyId) ||
     records.recordCount(init.deviceId, key.keyId, base.seq) >= FULL_AFTER_SHARE * state.ownRecords(base.objects)
   const spool = join(config.stateDir, STATE_NAMES.contentSpool)
   await mkdir(spool, { recursive: true, mode: 0o700 })

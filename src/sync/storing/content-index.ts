@@ -177,7 +177,7 @@ export class ContentIndex {
     }
   }
 
-  private async upload (records: readonly unknown[], last: number): Promise<void> {
+  private async upload (records: readonly string[], last: number): Promise<void> {
     const { deviceId } = this.components
     const { store } = this.components.repository
     if (records.length === 0) {
