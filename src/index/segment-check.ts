@@ -10,9 +10,6 @@ import { UNSAFE_FOLDERS, UNSAFE_PATH, UNSAFE_PATHS, UNSAFE_ROW } from './unsafe-
 import { startWorker } from '../util/start-worker.js'
 import type { CheckAnswer, CheckJob } from './segment-check-worker.js'
 
-/** The most of a segment mapped while it is checked (a larger one is read past it as usual). */
-const CHECK_MMAP_BYTES = 1024 * 1024 * 1024
-
 type Range = SegmentRange & { readonly entries: number }
 
 /**
@@ -62,7 +59,7 @@ export const PARALLEL_CHECK_ENTRIES = 100_000
 
 /** One read-only statement over the file on a thread of its own; a failure comes as an answer, never as a rejection left unhandled. */
 function onThread (path: string, sql: string): { readonly answer: Promise<CheckAnswer>, readonly stop: () => Promise<number> } {
-  const worker: Worker = startWorker(import.meta.url, 'segment-check-worker', { workerData: { path, mmapBytes: CHECK_MMAP_BYTES, sql } satisfies CheckJob })
+  const worker: Worker = startWorker(import.meta.url, 'segment-check-worker', { workerData: { path, sql } satisfies CheckJob })
   const answer = new Promise<CheckAnswer>((resolve) => {
     worker.once('message', resolve)
     worker.once('error', (err) => { resolve({ ok: false, message: `its checking thread failed: ${err.message}` }) })
@@ -83,10 +80,9 @@ function refuse (name: string, problems: readonly string[]): void {
 function reading<T> (path: string, name: string, use: (db: Db) => T): T {
   let db: Db | undefined
   try {
+    // Read calls, not a map of the file: a map saves a little CPU, but each thread's map of a large
+    // base counts whole in the process's resident memory, twice the file at once.
     db = openDatabase(path, { readonly: true, check: false })
-    // Read through a map of the file rather than read calls: a large base is walked twice at once
-    // (the quick check's thread and this one), and the map saves CPU on both.
-    db.pragma(`mmap_size = ${CHECK_MMAP_BYTES}`)
     return use(db)
   } catch (err) {
     if (err instanceof SnapshotIntegrityError || err instanceof SnapshotFormatError) throw err
