@@ -5,6 +5,13 @@ import type { StoredUpload } from '../../store/index.js'
 /** The kind of a candidate, for the order of deletion and the counts. */
 export type CandidateKind = 'root' | 'content' | 'segment' | 'manifest'
 
+/** A record's device-independent key (its key id and sealing) and its sequence, as `records` holds them. */
+const RECORD_KEY = "COALESCE(c.key_id, '') || '/' || COALESCE(c.sealing, ''), COALESCE(c.seq, 0)"
+
+/** A record whose objects are valid JSON naming exactly one object: `[[object, ...]]`. Never an error on bad JSON. */
+const ONE_OBJECT = `CASE WHEN json_valid(c.objects) THEN json_type(c.objects) = 'array' AND json_array_length(c.objects) = 1
+  AND json_type(c.objects, '$[0]') = 'array' AND json_type(c.objects, '$[0][0]') = 'text' ELSE 0 END`
+
 /**
  * A prune's working sets in a SQLite file (0600, removed when closed): the file CIDs live rows
  * name, the objects kept, and the candidates with their kind. Each insert batch is one transaction.
@@ -62,14 +69,20 @@ export class ObjectSets {
         // A segment from before content records has no table for them.
         if (this.db.prepare("SELECT 1 FROM named.sqlite_master WHERE type = 'table' AND name = 'content'").get() === undefined) return
         // Each version of each record, one row per object it names. Offsets and lengths that are
-        // not integers are kept as unknown: such a blob is never moved by a repack.
+        // not integers are kept as unknown: such a blob is never moved by a repack. Most records
+        // name one object: read by path, without a walk of the array, in about a third of the time.
         this.db.exec(`INSERT INTO records (file, device, key, seq, object, offset, length, parts)
-          SELECT c.cid, c.device_id, COALESCE(c.key_id, '') || '/' || COALESCE(c.sealing, ''), COALESCE(c.seq, 0), json_extract(part.value, '$[0]'),
+          SELECT c.cid, c.device_id, ${RECORD_KEY}, c.objects ->> '$[0][0]',
+            CASE WHEN json_type(c.objects, '$[0][1]') = 'integer' THEN c.objects ->> '$[0][1]' ELSE -1 END,
+            CASE WHEN json_type(c.objects, '$[0][2]') = 'integer' THEN c.objects ->> '$[0][2]' END, 1
+          FROM named.content c WHERE ${ONE_OBJECT} ORDER BY 1, 2, 3, 4, 5, 6 ON CONFLICT DO NOTHING`)
+        this.db.exec(`INSERT INTO records (file, device, key, seq, object, offset, length, parts)
+          SELECT c.cid, c.device_id, ${RECORD_KEY}, json_extract(part.value, '$[0]'),
             CASE WHEN json_type(part.value, '$[1]') = 'integer' THEN json_extract(part.value, '$[1]') ELSE -1 END,
             CASE WHEN json_type(part.value, '$[2]') = 'integer' THEN json_extract(part.value, '$[2]') END,
             json_array_length(c.objects)
           FROM named.content c, json_each(CASE WHEN json_valid(c.objects) AND json_type(c.objects) = 'array' THEN c.objects ELSE '[]' END) part
-          WHERE part.type = 'array' AND json_type(part.value, '$[0]') = 'text' ORDER BY 1, 2, 3, 4, 5, 6 ON CONFLICT DO NOTHING`)
+          WHERE NOT (${ONE_OBJECT}) AND part.type = 'array' AND json_type(part.value, '$[0]') = 'text' ORDER BY 1, 2, 3, 4, 5, 6 ON CONFLICT DO NOTHING`)
       })()
     } finally {
       this.db.exec('DETACH DATABASE named')

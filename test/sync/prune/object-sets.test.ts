@@ -109,6 +109,32 @@ describe('a prune\'s working sets, filled from index databases', () => {
       sets.close()
     }
   })
+  it('reads where each blob lies alike from a record of one object and of several', async () => {
+    const dir = await useTempDir()
+    const path = join(dir, 'blobs.sqlite')
+    const records: Array<[string, string]> = [
+      ['file-1', '[["o1",5,7]]'], ['file-2', '[["o2","5",7]]'], ['file-3', '[["o3",5]]'], ['file-4', '[["o4",1.5,2]]'],
+      ['file-5', '[["o5",0,3],["o6",3,4]]'], ['file-6', ' [ [ "o1" , 12 , 8 ] ] ']
+    ]
+    indexDatabase(path, records.map(([cid], i): [string, number, string, number] => [`f${i}`, i + 1, cid, 0]), records)
+    const sets = new ObjectSets(join(dir, 'sets.sqlite'))
+    try {
+      sets.take(path, false)
+      sets.keptAt(A, records.length)
+      sets.settleRecords()
+      expect(sets.liveBlobs('o1')).toEqual([{ file: 'file-1', offset: 5, length: 7 }, { file: 'file-6', offset: 12, length: 8 }])
+      expect(sets.liveBlobs('o2')).toEqual([{ file: 'file-2', offset: -1, length: 7 }])
+      expect(sets.liveBlobs('o3')).toEqual([])
+      expect(sets.liveBlobs('o4')).toEqual([{ file: 'file-4', offset: -1, length: 2 }])
+      expect([...sets.liveBlobs('o5'), ...sets.liveBlobs('o6')]).toEqual([{ file: 'file-5', offset: 0, length: 3 }, { file: 'file-5', offset: 3, length: 4 }])
+      for (const o of ['o1', 'o2', 'o3', 'o4', 'o5', 'o6']) sets.listed(o, 100, 0)
+      // Only o1 may move: o5 and o6 hold a file of two parts, the others a blob of unknown place.
+      expect(sets.livePacks(A).filter(p => p.movable).map(p => p.cid)).toEqual(['o1'])
+    } finally {
+      sets.close()
+    }
+  })
+
   it('an older version of a record keeps nothing; another device\'s or another key\'s version keeps its own', async () => {
     const dir = await useTempDir()
     const B = 'bbbbbbbb-0000-4000-8000-000000000000'
