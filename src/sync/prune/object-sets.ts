@@ -1,16 +1,10 @@
 import Database from 'better-sqlite3'
 import { closeSync, openSync, rmSync } from 'node:fs'
 import type { StoredUpload } from '../../store/index.js'
+import { recordParts, RECORD_SEEN } from './record-parts.js'
 
 /** The kind of a candidate, for the order of deletion and the counts. */
 export type CandidateKind = 'root' | 'content' | 'segment' | 'manifest'
-
-/** A record's device-independent key (its key id and sealing) and its sequence, as `records` holds them. */
-const RECORD_KEY = "COALESCE(c.key_id, '') || '/' || COALESCE(c.sealing, ''), COALESCE(c.seq, 0)"
-
-/** A record whose objects are valid JSON naming exactly one object: `[[object, ...]]`. Never an error on bad JSON. */
-const ONE_OBJECT = `CASE WHEN json_valid(c.objects) THEN json_type(c.objects) = 'array' AND json_array_length(c.objects) = 1
-  AND json_type(c.objects, '$[0]') = 'array' AND json_type(c.objects, '$[0][0]') = 'text' ELSE 0 END`
 
 /**
  * A prune's working sets in a SQLite file (0600, removed when closed): the file CIDs live rows
@@ -38,6 +32,8 @@ export class ObjectSets {
       CREATE TABLE candidates (cid TEXT PRIMARY KEY, kind TEXT NOT NULL, rank INTEGER NOT NULL, size INTEGER, stored_at INTEGER) WITHOUT ROWID;
       CREATE TABLE records (file TEXT NOT NULL, device TEXT NOT NULL, key TEXT NOT NULL, seq INTEGER NOT NULL, object TEXT NOT NULL,
         offset INTEGER NOT NULL, length INTEGER, parts INTEGER NOT NULL, PRIMARY KEY (file, device, key, seq, object, offset)) WITHOUT ROWID;
+      CREATE TABLE newest (file TEXT NOT NULL, device TEXT NOT NULL, key TEXT NOT NULL, object TEXT NOT NULL, offset INTEGER NOT NULL, length INTEGER, parts INTEGER NOT NULL);
+      CREATE TABLE base_parts (file TEXT NOT NULL, device TEXT NOT NULL, key TEXT NOT NULL, seq INTEGER NOT NULL, object TEXT NOT NULL, offset INTEGER NOT NULL, length INTEGER, parts INTEGER NOT NULL);
       CREATE TABLE rows (device TEXT NOT NULL, folder TEXT NOT NULL, path TEXT NOT NULL, seq INTEGER NOT NULL, cid TEXT, deleted INTEGER NOT NULL,
         PRIMARY KEY (device, folder, path, seq)) WITHOUT ROWID;
       CREATE TABLE tos (device TEXT NOT NULL, seq INTEGER NOT NULL, PRIMARY KEY (device, seq)) WITHOUT ROWID;
@@ -59,34 +55,16 @@ export class ObjectSets {
    * whose objects do not read names none; where it is used it is refused.
    */
   take (path: string, whole: boolean): void {
-    this.db.prepare('ATTACH DATABASE ? AS named').run(path)
-    try {
+    this.attached(path, () => {
       this.db.transaction(() => {
         this.db.exec(whole
           ? 'INSERT INTO live_files (cid) SELECT cid FROM named.entries WHERE cid IS NOT NULL AND deleted = 0 ORDER BY cid ON CONFLICT DO NOTHING'
           : `INSERT INTO rows (device, folder, path, seq, cid, deleted) SELECT device_id, folder, path, seq, cid, deleted FROM named.entries
               ORDER BY device_id, folder, path, seq ON CONFLICT DO NOTHING`)
-        // A segment from before content records has no table for them.
-        if (this.db.prepare("SELECT 1 FROM named.sqlite_master WHERE type = 'table' AND name = 'content'").get() === undefined) return
-        // Each version of each record, one row per object it names. Offsets and lengths that are
-        // not integers are kept as unknown: such a blob is never moved by a repack. Most records
-        // name one object: read by path, without a walk of the array, in about a third of the time.
-        this.db.exec(`INSERT INTO records (file, device, key, seq, object, offset, length, parts)
-          SELECT c.cid, c.device_id, ${RECORD_KEY}, c.objects ->> '$[0][0]',
-            CASE WHEN json_type(c.objects, '$[0][1]') = 'integer' THEN c.objects ->> '$[0][1]' ELSE -1 END,
-            CASE WHEN json_type(c.objects, '$[0][2]') = 'integer' THEN c.objects ->> '$[0][2]' END, 1
-          FROM named.content c WHERE ${ONE_OBJECT} ORDER BY 1, 2, 3, 4, 5, 6 ON CONFLICT DO NOTHING`)
-        this.db.exec(`INSERT INTO records (file, device, key, seq, object, offset, length, parts)
-          SELECT c.cid, c.device_id, ${RECORD_KEY}, json_extract(part.value, '$[0]'),
-            CASE WHEN json_type(part.value, '$[1]') = 'integer' THEN json_extract(part.value, '$[1]') ELSE -1 END,
-            CASE WHEN json_type(part.value, '$[2]') = 'integer' THEN json_extract(part.value, '$[2]') END,
-            json_array_length(c.objects)
-          FROM named.content c, json_each(CASE WHEN json_valid(c.objects) AND json_type(c.objects) = 'array' THEN c.objects ELSE '[]' END) part
-          WHERE NOT (${ONE_OBJECT}) AND part.type = 'array' AND json_type(part.value, '$[0]') = 'text' ORDER BY 1, 2, 3, 4, 5, 6 ON CONFLICT DO NOTHING`)
+        // Each version of each record, one row per object it names.
+        if (this.hasContent()) for (const select of recordParts('1')) this.db.exec(`INSERT INTO records ${select} ORDER BY 1, 2, 3, 4, 5, 6 ON CONFLICT DO NOTHING`)
       })()
-    } finally {
-      this.db.exec('DETACH DATABASE named')
-    }
+    })
   }
 
   /** A kept publish holds each device's rows up to this sequence. */
@@ -95,14 +73,16 @@ export class ObjectSets {
   }
 
   /**
-   * Once every kept segment is read: an object the newest version of a record of a live file names
-   * is kept; every other object a record names is a candidate. An object holding a live file and a
-   * dead one is kept. An older version of a record (its blob copied into a new pack by a repack)
-   * keeps nothing: a restore of a publish that holds it reads the newest version instead, whose
-   * bytes are the same (convergent sealing). Newest is per device and key: another key's
-   * version is no replacement.
+   * Once every other segment is taken: settles what is live, reading each of `bases` (a device's
+   * only base among the segments read) from its file. An object the newest version of a record of
+   * a live file names is kept; every other object a record names is a candidate. An object holding
+   * a live file and a dead one is kept. An older version of a record (its blob copied into a new
+   * pack by a repack) keeps nothing: a restore of a publish that holds it reads the newest version
+   * instead, whose bytes are the same (convergent sealing). Newest is per device and key: another
+   * key's version is no replacement.
    */
-  settleRecords (): void {
+  settle (bases: readonly string[] = []): void {
+    for (const path of bases) this.attached(path, () => { this.baseRows() })
     // A version of a path is live when a kept publish's sequence for its device falls between it
     // and the next version read: it is what that publish holds there. Each set is filled in its
     // key order: inserts scattered over a large b-tree read and write a page each.
@@ -111,12 +91,59 @@ export class ObjectSets {
       WHERE cid IS NOT NULL AND deleted = 0
         AND EXISTS (SELECT 1 FROM tos t WHERE t.device = r.device AND t.seq >= r.seq AND (r.next IS NULL OR t.seq < r.next))
       ORDER BY cid ON CONFLICT DO NOTHING`)
-    this.db.exec(`CREATE TABLE newest AS SELECT r.file, r.device, r.key, r.object, r.offset, r.length, r.parts FROM records r
+    for (const path of bases) this.attached(path, () => { this.baseRecords() })
+    this.db.exec(`INSERT INTO newest SELECT r.file, r.device, r.key, r.object, r.offset, r.length, r.parts FROM records r
         WHERE r.file IN (SELECT cid FROM live_files)
           AND r.seq = (SELECT MAX(n.seq) FROM records n WHERE n.file = r.file AND n.device = r.device AND n.key = r.key);
       CREATE INDEX newest_object ON newest (object);
       INSERT INTO live (cid) SELECT DISTINCT object FROM newest ORDER BY object ON CONFLICT DO NOTHING;
       INSERT INTO candidates (cid, kind, rank) SELECT DISTINCT object, 'content', 0 FROM records ORDER BY object ON CONFLICT DO NOTHING;`)
+  }
+
+  /**
+   * A base's rows, once its device's other segments are taken. Only a path some other segment
+   * holds needs its versions weighed: its row joins `rows`. Every other path has this one version,
+   * live when a kept publish of its device comes at or after it: its file is live at once.
+   */
+  private baseRows (): void {
+    this.db.exec(`INSERT INTO rows (device, folder, path, seq, cid, deleted)
+        SELECT e.device_id, e.folder, e.path, e.seq, e.cid, e.deleted FROM (SELECT DISTINCT device, folder, path FROM rows) r
+        JOIN named.entries e ON e.device_id = r.device AND e.folder = r.folder AND e.path = r.path
+        ORDER BY 1, 2, 3, 4 ON CONFLICT DO NOTHING;
+      INSERT INTO live_files (cid) SELECT e.cid FROM named.entries e
+        WHERE e.cid IS NOT NULL AND e.deleted = 0
+          AND NOT EXISTS (SELECT 1 FROM rows r WHERE r.device = e.device_id AND r.folder = e.folder AND r.path = e.path)
+          AND EXISTS (SELECT 1 FROM tos t WHERE t.device = e.device_id AND t.seq >= e.seq)
+        ORDER BY e.cid ON CONFLICT DO NOTHING`)
+  }
+
+  /**
+   * A base's records, once every file live is known. A record some other segment holds a version
+   * of joins `records`, to be weighed with it. Every other one is the only version: the newest,
+   * kept where its file is live; each object it names is a candidate.
+   */
+  private baseRecords (): void {
+    if (!this.hasContent()) return
+    for (const select of recordParts(RECORD_SEEN)) this.db.exec(`INSERT INTO records ${select} ORDER BY 1, 2, 3, 4, 5, 6 ON CONFLICT DO NOTHING`)
+    for (const select of recordParts(`NOT ${RECORD_SEEN}`)) this.db.exec(`INSERT INTO base_parts ${select}`)
+    this.db.exec(`INSERT INTO newest SELECT file, device, key, object, offset, length, parts FROM base_parts WHERE file IN (SELECT cid FROM live_files);
+      INSERT INTO candidates (cid, kind, rank) SELECT DISTINCT object, 'content', 0 FROM base_parts ORDER BY object ON CONFLICT DO NOTHING;
+      DELETE FROM base_parts;`)
+  }
+
+  /** Runs `use` with the database at `path` attached as `named`. */
+  private attached (path: string, use: () => void): void {
+    this.db.prepare('ATTACH DATABASE ? AS named').run(path)
+    try {
+      use()
+    } finally {
+      this.db.exec('DETACH DATABASE named')
+    }
+  }
+
+  /** Whether the attached database has content records: a segment from before them has no table. */
+  private hasContent (): boolean {
+    return this.db.prepare("SELECT 1 FROM named.sqlite_master WHERE type = 'table' AND name = 'content'").get() !== undefined
   }
 
   /**

@@ -104,8 +104,10 @@ export async function prune (repository: Repository, init: PruneInit): Promise<P
     // Every segment a kept chain lists: its rows name the files kept, its records their objects.
     const kept = [live, ...held]
     const named = { kept: live.manifests.map(m => m.manifest), held: held.flatMap(c => c.manifests.map(m => m.manifest)) }
-    const segmentsRead = await readNames(repository, named, kept.flatMap(c => c.v1), fetch, (path, whole) => { sets.take(path, whole) })
-    sets.settleRecords()
+    const segmentsRead = await readNames(repository, named, kept.flatMap(c => c.v1), fetch, {
+      take: (path, whole) => { sets.take(path, whole) },
+      settle: (bases) => { sets.settle(bases) }
+    })
     init.onProgress?.({ type: 'prune:read', detail: { segments: segmentsRead } })
     failpoint('prune:read')
     for (const chain of expired) {

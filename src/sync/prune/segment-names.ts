@@ -6,11 +6,17 @@ import type { Repository } from '../repository.js'
 /** Segments fetched and opened at a time: the disk holds at most this many. */
 const AT_ONCE = 8
 
-/**
- * Takes what one index database (a segment, or a `/1` snapshot when `whole`) names into a prune's
- * working sets: its rows, and its content records' objects. Called with each fetched file in turn.
- */
-export type TakeNames = (path: string, whole: boolean) => void
+/** Where a prune's reading hands what each index database names. */
+export interface NameSink {
+  /**
+   * Takes what one index database (a segment, or a `/1` snapshot when `whole`) names into a
+   * prune's working sets: its rows, and its content records' objects. Called with each fetched
+   * file in turn.
+   */
+  readonly take: (path: string, whole: boolean) => void
+  /** Called once, after every other file was taken, with each device's only base, still on disk. */
+  readonly settle: (bases: readonly string[]) => void
+}
 
 /** What a prune reads: the pointer's chain, and the chains a forget replaced within the margin. */
 export interface NamedChains {
@@ -38,41 +44,62 @@ function segmentsOf (manifests: readonly Manifest[], seen: Set<string>): Wanted 
 
 /**
  * Hands `take` each segment of the chains, a few fetched (verified, opened, checked) at a time and
- * removed after; and each `/1` snapshot. A segment of the kept chain that cannot be used fails the
- * read. One only a held chain names, which a prune with a shorter margin deleted already, is
- * skipped: there is nothing left of it to keep. Answers the segments read.
+ * removed after; and each `/1` snapshot. A device's base, where it is the only one read, comes last
+ * to `settle`: most of its rows are the only version of their path, settled from its file without
+ * a copy. A segment of the kept chain that cannot be used fails the read. One only a held chain
+ * names, which a prune with a shorter margin deleted already, is skipped: there is nothing left of
+ * it to keep. Answers the segments read.
  */
-export async function readNames (repository: Repository, chains: NamedChains, v1: readonly string[], fetch: FetchInit, take: TakeNames): Promise<number> {
+export async function readNames (repository: Repository, chains: NamedChains, v1: readonly string[], fetch: FetchInit, sink: NameSink): Promise<number> {
   const seen = new Set<string>()
   const kept = segmentsOf(chains.kept, seen)
   const held = segmentsOf(chains.held, seen)
-  const read = async (wanted: Wanted): Promise<void> => {
+  const bases = new Map<string, number>()
+  for (const { deviceId, segment } of [...kept, ...held]) if (segment.kind === 'base') bases.set(deviceId, (bases.get(deviceId) ?? 0) + 1)
+  const last = (w: Wanted[number]): boolean => w.segment.kind === 'base' && bases.get(w.deviceId) === 1
+  const settled = new Map<string, string>()
+  const read = async (wanted: Wanted, keep: boolean): Promise<void> => {
     const databases = await fetchSegments(repository.home, wanted, fetch)
+    if (keep) {
+      for (const [cid, path] of databases) settled.set(cid, path)
+      return
+    }
     try {
-      for (const path of databases.values()) take(path, false)
+      for (const path of databases.values()) sink.take(path, false)
     } finally {
       await removeFetched(databases)
     }
   }
-  for (let i = 0; i < kept.length; i += AT_ONCE) await read(kept.slice(i, i + AT_ONCE))
   let gone = 0
   // One at a time: a fetch of several names only the first that failed.
-  for (const one of held) {
-    try {
-      await read([one])
-    } catch (err) {
-      if (!isGone(err)) throw err
-      gone++
+  const readHeld = async (wanted: Wanted, keep: boolean): Promise<void> => {
+    for (const one of wanted) {
+      try {
+        await read([one], keep)
+      } catch (err) {
+        if (!isGone(err)) throw err
+        gone++
+      }
     }
   }
-  for (const cid of v1) {
-    const path = join(fetch.dir, `${fetch.label}-${process.pid}-v1.sqlite`)
-    try {
-      await fetchV1Snapshot(repository.home, cid, path, fetch)
-      take(path, true)
-    } finally {
-      await removeDatabase(path)
+  try {
+    const now = kept.filter(w => !last(w))
+    for (let i = 0; i < now.length; i += AT_ONCE) await read(now.slice(i, i + AT_ONCE), false)
+    await readHeld(held.filter(w => !last(w)), false)
+    for (const cid of v1) {
+      const path = join(fetch.dir, `${fetch.label}-${process.pid}-v1.sqlite`)
+      try {
+        await fetchV1Snapshot(repository.home, cid, path, fetch)
+        sink.take(path, true)
+      } finally {
+        await removeDatabase(path)
+      }
     }
+    await read(kept.filter(last), true)
+    await readHeld(held.filter(last), true)
+    sink.settle([...settled.values()])
+  } finally {
+    await removeFetched(settled)
   }
   return kept.length + held.length - gone + v1.length
 }

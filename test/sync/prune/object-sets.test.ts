@@ -53,7 +53,7 @@ describe('a prune\'s working sets, filled from index databases', () => {
       sets.take(base, false)
       sets.take(delta, false)
       sets.keptAt(A, N + 2)
-      sets.settleRecords()
+      sets.settle()
       // object-0 held only f0 (deleted), object-1 f0 and f1's old version (replaced); object-2 also f2, live.
       expect(deadOf(sets, ['object-0', 'object-1', 'object-2', 'object-new', 'object-odd', `object-${N}`])).toEqual(['object-0', 'object-1', 'object-odd'])
     } finally {
@@ -75,7 +75,7 @@ describe('a prune\'s working sets, filled from index databases', () => {
       sets.take(v1, true)
       sets.keptAt(A, 1)
       sets.keptAt(A, 2)
-      sets.settleRecords()
+      sets.settle()
       expect(deadOf(sets, ['object-a', 'object-b', 'object-c', 'object-d'])).toEqual(['object-d'])
     } finally {
       sets.close()
@@ -101,7 +101,7 @@ describe('a prune\'s working sets, filled from index databases', () => {
       expect(() => { sets.take(empty, false) }).toThrow()
       sets.take(path, false)
       sets.keptAt(A, odd.length)
-      sets.settleRecords()
+      sets.settle()
       const named = [...new Set(odd.flatMap(json => objectCidsOf(json)))].sort()
       expect(named).toContain('o-escaped')
       expect(deadOf(sets, [...named, 'o-nested', 'o-object', 'o-flat', 'o-in-map', 'o-string', 'o-trailing', 'o-quoted'])).toEqual(named)
@@ -121,7 +121,7 @@ describe('a prune\'s working sets, filled from index databases', () => {
     try {
       sets.take(path, false)
       sets.keptAt(A, records.length)
-      sets.settleRecords()
+      sets.settle()
       expect(sets.liveBlobs('o1')).toEqual([{ file: 'file-1', offset: 5, length: 7 }, { file: 'file-6', offset: 12, length: 8 }])
       expect(sets.liveBlobs('o2')).toEqual([{ file: 'file-2', offset: -1, length: 7 }])
       expect(sets.liveBlobs('o3')).toEqual([])
@@ -158,7 +158,7 @@ describe('a prune\'s working sets, filled from index databases', () => {
       sets.take(base, false)
       sets.take(delta, false)
       sets.keptAt(A, 10)
-      sets.settleRecords()
+      sets.settle()
       for (const [cid, size] of [['object-x', 1000], ['object-y', 70], ['object-z', 70], ['object-new', 100], ['object-w', 50]] as const) sets.listed(cid, size, 0)
       const packs = sets.livePacks(A)
       // object-x: only b's 50 bytes live (a's newest version names object-new), and A's alone: movable.
@@ -168,6 +168,63 @@ describe('a prune\'s working sets, filled from index databases', () => {
       expect(sets.dead(1).map(d => d.cid)).toEqual([])
     } finally {
       sets.close()
+    }
+  })
+
+  it('settles a device\'s only base from its file to exactly what taking it whole gives', async () => {
+    const dir = await useTempDir()
+    const B = 'bbbbbbbb-0000-4000-8000-000000000000'
+    // mulberry32: the same draws each run.
+    let seed = 7
+    const random = (n: number): number => {
+      seed = (seed + 0x6D2B79F5) | 0
+      let t = Math.imul(seed ^ (seed >>> 15), 1 | seed)
+      t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t
+      return (((t ^ (t >>> 14)) >>> 0) % n)
+    }
+    // Mostly an object of its own, so what each record keeps shows; some shared, some of two parts, some odd.
+    let made = 0
+    const objects = (): string => {
+      const one = (): string => `o${random(10) === 0 ? random(made + 1) : ++made}`
+      if (random(4) === 0) return JSON.stringify([[one(), 0, 5], [one(), 5, 5]])
+      if (random(12) === 0) return ['not json', '[]', '[["o-odd"]]'][random(3)] ?? ''
+      return JSON.stringify([[one(), random(1000), 1 + random(50)]])
+    }
+    for (let round = 0; round < 12; round++) {
+      const paths = 30 + random(30)
+      let seq = 0
+      const base = join(dir, `base-${round}.sqlite`)
+      indexDatabase(base, Array.from({ length: paths }, (_, i): [string, number, string | null, number] => [`p${i}`, ++seq, random(7) === 0 ? null : `file-${i}`, random(8) === 0 ? 1 : 0]),
+        Array.from({ length: paths }, (_, i): [string, string, number, string?, string?] => [`file-${i}`, objects(), ++seq, random(6) === 0 ? B : A, random(6) === 0 ? 'k2' : 'k1']))
+      // Kept publishes at the base's end, at some deltas' ends, at the last; in some rounds one inside the base, alone.
+      const inside = random(4) === 0
+      const tos = inside ? [1 + random(paths)] : [seq]
+      const deltas = Array.from({ length: 1 + random(4) }, (_, d) => {
+        const path = join(dir, `delta-${round}-${d}.sqlite`)
+        const changed = [...new Set(Array.from({ length: 1 + random(8) }, () => random(paths + 5)))]
+        indexDatabase(path, changed.map((p): [string, number, string | null, number] => [`p${p}`, ++seq, `file-${random(paths + 10)}`, random(5) === 0 ? 1 : 0]),
+          changed.map((p): [string, string, number, string?, string?] => [`file-${p}`, objects(), ++seq, random(5) === 0 ? B : A, random(5) === 0 ? 'k2' : 'k1']))
+        if (!inside && random(2) === 0) tos.push(seq)
+        return path
+      })
+      if (!inside) tos.push(seq)
+      const settled = (whole: boolean): unknown => {
+        const sets = new ObjectSets(join(dir, `sets-${round}-${String(whole)}.sqlite`))
+        try {
+          if (whole) sets.take(base, false)
+          for (const delta of deltas) sets.take(delta, false)
+          for (const to of tos) sets.keptAt(A, to)
+          sets.settle(whole ? [] : [base])
+          const all = Array.from({ length: made + 1 }, (_, i) => `o${i}`).concat('o-odd')
+          all.forEach((o, i) => { sets.listed(o, 1000 + i, 0) })
+          return { dead: sets.dead(1), packs: sets.livePacks(A), blobs: all.map(o => sets.liveBlobs(o)) }
+        } finally {
+          sets.close()
+        }
+      }
+      const whole = settled(true) as { dead: unknown[] }
+      expect(whole.dead.length).toBeGreaterThan(0)
+      expect(settled(false)).toEqual(whole)
     }
   })
 })
