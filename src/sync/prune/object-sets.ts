@@ -1,7 +1,7 @@
 import Database from 'better-sqlite3'
 import { closeSync, openSync, rmSync } from 'node:fs'
 import type { StoredUpload } from '../../store/index.js'
-import { recordParts, RECORD_SEEN } from './record-parts.js'
+import { recordParts, SEEN_RECORDS, UNSEEN_RECORD } from './record-parts.js'
 
 /** The kind of a candidate, for the order of deletion and the counts. */
 export type CandidateKind = 'root' | 'content' | 'segment' | 'manifest'
@@ -124,8 +124,8 @@ export class ObjectSets {
    */
   private baseRecords (): void {
     if (!this.hasContent()) return
-    for (const select of recordParts(RECORD_SEEN)) this.db.exec(`INSERT INTO records ${select} ORDER BY 1, 2, 3, 4, 5, 6 ON CONFLICT DO NOTHING`)
-    for (const select of recordParts(`NOT ${RECORD_SEEN}`)) this.db.exec(`INSERT INTO base_parts ${select}`)
+    for (const select of recordParts(SEEN_RECORDS.where, SEEN_RECORDS.from)) this.db.exec(`INSERT INTO records ${select} ORDER BY 1, 2, 3, 4, 5, 6 ON CONFLICT DO NOTHING`)
+    for (const select of recordParts(UNSEEN_RECORD)) this.db.exec(`INSERT INTO base_parts ${select}`)
     this.db.exec(`INSERT INTO newest SELECT file, device, key, object, offset, length, parts FROM base_parts WHERE file IN (SELECT cid FROM live_files);
       INSERT INTO candidates (cid, kind, rank) SELECT DISTINCT object, 'content', 0 FROM base_parts ORDER BY object ON CONFLICT DO NOTHING;
       DELETE FROM base_parts;`)

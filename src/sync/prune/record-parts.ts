@@ -6,26 +6,33 @@ const ONE_OBJECT = `CASE WHEN json_valid(c.objects) THEN json_type(c.objects) = 
   AND json_type(c.objects, '$[0]') = 'array' AND json_type(c.objects, '$[0][0]') = 'text' ELSE 0 END`
 
 /**
- * The two SELECTs that read each object of each record of `named.content c` that passes `where`:
+ * The two SELECTs that read each object of each record `c` of `from` (`named.content c` by
+ * default) that passes `where`:
  * (file, device, key, seq, object, offset, length, parts), in that order. Offsets and lengths that
  * are not integers are kept as unknown (-1, NULL): such a blob is never moved by a repack. A record
  * whose objects do not read names none. Most records name one object: read by path, without a
  * walk of the array, in about a third of the time; the others walk it.
  */
-export function recordParts (where: string): readonly [string, string] {
+export function recordParts (where: string, from = 'named.content c'): readonly [string, string] {
   return [
     `SELECT c.cid, c.device_id, ${RECORD_KEY}, COALESCE(c.seq, 0), c.objects ->> '$[0][0]',
       CASE WHEN json_type(c.objects, '$[0][1]') = 'integer' THEN c.objects ->> '$[0][1]' ELSE -1 END,
       CASE WHEN json_type(c.objects, '$[0][2]') = 'integer' THEN c.objects ->> '$[0][2]' END, 1
-    FROM named.content c WHERE ${ONE_OBJECT} AND (${where})`,
+    FROM ${from} WHERE (${where}) AND ${ONE_OBJECT}`,
     `SELECT c.cid, c.device_id, ${RECORD_KEY}, COALESCE(c.seq, 0), json_extract(part.value, '$[0]'),
       CASE WHEN json_type(part.value, '$[1]') = 'integer' THEN json_extract(part.value, '$[1]') ELSE -1 END,
       CASE WHEN json_type(part.value, '$[2]') = 'integer' THEN json_extract(part.value, '$[2]') END,
       json_array_length(c.objects)
-    FROM named.content c, json_each(CASE WHEN json_valid(c.objects) AND json_type(c.objects) = 'array' THEN c.objects ELSE '[]' END) part
-    WHERE NOT (${ONE_OBJECT}) AND part.type = 'array' AND json_type(part.value, '$[0]') = 'text' AND (${where})`
+    FROM ${from}, json_each(CASE WHEN json_valid(c.objects) AND json_type(c.objects) = 'array' THEN c.objects ELSE '[]' END) part
+    WHERE (${where}) AND NOT (${ONE_OBJECT}) AND part.type = 'array' AND json_type(part.value, '$[0]') = 'text'`
   ]
 }
 
-/** Whether `records` holds a version of this record (same file, device and key): a later one replaces it. */
-export const RECORD_SEEN = `EXISTS (SELECT 1 FROM records n WHERE n.file = c.cid AND n.device = c.device_id AND n.key = ${RECORD_KEY})`
+/** The records `records` holds another version of (same file, device and key): found from there, not by a walk of every record. */
+export const SEEN_RECORDS = {
+  from: '(SELECT DISTINCT file, device, key FROM records) n JOIN named.content c ON c.device_id = n.device AND c.cid = n.file',
+  where: `n.key = ${RECORD_KEY}`
+} as const
+
+/** Whether `records` holds no other version of this record: it is the only one read. */
+export const UNSEEN_RECORD = `NOT EXISTS (SELECT 1 FROM records n WHERE n.file = c.cid AND n.device = c.device_id AND n.key = ${RECORD_KEY})`
