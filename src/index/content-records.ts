@@ -232,9 +232,14 @@ export class ContentRecordStore {
    */
   recordTextsSince (deviceId: string, afterSeq: number, limit: number): IndexRecordText[] {
     this.ensureBySeq()
-    return this.db.prepare(`SELECT seq, key_id AS keyId, json_object('cid', cid, 'size', size, 'sealing', sealing, 'keyId', key_id, 'keySalt', key_salt,
-        'objects', json(objects), 'seq', seq, 'storedAt', stored_at) AS text FROM content WHERE device_id = ? AND seq > ? ORDER BY seq LIMIT ?`)
-      .all(deviceId, afterSeq, limit) as IndexRecordText[]
+    // Strict JSON only, as JSON.parse reads it: SQLite's json() would also take JSON5 and rewrite it.
+    const rows = this.db.prepare(`SELECT seq, key_id AS keyId, cid, CASE WHEN json_valid(objects) THEN json_object('cid', cid, 'size', size, 'sealing', sealing,
+        'keyId', key_id, 'keySalt', key_salt, 'objects', json(objects), 'seq', seq, 'storedAt', stored_at) END AS text
+      FROM content WHERE device_id = ? AND seq > ? ORDER BY seq LIMIT ?`).all(deviceId, afterSeq, limit) as Array<Omit<IndexRecordText, 'text'> & { cid: string, text: string | null }>
+    return rows.map(({ cid, text, ...row }) => {
+      if (text === null) throw new SyntaxError(`the content record of ${cid} holds objects that are not JSON`)
+      return { ...row, text }
+    })
   }
 
   /** How many of a device's records under `keyId` come after its sequence number `afterSeq`. */

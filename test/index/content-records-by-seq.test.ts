@@ -55,4 +55,13 @@ describe('record texts by sequence', () => {
     expect(a.index.content.recordTextsSince(A, first ?? 0, 1).map(t => t.seq)).toEqual([second])
     expect(a.index.content.recordTextsSince(A, third ?? 0, 10)).toEqual([])
   })
+
+  it('refuse objects JSON.parse would refuse, JSON5 included, naming the record', async () => {
+    const root = await useTempDir()
+    for (const [i, objects] of ["[['o1',0x10,1,],]", '[["o2",NaN,1]]', 'not json'].entries()) {
+      const a = await syncDevice(root, `a${i}`, A, { namespace: `texts-odd-${i}` })
+      a.index.content.record(A, 'a', [record('cid-fine'), { ...record('cid-odd'), objects }])
+      expect(() => a.index.content.recordTextsSince(A, 0, 10)).toThrow(/content record of cid-odd holds objects that are not JSON/)
+    }
+  })
 })

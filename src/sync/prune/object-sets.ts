@@ -102,14 +102,15 @@ export class ObjectSets {
 
   /**
    * A base's rows, once its device's other segments are taken. Only a path some other segment
-   * holds needs its versions weighed: its row joins `rows`. Every other path has this one version,
-   * live when a kept publish of its device comes at or after it: its file is live at once.
+   * holds needs its versions weighed: its row joins `rows`, and wins a tie of sequence, as it did
+   * read first. Every other path has this one version, live when a kept publish of its device
+   * comes at or after it: its file is live at once.
    */
   private baseRows (): void {
     this.db.exec(`INSERT INTO rows (device, folder, path, seq, cid, deleted)
         SELECT e.device_id, e.folder, e.path, e.seq, e.cid, e.deleted FROM (SELECT DISTINCT device, folder, path FROM rows) r
         JOIN named.entries e ON e.device_id = r.device AND e.folder = r.folder AND e.path = r.path
-        ORDER BY 1, 2, 3, 4 ON CONFLICT DO NOTHING;
+        ORDER BY 1, 2, 3, 4 ON CONFLICT DO UPDATE SET cid = excluded.cid, deleted = excluded.deleted;
       INSERT INTO live_files (cid) SELECT e.cid FROM named.entries e
         WHERE e.cid IS NOT NULL AND e.deleted = 0
           AND NOT EXISTS (SELECT 1 FROM rows r WHERE r.device = e.device_id AND r.folder = e.folder AND r.path = e.path)
@@ -124,7 +125,10 @@ export class ObjectSets {
    */
   private baseRecords (): void {
     if (!this.hasContent()) return
-    for (const select of recordParts(SEEN_RECORDS.where, SEEN_RECORDS.from)) this.db.exec(`INSERT INTO records ${select} ORDER BY 1, 2, 3, 4, 5, 6 ON CONFLICT DO NOTHING`)
+    // A version at the same sequence as the base's (a device that reused one) is the base's, as when the base was read first.
+    for (const select of recordParts(SEEN_RECORDS.where, SEEN_RECORDS.from)) {
+      this.db.exec(`INSERT INTO records ${select} ORDER BY 1, 2, 3, 4, 5, 6 ON CONFLICT DO UPDATE SET length = excluded.length, parts = excluded.parts`)
+    }
     for (const select of recordParts(UNSEEN_RECORD)) this.db.exec(`INSERT INTO base_parts ${select}`)
     this.db.exec(`INSERT INTO newest SELECT file, device, key, object, offset, length, parts FROM base_parts WHERE file IN (SELECT cid FROM live_files);
       INSERT INTO candidates (cid, kind, rank) SELECT DISTINCT object, 'content', 0 FROM base_parts ORDER BY object ON CONFLICT DO NOTHING;

@@ -3,7 +3,7 @@ import type { Manifest, SegmentRef } from '../../snapshot/index.js'
 import { fetchSegments, fetchV1Snapshot, isGone, removeDatabase, removeFetched, type FetchInit } from '../read/index.js'
 import type { Repository } from '../repository.js'
 
-/** Segments fetched and opened at a time: the disk holds at most this many. */
+/** Segments fetched and opened at a time: the disk holds at most this many, and each device's only base. */
 const AT_ONCE = 8
 
 /** Where a prune's reading hands what each index database names. */

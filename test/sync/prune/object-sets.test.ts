@@ -227,4 +227,28 @@ describe('a prune\'s working sets, filled from index databases', () => {
       expect(settled(false)).toEqual(whole)
     }
   })
+
+  it('breaks a tie of sequence as taking the base first did: the base\'s row and record win', async () => {
+    const dir = await useTempDir()
+    const base = join(dir, 'base.sqlite')
+    const delta = join(dir, 'delta.sqlite')
+    // A device that reused sequence 5 for p, and 8 for file-Y's record (lengths 10 and 20).
+    indexDatabase(base, [['p', 5, 'file-X', 0], ['q', 6, 'file-Y', 0]], [['file-X', '[["oX",0,10]]', 7], ['file-Y', '[["oY",0,10]]', 8]])
+    indexDatabase(delta, [['p', 5, null, 1]], [['file-Y', '[["oY",0,20]]', 8]])
+    const run = (whole: boolean): unknown => {
+      const sets = new ObjectSets(join(dir, `sets-${String(whole)}.sqlite`))
+      try {
+        if (whole) sets.take(base, false)
+        sets.take(delta, false)
+        sets.keptAt(A, 8)
+        sets.settle(whole ? [] : [base])
+        for (const o of ['oX', 'oY']) sets.listed(o, 100, 0)
+        return { dead: sets.dead(1).map(d => d.cid), blobs: sets.liveBlobs('oY') }
+      } finally {
+        sets.close()
+      }
+    }
+    expect(run(true)).toEqual({ dead: [], blobs: [{ file: 'file-Y', offset: 0, length: 10 }] })
+    expect(run(false)).toEqual(run(true))
+  })
 })

@@ -1,0 +1,112 @@
+import { describe, expect, it } from 'vitest'
+import Database from 'better-sqlite3'
+import { join } from 'node:path'
+import { ObjectSets } from '../../../src/sync/prune/object-sets.js'
+import { useTempDir } from '../../helpers/temp-dir.js'
+
+const A = 'aaaaaaaa-0000-4000-8000-000000000000'
+const B = 'bbbbbbbb-0000-4000-8000-000000000000'
+type Row = [device: string, path: string, seq: number, cid: string | null, deleted: number]
+type Record = [device: string, cid: string, objects: string, seq: number, key: string]
+
+/** An index database with the columns a prune reads, these rows and records in it. */
+function indexDatabase (path: string, rows: readonly Row[], records: readonly Record[]): void {
+  const db = new Database(path)
+  try {
+    db.exec(`CREATE TABLE entries (device_id TEXT NOT NULL, folder TEXT NOT NULL, path TEXT NOT NULL, seq INTEGER NOT NULL, cid TEXT, deleted INTEGER NOT NULL,
+        PRIMARY KEY (device_id, folder, path)) WITHOUT ROWID;
+      CREATE TABLE content (device_id TEXT NOT NULL, cid TEXT NOT NULL, sealing TEXT NOT NULL, key_id TEXT NOT NULL, objects TEXT NOT NULL, seq INTEGER NOT NULL,
+        PRIMARY KEY (device_id, cid)) WITHOUT ROWID;`)
+    const entry = db.prepare('INSERT OR REPLACE INTO entries VALUES (?, ?, ?, ?, ?, ?)')
+    const record = db.prepare('INSERT OR REPLACE INTO content VALUES (?, ?, ?, ?, ?, ?)')
+    db.transaction(() => {
+      for (const [device, p, seq, cid, deleted] of rows) entry.run(device, 'notes', p, seq, cid, deleted)
+      for (const [device, cid, objects, seq, key] of records) record.run(device, cid, 'aes-256-gcm/1', key, objects, seq)
+    })()
+  } finally {
+    db.close()
+  }
+}
+
+describe('a prune\'s sets, each device\'s only base settled from its file', () => {
+  it('give what taking every base whole gives: two devices, deltas before and after the base, publishes kept anywhere, reused sequences', async () => {
+    const dir = await useTempDir()
+    // mulberry32: the same draws each run.
+    let seed = 12345
+    const random = (n: number): number => {
+      seed = (seed + 0x6D2B79F5) | 0
+      let t = Math.imul(seed ^ (seed >>> 15), 1 | seed)
+      t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t
+      return ((t ^ (t >>> 14)) >>> 0) % n
+    }
+    let made = 0
+    const objects = (): string => {
+      const one = (): string => `o${random(6) === 0 ? random(made + 1) : ++made}`
+      const r = random(10)
+      if (r === 0) return JSON.stringify([[one(), 0, 5], [one(), 5, 5]])
+      if (r === 1) return ['not json', '[]', '[["o-odd"]]', '[["o-x",1.5,2]]', "[['o-j5',0,1]]", '[["o-big",9223372036854775807,1]]'][random(6)] ?? ''
+      return JSON.stringify([[one(), random(1000), 1 + random(50)]])
+    }
+    for (let round = 0; round < 60; round++) {
+      let files = 0
+      const database = (rows: Row[], records: Record[]): string => {
+        const path = join(dir, `s-${round}-${files++}.sqlite`)
+        indexDatabase(path, rows, records)
+        return path
+      }
+      const tos: Array<[string, number]> = []
+      const bases: string[] = []
+      const deltas: string[] = []
+      for (const device of [A, B]) {
+        if (device === B && random(3) === 0) continue
+        let seq = 100 + random(3)
+        let low = 1
+        const paths = 5 + random(10)
+        const rows: Row[] = Array.from({ length: paths }, (_, i) => [device, `p${i}`, ++seq, random(7) === 0 ? null : `file-${random(paths + 4)}`, random(6) === 0 ? 1 : 0])
+        const records: Record[] = []
+        for (let i = 0; i < paths + 4; i++) if (random(3) !== 0) records.push([device, `file-${i}`, objects(), ++seq, random(5) === 0 ? 'k2' : 'k1'])
+        const baseTo = seq
+        // Deltas of an older chain (below the base's sequences), deltas after the base, and deltas of
+        // a device that reused the base's sequences for other versions of its rows and records.
+        for (let d = 0; d < 1 + random(5); d++) {
+          if (random(4) === 0) {
+            const again = [...new Set(Array.from({ length: 1 + random(3) }, () => random(paths)))]
+            const reused = [...new Set(Array.from({ length: 1 + random(3) }, () => random(records.length)))].map(i => records[i]).filter((r): r is Record => r !== undefined)
+            deltas.push(database(
+              again.flatMap((p): Row[] => rows[p] === undefined ? [] : [[device, `p${p}`, rows[p][2], random(3) === 0 ? null : `file-${random(paths + 6)}`, random(2)]]),
+              reused.map((r): Record => [device, r[1], objects(), r[3], r[4]])))
+            continue
+          }
+          const older = random(3) === 0
+          let s = (low += random(5))
+          const changed = [...new Set(Array.from({ length: 1 + random(5) }, () => random(paths + 3)))]
+          const next = (): number => older ? s++ : ++seq
+          deltas.push(database(
+            changed.map((p): Row => [device, `p${p}`, next(), random(5) === 0 ? null : `file-${random(paths + 6)}`, random(4) === 0 ? 1 : 0]),
+            changed.map((): Record => [device, `file-${random(paths + 6)}`, objects(), next(), random(5) === 0 ? 'k2' : 'k1'])))
+          if (older) low = s
+          if (random(2) === 0) tos.push([device, older ? s - 1 : seq])
+        }
+        bases.push(database(rows, records))
+        tos.push([device, random(4) === 0 ? 1 + random(baseTo) : baseTo], [device, seq])
+        if (random(3) === 0) tos.push([device, random(seq + 2)])
+        if (random(3) === 0) tos.push([device, random(low + 1)])
+      }
+      const settled = (whole: boolean): unknown => {
+        const sets = new ObjectSets(join(dir, `sets-${round}-${String(whole)}.sqlite`))
+        try {
+          if (whole) for (const base of bases) sets.take(base, false)
+          for (const delta of deltas) sets.take(delta, false)
+          for (const [device, to] of tos) sets.keptAt(device, to)
+          sets.settle(whole ? [] : bases)
+          const all = Array.from({ length: made + 1 }, (_, i) => `o${i}`).concat('o-odd', 'o-x', 'o-j5', 'o-big')
+          all.forEach((o, i) => { sets.listed(o, 1000 + i, 0) })
+          return { dead: sets.dead(1), packs: [sets.livePacks(A), sets.livePacks(B)], blobs: all.map(o => sets.liveBlobs(o)) }
+        } finally {
+          sets.close()
+        }
+      }
+      expect(settled(false), `round ${round}`).toEqual(settled(true))
+    }
+  })
+})
