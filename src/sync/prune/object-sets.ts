@@ -218,6 +218,13 @@ export class ObjectSets {
       AND cid NOT IN (SELECT cid FROM live) ORDER BY CASE kind WHEN 'root' THEN 0 WHEN 'content' THEN 1 WHEN 'segment' THEN 2 ELSE 3 END, rank DESC, cid`).all(before) as Array<{ cid: string, kind: CandidateKind, size: number }>
   }
 
+  /** Of the candidates `cids`, those a kept publish needs or the store did not list: nothing is left to delete of them. */
+  settled (cids: readonly string[]): string[] {
+    if (cids.length === 0) return []
+    return this.db.prepare(`SELECT c.cid FROM candidates c WHERE c.cid IN (SELECT value FROM json_each(?))
+      AND (c.size IS NULL OR c.cid IN (SELECT cid FROM live)) ORDER BY c.cid`).pluck().all(JSON.stringify(cids)) as string[]
+  }
+
   /** Candidates no kept publish needs that are too young to delete: counted, never deleted. */
   young (before: number): number {
     return this.db.prepare('SELECT COUNT(*) FROM candidates WHERE size IS NOT NULL AND (stored_at IS NULL OR stored_at >= ?) AND cid NOT IN (SELECT cid FROM live)').pluck().get(before) as number

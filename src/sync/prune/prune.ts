@@ -119,6 +119,9 @@ export async function prune (repository: Repository, init: PruneInit): Promise<P
     // block it links on a service, so an old one would keep what the rest of the prune frees.
     const keptManifests = new Set(kept.flatMap(c => c.manifests.map(m => m.cid)))
     sets.candidates(repository.store.plainRoots.roots().filter(r => !keptManifests.has(r.manifest)).map(r => r.root), 'root')
+    // What this device's publish attempts uploaded and left for another device's: no chain names them.
+    const abandoned = repository.store.abandonedUploads.all()
+    for (const kind of ['manifest', 'segment'] as const) sets.candidates(abandoned.filter(a => a.kind === kind).map(a => a.cid), kind)
     // This device's content index objects written again as few: the old ones go as content does.
     const compacted = init.repack?.compactIndex === undefined || init.dryRun === true ? [] : await init.repack.compactIndex(init.signal)
     sets.candidates(compacted, 'content')
@@ -164,6 +167,8 @@ export async function prune (repository: Repository, init: PruneInit): Promise<P
     const seen = walk.uploads ? (cids: readonly string[]): UploadsSeen => ({ uploads: sets.uploadsOf(cids), newestAt: walk.newestAt }) : undefined
     const done = await deleteDead(repository, dead, { signal: init.signal, storedBefore: Math.min(before, list.storedAt ?? before), seen, onProgress: init.onProgress })
     await dropPreviousList(repository, list.previous, init.signal)
+    // Those a kept publish names, or the store no longer lists, need nothing more; deleted ones go next run.
+    repository.store.abandonedUploads.forget(sets.settled(abandoned.map(a => a.cid)))
     // After the deletes: a repack deletes nothing, and a failed one leaves the prune's work done.
     let repacked: Repacked | undefined
     try {

@@ -222,7 +222,7 @@ async function pointerStep (components: PublishComponents, init: PublishInit, st
   const { signal } = init
   const cid = job.snapshotCid
   if (job.merges >= MAX_MERGES) {
-    store.abandon(job.id, 'contended')
+    store.abandonUploaded(job, 'contended')
     throw new PublishContendedError(`other devices published ${MAX_MERGES} times while this one was publishing: this publish starts over after a wait`)
   }
   const current = await currentPointer(components, signal)

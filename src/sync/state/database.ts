@@ -8,6 +8,7 @@ import { ContentIndexState } from './content-index.js'
 import { MirrorLog } from './mirror-log.js'
 import { PlainRoots } from './plain-roots.js'
 import { PruneListState } from './prune-list.js'
+import { AbandonedUploads } from './abandoned-uploads.js'
 import { RetentionRecords } from './retention-records.js'
 import { SYNC_STATE_FILE } from './state-file.js'
 import { KEY, type IpnsPublished, type Key, type LastPublished, type Refusal, type RestoreRecord } from './keys.js'
@@ -249,6 +250,14 @@ export class SyncState {
   }
 
   private pruneListAccess?: PruneListState
+
+  /** Manifests and segments of publish attempts left for another device's, for a prune (abandoned-uploads.ts). */
+  get abandonedUploads (): AbandonedUploads {
+    this.abandonedUploadsAccess ??= new AbandonedUploads(this.db)
+    return this.abandonedUploadsAccess
+  }
+
+  private abandonedUploadsAccess?: AbandonedUploads
 
   /** The last restore drill (JSON as the drill answered it) and when one last succeeded. */
   lastVerify (): { readonly result: string | undefined, readonly lastSuccessAt: string | undefined } {

@@ -60,6 +60,10 @@ export const SYNC_MIGRATIONS: ReadonlyArray<(db: Database) => void> = [
   // 8: the objects of the last prune list read (docs/retention.md, "Prune and a publish at once").
   (db) => {
     db.exec('CREATE TABLE prune_list (cid TEXT PRIMARY KEY) STRICT, WITHOUT ROWID')
+  },
+  // 9: the manifests and segments of publish attempts left for another device's (abandoned-uploads.ts).
+  (db) => {
+    db.exec('CREATE TABLE abandoned_uploads (cid TEXT PRIMARY KEY, kind TEXT NOT NULL, noted_at INTEGER NOT NULL) STRICT, WITHOUT ROWID')
   }
 ]
 

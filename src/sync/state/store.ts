@@ -2,6 +2,7 @@ import type { Statement } from 'better-sqlite3'
 import { jobFromRow, type JobAt, type JobRow, type PublishJob, type SnapshotMade, type UnusableJob } from './publish-job.js'
 import { damaged, SyncState } from './database.js'
 import { KEEP_RESTORES, KEY } from './keys.js'
+import type { AbandonedUpload } from './abandoned-uploads.js'
 
 export type { IpnsPublished, LastPublished, Refusal, RestoreRecord } from './keys.js'
 
@@ -61,9 +62,23 @@ export class SyncStore extends SyncState {
     return this.advance({ ...job, step: 'pointer' })
   }
 
-  /** The pointer moved on since `baseCid`, and that snapshot was merged: a new snapshot, counted. */
+  /**
+   * The pointer moved on since `baseCid`, and that snapshot was merged: a new snapshot, counted.
+   * What this attempt uploaded is left, noted for a prune in the same transaction.
+   */
   merged (job: JobAt<'pointer'>, baseCid: string): JobAt<'snapshot'> {
-    return this.advance({ ...job, step: 'snapshot', baseCid, merges: job.merges + 1 })
+    return this.db.transaction(() => {
+      this.abandonedUploads.note(uploadsOf(job))
+      return this.advance({ ...job, step: 'snapshot', baseCid, merges: job.merges + 1 })
+    })()
+  }
+
+  /** Gives up a job whose attempt was uploaded (contended too long): what it uploaded is noted for a prune. */
+  abandonUploaded (job: JobAt<'pointer'>, why: string): void {
+    this.db.transaction(() => {
+      this.abandonedUploads.note(uploadsOf(job))
+      this.abandon(job.id, why)
+    })()
   }
 
   /** Another device's PUT came between ours and the read back: the pointer step again, counted. */
@@ -165,4 +180,9 @@ export class SyncStore extends SyncState {
   private job (id: number): PublishJob | UnusableJob {
     return jobFromRow(this.jobs.get.get(id) as JobRow)
   }
+}
+
+/** The manifest and segments a snapshotted job's attempt uploaded. */
+function uploadsOf (job: JobAt<'pointer'>): AbandonedUpload[] {
+  return job.files.map(f => ({ cid: f.cid, kind: f.cid === job.snapshotCid ? 'manifest' : 'segment' }))
 }

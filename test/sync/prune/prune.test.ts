@@ -51,6 +51,46 @@ describe.skipIf(EXTERNAL)('prune: what no kept publish needs is deleted', () => 
   })
 
 
+  it('deletes what a publish attempt uploaded and left when another device published first; every kept publish restores', async () => {
+    const { clients } = await serviceUnderTest()
+    const root = await useTempDir()
+    const a = await syncDevice(root, 'a', A, { namespace: 'prune-left', snapshot: COMPACTING })
+    const clock = handClock()
+    write(a, 'first.md')
+    await pub(a, clients, a.config, clock)
+    const r = await restorer(root, 'b', a, 'prune-left')
+    await restoreInto(clients, r, 'prune-left')
+    const b = await syncDevice(root, 'b', B, { namespace: 'prune-left', snapshot: COMPACTING })
+    clock.move(HOUR)
+    write(b, 'b.md')
+    await pub(b, clients, b.config, clock)
+    // A's next publish finds B's on the pointer: its first attempt is left, merged and made again.
+    clock.move(HOUR)
+    write(a, 'second.md')
+    await pub(a, clients, a.config, clock)
+    const left = repositoryOf(a, clients).store.abandonedUploads.all()
+    expect(left.map(l => l.kind).sort()).toContain('manifest')
+    expect(left.some(l => l.kind === 'segment')).toBe(true)
+    const history = (await historyOf(a, clients)).map(e => e.cid)
+    expect(history.some(cid => left.some(l => l.cid === cid))).toBe(false)
+    const before = await listed(clients)
+    for (const l of left) expect(before.has(l.cid)).toBe(true)
+
+    // Within the margin they stay; past it they go, and the history still restores whole.
+    const held = await prune(repositoryOf(a, clients), { marginMs: DAY, now: new Date(clock.now()) })
+    expect(held.deleted.manifest).toBe(0)
+    const pruned = await prune(repositoryOf(a, clients), { marginMs: DAY, now: new Date(clock.now() + 2 * DAY) })
+    expect(pruned.deleted.manifest + pruned.deleted.segment).toBe(left.length)
+    const after = await listed(clients)
+    for (const l of left) expect(after.has(l.cid)).toBe(false)
+    const fresh = await restorer(root, 'c', a, 'prune-left')
+    const { rows } = await restoreInto(clients, fresh, 'prune-left')
+    expect((rows as unknown[][]).map(row => row[2]).sort()).toEqual(['b.md', 'first.md', 'second.md'])
+    // The next prune finds them gone and stops asking.
+    await prune(repositoryOf(a, clients), { marginMs: DAY, now: new Date(clock.now() + 2 * DAY) })
+    expect(repositoryOf(a, clients).store.abandonedUploads.all()).toEqual([])
+  })
+
   it('keeps a chain forgotten within the margin whole; past it, deletes what only that chain needed; every kept publish restores', async () => {
     const { clients } = await serviceUnderTest()
     const root = await useTempDir()

@@ -1,0 +1,44 @@
+import type Database from 'better-sqlite3'
+import type { Statement } from 'better-sqlite3'
+
+/** What an abandoned upload was. */
+export type AbandonedKind = 'manifest' | 'segment'
+
+/** One object a publish uploaded and then left: no chain names it. */
+export interface AbandonedUpload {
+  readonly cid: string
+  readonly kind: AbandonedKind
+}
+
+/**
+ * `abandoned_uploads` in `sync.sqlite`: the manifest and segments of a publish attempt this device
+ * uploaded and then left, because another device published first (its rows merged, the attempt
+ * made again) or too many did. No chain names them, so no forget ever replaces them: a prune takes
+ * them as candidates, and they go as any dead object does, past the margin and when nothing kept
+ * names them (a later attempt may have uploaded the same bytes).
+ */
+export class AbandonedUploads {
+  private readonly statements: Record<'note' | 'all' | 'forget', Statement>
+
+  constructor (private readonly db: Database.Database) {
+    this.statements = {
+      note: db.prepare('INSERT INTO abandoned_uploads (cid, kind, noted_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING'),
+      all: db.prepare('SELECT cid, kind FROM abandoned_uploads ORDER BY noted_at, cid'),
+      forget: db.prepare('DELETE FROM abandoned_uploads WHERE cid = ?')
+    }
+  }
+
+  /** Notes `uploads`; call inside the transaction that leaves the attempt, so a kill loses neither. */
+  note (uploads: readonly AbandonedUpload[], at = Date.now()): void {
+    for (const upload of uploads) this.statements.note.run(upload.cid, upload.kind, at)
+  }
+
+  all (): AbandonedUpload[] {
+    return this.statements.all.all() as AbandonedUpload[]
+  }
+
+  /** Drops objects there is nothing left to do for: deleted, never stored, or named by a chain kept. */
+  forget (cids: readonly string[]): void {
+    this.db.transaction(() => { for (const cid of cids) this.statements.forget.run(cid) })()
+  }
+}
