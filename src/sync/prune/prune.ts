@@ -146,7 +146,9 @@ export async function prune (repository: Repository, init: PruneInit): Promise<P
     const { dead, deferred } = withinListBound(sets.dead(before))
     // Another device's plain root of a forgotten publish holds its blocks on a service: only that device knows it.
     const self = repository.store.ownPublished()?.deviceId
-    const othersForgotten = expired.reduce((n, chain) => n + chain.manifests.filter(m => m.manifest.device !== self).length, 0)
+    // Only those this run deletes: a head carries chains an earlier prune emptied already.
+    const going = new Set(dead.map(d => d.cid))
+    const othersForgotten = new Set(expired.flatMap(chain => chain.manifests.filter(m => m.manifest.device !== self && going.has(m.cid)).map(m => m.cid))).size
     const result = { pointer, young: sets.young(before), chainsHeld: held.length, segmentsRead, held: listed, othersForgotten, ...(deferred > 0 ? { deferred } : {}) }
     const deleted: Record<CandidateKind, number> = { root: 0, content: 0, segment: 0, manifest: 0 }
     const bytes = dead.reduce((sum, d) => sum + d.size, 0)
