@@ -8,7 +8,7 @@ import { safeText } from '../safe-text.js'
 import { marksProblem } from '../../snapshot/index.js'
 import { printPrune, pruneJson, runPrune } from '../prune-run.js'
 
-interface ForgetOptions { config?: string, json?: boolean, dryRun?: boolean, prune?: boolean, unmark: string[] }
+interface ForgetOptions { config?: string, json?: boolean, dryRun?: boolean, prune?: boolean, unmark?: string[] }
 
 const FORGET_HELP = `
 The policy:
@@ -40,11 +40,12 @@ export function registerForget (program: Command): void {
     .addHelpText('after', FORGET_HELP)
     .option('--config <path>', 'config file')
     .option('--dry-run', 'list what would be kept and forgotten; change nothing')
-    .option('--unmark <label>', 'take this label (`snapshot --keep`) off every publish carrying it first, so the policy alone decides (repeat for several)', (label: string, labels: string[]) => [...labels, label], [])
+    .option('--unmark <label>', 'take this label (`snapshot --keep`) off every publish carrying it first, so the policy alone decides (repeat for several)', (label: string, labels: string[] | undefined) => [...(labels ?? []), label])
     .option('--prune', 'then delete every object no kept publish needs, as `cidsync prune` does')
     .option('--json', 'print JSON')
     .action(action(async (options: ForgetOptions) => {
-      const refused = options.unmark.length > 0 ? marksProblem(options.unmark) : undefined
+      const unmark = options.unmark ?? []
+      const refused = unmark.length > 0 ? marksProblem(unmark) : undefined
       if (refused !== undefined) throw new UsageError(`--unmark: ${refused}`)
       if (options.prune === true && options.dryRun === true) throw new UsageError('--prune with --dry-run: a prune counts from the history as it is, before this forget, so it would count nothing of it. Run `cidsync forget --dry-run` to see what goes, and `cidsync prune --dry-run` after the forget')
       const config = loadConfig({ configPath: options.config })
@@ -57,7 +58,7 @@ export function registerForget (program: Command): void {
         if (zoneProblem !== undefined) process.stderr.write(`cidsync: ${safeText(zoneProblem)}\n`)
         const { forget } = await import('../../sync/index.js')
         const { publishNow } = await import('../../util/clock.js')
-        const done = await forget(repository, { policy: retention.policy, now: publishNow(), timeZone: retention.timeZone, dryRun: options.dryRun === true, unmark: options.unmark })
+        const done = await forget(repository, { policy: retention.policy, now: publishNow(), timeZone: retention.timeZone, dryRun: options.dryRun === true, unmark })
           .catch((err: unknown) => { throw explainMissingPointer(err, config) })
         const rows = done.decisions.map(d => ({ cid: d.publish.cid, at: d.publish.entry.at, device: d.publish.device, hostname: d.publish.entry.hostname, keep: d.keep, reasons: d.reasons, marks: d.publish.marks }))
         // Its lines first: a prune that fails after says what the forget did before.
@@ -78,7 +79,7 @@ export function registerForget (program: Command): void {
           rows.filter(r => r.keep === keep).map(r => [r.at.replace('T', ' ').replace(/\.\d+Z$/, 'Z'), `${r.device.slice(0, 8)}${r.hostname === '' ? '' : ` ${r.hostname}`}`, r.cid, ...(keep ? [formatReasons(r.reasons, retention.policy, r.marks)] : [])]))
         process.stdout.write(`policy: ${describePolicy(retention.policy)} (${retention.timeZone})\n`)
         process.stdout.write(`keep ${countOf(done.kept, 'publish', 'publishes')}:\n${table(true)}`)
-        if (done.unmarked > 0) process.stdout.write(`${options.dryRun === true ? 'would take' : 'took'} ${options.unmark.map(m => safeText(JSON.stringify(m))).join(', ')} off ${countOf(done.unmarked, 'publish', 'publishes')}\n`)
+        if (done.unmarked > 0) process.stdout.write(`${options.dryRun === true ? 'would take' : 'took'} ${unmark.map(m => safeText(JSON.stringify(m))).join(', ')} off ${countOf(done.unmarked, 'publish', 'publishes')}\n`)
         if (done.forgotten > 0) process.stdout.write(`${options.dryRun === true ? 'would forget' : 'forgot'} ${countOf(done.forgotten, 'publish', 'publishes')}:\n${table(false)}`)
         if (options.dryRun === true) process.stdout.write(`dry run: nothing changed${done.relinked > 0 ? `; a real run links ${countOf(done.relinked, 'kept publish', 'kept publishes')} anew (new CIDs, same files and times)` : ''}\n`)
         else if (done.head === null) process.stdout.write('nothing to forget\n')
