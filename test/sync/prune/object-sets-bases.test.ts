@@ -1,32 +1,12 @@
 import { describe, expect, it } from 'vitest'
-import Database from 'better-sqlite3'
+import { DEVICE_A as A, indexDatabase as writeIndexDatabase } from './index-database.js'
 import { join } from 'node:path'
 import { ObjectSets } from '../../../src/sync/prune/object-sets.js'
 import { useTempDir } from '../../helpers/temp-dir.js'
 
-const A = 'aaaaaaaa-0000-4000-8000-000000000000'
 const B = 'bbbbbbbb-0000-4000-8000-000000000000'
 type Row = [device: string, path: string, seq: number, cid: string | null, deleted: number]
 type Record = [device: string, cid: string, objects: string, seq: number, key: string]
-
-/** An index database with the columns a prune reads, these rows and records in it. */
-function indexDatabase (path: string, rows: readonly Row[], records: readonly Record[]): void {
-  const db = new Database(path)
-  try {
-    db.exec(`CREATE TABLE entries (device_id TEXT NOT NULL, folder TEXT NOT NULL, path TEXT NOT NULL, seq INTEGER NOT NULL, cid TEXT, deleted INTEGER NOT NULL,
-        PRIMARY KEY (device_id, folder, path)) WITHOUT ROWID;
-      CREATE TABLE content (device_id TEXT NOT NULL, cid TEXT NOT NULL, sealing TEXT NOT NULL, key_id TEXT NOT NULL, objects TEXT NOT NULL, seq INTEGER NOT NULL,
-        PRIMARY KEY (device_id, cid)) WITHOUT ROWID;`)
-    const entry = db.prepare('INSERT OR REPLACE INTO entries VALUES (?, ?, ?, ?, ?, ?)')
-    const record = db.prepare('INSERT OR REPLACE INTO content VALUES (?, ?, ?, ?, ?, ?)')
-    db.transaction(() => {
-      for (const [device, p, seq, cid, deleted] of rows) entry.run(device, 'notes', p, seq, cid, deleted)
-      for (const [device, cid, objects, seq, key] of records) record.run(device, cid, 'aes-256-gcm/1', key, objects, seq)
-    })()
-  } finally {
-    db.close()
-  }
-}
 
 describe('a prune\'s sets, each device\'s only base settled from its file', () => {
   it('give what taking every base whole gives: two devices, deltas before and after the base, publishes kept anywhere, reused sequences', async () => {
@@ -51,7 +31,7 @@ describe('a prune\'s sets, each device\'s only base settled from its file', () =
       let files = 0
       const database = (rows: Row[], records: Record[]): string => {
         const path = join(dir, `s-${round}-${files++}.sqlite`)
-        indexDatabase(path, rows, records)
+        writeIndexDatabase(path, rows.map(([device, p, seq, cid, deleted]) => [p, seq, cid, deleted, device]), records.map(([device, cid, objects, seq, key]) => [cid, objects, seq, device, key]))
         return path
       }
       const tos: Array<[string, number]> = []

@@ -1,30 +1,10 @@
 import { describe, expect, it } from 'vitest'
 import Database from 'better-sqlite3'
+import { DEVICE_A as A, indexDatabase } from './index-database.js'
 import { join } from 'node:path'
 import { ObjectSets } from '../../../src/sync/prune/object-sets.js'
 import { objectCidsOf } from '../../../src/custody/index.js'
 import { useTempDir } from '../../helpers/temp-dir.js'
-
-const A = 'aaaaaaaa-0000-4000-8000-000000000000'
-
-/** An index database with the columns a prune reads: these entries and content records. */
-function indexDatabase (path: string, entries: ReadonlyArray<[path: string, seq: number, cid: string | null, deleted: number]>, records: ReadonlyArray<[cid: string, objects: string, seq?: number, device?: string, key?: string]>): void {
-  const db = new Database(path)
-  try {
-    db.exec(`CREATE TABLE entries (device_id TEXT NOT NULL, folder TEXT NOT NULL, path TEXT NOT NULL, seq INTEGER NOT NULL, cid TEXT, deleted INTEGER NOT NULL,
-        PRIMARY KEY (device_id, folder, path)) WITHOUT ROWID;
-      CREATE TABLE content (device_id TEXT NOT NULL, cid TEXT NOT NULL, sealing TEXT NOT NULL, key_id TEXT NOT NULL, objects TEXT NOT NULL, seq INTEGER NOT NULL,
-        PRIMARY KEY (device_id, cid)) WITHOUT ROWID;`)
-    const entry = db.prepare('INSERT INTO entries VALUES (?, ?, ?, ?, ?, ?)')
-    const record = db.prepare('INSERT INTO content VALUES (?, ?, ?, ?, ?, ?)')
-    db.transaction(() => {
-      for (const [p, seq, cid, deleted] of entries) entry.run(A, 'notes', p, seq, cid, deleted)
-      for (const [cid, objects, seq, device, key] of records) record.run(device ?? A, cid, 'aes-256-gcm/1', key ?? 'k1', objects, seq ?? 1)
-    })()
-  } finally {
-    db.close()
-  }
-}
 
 /** Every candidate noted as listed, old enough to go: what `dead` answers is what the marks left. */
 function deadOf (sets: ObjectSets, objects: readonly string[]): string[] {

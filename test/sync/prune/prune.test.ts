@@ -24,17 +24,23 @@ async function listed (clients: ServiceClients): Promise<Set<string>> {
 
 const B = 'bbbbbbbb-0000-4000-8000-000000000000'
 
+/** Device A's first publish, and device B with A's key and index, on one service, in `namespace`. */
+async function twoDevices (namespace: string): Promise<{ clients: ServiceClients, root: string, a: Awaited<ReturnType<typeof syncDevice>>, b: Awaited<ReturnType<typeof syncDevice>>, clock: ReturnType<typeof handClock> }> {
+  const { clients } = await serviceUnderTest()
+  const root = await useTempDir()
+  const a = await syncDevice(root, 'a', A, { namespace, snapshot: COMPACTING })
+  const clock = handClock()
+  write(a, 'first.md')
+  await pub(a, clients, a.config, clock)
+  const r = await restorer(root, 'b', a, namespace)
+  await restoreInto(clients, r, namespace)
+  const b = await syncDevice(root, 'b', B, { namespace, snapshot: COMPACTING })
+  return { clients, root, a, b, clock }
+}
+
 describe.skipIf(EXTERNAL)('prune: what no kept publish needs is deleted', () => {
   it('counts the forgotten publishes of other devices, whose plain roots only they can delete', async () => {
-    const { clients } = await serviceUnderTest()
-    const root = await useTempDir()
-    const a = await syncDevice(root, 'a', A, { namespace: 'prune-others', snapshot: COMPACTING })
-    const clock = handClock()
-    write(a, 'first.md')
-    await pub(a, clients, a.config, clock)
-    const r = await restorer(root, 'b', a, 'prune-others')
-    await restoreInto(clients, r, 'prune-others')
-    const b = await syncDevice(root, 'b', B, { namespace: 'prune-others', snapshot: COMPACTING })
+    const { clients, a, b, clock } = await twoDevices('prune-others')
     for (let i = 0; i < 2; i++) {
       clock.move(HOUR)
       write(b, `b${i}.md`)
@@ -55,17 +61,8 @@ describe.skipIf(EXTERNAL)('prune: what no kept publish needs is deleted', () => 
     expect(again.othersForgotten).toBe(0)
   })
 
-
   it('deletes what a publish attempt uploaded and left when another device published first; every kept publish restores', async () => {
-    const { clients } = await serviceUnderTest()
-    const root = await useTempDir()
-    const a = await syncDevice(root, 'a', A, { namespace: 'prune-left', snapshot: COMPACTING })
-    const clock = handClock()
-    write(a, 'first.md')
-    await pub(a, clients, a.config, clock)
-    const r = await restorer(root, 'b', a, 'prune-left')
-    await restoreInto(clients, r, 'prune-left')
-    const b = await syncDevice(root, 'b', B, { namespace: 'prune-left', snapshot: COMPACTING })
+    const { clients, root, a, b, clock } = await twoDevices('prune-left')
     clock.move(HOUR)
     write(b, 'b.md')
     await pub(b, clients, b.config, clock)
