@@ -88,6 +88,13 @@ describe.skipIf(EXTERNAL)('cidsync prune', () => {
     expect(gone.code, gone.stderr).toBe(3)
     expect(gone.stderr).toContain('ERR_CONTENT_NOT_FOUND')
     expect(gone.stderr).toContain('a forget took it out of the history and a prune deleted them')
+    // On a device that never read its manifest: the manifest itself is gone, said the same way.
+    const b = await embeddedDevice(root, 'b', join(root, 'service'), '')
+    await ok(b, ['key', 'import', (await ok(a, ['key', 'export'])).stdout.trim()])
+    const unknown = await b.run(['restore', '--cid', oldest])
+    expect(unknown.code, unknown.stderr).toBe(3)
+    expect(unknown.stderr).toContain(`no publish ${oldest} to restore: the service does not hold it`)
+    expect(unknown.stderr).toContain('A forget may have taken it out of the history and a prune deleted it')
     // The chain the forget replaced is younger than the new margin: held whole, as far as it is left.
     await writeFile(a.config, (await readFile(a.config, 'utf8')).replace('prune_margin = "0s"', 'prune_margin = "1d"'))
     const dry = await a.run(['prune', '--dry-run'])
