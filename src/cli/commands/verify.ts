@@ -78,7 +78,7 @@ export function registerVerify (program: Command): void {
           else {
             const own = fresh
               ? 'no index on this device yet, so nothing local to compare (`cidsync restore` installs it)'
-              : result.own === null ? 'this device\'s files not compared (none there, or this index is behind the pointer, as after `restore --at`: its next publish catches up)' : `${countOf(result.own.compared, 'file', 'files')} of this device compared, ${result.own.differing} differ`
+              : result.own === null ? 'this device\'s files not compared (none there, or this index is behind the pointer, as after `restore --at`: its next publish catches up)' : `${countOf(result.own.compared, 'entry', 'entries')} of this device compared (files, links and directories), ${result.own.differing} differ`
             const files = drillContentLine(result.content, true)
             process.stdout.write(`${result.restorable ? 'restorable' : 'NOT restorable'}: ${result.cid}; ${countOf(result.publishes, 'publish', 'publishes')}, ${countOf(result.segments, 'segment', 'segments')} fetched and checked${files}; ${own}\n`)
           }
