@@ -17,9 +17,10 @@ export interface StoredContentRow {
 
 /**
  * A record as an index object holds it: its JSON text, with the keys `cid`, `size`, `sealing`,
- * `keyId`, `keySalt`, `objects` (parsed), `seq` and `storedAt`; and the two a batch is cut by.
+ * `keyId`, `keySalt`, `objects` (parsed), `seq` and `storedAt`; the two a batch is cut by; its CID.
  */
 export interface IndexRecordText {
+  readonly cid: string
   readonly seq: number
   readonly keyId: string
   readonly text: string
@@ -235,11 +236,9 @@ export class ContentRecordStore {
     // Strict JSON only, as JSON.parse reads it: SQLite's json() would also take JSON5 and rewrite it.
     const rows = this.db.prepare(`SELECT seq, key_id AS keyId, cid, CASE WHEN json_valid(objects) THEN json_object('cid', cid, 'size', size, 'sealing', sealing,
         'keyId', key_id, 'keySalt', key_salt, 'objects', json(objects), 'seq', seq, 'storedAt', stored_at) END AS text
-      FROM content WHERE device_id = ? AND seq > ? ORDER BY seq LIMIT ?`).all(deviceId, afterSeq, limit) as Array<Omit<IndexRecordText, 'text'> & { cid: string, text: string | null }>
-    return rows.map(({ cid, text, ...row }) => {
-      if (text === null) throw new SyntaxError(`the content record of ${cid} holds objects that are not JSON`)
-      return { ...row, text }
-    })
+      FROM content WHERE device_id = ? AND seq > ? ORDER BY seq LIMIT ?`).all(deviceId, afterSeq, limit) as Array<Omit<IndexRecordText, 'text'> & { text: string | null }>
+    for (const row of rows) if (row.text === null) throw new SyntaxError(`the content record of ${row.cid} holds objects that are not JSON`)
+    return rows as IndexRecordText[]
   }
 
   /** How many of a device's records under `keyId` come after its sequence number `afterSeq`. */

@@ -122,7 +122,7 @@ export async function restore (components: RestoreComponents, init: RestoreInit)
   }
   const kept = new Map<string, string>()
   const cache = opened?.manifestCache ?? memoryCache(kept)
-  const chosen = await choose(clients, cid, init.at, cache, fetch).catch((err: unknown) => { throw init.cid === undefined || !isGone(err) ? err : unknownPublish(err, cid) })
+  const chosen = await choose(clients, cid, init.at, cache, fetch).catch((err: unknown) => { throw init.cid === undefined ? err : goneOr(err, cid, 'manifest') })
   // From the pointer at a time: a pointer set back behind this device's own publish is refused, as `get --at` refuses it.
   if (init.cid === undefined && init.at !== undefined) checkOwnPublishIn(chosen.entry, opened?.lastPublished(), init.at)
   checkOwnSequence(chosen.manifest, chosen.entry.cid, init.asDevice ?? readDeviceId(config.stateDir), opened)
@@ -228,24 +228,20 @@ async function fetchChosen (clients: ObjectHome, chosen: { readonly entry: Histo
       }
     } else await buildIndex(clients, chosen.manifest, staged, fetch)
   } catch (err) {
-    throw named === undefined ? err : goneOr(err, chosen.entry.cid)
+    throw named === undefined ? err : goneOr(err, chosen.entry.cid, 'objects')
   }
 }
 
-/** A `--cid` the store holds no publish at: forgotten and pruned, or never one of these publishes (exit 3). */
-function unknownPublish (err: unknown, cid: string): ContentNotFoundError {
-  return new ContentNotFoundError(`no publish ${cid} to restore: the service does not hold it (${(err as Error).message}). ` +
-    'A forget may have taken it out of the history and a prune deleted it, or it was never one of these publishes: ' +
-    'restore one `cidsync history` lists', { cause: err })
-}
-
 /**
- * A publish named by `--cid` whose objects the store no longer holds was most likely forgotten and
- * pruned: said so, with what to do (exit 3). Any other failure is `err` itself.
+ * A publish named by `--cid` that the store no longer holds was most likely forgotten and pruned:
+ * said so, with what to do (exit 3). Its manifest gone, it may also never have been one of these
+ * publishes. Any other failure is `err` itself.
  */
-function goneOr (err: unknown, cid: string): unknown {
+function goneOr (err: unknown, cid: string, gone: 'manifest' | 'objects'): unknown {
   if (!isGone(err)) return err
-  return new ContentNotFoundError(`publish ${cid} cannot be restored: the service no longer holds its objects (${(err as Error).message}). ` +
-    'If `cidsync history` does not list it, a forget took it out of the history and a prune deleted them: restore a publish it lists. ' +
-    'If it does, the service lost them: `cidsync verify --full` says what else is missing', { cause: err })
+  const why = (err as Error).message
+  return new ContentNotFoundError(gone === 'manifest'
+    ? `no publish ${cid} to restore: the service does not hold it (${why}). A forget may have taken it out of the history and a prune deleted it, or it was never one of these publishes: restore one \`cidsync history\` lists`
+    : `publish ${cid} cannot be restored: the service no longer holds its objects (${why}). If \`cidsync history\` does not list it, a forget took it out of the history and a prune deleted them: restore a publish it lists. If it does, the service lost them: \`cidsync verify --full\` says what else is missing`,
+  { cause: err })
 }

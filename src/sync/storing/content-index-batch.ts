@@ -32,18 +32,13 @@ export function nextIndexBatch (index: Index, deviceId: string, keyId: string, a
     last = row.seq
     if (row.keyId !== keyId) continue
     if (length > MAX_CONTENT_INDEX_BYTES / 2) {
-      tooLarge(cidOf(row.text), length)
+      tooLarge(row.cid, length)
       continue
     }
     records.push(row.text)
     bytes += length
   }
   return { records, last }
-}
-
-/** The CID a record's text names, for a warning: the text is SQLite's, and valid JSON. */
-function cidOf (text: string): string {
-  return (JSON.parse(text) as { cid: string }).cid
 }
 
 /** Seals `records` (each a record's JSON text) as `deviceId`'s index object in `spool` (0700), uploads it, and answers its CID. */
