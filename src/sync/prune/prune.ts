@@ -120,6 +120,9 @@ export async function prune (repository: Repository, init: PruneInit): Promise<P
     const keptManifests = new Set(kept.flatMap(c => c.manifests.map(m => m.cid)))
     sets.candidates(repository.store.plainRoots.roots().filter(r => !keptManifests.has(r.manifest)).map(r => r.root), 'root')
     // What this device's publish attempts uploaded and left for another device's: no chain names them.
+    // The publish in flight may name some of the same bytes once its pointer moves: those stay.
+    const inFlight = repository.store.current()
+    if (inFlight !== undefined && 'files' in inFlight && inFlight.files !== null) sets.live(inFlight.files.map(f => f.cid))
     const abandoned = repository.store.abandonedUploads.all()
     for (const kind of ['manifest', 'segment'] as const) sets.candidates(abandoned.filter(a => a.kind === kind).map(a => a.cid), kind)
     // This device's content index objects written again as few: the old ones go as content does.

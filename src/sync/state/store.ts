@@ -50,8 +50,15 @@ export class SyncStore extends SyncState {
   }
 
   /** `snapshot` done: the file, its CID, marker and entries; next `upload`. */
+  /**
+   * The attempt's files are written. One an earlier attempt left (sealed alike: the same CID) is
+   * this attempt's now, and no longer left for a prune: in the same transaction.
+   */
   snapshotted (job: JobAt<'snapshot'>, made: SnapshotMade): JobAt<'upload'> {
-    return this.advance({ ...job, ...made, step: 'upload' })
+    return this.db.transaction(() => {
+      this.abandonedUploads.forget(made.files.map(f => f.cid))
+      return this.advance({ ...job, ...made, step: 'upload' })
+    })()
   }
 
   uploaded (job: JobAt<'upload'>): JobAt<'deal'> {
