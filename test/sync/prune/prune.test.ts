@@ -1,13 +1,14 @@
 import { describe, expect, it } from 'vitest'
-import { forget, prune } from '../../../src/sync/index.js'
+import { forget, prune, publish } from '../../../src/sync/index.js'
 import type { RetentionPolicy } from '../../../src/retention/index.js'
 import { PruneContendedError } from '../../../src/errors.js'
 import type { ServiceClients } from '../../../src/remote/index.js'
 import { EXTERNAL, serviceUnderTest } from '../../helpers/service.js'
 import { useTempDir } from '../../helpers/temp-dir.js'
 import { handClock } from '../../helpers/clock.js'
-import { repositoryOf, syncDevice, writeRows as write } from '../../helpers/sync-device.js'
-import { everything, historyOf, pub, readIndex, restoreInto, restorer } from '../v2-helpers.js'
+import { closeDeviceIndex, repositoryOf, syncDevice, syncOf, writeRows as write, type SyncDevice } from '../../helpers/sync-device.js'
+import { exportKey, importKey } from '../../../src/snapshot/index.js'
+import { everything, historyOf, logger, pub, readIndex, restoreInto, restorer } from '../v2-helpers.js'
 
 const A = 'aaaaaaaa-0000-4000-8000-000000000000'
 const HOUR = 3_600_000
@@ -36,6 +37,17 @@ async function twoDevices (namespace: string): Promise<{ clients: ServiceClients
   await restoreInto(clients, r, namespace)
   const b = await syncDevice(root, 'b', B, { namespace, snapshot: COMPACTING })
   return { clients, root, a, b, clock }
+}
+
+// Segments sealed without a cipher have no random nonce: a retry seals its own rows to the same bytes.
+const PLAIN = 'deal = false\nencryption = "none"\naccept_unencrypted = true\n'
+
+/** A device that restores unencrypted publishes, with `from`'s key, its index closed. */
+async function plainRestorer (root: string, name: string, from: SyncDevice, namespace: string): Promise<SyncDevice> {
+  const r = await syncDevice(root, name, `${name.padEnd(8, '0').slice(0, 8)}-9999-4000-8000-000000000000`, { namespace, snapshot: PLAIN })
+  importKey(r.config.stateDir, exportKey(from.config.stateDir))
+  closeDeviceIndex(r)
+  return r
 }
 
 describe.skipIf(EXTERNAL)('prune: what no kept publish needs is deleted', () => {
@@ -207,5 +219,50 @@ describe.skipIf(EXTERNAL)('prune: the mirrors follow the pointer first', () => {
     expect(rows.some(r => r.kind === 'delete' && r.cid === oldHead)).toBe(true)
     expect(newPointer).toBeGreaterThanOrEqual(0)
     expect(newPointer).toBeLessThan(firstDelete)
+  })
+
+  it('never deletes what the publish in flight names, though an earlier attempt uploaded the same bytes and left them', async () => {
+    const { clients } = await serviceUnderTest()
+    const root = await useTempDir()
+    const a = await syncDevice(root, 'a', A, { namespace: 'ab-inflight', snapshot: PLAIN })
+    const clock = handClock()
+    write(a, 'first.md')
+    await pub(a, clients, a.config, clock)
+    const r = await plainRestorer(root, 'b', a, 'ab-inflight')
+    await restoreInto(clients, r, 'ab-inflight')
+    const b = await syncDevice(root, 'b', B, { namespace: 'ab-inflight', snapshot: PLAIN })
+    clock.move(HOUR)
+    write(b, 'b.md')
+    await pub(b, clients, b.config, clock)
+    clock.move(HOUR)
+    write(a, 'second.md')
+    // A's attempt finds B's publish, merges, makes its attempt again; the retry stops before its PUT
+    // (a network error, a kill -9, a daemon stop): the job is resumed by the next publish.
+    const stop = new Error('stopped before the retry PUT')
+    await expect(publish({
+      ...syncOf(a, clients, logger, a.config),
+      clock,
+      onStep: (step, merges) => { if (step === 'pointer' && merges === 1) throw stop }
+    })).rejects.toBe(stop)
+    const store = repositoryOf(a, clients).store
+    const job = store.current()
+    expect(job).toBeDefined()
+    const retryFiles = ((job as unknown as { files: Array<{ cid: string }> }).files).map(f => f.cid)
+    // Sealed without a cipher, the retry's own segment is the first attempt's bytes: this attempt's now, not left.
+    const left = new Set(store.abandonedUploads.all().map(l => l.cid))
+    expect(retryFiles.filter(cid => left.has(cid))).toEqual([])
+    const before = await listed(clients)
+    expect(retryFiles.some(cid => before.has(cid))).toBe(true)
+
+    // A prune runs meanwhile (the daemon's schedule, or `cidsync prune`), past the margin.
+    await prune(repositoryOf(a, clients), { marginMs: DAY, now: new Date(clock.now() + 2 * DAY) })
+    const after = await listed(clients)
+    // The resumed publish PUTs a manifest naming these: what was stored stays.
+    for (const cid of retryFiles) if (before.has(cid)) expect(after.has(cid), `${cid} deleted though the publish in flight names it`).toBe(true)
+
+    await pub(a, clients, a.config, clock)
+    const fresh = await plainRestorer(root, 'c', a, 'ab-inflight')
+    const { rows } = await restoreInto(clients, fresh, 'ab-inflight')
+    expect((rows as unknown[][]).map(row => row[2]).sort()).toEqual(['b.md', 'first.md', 'second.md'])
   })
 })
