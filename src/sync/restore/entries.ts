@@ -78,20 +78,32 @@ export async function placeEntries (jobs: readonly EntryJob[], init: PlaceEntrie
     }
   })
   await eachAtOnce([...renamedInto], CONCURRENCY, async (dir) => { await fsyncPath(dir) })
-  const dirs = jobs.filter(j => j.row.meta?.kind === 'dir').sort((a, b) => depthOf(b.row.path) - depthOf(a.row.path))
-  for (const { row } of dirs) {
-    try {
-      init.signal?.throwIfAborted()
-      const { root, components, dirMode } = init.place(row)
-      await init.folderThere?.(row.folder, root)
-      // Made (or found) as a directory, each component checked; then given what it records.
-      const { targetDir } = await prepareTarget(root, [...components, '.'], dirMode)
-      const path = join(root, ...components)
-      const changed = await finishDirectory(path, targetDir, init.attrs(row), row.mtimeMs)
-      outcomes.push({ path: shownOf(row), kind: 'dir', outcome: changed ? 'written' : 'already-there', target: path })
-    } catch (err) {
-      failed(row, err, 'dir')
-    }
+  // A level at a time, deepest first: a directory made on the way changes only its parent, a
+  // level up, so the directories of one level are finished at once.
+  const byDepth = new Map<number, Entry[]>()
+  for (const { row } of jobs) {
+    if (row.meta?.kind !== 'dir') continue
+    const depth = depthOf(row.path)
+    byDepth.set(depth, [...(byDepth.get(depth) ?? []), row])
+  }
+  for (const depth of [...byDepth.keys()].sort((a, b) => b - a)) {
+    const level = byDepth.get(depth) ?? []
+    const done: Array<GetOutcome | undefined> = new Array(level.length)
+    await eachAtOnce(level, CONCURRENCY, async (row, i) => {
+      try {
+        init.signal?.throwIfAborted()
+        const { root, components, dirMode } = init.place(row)
+        await init.folderThere?.(row.folder, root)
+        // Made (or found) as a directory, each component checked; then given what it records.
+        const { targetDir } = await prepareTarget(root, [...components, '.'], dirMode)
+        const path = join(root, ...components)
+        const changed = await finishDirectory(path, targetDir, init.attrs(row), row.mtimeMs)
+        done[i] = { path: shownOf(row), kind: 'dir', outcome: changed ? 'written' : 'already-there', target: path }
+      } catch (err) {
+        failed(row, err, 'dir')
+      }
+    })
+    for (const outcome of done) if (outcome !== undefined) outcomes.push(outcome)
   }
   return outcomes
 }
