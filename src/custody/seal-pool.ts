@@ -361,10 +361,23 @@ export class SealPool {
     this.jobs.get(id)?.thread.worker.postMessage(message)
   }
 
+  /**
+   * Starts threads until `count` run (at most `size`), before any job needs them: a thread's
+   * start-up then runs beside its caller's other work, not in the first job's way. An idle thread
+   * never keeps the process from ending.
+   */
+  warm (count: number): void {
+    while (!this.closed && this.threads.length < Math.min(count, this.size)) this.hold(this.spawn())
+  }
+
   /** The least busy thread, a new one while fewer than `size` run. */
   private pick (): Thread {
     const idle = this.threads.reduce<Thread | undefined>((best, t) => best === undefined || t.jobs < best.jobs ? t : best, undefined)
     if (idle !== undefined && (idle.jobs === 0 || this.threads.length >= this.size)) return idle
+    return this.spawn()
+  }
+
+  private spawn (): Thread {
     const thread: Thread = { worker: startWorker(import.meta.url, 'seal-worker', { resourceLimits: { maxYoungGenerationSizeMb: YOUNG_MB } }), jobs: 0 }
     const answer = (message: Exclude<FromSealer, { type: 'many' }>): void => {
       if (message.type === 'dropped') { this.dropped(message.id); return }

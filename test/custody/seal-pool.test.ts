@@ -1,7 +1,10 @@
 import { describe, expect, it, onTestFinished } from 'vitest'
 import { randomBytes } from 'node:crypto'
 import { mkdir, readFile, readdir, stat, writeFile } from 'node:fs/promises'
+import { execFile } from 'node:child_process'
+import { promisify } from 'node:util'
 import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { CHUNK_BYTES, contentMasterKey, fileKey, sealStream } from '../../src/custody/index.js'
 import { SealPool } from '../../src/custody/seal-pool.js'
 import { CidBuilder, FileChangedWhileHashingError, cidProfile } from '../../src/content/index.js'
@@ -193,5 +196,19 @@ describe('the sealing threads', () => {
     await new Promise(resolve => setImmediate(resolve))
     expect(warnings.filter(w => w.name === 'MaxListenersExceededWarning')).toEqual([])
   })
-})
 
+  it('starts its threads ahead when warmed, no more than its size; idle, they keep no process from ending', async () => {
+    const sealer = new SealPool(2)
+    onTestFinished(async () => { await sealer.close() })
+    sealer.warm(5)
+    sealer.warm(5)
+    expect(await Promise.all([sealer.hashObject([]), sealer.hashObject([])])).toEqual([new CidBuilder(profile).finish().toString(), new CidBuilder(profile).finish().toString()])
+    // A process that warms a pool and never closes it ends on its own.
+    const dir = await useTempDir()
+    const script = join(dir, 'warm.mts')
+    await writeFile(script, `import { SealPool } from ${JSON.stringify(fileURLToPath(new URL('../../src/custody/seal-pool.ts', import.meta.url)))}\nnew SealPool(2).warm(2)\nconsole.log('warmed')\n`)
+    // Rejects on a non-zero exit, and on a hang once the timeout kills it.
+    const child = await promisify(execFile)(process.execPath, ['--import', 'tsx', script], { encoding: 'utf8', timeout: 60_000 })
+    expect(child.stdout).toBe('warmed\n')
+  })
+})

@@ -1,8 +1,8 @@
 import { lstat, readlink, rm, stat } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import { CID } from 'multiformats/cid'
-import { cidProfile, fileCid, isCidProfileName } from '../../content/index.js'
-import { DurableBatch, ObjectCache, ObjectMemory, SMALL_FILE_BYTES, SealPool, fetchFile, removeFetchTemps, unsealFile, unsealPackFiles, type UnsealFileInit, type UnsealedFile } from '../../custody/index.js'
+import { cidProfile, fileCid, isCidProfileName, type CidProfile } from '../../content/index.js'
+import { DurableBatch, ObjectCache, ObjectMemory, SMALL_FILE_BYTES, SealPool, fetchFile, type ContentRecord, removeFetchTemps, unsealFile, unsealPackFiles, type UnsealFileInit, type UnsealedFile } from '../../custody/index.js'
 import { ContentIntegrityError, TargetExistsError, UsageError } from '../../errors.js'
 import type { Entry, Index } from '../../index/index.js'
 import type { Repository } from '../repository.js'
@@ -146,28 +146,42 @@ export async function getFiles (repository: Repository, index: Index, init: GetF
   // Looked up a batch of rows at a time: the rows are checked in order.
   const lookup = init.records ?? ((cids: readonly string[]) => index.content.lookupMany(cids))
   let records = new RecordsAhead(lookup, rows)
-  const prepare = async (row: Entry, at: number): Promise<void> => {
-    const shown = `${row.folder}/${row.path}`
+  /** A row whose record is usable, with where it goes: each checked in order, before any directory is made. */
+  interface Checked { readonly row: Entry, readonly at: number, readonly record: ContentRecord, readonly profile: CidProfile, readonly root: string, readonly components: string[], readonly dirKey: string }
+  const check = (row: Entry, at: number): Checked | undefined => {
     try {
       init.signal?.throwIfAborted()
       const record = usableRecord(index, row, records.of(at))
-      if (typeof record === 'string') { done(at, { path: shown, outcome: 'not-stored', reason: record, code: 'ERR_CONTENT_NOT_STORED' }); return }
-      if (!isCidProfileName(row.cidProfile)) throw new ContentIntegrityError(`${shown} has CID profile ${JSON.stringify(row.cidProfile)}, which this cidsync does not know: upgrade cidsync`)
-      const profile = cidProfile(row.cidProfile)
+      if (typeof record === 'string') { done(at, { path: `${row.folder}/${row.path}`, outcome: 'not-stored', reason: record, code: 'ERR_CONTENT_NOT_STORED' }); return undefined }
+      if (!isCidProfileName(row.cidProfile)) throw new ContentIntegrityError(`${row.folder}/${row.path} has CID profile ${JSON.stringify(row.cidProfile)}, which this cidsync does not know: upgrade cidsync`)
       const { root, components } = targetRoot(config, init.to, row)
-      await folderThere(row.folder, root)
-      // Each directory made and checked once a run: the files after the first reuse where it
-      // really is, which fetchFile checks again just before each rename (a symlink swapped in
-      // meanwhile changes it, and the file is refused).
-      const dirKey = JSON.stringify([root, ...components.slice(0, -1)])
-      let prepared = dirs.get(dirKey)
-      if (prepared === undefined) {
-        prepared = prepareTarget(root, [...components.slice(0, -1), '.'], dirMode(row.folder))
-        dirs.set(dirKey, prepared)
-        // A failure is this file's, and the next file of the directory tries again.
-        prepared.catch(() => { dirs.delete(dirKey) })
-      }
-      const { targetDir, made } = await prepared
+      return { row, at, record, profile: cidProfile(row.cidProfile), root, components, dirKey: JSON.stringify([root, ...components.slice(0, -1)]) }
+    } catch (err) {
+      failed(err, row, at)
+      return undefined
+    }
+  }
+  /**
+   * Each directory made and checked once a run: the files after the first reuse where it really
+   * is, which fetchFile checks again just before each rename (a symlink swapped in meanwhile
+   * changes it, and the file is refused). A failure is this file's, and the next file of the
+   * directory tries again.
+   */
+  const dirOf = async ({ row, root, components, dirKey }: Checked): Promise<{ readonly targetDir: string, readonly made: boolean }> => {
+    let prepared = dirs.get(dirKey)
+    if (prepared === undefined) {
+      prepared = folderThere(row.folder, root).then(async () => await prepareTarget(root, [...components.slice(0, -1), '.'], dirMode(row.folder)))
+      dirs.set(dirKey, prepared)
+      prepared.catch(() => { dirs.delete(dirKey) })
+    }
+    return await prepared
+  }
+  const prepare = async (checked: Checked): Promise<void> => {
+    const { row, at, record, profile, root, components } = checked
+    const shown = `${row.folder}/${row.path}`
+    try {
+      init.signal?.throwIfAborted()
+      const { targetDir, made } = await dirOf(checked)
       const target = join(root, ...components)
       let sweep = sweeps.get(dirname(target))
       if (sweep === undefined) {
@@ -219,11 +233,10 @@ export async function getFiles (repository: Repository, index: Index, init: GetF
       // are read (each block verified first) instead of each being held whole: memory stays at a
       // few blocks a file, and several large files are opened at once.
       const streamed = record.sealing !== 'none' && record.size >= SMALL_FILE_BYTES && clients.objects.stream !== undefined
-      // A thread is started by its first job: one as soon as a file is to be fetched (an empty
-      // object's hash), so that its start-up (0.1-0.3 s of loading) runs while the other files
-      // are checked, not after, when the first file's bytes wait for it; a run with nothing to
-      // fetch starts none. Its answer is not needed; a pool closed first fails it, unheard.
-      if (jobs.length === 0) pool.hashObject([]).catch(() => {})
+      // The threads start as soon as a file is to be fetched, a thread a file up to the pool's
+      // size: their start-up runs while the other files are checked, not in the first file's
+      // way. A run with nothing to fetch starts none.
+      if (jobs.length === 0) pool.warm(rows.length - at)
       jobs.push({ at, row, record, profile, root, target, targetDir, key, streamed, replace: there !== undefined, attrs })
     } catch (err) {
       failed(err, row, at)
@@ -315,7 +328,13 @@ export async function getFiles (repository: Repository, index: Index, init: GetF
   /** Checks and brings back `rows` from `from` on, made durable and renamed. */
   const bringFrom = async (from: number): Promise<void> => {
     const before = jobs.length
-    await eachAtOnce(rows.slice(from), RESTORE_CONCURRENCY, async (row, i) => { await prepare(row, from + i) })
+    const checked = rows.slice(from).flatMap((row, i) => check(row, from + i) ?? [])
+    // The directories are made ahead, several at once: the files of one directory wait on it
+    // together, so one directory after another left this thread idle.
+    const firsts = [...new Map(checked.map(c => [c.dirKey, c])).values()]
+    const ahead = eachAtOnce(firsts, RESTORE_CONCURRENCY, async (c) => { if (init.signal?.aborted !== true) await dirOf(c).catch(() => {}) })
+    await eachAtOnce(checked, RESTORE_CONCURRENCY, prepare)
+    await ahead
     const ordered = fetchOrder(byRangeWhereFew(jobs.slice(before), clients.objects.stream !== undefined))
     for (const job of ordered) {
       const pack = packOf(job)
