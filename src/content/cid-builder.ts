@@ -1,3 +1,4 @@
+import { createHash, type Hash } from 'node:crypto'
 import type { CID } from 'multiformats/cid'
 import { BalancedTree, type TreeLink } from './unixfs-tree.js'
 import { leafBlock, leafDigest, leafLink, sha256 } from './leaf.js'
@@ -28,10 +29,18 @@ export class CidBuilder {
   private bytes = 0
 
   private readonly onBlock: CidBuilderInit['onBlock']
+  /**
+   * Raw leaves no one keeps are hashed as their bytes come: a leaf's digest is the SHA-256 of its
+   * bytes alone, so nothing is gathered into a chunk (no chunk-sized buffer a file, no copy).
+   */
+  private readonly streamed: boolean
+  private leafHash: Hash | undefined
+  private leafLength = 0
 
   constructor (private readonly profile: CidProfile, init: CidBuilderInit = {}) {
     this.onBlock = init.onBlock
     this.tree = new BalancedTree(profile, block => sha256(block), init.onBlock)
+    this.streamed = profile.rawLeaves && init.onBlock === undefined
     this.pending = init.scratch !== undefined && init.scratch.byteLength >= profile.chunkSize ? init.scratch : undefined
   }
 
@@ -43,6 +52,16 @@ export class CidBuilder {
   update (bytes: Uint8Array): this {
     let offset = 0
     this.bytes += bytes.byteLength
+    if (this.streamed) {
+      while (offset < bytes.byteLength) {
+        const take = Math.min(this.profile.chunkSize - this.leafLength, bytes.byteLength - offset)
+        ;(this.leafHash ??= createHash('sha256')).update(bytes.subarray(offset, offset + take))
+        this.leafLength += take
+        offset += take
+        if (this.leafLength === this.profile.chunkSize) this.endStreamedLeaf()
+      }
+      return this
+    }
     if (this.pendingLength === 0) {
       // Whole chunks straight from the caller's buffer: no copy on the hot path.
       while (bytes.byteLength - offset >= this.profile.chunkSize) {
@@ -71,11 +90,23 @@ export class CidBuilder {
 
   /** Ends the stream and answers the root with its file size and DAG size (Kubo's `Size`). */
   finishLink (): TreeLink {
+    if (this.streamed) {
+      if (this.leafLength > 0 || this.leaves === 0) this.endStreamedLeaf()
+      return this.tree.finish()
+    }
     if (this.pendingLength > 0 || this.leaves === 0) {
       this.addLeaf(this.pending?.subarray(0, this.pendingLength) ?? new Uint8Array(0))
       this.pendingLength = 0
     }
     return this.tree.finish()
+  }
+
+  private endStreamedLeaf (): void {
+    const digest = (this.leafHash ?? createHash('sha256')).digest()
+    this.leaves++
+    this.tree.addLeaf(leafLink(this.profile, digest, this.leafLength))
+    this.leafHash = undefined
+    this.leafLength = 0
   }
 
   private addLeaf (chunk: Uint8Array): void {

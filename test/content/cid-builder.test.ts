@@ -44,6 +44,24 @@ describe('CIDs equal to `ipfs add`', () => {
     expect(builder.finish().toString()).toBe(bytesCid(bytes, profile).toString())
   })
 
+  it.each(CID_PROFILE_NAMES)('%s: leaves hashed as they come and leaves gathered whole give the same CID, in any slices', async (name) => {
+    const profile = { ...cidProfile(name), chunkSize: 64 }
+    for (const length of [0, 1, 63, 64, 65, 64 * 3, 64 * profile.maxLinks + 1]) {
+      const bytes = chachaBytes(`leaves-${length}`, length)
+      // Told of each block, a builder gathers every leaf; without, raw leaves are hashed as they come.
+      const gathered = new CidBuilder(profile, { onBlock: () => {} })
+      const streamed = new CidBuilder(profile)
+      for (let offset = 0, step = 1; offset < length; offset += step, step = (step * 5 + 2) % 97) {
+        gathered.update(bytes.subarray(offset, offset + step))
+        streamed.update(bytes.subarray(offset, offset + step))
+      }
+      streamed.update(new Uint8Array(0))
+      const cid = await importerCid(bytes, profile)
+      expect(gathered.finish().toString(), `${name}, ${length} bytes`).toBe(cid)
+      expect(streamed.finish().toString(), `${name}, ${length} bytes`).toBe(cid)
+    }
+  })
+
   // Deeper trees than the vectors reach: a node of nodes with a partial last branch.
   it.each(CID_PROFILE_NAMES)('agrees with ipfs-unixfs-importer for %s over many chunk counts', async (name) => {
     const profile = { ...cidProfile(name), chunkSize: 64 }
