@@ -1,5 +1,4 @@
 import { createCipheriv, createDecipheriv } from 'node:crypto'
-import type { CID } from 'multiformats/cid'
 import { ContentIntegrityError } from '../errors.js'
 
 /** Plaintext bytes per sealed chunk. */
@@ -31,7 +30,10 @@ function nonceOf (index: number): Buffer {
   return nonce
 }
 
-function associatedData (cid: CID, index: number, last: boolean): Buffer {
+/** What a chunk is bound to: its file's CID, as bytes (and as text for messages). */
+export interface ChunkCid { readonly bytes: Uint8Array, toString: () => string }
+
+function associatedData (cid: ChunkCid, index: number, last: boolean): Buffer {
   const tail = Buffer.alloc(9)
   tail.writeBigUInt64BE(BigInt(index), 0)
   tail[8] = last ? 1 : 0
@@ -39,12 +41,12 @@ function associatedData (cid: CID, index: number, last: boolean): Buffer {
 }
 
 /** Seals chunk `index` of the file `cid` under its file key: ciphertext then tag. */
-export function sealChunk (key: Uint8Array, cid: CID, index: number, last: boolean, plain: Uint8Array): Buffer {
+export function sealChunk (key: Uint8Array, cid: ChunkCid, index: number, last: boolean, plain: Uint8Array): Buffer {
   return Buffer.concat(sealChunkParts(key, cid, index, last, plain))
 }
 
 /** {@link sealChunk} as its two pieces, ciphertext and tag, for a writer that need not join them (one copy less a chunk). */
-export function sealChunkParts (key: Uint8Array, cid: CID, index: number, last: boolean, plain: Uint8Array): [Buffer, Buffer] {
+export function sealChunkParts (key: Uint8Array, cid: ChunkCid, index: number, last: boolean, plain: Uint8Array): [Buffer, Buffer] {
   const cipher = createCipheriv('aes-256-gcm', key, nonceOf(index))
   cipher.setAAD(associatedData(cid, index, last))
   const body = cipher.update(plain)
@@ -58,7 +60,7 @@ export function sealChunkParts (key: Uint8Array, cid: CID, index: number, last: 
  * a changed byte, a chunk moved to another place or file, or a non-final chunk presented as the
  * last all fail here.
  */
-export function openChunk (key: Uint8Array, cid: CID, index: number, last: boolean, sealed: Uint8Array): Buffer {
+export function openChunk (key: Uint8Array, cid: ChunkCid, index: number, last: boolean, sealed: Uint8Array): Buffer {
   const pieces = openChunkPieces(key, cid, index, last, sealed, Math.max(1, sealed.byteLength))
   return pieces.length === 1 ? pieces[0] as Buffer : Buffer.concat(pieces)
 }
@@ -68,7 +70,7 @@ export function openChunk (key: Uint8Array, cid: CID, index: number, last: boole
  * chunk's tag checked. Node gives each update's plaintext in new zeroed memory: small pieces are
  * memory the allocator hands out again, where a MiB each is new pages to fault in and clear.
  */
-export function openChunkPieces (key: Uint8Array, cid: CID, index: number, last: boolean, sealed: Uint8Array, pieceBytes: number): Buffer[] {
+export function openChunkPieces (key: Uint8Array, cid: ChunkCid, index: number, last: boolean, sealed: Uint8Array, pieceBytes: number): Buffer[] {
   if (sealed.byteLength < TAG_BYTES) throw new ContentIntegrityError(`chunk ${index} of ${cid.toString()} is ${sealed.byteLength} bytes, shorter than its tag`)
   const body = sealed.subarray(0, sealed.byteLength - TAG_BYTES)
   const decipher = createDecipheriv('aes-256-gcm', key, nonceOf(index))

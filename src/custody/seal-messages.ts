@@ -40,6 +40,8 @@ export interface UnsealJob {
   readonly path: string
   readonly key: Uint8Array
   readonly cid: string
+  /** The same CID as bytes, which every chunk is bound to: the thread need not parse the text. */
+  readonly cidBytes: Uint8Array
   readonly size: number
   readonly profile: CidProfileName
   /** The file's mtime to set once it is written (ms since the epoch). */

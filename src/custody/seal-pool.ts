@@ -46,6 +46,8 @@ export interface UnsealInit {
   readonly key: Uint8Array
   /** The row's CID: bound into every chunk. */
   readonly cid: string
+  /** The same CID as bytes (its own, not a view of a larger buffer: it is copied to the thread). */
+  readonly cidBytes: Uint8Array
   readonly size: number
   /** The row's profile, to hash the plaintext under. */
   readonly profile: CidProfileName

@@ -1,7 +1,7 @@
 import type { CID } from 'multiformats/cid'
 import { FileChangedWhileHashingError } from '../content/index.js'
 import { ContentIntegrityError } from '../errors.js'
-import { CHUNK_BYTES, TAG_BYTES, chunkCount, openChunkPieces, plainChunkLength, sealChunk } from './chunks.js'
+import { CHUNK_BYTES, TAG_BYTES, chunkCount, openChunkPieces, plainChunkLength, sealChunk, type ChunkCid } from './chunks.js'
 
 /** A chunk's plaintext is handed on in pieces this large (see openChunkPieces). */
 const PLAIN_PIECE_BYTES = 64 * 1024
@@ -63,7 +63,7 @@ export async function * sealStream (source: AsyncIterable<Uint8Array>, init: Sea
 
 export interface OpenStreamInit {
   readonly key: Uint8Array
-  readonly cid: CID
+  readonly cid: ChunkCid
   /** The file's size: frames the chunks, and a blob longer or shorter than it is refused. */
   readonly size: number
 }

@@ -86,7 +86,12 @@ export async function unsealJobOf (init: Omit<UnsealFileInit, 'memory' | 'pool'>
   const temp = fetchTempFor(init.target)
   // Private while it is written: its mode and owner come on its descriptor once it is verified.
   const attrs = init.attrs ?? defaultAttrs()
-  return { dir, expectedDir, temp, job: { path: temp, key, cid: row.cid.toString(), size: row.size, profile: row.profile.name, mtimeMs: row.mtimeMs, mode: attrs.mode, uid: attrs.uid, gid: attrs.gid, dir: expectedDir } }
+  return { dir, expectedDir, temp, job: { path: temp, key, cid: row.cid.toString(), cidBytes: ownBytes(row.cid.bytes), size: row.size, profile: row.profile.name, mtimeMs: row.mtimeMs, mode: attrs.mode, uid: attrs.uid, gid: attrs.gid, dir: expectedDir } }
+}
+
+/** `bytes` alone: a view of a larger buffer would send all of it to the thread. */
+function ownBytes (bytes: Uint8Array): Uint8Array {
+  return bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength ? bytes : bytes.slice()
 }
 
 /**

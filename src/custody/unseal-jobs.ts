@@ -9,7 +9,6 @@
 import { closeSync, fchmodSync, fchownSync, ftruncateSync, fstatSync, fsync, futimesSync, openSync, rmSync, writeSync } from 'node:fs'
 import { dirname } from 'node:path'
 import { openedIn } from '../util/fd-path.js'
-import { CID } from 'multiformats/cid'
 import { DirectStages, DirectWriter } from '../util/direct-writer.js'
 import { CidBuilder, cidProfile } from '../content/index.js'
 import { ContentIntegrityError, TargetPathError } from '../errors.js'
@@ -107,7 +106,7 @@ export function startUnseal (job: UnsealJob): void {
     uid: job.uid,
     gid: job.gid,
     written: 0,
-    opener: new ChunkOpener({ key: job.key, cid: CID.parse(job.cid), size: job.size }, (plain) => {
+    opener: new ChunkOpener({ key: job.key, cid: { bytes: job.cidBytes, toString: () => job.cid }, size: job.size }, (plain) => {
       state.written += plain.byteLength
       if (state.written > state.size) throw new ContentIntegrityError(`the stored content of ${state.cid} is longer than its ${state.size} bytes`)
       builder.update(plain)

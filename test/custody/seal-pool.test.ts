@@ -81,7 +81,7 @@ describe('the sealing threads', () => {
     const shared = (bytes: Buffer): Uint8Array => { const view = new Uint8Array(new SharedArrayBuffer(bytes.byteLength)); view.set(bytes); return view }
     const key = fileKey(master, file.cid)
     const path = join(dir, 'restored')
-    const unsealer = sealer.unseal({ path, key, cid: file.cid.toString(), size: plain.byteLength, profile: 'kubo-cidv1', mtimeMs: 1_700_000_000_123, mode: 0o640 })
+    const unsealer = sealer.unseal({ path, key, cid: file.cid.toString(), cidBytes: file.cid.bytes, size: plain.byteLength, profile: 'kubo-cidv1', mtimeMs: 1_700_000_000_123, mode: 0o640 })
     let written = 0
     // Slabs cut across chunk boundaries, as a pack's or a part's slabs fall.
     for (const [from, to] of [[0, 1000], [1000, CHUNK_BYTES + 77], [CHUNK_BYTES + 77, blob.byteLength]] as const) written += await unsealer.piece(shared(blob.subarray(from, to)))
@@ -102,17 +102,17 @@ describe('the sealing threads', () => {
 
     const damaged = Buffer.from(blob)
     damaged[CHUNK_BYTES + 5] = (damaged[CHUNK_BYTES + 5] as number) ^ 1
-    const bad = sealer.unseal({ path: join(dir, 'damaged'), key, cid: file.cid.toString(), size: plain.byteLength, profile: 'kubo-cidv1', mtimeMs: 0, mode: 0o644 })
+    const bad = sealer.unseal({ path: join(dir, 'damaged'), key, cid: file.cid.toString(), cidBytes: file.cid.bytes, size: plain.byteLength, profile: 'kubo-cidv1', mtimeMs: 0, mode: 0o644 })
     await expect(bad.piece(shared(damaged))).rejects.toBeInstanceOf(ContentIntegrityError)
     await expect(bad.end()).rejects.toBeInstanceOf(ContentIntegrityError)
     // A file that failed is removed by the thread that made it (its caller's removal could come first).
     expect((await readdir(dir)).sort()).toEqual(['original', 'restored'])
-    const given = sealer.unseal({ path: join(dir, 'given-up'), key, cid: file.cid.toString(), size: plain.byteLength, profile: 'kubo-cidv1', mtimeMs: 0, mode: 0o644 })
+    const given = sealer.unseal({ path: join(dir, 'given-up'), key, cid: file.cid.toString(), cidBytes: file.cid.bytes, size: plain.byteLength, profile: 'kubo-cidv1', mtimeMs: 0, mode: 0o644 })
     await given.cancel()
     await sealer.hashObject([shared(blob)])
     expect((await readdir(dir)).sort()).toEqual(['original', 'restored'])
     // Never a file that exists: the thread creates its temp, and refuses one already there.
-    const again = sealer.unseal({ path, key, cid: file.cid.toString(), size: plain.byteLength, profile: 'kubo-cidv1', mtimeMs: 0, mode: 0o644 })
+    const again = sealer.unseal({ path, key, cid: file.cid.toString(), cidBytes: file.cid.bytes, size: plain.byteLength, profile: 'kubo-cidv1', mtimeMs: 0, mode: 0o644 })
     await expect(again.piece(shared(blob))).rejects.toMatchObject({ code: 'EEXIST' })
   })
 
@@ -125,7 +125,7 @@ describe('the sealing threads', () => {
     const view = new Uint8Array(new SharedArrayBuffer(blob.byteLength))
     view.set(blob)
     const key = fileKey(master, file.cid)
-    const job = { key, cid: file.cid.toString(), size: plain.byteLength, mtimeMs: 1_700_000_000_000, mode: 0o644 }
+    const job = { key, cid: file.cid.toString(), cidBytes: file.cid.bytes, size: plain.byteLength, mtimeMs: 1_700_000_000_000, mode: 0o644 }
     // Cut in two, as a blob across two slabs of a pack comes.
     const whole = sealer.unseal({ ...job, path: join(dir, 'whole'), profile: 'kubo-cidv1', whole: [view.subarray(0, 5000), view.subarray(5000)] })
     expect(await whole.end()).toMatchObject({ cid: file.cid.toString() })
@@ -152,7 +152,7 @@ describe('the sealing threads', () => {
     // The third blob has a byte changed: its tag does not check.
     const damaged = files[2] as (typeof files)[number]
     damaged.view[100] = (damaged.view[100] as number) ^ 1
-    const unsealers = sealer.unsealMany(files.map(({ plain, file, view }, i) => ({ path: join(dir, `back-${i}`), key: fileKey(master, file.cid), cid: file.cid.toString(), size: plain.byteLength, profile: 'kubo-cidv1' as const, mtimeMs: 1_700_000_000_000, mode: 0o640, whole: [view] })))
+    const unsealers = sealer.unsealMany(files.map(({ plain, file, view }, i) => ({ path: join(dir, `back-${i}`), key: fileKey(master, file.cid), cid: file.cid.toString(), cidBytes: file.cid.bytes, size: plain.byteLength, profile: 'kubo-cidv1' as const, mtimeMs: 1_700_000_000_000, mode: 0o640, whole: [view] })))
     const answers = await Promise.allSettled(unsealers.map(async u => await u.end()))
     expect(answers.map(a => a.status)).toEqual(['fulfilled', 'fulfilled', 'rejected', 'fulfilled'])
     expect((answers[2] as PromiseRejectedResult).reason).toBeInstanceOf(ContentIntegrityError)

@@ -1,12 +1,14 @@
 import { describe, expect, it } from 'vitest'
 import { mkdir, readdir, realpath, rename, symlink } from 'node:fs/promises'
 import { join } from 'node:path'
+import { CID } from 'multiformats/cid'
 import { dropUnseal, startUnseal } from '../../src/custody/unseal-jobs.js'
 import { TargetPathError } from '../../src/errors.js'
 import { useTempDir } from '../helpers/temp-dir.js'
 
+const cid = 'bafkreihdwdcefgh4dqkjv67uzcmw7ojee6xedzdetojuzjevtenxquvyku'
 const job = (path: string, dir: string, id: number) => ({
-  type: 'unseal' as const, id, path, key: new Uint8Array(32), cid: 'bafkreihdwdcefgh4dqkjv67uzcmw7ojee6xedzdetojuzjevtenxquvyku', size: 1, profile: 'kubo-cidv1' as const, mtimeMs: 0, mode: 0o600, dir
+  type: 'unseal' as const, id, path, key: new Uint8Array(32), cid, cidBytes: CID.parse(cid).bytes, size: 1, profile: 'kubo-cidv1' as const, mtimeMs: 0, mode: 0o600, dir
 })
 
 describe('a restore\'s temp file is made where it was checked, before a byte is written', () => {

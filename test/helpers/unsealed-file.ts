@@ -21,7 +21,7 @@ export async function unsealedFile (sealer: SealPool, master: Uint8Array, dir: s
   const view = new Uint8Array(new SharedArrayBuffer(blob.byteLength))
   view.set(blob)
   const temp = join(dir, `.${name}.cidsync-${randomBytes(6).toString('hex')}.part`)
-  const job = sealer.unseal({ path: temp, key, cid: cid.toString(), size: plain.byteLength, profile: 'kubo-cidv1', mtimeMs: 1_700_000_000_000, mode: 0o644, whole: [view] })
+  const job = sealer.unseal({ path: temp, key, cid: cid.toString(), cidBytes: cid.bytes, size: plain.byteLength, profile: 'kubo-cidv1', mtimeMs: 1_700_000_000_000, mode: 0o644, whole: [view] })
   const { inode } = await job.end()
   return { job: job.id, temp, target: join(dir, name), dir, expectedDir: await realpath(dir), inode, size: plain.byteLength }
 }
