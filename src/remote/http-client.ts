@@ -76,7 +76,9 @@ export interface HttpResponse {
  * errors that name the method and URL (never a credential) and say what to do.
  */
 export class HttpClient {
-  private readonly pool: Pool
+  /** Made at the first request: a command whose service runs in process may never send one, and undici takes a while to load. */
+  private pooled: Pool | undefined
+  private closed = false
   private readonly base: URL
   private readonly policy: RetryPolicy
   /** The slowest a body may arrive: a gateway fetch holds to it as well. */
@@ -84,12 +86,6 @@ export class HttpClient {
 
   constructor (private readonly init: HttpClientInit) {
     this.base = new URL(init.baseUrl)
-    this.pool = new (undiciPool())(this.base.origin, {
-      connect: { timeout: init.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS },
-      headersTimeout: init.headersTimeoutMs ?? DEFAULT_HEADERS_TIMEOUT_MS,
-      bodyTimeout: init.bodyTimeoutMs ?? DEFAULT_BODY_TIMEOUT_MS,
-      keepAliveTimeout: 10_000
-    })
     this.policy = { ...DEFAULT_RETRY_POLICY, ...init.retry }
     this.rate = { ...DEFAULT_RATE_BOUND, ...init.rate }
   }
@@ -203,9 +199,24 @@ export class HttpClient {
     }
   }
 
-  /** Ends the pool: requests in flight fail. */
+  /** Ends the pool: requests in flight fail, and later ones too. A second call does nothing more. */
   async close (): Promise<void> {
-    await this.pool.close()
+    if (this.closed) return
+    this.closed = true
+    await this.pooled?.close()
+  }
+
+  private get pool (): Pool {
+    if (this.pooled !== undefined) return this.pooled
+    this.pooled = new (undiciPool())(this.base.origin, {
+      connect: { timeout: this.init.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS },
+      headersTimeout: this.init.headersTimeoutMs ?? DEFAULT_HEADERS_TIMEOUT_MS,
+      bodyTimeout: this.init.bodyTimeoutMs ?? DEFAULT_BODY_TIMEOUT_MS,
+      keepAliveTimeout: 10_000
+    })
+    // A request after close() fails as one on a closed pool does (UND_ERR_CLOSED).
+    if (this.closed) this.pooled.close().catch(() => {})
+    return this.pooled
   }
 
   private headers (request: HttpRequest): Record<string, string> {

@@ -135,4 +135,20 @@ describe('the HTTP core', () => {
     expect(server.received[0]).toMatchObject({ method: 'PUT', body: '{"snapshotCid":"bafy"}' })
     expect(server.received[0]?.headers['content-type']).toBe('application/json')
   })
+
+  it('a client closed before its first request sends nothing after, used or not', async () => {
+    const { server, client } = await setup({ retry: { attempts: 1 } })
+    await client.close()
+    await client.close()
+    server.answer({ status: 200, body: { name: 'x' } })
+    await expect(client.json(get, thing)).rejects.toThrow()
+    expect(server.received).toEqual([])
+    const other = await setup({ retry: { attempts: 1 } })
+    other.server.answer({ status: 200, body: { name: 'y' } })
+    expect(await other.client.json(get, thing)).toEqual({ name: 'y' })
+    await other.client.close()
+    await expect(other.client.json(get, thing)).rejects.toThrow()
+    expect(other.server.received).toHaveLength(1)
+  })
 })
+
