@@ -78,7 +78,8 @@ export interface HttpResponse {
 export class HttpClient {
   /** Made at the first request: a command whose service runs in process may never send one, and undici takes a while to load. */
   private pooled: Pool | undefined
-  private closed = false
+  /** The pool's close, once asked for. */
+  private closing: Promise<void> | undefined
   private readonly base: URL
   private readonly policy: RetryPolicy
   /** The slowest a body may arrive: a gateway fetch holds to it as well. */
@@ -199,11 +200,10 @@ export class HttpClient {
     }
   }
 
-  /** Ends the pool: requests in flight fail, and later ones too. A second call does nothing more. */
+  /** Ends the pool: requests in flight fail, and later ones too. A second call answers with the first. */
   async close (): Promise<void> {
-    if (this.closed) return
-    this.closed = true
-    await this.pooled?.close()
+    this.closing ??= this.pooled?.close() ?? Promise.resolve()
+    await this.closing
   }
 
   private get pool (): Pool {
@@ -214,8 +214,8 @@ export class HttpClient {
       bodyTimeout: this.init.bodyTimeoutMs ?? DEFAULT_BODY_TIMEOUT_MS,
       keepAliveTimeout: 10_000
     })
-    // A request after close() fails as one on a closed pool does (UND_ERR_CLOSED).
-    if (this.closed) this.pooled.close().catch(() => {})
+    // A request after close() fails as one on a closed pool does.
+    if (this.closing !== undefined) this.pooled.close().catch(() => {})
     return this.pooled
   }
 

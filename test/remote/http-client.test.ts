@@ -150,5 +150,18 @@ describe('the HTTP core', () => {
     await expect(other.client.json(get, thing)).rejects.toThrow()
     expect(other.server.received).toHaveLength(1)
   })
+
+  it('a second close() answers only once the pool has closed, as the first does', async () => {
+    const { server, client } = await setup({ retry: { attempts: 1 } })
+    server.answer({ status: 200, body: { name: 'late' }, delayMs: 300 })
+    const inFlight = client.json(get, thing)
+    await until(() => server.received.length === 1 ? true : undefined, 5000, 'the request to arrive')
+    const closed: string[] = []
+    const first = client.close().then(() => { closed.push('first') })
+    await client.close().then(() => { closed.push('second') })
+    await first
+    expect(closed).toEqual(['first', 'second'])
+    expect(await inFlight).toEqual({ name: 'late' })
+  })
 })
 
