@@ -14,6 +14,8 @@ export const SLOW_FILES: readonly string[] = [
   // Crash scenarios: a process killed at each step, then recovered.
   'test/cli/content-crash-embedded.test.ts',
   'test/cli/content-crash.test.ts',
+  // Another local user swaps a restore's directories for symlinks, round after round.
+  'test/cli/restore-swap-race.test.ts',
   'test/cli/incremental-crash.test.ts',
   'test/cli/forget-crash.test.ts',
   'test/cli/prune-crash.test.ts',

@@ -12,7 +12,7 @@ import { MAX_OBJECT_BYTES } from './layout.js'
 import type { ContentRecord } from './record.js'
 import type { ObjectCache } from './object-cache.js'
 import { applyAttrs, defaultAttrs, type FileAttrs } from './file-attrs.js'
-import { inCheckedDirSync, openedIn } from '../util/fd-path.js'
+import { inCheckedDir, inCheckedDirSync, openedIn } from '../util/fd-path.js'
 
 /** What the index row says a file holds. */
 export interface FileRow {
@@ -95,19 +95,22 @@ export function fetchTempFor (target: string): string {
 }
 
 /**
- * Removes the temp files fetches killed midway left in `dir` (a real directory the caller checked):
+ * Removes the temp files fetches killed midway left in `dir`, which must really be `expected`:
  * only regular files under the name {@link fetchFile} gives them, never the user's own files.
- * Answers how many it removed.
+ * Each is reached through the directory's descriptor, so a symlink swapped in for `dir` leads the
+ * sweep nowhere. Answers how many it removed.
  */
-export async function removeFetchTemps (dir: string): Promise<number> {
-  let removed = 0
-  for (const name of (await readdir(dir).catch(() => [] as string[])).filter(n => FETCH_TEMP.test(n))) {
-    const path = join(dir, name)
-    if ((await lstat(path).catch(() => undefined))?.isFile() !== true) continue
-    await rm(path, { force: true })
-    removed++
-  }
-  return removed
+export async function removeFetchTemps (dir: string, expected: string): Promise<number> {
+  const refused = (now: string): Error => new TargetPathError(`${dir} is not where it was checked (it leads to ${now}): a symlink put in its way? Nothing is removed through it`)
+  return await inCheckedDir(dir, expected, refused, async (at) => {
+    let removed = 0
+    for (const name of (await readdir(at('.')).catch(() => [] as string[])).filter(n => FETCH_TEMP.test(n))) {
+      if ((await lstat(at(name)).catch(() => undefined))?.isFile() !== true) continue
+      await rm(at(name), { force: true })
+      removed++
+    }
+    return removed
+  })
 }
 
 async function * spans (init: FetchFileInit): AsyncGenerator<Uint8Array> {

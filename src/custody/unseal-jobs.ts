@@ -7,8 +7,8 @@
 // caller reused. It is also this thread's to remove when the job fails or is given up, since a
 // removal by the caller could come before the thread created it.
 import { closeSync, fchmodSync, fchownSync, ftruncateSync, fstatSync, fsync, futimesSync, openSync, rmSync, writeSync } from 'node:fs'
-import { dirname } from 'node:path'
-import { openedIn } from '../util/fd-path.js'
+import { basename, dirname } from 'node:path'
+import { fdPath, openedIn } from '../util/fd-path.js'
 import { DirectStages, DirectWriter } from '../util/direct-writer.js'
 import { CidBuilder, cidProfile } from '../content/index.js'
 import { ContentIntegrityError, TargetPathError } from '../errors.js'
@@ -75,8 +75,14 @@ export function hashObject (job: HashJob): string {
 /** Creates the job's temp file (never an existing one: `wx`, private until it is verified). */
 export function startUnseal (job: UnsealJob): void {
   const builder = new CidBuilder(cidProfile(job.profile))
-  const direct = job.size >= DIRECT_MIN_BYTES ? DirectWriter.create(job.path, 0o600, stages) : undefined
-  const fd = direct?.fd ?? openSync(job.path, 'wx', 0o600)
+  let direct: DirectWriter | undefined
+  let fd: number
+  try {
+    direct = job.size >= DIRECT_MIN_BYTES ? DirectWriter.create(job.path, 0o600, stages) : undefined
+    fd = direct?.fd ?? openSync(job.path, 'wx', 0o600)
+  } catch (err) {
+    throw notWritable(err, job.path)
+  }
   let inode: number
   try {
     inode = fstatSync(fd).ino
@@ -89,8 +95,10 @@ export function startUnseal (job: UnsealJob): void {
     direct?.release()
     // Emptied through its descriptor first: its name may lead elsewhere now, and nothing of it stays.
     try { ftruncateSync(fd, 0) } catch {}
+    // Removed where it was made: through a swapped directory, its name may lead back by now.
+    const made = fdPath(fd)
     closeSync(fd)
-    rmSync(job.path, { force: true })
+    rmSync(made !== undefined && basename(made) === basename(job.path) ? made : job.path, { force: true })
     throw err
   }
   const state: Unsealing = {
@@ -115,6 +123,13 @@ export function startUnseal (job: UnsealJob): void {
     })
   }
   unsealing.set(job.id, state)
+}
+
+/** A temp this user may not make (a read-only directory, as a user): said with what to do, its code kept. */
+function notWritable (err: unknown, path: string): unknown {
+  const code = (err as NodeJS.ErrnoException).code
+  if (code !== 'EACCES' && code !== 'EPERM') return err
+  return Object.assign(new Error(`${dirname(path)} does not let this user write into it (${code}): make it writable (chmod u+w), or restore as its owner or as root`, { cause: err }), { code })
 }
 
 /**

@@ -185,7 +185,7 @@ export async function getFiles (repository: Repository, index: Index, init: GetF
       const target = join(root, ...components)
       let sweep = sweeps.get(dirname(target))
       if (sweep === undefined) {
-        sweep = made ? Promise.resolve(0) : removeFetchTemps(dirname(target))
+        sweep = made ? Promise.resolve(0) : removeFetchTemps(dirname(target), targetDir)
         sweeps.set(dirname(target), sweep)
       }
       await sweep
@@ -275,6 +275,20 @@ export async function getFiles (repository: Repository, index: Index, init: GetF
       // A slice that ended inside a sealed chunk wrote nothing yet: no line for it (--json printed three of four as 0).
       onBytes: (bytes: number) => { if (bytes > 0) init.onProgress?.({ type: 'get:bytes', detail: { bytes } }) }
     }
+  }
+  /**
+   * A file's bytes were fsynced before its rename; its rename (and its directory, when this run
+   * made it) is durable once these are: a power cut before leaves it missing, never torn, and the
+   * next run fetches it. Once a directory, not once a file: each is synced once, then forgotten.
+   */
+  const syncRenamed = async (): Promise<void> => {
+    const dirsRenamed = new Map(renamed)
+    renamed.clear()
+    await syncRenames(dirsRenamed, (at, err) => {
+      const row = rows[at] as Entry
+      const error = diskFull(err, config, init.to, row.folder) ?? err as Error
+      outcomes[at] = { path: `${row.folder}/${row.path}`, outcome: 'failed', reason: `written, but not made durable: ${error.message}`, code: 'ERR_CIDSYNC' }
+    })
   }
   /** Told once `job`'s file is in its place, renamed after its batch was made durable. */
   const written = (job: Job): void => {
@@ -383,6 +397,9 @@ export async function getFiles (repository: Repository, index: Index, init: GetF
       }
     })
     if (fallbacks.length > 0) for (const outcome of outcomes) if (notFound(outcome)) told(outcome as GetOutcome)
+    // Before the directories get their recorded modes: one without read permission (0311) cannot
+    // be opened to be fsynced after.
+    await syncRenamed()
     // Then what is not a file's bytes: other names of hard links, symlinks, and directories last.
     const written = new Map(outcomes.filter((o): o is GetOutcome => o?.outcome === 'written' || o?.outcome === 'already-there').map(o => [o.path, o.target as string]))
     const entryJobs: EntryJob[] = [
@@ -405,14 +422,8 @@ export async function getFiles (repository: Repository, index: Index, init: GetF
     // A run that failed renames nothing more than the batch already being synced.
     await durable.drain()
     try {
-      // A file's bytes were fsynced before its rename; its rename (and its directory, when this run
-      // made it) is durable once these are: a power cut before leaves it missing, never torn, and
-      // the next run fetches it. Once a directory, not once a file.
-      await syncRenames(renamed, (at, err) => {
-        const row = rows[at] as Entry
-        const error = diskFull(err, config, init.to, row.folder) ?? err as Error
-        outcomes[at] = { path: `${row.folder}/${row.path}`, outcome: 'failed', reason: `written, but not made durable: ${error.message}`, code: 'ERR_CIDSYNC' }
-      })
+      // What a failed run renamed (a run that ended well synced it all already).
+      await syncRenamed()
     } finally {
       await pool.close()
       await durable.abandon()
