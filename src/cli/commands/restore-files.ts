@@ -40,7 +40,9 @@ export async function printPlan (run: TreeRun & { readonly index: Index, readonl
   for (const p of planned) if (p.action !== 'keep') process.stdout.write(`${p.action.padEnd(10)} ${safeText(p.path)}${p.reason === undefined ? '' : `  (${safeLines(p.reason)})`}\n`)
   for (const e of extra) process.stdout.write(`${'delete'.padEnd(10)} ${safeText(e.shown)}\n`)
   const count = (action: string): number => planned.filter(p => p.action === action).length
+  const blocked = count('blocked')
   process.stdout.write(`would write ${count('write')}, replace ${count('replace')}, keep ${count('keep')} as they are, leave ${count('differ')} different (--overwrite replaces them), ` +
+    `${blocked === 0 ? '' : `fail ${blocked} (something in the way it never replaces: move it aside), `}` +
     `${count('not-stored')} not stored${run.options.delete === true ? `, delete ${extra.length}` : ''}; nothing was changed\n`)
 }
 

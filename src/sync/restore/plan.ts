@@ -9,7 +9,7 @@ import { targetRoot, usableRecord } from './get-files.js'
 export interface PlannedEntry {
   readonly path: string
   readonly kind: 'file' | 'symlink' | 'dir'
-  readonly action: 'write' | 'keep' | 'replace' | 'differ' | 'not-stored'
+  readonly action: 'write' | 'keep' | 'replace' | 'differ' | 'blocked' | 'not-stored'
   readonly target: string
   readonly reason?: string
 }
@@ -17,18 +17,27 @@ export interface PlannedEntry {
 /**
  * Looks at each entry's place without writing anything: absent (`write`), right as it is (`keep`),
  * another version of record (`replace`), a local file that no publish holds (`differ`, kept
- * unless `--overwrite`), or content never stored (`not-stored`).
+ * unless `--overwrite`), in the way of what a restore never replaces (`blocked`: a directory on
+ * the way that is a file or a symlink, or a file's place that holds a directory), or content never
+ * stored (`not-stored`).
  */
 export async function planRestore (index: Index, config: Config, rows: readonly Entry[], init: { to?: string, overwrite?: boolean, own?: string }): Promise<PlannedEntry[]> {
   const planned: PlannedEntry[] = []
+  const inTheWay = wayChecker()
   for (const row of rows) {
     const kind = row.meta?.kind ?? 'file'
     const { root, components } = targetRoot(config, init.to, row)
     const target = join(root, ...components)
-    const there = await lstat(target).catch(() => undefined)
     const shown = `${row.folder}/${row.path}`
     const add = (action: PlannedEntry['action'], reason?: string): void => { planned.push({ path: shown, kind, action, target, ...(reason === undefined ? {} : { reason }) }) }
-    if (kind === 'dir') { add(there === undefined ? 'write' : there.isDirectory() ? 'keep' : 'differ'); continue }
+    const blocker = await inTheWay(root, components.slice(0, -1))
+    if (blocker !== undefined) { add('blocked', blocker); continue }
+    const there = await lstat(target).catch(() => undefined)
+    if (kind === 'dir') {
+      if (there === undefined || there.isDirectory()) add(there === undefined ? 'write' : 'keep')
+      else add('blocked', there.isSymbolicLink() ? 'a symlink' : 'not a directory')
+      continue
+    }
     if (kind === 'symlink') {
       if (there === undefined) add('write')
       else if (!there.isSymbolicLink()) add(init.overwrite === true ? 'replace' : 'differ', 'not a symlink')
@@ -38,7 +47,9 @@ export async function planRestore (index: Index, config: Config, rows: readonly 
     const record = usableRecord(index, row)
     if (typeof record === 'string') { add('not-stored', record); continue }
     if (there === undefined) { add('write'); continue }
-    if (!there.isFile()) { add(init.overwrite === true ? 'replace' : 'differ', 'not a regular file'); continue }
+    // A symlink there is replaced with --overwrite, as the run does; anything else not a file stays.
+    if (there.isSymbolicLink()) { add(init.overwrite === true ? 'replace' : 'differ', 'a symlink'); continue }
+    if (!there.isFile()) { add('blocked', 'not a regular file'); continue }
     if (!isCidProfileName(row.cidProfile)) { add('differ', `unknown CID profile ${row.cidProfile}`); continue }
     const local = (await fileCid(target, cidProfile(row.cidProfile))).cid.toString()
     const modeRight = row.meta === null || (there.mode & 0o7777) === row.meta.mode
@@ -48,4 +59,29 @@ export async function planRestore (index: Index, config: Config, rows: readonly 
     add(ofRecord || init.overwrite === true ? 'replace' : 'differ', ofRecord ? undefined : 'a local file no publish holds')
   }
   return planned
+}
+
+/**
+ * Why a restore could not go through the directories from `root` down `parts` (one that is a file
+ * or a symlink: it writes through none), or undefined. Each directory is looked at once.
+ */
+function wayChecker (): (root: string, parts: readonly string[]) => Promise<string | undefined> {
+  const seen = new Map<string, { readonly missing: boolean, readonly blocked?: string }>()
+  return async (root, parts) => {
+    for (let i = 1; i <= parts.length; i++) {
+      const dir = join(root, ...parts.slice(0, i))
+      let state = seen.get(dir)
+      if (state === undefined) {
+        const stats = await lstat(dir).catch(() => undefined)
+        state = stats === undefined
+          ? { missing: true }
+          : { missing: false, blocked: stats.isDirectory() ? undefined : `${dir} is ${stats.isSymbolicLink() ? 'a symlink' : 'not a directory'}: nothing is written through it` }
+        seen.set(dir, state)
+      }
+      if (state.blocked !== undefined) return state.blocked
+      // A directory missing is made on the way: nothing below it is there yet.
+      if (state.missing) return undefined
+    }
+    return undefined
+  }
 }

@@ -1,0 +1,42 @@
+import { describe, expect, it } from 'vitest'
+import { mkdir, readdir, symlink, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { EXTERNAL, localServiceUnderTest } from '../helpers/service.js'
+import { useTempDir } from '../helpers/temp-dir.js'
+import { contentDevice, ok, shareKey } from './content-devices.js'
+
+describe.skipIf(EXTERNAL)('restore --files --dry-run says what the run does (processes)', () => {
+  it('names as blocked what is in the way of a file, --overwrite or not, and the run fails just those', async () => {
+    const root = await useTempDir()
+    const service = await localServiceUnderTest({ dir: join(root, 'service'), pageSize: 1000 })
+    const a = await contentDevice(root, service, 'a')
+    const b = await contentDevice(root, service, 'b')
+    await mkdir(join(a.folder, 'sub'))
+    await writeFile(join(a.folder, 'sub', 'inner.txt'), 'inner')
+    await writeFile(join(a.folder, 'run.sh'), 'echo run')
+    await writeFile(join(a.folder, 'plain.txt'), 'plain')
+    await ok(a, ['snapshot'])
+    await shareKey(a, b)
+    await ok(b, ['restore'])
+    // In the way: a symlink where a directory goes, a directory where a file goes.
+    const to = join(root, 'to')
+    const elsewhere = join(root, 'elsewhere')
+    await mkdir(elsewhere)
+    await mkdir(join(to, 'notes', 'run.sh'), { recursive: true })
+    await symlink(elsewhere, join(to, 'notes', 'sub'))
+    for (const overwrite of [[], ['--overwrite']]) {
+      const plan = await ok(b, ['restore', '--files', 'notes', '--to', to, '--dry-run', ...overwrite])
+      expect(plan.stdout).toMatch(/^blocked +notes\/run\.sh {2}\(not a regular file\)$/m)
+      expect(plan.stdout).toMatch(/^blocked +notes\/sub\/inner\.txt {2}\(.*sub is a symlink: nothing is written through it\)$/m)
+      expect(plan.stdout).toMatch(/^blocked +notes\/sub\/ {2}\(a symlink\)$/m)
+      expect(plan.stdout).toMatch(/^write +notes\/plain\.txt$/m)
+      expect(plan.stdout).toMatch(/fail 3 \(something in the way it never replaces: move it aside\)/)
+    }
+    const run = await b.run(['restore', '--files', 'notes', '--to', to, '--overwrite'])
+    expect(run.code, run.stderr).toBe(1)
+    expect(run.stderr).toMatch(/notes\/run\.sh: .*not a regular file/)
+    expect(run.stderr).toMatch(/notes\/sub\/inner\.txt: .*symlink/)
+    expect(run.stderr).toMatch(/3 entries were not brought back/)
+    expect(await readdir(elsewhere)).toEqual([])
+  }, 120_000)
+})
