@@ -207,8 +207,8 @@ describe('the sealing threads', () => {
     const dir = await useTempDir()
     const script = join(dir, 'warm.mts')
     await writeFile(script, `import { SealPool } from ${JSON.stringify(fileURLToPath(new URL('../../src/custody/seal-pool.ts', import.meta.url)))}\nnew SealPool(2).warm(2)\nconsole.log('warmed')\n`)
-    // Rejects on a non-zero exit, and on a hang once the timeout kills it.
-    const child = await promisify(execFile)(process.execPath, ['--import', 'tsx', script], { encoding: 'utf8', timeout: 60_000 })
+    // Rejects on a non-zero exit, and on a hang once the timeout kills it. tsx keeps no cache in TMPDIR.
+    const child = await promisify(execFile)(process.execPath, ['--import', 'tsx', script], { encoding: 'utf8', timeout: 60_000, env: { ...process.env, TSX_DISABLE_CACHE: '1' } })
     expect(child.stdout).toBe('warmed\n')
   })
 })
