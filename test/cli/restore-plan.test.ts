@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { mkdir, readdir, symlink, writeFile } from 'node:fs/promises'
+import { lstat, lutimes, mkdir, readdir, symlink, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { EXTERNAL, localServiceUnderTest } from '../helpers/service.js'
 import { useTempDir } from '../helpers/temp-dir.js'
@@ -39,4 +39,28 @@ describe.skipIf(EXTERNAL)('restore --files --dry-run says what the run does (pro
     expect(run.stderr).toMatch(/3 entries were not brought back/)
     expect(await readdir(elsewhere)).toEqual([])
   }, 120_000)
+
+  it('a symlink with the right target and another mtime is made again, and the dry run says so', async () => {
+    const root = await useTempDir()
+    const service = await localServiceUnderTest({ dir: join(root, 'service'), pageSize: 1000 })
+    const a = await contentDevice(root, service, 'a')
+    const b = await contentDevice(root, service, 'b')
+    await writeFile(join(a.folder, 'file.txt'), 'file')
+    await symlink('file.txt', join(a.folder, 'link'))
+    await lutimes(join(a.folder, 'link'), 1_600_000_000, 1_600_000_000)
+    await ok(a, ['snapshot'])
+    await shareKey(a, b)
+    await ok(b, ['restore'])
+    const to = join(root, 'to')
+    await ok(b, ['restore', '--files', 'notes', '--to', to])
+    const link = join(to, 'notes', 'link')
+    expect((await lstat(link)).mtimeMs).toBe(1_600_000_000_000)
+    await lutimes(link, 1_700_000_000, 1_700_000_000)
+    const plan = await ok(b, ['restore', '--files', 'notes', '--to', to, '--dry-run'])
+    expect(plan.stdout).toMatch(/^replace +notes\/link {2}\(its mtime differs\)$/m)
+    await ok(b, ['restore', '--files', 'notes', '--to', to])
+    expect((await lstat(link)).mtimeMs).toBe(1_600_000_000_000)
+    expect(await ok(b, ['restore', '--files', 'notes', '--to', to, '--dry-run']).then(r => r.stdout)).not.toMatch(/notes\/link/)
+  }, 120_000)
 })
+

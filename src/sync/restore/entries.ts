@@ -6,7 +6,7 @@ import type { Entry } from '../../index/index.js'
 import { eachAtOnce } from '../../util/each-at-once.js'
 import { fsyncPath } from '../../util/fsync.js'
 import { prepareTarget } from './safe-target.js'
-import { depthOf, finishDirectory, inodeIn, placeHardLink, placeSymlink, sameSymlink } from './tree.js'
+import { depthOf, finishDirectory, inodeIn, placeHardLink, placeSymlink, sameMtime, sameSymlink } from './tree.js'
 import type { GetOutcome } from './get-outcome.js'
 
 /** An entry put in place after the files' bytes: a symlink, a directory, or another name of a hard link (`first`, put at `existing`). */
@@ -53,13 +53,19 @@ export async function placeEntries (jobs: readonly EntryJob[], init: PlaceEntrie
       const there = await lstat(target).catch(() => undefined)
       if (kind === 'symlink') {
         const linkTarget = row.meta?.target ?? ''
-        if (there?.isSymbolicLink() === true && await sameSymlink(target, linkTarget)) { outcomes.push({ path: shownOf(row), kind, outcome: 'already-there', target }); return }
+        const attrs = init.attrs(row)
+        const same = there?.isSymbolicLink() === true && await sameSymlink(target, linkTarget)
+        // The same target with its mtime (and, as root, its owner): right as it is. Else made anew.
+        if (same && there !== undefined && sameMtime(there, row.mtimeMs) && (attrs.uid === undefined || attrs.uid === there.uid) && (attrs.gid === undefined || attrs.gid === there.gid)) {
+          outcomes.push({ path: shownOf(row), kind, outcome: 'already-there', target })
+          return
+        }
         if (there !== undefined && !init.overwrite && !there.isSymbolicLink()) {
           outcomes.push({ path: shownOf(row), kind, outcome: 'kept-different', target, code: 'ERR_TARGET_EXISTS', reason: `${target} is not a symlink: add --overwrite to replace it` })
           return
         }
         // A link there that says another target is another version of this one: replaced.
-        await placeSymlink(linkTarget, target, targetDir, there !== undefined, init.attrs(row), row.mtimeMs)
+        await placeSymlink(linkTarget, target, targetDir, there !== undefined, attrs, row.mtimeMs)
       } else {
         if (existing === undefined || firstRow === undefined) { outcomes.push({ path: shownOf(row), outcome: 'failed', code: 'ERR_CIDSYNC', reason: 'it is a hard link of a file that was not brought back (its outcome says why)' }); return }
         const at = init.place(firstRow)

@@ -4,6 +4,7 @@ import type { Config } from '../../config/index.js'
 import { cidProfile, fileCid, isCidProfileName } from '../../content/index.js'
 import type { Entry, Index } from '../../index/index.js'
 import { targetRoot, usableRecord } from './get-files.js'
+import { sameMtime } from './tree.js'
 
 /** What `restore --files --dry-run` says it would do to one entry. */
 export interface PlannedEntry {
@@ -41,7 +42,8 @@ export async function planRestore (index: Index, config: Config, rows: readonly 
     if (kind === 'symlink') {
       if (there === undefined) add('write')
       else if (!there.isSymbolicLink()) add(init.overwrite === true ? 'replace' : 'differ', 'not a symlink')
-      else add(await readlink(target).then(t => t === row.meta?.target, () => false) ? 'keep' : 'replace')
+      else if (!await readlink(target).then(t => t === row.meta?.target, () => false)) add('replace')
+      else add(sameMtime(there, row.mtimeMs) ? 'keep' : 'replace', sameMtime(there, row.mtimeMs) ? undefined : 'its mtime differs')
       continue
     }
     const record = usableRecord(index, row)
