@@ -42,9 +42,9 @@ export async function prepareTarget (root: string, components: readonly string[]
       let madeHere = false
       // Made no wider than recorded (its owner may write into it meanwhile); its own mode comes once its entries are in.
       if (stats === undefined) madeHere = await mkdir(at(name), { mode: dirMode(parts.slice(0, i + 1)) }).then(() => true, (err: NodeJS.ErrnoException) => { if (err.code !== 'EEXIST') throw err; return false })
-      else if (!stats.isDirectory()) throw new TargetPathError(`${dir} is ${stats.isSymbolicLink() ? 'a symlink' : 'not a directory'}: nothing is written through it; move it aside, or bring the files back with --to DIR`)
+      else if (!stats.isDirectory()) throw new TargetPathError(`${dir} is ${stats.isSymbolicLink() ? 'a symlink' : 'not a directory'}: nothing is written through it; move it aside, or bring the files back elsewhere (--to ANOTHER_DIR)`)
       // Made or found, it must be a real directory now (a symlink swapped in after mkdir is caught here).
-      if (!(await lstat(at(name))).isDirectory()) throw new TargetPathError(`${dir} is not a real directory: nothing is written through it; move it aside, or bring the files back with --to DIR`)
+      if (!(await lstat(at(name))).isDirectory()) throw new TargetPathError(`${dir} is not a real directory: nothing is written through it; move it aside, or bring the files back elsewhere (--to ANOTHER_DIR)`)
       return madeHere
     })
   }
