@@ -41,6 +41,7 @@ export async function planRestore (index: Index, config: Config, rows: readonly 
     }
     if (kind === 'symlink') {
       if (there === undefined) add('write')
+      else if (there.isDirectory()) add('blocked', 'a directory')
       else if (!there.isSymbolicLink()) add(init.overwrite === true ? 'replace' : 'differ', 'not a symlink')
       else if (!await readlink(target).then(t => t === row.meta?.target, () => false)) add('replace')
       else add(sameMtime(there, row.mtimeMs) ? 'keep' : 'replace', sameMtime(there, row.mtimeMs) ? undefined : 'its mtime differs')
