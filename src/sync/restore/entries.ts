@@ -90,7 +90,9 @@ export async function placeEntries (jobs: readonly EntryJob[], init: PlaceEntrie
   for (const { row } of jobs) {
     if (row.meta?.kind !== 'dir') continue
     const depth = depthOf(row.path)
-    byDepth.set(depth, [...(byDepth.get(depth) ?? []), row])
+    const level = byDepth.get(depth)
+    if (level === undefined) byDepth.set(depth, [row])
+    else level.push(row)
   }
   for (const depth of [...byDepth.keys()].sort((a, b) => b - a)) {
     const level = byDepth.get(depth) ?? []
