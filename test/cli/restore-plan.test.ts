@@ -3,22 +3,30 @@ import { lstat, lutimes, mkdir, readdir, symlink, writeFile } from 'node:fs/prom
 import { join } from 'node:path'
 import { EXTERNAL, localServiceUnderTest } from '../helpers/service.js'
 import { useTempDir } from '../helpers/temp-dir.js'
-import { contentDevice, ok, shareKey } from './content-devices.js'
+import { contentDevice, ok, shareKey, type ContentDevice } from './content-devices.js'
+
+/** Device a's tree, made by `fill`, published; device b with its key and its index, ready to restore files. */
+async function publishedTo (fill: (folder: string) => Promise<void>): Promise<{ root: string, b: ContentDevice }> {
+  const root = await useTempDir()
+  const service = await localServiceUnderTest({ dir: join(root, 'service'), pageSize: 1000 })
+  const a = await contentDevice(root, service, 'a')
+  const b = await contentDevice(root, service, 'b')
+  await fill(a.folder)
+  await ok(a, ['snapshot'])
+  await shareKey(a, b)
+  await ok(b, ['restore'])
+  return { root, b }
+}
 
 describe.skipIf(EXTERNAL)('restore --files --dry-run says what the run does (processes)', () => {
   it('names as blocked what is in the way of a file, --overwrite or not, and the run fails just those', async () => {
-    const root = await useTempDir()
-    const service = await localServiceUnderTest({ dir: join(root, 'service'), pageSize: 1000 })
-    const a = await contentDevice(root, service, 'a')
-    const b = await contentDevice(root, service, 'b')
-    await mkdir(join(a.folder, 'sub'))
-    await writeFile(join(a.folder, 'sub', 'inner.txt'), 'inner')
-    await writeFile(join(a.folder, 'run.sh'), 'echo run')
-    await writeFile(join(a.folder, 'plain.txt'), 'plain')
-    await symlink('plain.txt', join(a.folder, 'link'))
-    await ok(a, ['snapshot'])
-    await shareKey(a, b)
-    await ok(b, ['restore'])
+    const { root, b } = await publishedTo(async (folder) => {
+      await mkdir(join(folder, 'sub'))
+      await writeFile(join(folder, 'sub', 'inner.txt'), 'inner')
+      await writeFile(join(folder, 'run.sh'), 'echo run')
+      await writeFile(join(folder, 'plain.txt'), 'plain')
+      await symlink('plain.txt', join(folder, 'link'))
+    })
     // In the way: a symlink where a directory goes, a directory where a file goes.
     const to = join(root, 'to')
     const elsewhere = join(root, 'elsewhere')
@@ -45,16 +53,11 @@ describe.skipIf(EXTERNAL)('restore --files --dry-run says what the run does (pro
   }, 120_000)
 
   it('a symlink with the right target and another mtime is made again, and the dry run says so', async () => {
-    const root = await useTempDir()
-    const service = await localServiceUnderTest({ dir: join(root, 'service'), pageSize: 1000 })
-    const a = await contentDevice(root, service, 'a')
-    const b = await contentDevice(root, service, 'b')
-    await writeFile(join(a.folder, 'file.txt'), 'file')
-    await symlink('file.txt', join(a.folder, 'link'))
-    await lutimes(join(a.folder, 'link'), 1_600_000_000, 1_600_000_000)
-    await ok(a, ['snapshot'])
-    await shareKey(a, b)
-    await ok(b, ['restore'])
+    const { root, b } = await publishedTo(async (folder) => {
+      await writeFile(join(folder, 'file.txt'), 'file')
+      await symlink('file.txt', join(folder, 'link'))
+      await lutimes(join(folder, 'link'), 1_600_000_000, 1_600_000_000)
+    })
     const to = join(root, 'to')
     await ok(b, ['restore', '--files', 'notes', '--to', to])
     const link = join(to, 'notes', 'link')
