@@ -6,6 +6,7 @@ import { CONTENT_SCHEMA_VERSION, META_SCHEMA_VERSION, SCHEMA_VERSION } from './m
 import { CONTENT_BY_SEQ, CONTENT_COLUMNS } from './content-records.js'
 import { BASE_COLUMNS, COLUMNS, type SegmentRange } from './segment-types.js'
 import { LAST_SEQ, type Sql } from './statement-cache.js'
+import { journalOff } from '../util/sqlite-file.js'
 
 /**
  * Writes the rows of `range` into a new segment database at `path` (the index schema, that
@@ -41,7 +42,7 @@ export function writeSegment (db: Db, sql: Sql, path: string, range: SegmentRang
   sql('ATTACH DATABASE ? AS segment').run(path)
   try {
     db.exec('DROP INDEX IF EXISTS segment.entries_by_seq')
-    db.pragma('segment.journal_mode = OFF')
+    journalOff(db, 'segment')
     db.pragma('segment.synchronous = OFF')
     return db.transaction(() => {
       sql('INSERT INTO segment.devices (device_id, hostname, first_seen, last_seq) VALUES (?, ?, ?, ?)').run(range.deviceId, device.hostname, device.firstSeen, range.to)

@@ -110,3 +110,20 @@ function migrate (db: Database.Database, migrations: readonly Migration[], to: n
     if (!applied) return
   }
 }
+
+/**
+ * Turns off the rollback journal of `schema` on `db`: for a file made aside, removed if anything
+ * fails, whose writes need no undo. SQLite's defensive mode (better-sqlite3's default) ignores
+ * `journal_mode = OFF` without an error, so it is lifted for this one pragma and set again. The
+ * mode is read back: a journal still written would double every write.
+ */
+export function journalOff (db: Database.Database, schema = 'main'): void {
+  db.unsafeMode(true)
+  try {
+    db.pragma(`${schema}.journal_mode = OFF`)
+  } finally {
+    db.unsafeMode(false)
+  }
+  const mode = String(db.pragma(`${schema}.journal_mode`, { simple: true }))
+  if (mode !== 'off') throw new Error(`SQLite kept the ${schema} database's journal (${mode}) where it was told to turn it off`)
+}

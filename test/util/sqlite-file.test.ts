@@ -1,10 +1,11 @@
 import { describe, expect, it } from 'vitest'
 import { spawn } from 'node:child_process'
+import { readdirSync } from 'node:fs'
 import { writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import Database from 'better-sqlite3'
-import { openSqliteFile } from '../../src/util/sqlite-file.js'
+import { journalOff, openSqliteFile } from '../../src/util/sqlite-file.js'
 import { useTempDir } from '../helpers/temp-dir.js'
 import { bound } from '../helpers/wait.js'
 
@@ -61,5 +62,35 @@ describe('opening a SQLite file', () => {
     const newer = join(dir, 'newer.sqlite')
     openSqliteFile(newer, { ...errors, migrations: [(db) => db.exec('CREATE TABLE a (x)'), (db) => db.exec('CREATE TABLE b (x)')] }).close()
     expect(() => openSqliteFile(newer, { ...errors, migrations: [(db) => db.exec('CREATE TABLE a (x)')] })).toThrow('too new')
+  })
+
+  it('turns a scratch file\'s journal off, where SQLite\'s defensive mode ignores the plain pragma, and leaves that mode on', async () => {
+    const dir = await useTempDir()
+    const db = new Database(join(dir, 'sets.sqlite'))
+    try {
+      // What better-sqlite3 does with the plain pragma: no error, and the journal stays.
+      expect(db.pragma('journal_mode = OFF', { simple: true })).toBe('delete')
+      journalOff(db)
+      db.exec(`ATTACH DATABASE '${join(dir, 'aside.sqlite')}' AS aside`)
+      journalOff(db, 'aside')
+      expect(db.pragma('main.journal_mode', { simple: true })).toBe('off')
+      expect(db.pragma('aside.journal_mode', { simple: true })).toBe('off')
+      // Every page written once, into the files themselves: no journal beside either.
+      const journals: string[] = []
+      const seen = (): void => { journals.push(...readdirSync(dir).filter(name => name.endsWith('-journal'))) }
+      db.exec('CREATE TABLE t (x); CREATE TABLE aside.u (x)')
+      db.transaction(() => {
+        for (let i = 0; i < 2000; i++) db.prepare('INSERT INTO t VALUES (?)').run(`row ${i}`.repeat(20))
+        db.exec('INSERT INTO aside.u SELECT x FROM t')
+      })()
+      // Looked for inside the transaction: a rollback journal lives only until its commit.
+      db.transaction(() => { db.exec('UPDATE t SET x = upper(x); UPDATE aside.u SET x = lower(x)'); seen() })()
+      expect(journals).toEqual([])
+      // The defensive mode is back: the plain pragma is ignored again for another file.
+      db.exec(`ATTACH DATABASE '${join(dir, 'other.sqlite')}' AS other`)
+      expect(db.pragma('other.journal_mode = OFF', { simple: true })).toBe('delete')
+    } finally {
+      db.close()
+    }
   })
 })

@@ -1,6 +1,7 @@
 import Database from 'better-sqlite3'
 import { closeSync, openSync, rmSync } from 'node:fs'
 import type { StoredUpload } from '../../store/index.js'
+import { journalOff } from '../../util/sqlite-file.js'
 import { recordParts, SEEN_RECORDS, UNSEEN_RECORD } from './record-parts.js'
 
 /** The kind of a candidate, for the order of deletion and the counts. */
@@ -25,7 +26,7 @@ export class ObjectSets {
     // Made 0600 before SQLite opens it: it names every object of the history.
     closeSync(openSync(path, 'wx', 0o600))
     this.db = new Database(path)
-    this.db.pragma('journal_mode = OFF')
+    journalOff(this.db)
     this.db.pragma('synchronous = OFF')
     this.db.exec(`CREATE TABLE live_files (cid TEXT PRIMARY KEY) WITHOUT ROWID;
       CREATE TABLE live (cid TEXT PRIMARY KEY) WITHOUT ROWID;
