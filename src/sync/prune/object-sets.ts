@@ -28,6 +28,8 @@ export class ObjectSets {
     this.db = new Database(path)
     journalOff(this.db)
     this.db.pragma('synchronous = OFF')
+    // Its own and each attached file locked once, not at each statement: nothing else opens them.
+    this.db.pragma('locking_mode = EXCLUSIVE')
     this.db.exec(`CREATE TABLE live_files (cid TEXT PRIMARY KEY) WITHOUT ROWID;
       CREATE TABLE live (cid TEXT PRIMARY KEY) WITHOUT ROWID;
       CREATE TABLE candidates (cid TEXT PRIMARY KEY, kind TEXT NOT NULL, rank INTEGER NOT NULL, size INTEGER, stored_at INTEGER) WITHOUT ROWID;
