@@ -83,6 +83,11 @@ export async function prune (repository: Repository, init: PruneInit): Promise<P
   await removeDeadExitFiles(config.stateDir)
   await removeDeadWork(dir)
   const sets = new ObjectSets(join(dir, `prune-${process.pid}.sqlite`))
+  // This device's content index objects written again as few, beside the reading below: its
+  // sealing and uploads wait where the reading works, and the other way round.
+  const compacting = init.repack?.compactIndex === undefined || init.dryRun === true ? Promise.resolve([]) : init.repack.compactIndex(init.signal)
+  // Awaited below, or in `finally` where the reading failed first: never a rejection left unowned.
+  compacting.catch(() => {})
   try {
     const live = await liveChain(repository, pointer, fetch)
     const held: Chain[] = []
@@ -125,9 +130,8 @@ export async function prune (repository: Repository, init: PruneInit): Promise<P
     if (inFlight !== undefined && 'files' in inFlight && inFlight.files !== null) sets.live(inFlight.files.map(f => f.cid))
     const abandoned = repository.store.abandonedUploads.all()
     for (const kind of ['manifest', 'segment'] as const) sets.candidates(abandoned.filter(a => a.kind === kind).map(a => a.cid), kind)
-    // This device's content index objects written again as few: the old ones go as content does.
-    const compacted = init.repack?.compactIndex === undefined || init.dryRun === true ? [] : await init.repack.compactIndex(init.signal)
-    sets.candidates(compacted, 'content')
+    // The old content index objects go as content does.
+    sets.candidates(await compacting, 'content')
     // What a killed prune was deleting: those the store no longer lists are logged for the mirrors below.
     const log = repository.store.mirrorLog
     sets.watch(log.deleting())
@@ -184,6 +188,7 @@ export async function prune (repository: Repository, init: PruneInit): Promise<P
     }
     return notePruned(repository, init, { ...result, ...done, ...(repacked === undefined ? {} : { repacked }) })
   } finally {
+    await compacting.catch(() => {})
     sets.close()
   }
 }
