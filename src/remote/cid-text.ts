@@ -23,14 +23,29 @@ export type CidText = string & { readonly __cid: unique symbol }
 
 const MAX_CID_TEXT = 256
 
+/**
+ * Texts found canonical lately. A string never changes, so one found canonical stays so. The same
+ * CIDs come again and again (each manifest of a chain lists its segments), and a parse costs
+ * microseconds. Emptied when full: a bound, not a cache to tune.
+ */
+const knownCanonical = new Set<string>()
+const MAX_KNOWN = 4096
+
 /** Whether `text` is a CID written the one way cidsync writes it. */
 export function isCanonicalCid (text: unknown): text is CidText {
   if (typeof text !== 'string' || text.length === 0 || text.length > MAX_CID_TEXT) return false
+  if (knownCanonical.has(text)) return true
+  let canonical: boolean
   try {
-    return CID.parse(text).toString() === text
+    canonical = CID.parse(text).toString() === text
   } catch {
     return false
   }
+  if (canonical) {
+    if (knownCanonical.size >= MAX_KNOWN) knownCanonical.clear()
+    knownCanonical.add(text)
+  }
+  return canonical
 }
 
 /**
