@@ -1,10 +1,11 @@
 import { closeSync, openSync, writeSync } from 'node:fs'
 import { rm } from 'node:fs/promises'
 import { join } from 'node:path'
-import { PACK_MAX_BLOBS, PACK_MAX_BYTES, processUploadGate, SMALL_FILE_BYTES } from '../../custody/index.js'
+import { HeldObject, PACK_MAX_BLOBS, PACK_MAX_BYTES, processUploadGate, SLAB_BYTES, SMALL_FILE_BYTES } from '../../custody/index.js'
 import type { Index, StoredContentRow } from '../../index/index.js'
 import { ContentNotFoundError, IntegrityError } from '../../errors.js'
 import { failpoint } from '../../util/failpoint.js'
+import { testKnob } from '../../util/test-knob.js'
 import type { ProgressEvent } from '../../util/progress.js'
 import { SNAPSHOT_PROFILE } from '../read/index.js'
 import type { Repository } from '../repository.js'
@@ -192,12 +193,14 @@ async function repack (repository: Repository, plan: RepackPlan, init: RepackIni
     await rm(spool, { force: true })
     init.onProgress?.({ type: 'prune:repacked', detail: { packs: made, bytes: counts.bytes } })
   }
+  // One pack's slabs at a time, each used again for the next pack: no pack is copied whole.
+  const slabs = new Slabs()
   try {
     await rm(spool, { force: true })
     for (const pack of plan.packs) {
-      const bytes = await packBytes(repository, pack, init.signal)
+      const bytes = await packBytes(repository, pack, slabs, init.signal)
       // Gone, damaged, not the size listed, or a record reading past its end: that pack stays whole.
-      if (bytes === undefined || pack.blobs.some(b => b.offset + b.length > bytes.byteLength)) {
+      if (bytes === undefined || pack.blobs.some(b => b.offset + b.length > Math.min(bytes.byteLength, pack.size))) {
         counts.unread++
         continue
       }
@@ -205,10 +208,11 @@ async function repack (repository: Repository, plan: RepackPlan, init: RepackIni
         if (pending.length > 0 && (size + blob.length > PACK_MAX_BYTES || pending.length >= PACK_MAX_BLOBS)) await flush()
         // Made 0600 before anything is written: it holds sealed content.
         fd ??= openSync(spool, 'wx', 0o600)
-        writeSync(fd, bytes, blob.offset, blob.length, size)
+        writeViews(fd, bytes.range(blob.offset, blob.length), size)
         pending.push({ ...blob, at: size })
         size += blob.length
       }
+      slabs.giveBack(bytes)
     }
     await flush()
   } finally {
@@ -219,10 +223,32 @@ async function repack (repository: Repository, plan: RepackPlan, init: RepackIni
   return { ...counts, packs: moved.length, freed: moved.reduce((sum, p) => sum + p.dead, 0), made, waiting: plan.waiting, waitingBytes: plan.waitingBytes }
 }
 
+/** Writes `views` one after another into `fd` from `position`, each whole. */
+function writeViews (fd: number, views: readonly Uint8Array[], position: number): void {
+  let at = position
+  for (const view of views) {
+    for (let done = 0; done < view.byteLength;) done += writeSync(fd, view, done, view.byteLength - done, at + done)
+    at += view.byteLength
+  }
+}
+
+/** The size of the slabs a pack is read into. Tests make it small, so every blob spans several. */
+const REPACK_SLAB_BYTES = testKnob('CIDSYNC_TEST_REPACK_SLAB', SLAB_BYTES)
+
+/** The slabs packs are read into: those of the pack before are filled again. */
+class Slabs {
+  private readonly spare: Uint8Array[] = []
+  readonly next = (): Uint8Array => this.spare.pop() ?? new Uint8Array(REPACK_SLAB_BYTES)
+  /** A pack's slabs, once nothing more is read of it. */
+  giveBack (held: HeldObject): void {
+    for (const view of held.slabs) this.spare.push(new Uint8Array(view.buffer, 0, REPACK_SLAB_BYTES))
+  }
+}
+
 /** The pack's bytes, verified; undefined when the store no longer holds it or it is not what was listed. */
-async function packBytes (repository: Repository, pack: PlannedPack, signal?: AbortSignal): Promise<Buffer | undefined> {
+async function packBytes (repository: Repository, pack: PlannedPack, slabs: Slabs, signal?: AbortSignal): Promise<HeldObject | undefined> {
   try {
-    return Buffer.concat(await repository.objects.getBytes(pack.cid, SNAPSHOT_PROFILE, { maxBytes: pack.size, signal })).subarray(0, pack.size)
+    return new HeldObject(await repository.objects.getBytes(pack.cid, SNAPSHOT_PROFILE, { maxBytes: pack.size, signal, slab: slabs.next }))
   } catch (err) {
     if (err instanceof ContentNotFoundError || err instanceof IntegrityError) return undefined
     throw err
