@@ -1,9 +1,12 @@
 /** A record's key (its key id and sealing), as a prune's `records` holds it. */
 export const RECORD_KEY = "COALESCE(c.key_id, '') || '/' || COALESCE(c.sealing, '')"
 
-/** A record whose objects are valid JSON naming exactly one object: `[[object, ...]]`. Never an error on bad JSON. */
-const ONE_OBJECT = `CASE WHEN json_valid(c.objects) THEN json_type(c.objects) = 'array' AND json_array_length(c.objects) = 1
-  AND json_type(c.objects, '$[0]') = 'array' AND json_type(c.objects, '$[0][0]') = 'text' ELSE 0 END`
+/**
+ * A record whose objects are valid JSON naming exactly one object: `[[object, ...]]`. Never an
+ * error on bad JSON. Only an array has a length, and only an array's first item has a `[0]` of
+ * type text: so the two types between need no call of their own.
+ */
+const ONE_OBJECT = `CASE WHEN json_valid(c.objects) THEN json_array_length(c.objects) = 1 AND json_type(c.objects, '$[0][0]') = 'text' ELSE 0 END`
 
 /**
  * The two SELECTs that read each object of each record `c` of `from` (`named.content c` by

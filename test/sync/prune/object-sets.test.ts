@@ -67,7 +67,7 @@ describe('a prune\'s working sets, filled from index databases', () => {
     const path = join(dir, 'odd.sqlite')
     const odd = [
       '[["o-plain",0,1]]', '[["o-dup",0,1],["o-dup",1,1]]', '[[["o-nested"],0,1]]', '[[5,0,1],["o-after-number",0,1]]', '[null,["o-after-null",0,1]]',
-      '[{"0":"o-object"}]', '[["o-alone"]]', '["o-flat"]', '[["o-trailing",0,1],]', "[['o-quoted',0,1]]", ' \n[["o-spaced",0,1]]\t',
+      '[{"0":"o-object"}]', '[{"0":["o-keyed"]}]', '{"0":["o-keyed-map"]}', '[["o-alone"]]', '["o-flat"]', '[["o-trailing",0,1],]', "[['o-quoted',0,1]]", ' \n[["o-spaced",0,1]]\t',
       '[["\\u006f-escaped",0,1]]', '[["o-big",1e999,1]]', '{"a":[["o-in-map"]]}', '5', 'null', '"[[\\"o-string\\"]]"', '[]', '',
       JSON.stringify(Array.from({ length: 5000 }, (_, i) => [`o-long-${i % 2500}`, i, 1]))
     ]
@@ -84,7 +84,7 @@ describe('a prune\'s working sets, filled from index databases', () => {
       sets.settle()
       const named = [...new Set(odd.flatMap(json => objectCidsOf(json)))].sort()
       expect(named).toContain('o-escaped')
-      expect(deadOf(sets, [...named, 'o-nested', 'o-object', 'o-flat', 'o-in-map', 'o-string', 'o-trailing', 'o-quoted'])).toEqual(named)
+      expect(deadOf(sets, [...named, 'o-nested', 'o-object', 'o-keyed', 'o-keyed-map', 'o-flat', 'o-in-map', 'o-string', 'o-trailing', 'o-quoted'])).toEqual(named)
     } finally {
       sets.close()
     }
