@@ -1,6 +1,7 @@
-import { openServiceReads, pointerRecord } from '../local-service/reads/index.js'
-import { pointerAnswerSchema } from '../remote/index.js'
-import type { DealRegistry, NameRegistry, PointerRegistry, ServiceHome } from '../store/index.js'
+import { openServiceReads } from '../local-service/reads/index.js'
+import type { ServiceClients } from '../remote/index.js'
+import { pointersInProcess } from './embedded-pointers.js'
+import type { DealRegistry, NameRegistry, ServiceHome } from '../store/index.js'
 import { knownAddress, readAccount } from './embedded-account.js'
 import { LazyEmbeddedObjects } from './embedded-lazy-store.js'
 import { embeddedOptions } from './embedded-options.js'
@@ -22,7 +23,7 @@ export interface OpenedHome<H> {
  * (start the service as before) when the directory holds no account or database yet, or with the
  * admin routes on, where faults may be set on its routes.
  */
-export async function openEmbeddedReads (dir: string, env: NodeJS.ProcessEnv, start: () => Promise<OpenedHome<ServiceHome>>): Promise<OpenedHome<ServiceHome> | undefined> {
+export async function openEmbeddedReads (dir: string, env: NodeJS.ProcessEnv, start: () => Promise<OpenedHome<ServiceClients>>): Promise<OpenedHome<ServiceHome> | undefined> {
   if (embeddedOptions(env).admin) return undefined
   const account = readAccount(dir)
   // The user its session tokens name: the pointer route reads this user's row.
@@ -30,17 +31,10 @@ export async function openEmbeddedReads (dir: string, env: NodeJS.ProcessEnv, st
   if (account === undefined || user === undefined || typeof account.apiKey !== 'string') return undefined
   const reads = await openServiceReads(dir)
   if (reads === undefined) return undefined
-  let starting: Promise<OpenedHome<ServiceHome>> | undefined
-  const started = async (): Promise<ServiceHome> => (await (starting ??= start())).home
-  const pointers: PointerRegistry = {
-    current: async (namespace, network, options) => {
-      const row = namespace === '' || network === '' ? undefined : reads.pointer(user, namespace, network)
-      const parsed = row === undefined ? undefined : pointerAnswerSchema.safeParse({ pointer: pointerRecord(row) })
-      if (parsed?.success === true) return parsed.data.pointer
-      return await (await started()).pointers.current(namespace, network, options)
-    },
-    put: async (input, options) => { await (await started()).pointers.put(input, options) }
-  }
+  let starting: Promise<OpenedHome<ServiceClients>> | undefined
+  const started = async (): Promise<ServiceClients> => (await (starting ??= start())).home
+  // Read here; a put starts the service, which writes it in its own process or over HTTP.
+  const pointers = pointersInProcess({ row: (namespace, network) => reads.pointer(user, namespace, network) }, async () => (await started()).pointers)
   const names: NameRegistry = {
     create: async (options) => await (await started()).names.create(options),
     publish: async (keyName, cid, options) => await (await started()).names.publish(keyName, cid, options),

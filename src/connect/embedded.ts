@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto'
 import { formatWalletKey, newWalletKey, parseWalletKey, walletAddress } from '../crypto/index.js'
 import { ACCESS_HEADER, startLocalService, startLocalServiceThread, type DeleteWalk, type ServiceThread } from '../local-service/index.js'
-import { createServiceClients, type ServiceClients } from '../remote/index.js'
+import { createServiceClients, type ServiceClients, type ServicePointers } from '../remote/index.js'
+import { pointersInProcess } from './embedded-pointers.js'
 import { claimAccount, knownAddress, readAccount } from './embedded-account.js'
 import { DEFAULT_EMBEDDED_TOKEN_TTL_SECONDS, type EmbeddedOptions } from './embedded-options.js'
 import { EmbeddedObjectStore, type LocalReads } from './embedded-store.js'
@@ -69,13 +70,27 @@ export async function startEmbedded (dir: string, options: Partial<EmbeddedOptio
             })
       }
   const credentials: { apiKey?: string, sessionToken?: () => string } = {}
+  // The user its session tokens name, once signed in: the pointer route reads and writes this user's row.
+  let user: string | undefined
   const url = service.url
   const clients = createServiceClients(
     { dealUrl: url, apiUrl: url, pointerUrl: url, uploadUrl: url, gateways: [url] },
     { apiKey: () => credentials.apiKey, sessionToken: () => credentials.sessionToken?.() },
     // Its objects are added in this process (the same quota, durability and listing as its
-    // upload route), and read here when it runs on this thread: see EmbeddedObjectStore.
-    { headers: { [ACCESS_HEADER]: accessKey }, objects: overHttp => new EmbeddedObjectStore(overHttp, service, () => credentials.apiKey, reads) }
+    // upload route), and read here when it runs on this thread: see EmbeddedObjectStore. Its
+    // pointer too, as its route reads and writes it, but where faults may be set on its routes.
+    {
+      headers: { [ACCESS_HEADER]: accessKey },
+      objects: overHttp => new EmbeddedObjectStore(overHttp, service, () => credentials.apiKey, reads),
+      ...(local === undefined || init.admin
+        ? {}
+        : {
+            pointers: (overHttp: ServicePointers) => pointersInProcess({
+              row: (namespace, network) => user === undefined ? undefined : local.pointer(user, namespace, network),
+              put: (input) => user !== undefined && local.putPointer(user, input) !== undefined
+            }, async () => overHttp)
+          })
+    }
   )
   try {
     let account = readAccount(dir)
@@ -90,6 +105,7 @@ export async function startEmbedded (dir: string, options: Partial<EmbeddedOptio
     // scalar multiplication on secp256k1 (0.1 s of every command's start-up on a cold process).
     const address = knownAddress(account) ?? walletAddress(parseWalletKey(account.walletKey))
     credentials.sessionToken = renewingToken(service, address, options.tokenTtlSeconds ?? DEFAULT_EMBEDDED_TOKEN_TTL_SECONDS)
+    user = address
     return { service, clients, address, credentials: { apiKey: () => credentials.apiKey, sessionToken: () => credentials.sessionToken?.() } }
   } catch (err) {
     await clients.close()
@@ -97,3 +113,4 @@ export async function startEmbedded (dir: string, options: Partial<EmbeddedOptio
     throw err
   }
 }
+

@@ -25,7 +25,7 @@ import { fileRoutes } from './routes/files.js'
 import { gatewayRoutes } from './routes/gateway.js'
 import { CAR_LIMITS, type CarLimits } from './routes/gateway-car.js'
 import { ipnsRoutes } from './routes/ipns.js'
-import { pointerRoutes } from './routes/pointers.js'
+import { pointerRoutes, pointerTable, type PointerTable } from './routes/pointers.js'
 import { routingIpnsRoutes } from './routes/routing-ipns.js'
 import { uploadRoutes } from './routes/upload.js'
 import { uploadsInProcess, type DeleteWalk, type ListedUpload } from './uploads-in-process.js'
@@ -34,7 +34,7 @@ import { inProcessAdder, type InProcessAdd, type InProcessAdded } from './add-in
 import { reclaimDue, type ReclaimOptions, type ReclaimResult } from './reclaim.js'
 import { ServiceReclaims } from './reclaim-runs.js'
 import { UploadGate } from './upload-gate.js'
-import { accountReads, type AccountReads } from './reads/index.js'
+import { accountReads, type AccountReads, type PointerRow } from './reads/index.js'
 
 export const DEFAULT_PAGE_SIZE = 2000
 /** Production takes up to two days; locally a deal appears after this. */
@@ -111,6 +111,7 @@ export class LocalService {
   private readonly requests: RequestRecord[] = []
   private readonly apiKeyOwner: Database.Statement
   private readonly accounts: AccountReads
+  private readonly pointers: PointerTable
   private readonly uploads: ReturnType<typeof uploadsInProcess>
   private readonly adminToken: string | undefined
   private adminHostNames: ReadonlySet<string> = new Set()
@@ -140,10 +141,11 @@ export class LocalService {
     for (const [route, fault] of Object.entries(init.faults ?? {})) this.faults.set(route, fault)
     this.apiKeyOwner = this.db.prepare('SELECT address FROM api_keys WHERE key = ?').pluck()
     this.accounts = accountReads(this.db)
+    this.pointers = pointerTable(this.db)
     this.uploads = uploadsInProcess(this.db, () => { this.reclaims.deleted() })
     this.routes = [
       ...authRoutes(this.parts), ...dealRoutes(this.parts), ...fileRoutes(this.parts), ...ipnsRoutes(this.parts),
-      ...pointerRoutes(this.parts), ...uploadRoutes(this.parts), ...dagImportRoutes(this.parts), ...catRoutes(this.parts), ...gatewayRoutes(this.parts),
+      ...pointerRoutes(this.parts, this.pointers), ...uploadRoutes(this.parts), ...dagImportRoutes(this.parts), ...catRoutes(this.parts), ...gatewayRoutes(this.parts),
       ...routingIpnsRoutes(this.parts),
       ...(init.admin === true ? adminRoutes(this.parts, this.faults, () => this.requests, async () => await this.reclaim()) : [])
     ]
@@ -250,6 +252,28 @@ export class LocalService {
   heldFiles (apiKey: string, cids: ReadonlySet<string>): Set<string> | undefined {
     if (!this.db.open) throw new HttpFailure(503, 'the service is stopping')
     return this.accounts.heldFiles(apiKey, cids)
+  }
+
+  /**
+   * `user`'s pointer for the pair, read in this process as the pointer route reads it: null where
+   * none was put (the route's 404), undefined once the service is stopping.
+   */
+  pointer (user: string, namespace: string, network: string): PointerRow | null | undefined {
+    return this.db.open ? this.pointers.current(user, namespace, network) ?? null : undefined
+  }
+
+  /**
+   * Overwrites `user`'s pointer in this process, as the pointer route does. Undefined where the
+   * route would refuse it (or the service is stopping): its refusal is an answer over HTTP.
+   */
+  putPointer (user: string, body: unknown): PointerRow | undefined {
+    if (!this.db.open) return undefined
+    try {
+      return this.pointers.put(user, body)
+    } catch (err) {
+      if (err instanceof HttpFailure) return undefined
+      throw err
+    }
   }
 
   /**

@@ -57,10 +57,13 @@ export interface ServiceCredentials {
   readonly sessionToken: () => string | undefined
 }
 
+/** The pointer service as a client reads it: a pointer answered with all the service says of it. */
+export type ServicePointers = Pick<PointersClient, 'current' | 'put'>
+
 export interface ServiceClients {
   readonly deals: DealsClient
   readonly names: NamesClient
-  readonly pointers: PointersClient
+  readonly pointers: ServicePointers
   /** The objects: put, read verified, list, delete (see `ObjectStore`'s guarantees). */
   readonly objects: ObjectStore
   /** Sends a CAR to the service's `dag/import` (the caller checked its blocks). */
@@ -112,11 +115,13 @@ export interface ServiceLimits {
    * reads and adds in this process (connect/embedded-store.ts).
    */
   readonly objects?: (overHttp: ServiceObjectStore) => ObjectStore
+  /** The pointers as the caller keeps them, given the service's over HTTP: the embedded service's in this process. */
+  readonly pointers?: (overHttp: ServicePointers) => ServicePointers
 }
 
 /** One HTTP core per base URL, each client on the one it talks to. */
 export function createServiceClients (endpoints: ServiceEndpoints, credentials: ServiceCredentials, options: Partial<HttpClientInit> & ServiceLimits = {}): ServiceClients {
-  const { maxFetchBytes, hints = PRIMARY_CREDENTIAL_HINTS, objects, ...init } = options
+  const { maxFetchBytes, hints = PRIMARY_CREDENTIAL_HINTS, objects, pointers, ...init } = options
   const make = (service: string, baseUrl: string, credential?: () => string | undefined, hint?: CredentialHints['apiKey'], extra: Partial<HttpClientInit> = {}): HttpClient =>
     new HttpClient({ ...init, ...extra, service, baseUrl, credential, unauthorizedHint: hint?.refused, missingHint: hint?.missing })
   const deal = make('deal service', endpoints.dealUrl, credentials.apiKey, hints.apiKey)
@@ -132,7 +137,7 @@ export function createServiceClients (endpoints: ServiceEndpoints, credentials: 
   return {
     deals: new DealsClient({ deal, api }),
     names: new NamesClient(api),
-    pointers: new PointersClient(pointer),
+    pointers: pointers?.(new PointersClient(pointer)) ?? new PointersClient(pointer),
     objects: objects?.(overHttp) ?? overHttp,
     importCar: async (path, options) => await uploads.importCar(path, options),
     gateway,

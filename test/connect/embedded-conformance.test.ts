@@ -32,8 +32,10 @@ for (const thread of [false, true]) {
   })
 }
 
-pointerRegistryConformance('the embedded service', async () => {
-  const embedded = await startEmbedded(join(await useTempDir(), 'service'))
-  onTestFinished(async () => { await embedded.clients.close(); await embedded.service.stop() })
-  return { pointers: embedded.clients.pointers }
-})
+for (const thread of [false, true]) {
+  pointerRegistryConformance(`the embedded service${thread ? ' in a thread of its own (over HTTP)' : ' (its pointer read and written in this process)'}`, async () => {
+    const embedded = await startEmbedded(join(await useTempDir(), 'service'), { thread })
+    onTestFinished(async () => { await embedded.clients.close(); await embedded.service.stop() })
+    return { pointers: embedded.clients.pointers }
+  })
+}
