@@ -3,6 +3,7 @@ import { makeDirsSync } from './make-dirs.js'
 import { dirname } from 'node:path'
 import Database from 'better-sqlite3'
 import { preparePrivateDatabase } from './private-file.js'
+import { InternalError } from '../errors.js'
 
 /** One schema step; `PRAGMA user_version` records how many were applied. Released steps are never edited. */
 export type Migration = (db: Database.Database) => void
@@ -125,5 +126,5 @@ export function journalOff (db: Database.Database, schema = 'main'): void {
     db.unsafeMode(false)
   }
   const mode = String(db.pragma(`${schema}.journal_mode`, { simple: true }))
-  if (mode !== 'off') throw new Error(`SQLite kept the ${schema} database's journal (${mode}) where it was told to turn it off`)
+  if (mode !== 'off') throw new InternalError(`SQLite kept the ${schema} database's journal (${mode}) where it was told to turn it off`)
 }
