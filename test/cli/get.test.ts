@@ -141,7 +141,7 @@ describe('cidsync get and restore --files: content back on another device', () =
     expect((await cli(['restore', '--config', b])).code).toBe(0)
     const refused = await cli(['restore', '--files', '--config', b])
     expect(refused.code).toBe(2)
-    expect(refused.stderr).toContain('3 files are in a folder this device\'s config does not have ("notes"; it has "docs"): bring them back with --to DIR')
+    expect(refused.stderr).toContain('3 files and 1 directory or symlink are in a folder this device\'s config does not have ("notes"; it has "docs"): bring them back with --to DIR')
     expect(refused.stderr.trim().split('\n')).toHaveLength(1)
     expect(await readdir(join(dir, 'b-notes'))).toEqual([])
   })
@@ -201,7 +201,7 @@ describe('cidsync get and restore --files: content back on another device', () =
     expect(await readdir(join(to, 'notes')).catch(() => [])).toEqual([])
   })
 
-  it('a new device whose folder is not made yet: each file says how to make it (mkdir -p), besides mounting it or --to', async () => {
+  it('a new device whose folder is not made yet: said once, how to make it (mkdir -p), besides mounting it or --to', async () => {
     const dir = await useTempDir()
     const { a, b, notes } = await twoDevices(dir)
     await writeFile(join(notes, 'a.md'), 'hello\n')
@@ -214,9 +214,14 @@ describe('cidsync get and restore --files: content back on another device', () =
     expect((await cli(['restore', '--config', b])).code).toBe(0)
     await rm(join(dir, 'b-notes'), { recursive: true })
     const missing = await cli(['restore', '--files', '--config', b])
-    expect(missing.code).toBe(1)
-    expect(missing.stderr).toContain(`the folder notes is not at ${join(dir, 'b-notes')} (an unmounted disk?): mount it; on a new device, create it (\`mkdir -p ${join(dir, 'b-notes')}\`); or bring the file back with --to DIR`)
+    // Said once, before anything (exit 2): not once per file, symlink and directory.
+    expect(missing.code).toBe(2)
+    expect(missing.stderr).toContain(`the folder "notes" at ${join(dir, 'b-notes')} is not there (an unmounted disk?): nothing was brought back. Mount it; on a new device, create it (mkdir -p); or bring the files back with --to DIR`)
+    expect(missing.stderr.trim().split('\n')).toHaveLength(1)
     expect(missing.stderr).not.toContain('ENOENT')
+    // The dry run says the same.
+    const planned = await cli(['restore', '--files', '--dry-run', '--config', b])
+    expect([planned.code, planned.stderr.trim()]).toEqual([2, missing.stderr.trim()])
     await mkdir(join(dir, 'b-notes'))
     expect((await cli(['restore', '--files', '--config', b])).code).toBe(0)
     expect(await readFile(join(dir, 'b-notes', 'a.md'), 'utf8')).toBe('hello\n')

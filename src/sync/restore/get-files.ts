@@ -19,12 +19,12 @@ import { fixFileAttrs, sameMtime } from './tree.js'
 import { placeEntries, type EntryJob } from './entries.js'
 import { promoteKeptFirsts } from './link-groups.js'
 import type { GetOutcome } from './get-outcome.js'
-import { diskFull, RecordsAhead, removeDeadFetches, targetRoot, usableRecord, type RecordLookup } from './targets.js'
+import { checkFolders, diskFull, RecordsAhead, removeDeadFetches, targetRoot, usableRecord, type RecordLookup } from './targets.js'
 import { notFound, tryNewerRecords, type RecordFallback } from './newer-records.js'
 import { byRangeWhereFew, fetchOrder, fixableInPlace, packOf, RESTORE_BATCH, RESTORE_CONCURRENCY, RESTORE_PACK_BATCH, RESTORE_MEMORY_BYTES, RESTORE_THREADS, sameAttrs, type Job } from './jobs.js'
 import { STATE_NAMES } from '../../config/index.js'
 
-export { targetRoot, usableRecord } from './targets.js'
+export { checkFolders, targetRoot, usableRecord } from './targets.js'
 export { RESTORE_CONCURRENCY } from './jobs.js'
 
 /** Errors of a name's place, not of its content: another name of its hard-link group may still be made. */
@@ -114,15 +114,7 @@ export async function getFiles (repository: Repository, index: Index, init: GetF
     const mine = init.own === undefined ? undefined : index.entries.get(init.own, row.folder, row.path)
     return mine?.cid === localCid || index.content.lookup(localCid).length > 0
   }
-  if (init.to === undefined) {
-    // Said once, before anything is fetched: not once per file (a new device whose folders are named otherwise).
-    const unknown = [...new Set(rows.map(r => r.folder))].filter(name => !config.folders.some(f => f.name === name))
-    if (unknown.length > 0) {
-      const files = rows.filter(r => unknown.includes(r.folder)).length
-      throw new UsageError(`${files === 1 ? '1 file is' : `${files} files are`} in ${unknown.length === 1 ? 'a folder' : 'folders'} this device's config does not have (${unknown.map(n => JSON.stringify(n)).join(', ')}; it has ${config.folders.length === 0 ? 'none' : config.folders.map(f => JSON.stringify(f.name)).join(', ')}): ` +
-        'bring them back with --to DIR, or add a [[folders]] table with that name and where it goes here')
-    }
-  }
+  await checkFolders(config, init.to, live)
   // Every `get:file` to come: the other names of hard links too, whose bytes are the first's.
   init.onProgress?.({ type: 'get:start', detail: { files: rows.length + linked.length, bytes: rows.reduce((sum, r) => sum + r.size, 0) } })
   const outcomes: Array<GetOutcome | undefined> = new Array(rows.length)

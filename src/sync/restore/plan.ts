@@ -3,7 +3,7 @@ import { join } from 'node:path'
 import type { Config } from '../../config/index.js'
 import { cidProfile, fileCid, isCidProfileName } from '../../content/index.js'
 import type { Entry, Index } from '../../index/index.js'
-import { targetRoot, usableRecord } from './get-files.js'
+import { checkFolders, targetRoot, usableRecord } from './get-files.js'
 import { sameMtime } from './tree.js'
 
 /** What `restore --files --dry-run` says it would do to one entry. */
@@ -23,6 +23,8 @@ export interface PlannedEntry {
  * stored (`not-stored`).
  */
 export async function planRestore (index: Index, config: Config, rows: readonly Entry[], init: { to?: string, overwrite?: boolean, own?: string }): Promise<PlannedEntry[]> {
+  // What the run would refuse before anything, the dry run refuses alike.
+  await checkFolders(config, init.to, rows)
   const planned: PlannedEntry[] = []
   const inTheWay = wayChecker()
   for (const row of rows) {

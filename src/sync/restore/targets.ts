@@ -1,4 +1,4 @@
-import { readdir, rm } from 'node:fs/promises'
+import { readdir, rm, stat } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { Config } from '../../config/index.js'
 import { parseContentRecord, type ContentRecord } from '../../custody/index.js'
@@ -15,6 +15,35 @@ export function targetRoot (config: Config, to: string | undefined, row: Entry):
   const folder = config.folders.find(f => f.name === row.folder)
   if (folder === undefined) throw new UsageError(`${row.folder}/${row.path}: this device has no folder "${row.folder}" in its config: bring it back with --to DIR`)
   return { root: folder.path, components: components.slice(1) }
+}
+
+/**
+ * Without `--to`, each folder the rows are in must be in the config and where it says: said once,
+ * before anything is fetched or written, not once per file. A folder the config does not have (a
+ * new device whose folders are named otherwise), or whose path is not a directory (an unmounted
+ * disk), is a `UsageError` naming each.
+ */
+export async function checkFolders (config: Config, to: string | undefined, rows: readonly Entry[]): Promise<void> {
+  if (to !== undefined) return
+  const names = new Set(rows.map(r => r.folder))
+  const unknown = [...names].filter(name => !config.folders.some(f => f.name === name))
+  if (unknown.length > 0) {
+    const theirs = rows.filter(r => unknown.includes(r.folder))
+    const files = theirs.filter(r => (r.meta?.kind ?? 'file') === 'file').length
+    const others = theirs.length - files
+    const what = `${files === 1 ? '1 file' : `${files} files`}${others === 0 ? '' : ` and ${others === 1 ? '1 directory or symlink' : `${others} directories and symlinks`}`}`
+    throw new UsageError(`${what} ${theirs.length === 1 ? 'is' : 'are'} in ${unknown.length === 1 ? 'a folder' : 'folders'} this device's config does not have (${unknown.map(n => JSON.stringify(n)).join(', ')}; it has ${config.folders.length === 0 ? 'none' : config.folders.map(f => JSON.stringify(f.name)).join(', ')}): ` +
+      'bring them back with --to DIR, or add a [[folders]] table with that name and where it goes here')
+  }
+  const missing: string[] = []
+  for (const folder of config.folders) {
+    if (names.has(folder.name) && (await stat(folder.path).catch(() => undefined))?.isDirectory() !== true) missing.push(`${JSON.stringify(folder.name)} at ${folder.path}`)
+  }
+  if (missing.length > 0) {
+    const one = missing.length === 1
+    throw new UsageError(`${one ? 'the folder' : 'the folders'} ${missing.join(', ')} ${one ? 'is' : 'are'} not there (an unmounted disk?): nothing was brought back. ` +
+      `Mount ${one ? 'it' : 'them'}; on a new device, create ${one ? 'it' : 'them'} (mkdir -p); or bring the files back with --to DIR`)
+  }
 }
 
 /**
