@@ -113,4 +113,3 @@ export async function startEmbedded (dir: string, options: Partial<EmbeddedOptio
     throw err
   }
 }
-
