@@ -18,11 +18,11 @@ export interface RepackHold {
  * dir without an index or a device id has nothing to move.
  */
 export async function holdForRepack (config: Config, repository: Repository, dryRun: boolean): Promise<RepackHold> {
-  const { indexPath, LEAN_CACHE_KIB, openIndex, readDeviceId } = await import('../index/index.js')
+  const { indexPath, openIndex, readDeviceId } = await import('../index/index.js')
   const deviceId = readDeviceId(config.stateDir)
   const path = indexPath(config.stateDir)
   if (deviceId === undefined || !existsSync(path)) return { release: () => {} }
-  const index = openIndex(path, { readonly: true, cacheKiB: LEAN_CACHE_KIB })
+  const index = openIndex(path, { readonly: true })
   const claim = async (): Promise<RepackClaim | { skipped: string }> => {
     const { acquireLock, readDaemonInfo } = await import('../daemon/index.js')
     let lock: ReturnType<typeof acquireLock>
