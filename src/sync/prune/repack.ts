@@ -110,8 +110,10 @@ export function planRepack (sets: ObjectSets, init: RepackInit, live = sets.live
 /** The pack's live blobs with this device's records of them; undefined when a record names another place now. */
 function ownBlobs (sets: ObjectSets, init: RepackInit, cid: string): Blob[] | undefined {
   const blobs: Blob[] = []
-  for (const { file, offset, length } of sets.liveBlobs(cid)) {
-    const record = ownRecord(init, file)
+  const live = sets.liveBlobs(cid)
+  const records = ownRecords(init, live.map(b => b.file))
+  for (const { file, offset, length } of live) {
+    const record = records.get(file)
     if (record === undefined || record.objects !== JSON.stringify([[cid, offset, length]])) return undefined
     blobs.push({ record, offset, length, pack: cid })
   }
@@ -260,7 +262,8 @@ async function packBytes (repository: Repository, pack: PlannedPack, slabs: Slab
  * (the file stored again meanwhile) is left as it is: the new pack then holds a blob nobody names.
  */
 function recordMoved (init: RepackInit, moved: ReadonlyArray<Blob & { readonly at: number, readonly object: string }>): ReadonlyArray<Blob & { readonly at: number, readonly object: string }> {
-  const still = moved.filter(m => ownRecord(init, m.record.cid)?.objects === m.record.objects)
+  const records = ownRecords(init, moved.map(m => m.record.cid))
+  const still = moved.filter(m => records.get(m.record.cid)?.objects === m.record.objects)
   init.index.content.record(init.deviceId, init.hostname, still.map(m => ({
     cid: m.record.cid, size: m.record.size, sealing: m.record.sealing, keyId: m.record.keyId, keySalt: m.record.keySalt,
     objects: JSON.stringify([[m.object, m.at, m.length]])
@@ -268,7 +271,13 @@ function recordMoved (init: RepackInit, moved: ReadonlyArray<Blob & { readonly a
   return still
 }
 
-/** This device's record of a file's content in the index, as it stands now. */
-function ownRecord (init: RepackInit, file: string): StoredContentRow | undefined {
-  return init.index.content.lookup(file).find(r => r.deviceId === init.deviceId)
+/** This device's record of each file's content in the index, as it stands now: one query for them all. */
+function ownRecords (init: RepackInit, files: readonly string[]): Map<string, StoredContentRow> {
+  const own = new Map<string, StoredContentRow>()
+  for (const [file, rows] of init.index.content.lookupMany(files)) {
+    // The same order as a lookup of one file: newest first, so its first of this device is the one in use.
+    const mine = rows.find(r => r.deviceId === init.deviceId)
+    if (mine !== undefined) own.set(file, mine)
+  }
+  return own
 }
