@@ -170,6 +170,11 @@ export class ContentIndexState {
     })()
   }
 
+  /** An index object of this device found in the store, not noted when it was uploaded: known as its own from now on. */
+  noteOwn (object: string, deviceId: string, records: number, at = Date.now()): void {
+    this.s.done.run({ cid: object, state: 'own', device: deviceId, records, error: null, at })
+  }
+
   /** An index object not used: sealed under another key, or refused (with why). */
   noteSkipped (object: string, state: 'foreign-key' | 'refused', deviceId: string, error: string | null, at = Date.now()): void {
     this.s.done.run({ cid: object, state, device: deviceId, records: 0, error, at })

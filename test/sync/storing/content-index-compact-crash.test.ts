@@ -6,6 +6,33 @@ import { EXTERNAL, localServiceUnderTest } from '../../helpers/service.js'
 import { useTempDir } from '../../helpers/temp-dir.js'
 import { contentDevice, ok, shareKey } from '../../cli/content-devices.js'
 import { COMPACT, listed, own, RETENTION, storesNothingAgain } from './index-objects.js'
+import { loadConfig, STATE_NAMES } from '../../../src/config/index.js'
+import { indexPath, openIndex, readDeviceId } from '../../../src/index/index.js'
+import { Repository, SyncStore } from '../../../src/sync/index.js'
+import { contentSealing } from '../../../src/sync/storing/index.js'
+import { nextIndexBatch, putIndexObject } from '../../../src/sync/storing/content-index-batch.js'
+import type { ContentDevice } from '../../cli/content-devices.js'
+
+/**
+ * What a run killed between an index object's upload and its note leaves: some of `d`'s records
+ * sealed and stored as its index object, known to no one. Answers its CID.
+ */
+async function uploadUnnoted (d: ContentDevice, service: Awaited<ReturnType<typeof localServiceUnderTest>>): Promise<string> {
+  const index = openIndex(indexPath(d.state), { readonly: true })
+  const store = new SyncStore(d.state)
+  const repository = new Repository(loadConfig({ configPath: d.config, env: d.env }), service.clients, { store })
+  try {
+    const deviceId = readDeviceId(d.state) as string
+    const { key } = contentSealing(repository.config, repository.passphrase)
+    const batch = nextIndexBatch(index, deviceId, key?.keyId ?? '', 0, () => {})
+    // Fewer records than any object the device noted: an object of its own no one knows.
+    return await putIndexObject(repository, deviceId, (batch?.records ?? []).slice(0, 2), join(d.state, STATE_NAMES.contentSpool))
+  } finally {
+    store.close()
+    index.close()
+    await repository.close()
+  }
+}
 
 /** Every publish kept: only the compaction's objects die. */
 const LONG = '[retention]\nkeep_last = 50\nprune_margin = "0s"\n'
@@ -44,6 +71,24 @@ describe.skipIf(EXTERNAL)('a prune compacting content index objects, killed', ()
 
     // Another device with the key holding every file stores none of them again.
     await storesNothingAgain(root, service, a, names, '2026-03-01T10:00:00.000Z')
+  }, 300_000)
+
+  it('an object of its own uploaded and never noted (a kill between the two): found by the next publish as its own, replaced and deleted by a prune', async () => {
+    const root = await useTempDir()
+    const service = await localServiceUnderTest({ dir: join(root, 'service') })
+    const a = await contentDevice(root, service, 'a', RETENTION)
+    for (let i = 0; i < 5; i++) await writeFile(join(a.folder, `f${i}.bin`), randomBytes(2_000 + i))
+    await ok(a, ['snapshot'], { CIDSYNC_TEST_CLOCK: '2026-03-01T01:00:00.000Z' })
+    const stranded = await uploadUnnoted(a, service)
+    expect(own(a)).not.toContain(stranded)
+    await writeFile(join(a.folder, 'later.bin'), randomBytes(2_345))
+    await ok(a, ['snapshot'], { CIDSYNC_TEST_CLOCK: '2026-03-01T02:00:00.000Z' })
+    expect(own(a)).toContain(stranded)
+    await ok(a, ['prune'], COMPACT)
+    const left = await listed(service, 'cidsync-content-index.sealed')
+    expect(left).not.toContain(stranded)
+    expect(left).toEqual(own(a))
+    await storesNothingAgain(root, service, a, [...Array.from({ length: 5 }, (_, i) => `f${i}.bin`), 'later.bin'], '2026-03-01T03:00:00.000Z')
   }, 300_000)
 
   it('loses no record: another device with the same files stores nothing again, and restores every file', async () => {
