@@ -175,6 +175,14 @@ export class ContentIndexState {
     this.s.done.run({ cid: object, state: 'own', device: deviceId, records, error: null, at })
   }
 
+  /**
+   * Objects of `deviceId` an older cidsync read as another device's (uploaded by a run killed
+   * before it noted them): its own from now on, so a compaction replaces them too.
+   */
+  adoptRead (deviceId: string): void {
+    this.db.prepare("UPDATE content_index_objects SET state = 'own' WHERE state = 'read' AND device_id = ?").run(deviceId)
+  }
+
   /** An index object not used: sealed under another key, or refused (with why). */
   noteSkipped (object: string, state: 'foreign-key' | 'refused', deviceId: string, error: string | null, at = Date.now()): void {
     this.s.done.run({ cid: object, state, device: deviceId, records: 0, error, at })

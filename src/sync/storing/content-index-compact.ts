@@ -42,6 +42,7 @@ export async function compactOwnIndex (repository: Repository, init: CompactInde
   const state = store.contentIndex
   // Objects a killed prune was deleting were replaced already: they go, and count for nothing.
   const dying = new Set(store.mirrorLog.deleting())
+  state.adoptRead(init.deviceId)
   const all = state.ownObjects(init.deviceId)
   const own = all.filter(cid => !dying.has(cid))
   const mine = new Set(own)

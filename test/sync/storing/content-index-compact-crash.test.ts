@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto'
 import { writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { EXTERNAL, localServiceUnderTest } from '../../helpers/service.js'
+import Database from 'better-sqlite3'
 import { useTempDir } from '../../helpers/temp-dir.js'
 import { contentDevice, ok, shareKey } from '../../cli/content-devices.js'
 import { COMPACT, listed, own, RETENTION, storesNothingAgain } from './index-objects.js'
@@ -17,7 +18,7 @@ import type { ContentDevice } from '../../cli/content-devices.js'
  * What a run killed between an index object's upload and its note leaves: some of `d`'s records
  * sealed and stored as its index object, known to no one. Answers its CID.
  */
-async function uploadUnnoted (d: ContentDevice, service: Awaited<ReturnType<typeof localServiceUnderTest>>): Promise<string> {
+async function uploadUnnoted (d: ContentDevice, service: Awaited<ReturnType<typeof localServiceUnderTest>>, records: number): Promise<string> {
   const index = openIndex(indexPath(d.state), { readonly: true })
   const store = new SyncStore(d.state)
   const repository = new Repository(loadConfig({ configPath: d.config, env: d.env }), service.clients, { store })
@@ -25,8 +26,8 @@ async function uploadUnnoted (d: ContentDevice, service: Awaited<ReturnType<type
     const deviceId = readDeviceId(d.state) as string
     const { key } = contentSealing(repository.config, repository.passphrase)
     const batch = nextIndexBatch(index, deviceId, key?.keyId ?? '', 0, () => {})
-    // Fewer records than any object the device noted: an object of its own no one knows.
-    return await putIndexObject(repository, deviceId, (batch?.records ?? []).slice(0, 2), join(d.state, STATE_NAMES.contentSpool))
+    // Fewer records than any object the device noted (a count for each call): an object of its own no one knows.
+    return await putIndexObject(repository, deviceId, (batch?.records ?? []).slice(0, records), join(d.state, STATE_NAMES.contentSpool))
   } finally {
     store.close()
     index.close()
@@ -79,14 +80,23 @@ describe.skipIf(EXTERNAL)('a prune compacting content index objects, killed', ()
     const a = await contentDevice(root, service, 'a', RETENTION)
     for (let i = 0; i < 5; i++) await writeFile(join(a.folder, `f${i}.bin`), randomBytes(2_000 + i))
     await ok(a, ['snapshot'], { CIDSYNC_TEST_CLOCK: '2026-03-01T01:00:00.000Z' })
-    const stranded = await uploadUnnoted(a, service)
+    const stranded = await uploadUnnoted(a, service, 2)
+    const readBefore = await uploadUnnoted(a, service, 3)
     expect(own(a)).not.toContain(stranded)
     await writeFile(join(a.folder, 'later.bin'), randomBytes(2_345))
     await ok(a, ['snapshot'], { CIDSYNC_TEST_CLOCK: '2026-03-01T02:00:00.000Z' })
-    expect(own(a)).toContain(stranded)
+    expect(own(a)).toEqual(expect.arrayContaining([stranded, readBefore]))
+    // As an older cidsync left one: read as another device's.
+    const sync = new Database(join(a.state, 'sync.sqlite'))
+    try {
+      sync.prepare("UPDATE content_index_objects SET state = 'read' WHERE cid = ?").run(readBefore)
+    } finally {
+      sync.close()
+    }
     await ok(a, ['prune'], COMPACT)
     const left = await listed(service, 'cidsync-content-index.sealed')
     expect(left).not.toContain(stranded)
+    expect(left).not.toContain(readBefore)
     expect(left).toEqual(own(a))
     await storesNothingAgain(root, service, a, [...Array.from({ length: 5 }, (_, i) => `f${i}.bin`), 'later.bin'], '2026-03-01T03:00:00.000Z')
   }, 300_000)
