@@ -180,7 +180,7 @@ export class BlockStore {
     this.syncPack(() => { fsyncSync((this.writing as { fd: number }).fd) })
     this.db.transaction(() => {
       for (const p of this.pending.values()) this.insert.run(p.key, p.pack, p.offset, p.length)
-    })()
+    }).immediate()
     this.pending.clear()
   }
 
@@ -223,7 +223,7 @@ export class BlockStore {
           this.insert.run(place.key, place.pack, place.offset, place.length)
           this.pending.delete(name)
         }
-      })()
+      }).immediate()
     }
     const running = { covers, done: sync() }
     this.syncing = running
@@ -300,7 +300,7 @@ export class BlockStore {
     this.syncs++
     this.db.transaction(() => {
       for (const row of rows) this.insert.run(row.key, id, row.offset, row.length)
-    })()
+    }).immediate()
     return true
   }
 

@@ -69,7 +69,7 @@ export class LiveMarks {
       this.db.prepare('INSERT INTO temp.reclaim_roots (text) SELECT snapshot_cid FROM pointers').run()
       this.db.prepare("INSERT INTO temp.reclaim_roots (text) SELECT cid FROM ipns_keys WHERE cid != ''").run()
       this.db.prepare('INSERT INTO temp.reclaim_deleted (seq) SELECT seq FROM files WHERE seq <= ? AND deleted_at IS NOT NULL').run(this.seq)
-    })()
+    }).immediate()
   }
 
   /** Takes the roots listed, pointed at or named since the last take; answers how many. */
@@ -79,7 +79,7 @@ export class LiveMarks {
       const taken = this.takeNew.run(this.seq).changes
       this.seq = seq
       return taken
-    })()
+    }).immediate()
   }
 
   /** Whether a root is held now that no take found: asked inside a sweep's transaction. */
@@ -106,7 +106,7 @@ export class LiveMarks {
           this.mark(cid)
         }
         this.dropRoots.run((page[page.length - 1] as { at: number }).at)
-      })()
+      }).immediate()
       await this.walkNodes(buffer, signal, onMarked)
       onMarked?.(this.marked)
     }
@@ -126,7 +126,7 @@ export class LiveMarks {
           const bytes = found[i]
           if (bytes !== undefined) this.markLinks(cid, bytes)
         })
-      })()
+      }).immediate()
       if (batches % REPORT_EVERY === 0) onMarked?.(this.marked)
     }
   }

@@ -66,7 +66,7 @@ export function uploadCommitter (parts: ServiceParts): (address: string, run: (a
       const now = Date.now()
       parts.db.transaction(() => {
         for (const file of added) insert.run(randomUUID(), address, file.cid, file.name, file.mime, file.size, now, now)
-      })()
+      }).immediate()
       counted = true
     } finally {
       allowance.quota.release(counted)

@@ -74,7 +74,7 @@ export function uploadsInProcess (db: Database.Database, onDeleted: () => void):
       return row === undefined ? undefined : listed(row)
     },
     remove: (address, cids, walk) => {
-      const { removed, marked } = removeAll(address, cids, walk)
+      const { removed, marked } = removeAll.immediate(address, cids, walk)
       if (marked > 0) onDeleted()
       return removed
     }

@@ -1,8 +1,10 @@
 import { describe, expect, it, onTestFinished } from 'vitest'
+import Database from 'better-sqlite3'
 import { writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { startEmbedded } from '../../src/connect/embedded.js'
 import { cidProfile } from '../../src/content/index.js'
+import { uploadsInProcess } from '../../src/local-service/uploads-in-process.js'
 import type { StoredUpload } from '../../src/store/index.js'
 import { useTempDir } from '../helpers/temp-dir.js'
 
@@ -83,5 +85,68 @@ describe('the embedded service\'s uploads in process against its routes', () => 
     const http = await scenario(true)
     const inProcess = await scenario(false)
     expect(inProcess).toStrictEqual(http)
+  })
+})
+
+/**
+ * Found by a new user's review: `forget --prune` beside a daemon publishing on the same service
+ * failed now and then with a bare "database is locked" (exit 1), from LocalService.deleteUploads.
+ *
+ * A batch of deletes is one deferred transaction that reads (`ofCid`) before it writes (`mark`).
+ * Another process's commit to service.sqlite between the first read and the first write (the
+ * daemon's service thread recording an upload, or its pointer) makes SQLite answer SQLITE_BUSY
+ * (BUSY_SNAPSHOT) without calling the busy handler. Here the other process is a second connection,
+ * and it commits at the point the race hits: while the batch weighs its second object.
+ */
+describe('a prune\'s in-process delete batch beside another writer of service.sqlite', () => {
+  it('deletes, instead of failing with "database is locked"', async () => {
+    const root = await useTempDir()
+    const dir = join(root, 'service')
+    const service = await startEmbedded(dir, { admin: false })
+    onTestFinished(async () => { await service.clients.close(); await service.service.stop() })
+    let n = 0
+    const put = async (text: string): Promise<string> => {
+      const path = join(root, `f${n++}.txt`)
+      await writeFile(path, text)
+      const cid = (await service.clients.objects.put(path, PROFILE)).cid
+      await sleep(3)
+      return cid
+    }
+    const go = await put('an object the prune deletes')
+    await sleep(5)
+    const cut = Date.now()
+    await sleep(5)
+    // Stored after the cut: it stays, so the batch only reads before it reaches `go`.
+    const young = await put('an object uploaded since the cut')
+
+    // This prune's connection, opened as cidsync opens its files (WAL, a 5 s busy timeout).
+    const mine = new Database(join(dir, 'service.sqlite'))
+    mine.pragma('busy_timeout = 5000')
+    // The daemon's: another connection to the same file.
+    // No busy timeout: in this one thread a wait would only wait on the batch itself.
+    const daemon = new Database(join(dir, 'service.sqlite'))
+    daemon.pragma('busy_timeout = 0')
+    onTestFinished(() => { mine.close(); daemon.close() })
+
+    let committed = false
+    class Walked extends Map<string, ReadonlySet<string>> {
+      override get (cid: string): ReadonlySet<string> | undefined {
+        if (cid === go && !committed) {
+          committed = true
+          // The daemon's service thread commits meanwhile (an upload recorded, a pointer put).
+          try {
+            expect(daemon.prepare("UPDATE files SET file_name = file_name || 'x' WHERE cid = ?").run(young).changes).toBe(1)
+          } catch (err) {
+            // The batch holds the write lock already: the daemon's process would wait for it.
+            if ((err as { code?: string }).code !== 'SQLITE_BUSY') throw err
+          }
+        }
+        return undefined
+      }
+    }
+    const uploads = uploadsInProcess(mine, () => {})
+    const removed = uploads.remove(service.address, [young, go], { storedBefore: cut, walked: new Walked() })
+    expect(committed).toBe(true)
+    expect(removed).toEqual([go])
   })
 })

@@ -59,7 +59,7 @@ export function adminRoutes (parts: ServiceParts, faults: Faults, requests: () =
       const now = Date.now()
       parts.db.transaction(() => {
         for (let i = 0; i < parsed.data.count; i++) insert.run(randomUUID(), parsed.data.address.toLowerCase(), seedCid(`${now}-${i}`), `seed-${i}.bin`, 'application/octet-stream', 100 + i, now + i, now + i)
-      })()
+      }).immediate()
       sendJson(res, 200, { ok: true })
     }
   }, {

@@ -89,7 +89,7 @@ function signIn (parts: ServiceParts): SignIn {
       parts.db.transaction(() => {
         parts.limits.checkSignup(address, invite, true)
         insertKey.run(key, address, Date.now())
-      })()
+      }).immediate()
       return key
     },
     sessionToken: (given, signature) => {

@@ -218,7 +218,7 @@ export function dagImportRoutes (parts: ServiceParts): Route[] {
           if (known.has(cid)) grow.run(size, address, cid)
           else insert.run(randomUUID(), address, cid, cid, 'application/octet-stream', size, now, now)
         }
-      })()
+      }).immediate()
       counted = true
     } finally {
       quota.release(counted)

@@ -67,7 +67,7 @@ export function dealRoutes (parts: ServiceParts): Route[] {
       parts.db.transaction(() => {
         request.run(caller.address, cid, now, now + parts.dealDelayMs, nextDealId.get() as number, LOCAL_MINER)
         markSent.run(now, caller.address, cid)
-      })()
+      }).immediate()
       sendJson(res, 200, { message: 'cid added for deal', cid })
     }
   }, {

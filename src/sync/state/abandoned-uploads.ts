@@ -39,6 +39,6 @@ export class AbandonedUploads {
 
   /** Drops objects there is nothing left to do for: deleted, never stored, or named by a chain kept. */
   forget (cids: readonly string[]): void {
-    this.db.transaction(() => { for (const cid of cids) this.statements.forget.run(cid) })()
+    this.db.transaction(() => { for (const cid of cids) this.statements.forget.run(cid) }).immediate()
   }
 }

@@ -78,7 +78,7 @@ export class ContentIndexState {
     this.db.transaction(() => {
       this.s.setValue.run(KEY.contentIndexSent, JSON.stringify({ deviceId, seq }))
       if (object !== undefined) this.s.done.run({ cid: object, state: 'own', device: deviceId, records, error: null, at })
-    })()
+    }).immediate()
   }
 
   head (): ListingHead | undefined {
@@ -133,13 +133,13 @@ export class ContentIndexState {
     this.db.transaction(() => {
       if (this.sent(deviceId) < seq) this.s.setValue.run(KEY.contentIndexSent, JSON.stringify({ deviceId, seq }))
       this.s.done.run({ cid: object, state: 'own', device: deviceId, records, error: null, at })
-    })()
+    }).immediate()
   }
 
   /** Index objects deleted (a compaction replaced them): forgotten here, as if never found. */
   forgetObjects (objects: readonly string[]): void {
     const drop = this.db.prepare("DELETE FROM content_index_objects WHERE cid = ? AND state = 'own'")
-    this.db.transaction(() => { for (const cid of objects) drop.run(cid) })()
+    this.db.transaction(() => { for (const cid of objects) drop.run(cid) }).immediate()
   }
 
   /** Whether this index object was found before (read, skipped, refused, waiting, or uploaded here). */
@@ -149,7 +149,7 @@ export class ContentIndexState {
 
   /** Index objects a walk found, to be read (those known already are left as they are). */
   found (objects: readonly string[], at = Date.now()): void {
-    this.db.transaction(() => { for (const cid of objects) this.s.found.run(cid, at) })()
+    this.db.transaction(() => { for (const cid of objects) this.s.found.run(cid, at) }).immediate()
   }
 
   /** Index objects waiting to be read, oldest found first, at most `limit`. */
@@ -167,7 +167,7 @@ export class ContentIndexState {
     this.db.transaction(() => {
       for (const r of records) this.s.upsert.run(r.cid, r.keyId, deviceId, r.seq, r.record, object)
       this.s.done.run({ cid: object, state: 'read', device: deviceId, records: records.length, error: null, at })
-    })()
+    }).immediate()
   }
 
   /** An index object of this device found in the store, not noted when it was uploaded: known as its own from now on. */
@@ -200,7 +200,7 @@ export class ContentIndexState {
 
   /** Notes files recorded from another device's index object under `keyId`, not uploaded by this one. */
   noteTaken (cids: Iterable<string>, keyId: string): void {
-    this.db.transaction(() => { for (const cid of cids) this.s.taken.run(cid, keyId) })()
+    this.db.transaction(() => { for (const cid of cids) this.s.taken.run(cid, keyId) }).immediate()
   }
 
   /** The CIDs this device took from the content index under `keyId`. */
@@ -229,7 +229,7 @@ export class ContentIndexState {
   /** Notes CIDs the listing holds (after {@link clearListed}). */
   noteListed (cids: readonly string[]): void {
     const insert = this.db.prepare('INSERT INTO temp.listed_objects (cid) VALUES (?) ON CONFLICT DO NOTHING')
-    this.db.transaction(() => { for (const cid of cids) insert.run(cid) })()
+    this.db.transaction(() => { for (const cid of cids) insert.run(cid) }).immediate()
   }
 
   /** Whether the last listing noted holds `cid`. */

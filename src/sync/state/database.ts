@@ -167,7 +167,7 @@ export class SyncState {
     this.db.transaction(() => {
       this.setValue(KEY.remotePointer, cid)
       this.setValue(KEY.remotePointerAt, at.toISOString())
-    })()
+    }).immediate()
   }
 
   /** The pointer could not be read: only when it was looked at. */
@@ -193,7 +193,7 @@ export class SyncState {
     this.db.transaction(() => {
       this.setValue(KEY.ipnsKey, name)
       this.setValue(KEY.ipnsId, id)
-    })()
+    }).immediate()
   }
 
   /** Manifests are immutable (named by their CID): each one read is kept here and never fetched again. */
@@ -268,7 +268,7 @@ export class SyncState {
     this.db.transaction(() => {
       this.setValue(KEY.lastVerify, JSON.stringify(result))
       if (result.restorable) this.setValue(KEY.lastVerifySuccess, result.checkedAt)
-    })()
+    }).immediate()
   }
 
   /** Parts of a large file that an interrupted run already stored: a resumed run sends only the rest. */

@@ -71,7 +71,7 @@ export class MirrorLog {
   logObjects (objects: ReadonlyArray<{ readonly cid: string, readonly profile: string }>, at = Date.now()): void {
     this.db.transaction(() => {
       for (const o of objects) if (this.s.has.get(o.cid) !== 1) this.s.insert.run('object', o.cid, o.profile, at)
-    })()
+    }).immediate()
   }
 
   /**
@@ -81,7 +81,7 @@ export class MirrorLog {
   noteDeleting (cids: readonly string[]): void {
     this.db.transaction(() => {
       this.s.setStateValue.run(KEY.pruneDeleting, JSON.stringify([...new Set([...this.deleting(), ...cids])]))
-    })()
+    }).immediate()
   }
 
   /** What a prune noted it was deleting and never logged (a kill cut it short). */
@@ -102,7 +102,7 @@ export class MirrorLog {
     this.db.transaction(() => {
       for (const cid of cids) this.s.insert.run('delete', cid, '', at)
       this.settleDeleting([...cids, ...asked])
-    })()
+    }).immediate()
   }
 
   /** Objects noted as being deleted that the primary still holds: not deleted, nothing to log. */
@@ -117,7 +117,7 @@ export class MirrorLog {
     this.db.transaction(() => {
       this.logObjects([...segments, manifestCid].map(cid => ({ cid, profile })), at)
       if (this.s.lastPointer.get() !== manifestCid) this.s.insert.run('pointer', manifestCid, profile, at)
-    })()
+    }).immediate()
   }
 
   /** How far each device's content records in the index were logged (`logContent`): its sequence number, by device ID. */
@@ -143,7 +143,7 @@ export class MirrorLog {
       const added = this.logNew(objects, at)
       this.s.setStateValue.run(KEY.mirrorContentSeen, JSON.stringify(seen))
       return added
-    })()
+    }).immediate()
   }
 
   /** The last publish logged (its pointer move), or undefined before any. */
@@ -169,7 +169,7 @@ export class MirrorLog {
       const added = this.logNew(objects, at)
       this.s.setStateValue.run(KEY.mirrorHistoryWalked, JSON.stringify([...this.historyWalked().filter(c => c !== head), head].slice(-WALKED_KEPT)))
       return added
-    })()
+    }).immediate()
   }
 
   /** Objects not logged yet, then (when any was) the last pointer row again after them. */
@@ -233,7 +233,7 @@ export class MirrorLog {
     this.db.transaction(() => {
       this.advance(name, seq)
       this.s.published.run(JSON.stringify({ cid, at: at.toISOString() }), name)
-    })()
+    }).immediate()
   }
 
   /** What the mirror lacks because the primary would not give it (kept across restarts: never "caught up" meanwhile). */
@@ -254,7 +254,7 @@ export class MirrorLog {
       const kept = now.items.length < SKIPPED_KEPT
       const items = kept ? [...now.items, { cid: object.cid, profile: object.profile, message: message.slice(0, 500), at: at.toISOString() }] : now.items
       this.s.setStateValue.run(`${KEY.mirrorSkipped}/${name}`, JSON.stringify({ count: now.count + 1, items }))
-    })()
+    }).immediate()
   }
 
   /** A skipped object is on the mirror now. */
@@ -264,7 +264,7 @@ export class MirrorLog {
       const items = now.items.filter(i => i.cid !== cid)
       if (items.length === now.items.length) return
       this.s.setStateValue.run(`${KEY.mirrorSkipped}/${name}`, JSON.stringify({ count: Math.max(0, now.count - 1), items }))
-    })()
+    }).immediate()
   }
 
   /** A drill against the mirror alone: its result (JSON), and when it last succeeded. */

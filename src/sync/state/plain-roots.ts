@@ -48,6 +48,6 @@ export class PlainRoots {
   record (rows: readonly PlainRootRow[], at = Date.now()): void {
     this.db.transaction(() => {
       for (const row of rows) this.statements.put.run({ manifest: row.manifest, node: row.node?.cid ?? null, size: row.node?.size ?? null, root: row.root ?? null, at })
-    })()
+    }).immediate()
   }
 }

@@ -46,7 +46,7 @@ export class PruneListState {
         this.db.prepare(`INSERT OR IGNORE INTO prune_list (cid) VALUES ${batch.map(() => '(?)').join(', ')}`).run(...batch)
       }
       this.statements.setValue.run(KEY.pruneList, cid)
-    })()
+    }).immediate()
   }
 
   /** Whether the list held names `object`. */

@@ -105,7 +105,7 @@ export class RetentionRecords {
     this.db.transaction(() => {
       this.s.set.run(KEY.prunePlan, planJson)
       if (deletedJson !== null) this.s.set.run(KEY.lastPrune, deletedJson)
-    })()
+    }).immediate()
   }
 
   private read<T> (key: string, schema: z.ZodType<T>): T | null {

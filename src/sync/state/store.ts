@@ -58,7 +58,7 @@ export class SyncStore extends SyncState {
     return this.db.transaction(() => {
       this.abandonedUploads.forget(made.files.map(f => f.cid))
       return this.advance({ ...job, ...made, step: 'upload' })
-    })()
+    }).immediate()
   }
 
   uploaded (job: JobAt<'upload'>): JobAt<'deal'> {
@@ -77,7 +77,7 @@ export class SyncStore extends SyncState {
     return this.db.transaction(() => {
       this.abandonedUploads.note(uploadsOf(job))
       return this.advance({ ...job, step: 'snapshot', baseCid, merges: job.merges + 1 })
-    })()
+    }).immediate()
   }
 
   /** Gives up a job whose attempt was uploaded (contended too long): what it uploaded is noted for a prune. */
@@ -85,7 +85,7 @@ export class SyncStore extends SyncState {
     this.db.transaction(() => {
       this.abandonedUploads.note(uploadsOf(job))
       this.abandon(job.id, why)
-    })()
+    }).immediate()
   }
 
   /** Another device's PUT came between ours and the read back: the pointer step again, counted. */
@@ -99,7 +99,7 @@ export class SyncStore extends SyncState {
       this.setValue(KEY.base, job.snapshotCid)
       this.notePointer(job.snapshotCid, at)
       return this.advance({ ...job, step: 'name', baseCid: job.snapshotCid })
-    })()
+    }).immediate()
   }
 
   /** The publish is done: what was published is recorded with the job's end. */
@@ -113,7 +113,7 @@ export class SyncStore extends SyncState {
       this.setValue(KEY.lastEntries, String(job.entries))
       this.setValue(KEY.lastOwnEntries, String(done.ownEntries))
       return this.advance({ ...job, step: 'done' })
-    })()
+    }).immediate()
   }
 
   /** Gives a job up (its step unknown, or contended too long): the next publish starts over. */
@@ -131,7 +131,7 @@ export class SyncStore extends SyncState {
       this.setValue(KEY.base, cid)
       this.notePointer(cid, at)
       this.setValue(KEY.lastMarker, marker)
-    })()
+    }).immediate()
   }
 
   /**
@@ -145,7 +145,7 @@ export class SyncStore extends SyncState {
       // Status names this device's last publish as the history now lists it.
       if (this.value(KEY.lastCid) === from) this.setValue(KEY.lastCid, to)
       this.notePointer(to, at)
-    })()
+    }).immediate()
   }
 
   /**
@@ -158,7 +158,7 @@ export class SyncStore extends SyncState {
       if (pointer !== undefined) this.notePointer(pointer, at)
       const history = [...this.restores(), { at: at.toISOString(), seconds }]
       this.setValue(KEY.restores, JSON.stringify(history.slice(-KEEP_RESTORES)))
-    })()
+    }).immediate()
   }
 
   /**
@@ -172,7 +172,7 @@ export class SyncStore extends SyncState {
       this.setValue(KEY.lastMarker, '')
       const job = this.current()
       if (job !== undefined && 'baseCid' in job) this.advance({ ...job, baseCid: '' })
-    })()
+    }).immediate()
   }
 
   /** Writes the job's row as given (error cleared) and reads it back, typed by its new step. */

@@ -6,6 +6,7 @@ import { sha256 } from 'multiformats/hashes/sha2'
 import { sealedSize } from '../../../src/custody/index.js'
 import { openIndex, type NewContentRecord } from '../../../src/index/index.js'
 import { logIndexContent, SyncStore } from '../../../src/sync/index.js'
+import { SyncState } from '../../../src/sync/state/database.js'
 import { useTempDir } from '../../helpers/temp-dir.js'
 
 const A = 'bafkreia'
@@ -82,5 +83,54 @@ describe('the replication log', () => {
     const before = log.lastSeq()
     expect(logIndexContent(index, log, 'device-a')).toBe(0)
     expect(log.lastSeq()).toBe(before)
+  })
+})
+
+const STORED_A = 'bafkreigh2akiscaildcqabsyg3dfr6chu3fgpregiymsck7e7aqa4s52zy'
+const STORED_B = 'bafkreiatbbbusdhltpnil5gxasppf6gpx6ph7e35pcqrekjcjkf5ycc2ga'
+const STORED_C = 'bafkreic4plsutiojzsr6i2txvkzakt236sc46pdyz4455jaweapfjrustq'
+
+/**
+ * Found by a new user's review: with a daemon running, a `forget --prune` beside it made the
+ * daemon log "a file's content was not stored; it is tried again later" with err "database is
+ * locked", and `cidsync snapshot` through it exit 1 with ERR_CONTENT_NOT_STORED [SQLITE_BUSY].
+ *
+ * One candidate (the cause there was not pinned down): MirrorLog.logObjects, which storing calls
+ * for each object stored, is a deferred transaction that reads (`has`) before it writes (`insert`).
+ * Another process's commit to sync.sqlite in between (the prune noting what it deletes, its
+ * compaction, its counts) makes SQLite answer SQLITE_BUSY at once, without the 5 s busy wait.
+ * Here the other process is a second SyncState on the same state dir.
+ */
+describe('the mirror log beside another writer of sync.sqlite', () => {
+  it('logs the objects, instead of failing with "database is locked"', async () => {
+    const dir = await useTempDir()
+    const daemon = new SyncState(dir)
+    const prune = new SyncState(dir)
+    onTestFinished(() => { daemon.close(); prune.close() })
+    // Logged once already: the next batch only reads it.
+    daemon.mirrorLog.logObjects([{ cid: STORED_A, profile: 'kubo-cidv1' }])
+
+    // The batch, as storing hands it; the prune commits while the batch is between its objects.
+    const batch = [{ cid: STORED_A, profile: 'kubo-cidv1' }, { cid: STORED_B, profile: 'kubo-cidv1' }]
+    let committed = false
+    const withCommit = {
+      * [Symbol.iterator] () {
+        for (const [i, o] of batch.entries()) {
+          if (i === 1) {
+            committed = true
+            try {
+              prune.mirrorLog.noteDeleting([STORED_C])
+            } catch (err) {
+              // The batch holds the write lock already: the prune's process would wait for it.
+              if (!String((err as { code?: string }).code).startsWith('SQLITE_BUSY')) throw err
+            }
+          }
+          yield o
+        }
+      }
+    } as unknown as ReadonlyArray<{ cid: string, profile: string }>
+    daemon.mirrorLog.logObjects(withCommit)
+    expect(committed).toBe(true)
+    expect(daemon.mirrorLog.after(0, 10).map(r => r.cid)).toEqual([STORED_A, STORED_B])
   })
 })
