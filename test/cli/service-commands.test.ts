@@ -54,6 +54,11 @@ describe('service commands on the embedded default', { timeout: 90_000 }, () => 
     expect(none.stderr).toContain(`nothing stored for namespace default on network mainnet: asked the embedded service at ${join(dir, 'state', 'service')}, a separate account per service dir`)
     expect((await runCli(['pointer', 'put', EMPTY_CID, '--force', '--memories', '7', ...c])).code).toBe(0)
     expect(JSON.parse((await runCli(['pointer', 'get', ...c, '--json'])).stdout)).toMatchObject({ snapshotCid: EMPTY_CID, engine: 'cidsync-sqlite/2', memories: 7 })
+    // An empty name is refused here, before the service is asked (exit 2).
+    for (const flag of ['--namespace', '--network']) {
+      const empty = await runCli(['pointer', 'get', flag, '', ...c])
+      expect([empty.code, empty.stderr]).toEqual([2, expect.stringContaining('expected a name of 1 to 256 characters')])
+    }
 
     expect((await runCli(['deal', 'add', EMPTY_CID, ...c])).stdout).toContain('deal requested')
     // The embedded service makes the deal after 5 s; its start and end show as times, not chain epochs.

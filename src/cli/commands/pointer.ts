@@ -11,6 +11,12 @@ function entryCount (text: string): number {
   return Number(text)
 }
 
+/** A namespace or network as the pointer service takes one: 1 to 256 characters. */
+function pointerName (text: string): string {
+  if (text.length === 0 || text.length > 256) throw new InvalidArgumentError('expected a name of 1 to 256 characters')
+  return text
+}
+
 interface PointerOptions { config?: string, json?: boolean, namespace?: string, network?: string }
 
 const POINTER_PUT_HELP = `
@@ -28,8 +34,8 @@ status names the pointer when one blocks publishing.`
 export function registerPointer (program: Command): void {
   const pointer = program.command('pointer').description('the latest snapshot CID per namespace and network, by hand')
   serviceOptions(pointer.command('get').description('what the pointer holds (exit 3 when nothing is stored)'))
-    .option('--namespace <name>', 'default: the config\'s namespace')
-    .option('--network <name>', 'default: the config\'s network')
+    .option('--namespace <name>', 'default: the config\'s namespace', pointerName)
+    .option('--network <name>', 'default: the config\'s network', pointerName)
     .action(action(async (options: PointerOptions) => {
       await withService(options, async ({ clients }, config) => {
         const current = await clients.pointers.current(options.namespace ?? config.namespace, options.network ?? config.network)
@@ -39,8 +45,8 @@ export function registerPointer (program: Command): void {
       })
     }))
   serviceOptions(pointer.command('put').description('overwrite the pointer').addHelpText('after', POINTER_PUT_HELP).argument('<cid>', 'the snapshot CID'))
-    .option('--namespace <name>', 'default: the config\'s namespace')
-    .option('--network <name>', 'default: the config\'s network')
+    .option('--namespace <name>', 'default: the config\'s namespace', pointerName)
+    .option('--network <name>', 'default: the config\'s network', pointerName)
     .option('--engine <engine>', 'the engine that made it (default: what it is; with --force, cidsync-sqlite/2)')
     .option('--memories <count>', 'entries in the snapshot (default: what the snapshot holds)', entryCount)
     .option('--force', 'put it even if it is not a cidsync snapshot this device can open')
