@@ -26,7 +26,8 @@ export function pointersInProcess (rows: PointerRows, http: () => Promise<Servic
       const row = namespace === '' || network === '' ? undefined : rows.row(namespace, network)
       if (row === null) throw new PointerNotFoundError(namespace, network)
       const parsed = row === undefined ? undefined : pointerAnswerSchema.safeParse({ pointer: pointerRecord(row) })
-      if (parsed?.success === true) return parsed.data.pointer
+      // A name the database holds otherwise than asked (a lone surrogate) is the route's to answer.
+      if (parsed?.success === true && parsed.data.pointer.namespace === namespace && parsed.data.pointer.network === network) return parsed.data.pointer
       return await (await http()).current(namespace, network, options)
     },
     put: async (input, options) => {

@@ -35,8 +35,14 @@ describe.skipIf(EXTERNAL)('the embedded service\'s pointer in this process', () 
     await expect(pointers.put({ snapshotCid: 'not-a-cid', engine: '', namespace: 'notes', network: 'mainnet' })).rejects.toThrow(/snapshot CID/)
     expect((await pointers.current('notes', 'mainnet')).snapshotCid).toBe(CID)
 
+    // A name that is not whole text (a lone surrogate): answered as the route answers it.
+    const odd = 'notes\ud800'
+    await pointers.put({ snapshotCid: CID, engine: '', namespace: odd, network: 'mainnet' })
+    const oddHere = await pointers.current(odd, 'mainnet').catch((err: { code?: string }) => err.code)
+    expect(oddHere).toEqual(await http.current(odd, 'mainnet').catch((err: { code?: string }) => err.code))
+
     // Past the most pointers a user may hold, the route's own refusal, over HTTP.
-    for (let i = 1; i < MAX_POINTERS_PER_USER; i++) local.putPointer(address, { snapshotCid: CID, namespace: `n${i}` })
+    for (let i = 2; i < MAX_POINTERS_PER_USER; i++) local.putPointer(address, { snapshotCid: CID, namespace: `n${i}` })
     const before = asked()
     const refused = await pointers.put({ snapshotCid: OTHER, engine: '', namespace: 'one-too-many', network: 'mainnet' }).catch((err: Error) => err)
     expect(asked()).toBe(before + 1)
