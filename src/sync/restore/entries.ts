@@ -6,7 +6,7 @@ import type { Entry } from '../../index/index.js'
 import { eachAtOnce } from '../../util/each-at-once.js'
 import { fsyncPath } from '../../util/fsync.js'
 import { prepareTarget } from './safe-target.js'
-import { depthOf, finishDirectory, inodeIn, placeHardLink, placeSymlink, sameMtime, sameSymlink } from './tree.js'
+import { depthOf, finishDirectory, inodeIn, placeHardLink, placeSymlink, sameSymlink, symlinkInPlace } from './tree.js'
 import type { GetOutcome } from './get-outcome.js'
 
 /** An entry put in place after the files' bytes: a symlink, a directory, or another name of a hard link (`first`, put at `existing`). */
@@ -56,7 +56,7 @@ export async function placeEntries (jobs: readonly EntryJob[], init: PlaceEntrie
         const attrs = init.attrs(row)
         const same = there?.isSymbolicLink() === true && await sameSymlink(target, linkTarget)
         // The same target with its mtime (and, as root, its owner): right as it is. Else made anew.
-        if (same && there !== undefined && sameMtime(there, row.mtimeMs) && (attrs.uid === undefined || attrs.uid === there.uid) && (attrs.gid === undefined || attrs.gid === there.gid)) {
+        if (same && there !== undefined && symlinkInPlace(there, row.mtimeMs, attrs)) {
           outcomes.push({ path: shownOf(row), kind, outcome: 'already-there', target })
           return
         }

@@ -4,7 +4,8 @@ import type { Config } from '../../config/index.js'
 import { cidProfile, fileCid, isCidProfileName } from '../../content/index.js'
 import type { Entry, Index } from '../../index/index.js'
 import { checkFolders, targetRoot, usableRecord } from './get-files.js'
-import { sameMtime } from './tree.js'
+import { restoredAttrs } from './attrs.js'
+import { sameMtime, symlinkInPlace } from './tree.js'
 
 /** What `restore --files --dry-run` says it would do to one entry. */
 export interface PlannedEntry {
@@ -46,7 +47,8 @@ export async function planRestore (index: Index, config: Config, rows: readonly 
       else if (there.isDirectory()) add('blocked', 'a directory')
       else if (!there.isSymbolicLink()) add(init.overwrite === true ? 'replace' : 'differ', 'not a symlink')
       else if (!await readlink(target).then(t => t === row.meta?.target, () => false)) add('replace')
-      else add(sameMtime(there, row.mtimeMs) ? 'keep' : 'replace', sameMtime(there, row.mtimeMs) ? undefined : 'its mtime differs')
+      else if (symlinkInPlace(there, row.mtimeMs, restoredAttrs(row.meta, () => {}))) add('keep')
+      else add('replace', sameMtime(there, row.mtimeMs) ? 'its owner differs' : 'its mtime differs')
       continue
     }
     const record = usableRecord(index, row)

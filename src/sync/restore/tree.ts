@@ -82,6 +82,14 @@ export function sameMtime (there: { mtimeMs: number }, mtimeMs: number): boolean
 }
 
 /**
+ * A symlink whose target is right (the caller read it) and left as it is: its recorded mtime, and
+ * its owner where one is restored (as root). Else it is made anew. A restore and its dry run ask alike.
+ */
+export function symlinkInPlace (there: { mtimeMs: number, uid: number, gid: number }, mtimeMs: number, attrs: FileAttrs): boolean {
+  return sameMtime(there, mtimeMs) && (attrs.uid === undefined || attrs.uid === there.uid) && (attrs.gid === undefined || attrs.gid === there.gid)
+}
+
+/**
  * Gives a file whose bytes are already right its recorded owner, mode and mtime, with nothing
  * fetched: on a descriptor opened without following a link, once the kernel says it is the file
  * checked (inode `ino`) in the directory checked (`expectedDir`). A mode not recorded
