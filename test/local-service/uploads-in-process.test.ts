@@ -89,14 +89,10 @@ describe('the embedded service\'s uploads in process against its routes', () => 
 })
 
 /**
- * Found by a new user's review: `forget --prune` beside a daemon publishing on the same service
- * failed now and then with a bare "database is locked" (exit 1), from LocalService.deleteUploads.
- *
- * A batch of deletes is one deferred transaction that reads (`ofCid`) before it writes (`mark`).
- * Another process's commit to service.sqlite between the first read and the first write (the
- * daemon's service thread recording an upload, or its pointer) makes SQLite answer SQLITE_BUSY
- * (BUSY_SNAPSHOT) without calling the busy handler. Here the other process is a second connection,
- * and it commits at the point the race hits: while the batch weighs its second object.
+ * A prune's batch of deletes reads (`ofCid`) before it writes (`mark`), while a daemon's service
+ * thread writes the same file. A commit between the two must not make SQLite answer SQLITE_BUSY at
+ * once. Here the other process is a second connection, and it commits while the batch weighs its
+ * second object.
  */
 describe('a prune\'s in-process delete batch beside another writer of service.sqlite', () => {
   it('deletes, instead of failing with "database is locked"', async () => {

@@ -91,15 +91,9 @@ const STORED_B = 'bafkreiatbbbusdhltpnil5gxasppf6gpx6ph7e35pcqrekjcjkf5ycc2ga'
 const STORED_C = 'bafkreic4plsutiojzsr6i2txvkzakt236sc46pdyz4455jaweapfjrustq'
 
 /**
- * Found by a new user's review: with a daemon running, a `forget --prune` beside it made the
- * daemon log "a file's content was not stored; it is tried again later" with err "database is
- * locked", and `cidsync snapshot` through it exit 1 with ERR_CONTENT_NOT_STORED [SQLITE_BUSY].
- *
- * One candidate (the cause there was not pinned down): MirrorLog.logObjects, which storing calls
- * for each object stored, is a deferred transaction that reads (`has`) before it writes (`insert`).
- * Another process's commit to sync.sqlite in between (the prune noting what it deletes, its
- * compaction, its counts) makes SQLite answer SQLITE_BUSY at once, without the 5 s busy wait.
- * Here the other process is a second SyncState on the same state dir.
+ * A daemon's storing logs each object it stores while a command's prune writes the same file. A
+ * deferred transaction that reads first, then writes after the other commit, gets SQLITE_BUSY at
+ * once, without the busy wait. Here the other process is a second SyncState on the same state dir.
  */
 describe('the mirror log beside another writer of sync.sqlite', () => {
   it('logs the objects, instead of failing with "database is locked"', async () => {
