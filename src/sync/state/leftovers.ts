@@ -29,9 +29,10 @@ const PAST_INDEX = /^past-(\d{1,10})-\d+\.sqlite(-wal|-shm|-journal)?$/
  * `export`, `import`, `forget` and `prune` (no lock: they run beside the daemon) fetch under their
  * label and pid (`export-content-<pid>.sqlite`, the index an export with --content builds aside;
  * `import-<pid>-...`, what the chain check fetched; `prune-<pid>-...`, the segments a prune reads;
- * `forget-<pid>-...`, the manifests a forget seals): a run killed midway left them for good.
+ * `forget-<pid>-...`, the manifests a forget seals; `prune-list-<pid>-...`, the list a prune seals
+ * or a publish fetches): a run killed midway left them for good.
  */
-const EXIT_FILE = /^(?:export|import|forget|prune)-(?:content-)?(\d{1,10})[-.]/
+const EXIT_FILE = /^(?:export|import|forget|prune)-(?:content-|list-)?(\d{1,10})[-.]/
 
 /**
  * Removes what `export`, `import`, `forget` and `prune` runs killed midway left in the state dir's

@@ -3,7 +3,7 @@ import { spawn } from 'node:child_process'
 import { readdirSync } from 'node:fs'
 import { mkdir, readdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { removeLeftovers } from '../../../src/sync/state/leftovers.js'
+import { removeDeadExitFiles, removeLeftovers } from '../../../src/sync/state/leftovers.js'
 import { useTempDir } from '../../helpers/temp-dir.js'
 import { DaemonProcess } from '../../helpers/cli.js'
 import { EXTERNAL } from '../../helpers/service.js'
@@ -33,6 +33,22 @@ describe('leftovers of killed runs', () => {
     expect(removed.bytes).toBe(1500)
     expect(await readdir(join(state, 'content-fetch'))).toEqual([String(process.pid)])
     expect(await readdir(join(state, 'snapshots'))).toEqual([`past-${process.pid}-1795533339393.sqlite`])
+  })
+})
+
+describe('leftovers of a killed prune', () => {
+  it('removes the prune lists a killed prune sealed and a killed publish fetched, never a running one\'s', async () => {
+    const state = await useTempDir()
+    const snapshots = join(state, 'snapshots')
+    await mkdir(snapshots)
+    const dead = await deadPid()
+    const left = [`prune-list-${dead}-0123456789ab.sealed`, `prune-list-${dead}-ba9876543210.fetched`, `prune-${dead}.sqlite`]
+    const running = `prune-list-${process.pid}-0123456789ab.sealed`
+    for (const name of [...left, running, 'prune-list-notes.txt']) await writeFile(join(snapshots, name), Buffer.alloc(10))
+    await removeDeadExitFiles(state)
+    expect((await readdir(snapshots)).sort()).toEqual([running, 'prune-list-notes.txt'].sort())
+    await writeFile(join(snapshots, left[0] as string), Buffer.alloc(10))
+    expect((await removeLeftovers(state, [])).files).toBe(1)
   })
 })
 
