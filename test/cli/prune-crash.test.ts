@@ -73,4 +73,37 @@ describe.skipIf(EXTERNAL)('prune killed at each step', () => {
       expect(unlogged, `${point}: deleted from the service, never logged for the mirrors`).toEqual([])
     }
   }, 900_000)
+
+  it('a prune killed between its list\'s upload and the list pointer leaves no object for good: the next prune deletes it', async () => {
+    const root = await useTempDir()
+    const service = await localServiceUnderTest({ dir: join(root, 'service') })
+    const a = await contentDevice(root, service, 'a', RETENTION)
+    const versions = new Versions(a)
+    // A prune announces a list only when content dies: the second one here, once a repack's old pack goes.
+    await versions.publish()
+    for (let i = 0; i < 2; i++) {
+      await versions.publish()
+      await ok(a, ['forget'])
+      if (i === 0) await ok(a, ['prune'])
+    }
+    expect((JSON.parse((await ok(a, ['prune', '--dry-run', '--json'])).stdout) as PruneJson).deleted.content).toBeGreaterThan(0)
+    const listed = async (): Promise<Set<string>> => {
+      const cids = new Set<string>()
+      for await (const object of service.clients.objects.list()) cids.add(object.cid)
+      return cids
+    }
+    const before = await listed()
+    const killed = await a.run(['prune'], { CIDSYNC_FAILPOINT: 'prune:list-stored' })
+    expect(killed.signal, killed.stderr).toBe('SIGKILL')
+    const orphans = [...await listed()].filter(cid => !before.has(cid))
+    // The list alone: nothing was deleted before the pointer check.
+    expect(orphans).toHaveLength(1)
+
+    const rerun = JSON.parse((await ok(a, ['prune', '--json'])).stdout) as PruneJson
+    expect(rerun.deleted.manifest).toBeGreaterThanOrEqual(1)
+    expect(await service.clients.objects.has(orphans[0] as string)).toBe(false)
+    // The rerun's own list stays, named by the list pointer; a third prune keeps it too.
+    expect(deletedOf(JSON.parse((await ok(a, ['prune', '--json'])).stdout) as PruneJson)).toBe(0)
+    await expectKeptRestorable(a, versions, join(root, 'scratch'), 'after the orphaned list went')
+  }, 300_000)
 })

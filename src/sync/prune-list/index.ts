@@ -3,7 +3,7 @@
  * once"): announced by the prune before its last pointer check, read by every publish once its
  * pointer moved, so that content a new publish names is stored again rather than lost.
  */
-export { announcePruneList, pruneListNetwork, readPruneList, PRUNE_LIST_ENGINE } from './list-pointer.js'
+export { announcePruneList, listPointer, pruneListNetwork, readPruneList, PRUNE_LIST_ENGINE } from './list-pointer.js'
 export type { AnnouncedList } from './list-pointer.js'
 export { checkPruneList } from './publish-check.js'
 export type { PruneListCheck } from './publish-check.js'

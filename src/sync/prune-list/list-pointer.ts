@@ -5,7 +5,9 @@ import { join } from 'node:path'
 import type { Logger } from 'pino'
 import { STATE_NAMES } from '../../config/index.js'
 import { ContentNotFoundError, IntegrityError, PointerNotFoundError, SnapshotFormatError, SnapshotIntegrityError, SnapshotKeyError, SnapshotTooLargeError, SnapshotUnencryptedError } from '../../errors.js'
+import { fileCid } from '../../content/index.js'
 import { MAX_SEALED_PRUNE_LIST_BYTES, openPruneList, sealPruneList } from '../../snapshot/index.js'
+import { failpoint } from '../../util/failpoint.js'
 import { makeDirsSync } from '../../util/make-dirs.js'
 import { SNAPSHOT_PROFILE } from '../read/index.js'
 import type { Repository } from '../repository.js'
@@ -42,10 +44,17 @@ export async function announcePruneList (repository: Repository, objects: readon
   try {
     const device = hostname().replace(/[^\x20-\x7e]/g, '?').slice(0, 128) || 'unknown'
     await sealPruneList({ path, device, objects, stateDir: config.stateDir, passphrase: repository.passphrase, signal })
+    // Noted before its upload: a run stopped before the pointer names it leaves an object no one
+    // would find. A later prune deletes it as it deletes an abandoned publish's.
+    const made = (await fileCid(path, SNAPSHOT_PROFILE, { signal })).cid.toString()
+    repository.store.abandonedUploads.note([{ cid: made, kind: 'list' }])
     const { cid } = await repository.objects.put(path, SNAPSHOT_PROFILE, { signal })
     repository.store.mirrorLog.logObjects([{ cid, profile: SNAPSHOT_PROFILE.name }])
     const storedAt = (await repository.objects.stat(cid, { signal }))?.storedAt
+    failpoint('prune:list-stored')
     await repository.pointers.put({ snapshotCid: cid, engine: PRUNE_LIST_ENGINE, namespace: config.namespace, network: pruneListNetwork(config.network) }, { signal })
+    // The pointer names it now: the next prune deletes it as the list before its own.
+    repository.store.abandonedUploads.forget([made, cid])
     return { cid, storedAt, previous: previous === cid ? undefined : previous }
   } finally {
     await rm(path, { force: true })
@@ -53,7 +62,7 @@ export async function announcePruneList (repository: Repository, objects: readon
 }
 
 /** The CID the prune list's pointer names, or undefined when none was ever set. */
-async function listPointer (repository: Repository, signal?: AbortSignal): Promise<string | undefined> {
+export async function listPointer (repository: Repository, signal?: AbortSignal): Promise<string | undefined> {
   const { config } = repository
   try {
     const pointer = await repository.pointers.current(config.namespace, pruneListNetwork(config.network), { signal })

@@ -14,6 +14,7 @@ import { liveChain, replacedChain, type Chain } from './chains.js'
 import { ObjectSets, type CandidateKind } from './object-sets.js'
 import { notePruned } from './outcome.js'
 import { announceDead, dropPreviousList, withinListBound } from './announce-dead.js'
+import { listPointer } from '../prune-list/index.js'
 import { checkOwnPublishHeld } from './own-publish-held.js'
 import { Refusals, type RefusedDeletes } from './refusals.js'
 import { readNames } from './segment-names.js'
@@ -130,6 +131,11 @@ export async function prune (repository: Repository, init: PruneInit): Promise<P
     if (inFlight !== undefined && 'files' in inFlight && inFlight.files !== null) sets.live(inFlight.files.map(f => f.cid))
     const abandoned = repository.store.abandonedUploads.all()
     for (const kind of ['manifest', 'segment'] as const) sets.candidates(abandoned.filter(a => a.kind === kind).map(a => a.cid), kind)
+    // A prune's list the list pointer never named (a run stopped between its upload and the pointer):
+    // counted with the manifests. The one the pointer names now stays: publishes read it.
+    sets.candidates(abandoned.filter(a => a.kind === 'list').map(a => a.cid), 'manifest')
+    const currentList = await listPointer(repository, init.signal)
+    if (currentList !== undefined) sets.live([currentList])
     // The old content index objects go as content does.
     sets.candidates(await compacting, 'content')
     // What a killed prune was deleting: those the store no longer lists are logged for the mirrors below.

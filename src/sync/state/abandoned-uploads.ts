@@ -1,8 +1,8 @@
 import type Database from 'better-sqlite3'
 import type { Statement } from 'better-sqlite3'
 
-/** What an abandoned upload was. */
-export type AbandonedKind = 'manifest' | 'segment'
+/** What an abandoned upload was: a publish attempt's manifest or segment, or a prune's list the list pointer never named. */
+export type AbandonedKind = 'manifest' | 'segment' | 'list'
 
 /** One object a publish uploaded and then left: no chain names it. */
 export interface AbandonedUpload {
@@ -13,7 +13,8 @@ export interface AbandonedUpload {
 /**
  * `abandoned_uploads` in `sync.sqlite`: the manifest and segments of a publish attempt this device
  * uploaded and then left, because another device published first (its rows merged, the attempt
- * made again) or too many did. No chain names them, so no forget ever replaces them: a prune takes
+ * made again) or too many did; a prune's list, from before its upload until the list pointer
+ * names it. No chain names them, so no forget ever replaces them: a prune takes
  * them as candidates, and they go as any dead object does, past the margin and when nothing kept
  * names them (a later attempt may have uploaded the same bytes).
  */
