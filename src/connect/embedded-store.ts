@@ -67,6 +67,8 @@ function fallBack (err: unknown, signal: AbortSignal | undefined): void {
 export class EmbeddedObjectStore implements ObjectStore {
   readonly describe: string
   readonly stream?: ObjectStore['stream']
+  /** The slots `getBytes` reads blocks into, used again by every call: each block is copied into a slab before the next is read. */
+  private readonly byteSlots = new BlockSlots(LENT_SLOTS)
 
   constructor (private readonly overHttp: ObjectStore, private readonly service: Pick<ServiceThread, 'addFile'>, private readonly apiKey: () => string | undefined, private readonly local?: LocalReads) {
     this.describe = overHttp.describe
@@ -131,7 +133,7 @@ export class EmbeddedObjectStore implements ObjectStore {
         // Hashed here as each block is read: this thread waits on the reads anyway, and the
         // object is verified as soon as its last block is in.
         const builder = new CidBuilder(profile)
-        const filled = await fillSlabs(hashed(storedFileBytes(read, CID.parse(cid), options.signal), builder), options.maxBytes ?? ANSWER_LIMITS.fetch, options.slab ?? defaultSlab)
+        const filled = await fillSlabs(hashed(storedFileBytes(read, CID.parse(cid), options.signal, false, this.byteSlots), builder), options.maxBytes ?? ANSWER_LIMITS.fetch, options.slab ?? defaultSlab)
         const got = builder.finish().toString()
         if (got !== cid) throw new IntegrityError(`bytes from the service's store hash to ${got}, not ${cid}`)
         return filled

@@ -86,6 +86,27 @@ describe('the embedded store: reads from the service\'s packs in this process (t
     expect(fileFetches(local)).toBe(0)
   })
 
+  it('reads its blocks into a few slots used again, call after call, each answer whole', async () => {
+    const bytes = randomBytes(300_000)
+    const { local, cid } = await stored(bytes)
+    const slots = new Set<ArrayBufferLike>()
+    let reads = 0
+    const store = client(local, async (block, into) => {
+      const got = await local.readStoredBlock(block, into)
+      reads++
+      if (into !== undefined && got?.buffer === into.buffer) slots.add(into.buffer)
+      return got
+    })
+    const first = await store.getBytes(cid, DEEP, { slab, maxBytes: bytes.byteLength })
+    const second = await store.getBytes(cid, DEEP, { slab, maxBytes: bytes.byteLength })
+    expect(joined(first).equals(bytes)).toBe(true)
+    expect(joined(second).equals(bytes)).toBe(true)
+    // 600 leaves read, into at most the slots kept and those lent at once: not new memory a block.
+    expect(reads).toBeGreaterThan(600)
+    expect(slots.size).toBeGreaterThan(0)
+    expect(slots.size).toBeLessThanOrEqual(16)
+  })
+
   it('asks the gateway when a stored block is damaged, and takes its bytes only once they verify', async () => {
     const bytes = randomBytes(20_000)
     const { local, cid } = await stored(bytes)
