@@ -50,7 +50,7 @@ function describeProblem (issue: z.core.$ZodIssue): string {
     case 'too_small':
       return issue.origin === 'string' ? 'expected a non-empty value' : `expected at least ${String(issue.minimum)}`
     case 'too_big':
-      return `expected at most ${String(issue.maximum)}`
+      return `expected at most ${String(issue.maximum)}${issue.origin === 'string' ? ' characters' : ''}`
     default:
       return issue.message
   }

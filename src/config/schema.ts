@@ -24,6 +24,10 @@ export const DEFAULT_QUIET_SECONDS = 30
 export const DEFAULT_RETENTION_SCHEDULE = '17 5 * * 0'
 /** An object younger than this is never pruned: another device may be about to name it. */
 export const DEFAULT_PRUNE_MARGIN = '1d'
+/** The longest namespace or network a pointer may have: the local service refuses longer, and so do the commands. */
+export const POINTER_NAME_MAX = 256
+/** What the prune list's pointer adds to the network's name (`sync/prune-list`): a network leaves room for it. */
+export const PRUNE_LIST_NETWORK_SUFFIX = '~prune-list'
 /** The most a keep_* count may say: far beyond a century of hourly publishes' buckets. */
 const MAX_KEEP_COUNT = 1_000_000
 
@@ -167,8 +171,9 @@ const retention = retentionTableSchema.optional()
 
 /** The TOML file's shape, snake_case as users write it. Unknown keys are errors. */
 export const configFileSchema = z.strictObject({
-  namespace: z.string().min(1).default('default'),
-  network: z.string().min(1).default('mainnet'),
+  namespace: z.string().min(1).max(POINTER_NAME_MAX).default('default'),
+  // Room for the prune list's pointer, named after the network.
+  network: z.string().min(1).max(POINTER_NAME_MAX - PRUNE_LIST_NETWORK_SUFFIX.length).default('mainnet'),
   state_dir: z.string().min(1).optional(),
   cid_profile: z.enum(CID_PROFILE_NAMES).default('kubo-cidv1'),
   log_level: z.enum(LOG_LEVELS).default('info'),

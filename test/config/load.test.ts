@@ -123,6 +123,14 @@ dir = "/data/shared/service"
     expect(err.exitCode).toBe(2)
   })
 
+  it('refuses a namespace or network longer than the pointer service takes, the network with room for the prune list\'s', async () => {
+    const dir = await useTempDir()
+    expect(loadConfig({ configPath: await configFile(dir, `namespace = "${'n'.repeat(256)}"\nnetwork = "${'w'.repeat(245)}"`), env: {} }).network).toHaveLength(245)
+    const long = loadError(() => loadConfig({ configPath: join(dir, 'config.toml'), env: { CIDSYNC_NETWORK: 'w'.repeat(246) } }))
+    expect(long.message).toMatch(/at most 245 characters/)
+    expect(loadError(() => loadConfig({ configPath: join(dir, 'config.toml'), env: { CIDSYNC_NAMESPACE: 'n'.repeat(257) } })).message).toMatch(/at most 256 characters/)
+  })
+
   it('names an unknown key and lists the allowed ones', async () => {
     const dir = await useTempDir()
     const path = await configFile(dir, '[snapshot]\nschedual = "* * * * *"')

@@ -1,4 +1,5 @@
 import { InvalidArgumentError, type Command } from 'commander'
+import { POINTER_NAME_MAX } from '../../config/index.js'
 import { UsageError } from '../../errors.js'
 import { countOf, printJson } from '../format.js'
 import { action } from '../run.js'
@@ -11,9 +12,9 @@ function entryCount (text: string): number {
   return Number(text)
 }
 
-/** A namespace or network as the pointer service takes one: 1 to 256 characters. */
+/** A namespace or network as the pointer service takes one. */
 function pointerName (text: string): string {
-  if (text.length === 0 || text.length > 256) throw new InvalidArgumentError('expected a name of 1 to 256 characters')
+  if (text.length === 0 || text.length > POINTER_NAME_MAX) throw new InvalidArgumentError(`expected a name of 1 to ${POINTER_NAME_MAX} characters`)
   return text
 }
 

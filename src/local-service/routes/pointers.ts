@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { POINTER_NAME_MAX } from '../../config/index.js'
 import type Database from 'better-sqlite3'
 import { HttpFailure, readJsonBody, requireParam, sendJson, type Route } from '../http.js'
 import { parseCid, type ServiceParts } from '../parts.js'
@@ -9,7 +10,7 @@ import { accountReads, pointerRecord as record, type PointerRow } from '../reads
  * session token (create_session_token) must not fill the database with namespaces.
  */
 export const MAX_POINTERS_PER_USER = 1_000
-const NAME = z.string().min(1).max(256)
+const NAME = z.string().min(1).max(POINTER_NAME_MAX)
 
 const pointerBody = z.object({
   snapshotCid: z.string().min(1).max(256),

@@ -3,7 +3,7 @@ import { hostname } from 'node:os'
 import { rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { Logger } from 'pino'
-import { STATE_NAMES } from '../../config/index.js'
+import { PRUNE_LIST_NETWORK_SUFFIX, STATE_NAMES } from '../../config/index.js'
 import { ContentNotFoundError, IntegrityError, PointerNotFoundError, SnapshotFormatError, SnapshotIntegrityError, SnapshotKeyError, SnapshotTooLargeError, SnapshotUnencryptedError } from '../../errors.js'
 import { fileCid } from '../../content/index.js'
 import { MAX_SEALED_PRUNE_LIST_BYTES, openPruneList, sealPruneList } from '../../snapshot/index.js'
@@ -20,7 +20,7 @@ export const PRUNE_LIST_ENGINE = 'cidsync-prune-list/1'
  * A pointer registry keeps each namespace and network apart, so the index pointer never moves.
  */
 export function pruneListNetwork (network: string): string {
-  return `${network}~prune-list`
+  return `${network}${PRUNE_LIST_NETWORK_SUFFIX}`
 }
 
 /** A prune list on the service: its CID, and when the service stored it (its clock, ms). */
