@@ -1,4 +1,4 @@
-import { RetentionSetBackError } from '../../errors.js'
+import { ForgetContendedError, PruneContendedError, RetentionSetBackError } from '../../errors.js'
 import { isUnusable, readPublish, walkEntries } from '../read/index.js'
 import type { Repository } from '../repository.js'
 
@@ -35,10 +35,23 @@ export async function checkOwnPublishHeld (repository: Repository, command: 'for
     if (isUnusable(err)) return
     throw err
   }
+  // A publish of this device (its daemon's) may have moved the pointer since the caller read it:
+  // then the chain read lacks it only for being older, and the run is contended, not set back.
+  if (read !== undefined) {
+    const now = (await repository.pointers.current(config.namespace, config.network, { signal })).snapshotCid
+    if (now !== read) throw contended(command, now, read)
+  }
   const done = command === 'prune' ? 'Nothing was deleted: a prune now would delete what that publish names' : 'Nothing was forgotten: a forget now would drop that publish from the history'
   const ours = last === undefined ? `(sequence ${own?.seq ?? '?'})` : `${last.cid}${last.at === null ? '' : ` of ${last.at}`}`
   throw new RetentionSetBackError(`the pointer holds ${pointer}, whose history lacks this device's own last publish ${ours}. ` +
     'The service set the pointer back (restored from a backup, or lying), or a device published over it without merging. ' +
     `${done}. Let the daemon publish, or run \`cidsync snapshot\`: this device then publishes on top of the pointer with every row it holds. ` +
     `Then run \`cidsync ${command}\` again`)
+}
+
+function contended (command: 'forget' | 'prune', now: string, read: string): ForgetContendedError | PruneContendedError {
+  const what = `a publish moved the pointer while the ${command} read the history (it holds ${now}, not ${read})`
+  return command === 'prune'
+    ? new PruneContendedError(`${what}: nothing was deleted; run it again`)
+    : new ForgetContendedError(`${what}: nothing was forgotten; run it again, and it plans on top of that publish`)
 }

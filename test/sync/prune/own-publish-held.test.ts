@@ -76,4 +76,21 @@ describe.skipIf(EXTERNAL)('a forget or prune checks the pointer holds this devic
     await pub(a, clients, a.config, clock)
     await check()
   })
+
+  it('says a publish of its own made after the pointer was read is contention, not a pointer set back', async () => {
+    const { clients } = await serviceUnderTest()
+    const root = await useTempDir()
+    const a = await syncDevice(root, 'a', A, { namespace: `${NS}-race` })
+    const clock = handClock()
+    write(a, 'f0.md')
+    const first = (await pub(a, clients, a.config, clock)).cid
+    // The caller read the pointer; then this device's daemon published on top of it.
+    write(a, 'f1.md')
+    await pub(a, clients, a.config, clock)
+    const repository = repositoryOf(a, clients)
+    await expect(checkOwnPublishHeld(repository, 'prune', undefined, first)).rejects.toMatchObject({ code: 'ERR_PRUNE_CONTENDED' })
+    await expect(checkOwnPublishHeld(repository, 'forget', undefined, first)).rejects.toMatchObject({ code: 'ERR_FORGET_CONTENDED', message: expect.stringMatching(/run it again/) })
+    // Read now, the pointer holds it: nothing to refuse.
+    await checkOwnPublishHeld(repository, 'prune')
+  })
 })
