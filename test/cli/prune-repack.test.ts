@@ -103,5 +103,15 @@ describe.skipIf(EXTERNAL)('a prune repacks mostly dead packs', () => {
       lock.release()
     }
     expect([...recordObjects(a).values()]).toContain(pack)
+    // Rewritten once the state dir is free; then, held again, a pack that only waits for a publish says nothing of the holder.
+    expect((JSON.parse((await ok(a, ['prune', '--json'])).stdout) as PruneJson).repacked).toMatchObject({ packs: 1, made: 1 })
+    const again = acquireLock(a.state)
+    try {
+      const waiting = (JSON.parse((await ok(a, ['prune', '--json'])).stdout) as PruneJson).repacked
+      expect(waiting).toMatchObject({ packs: 0, made: 0, waiting: 1 })
+      expect(waiting).not.toHaveProperty('skipped')
+    } finally {
+      again.release()
+    }
   }, 300_000)
 })

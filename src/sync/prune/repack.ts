@@ -80,31 +80,42 @@ export interface RepackPlan { readonly packs: PlannedPack[], readonly waiting: n
  * record names stays whole, and one an earlier run moved waits for the publish that names the move.
  */
 export function planRepack (sets: ObjectSets, init: RepackInit, live = sets.livePacks(init.deviceId)): RepackPlan {
-  const held = live.reduce((sum, p) => sum + p.size, 0)
-  // Only what a repack here can free counts: a pack another device's record names stays whatever.
-  const movable = (p: typeof live[number]): boolean => p.movable && p.size <= MAX_PACK_BYTES
-  let unused = live.filter(movable).reduce((sum, p) => sum + Math.max(0, p.size - p.liveBytes), 0)
   const packs: PlannedPack[] = []
   let waiting = 0
   let waitingBytes = 0
   let read = 0
-  for (const pack of live) {
-    const dead = pack.size - pack.liveBytes
-    if (unused <= MAX_UNUSED * held || dead <= 0) break
-    if (!movable(pack)) continue
+  for (const { pack, dead } of rewritable(live)) {
     const blobs = ownBlobs(sets, init, pack.cid)
     if (blobs === undefined) {
       waiting++
       waitingBytes += dead
-      unused -= dead
       continue
     }
     if (read + pack.size > MAX_READ_BYTES) break
     read += pack.size
     packs.push({ cid: pack.cid, size: pack.size, dead, blobs })
-    unused -= dead
   }
   return { packs, waiting, waitingBytes }
+}
+
+type LivePack = ReturnType<ObjectSets['livePacks']>[number]
+
+/**
+ * The live packs worth rewriting, most dead first, while what stays unused passes
+ * {@link MAX_UNUSED} of the content held. Each one yielded counts as freed, planned or waiting.
+ */
+function * rewritable (live: readonly LivePack[]): Generator<{ readonly pack: LivePack, readonly dead: number }> {
+  const held = live.reduce((sum, p) => sum + p.size, 0)
+  // Only what a repack here can free counts: a pack another device's record names stays whatever.
+  const movable = (p: LivePack): boolean => p.movable && p.size <= MAX_PACK_BYTES
+  let unused = live.filter(movable).reduce((sum, p) => sum + Math.max(0, p.size - p.liveBytes), 0)
+  for (const pack of live) {
+    const dead = pack.size - pack.liveBytes
+    if (unused <= MAX_UNUSED * held || dead <= 0) return
+    if (!movable(pack)) continue
+    yield { pack, dead }
+    unused -= dead
+  }
 }
 
 /** The pack's live blobs with this device's records of them; undefined when a record names another place now. */
@@ -133,16 +144,21 @@ export function plannedCounts (plan: RepackPlan): Repacked {
 export async function repackPlanned (repository: Repository, sets: ObjectSets, init: RepackInit, options: { readonly dir: string, readonly signal?: AbortSignal, readonly onProgress?: (event: RepackProgress) => void }): Promise<Repacked> {
   // The sets do not change while it runs: only which records are this device's is read again.
   const live = sets.livePacks(init.deviceId)
-  const plan = planRepack(sets, init, live)
-  if (plan.packs.length === 0 || init.claim === undefined) return plan.packs.length === 0 ? plannedCounts(plan) : await repack(repository, plan, { ...init, ...options })
-  const claim = await init.claim()
-  if ('skipped' in claim) return { ...plannedCounts(plan), skipped: claim.skipped }
+  // Whether a pack is worth rewriting needs no record: the index is claimed only then, and the
+  // plan made once, from the index held (another prune may have moved these files since).
+  const claiming = init.claim !== undefined && !rewritable(live).next().done
+  const claim = claiming ? await (init.claim as NonNullable<RepackInit['claim']>)() : undefined
+  if (claim !== undefined && 'skipped' in claim) {
+    // Said only where something would move: packs that all wait for a publish need no claim.
+    const plan = planRepack(sets, init, live)
+    return plan.packs.length === 0 ? plannedCounts(plan) : { ...plannedCounts(plan), skipped: claim.skipped }
+  }
   try {
-    // Planned again from the index now held: another prune may have moved these files since.
-    const held = { ...init, index: claim.index }
-    return await repack(repository, planRepack(sets, held, live), { ...held, ...options })
+    const held = claim === undefined ? init : { ...init, index: claim.index }
+    const plan = planRepack(sets, held, live)
+    return plan.packs.length === 0 ? plannedCounts(plan) : await repack(repository, plan, { ...held, ...options })
   } finally {
-    claim.release()
+    claim?.release()
   }
 }
 
