@@ -14,12 +14,12 @@ export type { PruneInit, PruneProgress, Pruned, RepackClaim, RepackInit, Repacke
 export type { ForgetInit, ForgetPlan, ForgetProgress, Forgotten } from './forget/index.js'
 export {
   restore, KEPT_BACKUPS, getFiles, olderThanOwnDeletion, selectRows, selectTree, planRestore, recordSources,
-  extraEntries, removeExtra, NOTE_TEXT, checkDownloadRoom, downloadFile, removeStaleDownloads
+  extraEntries, removeExtra, NOTE_TEXT, checkDownloadRoom, downloadFile, removeStaleDownloads, devicesAhead
 } from './restore/index.js'
 export type {
   RestoreComponents, RestoreInit, RestoreProgress, RestoreResult, GetFilesInit, GetFilesProgress, GetOutcome,
   PlannedEntry, ExtraEntry, AttrsNote, SelectedTree, SelectRowsInit, DownloadFileInit,
-  DownloadedFile
+  DownloadedFile, DeviceAhead, PointerAhead
 } from './restore/index.js'
 export {
   acceptsUnencrypted, walkHistory, walkEntries, publishAt, readPublish, cachedHistory,

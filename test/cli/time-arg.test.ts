@@ -13,6 +13,11 @@ describe('--at', () => {
     expect(at('1w')).toBe('2026-11-16T12:00:00.000Z')
   })
 
+  it('takes now, in any case', () => {
+    expect(at('now')).toBe('2026-11-23T12:00:00.000Z')
+    expect(at(' NOW ')).toBe('2026-11-23T12:00:00.000Z')
+  })
+
   it('means the end of what a time names, so a time copied from `cidsync history` (to the second) finds that publish', () => {
     expect(at('2026-11-20')).toBe('2026-11-20T23:59:59.999Z')
     expect(at('2026-11-20T08:00Z')).toBe('2026-11-20T08:00:59.999Z')

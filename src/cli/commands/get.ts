@@ -2,7 +2,8 @@ import { existsSync, statSync, type Stats } from 'node:fs'
 import type { Command } from 'commander'
 import type { Config } from '../../config/index.js'
 import { FilesNotRestoredError, GatewayFetchError, IndexMissingError, UsageError } from '../../errors.js'
-import type { GetOutcome } from '../../sync/index.js'
+import type { GetOutcome, PointerAhead, Repository } from '../../sync/index.js'
+import type { Index } from '../../index/index.js'
 import { countOf } from '../format.js'
 import { progressReporter } from '../get-progress.js'
 import { action } from '../run.js'
@@ -58,6 +59,8 @@ export async function runGet (options: GetOptions, paths: readonly string[], pre
       // (or one device's exactly); `get` brings back the files it names.
       const tree = prefix ? selectTree(index, { prefixes: paths, deviceId }) : undefined
       const rows = tree?.rows ?? selectRows(index, { paths, prefix, deviceId, own })
+      // This index holds what this device took in at its last publish: said when the pointer holds newer rows of another device.
+      if (past === undefined && (deviceId === undefined || deviceId !== own)) noteAhead(await pointerAhead(repository, index, own, deviceId), options.json === true)
       if (tree !== undefined && options.dryRun === true) {
         await (await import('./restore-files.js')).printPlan({ index, config, tree, paths, options, own })
         return
@@ -88,6 +91,29 @@ export async function runGet (options: GetOptions, paths: readonly string[], pre
       if (past === undefined) index.close()
     }
   })
+}
+
+/** What the pointer holds past this index, or undefined where nothing is or it cannot be told: a note, never a failure. */
+async function pointerAhead (repository: Repository, index: Index, own: string | undefined, only: string | undefined): Promise<PointerAhead | undefined> {
+  const { devicesAhead } = await import('../../sync/index.js')
+  try {
+    const ahead = await devicesAhead(repository, index, own)
+    const devices = ahead?.devices.filter(d => only === undefined || d.deviceId === only) ?? []
+    return ahead === undefined || devices.length === 0 ? undefined : { ...ahead, devices }
+  } catch {
+    // The files' own fetches say what is wrong with the service.
+    return undefined
+  }
+}
+
+/** Names the devices whose newer rows this index lacks, and how to take them in. */
+function noteAhead (ahead: PointerAhead | undefined, json: boolean): void {
+  if (ahead === undefined) return
+  const names = ahead.devices.map(d => `${safeText(d.hostname)} (${safeText(d.deviceId)})`).join(', ')
+  const text = `the pointer's publish of ${safeText(ahead.at)} holds changes of ${names} that this index has not taken in. ` +
+    'The daemon takes them in at its next publish, as `cidsync snapshot` does now; `--at now` reads that publish instead'
+  if (json) process.stdout.write(JSON.stringify({ type: 'note', note: 'pointer-ahead', pointer: ahead.pointer, at: ahead.at, devices: ahead.devices, text }) + '\n')
+  else process.stderr.write(`cidsync: note: ${text}\n`)
 }
 
 /** A file's failure that is the service's (gone, down, bytes that do not verify): another home may have it. */
@@ -147,6 +173,8 @@ A different local file is kept, unless --overwrite.
 --at brings the file back as a past publish held it.
 For a file deleted since, the error gives the --at that brings it back.
 Without --device, each file is the newest across the devices, by when it was indexed there.
+Other devices' files are as this index took them in, at this device's last publish.
+When the pointer holds newer ones, a note names their devices: --at now reads that publish.
 A device that restored an old copy later counts as newer: --device picks one device's.
 --from NAME reads that mirror alone; without it, a failing primary falls back to the mirrors.
 
@@ -163,7 +191,7 @@ export function registerGet (program: Command): void {
     .argument('<path...>', 'folder/path as `cidsync ls` prints it')
     .option('--config <path>', 'config file')
     .option('--to <dir>', 'write DIR/folder/path instead of into each folder\'s configured path')
-    .option('--at <time>', 'the file as the newest publish at or before this time held it (RFC 3339, a date, or an age: 2h, 3d)')
+    .option('--at <time>', 'the file as the newest publish at or before this time held it (RFC 3339, a date, an age: 2h, 3d, or now)')
     .option('--device <id>', 'the file as this device holds it (default: the newest across the devices, by when it was indexed; this device\'s on a tie)')
     .option('--overwrite', 'replace a local file that holds other content')
     .option('--from <mirror>', 'read this [[mirrors]] table alone, or a directory store at a path (one holding a /), not the primary (without it, a primary that fails falls back to the mirrors in order)')

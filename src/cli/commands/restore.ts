@@ -87,7 +87,7 @@ export function registerRestore (program: Command): void {
     .option('--namespace <name>', 'default: the config\'s namespace')
     .option('--network <name>', 'default: the config\'s network')
     .option('--cid <cid>', 'restore this publish (a manifest, or an older cidsync-sqlite/1 snapshot) instead of the pointer\'s; not with --files, which takes --at')
-    .option('--at <time>', 'restore the index as the newest publish at or before this time saw it: RFC 3339 (2026-11-20T08:00:00Z), a date, or an age (90m, 2h, 3d, 1w); see `cidsync history`')
+    .option('--at <time>', 'restore the index as the newest publish at or before this time saw it: RFC 3339 (2026-11-20T08:00:00Z), a date, an age (90m, 2h, 3d, 1w), or now; see `cidsync history`')
     .option('--force', 'replace an existing index (kept as a backup beside it; the 3 newest backups are kept)')
     .option('--allow-unencrypted', 'accept a snapshot with no cipher although this device encrypts (only if a device of yours publishes with encryption = "none")')
     .option('--dry-run', 'say what would be fetched and replaced, and do nothing')

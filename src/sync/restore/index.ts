@@ -5,6 +5,8 @@
 export { NOTE_TEXT } from './attrs.js'
 export type { AttrsNote } from './attrs.js'
 export { extraEntries, removeExtra } from './delete.js'
+export { devicesAhead } from './devices-ahead.js'
+export type { DeviceAhead, PointerAhead } from './devices-ahead.js'
 export type { ExtraEntry } from './delete.js'
 export { checkDownloadRoom, downloadFile, removeStaleDownloads } from './download-file.js'
 export type { DownloadFileInit, DownloadedFile } from './download-file.js'
