@@ -3,6 +3,7 @@ import { join } from 'node:path'
 import { STATE_NAMES } from '../../config/index.js'
 import { PruneContendedError } from '../../errors.js'
 import { failpoint } from '../../util/failpoint.js'
+import { releaseMemory } from '../../util/release-memory.js'
 import { testKnob } from '../../util/test-knob.js'
 import { makeDirsSync } from '../../util/make-dirs.js'
 import type { ProgressEvent, ProgressOptions } from '../../util/progress.js'
@@ -115,6 +116,9 @@ export async function prune (repository: Repository, init: PruneInit): Promise<P
       settle: (bases) => { sets.settle(bases) }
     })
     init.onProgress?.({ type: 'prune:read', detail: { segments: segmentsRead } })
+    // The segments' reading leaves its buffers as garbage, which V8 would take only later: the
+    // repack then reads its packs with that memory still held, so a long history peaked higher.
+    releaseMemory()
     failpoint('prune:read')
     for (const chain of expired) {
       chain.manifests.forEach((m, i) => { sets.candidates([m.cid], 'manifest', chain.manifests.length - i) })
