@@ -20,3 +20,20 @@ export function releaseMemory (): void {
     // Not available on this runtime: V8's own memory reducer gets there later.
   }
 }
+
+/**
+ * A full collection once every `bytes` of work noted: for a loop whose reads leave buffers outside
+ * V8's heap. V8 counts that memory loosely and takes it late, so a long loop's peak grew with it.
+ */
+export class CollectEvery {
+  private since = 0
+  constructor (private readonly bytes: number) {}
+
+  /** Notes `bytes` more done; collects once they pass the step. */
+  note (bytes: number): void {
+    this.since += bytes
+    if (this.since < this.bytes) return
+    this.since = 0
+    releaseMemory()
+  }
+}

@@ -5,7 +5,7 @@ import { HeldObject, PACK_MAX_BLOBS, PACK_MAX_BYTES, processUploadGate, SLAB_BYT
 import type { Index, StoredContentRow } from '../../index/index.js'
 import { ContentNotFoundError, IntegrityError } from '../../errors.js'
 import { failpoint } from '../../util/failpoint.js'
-import { releaseMemory } from '../../util/release-memory.js'
+import { CollectEvery } from '../../util/release-memory.js'
 import { testKnob } from '../../util/test-knob.js'
 import type { ProgressEvent } from '../../util/progress.js'
 import { SNAPSHOT_PROFILE } from '../read/index.js'
@@ -69,10 +69,7 @@ const MAX_UNUSED = 0.05
 const MAX_PACK_BYTES = PACK_MAX_BYTES + SMALL_FILE_BYTES + 16
 /** The most bytes of old packs one run reads: the rest wait for the next run. */
 const MAX_READ_BYTES = 4 * 1024 ** 3
-/**
- * Old packs read between two full collections. Reading and storing a pack leaves buffers outside
- * V8's heap, which it takes late: without a collection, the peak grew with the packs rewritten.
- */
+/** Old packs read between two full collections: reading and storing one leaves buffers V8 takes late. */
 const COLLECT_EVERY_BYTES = 64 * 1024 * 1024
 
 interface Blob { readonly record: StoredContentRow, readonly offset: number, readonly length: number, readonly pack: string }
@@ -219,7 +216,7 @@ async function repack (repository: Repository, plan: RepackPlan, init: RepackIni
   }
   // One pack's slabs at a time, each used again for the next pack: no pack is copied whole.
   const slabs = new Slabs()
-  let sinceCollected = 0
+  const collect = new CollectEvery(COLLECT_EVERY_BYTES)
   try {
     await rm(spool, { force: true })
     for (const pack of plan.packs) {
@@ -238,11 +235,7 @@ async function repack (repository: Repository, plan: RepackPlan, init: RepackIni
         size += blob.length
       }
       slabs.giveBack(bytes)
-      sinceCollected += pack.size
-      if (sinceCollected >= COLLECT_EVERY_BYTES) {
-        sinceCollected = 0
-        releaseMemory()
-      }
+      collect.note(pack.size)
     }
     await flush()
   } finally {
