@@ -1,24 +1,36 @@
 import { describe, expect, it } from 'vitest'
+import { setImmediate as turn } from 'node:timers/promises'
 import { CollectEvery } from '../../src/util/release-memory.js'
 
-/** Buffers outside V8's heap, dropped at once: garbage V8 takes only at its next full collection. */
-function dropBuffers (count: number, bytes: number): void {
-  for (let i = 0; i < count; i++) new Uint8Array(bytes).fill(1)
+/**
+ * Buffers outside V8's heap, dropped at once: garbage V8 takes only at a collection. Weakly held, and
+ * answered after a turn of the event loop: a WeakRef keeps its target until the job that made it ends.
+ */
+async function droppedBuffers (count: number, bytes: number): Promise<Array<WeakRef<Uint8Array>>> {
+  const refs = Array.from({ length: count }, () => new WeakRef(new Uint8Array(bytes).fill(1)))
+  await turn()
+  return refs
 }
 
+const alive = (refs: ReadonlyArray<WeakRef<Uint8Array>>): number => refs.filter(r => r.deref() !== undefined).length
+
 describe('a full collection every so many bytes', () => {
-  it('takes the garbage once the work noted passes the step, and not before', () => {
+  it('takes the garbage once the work noted passes the step, and not before', async () => {
     const collect = new CollectEvery(64 * 1024 * 1024)
-    // A first collection, so what follows starts from little.
-    collect.note(64 * 1024 * 1024)
-    const before = process.memoryUsage().arrayBuffers
-    dropBuffers(8, 4 * 1024 * 1024)
+    const refs = await droppedBuffers(8, 4 * 1024 * 1024)
     collect.note(32 * 1024 * 1024)
-    // Below the step: nothing collected, the dropped buffers still counted (young ones may go, old ones stay).
-    const held = process.memoryUsage().arrayBuffers
+    // Below the step: no collection, so the dropped buffers are still there.
+    expect(alive(refs)).toBe(8)
+    // Asked, they are held to the end of this job too.
+    await turn()
     collect.note(32 * 1024 * 1024)
-    const after = process.memoryUsage().arrayBuffers
-    expect(after).toBeLessThan(before + 8 * 1024 * 1024)
-    expect(after).toBeLessThanOrEqual(held)
+    expect(alive(refs)).toBe(0)
+    // The count starts again: the next step collects again.
+    const more = await droppedBuffers(2, 1024 * 1024)
+    collect.note(63 * 1024 * 1024)
+    expect(alive(more)).toBe(2)
+    await turn()
+    collect.note(1024 * 1024)
+    expect(alive(more)).toBe(0)
   })
 })
