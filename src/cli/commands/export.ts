@@ -65,7 +65,7 @@ export function registerExport (program: Command): void {
     .addHelpText('after', EXPORT_HELP)
     .option('--car <file>', 'the CAR file to write (replaced only once the new one is whole)')
     .option('--dir <path>', 'the directory store to fill instead (made when missing or empty); restore --from PATH reads it')
-    .option('--at <time>', 'export the newest publish at or before this time and its history, instead of the pointer\'s: RFC 3339, a date, or an age (90m, 2h, 3d, 1w)')
+    .option('--at <time>', 'export the newest publish at or before this time and its history, instead of the pointer\'s: RFC 3339, a date, an age (90m, 2h, 3d, 1w), or now')
     .option('--content', 'also every stored content object (packs, parts and plain files) the publish\'s records name')
     .option('--config <path>', 'config file')
     .option('--json', 'print a JSON line per object, then the result')

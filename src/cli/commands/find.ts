@@ -31,7 +31,7 @@ export function registerFind (program: Command): void {
     .option('--config <path>', 'config file')
     .option('--device <id>', 'only this device\'s files, by its id or short id')
     .option('--all-devices', 'every device\'s files (the default)')
-    .option('--at <time>', 'search the index as the newest publish at or before this time saw it (RFC 3339, a date, or an age such as 3d)')
+    .option('--at <time>', 'search the index as the newest publish at or before this time saw it (RFC 3339, a date, an age such as 3d, or now)')
     .option('--deleted', 'include deleted files')
     .option('--literal', 'take * and ? as plain characters')
     .option('--limit <n>', 'at most this many results', '50')

@@ -59,9 +59,11 @@ export async function runGet (options: GetOptions, paths: readonly string[], pre
       // (or one device's exactly); `get` brings back the files it names.
       const tree = prefix ? selectTree(index, { prefixes: paths, deviceId }) : undefined
       const rows = tree?.rows ?? selectRows(index, { paths, prefix, deviceId, own })
-      // This index holds what this device took in at its last publish: said when the pointer holds newer rows of another device.
-      if (past === undefined && (deviceId === undefined || deviceId !== own)) noteAhead(await pointerAhead(repository, index, own, deviceId), options.json === true)
+      // This index holds what this device took in at its last publish: said when the pointer holds
+      // newer rows of another device. Asked beside the fetches, and bounded: it never holds them up.
+      const ahead = past === undefined && (deviceId === undefined || deviceId !== own) ? pointerAhead(repository, index, own, deviceId) : Promise.resolve(undefined)
       if (tree !== undefined && options.dryRun === true) {
+        noteAhead(await ahead, options.json === true)
         await (await import('./restore-files.js')).printPlan({ index, config, tree, paths, options, own })
         return
       }
@@ -83,6 +85,7 @@ export async function runGet (options: GetOptions, paths: readonly string[], pre
       if (fallsBack && where !== lastSource && first !== undefined) {
         throw new GatewayFetchError(`${countOf(unfetched.length, 'file', 'files')} could not be fetched from ${where} (${safeText(first.path)}: ${safeLines(first.reason ?? 'failed')})`)
       }
+      noteAhead(await ahead, options.json === true)
       const { reportTree, reportNotes } = await import('./restore-files.js')
       if (tree !== undefined) await reportTree({ tree, json: options.json === true, index, outcomes, deleted, deleting: options.delete === true })
       await reportNotes(notes, options.json === true)
@@ -93,11 +96,19 @@ export async function runGet (options: GetOptions, paths: readonly string[], pre
   })
 }
 
-/** What the pointer holds past this index, or undefined where nothing is or it cannot be told: a note, never a failure. */
+/** How long the note's pointer and manifest reads may take, retries included: past it, no note. */
+const NOTE_DEADLINE_MS = 2_000
+/** Devices the note names; the rest are counted. A manifest may list thousands. */
+const NOTE_DEVICES = 10
+
+/**
+ * What the pointer holds past this index, or undefined where nothing is or it cannot be told in
+ * {@link NOTE_DEADLINE_MS}: a note, never a failure. Never rejects.
+ */
 async function pointerAhead (repository: Repository, index: Index, own: string | undefined, only: string | undefined): Promise<PointerAhead | undefined> {
-  const { devicesAhead } = await import('../../sync/index.js')
   try {
-    const ahead = await devicesAhead(repository, index, own)
+    const { devicesAhead } = await import('../../sync/index.js')
+    const ahead = await devicesAhead(repository, index, own, AbortSignal.timeout(NOTE_DEADLINE_MS))
     const devices = ahead?.devices.filter(d => only === undefined || d.deviceId === only) ?? []
     return ahead === undefined || devices.length === 0 ? undefined : { ...ahead, devices }
   } catch {
@@ -109,10 +120,12 @@ async function pointerAhead (repository: Repository, index: Index, own: string |
 /** Names the devices whose newer rows this index lacks, and how to take them in. */
 function noteAhead (ahead: PointerAhead | undefined, json: boolean): void {
   if (ahead === undefined) return
-  const names = ahead.devices.map(d => `${safeText(d.hostname)} (${safeText(d.deviceId)})`).join(', ')
-  const text = `the pointer's publish of ${safeText(ahead.at)} holds changes of ${names} that this index has not taken in. ` +
-    'The daemon takes them in at its next publish, as `cidsync snapshot` does now; `--at now` reads that publish instead'
-  if (json) process.stdout.write(JSON.stringify({ type: 'note', note: 'pointer-ahead', pointer: ahead.pointer, at: ahead.at, devices: ahead.devices, text }) + '\n')
+  const shown = ahead.devices.slice(0, NOTE_DEVICES)
+  const more = ahead.devices.length - shown.length
+  const names = shown.map(d => `${safeText(d.hostname)} (${safeText(d.deviceId)})`).join(', ') + (more > 0 ? ` and ${more} more` : '')
+  const text = `the pointer's publish of ${safeText(ahead.at)} holds changes of ${names} that this index has not taken in: ` +
+    'files asked for may be newer there. The daemon takes them in at its next publish, as `cidsync snapshot` does now; `--at now` reads that publish instead'
+  if (json) process.stdout.write(JSON.stringify({ type: 'note', note: 'pointer-ahead', pointer: ahead.pointer, at: ahead.at, devices: shown.map(d => ({ deviceId: d.deviceId, hostname: safeText(d.hostname) })), more, text }) + '\n')
   else process.stderr.write(`cidsync: note: ${text}\n`)
 }
 
@@ -195,6 +208,6 @@ export function registerGet (program: Command): void {
     .option('--device <id>', 'the file as this device holds it (default: the newest across the devices, by when it was indexed; this device\'s on a tie)')
     .option('--overwrite', 'replace a local file that holds other content')
     .option('--from <mirror>', 'read this [[mirrors]] table alone, or a directory store at a path (one holding a /), not the primary (without it, a primary that fails falls back to the mirrors in order)')
-    .option('--json', 'JSON lines: progress, each file\'s outcome, then a summary')
+    .option('--json', 'JSON lines: progress, each file\'s outcome, a note where the pointer holds newer files, then a summary')
     .action(action(async (paths: string[], options: GetOptions) => { await runGet(options, paths, false) }))
 }

@@ -62,6 +62,8 @@ It makes the publish's tree, or the part under a folder/dir prefix.
 That is stored files, symlinks and directories, with their modes, and owners when run as root.
 Each path takes its newest version across the devices, and the paths they disagree on are named.
 --device takes one device's tree instead.
+Other devices' files are as this index took them in, at this device's last publish.
+When the pointer holds newer ones, a note names their devices (with --json, a line of type note).
 --delete removes local entries the tree does not have; try --dry-run first.
 It writes each file as cidsync get does (cidsync help get).
 docs/content-format.md, "Across devices", says more.

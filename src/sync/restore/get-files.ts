@@ -212,7 +212,7 @@ export async function getFiles (repository: Repository, index: Index, init: GetF
         const linkOfRecord = there.isSymbolicLink() && (init.overwrite === true || await ownLinkThere(row, target))
         if (linkOfRecord) local = ''
         if (local === undefined || (local !== row.cid && local !== '' && !replaceable(row, local))) {
-          done(at, { path: shown, outcome: 'kept-different', target, code: 'ERR_TARGET_EXISTS', reason: `${target} holds other content${local !== undefined ? ' that no publish holds (local changes?): add --overwrite to replace it' : ' and is not a regular file'}` })
+          done(at, { path: shown, outcome: 'kept-different', target, code: 'ERR_TARGET_EXISTS', reason: `${target} holds other content${local !== undefined ? ' that no publish in this index holds (a local change, or a publish not taken in yet): add --overwrite to replace it' : ' and is not a regular file'}` })
           return
         }
       }

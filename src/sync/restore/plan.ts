@@ -63,7 +63,7 @@ export async function planRestore (index: Index, config: Config, rows: readonly 
     if (local === row.cid) { add(modeRight ? 'keep' : 'replace', modeRight ? undefined : 'its mode differs'); continue }
     const mine = init.own === undefined ? undefined : index.entries.get(init.own, row.folder, row.path)
     const ofRecord = mine?.cid === local || index.content.lookup(local).length > 0
-    add(ofRecord || init.overwrite === true ? 'replace' : 'differ', ofRecord ? undefined : 'a local file no publish holds')
+    add(ofRecord || init.overwrite === true ? 'replace' : 'differ', ofRecord ? undefined : 'a local file no publish in this index holds')
   }
   return planned
 }
