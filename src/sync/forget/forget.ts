@@ -132,5 +132,5 @@ function replacedChains (plan: ForgetPlan, now: Date): NonNullable<Manifest['rep
 }
 
 function contended (found: string, expected: string): ForgetContendedError {
-  return new ForgetContendedError(`another device published while the forget ran (the pointer holds ${found}, not ${expected}): nothing was forgotten; run it again, and it plans on top of that publish`)
+  return new ForgetContendedError(`a publish (another device's, or this device's daemon's) moved the pointer while the forget ran (it holds ${found}, not ${expected}): nothing was forgotten; run it again, and it plans on top of that publish`)
 }

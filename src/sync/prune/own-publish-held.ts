@@ -1,4 +1,4 @@
-import { ForgetContendedError, PruneContendedError, RetentionSetBackError } from '../../errors.js'
+import { ForgetContendedError, PointerNotFoundError, PruneContendedError, RetentionSetBackError } from '../../errors.js'
 import { isUnusable, readPublish, walkEntries } from '../read/index.js'
 import type { Repository } from '../repository.js'
 
@@ -16,30 +16,20 @@ export async function checkOwnPublishHeld (repository: Repository, command: 'for
   const own = store.ownPublished()
   const last = store.lastPublished()
   if (own === undefined && last === undefined) return
+  const current = async (): Promise<string> => (await repository.pointers.current(config.namespace, config.network, { signal })).snapshotCid
   // The pointer the caller goes on with, when it read it: a set-back between two reads is never missed.
-  const pointer = read ?? (await repository.pointers.current(config.namespace, config.network, { signal })).snapshotCid
-  if (last !== undefined && pointer === last.cid) return
-  const fetch = repository.readContext(command, { signal })
-  try {
-    if (own !== undefined) {
-      const { manifest } = await readPublish(repository.home, pointer, repository.manifestCache, fetch)
-      const there = manifest?.devices.find(d => d.deviceId === own.deviceId)?.lastSeq ?? 0
-      if (there >= own.seq) return
-    }
-    if (last !== undefined) {
-      for await (const entry of walkEntries(repository.home, pointer, repository.manifestCache, fetch)) {
-        if (entry.cid === last.cid || entry.publishedAs === last.cid) return
-      }
-    }
-  } catch (err) {
-    if (isUnusable(err)) return
-    throw err
-  }
+  const pointer = read ?? await current()
+  if (await holdsOwn(repository, command, pointer, signal)) return
   // A publish of this device (its daemon's) may have moved the pointer since the caller read it:
-  // then the chain read lacks it only for being older, and the run is contended, not set back.
+  // the chain read lacks it only for being older. Contended only where the new head holds it:
+  // a pointer that moves between heads that lack it is set back, whichever is read.
   if (read !== undefined) {
-    const now = (await repository.pointers.current(config.namespace, config.network, { signal })).snapshotCid
-    if (now !== read) throw contended(command, now, read)
+    const now = await current().catch((err: unknown) => {
+      // No pointer now: set back to nothing, said as such below.
+      if (err instanceof PointerNotFoundError) return read
+      throw err
+    })
+    if (now !== read && await holdsOwn(repository, command, now, signal)) throw contended(command, now, read)
   }
   const done = command === 'prune' ? 'Nothing was deleted: a prune now would delete what that publish names' : 'Nothing was forgotten: a forget now would drop that publish from the history'
   const ours = last === undefined ? `(sequence ${own?.seq ?? '?'})` : `${last.cid}${last.at === null ? '' : ` of ${last.at}`}`
@@ -49,8 +39,32 @@ export async function checkOwnPublishHeld (repository: Repository, command: 'for
     `Then run \`cidsync ${command}\` again`)
 }
 
+/** Whether the chain at `pointer` holds this device's own last publish (or cannot be read here: the caller's walk says so). */
+async function holdsOwn (repository: Repository, command: 'forget' | 'prune', pointer: string, signal?: AbortSignal): Promise<boolean> {
+  const own = repository.store.ownPublished()
+  const last = repository.store.lastPublished()
+  if (last !== undefined && pointer === last.cid) return true
+  const fetch = repository.readContext(command, { signal })
+  try {
+    if (own !== undefined) {
+      const { manifest } = await readPublish(repository.home, pointer, repository.manifestCache, fetch)
+      const there = manifest?.devices.find(d => d.deviceId === own.deviceId)?.lastSeq ?? 0
+      if (there >= own.seq) return true
+    }
+    if (last !== undefined) {
+      for await (const entry of walkEntries(repository.home, pointer, repository.manifestCache, fetch)) {
+        if (entry.cid === last.cid || entry.publishedAs === last.cid) return true
+      }
+    }
+  } catch (err) {
+    if (isUnusable(err)) return true
+    throw err
+  }
+  return false
+}
+
 function contended (command: 'forget' | 'prune', now: string, read: string): ForgetContendedError | PruneContendedError {
-  const what = `a publish moved the pointer while the ${command} read the history (it holds ${now}, not ${read})`
+  const what = `a publish (another device's, or this device's daemon's) moved the pointer while the ${command} read the history (it holds ${now}, not ${read})`
   return command === 'prune'
     ? new PruneContendedError(`${what}: nothing was deleted; run it again`)
     : new ForgetContendedError(`${what}: nothing was forgotten; run it again, and it plans on top of that publish`)

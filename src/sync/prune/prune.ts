@@ -185,7 +185,7 @@ export async function prune (repository: Repository, init: PruneInit): Promise<P
     const list = await announceDead(repository, dead, init.signal)
     failpoint('prune:announced')
     const now = (await repository.pointers.current(config.namespace, config.network, { signal: init.signal })).snapshotCid
-    if (now !== pointer) throw new PruneContendedError(`another device published while the prune read the history (the pointer holds ${now}, not ${pointer}): nothing was deleted; run it again`)
+    if (now !== pointer) throw new PruneContendedError(`a publish (another device's, or this device's daemon's) moved the pointer while the prune read the history (it holds ${now}, not ${pointer}): nothing was deleted; run it again`)
     followPointer(repository, pointer, live)
     failpoint('prune:checked')
     finishKilled(repository, sets)

@@ -86,11 +86,17 @@ describe.skipIf(EXTERNAL)('a forget or prune checks the pointer holds this devic
     const first = (await pub(a, clients, a.config, clock)).cid
     // The caller read the pointer; then this device's daemon published on top of it.
     write(a, 'f1.md')
-    await pub(a, clients, a.config, clock)
+    const second = (await pub(a, clients, a.config, clock)).cid
     const repository = repositoryOf(a, clients)
     await expect(checkOwnPublishHeld(repository, 'prune', undefined, first)).rejects.toMatchObject({ code: 'ERR_PRUNE_CONTENDED' })
     await expect(checkOwnPublishHeld(repository, 'forget', undefined, first)).rejects.toMatchObject({ code: 'ERR_FORGET_CONTENDED', message: expect.stringMatching(/run it again/) })
     // Read now, the pointer holds it: nothing to refuse.
     await checkOwnPublishHeld(repository, 'prune')
+    // A pointer that moved between two heads that both lack it is set back, whichever was read first:
+    // "run it again" would never end against a service that serves them in turn.
+    write(a, 'f2.md')
+    await pub(a, clients, a.config, clock)
+    await clients.pointers.put({ snapshotCid: second, engine: 'cidsync-sqlite/2', namespace: `${NS}-race`, network: 'mainnet' })
+    await expect(checkOwnPublishHeld(repository, 'prune', undefined, first)).rejects.toBeInstanceOf(RetentionSetBackError)
   })
 })
