@@ -172,8 +172,7 @@ const retention = retentionTableSchema.optional()
 /** The TOML file's shape, snake_case as users write it. Unknown keys are errors. */
 export const configFileSchema = z.strictObject({
   namespace: z.string().min(1).max(POINTER_NAME_MAX).default('default'),
-  // Room for the prune list's pointer, named after the network.
-  network: z.string().min(1).max(POINTER_NAME_MAX - PRUNE_LIST_NETWORK_SUFFIX.length).default('mainnet'),
+  network: z.string().min(1).max(POINTER_NAME_MAX).default('mainnet'),
   state_dir: z.string().min(1).optional(),
   cid_profile: z.enum(CID_PROFILE_NAMES).default('kubo-cidv1'),
   log_level: z.enum(LOG_LEVELS).default('info'),
@@ -263,6 +262,12 @@ export const configFileSchema = z.strictObject({
     rescan_interval_seconds: z.int().refine(n => n === 0 || (n >= 60 && n <= 2_592_000), '0 (off) or 60 to 2592000 (30 days)').default(DEFAULT_RESCAN_INTERVAL_SECONDS)
   }).prefault({}),
   retention
+}).superRefine((file, ctx) => {
+  // A prune's list has a pointer of its own, named after the network: it must fit too.
+  const most = POINTER_NAME_MAX - PRUNE_LIST_NETWORK_SUFFIX.length
+  if (file.retention !== undefined && file.network.length > most) {
+    ctx.addIssue({ code: 'custom', path: ['network'], message: `at most ${most} characters with [retention]: a prune's list has a pointer named after the network with ${JSON.stringify(PRUNE_LIST_NETWORK_SUFFIX)} added; shorten it` })
+  }
 })
 
 export type ConfigFile = z.output<typeof configFileSchema>

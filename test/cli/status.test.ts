@@ -122,6 +122,18 @@ describe('cidsync status', () => {
     expect(none.stderr).toContain('[ERR_CONFIG]')
   })
 
+  it('with no daemon and a config that does not load: says the error once, not as a daemon keeping its old config', async () => {
+    const dir = await useTempDir()
+    const path = join(dir, 'c.toml')
+    await writeFile(path, `state_dir = "state"\nnetwork = "${'w'.repeat(257)}"\n[status]\nlisten = "127.0.0.1:0"\n`)
+    const result = await runCli(['status', '--config', path])
+    expect(result.code).toBe(2)
+    expect(result.stderr).toContain('[ERR_CONFIG]')
+    // No daemon runs with this state dir: there is no config it keeps, and the error is said once.
+    expect(result.stderr).not.toContain('the daemon keeps the one it had')
+    expect(result.stderr.split('expected at most 256 characters').length - 1).toBe(1)
+  })
+
   it('--check exits 1 when no daemon answers', async () => {
     const dir = await useTempDir()
     const result = await runCli(['status', '--check', '--config', await config(dir, [])])

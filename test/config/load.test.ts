@@ -123,12 +123,17 @@ dir = "/data/shared/service"
     expect(err.exitCode).toBe(2)
   })
 
-  it('refuses a namespace or network longer than the pointer service takes, the network with room for the prune list\'s', async () => {
+  it('refuses a namespace or network longer than the pointer service takes, the network with room for the prune list\'s with [retention]', async () => {
     const dir = await useTempDir()
-    expect(loadConfig({ configPath: await configFile(dir, `namespace = "${'n'.repeat(256)}"\nnetwork = "${'w'.repeat(245)}"`), env: {} }).network).toHaveLength(245)
-    const long = loadError(() => loadConfig({ configPath: join(dir, 'config.toml'), env: { CIDSYNC_NETWORK: 'w'.repeat(246) } }))
-    expect(long.message).toMatch(/at most 245 characters/)
-    expect(loadError(() => loadConfig({ configPath: join(dir, 'config.toml'), env: { CIDSYNC_NAMESPACE: 'n'.repeat(257) } })).message).toMatch(/at most 256 characters/)
+    const path = await configFile(dir, `namespace = "${'n'.repeat(256)}"\nnetwork = "${'w'.repeat(256)}"`)
+    expect(loadConfig({ configPath: path, env: {} }).network).toHaveLength(256)
+    expect(loadError(() => loadConfig({ configPath: path, env: { CIDSYNC_NETWORK: 'w'.repeat(257) } })).message).toMatch(/at most 256 characters/)
+    expect(loadError(() => loadConfig({ configPath: path, env: { CIDSYNC_NAMESPACE: 'n'.repeat(257) } })).message).toMatch(/at most 256 characters/)
+    // With a retention policy, a prune's list pointer adds ~prune-list to the network's name.
+    const kept = await configFile(dir, `network = "${'w'.repeat(246)}"\n[retention]\nkeep_last = 3\n`)
+    const long = loadError(() => loadConfig({ configPath: kept, env: {} }))
+    expect(long.message).toMatch(/at most 245 characters with \[retention\].*~prune-list.*shorten it/)
+    expect(loadConfig({ configPath: kept, env: { CIDSYNC_NETWORK: 'w'.repeat(245) } }).network).toHaveLength(245)
   })
 
   it('names an unknown key and lists the allowed ones', async () => {

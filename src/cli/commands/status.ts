@@ -193,14 +193,21 @@ export function registerStatus (program: Command): void {
     .action(action(async (options: StatusOptions) => {
       // A config file broken since the daemon started must not hide the daemon still running on the old one.
       const { config, problem } = loadConfigLocatingDaemon({ configPath: options.config })
-      if (problem !== undefined) process.stderr.write(`cidsync: warning: the config file does not load (the daemon keeps the one it had until it does): ${problem.message}\n`)
       const { getFromDaemon } = await import('../status-client.js')
+      // Said once a daemon answered: with none, the config's own error is what stops the command.
+      let warned = false
       const read = async (): Promise<string> => {
+        let answer: string
         try {
-          return await getFromDaemon(config, '/status')
+          answer = await getFromDaemon(config, '/status')
         } catch (err) {
           throw problem ?? err
         }
+        if (problem !== undefined && !warned) {
+          warned = true
+          process.stderr.write(`cidsync: warning: the config file does not load (the daemon keeps the one it had until it does): ${problem.message}\n`)
+        }
+        return answer
       }
       if (options.watch !== undefined && options.watch !== false) {
         const seconds = options.watch === true ? 2 : Number(options.watch)

@@ -49,6 +49,8 @@ export async function announcePruneList (repository: Repository, objects: readon
     const made = (await fileCid(path, SNAPSHOT_PROFILE, { signal })).cid.toString()
     repository.store.abandonedUploads.note([{ cid: made, kind: 'list' }])
     const { cid } = await repository.objects.put(path, SNAPSHOT_PROFILE, { signal })
+    // A service that made another CID of it: that one is what it lists.
+    if (cid !== made) repository.store.abandonedUploads.note([{ cid, kind: 'list' }])
     repository.store.mirrorLog.logObjects([{ cid, profile: SNAPSHOT_PROFILE.name }])
     const storedAt = (await repository.objects.stat(cid, { signal }))?.storedAt
     failpoint('prune:list-stored')
