@@ -190,3 +190,50 @@ describe('a store whose data dir lost what it indexed', () => {
     expect(fileFetches(local)).toBe(0)
   })
 })
+
+describe('the embedded store: getBytes calls at once share its block slots', () => {
+  it('never mixes the bytes of calls at once, of aborted ones, or of blocks larger than the slots', async () => {
+    const dir = await useTempDir()
+    const local = await startLocalService({ dir: join(dir, 'service') })
+    onTestFinished(async () => { await local.stop() })
+    let apiKey: string | undefined
+    const clients = createServiceClients({ dealUrl: local.url, apiUrl: local.url, pointerUrl: local.url, uploadUrl: local.url, gateways: [local.url] }, { apiKey: () => apiKey, sessionToken: () => undefined })
+    onTestFinished(async () => { await clients.close() })
+    apiKey = (await clients.deals.login(newWalletKey())).apiKey
+    const profileOf = (i: number): CidProfile => i === 5 ? { ...DEEP, chunkSize: 300_000 } : DEEP
+    const objects: Array<{ bytes: Buffer, cid: string }> = []
+    for (let i = 0; i < 6; i++) {
+      // One of them with big leaves: larger than the first slots, so slots grow mid-run.
+      const profile = profileOf(i)
+      const bytes = i === 4 ? Buffer.alloc(200_000, 7) : randomBytes(150_000 + i * 1000)
+      await writeFile(join(dir, `in${i}.bin`), bytes)
+      objects.push({ bytes, cid: (await clients.objects.put(join(dir, `in${i}.bin`), profile)).cid })
+    }
+    // Reads that end in any order, as a busy disk's would.
+    const read: ReadStoredBlock = async (cid, into) => {
+      await new Promise(r => setTimeout(r, Math.random() * 2))
+      const got = await local.readStoredBlock(cid, into)
+      await new Promise(r => setTimeout(r, Math.random() * 2))
+      return got
+    }
+    const http = new HttpClient({ service: 'gateway', baseUrl: local.url, retry: { attempts: 1 } })
+    onTestFinished(async () => { await http.close() })
+    const overHttp = new ServiceObjectStore(new UploadClient(http), new GatewayClient([http]), http, 'svc')
+    const store = new EmbeddedObjectStore(overHttp, local, () => undefined, { block: read, run: async (cids) => await Promise.all(cids.map(async c => await read(c))) })
+        for (let round = 0; round < 4; round++) {
+      const calls = objects.flatMap((o, i) => [0, 1].map(async (k) => {
+        const abort = new AbortController()
+        if (k === 1) setTimeout(() => { abort.abort() }, Math.random() * 20)
+        try {
+          const got = await store.getBytes(o.cid, profileOf(i), { slab, maxBytes: o.bytes.byteLength, signal: abort.signal })
+          expect(joined(got).equals(o.bytes), `object ${i} round ${round}`).toBe(true)
+        } catch (err) {
+          if (k !== 1) throw err
+        }
+      }))
+      await Promise.all(calls)
+    }
+    // A mixed block would fail the hash and fall back to the gateway silently: none may.
+    expect(local.requestLog().filter(r => r.route === 'gateway').length).toBe(0)
+  }, 120_000)
+})
