@@ -44,6 +44,15 @@ export class StateDirOwnerError extends CidsyncError {
   override readonly exitCode = ExitCode.usage
 }
 
+/**
+ * The embedded service's dir holds no account, or another one than this state dir used: a folder
+ * not mounted, moved or replaced. Nothing was started there, so no new account was made in it.
+ */
+export class EmbeddedAccountChangedError extends CidsyncError {
+  override readonly code = 'ERR_EMBEDDED_ACCOUNT_CHANGED'
+  override readonly exitCode = ExitCode.usage
+}
+
 /** A device named on the command line is not in the index. */
 export class DeviceNotFoundError extends CidsyncError {
   override readonly code = 'ERR_DEVICE_NOT_FOUND'

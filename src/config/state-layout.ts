@@ -22,6 +22,8 @@ export const STATE_NAMES = {
   daemonInfo: 'daemon.json',
   /** The token POSTs to the status endpoint need. */
   statusToken: 'status.token',
+  /** The address of the embedded service's account this state dir uses: a dir holding another is refused. */
+  embeddedAccount: 'embedded-account',
   /** The session token the daemon renewed with the wallet key. */
   renewedSessionToken: 'renewed-session-token',
   /** `find`'s search cache (SQLite), made again when lost. */

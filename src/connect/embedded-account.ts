@@ -1,5 +1,8 @@
-import { linkSync, readFileSync, rmSync } from 'node:fs'
+import { existsSync, linkSync, readFileSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
+import { STATE_NAMES } from '../config/index.js'
+import { parseWalletKey, walletAddress } from '../crypto/index.js'
+import { EmbeddedAccountChangedError } from '../errors.js'
 import { writeFileAtomicSync } from '../util/atomic-write.js'
 
 /** The account of an embedded service: made once, kept in its directory (0600). */
@@ -39,5 +42,54 @@ export function claimAccount (dir: string, mine: EmbeddedAccount): EmbeddedAccou
     return readAccount(dir) ?? mine
   } finally {
     rmSync(temp, { force: true })
+  }
+}
+
+/**
+ * Refuses an embedded service dir that holds no account, or another one than `stateDir` used
+ * before: checked before the service starts there, so a folder not mounted never becomes a new,
+ * empty account that this device would then publish into. A state dir that never used one has
+ * nothing to check.
+ */
+export function checkEmbeddedAccount (stateDir: string, dir: string): void {
+  const remembered = rememberedAddress(stateDir)
+  if (remembered === undefined) return
+  const account = readAccount(dir)
+  const address = account === undefined ? undefined : accountAddress(account)
+  if (address === remembered) return
+  const marker = join(stateDir, STATE_NAMES.embeddedAccount)
+  const found = account === undefined
+    ? existsSync(dir) ? 'holds no account' : 'does not exist'
+    : `holds another account (${address ?? 'unreadable'})`
+  throw new EmbeddedAccountChangedError(`the embedded service's dir ${dir} ${found}, while this state dir used account ${remembered} there. ` +
+    'Is the folder mounted, or moved? Point `[service] dir` at the one it used. ' +
+    `To start a new account there instead (this device's history there starts over), remove ${marker} and run again`)
+}
+
+/**
+ * Notes the account this state dir uses, once: the first command that reaches the service. Best
+ * effort: a state dir not made yet, or not this user's to write, is checked from a later command.
+ */
+export function rememberEmbeddedAccount (stateDir: string, address: string): void {
+  if (rememberedAddress(stateDir) !== undefined || !existsSync(stateDir)) return
+  try {
+    writeFileAtomicSync(join(stateDir, STATE_NAMES.embeddedAccount), `${address}\n`, { mode: 0o600 })
+  } catch {}
+}
+
+function rememberedAddress (stateDir: string): string | undefined {
+  try {
+    const text = readFileSync(join(stateDir, STATE_NAMES.embeddedAccount), 'utf8').trim()
+    return /^0x[0-9a-f]{40}$/.test(text) ? text : undefined
+  } catch {
+    return undefined
+  }
+}
+
+function accountAddress (account: EmbeddedAccount): string | undefined {
+  try {
+    return knownAddress(account) ?? walletAddress(parseWalletKey(account.walletKey))
+  } catch {
+    return undefined
   }
 }

@@ -55,8 +55,10 @@ export interface ServiceConnection {
  */
 export async function connectService (config: Config, env: NodeJS.ProcessEnv = process.env, options: { readonly storing?: boolean } = {}): Promise<ServiceConnection> {
   if (config.service.mode === 'embedded') {
-    const [{ startEmbedded }, { reclaimDueIn }] = await Promise.all([import('./embedded.js'), import('../local-service/index.js')])
+    const [{ startEmbedded }, { reclaimDueIn }, { checkEmbeddedAccount, rememberEmbeddedAccount }] = await Promise.all([import('./embedded.js'), import('../local-service/index.js'), import('./embedded-account.js')])
+    checkEmbeddedAccount(config.stateDir, config.service.dir)
     const embedded = await startEmbedded(config.service.dir, { ...embeddedOptions(env), thread: options.storing === true })
+    rememberEmbeddedAccount(config.stateDir, embedded.address)
     return {
       mode: 'embedded',
       clients: embedded.clients,
@@ -96,6 +98,9 @@ export async function connectReads (config: Config, env: NodeJS.ProcessEnv = pro
     return { home: connection.clients, close: connection.close }
   }
   if (config.service.mode === 'embedded') {
+    // Its own account, before anything is read there: another account's history is not this one's.
+    const { checkEmbeddedAccount } = await import('./embedded-account.js')
+    checkEmbeddedAccount(config.stateDir, config.service.dir)
     const reads = await openEmbeddedReads(config.service.dir, env, connect)
     if (reads !== undefined) return reads
   }
