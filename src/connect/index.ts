@@ -20,6 +20,7 @@ export { TokenRenewal, TOKEN_WARNING_DAYS, RENEWED_TOKEN_FILE, RENEWAL_BACKOFF }
 export type { RenewalState, TokenRenewalInit } from './token-renewal.js'
 export { DEFAULT_EMBEDDED_TOKEN_TTL_SECONDS } from './embedded-options.js'
 export { EmbeddedObjectStore } from './embedded-store.js'
+export { embeddedAccountAddress, rememberEmbeddedAccount } from './embedded-account.js'
 export { heldAmongOf } from './embedded-lazy-store.js'
 export type { OpenedHome } from './embedded-reads.js'
 export type { LocalReads } from './embedded-store.js'
@@ -56,9 +57,14 @@ export interface ServiceConnection {
 export async function connectService (config: Config, env: NodeJS.ProcessEnv = process.env, options: { readonly storing?: boolean } = {}): Promise<ServiceConnection> {
   if (config.service.mode === 'embedded') {
     const [{ startEmbedded }, { reclaimDueIn }, { checkEmbeddedAccount, rememberEmbeddedAccount }] = await Promise.all([import('./embedded.js'), import('../local-service/index.js'), import('./embedded-account.js')])
-    checkEmbeddedAccount(config.stateDir, config.service.dir)
+    const found = checkEmbeddedAccount(config.stateDir, config.service.dir)
     const embedded = await startEmbedded(config.service.dir, { ...embeddedOptions(env), thread: options.storing === true })
-    rememberEmbeddedAccount(config.stateDir, embedded.address)
+    if (found.address !== undefined && found.remembered === undefined) {
+      // Noted once the account there holds this namespace's pointer: one a command made in an
+      // empty mount point, or in the default dir before `[service] dir` was set, never is.
+      const used = await embedded.clients.pointers.current(config.namespace, config.network).then(() => true, () => false)
+      if (used) rememberEmbeddedAccount(config.stateDir, found.address)
+    }
     return {
       mode: 'embedded',
       clients: embedded.clients,

@@ -1,7 +1,7 @@
 import { describe, expect, it, onTestFinished } from 'vitest'
 import { spawn } from 'node:child_process'
 import { existsSync } from 'node:fs'
-import { chmod, copyFile, mkdir, readFile, stat, writeFile } from 'node:fs/promises'
+import { chmod, copyFile, mkdir, readFile, rename, stat, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { formatWalletKey, newWalletKey, walletAddress } from '../../src/crypto/index.js'
 import { startLocalService } from '../../src/local-service/index.js'
@@ -147,6 +147,12 @@ describe('a second device on a self-hosted service, one command each side', () =
     await ok(['restore', '--config', configB], envB)
     await ok(['restore', '--files', '--config', configB], envB)
     expect(await readFile(join(homeB, 'notes', 'shared.md'), 'utf8')).toBe('on the NAS\n')
+    // The join file named the account: the NAS not mounted is refused on b, and nothing is made in the empty mount point.
+    await rename(join(root, 'nas'), join(root, 'nas.off'))
+    const unmounted = await runCli(['restore', '--files', '--config', configB], { env: envB, timeoutMs: 120_000 })
+    expect(unmounted.code, unmounted.stderr).toBe(2)
+    expect(unmounted.stderr).toContain('[ERR_EMBEDDED_ACCOUNT_CHANGED]')
+    expect(existsSync(join(root, 'nas'))).toBe(false)
   }, 300_000)
 
   it('the join file carries [retention]: the other device forgets by the same policy, or keeps everything as this one does', async () => {

@@ -1,5 +1,6 @@
 import { closeSync, constants, existsSync, fstatSync, mkdirSync, openSync, readSync } from 'node:fs'
 import { dirname, join } from 'node:path'
+import { makeDirsSync } from '../../util/make-dirs.js'
 import { DEFAULT_PRUNE_MARGIN, isLoopbackHost, loadConfig, hasSnapshotPassphrase, type Config } from '../../config/index.js'
 import { BundleInvalidError, InternalError, UsageError } from '../../errors.js'
 import { exactSeconds, parseDuration } from '../../retention/index.js'
@@ -174,13 +175,17 @@ export async function completeJoin (configPath: string, config: Config, bundle: 
     const { id } = await installKey(config.stateDir, bundle.snapshotKey, false)
     lines.push(`snapshot key ${id} (from the join file) in ${join(config.stateDir, KEY_FILE)}`)
   }
-  const { Credential, credentialsDir, savePrimaryWallet } = await import('../../connect/index.js')
+  const { Credential, credentialsDir, rememberEmbeddedAccount, savePrimaryWallet } = await import('../../connect/index.js')
   const dir = credentialsDir(config)
   const saved: string[] = []
   for (const [name, value] of [['wallet-key', bundle.walletKey], ['api-key', bundle.apiKey], ['session-token', bundle.sessionToken]] as const) {
     if (value !== undefined) saved.push(new Credential(name, dir).save(value))
   }
-  if (bundle.address !== undefined) savePrimaryWallet(config, bundle.address)
+  if (bundle.address !== undefined && config.service.mode === 'embedded') {
+    makeDirsSync(config.stateDir, 0o700)
+    rememberEmbeddedAccount(config.stateDir, bundle.address)
+    lines.push(`embedded account ${bundle.address} (from the join file): a service dir holding another, or none, is refused`)
+  } else if (bundle.address !== undefined) savePrimaryWallet(config, bundle.address)
   if (saved.length > 0) lines.push(`account${bundle.address === undefined ? '' : ` ${bundle.address}`}: saved ${saved.join(', ')} (0600)`)
   if (bundle.passphrase && !hasSnapshotPassphrase()) {
     lines.push('the snapshots are sealed with a passphrase: set CIDSYNC_SNAPSHOT_PASSPHRASE to the other device\'s before `cidsync restore`')

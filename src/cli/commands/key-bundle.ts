@@ -81,6 +81,11 @@ async function gather (config: Config): Promise<{ bundle: DeviceBundle, missing:
     }
     if (credentials.walletKey === undefined) missing.push('the wallet key (the other device cannot renew its session token, nor sign in again): `cidsync login --wallet-key-file F` here keeps it')
     if (credentials.sessionToken === undefined && credentials.walletKey === undefined) missing.push('a session token (the other device cannot read or move the pointer)')
+  } else {
+    // The embedded account the shared dir holds: the other device notes it, so a dir not mounted
+    // at its first command is refused there instead of becoming a new account.
+    const { embeddedAccountAddress } = await import('../../connect/index.js')
+    credentials = { address: embeddedAccountAddress(service.dir) }
   }
   const base = {
     settings: { namespace: config.namespace, network: config.network, cidProfile: config.cidProfile, snapshotEncryption: config.snapshot.encryption, contentEncryption: config.content.encryption },
