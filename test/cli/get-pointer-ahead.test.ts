@@ -5,7 +5,7 @@ import { readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { EXTERNAL, localServiceUnderTest } from '../helpers/service.js'
 import { useTempDir } from '../helpers/temp-dir.js'
-import { contentDevice, ok, shareKey } from './content-devices.js'
+import { contentDevice, ok, shareKey, type ContentDevice } from './content-devices.js'
 
 /** A proxy before the service that answers every pointer read with `answer`, and passes the rest on. */
 async function pointerProxy (target: string, answer: (res: ServerResponse) => void): Promise<{ url: string, pointerReads: () => number }> {
@@ -25,16 +25,22 @@ async function pointerProxy (target: string, answer: (res: ServerResponse) => vo
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, pointerReads: () => reads }
 }
 
+/** Device a publishes notes/todo.txt ("first"); device b, with a's key, installs that index. */
+async function joined (): Promise<{ root: string, service: Awaited<ReturnType<typeof localServiceUnderTest>>, a: ContentDevice, b: ContentDevice }> {
+  const root = await useTempDir()
+  const service = await localServiceUnderTest({ dir: join(root, 'service') })
+  const a = await contentDevice(root, service, 'a')
+  const b = await contentDevice(root, service, 'b')
+  await writeFile(join(a.folder, 'todo.txt'), 'first\n')
+  await ok(a, ['snapshot'])
+  await shareKey(a, b)
+  await ok(b, ['restore'])
+  return { root, service, a, b }
+}
+
 describe.skipIf(EXTERNAL)('get and restore --files on a device whose index is behind the pointer', () => {
   it('say which device published newer rows, bring them back with --at now, and say nothing once this device took them in', async () => {
-    const root = await useTempDir()
-    const service = await localServiceUnderTest({ dir: join(root, 'service') })
-    const a = await contentDevice(root, service, 'a')
-    const b = await contentDevice(root, service, 'b')
-    await writeFile(join(a.folder, 'todo.txt'), 'first\n')
-    await ok(a, ['snapshot'])
-    await shareKey(a, b)
-    await ok(b, ['restore'])
+    const { root, a, b } = await joined()
     // Into a directory aside: a copy in b's folder would be b's own, newer row once b indexes it.
     await ok(b, ['get', 'notes/todo.txt', '--to', join(root, 'first')])
     expect(await readFile(join(root, 'first', 'notes', 'todo.txt'), 'utf8')).toBe('first\n')
@@ -62,14 +68,7 @@ describe.skipIf(EXTERNAL)('get and restore --files on a device whose index is be
   }, 300_000)
 
   it('a file the pointer\'s publish holds, brought back with --at now, is kept with a reason that allows for it', async () => {
-    const root = await useTempDir()
-    const service = await localServiceUnderTest({ dir: join(root, 'service') })
-    const a = await contentDevice(root, service, 'a')
-    const b = await contentDevice(root, service, 'b')
-    await writeFile(join(a.folder, 'todo.txt'), 'first\n')
-    await ok(a, ['snapshot'])
-    await shareKey(a, b)
-    await ok(b, ['restore'])
+    const { a, b } = await joined()
     await writeFile(join(a.folder, 'todo.txt'), 'second\n')
     await ok(a, ['snapshot'])
     await ok(b, ['get', 'notes/todo.txt', '--at', 'now'])
@@ -80,14 +79,7 @@ describe.skipIf(EXTERNAL)('get and restore --files on a device whose index is be
   }, 300_000)
 
   it('a pointer service that answers 429 with a long Retry-After does not hold the files up: one read, no retries', async () => {
-    const root = await useTempDir()
-    const service = await localServiceUnderTest({ dir: join(root, 'service') })
-    const a = await contentDevice(root, service, 'a')
-    const b = await contentDevice(root, service, 'b')
-    await writeFile(join(a.folder, 'todo.txt'), 'first\n')
-    await ok(a, ['snapshot'])
-    await shareKey(a, b)
-    await ok(b, ['restore'])
+    const { root, service, b } = await joined()
     // Only the pointer service misbehaves: the gateway is fine.
     const proxy = await pointerProxy(service.local.url, (res) => { res.writeHead(429, { 'retry-after': '20', 'content-type': 'application/json' }); res.end('{"error":"slow down"}') })
     await writeFile(b.config, (await readFile(b.config, 'utf8')).replace(/pointer_url = "[^"]*"/, `pointer_url = "${proxy.url}"`))

@@ -4,7 +4,7 @@ import { readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { CID } from 'multiformats/cid'
 import { startLocalService, type LocalService } from '../../src/local-service/index.js'
-import { createServiceClients, GatewayClient, HttpClient, ServiceObjectStore, UploadClient } from '../../src/remote/index.js'
+import { createServiceClients, GatewayClient, HttpClient, ServiceObjectStore, UploadClient, type ServiceClients } from '../../src/remote/index.js'
 import { EmbeddedObjectStore, type LocalReads } from '../../src/connect/index.js'
 import type { ObjectStore, ReadStoredBlock } from '../../src/store/index.js'
 import { cidProfile, type CidProfile } from '../../src/content/index.js'
@@ -15,7 +15,8 @@ import { useTempDir } from '../helpers/temp-dir.js'
 /** Small leaves and narrow nodes: a 20 KB file is a DAG three levels deep. */
 const DEEP: CidProfile = { ...cidProfile('kubo-cidv1'), chunkSize: 1000, maxLinks: 4 }
 
-async function stored (bytes: Buffer): Promise<{ local: LocalService, cid: string, apiKey: string }> {
+/** A local service with one account, signed in over HTTP; stopped when the test ends. */
+async function account (): Promise<{ dir: string, local: LocalService, clients: ServiceClients, apiKey: string }> {
   const dir = await useTempDir()
   const local = await startLocalService({ dir: join(dir, 'service') })
   onTestFinished(async () => { await local.stop() })
@@ -24,8 +25,13 @@ async function stored (bytes: Buffer): Promise<{ local: LocalService, cid: strin
   onTestFinished(async () => { await clients.close() })
   const key = (await clients.deals.login(newWalletKey())).apiKey
   apiKey = key
+  return { dir, local, clients, apiKey: key }
+}
+
+async function stored (bytes: Buffer): Promise<{ local: LocalService, cid: string, apiKey: string }> {
+  const { dir, local, clients, apiKey } = await account()
   await writeFile(join(dir, 'in.bin'), bytes)
-  return { local, cid: (await clients.objects.put(join(dir, 'in.bin'), DEEP)).cid, apiKey: key }
+  return { local, cid: (await clients.objects.put(join(dir, 'in.bin'), DEEP)).cid, apiKey }
 }
 
 /** The embedded store over `local`, its packs read through `readStored`, its gateway over HTTP. */
@@ -193,13 +199,7 @@ describe('a store whose data dir lost what it indexed', () => {
 
 describe('the embedded store: getBytes calls at once share its block slots', () => {
   it('never mixes the bytes of calls at once, of aborted ones, or of blocks larger than the slots', async () => {
-    const dir = await useTempDir()
-    const local = await startLocalService({ dir: join(dir, 'service') })
-    onTestFinished(async () => { await local.stop() })
-    let apiKey: string | undefined
-    const clients = createServiceClients({ dealUrl: local.url, apiUrl: local.url, pointerUrl: local.url, uploadUrl: local.url, gateways: [local.url] }, { apiKey: () => apiKey, sessionToken: () => undefined })
-    onTestFinished(async () => { await clients.close() })
-    apiKey = (await clients.deals.login(newWalletKey())).apiKey
+    const { dir, local, clients } = await account()
     const profileOf = (i: number): CidProfile => i === 5 ? { ...DEEP, chunkSize: 300_000 } : DEEP
     const objects: Array<{ bytes: Buffer, cid: string }> = []
     for (let i = 0; i < 6; i++) {
