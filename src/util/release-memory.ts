@@ -27,7 +27,8 @@ export function releaseMemory (): void {
  */
 export class CollectEvery {
   private since = 0
-  constructor (private readonly bytes: number) {}
+  /** `bytes`: the step; a collection costs a few ms, so a step of reads worth far more. */
+  constructor (private readonly bytes = 64 * 1024 * 1024) {}
 
   /** Notes `bytes` more done; collects once they pass the step. */
   note (bytes: number): void {

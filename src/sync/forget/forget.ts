@@ -3,7 +3,7 @@ import type { RetentionPolicy } from '../../retention/index.js'
 import { ENGINE, MAX_REPLACED, type Manifest } from '../../snapshot/index.js'
 import { failpoint } from '../../util/failpoint.js'
 import type { ProgressOptions } from '../../util/progress.js'
-import { checkOwnPublishHeld } from '../prune/index.js'
+import { checkOwnPublishHeld, contended } from '../prune/index.js'
 import { removeDeadExitFiles } from '../state/index.js'
 import type { ForgetProgress } from './forget-progress.js'
 import { isUnusable, SNAPSHOT_PROFILE, walkHistory } from '../read/index.js'
@@ -62,11 +62,11 @@ export async function forget (repository: Repository, init: ForgetInit): Promise
   failpoint('forget:relinked')
   const { namespace, network } = config
   const before = await repository.pointers.current(namespace, network, { signal: init.signal })
-  if (before.snapshotCid !== plan.pointer) throw contended(before.snapshotCid, plan.pointer)
+  if (before.snapshotCid !== plan.pointer) throw contended('forget', before.snapshotCid, plan.pointer)
   failpoint('forget:checked')
   await repository.pointers.put({ snapshotCid: head, engine: ENGINE, namespace, network, memories: before.memories }, { signal: init.signal })
   const after = await repository.pointers.current(namespace, network, { signal: init.signal })
-  if (after.snapshotCid !== head && !(await builtOn(repository, after.snapshotCid, head, init.signal))) throw contended(after.snapshotCid, head)
+  if (after.snapshotCid !== head && !(await builtOn(repository, after.snapshotCid, head, init.signal))) throw contended('forget', after.snapshotCid, head)
   failpoint('forget:pointer')
   repository.store.relinked(plan.pointer, head)
   failpoint('forget:recorded')
@@ -131,6 +131,4 @@ function replacedChains (plan: ForgetPlan, now: Date): NonNullable<Manifest['rep
   return [...byCid.values()].sort((a, b) => b.at.localeCompare(a.at)).slice(0, MAX_REPLACED)
 }
 
-function contended (found: string, expected: string): ForgetContendedError {
-  return new ForgetContendedError(`a publish (another device's, or this device's daemon's) moved the pointer while the forget ran (it holds ${found}, not ${expected}): nothing was forgotten; run it again, and it plans on top of that publish`)
-}
+

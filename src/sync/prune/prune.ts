@@ -2,7 +2,6 @@ import { statSync } from 'node:fs'
 import { rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import { STATE_NAMES } from '../../config/index.js'
-import { PruneContendedError } from '../../errors.js'
 import { failpoint } from '../../util/failpoint.js'
 import { CollectEvery, releaseMemory } from '../../util/release-memory.js'
 import { testKnob } from '../../util/test-knob.js'
@@ -17,13 +16,11 @@ import { ObjectSets, type CandidateKind } from './object-sets.js'
 import { notePruned } from './outcome.js'
 import { announceDead, dropPreviousList, withinListBound } from './announce-dead.js'
 import { listPointer } from '../prune-list/index.js'
-import { checkOwnPublishHeld } from './own-publish-held.js'
+import { checkOwnPublishHeld, contended } from './own-publish-held.js'
 import { Refusals, type RefusedDeletes } from './refusals.js'
 import { readNames } from './segment-names.js'
 import { planRepack, plannedCounts, repackPlanned, type RepackInit, type Repacked, type RepackProgress } from './repack.js'
 
-/** Segment bytes read between two full collections. */
-const COLLECT_EVERY_BYTES = 64 * 1024 * 1024
 /** Objects deleted a call at a time: a service reads its listing's head once a batch. Crash tests make it small. */
 const DELETE_BATCH = testKnob('CIDSYNC_TEST_PRUNE_BATCH', 500)
 
@@ -115,7 +112,7 @@ export async function prune (repository: Repository, init: PruneInit): Promise<P
     const kept = [live, ...held]
     const named = { kept: live.manifests.map(m => m.manifest), held: held.flatMap(c => c.manifests.map(m => m.manifest)) }
     // Each segment's fetch leaves its sealed, opened and inflated bytes as garbage V8 takes late.
-    const collect = new CollectEvery(COLLECT_EVERY_BYTES)
+    const collect = new CollectEvery()
     const segmentsRead = await readNames(repository, named, kept.flatMap(c => c.v1), fetch, {
       take: (path, whole) => {
         sets.take(path, whole)
@@ -185,7 +182,7 @@ export async function prune (repository: Repository, init: PruneInit): Promise<P
     const list = await announceDead(repository, dead, init.signal)
     failpoint('prune:announced')
     const now = (await repository.pointers.current(config.namespace, config.network, { signal: init.signal })).snapshotCid
-    if (now !== pointer) throw new PruneContendedError(`a publish (another device's, or this device's daemon's) moved the pointer while the prune read the history (it holds ${now}, not ${pointer}): nothing was deleted; run it again`)
+    if (now !== pointer) throw contended('prune', now, pointer)
     followPointer(repository, pointer, live)
     failpoint('prune:checked')
     finishKilled(repository, sets)

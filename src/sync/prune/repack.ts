@@ -69,8 +69,6 @@ const MAX_UNUSED = 0.05
 const MAX_PACK_BYTES = PACK_MAX_BYTES + SMALL_FILE_BYTES + 16
 /** The most bytes of old packs one run reads: the rest wait for the next run. */
 const MAX_READ_BYTES = 4 * 1024 ** 3
-/** Old packs read between two full collections: reading and storing one leaves buffers V8 takes late. */
-const COLLECT_EVERY_BYTES = 64 * 1024 * 1024
 
 interface Blob { readonly record: StoredContentRow, readonly offset: number, readonly length: number, readonly pack: string }
 interface PlannedPack { readonly cid: string, readonly size: number, readonly dead: number, readonly blobs: readonly Blob[] }
@@ -149,8 +147,7 @@ export async function repackPlanned (repository: Repository, sets: ObjectSets, i
   const live = sets.livePacks(init.deviceId)
   // Whether a pack is worth rewriting needs no record: the index is claimed only then, and the
   // plan made once, from the index held (another prune may have moved these files since).
-  const claiming = init.claim !== undefined && !rewritable(live).next().done
-  const claim = claiming ? await (init.claim as NonNullable<RepackInit['claim']>)() : undefined
+  const claim = init.claim !== undefined && !rewritable(live).next().done ? await init.claim() : undefined
   if (claim !== undefined && 'skipped' in claim) {
     // Said only where something would move: packs that all wait for a publish need no claim.
     const plan = planRepack(sets, init, live)
@@ -216,7 +213,8 @@ async function repack (repository: Repository, plan: RepackPlan, init: RepackIni
   }
   // One pack's slabs at a time, each used again for the next pack: no pack is copied whole.
   const slabs = new Slabs()
-  const collect = new CollectEvery(COLLECT_EVERY_BYTES)
+  // Reading and storing each pack leaves buffers V8 takes late.
+  const collect = new CollectEvery()
   try {
     await rm(spool, { force: true })
     for (const pack of plan.packs) {
