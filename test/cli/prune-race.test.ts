@@ -35,8 +35,16 @@ describe('two devices publishing while a third forgets and prunes, on one self-h
     await va.publish()
     await vb.publish()
 
-    const publishing = async (v: Versions): Promise<void> => { for (let i = 0; i < PUBLISHES; i++) await v.publish() }
-    const both = Promise.all([publishing(va), publishing(vb)])
+    // a's last publish waits for a prune that deleted: a deletion always lands inside the race, however slow the machine.
+    let deletedOnce = (): void => {}
+    const pruneDeleted = new Promise<void>(resolve => { deletedOnce = resolve })
+    const publishing = async (v: Versions, beforeLast?: Promise<void>): Promise<void> => {
+      for (let i = 0; i < PUBLISHES; i++) {
+        if (i === PUBLISHES - 1 && beforeLast !== undefined) await beforeLast
+        await v.publish()
+      }
+    }
+    const both = Promise.all([publishing(va, pruneDeleted), publishing(vb)])
     let finished = false
     both.then(() => { finished = true }, () => { finished = true })
     let rounds = 0
@@ -48,7 +56,9 @@ describe('two devices publishing while a third forgets and prunes, on one self-h
       const pruned = await retained(c, ['prune', '--json'])
       contended += Number(forgot.contended) + Number(pruned.contended)
       if (!pruned.contended) deleted += deletedOf(JSON.parse(pruned.stdout) as PruneJson)
+      if (deleted > 0) deletedOnce()
     }
+    deletedOnce()
     await both
     console.log(`[race] ${rounds} forget and prune rounds, ${contended} contended, ${deleted} objects deleted; publishes contended: a ${va.contended}, b ${vb.contended}`)
     expect(deleted).toBeGreaterThan(0)
