@@ -38,7 +38,8 @@ const TINY: NodeJS.ProcessEnv = {
   BENCH_MIRROR_PUBLISHES: '2',
   BENCH_RETENTION_SCALE: '0.0001',
   BENCH_RETENTION_PUBLISHES: '4',
-  BENCH_RETENTION_DAYS: '10'
+  BENCH_RETENTION_DAYS: '10',
+  BENCH_RETENTION_ROUNDS: '2'
 }
 /** A bench that has not ended by then is stuck, not slow: these runs take seconds. */
 const BENCH_DEADLINE_MS = 240_000

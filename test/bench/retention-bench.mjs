@@ -7,7 +7,7 @@
 // with BENCH_RETENTION_PUBLISHES=1000. The defaults (scale 0.002, 30 publishes) run in about five
 // minutes on two busy cores. Without restic (`apt-get install restic`) the ratios to it are skipped.
 import { spawnSync } from 'node:child_process'
-import { cpSync } from 'node:fs'
+import { cpSync, renameSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import Database from 'better-sqlite3'
@@ -22,6 +22,8 @@ export const SCALE = Number(process.env.BENCH_RETENTION_SCALE ?? 0.002)
 const ENTRIES = Math.max(100, Math.round(1_000_000 * SCALE))
 /** The longer history; the shorter one is a quarter of it, copied on the way. */
 const PUBLISHES = Number(process.env.BENCH_RETENTION_PUBLISHES ?? 30)
+/** Runs of each tool on each history, on fresh copies, in turn. */
+const ROUNDS = Math.max(1, Number(process.env.BENCH_RETENTION_ROUNDS ?? 3))
 const SHORT = Math.max(2, Math.round(PUBLISHES / 4))
 /** Each publish: 1% of the files rewritten, drawn from a hot 2% (work in progress); 0.1% added and 0.1% removed. */
 const CHURN = { changed: Math.max(1, Math.round(ENTRIES / 100)), hot: Math.max(1, Math.round(ENTRIES / 50)), added: Math.round(ENTRIES / 1000), removed: Math.round(ENTRIES / 1000) }
@@ -34,21 +36,22 @@ export async function benchRetention (root, report) {
   console.log(`retention scale ${SCALE}: ${count(ENTRIES)} files of ${mb(10 * 2 ** 30 * SCALE)}, ${PUBLISHES} and ${SHORT} publishes, ` +
     `each rewriting ${count(CHURN.changed)} of a hot ${count(CHURN.hot)}, adding ${CHURN.added} and removing ${CHURN.removed}`)
   const histories = await buildHistories(root, hasRestic, report)
-  // The two tools in turn: cidsync first on the short history, restic first on the long one.
   const results = []
-  for (const [i, h] of histories.entries()) results.push(await forgetBoth(h, hasRestic, i === 1))
-  for (const r of results) {
-    const { h, ours, theirs } = r
-    report(`forget --prune of ${h.n} publishes to keep_last ${h.keep} (${count(ENTRIES)} files, scale ${SCALE})`, seconds(ours.ms),
-      theirs === undefined ? '-' : `restic forget --prune ${seconds(theirs.ms)}`, ratio(ours.ms, theirs?.ms), '<= 0.5x')
-    report(`  peak RSS of cidsync forget --prune (${h.n} publishes; anonymous part)`, `${mb(ours.peak)} (${mb(ours.anon)})`, theirs === undefined ? '-' : `restic ${mb(theirs.peak)}`,
+  for (const h of histories) results.push(await forgetBoth(h, hasRestic))
+  for (const { h, rounds } of results) {
+    const ours = summed(rounds.map(r => r.ours))
+    const theirs = hasRestic ? summed(rounds.map(r => r.theirs)) : undefined
+    const each = hasRestic ? rounds.map(r => ratio(r.ours.ms, r.theirs.ms)).join(', ') : ''
+    report(`forget --prune of ${h.n} publishes to keep_last ${h.keep} (${count(ENTRIES)} files, scale ${SCALE}; median of ${rounds.length}, in turn)`, seconds(ours.ms),
+      theirs === undefined ? '-' : `restic forget --prune ${seconds(theirs.ms)} (each round: ${each})`, ratio(ours.ms, theirs?.ms), '<= 0.5x')
+    report(`  peak RSS of cidsync forget --prune (${h.n} publishes; anonymous part; the highest)`, `${mb(ours.peak)} (${mb(ours.anon)})`, theirs === undefined ? '-' : `restic ${mb(theirs.peak)}`,
       ratio(ours.peak, theirs?.peak), '<= 300 MB')
     report('  disk before and after (the embedded service; the restic repository)', `${mb(ours.disk[0])} → ${mb(ours.disk[1])}`, theirs === undefined ? '-' : `restic ${mb(theirs.disk[0])} → ${mb(theirs.disk[1])}`, '-', 'report')
     const kept = h.versions.keptBytes(Array.from({ length: h.keep }, (_, i) => h.n - 1 - i))
     report(`  content held after, beside the ${mb(kept)} of files the kept publishes hold`, `${mb(ours.content)} (${(ours.content / kept).toFixed(2)}x)`,
       theirs === undefined ? '-' : `restic repository ${mb(theirs.size)} (${(theirs.size / kept).toFixed(2)}x)`, ratio(ours.content, theirs?.size), 'report')
   }
-  const [short, long] = results
+  const [short, long] = results.map(({ h, rounds }) => ({ h, ours: summed(rounds.map(r => r.ours)) }))
   // What the CLI's start costs: much of it at small scales.
   const starts = []
   for (let i = 0; i < 3; i++) starts.push((await timed(process.execPath, [CLI, '--version'])).ms)
@@ -107,13 +110,20 @@ function listedContent (serviceDir) {
   }
 }
 
-/** `cidsync forget --prune`, and restic's forget with prune, on one history; each checked to keep what the policy says. */
-async function forgetBoth (h, hasRestic, resticFirst) {
+/**
+ * `cidsync forget --prune`, and restic's forget with prune, on one history, ROUNDS times each on
+ * fresh copies, the two in turn: each order runs as often, so neither gains from the other's page
+ * cache or from the machine's load of the moment. Each run is checked to keep what the policy says.
+ */
+async function forgetBoth (h, hasRestic) {
   h.keep = Math.max(1, Math.round(h.n / 10))
   const config = writeDevice(h.dir, h.tree, `keep_last = ${h.keep}\nprune_margin = "0s"\n`)
+  // Kept with the rest (BENCH_KEEP=1): the histories as they were, to profile forget and prune on a copy.
+  const pristine = { dir: `${h.dir}-before-forget`, repo: `${h.repo}-before-forget` }
+  renameSync(h.dir, pristine.dir)
+  if (hasRestic) renameSync(h.repo, pristine.repo)
   const ours = async () => {
-    // Kept with the rest (BENCH_KEEP=1): the device as it was, to profile forget and prune on a copy.
-    if (process.env.BENCH_KEEP === '1') cpSync(h.dir, `${h.dir}-before-forget`, { recursive: true })
+    fresh(pristine.dir, h.dir)
     const before = du(join(h.dir, 'service'))
     const run = await timed(process.execPath, [CLI, 'forget', '--prune', '--config', config, '--json'])
     const pruned = JSON.parse(run.stdout).prune
@@ -123,6 +133,7 @@ async function forgetBoth (h, hasRestic, resticFirst) {
     return { ms: run.ms, peak: run.peak, anon: run.anon, disk: [before, du(join(h.dir, 'service'))], content: listedContent(join(h.dir, 'service')) }
   }
   const theirs = async () => {
+    fresh(pristine.repo, h.repo)
     const before = du(h.repo)
     const run = await timed('restic', ['forget', '--repo', h.repo, '--keep-last', String(h.keep), '--prune'], { env: RESTIC_ENV })
     const snapshots = JSON.parse((await timed('restic', ['snapshots', '--repo', h.repo, '--json'], { env: RESTIC_ENV })).stdout)
@@ -131,11 +142,24 @@ async function forgetBoth (h, hasRestic, resticFirst) {
     const size = du(h.repo)
     return { ms: run.ms, peak: run.peak, disk: [before, size], size }
   }
-  if (!hasRestic) return { h, ours: await ours() }
-  if (resticFirst) {
-    const t = await theirs()
-    return { h, theirs: t, ours: await ours() }
+  const rounds = []
+  for (let r = 0; r < ROUNDS; r++) {
+    if (!hasRestic) rounds.push({ ours: await ours() })
+    else if (r % 2 === 1) rounds.push({ theirs: await theirs(), ours: await ours() })
+    else rounds.push({ ours: await ours(), theirs: await theirs() })
   }
-  const o = await ours()
-  return { h, ours: o, theirs: await theirs() }
+  if (process.env.BENCH_KEEP !== '1') for (const path of Object.values(pristine)) rmSync(path, { recursive: true, force: true })
+  return { h, rounds }
+}
+
+/** The runs of one tool: the median time, the highest peaks, the last run's disk and content. */
+function summed (runs) {
+  const last = runs[runs.length - 1]
+  return { ...last, ms: median(runs.map(r => r.ms)), peak: Math.max(...runs.map(r => r.peak)), anon: Math.max(...runs.map(r => r.anon ?? 0)) }
+}
+
+/** `to` made again as a copy of `from`. */
+function fresh (from, to) {
+  rmSync(to, { recursive: true, force: true })
+  cpSync(from, to, { recursive: true })
 }

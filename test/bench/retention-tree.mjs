@@ -128,7 +128,12 @@ export async function timed (command, args, options = {}) {
 export const seconds = (ms) => `${(ms / 1000).toFixed(2)} s`
 export const mb = (bytes) => `${(bytes / 1e6).toFixed(1)} MB`
 export const count = (n) => n.toLocaleString('en-US')
-export const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1]
+/** The middle value; the mean of the two middle ones for an even count. */
+export function median (xs) {
+  const sorted = [...xs].sort((a, b) => a - b)
+  const mid = sorted.length >> 1
+  return sorted.length % 2 === 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2
+}
 
 /** Each path's versions, oldest first: the publish that first held it (its time) and its size; 0 once removed. */
 export class Versions {
