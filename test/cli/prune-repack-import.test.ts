@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import { EXTERNAL, localServiceUnderTest } from '../helpers/service.js'
 import { useTempDir } from '../helpers/temp-dir.js'
 import { contentDevice, ok, shareKey } from './content-devices.js'
-import { repackedAndDeleted, RETENTION } from './repack-devices.js'
+import { repackedAndDeleted, RETENTION, AT_THIRD } from './repack-devices.js'
 import { sha } from './retention-devices.js'
 
 describe.skipIf(EXTERNAL)('a whole-history export after a repack, imported elsewhere', () => {
@@ -17,7 +17,7 @@ describe.skipIf(EXTERNAL)('a whole-history export after a repack, imported elsew
     const b = await contentDevice(root, other, 'b', RETENTION)
     await shareKey(a, b)
     await ok(b, ['import', '--car', car])
-    await ok(b, ['restore', '--at', '2026-03-01T03:00:00.000Z'])
+    await ok(b, ['restore', '--at', AT_THIRD])
     const back = await b.run(['restore', '--files', '--to', join(root, 'back')])
     expect(back.code, back.stderr).toBe(0)
     for (const [name, hash] of v3) expect(sha(await readFile(join(root, 'back', 'notes', name))), name).toBe(hash)

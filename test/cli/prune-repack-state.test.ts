@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import { EXTERNAL } from '../helpers/service.js'
 import { useTempDir } from '../helpers/temp-dir.js'
 import { contentDevice, ok, shareKey } from './content-devices.js'
-import { mostlyDeadPack, repackedAndDeleted, RETENTION } from './repack-devices.js'
+import { mostlyDeadPack, repackedAndDeleted, RETENTION, AT_THIRD } from './repack-devices.js'
 import { sha } from './retention-devices.js'
 
 describe.skipIf(EXTERNAL)('a repack seen from the exits and a state dir set back', () => {
@@ -12,17 +12,17 @@ describe.skipIf(EXTERNAL)('a repack seen from the exits and a state dir set back
     const root = await useTempDir()
     const { a, v3, service } = await repackedAndDeleted(root)
     // `get --at` brings the 03:00 publish back through the newer records: it is kept and restorable.
-    const got = await a.run(['get', ...[...v3.keys()].map(n => `notes/${n}`), '--to', join(root, 'got'), '--at', '2026-03-01T03:00:00.000Z'])
+    const got = await a.run(['get', ...[...v3.keys()].map(n => `notes/${n}`), '--to', join(root, 'got'), '--at', AT_THIRD])
     expect(got.code, got.stderr).toBe(0)
     // Its export alone cannot carry it: the records naming the new pack are in later publishes only.
     const usb = join(root, 'usb')
-    const alone = await a.run(['export', '--dir', join(root, 'alone'), '--content', '--at', '2026-03-01T03:00:00.000Z'])
+    const alone = await a.run(['export', '--dir', join(root, 'alone'), '--content', '--at', AT_THIRD])
     expect({ code: alone.code, advice: alone.stderr.includes('Export the whole history instead (without --at)') }, alone.stderr).toEqual({ code: 1, advice: true })
     // The whole history does: a new device brings the 03:00 publish back from it alone.
     await ok(a, ['export', '--dir', usb, '--content'])
     const b = await contentDevice(root, service, 'b', RETENTION)
     await shareKey(a, b)
-    await ok(b, ['restore', '--from', usb, '--at', '2026-03-01T03:00:00.000Z'])
+    await ok(b, ['restore', '--from', usb, '--at', AT_THIRD])
     const back = await b.run(['restore', '--files', '--to', join(root, 'from-usb'), '--from', usb])
     expect(back.code, back.stderr).toBe(0)
     for (const [name, hash] of v3) expect(sha(await readFile(join(root, 'from-usb', 'notes', name))), name).toBe(hash)
@@ -51,7 +51,7 @@ describe.skipIf(EXTERNAL)('a repack seen from the exits and a state dir set back
     await writeFile(join(a.folder, 't1.txt'), 'one')
     await ok(a, ['snapshot'], { CIDSYNC_TEST_CLOCK: '2026-03-01T04:30:00.000Z' })
     // The index set back to 03:00, whose records name the old pack; the folder is as it was.
-    await ok(a, ['restore', '--at', '2026-03-01T03:00:00.000Z', '--force'])
+    await ok(a, ['restore', '--at', AT_THIRD, '--force'])
     await writeFile(join(a.folder, 't2.txt'), 'two')
     await ok(a, ['snapshot'], { CIDSYNC_TEST_CLOCK: '2026-03-01T05:00:00.000Z' })
     await writeFile(join(a.folder, 't3.txt'), 'three')

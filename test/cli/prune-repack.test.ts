@@ -7,7 +7,7 @@ import { contentDevice, ok, shareKey } from './content-devices.js'
 import { sha } from './retention-devices.js'
 import { SNAPSHOT_PROFILE } from '../../src/sync/read/index.js'
 import { acquireLock } from '../../src/state-lock/index.js'
-import { allRecordObjects, expectDownloadAt, expectFiles, FILES, mostlyDeadPack, recordObjects, RETENTION, type PruneJson } from './repack-devices.js'
+import { allRecordObjects, expectDownloadAt, expectFiles, FILES, mostlyDeadPack, recordObjects, RETENTION, type PruneJson, AT_THIRD } from './repack-devices.js'
 describe.skipIf(EXTERNAL)('a prune repacks mostly dead packs', () => {
   it('copies the live files of a mostly dead pack into a new one; the prune after a publish deletes the old; every kept publish and a new device restore', async () => {
     const root = await useTempDir()
@@ -45,8 +45,8 @@ describe.skipIf(EXTERNAL)('a prune repacks mostly dead packs', () => {
     expect(gone).toBe('ERR_CONTENT_NOT_FOUND')
 
     // The kept publish of 03:00 still holds the old records: its files come back from the new pack.
-    await expectFiles(a, v3, join(root, 'got-03'), ['--at', '2026-03-01T03:00:00.000Z'])
-    await expectDownloadAt(a, service, '2026-03-01T03:00:00.000Z', 's9.txt', v3.get('s9.txt'))
+    await expectFiles(a, v3, join(root, 'got-03'), ['--at', AT_THIRD])
+    await expectDownloadAt(a, service, AT_THIRD, 's9.txt', v3.get('s9.txt'))
     const verified = await a.run(['verify', '--full'])
     expect(verified.code, verified.stdout + verified.stderr).toBe(0)
 
@@ -57,7 +57,7 @@ describe.skipIf(EXTERNAL)('a prune repacks mostly dead packs', () => {
     const files = await b.run(['restore', '--files', '--to', join(root, 'b-files')])
     expect(files.code, files.stderr).toBe(0)
     for (const [name, hash] of v3) expect(sha(await readFile(join(root, 'b-files', 'notes', name)))).toBe(hash)
-    await expectFiles(b, v3, join(root, 'b-03'), ['--at', '2026-03-01T03:00:00.000Z'])
+    await expectFiles(b, v3, join(root, 'b-03'), ['--at', AT_THIRD])
     expect(v2.size).toBe(FILES)
   }, 600_000)
 
@@ -81,7 +81,7 @@ describe.skipIf(EXTERNAL)('a prune repacks mostly dead packs', () => {
       await ok(a, ['prune'])
       expect(await service.clients.objects.has(pack), point).toBe(false)
       await service.local.reclaim()
-      await expectFiles(a, v3, join(root, 'after'), ['--at', '2026-03-01T03:00:00.000Z'])
+      await expectFiles(a, v3, join(root, 'after'), ['--at', AT_THIRD])
       const verified = await a.run(['verify', '--full'])
       expect(verified.code, `${point}: ${verified.stdout}${verified.stderr}`).toBe(0)
     }

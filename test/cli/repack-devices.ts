@@ -80,6 +80,12 @@ export async function expectDownloadAt (d: ContentDevice, service: Awaited<Retur
 }
 
 /**
+ * A time within the third publish of {@link mostlyDeadPack} (at 03:00), before the next (04:00). Its
+ * clock runs on from 03:00 as the command starts: the publish is stamped a little after, never at it.
+ */
+export const AT_THIRD = '2026-03-01T03:30:00.000Z'
+
+/**
  * Ten small files in one pack, eight of them rewritten twice: once the first publish is forgotten,
  * the first pack holds two live files of ten. Answers the device, the files of each publish, and the pack.
  */
