@@ -241,10 +241,14 @@ export class ContentRecordStore {
     return rows as IndexRecordText[]
   }
 
-  /** How many of a device's records under `keyId` come after its sequence number `afterSeq`. */
-  recordCount (deviceId: string, keyId: string, afterSeq = 0): number {
+  /**
+   * How many of a device's records come after its sequence number `afterSeq`, counting at most
+   * `atMost`. Records under every key count: the count reads the index by sequence alone, where a
+   * look at each record's key would read the whole table.
+   */
+  recordCount (deviceId: string, afterSeq = 0, atMost = Number.MAX_SAFE_INTEGER): number {
     this.ensureBySeq()
-    return this.db.prepare('SELECT COUNT(*) FROM content WHERE device_id = ? AND seq > ? AND key_id = ?').pluck().get(deviceId, afterSeq, keyId) as number
+    return this.db.prepare('SELECT COUNT(*) FROM (SELECT 1 FROM content WHERE device_id = ? AND seq > ? LIMIT ?)').pluck().get(deviceId, afterSeq, atMost) as number
   }
 
   /** How many distinct CIDs of live rows some record holds. */

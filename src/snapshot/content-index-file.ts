@@ -33,8 +33,17 @@ interface SealContentIndexPlace {
   readonly signal?: AbortSignal
 }
 
-/** Where to seal, and the records: each as JSON will write it, or each as its JSON text already. */
-export type SealContentIndexInit = SealContentIndexPlace & ({ readonly records: readonly unknown[] } | { readonly recordTexts: readonly string[] })
+/** Records' JSON texts joined by commas, as UTF-8, and how many they are. */
+export interface JoinedRecordTexts {
+  readonly bytes: Uint8Array
+  readonly count: number
+}
+
+/** Where to seal, and the records: each as JSON will write it, each as its JSON text already, or those texts joined. */
+export type SealContentIndexInit = SealContentIndexPlace & (
+  | { readonly records: readonly unknown[] }
+  | { readonly recordTexts: readonly string[] }
+  | { readonly joinedTexts: JoinedRecordTexts })
 
 /**
  * Seals a content index object: its JSON body, brotli, AES-256-GCM under the snapshot key, the
@@ -42,14 +51,16 @@ export type SealContentIndexInit = SealContentIndexPlace & ({ readonly records: 
  * can make one a reader takes.
  */
 export async function sealContentIndex (init: SealContentIndexInit): Promise<Sealed> {
-  const texts = 'recordTexts' in init ? init.recordTexts : init.records.map(r => JSON.stringify(r) ?? 'null')
-  if (texts.length > MAX_CONTENT_INDEX_RECORDS) throw new SnapshotFormatError(`a content index object would hold ${texts.length} records, more than ${MAX_CONTENT_INDEX_RECORDS}`)
+  const joined = 'joinedTexts' in init
+    ? init.joinedTexts
+    : { bytes: Buffer.from(('recordTexts' in init ? init.recordTexts : init.records.map(r => JSON.stringify(r) ?? 'null')).join(',')), count: 'recordTexts' in init ? init.recordTexts.length : init.records.length }
+  if (joined.count > MAX_CONTENT_INDEX_RECORDS) throw new SnapshotFormatError(`a content index object would hold ${joined.count} records, more than ${MAX_CONTENT_INDEX_RECORDS}`)
   // The body JSON.stringify would write of { version, device, records }, joined from the texts.
-  const body = Buffer.from(`{"version":${CONTENT_INDEX_VERSION},"device":${JSON.stringify(init.device)},"records":[${texts.join(',')}]}`)
+  const body = Buffer.concat([Buffer.from(`{"version":${CONTENT_INDEX_VERSION},"device":${JSON.stringify(init.device)},"records":[`), joined.bytes, Buffer.from(']}')])
   if (body.byteLength > MAX_CONTENT_INDEX_BYTES) throw new SnapshotFormatError(`a content index object would be ${body.byteLength} bytes, more than ${MAX_CONTENT_INDEX_BYTES}`)
   return await seal({
     path: init.path,
-    header: { format: FORMAT_VERSION, engine: ENGINE, kind: 'content-index', compression: 'br', device: init.device, records: texts.length },
+    header: { format: FORMAT_VERSION, engine: ENGINE, kind: 'content-index', compression: 'br', device: init.device, records: joined.count },
     body: { bytes: body },
     encryption: 'aes-256-gcm',
     stateDir: init.stateDir,

@@ -1,8 +1,9 @@
 import { mkdir } from 'node:fs/promises'
-import { join } from 'node:path'
+import { isAbsolute, join } from 'node:path'
 import { STATE_NAMES } from '../../config/index.js'
 import type { Index } from '../../index/index.js'
-import { nextIndexBatch, putIndexObject } from './content-index-batch.js'
+import { putIndexObject } from './content-index-batch.js'
+import { indexBatches } from './index-batches.js'
 import { contentSealing } from './store-content.js'
 import type { Repository } from '../repository.js'
 import { failpoint } from '../../util/failpoint.js'
@@ -17,6 +18,9 @@ const COMPACT_AT = testKnob('CIDSYNC_TEST_INDEX_COMPACT_AT', 32)
  * since; a full one waits for a quarter as many new records as the one before wrote.
  */
 const FULL_AFTER_SHARE = 0.25
+
+/** Records to write again from which they are read on a thread of their own, beside this one's work. Tests make it small. */
+const THREAD_AT = testKnob('CIDSYNC_TEST_INDEX_THREAD_AT', 20_000)
 
 export interface CompactIndexInit {
   readonly index: Index
@@ -56,21 +60,20 @@ export async function compactOwnIndex (repository: Repository, init: CompactInde
   // Plain content has no index objects: without a key, nobody could tell a device's from the service's.
   if (key === undefined) return all.filter(cid => dying.has(cid))
   const records = init.index.content
-  // Each count reads the device's records: counted only when there is a base to weigh.
+  // Counted only when there is a base to weigh.
   const full = base === undefined ||
-    state.ownRecords(own) >= 2 * records.recordCount(init.deviceId, key.keyId) ||
-    records.recordCount(init.deviceId, key.keyId, base.seq) >= FULL_AFTER_SHARE * state.ownRecords(base.objects)
+    state.ownRecords(own) >= 2 * records.recordCount(init.deviceId) ||
+    records.recordCount(init.deviceId, base.seq) >= FULL_AFTER_SHARE * state.ownRecords(base.objects)
   const spool = join(config.stateDir, STATE_NAMES.contentSpool)
   await mkdir(spool, { recursive: true, mode: 0o700 })
   const made = new Set<string>()
-  let after = full || base === undefined ? 0 : base.seq
-  for (;;) {
-    // A record too large for any index object was never sent: left out here too.
-    const batch = nextIndexBatch(init.index, init.deviceId, key.keyId, after, () => {})
-    if (batch === undefined) break
-    if (batch.records.length > 0) {
+  const from = full || base === undefined ? 0 : base.seq
+  let after = from
+  const onThread = isAbsolute(init.index.path) && records.recordCount(init.deviceId, from, THREAD_AT) >= THREAD_AT
+  for await (const batch of indexBatches({ index: init.index, deviceId: init.deviceId, keyId: key.keyId, after: from, onThread })) {
+    if (batch.records.count > 0) {
       const cid = await putIndexObject(repository, init.deviceId, batch.records, spool, init.signal)
-      state.noteCompacted(init.deviceId, batch.last, cid, batch.records.length)
+      state.noteCompacted(init.deviceId, batch.last, cid, batch.records.count)
       made.add(cid)
       failpoint('prune:index-compacted')
     }

@@ -11,7 +11,8 @@ import {
   MAX_SEALED_CONTENT_INDEX_BYTES, MAX_SEQUENCE, isContentIndexHeader, openContentIndex, readSealedHeader
 } from '../../snapshot/index.js'
 import { SNAPSHOT_PROFILE } from '../read/index.js'
-import { CONTENT_INDEX_NAME, nextIndexBatch, putIndexObject } from './content-index-batch.js'
+import { CONTENT_INDEX_NAME, putIndexObject } from './content-index-batch.js'
+import { nextIndexBatch } from './index-batch.js'
 import { ListedObjects } from '../state/index.js'
 import type { Repository } from '../repository.js'
 
@@ -158,18 +159,25 @@ export class ContentIndex {
    * Uploads this device's records written since the last index object it uploaded, in objects of
    * as {@link nextIndexBatch} cuts them.
    * The cursor moves only once an upload answered: a kill sends one object again, never skips one.
-   * A failure is logged and counted; the records go in the next pass's objects.
+   * A failure is logged and counted; the records go in the next pass's objects. A pass from the
+   * first record on holds every record in order, as a full compaction writes them: its objects are
+   * the base the first compaction builds on, where there is none yet.
    */
   async send (): Promise<void> {
     try {
       await mkdir(this.spool, { recursive: true, mode: 0o700 })
       const { index, deviceId, logger } = this.components
+      const state = this.components.repository.store.contentIndex
       const tooLarge = (cid: string, bytes: number): void => { logger.warn({ cid, bytes }, 'a content record is too large for a content index object: other devices may send this content again') }
+      const fromStart = state.sent(deviceId) === 0
+      const made: string[] = []
       for (;;) {
-        const batch = nextIndexBatch(index, deviceId, this.init.keyId, this.components.repository.store.contentIndex.sent(deviceId), tooLarge)
-        if (batch === undefined) return
-        await this.upload(batch.records, batch.last)
+        const batch = nextIndexBatch(index, deviceId, this.init.keyId, state.sent(deviceId), tooLarge)
+        if (batch === undefined) break
+        const cid = await this.upload(batch.records, batch.last)
+        if (cid !== undefined) made.push(cid)
       }
+      if (fromStart && made.length > 0 && state.compactionBase(deviceId) === undefined) state.noteCompactionBase(deviceId, state.sent(deviceId), made)
     } catch (err) {
       this.stopped(err)
       if (err instanceof StateWriteError) throw err
@@ -177,16 +185,18 @@ export class ContentIndex {
     }
   }
 
-  private async upload (records: readonly string[], last: number): Promise<void> {
+  /** Answers the object uploaded, if the records were any. */
+  private async upload (records: readonly string[], last: number): Promise<string | undefined> {
     const { deviceId } = this.components
     const { store } = this.components.repository
     if (records.length === 0) {
       store.contentIndex.noteSent(deviceId, last, undefined, 0)
-      return
+      return undefined
     }
     const cid = await putIndexObject(this.components.repository, deviceId, records, this.spool, this.init.signal)
     store.contentIndex.noteSent(deviceId, last, cid, records.length)
     this.pass.sent++
+    return cid
   }
 
   /** Walks the listing, newest first, down to where the last walk began; notes the index objects not known yet. */

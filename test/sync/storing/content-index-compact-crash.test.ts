@@ -11,7 +11,8 @@ import { loadConfig, STATE_NAMES } from '../../../src/config/index.js'
 import { indexPath, openIndex, readDeviceId } from '../../../src/index/index.js'
 import { Repository, SyncStore } from '../../../src/sync/index.js'
 import { contentSealing } from '../../../src/sync/storing/index.js'
-import { nextIndexBatch, putIndexObject } from '../../../src/sync/storing/content-index-batch.js'
+import { putIndexObject } from '../../../src/sync/storing/content-index-batch.js'
+import { nextIndexBatch } from '../../../src/sync/storing/index-batch.js'
 import type { ContentDevice } from '../../cli/content-devices.js'
 
 /**
@@ -52,16 +53,18 @@ describe.skipIf(EXTERNAL)('a prune compacting content index objects, killed', ()
       await ok(a, ['snapshot'], { CIDSYNC_TEST_CLOCK: `2026-03-01T${String(hour).padStart(2, '0')}:00:00.000Z` })
     }
     await publish(1, 20)
-    await publish(2, 1)
-    // Killed in the first, full compaction: no base is noted; the rerun writes everything again.
+    await publish(2, 3)
+    await publish(3, 3)
+    // Killed in a full compaction (6 records since the first pass's 20, past a quarter): the first
+    // pass's base stays noted; the rerun writes everything again.
     const killed = await a.run(['prune'], { ...COMPACT, CIDSYNC_FAILPOINT: 'prune:index-compacted' })
     expect(killed.signal).toBe('SIGKILL')
     await ok(a, ['prune'], COMPACT)
     const [full] = await listed(service, 'cidsync-content-index.sealed')
     expect(own(a)).toEqual([full])
     // Killed in a compaction of what came since: the base stays, the rerun replaces the rest.
-    await publish(3, 1)
     await publish(4, 1)
+    await publish(5, 1)
     const again = await a.run(['prune'], { ...COMPACT, CIDSYNC_FAILPOINT: 'prune:index-compacted' })
     expect(again.signal).toBe('SIGKILL')
     await ok(a, ['prune'], COMPACT)
@@ -116,7 +119,8 @@ describe.skipIf(EXTERNAL)('a prune compacting content index objects, killed', ()
       await ok(a, ['snapshot'], { CIDSYNC_TEST_CLOCK: `2026-03-01T${String(hour).padStart(2, '0')}:00:00.000Z` })
       hour++
     }
-    await publishOne()
+    // Five records since the first pass's 20, a quarter of it: a full compaction, as one object.
+    for (let i = 0; i < 5; i++) await publishOne()
     await ok(a, ['prune'], COMPACT)
     expect(await listed(service, 'cidsync-content-index.sealed')).toHaveLength(1)
 
@@ -156,8 +160,10 @@ describe.skipIf(EXTERNAL)('a prune compacting content index objects, killed', ()
     await ok(a, ['snapshot'], { CIDSYNC_TEST_CLOCK: '2026-03-01T01:00:00.000Z' })
     await writeFile(join(a.folder, 'two.bin'), randomBytes(2_001))
     await ok(a, ['snapshot'], { CIDSYNC_TEST_CLOCK: '2026-03-01T02:00:00.000Z' })
-    expect(own(a)).toHaveLength(2)
-    // A full compaction: its object is noted as the base, then the two old ones are deleted in one batch, and the kill comes.
+    await writeFile(join(a.folder, 'two-b.bin'), randomBytes(2_003))
+    await ok(a, ['snapshot'], { CIDSYNC_TEST_CLOCK: '2026-03-01T02:30:00.000Z' })
+    expect(own(a)).toHaveLength(3)
+    // A full compaction: its object is noted as the base, then the three old ones are deleted in one batch, and the kill comes.
     const killed = await a.run(['prune'], { ...COMPACT, CIDSYNC_FAILPOINT: 'prune:deleted' })
     expect(killed.signal).toBe('SIGKILL')
     // The rerun finishes what the killed one left.
