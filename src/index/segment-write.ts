@@ -13,7 +13,7 @@ import { journalOff } from '../util/sqlite-file.js'
  * device's row in `devices` with `last_seq = to`, nothing else). Synchronous, so no write of
  * this process lands between reading the device's sequence and copying its rows.
  */
-export function writeSegment (db: Db, sql: Sql, path: string, range: SegmentRange, device: { readonly hostname: string, readonly firstSeen: number }): { readonly entries: number } {
+export function writeSegment (db: Db, sql: Sql, path: string, range: SegmentRange, device: { readonly hostname: string, readonly firstSeen: number }): { readonly entries: number, readonly records: number } {
   writeFileSync(path, '', { mode: 0o600, flag: 'wx' })
   // The oldest schema that holds its rows (docs/content-format.md, "Older cidsync"): a segment
   // without content records stays readable by a cidsync from before them.
@@ -62,13 +62,14 @@ export function writeSegment (db: Db, sql: Sql, path: string, range: SegmentRang
         : sql('SELECT COUNT(*) FROM segment.entries WHERE deleted = 0').pluck().get() as number
       if (live > 0) sql('INSERT INTO segment.live_counts (device_id, live) VALUES (?, ?)').run(range.deviceId, live)
       // Content records travel with the rows of their device, by the same sequence range.
+      let records = 0
       if (withContent) {
-        const records = range.kind === 'base'
+        const insert = range.kind === 'base'
           ? sql(`INSERT INTO segment.content (${CONTENT_COLUMNS}) SELECT ${CONTENT_COLUMNS} FROM main.content WHERE device_id = ? AND seq <= ?`)
           : sql(`INSERT INTO segment.content (${CONTENT_COLUMNS}) SELECT ${CONTENT_COLUMNS} FROM main.content WHERE device_id = ? AND seq > ? AND seq <= ?`)
-        records.run(...(range.kind === 'base' ? [range.deviceId, range.to] : [range.deviceId, range.from, range.to]))
+        records = insert.run(...(range.kind === 'base' ? [range.deviceId, range.to] : [range.deviceId, range.from, range.to])).changes
       }
-      return { entries: copied.changes }
+      return { entries: copied.changes, records }
     })()
   } finally {
     db.exec('DETACH DATABASE segment')

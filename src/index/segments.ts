@@ -53,7 +53,7 @@ export class SegmentStore {
    * device's row in `devices` with `last_seq = to`, nothing else). Synchronous, so no write of
    * this process lands between reading the device's sequence and copying its rows.
    */
-  writeSegment (path: string, range: SegmentRange, device: { readonly hostname: string, readonly firstSeen: number }): { readonly entries: number } {
+  writeSegment (path: string, range: SegmentRange, device: { readonly hostname: string, readonly firstSeen: number }): { readonly entries: number, readonly records: number } {
     return writeSegment(this.db, this.sql, path, range, device)
   }
 

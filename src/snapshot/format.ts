@@ -63,7 +63,9 @@ const segmentHeader = z.object({
   device: z.string().min(1).max(128).regex(NO_CONTROLS, 'control characters'),
   from: count.max(MAX_SEQUENCE),
   to: count.max(MAX_SEQUENCE),
-  entries: count
+  entries: count,
+  /** Content records the segment carries beside its rows; absent when none (and in segments written before it). */
+  records: count.optional()
 })
 
 const manifestHeader = z.object({

@@ -15,11 +15,22 @@ export const MIN_SEGMENT_INFLATE_BOUND = 4 * 1024 * 1024
  */
 export const SEGMENT_INFLATE_RATIO = 1024
 
-/** How many bytes a segment may inflate to: sized by its rows and by its compressed size both. */
+/**
+ * ...and always this many times its compressed size: rows and content records hold CIDs, which
+ * brotli cannot squeeze this far. A segment written before its header counted its records (a
+ * repack's moves: thousands of records beside a few rows) still opens.
+ */
+export const SEGMENT_RECORDS_RATIO = 16
+
+/** How many bytes a segment may inflate to: sized by its rows and records, and by its compressed size. */
 export function segmentInflateBound (header: SealedHeader, compressedBytes: number): number {
-  const announced = 'entries' in header ? header.entries : 0
-  const entries = Number.isSafeInteger(announced) && announced > 0 ? announced : 0
-  return Math.min(MAX_INFLATE_BOUND, Math.max(MIN_SEGMENT_INFLATE_BOUND, Math.min(entries * INFLATE_BYTES_PER_ENTRY, compressedBytes * SEGMENT_INFLATE_RATIO)))
+  const rows = counted('entries' in header ? header.entries : 0) + counted('records' in header ? header.records : 0)
+  const byRows = Math.min(rows * INFLATE_BYTES_PER_ENTRY, compressedBytes * SEGMENT_INFLATE_RATIO)
+  return Math.min(MAX_INFLATE_BOUND, Math.max(MIN_SEGMENT_INFLATE_BOUND, byRows, compressedBytes * SEGMENT_RECORDS_RATIO))
+}
+
+function counted (announced: number | undefined): number {
+  return announced !== undefined && Number.isSafeInteger(announced) && announced > 0 ? announced : 0
 }
 
 export interface SealSegmentInit {
@@ -28,6 +39,8 @@ export interface SealSegmentInit {
   readonly path: string
   readonly range: SegmentSpan
   readonly entries: number
+  /** Content records the database holds beside its rows (counted in the header, for the reader's inflate bound). */
+  readonly records?: number
   readonly encryption: 'aes-256-gcm' | 'none'
   readonly stateDir: string
   readonly passphrase?: string
@@ -38,7 +51,10 @@ export interface SealSegmentInit {
 export async function sealSegment (init: SealSegmentInit): Promise<Sealed> {
   return await seal({
     path: init.path,
-    header: { format: FORMAT_VERSION, engine: ENGINE, kind: 'segment', compression: 'br', device: init.range.deviceId, from: init.range.from, to: init.range.to, entries: init.entries },
+    header: {
+      format: FORMAT_VERSION, engine: ENGINE, kind: 'segment', compression: 'br', device: init.range.deviceId, from: init.range.from, to: init.range.to, entries: init.entries,
+      ...(init.records !== undefined && init.records > 0 ? { records: init.records } : {})
+    },
     body: { file: init.database },
     encryption: init.encryption,
     stateDir: init.stateDir,

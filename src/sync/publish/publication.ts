@@ -102,7 +102,7 @@ export async function writePublication (init: PublicationInit): Promise<Publicat
   const plans = planPublication(devices, parseChains(index.segments.chains()), init.self, init.policy, init.avoid)
   const entries = index.segments.liveEntries()
   const marker = JSON.stringify(devices.map(d => [d.deviceId, d.lastSeq]))
-  const databases: Array<{ plan: DevicePlan, range: SegmentRange, database: string, entries: number }> = []
+  const databases: Array<{ plan: DevicePlan, range: SegmentRange, database: string, entries: number, records: number }> = []
   try {
     // From reading the devices to the last segment's rows: no await, so no write of this process
     // lands in between and every segment holds exactly its range (a row rewritten in a gap would
@@ -112,13 +112,13 @@ export async function writePublication (init: PublicationInit): Promise<Publicat
       const database = join(dir, `${label}-${plan.device.deviceId.slice(0, 12)}-${plan.write.to}.sqlite`)
       rmSync(database, { force: true })
       const written = index.segments.writeSegment(database, plan.write, plan.device)
-      databases.push({ plan, range: plan.write, database, entries: written.entries })
+      databases.push({ plan, range: plan.write, database, entries: written.entries, records: written.records })
     }
     const files: PublishedFile[] = []
     const added = new Map<string, SegmentRef>()
-    for (const { plan, range, database, entries: rows } of databases) {
+    for (const { plan, range, database, entries: rows, records } of databases) {
       const path = database.replace(/\.sqlite$/, '.seg')
-      const sealed = await sealSegment({ database, path, range, entries: rows, encryption: init.encryption, stateDir: init.stateDir, passphrase: init.passphrase, signal: init.signal })
+      const sealed = await sealSegment({ database, path, range, entries: rows, records, encryption: init.encryption, stateDir: init.stateDir, passphrase: init.passphrase, signal: init.signal })
       const { cid } = await fileCid(path, SNAPSHOT_PROFILE, { signal: init.signal })
       files.push({ path, cid: cid.toString(), bytes: sealed.bytes })
       added.set(plan.device.deviceId, { cid: cid.toString(), kind: range.kind, from: range.from, to: range.to, entries: rows, bytes: sealed.bytes })
