@@ -160,8 +160,9 @@ export class ContentIndex {
    * as {@link nextIndexBatch} cuts them.
    * The cursor moves only once an upload answered: a kill sends one object again, never skips one.
    * A failure is logged and counted; the records go in the next pass's objects. A pass from the
-   * first record on holds every record in order, as a full compaction writes them: its objects are
-   * the base the first compaction builds on, where there is none yet.
+   * first record on, each batch where the one before ended, holds every record in order, as a full
+   * compaction writes them: its objects are the base the first compaction builds on, where there is
+   * none yet. A prune in another process moves the same cursor: a pass it moved claims nothing.
    */
   async send (): Promise<void> {
     try {
@@ -169,15 +170,19 @@ export class ContentIndex {
       const { index, deviceId, logger } = this.components
       const state = this.components.repository.store.contentIndex
       const tooLarge = (cid: string, bytes: number): void => { logger.warn({ cid, bytes }, 'a content record is too large for a content index object: other devices may send this content again') }
-      const fromStart = state.sent(deviceId) === 0
+      let last = state.sent(deviceId)
+      let whole = last === 0
       const made: string[] = []
       for (;;) {
-        const batch = nextIndexBatch(index, deviceId, this.init.keyId, state.sent(deviceId), tooLarge)
+        const from = state.sent(deviceId)
+        if (from !== last) whole = false
+        const batch = nextIndexBatch(index, deviceId, this.init.keyId, from, tooLarge)
         if (batch === undefined) break
         const cid = await this.upload(batch.records, batch.last)
         if (cid !== undefined) made.push(cid)
+        last = batch.last
       }
-      if (fromStart && made.length > 0 && state.compactionBase(deviceId) === undefined) state.noteCompactionBase(deviceId, state.sent(deviceId), made)
+      if (whole && made.length > 0 && state.compactionBase(deviceId) === undefined) state.noteCompactionBase(deviceId, last, made)
     } catch (err) {
       this.stopped(err)
       if (err instanceof StateWriteError) throw err

@@ -1,16 +1,18 @@
 import { describe, expect, it } from 'vitest'
 import { randomBytes } from 'node:crypto'
+import pino from 'pino'
 import { writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { EXTERNAL, localServiceUnderTest } from '../../helpers/service.js'
 import Database from 'better-sqlite3'
 import { useTempDir } from '../../helpers/temp-dir.js'
 import { contentDevice, ok, shareKey } from '../../cli/content-devices.js'
-import { COMPACT, listed, own, RETENTION, storesNothingAgain } from './index-objects.js'
+import { COMPACT, listed, own, recordsNotHeld, RETENTION, storesNothingAgain } from './index-objects.js'
 import { loadConfig, STATE_NAMES } from '../../../src/config/index.js'
 import { indexPath, openIndex, readDeviceId } from '../../../src/index/index.js'
 import { Repository, SyncStore } from '../../../src/sync/index.js'
 import { contentSealing } from '../../../src/sync/storing/index.js'
+import { ContentIndex } from '../../../src/sync/storing/content-index.js'
 import { putIndexObject } from '../../../src/sync/storing/content-index-batch.js'
 import { nextIndexBatch } from '../../../src/sync/storing/index-batch.js'
 import type { ContentDevice } from '../../cli/content-devices.js'
@@ -179,5 +181,62 @@ describe.skipIf(EXTERNAL)('a prune compacting content index objects, killed', ()
     expect(before).toHaveLength(2)
     await ok(a, ['prune'], COMPACT)
     expect(await listed(service, 'cidsync-content-index.sealed')).toEqual(before)
+  }, 300_000)
+
+  it('a first pass whose cursor a prune in another process moved notes no base, and the next prune loses no record', async () => {
+    const root = await useTempDir()
+    const service = await localServiceUnderTest({ dir: join(root, 'service') })
+    const a = await contentDevice(root, service, 'a', LONG)
+    await writeFile(join(a.folder, 'one.bin'), randomBytes(2_000))
+    await ok(a, ['snapshot'], { CIDSYNC_TEST_CLOCK: '2026-03-01T01:00:00.000Z' })
+    const deviceId = readDeviceId(a.state) as string
+    const config = loadConfig({ configPath: a.config, env: a.env })
+    const index = openIndex(indexPath(a.state))
+    // Records enough for three index objects, copies of the real one under new CIDs; none sent yet
+    // (as after every send failed), and no base.
+    const real = index.db.prepare('SELECT size, sealing, key_id AS keyId, key_salt AS keySalt, objects FROM content WHERE device_id = ?').get(deviceId) as { size: number, sealing: string, keyId: string, keySalt: string, objects: string }
+    index.content.record(deviceId, 'a', Array.from({ length: 12_000 }, (_, i) => ({ ...real, cid: `bafkrei${String(i).padStart(52, 'a')}` })))
+    for (const cid of await listed(service, 'cidsync-content-index.sealed')) await service.clients.objects.delete(cid)
+    const sync = new Database(join(a.state, 'sync.sqlite'))
+    sync.prepare("DELETE FROM sync_state WHERE key IN ('content_index_sent', 'content_index_base')").run()
+    sync.prepare('DELETE FROM content_index_objects').run()
+    sync.close()
+    // The daemon's storing pass, and a prune's compaction beside it, each with its own connection.
+    const daemonStore = new SyncStore(a.state)
+    const daemon = new Repository(config, service.clients, { store: daemonStore })
+    const pruneStore = new SyncStore(a.state)
+    const prune = new Repository(config, service.clients, { store: pruneStore })
+    const keyId = contentSealing(config, daemon.passphrase).key?.keyId ?? ''
+    const spool = join(a.state, STATE_NAMES.contentSpool)
+    try {
+      // The prune sealed and uploaded its first two objects...
+      const c1 = nextIndexBatch(index, deviceId, keyId, 0, () => {})
+      const c2 = nextIndexBatch(index, deviceId, keyId, c1?.last ?? 0, () => {})
+      const o1 = await putIndexObject(prune, deviceId, c1?.records ?? [], spool)
+      const o2 = await putIndexObject(prune, deviceId, c2?.records ?? [], spool)
+      const state = daemonStore.contentIndex
+      const noteSent = state.noteSent.bind(state)
+      let first = true
+      state.noteSent = (...args: Parameters<typeof noteSent>) => {
+        noteSent(...args)
+        if (!first) return
+        first = false
+        // ...and notes them right after the pass's first note: the cursor moves past what the pass
+        // sent. The prune is killed there, before it notes its base.
+        pruneStore.contentIndex.noteCompacted(deviceId, c1?.last ?? 0, o1, c1?.records.length ?? 0)
+        pruneStore.contentIndex.noteCompacted(deviceId, c2?.last ?? 0, o2, c2?.records.length ?? 0)
+      }
+      await new ContentIndex({ repository: daemon, index, logger: pino({ level: 'silent' }), deviceId, hostname: 'a' }, { keyId }).send()
+      expect(state.compactionBase(deviceId)).toBeUndefined()
+    } finally {
+      index.close()
+      daemonStore.close()
+      pruneStore.close()
+      await daemon.close()
+      await prune.close()
+    }
+    expect(await recordsNotHeld(a, service)).toEqual([])
+    await ok(a, ['prune'], COMPACT)
+    expect(await recordsNotHeld(a, service)).toEqual([])
   }, 300_000)
 })
