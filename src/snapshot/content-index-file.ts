@@ -45,15 +45,18 @@ export type SealContentIndexInit = SealContentIndexPlace & (
   | { readonly recordTexts: readonly string[] }
   | { readonly joinedTexts: JoinedRecordTexts })
 
+/** Records' JSON texts joined, in a buffer of their own: it may be handed to another thread whole. */
+export function joinRecordTexts (texts: readonly string[]): JoinedRecordTexts {
+  return { bytes: new TextEncoder().encode(texts.join(',')), count: texts.length }
+}
+
 /**
  * Seals a content index object: its JSON body, brotli, AES-256-GCM under the snapshot key, the
  * device and record count in the authenticated header. Always encrypted: without the key nobody
  * can make one a reader takes.
  */
 export async function sealContentIndex (init: SealContentIndexInit): Promise<Sealed> {
-  const joined = 'joinedTexts' in init
-    ? init.joinedTexts
-    : { bytes: Buffer.from(('recordTexts' in init ? init.recordTexts : init.records.map(r => JSON.stringify(r) ?? 'null')).join(',')), count: 'recordTexts' in init ? init.recordTexts.length : init.records.length }
+  const joined = 'joinedTexts' in init ? init.joinedTexts : joinRecordTexts('recordTexts' in init ? init.recordTexts : init.records.map(r => JSON.stringify(r) ?? 'null'))
   if (joined.count > MAX_CONTENT_INDEX_RECORDS) throw new SnapshotFormatError(`a content index object would hold ${joined.count} records, more than ${MAX_CONTENT_INDEX_RECORDS}`)
   // The body JSON.stringify would write of { version, device, records }, joined from the texts.
   const body = Buffer.concat([Buffer.from(`{"version":${CONTENT_INDEX_VERSION},"device":${JSON.stringify(init.device)},"records":[`), joined.bytes, Buffer.from(']}')])

@@ -17,7 +17,7 @@ export { sealManifest, openManifest, parseManifest, checkChains, deviceChainSche
 export type { Manifest, DeviceChain, SegmentRef, SealManifestInit, OpenManifestInit } from './manifest.js'
 export { ENGINE, ENGINE_V1, READABLE_ENGINES, FORMAT_VERSION, MAGIC, MAX_SEQUENCE, MAX_CONTENT_INDEX_RECORDS, MAX_PRUNE_LIST_OBJECTS } from './format.js'
 export type { SnapshotHeader, SegmentHeader, ManifestHeader, ContentIndexHeader, SealedHeader, SegmentSpan } from './format.js'
-export { sealContentIndex, openContentIndex, isContentIndexHeader, CONTENT_INDEX_VERSION, CONTENT_INDEX_SPLIT_BYTES, MAX_CONTENT_INDEX_BYTES, MAX_SEALED_CONTENT_INDEX_BYTES } from './content-index-file.js'
+export { sealContentIndex, joinRecordTexts, openContentIndex, isContentIndexHeader, CONTENT_INDEX_VERSION, CONTENT_INDEX_SPLIT_BYTES, MAX_CONTENT_INDEX_BYTES, MAX_SEALED_CONTENT_INDEX_BYTES } from './content-index-file.js'
 export type { ContentIndexBody, SealContentIndexInit, OpenContentIndexInit, JoinedRecordTexts } from './content-index-file.js'
 export { sealPruneList, openPruneList, isPruneListHeader, MAX_SEALED_PRUNE_LIST_BYTES } from './prune-list-file.js'
 export type { SealPruneListInit, OpenPruneListInit } from './prune-list-file.js'

@@ -130,5 +130,3 @@ function replacedChains (plan: ForgetPlan, now: Date): NonNullable<Manifest['rep
   for (const r of all) if (!byCid.has(r.cid)) byCid.set(r.cid, r)
   return [...byCid.values()].sort((a, b) => b.at.localeCompare(a.at)).slice(0, MAX_REPLACED)
 }
-
-

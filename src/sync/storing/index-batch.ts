@@ -1,5 +1,5 @@
 import type { Index } from '../../index/index.js'
-import { CONTENT_INDEX_SPLIT_BYTES, MAX_CONTENT_INDEX_BYTES, MAX_CONTENT_INDEX_RECORDS, type JoinedRecordTexts } from '../../snapshot/index.js'
+import { CONTENT_INDEX_SPLIT_BYTES, joinRecordTexts, MAX_CONTENT_INDEX_BYTES, MAX_CONTENT_INDEX_RECORDS, type JoinedRecordTexts } from '../../snapshot/index.js'
 
 /** The records one index object holds, each as its JSON text, and the last sequence number they cover. */
 export interface IndexBatch {
@@ -15,7 +15,7 @@ export interface JoinedIndexBatch {
 
 /** The batch's texts joined, in a buffer of their own. */
 export function joinBatch (batch: IndexBatch): JoinedIndexBatch {
-  return { records: { bytes: new TextEncoder().encode(batch.records.join(',')), count: batch.records.length }, last: batch.last }
+  return { records: joinRecordTexts(batch.records), last: batch.last }
 }
 
 /**
