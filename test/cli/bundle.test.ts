@@ -50,6 +50,16 @@ describe('the bundled CLI (dist/bin, scripts/bundle.mjs)', () => {
     expect(status.stderr).not.toContain('ExperimentalWarning')
   })
 
+  it('holds zod\'s English messages alone: its other locales, run at every start, are left out', async () => {
+    const cli = await readFile(`${BIN}cidsync-main.cjs`, 'utf8')
+    expect(cli).toContain('Invalid input')
+    // German and French messages, as zod's locales word them.
+    expect(cli).not.toContain('Eingabe')
+    expect(cli).not.toContain('attendu')
+    const shown = await runCli(['history', '--config', await badConfig()])
+    expect(shown.stderr).toContain('expected a string')
+  })
+
   it('holds no chunk that exports only a CommonJS module\'s default (named imports of it would be undefined)', async () => {
     const chunks = (await readdir(BIN)).filter(f => f.endsWith('.js'))
     for (const chunk of chunks) expect(await readFile(`${BIN}${chunk}`, 'utf8'), chunk).not.toMatch(/export default require_[\w$]+\(\)/)
@@ -81,3 +91,9 @@ describe('the bundled CLI (dist/bin, scripts/bundle.mjs)', () => {
   })
 })
 
+/** A config whose state_dir is a number: zod's English message names what it expected. */
+async function badConfig (): Promise<string> {
+  const path = join(await useTempDir(), 'bad.toml')
+  writeFileSync(path, 'state_dir = 5\nnamespace = "x"\n')
+  return path
+}
