@@ -139,7 +139,8 @@ export async function unsealFile (init: UnsealFileInit): Promise<UnsealedFile> {
             const maxBytes = Math.max(offset + length, MAX_OBJECT_BYTES)
             if (init.stream !== undefined) {
               checkedCid(object)
-              const piece = async (slice: Uint8Array): Promise<void> => { init.onBytes?.(await parts.piece(slice)) }
+              // Sent first, then told: `onBytes?.(await ...)` would skip the send where no one listens.
+              const piece = async (slice: Uint8Array): Promise<void> => { const opened = await parts.piece(slice); init.onBytes?.(opened) }
               const whole = init.byRange === true
                 ? await feedRange(init.stream(object, maxBytes, init.signal, { offset, length }), 0, length, piece)
                 : await feedRange(init.stream(object, maxBytes, init.signal), offset, length, piece)
@@ -151,7 +152,7 @@ export async function unsealFile (init: UnsealFileInit): Promise<UnsealedFile> {
               if (offset + length > held.bytes.byteLength) throw new ContentIntegrityError(`the content record of ${row.cid.toString()} reads past the end of ${object}: damaged or forged`)
               // Every slab handed over at once (the thread answers each in order, progress moving as it writes).
               reusable = false
-              await Promise.all(held.bytes.range(offset, length).map(async (slice) => { init.onBytes?.(await parts.piece(slice)) }))
+              await Promise.all(held.bytes.range(offset, length).map(async (slice) => { const opened = await parts.piece(slice); init.onBytes?.(opened) }))
               reusable = true
             } finally {
               held.drop(reusable)
