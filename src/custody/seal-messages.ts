@@ -32,12 +32,13 @@ export interface HashJob { readonly type: 'hash', readonly id: number, readonly 
  * A file brought back: its blob's slices (`piece`, in order) opened and hashed under `profile`, the
  * plaintext written to the temp file `path`, which the thread creates and, once its plaintext
  * hashed to `cid`, gives `mode` and holds open until a `sync` names it (fsynced and closed there);
- * it removes the file when the job fails, does not verify, or is given up.
+ * it removes the file when the job fails, does not verify, or is given up. With `path` null the
+ * plaintext is hashed and let go: nothing is written or held (a drill's check, `verify --content`).
  */
 export interface UnsealJob {
   readonly type: 'unseal'
   readonly id: number
-  readonly path: string
+  readonly path: string | null
   readonly key: Uint8Array
   readonly cid: string
   /** The same CID as bytes, which every chunk is bound to: the thread need not parse the text. */

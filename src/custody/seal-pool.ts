@@ -40,8 +40,11 @@ export interface SealPartsInit {
 }
 
 export interface UnsealInit {
-  /** The temp file to create and write (the thread closes it, and removes it when the job fails or is given up; else its caller renames or removes it). */
-  readonly path: string
+  /**
+   * The temp file to create and write (the thread closes it, and removes it when the job fails or
+   * is given up; else its caller renames or removes it). Null: the plaintext is only hashed.
+   */
+  readonly path: string | null
   /** The file key. */
   readonly key: Uint8Array
   /** The row's CID: bound into every chunk. */
@@ -214,7 +217,8 @@ export class SealPool {
       onMessage: (message) => {
         if (message.type === 'opened') waiting.shift()?.resolve(message.plainBytes)
         if (message.type === 'unsealed') {
-          if (message.cid === init.cid) this.held.set(id, this.jobs.get(id)?.thread as Thread)
+          // A check's thread holds no file for a sync to take.
+          if (message.cid === init.cid && init.path !== null) this.held.set(id, this.jobs.get(id)?.thread as Thread)
           this.end(id)
           if (init.whole !== undefined) whole = { cid: message.cid, inode: message.inode, plainBytes: message.plainBytes ?? 0 }
           else waiting.shift()?.resolve({ cid: message.cid, inode: message.inode })

@@ -24,6 +24,11 @@ export interface UnsealFileInit extends Omit<FetchFileInit, 'objects'> {
    * pack): only the blocks that hold them, never the whole object.
    */
   readonly byRange?: boolean
+  /**
+   * Only checked: the blob opened and its plaintext hashed to the row's CID, then let go. Nothing
+   * is written and `target` is not used (a drill's `verify --content`).
+   */
+  readonly check?: boolean
 }
 
 /** Slices of a streamed object with the thread at once: reading runs ahead of opening by this many blocks. */
@@ -75,18 +80,23 @@ async function feedRange (chunks: AsyncIterable<Uint8Array>, offset: number, len
 }
 
 
-/** What a sealing thread is asked to write for `init`'s file, after the record is checked against its row; and where. */
+/**
+ * What a sealing thread is asked to write for `init`'s file, after the record is checked against
+ * its row; and where (empty names for a check, which writes nothing).
+ */
 export async function unsealJobOf (init: Omit<UnsealFileInit, 'memory' | 'pool'>): Promise<{ readonly dir: string, readonly expectedDir: string, readonly temp: string, readonly job: Omit<UnsealInit, 'whole'> }> {
   const { record, row } = init
   if (record.cid !== row.cid.toString() || record.size !== row.size) throw new ContentIntegrityError(`the content record for ${row.cid.toString()} describes ${record.cid} of ${record.size} bytes: forged`)
   if (record.sealing === 'none' || init.snapshotKey === undefined) throw new ContentIntegrityError(`${row.cid.toString()} is sealed and no key was given`)
   const key = fileKeyFor(init.snapshotKey, row.cid)
+  const job = { key, cid: row.cid.toString(), cidBytes: ownBytes(row.cid.bytes), size: row.size, profile: row.profile.name, mtimeMs: row.mtimeMs }
+  if (init.check === true) return { dir: '', expectedDir: '', temp: '', job: { ...job, path: null, mode: 0o600 } }
   const dir = dirname(init.target)
   const expectedDir = init.targetDir ?? await realDir(dir)
   const temp = fetchTempFor(init.target)
   // Private while it is written: its mode and owner come on its descriptor once it is verified.
   const attrs = init.attrs ?? defaultAttrs()
-  return { dir, expectedDir, temp, job: { path: temp, key, cid: row.cid.toString(), cidBytes: ownBytes(row.cid.bytes), size: row.size, profile: row.profile.name, mtimeMs: row.mtimeMs, mode: attrs.mode, uid: attrs.uid, gid: attrs.gid, dir: expectedDir } }
+  return { dir, expectedDir, temp, job: { ...job, path: temp, mode: attrs.mode, uid: attrs.uid, gid: attrs.gid, dir: expectedDir } }
 }
 
 /** `bytes` alone: a view of a larger buffer would send all of it to the thread. */
@@ -167,7 +177,7 @@ export async function unsealFile (init: UnsealFileInit): Promise<UnsealedFile> {
       if (written.cid !== row.cid.toString()) throw new ContentIntegrityError(`the stored content of ${row.cid.toString()} hashes to ${written.cid}: damaged or forged, nothing written`)
       return { job: (unsealer as Unsealer).id, temp, target: init.target, dir, expectedDir, inode: written.inode, size: row.size, replace: init.replace === true }
     } catch (err) {
-      await rm(temp, { force: true })
+      if (temp !== '') await rm(temp, { force: true })
       throw err
     }
   } finally {

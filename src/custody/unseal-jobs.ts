@@ -21,7 +21,8 @@ import type { HashJob, UnsealJob } from './seal-messages.js'
 const OBJECT_PROFILE = cidProfile('kubo-cidv1')
 
 interface Unsealing {
-  readonly path: string
+  /** Null for a check: the plaintext is hashed, never written (`fd` is then -1). */
+  readonly path: string | null
   readonly fd: number
   /** A large file's writes, around the page cache. */
   readonly direct: DirectWriter | undefined
@@ -72,9 +73,13 @@ export function hashObject (job: HashJob): string {
   return builder.finish().toString()
 }
 
-/** Creates the job's temp file (never an existing one: `wx`, private until it is verified). */
+/**
+ * Creates the job's temp file (never an existing one: `wx`, private until it is verified); a
+ * check (no path) makes none.
+ */
 export function startUnseal (job: UnsealJob): void {
   const builder = new CidBuilder(cidProfile(job.profile))
+  if (job.path === null) { track(job, builder, -1, undefined, 0); return }
   let direct: DirectWriter | undefined
   let fd: number
   try {
@@ -101,6 +106,11 @@ export function startUnseal (job: UnsealJob): void {
     rmSync(made !== undefined && basename(made) === basename(job.path) ? made : job.path, { force: true })
     throw err
   }
+  track(job, builder, fd, direct, inode)
+}
+
+/** The job's state from its first slice to its end: each slice opened, hashed and written (if it has a file). */
+function track (job: UnsealJob, builder: CidBuilder, fd: number, direct: DirectWriter | undefined, inode: number): void {
   const state: Unsealing = {
     path: job.path,
     fd,
@@ -119,7 +129,7 @@ export function startUnseal (job: UnsealJob): void {
       if (state.written > state.size) throw new ContentIntegrityError(`the stored content of ${state.cid} is longer than its ${state.size} bytes`)
       builder.update(plain)
       if (state.direct !== undefined) state.direct.write(plain)
-      else writeAll(state.fd, plain)
+      else if (state.fd >= 0) writeAll(state.fd, plain)
     })
   }
   unsealing.set(job.id, state)
@@ -163,7 +173,7 @@ export async function endUnseal (id: number): Promise<{ cid: string, inode: numb
   try {
     state.opener.end()
     cid = state.builder.finish().toString()
-    if (cid !== state.cid) {
+    if (cid !== state.cid || state.path === null) {
       await discard(state)
       return { cid, inode: state.inode }
     }
@@ -213,11 +223,12 @@ export function syncHeld (ids: readonly number[], done: (failed: Array<{ job: nu
   settle()
 }
 
-async function discard (state: { readonly fd: number, readonly path: string, readonly direct?: DirectWriter }): Promise<void> {
+async function discard (state: { readonly fd: number, readonly path: string | null, readonly direct?: DirectWriter }): Promise<void> {
   // No write is left queued on its descriptor when it is closed: the number may be another file's
   // by the time it runs. A write that failed fails nothing more here: the file goes.
   await state.direct?.settled().catch(() => {})
   state.direct?.release()
+  if (state.path === null) return
   try {
     closeSync(state.fd)
   } finally {

@@ -56,7 +56,7 @@ export async function unsealPackFiles (files: ReadonlyArray<Omit<UnsealFileInit,
     // The pack could not be read. A file answered already released it; the others do now.
     refuse(ready.filter(f => results[f.at] === undefined), () => err as Error, false)
   }
-  await Promise.all(ready.map(async (f) => { if (results[f.at] instanceof Error) await rm(f.temp, { force: true }) }))
+  await Promise.all(ready.map(async (f) => { if (results[f.at] instanceof Error && f.temp !== '') await rm(f.temp, { force: true }) }))
   return results
 }
 

@@ -9,6 +9,7 @@ import type { ObjectHome } from '../../store/index.js'
 import { readingKey } from '../../snapshot/index.js'
 import { isUnusable, missingKey, SNAPSHOT_PROFILE } from '../read/index.js'
 import { makeDirs } from '../../util/make-dirs.js'
+import { checkEveryFile } from './check-every-file.js'
 import { STATE_NAMES } from '../../config/index.js'
 
 /** Stored files a drill brings back (all of them with `verify --content`). */
@@ -18,7 +19,6 @@ export const CONTENT_SAMPLE = 8
  * 10 GiB file down each time (`verify --content` checks every file, whatever its size).
  */
 export const CONTENT_SAMPLE_BYTES = 256 * 1024 * 1024
-const BATCH = 200
 
 export interface ContentCheckInit {
   readonly stateDir: string
@@ -58,6 +58,7 @@ export async function checkStoredContent (clients: ObjectHome, drillIndex: strin
   })
   const keys = new Map<string, Buffer>()
   let checked = 0
+  let fetched = 0
   try {
     const stored = index.content.storedCount()
     const paths = stored === 0 ? 0 : index.content.restorable().stored
@@ -79,7 +80,7 @@ export async function checkStoredContent (clients: ObjectHome, drillIndex: strin
           key = keys.get(record.keyId) ?? readingKey(init.stateDir, { keyId: record.keyId, salt: record.keySalt }, init.passphrase)
           keys.set(record.keyId, key)
         }
-        const target = join(dir, `file-${checked}`)
+        const target = join(dir, `file-${fetched++}`)
         await fetchFile({ record, row: { cid: CID.parse(file.cid), size: file.size, mtimeMs: file.mtimeMs, profile: cidProfile(file.cidProfile) }, target, snapshotKey: key, objects, signal: init.signal, durable: false })
         await rm(target, { force: true })
         checked++
@@ -104,16 +105,10 @@ export async function checkStoredContent (clients: ObjectHome, drillIndex: strin
       }
       return { checked, stored, paths, failed: null }
     }
-    let after: StoredFile | undefined
-    for (;;) {
-      const batch = index.content.storedAfter(after, BATCH)
-      if (batch.length === 0) return { checked, stored, paths, failed: null }
-      for (const file of batch) {
-        const failed = await one(file)
-        if (failed !== null) return { checked, stored, paths, failed }
-        after = file
-      }
-    }
+    // Every file: as a restore brings them back, a pack read once for all its files, each opened
+    // and hashed on the sealing threads; nothing written but the plain ones, one at a time.
+    const every = await checkEveryFile(clients, index, { ...init, plain: one })
+    return { checked: every.checked, stored, paths, failed: every.failed }
   } finally {
     index.close()
     await objects.clear()

@@ -1,0 +1,157 @@
+import { CID } from 'multiformats/cid'
+import { cidProfile, isCidProfileName, type CidProfile } from '../../content/index.js'
+import { ObjectMemory, SealPool, SMALL_FILE_BYTES, parseContentRecord, unsealFile, unsealPackFiles, type ContentRecord, type UnsealFileInit } from '../../custody/index.js'
+import { ContentIntegrityError } from '../../errors.js'
+import type { Index, StoredFile } from '../../index/index.js'
+import type { ObjectHome } from '../../store/index.js'
+import { readingKey } from '../../snapshot/index.js'
+import { eachAtOnce } from '../../util/each-at-once.js'
+import { isUnusable, missingKey, SNAPSHOT_PROFILE } from '../read/index.js'
+import { RESTORE_CONCURRENCY, RESTORE_MEMORY_BYTES, RESTORE_PACK_BATCH, RESTORE_THREADS } from '../restore/index.js'
+
+/** A file that did not come back: the object that failed, the file (`folder/path`), and why. */
+export interface FileFailure { readonly cid: string, readonly message: string, readonly file: string }
+
+export interface CheckEveryFileInit {
+  readonly stateDir: string
+  readonly passphrase?: string
+  readonly signal?: AbortSignal
+  /** Brings back a file stored as plain content (not sealed) on its own: its failure, or null. */
+  readonly plain: (file: StoredFile) => Promise<FileFailure | null>
+}
+
+/** Files looked up and checked together: a window of the walk. */
+const WINDOW = 2_000
+
+/** A sealed file of the window, ready for its thread. */
+interface Check {
+  readonly file: StoredFile
+  readonly record: ContentRecord
+  readonly profile: CidProfile
+  readonly key: Buffer
+}
+
+/**
+ * Brings every stored file of a drill's index back as `restore --files` would, in memory alone:
+ * each pack read once and verified, its files opened and hashed to their CIDs on the sealing
+ * threads, a large file's parts streamed to its thread. Nothing is written. Answers how many
+ * contents came back, and the first file (in the walk's order) that did not; a network failure
+ * or a missing key throws.
+ */
+export async function checkEveryFile (clients: ObjectHome, index: Index, init: CheckEveryFileInit): Promise<{ checked: number, failed: FileFailure | null }> {
+  const pool = new SealPool(RESTORE_THREADS)
+  const memory = new ObjectMemory(RESTORE_MEMORY_BYTES, async (cid, options) => await clients.objects.getBytes(cid, SNAPSHOT_PROFILE, {
+    ...options, hash: async (slabs) => await pool.hashObject(slabs, options.signal)
+  }))
+  const keys = new Map<string, Buffer>()
+  const keyOf = (record: ContentRecord): Buffer => {
+    const key = keys.get(record.keyId) ?? readingKey(init.stateDir, { keyId: record.keyId, salt: record.keySalt }, init.passphrase)
+    keys.set(record.keyId, key)
+    return key
+  }
+  const streamOf = clients.objects.stream
+  const streams = streamOf !== undefined
+  let checked = 0
+  try {
+    let after: StoredFile | undefined
+    for (;;) {
+      const window = index.content.storedAfter(after, WINDOW)
+      if (window.length === 0) return { checked, failed: null }
+      after = window.at(-1)
+      const failures = new Map<StoredFile, FileFailure>()
+      const failed = (file: StoredFile, object: string, err: unknown): void => {
+        if (init.signal?.aborted === true) throw err
+        const noKey = missingKey(err)
+        if (noKey !== undefined) throw noKey
+        if (!(err instanceof ContentIntegrityError) && !isUnusable(err)) throw err
+        failures.set(file, { cid: object, file: `${file.folder}/${file.path}`, message: `the stored file ${file.folder}/${file.path} (content ${file.cid}) does not come back from object ${object}: ${(err as Error).message}` })
+      }
+      const sealed: Check[] = []
+      for (const file of window) {
+        let record: ContentRecord | undefined
+        try {
+          const row = index.content.lookup(file.cid)[0]
+          if (row === undefined) continue
+          record = parseContentRecord({ cid: row.cid, size: row.size, sealing: row.sealing, keyId: row.keyId, keySalt: row.keySalt, objects: JSON.parse(row.objects) as unknown })
+          if (!isCidProfileName(file.cidProfile)) throw new ContentIntegrityError(`its CID profile ${JSON.stringify(file.cidProfile)} is not one this cidsync knows`)
+          if (record.sealing === 'none') {
+            const plainFailed = await init.plain(file)
+            if (plainFailed === null) checked++
+            else failures.set(file, plainFailed)
+            continue
+          }
+          sealed.push({ file, record, profile: cidProfile(file.cidProfile), key: keyOf(record) })
+        } catch (err) {
+          failed(file, record?.objects[0]?.[0] ?? file.cid, err)
+        }
+      }
+      // Every reader of a pack is announced before any reads it: the pack is fetched once, and
+      // let go when the last is done.
+      for (const c of sealed) {
+        const pack = packOf(c, streams)
+        if (pack !== undefined) memory.expect(pack, 1, endOf(c.record))
+      }
+      const inputs = ({ file, record, profile, key }: Check): Omit<UnsealFileInit, 'memory' | 'pool'> => ({
+        record, row: { cid: CID.parse(file.cid), size: file.size, mtimeMs: file.mtimeMs, profile }, target: '', snapshotKey: key, signal: init.signal, check: true
+      })
+      await eachAtOnce(unitsOf(sealed, streams), RESTORE_CONCURRENCY, async (unit) => {
+        const first = unit[0] as Check
+        const pack = packOf(first, streams)
+        if (pack === undefined) {
+          // Parts streamed block by block where the store can (the embedded service), else held.
+          const stream = streamOf === undefined ? undefined : (cid: string, maxBytes: number, signal?: AbortSignal) => streamOf(cid, { maxBytes, signal, lend: true })
+          try {
+            await unsealFile({ ...inputs(first), memory, pool, stream })
+            checked++
+          } catch (err) {
+            failed(first.file, first.record.objects[0]?.[0] ?? first.file.cid, err)
+          }
+          return
+        }
+        const answers = await unsealPackFiles(unit.map(inputs), memory, pool, init.signal)
+        for (const [i, c] of unit.entries()) {
+          const answer = answers[i]
+          if (answer instanceof Error) failed(c.file, pack, answer)
+          else checked++
+        }
+      })
+      const first = window.find(f => failures.has(f))
+      if (first !== undefined) return { checked, failed: failures.get(first) as FileFailure }
+    }
+  } finally {
+    await pool.close()
+  }
+}
+
+/**
+ * The object a file is read from with others (a pack held in memory), or undefined for a file read
+ * alone: one of several parts, or a large file the store streams (as a restore reads them).
+ */
+function packOf (c: Check, streams: boolean): string | undefined {
+  return c.record.objects.length === 1 && !(streams && c.file.size >= SMALL_FILE_BYTES) ? c.record.objects[0]?.[0] : undefined
+}
+
+function endOf (record: ContentRecord): number {
+  const [, offset, length] = record.objects[0] as readonly [string, number, number]
+  return offset + length
+}
+
+/**
+ * Large files first (each alone), then the files of each pack together in its order, a batch at
+ * most a message to its thread: a pack's readers come one after another, so it is read once.
+ */
+function unitsOf (sealed: readonly Check[], streams: boolean): Check[][] {
+  const alone = sealed.filter(c => packOf(c, streams) === undefined).map(c => [c])
+  const packed = sealed.filter(c => packOf(c, streams) !== undefined).sort((a, b) => {
+    const [objectA, offsetA] = a.record.objects[0] as readonly [string, number, number]
+    const [objectB, offsetB] = b.record.objects[0] as readonly [string, number, number]
+    return objectA < objectB ? -1 : objectA > objectB ? 1 : offsetA - offsetB
+  })
+  const units: Check[][] = []
+  for (const c of packed) {
+    const last = units.at(-1)
+    if (last !== undefined && last.length < RESTORE_PACK_BATCH && packOf(last[0] as Check, streams) === packOf(c, streams)) last.push(c)
+    else units.push([c])
+  }
+  return [...alone, ...units]
+}
