@@ -32,22 +32,25 @@ const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.l
  * Runs each case `rounds` times, the two tools in turn: cidsync first in even rounds, restic first
  * in odd ones, so neither always meets the cache or the disk the other left. Each run restores
  * into a directory of its own (reusing one makes the filesystem's creates slower). Answers, per
- * case, both tools' times by round and their medians.
+ * case, both tools' times by round and their medians, and each tool's peak RSS over its runs.
  */
 export async function alternate ({ cases, rounds, ours, theirs, level, fresh }) {
   const results = []
   for (const c of cases) {
     const times = { ours: [], theirs: [], order: [] }
+    const peak = { ours: 0, theirs: 0 }
     for (let r = 0; r < rounds; r++) {
       const runs = r % 2 === 0 ? ['ours', 'theirs'] : ['theirs', 'ours']
       times.order.push(runs[0])
       for (const who of runs) {
         level()
         const run = who === 'ours' ? ours : theirs
-        times[who].push((await run(c, fresh(`${who}-${c.name}-${r}`))).ms)
+        const done = await run(c, fresh(`${who}-${c.name}-${r}`))
+        times[who].push(done.ms)
+        peak[who] = Math.max(peak[who], done.peak ?? 0)
       }
     }
-    results.push({ case: c, ...times, median: { ours: median(times.ours), theirs: median(times.theirs) } })
+    results.push({ case: c, ...times, peak, median: { ours: median(times.ours), theirs: median(times.theirs) } })
   }
   return results
 }
