@@ -2,7 +2,7 @@ import { lstat, readlink, rm, stat } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import { CID } from 'multiformats/cid'
 import { cidProfile, fileCid, isCidProfileName, type CidProfile } from '../../content/index.js'
-import { DurableBatch, ObjectCache, ObjectMemory, SMALL_FILE_BYTES, SealPool, fetchFile, type ContentRecord, removeFetchTemps, unsealFile, unsealPackFiles, type UnsealFileInit, type UnsealedFile } from '../../custody/index.js'
+import { DurableBatch, ObjectCache, ObjectMemory, SMALL_FILE_BYTES, SealPool, Slots, fetchFile, type ContentRecord, removeFetchTemps, unsealFile, unsealPackFiles, type UnsealFileInit, type UnsealedFile } from '../../custody/index.js'
 import { ContentIntegrityError, TargetExistsError, UsageError } from '../../errors.js'
 import type { Entry, Index } from '../../index/index.js'
 import type { Repository } from '../repository.js'
@@ -21,7 +21,7 @@ import { promoteKeptFirsts } from './link-groups.js'
 import type { GetOutcome } from './get-outcome.js'
 import { checkFolders, diskFull, RecordsAhead, removeDeadFetches, targetRoot, usableRecord, type RecordLookup } from './targets.js'
 import { notFound, tryNewerRecords, type RecordFallback } from './newer-records.js'
-import { byRangeWhereFew, fetchOrder, fixableInPlace, packOf, RESTORE_BATCH, RESTORE_CONCURRENCY, RESTORE_PACK_BATCH, RESTORE_MEMORY_BYTES, RESTORE_THREADS, sameAttrs, type Job } from './jobs.js'
+import { byRangeWhereFew, fetchOrder, fixableInPlace, packOf, RESTORE_BATCH, RESTORE_CONCURRENCY, RESTORE_PACK_BATCH, RESTORE_MEMORY_BYTES, RESTORE_THREADS, STREAMED_AT_ONCE, sameAttrs, type Job } from './jobs.js'
 import { STATE_NAMES } from '../../config/index.js'
 
 export { checkFolders, targetRoot, usableRecord } from './targets.js'
@@ -74,6 +74,7 @@ export async function getFiles (repository: Repository, index: Index, init: GetF
     await clients.objects.getFile(cid, options.profile ?? SNAPSHOT_PROFILE, destination, { ...options, signal: options.signal, durable: false })
   })
   const pool = new SealPool(RESTORE_THREADS)
+  const streaming = new Slots(STREAMED_AT_ONCE)
   // Verified files are fsynced a batch at a time, and renamed only then (docs/content-format.md, "What a crash leaves").
   const durable = new DurableBatch(pool, RESTORE_BATCH)
   // Sealed objects are held in memory, each hashed in a sealing thread before anything reads it.
@@ -326,7 +327,10 @@ export async function getFiles (repository: Repository, index: Index, init: GetF
       const streamOf = clients.objects.stream
       // Lent: unsealFile copies or sends each chunk before it asks for the next.
       const stream = job.streamed && streamOf !== undefined ? (cid: string, maxBytes: number, signal?: AbortSignal, range?: ByteRange) => streamOf(cid, { maxBytes, signal, lend: true, range }) : undefined
-      await durably(job, await unsealFile({ ...file, memory, pool, stream, byRange: job.byRange }))
+      const unsealed = stream === undefined || job.byRange === true
+        ? await unsealFile({ ...file, memory, pool, byRange: job.byRange, stream })
+        : await streaming.run(async () => await unsealFile({ ...file, memory, pool, stream }), init.signal)
+      await durably(job, unsealed)
     } catch (err) {
       failedFetching(err, row, at)
     }

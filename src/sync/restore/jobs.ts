@@ -118,3 +118,9 @@ export const RESTORE_PACK_BATCH = 16
 /** Files restored at once: while one waits on its fetch or its fsync, others are hashed and written (restic's restorer works the same way). */
 export const RESTORE_CONCURRENCY = 8
 
+/**
+ * Large files streamed at once, of those: one a sealing thread keeps each busy. Each more held its
+ * stream's slots and its thread's stages, for no speed (docs/benchmarks.md, "A restore's memory").
+ */
+export const STREAMED_AT_ONCE = RESTORE_THREADS
+

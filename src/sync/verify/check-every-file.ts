@@ -1,13 +1,13 @@
 import { CID } from 'multiformats/cid'
 import { cidProfile, isCidProfileName, type CidProfile } from '../../content/index.js'
-import { ObjectMemory, SealPool, SMALL_FILE_BYTES, parseContentRecord, unsealFile, unsealPackFiles, type ContentRecord, type UnsealFileInit } from '../../custody/index.js'
+import { ObjectMemory, SealPool, Slots, SMALL_FILE_BYTES, parseContentRecord, unsealFile, unsealPackFiles, type ContentRecord, type UnsealFileInit } from '../../custody/index.js'
 import { ContentIntegrityError } from '../../errors.js'
 import type { Index, StoredFile } from '../../index/index.js'
 import type { ObjectHome } from '../../store/index.js'
 import { readingKey } from '../../snapshot/index.js'
 import { eachAtOnce } from '../../util/each-at-once.js'
 import { isUnusable, missingKey, SNAPSHOT_PROFILE } from '../read/index.js'
-import { RESTORE_CONCURRENCY, RESTORE_MEMORY_BYTES, RESTORE_PACK_BATCH, RESTORE_THREADS } from '../restore/index.js'
+import { RESTORE_CONCURRENCY, RESTORE_MEMORY_BYTES, RESTORE_PACK_BATCH, RESTORE_THREADS, STREAMED_AT_ONCE } from '../restore/index.js'
 
 /** A file that did not come back: the object that failed, the file (`folder/path`), and why. */
 export interface FileFailure { readonly cid: string, readonly message: string, readonly file: string }
@@ -51,6 +51,7 @@ export async function checkEveryFile (clients: ObjectHome, index: Index, init: C
   }
   const streamOf = clients.objects.stream
   const streams = streamOf !== undefined
+  const streaming = new Slots(STREAMED_AT_ONCE)
   let checked = 0
   try {
     let after: StoredFile | undefined
@@ -101,7 +102,7 @@ export async function checkEveryFile (clients: ObjectHome, index: Index, init: C
           // Parts streamed block by block where the store can (the embedded service), else held.
           const stream = streamOf === undefined ? undefined : (cid: string, maxBytes: number, signal?: AbortSignal) => streamOf(cid, { maxBytes, signal, lend: true })
           try {
-            await unsealFile({ ...inputs(first), memory, pool, stream })
+            await streaming.run(async () => await unsealFile({ ...inputs(first), memory, pool, stream }), init.signal)
             checked++
           } catch (err) {
             failed(first.file, first.record.objects[0]?.[0] ?? first.file.cid, err)
