@@ -1,5 +1,6 @@
 import type { Database, Statement } from 'better-sqlite3'
 import { hasLiveCounts } from './entries.js'
+import { openDatabase } from './open.js'
 
 /** A content record as the index keeps it; the custody room parses `objects` before use. */
 export interface StoredContentRow {
@@ -40,6 +41,19 @@ export interface UnstoredFile {
 export interface StoredFile extends UnstoredFile {
   /** The first record's objects JSON: files of one pack sort together. */
   readonly objects: string
+}
+
+/**
+ * Every stored file of the index at `path` (one per CID), in the order of their objects, read on a
+ * connection of its own: one sort for the whole walk, where a page at a time sorts them all again.
+ */
+export function * walkStoredFiles (path: string): Generator<StoredFile> {
+  const db = openDatabase(path, { readonly: true, check: false })
+  try {
+    yield * db.prepare(`${STORED_FILES} ORDER BY objects, cid`).iterate() as IterableIterator<StoredFile>
+  } finally {
+    db.close()
+  }
 }
 
 /** What a device records when its objects are stored. */
@@ -168,6 +182,19 @@ export class ContentRecordStore {
   /** At most `count` stored files of at most `maxSize` bytes each, picked at random, one per CID. */
   sampleStored (count: number, maxSize: number): StoredFile[] {
     return this.db.prepare(`SELECT * FROM (${STORED_FILES}) WHERE size <= ? ORDER BY random() LIMIT ?`).all(maxSize, count) as StoredFile[]
+  }
+
+  /**
+   * Live rows of stored CIDs whose rows differ in size or CID profile, one for each size and
+   * profile of such a CID, at most `limit`. A drill checks each, as a restore checks every row: the
+   * walk by CID checks one row of each, and a row of another size is forged.
+   */
+  variantRows (limit: number): StoredFile[] {
+    return this.db.prepare(`SELECT e.folder, e.path, e.cid, e.size, e.mtime_ms AS mtimeMs, e.cid_profile AS cidProfile, '' AS objects
+      FROM entries e WHERE e.deleted = 0 AND e.cid IN (SELECT cid FROM entries WHERE deleted = 0 AND cid IS NOT NULL
+          GROUP BY cid HAVING COUNT(DISTINCT size) > 1 OR COUNT(DISTINCT cid_profile) > 1)
+        AND EXISTS (SELECT 1 FROM content c WHERE c.cid = e.cid)
+      GROUP BY e.cid, e.size, e.cid_profile ORDER BY e.folder, e.path LIMIT ?`).all(limit) as StoredFile[]
   }
 
   /** Stored files after `after` in the order of their objects (a pack's files together), at most `limit`, one per CID. */

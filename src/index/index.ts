@@ -11,7 +11,7 @@ export { loadOrCreateDeviceId, readDeviceId, DEVICE_ID_FILE } from './device-id.
 export type { DeviceIdRecovery } from './device-id.js'
 export { RemoteStore, DEAL_OVERDUE_MS } from './remote.js'
 export { SegmentStore, checkSegment, checkSegmentAsync } from './segments.js'
-export { ContentRecordStore } from './content-records.js'
+export { ContentRecordStore, walkStoredFiles } from './content-records.js'
 export type { StoredContentRow, IndexRecordText, NewContentRecord, UnstoredFile, StoredFile } from './content-records.js'
 export type { SegmentRange, RecordedChain, IncomingDevice, DeviceState } from './segments.js'
 export type { RemoteFile, RemoteName, DealRecord, RemoteState } from './remote.js'

@@ -1,13 +1,22 @@
 import { CID } from 'multiformats/cid'
 import { cidProfile, isCidProfileName, type CidProfile } from '../../content/index.js'
 import { ObjectMemory, SealPool, Slots, SMALL_FILE_BYTES, parseContentRecord, unsealFile, unsealPackFiles, type ContentRecord, type UnsealFileInit } from '../../custody/index.js'
-import { ContentIntegrityError } from '../../errors.js'
+import { ContentIntegrityError, ServiceDataDamagedError } from '../../errors.js'
 import type { Index, StoredFile } from '../../index/index.js'
 import type { ObjectHome } from '../../store/index.js'
 import { readingKey } from '../../snapshot/index.js'
 import { eachAtOnce } from '../../util/each-at-once.js'
 import { isUnusable, missingKey, SNAPSHOT_PROFILE } from '../read/index.js'
 import { RESTORE_CONCURRENCY, RESTORE_MEMORY_BYTES, RESTORE_PACK_BATCH, RESTORE_THREADS, STREAMED_AT_ONCE } from '../restore/index.js'
+
+/**
+ * Why a file does not come back that says it would not restore (the drill's finding, named), not
+ * that the drill could not run: its bytes or record are wrong, its object is gone, or the local
+ * service's own data is damaged.
+ */
+export function notRestorable (err: unknown): boolean {
+  return err instanceof ContentIntegrityError || err instanceof ServiceDataDamagedError || isUnusable(err)
+}
 
 /** A file that did not come back: the object that failed, the file (`folder/path`), and why. */
 export interface FileFailure { readonly cid: string, readonly message: string, readonly file: string }
@@ -32,13 +41,14 @@ interface Check {
 }
 
 /**
- * Brings every stored file of a drill's index back as `restore --files` would, in memory alone:
+ * Brings every stored file of `files` (a walk of a drill's index, in the order of their objects)
+ * back as `restore --files` would, in memory alone:
  * each pack read once and verified, its files opened and hashed to their CIDs on the sealing
  * threads, a large file's parts streamed to its thread. Nothing is written. Answers how many
  * contents came back, and the first file (in the walk's order) that did not; a network failure
  * or a missing key throws.
  */
-export async function checkEveryFile (clients: ObjectHome, index: Index, init: CheckEveryFileInit): Promise<{ checked: number, failed: FileFailure | null }> {
+export async function checkEveryFile (clients: ObjectHome, index: Index, files: Iterator<StoredFile>, init: CheckEveryFileInit): Promise<{ checked: number, failed: FileFailure | null }> {
   const pool = new SealPool(RESTORE_THREADS)
   const memory = new ObjectMemory(RESTORE_MEMORY_BYTES, async (cid, options) => await clients.objects.getBytes(cid, SNAPSHOT_PROFILE, {
     ...options, hash: async (slabs) => await pool.hashObject(slabs, options.signal)
@@ -54,17 +64,20 @@ export async function checkEveryFile (clients: ObjectHome, index: Index, init: C
   const streaming = new Slots(STREAMED_AT_ONCE)
   let checked = 0
   try {
-    let after: StoredFile | undefined
     for (;;) {
-      const window = index.content.storedAfter(after, WINDOW)
+      const window: StoredFile[] = []
+      while (window.length < WINDOW) {
+        const next = files.next()
+        if (next.done === true) break
+        window.push(next.value)
+      }
       if (window.length === 0) return { checked, failed: null }
-      after = window.at(-1)
       const failures = new Map<StoredFile, FileFailure>()
       const failed = (file: StoredFile, object: string, err: unknown): void => {
         if (init.signal?.aborted === true) throw err
         const noKey = missingKey(err)
         if (noKey !== undefined) throw noKey
-        if (!(err instanceof ContentIntegrityError) && !isUnusable(err)) throw err
+        if (!notRestorable(err)) throw err
         failures.set(file, { cid: object, file: `${file.folder}/${file.path}`, message: `the stored file ${file.folder}/${file.path} (content ${file.cid}) does not come back from object ${object}: ${(err as Error).message}` })
       }
       const sealed: Check[] = []
@@ -120,6 +133,7 @@ export async function checkEveryFile (clients: ObjectHome, index: Index, init: C
       if (first !== undefined) return { checked, failed: failures.get(first) as FileFailure }
     }
   } finally {
+    files.return?.()
     await pool.close()
   }
 }

@@ -4,12 +4,12 @@ import { CID } from 'multiformats/cid'
 import { cidProfile, isCidProfileName } from '../../content/index.js'
 import { ObjectCache, fetchFile, parseContentRecord, type ContentRecord } from '../../custody/index.js'
 import { ContentIntegrityError } from '../../errors.js'
-import { openIndex, type StoredFile } from '../../index/index.js'
+import { openIndex, walkStoredFiles, type StoredFile } from '../../index/index.js'
 import type { ObjectHome } from '../../store/index.js'
 import { readingKey } from '../../snapshot/index.js'
-import { isUnusable, missingKey, SNAPSHOT_PROFILE } from '../read/index.js'
+import { missingKey, SNAPSHOT_PROFILE } from '../read/index.js'
 import { makeDirs } from '../../util/make-dirs.js'
-import { checkEveryFile } from './check-every-file.js'
+import { checkEveryFile, notRestorable } from './check-every-file.js'
 import { STATE_NAMES } from '../../config/index.js'
 
 /** Stored files a drill brings back (all of them with `verify --content`). */
@@ -19,6 +19,8 @@ export const CONTENT_SAMPLE = 8
  * 10 GiB file down each time (`verify --content` checks every file, whatever its size).
  */
 export const CONTENT_SAMPLE_BYTES = 256 * 1024 * 1024
+/** Rows of differing size or profile checked at most: each is a fetch, and honest indexes have none. */
+const MAX_VARIANTS = 1_000
 
 export interface ContentCheckInit {
   readonly stateDir: string
@@ -64,7 +66,8 @@ export async function checkStoredContent (clients: ObjectHome, drillIndex: strin
     const paths = stored === 0 ? 0 : index.content.restorable().stored
     if (stored > 0) await makeDirs(dir, 0o700)
     let previous: ContentRecord | undefined
-    const one = async (file: StoredFile): Promise<ContentCheck['failed']> => {
+    // `counted`: false for a second row of a content already counted (checked, not counted twice).
+    const one = async (file: StoredFile, counted = true): Promise<ContentCheck['failed']> => {
       fetching = ''
       let record: ContentRecord | undefined
       try {
@@ -83,16 +86,22 @@ export async function checkStoredContent (clients: ObjectHome, drillIndex: strin
         const target = join(dir, `file-${fetched++}`)
         await fetchFile({ record, row: { cid: CID.parse(file.cid), size: file.size, mtimeMs: file.mtimeMs, profile: cidProfile(file.cidProfile) }, target, snapshotKey: key, objects, signal: init.signal, durable: false })
         await rm(target, { force: true })
-        checked++
+        if (counted) checked++
         return null
       } catch (err) {
         if (init.signal?.aborted === true) throw err
         const noKey = missingKey(err)
         if (noKey !== undefined) throw noKey
-        if (!(err instanceof ContentIntegrityError) && !isUnusable(err)) throw err
+        if (!notRestorable(err)) throw err
         const object = fetching !== '' ? fetching : record?.objects[0]?.[0] ?? file.cid
         return { cid: object, file: `${file.folder}/${file.path}`, message: `the stored file ${file.folder}/${file.path} (content ${file.cid}) does not come back from object ${object}: ${(err as Error).message}` }
       }
+    }
+    // Rows of one content that differ in size or profile: the walk below checks one row a content,
+    // a restore every row. Each variant is checked here, so a forged row is never passed over.
+    for (const variant of index.content.variantRows(MAX_VARIANTS)) {
+      const failed = await one(variant, false)
+      if (failed !== null) return { checked, stored, paths, failed }
     }
     if (init.all !== true) {
       let budget = CONTENT_SAMPLE_BYTES
@@ -107,7 +116,7 @@ export async function checkStoredContent (clients: ObjectHome, drillIndex: strin
     }
     // Every file: as a restore brings them back, a pack read once for all its files, each opened
     // and hashed on the sealing threads; nothing written but the plain ones, one at a time.
-    const every = await checkEveryFile(clients, index, { ...init, plain: one })
+    const every = await checkEveryFile(clients, index, walkStoredFiles(drillIndex), { ...init, plain: one })
     return { checked: every.checked, stored, paths, failed: every.failed }
   } finally {
     index.close()

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { randomBytes } from 'node:crypto'
-import { mkdir, readdir, writeFile } from 'node:fs/promises'
+import { mkdir, readdir, stat, truncate, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { CID } from 'multiformats/cid'
 import * as raw from 'multiformats/codecs/raw'
@@ -63,6 +63,19 @@ describe('verify --content brings every stored file back in memory (sync/verify/
     // Every other content of the walk's window came back: counted, not hidden by the one that failed.
     expect(drill.content).toMatchObject({ checked: 42, stored: 43 })
     expect((await readdir(join(dir, 'state', 'snapshots'))).filter(n => n.startsWith('verify'))).toEqual([])
+  }, 120_000)
+
+  it('says which file a damaged store loses, in its JSON too (a pack file cut short on disk)', async () => {
+    const { dir, config } = await storedTree()
+    const packs = join(dir, 'service', 'packs')
+    const [file] = (await readdir(packs)).filter(n => n.endsWith('.pack'))
+    if (file === undefined) throw new Error('the embedded service holds no pack file')
+    await truncate(join(packs, file), (await stat(join(packs, file))).size - 4096)
+    const failed = await cli(['verify', '--content', '--json', '--config', config])
+    expect(failed.code).toBe(4)
+    const drill = JSON.parse(failed.stdout) as { restorable: boolean, failed: { message: string } | null }
+    expect(drill.restorable).toBe(false)
+    expect(drill.failed?.message).toMatch(/^the stored file kept\/\S+ \(content \S+\) does not come back from object /)
   }, 120_000)
 
   it('names a large file whose object the service never held', async () => {

@@ -1,0 +1,59 @@
+import { describe, expect, it } from 'vitest'
+import { randomBytes } from 'node:crypto'
+import { mkdir, rename, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import Database from 'better-sqlite3'
+import { runCli } from '../../helpers/cli.js'
+import { useTempDir } from '../../helpers/temp-dir.js'
+
+const cli = async (args: string[]): Promise<{ code: number | null, stdout: string, stderr: string }> => await runCli(args, { timeoutMs: 120_000 })
+
+// The drill walks one row a content (its CID); a restore checks every path's own row against the
+// record. A published row of the same CID with another size (as a device holding the key can
+// publish) fails its restore: the drill checks each size and profile of a content's rows too.
+describe('verify and a forged row sharing a CID with a good one (sync/verify/stored-content.ts)', () => {
+  it('is not restorable where restore --files fails for a path, with --content or a sample', async () => {
+    const dir = await useTempDir()
+    await mkdir(join(dir, 'kept'))
+    await mkdir(join(dir, 'other'))
+    const config = join(dir, 'config.toml')
+    await writeFile(config, `state_dir = "state"\nnamespace = "dup"\n` +
+      '[[folders]]\nname = "kept"\npath = "kept"\nstore = true\n' +
+      '[[folders]]\nname = "other"\npath = "other"\nstore = true\n' +
+      `[service]\ndir = "${join(dir, 'service')}"\n[snapshot]\ndeal = false\n[status]\nlisten = "127.0.0.1:0"\n`)
+    const bytes = randomBytes(3000)
+    await writeFile(join(dir, 'kept', 'f.txt'), bytes)
+    await writeFile(join(dir, 'other', 'copy.txt'), bytes)
+    for (let i = 0; i < 5; i++) await writeFile(join(dir, 'kept', `g-${i}.txt`), randomBytes(500 + i))
+    const stored = await cli(['snapshot', '--config', config])
+    expect(stored.code, stored.stderr).toBe(0)
+
+    // The row of other/copy.txt says one byte more than its content's record, in a new sequence
+    // number so the next publish carries it. Its folder is then away, so the publish keeps the row as
+    // indexed (what another device's forged row would look like in the index a drill rebuilds).
+    const db = new Database(join(dir, 'state', 'index.sqlite'))
+    try {
+      const device = db.prepare('SELECT device_id AS id, last_seq AS seq FROM devices').get() as { id: string, seq: number }
+      db.prepare("UPDATE entries SET size = size + 1, seq = ? WHERE folder = 'other' AND path = 'copy.txt'").run(device.seq + 1)
+      db.prepare('UPDATE devices SET last_seq = ? WHERE device_id = ?').run(device.seq + 1, device.id)
+    } finally {
+      db.close()
+    }
+    await rename(join(dir, 'other'), join(dir, 'other-away'))
+    const published = await cli(['snapshot', '--config', config])
+    expect(published.stderr).toContain('ERR_FOLDERS_NOT_INDEXED')
+
+    const restored = await cli(['restore', '--files', '--to', join(dir, 'out'), '--config', config])
+    // The restore does not bring other/copy.txt back.
+    expect(restored.code).toBe(4)
+    expect(restored.stderr).toContain('other/copy.txt')
+
+    for (const args of [['--content'], []]) {
+      const drill = await cli(['verify', ...args, '--json', '--config', config])
+      const result = JSON.parse(drill.stdout) as { restorable: boolean, failed: { message: string } | null }
+      expect({ code: drill.code, restorable: result.restorable }, args.join(' ')).toEqual({ code: 4, restorable: false })
+      expect(result.failed?.message).toContain('other/copy.txt')
+      expect(result.failed?.message).toContain('forged')
+    }
+  }, 240_000)
+})
