@@ -1,5 +1,5 @@
-import { readdir, rm, stat } from 'node:fs/promises'
-import { join } from 'node:path'
+import { lstat, readdir, rm, stat } from 'node:fs/promises'
+import { basename, join } from 'node:path'
 import { processAlive } from '../../util/process-alive.js'
 import { STATE_NAMES } from '../../config/index.js'
 
@@ -10,8 +10,14 @@ import { STATE_NAMES } from '../../config/index.js'
  */
 const SNAPSHOT_DIR_PATTERNS = [
   // Every file a job makes there starts with its label: segments, manifests, fetched and opened files, their temps.
-  /^(publish|pull|merge|restore|verify|history|mirror)-[A-Za-z0-9.-]+$/
+  /^(publish|pull|merge|restore|mirror(?!-history-))-[A-Za-z0-9.-]+$/
 ]
+/**
+ * What commands that take no lock fetch or build there, named by their label and pid (`verify`,
+ * `history`, `log`, the pointer's checks, a mirror's drill): a run beside this one may own them, so
+ * only those of a process gone are removed. `verify-content-<pid>` is a directory.
+ */
+const LOCKLESS_RUN = /^(?:verify|verify-content|verify-empty|history|mirror-history|check|log)-(\d{1,10})(?:[-.]|$)/
 const STATE_DIR_PATTERNS = [/^index\.sqlite\.restoring(\.\d+\.restore)?(-wal|-shm|-journal)?$/]
 /**
  * Pack and part files a killed content upload left in the spool (`custody/content-storer.ts`,
@@ -55,11 +61,17 @@ async function removeDeadFetches (stateDir: string, removed: string[]): Promise<
   let bytes = 0
   for (const name of await names(root)) {
     if (!PID_DIR.test(name) || processAlive(Number(name))) continue
-    const dir = join(root, name)
-    for (const file of await names(dir)) bytes += (await stat(join(dir, file)).catch(() => undefined))?.size ?? 0
-    await rm(dir, { recursive: true, force: true })
-    removed.push(dir)
+    bytes += await removeDir(join(root, name))
+    removed.push(join(root, name))
   }
+  return bytes
+}
+
+/** Removes a scratch dir and all under it; answers the bytes of the files at its top (a fair count of what it held). */
+async function removeDir (dir: string): Promise<number> {
+  let bytes = 0
+  for (const file of await names(dir)) bytes += (await stat(join(dir, file)).catch(() => undefined))?.size ?? 0
+  await rm(dir, { recursive: true, force: true })
   return bytes
 }
 
@@ -85,7 +97,7 @@ export async function removeLeftovers (stateDir: string, keep: readonly string[]
   const snapshots = join(stateDir, STATE_NAMES.snapshots)
   for (const name of await names(snapshots)) {
     if (SNAPSHOT_DIR_PATTERNS.some(p => p.test(name))) candidates.push(join(snapshots, name))
-    const past = PAST_INDEX.exec(name) ?? EXIT_FILE.exec(name)
+    const past = PAST_INDEX.exec(name) ?? EXIT_FILE.exec(name) ?? LOCKLESS_RUN.exec(name)
     if (past !== null && !processAlive(Number(past[1]))) candidates.push(join(snapshots, name))
   }
   for (const name of await names(stateDir)) {
@@ -103,7 +115,13 @@ export async function removeLeftovers (stateDir: string, keep: readonly string[]
   let bytes = await removeDeadFetches(stateDir, removed)
   for (const path of candidates) {
     if (keep.includes(path)) continue
-    const stats = await stat(path).catch(() => undefined)
+    const stats = await lstat(path).catch(() => undefined)
+    if (stats?.isDirectory() === true && LOCKLESS_RUN.test(basename(path))) {
+      // A drill's scratch dir (its fetched objects, its temps): gone with its process.
+      bytes += await removeDir(path)
+      removed.push(path)
+      continue
+    }
     if (stats === undefined || !stats.isFile()) continue
     await rm(path, { force: true })
     removed.push(path)

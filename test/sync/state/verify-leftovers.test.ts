@@ -1,0 +1,52 @@
+import { describe, expect, it } from 'vitest'
+import { spawn } from 'node:child_process'
+import { mkdir, readdir, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { removeLeftovers } from '../../../src/sync/state/leftovers.js'
+import { useTempDir } from '../../helpers/temp-dir.js'
+
+/** The id of a process that ran and is gone. */
+async function deadPid (): Promise<number> {
+  const child = spawn(process.execPath, ['-e', ''], { stdio: 'ignore' })
+  await new Promise(resolve => child.on('close', resolve))
+  return child.pid as number
+}
+
+// `cidsync verify` takes no state-dir lock, so `cidsync snapshot`, `restore` or a daemon start may
+// sweep leftovers while a drill runs beside them: a drill's files are removed only once its
+// process is gone, its scratch dir with them.
+describe('leftovers of a restore drill (cidsync verify)', () => {
+  it('keeps a running drill\'s files: its index aside and what it fetched (its process is alive)', async () => {
+    const state = await useTempDir()
+    const snapshots = join(state, 'snapshots')
+    await mkdir(snapshots)
+    const running = [`verify-${process.pid}.sqlite`, `verify-${process.pid}.sqlite-wal`, `verify-${process.pid}.sqlite-shm`,
+      `verify-${process.pid}-cbj4hrzayocmavoa.read`]
+    for (const name of running) await writeFile(join(snapshots, name), Buffer.alloc(10))
+    await removeLeftovers(state, [])
+    expect((await readdir(snapshots)).sort()).toEqual(running.sort())
+    // The same names of a process gone are removed, as are `history` and `log` fetches.
+    const dead = await deadPid()
+    const gone = [`verify-${dead}.sqlite`, `verify-${dead}-cbj4hrzayocmavoa.read`, `history-${dead}-cbj4hrzayocmavoa.sqlite`, `log-${dead}-cbj4hrzayocmavoa.read`, `verify-empty-${dead}.sqlite`]
+    for (const name of gone) await writeFile(join(snapshots, name), Buffer.alloc(10))
+    const removed = await removeLeftovers(state, [])
+    expect(removed.files).toBe(gone.length)
+    expect((await readdir(snapshots)).sort()).toEqual(running.sort())
+  })
+
+  it('removes the temp dir a drill killed midway left (verify-content-PID/, with its objects)', async () => {
+    const state = await useTempDir()
+    const snapshots = join(state, 'snapshots')
+    const dead = await deadPid()
+    const left = join(snapshots, `verify-content-${dead}`)
+    await mkdir(join(left, 'objects'), { recursive: true })
+    await writeFile(join(left, 'objects', `bafybeiobject.${dead}.part`), Buffer.alloc(1000))
+    await writeFile(join(left, '.file-2.cidsync-cf8a8e690003.part'), Buffer.alloc(1000))
+    await removeLeftovers(state, [])
+    expect(await readdir(snapshots)).toEqual([])
+    // A live drill's dir stays.
+    await mkdir(join(snapshots, `verify-content-${process.pid}`, 'objects'), { recursive: true })
+    await removeLeftovers(state, [])
+    expect(await readdir(snapshots)).toEqual([`verify-content-${process.pid}`])
+  })
+})
