@@ -1,13 +1,13 @@
 import { CID } from 'multiformats/cid'
 import { cidProfile, isCidProfileName, type CidProfile } from '../../content/index.js'
-import { ObjectMemory, SealPool, Slots, SMALL_FILE_BYTES, parseContentRecord, unsealFile, unsealPackFiles, type ContentRecord, type UnsealFileInit } from '../../custody/index.js'
+import { ObjectMemory, SealPool, Slots, SMALL_FILE_BYTES, unsealFile, unsealPackFiles, type ContentRecord, type UnsealFileInit } from '../../custody/index.js'
 import { ContentIntegrityError, ServiceDataDamagedError } from '../../errors.js'
 import type { Index, StoredFile } from '../../index/index.js'
 import type { ObjectHome } from '../../store/index.js'
 import { readingKey } from '../../snapshot/index.js'
 import { eachAtOnce } from '../../util/each-at-once.js'
 import { isUnusable, missingKey, SNAPSHOT_PROFILE } from '../read/index.js'
-import { RESTORE_CONCURRENCY, RESTORE_MEMORY_BYTES, RESTORE_PACK_BATCH, RESTORE_THREADS, STREAMED_AT_ONCE } from '../restore/index.js'
+import { firstUsable, RESTORE_CONCURRENCY, RESTORE_MEMORY_BYTES, RESTORE_PACK_BATCH, RESTORE_THREADS, STREAMED_AT_ONCE } from '../restore/index.js'
 
 /**
  * Why a file does not come back that says it would not restore (the drill's finding, named), not
@@ -16,6 +16,16 @@ import { RESTORE_CONCURRENCY, RESTORE_MEMORY_BYTES, RESTORE_PACK_BATCH, RESTORE_
  */
 export function notRestorable (err: unknown): boolean {
   return err instanceof ContentIntegrityError || err instanceof ServiceDataDamagedError || isUnusable(err)
+}
+
+/**
+ * The record a restore would use for content `cid`: the newest that parses (restore's own pick),
+ * so a damaged newer one beside a good one is no false alarm. Throws when none can be used.
+ */
+export function recordOf (index: Index, cid: string): ContentRecord {
+  const record = firstUsable(index.content.lookup(cid))
+  if (typeof record === 'string') throw new ContentIntegrityError(`no content record of it can be used: ${record}`)
+  return record
 }
 
 /** A file that did not come back: the object that failed, the file (`folder/path`), and why. */
@@ -84,9 +94,7 @@ export async function checkEveryFile (clients: ObjectHome, index: Index, files: 
       for (const file of window) {
         let record: ContentRecord | undefined
         try {
-          const row = index.content.lookup(file.cid)[0]
-          if (row === undefined) continue
-          record = parseContentRecord({ cid: row.cid, size: row.size, sealing: row.sealing, keyId: row.keyId, keySalt: row.keySalt, objects: JSON.parse(row.objects) as unknown })
+          record = recordOf(index, file.cid)
           if (!isCidProfileName(file.cidProfile)) throw new ContentIntegrityError(`its CID profile ${JSON.stringify(file.cidProfile)} is not one this cidsync knows`)
           if (record.sealing === 'none') {
             const plainFailed = await init.plain(file)

@@ -2,14 +2,14 @@ import { rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import { CID } from 'multiformats/cid'
 import { cidProfile, isCidProfileName } from '../../content/index.js'
-import { ObjectCache, fetchFile, parseContentRecord, type ContentRecord } from '../../custody/index.js'
+import { ObjectCache, fetchFile, type ContentRecord } from '../../custody/index.js'
 import { ContentIntegrityError } from '../../errors.js'
 import { openIndex, walkStoredFiles, type StoredFile } from '../../index/index.js'
 import type { ObjectHome } from '../../store/index.js'
 import { readingKey } from '../../snapshot/index.js'
 import { missingKey, SNAPSHOT_PROFILE } from '../read/index.js'
 import { makeDirs } from '../../util/make-dirs.js'
-import { checkEveryFile, notRestorable } from './check-every-file.js'
+import { checkEveryFile, notRestorable, recordOf } from './check-every-file.js'
 import { STATE_NAMES } from '../../config/index.js'
 
 /** Stored files a drill brings back (all of them with `verify --content`). */
@@ -71,9 +71,7 @@ export async function checkStoredContent (clients: ObjectHome, drillIndex: strin
       fetching = ''
       let record: ContentRecord | undefined
       try {
-        const row = index.content.lookup(file.cid)[0]
-        if (row === undefined) return null
-        record = parseContentRecord({ cid: row.cid, size: row.size, sealing: row.sealing, keyId: row.keyId, keySalt: row.keySalt, objects: JSON.parse(row.objects) as unknown })
+        record = recordOf(index, file.cid)
         // Objects no later file of this walk reads (the files of a pack come together) are let go.
         for (const [object] of previous?.objects ?? []) if (!record.objects.some(([o]) => o === object)) await objects.release(object)
         previous = record
