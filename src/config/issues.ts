@@ -41,12 +41,21 @@ function allowedKeysAt (path: Path): string[] {
   return Object.keys(unwrap(schema)?._zod.def.shape ?? {})
 }
 
+/** zod's type names as a config's reader says them. */
+const TYPE_NAMES: Record<string, string> = { array: 'a list', object: 'a table', int: 'a whole number', number: 'a number', boolean: 'true or false', string: 'a string' }
+
 function describeProblem (issue: z.core.$ZodIssue): string {
   switch (issue.code) {
     case 'invalid_value':
       return `expected one of ${issue.values.map(v => JSON.stringify(v)).join(', ')}`
     case 'invalid_type':
-      return `expected ${issue.expected === 'array' ? 'a list' : issue.expected === 'object' ? 'a table' : `a ${issue.expected}`}`
+      return `expected ${TYPE_NAMES[issue.expected] ?? `a ${issue.expected}`}`
+    case 'invalid_union': {
+      // Each form the value may take, as its own first problem says it: "expected X or Y".
+      const form = (first: z.core.$ZodIssue): string => first.code === 'invalid_value' && first.values.length === 1 ? JSON.stringify(first.values[0]) : describeProblem(first).replace(/^expected /, '')
+      const forms = [...new Set(issue.errors.map(branch => branch[0] === undefined ? '' : form(branch[0])))].filter(f => f !== '')
+      return forms.length > 0 ? `expected ${forms.join(' or ')}` : issue.message
+    }
     case 'too_small':
       return issue.origin === 'string' ? 'expected a non-empty value' : `expected at least ${String(issue.minimum)}`
     case 'too_big':

@@ -259,7 +259,7 @@ export const configFileSchema = z.strictObject({
   watch: z.strictObject({
     hash_workers: z.int().min(0).max(64).default(0),
     settle_ms: z.int().min(0).max(60_000).default(DEFAULT_SETTLE_MS),
-    rescan_interval_seconds: z.int().refine(n => n === 0 || (n >= 60 && n <= 2_592_000), '0 (off) or 60 to 2592000 (30 days)').default(DEFAULT_RESCAN_INTERVAL_SECONDS)
+    rescan_interval_seconds: z.int().refine(n => n === 0 || (n >= 60 && n <= 2_592_000), 'expected 0 (off) or 60 to 2592000 (30 days)').default(DEFAULT_RESCAN_INTERVAL_SECONDS)
   }).prefault({}),
   retention
 }).superRefine((file, ctx) => {

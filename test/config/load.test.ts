@@ -123,6 +123,22 @@ dir = "/data/shared/service"
     expect(err.exitCode).toBe(2)
   })
 
+  it('says what each form of a value may be, in words: never zod\'s bare "Invalid input" or "a int"', async () => {
+    const dir = await useTempDir()
+    for (const [table, line, says] of [
+      ['verify', 'schedule = 12', 'expected "" or a string'],
+      ['content', 'max_file_size = true', 'expected a number or a string'],
+      ['content', 'max_file_size = 1.5', 'expected a whole number or a string'],
+      ['content', 'concurrency = 1.5', 'expected a whole number'],
+      ['watch', 'rescan_interval_seconds = 5', 'expected 0 (off) or 60 to 2592000 (30 days)']
+    ] as const) {
+      const path = await configFile(dir, `[${table}]\n${line}`)
+      const err = loadError(() => loadConfig({ configPath: path, env: {} }))
+      expect(err.message, line).toContain(`${table}.${line} (in ${path}): ${says}`)
+      expect(err.message, line).not.toMatch(/Invalid input|a int\b/)
+    }
+  })
+
   it('refuses a namespace or network longer than the pointer service takes, the network with room for the prune list\'s with [retention]', async () => {
     const dir = await useTempDir()
     const path = await configFile(dir, `namespace = "${'n'.repeat(256)}"\nnetwork = "${'w'.repeat(256)}"`)

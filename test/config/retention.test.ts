@@ -60,7 +60,7 @@ describe('[retention] in the config', () => {
   })
 
   it('refuses counts that are not whole numbers of 0 or more, each named with its value and file', async () => {
-    for (const [value, says] of [['-1', 'expected at least 0'], ['1.5', 'expected a int'], ['"7"', 'expected a number'], ['1000001', 'expected at most 1000000']] as const) {
+    for (const [value, says] of [['-1', 'expected at least 0'], ['1.5', 'expected a whole number'], ['"7"', 'expected a number'], ['1000001', 'expected at most 1000000']] as const) {
       const message = await problem(`[retention]\nkeep_daily = ${value}\n`)
       expect(message, value).toMatch(/retention\.keep_daily = .* \(in .*config\.toml\)/)
       expect(message, value).toContain(says)
