@@ -1,7 +1,7 @@
 import { CID } from 'multiformats/cid'
 import { z } from 'zod'
 import { ContentIntegrityError } from '../errors.js'
-import { sealedSize } from './chunks.js'
+import { chunkCount, sealedSize } from './chunks.js'
 
 /** The sealings a record may name (docs/content-format.md). */
 export const SEALINGS = ['aes-256-gcm/1', 'none'] as const
@@ -112,6 +112,9 @@ export function parseContentRecord (value: unknown): ContentRecord {
     throw new ContentIntegrityError(`the plain content record of ${record.cid} names another object than the file itself: forged`)
   }
   if (record.sealing !== 'none' && record.keyId === '') throw new ContentIntegrityError(`the sealed content record of ${record.cid} names no key`)
+  // Every part holds whole chunks, at least one: more parts than chunks is no layout cidsync
+  // writes, and each part costs a read of its own (thousands of tiny ones stall a restore).
+  if (record.objects.length > chunkCount(record.size)) throw new ContentIntegrityError(`the content record of ${record.cid} splits its ${chunkCount(record.size)} chunks into ${record.objects.length} parts: forged`)
   return record
 }
 

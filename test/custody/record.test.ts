@@ -14,6 +14,11 @@ describe('parseContentRecord', () => {
     expect(parseContentRecord({ ...good, extra: 'dropped' })).toStrictEqual(good)
     const plain = { cid: file, size: 10, sealing: 'none', keyId: '', keySalt: '', objects: [[file, 0, 10]] }
     expect(parseContentRecord(plain)).toStrictEqual(plain)
+    // A file of three chunks in three parts is one cidsync may write (a part a chunk, in the tests' layout).
+    const three = 2 * 1024 * 1024 + 5
+    const chunk = sealedSize(1024 * 1024)
+    const parts = { ...good, size: three, objects: [[pack, 0, chunk], [file, 0, chunk], [pack, chunk, sealedSize(three) - 2 * chunk]] }
+    expect(parseContentRecord(parts)).toStrictEqual(parts)
 
     const refused: Array<[unknown, RegExp]> = [
       [null, /record/],
@@ -35,7 +40,9 @@ describe('parseContentRecord', () => {
       [{ ...good, objects: [[pack, 0, `${sealedSize(10)}`]] }, /objects\.0\.2/],
       [{ ...good, objects: [[pack, 0, sealedSize(10) + 1]] }, /spans/],
       [{ ...plain, objects: [[pack, 0, 10]] }, /names another object/],
-      [{ ...good, keyId: '' }, /names no key/]
+      [{ ...good, keyId: '' }, /names no key/],
+      // Two parts of a file of one chunk: every part holds a chunk at least.
+      [{ ...good, objects: [[pack, 0, 8], [pack, 8, sealedSize(10) - 8]] }, /splits its 1 chunks into 2 parts/]
     ]
     for (const [value, message] of refused) {
       let thrown: unknown
