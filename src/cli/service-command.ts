@@ -58,8 +58,8 @@ async function overRepository<H extends ObjectHome, T> (config: Config, home: H,
 export function pointerAskedOf (config: Config): string {
   if (config.service.mode === 'embedded') {
     return `asked the embedded service at ${config.service.dir}, a separate account per service dir. ` +
-      'To restore what another device published, both must use the same service: set `[service] dir` to the service dir that device uses ' +
-      '(a shared folder), or `mode = "remote"` with the same service on both; else publish from this device first (`cidsync snapshot`)'
+      'To restore what another device published, both must use the same service and the same namespace and network: set `[service] dir` to the service dir that device uses ' +
+      '(a shared folder), or `mode = "remote"` with the same service on both, and `namespace` as that device has it; else publish from this device first (`cidsync snapshot`)'
   }
   return `asked the pointer service at ${config.service.pointerUrl}. Check that this device uses the same service and account ` +
     '(session token) as the device that published, and the same namespace and network; else publish from this device first (`cidsync snapshot`)'
