@@ -9,6 +9,7 @@ import type { Repository } from '../repository.js'
 import type { ByteRange } from '../../store/index.js'
 import { readingKey } from '../../snapshot/index.js'
 import { eachAtOnce } from '../../util/each-at-once.js'
+import { CollectEvery } from '../../util/release-memory.js'
 import type { ProgressEvent, ProgressOptions } from '../../util/progress.js'
 import { syncRenames } from './fsync-renames.js'
 import { SNAPSHOT_PROFILE } from '../read/index.js'
@@ -75,6 +76,9 @@ export async function getFiles (repository: Repository, index: Index, init: GetF
   })
   const pool = new SealPool(RESTORE_THREADS)
   const streaming = new Slots(STREAMED_AT_ONCE)
+  // What a streamed file leaves (its slots, its lent blocks) lies outside V8's heap, which counts it
+  // late: a collection every 64 MiB of them keeps the packs that follow from piling on top.
+  const collect = new CollectEvery()
   // Verified files are fsynced a batch at a time, and renamed only then (docs/content-format.md, "What a crash leaves").
   const durable = new DurableBatch(pool, RESTORE_BATCH)
   // Sealed objects are held in memory, each hashed in a sealing thread before anything reads it.
@@ -329,7 +333,7 @@ export async function getFiles (repository: Repository, index: Index, init: GetF
       const stream = job.streamed && streamOf !== undefined ? (cid: string, maxBytes: number, signal?: AbortSignal, range?: ByteRange) => streamOf(cid, { maxBytes, signal, lend: true, range }) : undefined
       const unsealed = stream === undefined || job.byRange === true
         ? await unsealFile({ ...file, memory, pool, byRange: job.byRange, stream })
-        : await streaming.run(async () => await unsealFile({ ...file, memory, pool, stream }), init.signal)
+        : await streaming.run(async () => await unsealFile({ ...file, memory, pool, stream }), init.signal).finally(() => { collect.note(job.row.size) })
       await durably(job, unsealed)
     } catch (err) {
       failedFetching(err, row, at)
