@@ -119,8 +119,9 @@ export const RESTORE_PACK_BATCH = 16
 export const RESTORE_CONCURRENCY = 8
 
 /**
- * Large files streamed at once, of those: one a sealing thread keeps each busy. Each more held its
- * stream's slots and its thread's stages, for no speed (docs/benchmarks.md, "A restore's memory").
+ * Large files streamed at once, of those: one a sealing thread. Each more holds its stream's slots
+ * and its thread's stages. Two a thread were a little faster, and took a restore past 300 MB at
+ * its peak (docs/benchmarks.md, "A restore's memory").
  */
 export const STREAMED_AT_ONCE = RESTORE_THREADS
 
