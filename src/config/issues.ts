@@ -7,9 +7,17 @@ type Path = ReadonlyArray<PropertyKey>
 export function dottedKey (path: Path): string {
   let key = ''
   for (const part of path) {
-    key += typeof part === 'number' ? `[${part}]` : `${key === '' ? '' : '.'}${String(part)}`
+    key += typeof part === 'number' ? `[${part}]` : `${key === '' ? '' : '.'}${keyPart(String(part))}`
   }
   return key
+}
+
+/**
+ * A key as TOML writes it: bare when it may be, else quoted with its escapes. A quoted key may hold
+ * any character: a newline shown raw would start a line of the file's own choosing.
+ */
+function keyPart (part: string): string {
+  return /^[A-Za-z0-9_-]+$/.test(part) ? part : JSON.stringify(part)
 }
 
 function valueAt (root: unknown, path: Path): unknown {
