@@ -44,13 +44,15 @@ export interface StoredFile extends UnstoredFile {
 }
 
 /**
- * Every stored file of the index at `path` (one per CID), in the order of their objects, read on a
- * connection of its own: one sort for the whole walk, where a page at a time sorts them all again.
+ * Every stored file of the index at `path` in the order of their objects, read on a connection of
+ * its own: one sort for the whole walk, where a page at a time sorts them all again. One row per
+ * CID, and one more for each other size or CID profile its rows give it: a restore checks every
+ * row, and a row of another size is forged. A CID's rows come together.
  */
 export function * walkStoredFiles (path: string): Generator<StoredFile> {
   const db = openDatabase(path, { readonly: true, check: false })
   try {
-    yield * db.prepare(`${STORED_FILES} ORDER BY objects, cid`).iterate() as IterableIterator<StoredFile>
+    yield * db.prepare(`${STORED_FILES}, e.size, e.cid_profile ORDER BY objects, cid`).iterate() as IterableIterator<StoredFile>
   } finally {
     db.close()
   }
@@ -185,16 +187,14 @@ export class ContentRecordStore {
   }
 
   /**
-   * Live rows of stored CIDs whose rows differ in size or CID profile, one for each size and
-   * profile of such a CID, at most `limit`. A drill checks each, as a restore checks every row: the
-   * walk by CID checks one row of each, and a row of another size is forged.
+   * Live rows whose size is not their content's newest record's, at most `limit`: a restore refuses
+   * each as forged. A drill's sample checks them, beside the files it picks.
    */
-  variantRows (limit: number): StoredFile[] {
+  sizeMismatches (limit: number): StoredFile[] {
     return this.db.prepare(`SELECT e.folder, e.path, e.cid, e.size, e.mtime_ms AS mtimeMs, e.cid_profile AS cidProfile, '' AS objects
-      FROM entries e WHERE e.deleted = 0 AND e.cid IN (SELECT cid FROM entries WHERE deleted = 0 AND cid IS NOT NULL
-          GROUP BY cid HAVING COUNT(DISTINCT size) > 1 OR COUNT(DISTINCT cid_profile) > 1)
-        AND EXISTS (SELECT 1 FROM content c WHERE c.cid = e.cid)
-      GROUP BY e.cid, e.size, e.cid_profile ORDER BY e.folder, e.path LIMIT ?`).all(limit) as StoredFile[]
+      FROM entries e WHERE e.deleted = 0 AND e.cid IS NOT NULL AND EXISTS (SELECT 1 FROM content c WHERE c.cid = e.cid)
+        AND e.size != (SELECT c.size FROM content c WHERE c.cid = e.cid ORDER BY c.stored_at DESC, c.device_id LIMIT 1)
+      ORDER BY e.folder, e.path LIMIT ?`).all(limit) as StoredFile[]
   }
 
   /** Stored files after `after` in the order of their objects (a pack's files together), at most `limit`, one per CID. */

@@ -3,7 +3,7 @@ import { join } from 'node:path'
 import { CID } from 'multiformats/cid'
 import * as raw from 'multiformats/codecs/raw'
 import { sha256 } from 'multiformats/hashes/sha2'
-import { sealedSize } from '../../../src/custody/index.js'
+import { CHUNK_BYTES, sealedSize } from '../../../src/custody/index.js'
 import { openIndex, type NewContentRecord } from '../../../src/index/index.js'
 import { logIndexContent, SyncStore } from '../../../src/sync/index.js'
 import { SyncState } from '../../../src/sync/state/database.js'
@@ -49,13 +49,15 @@ describe('the replication log', () => {
     const store = new SyncStore(dir)
     onTestFinished(() => { store.close(); index.close() })
     const log = store.mirrorLog
-    // Records as a storing pass writes them: real CIDs, ranges adding up to the sealed size.
+    // Records as a storing pass writes them: real CIDs, ranges adding up to the sealed size, a chunk a part at least.
     const reals = new Map<number, string>()
     for (const n of [1, 2, 3, 4, 5, 101, 102, 103, 104, 105]) reals.set(n, CID.createV1(raw.code, await sha256.digest(new Uint8Array([n]))).toString())
     const real = (n: number): string => reals.get(n) as string
     const record = (file: number, objects: number[], sealing = 'aes-256-gcm/1'): NewContentRecord => sealing === 'none'
       ? { cid: real(100 + file), size: 5, sealing, keyId: '', keySalt: '', objects: JSON.stringify([[real(100 + file), 0, 5]]) }
-      : { cid: real(100 + file), size: 10, sealing, keyId: '0123456789abcdef', keySalt: '', objects: JSON.stringify(objects.map((o, i) => [real(o), 0, i === 0 ? sealedSize(10) : 0])) }
+      : objects.length === 1
+        ? { cid: real(100 + file), size: 10, sealing, keyId: '0123456789abcdef', keySalt: '', objects: JSON.stringify([[real(objects[0] as number), 0, sealedSize(10)]]) }
+        : { cid: real(100 + file), size: objects.length * CHUNK_BYTES, sealing, keyId: '0123456789abcdef', keySalt: '', objects: JSON.stringify(objects.map(o => [real(o), 0, sealedSize(CHUNK_BYTES)])) }
     // Stored before the log was kept, and by another device that has no mirror.
     index.content.record('device-a', 'a', [record(1, [1, 2]), record(2, [2])])
     index.content.record('device-b', 'b', [record(3, [3]), record(4, [4], 'none')])

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { randomBytes } from 'node:crypto'
-import { mkdir, rename, writeFile } from 'node:fs/promises'
+import { copyFile, mkdir, rename, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import Database from 'better-sqlite3'
 import { runCli } from '../../helpers/cli.js'
@@ -56,4 +56,51 @@ describe('verify and a forged row sharing a CID with a good one (sync/verify/sto
       expect(result.failed?.message).toContain('forged')
     }
   }, 240_000)
+
+  it('finds a forged row past a thousand honest rows of another profile (a small file hashes alike under two)', async () => {
+    const dir = await useTempDir()
+    for (const folder of ['a', 'b', 'zz']) await mkdir(join(dir, folder))
+    const config = join(dir, 'config.toml')
+    await writeFile(config, `state_dir = "state"\nnamespace = "variants"\n` +
+      ['a', 'b', 'zz'].map(f => `[[folders]]\nname = "${f}"\npath = "${f}"\nstore = true\n`).join('') +
+      `[service]\ndir = "${join(dir, 'service')}"\n[snapshot]\ndeal = false\n[status]\nlisten = "127.0.0.1:0"\n`)
+    const N = 501 // 1,002 groups: two profiles of 501 contents
+    for (let i = 0; i < N; i++) {
+      const name = `f-${String(i).padStart(3, '0')}`
+      await writeFile(join(dir, 'a', name), randomBytes(1000))
+      await copyFile(join(dir, 'a', name), join(dir, 'b', name))
+    }
+    await copyFile(join(dir, 'a', 'f-000'), join(dir, 'zz', 'copy'))
+    const stored = await cli(['snapshot', '--config', config])
+    expect(stored.code, stored.stderr).toBe(0)
+
+    // Folder b as a device of cid_profile = "unixfs-v1-2025" indexes it (the same CIDs: honest, and
+    // each restores); zz/copy one byte longer than its content's record (forged).
+    const db = new Database(join(dir, 'state', 'index.sqlite'))
+    try {
+      const device = db.prepare('SELECT device_id AS id, last_seq AS seq FROM devices').get() as { id: string, seq: number }
+      db.prepare("UPDATE entries SET cid_profile = 'unixfs-v1-2025', seq = ? WHERE folder = 'b'").run(device.seq + 1)
+      db.prepare("UPDATE entries SET size = size + 1, seq = ? WHERE folder = 'zz' AND path = 'copy'").run(device.seq + 1)
+      db.prepare('UPDATE devices SET last_seq = ? WHERE device_id = ?').run(device.seq + 1, device.id)
+    } finally {
+      db.close()
+    }
+    await rename(join(dir, 'b'), join(dir, 'b-away'))
+    await rename(join(dir, 'zz'), join(dir, 'zz-away'))
+    const published = await cli(['snapshot', '--config', config])
+    expect(published.stderr).toContain('ERR_FOLDERS_NOT_INDEXED')
+
+    const restored = await cli(['restore', '--files', '--to', join(dir, 'out'), '--config', config])
+    expect(restored.code).toBe(4)
+    expect(restored.stderr).toContain('zz/copy')
+    // Only zz/copy fails: b's rows of the other profile all come back.
+    expect(restored.stderr).toContain('1 file was not brought back')
+
+    for (const args of [['--content'], []]) {
+      const drill = await cli(['verify', ...args, '--json', '--config', config])
+      const result = JSON.parse(drill.stdout) as { restorable: boolean, failed: { message: string } | null }
+      expect({ code: drill.code, restorable: result.restorable }, args.join(' ')).toEqual({ code: 4, restorable: false })
+      expect(result.failed?.message).toContain('zz/copy')
+    }
+  }, 600_000)
 })
