@@ -55,11 +55,10 @@ interface Check {
 
 /**
  * Brings every stored file of `files` (a walk of a drill's index, in the order of their objects)
- * back as `restore --files` would, in memory alone:
- * each pack read once and verified, its files opened and hashed to their CIDs on the sealing
- * threads, a large file's parts streamed to its thread. Nothing is written. Answers how many
- * contents came back, and the first file (in the walk's order) that did not; a network failure
- * or a missing key throws.
+ * back as `restore --files` would, in memory alone. Each pack is read once and verified; its files
+ * are opened and hashed to their CIDs on the sealing threads; a large file's parts stream to its
+ * thread. Nothing is written. Answers how many contents came back, and the first file (in the
+ * walk's order) that did not; a network failure or a missing key throws.
  */
 export async function checkEveryFile (clients: ObjectHome, index: Index, files: Iterator<StoredFile>, init: CheckEveryFileInit): Promise<{ checked: number, failed: FileFailure | null }> {
   const pool = new SealPool(RESTORE_THREADS)
