@@ -17,10 +17,7 @@ describe('verify and a forged row sharing a CID with a good one (sync/verify/sto
     await mkdir(join(dir, 'kept'))
     await mkdir(join(dir, 'other'))
     const config = join(dir, 'config.toml')
-    await writeFile(config, `state_dir = "state"\nnamespace = "dup"\n` +
-      '[[folders]]\nname = "kept"\npath = "kept"\nstore = true\n' +
-      '[[folders]]\nname = "other"\npath = "other"\nstore = true\n' +
-      `[service]\ndir = "${join(dir, 'service')}"\n[snapshot]\ndeal = false\n[status]\nlisten = "127.0.0.1:0"\n`)
+    await writeConfig(dir, config, 'dup', ['kept', 'other'])
     const bytes = randomBytes(3000)
     await writeFile(join(dir, 'kept', 'f.txt'), bytes)
     await writeFile(join(dir, 'other', 'copy.txt'), bytes)
@@ -28,20 +25,9 @@ describe('verify and a forged row sharing a CID with a good one (sync/verify/sto
     const stored = await cli(['snapshot', '--config', config])
     expect(stored.code, stored.stderr).toBe(0)
 
-    // The row of other/copy.txt says one byte more than its content's record, in a new sequence
-    // number so the next publish carries it. Its folder is then away, so the publish keeps the row as
-    // indexed (what another device's forged row would look like in the index a drill rebuilds).
-    const db = new Database(join(dir, 'state', 'index.sqlite'))
-    try {
-      const device = db.prepare('SELECT device_id AS id, last_seq AS seq FROM devices').get() as { id: string, seq: number }
-      db.prepare("UPDATE entries SET size = size + 1, seq = ? WHERE folder = 'other' AND path = 'copy.txt'").run(device.seq + 1)
-      db.prepare('UPDATE devices SET last_seq = ? WHERE device_id = ?').run(device.seq + 1, device.id)
-    } finally {
-      db.close()
-    }
-    await rename(join(dir, 'other'), join(dir, 'other-away'))
-    const published = await cli(['snapshot', '--config', config])
-    expect(published.stderr).toContain('ERR_FOLDERS_NOT_INDEXED')
+    // The row of other/copy.txt says one byte more than its content's record (what another device's
+    // forged row would look like in the index a drill rebuilds).
+    await forgeAndPublish(dir, config, ["UPDATE entries SET size = size + 1, seq = @seq WHERE folder = 'other' AND path = 'copy.txt'"], ['other'])
 
     const restored = await cli(['restore', '--files', '--to', join(dir, 'out'), '--config', config])
     // The restore does not bring other/copy.txt back.
@@ -61,9 +47,7 @@ describe('verify and a forged row sharing a CID with a good one (sync/verify/sto
     const dir = await useTempDir()
     for (const folder of ['a', 'b', 'zz']) await mkdir(join(dir, folder))
     const config = join(dir, 'config.toml')
-    await writeFile(config, `state_dir = "state"\nnamespace = "variants"\n` +
-      ['a', 'b', 'zz'].map(f => `[[folders]]\nname = "${f}"\npath = "${f}"\nstore = true\n`).join('') +
-      `[service]\ndir = "${join(dir, 'service')}"\n[snapshot]\ndeal = false\n[status]\nlisten = "127.0.0.1:0"\n`)
+    await writeConfig(dir, config, 'variants', ['a', 'b', 'zz'])
     const N = 501 // 1,002 groups: two profiles of 501 contents
     for (let i = 0; i < N; i++) {
       const name = `f-${String(i).padStart(3, '0')}`
@@ -76,19 +60,7 @@ describe('verify and a forged row sharing a CID with a good one (sync/verify/sto
 
     // Folder b as a device of cid_profile = "unixfs-v1-2025" indexes it (the same CIDs: honest, and
     // each restores); zz/copy one byte longer than its content's record (forged).
-    const db = new Database(join(dir, 'state', 'index.sqlite'))
-    try {
-      const device = db.prepare('SELECT device_id AS id, last_seq AS seq FROM devices').get() as { id: string, seq: number }
-      db.prepare("UPDATE entries SET cid_profile = 'unixfs-v1-2025', seq = ? WHERE folder = 'b'").run(device.seq + 1)
-      db.prepare("UPDATE entries SET size = size + 1, seq = ? WHERE folder = 'zz' AND path = 'copy'").run(device.seq + 1)
-      db.prepare('UPDATE devices SET last_seq = ? WHERE device_id = ?').run(device.seq + 1, device.id)
-    } finally {
-      db.close()
-    }
-    await rename(join(dir, 'b'), join(dir, 'b-away'))
-    await rename(join(dir, 'zz'), join(dir, 'zz-away'))
-    const published = await cli(['snapshot', '--config', config])
-    expect(published.stderr).toContain('ERR_FOLDERS_NOT_INDEXED')
+    await forgeAndPublish(dir, config, ["UPDATE entries SET cid_profile = 'unixfs-v1-2025', seq = @seq WHERE folder = 'b'", "UPDATE entries SET size = size + 1, seq = @seq WHERE folder = 'zz' AND path = 'copy'"], ['b', 'zz'])
 
     const restored = await cli(['restore', '--files', '--to', join(dir, 'out'), '--config', config])
     expect(restored.code).toBe(4)
@@ -104,3 +76,27 @@ describe('verify and a forged row sharing a CID with a good one (sync/verify/sto
     }
   }, 600_000)
 })
+
+async function writeConfig (dir: string, config: string, namespace: string, folders: readonly string[]): Promise<void> {
+  await writeFile(config, `state_dir = "state"\nnamespace = "${namespace}"\n` +
+    folders.map(f => `[[folders]]\nname = "${f}"\npath = "${f}"\nstore = true\n`).join('') +
+    `[service]\ndir = "${join(dir, 'service')}"\n[snapshot]\ndeal = false\n[status]\nlisten = "127.0.0.1:0"\n`)
+}
+
+/**
+ * Runs `updates` on the index at the device's next sequence number (`@seq`), so the next publish
+ * carries them, then moves `away` aside: the publish keeps their rows as indexed.
+ */
+async function forgeAndPublish (dir: string, config: string, updates: readonly string[], away: readonly string[]): Promise<void> {
+  const db = new Database(join(dir, 'state', 'index.sqlite'))
+  try {
+    const device = db.prepare('SELECT device_id AS id, last_seq AS seq FROM devices').get() as { id: string, seq: number }
+    for (const sql of updates) db.prepare(sql).run({ seq: device.seq + 1 })
+    db.prepare('UPDATE devices SET last_seq = ? WHERE device_id = ?').run(device.seq + 1, device.id)
+  } finally {
+    db.close()
+  }
+  for (const folder of away) await rename(join(dir, folder), join(dir, `${folder}-away`))
+  const published = await cli(['snapshot', '--config', config])
+  expect(published.stderr).toContain('ERR_FOLDERS_NOT_INDEXED')
+}
