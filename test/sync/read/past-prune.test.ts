@@ -1,16 +1,11 @@
-import { spawnSync } from 'node:child_process'
 import { readdir, utimes, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { PAST_KEEP, prunePast } from '../../../src/sync/read/past-prune.js'
 import { useTempDir } from '../../helpers/temp-dir.js'
+import { deadPid } from '../../helpers/dead-pid.js'
 
 /** A process id that was in use and is not any more. */
-function deadPid (): number {
-  const done = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' })
-  return Number(done.stdout)
-}
-
 describe('past/ (the indexes find --at and the dashboard built for past publishes)', () => {
   it('keeps the most recently used few with their search caches, removes killed builds, leaves the rest alone', async () => {
     const dir = await useTempDir()
@@ -23,7 +18,7 @@ describe('past/ (the indexes find --at and the dashboard built for past publishe
       const at = new Date(Date.UTC(2026, 0, 1 + i))
       await utimes(join(dir, `${name}.sqlite`), at, at)
     }
-    const dead = deadPid()
+    const dead = await deadPid()
     await writeFile(join(dir, `bafyz.sqlite.building-${dead}`), 'half')
     await writeFile(join(dir, `bafyz.sqlite.building-${dead}-wal`), 'half')
     await writeFile(join(dir, `bafyy.sqlite.building-${process.pid}`), 'being built')

@@ -1,21 +1,14 @@
 import { describe, expect, it, onTestFinished } from 'vitest'
-import { spawn } from 'node:child_process'
 import { readdirSync } from 'node:fs'
 import { mkdir, readdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { removeDeadExitFiles, removeLeftovers } from '../../../src/sync/state/leftovers.js'
 import { useTempDir } from '../../helpers/temp-dir.js'
+import { deadPid } from '../../helpers/dead-pid.js'
 import { DaemonProcess } from '../../helpers/cli.js'
 import { EXTERNAL } from '../../helpers/service.js'
 import { ok, runAndKill, writeSomeFiles } from '../../cli/content-devices.js'
 import { exitDevice, freshService } from '../../exits/exit-devices.js'
-
-/** The id of a process that ran and is gone. */
-async function deadPid (): Promise<number> {
-  const child = spawn(process.execPath, ['-e', ''], { stdio: 'ignore' })
-  await new Promise(resolve => child.on('close', resolve))
-  return child.pid as number
-}
 
 describe('leftovers of killed runs', () => {
   it('removes the fetched objects and past index of a get killed midway, never a running one\'s', async () => {

@@ -1,16 +1,9 @@
 import { describe, expect, it } from 'vitest'
-import { spawn } from 'node:child_process'
 import { mkdir, readdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { removeLeftovers } from '../../../src/sync/state/leftovers.js'
 import { useTempDir } from '../../helpers/temp-dir.js'
-
-/** The id of a process that ran and is gone. */
-async function deadPid (): Promise<number> {
-  const child = spawn(process.execPath, ['-e', ''], { stdio: 'ignore' })
-  await new Promise(resolve => child.on('close', resolve))
-  return child.pid as number
-}
+import { deadPid } from '../../helpers/dead-pid.js'
 
 // `cidsync verify` takes no state-dir lock, so `cidsync snapshot`, `restore` or a daemon start may
 // sweep leftovers while a drill runs beside them: a drill's files are removed only once its
