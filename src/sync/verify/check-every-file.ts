@@ -23,8 +23,8 @@ export function notRestorable (err: unknown): boolean {
  * The record a restore would use for content `cid`: the newest that parses (restore's own pick),
  * so a damaged newer one beside a good one is no false alarm. Throws when none can be used.
  */
-export function recordOf (index: Index, cid: string): ContentRecord {
-  const record = firstUsable(index.content.lookup(cid))
+export function recordOf (index: Index, cid: string, rows = index.content.lookup(cid)): ContentRecord {
+  const record = firstUsable(rows)
   if (typeof record === 'string') throw new ContentIntegrityError(`no content record of it can be used: ${record}`)
   return record
 }
@@ -96,12 +96,14 @@ export async function checkEveryFile (clients: ObjectHome, index: Index, files: 
         failures.set(file, { cid: object, file: `${file.folder}/${file.path}`, message: `the stored file ${file.folder}/${file.path} (content ${file.cid}) does not come back from object ${object}: ${(err as Error).message}` })
       }
       const sealed: Check[] = []
+      // The window's records in one statement, not one a file.
+      const records = index.content.lookupMany([...new Set(window.map(f => f.cid))])
       for (const file of window) {
         const counts = file.cid !== lastCid
         lastCid = file.cid
         let record: ContentRecord | undefined
         try {
-          record = recordOf(index, file.cid)
+          record = recordOf(index, file.cid, records.get(file.cid) ?? [])
           if (!isCidProfileName(file.cidProfile)) throw new ContentIntegrityError(`its CID profile ${JSON.stringify(file.cidProfile)} is not one this cidsync knows`)
           if (record.sealing === 'none') {
             const plainFailed = await init.plain(file)
