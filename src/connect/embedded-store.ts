@@ -130,11 +130,21 @@ export class EmbeddedObjectStore implements ObjectStore {
     if (read !== undefined) {
       canonicalCid(cid)
       try {
-        // Hashed here as each block is read: this thread waits on the reads anyway, and the
-        // object is verified as soon as its last block is in.
-        const builder = new CidBuilder(profile)
-        const filled = await fillSlabs(hashed(storedFileBytes(read, CID.parse(cid), options.signal, false, this.byteSlots), builder), options.maxBytes ?? ANSWER_LIMITS.fetch, options.slab ?? defaultSlab)
-        const got = builder.finish().toString()
+        const blocks = storedFileBytes(read, CID.parse(cid), options.signal, false, this.byteSlots)
+        const maxBytes = options.maxBytes ?? ANSWER_LIMITS.fetch
+        const slab = options.slab ?? defaultSlab
+        let filled: Uint8Array[]
+        let got: string
+        if (options.hash === undefined) {
+          // Hashed here as each block is read: the object is verified as soon as its last block is in.
+          const builder = new CidBuilder(profile)
+          filled = await fillSlabs(hashed(blocks, builder), maxBytes, slab)
+          got = builder.finish().toString()
+        } else {
+          // Hashed where the caller says (a thread): this one reads the next object meanwhile.
+          filled = await fillSlabs(blocks, maxBytes, slab)
+          got = await options.hash(filled)
+        }
         if (got !== cid) throw new IntegrityError(`bytes from the service's store hash to ${got}, not ${cid}`)
         return filled
       } catch (err) {

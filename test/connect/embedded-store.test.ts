@@ -7,7 +7,7 @@ import { startLocalService, type LocalService } from '../../src/local-service/in
 import { createServiceClients, GatewayClient, HttpClient, ServiceObjectStore, UploadClient, type ServiceClients } from '../../src/remote/index.js'
 import { EmbeddedObjectStore, type LocalReads } from '../../src/connect/index.js'
 import type { ObjectStore, ReadStoredBlock } from '../../src/store/index.js'
-import { cidProfile, type CidProfile } from '../../src/content/index.js'
+import { CidBuilder, cidProfile, type CidProfile } from '../../src/content/index.js'
 import { IntegrityError, ServiceDataDamagedError } from '../../src/errors.js'
 import { newWalletKey } from '../../src/crypto/index.js'
 import { useTempDir } from '../helpers/temp-dir.js'
@@ -122,6 +122,25 @@ describe('the embedded store: reads from the service\'s packs in this process (t
     // The gateway's bytes damaged too: refused, as any gateway's that do not hash to the CID.
     local.faults.set('gateway', { bitflip: true })
     await expect(client(local, damaged).getBytes(cid, DEEP, { slab })).rejects.toThrow(IntegrityError)
+  })
+
+  it('hashes where the caller says when it gives a hash, and takes only bytes that hash to the CID', async () => {
+    const bytes = randomBytes(300_000)
+    const { local, cid } = await stored(bytes)
+    const store = client(local, async (block, into) => await local.readStoredBlock(block, into))
+    const asked: number[] = []
+    const hash = async (slabs: readonly Uint8Array[]): Promise<string> => {
+      asked.push(slabs.reduce((sum, s) => sum + s.byteLength, 0))
+      const builder = new CidBuilder(DEEP)
+      for (const s of slabs) builder.update(s)
+      return builder.finish().toString()
+    }
+    expect(joined(await store.getBytes(cid, DEEP, { slab, hash })).equals(bytes)).toBe(true)
+    // Handed every byte at once, and no gateway asked.
+    expect(asked).toEqual([bytes.byteLength])
+    expect(fileFetches(local)).toBe(0)
+    // A hash that answers another CID: the store's bytes are refused, then the gateway's too.
+    await expect(store.getBytes(cid, DEEP, { slab, hash: async () => 'bafkreigh2akiscaildcqabsyg3dfr6chu3fgpregiymsck7e7aqa4s52zy' })).rejects.toThrow(IntegrityError)
   })
 
   it('asks the gateway for what the store does not hold, and for more bytes than the caller accepts', async () => {
