@@ -26,7 +26,13 @@ export interface LargeJob extends JobCommon {
 }
 
 /** An object's bytes hashed to its CID under the snapshots' profile (a restore's check of what a gateway sent). */
-export interface HashJob { readonly type: 'hash', readonly id: number, readonly slabs: readonly Uint8Array[] }
+export interface HashJob {
+  readonly type: 'hash'
+  readonly id: number
+  readonly slabs: readonly Uint8Array[]
+  /** Answer the object's blocks too: a service in the same process then stores it without hashing again. */
+  readonly blocks?: boolean
+}
 
 /**
  * A file brought back: its blob's slices (`piece`, in order) opened and hashed under `profile`, the
@@ -89,7 +95,7 @@ export type FromSealer =
    */
   | { readonly type: 'part', readonly id: number, readonly index: number, readonly path: string | null, readonly object: string, readonly bytes: number, readonly blocks: ObjectBlocks }
   | { readonly type: 'done', readonly id: number }
-  | { readonly type: 'hashed', readonly id: number, readonly cid: string }
+  | { readonly type: 'hashed', readonly id: number, readonly cid: string, readonly blocks?: ObjectBlocks }
   /** A piece was opened and written: `plainBytes` of the file. */
   | { readonly type: 'opened', readonly id: number, readonly plainBytes: number }
   /** An unseal job's file is written; `cid` is what its plaintext hashes to (not its row's: the file is already removed). */

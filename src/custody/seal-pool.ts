@@ -1,7 +1,7 @@
 import { rm } from 'node:fs/promises'
 import type { Worker } from 'node:worker_threads'
 import { FileChangedWhileHashingError } from '../content/index.js'
-import { AbortedError, ContentIntegrityError } from '../errors.js'
+import { AbortedError, ContentIntegrityError, InternalError } from '../errors.js'
 import { startWorker } from '../util/start-worker.js'
 import type { FileToStore } from './file-to-store.js'
 import type { CidProfileName, ObjectBlocks } from '../content/index.js'
@@ -178,9 +178,20 @@ export class SealPool {
 
   /** The CID of an object's bytes (its slabs in order) under the snapshots' profile, hashed in a thread (a restore checks what a gateway sent). */
   async hashObject (slabs: readonly Uint8Array[], signal?: AbortSignal): Promise<string> {
-    return await new Promise<string>((resolve, reject) => {
-      const id = this.start({ type: 'hash', id: this.nextId++, slabs }, {
-        onMessage: (message) => { if (message.type === 'hashed') { this.end(id); resolve(message.cid) } },
+    return (await this.hashJob(slabs, false, signal)).cid
+  }
+
+  /** {@link hashObject}, with the object's blocks: a service in this process stores them without hashing again. */
+  async hashObjectBlocks (slabs: readonly Uint8Array[], signal?: AbortSignal): Promise<{ cid: string, blocks: ObjectBlocks }> {
+    const { cid, blocks } = await this.hashJob(slabs, true, signal)
+    if (blocks === undefined) throw new InternalError('a sealing thread hashed an object without its blocks')
+    return { cid, blocks }
+  }
+
+  private async hashJob (slabs: readonly Uint8Array[], blocks: boolean, signal?: AbortSignal): Promise<{ cid: string, blocks?: ObjectBlocks }> {
+    return await new Promise((resolve, reject) => {
+      const id = this.start({ type: 'hash', id: this.nextId++, slabs, ...(blocks ? { blocks } : {}) }, {
+        onMessage: (message) => { if (message.type === 'hashed') { this.end(id); resolve(message) } },
         fail: reject
       }, signal)
     })

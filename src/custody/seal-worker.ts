@@ -164,7 +164,7 @@ function restoreJob (message: Extract<ToSealer, { type: 'hash' | 'unseal' | 'pie
   const { id } = message
   if (message.type === 'hash' || message.type === 'sync') {
     try {
-      if (message.type === 'hash') post({ type: 'hashed', id, cid: hashObject(message) })
+      if (message.type === 'hash') post({ type: 'hashed', id, ...hashObject(message) })
       else syncHeld(message.jobs, (failures) => { post({ type: 'synced', id, failed: failures }) })
     } catch (err) {
       failed(id, err)

@@ -10,7 +10,7 @@ import { closeSync, fchmodSync, fchownSync, ftruncateSync, fstatSync, fsync, fut
 import { basename, dirname } from 'node:path'
 import { fdPath, openedIn } from '../util/fd-path.js'
 import { DirectStages, DirectWriter } from '../util/direct-writer.js'
-import { CidBuilder, cidProfile } from '../content/index.js'
+import { CidBuilder, cidProfile, ObjectBlocksRecorder, type ObjectBlocks } from '../content/index.js'
 import { ContentIntegrityError, TargetPathError } from '../errors.js'
 import { ChunkOpener } from './seal-stream.js'
 import { CHUNK_BYTES } from './chunks.js'
@@ -66,11 +66,13 @@ function writeAll (fd: number, bytes: Uint8Array): void {
   while (done < bytes.byteLength) done += writeSync(fd, bytes, done, bytes.byteLength - done)
 }
 
-/** The object's CID under the snapshots' profile. */
-export function hashObject (job: HashJob): string {
-  const builder = new CidBuilder(OBJECT_PROFILE)
+/** The object's CID under the snapshots' profile, and its blocks where the job asks. */
+export function hashObject (job: HashJob): { readonly cid: string, readonly blocks?: ObjectBlocks } {
+  const recorder = job.blocks === true ? new ObjectBlocksRecorder() : undefined
+  const builder = new CidBuilder(OBJECT_PROFILE, recorder === undefined ? {} : { onBlock: recorder.onBlock })
   for (const slab of job.slabs) builder.update(slab)
-  return builder.finish().toString()
+  const cid = builder.finish().toString()
+  return recorder === undefined ? { cid } : { cid, blocks: recorder.take() }
 }
 
 /**

@@ -7,7 +7,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { CHUNK_BYTES, contentMasterKey, fileKey, sealStream } from '../../src/custody/index.js'
 import { SealPool } from '../../src/custody/seal-pool.js'
-import { CidBuilder, FileChangedWhileHashingError, cidProfile } from '../../src/content/index.js'
+import { CidBuilder, FileChangedWhileHashingError, ObjectBlocksRecorder, cidProfile } from '../../src/content/index.js'
 import { ContentIntegrityError } from '../../src/errors.js'
 import { useTempDir } from '../helpers/temp-dir.js'
 
@@ -173,6 +173,21 @@ describe('the sealing threads', () => {
     const bytes = randomBytes(3 * CHUNK_BYTES + 5)
     const slabs = [bytes.subarray(0, 100), bytes.subarray(100, 2 * CHUNK_BYTES), bytes.subarray(2 * CHUNK_BYTES)].map(b => { const v = new Uint8Array(new SharedArrayBuffer(b.byteLength)); v.set(b); return v })
     expect(await sealer.hashObject(slabs)).toBe(new CidBuilder(profile).update(bytes).finish().toString())
+  })
+
+  it('hash an object with its blocks as hashing it here records them', async () => {
+    const sealer = pool()
+    const bytes = randomBytes(3 * 256 * 1024 + 5)
+    const slab = new Uint8Array(new SharedArrayBuffer(bytes.byteLength))
+    slab.set(bytes)
+    const recorder = new ObjectBlocksRecorder()
+    const here = new CidBuilder(profile, { onBlock: recorder.onBlock }).update(bytes).finish().toString()
+    const there = await sealer.hashObjectBlocks([slab])
+    expect(there.cid).toBe(here)
+    const expected = recorder.take()
+    expect(there.blocks.leaves.map(l => Buffer.from(l).toString('hex'))).toEqual(expected.leaves.map(l => Buffer.from(l).toString('hex')))
+    expect(there.blocks.nodes.map(([c, b]) => [Buffer.from(c).toString('hex'), Buffer.from(b).toString('hex')])).toEqual(expected.nodes.map(([c, b]) => [Buffer.from(c).toString('hex'), Buffer.from(b).toString('hex')]))
+    expect(there.blocks.leaves).toHaveLength(4)
   })
 
   it('takes many jobs of one signal without a warning, and an abort still fails every one in flight', async () => {

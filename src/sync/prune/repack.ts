@@ -1,16 +1,10 @@
-import { closeSync, openSync, writeSync } from 'node:fs'
-import { rm } from 'node:fs/promises'
-import { join } from 'node:path'
-import { HeldObject, PACK_MAX_BLOBS, PACK_MAX_BYTES, processUploadGate, SLAB_BYTES, SMALL_FILE_BYTES } from '../../custody/index.js'
+import { PACK_MAX_BYTES, SMALL_FILE_BYTES } from '../../custody/index.js'
 import type { Index, StoredContentRow } from '../../index/index.js'
-import { ContentNotFoundError, IntegrityError } from '../../errors.js'
-import { failpoint } from '../../util/failpoint.js'
-import { CollectEvery } from '../../util/release-memory.js'
-import { testKnob } from '../../util/test-knob.js'
 import type { ProgressEvent } from '../../util/progress.js'
-import { SNAPSHOT_PROFILE } from '../read/index.js'
 import type { Repository } from '../repository.js'
 import type { ObjectSets } from './object-sets.js'
+import { ownRecords } from './new-packs.js'
+import { copyLiveBlobs } from './repack-copy.js'
 
 /** The index a repack records its moves in, and how to let it go. */
 export interface RepackClaim {
@@ -71,7 +65,9 @@ const MAX_PACK_BYTES = PACK_MAX_BYTES + SMALL_FILE_BYTES + 16
 const MAX_READ_BYTES = 4 * 1024 ** 3
 
 interface Blob { readonly record: StoredContentRow, readonly offset: number, readonly length: number, readonly pack: string }
-interface PlannedPack { readonly cid: string, readonly size: number, readonly dead: number, readonly blobs: readonly Blob[] }
+/** A live blob copied into a new pack, at `at`. */
+export type MovedBlob = Blob & { readonly at: number }
+export interface PlannedPack { readonly cid: string, readonly size: number, readonly dead: number, readonly blobs: readonly Blob[] }
 export interface RepackPlan { readonly packs: PlannedPack[], readonly waiting: number, readonly waitingBytes: number }
 
 /**
@@ -139,7 +135,7 @@ export function plannedCounts (plan: RepackPlan): Repacked {
 }
 
 /**
- * Plans, then moves what the plan names with the index `claim` gives (see {@link repack}); a
+ * Plans, then moves what the plan names with the index `claim` gives (see {@link copyLiveBlobs}); a
  * claim refused is counted and said, and nothing moves. The claim is let go at the end.
  */
 export async function repackPlanned (repository: Repository, sets: ObjectSets, init: RepackInit, options: { readonly dir: string, readonly signal?: AbortSignal, readonly onProgress?: (event: RepackProgress) => void }): Promise<Repacked> {
@@ -156,147 +152,9 @@ export async function repackPlanned (repository: Repository, sets: ObjectSets, i
   try {
     const held = claim === undefined ? init : { ...init, index: claim.index }
     const plan = planRepack(sets, held, live)
-    return plan.packs.length === 0 ? plannedCounts(plan) : await repack(repository, plan, { ...held, ...options })
+    return plan.packs.length === 0 ? plannedCounts(plan) : await copyLiveBlobs(repository, plan, { ...held, ...options, maxPackBytes: MAX_PACK_BYTES })
   } finally {
     claim?.release()
   }
 }
 
-/**
- * Copies the planned packs' live blobs, still sealed, into new packs, uploads each, then records
- * each moved blob's new place as this device's record of its file (its next sequence number).
- * Sealing is convergent, so the bytes are the same: any version of a file's record opens them.
- * Nothing is deleted here. The old pack goes at a later prune, once the pointer's chain holds the
- * new records: until then its newest record still names it. A kill before the records leaves an
- * upload no record names; the next run copies the same blobs again.
- */
-async function repack (repository: Repository, plan: RepackPlan, init: RepackInit & { readonly dir: string, readonly signal?: AbortSignal, readonly onProgress?: (event: RepackProgress) => void }): Promise<Repacked> {
-  const { config, store } = repository
-  const gate = processUploadGate(config.content.uploadRate, config.content.concurrency)
-  // Named as the prune's own files: a run killed here leaves it for the next prune's sweep.
-  const spool = join(init.dir, `prune-${process.pid}-repack.pack`)
-  // Counted as done, not as planned: a pack that cannot be read stays whole, and so does a blob whose record changed.
-  const counts = { blobs: 0, bytes: 0, unread: 0 }
-  // The old packs a recorded move came from: only those go at the prune after a publish.
-  const from = new Set<string>()
-  let pending: Array<Blob & { readonly at: number }> = []
-  let size = 0
-  let made = 0
-  let fd: number | undefined
-  const flush = async (): Promise<void> => {
-    if (fd === undefined) return
-    closeSync(fd)
-    fd = undefined
-    const cid = await gate.slots.run(async () => (await repository.objects.put(spool, SNAPSHOT_PROFILE, {
-      name: 'cidsync-pack.sealed', signal: init.signal, throttle: async (bytes, signal) => { await gate.bucket.take(bytes, signal) }
-    })).cid, init.signal)
-    // As a stored pack: logged for the mirrors, kept from any prune list read, a deal asked, before its records.
-    store.mirrorLog.logObjects([{ cid, profile: SNAPSHOT_PROFILE.name }])
-    store.pruneList.release(cid)
-    if (config.snapshot.deal && repository.deals !== undefined) {
-      await repository.deals.addCid(cid, { signal: init.signal })
-      init.index.remote.requestDeal(cid, init.deviceId)
-    }
-    failpoint('prune:repack-stored')
-    const recorded = recordMoved(init, pending.map(b => ({ ...b, object: cid })))
-    for (const moved of recorded) {
-      counts.blobs++
-      counts.bytes += moved.length
-      from.add(moved.pack)
-    }
-    if (recorded.length > 0) made++
-    failpoint('prune:repack-recorded')
-    pending = []
-    size = 0
-    await rm(spool, { force: true })
-    init.onProgress?.({ type: 'prune:repacked', detail: { packs: made, bytes: counts.bytes } })
-  }
-  // One pack's slabs at a time, each used again for the next pack: no pack is copied whole.
-  const slabs = new Slabs()
-  // Reading and storing each pack leaves buffers V8 takes late.
-  const collect = new CollectEvery()
-  try {
-    await rm(spool, { force: true })
-    for (const pack of plan.packs) {
-      const bytes = await packBytes(repository, pack, slabs, init.signal)
-      // Gone, damaged, not the size listed, or a record reading past its end: that pack stays whole.
-      if (bytes === undefined || pack.blobs.some(b => b.offset + b.length > Math.min(bytes.byteLength, pack.size))) {
-        counts.unread++
-        continue
-      }
-      for (const blob of pack.blobs) {
-        if (pending.length > 0 && (size + blob.length > PACK_MAX_BYTES || pending.length >= PACK_MAX_BLOBS)) await flush()
-        // Made 0600 before anything is written: it holds sealed content.
-        fd ??= openSync(spool, 'wx', 0o600)
-        writeViews(fd, bytes.range(blob.offset, blob.length), size)
-        pending.push({ ...blob, at: size })
-        size += blob.length
-      }
-      slabs.giveBack(bytes)
-      collect.note(pack.size)
-    }
-    await flush()
-  } finally {
-    if (fd !== undefined) closeSync(fd)
-    await rm(spool, { force: true })
-  }
-  const moved = plan.packs.filter(p => from.has(p.cid))
-  return { ...counts, packs: moved.length, freed: moved.reduce((sum, p) => sum + p.dead, 0), made, waiting: plan.waiting, waitingBytes: plan.waitingBytes }
-}
-
-/** Writes `views` one after another into `fd` from `position`, each whole. */
-function writeViews (fd: number, views: readonly Uint8Array[], position: number): void {
-  let at = position
-  for (const view of views) {
-    for (let done = 0; done < view.byteLength;) done += writeSync(fd, view, done, view.byteLength - done, at + done)
-    at += view.byteLength
-  }
-}
-
-/** The size of the slabs a pack is read into. Tests make it small, so every blob spans several. */
-const REPACK_SLAB_BYTES = testKnob('CIDSYNC_TEST_REPACK_SLAB', SLAB_BYTES)
-
-/** The slabs packs are read into: those of the pack before are filled again. */
-class Slabs {
-  private readonly spare: Uint8Array[] = []
-  readonly next = (): Uint8Array => this.spare.pop() ?? new Uint8Array(REPACK_SLAB_BYTES)
-  /** A pack's slabs, once nothing more is read of it. */
-  giveBack (held: HeldObject): void {
-    for (const view of held.slabs) this.spare.push(new Uint8Array(view.buffer, 0, REPACK_SLAB_BYTES))
-  }
-}
-
-/** The pack's bytes, verified; undefined when the store no longer holds it or it is not what was listed. */
-async function packBytes (repository: Repository, pack: PlannedPack, slabs: Slabs, signal?: AbortSignal): Promise<HeldObject | undefined> {
-  try {
-    return new HeldObject(await repository.objects.getBytes(pack.cid, SNAPSHOT_PROFILE, { maxBytes: pack.size, signal, slab: slabs.next }))
-  } catch (err) {
-    if (err instanceof ContentNotFoundError || err instanceof IntegrityError) return undefined
-    throw err
-  }
-}
-
-/**
- * Records each moved blob's new place, in one transaction. A record that changed since the plan
- * (the file stored again meanwhile) is left as it is: the new pack then holds a blob nobody names.
- */
-function recordMoved (init: RepackInit, moved: ReadonlyArray<Blob & { readonly at: number, readonly object: string }>): ReadonlyArray<Blob & { readonly at: number, readonly object: string }> {
-  const records = ownRecords(init, moved.map(m => m.record.cid))
-  const still = moved.filter(m => records.get(m.record.cid)?.objects === m.record.objects)
-  init.index.content.record(init.deviceId, init.hostname, still.map(m => ({
-    cid: m.record.cid, size: m.record.size, sealing: m.record.sealing, keyId: m.record.keyId, keySalt: m.record.keySalt,
-    objects: JSON.stringify([[m.object, m.at, m.length]])
-  })))
-  return still
-}
-
-/** This device's record of each file's content in the index, as it stands now: one query for them all. */
-function ownRecords (init: RepackInit, files: readonly string[]): Map<string, StoredContentRow> {
-  const own = new Map<string, StoredContentRow>()
-  for (const [file, rows] of init.index.content.lookupMany(files)) {
-    // The same order as a lookup of one file: newest first, so its first of this device is the one in use.
-    const mine = rows.find(r => r.deviceId === init.deviceId)
-    if (mine !== undefined) own.set(file, mine)
-  }
-  return own
-}

@@ -1,0 +1,156 @@
+import { open, rm } from 'node:fs/promises'
+import { join } from 'node:path'
+import { PACK_MAX_BLOBS, PACK_MAX_BYTES, processUploadGate, type SealPool } from '../../custody/index.js'
+import type { StoredContentRow } from '../../index/index.js'
+import { failpoint } from '../../util/failpoint.js'
+import { SNAPSHOT_PROFILE } from '../read/index.js'
+import type { Repository } from '../repository.js'
+import type { MovedBlob, RepackInit } from './repack.js'
+
+/**
+ * Moved blobs whose records are written in one transaction, sorted by file: records scattered
+ * over the index's pages cost a page write each per transaction, so fewer, larger ones cost less.
+ */
+const RECORD_BATCH = 20_000
+
+/** A new pack being filled in shared memory (its thread hashes it where it lies), and the blobs it holds. */
+interface Filling { readonly bytes: Uint8Array, size: number, blobs: MovedBlob[] }
+
+/** What the records written so far moved. */
+export interface MovedCounts { blobs: number, bytes: number, made: number, readonly from: Set<string> }
+
+export interface NewPacksInit extends RepackInit {
+  /** Where a new pack is written before it is stored (the prune's own dir). */
+  readonly dir: string
+  /** The longest blob a pack read may hold: any one fits a new pack alone. */
+  readonly maxBlobBytes: number
+  readonly signal?: AbortSignal
+  readonly onStored?: (counts: Readonly<MovedCounts>) => void
+}
+
+/**
+ * The new packs of a repack: blobs copied into one pack in memory, which is hashed on a thread
+ * with its blocks, written to its spool file in one call and stored (the service in this process
+ * takes those blocks without hashing them again). Each moved blob's new place is recorded once
+ * its pack is stored, a batch of them at once.
+ */
+export class NewPacks {
+  readonly counts: MovedCounts = { blobs: 0, bytes: 0, made: 0, from: new Set() }
+  private readonly spool: string
+  private readonly gate: ReturnType<typeof processUploadGate>
+  private readonly filling: Filling
+  /** Blobs stored and not yet recorded, with the pack each went into. */
+  private unrecorded: Array<MovedBlob & { readonly object: string }> = []
+
+  constructor (private readonly repository: Repository, private readonly hashing: SealPool, private readonly init: NewPacksInit) {
+    // Named as the prune's own files: a run killed here leaves it for the next prune's sweep.
+    this.spool = join(init.dir, `prune-${process.pid}-repack.pack`)
+    this.gate = processUploadGate(repository.config.content.uploadRate, repository.config.content.concurrency)
+    this.filling = { bytes: new Uint8Array(new SharedArrayBuffer(Math.max(PACK_MAX_BYTES, init.maxBlobBytes))), size: 0, blobs: [] }
+  }
+
+  /** Copies one blob (its views, in order) into the pack being filled; stores that pack first when the blob would not fit. */
+  async add (views: readonly Uint8Array[], blob: Omit<MovedBlob, 'at'>): Promise<void> {
+    const { filling } = this
+    if (filling.blobs.length > 0 && (filling.size + blob.length > PACK_MAX_BYTES || filling.blobs.length >= PACK_MAX_BLOBS)) await this.store(filling)
+    const at = filling.size
+    for (const view of views) {
+      filling.bytes.set(view, filling.size)
+      filling.size += view.byteLength
+    }
+    filling.blobs.push({ ...blob, at })
+  }
+
+  /** Stores what is filled, records every blob left, and waits for all of it. */
+  async finish (): Promise<void> {
+    if (this.filling.blobs.length > 0) await this.store(this.filling)
+    this.record()
+  }
+
+  /**
+   * Removes the spool file. After a failure, the packs stored before it are still recorded, so
+   * the next run need not copy them again; the run's own failure is what its caller throws.
+   */
+  async settle (): Promise<void> {
+    await rm(this.spool, { force: true })
+    try {
+      this.record()
+    } catch {}
+  }
+
+  private async store (pack: Filling): Promise<void> {
+    const { repository, init } = this
+    const bytes = pack.bytes.subarray(0, pack.size)
+    const { cid: expectedCid, blocks } = await this.hashing.hashObjectBlocks([bytes], init.signal)
+    await rm(this.spool, { force: true })
+    await writeNew(this.spool, bytes)
+    const cid = await this.gate.slots.run(async () => (await repository.objects.put(this.spool, SNAPSHOT_PROFILE, {
+      name: 'cidsync-pack.sealed', signal: init.signal, expectedCid, blocks, throttle: async (n, signal) => { await this.gate.bucket.take(n, signal) }
+    })).cid, init.signal)
+    // As a stored pack: logged for the mirrors, kept from any prune list read, a deal asked, before its records.
+    repository.store.mirrorLog.logObjects([{ cid, profile: SNAPSHOT_PROFILE.name }])
+    repository.store.pruneList.release(cid)
+    if (repository.config.snapshot.deal && repository.deals !== undefined) {
+      await repository.deals.addCid(cid, { signal: init.signal })
+      init.index.remote.requestDeal(cid, init.deviceId)
+    }
+    failpoint('prune:repack-stored')
+    await rm(this.spool, { force: true })
+    for (const blob of pack.blobs) this.unrecorded.push({ ...blob, object: cid })
+    pack.blobs = []
+    pack.size = 0
+    if (this.unrecorded.length >= RECORD_BATCH) this.record()
+  }
+
+  /**
+   * Records each stored blob's new place, sorted by file, in one transaction. A record that
+   * changed since the plan (the file stored again meanwhile) is left as it is: the new pack then
+   * holds a blob nobody names.
+   */
+  private record (): void {
+    if (this.unrecorded.length === 0) return
+    const moved = this.unrecorded.sort((a, b) => a.record.cid < b.record.cid ? -1 : a.record.cid > b.record.cid ? 1 : 0)
+    this.unrecorded = []
+    const { init, counts } = this
+    const records = ownRecords(init, moved.map(m => m.record.cid))
+    const still = moved.filter(m => records.get(m.record.cid)?.objects === m.record.objects)
+    init.index.content.record(init.deviceId, init.hostname, still.map(m => ({
+      cid: m.record.cid, size: m.record.size, sealing: m.record.sealing, keyId: m.record.keyId, keySalt: m.record.keySalt,
+      objects: JSON.stringify([[m.object, m.at, m.length]])
+    })))
+    const objects = new Set<string>()
+    for (const m of still) {
+      counts.blobs++
+      counts.bytes += m.length
+      counts.from.add(m.pack)
+      objects.add(m.object)
+    }
+    counts.made += objects.size
+    failpoint('prune:repack-recorded')
+    init.onStored?.(counts)
+  }
+}
+
+/**
+ * Writes `bytes` as the new file `path`, 0600 from its creation: it holds sealed content. Written
+ * off this thread: a write may wait on the disk's journal, while this thread copies the next pack.
+ */
+async function writeNew (path: string, bytes: Uint8Array): Promise<void> {
+  const file = await open(path, 'wx', 0o600)
+  try {
+    for (let done = 0; done < bytes.byteLength;) done += (await file.write(bytes, done, bytes.byteLength - done, done)).bytesWritten
+  } finally {
+    await file.close()
+  }
+}
+
+/** This device's record of each file's content in the index, as it stands now: one query for them all. */
+export function ownRecords (init: RepackInit, files: readonly string[]): Map<string, StoredContentRow> {
+  const own = new Map<string, StoredContentRow>()
+  for (const [file, rows] of init.index.content.lookupMany(files)) {
+    // The same order as a lookup of one file: newest first, so its first of this device is the one in use.
+    const mine = rows.find(r => r.deviceId === init.deviceId)
+    if (mine !== undefined) own.set(file, mine)
+  }
+  return own
+}
