@@ -2,11 +2,14 @@ import Database from 'better-sqlite3'
 import { closeSync, openSync, rmSync } from 'node:fs'
 import type { StoredUpload } from '../../store/index.js'
 import { journalOff } from '../../util/sqlite-file.js'
-import { recordParts, SEEN_RECORDS, UNSEEN_RECORD } from './record-parts.js'
+import { namesAnObject, recordKey, recordParts, SEEN_RECORDS, UNSEEN_RECORD } from './record-parts.js'
 
 /** The working sets' page cache (KiB), and that of each segment read through them. */
 const SETS_CACHE_KIB = 4096
 const ATTACHED_CACHE_KIB = 2048
+
+/** A base's file, settled from where it lies: its device, and the last sequence it holds. */
+export interface BaseFile { readonly path: string, readonly device: string, readonly to: number }
 
 /** The kind of a candidate, for the order of deletion and the counts. */
 export type CandidateKind = 'root' | 'content' | 'segment' | 'manifest'
@@ -83,16 +86,18 @@ export class ObjectSets {
   }
 
   /**
-   * Once every other segment is taken: settles what is live, reading each of `bases` (a device's
-   * only base among the segments read) from its file. An object the newest version of a record of
+   * Once every other segment is taken: settles what is live, reading each of `bases` (bases
+   * among the segments read, not taken) from its file. An object the newest version of a record of
    * a live file names is kept; every other object a record names is a candidate. An object holding
    * a live file and a dead one is kept. An older version of a record (its blob copied into a new
    * pack by a repack) keeps nothing: a restore of a publish that holds it reads the newest version
    * instead, whose bytes are the same (convergent sealing). Newest is per device and key: another
    * key's version is no replacement.
    */
-  settle (bases: readonly string[] = []): void {
-    for (const path of bases) this.attached(path, () => { this.baseRows() })
+  settle (bases: readonly BaseFile[] = []): void {
+    // Rows oldest first: a device's newer base wins a tie of sequence, as it was read first.
+    const byAge = [...bases].sort((a, b) => a.to - b.to)
+    for (const { path } of byAge) this.attached(path, () => { this.baseRows() })
     // A version of a path is live when a kept publish's sequence for its device falls between it
     // and the next version read: it is what that publish holds there. Each set is filled in its
     // key order: inserts scattered over a large b-tree read and write a page each.
@@ -101,7 +106,13 @@ export class ObjectSets {
       WHERE cid IS NOT NULL AND deleted = 0
         AND EXISTS (SELECT 1 FROM tos t WHERE t.device = r.device AND t.seq >= r.seq AND (r.next IS NULL OR t.seq < r.next))
       ORDER BY cid ON CONFLICT DO NOTHING`)
-    for (const path of bases) this.attached(path, () => { this.baseRecords() })
+    // Records newest first: a device's older base is read beside its newer ones, which hold later versions of its records.
+    const newer = new Map<string, string[]>()
+    for (const { path, device } of byAge.reverse()) {
+      const before = newer.get(device) ?? []
+      this.attached(path, () => { this.baseRecords(before.length) }, before)
+      newer.set(device, [path, ...before])
+    }
     this.db.exec(`INSERT INTO newest SELECT r.file, r.device, r.key, r.object, r.offset, r.length, r.parts FROM records r
         WHERE r.file IN (SELECT cid FROM live_files)
           AND r.seq = (SELECT MAX(n.seq) FROM records n WHERE n.file = r.file AND n.device = r.device AND n.key = r.key);
@@ -131,29 +142,40 @@ export class ObjectSets {
 
   /**
    * A base's records, once every file live is known. A record some other segment holds a version
-   * of joins `records`, to be weighed with it. Every other one is the only version: the newest,
-   * kept where its file is live; each object it names is a candidate.
+   * of joins `records`, to be weighed with it. Every other one is the newest unless a newer base
+   * of its device (`newer` of them, attached as `newer0` on, the nearest first) holds a later
+   * version; the newest is kept where its file is live. Each object it names is a candidate. A
+   * record the nearest newer base holds as it is needs nothing more: that base's counted it.
    */
-  private baseRecords (): void {
+  private baseRecords (newer: number): void {
     if (!this.hasContent()) return
     // A version at the same sequence as the base's (a device that reused one) is the base's, as when the base was read first.
     for (const select of recordParts(SEEN_RECORDS.where, SEEN_RECORDS.from)) {
       this.db.exec(`INSERT INTO records ${select} ORDER BY 1, 2, 3, 4, 5, 6 ON CONFLICT DO UPDATE SET length = excluded.length, parts = excluded.parts`)
     }
-    for (const select of recordParts(UNSEEN_RECORD)) this.db.exec(`INSERT INTO base_parts ${select}`)
-    this.db.exec(`INSERT INTO newest SELECT file, device, key, object, offset, length, parts FROM base_parts WHERE file IN (SELECT cid FROM live_files);
+    const unchanged = newer === 0 ? '' : ` AND NOT EXISTS (SELECT 1 FROM newer0.content n WHERE n.device_id = c.device_id AND n.cid = c.cid
+      AND n.seq IS c.seq AND n.objects = c.objects AND n.key_id IS c.key_id AND n.sealing IS c.sealing)`
+    for (const select of recordParts(`${UNSEEN_RECORD}${unchanged}`)) this.db.exec(`INSERT INTO base_parts ${select}`)
+    const replaced = Array.from({ length: newer }, (_, i) => ` AND NOT EXISTS (SELECT 1 FROM newer${i}.content n WHERE n.device_id = b.device AND n.cid = b.file
+      AND ${recordKey('n')} = b.key AND COALESCE(n.seq, 0) > b.seq AND ${namesAnObject('n')})`).join('')
+    this.db.exec(`INSERT INTO newest SELECT file, device, key, object, offset, length, parts FROM base_parts b WHERE file IN (SELECT cid FROM live_files)${replaced};
       INSERT INTO candidates (cid, kind, rank) SELECT DISTINCT object, 'content', 0 FROM base_parts ORDER BY object ON CONFLICT DO NOTHING;
       DELETE FROM base_parts;`)
   }
 
-  /** Runs `use` with the database at `path` attached as `named`. */
-  private attached (path: string, use: () => void): void {
-    this.db.prepare('ATTACH DATABASE ? AS named').run(path)
-    this.db.pragma(`named.cache_size = -${ATTACHED_CACHE_KIB}`)
+  /** Runs `use` with the database at `path` attached as `named`, and each of `newer` as `newer0` on. */
+  private attached (path: string, use: () => void, newer: readonly string[] = []): void {
+    const names = ['named', ...newer.map((_, i) => `newer${i}`)]
+    let attached = 0
     try {
+      for (const [i, file] of [path, ...newer].entries()) {
+        this.db.prepare(`ATTACH DATABASE ? AS ${names[i] as string}`).run(file)
+        attached++
+        this.db.pragma(`${names[i] as string}.cache_size = -${ATTACHED_CACHE_KIB}`)
+      }
       use()
     } finally {
-      this.db.exec('DETACH DATABASE named')
+      for (const name of names.slice(0, attached)) this.db.exec(`DETACH DATABASE ${name}`)
     }
   }
 

@@ -1,12 +1,21 @@
-/** A record's key (its key id and sealing), as a prune's `records` holds it. */
-export const RECORD_KEY = "COALESCE(c.key_id, '') || '/' || COALESCE(c.sealing, '')"
+/** The key (its key id and sealing) of record `alias`, as a prune's `records` holds it. */
+export const recordKey = (alias: string): string => `COALESCE(${alias}.key_id, '') || '/' || COALESCE(${alias}.sealing, '')`
+export const RECORD_KEY = recordKey('c')
 
 /**
  * A record whose objects are valid JSON naming exactly one object: `[[object, ...]]`. Never an
  * error on bad JSON. Only an array has a length, and only an array's first item has a `[0]` of
  * type text: so the two types between need no call of their own.
  */
-const ONE_OBJECT = `CASE WHEN json_valid(c.objects) THEN json_array_length(c.objects) = 1 AND json_type(c.objects, '$[0][0]') = 'text' ELSE 0 END`
+const oneObject = (alias: string): string => `CASE WHEN json_valid(${alias}.objects) THEN json_array_length(${alias}.objects) = 1 AND json_type(${alias}.objects, '$[0][0]') = 'text' ELSE 0 END`
+const ONE_OBJECT = oneObject('c')
+
+/** The array of objects of record `alias`, or an empty one where it does not read. */
+const objectsArray = (alias: string): string => `CASE WHEN json_valid(${alias}.objects) AND json_type(${alias}.objects) = 'array' THEN ${alias}.objects ELSE '[]' END`
+
+/** Whether record `alias` names an object that {@link recordParts} reads: a version that names none is no version. */
+export const namesAnObject = (alias: string): string =>
+  `(${oneObject(alias)} OR EXISTS (SELECT 1 FROM json_each(${objectsArray(alias)}) part WHERE part.type = 'array' AND json_type(part.value, '$[0]') = 'text'))`
 
 /**
  * The two SELECTs that read each object of each record `c` of `from` (`named.content c` by
@@ -26,7 +35,7 @@ export function recordParts (where: string, from = 'named.content c'): readonly 
       CASE WHEN json_type(part.value, '$[1]') = 'integer' THEN json_extract(part.value, '$[1]') ELSE -1 END,
       CASE WHEN json_type(part.value, '$[2]') = 'integer' THEN json_extract(part.value, '$[2]') END,
       json_array_length(c.objects)
-    FROM ${from}, json_each(CASE WHEN json_valid(c.objects) AND json_type(c.objects) = 'array' THEN c.objects ELSE '[]' END) part
+    FROM ${from}, json_each(${objectsArray('c')}) part
     WHERE (${where}) AND NOT (${ONE_OBJECT}) AND part.type = 'array' AND json_type(part.value, '$[0]') = 'text'`
   ]
 }

@@ -2,9 +2,12 @@ import { join } from 'node:path'
 import type { Manifest, SegmentRef } from '../../snapshot/index.js'
 import { fetchSegments, fetchV1Snapshot, isGone, removeDatabase, removeFetched, type FetchInit } from '../read/index.js'
 import type { Repository } from '../repository.js'
+import type { BaseFile } from './object-sets.js'
 
-/** Segments fetched and opened at a time: the disk holds at most this many, and each device's only base. */
+/** Segments fetched and opened at a time: the disk holds at most this many, and the bases settled last. */
 const AT_ONCE = 8
+/** Bases settled from their files, held on disk until the end: the newest. Older ones are taken as the other segments. */
+const SETTLED_BASES = 8
 
 /** Where a prune's reading hands what each index database names. */
 export interface NameSink {
@@ -14,8 +17,8 @@ export interface NameSink {
    * file in turn.
    */
   readonly take: (path: string, whole: boolean) => void
-  /** Called once, after every other file was taken, with each device's only base, still on disk. */
-  readonly settle: (bases: readonly string[]) => void
+  /** Called once, after every other file was taken, with the bases left, still on disk. */
+  readonly settle: (bases: readonly BaseFile[]) => void
 }
 
 /** What a prune reads: the pointer's chain, and the chains a forget replaced within the margin. */
@@ -44,24 +47,27 @@ function segmentsOf (manifests: readonly Manifest[], seen: Set<string>): Wanted 
 
 /**
  * Hands `take` each segment of the chains, a few fetched (verified, opened, checked) at a time and
- * removed after; and each `/1` snapshot. A device's base, where it is the only one read, comes last
- * to `settle`: most of its rows are the only version of their path, settled from its file without
- * a copy. A segment of the kept chain that cannot be used fails the read. One only a held chain
- * names, which a prune with a shorter margin deleted already, is skipped: there is nothing left of
- * it to keep. Answers the segments read.
+ * removed after; and each `/1` snapshot. The newest bases come last to `settle`: most of their rows
+ * are the only version of their path, settled from the file without a copy. A segment of the kept
+ * chain that cannot be used fails the read. One only a held chain names, which a prune with a
+ * shorter margin deleted already, is skipped: there is nothing left of it to keep. Answers the
+ * segments read.
  */
 export async function readNames (repository: Repository, chains: NamedChains, v1: readonly string[], fetch: FetchInit, sink: NameSink): Promise<number> {
   const seen = new Set<string>()
   const kept = segmentsOf(chains.kept, seen)
   const held = segmentsOf(chains.held, seen)
-  const bases = new Map<string, number>()
-  for (const { deviceId, segment } of [...kept, ...held]) if (segment.kind === 'base') bases.set(deviceId, (bases.get(deviceId) ?? 0) + 1)
-  const last = (w: Wanted[number]): boolean => w.segment.kind === 'base' && bases.get(w.deviceId) === 1
-  const settled = new Map<string, string>()
+  // The newest bases are settled; any past those are taken, not held on disk until the end.
+  const newest = new Set([...kept, ...held].filter(w => w.segment.kind === 'base').sort((a, b) => b.segment.to - a.segment.to).slice(0, SETTLED_BASES).map(w => w.segment.cid))
+  const last = (w: Wanted[number]): boolean => newest.has(w.segment.cid)
+  const settled = new Map<string, BaseFile>()
   const read = async (wanted: Wanted, keep: boolean): Promise<void> => {
     const databases = await fetchSegments(repository.home, wanted, fetch)
     if (keep) {
-      for (const [cid, path] of databases) settled.set(cid, path)
+      for (const { deviceId, segment } of wanted) {
+        const path = databases.get(segment.cid)
+        if (path !== undefined) settled.set(segment.cid, { path, device: deviceId, to: segment.to })
+      }
       return
     }
     try {
@@ -99,7 +105,7 @@ export async function readNames (repository: Repository, chains: NamedChains, v1
     await readHeld(held.filter(last), true)
     sink.settle([...settled.values()])
   } finally {
-    await removeFetched(settled)
+    await removeFetched(new Map([...settled].map(([cid, base]) => [cid, base.path])))
   }
   return kept.length + held.length - gone + v1.length
 }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { DEVICE_A as A, indexDatabase as writeIndexDatabase } from './index-database.js'
 import { join } from 'node:path'
-import { ObjectSets } from '../../../src/sync/prune/object-sets.js'
+import { ObjectSets, type BaseFile } from '../../../src/sync/prune/object-sets.js'
 import { useTempDir } from '../../helpers/temp-dir.js'
 
 const B = 'bbbbbbbb-0000-4000-8000-000000000000'
@@ -35,7 +35,7 @@ describe('a prune\'s sets, each device\'s only base settled from its file', () =
         return path
       }
       const tos: Array<[string, number]> = []
-      const bases: string[] = []
+      const bases: BaseFile[] = []
       const deltas: string[] = []
       for (const device of [A, B]) {
         if (device === B && random(3) === 0) continue
@@ -67,7 +67,7 @@ describe('a prune\'s sets, each device\'s only base settled from its file', () =
           if (older) low = s
           if (random(2) === 0) tos.push([device, older ? s - 1 : seq])
         }
-        bases.push(database(rows, records))
+        bases.push({ path: database(rows, records), device, to: baseTo })
         tos.push([device, random(4) === 0 ? 1 + random(baseTo) : baseTo], [device, seq])
         if (random(3) === 0) tos.push([device, random(seq + 2)])
         if (random(3) === 0) tos.push([device, random(low + 1)])
@@ -75,7 +75,7 @@ describe('a prune\'s sets, each device\'s only base settled from its file', () =
       const settled = (whole: boolean): unknown => {
         const sets = new ObjectSets(join(dir, `sets-${round}-${String(whole)}.sqlite`))
         try {
-          if (whole) for (const base of bases) sets.take(base, false)
+          if (whole) for (const base of bases) sets.take(base.path, false)
           for (const delta of deltas) sets.take(delta, false)
           for (const [device, to] of tos) sets.keptAt(device, to)
           sets.settle(whole ? [] : bases)

@@ -174,6 +174,7 @@ describe('a prune\'s working sets, filled from index databases', () => {
       const paths = 30 + random(30)
       let seq = 0
       const base = join(dir, `base-${round}.sqlite`)
+      const baseTo = paths * 2
       indexDatabase(base, Array.from({ length: paths }, (_, i): [string, number, string | null, number] => [`p${i}`, ++seq, random(7) === 0 ? null : `file-${i}`, random(8) === 0 ? 1 : 0]),
         Array.from({ length: paths }, (_, i): [string, string, number, string?, string?] => [`file-${i}`, objects(), ++seq, random(6) === 0 ? B : A, random(6) === 0 ? 'k2' : 'k1']))
       // Kept publishes at the base's end, at some deltas' ends, at the last; in some rounds one inside the base, alone.
@@ -194,7 +195,7 @@ describe('a prune\'s working sets, filled from index databases', () => {
           if (whole) sets.take(base, false)
           for (const delta of deltas) sets.take(delta, false)
           for (const to of tos) sets.keptAt(A, to)
-          sets.settle(whole ? [] : [base])
+          sets.settle(whole ? [] : [{ path: base, device: A, to: baseTo }])
           const all = Array.from({ length: made + 1 }, (_, i) => `o${i}`).concat('o-odd')
           all.forEach((o, i) => { sets.listed(o, 1000 + i, 0) })
           return { dead: sets.dead(1), packs: sets.livePacks(A), blobs: all.map(o => sets.liveBlobs(o)) }
@@ -221,7 +222,7 @@ describe('a prune\'s working sets, filled from index databases', () => {
         if (whole) sets.take(base, false)
         sets.take(delta, false)
         sets.keptAt(A, 8)
-        sets.settle(whole ? [] : [base])
+        sets.settle(whole ? [] : [{ path: base, device: A, to: 8 }])
         for (const o of ['oX', 'oY']) sets.listed(o, 100, 0)
         return { dead: sets.dead(1).map(d => d.cid), blobs: sets.liveBlobs('oY') }
       } finally {
