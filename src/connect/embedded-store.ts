@@ -135,7 +135,18 @@ export class EmbeddedObjectStore implements ObjectStore {
         const slab = options.slab ?? defaultSlab
         let filled: Uint8Array[]
         let got: string
-        if (options.hash === undefined) {
+        if (options.hashing !== undefined) {
+          // Each slab hashed where the caller says while the next is read.
+          const hashing = options.hashing()
+          try {
+            filled = await fillSlabs(blocks, maxBytes, slab, undefined, hashing.update)
+          } catch (err) {
+            // Ended, so the thread lets the job go; its answer is of no use.
+            hashing.finish().catch(() => {})
+            throw err
+          }
+          got = await hashing.finish()
+        } else if (options.hash === undefined) {
           // Hashed here as each block is read: the object is verified as soon as its last block is in.
           const builder = new CidBuilder(profile)
           filled = await fillSlabs(hashed(blocks, builder), maxBytes, slab)

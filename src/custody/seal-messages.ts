@@ -32,6 +32,8 @@ export interface HashJob {
   readonly slabs: readonly Uint8Array[]
   /** Answer the object's blocks too: a service in the same process then stores it without hashing again. */
   readonly blocks?: boolean
+  /** More bytes follow in `hash-piece` messages; `hash-end` asks for the answer. */
+  readonly open?: boolean
 }
 
 /**
@@ -85,6 +87,10 @@ export type ToSealer =
   | { readonly type: 'sync', readonly id: number, readonly jobs: readonly number[] }
   /** A part was sent (or dropped): the thread may seal one more ahead. */
   | { readonly type: 'ack', readonly id: number }
+  /** The next bytes of an open hash job (a view of shared memory, not copied), hashed at once. */
+  | { readonly type: 'hash-piece', readonly id: number, readonly bytes: Uint8Array }
+  /** An open hash job's bytes are all in: answered `hashed`. */
+  | { readonly type: 'hash-end', readonly id: number }
   | { readonly type: 'cancel', readonly id: number }
 
 export type FromSealer =

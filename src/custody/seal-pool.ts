@@ -39,6 +39,12 @@ export interface SealPartsInit {
   readonly signal?: AbortSignal
 }
 
+/** An object's bytes hashed on a sealing thread as they come ({@link SealPool.hashStream}). */
+export interface ObjectHashStream {
+  update: (bytes: Uint8Array) => void
+  finish: () => Promise<string>
+}
+
 export interface UnsealInit {
   /**
    * The temp file to create and write (the thread closes it, and removes it when the job fails or
@@ -186,6 +192,30 @@ export class SealPool {
     const { cid, blocks } = await this.hashJob(slabs, true, signal)
     if (blocks === undefined) throw new InternalError('a sealing thread hashed an object without its blocks')
     return { cid, blocks }
+  }
+
+  /**
+   * {@link hashObject} of bytes handed over as they come: each `update` (a view of shared memory,
+   * not copied, left as it is until the answer) is hashed on the thread at once, while the caller
+   * reads the next. `finish` answers once the last is hashed.
+   */
+  hashStream (signal?: AbortSignal): ObjectHashStream {
+    const id = this.nextId++
+    const answered = new Promise<string>((resolve, reject) => {
+      this.start({ type: 'hash', id, slabs: [], open: true }, {
+        onMessage: (message) => { if (message.type === 'hashed') { this.end(id); resolve(message.cid) } },
+        fail: reject
+      }, signal)
+    })
+    // Owned here until `finish` is awaited: a thread that failed first rejects it early.
+    answered.catch(() => {})
+    return {
+      update: (bytes) => { this.send(id, { type: 'hash-piece', id, bytes }) },
+      finish: async () => {
+        this.send(id, { type: 'hash-end', id })
+        return await answered
+      }
+    }
   }
 
   private async hashJob (slabs: readonly Uint8Array[], blocks: boolean, signal?: AbortSignal): Promise<{ cid: string, blocks?: ObjectBlocks }> {

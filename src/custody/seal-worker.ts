@@ -10,7 +10,7 @@ import { CID } from 'multiformats/cid'
 import { CidBuilder, FileChangedWhileHashingError, ObjectBlocksRecorder, cidProfile } from '../content/index.js'
 import { CHUNK_BYTES, chunkCount, plainChunkLength, sealChunkParts, sealedSize } from './chunks.js'
 import type { FromSealer, LargeJob, SmallJob, ToSealer, UnsealJob } from './seal-messages.js'
-import { dropUnseal, endUnseal, feedUnseal, hashObject, startUnseal, syncHeld } from './unseal-jobs.js'
+import { dropHash, dropUnseal, endHash, endUnseal, feedHash, feedUnseal, hashObject, startUnseal, syncHeld } from './unseal-jobs.js'
 import { InternalError } from '../errors.js'
 
 const port = parentPort
@@ -164,7 +164,10 @@ function restoreJob (message: Extract<ToSealer, { type: 'hash' | 'unseal' | 'pie
   const { id } = message
   if (message.type === 'hash' || message.type === 'sync') {
     try {
-      if (message.type === 'hash') post({ type: 'hashed', id, ...hashObject(message) })
+      if (message.type === 'hash') {
+        const answer = hashObject(message)
+        if (answer !== undefined) post({ type: 'hashed', id, ...answer })
+      }
       else syncHeld(message.jobs, (failures) => { post({ type: 'synced', id, failed: failures }) })
     } catch (err) {
       failed(id, err)
@@ -219,11 +222,25 @@ function restoreMany (jobs: readonly UnsealJob[]): void {
   void previous.then(() => { post({ type: 'many', answers }) })
 }
 
+/** An open hash job's pieces and end: hashed at once, in the order sent. */
+function hashPiece (message: Extract<ToSealer, { type: 'hash-piece' | 'hash-end' }>): void {
+  try {
+    if (message.type === 'hash-piece') { feedHash(message.id, message.bytes); return }
+    const answer = endHash(message.id)
+    if (answer !== undefined) post({ type: 'hashed', id: message.id, ...answer })
+  } catch (err) {
+    dropHash(message.id)
+    failed(message.id, err)
+  }
+}
+
 port.on('message', (message: ToSealer) => {
   if (message.type === 'unseal-many') { restoreMany(message.jobs); return }
+  if (message.type === 'hash-piece' || message.type === 'hash-end') { hashPiece(message); return }
   if (message.type === 'hash' || message.type === 'unseal' || message.type === 'piece' || message.type === 'end' || message.type === 'sync') { restoreJob(message); return }
   if (message.type === 'cancel') {
     const { id } = message
+    dropHash(id)
     // After the job's slices already sent: its file is closed only once none is being opened or written.
     inTurn(id, async () => {
       try {

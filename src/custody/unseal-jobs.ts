@@ -66,11 +66,39 @@ function writeAll (fd: number, bytes: Uint8Array): void {
   while (done < bytes.byteLength) done += writeSync(fd, bytes, done, bytes.byteLength - done)
 }
 
-/** The object's CID under the snapshots' profile, and its blocks where the job asks. */
-export function hashObject (job: HashJob): { readonly cid: string, readonly blocks?: ObjectBlocks } {
+interface Hashing { readonly builder: CidBuilder, readonly recorder?: ObjectBlocksRecorder }
+
+/** Open hash jobs, whose pieces come one message each. */
+const hashing = new Map<number, Hashing>()
+
+/** The object's CID under the snapshots' profile, and its blocks where the job asks; undefined for an open job, answered at its end. */
+export function hashObject (job: HashJob): { readonly cid: string, readonly blocks?: ObjectBlocks } | undefined {
   const recorder = job.blocks === true ? new ObjectBlocksRecorder() : undefined
-  const builder = new CidBuilder(OBJECT_PROFILE, recorder === undefined ? {} : { onBlock: recorder.onBlock })
-  for (const slab of job.slabs) builder.update(slab)
+  const state: Hashing = { builder: new CidBuilder(OBJECT_PROFILE, recorder === undefined ? {} : { onBlock: recorder.onBlock }), recorder }
+  for (const slab of job.slabs) state.builder.update(slab)
+  if (job.open !== true) return hashed(state)
+  hashing.set(job.id, state)
+  return undefined
+}
+
+/** The next bytes of open hash job `id`. */
+export function feedHash (id: number, bytes: Uint8Array): void {
+  hashing.get(id)?.builder.update(bytes)
+}
+
+/** Open hash job `id`'s answer, once its bytes are all in; undefined for a job not open (dropped). */
+export function endHash (id: number): { readonly cid: string, readonly blocks?: ObjectBlocks } | undefined {
+  const state = hashing.get(id)
+  hashing.delete(id)
+  return state === undefined ? undefined : hashed(state)
+}
+
+/** Forgets open hash job `id` (cancelled). */
+export function dropHash (id: number): void {
+  hashing.delete(id)
+}
+
+function hashed ({ builder, recorder }: Hashing): { readonly cid: string, readonly blocks?: ObjectBlocks } {
   const cid = builder.finish().toString()
   return recorder === undefined ? { cid } : { cid, blocks: recorder.take() }
 }

@@ -5,7 +5,7 @@
  * service in this process in connect/, a plain directory here.
  */
 export type {
-  ObjectStore, ObjectInfo, DeleteOptions, PutOptions, GetOptions, GetBytesOptions, GotObject, StoreCallOptions,
+  ObjectStore, ObjectInfo, DeleteOptions, PutOptions, GetOptions, GetBytesOptions, SlabHashing, GotObject, StoreCallOptions,
   StoreProgressEvent, StreamOptions, BlockSink, BlocksRequest, BlocksOptions, DeletedObjects, DeleteRefusal, ListOptions, StoredUpload, UploadsSeen
 } from './object-store.js'
 export { sentProgress } from './object-store.js'

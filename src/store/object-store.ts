@@ -93,9 +93,21 @@ export interface GetOptions extends StoreCallOptions {
   readonly durable?: boolean
 }
 
+/** An object's bytes hashed as they come, each slab once it is full ({@link GetBytesOptions.hashing}). */
+export interface SlabHashing {
+  /** The next slab, full (the last one cut): left as it is until `finish` answers. */
+  update: (slab: Uint8Array) => void
+  finish: () => Promise<string>
+}
+
 export interface GetBytesOptions extends GetOptions {
   /** Hashes the bytes in order (in another thread, say); the store compares the answer with the CID. */
   readonly hash?: (slabs: readonly Uint8Array[]) => Promise<string>
+  /**
+   * Preferred to `hash` by a store that reads the slabs itself: each is hashed (in another
+   * thread, say) while the next is read. The store compares the answer with the CID.
+   */
+  readonly hashing?: () => SlabHashing
   /** Gives the next slab to fill; every slab the same size. */
   readonly slab?: () => Uint8Array
 }

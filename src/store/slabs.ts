@@ -14,8 +14,9 @@ export async function * hashed (chunks: AsyncIterable<Uint8Array>, builder: CidB
 /**
  * Copies `chunks` into slabs `slab` gives (each filled before the next; the last cut to what it
  * holds), refusing past `maxBytes` ({@link TooLarge}) before copying what would pass it.
+ * `onSlab` is told of each slab once it is full, and of the last as cut.
  */
-export async function fillSlabs (chunks: AsyncIterable<Uint8Array>, maxBytes: number, slab: () => Uint8Array, onProgress?: (received: number) => void): Promise<Uint8Array[]> {
+export async function fillSlabs (chunks: AsyncIterable<Uint8Array>, maxBytes: number, slab: () => Uint8Array, onProgress?: (received: number) => void, onSlab?: (filled: Uint8Array) => void): Promise<Uint8Array[]> {
   const filled: Uint8Array[] = []
   let current: Uint8Array | undefined
   let at = 0
@@ -23,8 +24,7 @@ export async function fillSlabs (chunks: AsyncIterable<Uint8Array>, maxBytes: nu
   for await (const chunk of chunks) {
     if (received + chunk.byteLength > maxBytes) throw new TooLarge()
     for (let offset = 0; offset < chunk.byteLength;) {
-      if (current === undefined || at === current.byteLength) {
-        if (current !== undefined) filled.push(current)
+      if (current === undefined) {
         current = slab()
         at = 0
       }
@@ -32,11 +32,20 @@ export async function fillSlabs (chunks: AsyncIterable<Uint8Array>, maxBytes: nu
       current.set(offset === 0 && take === chunk.byteLength ? chunk : chunk.subarray(offset, offset + take), at)
       at += take
       offset += take
+      if (at === current.byteLength) {
+        filled.push(current)
+        onSlab?.(current)
+        current = undefined
+      }
     }
     received += chunk.byteLength
     onProgress?.(received)
   }
-  if (current !== undefined) filled.push(current.subarray(0, at))
+  if (current !== undefined) {
+    const last = current.subarray(0, at)
+    filled.push(last)
+    onSlab?.(last)
+  }
   return filled
 }
 

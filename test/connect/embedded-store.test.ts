@@ -139,6 +139,16 @@ describe('the embedded store: reads from the service\'s packs in this process (t
     // Handed every byte at once, and no gateway asked.
     expect(asked).toEqual([bytes.byteLength])
     expect(fileFetches(local)).toBe(0)
+    // Hashed as the slabs fill, when the caller can: each slab handed over once, in order.
+    const handed: number[] = []
+    const hashing = (): { update: (s: Uint8Array) => void, finish: () => Promise<string> } => {
+      const builder = new CidBuilder(DEEP)
+      return { update: (s) => { handed.push(s.byteLength); builder.update(s) }, finish: async () => builder.finish().toString() }
+    }
+    const small = (): Uint8Array => new Uint8Array(128 * 1024)
+    expect(joined(await store.getBytes(cid, DEEP, { slab: small, hash, hashing })).equals(bytes)).toBe(true)
+    expect(handed).toEqual([131072, 131072, 300_000 - 262144])
+    expect(asked).toEqual([bytes.byteLength])
     // A hash that answers another CID: the store's bytes are refused, then the gateway's too.
     await expect(store.getBytes(cid, DEEP, { slab, hash: async () => 'bafkreigh2akiscaildcqabsyg3dfr6chu3fgpregiymsck7e7aqa4s52zy' })).rejects.toThrow(IntegrityError)
   })

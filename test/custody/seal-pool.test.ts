@@ -175,6 +175,23 @@ describe('the sealing threads', () => {
     expect(await sealer.hashObject(slabs)).toBe(new CidBuilder(profile).update(bytes).finish().toString())
   })
 
+  it('hash an object handed over a slab at a time to the CID hashing it whole gives; a closed pool fails its end', async () => {
+    const sealer = pool()
+    const bytes = randomBytes(3 * CHUNK_BYTES + 5)
+    const stream = sealer.hashStream()
+    for (let at = 0; at < bytes.byteLength; at += 70_000) {
+      const piece = bytes.subarray(at, at + 70_000)
+      const slab = new Uint8Array(new SharedArrayBuffer(piece.byteLength))
+      slab.set(piece)
+      stream.update(slab)
+    }
+    expect(await stream.finish()).toBe(new CidBuilder(profile).update(bytes).finish().toString())
+    const late = sealer.hashStream()
+    late.update(new Uint8Array(new SharedArrayBuffer(10)))
+    await sealer.close()
+    await expect(late.finish()).rejects.toThrow(/stopped/)
+  })
+
   it('hash an object with its blocks as hashing it here records them', async () => {
     const sealer = pool()
     const bytes = randomBytes(3 * 256 * 1024 + 5)

@@ -1,6 +1,5 @@
 import { HeldObject, SealPool, SLAB_BYTES } from '../../custody/index.js'
 import { ContentNotFoundError, IntegrityError } from '../../errors.js'
-import { ReadAhead } from '../../util/read-ahead.js'
 import { CollectEvery } from '../../util/release-memory.js'
 import { testKnob } from '../../util/test-knob.js'
 import { SNAPSHOT_PROFILE } from '../read/index.js'
@@ -8,10 +7,11 @@ import type { Repository } from '../repository.js'
 import { NewPacks } from './new-packs.js'
 import type { PlannedPack, RepackInit, RepackPlan, RepackProgress, Repacked } from './repack.js'
 
-/** One thread hashes the packs read and made while this one reads the next and copies: a second one costs memory and saves nothing measured. */
+/**
+ * One thread hashes the packs read, each slab while the next is read, and the packs made. Reading
+ * the next pack ahead, or a second thread, took the repack's memory past the reading's peak.
+ */
 const REPACK_THREADS = 1
-/** Packs read ahead of the copying. */
-const PACKS_AHEAD = 1
 
 export interface CopyInit extends RepackInit {
   /** Where a new pack is written before it is stored (the prune's own dir). */
@@ -29,7 +29,7 @@ export interface CopyInit extends RepackInit {
  * Nothing is deleted here. The old pack goes at a later prune, once the pointer's chain holds the
  * new records: until then its newest record still names it. A kill before the records leaves an
  * upload no record names; the next run copies the same blobs again. Each old pack is read into
- * slabs and hashed on a thread while this one reads the next and copies the one before.
+ * slabs used again for the next, each hashed on a thread while the next slab is read.
  */
 export async function copyLiveBlobs (repository: Repository, plan: RepackPlan, init: CopyInit): Promise<Repacked> {
   // Counted as done, not as planned: a pack that cannot be read stays whole, and so does a blob whose record changed.
@@ -40,14 +40,13 @@ export async function copyLiveBlobs (repository: Repository, plan: RepackPlan, i
     maxBlobBytes: init.maxPackBytes,
     onStored: ({ made, bytes }) => { init.onProgress?.({ type: 'prune:repacked', detail: { packs: made, bytes } }) }
   })
-  // A few packs' slabs at a time, each used again for a later pack: no pack is copied whole.
+  // One pack's slabs at a time, each used again for the next pack: no pack is copied whole.
   const slabs = new Slabs()
   // Reading and storing each pack leaves buffers V8 takes late.
   const collect = new CollectEvery()
-  const reads = new ReadAhead(plan.packs, PACKS_AHEAD, async (pack: PlannedPack) => await packBytes(repository, pack, slabs, hashing, init.signal))
   try {
     for (const pack of plan.packs) {
-      const bytes = await reads.next()
+      const bytes = await packBytes(repository, pack, slabs, hashing, init.signal)
       // Gone, damaged, not the size listed, or a record reading past its end: that pack stays whole.
       if (bytes === undefined || pack.blobs.some(b => b.offset + b.length > Math.min(bytes.byteLength, pack.size))) {
         unread++
@@ -59,7 +58,6 @@ export async function copyLiveBlobs (repository: Repository, plan: RepackPlan, i
     }
     await packs.finish()
   } finally {
-    await reads.settle()
     await packs.settle()
     await hashing.close()
   }
@@ -86,7 +84,7 @@ class Slabs {
 async function packBytes (repository: Repository, pack: PlannedPack, slabs: Slabs, hashing: SealPool, signal?: AbortSignal): Promise<HeldObject | undefined> {
   try {
     return new HeldObject(await repository.objects.getBytes(pack.cid, SNAPSHOT_PROFILE, {
-      maxBytes: pack.size, signal, slab: slabs.next, hash: async (filled) => await hashing.hashObject(filled, signal)
+      maxBytes: pack.size, signal, slab: slabs.next, hash: async (filled) => await hashing.hashObject(filled, signal), hashing: () => hashing.hashStream(signal)
     }))
   } catch (err) {
     if (err instanceof ContentNotFoundError || err instanceof IntegrityError) return undefined

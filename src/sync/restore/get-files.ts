@@ -83,7 +83,7 @@ export async function getFiles (repository: Repository, index: Index, init: GetF
   const durable = new DurableBatch(pool, RESTORE_BATCH)
   // Sealed objects are held in memory, each hashed in a sealing thread before anything reads it.
   const memory = new ObjectMemory(RESTORE_MEMORY_BYTES, async (cid, options) => await clients.objects.getBytes(cid, SNAPSHOT_PROFILE, {
-    ...options, hash: async (slabs) => await pool.hashObject(slabs, options.signal)
+    ...options, hash: async (slabs) => await pool.hashObject(slabs, options.signal), hashing: () => pool.hashStream(options.signal)
   }))
   // A --to dir made here is private: the tree under it keeps its recorded modes.
   if (init.to !== undefined) await makeDirs(init.to, 0o700)

@@ -63,7 +63,7 @@ interface Check {
 export async function checkEveryFile (clients: ObjectHome, index: Index, files: Iterator<StoredFile>, init: CheckEveryFileInit): Promise<{ checked: number, failed: FileFailure | null }> {
   const pool = new SealPool(RESTORE_THREADS)
   const memory = new ObjectMemory(RESTORE_MEMORY_BYTES, async (cid, options) => await clients.objects.getBytes(cid, SNAPSHOT_PROFILE, {
-    ...options, hash: async (slabs) => await pool.hashObject(slabs, options.signal)
+    ...options, hash: async (slabs) => await pool.hashObject(slabs, options.signal), hashing: () => pool.hashStream(options.signal)
   }))
   const keys = new Map<string, Buffer>()
   const keyOf = (record: ContentRecord): Buffer => {
