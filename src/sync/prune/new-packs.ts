@@ -5,7 +5,7 @@ import type { StoredContentRow } from '../../index/index.js'
 import { failpoint } from '../../util/failpoint.js'
 import { SNAPSHOT_PROFILE } from '../read/index.js'
 import type { Repository } from '../repository.js'
-import type { MovedBlob, RepackInit } from './repack.js'
+import type { MovedBlob, RepackInit } from './repack-types.js'
 
 /**
  * Moved blobs whose records are written in one transaction, sorted by file: records scattered

@@ -5,7 +5,7 @@ import { testKnob } from '../../util/test-knob.js'
 import { SNAPSHOT_PROFILE } from '../read/index.js'
 import type { Repository } from '../repository.js'
 import { NewPacks } from './new-packs.js'
-import type { PlannedPack, RepackInit, RepackPlan, RepackProgress, Repacked } from './repack.js'
+import type { PlannedPack, RepackInit, RepackPlan, RepackProgress, Repacked } from './repack-types.js'
 
 /**
  * One thread hashes the packs read, each slab while the next is read, and the packs made. Reading
