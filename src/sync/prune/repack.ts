@@ -28,7 +28,7 @@ export function planRepack (sets: ObjectSets, init: RepackInit, live = sets.live
   let waiting = 0
   let waitingBytes = 0
   let read = 0
-  for (const { pack, dead } of rewritable(live)) {
+  for (const { pack, dead } of packsToRewrite(live)) {
     const blobs = ownBlobs(sets, init, pack.cid)
     if (blobs === undefined) {
       waiting++
@@ -45,11 +45,12 @@ export function planRepack (sets: ObjectSets, init: RepackInit, live = sets.live
 type LivePack = ReturnType<ObjectSets['livePacks']>[number]
 
 /**
- * The live packs worth rewriting, most dead first, while what stays unused passes
- * {@link MAX_UNUSED} of the content held. Each one yielded counts as freed, planned or waiting.
+ * The live packs worth rewriting (`live` as `livePacks` orders them, most dead first), while what
+ * stays unused passes {@link MAX_UNUSED} of the content held once the rewritten packs are gone.
+ * So the prune after that needs to rewrite none. Each one yielded counts as freed, planned or waiting.
  */
-function * rewritable (live: readonly LivePack[]): Generator<{ readonly pack: LivePack, readonly dead: number }> {
-  const held = live.reduce((sum, p) => sum + p.size, 0)
+export function * packsToRewrite (live: readonly LivePack[]): Generator<{ readonly pack: LivePack, readonly dead: number }> {
+  let held = live.reduce((sum, p) => sum + p.size, 0)
   // Only what a repack here can free counts: a pack another device's record names stays whatever.
   const movable = (p: LivePack): boolean => p.movable && p.size <= MAX_PACK_BYTES
   let unused = live.filter(movable).reduce((sum, p) => sum + Math.max(0, p.size - p.liveBytes), 0)
@@ -59,6 +60,8 @@ function * rewritable (live: readonly LivePack[]): Generator<{ readonly pack: Li
     if (!movable(pack)) continue
     yield { pack, dead }
     unused -= dead
+    // Its live bytes stay, in a new pack; its unused ones go with it.
+    held -= dead
   }
 }
 
@@ -90,7 +93,7 @@ export async function repackPlanned (repository: Repository, sets: ObjectSets, i
   const live = sets.livePacks(init.deviceId)
   // Whether a pack is worth rewriting needs no record: the index is claimed only then, and the
   // plan made once, from the index held (another prune may have moved these files since).
-  const claim = init.claim !== undefined && !rewritable(live).next().done ? await init.claim() : undefined
+  const claim = init.claim !== undefined && !packsToRewrite(live).next().done ? await init.claim() : undefined
   if (claim !== undefined && 'skipped' in claim) {
     // Said only where something would move: packs that all wait for a publish need no claim.
     const plan = planRepack(sets, init, live)
