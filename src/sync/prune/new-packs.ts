@@ -7,12 +7,6 @@ import { SNAPSHOT_PROFILE } from '../read/index.js'
 import type { Repository } from '../repository.js'
 import type { MovedBlob, RepackInit } from './repack-types.js'
 
-/**
- * Moved blobs whose records are written in one transaction, sorted by file: records scattered
- * over the index's pages cost a page write each per transaction, so fewer, larger ones cost less.
- */
-const RECORD_BATCH = 20_000
-
 /** A new pack being filled in shared memory (its thread hashes it where it lies), and the blobs it holds. */
 interface Filling { readonly bytes: Uint8Array, size: number, blobs: MovedBlob[] }
 
@@ -31,8 +25,9 @@ export interface NewPacksInit extends RepackInit {
 /**
  * The new packs of a repack: blobs copied into one pack in memory, which is hashed on a thread
  * with its blocks, written to its spool file in one call and stored (the service in this process
- * takes those blocks without hashing them again). Each moved blob's new place is recorded once
- * its pack is stored, a batch of them at once.
+ * takes those blocks without hashing them again). Each moved blob's new place is recorded as soon
+ * as its pack is stored, in one transaction sorted by file: a kill then leaves at most the pack
+ * being stored named by no record.
  */
 export class NewPacks {
   readonly counts: MovedCounts = { blobs: 0, bytes: 0, made: 0, from: new Set() }
@@ -99,7 +94,7 @@ export class NewPacks {
     for (const blob of pack.blobs) this.unrecorded.push({ ...blob, object: cid })
     pack.blobs = []
     pack.size = 0
-    if (this.unrecorded.length >= RECORD_BATCH) this.record()
+    this.record()
   }
 
   /**
@@ -110,7 +105,6 @@ export class NewPacks {
   private record (): void {
     if (this.unrecorded.length === 0) return
     const moved = this.unrecorded.sort((a, b) => a.record.cid < b.record.cid ? -1 : a.record.cid > b.record.cid ? 1 : 0)
-    this.unrecorded = []
     const { init, counts } = this
     const records = ownRecords(init, moved.map(m => m.record.cid))
     const still = moved.filter(m => records.get(m.record.cid)?.objects === m.record.objects)
@@ -118,6 +112,8 @@ export class NewPacks {
       cid: m.record.cid, size: m.record.size, sealing: m.record.sealing, keyId: m.record.keyId, keySalt: m.record.keySalt,
       objects: JSON.stringify([[m.object, m.at, m.length]])
     })))
+    // Let go only once written: after a failed write, `settle` tries them again.
+    this.unrecorded = []
     const objects = new Set<string>()
     for (const m of still) {
       counts.blobs++

@@ -106,12 +106,11 @@ export class ObjectSets {
       WHERE cid IS NOT NULL AND deleted = 0
         AND EXISTS (SELECT 1 FROM tos t WHERE t.device = r.device AND t.seq >= r.seq AND (r.next IS NULL OR t.seq < r.next))
       ORDER BY cid ON CONFLICT DO NOTHING`)
-    // Records newest first: a device's older base is read beside its newer ones, which hold later versions of its records.
-    const newer = new Map<string, string[]>()
-    for (const { path, device } of byAge.reverse()) {
-      const before = newer.get(device) ?? []
-      this.attached(path, () => { this.baseRecords(before.length) }, before)
-      newer.set(device, [path, ...before])
+    // Records oldest first too, so a newer base's version wins a tie of sequence; each base is read
+    // beside the newer ones of its device, the nearest first: they hold later versions of its records.
+    for (const [i, { path, device }] of byAge.entries()) {
+      const newer = byAge.slice(i + 1).filter(b => b.device === device).map(b => b.path)
+      this.attached(path, () => { this.baseRecords(newer.length) }, newer)
     }
     this.db.exec(`INSERT INTO newest SELECT r.file, r.device, r.key, r.object, r.offset, r.length, r.parts FROM records r
         WHERE r.file IN (SELECT cid FROM live_files)
