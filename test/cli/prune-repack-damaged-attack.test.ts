@@ -9,7 +9,7 @@ import { useTempDir } from '../helpers/temp-dir.js'
 import { flipStoredBlock } from '../helpers/service-blocks.js'
 import { ok } from './content-devices.js'
 import { embeddedDevice } from './retention-devices.js'
-import { allRecordObjects, rewrite, type PruneJson } from './repack-devices.js'
+import { allRecordObjects, forgetFirstOfThree, type PruneJson } from './repack-devices.js'
 import { sha } from './retention-devices.js'
 
 const RETENTION = '[retention]\nkeep_last = 2\nprune_margin = "0s"\n'
@@ -52,13 +52,7 @@ describe('a damaged pack on the embedded service', () => {
     const service = join(root, 'service')
     const a = await embeddedDevice(root, 'a', service, RETENTION)
     const all = Array.from({ length: 16 }, (_, i) => i)
-    const v1 = await rewrite(a, all, new Map())
-    await ok(a, ['snapshot'], { CIDSYNC_TEST_CLOCK: '2026-03-01T01:00:00.000Z' })
-    const v2 = await rewrite(a, all.slice(0, 8), v1)
-    await ok(a, ['snapshot'], { CIDSYNC_TEST_CLOCK: '2026-03-01T02:00:00.000Z' })
-    const v3 = await rewrite(a, all.slice(0, 8), v2)
-    await ok(a, ['snapshot'], { CIDSYNC_TEST_CLOCK: '2026-03-01T03:00:00.000Z' })
-    await ok(a, ['forget'])
+    const { v3 } = await forgetFirstOfThree(a, all.length)
     const pack = objectOf(a.state, 's15.txt')
     // One byte of its first leaf flipped behind the service's back.
     flipStoredBlock(service, firstLeaf(service, pack), 'middle')

@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import { useTempDir } from '../helpers/temp-dir.js'
 import { ok } from './content-devices.js'
 import { embeddedDevice } from './retention-devices.js'
-import { allRecordObjects, expectFiles, rewrite, AT_THIRD, type PruneJson } from './repack-devices.js'
+import { allRecordObjects, expectFiles, forgetFirstOfThree, AT_THIRD, type PruneJson } from './repack-devices.js'
 
 const RETENTION = '[retention]\nkeep_last = 2\nprune_margin = "0s"\n'
 
@@ -20,14 +20,7 @@ describe('a repack on the embedded service killed midway', () => {
       const root = await useTempDir()
       const service = join(root, 'service')
       const a = await embeddedDevice(root, 'a', service, RETENTION)
-      const all = Array.from({ length: 10 }, (_, i) => i)
-      const v1 = await rewrite(a, all, new Map())
-      await ok(a, ['snapshot'], { CIDSYNC_TEST_CLOCK: '2026-03-01T01:00:00.000Z' })
-      const v2 = await rewrite(a, all.slice(0, 8), v1)
-      await ok(a, ['snapshot'], { CIDSYNC_TEST_CLOCK: '2026-03-01T02:00:00.000Z' })
-      const v3 = await rewrite(a, all.slice(0, 8), v2)
-      await ok(a, ['snapshot'], { CIDSYNC_TEST_CLOCK: '2026-03-01T03:00:00.000Z' })
-      await ok(a, ['forget'])
+      const { v3 } = await forgetFirstOfThree(a, 10)
       const killed = await a.run(['prune'], { CIDSYNC_FAILPOINT: point })
       if (point.includes('=')) expect(killed.code, killed.stderr).not.toBe(0)
       else expect(killed.signal, killed.stderr).toBe('SIGKILL')

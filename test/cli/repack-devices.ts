@@ -92,7 +92,16 @@ export const AT_THIRD = '2026-03-01T03:30:00.000Z'
 export async function mostlyDeadPack (root: string): Promise<{ a: ContentDevice, service: Awaited<ReturnType<typeof localServiceUnderTest>>, v3: Map<string, string>, v2: Map<string, string>, pack: string }> {
   const service = await localServiceUnderTest({ dir: join(root, 'service') })
   const a = await contentDevice(root, service, 'a', RETENTION)
-  const all = Array.from({ length: FILES }, (_, i) => i)
+  const { v2, v3, pack } = await forgetFirstOfThree(a, FILES)
+  return { a, service, v2, v3, pack }
+}
+
+/**
+ * `files` small files in one pack, published; eight of them rewritten and published twice; the
+ * first publish forgotten. Answers the files of each publish, and the first pack.
+ */
+export async function forgetFirstOfThree (a: ContentDevice, files: number): Promise<{ v1: Map<string, string>, v2: Map<string, string>, v3: Map<string, string>, pack: string }> {
+  const all = Array.from({ length: files }, (_, i) => i)
   const v1 = await rewrite(a, all, new Map())
   await ok(a, ['snapshot'], { CIDSYNC_TEST_CLOCK: '2026-03-01T01:00:00.000Z' })
   const pack = [...new Set(recordObjects(a).values())]
@@ -102,7 +111,7 @@ export async function mostlyDeadPack (root: string): Promise<{ a: ContentDevice,
   const v3 = await rewrite(a, all.slice(0, 8), v2)
   await ok(a, ['snapshot'], { CIDSYNC_TEST_CLOCK: '2026-03-01T03:00:00.000Z' })
   await ok(a, ['forget'])
-  return { a, service, v2, v3, pack: pack[0] as string }
+  return { v1, v2, v3, pack: pack[0] as string }
 }
 
 /** The mostly dead pack rewritten, published and deleted by the prune after, its bytes given back. */

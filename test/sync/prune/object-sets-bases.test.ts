@@ -3,6 +3,7 @@ import { DEVICE_A as A, indexDatabase as writeIndexDatabase } from './index-data
 import { join } from 'node:path'
 import { ObjectSets, type BaseFile } from '../../../src/sync/prune/object-sets.js'
 import { useTempDir } from '../../helpers/temp-dir.js'
+import { seededRandom } from '../../helpers/seeded-random.js'
 
 const B = 'bbbbbbbb-0000-4000-8000-000000000000'
 type Row = [device: string, path: string, seq: number, cid: string | null, deleted: number]
@@ -11,14 +12,7 @@ type Record = [device: string, cid: string, objects: string, seq: number, key: s
 describe('a prune\'s sets, each device\'s only base settled from its file', () => {
   it('give what taking every base whole gives: two devices, deltas before and after the base, publishes kept anywhere, reused sequences', async () => {
     const dir = await useTempDir()
-    // mulberry32: the same draws each run.
-    let seed = 12345
-    const random = (n: number): number => {
-      seed = (seed + 0x6D2B79F5) | 0
-      let t = Math.imul(seed ^ (seed >>> 15), 1 | seed)
-      t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t
-      return ((t ^ (t >>> 14)) >>> 0) % n
-    }
+    const random = seededRandom(12345)
     let made = 0
     const objects = (): string => {
       const one = (): string => `o${random(6) === 0 ? random(made + 1) : ++made}`

@@ -3,6 +3,7 @@ import { join } from 'node:path'
 import { DEVICE_A as A, indexDatabase, type EntryRow, type RecordRow } from './index-database.js'
 import { ObjectSets, type BaseFile } from '../../../src/sync/prune/object-sets.js'
 import { useTempDir } from '../../helpers/temp-dir.js'
+import { seededRandom } from '../../helpers/seeded-random.js'
 
 const B = 'bbbbbbbb-0000-4000-8000-000000000000'
 
@@ -12,14 +13,7 @@ type Change = { readonly seq: number, readonly row?: EntryRow, readonly record?:
 describe('a prune\'s sets, several bases of a device settled from their files', () => {
   it('give what taking every segment whole gives, over histories cut into chains as publishes make them', async () => {
     const dir = await useTempDir()
-    // mulberry32: the same draws each run.
-    let seed = 4242
-    const random = (n: number): number => {
-      seed = (seed + 0x6D2B79F5) | 0
-      let t = Math.imul(seed ^ (seed >>> 15), 1 | seed)
-      t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t
-      return ((t ^ (t >>> 14)) >>> 0) % n
-    }
+    const random = seededRandom(4242)
     let made = 0
     const objects = (): string => {
       const one = (): string => `o${random(8) === 0 ? random(made + 1) : ++made}`

@@ -3,6 +3,7 @@ import { join } from 'node:path'
 import { DEVICE_A as A, indexDatabase, type EntryRow, type RecordRow } from './index-database.js'
 import { ObjectSets, type BaseFile } from '../../../src/sync/prune/object-sets.js'
 import { useTempDir } from '../../helpers/temp-dir.js'
+import { seededRandom } from '../../helpers/seeded-random.js'
 
 const B = 'bbbbbbbb-0000-4000-8000-000000000000'
 
@@ -17,13 +18,7 @@ const B = 'bbbbbbbb-0000-4000-8000-000000000000'
 describe('a prune\'s sets against a ground truth computed from the histories', () => {
   it('never lists as dead an object the newest version of a live file\'s record names', async () => {
     const dir = await useTempDir()
-    let seed = 977
-    const random = (n: number): number => {
-      seed = (seed + 0x6D2B79F5) | 0
-      let t = Math.imul(seed ^ (seed >>> 15), 1 | seed)
-      t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t
-      return ((t ^ (t >>> 14)) >>> 0) % n
-    }
+    const random = seededRandom(977)
     let made = 0
     const objects = (): string => {
       const one = (): string => `o${random(6) === 0 ? random(made + 1) : ++made}`

@@ -5,6 +5,7 @@ import { join } from 'node:path'
 import { ObjectSets } from '../../../src/sync/prune/object-sets.js'
 import { objectCidsOf } from '../../../src/custody/index.js'
 import { useTempDir } from '../../helpers/temp-dir.js'
+import { seededRandom } from '../../helpers/seeded-random.js'
 
 /** Every candidate noted as listed, old enough to go: what `dead` answers is what the marks left. */
 function deadOf (sets: ObjectSets, objects: readonly string[]): string[] {
@@ -154,14 +155,7 @@ describe('a prune\'s working sets, filled from index databases', () => {
   it('settles a device\'s only base from its file to exactly what taking it whole gives', async () => {
     const dir = await useTempDir()
     const B = 'bbbbbbbb-0000-4000-8000-000000000000'
-    // mulberry32: the same draws each run.
-    let seed = 7
-    const random = (n: number): number => {
-      seed = (seed + 0x6D2B79F5) | 0
-      let t = Math.imul(seed ^ (seed >>> 15), 1 | seed)
-      t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t
-      return (((t ^ (t >>> 14)) >>> 0) % n)
-    }
+    const random = seededRandom(7)
     // Mostly an object of its own, so what each record keeps shows; some shared, some of two parts, some odd.
     let made = 0
     const objects = (): string => {

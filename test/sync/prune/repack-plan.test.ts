@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { packsToRewrite } from '../../../src/sync/prune/repack.js'
+import { seededRandom } from '../../helpers/seeded-random.js'
 
 const MiB = 1024 * 1024
 
@@ -36,14 +37,7 @@ describe('which packs a repack rewrites', () => {
   })
 
   it('settles in one round over random accounts, packs another device names included', () => {
-    // mulberry32: the same draws each run.
-    let seed = 99
-    const random = (n: number): number => {
-      seed = (seed + 0x6D2B79F5) | 0
-      let t = Math.imul(seed ^ (seed >>> 15), 1 | seed)
-      t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t
-      return ((t ^ (t >>> 14)) >>> 0) % n
-    }
+    const random = seededRandom(99)
     for (let round = 0; round < 200; round++) {
       const packs: Pack[] = Array.from({ length: 1 + random(40) }, (_, i) => {
         const size = (1 + random(16)) * MiB
