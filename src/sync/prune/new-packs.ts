@@ -63,8 +63,8 @@ export class NewPacks {
   }
 
   /**
-   * Removes the spool file. After a failure, the packs stored before it are still recorded, so
-   * the next run need not copy them again; the run's own failure is what its caller throws.
+   * Removes the spool file. A stored pack whose records failed to be written is tried once more,
+   * so the next run need not copy it again; the run's own failure is what its caller throws.
    */
   async settle (): Promise<void> {
     await rm(this.spool, { force: true })
@@ -127,10 +127,7 @@ export class NewPacks {
   }
 }
 
-/**
- * Writes `bytes` as the new file `path`, 0600 from its creation: it holds sealed content. Written
- * off this thread: a write may wait on the disk's journal, while this thread copies the next pack.
- */
+/** Writes `bytes` as the new file `path`, 0600 from its creation: it holds sealed content. */
 async function writeNew (path: string, bytes: Uint8Array): Promise<void> {
   const file = await open(path, 'wx', 0o600)
   try {

@@ -6,7 +6,7 @@ import type { BaseFile } from './object-sets.js'
 
 /** Segments fetched and opened at a time: the disk holds at most this many, and the bases settled last. */
 const AT_ONCE = 8
-/** Bases settled from their files, held on disk until the end: the newest. Older ones are taken as the other segments. */
+/** Bases settled from their files, held on disk until the end: those of the highest sequences. Others are taken as the deltas are. */
 const SETTLED_BASES = 8
 
 /** Where a prune's reading hands what each index database names. */
@@ -57,7 +57,7 @@ export async function readNames (repository: Repository, chains: NamedChains, v1
   const seen = new Set<string>()
   const kept = segmentsOf(chains.kept, seen)
   const held = segmentsOf(chains.held, seen)
-  // The newest bases are settled; any past those are taken, not held on disk until the end.
+  // The bases of the highest sequences are settled; any past those are taken, not held on disk until the end.
   const newest = new Set([...kept, ...held].filter(w => w.segment.kind === 'base').sort((a, b) => b.segment.to - a.segment.to).slice(0, SETTLED_BASES).map(w => w.segment.cid))
   const last = (w: Wanted[number]): boolean => newest.has(w.segment.cid)
   const settled = new Map<string, BaseFile>()
