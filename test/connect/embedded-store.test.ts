@@ -10,6 +10,8 @@ import type { ObjectStore, ReadStoredBlock } from '../../src/store/index.js'
 import { CidBuilder, cidProfile, type CidProfile } from '../../src/content/index.js'
 import { IntegrityError, ServiceDataDamagedError } from '../../src/errors.js'
 import { newWalletKey } from '../../src/crypto/index.js'
+import { SealPool } from '../../src/custody/seal-pool.js'
+import { SNAPSHOT_PROFILE } from '../../src/sync/read/index.js'
 import { useTempDir } from '../helpers/temp-dir.js'
 
 /** Small leaves and narrow nodes: a 20 KB file is a DAG three levels deep. */
@@ -28,10 +30,10 @@ async function account (): Promise<{ dir: string, local: LocalService, clients: 
   return { dir, local, clients, apiKey: key }
 }
 
-async function stored (bytes: Buffer): Promise<{ local: LocalService, cid: string, apiKey: string }> {
+async function stored (bytes: Buffer, profile = DEEP): Promise<{ local: LocalService, cid: string, apiKey: string }> {
   const { dir, local, clients, apiKey } = await account()
   await writeFile(join(dir, 'in.bin'), bytes)
-  return { local, cid: (await clients.objects.put(join(dir, 'in.bin'), DEEP)).cid, apiKey }
+  return { local, cid: (await clients.objects.put(join(dir, 'in.bin'), profile)).cid, apiKey }
 }
 
 /** The embedded store over `local`, its packs read through `readStored`, its gateway over HTTP. */
@@ -160,6 +162,43 @@ describe('the embedded store: reads from the service\'s packs in this process (t
     expect(fileFetches(local)).toBe(1)
     await expect(client(local, async (block) => await local.readStoredBlock(block)).getBytes(cid, DEEP, { slab, maxBytes: 10_000 })).rejects.toThrow(/larger|more than|10000|10,000|exceed/i)
   })
+  it('hashed on a sealing thread as the slabs fill: answers only the CID\'s bytes, and ends the thread\'s job on every failure', async () => {
+    const bytes = randomBytes(3 * 1024 * 1024 + 7)
+    const { local, cid } = await stored(bytes, SNAPSHOT_PROFILE)
+    const pool = new SealPool(1)
+    onTestFinished(async () => { await pool.close() })
+    const options = (signal?: AbortSignal): { slab: () => Uint8Array, hashing: () => ReturnType<SealPool['hashStream']>, hash: (s: readonly Uint8Array[]) => Promise<string>, signal?: AbortSignal } =>
+      ({ slab, hashing: () => pool.hashStream(signal), hash: async (s) => await pool.hashObject(s, signal), ...(signal === undefined ? {} : { signal }) })
+    // Wrong bytes from the packs, an object past maxBytes, an abort midway: the pool serves the next each time.
+    // A pack whose leaves read otherwise, only from this process (the gateway reads them right): the gateway's bytes, the right ones.
+    let lies = 0
+    const lying: ReadStoredBlock = async (block, into) => {
+      const got = await local.readStoredBlock(block, into)
+      if (got === undefined || block.code !== 0x55) return got
+      lies++
+      const flipped = Buffer.from(got)
+      flipped[flipped.length >> 1] = (flipped[flipped.length >> 1] as number) ^ 0x80
+      return flipped
+    }
+    expect(joined(await client(local, lying).getBytes(cid, SNAPSHOT_PROFILE, options())).equals(bytes)).toBe(true)
+    expect(lies).toBeGreaterThan(0)
+    // Too large: refused here and by the gateway, in bounded time.
+    await expect(client(local, async (b, i) => await local.readStoredBlock(b, i)).getBytes(cid, SNAPSHOT_PROFILE, { ...options(), maxBytes: 2 * 1024 * 1024 })).rejects.toThrow()
+    // Aborted midway: refused, never hung.
+    const ac = new AbortController()
+    let reads = 0
+    const slow: ReadStoredBlock = async (block, into) => {
+      if (++reads === 2) ac.abort(new Error('stop'))
+      return await local.readStoredBlock(block, into)
+    }
+    await expect(client(local, slow).getBytes(cid, SNAPSHOT_PROFILE, options(ac.signal))).rejects.toThrow()
+    // The thread is free: the next object hashes at once, and the pool closes.
+    const again = await client(local, async (b, i) => await local.readStoredBlock(b, i)).getBytes(cid, SNAPSHOT_PROFILE, options())
+    expect(joined(again).equals(bytes)).toBe(true)
+    const closing = Date.now()
+    await pool.close()
+    expect(Date.now() - closing).toBeLessThan(5_000)
+  }, 60_000)
 })
 
 describe('fetching into a reader or a file from the service\'s own store (a restore\'s segments)', () => {
