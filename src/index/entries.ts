@@ -1,5 +1,6 @@
 import type { Database, Statement } from 'better-sqlite3'
 import { InternalError } from '../errors.js'
+import { Interned } from '../util/interned.js'
 import { META_COLUMNS, metaOfRow, metaValues, type FileMeta, type MetaRow } from './file-meta.js'
 
 /** A file as one device last saw it. */
@@ -61,9 +62,12 @@ export function hasLiveCounts (db: Database): boolean {
   return db.prepare("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'live_counts'").pluck().get() === 1
 }
 
+// A tree of a million rows names a few devices, folders and profiles: each held once.
+const repeated = new Interned()
+
 const toEntry = (r: EntryRow): Entry => ({
-  deviceId: r.device_id, folder: r.folder, path: r.path, size: r.size, mtimeMs: r.mtime_ms, cid: r.cid,
-  cidProfile: r.cid_profile, updatedAt: r.updated_at, deleted: r.deleted === 1, seq: r.seq, meta: metaOfRow(r)
+  deviceId: repeated.of(r.device_id), folder: repeated.of(r.folder), path: r.path, size: r.size, mtimeMs: r.mtime_ms, cid: r.cid,
+  cidProfile: repeated.of(r.cid_profile), updatedAt: r.updated_at, deleted: r.deleted === 1, seq: r.seq, meta: metaOfRow(r)
 })
 
 /**

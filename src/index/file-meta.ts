@@ -1,3 +1,5 @@
+import { Interned } from '../util/interned.js'
+
 /**
  * What an entry is beyond its bytes (docs/snapshot-format.md, "What a file is"). A directory's
  * path ends with `/`, so its row sorts where a walk meets it: after `a-b`, before `a/x`.
@@ -29,17 +31,20 @@ export interface MetaRow {
 
 const KINDS = new Set<string>(['file', 'symlink', 'dir'])
 
+// Owners' and groups' names repeat across every row: each held once.
+const names = new Interned()
+
 /** The meta a row records, or null for a row from before kinds were recorded (a regular file, mode unknown). */
 export function metaOfRow (row: MetaRow): FileMeta | null {
   if (row.kind === null || !KINDS.has(row.kind)) return null
   return {
-    kind: row.kind as EntryKind,
+    kind: names.of(row.kind) as EntryKind,
     // A mode outside the permission bits is another device's mistake or forgery: private instead.
     mode: row.mode !== null && Number.isInteger(row.mode) && row.mode >= 0 && row.mode <= 0o7777 ? row.mode : 0o600,
     uid: row.uid ?? -1,
     gid: row.gid ?? -1,
-    owner: row.owner,
-    group: row.grp,
+    owner: names.of(row.owner),
+    group: names.of(row.grp),
     target: row.target,
     linkGroup: row.link_group
   }
