@@ -18,6 +18,8 @@ export interface SelectedTree {
   readonly disagreements: ReadonlyArray<{ readonly path: string, readonly deviceId: string }>
 }
 
+const DIFFER = Symbol('differ')
+
 const under = (shown: string, prefix: string): boolean =>
   prefix === '' || shown === prefix || shown === `${prefix}/` || shown.startsWith(prefix.endsWith('/') ? prefix : `${prefix}/`)
 
@@ -28,7 +30,8 @@ const under = (shown: string, prefix: string): boolean =>
  */
 export function selectTree (index: Index, init: SelectTreeInit): SelectedTree {
   const newest = new Map<string, Entry>()
-  const seen = new Map<string, Set<string>>()
+  // What the first device seen holds of each path, or DIFFER once another holds something else.
+  const seen = new Map<string, string | typeof DIFFER>()
   const missing: string[] = []
   for (const wanted of init.prefixes) {
     const prefix = wanted.replace(/^\/+/, '')
@@ -39,9 +42,9 @@ export function selectTree (index: Index, init: SelectTreeInit): SelectedTree {
       found ||= !row.deleted
       // What each device holds of the path: the same CID (or deletion) on every device is no disagreement.
       const says = row.deleted ? 'deleted' : `${row.cid ?? ''}:${row.meta?.target ?? ''}`
-      let versions = seen.get(shown)
-      if (versions === undefined) seen.set(shown, versions = new Set())
-      versions.add(says)
+      const first = seen.get(shown)
+      if (first === undefined) seen.set(shown, says)
+      else if (first !== says) seen.set(shown, DIFFER)
       const held = newest.get(shown)
       if (held === undefined || row.updatedAt > held.updatedAt || (row.updatedAt === held.updatedAt && held.deleted && !row.deleted)) newest.set(shown, row)
     }
@@ -56,7 +59,7 @@ export function selectTree (index: Index, init: SelectTreeInit): SelectedTree {
   for (const [shown, row] of newest) {
     if (row.deleted) deleted.add(shown)
     else rows.push(row)
-    if ((seen.get(shown)?.size ?? 0) > 1) disagreements.push({ path: shown, deviceId: row.deviceId })
+    if (seen.get(shown) === DIFFER) disagreements.push({ path: shown, deviceId: row.deviceId })
   }
   rows.sort((a, b) => `${a.folder}/${a.path}` < `${b.folder}/${b.path}` ? -1 : 1)
   return { rows, deleted, disagreements: disagreements.sort((a, b) => a.path < b.path ? -1 : 1) }
