@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { setImmediate as turn } from 'node:timers/promises'
-import { CollectEvery } from '../../src/util/release-memory.js'
+import { boundHeapGrowth, CollectEvery } from '../../src/util/release-memory.js'
 
 /**
  * Buffers outside V8's heap, dropped at once: garbage V8 takes only at a collection. Weakly held, and
@@ -32,5 +32,16 @@ describe('a full collection every so many bytes', () => {
     await turn()
     collect.note(1024 * 1024)
     expect(alive(more)).toBe(0)
+  })
+})
+
+describe('bounding the heap\'s growth', () => {
+  it('collects once when first asked, so the bound holds from then; asked again, it does nothing', async () => {
+    const refs = await droppedBuffers(4, 1024 * 1024)
+    boundHeapGrowth()
+    expect(alive(refs)).toBe(0)
+    const more = await droppedBuffers(4, 1024 * 1024)
+    boundHeapGrowth()
+    expect(alive(more)).toBe(4)
   })
 })

@@ -11,6 +11,7 @@ import { safeLines, safeText } from '../safe-text.js'
 import { loadConfig } from '../../config/index.js'
 import { readFrom } from '../mirror-read.js'
 import { parseTimeArg } from '../time-arg.js'
+import { boundHeapGrowth } from '../../util/release-memory.js'
 import { resolveDevice } from './ls.js'
 
 import type { GetOptions } from './get-options.js'
@@ -38,6 +39,8 @@ export async function runGet (options: GetOptions, paths: readonly string[], pre
   }
   const at = options.at === undefined ? undefined : parseTimeArg(options.at)
   const config: Config = loadConfig({ configPath: options.config })
+  // Before the index's rows are read: their garbage would set how far the heap grows for the whole run.
+  boundHeapGrowth()
   // Per-file failures are outcomes, not a throw: without this, `restore --files` (and `get`) with
   // the primary down failed every file and never read the mirrors, as docs/mirrors.md says they do.
   const fallsBack = options.from === undefined && config.mirrors.length > 0
@@ -51,7 +54,7 @@ export async function runGet (options: GetOptions, paths: readonly string[], pre
     if (past === undefined && options.from !== undefined && !existsSync(indexPath(config.stateDir))) {
       throw new IndexMissingError(indexPath(config.stateDir), `install the one it holds first (cidsync restore --from ${safeText(options.from)})`)
     }
-    const index = past?.index ?? openIndex(indexPath(config.stateDir), { readonly: true })
+    const index = past?.index ?? openIndex(indexPath(config.stateDir), { readonly: true, cacheKiB: 2048 })
     try {
       const deviceId = options.device === undefined ? undefined : resolveDevice(options.device, index.entries.devices())
       const own = readDeviceId(config.stateDir)

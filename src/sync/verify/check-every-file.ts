@@ -6,7 +6,7 @@ import type { Index, StoredFile } from '../../index/index.js'
 import type { ObjectHome } from '../../store/index.js'
 import { readingKey } from '../../snapshot/index.js'
 import { eachAtOnce } from '../../util/each-at-once.js'
-import { CollectEvery } from '../../util/release-memory.js'
+import { boundHeapGrowth, CollectEvery } from '../../util/release-memory.js'
 import { isUnusable, missingKey, SNAPSHOT_PROFILE } from '../read/index.js'
 import { firstUsable, RESTORE_CONCURRENCY, RESTORE_MEMORY_BYTES, RESTORE_PACK_BATCH, RESTORE_THREADS, STREAMED_AT_ONCE } from '../restore/index.js'
 
@@ -61,6 +61,7 @@ interface Check {
  * walk's order) that did not; a network failure or a missing key throws.
  */
 export async function checkEveryFile (clients: ObjectHome, index: Index, files: Iterator<StoredFile>, init: CheckEveryFileInit): Promise<{ checked: number, failed: FileFailure | null }> {
+  boundHeapGrowth()
   const pool = new SealPool(RESTORE_THREADS)
   const memory = new ObjectMemory(RESTORE_MEMORY_BYTES, async (cid, options) => await clients.objects.getBytes(cid, SNAPSHOT_PROFILE, {
     ...options, hash: async (slabs) => await pool.hashObject(slabs, options.signal), hashing: () => pool.hashStream(options.signal)
