@@ -91,6 +91,10 @@ describe.skipIf(EXTERNAL)('files as they are, across two devices (processes)', (
     expect(status.stdout).not.toContain('notes/pipe')
     // Nothing restored is ever wider than recorded: the private key never left 0600.
     expect((await lstat(join(to, 'notes', 'private', 'key'))).mode & 0o777).toBe(0o600)
+    // Two rows a window: hard links, directories and modes come back the same across windows.
+    const windowed = join(root, 'windowed')
+    await ok(b, ['restore', '--files', '--to', windowed], { CIDSYNC_TEST_RESTORE_WINDOW: '2' })
+    expect(await statTree(join(windowed, 'notes'))).toEqual(after)
   }, 300_000)
 
   it('after another device edits, deletes and renames, restore --files gives its tree (newest wins) and says which paths it took from it', async () => {

@@ -92,6 +92,11 @@ describe.skipIf(EXTERNAL)('a past publish whose pack is gone, its blobs stored a
     expect(files.code, files.stderr).toBe(0)
     expect(files.stdout).toContain('3 files written')
     await same(join(root, 'files'))
+    // A window of one row at a time: each retried file is its own window, and still found.
+    const oneByOne = await b.run(['restore', '--files', 'notes/sub', '--to', join(root, 'files-1')], { CIDSYNC_TEST_RESTORE_WINDOW: '1' })
+    expect(oneByOne.code, oneByOne.stderr).toBe(0)
+    expect(oneByOne.stdout).toContain('3 files written')
+    await same(join(root, 'files-1'))
 
     // Content no record holds anywhere else still fails, named; the others come back beside it.
     const all = await b.run(['get', ...smallPaths, 'notes/big.bin', '--to', join(root, 'all'), '--json'])

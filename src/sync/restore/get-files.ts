@@ -1,7 +1,7 @@
 import { lstat, readlink, rm, stat } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import { CID } from 'multiformats/cid'
-import { cidProfile, fileCid, isCidProfileName, type CidProfile } from '../../content/index.js'
+import { cidProfile, fileCid, isCidProfileName, type CidProfile, type CidProfileName } from '../../content/index.js'
 import { DurableBatch, ObjectCache, ObjectMemory, SMALL_FILE_BYTES, SealPool, Slots, fetchFile, type ContentRecord, removeFetchTemps, unsealFile, unsealPackFiles, type UnsealFileInit, type UnsealedFile } from '../../custody/index.js'
 import { ContentIntegrityError, TargetExistsError, UsageError } from '../../errors.js'
 import type { Entry, Index } from '../../index/index.js'
@@ -9,7 +9,7 @@ import type { Repository } from '../repository.js'
 import type { ByteRange } from '../../store/index.js'
 import { readingKey } from '../../snapshot/index.js'
 import { eachAtOnce } from '../../util/each-at-once.js'
-import { CollectEvery } from '../../util/release-memory.js'
+import { boundHeapGrowth, CollectEvery } from '../../util/release-memory.js'
 import type { ProgressEvent, ProgressOptions } from '../../util/progress.js'
 import { syncRenames } from './fsync-renames.js'
 import { SNAPSHOT_PROFILE } from '../read/index.js'
@@ -22,7 +22,8 @@ import { promoteKeptFirsts } from './link-groups.js'
 import type { GetOutcome } from './get-outcome.js'
 import { checkFolders, diskFull, RecordsAhead, removeDeadFetches, targetRoot, usableRecord, type RecordLookup } from './targets.js'
 import { notFound, tryNewerRecords, type RecordFallback } from './newer-records.js'
-import { byRangeWhereFew, fetchOrder, fixableInPlace, packOf, RESTORE_BATCH, RESTORE_CONCURRENCY, RESTORE_PACK_BATCH, RESTORE_MEMORY_BYTES, RESTORE_THREADS, STREAMED_AT_ONCE, sameAttrs, type Job } from './jobs.js'
+import { RecordTable } from './record-table.js'
+import { byRangeWhereFew, fetchOrder, fixableInPlace, packOf, RESTORE_BATCH, RESTORE_CONCURRENCY, RESTORE_PACK_BATCH, RESTORE_MEMORY_BYTES, RESTORE_THREADS, RESTORE_WINDOW, STREAMED_AT_ONCE, sameAttrs, type Job } from './jobs.js'
 import { STATE_NAMES } from '../../config/index.js'
 
 export { checkFolders, targetRoot, usableRecord } from './targets.js'
@@ -68,6 +69,7 @@ export type { GetOutcome } from './get-outcome.js'
  */
 export async function getFiles (repository: Repository, index: Index, init: GetFilesInit): Promise<GetOutcome[]> {
   const { config, home: clients } = repository
+  boundHeapGrowth()
   const fetchDir = join(config.stateDir, STATE_NAMES.contentFetch)
   await removeDeadFetches(fetchDir)
   const objects = new ObjectCache(join(fetchDir, String(process.pid)), async (cid, destination, options) => {
@@ -126,7 +128,10 @@ export async function getFiles (repository: Repository, index: Index, init: GetF
   const told = (outcome: GetOutcome): void => { init.onProgress?.({ type: 'get:file', detail: { path: outcome.path, outcome: outcome.outcome, ...(outcome.reason === undefined ? {} : { reason: outcome.reason, code: outcome.code }) } }) }
   // A file whose objects were not found is told once its fallbacks were tried: it may yet come back.
   const fallbacks = init.fallbacks ?? []
-  const done = (at: number, outcome: GetOutcome): void => { outcomes[at] = outcome; if (fallbacks.length === 0 || !notFound(outcome)) told(outcome) }
+  const done = (at: number, outcome: GetOutcome): void => {
+    outcomes[at] = outcome
+    if (fallbacks.length === 0 || !notFound(outcome)) { tried.delete(at); told(outcome) }
+  }
   const keys = new Map<string, Buffer>()
   // Directories written into, each cleared once of the temps a killed run left (a kill between a
   // temp's write and its rename leaves one, and a rerun may skip the file as already right); a
@@ -135,7 +140,13 @@ export async function getFiles (repository: Repository, index: Index, init: GetF
   const dirs = new Map<string, Promise<{ readonly targetDir: string, readonly made: boolean }>>()
   // Each directory a file was renamed into, with its root and the files: fsynced once at the end (see below).
   const renamed = new Map<string, { root: string, files: number[] }>()
-  const jobs: Job[] = []
+  // The jobs of the window being brought back; what was fetched for each file is forgotten once it
+  // is in place, kept only for those whose objects were not found (a newer record may serve them).
+  let jobs: Job[] = []
+  const tried = new Map<number, ContentRecord>()
+  let warmed = false
+  /** Files still to check and fetch, this window's included. */
+  let left = 0
   // A folder's own path must be there: a missing one is an unmounted disk, not a place to make.
   const folderThere = async (folder: string, root: string): Promise<void> => {
     if (init.to === undefined && !(await stat(root).catch(() => undefined))?.isDirectory()) throw new UsageError(`the folder ${folder} is not at ${root} (an unmounted disk?): mount it; on a new device, create it (\`mkdir -p ${root}\`); or bring the file back with --to DIR`)
@@ -143,16 +154,26 @@ export async function getFiles (repository: Repository, index: Index, init: GetF
   // Looked up a batch of rows at a time: the rows are checked in order.
   const lookup = init.records ?? ((cids: readonly string[]) => index.content.lookupMany(cids))
   let records = new RecordsAhead(lookup, rows)
-  /** A row whose record is usable, with where it goes: each checked in order, before any directory is made. */
+  /** A row whose record is usable, with where it goes. */
   interface Checked { readonly row: Entry, readonly at: number, readonly record: ContentRecord, readonly profile: CidProfile, readonly root: string, readonly components: string[], readonly dirKey: string }
-  const check = (row: Entry, at: number): Checked | undefined => {
+  /** Row `at`'s usable record, checked in order before any directory is made; undefined when it has none (told). */
+  const check = (row: Entry, at: number): ContentRecord | undefined => {
     try {
       init.signal?.throwIfAborted()
       const record = usableRecord(index, row, records.of(at))
       if (typeof record === 'string') { done(at, { path: `${row.folder}/${row.path}`, outcome: 'not-stored', reason: record, code: 'ERR_CONTENT_NOT_STORED' }); return undefined }
       if (!isCidProfileName(row.cidProfile)) throw new ContentIntegrityError(`${row.folder}/${row.path} has CID profile ${JSON.stringify(row.cidProfile)}, which this cidsync does not know: upgrade cidsync`)
+      return record
+    } catch (err) {
+      failed(err, row, at)
+      return undefined
+    }
+  }
+  /** Where row `at` goes, once its window comes. */
+  const place = (row: Entry, at: number, record: ContentRecord): Checked | undefined => {
+    try {
       const { root, components } = targetRoot(config, init.to, row)
-      return { row, at, record, profile: cidProfile(row.cidProfile), root, components, dirKey: JSON.stringify([root, ...components.slice(0, -1)]) }
+      return { row, at, record, profile: cidProfile(row.cidProfile as CidProfileName), root, components, dirKey: JSON.stringify([root, ...components.slice(0, -1)]) }
     } catch (err) {
       failed(err, row, at)
       return undefined
@@ -233,8 +254,9 @@ export async function getFiles (repository: Repository, index: Index, init: GetF
       // The threads start as soon as a file is to be fetched, a thread a file up to the pool's
       // size: their start-up runs while the other files are checked, not in the first file's
       // way. A run with nothing to fetch starts none.
-      if (jobs.length === 0) pool.warm(rows.length - at)
+      if (!warmed) { warmed = true; pool.warm(left) }
       jobs.push({ at, row, record, profile, root, target, targetDir, key, streamed, replace: there !== undefined, attrs })
+      if (fallbacks.length > 0) tried.set(at, record)
     } catch (err) {
       failed(err, row, at)
     }
@@ -339,17 +361,41 @@ export async function getFiles (repository: Repository, index: Index, init: GetF
       failedFetching(err, row, at)
     }
   }
-  /** Checks and brings back `rows` from `from` on, made durable and renamed. */
+  /**
+   * Checks and brings back `rows` from `from` on, made durable and renamed. Every record is
+   * checked first, held in a few numbers each (RecordTable); then the files come back a window
+   * at a time in the order of their packs: what is held for a file to fetch does not grow with
+   * the tree, and each pack is still read once.
+   */
   const bringFrom = async (from: number): Promise<void> => {
-    const before = jobs.length
-    const checked = rows.slice(from).flatMap((row, i) => check(row, from + i) ?? [])
+    const table = new RecordTable(rows.length - from)
+    for (let at = from; at < rows.length; at++) {
+      const row = rows[at] as Entry
+      const record = check(row, at)
+      if (record !== undefined) table.set(at - from, record, row.cid as string, row.size)
+    }
+    const order = table.order()
+    for (let start = 0; start < order.length; start += RESTORE_WINDOW) {
+      left = order.length - start
+      const checked = [...order.subarray(start, start + RESTORE_WINDOW)].flatMap((i) => {
+        const row = rows[from + i] as Entry
+        const record = table.get(i, row.cid as string, row.size)
+        return record === undefined ? [] : place(row, from + i, record) ?? []
+      })
+      await bringWindow(checked)
+    }
+    await durable.finish()
+  }
+  const bringWindow = async (checked: readonly Checked[]): Promise<void> => {
+    jobs = []
     // The directories are made ahead, several at once: the files of one directory wait on it
     // together, so one directory after another left this thread idle.
     const firsts = [...new Map(checked.map(c => [c.dirKey, c])).values()]
     const ahead = eachAtOnce(firsts, RESTORE_CONCURRENCY, async (c) => { if (init.signal?.aborted !== true) await dirOf(c).catch(() => {}) })
     await eachAtOnce(checked, RESTORE_CONCURRENCY, prepare)
     await ahead
-    const ordered = fetchOrder(byRangeWhereFew(jobs.slice(before), clients.objects.stream !== undefined))
+    const ordered = fetchOrder(byRangeWhereFew(jobs, clients.objects.stream !== undefined))
+    jobs = []
     for (const job of ordered) {
       const pack = packOf(job)
       if (pack === undefined) continue
@@ -365,12 +411,11 @@ export async function getFiles (repository: Repository, index: Index, init: GetF
       else units.push([job])
     }
     await eachAtOnce(units, RESTORE_CONCURRENCY, async (unit) => { await (packOf(unit[0] as Job) === undefined ? bring(unit[0] as Job) : bringPack(unit)) })
-    await durable.finish()
   }
   try {
-    // First every file is checked and its directory made; then the files to fetch are brought
-    // back in an order that keeps memory bounded (see ObjectMemory): large files first, then the
-    // files of each pack one after another.
+    // A window at a time, every file is checked and its directory made; then the files to fetch
+    // are brought back in an order that keeps memory bounded (see ObjectMemory): large files
+    // first, then the files of each pack one after another.
     await bringFrom(0)
     // A hard link's first name kept as the user's own file, or not brought back there (its
     // directory in the way): the next name of its group is fetched instead, and the others linked
@@ -387,7 +432,7 @@ export async function getFiles (repository: Repository, index: Index, init: GetF
     }
     // Files whose objects were not found, with a record naming others (a repack's): each bounded to one retry a fallback.
     await tryNewerRecords({
-      fallbacks, rows, outcomes, jobs,
+      fallbacks, rows, outcomes, records: tried,
       retry: async (ats, others) => {
         for (const at of ats) outcomes[at] = undefined
         const from = rows.length

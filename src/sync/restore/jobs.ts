@@ -3,6 +3,7 @@ import type { CidProfile } from '../../content/index.js'
 import { MAX_OBJECT_BYTES, type ContentRecord, type FileAttrs } from '../../custody/index.js'
 import type { Entry } from '../../index/index.js'
 import { restoresOwners } from './attrs.js'
+import { testKnob } from '../../util/test-knob.js'
 
 /** A file to fetch, checked and its directory made. */
 export interface Job {
@@ -114,6 +115,13 @@ export function byRangeWhereFew (jobs: readonly Job[], canStream: boolean): Job[
  * message each way a file. Small enough that every thread still has files to open.
  */
 export const RESTORE_PACK_BATCH = 16
+
+/**
+ * Files a restore brings back at a time, in the order of their packs. What it holds for each file
+ * to fetch (its job, its target) is held for one window, not for the whole tree. Large enough that
+ * every thread has files to open, and that few packs are split across two windows.
+ */
+export const RESTORE_WINDOW = testKnob('CIDSYNC_TEST_RESTORE_WINDOW', 8192)
 
 /** Files restored at once: while one waits on its fetch or its fsync, others are hashed and written (restic's restorer works the same way). */
 export const RESTORE_CONCURRENCY = 8

@@ -1,6 +1,6 @@
 import type { Entry, Index, StoredContentRow } from '../../index/index.js'
 import type { GetOutcome } from './get-outcome.js'
-import type { Job } from './jobs.js'
+import type { ContentRecord } from '../../custody/index.js'
 import { firstUsable, RECORDS_AHEAD, type RecordLookup } from './targets.js'
 
 /**
@@ -75,8 +75,8 @@ export interface NewerRecordsRun {
   /** The run's rows by place (`at`); a retry adds its rows at the end. */
   readonly rows: readonly Entry[]
   readonly outcomes: ReadonlyArray<GetOutcome | undefined>
-  /** The jobs fetched so far: what each place was fetched with. */
-  readonly jobs: readonly Job[]
+  /** What each place whose objects were not found was fetched with. */
+  readonly records: ReadonlyMap<number, ContentRecord>
   /** Checks and fetches the rows at `ats` again, with records from `lookup`; their places' outcomes are dropped. */
   readonly retry: (ats: readonly number[], lookup: RecordLookup) => Promise<void>
 }
@@ -89,12 +89,11 @@ export async function tryNewerRecords (run: NewerRecordsRun): Promise<void> {
   // Per CID, the objects already tried: a record naming the same ones would fail the same way.
   const tried = new Map<string, Set<string>>()
   for (const fallback of run.fallbacks) {
-    const records = new Map(run.jobs.map(j => [j.at, j.record]))
     const failed = run.outcomes.flatMap((o, at) => notFound(o) ? [at] : [])
     if (failed.length === 0) return
     for (const at of failed) {
       const cid = run.rows[at]?.cid
-      const record = records.get(at)
+      const record = run.records.get(at)
       if (cid == null || record === undefined) continue
       const sets = tried.get(cid) ?? new Set<string>()
       sets.add(objectsKey(record.objects))

@@ -1,10 +1,9 @@
 import { describe, expect, it, onTestFinished } from 'vitest'
 import { join } from 'node:path'
 import { openIndex, type Entry, type Index } from '../../../src/index/index.js'
-import { parseContentRecord } from '../../../src/custody/index.js'
+import { parseContentRecord, type ContentRecord } from '../../../src/custody/index.js'
 import { recordsFrom, tryNewerRecords } from '../../../src/sync/restore/newer-records.js'
 import type { GetOutcome } from '../../../src/sync/restore/get-outcome.js'
-import type { Job } from '../../../src/sync/restore/jobs.js'
 import type { RecordLookup } from '../../../src/sync/restore/targets.js'
 import { useTempDir } from '../../helpers/temp-dir.js'
 
@@ -50,8 +49,8 @@ describe('records of the same content from several indexes', () => {
     const rows: Entry[] = [row]
     const gone: GetOutcome = { path: 'f/p', outcome: 'failed', code: 'ERR_CONTENT_NOT_FOUND', reason: 'no gateway has it' }
     const outcomes: Array<GetOutcome | undefined> = [gone]
-    const recordOf = (object: string): Job['record'] => parseContentRecord({ cid: FILE, size: 26, sealing: 'aes-256-gcm/1', keyId: '0123456789abcdef', keySalt: '', objects: [[object, 0, 42]] })
-    const jobs = [{ at: 0, record: recordOf(Z) }] as unknown as Job[]
+    const recordOf = (object: string): ContentRecord => parseContentRecord({ cid: FILE, size: 26, sealing: 'aes-256-gcm/1', keyId: '0123456789abcdef', keySalt: '', objects: [[object, 0, 42]] })
+    const records = new Map([[0, recordOf(Z)]])
     const asked: string[][] = []
     const lookups = (look: RecordLookup): string[] => (look([FILE]).get(FILE) ?? []).map(r => JSON.parse(r.objects)[0][0] as string)
     // Z, the newest, is gone; so is X, the next; the head's Y is there.
@@ -60,14 +59,14 @@ describe('records of the same content from several indexes', () => {
       fallbacks: [async (cids) => index.content.lookupMany(cids), async (cids) => head.content.lookupMany(cids), async (cids) => index.content.lookupMany(cids)],
       rows,
       outcomes,
-      jobs,
+      records,
       retry: async (ats, lookup) => {
         const objects = lookups(lookup)
         asked.push(objects)
         for (const at of ats) {
           outcomes[at] = undefined
           rows.push(rows[at] as Entry)
-          jobs.push({ at: rows.length - 1, record: recordOf(objects[0] as string) } as unknown as Job)
+          records.set(rows.length - 1, recordOf(objects[0] as string))
           outcomes.push(present.has(objects[0] as string) ? { path: 'f/p', outcome: 'written' } : gone)
         }
       }
@@ -79,7 +78,7 @@ describe('records of the same content from several indexes', () => {
     // A fallback with only the objects already tried: no retry, and the failure stays.
     const alone: Array<GetOutcome | undefined> = [gone]
     let retried = 0
-    await tryNewerRecords({ fallbacks: [async (cids) => head.content.lookupMany(cids)], rows: [row], outcomes: alone, jobs: [{ at: 0, record: recordOf(Y) }] as unknown as Job[], retry: async () => { retried++ } })
+    await tryNewerRecords({ fallbacks: [async (cids) => head.content.lookupMany(cids)], rows: [row], outcomes: alone, records: new Map([[0, recordOf(Y)]]), retry: async () => { retried++ } })
     expect({ retried, alone }).toEqual({ retried: 0, alone: [gone] })
   })
 })
