@@ -1,5 +1,6 @@
 import { setV8Flag } from './v8-flags.js'
 import { runInNewContext } from 'node:vm'
+import { getHeapStatistics } from 'node:v8'
 
 let gc: (() => void) | undefined
 
@@ -54,10 +55,13 @@ export function boundHeapGrowth (): void {
     // Not available on this runtime: V8's own heuristics stay.
     return
   }
-  // V8 takes the factor at its next full collection: one now, before the limit set while the
-  // index was read (and its garbage) carries the whole run.
-  releaseMemory()
+  // V8 takes the factor at its next full collection. A heap grown already (an index read, and its
+  // garbage) is collected now, or the limit it set would carry the whole run.
+  if (getHeapStatistics().total_heap_size > GROWN_HEAP_BYTES) releaseMemory()
 }
+
+/** A heap past this size was grown by work already done: see {@link boundHeapGrowth}. */
+const GROWN_HEAP_BYTES = 64 * 1024 * 1024
 
 let bounded = false
 
