@@ -387,7 +387,6 @@ export async function getFiles (repository: Repository, index: Index, init: GetF
     await durable.finish()
   }
   const bringWindow = async (checked: readonly Checked[]): Promise<void> => {
-    jobs = []
     // The directories are made ahead, several at once: the files of one directory wait on it
     // together, so one directory after another left this thread idle.
     const firsts = [...new Map(checked.map(c => [c.dirKey, c])).values()]

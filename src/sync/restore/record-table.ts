@@ -8,9 +8,9 @@ const NONE = 3
 
 /**
  * The checked records of a restore's rows, held in a few numbers each: a pack's file as its
- * pack, offset and length, with its sealing and key shared. A record a row names is kept whole
- * only for a file of several objects (a large file, one of few). What a restore holds for a tree
- * of a million files is then tens of bytes a file, not a kilobyte.
+ * pack, offset and length, with its sealing and key shared. A large file, a plain one, one of
+ * several objects and a record of another file are kept whole: they are few. What a restore
+ * holds for a tree of a million files is then tens of bytes a file, not a kilobyte.
  *
  * The records were parsed and checked before they are set: one read back is the same record.
  */
@@ -22,7 +22,7 @@ export class RecordTable {
   private readonly seal: Int32Array
   private readonly packs: string[] = []
   private readonly packIds = new Map<string, number>()
-  private readonly seals: Array<Pick<ContentRecord, 'cid' | 'size' | 'sealing' | 'keyId' | 'keySalt'>> = []
+  private readonly seals: Array<Pick<ContentRecord, 'sealing' | 'keyId' | 'keySalt'>> = []
   private readonly sealIds = new Map<string, number>()
   private readonly whole = new Map<number, ContentRecord>()
 
@@ -48,7 +48,7 @@ export class RecordTable {
     if (pack === undefined) { pack = this.packs.length; this.packs.push(object); this.packIds.set(object, pack) }
     const sealKey = `${record.sealing} ${record.keyId} ${record.keySalt}`
     let seal = this.sealIds.get(sealKey)
-    if (seal === undefined) { seal = this.seals.length; this.seals.push({ cid: '', size: 0, sealing: record.sealing, keyId: record.keyId, keySalt: record.keySalt }); this.sealIds.set(sealKey, seal) }
+    if (seal === undefined) { seal = this.seals.length; this.seals.push({ sealing: record.sealing, keyId: record.keyId, keySalt: record.keySalt }); this.sealIds.set(sealKey, seal) }
     this.kind[i] = PACKED
     this.pack[i] = pack
     this.offset[i] = offset
@@ -61,7 +61,7 @@ export class RecordTable {
     const kind = this.kind[i]
     if (kind === NONE || kind === undefined) return undefined
     if (kind !== PACKED) return this.whole.get(i)
-    const seal = this.seals[this.seal[i] as number] as ContentRecord
+    const seal = this.seals[this.seal[i] as number] as Pick<ContentRecord, 'sealing' | 'keyId' | 'keySalt'>
     return { cid, size, sealing: seal.sealing, keyId: seal.keyId, keySalt: seal.keySalt, objects: [[this.packs[this.pack[i] as number] as string, this.offset[i] as number, this.length[i] as number]] }
   }
 
