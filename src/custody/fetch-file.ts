@@ -96,7 +96,8 @@ export function fetchTempFor (target: string): string {
 
 /**
  * Removes the temp files fetches killed midway left in `dir`, which must really be `expected`:
- * only regular files under the name {@link fetchFile} gives them, never the user's own files.
+ * only regular files under the name {@link fetchFile} gives them, never the user's own files, and
+ * never this process's.
  * Each is reached through the directory's descriptor, so a symlink swapped in for `dir` leads the
  * sweep nowhere. Answers how many it removed.
  */
@@ -104,7 +105,10 @@ export async function removeFetchTemps (dir: string, expected: string): Promise<
   const refused = (now: string): Error => new TargetPathError(`${dir} is not where it was checked (it leads to ${now}): a symlink put in its way? Nothing is removed through it`)
   return await inCheckedDir(dir, expected, refused, async (at) => {
     let removed = 0
-    for (const name of (await readdir(at('.')).catch(() => [] as string[])).filter(n => FETCH_TEMP.test(n))) {
+    // This process's own temps are left: one directory reached by two names is swept by each, and
+    // a file of an earlier window may wait there for its batch's rename.
+    const own = `.cidsync-${tempPrefix}`
+    for (const name of (await readdir(at('.')).catch(() => [] as string[])).filter(n => FETCH_TEMP.test(n) && !n.includes(own))) {
       if ((await lstat(at(name)).catch(() => undefined))?.isFile() !== true) continue
       await rm(at(name), { force: true })
       removed++
