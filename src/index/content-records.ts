@@ -139,6 +139,17 @@ export class ContentRecordStore {
     return found
   }
 
+  /**
+   * Which of `objects` some record of any device names. Each is one pass over the records: it is
+   * asked of the few packs a killed repack stored before their records, never of every pack.
+   */
+  namedObjects (objects: readonly string[]): Set<string> {
+    const named = new Set<string>()
+    const names = this.db.prepare('SELECT 1 FROM content WHERE instr(objects, ?) > 0 LIMIT 1').pluck()
+    for (const object of objects) if (names.get(JSON.stringify(object)) !== undefined) named.add(object)
+    return named
+  }
+
   /** Whether any device stored this content under the key `keyId` ("" for plain content). */
   has (cid: string, keyId: string): boolean {
     return this.statements.has.get(cid, keyId) === 1

@@ -96,4 +96,17 @@ describe('content records: rows of their device, carried in its segments', () =>
       index.close()
     }
   })
+
+  it('say which of some objects a record names, whole CIDs only, not a CID that one contains', async () => {
+    const root = await useTempDir()
+    const index = openIndex(join(root, 'index.sqlite'))
+    try {
+      const named = 'bafkreigh2akiscaildcqabsyg3dfr6chu3fgpregiymsck7e7aqa4s52zy'
+      index.content.record(A, 'a', [record('cid-one.md', named)])
+      expect([...index.content.namedObjects([named, named.slice(0, -1), 'bafkreiother', `${named}x`])]).toEqual([named])
+      expect(index.content.namedObjects([]).size).toBe(0)
+    } finally {
+      index.close()
+    }
+  })
 })

@@ -27,7 +27,7 @@ export interface NewPacksInit extends RepackInit {
  * with its blocks, written to its spool file in one call and stored (the service in this process
  * takes those blocks without hashing them again). Each moved blob's new place is recorded as soon
  * as its pack is stored, in one transaction sorted by file: a kill then leaves at most the pack
- * being stored named by no record.
+ * being stored named by no record, and that pack noted for a later prune to delete.
  */
 export class NewPacks {
   readonly counts: MovedCounts = { blobs: 0, bytes: 0, made: 0, from: new Set() }
@@ -79,6 +79,10 @@ export class NewPacks {
     const { cid: expectedCid, blocks } = await this.hashing.hashObjectBlocks([bytes], init.signal)
     await rm(this.spool, { force: true })
     await writeNew(this.spool, bytes)
+    // Noted before its upload, forgotten once its moves are recorded: a kill between the two
+    // leaves a pack no record names, which a later prune deletes past the margin.
+    const notes = repository.store.abandonedUploads
+    notes.note([{ cid: expectedCid, kind: 'pack' }])
     const cid = await this.gate.slots.run(async () => (await repository.objects.put(this.spool, SNAPSHOT_PROFILE, {
       name: 'cidsync-pack.sealed', signal: init.signal, expectedCid, blocks, throttle: async (n, signal) => { await this.gate.bucket.take(n, signal) }
     })).cid, init.signal)
@@ -89,6 +93,7 @@ export class NewPacks {
       await repository.deals.addCid(cid, { signal: init.signal })
       init.index.remote.requestDeal(cid, init.deviceId)
     }
+    if (cid !== expectedCid) notes.note([{ cid, kind: 'pack' }])
     failpoint('prune:repack-stored')
     await rm(this.spool, { force: true })
     for (const blob of pack.blobs) this.unrecorded.push({ ...blob, object: cid })
@@ -123,6 +128,8 @@ export class NewPacks {
     }
     counts.made += objects.size
     failpoint('prune:repack-recorded')
+    // A pack none of whose moves still stand stays noted: nobody names it, so a prune deletes it.
+    this.repository.store.abandonedUploads.forget([...objects])
     init.onStored?.(counts)
   }
 }

@@ -138,6 +138,11 @@ export async function prune (repository: Repository, init: PruneInit): Promise<P
     const inFlight = repository.store.current()
     if (inFlight !== undefined && 'files' in inFlight && inFlight.files !== null) sets.live(inFlight.files.map(f => f.cid))
     const abandoned = repository.store.abandonedUploads.all()
+    // A repack's new pack a record names was recorded before its note was forgotten: it stays.
+    // One a later repack finished without recording goes. Without the index to ask, both wait.
+    const packs = abandoned.filter(a => a.kind === 'pack' || a.kind === 'pack-left')
+    const recorded = init.repack?.index.content.namedObjects(packs.map(a => a.cid))
+    if (recorded !== undefined) sets.candidates(packs.filter(a => a.kind === 'pack-left' && !recorded.has(a.cid)).map(a => a.cid), 'content')
     for (const kind of ['manifest', 'segment'] as const) sets.candidates(abandoned.filter(a => a.kind === kind).map(a => a.cid), kind)
     // A prune's list the list pointer never named (a run stopped between its upload and the pointer):
     // counted with the manifests. The one the pointer names now stays: publishes read it.
@@ -191,7 +196,7 @@ export async function prune (repository: Repository, init: PruneInit): Promise<P
     const done = await deleteDead(repository, dead, { signal: init.signal, storedBefore: Math.min(before, list.storedAt ?? before), seen, onProgress: init.onProgress })
     await dropPreviousList(repository, list.previous, init.signal)
     // Those a kept publish names, or the store no longer lists, need nothing more; deleted ones go next run.
-    repository.store.abandonedUploads.forget(sets.settled(abandoned.map(a => a.cid)))
+    repository.store.abandonedUploads.forget([...sets.settled(abandoned.map(a => a.cid)), ...(recorded ?? [])])
     // After the deletes: a repack deletes nothing, and a failed one leaves the prune's work done.
     let repacked: Repacked | undefined
     try {

@@ -28,7 +28,8 @@ export interface CopyInit extends RepackInit {
  * Sealing is convergent, so the bytes are the same: any version of a file's record opens them.
  * Nothing is deleted here. The old pack goes at a later prune, once the pointer's chain holds the
  * new records: until then its newest record still names it. A kill before the records leaves an
- * upload no record names; the next run copies the same blobs again. Each old pack is read into
+ * upload no record names, noted: the next run makes it again, or marks it for a prune to delete.
+ * Each old pack is read into
  * slabs used again for the next, each hashed on a thread while the next slab is read.
  */
 export async function copyLiveBlobs (repository: Repository, plan: RepackPlan, init: CopyInit): Promise<Repacked> {

@@ -91,9 +91,12 @@ export function plannedCounts (plan: RepackPlan): Repacked {
 export async function repackPlanned (repository: Repository, sets: ObjectSets, init: RepackInit, options: { readonly dir: string, readonly signal?: AbortSignal, readonly onProgress?: (event: RepackProgress) => void }): Promise<Repacked> {
   // The sets do not change while it runs: only which records are this device's is read again.
   const live = sets.livePacks(init.deviceId)
+  // New packs a killed repack stored before their records: this run may make them again.
+  const unrecorded = repository.store.abandonedUploads.packsNotedBefore(Date.now())
   // Whether a pack is worth rewriting needs no record: the index is claimed only then, and the
   // plan made once, from the index held (another prune may have moved these files since).
-  const claim = init.claim !== undefined && !packsToRewrite(live).next().done ? await init.claim() : undefined
+  const wanted = unrecorded.length > 0 || !packsToRewrite(live).next().done
+  const claim = init.claim !== undefined && wanted ? await init.claim() : undefined
   if (claim !== undefined && 'skipped' in claim) {
     // Said only where something would move: packs that all wait for a publish need no claim.
     const plan = planRepack(sets, init, live)
@@ -102,9 +105,24 @@ export async function repackPlanned (repository: Repository, sets: ObjectSets, i
   try {
     const held = claim === undefined ? init : { ...init, index: claim.index }
     const plan = planRepack(sets, held, live)
-    return plan.packs.length === 0 ? plannedCounts(plan) : await copyLiveBlobs(repository, plan, { ...held, ...options, maxPackBytes: MAX_PACK_BYTES })
+    const done = plan.packs.length === 0 ? plannedCounts(plan) : await copyLiveBlobs(repository, plan, { ...held, ...options, maxPackBytes: MAX_PACK_BYTES })
+    leftUnrecorded(repository, held.index, unrecorded)
+    return done
   } finally {
     claim?.release()
   }
 }
 
+
+/**
+ * Of the new packs a killed repack stored, those no record names once this repack is done: it
+ * made them again (recorded) or made others. They are marked for the next prune to delete.
+ * Called only while this process holds the index: no other repack is storing then.
+ */
+function leftUnrecorded (repository: Repository, index: RepackInit['index'], packs: readonly string[]): void {
+  if (packs.length === 0) return
+  const recorded = index.content.namedObjects(packs)
+  const notes = repository.store.abandonedUploads
+  notes.forget([...recorded])
+  notes.relabel(packs.filter(cid => !recorded.has(cid)), 'pack-left')
+}
