@@ -34,10 +34,31 @@ const KINDS = new Set<string>(['file', 'symlink', 'dir'])
 // Owners' and groups' names repeat across every row: each held once.
 const names = new Interned()
 
-/** The meta a row records, or null for a row from before kinds were recorded (a regular file, mode unknown). */
+/** Most metas to share at once: past it the shared ones start again, as {@link Interned} does. */
+const SHARED_METAS = 4096
+// Most files of a tree have one of a few modes and owners, and no target or link: each such meta is held once.
+const shared = new Map<string, FileMeta>()
+
+function sharedMeta (meta: FileMeta): FileMeta {
+  if (meta.target !== null || meta.linkGroup !== null) return meta
+  // Names come from other devices' rows: each is prefixed with its length, so no two metas share a key.
+  const { owner, group } = meta
+  const key = `${meta.kind} ${meta.mode} ${meta.uid} ${meta.gid} ${owner === null ? -1 : owner.length}:${owner ?? ''}${group === null ? -1 : group.length}:${group ?? ''}`
+  const known = shared.get(key)
+  if (known !== undefined) return known
+  if (shared.size >= SHARED_METAS) shared.clear()
+  // Frozen: a write to one row's meta would change every row sharing it.
+  shared.set(key, Object.freeze(meta))
+  return meta
+}
+
+/**
+ * The meta a row records, or null for a row from before kinds were recorded (a regular file, mode
+ * unknown). Rows that say the same share one meta: it is never written to.
+ */
 export function metaOfRow (row: MetaRow): FileMeta | null {
   if (row.kind === null || !KINDS.has(row.kind)) return null
-  return {
+  return sharedMeta({
     kind: names.of(row.kind) as EntryKind,
     // A mode outside the permission bits is another device's mistake or forgery: private instead.
     mode: row.mode !== null && Number.isInteger(row.mode) && row.mode >= 0 && row.mode <= 0o7777 ? row.mode : 0o600,
@@ -47,7 +68,7 @@ export function metaOfRow (row: MetaRow): FileMeta | null {
     group: names.of(row.grp),
     target: row.target,
     linkGroup: row.link_group
-  }
+  })
 }
 
 /** The values bound for {@link META_COLUMNS}. */

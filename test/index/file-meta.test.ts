@@ -37,6 +37,34 @@ describe('what an entry is, in the index and its segments', () => {
     index.close()
   })
 
+  it('shares one frozen meta between rows that say the same, and never between rows whose names only run together', async () => {
+    const dir = await useTempDir()
+    const index = openIndex(join(dir, 'a.sqlite'))
+    index.entries.registerDevice(A, 'laptop')
+    index.entries.apply(A, [
+      upsert('one', meta()),
+      upsert('two', meta()),
+      upsert('three', meta({ mode: 0o644 })),
+      // Owner and group that a key joining them without their lengths would confuse.
+      upsert('four', meta({ owner: 'ali', group: 'cestaff' })),
+      upsert('five', meta({ owner: 'alice', group: 'staff' })),
+      upsert('six', meta({ owner: 'ab1:', group: 'c' })),
+      upsert('seven', meta({ owner: 'ab', group: '1:c' }))
+    ])
+    const of = (path: string): FileMeta | null | undefined => index.entries.list({ deviceId: A }).find(e => e.path === path)?.meta
+    expect(of('one')).toBe(of('two'))
+    expect(Object.isFrozen(of('one'))).toBe(true)
+    expect(of('three')).toEqual(meta({ mode: 0o644 }))
+    expect(of('four')).toEqual(meta({ owner: 'ali', group: 'cestaff' }))
+    expect(of('five')).toBe(of('one'))
+    expect(of('six')).toEqual(meta({ owner: 'ab1:', group: 'c' }))
+    expect(of('seven')).toEqual(meta({ owner: 'ab', group: '1:c' }))
+    // A meta with a link or a target is its row's own.
+    index.entries.apply(A, [upsert('l1', meta({ linkGroup: '1:2' })), upsert('l2', meta({ linkGroup: '1:2' }))])
+    expect(of('l1')).not.toBe(of('l2'))
+    index.close()
+  })
+
   it('travels in segments at the schema that records it; a segment from before applies with nothing recorded', async () => {
     const dir = await useTempDir()
     const source = openIndex(join(dir, 'a.sqlite'))

@@ -19,7 +19,7 @@ import { restoredAttrs, type AttrsNote } from './attrs.js'
 import { fixFileAttrs, sameMtime } from './tree.js'
 import { placeEntries, type EntryJob } from './entries.js'
 import { promoteKeptFirsts } from './link-groups.js'
-import type { GetOutcome } from './get-outcome.js'
+import { PlacedFile, type GetOutcome } from './get-outcome.js'
 import { checkFolders, diskFull, RecordsAhead, removeDeadFetches, targetRoot, usableRecord, type RecordLookup } from './targets.js'
 import { notFound, tryNewerRecords, type RecordFallback } from './newer-records.js'
 import { RecordTable } from './record-table.js'
@@ -125,6 +125,7 @@ export async function getFiles (repository: Repository, index: Index, init: GetF
   // Every `get:file` to come: the other names of hard links too, whose bytes are the first's.
   init.onProgress?.({ type: 'get:start', detail: { files: rows.length + linked.length, bytes: rows.reduce((sum, r) => sum + r.size, 0) } })
   const outcomes: Array<GetOutcome | undefined> = new Array(rows.length)
+  const placing = { config, to: init.to }
   const told = (outcome: GetOutcome): void => { init.onProgress?.({ type: 'get:file', detail: { path: outcome.path, outcome: outcome.outcome, ...(outcome.reason === undefined ? {} : { reason: outcome.reason, code: outcome.code }) } }) }
   // A file whose objects were not found is told once its fallbacks were tried: it may yet come back.
   const fallbacks = init.fallbacks ?? []
@@ -226,12 +227,12 @@ export async function getFiles (repository: Repository, index: Index, init: GetF
         // alone: given the rest in place, with nothing fetched, where no other user could have
         // written it since the hash (fixableInPlace); else fetched again onto an inode of its own.
         if (local === row.cid && there.size === row.size && (sameAttrs(there, attrs, row.meta === null) || fixableInPlace(there, attrs, row.meta === null))) {
-          if (sameAttrs(there, attrs, row.meta === null) && sameMtime(there, row.mtimeMs)) { done(at, { path: shown, outcome: 'already-there', target }); return }
+          if (sameAttrs(there, attrs, row.meta === null) && sameMtime(there, row.mtimeMs)) { done(at, new PlacedFile(row, 'already-there', placing)); return }
           await fixFileAttrs(target, targetDir, there.ino, attrs, row.mtimeMs, row.meta === null).catch((err: NodeJS.ErrnoException) => {
             if (err.code !== 'EPERM' && err.code !== 'EACCES') throw err
             throw Object.assign(new Error(`${target} holds the right bytes, but this user may not set its mode or mtime (${err.code}): run as its owner, or move it aside and run again`, { cause: err }), { code: err.code })
           })
-          done(at, { path: shown, outcome: 'written', target })
+          done(at, new PlacedFile(row, 'written', placing))
           return
         }
         // A symlink where the file was (a type changed on another device): replaced when it is one of record, or with --overwrite.
@@ -315,7 +316,7 @@ export async function getFiles (repository: Repository, index: Index, init: GetF
     const into = renamed.get(dirname(target)) ?? { root: job.root, files: [] }
     into.files.push(at)
     renamed.set(dirname(target), into)
-    done(at, { path: `${row.folder}/${row.path}`, outcome: 'written', target })
+    done(at, new PlacedFile(row, 'written', placing))
   }
   const durably = async (job: Job, unsealed: UnsealedFile): Promise<void> => {
     // Its outcome comes once its batch is durable and renamed; this slot goes on to the next file.
@@ -445,7 +446,10 @@ export async function getFiles (repository: Repository, index: Index, init: GetF
     // be opened to be fsynced after.
     await syncRenamed()
     // Then what is not a file's bytes: other names of hard links, symlinks, and directories last.
-    const written = new Map(outcomes.filter((o): o is GetOutcome => o?.outcome === 'written' || o?.outcome === 'already-there').map(o => [o.path, o.target as string]))
+    // Where each hard link's first name went: asked of those firsts alone, not of every file.
+    const firsts = new Set(linked.map(({ first }) => `${first.folder}/${first.path}`))
+    const written = new Map<string, string>()
+    if (firsts.size > 0) for (const o of outcomes) if ((o?.outcome === 'written' || o?.outcome === 'already-there') && firsts.has(o.path)) written.set(o.path, o.target as string)
     const entryJobs: EntryJob[] = [
       ...linked.map(({ row, first }) => ({ row, first, existing: written.get(`${first.folder}/${first.path}`) })),
       ...entries.map(row => ({ row }))
