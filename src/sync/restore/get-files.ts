@@ -1,29 +1,27 @@
-import { lstat, readlink, rm, stat } from 'node:fs/promises'
+import { stat } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
-import { CID } from 'multiformats/cid'
-import { cidProfile, fileCid, isCidProfileName, type CidProfile, type CidProfileName } from '../../content/index.js'
-import { DurableBatch, ObjectCache, ObjectMemory, SMALL_FILE_BYTES, SealPool, Slots, fetchFile, type ContentRecord, removeFetchTemps, unsealFile, unsealPackFiles, type UnsealFileInit, type UnsealedFile } from '../../custody/index.js'
+import { cidProfile, isCidProfileName, type CidProfile, type CidProfileName } from '../../content/index.js'
+import { SMALL_FILE_BYTES, type ContentRecord, removeFetchTemps } from '../../custody/index.js'
 import { ContentIntegrityError, TargetExistsError, UsageError } from '../../errors.js'
 import type { Entry, Index } from '../../index/index.js'
 import type { Repository } from '../repository.js'
-import type { ByteRange } from '../../store/index.js'
 import { readingKey } from '../../snapshot/index.js'
 import { eachAtOnce } from '../../util/each-at-once.js'
-import { boundHeapGrowth, CollectEvery } from '../../util/release-memory.js'
+import { boundHeapGrowth } from '../../util/release-memory.js'
 import type { ProgressEvent, ProgressOptions } from '../../util/progress.js'
 import { syncRenames } from './fsync-renames.js'
-import { SNAPSHOT_PROFILE } from '../read/index.js'
 import { prepareTarget } from './safe-target.js'
 import { makeDirs } from '../../util/make-dirs.js'
 import { restoredAttrs, type AttrsNote } from './attrs.js'
-import { fixFileAttrs, sameMtime } from './tree.js'
 import { placeEntries, type EntryJob } from './entries.js'
-import { promoteKeptFirsts } from './link-groups.js'
+import { promoteKeptFirsts, splitRows } from './link-groups.js'
 import { PlacedFile, type GetOutcome } from './get-outcome.js'
 import { checkFolders, diskFull, RecordsAhead, removeDeadFetches, targetRoot, usableRecord, type RecordLookup } from './targets.js'
 import { notFound, tryNewerRecords, type RecordFallback } from './newer-records.js'
 import { RecordTable } from './record-table.js'
-import { byRangeWhereFew, fetchOrder, fixableInPlace, packOf, RESTORE_BATCH, RESTORE_CONCURRENCY, RESTORE_PACK_BATCH, RESTORE_MEMORY_BYTES, RESTORE_THREADS, RESTORE_WINDOW, STREAMED_AT_ONCE, sameAttrs, type Job } from './jobs.js'
+import { byRangeWhereFew, fetchOrder, packOf, RESTORE_CONCURRENCY, RESTORE_PACK_BATCH, RESTORE_WINDOW, type Job } from './jobs.js'
+import { FileFetcher } from './file-fetcher.js'
+import { whatIsThere } from './what-is-there.js'
 import { STATE_NAMES } from '../../config/index.js'
 
 export { checkFolders, targetRoot, usableRecord } from './targets.js'
@@ -72,54 +70,27 @@ export async function getFiles (repository: Repository, index: Index, init: GetF
   boundHeapGrowth()
   const fetchDir = join(config.stateDir, STATE_NAMES.contentFetch)
   await removeDeadFetches(fetchDir)
-  const objects = new ObjectCache(join(fetchDir, String(process.pid)), async (cid, destination, options) => {
-    // Scratch, verified, read by this process and removed: not fsynced (a power cut ends the reader too).
-    await clients.objects.getFile(cid, options.profile ?? SNAPSHOT_PROFILE, destination, { ...options, signal: options.signal, durable: false })
+  const fetcher = new FileFetcher(repository.objects, {
+    scratchDir: join(fetchDir, String(process.pid)),
+    signal: init.signal,
+    onBytes: (bytes) => { init.onProgress?.({ type: 'get:bytes', detail: { bytes } }) },
+    written: (job) => { written(job) },
+    failed: (err, job) => { failedFetching(err, job.row, job.at) }
   })
-  const pool = new SealPool(RESTORE_THREADS)
-  const streaming = new Slots(STREAMED_AT_ONCE)
-  // What a streamed file leaves (its slots, its lent blocks) lies outside V8's heap, which counts it
-  // late: a collection every 64 MiB of them keeps the packs that follow from piling on top.
-  const collect = new CollectEvery()
-  // Verified files are fsynced a batch at a time, and renamed only then (docs/content-format.md, "What a crash leaves").
-  const durable = new DurableBatch(pool, RESTORE_BATCH)
-  // Sealed objects are held in memory, each hashed in a sealing thread before anything reads it.
-  const memory = new ObjectMemory(RESTORE_MEMORY_BYTES, async (cid, options) => await clients.objects.getBytes(cid, SNAPSHOT_PROFILE, {
-    ...options, hash: async (slabs) => await pool.hashObject(slabs, options.signal), hashing: () => pool.hashStream(options.signal)
-  }))
   // A --to dir made here is private: the tree under it keeps its recorded modes.
   if (init.to !== undefined) await makeDirs(init.to, 0o700)
   const notes = new Set<AttrsNote>()
   const note = (what: AttrsNote): void => { if (!notes.has(what)) { notes.add(what); init.onNote?.(what) } }
   const live = init.rows.filter(r => !r.deleted)
   // Hard links: the first name of a group is fetched, the others linked to it once it is in place.
-  const groups = new Map<string, Entry>()
-  let linked: Array<{ row: Entry, first: Entry }> = []
-  const rows: Entry[] = []
-  for (const row of live) {
-    if (row.cid === null || (row.meta !== null && row.meta.kind !== 'file')) continue
-    const group = row.meta?.linkGroup == null ? undefined : `${row.deviceId} ${row.meta.linkGroup} ${row.cid}`
-    const first = group === undefined ? undefined : groups.get(group)
-    if (first !== undefined) { linked.push({ row, first }); continue }
-    if (group !== undefined) groups.set(group, row)
-    rows.push(row)
-  }
-  const entries = live.filter(r => r.meta !== null && r.meta.kind !== 'file')
+  const split = splitRows(live)
+  const { files: rows, entries } = split
+  let { linked } = split
   // New directories are made no wider than recorded (and writable by their owner while filled).
   const dirModes = new Map(entries.filter(r => r.meta?.kind === 'dir').map(r => [`${r.folder}/${r.path}`, r.meta?.mode ?? 0o755]))
   const dirMode = (folder: string) => (parts: readonly string[]): number => {
     const recorded = dirModes.get(`${folder}/${parts.join('/')}/`) ?? dirModes.get(`${parts.join('/')}/`)
     return recorded === undefined ? 0o755 : (recorded | 0o700) & 0o777
-  }
-  const ownLinkThere = async (row: Entry, target: string): Promise<boolean> => {
-    const mine = init.own === undefined ? undefined : index.entries.get(init.own, row.folder, row.path)
-    return mine?.meta?.kind === 'symlink' && await readlink(target).then(t => t === mine.meta?.target, () => false)
-  }
-  const replaceable = (row: Entry, localCid: string): boolean => {
-    if (init.overwrite === true) return true
-    // What is there is a version of record: this device's own row, or content stored to be brought back.
-    const mine = init.own === undefined ? undefined : index.entries.get(init.own, row.folder, row.path)
-    return mine?.cid === localCid || index.content.lookup(localCid).length > 0
   }
   await checkFolders(config, init.to, live)
   // Every `get:file` to come: the other names of hard links too, whose bytes are the first's.
@@ -145,7 +116,6 @@ export async function getFiles (repository: Repository, index: Index, init: GetF
   // is in place, kept only for those whose objects were not found (a newer record may serve them).
   let jobs: Job[] = []
   const tried = new Map<number, ContentRecord>()
-  let warmed = false
   /** Files still to check and fetch, this window's included. */
   let left = 0
   // A folder's own path must be there: a missing one is an unmounted disk, not a place to make.
@@ -208,41 +178,14 @@ export async function getFiles (repository: Repository, index: Index, init: GetF
         sweeps.set(dirname(target), sweep)
       }
       await sweep
-      // A directory this run made held nothing: its files need no look (a restore into an empty
-      // dir saves a call per file); what appears there meanwhile is as raced as before any rename.
       const attrs = restoredAttrs(row.meta, note)
-      const there = made ? undefined : await lstat(target).catch(() => undefined)
-      if (there !== undefined) {
-        let local: string | undefined
-        try {
-          local = there.isFile() ? (await fileCid(target, profile, { signal: init.signal })).cid.toString() : undefined
-        } catch (err) {
-          // A local file this user cannot read (mode 0000) cannot be compared: kept unless --overwrite.
-          const code = (err as NodeJS.ErrnoException).code
-          if (code !== 'EACCES' && code !== 'EPERM') throw err
-          if (init.overwrite !== true) { done(at, { path: shown, outcome: 'kept-different', target, code: 'ERR_TARGET_EXISTS', reason: `${target} cannot be read to compare (${code}): add --overwrite to replace it` }); return }
-          local = ''
-        }
-        // The same bytes, mtime and, where recorded, mode and owner: right as it is. The same bytes
-        // alone: given the rest in place, with nothing fetched, where no other user could have
-        // written it since the hash (fixableInPlace); else fetched again onto an inode of its own.
-        if (local === row.cid && there.size === row.size && (sameAttrs(there, attrs, row.meta === null) || fixableInPlace(there, attrs, row.meta === null))) {
-          if (sameAttrs(there, attrs, row.meta === null) && sameMtime(there, row.mtimeMs)) { done(at, new PlacedFile(row, 'already-there', placing)); return }
-          await fixFileAttrs(target, targetDir, there.ino, attrs, row.mtimeMs, row.meta === null).catch((err: NodeJS.ErrnoException) => {
-            if (err.code !== 'EPERM' && err.code !== 'EACCES') throw err
-            throw Object.assign(new Error(`${target} holds the right bytes, but this user may not set its mode or mtime (${err.code}): run as its owner, or move it aside and run again`, { cause: err }), { code: err.code })
-          })
-          done(at, new PlacedFile(row, 'written', placing))
-          return
-        }
-        // A symlink where the file was (a type changed on another device): replaced when it is one of record, or with --overwrite.
-        const linkOfRecord = there.isSymbolicLink() && (init.overwrite === true || await ownLinkThere(row, target))
-        if (linkOfRecord) local = ''
-        if (local === undefined || (local !== row.cid && local !== '' && !replaceable(row, local))) {
-          done(at, { path: shown, outcome: 'kept-different', target, code: 'ERR_TARGET_EXISTS', reason: `${target} holds other content${local !== undefined ? ' that no publish in this index holds (a local change, or a publish not taken in yet): add --overwrite to replace it' : ' and is not a regular file'}` })
-          return
-        }
-      }
+      const there = await whatIsThere({
+        row, profile, attrs, target, targetDir, made, overwrite: init.overwrite === true, signal: init.signal,
+        mine: () => init.own === undefined ? undefined : index.entries.get(init.own, row.folder, row.path),
+        stored: (cid) => index.content.lookup(cid).length > 0
+      })
+      if (there.kind === 'done') { done(at, new PlacedFile(row, there.outcome, placing)); return }
+      if (there.kind === 'kept') { done(at, { path: shown, outcome: 'kept-different', target, code: 'ERR_TARGET_EXISTS', reason: there.reason }); return }
       let key: Buffer | undefined
       if (record.sealing !== 'none') {
         key = keys.get(record.keyId) ?? readingKey(config.stateDir, { keyId: record.keyId, salt: record.keySalt }, repository.passphrase)
@@ -252,11 +195,8 @@ export async function getFiles (repository: Repository, index: Index, init: GetF
       // are read (each block verified first) instead of each being held whole: memory stays at a
       // few blocks a file, and several large files are opened at once.
       const streamed = record.sealing !== 'none' && record.size >= SMALL_FILE_BYTES && clients.objects.stream !== undefined
-      // The threads start as soon as a file is to be fetched, a thread a file up to the pool's
-      // size: their start-up runs while the other files are checked, not in the first file's
-      // way. A run with nothing to fetch starts none.
-      if (!warmed) { warmed = true; pool.warm(left) }
-      jobs.push({ at, row, record, profile, root, target, targetDir, key, streamed, replace: there !== undefined, attrs })
+      fetcher.warm(left)
+      jobs.push({ at, row, record, profile, root, target, targetDir, key, streamed, replace: there.replace, attrs })
       if (fallbacks.length > 0) tried.set(at, record)
     } catch (err) {
       failed(err, row, at)
@@ -280,22 +220,6 @@ export async function getFiles (repository: Repository, index: Index, init: GetF
     const error = diskFull(err, config, init.to, row.folder) ?? err as Error & { code?: unknown }
     done(at, { path: `${row.folder}/${row.path}`, outcome: 'failed', reason: error.message, code: typeof error.code === 'string' ? error.code : 'ERR_CIDSYNC' })
   }
-  /** What fetching `job`'s file is given; `onBytes` tells progress. */
-  const fileOf = (job: Job): Omit<UnsealFileInit, 'memory' | 'pool'> => {
-    const { row, record, target } = job
-    return {
-      record,
-      row: { cid: CID.parse(row.cid as string), size: row.size, mtimeMs: row.mtimeMs, profile: job.profile },
-      target,
-      targetDir: job.targetDir,
-      snapshotKey: job.key,
-      replace: job.replace,
-      attrs: job.attrs,
-      signal: init.signal,
-      // A slice that ended inside a sealed chunk wrote nothing yet: no line for it (--json printed three of four as 0).
-      onBytes: (bytes: number) => { if (bytes > 0) init.onProgress?.({ type: 'get:bytes', detail: { bytes } }) }
-    }
-  }
   /**
    * A file's bytes were fsynced before its rename; its rename (and its directory, when this run
    * made it) is durable once these are: a power cut before leaves it missing, never torn, and the
@@ -317,50 +241,6 @@ export async function getFiles (repository: Repository, index: Index, init: GetF
     into.files.push(at)
     renamed.set(dirname(target), into)
     done(at, new PlacedFile(row, 'written', placing))
-  }
-  const durably = async (job: Job, unsealed: UnsealedFile): Promise<void> => {
-    // Its outcome comes once its batch is durable and renamed; this slot goes on to the next file.
-    await durable.add(unsealed, (err) => { if (err === undefined) written(job); else failedFetching(err, job.row, job.at) })
-  }
-  /** Files of one pack, read once and sent to a sealing thread together. */
-  const bringPack = async (jobs: readonly Job[]): Promise<void> => {
-    const answers = await unsealPackFiles(jobs.map(fileOf), memory, pool, init.signal)
-    for (const [i, job] of jobs.entries()) {
-      const answer = answers[i]
-      try {
-        if (answer === undefined || answer instanceof Error) throw answer ?? new ContentIntegrityError(`${job.row.folder}/${job.row.path} had no answer from its thread`)
-        await durably(job, answer)
-      } catch (err) {
-        try {
-          failedFetching(err, job.row, job.at)
-        } catch (stopped) {
-          // The run was given up: the batch's files verified but not yet added are no batch's to
-          // remove, so they are removed here (their descriptors close with the threads).
-          await Promise.all(answers.slice(i + 1).map(async (left) => { if (left !== undefined && !(left instanceof Error)) await rm(left.temp, { force: true }) }))
-          throw stopped
-        }
-      }
-    }
-  }
-  const bring = async (job: Job): Promise<void> => {
-    const { row, record, at } = job
-    try {
-      const file = fileOf(job)
-      if (record.sealing === 'none') {
-        await fetchFile({ ...file, objects })
-        written(job)
-        return
-      }
-      const streamOf = clients.objects.stream
-      // Lent: unsealFile copies or sends each chunk before it asks for the next.
-      const stream = job.streamed && streamOf !== undefined ? (cid: string, maxBytes: number, signal?: AbortSignal, range?: ByteRange) => streamOf(cid, { maxBytes, signal, lend: true, range }) : undefined
-      const unsealed = stream === undefined || job.byRange === true
-        ? await unsealFile({ ...file, memory, pool, byRange: job.byRange, stream })
-        : await streaming.run(async () => await unsealFile({ ...file, memory, pool, stream }), init.signal).finally(() => { collect.note(job.row.size) })
-      await durably(job, unsealed)
-    } catch (err) {
-      failedFetching(err, row, at)
-    }
   }
   /**
    * Checks and brings back `rows` from `from` on, made durable and renamed. Every record is
@@ -385,7 +265,7 @@ export async function getFiles (repository: Repository, index: Index, init: GetF
       })
       await bringWindow(checked)
     }
-    await durable.finish()
+    await fetcher.finish()
   }
   const bringWindow = async (checked: readonly Checked[]): Promise<void> => {
     // The directories are made ahead, several at once: the files of one directory wait on it
@@ -396,12 +276,7 @@ export async function getFiles (repository: Repository, index: Index, init: GetF
     await ahead
     const ordered = fetchOrder(byRangeWhereFew(jobs, clients.objects.stream !== undefined))
     jobs = []
-    for (const job of ordered) {
-      const pack = packOf(job)
-      if (pack === undefined) continue
-      const [, offset, length] = job.record.objects[0] as readonly [string, number, number]
-      memory.expect(pack, 1, offset + length)
-    }
+    fetcher.expect(ordered)
     // A pack's files go to a sealing thread a batch at a time: a message each way a batch.
     const units: Job[][] = []
     for (const job of ordered) {
@@ -410,7 +285,7 @@ export async function getFiles (repository: Repository, index: Index, init: GetF
       if (pack !== undefined && last !== undefined && last.length < RESTORE_PACK_BATCH && packOf(last[0] as Job) === pack) last.push(job)
       else units.push([job])
     }
-    await eachAtOnce(units, RESTORE_CONCURRENCY, async (unit) => { await (packOf(unit[0] as Job) === undefined ? bring(unit[0] as Job) : bringPack(unit)) })
+    await eachAtOnce(units, RESTORE_CONCURRENCY, async (unit) => { await (packOf(unit[0] as Job) === undefined ? fetcher.bring(unit[0] as Job) : fetcher.bringPack(unit)) })
   }
   try {
     // A window at a time, every file is checked and its directory made; then the files to fetch
@@ -468,14 +343,12 @@ export async function getFiles (repository: Repository, index: Index, init: GetF
     }
   } finally {
     // A run that failed renames nothing more than the batch already being synced.
-    await durable.drain()
+    await fetcher.drain()
     try {
       // What a failed run renamed (a run that ended well synced it all already).
       await syncRenamed()
     } finally {
-      await pool.close()
-      await durable.abandon()
-      await objects.clear()
+      await fetcher.close()
     }
   }
   return outcomes.filter((o): o is GetOutcome => o !== undefined)
