@@ -1,6 +1,7 @@
 import { Worker, type WorkerOptions } from 'node:worker_threads'
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
+import { reassertV8Flags } from './v8-flags.js'
 
 /**
  * Tests only: the folder of the built workers (dist/bin), set while dist/ is built from the
@@ -16,6 +17,13 @@ export const BUILT_WORKERS_VARIABLE = 'CIDSYNC_TEST_BUILT_WORKERS'
  * the worker's modules, far slower than loading the built worker.
  */
 export function startWorker (callerUrl: string, name: string, options: WorkerOptions = {}): Worker {
+  const worker = newWorker(callerUrl, name, options)
+  // Its isolate's start put some of this process's V8 flags back (see reassertV8Flags).
+  worker.once('online', reassertV8Flags)
+  return worker
+}
+
+function newWorker (callerUrl: string, name: string, options: WorkerOptions): Worker {
   const fromSource = callerUrl.endsWith('.ts')
   if (!fromSource) return new Worker(new URL(`./${name}.js`, callerUrl), options)
   const built = process.env[BUILT_WORKERS_VARIABLE]

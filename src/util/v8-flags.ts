@@ -37,3 +37,17 @@ export function setV8Flag (flag: string): void {
 export function beforeV8FlagsChange (hook: () => void): void {
   state().beforeChange = hook
 }
+
+/** Flags V8 puts back to its own floor each time an isolate starts (a worker thread). */
+const RESET_BY_AN_ISOLATE = ['--semi-space-growth-factor=']
+
+/**
+ * Sets again the flags this process set that a worker thread's start put back: V8 raises them to
+ * its floor for every isolate it configures, the main thread's included. Called once each worker
+ * is online.
+ */
+export function reassertV8Flags (): void {
+  for (const flag of state().set) {
+    if (RESET_BY_AN_ISOLATE.some(prefix => flag.startsWith(prefix))) setFlagsFromString(flag)
+  }
+}

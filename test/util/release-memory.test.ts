@@ -1,7 +1,13 @@
 import { describe, expect, it } from 'vitest'
+import { execFile } from 'node:child_process'
+import { writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
 import { setImmediate as turn } from 'node:timers/promises'
+import { fileURLToPath, pathToFileURL } from 'node:url'
+import { promisify } from 'node:util'
 import { getHeapStatistics } from 'node:v8'
 import { boundHeapGrowth, CollectEvery } from '../../src/util/release-memory.js'
+import { useTempDir } from '../helpers/temp-dir.js'
 
 /**
  * Buffers outside V8's heap, dropped at once: garbage V8 takes only at a collection. Weakly held, and
@@ -48,5 +54,36 @@ describe('bounding the heap\'s growth', () => {
     const more = await droppedBuffers(4, 1024 * 1024)
     boundHeapGrowth()
     expect(alive(more)).toBe(4)
+  })
+})
+
+describe('the young generation of a run that bounds its heap', () => {
+  it('stays at its size, though worker threads start after the bound', async () => {
+    // In a process of its own: the flags are the whole process's. The threads are the built sealing ones.
+    const dir = await useTempDir()
+    const script = join(dir, 'young.mts')
+    const source = (path: string): string => JSON.stringify(fileURLToPath(new URL(path, import.meta.url)))
+    const built = JSON.stringify(pathToFileURL(fileURLToPath(new URL('../../dist/bin/cidsync.js', import.meta.url))).href)
+    await writeFile(script, `import { once } from 'node:events'
+import { getHeapSpaceStatistics } from 'node:v8'
+import { boundHeapGrowth } from ${source('../../src/util/release-memory.ts')}
+import { startWorker } from ${source('../../src/util/start-worker.ts')}
+const young = () => getHeapSpaceStatistics().find(s => s.space_name === 'new_space').space_size
+// Garbage with some survivors: what makes V8 grow the young generation.
+const churn = () => { const kept = []; let batch = []; for (let i = 0; i < 3e6; i++) { batch.push({ i, s: 'x' + i }); if (batch.length > 20000) { kept.push(batch[5]); batch = [] } } return kept.length }
+boundHeapGrowth()
+const before = young()
+for (let i = 0; i < 2; i++) {
+  const worker = startWorker(${built}, 'seal-worker')
+  await once(worker, 'online')
+  churn()
+  await worker.terminate()
+}
+console.log(JSON.stringify({ before, after: young() }))
+`)
+    const child = await promisify(execFile)(process.execPath, ['--import', 'tsx', script], { encoding: 'utf8', timeout: 120_000, env: { ...process.env, TSX_DISABLE_CACHE: '1' } })
+    const { before, after } = JSON.parse(child.stdout) as { before: number, after: number }
+    // Unbounded, it grows to 32 MiB (64 on Node 24).
+    expect(after).toBe(before)
   })
 })
