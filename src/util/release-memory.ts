@@ -46,7 +46,8 @@ export class CollectEvery {
  * fsync), and V8 let it pile up to several times the live set before collecting it. The young
  * generation stays at the size it has: grown, it is held to the end of the run, and a restore's
  * garbage costs about as much to scavenge in a small one. Once per process, for the commands that
- * bring many files back, before they read anything.
+ * bring many files back, before they read anything. A daemon's restore drill sets it too, for the
+ * daemon's life: its units hold the young generation smaller still.
  */
 export function boundHeapGrowth (): void {
   if (bounded) return

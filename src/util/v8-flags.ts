@@ -25,8 +25,9 @@ export function setV8Flag (flag: string): void {
   const hook = flags.beforeChange
   flags.beforeChange = undefined
   hook?.()
-  flags.set.add(flag)
   setFlagsFromString(flag)
+  // Recorded once taken: a flag refused is not set again when a worker starts.
+  flags.set.add(flag)
 }
 
 /**
@@ -48,6 +49,11 @@ const RESET_BY_AN_ISOLATE = ['--semi-space-growth-factor=']
  */
 export function reassertV8Flags (): void {
   for (const flag of state().set) {
-    if (RESET_BY_AN_ISOLATE.some(prefix => flag.startsWith(prefix))) setFlagsFromString(flag)
+    if (!RESET_BY_AN_ISOLATE.some(prefix => flag.startsWith(prefix))) continue
+    try {
+      setFlagsFromString(flag)
+    } catch {
+      // Taken once, refused now: V8's own sizing stays, and no worker's start may throw for it.
+    }
   }
 }
