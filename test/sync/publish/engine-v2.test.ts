@@ -5,6 +5,7 @@ import { checkSegment, indexPath, openIndex } from '../../../src/index/index.js'
 import { exportKey, importKey } from '../../../src/snapshot/index.js'
 import { serviceUnderTest, localServiceUnderTest, EXTERNAL } from '../../helpers/service.js'
 import { useTempDir } from '../../helpers/temp-dir.js'
+import { deadPid } from '../../helpers/dead-pid.js'
 import { syncDevice, writeRows as write } from '../../helpers/sync-device.js'
 import { handClock } from '../../helpers/clock.js'
 import { chain, devicesOf, everything, manifestOf, pub, readIndex, restoreInto, restorer } from '../v2-helpers.js'
@@ -234,10 +235,12 @@ describe('leftovers of killed cidsync-sqlite/2 jobs', () => {
     const files = [`publish-${job.id}-0-aaaaaaaa-000-7.seg`, `publish-${job.id}-0.manifest`].map(n => ({ path: join(snapshots, n), cid: 'bafy', bytes: 10 }))
     store.snapshotted(job, { snapshotPath: files[1]?.path as string, snapshotCid: 'bafy', marker: '[]', entries: 0, files, manifest: '{}' })
     store.close()
+    // Named by a process that ran and is gone: a live one's files are kept.
+    const dead = await deadPid()
     const cid16 = 'abcdefghij234567'
-    const ours = [`restore-4242-${cid16}.seg`, `restore-4242-${cid16}.sqlite`, `restore-4242-${cid16}.sqlite.4242.unseal`, `merge-7-4242-${cid16}.sqlite`,
-      `pull-4242-${cid16}.seg`, `verify-4242.sqlite`, `verify-4242-${cid16}.sqlite`, `history-4242-${cid16}.read`, `restore-4242-${cid16}.manifest.json`,
-      `publish-${job.id - 1}-0-aaaaaaaa-000-3.sqlite`, `publish-${job.id - 1}-0-aaaaaaaa-000-3.seg.4242.part`, `publish-${job.id - 1}-1.manifest`]
+    const ours = [`restore-${dead}-${cid16}.seg`, `restore-${dead}-${cid16}.sqlite`, `restore-${dead}-${cid16}.sqlite.${dead}.unseal`, `merge-7-${dead}-${cid16}.sqlite`,
+      `pull-${dead}-${cid16}.seg`, `verify-${dead}.sqlite`, `verify-${dead}-${cid16}.sqlite`, `history-${dead}-${cid16}.read`, `restore-${dead}-${cid16}.manifest.json`,
+      `publish-${job.id - 1}-0-aaaaaaaa-000-3.sqlite`, `publish-${job.id - 1}-0-aaaaaaaa-000-3.seg.${dead}.part`, `publish-${job.id - 1}-1.manifest`]
     const kept = files.map(f => f.path.split('/').at(-1) as string).concat(['my-notes.txt'])
     for (const name of [...ours, ...kept]) await writeFile(join(snapshots, name), 'x'.repeat(10))
     const prepared = await prepareSyncState(state)

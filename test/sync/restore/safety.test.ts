@@ -11,6 +11,7 @@ import { SnapshotTooLargeError, SnapshotUnencryptedError, SyncStateDamagedError 
 import type { ServiceClients } from '../../../src/remote/index.js'
 import { serviceUnderTest, EXTERNAL } from '../../helpers/service.js'
 import { useTempDir } from '../../helpers/temp-dir.js'
+import { deadPid } from '../../helpers/dead-pid.js'
 import { restoring, closeDeviceIndex, syncDevice, writeRows as write, syncOf } from '../../helpers/sync-device.js'
 
 const logger = pino({ level: 'silent' })
@@ -176,9 +177,11 @@ describe('leftovers at start', () => {
     const job = store.start(null)
     store.snapshotted(job, { snapshotPath: join(snapshots, `publish-${job.id}.snap`), snapshotCid: 'bafy', marker: '[]', entries: 0, files: [], manifest: '{}' })
     store.close()
-    const ours = [`snapshots/publish-${job.id + 1}.snap`, `snapshots/publish-${job.id}.snap.4242.part`, `snapshots/publish-${job.id}.snap.4242.copy.sqlite`,
-      'snapshots/pull-4242.snap', 'snapshots/pull-4242.snap.4242.part', 'snapshots/merge-7-4242.sqlite', 'snapshots/merge-7-4242.sqlite.4242.restore',
-      'snapshots/restore-bafkreiabc.snap', 'snapshots/restore-bafkreiabc.snap.4242.part', 'index.sqlite.restoring', 'index.sqlite.restoring.4242.restore',
+    // Named by a process that ran and is gone: a live one's files are kept.
+    const dead = await deadPid()
+    const ours = [`snapshots/publish-${job.id + 1}.snap`, `snapshots/publish-${job.id}.snap.${dead}.part`, `snapshots/publish-${job.id}.snap.${dead}.copy.sqlite`,
+      `snapshots/pull-${dead}.snap`, `snapshots/pull-${dead}.snap.${dead}.part`, `snapshots/merge-7-${dead}.sqlite`, `snapshots/merge-7-${dead}.sqlite.${dead}.restore`,
+      'snapshots/restore-bafkreiabc.snap', `snapshots/restore-bafkreiabc.snap.${dead}.part`, 'index.sqlite.restoring', `index.sqlite.restoring.${dead}.restore`,
       '.daemon.json.0123456789ab.tmp']
     const kept = [`snapshots/publish-${job.id}.snap`, 'snapshots/my-notes.txt', 'index.sqlite.backup-2024-01-01T00-00-00-000Z', '.device-id.ba9876543210.tmp', 'restore-bafkreiabc.snap']
     for (const name of [...ours, ...kept]) await writeFile(join(state, name), 'x'.repeat(10))

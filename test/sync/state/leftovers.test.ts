@@ -50,8 +50,10 @@ describe('leftovers of a killed storing pass', () => {
     const state = await useTempDir()
     const spool = join(state, 'content-spool')
     await mkdir(spool)
-    const left = ['index-0123456789abcdef.sealed', 'index-0123456789abcdef.sealed.4242.part', 'index-fedcba9876543210.fetched',
-      'index-fedcba9876543210.fetched.json', 'index-fedcba9876543210.fetched.json.4242.unseal', 'pack-0123456789abcdef.tmp']
+    // Named by a process that ran and is gone: a live one's files are kept.
+    const dead = await deadPid()
+    const left = ['index-0123456789abcdef.sealed', `index-0123456789abcdef.sealed.${dead}.part`, 'index-fedcba9876543210.fetched',
+      'index-fedcba9876543210.fetched.json', `index-fedcba9876543210.fetched.json.${dead}.unseal`, 'pack-0123456789abcdef.tmp']
     for (const name of [...left, 'index-notes.txt']) await writeFile(join(spool, name), Buffer.alloc(10))
     const removed = await removeLeftovers(state, [])
     expect(removed.files).toBe(left.length)
