@@ -63,11 +63,18 @@ export async function whatIsThere (init: ThereInit): Promise<ThereVerdict> {
   }
   // A symlink where the file was (a type changed on another device): replaced when it is one of record, or with --overwrite.
   if (there.isSymbolicLink() && (init.overwrite || await ownLink(init))) local = ''
-  if (local === undefined) return { kind: 'kept', reason: `${target} holds other content and is not a regular file` }
+  if (local === undefined) return { kind: 'kept', reason: notAFile(target, there) }
   if (local !== row.cid && local !== '' && !replaceable(init, local)) {
     return { kind: 'kept', reason: `${target} holds other content that no publish in this index holds (a local change, or a publish not taken in yet): add --overwrite to replace it` }
   }
   return { kind: 'fetch', replace: true }
+}
+
+/** Why a target that is not a regular file was kept, and what to do. */
+function notAFile (target: string, there: { isSymbolicLink: () => boolean, isDirectory: () => boolean }): string {
+  if (there.isSymbolicLink()) return `${target} is a symlink this device did not record: add --overwrite to replace it`
+  if (there.isDirectory()) return `${target} is a directory, not a regular file: move it aside and run again`
+  return `${target} is not a regular file (a FIFO, a socket or a device): move it aside and run again`
 }
 
 /** Whether the symlink there is this device's own of record. */

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process'
 import { chmod, mkdir, mkdtemp, rm, stat, symlink, utimes, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -65,10 +66,15 @@ describe('what a restore finds at a file\'s target before it fetches', () => {
 
   it('keeps what is not a regular file, but replaces a symlink of record', async () => {
     await mkdir(target)
-    expect(await look()).toEqual({ kind: 'kept', reason: `${target} holds other content and is not a regular file` })
+    expect(await look()).toEqual({ kind: 'kept', reason: `${target} is a directory, not a regular file: move it aside and run again` })
+    // Kept with --overwrite too: a file is never renamed over a directory.
+    expect((await look({ overwrite: true })).kind).toBe('kept')
     await rm(target, { recursive: true })
+    execFileSync('mkfifo', [target])
+    expect(await look({ overwrite: true })).toEqual({ kind: 'kept', reason: `${target} is not a regular file (a FIFO, a socket or a device): move it aside and run again` })
+    await rm(target)
     await symlink('elsewhere', target)
-    expect((await look()).kind).toBe('kept')
+    expect(await look()).toEqual({ kind: 'kept', reason: `${target} is a symlink this device did not record: add --overwrite to replace it` })
     const link = { ...row, cid: null, meta: { kind: 'symlink', target: 'elsewhere' } } as unknown as Entry
     expect(await look({ mine: () => link })).toEqual({ kind: 'fetch', replace: true })
     expect(await look({ overwrite: true })).toEqual({ kind: 'fetch', replace: true })
