@@ -39,7 +39,7 @@ export function beforeV8FlagsChange (hook: () => void): void {
   state().beforeChange = hook
 }
 
-/** Flags V8 puts back to its own floor each time an isolate starts (a worker thread). */
+/** Flags V8 puts back to its own floor each time an isolate starts (a worker thread), on Node 20 and 22. */
 const RESET_BY_AN_ISOLATE = ['--semi-space-growth-factor=']
 
 /**
