@@ -83,7 +83,9 @@ console.log(JSON.stringify({ before, after: young() }))
 `)
     const child = await promisify(execFile)(process.execPath, ['--import', 'tsx', script], { encoding: 'utf8', timeout: 120_000, env: { ...process.env, TSX_DISABLE_CACHE: '1' } })
     const { before, after } = JSON.parse(child.stdout) as { before: number, after: number }
-    // Unbounded, it grows to 32 MiB (64 on Node 24).
-    expect(after).toBe(before)
+    // Unbounded, it grows to 32 MiB (64 on Node 24). Bounded, a scavenge between a thread's start
+    // and its 'online' may still double it once: the flag is not set again before.
+    expect(after).toBeLessThanOrEqual(2 * before)
+    expect(after).toBeLessThan(16 * 1024 * 1024)
   })
 })
