@@ -35,8 +35,11 @@ export class FileFetcher {
   // Sealed objects are held in memory, each hashed in a sealing thread before anything reads it.
   private readonly memory: ObjectMemory
   private warmed = false
+  /** The store streams an object's blocks (the embedded service's): large files are read so, not held whole. */
+  readonly streams: boolean
 
   constructor (private readonly store: ObjectStore, private readonly init: FileFetcherInit) {
+    this.streams = store.stream !== undefined
     this.objects = new ObjectCache(init.scratchDir, async (cid, destination, options) => {
       // Scratch, verified, read by this process and removed: not fsynced (a power cut ends the reader too).
       await store.getFile(cid, options.profile ?? SNAPSHOT_PROFILE, destination, { ...options, signal: options.signal, durable: false })

@@ -66,7 +66,7 @@ export type { GetOutcome } from './get-outcome.js'
  * every outcome is answered, for the caller to count and exit on.
  */
 export async function getFiles (repository: Repository, index: Index, init: GetFilesInit): Promise<GetOutcome[]> {
-  const { config, home: clients } = repository
+  const { config } = repository
   boundHeapGrowth()
   const fetchDir = join(config.stateDir, STATE_NAMES.contentFetch)
   await removeDeadFetches(fetchDir)
@@ -194,7 +194,7 @@ export async function getFiles (repository: Repository, index: Index, init: GetF
       // A large file's parts, read from the embedded service's store, go to its thread as they
       // are read (each block verified first) instead of each being held whole: memory stays at a
       // few blocks a file, and several large files are opened at once.
-      const streamed = record.sealing !== 'none' && record.size >= SMALL_FILE_BYTES && clients.objects.stream !== undefined
+      const streamed = record.sealing !== 'none' && record.size >= SMALL_FILE_BYTES && fetcher.streams
       fetcher.warm(left)
       jobs.push({ at, row, record, profile, root, target, targetDir, key, streamed, replace: there.replace, attrs })
       if (fallbacks.length > 0) tried.set(at, record)
@@ -274,7 +274,7 @@ export async function getFiles (repository: Repository, index: Index, init: GetF
     const ahead = eachAtOnce(firsts, RESTORE_CONCURRENCY, async (c) => { if (init.signal?.aborted !== true) await dirOf(c).catch(() => {}) })
     await eachAtOnce(checked, RESTORE_CONCURRENCY, prepare)
     await ahead
-    const ordered = fetchOrder(byRangeWhereFew(jobs, clients.objects.stream !== undefined))
+    const ordered = fetchOrder(byRangeWhereFew(jobs, fetcher.streams))
     jobs = []
     fetcher.expect(ordered)
     // A pack's files go to a sealing thread a batch at a time: a message each way a batch.
