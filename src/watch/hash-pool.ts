@@ -16,6 +16,13 @@ export const DEFAULT_SPLIT_BYTES = 64 * 1024 * 1024
 /** A thread holds more batches while it works on one, so it never waits on the main thread. */
 const BATCHES_PER_THREAD = 4
 /**
+ * Work that one more thread is started for: bytes or files waiting or in flight, per thread.
+ * A thread's start costs about as much CPU as hashing this much. A command that hashes a few
+ * small files starts one thread, not one per core.
+ */
+const THREAD_BYTES = 16 * 1024 * 1024
+const THREAD_FILES = 256
+/**
  * Jobs waiting past which {@link HashPool.room} holds a producer back: enough that the threads
  * never run dry (they hold at most 4 x 256 each, and this is four more batches), few enough that
  * what waits dies young. Many more waiting jobs outlive the main thread's young-generation
@@ -43,7 +50,7 @@ type Answer = { readonly cid: string, readonly size: number, readonly mtimeMs: n
 
 interface Pending { readonly job: HashJob, readonly sizeHint: number, readonly done: (err: HashError | AbortedError | undefined, answer?: Answer) => void }
 
-interface Slot { readonly worker: Worker, readonly inFlight: Map<number, Pending>, batches: number, readonly progress: BigInt64Array }
+interface Slot { readonly worker: Worker, readonly inFlight: Map<number, Pending>, batches: number, bytes: number, readonly progress: BigInt64Array }
 
 /** What the pool is hashing now (see {@link HashPool.progress}). */
 export interface HashingProgress { readonly files: number, readonly bytes: number, readonly bytesRead: number }
@@ -51,11 +58,14 @@ export interface HashingProgress { readonly files: number, readonly bytes: numbe
 /**
  * Hashes files on worker threads so the event loop never waits on a read or a digest. Jobs are
  * sent in batches (small files cost one message per batch, not per file); each thread holds at
- * most four batches (sent round by round), so big files spread across threads. Threads stop when idle.
+ * most four batches (sent round by round), so big files spread across threads. Threads start as the
+ * work waiting calls for them, up to the pool's size, and stop when idle.
  */
 export class HashPool {
   private slots: Slot[] = []
   private readonly queue = new Queue<Pending>()
+  /** The size hints of the jobs in {@link queue}. */
+  private queuedBytes = 0
   private readonly threads: number
   private readonly idleTimeoutMs: number
   private readonly splitBytes: number
@@ -114,11 +124,14 @@ export class HashPool {
     return { files, bytes, bytesRead: Math.min(bytes, bytesRead) }
   }
 
-  /** Starts the threads ahead of the first job, so that start-up overlaps other work. */
-  warm (): void {
-    if (this.closed) return
-    while (this.slots.length < this.threads) this.slots.push(this.spawn())
-    this.armIdleTimer()
+  /** Starts as many threads as the work waiting and in flight calls for, up to the pool's size. */
+  private grow (): void {
+    let bytes = this.queuedBytes
+    for (const slot of this.slots) bytes += slot.bytes
+    // Never more threads than jobs: a file not split is hashed on one thread, however large.
+    const jobs = this.pending
+    const wanted = Math.min(this.threads, jobs, Math.max(1, Math.ceil(bytes / THREAD_BYTES), Math.ceil(jobs / THREAD_FILES)))
+    while (this.slots.length < wanted) this.slots.push(this.spawn())
   }
 
   /**
@@ -134,6 +147,7 @@ export class HashPool {
       this.submitSegments(path, profile, sizeHint, done)
       return
     }
+    this.queuedBytes += sizeHint
     this.queue.push({
       job: { id: this.nextId++, path, profile },
       sizeHint,
@@ -151,9 +165,11 @@ export class HashPool {
     let waiting = segments.length
     let failed: HashError | AbortedError | undefined
     segments.forEach((segment, i) => {
+      const sizeHint = segment.count * profileInfo.chunkSize
+      this.queuedBytes += sizeHint
       this.queue.push({
         job: { id: this.nextId++, path, profile, segment: { ...segment, size } },
-        sizeHint: segment.count * profileInfo.chunkSize,
+        sizeHint,
         done: (err, answer) => {
           if (err !== undefined) failed ??= err
           else if (answer !== undefined && 'digests' in answer) { digests[i] = answer.digests; mtimes.add(answer.mtimeMs); stat ??= answer.stat }
@@ -180,6 +196,7 @@ export class HashPool {
     if (this.closed) return
     this.closed = true
     clearTimeout(this.idleTimer)
+    this.queuedBytes = 0
     for (const pending of this.queue.drain()) pending.done(new AbortedError('the hash pool closed'))
     this.wakeRoom()
     await this.stopThreads()
@@ -207,7 +224,7 @@ export class HashPool {
     const worker = startWorker(import.meta.url, 'hash-worker')
     const progress = new SharedArrayBuffer(8)
     worker.postMessage({ progress })
-    const slot: Slot = { worker, inFlight: new Map(), batches: 0, progress: new BigInt64Array(progress) }
+    const slot: Slot = { worker, inFlight: new Map(), batches: 0, bytes: 0, progress: new BigInt64Array(progress) }
     worker.on('message', (outcomes: HashOutcome[]) => {
       slot.batches--
       for (const outcome of outcomes) this.settle(slot, outcome)
@@ -229,12 +246,13 @@ export class HashPool {
     const pending = slot.inFlight.get(outcome.id)
     if (pending === undefined) return
     slot.inFlight.delete(outcome.id)
+    slot.bytes -= pending.sizeHint
     if (outcome.ok) pending.done(undefined, outcome)
     else pending.done(new HashError(pending.job.path, outcome.code))
   }
 
   private dispatch (): void {
-    if (this.queue.length > 0 && this.slots.length < this.threads && !this.closed) this.warm()
+    if (this.queue.length > 0 && !this.closed) this.grow()
     // Round by round, so that each thread gets its first batch before any gets a second.
     for (let round = 0; round < BATCHES_PER_THREAD && this.queue.length > 0; round++) {
       for (const slot of this.slots) {
@@ -256,8 +274,10 @@ export class HashPool {
       batch.push(next)
       bytes += next.sizeHint
     }
+    this.queuedBytes -= bytes
     for (const pending of batch) slot.inFlight.set(pending.job.id, pending)
     slot.batches++
+    slot.bytes += bytes
     slot.worker.postMessage(batch.map(p => p.job))
   }
 }

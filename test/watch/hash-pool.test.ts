@@ -11,6 +11,8 @@ import { until, within } from '../helpers/wait.js'
 
 const pools: HashPool[] = []
 afterEach(async () => { for (const p of pools.splice(0)) await p.close() })
+/** A file this large is split across the threads (set on the pool). */
+const SPLIT_BYTES = 48 * 1024 * 1024
 const newPool = (init: ConstructorParameters<typeof HashPool>[0]): HashPool => { const p = new HashPool(init); pools.push(p); return p }
 
 describe('the hashing pool', () => {
@@ -24,6 +26,25 @@ describe('the hashing pool', () => {
     }))
     const cids = await Promise.all(files.map(async f => (await pool.hash(f, 'kubo-cidv1')).cid))
     expect(cids).toEqual(files.map((_, i) => bytesCid(Buffer.from(`file ${i}`), cidProfile('kubo-cidv1')).toString()))
+    // 300 files waiting at once are worth a second thread.
+    expect(pool.size).toBe(2)
+  })
+
+  it('starts one thread for a few small files or one large one, and a thread a core for one split', async () => {
+    const dir = await useTempDir()
+    const pool = newPool({ workers: 2, splitBytes: SPLIT_BYTES })
+    for (let i = 0; i < 3; i++) await writeFile(join(dir, `f${i}`), `file ${i}`)
+    await Promise.all([0, 1, 2].map(async i => await pool.hash(join(dir, `f${i}`), 'kubo-cidv1', { sizeHint: 6 })))
+    expect(pool.size).toBe(1)
+    // Under the split size, a large file is one job: one thread hashes it.
+    const large = join(dir, 'large.bin')
+    execFileSync('truncate', ['-s', String(40 * 1024 * 1024), large])
+    await pool.hash(large, 'kubo-cidv1', { sizeHint: 40 * 1024 * 1024 })
+    expect(pool.size).toBe(1)
+    const split = join(dir, 'split.bin')
+    execFileSync('truncate', ['-s', String(SPLIT_BYTES), split])
+    await pool.hash(split, 'kubo-cidv1', { sizeHint: SPLIT_BYTES })
+    expect(pool.size).toBe(2)
   })
 
   it('shows how much of a large file it has read while it hashes it', async () => {
@@ -94,7 +115,7 @@ describe('the hashing pool', () => {
     await writeFile(join(dir, 'a'), 'a')
     const pool = newPool({ workers: 2, idleTimeoutMs: 50 })
     await pool.hash(join(dir, 'a'), 'kubo-cidv1')
-    expect(pool.size).toBe(2)
+    expect(pool.size).toBe(1)
     await until(() => pool.size === 0 ? true : undefined, 5_000, 'the idle workers to end')
     expect((await pool.hash(join(dir, 'a'), 'kubo-cidv1')).cid).toBe(bytesCid(Buffer.from('a'), cidProfile('kubo-cidv1')).toString())
   })
