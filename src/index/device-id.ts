@@ -5,7 +5,7 @@ import { join } from 'node:path'
 import { DeviceIdDamagedError } from '../errors.js'
 import { writeFileAtomicSync } from '../util/atomic-write.js'
 import { openDatabase } from './open.js'
-import { STATE_NAMES } from '../config/index.js'
+import { STATE_NAMES } from '../config/state-layout.js'
 
 export const DEVICE_ID_FILE = STATE_NAMES.deviceId
 const ID = /^[0-9a-f-]{36}$/

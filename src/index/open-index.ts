@@ -7,7 +7,7 @@ import { RemoteStore } from './remote.js'
 import { SegmentStore } from './segments.js'
 import { ContentRecordStore } from './content-records.js'
 import { IndexSync, type MergeResult } from './sync-sql.js'
-import { STATE_NAMES } from '../config/index.js'
+import { STATE_NAMES } from '../config/state-layout.js'
 
 export const INDEX_FILE = STATE_NAMES.index
 
