@@ -125,6 +125,15 @@ describe.skipIf(EXTERNAL)('files as they are, across two devices (processes)', (
     expect(plan.stdout).toContain('nothing was changed')
     expect(await readFile(join(b.folder, 'edit-1.txt'), 'utf8')).toBe('first edit-1.txt')
 
+    // Without --delete, the two paths A no longer has are kept, and counted as still here.
+    const keeping = await ok(b, ['restore', '--files'])
+    expect(keeping.stdout).toContain('2 paths the index holds as deleted are still at the target: kept (--delete removes them)')
+    expect(await readFile(join(b.folder, 'delete.txt'), 'utf8')).toBe('first delete.txt')
+    // Into an empty directory none of them is there: nothing is said of them.
+    const fresh = await ok(b, ['restore', '--files', '--to', join(root, 'fresh')])
+    expect(fresh.stdout).not.toContain('deleted')
+    expect(await readdir(join(root, 'fresh', 'notes'))).not.toContain('delete.txt')
+
     const run = await ok(b, ['restore', '--files', '--delete'])
     expect(run.stderr).toMatch(/paths? differs? between devices/)
     expect(run.stderr).toMatch(/notes\/edit-1\.txt: from device \w{8}/)

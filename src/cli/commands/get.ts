@@ -90,7 +90,7 @@ export async function runGet (options: GetOptions, paths: readonly string[], pre
       }
       noteAhead(await ahead, options.json === true)
       const { reportTree, reportNotes } = await import('./restore-files.js')
-      if (tree !== undefined) await reportTree({ tree, json: options.json === true, index, outcomes, deleted, deleting: options.delete === true })
+      if (tree !== undefined) await reportTree({ tree, json: options.json === true, index, outcomes, deleted, deleting: options.delete === true, config, to: options.to })
       await reportNotes(notes, options.json === true)
       report([...outcomes, ...deleted.filter(o => o.outcome === 'failed')], options.json === true, where === 'the primary' ? '' : ` from ${where}`, tree === undefined)
     } finally {

@@ -65,7 +65,10 @@ export async function deleteExtra (run: TreeRun): Promise<GetOutcome[]> {
 }
 
 /** What a tree's restore says beyond its files: paths taken from another device, links and directories, deletions, and what modes and owners could not be. */
-export async function reportTree (run: { readonly tree: SelectedTree, readonly json: boolean, readonly index: Index, readonly outcomes: readonly GetOutcome[], readonly deleted: readonly GetOutcome[], readonly deleting: boolean }): Promise<void> {
+export async function reportTree (run: {
+  readonly tree: SelectedTree, readonly json: boolean, readonly index: Index, readonly outcomes: readonly GetOutcome[], readonly deleted: readonly GetOutcome[], readonly deleting: boolean
+  readonly config: Config, readonly to: string | undefined
+}): Promise<void> {
   if (run.json) {
     for (const d of run.tree.disagreements) process.stdout.write(JSON.stringify({ type: 'newest', path: d.path, device: d.deviceId, deletedThere: run.tree.deleted.has(d.path) }) + '\n')
     for (const d of run.deleted) process.stdout.write(JSON.stringify({ type: 'deleted', path: d.path, outcome: d.outcome === 'failed' ? 'failed' : 'deleted', ...(d.outcome === 'failed' ? { reason: d.reason, code: d.code } : {}) }) + '\n')
@@ -88,7 +91,17 @@ export async function reportTree (run: { readonly tree: SelectedTree, readonly j
   const kind = (k: 'symlink' | 'dir'): number => run.outcomes.filter(o => o.kind === k && (o.outcome === 'written' || o.outcome === 'already-there')).length
   const removed = run.deleted.filter(d => d.outcome !== 'failed').length
   process.stdout.write(`${countOf(kind('symlink'), 'symlink', 'symlinks')} and ${countOf(kind('dir'), 'directory', 'directories')} in place` +
-    `${run.tree.deleted.size > 0 && !run.deleting ? `; ${countOf(run.tree.deleted.size, 'path', 'paths')} the index holds as deleted: a copy at the target, if any, is kept (--delete removes it)` : ''}${removed > 0 ? `; ${countOf(removed, 'local entry', 'local entries')} deleted (--delete)` : ''}\n`)
+    `${run.deleting ? '' : await keptDeleted(run)}${removed > 0 ? `; ${countOf(removed, 'local entry', 'local entries')} deleted (--delete)` : ''}\n`)
+}
+
+/** What a restore without `--delete` says of the paths the index holds as deleted: those still at the target are kept. */
+async function keptDeleted (run: { readonly tree: SelectedTree, readonly config: Config, readonly to: string | undefined }): Promise<string> {
+  if (run.tree.deleted.size === 0) return ''
+  const { deletedStillThere } = await import('../../sync/index.js')
+  const there = await deletedStillThere(run.config, run.to, run.tree.deleted)
+  if (there === undefined) return `; ${countOf(run.tree.deleted.size, 'path', 'paths')} the index holds as deleted: a copy at the target, if any, is kept (--delete removes it)`
+  if (there === 0) return ''
+  return `; ${countOf(there, 'path', 'paths')} the index holds as deleted ${there === 1 ? 'is' : 'are'} still at the target: kept (--delete removes ${there === 1 ? 'it' : 'them'})`
 }
 
 /** What a restore could not give entries as recorded, said once each (on stderr, or as JSON lines). */

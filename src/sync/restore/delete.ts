@@ -1,5 +1,5 @@
 import { constants, type Dirent } from 'node:fs'
-import { open, readdir, realpath, rmdir, unlink } from 'node:fs/promises'
+import { lstat, open, readdir, realpath, rmdir, unlink } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { Config } from '../../config/index.js'
 import { TargetPathError } from '../../errors.js'
@@ -101,4 +101,26 @@ export async function removeExtra (entry: ExtraEntry): Promise<void> {
   } finally {
     await handle.close()
   }
+}
+
+/** Deleted paths looked up at the target, at most: past it, {@link deletedStillThere} does not say. */
+const MAX_DELETED_LOOKED_UP = 20_000
+
+/**
+ * How many of the paths the index holds as deleted (`folder/path`) are still at the target: a
+ * restore without `--delete` keeps them, and says how many. Undefined when there are too many to
+ * look up. A path is there when lstat finds anything at it.
+ */
+export async function deletedStillThere (config: Config, to: string | undefined, deleted: ReadonlySet<string>): Promise<number | undefined> {
+  if (deleted.size > MAX_DELETED_LOOKED_UP) return undefined
+  const roots = new Map(config.folders.map(f => [f.name, to === undefined ? f.path : join(to, f.name)]))
+  let there = 0
+  for (const shown of deleted) {
+    const slash = shown.indexOf('/')
+    const root = roots.get(shown.slice(0, slash))
+    const path = shown.slice(slash + 1).replace(/\/+$/, '')
+    if (root === undefined || slash < 0 || path === '') continue
+    if (await lstat(join(root, path)).then(() => true, () => false)) there++
+  }
+  return there
 }

@@ -4,7 +4,7 @@
  */
 export { NOTE_TEXT } from './attrs.js'
 export type { AttrsNote } from './attrs.js'
-export { extraEntries, removeExtra } from './delete.js'
+export { deletedStillThere, extraEntries, removeExtra } from './delete.js'
 export { devicesAhead } from './devices-ahead.js'
 export type { DeviceAhead, PointerAhead } from './devices-ahead.js'
 export type { ExtraEntry } from './delete.js'
