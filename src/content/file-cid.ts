@@ -101,13 +101,19 @@ export async function fileCid (path: string, profile: CidProfile, options: { sig
   try {
     const before = await handle.stat()
     requireRegularFile(path, before)
-    const { read: buffer, scratch } = allocateHashBuffers(profile)
-    const builder = new CidBuilder(profile, { scratch })
-    for (;;) {
+    // A buffer no larger than the file: a restore that compares thousands of small local files
+    // allocated two megabytes for each, and spent its time collecting them.
+    const chunks = Math.max(1, Math.floor(READ_BYTES / profile.chunkSize))
+    const buffer = Buffer.allocUnsafe(Math.max(1, Math.min(chunks * profile.chunkSize, before.size)))
+    const builder = new CidBuilder(profile)
+    // Read exactly the size the stat gave: no extra read to find the end. A file that grew or
+    // shrank meanwhile fails the check below.
+    for (let remaining = before.size; remaining > 0;) {
       if (options.signal?.aborted === true) throw new AbortedError(`hashing ${path} was aborted`)
-      const { bytesRead } = await handle.read(buffer, 0, buffer.byteLength, null)
+      const { bytesRead } = await handle.read(buffer, 0, Math.min(buffer.byteLength, remaining), null)
       if (bytesRead === 0) break
       builder.update(buffer.subarray(0, bytesRead))
+      remaining -= bytesRead
     }
     const after = await handle.stat()
     if (after.size !== before.size || after.mtimeMs !== before.mtimeMs || builder.size !== before.size) {
