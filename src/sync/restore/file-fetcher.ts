@@ -19,6 +19,9 @@ export interface FileFetcherInit {
   readonly failed: (err: unknown, job: Job) => void
 }
 
+/** Files to fetch from which a run starts every sealing thread at once. */
+const WARM_EVERY_THREAD_FILES = 16
+
 /**
  * Brings files' bytes back, checked jobs in: a file's objects fetched, verified, unsealed on the
  * sealing threads and written to a temp; the temps fsynced a batch at a time and renamed only
@@ -50,13 +53,15 @@ export class FileFetcher {
   }
 
   /**
-   * The threads start as soon as a file is to be fetched, a thread a file up to the pool's size:
-   * their start-up runs while the other files are checked. A run with nothing to fetch starts none.
+   * The threads start as soon as a file is to be fetched: their start-up runs while the other
+   * files are checked. Every thread for a run of many files; one for a few, where another's start
+   * would cost more than the work it takes (a second starts anyway once two files are brought at
+   * once). A run with nothing to fetch starts none.
    */
   warm (files: number): void {
     if (this.warmed) return
     this.warmed = true
-    this.pool.warm(files)
+    this.pool.warm(files >= WARM_EVERY_THREAD_FILES ? files : 1)
   }
 
   /** Tells the memory how many readers each pack has, and how far they read, `ordered` as they come. */
