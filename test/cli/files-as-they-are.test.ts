@@ -125,10 +125,19 @@ describe.skipIf(EXTERNAL)('files as they are, across two devices (processes)', (
     expect(plan.stdout).toContain('nothing was changed')
     expect(await readFile(join(b.folder, 'edit-1.txt'), 'utf8')).toBe('first edit-1.txt')
 
-    // Without --delete, the two paths A no longer has are kept, and counted as still here.
+    // Without --delete, the two paths A no longer has are kept, named and counted as still here.
+    const keepPlan = await ok(b, ['restore', '--files', '--dry-run'])
+    expect(keepPlan.stdout).toMatch(/^keep +notes\/delete\.txt +\(the index holds it as deleted: --delete removes it\)$/m)
+    expect(keepPlan.stdout).toContain(', keep 2 the index holds as deleted (--delete removes them); nothing was changed')
+    const keepJson = (await ok(b, ['restore', '--files', '--dry-run', '--json'])).stdout.split('\n').filter(l => l.includes('"keep"') && l.includes('deleted'))
+    expect(keepJson.map(l => (JSON.parse(l) as { path: string }).path)).toEqual(['notes/delete.txt', 'notes/rename.txt'])
     const keeping = await ok(b, ['restore', '--files'])
     expect(keeping.stdout).toContain('2 paths the index holds as deleted are still at the target: kept (--delete removes them)')
+    expect(keeping.stderr).toMatch(/^  notes\/delete\.txt$/m)
+    expect(keeping.stderr).toMatch(/^  notes\/rename\.txt$/m)
     expect(await readFile(join(b.folder, 'delete.txt'), 'utf8')).toBe('first delete.txt')
+    const keptLines = (await ok(b, ['restore', '--files', '--json'])).stdout.split('\n').filter(l => l.includes('"deleted-kept"'))
+    expect(keptLines.map(l => JSON.parse(l) as unknown)).toEqual([{ type: 'deleted-kept', path: 'notes/delete.txt' }, { type: 'deleted-kept', path: 'notes/rename.txt' }])
     // Into an empty directory none of them is there: nothing is said of them.
     const fresh = await ok(b, ['restore', '--files', '--to', join(root, 'fresh')])
     expect(fresh.stdout).not.toContain('deleted')

@@ -29,21 +29,27 @@ interface TreeRun {
 
 /** `restore --files --dry-run`: what would be written, kept, replaced, left different and deleted; nothing is touched. */
 export async function printPlan (run: TreeRun & { readonly index: Index, readonly own: string | undefined }): Promise<void> {
-  const { planRestore, extraEntries } = await import('../../sync/index.js')
+  const { planRestore, extraEntries, deletedStillThere } = await import('../../sync/index.js')
   const planned = await planRestore(run.index, run.config, run.tree.rows, { to: run.options.to, overwrite: run.options.overwrite, own: run.own })
   const extra = run.options.delete === true ? await extraEntries(run.config, run.options.to, run.tree.rows, run.paths) : []
+  // Without --delete, what the index holds as deleted but the target still has is kept, and said.
+  const keptDeleted = run.options.delete === true ? [] : await deletedStillThere(run.config, run.options.to, run.tree.deleted) ?? []
+  const why = 'the index holds it as deleted: --delete removes it'
   if (run.options.json === true) {
     for (const p of planned) process.stdout.write(JSON.stringify(p) + '\n')
     for (const e of extra) process.stdout.write(JSON.stringify({ path: e.shown, kind: e.dir ? 'dir' : 'file', action: 'delete', target: e.path }) + '\n')
+    for (const path of keptDeleted) process.stdout.write(JSON.stringify({ path, action: 'keep', reason: why }) + '\n')
     return
   }
   for (const p of planned) if (p.action !== 'keep') process.stdout.write(`${p.action.padEnd(10)} ${safeText(p.path)}${p.reason === undefined ? '' : `  (${safeLines(p.reason)})`}\n`)
   for (const e of extra) process.stdout.write(`${'delete'.padEnd(10)} ${safeText(e.shown)}\n`)
+  for (const path of keptDeleted) process.stdout.write(`${'keep'.padEnd(10)} ${safeText(path)}  (${why})\n`)
   const count = (action: string): number => planned.filter(p => p.action === action).length
   const blocked = count('blocked')
   process.stdout.write(`would write ${count('write')}, replace ${count('replace')}, keep ${count('keep')} as they are, leave ${count('differ')} different (--overwrite replaces them), ` +
     `${blocked === 0 ? '' : `fail ${blocked} (something in the way it never replaces: move it aside), `}` +
-    `${count('not-stored')} not stored${run.options.delete === true ? `, delete ${extra.length}` : ''}; nothing was changed\n`)
+    `${count('not-stored')} not stored${run.options.delete === true ? `, delete ${extra.length}` : ''}` +
+    `${keptDeleted.length > 0 ? `, keep ${keptDeleted.length} the index holds as deleted (--delete removes them)` : ''}; nothing was changed\n`)
 }
 
 /** `--delete`: removes the local entries the restored tree does not have, each through its checked directory. */
@@ -72,6 +78,7 @@ export async function reportTree (run: {
   if (run.json) {
     for (const d of run.tree.disagreements) process.stdout.write(JSON.stringify({ type: 'newest', path: d.path, device: d.deviceId, deletedThere: run.tree.deleted.has(d.path) }) + '\n')
     for (const d of run.deleted) process.stdout.write(JSON.stringify({ type: 'deleted', path: d.path, outcome: d.outcome === 'failed' ? 'failed' : 'deleted', ...(d.outcome === 'failed' ? { reason: d.reason, code: d.code } : {}) }) + '\n')
+    if (!run.deleting) await keptDeleted(run)
     return
   }
   const hosts = new Map(run.index.entries.devices().map(d => [d.id, d.hostname]))
@@ -94,14 +101,27 @@ export async function reportTree (run: {
     `${run.deleting ? '' : await keptDeleted(run)}${removed > 0 ? `; ${countOf(removed, 'local entry', 'local entries')} deleted (--delete)` : ''}\n`)
 }
 
-/** What a restore without `--delete` says of the paths the index holds as deleted: those still at the target are kept. */
-async function keptDeleted (run: { readonly tree: SelectedTree, readonly config: Config, readonly to: string | undefined }): Promise<string> {
+/**
+ * What a restore without `--delete` says of the paths the index holds as deleted: those still at
+ * the target are kept, named on stderr (JSON lines with `--json`), and counted on the summary.
+ */
+async function keptDeleted (run: { readonly tree: SelectedTree, readonly config: Config, readonly to: string | undefined, readonly json: boolean }): Promise<string> {
   if (run.tree.deleted.size === 0) return ''
   const { deletedStillThere } = await import('../../sync/index.js')
   const there = await deletedStillThere(run.config, run.to, run.tree.deleted)
-  if (there === undefined) return `; ${countOf(run.tree.deleted.size, 'path', 'paths')} the index holds as deleted: a copy at the target, if any, is kept (--delete removes it)`
-  if (there === 0) return ''
-  return `; ${countOf(there, 'path', 'paths')} the index holds as deleted ${there === 1 ? 'is' : 'are'} still at the target: kept (--delete removes ${there === 1 ? 'it' : 'them'})`
+  if (there === undefined) {
+    const many = run.tree.deleted.size
+    return `; ${countOf(many, 'path', 'paths')} the index holds as deleted: a copy at the target, if any, is kept (--delete removes ${many === 1 ? 'it' : 'them'})`
+  }
+  if (run.json) {
+    for (const path of there) process.stdout.write(JSON.stringify({ type: 'deleted-kept', path }) + '\n')
+    return ''
+  }
+  if (there.length === 0) return ''
+  process.stderr.write(`cidsync: ${countOf(there.length, 'path', 'paths')} the index holds as deleted ${there.length === 1 ? 'is' : 'are'} still at the target, kept (\`--delete --dry-run\` lists what --delete would remove):\n`)
+  for (const path of there.slice(0, SHOWN)) process.stderr.write(`  ${safeText(path)}\n`)
+  if (there.length > SHOWN) process.stderr.write(`  ... and ${there.length - SHOWN} more (\`--json\` lists each)\n`)
+  return `; ${countOf(there.length, 'path', 'paths')} the index holds as deleted ${there.length === 1 ? 'is' : 'are'} still at the target: kept (--delete removes ${there.length === 1 ? 'it' : 'them'})`
 }
 
 /** What a restore could not give entries as recorded, said once each (on stderr, or as JSON lines). */

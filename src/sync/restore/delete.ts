@@ -104,23 +104,36 @@ export async function removeExtra (entry: ExtraEntry): Promise<void> {
 }
 
 /** Deleted paths looked up at the target, at most: past it, {@link deletedStillThere} does not say. */
-const MAX_DELETED_LOOKED_UP = 20_000
+const MAX_DELETED_LOOKED_UP = 200_000
 
 /**
- * How many of the paths the index holds as deleted (`folder/path`) are still at the target: a
- * restore without `--delete` keeps them, and says how many. Undefined when there are too many to
- * look up. A path is there when lstat finds anything at it.
+ * The paths the index holds as deleted (`folder/path`) that are still at the target, sorted: a
+ * restore without `--delete` keeps them, and names them. Undefined when there are too many to
+ * look up. A path counts when lstat finds anything at it through real directories alone: under a
+ * symlinked directory it is not the tree's (`--delete` removes the link, not what it leads to).
  */
-export async function deletedStillThere (config: Config, to: string | undefined, deleted: ReadonlySet<string>): Promise<number | undefined> {
+export async function deletedStillThere (config: Config, to: string | undefined, deleted: ReadonlySet<string>): Promise<string[] | undefined> {
   if (deleted.size > MAX_DELETED_LOOKED_UP) return undefined
   const roots = new Map(config.folders.map(f => [f.name, to === undefined ? f.path : join(to, f.name)]))
-  let there = 0
+  // Whether each directory under a root is a real one, asked once a directory.
+  const realDirs = new Map<string, Promise<boolean>>()
+  const realDir = async (dir: string): Promise<boolean> => {
+    let known = realDirs.get(dir)
+    if (known === undefined) {
+      known = lstat(dir).then(s => s.isDirectory(), () => false)
+      realDirs.set(dir, known)
+    }
+    return await known
+  }
+  const there: string[] = []
   for (const shown of deleted) {
     const slash = shown.indexOf('/')
-    const root = roots.get(shown.slice(0, slash))
-    const path = shown.slice(slash + 1).replace(/\/+$/, '')
-    if (root === undefined || slash < 0 || path === '') continue
-    if (await lstat(join(root, path)).then(() => true, () => false)) there++
+    const root = slash < 0 ? undefined : roots.get(shown.slice(0, slash))
+    const parts = shown.slice(slash + 1).split('/').filter(p => p !== '')
+    if (root === undefined || parts.length === 0) continue
+    let through = true
+    for (let depth = 1; depth < parts.length && through; depth++) through = await realDir(join(root, ...parts.slice(0, depth)))
+    if (through && await lstat(join(root, ...parts)).then(() => true, () => false)) there.push(shown)
   }
-  return there
+  return there.sort()
 }

@@ -5,7 +5,7 @@ import { mkdir, readdir, rename, symlink, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { loadConfig } from '../../../src/config/index.js'
 import { openIndex } from '../../../src/index/index.js'
-import { extraEntries, removeExtra } from '../../../src/sync/index.js'
+import { deletedStillThere, extraEntries, removeExtra } from '../../../src/sync/index.js'
 import { useTempDir } from '../../helpers/temp-dir.js'
 import { writeTestConfig } from '../../helpers/config-file.js'
 
@@ -45,5 +45,28 @@ describe('restore --files --delete', () => {
     for (const entry of extra.filter(e => !e.shown.startsWith('notes/sub'))) await removeExtra(entry)
     expect((await readdir(notes)).sort()).toEqual(['.kept.md.cidsync-0123456789ab.part', '.state', 'app.log', 'kept.md', ...(fifo ? ['pipe'] : []), 'sub'].sort())
     expect(await readdir(join(notes, '.state'))).toEqual(['index.sqlite'])
+  })
+  it('names the deleted paths still at the target, through real directories alone, and no more', async () => {
+    const dir = await useTempDir()
+    const notes = join(dir, 'notes')
+    await mkdir(join(notes, 'sub'), { recursive: true })
+    await writeFile(join(notes, 'back.md'), 'made again')
+    await writeFile(join(notes, 'sub', 'here.md'), 'still here')
+    // A directory the index holds as deleted, still there: counted once, as itself.
+    await mkdir(join(notes, 'old-dir'))
+    // A link to another directory that holds a file by a deleted path's name: not the tree's.
+    const elsewhere = join(dir, 'elsewhere')
+    await mkdir(elsewhere)
+    await writeFile(join(elsewhere, 'gone.md'), 'not the tree\'s')
+    await symlink(elsewhere, join(notes, 'linked'))
+    const config = loadConfig({ configPath: await writeTestConfig(dir, { state_dir: 'state', folders: [{ name: 'notes', path: 'notes' }] }), env: {} })
+    const deleted = new Set(['notes/back.md', 'notes/sub/here.md', 'notes/old-dir/', 'notes/linked/gone.md', 'notes/never.md', 'other/back.md'])
+    expect(await deletedStillThere(config, undefined, deleted)).toEqual(['notes/back.md', 'notes/old-dir/', 'notes/sub/here.md'])
+    // Into another directory: what is there, not in the folder.
+    const to = join(dir, 'to')
+    await mkdir(join(to, 'notes'), { recursive: true })
+    await writeFile(join(to, 'notes', 'back.md'), 'there too')
+    expect(await deletedStillThere(config, to, deleted)).toEqual(['notes/back.md'])
+    expect(await deletedStillThere(config, join(dir, 'empty'), deleted)).toEqual([])
   })
 })
