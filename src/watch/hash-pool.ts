@@ -161,6 +161,9 @@ export class HashPool {
     const segments = planSegments(size, profileInfo, this.threads)
     const digests: Uint8Array[] = []
     const mtimes = new Set<number>()
+    // Each segment opens the file by its path: a file of the same size and mtime renamed over it
+    // meanwhile (cp -p, rsync -t) would mix two files' digests. Every segment must read one inode.
+    const inodes = new Set<string>()
     let stat: StatTuple | undefined
     let waiting = segments.length
     let failed: HashError | AbortedError | undefined
@@ -172,15 +175,17 @@ export class HashPool {
         sizeHint,
         done: (err, answer) => {
           if (err !== undefined) failed ??= err
-          else if (answer !== undefined && 'digests' in answer) { digests[i] = answer.digests; mtimes.add(answer.mtimeMs); stat ??= answer.stat }
+          else if (answer !== undefined && 'digests' in answer) { digests[i] = answer.digests; mtimes.add(answer.mtimeMs); inodes.add(`${answer.stat[4]}:${answer.stat[5]}`); stat ??= answer.stat }
           if (--waiting > 0) return
           if (failed !== undefined) return done(failed)
           // Segments read at different times must have seen the same file.
-          if (mtimes.size !== 1) return done(new HashError(path, 'ERR_FILE_CHANGED'))
+          if (mtimes.size !== 1 || inodes.size !== 1) return done(new HashError(path, 'ERR_FILE_CHANGED'))
           done(undefined, { cid: assembleCid(profileInfo, size, digests).toString(), size, mtimeMs: [...mtimes][0] as number, stat: stat as StatTuple })
         }
       })
     })
+    // A split file is hashed on a thread a segment, whatever its bytes call for.
+    while (!this.closed && this.slots.length < Math.min(this.threads, segments.length)) this.slots.push(this.spawn())
     this.dispatch()
   }
 

@@ -1,5 +1,5 @@
 import { describe, it, expect, afterEach } from 'vitest'
-import { writeFile } from 'node:fs/promises'
+import { link, rename, rm, utimes, writeFile } from 'node:fs/promises'
 import { execFileSync } from 'node:child_process'
 import { join } from 'node:path'
 import { HashPool } from '../../src/watch/index.js'
@@ -142,5 +142,30 @@ describe('the hashing pool', () => {
     const closedRoom = pool.room()
     await pool.close()
     await within(closedRoom, 5_000, 'room once closed')
+  })
+  it('never mixes two files of one size and mtime swapped in while a split file is hashed', async () => {
+    const dir = await useTempDir()
+    const pool = newPool({ workers: 2, splitBytes: SPLIT_BYTES })
+    const [a, b, target, next] = ['a', 'b', 'target', 'next'].map(n => join(dir, n)) as [string, string, string, string]
+    await writeFile(a, chachaBytes('swap-a', SPLIT_BYTES))
+    await writeFile(b, chachaBytes('swap-b', SPLIT_BYTES))
+    // As cp -p or rsync -t leave a copy: the same size and mtime, other bytes.
+    const when = new Date('2026-01-01T00:00:00Z')
+    await utimes(a, when, when)
+    await utimes(b, when, when)
+    const whole = new Set([(await pool.hash(a, 'kubo-cidv1', { sizeHint: SPLIT_BYTES })).cid, (await pool.hash(b, 'kubo-cidv1', { sizeHint: SPLIT_BYTES })).cid, 'ERR_FILE_CHANGED'])
+    // A new pool a round: its threads start one after another, so the segments open at several
+    // moments. The swap lands later each round: before, between and after them.
+    for (let round = 0; round < 5; round++) {
+      await rm(target, { force: true })
+      await link(a, target)
+      const fresh = newPool({ workers: 4, splitBytes: SPLIT_BYTES })
+      const hashing = fresh.hash(target, 'kubo-cidv1', { sizeHint: SPLIT_BYTES }).then(r => r.cid, (err: HashError) => err.reason)
+      await new Promise(resolve => setTimeout(resolve, round * 30))
+      await link(b, next)
+      await rename(next, target)
+      expect(whole, `round ${round}`).toContain(await hashing)
+      await fresh.close()
+    }
   })
 })
