@@ -95,23 +95,34 @@ function readFully (fd: number, buffer: Buffer): number {
   return filled
 }
 
+export interface FileCidOptions {
+  readonly signal?: AbortSignal
+  /** The device and inode an lstat of `path` found: another file there by now fails the hash. */
+  readonly inode?: { readonly dev: number, readonly ino: number }
+}
+
 /** Hashes a file without blocking the event loop. */
-export async function fileCid (path: string, profile: CidProfile, options: { signal?: AbortSignal } = {}): Promise<FileCid> {
-  const handle = await open(path, constants.O_RDONLY | constants.O_NONBLOCK)
+export async function fileCid (path: string, profile: CidProfile, options: FileCidOptions = {}): Promise<FileCid> {
+  // Given the inode an lstat saw, the file opened must be that one: a link there now is refused.
+  const handle = await open(path, constants.O_RDONLY | constants.O_NONBLOCK | (options.inode === undefined ? 0 : constants.O_NOFOLLOW))
   try {
     const before = await handle.stat()
     requireRegularFile(path, before)
+    if (options.inode !== undefined && (before.dev !== options.inode.dev || before.ino !== options.inode.ino)) {
+      throw new FileChangedWhileHashingError(`${path} was replaced after it was looked at`)
+    }
     // A buffer no larger than the file: a restore that compares thousands of small local files
     // allocated two megabytes for each, and spent its time collecting them.
     const chunks = Math.max(1, Math.floor(READ_BYTES / profile.chunkSize))
     const buffer = Buffer.allocUnsafe(Math.max(1, Math.min(chunks * profile.chunkSize, before.size)))
     const builder = new CidBuilder(profile)
-    // Read exactly the size the stat gave: no extra read to find the end. A file that grew or
-    // shrank meanwhile fails the check below.
-    for (let remaining = before.size; remaining > 0;) {
+    // Read the size the stat gave, then once more: a file with more bytes than its stat says (a
+    // stale size, /proc) must fail, never hash as the shorter file.
+    for (let remaining = before.size; ;) {
       if (options.signal?.aborted === true) throw new AbortedError(`hashing ${path} was aborted`)
-      const { bytesRead } = await handle.read(buffer, 0, Math.min(buffer.byteLength, remaining), null)
+      const { bytesRead } = await handle.read(buffer, 0, remaining > 0 ? Math.min(buffer.byteLength, remaining) : 1, null)
       if (bytesRead === 0) break
+      if (remaining === 0) throw new FileChangedWhileHashingError(`${path} holds more bytes than its size says`)
       builder.update(buffer.subarray(0, bytesRead))
       remaining -= bytesRead
     }

@@ -130,10 +130,13 @@ export async function deletedStillThere (config: Config, to: string | undefined,
     const slash = shown.indexOf('/')
     const root = slash < 0 ? undefined : roots.get(shown.slice(0, slash))
     const parts = shown.slice(slash + 1).split('/').filter(p => p !== '')
-    if (root === undefined || parts.length === 0) continue
+    // A name no index row can hold (`.`, `..`) looks nowhere: the lookups stay under the root.
+    if (root === undefined || parts.length === 0 || parts.some(p => p === '.' || p === '..')) continue
     let through = true
     for (let depth = 1; depth < parts.length && through; depth++) through = await realDir(join(root, ...parts.slice(0, depth)))
-    if (through && await lstat(join(root, ...parts)).then(() => true, () => false)) there.push(shown)
+    // Of the kind deleted: a directory now where a file was deleted is another path's.
+    const dir = shown.endsWith('/')
+    if (through && await lstat(join(root, ...parts)).then(s => s.isDirectory() === dir, () => false)) there.push(shown)
   }
   return there.sort()
 }

@@ -42,7 +42,11 @@ export async function whatIsThere (init: ThereInit): Promise<ThereVerdict> {
   const unknown = row.meta === null
   let local: string | undefined
   try {
-    local = there.isFile() ? (await fileCid(target, init.profile, { signal: init.signal })).cid.toString() : undefined
+    // With --overwrite, a file of another size is replaced whatever it holds: not read (a huge
+    // sparse file there costs nothing). Else it is hashed, on the inode the lstat saw: a link
+    // swapped in since is refused, never followed.
+    if (there.isFile() && init.overwrite && there.size !== row.size) local = ''
+    else local = there.isFile() ? (await fileCid(target, init.profile, { signal: init.signal, inode: { dev: there.dev, ino: there.ino } })).cid.toString() : undefined
   } catch (err) {
     // A local file this user cannot read (mode 0000) cannot be compared: kept unless --overwrite.
     const code = (err as NodeJS.ErrnoException).code

@@ -60,7 +60,12 @@ describe('restore --files --delete', () => {
     await writeFile(join(elsewhere, 'gone.md'), 'not the tree\'s')
     await symlink(elsewhere, join(notes, 'linked'))
     const config = loadConfig({ configPath: await writeTestConfig(dir, { state_dir: 'state', folders: [{ name: 'notes', path: 'notes' }] }), env: {} })
-    const deleted = new Set(['notes/back.md', 'notes/sub/here.md', 'notes/old-dir/', 'notes/linked/gone.md', 'notes/never.md', 'other/back.md'])
+    // A file deleted, then a directory made by its name (and the reverse): another path's now.
+    await mkdir(join(notes, 'was-file'))
+    await writeFile(join(notes, 'was-dir'), 'a file now')
+    await writeFile(join(dir, 'outside.md'), 'outside the folder')
+    const deleted = new Set(['notes/back.md', 'notes/sub/here.md', 'notes/old-dir/', 'notes/linked/gone.md', 'notes/never.md', 'other/back.md',
+      'notes/was-file', 'notes/was-dir/', 'notes/../outside.md'])
     expect(await deletedStillThere(config, undefined, deleted)).toEqual(['notes/back.md', 'notes/old-dir/', 'notes/sub/here.md'])
     // Into another directory: what is there, not in the folder.
     const to = join(dir, 'to')

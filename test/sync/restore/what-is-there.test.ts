@@ -80,4 +80,11 @@ describe('what a restore finds at a file\'s target before it fetches', () => {
     expect(await look({ overwrite: true })).toEqual({ kind: 'fetch', replace: true })
   })
 
+  it('with --overwrite, replaces a file of another size unread: a sparse terabyte there costs nothing', async () => {
+    execFileSync('truncate', ['-s', String(1024 ** 4), target])
+    expect(await look({ overwrite: true })).toEqual({ kind: 'fetch', replace: true })
+    // Without --overwrite it must be read to know whether a publish holds it: a small one here.
+    await writeFile(target, 'a local change')
+    expect(await look()).toMatchObject({ kind: 'kept' })
+  })
 })
