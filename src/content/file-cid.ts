@@ -66,8 +66,8 @@ export function fileCidSync (path: string, profile: CidProfile, buffers: HashBuf
     const before = fstatSync(fd)
     requireRegularFile(path, before)
     const builder = new CidBuilder(profile, { scratch: buffers.scratch })
-    // Read exactly the size fstat gave: one read for a small file, no extra read to find EOF.
-    // A file that grew or shrank meanwhile fails the check below.
+    // Read the size fstat gave, then one byte more: a file that grew or shrank meanwhile fails
+    // the check below, and one with more bytes than its size says (/proc, a stale size) here.
     for (let remaining = before.size; remaining > 0;) {
       const read = readFully(fd, buffer.subarray(0, Math.min(buffer.byteLength, remaining)))
       if (read === 0) break
@@ -75,6 +75,7 @@ export function fileCidSync (path: string, profile: CidProfile, buffers: HashBuf
       onRead?.(read)
       remaining -= read
     }
+    if (builder.size === before.size && readSync(fd, buffer, 0, 1, null) > 0) throw new FileChangedWhileHashingError(`${path} holds more bytes than its size says`)
     const after = fstatSync(fd)
     if (after.size !== before.size || after.mtimeMs !== before.mtimeMs || builder.size !== before.size) {
       throw new FileChangedWhileHashingError(`${path} changed while it was being hashed`)

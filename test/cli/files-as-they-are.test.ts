@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { execFileSync } from 'node:child_process'
-import { chmod, chown, lchown, link, lstat, mkdir, readdir, readFile, readlink, rename, rm, symlink, writeFile } from 'node:fs/promises'
+import { chmod, chown, lchown, link, lstat, mkdir, readdir, readFile, readlink, rename, rm, symlink, truncate, writeFile } from 'node:fs/promises'
 import { join, relative } from 'node:path'
 import { EXTERNAL, localServiceUnderTest } from '../helpers/service.js'
 import { useTempDir } from '../helpers/temp-dir.js'
@@ -142,6 +142,11 @@ describe.skipIf(EXTERNAL)('files as they are, across two devices (processes)', (
     const fresh = await ok(b, ['restore', '--files', '--to', join(root, 'fresh')])
     expect(fresh.stdout).not.toContain('deleted')
     expect(await readdir(join(root, 'fresh', 'notes'))).not.toContain('delete.txt')
+    // A sparse terabyte where a file was: with --overwrite, planned and replaced unread.
+    await truncate(join(root, 'fresh', 'notes', 'same.txt'), 1024 ** 4)
+    expect((await ok(b, ['restore', '--files', '--to', join(root, 'fresh'), '--dry-run', '--overwrite'])).stdout).toMatch(/^replace +notes\/same\.txt$/m)
+    await ok(b, ['restore', '--files', '--to', join(root, 'fresh'), '--overwrite'])
+    expect(await readFile(join(root, 'fresh', 'notes', 'same.txt'), 'utf8')).toBe('first same.txt')
 
     const run = await ok(b, ['restore', '--files', '--delete'])
     expect(run.stderr).toMatch(/paths? differs? between devices/)

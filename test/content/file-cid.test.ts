@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { lstat, rename, symlink, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { bytesCid, cidProfile, fileCid } from '../../src/content/index.js'
+import { bytesCid, cidProfile, fileCid, fileCidSync } from '../../src/content/index.js'
 import { useTempDir } from '../helpers/temp-dir.js'
 
 const profile = cidProfile('kubo-cidv1')
@@ -20,6 +20,8 @@ describe('fileCid', () => {
   it('refuses a file that holds more bytes than its size says, never hashing it as the shorter file', async () => {
     // /proc files stat as empty and read as text: what a stale size (NFS, FUSE) looks like.
     await expect(fileCid('/proc/self/status', profile)).rejects.toMatchObject({ code: 'ERR_FILE_CHANGED' })
+    // The threads' hash, which indexes files and answers `cidsync cid`, the same.
+    expect(() => fileCidSync('/proc/self/status', profile)).toThrow(expect.objectContaining({ code: 'ERR_FILE_CHANGED' }))
   })
 
   it('given the inode an lstat saw, refuses a symlink or another file put there since', async () => {

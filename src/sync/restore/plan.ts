@@ -58,7 +58,9 @@ export async function planRestore (index: Index, config: Config, rows: readonly 
     if (there.isSymbolicLink()) { add(init.overwrite === true ? 'replace' : 'differ', 'a symlink'); continue }
     if (!there.isFile()) { add('blocked', 'not a regular file'); continue }
     if (!isCidProfileName(row.cidProfile)) { add('differ', `unknown CID profile ${row.cidProfile}`); continue }
-    const local = (await fileCid(target, cidProfile(row.cidProfile))).cid.toString()
+    // As the run does: with --overwrite, another size is replaced unread; else the inode looked at is read.
+    if (init.overwrite === true && there.size !== row.size) { add('replace'); continue }
+    const local = (await fileCid(target, cidProfile(row.cidProfile), { inode: { dev: there.dev, ino: there.ino } })).cid.toString()
     const modeRight = row.meta === null || (there.mode & 0o7777) === row.meta.mode
     if (local === row.cid) { add(modeRight ? 'keep' : 'replace', modeRight ? undefined : 'its mode differs'); continue }
     const mine = init.own === undefined ? undefined : index.entries.get(init.own, row.folder, row.path)
