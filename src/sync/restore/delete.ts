@@ -5,6 +5,7 @@ import type { Config } from '../../config/index.js'
 import { TargetPathError } from '../../errors.js'
 import type { Entry } from '../../index/index.js'
 import { fdPath } from '../../util/fd-path.js'
+import { wayChecker } from './way-checker.js'
 
 /** A local entry the restored tree does not have: removed by `restore --files --delete`. */
 export interface ExtraEntry {
@@ -115,16 +116,8 @@ const MAX_DELETED_LOOKED_UP = 200_000
 export async function deletedStillThere (config: Config, to: string | undefined, deleted: ReadonlySet<string>): Promise<string[] | undefined> {
   if (deleted.size > MAX_DELETED_LOOKED_UP) return undefined
   const roots = new Map(config.folders.map(f => [f.name, to === undefined ? f.path : join(to, f.name)]))
-  // Whether each directory under a root is a real one, asked once a directory.
-  const realDirs = new Map<string, Promise<boolean>>()
-  const realDir = async (dir: string): Promise<boolean> => {
-    let known = realDirs.get(dir)
-    if (known === undefined) {
-      known = lstat(dir).then(s => s.isDirectory(), () => false)
-      realDirs.set(dir, known)
-    }
-    return await known
-  }
+  // The directories on each path's way, looked at once each: a symlink or a file stops it.
+  const inTheWay = wayChecker()
   const there: string[] = []
   for (const shown of deleted) {
     const slash = shown.indexOf('/')
@@ -132,9 +125,8 @@ export async function deletedStillThere (config: Config, to: string | undefined,
     const parts = shown.slice(slash + 1).split('/').filter(p => p !== '')
     // A name no index row can hold (`.`, `..`) looks nowhere: the lookups stay under the root.
     if (root === undefined || parts.length === 0 || parts.some(p => p === '.' || p === '..')) continue
-    let through = true
-    for (let depth = 1; depth < parts.length && through; depth++) through = await realDir(join(root, ...parts.slice(0, depth)))
-    // Of the kind deleted: a directory now where a file was deleted is another path's.
+    const through = await inTheWay(root, parts.slice(0, -1)) === undefined
+    // A missing directory on the way passes it, and the lstat below finds nothing. Of the kind deleted: a directory now where a file was deleted is another path's.
     const dir = shown.endsWith('/')
     if (through && await lstat(join(root, ...parts)).then(s => s.isDirectory() === dir, () => false)) there.push(shown)
   }

@@ -1,11 +1,13 @@
 import { lstat, readlink } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { Config } from '../../config/index.js'
-import { cidProfile, fileCid, isCidProfileName } from '../../content/index.js'
+import { cidProfile, isCidProfileName } from '../../content/index.js'
 import type { Entry, Index } from '../../index/index.js'
 import { checkFolders, targetRoot, usableRecord } from './get-files.js'
 import { restoredAttrs } from './attrs.js'
 import { sameMtime, symlinkInPlace } from './tree.js'
+import { wayChecker } from './way-checker.js'
+import { localCid } from './what-is-there.js'
 
 /** What `restore --files --dry-run` says it would do to one entry. */
 export interface PlannedEntry {
@@ -58,9 +60,9 @@ export async function planRestore (index: Index, config: Config, rows: readonly 
     if (there.isSymbolicLink()) { add(init.overwrite === true ? 'replace' : 'differ', 'a symlink'); continue }
     if (!there.isFile()) { add('blocked', 'not a regular file'); continue }
     if (!isCidProfileName(row.cidProfile)) { add('differ', `unknown CID profile ${row.cidProfile}`); continue }
-    // As the run does: with --overwrite, another size is replaced unread; else the inode looked at is read.
-    if (init.overwrite === true && there.size !== row.size) { add('replace'); continue }
-    const local = (await fileCid(target, cidProfile(row.cidProfile), { inode: { dev: there.dev, ino: there.ino } })).cid.toString()
+    // As the run compares it (whatIsThere).
+    const local = await localCid(target, there, row, cidProfile(row.cidProfile), { overwrite: init.overwrite === true })
+    if (local === '') { add('replace'); continue }
     const modeRight = row.meta === null || (there.mode & 0o7777) === row.meta.mode
     if (local === row.cid) { add(modeRight ? 'keep' : 'replace', modeRight ? undefined : 'its mode differs'); continue }
     const mine = init.own === undefined ? undefined : index.entries.get(init.own, row.folder, row.path)
@@ -68,29 +70,4 @@ export async function planRestore (index: Index, config: Config, rows: readonly 
     add(ofRecord || init.overwrite === true ? 'replace' : 'differ', ofRecord ? undefined : 'a local file no publish in this index holds')
   }
   return planned
-}
-
-/**
- * Why a restore could not go through the directories from `root` down `parts` (one that is a file
- * or a symlink: it writes through none), or undefined. Each directory is looked at once.
- */
-function wayChecker (): (root: string, parts: readonly string[]) => Promise<string | undefined> {
-  const seen = new Map<string, { readonly missing: boolean, readonly blocked?: string }>()
-  return async (root, parts) => {
-    for (let i = 1; i <= parts.length; i++) {
-      const dir = join(root, ...parts.slice(0, i))
-      let state = seen.get(dir)
-      if (state === undefined) {
-        const stats = await lstat(dir).catch(() => undefined)
-        state = stats === undefined
-          ? { missing: true }
-          : { missing: false, blocked: stats.isDirectory() ? undefined : `${dir} is ${stats.isSymbolicLink() ? 'a symlink' : 'not a directory'}: nothing is written through it` }
-        seen.set(dir, state)
-      }
-      if (state.blocked !== undefined) return state.blocked
-      // A directory missing is made on the way: nothing below it is there yet.
-      if (state.missing) return undefined
-    }
-    return undefined
-  }
 }

@@ -1,3 +1,4 @@
+import type { Stats } from 'node:fs'
 import { lstat, readlink } from 'node:fs/promises'
 import { fileCid, type CidProfile } from '../../content/index.js'
 import type { FileAttrs } from '../../custody/index.js'
@@ -42,11 +43,7 @@ export async function whatIsThere (init: ThereInit): Promise<ThereVerdict> {
   const unknown = row.meta === null
   let local: string | undefined
   try {
-    // With --overwrite, a file of another size is replaced whatever it holds: not read (a huge
-    // sparse file there costs nothing). Else it is hashed, on the inode the lstat saw: a link
-    // swapped in since is refused, never followed.
-    if (there.isFile() && init.overwrite && there.size !== row.size) local = ''
-    else local = there.isFile() ? (await fileCid(target, init.profile, { signal: init.signal, inode: { dev: there.dev, ino: there.ino } })).cid.toString() : undefined
+    local = there.isFile() ? await localCid(target, there, row, init.profile, init) : undefined
   } catch (err) {
     // A local file this user cannot read (mode 0000) cannot be compared: kept unless --overwrite.
     const code = (err as NodeJS.ErrnoException).code
@@ -72,6 +69,16 @@ export async function whatIsThere (init: ThereInit): Promise<ThereVerdict> {
     return { kind: 'kept', reason: `${target} holds other content that no publish in this index holds (a local change, or a publish not taken in yet): add --overwrite to replace it` }
   }
   return { kind: 'fetch', replace: true }
+}
+
+/**
+ * The CID of the local file at `target`, read to its end on the inode `there` (its lstat) saw: a
+ * link swapped in since is refused, never followed. '' where --overwrite replaces it whatever it
+ * holds: a file of another size is not read (a huge sparse file there costs nothing).
+ */
+export async function localCid (target: string, there: Stats, row: Entry, profile: CidProfile, init: { readonly overwrite: boolean, readonly signal?: AbortSignal }): Promise<string> {
+  if (init.overwrite && there.size !== row.size) return ''
+  return (await fileCid(target, profile, { signal: init.signal, inode: { dev: there.dev, ino: there.ino } })).cid.toString()
 }
 
 /** Why a target that is not a regular file was kept, and what to do. */
