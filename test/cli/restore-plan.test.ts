@@ -52,6 +52,25 @@ describe.skipIf(EXTERNAL)('restore --files --dry-run says what the run does (pro
     expect(await readdir(elsewhere)).toEqual([])
   }, 120_000)
 
+  it('--delete under --to removes nothing through a folder directory that is a symlink, as writes refuse it', async () => {
+    const { root, b } = await publishedTo(async (folder) => {
+      await writeFile(join(folder, 'plain.txt'), 'plain')
+    })
+    const to = join(root, 'to')
+    const elsewhere = join(root, 'elsewhere')
+    await mkdir(elsewhere)
+    await mkdir(to)
+    await writeFile(join(elsewhere, 'victim.txt'), 'not the restore\'s')
+    await symlink(elsewhere, join(to, 'notes'))
+    for (const dryRun of [['--dry-run'], []]) {
+      const run = await b.run(['restore', '--files', 'notes', '--to', to, '--delete', ...dryRun])
+      expect(run.code, run.stderr).not.toBe(0)
+      expect(run.stderr).toMatch(/notes is a symlink: --delete removes nothing through it, and nothing was removed/)
+      expect(run.stdout).not.toMatch(/victim/)
+    }
+    expect(await readdir(elsewhere)).toEqual(['victim.txt'])
+  }, 120_000)
+
   it('a symlink with the right target and another mtime is made again, and the dry run says so', async () => {
     const { root, b } = await publishedTo(async (folder) => {
       await writeFile(join(folder, 'file.txt'), 'file')

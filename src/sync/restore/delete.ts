@@ -44,6 +44,9 @@ export async function extraEntries (config: Config, to: string | undefined, rows
     const wanted = prefixes.map(p => p.replace(/^\/+/, '').replace(/\/+$/, '')).filter(p => p === '' || p === folder.name || p.startsWith(`${folder.name}/`))
     if (wanted.length === 0) continue
     const root = to === undefined ? folder.path : join(to, folder.name)
+    // Under --to, the folder's directory is the restore's own, as writes require: a symlink there
+    // would send the removals elsewhere. A configured folder's path may be a symlink: the user's.
+    if (to !== undefined) await refuseLinkedRoot(root)
     const realRoot = await realpath(root).catch(() => undefined)
     if (realRoot === undefined) continue
     const ignore = createIgnoreMatcher(folder.ignore, (folder.exclude ?? []).map(e => e.path))
@@ -131,4 +134,11 @@ export async function deletedStillThere (config: Config, to: string | undefined,
     if (through && await lstat(join(root, ...parts)).then(s => s.isDirectory() === dir, () => false)) there.push(shown)
   }
   return there.sort()
+}
+
+/** A folder's directory under `--to` that is a symlink or no directory: refused before anything is removed. */
+async function refuseLinkedRoot (root: string): Promise<void> {
+  const stats = await lstat(root).catch(() => undefined)
+  if (stats === undefined || stats.isDirectory()) return
+  throw new TargetPathError(`${root} is ${stats.isSymbolicLink() ? 'a symlink' : 'not a directory'}: --delete removes nothing through it, and nothing was removed; move it aside, or bring the files back elsewhere (--to ANOTHER_DIR)`)
 }
