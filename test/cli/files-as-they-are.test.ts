@@ -119,6 +119,16 @@ describe.skipIf(EXTERNAL)('files as they are, across two devices (processes)', (
     await ok(a, ['snapshot'])
     await ok(b, ['restore', '--force'])
 
+    // A deleted file asked for by name: what brings it back, and from when.
+    const gone = await b.run(['restore', '--files', 'notes/delete.txt'])
+    expect(gone.code).toBe(3)
+    expect(gone.stderr).toMatch(/"notes\/delete\.txt" was deleted \(last on device \w{8}, [^)]+\): `cidsync restore --files notes\/delete\.txt --at \S+Z` brings back what the last publish before then held; `cidsync log notes\/delete\.txt` lists every version/)
+    // With --delete, its deletion is what the run does.
+    expect((await ok(b, ['restore', '--files', 'notes/delete.txt', '--delete', '--dry-run'])).stdout).toMatch(/^delete +notes\/delete\.txt$/m)
+    const at = /--at (\S+Z)`/.exec(gone.stderr)?.[1] as string
+    await ok(b, ['restore', '--files', 'notes/delete.txt', '--at', at, '--to', join(root, 'before-delete')])
+    expect(await readFile(join(root, 'before-delete', 'notes', 'delete.txt'), 'utf8')).toBe('first delete.txt')
+
     const plan = await ok(b, ['restore', '--files', '--delete', '--dry-run'])
     expect(plan.stdout).toMatch(/^replace +notes\/edit-1\.txt$/m)
     expect(plan.stdout).toMatch(/^write +notes\/renamed\.txt$/m)
@@ -154,6 +164,7 @@ describe.skipIf(EXTERNAL)('files as they are, across two devices (processes)', (
     expect(run.stderr).toMatch(/paths? differs? between devices/)
     expect(run.stderr).toMatch(/notes\/edit-1\.txt: from device \w{8}/)
     expect(run.stdout).toContain('2 local entries deleted (--delete)')
+    expect(run.stderr).toContain('--delete removed 2 local entries the restored tree does not have:\n  notes/delete.txt\n  notes/rename.txt\n')
     const files = async (dir: string): Promise<Record<string, string>> => Object.fromEntries(await Promise.all((await readdir(dir)).sort().map(async n => [n, await readFile(join(dir, n), 'utf8')])))
     expect(await files(b.folder)).toEqual(await files(a.folder))
 

@@ -60,7 +60,7 @@ export async function runGet (options: GetOptions, paths: readonly string[], pre
       const own = readDeviceId(config.stateDir)
       // `restore --files` makes the publish's tree: each path's newest version across the devices
       // (or one device's exactly); `get` brings back the files it names.
-      const tree = prefix ? selectTree(index, { prefixes: paths, deviceId }) : undefined
+      const tree = prefix ? selectTree(index, { prefixes: paths, deviceId, deleting: options.delete === true }) : undefined
       const rows = tree?.rows ?? selectRows(index, { paths, prefix, deviceId, own })
       // This index holds what this device took in at its last publish: said when the pointer holds
       // newer rows of another device. Asked beside the fetches, and bounded: it never holds them up.

@@ -96,7 +96,14 @@ export async function reportTree (run: {
     if (outside.length > SHOWN) process.stderr.write(`  ... and ${outside.length - SHOWN} more\n`)
   }
   const kind = (k: 'symlink' | 'dir'): number => run.outcomes.filter(o => o.kind === k && (o.outcome === 'written' || o.outcome === 'already-there')).length
-  const removed = run.deleted.filter(d => d.outcome !== 'failed').length
+  const gone = run.deleted.filter(d => d.outcome !== 'failed')
+  const removed = gone.length
+  // What --delete removed is named, as rsync names it: the user's files are gone from this disk.
+  if (removed > 0) {
+    process.stderr.write(`cidsync: --delete removed ${countOf(removed, 'local entry', 'local entries')} the restored tree does not have:\n`)
+    for (const d of [...gone].sort((a, b) => a.path < b.path ? -1 : 1).slice(0, SHOWN)) process.stderr.write(`  ${safeText(d.path)}\n`)
+    if (removed > SHOWN) process.stderr.write(`  ... and ${removed - SHOWN} more (\`--json\` lists each)\n`)
+  }
   process.stdout.write(`${countOf(kind('symlink'), 'symlink', 'symlinks')} and ${countOf(kind('dir'), 'directory', 'directories')} in place` +
     `${run.deleting ? '' : await keptDeleted(run)}${removed > 0 ? `; ${countOf(removed, 'local entry', 'local entries')} deleted (--delete)` : ''}\n`)
 }

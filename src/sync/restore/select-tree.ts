@@ -1,11 +1,14 @@
 import { PathNotFoundError } from '../../errors.js'
 import type { Entry, Index } from '../../index/index.js'
+import { shellWord } from '../../util/shell-word.js'
 
 export interface SelectTreeInit {
   /** `folder/path` prefixes, as `ls` prints them; `''` is everything. */
   readonly prefixes: readonly string[]
   /** One device's tree exactly; absent: each path's newest version across the devices. */
   readonly deviceId?: string
+  /** `--delete`: a prefix whose newest rows are all deletions is found (its local files go). */
+  readonly deleting?: boolean
 }
 
 /** What `restore --files` brings back, and what it takes from whom. */
@@ -35,11 +38,9 @@ export function selectTree (index: Index, init: SelectTreeInit): SelectedTree {
   const missing: string[] = []
   for (const wanted of init.prefixes) {
     const prefix = wanted.replace(/^\/+/, '')
-    let found = false
     for (const row of index.entries.list({ prefix, deviceId: init.deviceId, includeDeleted: init.deviceId === undefined, dirs: true })) {
       const shown = `${row.folder}/${row.path}`
       if (!under(shown, prefix)) continue
-      found ||= !row.deleted
       // What each device holds of the path: the same CID (or deletion) on every device is no disagreement.
       const says = row.deleted ? 'deleted' : `${row.cid ?? ''}:${row.meta?.target ?? ''}`
       const first = seen.get(shown)
@@ -48,10 +49,22 @@ export function selectTree (index: Index, init: SelectTreeInit): SelectedTree {
       const held = newest.get(shown)
       if (held === undefined || row.updatedAt > held.updatedAt || (row.updatedAt === held.updatedAt && held.deleted && !row.deleted)) newest.set(shown, row)
     }
+  }
+  // A prefix is found when its newest rows hold something live: one whose every path was deleted
+  // since (here or on another device) would restore nothing, and says so. With --delete, its
+  // deletions are what it does.
+  for (const wanted of init.prefixes) {
+    const prefix = wanted.replace(/^\/+/, '')
+    let found = false
+    for (const [shown, row] of newest) if ((!row.deleted || init.deleting === true) && under(shown, prefix)) { found = true; break }
     if (!found) missing.push(wanted)
   }
   if (missing.length > 0) {
-    throw new PathNotFoundError(`${missing.map(m => JSON.stringify(m)).join(', ')}: nothing live under ${missing.length === 1 ? 'it' : 'them'} in the index${init.deviceId === undefined ? '' : ` of device ${init.deviceId.slice(0, 8)}`} (paths are folder/path, as \`cidsync ls\` prints them)`)
+    const hints = missing.map(m => deletedUnder(index, m.replace(/^\/+/, ''), init.deviceId))
+    const absent = missing.filter((_, i) => hints[i] === undefined)
+    const said = hints.filter((h): h is string => h !== undefined)
+    if (absent.length > 0) said.push(`${absent.map(m => JSON.stringify(m)).join(', ')}: nothing live under ${absent.length === 1 ? 'it' : 'them'} in the index${init.deviceId === undefined ? '' : ` of device ${init.deviceId.slice(0, 8)}`} (paths are folder/path, as \`cidsync ls\` prints them)`)
+    throw new PathNotFoundError(said.join('; '))
   }
   const rows: Entry[] = []
   const deleted = new Set<string>()
@@ -63,4 +76,24 @@ export function selectTree (index: Index, init: SelectTreeInit): SelectedTree {
   }
   rows.sort((a, b) => `${a.folder}/${a.path}` < `${b.folder}/${b.path}` ? -1 : 1)
   return { rows, deleted, disagreements: disagreements.sort((a, b) => a.path < b.path ? -1 : 1) }
+}
+
+/**
+ * For a prefix whose every entry was deleted (only tombstones are left), what brings it back: the
+ * newest publish before its last deletion holds at least that file, and its content stays stored.
+ */
+function deletedUnder (index: Index, prefix: string, deviceId: string | undefined): string | undefined {
+  let newest: Entry | undefined
+  let newestFile: Entry | undefined
+  for (const row of index.entries.list({ prefix, deviceId, includeDeleted: true, dirs: true })) {
+    if (!row.deleted || !under(`${row.folder}/${row.path}`, prefix)) continue
+    if (newest === undefined || row.updatedAt > newest.updatedAt) newest = row
+    if (!row.path.endsWith('/') && (newestFile === undefined || row.updatedAt > newestFile.updatedAt)) newestFile = row
+  }
+  if (newest === undefined) return undefined
+  const exact = `${newest.folder}/${newest.path}`.replace(/\/$/, '') === prefix.replace(/\/$/, '')
+  const file = newestFile === undefined ? undefined : `${newestFile.folder}/${newestFile.path}`
+  return `${JSON.stringify(prefix)} ${exact ? 'was' : 'holds only what was'} deleted (last on device ${newest.deviceId.slice(0, 8)}, ${new Date(newest.updatedAt).toISOString()}): ` +
+    `\`cidsync restore --files ${shellWord(prefix)} --at ${new Date(newest.updatedAt - 1).toISOString()}\` brings back what the last publish before then held` +
+    `${file === undefined ? '' : `; \`cidsync log ${shellWord(file)}\` lists every version${file === prefix ? '' : ' of the last file deleted'}`}`
 }
