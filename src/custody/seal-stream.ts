@@ -76,7 +76,12 @@ export interface OpenStreamInit {
  */
 export class ChunkOpener {
   private readonly count: number
-  private readonly buffer = Buffer.allocUnsafe(CHUNK_BYTES + TAG_BYTES)
+  /**
+   * Gathers a chunk that spans slices; made only then. A file whose blob lies whole in one slice
+   * (most files of a pack) opens where it lies, and costs no chunk-sized buffer: a MiB each of
+   * thousands of small files was external memory, collected again and again.
+   */
+  private buffer: Buffer | undefined
   private index = 0
   private filled = 0
   private want: number
@@ -94,11 +99,13 @@ export class ChunkOpener {
       const take = Math.min(this.want - this.filled, slice.byteLength - offset)
       // A whole chunk in the slice is opened where it lies: no copy.
       const whole = this.filled === 0 && take === this.want
-      if (!whole) this.buffer.set(slice.subarray(offset, offset + take), this.filled)
+      const buffer = whole ? undefined : (this.buffer ??= Buffer.allocUnsafe(CHUNK_BYTES + TAG_BYTES))
+      buffer?.set(slice.subarray(offset, offset + take), this.filled)
       this.filled += take
       if (this.filled === this.want) {
         const last = this.index === this.count - 1
-        for (const plain of openChunkPieces(init.key, init.cid, this.index, last, whole ? slice.subarray(offset, offset + take) : this.buffer.subarray(0, this.want), PLAIN_PIECE_BYTES)) this.onPlain(plain)
+        const sealed = buffer === undefined ? slice.subarray(offset, offset + take) : buffer.subarray(0, this.want)
+        for (const plain of openChunkPieces(init.key, init.cid, this.index, last, sealed, PLAIN_PIECE_BYTES)) this.onPlain(plain)
         this.index++
         this.filled = 0
         if (!last) this.want = plainChunkLength(init.size, this.index) + TAG_BYTES
