@@ -3,7 +3,7 @@
 // (code-cache.ts). Built as dist/bin/cidsync.js beside the bundle, dist/bin/cidsync-main.cjs.
 import './early-signals.js'
 import { fileURLToPath } from 'node:url'
-import { raiseWasmTieringBudget } from '../util/wasm-tiering.js'
+import { raiseJsTieringBudget, raiseWasmTieringBudget } from '../util/tiering.js'
 import { runWithCodeCache } from './code-cache.js'
 
 /** What compiles next to nothing of the CLI: no cache is kept from it (the next command keeps one). */
@@ -11,4 +11,5 @@ const BRIEF = new Set([undefined, '--version', '-V', '--help', '-h', 'help'])
 
 // Before anything is compiled: V8 takes a cache only under the flags it was made with.
 raiseWasmTieringBudget()
+raiseJsTieringBudget()
 runWithCodeCache(fileURLToPath(new URL('./cidsync-main.cjs', import.meta.url)), { keep: !BRIEF.has(process.argv[2]) })

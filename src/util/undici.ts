@@ -1,5 +1,5 @@
 import { createRequire } from 'node:module'
-import { raiseWasmTieringBudget } from './wasm-tiering.js'
+import { raiseWasmTieringBudget } from './tiering.js'
 import type { Pool } from 'undici'
 
 const require = createRequire(import.meta.url)
