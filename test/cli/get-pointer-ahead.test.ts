@@ -55,6 +55,14 @@ describe.skipIf(EXTERNAL)('get and restore --files on a device whose index is be
     const lines = (await ok(b, ['restore', '--files', '--dry-run', '--json'])).stdout.trim().split('\n').map(l => JSON.parse(l) as { type?: string, note?: string, devices?: unknown[] })
     expect(lines.find(l => l.type === 'note')).toMatchObject({ note: 'pointer-ahead', devices: [expect.objectContaining({ hostname: expect.any(String) as unknown })] })
 
+    // A file new on a: not in b's index, and b is told where it may be, not only that it is absent.
+    await writeFile(join(a.folder, 'new.txt'), 'new\n')
+    await ok(a, ['snapshot'])
+    const absent = await b.run(['get', 'notes/new.txt'])
+    expect(absent.code).toBe(3)
+    expect(absent.stderr).toMatch(/note: the pointer's publish of \S+ holds changes of .* that this index has not taken in[^\n]*`--at now`/)
+    expect(absent.stderr).toMatch(/"notes\/new\.txt": not in the index/)
+
     await ok(b, ['get', 'notes/todo.txt', '--at', 'now', '--to', join(root, 'now')])
     expect(await readFile(join(root, 'now', 'notes', 'todo.txt'), 'utf8')).toBe('second\n')
 

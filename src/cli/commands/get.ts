@@ -1,9 +1,9 @@
 import { existsSync, statSync, type Stats } from 'node:fs'
 import type { Command } from 'commander'
 import type { Config } from '../../config/index.js'
-import { FilesNotRestoredError, GatewayFetchError, IndexMissingError, UsageError } from '../../errors.js'
+import { FilesNotRestoredError, GatewayFetchError, IndexMissingError, PathNotFoundError, UsageError } from '../../errors.js'
 import type { GetOutcome, PointerAhead, Repository } from '../../sync/index.js'
-import type { Index } from '../../index/index.js'
+import type { Entry, Index } from '../../index/index.js'
 import { countOf } from '../format.js'
 import { progressReporter } from '../get-progress.js'
 import { action } from '../run.js'
@@ -60,11 +60,20 @@ export async function runGet (options: GetOptions, paths: readonly string[], pre
       const own = readDeviceId(config.stateDir)
       // `restore --files` makes the publish's tree: each path's newest version across the devices
       // (or one device's exactly); `get` brings back the files it names.
-      const tree = prefix ? selectTree(index, { prefixes: paths, deviceId, deleting: options.delete === true }) : undefined
-      const rows = tree?.rows ?? selectRows(index, { paths, prefix, deviceId, own })
       // This index holds what this device took in at its last publish: said when the pointer holds
       // newer rows of another device. Asked beside the fetches, and bounded: it never holds them up.
-      const ahead = past === undefined && (deviceId === undefined || deviceId !== own) ? pointerAhead(repository, index, own, deviceId) : Promise.resolve(undefined)
+      const asksAhead = past === undefined && (deviceId === undefined || deviceId !== own)
+      let tree: ReturnType<typeof selectTree> | undefined
+      let rows: readonly Entry[]
+      try {
+        tree = prefix ? selectTree(index, { prefixes: paths, deviceId, deleting: options.delete === true }) : undefined
+        rows = tree?.rows ?? selectRows(index, { paths, prefix, deviceId, own })
+      } catch (err) {
+        // Not in this index: a publish it has not taken in may hold it, and the user is told so.
+        if (err instanceof PathNotFoundError && asksAhead) noteAhead(await pointerAhead(repository, index, own, deviceId), options.json === true)
+        throw err
+      }
+      const ahead = asksAhead ? pointerAhead(repository, index, own, deviceId) : Promise.resolve(undefined)
       if (tree !== undefined && options.dryRun === true) {
         noteAhead(await ahead, options.json === true)
         await (await import('./restore-files.js')).printPlan({ index, config, tree, paths, options, own })
