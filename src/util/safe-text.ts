@@ -13,6 +13,14 @@ const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-
 // The same, sparing the newline: for whole messages whose own line breaks are ours.
 const UNSAFE_BUT_NEWLINE = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/gu
 
+/** Whether `text` holds a character {@link safeText} would show as an escape. */
+export function hasUnsafe (text: string): boolean {
+  UNSAFE.lastIndex = 0
+  const found = UNSAFE.test(text)
+  UNSAFE.lastIndex = 0
+  return found
+}
+
 function visible (char: string): string {
   const code = char.codePointAt(0) ?? 0
   return code <= 0xff ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u${code.toString(16).padStart(4, '0')}`

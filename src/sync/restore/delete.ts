@@ -46,14 +46,14 @@ export async function extraEntries (config: Config, to: string | undefined, rows
     const root = to === undefined ? folder.path : join(to, folder.name)
     // Under --to, the folder's directory is the restore's own, as writes require: a symlink there
     // would send the removals elsewhere. A configured folder's path may be a symlink: the user's.
-    if (to !== undefined) await refuseLinkedRoot(root)
-    const realRoot = await realpath(root).catch(() => undefined)
+    const realRoot = to === undefined ? await realpath(root).catch(() => undefined) : await rootUnder(to, folder.name)
     if (realRoot === undefined) continue
     const ignore = createIgnoreMatcher(folder.ignore, (folder.exclude ?? []).map(e => e.path))
     const walk = async (rel: string): Promise<boolean> => {
       let names: Dirent[]
       try {
-        names = await readdir(rel === '' ? root : join(root, rel), { withFileTypes: true })
+        // Read where removals go: a directory swapped for a link since is refused there (removeExtra).
+        names = await readdir(rel === '' ? realRoot : join(realRoot, rel), { withFileTypes: true })
       } catch {
         return true
       }
@@ -66,12 +66,14 @@ export async function extraEntries (config: Config, to: string | undefined, rows
         // Special files are never indexed (listed as skipped): no publish has them, and none removes them.
         const special = entry.isFIFO() || entry.isSocket() || entry.isBlockDevice() || entry.isCharacterDevice()
         if (!inScope || ignore(childRel) || TEMP.test(entry.name) || special) { kept = true; continue }
+        // In scope but not within a prefix: a directory above one, walked for what is under it.
+        const within = wanted.some(w => w === '' || w === folder.name || shown === w || shown.startsWith(`${w}/`))
         if (entry.isDirectory()) {
-          const within = wanted.some(w => w === '' || w === folder.name || shown === w || shown.startsWith(`${w}/`))
           const holds = await walk(childRel)
           if (holds || keep.has(shown) || !within) kept = true
           else extra.push({ shown: `${shown}/`, path: join(root, childRel), dir: true, parent: rel === '' ? realRoot : join(realRoot, rel), name: entry.name })
-        } else if (keep.has(shown)) {
+        } else if (keep.has(shown) || !within) {
+          // A file where a directory above the prefix would be is not the prefix's to remove.
           kept = true
         } else {
           extra.push({ shown, path: join(root, childRel), dir: false, parent: rel === '' ? realRoot : join(realRoot, rel), name: entry.name })
@@ -136,9 +138,17 @@ export async function deletedStillThere (config: Config, to: string | undefined,
   return there.sort()
 }
 
-/** A folder's directory under `--to` that is a symlink or no directory: refused before anything is removed. */
-async function refuseLinkedRoot (root: string): Promise<void> {
+/**
+ * Where a folder's directory under `--to` really is: `to`'s real path and the folder's name, never
+ * what a link there leads to. Undefined when it is not there; refused, before anything is removed,
+ * when it is a symlink or no directory.
+ */
+async function rootUnder (to: string, name: string): Promise<string | undefined> {
+  const realTo = await realpath(to).catch(() => undefined)
+  if (realTo === undefined) return undefined
+  const root = join(realTo, name)
   const stats = await lstat(root).catch(() => undefined)
-  if (stats === undefined || stats.isDirectory()) return
-  throw new TargetPathError(`${root} is ${stats.isSymbolicLink() ? 'a symlink' : 'not a directory'}: --delete removes nothing through it, and nothing was removed; move it aside, or bring the files back elsewhere (--to ANOTHER_DIR)`)
+  if (stats === undefined) return undefined
+  if (stats.isDirectory()) return root
+  throw new TargetPathError(`${join(to, name)} is ${stats.isSymbolicLink() ? 'a symlink' : 'not a directory'}: --delete removes nothing through it, and nothing was removed; move it aside, or bring the files back elsewhere (--to ANOTHER_DIR)`)
 }

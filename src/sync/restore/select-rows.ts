@@ -1,5 +1,7 @@
 import { PathNotFoundError } from '../../errors.js'
 import type { Entry, Index } from '../../index/index.js'
+import { isoTime } from '../../util/iso-time.js'
+import { safeText } from '../../util/safe-text.js'
 import { shellWord } from '../../util/shell-word.js'
 
 export interface SelectRowsInit {
@@ -50,10 +52,12 @@ function deletedHint (index: Index, wanted: string, deviceId: string | undefined
   const newest = index.entries.list({ prefix: wanted, deviceId, includeDeleted: true })
     .filter(e => e.deleted && `${e.folder}/${e.path}` === wanted)
     .sort((a, b) => b.updatedAt - a.updatedAt)[0]
-  if (newest === undefined) return undefined
-  const before = new Date(newest.updatedAt - 1).toISOString()
+  const at = newest === undefined ? undefined : isoTime(newest.updatedAt)
+  const before = newest === undefined ? undefined : isoTime(newest.updatedAt - 1)
+  // A time no date holds (a damaged row) gives no hint: the plain answer stands.
+  if (newest === undefined || at === undefined || before === undefined) return undefined
   const shell = shellWord(wanted)
-  return `${JSON.stringify(wanted)} was deleted (on device ${newest.deviceId.slice(0, 8)}, ${new Date(newest.updatedAt).toISOString()}): ` +
+  return `${JSON.stringify(wanted)} was deleted (on device ${safeText(newest.deviceId.slice(0, 8))}, ${at}): ` +
     `\`cidsync get ${shell} --at ${before}\` brings back the version the last publish before then held; \`cidsync log ${shell}\` lists every version`
 }
 
@@ -92,8 +96,9 @@ export function olderThanOwnDeletion (index: Index, rows: readonly Entry[], own:
       .find(e => e.deleted && e.folder === row.folder && e.path === row.path)
     if (mine === undefined || mine.updatedAt <= row.updatedAt) continue
     const wanted = `${row.folder}/${row.path}`
-    const shell = shellWord(wanted)
-    notes.push(`${JSON.stringify(wanted)}: this device deleted its copy (${new Date(mine.updatedAt).toISOString()}); this is device ${row.deviceId.slice(0, 8)}'s, written before that (${new Date(row.updatedAt).toISOString()}): \`cidsync get ${shell} --at ${new Date(mine.updatedAt - 1).toISOString()}\` brings back this device's last version`)
+    const [deleted, written, before] = [isoTime(mine.updatedAt), isoTime(row.updatedAt), isoTime(mine.updatedAt - 1)]
+    if (deleted === undefined || written === undefined || before === undefined) continue
+    notes.push(`${JSON.stringify(wanted)}: this device deleted its copy (${deleted}); this is device ${safeText(row.deviceId.slice(0, 8))}'s, written before that (${written}): \`cidsync get ${shellWord(wanted)} --at ${before}\` brings back this device's last version`)
   }
   return notes
 }

@@ -1,5 +1,7 @@
 import { PathNotFoundError } from '../../errors.js'
 import type { Entry, Index } from '../../index/index.js'
+import { isoTime } from '../../util/iso-time.js'
+import { safeText } from '../../util/safe-text.js'
 import { shellWord } from '../../util/shell-word.js'
 
 export interface SelectTreeInit {
@@ -90,10 +92,13 @@ function deletedUnder (index: Index, prefix: string, deviceId: string | undefine
     if (newest === undefined || row.updatedAt > newest.updatedAt) newest = row
     if (!row.path.endsWith('/') && (newestFile === undefined || row.updatedAt > newestFile.updatedAt)) newestFile = row
   }
-  if (newest === undefined) return undefined
+  const at = newest === undefined ? undefined : isoTime(newest.updatedAt)
+  const before = newest === undefined ? undefined : isoTime(newest.updatedAt - 1)
+  // A time no date holds (a damaged row) gives no hint: the plain answer stands.
+  if (newest === undefined || at === undefined || before === undefined) return undefined
   const exact = `${newest.folder}/${newest.path}`.replace(/\/$/, '') === prefix.replace(/\/$/, '')
   const file = newestFile === undefined ? undefined : `${newestFile.folder}/${newestFile.path}`
-  return `${JSON.stringify(prefix)} ${exact ? 'was' : 'holds only what was'} deleted (last on device ${newest.deviceId.slice(0, 8)}, ${new Date(newest.updatedAt).toISOString()}): ` +
-    `\`cidsync restore --files ${shellWord(prefix)} --at ${new Date(newest.updatedAt - 1).toISOString()}\` brings back what the last publish before then held` +
+  return `${JSON.stringify(prefix)} ${exact ? 'was' : 'holds only what was'} deleted (last on device ${safeText(newest.deviceId.slice(0, 8))}, ${at}): ` +
+    `\`cidsync restore --files ${shellWord(prefix)} --at ${before}\` brings back what the last publish before then held` +
     `${file === undefined ? '' : `; \`cidsync log ${shellWord(file)}\` lists every version${file === prefix ? '' : ' of the last file deleted'}`}`
 }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { spawnSync } from 'node:child_process'
 import { existsSync } from 'node:fs'
-import { mkdir, readdir, rename, symlink, writeFile } from 'node:fs/promises'
+import { mkdir, readdir, realpath, rename, rm, symlink, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { loadConfig } from '../../../src/config/index.js'
 import { openIndex } from '../../../src/index/index.js'
@@ -73,5 +73,31 @@ describe('restore --files --delete', () => {
     await writeFile(join(to, 'notes', 'back.md'), 'there too')
     expect(await deletedStillThere(config, to, deleted)).toEqual(['notes/back.md'])
     expect(await deletedStillThere(config, join(dir, 'empty'), deleted)).toEqual([])
+  })
+  it('under --to, removes nothing through the folder\'s directory swapped for a link after the walk, nor a file above the prefix', async () => {
+    const dir = await useTempDir()
+    const to = join(dir, 'to')
+    await mkdir(join(to, 'notes', 'deep', 'dir'), { recursive: true })
+    await writeFile(join(to, 'notes', 'extra.md'), 'not the tree\'s')
+    const config = loadConfig({ configPath: await writeTestConfig(dir, { state_dir: 'state', folders: [{ name: 'notes', path: 'notes' }] }), env: {} })
+    const extra = await extraEntries(config, to, [], ['notes'])
+    const file = extra.find(e => e.shown === 'notes/extra.md')
+    if (file === undefined) throw new Error('notes/extra.md was not listed')
+    // Its directory is the real one under --to, never where a link there would lead.
+    expect(file.parent).toBe(join(await realpath(to), 'notes'))
+    const victim = join(dir, 'victim')
+    await mkdir(victim)
+    await writeFile(join(victim, 'extra.md'), 'someone else\'s')
+    await rename(join(to, 'notes'), join(to, 'notes.away'))
+    await symlink(victim, join(to, 'notes'))
+    await expect(removeExtra(file)).rejects.toMatchObject({ code: 'ERR_TARGET_PATH' })
+    expect(await readdir(victim)).toEqual(['extra.md'])
+    await rm(join(to, 'notes'))
+    await rename(join(to, 'notes.away'), join(to, 'notes'))
+    // A prefix below a file of the same name as one of its directories: that file is not the prefix's.
+    await rm(join(to, 'notes', 'deep'), { recursive: true })
+    await writeFile(join(to, 'notes', 'deep'), 'mine')
+    expect((await extraEntries(config, to, [], ['notes/deep/dir'])).map(e => e.shown)).toEqual([])
+    expect((await extraEntries(config, to, [], ['notes/deep'])).map(e => e.shown)).toEqual(['notes/deep'])
   })
 })
