@@ -160,12 +160,21 @@ describe.skipIf(EXTERNAL)('files as they are, across two devices (processes)', (
     await ok(b, ['restore', '--files', '--to', join(root, 'fresh'), '--overwrite'])
     expect(await readFile(join(root, 'fresh', 'notes', 'same.txt'), 'utf8')).toBe('first same.txt')
 
+    // A file made on b and never published: --delete keeps it, and says so; the plan too.
+    await writeFile(join(b.folder, 'mine.txt'), 'made here, never published')
+    expect((await ok(b, ['restore', '--files', '--delete', '--dry-run'])).stdout).toMatch(/^keep +notes\/mine\.txt {2}\(no publish holds it: kept; --delete --overwrite removes it\)$/m)
     const run = await ok(b, ['restore', '--files', '--delete'])
+    expect(run.stderr).toContain('--delete kept 1 local entry no publish holds (made here since the last publish, or never published; --delete --overwrite removes them):\n  notes/mine.txt\n')
+    expect(run.stdout).toContain('1 local entry no publish holds kept (--delete --overwrite removes it)')
+    expect(await readFile(join(b.folder, 'mine.txt'), 'utf8')).toBe('made here, never published')
     expect(run.stderr).toMatch(/paths? differs? between devices/)
     expect(run.stderr).toMatch(/notes\/edit-1\.txt: from device \w{8}/)
     expect(run.stdout).toContain('2 local entries deleted (--delete)')
     expect(run.stderr).toContain('--delete removed 2 local entries the restored tree does not have:\n  notes/delete.txt\n  notes/rename.txt\n')
     const files = async (dir: string): Promise<Record<string, string>> => Object.fromEntries(await Promise.all((await readdir(dir)).sort().map(async n => [n, await readFile(join(dir, n), 'utf8')])))
+    // With --overwrite, --delete makes the folder the tree exactly.
+    const exact = await ok(b, ['restore', '--files', '--delete', '--overwrite', '--json'])
+    expect(exact.stdout).toContain('{"type":"deleted","path":"notes/mine.txt","outcome":"deleted"}')
     expect(await files(b.folder)).toEqual(await files(a.folder))
 
     // One device's tree exactly, with --device.

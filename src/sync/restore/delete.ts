@@ -16,6 +16,8 @@ export interface ExtraEntry {
   /** Where its directory really was when walked: removal goes through that directory alone. */
   readonly parent: string
   readonly name: string
+  /** No row names it (a file made here since, or one no device published): kept, never removed. */
+  readonly unpublished?: true
 }
 
 /** Entries looked at, at most: a walk of a tree past this is cut short and says so. */
@@ -27,9 +29,10 @@ const TEMP = /^\.[\s\S]+\.cidsync-[0-9a-f]{12}\.part$/
 /**
  * The local files, symlinks and directories under the restored prefixes that the tree does not
  * have: each folder's ignored paths and cidsync's own dirs are never among them (they are in no
- * publish), nor is a directory that holds something kept.
+ * publish), nor is a directory that holds something kept. With `published`, an entry no row names
+ * (`folder/path`, a directory's with `/`) is listed as `unpublished` and kept, as is what holds it.
  */
-export async function extraEntries (config: Config, to: string | undefined, rows: readonly Entry[], prefixes: readonly string[]): Promise<ExtraEntry[]> {
+export async function extraEntries (config: Config, to: string | undefined, rows: readonly Entry[], prefixes: readonly string[], published?: (shown: string) => boolean): Promise<ExtraEntry[]> {
   const { createIgnoreMatcher } = await import('../../watch/index.js')
   const keep = new Set<string>()
   for (const row of rows) {
@@ -68,15 +71,17 @@ export async function extraEntries (config: Config, to: string | undefined, rows
         if (!inScope || ignore(childRel) || TEMP.test(entry.name) || special) { kept = true; continue }
         // In scope but not within a prefix: a directory above one, walked for what is under it.
         const within = wanted.some(w => w === '' || w === folder.name || shown === w || shown.startsWith(`${w}/`))
-        if (entry.isDirectory()) {
-          const holds = await walk(childRel)
-          if (holds || keep.has(shown) || !within) kept = true
-          else extra.push({ shown: `${shown}/`, path: join(root, childRel), dir: true, parent: rel === '' ? realRoot : join(realRoot, rel), name: entry.name })
-        } else if (keep.has(shown) || !within) {
-          // A file where a directory above the prefix would be is not the prefix's to remove.
+        const dir = entry.isDirectory()
+        // A directory's own entries first: one that holds something kept is kept.
+        if (dir && await walk(childRel)) { kept = true; continue }
+        // A file where a directory above the prefix would be is not the prefix's to remove.
+        if (keep.has(shown) || !within) { kept = true; continue }
+        const listed = { shown: dir ? `${shown}/` : shown, path: join(root, childRel), dir, parent: rel === '' ? realRoot : join(realRoot, rel), name: entry.name }
+        if (published?.(listed.shown) === false) {
           kept = true
+          extra.push({ ...listed, unpublished: true })
         } else {
-          extra.push({ shown, path: join(root, childRel), dir: false, parent: rel === '' ? realRoot : join(realRoot, rel), name: entry.name })
+          extra.push(listed)
         }
       }
       return kept
