@@ -58,7 +58,7 @@ function deletedHint (index: Index, wanted: string, deviceId: string | undefined
   if (newest === undefined || at === undefined || before === undefined) return undefined
   const shell = shellWord(wanted)
   return `${JSON.stringify(wanted)} was deleted (on device ${safeText(newest.deviceId.slice(0, 8))}, ${at}): ` +
-    `\`cidsync get ${shell} --at ${before}\` brings back the version the last publish before then held; \`cidsync log ${shell}\` lists every version`
+    `\`cidsync get ${shell} --at ${before}${deviceId === undefined ? '' : ` --device ${shellWord(deviceId)}`}\` brings back the version the last publish before then held; \`cidsync log ${shell}\` lists every version`
 }
 
 /** For a path that is a directory of files: what brings them back (`get` takes files). */

@@ -99,6 +99,6 @@ function deletedUnder (index: Index, prefix: string, deviceId: string | undefine
   const exact = `${newest.folder}/${newest.path}`.replace(/\/$/, '') === prefix.replace(/\/$/, '')
   const file = newestFile === undefined ? undefined : `${newestFile.folder}/${newestFile.path}`
   return `${JSON.stringify(prefix)} ${exact ? 'was' : 'holds only what was'} deleted (last on device ${safeText(newest.deviceId.slice(0, 8))}, ${at}): ` +
-    `\`cidsync restore --files ${shellWord(prefix)} --at ${before}\` brings back what the last publish before then held` +
+    `\`cidsync restore --files ${shellWord(prefix)} --at ${before}${deviceId === undefined ? '' : ` --device ${shellWord(deviceId)}`}\` brings back what the last publish before then held` +
     `${file === undefined ? '' : `; \`cidsync log ${shellWord(file)}\` lists every version${file === prefix ? '' : ' of the last file deleted'}`}`
 }
