@@ -160,21 +160,29 @@ describe.skipIf(EXTERNAL)('files as they are, across two devices (processes)', (
     await ok(b, ['restore', '--files', '--to', join(root, 'fresh'), '--overwrite'])
     expect(await readFile(join(root, 'fresh', 'notes', 'same.txt'), 'utf8')).toBe('first same.txt')
 
-    // A file made on b and never published: --delete keeps it, and says so; the plan too.
+    // A file made on b and never published, and one edited on b since (a deleted it): --delete
+    // keeps both, as no publish holds their bytes, and says so; the plan too.
     await writeFile(join(b.folder, 'mine.txt'), 'made here, never published')
-    expect((await ok(b, ['restore', '--files', '--delete', '--dry-run'])).stdout).toMatch(/^keep +notes\/mine\.txt {2}\(no publish holds it: kept; --delete --overwrite removes it\)$/m)
+    await writeFile(join(b.folder, 'rename.txt'), 'edited on b, never published')
+    const keepPlan2 = (await ok(b, ['restore', '--files', '--delete', '--dry-run'])).stdout
+    expect(keepPlan2).toMatch(/^keep +notes\/mine\.txt {2}\(no publish in this index holds it as it is: kept; --delete --overwrite removes it\)$/m)
+    expect(keepPlan2).toMatch(/^keep +notes\/rename\.txt {2}\(no publish/m)
+    expect(keepPlan2).toMatch(/^delete +notes\/delete\.txt$/m)
     const run = await ok(b, ['restore', '--files', '--delete'])
-    expect(run.stderr).toContain('--delete kept 1 local entry no publish holds (made here since the last publish, or never published; --delete --overwrite removes them):\n  notes/mine.txt\n')
-    expect(run.stdout).toContain('1 local entry no publish holds kept (--delete --overwrite removes it)')
+    expect(run.stderr).toContain('--delete kept 2 local entries no publish in this index holds as they are (made or changed here since, or never published; --delete --overwrite removes them):\n  notes/mine.txt\n  notes/rename.txt\n')
+    expect(run.stdout).toContain('2 local entries kept, no publish holding them as they are (--delete --overwrite removes them)')
     expect(await readFile(join(b.folder, 'mine.txt'), 'utf8')).toBe('made here, never published')
+    expect(await readFile(join(b.folder, 'rename.txt'), 'utf8')).toBe('edited on b, never published')
     expect(run.stderr).toMatch(/paths? differs? between devices/)
     expect(run.stderr).toMatch(/notes\/edit-1\.txt: from device \w{8}/)
-    expect(run.stdout).toContain('2 local entries deleted (--delete)')
-    expect(run.stderr).toContain('--delete removed 2 local entries the restored tree does not have:\n  notes/delete.txt\n  notes/rename.txt\n')
+    // What a publish holds as it is goes: a's deletion arrives.
+    expect(run.stdout).toContain('1 local entry deleted (--delete)')
+    expect(run.stderr).toContain('--delete removed 1 local entry the restored tree does not have:\n  notes/delete.txt\n')
     const files = async (dir: string): Promise<Record<string, string>> => Object.fromEntries(await Promise.all((await readdir(dir)).sort().map(async n => [n, await readFile(join(dir, n), 'utf8')])))
     // With --overwrite, --delete makes the folder the tree exactly.
     const exact = await ok(b, ['restore', '--files', '--delete', '--overwrite', '--json'])
     expect(exact.stdout).toContain('{"type":"deleted","path":"notes/mine.txt","outcome":"deleted"}')
+    expect(exact.stdout).toContain('{"type":"deleted","path":"notes/rename.txt","outcome":"deleted"}')
     expect(await files(b.folder)).toEqual(await files(a.folder))
 
     // One device's tree exactly, with --device.

@@ -28,21 +28,17 @@ interface TreeRun {
   readonly options: GetOptions
 }
 
-/** Why --delete keeps a local entry no row names. */
-const UNPUBLISHED = 'no publish holds it: kept; --delete --overwrite removes it'
+/** Why --delete keeps a local entry whose bytes no publish holds. */
+const UNPUBLISHED = 'no publish in this index holds it as it is: kept; --delete --overwrite removes it'
 
 /**
- * What `--delete` finds the tree does not have. Without `--overwrite`, an entry no row of the index
- * names (made here since the last publish, or never published) is kept, as a write keeps a local
- * file no publish holds: listed as `unpublished`.
+ * What `--delete` finds the tree does not have. Without `--overwrite`, an entry no publish in the
+ * index holds as it is (made or changed here since, or never published) is kept, as a write keeps
+ * a local file no publish holds: listed as `unpublished`.
  */
 async function extraOf (run: TreeRun): Promise<ExtraEntry[]> {
-  const { extraEntries } = await import('../../sync/index.js')
-  const devices = run.index.entries.devices().map(d => d.id)
-  const published = (shown: string): boolean => {
-    const slash = shown.indexOf('/')
-    return devices.some(id => run.index.entries.get(id, shown.slice(0, slash), shown.slice(slash + 1)) !== undefined)
-  }
+  const { extraEntries, heldByPublish } = await import('../../sync/index.js')
+  const published = async (entry: Pick<ExtraEntry, 'shown' | 'dir' | 'parent' | 'name'>): Promise<boolean> => await heldByPublish(run.index, entry, run.config.cidProfile)
   return await extraEntries(run.config, run.options.to, run.tree.rows, run.paths, run.options.overwrite === true ? undefined : published)
 }
 
@@ -72,7 +68,7 @@ export async function printPlan (run: TreeRun & { readonly own: string | undefin
   process.stdout.write(`would write ${count('write')}, replace ${count('replace')}, keep ${count('keep')} as they are, leave ${count('differ')} different (--overwrite replaces them), ` +
     `${blocked === 0 ? '' : `fail ${blocked} (something in the way it never replaces: move it aside), `}` +
     `${count('not-stored')} not stored${run.options.delete === true ? `, delete ${extra.length}` : ''}` +
-    `${unpublished.length > 0 ? `, keep ${unpublished.length} no publish holds (--delete --overwrite removes them)` : ''}` +
+    `${unpublished.length > 0 ? `, keep ${unpublished.length} no publish holds as ${unpublished.length === 1 ? 'it is' : 'they are'} (--delete --overwrite removes them)` : ''}` +
     `${keptDeleted.length > 0 ? `, keep ${keptDeleted.length} the index holds as deleted (--delete removes them)` : ''}; nothing was changed\n`)
 }
 
@@ -137,13 +133,13 @@ export async function reportTree (run: {
   }
   const kept = run.unpublished.length
   if (kept > 0) {
-    process.stderr.write(`cidsync: --delete kept ${countOf(kept, 'local entry', 'local entries')} no publish holds (made here since the last publish, or never published; --delete --overwrite removes them):\n`)
+    process.stderr.write(`cidsync: --delete kept ${countOf(kept, 'local entry', 'local entries')} no publish in this index holds as ${kept === 1 ? 'it is' : 'they are'} (made or changed here since, or never published; --delete --overwrite removes them):\n`)
     for (const path of run.unpublished.slice(0, SHOWN)) process.stderr.write(`  ${safeText(path)}\n`)
     if (kept > SHOWN) process.stderr.write(`  ... and ${kept - SHOWN} more (\`--json\` lists each)\n`)
   }
   process.stdout.write(`${countOf(kind('symlink'), 'symlink', 'symlinks')} and ${countOf(kind('dir'), 'directory', 'directories')} in place` +
     `${run.deleting ? '' : await keptDeleted(run)}${removed > 0 ? `; ${countOf(removed, 'local entry', 'local entries')} deleted (--delete)` : ''}` +
-    `${kept > 0 ? `; ${countOf(kept, 'local entry', 'local entries')} no publish holds kept (--delete --overwrite removes ${kept === 1 ? 'it' : 'them'})` : ''}\n`)
+    `${kept > 0 ? `; ${countOf(kept, 'local entry', 'local entries')} kept, no publish holding ${kept === 1 ? 'it' : 'them'} as ${kept === 1 ? 'it is' : 'they are'} (--delete --overwrite removes ${kept === 1 ? 'it' : 'them'})` : ''}\n`)
 }
 
 /**

@@ -16,7 +16,7 @@ export interface ExtraEntry {
   /** Where its directory really was when walked: removal goes through that directory alone. */
   readonly parent: string
   readonly name: string
-  /** No row names it (a file made here since, or one no device published): kept, never removed. */
+  /** No publish holds its bytes (made or changed here since, or never published): kept, never removed. */
   readonly unpublished?: true
 }
 
@@ -29,10 +29,10 @@ const TEMP = /^\.[\s\S]+\.cidsync-[0-9a-f]{12}\.part$/
 /**
  * The local files, symlinks and directories under the restored prefixes that the tree does not
  * have: each folder's ignored paths and cidsync's own dirs are never among them (they are in no
- * publish), nor is a directory that holds something kept. With `published`, an entry no row names
- * (`folder/path`, a directory's with `/`) is listed as `unpublished` and kept, as is what holds it.
+ * publish), nor is a directory that holds something kept. With `published`, an entry it says no
+ * publish holds is listed as `unpublished` and kept, as is what holds it.
  */
-export async function extraEntries (config: Config, to: string | undefined, rows: readonly Entry[], prefixes: readonly string[], published?: (shown: string) => boolean): Promise<ExtraEntry[]> {
+export async function extraEntries (config: Config, to: string | undefined, rows: readonly Entry[], prefixes: readonly string[], published?: (entry: Pick<ExtraEntry, 'shown' | 'dir' | 'parent' | 'name'>) => Promise<boolean>): Promise<ExtraEntry[]> {
   const { createIgnoreMatcher } = await import('../../watch/index.js')
   const keep = new Set<string>()
   for (const row of rows) {
@@ -77,7 +77,7 @@ export async function extraEntries (config: Config, to: string | undefined, rows
         // A file where a directory above the prefix would be is not the prefix's to remove.
         if (keep.has(shown) || !within) { kept = true; continue }
         const listed = { shown: dir ? `${shown}/` : shown, path: join(root, childRel), dir, parent: rel === '' ? realRoot : join(realRoot, rel), name: entry.name }
-        if (published?.(listed.shown) === false) {
+        if (published !== undefined && !(await published(listed))) {
           kept = true
           extra.push({ ...listed, unpublished: true })
         } else {

@@ -1,0 +1,49 @@
+import { describe, expect, it } from 'vitest'
+import { mkdir, symlink, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { cidProfile, fileCid } from '../../../src/content/index.js'
+import { openIndex } from '../../../src/index/index.js'
+import { heldByPublish } from '../../../src/sync/index.js'
+import { useTempDir } from '../../helpers/temp-dir.js'
+
+const A = 'aaaaaaaa-0000-4000-8000-000000000000'
+const meta = (kind: 'dir' | 'symlink', target: string | null = null): Record<string, unknown> => ({ kind, mode: 0o755, uid: 0, gid: 0, owner: null, group: null, target, linkGroup: null })
+
+describe('heldByPublish', () => {
+  it('holds a file whose bytes a row names, a link whose target a row names, a directory a row names; nothing else', async () => {
+    const dir = await useTempDir()
+    const notes = join(dir, 'notes')
+    await mkdir(join(notes, 'recorded'), { recursive: true })
+    await mkdir(join(notes, 'new-dir'))
+    await writeFile(join(notes, 'same.txt'), 'as published')
+    await writeFile(join(notes, 'edited.txt'), 'changed since')
+    await writeFile(join(notes, 'new.txt'), 'never published')
+    await symlink('same.txt', join(notes, 'link'))
+    await symlink('elsewhere', join(notes, 'moved-link'))
+    const published = (await fileCid(join(notes, 'same.txt'), cidProfile('kubo-cidv1'))).cid.toString()
+    const index = openIndex(join(dir, 'rows.sqlite'))
+    try {
+      index.entries.registerDevice(A, 'laptop')
+      index.entries.apply(A, [
+        { kind: 'upsert', folder: 'notes', path: 'same.txt', size: 12, mtimeMs: 1, cid: published, cidProfile: 'kubo-cidv1' },
+        { kind: 'upsert', folder: 'notes', path: 'edited.txt', size: 12, mtimeMs: 1, cid: published, cidProfile: 'kubo-cidv1' },
+        { kind: 'upsert', folder: 'notes', path: 'link', size: 0, mtimeMs: 1, cid: null, cidProfile: 'kubo-cidv1', meta: meta('symlink', 'same.txt') },
+        { kind: 'upsert', folder: 'notes', path: 'moved-link', size: 0, mtimeMs: 1, cid: null, cidProfile: 'kubo-cidv1', meta: meta('symlink', 'same.txt') },
+        { kind: 'upsert', folder: 'notes', path: 'recorded/', size: 0, mtimeMs: 1, cid: null, cidProfile: 'kubo-cidv1', meta: meta('dir') }
+      ] as Parameters<typeof index.entries.apply>[1])
+      // A deletion keeps the path's last version: its bytes are still held.
+      index.entries.apply(A, [{ kind: 'delete', folder: 'notes', path: 'same.txt' }] as Parameters<typeof index.entries.apply>[1])
+      const held = async (name: string, isDir = false): Promise<boolean> => await heldByPublish(index, { shown: `notes/${name}${isDir ? '/' : ''}`, dir: isDir, parent: notes, name }, 'kubo-cidv1')
+      expect(await held('same.txt')).toBe(true)
+      expect(await held('edited.txt')).toBe(false)
+      expect(await held('new.txt')).toBe(false)
+      expect(await held('link')).toBe(true)
+      expect(await held('moved-link')).toBe(false)
+      expect(await held('recorded', true)).toBe(true)
+      expect(await held('new-dir', true)).toBe(false)
+      expect(await held('gone.txt')).toBe(false)
+    } finally {
+      index.close()
+    }
+  })
+})
