@@ -18,7 +18,7 @@ export {
 } from './restore/index.js'
 export type {
   RestoreComponents, RestoreInit, RestoreProgress, RestoreResult, GetFilesInit, GetFilesProgress, GetOutcome,
-  PlannedEntry, ExtraEntry, AttrsNote, SelectedTree, SelectRowsInit, DownloadFileInit,
+  PlannedEntry, ExtraEntry, HeldEntry, AttrsNote, SelectedTree, SelectRowsInit, DownloadFileInit,
   DownloadedFile, DeviceAhead, PointerAhead
 } from './restore/index.js'
 export {

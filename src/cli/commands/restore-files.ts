@@ -1,6 +1,6 @@
 import type { Config } from '../../config/index.js'
 import type { Index } from '../../index/index.js'
-import type { AttrsNote, ExtraEntry, GetOutcome, SelectedTree } from '../../sync/index.js'
+import type { AttrsNote, ExtraEntry, GetOutcome, HeldEntry, SelectedTree } from '../../sync/index.js'
 import { countOf } from '../format.js'
 import { safeLines, safeText } from '../safe-text.js'
 import type { GetOptions } from './get-options.js'
@@ -38,7 +38,7 @@ const UNPUBLISHED = 'no publish in this index holds it as it is: kept; --delete 
  */
 async function extraOf (run: TreeRun): Promise<ExtraEntry[]> {
   const { extraEntries, heldByPublish } = await import('../../sync/index.js')
-  const published = async (entry: Pick<ExtraEntry, 'shown' | 'dir' | 'parent' | 'name'>): Promise<boolean> => await heldByPublish(run.index, entry, run.config.cidProfile)
+  const published = async (entry: Pick<ExtraEntry, 'shown' | 'dir' | 'parent' | 'name'>): Promise<HeldEntry | undefined> => await heldByPublish(run.index, entry, run.config.cidProfile)
   return await extraEntries(run.config, run.options.to, run.tree.rows, run.paths, run.options.overwrite === true ? undefined : published)
 }
 
@@ -68,7 +68,7 @@ export async function printPlan (run: TreeRun & { readonly own: string | undefin
   process.stdout.write(`would write ${count('write')}, replace ${count('replace')}, keep ${count('keep')} as they are, leave ${count('differ')} different (--overwrite replaces them), ` +
     `${blocked === 0 ? '' : `fail ${blocked} (something in the way it never replaces: move it aside), `}` +
     `${count('not-stored')} not stored${run.options.delete === true ? `, delete ${extra.length}` : ''}` +
-    `${unpublished.length > 0 ? `, keep ${unpublished.length} no publish holds as ${unpublished.length === 1 ? 'it is' : 'they are'} (--delete --overwrite removes them)` : ''}` +
+    `${unpublished.length > 0 ? `, keep ${unpublished.length} no publish holds as ${unpublished.length === 1 ? 'it is' : 'they are'} (--delete --overwrite removes ${unpublished.length === 1 ? 'it' : 'them'})` : ''}` +
     `${keptDeleted.length > 0 ? `, keep ${keptDeleted.length} the index holds as deleted (--delete removes them)` : ''}; nothing was changed\n`)
 }
 
@@ -133,7 +133,7 @@ export async function reportTree (run: {
   }
   const kept = run.unpublished.length
   if (kept > 0) {
-    process.stderr.write(`cidsync: --delete kept ${countOf(kept, 'local entry', 'local entries')} no publish in this index holds as ${kept === 1 ? 'it is' : 'they are'} (made or changed here since, or never published; --delete --overwrite removes them):\n`)
+    process.stderr.write(`cidsync: --delete kept ${countOf(kept, 'local entry', 'local entries')} no publish in this index holds as ${kept === 1 ? 'it is' : 'they are'} (made or changed here since, or never published; --delete --overwrite removes ${kept === 1 ? 'it' : 'them'}):\n`)
     for (const path of run.unpublished.slice(0, SHOWN)) process.stderr.write(`  ${safeText(path)}\n`)
     if (kept > SHOWN) process.stderr.write(`  ... and ${kept - SHOWN} more (\`--json\` lists each)\n`)
   }

@@ -7,6 +7,9 @@ import type { Entry } from '../../index/index.js'
 import { fdPath } from '../../util/fd-path.js'
 import { wayChecker } from './way-checker.js'
 
+/** What a held entry was when a publish was found to hold it: a removal refuses one changed since. */
+export interface HeldEntry { readonly ino?: number, readonly size?: number, readonly mtimeMs?: number }
+
 /** A local entry the restored tree does not have: removed by `restore --files --delete`. */
 export interface ExtraEntry {
   /** `folder/path`, as `ls` prints it (a directory's with `/` after it). */
@@ -18,6 +21,8 @@ export interface ExtraEntry {
   readonly name: string
   /** No publish holds its bytes (made or changed here since, or never published): kept, never removed. */
   readonly unpublished?: true
+  /** What it was when a publish was found to hold it: removed only while it still is. */
+  readonly seen?: HeldEntry
 }
 
 /** Entries looked at, at most: a walk of a tree past this is cut short and says so. */
@@ -32,7 +37,7 @@ const TEMP = /^\.[\s\S]+\.cidsync-[0-9a-f]{12}\.part$/
  * publish), nor is a directory that holds something kept. With `published`, an entry it says no
  * publish holds is listed as `unpublished` and kept, as is what holds it.
  */
-export async function extraEntries (config: Config, to: string | undefined, rows: readonly Entry[], prefixes: readonly string[], published?: (entry: Pick<ExtraEntry, 'shown' | 'dir' | 'parent' | 'name'>) => Promise<boolean>): Promise<ExtraEntry[]> {
+export async function extraEntries (config: Config, to: string | undefined, rows: readonly Entry[], prefixes: readonly string[], published?: (entry: Pick<ExtraEntry, 'shown' | 'dir' | 'parent' | 'name'>) => Promise<HeldEntry | undefined>): Promise<ExtraEntry[]> {
   const { createIgnoreMatcher } = await import('../../watch/index.js')
   const keep = new Set<string>()
   for (const row of rows) {
@@ -77,11 +82,12 @@ export async function extraEntries (config: Config, to: string | undefined, rows
         // A file where a directory above the prefix would be is not the prefix's to remove.
         if (keep.has(shown) || !within) { kept = true; continue }
         const listed = { shown: dir ? `${shown}/` : shown, path: join(root, childRel), dir, parent: rel === '' ? realRoot : join(realRoot, rel), name: entry.name }
-        if (published !== undefined && !(await published(listed))) {
+        const held = published === undefined ? {} : await published(listed)
+        if (held === undefined) {
           kept = true
           extra.push({ ...listed, unpublished: true })
         } else {
-          extra.push(listed)
+          extra.push(held.ino === undefined ? listed : { ...listed, seen: held })
         }
       }
       return kept
@@ -107,6 +113,13 @@ export async function removeExtra (entry: ExtraEntry): Promise<void> {
     if (where !== entry.parent) throw new TargetPathError(`${entry.parent} changed while it was cleaned (now ${where}): a symlink put in its way? Nothing was removed through it`)
     // Through the descriptor's own directory where the system names it: the path is not looked up again.
     const path = fdPath(handle.fd) === undefined ? join(entry.parent, entry.name) : `/proc/self/fd/${handle.fd}/${entry.name}`
+    // Saved over or edited since a publish was found to hold it: those bytes are no publish's.
+    if (entry.seen !== undefined) {
+      const now = await lstat(path).catch(() => undefined)
+      if (now === undefined || now.ino !== entry.seen.ino || now.size !== entry.seen.size || now.mtimeMs !== entry.seen.mtimeMs) {
+        throw new TargetPathError(`${entry.shown} changed after --delete checked it: kept; run the restore again`)
+      }
+    }
     if (entry.dir) await rmdir(path)
     else await unlink(path)
   } finally {
@@ -125,7 +138,10 @@ const MAX_DELETED_LOOKED_UP = 200_000
  */
 export async function deletedStillThere (config: Config, to: string | undefined, deleted: ReadonlySet<string>): Promise<string[] | undefined> {
   if (deleted.size > MAX_DELETED_LOOKED_UP) return undefined
+  const { createIgnoreMatcher } = await import('../../watch/index.js')
   const roots = new Map(config.folders.map(f => [f.name, to === undefined ? f.path : join(to, f.name)]))
+  // What --delete never removes is not said to be removable: ignored paths, special files.
+  const ignored = new Map(config.folders.map(f => [f.name, createIgnoreMatcher(f.ignore, (f.exclude ?? []).map(e => e.path))]))
   // The directories on each path's way, looked at once each: a symlink or a file stops it.
   const inTheWay = wayChecker()
   const there: string[] = []
@@ -138,7 +154,8 @@ export async function deletedStillThere (config: Config, to: string | undefined,
     const through = await inTheWay(root, parts.slice(0, -1)) === undefined
     // A missing directory on the way passes it, and the lstat below finds nothing. Of the kind deleted: a directory now where a file was deleted is another path's.
     const dir = shown.endsWith('/')
-    if (through && await lstat(join(root, ...parts)).then(s => s.isDirectory() === dir, () => false)) there.push(shown)
+    if (ignored.get(shown.slice(0, slash))?.(parts.join('/')) === true) continue
+    if (through && await lstat(join(root, ...parts)).then(s => dir ? s.isDirectory() : s.isFile() || s.isSymbolicLink(), () => false)) there.push(shown)
   }
   return there.sort()
 }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { spawnSync } from 'node:child_process'
 import { existsSync } from 'node:fs'
-import { mkdir, readdir, realpath, rename, rm, symlink, writeFile } from 'node:fs/promises'
+import { lstat, mkdir, readdir, readFile, realpath, rename, rm, symlink, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { loadConfig } from '../../../src/config/index.js'
 import { openIndex } from '../../../src/index/index.js'
@@ -64,8 +64,10 @@ describe('restore --files --delete', () => {
     await mkdir(join(notes, 'was-file'))
     await writeFile(join(notes, 'was-dir'), 'a file now')
     await writeFile(join(dir, 'outside.md'), 'outside the folder')
+    // A FIFO at a deleted file's path: --delete never removes one, so it is not said to.
+    spawnSync('mkfifo', [join(notes, 'now-a-pipe')])
     const deleted = new Set(['notes/back.md', 'notes/sub/here.md', 'notes/old-dir/', 'notes/linked/gone.md', 'notes/never.md', 'other/back.md',
-      'notes/was-file', 'notes/was-dir/', 'notes/../outside.md'])
+      'notes/was-file', 'notes/was-dir/', 'notes/../outside.md', 'notes/now-a-pipe'])
     expect(await deletedStillThere(config, undefined, deleted)).toEqual(['notes/back.md', 'notes/old-dir/', 'notes/sub/here.md'])
     // Into another directory: what is there, not in the folder.
     const to = join(dir, 'to')
@@ -99,5 +101,23 @@ describe('restore --files --delete', () => {
     await writeFile(join(to, 'notes', 'deep'), 'mine')
     expect((await extraEntries(config, to, [], ['notes/deep/dir'])).map(e => e.shown)).toEqual([])
     expect((await extraEntries(config, to, [], ['notes/deep'])).map(e => e.shown)).toEqual(['notes/deep'])
+  })
+  it('removes a file a publish was found to hold only while it is still that file: one saved over since is kept', async () => {
+    const dir = await useTempDir()
+    const notes = join(dir, 'notes')
+    await mkdir(notes)
+    await writeFile(join(notes, 'held.md'), 'as the publish holds it')
+    const config = loadConfig({ configPath: await writeTestConfig(dir, { state_dir: 'state', folders: [{ name: 'notes', path: 'notes' }] }), env: {} })
+    const extra = await extraEntries(config, undefined, [], ['notes'], async (entry) => {
+      const seen = await lstat(join(entry.parent, entry.name))
+      return { ino: seen.ino, size: seen.size, mtimeMs: seen.mtimeMs }
+    })
+    const held = extra.find(e => e.shown === 'notes/held.md')
+    if (held === undefined) throw new Error('notes/held.md was not listed')
+    // An editor's save: new bytes in a new file, renamed over the old one.
+    await writeFile(join(notes, '.held.md.swp'), 'new words no publish holds')
+    await rename(join(notes, '.held.md.swp'), join(notes, 'held.md'))
+    await expect(removeExtra(held)).rejects.toMatchObject({ code: 'ERR_TARGET_PATH' })
+    expect(await readFile(join(notes, 'held.md'), 'utf8')).toBe('new words no publish holds')
   })
 })
