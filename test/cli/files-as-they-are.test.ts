@@ -161,16 +161,16 @@ describe.skipIf(EXTERNAL)('files as they are, across two devices (processes)', (
     expect(await readFile(join(root, 'fresh', 'notes', 'same.txt'), 'utf8')).toBe('first same.txt')
 
     // A file made on b and never published, and one edited on b since (a deleted it): --delete
-    // keeps both, as no publish holds their bytes, and says so; the plan too.
+    // keeps both, as no other device had their bytes, and says so; the plan too.
     await writeFile(join(b.folder, 'mine.txt'), 'made here, never published')
     await writeFile(join(b.folder, 'rename.txt'), 'edited on b, never published')
     const keepPlan2 = (await ok(b, ['restore', '--files', '--delete', '--dry-run'])).stdout
-    expect(keepPlan2).toMatch(/^keep +notes\/mine\.txt {2}\(no publish in this index holds it as it is: kept; --delete --overwrite removes it\)$/m)
-    expect(keepPlan2).toMatch(/^keep +notes\/rename\.txt {2}\(no publish/m)
+    expect(keepPlan2).toMatch(/^keep +notes\/mine\.txt {2}\(no other device had it as it is: kept; --delete --overwrite removes it\)$/m)
+    expect(keepPlan2).toMatch(/^keep +notes\/rename\.txt {2}\(no other device had it/m)
     expect(keepPlan2).toMatch(/^delete +notes\/delete\.txt$/m)
     const run = await ok(b, ['restore', '--files', '--delete'])
-    expect(run.stderr).toContain('--delete kept 2 local entries no publish in this index holds as they are (made or changed here since, or never published; --delete --overwrite removes them):\n  notes/mine.txt\n  notes/rename.txt\n')
-    expect(run.stdout).toContain('2 local entries kept, no publish holding them as they are (--delete --overwrite removes them)')
+    expect(run.stderr).toContain('--delete kept 2 local entries no other device had as they are (made or changed here; --delete --overwrite removes them):\n  notes/mine.txt\n  notes/rename.txt\n')
+    expect(run.stdout).toContain('2 local entries kept, no other device having them as they are (--delete --overwrite removes them)')
     expect(await readFile(join(b.folder, 'mine.txt'), 'utf8')).toBe('made here, never published')
     expect(await readFile(join(b.folder, 'rename.txt'), 'utf8')).toBe('edited on b, never published')
     expect(run.stderr).toMatch(/paths? differs? between devices/)

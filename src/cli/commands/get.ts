@@ -84,7 +84,7 @@ export async function runGet (options: GetOptions, paths: readonly string[], pre
       if (past !== undefined && options.json !== true) process.stderr.write(`from the publish of ${safeText(past.at)} (${safeText(past.cid)})\n`)
       // `--delete` first: what the tree does not have goes before its directories get their mtimes.
       const { outcomes: deleted, unpublished } = tree !== undefined && options.delete === true
-        ? await (await import('./restore-files.js')).deleteExtra({ config, index, tree, paths, options })
+        ? await (await import('./restore-files.js')).deleteExtra({ config, index, own, tree, paths, options })
         : { outcomes: [], unpublished: [] }
       const notes: string[] = []
       // A record whose objects are gone gives way to a newer one of the same content (a repack's).

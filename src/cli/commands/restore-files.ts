@@ -23,27 +23,29 @@ const SHOWN = 20
 interface TreeRun {
   readonly config: Config
   readonly index: Index
+  /** This device's id: bytes only its rows name are its own, kept by --delete. */
+  readonly own: string | undefined
   readonly tree: SelectedTree
   readonly paths: readonly string[]
   readonly options: GetOptions
 }
 
-/** Why --delete keeps a local entry whose bytes no publish holds. */
-const UNPUBLISHED = 'no publish in this index holds it as it is: kept; --delete --overwrite removes it'
+/** Why --delete keeps a local entry no other device had as it is. */
+const UNPUBLISHED = 'no other device had it as it is: kept; --delete --overwrite removes it'
 
 /**
- * What `--delete` finds the tree does not have. Without `--overwrite`, an entry no publish in the
- * index holds as it is (made or changed here since, or never published) is kept, as a write keeps
- * a local file no publish holds: listed as `unpublished`.
+ * What `--delete` finds the tree does not have. Without `--overwrite`, an entry no other device had
+ * as it is (made or changed here) is kept, as a write keeps a local file no publish holds: listed
+ * as `unpublished`.
  */
 async function extraOf (run: TreeRun): Promise<ExtraEntry[]> {
   const { extraEntries, heldByPublish } = await import('../../sync/index.js')
-  const published = async (entry: Pick<ExtraEntry, 'shown' | 'dir' | 'parent' | 'name'>): Promise<HeldEntry | undefined> => await heldByPublish(run.index, entry, run.config.cidProfile)
+  const published = async (entry: Pick<ExtraEntry, 'shown' | 'dir' | 'parent' | 'name'>): Promise<HeldEntry | undefined> => await heldByPublish(run.index, entry, run.own)
   return await extraEntries(run.config, run.options.to, run.tree.rows, run.paths, run.options.overwrite === true ? undefined : published)
 }
 
 /** `restore --files --dry-run`: what would be written, kept, replaced, left different and deleted; nothing is touched. */
-export async function printPlan (run: TreeRun & { readonly own: string | undefined }): Promise<void> {
+export async function printPlan (run: TreeRun): Promise<void> {
   const { planRestore, deletedStillThere } = await import('../../sync/index.js')
   const planned = await planRestore(run.index, run.config, run.tree.rows, { to: run.options.to, overwrite: run.options.overwrite, own: run.own })
   const found = run.options.delete === true ? await extraOf(run) : []
@@ -68,7 +70,7 @@ export async function printPlan (run: TreeRun & { readonly own: string | undefin
   process.stdout.write(`would write ${count('write')}, replace ${count('replace')}, keep ${count('keep')} as they are, leave ${count('differ')} different (--overwrite replaces them), ` +
     `${blocked === 0 ? '' : `fail ${blocked} (something in the way it never replaces: move it aside), `}` +
     `${count('not-stored')} not stored${run.options.delete === true ? `, delete ${extra.length}` : ''}` +
-    `${unpublished.length > 0 ? `, keep ${unpublished.length} no publish holds as ${unpublished.length === 1 ? 'it is' : 'they are'} (--delete --overwrite removes ${unpublished.length === 1 ? 'it' : 'them'})` : ''}` +
+    `${unpublished.length > 0 ? `, keep ${unpublished.length} no other device had as ${unpublished.length === 1 ? 'it is' : 'they are'} (--delete --overwrite removes ${unpublished.length === 1 ? 'it' : 'them'})` : ''}` +
     `${keptDeleted.length > 0 ? `, keep ${keptDeleted.length} the index holds as deleted (--delete removes them)` : ''}; nothing was changed\n`)
 }
 
@@ -104,7 +106,7 @@ export async function reportTree (run: {
   if (run.json) {
     for (const d of run.tree.disagreements) process.stdout.write(JSON.stringify({ type: 'newest', path: d.path, device: d.deviceId, deletedThere: run.tree.deleted.has(d.path) }) + '\n')
     for (const d of run.deleted) process.stdout.write(JSON.stringify({ type: 'deleted', path: d.path, outcome: d.outcome === 'failed' ? 'failed' : 'deleted', ...(d.outcome === 'failed' ? { reason: d.reason, code: d.code } : {}) }) + '\n')
-    for (const path of run.unpublished) process.stdout.write(JSON.stringify({ type: 'unpublished-kept', path }) + '\n')
+    for (const path of run.unpublished) process.stdout.write(JSON.stringify({ type: 'own-kept', path }) + '\n')
     if (!run.deleting) await keptDeleted(run)
     return
   }
@@ -133,13 +135,13 @@ export async function reportTree (run: {
   }
   const kept = run.unpublished.length
   if (kept > 0) {
-    process.stderr.write(`cidsync: --delete kept ${countOf(kept, 'local entry', 'local entries')} no publish in this index holds as ${kept === 1 ? 'it is' : 'they are'} (made or changed here since, or never published; --delete --overwrite removes ${kept === 1 ? 'it' : 'them'}):\n`)
+    process.stderr.write(`cidsync: --delete kept ${countOf(kept, 'local entry', 'local entries')} no other device had as ${kept === 1 ? 'it is' : 'they are'} (made or changed here; --delete --overwrite removes ${kept === 1 ? 'it' : 'them'}):\n`)
     for (const path of run.unpublished.slice(0, SHOWN)) process.stderr.write(`  ${safeText(path)}\n`)
     if (kept > SHOWN) process.stderr.write(`  ... and ${kept - SHOWN} more (\`--json\` lists each)\n`)
   }
   process.stdout.write(`${countOf(kind('symlink'), 'symlink', 'symlinks')} and ${countOf(kind('dir'), 'directory', 'directories')} in place` +
     `${run.deleting ? '' : await keptDeleted(run)}${removed > 0 ? `; ${countOf(removed, 'local entry', 'local entries')} deleted (--delete)` : ''}` +
-    `${kept > 0 ? `; ${countOf(kept, 'local entry', 'local entries')} kept, no publish holding ${kept === 1 ? 'it' : 'them'} as ${kept === 1 ? 'it is' : 'they are'} (--delete --overwrite removes ${kept === 1 ? 'it' : 'them'})` : ''}\n`)
+    `${kept > 0 ? `; ${countOf(kept, 'local entry', 'local entries')} kept, no other device having ${kept === 1 ? 'it' : 'them'} as ${kept === 1 ? 'it is' : 'they are'} (--delete --overwrite removes ${kept === 1 ? 'it' : 'them'})` : ''}\n`)
 }
 
 /**

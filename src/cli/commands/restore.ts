@@ -64,8 +64,8 @@ Each path takes its newest version across the devices, and the paths they disagr
 --device takes one device's tree instead.
 Other devices' files are as this index took them in, at this device's last publish.
 When the pointer holds newer ones, a note names their devices (with --json, a line of type note).
---delete removes local entries the tree does not have; one no publish holds is kept
-(--delete --overwrite removes it too). Try --dry-run first.
+--delete removes local entries the tree does not have; one no other device had as it is
+(made or edited here) is kept: --delete --overwrite removes it too. Try --dry-run first.
 It writes each file as cidsync get does (cidsync help get).
 docs/content-format.md, "Across devices", says more.
 
@@ -101,7 +101,7 @@ export function registerRestore (program: Command): void {
     .option('--allow-older', 'install a mirror\'s publish even when it is older than this device\'s last known pointer (the mirror lags; without this such a restore is refused)')
     .option('--overwrite', 'with --files: replace local files that hold content no publish has (local changes)')
     .option('--device <id>', 'with --files: restore this device\'s tree exactly (default: each path\'s newest version across the devices)')
-    .option('--delete', 'with --files: remove local files and directories the restored tree does not have (ignored paths, and those no publish holds unless --overwrite, are kept); try --dry-run first')
+    .option('--delete', 'with --files: remove local files and directories the restored tree does not have (ignored paths, and unless --overwrite those no other device had as they are, are kept); try --dry-run first')
     .option('--json', 'print JSON')
     .action(action(async (options: RestoreOptions) => {
       if (options.files !== undefined) {

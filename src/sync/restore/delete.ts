@@ -8,7 +8,7 @@ import { fdPath } from '../../util/fd-path.js'
 import { wayChecker } from './way-checker.js'
 
 /** What a held entry was when a publish was found to hold it: a removal refuses one changed since. */
-export interface HeldEntry { readonly ino?: number, readonly size?: number, readonly mtimeMs?: number }
+export interface HeldEntry { readonly ino?: number, readonly size?: number, readonly mtimeMs?: number, readonly ctimeMs?: number }
 
 /** A local entry the restored tree does not have: removed by `restore --files --delete`. */
 export interface ExtraEntry {
@@ -116,7 +116,7 @@ export async function removeExtra (entry: ExtraEntry): Promise<void> {
     // Saved over or edited since a publish was found to hold it: those bytes are no publish's.
     if (entry.seen !== undefined) {
       const now = await lstat(path).catch(() => undefined)
-      if (now === undefined || now.ino !== entry.seen.ino || now.size !== entry.seen.size || now.mtimeMs !== entry.seen.mtimeMs) {
+      if (now === undefined || now.ino !== entry.seen.ino || now.size !== entry.seen.size || now.mtimeMs !== entry.seen.mtimeMs || now.ctimeMs !== entry.seen.ctimeMs) {
         throw new TargetPathError(`${entry.shown} changed after --delete checked it: kept; run the restore again`)
       }
     }

@@ -1,39 +1,43 @@
 import { lstat, readlink } from 'node:fs/promises'
 import { join } from 'node:path'
-import { cidProfile, fileCid, isCidProfileName, type CidProfileName } from '../../content/index.js'
+import { cidProfile, fileCid, isCidProfileName } from '../../content/index.js'
 import type { Index } from '../../index/index.js'
 import type { ExtraEntry, HeldEntry } from './delete.js'
 
 /**
- * Whether `--delete` may remove a local entry the tree lacks without losing what no publish holds,
- * and what it was then; undefined when it may not. A file is held when its bytes are stored content
- * (a row naming its CID is not enough: its bytes may live on this disk alone); a symlink when a row
- * of its path names its target; a directory (removed only once empty) when a row names it. Read
- * through the directory the walk checked, never following a link put there since. `profile`
- * hashes a file no row of its path gives a profile for.
+ * Whether `--delete` may remove a local entry the tree lacks, and what it was then; undefined when
+ * it may not. A file goes when another device's row of its path (live or deleted) names its bytes:
+ * those are that device's, whose newer change (a deletion, a rename) the tree took. Bytes only
+ * this device's rows name, or none, are this device's own (made, edited or never published here,
+ * or never stored): kept, whatever stored content says, since a prune may have dropped it. A
+ * symlink goes when another device's row names its target; a directory (removed only once empty)
+ * when any row names it. Read through the directory the walk checked, never following a link put
+ * there since.
  */
-export async function heldByPublish (index: Index, entry: Pick<ExtraEntry, 'shown' | 'dir' | 'parent' | 'name'>, profile: CidProfileName): Promise<HeldEntry | undefined> {
+export async function heldByPublish (index: Index, entry: Pick<ExtraEntry, 'shown' | 'dir' | 'parent' | 'name'>, own: string | undefined): Promise<HeldEntry | undefined> {
   const slash = entry.shown.indexOf('/')
   const folder = entry.shown.slice(0, slash)
   const path = entry.shown.slice(slash + 1)
   const rows = index.entries.devices().flatMap(d => index.entries.get(d.id, folder, path) ?? [])
   if (entry.dir) return rows.length > 0 ? {} : undefined
+  const theirs = rows.filter(r => r.deviceId !== own)
+  if (theirs.length === 0) return undefined
   const at = join(entry.parent, entry.name)
   const there = await lstat(at).catch(() => undefined)
   if (there === undefined) return undefined
-  const seen = { ino: there.ino, size: there.size, mtimeMs: there.mtimeMs }
+  const seen = { ino: there.ino, size: there.size, mtimeMs: there.mtimeMs, ctimeMs: there.ctimeMs }
   if (there.isSymbolicLink()) {
     const target = await readlink(at).catch(() => undefined)
-    return target !== undefined && rows.some(r => r.meta?.kind === 'symlink' && r.meta.target === target) ? seen : undefined
+    return target !== undefined && theirs.some(r => r.meta?.kind === 'symlink' && r.meta.target === target) ? seen : undefined
   }
   if (!there.isFile()) return undefined
-  const profiles = new Set<CidProfileName>([...rows.flatMap(r => isCidProfileName(r.cidProfile) ? [r.cidProfile] : []), profile])
+  const cids = new Set(theirs.flatMap(r => r.cid === null || r.cid === undefined || r.size !== there.size ? [] : [r.cid]))
+  const profiles = new Set(theirs.flatMap(r => r.cid !== null && r.cid !== undefined && r.size === there.size && isCidProfileName(r.cidProfile) ? [r.cidProfile] : []))
   for (const name of profiles) {
     try {
-      const local = (await fileCid(at, cidProfile(name), { inode: { dev: there.dev, ino: there.ino } })).cid.toString()
-      if (index.content.lookup(local).length > 0) return seen
+      if (cids.has((await fileCid(at, cidProfile(name), { inode: { dev: there.dev, ino: there.ino } })).cid.toString())) return seen
     } catch {
-      // Changed, replaced or unreadable while it was read: not known to be held, so kept.
+      // Changed, replaced or unreadable while it was read: not known to be theirs, so kept.
       return undefined
     }
   }

@@ -7,10 +7,11 @@ import { heldByPublish } from '../../../src/sync/index.js'
 import { useTempDir } from '../../helpers/temp-dir.js'
 
 const A = 'aaaaaaaa-0000-4000-8000-000000000000'
+const B = 'bbbbbbbb-0000-4000-8000-000000000000'
 const meta = (kind: 'dir' | 'symlink', target: string | null = null): Record<string, unknown> => ({ kind, mode: 0o755, uid: 0, gid: 0, owner: null, group: null, target, linkGroup: null })
 
 describe('heldByPublish', () => {
-  it('holds a file whose bytes a row names, a link whose target a row names, a directory a row names; nothing else', async () => {
+  it('holds a file whose bytes another device\'s row names, a link whose target one names, a directory a row names; nothing else', async () => {
     const dir = await useTempDir()
     const notes = join(dir, 'notes')
     await mkdir(join(notes, 'recorded'), { recursive: true })
@@ -32,11 +33,12 @@ describe('heldByPublish', () => {
         { kind: 'upsert', folder: 'notes', path: 'recorded/', size: 0, mtimeMs: 1, cid: null, cidProfile: 'kubo-cidv1', meta: meta('dir') }
       ] as Parameters<typeof index.entries.apply>[1])
       index.entries.apply(A, [{ kind: 'delete', folder: 'notes', path: 'same.txt' }] as Parameters<typeof index.entries.apply>[1])
-      const held = async (name: string, isDir = false): Promise<boolean> => await heldByPublish(index, { shown: `notes/${name}${isDir ? '/' : ''}`, dir: isDir, parent: notes, name }, 'kubo-cidv1') !== undefined
-      // A row naming its bytes is not enough: they may live on this disk alone (content not stored).
-      expect(await held('same.txt')).toBe(false)
-      index.content.record(A, 'a', [{ cid: published, size: 12, sealing: 'aes-256-gcm/1', keyId: '0123456789abcdef', keySalt: '', objects: JSON.stringify([['bafkreigh2akiscaildcqabsyg3dfr6chu3fgpregiymsck7e7aqa4s52zy', 0, 12 + 16]]) }], 1_000)
+      const held = async (name: string, isDir = false, own = B): Promise<boolean> => await heldByPublish(index, { shown: `notes/${name}${isDir ? '/' : ''}`, dir: isDir, parent: notes, name }, own) !== undefined
+      // Bytes another device's row names (its deletion kept the last version's CID): that device's.
       expect(await held('same.txt')).toBe(true)
+      // Bytes only this device's rows name are its own: kept, stored or not.
+      expect(await held('same.txt', false, A)).toBe(false)
+      expect(await held('link', false, A)).toBe(false)
       expect(await held('edited.txt')).toBe(false)
       expect(await held('new.txt')).toBe(false)
       expect(await held('link')).toBe(true)
