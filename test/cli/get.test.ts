@@ -129,6 +129,19 @@ describe('cidsync get and restore --files: content back on another device', () =
     expect(got.stderr).not.toMatch(/[\u0007\u001b]/)
     expect(got.stderr).toContain('notes/left.skip: its content was never stored: on the device that has it, its folder needs `store = true`, and the file must not be in `[content] exclude`')
     expect(await readFile(join(dir, 'back', 'notes', 'kept.txt'), 'utf8')).toBe('stored')
+    // Into the folder itself, where each is as indexed: right as it is, exit 0, every run.
+    for (const run of [1, 2]) {
+      const inPlace = await cli(['restore', '--files', '--config', a])
+      expect(inPlace.code, `run ${run}: ${inPlace.stderr}`).toBe(0)
+      expect(inPlace.stdout).toContain('0 files written, 3 already right')
+    }
+    expect((await cli(['restore', '--files', '--dry-run', '--config', a])).stdout).toContain('0 not stored')
+    // Changed since it was indexed: not stored, and said, as before.
+    await writeFile(join(notes, 'left.skip'), 'changed, and never stored')
+    const changed = await cli(['restore', '--files', '--config', a])
+    expect(changed.code).toBe(1)
+    expect(changed.stderr).toContain('notes/left.skip: its content was never stored')
+    expect(await readFile(join(notes, 'left.skip'), 'utf8')).toBe('changed, and never stored')
   })
 
   it('a device whose folders are named otherwise: said once, before anything is fetched (exit 2), not once per file', async () => {

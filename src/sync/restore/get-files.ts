@@ -21,7 +21,7 @@ import { notFound, tryNewerRecords, type RecordFallback } from './newer-records.
 import { RecordTable } from './record-table.js'
 import { byRangeWhereFew, fetchOrder, packOf, RESTORE_CONCURRENCY, RESTORE_PACK_BATCH, RESTORE_WINDOW, type Job } from './jobs.js'
 import { FileFetcher } from './file-fetcher.js'
-import { whatIsThere } from './what-is-there.js'
+import { unstoredInPlace, whatIsThere } from './what-is-there.js'
 import { STATE_NAMES } from '../../config/index.js'
 
 export { checkFolders, targetRoot, usableRecord } from './targets.js'
@@ -132,13 +132,24 @@ export async function getFiles (repository: Repository, index: Index, init: GetF
     try {
       init.signal?.throwIfAborted()
       const record = usableRecord(index, row, records.of(at))
-      if (typeof record === 'string') { done(at, { path: `${row.folder}/${row.path}`, outcome: 'not-stored', reason: record, code: 'ERR_CONTENT_NOT_STORED' }); return undefined }
+      if (typeof record === 'string') { unstored.push({ row, at, reason: record }); return undefined }
       if (!isCidProfileName(row.cidProfile)) throw new ContentIntegrityError(`${row.folder}/${row.path} has CID profile ${JSON.stringify(row.cidProfile)}, which this cidsync does not know: upgrade cidsync`)
       return record
     } catch (err) {
       failed(err, row, at)
       return undefined
     }
+  }
+  /** Rows whose content is not stored, told once their place was looked at: one already right there is said so. */
+  let unstored: Array<{ readonly row: Entry, readonly at: number, readonly reason: string }> = []
+  const tellUnstored = async (): Promise<void> => {
+    const rowsLeft = unstored
+    unstored = []
+    await eachAtOnce(rowsLeft, RESTORE_CONCURRENCY, async ({ row, at, reason }) => {
+      const inPlace = async (): Promise<boolean> => { const { root, components } = targetRoot(config, init.to, row); return await unstoredInPlace(root, components, row) }
+      if (await inPlace().catch(() => false)) done(at, new PlacedFile(row, 'already-there', placing))
+      else done(at, { path: `${row.folder}/${row.path}`, outcome: 'not-stored', reason, code: 'ERR_CONTENT_NOT_STORED' })
+    })
   }
   /** Where row `at` goes, once its window comes. */
   const place = (row: Entry, at: number, record: ContentRecord): Checked | undefined => {
@@ -255,6 +266,7 @@ export async function getFiles (repository: Repository, index: Index, init: GetF
       const record = check(row, at)
       if (record !== undefined) table.set(at - from, record, row.cid as string, row.size)
     }
+    await tellUnstored()
     const order = table.order()
     for (let start = 0; start < order.length; start += RESTORE_WINDOW) {
       left = order.length - start

@@ -7,7 +7,7 @@ import { checkFolders, targetRoot, usableRecord } from './get-files.js'
 import { restoredAttrs } from './attrs.js'
 import { sameMtime, symlinkInPlace } from './tree.js'
 import { wayChecker } from './way-checker.js'
-import { localCid } from './what-is-there.js'
+import { localCid, unstoredInPlace } from './what-is-there.js'
 
 /** What `restore --files --dry-run` says it would do to one entry. */
 export interface PlannedEntry {
@@ -54,7 +54,12 @@ export async function planRestore (index: Index, config: Config, rows: readonly 
       continue
     }
     const record = usableRecord(index, row)
-    if (typeof record === 'string') { add('not-stored', record); continue }
+    // Not stored, but already there as the index last saw it: right as it is, as the run says.
+    if (typeof record === 'string') {
+      if (await unstoredInPlace(root, components, row)) add('keep')
+      else add('not-stored', record)
+      continue
+    }
     if (there === undefined) { add('write'); continue }
     // A symlink there is replaced with --overwrite, as the run does; anything else not a file stays.
     if (there.isSymbolicLink()) { add(init.overwrite === true ? 'replace' : 'differ', 'a symlink'); continue }

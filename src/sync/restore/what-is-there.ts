@@ -1,9 +1,11 @@
 import type { Stats } from 'node:fs'
 import { lstat, readlink } from 'node:fs/promises'
+import { join } from 'node:path'
 import { fileCid, type CidProfile } from '../../content/index.js'
 import type { FileAttrs } from '../../custody/index.js'
 import type { Entry } from '../../index/index.js'
 import { fixFileAttrs, sameMtime } from './tree.js'
+import { wayChecker } from './way-checker.js'
 import { fixableInPlace, sameAttrs } from './jobs.js'
 
 /** What to do with a file's target, found as it was before anything was fetched. */
@@ -97,4 +99,17 @@ async function ownLink (init: ThereInit): Promise<boolean> {
 /** Whether a local file of CID `local` is a version of record: this device's own row, or content stored to be brought back. */
 function replaceable (init: ThereInit, local: string): boolean {
   return init.overwrite || init.mine()?.cid === local || init.stored(local)
+}
+
+/**
+ * For a row whose content is not stored (excluded from storage, or never stored): whether the file
+ * at its place already is that row as the index last saw it (its size, mtime and mode), so nothing
+ * needs bringing back. The indexer's own test of an unchanged file; looked at through real
+ * directories alone, and never read.
+ */
+export async function unstoredInPlace (root: string, components: readonly string[], row: Entry): Promise<boolean> {
+  if (await wayChecker()(root, components.slice(0, -1)) !== undefined) return false
+  const there = await lstat(join(root, ...components)).catch(() => undefined)
+  if (there === undefined || !there.isFile() || there.size !== row.size || !sameMtime(there, row.mtimeMs)) return false
+  return row.meta === null || row.meta === undefined || (there.mode & 0o7777) === row.meta.mode
 }
