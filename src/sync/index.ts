@@ -14,7 +14,7 @@ export type { PruneInit, PruneProgress, Pruned, RepackClaim, RepackInit, Repacke
 export type { ForgetInit, ForgetPlan, ForgetProgress, Forgotten } from './forget/index.js'
 export {
   restore, KEPT_BACKUPS, getFiles, olderThanOwnDeletion, selectRows, selectTree, planRestore, recordSources,
-  deletedStillThere, extraEntries, heldByPublish, removeExtra, NOTE_TEXT, checkDownloadRoom, downloadFile, removeStaleDownloads, devicesAhead
+  deletedStillThere, extraEntries, removableEntry, removeExtra, NOTE_TEXT, checkDownloadRoom, downloadFile, removeStaleDownloads, devicesAhead
 } from './restore/index.js'
 export type {
   RestoreComponents, RestoreInit, RestoreProgress, RestoreResult, GetFilesInit, GetFilesProgress, GetOutcome,

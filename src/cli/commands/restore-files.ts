@@ -39,8 +39,8 @@ const UNPUBLISHED = 'no other device had it as it is: kept; --delete --overwrite
  * as `unpublished`.
  */
 async function extraOf (run: TreeRun): Promise<ExtraEntry[]> {
-  const { extraEntries, heldByPublish } = await import('../../sync/index.js')
-  const published = async (entry: Pick<ExtraEntry, 'shown' | 'dir' | 'parent' | 'name'>): Promise<HeldEntry | undefined> => await heldByPublish(run.index, entry, run.own)
+  const { extraEntries, removableEntry } = await import('../../sync/index.js')
+  const published = async (entry: Pick<ExtraEntry, 'shown' | 'dir' | 'parent' | 'name'>): Promise<HeldEntry | undefined> => await removableEntry(run.index, entry, run.own)
   return await extraEntries(run.config, run.options.to, run.tree.rows, run.paths, run.options.overwrite === true ? undefined : published)
 }
 

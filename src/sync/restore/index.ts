@@ -5,7 +5,7 @@
 export { NOTE_TEXT } from './attrs.js'
 export type { AttrsNote } from './attrs.js'
 export { deletedStillThere, extraEntries, removeExtra } from './delete.js'
-export { heldByPublish } from './held-by-publish.js'
+export { removableEntry } from './removable.js'
 export { devicesAhead } from './devices-ahead.js'
 export type { DeviceAhead, PointerAhead } from './devices-ahead.js'
 export type { ExtraEntry, HeldEntry } from './delete.js'

@@ -3,7 +3,7 @@ import { mkdir, symlink, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { cidProfile, fileCid } from '../../../src/content/index.js'
 import { openIndex } from '../../../src/index/index.js'
-import { heldByPublish } from '../../../src/sync/index.js'
+import { removableEntry } from '../../../src/sync/index.js'
 import { useTempDir } from '../../helpers/temp-dir.js'
 
 const A = 'aaaaaaaa-0000-4000-8000-000000000000'
@@ -11,7 +11,7 @@ const B = 'bbbbbbbb-0000-4000-8000-000000000000'
 const C = 'cccccccc-0000-4000-8000-000000000000'
 const meta = (kind: 'dir' | 'symlink', target: string | null = null): Record<string, unknown> => ({ kind, mode: 0o755, uid: 0, gid: 0, owner: null, group: null, target, linkGroup: null })
 
-describe('heldByPublish', () => {
+describe('removableEntry', () => {
   it('holds a file whose bytes another device\'s row names, a link whose target one names, a directory a row names; nothing else', async () => {
     const dir = await useTempDir()
     const notes = join(dir, 'notes')
@@ -34,7 +34,7 @@ describe('heldByPublish', () => {
         { kind: 'upsert', folder: 'notes', path: 'recorded/', size: 0, mtimeMs: 1, cid: null, cidProfile: 'kubo-cidv1', meta: meta('dir') }
       ] as Parameters<typeof index.entries.apply>[1])
       index.entries.apply(A, [{ kind: 'delete', folder: 'notes', path: 'same.txt' }] as Parameters<typeof index.entries.apply>[1])
-      const held = async (name: string, isDir = false, own = B): Promise<boolean> => await heldByPublish(index, { shown: `notes/${name}${isDir ? '/' : ''}`, dir: isDir, parent: notes, name }, own) !== undefined
+      const held = async (name: string, isDir = false, own = B): Promise<boolean> => await removableEntry(index, { shown: `notes/${name}${isDir ? '/' : ''}`, dir: isDir, parent: notes, name }, own) !== undefined
       // Bytes another device's row names (its deletion kept the last version's CID): that device's.
       expect(await held('same.txt')).toBe(true)
       // Bytes only this device's rows name are its own: kept, stored or not.
@@ -67,7 +67,7 @@ describe('heldByPublish', () => {
       const before = Date.now()
       for (let spins = 0; Date.now() === before && spins < 10_000_000; spins++);
       index.entries.apply(A, [{ kind: 'delete', folder: 'notes', path: 'edit.txt' }] as Parameters<typeof index.entries.apply>[1])
-      const held = async (): Promise<boolean> => await heldByPublish(index, { shown: 'notes/edit.txt', dir: false, parent: notes, name: 'edit.txt' }, B) !== undefined
+      const held = async (): Promise<boolean> => await removableEntry(index, { shown: 'notes/edit.txt', dir: false, parent: notes, name: 'edit.txt' }, B) !== undefined
       expect(await held()).toBe(false)
       // Once the newest row is C's with these bytes (C deleted this very version), they go.
       const at = Date.now()

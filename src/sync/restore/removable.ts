@@ -14,7 +14,7 @@ import type { ExtraEntry, HeldEntry } from './delete.js'
  * empty) when any row names it. Read through the directory the walk checked, never following a
  * link put there since.
  */
-export async function heldByPublish (index: Index, entry: Pick<ExtraEntry, 'shown' | 'dir' | 'parent' | 'name'>, own: string | undefined): Promise<HeldEntry | undefined> {
+export async function removableEntry (index: Index, entry: Pick<ExtraEntry, 'shown' | 'dir' | 'parent' | 'name'>, own: string | undefined): Promise<HeldEntry | undefined> {
   const slash = entry.shown.indexOf('/')
   const folder = entry.shown.slice(0, slash)
   const path = entry.shown.slice(slash + 1)
@@ -23,26 +23,21 @@ export async function heldByPublish (index: Index, entry: Pick<ExtraEntry, 'show
   // The change the tree took for this path: the newest row across the devices. Only it speaks
   // for the bytes; a bystander's copy of this device's edit does not.
   const newest = rows.reduce<Entry | undefined>((a, r) => a === undefined || r.updatedAt > a.updatedAt ? r : a, undefined)
-  const theirs = newest === undefined || newest.deviceId === own ? [] : [newest]
-  if (theirs.length === 0) return undefined
+  if (newest === undefined || newest.deviceId === own) return undefined
   const at = join(entry.parent, entry.name)
   const there = await lstat(at).catch(() => undefined)
   if (there === undefined) return undefined
   const seen = { ino: there.ino, size: there.size, mtimeMs: there.mtimeMs, ctimeMs: there.ctimeMs }
   if (there.isSymbolicLink()) {
     const target = await readlink(at).catch(() => undefined)
-    return target !== undefined && theirs.some(r => r.meta?.kind === 'symlink' && r.meta.target === target) ? seen : undefined
+    return newest.meta?.kind === 'symlink' && target === newest.meta.target ? seen : undefined
   }
-  if (!there.isFile()) return undefined
-  const cids = new Set(theirs.flatMap(r => r.cid === null || r.cid === undefined || r.size !== there.size ? [] : [r.cid]))
-  const profiles = new Set(theirs.flatMap(r => r.cid !== null && r.cid !== undefined && r.size === there.size && isCidProfileName(r.cidProfile) ? [r.cidProfile] : []))
-  for (const name of profiles) {
-    try {
-      if (cids.has((await fileCid(at, cidProfile(name), { inode: { dev: there.dev, ino: there.ino } })).cid.toString())) return seen
-    } catch {
-      // Changed, replaced or unreadable while it was read: not known to be theirs, so kept.
-      return undefined
-    }
+  if (!there.isFile() || newest.cid === null || newest.cid === undefined || newest.size !== there.size || !isCidProfileName(newest.cidProfile)) return undefined
+  try {
+    const local = (await fileCid(at, cidProfile(newest.cidProfile), { inode: { dev: there.dev, ino: there.ino } })).cid.toString()
+    return local === newest.cid ? seen : undefined
+  } catch {
+    // Changed, replaced or unreadable while it was read: not known to be theirs, so kept.
+    return undefined
   }
-  return undefined
 }
