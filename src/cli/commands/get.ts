@@ -83,9 +83,9 @@ export async function runGet (options: GetOptions, paths: readonly string[], pre
       if (!prefix && deviceId === undefined && options.json !== true) for (const note of olderThanOwnDeletion(index, rows, own)) process.stderr.write(`cidsync: note: ${safeLines(note)}\n`)
       if (past !== undefined && options.json !== true) process.stderr.write(`from the publish of ${safeText(past.at)} (${safeText(past.cid)})\n`)
       // `--delete` first: what the tree does not have goes before its directories get their mtimes.
-      const { outcomes: deleted, unpublished } = tree !== undefined && options.delete === true
+      const { outcomes: deleted, ownKept } = tree !== undefined && options.delete === true
         ? await (await import('./restore-files.js')).deleteExtra({ config, index, own, tree, paths, options })
-        : { outcomes: [], unpublished: [] }
+        : { outcomes: [], ownKept: [] }
       const notes: string[] = []
       // A record whose objects are gone gives way to a newer one of the same content (a repack's).
       const sources = recordSources(repository, index, past === undefined ? {} : { past: past.cid, local: indexPath(config.stateDir) })
@@ -99,7 +99,7 @@ export async function runGet (options: GetOptions, paths: readonly string[], pre
       }
       noteAhead(await ahead, options.json === true)
       const { reportTree, reportNotes } = await import('./restore-files.js')
-      if (tree !== undefined) await reportTree({ tree, json: options.json === true, index, outcomes, deleted, unpublished, deleting: options.delete === true, config, to: options.to })
+      if (tree !== undefined) await reportTree({ tree, json: options.json === true, index, outcomes, deleted, ownKept, deleting: options.delete === true, config, to: options.to })
       await reportNotes(notes, options.json === true)
       report([...outcomes, ...deleted.filter(o => o.outcome === 'failed')], options.json === true, where === 'the primary' ? '' : ` from ${where}`, tree === undefined)
     } finally {

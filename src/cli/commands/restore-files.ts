@@ -31,17 +31,17 @@ interface TreeRun {
 }
 
 /** Why --delete keeps a local entry no other device had as it is. */
-const UNPUBLISHED = 'no other device had it as it is: kept; --delete --overwrite removes it'
+const OWN_KEPT = 'no other device had it as it is: kept; --delete --overwrite removes it'
 
 /**
  * What `--delete` finds the tree does not have. Without `--overwrite`, an entry no other device had
- * as it is (made or changed here) is kept, as a write keeps a local file no publish holds: listed
- * as `unpublished`.
+ * as it is (made or changed here) is kept, as a write keeps a local file no publish holds: marked
+ * `own`.
  */
 async function extraOf (run: TreeRun): Promise<ExtraEntry[]> {
   const { extraEntries, removableEntry } = await import('../../sync/index.js')
-  const published = async (entry: Pick<ExtraEntry, 'shown' | 'dir' | 'parent' | 'name'>): Promise<HeldEntry | undefined> => await removableEntry(run.index, entry, run.own)
-  return await extraEntries(run.config, run.options.to, run.tree.rows, run.paths, run.options.overwrite === true ? undefined : published)
+  const removable = async (entry: Pick<ExtraEntry, 'shown' | 'dir' | 'parent' | 'name'>): Promise<HeldEntry | undefined> => await removableEntry(run.index, entry, run.own)
+  return await extraEntries(run.config, run.options.to, run.tree.rows, run.paths, run.options.overwrite === true ? undefined : removable)
 }
 
 /** `restore --files --dry-run`: what would be written, kept, replaced, left different and deleted; nothing is touched. */
@@ -49,28 +49,28 @@ export async function printPlan (run: TreeRun): Promise<void> {
   const { planRestore, deletedStillThere } = await import('../../sync/index.js')
   const planned = await planRestore(run.index, run.config, run.tree.rows, { to: run.options.to, overwrite: run.options.overwrite, own: run.own })
   const found = run.options.delete === true ? await extraOf(run) : []
-  const extra = found.filter(e => e.unpublished !== true)
-  const unpublished = found.filter(e => e.unpublished === true)
+  const extra = found.filter(e => e.own !== true)
+  const ownKept = found.filter(e => e.own === true)
   // Without --delete, what the index holds as deleted but the target still has is kept, and said.
   const keptDeleted = run.options.delete === true ? [] : await deletedStillThere(run.config, run.options.to, run.tree.deleted) ?? []
   const why = 'the index holds it as deleted: --delete removes it'
   if (run.options.json === true) {
     for (const p of planned) process.stdout.write(JSON.stringify(p) + '\n')
     for (const e of extra) process.stdout.write(JSON.stringify({ path: e.shown, kind: e.dir ? 'dir' : 'file', action: 'delete', target: e.path }) + '\n')
-    for (const e of unpublished) process.stdout.write(JSON.stringify({ path: e.shown, kind: e.dir ? 'dir' : 'file', action: 'keep', reason: UNPUBLISHED, target: e.path }) + '\n')
+    for (const e of ownKept) process.stdout.write(JSON.stringify({ path: e.shown, kind: e.dir ? 'dir' : 'file', action: 'keep', reason: OWN_KEPT, target: e.path }) + '\n')
     for (const path of keptDeleted) process.stdout.write(JSON.stringify({ path, action: 'keep', reason: why }) + '\n')
     return
   }
   for (const p of planned) if (p.action !== 'keep') process.stdout.write(`${p.action.padEnd(10)} ${safeText(p.path)}${p.reason === undefined ? '' : `  (${safeLines(p.reason)})`}\n`)
   for (const e of extra) process.stdout.write(`${'delete'.padEnd(10)} ${safeText(e.shown)}\n`)
-  for (const e of unpublished) process.stdout.write(`${'keep'.padEnd(10)} ${safeText(e.shown)}  (${UNPUBLISHED})\n`)
+  for (const e of ownKept) process.stdout.write(`${'keep'.padEnd(10)} ${safeText(e.shown)}  (${OWN_KEPT})\n`)
   for (const path of keptDeleted) process.stdout.write(`${'keep'.padEnd(10)} ${safeText(path)}  (${why})\n`)
   const count = (action: string): number => planned.filter(p => p.action === action).length
   const blocked = count('blocked')
   process.stdout.write(`would write ${count('write')}, replace ${count('replace')}, keep ${count('keep')} as they are, leave ${count('differ')} different (--overwrite replaces them), ` +
     `${blocked === 0 ? '' : `fail ${blocked} (something in the way it never replaces: move it aside), `}` +
     `${count('not-stored')} not stored${run.options.delete === true ? `, delete ${extra.length}` : ''}` +
-    `${unpublished.length > 0 ? `, keep ${unpublished.length} no other device had as ${unpublished.length === 1 ? 'it is' : 'they are'} (--delete --overwrite removes ${unpublished.length === 1 ? 'it' : 'them'})` : ''}` +
+    `${ownKept.length > 0 ? `, keep ${ownKept.length} no other device had as ${ownKept.length === 1 ? 'it is' : 'they are'} (--delete --overwrite removes ${ownKept.length === 1 ? 'it' : 'them'})` : ''}` +
     `${keptDeleted.length > 0 ? `, keep ${keptDeleted.length} the index holds as deleted (--delete removes them)` : ''}; nothing was changed\n`)
 }
 
@@ -78,12 +78,12 @@ export async function printPlan (run: TreeRun): Promise<void> {
  * `--delete`: removes the local entries the restored tree does not have, each through its checked
  * directory. Answers each removal's outcome, and the entries kept as no publish holds them.
  */
-export async function deleteExtra (run: TreeRun): Promise<{ readonly outcomes: GetOutcome[], readonly unpublished: string[] }> {
+export async function deleteExtra (run: TreeRun): Promise<{ readonly outcomes: GetOutcome[], readonly ownKept: string[] }> {
   const { removeExtra } = await import('../../sync/index.js')
   const outcomes: GetOutcome[] = []
   const found = await extraOf(run)
   // Deepest first: a directory is removed once what it held is gone.
-  const extra = found.filter(e => e.unpublished !== true).sort((a, b) => b.shown.length - a.shown.length)
+  const extra = found.filter(e => e.own !== true).sort((a, b) => b.shown.length - a.shown.length)
   for (const entry of extra) {
     try {
       await removeExtra(entry)
@@ -93,20 +93,20 @@ export async function deleteExtra (run: TreeRun): Promise<{ readonly outcomes: G
       outcomes.push({ path: entry.shown, outcome: 'failed', reason: `not deleted: ${error.message}`, code: typeof error.code === 'string' ? error.code : 'ERR_CIDSYNC' })
     }
   }
-  return { outcomes, unpublished: found.filter(e => e.unpublished === true).map(e => e.shown).sort() }
+  return { outcomes, ownKept: found.filter(e => e.own === true).map(e => e.shown).sort() }
 }
 
 /** What a tree's restore says beyond its files: paths taken from another device, links and directories, deletions, and what modes and owners could not be. */
 export async function reportTree (run: {
   readonly tree: SelectedTree, readonly json: boolean, readonly index: Index, readonly outcomes: readonly GetOutcome[], readonly deleted: readonly GetOutcome[], readonly deleting: boolean
   /** Entries --delete kept: no publish holds them. */
-  readonly unpublished: readonly string[]
+  readonly ownKept: readonly string[]
   readonly config: Config, readonly to: string | undefined
 }): Promise<void> {
   if (run.json) {
     for (const d of run.tree.disagreements) process.stdout.write(JSON.stringify({ type: 'newest', path: d.path, device: d.deviceId, deletedThere: run.tree.deleted.has(d.path) }) + '\n')
     for (const d of run.deleted) process.stdout.write(JSON.stringify({ type: 'deleted', path: d.path, outcome: d.outcome === 'failed' ? 'failed' : 'deleted', ...(d.outcome === 'failed' ? { reason: d.reason, code: d.code } : {}) }) + '\n')
-    for (const path of run.unpublished) process.stdout.write(JSON.stringify({ type: 'own-kept', path }) + '\n')
+    for (const path of run.ownKept) process.stdout.write(JSON.stringify({ type: 'own-kept', path }) + '\n')
     if (!run.deleting) await keptDeleted(run)
     return
   }
@@ -133,10 +133,10 @@ export async function reportTree (run: {
     for (const d of [...gone].sort((a, b) => a.path < b.path ? -1 : 1).slice(0, SHOWN)) process.stderr.write(`  ${safeText(d.path)}\n`)
     if (removed > SHOWN) process.stderr.write(`  ... and ${removed - SHOWN} more (\`--json\` lists each)\n`)
   }
-  const kept = run.unpublished.length
+  const kept = run.ownKept.length
   if (kept > 0) {
     process.stderr.write(`cidsync: --delete kept ${countOf(kept, 'local entry', 'local entries')} no other device had as ${kept === 1 ? 'it is' : 'they are'} (made or changed here; --delete --overwrite removes ${kept === 1 ? 'it' : 'them'}):\n`)
-    for (const path of run.unpublished.slice(0, SHOWN)) process.stderr.write(`  ${safeText(path)}\n`)
+    for (const path of run.ownKept.slice(0, SHOWN)) process.stderr.write(`  ${safeText(path)}\n`)
     if (kept > SHOWN) process.stderr.write(`  ... and ${kept - SHOWN} more (\`--json\` lists each)\n`)
   }
   process.stdout.write(`${countOf(kind('symlink'), 'symlink', 'symlinks')} and ${countOf(kind('dir'), 'directory', 'directories')} in place` +

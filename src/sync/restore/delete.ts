@@ -19,8 +19,8 @@ export interface ExtraEntry {
   /** Where its directory really was when walked: removal goes through that directory alone. */
   readonly parent: string
   readonly name: string
-  /** No publish holds its bytes (made or changed here since, or never published): kept, never removed. */
-  readonly unpublished?: true
+  /** This device's own (no other device had it as it is: made or edited here): kept, never removed. */
+  readonly own?: true
   /** What it was when a publish was found to hold it: removed only while it still is. */
   readonly seen?: HeldEntry
 }
@@ -34,10 +34,10 @@ const TEMP = /^\.[\s\S]+\.cidsync-[0-9a-f]{12}\.part$/
 /**
  * The local files, symlinks and directories under the restored prefixes that the tree does not
  * have: each folder's ignored paths and cidsync's own dirs are never among them (they are in no
- * publish), nor is a directory that holds something kept. With `published`, an entry it says no
- * publish holds is listed as `unpublished` and kept, as is what holds it.
+ * publish), nor is a directory that holds something kept. With `removable`, an entry it does not
+ * allow is marked `own` and kept, as is what holds it.
  */
-export async function extraEntries (config: Config, to: string | undefined, rows: readonly Entry[], prefixes: readonly string[], published?: (entry: Pick<ExtraEntry, 'shown' | 'dir' | 'parent' | 'name'>) => Promise<HeldEntry | undefined>): Promise<ExtraEntry[]> {
+export async function extraEntries (config: Config, to: string | undefined, rows: readonly Entry[], prefixes: readonly string[], removable?: (entry: Pick<ExtraEntry, 'shown' | 'dir' | 'parent' | 'name'>) => Promise<HeldEntry | undefined>): Promise<ExtraEntry[]> {
   const { createIgnoreMatcher } = await import('../../watch/index.js')
   const keep = new Set<string>()
   for (const row of rows) {
@@ -82,10 +82,10 @@ export async function extraEntries (config: Config, to: string | undefined, rows
         // A file where a directory above the prefix would be is not the prefix's to remove.
         if (keep.has(shown) || !within) { kept = true; continue }
         const listed = { shown: dir ? `${shown}/` : shown, path: join(root, childRel), dir, parent: rel === '' ? realRoot : join(realRoot, rel), name: entry.name }
-        const held = published === undefined ? {} : await published(listed)
+        const held = removable === undefined ? {} : await removable(listed)
         if (held === undefined) {
           kept = true
-          extra.push({ ...listed, unpublished: true })
+          extra.push({ ...listed, own: true })
         } else {
           extra.push(held.ino === undefined ? listed : { ...listed, seen: held })
         }
