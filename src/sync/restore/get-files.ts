@@ -22,6 +22,7 @@ import { RecordTable } from './record-table.js'
 import { byRangeWhereFew, fetchOrder, packOf, RESTORE_CONCURRENCY, RESTORE_PACK_BATCH, RESTORE_WINDOW, type Job } from './jobs.js'
 import { FileFetcher } from './file-fetcher.js'
 import { unstoredInPlace, whatIsThere } from './what-is-there.js'
+import { wayChecker } from './way-checker.js'
 import { STATE_NAMES } from '../../config/index.js'
 
 export { checkFolders, targetRoot, usableRecord } from './targets.js'
@@ -145,8 +146,10 @@ export async function getFiles (repository: Repository, index: Index, init: GetF
   const tellUnstored = async (): Promise<void> => {
     const rowsLeft = unstored
     unstored = []
+    // Each directory on the way looked at once, for every row.
+    const inTheWay = wayChecker()
     await eachAtOnce(rowsLeft, RESTORE_CONCURRENCY, async ({ row, at, reason }) => {
-      const inPlace = async (): Promise<boolean> => { const { root, components } = targetRoot(config, init.to, row); return await unstoredInPlace(root, components, row) }
+      const inPlace = async (): Promise<boolean> => { const { root, components } = targetRoot(config, init.to, row); return await unstoredInPlace(root, components, row, inTheWay) }
       if (await inPlace().catch(() => false)) done(at, new PlacedFile(row, 'already-there', placing))
       else done(at, { path: `${row.folder}/${row.path}`, outcome: 'not-stored', reason, code: 'ERR_CONTENT_NOT_STORED' })
     })

@@ -107,8 +107,8 @@ function replaceable (init: ThereInit, local: string): boolean {
  * needs bringing back. The indexer's own test of an unchanged file; looked at through real
  * directories alone, and never read.
  */
-export async function unstoredInPlace (root: string, components: readonly string[], row: Entry): Promise<boolean> {
-  if (await wayChecker()(root, components.slice(0, -1)) !== undefined) return false
+export async function unstoredInPlace (root: string, components: readonly string[], row: Entry, inTheWay = wayChecker()): Promise<boolean> {
+  if (await inTheWay(root, components.slice(0, -1)) !== undefined) return false
   const there = await lstat(join(root, ...components)).catch(() => undefined)
   if (there === undefined || !there.isFile() || there.size !== row.size || !sameMtime(there, row.mtimeMs)) return false
   return row.meta === null || row.meta === undefined || (there.mode & 0o7777) === row.meta.mode
