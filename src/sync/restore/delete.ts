@@ -7,7 +7,7 @@ import type { Entry } from '../../index/index.js'
 import { fdPath } from '../../util/fd-path.js'
 import { wayChecker } from './way-checker.js'
 
-/** What a held entry was when a publish was found to hold it: a removal refuses one changed since. */
+/** What a removable entry was when it was checked: a removal refuses one changed since. */
 export interface HeldEntry { readonly ino?: number, readonly size?: number, readonly mtimeMs?: number, readonly ctimeMs?: number }
 
 /** A local entry the restored tree does not have: removed by `restore --files --delete`. */
@@ -21,7 +21,7 @@ export interface ExtraEntry {
   readonly name: string
   /** This device's own (no other device had it as it is: made or edited here): kept, never removed. */
   readonly own?: true
-  /** What it was when a publish was found to hold it: removed only while it still is. */
+  /** What it was when it was found removable: removed only while it still is. */
   readonly seen?: HeldEntry
 }
 
@@ -113,7 +113,7 @@ export async function removeExtra (entry: ExtraEntry): Promise<void> {
     if (where !== entry.parent) throw new TargetPathError(`${entry.parent} changed while it was cleaned (now ${where}): a symlink put in its way? Nothing was removed through it`)
     // Through the descriptor's own directory where the system names it: the path is not looked up again.
     const path = fdPath(handle.fd) === undefined ? join(entry.parent, entry.name) : `/proc/self/fd/${handle.fd}/${entry.name}`
-    // Saved over or edited since a publish was found to hold it: those bytes are no publish's.
+    // Saved over or edited since it was checked: those bytes are this device's own now.
     if (entry.seen !== undefined) {
       const now = await lstat(path).catch(() => undefined)
       if (now === undefined || now.ino !== entry.seen.ino || now.size !== entry.seen.size || now.mtimeMs !== entry.seen.mtimeMs || now.ctimeMs !== entry.seen.ctimeMs) {
