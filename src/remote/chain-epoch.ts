@@ -1,3 +1,5 @@
+import { isoTime } from '../util/iso-time.js'
+
 /** Filecoin mainnet's genesis: epoch 0. The service makes its deals on mainnet. */
 export const MAINNET_GENESIS_MS = Date.parse('2020-08-24T22:00:00Z')
 /** One epoch (block time) on Filecoin. */
@@ -7,7 +9,7 @@ export const EPOCH_MS = 30_000
 export function epochTime (epoch: number | undefined): string | undefined {
   if (epoch === undefined || !Number.isSafeInteger(epoch) || epoch < 0) return undefined
   const ms = MAINNET_GENESIS_MS + epoch * EPOCH_MS
-  return Number.isFinite(ms) && ms <= 8.64e15 ? new Date(ms).toISOString() : undefined
+  return isoTime(ms)
 }
 
 /** The mainnet epoch running at `ms` (the local service's deals use it, as production's do). */

@@ -13,12 +13,12 @@ const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-
 // The same, sparing the newline: for whole messages whose own line breaks are ours.
 const UNSAFE_BUT_NEWLINE = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/gu
 
+// The same set, not global: a test of it keeps no state between calls.
+const ANY_UNSAFE = new RegExp(UNSAFE.source, 'u')
+
 /** Whether `text` holds a character {@link safeText} would show as an escape. */
 export function hasUnsafe (text: string): boolean {
-  UNSAFE.lastIndex = 0
-  const found = UNSAFE.test(text)
-  UNSAFE.lastIndex = 0
-  return found
+  return ANY_UNSAFE.test(text)
 }
 
 function visible (char: string): string {

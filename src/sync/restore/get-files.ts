@@ -1,4 +1,4 @@
-import { stat } from 'node:fs/promises'
+import { lstat, stat } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import { cidProfile, isCidProfileName, type CidProfile, type CidProfileName } from '../../content/index.js'
 import { SMALL_FILE_BYTES, type ContentRecord, removeFetchTemps } from '../../custody/index.js'
@@ -149,7 +149,11 @@ export async function getFiles (repository: Repository, index: Index, init: GetF
     // Each directory on the way looked at once, for every row.
     const inTheWay = wayChecker()
     await eachAtOnce(rowsLeft, RESTORE_CONCURRENCY, async ({ row, at, reason }) => {
-      const inPlace = async (): Promise<boolean> => { const { root, components } = targetRoot(config, init.to, row); return await unstoredInPlace(root, components, row, inTheWay) }
+      // Looked at through real directories alone.
+      const inPlace = async (): Promise<boolean> => {
+        const { root, components } = targetRoot(config, init.to, row)
+        return await inTheWay(root, components.slice(0, -1)) === undefined && unstoredInPlace(await lstat(join(root, ...components)).catch(() => undefined), row)
+      }
       if (await inPlace().catch(() => false)) done(at, new PlacedFile(row, 'already-there', placing))
       else done(at, { path: `${row.folder}/${row.path}`, outcome: 'not-stored', reason, code: 'ERR_CONTENT_NOT_STORED' })
     })

@@ -56,7 +56,7 @@ export async function planRestore (index: Index, config: Config, rows: readonly 
     const record = usableRecord(index, row)
     // Not stored, but already there as the index last saw it: right as it is, as the run says.
     if (typeof record === 'string') {
-      if (await unstoredInPlace(root, components, row, inTheWay)) add('keep')
+      if (unstoredInPlace(there, row)) add('keep')
       else add('not-stored', record)
       continue
     }

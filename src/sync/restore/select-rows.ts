@@ -52,13 +52,26 @@ function deletedHint (index: Index, wanted: string, deviceId: string | undefined
   const newest = index.entries.list({ prefix: wanted, deviceId, includeDeleted: true })
     .filter(e => e.deleted && `${e.folder}/${e.path}` === wanted)
     .sort((a, b) => b.updatedAt - a.updatedAt)[0]
-  const at = newest === undefined ? undefined : isoTime(newest.updatedAt)
-  const before = newest === undefined ? undefined : isoTime(newest.updatedAt - 1)
-  // A time no date holds (a damaged row) gives no hint: the plain answer stands.
-  if (newest === undefined || at === undefined || before === undefined) return undefined
+  const when = newest === undefined ? undefined : deletedWhen(newest)
+  if (when === undefined) return undefined
   const shell = shellWord(wanted)
-  return `${JSON.stringify(wanted)} was deleted (on device ${safeText(newest.deviceId.slice(0, 8))}, ${at}): ` +
-    `\`cidsync get ${shell} --at ${before}${deviceId === undefined ? '' : ` --device ${shellWord(deviceId)}`}\` brings back the version the last publish before then held; \`cidsync log ${shell}\` lists every version`
+  return `${JSON.stringify(wanted)} was deleted (on device ${when.device}, ${when.at}): ` +
+    `\`cidsync get ${shell} --at ${when.before}${deviceOption(deviceId)}\` brings back the version the last publish before then held; \`cidsync log ${shell}\` lists every version`
+}
+
+/**
+ * A deletion's row as a hint says it: its device, when, and the `--at` time just before (whose
+ * publish still held the file). Undefined for a time no date holds (a damaged row): no hint then.
+ */
+export function deletedWhen (row: Entry): { readonly device: string, readonly at: string, readonly before: string } | undefined {
+  const at = isoTime(row.updatedAt)
+  const before = isoTime(row.updatedAt - 1)
+  return at === undefined || before === undefined ? undefined : { device: safeText(row.deviceId.slice(0, 8)), at, before }
+}
+
+/** `--device ID` for a suggested command, when one device was asked for. */
+export function deviceOption (deviceId: string | undefined): string {
+  return deviceId === undefined ? '' : ` --device ${shellWord(deviceId)}`
 }
 
 /** For a path that is a directory of files: what brings them back (`get` takes files). */
@@ -96,9 +109,10 @@ export function olderThanOwnDeletion (index: Index, rows: readonly Entry[], own:
       .find(e => e.deleted && e.folder === row.folder && e.path === row.path)
     if (mine === undefined || mine.updatedAt <= row.updatedAt) continue
     const wanted = `${row.folder}/${row.path}`
-    const [deleted, written, before] = [isoTime(mine.updatedAt), isoTime(row.updatedAt), isoTime(mine.updatedAt - 1)]
-    if (deleted === undefined || written === undefined || before === undefined) continue
-    notes.push(`${JSON.stringify(wanted)}: this device deleted its copy (${deleted}); this is device ${safeText(row.deviceId.slice(0, 8))}'s, written before that (${written}): \`cidsync get ${shellWord(wanted)} --at ${before}\` brings back this device's last version`)
+    const deleted = deletedWhen(mine)
+    const written = isoTime(row.updatedAt)
+    if (deleted === undefined || written === undefined) continue
+    notes.push(`${JSON.stringify(wanted)}: this device deleted its copy (${deleted.at}); this is device ${safeText(row.deviceId.slice(0, 8))}'s, written before that (${written}): \`cidsync get ${shellWord(wanted)} --at ${deleted.before}\` brings back this device's last version`)
   }
   return notes
 }

@@ -1,8 +1,7 @@
 import { PathNotFoundError } from '../../errors.js'
 import type { Entry, Index } from '../../index/index.js'
-import { isoTime } from '../../util/iso-time.js'
-import { safeText } from '../../util/safe-text.js'
 import { shellWord } from '../../util/shell-word.js'
+import { deletedWhen, deviceOption } from './select-rows.js'
 
 export interface SelectTreeInit {
   /** `folder/path` prefixes, as `ls` prints them; `''` is everything. */
@@ -92,13 +91,11 @@ function deletedUnder (index: Index, prefix: string, deviceId: string | undefine
     if (newest === undefined || row.updatedAt > newest.updatedAt) newest = row
     if (!row.path.endsWith('/') && (newestFile === undefined || row.updatedAt > newestFile.updatedAt)) newestFile = row
   }
-  const at = newest === undefined ? undefined : isoTime(newest.updatedAt)
-  const before = newest === undefined ? undefined : isoTime(newest.updatedAt - 1)
-  // A time no date holds (a damaged row) gives no hint: the plain answer stands.
-  if (newest === undefined || at === undefined || before === undefined) return undefined
+  const when = newest === undefined ? undefined : deletedWhen(newest)
+  if (newest === undefined || when === undefined) return undefined
   const exact = `${newest.folder}/${newest.path}`.replace(/\/$/, '') === prefix.replace(/\/$/, '')
   const file = newestFile === undefined ? undefined : `${newestFile.folder}/${newestFile.path}`
-  return `${JSON.stringify(prefix)} ${exact ? 'was' : 'holds only what was'} deleted (last on device ${safeText(newest.deviceId.slice(0, 8))}, ${at}): ` +
-    `\`cidsync restore --files ${shellWord(prefix)} --at ${before}${deviceId === undefined ? '' : ` --device ${shellWord(deviceId)}`}\` brings back what the last publish before then held` +
+  return `${JSON.stringify(prefix)} ${exact ? 'was' : 'holds only what was'} deleted (last on device ${when.device}, ${when.at}): ` +
+    `\`cidsync restore --files ${shellWord(prefix)} --at ${when.before}${deviceOption(deviceId)}\` brings back what the last publish before then held` +
     `${file === undefined ? '' : `; \`cidsync log ${shellWord(file)}\` lists every version${file === prefix ? '' : ' of the last file deleted'}`}`
 }

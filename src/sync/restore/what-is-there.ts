@@ -1,11 +1,9 @@
 import type { Stats } from 'node:fs'
 import { lstat, readlink } from 'node:fs/promises'
-import { join } from 'node:path'
 import { fileCid, type CidProfile } from '../../content/index.js'
 import type { FileAttrs } from '../../custody/index.js'
 import type { Entry } from '../../index/index.js'
 import { fixFileAttrs, sameMtime } from './tree.js'
-import { wayChecker } from './way-checker.js'
 import { fixableInPlace, sameAttrs } from './jobs.js'
 
 /** What to do with a file's target, found as it was before anything was fetched. */
@@ -102,14 +100,12 @@ function replaceable (init: ThereInit, local: string): boolean {
 }
 
 /**
- * For a row whose content is not stored (excluded from storage, or never stored): whether the file
- * at its place already is that row as the index last saw it (its size, mtime and mode), so nothing
- * needs bringing back. The indexer's own test of an unchanged file; looked at through real
- * directories alone, and never read.
+ * For a row whose content is not stored (excluded from storage, or never stored): whether what is
+ * at its place (`there`, its lstat) already is that row as the index last saw it (its size, mtime
+ * and mode), so nothing needs bringing back. The indexer's own test of an unchanged file; the
+ * file is never read.
  */
-export async function unstoredInPlace (root: string, components: readonly string[], row: Entry, inTheWay = wayChecker()): Promise<boolean> {
-  if (await inTheWay(root, components.slice(0, -1)) !== undefined) return false
-  const there = await lstat(join(root, ...components)).catch(() => undefined)
+export function unstoredInPlace (there: Stats | undefined, row: Entry): boolean {
   if (there === undefined || !there.isFile() || there.size !== row.size || !sameMtime(there, row.mtimeMs)) return false
   return row.meta === null || row.meta === undefined || (there.mode & 0o7777) === row.meta.mode
 }
