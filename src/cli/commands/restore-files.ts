@@ -35,22 +35,21 @@ const OWN_KEPT = 'no other device had it as it is: kept; --delete --overwrite re
 
 /**
  * What `--delete` finds the tree does not have. Without `--overwrite`, an entry no other device had
- * as it is (made or changed here) is kept, as a write keeps a local file no publish holds: marked
- * `own`.
+ * as it is (made or changed here) is kept, as a write keeps a local file no publish holds: answered
+ * apart, as `own`.
  */
-async function extraOf (run: TreeRun): Promise<ExtraEntry[]> {
+async function extraOf (run: TreeRun): Promise<{ readonly extra: ExtraEntry[], readonly own: ExtraEntry[] }> {
   const { extraEntries, removableEntry } = await import('../../sync/index.js')
   const removable = async (entry: Pick<ExtraEntry, 'shown' | 'dir' | 'parent' | 'name'>): Promise<HeldEntry | undefined> => await removableEntry(run.index, entry, run.own)
-  return await extraEntries(run.config, run.options.to, run.tree.rows, run.paths, run.options.overwrite === true ? undefined : removable)
+  const found = await extraEntries(run.config, run.options.to, run.tree.rows, run.paths, run.options.overwrite === true ? undefined : removable)
+  return { extra: found.filter(e => e.own !== true), own: found.filter(e => e.own === true) }
 }
 
 /** `restore --files --dry-run`: what would be written, kept, replaced, left different and deleted; nothing is touched. */
 export async function printPlan (run: TreeRun): Promise<void> {
   const { planRestore, deletedStillThere } = await import('../../sync/index.js')
   const planned = await planRestore(run.index, run.config, run.tree.rows, { to: run.options.to, overwrite: run.options.overwrite, own: run.own })
-  const found = run.options.delete === true ? await extraOf(run) : []
-  const extra = found.filter(e => e.own !== true)
-  const ownKept = found.filter(e => e.own === true)
+  const { extra, own: ownKept } = run.options.delete === true ? await extraOf(run) : { extra: [], own: [] }
   // Without --delete, what the index holds as deleted but the target still has is kept, and said.
   const keptDeleted = run.options.delete === true ? [] : await deletedStillThere(run.config, run.options.to, run.tree.deleted) ?? []
   const why = 'the index holds it as deleted: --delete removes it'
@@ -83,7 +82,7 @@ export async function deleteExtra (run: TreeRun): Promise<{ readonly outcomes: G
   const outcomes: GetOutcome[] = []
   const found = await extraOf(run)
   // Deepest first: a directory is removed once what it held is gone.
-  const extra = found.filter(e => e.own !== true).sort((a, b) => b.shown.length - a.shown.length)
+  const extra = [...found.extra].sort((a, b) => b.shown.length - a.shown.length)
   for (const entry of extra) {
     try {
       await removeExtra(entry)
@@ -93,7 +92,7 @@ export async function deleteExtra (run: TreeRun): Promise<{ readonly outcomes: G
       outcomes.push({ path: entry.shown, outcome: 'failed', reason: `not deleted: ${error.message}`, code: typeof error.code === 'string' ? error.code : 'ERR_CIDSYNC' })
     }
   }
-  return { outcomes, ownKept: found.filter(e => e.own === true).map(e => e.shown).sort() }
+  return { outcomes, ownKept: found.own.map(e => e.shown).sort() }
 }
 
 /** What a tree's restore says beyond its files: paths taken from another device, links and directories, deletions, and what modes and owners could not be. */
