@@ -159,6 +159,11 @@ function inTurn (id: number, work: () => Promise<void>): void {
   void turn.then(() => { if (turns.get(id) === turn) turns.delete(id) })
 }
 
+/** Drops a failed job's file; the job's own failure is what its caller is told. */
+function dropQuietly (id: number): void {
+  try { dropUnseal(id) } catch {}
+}
+
 /** A restore's jobs (unseal-jobs.ts): each answered in order, a failure ending its job. */
 function restoreJob (message: Extract<ToSealer, { type: 'hash' | 'unseal' | 'piece' | 'end' | 'sync' }>): void {
   const { id } = message
@@ -180,13 +185,13 @@ function restoreJob (message: Extract<ToSealer, { type: 'hash' | 'unseal' | 'pie
         startUnseal(message)
         if (message.whole !== undefined) {
           let plainBytes = 0
-          for (const bytes of message.whole) plainBytes += await feedUnseal(id, bytes)
-          post({ type: 'unsealed', id, ...await endUnseal(id), plainBytes })
+          for (const bytes of message.whole) plainBytes += feedUnseal(id, bytes)
+          post({ type: 'unsealed', id, ...endUnseal(id), plainBytes })
         }
-      } else if (message.type === 'piece') post({ type: 'opened', id, plainBytes: await feedUnseal(id, message.bytes) })
-      else post({ type: 'unsealed', id, ...await endUnseal(id) })
+      } else if (message.type === 'piece') post({ type: 'opened', id, plainBytes: feedUnseal(id, message.bytes) })
+      else post({ type: 'unsealed', id, ...endUnseal(id) })
     } catch (err) {
-      await dropUnseal(id).catch(() => {})
+      dropQuietly(id)
       failed(id, err)
     }
   })
@@ -207,10 +212,10 @@ function restoreMany (jobs: readonly UnsealJob[]): void {
         try {
           startUnseal(job)
           let plainBytes = 0
-          for (const bytes of job.whole ?? []) plainBytes += await feedUnseal(job.id, bytes)
-          answers.push({ type: 'unsealed', id: job.id, ...await endUnseal(job.id), plainBytes })
+          for (const bytes of job.whole ?? []) plainBytes += feedUnseal(job.id, bytes)
+          answers.push({ type: 'unsealed', id: job.id, ...endUnseal(job.id), plainBytes })
         } catch (err) {
-          await dropUnseal(job.id).catch(() => {})
+          dropQuietly(job.id)
           answers.push(failedAnswer(job.id, err))
         } finally {
           resolve()
@@ -244,7 +249,7 @@ port.on('message', (message: ToSealer) => {
     // After the job's slices already sent: its file is closed only once none is being opened or written.
     inTurn(id, async () => {
       try {
-        await dropUnseal(id)
+        dropUnseal(id)
       } catch (err) {
         failed(id, err)
       } finally {

@@ -2,18 +2,19 @@
 // open a file's blob into its temp file, hashing the plaintext as it is written. The restoring
 // thread then only fetches, checks and renames; the CPU work (SHA-256 twice, AES-GCM) and the
 // file's writes run here, beside it. A verified file is held open, not fsynced at once: its
-// restore fsyncs a batch of them together (`syncHeld`) and renames them only after. The temp file
+// restore fsyncs a batch of them together (`syncHeld`) and renames them only after. Files are
+// written through the page cache, as restic writes them: a direct write holds a libuv thread
+// until the disk answers, and on a VM's disk that wait can run to tens of milliseconds a write
+// (docs/benchmarks.md, "Large files through the page cache"). The temp file
 // is this thread's to open and close, so no write of a given-up job can land in a descriptor its
 // caller reused. It is also this thread's to remove when the job fails or is given up, since a
 // removal by the caller could come before the thread created it.
 import { closeSync, fchmodSync, fchownSync, ftruncateSync, fstatSync, fsync, futimesSync, openSync, rmSync, writeSync } from 'node:fs'
 import { basename, dirname } from 'node:path'
 import { fdPath, openedIn } from '../util/fd-path.js'
-import { DirectStages, DirectWriter } from '../util/direct-writer.js'
 import { CidBuilder, cidProfile, ObjectBlocksRecorder, type ObjectBlocks } from '../content/index.js'
 import { ContentIntegrityError, TargetPathError } from '../errors.js'
 import { ChunkOpener } from './seal-stream.js'
-import { CHUNK_BYTES } from './chunks.js'
 import { utimesTime } from './mtime.js'
 import type { HashJob, UnsealJob } from './seal-messages.js'
 
@@ -24,8 +25,6 @@ interface Unsealing {
   /** Null for a check: the plaintext is hashed, never written (`fd` is then -1). */
   readonly path: string | null
   readonly fd: number
-  /** A large file's writes, around the page cache. */
-  readonly direct: DirectWriter | undefined
   readonly inode: number
   readonly opener: ChunkOpener
   readonly builder: CidBuilder
@@ -38,24 +37,6 @@ interface Unsealing {
   written: number
 }
 
-/**
- * From this size a file is written with O_DIRECT (util/direct-writer.ts): a restore's large files
- * are written once and not read soon. The page cache's fill and writeback are most of the kernel's
- * time in a restore (docs/benchmarks.md, "Restoring files"). Smaller ones go through the cache,
- * where a batch's fsyncs share the journal's commits.
- */
-const DIRECT_MIN_BYTES = 1024 * 1024
-/**
- * Stages of 1 MiB for this thread's direct writes: a large file takes one to be written directly
- * (more at once go through the cache), and up to two more while they are free, so its next
- * chunks are opened while the disk writes the last.
- */
-const stages = new DirectStages(24)
-/**
- * A slice is opened this much at a time, each step waiting first for room in its file's stages: a
- * step of at most a chunk ends at most one chunk, whose plaintext is a stage at most.
- */
-const FEED_BYTES = CHUNK_BYTES
 
 const unsealing = new Map<number, Unsealing>()
 /** Verified files, open until a sync names them (or their job is dropped). */
@@ -109,12 +90,10 @@ function hashed ({ builder, recorder }: Hashing): { readonly cid: string, readon
  */
 export function startUnseal (job: UnsealJob): void {
   const builder = new CidBuilder(cidProfile(job.profile))
-  if (job.path === null) { track(job, builder, -1, undefined, 0); return }
-  let direct: DirectWriter | undefined
+  if (job.path === null) { track(job, builder, -1, 0); return }
   let fd: number
   try {
-    direct = job.size >= DIRECT_MIN_BYTES ? DirectWriter.create(job.path, 0o600, stages) : undefined
-    fd = direct?.fd ?? openSync(job.path, 'wx', 0o600)
+    fd = openSync(job.path, 'wx', 0o600)
   } catch (err) {
     throw notWritable(err, job.path)
   }
@@ -127,7 +106,6 @@ export function startUnseal (job: UnsealJob): void {
       throw new TargetPathError(`${dirname(job.path)} changed while a file was written into it: a symlink put in its way? Nothing was written through it`)
     }
   } catch (err) {
-    direct?.release()
     // Emptied through its descriptor first: its name may lead elsewhere now, and nothing of it stays.
     try { ftruncateSync(fd, 0) } catch {}
     // Removed where it was made: through a swapped directory, its name may lead back by now.
@@ -136,15 +114,14 @@ export function startUnseal (job: UnsealJob): void {
     rmSync(made !== undefined && basename(made) === basename(job.path) ? made : job.path, { force: true })
     throw err
   }
-  track(job, builder, fd, direct, inode)
+  track(job, builder, fd, inode)
 }
 
 /** The job's state from its first slice to its end: each slice opened, hashed and written (if it has a file). */
-function track (job: UnsealJob, builder: CidBuilder, fd: number, direct: DirectWriter | undefined, inode: number): void {
+function track (job: UnsealJob, builder: CidBuilder, fd: number, inode: number): void {
   const state: Unsealing = {
     path: job.path,
     fd,
-    direct,
     inode,
     builder,
     size: job.size,
@@ -158,8 +135,7 @@ function track (job: UnsealJob, builder: CidBuilder, fd: number, direct: DirectW
       state.written += plain.byteLength
       if (state.written > state.size) throw new ContentIntegrityError(`the stored content of ${state.cid} is longer than its ${state.size} bytes`)
       builder.update(plain)
-      if (state.direct !== undefined) state.direct.write(plain)
-      else if (state.fd >= 0) writeAll(state.fd, plain)
+      if (state.fd >= 0) writeAll(state.fd, plain)
     })
   }
   unsealing.set(job.id, state)
@@ -173,20 +149,14 @@ function notWritable (err: unknown, path: string): unknown {
 }
 
 /**
- * Opens and writes the next slice of job `id`'s blob; answers the plaintext bytes written (a large
- * file's last ones may still be on their way to the disk: {@link endUnseal} waits for them). Its
+ * Opens and writes the next slice of job `id`'s blob; answers the plaintext bytes written. Its
  * caller feeds a job's slices one after another, never two at once.
  */
-export async function feedUnseal (id: number, bytes: Uint8Array): Promise<number> {
+export function feedUnseal (id: number, bytes: Uint8Array): number {
   const state = unsealing.get(id)
   if (state === undefined) return 0
   const before = state.written
-  for (let at = 0; at < bytes.byteLength; at += FEED_BYTES) {
-    // The disk writes the file's earlier stages meanwhile; this waits only when they are all taken.
-    await state.direct?.room(CHUNK_BYTES)
-    if (unsealing.get(id) !== state) break
-    state.opener.feed(bytes.subarray(at, at + FEED_BYTES))
-  }
+  state.opener.feed(bytes)
   return state.written - before
 }
 
@@ -195,7 +165,7 @@ export async function feedUnseal (id: number, bytes: Uint8Array): Promise<number
  * to and its inode. A file that hashes to its row's CID is given its mode and held open for
  * {@link syncHeld}; one that does not is closed and removed here (its caller refuses it).
  */
-export async function endUnseal (id: number): Promise<{ cid: string, inode: number }> {
+export function endUnseal (id: number): { cid: string, inode: number } {
   const state = unsealing.get(id)
   if (state === undefined) throw new ContentIntegrityError(`restore job ${id} is unknown to its thread`)
   unsealing.delete(id)
@@ -204,13 +174,9 @@ export async function endUnseal (id: number): Promise<{ cid: string, inode: numb
     state.opener.end()
     cid = state.builder.finish().toString()
     if (cid !== state.cid || state.path === null) {
-      await discard(state)
+      discard(state)
       return { cid, inode: state.inode }
     }
-    // Every stage on the disk, the tail written and the file cut to its size before its times are
-    // set (a truncate sets them).
-    await state.direct?.finish()
-    state.direct?.release()
     // Here, on the open descriptor, so the restoring thread makes no call for it. Seconds as a
     // number keep the sub-millisecond part a Date would drop.
     futimesSync(state.fd, Date.now() / 1000, utimesTime(state.mtimeMs))
@@ -218,7 +184,7 @@ export async function endUnseal (id: number): Promise<{ cid: string, inode: numb
     if (state.uid !== undefined || state.gid !== undefined) fchownSync(state.fd, state.uid ?? -1, state.gid ?? -1)
     fchmodSync(state.fd, state.mode & 0o7777)
   } catch (err) {
-    await discard(state)
+    discard(state)
     throw err
   }
   held.set(id, { fd: state.fd, path: state.path })
@@ -253,11 +219,7 @@ export function syncHeld (ids: readonly number[], done: (failed: Array<{ job: nu
   settle()
 }
 
-async function discard (state: { readonly fd: number, readonly path: string | null, readonly direct?: DirectWriter }): Promise<void> {
-  // No write is left queued on its descriptor when it is closed: the number may be another file's
-  // by the time it runs. A write that failed fails nothing more here: the file goes.
-  await state.direct?.settled().catch(() => {})
-  state.direct?.release()
+function discard (state: { readonly fd: number, readonly path: string | null }): void {
   if (state.path === null) return
   try {
     closeSync(state.fd)
@@ -267,14 +229,14 @@ async function discard (state: { readonly fd: number, readonly path: string | nu
 }
 
 /** Forgets job `id` (failed or given up): its file is closed and removed, written or held. */
-export async function dropUnseal (id: number): Promise<void> {
+export function dropUnseal (id: number): void {
   const file = held.get(id)
   if (file !== undefined) {
     held.delete(id)
-    await discard(file)
+    discard(file)
   }
   const state = unsealing.get(id)
   if (state === undefined) return
   unsealing.delete(id)
-  await discard(state)
+  discard(state)
 }

@@ -14,7 +14,7 @@ const PROBE_STEP = 16
  * is an address the kernel refuses, or a filesystem that opened with the flag and refuses its
  * writes. What it wrote is overwritten by the file's first write (or cut by its truncate).
  */
-export function takesDirectWrite (fd: number, sector: Uint8Array): boolean {
+function takesDirectWrite (fd: number, sector: Uint8Array): boolean {
   try {
     writeSync(fd, sector, 0, sector.byteLength, 0)
     return true
@@ -29,7 +29,7 @@ export function takesDirectWrite (fd: number, sector: Uint8Array): boolean {
  * write from `fd` takes, or undefined when none is found. Node cannot ask for aligned memory or
  * tell a buffer's address, so one larger buffer is made and a sector written from each offset in
  * turn, at the file's start, until the kernel does not refuse it: a few hundred small writes at
- * most, once a file (an export's CAR) or once a thread (a restore's stages).
+ * most, once a file (an export's CAR).
  */
 export function alignedBuffers (fd: number, size: number, count: number): Buffer[] | undefined {
   const memory = Buffer.allocUnsafeSlow(size * count + DIRECT_ALIGN)

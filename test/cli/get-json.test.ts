@@ -12,7 +12,7 @@ describe('get --json and what it brings back', () => {
     const dir = await useTempDir()
     const notes = join(dir, 'notes')
     await mkdir(notes)
-    // Large enough for its parts to be opened in slices, and written around the page cache.
+    // Large enough for its parts to be opened in slices.
     const large = randomBytes(3 * 1024 * 1024 + 4097)
     await writeFile(join(notes, 'large.bin'), large)
     // A time with whole microseconds, as the index keeps it once stat gave it.
