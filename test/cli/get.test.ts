@@ -26,6 +26,11 @@ async function cli (args: string[], env?: NodeJS.ProcessEnv): Promise<{ code: nu
   return await runCli(args, { timeoutMs: 120_000, ...(env === undefined ? {} : { env: { ...process.env, ...env } }) })
 }
 
+/** A pasted command's words: bare, or single-quoted as `shellWord` quotes them. */
+function shellArgs (command: string): string[] {
+  return [...command.matchAll(/(?:'((?:[^']|'\\'')*)'|(\S+))(?:\s|$)/g)].map(m => m[1] !== undefined ? m[1].replaceAll("'\\''", "'") : m[2] as string)
+}
+
 /** Two publishes an hour apart on the test clock (`CIDSYNC_TEST_CLOCK`), instead of a wait between them. */
 const FIRST = '2026-01-01T08:00:00.000Z'
 const SECOND = '2026-01-01T09:00:00.000Z'
@@ -107,11 +112,13 @@ describe('cidsync get and restore --files: content back on another device', () =
     const asked = await cli(['get', 'notes/gone it is.txt', '--to', to, '--config', a])
     expect(asked.code).toBe(3)
     expect(asked.stderr).toContain('"notes/gone it is.txt" was deleted')
-    const hint = /`cidsync get '(notes\/gone it is\.txt)' --at (\S+)`/.exec(asked.stderr)
+    // The hint repeats where this run writes: pasted as shown, it must not write into the folder.
+    const hint = /`cidsync (get '(notes\/gone it is\.txt)' --at \S+ --to \S+ --config \S+)`/.exec(asked.stderr)
     expect(hint, asked.stderr).not.toBeNull()
-    const back = await cli(['get', hint?.[1] as string, '--at', hint?.[2] as string, '--to', to, '--config', a])
+    const back = await cli(shellArgs(hint?.[1] as string))
     expect(back.code, back.stderr).toBe(0)
     expect(await readFile(join(to, 'notes', 'gone it is.txt'), 'utf8')).toBe('deleted by mistake\n')
+    await expect(stat(join(notes, 'gone it is.txt'))).rejects.toMatchObject({ code: 'ENOENT' })
   })
 
   it('a file excluded from storing: not brought back, exit 1, saying why it may not be stored', async () => {

@@ -12,6 +12,8 @@ export interface SelectRowsInit {
   readonly deviceId?: string
   /** This device's id, when it has one. */
   readonly own?: string
+  /** Options a suggested command repeats, shell-quoted (`--to`, `--config`): see {@link againOptions}. */
+  readonly again?: string
 }
 
 /**
@@ -35,7 +37,7 @@ export function selectRows (index: Index, init: SelectRowsInit): Entry[] {
     }
   }
   if (missing.length > 0) {
-    const hints = init.prefix ? [] : missing.map(m => deletedHint(index, m.replace(/^\/+/, ''), init.deviceId) ?? folderHint(index, m.replace(/^\/+/, '').replace(/\/+$/, ''), init.deviceId))
+    const hints = init.prefix ? [] : missing.map(m => deletedHint(index, m.replace(/^\/+/, ''), init.deviceId, init.again) ?? folderHint(index, m.replace(/^\/+/, '').replace(/\/+$/, ''), init.deviceId))
     const absent = missing.filter((_, i) => hints[i] === undefined)
     const said = hints.filter((h): h is string => h !== undefined)
     if (absent.length > 0) said.push(`${absent.map(m => JSON.stringify(m)).join(', ')}: not in the index${init.deviceId === undefined ? '' : ` of device ${init.deviceId.slice(0, 8)}`} (paths are folder/path, as \`cidsync ls\` prints them)${foldersHint(index, absent)}`)
@@ -48,7 +50,7 @@ export function selectRows (index: Index, init: SelectRowsInit): Entry[] {
  * For a path whose file was deleted (only its tombstone is left), what brings it back: the
  * content of its last version stays stored, and the newest publish before the deletion holds it.
  */
-function deletedHint (index: Index, wanted: string, deviceId: string | undefined): string | undefined {
+function deletedHint (index: Index, wanted: string, deviceId: string | undefined, again = ''): string | undefined {
   const newest = index.entries.list({ prefix: wanted, deviceId, includeDeleted: true })
     .filter(e => e.deleted && `${e.folder}/${e.path}` === wanted)
     .sort((a, b) => b.updatedAt - a.updatedAt)[0]
@@ -56,7 +58,7 @@ function deletedHint (index: Index, wanted: string, deviceId: string | undefined
   if (when === undefined) return undefined
   const shell = shellWord(wanted)
   return `${JSON.stringify(wanted)} was deleted (on device ${when.device}, ${when.at}): ` +
-    `\`cidsync get ${shell} --at ${when.before}${deviceOption(deviceId)}\` brings back the version the last publish before then held; \`cidsync log ${shell}\` lists every version`
+    `\`cidsync get ${shell} --at ${when.before}${deviceOption(deviceId)}${again}\` brings back the version the last publish before then held; \`cidsync log ${shell}\` lists every version`
 }
 
 /**
@@ -67,6 +69,17 @@ export function deletedWhen (row: Entry): { readonly device: string, readonly at
   const at = isoTime(row.updatedAt)
   const before = isoTime(row.updatedAt - 1)
   return at === undefined || before === undefined ? undefined : { device: safeText(row.deviceId.slice(0, 8)), at, before }
+}
+
+/**
+ * The options of this run a suggested command must repeat to do the same elsewhere in time: where
+ * files go, which config, which home. Without them, a hint pasted as shown writes into the
+ * configured folder, which the daemon then indexes and publishes again.
+ */
+export function againOptions (options: { readonly to?: string, readonly config?: string, readonly from?: string }): string {
+  return [['--to', options.to], ['--config', options.config], ['--from', options.from]]
+    .filter((pair): pair is [string, string] => pair[1] !== undefined)
+    .map(([flag, value]) => ` ${flag} ${shellWord(value)}`).join('')
 }
 
 /** `--device ID` for a suggested command, when one device was asked for. */

@@ -10,6 +10,8 @@ export interface SelectTreeInit {
   readonly deviceId?: string
   /** `--delete`: a prefix whose newest rows are all deletions is found (its local files go). */
   readonly deleting?: boolean
+  /** Options a suggested command repeats, shell-quoted (`againOptions`). */
+  readonly again?: string
 }
 
 /** What `restore --files` brings back, and what it takes from whom. */
@@ -61,7 +63,7 @@ export function selectTree (index: Index, init: SelectTreeInit): SelectedTree {
     if (!found) missing.push(wanted)
   }
   if (missing.length > 0) {
-    const hints = missing.map(m => deletedUnder(index, m.replace(/^\/+/, ''), init.deviceId))
+    const hints = missing.map(m => deletedUnder(index, m.replace(/^\/+/, ''), init.deviceId, init.again))
     const absent = missing.filter((_, i) => hints[i] === undefined)
     const said = hints.filter((h): h is string => h !== undefined)
     if (absent.length > 0) said.push(`${absent.map(m => JSON.stringify(m)).join(', ')}: nothing live under ${absent.length === 1 ? 'it' : 'them'} in the index${init.deviceId === undefined ? '' : ` of device ${init.deviceId.slice(0, 8)}`} (paths are folder/path, as \`cidsync ls\` prints them)`)
@@ -83,7 +85,7 @@ export function selectTree (index: Index, init: SelectTreeInit): SelectedTree {
  * For a prefix whose every entry was deleted (only tombstones are left), what brings it back: the
  * newest publish before its last deletion holds at least that file, and its content stays stored.
  */
-function deletedUnder (index: Index, prefix: string, deviceId: string | undefined): string | undefined {
+function deletedUnder (index: Index, prefix: string, deviceId: string | undefined, again = ''): string | undefined {
   let newest: Entry | undefined
   let newestFile: Entry | undefined
   for (const row of index.entries.list({ prefix, deviceId, includeDeleted: true, dirs: true })) {
@@ -96,6 +98,6 @@ function deletedUnder (index: Index, prefix: string, deviceId: string | undefine
   const exact = `${newest.folder}/${newest.path}`.replace(/\/$/, '') === prefix.replace(/\/$/, '')
   const file = newestFile === undefined ? undefined : `${newestFile.folder}/${newestFile.path}`
   return `${JSON.stringify(prefix)} ${exact ? 'was' : 'holds only what was'} deleted (last on device ${when.device}, ${when.at}): ` +
-    `\`cidsync restore --files ${shellWord(prefix)} --at ${when.before}${deviceOption(deviceId)}\` brings back what the last publish before then held` +
+    `\`cidsync restore --files ${shellWord(prefix)} --at ${when.before}${deviceOption(deviceId)}${again}\` brings back what the last publish before then held` +
     `${file === undefined ? '' : `; \`cidsync log ${shellWord(file)}\` lists every version${file === prefix ? '' : ' of the last file deleted'}`}`
 }
