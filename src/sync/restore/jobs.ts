@@ -67,13 +67,12 @@ export function fetchOrder (jobs: readonly Job[]): Job[] {
 }
 
 /**
- * Sealing threads a restore opens files in: one a core (at most 4). A large file's writes go to
- * the disk directly (O_DIRECT) and hold their thread while they do, so a second thread decrypts
- * and hashes meanwhile: on two cores the large files of the full bench tree came back in 5.0-5.4 s
- * with two threads against 6.4-7.0 s with one, for 60-80 MB more at the peak (docs/benchmarks.md,
- * "Restoring files", fifth pass). Before those writes, one thread on two cores did as well as two.
+ * Sealing threads a restore opens files in: one a core but one (at most 4), as storing does. The
+ * main thread reads and checks the objects. Its writes go through the page cache and no longer
+ * hold a thread on the disk, so on two cores a second thread only added CPU and 60 MB at the peak
+ * (docs/benchmarks.md, "Large files through the page cache").
  */
-export const RESTORE_THREADS = Math.max(1, Math.min(4, availableParallelism()))
+export const RESTORE_THREADS = Math.max(1, Math.min(4, availableParallelism() - 1))
 
 /**
  * Verified objects a restore holds in memory at once: a whole part, or a few packs (the slabs of
