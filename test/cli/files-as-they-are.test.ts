@@ -183,6 +183,8 @@ describe.skipIf(EXTERNAL)('files as they are, across two devices (processes)', (
     const exact = await ok(b, ['restore', '--files', '--delete', '--overwrite', '--json'])
     expect(exact.stdout).toContain('{"type":"deleted","path":"notes/mine.txt","outcome":"deleted"}')
     expect(exact.stdout).toContain('{"type":"deleted","path":"notes/rename.txt","outcome":"deleted"}')
+    // The summary counts what --delete removed and kept, beside the files.
+    expect(JSON.parse(exact.stdout.trim().split('\n').at(-1) as string)).toMatchObject({ type: 'summary', deletion: { deleted: 2, kept: 0 } })
     expect(await files(b.folder)).toEqual(await files(a.folder))
 
     // One device's tree exactly, with --device.

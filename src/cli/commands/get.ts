@@ -103,7 +103,8 @@ export async function runGet (options: GetOptions, paths: readonly string[], pre
       const { reportTree, reportNotes } = await import('./restore-files.js')
       if (tree !== undefined) await reportTree({ tree, json: options.json === true, index, outcomes, deleted, ownKept, deleting: options.delete === true, config, to: options.to })
       await reportNotes(notes, options.json === true)
-      report([...outcomes, ...deleted.filter(o => o.outcome === 'failed')], options.json === true, where === 'the primary' ? '' : ` from ${where}`, tree === undefined)
+      const deletion = options.delete === true ? { deleted: deleted.filter(o => o.outcome !== 'failed').length, kept: ownKept.length } : undefined
+      report([...outcomes, ...deleted.filter(o => o.outcome === 'failed')], options.json === true, where === 'the primary' ? '' : ` from ${where}`, tree === undefined, deletion)
     } finally {
       if (past === undefined) index.close()
     }
@@ -152,7 +153,11 @@ const DAMAGE = new Set(['ERR_CONTENT_INTEGRITY', 'ERR_INTEGRITY', 'ERR_SERVICE_D
 const SHOWN_NOT_DONE = 20
 
 /** `entries`: count symlinks and directories on the files' line (`get`; a tree's restore has a line of its own). */
-function report (outcomes: readonly GetOutcome[], json: boolean, from: string, entries: boolean): void {
+/**
+ * The run's last word: stderr names what was not brought back, stdout counts; `--json` ends with a
+ * summary line. `deletion`: what `--delete` removed and kept (its failures are among `outcomes`).
+ */
+function report (outcomes: readonly GetOutcome[], json: boolean, from: string, entries: boolean, deletion?: { readonly deleted: number, readonly kept: number }): void {
   // Files alone: symlinks and directories are counted on a line of their own (restore --files).
   const count = (what: GetOutcome['outcome']): number => outcomes.filter(o => o.outcome === what && o.kind === undefined).length
   const notDone = outcomes.filter(o => o.outcome === 'failed' || o.outcome === 'kept-different' || o.outcome === 'not-stored')
@@ -173,7 +178,7 @@ function report (outcomes: readonly GetOutcome[], json: boolean, from: string, e
       for (const o of outcomes) if ((o.kind !== undefined) === entry) counts[o.outcome]++
       return counts
     }
-    process.stdout.write(JSON.stringify({ type: 'summary', files: tally(false), entries: tally(true) }) + '\n')
+    process.stdout.write(JSON.stringify({ type: 'summary', files: tally(false), entries: tally(true), ...(deletion === undefined ? {} : { deletion }) }) + '\n')
   }
   if (notDone.length > 0) {
     // Damage (bytes that do not verify, a service data dir that lost what it indexed): exit 4.

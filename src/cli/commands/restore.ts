@@ -66,6 +66,7 @@ Other devices' files are as this index took them in, at this device's last publi
 When the pointer holds newer ones, a note names their devices (with --json, a line of type note).
 --delete removes local entries the tree does not have; one no other device had as it is
 (made or edited here) is kept: --delete --overwrite removes it too. Try --dry-run first.
+With --json, each removal is a line of type deleted, and the summary counts them under deletion.
 It writes each file as cidsync get does (cidsync help get).
 docs/content-format.md, "Across devices", says more.
 
