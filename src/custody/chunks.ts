@@ -45,14 +45,26 @@ export function sealChunk (key: Uint8Array, cid: ChunkCid, index: number, last: 
   return Buffer.concat(sealChunkParts(key, cid, index, last, plain))
 }
 
-/** {@link sealChunk} as its two pieces, ciphertext and tag, for a writer that need not join them (one copy less a chunk). */
-export function sealChunkParts (key: Uint8Array, cid: ChunkCid, index: number, last: boolean, plain: Uint8Array): [Buffer, Buffer] {
+/**
+ * Plaintext is sealed this much at a time. Node gives each update's ciphertext in new memory: a
+ * MiB each is new pages to fault in, where small pieces are memory the allocator hands out again.
+ */
+const SEAL_PIECE_BYTES = 64 * 1024
+
+/**
+ * {@link sealChunk} as pieces, the ciphertext's then the tag, for a writer that need not join them
+ * (one copy less a chunk). Their bytes in order are the sealed chunk.
+ */
+export function sealChunkParts (key: Uint8Array, cid: ChunkCid, index: number, last: boolean, plain: Uint8Array): Buffer[] {
   const cipher = createCipheriv('aes-256-gcm', key, nonceOf(index))
   cipher.setAAD(associatedData(cid, index, last))
-  const body = cipher.update(plain)
-  // GCM gives nothing more at final() (the ciphertext is as long as the plaintext); joined if it ever did.
+  const pieces: Buffer[] = []
+  for (let at = 0; at < plain.byteLength || pieces.length === 0; at += SEAL_PIECE_BYTES) pieces.push(cipher.update(plain.subarray(at, at + SEAL_PIECE_BYTES)))
+  // GCM gives nothing more at final() (the ciphertext is as long as the plaintext); kept if it ever did.
   const tail = cipher.final()
-  return [tail.byteLength === 0 ? body : Buffer.concat([body, tail]), cipher.getAuthTag()]
+  if (tail.byteLength > 0) pieces.push(tail)
+  pieces.push(cipher.getAuthTag())
+  return pieces
 }
 
 /**

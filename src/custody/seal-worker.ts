@@ -2,7 +2,7 @@
 // CID, seals them chunk by chunk, and hands back a blob (small files) or part files (large ones),
 // each with the CID of the object it makes. Reading, hashing and sealing run here, beside the
 // thread that sends, instead of between its sends.
-import { closeSync, openSync, readSync, rmSync, writeSync } from 'node:fs'
+import { closeSync, openSync, readSync, rmSync, writeSync, writevSync } from 'node:fs'
 import { join } from 'node:path'
 import { randomBytes } from 'node:crypto'
 import { parentPort } from 'node:worker_threads'
@@ -31,6 +31,16 @@ const running = new Map<number, { acked: number, cancelled: boolean, wake?: () =
 function writeAll (fd: number, bytes: Uint8Array): void {
   let done = 0
   while (done < bytes.byteLength) done += writeSync(fd, bytes, done, bytes.byteLength - done)
+}
+
+/** `pieces` one after another, in one call; what a short write left, piece by piece. */
+function writeAllPieces (fd: number, pieces: readonly Uint8Array[]): void {
+  let done = writevSync(fd, pieces as Uint8Array[])
+  for (const piece of pieces) {
+    if (done >= piece.byteLength) { done -= piece.byteLength; continue }
+    writeAll(fd, piece.subarray(done))
+    done = 0
+  }
 }
 
 /** Reads chunk `index` of the job's file into `plain`; a file shorter or longer than its row is a changed file. */
@@ -97,11 +107,12 @@ async function sealLarge (job: LargeJob): Promise<void> {
         part = new CidBuilder(OBJECT_PROFILE, { onBlock: blocks.onBlock })
         bytes = 0
       }
-      for (const piece of sealChunkParts(job.key, cid, i, last, chunk)) {
+      const pieces = sealChunkParts(job.key, cid, i, last, chunk)
+      for (const piece of pieces) {
         part?.update(piece)
-        writeAll(spool.fd, piece)
         bytes += piece.byteLength
       }
+      writeAllPieces(spool.fd, pieces)
       if ((i + 1) % job.partChunks !== 0 && !last) continue
       const index = Math.floor(i / job.partChunks)
       const object = (part as CidBuilder).finish().toString()
