@@ -38,6 +38,12 @@ export class UsageError extends CidsyncError {
   override readonly exitCode = ExitCode.usage
 }
 
+/** The process may open too few files at once (`ulimit -n`) for a command to finish: raise the limit. */
+export class OpenFilesLimitError extends CidsyncError {
+  override readonly code = 'ERR_OPEN_FILES_LIMIT'
+  override readonly exitCode = ExitCode.usage
+}
+
 /** The state dir belongs to another user (the system service's): use it as that user. */
 export class StateDirOwnerError extends CidsyncError {
   override readonly code = 'ERR_STATE_DIR_OWNER'

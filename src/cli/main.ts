@@ -10,9 +10,11 @@ import './broken-pipe.js'
 export const done: Promise<void> = main()
 
 async function main (): Promise<void> {
-  const [{ CommanderError }, { createProgram }, { exitCodeOf }, { exitCodeOfCommander, reportError }] =
-    await Promise.all([import('commander'), import('./program.js'), import('../errors.js'), import('./run.js')])
+  const [{ CommanderError }, { createProgram }, { exitCodeOf }, { exitCodeOfCommander, reportError }, { checkOpenFilesLimit }] =
+    await Promise.all([import('commander'), import('./program.js'), import('../errors.js'), import('./run.js'), import('../util/open-files-limit.js')])
   try {
+    // Before a command opens anything: under a limit too low it fails midway, and misnamed.
+    checkOpenFilesLimit()
     // Only the module of the command being run is loaded (program.ts lists the others).
     await (await createProgram(process.argv)).parseAsync(process.argv)
   } catch (err) {

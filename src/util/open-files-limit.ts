@@ -1,0 +1,32 @@
+import { readFileSync } from 'node:fs'
+import { OpenFilesLimitError } from '../errors.js'
+
+/**
+ * Files a command may need open at once. A restore holds a batch of verified files open until
+ * their fsync, beside the packs, the databases and its threads: at 96 it failed most small files
+ * with EMFILE. Node raises the soft limit to the hard one at start, so only a hard limit this
+ * low is met (`ulimit -n 64` in a shell).
+ */
+export const MIN_OPEN_FILES = 256
+
+/** The soft limit on open files from `/proc/self/limits`; undefined where there is none (macOS) or it is unlimited. */
+export function openFilesLimit (limits = '/proc/self/limits'): number | undefined {
+  let text: string
+  try {
+    text = readFileSync(limits, 'utf8')
+  } catch {
+    return undefined
+  }
+  const soft = /^Max open files\s+(\d+)\s/m.exec(text)?.[1]
+  return soft === undefined ? undefined : Number(soft)
+}
+
+/**
+ * Refuses to start under a limit too low to finish: below it a command failed midway, each file
+ * with EMFILE, or with a message that named another cause (a database it could not open).
+ */
+export function checkOpenFilesLimit (limit = openFilesLimit()): void {
+  if (limit === undefined || limit >= MIN_OPEN_FILES) return
+  throw new OpenFilesLimitError(`this process may open only ${limit} files at once (ulimit -n), and cidsync needs at least ${MIN_OPEN_FILES}: ` +
+    'raise it (`ulimit -n 4096` in the shell, `LimitNOFILE=4096` in a systemd unit)')
+}
