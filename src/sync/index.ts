@@ -13,7 +13,7 @@ export { PRUNE_LIST_ENGINE, pruneListNetwork } from './prune-list/index.js'
 export type { PruneInit, PruneProgress, Pruned, RepackClaim, RepackInit, Repacked } from './prune/index.js'
 export type { ForgetInit, ForgetPlan, ForgetProgress, Forgotten } from './forget/index.js'
 export {
-  restore, KEPT_BACKUPS, getFiles, againOptions, olderThanOwnDeletion, selectRows, selectTree, planRestore, recordSources,
+  restore, KEPT_BACKUPS, getFiles, olderThanOwnDeletion, selectRows, selectTree, planRestore, recordSources,
   deletedStillThere, extraEntries, removableEntry, removeExtra, NOTE_TEXT, checkDownloadRoom, downloadFile, removeStaleDownloads, devicesAhead
 } from './restore/index.js'
 export type {

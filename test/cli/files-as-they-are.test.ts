@@ -122,7 +122,7 @@ describe.skipIf(EXTERNAL)('files as they are, across two devices (processes)', (
     // A deleted file asked for by name: what brings it back, and from when.
     const gone = await b.run(['restore', '--files', 'notes/delete.txt'])
     expect(gone.code).toBe(3)
-    expect(gone.stderr).toMatch(/"notes\/delete\.txt" was deleted \(last on device \w{8}, [^)]+\): `cidsync restore --files notes\/delete\.txt --at \S+Z --config \S+` brings back what the last publish before then held; `cidsync log notes\/delete\.txt` lists every version/)
+    expect(gone.stderr).toMatch(/"notes\/delete\.txt" was deleted \(last on device \w{8}, [^)]+\): `cidsync restore --files notes\/delete\.txt --at \S+Z --config \S+` brings back what the last publish before then held; `cidsync log notes\/delete\.txt --config \S+` lists every version/)
     // With --delete, its deletion is what the run does.
     expect((await ok(b, ['restore', '--files', 'notes/delete.txt', '--delete', '--dry-run'])).stdout).toMatch(/^delete +notes\/delete\.txt$/m)
     const at = /--at (\S+Z) /.exec(gone.stderr)?.[1] as string

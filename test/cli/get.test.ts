@@ -93,7 +93,7 @@ describe('cidsync get and restore --files: content back on another device', () =
 
     const folder = await cli(['get', 'notes/sub/', '--to', to, '--config', b])
     expect(folder.code).toBe(3)
-    expect(folder.stderr).toContain('"notes/sub" is a directory (41 files under it): `cidsync get` takes files; `cidsync restore --files notes/sub` brings back everything under it')
+    expect(folder.stderr).toContain(`"notes/sub" is a directory (41 files under it): \`cidsync get\` takes files; \`cidsync restore --files notes/sub --to ${to} --config ${b}\` brings back everything under it`)
 
     const missing = await cli(['get', 'notes/nosuch', '--config', b])
     expect(missing.code).toBe(3)
@@ -114,6 +114,8 @@ describe('cidsync get and restore --files: content back on another device', () =
     expect(asked.stderr).toContain('"notes/gone it is.txt" was deleted')
     // The hint repeats where this run writes: pasted as shown, it must not write into the folder.
     const hint = /`cidsync (get '(notes\/gone it is\.txt)' --at \S+ --to \S+ --config \S+)`/.exec(asked.stderr)
+    // Its `log` too, which writes nothing: the config, no --to.
+    expect(asked.stderr).toContain(`\`cidsync log 'notes/gone it is.txt' --config ${a}\` lists every version`)
     expect(hint, asked.stderr).not.toBeNull()
     const back = await cli(shellArgs(hint?.[1] as string))
     expect(back.code, back.stderr).toBe(0)

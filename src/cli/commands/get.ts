@@ -47,7 +47,7 @@ export async function runGet (options: GetOptions, paths: readonly string[], pre
   const lastSource = `mirror ${config.mirrors.at(-1)?.name ?? ''}`
   await readFrom(config, { from: options.from, fallBack: true }, async ({ repository }, where) => {
     const { indexPath, openIndex, readDeviceId } = await import('../../index/index.js')
-    const { againOptions, getFiles, olderThanOwnDeletion, recordSources, selectRows, selectTree } = await import('../../sync/index.js')
+    const { getFiles, olderThanOwnDeletion, recordSources, selectRows, selectTree } = await import('../../sync/index.js')
     // The repository closes the past index it opened.
     const past = at === undefined ? undefined : await repository.pastIndex(at)
     // A new device reading a USB disk has no index yet: the one to install is the disk's, not the primary's.
@@ -67,7 +67,7 @@ export async function runGet (options: GetOptions, paths: readonly string[], pre
       let rows: readonly Entry[]
       try {
         // A hint's command says where this run writes, or pasted as shown it writes elsewhere.
-        const again = againOptions(options)
+        const again = { to: options.to, config: options.config, from: options.from }
         tree = prefix ? selectTree(index, { prefixes: paths, deviceId, deleting: options.delete === true, again }) : undefined
         rows = tree?.rows ?? selectRows(index, { paths, prefix, deviceId, own, again })
       } catch (err) {

@@ -12,8 +12,8 @@ export interface SelectRowsInit {
   readonly deviceId?: string
   /** This device's id, when it has one. */
   readonly own?: string
-  /** Options a suggested command repeats, shell-quoted (`--to`, `--config`): see {@link againOptions}. */
-  readonly again?: string
+  /** This run's options a suggested command repeats: see {@link againOptions}. */
+  readonly again?: AgainOptions
 }
 
 /**
@@ -37,7 +37,7 @@ export function selectRows (index: Index, init: SelectRowsInit): Entry[] {
     }
   }
   if (missing.length > 0) {
-    const hints = init.prefix ? [] : missing.map(m => deletedHint(index, m.replace(/^\/+/, ''), init.deviceId, init.again) ?? folderHint(index, m.replace(/^\/+/, '').replace(/\/+$/, ''), init.deviceId))
+    const hints = init.prefix ? [] : missing.map(m => deletedHint(index, m.replace(/^\/+/, ''), init.deviceId, init.again) ?? folderHint(index, m.replace(/^\/+/, '').replace(/\/+$/, ''), init.deviceId, init.again))
     const absent = missing.filter((_, i) => hints[i] === undefined)
     const said = hints.filter((h): h is string => h !== undefined)
     if (absent.length > 0) said.push(`${absent.map(m => JSON.stringify(m)).join(', ')}: not in the index${init.deviceId === undefined ? '' : ` of device ${init.deviceId.slice(0, 8)}`} (paths are folder/path, as \`cidsync ls\` prints them)${foldersHint(index, absent)}`)
@@ -50,7 +50,7 @@ export function selectRows (index: Index, init: SelectRowsInit): Entry[] {
  * For a path whose file was deleted (only its tombstone is left), what brings it back: the
  * content of its last version stays stored, and the newest publish before the deletion holds it.
  */
-function deletedHint (index: Index, wanted: string, deviceId: string | undefined, again = ''): string | undefined {
+function deletedHint (index: Index, wanted: string, deviceId: string | undefined, again: AgainOptions = {}): string | undefined {
   const newest = index.entries.list({ prefix: wanted, deviceId, includeDeleted: true })
     .filter(e => e.deleted && `${e.folder}/${e.path}` === wanted)
     .sort((a, b) => b.updatedAt - a.updatedAt)[0]
@@ -58,7 +58,7 @@ function deletedHint (index: Index, wanted: string, deviceId: string | undefined
   if (when === undefined) return undefined
   const shell = shellWord(wanted)
   return `${JSON.stringify(wanted)} was deleted (on device ${when.device}, ${when.at}): ` +
-    `\`cidsync get ${shell} --at ${when.before}${deviceOption(deviceId)}${again}\` brings back the version the last publish before then held; \`cidsync log ${shell}\` lists every version`
+    `\`cidsync get ${shell} --at ${when.before}${deviceOption(deviceId)}${againOptions(again)}\` brings back the version the last publish before then held; \`cidsync log ${shell}${againOptions(again, 'log')}\` lists every version`
 }
 
 /**
@@ -71,13 +71,16 @@ export function deletedWhen (row: Entry): { readonly device: string, readonly at
   return at === undefined || before === undefined ? undefined : { device: safeText(row.deviceId.slice(0, 8)), at, before }
 }
 
+/** The options of a run that a command it suggests repeats. */
+export interface AgainOptions { readonly to?: string, readonly config?: string, readonly from?: string }
+
 /**
- * The options of this run a suggested command must repeat to do the same elsewhere in time: where
- * files go, which config, which home. Without them, a hint pasted as shown writes into the
- * configured folder, which the daemon then indexes and publishes again.
+ * `options` as a suggested command repeats them, shell-quoted: where files go, which config, which
+ * home. Without them, a hint pasted as shown writes into the configured folder, which the daemon
+ * then indexes and publishes again, or reads another config. `log` writes nothing: no `--to`.
  */
-export function againOptions (options: { readonly to?: string, readonly config?: string, readonly from?: string }): string {
-  return [['--to', options.to], ['--config', options.config], ['--from', options.from]]
+export function againOptions (options: AgainOptions, command: 'get' | 'log' = 'get'): string {
+  return [['--to', command === 'log' ? undefined : options.to], ['--config', options.config], ['--from', options.from]]
     .filter((pair): pair is [string, string] => pair[1] !== undefined)
     .map(([flag, value]) => ` ${flag} ${shellWord(value)}`).join('')
 }
@@ -88,16 +91,16 @@ export function deviceOption (deviceId: string | undefined): string {
 }
 
 /** For a path that is a directory of files: what brings them back (`get` takes files). */
-function folderHint (index: Index, wanted: string, deviceId: string | undefined): string | undefined {
+function folderHint (index: Index, wanted: string, deviceId: string | undefined, again: AgainOptions = {}): string | undefined {
   if (wanted === '') return undefined
   const under = new Set(index.entries.list({ prefix: `${wanted}/`, deviceId }).map(e => `${e.folder}/${e.path}`).filter(p => p.startsWith(`${wanted}/`)))
   const shell = shellWord(wanted)
   if (under.size === 0) {
     // A directory recorded with nothing under it: its own row, not a file.
     const empty = index.entries.list({ prefix: `${wanted}/`, deviceId, dirs: true }).some(e => `${e.folder}/${e.path}` === `${wanted}/`)
-    return empty ? `${JSON.stringify(wanted)} is an empty directory: \`cidsync get\` takes files; \`cidsync restore --files ${shell}\` makes it` : undefined
+    return empty ? `${JSON.stringify(wanted)} is an empty directory: \`cidsync get\` takes files; \`cidsync restore --files ${shell}${againOptions(again)}\` makes it` : undefined
   }
-  return `${JSON.stringify(wanted)} is a directory (${under.size === 1 ? '1 file' : `${under.size} files`} under it): \`cidsync get\` takes files; \`cidsync restore --files ${shell}\` brings back everything under it`
+  return `${JSON.stringify(wanted)} is a directory (${under.size === 1 ? '1 file' : `${under.size} files`} under it): \`cidsync get\` takes files; \`cidsync restore --files ${shell}${deviceOption(deviceId)}${againOptions(again)}\` brings back everything under it`
 }
 
 /** When a path asked for names no folder the index holds (a typo, a path from the disk): which ones it holds, as `ls` says. */

@@ -1,7 +1,7 @@
 import { PathNotFoundError } from '../../errors.js'
 import type { Entry, Index } from '../../index/index.js'
 import { shellWord } from '../../util/shell-word.js'
-import { deletedWhen, deviceOption } from './select-rows.js'
+import { againOptions, deletedWhen, deviceOption, type AgainOptions } from './select-rows.js'
 
 export interface SelectTreeInit {
   /** `folder/path` prefixes, as `ls` prints them; `''` is everything. */
@@ -10,8 +10,8 @@ export interface SelectTreeInit {
   readonly deviceId?: string
   /** `--delete`: a prefix whose newest rows are all deletions is found (its local files go). */
   readonly deleting?: boolean
-  /** Options a suggested command repeats, shell-quoted (`againOptions`). */
-  readonly again?: string
+  /** This run's options a suggested command repeats (`againOptions`). */
+  readonly again?: AgainOptions
 }
 
 /** What `restore --files` brings back, and what it takes from whom. */
@@ -85,7 +85,7 @@ export function selectTree (index: Index, init: SelectTreeInit): SelectedTree {
  * For a prefix whose every entry was deleted (only tombstones are left), what brings it back: the
  * newest publish before its last deletion holds at least that file, and its content stays stored.
  */
-function deletedUnder (index: Index, prefix: string, deviceId: string | undefined, again = ''): string | undefined {
+function deletedUnder (index: Index, prefix: string, deviceId: string | undefined, again: AgainOptions = {}): string | undefined {
   let newest: Entry | undefined
   let newestFile: Entry | undefined
   for (const row of index.entries.list({ prefix, deviceId, includeDeleted: true, dirs: true })) {
@@ -98,6 +98,6 @@ function deletedUnder (index: Index, prefix: string, deviceId: string | undefine
   const exact = `${newest.folder}/${newest.path}`.replace(/\/$/, '') === prefix.replace(/\/$/, '')
   const file = newestFile === undefined ? undefined : `${newestFile.folder}/${newestFile.path}`
   return `${JSON.stringify(prefix)} ${exact ? 'was' : 'holds only what was'} deleted (last on device ${when.device}, ${when.at}): ` +
-    `\`cidsync restore --files ${shellWord(prefix)} --at ${when.before}${deviceOption(deviceId)}${again}\` brings back what the last publish before then held` +
-    `${file === undefined ? '' : `; \`cidsync log ${shellWord(file)}\` lists every version${file === prefix ? '' : ' of the last file deleted'}`}`
+    `\`cidsync restore --files ${shellWord(prefix)} --at ${when.before}${deviceOption(deviceId)}${againOptions(again)}\` brings back what the last publish before then held` +
+    `${file === undefined ? '' : `; \`cidsync log ${shellWord(file)}${againOptions(again, 'log')}\` lists every version${file === prefix ? '' : ' of the last file deleted'}`}`
 }
