@@ -768,6 +768,11 @@ export class PathNotFoundError extends CidsyncError {
   override readonly exitCode = ExitCode.notFound
 }
 
+/** Every file came back, but `--delete` could not remove some local entries; each is named with why. */
+export class ExtraNotDeletedError extends CidsyncError {
+  override readonly code = 'ERR_NOT_DELETED'
+}
+
 /** Some files asked for could not be brought back; each is named with why. */
 export class FilesNotRestoredError extends CidsyncError {
   override readonly code = 'ERR_FILES_NOT_RESTORED'

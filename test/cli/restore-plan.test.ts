@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { lstat, lutimes, mkdir, readdir, symlink, writeFile } from 'node:fs/promises'
+import { lstat, lutimes, mkdir, readFile, readdir, symlink, writeFile } from 'node:fs/promises'
+import { spawnSync } from 'node:child_process'
 import { join } from 'node:path'
 import { EXTERNAL, localServiceUnderTest } from '../helpers/service.js'
 import { useTempDir } from '../helpers/temp-dir.js'
@@ -69,6 +70,35 @@ describe.skipIf(EXTERNAL)('restore --files --dry-run says what the run does (pro
       expect(run.stdout).not.toMatch(/victim/)
     }
     expect(await readdir(elsewhere)).toEqual(['victim.txt'])
+  }, 120_000)
+
+  it('--delete that cannot remove an entry: every file back, the entry named with why, exit 1 as ERR_NOT_DELETED', async () => {
+    const { root, b } = await publishedTo(async (folder) => {
+      await writeFile(join(folder, 'plain.txt'), 'plain')
+    })
+    const to = join(root, 'to')
+    await mkdir(join(to, 'notes'), { recursive: true })
+    const stuck = join(to, 'notes', 'stuck.txt')
+    await writeFile(stuck, 'immutable')
+    // An immutable file: even root may not remove it. A filesystem without the flag skips this test.
+    if (spawnSync('chattr', ['+i', stuck]).status !== 0) return
+    try {
+      const run = await b.run(['restore', '--files', 'notes', '--to', to, '--delete', '--overwrite'])
+      expect(run.code, run.stderr).toBe(1)
+      expect(run.stderr).toMatch(/cidsync: notes\/stuck\.txt: not deleted: the system refused \(EPERM\): an immutable or append-only file \(lsattr\)/)
+      expect(run.stderr).not.toContain('/proc/self/fd')
+      expect(run.stderr).toContain('--delete could not remove 1 local entry the restored tree does not have (each named above); every file was brought back [ERR_NOT_DELETED]')
+      expect(run.stdout).toContain('1 file written')
+      expect(run.stdout).not.toMatch(/not brought back/)
+      const json = await b.run(['restore', '--files', 'notes', '--to', to, '--delete', '--overwrite', '--json'])
+      expect(json.code).toBe(1)
+      const summary = JSON.parse(json.stdout.trim().split('\n').at(-1) as string) as { files: { failed: number }, deletion: unknown }
+      expect(summary.files.failed).toBe(0)
+      expect(summary.deletion).toEqual({ deleted: 0, kept: 0, failed: 1 })
+    } finally {
+      spawnSync('chattr', ['-i', stuck])
+    }
+    expect(await readFile(join(to, 'notes', 'plain.txt'), 'utf8')).toBe('plain')
   }, 120_000)
 
   it('a symlink with the right target and another mtime is made again, and the dry run says so', async () => {

@@ -1,7 +1,7 @@
 import { existsSync, statSync, type Stats } from 'node:fs'
 import type { Command } from 'commander'
 import type { Config } from '../../config/index.js'
-import { FilesNotRestoredError, GatewayFetchError, IndexMissingError, PathNotFoundError, UsageError } from '../../errors.js'
+import { ExtraNotDeletedError, FilesNotRestoredError, GatewayFetchError, IndexMissingError, PathNotFoundError, UsageError } from '../../errors.js'
 import type { GetOutcome, PointerAhead, Repository } from '../../sync/index.js'
 import type { Entry, Index } from '../../index/index.js'
 import { countOf } from '../format.js'
@@ -103,8 +103,8 @@ export async function runGet (options: GetOptions, paths: readonly string[], pre
       const { reportTree, reportNotes } = await import('./restore-files.js')
       if (tree !== undefined) await reportTree({ tree, json: options.json === true, index, outcomes, deleted, ownKept, deleting: options.delete === true, config, to: options.to })
       await reportNotes(notes, options.json === true)
-      const deletion = options.delete === true ? { deleted: deleted.filter(o => o.outcome !== 'failed').length, kept: ownKept.length } : undefined
-      report([...outcomes, ...deleted.filter(o => o.outcome === 'failed')], options.json === true, where === 'the primary' ? '' : ` from ${where}`, tree === undefined, deletion)
+      const deletion = options.delete === true ? { deleted: deleted.filter(o => o.outcome !== 'failed').length, kept: ownKept.length, failed: deleted.filter(o => o.outcome === 'failed') } : undefined
+      report(outcomes, options.json === true, where === 'the primary' ? '' : ` from ${where}`, tree === undefined, deletion)
     } finally {
       if (past === undefined) index.close()
     }
@@ -153,11 +153,14 @@ const DAMAGE = new Set(['ERR_CONTENT_INTEGRITY', 'ERR_INTEGRITY', 'ERR_SERVICE_D
 const SHOWN_NOT_DONE = 20
 
 /** `entries`: count symlinks and directories on the files' line (`get`; a tree's restore has a line of its own). */
+/** What `--delete` did: entries removed, kept as this device's own, and those it could not remove. */
+interface Deletion { readonly deleted: number, readonly kept: number, readonly failed: readonly GetOutcome[] }
+
 /**
- * The run's last word: stderr names what was not brought back, stdout counts; `--json` ends with a
- * summary line. `deletion`: what `--delete` removed and kept (its failures are among `outcomes`).
+ * The run's last word: stderr names what was not brought back and what `--delete` could not
+ * remove, stdout counts; `--json` ends with a summary line. Either failing exits non-zero.
  */
-function report (outcomes: readonly GetOutcome[], json: boolean, from: string, entries: boolean, deletion?: { readonly deleted: number, readonly kept: number }): void {
+function report (outcomes: readonly GetOutcome[], json: boolean, from: string, entries: boolean, deletion?: Deletion): void {
   // Files alone: symlinks and directories are counted on a line of their own (restore --files).
   const count = (what: GetOutcome['outcome']): number => outcomes.filter(o => o.outcome === what && o.kind === undefined).length
   const notDone = outcomes.filter(o => o.outcome === 'failed' || o.outcome === 'kept-different' || o.outcome === 'not-stored')
@@ -167,6 +170,9 @@ function report (outcomes: readonly GetOutcome[], json: boolean, from: string, e
     // A folder never stored, restored on a new device, is thousands of the same line: the first ones say why.
     if (notDone.length > SHOWN_NOT_DONE) process.stderr.write(`cidsync: ... and ${notDone.length - SHOWN_NOT_DONE} more not brought back (\`--json\` lists each with why)\n`)
     const placed = entries ? outcomes.filter(o => o.kind !== undefined && (o.outcome === 'written' || o.outcome === 'already-there')).length : 0
+    const undeleted = deletion?.failed ?? []
+    for (const o of undeleted.slice(0, SHOWN_NOT_DONE)) process.stderr.write(`cidsync: ${safeText(o.path)}: ${safeLines(o.reason ?? 'not deleted')} [${safeText(o.code ?? 'ERR_CIDSYNC')}]\n`)
+    if (undeleted.length > SHOWN_NOT_DONE) process.stderr.write(`cidsync: ... and ${undeleted.length - SHOWN_NOT_DONE} more not deleted (\`--json\` lists each with why)\n`)
     process.stdout.write(`${countOf(count('written'), 'file', 'files')} written${from}, ${count('already-there')} already right` +
       `${placed === 0 ? '' : `, ${countOf(placed, 'symlink or directory', 'symlinks and directories')} in place`}` +
       `${notDone.length === 0 ? '' : `; not brought back: ${count('not-stored')} not stored, ${count('kept-different')} kept (different local file), ${count('failed')} failed`}\n`)
@@ -178,13 +184,18 @@ function report (outcomes: readonly GetOutcome[], json: boolean, from: string, e
       for (const o of outcomes) if ((o.kind !== undefined) === entry) counts[o.outcome]++
       return counts
     }
-    process.stdout.write(JSON.stringify({ type: 'summary', files: tally(false), entries: tally(true), ...(deletion === undefined ? {} : { deletion }) }) + '\n')
+    const deleting = deletion === undefined ? {} : { deletion: { deleted: deletion.deleted, kept: deletion.kept, failed: deletion.failed.length } }
+    process.stdout.write(JSON.stringify({ type: 'summary', files: tally(false), entries: tally(true), ...deleting }) + '\n')
   }
   if (notDone.length > 0) {
     // Damage (bytes that do not verify, a service data dir that lost what it indexed): exit 4.
     const integrity = outcomes.some(o => o.outcome === 'failed' && DAMAGE.has(o.code ?? ''))
     const files = notDone.every(o => o.kind === undefined)
     throw new FilesNotRestoredError(`${countOf(notDone.length, files ? 'file was' : 'entry was', files ? 'files were' : 'entries were')} not brought back${from} (${json ? 'each in its JSON line, with why' : notDone.length > SHOWN_NOT_DONE ? `the first ${SHOWN_NOT_DONE} named above` : 'each named above'})`, integrity)
+  }
+  const undeleted = deletion?.failed.length ?? 0
+  if (undeleted > 0) {
+    throw new ExtraNotDeletedError(`--delete could not remove ${countOf(undeleted, 'local entry', 'local entries')} the restored tree does not have (${json ? 'each in its JSON line of type deleted, with why' : undeleted > SHOWN_NOT_DONE ? `the first ${SHOWN_NOT_DONE} named above` : 'each named above'}); every file was brought back`)
   }
 }
 

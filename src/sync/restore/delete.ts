@@ -120,11 +120,30 @@ export async function removeExtra (entry: ExtraEntry): Promise<void> {
         throw new TargetPathError(`${entry.shown} changed after --delete checked it: kept; run the restore again`)
       }
     }
-    if (entry.dir) await rmdir(path)
-    else await unlink(path)
+    try {
+      if (entry.dir) await rmdir(path)
+      else await unlink(path)
+    } catch (err) {
+      throw notRemoved(err, entry)
+    }
   } finally {
     await handle.close()
   }
+}
+
+/**
+ * A removal the system refused, said of the entry's own path (not the descriptor's path it went
+ * through), with what to do; its code kept.
+ */
+function notRemoved (err: unknown, entry: ExtraEntry): unknown {
+  const code = (err as NodeJS.ErrnoException).code
+  const why = code === 'ENOTEMPTY' || code === 'EEXIST'
+    ? 'it holds entries --delete keeps (ignored, or no other device had them as they are)'
+    : code === 'EPERM' || code === 'EACCES'
+      ? `the system refused (${code}): an immutable or append-only file (lsattr), or a directory this user may not write (chmod u+w)`
+      : undefined
+  if (why === undefined) return err
+  return Object.assign(new Error(why, { cause: err }), { code })
 }
 
 /** Deleted paths looked up at the target, at most: past it, {@link deletedStillThere} does not say. */
