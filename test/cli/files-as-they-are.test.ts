@@ -141,8 +141,10 @@ describe.skipIf(EXTERNAL)('files as they are, across two devices (processes)', (
     const keepPlan = await ok(b, ['restore', '--files', '--dry-run'])
     expect(keepPlan.stdout).toMatch(/^keep +notes\/delete\.txt +\(the index holds it as deleted: --delete removes it\)$/m)
     expect(keepPlan.stdout).toContain(', keep 2 the index holds as deleted (--delete removes them); nothing was changed')
-    const keepJson = (await ok(b, ['restore', '--files', '--dry-run', '--json'])).stdout.split('\n').filter(l => l.includes('"keep"') && l.includes('deleted'))
-    expect(keepJson.map(l => (JSON.parse(l) as { path: string }).path)).toEqual(['notes/delete.txt', 'notes/rename.txt'])
+    const planLines = (await ok(b, ['restore', '--files', '--dry-run', '--json'])).stdout.trim().split('\n').map(l => JSON.parse(l) as { type: string, path: string, action: string, reason?: string, would?: Record<string, number> })
+    expect(planLines.filter(l => l.type === 'plan' && l.action === 'keep' && l.reason?.includes('deleted') === true).map(l => l.path)).toEqual(['notes/delete.txt', 'notes/rename.txt'])
+    // The last line counts the plan, as a run's summary counts what it did.
+    expect(planLines.at(-1)).toMatchObject({ type: 'summary', dryRun: true, would: { 'deleted-kept': 2, delete: 0 } })
     const keeping = await ok(b, ['restore', '--files'])
     expect(keeping.stdout).toContain('2 paths the index holds as deleted are still at the target: kept (--delete removes them)')
     expect(keeping.stderr).toMatch(/^  notes\/delete\.txt$/m)

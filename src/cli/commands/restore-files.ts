@@ -53,18 +53,21 @@ export async function printPlan (run: TreeRun): Promise<void> {
   // Without --delete, what the index holds as deleted but the target still has is kept, and said.
   const keptDeleted = run.options.delete === true ? [] : await deletedStillThere(run.config, run.options.to, run.tree.deleted) ?? []
   const why = 'the index holds it as deleted: --delete removes it'
+  const count = (action: string): number => planned.filter(p => p.action === action).length
   if (run.options.json === true) {
-    for (const p of planned) process.stdout.write(JSON.stringify(p) + '\n')
-    for (const e of extra) process.stdout.write(JSON.stringify({ path: e.shown, kind: e.dir ? 'dir' : 'file', action: 'delete', target: e.path }) + '\n')
-    for (const e of ownKept) process.stdout.write(JSON.stringify({ path: e.shown, kind: e.dir ? 'dir' : 'file', action: 'keep', reason: OWN_KEPT, target: e.path }) + '\n')
-    for (const path of keptDeleted) process.stdout.write(JSON.stringify({ path, action: 'keep', reason: why }) + '\n')
+    // Each line a plan's entry (type plan, its action), then a summary that counts them.
+    for (const p of planned) process.stdout.write(JSON.stringify({ type: 'plan', ...p }) + '\n')
+    for (const e of extra) process.stdout.write(JSON.stringify({ type: 'plan', path: e.shown, kind: e.dir ? 'dir' : 'file', action: 'delete', target: e.path }) + '\n')
+    for (const e of ownKept) process.stdout.write(JSON.stringify({ type: 'plan', path: e.shown, kind: e.dir ? 'dir' : 'file', action: 'keep', reason: OWN_KEPT, target: e.path }) + '\n')
+    for (const path of keptDeleted) process.stdout.write(JSON.stringify({ type: 'plan', path, action: 'keep', reason: why }) + '\n')
+    const would = { write: count('write'), replace: count('replace'), keep: count('keep'), differ: count('differ'), blocked: count('blocked'), 'not-stored': count('not-stored'), delete: extra.length, 'own-kept': ownKept.length, 'deleted-kept': keptDeleted.length }
+    process.stdout.write(JSON.stringify({ type: 'summary', dryRun: true, would }) + '\n')
     return
   }
   for (const p of planned) if (p.action !== 'keep') process.stdout.write(`${p.action.padEnd(10)} ${safeText(p.path)}${p.reason === undefined ? '' : `  (${safeLines(p.reason)})`}\n`)
   for (const e of extra) process.stdout.write(`${'delete'.padEnd(10)} ${safeText(e.shown)}\n`)
   for (const e of ownKept) process.stdout.write(`${'keep'.padEnd(10)} ${safeText(e.shown)}  (${OWN_KEPT})\n`)
   for (const path of keptDeleted) process.stdout.write(`${'keep'.padEnd(10)} ${safeText(path)}  (${why})\n`)
-  const count = (action: string): number => planned.filter(p => p.action === action).length
   const blocked = count('blocked')
   process.stdout.write(`would write ${count('write')}, replace ${count('replace')}, keep ${count('keep')} as they are, leave ${count('differ')} different (--overwrite replaces them), ` +
     `${blocked === 0 ? '' : `fail ${blocked} (something in the way it never replaces: move it aside), `}` +

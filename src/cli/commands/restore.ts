@@ -68,6 +68,7 @@ When the pointer holds newer ones, a note names their devices (with --json, a li
 (made or edited here) is kept: --delete --overwrite removes it too. Try --dry-run first.
 With --json, each removal is a line of type deleted, and the summary counts them under deletion.
 An entry --delete could not remove is named with why, and the run exits 1 (ERR_NOT_DELETED).
+--dry-run --json prints a line of type plan for each entry, then a summary that counts them.
 It writes each file as cidsync get does (cidsync help get).
 docs/content-format.md, "Across devices", says more.
 
