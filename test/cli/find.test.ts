@@ -86,7 +86,7 @@ describe('cidsync find, where, dupes, log', () => {
     expect(gone.code).toBe(3)
     expect(gone.stdout.split('\n')[0]).toMatch(new RegExp(`^${cid}: deleted on every device that held it; its content is still stored( \\((sent-for-deal|deal-active)\\))?, so it can be brought back$`))
     expect(gone.stdout).toMatch(/DELETED\s+PATH\n.*notes\/kept\.md \(deleted\)/)
-    expect(gone.stderr).toMatch(new RegExp(`no device holds ${cid} now: notes/kept\\.md was deleted on device [0-9a-f]{8}.* at \\d{4}-\\d\\d-\\d\\d \\S+Z; \`cidsync log notes/kept\\.md\` lists its versions, and \`cidsync get notes/kept\\.md --at TIME\` brings one back`))
+    expect(gone.stderr).toMatch(new RegExp(`no device holds ${cid} now: notes/kept\\.md was deleted on device [0-9a-f]{8}.* at \\d{4}-\\d\\d-\\d\\d \\S+Z; \`cidsync log notes/kept\\.md --config \\S+\` lists its versions, and \`cidsync get notes/kept\\.md --config \\S+ --at TIME\` brings one back`))
     expect(JSON.parse((await runCli(['where', cid, '--json', '--config', a])).stdout)).toMatchObject({ held: false, holders: [{ path: 'kept.md', deleted: true }] })
   }, 120_000)
 

@@ -11,6 +11,8 @@ describe('what restore and verify say of stored files', () => {
     // Restored from a mirror or a directory, with the primary gone: the files come from there too.
     expect(restorableHint(5, 5, 'usb')).toContain('`cidsync restore --files --from usb [--to DIR]` brings them back')
     expect(restorableHint(5, 5, '/media/my usb/cidsync')).toContain(`\`cidsync restore --files --from '/media/my usb/cidsync' [--to DIR]\``)
+    // The config the run read, repeated: pasted, the hint reads the same one.
+    expect(restorableHint(5, 5, 'usb', 'my c.toml')).toContain("`cidsync restore --files --config 'my c.toml' --from usb [--to DIR]`")
     // Seen from verify --content: "3008 of 3,008 stored files brought back and verified".
     expect(partOf(3008, 3008, 'stored file', 'stored files')).toBe('3,008 of 3,008 stored files')
     expect(partOf(0, 1, 'stored file', 'stored files')).toBe('0 of 1 stored file')

@@ -63,11 +63,11 @@ export async function runGet (options: GetOptions, paths: readonly string[], pre
       // This index holds what this device took in at its last publish: said when the pointer holds
       // newer rows of another device. Asked beside the fetches, and bounded: it never holds them up.
       const asksAhead = past === undefined && (deviceId === undefined || deviceId !== own)
+      // A hint's command says where this run writes, or pasted as shown it writes elsewhere.
+      const again = { to: options.to, config: options.config, from: options.from }
       let tree: ReturnType<typeof selectTree> | undefined
       let rows: readonly Entry[]
       try {
-        // A hint's command says where this run writes, or pasted as shown it writes elsewhere.
-        const again = { to: options.to, config: options.config, from: options.from }
         tree = prefix ? selectTree(index, { prefixes: paths, deviceId, deleting: options.delete === true, again }) : undefined
         rows = tree?.rows ?? selectRows(index, { paths, prefix, deviceId, own, again })
       } catch (err) {
@@ -82,7 +82,7 @@ export async function runGet (options: GetOptions, paths: readonly string[], pre
         return
       }
       // Asked by name and found only on another device: say so when this device deleted it since.
-      if (!prefix && deviceId === undefined && options.json !== true) for (const note of olderThanOwnDeletion(index, rows, own)) process.stderr.write(`cidsync: note: ${safeLines(note)}\n`)
+      if (!prefix && deviceId === undefined && options.json !== true) for (const note of olderThanOwnDeletion(index, rows, own, again)) process.stderr.write(`cidsync: note: ${safeLines(note)}\n`)
       if (past !== undefined && options.json !== true) process.stderr.write(`from the publish of ${safeText(past.at)} (${safeText(past.cid)})\n`)
       // `--delete` first: what the tree does not have goes before its directories get their mtimes.
       const { outcomes: deleted, ownKept } = tree !== undefined && options.delete === true

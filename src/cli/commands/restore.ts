@@ -10,7 +10,7 @@ import { readFrom } from '../mirror-read.js'
 import type { ObjectStore } from '../../store/index.js'
 import { lagLine, mirrorLag } from '../mirror-lag.js'
 import { makeDirsSync } from '../../util/make-dirs.js'
-import { shellWord } from '../../util/shell-word.js'
+import { againOptions } from '../../util/shell-word.js'
 import type { RestoreProgress } from '../../sync/index.js'
 
 interface RestoreOptions { device?: string, delete?: boolean, allowOlder?: boolean, from?: string, files?: string | boolean, to?: string, overwrite?: boolean, config?: string, json?: boolean, namespace?: string, network?: string, cid?: string, at?: string, force?: boolean, dryRun?: boolean, asDevice?: string, allowUnencrypted?: boolean }
@@ -147,7 +147,7 @@ export function registerRestore (program: Command): void {
           }
           process.stdout.write(`restored ${what}${where === 'the primary' ? '' : ` from ${where}`}` +
             `${result.backup === undefined ? '' : `; the old index is at ${result.backup}`}\n${lag === undefined ? '' : `${lagLine(where, lag)}\n`}the next \`cidsync daemon\` rescans the folders against it\n` +
-            `${await filesHint(config.stateDir, options.from ?? (where.startsWith('mirror ') ? where.slice('mirror '.length) : undefined), repository.objects)}\n`)
+            `${await filesHint(config.stateDir, options.from ?? (where.startsWith('mirror ') ? where.slice('mirror '.length) : undefined), repository.objects, options.config)}\n`)
         })
       } finally {
         syncState.close()
@@ -173,9 +173,9 @@ export function nearestLine (typed: string, asked: Date, found: string, after: {
  * The line {@link filesHint} prints for an index of `files` files, `stored` of them with their
  * content stored. `from`: the mirror or directory the index came from, which the files come from too.
  */
-export function restorableHint (files: number, stored: number, from?: string): string {
+export function restorableHint (files: number, stored: number, from?: string, config?: string): string {
   if (stored === 0) return `it lists ${countOf(files, 'file', 'files')}; none has its content stored (\`store = true\` on a folder of the device that has them), so no file can be brought back`
-  const command = `cidsync restore --files${from === undefined ? '' : ` --from ${shellWord(from)}`} [--to DIR]`
+  const command = `cidsync restore --files${againOptions({ from, config }, 'log')} [--to DIR]`
   return `it lists ${countOf(files, 'file', 'files')}, not ${files === 1 ? 'its' : 'their'} bytes; ${formatCount(stored)} of them ${stored === 1 ? 'has its' : 'have their'} content stored: \`${command}\` brings ${stored === 1 ? 'it' : 'them'} back`
 }
 
@@ -183,13 +183,13 @@ export function restorableHint (files: number, stored: number, from?: string): s
  * What a restore of the index leaves to do for the files themselves: it installs the list of
  * them, not their bytes, which `restore --files` brings back where their content is stored.
  */
-async function filesHint (stateDir: string, from: string | undefined, objects: ObjectStore): Promise<string> {
+async function filesHint (stateDir: string, from: string | undefined, objects: ObjectStore, config?: string): Promise<string> {
   const { indexPath, openIndex } = await import('../../index/index.js')
   const index = openIndex(indexPath(stateDir), { readonly: true })
   try {
     // Counted in SQL: reading 1,000,000 rows out to count them took longer than the restore itself.
     const { files, stored } = index.content.restorable()
-    const hint = restorableHint(files, stored, from)
+    const hint = restorableHint(files, stored, from, config)
     // A directory may hold the index without the content (an export without --content). A service
     // mirror is not asked: its `has` walks the uploads listing.
     if (from === undefined || !from.includes('/') || stored === 0) return hint

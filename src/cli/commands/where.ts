@@ -5,6 +5,7 @@ import { NothingFoundError, UsageError } from '../../errors.js'
 import { formatBytes, formatTable, printJson } from '../format.js'
 import { action } from '../run.js'
 import { safeText } from '../safe-text.js'
+import { againOptions, shellWord } from '../../util/shell-word.js'
 import { shortTime, withSearch } from './find-common.js'
 
 interface WhereOptions { config?: string, deleted?: boolean, json?: boolean }
@@ -60,8 +61,10 @@ export function registerWhere (program: Command): void {
       const last = gone.at(-1)
       if (last !== undefined) {
         const path = safeText(`${last.folder}/${last.path}`)
+        // A command to paste: the name one shell word, whatever another device put in it.
+        const word = `${shellWord(`${last.folder}/${last.path}`)}${againOptions({ config: options.config }, 'log')}`
         const device = `device ${last.deviceId.slice(0, 8)}${last.hostname === '' ? '' : ` (${safeText(last.hostname)})`}`
-        const back = STILL_STORED.has(result.stored) ? `; \`cidsync log ${path}\` lists its versions, and \`cidsync get ${path} --at TIME\` brings one back` : ''
+        const back = STILL_STORED.has(result.stored) ? `; \`cidsync log ${word}\` lists its versions, and \`cidsync get ${word} --at TIME\` brings one back` : ''
         throw new NothingFoundError(`no device holds ${cid} now: ${path} was deleted on ${device} at ${shortTime(last.since)}${back}`)
       }
       if (live.length === 0) throw new NothingFoundError(`no device's index holds ${cid}, nor held it at a path deleted since`)

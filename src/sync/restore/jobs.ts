@@ -126,9 +126,9 @@ export const RESTORE_WINDOW = testKnob('CIDSYNC_TEST_RESTORE_WINDOW', 8192)
 export const RESTORE_CONCURRENCY = 8
 
 /**
- * Large files streamed at once, of those: one a sealing thread. Each more holds its stream's slots
- * and its thread's stages. Two a thread were a little faster, and took a restore past 300 MB at
- * its peak (docs/benchmarks.md, "A restore's memory").
+ * Large files streamed at once, of those: one a sealing thread. Each more holds its stream's slots.
+ * Two a thread were a little faster, and took a restore past 300 MB at its peak (docs/benchmarks.md,
+ * "A restore's memory").
  */
 export const STREAMED_AT_ONCE = RESTORE_THREADS
 

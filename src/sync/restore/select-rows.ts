@@ -2,7 +2,7 @@ import { PathNotFoundError } from '../../errors.js'
 import type { Entry, Index } from '../../index/index.js'
 import { isoTime } from '../../util/iso-time.js'
 import { safeText } from '../../util/safe-text.js'
-import { shellWord } from '../../util/shell-word.js'
+import { againOptions, shellWord, type AgainOptions } from '../../util/shell-word.js'
 
 export interface SelectRowsInit {
   /** `folder/path` as `ls` prints them: each an exact file, or with `prefix` everything under it. */
@@ -71,20 +71,6 @@ export function deletedWhen (row: Entry): { readonly device: string, readonly at
   return at === undefined || before === undefined ? undefined : { device: safeText(row.deviceId.slice(0, 8)), at, before }
 }
 
-/** The options of a run that a command it suggests repeats. */
-export interface AgainOptions { readonly to?: string, readonly config?: string, readonly from?: string }
-
-/**
- * `options` as a suggested command repeats them, shell-quoted: where files go, which config, which
- * home. Without them, a hint pasted as shown writes into the configured folder, which the daemon
- * then indexes and publishes again, or reads another config. `log` writes nothing: no `--to`.
- */
-export function againOptions (options: AgainOptions, command: 'get' | 'log' = 'get'): string {
-  return [['--to', command === 'log' ? undefined : options.to], ['--config', options.config], ['--from', options.from]]
-    .filter((pair): pair is [string, string] => pair[1] !== undefined)
-    .map(([flag, value]) => ` ${flag} ${shellWord(value)}`).join('')
-}
-
 /** `--device ID` for a suggested command, when one device was asked for. */
 export function deviceOption (deviceId: string | undefined): string {
   return deviceId === undefined ? '' : ` --device ${shellWord(deviceId)}`
@@ -116,7 +102,7 @@ function foldersHint (index: Index, absent: readonly string[]): string {
  * written: what to say, since the copy brought back is older than what this device last had (a
  * user who deleted a file here and asks for it back may want their own last version).
  */
-export function olderThanOwnDeletion (index: Index, rows: readonly Entry[], own: string | undefined): string[] {
+export function olderThanOwnDeletion (index: Index, rows: readonly Entry[], own: string | undefined, again: AgainOptions = {}): string[] {
   if (own === undefined) return []
   const notes: string[] = []
   for (const row of rows) {
@@ -128,7 +114,7 @@ export function olderThanOwnDeletion (index: Index, rows: readonly Entry[], own:
     const deleted = deletedWhen(mine)
     const written = isoTime(row.updatedAt)
     if (deleted === undefined || written === undefined) continue
-    notes.push(`${JSON.stringify(wanted)}: this device deleted its copy (${deleted.at}); this is device ${safeText(row.deviceId.slice(0, 8))}'s, written before that (${written}): \`cidsync get ${shellWord(wanted)} --at ${deleted.before}\` brings back this device's last version`)
+    notes.push(`${JSON.stringify(wanted)}: this device deleted its copy (${deleted.at}); this is device ${safeText(row.deviceId.slice(0, 8))}'s, written before that (${written}): \`cidsync get ${shellWord(wanted)} --at ${deleted.before}${againOptions(again)}\` brings back this device's last version`)
   }
   return notes
 }

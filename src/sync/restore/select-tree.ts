@@ -1,7 +1,7 @@
 import { PathNotFoundError } from '../../errors.js'
 import type { Entry, Index } from '../../index/index.js'
-import { shellWord } from '../../util/shell-word.js'
-import { againOptions, deletedWhen, deviceOption, type AgainOptions } from './select-rows.js'
+import { againOptions, shellWord, type AgainOptions } from '../../util/shell-word.js'
+import { deletedWhen, deviceOption } from './select-rows.js'
 
 export interface SelectTreeInit {
   /** `folder/path` prefixes, as `ls` prints them; `''` is everything. */
