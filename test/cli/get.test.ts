@@ -60,7 +60,7 @@ describe('cidsync get and restore --files: content back on another device', () =
     expect((await cli(['key', 'import', key.stdout.trim(), '--config', b])).code).toBe(0)
     const restored = await cli(['restore', '--config', b])
     expect(restored.code, restored.stderr).toBe(0)
-    expect(restored.stdout).toContain(`it lists ${files.size} files, not their bytes; ${files.size} of them have their content stored: \`cidsync restore --files [--to DIR]\` brings them back`)
+    expect(restored.stdout).toContain(`it lists ${files.size} files, not their bytes; ${files.size} of them have their content stored: \`cidsync restore --files --config ${b} [--to DIR]\` brings them back`)
     const to = join(dir, 'back')
     const all = await cli(['restore', '--files', '--to', to, '--config', b])
     expect(all.code, all.stderr).toBe(0)
@@ -194,7 +194,7 @@ describe('cidsync get and restore --files: content back on another device', () =
     expect((await cli(['snapshot', '--config', a])).code).toBe(0)
     expect((await cli(['key', 'import', (await cli(['key', 'export', '--config', a])).stdout.trim(), '--config', b])).code).toBe(0)
     const restored = await cli(['restore', '--config', b])
-    expect(restored.stdout).toContain('it lists 1 file, not its bytes; 1 of them has its content stored: `cidsync restore --files [--to DIR]` brings it back')
+    expect(restored.stdout).toContain(`it lists 1 file, not its bytes; 1 of them has its content stored: \`cidsync restore --files --config ${b} [--to DIR]\` brings it back`)
     // Every stored block of the service, flipped: whatever holds the file's pack is damaged.
     const service = join(dir, 'service')
     for (const cid of storedBlocks(service)) flipStoredBlock(service, cid, 'last')

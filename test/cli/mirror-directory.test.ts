@@ -79,7 +79,7 @@ describe('a mirror that is a plain directory (a USB disk, a NAS mount)', () => {
     expect(byName.code, byName.stderr).toBe(0)
     expect(byName.stdout).toContain('from mirror usb')
     // With the primary gone, the files come from the mirror too: the hint says so.
-    expect(byName.stdout).toContain('`cidsync restore --files --from usb [--to DIR]`')
+    expect(byName.stdout).toContain(`\`cidsync restore --files --config ${fresh.config} --from usb [--to DIR]\``)
     const files = await runCli(['restore', '--files', 'kept', '--from', usb, '--to', join(root, 'files'), '--config', fresh.config], { timeoutMs: 120_000 })
     expect(files.code, files.stderr).toBe(0)
     expect(await readFile(join(root, 'files', 'kept', 'k0.txt'), 'utf8')).toBe('kept 0\n')
