@@ -31,7 +31,7 @@ describe('a restore\'s temp file is made where it was checked, before a byte is 
     const checked = await realpath(join(root, 'target'))
     startUnseal(job(join(root, 'target', '.f.cidsync-000000000002.part'), checked, 2))
     expect(await readdir(join(root, 'target'))).toEqual(['.f.cidsync-000000000002.part'])
-    await dropUnseal(2)
+    dropUnseal(2)
     expect(await readdir(join(root, 'target'))).toEqual([])
   })
 })
