@@ -152,13 +152,14 @@ const DAMAGE = new Set(['ERR_CONTENT_INTEGRITY', 'ERR_INTEGRITY', 'ERR_SERVICE_D
 /** Files not brought back named one a line, at most this many (the rest counted). */
 const SHOWN_NOT_DONE = 20
 
-/** `entries`: count symlinks and directories on the files' line (`get`; a tree's restore has a line of its own). */
 /** What `--delete` did: entries removed, kept as this device's own, and those it could not remove. */
 interface Deletion { readonly deleted: number, readonly kept: number, readonly failed: readonly GetOutcome[] }
 
 /**
  * The run's last word: stderr names what was not brought back and what `--delete` could not
  * remove, stdout counts; `--json` ends with a summary line. Either failing exits non-zero.
+ * `entries`: count symlinks and directories on the files' line (`get`; a tree's restore has a
+ * line of its own).
  */
 function report (outcomes: readonly GetOutcome[], json: boolean, from: string, entries: boolean, deletion?: Deletion): void {
   // Files alone: symlinks and directories are counted on a line of their own (restore --files).
