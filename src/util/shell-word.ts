@@ -30,10 +30,10 @@ export interface AgainOptions { readonly to?: string, readonly config?: string, 
 /**
  * `options` as a suggested command repeats them, shell-quoted: where files go, which config, which
  * home. Without them, a hint pasted as shown writes into the configured folder, which the daemon
- * then indexes and publishes again, or reads another config. `log` writes nothing: no `--to`.
+ * then indexes and publishes again, or reads another config.
  */
-export function againOptions (options: AgainOptions, command: 'get' | 'log' = 'get'): string {
-  return [['--to', command === 'log' ? undefined : options.to], ['--config', options.config], ['--from', options.from]]
+export function againOptions (options: AgainOptions): string {
+  return [['--to', options.to], ['--config', options.config], ['--from', options.from]]
     .filter((pair): pair is [string, string] => pair[1] !== undefined)
     .map(([flag, value]) => ` ${flag} ${shellWord(value)}`).join('')
 }

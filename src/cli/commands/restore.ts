@@ -175,7 +175,7 @@ export function nearestLine (typed: string, asked: Date, found: string, after: {
  */
 export function restorableHint (files: number, stored: number, from?: string, config?: string): string {
   if (stored === 0) return `it lists ${countOf(files, 'file', 'files')}; none has its content stored (\`store = true\` on a folder of the device that has them), so no file can be brought back`
-  const command = `cidsync restore --files${againOptions({ from, config }, 'log')} [--to DIR]`
+  const command = `cidsync restore --files${againOptions({ config, from })} [--to DIR]`
   return `it lists ${countOf(files, 'file', 'files')}, not ${files === 1 ? 'its' : 'their'} bytes; ${formatCount(stored)} of them ${stored === 1 ? 'has its' : 'have their'} content stored: \`${command}\` brings ${stored === 1 ? 'it' : 'them'} back`
 }
 

@@ -62,7 +62,7 @@ export function registerWhere (program: Command): void {
       if (last !== undefined) {
         const path = safeText(`${last.folder}/${last.path}`)
         // A command to paste: the name one shell word, whatever another device put in it.
-        const word = `${shellWord(`${last.folder}/${last.path}`)}${againOptions({ config: options.config }, 'log')}`
+        const word = `${shellWord(`${last.folder}/${last.path}`)}${againOptions({ config: options.config })}`
         const device = `device ${last.deviceId.slice(0, 8)}${last.hostname === '' ? '' : ` (${safeText(last.hostname)})`}`
         const back = STILL_STORED.has(result.stored) ? `; \`cidsync log ${word}\` lists its versions, and \`cidsync get ${word} --at TIME\` brings one back` : ''
         throw new NothingFoundError(`no device holds ${cid} now: ${path} was deleted on ${device} at ${shortTime(last.since)}${back}`)

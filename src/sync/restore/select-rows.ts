@@ -58,7 +58,7 @@ function deletedHint (index: Index, wanted: string, deviceId: string | undefined
   if (when === undefined) return undefined
   const shell = shellWord(wanted)
   return `${JSON.stringify(wanted)} was deleted (on device ${when.device}, ${when.at}): ` +
-    `\`cidsync get ${shell} --at ${when.before}${deviceOption(deviceId)}${againOptions(again)}\` brings back the version the last publish before then held; \`cidsync log ${shell}${againOptions(again, 'log')}\` lists every version`
+    `\`cidsync get ${shell} --at ${when.before}${deviceOption(deviceId)}${againOptions(again)}\` brings back the version the last publish before then held; \`cidsync log ${shell}${againOptions({ ...again, to: undefined })}\` lists every version`
 }
 
 /**

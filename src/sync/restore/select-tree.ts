@@ -99,5 +99,5 @@ function deletedUnder (index: Index, prefix: string, deviceId: string | undefine
   const file = newestFile === undefined ? undefined : `${newestFile.folder}/${newestFile.path}`
   return `${JSON.stringify(prefix)} ${exact ? 'was' : 'holds only what was'} deleted (last on device ${when.device}, ${when.at}): ` +
     `\`cidsync restore --files ${shellWord(prefix)} --at ${when.before}${deviceOption(deviceId)}${againOptions(again)}\` brings back what the last publish before then held` +
-    `${file === undefined ? '' : `; \`cidsync log ${shellWord(file)}${againOptions(again, 'log')}\` lists every version${file === prefix ? '' : ' of the last file deleted'}`}`
+    `${file === undefined ? '' : `; \`cidsync log ${shellWord(file)}${againOptions({ ...again, to: undefined })}\` lists every version${file === prefix ? '' : ' of the last file deleted'}`}`
 }
