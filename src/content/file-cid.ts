@@ -59,12 +59,25 @@ export function allocateHashBuffers (profile: CidProfile): HashBuffers {
  * is the fast path; the main thread uses {@link fileCid}.
  */
 export function fileCidSync (path: string, profile: CidProfile, buffers: HashBuffers = allocateHashBuffers(profile), onRead?: (bytes: number) => void): FileCid {
+  return hashOpened(path, profile, buffers, onRead, Infinity) as FileCid
+}
+
+/**
+ * {@link fileCidSync} for a file of at most `maxBytes` as it is opened; a larger one is not read
+ * ('too-large'). For a caller that may block on a small file only.
+ */
+export function smallFileCidSync (path: string, profile: CidProfile, buffers: HashBuffers, maxBytes: number): FileCid | 'too-large' {
+  return hashOpened(path, profile, buffers, undefined, maxBytes)
+}
+
+function hashOpened (path: string, profile: CidProfile, buffers: HashBuffers, onRead: ((bytes: number) => void) | undefined, maxBytes: number): FileCid | 'too-large' {
   const buffer = buffers.read
   // O_NONBLOCK: a FIFO swapped in after the caller's stat must not block the thread in open().
   const fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK)
   try {
     const before = fstatSync(fd)
     requireRegularFile(path, before)
+    if (before.size > maxBytes) return 'too-large'
     const builder = new CidBuilder(profile, { scratch: buffers.scratch })
     // Read the size fstat gave, then one byte more: a file that grew or shrank meanwhile fails
     // the check below, and one with more bytes than its size says (/proc, a stale size) here.

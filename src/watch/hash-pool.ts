@@ -1,6 +1,6 @@
 import type { Worker } from 'node:worker_threads'
 import { availableParallelism } from 'node:os'
-import { assembleCid, cidProfile, planSegments, type CidProfileName, type StatTuple } from '../content/index.js'
+import { allocateHashBuffers, assembleCid, cidProfile, planSegments, smallFileCidSync, type CidProfileName, type HashBuffers, type StatTuple } from '../content/index.js'
 import { AbortedError, HashError } from '../errors.js'
 import type { HashJob, HashOutcome } from './hash-messages.js'
 import { startWorker } from '../util/start-worker.js'
@@ -31,6 +31,18 @@ const THREAD_FILES = 256
  */
 export const DEFAULT_ROOM_JOBS = 1_024
 
+/**
+ * What a one-off command (`snapshot`, `cid`) may hash on its own thread before it starts a hashing
+ * thread: a thread's start costs about as much CPU as hashing {@link THREAD_BYTES}.
+ */
+export const COMMAND_INLINE_HASH_BYTES = 8 * 1024 * 1024
+
+/** The largest file hashed on the calling thread (see {@link HashPoolInit.inlineBytes}): a blocking read of a few milliseconds at most. */
+const INLINE_FILE_BYTES = 1024 * 1024
+
+/** What a file of no size told counts for against {@link HashPoolInit.inlineBytes}. */
+const INLINE_UNKNOWN_BYTES = 4096
+
 export interface HashPoolInit {
   /** Threads; one per core by default. */
   readonly workers?: number
@@ -39,6 +51,12 @@ export interface HashPoolInit {
   readonly splitBytes?: number
   /** Waiting jobs past which {@link HashPool.room} waits. */
   readonly roomJobs?: number
+  /**
+   * Bytes this pool may hash on the calling thread before its first thread starts, in files of
+   * 1 MiB at most: a command that hashes a few small files then starts none. 0 (the default) for
+   * a daemon, whose event loop never waits on a read.
+   */
+  readonly inlineBytes?: number
 }
 
 export interface HashResult { readonly cid: string, readonly size: number, readonly mtimeMs: number, readonly stat: StatTuple }
@@ -74,12 +92,16 @@ export class HashPool {
   private closed = false
   private readonly roomJobs: number
   private roomWaiters: Array<() => void> = []
+  private hashed = 0
+  private inlineLeft: number
+  private readonly inlineBuffers = new Map<CidProfileName, HashBuffers>()
 
   constructor (init: HashPoolInit = {}) {
     this.threads = Math.max(1, init.workers ?? availableParallelism())
     this.idleTimeoutMs = init.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS
     this.splitBytes = init.splitBytes ?? DEFAULT_SPLIT_BYTES
     this.roomJobs = init.roomJobs ?? DEFAULT_ROOM_JOBS
+    this.inlineLeft = init.inlineBytes ?? 0
   }
 
   /**
@@ -102,6 +124,11 @@ export class HashPool {
   /** Threads running now. */
   get size (): number {
     return this.slots.length
+  }
+
+  /** Bytes of the files hashed whole since the pool was made. */
+  get hashedBytes (): number {
+    return this.hashed
   }
 
   /** Jobs waiting or running. */
@@ -147,13 +174,48 @@ export class HashPool {
       this.submitSegments(path, profile, sizeHint, done)
       return
     }
+    // A size not known counts as a small file's: the bound is checked on the file opened.
+    const here = Math.max(sizeHint, INLINE_UNKNOWN_BYTES)
+    if (this.slots.length === 0 && sizeHint <= INLINE_FILE_BYTES && here <= this.inlineLeft) {
+      this.inlineLeft -= here
+      setImmediate(() => { this.hashHere(path, profile, sizeHint, done) })
+      return
+    }
+    this.enqueue(path, profile, sizeHint, done)
+  }
+
+  private enqueue (path: string, profile: CidProfileName, sizeHint: number, done: HashCallback): void {
     this.queuedBytes += sizeHint
     this.queue.push({
       job: { id: this.nextId++, path, profile },
       sizeHint,
-      done: (err, answer) => done(err, answer !== undefined && 'cid' in answer ? { cid: answer.cid, size: answer.size, mtimeMs: answer.mtimeMs, stat: answer.stat } : undefined)
+      done: (err, answer) => {
+        if (answer === undefined || !('cid' in answer)) return done(err)
+        this.hashed += answer.size
+        done(err, { cid: answer.cid, size: answer.size, mtimeMs: answer.mtimeMs, stat: answer.stat })
+      }
     })
     this.dispatch()
+  }
+
+  /** One small file hashed on this thread, as a thread would; a file grown past the bound goes to a thread. */
+  private hashHere (path: string, profile: CidProfileName, sizeHint: number, done: HashCallback): void {
+    if (this.closed) { done(new AbortedError('the hash pool closed')); return }
+    let buffers = this.inlineBuffers.get(profile)
+    if (buffers === undefined) {
+      buffers = allocateHashBuffers(cidProfile(profile))
+      this.inlineBuffers.set(profile, buffers)
+    }
+    let hashed
+    try {
+      hashed = smallFileCidSync(path, cidProfile(profile), buffers, INLINE_FILE_BYTES)
+    } catch (err) {
+      done(new HashError(path, (err as NodeJS.ErrnoException).code ?? 'ERR_HASH'))
+      return
+    }
+    if (hashed === 'too-large') { this.enqueue(path, profile, sizeHint, done); return }
+    this.hashed += hashed.size
+    done(undefined, { cid: hashed.cid.toString(), size: hashed.size, mtimeMs: hashed.mtimeMs, stat: hashed.stat })
   }
 
   private submitSegments (path: string, profile: CidProfileName, size: number, done: HashCallback): void {
@@ -180,6 +242,7 @@ export class HashPool {
           if (failed !== undefined) return done(failed)
           // Segments read at different times must have seen the same file.
           if (mtimes.size !== 1 || inodes.size !== 1) return done(new HashError(path, 'ERR_FILE_CHANGED'))
+          this.hashed += size
           done(undefined, { cid: assembleCid(profileInfo, size, digests).toString(), size, mtimeMs: [...mtimes][0] as number, stat: stat as StatTuple })
         }
       })

@@ -42,6 +42,8 @@ export interface WatcherInit {
   readonly folders: Config['folders']
   readonly profile: Config['cidProfile']
   readonly hashWorkers: number
+  /** Bytes hashed on the calling thread before a hashing thread starts (HashPoolInit.inlineBytes): a command's, never a daemon's. */
+  readonly inlineHashBytes?: number
   readonly settleMs: number
   /**
    * Told as the index is written ({@link WatchEvent}): each commit that changed rows (the change
@@ -75,7 +77,7 @@ export class Watcher {
   constructor (private readonly components: WatcherComponents, private readonly init: WatcherInit) {
     const { index, logger, deviceId } = components
     index.entries.registerDevice(deviceId, hostname())
-    this.pool = new HashPool({ workers: init.hashWorkers })
+    this.pool = new HashPool({ workers: init.hashWorkers, inlineBytes: init.inlineHashBytes })
     this.writer = new ChangeWriter(index.entries, deviceId, {
       flushMs: init.flushMs,
       retryMinMs: init.retry?.writeMinMs,
@@ -176,6 +178,11 @@ export class Watcher {
     const folders = this.folders.map(f => f.progress())
     const state = this.state !== 'stopped' && folders.some(f => f.state === 'error') ? 'degraded' : this.state
     return { state, folders, currentAt: this.currentAt, rowsWritten: this.rowsWritten, writeErrors: this.writeErrors, writer: this.writer.state(), drift: this.drift.status(), hashing: this.pool.progress() }
+  }
+
+  /** Bytes of the files hashed since the watcher started: what a catch-up found new or changed. */
+  get hashedBytes (): number {
+    return this.pool.hashedBytes
   }
 
   /** Walks every watched folder afresh and repairs the rows that differ (see {@link DriftCheck}). */

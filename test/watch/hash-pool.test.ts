@@ -168,4 +168,55 @@ describe('the hashing pool', () => {
       await fresh.close()
     }
   })
+
+  it('hashes a few small files on its own thread when told it may, starting no thread, as a thread would', async () => {
+    const dir = await useTempDir()
+    const pool = newPool({ workers: 2, inlineBytes: 64 * 1024 })
+    const files = await Promise.all(Array.from({ length: 5 }, async (_, i) => {
+      const path = join(dir, `f${i}`)
+      await writeFile(path, `small ${i}`)
+      return path
+    }))
+    const results = await Promise.all(files.map(async f => await pool.hash(f, 'kubo-cidv1', { sizeHint: 7 })))
+    expect(results.map(r => r.cid)).toEqual(files.map((_, i) => bytesCid(Buffer.from(`small ${i}`), cidProfile('kubo-cidv1')).toString()))
+    expect(results.map(r => r.size)).toEqual(files.map(() => 7))
+    expect(pool.size).toBe(0)
+    expect(pool.hashedBytes).toBe(35)
+    // Its failures are a thread's: the same reasons.
+    await expect(pool.hash(join(dir, 'gone'), 'kubo-cidv1')).rejects.toMatchObject({ reason: 'ENOENT' })
+    const fifo = join(dir, 'fifo')
+    execFileSync('mkfifo', [fifo])
+    await expect(pool.hash(fifo, 'kubo-cidv1')).rejects.toMatchObject({ reason: 'ERR_NOT_A_FILE' })
+    expect(pool.size).toBe(0)
+  })
+
+  it('sends to a thread what passes its bound here: a file that grew past 1 MiB since its size was told, and all once the bytes allowed are spent', async () => {
+    const dir = await useTempDir()
+    const pool = newPool({ workers: 1, inlineBytes: 2 * 1024 * 1024 })
+    const grown = join(dir, 'grown.bin')
+    const bytes = chachaBytes('grown', 3 * 1024 * 1024)
+    await writeFile(grown, bytes)
+    // Told it is small: opened here, found large, and hashed whole on a thread.
+    const result = await pool.hash(grown, 'kubo-cidv1', { sizeHint: 10 })
+    expect(result.cid).toBe(bytesCid(bytes, cidProfile('kubo-cidv1')).toString())
+    expect(pool.size).toBe(1)
+    await pool.close()
+    const spent = newPool({ workers: 1, inlineBytes: 6000 })
+    await writeFile(join(dir, 'a'), 'abcdefgh')
+    await spent.hash(join(dir, 'a'), 'kubo-cidv1', { sizeHint: 5000 })
+    expect(spent.size).toBe(0)
+    // 1,000 bytes left of the 6,000; a size not told counts 4,096: that file goes to a thread.
+    await spent.hash(join(dir, 'a'), 'kubo-cidv1')
+    expect(spent.size).toBe(1)
+    expect(spent.hashedBytes).toBe(16)
+  })
+
+  it('answers a file waiting to be hashed here as aborted once the pool closes', async () => {
+    const dir = await useTempDir()
+    await writeFile(join(dir, 'a'), 'a')
+    const pool = newPool({ workers: 1, inlineBytes: 1024 })
+    const hashing = expect(pool.hash(join(dir, 'a'), 'kubo-cidv1', { sizeHint: 1 })).rejects.toMatchObject({ code: 'ERR_ABORTED' })
+    await pool.close()
+    await hashing
+  })
 })

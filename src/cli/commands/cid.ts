@@ -53,8 +53,8 @@ export function registerCid (program: Command): void {
         ? (await import('../../config/index.js')).loadConfig({ configPath: options.config }).cidProfile
         : undefined
       const profile = cidProfile(options.profile ?? fromConfig ?? DEFAULT_CID_PROFILE)
-      const { HashPool } = await import('../../watch/index.js')
-      const pool = new HashPool()
+      const { COMMAND_INLINE_HASH_BYTES, HashPool } = await import('../../watch/index.js')
+      const pool = new HashPool({ inlineBytes: COMMAND_INLINE_HASH_BYTES })
       try {
         // All files go to the pool at once; lines come out in argument order. Each promise is
         // settled into a value at once so a later failure is never an unhandled rejection.
