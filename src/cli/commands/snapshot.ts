@@ -5,7 +5,7 @@ import { ContentNotStoredError, FoldersNotIndexedError, LockHeldError, UsageErro
 import { marksProblem } from '../../snapshot/index.js'
 import { countOf, formatBytes, printJson } from '../format.js'
 import type { NotStored, StoreContentProgress } from '../../sync/index.js'
-import type { WatcherStatus } from '../../watch/index.js'
+import type { WatchEvent, WatcherStatus } from '../../watch/index.js'
 import { action } from '../run.js'
 import { safeLines, safeText } from '../safe-text.js'
 import { makeDirsSync } from '../../util/make-dirs.js'
@@ -45,29 +45,36 @@ async function publishStandalone (config: Config, request: PublishRequest): Prom
     try {
       for (const r of recovered) logger.warn(r, 'recovered a state file')
       const deviceId = loadOrCreateDeviceId(config.stateDir, (r) => { logger.warn(r, 'recovered a state file') })
-      const { createWatcher } = await import('../../watch/index.js')
-      const watcher = createWatcher({ index, logger, deviceId }, { folders: config.folders, profile: config.cidProfile, hashWorkers: config.watch.hashWorkers, settleMs: config.watch.settleMs })
+      const { COMMAND_INLINE_HASH_BYTES, createWatcher } = await import('../../watch/index.js')
       const { connectService } = await import('../../connect/index.js')
-      // The embedded service's thread starts (its imports, its database) while the folders are
-      // indexed, not after, so a small first backup does not wait on it (docs/benchmarks.md).
-      const connecting = connectService(config, process.env, { storing: true })
       // Owned below: awaited once indexing is done, or closed if indexing fails.
-      connecting.catch(() => {})
+      let early: ReturnType<typeof connectService> | undefined
+      const connectEarly = (): void => {
+        early ??= connectService(config, process.env, { storing: true })
+        early.catch(() => {})
+      }
+      // A remote service is reached while the folders are indexed. So is the embedded one's thread,
+      // once the changes found call for one (serviceThread); else it starts on this thread after.
+      if (config.service.mode !== 'embedded') connectEarly()
+      const onProgress = (event: WatchEvent): void => { if (event.type === 'index.committed' && serviceThread(watcher.hashedBytes)) connectEarly() }
+      const watcher = createWatcher({ index, logger, deviceId }, { folders: config.folders, profile: config.cidProfile, hashWorkers: config.watch.hashWorkers, inlineHashBytes: COMMAND_INLINE_HASH_BYTES, settleMs: config.watch.settleMs, onProgress })
       let unindexed: NotStored[]
       let foldersInError: Array<{ folder: string, error: string }>
+      let hashed: number
       try {
         try {
           await watcher.catchUp()
           unindexed = notIndexed(watcher.status(), config)
           foldersInError = watcher.status().folders.filter(f => f.state === 'error').map(f => ({ folder: f.name, error: f.error ?? 'in error' }))
+          hashed = watcher.hashedBytes
         } finally {
           await watcher.stop()
         }
       } catch (err) {
-        await connecting.then(async c => { await c.close() }, () => {})
+        await early?.then(async c => { await c.close() }, () => {})
         throw err
       }
-      const connection = await connecting
+      const connection = await (early ?? connectService(config, process.env, { storing: serviceThread(hashed) }))
       try {
         // The passphrase read once, by the command's repository; the store is the command's.
         const repository = new Repository(config, connection.clients, { store })
@@ -94,6 +101,15 @@ async function publishStandalone (config: Config, request: PublishRequest): Prom
     lock.release()
   }
 }
+
+/**
+ * New or changed bytes from which the embedded service runs in a thread of its own. Below, the
+ * thread's start costs more than the blocks it would take off this thread (docs/benchmarks.md,
+ * "Small snapshots"). A backlog an earlier run left unstored is not counted: it is stored either way.
+ */
+const SERVICE_THREAD_BYTES = 64 * 1024 * 1024
+
+const serviceThread = (hashedBytes: number): boolean => hashedBytes >= SERVICE_THREAD_BYTES
 
 /** Publishes made again when a prune keeps deleting what the last one named: then the next run goes on. */
 const STORE_AGAIN_ROUNDS = 3
