@@ -31,6 +31,8 @@ export interface FolderIndexerInit {
   readonly settleMs: number
   /** The first retry of a skipped file (doubling from there); tests shorten it. */
   readonly skipRetryMs?: number
+  /** A folder of at most this many entries is scanned on the calling thread (a command's; ScanOptions.inlineEntries). */
+  readonly inlineScanEntries?: number
 }
 
 /**
@@ -84,7 +86,7 @@ export class FolderIndexer {
       // A link not followed is an entry of its own (a symlink row): looked at as a file's path is.
       onSymlink: (rel) => { stage.settle(rel) }
     })
-    this.scanner = new FolderScan({ ...components, stage, skipped }, { folder, profile: init.profile, ignore, signal })
+    this.scanner = new FolderScan({ ...components, stage, skipped }, { folder, profile: init.profile, ignore, signal, inlineEntries: init.inlineScanEntries })
     this.dirs = new DirRescan({ ...where, ...components, ignore, watcher, stage, skipped })
     this.newDirs = new NewDirs({
       ...where, ignore, watcher, logger,

@@ -30,6 +30,8 @@ export interface FolderScanInit {
   readonly ignore: IgnoreMatcher
   /** The folder's stop: the scan thread is ended at once, and the scan rejects. */
   readonly signal: AbortSignal
+  /** See ScanOptions.inlineEntries. */
+  readonly inlineEntries?: number
 }
 
 /**
@@ -107,6 +109,6 @@ export class FolderScan {
         if (code === SYMLINK_NOT_FOLLOWED) options.linkSeen?.(rel)
         skipped.skip(rel, code, 'dir')
       }
-    }, { signal, after: options.after, room: async () => { await this.components.pool.room() } })
+    }, { signal, after: options.after, room: async () => { await this.components.pool.room() }, inlineEntries: this.init.inlineEntries })
   }
 }

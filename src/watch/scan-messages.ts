@@ -24,6 +24,8 @@ export interface ScanRequest {
    * cold index of a million files does not queue a million paths in memory).
    */
   readonly credit: SharedArrayBuffer
+  /** Entries listed past which the walk stops and answers `over-bound` (a walk on the caller's own thread). */
+  readonly maxEntries?: number
 }
 
 /**
@@ -33,10 +35,12 @@ export interface ScanRequest {
  */
 export type Described = readonly [path: string, cid: string | null, size: number, mtimeMs: number, stat: StatTuple, kind: EntryKind, target: string | null]
 
-/** What it answers, in order: batches of files to hash and entries described, then one `done`. */
+/** What it answers, in order: batches of files to hash and entries described, then one `done` (or `over-bound`). */
 export type ScanMessage =
   | { readonly type: 'changed', readonly files: ReadonlyArray<readonly [path: string, size: number]>, readonly described: readonly Described[], readonly scanned: number }
   | { readonly type: 'special', readonly path: string, readonly what: string }
   | { readonly type: 'unreadable', readonly path: string, readonly code: string }
   | { readonly type: 'done', readonly scanned: number, readonly missing: readonly string[] }
   | { readonly type: 'failed', readonly message: string }
+  /** The folder holds more entries than `maxEntries`: nothing it found counts, it is walked on a thread. */
+  | { readonly type: 'over-bound' }

@@ -1,6 +1,7 @@
 import { startWorker } from '../util/start-worker.js'
 import { AbortedError, ScanFailedError } from '../errors.js'
 import type { Described, ScanMessage, ScanRequest } from './scan-messages.js'
+import { scan } from './scan-walk.js'
 
 export interface ScanHandlers {
   /** Files whose size, mtime or profile differ from their row, or that have none. */
@@ -30,11 +31,24 @@ export interface ScanOptions {
    * (the hash pool's room): the scan walks no faster than its files are hashed.
    */
   readonly room?: () => Promise<void>
+  /**
+   * A folder of at most this many entries is walked on this thread, not on a thread of its own
+   * (whose start costs more than walking it): a command's, never a daemon's, whose event loop
+   * never waits on a walk. Past it, the walk stops and the folder is walked on a thread.
+   */
+  readonly inlineEntries?: number
 }
 
-/** Runs one folder's startup scan on a thread of its own; aborting `signal` stops the thread at once. */
+/**
+ * Runs one folder's startup scan on a thread of its own, or a small one on this thread
+ * (`inlineEntries`); aborting `signal` stops the thread at once.
+ */
 export async function scanFolder (request: Omit<ScanRequest, 'gate' | 'credit'>, handlers: ScanHandlers, options: ScanOptions = {}): Promise<ScanResult> {
   options.signal?.throwIfAborted()
+  if (options.inlineEntries !== undefined && options.after === undefined) {
+    const here = await scanHere(request, handlers, options, options.inlineEntries)
+    if (here !== undefined) return here
+  }
   const gate = options.after === undefined ? undefined : new SharedArrayBuffer(4)
   const credit = new SharedArrayBuffer(4)
   Atomics.store(new Int32Array(credit), 0, CREDIT)
@@ -64,7 +78,7 @@ export async function scanFolder (request: Omit<ScanRequest, 'gate' | 'credit'>,
           case 'unreadable': handlers.onUnreadable(message.path, message.code); break
           case 'special': handlers.onSpecial?.(message.path, message.what); break
           case 'done': resolve({ scanned: message.scanned, missing: message.missing }); break
-          case 'failed': reject(new ScanFailedError(`the scan of ${request.root} failed: ${message.message}: the folder is not fully indexed; fix that and restart the daemon, which scans it again`)); break
+          case 'failed': reject(scanFailed(request.root, message.message)); break
         }
       })
       worker.on('error', reject)
@@ -76,4 +90,40 @@ export async function scanFolder (request: Omit<ScanRequest, 'gate' | 'credit'>,
     options.signal?.removeEventListener('abort', onAbort)
     await worker.terminate()
   }
+}
+
+const scanFailed = (root: string, why: string): ScanFailedError =>
+  new ScanFailedError(`the scan of ${root} failed: ${why}: the folder is not fully indexed; fix that and restart the daemon, which scans it again`)
+
+/** Never runs out: the walk on this thread is told everything it found at its end, not as it goes. */
+const NO_LIMIT = 2 ** 30
+
+/**
+ * The walk on this thread, of at most `maxEntries` entries: its messages are kept, then told to
+ * `handlers` as a thread's would be. Undefined when the folder is larger: nothing was told.
+ */
+async function scanHere (request: Omit<ScanRequest, 'gate' | 'credit'>, handlers: ScanHandlers, options: ScanOptions, maxEntries: number): Promise<ScanResult | undefined> {
+  const credit = new SharedArrayBuffer(4)
+  Atomics.store(new Int32Array(credit), 0, NO_LIMIT)
+  const messages: ScanMessage[] = []
+  try {
+    scan({ ...request, credit, maxEntries }, message => { messages.push(message) })
+  } catch (err) {
+    throw scanFailed(request.root, (err as Error).message)
+  }
+  const last = messages.at(-1)
+  if (last?.type !== 'done') return undefined
+  for (const message of messages) {
+    options.signal?.throwIfAborted()
+    switch (message.type) {
+      case 'changed':
+        if (message.described.length > 0) handlers.onDescribed?.(message.described)
+        handlers.onChanged(message.files, message.scanned)
+        await options.room?.()
+        break
+      case 'unreadable': handlers.onUnreadable(message.path, message.code); break
+      case 'special': handlers.onSpecial?.(message.path, message.what); break
+    }
+  }
+  return { scanned: last.scanned, missing: last.missing }
 }

@@ -6,7 +6,7 @@ import { ChangeWriter, type WriterState } from './change-writer.js'
 import { DriftCheck, type DriftResult, type DriftStatus } from './drift-check.js'
 import type { WatchEventListener } from './watch-event.js'
 import { FolderIndexer, type FolderProgress } from './folder-indexer.js'
-import { HashPool, type HashingProgress } from './hash-pool.js'
+import { COMMAND_INLINE_HASH_BYTES, HashPool, type HashingProgress } from './hash-pool.js'
 import { releaseMemory } from '../util/release-memory.js'
 
 /**
@@ -17,6 +17,9 @@ import { releaseMemory } from '../util/release-memory.js'
 /** Every state a watcher can be in, in the order it passes them (metrics list each). */
 export const WATCHER_STATES = ['starting', 'scanning', 'verifying', 'watching', 'degraded', 'stopped'] as const
 export type WatcherState = typeof WATCHER_STATES[number]
+
+/** Entries a command's catch-up walks on its own thread before it walks the folder on a thread instead. */
+const COMMAND_INLINE_SCAN_ENTRIES = 2_000
 
 export interface WatcherStatus {
   readonly state: WatcherState
@@ -42,8 +45,11 @@ export interface WatcherInit {
   readonly folders: Config['folders']
   readonly profile: Config['cidProfile']
   readonly hashWorkers: number
-  /** Bytes hashed on the calling thread before a hashing thread starts (HashPoolInit.inlineBytes): a command's, never a daemon's. */
-  readonly inlineHashBytes?: number
+  /**
+   * A one-off command's catch-up (`snapshot`), never a daemon's: a small folder is walked, and a
+   * few small files hashed, on the calling thread, without starting a thread for them.
+   */
+  readonly command?: boolean
   readonly settleMs: number
   /**
    * Told as the index is written ({@link WatchEvent}): each commit that changed rows (the change
@@ -77,7 +83,7 @@ export class Watcher {
   constructor (private readonly components: WatcherComponents, private readonly init: WatcherInit) {
     const { index, logger, deviceId } = components
     index.entries.registerDevice(deviceId, hostname())
-    this.pool = new HashPool({ workers: init.hashWorkers, inlineBytes: init.inlineHashBytes })
+    this.pool = new HashPool({ workers: init.hashWorkers, inlineBytes: init.command === true ? COMMAND_INLINE_HASH_BYTES : 0 })
     this.writer = new ChangeWriter(index.entries, deviceId, {
       flushMs: init.flushMs,
       retryMinMs: init.retry?.writeMinMs,
@@ -108,7 +114,7 @@ export class Watcher {
     const { index, logger, deviceId } = this.components
     return new FolderIndexer(
       { entries: index.entries, pool: this.pool, writer: this.writer, logger, deviceId },
-      { folder, profile: this.init.profile, settleMs: this.init.settleMs, skipRetryMs: this.init.retry?.skipMinMs }
+      { folder, profile: this.init.profile, settleMs: this.init.settleMs, skipRetryMs: this.init.retry?.skipMinMs, inlineScanEntries: this.init.command === true ? COMMAND_INLINE_SCAN_ENTRIES : undefined }
     )
   }
 

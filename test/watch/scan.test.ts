@@ -1,5 +1,5 @@
 import { describe, it, expect } from 'vitest'
-import { mkdirSync, statSync, writeFileSync } from 'node:fs'
+import { chmodSync, mkdirSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { openIndex } from '../../src/index/index.js'
 import { scanFolder } from '../../src/watch/scan.js'
@@ -86,6 +86,53 @@ describe('the startup scan', () => {
     // An index that is not a database: the thread cannot read its rows.
     writeFileSync(join(dir, 'index.sqlite'), 'not a database, not at all '.repeat(200))
     const failed = await within(scanFolder(request(root, join(dir, 'index.sqlite')), { onChanged: () => {}, onUnreadable: () => {} }).then(() => undefined, (err: unknown) => err), 30_000, 'the scan')
+    expect(failed).toMatchObject({ code: 'ERR_SCAN_FAILED', exitCode: 1 })
+    expect((failed as Error).message).toMatch(/^the scan of .* failed: .*: the folder is not fully indexed; fix that and restart the daemon, which scans it again$/)
+  })
+
+  it('walks a small folder on this thread when allowed, telling what a thread tells; a larger one on a thread, whole', async () => {
+    const dir = await useTempDir()
+    const root = join(dir, 'notes')
+    makeFiles(root, [...Array.from({ length: 30 }, (_, i) => `d${i % 3}/f${i}`), 'kept.txt', 'changed.txt'])
+    mkdirSync(join(root, 'locked'))
+    writeFileSync(join(root, 'locked', 'inside'), 'x')
+    const index = openIndex(join(dir, 'index.sqlite'))
+    index.entries.registerDevice(DEVICE, 'here')
+    const row = (path: string, size?: number) => {
+      const stats = statSync(join(root, path))
+      return { kind: 'upsert' as const, folder: 'notes', path, size: size ?? stats.size, mtimeMs: stats.mtimeMs, cid: `cid-${path}`, cidProfile: PROFILE }
+    }
+    index.entries.apply(DEVICE, [row('kept.txt'), row('changed.txt', 1), { ...row('kept.txt'), path: 'gone.txt' }])
+    index.close()
+    const unreadable = process.getuid?.() !== 0
+    if (unreadable) chmodSync(join(root, 'locked'), 0o000)
+    const run = async (inlineEntries?: number) => {
+      const told: string[] = []
+      const result = await within(scanFolder(request(root, join(dir, 'index.sqlite')), {
+        onChanged: (files, scanned) => { told.push(...files.map(([path, size]) => `changed ${path} ${size} (${scanned})`)) },
+        onDescribed: entries => { told.push(...entries.map(e => `described ${e[0]} ${e[5]}`)) },
+        onUnreadable: (path, code) => { told.push(`unreadable ${path} ${code}`) }
+      }, inlineEntries === undefined ? {} : { inlineEntries }), 30_000, 'the scan')
+      return { told, result }
+    }
+    try {
+      const onThread = await run()
+      expect(onThread.result.missing).toEqual(['gone.txt'])
+      expect(onThread.told.filter(t => t.startsWith('changed changed.txt'))).toHaveLength(1)
+      // The same words, in the same order, from the walk here; and from a thread once the folder is past the bound.
+      expect(await run(100)).toEqual(onThread)
+      expect(await run(10)).toEqual(onThread)
+    } finally {
+      if (unreadable) chmodSync(join(root, 'locked'), 0o700)
+    }
+  })
+
+  it('a walk on this thread that fails is the same ScanFailedError', async () => {
+    const dir = await useTempDir()
+    const root = join(dir, 'notes')
+    makeFiles(root, ['a.txt'])
+    writeFileSync(join(dir, 'index.sqlite'), 'not a database, not at all '.repeat(200))
+    const failed = await scanFolder(request(root, join(dir, 'index.sqlite')), { onChanged: () => {}, onUnreadable: () => {} }, { inlineEntries: 100 }).then(() => undefined, (err: unknown) => err)
     expect(failed).toMatchObject({ code: 'ERR_SCAN_FAILED', exitCode: 1 })
     expect((failed as Error).message).toMatch(/^the scan of .* failed: .*: the folder is not fully indexed; fix that and restart the daemon, which scans it again$/)
   })

@@ -45,7 +45,7 @@ async function publishStandalone (config: Config, request: PublishRequest): Prom
     try {
       for (const r of recovered) logger.warn(r, 'recovered a state file')
       const deviceId = loadOrCreateDeviceId(config.stateDir, (r) => { logger.warn(r, 'recovered a state file') })
-      const { COMMAND_INLINE_HASH_BYTES, createWatcher } = await import('../../watch/index.js')
+      const { createWatcher } = await import('../../watch/index.js')
       const { connectService } = await import('../../connect/index.js')
       // Owned below: awaited once indexing is done, or closed if indexing fails.
       let early: ReturnType<typeof connectService> | undefined
@@ -57,7 +57,7 @@ async function publishStandalone (config: Config, request: PublishRequest): Prom
       // once the changes found call for one (serviceThread); else it starts on this thread after.
       if (config.service.mode !== 'embedded') connectEarly()
       const onProgress = (event: WatchEvent): void => { if (event.type === 'index.committed' && serviceThread(watcher.hashedBytes)) connectEarly() }
-      const watcher = createWatcher({ index, logger, deviceId }, { folders: config.folders, profile: config.cidProfile, hashWorkers: config.watch.hashWorkers, inlineHashBytes: COMMAND_INLINE_HASH_BYTES, settleMs: config.watch.settleMs, onProgress })
+      const watcher = createWatcher({ index, logger, deviceId }, { folders: config.folders, profile: config.cidProfile, hashWorkers: config.watch.hashWorkers, command: true, settleMs: config.watch.settleMs, onProgress })
       let unindexed: NotStored[]
       let foldersInError: Array<{ folder: string, error: string }>
       let hashed: number
