@@ -177,8 +177,12 @@ export class HashPool {
     // A size not known counts as a small file's: the bound is checked on the file opened.
     const here = Math.max(sizeHint, INLINE_UNKNOWN_BYTES)
     if (this.slots.length === 0 && sizeHint <= INLINE_FILE_BYTES && here <= this.inlineLeft) {
+      // Held until it is hashed, then the bytes it really had are counted.
       this.inlineLeft -= here
-      setImmediate(() => { this.hashHere(path, profile, sizeHint, done) })
+      setImmediate(() => {
+        this.inlineLeft += here
+        this.hashHere(path, profile, sizeHint, done)
+      })
       return
     }
     this.enqueue(path, profile, sizeHint, done)
@@ -201,6 +205,9 @@ export class HashPool {
   /** One small file hashed on this thread, as a thread would; a file grown past the bound goes to a thread. */
   private hashHere (path: string, profile: CidProfileName, sizeHint: number, done: HashCallback): void {
     if (this.closed) { done(new AbortedError('the hash pool closed')); return }
+    // New files come with no size: the bytes allowed are counted as each is hashed, and once
+    // they are spent, or a thread started, the files still waiting go to the threads.
+    if (this.inlineLeft <= 0 || this.slots.length > 0) { this.enqueue(path, profile, sizeHint, done); return }
     let buffers = this.inlineBuffers.get(profile)
     if (buffers === undefined) {
       buffers = allocateHashBuffers(cidProfile(profile))
@@ -214,6 +221,7 @@ export class HashPool {
       return
     }
     if (hashed === 'too-large') { this.enqueue(path, profile, sizeHint, done); return }
+    this.inlineLeft -= hashed.size
     this.hashed += hashed.size
     done(undefined, { cid: hashed.cid.toString(), size: hashed.size, mtimeMs: hashed.mtimeMs, stat: hashed.stat })
   }

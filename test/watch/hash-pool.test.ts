@@ -201,14 +201,31 @@ describe('the hashing pool', () => {
     expect(result.cid).toBe(bytesCid(bytes, cidProfile('kubo-cidv1')).toString())
     expect(pool.size).toBe(1)
     await pool.close()
-    const spent = newPool({ workers: 1, inlineBytes: 6000 })
+    // A file of no size told counts 4,096 bytes until it is hashed, then its own 8.
+    const spent = newPool({ workers: 1, inlineBytes: 4096 + 10 })
     await writeFile(join(dir, 'a'), 'abcdefgh')
-    await spent.hash(join(dir, 'a'), 'kubo-cidv1', { sizeHint: 5000 })
+    await spent.hash(join(dir, 'a'), 'kubo-cidv1')
+    await spent.hash(join(dir, 'a'), 'kubo-cidv1')
     expect(spent.size).toBe(0)
-    // 1,000 bytes left of the 6,000; a size not told counts 4,096: that file goes to a thread.
+    // 4,090 bytes left: the next file of no size told goes to a thread.
     await spent.hash(join(dir, 'a'), 'kubo-cidv1')
     expect(spent.size).toBe(1)
-    expect(spent.hashedBytes).toBe(16)
+    expect(spent.hashedBytes).toBe(24)
+  })
+
+  it('counts the bytes of new files as it hashes them here: once those allowed are spent, the rest go to a thread', async () => {
+    const dir = await useTempDir()
+    // A scan tells no size for a file the index does not know: 20 files of 600 KB, told at once.
+    const files = await Promise.all(Array.from({ length: 20 }, async (_, i) => {
+      const path = join(dir, `new${i}`)
+      await writeFile(path, chachaBytes(`new ${i}`, 600_000))
+      return path
+    }))
+    const pool = newPool({ workers: 1, inlineBytes: 2 * 1024 * 1024 })
+    const results = await Promise.all(files.map(async f => await pool.hash(f, 'kubo-cidv1')))
+    expect(results.map(r => r.cid)).toEqual(files.map((_, i) => bytesCid(chachaBytes(`new ${i}`, 600_000), cidProfile('kubo-cidv1')).toString()))
+    expect(pool.size).toBe(1)
+    expect(pool.hashedBytes).toBe(20 * 600_000)
   })
 
   it('answers a file waiting to be hashed here as aborted once the pool closes', async () => {
