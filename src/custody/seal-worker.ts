@@ -2,7 +2,7 @@
 // CID, seals them chunk by chunk, and hands back a blob (small files) or part files (large ones),
 // each with the CID of the object it makes. Reading, hashing and sealing run here, beside the
 // thread that sends, instead of between its sends.
-import { closeSync, openSync, readSync, rmSync, writeSync, writevSync } from 'node:fs'
+import { closeSync, constants, fstatSync, openSync, readSync, rmSync, writeSync, writevSync } from 'node:fs'
 import { join } from 'node:path'
 import { randomBytes } from 'node:crypto'
 import { parentPort } from 'node:worker_threads'
@@ -56,6 +56,21 @@ function readChunk (fd: number, job: SmallJob | LargeJob, index: number, count: 
   return plain.subarray(0, want)
 }
 
+/**
+ * The indexed file, opened to read: never blocking in open() on a FIFO swapped in since it was
+ * indexed, and only while it is still a regular file (else a changed file, tried again later).
+ */
+function openIndexed (path: string): number {
+  const fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK)
+  try {
+    if (!fstatSync(fd).isFile()) throw new FileChangedWhileHashingError(`${path} is no longer a regular file: it changed since it was indexed`)
+  } catch (err) {
+    closeSync(fd)
+    throw err
+  }
+  return fd
+}
+
 function checkSame (job: SmallJob | LargeJob, builder: CidBuilder): void {
   const read = builder.finish().toString()
   if (read !== job.cid) throw new FileChangedWhileHashingError(`${job.path} holds ${read} now, not its indexed ${job.cid}: it changed since it was indexed`)
@@ -67,7 +82,7 @@ function sealSmall (job: SmallJob): void {
   const count = chunkCount(job.size)
   // Its own buffer, handed over whole (transferred, not copied).
   const blob = new Uint8Array(sealedSize(job.size))
-  const fd = openSync(job.path, 'r')
+  const fd = openIndexed(job.path)
   try {
     let at = 0
     for (let i = 0; i < count; i++) {
@@ -95,7 +110,7 @@ async function sealLarge (job: LargeJob): Promise<void> {
   // The part's blocks named as they are hashed: a service in this process stores them unhashed.
   const blocks = new ObjectBlocksRecorder()
   let bytes = 0
-  const fd = openSync(job.path, 'r')
+  const fd = openIndexed(job.path)
   try {
     for (let i = 0; i < count; i++) {
       const last = i === count - 1

@@ -1,6 +1,6 @@
 import { describe, expect, it, onTestFinished } from 'vitest'
 import { randomBytes } from 'node:crypto'
-import { mkdir, readFile, readdir, stat, writeFile } from 'node:fs/promises'
+import { mkdir, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises'
 import { execFile } from 'node:child_process'
 import { promisify } from 'node:util'
 import { join } from 'node:path'
@@ -69,6 +69,27 @@ describe('the sealing threads', () => {
     const reason = new Error('stopped')
     stop.abort(reason)
     await expect(sealer.sealParts(file, { ...init, signal: stop.signal })).rejects.toBe(reason)
+    expect(await readdir(spoolDir)).toEqual([])
+  })
+
+  it('refuses, without blocking, a file swapped for a FIFO or a directory since it was indexed', async () => {
+    const dir = await useTempDir()
+    const sealer = pool()
+    const small = await fileOf(dir, 'small', randomBytes(5000))
+    const large = await fileOf(dir, 'large', randomBytes(2 * CHUNK_BYTES))
+    const spoolDir = join(dir, 'spool')
+    await mkdir(spoolDir)
+    const init = { key: fileKey(master, large.cid), spoolDir, partChunks: 1, storedParts: new Map<number, string>(), storePart: async (_i: number, _p: string, _b: number, object: string) => object }
+    for (const file of [small.path, large.path]) {
+      await rm(file)
+      await promisify(execFile)('mkfifo', [file])
+    }
+    // No writer ever opens these FIFOs: an open that blocked would hold the thread for good.
+    await expect(sealer.sealSmall(small, fileKey(master, small.cid))).rejects.toBeInstanceOf(FileChangedWhileHashingError)
+    await expect(sealer.sealParts(large, init)).rejects.toBeInstanceOf(FileChangedWhileHashingError)
+    await rm(small.path)
+    await mkdir(small.path)
+    await expect(sealer.sealSmall(small, fileKey(master, small.cid))).rejects.toBeInstanceOf(FileChangedWhileHashingError)
     expect(await readdir(spoolDir)).toEqual([])
   })
 
