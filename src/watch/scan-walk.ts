@@ -1,4 +1,4 @@
-import { readdirSync, readlinkSync, statSync, lstatSync, existsSync, type Dirent, type Stats } from 'node:fs'
+import { opendirSync, readdirSync, readlinkSync, statSync, lstatSync, existsSync, type Dirent, type Stats } from 'node:fs'
 import { join } from 'node:path'
 import { openIndex, utf8Before, LEAN_CACHE_KIB, type Index, type KnownRow } from '../index/index.js'
 import { statTuple } from '../content/index.js'
@@ -24,6 +24,24 @@ const ROWS_PAGE = 200
 const MAX_DEPTH = 256
 
 type Row = KnownRow
+
+/** Whether the directory at `path` lists at most `most` entries: true too where it cannot be opened (its listing says why). */
+function holdsAtMost (path: string, most: number): boolean {
+  let dir
+  try {
+    dir = opendirSync(path)
+  } catch {
+    return true
+  }
+  try {
+    for (let seen = 0; dir.readSync() !== null;) if (++seen > most) return false
+    return true
+  } catch {
+    return true
+  } finally {
+    dir.closeSync()
+  }
+}
 
 /** Whether a row records what the stat says of its entry (a chmod or chown moves no mtime). */
 function sameAsRow (row: Row, stats: Stats, kind: string): boolean {
@@ -192,6 +210,11 @@ function walk (request: ScanRequest, rows: Rows, post: (message: ScanMessage) =>
   let overBound = false
   /** A directory's entries in path order, or undefined when it cannot be read (reported). */
   const list = (dirRel: string): Listing | undefined => {
+    // Counted before it is read whole: a huge directory stops a bounded walk at once.
+    if (request.maxEntries !== undefined && !holdsAtMost(join(request.root, dirRel), request.maxEntries - listed)) {
+      overBound = true
+      return { keys: [], stated: undefined }
+    }
     let entries: Dirent[]
     try {
       entries = readdirSync(join(request.root, dirRel), { withFileTypes: true })
