@@ -114,7 +114,7 @@ async function scanHere (request: Omit<ScanRequest, 'gate' | 'credit'>, handlers
   const last = messages.at(-1)
   if (last?.type !== 'done') return undefined
   for (const message of messages) {
-    options.signal?.throwIfAborted()
+    if (options.signal?.aborted === true) throw new AbortedError(`the scan of ${request.root} was stopped`)
     switch (message.type) {
       case 'changed':
         if (message.described.length > 0) handlers.onDescribed?.(message.described)
