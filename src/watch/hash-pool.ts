@@ -1,8 +1,9 @@
 import type { Worker } from 'node:worker_threads'
 import { availableParallelism } from 'node:os'
-import { allocateHashBuffers, assembleCid, cidProfile, planSegments, smallFileCidSync, type CidProfileName, type HashBuffers, type StatTuple } from '../content/index.js'
+import { assembleCid, cidProfile, planSegments, type CidProfileName, type StatTuple } from '../content/index.js'
 import { AbortedError, HashError } from '../errors.js'
 import type { HashJob, HashOutcome } from './hash-messages.js'
+import { JobHasher } from './hash-job.js'
 import { startWorker } from '../util/start-worker.js'
 import { Queue } from '../util/queue.js'
 
@@ -94,7 +95,7 @@ export class HashPool {
   private roomWaiters: Array<() => void> = []
   private hashed = 0
   private inlineLeft: number
-  private readonly inlineBuffers = new Map<CidProfileName, HashBuffers>()
+  private readonly here = new JobHasher()
 
   constructor (init: HashPoolInit = {}) {
     this.threads = Math.max(1, init.workers ?? availableParallelism())
@@ -193,11 +194,7 @@ export class HashPool {
     this.queue.push({
       job: { id: this.nextId++, path, profile },
       sizeHint,
-      done: (err, answer) => {
-        if (answer === undefined || !('cid' in answer)) return done(err)
-        this.hashed += answer.size
-        done(err, { cid: answer.cid, size: answer.size, mtimeMs: answer.mtimeMs, stat: answer.stat })
-      }
+      done: (err, answer) => { if (err !== undefined || answer === undefined) done(err); else this.answer(answer, done) }
     })
     this.dispatch()
   }
@@ -208,22 +205,18 @@ export class HashPool {
     // New files come with no size: the bytes allowed are counted as each is hashed, and once
     // they are spent, or a thread started, the files still waiting go to the threads.
     if (this.inlineLeft <= 0 || this.slots.length > 0) { this.enqueue(path, profile, sizeHint, done); return }
-    let buffers = this.inlineBuffers.get(profile)
-    if (buffers === undefined) {
-      buffers = allocateHashBuffers(cidProfile(profile))
-      this.inlineBuffers.set(profile, buffers)
-    }
-    let hashed
-    try {
-      hashed = smallFileCidSync(path, cidProfile(profile), buffers, INLINE_FILE_BYTES)
-    } catch (err) {
-      done(new HashError(path, (err as NodeJS.ErrnoException).code ?? 'ERR_HASH'))
-      return
-    }
-    if (hashed === 'too-large') { this.enqueue(path, profile, sizeHint, done); return }
-    this.inlineLeft -= hashed.size
-    this.hashed += hashed.size
-    done(undefined, { cid: hashed.cid.toString(), size: hashed.size, mtimeMs: hashed.mtimeMs, stat: hashed.stat })
+    const outcome = this.here.hash({ id: 0, path, profile }, undefined, INLINE_FILE_BYTES)
+    if (outcome === 'too-large') { this.enqueue(path, profile, sizeHint, done); return }
+    if (!outcome.ok) { done(new HashError(path, outcome.code)); return }
+    if ('cid' in outcome) this.inlineLeft -= outcome.size
+    this.answer(outcome, done)
+  }
+
+  /** A whole file's outcome told to its caller, its bytes counted. */
+  private answer (outcome: Answer, done: HashCallback): void {
+    if (!('cid' in outcome)) { done(undefined); return }
+    this.hashed += outcome.size
+    done(undefined, { cid: outcome.cid, size: outcome.size, mtimeMs: outcome.mtimeMs, stat: outcome.stat })
   }
 
   private submitSegments (path: string, profile: CidProfileName, size: number, done: HashCallback): void {

@@ -68,15 +68,12 @@ export async function scanFolder (request: Omit<ScanRequest, 'gate' | 'credit'>,
   try {
     return await new Promise<ScanResult>((resolve, reject) => {
       worker.on('message', (message: ScanMessage) => {
+        tell(message, handlers)
         switch (message.type) {
           case 'changed':
-            if (message.described.length > 0) handlers.onDescribed?.(message.described)
-            handlers.onChanged(message.files, message.scanned)
             if (options.room === undefined) giveBack()
             else options.room().then(giveBack, giveBack)
             break
-          case 'unreadable': handlers.onUnreadable(message.path, message.code); break
-          case 'special': handlers.onSpecial?.(message.path, message.what); break
           case 'done': resolve({ scanned: message.scanned, missing: message.missing }); break
           case 'failed': reject(scanFailed(request.root, message.message)); break
         }
@@ -89,6 +86,18 @@ export async function scanFolder (request: Omit<ScanRequest, 'gate' | 'credit'>,
   } finally {
     options.signal?.removeEventListener('abort', onAbort)
     await worker.terminate()
+  }
+}
+
+/** What a message found, told to the handlers: the same from a thread's walk and from one here. */
+function tell (message: ScanMessage, handlers: ScanHandlers): void {
+  switch (message.type) {
+    case 'changed':
+      if (message.described.length > 0) handlers.onDescribed?.(message.described)
+      handlers.onChanged(message.files, message.scanned)
+      break
+    case 'unreadable': handlers.onUnreadable(message.path, message.code); break
+    case 'special': handlers.onSpecial?.(message.path, message.what); break
   }
 }
 
@@ -115,15 +124,8 @@ async function scanHere (request: Omit<ScanRequest, 'gate' | 'credit'>, handlers
   if (last?.type !== 'done') return undefined
   for (const message of messages) {
     if (options.signal?.aborted === true) throw new AbortedError(`the scan of ${request.root} was stopped`)
-    switch (message.type) {
-      case 'changed':
-        if (message.described.length > 0) handlers.onDescribed?.(message.described)
-        handlers.onChanged(message.files, message.scanned)
-        await options.room?.()
-        break
-      case 'unreadable': handlers.onUnreadable(message.path, message.code); break
-      case 'special': handlers.onSpecial?.(message.path, message.what); break
-    }
+    tell(message, handlers)
+    if (message.type === 'changed') await options.room?.()
   }
   return { scanned: last.scanned, missing: last.missing }
 }
