@@ -58,6 +58,7 @@ export const SLOW_FILES: readonly string[] = [
   'test/cli/get-output.test.ts',
   'test/cli/get-plain-profile.test.ts',
   'test/cli/get.test.ts',
+  'test/cli/restore-damaged-leaf.test.ts',
   'test/cli/get-batch-mixed.test.ts',
   'test/cli/get-fix-attrs-owner.test.ts',
   'test/cli/config-wait.test.ts',

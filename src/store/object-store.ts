@@ -53,7 +53,7 @@ export interface UploadsSeen {
 }
 
 /** What {@link ObjectStore.stream} takes. */
-export interface StreamOptions {
+export interface StreamOptions extends SealedRead {
   readonly signal?: AbortSignal
   /** Bytes past this many are refused (not that object). */
   readonly maxBytes: number
@@ -64,6 +64,17 @@ export interface StreamOptions {
    * the CID its checked parent names; the others are not read at all.
    */
   readonly range?: ByteRange
+}
+
+/**
+ * A read whose caller checks every byte itself: a sealed blob, whose chunks each carry an AES-GCM
+ * tag over the file's CID, and whose plaintext is then hashed to that CID. A store reading its own
+ * disk may skip hashing the raw leaves then; the nodes above them are still checked, since they
+ * steer the walk. A store reading from elsewhere checks every block as before.
+ */
+export interface SealedRead {
+  /** The bytes are a sealed blob (or a pack of them), checked by the caller as they are opened. */
+  readonly sealed?: boolean
 }
 
 export interface PutOptions extends StoreCallOptions {
@@ -100,7 +111,7 @@ export interface SlabHashing {
   finish: () => Promise<string>
 }
 
-export interface GetBytesOptions extends GetOptions {
+export interface GetBytesOptions extends GetOptions, SealedRead {
   /** Hashes the bytes in order (in another thread, say); the store compares the answer with the CID. */
   readonly hash?: (slabs: readonly Uint8Array[]) => Promise<string>
   /**

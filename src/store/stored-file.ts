@@ -2,6 +2,7 @@ import type { CID } from 'multiformats/cid'
 import { checkBlock, decodeFileNode } from '../content/index.js'
 import { ContentNotFoundError, IntegrityError } from '../errors.js'
 import type { BlockSlots } from './block-slots.js'
+import type { SealedRead } from './object-store.js'
 
 /**
  * Reads a block of the service's own store in this process, without HTTP (the embedded service,
@@ -42,13 +43,16 @@ const READ_AHEAD = 4
  * holding until the end; a block that does not match is an {@link IntegrityError}. A block the
  * store lacks is {@link ContentNotFoundError}; a node that is no UnixFS file, or a DAG deeper
  * than {@link MAX_DEPTH}, an {@link IntegrityError}. Memory: {@link READ_AHEAD} blocks a level.
+ * `'nodes'`: every node is checked so, the raw leaves are not; for a caller that checks each
+ * byte itself (a sealed blob: {@link SealedRead}). The nodes steer the walk, so a damaged one
+ * still stops it at once.
  *
  * `slots`: raw leaves are read into slots taken from it, each given back once the caller asks
  * for the next bytes. So each yielded view is lent only until then: the caller copies what it
  * keeps. Reading into memory used again costs far less than into new memory, whose every page
  * the kernel faults in (docs/benchmarks.md, "Restoring large files").
  */
-export async function * storedFileBytes (read: ReadStoredBlock, root: CID, signal?: AbortSignal, checked = false, slots?: BlockSlots): AsyncGenerator<Uint8Array> {
+export async function * storedFileBytes (read: ReadStoredBlock, root: CID, signal?: AbortSignal, checked: boolean | 'nodes' = false, slots?: BlockSlots): AsyncGenerator<Uint8Array> {
   // The slots' memory now holding a block: given back once the caller is past it.
   const inSlots = new Set<ArrayBufferLike>()
   /** Gives back the slot `bytes` was read into, if it was (a block read into memory of its own is the collector's). */
@@ -71,7 +75,7 @@ export async function * storedFileBytes (read: ReadStoredBlock, root: CID, signa
       }
     }
     if (bytes === undefined) throw new ContentNotFoundError(`the service does not hold block ${cid.toString()}${cid === root ? '' : ` of ${root.toString()}`}`)
-    if (checked && checkBlock(cid, bytes) !== 'ok') {
+    if ((checked === true || (checked === 'nodes' && cid.code !== RAW_CODE)) && checkBlock(cid, bytes) !== 'ok') {
       giveBack(bytes)
       throw new IntegrityError(`block ${cid.toString()}${cid === root ? '' : ` of ${root.toString()}`} in the service's store does not hash to its CID: the store is damaged`)
     }

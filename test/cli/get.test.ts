@@ -211,15 +211,15 @@ describe('cidsync get and restore --files: content back on another device', () =
     const big = randomBytes(3 * 1024 * 1024 + 5)
     await writeFile(join(notes, 'big.bin'), big)
     expect((await cli(['snapshot', '--config', a])).code).toBe(0)
-    // Every raw leaf flipped, the DAG nodes above them left whole: the file's part is opened, its
-    // first blocks checked as they come, and the first damaged one ends it midway.
+    // Every raw leaf flipped, the DAG nodes above them left whole: the file's part is opened as
+    // it streams, and the first damaged chunk's tag ends it midway (sealed reads hash no leaf).
     const service = join(dir, 'service')
     for (const cid of storedBlocks(service).filter(c => c.startsWith('bafk'))) flipStoredBlock(service, cid)
     const to = join(dir, 'back')
     const refused = await cli(['get', 'notes/big.bin', '--to', to, '--config', a])
     expect(refused.code, refused.stderr).toBe(4)
     expect(refused.stderr).toContain('notes/big.bin')
-    expect(refused.stderr).toContain('does not hash to its CID')
+    expect(refused.stderr).toContain('damaged or forged')
     expect(await readdir(join(to, 'notes')).catch(() => [])).toEqual([])
   })
 

@@ -126,6 +126,37 @@ describe('the embedded store: reads from the service\'s packs in this process (t
     await expect(client(local, damaged).getBytes(cid, DEEP, { slab })).rejects.toThrow(IntegrityError)
   })
 
+  it('a sealed read hashes no leaf (its caller opens each blob), yet checks every node above them', async () => {
+    const bytes = randomBytes(20_000)
+    const { local, cid } = await stored(bytes)
+    let hashed = 0
+    const hash = async (): Promise<string> => { hashed++; return cid }
+    // The leaves come as stored: a damaged one is the caller's to find, by the blob's tags.
+    const leaves = joined(await client(local, damagedLeaves(local)).getBytes(cid, DEEP, { slab, sealed: true, hash }))
+    expect(leaves.equals(bytes)).toBe(false)
+    expect(leaves.byteLength).toBe(bytes.byteLength)
+    expect(hashed).toBe(0)
+    expect(fileFetches(local)).toBe(0)
+    // A damaged node would steer the walk elsewhere: refused, and the gateway's checked bytes taken.
+    const damagedNodes: ReadStoredBlock = async (block) => {
+      const got = await local.readStoredBlock(block)
+      if (got === undefined || block.code === 0x55) return got
+      const flipped = Buffer.from(got)
+      flipped[flipped.byteLength - 1] = (flipped[flipped.byteLength - 1] as number) ^ 1
+      return flipped
+    }
+    expect(joined(await client(local, damagedNodes).getBytes(cid, DEEP, { slab, sealed: true })).equals(bytes)).toBe(true)
+    expect(fileFetches(local)).toBe(1)
+    // Streamed alike: leaves as stored, a damaged node an IntegrityError.
+    const streamed = async (read: ReadStoredBlock): Promise<Buffer> => {
+      const chunks: Buffer[] = []
+      for await (const chunk of (client(local, read).stream as NonNullable<ObjectStore['stream']>)(cid, { maxBytes: bytes.byteLength, sealed: true })) chunks.push(Buffer.from(chunk))
+      return Buffer.concat(chunks)
+    }
+    expect((await streamed(damagedLeaves(local))).byteLength).toBe(bytes.byteLength)
+    await expect(streamed(damagedNodes)).rejects.toThrow(IntegrityError)
+  })
+
   it('hashes where the caller says when it gives a hash, and takes only bytes that hash to the CID', async () => {
     const bytes = randomBytes(300_000)
     const { local, cid } = await stored(bytes)

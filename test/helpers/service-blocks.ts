@@ -37,6 +37,19 @@ export function storedBlocks (serviceDir: string): string[] {
   return withDb(serviceDir, db => (db.prepare('SELECT cid FROM blocks').pluck().all() as Uint8Array[]).map(bytes => CID.decode(bytes).toString()))
 }
 
+/** A stored block's bytes, read from its pack behind the service's back. */
+export function readStoredBlock (serviceDir: string, cid: string): Buffer {
+  const place = placeOf(serviceDir, cid)
+  const bytes = Buffer.alloc(place.length)
+  const fd = openSync(packPath(serviceDir, place.pack), 'r')
+  try {
+    readSync(fd, bytes, 0, place.length, place.offset)
+  } finally {
+    closeSync(fd)
+  }
+  return bytes
+}
+
 /** XORs one byte of a stored block (its middle, or its last) with `mask`. */
 export function flipStoredBlock (serviceDir: string, cid: string, where: 'middle' | 'last' = 'middle', mask = 0x01): void {
   const place = placeOf(serviceDir, cid)

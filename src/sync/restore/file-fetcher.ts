@@ -35,7 +35,8 @@ export class FileFetcher {
   private readonly collect = new CollectEvery()
   private readonly durable = new DurableBatch(this.pool, RESTORE_BATCH)
   private readonly objects: ObjectCache
-  // Sealed objects are held in memory, each hashed in a sealing thread before anything reads it.
+  // Sealed objects are held in memory, each hashed in a sealing thread before anything reads it;
+  // the embedded service's own store skips that hash (`sealed`): each blob's tags and plaintext CID check every byte.
   private readonly memory: ObjectMemory
   private warmed = false
   /** The store streams an object's blocks (the embedded service's): large files are read so, not held whole. */
@@ -48,7 +49,7 @@ export class FileFetcher {
       await store.getFile(cid, options.profile ?? SNAPSHOT_PROFILE, destination, { ...options, signal: options.signal, durable: false })
     })
     this.memory = new ObjectMemory(RESTORE_MEMORY_BYTES, async (cid, options) => await store.getBytes(cid, SNAPSHOT_PROFILE, {
-      ...options, hash: async (slabs) => await this.pool.hashObject(slabs, options.signal), hashing: () => this.pool.hashStream(options.signal)
+      ...options, sealed: true, hash: async (slabs) => await this.pool.hashObject(slabs, options.signal), hashing: () => this.pool.hashStream(options.signal)
     }))
   }
 
@@ -85,7 +86,7 @@ export class FileFetcher {
       }
       const streamOf = this.store.stream
       // Lent: unsealFile copies or sends each chunk before it asks for the next.
-      const stream = job.streamed && streamOf !== undefined ? (cid: string, maxBytes: number, signal?: AbortSignal, range?: ByteRange) => streamOf(cid, { maxBytes, signal, lend: true, range }) : undefined
+      const stream = job.streamed && streamOf !== undefined ? (cid: string, maxBytes: number, signal?: AbortSignal, range?: ByteRange) => streamOf(cid, { maxBytes, signal, lend: true, range, sealed: true }) : undefined
       const { memory, pool } = this
       const unsealed = stream === undefined || job.byRange === true
         ? await unsealFile({ ...file, memory, pool, byRange: job.byRange, stream })

@@ -64,7 +64,7 @@ export async function checkEveryFile (clients: ObjectHome, index: Index, files: 
   boundHeapGrowth()
   const pool = new SealPool(RESTORE_THREADS)
   const memory = new ObjectMemory(RESTORE_MEMORY_BYTES, async (cid, options) => await clients.objects.getBytes(cid, SNAPSHOT_PROFILE, {
-    ...options, hash: async (slabs) => await pool.hashObject(slabs, options.signal), hashing: () => pool.hashStream(options.signal)
+    ...options, sealed: true, hash: async (slabs) => await pool.hashObject(slabs, options.signal), hashing: () => pool.hashStream(options.signal)
   }))
   const keys = new Map<string, Buffer>()
   const keyOf = (record: ContentRecord): Buffer => {
@@ -131,7 +131,7 @@ export async function checkEveryFile (clients: ObjectHome, index: Index, files: 
         const pack = packOf(first, streams)
         if (pack === undefined) {
           // Parts streamed block by block where the store can (the embedded service), else held.
-          const stream = streamOf === undefined ? undefined : (cid: string, maxBytes: number, signal?: AbortSignal) => streamOf(cid, { maxBytes, signal, lend: true })
+          const stream = streamOf === undefined ? undefined : (cid: string, maxBytes: number, signal?: AbortSignal) => streamOf(cid, { maxBytes, signal, lend: true, sealed: true })
           try {
             await streaming.run(async () => await unsealFile({ ...inputs(first), memory, pool, stream }), init.signal).finally(() => { collect.note(first.file.size) })
             checked += first.counts ? 1 : 0
