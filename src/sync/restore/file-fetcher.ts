@@ -5,9 +5,11 @@ import { ContentIntegrityError } from '../../errors.js'
 import type { ByteRange, ObjectStore } from '../../store/index.js'
 import { CollectEvery } from '../../util/release-memory.js'
 import { SNAPSHOT_PROFILE } from '../read/index.js'
-import { packOf, RESTORE_BATCH, RESTORE_MEMORY_BYTES, RESTORE_THREADS, STREAMED_AT_ONCE, type Job } from './jobs.js'
+import { packOf, RESTORE_BATCH, RESTORE_MEMORY_BYTES, type Job } from './jobs.js'
 
 export interface FileFetcherInit {
+  /** Sealing threads to open files in (jobs.ts, `restoreThreads`); one large file streams on each at once. */
+  readonly threads: number
   /** Where this process keeps scratch objects: removed at close. */
   readonly scratchDir: string
   readonly signal?: AbortSignal
@@ -28,12 +30,12 @@ const WARM_EVERY_THREAD_FILES = 16
  * then (docs/content-format.md, "What a crash leaves"). Its owner closes it.
  */
 export class FileFetcher {
-  private readonly pool = new SealPool(RESTORE_THREADS)
-  private readonly streaming = new Slots(STREAMED_AT_ONCE)
+  private readonly pool: SealPool
+  private readonly streaming: Slots
   // What a streamed file leaves (its slots, its lent blocks) lies outside V8's heap, which counts it
   // late: a collection every 64 MiB of them keeps the packs that follow from piling on top.
   private readonly collect = new CollectEvery()
-  private readonly durable = new DurableBatch(this.pool, RESTORE_BATCH)
+  private readonly durable: DurableBatch
   private readonly objects: ObjectCache
   // Sealed objects are held in memory, each hashed in a sealing thread before anything reads it;
   // the embedded service's own store skips that hash (`sealed`): each blob's tags and plaintext CID check every byte.
@@ -43,6 +45,9 @@ export class FileFetcher {
   readonly streams: boolean
 
   constructor (private readonly store: ObjectStore, private readonly init: FileFetcherInit) {
+    this.pool = new SealPool(init.threads)
+    this.streaming = new Slots(init.threads)
+    this.durable = new DurableBatch(this.pool, RESTORE_BATCH)
     this.streams = store.stream !== undefined
     this.objects = new ObjectCache(init.scratchDir, async (cid, destination, options) => {
       // Scratch, verified, read by this process and removed: not fsynced (a power cut ends the reader too).

@@ -19,7 +19,7 @@ import { PlacedFile, type GetOutcome } from './get-outcome.js'
 import { checkFolders, diskFull, RecordsAhead, removeDeadFetches, targetRoot, usableRecord, type RecordLookup } from './targets.js'
 import { notFound, tryNewerRecords, type RecordFallback } from './newer-records.js'
 import { RecordTable } from './record-table.js'
-import { byRangeWhereFew, fetchOrder, packOf, RESTORE_CONCURRENCY, RESTORE_PACK_BATCH, RESTORE_WINDOW, type Job } from './jobs.js'
+import { byRangeWhereFew, fetchOrder, packOf, RESTORE_CONCURRENCY, RESTORE_PACK_BATCH, RESTORE_WINDOW, restoreThreads, type Job } from './jobs.js'
 import { FileFetcher } from './file-fetcher.js'
 import { unstoredInPlace, whatIsThere } from './what-is-there.js'
 import { wayChecker } from './way-checker.js'
@@ -72,6 +72,7 @@ export async function getFiles (repository: Repository, index: Index, init: GetF
   const fetchDir = join(config.stateDir, STATE_NAMES.contentFetch)
   await removeDeadFetches(fetchDir)
   const fetcher = new FileFetcher(repository.objects, {
+    threads: restoreThreads(init.rows.reduce((sum, r) => r.deleted || r.size < SMALL_FILE_BYTES ? sum : sum + r.size, 0)),
     scratchDir: join(fetchDir, String(process.pid)),
     signal: init.signal,
     onBytes: (bytes) => { init.onProgress?.({ type: 'get:bytes', detail: { bytes } }) },

@@ -66,13 +66,23 @@ export function fetchOrder (jobs: readonly Job[]): Job[] {
   })
 }
 
+/** Bytes of large files from which a restore opens files on every core ({@link restoreThreads}). */
+export const EVERY_CORE_LARGE_BYTES = 64 * 1024 * 1024
+
 /**
- * Sealing threads a restore opens files in: one a core but one (at most 4), as storing does. The
- * main thread reads and checks the objects. Its writes go through the page cache and no longer
- * hold a thread on the disk, so on two cores a second thread only added CPU and 60 MB at the peak
- * (docs/benchmarks.md, "Large files through the page cache").
+ * Sealing threads a restore opens files in. One a core but one (at most 4), as storing does: the
+ * main thread reads the objects and checks the small files' places. Large files leave it little to
+ * do, since their leaves are read and not hashed. So a run with {@link EVERY_CORE_LARGE_BYTES} of
+ * them opens files on every core. For small files alone, a second thread on two cores cost more
+ * CPU than it took on (docs/benchmarks.md, "Restoring: a sealed blob hashed once").
  */
-export const RESTORE_THREADS = Math.max(1, Math.min(4, availableParallelism() - 1))
+export function restoreThreads (largeBytes: number): number {
+  const cores = availableParallelism()
+  return Math.max(1, Math.min(4, largeBytes >= EVERY_CORE_LARGE_BYTES ? cores : cores - 1))
+}
+
+/** The sealing threads of a run of small files, and of `verify --content` (see {@link restoreThreads}). */
+export const RESTORE_THREADS = restoreThreads(0)
 
 /**
  * Verified objects a restore holds in memory at once: a whole part, or a few packs (the slabs of
@@ -128,7 +138,7 @@ export const RESTORE_CONCURRENCY = 8
 /**
  * Large files streamed at once, of those: one a sealing thread. Each more holds its stream's slots.
  * Two a thread were a little faster, and took a restore past 300 MB at its peak (docs/benchmarks.md,
- * "A restore's memory").
+ * "A restore's memory"). A restore streams one a thread of its own pool.
  */
 export const STREAMED_AT_ONCE = RESTORE_THREADS
 

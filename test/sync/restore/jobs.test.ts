@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest'
 import { cidProfile } from '../../../src/content/index.js'
 import type { ContentRecord } from '../../../src/custody/index.js'
 import type { Entry } from '../../../src/index/index.js'
-import { byRangeWhereFew, fetchOrder, packOf, RANGE_READERS, type Job } from '../../../src/sync/restore/jobs.js'
+import { availableParallelism } from 'node:os'
+import { byRangeWhereFew, EVERY_CORE_LARGE_BYTES, fetchOrder, packOf, RANGE_READERS, restoreThreads, type Job } from '../../../src/sync/restore/jobs.js'
 
 const P = 'bafkreigh2akiscaildcqabsyg3dfr6chu3fgpregiymsck7e7aqa4s52zy'
 const Q = 'bafybeigdyrzt5sfp7udm7hu76uh7y26nf3efuylqabf3oclgtqy55fbzdi'
@@ -25,5 +26,14 @@ describe('the order a restore brings files back in', () => {
     expect(fetchOrder(marked).map(j => j.at)).toEqual([...few.map(j => j.at), 500, ...many.map(j => j.at)])
     // A store that cannot stream: every pack read whole.
     expect(byRangeWhereFew(jobs, false).filter(j => j.byRange === true)).toEqual([])
+  })
+})
+
+describe('the sealing threads a restore opens files in', () => {
+  it('one a core but one for small files; one a core from enough large files; never none, never past four', () => {
+    const cores = availableParallelism()
+    expect(restoreThreads(0)).toBe(Math.max(1, Math.min(4, cores - 1)))
+    expect(restoreThreads(EVERY_CORE_LARGE_BYTES - 1)).toBe(restoreThreads(0))
+    expect(restoreThreads(EVERY_CORE_LARGE_BYTES)).toBe(Math.max(1, Math.min(4, cores)))
   })
 })
