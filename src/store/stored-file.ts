@@ -2,7 +2,6 @@ import type { CID } from 'multiformats/cid'
 import { checkBlock, decodeFileNode } from '../content/index.js'
 import { ContentNotFoundError, IntegrityError } from '../errors.js'
 import type { BlockSlots } from './block-slots.js'
-import type { SealedRead } from './object-store.js'
 
 /**
  * Reads a block of the service's own store in this process, without HTTP (the embedded service,
@@ -44,7 +43,7 @@ const READ_AHEAD = 4
  * store lacks is {@link ContentNotFoundError}; a node that is no UnixFS file, or a DAG deeper
  * than {@link MAX_DEPTH}, an {@link IntegrityError}. Memory: {@link READ_AHEAD} blocks a level.
  * `'nodes'`: every node is checked so, the raw leaves are not; for a caller that checks each
- * byte itself (a sealed blob: {@link SealedRead}). The nodes steer the walk, so a damaged one
+ * byte itself (a sealed blob: `SealedRead` in object-store.ts). The nodes steer the walk, so a damaged one
  * still stops it at once.
  *
  * `slots`: raw leaves are read into slots taken from it, each given back once the caller asks
