@@ -57,6 +57,21 @@ function fallBack (err: unknown, signal: AbortSignal | undefined): void {
 }
 
 /**
+ * Asks the gateway after a read here failed. The embedded service's gateway reads the same packs:
+ * where the read here found damage, the gateway's own failure (a 502 over the damaged node, a
+ * connection cut midway) would read as an outage, "try again later". The damage is the answer
+ * then, exit 4, unless the gateway's bytes verified or it found the damage itself.
+ */
+async function orDamageFound<T> (local: unknown, signal: AbortSignal | undefined, gateway: () => Promise<T>): Promise<T> {
+  try {
+    return await gateway()
+  } catch (err) {
+    if (local instanceof IntegrityError && !(err instanceof IntegrityError) && signal?.aborted !== true) throw local
+    throw err
+  }
+}
+
+/**
  * The embedded service's objects, kept in its pack store in this process. A put is added by the
  * code the upload route runs after parsing a request (the same quota, durability and listing),
  * without loopback HTTP. Reads come from the packs when the service runs on this thread, through
@@ -96,17 +111,19 @@ export class EmbeddedObjectStore implements ObjectStore {
   }
 
   async getFile (cid: string, profile: CidProfile, destination: string, options: GetOptions = {}): Promise<GotObject> {
-    return await this.receive(cid, profile, destination, undefined, options) ?? await this.overHttp.getFile(cid, profile, destination, options)
+    const here = await this.receive(cid, profile, destination, undefined, options)
+    return here.got ?? await orDamageFound(here.failed, options.signal, async () => await this.overHttp.getFile(cid, profile, destination, options))
   }
 
   async getInto (cid: string, profile: CidProfile, reader: (bytes: Readable) => Promise<void>, options: GetOptions = {}): Promise<GotObject> {
-    return await this.receive(cid, profile, undefined, reader, options) ?? await this.overHttp.getInto(cid, profile, reader, options)
+    const here = await this.receive(cid, profile, undefined, reader, options)
+    return here.got ?? await orDamageFound(here.failed, options.signal, async () => await this.overHttp.getInto(cid, profile, reader, options))
   }
 
-  /** The object from the packs through the same checks as a gateway's answer; undefined to ask the gateway. */
-  private async receive (cid: string, profile: CidProfile, destination: string | undefined, reader: ((bytes: Readable) => Promise<void>) | undefined, options: GetOptions): Promise<GotObject | undefined> {
+  /** The object from the packs through the same checks as a gateway's answer; else why not, to ask the gateway. */
+  private async receive (cid: string, profile: CidProfile, destination: string | undefined, reader: ((bytes: Readable) => Promise<void>) | undefined, options: GetOptions): Promise<{ got?: GotObject, failed?: unknown }> {
     const read = this.local?.block
-    if (read === undefined) return undefined
+    if (read === undefined) return {}
     canonicalCid(cid)
     const tried: SourceTry = { wrongBytes: false }
     try {
@@ -117,11 +134,11 @@ export class EmbeddedObjectStore implements ObjectStore {
         origin: FROM_STORE,
         overCap: (cap) => new IntegrityError(`${cid} in the service's store holds more than the ${cap} bytes it was expected to: not that object`)
       }), cid, profile, destination, reader, fetchOptions(options), options.maxBytes ?? ANSWER_LIMITS.fetch, tried)
-      return { size: got.size, from: got.gateway }
+      return { got: { size: got.size, from: got.gateway } }
     } catch (err) {
       if (tried.fatal !== undefined) throw tried.fatal.err
       fallBack(err, options.signal)
-      return undefined
+      return { failed: err }
     }
   }
 
@@ -165,6 +182,7 @@ export class EmbeddedObjectStore implements ObjectStore {
         return filled
       } catch (err) {
         fallBack(err, options.signal)
+        return await orDamageFound(err, options.signal, async () => await this.overHttp.getBytes(cid, profile, options))
       }
     }
     return await this.overHttp.getBytes(cid, profile, options)

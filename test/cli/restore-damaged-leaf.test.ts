@@ -15,6 +15,37 @@ async function cli (args: string[]): Promise<{ code: number | null, stdout: stri
   return await runCli(args, { timeoutMs: 120_000 })
 }
 
+/** Two devices on one embedded service, 30 small files in one pack stored by the first and indexed by the second. */
+async function storedPack (): Promise<{ dir: string, b: string, service: string, files: Map<string, Buffer>, placed: Array<{ path: string, object: [string, number, number] }>, pack: string }> {
+  const dir = await useTempDir()
+  const notes = join(dir, 'notes')
+  await mkdir(notes)
+  const service = join(dir, 'service')
+  const config = (name: string, folder: string): string =>
+    `state_dir = "${name}-state"\nnamespace = "leaf"\n[[folders]]\nname = "notes"\npath = "${folder}"\nstore = true\n` +
+    `[service]\ndir = "${service}"\n[snapshot]\ndeal = false\n[status]\nlisten = "127.0.0.1:0"\n`
+  await writeFile(join(dir, 'a.toml'), config('a', notes))
+  await mkdir(join(dir, 'b-notes'))
+  await writeFile(join(dir, 'b.toml'), config('b', join(dir, 'b-notes')))
+  const a = join(dir, 'a.toml')
+  const b = join(dir, 'b.toml')
+  const files = new Map<string, Buffer>()
+  for (let i = 0; i < 30; i++) files.set(`doc-${i}.txt`, randomBytes(60_000 + i))
+  for (const [name, bytes] of files) await writeFile(join(notes, name), bytes)
+  expect((await cli(['snapshot', '--config', a])).code).toBe(0)
+  expect((await cli(['key', 'import', (await cli(['key', 'export', '--config', a])).stdout.trim(), '--config', b])).code).toBe(0)
+  expect((await cli(['restore', '--config', b])).code).toBe(0)
+  // The pack every file was sealed into, and where each file's blob lies in it.
+  const db = new Database(join(dir, 'a-state', 'index.sqlite'), { readonly: true })
+  const placed = (db.prepare('SELECT e.path, c.objects FROM entries e JOIN content c ON c.cid = e.cid').all() as Array<{ path: string, objects: string }>)
+    .map(({ path, objects }) => ({ path, object: JSON.parse(objects)[0] as [string, number, number] }))
+  db.close()
+  expect(placed).toHaveLength(files.size)
+  const pack = (placed[0] as { object: [string, number, number] }).object[0]
+  expect(placed.every(p => p.object[0] === pack)).toBe(true)
+  return { dir, b, service, files, placed, pack }
+}
+
 /**
  * A restore from the embedded service reads a pack's leaves without hashing them: each file's
  * blob is checked by its tags and its plaintext CID. A byte damaged on the disk is then found
@@ -22,33 +53,7 @@ async function cli (args: string[]): Promise<{ code: number | null, stdout: stri
  */
 describe('restore --files from an embedded service whose pack has one damaged byte', () => {
   it('refuses the one file whose blob holds it (exit 4, named), and brings back every other, whole', async () => {
-    const dir = await useTempDir()
-    const notes = join(dir, 'notes')
-    await mkdir(notes)
-    const service = join(dir, 'service')
-    const config = (name: string, folder: string): string =>
-      `state_dir = "${name}-state"\nnamespace = "leaf"\n[[folders]]\nname = "notes"\npath = "${folder}"\nstore = true\n` +
-      `[service]\ndir = "${service}"\n[snapshot]\ndeal = false\n[status]\nlisten = "127.0.0.1:0"\n`
-    await writeFile(join(dir, 'a.toml'), config('a', notes))
-    await mkdir(join(dir, 'b-notes'))
-    await writeFile(join(dir, 'b.toml'), config('b', join(dir, 'b-notes')))
-    const a = join(dir, 'a.toml')
-    const b = join(dir, 'b.toml')
-    const files = new Map<string, Buffer>()
-    for (let i = 0; i < 30; i++) files.set(`doc-${i}.txt`, randomBytes(60_000 + i))
-    for (const [name, bytes] of files) await writeFile(join(notes, name), bytes)
-    expect((await cli(['snapshot', '--config', a])).code).toBe(0)
-    expect((await cli(['key', 'import', (await cli(['key', 'export', '--config', a])).stdout.trim(), '--config', b])).code).toBe(0)
-    expect((await cli(['restore', '--config', b])).code).toBe(0)
-
-    // The pack every file was sealed into, and where each file's blob lies in it.
-    const db = new Database(join(dir, 'a-state', 'index.sqlite'), { readonly: true })
-    const placed = (db.prepare('SELECT e.path, c.objects FROM entries e JOIN content c ON c.cid = e.cid').all() as Array<{ path: string, objects: string }>)
-      .map(({ path, objects }) => ({ path, object: JSON.parse(objects)[0] as [string, number, number] }))
-    db.close()
-    expect(placed).toHaveLength(files.size)
-    const pack = (placed[0] as { object: [string, number, number] }).object[0]
-    expect(placed.every(p => p.object[0] === pack)).toBe(true)
+    const { dir, b, service, files, placed, pack } = await storedPack()
     // The middle byte of the pack's third leaf, flipped behind the service's back.
     const leaves = dagPb.decode(readStoredBlock(service, pack)).Links
     expect(leaves.length).toBeGreaterThan(3)
@@ -66,5 +71,23 @@ describe('restore --files from an embedded service whose pack has one damaged by
     // Every other file whole; no temp of the refused one left.
     expect(back.sort()).toEqual([...files.keys()].filter(name => name !== hit[0]).sort())
     for (const name of back) expect((await readFile(join(to, 'notes', name))).equals(files.get(name) as Buffer), name).toBe(true)
+    // The drills judge each file as the restore does: the damaged one named, never a sound one of its pack.
+    for (const drill of [['verify', '--content'], ['verify']]) {
+      const said = await cli([...drill, '--config', b])
+      const named = [...`${said.stdout}${said.stderr}`.matchAll(/the stored file (\S+) \(content/g)].map(m => m[1])
+      expect(named.every(path => path === `notes/${hit[0] as string}`), `${drill.join(' ')}: ${said.stdout}${said.stderr}`).toBe(true)
+      if (drill.length === 2) expect(named, said.stdout + said.stderr).toContain(`notes/${hit[0] as string}`)
+    }
+  }, 240_000)
+
+  it('a damaged node above the leaves: every file of the pack refused as damaged (exit 4, ERR_INTEGRITY), none as a network failure', async () => {
+    const { dir, b, service, pack } = await storedPack()
+    flipStoredBlock(service, pack)
+    const to = join(dir, 'back')
+    const refused = await cli(['restore', '--files', '--to', to, '--config', b])
+    expect(refused.code, refused.stderr).toBe(4)
+    expect(refused.stderr).toMatch(/notes\/doc-0\.txt: .*does not hash to its CID.*\[ERR_INTEGRITY\]/)
+    expect(refused.stderr).not.toContain('ERR_GATEWAY_FETCH')
+    expect(await readdir(join(to, 'notes')).catch(() => [])).toEqual([])
   }, 240_000)
 })
