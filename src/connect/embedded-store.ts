@@ -293,7 +293,7 @@ async function * checkedStream (read: ReadStoredBlock, cid: string, options: Str
   canonicalCid(cid)
   if (options.range !== undefined) {
     if (options.range.offset + options.range.length > options.maxBytes) throw new IntegrityError(`bytes ${options.range.offset}-${options.range.offset + options.range.length} of ${cid} lie past the ${options.maxBytes} bytes it may hold`)
-    yield * storedFileRange(read, CID.parse(cid), options.range, options.signal)
+    yield * storedFileRange(read, CID.parse(cid), options.range, options.signal, options.sealed !== true)
     return
   }
   let received = 0

@@ -96,6 +96,6 @@ export function openChunkPieces (key: Uint8Array, cid: ChunkCid, index: number, 
     if (rest.byteLength > 0) pieces.push(rest)
     return pieces
   } catch {
-    throw new ContentIntegrityError(`chunk ${index} of ${cid.toString()} does not open with this key: the stored object is damaged or forged, or sealed with another key`)
+    throw new ContentIntegrityError(`chunk ${index} of ${cid.toString()} does not open: its stored bytes are damaged or forged (its tag does not match them)`)
   }
 }

@@ -71,6 +71,13 @@ describe('restore --files from an embedded service whose pack has one damaged by
     // Every other file whole; no temp of the refused one left.
     expect(back.sort()).toEqual([...files.keys()].filter(name => name !== hit[0]).sort())
     for (const name of back) expect((await readFile(join(to, 'notes', name))).equals(files.get(name) as Buffer), name).toBe(true)
+    // `get` of a file or two reads them by range, and judges them alike.
+    const got = await cli(['get', `notes/${hit[0] as string}`, '--to', join(dir, 'got'), '--config', b])
+    expect(got.code, got.stderr).toBe(4)
+    expect(got.stderr).toContain('[ERR_CONTENT_INTEGRITY]')
+    const sound = back[0] as string
+    expect((await cli(['get', `notes/${sound}`, '--to', join(dir, 'got'), '--config', b])).code).toBe(0)
+    expect((await readFile(join(dir, 'got', 'notes', sound))).equals(files.get(sound) as Buffer)).toBe(true)
     // The drills judge each file as the restore does: the damaged one named, never a sound one of its pack.
     for (const drill of [['verify', '--content'], ['verify']]) {
       const said = await cli([...drill, '--config', b])
