@@ -4,7 +4,7 @@ import type { Config } from '../../config/index.js'
 import { ExtraNotDeletedError, FilesNotRestoredError, GatewayFetchError, IndexMissingError, PathNotFoundError, UsageError } from '../../errors.js'
 import type { GetOutcome, PointerAhead, Repository } from '../../sync/index.js'
 import type { Entry, Index } from '../../index/index.js'
-import { countOf } from '../format.js'
+import { countOf, formatCount } from '../format.js'
 import { progressReporter } from '../get-progress.js'
 import { action } from '../run.js'
 import { safeLines, safeText } from '../safe-text.js'
@@ -174,9 +174,9 @@ function report (outcomes: readonly GetOutcome[], json: boolean, from: string, e
     const undeleted = deletion?.failed ?? []
     for (const o of undeleted.slice(0, SHOWN_NOT_DONE)) process.stderr.write(`cidsync: ${safeText(o.path)}: ${safeLines(o.reason ?? 'not deleted')} [${safeText(o.code ?? 'ERR_CIDSYNC')}]\n`)
     if (undeleted.length > SHOWN_NOT_DONE) process.stderr.write(`cidsync: ... and ${undeleted.length - SHOWN_NOT_DONE} more not deleted (\`--json\` lists each with why)\n`)
-    process.stdout.write(`${countOf(count('written'), 'file', 'files')} written${from}, ${count('already-there')} already right` +
+    process.stdout.write(`${countOf(count('written'), 'file', 'files')} written${from}, ${formatCount(count('already-there'))} already right` +
       `${placed === 0 ? '' : `, ${countOf(placed, 'symlink or directory', 'symlinks and directories')} in place`}` +
-      `${notDone.length === 0 ? '' : `; not brought back: ${count('not-stored')} not stored, ${count('kept-different')} kept (different local file), ${count('failed')} failed`}\n`)
+      `${notDone.length === 0 ? '' : `; not brought back: ${formatCount(count('not-stored'))} not stored, ${formatCount(count('kept-different'))} kept (different local file), ${formatCount(count('failed'))} failed`}\n`)
   }
   if (json) {
     // The last line: each outcome counted, for files and for symlinks and directories apart.
