@@ -78,12 +78,12 @@ describe('restore --files from an embedded service whose pack has one damaged by
     const sound = back[0] as string
     expect((await cli(['get', `notes/${sound}`, '--to', join(dir, 'got'), '--config', b])).code).toBe(0)
     expect((await readFile(join(dir, 'got', 'notes', sound))).equals(files.get(sound) as Buffer)).toBe(true)
-    // The drills judge each file as the restore does: the damaged one named, never a sound one of its pack.
+    // The drills are stricter: each object is hashed whole, as a gateway's answer to another
+    // device would be, so the damaged pack fails them whichever of its files they read first.
     for (const drill of [['verify', '--content'], ['verify']]) {
       const said = await cli([...drill, '--config', b])
-      const named = [...`${said.stdout}${said.stderr}`.matchAll(/the stored file (\S+) \(content/g)].map(m => m[1])
-      expect(named.every(path => path === `notes/${hit[0] as string}`), `${drill.join(' ')}: ${said.stdout}${said.stderr}`).toBe(true)
-      if (drill.length === 2) expect(named, said.stdout + said.stderr).toContain(`notes/${hit[0] as string}`)
+      expect(said.code, `${drill.join(' ')}: ${said.stdout}${said.stderr}`).toBe(4)
+      expect(`${said.stdout}${said.stderr}`).toContain(`does not come back from object ${pack}`)
     }
   }, 240_000)
 

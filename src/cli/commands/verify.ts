@@ -83,7 +83,7 @@ export function registerVerify (program: Command): void {
             process.stdout.write(`${result.restorable ? 'restorable' : 'NOT restorable'}: ${result.cid}; ${countOf(result.publishes, 'publish', 'publishes')}, ${countOf(result.segments, 'segment', 'segments')} fetched and checked${files}; ${own}\n`)
           }
           if (result.failed?.file !== undefined) {
-            throw new ContentIntegrityError(`${result.failed?.message ?? ''}: a restore from ${result.cid} would not bring this file back (\`cidsync get\` fails for it). Its object is damaged or gone from the service: check \`cidsync deal status ${result.failed?.cid ?? ''}\`; the device that stored the file still holds it if it is unchanged there`)
+            throw new ContentIntegrityError(`${result.failed?.message ?? ''}: a restore from ${result.cid} through the service's gateways would not bring this file back. Its object is damaged or gone from the service: check \`cidsync deal status ${result.failed?.cid ?? ''}\`; the device that stored the file still holds it if it is unchanged there`)
           }
           if (result.failed !== null) throw new SegmentUnusableError(`${result.failed.message}: a restore from ${result.cid} would fail. Publish again from a device that holds the files (\`cidsync snapshot\`; a device whose index lost them: \`cidsync pointer repair\`), then verify again`, result.failed.cid)
         } finally {

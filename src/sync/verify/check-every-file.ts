@@ -57,14 +57,16 @@ interface Check {
  * Brings every stored file of `files` (a walk of a drill's index, in the order of their objects)
  * back as `restore --files` would, in memory alone. Each pack is read once and verified; its files
  * are opened and hashed to their CIDs on the sealing threads; a large file's parts stream to its
- * thread. Nothing is written. Answers how many contents came back, and the first file (in the
+ * thread. Nothing is written. Stricter than a restore from the embedded service: every object is
+ * hashed whole, as a gateway's answer to another device would be, so damage anywhere in a pack
+ * fails the drill, not only damage in the blob of a file read. Answers how many contents came back, and the first file (in the
  * walk's order) that did not; a network failure or a missing key throws.
  */
 export async function checkEveryFile (clients: ObjectHome, index: Index, files: Iterator<StoredFile>, init: CheckEveryFileInit): Promise<{ checked: number, failed: FileFailure | null }> {
   boundHeapGrowth()
   const pool = new SealPool(RESTORE_THREADS)
   const memory = new ObjectMemory(RESTORE_MEMORY_BYTES, async (cid, options) => await clients.objects.getBytes(cid, SNAPSHOT_PROFILE, {
-    ...options, sealed: true, hash: async (slabs) => await pool.hashObject(slabs, options.signal), hashing: () => pool.hashStream(options.signal)
+    ...options, hash: async (slabs) => await pool.hashObject(slabs, options.signal), hashing: () => pool.hashStream(options.signal)
   }))
   const keys = new Map<string, Buffer>()
   const keyOf = (record: ContentRecord): Buffer => {
@@ -131,7 +133,7 @@ export async function checkEveryFile (clients: ObjectHome, index: Index, files: 
         const pack = packOf(first, streams)
         if (pack === undefined) {
           // Parts streamed block by block where the store can (the embedded service), else held.
-          const stream = streamOf === undefined ? undefined : (cid: string, maxBytes: number, signal?: AbortSignal) => streamOf(cid, { maxBytes, signal, lend: true, sealed: true })
+          const stream = streamOf === undefined ? undefined : (cid: string, maxBytes: number, signal?: AbortSignal) => streamOf(cid, { maxBytes, signal, lend: true })
           try {
             await streaming.run(async () => await unsealFile({ ...inputs(first), memory, pool, stream }), init.signal).finally(() => { collect.note(first.file.size) })
             checked += first.counts ? 1 : 0

@@ -110,8 +110,7 @@ export async function checkStoredContent (clients: ObjectHome, drillIndex: strin
         budget -= file.size
         sample.push(file)
       }
-      // Brought back as a restore brings them (below): a file is judged by its own bytes, not by
-      // damage elsewhere in the pack it shares with others.
+      // Brought back as `verify --content` brings every file (below): each object hashed whole.
       const sampled = await checkEveryFile(clients, index, sample[Symbol.iterator](), { ...init, plain: one })
       return { checked: checked + sampled.checked, stored, paths, failed: sampled.failed }
     }
