@@ -91,19 +91,27 @@ export async function * storedFileBytes (read: ReadStoredBlock, root: CID, signa
       return
     }
     if (depth > MAX_DEPTH) throw new IntegrityError(`${root.toString()}: the file's DAG is deeper than ${MAX_DEPTH} levels`)
-    const { links, data } = decodeFileNode(bytes, `${cid.toString()} of ${root.toString()}`)
+    const { links, data, blockSizes } = decodeFileNode(bytes, `${cid.toString()} of ${root.toString()}`)
+    // An unhashed leaf must at least be as long as its checked node says: a stored length gone
+    // wrong would shift every byte after it, and fail every file there as forged.
+    const sized = checked === 'nodes' && blockSizes.length === links.length
     if (data !== undefined && data.byteLength > 0) yield data
     const ahead: Array<Promise<Uint8Array>> = []
     let next = 0
     try {
-      for (const link of links) {
+      for (const [i, link] of links.entries()) {
         while (ahead.length < READ_AHEAD && next < links.length) {
           const reading = get(links[next++] as CID)
           // Awaited in turn below; one left unread when the walk stops must not be unhandled.
           reading.catch(() => {})
           ahead.push(reading)
         }
-        yield * walk(link, await (ahead.shift() as Promise<Uint8Array>), depth + 1)
+        const child = await (ahead.shift() as Promise<Uint8Array>)
+        if (sized && link.code === RAW_CODE && child.byteLength !== Number(blockSizes[i])) {
+          giveBack(child)
+          throw new IntegrityError(`block ${link.toString()} of ${root.toString()} in the service's store holds ${child.byteLength} bytes where its node says ${blockSizes[i] ?? 0n}: the store is damaged`)
+        }
+        yield * walk(link, child, depth + 1)
       }
     } finally {
       // A walk stopped early: the reads ahead give their slots back as they end.

@@ -64,4 +64,20 @@ describe('storedFileBytes with slots (a lent stream)', () => {
     await new Promise(resolve => setImmediate(resolve))
     expect(slots.lent).toBe(0)
   })
+
+  it('checking nodes alone: a damaged leaf comes as stored, one of another length than its node says is refused', async () => {
+    const bytes = randomBytes(50_000)
+    const { root, blocks } = fileDag(bytes)
+    const leaf = [...blocks.keys()].find(k => k.startsWith('bafkrei')) as string
+    const given: Buffer[] = []
+    for await (const chunk of storedFileBytes(reader(blocks, leaf).read, root, undefined, 'nodes')) given.push(Buffer.from(chunk))
+    expect(Buffer.concat(given).byteLength).toBe(bytes.byteLength)
+    expect(Buffer.concat(given).equals(bytes)).toBe(false)
+    // A stored length gone wrong: the leaf a byte short.
+    const short: ReadStoredBlock = async (cid) => {
+      const stored = blocks.get(cid.toString())
+      return stored === undefined ? undefined : cid.toString() === leaf ? stored.subarray(0, stored.byteLength - 1) : stored
+    }
+    await expect((async () => { for await (const chunk of storedFileBytes(short, root, undefined, 'nodes')) void chunk })()).rejects.toThrow(/where its node says .*: the store is damaged/)
+  })
 })
