@@ -2,7 +2,7 @@ import { stat } from 'node:fs/promises'
 import { Readable } from 'node:stream'
 import { CID } from 'multiformats/cid'
 import { CidBuilder, type CidProfile } from '../content/index.js'
-import { AbortedError, IntegrityError, InternalError, RemoteBadRequestError, RemoteStatusError, ServiceDataDamagedError, type RemoteContext } from '../errors.js'
+import { AbortedError, ContentNotFoundError, IntegrityError, InternalError, RemoteBadRequestError, RemoteStatusError, ServiceDataDamagedError, type RemoteContext } from '../errors.js'
 import type { DeleteWalk, ListedUpload, ServiceThread } from '../local-service/index.js'
 import { addQuery, ANSWER_LIMITS, canonicalCid, fetchOptions, uploadTime } from '../remote/index.js'
 import {
@@ -58,15 +58,15 @@ function fallBack (err: unknown, signal: AbortSignal | undefined): void {
 
 /**
  * Asks the gateway after a read here failed. The embedded service's gateway reads the same packs:
- * where the read here found damage, the gateway's own failure (a 502 over the damaged node, a
- * connection cut midway) would read as an outage, "try again later". The damage is the answer
- * then, exit 4, unless the gateway's bytes verified or it found the damage itself.
+ * where the read here found damage or a block missing, the gateway's own failure says less (a 502
+ * over the damaged node, a connection cut midway: "try again later"; a loopback URL the user never
+ * set). What the read here found is the answer then, unless the gateway's bytes verified.
  */
 async function orDamageFound<T> (local: unknown, signal: AbortSignal | undefined, gateway: () => Promise<T>): Promise<T> {
   try {
     return await gateway()
   } catch (err) {
-    if (local instanceof IntegrityError && !(err instanceof IntegrityError) && signal?.aborted !== true) throw local
+    if ((local instanceof IntegrityError || local instanceof ContentNotFoundError) && signal?.aborted !== true) throw local
     throw err
   }
 }

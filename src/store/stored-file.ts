@@ -43,8 +43,8 @@ const READ_AHEAD = 4
  * store lacks is {@link ContentNotFoundError}; a node that is no UnixFS file, or a DAG deeper
  * than {@link MAX_DEPTH}, an {@link IntegrityError}. Memory: {@link READ_AHEAD} blocks a level.
  * `'nodes'`: every node is checked so, the raw leaves are not; for a caller that checks each
- * byte itself (a sealed blob: `SealedRead` in object-store.ts). The nodes steer the walk, so a damaged one
- * still stops it at once.
+ * byte itself (a sealed blob: `SealedRead` in object-store.ts). The nodes steer the walk, so a
+ * damaged one still stops it at once; each leaf must be as long as its node says.
  *
  * `slots`: raw leaves are read into slots taken from it, each given back once the caller asks
  * for the next bytes. So each yielded view is lent only until then: the caller copies what it

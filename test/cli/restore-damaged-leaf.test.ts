@@ -6,7 +6,7 @@ import Database from 'better-sqlite3'
 import * as dagPb from '@ipld/dag-pb'
 import { runCli } from '../helpers/cli.js'
 import { useTempDir } from '../helpers/temp-dir.js'
-import { flipStoredBlock, readStoredBlock } from '../helpers/service-blocks.js'
+import { flipStoredBlock, hideStoredBlock, readStoredBlock } from '../helpers/service-blocks.js'
 
 /** The snapshots' profile: leaves of 256 KiB under one node for a pack of a few MiB. */
 const LEAF_BYTES = 256 * 1024
@@ -96,5 +96,15 @@ describe('restore --files from an embedded service whose pack has one damaged by
     expect(refused.stderr).toMatch(/notes\/doc-0\.txt: .*does not hash to its CID.*\[ERR_INTEGRITY\]/)
     expect(refused.stderr).not.toContain('ERR_GATEWAY_FETCH')
     expect(await readdir(join(to, 'notes')).catch(() => [])).toEqual([])
+  }, 240_000)
+
+  it('a leaf gone from the service\'s index: said as the block not held, never as a network failure', async () => {
+    const { dir, b, service, pack } = await storedPack()
+    const leaf = (dagPb.decode(readStoredBlock(service, pack)).Links[2] as dagPb.PBLink).Hash.toString()
+    hideStoredBlock(service, leaf)
+    const refused = await cli(['restore', '--files', '--to', join(dir, 'back'), '--config', b])
+    expect(refused.code, refused.stderr).not.toBe(0)
+    expect(refused.stderr).toContain(`does not hold block ${leaf}`)
+    expect(refused.stderr).not.toContain('ERR_GATEWAY_FETCH')
   }, 240_000)
 })

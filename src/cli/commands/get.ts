@@ -169,11 +169,11 @@ function report (outcomes: readonly GetOutcome[], json: boolean, from: string, e
     // Names from disk (and targets built of them): shown with control characters neutralised.
     for (const o of notDone.slice(0, SHOWN_NOT_DONE)) process.stderr.write(`cidsync: ${safeText(o.path)}: ${safeLines(o.reason ?? o.outcome)} [${safeText(o.code ?? 'ERR_CIDSYNC')}]\n`)
     // A folder never stored, restored on a new device, is thousands of the same line: the first ones say why.
-    if (notDone.length > SHOWN_NOT_DONE) process.stderr.write(`cidsync: ... and ${notDone.length - SHOWN_NOT_DONE} more not brought back (\`--json\` lists each with why)\n`)
+    if (notDone.length > SHOWN_NOT_DONE) process.stderr.write(`cidsync: ... and ${formatCount(notDone.length - SHOWN_NOT_DONE)} more not brought back (\`--json\` lists each with why)\n`)
     const placed = entries ? outcomes.filter(o => o.kind !== undefined && (o.outcome === 'written' || o.outcome === 'already-there')).length : 0
     const undeleted = deletion?.failed ?? []
     for (const o of undeleted.slice(0, SHOWN_NOT_DONE)) process.stderr.write(`cidsync: ${safeText(o.path)}: ${safeLines(o.reason ?? 'not deleted')} [${safeText(o.code ?? 'ERR_CIDSYNC')}]\n`)
-    if (undeleted.length > SHOWN_NOT_DONE) process.stderr.write(`cidsync: ... and ${undeleted.length - SHOWN_NOT_DONE} more not deleted (\`--json\` lists each with why)\n`)
+    if (undeleted.length > SHOWN_NOT_DONE) process.stderr.write(`cidsync: ... and ${formatCount(undeleted.length - SHOWN_NOT_DONE)} more not deleted (\`--json\` lists each with why)\n`)
     process.stdout.write(`${countOf(count('written'), 'file', 'files')} written${from}, ${formatCount(count('already-there'))} already right` +
       `${placed === 0 ? '' : `, ${countOf(placed, 'symlink or directory', 'symlinks and directories')} in place`}` +
       `${notDone.length === 0 ? '' : `; not brought back: ${formatCount(count('not-stored'))} not stored, ${formatCount(count('kept-different'))} kept (different local file), ${formatCount(count('failed'))} failed`}\n`)
