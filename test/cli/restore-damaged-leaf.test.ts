@@ -49,9 +49,10 @@ async function storedPack (): Promise<{ dir: string, b: string, service: string,
 /**
  * A restore from the embedded service reads a pack's leaves without hashing them: each file's
  * blob is checked by its tags and its plaintext CID. A byte damaged on the disk is then found
- * for the one file whose blob holds it, and that file alone is refused.
+ * for the one file whose blob holds it, and that file alone is refused. Damage above the leaves,
+ * or a leaf gone, is said as what it is, never as a network failure.
  */
-describe('restore --files from an embedded service whose pack has one damaged byte', () => {
+describe('restore --files from an embedded service whose pack is damaged', () => {
   it('refuses the one file whose blob holds it (exit 4, named), and brings back every other, whole', async () => {
     const { dir, b, service, files, placed, pack } = await storedPack()
     // The middle byte of the pack's third leaf, flipped behind the service's back.
