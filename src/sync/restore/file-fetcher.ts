@@ -37,8 +37,9 @@ export class FileFetcher {
   private readonly collect = new CollectEvery()
   private readonly durable: DurableBatch
   private readonly objects: ObjectCache
-  // Sealed objects are held in memory, each hashed in a sealing thread before anything reads it;
-  // the embedded service's own store skips that hash (`sealed`): each blob's tags and plaintext CID check every byte.
+  // Sealed objects are held in memory, each hashed in a sealing thread before anything reads it.
+  // The embedded service's own store skips that hash (`sealed`): each blob's tags and plaintext
+  // CID check every byte.
   private readonly memory: ObjectMemory
   private warmed = false
   /** The store streams an object's blocks (the embedded service's): large files are read so, not held whole. */

@@ -59,8 +59,9 @@ interface Check {
  * are opened and hashed to their CIDs on the sealing threads; a large file's parts stream to its
  * thread. Nothing is written. Stricter than a restore from the embedded service: every object is
  * hashed whole, as a gateway's answer to another device would be, so damage anywhere in a pack
- * fails the drill, not only damage in the blob of a file read. Answers how many contents came back, and the first file (in the
- * walk's order) that did not; a network failure or a missing key throws.
+ * fails the drill, not only damage in the blob of a file read. Answers how many contents came
+ * back, and the first file (in the walk's order) that did not; a network failure or a missing key
+ * throws.
  */
 export async function checkEveryFile (clients: ObjectHome, index: Index, files: Iterator<StoredFile>, init: CheckEveryFileInit): Promise<{ checked: number, failed: FileFailure | null }> {
   boundHeapGrowth()
