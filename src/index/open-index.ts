@@ -5,6 +5,7 @@ import { openDatabase } from './open.js'
 import { EntryStore } from './entries.js'
 import { RemoteStore } from './remote.js'
 import { SegmentStore } from './segments.js'
+import { ContentMoves } from './content-moves.js'
 import { ContentRecordStore } from './content-records.js'
 import { IndexSync, type MergeResult } from './sync-sql.js'
 import { STATE_NAMES } from '../config/state-layout.js'
@@ -25,6 +26,8 @@ export interface Index {
   readonly segments: SegmentStore
   /** Where stored files' content lies (docs/content-format.md). */
   readonly content: ContentRecordStore
+  /** A repack's reads of this device's records and its moves of them to new packs. */
+  readonly contentMoves: ContentMoves
   /**
    * The raw connection. Nothing outside this room uses it (sync and snapshot go through the
    * methods below); tests keep it for fault injection (`max_page_count`, rows deleted behind the
@@ -83,6 +86,7 @@ export function openIndex (path: string, init: OpenIndexInit = {}): Index {
     remote,
     segments,
     content,
+    contentMoves: new ContentMoves(db),
     copyTo: (to) => { sync.copyTo(to) },
     mergeFrom: (otherPath, selfDeviceId) => sync.mergeFrom(otherPath, selfDeviceId),
     changeMarker: () => sync.changeMarker(),

@@ -1,7 +1,6 @@
 import { open, rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import { PACK_MAX_BLOBS, PACK_MAX_BYTES, processUploadGate, type SealPool } from '../../custody/index.js'
-import type { StoredContentRow } from '../../index/index.js'
 import { failpoint } from '../../util/failpoint.js'
 import { SNAPSHOT_PROFILE } from '../read/index.js'
 import type { Repository } from '../repository.js'
@@ -9,6 +8,13 @@ import type { MovedBlob, RepackInit } from './repack-types.js'
 
 /** A new pack being filled in shared memory (its thread hashes it where it lies), and the blobs it holds. */
 interface Filling { readonly bytes: Uint8Array, size: number, blobs: MovedBlob[] }
+
+/**
+ * The stored packs whose moves wait to be recorded, in bytes: they are recorded together, in one
+ * transaction, which writes each index page their records share once. A kill before loses at most
+ * these packs' records: they stay noted, and the rerun makes the same packs again.
+ */
+const RECORD_EVERY_BYTES = 256 * 1024 * 1024
 
 /** What the records written so far moved. */
 export interface MovedCounts { blobs: number, bytes: number, made: number, readonly from: Set<string> }
@@ -25,9 +31,10 @@ export interface NewPacksInit extends RepackInit {
 /**
  * The new packs of a repack: blobs copied into one pack in memory, which is hashed on a thread
  * with its blocks, written to its spool file in one call and stored (the service in this process
- * takes those blocks without hashing them again). Each moved blob's new place is recorded as soon
- * as its pack is stored, in one transaction sorted by file: a kill then leaves at most the pack
- * being stored named by no record, and that pack noted for a later prune to delete.
+ * takes those blocks without hashing them again). The moved blobs' new places are recorded once
+ * {@link RECORD_EVERY_BYTES} of packs are stored, and at the end, in one transaction sorted by
+ * file: a kill then leaves at most those packs named by no record, each noted for the rerun to
+ * make again or a later prune to delete.
  */
 export class NewPacks {
   readonly counts: MovedCounts = { blobs: 0, bytes: 0, made: 0, from: new Set() }
@@ -36,6 +43,8 @@ export class NewPacks {
   private readonly filling: Filling
   /** Blobs stored and not yet recorded, with the pack each went into. */
   private unrecorded: Array<MovedBlob & { readonly object: string }> = []
+  /** The bytes of the packs those blobs went into. */
+  private unrecordedBytes = 0
 
   constructor (private readonly repository: Repository, private readonly hashing: SealPool, private readonly init: NewPacksInit) {
     // Named as the prune's own files: a run killed here leaves it for the next prune's sweep.
@@ -97,9 +106,10 @@ export class NewPacks {
     failpoint('prune:repack-stored')
     await rm(this.spool, { force: true })
     for (const blob of pack.blobs) this.unrecorded.push({ ...blob, object: cid })
+    this.unrecordedBytes += pack.size
     pack.blobs = []
     pack.size = 0
-    this.record()
+    if (this.unrecordedBytes >= RECORD_EVERY_BYTES) this.record()
   }
 
   /**
@@ -111,14 +121,11 @@ export class NewPacks {
     if (this.unrecorded.length === 0) return
     const moved = this.unrecorded.sort((a, b) => a.record.cid < b.record.cid ? -1 : a.record.cid > b.record.cid ? 1 : 0)
     const { init, counts } = this
-    const records = ownRecords(init, moved.map(m => m.record.cid))
-    const still = moved.filter(m => records.get(m.record.cid)?.objects === m.record.objects)
-    init.index.content.record(init.deviceId, init.hostname, still.map(m => ({
-      cid: m.record.cid, size: m.record.size, sealing: m.record.sealing, keyId: m.record.keyId, keySalt: m.record.keySalt,
-      objects: JSON.stringify([[m.object, m.at, m.length]])
-    })))
+    const done = init.index.contentMoves.move(init.deviceId, moved.map(m => ({ cid: m.record.cid, from: m.record.objects, to: JSON.stringify([[m.object, m.at, m.length]]) })))
+    const still = moved.filter(m => done.has(m.record.cid))
     // Let go only once written: after a failed write, `settle` tries them again.
     this.unrecorded = []
+    this.unrecordedBytes = 0
     const objects = new Set<string>()
     for (const m of still) {
       counts.blobs++
@@ -142,15 +149,4 @@ async function writeNew (path: string, bytes: Uint8Array): Promise<void> {
   } finally {
     await file.close()
   }
-}
-
-/** This device's record of each file's content in the index, as it stands now: one query for them all. */
-export function ownRecords (init: RepackInit, files: readonly string[]): Map<string, StoredContentRow> {
-  const own = new Map<string, StoredContentRow>()
-  for (const [file, rows] of init.index.content.lookupMany(files)) {
-    // The same order as a lookup of one file: newest first, so its first of this device is the one in use.
-    const mine = rows.find(r => r.deviceId === init.deviceId)
-    if (mine !== undefined) own.set(file, mine)
-  }
-  return own
 }

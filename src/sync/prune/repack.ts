@@ -1,7 +1,6 @@
 import { PACK_MAX_BYTES, SMALL_FILE_BYTES } from '../../custody/index.js'
 import type { Repository } from '../repository.js'
 import type { ObjectSets } from './object-sets.js'
-import { ownRecords } from './new-packs.js'
 import { copyLiveBlobs } from './repack-copy.js'
 import type { Blob, PlannedPack, RepackInit, RepackPlan, Repacked, RepackProgress } from './repack-types.js'
 
@@ -69,7 +68,7 @@ export function * packsToRewrite (live: readonly LivePack[]): Generator<{ readon
 function ownBlobs (sets: ObjectSets, init: RepackInit, cid: string): Blob[] | undefined {
   const blobs: Blob[] = []
   const live = sets.liveBlobs(cid)
-  const records = ownRecords(init, live.map(b => b.file))
+  const records = init.index.contentMoves.own(init.deviceId, live.map(b => b.file))
   for (const { file, offset, length } of live) {
     const record = records.get(file)
     if (record === undefined || record.objects !== JSON.stringify([[cid, offset, length]])) return undefined

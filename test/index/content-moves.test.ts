@@ -1,0 +1,46 @@
+import { join } from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { openIndex, type NewContentRecord } from '../../src/index/index.js'
+import { useTempDir } from '../helpers/temp-dir.js'
+
+const A = 'aaaaaaaa-0000-4000-8000-00000000c0de'
+const B = 'bbbbbbbb-0000-4000-8000-00000000c0de'
+const OLD = 'bafkreigh2akiscaildcqabsyg3dfr6chu3fgpregiymsck7e7aqa4s52zy'
+const NEW = 'bafkreiaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa'
+
+function record (cid: string, at: number): NewContentRecord {
+  return { cid, size: 26, sealing: 'aes-256-gcm/1', keyId: '0123456789abcdef', keySalt: '', objects: JSON.stringify([[OLD, at, 26]]) }
+}
+
+describe('content moves: a repack records where the bytes went', () => {
+  it('reads only the device\'s own records, and moves those still where the plan found them, each with its next sequence number', async () => {
+    const index = openIndex(join(await useTempDir(), 'index.sqlite'))
+    try {
+      index.content.record(A, 'a', [record('one', 0), record('two', 26), record('three', 52)])
+      index.content.record(B, 'b', [record('one', 0), record('four', 78)])
+      const own = index.contentMoves.own(A, ['one', 'two', 'four', 'absent'])
+      expect([...own.keys()].sort()).toEqual(['one', 'two'])
+      expect(own.get('one')?.deviceId).toBe(A)
+
+      // Stored again after the plan: its record names another place now, and stays there.
+      index.content.record(A, 'a', [{ ...record('two', 0), objects: JSON.stringify([['bafkreibbbb', 0, 26]]) }])
+      const seq = index.segments.devices().find(d => d.deviceId === A)?.lastSeq ?? 0
+      const to = JSON.stringify([[NEW, 0, 26]])
+      const moved = index.contentMoves.move(A, [
+        { cid: 'one', from: JSON.stringify([[OLD, 0, 26]]), to },
+        { cid: 'two', from: JSON.stringify([[OLD, 26, 26]]), to },
+        { cid: 'absent', from: to, to }
+      ], 1_000)
+      expect([...moved]).toEqual(['one'])
+      expect(index.segments.devices().find(d => d.deviceId === A)?.lastSeq).toBe(seq + 1)
+      const one = index.content.lookup('one')
+      expect(one.find(r => r.deviceId === A)).toMatchObject({ objects: to, seq: seq + 1, storedAt: 1_000, size: 26 })
+      // Another device's record of the same file is its own: untouched.
+      expect(one.find(r => r.deviceId === B)?.objects).toBe(JSON.stringify([[OLD, 0, 26]]))
+      expect(JSON.parse(index.content.lookup('two')[0]?.objects ?? '[]')[0][0]).toBe('bafkreibbbb')
+      expect(index.contentMoves.move(A, [])).toEqual(new Set())
+    } finally {
+      index.close()
+    }
+  })
+})
