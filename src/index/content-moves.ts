@@ -1,5 +1,10 @@
 import type { Database, Statement } from 'better-sqlite3'
-import type { StoredContentRow } from './content-records.js'
+
+/** Where a file's record places its bytes: its CID and the objects JSON the record holds. */
+export interface ContentPlace {
+  readonly cid: string
+  readonly objects: string
+}
 
 /** One file's record moved by a repack: from the objects its plan read to where its bytes lie now. */
 export interface ContentMove {
@@ -10,22 +15,22 @@ export interface ContentMove {
   readonly to: string
 }
 
-const OWN_COLUMNS = 'device_id AS deviceId, cid, size, sealing, key_id AS keyId, key_salt AS keySalt, objects, stored_at AS storedAt, seq'
-
 /**
  * A repack's reads and writes of one device's content records, by the table's primary key. A
  * device holds at most one record of a file, so each file is one probe: no sort across devices,
  * and no second read of a record before it is moved.
  */
 export class ContentMoves {
-  private prepared?: { own: Statement, move: Statement, lastSeq: Statement, setSeq: Statement }
+  private prepared?: { placed: Statement, move: Statement, lastSeq: Statement, setSeq: Statement }
 
   constructor (private readonly db: Database) {}
 
   private get statements (): NonNullable<ContentMoves['prepared']> {
     const db = this.db
     this.prepared ??= {
-      own: db.prepare(`SELECT ${OWN_COLUMNS} FROM content WHERE device_id = ? AND cid IN (SELECT value FROM json_each(?))`),
+      // One probe of the primary key per place: the places are the outer loop, never the table.
+      placed: db.prepare(`SELECT p.value ->> '$.cid' FROM json_each(?) p WHERE EXISTS (SELECT 1 FROM content c
+        WHERE c.device_id = ? AND c.cid = p.value ->> '$.cid' AND c.objects = p.value ->> '$.objects')`).pluck(),
       // Only while the record still names what the plan read: a file stored again since keeps its newer place.
       move: db.prepare('UPDATE content SET objects = ?, stored_at = ?, seq = ? WHERE device_id = ? AND cid = ? AND objects = ?'),
       lastSeq: db.prepare('SELECT last_seq FROM devices WHERE device_id = ?').pluck(),
@@ -34,11 +39,9 @@ export class ContentMoves {
     return this.prepared
   }
 
-  /** The device's record of each of `cids` that it holds, by CID. */
-  own (deviceId: string, cids: readonly string[]): Map<string, StoredContentRow> {
-    const found = new Map<string, StoredContentRow>()
-    for (const row of this.statements.own.all(deviceId, JSON.stringify(cids)) as StoredContentRow[]) found.set(row.cid, row)
-    return found
+  /** The CIDs of `places` whose record of this device names exactly those objects now. */
+  placed (deviceId: string, places: readonly ContentPlace[]): Set<string> {
+    return new Set(this.statements.placed.all(JSON.stringify(places), deviceId) as string[])
   }
 
   /**

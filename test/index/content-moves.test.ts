@@ -13,14 +13,18 @@ function record (cid: string, at: number): NewContentRecord {
 }
 
 describe('content moves: a repack records where the bytes went', () => {
-  it('reads only the device\'s own records, and moves those still where the plan found them, each with its next sequence number', async () => {
+  it('finds only the device\'s own records where the plan found them, and moves those still there, each with its next sequence number', async () => {
     const index = openIndex(join(await useTempDir(), 'index.sqlite'))
     try {
       index.content.record(A, 'a', [record('one', 0), record('two', 26), record('three', 52)])
       index.content.record(B, 'b', [record('one', 0), record('four', 78)])
-      const own = index.contentMoves.own(A, ['one', 'two', 'four', 'absent'])
-      expect([...own.keys()].sort()).toEqual(['one', 'two'])
-      expect(own.get('one')?.deviceId).toBe(A)
+      const at = (offset: number): string => JSON.stringify([[OLD, offset, 26]])
+      // B's record of 'four' is not A's; 'three' lies elsewhere; 'absent' has no record.
+      const placed = index.contentMoves.placed(A, [
+        { cid: 'one', objects: at(0) }, { cid: 'two', objects: at(26) }, { cid: 'three', objects: at(0) },
+        { cid: 'four', objects: at(78) }, { cid: 'absent', objects: at(0) }
+      ])
+      expect([...placed].sort()).toEqual(['one', 'two'])
 
       // Stored again after the plan: its record names another place now, and stays there.
       index.content.record(A, 'a', [{ ...record('two', 0), objects: JSON.stringify([['bafkreibbbb', 0, 26]]) }])

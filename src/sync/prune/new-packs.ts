@@ -4,7 +4,7 @@ import { PACK_MAX_BLOBS, PACK_MAX_BYTES, processUploadGate, type SealPool } from
 import { failpoint } from '../../util/failpoint.js'
 import { SNAPSHOT_PROFILE } from '../read/index.js'
 import type { Repository } from '../repository.js'
-import type { MovedBlob, RepackInit } from './repack-types.js'
+import type { Blob, MovedBlob, RepackInit } from './repack-types.js'
 
 /** A new pack being filled in shared memory (its thread hashes it where it lies), and the blobs it holds. */
 interface Filling { readonly bytes: Uint8Array, size: number, blobs: MovedBlob[] }
@@ -119,10 +119,10 @@ export class NewPacks {
    */
   private record (): void {
     if (this.unrecorded.length === 0) return
-    const moved = this.unrecorded.sort((a, b) => a.record.cid < b.record.cid ? -1 : a.record.cid > b.record.cid ? 1 : 0)
+    const moved = this.unrecorded.sort((a, b) => a.file < b.file ? -1 : a.file > b.file ? 1 : 0)
     const { init, counts } = this
-    const done = init.index.contentMoves.move(init.deviceId, moved.map(m => ({ cid: m.record.cid, from: m.record.objects, to: JSON.stringify([[m.object, m.at, m.length]]) })))
-    const still = moved.filter(m => done.has(m.record.cid))
+    const done = init.index.contentMoves.move(init.deviceId, moved.map(m => ({ cid: m.file, from: placeOf(m), to: JSON.stringify([[m.object, m.at, m.length]]) })))
+    const still = moved.filter(m => done.has(m.file))
     // Let go only once written: after a failed write, `settle` tries them again.
     this.unrecorded = []
     this.unrecordedBytes = 0
@@ -149,4 +149,9 @@ async function writeNew (path: string, bytes: Uint8Array): Promise<void> {
   } finally {
     await file.close()
   }
+}
+
+/** The objects JSON of a record whose file is `blob` alone, where the plan found it. */
+export function placeOf (blob: Blob): string {
+  return JSON.stringify([[blob.pack, blob.offset, blob.length]])
 }

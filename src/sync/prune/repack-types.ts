@@ -1,4 +1,4 @@
-import type { Index, StoredContentRow } from '../../index/index.js'
+import type { Index } from '../../index/index.js'
 import type { ProgressEvent } from '../../util/progress.js'
 
 /** The index a repack records its moves in, and how to let it go. */
@@ -49,8 +49,8 @@ export interface Repacked {
 
 export type RepackProgress = ProgressEvent<'prune:repacked', { readonly packs: number, readonly bytes: number }>
 
-/** A live blob of an old pack, and this device's record of its file. */
-export interface Blob { readonly record: StoredContentRow, readonly offset: number, readonly length: number, readonly pack: string }
+/** A live blob of an old pack: its file, which this device's record places there alone. */
+export interface Blob { readonly file: string, readonly offset: number, readonly length: number, readonly pack: string }
 /** A live blob copied into a new pack, at `at`. */
 export type MovedBlob = Blob & { readonly at: number }
 export interface PlannedPack { readonly cid: string, readonly size: number, readonly dead: number, readonly blobs: readonly Blob[] }

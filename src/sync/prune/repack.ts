@@ -1,6 +1,7 @@
 import { PACK_MAX_BYTES, SMALL_FILE_BYTES } from '../../custody/index.js'
 import type { Repository } from '../repository.js'
 import type { ObjectSets } from './object-sets.js'
+import { placeOf } from './new-packs.js'
 import { copyLiveBlobs } from './repack-copy.js'
 import type { Blob, PlannedPack, RepackInit, RepackPlan, Repacked, RepackProgress } from './repack-types.js'
 
@@ -64,17 +65,11 @@ export function * packsToRewrite (live: readonly LivePack[]): Generator<{ readon
   }
 }
 
-/** The pack's live blobs with this device's records of them; undefined when a record names another place now. */
+/** The pack's live blobs; undefined when this device's record of one names another place now. */
 function ownBlobs (sets: ObjectSets, init: RepackInit, cid: string): Blob[] | undefined {
-  const blobs: Blob[] = []
-  const live = sets.liveBlobs(cid)
-  const records = init.index.contentMoves.own(init.deviceId, live.map(b => b.file))
-  for (const { file, offset, length } of live) {
-    const record = records.get(file)
-    if (record === undefined || record.objects !== JSON.stringify([[cid, offset, length]])) return undefined
-    blobs.push({ record, offset, length, pack: cid })
-  }
-  return blobs
+  const blobs: Blob[] = sets.liveBlobs(cid).map(b => ({ ...b, pack: cid }))
+  const placed = init.index.contentMoves.placed(init.deviceId, blobs.map(b => ({ cid: b.file, objects: placeOf(b) })))
+  return blobs.every(b => placed.has(b.file)) ? blobs : undefined
 }
 
 /** Only the count of a plan: what a dry run reports. */
