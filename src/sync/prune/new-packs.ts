@@ -121,8 +121,9 @@ export class NewPacks {
     if (this.unrecorded.length === 0) return
     const moved = this.unrecorded.sort((a, b) => a.file < b.file ? -1 : a.file > b.file ? 1 : 0)
     const { init, counts } = this
-    const done = init.index.contentMoves.move(init.deviceId, moved.map(m => ({ cid: m.file, from: placeOf(m), to: JSON.stringify([[m.object, m.at, m.length]]) })))
-    const still = moved.filter(m => done.has(m.file))
+    const moves = moved.map(m => ({ cid: m.file, from: placeOf(m), to: JSON.stringify([[m.object, m.at, m.length]]) }))
+    const done = init.index.contentMoves.move(init.deviceId, init.hostname, moves)
+    const still = moved.filter((_, i) => done.has(moves[i] as (typeof moves)[number]))
     // Let go only once written: after a failed write, `settle` tries them again.
     this.unrecorded = []
     this.unrecordedBytes = 0

@@ -1,4 +1,5 @@
 import { PACK_MAX_BYTES, SMALL_FILE_BYTES } from '../../custody/index.js'
+import { placeKey } from '../../index/index.js'
 import type { Repository } from '../repository.js'
 import type { ObjectSets } from './object-sets.js'
 import { placeOf } from './new-packs.js'
@@ -68,8 +69,9 @@ export function * packsToRewrite (live: readonly LivePack[]): Generator<{ readon
 /** The pack's live blobs; undefined when this device's record of one names another place now. */
 function ownBlobs (sets: ObjectSets, init: RepackInit, cid: string): Blob[] | undefined {
   const blobs: Blob[] = sets.liveBlobs(cid).map(b => ({ ...b, pack: cid }))
-  const placed = init.index.contentMoves.placed(init.deviceId, blobs.map(b => ({ cid: b.file, objects: placeOf(b) })))
-  return blobs.every(b => placed.has(b.file)) ? blobs : undefined
+  const places = blobs.map(b => ({ cid: b.file, objects: placeOf(b) }))
+  const placed = init.index.contentMoves.placed(init.deviceId, places)
+  return places.every(p => placed.has(placeKey(p))) ? blobs : undefined
 }
 
 /** Only the count of a plan: what a dry run reports. */
