@@ -11,7 +11,9 @@ export const ExitCode = {
   failure: 1,
   usage: 2,
   notFound: 3,
-  integrity: 4
+  integrity: 4,
+  /** Ctrl-C (SIGINT) or SIGTERM stopped the command, as a shell counts 128 + 2. */
+  interrupted: 130
 } as const
 
 export type ExitCodeValue = (typeof ExitCode)[keyof typeof ExitCode]
@@ -315,6 +317,15 @@ export class AbortedError extends CidsyncError {
   constructor (message = 'the operation was aborted') {
     super(message)
   }
+}
+
+/**
+ * Ctrl-C or SIGTERM stopped a command that brings files back: what was put in place stays, the
+ * rest was left as it was, and no temp file stays behind. Running it again finishes it.
+ */
+export class InterruptedError extends CidsyncError {
+  override readonly code = 'ERR_INTERRUPTED'
+  override readonly exitCode = ExitCode.interrupted
 }
 
 /** Maps anything thrown to an exit code: ours carry one, the rest are plain failures. */

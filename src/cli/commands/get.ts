@@ -1,8 +1,8 @@
 import { existsSync, statSync, type Stats } from 'node:fs'
 import type { Command } from 'commander'
 import type { Config } from '../../config/index.js'
-import { ExtraNotDeletedError, FilesNotRestoredError, GatewayFetchError, IndexMissingError, PathNotFoundError, UsageError } from '../../errors.js'
-import type { GetOutcome, PointerAhead, Repository } from '../../sync/index.js'
+import { ExtraNotDeletedError, FilesNotRestoredError, GatewayFetchError, IndexMissingError, InterruptedError, PathNotFoundError, UsageError } from '../../errors.js'
+import type { GetFilesProgress, GetOutcome, PointerAhead, Repository } from '../../sync/index.js'
 import type { Entry, Index } from '../../index/index.js'
 import { countOf, formatCount } from '../format.js'
 import { progressReporter } from '../get-progress.js'
@@ -12,6 +12,7 @@ import { loadConfig } from '../../config/index.js'
 import { readFrom } from '../mirror-read.js'
 import { parseTimeArg } from '../time-arg.js'
 import { boundHeapGrowth } from '../../util/release-memory.js'
+import { untilInterrupted } from '../interrupt.js'
 import { resolveDevice } from './ls.js'
 
 import type { GetOptions } from './get-options.js'
@@ -91,7 +92,16 @@ export async function runGet (options: GetOptions, paths: readonly string[], pre
       const notes: string[] = []
       // A record whose objects are gone gives way to a newer one of the same content (a repack's).
       const sources = recordSources(repository, index, past === undefined ? {} : { past: past.cid, local: indexPath(config.stateDir) })
-      const outcomes = await getFiles(repository, index, { rows, to: options.to, overwrite: options.overwrite, own, onProgress: progressReporter({ json: options.json === true, tty: process.stderr.isTTY === true }), onNote: (note) => { notes.push(note) }, records: sources.records, fallbacks: sources.fallbacks })
+      const shown = progressReporter({ json: options.json === true, tty: process.stderr.isTTY === true })
+      // Counted for a Ctrl-C's message: the outcomes are not answered when the run is stopped.
+      const count = { files: 0, placed: 0 }
+      const onProgress = (event: GetFilesProgress): void => {
+        if (event.type === 'get:start') count.files = event.detail.files
+        if (event.type === 'get:file' && PLACED.has(event.detail.outcome)) count.placed++
+        shown(event)
+      }
+      const outcomes = await untilInterrupted(async (signal) => await getFiles(repository, index, { rows, to: options.to, overwrite: options.overwrite, own, signal, onProgress, onNote: (note) => { notes.push(note) }, records: sources.records, fallbacks: sources.fallbacks })
+        .catch((err: unknown) => { throw signal.aborted ? interrupted(signal, count) : err }))
         .finally(() => { sources.close() })
       const unfetched = outcomes.filter(o => o.outcome === 'failed' && FROM_SERVICE.has(o.code ?? ''))
       const first = unfetched[0]
@@ -109,6 +119,15 @@ export async function runGet (options: GetOptions, paths: readonly string[], pre
       if (past === undefined) index.close()
     }
   })
+}
+
+/** Outcomes that leave a file in its place. */
+const PLACED = new Set(['written', 'already-there'])
+
+/** What a Ctrl-C (or SIGTERM) left: the files put in place stay, the others were left as they were. */
+function interrupted (signal: AbortSignal, count: { readonly files: number, readonly placed: number }): InterruptedError {
+  const by = signal.reason instanceof Error ? signal.reason.message : 'stopped'
+  return new InterruptedError(`${by}: ${formatCount(count.placed)} of ${countOf(count.files, 'file', 'files')} are in place; the others were left as they were, and no temp file stays. Run the same command again to bring back the rest`)
 }
 
 /** How long the note's pointer and manifest reads may take, retries included: past it, no note. */
@@ -226,7 +245,9 @@ Progress and exit codes:
 A terminal shows a progress bar: files, bytes, rate and ETA.
 --json prints a start line with the totals, bytes lines as they are written, and a line per file.
 A path the index does not have exits 3.
-Files not brought back exit 1, the first 20 named; --json gives each file's outcome and why.`
+Files not brought back exit 1, the first 20 named; --json gives each file's outcome and why.
+Ctrl-C stops it cleanly: the files in place stay, no temp file does, and it exits 130.
+Run the same command again to bring back the rest (a second Ctrl-C stops it at once).`
 
 export function registerGet (program: Command): void {
   program.command('get')

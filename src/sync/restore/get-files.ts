@@ -24,6 +24,7 @@ import { FileFetcher } from './file-fetcher.js'
 import { unstoredInPlace, whatIsThere } from './what-is-there.js'
 import { wayChecker } from './way-checker.js'
 import { STATE_NAMES } from '../../config/index.js'
+import { failpoint } from '../../util/failpoint.js'
 
 export { checkFolders, targetRoot, usableRecord } from './targets.js'
 export { RESTORE_CONCURRENCY } from './jobs.js'
@@ -260,6 +261,7 @@ export async function getFiles (repository: Repository, index: Index, init: GetF
     into.files.push(at)
     renamed.set(dirname(target), into)
     done(at, new PlacedFile(row, 'written', placing))
+    failpoint('get:written')
   }
   /**
    * Checks and brings back `rows` from `from` on, made durable and renamed. Every record is

@@ -1,0 +1,24 @@
+/**
+ * Ctrl-C and SIGTERM as a stop a command can finish cleanly: the first aborts its signal, so the
+ * command ends its work in hand and says what it did. A second one ends the process at once, as
+ * Node's default would have.
+ */
+import { AbortedError } from '../errors.js'
+
+const STOPS: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM']
+
+/** Runs `fn` with a signal that Ctrl-C or SIGTERM aborts; the handlers go once it settles. */
+export async function untilInterrupted<T> (fn: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  const controller = new AbortController()
+  const stop = (signal: NodeJS.Signals): void => {
+    if (!controller.signal.aborted) { controller.abort(new AbortedError(`stopped by ${signal}`)); return }
+    for (const each of STOPS) process.off(each, stop)
+    process.kill(process.pid, signal)
+  }
+  for (const each of STOPS) process.on(each, stop)
+  try {
+    return await fn(controller.signal)
+  } finally {
+    for (const each of STOPS) process.off(each, stop)
+  }
+}
