@@ -19,6 +19,12 @@ export interface UnsealedFile {
   readonly replace?: boolean
 }
 
+/**
+ * Batches of verified files held open at most: the one being synced, and those filling behind it
+ * while it syncs. Each file holds a descriptor; fewer held made a restore wait on its fsyncs.
+ */
+export const HELD_BATCHES = 4
+
 /** When a batch is synced: this many files, or this many bytes, whichever comes first. */
 export interface BatchLimits { readonly files: number, readonly bytes: number }
 
@@ -32,7 +38,8 @@ export type Settle = (err?: unknown) => void
  * final name only whole, verified files; what a kill loses is at most the batch being filled and
  * the one being synced (temps the next run sweeps and fetches again). A batch's fsyncs are issued
  * together on libuv's threads, where concurrent fsyncs share the filesystem's journal commits.
- * At most one batch is synced while the next one fills: {@link add} waits for room.
+ * One batch is synced at a time while the next ones fill. {@link add} waits while
+ * {@link HELD_BATCHES} batches' files are held open, however many callers add at once.
  */
 export class DurableBatch {
   private filling: Array<{ readonly file: UnsealedFile, readonly settle: Settle }> = []
@@ -50,6 +57,9 @@ export class DurableBatch {
     this.filling.push({ file, settle })
     this.bytes += file.size
     if (this.filling.length >= this.limits.files || this.bytes >= this.limits.bytes) await this.flush()
+    // Several callers add at once, and only the one that fills a batch waits above: the others
+    // would fill batch after batch behind the sync, each file holding a descriptor open.
+    while (this.unsettled.size > this.limits.files * HELD_BATCHES) await this.syncing
   }
 
   /** Syncs and places what is left; answers once every file added is settled. */

@@ -2,12 +2,13 @@ import { readFileSync } from 'node:fs'
 import { OpenFilesLimitError } from '../errors.js'
 
 /**
- * Files a command may need open at once. A restore holds a batch of verified files open until
- * their fsync, beside the packs, the databases and its threads: at 96 it failed most small files
- * with EMFILE. Node raises the soft limit to the hard one at start, so only a hard limit this
- * low is met (`ulimit -n 64` in a shell).
+ * Files a command may need open at once. The embedded service keeps up to 256 packs open for
+ * reads. A restore holds two batches of verified files open until their fsync, and the files its
+ * sealing threads are writing. The databases, threads and pipes come beside them. Below this,
+ * a restore failed most small files with EMFILE. Node raises the soft limit to the hard one at
+ * start, so only a hard limit this low is met (`ulimit -n 256` in a shell).
  */
-export const MIN_OPEN_FILES = 256
+export const MIN_OPEN_FILES = 1024
 
 /** The soft limit on open files from `/proc/self/limits`; undefined where there is none (macOS) or it is unlimited. */
 export function openFilesLimit (limits = '/proc/self/limits'): number | undefined {

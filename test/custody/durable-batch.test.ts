@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto'
 import { mkdir, readFile, readdir, rename, stat, symlink, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { contentMasterKey, DurableBatch, type UnsealedFile } from '../../src/custody/index.js'
+import { HELD_BATCHES } from '../../src/custody/durable-batch.js'
 import { SealPool } from '../../src/custody/seal-pool.js'
 import { useTempDir } from '../helpers/temp-dir.js'
 import { unsealedFile } from '../helpers/unsealed-file.js'
@@ -92,5 +93,29 @@ describe('a durable batch', () => {
     await batch.abandon()
     expect(await names(dir)).toEqual([])
     expect(settled).toEqual([])
+  })
+
+  it('holds at most HELD_BATCHES batches of files open however many callers add at once: the others wait for room', async () => {
+    const dir = await useTempDir()
+    const sealer = pool()
+    const files = 2
+    const callers = 8
+    const each = 12
+    const batch = new DurableBatch(sealer, { files, bytes: 1 << 30 })
+    const made = await Promise.all(Array.from({ length: callers * each }, async (_, i) => await unsealed(sealer, dir, `f${i}`, randomBytes(3000))))
+    let held = 0
+    let most = 0
+    await Promise.all(Array.from({ length: callers }, async (_, c) => {
+      for (let k = 0; k < each; k++) {
+        held++
+        most = Math.max(most, held)
+        await batch.add(made[c * each + k] as UnsealedFile, (err) => { expect(err).toBeUndefined(); held-- })
+      }
+    }))
+    await batch.finish()
+    expect(held).toBe(0)
+    // The batches held, and one file more from each caller that added before it saw there was no room.
+    expect(most).toBeLessThanOrEqual(HELD_BATCHES * files + callers)
+    expect((await names(dir)).filter(n => !n.startsWith('.'))).toHaveLength(callers * each)
   })
 })

@@ -19,7 +19,7 @@ describe('the open files limit', () => {
     expect(openFilesLimit(join(dir, 'none'))).toBeUndefined()
     expect(() => { checkOpenFilesLimit(MIN_OPEN_FILES) }).not.toThrow()
     expect(() => { checkOpenFilesLimit(undefined) }).not.toThrow()
-    expect(() => { checkOpenFilesLimit(64) }).toThrow(/only 64 files at once \(ulimit -n\), and cidsync needs at least 256: raise it/)
+    expect(() => { checkOpenFilesLimit(64) }).toThrow(/only 64 files at once \(ulimit -n\), and cidsync needs at least 1024: raise it/)
   })
 
   it.runIf(process.platform === 'linux')('refuses a command under a hard limit too low, with what to do, exit 2', () => {

@@ -94,8 +94,8 @@ export const RESTORE_MEMORY_BYTES = MAX_OBJECT_BYTES
 
 /**
  * Verified files fsynced together, then renamed: up to this many files or bytes a batch. A kill
- * loses at most two batches of work (the one filling, the one syncing), fetched again by the next
- * run; their descriptors stay open in the sealing thread until then.
+ * loses at most the batches held (`HELD_BATCHES`: the one syncing, those filling), fetched again by
+ * the next run; their descriptors stay open in the sealing thread until then.
  */
 export const RESTORE_BATCH = { files: 64, bytes: 32 * 1024 * 1024 }
 
