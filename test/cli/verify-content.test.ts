@@ -51,12 +51,15 @@ describe('the restore drill brings stored files back', () => {
 
     // A record naming an object the service never held (recorded anew, so the next publish carries it).
     const gone = CID.create(1, raw.code, await sha256.digest(randomBytes(32))).toString()
+    // Two files so: the drill walks on past the first, and names both.
     const index = openIndex(join(dir, 'state', 'index.sqlite'))
     try {
-      const [row] = index.content.lookup(index.entries.get(readId(index), 'kept', 'f-03.txt')?.cid ?? '')
-      if (row === undefined) throw new Error('no record of kept/f-03.txt')
-      const objects = (JSON.parse(row.objects) as Array<[string, number, number]>).map(([, offset, length]) => [gone, offset, length])
-      index.content.record(row.deviceId, 'test', [{ cid: row.cid, size: row.size, sealing: row.sealing, keyId: row.keyId, keySalt: row.keySalt, objects: JSON.stringify(objects) }])
+      for (const name of ['f-03.txt', 'f-07.txt']) {
+        const [row] = index.content.lookup(index.entries.get(readId(index), 'kept', name)?.cid ?? '')
+        if (row === undefined) throw new Error(`no record of kept/${name}`)
+        const objects = (JSON.parse(row.objects) as Array<[string, number, number]>).map(([, offset, length]) => [gone, offset, length])
+        index.content.record(row.deviceId, 'test', [{ cid: row.cid, size: row.size, sealing: row.sealing, keyId: row.keyId, keySalt: row.keySalt, objects: JSON.stringify(objects) }])
+      }
     } finally {
       index.close()
     }
@@ -65,12 +68,16 @@ describe('the restore drill brings stored files back', () => {
     const failed = await cli(['verify', '--content', '--config', config])
     expect(failed.code).toBe(4)
     expect(failed.stdout).toMatch(/^NOT restorable: /)
-    expect(failed.stderr).toContain('the stored file kept/f-03.txt (content ')
+    expect(failed.stderr).toMatch(/the stored file kept\/f-0[37]\.txt \(content /)
     expect(failed.stderr).toContain(`does not come back from object ${gone}`)
     expect(failed.stderr).toContain(`cidsync deal status ${gone}`)
+    expect(failed.stderr).toMatch(/In all, 2 stored files would not come back: kept\/f-0[37]\.txt, kept\/f-0[37]\.txt/)
+    const failedJson = JSON.parse((await cli(['verify', '--content', '--json', '--config', config])).stdout) as { content: { failedFiles: { files: Array<{ file: string }>, more: boolean } } }
+    expect(failedJson.content.failedFiles.more).toBe(false)
+    expect(failedJson.content.failedFiles.files.map(f => f.file).sort()).toEqual(['kept/f-03.txt', 'kept/f-07.txt'])
     // Recorded like any drill failure: status says so with no daemon running.
     const offline = await cli(['status', '--config', config])
-    expect(offline.stdout).toMatch(new RegExp(`restorable: NO \\(drill at .*\\): ${gone}: the stored file kept/f-03.txt`))
+    expect(offline.stdout).toMatch(new RegExp(`restorable: NO \\(drill at .*\\): ${gone}: the stored file kept/f-0[37]\\.txt`))
     expect((await readdir(join(dir, 'state', 'snapshots'))).filter(n => n.startsWith('verify'))).toEqual([])
   }, 240_000)
 })

@@ -4,7 +4,7 @@ import type { Command } from 'commander'
 import { loadConfig, STATE_NAMES } from '../../config/index.js'
 import { ContentIntegrityError, SegmentUnusableError } from '../../errors.js'
 import { countOf, printJson } from '../format.js'
-import { drillContentLine } from '../drill-content.js'
+import { drillContentLine, failedFilesLine } from '../drill-content.js'
 import { action } from '../run.js'
 import { explainMissingPointer, withService } from '../service-command.js'
 import { runMirrorVerify } from './verify-mirror.js'
@@ -31,6 +31,7 @@ It exits 3 when the mirror holds no pointer yet.
 
 Results:
 It exits 0 when restorable, and 4 naming the first object that fails.
+With --content it walks on, and names up to 20 stored files that would not come back.
 The result is recorded for status and metrics.
 The daemon runs a drill on [verify] schedule (daily), then one for each mirror.`
 
@@ -83,7 +84,7 @@ export function registerVerify (program: Command): void {
             process.stdout.write(`${result.restorable ? 'restorable' : 'NOT restorable'}: ${result.cid}; ${countOf(result.publishes, 'publish', 'publishes')}, ${countOf(result.segments, 'segment', 'segments')} fetched and checked${files}; ${own}\n`)
           }
           if (result.failed?.file !== undefined) {
-            throw new ContentIntegrityError(`${result.failed?.message ?? ''}: a restore from ${result.cid} through the service's gateways would not bring this file back. Its object is damaged or gone from the service: check \`cidsync deal status ${result.failed?.cid ?? ''}\`; the device that stored the file still holds it if it is unchanged there`)
+            throw new ContentIntegrityError(`${result.failed?.message ?? ''}: a restore from ${result.cid} through the service's gateways would not bring this file back. Its object is damaged or gone from the service: check \`cidsync deal status ${result.failed?.cid ?? ''}\`; the device that stored the file still holds it if it is unchanged there${failedFilesLine(result.content?.failedFiles)}`)
           }
           if (result.failed !== null) throw new SegmentUnusableError(`${result.failed.message}: a restore from ${result.cid} would fail. Publish again from a device that holds the files (\`cidsync snapshot\`; a device whose index lost them: \`cidsync pointer repair\`), then verify again`, result.failed.cid)
         } finally {

@@ -43,6 +43,12 @@ export interface CheckEveryFileInit {
 /** Files looked up and checked together: a window of the walk. */
 const WINDOW = 2_000
 
+/**
+ * Files that do not come back, past which the walk stops: each one a service fails may cost its
+ * retries, and a store gone whole would take hours to name file by file.
+ */
+export const MAX_FAILED_FILES = 20
+
 /** A sealed file of the window, ready for its thread. */
 interface Check {
   readonly file: StoredFile
@@ -60,10 +66,11 @@ interface Check {
  * thread. Nothing is written. Stricter than a restore from the embedded service: every object is
  * hashed whole, as a gateway's answer to another device would be, so damage anywhere in a pack
  * fails the drill, not only damage in the blob of a file read. Answers how many contents came
- * back, and the first file (in the walk's order) that did not; a network failure or a missing key
+ * back, and the files that did not, in the walk's order: every one, or the first
+ * {@link MAX_FAILED_FILES} (`more`: the walk stopped there). A network failure or a missing key
  * throws.
  */
-export async function checkEveryFile (clients: ObjectHome, index: Index, files: Iterator<StoredFile>, init: CheckEveryFileInit): Promise<{ checked: number, failed: FileFailure | null }> {
+export async function checkEveryFile (clients: ObjectHome, index: Index, files: Iterator<StoredFile>, init: CheckEveryFileInit): Promise<{ checked: number, failed: FileFailure[], more: boolean }> {
   boundHeapGrowth()
   const pool = new SealPool(RESTORE_THREADS)
   const memory = new ObjectMemory(RESTORE_MEMORY_BYTES, async (cid, options) => await clients.objects.getBytes(cid, SNAPSHOT_PROFILE, {
@@ -82,6 +89,7 @@ export async function checkEveryFile (clients: ObjectHome, index: Index, files: 
   const collect = new CollectEvery()
   let checked = 0
   let lastCid = ''
+  const failedFiles: FileFailure[] = []
   try {
     for (;;) {
       const window: StoredFile[] = []
@@ -90,7 +98,7 @@ export async function checkEveryFile (clients: ObjectHome, index: Index, files: 
         if (next.done === true) break
         window.push(next.value)
       }
-      if (window.length === 0) return { checked, failed: null }
+      if (window.length === 0) return { checked, failed: failedFiles, more: false }
       const failures = new Map<StoredFile, FileFailure>()
       const failed = (file: StoredFile, object: string, err: unknown): void => {
         if (init.signal?.aborted === true) throw err
@@ -150,8 +158,12 @@ export async function checkEveryFile (clients: ObjectHome, index: Index, files: 
           else checked += c.counts ? 1 : 0
         }
       })
-      const first = window.find(f => failures.has(f))
-      if (first !== undefined) return { checked, failed: failures.get(first) as FileFailure }
+      for (const file of window) {
+        const failure = failures.get(file)
+        if (failure === undefined) continue
+        if (failedFiles.length === MAX_FAILED_FILES) return { checked, failed: failedFiles, more: true }
+        failedFiles.push(failure)
+      }
     }
   } finally {
     files.return?.()

@@ -38,8 +38,13 @@ export interface ContentCheck {
   readonly stored: number
   /** The paths whose content is stored: what `restore --files` counts. */
   readonly paths: number
-  /** The object that failed, the file (`folder/path`) it held, and why. */
+  /** The object that failed, the file (`folder/path`) it held, and why: the first in the walk. */
   readonly failed: { readonly cid: string, readonly message: string, readonly file: string } | null
+  /**
+   * Every stored file that does not come back, in the walk's order, up to MAX_FAILED_FILES (the
+   * first only for a sample); `more`: the walk stopped there, and others may fail too.
+   */
+  readonly failedFiles?: { readonly files: ReadonlyArray<{ readonly cid: string, readonly message: string, readonly file: string }>, readonly more: boolean }
 }
 
 /**
@@ -115,7 +120,7 @@ export async function checkStoredContent (clients: ObjectHome, drillIndex: strin
     // Every file: as a restore brings them back, a pack read once for all its files, each opened
     // and hashed on the sealing threads; nothing written but the plain ones, one at a time.
     const every = await checkEveryFile(clients, index, walkStoredFiles(drillIndex), { ...init, plain: one })
-    return { checked: every.checked, stored, paths, failed: every.failed }
+    return { checked: every.checked, stored, paths, failed: every.failed[0] ?? null, failedFiles: { files: every.failed, more: every.more } }
   } finally {
     index.close()
     await objects.clear()

@@ -5,7 +5,7 @@ import { ENGINE_V1, type Manifest } from '../../snapshot/index.js'
 import { buildIndex, fetchV1Snapshot, fetchSegments, isUnusable, missingKey, removeDatabase, removeFetched, type FetchInit, readPublish, walkHistory, type ManifestCache } from '../read/index.js'
 import type { SyncComponents } from '../sync-components.js'
 import type { Repository } from '../repository.js'
-import { checkStoredContent, CONTENT_SAMPLE } from './stored-content.js'
+import { checkStoredContent, CONTENT_SAMPLE, type ContentCheck } from './stored-content.js'
 import { makeDirsSync } from '../../util/make-dirs.js'
 import { STATE_NAMES } from '../../config/index.js'
 
@@ -25,7 +25,7 @@ export interface VerifyResult {
    * Stored contents brought back (a sample, or all with `content`) of how many the publish's
    * records hold, one per CID, and the paths they are at; null when not reached.
    */
-  readonly content?: { readonly checked: number, readonly stored: number, readonly paths: number, readonly all: boolean } | null
+  readonly content?: { readonly checked: number, readonly stored: number, readonly paths: number, readonly all: boolean, readonly failedFiles?: ContentCheck['failedFiles'] } | null
 }
 
 /** What a verify reads: a repository on any home (a service, a mirror, a directory). Its sync store is never opened. */
@@ -82,9 +82,9 @@ export async function verify (components: VerifyComponents, init: VerifyInit): P
     }
     // The files themselves, as a new device would bring them back from the index it restored.
     const files = await checkStoredContent(clients, drill, { stateDir: init.stateDir, passphrase: init.passphrase, signal: init.signal, all: init.content })
-    content = { checked: files.checked, stored: files.stored, paths: files.paths, all: init.content === true }
+    content = { checked: files.checked, stored: files.stored, paths: files.paths, all: init.content === true, ...(files.failedFiles === undefined || files.failedFiles.files.length === 0 ? {} : { failedFiles: files.failedFiles }) }
     if (files.failed !== null) {
-      components.logger.warn({ cid: files.failed.cid, err: files.failed.message }, 'restore drill: a stored file does not come back')
+      components.logger.warn({ cid: files.failed.cid, err: files.failed.message, files: files.failedFiles?.files.length ?? 1 }, 'restore drill: a stored file does not come back')
       return result(files.failed)
     }
     await removeDatabase(drill)
