@@ -12,8 +12,10 @@ export const ExitCode = {
   usage: 2,
   notFound: 3,
   integrity: 4,
-  /** Ctrl-C (SIGINT) or SIGTERM stopped the command, as a shell counts 128 + 2. */
-  interrupted: 130
+  /** Ctrl-C (SIGINT) stopped the command, as a shell counts 128 + 2. */
+  interrupted: 130,
+  /** SIGTERM stopped the command (128 + 15). */
+  terminated: 143
 } as const
 
 export type ExitCodeValue = (typeof ExitCode)[keyof typeof ExitCode]
@@ -325,7 +327,12 @@ export class AbortedError extends CidsyncError {
  */
 export class InterruptedError extends CidsyncError {
   override readonly code = 'ERR_INTERRUPTED'
-  override readonly exitCode = ExitCode.interrupted
+  override readonly exitCode: ExitCodeValue
+
+  constructor (message: string, signal: string) {
+    super(message)
+    this.exitCode = signal === 'SIGTERM' ? ExitCode.terminated : ExitCode.interrupted
+  }
 }
 
 /** Maps anything thrown to an exit code: ours carry one, the rest are plain failures. */

@@ -5,13 +5,27 @@
  */
 import { AbortedError } from '../errors.js'
 
+/** The reason a stop aborts with: which signal came. */
+export class StoppedBy extends AbortedError {
+  constructor (readonly signal: NodeJS.Signals) {
+    super(`stopped by ${signal}`)
+  }
+}
+
 const STOPS: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM']
 
-/** Runs `fn` with a signal that Ctrl-C or SIGTERM aborts; the handlers go once it settles. */
-export async function untilInterrupted<T> (fn: (signal: AbortSignal) => Promise<T>): Promise<T> {
+/**
+ * Runs `fn` with a signal that Ctrl-C or SIGTERM aborts; the handlers go once it settles.
+ * `stopping` is told at the first, before the work in hand ends.
+ */
+export async function untilInterrupted<T> (fn: (signal: AbortSignal) => Promise<T>, stopping?: (signal: NodeJS.Signals) => void): Promise<T> {
   const controller = new AbortController()
   const stop = (signal: NodeJS.Signals): void => {
-    if (!controller.signal.aborted) { controller.abort(new AbortedError(`stopped by ${signal}`)); return }
+    if (!controller.signal.aborted) {
+      controller.abort(new StoppedBy(signal))
+      stopping?.(signal)
+      return
+    }
     for (const each of STOPS) process.off(each, stop)
     process.kill(process.pid, signal)
   }

@@ -12,7 +12,7 @@ import { loadConfig } from '../../config/index.js'
 import { readFrom } from '../mirror-read.js'
 import { parseTimeArg } from '../time-arg.js'
 import { boundHeapGrowth } from '../../util/release-memory.js'
-import { untilInterrupted } from '../interrupt.js'
+import { StoppedBy, untilInterrupted } from '../interrupt.js'
 import { resolveDevice } from './ls.js'
 
 import type { GetOptions } from './get-options.js'
@@ -101,7 +101,10 @@ export async function runGet (options: GetOptions, paths: readonly string[], pre
         shown(event)
       }
       const outcomes = await untilInterrupted(async (signal) => await getFiles(repository, index, { rows, to: options.to, overwrite: options.overwrite, own, signal, onProgress, onNote: (note) => { notes.push(note) }, records: sources.records, fallbacks: sources.fallbacks })
-        .catch((err: unknown) => { throw signal.aborted ? interrupted(signal, count) : err }))
+        .catch((err: unknown) => { throw signal.aborted ? interrupted(signal, count) : err }), (signal) => {
+        // A line of its own, after the progress bar's: the batch being synced may take a while.
+        process.stderr.write(`${process.stderr.isTTY ? '\n' : ''}cidsync: ${signal === 'SIGINT' ? 'Ctrl-C' : signal}: stopping once the files being made durable are in place (again to stop at once)\n`)
+      })
         .finally(() => { sources.close() })
       const unfetched = outcomes.filter(o => o.outcome === 'failed' && FROM_SERVICE.has(o.code ?? ''))
       const first = unfetched[0]
@@ -124,10 +127,15 @@ export async function runGet (options: GetOptions, paths: readonly string[], pre
 /** Outcomes that leave a file in its place. */
 const PLACED = new Set(['written', 'already-there'])
 
-/** What a Ctrl-C (or SIGTERM) left: the files put in place stay, the others were left as they were. */
+/**
+ * What a Ctrl-C (or SIGTERM) left: the files done (written, or found right) are counted as this run
+ * told them. Files already right that it had not yet looked at are not, so nothing is called missing.
+ */
 function interrupted (signal: AbortSignal, count: { readonly files: number, readonly placed: number }): InterruptedError {
-  const by = signal.reason instanceof Error ? signal.reason.message : 'stopped'
-  return new InterruptedError(`${by}: ${formatCount(count.placed)} of ${countOf(count.files, 'file', 'files')} are in place; the others were left as they were, and no temp file stays. Run the same command again to bring back the rest`)
+  const by = signal.reason instanceof StoppedBy ? signal.reason.signal : 'SIGINT'
+  const rest = count.placed >= count.files ? 'the symlinks and directories after them may not all be made' : 'the rest were not finished'
+  return new InterruptedError(`stopped by ${by}: ${formatCount(count.placed)} of ${countOf(count.files, 'file', 'files')} done (written, or found right); ${rest}, and no temp file stays. ` +
+    'Run the same command again to finish: it skips what is already right', by)
 }
 
 /** How long the note's pointer and manifest reads may take, retries included: past it, no note. */
@@ -246,8 +254,8 @@ A terminal shows a progress bar: files, bytes, rate and ETA.
 --json prints a start line with the totals, bytes lines as they are written, and a line per file.
 A path the index does not have exits 3.
 Files not brought back exit 1, the first 20 named; --json gives each file's outcome and why.
-Ctrl-C stops it cleanly: the files in place stay, no temp file does, and it exits 130.
-Run the same command again to bring back the rest (a second Ctrl-C stops it at once).`
+Ctrl-C while files come back stops it cleanly: the files done stay, no temp file does, exit 130.
+Run the same command again to finish (a second Ctrl-C stops it at once; SIGTERM exits 143).`
 
 export function registerGet (program: Command): void {
   program.command('get')
