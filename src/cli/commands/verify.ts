@@ -31,7 +31,8 @@ It exits 3 when the mirror holds no pointer yet.
 
 Results:
 It exits 0 when restorable, and 4 naming the first object that fails.
-With --content it walks on, and names up to 20 stored files that would not come back.
+With --content it walks on past a failure: it counts each stored file that would not come back.
+It names the first 20, and stops after 20 damaged objects (--json: content.failedFiles).
 The result is recorded for status and metrics.
 The daemon runs a drill on [verify] schedule (daily), then one for each mirror.`
 

@@ -6,6 +6,7 @@ import type { Index, StoredFile } from '../../index/index.js'
 import type { ObjectHome } from '../../store/index.js'
 import { readingKey } from '../../snapshot/index.js'
 import { eachAtOnce } from '../../util/each-at-once.js'
+import { safeText } from '../../util/safe-text.js'
 import { boundHeapGrowth, CollectEvery } from '../../util/release-memory.js'
 import { isUnusable, missingKey, SNAPSHOT_PROFILE } from '../read/index.js'
 import { firstUsable, RESTORE_CONCURRENCY, RESTORE_MEMORY_BYTES, RESTORE_PACK_BATCH, RESTORE_THREADS, STREAMED_AT_ONCE } from '../restore/index.js'
@@ -43,11 +44,24 @@ export interface CheckEveryFileInit {
 /** Files looked up and checked together: a window of the walk. */
 const WINDOW = 2_000
 
-/**
- * Files that do not come back, past which the walk stops: each one a service fails may cost its
- * retries, and a store gone whole would take hours to name file by file.
- */
+/** Files that do not come back named at most; the others are counted. */
 export const MAX_FAILED_FILES = 20
+
+/**
+ * Objects that do not come back, past which the walk stops: each one a service fails may cost its
+ * retries, and a store gone whole would take hours to walk. A damaged pack fails all its files:
+ * the bound counts objects, so one pack does not end the walk before the next damage is found.
+ */
+export const MAX_FAILED_OBJECTS = 20
+
+/** The files a walk found would not come back: the first named, all counted, with their objects. */
+export interface FailedFiles {
+  readonly files: readonly FileFailure[]
+  readonly count: number
+  readonly objects: number
+  /** The walk stopped at {@link MAX_FAILED_OBJECTS}: files after it were not checked. */
+  readonly more: boolean
+}
 
 /** A sealed file of the window, ready for its thread. */
 interface Check {
@@ -66,11 +80,11 @@ interface Check {
  * thread. Nothing is written. Stricter than a restore from the embedded service: every object is
  * hashed whole, as a gateway's answer to another device would be, so damage anywhere in a pack
  * fails the drill, not only damage in the blob of a file read. Answers how many contents came
- * back, and the files that did not, in the walk's order: every one, or the first
- * {@link MAX_FAILED_FILES} (`more`: the walk stopped there). A network failure or a missing key
- * throws.
+ * back, and the files that did not, in the walk's order: up to {@link MAX_FAILED_FILES} named,
+ * every one counted, until {@link MAX_FAILED_OBJECTS} objects failed. A network failure or a
+ * missing key throws.
  */
-export async function checkEveryFile (clients: ObjectHome, index: Index, files: Iterator<StoredFile>, init: CheckEveryFileInit): Promise<{ checked: number, failed: FileFailure[], more: boolean }> {
+export async function checkEveryFile (clients: ObjectHome, index: Index, files: Iterator<StoredFile>, init: CheckEveryFileInit): Promise<{ checked: number, failed: FailedFiles }> {
   boundHeapGrowth()
   const pool = new SealPool(RESTORE_THREADS)
   const memory = new ObjectMemory(RESTORE_MEMORY_BYTES, async (cid, options) => await clients.objects.getBytes(cid, SNAPSHOT_PROFILE, {
@@ -89,7 +103,10 @@ export async function checkEveryFile (clients: ObjectHome, index: Index, files: 
   const collect = new CollectEvery()
   let checked = 0
   let lastCid = ''
-  const failedFiles: FileFailure[] = []
+  const named: FileFailure[] = []
+  const objects = new Set<string>()
+  let count = 0
+  const answer = (more: boolean): { checked: number, failed: FailedFiles } => ({ checked, failed: { files: named, count, objects: objects.size, more } })
   try {
     for (;;) {
       const window: StoredFile[] = []
@@ -98,14 +115,14 @@ export async function checkEveryFile (clients: ObjectHome, index: Index, files: 
         if (next.done === true) break
         window.push(next.value)
       }
-      if (window.length === 0) return { checked, failed: failedFiles, more: false }
+      if (window.length === 0) return answer(false)
       const failures = new Map<StoredFile, FileFailure>()
       const failed = (file: StoredFile, object: string, err: unknown): void => {
         if (init.signal?.aborted === true) throw err
         const noKey = missingKey(err)
         if (noKey !== undefined) throw noKey
         if (!notRestorable(err)) throw err
-        failures.set(file, { cid: object, file: `${file.folder}/${file.path}`, message: `the stored file ${file.folder}/${file.path} (content ${file.cid}) does not come back from object ${object}: ${(err as Error).message}` })
+        failures.set(file, { cid: object, file: `${file.folder}/${file.path}`, message: `the stored file ${safeText(`${file.folder}/${file.path}`)} (content ${file.cid}) does not come back from object ${object}: ${(err as Error).message}` })
       }
       const sealed: Check[] = []
       // The window's records in one statement, not one a file.
@@ -161,9 +178,12 @@ export async function checkEveryFile (clients: ObjectHome, index: Index, files: 
       for (const file of window) {
         const failure = failures.get(file)
         if (failure === undefined) continue
-        if (failedFiles.length === MAX_FAILED_FILES) return { checked, failed: failedFiles, more: true }
-        failedFiles.push(failure)
+        count++
+        objects.add(failure.cid)
+        if (named.length < MAX_FAILED_FILES) named.push(failure)
       }
+      // Stopped here: more only if files are left to walk.
+      if (objects.size >= MAX_FAILED_OBJECTS) return answer(files.next().done !== true)
     }
   } finally {
     files.return?.()

@@ -4,12 +4,13 @@ import { CID } from 'multiformats/cid'
 import { cidProfile, isCidProfileName } from '../../content/index.js'
 import { ObjectCache, fetchFile, type ContentRecord } from '../../custody/index.js'
 import { ContentIntegrityError } from '../../errors.js'
+import { safeText } from '../../util/safe-text.js'
 import { openIndex, walkStoredFiles, type StoredFile } from '../../index/index.js'
 import type { ObjectHome } from '../../store/index.js'
 import { readingKey } from '../../snapshot/index.js'
 import { missingKey, SNAPSHOT_PROFILE } from '../read/index.js'
 import { makeDirs } from '../../util/make-dirs.js'
-import { checkEveryFile, notRestorable, recordOf } from './check-every-file.js'
+import { checkEveryFile, notRestorable, recordOf, type FailedFiles } from './check-every-file.js'
 import { STATE_NAMES } from '../../config/index.js'
 
 /** Stored files a drill brings back (all of them with `verify --content`). */
@@ -40,11 +41,8 @@ export interface ContentCheck {
   readonly paths: number
   /** The object that failed, the file (`folder/path`) it held, and why: the first in the walk. */
   readonly failed: { readonly cid: string, readonly message: string, readonly file: string } | null
-  /**
-   * Every stored file that does not come back, in the walk's order, up to MAX_FAILED_FILES (the
-   * first only for a sample); `more`: the walk stopped there, and others may fail too.
-   */
-  readonly failedFiles?: { readonly files: ReadonlyArray<{ readonly cid: string, readonly message: string, readonly file: string }>, readonly more: boolean }
+  /** With every file walked: those that do not come back, named up to a bound and counted (see FailedFiles). */
+  readonly failedFiles?: FailedFiles
 }
 
 /**
@@ -97,7 +95,7 @@ export async function checkStoredContent (clients: ObjectHome, drillIndex: strin
         if (noKey !== undefined) throw noKey
         if (!notRestorable(err)) throw err
         const object = fetching !== '' ? fetching : record?.objects[0]?.[0] ?? file.cid
-        return { cid: object, file: `${file.folder}/${file.path}`, message: `the stored file ${file.folder}/${file.path} (content ${file.cid}) does not come back from object ${object}: ${(err as Error).message}` }
+        return { cid: object, file: `${file.folder}/${file.path}`, message: `the stored file ${safeText(`${file.folder}/${file.path}`)} (content ${file.cid}) does not come back from object ${object}: ${(err as Error).message}` }
       }
     }
     if (init.all !== true) {
@@ -120,7 +118,7 @@ export async function checkStoredContent (clients: ObjectHome, drillIndex: strin
     // Every file: as a restore brings them back, a pack read once for all its files, each opened
     // and hashed on the sealing threads; nothing written but the plain ones, one at a time.
     const every = await checkEveryFile(clients, index, walkStoredFiles(drillIndex), { ...init, plain: one })
-    return { checked: every.checked, stored, paths, failed: every.failed[0] ?? null, failedFiles: { files: every.failed, more: every.more } }
+    return { checked: every.checked, stored, paths, failed: every.failed.files[0] ?? null, failedFiles: every.failed }
   } finally {
     index.close()
     await objects.clear()

@@ -82,9 +82,9 @@ export async function verify (components: VerifyComponents, init: VerifyInit): P
     }
     // The files themselves, as a new device would bring them back from the index it restored.
     const files = await checkStoredContent(clients, drill, { stateDir: init.stateDir, passphrase: init.passphrase, signal: init.signal, all: init.content })
-    content = { checked: files.checked, stored: files.stored, paths: files.paths, all: init.content === true, ...(files.failedFiles === undefined || files.failedFiles.files.length === 0 ? {} : { failedFiles: files.failedFiles }) }
+    content = { checked: files.checked, stored: files.stored, paths: files.paths, all: init.content === true, ...(files.failedFiles === undefined || files.failedFiles.count === 0 ? {} : { failedFiles: files.failedFiles }) }
     if (files.failed !== null) {
-      components.logger.warn({ cid: files.failed.cid, err: files.failed.message, files: files.failedFiles?.files.length ?? 1 }, 'restore drill: a stored file does not come back')
+      components.logger.warn({ cid: files.failed.cid, err: files.failed.message, files: files.failedFiles?.count ?? 1 }, 'restore drill: a stored file does not come back')
       return result(files.failed)
     }
     await removeDatabase(drill)
