@@ -5,11 +5,11 @@ import './early-signals.js'
 import { fileURLToPath } from 'node:url'
 import { raiseJsTieringBudget, raiseWasmTieringBudget } from '../util/tiering.js'
 import { runWithCodeCache } from './code-cache.js'
+import { BRIEF } from './brief.js'
 
-/** What compiles next to nothing of the CLI: no cache is kept from it (the next command keeps one). */
-const BRIEF = new Set([undefined, '--version', '-V', '--help', '-h', 'help'])
 
 // Before anything is compiled: V8 takes a cache only under the flags it was made with.
 raiseWasmTieringBudget()
 raiseJsTieringBudget()
+// A brief command compiles next to nothing of the CLI: no cache is kept from it (the next command keeps one).
 runWithCodeCache(fileURLToPath(new URL('./cidsync-main.cjs', import.meta.url)), { keep: !BRIEF.has(process.argv[2]) })

@@ -3,8 +3,8 @@ import { OpenFilesLimitError } from '../errors.js'
 
 /**
  * Files a command may need open at once. The embedded service keeps up to 256 packs open for
- * reads. A restore holds two batches of verified files open until their fsync, and the files its
- * sealing threads are writing. The databases, threads and pipes come beside them. Below this,
+ * reads. A restore holds a few batches of verified files open until their fsync (`HELD_BATCHES`),
+ * and the files its sealing threads are writing. The databases, threads and pipes come beside them. Below this,
  * a restore failed most small files with EMFILE. Node raises the soft limit to the hard one at
  * start, so only a hard limit this low is met (`ulimit -n 256` in a shell).
  */
@@ -29,5 +29,5 @@ export function openFilesLimit (limits = '/proc/self/limits'): number | undefine
 export function checkOpenFilesLimit (limit = openFilesLimit()): void {
   if (limit === undefined || limit >= MIN_OPEN_FILES) return
   throw new OpenFilesLimitError(`this process may open only ${limit} files at once (ulimit -n), and cidsync needs at least ${MIN_OPEN_FILES}: ` +
-    'raise it (`ulimit -n 4096` in the shell, `LimitNOFILE=4096` in a systemd unit)')
+    'raise it (`ulimit -n 4096` in the shell, up to the hard limit `ulimit -Hn`; root raises that in /etc/security/limits.conf; `LimitNOFILE=4096` in a systemd unit)')
 }

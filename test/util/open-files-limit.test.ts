@@ -28,5 +28,10 @@ describe('the open files limit', () => {
     expect(run.status, run.stderr).toBe(2)
     expect(run.stderr).toContain('may open only 64 files at once')
     expect(run.stderr).toContain('[ERR_OPEN_FILES_LIMIT]')
+    // The version and the help open nothing: they answer whatever the limit.
+    for (const args of [['--version'], ['help', 'get'], ['get', '--help']]) {
+      const brief = spawnSync('bash', ['-c', 'ulimit -n 64 && exec "$0" "$@"', process.execPath, CLI, ...args], { encoding: 'utf8', timeout: 60_000 })
+      expect(brief.status, `${args.join(' ')}: ${brief.stderr}`).toBe(0)
+    }
   })
 })
