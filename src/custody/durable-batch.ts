@@ -35,8 +35,8 @@ export type Settle = (err?: unknown) => void
  * Verified files made durable and renamed into place a batch at a time, instead of one fsync in
  * each file's way (docs/content-format.md, "What a crash leaves"). The rule: a file takes its final
  * name only after its bytes are fsynced, so a kill -9 or a power cut at any moment leaves under a
- * final name only whole, verified files; what a kill loses is at most the batch being filled and
- * the one being synced (temps the next run sweeps and fetches again). A batch's fsyncs are issued
+ * final name only whole, verified files; what a kill loses is at most the batches held (temps the
+ * next run sweeps and fetches again). A batch's fsyncs are issued
  * together on libuv's threads, where concurrent fsyncs share the filesystem's journal commits.
  * One batch is synced at a time while the next ones fill. {@link add} waits while
  * {@link HELD_BATCHES} batches' files are held open, however many callers add at once.
