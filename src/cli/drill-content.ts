@@ -21,5 +21,5 @@ export function failedFilesLine (failed: NonNullable<VerifyResult['content']>['f
   if (failed === undefined || failed.count < 2) return ''
   const stopped = failed.more ? ` (it stopped after ${countOf(failed.objects, 'damaged object', 'damaged objects')}: there may be more)` : ''
   const names = failed.files.map(f => `"${safeText(f.file).replaceAll('"', '\\"')}"`).join(', ')
-  return `. In all, the drill found ${countOf(failed.count, 'stored file', 'stored files')} in ${countOf(failed.objects, 'object', 'objects')} that would not come back${stopped}; ${failed.files.length < failed.count ? `the first ${failed.files.length}` : 'they are'}: ${names}`
+  return `. In all, the drill found ${countOf(failed.count, 'stored file', 'stored files')} in ${countOf(failed.objects, 'object', 'objects')} that would not come back through the gateways${stopped}. A damaged object fails every file it holds there; ${failed.files.length < failed.count ? `the first ${failed.files.length}` : 'they are'}: ${names}`
 }

@@ -29,8 +29,11 @@ export function progressReporter (init: ProgressInit): (event: GetFilesProgress)
   let bytes = 0
   let totalBytes = 0
   let last = started
+  // The bar's last line is drawn once: the symlinks and directories after the files add nothing.
+  let finished = false
   return (event) => {
     if (event.type === 'get:start') { totalFiles = event.detail.files; totalBytes = event.detail.bytes; return }
+    if (finished) return
     if (event.type === 'get:bytes') bytes += event.detail.bytes
     if (event.type === 'get:file') files++
     const at = now()
@@ -46,10 +49,11 @@ export function progressReporter (init: ProgressInit): (event: GetFilesProgress)
     }
     if (at - last < 100 && files !== totalFiles) return
     last = at
-    const eta = rate > 0 && totalBytes > bytes ? ` ETA ${etaText(Math.ceil((totalBytes - bytes) / rate))}` : ''
+    // Files found right already write no bytes: the last bar has no estimate left to give.
+    const eta = files < totalFiles && rate > 0 && totalBytes > bytes ? ` ETA ${etaText(Math.ceil((totalBytes - bytes) / rate))}` : ''
     const bar = `[${'#'.repeat(totalBytes === 0 ? 30 : Math.round(bytes / totalBytes * 30)).padEnd(30, '.')}]`
     write(`\r${bar} ${files}/${totalFiles} files, ${formatBytes(bytes)} of ${formatBytes(totalBytes)}, ${formatBytes(rate)}/s${eta}   `)
-    if (files === totalFiles) write('\n')
+    if (files === totalFiles) { write('\n'); finished = true }
   }
 }
 

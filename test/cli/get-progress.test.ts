@@ -48,6 +48,11 @@ describe('restore --files and get progress (src/cli/get-progress.ts)', () => {
     progress({ type: 'get:file', detail: { path: 'a', outcome: 'written' } })
     expect(out[0]).toMatch(/^\r\[/)
     expect(out.at(-1)).toBe('\n')
+    // What comes after the files (symlinks, directories) draws the finished bar no more.
+    const drawn = out.length
+    clock += 200
+    progress({ type: 'get:entry', detail: { kind: 'dir', path: 'd', outcome: 'written' } })
+    expect(out).toHaveLength(drawn)
   })
 
   it('on a terminal, says the rate in whole bytes and a long wait in minutes or hours', () => {

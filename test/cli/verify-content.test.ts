@@ -71,7 +71,7 @@ describe('the restore drill brings stored files back', () => {
     expect(failed.stderr).toMatch(/the stored file kept\/f-0[37]\.txt \(content /)
     expect(failed.stderr).toContain(`does not come back from object ${gone}`)
     expect(failed.stderr).toContain(`cidsync deal status ${gone}`)
-    expect(failed.stderr).toMatch(/In all, the drill found 2 stored files in 1 object that would not come back; they are: "kept\/f-0[37]\.txt", "kept\/f-0[37]\.txt"/)
+    expect(failed.stderr).toMatch(/In all, the drill found 2 stored files in 1 object that would not come back through the gateways. A damaged object fails every file it holds there; they are: "kept\/f-0[37]\.txt", "kept\/f-0[37]\.txt"/)
     const failedJson = JSON.parse((await cli(['verify', '--content', '--json', '--config', config])).stdout) as { content: { failedFiles: { files: Array<{ file: string }>, count: number, objects: number, more: boolean } } }
     expect(failedJson.content.failedFiles).toMatchObject({ count: 2, objects: 1, more: false })
     expect(failedJson.content.failedFiles.files.map(f => f.file).sort()).toEqual(['kept/f-03.txt', 'kept/f-07.txt'])

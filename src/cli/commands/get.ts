@@ -94,16 +94,18 @@ export async function runGet (options: GetOptions, paths: readonly string[], pre
       const sources = recordSources(repository, index, past === undefined ? {} : { past: past.cid, local: indexPath(config.stateDir) })
       const shown = progressReporter({ json: options.json === true, tty: process.stderr.isTTY === true })
       // Counted for a Ctrl-C's message: the outcomes are not answered when the run is stopped.
-      const count = { files: 0, placed: 0 }
+      const count = { files: 0, placed: 0, stopping: false }
       const onProgress = (event: GetFilesProgress): void => {
         if (event.type === 'get:start') count.files = event.detail.files
         if (event.type === 'get:file' && PLACED.has(event.detail.outcome)) count.placed++
-        shown(event)
+        // Once stopping, a terminal's bar is not drawn again over the lines that say so.
+        if (!count.stopping || options.json === true) shown(event)
       }
       const outcomes = await untilInterrupted(async (signal) => await getFiles(repository, index, { rows, to: options.to, overwrite: options.overwrite, own, signal, onProgress, onNote: (note) => { notes.push(note) }, records: sources.records, fallbacks: sources.fallbacks })
         .catch((err: unknown) => { throw signal.aborted ? interrupted(signal, count) : err }), (signal) => {
         // A line of its own, after the progress bar's: the batch being synced may take a while.
-        process.stderr.write(`${process.stderr.isTTY ? '\n' : ''}cidsync: ${signal === 'SIGINT' ? 'Ctrl-C' : signal}: stopping once the files being made durable are in place (again to stop at once)\n`)
+        count.stopping = true
+        process.stderr.write(`${process.stderr.isTTY ? '\n' : ''}cidsync: ${signal === 'SIGINT' ? 'Ctrl-C' : signal}: stopping once the files being made durable are in place (again to stop at once, leaving temp files the next run removes)\n`)
       })
         .finally(() => { sources.close() })
       const unfetched = outcomes.filter(o => o.outcome === 'failed' && FROM_SERVICE.has(o.code ?? ''))
