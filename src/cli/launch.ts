@@ -7,7 +7,6 @@ import { raiseJsTieringBudget, raiseWasmTieringBudget } from '../util/tiering.js
 import { runWithCodeCache } from './code-cache.js'
 import { BRIEF } from './brief.js'
 
-
 // Before anything is compiled: V8 takes a cache only under the flags it was made with.
 raiseWasmTieringBudget()
 raiseJsTieringBudget()

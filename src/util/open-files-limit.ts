@@ -4,9 +4,9 @@ import { OpenFilesLimitError } from '../errors.js'
 /**
  * Files a command may need open at once. The embedded service keeps up to 256 packs open for
  * reads. A restore holds a few batches of verified files open until their fsync (`HELD_BATCHES`),
- * and the files its sealing threads are writing. The databases, threads and pipes come beside them. Below this,
- * a restore failed most small files with EMFILE. Node raises the soft limit to the hard one at
- * start, so only a hard limit this low is met (`ulimit -n 256` in a shell).
+ * and the files its sealing threads are writing. The databases, threads and pipes come beside
+ * them. Below this, a restore failed most small files with EMFILE. Node raises the soft limit to
+ * the hard one at start, so only a hard limit this low is met (`ulimit -n 256` in a shell).
  */
 export const MIN_OPEN_FILES = 1024
 

@@ -33,6 +33,12 @@ export function recordOf (index: Index, cid: string, rows = index.content.lookup
 /** A file that did not come back: the object that failed, the file (`folder/path`), and why. */
 export interface FileFailure { readonly cid: string, readonly message: string, readonly file: string }
 
+/** Stored `file` did not come back from `object` for `err`: its name shown with control characters escaped. */
+export function fileFailure (file: StoredFile, object: string, err: unknown): FileFailure {
+  const path = `${file.folder}/${file.path}`
+  return { cid: object, file: path, message: `the stored file ${safeText(path)} (content ${file.cid}) does not come back from object ${object}: ${(err as Error).message}` }
+}
+
 export interface CheckEveryFileInit {
   readonly stateDir: string
   readonly passphrase?: string
@@ -122,7 +128,7 @@ export async function checkEveryFile (clients: ObjectHome, index: Index, files: 
         const noKey = missingKey(err)
         if (noKey !== undefined) throw noKey
         if (!notRestorable(err)) throw err
-        failures.set(file, { cid: object, file: `${file.folder}/${file.path}`, message: `the stored file ${safeText(`${file.folder}/${file.path}`)} (content ${file.cid}) does not come back from object ${object}: ${(err as Error).message}` })
+        failures.set(file, fileFailure(file, object, err))
       }
       const sealed: Check[] = []
       // The window's records in one statement, not one a file.

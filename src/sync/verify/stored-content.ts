@@ -4,13 +4,12 @@ import { CID } from 'multiformats/cid'
 import { cidProfile, isCidProfileName } from '../../content/index.js'
 import { ObjectCache, fetchFile, type ContentRecord } from '../../custody/index.js'
 import { ContentIntegrityError } from '../../errors.js'
-import { safeText } from '../../util/safe-text.js'
 import { openIndex, walkStoredFiles, type StoredFile } from '../../index/index.js'
 import type { ObjectHome } from '../../store/index.js'
 import { readingKey } from '../../snapshot/index.js'
 import { missingKey, SNAPSHOT_PROFILE } from '../read/index.js'
 import { makeDirs } from '../../util/make-dirs.js'
-import { checkEveryFile, notRestorable, recordOf, type FailedFiles } from './check-every-file.js'
+import { checkEveryFile, fileFailure, notRestorable, recordOf, type FailedFiles } from './check-every-file.js'
 import { STATE_NAMES } from '../../config/index.js'
 
 /** Stored files a drill brings back (all of them with `verify --content`). */
@@ -95,7 +94,7 @@ export async function checkStoredContent (clients: ObjectHome, drillIndex: strin
         if (noKey !== undefined) throw noKey
         if (!notRestorable(err)) throw err
         const object = fetching !== '' ? fetching : record?.objects[0]?.[0] ?? file.cid
-        return { cid: object, file: `${file.folder}/${file.path}`, message: `the stored file ${safeText(`${file.folder}/${file.path}`)} (content ${file.cid}) does not come back from object ${object}: ${(err as Error).message}` }
+        return fileFailure(file, object, err)
       }
     }
     if (init.all !== true) {
