@@ -1,7 +1,7 @@
 import { CID } from 'multiformats/cid'
 import { CidsyncError, ContentNotFoundError, ExportIncompleteError, GatewayFetchError, IntegrityError, NothingAtTimeError, ServiceDataDamagedError } from '../errors.js'
 import type { ObjectHome } from '../store/index.js'
-import { checkOwnPublishIn, publishAt, removeDeadExitFiles, hasSyncState, type FetchInit, type HistoryEntry, type ManifestCache, type Repository, type SyncStore } from '../sync/index.js'
+import { checkOwnPublishIn, publishAt, removeDeadRunFiles, hasSyncState, type FetchInit, type HistoryEntry, type ManifestCache, type Repository, type SyncStore } from '../sync/index.js'
 import { MAX_SEALED_MANIFEST_BYTES, segmentLinks, type Manifest } from '../snapshot/index.js'
 import { failpoint } from '../util/failpoint.js'
 import { chainObjects, contentObjects, type ChainObject } from './chain-objects.js'
@@ -100,7 +100,7 @@ export class ExportWalk {
       checkOwnPublishIn(entry, store?.lastPublished(), init.at)
       found = entry
     }
-    await removeDeadExitFiles(config.stateDir)
+    await removeDeadRunFiles(config.stateDir)
     return new ExportWalk(clients, init, fetch, store, cache, found)
   }
 

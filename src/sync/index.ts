@@ -49,7 +49,7 @@ export type {
   MirrorDrillComponents, MirrorDrillOptions
 } from './mirrors/index.js'
 export {
-  SyncStore, SyncStoreOwner, SYNC_SCHEMA_VERSION, ACTIVE_STEPS, removeDeadExitFiles,
+  SyncStore, SyncStoreOwner, SYNC_SCHEMA_VERSION, ACTIVE_STEPS, removeDeadRunFiles,
   removeLeftovers, hasSyncState, SYNC_STATE_FILE
 } from './state/index.js'
 export type {

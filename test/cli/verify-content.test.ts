@@ -80,6 +80,28 @@ describe('the restore drill brings stored files back', () => {
     expect(offline.stdout).toMatch(new RegExp(`restorable: NO \\(drill at .*\\): ${gone}: the stored file kept/f-0[37]\\.txt`))
     expect((await readdir(join(dir, 'state', 'snapshots'))).filter(n => n.startsWith('verify'))).toEqual([])
   }, 240_000)
+
+  it('what a drill killed midway left (the index it rebuilt, the files it brought back) is removed by the next drill', async () => {
+    const dir = await useTempDir()
+    const kept = join(dir, 'kept')
+    await mkdir(kept)
+    const config = join(dir, 'config.toml')
+    await writeFile(config, `state_dir = "state"\nnamespace = "drill"\n[[folders]]\nname = "kept"\npath = "kept"\nstore = true\n` +
+      `[service]\ndir = "${join(dir, 'service')}"\n[snapshot]\ndeal = false\n[status]\nlisten = "127.0.0.1:0"\n`)
+    for (let i = 0; i < 3; i++) await writeFile(join(kept, `f-${i}.txt`), randomBytes(300 + i))
+    expect((await cli(['snapshot', '--config', config])).code).toBe(0)
+    const snapshots = join(dir, 'state', 'snapshots')
+    const drillFiles = async (): Promise<string[]> => (await readdir(snapshots)).filter(n => n.startsWith('verify')).sort()
+    // Killed once it holds the index it rebuilt and the directory it brings files back into.
+    const killed = await runCli(['verify', '--content', '--config', config], { timeoutMs: 120_000, env: { ...process.env, CIDSYNC_FAILPOINT: 'verify:content' } })
+    expect(killed.signal).toBe('SIGKILL')
+    const left = await drillFiles()
+    expect(left.some(n => /^verify-\d+\.sqlite$/.test(n)), left.join(', ')).toBe(true)
+    expect(left.some(n => /^verify-content-\d+$/.test(n)), left.join(', ')).toBe(true)
+    const again = await cli(['verify', '--content', '--config', config])
+    expect(again.code, again.stderr).toBe(0)
+    expect(await drillFiles()).toEqual([])
+  }, 240_000)
 })
 
 function readId (index: ReturnType<typeof openIndex>): string {

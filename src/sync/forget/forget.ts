@@ -4,7 +4,7 @@ import { ENGINE, MAX_REPLACED, type Manifest } from '../../snapshot/index.js'
 import { failpoint } from '../../util/failpoint.js'
 import type { ProgressOptions } from '../../util/progress.js'
 import { checkOwnPublishHeld, contended } from '../prune/index.js'
-import { removeDeadExitFiles } from '../state/index.js'
+import { removeDeadRunFiles } from '../state/index.js'
 import type { ForgetProgress } from './forget-progress.js'
 import { isUnusable, SNAPSHOT_PROFILE, walkHistory } from '../read/index.js'
 import type { Repository } from '../repository.js'
@@ -38,7 +38,7 @@ export interface Forgotten extends ForgetPlan {
  * the forget ({@link ForgetContendedError}); the next run plans again on top of it.
  */
 export async function forget (repository: Repository, init: ForgetInit): Promise<Forgotten> {
-  await removeDeadExitFiles(repository.config.stateDir)
+  await removeDeadRunFiles(repository.config.stateDir)
   const plan = await planForget(repository, init)
   // A history set back behind this device's own publish would lose that publish, and a prune after
   // it what it names. Checked on the pointer the plan read: a set-back after another read is never missed.

@@ -10,7 +10,7 @@ import type { ProgressEvent, ProgressOptions } from '../../util/progress.js'
 import { SNAPSHOT_PROFILE } from '../read/index.js'
 import type { StoredUpload, UploadsSeen } from '../../store/index.js'
 import type { Repository } from '../repository.js'
-import { removeDeadExitFiles } from '../state/index.js'
+import { removeDeadRunFiles } from '../state/index.js'
 import { liveChain, replacedChain, type Chain } from './chains.js'
 import { ObjectSets, type CandidateKind } from './object-sets.js'
 import { notePruned } from './outcome.js'
@@ -82,7 +82,7 @@ export async function prune (repository: Repository, init: PruneInit): Promise<P
   const fetch = repository.readContext('prune', { signal: init.signal })
   const pointer = (await repository.pointers.current(config.namespace, config.network, { signal: init.signal })).snapshotCid
   await checkOwnPublishHeld(repository, 'prune', init.signal, pointer)
-  await removeDeadExitFiles(config.stateDir)
+  await removeDeadRunFiles(config.stateDir)
   await removeDeadWork(dir)
   const sets = new ObjectSets(join(dir, `prune-${process.pid}.sqlite`))
   // This device's content index objects written again as few, beside the reading below: its
@@ -298,7 +298,7 @@ function markKept (sets: ObjectSets, chain: Chain): void {
 
 /**
  * This process's own work file, left by a killed prune whose pid it now has (the file is made
- * exclusively). Other pids' files go with removeDeadExitFiles, once their process is gone.
+ * exclusively). Other pids' files go with removeDeadRunFiles, once their process is gone.
  */
 async function removeDeadWork (dir: string): Promise<void> {
   for (const suffix of ['.sqlite', '.sqlite-journal', '.sqlite-wal', '.sqlite-shm', '-repack.pack']) await rm(join(dir, `prune-${process.pid}${suffix}`), { force: true })

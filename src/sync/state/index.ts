@@ -4,7 +4,7 @@
  * job leaves behind.
  */
 export type { LastPublished } from './keys.js'
-export { removeDeadExitFiles, removeLeftovers } from './leftovers.js'
+export { removeDeadRunFiles, removeLeftovers } from './leftovers.js'
 export type { LeftoversRemoved } from './leftovers.js'
 export { SYNC_SCHEMA_VERSION } from './migrations.js'
 export type { MirrorLog, MirrorRecord, ReplicaRow } from './mirror-log.js'

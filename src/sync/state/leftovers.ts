@@ -41,17 +41,19 @@ const PAST_INDEX = /^past-(\d{1,10})-\d+\.sqlite(-wal|-shm|-journal)?$/
 const EXIT_FILE = /^(?:export|import|forget|prune)-(?:content-|list-)?(\d{1,10})[-.]/
 
 /**
- * Removes what `export`, `import`, `forget` and `prune` runs killed midway left in the state dir's
- * `snapshots/` ({@link EXIT_FILE}, whose process is gone). Safe without the lock, beside a running
- * daemon: a live run's pid is alive. An export, a forget and a prune call it before they begin.
+ * Removes what runs that take no lock left in the state dir's `snapshots/` when killed midway:
+ * `export`, `import`, `forget` and `prune` ({@link EXIT_FILE}), and the drills and reads of
+ * {@link LOCKLESS_RUN} (a `verify --content` stopped with Ctrl-C leaves its index and objects).
+ * Only those whose process is gone. Safe without the lock, beside a running daemon: a live run's
+ * pid is alive. An export, a forget, a prune and a drill call it before they begin.
  */
-export async function removeDeadExitFiles (stateDir: string): Promise<void> {
+export async function removeDeadRunFiles (stateDir: string): Promise<void> {
   const snapshots = join(stateDir, STATE_NAMES.snapshots)
   for (const name of await names(snapshots)) {
-    const run = EXIT_FILE.exec(name)
+    const run = EXIT_FILE.exec(name) ?? LOCKLESS_RUN.exec(name)
     if (run === null || processAlive(Number(run[1]))) continue
-    // Best effort: a file this user may not remove must not stop the run.
-    await rm(join(snapshots, name), { force: true }).catch(() => {})
+    // Best effort: a file this user may not remove must not stop the run. A drill's scratch is a directory.
+    await rm(join(snapshots, name), { recursive: true, force: true }).catch(() => {})
   }
 }
 

@@ -1,5 +1,6 @@
 import { rm } from 'node:fs/promises'
 import { join } from 'node:path'
+import { failpoint } from '../../util/failpoint.js'
 import { CID } from 'multiformats/cid'
 import { cidProfile, isCidProfileName } from '../../content/index.js'
 import { ObjectCache, fetchFile, type ContentRecord } from '../../custody/index.js'
@@ -67,6 +68,7 @@ export async function checkStoredContent (clients: ObjectHome, drillIndex: strin
     const stored = index.content.storedCount()
     const paths = stored === 0 ? 0 : index.content.restorable().stored
     if (stored > 0) await makeDirs(dir, 0o700)
+    failpoint('verify:content')
     let previous: ContentRecord | undefined
     // `counted`: false for a second row of a content already counted (checked, not counted twice).
     const one = async (file: StoredFile, counted = true): Promise<ContentCheck['failed']> => {

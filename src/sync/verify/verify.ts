@@ -8,6 +8,7 @@ import type { Repository } from '../repository.js'
 import { checkStoredContent, CONTENT_SAMPLE, type ContentCheck } from './stored-content.js'
 import { makeDirsSync } from '../../util/make-dirs.js'
 import { STATE_NAMES } from '../../config/index.js'
+import { removeDeadRunFiles } from '../state/index.js'
 
 /** What a restore drill found. */
 export interface VerifyResult {
@@ -54,6 +55,8 @@ export async function verify (components: VerifyComponents, init: VerifyInit): P
   const clients = components.repository.home
   const dir = join(init.stateDir, STATE_NAMES.snapshots)
   makeDirsSync(dir, 0o700)
+  // What drills and reads stopped midway left (their process gone): a daemon may run for months between its own sweeps.
+  await removeDeadRunFiles(init.stateDir)
   const fetch: FetchInit = { ...init, dir, label: 'verify' }
   const drill = join(dir, `verify-${process.pid}.sqlite`)
   let publishes = 0

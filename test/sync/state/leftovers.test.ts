@@ -2,7 +2,7 @@ import { describe, expect, it, onTestFinished } from 'vitest'
 import { readdirSync } from 'node:fs'
 import { mkdir, readdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { removeDeadExitFiles, removeLeftovers } from '../../../src/sync/state/leftovers.js'
+import { removeDeadRunFiles, removeLeftovers } from '../../../src/sync/state/leftovers.js'
 import { useTempDir } from '../../helpers/temp-dir.js'
 import { deadPid } from '../../helpers/dead-pid.js'
 import { DaemonProcess } from '../../helpers/cli.js'
@@ -38,7 +38,7 @@ describe('leftovers of a killed prune', () => {
     const left = [`prune-list-${dead}-0123456789ab.sealed`, `prune-list-${dead}-ba9876543210.fetched`, `prune-${dead}.sqlite`]
     const running = `prune-list-${process.pid}-0123456789ab.sealed`
     for (const name of [...left, running, 'prune-list-notes.txt']) await writeFile(join(snapshots, name), Buffer.alloc(10))
-    await removeDeadExitFiles(state)
+    await removeDeadRunFiles(state)
     expect((await readdir(snapshots)).sort()).toEqual([running, 'prune-list-notes.txt'].sort())
     await writeFile(join(snapshots, left[0] as string), Buffer.alloc(10))
     expect((await removeLeftovers(state, [])).files).toBe(1)
