@@ -36,9 +36,13 @@ describe.skipIf(EXTERNAL)('restore --files stopped by Ctrl-C (processes)', () =>
     expect(await tree(join(to, 'notes'))).toEqual(want)
     // SIGTERM (a service manager's stop) the same, with its own exit code.
     const other = join(root, 'other')
-    const terminated = await b.run(['restore', '--files', '--to', other], { CIDSYNC_FAILPOINT: 'get:written=SIGTERM' })
+    const terminated = await b.run(['restore', '--files', '--to', other, '--json'], { CIDSYNC_FAILPOINT: 'get:written=SIGTERM' })
     expect(terminated.code, terminated.stderr).toBe(143)
     expect(terminated.stderr).toContain('stopped by SIGTERM: ')
+    // With --json, the last line on stdout says it stopped, where a summary would be.
+    const last = JSON.parse(terminated.stdout.trim().split('\n').at(-1) ?? '') as { type: string, signal: string, files: number, done: number }
+    const written = await tree(join(other, 'notes'))
+    expect(last).toEqual({ type: 'stopped', signal: 'SIGTERM', files: FILES, done: written.size })
     expect([...(await tree(join(other, 'notes'))).keys()].filter(path => path.endsWith('.part'))).toEqual([])
   }, 240_000)
 })

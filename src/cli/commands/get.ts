@@ -102,7 +102,7 @@ export async function runGet (options: GetOptions, paths: readonly string[], pre
         if (!count.stopping || options.json === true) shown(event)
       }
       const outcomes = await untilInterrupted(async (signal) => await getFiles(repository, index, { rows, to: options.to, overwrite: options.overwrite, own, signal, onProgress, onNote: (note) => { notes.push(note) }, records: sources.records, fallbacks: sources.fallbacks })
-        .catch((err: unknown) => { throw signal.aborted ? interrupted(signal, count) : err }), (signal) => {
+        .catch((err: unknown) => { throw signal.aborted ? interrupted(signal, count, options.json === true) : err }), (signal) => {
         // A line of its own, after the progress bar's: the batch being synced may take a while.
         count.stopping = true
         process.stderr.write(`${process.stderr.isTTY ? '\n' : ''}cidsync: ${signal === 'SIGINT' ? 'Ctrl-C' : signal}: stopping once the files being made durable are in place (again to stop at once, leaving temp files the next run removes)\n`)
@@ -132,9 +132,12 @@ const PLACED = new Set(['written', 'already-there'])
 /**
  * What a Ctrl-C (or SIGTERM) left: the files done (written, or found right) are counted as this run
  * told them. Files already right that it had not yet looked at are not, so nothing is called missing.
+ * With `json`, a last line of type `stopped` says the same on stdout.
  */
-function interrupted (signal: AbortSignal, count: { readonly files: number, readonly placed: number }): InterruptedError {
+function interrupted (signal: AbortSignal, count: { readonly files: number, readonly placed: number }, json: boolean): InterruptedError {
   const by = signal.reason instanceof StoppedBy ? signal.reason.signal : 'SIGINT'
+  // Where the summary would be: a reader of the lines learns the run was stopped, not cut short.
+  if (json) process.stdout.write(JSON.stringify({ type: 'stopped', signal: by, files: count.files, done: count.placed }) + '\n')
   const rest = count.placed >= count.files ? 'the symlinks and directories after them may not all be made' : 'the rest were not finished'
   return new InterruptedError(`stopped by ${by}: ${formatCount(count.placed)} of ${countOf(count.files, 'file', 'files')} done (written, or found right); ${rest}, and no temp file stays. ` +
     'Run the same command again to finish: it skips what is already right', by)
@@ -257,7 +260,8 @@ A terminal shows a progress bar: files, bytes, rate and ETA.
 A path the index does not have exits 3.
 Files not brought back exit 1, the first 20 named; --json gives each file's outcome and why.
 Ctrl-C while files come back stops it cleanly: the files done stay, no temp file does, exit 130.
-Run the same command again to finish (a second Ctrl-C stops it at once; SIGTERM exits 143).`
+Run the same command again to finish (a second Ctrl-C stops it at once; SIGTERM exits 143).
+With --json, its last line is of type stopped: the signal, the files, and how many are done.`
 
 export function registerGet (program: Command): void {
   program.command('get')
