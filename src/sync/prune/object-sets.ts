@@ -97,7 +97,12 @@ export class ObjectSets {
   settle (bases: readonly BaseFile[] = []): void {
     // Rows oldest first: a device's newer base wins a tie of sequence, as it was read first.
     const byAge = [...bases].sort((a, b) => a.to - b.to)
-    for (const { path } of byAge) this.attached(path, () => { this.baseRows() })
+    // Each base beside the nearest newer one of its device, if any: the rows it holds as they are need nothing.
+    const newerOf = (i: number): string[] => byAge.slice(i + 1).filter(b => b.device === byAge[i]?.device).map(b => b.path)
+    for (const [i, { path }] of byAge.entries()) {
+      const nearest = newerOf(i).slice(0, 1)
+      this.attached(path, () => { this.baseRows(nearest.length > 0) }, nearest)
+    }
     // A version of a path is live when a kept publish's sequence for its device falls between it
     // and the next version read: it is what that publish holds there. Each set is filled in its
     // key order: inserts scattered over a large b-tree read and write a page each.
@@ -108,8 +113,8 @@ export class ObjectSets {
       ORDER BY cid ON CONFLICT DO NOTHING`)
     // Records oldest first too, so a newer base's version wins a tie of sequence; each base is read
     // beside the newer ones of its device, the nearest first: they hold later versions of its records.
-    for (const [i, { path, device }] of byAge.entries()) {
-      const newer = byAge.slice(i + 1).filter(b => b.device === device).map(b => b.path)
+    for (const [i, { path }] of byAge.entries()) {
+      const newer = newerOf(i)
       this.attached(path, () => { this.baseRecords(newer.length) }, newer)
     }
     this.db.exec(`INSERT INTO newest SELECT r.file, r.device, r.key, r.object, r.offset, r.length, r.parts FROM records r
@@ -125,15 +130,19 @@ export class ObjectSets {
    * A base's rows, once its device's other segments are taken. Only a path some other segment
    * holds needs its versions weighed: its row joins `rows`, and wins a tie of sequence, as it did
    * read first. Every other path has this one version, live when a kept publish of its device
-   * comes at or after it: its file is live at once.
+   * comes at or after it: its file is live at once. A row the nearest newer base (`newer0`, when
+   * `newer`) holds as it is needs nothing: that base's row says the same.
    */
-  private baseRows (): void {
+  private baseRows (newer: boolean): void {
+    const same = newer
+      ? ' AND NOT EXISTS (SELECT 1 FROM newer0.entries n WHERE n.device_id = e.device_id AND n.folder = e.folder AND n.path = e.path AND n.seq = e.seq AND n.cid IS e.cid AND n.deleted = e.deleted)'
+      : ''
     this.db.exec(`INSERT INTO rows (device, folder, path, seq, cid, deleted)
         SELECT e.device_id, e.folder, e.path, e.seq, e.cid, e.deleted FROM (SELECT DISTINCT device, folder, path FROM rows) r
         JOIN named.entries e ON e.device_id = r.device AND e.folder = r.folder AND e.path = r.path
         ORDER BY 1, 2, 3, 4 ON CONFLICT DO UPDATE SET cid = excluded.cid, deleted = excluded.deleted;
       INSERT INTO live_files (cid) SELECT e.cid FROM named.entries e
-        WHERE e.cid IS NOT NULL AND e.deleted = 0
+        WHERE e.cid IS NOT NULL AND e.deleted = 0${same}
           AND NOT EXISTS (SELECT 1 FROM rows r WHERE r.device = e.device_id AND r.folder = e.folder AND r.path = e.path)
           AND EXISTS (SELECT 1 FROM tos t WHERE t.device = e.device_id AND t.seq >= e.seq)
         ORDER BY e.cid ON CONFLICT DO NOTHING`)
@@ -152,9 +161,19 @@ export class ObjectSets {
     for (const select of recordParts(SEEN_RECORDS.where, SEEN_RECORDS.from)) {
       this.db.exec(`INSERT INTO records ${select} ORDER BY 1, 2, 3, 4, 5, 6 ON CONFLICT DO UPDATE SET length = excluded.length, parts = excluded.parts`)
     }
-    const unchanged = newer === 0 ? '' : ` AND NOT EXISTS (SELECT 1 FROM newer0.content n WHERE n.device_id = c.device_id AND n.cid = c.cid
-      AND n.seq IS c.seq AND n.objects = c.objects AND n.key_id IS c.key_id AND n.sealing IS c.sealing)`
-    for (const select of recordParts(`${UNSEEN_RECORD}${unchanged}`)) this.db.exec(`INSERT INTO base_parts ${select}`)
+    if (newer === 0) {
+      for (const select of recordParts(UNSEEN_RECORD)) this.db.exec(`INSERT INTO base_parts ${select}`)
+    } else {
+      // Most records of an older base are the newer one's as they are: sorted out in one walk, the
+      // few left then read for their objects, where each of the two reads would walk them all.
+      this.db.exec(`CREATE TEMP TABLE changed AS SELECT * FROM named.content c WHERE ${UNSEEN_RECORD} AND NOT EXISTS (SELECT 1 FROM newer0.content n
+        WHERE n.device_id = c.device_id AND n.cid = c.cid AND n.seq IS c.seq AND n.objects = c.objects AND n.key_id IS c.key_id AND n.sealing IS c.sealing)`)
+      try {
+        for (const select of recordParts('1', 'temp.changed c')) this.db.exec(`INSERT INTO base_parts ${select}`)
+      } finally {
+        this.db.exec('DROP TABLE temp.changed')
+      }
+    }
     const replaced = Array.from({ length: newer }, (_, i) => ` AND NOT EXISTS (SELECT 1 FROM newer${i}.content n WHERE n.device_id = b.device AND n.cid = b.file
       AND ${recordKey('n')} = b.key AND COALESCE(n.seq, 0) > b.seq AND ${namesAnObject('n')})`).join('')
     this.db.exec(`INSERT INTO newest SELECT file, device, key, object, offset, length, parts FROM base_parts b WHERE file IN (SELECT cid FROM live_files)${replaced};
