@@ -41,27 +41,51 @@ const PAST_INDEX = /^past-(\d{1,10})-\d+\.sqlite(-wal|-shm|-journal)?$/
 const EXIT_FILE = /^(?:export|import|forget|prune)-(?:content-|list-)?(\d{1,10})[-.]/
 
 /**
- * Removes what runs that take no lock left in the state dir's `snapshots/` when killed midway:
- * `export`, `import`, `forget` and `prune` ({@link EXIT_FILE}), and the drills and reads of
- * {@link LOCKLESS_RUN} (a `verify --content` stopped with Ctrl-C leaves its index and objects).
- * Only those whose process is gone. Safe without the lock, beside a running daemon: a live run's
- * pid is alive. An export, a forget, a prune and a drill call it before they begin.
+ * How long a lockless run's names stay after its process seems gone. A run in another PID
+ * namespace (a container sharing the state dir) looks gone from here while it runs; a drill
+ * rarely runs a day, and a leftover then waits at most that long.
  */
-export async function removeDeadRunFiles (stateDir: string): Promise<void> {
+const LOCKLESS_RUN_AGE_MS = 24 * 60 * 60_000
+
+/**
+ * Removes what runs that take no lock left in the state dir's `snapshots/` when killed midway:
+ * `export`, `import`, `forget` and `prune` ({@link EXIT_FILE}), whose process is gone; and the
+ * drills and reads of {@link LOCKLESS_RUN} (a `verify --content` stopped with Ctrl-C leaves its
+ * index and objects), whose process is gone and which no one touched for {@link LOCKLESS_RUN_AGE_MS}.
+ * Safe without the lock, beside a running daemon. Only in a `snapshots/` that is this user's own
+ * directory, written by no one else: never through a link. An export, a forget, a prune and a
+ * drill call it before they begin.
+ */
+export async function removeDeadRunFiles (stateDir: string, now = Date.now()): Promise<void> {
   const snapshots = join(stateDir, STATE_NAMES.snapshots)
+  if (!await ownPrivateDir(snapshots)) return
   for (const name of await names(snapshots)) {
-    const run = EXIT_FILE.exec(name) ?? LOCKLESS_RUN.exec(name)
+    const exited = EXIT_FILE.exec(name)
+    const lockless = exited === null ? LOCKLESS_RUN.exec(name) : null
+    const run = exited ?? lockless
     if (run === null || processAlive(Number(run[1]))) continue
+    const path = join(snapshots, name)
+    if (lockless !== null) {
+      const stats = await lstat(path).catch(() => undefined)
+      if (stats === undefined || now - stats.mtimeMs < LOCKLESS_RUN_AGE_MS) continue
+    }
     // Best effort: a file this user may not remove must not stop the run. A drill's scratch is a directory.
-    await rm(join(snapshots, name), { recursive: true, force: true }).catch(() => {})
+    await rm(path, { recursive: true, force: true }).catch(() => {})
   }
+}
+
+/** Whether `dir` is a directory (not a link) of this process's user that no one else may write. */
+async function ownPrivateDir (dir: string): Promise<boolean> {
+  const stats = await lstat(dir).catch(() => undefined)
+  if (stats === undefined || !stats.isDirectory()) return false
+  return (process.getuid === undefined || stats.uid === process.getuid()) && (stats.mode & 0o022) === 0
 }
 
 /** Removes the object dirs of `get` runs killed midway (fetched packs, possibly plain content); answers the bytes freed. */
 async function removeDeadFetches (stateDir: string, removed: string[]): Promise<number> {
   const root = join(stateDir, STATE_NAMES.contentFetch)
   let bytes = 0
-  for (const name of await names(root)) {
+  for (const name of await ownPrivateDir(root) ? await names(root) : []) {
     if (!PID_DIR.test(name) || processAlive(Number(name))) continue
     bytes += await removeDir(join(root, name))
     removed.push(join(root, name))
@@ -97,7 +121,8 @@ async function names (dir: string): Promise<string[]> {
 export async function removeLeftovers (stateDir: string, keep: readonly string[], now = Date.now()): Promise<LeftoversRemoved> {
   const candidates: string[] = []
   const snapshots = join(stateDir, STATE_NAMES.snapshots)
-  for (const name of await names(snapshots)) {
+  // Never through a link, nor in a folder another user may write: names there need not be ours.
+  for (const name of await ownPrivateDir(snapshots) ? await names(snapshots) : []) {
     if (SNAPSHOT_DIR_PATTERNS.some(p => p.test(name))) candidates.push(join(snapshots, name))
     const past = PAST_INDEX.exec(name) ?? EXIT_FILE.exec(name) ?? LOCKLESS_RUN.exec(name)
     if (past !== null && !processAlive(Number(past[1]))) candidates.push(join(snapshots, name))
@@ -110,7 +135,7 @@ export async function removeLeftovers (stateDir: string, keep: readonly string[]
     }
   }
   const spool = join(stateDir, STATE_NAMES.contentSpool)
-  for (const name of await names(spool)) {
+  for (const name of await ownPrivateDir(spool) ? await names(spool) : []) {
     if (CONTENT_SPOOL_PATTERNS.some(p => p.test(name))) candidates.push(join(spool, name))
   }
   const removed: string[] = []

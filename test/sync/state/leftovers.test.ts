@@ -1,6 +1,6 @@
 import { describe, expect, it, onTestFinished } from 'vitest'
 import { readdirSync } from 'node:fs'
-import { mkdir, readdir, writeFile } from 'node:fs/promises'
+import { chmod, lutimes, mkdir, readdir, symlink, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { removeDeadRunFiles, removeLeftovers } from '../../../src/sync/state/leftovers.js'
 import { useTempDir } from '../../helpers/temp-dir.js'
@@ -14,11 +14,11 @@ describe('leftovers of killed runs', () => {
   it('removes the fetched objects and past index of a get killed midway, never a running one\'s', async () => {
     const state = await useTempDir()
     const dead = await deadPid()
-    await mkdir(join(state, 'content-fetch', String(dead)), { recursive: true })
+    await mkdir(join(state, 'content-fetch', String(dead)), { recursive: true, mode: 0o700 })
     await writeFile(join(state, 'content-fetch', String(dead), 'bafkreiobject'), Buffer.alloc(1000))
     await mkdir(join(state, 'content-fetch', String(process.pid)), { recursive: true })
     await writeFile(join(state, 'content-fetch', String(process.pid), 'bafkreiobject'), Buffer.alloc(10))
-    await mkdir(join(state, 'snapshots'))
+    await mkdir(join(state, 'snapshots'), { mode: 0o700 })
     await writeFile(join(state, 'snapshots', `past-${dead}-1795533339393.sqlite`), Buffer.alloc(500))
     await writeFile(join(state, 'snapshots', `past-${process.pid}-1795533339393.sqlite`), Buffer.alloc(5))
 
@@ -33,7 +33,7 @@ describe('leftovers of a killed prune', () => {
   it('removes the prune lists a killed prune sealed and a killed publish fetched, never a running one\'s', async () => {
     const state = await useTempDir()
     const snapshots = join(state, 'snapshots')
-    await mkdir(snapshots)
+    await mkdir(snapshots, { mode: 0o700 })
     const dead = await deadPid()
     const left = [`prune-list-${dead}-0123456789ab.sealed`, `prune-list-${dead}-ba9876543210.fetched`, `prune-${dead}.sqlite`]
     const running = `prune-list-${process.pid}-0123456789ab.sealed`
@@ -45,11 +45,55 @@ describe('leftovers of a killed prune', () => {
   })
 })
 
+describe('leftovers of killed drills and reads', () => {
+  it('are removed once their process is gone and a day has passed, directories whole; a link is removed, never what it names', async () => {
+    const state = await useTempDir()
+    const snapshots = join(state, 'snapshots')
+    await mkdir(snapshots, { mode: 0o700 })
+    const dead = await deadPid()
+    const outside = await useTempDir()
+    await writeFile(join(outside, 'keep.txt'), 'not the drill\'s')
+    const old = [`verify-${dead}.sqlite`, `verify-${dead}.sqlite-wal`, `verify-content-${dead}`, `log-${dead}-ab.read`, `history-${dead}`]
+    await mkdir(join(snapshots, `verify-content-${dead}`, 'objects'), { recursive: true })
+    await writeFile(join(snapshots, `verify-content-${dead}`, 'objects', 'bafkreiobject'), Buffer.alloc(10))
+    await symlink(outside, join(snapshots, `history-${dead}`))
+    for (const name of old.filter(n => !n.startsWith('verify-content') && !n.startsWith('history'))) await writeFile(join(snapshots, name), Buffer.alloc(10))
+    // Fresh: a run in another PID namespace looks gone from here while it runs.
+    const fresh = `verify-${dead}-bafkreimanifest.read`
+    const running = `verify-${process.pid}.sqlite`
+    for (const name of [fresh, running]) await writeFile(join(snapshots, name), Buffer.alloc(10))
+    const dayAndHour = new Date(Date.now() - 25 * 60 * 60_000)
+    for (const name of [...old, running]) await lutimes(join(snapshots, name), dayAndHour, dayAndHour)
+    await removeDeadRunFiles(state)
+    expect((await readdir(snapshots)).sort()).toEqual([fresh, running].sort())
+    expect(await readdir(outside)).toEqual(['keep.txt'])
+  })
+
+  it('are never looked for through a linked snapshots folder, nor in one another user may write', async () => {
+    const state = await useTempDir()
+    const elsewhere = await useTempDir()
+    const dead = await deadPid()
+    const name = `prune-${dead}.sqlite`
+    await writeFile(join(elsewhere, name), Buffer.alloc(10))
+    await symlink(elsewhere, join(state, 'snapshots'))
+    await removeDeadRunFiles(state)
+    await removeLeftovers(state, [])
+    expect(await readdir(elsewhere)).toEqual([name])
+    const shared = await useTempDir()
+    await mkdir(join(shared, 'snapshots'))
+    await chmod(join(shared, 'snapshots'), 0o777)
+    await writeFile(join(shared, 'snapshots', name), Buffer.alloc(10))
+    await removeDeadRunFiles(shared)
+    await removeLeftovers(shared, [])
+    expect(await readdir(join(shared, 'snapshots'))).toEqual([name])
+  })
+})
+
 describe('leftovers of a killed storing pass', () => {
   it('removes the content index objects a killed pass sealed or fetched into the spool, with their temps, and nothing else there', async () => {
     const state = await useTempDir()
     const spool = join(state, 'content-spool')
-    await mkdir(spool)
+    await mkdir(spool, { mode: 0o700 })
     // Named by a process that ran and is gone: a live one's files are kept.
     const dead = await deadPid()
     const left = ['index-0123456789abcdef.sealed', `index-0123456789abcdef.sealed.${dead}.part`, 'index-fedcba9876543210.fetched',
