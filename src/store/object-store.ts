@@ -176,6 +176,8 @@ export interface BlocksOptions<T extends BlocksRequest> {
  * - **Verified reads.** No read hands over bytes that do not hash to the CID under the profile.
  *   `getFile` renames into place only verified bytes; `getInto` and `getBytes` answer only once
  *   verified; `stream` checks each block before any of it comes out.
+ * - **Private files.** `getFile` writes its temp and its file 0600: an object may be a user's
+ *   file in plain, or sealed bytes of one.
  * - **Atomic put.** An object is stored whole or not at all. A put that fails or is killed
  *   leaves nothing that `list`, `stat` or a read would take for the object. A put refused
  *   because its bytes are not `expectedCid` leaves no object under that CID (a service may

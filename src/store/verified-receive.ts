@@ -91,7 +91,8 @@ export async function receiveVerified (open: (onTooLarge: () => void) => Promise
         else reader.feed(chunk, () => { done(null, chunk) })
       }
     })
-    sink = temp === undefined ? discard() : createWriteStream(temp)
+    // 0600 from its creation: a plain object is a user's file.
+    sink = temp === undefined ? discard() : createWriteStream(temp, { mode: 0o600 })
     await pipeline(stream, hasher, sink, { signal: options.signal })
     const got = builder.finish().toString()
     if (got !== cid) throw new IntegrityError(`bytes from ${from} hash to ${got}, not ${cid}`)

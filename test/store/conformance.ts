@@ -62,6 +62,8 @@ export function objectStoreConformance (name: string, make: () => Promise<StoreU
       const to = join(await useTempDir(), 'out.bin')
       expect(await store.getFile(put.cid, DEEP, to)).toMatchObject({ size: bytes.byteLength })
       expect((await readFile(to)).equals(bytes)).toBe(true)
+      // Private whatever the umask: an object may be a user's file in plain, or sealed bytes of one.
+      expect((await stat(to)).mode & 0o777).toBe(0o600)
       expect(joined(await store.getBytes(put.cid, DEEP)).equals(bytes)).toBe(true)
       let into: Buffer | undefined
       await store.getInto(put.cid, DEEP, async (stream) => { into = await readAll(stream) })
