@@ -36,3 +36,15 @@ export async function untilInterrupted<T> (fn: (signal: AbortSignal) => Promise<
     for (const each of STOPS) process.off(each, stop)
   }
 }
+
+/** What `promise` answers, or undefined once `signal` aborts first: a wait a stop may cut short. */
+export async function unlessStopped<T> (promise: Promise<T>, signal: AbortSignal): Promise<T | undefined> {
+  if (signal.aborted) return undefined
+  let onAbort: (() => void) | undefined
+  const stopped = new Promise<undefined>((resolve) => { onAbort = () => { resolve(undefined) }; signal.addEventListener('abort', onAbort, { once: true }) })
+  try {
+    return await Promise.race([promise, stopped])
+  } finally {
+    if (onAbort !== undefined) signal.removeEventListener('abort', onAbort)
+  }
+}

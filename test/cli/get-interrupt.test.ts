@@ -43,6 +43,12 @@ describe.skipIf(EXTERNAL)('restore --files stopped by Ctrl-C (processes)', () =>
     const last = JSON.parse(terminated.stdout.trim().split('\n').at(-1) ?? '') as { type: string, signal: string, files: number, done: number }
     const written = await tree(join(other, 'notes'))
     expect(last).toEqual({ type: 'stopped', signal: 'SIGTERM', files: FILES, done: written.size })
+    // Once every file is in place, a Ctrl-C only cuts the pointer's note short: the summary is said, exit 0.
+    const late = join(root, 'late')
+    const finished = await b.run(['restore', '--files', '--to', late, '--json'], { CIDSYNC_FAILPOINT: 'get:reporting=SIGINT' })
+    expect(finished.code, finished.stderr).toBe(0)
+    expect(JSON.parse(finished.stdout.trim().split('\n').at(-1) ?? '')).toMatchObject({ type: 'summary', files: { written: FILES } })
+    expect(await tree(join(late, 'notes'))).toEqual(want)
     expect([...(await tree(join(other, 'notes'))).keys()].filter(path => path.endsWith('.part'))).toEqual([])
   }, 240_000)
 })

@@ -12,7 +12,8 @@ import { loadConfig } from '../../config/index.js'
 import { readFrom } from '../mirror-read.js'
 import { parseTimeArg } from '../time-arg.js'
 import { boundHeapGrowth } from '../../util/release-memory.js'
-import { StoppedBy, untilInterrupted } from '../interrupt.js'
+import { StoppedBy, unlessStopped, untilInterrupted } from '../interrupt.js'
+import { failpoint } from '../../util/failpoint.js'
 import { resolveDevice } from './ls.js'
 
 import type { GetOptions } from './get-options.js'
@@ -114,12 +115,16 @@ export async function runGet (options: GetOptions, paths: readonly string[], pre
       if (fallsBack && where !== lastSource && first !== undefined) {
         throw new GatewayFetchError(`${countOf(unfetched.length, 'file', 'files')} could not be fetched from ${where} (${safeText(first.path)}: ${safeLines(first.reason ?? 'failed')})`)
       }
-      noteAhead(await ahead, options.json === true)
-      const { reportTree, reportNotes } = await import('./restore-files.js')
-      if (tree !== undefined) await reportTree({ tree, json: options.json === true, index, outcomes, deleted, ownKept, deleting: options.delete === true, config, to: options.to })
-      await reportNotes(notes, options.json === true)
-      const deletion = options.delete === true ? { deleted: deleted.filter(o => o.outcome !== 'failed').length, kept: ownKept.length, failed: deleted.filter(o => o.outcome === 'failed') } : undefined
-      report(outcomes, options.json === true, where === 'the primary' ? '' : ` from ${where}`, tree === undefined, deletion)
+      // Every file is in place: a stop now skips the note's wait, and the summary is still said.
+      await untilInterrupted(async (stopped) => {
+        failpoint('get:reporting')
+        noteAhead(await unlessStopped(ahead, stopped), options.json === true)
+        const { reportTree, reportNotes } = await import('./restore-files.js')
+        if (tree !== undefined) await reportTree({ tree, json: options.json === true, index, outcomes, deleted, ownKept, deleting: options.delete === true, config, to: options.to })
+        await reportNotes(notes, options.json === true)
+        const deletion = options.delete === true ? { deleted: deleted.filter(o => o.outcome !== 'failed').length, kept: ownKept.length, failed: deleted.filter(o => o.outcome === 'failed') } : undefined
+        report(outcomes, options.json === true, where === 'the primary' ? '' : ` from ${where}`, tree === undefined, deletion)
+      })
     } finally {
       if (past === undefined) index.close()
     }
@@ -261,7 +266,9 @@ A path the index does not have exits 3.
 Files not brought back exit 1, the first 20 named; --json gives each file's outcome and why.
 Ctrl-C while files come back stops it cleanly: the files done stay, no temp file does, exit 130.
 Run the same command again to finish (a second Ctrl-C stops it at once; SIGTERM exits 143).
-With --json, its last line is of type stopped: the signal, the files, and how many are done.`
+With --json, its last line is of type stopped: the signal, the files, and how many are done.
+A Ctrl-C once every file is in place skips the pointer's note; the summary is still said.
+A Ctrl-C before the first file is asked for, or a second one, ends it at once: no stopped line.`
 
 export function registerGet (program: Command): void {
   program.command('get')

@@ -85,7 +85,8 @@ Exit codes:
 4 when a segment does not verify or open, or inflates past its bound.
 4 too for a segment with no cipher while this device encrypts.
 130 when Ctrl-C stops restore --files while it brings files back (143 for SIGTERM): run it again.
-With --json, its last line is then of type stopped: the signal, the files, how many are done.`
+With --json, its last line is then of type stopped: the signal, the files, how many are done.
+A second Ctrl-C ends it at once, with no such line: the next run removes its temp files.`
 
 export function registerRestore (program: Command): void {
   program.command('restore')
