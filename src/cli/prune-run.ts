@@ -61,7 +61,7 @@ export function printPrune (run: PruneRun, config: Config): void {
   const { done, space, dryRun } = run
   const retention = config.retention
   const objects = objectsOf(done)
-  const what = `${countOf(objects, 'object', 'objects')} (${done.deleted.content} content, ${done.deleted.segment} segments, ${done.deleted.manifest} manifests, ${done.deleted.root} plain roots), ${formatBytes(done.bytes)}`
+  const what = `${countOf(objects, 'object', 'objects')} (${formatCount(done.deleted.content)} content, ${countOf(done.deleted.segment, 'segment', 'segments')}, ${countOf(done.deleted.manifest, 'manifest', 'manifests')}, ${countOf(done.deleted.root, 'plain root', 'plain roots')}), ${formatBytes(done.bytes)}`
   process.stdout.write(`${dryRun ? 'would delete' : 'deleted'} ${what}\n`)
   // What the account holds, as status shows it: before the deletes in a dry run, after them else.
   const held = dryRun ? done.held : { objects: Math.max(0, done.held.objects - objects), bytes: Math.max(0, done.held.bytes - done.bytes) }

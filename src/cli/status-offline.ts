@@ -84,14 +84,14 @@ export async function offlineState (config: Config, why: string): Promise<Offlin
 /** {@link offlineState} as `status` shows it. */
 export async function offlineSummary (config: Config, why: string): Promise<string> {
   const state = await offlineState(config, why)
-  const lines = [`daemon: not running: ${why}`, 'what the state dir holds (as of the daemon\'s last run):']
+  const lines = [`daemon: not running: ${why}`, 'what the state dir holds:']
   const { index } = state
   if (index === null) {
     lines.push(`index: none yet in ${config.stateDir} (\`cidsync daemon\` builds it, \`cidsync restore\` installs one)`)
   } else {
     lines.push(`index ${countOf(index.files, 'file', 'files')}, ${formatBytes(index.bytes)} · ${config.stateDir}`)
     // A restored state dir holds other devices' rows and none of this one's yet: "0 files" alone reads as a failed restore.
-    if (index.otherDevices.files > 0) lines.push(`  (this device's; the index also lists ${countOf(index.otherDevices.files, 'file', 'files')} of ${countOf(index.otherDevices.devices, 'other device', 'other devices')}: \`cidsync ls --all-devices\`)`)
+    if (index.otherDevices.files > 0) lines.push(`  (this device's; the index also lists ${countOf(index.otherDevices.files, 'entry', 'entries')} (files, links, directories) of ${countOf(index.otherDevices.devices, 'other device', 'other devices')}: \`cidsync ls --all-devices\`)`)
     if (state.folders.length > 0) {
       lines.push(formatTable(['FOLDER', 'FILES', 'SIZE'], state.folders.map(t => [t.name, formatCount(t.files), formatBytes(t.bytes)]), new Set([1, 2])).trimEnd())
     }

@@ -134,6 +134,8 @@ describe.skipIf(EXTERNAL)('files as they are, across two devices (processes)', (
     expect(plan.stdout).toMatch(/^write +notes\/renamed\.txt$/m)
     expect(plan.stdout).toMatch(/^delete +notes\/delete\.txt$/m)
     expect(plan.stdout).toMatch(/^delete +notes\/rename\.txt$/m)
+    // Counted as the lines name them: entries, not only files.
+    expect(plan.stdout).toMatch(/^entries: would write 1, replace 2, keep 1 as they are, .*, delete 2; nothing was changed$/m)
     expect(plan.stdout).toContain('nothing was changed')
     expect(await readFile(join(b.folder, 'edit-1.txt'), 'utf8')).toBe('first edit-1.txt')
 

@@ -157,7 +157,7 @@ describe('cidsync status', () => {
     const offline = await runCli(['status', '--config', fresh])
     expect(offline.code).toBe(1)
     expect(offline.stdout).toContain(`index 0 files, 0 B · ${join(dir, 'state2')}`)
-    expect(offline.stdout).toContain('(this device\'s; the index also lists 1 file of 1 other device: `cidsync ls --all-devices`)')
+    expect(offline.stdout).toContain('(this device\'s; the index also lists 1 entry (files, links, directories) of 1 other device: `cidsync ls --all-devices`)')
     expect(offline.stdout).toContain('publish: nothing published from this state dir yet')
   })
 

@@ -83,7 +83,7 @@ export function registerForget (program: Command): void {
         if (done.forgotten > 0) process.stdout.write(`${options.dryRun === true ? 'would forget' : 'forgot'} ${countOf(done.forgotten, 'publish', 'publishes')}:\n${table(false)}`)
         if (options.dryRun === true) process.stdout.write(`dry run: nothing changed${done.relinked > 0 ? `; a real run links ${countOf(done.relinked, 'kept publish', 'kept publishes')} anew (new CIDs, same files and times)` : ''}\n`)
         else if (done.head === null) process.stdout.write('nothing to forget\n')
-        else process.stdout.write(`the pointer moved to ${done.head} (${countOf(done.relinked, 'publish', 'publishes')} linked anew)${pruning ? '' : '; the forgotten publishes\' objects stay until a prune'}\n`)
+        else process.stdout.write(`the pointer moved to ${done.head} (${countOf(done.relinked, 'publish', 'publishes')} linked anew)${pruning || done.forgotten === 0 ? '' : '; the forgotten publishes\' objects stay until a prune'}\n`)
         if (!pruning) return
         const run = await runPrune(config, retention, connection, { dryRun: false, json: false })
         printPrune(run, config)

@@ -1,7 +1,7 @@
 import type { Config } from '../../config/index.js'
 import type { Index } from '../../index/index.js'
 import type { AttrsNote, ExtraEntry, GetOutcome, HeldEntry, SelectedTree } from '../../sync/index.js'
-import { countOf } from '../format.js'
+import { countOf, formatCount } from '../format.js'
 import { safeLines, safeText } from '../safe-text.js'
 import type { GetOptions } from './get-options.js'
 
@@ -54,6 +54,7 @@ export async function printPlan (run: TreeRun): Promise<void> {
   const keptDeleted = run.options.delete === true ? [] : await deletedStillThere(run.config, run.options.to, run.tree.deleted) ?? []
   const why = 'the index holds it as deleted: --delete removes it'
   const count = (action: string): number => planned.filter(p => p.action === action).length
+  const shown = (action: string): string => formatCount(count(action))
   if (run.options.json === true) {
     // Each line a plan's entry (type plan, its action), then a summary that counts them.
     for (const p of planned) process.stdout.write(JSON.stringify({ type: 'plan', ...p }) + '\n')
@@ -69,9 +70,10 @@ export async function printPlan (run: TreeRun): Promise<void> {
   for (const e of ownKept) process.stdout.write(`${'keep'.padEnd(10)} ${safeText(e.shown)}  (${OWN_KEPT})\n`)
   for (const path of keptDeleted) process.stdout.write(`${'keep'.padEnd(10)} ${safeText(path)}  (${why})\n`)
   const blocked = count('blocked')
-  process.stdout.write(`would write ${count('write')}, replace ${count('replace')}, keep ${count('keep')} as they are, leave ${count('differ')} different (--overwrite replaces them), ` +
-    `${blocked === 0 ? '' : `fail ${blocked} (something in the way it never replaces: move it aside), `}` +
-    `${count('not-stored')} not stored${run.options.delete === true ? `, delete ${extra.length}` : ''}` +
+  // Entries, as the plan's lines name them: files, links and directories.
+  process.stdout.write(`entries: would write ${shown('write')}, replace ${shown('replace')}, keep ${shown('keep')} as they are, leave ${shown('differ')} different (--overwrite replaces them), ` +
+    `${blocked === 0 ? '' : `fail ${formatCount(blocked)} (something in the way it never replaces: move it aside), `}` +
+    `${shown('not-stored')} not stored${run.options.delete === true ? `, delete ${formatCount(extra.length)}` : ''}` +
     `${ownKept.length > 0 ? `, keep ${ownKept.length} no other device had as ${ownKept.length === 1 ? 'it is' : 'they are'} (--delete --overwrite removes ${ownKept.length === 1 ? 'it' : 'them'})` : ''}` +
     `${keptDeleted.length > 0 ? `, keep ${keptDeleted.length} the index holds as deleted (--delete removes them)` : ''}; nothing was changed\n`)
 }
