@@ -120,8 +120,8 @@ export class ObjectSets {
     this.db.exec(`INSERT INTO newest SELECT r.file, r.device, r.key, r.object, r.offset, r.length, r.parts FROM records r
         WHERE r.file IN (SELECT cid FROM live_files)
           AND r.seq = (SELECT MAX(n.seq) FROM records n WHERE n.file = r.file AND n.device = r.device AND n.key = r.key);
-      -- Every column the repack's plan reads of a pack (livePacks): its walk reads the index alone.
-      CREATE INDEX newest_object ON newest (object, offset, length, device, parts, key);
+      -- Every column the repack's plan reads of a pack (livePacks, liveBlobs): its walks read the index alone.
+      CREATE INDEX newest_object ON newest (object, offset, length, file, device, parts, key);
       INSERT INTO live (cid) SELECT DISTINCT object FROM newest ORDER BY object ON CONFLICT DO NOTHING;
       INSERT INTO candidates (cid, kind, rank) SELECT DISTINCT object, 'content', 0 FROM records ORDER BY object ON CONFLICT DO NOTHING;`)
   }
