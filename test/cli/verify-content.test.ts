@@ -15,12 +15,7 @@ async function cli (args: string[]): Promise<{ code: number | null, stdout: stri
 
 describe('the restore drill brings stored files back', () => {
   it('verify fetches a sample of stored files, --content all of them, nothing left behind; a stored file that does not come back makes the drill not restorable, naming the file and the object', async () => {
-    const dir = await useTempDir()
-    const kept = join(dir, 'kept')
-    await mkdir(kept)
-    const config = join(dir, 'config.toml')
-    await writeFile(config, `state_dir = "state"\nnamespace = "drill"\n[[folders]]\nname = "kept"\npath = "kept"\nstore = true\n` +
-      `[service]\ndir = "${join(dir, 'service')}"\n[snapshot]\ndeal = false\n[status]\nlisten = "127.0.0.1:0"\n`)
+    const { dir, kept, config } = await drillDevice()
     for (let i = 0; i < 12; i++) await writeFile(join(kept, `f-${String(i).padStart(2, '0')}.txt`), randomBytes(200 + i))
     await writeFile(join(kept, 'large.bin'), randomBytes(2 * 1024 * 1024 + 5))
     // One content at two paths: the drill counts contents, restore --files paths; both are said.
@@ -82,12 +77,7 @@ describe('the restore drill brings stored files back', () => {
   }, 240_000)
 
   it('what a drill killed midway left (the index it rebuilt, the files it brought back) is removed by a drill a day later', async () => {
-    const dir = await useTempDir()
-    const kept = join(dir, 'kept')
-    await mkdir(kept)
-    const config = join(dir, 'config.toml')
-    await writeFile(config, `state_dir = "state"\nnamespace = "drill"\n[[folders]]\nname = "kept"\npath = "kept"\nstore = true\n` +
-      `[service]\ndir = "${join(dir, 'service')}"\n[snapshot]\ndeal = false\n[status]\nlisten = "127.0.0.1:0"\n`)
+    const { dir, kept, config } = await drillDevice()
     for (let i = 0; i < 3; i++) await writeFile(join(kept, `f-${i}.txt`), randomBytes(300 + i))
     expect((await cli(['snapshot', '--config', config])).code).toBe(0)
     const snapshots = join(dir, 'state', 'snapshots')
@@ -109,6 +99,17 @@ describe('the restore drill brings stored files back', () => {
     expect(await drillFiles()).toEqual([])
   }, 240_000)
 })
+
+/** A device whose folder `kept` stores its content, on an embedded service of its own, in a temp dir. */
+async function drillDevice (): Promise<{ dir: string, kept: string, config: string }> {
+  const dir = await useTempDir()
+  const kept = join(dir, 'kept')
+  await mkdir(kept)
+  const config = join(dir, 'config.toml')
+  await writeFile(config, `state_dir = "state"\nnamespace = "drill"\n[[folders]]\nname = "kept"\npath = "kept"\nstore = true\n` +
+    `[service]\ndir = "${join(dir, 'service')}"\n[snapshot]\ndeal = false\n[status]\nlisten = "127.0.0.1:0"\n`)
+  return { dir, kept, config }
+}
 
 function readId (index: ReturnType<typeof openIndex>): string {
   const devices = index.entries.devices()
