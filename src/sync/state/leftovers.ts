@@ -65,13 +65,16 @@ export async function removeDeadRunFiles (stateDir: string, now = Date.now()): P
     const run = exited ?? lockless
     if (run === null || processAlive(Number(run[1]))) continue
     const path = join(snapshots, name)
-    if (lockless !== null) {
-      const stats = await lstat(path).catch(() => undefined)
-      if (stats === undefined || now - stats.mtimeMs < LOCKLESS_RUN_AGE_MS) continue
-    }
+    if (lockless !== null && !await untouchedFor(path, now)) continue
     // Best effort: a file this user may not remove must not stop the run. A drill's scratch is a directory.
     await rm(path, { recursive: true, force: true }).catch(() => {})
   }
+}
+
+/** Whether no one touched `path` (the entry itself, not through a link) for {@link LOCKLESS_RUN_AGE_MS}. */
+async function untouchedFor (path: string, now: number): Promise<boolean> {
+  const stats = await lstat(path).catch(() => undefined)
+  return stats !== undefined && now - stats.mtimeMs >= LOCKLESS_RUN_AGE_MS
 }
 
 /** Whether `dir` is a directory (not a link) of this process's user that no one else may write. */
@@ -116,7 +119,8 @@ async function names (dir: string): Promise<string[]> {
 
 /**
  * Removes what killed jobs left behind. Call it holding the state dir's lock (no publish or
- * restore can be running); `keep` is the unfinished publish's files, which it resumes from.
+ * restore can be running); `keep` is the unfinished publish's files, which it resumes from. The
+ * names of runs that take no lock (a drill, `get --at`) go only as {@link removeDeadRunFiles} says.
  */
 export async function removeLeftovers (stateDir: string, keep: readonly string[], now = Date.now()): Promise<LeftoversRemoved> {
   const candidates: string[] = []
@@ -124,8 +128,11 @@ export async function removeLeftovers (stateDir: string, keep: readonly string[]
   // Never through a link, nor in a folder another user may write: names there need not be ours.
   for (const name of await ownPrivateDir(snapshots) ? await names(snapshots) : []) {
     if (SNAPSHOT_DIR_PATTERNS.some(p => p.test(name))) candidates.push(join(snapshots, name))
-    const past = PAST_INDEX.exec(name) ?? EXIT_FILE.exec(name) ?? LOCKLESS_RUN.exec(name)
-    if (past !== null && !processAlive(Number(past[1]))) candidates.push(join(snapshots, name))
+    const exited = EXIT_FILE.exec(name)
+    if (exited !== null && !processAlive(Number(exited[1]))) candidates.push(join(snapshots, name))
+    // The lock keeps no lockless run out: a `get --at` or a drill in another PID namespace may run.
+    const lockless = exited === null ? PAST_INDEX.exec(name) ?? LOCKLESS_RUN.exec(name) : null
+    if (lockless !== null && !processAlive(Number(lockless[1])) && await untouchedFor(join(snapshots, name), now)) candidates.push(join(snapshots, name))
   }
   for (const name of await names(stateDir)) {
     if (STATE_DIR_PATTERNS.some(p => p.test(name))) candidates.push(join(stateDir, name))

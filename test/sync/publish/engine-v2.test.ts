@@ -1,5 +1,5 @@
 import { describe, it, expect } from 'vitest'
-import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises'
+import { mkdir, readdir, readFile, rm, utimes, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { checkSegment, indexPath, openIndex } from '../../../src/index/index.js'
 import { exportKey, importKey } from '../../../src/snapshot/index.js'
@@ -243,6 +243,12 @@ describe('leftovers of killed cidsync-sqlite/2 jobs', () => {
       `publish-${job.id - 1}-0-aaaaaaaa-000-3.sqlite`, `publish-${job.id - 1}-0-aaaaaaaa-000-3.seg.${dead}.part`, `publish-${job.id - 1}-1.manifest`]
     const kept = files.map(f => f.path.split('/').at(-1) as string).concat(['my-notes.txt'])
     for (const name of [...ours, ...kept]) await writeFile(join(snapshots, name), 'x'.repeat(10))
+    // A drill's and a history read's names go a day on: from another PID namespace, a running one looks gone.
+    const fresh = `verify-${dead}-${cid16}.read`
+    await writeFile(join(snapshots, fresh), 'x')
+    const dayAndHour = new Date(Date.now() - 25 * 60 * 60_000)
+    for (const name of ours.filter(n => /^(verify|history)-/.test(n))) await utimes(join(snapshots, name), dayAndHour, dayAndHour)
+    kept.push(fresh)
     const prepared = await prepareSyncState(state)
     prepared.store.close()
     expect((await readdir(snapshots)).sort()).toEqual(kept.sort())

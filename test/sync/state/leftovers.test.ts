@@ -1,6 +1,6 @@
 import { describe, expect, it, onTestFinished } from 'vitest'
 import { readdirSync } from 'node:fs'
-import { chmod, lutimes, mkdir, readdir, symlink, writeFile } from 'node:fs/promises'
+import { chmod, lutimes, mkdir, readdir, symlink, utimes, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { removeDeadRunFiles, removeLeftovers } from '../../../src/sync/state/leftovers.js'
 import { useTempDir } from '../../helpers/temp-dir.js'
@@ -21,11 +21,15 @@ describe('leftovers of killed runs', () => {
     await mkdir(join(state, 'snapshots'), { mode: 0o700 })
     await writeFile(join(state, 'snapshots', `past-${dead}-1795533339393.sqlite`), Buffer.alloc(500))
     await writeFile(join(state, 'snapshots', `past-${process.pid}-1795533339393.sqlite`), Buffer.alloc(5))
+    // A day old: a `get --at` in another PID namespace looks gone from here while it runs.
+    const dayAndHour = new Date(Date.now() - 25 * 60 * 60_000)
+    await utimes(join(state, 'snapshots', `past-${dead}-1795533339393.sqlite`), dayAndHour, dayAndHour)
+    await writeFile(join(state, 'snapshots', `past-${dead}-1795533339394.sqlite`), Buffer.alloc(7))
 
     const removed = await removeLeftovers(state, [])
     expect(removed.bytes).toBe(1500)
     expect(await readdir(join(state, 'content-fetch'))).toEqual([String(process.pid)])
-    expect(await readdir(join(state, 'snapshots'))).toEqual([`past-${process.pid}-1795533339393.sqlite`])
+    expect((await readdir(join(state, 'snapshots'))).sort()).toEqual([`past-${dead}-1795533339394.sqlite`, `past-${process.pid}-1795533339393.sqlite`].sort())
   })
 })
 
