@@ -57,7 +57,9 @@ describe.skipIf(EXTERNAL)('cidsync snapshot --keep', () => {
     expect(after.map(r => r.marks ?? [])).toEqual([[], ['before the move']])
     // The hour-3 publish is gone: --at names both kept publishes around it.
     const near = await ok(a, ['restore', '--at', '2026-03-01T03:30:00Z', '--dry-run'])
-    expect(near.stdout).toContain(`--at 2026-03-01T03:30:00Z: the nearest publish before it is of 2026-03-01T02:00:00.000Z; the next is of 2026-03-01T04:00:00.000Z (\`--cid ${after[0]?.cid ?? '?'}\`). A \`cidsync forget\` may have removed the publishes between them`)
+    // Each publish's time as history gives it: a run starts at the injected clock, and its publish may come a millisecond on.
+    expect(near.stdout).toContain(`--at 2026-03-01T03:30:00Z: the nearest publish before it is of ${after[1]?.at ?? '?'}; the next is of ${after[0]?.at ?? '?'} (\`--cid ${after[0]?.cid ?? '?'}\`). A \`cidsync forget\` may have removed the publishes between them`)
+    expect(after[1]?.at).toMatch(/^2026-03-01T02:00:00\.\d{3}Z$/)
     expect(near.stdout).toContain(`would install ${after[1]?.cid ?? '?'}`)
     expect((await ok(a, ['verify', '--full'])).stdout).toContain('restorable')
   }, 300_000)
