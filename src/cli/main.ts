@@ -2,7 +2,7 @@
 // dynamically: a static import would load the whole command tree before this module ran.
 import './early-signals.js'
 import './broken-pipe.js'
-import { BRIEF } from './brief.js'
+import { printsOnly } from './brief.js'
 
 /**
  * The command named in `process.argv`, run to its end; its exit code is left in
@@ -16,7 +16,7 @@ async function main (): Promise<void> {
   try {
     // Before a command opens anything: under a limit too low it fails midway, and misnamed. The
     // version and the help open nothing, and say how to use it whatever the limit.
-    if (!BRIEF.has(process.argv[2]) && !process.argv.includes('--help') && !process.argv.includes('-h')) checkOpenFilesLimit()
+    if (!printsOnly(process.argv)) checkOpenFilesLimit()
     // Only the module of the command being run is loaded (program.ts lists the others).
     await (await createProgram(process.argv)).parseAsync(process.argv)
   } catch (err) {
