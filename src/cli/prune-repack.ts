@@ -18,11 +18,12 @@ export interface RepackHold {
  * dir without an index or a device id has nothing to move.
  */
 export async function holdForRepack (config: Config, repository: Repository, dryRun: boolean): Promise<RepackHold> {
-  const { indexPath, openIndex, readDeviceId } = await import('../index/index.js')
+  const { indexPath, openIndex, readDeviceId, LEAN_CACHE_KIB } = await import('../index/index.js')
   const deviceId = readDeviceId(config.stateDir)
   const path = indexPath(config.stateDir)
   if (deviceId === undefined || !existsSync(path)) return { release: () => {} }
-  const index = openIndex(path, { readonly: true })
+  // A small cache: the plan reads a few rows a pack, and a large compaction reads on a thread of its own.
+  const index = openIndex(path, { readonly: true, cacheKiB: LEAN_CACHE_KIB })
   const claim = async (): Promise<RepackClaim | { skipped: string }> => {
     const { acquireLock, readDaemonInfo } = await import('../daemon/index.js')
     let lock: ReturnType<typeof acquireLock>

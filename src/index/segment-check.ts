@@ -1,7 +1,7 @@
 import type { Database as Db } from 'better-sqlite3'
 import type { Worker } from 'node:worker_threads'
 import { SnapshotFormatError, SnapshotIntegrityError } from '../errors.js'
-import { openDatabase } from './open.js'
+import { LEAN_CACHE_KIB, openDatabase } from './open.js'
 import { SCHEMA_VERSION } from './migrations.js'
 import { segmentSchemaProblems } from './segment-schema.js'
 import { hasLiveCounts } from './entries.js'
@@ -57,9 +57,13 @@ export async function checkSegmentAsync (path: string, range: Range, name: strin
 /** Below this many rows a segment is checked on this thread alone (a thread costs more than it saves). */
 export const PARALLEL_CHECK_ENTRIES = 100_000
 
-/** One read-only statement over the file on a thread of its own; a failure comes as an answer, never as a rejection left unhandled. */
+/**
+ * One read-only statement over the file on a thread of its own, with a small cache: it reads each
+ * page about once, and several bases are checked at once. A failure comes as an answer, never as
+ * a rejection left unhandled.
+ */
 function onThread (path: string, sql: string): { readonly answer: Promise<CheckAnswer>, readonly stop: () => Promise<number> } {
-  const worker: Worker = startWorker(import.meta.url, 'segment-check-worker', { workerData: { path, sql } satisfies CheckJob })
+  const worker: Worker = startWorker(import.meta.url, 'segment-check-worker', { workerData: { path, sql, cacheKiB: LEAN_CACHE_KIB } satisfies CheckJob })
   const answer = new Promise<CheckAnswer>((resolve) => {
     worker.once('message', resolve)
     worker.once('error', (err) => { resolve({ ok: false, message: `its checking thread failed: ${err.message}` }) })
@@ -81,8 +85,9 @@ function reading<T> (path: string, name: string, use: (db: Db) => T): T {
   let db: Db | undefined
   try {
     // Read calls, not a map of the file: a map saves a little CPU, but each thread's map of a large
-    // base counts whole in the process's resident memory, twice the file at once.
-    db = openDatabase(path, { readonly: true, check: false })
+    // base counts whole in the process's resident memory, twice the file at once. A small cache:
+    // the walk reads each page once, and several bases are checked at once.
+    db = openDatabase(path, { readonly: true, check: false, cacheKiB: LEAN_CACHE_KIB })
     return use(db)
   } catch (err) {
     if (err instanceof SnapshotIntegrityError || err instanceof SnapshotFormatError) throw err
