@@ -40,7 +40,10 @@ export class NewPacks {
   readonly counts: MovedCounts = { blobs: 0, bytes: 0, made: 0, from: new Set() }
   private readonly spool: string
   private readonly gate: ReturnType<typeof processUploadGate>
-  private readonly filling: Filling
+  /** The pack being filled. */
+  private filling: Filling
+  /** The pack stored meanwhile, answering it once stored: its buffer is the next one filled. */
+  private storing: Promise<Filling> | undefined
   /** Blobs stored and not yet recorded, with the pack each went into. */
   private unrecorded: Array<MovedBlob & { readonly object: string }> = []
   /** The bytes of the packs those blobs went into. */
@@ -50,13 +53,17 @@ export class NewPacks {
     // Named as the prune's own files: a run killed here leaves it for the next prune's sweep.
     this.spool = join(init.dir, `prune-${process.pid}-repack.pack`)
     this.gate = processUploadGate(repository.config.content.uploadRate, repository.config.content.concurrency)
-    this.filling = { bytes: new Uint8Array(new SharedArrayBuffer(Math.max(PACK_MAX_BYTES, init.maxBlobBytes))), size: 0, blobs: [] }
+    this.filling = this.newFilling()
+  }
+
+  private newFilling (): Filling {
+    return { bytes: new Uint8Array(new SharedArrayBuffer(Math.max(PACK_MAX_BYTES, this.init.maxBlobBytes))), size: 0, blobs: [] }
   }
 
   /** Copies one blob (its views, in order) into the pack being filled; stores that pack first when the blob would not fit. */
   async add (views: readonly Uint8Array[], blob: Omit<MovedBlob, 'at'>): Promise<void> {
+    if (this.filling.blobs.length > 0 && (this.filling.size + blob.length > PACK_MAX_BYTES || this.filling.blobs.length >= PACK_MAX_BLOBS)) await this.handOff()
     const { filling } = this
-    if (filling.blobs.length > 0 && (filling.size + blob.length > PACK_MAX_BYTES || filling.blobs.length >= PACK_MAX_BLOBS)) await this.store(filling)
     const at = filling.size
     for (const view of views) {
       filling.bytes.set(view, filling.size)
@@ -65,8 +72,25 @@ export class NewPacks {
     filling.blobs.push({ ...blob, at })
   }
 
+  /**
+   * Stores the full pack while the next is filled: its write and the store's fsync wait on the
+   * disk, the reading of old packs mostly on the hashing thread. One store at a time, so the spool
+   * file and the records keep their order; the next pack is filled in the buffer it frees.
+   */
+  private async handOff (): Promise<void> {
+    const full = this.filling
+    const next = this.storing === undefined ? this.newFilling() : await this.storing
+    const storing = this.store(full).then(() => full)
+    // Awaited by the next hand-off, `finish` or `settle`: never a rejection left unowned.
+    storing.catch(() => {})
+    this.storing = storing
+    this.filling = next
+  }
+
   /** Stores what is filled, records every blob left, and waits for all of it. */
   async finish (): Promise<void> {
+    await this.storing
+    this.storing = undefined
     if (this.filling.blobs.length > 0) await this.store(this.filling)
     this.record()
   }
@@ -76,6 +100,8 @@ export class NewPacks {
    * so the next run need not copy it again; the run's own failure is what its caller throws.
    */
   async settle (): Promise<void> {
+    // A store still running uses the spool file: it ends first, and its failure is the run's to throw.
+    await this.storing?.catch(() => {})
     await rm(this.spool, { force: true })
     try {
       this.record()
