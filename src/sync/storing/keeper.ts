@@ -264,7 +264,9 @@ export class ContentKeeper {
         this.wakeForFailures(false)
         this.keepFailures()
       }
-      logger.error({ err }, 'storing content failed; trying again later')
+      // Stopped with the daemon: nothing failed, and the next start stores what is left.
+      if (this.abort.signal.aborted) logger.info('storing content stopped with the daemon; its next start goes on')
+      else logger.error({ err }, 'storing content failed; trying again later')
       throw err
     } finally {
       this.uploading.clear()
