@@ -4,7 +4,7 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { loadConfig } from '../../../src/config/index.js'
 import { createDaemon, type StatusDocument } from '../../../src/daemon/index.js'
-import { startLocalService } from '../../../src/local-service/index.js'
+import { startLocalService, type LocalService } from '../../../src/local-service/index.js'
 import { createServiceClients } from '../../../src/remote/index.js'
 import { newWalletKey } from '../../../src/crypto/index.js'
 import { useTempDir } from '../../helpers/temp-dir.js'
@@ -19,33 +19,42 @@ async function statusOf (port: number): Promise<StatusDocument> {
   return JSON.parse((await httpGet({ port }, '/status')).body) as StatusDocument
 }
 
+/**
+ * A local service over loopback with an account on it, and a config in `dir` of one storing
+ * folder, `notes`, against it. Its keys are in the environment until the test ends.
+ */
+async function storingAgainstService (dir: string, options: { readonly log_level: 'silent' | 'info', readonly deal: boolean }): Promise<{ service: LocalService, env: Record<string, string> }> {
+  const service = await startLocalService({ dir: join(dir, 'remote-service') })
+  cleanups.push(async () => { await service.stop() })
+  const signup = createServiceClients({ dealUrl: service.url, apiUrl: service.url, pointerUrl: service.url, uploadUrl: service.url, gateways: [] }, { apiKey: () => undefined, sessionToken: () => undefined })
+  const apiKey = (await signup.deals.login(newWalletKey())).apiKey
+  await signup.close()
+  await mkdir(join(dir, 'notes'), { recursive: true })
+  const url = service.url
+  await writeTestConfig(dir, {
+    log_level: options.log_level,
+    folders: [{ name: 'notes', path: 'notes', store: true }],
+    snapshot: { quiet_seconds: 3600, min_interval_seconds: 3600, deal: options.deal },
+    service: { mode: 'remote', deal_url: url, api_url: url, pointer_url: url, upload_url: url, gateways: [url] }
+  })
+  const env = { CIDSYNC_API_KEY: apiKey, CIDSYNC_SESSION_TOKEN: service.issueToken('someone') }
+  const saved = { key: process.env.CIDSYNC_API_KEY, token: process.env.CIDSYNC_SESSION_TOKEN }
+  Object.assign(process.env, env)
+  cleanups.push(async () => {
+    for (const [name, value] of [['CIDSYNC_API_KEY', saved.key], ['CIDSYNC_SESSION_TOKEN', saved.token]] as const) {
+      if (value === undefined) delete process.env[name]
+      else process.env[name] = value
+    }
+  })
+  return { service, env }
+}
+
 describe('the content keeper, asked by a person to publish', () => {
   it('tries a failed file again at once (`cidsync snapshot` once the service is fixed), not at the end of its back-off', async () => {
     const dir = await useTempDir()
-    const service = await startLocalService({ dir: join(dir, 'remote-service') })
-    cleanups.push(async () => { await service.stop() })
-    const signup = createServiceClients({ dealUrl: service.url, apiUrl: service.url, pointerUrl: service.url, uploadUrl: service.url, gateways: [] }, { apiKey: () => undefined, sessionToken: () => undefined })
-    const apiKey = (await signup.deals.login(newWalletKey())).apiKey
-    await signup.close()
-    await mkdir(join(dir, 'notes'), { recursive: true })
-    const url = service.url
-    await writeTestConfig(dir, {
-      log_level: 'silent',
-      folders: [{ name: 'notes', path: 'notes', store: true }],
-      snapshot: { quiet_seconds: 3600, min_interval_seconds: 3600, deal: false },
-      service: { mode: 'remote', deal_url: url, api_url: url, pointer_url: url, upload_url: url, gateways: [url] }
-    })
-    const env = { CIDSYNC_API_KEY: apiKey, CIDSYNC_SESSION_TOKEN: service.issueToken('someone') }
-    const saved = { key: process.env.CIDSYNC_API_KEY, token: process.env.CIDSYNC_SESSION_TOKEN }
-    Object.assign(process.env, env)
+    const { service, env } = await storingAgainstService(dir, { log_level: 'silent', deal: false })
     const daemon = createDaemon(loadConfig({ configPath: join(dir, 'config.toml'), env }))
-    cleanups.push(async () => {
-      await daemon.stop()
-      for (const [name, value] of [['CIDSYNC_API_KEY', saved.key], ['CIDSYNC_SESSION_TOKEN', saved.token]] as const) {
-        if (value === undefined) delete process.env[name]
-        else process.env[name] = value
-      }
-    })
+    cleanups.push(async () => { await daemon.stop() })
     // The service refuses uploads (not retried by the client): the file's pass fails, and it waits out its back-off.
     service.faults.set('upload', { errorRate: 1, status: 400 })
     await writeFile(join(dir, 'notes', 'todo.md'), 'buy milk')
@@ -73,28 +82,7 @@ describe('the content keeper, asked by a person to publish', () => {
 describe('the content keeper, stopped with the daemon', () => {
   it('says its pass stopped, with no error, when the daemon stops while a stored object\'s deal request is in flight', async () => {
     const dir = await useTempDir()
-    const service = await startLocalService({ dir: join(dir, 'remote-service') })
-    cleanups.push(async () => { await service.stop() })
-    const signup = createServiceClients({ dealUrl: service.url, apiUrl: service.url, pointerUrl: service.url, uploadUrl: service.url, gateways: [] }, { apiKey: () => undefined, sessionToken: () => undefined })
-    const apiKey = (await signup.deals.login(newWalletKey())).apiKey
-    await signup.close()
-    await mkdir(join(dir, 'notes'), { recursive: true })
-    const url = service.url
-    await writeTestConfig(dir, {
-      log_level: 'info',
-      folders: [{ name: 'notes', path: 'notes', store: true }],
-      snapshot: { quiet_seconds: 3600, min_interval_seconds: 3600, deal: true },
-      service: { mode: 'remote', deal_url: url, api_url: url, pointer_url: url, upload_url: url, gateways: [url] }
-    })
-    const env = { CIDSYNC_API_KEY: apiKey, CIDSYNC_SESSION_TOKEN: service.issueToken('someone') }
-    const saved = { key: process.env.CIDSYNC_API_KEY, token: process.env.CIDSYNC_SESSION_TOKEN }
-    Object.assign(process.env, env)
-    cleanups.push(async () => {
-      for (const [name, value] of [['CIDSYNC_API_KEY', saved.key], ['CIDSYNC_SESSION_TOKEN', saved.token]] as const) {
-        if (value === undefined) delete process.env[name]
-        else process.env[name] = value
-      }
-    })
+    const { service, env } = await storingAgainstService(dir, { log_level: 'info', deal: true })
     const lines: Array<{ level: number, msg: string }> = []
     const logger = pino({ level: 'info' }, { write: (line: string) => { lines.push(JSON.parse(line) as { level: number, msg: string }) } })
     const daemon = createDaemon(loadConfig({ configPath: join(dir, 'config.toml'), env }), logger)
