@@ -1,6 +1,6 @@
 import type { Database as Db } from 'better-sqlite3'
 import type { Worker } from 'node:worker_threads'
-import { SnapshotFormatError, SnapshotIntegrityError } from '../errors.js'
+import { IndexDamagedError, SnapshotFormatError, SnapshotIntegrityError } from '../errors.js'
 import { LEAN_CACHE_KIB, openDatabase } from './open.js'
 import { SCHEMA_VERSION } from './migrations.js'
 import { segmentSchemaProblems } from './segment-schema.js'
@@ -92,7 +92,9 @@ function reading<T> (path: string, name: string, use: (db: Db) => T): T {
   } catch (err) {
     if (err instanceof SnapshotIntegrityError || err instanceof SnapshotFormatError) throw err
     const schema = /newer/.test((err as Error).message) ? ` (it needs schema ${SCHEMA_VERSION}+: upgrade cidsync)` : ''
-    throw new SnapshotIntegrityError(`segment ${name} cannot be read as a database${schema}: ${(err as Error).message}`, { cause: err })
+    // Opening names a damaged file as the local index: a segment comes from the service, and only SQLite's words fit.
+    const why = err instanceof IndexDamagedError ? err.problem : (err as Error).message
+    throw new SnapshotIntegrityError(`segment ${name} cannot be read as a database${schema}: ${why}`, { cause: err })
   } finally {
     db?.close()
   }

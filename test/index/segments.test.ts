@@ -53,6 +53,28 @@ describe('segments of the index', () => {
     source.close()
   })
 
+  it('names a segment whose schema page is damaged as a segment that cannot be read, not as the local index', async () => {
+    const dir = await useTempDir()
+    const source = openIndex(join(dir, 'a.sqlite'))
+    source.entries.registerDevice(A, 'laptop')
+    source.entries.apply(A, Array.from({ length: 300 }, (_, i) => file(`f${i}`)))
+    const path = join(dir, 'seg.sqlite')
+    source.segments.writeSegment(path, { deviceId: A, kind: 'base', from: 0, to: 300 }, { hostname: 'laptop', firstSeen: 1 })
+    source.close()
+    const bytes = await readFile(path)
+    // Past the 100-byte header, across the first page: the schema SQLite reads at open.
+    for (let at = 100; at < bytes.readUInt16BE(16); at += 13) bytes[at] = (bytes[at] ?? 0) ^ 0x5a
+    await writeFile(path, bytes)
+    const range = { deviceId: A, kind: 'base' as const, from: 0, to: 300, entries: 300 }
+    const checks: Array<() => Promise<void>> = [async () => { checkSegment(path, range, 'seg') }, async () => { await checkSegmentAsync(path, range, 'seg', 1) }]
+    for (const check of checks) {
+      const refused = await check().then(() => undefined, (err: unknown) => err)
+      expect(refused).toBeInstanceOf(SnapshotIntegrityError)
+      expect((refused as Error).message).toMatch(/^segment seg cannot be read as a database: /)
+      expect((refused as Error).message).not.toMatch(/the index|cidsync daemon/)
+    }
+  })
+
   it('checks a large segment with its quick check on a thread of its own: the same answers, a damaged file named as such', async () => {
     const dir = await useTempDir()
     const source = openIndex(join(dir, 'a.sqlite'))
