@@ -11,6 +11,17 @@ const B = 'bbbbbbbb-0000-4000-8000-000000000000'
 const file = (path: string, cid = `cid-${path}`) => ({ kind: 'upsert' as const, folder: 'notes', path, size: 10, mtimeMs: 1.5, cid, cidProfile: 'kubo-cidv1' })
 const live = (index: ReturnType<typeof openIndex>, device: string) => index.entries.list({ deviceId: device }).map(e => [e.path, e.cid, e.seq])
 
+/** A base segment of device A's 300 files, written in `dir`; answers its path. */
+function baseOf300 (dir: string): string {
+  const source = openIndex(join(dir, 'a.sqlite'))
+  source.entries.registerDevice(A, 'laptop')
+  source.entries.apply(A, Array.from({ length: 300 }, (_, i) => file(`f${i}`)))
+  const path = join(dir, 'seg.sqlite')
+  source.segments.writeSegment(path, { deviceId: A, kind: 'base', from: 0, to: 300 }, { hostname: 'laptop', firstSeen: 1 })
+  source.close()
+  return path
+}
+
 describe('segments of the index', () => {
   it('cuts a base (every row at its sequence) and a delta (every write in the range, tombstones too) that rebuild the device elsewhere', async () => {
     const dir = await useTempDir()
@@ -55,12 +66,7 @@ describe('segments of the index', () => {
 
   it('names a segment whose schema page is damaged as a segment that cannot be read, not as the local index', async () => {
     const dir = await useTempDir()
-    const source = openIndex(join(dir, 'a.sqlite'))
-    source.entries.registerDevice(A, 'laptop')
-    source.entries.apply(A, Array.from({ length: 300 }, (_, i) => file(`f${i}`)))
-    const path = join(dir, 'seg.sqlite')
-    source.segments.writeSegment(path, { deviceId: A, kind: 'base', from: 0, to: 300 }, { hostname: 'laptop', firstSeen: 1 })
-    source.close()
+    const path = baseOf300(dir)
     const bytes = await readFile(path)
     // Past the 100-byte header, across the first page: the schema SQLite reads at open.
     for (let at = 100; at < bytes.readUInt16BE(16); at += 13) bytes[at] = (bytes[at] ?? 0) ^ 0x5a
@@ -77,12 +83,7 @@ describe('segments of the index', () => {
 
   it('checks a large segment with its quick check on a thread of its own: the same answers, a damaged file named as such', async () => {
     const dir = await useTempDir()
-    const source = openIndex(join(dir, 'a.sqlite'))
-    source.entries.registerDevice(A, 'laptop')
-    source.entries.apply(A, Array.from({ length: 300 }, (_, i) => file(`f${i}`)))
-    const path = join(dir, 'seg.sqlite')
-    source.segments.writeSegment(path, { deviceId: A, kind: 'base', from: 0, to: 300 }, { hostname: 'laptop', firstSeen: 1 })
-    source.close()
+    const path = baseOf300(dir)
     const range = { deviceId: A, kind: 'base' as const, from: 0, to: 300, entries: 300 }
     // parallelFrom 0: the thread is used whatever the size (a restore uses it from 100,000 rows).
     await checkSegmentAsync(path, range, 'x', 0)
