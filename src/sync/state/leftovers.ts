@@ -60,15 +60,22 @@ export async function removeDeadRunFiles (stateDir: string, now = Date.now()): P
   const snapshots = join(stateDir, STATE_NAMES.snapshots)
   if (!await ownPrivateDir(snapshots)) return
   for (const name of await names(snapshots)) {
-    const exited = EXIT_FILE.exec(name)
-    const lockless = exited === null ? LOCKLESS_RUN.exec(name) : null
-    const run = exited ?? lockless
-    if (run === null || processAlive(Number(run[1]))) continue
-    const path = join(snapshots, name)
-    if (lockless !== null && !await untouchedFor(path, now)) continue
+    if (!await leftByGoneRun(snapshots, name, [LOCKLESS_RUN], now)) continue
     // Best effort: a file this user may not remove must not stop the run. A drill's scratch is a directory.
-    await rm(path, { recursive: true, force: true }).catch(() => {})
+    await rm(join(snapshots, name), { recursive: true, force: true }).catch(() => {})
   }
+}
+
+/**
+ * Whether `name` in `snapshots` is what a run now gone left: an {@link EXIT_FILE} name whose process
+ * is gone, or a name of `lockless` whose process is gone and which no one touched for
+ * {@link LOCKLESS_RUN_AGE_MS} (the lock keeps no lockless run out, and one in another PID namespace may run).
+ */
+async function leftByGoneRun (snapshots: string, name: string, lockless: readonly RegExp[], now: number): Promise<boolean> {
+  const exited = EXIT_FILE.exec(name)
+  if (exited !== null) return !processAlive(Number(exited[1]))
+  const run = lockless.map(pattern => pattern.exec(name)).find(match => match !== null)
+  return run !== undefined && run !== null && !processAlive(Number(run[1])) && await untouchedFor(join(snapshots, name), now)
 }
 
 /** Whether no one touched `path` (the entry itself, not through a link) for {@link LOCKLESS_RUN_AGE_MS}. */
@@ -127,12 +134,7 @@ export async function removeLeftovers (stateDir: string, keep: readonly string[]
   const snapshots = join(stateDir, STATE_NAMES.snapshots)
   // Never through a link, nor in a folder another user may write: names there need not be ours.
   for (const name of await ownPrivateDir(snapshots) ? await names(snapshots) : []) {
-    if (SNAPSHOT_DIR_PATTERNS.some(p => p.test(name))) candidates.push(join(snapshots, name))
-    const exited = EXIT_FILE.exec(name)
-    if (exited !== null && !processAlive(Number(exited[1]))) candidates.push(join(snapshots, name))
-    // The lock keeps no lockless run out: a `get --at` or a drill in another PID namespace may run.
-    const lockless = exited === null ? PAST_INDEX.exec(name) ?? LOCKLESS_RUN.exec(name) : null
-    if (lockless !== null && !processAlive(Number(lockless[1])) && await untouchedFor(join(snapshots, name), now)) candidates.push(join(snapshots, name))
+    if (SNAPSHOT_DIR_PATTERNS.some(p => p.test(name)) || await leftByGoneRun(snapshots, name, [PAST_INDEX, LOCKLESS_RUN], now)) candidates.push(join(snapshots, name))
   }
   for (const name of await names(stateDir)) {
     if (STATE_DIR_PATTERNS.some(p => p.test(name))) candidates.push(join(stateDir, name))
